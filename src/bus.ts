@@ -1,0 +1,54 @@
+import mitt, { type Emitter } from 'mitt';
+
+/** Why the machine relaunched (or will relaunch) a server; metrics count restarts by reason. */
+export type RestartReason = 'crash' | 'hang' | 'request' | 'update' | 'startup-failure' | 'exit';
+
+/** What deserves a person's attention; the notifier turns these into chat messages. */
+export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'failing' | 'stopped';
+
+export interface ExitStatus {
+  code: number | null;
+  signal: string | null;
+}
+
+export type UpdatePhase = 'check' | 'download' | 'verify' | 'extract' | 'install' | 'done' | 'none' | 'failed';
+
+/**
+ * Domain facts. Producers emit, and loggers, the notifier, metrics, the audit log and the dashboard subscribe.
+ * Handlers must not throw: mitt calls them synchronously inside the producer.
+ */
+export type BusEvents = {
+  'instance:state': { key: string; state: string; previous: string | null; event: string; at: number };
+  'instance:launch': { key: string; pid: number; launchId: number; revision: string | null; at: number };
+  'instance:exit': { key: string; pid: number; launchId: number; status: ExitStatus; at: number };
+  'instance:checkin': { key: string; launchId: number; at: number };
+  'instance:restart': { key: string; reason: RestartReason; at: number };
+  'instance:alert': { key: string; kind: AlertKind; message: string; at: number };
+  'instance:update': {
+    key: string;
+    phase: UpdatePhase;
+    revision?: string | null;
+    bytes?: number;
+    total?: number | null;
+    durationMs?: number;
+    error?: string;
+    at: number;
+  };
+  'instance:log': { key: string; stream: 'stdout' | 'stderr'; line: string; at: number };
+  'checkin:rejected': { key: string; reason: string; remote: string | undefined; at: number };
+  control: {
+    key: string;
+    action: string;
+    user: string | undefined;
+    remote: string | undefined;
+    status: number;
+    result: 'accepted' | 'refused';
+    at: number;
+  };
+};
+
+export type Bus = Emitter<BusEvents>;
+
+export function createBus(): Bus {
+  return mitt<BusEvents>();
+}

@@ -1,0 +1,36 @@
+import type { AppSettings, InstanceSettings, TimingSettings } from './schema.ts';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** One instance after validation, with every path made absolute and its token read. */
+export interface ResolvedInstance {
+  key: string;
+  /** `Name`, or the key when none is set. */
+  name: string;
+  /** Absolute `instances/<key>` (or `Servers.InstanceRoot/<key>`), resolved against the working directory. */
+  dir: string;
+  /** From `ApiToken` or `ApiTokenFile` (trailing newline trimmed); undefined refuses all control requests. */
+  apiToken: string | undefined;
+  /** Absolute program path: `RunCommand` joined to `dir` (absolute stays absolute). */
+  program: string;
+  settings: InstanceSettings;
+}
+
+/** The daemon's configuration after layering, validation and resolution. */
+export interface ResolvedConfig {
+  /** Files read, in the order they were layered. */
+  files: string[];
+  /** Folder relative paths resolve against (the daemon's working directory). */
+  workDir: string;
+  /** Where the HTTP server binds, from `Urls`. `*` means all interfaces; port 0 picks a free port. */
+  listen: { host: string; port: number };
+  /** `BaseUrl` when configured (always ends with `/`); otherwise undefined and derived from the bound address. */
+  baseUrl: string | undefined;
+  persistServers: boolean;
+  webhook: string | undefined;
+  logLevel: LogLevel;
+  timing: TimingSettings;
+  admin: { username: string; password: string } | undefined;
+  instances: ResolvedInstance[];
+  settings: AppSettings;
+}

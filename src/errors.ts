@@ -1,0 +1,29 @@
+/** Errors a person reads: each says what failed, where, and carries the underlying `cause`. */
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(readonly problems: string[], options?: ErrorOptions) {
+    super(problems.join('\n'), options);
+  }
+}
+
+export class UpdateError extends Error {
+  override name = 'UpdateError';
+}
+
+export class ProcessError extends Error {
+  override name = 'ProcessError';
+}
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** The message of any thrown value, for log lines. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return `${err.message}${cause}`;
+  }
+  return String(err);
+}

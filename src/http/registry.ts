@@ -1,0 +1,39 @@
+/** What the HTTP layer needs from the supervisor, so routes can be tested without the daemon. */
+
+export interface InstanceStatus {
+  key: string;
+  name: string;
+  /** Dotted path of the active state: `running`, `awaiting-checkin`, `stopped.idle`, `restarting.backoff`, … */
+  state: string;
+  pid: number | null;
+  revision: string | null;
+  lastCheckinAt: string | null;
+  startedAt: string | null;
+  uptimeSeconds: number | null;
+  startupFailures: number;
+  restarts: number;
+  updatePending: boolean;
+  stopRequested: boolean;
+}
+
+export type ControlAction = 'restart' | 'update' | 'stop' | 'rollback';
+
+export interface InstanceControl {
+  readonly key: string;
+  /** The configured ApiToken; undefined means control is refused for this instance. */
+  apiToken(): string | undefined;
+  /** The secret of the current launch; undefined when no server runs (every check-in is refused). */
+  checkinSecret(): string | undefined;
+  /** Queues a control action; never throws. */
+  control(action: ControlAction): void;
+  /** Records a check-in authenticated with the current secret. */
+  checkin(): void;
+  status(): InstanceStatus;
+  /** Absolute path of `instances/<key>/binaries`. */
+  binariesDir(): string;
+}
+
+export interface InstanceRegistry {
+  get(key: string): InstanceControl | undefined;
+  list(): InstanceControl[];
+}

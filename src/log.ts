@@ -1,0 +1,79 @@
+import type { LogLevel } from './config/resolved.ts';
+
+export type { LogLevel };
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+  child(scope: string): Logger;
+}
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+/** Field names whose values never reach a log line, whoever passes them. */
+const SECRET = /token|secret|password|authorization/i;
+
+interface Sink {
+  level: LogLevel;
+  json: boolean;
+  write: (line: string) => void;
+}
+
+const sink: Sink = {
+  level: (process.env.WATCHDOG_LOG_LEVEL as LogLevel | undefined) ?? 'info',
+  json: process.env.WATCHDOG_LOG_FORMAT === 'json',
+  write: (line) => process.stderr.write(line + '\n'),
+};
+
+/** Sets the global level (config `Serilog.MinimumLevel.Default` or `--log-level`) and format. */
+export function configureLogging(opts: { level?: LogLevel; json?: boolean; write?: (line: string) => void }): void {
+  if (opts.level) sink.level = opts.level;
+  if (opts.json !== undefined) sink.json = opts.json;
+  if (opts.write) sink.write = opts.write;
+}
+
+export function parseLogLevel(value: string | undefined): LogLevel | undefined {
+  if (!value) return undefined;
+  const v = value.toLowerCase();
+  // Serilog names: Verbose/Debug/Information/Warning/Error/Fatal.
+  if (v === 'verbose' || v === 'debug' || v === 'trace') return 'debug';
+  if (v === 'information' || v === 'info') return 'info';
+  if (v === 'warning' || v === 'warn') return 'warn';
+  if (v === 'error' || v === 'fatal') return 'error';
+  return undefined;
+}
+
+function render(value: unknown): string {
+  if (typeof value === 'string') return /[\s"=]/.test(value) || value === '' ? JSON.stringify(value) : value;
+  if (value instanceof Error) return JSON.stringify(value.message);
+  return JSON.stringify(value) ?? String(value);
+}
+
+function clean(fields: LogFields | undefined): LogFields {
+  const out: LogFields = {};
+  for (const [k, v] of Object.entries(fields ?? {})) out[k] = SECRET.test(k) ? '[redacted]' : v;
+  return out;
+}
+
+export function createLogger(scope: string): Logger {
+  const emit = (level: LogLevel, msg: string, fields?: LogFields) => {
+    if (ORDER[level] < ORDER[sink.level]) return;
+    const f = clean(fields);
+    const time = new Date().toISOString();
+    if (sink.json) {
+      sink.write(JSON.stringify({ time, level, scope, msg, ...f }));
+    } else {
+      const extra = Object.entries(f).map(([k, v]) => ` ${k}=${render(v)}`).join('');
+      sink.write(`${time} ${level.toUpperCase().padEnd(5)} [${scope}] ${msg}${extra}`);
+    }
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+    child: (s) => createLogger(`${scope}:${s}`),
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * The contract between the instance statechart (machines/instance.ts, pure) and the supervisor
+ * (src/supervisor, which provides the actors with `.provide()`). Types only.
+ */
+
+/** Every wait the machine makes, in milliseconds; from config `TimeoutSeconds` and `Timing.*`. */
+export interface InstanceTiming {
+  /** `TimeoutSeconds`: no check-in for this long (since launch or the last check-in) is a hang. */
+  checkinTimeoutMs: number;
+  /** Safety net in `restarting.stopping`: if no exit was reported this long after asking, send KILL again. */
+  stopTimeoutMs: number;
+  /** Crash-loop back-off: the first relaunch is immediate, the second waits this, doubling up to the cap. */
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+  /** A run this long after its first check-in ends a crash loop (back-off and loop notification reset). */
+  stableRunMs: number;
+  /** Consecutive exits before a first check-in that make the instance give up (`stopped.failing`). */
+  startupFailureLimit: number;
+}
+
+export interface InstanceInput {
+  key: string;
+  timing: InstanceTiming;
+  /** Installed revision from data.json, or null. */
+  revision: string | null;
+}
+
+export interface ExitInfo {
+  code: number | null;
+  signal: string | null;
+}
+
+/** Events the machine accepts. */
+export type InstanceEvent =
+  /** Daemon start: check for an update, then launch. */
+  | { type: 'START' }
+  /** Daemon start with PersistServers: a live server from the previous daemon was verified; watch it. */
+  | { type: 'ADOPT'; pid: number }
+  | { type: 'RESTART' }
+  | { type: 'STOP' }
+  | { type: 'UPDATE_CHECK' }
+  | { type: 'CHECKIN'; launchId: number }
+  | { type: 'PROCESS_STARTED'; launchId: number; pid: number }
+  | { type: 'PROCESS_EXITED'; launchId: number; code: number | null; signal: string | null }
+  | { type: 'SPAWN_FAILED'; launchId: number; message: string }
+  /** The daemon is exiting: persist=true detaches from the server, false shuts it down gracefully. */
+  | { type: 'SHUTDOWN'; persist: boolean }
+  /** Config reload: new timings apply from the next timer armed. */
+  | { type: 'CONFIG'; timing: InstanceTiming };
+
+/** Commands the machine sends to its `process` child (the runProcess actor) with sendTo. */
+export type ProcessCommand =
+  /** Graceful shutdown: POST /shutdown, wait for the exit, then kill the process group. */
+  | { type: 'SHUTDOWN'; reason: string }
+  /** Stop on request: POST /update so the game leaves at a convenient moment; if undeliverable, SHUTDOWN. */
+  | { type: 'LEAVE' }
+  /** An update is available: POST /update; a delivery failure is only logged. */
+  | { type: 'NOTIFY_UPDATE' }
+  /** Hang: dump if configured, then kill the process group. */
+  | { type: 'KILL'; reason: 'hang' | 'stop-timeout' }
+  /** PersistServers: forget the process without killing it (the cleanup must not kill). */
+  | { type: 'DETACH' };
+
+/** Input of the `runProcess` callback actor, spawned as child `process` for each launch. */
+export interface ProcessInput {
+  key: string;
+  launchId: number;
+  /** Set when adopting a server left by the previous daemon instead of spawning one. */
+  adoptPid: number | null;
+}
+
+/** Events the runProcess actor sends back: PROCESS_STARTED, PROCESS_EXITED, SPAWN_FAILED. */
+export type ProcessEvent = Extract<InstanceEvent, { type: 'PROCESS_STARTED' | 'PROCESS_EXITED' | 'SPAWN_FAILED' }>;
+
+/** Input and output of the `update` promise actor (check, then apply when available). */
+export interface UpdateInput {
+  key: string;
+  revision: string | null;
+}
+export interface UpdateOutput {
+  revision: string | null;
+  /** True when a new build was installed. */
+  changed: boolean;
+}
+
+/** Input and output of the `checkUpdate` promise actor (spawned as child `updateCheck` on UPDATE_CHECK). */
+export interface CheckInput {
+  key: string;
+  revision: string | null;
+}
+export interface CheckOutput {
+  available: boolean;
+}
+
+export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'failing' | 'stopped';
+export type RestartReason = 'crash' | 'hang' | 'request' | 'update' | 'startup-failure' | 'exit';
+
+/** What the machine emits (actor.on); the supervisor bridges these onto the bus. */
+export type InstanceEmitted =
+  | { type: 'alert'; kind: AlertKind; exit: ExitInfo | null; failures: number; backoffMs: number | null }
+  | { type: 'restart'; reason: RestartReason }
+  | { type: 'launch'; launchId: number }
+  | { type: 'checkin'; launchId: number }
+  | { type: 'update-failed'; message: string }
+  | { type: 'check-failed'; message: string };

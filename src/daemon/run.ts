@@ -1,0 +1,75 @@
+import { join } from 'node:path';
+import { createBus } from '../bus.ts';
+import type { ResolvedConfig } from '../config/resolved.ts';
+import { describeError } from '../errors.ts';
+import { createApp } from '../http/app.ts';
+import { createAuditLog } from '../http/audit.ts';
+import type { InstanceRegistry } from '../http/registry.ts';
+import { startHttpServer } from '../http/server.ts';
+import { createLogger } from '../log.ts';
+import { createWebhookNotifier } from '../notify/webhook.ts';
+import { createSupervisor, type Supervisor } from '../supervisor/supervisor.ts';
+import { checkBaseUrlReachesUs } from './base-url-check.ts';
+import { logRejectedCheckins } from './checkin-log.ts';
+import { VERSION } from './version.ts';
+
+export interface Daemon {
+  url: string;
+  /** Resolves when the daemon has shut down. */
+  done: Promise<void>;
+  shutdown(reason: string): Promise<void>;
+}
+
+/** Composition root: wires bus, notifier, audit log, HTTP server and supervisor, then starts every instance. */
+export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
+  const log = createLogger('watchdog');
+  const bus = createBus();
+  const t = config.timing;
+
+  const notifier = config.webhook
+    ? createWebhookNotifier({
+      url: config.webhook, bus, log: log.child('notify'), retries: t.WebhookRetries,
+      retryBaseMs: t.WebhookRetryBaseSeconds * 1000, timeoutMs: t.WebhookTimeoutSeconds * 1000,
+    })
+    : null;
+  const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
+  const stopCheckinLog = logRejectedCheckins(bus, log.child('checkin'), t.RejectedCheckinLogSeconds * 1000);
+
+  // The HTTP server must listen before the supervisor exists: servers need its bound address as watchdog.baseUrl.
+  let supervisor: Supervisor | null = null;
+  const registry: InstanceRegistry = {
+    get: (key) => supervisor?.get(key),
+    list: () => supervisor?.list() ?? [],
+  };
+  const app = createApp({ registry, bus, log: log.child('http'), version: VERSION });
+  const http = await startHttpServer(app, config.listen);
+  const baseUrl = config.baseUrl ?? `http://localhost:${http.port}/`;
+  log.info(`listening on ${http.url}`, { url: http.url, baseUrl, instances: config.instances.length });
+
+  supervisor = createSupervisor({ config, bus, log, baseUrl, publicBaseUrl: baseUrl });
+  void checkBaseUrlReachesUs(baseUrl, log);
+  await supervisor.start();
+
+  let resolveDone: () => void = () => {};
+  const done = new Promise<void>((r) => (resolveDone = r));
+  let shuttingDown: Promise<void> | null = null;
+  const sup = supervisor;
+
+  const shutdown = (reason: string): Promise<void> => {
+    shuttingDown ??= (async () => {
+      log.info(`shutting down (${reason})`, { persistServers: config.persistServers });
+      try {
+        await sup.shutdown();
+      } catch (err) {
+        log.error('error while stopping instances', { error: describeError(err) });
+      }
+      stopCheckinLog();
+      await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
+      log.info('stopped');
+      resolveDone();
+    })();
+    return shuttingDown;
+  };
+
+  return { url: http.url, done, shutdown };
+}

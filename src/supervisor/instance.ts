@@ -1,0 +1,207 @@
+import { createActor, type Actor } from 'xstate';
+import { instanceMachine } from '../../machines/instance.ts';
+import type { InstanceEmitted } from '../../machines/instance.types.ts';
+import type { Bus } from '../bus.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { describeError } from '../errors.ts';
+import type { ControlAction, InstanceControl, InstanceStatus } from '../http/registry.ts';
+import type { Logger } from '../log.ts';
+import { alertMessage } from '../notify/messages.ts';
+import type { UpdateProvider } from '../updates/provider.ts';
+import { createProcessHost, type LaunchRecord } from './process-host.ts';
+import { createRunProcess } from './run-process.ts';
+import { statePath } from './state-path.ts';
+import { instanceTiming } from './timing.ts';
+import { createCheckActor, createUpdateActor } from './update-actors.ts';
+
+export interface InstanceDeps {
+  config: ResolvedConfig;
+  instance: ResolvedInstance;
+  bus: Bus;
+  log: Logger;
+  baseUrl: string;
+  provider: UpdateProvider | null;
+  revision: string | null;
+  recordRevision: (revision: string) => Promise<void>;
+  recordLaunch: (launch: LaunchRecord | null) => Promise<void>;
+  /** The launch record of a verified server left by the previous daemon (for ADOPT). */
+  adoptable: () => LaunchRecord | null;
+}
+
+type InstanceActor = Actor<typeof instanceMachine>;
+
+/** One supervised instance: its statechart actor, provided with real I/O, plus the view the HTTP layer reads. */
+export class Instance implements InstanceControl {
+  readonly key: string;
+  private deps: InstanceDeps;
+  private actor: InstanceActor;
+  private current: { launchId: number; secret: string } | null = null;
+  private startedAt: number | null = null;
+  private lastCheckinAt: number | null = null;
+  private lastState: string | null = null;
+
+  constructor(deps: InstanceDeps) {
+    this.deps = deps;
+    this.key = deps.instance.key;
+    this.actor = this.createActor();
+  }
+
+  private createActor(): InstanceActor {
+    const { deps } = this;
+    const log = deps.log;
+    const processHost = createProcessHost({
+      get config() { return deps.config; },
+      get instance() { return deps.instance; },
+      get baseUrl() { return deps.baseUrl; },
+      bus: deps.bus,
+      log,
+      provider: () => deps.provider,
+      revision: () => this.actor.getSnapshot().context.revision,
+      recordLaunch: deps.recordLaunch,
+      adoptable: deps.adoptable,
+      onSecret: (launchId, secret) => {
+        this.current = secret === null ? (this.current?.launchId === launchId ? null : this.current) : { launchId, secret };
+      },
+    });
+    const updateHost = { key: this.key, log, bus: deps.bus, provider: () => deps.provider, recordRevision: deps.recordRevision };
+    const machine = instanceMachine.provide({
+      actors: {
+        runProcess: createRunProcess(processHost),
+        update: createUpdateActor(updateHost),
+        checkUpdate: createCheckActor(updateHost),
+      },
+    });
+    const actor = createActor(machine, {
+      input: { key: this.key, timing: instanceTiming(deps.config, deps.instance), revision: deps.revision },
+    });
+    actor.on('*', (e) => this.onEmitted(e as InstanceEmitted));
+    actor.subscribe({
+      next: (snap) => {
+        const state = statePath(snap.value);
+        if (state === this.lastState) return;
+        deps.bus.emit('instance:state', { key: this.key, state, previous: this.lastState, event: '', at: Date.now() });
+        log.info(`state ${state}`, { from: this.lastState ?? '(new)' });
+        this.lastState = state;
+      },
+      // The machine turns every failure into an event; if it ever errors anyway, the instance must not die with it.
+      error: (err) => {
+        log.error('instance statechart crashed; starting a fresh one', { error: describeError(err) });
+        this.actor = this.createActor();
+        this.actor.start();
+        this.actor.send({ type: 'START' });
+      },
+    });
+    return actor;
+  }
+
+  private onEmitted(e: InstanceEmitted): void {
+    const { bus, log } = this.deps;
+    const at = Date.now();
+    switch (e.type) {
+      case 'alert': {
+        const message = alertMessage(this.key, e);
+        log.warn(message);
+        bus.emit('instance:alert', { key: this.key, kind: e.kind, message, at });
+        break;
+      }
+      case 'restart':
+        bus.emit('instance:restart', { key: this.key, reason: e.reason, at });
+        break;
+      case 'launch':
+        this.startedAt = at;
+        this.lastCheckinAt = null;
+        break;
+      case 'checkin':
+        this.lastCheckinAt = at;
+        bus.emit('instance:checkin', { key: this.key, launchId: e.launchId, at });
+        break;
+      case 'update-failed':
+      case 'check-failed':
+        log.warn(e.type === 'update-failed' ? 'update failed' : 'update check failed', { error: e.message });
+        break;
+    }
+  }
+
+  /** Starts the actor: adopt a live server from the previous daemon, or check for updates and launch. */
+  start(adoptPid: number | null): void {
+    this.actor.start();
+    this.actor.send(adoptPid === null ? { type: 'START' } : { type: 'ADOPT', pid: adoptPid });
+  }
+
+  /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
+  async shutdown(persist: boolean, timeoutMs: number): Promise<void> {
+    this.actor.send({ type: 'SHUTDOWN', persist });
+    const done = await waitForState(this.actor, 'exited', timeoutMs);
+    if (!done) this.deps.log.warn('server did not finish shutting down in time; killing it');
+    this.actor.stop();
+  }
+
+  /** Config reload: new settings apply at the next launch; timings at the next timer. */
+  reconfigure(config: ResolvedConfig, instance: ResolvedInstance, provider: UpdateProvider | null): void {
+    this.deps = { ...this.deps, config, instance, provider };
+    this.actor.send({ type: 'CONFIG', timing: instanceTiming(config, instance) });
+  }
+
+  apiToken(): string | undefined {
+    return this.deps.instance.apiToken;
+  }
+
+  checkinSecret(): string | undefined {
+    return this.current?.secret;
+  }
+
+  control(action: ControlAction): void {
+    const log = this.deps.log;
+    log.info(`control: ${action}`);
+    if (action === 'restart') this.actor.send({ type: 'RESTART' });
+    else if (action === 'stop') this.actor.send({ type: 'STOP' });
+    else if (action === 'update') this.actor.send({ type: 'UPDATE_CHECK' });
+    else this.actor.send({ type: 'ROLLBACK' });
+  }
+
+  checkin(): void {
+    if (this.current) this.actor.send({ type: 'CHECKIN', launchId: this.current.launchId });
+  }
+
+  binariesDir(): string {
+    return `${this.deps.instance.dir}/binaries`;
+  }
+
+  status(): InstanceStatus {
+    const snap = this.actor.getSnapshot();
+    const c = snap.context;
+    const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+    const running = c.pid !== null && this.startedAt !== null;
+    return {
+      key: this.key,
+      name: this.deps.instance.name,
+      state: statePath(snap.value),
+      pid: c.pid,
+      revision: c.revision,
+      lastCheckinAt: iso(this.lastCheckinAt),
+      startedAt: running ? iso(this.startedAt) : null,
+      uptimeSeconds: running && this.startedAt !== null ? Math.round((Date.now() - this.startedAt) / 1000) : null,
+      startupFailures: c.startupFailures,
+      restarts: c.restarts,
+      updatePending: c.updatePending,
+      stopRequested: c.stopRequested,
+    };
+  }
+}
+
+function waitForState(actor: InstanceActor, state: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (actor.getSnapshot().matches(state as never)) return resolve(true);
+    const timer = setTimeout(() => {
+      sub.unsubscribe();
+      resolve(false);
+    }, timeoutMs);
+    const sub = actor.subscribe((snap) => {
+      if (snap.matches(state as never)) {
+        clearTimeout(timer);
+        sub.unsubscribe();
+        resolve(true);
+      }
+    });
+  });
+}

@@ -1,0 +1,41 @@
+import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import type { Logger } from '../log.ts';
+import { shutdownGracefully } from '../process/graceful.ts';
+import { verifyProcess } from '../process/proc-info.ts';
+import { adoptedProcess } from './adopted-process.ts';
+import type { LaunchRecord } from './process-host.ts';
+
+/** A server a previous daemon launched that is verifiably still running. */
+export interface Leftover {
+  record: LaunchRecord;
+  /** Graceful shutdown (POST /shutdown with its recorded secret, then kill its group), for PersistServers: false. */
+  shutDown(config: ResolvedConfig, instance: ResolvedInstance): Promise<void>;
+}
+
+/**
+ * Looks up the server recorded in data.json. A pid is only trusted when its start time and command line match
+ * the launch record: after a reboot or a long time, the pid may belong to an unrelated process, which we must
+ * neither adopt nor kill.
+ */
+export async function findLeftover(record: LaunchRecord | null, log: Logger): Promise<Leftover | null> {
+  if (!record) return null;
+  const verified = await verifyProcess(record.pid, { startTime: record.startTime, args: [record.program, ...record.args] });
+  if (!verified) {
+    log.info('the server recorded in data.json is gone (or its pid was reused); nothing to adopt', { pid: record.pid });
+    return null;
+  }
+  return {
+    record,
+    async shutDown(config, instance) {
+      const proc = adoptedProcess(record.pid, record.startTime, 100);
+      await shutdownGracefully(proc, {
+        apiPort: instance.settings.ApiPort,
+        secret: record.secret,
+        reason: 'Watchdog restarted.',
+        requestMs: config.timing.ShutdownRequestSeconds * 1000,
+        exitMs: config.timing.ShutdownExitSeconds * 1000,
+        log,
+      });
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import { join } from 'node:path';
+import type { Bus } from '../bus.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { dumpProcess } from '../process/dump.ts';
+import { buildLaunchSpec, generateSecret } from '../process/launch-spec.ts';
+import { spawnServer } from '../process/spawn.ts';
+import type { UpdateProvider } from '../updates/provider.ts';
+import { adoptedProcess } from './adopted-process.ts';
+import type { OwnedServer, ProcessHost } from './run-process.ts';
+
+/** What data.json keeps of a launch, so a later daemon can adopt the server or clean up after a crash. */
+export interface LaunchRecord {
+  pid: number;
+  startTime: string;
+  program: string;
+  args: string[];
+  secret: string;
+  launchedAt: string;
+}
+
+export interface ProcessHostDeps {
+  readonly config: ResolvedConfig;
+  readonly instance: ResolvedInstance;
+  readonly baseUrl: string;
+  bus: Bus;
+  log: Logger;
+  provider: () => UpdateProvider | null;
+  revision: () => string | null;
+  recordLaunch: (launch: LaunchRecord | null) => Promise<void>;
+  /** A launch's secret became valid (string) or invalid (null). */
+  onSecret: (launchId: number, secret: string | null) => void;
+  /** The launch record read at daemon start, for ADOPT. */
+  adoptable?: () => LaunchRecord | null;
+}
+
+export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
+  const { bus, log } = deps;
+  const key = deps.instance.key;
+  return {
+    key,
+    log,
+    apiPort: () => deps.instance.settings.ApiPort,
+    shutdownWindows: () => ({
+      requestMs: deps.config.timing.ShutdownRequestSeconds * 1000,
+      exitMs: deps.config.timing.ShutdownExitSeconds * 1000,
+    }),
+
+    async launch(launchId): Promise<OwnedServer> {
+      const instance = deps.instance;
+      const provider = deps.provider();
+      const revision = deps.revision();
+      const providerCvars = provider?.launchCvars && revision !== null ? await provider.launchCvars(revision) : [];
+      const secret = generateSecret();
+      const spec = buildLaunchSpec({ key, instance, baseUrl: deps.baseUrl, secret, providerCvars, env: process.env });
+      // Valid before the spawn: a fast server may check in before we hear back from spawn().
+      deps.onSecret(launchId, secret);
+      try {
+        const proc = await spawnServer(spec, {
+          logDir: join(instance.dir, 'logs'),
+          persist: deps.config.persistServers,
+          onLine: (stream, line) => {
+            bus.emit('instance:log', { key, stream, line, at: Date.now() });
+            log.debug(line, { stream });
+          },
+        });
+        log.info('server launched', { pid: proc.pid, revision: revision ?? '(none)' });
+        bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision, at: Date.now() });
+        deps.recordLaunch({
+          pid: proc.pid, startTime: proc.startTime ?? '', program: spec.program, args: spec.args, secret,
+          launchedAt: new Date().toISOString(),
+        }).catch((err: unknown) => log.warn('could not record the launch in data.json', { error: describeError(err) }));
+        return { proc, secret };
+      } catch (err) {
+        deps.onSecret(launchId, null);
+        throw err;
+      }
+    },
+
+    adopt(pid, launchId): OwnedServer | null {
+      const record = deps.adoptable?.() ?? null;
+      if (!record || record.pid !== pid) return null;
+      deps.onSecret(launchId, record.secret);
+      log.info('adopted the server left running by the previous daemon', { pid });
+      return { proc: adoptedProcess(pid, record.startTime), secret: record.secret };
+    },
+
+    async dump(proc) {
+      const s = deps.instance.settings;
+      if (!s.DumpOnTimeout) return;
+      try {
+        await dumpProcess(proc.pid, {
+          dumpsDir: join(deps.instance.dir, 'dumps'),
+          type: s.TimeoutDumpType,
+          timeoutMs: deps.config.timing.DumpTimeoutSeconds * 1000,
+          program: deps.instance.program,
+          log,
+        });
+      } catch (err) {
+        log.warn('dump failed', { error: describeError(err) });
+      }
+    },
+
+    released(launchId, how) {
+      deps.onSecret(launchId, null);
+      if (how === 'detached') return;
+      deps.recordLaunch(null).catch((err: unknown) => log.warn('could not update data.json', { error: describeError(err) }));
+    },
+  };
+}

@@ -1,0 +1,121 @@
+import { fromCallback } from 'xstate';
+import type { ProcessCommand, ProcessEvent, ProcessInput } from '../../machines/instance.types.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { shutdownGracefully, leave } from '../process/graceful.ts';
+import { requestUpdate } from '../process/server-api.ts';
+import type { ServerProcess } from '../process/spawn.ts';
+
+/** A server the actor owns: either launched now or adopted from the previous daemon. */
+export interface OwnedServer {
+  proc: ServerProcess;
+  secret: string;
+}
+
+/** What the runProcess actor needs from its instance; all I/O beyond the server itself goes through here. */
+export interface ProcessHost {
+  readonly key: string;
+  readonly log: Logger;
+  apiPort(): number;
+  shutdownWindows(): { requestMs: number; exitMs: number };
+  /** Spawns a new server (new secret, launch spec, data.json record); rejects with a ProcessError. */
+  launch(launchId: number): Promise<OwnedServer>;
+  /** The server recorded by the previous daemon, verified alive; null when it cannot be adopted. */
+  adopt(pid: number, launchId: number): OwnedServer | null;
+  /** Dumps the server if configured (bounded in time); never throws. */
+  dump(proc: ServerProcess): Promise<void>;
+  /** The server exited (its launch record is cleared) or was detached (the record stays, for the next daemon). */
+  released(launchId: number, how: 'exited' | 'detached'): void;
+}
+
+/**
+ * The `runProcess` actor: one per launch, spawned by the statechart as child `process`. It owns the server
+ * from spawn to exit, executes the machine's ProcessCommands, and reports PROCESS_* events. The cleanup kills
+ * the process group unless the machine detached it (PersistServers) — statelyai/xstate#4630: exit actions do
+ * not run on actor stop, so teardown lives here.
+ */
+export function createRunProcess(host: ProcessHost) {
+  return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
+    const { launchId } = input;
+    const send = (e: ProcessEvent) => sendBack(e);
+    let owned: OwnedServer | null = null;
+    let detached = false;
+    let stopped = false;
+    const pending: ProcessCommand[] = [];
+
+    const watch = (server: OwnedServer) => {
+      owned = server;
+      send({ type: 'PROCESS_STARTED', launchId, pid: server.proc.pid });
+      server.proc.exited.then((status) => {
+        if (detached) return;
+        host.released(launchId, 'exited');
+        if (!detached) send({ type: 'PROCESS_EXITED', launchId, code: status.code, signal: status.signal });
+      }, (err: unknown) => {
+        host.log.error('lost track of the server process', { pid: server.proc.pid, error: describeError(err) });
+        send({ type: 'PROCESS_EXITED', launchId, code: null, signal: null });
+      });
+      if (stopped) server.proc.kill('SIGKILL');
+      for (const cmd of pending.splice(0)) execute(cmd);
+    };
+
+    const execute = (cmd: ProcessCommand) => {
+      const server = owned;
+      if (!server) {
+        pending.push(cmd);
+        return;
+      }
+      const { requestMs, exitMs } = host.shutdownWindows();
+      const opts = { apiPort: host.apiPort(), secret: server.secret, requestMs, exitMs, log: host.log };
+      const failed = (what: string) => (err: unknown) =>
+        host.log.error(`${what} failed; killing the server`, { pid: server.proc.pid, error: describeError(err) });
+      switch (cmd.type) {
+        case 'SHUTDOWN':
+          shutdownGracefully(server.proc, { ...opts, reason: cmd.reason }).catch((err: unknown) => {
+            failed('graceful shutdown')(err);
+            server.proc.kill('SIGKILL');
+          });
+          break;
+        case 'LEAVE':
+          leave(server.proc, { ...opts, reason: 'Stop requested.' }).catch((err: unknown) => {
+            failed('stop')(err);
+            server.proc.kill('SIGKILL');
+          });
+          break;
+        case 'NOTIFY_UPDATE':
+          requestUpdate(opts.apiPort, server.secret, requestMs).then((delivered) => {
+            if (!delivered) host.log.warn('the server did not accept POST /update; the update waits for its next restart');
+          }, (err: unknown) => host.log.warn('POST /update failed', { error: describeError(err) }));
+          break;
+        case 'KILL': {
+          const kill = () => server.proc.kill('SIGKILL');
+          if (cmd.reason === 'hang') host.dump(server.proc).finally(kill);
+          else kill();
+          break;
+        }
+        case 'DETACH':
+          detached = true;
+          server.proc.detach();
+          host.released(launchId, 'detached');
+          break;
+      }
+    };
+
+    if (input.adoptPid !== null) {
+      const server = host.adopt(input.adoptPid, launchId);
+      if (server) watch(server);
+      else send({ type: 'PROCESS_EXITED', launchId, code: null, signal: null });
+    } else {
+      host.launch(launchId).then(watch, (err: unknown) => {
+        host.log.error('launch failed', { error: describeError(err) });
+        send({ type: 'SPAWN_FAILED', launchId, message: describeError(err) });
+      });
+    }
+
+    receive(execute);
+    return () => {
+      stopped = true;
+      const server = owned as OwnedServer | null;
+      if (server && !detached) server.proc.kill('SIGKILL');
+    };
+  });
+}

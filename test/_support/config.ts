@@ -1,0 +1,50 @@
+import { join } from 'node:path';
+import { ROOT } from './env.ts';
+
+export const DEMO = join(ROOT, 'bin/demo-server');
+
+export interface InstanceOpts {
+  key?: string;
+  /** null leaves ApiToken out (control refused). */
+  token?: string | null;
+  port: number;
+  runCommand?: string;
+  timeoutSeconds?: number;
+  args?: string[];
+  extra?: string;
+}
+
+/** An appsettings.yml for tests: loopback on a free port, every wait shrunk. */
+export function testConfig(opts: { webhook?: string; persist?: boolean; instances: InstanceOpts[]; extra?: string }): string {
+  const lines = [
+    'Urls: http://127.0.0.1:0',
+    ...(opts.webhook ? ['Notification:', `  ChatWebhook: ${opts.webhook}`] : []),
+    'Process:',
+    `  PersistServers: ${opts.persist ? 'true' : 'false'}`,
+    'Timing:',
+    '  ShutdownRequestSeconds: 1',
+    '  ShutdownExitSeconds: 1',
+    '  BackoffInitialSeconds: 0.3',
+    '  BackoffMaxSeconds: 1',
+    '  StableRunSeconds: 30',
+    '  WebhookRetryBaseSeconds: 0.1',
+    '  RejectedCheckinLogSeconds: 0',
+    ...(opts.extra ? [opts.extra] : []),
+    'Servers:',
+    '  Instances:',
+  ];
+  for (const i of opts.instances) {
+    const args = ['--cvar', `net.port=${i.port}`, '--cvar', 'watchdog.checkin_interval=0.3', ...(i.args ?? [])];
+    lines.push(
+      `    ${i.key ?? 'demo'}:`,
+      ...(i.token === null ? [] : [`      ApiToken: ${JSON.stringify(i.token ?? 'tok')}`]),
+      `      ApiPort: ${i.port}`,
+      `      RunCommand: ${JSON.stringify(i.runCommand ?? DEMO)}`,
+      `      TimeoutSeconds: ${i.timeoutSeconds ?? 4}`,
+      '      DumpOnTimeout: false',
+      `      Arguments: ${JSON.stringify(args)}`,
+      ...(i.extra ? [i.extra] : []),
+    );
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,33 @@
+import { createServer, type IncomingMessage } from 'node:http';
+
+export interface WebhookReceiver {
+  url: string;
+  messages: Array<{ content: string; body: unknown; headers: IncomingMessage['headers'] }>;
+  close(): Promise<void>;
+}
+
+/** A loopback chat-webhook stand-in that records every POST. */
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const messages: WebhookReceiver['messages'] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      try {
+        const parsed = JSON.parse(body) as { content?: string };
+        messages.push({ content: parsed.content ?? '', body: parsed, headers: req.headers });
+      } catch {
+        messages.push({ content: '', body, headers: req.headers });
+      }
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    messages,
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}

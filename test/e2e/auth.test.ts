@@ -1,0 +1,85 @@
+import { readFile } from 'node:fs/promises';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { testConfig } from '../_support/config.ts';
+import { basic, startDaemon, type RunningDaemon } from '../_support/daemon.ts';
+import { freePort, waitFor } from '../_support/env.ts';
+
+interface Ctx { daemon?: RunningDaemon; secret?: string }
+const test = suite<Ctx>('e2e :: auth order on the real daemon (DESIGN §5)', {});
+// A token with ':' in it: the password is everything after the FIRST colon (RFC 7617; fixes REFERENCE Q3).
+const TOKEN = 'to:k:en';
+
+test.before(async (ctx) => {
+  try {
+    const [p1, p2] = [await freePort(), await freePort()];
+    ctx.daemon = await startDaemon(testConfig({
+      instances: [{ key: 'alpha', token: TOKEN, port: p1 }, { key: 'beta', token: null, port: p2 }],
+    }));
+    const d = ctx.daemon;
+    const s = await waitFor('alpha running', async () => {
+      const st = await d.status('alpha', TOKEN);
+      return st.state === 'running' && st.pid ? st : undefined;
+    }, 15_000);
+    const env = await readFile(`/proc/${s.pid}/environ`, 'utf8');
+    ctx.secret = env.split('\0').find((e) => e.startsWith('ROBUST_CVAR_watchdog__token='))?.split('=').slice(1).join('=');
+  } catch (err) {
+    console.error(err);
+    throw err;
+  }
+});
+test.after(async (ctx) => {
+  await ctx.daemon?.stop();
+  await ctx.daemon?.cleanup();
+});
+
+const raw = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+
+async function call(d: RunningDaemon, method: string, path: string, authorization?: string) {
+  const res = await fetch(`${d.url}${path}`, { method, headers: authorization === undefined ? {} : { authorization } });
+  await res.arrayBuffer();
+  return res;
+}
+
+test('control and ping: every auth case answers its status code', async ({ daemon, secret }) => {
+  const d = daemon!;
+  assert.ok(secret, 'read the launch secret');
+  const families: Array<{ path: (k: string) => string; good: string }> = [
+    { path: (k) => `/instances/${k}/update`, good: TOKEN },
+    { path: (k) => `/server_api/${k}/ping`, good: secret! },
+  ];
+  for (const f of families) {
+    const no = await call(d, 'POST', f.path('alpha'));
+    assert.is(no.status, 401, `${f.path('alpha')} without header`);
+    assert.match(no.headers.get('www-authenticate') ?? '', /^Basic/i);
+    assert.is((await call(d, 'POST', f.path('alpha'), 'Bearer abc')).status, 401, 'non-Basic scheme');
+    assert.is((await call(d, 'POST', f.path('alpha'), 'Basic !!!not-base64!!!')).status, 400, 'bad base64');
+    assert.is((await call(d, 'POST', f.path('alpha'), `Basic ${Buffer.from('nocolon').toString('base64')}`)).status, 400, 'no colon');
+    assert.is((await call(d, 'POST', f.path('alpha'), raw('beta', f.good))).status, 403, 'user is not the key');
+    assert.is((await call(d, 'POST', f.path('ghost'), raw('ghost', f.good))).status, 404, 'unknown instance');
+    const wrong = await call(d, 'POST', f.path('alpha'), raw('alpha', 'wrong'));
+    assert.is(wrong.status, 401, 'wrong password');
+    assert.match(wrong.headers.get('www-authenticate') ?? '', /^Basic/i);
+    assert.is((await call(d, 'POST', f.path('alpha'), raw('alpha', f.good))).status, 200, 'right credentials');
+    assert.is((await call(d, 'POST', f.path('alpha'), `basic ${Buffer.from(`alpha:${f.good}`).toString('base64')}`)).status, 200, 'scheme is case-insensitive');
+  }
+});
+
+test('an instance without ApiToken refuses control; wrong methods are refused', async ({ daemon }) => {
+  const d = daemon!;
+  assert.is((await call(d, 'POST', '/instances/beta/restart', basic('beta', ''))).status, 401);
+  assert.is((await call(d, 'POST', '/instances/beta/restart', basic('beta', 'anything'))).status, 401);
+  const get = await call(d, 'GET', '/instances/alpha/restart', basic('alpha', TOKEN));
+  assert.ok(get.status === 404 || get.status === 405, `GET on a control route: ${get.status}`);
+});
+
+test('padlock and health answer without auth', async ({ daemon }) => {
+  const d = daemon!;
+  const pad = await fetch(`${d.url}/watchdog/padlock`);
+  assert.is(pad.status, 200);
+  assert.is(await pad.text(), ' --\n|  |\n####\n####\n');
+  const health = await fetch(`${d.url}/health`);
+  assert.is(health.status, 200);
+});
+
+test.run();

@@ -1,0 +1,55 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { testConfig } from '../_support/config.ts';
+import { startDaemon } from '../_support/daemon.ts';
+import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { fixture, writeServerScript } from '../_support/fixtures.ts';
+
+const test = suite('e2e :: launch contract (DESIGN §4, REFERENCE §1)');
+
+interface Echo { argv: string[]; cwd: string; env: Record<string, string> }
+
+test('argv, environment and working directory match the contract exactly', async () => {
+  const tmp = await tempDir('wd-e2e-');
+  const script = await writeServerScript(join(tmp.path, 'server.sh'), fixture('echo-env.mjs'));
+  const echoFile = join(tmp.path, 'echo.json');
+  const port = await freePort();
+  const yaml = testConfig({
+    instances: [{
+      key: 'echo', port, runCommand: script, args: ['--cvar', 'game.hostname=Echo'],
+      extra: `      EnvironmentVariables:\n        ECHO_FILE: ${JSON.stringify(echoFile)}\n        CUSTOM_VAR: custom`,
+    }],
+  });
+  const d = await startDaemon(yaml, { dir: tmp.path });
+  try {
+    const s = await waitFor('running', async () => {
+      const st = await d.status('echo', 'tok');
+      return st.state === 'running' ? st : undefined;
+    }, 15_000);
+    const echo = JSON.parse(await readFile(echoFile, 'utf8')) as Echo;
+    const dir = join(tmp.path, 'instances', 'echo');
+    const baseUrl = `http://localhost:${new URL(d.url).port}/`;
+    assert.equal(echo.argv, [
+      '--cvar', 'watchdog.key=echo',
+      '--cvar', `watchdog.baseUrl=${baseUrl}`,
+      '--config-file', join(dir, 'config.toml'),
+      '--data-dir', join(dir, 'data'),
+      '--cvar', `net.port=${port}`, '--cvar', 'watchdog.checkin_interval=0.3', '--cvar', 'game.hostname=Echo',
+    ]);
+    assert.is(echo.cwd, dir);
+    const secret = echo.env.ROBUST_CVAR_watchdog__token ?? '';
+    assert.is(Buffer.from(secret, 'base64').length, 64, '64 random bytes, base64');
+    assert.is(echo.env.CUSTOM_VAR, 'custom');
+    assert.is(echo.env.PATH, process.env.PATH, 'inherits the daemon environment');
+    const cmdline = await readFile(`/proc/${s.pid}/cmdline`, 'utf8');
+    assert.not.ok(cmdline.includes(secret), 'the secret is never in argv');
+    assert.not.match(d.log(), secret.replace(/[+/=]/g, '\\$&'), 'the secret is never logged');
+  } finally {
+    await d.stop();
+    await tmp.cleanup();
+  }
+});
+
+test.run();

@@ -1,0 +1,64 @@
+import type { Logger } from '../log.ts';
+import { requestShutdown, requestUpdate } from './server-api.ts';
+import type { ServerProcess } from './spawn.ts';
+
+export interface GracefulOptions {
+  apiPort: number;
+  /** The secret of this launch (the server checks it as `WatchdogToken`). */
+  secret: string;
+  /** Shown to players ("Server shutting down: <reason>") and logged by the server. */
+  reason: string;
+  /** How long /shutdown may take to answer (Timing.ShutdownRequestSeconds). */
+  requestMs: number;
+  /** How long the server may take to exit after answering (Timing.ShutdownExitSeconds). */
+  exitMs: number;
+  log: Logger;
+}
+
+/** True when the process exits within `ms`; with 0 it only looks whether it has exited already. */
+async function exitsWithin(proc: ServerProcess, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const result = await Promise.race([proc.exited.then(() => true as const), timeout]);
+  clearTimeout(timer);
+  return result;
+}
+
+async function killAndWait(proc: ServerProcess): Promise<'killed'> {
+  proc.kill('SIGKILL');
+  await proc.exited;
+  return 'killed';
+}
+
+/**
+ * REFERENCE.md §7.5: `POST /shutdown` (`requestMs` to answer; undeliverable → kill at once), then
+ * `exitMs` for the exit, then SIGKILL to the process group. Resolves once the process has exited;
+ * 'exited' when it left on its own. Never rejects.
+ */
+export async function shutdownGracefully(proc: ServerProcess, opts: GracefulOptions): Promise<'exited' | 'killed'> {
+  if (await exitsWithin(proc, 0)) return 'exited';
+  const delivered = await requestShutdown(opts.apiPort, opts.secret, opts.reason, opts.requestMs);
+  if (!delivered) {
+    if (await exitsWithin(proc, 0)) return 'exited';
+    opts.log.warn('shutdown request not delivered; killing the server', { pid: proc.pid, apiPort: opts.apiPort });
+    return killAndWait(proc);
+  }
+  if (await exitsWithin(proc, opts.exitMs)) return 'exited';
+  opts.log.warn('server did not exit after the shutdown request; killing it', { pid: proc.pid, waitedMs: opts.exitMs });
+  return killAndWait(proc);
+}
+
+/**
+ * STOP on request (DESIGN.md §3): `POST /update` so the game leaves at a convenient moment (round end).
+ * Resolves 'leaving' as soon as that was delivered: the exit arrives later through `proc.exited`.
+ * When it cannot be delivered (API down, wrong port, 4xx/5xx) falls back to `shutdownGracefully`,
+ * so a server with a broken API is still stopped (the real watchdog loses the instance there, Q7).
+ */
+export async function leave(proc: ServerProcess, opts: GracefulOptions): Promise<'leaving' | 'exited' | 'killed'> {
+  if (await exitsWithin(proc, 0)) return 'exited';
+  if (await requestUpdate(opts.apiPort, opts.secret, opts.requestMs)) return 'leaving';
+  opts.log.warn('update request not delivered; shutting the server down instead', { pid: proc.pid, apiPort: opts.apiPort });
+  return shutdownGracefully(proc, opts);
+}

@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import type { ResolvedInstance } from '../config/resolved.ts';
+
+/** Everything `spawnServer` needs to start one game server; built fresh for every launch. */
+export interface LaunchSpec {
+  /** Absolute program path (`RunCommand` joined to the instance folder). */
+  program: string;
+  args: string[];
+  /** The instance folder. */
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** The environment variable the engine reads the check-in secret from (REFERENCE.md §1.3). */
+export const TOKEN_ENV = 'ROBUST_CVAR_watchdog__token';
+
+/**
+ * The command line, working directory and environment of a launch, exactly as the real watchdog builds
+ * them (DESIGN.md §4, REFERENCE.md §1.2–§1.3). The secret goes into the environment only: argv is
+ * readable by every user through `ps` and `/proc/<pid>/cmdline`.
+ *
+ * @example
+ * const spec = buildLaunchSpec({ key: 'alpha', instance, baseUrl: 'http://localhost:5000/', secret: generateSecret(), providerCvars: [], env: process.env });
+ */
+export function buildLaunchSpec(opts: {
+  key: string;
+  instance: ResolvedInstance;
+  baseUrl: string;
+  secret: string;
+  providerCvars: Array<[string, string]>;
+  env: Record<string, string | undefined>;
+}): LaunchSpec {
+  const dir = resolve(opts.instance.dir);
+  const args = [
+    '--cvar', `watchdog.key=${opts.key}`,
+    '--cvar', `watchdog.baseUrl=${opts.baseUrl}`,
+    '--config-file', resolve(dir, 'config.toml'),
+    '--data-dir', resolve(dir, 'data'),
+    ...opts.instance.settings.Arguments,
+  ];
+  // Provider overrides come last so they win over the same cvar in Arguments (the engine applies
+  // --cvar in order, last wins).
+  for (const [name, value] of opts.providerCvars) args.push('--cvar', `${name}=${value}`);
+
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(opts.env)) if (value !== undefined) env[name] = value;
+  env[TOKEN_ENV] = opts.secret;
+  // Assigned after the token, as the real watchdog does: an operator's entry of the same name wins.
+  for (const [name, value] of Object.entries(opts.instance.settings.EnvironmentVariables)) env[name] = value;
+
+  return { program: resolve(dir, opts.instance.program), args, cwd: dir, env };
+}
+
+/** A new check-in secret: 64 random bytes, standard base64 (88 characters, never a `:`). */
+export function generateSecret(): string {
+  return randomBytes(64).toString('base64');
+}

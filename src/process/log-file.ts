@@ -1,0 +1,125 @@
+import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+
+/** How a server's log is bounded: `keep` files (server.log, server.log.1 … .keep-1) of at most `maxBytes`. */
+export interface LogRotation {
+  maxBytes: number;
+  keep: number;
+}
+
+export const DEFAULT_ROTATION: LogRotation = { maxBytes: 10 * 1024 * 1024, keep: 5 };
+export const LOG_NAME = 'server.log';
+/** A line longer than this is cut, so a server printing without newlines cannot grow our buffer forever. */
+const MAX_LINE = 64 * 1024;
+
+export function logPath(logDir: string, index = 0): string {
+  return join(logDir, index === 0 ? LOG_NAME : `${LOG_NAME}.${index}`);
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Shifts server.log.N up by one, dropping the oldest, so that index 1 is free. */
+function shiftRotated(logDir: string, keep: number): void {
+  rmSync(logPath(logDir, keep - 1), { force: true });
+  for (let i = keep - 2; i >= 1; i--) {
+    if (existsSync(logPath(logDir, i))) renameSync(logPath(logDir, i), logPath(logDir, i + 1));
+  }
+}
+
+/** Renames server.log to server.log.1 (shifting older ones); with keep = 1 the old log is simply dropped. */
+export function rotateLogs(logDir: string, keep: number): void {
+  if (keep <= 1) {
+    rmSync(logPath(logDir), { force: true });
+    return;
+  }
+  shiftRotated(logDir, keep);
+  if (existsSync(logPath(logDir))) renameSync(logPath(logDir), logPath(logDir, 1));
+}
+
+/** Rotates when server.log has reached `maxBytes`; used at launch time. */
+export function rotateIfFull(logDir: string, rotation: LogRotation): boolean {
+  if (sizeOf(logPath(logDir)) < rotation.maxBytes) return false;
+  rotateLogs(logDir, rotation.keep);
+  return true;
+}
+
+/**
+ * Rotation for a file another process holds open with O_APPEND (PersistServers): copy it to
+ * server.log.1, then truncate it in place. The writer's next append lands at the new end of file.
+ * Lines written between the copy and the truncation are lost (logrotate's `copytruncate` trade-off).
+ */
+export function copyTruncate(logDir: string, keep: number): void {
+  if (keep > 1) {
+    shiftRotated(logDir, keep);
+    copyFileSync(logPath(logDir), logPath(logDir, 1));
+  }
+  truncateSync(logPath(logDir), 0);
+}
+
+/** Appends whole lines to `<logDir>/server.log`, rotating when it would exceed `maxBytes`. */
+export class RotatingLogWriter {
+  #fd: number | null = null;
+  #size = 0;
+
+  constructor(readonly logDir: string, readonly rotation: LogRotation = DEFAULT_ROTATION) {
+    mkdirSync(logDir, { recursive: true });
+    rotateIfFull(logDir, rotation);
+    this.#open();
+  }
+
+  #open(): void {
+    this.#fd = openSync(logPath(this.logDir), 'a');
+    this.#size = sizeOf(logPath(this.logDir));
+  }
+
+  writeLine(line: string): void {
+    if (this.#fd === null) return;
+    const data = Buffer.from(line + '\n', 'utf8');
+    if (this.#size > 0 && this.#size + data.length > this.rotation.maxBytes) {
+      closeSync(this.#fd);
+      rotateLogs(this.logDir, this.rotation.keep);
+      this.#open();
+    }
+    // Synchronous appends keep stdout and stderr lines whole and in order; a game server's log rate
+    // is far below what this costs the event loop.
+    writeSync(this.#fd, data);
+    this.#size += data.length;
+  }
+
+  close(): void {
+    if (this.#fd !== null) closeSync(this.#fd);
+    this.#fd = null;
+  }
+}
+
+/** Splits a byte stream into lines (LF or CRLF), decoding UTF-8 across chunk boundaries. */
+export class LineSplitter {
+  #decoder = new StringDecoder('utf8');
+  #rest = '';
+
+  push(chunk: Buffer | string): string[] {
+    this.#rest += typeof chunk === 'string' ? chunk : this.#decoder.write(chunk);
+    const parts = this.#rest.split('\n');
+    this.#rest = parts.pop() ?? '';
+    const lines = parts.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+    while (this.#rest.length > MAX_LINE) {
+      lines.push(this.#rest.slice(0, MAX_LINE));
+      this.#rest = this.#rest.slice(MAX_LINE);
+    }
+    return lines;
+  }
+
+  /** The unterminated last line, if any. */
+  flush(): string | null {
+    const rest = this.#rest + this.#decoder.end();
+    this.#rest = '';
+    return rest === '' ? null : rest;
+  }
+}

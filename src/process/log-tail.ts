@@ -1,0 +1,123 @@
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { LineSplitter, logPath } from './log-file.ts';
+
+/** Largest read per poll, so a burst in the file cannot stall the event loop. */
+const CHUNK = 1024 * 1024;
+
+/**
+ * The last `n` lines of a server's log, oldest first, reaching into rotated files when server.log
+ * alone is shorter (for `watchdog logs -n N`).
+ */
+export async function tailLog(logDir: string, n: number, keep = 5): Promise<string[]> {
+  let lines: string[] = [];
+  for (let i = 0; i < keep && lines.length < n; i++) {
+    let text: string;
+    try {
+      text = await readFile(logPath(logDir, i), 'utf8');
+    } catch {
+      if (i === 0) continue;
+      break;
+    }
+    const fileLines = text.split('\n');
+    if (fileLines.at(-1) === '') fileLines.pop();
+    lines = [...fileLines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)), ...lines];
+  }
+  return n <= 0 ? [] : lines.slice(-n);
+}
+
+export interface LogFollower {
+  /** Reads whatever is new now (also called on every tick). */
+  poll(): void;
+  /** Stops polling; reads what is new first and passes on an unterminated last line. */
+  stop(): void;
+}
+
+/**
+ * Follows `<logDir>/server.log` like `tail -F`: polls for appended bytes, survives rotation by rename
+ * (reopens the new file after draining the old one) and truncation (starts over at 0).
+ * Starts at the end of the file unless `startOffset` is given.
+ */
+export function followLog(
+  logDir: string,
+  onLine: (line: string) => void,
+  opts: { intervalMs?: number; startOffset?: number; onPoll?: (size: number) => void } = {},
+): LogFollower {
+  const path = logPath(logDir);
+  let fd: number | null = null;
+  let ino = -1;
+  let offset = 0;
+  let splitter = new LineSplitter();
+  let stopped = false;
+
+  const open = (start: number | 'end'): boolean => {
+    try {
+      fd = openSync(path, 'r');
+    } catch {
+      return false;
+    }
+    const st = fstatSync(fd);
+    ino = st.ino;
+    offset = start === 'end' ? st.size : Math.min(start, st.size);
+    return true;
+  };
+
+  const drain = (): void => {
+    if (fd === null) return;
+    const size = fstatSync(fd).size;
+    if (size < offset) {
+      // Truncated in place (copytruncate): what is there now is new.
+      offset = 0;
+      splitter = new LineSplitter();
+    }
+    const buf = Buffer.allocUnsafe(CHUNK);
+    while (offset < size) {
+      const got = readSync(fd, buf, 0, Math.min(CHUNK, size - offset), offset);
+      if (got <= 0) break;
+      offset += got;
+      for (const line of splitter.push(buf.subarray(0, got))) onLine(line);
+    }
+  };
+
+  const poll = (): void => {
+    if (stopped) return;
+    try {
+      if (fd === null && !open(opts.startOffset ?? 'end')) return;
+      drain();
+      let currentIno = ino;
+      try {
+        currentIno = statSync(path).ino;
+      } catch {
+        // Renamed away and not recreated yet: keep the old file until it is.
+      }
+      if (currentIno !== ino && fd !== null) {
+        closeSync(fd);
+        fd = null;
+        const last = splitter.flush();
+        if (last !== null) onLine(last);
+        splitter = new LineSplitter();
+        if (open(0)) drain();
+      }
+      if (fd !== null) opts.onPoll?.(offset);
+    } catch {
+      // A vanished file or a racing rotation: the next tick tries again.
+    }
+  };
+
+  open(opts.startOffset ?? 'end');
+  const timer = setInterval(poll, opts.intervalMs ?? 250);
+  timer.unref();
+  return {
+    poll,
+    stop() {
+      if (stopped) return;
+      poll();
+      stopped = true;
+      clearInterval(timer);
+      const last = splitter.flush();
+      if (last !== null) onLine(last);
+      if (fd !== null) closeSync(fd);
+      fd = null;
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+
+/** Per-boot identity, so a start time from before a reboot never matches a process after it. */
+let bootId: string | null | undefined;
+async function readBootId(): Promise<string | null> {
+  if (bootId === undefined) {
+    bootId = await readFile('/proc/sys/kernel/random/boot_id', 'utf8').then((s) => s.trim(), () => null);
+  }
+  return bootId;
+}
+
+/** The fields of /proc/<pid>/stat after the command name, which may itself contain spaces and parentheses. */
+function statFields(text: string): string[] {
+  return text.slice(text.lastIndexOf(')') + 2).trim().split(' ');
+}
+
+/**
+ * When the process started, as a string that stays the same for the life of the process and differs
+ * for a later process with the same pid: `<clock ticks since boot>@<boot id>` (field 22 of
+ * /proc/<pid>/stat; the boot id rather than the boot time, which moves when the wall clock is stepped).
+ * Null when the process does not exist or this is not Linux.
+ */
+export async function readProcessStartTime(pid: number): Promise<string | null> {
+  try {
+    const fields = statFields(await readFile(`/proc/${pid}/stat`, 'utf8'));
+    // Field 3 (state) is fields[0], so field 22 (starttime) is fields[19].
+    const ticks = fields[19];
+    if (!ticks || !/^\d+$/.test(ticks)) return null;
+    const boot = await readBootId();
+    return boot ? `${ticks}@${boot}` : ticks;
+  } catch {
+    return null;
+  }
+}
+
+/** argv of a running process as the kernel holds it (argv[0] first), or null. */
+export async function readCmdline(pid: number): Promise<string[] | null> {
+  try {
+    const raw = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+    if (raw === '') return null; // zombies and kernel threads have none
+    const parts = raw.split('\0');
+    if (parts.at(-1) === '') parts.pop();
+    return parts;
+  } catch {
+    return null;
+  }
+}
+
+/** True while a process with this pid exists and is not a zombie. */
+export function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    return statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'))[0] !== 'Z';
+  } catch {
+    return true; // no /proc (not Linux): trust the signal probe
+  }
+}
+
+/**
+ * Whether `pid` is still the server launched earlier (DESIGN.md §10): same kernel start time, and its
+ * command line ends with the arguments recorded at launch. Only the tail is compared because argv[0]
+ * and any interpreter in front of a script (`/usr/bin/node /x/bin/server.mjs …`) vary; the watchdog
+ * arguments (key, absolute config path) make the tail specific. Not /proc/<pid>/exe, which names the
+ * interpreter for script servers.
+ */
+export async function verifyProcess(pid: number, expect: { startTime: string; args: string[] }): Promise<boolean> {
+  if (!isAlive(pid)) return false;
+  const [startTime, cmdline] = await Promise.all([readProcessStartTime(pid), readCmdline(pid)]);
+  if (startTime === null || startTime !== expect.startTime || cmdline === null) return false;
+  if (cmdline.length <= expect.args.length) return false; // argv[0] must come first
+  const tail = cmdline.slice(cmdline.length - expect.args.length);
+  return tail.every((arg, i) => arg === expect.args[i]);
+}

@@ -1,0 +1,227 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Socket } from 'node:net';
+import { ProcessError } from '../errors.ts';
+import type { LaunchSpec } from './launch-spec.ts';
+import { DEFAULT_ROTATION, LineSplitter, RotatingLogWriter, copyTruncate, logPath, rotateIfFull, type LogRotation } from './log-file.ts';
+import { followLog, type LogFollower } from './log-tail.ts';
+import { readProcessStartTime } from './proc-info.ts';
+
+export interface ExitStatus {
+  code: number | null;
+  signal: string | null;
+}
+
+/** A launched game server, owned by one `runProcess` actor. */
+export interface ServerProcess {
+  pid: number;
+  /** Kernel start time (see `readProcessStartTime`), for reattach verification; null if it exited at once. */
+  startTime: string | null;
+  /** Resolves once the process has exited (and its output has been read). Never rejects. */
+  exited: Promise<ExitStatus>;
+  /**
+   * Signals the whole process group (default SIGKILL), so the server's children go too. Never throws.
+   * Still useful after the leader exited: a group id cannot be reused while any member lives.
+   */
+  kill(signal?: NodeJS.Signals): void;
+  /** Stops following output and lets the daemon exit while the server keeps running (PersistServers). */
+  detach(): void;
+}
+
+export interface SpawnOptions {
+  /** Folder for server.log and its rotations (normally `<instance>/logs`). */
+  logDir: string;
+  /** Every output line; with `persist` both streams share one file and arrive as 'stdout'. */
+  onLine?: (stream: 'stdout' | 'stderr', line: string) => void;
+  /**
+   * PersistServers: the server writes straight to the log file (O_APPEND), never to a pipe, so it survives
+   * the daemon. Rotation then happens at launch and, while attached, by copy-and-truncate.
+   */
+  persist: boolean;
+  rotation?: LogRotation;
+  /** Poll interval for following the log file in persist mode. */
+  followMs?: number;
+}
+
+/**
+ * When the leader exits, what is left of its group (children it did not take down) is killed at once,
+ * as systemd's KillMode=control-group does: they would hold the game's ports and files against the
+ * next launch. Done immediately, while the group id cannot have been reused. Not after `detach()`.
+ */
+function reapStragglers(child: ChildProcess, detached: boolean): void {
+  if (!detached) killGroup(child, 'SIGKILL');
+}
+
+/** After 'exit', how long to wait for the pipes to drain; grandchildren may hold them open for ever. */
+const DRAIN_GRACE_MS = 300;
+
+const REASONS: Record<string, string> = {
+  ENOENT: 'file not found',
+  EACCES: 'permission denied (is it executable?)',
+  ENOEXEC: 'not an executable format',
+  ENOTDIR: 'a path component is not a folder',
+  E2BIG: 'argument list too long',
+};
+
+function launchError(spec: LaunchSpec, err: unknown): ProcessError {
+  const code = (err as NodeJS.ErrnoException).code ?? 'error';
+  const why = REASONS[code] ?? (err instanceof Error ? err.message : String(err));
+  return new ProcessError(`cannot launch ${spec.program}: ${code} (${why}) — check RunCommand`, { cause: err });
+}
+
+function marker(text: string): string {
+  return `--- ${new Date().toISOString()} watchdog: ${text} ---`;
+}
+
+/** Waits for the outcome of spawn(): 'spawn' when exec succeeded, 'error' when it did not. */
+function started(child: ChildProcess): Promise<Error | null> {
+  return new Promise((resolve) => {
+    child.once('spawn', () => resolve(null));
+    child.once('error', (err) => resolve(err));
+  });
+}
+
+/**
+ * Launches a game server in its own process group (`detached: true`), its output going to
+ * `<logDir>/server.log`. Rejects with a ProcessError naming the program when it cannot be started.
+ *
+ * @example
+ * const proc = await spawnServer(spec, { logDir: join(dir, 'logs'), persist: false, onLine: (s, l) => log.info(l) });
+ * const { code, signal } = await proc.exited;
+ */
+export async function spawnServer(spec: LaunchSpec, opts: SpawnOptions): Promise<ServerProcess> {
+  const rotation = opts.rotation ?? DEFAULT_ROTATION;
+  const st = await stat(spec.cwd).catch(() => null);
+  if (!st?.isDirectory()) {
+    throw new ProcessError(`cannot launch ${spec.program}: its working directory ${spec.cwd} does not exist — check Servers.InstanceRoot`);
+  }
+  mkdirSync(opts.logDir, { recursive: true });
+  const emit = (stream: 'stdout' | 'stderr', line: string) => {
+    try {
+      opts.onLine?.(stream, line);
+    } catch {
+      // A subscriber's bug must not stop the log.
+    }
+  };
+  return opts.persist ? spawnPersistent(spec, opts, rotation, emit) : spawnPiped(spec, opts, rotation, emit);
+}
+
+type Emit = (stream: 'stdout' | 'stderr', line: string) => void;
+
+async function spawnPiped(spec: LaunchSpec, opts: SpawnOptions, rotation: LogRotation, emit: Emit): Promise<ServerProcess> {
+  const writer = new RotatingLogWriter(opts.logDir, rotation);
+  writer.writeLine(marker(`launching ${spec.program}`));
+  const child = spawn(spec.program, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const failure = await started(child);
+  if (failure || child.pid === undefined) {
+    const err = launchError(spec, failure);
+    writer.writeLine(marker(err.message));
+    writer.close();
+    throw err;
+  }
+  const pid = child.pid;
+  let detached = false;
+  let open = 2;
+  const closeWriter = () => {
+    if (--open === 0) writer.close();
+  };
+  for (const [stream, readable] of [['stdout', child.stdout], ['stderr', child.stderr]] as const) {
+    const splitter = new LineSplitter();
+    const take = (line: string) => {
+      writer.writeLine(line);
+      emit(stream, line);
+    };
+    readable?.on('data', (chunk: Buffer) => splitter.push(chunk).forEach(take));
+    readable?.once('close', () => {
+      const last = splitter.flush();
+      if (last !== null) take(last);
+      closeWriter();
+    });
+  }
+  const exited = new Promise<ExitStatus>((resolve) => {
+    let status: ExitStatus | null = null;
+    child.once('exit', (code, signal) => {
+      reapStragglers(child, detached);
+      status = { code, signal };
+      setTimeout(() => resolve(status ?? { code, signal }), DRAIN_GRACE_MS).unref();
+    });
+    child.once('close', (code: number | null, signal: NodeJS.Signals | null) => resolve(status ?? { code, signal }));
+  });
+  return {
+    pid,
+    startTime: await readProcessStartTime(pid),
+    exited,
+    kill: (signal) => killGroup(child, signal),
+    detach() {
+      detached = true;
+      // Pipes cannot be handed over: the server keeps writing to them while this daemon lives. Daemons
+      // that must outlive their servers launch them with `persist`.
+      child.unref();
+      // Child pipes are net.Sockets at runtime; the typings only promise a Readable.
+      for (const s of [child.stdout, child.stderr]) (s as Socket | null)?.unref();
+    },
+  };
+}
+
+async function spawnPersistent(spec: LaunchSpec, opts: SpawnOptions, rotation: LogRotation, emit: Emit): Promise<ServerProcess> {
+  rotateIfFull(opts.logDir, rotation);
+  const fd = openSync(logPath(opts.logDir), 'a');
+  let child: ChildProcess;
+  let startOffset: number;
+  try {
+    writeSync(fd, marker(`launching ${spec.program}`) + '\n');
+    startOffset = fstatSync(fd).size;
+    child = spawn(spec.program, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', fd, fd] });
+    const failure = await started(child);
+    if (failure || child.pid === undefined) {
+      const err = launchError(spec, failure);
+      writeSync(fd, marker(err.message) + '\n');
+      throw err;
+    }
+  } finally {
+    // The child holds its own copy of the descriptor.
+    closeSync(fd);
+  }
+  const pid = child.pid;
+  let detached = false;
+  const follower: LogFollower = followLog(opts.logDir, (line) => emit('stdout', line), {
+    startOffset,
+    intervalMs: opts.followMs,
+    onPoll: (size) => {
+      if (size >= rotation.maxBytes) copyTruncate(opts.logDir, rotation.keep);
+    },
+  });
+  const exited = new Promise<ExitStatus>((resolve) => {
+    child.once('exit', (code, signal) => {
+      reapStragglers(child, detached);
+      follower.stop();
+      resolve({ code, signal });
+    });
+  });
+  return {
+    pid,
+    startTime: await readProcessStartTime(pid),
+    exited,
+    kill: (signal) => killGroup(child, signal),
+    detach() {
+      detached = true;
+      follower.stop();
+      child.unref();
+    },
+  };
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return;
+    try {
+      child.kill(signal);
+    } catch {
+      // Nothing left to signal.
+    }
+  }
+}

@@ -65,16 +65,18 @@ export function isAlive(pid: number): boolean {
 
 /**
  * Whether `pid` is still the server launched earlier (DESIGN.md §10): same kernel start time, and its
- * command line ends with the arguments recorded at launch. Only the tail is compared because argv[0]
- * and any interpreter in front of a script (`/usr/bin/node /x/bin/server.mjs …`) vary; the watchdog
- * arguments (key, absolute config path) make the tail specific. Not /proc/<pid>/exe, which names the
- * interpreter for script servers.
+ * command line ends with the arguments recorded at launch. Only the tail is compared because what
+ * precedes the arguments varies: an interpreter in front of a script (`/usr/bin/node /x/bin/server.mjs …`),
+ * or a wrapper script that `exec`s something else. Pass the launch spec's `args` (the watchdog arguments
+ * — key, absolute config path — make the tail specific); `[program, ...args]` also works when the program
+ * itself is what runs (a native binary, or a script run through its shebang). Not /proc/<pid>/exe, which
+ * names the interpreter for script servers.
  */
 export async function verifyProcess(pid: number, expect: { startTime: string; args: string[] }): Promise<boolean> {
   if (!isAlive(pid)) return false;
   const [startTime, cmdline] = await Promise.all([readProcessStartTime(pid), readCmdline(pid)]);
   if (startTime === null || startTime !== expect.startTime || cmdline === null) return false;
-  if (cmdline.length <= expect.args.length) return false; // argv[0] must come first
+  if (cmdline.length < expect.args.length) return false;
   const tail = cmdline.slice(cmdline.length - expect.args.length);
   return tail.every((arg, i) => arg === expect.args[i]);
 }

@@ -1,0 +1,58 @@
+import type { ExitInfo, InstanceEmitted } from '../../machines/instance.types.ts';
+
+export type AlertEvent = Extract<InstanceEmitted, { type: 'alert' }>;
+
+const CHECK_LOGS = 'Check server logs for possible causes.';
+
+/** `exit code 3`, `signal SIGKILL`; null for an unknown status. */
+export function describeExit(exit: ExitInfo | null): string | null {
+  if (!exit) return null;
+  if (exit.signal) return `signal ${exit.signal}`;
+  if (exit.code !== null) return `exit code ${exit.code}`;
+  return null;
+}
+
+/** `800 ms`, `4 s`, `1.5 s`, `2 min`, `2 min 30 s`. */
+export function formatDelay(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const seconds = Math.round(ms / 100) / 10;
+  if (seconds < 120) return `${seconds} s`;
+  const whole = Math.round(seconds);
+  const min = Math.floor(whole / 60);
+  const rest = whole % 60;
+  return rest === 0 ? `${min} min` : `${min} min ${rest} s`;
+}
+
+/**
+ * The chat message for an alert, naming the instance key in backticks (DESIGN.md §10). Texts follow the
+ * real watchdog's (REFERENCE.md §7.9) with its typo fixed (Q14) and the exit status in words rather than
+ * a C# record dump.
+ *
+ * @example
+ * alertMessage('alpha', { type: 'alert', kind: 'crash', exit: { code: null, signal: 'SIGKILL' }, failures: 0, backoffMs: null });
+ * // "Server `alpha` exited with signal SIGKILL. Check server logs for possible causes."
+ */
+export function alertMessage(key: string, e: AlertEvent): string {
+  const server = `Server \`${key}\``;
+  const exit = describeExit(e.exit);
+  switch (e.kind) {
+    case 'crash':
+      if (e.exit?.signal) return `${server} exited with signal ${e.exit.signal}. ${CHECK_LOGS}`;
+      if (e.exit && e.exit.code !== null) return `${server} exited with non-clean exit code ${e.exit.code}. ${CHECK_LOGS}`;
+      return `${server} exited unexpectedly. ${CHECK_LOGS}`;
+    case 'hang':
+      return `${server} timed out and will be killed. ${CHECK_LOGS}`;
+    case 'failing': {
+      const attempts = `${e.failures} attempt${e.failures === 1 ? '' : 's'}`;
+      // A spawn failure has no exit status: the program never ran.
+      const last = exit ?? 'could not be launched';
+      return `${server} is failing to start (${attempts}, last: ${last}), needs manual intervention or update.`;
+    }
+    case 'stopped':
+      return `${server} has exited after manual stop request.`;
+    case 'crash-loop': {
+      const next = e.backoffMs === null ? '' : ` (next in ${formatDelay(e.backoffMs)})`;
+      return `${server} is crash-looping; restarting with back-off${next}.`;
+    }
+  }
+}

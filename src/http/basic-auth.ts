@@ -1,0 +1,52 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/** The outcome of reading an `Authorization` header as HTTP Basic (RFC 7617). */
+export type BasicCredentials =
+  | { kind: 'ok'; user: string; password: string }
+  /** No header, or another scheme: the client should be challenged (401 + WWW-Authenticate). */
+  | { kind: 'missing' }
+  /** Basic, but the credentials are not base64 of `user:password` (400). */
+  | { kind: 'malformed' };
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Strict base64: Buffer.from(…, 'base64') silently skips garbage, which would turn junk into credentials. */
+function decodeBase64(text: string): Uint8Array | null {
+  const s = text.replace(/[\t\n\r ]/g, '');
+  if (!BASE64.test(s)) return null;
+  if (s.includes('=') ? s.length % 4 !== 0 : s.length % 4 === 1) return null;
+  return Buffer.from(s, 'base64');
+}
+
+/**
+ * Parses `Authorization: Basic <base64(user:password)>`. The scheme name is case-insensitive, and the password is
+ * everything after the FIRST colon, so tokens containing `:` work (the real watchdog splits on every colon,
+ * REFERENCE.md §12 Q3).
+ */
+export function parseBasicAuth(header: string | undefined | null): BasicCredentials {
+  if (!header) return { kind: 'missing' };
+  const m = /^[\t ]*([^\t ]+)(?:[\t ]+(.*))?$/s.exec(header);
+  if (!m || m[1]?.toLowerCase() !== 'basic') return { kind: 'missing' };
+  const bytes = decodeBase64(m[2] ?? '');
+  if (!bytes) return { kind: 'malformed' };
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return { kind: 'malformed' };
+  }
+  const colon = text.indexOf(':');
+  if (colon < 0) return { kind: 'malformed' };
+  return { kind: 'ok', user: text.slice(0, colon), password: text.slice(colon + 1) };
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/** Constant-time string equality: hashing first makes both sides the same length, whatever was sent. */
+export function secretsEqual(given: string, expected: string): boolean {
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+/** The challenge sent with every 401. */
+export const WWW_AUTHENTICATE = 'Basic realm="watchdog"';

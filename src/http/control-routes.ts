@@ -1,0 +1,52 @@
+import { type Context, Hono } from 'hono';
+import { describeError } from '../errors.ts';
+import { authorize, refusal } from './authorize.ts';
+import type { HttpDeps } from './deps.ts';
+import type { ControlAction } from './registry.ts';
+import { methodNotAllowed, remoteAddress } from './request-info.ts';
+
+const ACTIONS: readonly ControlAction[] = ['restart', 'update', 'stop', 'rollback'];
+
+/**
+ * `POST /:key/{restart,update,stop,rollback}` and `GET /:key/status`, Basic `<key>:<ApiToken>`; mounted at
+ * `/instances`. Every control request, accepted or refused, is audited on the bus (`control`).
+ */
+export function controlRoutes({ registry, bus, log }: HttpDeps): Hono {
+  const app = new Hono();
+  const control = (action: ControlAction) => (c: Context) => {
+    const key = c.req.param('key') ?? '';
+    const remote = remoteAddress(c);
+    const auth = authorize(c.req.header('authorization'), key, registry, 'apiToken');
+    const audit = (status: number, user: string | undefined) =>
+      bus.emit('control', { key, action, user, remote, status, result: status === 200 ? 'accepted' : 'refused', at: Date.now() });
+
+    if (!auth.ok) {
+      audit(auth.status, auth.user);
+      log.warn(`control ${action} refused: ${auth.reason}`, { key, status: auth.status, remote: remote ?? '' });
+      return refusal(c, auth.status, auth.reason);
+    }
+    try {
+      auth.instance.control(action);
+    } catch (err) {
+      // The contract says control() never throws; if it does, the audit still records the attempt.
+      audit(500, auth.user);
+      throw new Error(`control ${action} of instance ${key} failed: ${describeError(err)}`, { cause: err });
+    }
+    audit(200, auth.user);
+    log.info(`control ${action} accepted`, { key, remote: remote ?? '' });
+    return c.body('', 200);
+  };
+  for (const action of ACTIONS) {
+    app.post(`/:key/${action}`, control(action));
+    app.all(`/:key/${action}`, methodNotAllowed('POST'));
+  }
+
+  app.get('/:key/status', (c) => {
+    const auth = authorize(c.req.header('authorization'), c.req.param('key'), registry, 'apiToken');
+    if (!auth.ok) return refusal(c, auth.status, auth.reason);
+    return c.json(auth.instance.status());
+  });
+  app.all('/:key/status', methodNotAllowed('GET, HEAD'));
+
+  return app;
+}

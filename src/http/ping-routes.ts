@@ -1,0 +1,25 @@
+import { Hono } from 'hono';
+import { authorize, refusal } from './authorize.ts';
+import type { HttpDeps } from './deps.ts';
+import { methodNotAllowed, remoteAddress } from './request-info.ts';
+
+/**
+ * `POST /:key/ping`, Basic `<key>:<secret of the current launch>`; mounted at `/server_api`. A refused check-in
+ * is emitted as `checkin:rejected` with its reason; the supervisor decides how often to log it (a misconfigured
+ * server pings forever).
+ */
+export function pingRoutes({ registry, bus }: HttpDeps): Hono {
+  const app = new Hono();
+  app.post('/:key/ping', (c) => {
+    const key = c.req.param('key');
+    const auth = authorize(c.req.header('authorization'), key, registry, 'checkinSecret');
+    if (!auth.ok) {
+      bus.emit('checkin:rejected', { key, reason: auth.reason, remote: remoteAddress(c), at: Date.now() });
+      return refusal(c, auth.status, auth.reason);
+    }
+    auth.instance.checkin();
+    return c.body('', 200);
+  });
+  app.all('/:key/ping', methodNotAllowed('POST'));
+  return app;
+}

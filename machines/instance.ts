@@ -1,0 +1,438 @@
+/**
+ * The instance statechart (DESIGN.md §3): one per game-server instance. Pure: it names its actors, delays,
+ * guards and actions; `src/supervisor` supplies the actors with `.provide()`. No I/O, no clock, no randomness.
+ *
+ * The server process is a spawned child (`process`), not an invoke: it must stay owned across `starting`,
+ * `running`, `awaiting-checkin` and `restarting.stopping`, which are siblings. It is stopped explicitly once
+ * its exit has been handled, and with SHUTDOWN {persist} it is told to DETACH before the machine ends.
+ */
+import { and, assign, cancel, emit, enqueueActions, fromCallback, fromPromise, raise, setup, spawnChild, stopChild } from 'xstate';
+import type {
+  AlertKind,
+  CheckInput,
+  CheckOutput,
+  ExitInfo,
+  InstanceEmitted,
+  InstanceEvent,
+  InstanceInput,
+  InstanceTiming,
+  ProcessCommand,
+  ProcessInput,
+  RestartReason,
+  UpdateInput,
+  UpdateOutput,
+} from './instance.types.ts';
+
+export interface InstanceContext {
+  key: string;
+  timing: InstanceTiming;
+  revision: string | null;
+  /** Incremented per launch (and adoption); events from an older launch carry an older id and are ignored. */
+  launchId: number;
+  pid: number | null;
+  /** The current launch has checked in at least once. */
+  checkedIn: boolean;
+  /** Consecutive exits before a first check-in. */
+  startupFailures: number;
+  restarts: number;
+  /** Consecutive unclean exits after a check-in, reset by a stable run (STABLE). */
+  crashStreak: number;
+  /** The crash-loop alert of the current loop has been sent. */
+  loopNotified: boolean;
+  /** Run the update actor before the next launch. True at daemon start. */
+  updatePending: boolean;
+  stopRequested: boolean;
+  restartRequested: boolean;
+  /** The current process is being killed for not checking in. */
+  hangKill: boolean;
+  /** The daemon is exiting: once the process is gone, the machine ends. */
+  shuttingDown: boolean;
+  lastExit: ExitInfo | null;
+  /** A `process` child exists (sendTo to a missing child throws, so every command checks this). */
+  processOwned: boolean;
+  /** An `updateCheck` child is running. */
+  checkRunning: boolean;
+}
+
+/** InstanceEvent plus the machine's own delayed STABLE (a run lasted `stableRunMs` after its first check-in). */
+export type InstanceMachineEvent = InstanceEvent | { type: 'STABLE' };
+
+/** The crash-loop back-off before relaunch number `crashStreak` (≥ 2): doubling from the initial delay, capped. */
+export function backoffMs(timing: InstanceTiming, crashStreak: number): number {
+  return Math.min(timing.backoffInitialMs * 2 ** Math.max(0, crashStreak - 2), timing.backoffMaxMs);
+}
+
+const notProvided = (name: string) => () => {
+  throw new Error(`instance machine: actor "${name}" not provided; supply it with instanceMachine.provide({ actors })`);
+};
+
+/** The alert as emitted: exit status (none for a hang), the count that matters for its kind, the back-off. */
+function alertOf(context: InstanceContext, kind: AlertKind, backoff: number | null = null): InstanceEmitted {
+  return {
+    type: 'alert',
+    kind,
+    exit: kind === 'hang' ? null : context.lastExit,
+    failures: kind === 'crash' || kind === 'crash-loop' ? context.crashStreak : context.startupFailures,
+    backoffMs: backoff,
+  };
+}
+
+/** The result of a finished update check (`xstate.done.actor.updateCheck` is not in the declared event union). */
+function checkAvailable(event: { type: string }): boolean {
+  const done = event as { type: string; output?: CheckOutput };
+  return done.type === 'xstate.done.actor.updateCheck' && done.output?.available === true;
+}
+
+const exitOf = (event: InstanceMachineEvent): ExitInfo =>
+  event.type === 'PROCESS_EXITED' ? { code: event.code, signal: event.signal } : { code: null, signal: null };
+
+const s = setup({
+  types: {
+    context: {} as InstanceContext,
+    events: {} as InstanceMachineEvent,
+    input: {} as InstanceInput,
+    emitted: {} as InstanceEmitted,
+  },
+  actors: {
+    update: fromPromise<UpdateOutput, UpdateInput>(notProvided('update')),
+    checkUpdate: fromPromise<CheckOutput, CheckInput>(notProvided('checkUpdate')),
+    runProcess: fromCallback<ProcessCommand, ProcessInput>(notProvided('runProcess')),
+  },
+  delays: {
+    checkinTimeout: ({ context }) => context.timing.checkinTimeoutMs,
+    degradedAfter: ({ context }) => Math.floor(context.timing.checkinTimeoutMs / 2),
+    hangAfter: ({ context }) => context.timing.checkinTimeoutMs - Math.floor(context.timing.checkinTimeoutMs / 2),
+    stopTimeout: ({ context }) => context.timing.stopTimeoutMs,
+    backoff: ({ context }) => backoffMs(context.timing, context.crashStreak),
+    stableRun: ({ context }) => context.timing.stableRunMs,
+  },
+  guards: {
+    currentLaunch: ({ context, event }) => 'launchId' in event && event.launchId === context.launchId,
+    persist: ({ event }) => event.type === 'SHUTDOWN' && event.persist,
+    graceful: ({ event }) => event.type === 'SHUTDOWN' && !event.persist,
+    updatePending: ({ context }) => context.updatePending,
+    updateAvailable: ({ event }) => checkAvailable(event),
+    checkIdle: ({ context }) => !context.checkRunning,
+    shuttingDown: ({ context }) => context.shuttingDown,
+    stopRequested: ({ context }) => context.stopRequested,
+    restartRequested: ({ context }) => context.restartRequested,
+    hangKill: ({ context }) => context.hangKill,
+    neverCheckedIn: ({ context }) => !context.checkedIn,
+    giveUp: ({ context }) => !context.checkedIn && context.startupFailures + 1 >= context.timing.startupFailureLimit,
+    unclean: ({ context }) => context.lastExit !== null && (context.lastExit.code !== 0 || context.lastExit.signal !== null),
+    firstCrash: ({ context }) => context.crashStreak === 0,
+  },
+  actions: {
+    /** Every ProcessCommand goes through here: a command for a process that is gone is dropped, never thrown. */
+    tell: enqueueActions(({ context, enqueue }, command: ProcessCommand) => {
+      if (context.processOwned) enqueue.sendTo('process', command);
+    }),
+    alert: emit(({ context }, p: { kind: AlertKind }) => alertOf(context, p.kind)),
+    restart: enqueueActions(({ enqueue }, reason: RestartReason) => {
+      enqueue.assign({ restarts: ({ context }) => context.restarts + 1 });
+      enqueue.emit({ type: 'restart', reason });
+    }),
+    /** Leaving `restarting.decide`: the flags that chose the way are spent. */
+    settle: assign({ restartRequested: false, hangKill: false }),
+    launch: enqueueActions(({ enqueue }) => {
+      enqueue.assign({
+        launchId: ({ context }) => context.launchId + 1,
+        checkedIn: false,
+        pid: null,
+        processOwned: true,
+      });
+      enqueue.spawnChild('runProcess', {
+        id: 'process',
+        input: ({ context }) => ({ key: context.key, launchId: context.launchId, adoptPid: null }),
+      });
+      enqueue.emit(({ context }) => ({ type: 'launch', launchId: context.launchId }));
+    }),
+    /** The process of the current launch is gone: remember how, release the child. */
+    released: enqueueActions(({ enqueue, event }) => {
+      enqueue.assign({ lastExit: exitOf(event), pid: null, processOwned: false });
+      enqueue.cancel('stable');
+      enqueue.stopChild('process');
+    }),
+    hang: enqueueActions(({ context, enqueue }) => {
+      enqueue.emit(alertOf(context, 'hang'));
+      enqueue.assign({ hangKill: true });
+      if (context.processOwned) enqueue.sendTo('process', { type: 'KILL', reason: 'hang' } satisfies ProcessCommand);
+    }),
+    /** RESTART clears what kept the instance down. */
+    clearDown: assign({ stopRequested: false, startupFailures: 0, crashStreak: 0, loopNotified: false }),
+    /** An unclean exit after a check-in: count it; alert once per crash loop (first crash, then its loop). */
+    crashed: enqueueActions(({ context, enqueue }) => {
+      const streak = context.crashStreak + 1;
+      const after = { ...context, crashStreak: streak };
+      enqueue.assign({ crashStreak: streak, restarts: context.restarts + 1 });
+      enqueue.emit({ type: 'restart', reason: 'crash' });
+      if (streak === 1) enqueue.emit(alertOf(after, 'crash'));
+      else if (!context.loopNotified) {
+        enqueue.assign({ loopNotified: true });
+        enqueue.emit(alertOf(after, 'crash-loop', backoffMs(context.timing, streak)));
+      }
+    }),
+    checkFinished: enqueueActions(({ enqueue, event }) => {
+      const available = checkAvailable(event);
+      enqueue.assign({ checkRunning: false, updatePending: ({ context }) => context.updatePending || available });
+      enqueue.stopChild('updateCheck');
+    }),
+  },
+});
+
+/** What every state that owns the `process` child does with its exit, STOP, RESTART, SHUTDOWN and a found update. */
+const owning = s.createStateConfig({
+  on: {
+    PROCESS_EXITED: { guard: 'currentLaunch', target: '#instance.restarting.decide', actions: 'released' },
+    SPAWN_FAILED: { guard: 'currentLaunch', target: '#instance.restarting.decide', actions: 'released' },
+    // The runProcess actor itself failed: treat it as an exit with unknown status.
+    'xstate.error.actor.process': { target: '#instance.restarting.decide', actions: 'released' },
+    STOP: { actions: [assign({ stopRequested: true }), { type: 'tell', params: { type: 'LEAVE' } }] },
+    RESTART: {
+      target: '#instance.restarting.stopping',
+      actions: ['clearDown', assign({ restartRequested: true }), { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Restart requested.' } }],
+    },
+    SHUTDOWN: {
+      guard: 'graceful',
+      target: '#instance.restarting.stopping',
+      actions: [assign({ shuttingDown: true }), { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Watchdog shutting down.' } }],
+    },
+    'xstate.done.actor.updateCheck': {
+      guard: 'updateAvailable',
+      actions: ['checkFinished', { type: 'tell', params: { type: 'NOTIFY_UPDATE' } }],
+    },
+  },
+});
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export const instanceMachine = s.createMachine({
+  id: 'instance',
+  context: ({ input }) => ({
+    key: input.key,
+    timing: input.timing,
+    revision: input.revision,
+    launchId: 0,
+    pid: null,
+    checkedIn: false,
+    startupFailures: 0,
+    restarts: 0,
+    crashStreak: 0,
+    loopNotified: false,
+    updatePending: true,
+    stopRequested: false,
+    restartRequested: false,
+    hangKill: false,
+    shuttingDown: false,
+    lastExit: null,
+    processOwned: false,
+    checkRunning: false,
+  }),
+  initial: 'stopped',
+  on: {
+    CONFIG: { actions: assign({ timing: ({ event }) => event.timing }) },
+    PROCESS_STARTED: { guard: 'currentLaunch', actions: assign({ pid: ({ event }) => event.pid }) },
+    STABLE: { actions: assign({ crashStreak: 0, loopNotified: false }) },
+    UPDATE_CHECK: {
+      guard: 'checkIdle',
+      actions: [
+        assign({ checkRunning: true }),
+        spawnChild('checkUpdate', { id: 'updateCheck', input: ({ context }) => ({ key: context.key, revision: context.revision }) }),
+      ],
+    },
+    'xstate.done.actor.updateCheck': { actions: 'checkFinished' },
+    'xstate.error.actor.updateCheck': {
+      actions: [
+        assign({ checkRunning: false }),
+        stopChild('updateCheck'),
+        emit(({ event }) => ({ type: 'check-failed' as const, message: errorMessage((event as { error?: unknown }).error) })),
+      ],
+    },
+    // Only reachable if a process child failed where no state owns it; handled so the machine never errors.
+    'xstate.error.actor.process': {},
+    SHUTDOWN: [
+      { guard: 'persist', target: '.exited', actions: { type: 'tell', params: { type: 'DETACH' } } },
+      { target: '.exited' },
+    ],
+  },
+  states: {
+    stopped: {
+      initial: 'idle',
+      states: {
+        idle: {
+          on: {
+            START: [
+              { guard: 'updatePending', target: '#instance.updating', actions: assign({ stopRequested: false }) },
+              { target: '#instance.starting', actions: assign({ stopRequested: false }) },
+            ],
+            RESTART: [
+              { guard: 'updatePending', target: '#instance.updating', actions: 'clearDown' },
+              { target: '#instance.starting', actions: 'clearDown' },
+            ],
+            ADOPT: {
+              target: '#instance.running',
+              actions: [
+                assign({
+                  launchId: ({ context }) => context.launchId + 1,
+                  pid: ({ event }) => event.pid,
+                  checkedIn: true,
+                  stopRequested: false,
+                  processOwned: true,
+                }),
+                spawnChild('runProcess', {
+                  id: 'process',
+                  input: ({ context }) => ({ key: context.key, launchId: context.launchId, adoptPid: context.pid }),
+                }),
+                emit(({ context }) => ({ type: 'launch' as const, launchId: context.launchId })),
+              ],
+            },
+          },
+        },
+        failing: {
+          on: {
+            RESTART: [
+              { guard: 'updatePending', target: '#instance.updating', actions: 'clearDown' },
+              { target: '#instance.starting', actions: 'clearDown' },
+            ],
+            // A new build may fix what kept failing (REFERENCE.md §12 Q10/Q12): reset the count and try it.
+            'xstate.done.actor.updateCheck': {
+              guard: 'updateAvailable',
+              target: '#instance.updating',
+              actions: ['checkFinished', assign({ startupFailures: 0 })],
+            },
+          },
+        },
+      },
+    },
+    updating: {
+      entry: assign({ updatePending: false }),
+      invoke: {
+        id: 'update',
+        src: 'update',
+        input: ({ context }) => ({ key: context.key, revision: context.revision }),
+        onDone: [
+          {
+            guard: 'stopRequested',
+            target: 'stopped.idle',
+            actions: assign({ revision: ({ context, event }) => event.output.revision ?? context.revision }),
+          },
+          { target: 'starting', actions: assign({ revision: ({ context, event }) => event.output.revision ?? context.revision }) },
+        ],
+        onError: [
+          {
+            guard: 'stopRequested',
+            target: 'stopped.idle',
+            actions: emit(({ event }) => ({ type: 'update-failed' as const, message: errorMessage(event.error) })),
+          },
+          { target: 'starting', actions: emit(({ event }) => ({ type: 'update-failed' as const, message: errorMessage(event.error) })) },
+        ],
+      },
+      on: {
+        STOP: { actions: assign({ stopRequested: true }) },
+        RESTART: { actions: assign({ stopRequested: false }) },
+      },
+    },
+    starting: {
+      entry: 'launch',
+      after: { checkinTimeout: { target: 'restarting.stopping', actions: 'hang' } },
+      on: {
+        CHECKIN: {
+          guard: 'currentLaunch',
+          target: 'running',
+          actions: [
+            assign({ checkedIn: true, startupFailures: 0 }),
+            raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' }),
+            emit(({ context }) => ({ type: 'checkin' as const, launchId: context.launchId })),
+          ],
+        },
+        ...owning.on,
+      },
+    },
+    running: {
+      after: { degradedAfter: 'awaiting-checkin' },
+      on: {
+        CHECKIN: {
+          guard: 'currentLaunch',
+          target: 'running',
+          reenter: true,
+          actions: emit(({ context }) => ({ type: 'checkin' as const, launchId: context.launchId })),
+        },
+        ...owning.on,
+      },
+    },
+    'awaiting-checkin': {
+      after: { hangAfter: { target: 'restarting.stopping', actions: 'hang' } },
+      on: {
+        CHECKIN: {
+          guard: 'currentLaunch',
+          target: 'running',
+          actions: emit(({ context }) => ({ type: 'checkin' as const, launchId: context.launchId })),
+        },
+        ...owning.on,
+      },
+    },
+    restarting: {
+      initial: 'decide',
+      states: {
+        stopping: {
+          after: {
+            stopTimeout: { target: 'stopping', reenter: true, actions: { type: 'tell', params: { type: 'KILL', reason: 'stop-timeout' } } },
+          },
+          on: {
+            PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'released' },
+            SPAWN_FAILED: { guard: 'currentLaunch', target: 'decide', actions: 'released' },
+            'xstate.error.actor.process': { target: 'decide', actions: 'released' },
+            STOP: { actions: assign({ stopRequested: true }) },
+            RESTART: { actions: assign({ stopRequested: false, restartRequested: true, startupFailures: 0, crashStreak: 0, loopNotified: false }) },
+            SHUTDOWN: { guard: 'graceful', actions: assign({ shuttingDown: true }) },
+          },
+        },
+        decide: {
+          always: [
+            { guard: 'shuttingDown', target: '#instance.exited' },
+            { guard: 'stopRequested', target: '#instance.stopped.idle', actions: ['settle', { type: 'alert', params: { kind: 'stopped' } }] },
+            { guard: and(['restartRequested', 'updatePending']), target: '#instance.updating', actions: [{ type: 'restart', params: 'request' }, 'settle'] },
+            { guard: 'restartRequested', target: '#instance.starting', actions: [{ type: 'restart', params: 'request' }, 'settle'] },
+            { guard: and(['hangKill', 'updatePending']), target: '#instance.updating', actions: [{ type: 'restart', params: 'hang' }, 'settle'] },
+            { guard: 'hangKill', target: '#instance.starting', actions: [{ type: 'restart', params: 'hang' }, 'settle'] },
+            {
+              guard: 'giveUp',
+              target: '#instance.stopped.failing',
+              actions: [assign({ startupFailures: ({ context }) => context.startupFailures + 1 }), { type: 'alert', params: { kind: 'failing' } }],
+            },
+            {
+              guard: and(['neverCheckedIn', 'updatePending']),
+              target: '#instance.updating',
+              actions: [assign({ startupFailures: ({ context }) => context.startupFailures + 1 }), { type: 'restart', params: 'startup-failure' }],
+            },
+            {
+              guard: 'neverCheckedIn',
+              target: '#instance.starting',
+              actions: [assign({ startupFailures: ({ context }) => context.startupFailures + 1 }), { type: 'restart', params: 'startup-failure' }],
+            },
+            { guard: and(['unclean', 'firstCrash', 'updatePending']), target: '#instance.updating', actions: 'crashed' },
+            { guard: and(['unclean', 'firstCrash']), target: '#instance.starting', actions: 'crashed' },
+            { guard: 'unclean', target: 'backoff', actions: 'crashed' },
+            { guard: 'updatePending', target: '#instance.updating', actions: { type: 'restart', params: 'update' } },
+            { target: '#instance.starting', actions: { type: 'restart', params: 'exit' } },
+          ],
+        },
+        backoff: {
+          after: {
+            backoff: [{ guard: 'updatePending', target: '#instance.updating' }, { target: '#instance.starting' }],
+          },
+          on: {
+            STOP: { target: '#instance.stopped.idle', actions: assign({ stopRequested: true }) },
+            RESTART: [
+              { guard: 'updatePending', target: '#instance.updating', actions: 'clearDown' },
+              { target: '#instance.starting', actions: 'clearDown' },
+            ],
+          },
+        },
+      },
+    },
+    exited: { type: 'final' },
+  },
+});

@@ -1,0 +1,194 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { authCases, basic, harness, memoryInstance, memoryRegistry, send } from './support.ts';
+
+const TOKEN = 'tok-alpha-0123456789';
+
+function setup() {
+  const alpha = memoryInstance('alpha', { apiToken: TOKEN, secret: 'launch-secret' });
+  const colon = memoryInstance('colon', { apiToken: 'a:b::c:' });
+  const untokened = memoryInstance('untokened');
+  const h = harness(memoryRegistry(alpha, colon, untokened));
+  return { ...h, alpha, colon, untokened };
+}
+
+// ---
+
+const control = suite('control routes :: auth order');
+
+for (const action of ['restart', 'update', 'stop', 'rollback'] as const) {
+  for (const tc of authCases('alpha', TOKEN)) {
+    control(`control routes :: POST ${action}: ${tc.name}`, async () => {
+      const t = setup();
+      const res = await send(t.app, 'POST', `/instances/${tc.key}/${action}`, tc.header);
+      assert.is(res.status, tc.status);
+      assert.is(res.headers.get('www-authenticate'), tc.status === 401 ? 'Basic realm="watchdog"' : null);
+      if (tc.status === 200) {
+        assert.is(await res.text(), '');
+        assert.equal(t.alpha.calls, [`control:${action}`]);
+      } else {
+        assert.equal(t.alpha.calls, []);
+        assert.type((await res.json() as { error: unknown }).error, 'string');
+      }
+    });
+  }
+}
+
+control('control routes :: the password is everything after the first colon (a token containing ":")', async () => {
+  const t = setup();
+  assert.is((await send(t.app, 'POST', '/instances/colon/restart', basic('colon', 'a:b::c:'))).status, 200);
+  assert.equal(t.colon.calls, ['control:restart']);
+  assert.is((await send(t.app, 'POST', '/instances/colon/restart', basic('colon', 'a'))).status, 401);
+  assert.is((await send(t.app, 'POST', '/instances/colon/restart', basic('colon', 'a:b::c'))).status, 401);
+  assert.equal(t.colon.calls, ['control:restart']);
+});
+
+control('control routes :: an instance without ApiToken refuses control with 401, whatever the password', async () => {
+  const t = setup();
+  for (const password of ['', 'undefined', 'null', TOKEN]) {
+    const res = await send(t.app, 'POST', '/instances/untokened/stop', basic('untokened', password));
+    assert.is(res.status, 401);
+    assert.is(res.headers.get('www-authenticate'), 'Basic realm="watchdog"');
+  }
+  assert.equal(t.untokened.calls, []);
+});
+
+control('control routes :: the check-in secret is not an ApiToken', async () => {
+  const t = setup();
+  assert.is((await send(t.app, 'POST', '/instances/alpha/restart', basic('alpha', 'launch-secret'))).status, 401);
+  assert.equal(t.alpha.calls, []);
+});
+
+control('control routes :: request bodies are ignored', async () => {
+  const t = setup();
+  const res = await send(t.app, 'POST', '/instances/alpha/update', basic('alpha', TOKEN), {
+    body: JSON.stringify({ action: 'stop', token: 'x' }),
+    headers: { 'content-type': 'application/json' },
+  });
+  assert.is(res.status, 200);
+  assert.equal(t.alpha.calls, ['control:update']);
+});
+
+control.run();
+
+// ---
+
+const methods = suite('control routes :: methods and paths');
+
+methods('control routes :: GET /instances/x/restart → 405 with Allow: POST', async () => {
+  const t = setup();
+  for (const method of ['GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+    const res = await send(t.app, method, '/instances/alpha/restart', basic('alpha', TOKEN));
+    assert.is(res.status, 405, method);
+    assert.is(res.headers.get('allow'), 'POST');
+  }
+  const head = await send(t.app, 'HEAD', '/instances/alpha/restart');
+  assert.is(head.status, 405);
+  assert.equal(t.alpha.calls, []);
+});
+
+methods('control routes :: unknown actions and paths → 404', async () => {
+  const t = setup();
+  for (const path of ['/instances/alpha/explode', '/instances/alpha', '/instances', '/instances/alpha/restart/now', '/instances//restart']) {
+    const res = await send(t.app, 'POST', path, basic('alpha', TOKEN));
+    assert.is(res.status, 404, path);
+  }
+  assert.equal(t.alpha.calls, []);
+});
+
+methods('control routes :: POST /status → 405 with Allow: GET, HEAD', async () => {
+  const t = setup();
+  const res = await send(t.app, 'POST', '/instances/alpha/status', basic('alpha', TOKEN));
+  assert.is(res.status, 405);
+  assert.is(res.headers.get('allow'), 'GET, HEAD');
+});
+
+methods.run();
+
+// ---
+
+const audit = suite('control routes :: audit on the bus');
+
+audit('control routes :: every control request, accepted or refused, emits `control`', async () => {
+  const t = setup();
+  await send(t.app, 'POST', '/instances/alpha/restart', basic('alpha', TOKEN));
+  await send(t.app, 'POST', '/instances/alpha/stop', basic('alpha', 'nope'));
+  await send(t.app, 'POST', '/instances/alpha/update');
+  await send(t.app, 'POST', '/instances/ghost/rollback', basic('ghost', 'x'));
+  await send(t.app, 'POST', '/instances/alpha/rollback', basic('mallory', TOKEN));
+  const seen = t.controls.map(({ key, action, user, status, result, remote }) => ({ key, action, user, status, result, remote }));
+  assert.equal(seen, [
+    { key: 'alpha', action: 'restart', user: 'alpha', status: 200, result: 'accepted', remote: undefined },
+    { key: 'alpha', action: 'stop', user: 'alpha', status: 401, result: 'refused', remote: undefined },
+    { key: 'alpha', action: 'update', user: undefined, status: 401, result: 'refused', remote: undefined },
+    { key: 'ghost', action: 'rollback', user: 'ghost', status: 404, result: 'refused', remote: undefined },
+    { key: 'alpha', action: 'rollback', user: 'mallory', status: 403, result: 'refused', remote: undefined },
+  ]);
+  for (const e of t.controls) assert.ok(Math.abs(Date.now() - e.at) < 60_000);
+});
+
+audit('control routes :: tokens and Authorization headers never reach the log', async () => {
+  const t = setup();
+  await send(t.app, 'POST', '/instances/alpha/restart', basic('alpha', TOKEN));
+  await send(t.app, 'POST', '/instances/alpha/restart', basic('alpha', 'wrong-password-xyz'));
+  await send(t.app, 'GET', '/instances/alpha/status', basic('alpha', TOKEN));
+  assert.ok(t.log.lines.length >= 2, 'control requests are logged');
+  const all = t.log.lines.join('\n');
+  assert.not.match(all, TOKEN);
+  assert.not.match(all, 'wrong-password-xyz');
+  assert.not.match(all, basic('alpha', TOKEN).slice(6));
+});
+
+audit('control routes :: status requests are not control requests (no audit event)', async () => {
+  const t = setup();
+  await send(t.app, 'GET', '/instances/alpha/status', basic('alpha', TOKEN));
+  await send(t.app, 'GET', '/instances/alpha/restart', basic('alpha', TOKEN));
+  assert.equal(t.controls, []);
+});
+
+audit.run();
+
+// ---
+
+const status = suite('control routes :: GET status');
+
+for (const tc of authCases('alpha', TOKEN)) {
+  status(`control routes :: GET status: ${tc.name}`, async () => {
+    const t = setup();
+    const res = await send(t.app, 'GET', `/instances/${tc.key}/status`, tc.header);
+    assert.is(res.status, tc.status);
+    assert.is(res.headers.get('www-authenticate'), tc.status === 401 ? 'Basic realm="watchdog"' : null);
+    if (tc.status === 200) assert.is((await res.json() as { key: string }).key, 'alpha');
+    assert.equal(t.alpha.calls, []);
+  });
+}
+
+status('control routes :: status carries every DESIGN §10 field', async () => {
+  const t = setup();
+  t.alpha.state = 'restarting.backoff';
+  const res = await send(t.app, 'GET', '/instances/alpha/status', basic('alpha', TOKEN));
+  assert.is(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  const body = await res.json() as Record<string, unknown>;
+  for (const field of ['key', 'name', 'state', 'pid', 'revision', 'lastCheckinAt', 'startedAt', 'startupFailures', 'restarts', 'updatePending', 'stopRequested']) {
+    assert.ok(field in body, `status has ${field}`);
+  }
+  assert.is(body.state, 'restarting.backoff');
+  assert.is(body.pid, 4242);
+});
+
+status('control routes :: status of an instance without ApiToken → 401; token with ":" works', async () => {
+  const t = setup();
+  assert.is((await send(t.app, 'GET', '/instances/untokened/status', basic('untokened', ''))).status, 401);
+  assert.is((await send(t.app, 'GET', '/instances/colon/status', basic('colon', 'a:b::c:'))).status, 200);
+});
+
+status('control routes :: HEAD status answers like GET without a body', async () => {
+  const t = setup();
+  const res = await send(t.app, 'HEAD', '/instances/alpha/status', basic('alpha', TOKEN));
+  assert.is(res.status, 200);
+  assert.is(await res.text(), '');
+  assert.is((await send(t.app, 'HEAD', '/instances/alpha/status')).status, 401);
+});
+
+status.run();

@@ -1,0 +1,166 @@
+/**
+ * Drives the instance machine on a SimulatedClock with hand-operated fakes for its three actors: the
+ * process (records the commands it receives; the test reports its start and exit), the update and the
+ * update check (promises the test resolves or rejects).
+ */
+import { createActor, fromCallback, fromPromise, SimulatedClock, type StateValue } from 'xstate';
+import { instanceMachine } from '../../machines/instance.ts';
+import type {
+  CheckInput,
+  CheckOutput,
+  InstanceEmitted,
+  InstanceTiming,
+  ProcessCommand,
+  ProcessInput,
+  UpdateInput,
+  UpdateOutput,
+} from '../../machines/instance.types.ts';
+
+export const TIMING: InstanceTiming = {
+  checkinTimeoutMs: 10_000,
+  stopTimeoutMs: 3_000,
+  backoffInitialMs: 1_000,
+  backoffMaxMs: 8_000,
+  stableRunMs: 60_000,
+  startupFailureLimit: 3,
+};
+
+export interface FakeProcess {
+  input: ProcessInput;
+  commands: ProcessCommand[];
+  /** The machine stopped the child (its cleanup ran). */
+  stopped: boolean;
+  started(pid: number): void;
+  exit(code: number | null, signal?: string | null): void;
+  spawnFailed(message?: string): void;
+  /** Makes the actor itself fail (its receive handler throws), as a broken runProcess would. */
+  fail(): void;
+}
+
+export interface Pending<TIn, TOut> {
+  input: TIn;
+  signal: AbortSignal;
+  resolve(value: TOut): void;
+  reject(err: Error): void;
+}
+
+function pending<TIn, TOut>(list: Pending<TIn, TOut>[]) {
+  return ({ input, signal }: { input: TIn; signal: AbortSignal }) =>
+    new Promise<TOut>((resolve, reject) => list.push({ input, signal, resolve, reject }));
+}
+
+/** `{ stopped: 'idle' }` → `stopped.idle`. */
+export function pathOf(value: StateValue): string {
+  if (typeof value === 'string') return value;
+  const [key, inner] = Object.entries(value)[0] ?? ['', undefined];
+  return inner === undefined ? key : `${key}.${pathOf(inner)}`;
+}
+
+/** Lets promise callbacks (a resolved fake update or check) reach the machine. */
+export const settle = () => new Promise<void>((r) => setImmediate(r));
+
+export function createHarness(timing: Partial<InstanceTiming> = {}) {
+  const clock = new SimulatedClock();
+  const processes: FakeProcess[] = [];
+  const updates: Pending<UpdateInput, UpdateOutput>[] = [];
+  const checks: Pending<CheckInput, CheckOutput>[] = [];
+  const emitted: InstanceEmitted[] = [];
+  const errors: unknown[] = [];
+
+  const runProcess = fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive, self }) => {
+    let failNext = false;
+    const p: FakeProcess = {
+      input,
+      commands: [],
+      stopped: false,
+      started: (pid) => sendBack({ type: 'PROCESS_STARTED', launchId: input.launchId, pid }),
+      exit: (code, signal = null) => sendBack({ type: 'PROCESS_EXITED', launchId: input.launchId, code, signal }),
+      spawnFailed: (message = 'spawn ENOENT') => sendBack({ type: 'SPAWN_FAILED', launchId: input.launchId, message }),
+      fail: () => {
+        failNext = true;
+        self.send({ type: 'NOTIFY_UPDATE' });
+      },
+    };
+    receive((cmd) => {
+      if (failNext) throw new Error('fake process actor failed');
+      p.commands.push(cmd);
+    });
+    processes.push(p);
+    return () => {
+      p.stopped = true;
+    };
+  });
+
+  const machine = instanceMachine.provide({
+    actors: {
+      runProcess,
+      update: fromPromise<UpdateOutput, UpdateInput>(pending(updates)),
+      checkUpdate: fromPromise<CheckOutput, CheckInput>(pending(checks)),
+    },
+  });
+  const actor = createActor(machine, { clock, input: { key: 'alpha', timing: { ...TIMING, ...timing }, revision: 'r1' } });
+  actor.on('*', (e) => emitted.push(e));
+  actor.subscribe({ error: (err) => errors.push(err) });
+  actor.start();
+
+  const h = {
+    actor,
+    clock,
+    processes,
+    updates,
+    checks,
+    emitted,
+    errors,
+    state: () => pathOf(actor.getSnapshot().value),
+    context: () => actor.getSnapshot().context,
+    /** The newest process child. */
+    proc: (): FakeProcess => {
+      const p = processes.at(-1);
+      if (!p) throw new Error('no process was spawned');
+      return p;
+    },
+    alerts: () => emitted.flatMap((e) => (e.type === 'alert' ? [e.kind] : [])),
+    restarts: () => emitted.flatMap((e) => (e.type === 'restart' ? [e.reason] : [])),
+    checkin: () => actor.send({ type: 'CHECKIN', launchId: actor.getSnapshot().context.launchId }),
+    /** Resolves the oldest unanswered update and lets the machine see it. */
+    async finishUpdate(output: UpdateOutput = { revision: 'r1', changed: false }) {
+      const u = updates.shift();
+      if (!u) throw new Error('no update is running');
+      u.resolve(output);
+      await settle();
+    },
+    async failUpdate(message = 'CDN down') {
+      const u = updates.shift();
+      if (!u) throw new Error('no update is running');
+      u.reject(new Error(message));
+      await settle();
+    },
+    async finishCheck(available: boolean) {
+      const c = checks.shift();
+      if (!c) throw new Error('no update check is running');
+      c.resolve({ available });
+      await settle();
+    },
+    async failCheck(message = 'manifest unreachable') {
+      const c = checks.shift();
+      if (!c) throw new Error('no update check is running');
+      c.reject(new Error(message));
+      await settle();
+    },
+    /** START, let the initial update finish, and report the process started: ends in `starting`. */
+    async launch(pid = 100) {
+      actor.send({ type: 'START' });
+      await h.finishUpdate();
+      h.proc().started(pid);
+    },
+    /** launch() plus the first check-in: ends in `running`. */
+    async run(pid = 100) {
+      await h.launch(pid);
+      h.checkin();
+    },
+    stop: () => actor.stop(),
+  };
+  return h;
+}
+
+export type Harness = ReturnType<typeof createHarness>;

@@ -1,0 +1,240 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createHarness, TIMING, type Harness } from './harness.ts';
+
+const fresh = (name: string) => {
+  const s = suite<{ h: Harness }>(name, { h: undefined as never });
+  s.before.each((ctx) => {
+    ctx.h = createHarness();
+  });
+  s.after.each((ctx) => {
+    ctx.h.stop();
+    assert.equal(ctx.h.errors, [], 'the machine never errors');
+  });
+  return s;
+};
+
+/** Two crashes after check-ins: ends in restarting.backoff. */
+async function crashLoop(h: Harness) {
+  await h.run();
+  h.proc().exit(1);
+  h.checkin();
+  h.proc().exit(1);
+  assert.is(h.state(), 'restarting.backoff');
+}
+
+// --- STOP and RESTART
+
+const control = fresh('instance control');
+
+control('instance :: STOP while stopped does nothing', async ({ h }) => {
+  h.actor.send({ type: 'STOP' });
+  assert.is(h.state(), 'stopped.idle');
+  await h.launch();
+  for (let i = 0; i < 3; i++) h.proc().exit(1);
+  h.actor.send({ type: 'STOP' });
+  assert.is(h.state(), 'stopped.failing');
+});
+
+control('instance :: STOP while starting asks the server to leave; its exit stops the instance', async ({ h }) => {
+  await h.launch();
+  h.actor.send({ type: 'STOP' });
+  assert.is(h.state(), 'starting');
+  assert.equal(h.proc().commands, [{ type: 'LEAVE' }]);
+  h.proc().exit(0);
+  assert.is(h.state(), 'stopped.idle');
+  assert.equal(h.alerts(), ['stopped']);
+  assert.equal(h.restarts(), []);
+  assert.is(h.processes.length, 1);
+  assert.is(h.context().stopRequested, true);
+});
+
+control('instance :: STOP while running, then RESTART launches again', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'STOP' });
+  assert.equal(h.proc().commands, [{ type: 'LEAVE' }]);
+  h.proc().exit(0);
+  assert.is(h.state(), 'stopped.idle');
+  h.actor.send({ type: 'RESTART' });
+  assert.is(h.state(), 'starting');
+  assert.is(h.context().stopRequested, false);
+  assert.is(h.processes.length, 2);
+});
+
+control('instance :: RESTART while running shuts the server down, then relaunches', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'RESTART' });
+  assert.is(h.state(), 'restarting.stopping');
+  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Restart requested.' }]);
+  h.proc().exit(0);
+  assert.is(h.state(), 'starting');
+  assert.equal(h.restarts(), ['request']);
+  assert.is(h.context().restartRequested, false);
+});
+
+control('instance :: RESTART during a back-off launches now; STOP there goes idle without an alert', async ({ h }) => {
+  await crashLoop(h);
+  h.actor.send({ type: 'RESTART' });
+  assert.is(h.state(), 'starting');
+  assert.is(h.context().crashStreak, 0);
+  h.checkin();
+  h.proc().exit(1);
+  h.checkin();
+  h.proc().exit(1);
+  assert.is(h.state(), 'restarting.backoff');
+  const alerts = h.alerts().length;
+  h.actor.send({ type: 'STOP' });
+  assert.is(h.state(), 'stopped.idle');
+  assert.is(h.alerts().length, alerts);
+  h.clock.increment(TIMING.backoffMaxMs);
+  assert.is(h.state(), 'stopped.idle');
+});
+
+control('instance :: STOP after RESTART during the shutdown wins; RESTART after STOP relaunches', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'RESTART' });
+  h.actor.send({ type: 'STOP' });
+  h.proc().exit(0);
+  assert.is(h.state(), 'stopped.idle');
+  h.actor.send({ type: 'RESTART' });
+  h.checkin();
+  h.clock.increment(TIMING.checkinTimeoutMs / 2);
+  h.clock.increment(TIMING.checkinTimeoutMs / 2); // hang: restarting.stopping
+  assert.is(h.state(), 'restarting.stopping');
+  h.actor.send({ type: 'STOP' });
+  h.actor.send({ type: 'RESTART' });
+  h.proc().exit(null, 'SIGKILL');
+  assert.is(h.state(), 'starting');
+  assert.equal(h.restarts(), ['request'], 'the stopped relaunch was not a restart; the second one was');
+});
+
+control.run();
+
+// --- UPDATE_CHECK
+
+const check = fresh('instance update checks');
+
+check('instance :: an update found while running asks the server to leave, and the relaunch installs it', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  assert.is(h.state(), 'running');
+  assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
+  await h.finishCheck(true);
+  assert.is(h.state(), 'running');
+  assert.is(h.context().updatePending, true);
+  assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
+  h.proc().exit(0);
+  assert.is(h.state(), 'updating');
+  assert.equal(h.restarts(), ['update']);
+  await h.finishUpdate({ revision: 'r2', changed: true });
+  assert.is(h.state(), 'starting');
+  assert.is(h.context().revision, 'r2');
+});
+
+check('instance :: an update found while stopped on request is only remembered', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'STOP' });
+  h.proc().exit(0);
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  await h.finishCheck(true);
+  assert.is(h.state(), 'stopped.idle');
+  assert.is(h.context().updatePending, true);
+  assert.is(h.processes.length, 1);
+  h.actor.send({ type: 'RESTART' });
+  assert.is(h.state(), 'updating');
+});
+
+check('instance :: an update found while failing resets the count, installs and launches', async ({ h }) => {
+  await h.launch();
+  for (let i = 0; i < 3; i++) h.proc().exit(1);
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  await h.finishCheck(true);
+  assert.is(h.state(), 'updating');
+  assert.is(h.context().startupFailures, 0);
+  await h.finishUpdate({ revision: 'r2', changed: true });
+  assert.is(h.state(), 'starting');
+  h.proc().exit(1);
+  assert.is(h.state(), 'starting', 'the new build gets its own three tries');
+});
+
+check('instance :: no update while failing leaves it failing', async ({ h }) => {
+  await h.launch();
+  for (let i = 0; i < 3; i++) h.proc().exit(1);
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  await h.finishCheck(false);
+  assert.is(h.state(), 'stopped.failing');
+  assert.is(h.context().checkRunning, false);
+});
+
+check('instance :: a later "no update" never cancels a pending one', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  await h.finishCheck(true);
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  await h.finishCheck(false);
+  assert.is(h.context().updatePending, true);
+  assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
+});
+
+check('instance :: one check at a time; a failed check is reported and changes nothing', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  assert.is(h.checks.length, 1);
+  await h.failCheck('manifest unreachable');
+  assert.is(h.state(), 'running');
+  assert.ok(h.emitted.some((e) => e.type === 'check-failed' && e.message === 'manifest unreachable'));
+  assert.is(h.context().updatePending, false);
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  assert.is(h.checks.length, 1, 'a new check can start after the failed one');
+  await h.finishCheck(false);
+});
+
+check.run();
+
+// --- SHUTDOWN (the daemon exits)
+
+const shutdown = fresh('instance shutdown');
+
+shutdown('instance :: SHUTDOWN with persist detaches from the running server', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'SHUTDOWN', persist: true });
+  assert.is(h.state(), 'exited');
+  assert.is(h.actor.getSnapshot().status, 'done');
+  assert.equal(h.proc().commands, [{ type: 'DETACH' }]);
+});
+
+shutdown('instance :: SHUTDOWN without persist shuts the server down and ends once it exits', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'SHUTDOWN', persist: false });
+  assert.is(h.state(), 'restarting.stopping');
+  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Watchdog shutting down.' }]);
+  h.proc().exit(0);
+  assert.is(h.state(), 'exited');
+  assert.equal(h.restarts(), []);
+  assert.is(h.processes.length, 1);
+});
+
+shutdown('instance :: SHUTDOWN during a stop already under way waits for that exit', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'RESTART' });
+  h.actor.send({ type: 'SHUTDOWN', persist: false });
+  h.proc().exit(0);
+  assert.is(h.state(), 'exited');
+});
+
+shutdown('instance :: SHUTDOWN with nothing running ends at once; an update in progress is cancelled', async ({ h }) => {
+  h.actor.send({ type: 'START' });
+  const update = h.updates[0];
+  h.actor.send({ type: 'SHUTDOWN', persist: false });
+  assert.is(h.state(), 'exited');
+  assert.is(update?.signal.aborted, true);
+  assert.is(h.processes.length, 0);
+});
+
+shutdown('instance :: SHUTDOWN with persist and no server sends nothing', ({ h }) => {
+  h.actor.send({ type: 'SHUTDOWN', persist: true });
+  assert.is(h.state(), 'exited');
+});
+
+shutdown.run();

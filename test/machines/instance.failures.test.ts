@@ -1,0 +1,169 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createHarness, TIMING, type Harness } from './harness.ts';
+
+const fresh = <T extends string>(name: T) => {
+  const s = suite<{ h: Harness }>(name, { h: undefined as never });
+  s.before.each((ctx) => {
+    ctx.h = createHarness();
+  });
+  s.after.each((ctx) => {
+    ctx.h.stop();
+    assert.equal(ctx.h.errors, [], 'the machine never errors');
+  });
+  return s;
+};
+
+// --- exits before a first check-in
+
+const startup = fresh('instance startup failures');
+
+startup('instance :: three exits before a check-in give up with exactly one alert', async ({ h }) => {
+  await h.launch();
+  h.proc().exit(1);
+  assert.is(h.state(), 'starting');
+  h.proc().exit(2);
+  assert.is(h.state(), 'starting');
+  h.proc().exit(3);
+  assert.is(h.state(), 'stopped.failing');
+  assert.equal(h.alerts(), ['failing']);
+  const alert = h.emitted.find((e) => e.type === 'alert');
+  assert.equal(alert, { type: 'alert', kind: 'failing', exit: { code: 3, signal: null }, failures: 3, backoffMs: null });
+  assert.equal(h.restarts(), ['startup-failure', 'startup-failure']);
+  assert.is(h.processes.length, 3);
+  assert.ok(h.processes.every((p) => p.stopped));
+  // Giving up is final until someone acts: no timer relaunches it.
+  h.clock.increment(TIMING.backoffMaxMs * 10);
+  assert.is(h.state(), 'stopped.failing');
+});
+
+startup('instance :: a spawn failure counts as a startup failure instead of idling forever', async ({ h }) => {
+  await h.launch();
+  h.proc().spawnFailed();
+  h.proc().spawnFailed();
+  h.proc().spawnFailed();
+  assert.is(h.state(), 'stopped.failing');
+  assert.equal(h.context().lastExit, { code: null, signal: null });
+  assert.equal(h.alerts(), ['failing']);
+});
+
+startup('instance :: RESTART from failing clears the count and launches', async ({ h }) => {
+  await h.launch();
+  for (let i = 0; i < 3; i++) h.proc().exit(1);
+  h.actor.send({ type: 'RESTART' });
+  assert.is(h.state(), 'starting');
+  assert.is(h.context().startupFailures, 0);
+  h.proc().exit(1);
+  assert.is(h.state(), 'starting', 'one more failure does not give up again at once');
+});
+
+startup('instance :: a check-in resets the startup failure count', async ({ h }) => {
+  await h.launch();
+  h.proc().exit(1);
+  h.proc().exit(1);
+  assert.is(h.context().startupFailures, 2);
+  h.checkin();
+  assert.is(h.context().startupFailures, 0);
+  h.proc().exit(0);
+  h.proc().exit(1);
+  h.proc().exit(1);
+  assert.is(h.state(), 'starting');
+  assert.equal(h.alerts(), []);
+});
+
+startup('instance :: a failing runProcess actor is an exit, not a dead instance', async ({ h }) => {
+  await h.run();
+  h.proc().fail();
+  assert.is(h.state(), 'starting');
+  assert.equal(h.context().lastExit, { code: null, signal: null });
+  // An unknown exit status is not a clean one.
+  assert.equal(h.restarts(), ['crash']);
+  h.proc().fail();
+  assert.is(h.state(), 'starting');
+  assert.is(h.context().startupFailures, 1);
+});
+
+startup.run();
+
+// --- crashes after a check-in
+
+const crash = fresh('instance crash loops');
+
+crash('instance :: a crash after a check-in alerts and relaunches at once', async ({ h }) => {
+  await h.run();
+  h.proc().exit(null, 'SIGSEGV');
+  assert.is(h.state(), 'starting');
+  assert.equal(h.alerts(), ['crash']);
+  assert.equal(h.restarts(), ['crash']);
+  assert.is(h.context().restarts, 1);
+  const alert = h.emitted.find((e) => e.type === 'alert');
+  assert.equal(alert, { type: 'alert', kind: 'crash', exit: { code: null, signal: 'SIGSEGV' }, failures: 1, backoffMs: null });
+});
+
+crash('instance :: a crash loop alerts once and backs off, doubling up to the cap', async ({ h }) => {
+  await h.run();
+  h.proc().exit(1);
+  const waits: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    h.checkin();
+    h.proc().exit(1);
+    assert.is(h.state(), 'restarting.backoff');
+    // Find the wait by stepping the clock: no launch one millisecond early, a launch on time.
+    const before = h.processes.length;
+    let waited = 0;
+    while (h.processes.length === before && waited < 100_000) {
+      h.clock.increment(250);
+      waited += 250;
+    }
+    waits.push(waited);
+    assert.is(h.state(), 'starting');
+  }
+  assert.equal(waits, [1_000, 2_000, 4_000, 8_000, 8_000, 8_000]);
+  assert.equal(h.alerts(), ['crash', 'crash-loop']);
+  const loop = h.emitted.find((e) => e.type === 'alert' && e.kind === 'crash-loop');
+  assert.equal(loop, { type: 'alert', kind: 'crash-loop', exit: { code: 1, signal: null }, failures: 2, backoffMs: 1_000 });
+  assert.is(h.context().crashStreak, 7);
+  assert.is(h.context().restarts, 7);
+});
+
+crash('instance :: a stable run ends the loop: the next crash alerts and relaunches at once', async ({ h }) => {
+  await h.run();
+  h.proc().exit(1);
+  h.checkin();
+  h.proc().exit(1);
+  assert.is(h.state(), 'restarting.backoff');
+  h.clock.increment(1_000);
+  h.checkin();
+  // Keep checking in until the run has lasted stableRunMs.
+  for (let t = 0; t < TIMING.stableRunMs; t += 4_000) {
+    h.clock.increment(4_000);
+    h.checkin();
+  }
+  assert.is(h.context().crashStreak, 0);
+  assert.is(h.context().loopNotified, false);
+  h.proc().exit(1);
+  assert.is(h.state(), 'starting');
+  assert.equal(h.alerts(), ['crash', 'crash-loop', 'crash']);
+});
+
+crash('instance :: a run shorter than stableRunMs does not end the loop', async ({ h }) => {
+  await h.run();
+  h.proc().exit(1);
+  h.checkin();
+  h.clock.increment(4_000);
+  h.checkin();
+  h.proc().exit(1);
+  assert.is(h.state(), 'restarting.backoff');
+  assert.is(h.context().crashStreak, 2);
+});
+
+crash('instance :: a clean exit after a check-in relaunches at once without an alert', async ({ h }) => {
+  await h.run();
+  h.proc().exit(0);
+  assert.is(h.state(), 'starting');
+  assert.equal(h.restarts(), ['exit']);
+  assert.equal(h.alerts(), []);
+  assert.is(h.updates.length, 0, 'no update is due, so none runs');
+});
+
+crash.run();

@@ -1,0 +1,111 @@
+import { isRegionCode } from './regions.ts';
+
+export { REGIONS, isRegionCode, regionName, regionsOf, type RegionCode, type RegionTag } from './regions.ts';
+
+/** The tag that turns inference off (spec §2.4, §2.5 rule 1). Compared exactly, as the launcher does. */
+export const NO_TAG_INFER = 'no_tag_infer';
+export const RP_LEVELS = ['none', 'low', 'med', 'high'] as const;
+
+export interface TagProblem {
+  /** Position in the tag list. */
+  index: number;
+  tag: string;
+  message: string;
+}
+
+const languageNames = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
+
+/**
+ * The English name of the language of a `lang:` value, judged by its primary subtag as the launcher does
+ * (spec §2.4: `lang:en-GB` is English), or undefined when that subtag is not a known language.
+ */
+export function languageName(value: string): string | undefined {
+  const primary = value.split('-')[0]?.toLowerCase() ?? '';
+  if (!/^[a-z]{2,8}$/.test(primary)) return undefined;
+  try {
+    return languageNames.of(primary);
+  } catch {
+    return undefined;
+  }
+}
+
+const startsWithCi = (tag: string, prefix: string) => tag.slice(0, prefix.length).toLowerCase() === prefix;
+
+/** One problem for a standard tag (§2.4) that is malformed; custom tags are free-form and pass. */
+function checkTag(tag: string): string | undefined {
+  if (tag.trim() === '') return 'empty tag (check hub.tags for doubled or trailing commas)';
+  if (tag !== tag.trim()) return 'tag has leading or trailing spaces; launchers compare tags exactly';
+  if (tag !== NO_TAG_INFER && tag.toLowerCase() === NO_TAG_INFER) return `tags are case-sensitive: write "${NO_TAG_INFER}" to disable tag inference`;
+  if (startsWithCi(tag, 'lang:')) {
+    const value = tag.slice(5);
+    if (languageName(value) === undefined) return `"${value}" is not an IETF language tag with a known primary subtag (e.g. lang:en, lang:pt-BR)`;
+    return undefined;
+  }
+  if (startsWithCi(tag, 'rp:')) {
+    const value = tag.slice(3);
+    if (!(RP_LEVELS as readonly string[]).includes(value)) return `role-play level must be one of ${RP_LEVELS.map((l) => `rp:${l}`).join(', ')}`;
+    return undefined;
+  }
+  if (startsWithCi(tag, 'region:')) {
+    const code = tag.slice(7);
+    if (isRegionCode(code) && tag.startsWith('region:')) return undefined;
+    if (isRegionCode(code.toLowerCase())) return `write region tags in lower case: region:${code.toLowerCase()}`;
+    return `unknown region code "${code}" (see the region table, e.g. region:eu_w)`;
+  }
+  return undefined;
+}
+
+/** Problems with the standard tags of a `tags` list (spec §2.4); custom tags are allowed and not reported. */
+export function validateTags(tags: readonly string[]): TagProblem[] {
+  const out: TagProblem[] = [];
+  tags.forEach((tag, index) => {
+    const message = checkTag(tag);
+    if (message !== undefined) out.push({ index, tag, message });
+  });
+  return out;
+}
+
+/** Bracket token (lower-cased) → the tag it infers (spec §2.5 rules 2–4; rule 5: nothing else). */
+const TOKEN_TAGS = new Map<string, string>([
+  ['18+', '18+'],
+  ['+18', '18+'],
+  ['nrp', 'rp:none'],
+  ['lrp', 'rp:low'],
+  ['mrp', 'rp:med'],
+  ['hrp', 'rp:high'],
+  ['en', 'lang:en'],
+  ['ru', 'lang:ru'],
+]);
+
+/**
+ * The tags a launcher infers from a server name (spec §2.5), to be shown after the server's own tags.
+ * Tokens are the contents of each `[...]` in the name (shortest match, not trimmed), compared
+ * case-insensitively; results come in the order of the tokens in the name, without duplicates and
+ * without repeating an explicit tag.
+ *
+ * Where the real launcher (REFERENCE.md §5.4, `ServerTagInfer.cs`) differs, we follow the spec:
+ * - the launcher also infers `18+` from `[18]` and `[ERP]`, and `lang:ru` from `[RUS]`; the spec has no such rules;
+ * - the launcher infers at most one language (`en` before `ru`) and one RP level (first of nrp, lrp, mrp,
+ *   hrp); the spec gives every bracketed level its tag, so `[ru][en]` yields both `lang:ru` and `lang:en`;
+ * - the launcher appends in the order lang, 18+, rp; we keep the order of the name.
+ * Both agree that `no_tag_infer` is matched exactly and that an explicit `rp:`/`lang:` tag (prefix
+ * compared case-insensitively; the spec is silent on case) suppresses that kind of inference.
+ *
+ * @example
+ * inferTags('[EN][18+] Test', []) // → ['lang:en', '18+']
+ */
+export function inferTags(name: string, tags: readonly string[]): string[] {
+  if (tags.includes(NO_TAG_INFER)) return [];
+  const explicitRp = tags.some((t) => startsWithCi(t, 'rp:'));
+  const explicitLang = tags.some((t) => startsWithCi(t, 'lang:'));
+  const out: string[] = [];
+  for (const match of name.matchAll(/\[(.*?)\]/g)) {
+    const tag = TOKEN_TAGS.get((match[1] ?? '').toLowerCase());
+    if (tag === undefined) continue;
+    if (explicitRp && tag.startsWith('rp:')) continue;
+    if (explicitLang && tag.startsWith('lang:')) continue;
+    if (tags.includes(tag) || out.includes(tag)) continue;
+    out.push(tag);
+  }
+  return out;
+}

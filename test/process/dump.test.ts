@@ -1,0 +1,109 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Logger, LogFields } from '../../src/log.ts';
+import { dumpProcess } from '../../src/process/dump.ts';
+import { tempDir } from '../_support/env.ts';
+
+function captureLog(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const at = (level: string) => (msg: string, f?: LogFields) => lines.push(`${level} ${msg} ${JSON.stringify(f ?? {})}`);
+  const log = { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
+  return log;
+}
+
+interface Ctx {
+  dir: string;
+  cleanup: () => Promise<void>;
+}
+const dump = suite<Ctx>('dump', { dir: '', cleanup: async () => {} });
+dump.before.each(async (ctx) => {
+  const t = await tempDir('wd-dump-');
+  ctx.dir = t.path;
+  ctx.cleanup = t.cleanup;
+  await mkdir(join(ctx.dir, 'bin'));
+});
+dump.after.each((ctx) => ctx.cleanup());
+
+/** A stand-in for the .NET runtime's createdump beside the server: records its argv, writes the -f file. */
+async function fakeCreatedump(dir: string, body = 'touch "$3"'): Promise<void> {
+  const path = join(dir, 'bin', 'createdump');
+  await writeFile(path, `#!/bin/sh\necho "$@" > "${join(dir, 'createdump.args')}"\n${body}\n`);
+  await chmod(path, 0o755);
+}
+
+dump('dump :: createdump beside the program gets the dump type flag, the file name and the pid', async (ctx) => {
+  await fakeCreatedump(ctx.dir);
+  const log = captureLog();
+  const file = await dumpProcess(4242, {
+    dumpsDir: join(ctx.dir, 'dumps'), type: 'WithHeap', timeoutMs: 5000, program: join(ctx.dir, 'bin', 'Robust.Server'), log, searchPath: '',
+  });
+  assert.ok(file);
+  assert.match(file ?? '', /dumps\/dump_\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d$/);
+  assert.is((await readFile(join(ctx.dir, 'createdump.args'), 'utf8')).trim(), `--withheap -f ${file} 4242`);
+  assert.ok(log.lines.some((l) => l.includes('dump written')));
+});
+
+dump('dump :: no dumper at all → null and a log line saying so', async (ctx) => {
+  const log = captureLog();
+  const file = await dumpProcess(4242, {
+    dumpsDir: join(ctx.dir, 'dumps'), type: 'Normal', timeoutMs: 5000, program: join(ctx.dir, 'bin', 'Robust.Server'), log, searchPath: join(ctx.dir, 'empty'),
+  });
+  assert.is(file, null);
+  assert.ok(log.lines.some((l) => l.startsWith('warn no dumper found')));
+});
+
+dump('dump :: a dumper that takes too long is killed at the deadline', async (ctx) => {
+  await fakeCreatedump(ctx.dir, 'touch "$3"; exec sleep 30');
+  const log = captureLog();
+  const t0 = Date.now();
+  const file = await dumpProcess(4242, {
+    dumpsDir: join(ctx.dir, 'dumps'), type: 'Normal', timeoutMs: 200, program: join(ctx.dir, 'bin', 'Robust.Server'), log, searchPath: '',
+  });
+  assert.is(file, null);
+  assert.ok(Date.now() - t0 < 10_000);
+  assert.ok(log.lines.some((l) => l.includes('dumper took too long')));
+  assert.equal(await readdir(join(ctx.dir, 'dumps')), [], 'the half-written dump is removed');
+});
+
+dump('dump :: only the newest 3 dumps are kept', async (ctx) => {
+  await fakeCreatedump(ctx.dir);
+  const dumps = join(ctx.dir, 'dumps');
+  await mkdir(dumps);
+  for (let i = 0; i < 4; i++) {
+    const f = join(dumps, `dump_2020-01-0${i + 1}_00-00-00`);
+    await writeFile(f, 'old');
+    await utimes(f, 1_600_000_000 + i, 1_600_000_000 + i);
+  }
+  await writeFile(join(dumps, 'keep-me.txt'), 'not a dump');
+  const file = await dumpProcess(4242, { dumpsDir: dumps, type: 'Full', timeoutMs: 5000, program: join(ctx.dir, 'bin', 'x'), log: captureLog(), searchPath: '' });
+  assert.ok(file);
+  const left = (await readdir(dumps)).sort();
+  assert.equal(left, ['dump_2020-01-03_00-00-00', 'dump_2020-01-04_00-00-00', file?.split('/').pop() ?? '', 'keep-me.txt'].sort());
+});
+
+dump('dump :: gcore from gdb dumps a real process when createdump is absent', async (ctx) => {
+  const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
+  try {
+    const pid = sleeper.pid ?? 0;
+    const log = captureLog();
+    const file = await dumpProcess(pid, {
+      dumpsDir: join(ctx.dir, 'dumps'), type: 'Normal', timeoutMs: 20_000, program: join(ctx.dir, 'bin', 'x'), log,
+    });
+    const hasGcore = (process.env.PATH ?? '').split(':').some((d) => d !== '' && existsSync(join(d, 'gcore')));
+    if (!hasGcore) {
+      assert.is(file, null);
+      return;
+    }
+    assert.ok(file, `gcore wrote a dump: ${log.lines.join(' | ')}`);
+    assert.match(file ?? '', new RegExp(`dump_[\\d_-]+\\.${pid}$`));
+    assert.ok((await stat(file ?? '')).size > 0);
+  } finally {
+    sleeper.kill('SIGKILL');
+  }
+});
+
+dump.run();

@@ -1,0 +1,92 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { LineSplitter, RotatingLogWriter, copyTruncate, rotateIfFull } from '../../src/process/log-file.ts';
+import { followLog, tailLog } from '../../src/process/log-tail.ts';
+import { tempDir, waitFor } from '../_support/env.ts';
+
+interface Ctx {
+  dir: string;
+  cleanup: () => Promise<void>;
+}
+const logs = suite<Ctx>('log-file', { dir: '', cleanup: async () => {} });
+logs.before.each(async (ctx) => {
+  const t = await tempDir('wd-logs-');
+  ctx.dir = t.path;
+  ctx.cleanup = t.cleanup;
+});
+logs.after.each((ctx) => ctx.cleanup());
+
+logs('log-file :: LineSplitter handles CRLF, split UTF-8 and a trailing partial line', () => {
+  const s = new LineSplitter();
+  const euro = Buffer.from('€', 'utf8');
+  assert.equal(s.push(Buffer.from('a\r\nb')), ['a']);
+  assert.equal(s.push(Buffer.concat([Buffer.from('\n'), euro.subarray(0, 1)])), ['b']);
+  assert.equal(s.push(Buffer.concat([euro.subarray(1), Buffer.from('\nrest')])), ['€']);
+  assert.is(s.flush(), 'rest');
+  assert.is(s.flush(), null);
+  const long = new LineSplitter().push('x'.repeat(200 * 1024));
+  assert.ok(long.length >= 3, 'an endless line is cut into bounded pieces');
+});
+
+logs('log-file :: the writer rotates at maxBytes and keeps `keep` files', async (ctx) => {
+  const w = new RotatingLogWriter(ctx.dir, { maxBytes: 100, keep: 3 });
+  for (let i = 0; i < 50; i++) w.writeLine(`line ${String(i).padStart(3, '0')}`); // 9 bytes each
+  w.close();
+  assert.equal((await readdir(ctx.dir)).sort(), ['server.log', 'server.log.1', 'server.log.2']);
+  const newest = await readFile(join(ctx.dir, 'server.log'), 'utf8');
+  assert.match(newest, /line 049\n$/);
+  assert.ok(Buffer.byteLength(newest) <= 100);
+  // Oldest lines were dropped; the three files together hold the last lines in order.
+  const all = await tailLog(ctx.dir, 1000, 3);
+  assert.is(all.at(-1), 'line 049');
+  assert.ok(all.length < 50 && all.length >= 22);
+  assert.equal(all, all.slice().sort());
+});
+
+logs('log-file :: launch-time rotation only when full; copyTruncate empties in place', async (ctx) => {
+  await writeFile(join(ctx.dir, 'server.log'), 'small\n');
+  assert.is(rotateIfFull(ctx.dir, { maxBytes: 100, keep: 3 }), false);
+  await writeFile(join(ctx.dir, 'server.log'), 'x'.repeat(100));
+  assert.is(rotateIfFull(ctx.dir, { maxBytes: 100, keep: 3 }), true);
+  assert.equal((await readdir(ctx.dir)).sort(), ['server.log.1']);
+  await writeFile(join(ctx.dir, 'server.log'), 'current\n');
+  copyTruncate(ctx.dir, 3);
+  assert.is(await readFile(join(ctx.dir, 'server.log'), 'utf8'), '');
+  assert.is(await readFile(join(ctx.dir, 'server.log.1'), 'utf8'), 'current\n');
+  assert.is((await readFile(join(ctx.dir, 'server.log.2'), 'utf8')).length, 100);
+});
+
+logs('log-file :: tailLog returns the last n lines across rotated files', async (ctx) => {
+  await writeFile(join(ctx.dir, 'server.log.1'), 'a\nb\nc\n');
+  await writeFile(join(ctx.dir, 'server.log'), 'd\ne\n');
+  assert.equal(await tailLog(ctx.dir, 2), ['d', 'e']);
+  assert.equal(await tailLog(ctx.dir, 4), ['b', 'c', 'd', 'e']);
+  assert.equal(await tailLog(ctx.dir, 100), ['a', 'b', 'c', 'd', 'e']);
+  assert.equal(await tailLog(join(ctx.dir, 'none'), 5), []);
+});
+
+logs('log-file :: followLog sees appends, rotation by rename and truncation', async (ctx) => {
+  const seen: string[] = [];
+  const w = new RotatingLogWriter(ctx.dir, { maxBytes: 60, keep: 2 });
+  w.writeLine('before follow');
+  const f = followLog(ctx.dir, (l) => seen.push(l), { intervalMs: 20 });
+  try {
+    for (let i = 0; i < 12; i++) {
+      w.writeLine(`n${i} padding-padding`); // 20 bytes: rotates every 3 lines
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    await waitFor('all lines', () => seen.includes('n11 padding-padding'));
+    assert.not.ok(seen.includes('before follow'), 'starts at the end');
+    assert.equal(seen, Array.from({ length: 12 }, (_, i) => `n${i} padding-padding`));
+    copyTruncate(ctx.dir, 2);
+    w.writeLine('after truncate');
+    await waitFor('line after truncation', () => seen.includes('after truncate'));
+  } finally {
+    f.stop();
+    w.close();
+  }
+});
+
+logs.run();

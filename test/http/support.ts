@@ -2,6 +2,7 @@
  * Test helpers for the HTTP layer: an in-memory InstanceRegistry (the supervisor's interface, made of plain
  * objects that record what the routes asked of them), a logger that keeps its lines, and Basic header builders.
  */
+import { connect } from 'node:net';
 import type { Hono } from 'hono';
 import { createApp } from '../../src/http/app.ts';
 import { type Bus, type BusEvents, createBus } from '../../src/bus.ts';
@@ -128,4 +129,37 @@ export function send(app: Hono, method: string, path: string, header?: string, i
   const headers = new Headers(init.headers);
   if (header !== undefined) headers.set('authorization', header);
   return Promise.resolve(app.request(path, { ...init, method, headers }));
+}
+
+/**
+ * Sends `head` (request line and headers, CRLF-separated, without the blank line) over a fresh TCP connection
+ * with `Connection: close`, and reads until the server closes. For requests fetch() would normalise or refuse
+ * to send (dot-segments, backslashes, odd methods, raw unicode, oversized headers).
+ */
+export function rawRequest(port: number, head: string | Buffer, timeoutMs = 10_000): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no complete answer within ${timeoutMs} ms to ${String(head).slice(0, 80)}`));
+    }, timeoutMs);
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString('latin1');
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+      if (m) resolve({ status: Number(m[1]), text });
+      else reject(new Error(`no HTTP status line in the answer: ${JSON.stringify(text.slice(0, 200))}`));
+    };
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('end', finish);
+    // The server may reset after answering a request it cannot parse; what arrived still counts.
+    socket.on('error', () => socket.destroy());
+    socket.on('close', finish);
+    const tail = Buffer.from('\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n', 'latin1');
+    socket.write(Buffer.concat([typeof head === 'string' ? Buffer.from(head, 'utf8') : head, tail]));
+  });
 }

@@ -1,0 +1,36 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from '../../errors.ts';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * `parseArgs` in strict mode, with its errors (unknown option, missing value) turned into a
+ * `UsageError` that carries the command's usage text, so the dispatcher exits 2.
+ */
+export function parseCommandArgs<O extends Options>(args: string[], options: O, usage: string) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: true });
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
+      throw new UsageError(`${(err as Error).message}\n${usage}`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/** A positive number option (`--interval 0.5`); undefined when the option was not given. */
+export function positiveNumber(name: string, value: string | undefined, usage: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${name}: expected a positive number, got "${value}"\n${usage}`);
+  return n;
+}
+
+/** A whole-number option of at least `min` (`-n 0`, `--count 3`); undefined when not given. */
+export function wholeNumber(name: string, value: string | undefined, min: number, usage: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n < min) throw new UsageError(`${name}: expected a whole number of at least ${min}, got "${value}"\n${usage}`);
+  return n;
+}

@@ -1,0 +1,103 @@
+import { FetchError, ofetch } from 'ofetch';
+import type { ControlAction } from '../../http/registry.ts';
+import { ClientError } from './errors.ts';
+import type { StatusRow } from './status-table.ts';
+
+/** One instance on one daemon, with the token that authenticates as it. */
+export interface Endpoint {
+  url: string;
+  key: string;
+  token: string;
+}
+
+const TIMEOUT_MS = 10_000;
+
+const basic = (key: string, token: string) => `Basic ${Buffer.from(`${key}:${token}`).toString('base64')}`;
+const path = (ep: Endpoint, what: string) => `${ep.url}/instances/${encodeURIComponent(ep.key)}/${what}`;
+
+/** `GET /instances/<key>/status`: the instance's status JSON. Failures become a ClientError a person can act on. */
+export async function fetchStatus(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise<StatusRow> {
+  let body: unknown;
+  try {
+    body = await ofetch(path(ep, 'status'), {
+      headers: { authorization: basic(ep.key, ep.token) },
+      retry: 0,
+      timeout: timeoutMs,
+      responseType: 'json',
+    });
+  } catch (err) {
+    throw explainFailure(err, ep, 'status', timeoutMs);
+  }
+  if (!isStatus(body)) {
+    throw new ClientError(`the server at ${ep.url} answered the status of ${ep.key} with something that is not watchdog status JSON — is --url right?`);
+  }
+  return body;
+}
+
+/** `POST /instances/<key>/<action>`: queues restart, update, stop or rollback. */
+export async function postControl(ep: Endpoint, action: ControlAction, timeoutMs = TIMEOUT_MS): Promise<void> {
+  try {
+    await ofetch(path(ep, action), {
+      method: 'POST',
+      headers: { authorization: basic(ep.key, ep.token) },
+      retry: 0,
+      timeout: timeoutMs,
+      responseType: 'text',
+    });
+  } catch (err) {
+    throw explainFailure(err, ep, action, timeoutMs);
+  }
+}
+
+function isStatus(body: unknown): body is StatusRow {
+  return typeof body === 'object' && body !== null && typeof (body as StatusRow).key === 'string' && typeof (body as StatusRow).state === 'string';
+}
+
+/** Every `code` on an error's cause chain, including the attempts inside an AggregateError (IPv6 then IPv4). */
+function errorCodes(err: unknown, depth = 0): string[] {
+  if (!(err instanceof Error) || depth > 5) return [];
+  const code: unknown = (err as Error & { code?: unknown }).code;
+  const own = typeof code === 'string' ? [code] : [];
+  const nested = err instanceof AggregateError ? err.errors.flatMap((e: unknown) => errorCodes(e, depth + 1)) : [];
+  return [...own, ...nested, ...errorCodes(err.cause, depth + 1)];
+}
+
+function innermost(err: unknown): string {
+  let e = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** A short reason from an error body: plain text, or the `error`/`message` of a JSON body. */
+function bodyDetail(data: unknown): string {
+  const record = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
+  const text = typeof data === 'string' ? data : typeof record.error === 'string' ? record.error : typeof record.message === 'string' ? record.message : '';
+  return text.trim() ? `: ${text.trim().slice(0, 200)}` : '';
+}
+
+/** Turns an ofetch failure into a message that says what went wrong and what to try. Never includes the token. */
+export function explainFailure(err: unknown, ep: Pick<Endpoint, 'url' | 'key'>, what: string, timeoutMs = TIMEOUT_MS): ClientError {
+  const status = err instanceof FetchError ? err.status : undefined;
+  if (status === undefined) {
+    const codes = errorCodes(err);
+    const name = err instanceof Error && err.cause instanceof Error ? err.cause.name : '';
+    if (codes.includes('ECONNREFUSED')) {
+      return new ClientError(`no watchdog answering at ${ep.url} — is it running? (start it with: watchdog start)`, 1, { cause: err });
+    }
+    if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN')) {
+      return new ClientError(`cannot resolve the host in ${ep.url} (check --url or Urls in appsettings.yml)`, 1, { cause: err });
+    }
+    if (name === 'TimeoutError' || name === 'AbortError') {
+      return new ClientError(`the watchdog at ${ep.url} did not answer ${what} for ${ep.key} within ${timeoutMs / 1000} s`, 1, { cause: err });
+    }
+    return new ClientError(`could not reach the watchdog at ${ep.url}: ${innermost(err)}`, 1, { cause: err });
+  }
+  if (status === 401) {
+    return new ClientError(`401: the token for instance ${ep.key} was refused (check --token, WATCHDOG_TOKEN or ApiToken)`, 1, { cause: err });
+  }
+  if (status === 403 || status === 404) {
+    return new ClientError(`${status}: the watchdog at ${ep.url} does not know an instance "${ep.key}" (check the key; watchdog status lists the configured ones)`, 1, { cause: err });
+  }
+  const detail = bodyDetail(err instanceof FetchError ? err.data : undefined);
+  return new ClientError(`${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${detail}`, 1, { cause: err });
+}

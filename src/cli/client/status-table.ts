@@ -1,0 +1,43 @@
+import type { InstanceStatus } from '../../http/registry.ts';
+import { paint, stateStyle, visibleLength } from './colour.ts';
+import { formatAge, formatDuration } from './format.ts';
+
+/** The status JSON as received: older daemons may leave out fields, so every field but key/state is optional. */
+export type StatusRow = Pick<InstanceStatus, 'key' | 'state'> & Partial<InstanceStatus>;
+
+export const COLUMNS = ['KEY', 'STATE', 'REVISION', 'PID', 'UPTIME', 'LAST CHECK-IN', 'RESTARTS', 'FAILURES'] as const;
+
+function uptime(row: StatusRow, now: number): string {
+  if (typeof row.uptimeSeconds === 'number') return formatDuration(row.uptimeSeconds);
+  // The status JSON pins startedAt but not uptimeSeconds (DESIGN §10): derive it when only that is there.
+  const started = row.startedAt ? Date.parse(row.startedAt) : NaN;
+  return Number.isNaN(started) ? '-' : formatDuration((now - started) / 1000);
+}
+
+/** One table row of plain cells, in COLUMNS order. */
+export function statusCells(row: StatusRow, now: number): string[] {
+  const dash = (v: string | number | null | undefined) => (v === null || v === undefined || v === '' ? '-' : String(v));
+  return [
+    row.key,
+    row.state,
+    dash(row.revision),
+    dash(row.pid),
+    uptime(row, now),
+    formatAge(row.lastCheckinAt, now),
+    dash(row.restarts),
+    dash(row.startupFailures),
+  ];
+}
+
+/**
+ * The `watchdog status` table: a header and one line per instance, columns padded to the widest
+ * cell. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
+ */
+export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
+  const cells = rows.map((r) => statusCells(r, opts.now));
+  const widths = COLUMNS.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (parts: string[]) => parts.map((p, i) => (i === parts.length - 1 ? p : p + ' '.repeat(widths[i]! - visibleLength(p)))).join('  ');
+  const header = line(COLUMNS.map((h) => paint(h, 'bold', opts.colour)));
+  const body = cells.map((c) => line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))));
+  return [header, ...body].join('\n') + '\n';
+}

@@ -1,0 +1,46 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from '../_support/env.ts';
+
+export const WATCHDOG = join(ROOT, 'bin/watchdog');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A CLI environment without the caller's WATCHDOG_TOKEN/NO_COLOR leaking into the test. */
+export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  if (!('WATCHDOG_TOKEN' in extra)) delete env.WATCHDOG_TOKEN;
+  if (!('NO_COLOR' in extra)) delete env.NO_COLOR;
+  return env;
+}
+
+export interface RunningCli {
+  proc: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<CliResult>;
+}
+
+/** Starts `node bin/watchdog <args>` as a real process; the caller must await `exited` (or kill it by pid). */
+export function spawnCli(args: string[], opts: { cwd: string; env?: Record<string, string> }): RunningCli {
+  const proc = spawn(process.execPath, [WATCHDOG, ...args], { cwd: opts.cwd, env: cliEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<CliResult>((resolve) => proc.once('close', (code) => resolve({ code, stdout, stderr })));
+  return { proc, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Runs the CLI to completion; SIGKILLs it after `timeoutMs` so a hung command fails the test instead of the run. */
+export async function runCli(args: string[], opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
+  const cli = spawnCli(args, opts);
+  const timer = setTimeout(() => cli.proc.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
+  const result = await cli.exited;
+  clearTimeout(timer);
+  return result;
+}

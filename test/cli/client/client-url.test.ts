@@ -1,0 +1,54 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { DEFAULT_URL, clientUrlFromUrls, normaliseUrl } from '../../../src/cli/client/client-url.ts';
+
+const test = suite('clientUrlFromUrls :: listen address to client address');
+
+const url = (urls: string) => {
+  const r = clientUrlFromUrls(urls);
+  if ('problem' in r) throw new Error(`unexpected problem: ${r.problem}`);
+  return r.url;
+};
+const problem = (urls: string) => {
+  const r = clientUrlFromUrls(urls);
+  if ('url' in r) throw new Error(`expected a problem, got ${r.url}`);
+  return r.problem;
+};
+
+test('wildcard hosts become localhost, the port is kept', () => {
+  assert.is(url('http://*:5000'), 'http://localhost:5000');
+  assert.is(url('http://+:8080'), 'http://localhost:8080');
+  assert.is(url('http://0.0.0.0:1212'), 'http://localhost:1212');
+  assert.is(url('http://[::]:7000'), 'http://localhost:7000');
+});
+
+test('a concrete host stays as it is; trailing slash dropped; scheme kept', () => {
+  assert.is(url('http://127.0.0.1:5001/'), 'http://127.0.0.1:5001');
+  assert.is(url('https://watchdog.example:443'), 'https://watchdog.example:443');
+  assert.is(url('http://localhost'), 'http://localhost');
+  assert.is(url('http://[::1]:5000'), 'http://[::1]:5000');
+  assert.is(url('HTTP://LOCALHOST:5000'), 'http://LOCALHOST:5000');
+});
+
+test('of several addresses separated by ";" the first is used', () => {
+  assert.is(url(' http://*:5000 ; https://*:5001'), 'http://localhost:5000');
+  assert.is(url(';http://127.0.0.1:6000'), 'http://127.0.0.1:6000');
+});
+
+test('port 0 cannot be reached by a client, and says to use --url', () => {
+  assert.match(problem('http://127.0.0.1:0'), /port 0.*--url/);
+});
+
+test('junk is a problem naming what was found', () => {
+  assert.match(problem('localhost:5000'), /"localhost:5000"/);
+  assert.match(problem('ftp://x:21'), /ftp:\/\/x:21/);
+  assert.match(problem('  '), /empty/);
+});
+
+test('default and --url normalisation', () => {
+  assert.is(DEFAULT_URL, 'http://localhost:5000');
+  assert.is(normaliseUrl('http://127.0.0.1:9/'), 'http://127.0.0.1:9');
+  assert.is(normaliseUrl('http://127.0.0.1:9'), 'http://127.0.0.1:9');
+});
+
+test.run();

@@ -1,0 +1,43 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { formatAge, formatDuration } from '../../../src/cli/client/format.ts';
+
+const duration = suite('formatDuration :: two largest units');
+
+duration('seconds, minutes, hours, days', () => {
+  assert.is(formatDuration(0), '0s');
+  assert.is(formatDuration(3.9), '3s');
+  assert.is(formatDuration(59), '59s');
+  assert.is(formatDuration(60), '1m');
+  assert.is(formatDuration(125), '2m 5s');
+  assert.is(formatDuration(3600), '1h');
+  assert.is(formatDuration(3720), '1h 2m');
+  assert.is(formatDuration(3 * 86_400 + 4 * 3600 + 59), '3d 4h');
+  assert.is(formatDuration(86_400 + 30), '1d');
+});
+
+duration('negative counts as zero', () => {
+  assert.is(formatDuration(-5), '0s');
+});
+
+duration.run();
+
+// ---
+
+const age = suite('formatAge :: how long ago');
+const now = Date.parse('2024-05-01T12:00:00.000Z');
+
+age('an ISO timestamp becomes "Ns ago"', () => {
+  assert.is(formatAge('2024-05-01T11:59:57.000Z', now), '3s ago');
+  assert.is(formatAge('2024-05-01T11:57:55.000Z', now), '2m 5s ago');
+  assert.is(formatAge('2024-05-01T10:00:00.000Z', now), '2h ago');
+});
+
+age('null, missing or junk is "never"; a slightly future check-in is "0s ago"', () => {
+  assert.is(formatAge(null, now), 'never');
+  assert.is(formatAge(undefined, now), 'never');
+  assert.is(formatAge('yesterday', now), 'never');
+  assert.is(formatAge('2024-05-01T12:00:00.200Z', now), '0s ago');
+});
+
+age.run();

@@ -1,0 +1,97 @@
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { followLines, readLastLines } from '../../../src/cli/client/log-view.ts';
+import { logPath, rotateLogs } from '../../../src/process/log-file.ts';
+import { tempDir, waitFor } from '../../_support/env.ts';
+
+interface Ctx { dir: string; cleanup: () => Promise<void> }
+const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
+
+const tail = suite<Ctx>('readLastLines :: the last N lines of server.log', { dir: '', cleanup: async () => {} });
+tail.before.each(async (ctx) => {
+  const t = await tempDir('wd-cli-log-');
+  ctx.dir = join(t.path, 'logs');
+  ctx.cleanup = t.cleanup;
+  mkdirSync(ctx.dir);
+});
+tail.after.each((ctx) => ctx.cleanup());
+
+tail('the last N complete lines, and the byte offset they end at', ({ dir }) => {
+  writeFileSync(logPath(dir), numbered(1, 100).join('\n') + '\n');
+  const t = readLastLines(dir, 3);
+  assert.equal(t.lines, ['line 98', 'line 99', 'line 100']);
+  assert.is(t.partial, null);
+  assert.is(t.offset, Buffer.byteLength(numbered(1, 100).join('\n') + '\n'));
+  assert.ok(t.found);
+});
+
+tail('an unterminated last line is kept apart, and the offset stops before it', ({ dir }) => {
+  writeFileSync(logPath(dir), 'one\r\ntwo\nthr');
+  const t = readLastLines(dir, 50);
+  assert.equal(t.lines, ['one', 'two']);
+  assert.is(t.partial, 'thr');
+  assert.is(t.offset, 'one\r\ntwo\n'.length);
+});
+
+tail('reaches into server.log.1 and .2 when server.log is short', ({ dir }) => {
+  writeFileSync(logPath(dir, 2), numbered(1, 5).join('\n') + '\n');
+  writeFileSync(logPath(dir, 1), numbered(6, 8).join('\n') + '\n');
+  writeFileSync(logPath(dir), numbered(9, 10).join('\n') + '\n');
+  assert.equal(readLastLines(dir, 7).lines, numbered(4, 10));
+  assert.equal(readLastLines(dir, 50).lines, numbered(1, 10));
+  assert.equal(readLastLines(dir, 0).lines, []);
+});
+
+tail('no server.log yet: nothing, found false', ({ dir }) => {
+  const t = readLastLines(dir, 10);
+  assert.equal(t, { lines: [], partial: null, offset: 0, found: false });
+});
+
+tail.run();
+
+// ---
+
+const follow = suite<Ctx>('followLines :: new lines until told to stop', { dir: '', cleanup: async () => {} });
+follow.before.each(async (ctx) => {
+  const t = await tempDir('wd-cli-follow-');
+  ctx.dir = join(t.path, 'logs');
+  ctx.cleanup = t.cleanup;
+  mkdirSync(ctx.dir);
+});
+follow.after.each((ctx) => ctx.cleanup());
+
+follow('continues exactly at the offset, across a rotation, and finishes a partial line on stop', async ({ dir }) => {
+  writeFileSync(logPath(dir), 'old 1\nold 2\nhalf');
+  const t = readLastLines(dir, 1);
+  assert.equal(t.lines, ['old 2']);
+  const got: string[] = [];
+  let stop: () => void = () => {};
+  const until = new Promise<void>((r) => (stop = r));
+  const following = followLines(dir, t.offset, (l) => got.push(l), until);
+  appendFileSync(logPath(dir), ' done\nnew 1\n');
+  await waitFor('lines after the offset', () => got.length >= 2);
+  assert.equal(got, ['half done', 'new 1']);
+  rotateLogs(dir, 5);
+  appendFileSync(logPath(dir, 1), 'late in the old file\n');
+  writeFileSync(logPath(dir), 'after rotation\ntail without newline');
+  await waitFor('the rotated file drained and the new one read', () => got.includes('after rotation'));
+  stop();
+  await following;
+  assert.equal(got, ['half done', 'new 1', 'late in the old file', 'after rotation', 'tail without newline']);
+});
+
+follow('a log that appears later is read from its start', async ({ dir }) => {
+  const got: string[] = [];
+  let stop: () => void = () => {};
+  const following = followLines(dir, 0, (l) => got.push(l), new Promise<void>((r) => (stop = r)));
+  await new Promise((r) => setTimeout(r, 100));
+  writeFileSync(logPath(dir), 'first\nsecond\n');
+  await waitFor('the new file read', () => got.length >= 2);
+  stop();
+  await following;
+  assert.equal(got, ['first', 'second']);
+});
+
+follow.run();

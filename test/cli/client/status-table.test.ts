@@ -1,0 +1,103 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { colourEnabled, paint, stateStyle } from '../../../src/cli/client/colour.ts';
+import { COLUMNS, renderStatusTable, statusCells, type StatusRow } from '../../../src/cli/client/status-table.ts';
+
+const now = Date.parse('2024-05-01T12:00:00.000Z');
+const rows: StatusRow[] = [
+  {
+    key: 'alpha', name: 'Alpha', state: 'running', pid: 4242, revision: 'abc123', lastCheckinAt: '2024-05-01T11:59:57.000Z',
+    startedAt: '2024-05-01T11:00:00.000Z', uptimeSeconds: 3725, startupFailures: 0, restarts: 2, updatePending: false, stopRequested: false,
+  },
+  {
+    key: 'b', name: 'b', state: 'stopped.failing', pid: null, revision: null, lastCheckinAt: null,
+    startedAt: null, uptimeSeconds: null, startupFailures: 3, restarts: 11, updatePending: false, stopRequested: false,
+  },
+  // What an older daemon might send: only what DESIGN §10 pins, no uptimeSeconds.
+  { key: 'gamma', state: 'awaiting-checkin', pid: 7, revision: '1.0', lastCheckinAt: '2024-05-01T11:59:00.000Z', startedAt: '2024-05-01T11:58:00.000Z', startupFailures: 0, restarts: 0 },
+];
+const ESC = String.fromCharCode(27);
+
+const cells = suite('statusCells :: one row');
+
+cells('every column, dashes for nulls, ages and uptimes formatted', () => {
+  assert.equal(statusCells(rows[0]!, now), ['alpha', 'running', 'abc123', '4242', '1h 2m', '3s ago', '2', '0']);
+  assert.equal(statusCells(rows[1]!, now), ['b', 'stopped.failing', '-', '-', '-', 'never', '11', '3']);
+});
+
+cells('uptime falls back to startedAt when uptimeSeconds is absent', () => {
+  assert.is(statusCells(rows[2]!, now)[4], '2m');
+});
+
+cells.run();
+
+// ---
+
+const plain = suite('renderStatusTable :: without colour');
+
+plain('header names the columns; rows are aligned; no escape codes', () => {
+  const out = renderStatusTable(rows, { colour: false, now });
+  assert.not.ok(out.includes(ESC), 'no ANSI');
+  const lines = out.trimEnd().split('\n');
+  assert.is(lines.length, 4);
+  for (const c of COLUMNS) assert.ok(lines[0]!.includes(c), c);
+  // Each column starts at the same offset on every line.
+  const stateAt = lines[0]!.indexOf('STATE');
+  const revAt = lines[0]!.indexOf('REVISION');
+  assert.is(lines[1]!.indexOf('running'), stateAt);
+  assert.is(lines[2]!.indexOf('stopped.failing'), stateAt);
+  assert.is(lines[3]!.indexOf('awaiting-checkin'), stateAt);
+  assert.is(lines[1]!.indexOf('abc123'), revAt);
+  assert.is(lines[2]!.slice(revAt, revAt + 1), '-');
+  assert.match(lines[1]!, /3s ago/);
+  assert.not.match(lines[1]!, /\s$/, 'no trailing spaces');
+});
+
+plain('an empty list is the header alone', () => {
+  assert.is(renderStatusTable([], { colour: false, now }).split('\n').filter(Boolean).length, 1);
+});
+
+plain.run();
+
+// ---
+
+const colour = suite('renderStatusTable :: with colour');
+
+colour('states coloured by kind; alignment measured without escape codes', () => {
+  const extra: StatusRow[] = [
+    { key: 'd', state: 'stopped.idle' },
+    { key: 'e', state: 'restarting.backoff' },
+    { key: 'f', state: 'updating' },
+  ];
+  const out = renderStatusTable([...rows, ...extra], { colour: true, now });
+  assert.ok(out.includes(`${ESC}[32mrunning${ESC}[39m`), 'running green');
+  assert.ok(out.includes(`${ESC}[31mstopped.failing${ESC}[39m`), 'failing red');
+  assert.ok(out.includes(`${ESC}[33mawaiting-checkin${ESC}[39m`), 'awaiting yellow');
+  assert.ok(out.includes(`${ESC}[2mstopped.idle${ESC}[22m`), 'idle dim');
+  assert.ok(out.includes(`${ESC}[33mrestarting.backoff${ESC}[39m`), 'restarting yellow');
+  assert.ok(out.includes(`${ESC}[1mKEY${ESC}[22m`), 'bold header');
+  const strip = (s: string) => s.replace(new RegExp(`${ESC}\\[[0-9;]*m`, 'g'), '');
+  assert.is(strip(out), renderStatusTable([...rows, ...extra], { colour: false, now }));
+});
+
+colour('stateStyle covers the state families', () => {
+  assert.is(stateStyle('running'), 'green');
+  assert.is(stateStyle('awaiting-checkin'), 'yellow');
+  assert.is(stateStyle('starting'), 'yellow');
+  assert.is(stateStyle('updating.downloading'), 'yellow');
+  assert.is(stateStyle('stopped.failing'), 'red');
+  assert.is(stateStyle('stopped.idle'), 'dim');
+  assert.is(stateStyle('something-else'), undefined);
+  assert.is(paint('x', 'green', false), 'x');
+});
+
+colour('colour only on a TTY and without NO_COLOR', () => {
+  assert.ok(colourEnabled({ isTTY: true }, {}));
+  assert.not.ok(colourEnabled({ isTTY: false }, {}));
+  assert.not.ok(colourEnabled({}, {}));
+  assert.not.ok(colourEnabled({ isTTY: true }, { NO_COLOR: '1' }));
+  // no-color.org: an empty NO_COLOR does not count.
+  assert.ok(colourEnabled({ isTTY: true }, { NO_COLOR: '' }));
+});
+
+colour.run();

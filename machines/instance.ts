@@ -153,6 +153,17 @@ const s = setup({
       enqueue.cancel('stable');
       enqueue.stopChild('process');
     }),
+    /**
+     * A failed runProcess actor is an exit with unknown status of the current launch. The error event names
+     * no launch, so it counts only if the `process` child now held is the one that failed: a late error from
+     * the previous child finds a live successor and is dropped. (The graph traversal's stand-in `self` holds
+     * no children; there the error counts.)
+     */
+    processFailed: enqueueActions(({ context, self, enqueue }) => {
+      const held = self.getSnapshot().children?.process;
+      if (held !== undefined && held.getSnapshot().status !== 'error') return;
+      enqueue.raise({ type: 'PROCESS_EXITED', launchId: context.launchId, code: null, signal: null });
+    }),
     hang: enqueueActions(({ context, enqueue }) => {
       enqueue.emit(alertOf(context, 'hang'));
       enqueue.assign({ hangKill: true });
@@ -185,8 +196,6 @@ const owning = s.createStateConfig({
   on: {
     PROCESS_EXITED: { guard: 'currentLaunch', target: '#instance.restarting.decide', actions: 'released' },
     SPAWN_FAILED: { guard: 'currentLaunch', target: '#instance.restarting.decide', actions: 'released' },
-    // The runProcess actor itself failed: treat it as an exit with unknown status.
-    'xstate.error.actor.process': { target: '#instance.restarting.decide', actions: 'released' },
     STOP: { actions: [assign({ stopRequested: true }), { type: 'tell', params: { type: 'LEAVE' } }] },
     RESTART: {
       target: '#instance.restarting.stopping',
@@ -250,8 +259,8 @@ export const instanceMachine = s.createMachine({
         emit(({ event }) => ({ type: 'check-failed' as const, message: errorMessage((event as { error?: unknown }).error) })),
       ],
     },
-    // Only reachable if a process child failed where no state owns it; handled so the machine never errors.
-    'xstate.error.actor.process': {},
+    // The runProcess actor itself failed (an unhandled error would stop this machine: statelyai/xstate#5088).
+    'xstate.error.actor.process': { actions: 'processFailed' },
     SHUTDOWN: [
       { guard: 'persist', target: '.exited', actions: { type: 'tell', params: { type: 'DETACH' } } },
       { target: '.exited' },
@@ -383,7 +392,6 @@ export const instanceMachine = s.createMachine({
           on: {
             PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'released' },
             SPAWN_FAILED: { guard: 'currentLaunch', target: 'decide', actions: 'released' },
-            'xstate.error.actor.process': { target: 'decide', actions: 'released' },
             STOP: { actions: assign({ stopRequested: true }) },
             RESTART: { actions: assign({ stopRequested: false, restartRequested: true, startupFailures: 0, crashStreak: 0, loopNotified: false }) },
             SHUTDOWN: { guard: 'graceful', actions: assign({ shuttingDown: true }) },

@@ -83,6 +83,17 @@ startup('instance :: a failing runProcess actor is an exit, not a dead instance'
   assert.is(h.context().startupFailures, 1);
 });
 
+startup('instance :: a late failure report from an earlier process actor is dropped', async ({ h }) => {
+  await h.run();
+  h.proc().exit(0);
+  const current = h.proc();
+  // The error event XState relays from a failed child; a test can only forge it, hence the cast.
+  h.actor.send({ type: 'xstate.error.actor.process', error: new Error('late') } as never);
+  assert.is(h.state(), 'starting');
+  assert.is(current.stopped, false);
+  assert.is(h.context().startupFailures, 0);
+});
+
 startup.run();
 
 // --- crashes after a check-in

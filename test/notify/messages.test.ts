@@ -1,0 +1,47 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { alertMessage, formatDelay, type AlertEvent } from '../../src/notify/messages.ts';
+
+const alert = (e: Partial<AlertEvent> & Pick<AlertEvent, 'kind'>): AlertEvent => ({ type: 'alert', exit: null, failures: 0, backoffMs: null, ...e });
+
+const messages = suite('messages');
+
+messages('messages :: a crash names the key and the signal or exit code', () => {
+  assert.is(
+    alertMessage('alpha', alert({ kind: 'crash', exit: { code: null, signal: 'SIGKILL' } })),
+    'Server `alpha` exited with signal SIGKILL. Check server logs for possible causes.',
+  );
+  assert.is(
+    alertMessage('alpha', alert({ kind: 'crash', exit: { code: 3, signal: null } })),
+    'Server `alpha` exited with non-clean exit code 3. Check server logs for possible causes.',
+  );
+  assert.is(alertMessage('beta', alert({ kind: 'crash' })), 'Server `beta` exited unexpectedly. Check server logs for possible causes.');
+});
+
+messages('messages :: hang, failing, stopped, crash-loop', () => {
+  assert.is(alertMessage('alpha', alert({ kind: 'hang' })), 'Server `alpha` timed out and will be killed. Check server logs for possible causes.');
+  assert.is(
+    alertMessage('alpha', alert({ kind: 'failing', failures: 3, exit: { code: 1, signal: null } })),
+    'Server `alpha` is failing to start (3 attempts, last: exit code 1), needs manual intervention or update.',
+  );
+  assert.is(
+    alertMessage('alpha', alert({ kind: 'failing', failures: 3 })),
+    'Server `alpha` is failing to start (3 attempts, last: could not be launched), needs manual intervention or update.',
+  );
+  assert.is(alertMessage('alpha', alert({ kind: 'stopped' })), 'Server `alpha` has exited after manual stop request.');
+  assert.is(
+    alertMessage('alpha', alert({ kind: 'crash-loop', backoffMs: 4000 })),
+    'Server `alpha` is crash-looping; restarting with back-off (next in 4 s).',
+  );
+  assert.is(alertMessage('alpha', alert({ kind: 'crash-loop' })), 'Server `alpha` is crash-looping; restarting with back-off.');
+});
+
+messages('messages :: delays read naturally', () => {
+  assert.is(formatDelay(800), '800 ms');
+  assert.is(formatDelay(1500), '1.5 s');
+  assert.is(formatDelay(60_000), '60 s');
+  assert.is(formatDelay(120_000), '2 min');
+  assert.is(formatDelay(150_000), '2 min 30 s');
+});
+
+messages.run();

@@ -1,0 +1,138 @@
+import * as v from 'valibot';
+import { validateTags } from './tags.ts';
+
+/**
+ * The Status and Info objects of the public API (spec §2.1–§2.2), as valibot schemas with their types.
+ * Objects are loose: games may add fields (REFERENCE.md §4.1–§4.2), and those pass through.
+ */
+
+export const AUTH_MODES = ['Optional', 'Required', 'Disabled'] as const;
+export type AuthMode = (typeof AUTH_MODES)[number];
+export const LINK_ICONS = ['chat', 'forum', 'codehost', 'web', 'wiki'] as const;
+export type LinkIcon = (typeof LINK_ICONS)[number];
+
+const count = (what: string) => v.pipe(v.number(`${what} must be a number`), v.integer(`${what} must be a whole number`), v.minValue(0, `${what} must not be negative`));
+const text = (what: string) => v.string(`${what} must be a string`);
+const optionalText = v.optional(v.nullable(v.string('must be a string or null')));
+
+function isHttpUrl(s: string): boolean {
+  return /^https?:\/\//.test(s) && URL.canParse(s);
+}
+function isUdpUri(s: string): boolean {
+  return s.startsWith('udp://') && URL.canParse(s) && new URL(s).hostname !== '';
+}
+
+const HttpUrl = v.pipe(text('url'), v.check(isHttpUrl, 'must be an absolute URL starting with http:// or https://'));
+const ConnectAddress = v.pipe(
+  text('connect address'),
+  v.check((s) => s === '' || isUdpUri(s), 'must be empty (same host and port as the API) or a udp:// URI such as udp://example.com:1212/'),
+);
+
+export const StatusSchema = v.looseObject({
+  name: text('name'),
+  players: count('players'),
+  soft_max_players: v.optional(count('soft_max_players')),
+  tags: v.optional(v.array(text('tag'), 'tags must be an array of strings')),
+}, 'status must be a JSON object');
+export type Status = v.InferOutput<typeof StatusSchema>;
+
+export const AuthSchema = v.looseObject({
+  mode: v.picklist(AUTH_MODES, `mode must be one of ${AUTH_MODES.join(', ')}`),
+  public_key: v.optional(text('public_key')),
+}, 'auth must be an object');
+
+/** Build information (REFERENCE.md §4.2); every field may be null or absent. */
+export const BuildSchema = v.looseObject({
+  engine_version: optionalText,
+  fork_id: optionalText,
+  version: optionalText,
+  download_url: optionalText,
+  hash: optionalText,
+  acz: v.optional(v.nullable(v.boolean('acz must be true or false'))),
+  manifest_download_url: optionalText,
+  manifest_url: optionalText,
+  manifest_hash: optionalText,
+}, 'build must be an object or null');
+export type Build = v.InferOutput<typeof BuildSchema>;
+
+export const LinkSchema = v.looseObject({
+  name: text('name'),
+  icon: v.optional(v.picklist(LINK_ICONS, `icon must be one of ${LINK_ICONS.join(', ')} (or left out)`)),
+  url: HttpUrl,
+}, 'a link must be an object with name, url and optionally icon');
+export type Link = v.InferOutput<typeof LinkSchema>;
+
+export const PrivacyPolicySchema = v.looseObject({
+  link: HttpUrl,
+  identifier: v.pipe(text('identifier'), v.nonEmpty('identifier must not be empty')),
+  version: v.pipe(text('version'), v.nonEmpty('version must not be empty')),
+}, 'privacy_policy must be an object with link, identifier and version');
+export type PrivacyPolicy = v.InferOutput<typeof PrivacyPolicySchema>;
+
+export const InfoSchema = v.looseObject({
+  /** The spec's spelling (§2.2). */
+  connect_addrees: v.optional(ConnectAddress),
+  /** The engine's and the launcher's spelling (REFERENCE.md §4.2). */
+  connect_address: v.optional(ConnectAddress),
+  auth: AuthSchema,
+  build: v.nullable(BuildSchema),
+  desc: v.optional(text('desc')),
+  links: v.array(LinkSchema, 'links must be an array of link objects'),
+  privacy_policy: v.optional(PrivacyPolicySchema),
+}, 'info must be a JSON object');
+export type Info = v.InferOutput<typeof InfoSchema>;
+
+/** One thing wrong with a payload: `path` is the dotted key path (`links.0.url`), '' for the object itself. */
+export interface Problem {
+  path: string;
+  message: string;
+}
+
+export interface Validated<T> {
+  /** The parsed object when its shape is right (it may still have problems, e.g. a bad tag). */
+  value: T | undefined;
+  problems: Problem[];
+}
+
+function toProblems(issues: readonly v.BaseIssue<unknown>[]): Problem[] {
+  return issues.map((issue) => {
+    const path = v.getDotPath(issue) ?? '';
+    const missing = issue.input === undefined && issue.kind === 'schema';
+    return { path, message: missing ? 'required but missing' : issue.message };
+  });
+}
+
+/** Validates a `/status` payload, including its standard tags (spec §2.4). */
+export function validateStatus(raw: unknown): Validated<Status> {
+  // valibot's object schemas accept arrays (typeof 'object'); a launcher would not.
+  if (Array.isArray(raw)) return { value: undefined, problems: [{ path: '', message: 'status must be a JSON object' }] };
+  const r = v.safeParse(StatusSchema, raw);
+  if (!r.success) return { value: undefined, problems: toProblems(r.issues) };
+  const problems = validateTags(r.output.tags ?? []).map((p) => ({ path: `tags.${p.index}`, message: `"${p.tag}": ${p.message}` }));
+  return { value: r.output, problems };
+}
+
+/** Validates an `/info` payload; both spellings of the connect address are accepted, and must agree. */
+export function validateInfo(raw: unknown): Validated<Info> {
+  if (Array.isArray(raw)) return { value: undefined, problems: [{ path: '', message: 'info must be a JSON object' }] };
+  const r = v.safeParse(InfoSchema, raw);
+  if (!r.success) return { value: undefined, problems: toProblems(r.issues) };
+  const { connect_addrees: spec, connect_address: engine } = r.output;
+  const problems: Problem[] = [];
+  if (spec !== undefined && engine !== undefined && spec !== engine) {
+    problems.push({ path: 'connect_address', message: `differs from connect_addrees ("${engine}" vs "${spec}"); launchers read connect_address` });
+  }
+  return { value: r.output, problems };
+}
+
+/** The connect address from either spelling ('' when neither is set; launchers then derive it). */
+export function connectAddressOf(info: Pick<Info, 'connect_address' | 'connect_addrees'>): string {
+  return info.connect_address ?? info.connect_addrees ?? '';
+}
+
+/** The info object as written on the wire: the connect address under both spellings. */
+export function infoForWire(info: Info): Info {
+  const { connect_address: _engine, connect_addrees: _spec, ...rest } = info;
+  const address = connectAddressOf(info);
+  return { connect_address: address, connect_addrees: address, ...rest };
+}

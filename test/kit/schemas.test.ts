@@ -1,0 +1,104 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { connectAddressOf, type Info, infoForWire, validateInfo, validateStatus } from '../../src/kit/schemas.ts';
+
+const status = suite('schemas :: Status (spec §2.1)');
+
+status('a full status passes and keeps extra fields', () => {
+  const raw = { name: 'Test', players: 3, soft_max_players: 32, tags: ['18+', 'region:eu_w'], round_id: 7 };
+  const r = validateStatus(raw);
+  assert.equal(r.problems, []);
+  assert.equal(r.value, raw);
+});
+
+status('tags and soft_max_players are optional', () => {
+  assert.equal(validateStatus({ name: 'x', players: 0 }).problems, []);
+});
+
+const BAD_STATUS: Array<[string, unknown, string, RegExp]> = [
+  ['not an object', 'hello', '', /status must be a JSON object/],
+  ['null', null, '', /status must be a JSON object/],
+  ['missing name', { players: 1 }, 'name', /required but missing/],
+  ['missing players', { name: 'x' }, 'players', /required but missing/],
+  ['name not a string', { name: 5, players: 1 }, 'name', /name must be a string/],
+  ['fractional players', { name: 'x', players: 1.5 }, 'players', /whole number/],
+  ['negative players', { name: 'x', players: -1 }, 'players', /negative/],
+  ['players as a string', { name: 'x', players: '1' }, 'players', /must be a number/],
+  ['bad soft max', { name: 'x', players: 1, soft_max_players: 'lots' }, 'soft_max_players', /must be a number/],
+  ['tags not an array', { name: 'x', players: 1, tags: 'a,b' }, 'tags', /array of strings/],
+  ['tag not a string', { name: 'x', players: 1, tags: ['a', 3] }, 'tags.1', /tag must be a string/],
+  ['bad standard tag', { name: 'x', players: 1, tags: ['18+', 'rp:extreme'] }, 'tags.1', /"rp:extreme": role-play level/],
+  ['unknown region', { name: 'x', players: 1, tags: ['region:mars'] }, 'tags.0', /unknown region code/],
+];
+for (const [what, raw, path, message] of BAD_STATUS) {
+  status(`problem: ${what} → ${path || '(root)'}`, () => {
+    const { problems } = validateStatus(raw);
+    const hit = problems.find((p) => p.path === path);
+    assert.ok(hit, `expected a problem at "${path}", got ${JSON.stringify(problems)}`);
+    assert.match(hit.message, message);
+  });
+}
+status.run();
+
+// ---
+const info = suite('schemas :: Info (spec §2.2)');
+
+const GOOD: Info = {
+  connect_address: 'udp://example.com:1212/',
+  auth: { mode: 'Required', public_key: 'AAAA' },
+  build: { engine_version: '289.0.0', fork_id: 'demo', version: '1', download_url: '', hash: null, acz: false, manifest_url: null, manifest_download_url: null, manifest_hash: null },
+  desc: 'A server',
+  links: [{ name: 'Wiki', icon: 'wiki', url: 'https://wiki.example' }, { name: 'Site', url: 'http://example.com' }],
+  privacy_policy: { link: 'https://example.com/privacy', identifier: 'example', version: '1' },
+};
+
+info('a full info passes', () => {
+  assert.equal(validateInfo(GOOD).problems, []);
+});
+
+info('either spelling of the connect address is accepted; build may be null; desc/privacy optional', () => {
+  assert.equal(validateInfo({ connect_addrees: 'udp://h:1/', auth: { mode: 'Disabled' }, build: null, links: [] }).problems, []);
+  assert.equal(validateInfo({ auth: { mode: 'Optional', public_key: '' }, build: {}, links: [] }).problems, []);
+  assert.equal(validateInfo({ connect_address: '', auth: { mode: 'Optional' }, build: null, links: [] }).problems, []);
+});
+
+const base = { auth: { mode: 'Required', public_key: 'k' }, build: null, links: [] };
+const BAD_INFO: Array<[string, unknown, string, RegExp]> = [
+  ['not an object', [1], '', /info must be a JSON object/],
+  ['auth not an object', { ...base, auth: 'Required' }, 'auth', /auth must be an object/],
+  ['missing auth', { build: null, links: [] }, 'auth', /required but missing/],
+  ['bad auth mode', { ...base, auth: { mode: 'required' } }, 'auth.mode', /Optional, Required, Disabled/],
+  ['missing build', { auth: base.auth, links: [] }, 'build', /required but missing/],
+  ['build field of the wrong type', { ...base, build: { acz: 'yes' } }, 'build.acz', /true or false/],
+  ['build string field a number', { ...base, build: { version: 3 } }, 'build.version', /string or null/],
+  ['missing links', { auth: base.auth, build: null }, 'links', /required but missing/],
+  ['link icon not allowed', { ...base, links: [{ name: 'D', icon: 'discord', url: 'https://d' }] }, 'links.0.icon', /chat, forum, codehost, web, wiki/],
+  ['link url without http(s)', { ...base, links: [{ name: 'D', url: 'ftp://d' }] }, 'links.0.url', /http:\/\/ or https:\/\//],
+  ['link url relative', { ...base, links: [{ name: 'D', url: '/wiki' }] }, 'links.0.url', /http:\/\//],
+  ['link without name', { ...base, links: [{ url: 'https://d' }] }, 'links.0.name', /required/],
+  ['privacy policy without identifier', { ...base, privacy_policy: { link: 'https://p', version: '1' } }, 'privacy_policy.identifier', /required/],
+  ['privacy policy with a bad link', { ...base, privacy_policy: { link: 'nope', identifier: 'i', version: '1' } }, 'privacy_policy.link', /http/],
+  ['privacy policy with an empty version', { ...base, privacy_policy: { link: 'https://p', identifier: 'i', version: '' } }, 'privacy_policy.version', /empty/],
+  ['connect address not udp', { ...base, connect_address: 'http://h:1212/' }, 'connect_address', /udp:\/\//],
+  ['connect address (spec spelling) not a URI', { ...base, connect_addrees: 'h:1212' }, 'connect_addrees', /udp:\/\//],
+  ['the two spellings disagree', { ...base, connect_address: 'udp://a:1/', connect_addrees: 'udp://b:1/' }, 'connect_address', /differs/],
+  ['desc not a string', { ...base, desc: 5 }, 'desc', /desc must be a string/],
+];
+for (const [what, raw, path, message] of BAD_INFO) {
+  info(`problem: ${what} → ${path}`, () => {
+    const { problems } = validateInfo(raw);
+    const hit = problems.find((p) => p.path === path);
+    assert.ok(hit, `expected a problem at "${path}", got ${JSON.stringify(problems)}`);
+    assert.match(hit.message, message);
+  });
+}
+
+info('infoForWire writes the connect address under both spellings, first', () => {
+  const wire = infoForWire({ ...base, auth: { mode: 'Required' }, connect_addrees: 'udp://x:1/' });
+  assert.is(wire.connect_address, 'udp://x:1/');
+  assert.is(wire.connect_addrees, 'udp://x:1/');
+  assert.equal(Object.keys(wire).slice(0, 2), ['connect_address', 'connect_addrees']);
+  assert.is(infoForWire({ auth: { mode: 'Required' }, build: null, links: [] }).connect_address, '');
+  assert.is(connectAddressOf({ connect_address: 'udp://e:1/', connect_addrees: 'udp://s:1/' }), 'udp://e:1/');
+});
+info.run();

@@ -36,7 +36,8 @@ export interface LogFollower {
 /**
  * Follows `<logDir>/server.log` like `tail -F`: polls for appended bytes, survives rotation by rename
  * (reopens the new file after draining the old one) and truncation (starts over at 0).
- * Starts at the end of the file unless `startOffset` is given.
+ * Starts at the end of the file unless `startOffset` is given; a file that does not exist yet is read
+ * from its start once it appears.
  */
 export function followLog(
   logDir: string,
@@ -82,7 +83,8 @@ export function followLog(
   const poll = (): void => {
     if (stopped) return;
     try {
-      if (fd === null && !open(opts.startOffset ?? 'end')) return;
+      // A file that appears after we started following is new in its entirety.
+      if (fd === null && !open(missingAtStart ? 0 : (opts.startOffset ?? 'end'))) return;
       drain();
       let currentIno = ino;
       try {
@@ -104,7 +106,7 @@ export function followLog(
     }
   };
 
-  open(opts.startOffset ?? 'end');
+  const missingAtStart = !open(opts.startOffset ?? 'end');
   const timer = setInterval(poll, opts.intervalMs ?? 250);
   timer.unref();
   return {

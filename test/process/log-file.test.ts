@@ -89,4 +89,18 @@ logs('log-file :: followLog sees appends, rotation by rename and truncation', as
   }
 });
 
+logs('log-file :: followLog reads a file that appears later from its start', async (ctx) => {
+  const seen: string[] = [];
+  const f = followLog(ctx.dir, (l) => seen.push(l), { intervalMs: 20 });
+  try {
+    await new Promise((r) => setTimeout(r, 50));
+    await writeFile(join(ctx.dir, 'server.log'), 'first\nsecond\npartial');
+    await waitFor('both lines', () => seen.length === 2);
+    assert.equal(seen, ['first', 'second']);
+  } finally {
+    f.stop();
+  }
+  assert.equal(seen, ['first', 'second', 'partial'], 'stop() passes on the unterminated last line');
+});
+
 logs.run();

@@ -1,0 +1,124 @@
+import { rm, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Writable } from 'node:stream';
+import type { UpdatesSettings } from '../config/schema.ts';
+import { UpdateError } from '../errors.ts';
+import { runChecked } from './git-exec.ts';
+import { globFiles } from './git-glob.ts';
+import { gitEnv } from './git-remote.ts';
+
+/**
+ * How the Git provider turns a checkout into a server archive (REFERENCE.md §8.3). A repository with the engine's
+ * `Content.Packaging` project is built with `dotnet` as the real watchdog does; anything else runs the configured
+ * `Updates.BuildCommand` with `sh -c` in `source/`, told the platform and the hybrid mode through
+ * `WATCHDOG_PLATFORM` and `WATCHDOG_HYBRID_ACZ`. Either way the server archive is found by `Updates.Artifact` and,
+ * for non-hybrid builds, the client zip by `Updates.ClientArtifact`.
+ */
+
+export interface BuildStep {
+  what: string;
+  program: string;
+  args: string[];
+}
+
+export interface BuildPlan {
+  kind: 'packaging' | 'command';
+  steps: BuildStep[];
+  env: Record<string, string>;
+  /** Glob for the server archive, relative to source/. */
+  serverPattern: string;
+  /** Glob for the client zip, or null for a hybrid (ACZ) build whose server hosts the client itself. */
+  clientPattern: string | null;
+}
+
+export const defaultServerPattern = (rid: string): string => `release/*${rid}*.zip`;
+export const DEFAULT_CLIENT_PATTERN = 'release/*Client*.zip';
+
+/** The engine's packaging commands (space-station-14 Content.Packaging): server first, it wipes release/. */
+export function packagingSteps(rid: string, hybrid: boolean): BuildStep[] {
+  const steps: BuildStep[] = [
+    { what: 'dotnet restore', program: 'dotnet', args: ['restore'] },
+    {
+      what: 'dotnet build Content.Packaging',
+      program: 'dotnet',
+      args: ['build', 'Content.Packaging', '--configuration', 'Release', '--no-restore', '/m'],
+    },
+    {
+      what: 'server packaging',
+      program: 'dotnet',
+      args: ['run', '--project', 'Content.Packaging', 'server', '--platform', rid, ...(hybrid ? ['--hybrid-acz'] : [])],
+    },
+  ];
+  if (!hybrid) {
+    steps.push({ what: 'client packaging', program: 'dotnet', args: ['run', '--project', 'Content.Packaging', 'client', '--no-wipe-release'] });
+  }
+  return steps;
+}
+
+export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid: string): Promise<BuildPlan> {
+  const hybrid = updates.HybridACZ;
+  const env = { WATCHDOG_PLATFORM: rid, WATCHDOG_HYBRID_ACZ: String(hybrid) };
+  const patterns = {
+    serverPattern: updates.Artifact ?? defaultServerPattern(rid),
+    clientPattern: hybrid ? null : (updates.ClientArtifact ?? DEFAULT_CLIENT_PATTERN),
+  };
+  const packaging = await stat(join(sourceDir, 'Content.Packaging')).catch(() => null);
+  if (packaging?.isDirectory()) {
+    // No telemetry, and no MSBuild worker nodes left running (they would hold the build log's pipes open).
+    const dotnetEnv = { DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1', MSBUILDDISABLENODEREUSE: '1' };
+    return { kind: 'packaging', steps: packagingSteps(rid, hybrid), env: { ...env, ...dotnetEnv }, ...patterns };
+  }
+  const command = updates.BuildCommand?.trim();
+  if (!command) {
+    throw new UpdateError(
+      `the repository in ${sourceDir} has no Content.Packaging project and Updates.BuildCommand is not set: ` +
+        'set BuildCommand to a shell command that builds the server archive (found by Updates.Artifact)',
+    );
+  }
+  return {
+    kind: 'command',
+    steps: [{ what: 'the build command (Updates.BuildCommand)', program: 'sh', args: ['-c', command] }],
+    env,
+    ...patterns,
+  };
+}
+
+/** Deletes what earlier builds left matching the artifact patterns, so only this build's output can be found. */
+export async function removeStaleArtifacts(sourceDir: string, plan: BuildPlan): Promise<void> {
+  for (const pattern of [plan.serverPattern, plan.clientPattern]) {
+    if (pattern === null) continue;
+    for (const file of await globFiles(sourceDir, pattern)) await rm(file, { force: true });
+  }
+}
+
+export async function runBuild(opts: {
+  plan: BuildPlan;
+  sourceDir: string;
+  instanceDir: string;
+  signal: AbortSignal;
+  timeoutMs: number;
+  sink: Writable;
+  logHint: string;
+}): Promise<void> {
+  // The build gets no git credentials: only git itself talks to the remote.
+  const env = gitEnv(opts.instanceDir, opts.plan.env);
+  for (const step of opts.plan.steps) {
+    opts.sink.write(`$ ${step.program} ${step.args.join(' ')}\n`);
+    await runChecked(step.program, step.args, {
+      cwd: opts.sourceDir, env, signal: opts.signal, timeoutMs: opts.timeoutMs, sink: opts.sink,
+      what: step.what, logHint: opts.logHint,
+    });
+  }
+}
+
+/** The one file the build produced for `pattern`; UpdateError when there is none or several. */
+export async function findArtifact(sourceDir: string, pattern: string, setting: string): Promise<string> {
+  const found = await globFiles(sourceDir, pattern, setting);
+  if (found.length === 1) return found[0] as string;
+  if (found.length === 0) {
+    throw new UpdateError(`the build finished but produced no file matching ${setting} "${pattern}" in ${sourceDir}`);
+  }
+  throw new UpdateError(
+    `the build produced several files matching ${setting} "${pattern}" (${found.map((f) => basename(f)).join(', ')}): make the pattern name one`,
+  );
+}

@@ -3,7 +3,17 @@ import * as v from 'valibot';
 /** Instance keys appear in paths and URLs: keep them to a safe, boring alphabet. */
 export const INSTANCE_KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-const Url = v.pipe(v.string('expected a URL string'), v.url('expected an absolute URL such as http://localhost:5000/'));
+const Url = v.pipe(
+  v.string('expected an http(s) URL such as http://localhost:5000/'),
+  v.url('expected an http(s) URL such as http://localhost:5000/'),
+  v.regex(/^https?:\/\//i, 'expected an http(s) URL such as http://localhost:5000/'),
+);
+const Str = (what = 'a string') => v.string(`expected ${what}`);
+/** A YAML mapping; v.record alone would accept a list (its indices become keys). */
+const Mapping = (message: string) =>
+  v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), message);
+/** Accepted because the real watchdog accepts it, ignored here; load.ts turns its presence into a warning. */
+const Ignored = v.optional(v.unknown());
 const Port = v.pipe(
   v.number('expected an integer 1-65535'),
   v.integer('expected an integer 1-65535'),
@@ -19,28 +29,28 @@ const NonNegSeconds = (def: number) =>
 export const UPDATE_TYPES = ['Manifest', 'Git', 'CiServer', 'Local', 'Dummy'] as const;
 export const DUMP_TYPES = ['Normal', 'WithHeap', 'Triage', 'Full'] as const;
 
-/** Provider settings. Which keys are required depends on UpdateType; that check lives in validate.ts. */
+/** Provider settings. Which keys are required depends on UpdateType; that check lives in checks.ts. */
 export const UpdatesSchema = v.strictObject({
   // Manifest
   ManifestUrl: v.optional(Url),
-  Authentication: v.optional(v.strictObject({ Username: v.string(), Password: v.string() })),
+  Authentication: v.optional(v.strictObject({ Username: Str('a user name'), Password: Str('a password') }, 'expected a map with Username and Password')),
   // Git and CiServer
   BaseUrl: v.optional(v.string('expected a URL or a local path')),
-  Branch: v.optional(v.string(), 'master'),
+  Branch: v.optional(Str('a branch name'), 'master'),
   HybridACZ: v.optional(v.boolean('expected true or false'), true),
-  BuildCommand: v.optional(v.string()),
-  Artifact: v.optional(v.string()),
-  ClientArtifact: v.optional(v.string()),
+  BuildCommand: v.optional(Str()),
+  Artifact: v.optional(Str()),
+  ClientArtifact: v.optional(Str()),
   // CiServer
-  JobName: v.optional(v.string()),
-  ArtifactPattern: v.optional(v.string()),
+  JobName: v.optional(Str()),
+  ArtifactPattern: v.optional(Str()),
   // Local
-  CurrentVersion: v.optional(v.string()),
-  ClientZip: v.optional(v.string()),
+  CurrentVersion: v.optional(Str()),
+  ClientZip: v.optional(Str()),
   // Install pipeline
   DownloadTimeoutSeconds: Seconds(120),
-  Platform: v.optional(v.string()),
-});
+  Platform: v.optional(Str()),
+}, 'expected a map of provider settings');
 
 export const InstanceSchema = v.strictObject({
   Name: v.optional(v.string('expected a string')),
@@ -54,8 +64,11 @@ export const InstanceSchema = v.strictObject({
   TimeoutDumpType: v.optional(v.picklist(DUMP_TYPES, `expected one of ${DUMP_TYPES.join(', ')}`), 'Normal'),
   RunCommand: v.optional(v.pipe(v.string('expected a program path'), v.minLength(1, 'expected a program path'))),
   Arguments: v.optional(v.array(v.string('expected a string'), 'expected a list of strings'), []),
-  EnvironmentVariables: v.optional(v.record(v.string(), v.string('expected a string value'), 'expected a map of strings'), {}),
-});
+  EnvironmentVariables: v.optional(
+    v.pipe(Mapping('expected a map of names to strings'), v.record(v.string(), v.string('expected a string value (quote numbers and booleans)'))),
+    {},
+  ),
+}, 'expected a map of instance settings');
 
 /** Every wait the daemon makes, configurable so tests can shrink them. Defaults are the production values. */
 export const TimingSchema = v.strictObject({
@@ -64,46 +77,55 @@ export const TimingSchema = v.strictObject({
   BackoffInitialSeconds: Seconds(1),
   BackoffMaxSeconds: Seconds(60),
   StableRunSeconds: Seconds(60),
-  StartupFailureLimit: v.optional(v.pipe(v.number(), v.integer('expected a whole number'), v.minValue(1, 'expected at least 1')), 3),
-  WebhookRetries: v.optional(v.pipe(v.number(), v.integer('expected a whole number'), v.minValue(0, 'expected 0 or more')), 3),
+  StartupFailureLimit: v.optional(v.pipe(v.number('expected a whole number'), v.integer('expected a whole number'), v.minValue(1, 'expected at least 1')), 3),
+  WebhookRetries: v.optional(v.pipe(v.number('expected a whole number'), v.integer('expected a whole number'), v.minValue(0, 'expected 0 or more')), 3),
   WebhookRetryBaseSeconds: NonNegSeconds(1),
   WebhookTimeoutSeconds: Seconds(10),
   DumpTimeoutSeconds: Seconds(60),
   RejectedCheckinLogSeconds: NonNegSeconds(60),
-});
+}, 'expected a map of timings');
 
 export const AppSettingsSchema = v.strictObject({
   BaseUrl: v.optional(Url),
   Urls: v.optional(v.string('expected a URL such as http://localhost:5000'), 'http://localhost:5000'),
-  AllowedHosts: v.optional(v.string()),
+  AllowedHosts: v.optional(Str()),
+  // Serilog sinks (Loki and others) are accepted and ignored; only the minimum level is used.
   Serilog: v.optional(v.looseObject({
     MinimumLevel: v.optional(v.union([
       v.string(),
-      v.looseObject({ Default: v.optional(v.string()) }),
-    ])),
-  })),
+      v.looseObject({ Default: v.optional(Str('a level name')) }),
+    ], 'expected a level name such as Information, or a map with Default')),
+  }, 'expected a map of logging settings')),
+  // The real watchdog's SQLite file; this one keeps a data.json per instance.
+  Data: Ignored,
   Notification: v.optional(v.strictObject({
     ChatWebhook: v.optional(Url),
-  }), {}),
+  }, 'expected a map with ChatWebhook'), {}),
   Process: v.optional(v.strictObject({
     PersistServers: v.optional(v.boolean('expected true or false'), false),
-    Mode: v.optional(v.picklist(['Basic'], 'only Basic is supported')),
-  }), {}),
+    // Systemd is accepted so a real watchdog's config loads; servers still run as our own child processes.
+    Mode: v.optional(v.picklist(['Basic', 'Systemd'], 'expected Basic or Systemd')),
+    UnitManagementMode: Ignored,
+    UnitPrefix: Ignored,
+    Manager: Ignored,
+  }, 'expected a map of process settings'), {}),
   Admin: v.optional(v.strictObject({
-    Username: v.string('expected a user name'),
-    Password: v.optional(v.string()),
-    PasswordFile: v.optional(v.string()),
-  })),
+    Username: Str('a user name'),
+    Password: v.optional(Str('a password')),
+    PasswordFile: v.optional(Str('a file path')),
+  }, 'expected a map with Username and Password or PasswordFile')),
   Timing: v.optional(TimingSchema, {}),
   Servers: v.strictObject({
-    InstanceRoot: v.optional(v.string('expected a folder path'), 'instances'),
-    Instances: v.record(
-      v.pipe(v.string(), v.regex(INSTANCE_KEY, 'instance keys may use letters, digits, "_", "." and "-" (max 64, not starting with a symbol)')),
-      InstanceSchema,
-      'expected a map of instance id to instance settings',
+    InstanceRoot: v.optional(v.pipe(v.string('expected a folder path'), v.minLength(1, 'expected a folder path')), 'instances'),
+    Instances: v.pipe(
+      Mapping('expected a map of instance id to instance settings'),
+      v.record(
+        v.pipe(v.string(), v.regex(INSTANCE_KEY, 'expected an instance id of letters, digits, "_", "." and "-" (at most 64, starting with a letter or digit)')),
+        InstanceSchema,
+      ),
     ),
-  }, 'expected an object with Instances'),
-});
+  }, 'expected a map with Instances'),
+}, 'expected a map of settings');
 
 export type AppSettings = v.InferOutput<typeof AppSettingsSchema>;
 export type InstanceSettings = v.InferOutput<typeof InstanceSchema>;

@@ -1,0 +1,130 @@
+import { parseLogLevel } from '../log.ts';
+import type { LogLevel } from './resolved.ts';
+import { formatPath, problemLine } from './issues.ts';
+import { parseUrls, type ListenAddress } from './listen.ts';
+import { isMap, type ConfigPath } from './merge.ts';
+import { readSecretFile } from './secret-file.ts';
+
+/** What the checks beyond the schema found, and the values they computed for resolution. */
+export interface CheckResult {
+  problems: string[];
+  warnings: string[];
+  listen: ListenAddress | undefined;
+  logLevel: LogLevel;
+  admin: { username: string; password: string } | undefined;
+  /** Tokens read from `ApiTokenFile`, by instance key. */
+  tokenFiles: Map<string, string>;
+}
+
+/** Keys each update type cannot work without (spec §2.7). */
+const REQUIRED_UPDATE_KEYS: Record<string, { key: string; expected: string }[]> = {
+  Manifest: [{ key: 'ManifestUrl', expected: 'a manifest URL because UpdateType is Manifest' }],
+  CiServer: [
+    { key: 'BaseUrl', expected: 'the CI server URL because UpdateType is CiServer' },
+    { key: 'JobName', expected: 'the CI job name because UpdateType is CiServer' },
+  ],
+  Git: [{ key: 'BaseUrl', expected: 'the repository URL because UpdateType is Git' }],
+  Local: [{ key: 'CurrentVersion', expected: 'the version of the build in bin/ because UpdateType is Local' }],
+};
+
+const IGNORED_PROCESS_KEYS = ['UnitManagementMode', 'UnitPrefix', 'Manager'];
+
+const str = (x: unknown): string | undefined => (typeof x === 'string' ? x : undefined);
+
+/**
+ * Rules a schema cannot express. They read the merged raw settings defensively (a value of the wrong type is
+ * the schema's problem, reported there), so every problem is found in one pass, whatever else is wrong.
+ */
+export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: ConfigPath) => string, cwd: string): Promise<CheckResult> {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const problem = (path: ConfigPath, expected: string, found: unknown) => problems.push(problemLine(sourceOf(path), path, expected, found));
+  const warn = (path: ConfigPath, text: string) => warnings.push(`${sourceOf(path)}: ${formatPath(path)}: ${text}`);
+
+  // Urls
+  let listen: ListenAddress | undefined = { host: '127.0.0.1', port: 5000 };
+  const urls = raw.Urls;
+  if (typeof urls === 'string') {
+    const r = parseUrls(urls);
+    if (!r.ok) {
+      problem(['Urls'], r.expected, urls);
+      listen = undefined;
+    } else {
+      listen = r.listen;
+      if (r.ignored.length > 0) warn(['Urls'], `only the first address is used; ignoring ${r.ignored.join(', ')}`);
+    }
+  }
+
+  // Log level
+  let logLevel: LogLevel = 'info';
+  const serilog = raw.Serilog;
+  const minimum = isMap(serilog) ? serilog.MinimumLevel : undefined;
+  const levelPath = isMap(minimum) ? ['Serilog', 'MinimumLevel', 'Default'] : ['Serilog', 'MinimumLevel'];
+  const levelName = isMap(minimum) ? str(minimum.Default) : str(minimum);
+  if (levelName !== undefined) {
+    const level = parseLogLevel(levelName);
+    if (level) logLevel = level;
+    else problem(levelPath, 'expected a level: Verbose, Debug, Information, Warning, Error or Fatal', levelName);
+  }
+
+  // Ignored keys of the real watchdog
+  if (raw.Data !== undefined) warn(['Data'], 'ignored: this watchdog keeps its data in instances/<key>/data.json');
+  const proc = raw.Process;
+  if (isMap(proc)) {
+    if (proc.Mode === 'Systemd') warn(['Process', 'Mode'], 'Systemd is not supported; servers run as child processes of the watchdog (Basic)');
+    for (const k of IGNORED_PROCESS_KEYS) {
+      if (proc[k] !== undefined) warn(['Process', k], 'ignored: systemd process management is not supported');
+    }
+  }
+
+  // Admin
+  let admin: CheckResult['admin'];
+  const adm = raw.Admin;
+  if (isMap(adm)) {
+    const username = str(adm.Username);
+    let password = str(adm.Password);
+    const passwordFile = str(adm.PasswordFile);
+    if (passwordFile !== undefined) {
+      const r = await readSecretFile(passwordFile, cwd);
+      if (r.ok) password = r.value;
+      else problem(['Admin', 'PasswordFile'], `expected a readable file holding the password (${r.reason})`, passwordFile);
+    } else if (adm.Password === undefined) {
+      problem(['Admin', 'Password'], 'expected a password (or PasswordFile) because Admin is set', undefined);
+    }
+    if (username !== undefined && password !== undefined) admin = { username, password };
+  }
+
+  // Instances
+  const tokenFiles = new Map<string, string>();
+  const servers = raw.Servers;
+  const instances = isMap(servers) && isMap(servers.Instances) ? servers.Instances : {};
+  const ports = new Map<number, string>();
+  for (const [key, inst] of Object.entries(instances)) {
+    if (!isMap(inst)) continue;
+    const base = ['Servers', 'Instances', key];
+
+    const type = str(inst.UpdateType);
+    const updates = isMap(inst.Updates) ? inst.Updates : {};
+    for (const need of (type && REQUIRED_UPDATE_KEYS[type]) || []) {
+      if (updates[need.key] === undefined) problem([...base, 'Updates', need.key], `expected ${need.expected}`, undefined);
+    }
+
+    const tokenFile = str(inst.ApiTokenFile);
+    if (tokenFile !== undefined) {
+      const r = await readSecretFile(tokenFile, cwd);
+      if (r.ok) tokenFiles.set(key, r.value);
+      else problem([...base, 'ApiTokenFile'], `expected a readable file holding the token (${r.reason})`, tokenFile);
+    } else if (inst.ApiToken === undefined) {
+      warn(base, 'no ApiToken or ApiTokenFile: every control request for this instance will be refused');
+    }
+
+    const port = inst.ApiPort;
+    if (typeof port === 'number') {
+      const other = ports.get(port);
+      if (other !== undefined) problem([...base, 'ApiPort'], `expected a port no other instance uses (${other} uses it)`, port);
+      else ports.set(port, key);
+    }
+  }
+
+  return { problems, warnings, listen, logLevel, admin, tokenFiles };
+}

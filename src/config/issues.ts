@@ -1,0 +1,140 @@
+import * as v from 'valibot';
+import type { ConfigPath } from './merge.ts';
+
+/** `Servers.Instances.alpha.ApiPort`; odd keys quoted (`Servers.Instances."a b"`), list items as `Arguments[1]`. */
+export function formatPath(path: ConfigPath): string {
+  if (path.length === 0) return '(root)';
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += (out ? '.' : '') + (/^[A-Za-z0-9_-]+$/.test(part) ? part : JSON.stringify(part));
+  }
+  return out;
+}
+
+/** What was found, for the "got …" half of a problem line. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a map';
+  return String(value);
+}
+
+/** A problem line: `<file>: <key.path>: <expected>, got <found>`. */
+export function problemLine(file: string, path: ConfigPath, expected: string, found: unknown): string {
+  return `${file}: ${formatPath(path)}: ${expected}, got ${describeValue(found)}`;
+}
+
+type AnySchema = v.GenericSchema;
+
+function isSchema(x: unknown): x is AnySchema {
+  return typeof x === 'object' && x !== null && 'kind' in x && x.kind === 'schema';
+}
+
+/** The schema that validates `path` below `root`, stepping through optional, pipe, object, record and array. */
+function schemaAt(root: AnySchema, path: ConfigPath): AnySchema | undefined {
+  let s: AnySchema | undefined = root;
+  for (const key of path) {
+    s = s && unwrap(s);
+    if (!s) return undefined;
+    if ('entries' in s && typeof key === 'string') {
+      const entries = s.entries as Record<string, unknown>;
+      const next = entries[key];
+      s = isSchema(next) ? next : undefined;
+    } else if ('value' in s && isSchema(s.value)) s = s.value;
+    else if ('item' in s && isSchema(s.item)) s = s.item;
+    else return undefined;
+  }
+  return s;
+}
+
+/** Optional wrappers and pipes around the structural schema (a record piped after a map check, for one). */
+function unwrap(s: AnySchema): AnySchema | undefined {
+  let cur: AnySchema = s;
+  for (let i = 0; i < 8; i += 1) {
+    if ('wrapped' in cur && isSchema(cur.wrapped)) {
+      cur = cur.wrapped;
+      continue;
+    }
+    if ('pipe' in cur && Array.isArray(cur.pipe)) {
+      const structural = [...cur.pipe].reverse().find((p): p is AnySchema => isSchema(p) && ('entries' in p || 'value' in p || 'item' in p));
+      if (structural && structural !== cur) {
+        cur = structural;
+        continue;
+      }
+    }
+    return cur;
+  }
+  return cur;
+}
+
+/** Default valibot messages read "Invalid type: Expected X but received Y"; keep only the expectation. */
+function expectation(issue: v.BaseIssue<unknown>): string {
+  if (/^expected /i.test(issue.message)) return issue.message;
+  return `expected ${issue.expected ?? 'a valid value'}`;
+}
+
+function closest(word: string, candidates: string[]): string | undefined {
+  const lower = word.toLowerCase();
+  const hit = candidates.find((c) => c.toLowerCase() === lower);
+  if (hit) return hit;
+  // One or two edits apart (a dropped, added or changed letter) reads as a typo.
+  const dist = (a: string, b: string) => {
+    const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+    for (let i = 1; i <= a.length; i += 1) {
+      let prev = row[0] ?? 0;
+      row[0] = i;
+      for (let j = 1; j <= b.length; j += 1) {
+        const tmp = row[j] ?? 0;
+        row[j] = Math.min((row[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+        prev = tmp;
+      }
+    }
+    return row[b.length] ?? Infinity;
+  };
+  let best: string | undefined;
+  let bestD = 3;
+  for (const c of candidates) {
+    const d = dist(lower, c.toLowerCase());
+    if (d < bestD) [best, bestD] = [c, d];
+  }
+  return best;
+}
+
+/** Names this product spells differently from the real watchdog, so a migrated config gets a useful hint. */
+const RENAMED: Record<string, string> = { DiscordWebhook: 'ChatWebhook' };
+
+/** One line per issue, deduplicated, each naming the file that supplied the value. */
+export function formatIssues(
+  issues: readonly v.BaseIssue<unknown>[],
+  root: AnySchema,
+  sourceOf: (path: ConfigPath) => string,
+): string[] {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    const path: ConfigPath = (issue.path ?? []).map((p) => (typeof p.key === 'number' ? p.key : String(p.key)));
+    const file = sourceOf(path);
+    const last = issue.path?.at(-1);
+    if (issue.type === 'strict_object' && issue.expected === 'never' && last?.origin === 'key') {
+      // An unknown key: usually a typo, so suggest the nearest allowed one.
+      const parent = schemaAt(root, path.slice(0, -1));
+      const structural = parent && unwrap(parent);
+      const allowed = structural && 'entries' in structural ? Object.keys(structural.entries as object) : [];
+      const key = String(last.key);
+      const guess = RENAMED[key] ?? closest(key, allowed);
+      const hint = guess ? `did you mean ${guess}?` : `expected one of ${allowed.join(', ')}`;
+      lines.push(`${file}: ${formatPath(path)}: unknown key (${hint})`);
+    } else if (issue.type === 'strict_object' && issue.input === undefined && last?.origin === 'key') {
+      // A required key is missing: say what its own schema expects.
+      const entry = schemaAt(root, path);
+      const own = entry ? v.safeParse(entry, undefined) : undefined;
+      const first = own && !own.success ? own.issues[0] : undefined;
+      lines.push(problemLine(file, path, first ? expectation(first) : 'required', undefined));
+    } else {
+      lines.push(problemLine(file, path, expectation(issue), issue.input));
+    }
+  }
+  return [...new Set(lines)];
+}

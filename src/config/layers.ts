@@ -1,0 +1,86 @@
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, extname, join, relative, isAbsolute } from 'node:path';
+import { parseDocument, type YAMLError } from 'yaml';
+
+/** One parsed YAML file of the layered configuration. */
+export interface Layer {
+  /** Absolute path. */
+  file: string;
+  /** How problems name it: relative to the working directory when inside it, else absolute. */
+  name: string;
+  data: Record<string, unknown>;
+}
+
+export type LayerResult = { ok: true; layers: Layer[]; warnings: string[] } | { ok: false; problems: string[] };
+
+/** The name problem lines use for a file. */
+export function displayName(file: string, cwd: string): string {
+  const rel = relative(cwd, file);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
+}
+
+/**
+ * The files to layer, in order: the main file, then `<stem>.<env><ext>` and `<stem>.Secret<ext>` beside it
+ * (for the default name that is `appsettings.<env>.yml` and `appsettings.Secret.yml`, as the real watchdog reads).
+ */
+export function layerFiles(main: string, env: string): string[] {
+  const ext = extname(main);
+  const stem = basename(main, ext);
+  const dir = dirname(main);
+  return [main, join(dir, `${stem}.${env}${ext}`), join(dir, `${stem}.Secret${ext}`)];
+}
+
+type Parsed = { ok: true; data: Record<string, unknown>; warnings: string[] } | { ok: false; problems: string[] };
+
+/** `file:line:col: message` for each YAML error; never throws. */
+export function parseYaml(text: string, name: string): Parsed {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const where = (e: YAMLError) => {
+    const pos = e.linePos?.[0];
+    // yaml appends " at line L, column C:" and a code frame; the position goes in front instead.
+    const msg = e.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? e.message;
+    return pos ? `${name}:${pos.line}:${pos.col}: ${msg}` : `${name}: ${msg}`;
+  };
+  if (doc.errors.length > 0) return { ok: false, problems: doc.errors.map(where) };
+  const warnings = doc.warnings.map(where);
+  const data: unknown = doc.toJS({ maxAliasCount: 1000 });
+  if (data === null || data === undefined) return { ok: true, data: {}, warnings };
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    return { ok: false, problems: [`${name}: (root): expected a map of settings, got ${Array.isArray(data) ? 'a list' : JSON.stringify(data)}`] };
+  }
+  return { ok: true, data: data as Record<string, unknown>, warnings };
+}
+
+function errCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}
+
+/** Reads and parses the main file (required) and the optional layers beside it. */
+export async function readLayers(main: string, env: string, cwd: string): Promise<LayerResult> {
+  const layers: Layer[] = [];
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  for (const [index, file] of layerFiles(main, env).entries()) {
+    const name = displayName(file, cwd);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      const code = errCode(err);
+      if (index > 0 && code === 'ENOENT') continue;
+      if (code === 'ENOENT') {
+        problems.push(`${basename(file)} not found in ${dirname(file)} (run the watchdog from the folder that holds it, or pass --config FILE)`);
+      } else {
+        problems.push(`${name}: cannot read the file (${code ?? String(err)}); check that it is a readable file`);
+      }
+      continue;
+    }
+    const parsed = parseYaml(text, name);
+    if (!parsed.ok) problems.push(...parsed.problems);
+    else {
+      warnings.push(...parsed.warnings);
+      layers.push({ file, name, data: parsed.data });
+    }
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, layers, warnings };
+}

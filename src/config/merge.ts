@@ -1,0 +1,70 @@
+/** A key path into the configuration: object keys and list indices. */
+export type ConfigPath = readonly (string | number)[];
+
+export interface Merged {
+  value: Record<string, unknown>;
+  /** The file that supplied the value at `path` (or its nearest supplied ancestor); the first file otherwise. */
+  sourceOf(path: ConfigPath): string;
+}
+
+export function isMap(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+const INSTANCES: ConfigPath = ['Servers', 'Instances'];
+const isInstancesMap = (path: ConfigPath) => path.length === 2 && path[0] === INSTANCES[0] && path[1] === INSTANCES[1];
+
+/**
+ * An empty YAML value (`Key:` with nothing after it) means "not set", as in the real watchdog's configuration
+ * binder, so it neither sets nor overrides anything. An instance written with no settings still counts as an
+ * instance, so validation can say what it lacks.
+ */
+function dropEmpty(value: unknown, path: ConfigPath): unknown {
+  if (Array.isArray(value)) return value;
+  if (!isMap(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v === null || v === undefined) {
+      if (isInstancesMap(path)) out[k] = {};
+      continue;
+    }
+    out[k] = dropEmpty(v, [...path, k]);
+  }
+  return out;
+}
+
+/** Deep merge, later layers winning: maps merge key by key; lists and scalars replace. Records who supplied what. */
+export function mergeLayers(layers: readonly { name: string; data: Record<string, unknown> }[]): Merged {
+  const source = new Map<string, string>();
+  const id = (path: ConfigPath) => JSON.stringify(path);
+
+  const merge = (into: Record<string, unknown>, from: Record<string, unknown>, path: ConfigPath, name: string) => {
+    for (const [k, v] of Object.entries(from)) {
+      const p = [...path, k];
+      const existing = into[k];
+      if (isMap(v) && isMap(existing)) {
+        merge(existing, v, p, name);
+        continue;
+      }
+      into[k] = isMap(v) ? merge({}, v, p, name) : v;
+      // A map keeps the name of the file that introduced it; a leaf or list, the last file that set it.
+      source.set(id(p), name);
+    }
+    return into;
+  };
+
+  const value: Record<string, unknown> = {};
+  for (const layer of layers) merge(value, dropEmpty(layer.data, []) as Record<string, unknown>, [], layer.name);
+
+  const fallback = layers[0]?.name ?? 'appsettings.yml';
+  return {
+    value,
+    sourceOf(path) {
+      for (let n = path.length; n > 0; n -= 1) {
+        const hit = source.get(id(path.slice(0, n)));
+        if (hit) return hit;
+      }
+      return fallback;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { resolve } from 'node:path';
+import type { CheckResult } from './checks.ts';
+import type { ResolvedConfig, ResolvedInstance } from './resolved.ts';
+import type { AppSettings } from './schema.ts';
+
+/** The engine's server program, as the real watchdog defaults `RunCommand` (REFERENCE.md §1.1). */
+export function defaultRunCommand(platform: NodeJS.Platform = process.platform): string {
+  return platform === 'win32' ? 'bin/Robust.Server.exe' : 'bin/Robust.Server';
+}
+
+/** Makes every path absolute and picks each computed value; only called once validation found no problem. */
+export function resolveConfig(opts: {
+  settings: AppSettings;
+  checks: CheckResult;
+  files: string[];
+  cwd: string;
+}): ResolvedConfig {
+  const { settings, checks, cwd } = opts;
+  const root = settings.Servers.InstanceRoot;
+  const instances: ResolvedInstance[] = Object.entries(settings.Servers.Instances).map(([key, s]) => {
+    const dir = resolve(cwd, root, key);
+    return {
+      key,
+      name: s.Name ?? key,
+      dir,
+      apiToken: checks.tokenFiles.get(key) ?? s.ApiToken,
+      program: resolve(dir, s.RunCommand ?? defaultRunCommand()),
+      settings: s,
+    };
+  });
+  const baseUrl = settings.BaseUrl === undefined ? undefined : settings.BaseUrl.endsWith('/') ? settings.BaseUrl : `${settings.BaseUrl}/`;
+  return {
+    files: opts.files,
+    workDir: cwd,
+    listen: checks.listen ?? { host: '127.0.0.1', port: 5000 },
+    baseUrl,
+    persistServers: settings.Process.PersistServers,
+    webhook: settings.Notification.ChatWebhook,
+    logLevel: checks.logLevel,
+    timing: settings.Timing,
+    admin: checks.admin,
+    instances,
+    settings,
+  };
+}

@@ -1,0 +1,25 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+
+const REASONS: Record<string, string> = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'it is a folder' };
+
+export type SecretFileResult = { ok: true; value: string } | { ok: false; reason: string };
+
+/**
+ * Reads a token or password kept in its own file (relative paths against the working directory) and trims ONE
+ * trailing newline, the one editors and `echo` add. The real watchdog keeps it, which makes the token
+ * unusable over HTTP Basic; we trim it on purpose. Never throws.
+ */
+export async function readSecretFile(path: string, cwd: string): Promise<SecretFileResult> {
+  const file = resolve(cwd, path);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : String(err);
+    return { ok: false, reason: `cannot read ${file}: ${REASONS[code] ?? code}` };
+  }
+  const value = text.replace(/\r?\n$/, '');
+  if (value === '') return { ok: false, reason: `${file} is empty` };
+  return { ok: true, value };
+}

@@ -1,0 +1,37 @@
+import { displayName } from './layers.ts';
+import type { ResolvedConfig } from './resolved.ts';
+
+/** Prints configuration problems on stderr, one per line (for `check` and the daemon's start). */
+export function printConfigProblems(problems: readonly string[], write: (text: string) => void = (t) => process.stderr.write(t)): void {
+  for (const p of problems) write(`${p}\n`);
+}
+
+function hostPort(listen: ResolvedConfig['listen']): string {
+  const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+  return `http://${host}:${listen.port}`;
+}
+
+/** A short, human summary of a valid configuration: what was read, where it listens, each instance. */
+export function formatSummary(config: ResolvedConfig, cwd: string): string {
+  const lines = [
+    `files:     ${config.files.map((f) => displayName(f, cwd)).join(', ')}`,
+    `listen:    ${hostPort(config.listen)}${config.listen.host === '0.0.0.0' ? ' (all interfaces)' : ''}`,
+    `base url:  ${config.baseUrl ?? '(derived from the listen address)'}`,
+    `log level: ${config.logLevel}`,
+    `webhook:   ${config.webhook ? 'set' : 'none'}`,
+    `instances: ${config.instances.length}`,
+  ];
+  for (const i of config.instances) {
+    const s = i.settings;
+    lines.push(
+      `  ${i.key}${i.name === i.key ? '' : ` (${JSON.stringify(i.name)})`}`,
+      `    update type: ${s.UpdateType ?? 'none'}`,
+      `    api port:    ${s.ApiPort}`,
+      `    timeout:     ${s.TimeoutSeconds} s`,
+      `    program:     ${i.program}`,
+      `    folder:      ${i.dir}`,
+      `    api token:   ${i.apiToken ? 'set' : 'none (control requests refused)'}`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}

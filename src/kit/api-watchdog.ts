@@ -1,0 +1,92 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/**
+ * The token-protected half of the game-server API (spec §4.2, REFERENCE.md §3.3–§3.4): the header check
+ * and the request bodies of `POST /shutdown` and `POST /update`, free of any HTTP framework.
+ */
+
+export const UPDATE_REASONS = ['Other', 'UpdateAvailable', 'Maintenance'] as const;
+export type UpdateReason = (typeof UPDATE_REASONS)[number];
+
+export interface UpdateRequest {
+  reason: UpdateReason;
+  message: string | null;
+}
+
+export interface ShutdownRequest {
+  /** `Reason` from the body; null when the body was `{}`. */
+  reason: string | null;
+}
+
+/** Compares secrets in constant time: SHA-256 of both sides first, so lengths do not leak either. */
+export function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given, 'utf8').digest();
+  const b = createHash('sha256').update(expected, 'utf8').digest();
+  return timingSafeEqual(a, b);
+}
+
+/** A refusal: the status and the plain-text body the engine answers with. */
+export interface Refusal {
+  status: 400 | 401 | 404;
+  body: string;
+}
+
+/**
+ * Checks the `WatchdogToken` header against the `watchdog.token` cvar: unset token → 404 (the handler
+ * declines, as in the engine), header missing → 400, wrong → 401. Undefined means allowed.
+ * The engine answers 500 on a missing header for /update (a bug, REFERENCE.md §3.3); we answer 400 for both.
+ */
+export function checkWatchdogToken(header: string | undefined, expected: string | undefined): Refusal | undefined {
+  if (!expected) return { status: 404, body: 'Not Found' };
+  if (header === undefined) return { status: 400, body: 'Expected WatchdogToken header' };
+  if (!sameSecret(header, expected)) return { status: 401, body: 'Unauthorized' };
+  return undefined;
+}
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+function parseJson(text: string): Parsed<unknown> {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { ok: false, error: `body is not valid JSON: ${(err as Error).message}` };
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * `POST /shutdown` body: a JSON object, parsed whatever the Content-Type (the real watchdog sends
+ * `text/plain`), with an optional string `Reason` (case-sensitive name). `{}` is fine.
+ */
+export function parseShutdownBody(text: string): Parsed<ShutdownRequest> {
+  const json = parseJson(text);
+  if (!json.ok) return json;
+  if (!isObject(json.value)) return { ok: false, error: 'body must be a JSON object such as {"Reason":"maintenance"}' };
+  const reason = json.value.Reason;
+  if (reason !== undefined && reason !== null && typeof reason !== 'string') return { ok: false, error: 'Reason must be a string' };
+  return { ok: true, value: { reason: reason ?? null } };
+}
+
+/** Numeric names are accepted too, as .NET's enum parse does ("2" → Maintenance). */
+function updateReason(value: string): UpdateReason {
+  if ((UPDATE_REASONS as readonly string[]).includes(value)) return value as UpdateReason;
+  const n = /^\d+$/.test(value) ? Number(value) : -1;
+  return UPDATE_REASONS[n] ?? 'Other';
+}
+
+/**
+ * `POST /update` body: empty → UpdateAvailable (what the watchdog sends); otherwise a JSON object with
+ * optional `Reason` (unknown names → Other) and `Message`. Read whatever the Content-Type; the engine
+ * reads it only for exactly `application/json`, which silently drops reasons sent with a charset.
+ */
+export function parseUpdateBody(text: string): Parsed<UpdateRequest> {
+  if (text.trim() === '') return { ok: true, value: { reason: 'UpdateAvailable', message: null } };
+  const json = parseJson(text);
+  if (!json.ok) return json;
+  if (!isObject(json.value)) return { ok: false, error: 'body must be empty or a JSON object such as {"Reason":"Maintenance"}' };
+  const { Reason: reason, Message: message } = json.value;
+  if (reason !== undefined && reason !== null && typeof reason !== 'string') return { ok: false, error: 'Reason must be a string' };
+  if (message !== undefined && message !== null && typeof message !== 'string') return { ok: false, error: 'Message must be a string' };
+  return { ok: true, value: { reason: updateReason(reason ?? 'Other'), message: message ?? null } };
+}

@@ -1,0 +1,89 @@
+import { Hono, type Context } from 'hono';
+import { createLogger, type Logger } from '../log.ts';
+import { checkWatchdogToken, parseShutdownBody, parseUpdateBody, type ShutdownRequest, type UpdateRequest } from './api-watchdog.ts';
+import { type Info, infoForWire, type Status } from './schemas.ts';
+
+export { sameSecret, UPDATE_REASONS, type ShutdownRequest, type UpdateReason, type UpdateRequest } from './api-watchdog.ts';
+
+type MaybePromise<T> = T | Promise<T>;
+
+export interface GameApiOptions {
+  /** The `/status` object; games may add fields. `tags` defaults to `[]`, as the engine always sends it. */
+  status: () => MaybePromise<Status>;
+  /** The `/info` object; the connect address is written under both spellings. `links` defaults to `[]`. */
+  info: () => MaybePromise<Info>;
+  /** The `watchdog.token` cvar, read per request; empty or undefined turns /shutdown and /update off (404). */
+  watchdogToken: () => string | undefined;
+  /** The watchdog asked for a shutdown. Answer fast: the 200 is sent once this resolves. */
+  onShutdown: (request: ShutdownRequest) => MaybePromise<void>;
+  /** The watchdog says an update is available; the game restarts when it suits it (e.g. at round end). */
+  onUpdate: (request: UpdateRequest) => MaybePromise<void>;
+  log?: Logger;
+}
+
+/**
+ * The game server's HTTP API (spec §4.1–§4.2) as a Hono app: `GET|HEAD /status`, `GET|HEAD /info`,
+ * `POST /shutdown`, `POST /update`. Anything else answers 404 `Not Found`. Games may add their own
+ * routes to the returned app, or mount it with `app.route('/', createGameApi(...))`.
+ *
+ * @example
+ * const app = createGameApi({ status: () => ({ name: 'x', players: 0 }), info, watchdogToken: () => settings.string('watchdog.token'), onShutdown, onUpdate });
+ * serve({ fetch: app.fetch, port: 1212, hostname: '127.0.0.1' });
+ */
+export function createGameApi(opts: GameApiOptions): Hono {
+  const log = opts.log ?? createLogger('kit:api');
+  const app = new Hono();
+
+  // Hono answers HEAD from the GET handler with the same headers and no body.
+  app.get('/status', async (c) => {
+    const status = await opts.status();
+    c.header('Access-Control-Allow-Origin', '*');
+    return c.json({ ...status, tags: status.tags ?? [] });
+  });
+
+  app.get('/info', async (c) => {
+    const info = await opts.info();
+    c.header('Access-Control-Allow-Origin', '*');
+    return c.json(infoForWire({ ...info, links: info.links ?? [] }));
+  });
+
+  /** The token check shared by both watchdog routes; a Response when refused. */
+  const refuse = (c: Context, route: string): Response | undefined => {
+    const refusal = checkWatchdogToken(c.req.header('WatchdogToken'), opts.watchdogToken());
+    if (!refusal) return undefined;
+    if (refusal.status === 404) log.warn(`${route} refused: watchdog.token is not set, so the watchdog API is off`);
+    else log.warn(`${route} refused: ${refusal.body}`, { status: refusal.status });
+    return c.text(refusal.body, refusal.status);
+  };
+
+  app.post('/shutdown', async (c) => {
+    const refused = refuse(c, 'POST /shutdown');
+    if (refused) return refused;
+    const body = parseShutdownBody(await c.req.text());
+    if (!body.ok) {
+      log.warn('POST /shutdown refused: bad body', { error: body.error });
+      return c.text('BadRequest', 400);
+    }
+    await opts.onShutdown(body.value);
+    return c.text('Success', 200);
+  });
+
+  app.post('/update', async (c) => {
+    const refused = refuse(c, 'POST /update');
+    if (refused) return refused;
+    const body = parseUpdateBody(await c.req.text());
+    if (!body.ok) {
+      log.warn('POST /update refused: bad body', { error: body.error });
+      return c.text('BadRequest', 400);
+    }
+    await opts.onUpdate(body.value);
+    return c.text('Success', 200);
+  });
+
+  app.notFound((c) => c.text('Not Found', 404));
+  app.onError((err, c) => {
+    log.error(`${c.req.method} ${c.req.path} failed`, { error: err });
+    return c.text('InternalServerError', 500);
+  });
+  return app;
+}

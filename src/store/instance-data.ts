@@ -1,0 +1,134 @@
+import { open, readFile, rename, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import * as v from 'valibot';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+
+/** The per-instance file (spec §2.9, DESIGN.md §7). */
+export const DATA_FILE = 'data.json';
+
+const LaunchSchema = v.object({
+  pid: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  startTime: v.string(),
+  program: v.string(),
+  args: v.array(v.string()),
+  secret: v.string(),
+  launchedAt: v.string(),
+});
+
+const InstanceDataSchema = v.object({
+  version: v.literal(1),
+  updateType: v.nullable(v.string()),
+  revision: v.nullable(v.string()),
+  launch: v.nullable(LaunchSchema),
+});
+
+/** What reattaching needs of the last launch: pid, process start time, program, args and the current secret. */
+export type LaunchData = v.InferOutput<typeof LaunchSchema>;
+/** The watchdog's own data for one instance. Holds a secret: written with mode 0600. */
+export type InstanceData = v.InferOutput<typeof InstanceDataSchema>;
+
+export function defaultInstanceData(updateType: string | null): InstanceData {
+  return { version: 1, updateType, revision: null, launch: null };
+}
+
+/**
+ * Reads `<dir>/data.json`. Missing: defaults. Corrupt, truncated or the wrong shape: set aside as
+ * `data.json.corrupt-<timestamp>` with a warning, defaults returned. Stored for a different `UpdateType`: the
+ * revision is reset (a revision from one provider means nothing to another). Never throws.
+ */
+export async function readInstanceData(dir: string, updateType: string | null, log: Logger): Promise<InstanceData> {
+  const file = join(dir, DATA_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
+    if (code !== 'ENOENT') log.warn('could not read data.json; starting without a known revision', { file, error: describeError(err) });
+    return defaultInstanceData(updateType);
+  }
+
+  let parsed: unknown;
+  let why: string | undefined;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Not the parser's message: Node quotes the offending text, which may hold the secret.
+    why = 'not valid JSON (truncated or damaged)';
+  }
+  const checked = why === undefined ? v.safeParse(InstanceDataSchema, parsed) : undefined;
+  if (!checked?.success) {
+    why ??= `unexpected content at ${checked?.issues.map((i) => v.getDotPath(i) ?? '(root)').join(', ')}`;
+    const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    try {
+      await rename(file, aside);
+      log.warn('data.json was corrupt; set it aside and starting without a known revision', { file, aside, reason: why });
+    } catch (err) {
+      log.warn('data.json was corrupt and could not be set aside; it will be overwritten', { file, reason: why, error: describeError(err) });
+    }
+    return defaultInstanceData(updateType);
+  }
+
+  const data = checked.output;
+  if (data.updateType !== updateType) {
+    log.info('UpdateType changed; forgetting the revision so the new provider installs its own build', {
+      was: data.updateType, now: updateType, revision: data.revision,
+    });
+    return { ...data, updateType, revision: null };
+  }
+  return data;
+}
+
+/** Pending writes per folder, so writes land in the order they were made. */
+const queues = new Map<string, Promise<void>>();
+let tmpCounter = 0;
+
+/**
+ * Writes `<dir>/data.json` atomically: a temporary file in the same folder (mode 0600), fsync, rename over the
+ * old one, fsync the folder. Concurrent calls for one folder are serialised, so the last call always wins.
+ */
+export function writeInstanceData(dir: string, data: InstanceData): Promise<void> {
+  const key = resolve(dir);
+  const previous = queues.get(key) ?? Promise.resolve();
+  const next = previous.catch(() => undefined).then(() => writeNow(key, data));
+  queues.set(key, next);
+  const forget = () => {
+    if (queues.get(key) === next) queues.delete(key);
+  };
+  next.then(forget, forget);
+  return next;
+}
+
+async function writeNow(dir: string, data: InstanceData): Promise<void> {
+  const file = join(dir, DATA_FILE);
+  tmpCounter += 1;
+  const tmp = join(dir, `.${DATA_FILE}.${process.pid}.${tmpCounter}.tmp`);
+  try {
+    const handle = await open(tmp, 'wx', 0o600);
+    try {
+      await handle.writeFile(`${JSON.stringify(data, null, 2)}\n`, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    throw new Error(`could not write ${file} (${describeError(err)}); check that the instance folder is writable`, { cause: err });
+  }
+  await syncDir(dir);
+}
+
+/** Makes the rename durable. Not every platform can open a folder for fsync (Windows); the rename stands anyway. */
+async function syncDir(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Best effort only.
+  }
+}

@@ -1,0 +1,172 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { checkinOptionsFrom, checkinUrl, startCheckins, type CheckinResult, type Checkins } from '../../src/kit/checkin.ts';
+import { loadSettings } from '../../src/kit/settings.ts';
+import type { Logger } from '../../src/log.ts';
+import { freePort, waitFor } from '../_support/env.ts';
+
+interface Seen { method: string; url: string; authorization: string | undefined; body: string; contentType: string | undefined }
+
+/** A loopback HTTP server in the watchdog's place. `answer` picks the status; null never answers. */
+async function fakeWatchdog(answer: () => number | null = () => 200) {
+  const seen: Seen[] = [];
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization, body, contentType: req.headers['content-type'] });
+      const status = answer();
+      if (status !== null) res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    seen,
+    base: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+function collect(): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const log: Logger = {
+    debug: (m, f) => lines.push(`debug ${m} ${JSON.stringify(f ?? {})}`),
+    info: (m, f) => lines.push(`info ${m} ${JSON.stringify(f ?? {})}`),
+    warn: (m, f) => lines.push(`warn ${m} ${JSON.stringify(f ?? {})}`),
+    error: (m, f) => lines.push(`error ${m} ${JSON.stringify(f ?? {})}`),
+    child: () => log,
+  };
+  return { log, lines };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const url = suite('checkin :: URL resolution (REFERENCE.md §3.1)');
+const URLS: Array<[string, string]> = [
+  ['http://localhost:5000', 'http://localhost:5000/server_api/k1/ping'],
+  ['http://localhost:5000/', 'http://localhost:5000/server_api/k1/ping'],
+  ['http://h:5000/wd/', 'http://h:5000/wd/server_api/k1/ping'],
+  ['http://h:5000/wd', 'http://h:5000/server_api/k1/ping'], // the engine's quirk: the last segment is lost
+  ['http://[::]:5000', 'http://[::]:5000/server_api/k1/ping'],
+  ['https://wd.example/a/b', 'https://wd.example/a/server_api/k1/ping'],
+];
+for (const [base, expected] of URLS) {
+  url(`${base} → ${expected}`, () => assert.is(checkinUrl(base, 'k1').href, expected));
+}
+url('cvars: watchdog.key, watchdog.baseUrl, token from the env, checkin_interval', () => {
+  const s = loadSettings({ argv: ['--cvar', 'watchdog.key=k', '--cvar', 'watchdog.baseUrl=http://x/', '--cvar', 'watchdog.checkin_interval=0.5'], env: { ROBUST_CVAR_watchdog__token: 't' } });
+  assert.equal(checkinOptionsFrom(s), { key: 'k', baseUrl: 'http://x/', token: 't', intervalSeconds: 0.5 });
+  assert.is(checkinOptionsFrom(loadSettings({ argv: [] })).intervalSeconds, 15);
+});
+url.run();
+
+// ---
+const pings = suite('checkin :: pinging');
+
+pings('first at once, then every interval: POST, path, Basic key:token, no body', async () => {
+  const wd = await fakeWatchdog();
+  const { log } = collect();
+  const results: CheckinResult[] = [];
+  const c = startCheckins({ key: 'demo', baseUrl: wd.base, token: 'se:cr+t/=', intervalSeconds: 0.1, log, onResult: (r) => results.push(r) });
+  try {
+    assert.ok(c.enabled);
+    await waitFor('three check-ins', () => wd.seen.length >= 3);
+    for (const s of wd.seen) {
+      assert.is(s.method, 'POST');
+      assert.is(s.url, '/server_api/demo/ping');
+      assert.is(s.authorization, `Basic ${Buffer.from('demo:se:cr+t/=').toString('base64')}`);
+      assert.is(s.body, '');
+      assert.is(s.contentType, undefined);
+    }
+    assert.ok(results.every((r) => r.ok && r.status === 200));
+  } finally {
+    await c.stop();
+    await wd.close();
+  }
+});
+
+pings('the first ping does not wait for the interval', async () => {
+  const wd = await fakeWatchdog();
+  const c = startCheckins({ key: 'k', baseUrl: wd.base, token: 't', intervalSeconds: 3600, log: collect().log });
+  try {
+    await waitFor('first check-in', () => wd.seen.length === 1);
+  } finally {
+    await c.stop();
+    await wd.close();
+  }
+});
+
+for (const [missing, opts] of [
+  ['key', { key: '', baseUrl: 'http://127.0.0.1:9/', token: 't' }],
+  ['baseUrl', { key: 'k', baseUrl: undefined, token: 't' }],
+  ['token', { key: 'k', baseUrl: 'http://127.0.0.1:9/', token: undefined }],
+  ['a valid baseUrl', { key: 'k', baseUrl: 'not a url', token: 't' }],
+] as const) {
+  pings(`without ${missing} nothing is sent`, async () => {
+    const { log, lines } = collect();
+    const c = startCheckins({ ...opts, log });
+    assert.not.ok(c.enabled);
+    assert.is(await c.pingNow(), null);
+    assert.ok(lines.some((l) => /check-ins off/.test(l)));
+    await c.stop();
+  });
+}
+
+pings('a refused check-in is logged with status and reason, never thrown, and retried', async () => {
+  const wd = await fakeWatchdog(() => 401);
+  const { log, lines } = collect();
+  const c = startCheckins({ key: 'k', baseUrl: wd.base, token: 'hunter2', intervalSeconds: 0.1, log });
+  try {
+    await waitFor('two attempts', () => wd.seen.length >= 2);
+    const r = await c.pingNow();
+    assert.equal(r && { ok: r.ok, status: r.status }, { ok: false, status: 401 });
+    const warn = lines.find((l) => l.startsWith('warn check-in failed'));
+    assert.ok(warn, lines.join('\n'));
+    assert.match(warn, /"status":401/);
+    assert.match(warn, /"reason":"Unauthorized"/);
+    assert.not.ok(lines.join('\n').includes('hunter2'), 'the token is never logged');
+  } finally {
+    await c.stop();
+    await wd.close();
+  }
+});
+
+pings('an unreachable watchdog is logged with the transport error', async () => {
+  const port = await freePort();
+  const { log, lines } = collect();
+  const c = startCheckins({ key: 'k', baseUrl: `http://127.0.0.1:${port}/`, token: 't', intervalSeconds: 60, log });
+  try {
+    const r = await c.pingNow();
+    assert.is(r?.status, null);
+    assert.match(r?.reason ?? '', /ECONNREFUSED|fetch failed/);
+    await waitFor('warning', () => lines.some((l) => l.startsWith('warn check-in failed') && l.includes('"status":null')));
+  } finally {
+    await c.stop();
+  }
+});
+
+pings('stop(): no further check-ins, and a hanging attempt is aborted promptly', async () => {
+  let answering = true;
+  const wd = await fakeWatchdog(() => (answering ? 200 : null));
+  const c: Checkins = startCheckins({ key: 'k', baseUrl: wd.base, token: 't', intervalSeconds: 0.1, timeoutMs: 60_000, log: collect().log });
+  try {
+    await waitFor('two check-ins', () => wd.seen.length >= 2);
+    answering = false;
+    const count = wd.seen.length;
+    await waitFor('a hanging attempt', () => wd.seen.length > count);
+    const started = Date.now();
+    await c.stop();
+    assert.ok(Date.now() - started < 5000, 'stop does not wait for the 60 s timeout');
+    const after = wd.seen.length;
+    await sleep(400);
+    assert.is(wd.seen.length, after, 'nothing sent after stop');
+    assert.is(await c.pingNow(), null);
+  } finally {
+    await c.stop();
+    await wd.close();
+  }
+});
+pings.run();

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
 
 /** Per-boot identity, so a start time from before a reboot never matches a process after it. */
 let bootId: string | null | undefined;
@@ -63,20 +64,26 @@ export function isAlive(pid: number): boolean {
   }
 }
 
+function endsWith(cmdline: string[], args: string[]): boolean {
+  if (cmdline.length < args.length) return false;
+  const tail = cmdline.slice(cmdline.length - args.length);
+  return tail.every((arg, i) => arg === args[i]);
+}
+
 /**
  * Whether `pid` is still the server launched earlier (DESIGN.md §10): same kernel start time, and its
  * command line ends with the arguments recorded at launch. Only the tail is compared because what
- * precedes the arguments varies: an interpreter in front of a script (`/usr/bin/node /x/bin/server.mjs …`),
- * or a wrapper script that `exec`s something else. Pass the launch spec's `args` (the watchdog arguments
- * — key, absolute config path — make the tail specific); `[program, ...args]` also works when the program
- * itself is what runs (a native binary, or a script run through its shebang). Not /proc/<pid>/exe, which
- * names the interpreter for script servers.
+ * precedes the arguments varies: an interpreter in front of a script (`/usr/bin/node /x/bin/server.mjs …`).
+ * Pass the launch spec's `args` (the watchdog arguments — key, absolute config path — make the tail
+ * specific), or `[program, ...args]`: when that full tail is not found and the first entry is an absolute
+ * path, the tail without it is accepted, because a wrapper script that `exec`s the real server no longer
+ * shows its own path. Not /proc/<pid>/exe, which names the interpreter for script servers.
  */
 export async function verifyProcess(pid: number, expect: { startTime: string; args: string[] }): Promise<boolean> {
   if (!isAlive(pid)) return false;
   const [startTime, cmdline] = await Promise.all([readProcessStartTime(pid), readCmdline(pid)]);
   if (startTime === null || startTime !== expect.startTime || cmdline === null) return false;
-  if (cmdline.length < expect.args.length) return false;
-  const tail = cmdline.slice(cmdline.length - expect.args.length);
-  return tail.every((arg, i) => arg === expect.args[i]);
+  if (endsWith(cmdline, expect.args)) return true;
+  const [first, ...rest] = expect.args;
+  return first !== undefined && isAbsolute(first) && rest.length > 0 && endsWith(cmdline, rest);
 }

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isAlive, readCmdline, readProcessStartTime, verifyProcess } from '../../src/process/proc-info.ts';
 import { tempDir, waitFor } from '../_support/env.ts';
-import { killAll, launchFixture } from './helpers.ts';
+import { buildLaunchSpec } from '../../src/process/launch-spec.ts';
+import { spawnServer } from '../../src/process/spawn.ts';
+import { FIXTURES, instanceFor, killAll, launchFixture, track } from './helpers.ts';
 
 const info = suite('proc-info');
 const children: ChildProcess[] = [];
@@ -76,12 +78,35 @@ info('proc-info :: verifyProcess accepts the launched server and refuses a wrong
     assert.not.ok(await verifyProcess(proc.pid, { startTime: `${ticks}@another-boot`, args: spec.args }));
     // Another process: right start time of nothing, wrong command line.
     assert.not.ok(await verifyProcess(proc.pid, { startTime, args: [...spec.args.slice(0, -1), join(t.path, 'other')] }));
+    assert.not.ok(await verifyProcess(proc.pid, { startTime, args: ['/some/other/program', ...spec.args, 'extra'] }));
     const other = sleeper();
     const otherStart = await readProcessStartTime(other.pid ?? 0);
     assert.not.ok(await verifyProcess(other.pid ?? 0, { startTime: otherStart ?? '', args: spec.args }), 'a different program');
     proc.kill();
     await proc.exited;
     assert.not.ok(await verifyProcess(proc.pid, { startTime, args: spec.args }), 'gone');
+  } finally {
+    await t.cleanup();
+  }
+});
+
+info('proc-info :: verifyProcess sees through a wrapper script that execs the real server', async () => {
+  const t = await tempDir('wd-procinfo-');
+  try {
+    const wrapper = join(t.path, 'server.sh');
+    await writeFile(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${join(FIXTURES, 'echo-env.mjs')}" "$@"\n`);
+    await chmod(wrapper, 0o755);
+    const spec = buildLaunchSpec({ key: 'alpha', instance: instanceFor(t.path, wrapper), baseUrl: 'http://127.0.0.1:9/', secret: 's', providerCvars: [], env: { ...process.env, FIXTURE_LIFETIME_MS: '60000' } });
+    const proc = await spawnServer(spec, { logDir: join(t.path, 'logs'), persist: false });
+    track(proc.pid);
+    const argv = await waitFor('exec done', async () => ((await readCmdline(proc.pid))?.[0] === process.execPath ? true : null));
+    assert.ok(argv);
+    // The start time was read at spawn, before the exec: exec keeps the process, so it still matches.
+    const startTime = proc.startTime ?? '';
+    assert.ok(await verifyProcess(proc.pid, { startTime, args: [wrapper, ...spec.args] }));
+    assert.ok(await verifyProcess(proc.pid, { startTime, args: spec.args }));
+    proc.kill();
+    await proc.exited;
   } finally {
     await t.cleanup();
   }

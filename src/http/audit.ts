@@ -10,8 +10,8 @@ export interface AuditLog {
 
 /**
  * Appends every `control` event (accepted or refused) to `file` as one JSON line, with an ISO `time` next to the
- * epoch-ms `at`. Creates the folder. A write failure is logged, never thrown into the emitter (bus handlers must
- * not throw).
+ * epoch-ms `at`; an unknown user or remote address is `null`. Creates the folder. A write failure is logged,
+ * never thrown into the emitter (bus handlers must not throw).
  */
 export function createAuditLog(opts: { file: string; bus: Bus; log?: Logger }): AuditLog {
   const log = opts.log ?? createLogger('audit');
@@ -25,7 +25,9 @@ export function createAuditLog(opts: { file: string; bus: Bus; log?: Logger }): 
 
   const onControl = (e: BusEvents['control']) => {
     if (failed) return;
-    out.write(JSON.stringify({ time: new Date(e.at).toISOString(), ...e }) + '\n');
+    // null rather than an absent field, so every line has the same keys.
+    const line = { time: new Date(e.at).toISOString(), ...e, user: e.user ?? null, remote: e.remote ?? null };
+    out.write(JSON.stringify(line) + '\n');
   };
   opts.bus.on('control', onControl);
 

@@ -1,8 +1,10 @@
+import { writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
-import { waitFor } from '../_support/env.ts';
+import { tempDir, waitFor } from '../_support/env.ts';
 import { authCases, b64, basic, harness, type Harness, memoryInstance, memoryRegistry, type MemoryInstance, rawRequest } from './support.ts';
 
 const TOKEN = 'api:token:with:colons';
@@ -203,15 +205,25 @@ lifecycle('server :: close() finishes promptly with an idle keep-alive client an
   assert.ok(refused, 'nothing listens after close');
 });
 
-lifecycle('server :: close() cuts a download that is still streaming', async () => {
-  const { server } = await start();
-  const slow = await openSocket(server.port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n');
-  await waitFor('a response', () => slow.data().includes('HTTP/1.1 200'));
-  slow.socket.pause(); // a client that stops reading
-  const t0 = Date.now();
-  await server.close();
-  assert.ok(Date.now() - t0 < 4000);
-  slow.socket.destroy();
+lifecycle('server :: close() cuts a download whose client stopped reading', async () => {
+  const tmp = await tempDir('wd-http-close-');
+  try {
+    await writeFile(join(tmp.path, 'big.zip'), Buffer.alloc(32 * 1024 * 1024, 7));
+    const h = harness(memoryRegistry(memoryInstance('alpha', { binariesDir: tmp.path })));
+    const server = await startHttpServer(h.app, { port: 0 });
+    const slow = await openSocket(server.port, 'GET /instances/alpha/binaries/big.zip HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor('the download to start', () => slow.data().includes('HTTP/1.1 200'));
+    slow.socket.pause(); // a client that stops reading: the response can never finish on its own
+    const t0 = Date.now();
+    await server.close();
+    const elapsed = Date.now() - t0;
+    assert.ok(elapsed < 4000, `close took ${elapsed} ms`);
+    slow.socket.resume();
+    await waitFor('the download connection to be cut', () => slow.closed(), 10_000);
+    assert.ok(slow.data().length < 32 * 1024 * 1024, 'the download was cut, not completed');
+  } finally {
+    await tmp.cleanup();
+  }
 });
 
 lifecycle('server :: a port in use rejects with an actionable message', async () => {

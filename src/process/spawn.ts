@@ -7,6 +7,7 @@ import type { LaunchSpec } from './launch-spec.ts';
 import { DEFAULT_ROTATION, LineSplitter, RotatingLogWriter, copyTruncate, logPath, rotateIfFull, type LogRotation } from './log-file.ts';
 import { followLog, type LogFollower } from './log-tail.ts';
 import { readProcessStartTime } from './proc-info.ts';
+import { killGroup, reapStragglers } from './process-group.ts';
 
 export interface ExitStatus {
   code: number | null;
@@ -44,15 +45,6 @@ export interface SpawnOptions {
   followMs?: number;
 }
 
-/**
- * When the leader exits, what is left of its group (children it did not take down) is killed at once,
- * as systemd's KillMode=control-group does: they would hold the game's ports and files against the
- * next launch. Done immediately, while the group id cannot have been reused. Not after `detach()`.
- */
-function reapStragglers(child: ChildProcess, detached: boolean): void {
-  if (!detached) killGroup(child, 'SIGKILL');
-}
-
 /** After 'exit', how long to wait for the pipes to drain; grandchildren may hold them open for ever. */
 const DRAIN_GRACE_MS = 300;
 
@@ -65,7 +57,7 @@ const REASONS: Record<string, string> = {
 };
 
 function launchError(spec: LaunchSpec, err: unknown): ProcessError {
-  const code = (err as NodeJS.ErrnoException).code ?? 'error';
+  const code = (err as NodeJS.ErrnoException | null)?.code ?? 'error';
   const why = REASONS[code] ?? (err instanceof Error ? err.message : String(err));
   return new ProcessError(`cannot launch ${spec.program}: ${code} (${why}) — check RunCommand`, { cause: err });
 }
@@ -210,18 +202,4 @@ async function spawnPersistent(spec: LaunchSpec, opts: SpawnOptions, rotation: L
       child.unref();
     },
   };
-}
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return;
-    try {
-      child.kill(signal);
-    } catch {
-      // Nothing left to signal.
-    }
-  }
 }

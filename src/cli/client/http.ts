@@ -92,12 +92,21 @@ export function explainFailure(err: unknown, ep: Pick<Endpoint, 'url' | 'key'>, 
     }
     return new ClientError(`could not reach the watchdog at ${ep.url}: ${innermost(err)}`, 1, { cause: err });
   }
+  const data: unknown = err instanceof FetchError ? err.data : undefined;
+  const reason = typeof data === 'object' && data !== null ? (data as { error?: unknown }).error : undefined;
+  if (status === 401 && reason === 'instance has no ApiToken') {
+    return new ClientError(`401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`, 1, { cause: err });
+  }
   if (status === 401) {
     return new ClientError(`401: the token for instance ${ep.key} was refused (check --token, WATCHDOG_TOKEN or ApiToken)`, 1, { cause: err });
+  }
+  // The daemon's own refusals are JSON `{ error }`; a plain-text 404 is a route this daemon does not have.
+  if (status === 404 && typeof data === 'string') {
+    return new ClientError(`404: the watchdog at ${ep.url} has no ${what} route (an older version? is --url right?)`, 1, { cause: err });
   }
   if (status === 403 || status === 404) {
     return new ClientError(`${status}: the watchdog at ${ep.url} does not know an instance "${ep.key}" (check the key; watchdog status lists the configured ones)`, 1, { cause: err });
   }
-  const detail = bodyDetail(err instanceof FetchError ? err.data : undefined);
+  const detail = bodyDetail(data);
   return new ClientError(`${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${detail}`, 1, { cause: err });
 }

@@ -27,7 +27,9 @@ export function createTarget(opts: TargetOptions): Target {
   let local: Promise<LocalConfig> | undefined;
   const loadLocal = (): Promise<LocalConfig> => {
     local ??= loadLocalConfig({ file: opts.configFile, cwd: opts.cwd, env: opts.env }).then((l) => {
-      if (!l.config && l.explicit) requireConfig(l, 'this command');
+      if (!l.config && l.explicit) {
+        throw new ClientError(`the file given with --config could not be used:\n${l.problems.map((p) => `  ${p}`).join('\n')}`, 2);
+      }
       if (!l.config && l.present) opts.warn(`going on without the local config: ${l.file} could not be read (${l.problems[0] ?? 'unknown problem'})`);
       return l;
     });

@@ -40,7 +40,11 @@ async function snapshot(target: Target, key: string | undefined): Promise<Snapsh
 function print(snap: Snapshot, opts: { key: string | undefined; json: boolean; watch: boolean; colour: boolean }): number {
   // One instance asked for once: its failure is the answer. Watching shows it and goes on.
   if (opts.key !== undefined && snap.errors.length > 0 && !opts.watch) throw snap.errors[0];
-  if (opts.json) {
+  // Nothing answered (the daemon is down): the message alone, not an empty table above it.
+  const silent = snap.rows.length === 0 && snap.errors.length > 0 && !opts.watch;
+  if (silent) {
+    // Only the messages below.
+  } else if (opts.json) {
     const value = opts.key !== undefined ? snap.rows[0] : snap.rows;
     // Watching prints one document per line so a script can read the stream line by line.
     if (value !== undefined) process.stdout.write((opts.watch ? JSON.stringify(value) : JSON.stringify(value, null, 2)) + '\n');

@@ -74,7 +74,8 @@ export async function installArchive(opts: InstallOptions): Promise<void> {
     if (err instanceof UpdateError) throw err;
     throw new UpdateError(`installing the build into ${join(opts.instanceDir, 'bin')} failed; bin/ was left as it was`, { cause: err });
   } finally {
-    await rm(staging, { recursive: true, force: true });
+    // Retries: after a refusal tar may still be finishing writes it had already started (ENOTEMPTY otherwise).
+    await rm(staging, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
   }
 }
 

@@ -1,0 +1,46 @@
+import * as v from 'valibot';
+import { UpdateError } from '../errors.ts';
+
+/** The manifest document (spec §2.8, REFERENCE.md §8.1). Extra fields (`size`, …) are accepted and ignored. */
+
+const IsoTime = v.pipe(
+  v.string('expected an ISO-8601 time string'),
+  v.check((s) => !Number.isNaN(Date.parse(s)), 'expected an ISO-8601 time such as 2024-05-01T12:00:00Z'),
+);
+const ArchiveRef = v.looseObject({
+  url: v.pipe(v.string('expected a URL string'), v.minLength(1, 'expected a URL')),
+  sha256: v.optional(v.string('expected a hex string')),
+});
+
+export const ManifestSchema = v.looseObject({
+  builds: v.record(v.string(), v.looseObject({
+    time: IsoTime,
+    client: v.optional(ArchiveRef),
+    server: v.optional(v.record(v.string(), ArchiveRef, 'expected a map of platform to archive'), {}),
+  }), 'expected a map of build key to build'),
+}, 'expected an object with "builds"');
+
+export type ManifestDoc = v.InferOutput<typeof ManifestSchema>;
+export type ManifestBuild = ManifestDoc['builds'][string];
+
+/** Validates a parsed manifest; `where` names it in the error (one line per problem, with its path). */
+export function parseManifest(data: unknown, where: string): ManifestDoc {
+  const result = v.safeParse(ManifestSchema, data);
+  if (result.success) return result.output;
+  const problems = result.issues.slice(0, 5).map((issue) => `${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
+  throw new UpdateError(`the manifest at ${where} does not have the expected shape: ${problems.join('; ')}`);
+}
+
+/**
+ * The newest build: greatest `time`; on equal times the entry later in the document wins (REFERENCE.md §8.1).
+ * Document order is the object's key order, which JSON.parse keeps except for integer-like keys (sorted first);
+ * real build keys are timestamps or commit hashes.
+ */
+export function newestBuild(doc: ManifestDoc): { key: string; build: ManifestBuild } | undefined {
+  let best: { key: string; build: ManifestBuild; time: number } | undefined;
+  for (const [key, build] of Object.entries(doc.builds)) {
+    const time = Date.parse(build.time);
+    if (!best || time >= best.time) best = { key, build, time };
+  }
+  return best && { key: best.key, build: best.build };
+}

@@ -1,0 +1,308 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { UpdateError } from '../../src/errors.ts';
+import { createManifestProvider } from '../../src/updates/manifest.ts';
+import { newestBuild, parseManifest } from '../../src/updates/manifest-doc.ts';
+import type { UpdateProvider } from '../../src/updates/provider.ts';
+import { tempDir } from '../_support/env.ts';
+import { sampleBuild, writeTar, writeZip } from '../fixtures/archives/build.ts';
+import { providerContext } from '../fixtures/git/context.ts';
+import { startCdn, type Cdn, type Route } from '../fixtures/archives/serve.ts';
+
+interface Ctx {
+  root: string;
+  inst: string;
+  cdn: Cdn;
+  cleanup: () => Promise<void>;
+}
+
+const sha256 = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
+const read = (path: string) => readFile(path, 'utf8');
+const never = () => new AbortController().signal;
+
+async function setup(ctx: Ctx): Promise<void> {
+  const tmp = await tempDir();
+  ctx.root = tmp.path;
+  ctx.cleanup = tmp.cleanup;
+  ctx.inst = join(tmp.path, 'instances', 'alpha');
+  await mkdir(join(ctx.inst, 'bin'), { recursive: true });
+  await writeFile(join(ctx.inst, 'bin', 'marker'), 'old build');
+  ctx.cdn = await startCdn();
+}
+
+async function teardown(ctx: Ctx): Promise<void> {
+  await ctx.cdn?.close();
+  await ctx.cleanup?.();
+}
+
+function provider(ctx: Ctx, updates: Record<string, unknown> = {}) {
+  const pc = providerContext({
+    dir: ctx.inst,
+    settings: {
+      UpdateType: 'Manifest',
+      Updates: { ManifestUrl: ctx.cdn.url('/manifest.json'), Platform: 'linux-x64', DownloadTimeoutSeconds: 5, ...updates },
+    },
+  });
+  return { p: createManifestProvider(pc), pc };
+}
+
+/** Serves `archive` at /files/<name> and a one-build manifest pointing at it. */
+async function serveBuild(ctx: Ctx, archive: string, opts: { key?: string; platform?: string; hash?: string; route?: Route } = {}) {
+  const name = archive.split('/').at(-1) ?? 'a.zip';
+  ctx.cdn.set(`/files/${name}`, opts.route ?? { kind: 'file', file: archive });
+  const hash = opts.hash ?? (await sha256(archive)).toUpperCase();
+  ctx.cdn.set('/manifest.json', {
+    kind: 'json',
+    body: {
+      builds: {
+        [opts.key ?? 'build-A']: {
+          time: '2024-05-01T12:00:00Z',
+          client: { url: ctx.cdn.url('/files/SS14.Client.zip'), sha256: 'AB' },
+          server: { [opts.platform ?? 'linux-x64']: { url: ctx.cdn.url(`/files/${name}`), sha256: hash, size: 123 } },
+        },
+      },
+    },
+  });
+}
+
+async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.instance(err, UpdateError);
+    assert.match((err as Error).message, pattern);
+    return;
+  }
+  throw new Error(`expected a refusal matching ${pattern}`);
+}
+
+/** The instance as it was: bin/ with its marker only, no bin.prev, no download or staging left over. */
+async function untouched(ctx: Ctx): Promise<void> {
+  assert.is(await read(join(ctx.inst, 'bin', 'marker')), 'old build');
+  assert.equal(await readdir(join(ctx.inst, 'bin')), ['marker']);
+  assert.not.ok(await stat(join(ctx.inst, 'bin.prev')).then(() => true, () => false));
+  assert.equal(await readdir(join(ctx.inst, '.update')).catch(() => []), []);
+}
+
+/** Both check and apply fail with `pattern` and leave the instance untouched. */
+async function failsBoth(ctx: Ctx, p: UpdateProvider, pattern: RegExp): Promise<void> {
+  await refused(p.check(null, never()), pattern);
+  await refused(p.apply(null, never()), pattern);
+  await untouched(ctx);
+}
+
+// ---
+
+const ok = suite<Ctx>('manifest provider', {} as Ctx);
+ok.before.each(setup);
+ok.after.each(teardown);
+
+ok('manifest :: installs the newest build for this platform and reports progress', async (ctx) => {
+  const archive = join(ctx.root, 'SS14.Server_linux-x64.zip');
+  await writeZip(archive, sampleBuild('A'));
+  await serveBuild(ctx, archive);
+  const { p, pc } = provider(ctx);
+  assert.equal(await p.check(null, never()), { available: true, revision: 'build-A' });
+  assert.equal(await p.check('build-A', never()), { available: false, revision: 'build-A' });
+  assert.is(await p.apply(null, never()), 'build-A');
+  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
+  assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o100, 0o100);
+  assert.is(await read(join(ctx.inst, 'bin.prev', 'marker')), 'old build');
+  assert.equal(await readdir(join(ctx.inst, '.update')), [], 'the download was removed');
+  const phases = [...new Set(pc.phases.map((x) => x.phase))];
+  assert.equal(phases, ['download', 'verify', 'extract', 'install']);
+  const size = (await stat(archive)).size;
+  assert.ok(pc.phases.some((x) => x.phase === 'download' && x.bytes === size && x.total === size));
+});
+
+ok('manifest :: falls back along the platform chain and follows relative URLs', async (ctx) => {
+  const archive = join(ctx.root, 'server-linux.tar.gz');
+  await writeTar(archive, sampleBuild('L'), { gzip: true });
+  ctx.cdn.set('/files/server-linux.tar.gz', { kind: 'file', file: archive });
+  ctx.cdn.set('/manifest.json', {
+    kind: 'json',
+    body: { builds: { L: { time: '2024-01-01T00:00:00+02:00', server: {
+      'win-x64': { url: 'nowhere.zip', sha256: 'AA' },
+      linux: { url: 'files/server-linux.tar.gz', sha256: await sha256(archive) },
+      any: { url: 'nowhere.zip', sha256: 'AA' },
+    } } } },
+  });
+  assert.is(await provider(ctx).p.apply(null, never()), 'L');
+  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'L');
+});
+
+ok('manifest :: Basic auth goes on the manifest and the artifact requests', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeZip(archive, sampleBuild('A'));
+  await serveBuild(ctx, archive);
+  await provider(ctx, { Authentication: { Username: 'robust', Password: 's3cret' } }).p.apply(null, never());
+  const expected = `Basic ${Buffer.from('robust:s3cret').toString('base64')}`;
+  assert.equal(ctx.cdn.requests.map((r) => [r.path, r.headers.authorization]), [
+    ['/manifest.json', expected],
+    ['/files/a.zip', expected],
+  ]);
+});
+
+ok('manifest :: without Authentication no Authorization header is sent', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeZip(archive, sampleBuild('A'));
+  await serveBuild(ctx, archive);
+  await provider(ctx).p.apply(null, never());
+  assert.ok(ctx.cdn.requests.every((r) => r.headers.authorization === undefined));
+});
+
+ok.run();
+
+// ---
+
+const bad = suite<Ctx>('manifest failures', {} as Ctx);
+bad.before.each(setup);
+bad.after.each(teardown);
+
+bad('manifest :: HTTP 500 on the manifest', async (ctx) => {
+  ctx.cdn.set('/manifest.json', { kind: 'status', status: 500 });
+  await failsBoth(ctx, provider(ctx).p, /manifest at http:\/\/127\.0\.0\.1:\d+\/manifest\.json answered HTTP 500/);
+});
+
+bad('manifest :: a manifest that is not JSON', async (ctx) => {
+  ctx.cdn.set('/manifest.json', { kind: 'text', body: '<html>gateway</html>', type: 'text/html' });
+  await failsBoth(ctx, provider(ctx).p, /is not JSON \(it starts with "<html>gateway/);
+});
+
+bad('manifest :: JSON of the wrong shape', async (ctx) => {
+  ctx.cdn.set('/manifest.json', { kind: 'json', body: { builds: { x: { time: 'yesterday', server: {} } } } });
+  await failsBoth(ctx, provider(ctx).p, /builds\.x\.time: expected an ISO-8601 time/);
+});
+
+bad('manifest :: no builds', async (ctx) => {
+  ctx.cdn.set('/manifest.json', { kind: 'json', body: { builds: {} } });
+  await failsBoth(ctx, provider(ctx).p, /lists no builds/);
+});
+
+bad('manifest :: no build for this platform', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeZip(archive, sampleBuild('A'));
+  await serveBuild(ctx, archive, { platform: 'win-x64' });
+  await failsBoth(ctx, provider(ctx).p, /no server archive for this platform linux-x64 \(tried linux-x64, linux, unix-x64, unix, any, base; it offers win-x64\)/);
+});
+
+bad('manifest :: hash mismatch', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeZip(archive, sampleBuild('A'));
+  await serveBuild(ctx, archive, { hash: 'F'.repeat(64) });
+  await refused(provider(ctx).p.apply(null, never()), /does not match its expected SHA-256/);
+  await untouched(ctx);
+});
+
+bad('manifest :: an empty sha256 (the docs\' DIY manifest) is refused with the reason', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeZip(archive, sampleBuild('A'));
+  await serveBuild(ctx, archive, { hash: '' });
+  await refused(provider(ctx).p.apply(null, never()), /gives no sha256 .* cannot be verified and is refused; fill in the SHA-256/);
+  await untouched(ctx);
+  assert.not.ok(ctx.cdn.requests.some((r) => r.path.startsWith('/files/')), 'nothing was downloaded');
+});
+
+bad('manifest :: truncated download', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeZip(archive, [...sampleBuild('A'), { name: 'pad.txt', content: 'p'.repeat(20_000), store: true }]);
+  await serveBuild(ctx, archive, { route: { kind: 'truncate', file: archive, sendBytes: 1000 } });
+  await refused(provider(ctx).p.apply(null, never()), /cut short: got 1000 of \d+ bytes/);
+  await untouched(ctx);
+});
+
+bad('manifest :: a download that stalls past the timeout', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeZip(archive, sampleBuild('A'));
+  await serveBuild(ctx, archive, { route: { kind: 'stall', file: archive, sendBytes: 50 } });
+  await refused(provider(ctx, { DownloadTimeoutSeconds: 0.3 }).p.apply(null, never()), /did not finish within 0\.3 s/);
+  await untouched(ctx);
+});
+
+bad('manifest :: cancellation mid-download', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeZip(archive, sampleBuild('A'));
+  await serveBuild(ctx, archive, { route: { kind: 'stall', file: archive, sendBytes: 50 } });
+  const ac = new AbortController();
+  const { p, pc } = provider(ctx, { DownloadTimeoutSeconds: 60 });
+  const done = p.apply(null, ac.signal);
+  setTimeout(() => ac.abort(), 200);
+  await refused(done, /cancelled/);
+  assert.ok(pc.phases.some((x) => x.phase === 'download'));
+  await untouched(ctx);
+});
+
+bad('manifest :: a corrupt archive (with a matching hash)', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeFile(archive, Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(500, 1)]));
+  await serveBuild(ctx, archive);
+  await refused(provider(ctx).p.apply(null, never()), /zip archive is corrupt/);
+  await untouched(ctx);
+});
+
+bad('manifest :: a zip entry with ../ (with a matching hash)', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeZip(archive, [...sampleBuild('A'), { name: 'xx/evil.txt', content: 'evil' }], { 'xx/evil.txt': '../evil.txt' });
+  await serveBuild(ctx, archive);
+  await refused(provider(ctx).p.apply(null, never()), /refused archive entry "\.\.\/evil\.txt"/);
+  await untouched(ctx);
+  assert.not.ok(await stat(join(ctx.inst, '.update', 'evil.txt')).then(() => true, () => false));
+});
+
+bad('manifest :: a zip entry with an absolute path', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeZip(archive, [...sampleBuild('A'), { name: 'xetc/evil.txt', content: 'evil' }], { 'xetc/evil.txt': '/etc/evil.txt' });
+  await serveBuild(ctx, archive);
+  await refused(provider(ctx).p.apply(null, never()), /refused archive entry "\/etc\/evil\.txt": absolute path/);
+  await untouched(ctx);
+});
+
+bad('manifest :: a tar link escaping the folder', async (ctx) => {
+  const archive = join(ctx.root, 'a.tar.gz');
+  await writeTar(archive, [...sampleBuild('A'), { name: 'Resources/out', symlinkTo: '../../../../etc' }], { gzip: true });
+  await serveBuild(ctx, archive);
+  await refused(provider(ctx).p.apply(null, never()), /refused archive entry "Resources\/out": it is a link/);
+  await untouched(ctx);
+});
+
+bad('manifest :: no ManifestUrl is a clear error', async (ctx) => {
+  const { p } = provider(ctx, { ManifestUrl: undefined });
+  await refused(p.check(null, never()), /sets no Updates\.ManifestUrl/);
+});
+
+bad.run();
+
+// ---
+
+const doc = suite('manifest document');
+
+const build = (time: string) => ({ time, server: {} });
+
+doc('newestBuild :: the greatest time wins, whatever the order', () => {
+  const m = parseManifest({ builds: { b: build('2024-03-01T00:00:00Z'), c: build('2024-01-01T00:00:00Z'), a: build('2024-02-01T00:00:00Z') } }, 'x');
+  assert.is(newestBuild(m)?.key, 'b');
+});
+
+doc('newestBuild :: on equal times the entry later in the document wins', () => {
+  const t = '2024-03-01T00:00:00Z';
+  assert.is(newestBuild(parseManifest({ builds: { first: build(t), second: build(t) } }, 'x'))?.key, 'second');
+  assert.is(newestBuild(parseManifest({ builds: { second: build(t), first: build(t) } }, 'x'))?.key, 'first');
+  // Same instant written with different offsets is a tie too.
+  assert.is(newestBuild(parseManifest({ builds: { z: build('2024-03-01T02:00:00+02:00'), y: build(t) } }, 'x'))?.key, 'y');
+});
+
+doc('newestBuild :: times compare as instants, not strings', () => {
+  const m = parseManifest({ builds: { utc: build('2024-03-01T10:00:00Z'), east: build('2024-03-01T11:30:00+02:00') } }, 'x');
+  assert.is(newestBuild(m)?.key, 'utc');
+});
+
+doc('parseManifest :: extra fields are accepted; an empty manifest has no newest build', () => {
+  const m = parseManifest({ version: 2, builds: { a: { time: '2024-01-01T00:00:00Z', extra: true, server: { 'linux-x64': { url: 'u', sha256: 'AA', size: 5 } } } } }, 'x');
+  assert.is(m.builds.a?.server['linux-x64']?.url, 'u');
+  assert.is(newestBuild(parseManifest({ builds: {} }, 'x')), undefined);
+});
+
+doc.run();

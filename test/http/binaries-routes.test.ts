@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
-import { tempDir } from '../_support/env.ts';
+import { tempDir, waitFor } from '../_support/env.ts';
 import { harness, type Harness, memoryInstance, memoryRegistry, rawRequest, send } from './support.ts';
 
 const SECRET_TEXT = 'TOP-SECRET-OUTSIDE-CONTENT';
@@ -99,6 +100,20 @@ files('binaries routes :: a client that leaves mid-download does not break the s
   await reader?.cancel().catch(() => undefined);
   const again = await fetch(`${server.url}/instances/alpha/binaries/big.zip`);
   assert.is(sha(new Uint8Array(await again.arrayBuffer())), sha(big));
+});
+
+files('binaries routes :: aborted downloads and HEADs leave no file descriptor open', async ({ server, root }) => {
+  await writeFile(join(root, 'instances', 'alpha', 'binaries', 'huge.zip'), Buffer.alloc(24 * 1024 * 1024));
+  const fds = () => readdirSync('/proc/self/fd').length;
+  const baseline = fds();
+  for (let i = 0; i < 10; i++) {
+    const ac = new AbortController();
+    const res = await fetch(`${server.url}/instances/alpha/binaries/huge.zip`, { signal: ac.signal });
+    await res.body?.getReader().read();
+    ac.abort();
+    await (await fetch(`${server.url}/instances/alpha/binaries/huge.zip`, { method: 'HEAD' })).arrayBuffer();
+  }
+  await waitFor('file descriptors back to the baseline', () => fds() <= baseline + 4, 10_000); // a leak would be 10
 });
 
 files('binaries routes :: a symlink that stays inside is served', async ({ h }) => {

@@ -1,0 +1,171 @@
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createGameApi } from '../../src/kit/api.ts';
+import { AddressError, derivedConnectAddress, normaliseAddress, probe } from '../../src/kit/probe.ts';
+import { formatProbe } from '../../src/kit/probe-format.ts';
+import type { Info, Status } from '../../src/kit/schemas.ts';
+import { freePort } from '../_support/env.ts';
+
+const addr = suite('probe :: address normalisation (REFERENCE.md §5.1)');
+
+/** [input, status URL, info URL] */
+const ADDRESSES: Array<[string, string, string]> = [
+  // the launcher's own test cases (UriHelperTests.cs)
+  ['server.spacestation14.io', 'http://server.spacestation14.io:1212/status', 'http://server.spacestation14.io:1212/info'],
+  ['ss14s://server.spacestation14.io', 'https://server.spacestation14.io/status', 'https://server.spacestation14.io/info'],
+  ['ss14s://server.spacestation14.io:1212', 'https://server.spacestation14.io:1212/status', 'https://server.spacestation14.io:1212/info'],
+  ['ss14s://server.spacestation14.io/foo', 'https://server.spacestation14.io/foo/status', 'https://server.spacestation14.io/foo/info'],
+  // more
+  ['127.0.0.1:4000', 'http://127.0.0.1:4000/status', 'http://127.0.0.1:4000/info'],
+  ['  127.0.0.1  ', 'http://127.0.0.1:1212/status', 'http://127.0.0.1:1212/info'],
+  ['ss14://h', 'http://h:1212/status', 'http://h:1212/info'],
+  ['ss14://h:80', 'http://h/status', 'http://h/info'],
+  ['ss14://h/a/b/', 'http://h:1212/a/b/status', 'http://h:1212/a/b/info'],
+  ['ss14://h/x?q=1#f', 'http://h:1212/x/status', 'http://h:1212/x/info'],
+  ['SS14://Host.Example', 'http://host.example:1212/status', 'http://host.example:1212/info'],
+  ['[::1]:5000', 'http://[::1]:5000/status', 'http://[::1]:5000/info'],
+  ['[::1]', 'http://[::1]:1212/status', 'http://[::1]:1212/info'],
+  ['http://h', 'http://h/status', 'http://h/info'],
+  ['http://h:8080/api', 'http://h:8080/api/status', 'http://h:8080/api/info'],
+  ['https://h', 'https://h/status', 'https://h/info'],
+];
+for (const [input, statusUrl, infoUrl] of ADDRESSES) {
+  addr(`${JSON.stringify(input)} → ${statusUrl}`, () => {
+    const a = normaliseAddress(input);
+    assert.is(a.statusUrl.href, statusUrl);
+    assert.is(a.infoUrl.href, infoUrl);
+    assert.ok(a.api.pathname.endsWith('/'));
+  });
+}
+
+const BAD: Array<[string, RegExp]> = [
+  ['', /no server address/],
+  ['   ', /no server address/],
+  ['ftp://h', /ftp:\/\/ is not supported/],
+  ['ss14://', /not a valid server address|no host/],
+  ['h:0', /port 0/],
+  ['h:99999', /not a valid server address/],
+  ['a b', /spaces/],
+];
+for (const [input, message] of BAD) {
+  addr(`${JSON.stringify(input)} → AddressError`, () => {
+    try {
+      normaliseAddress(input);
+      assert.unreachable('should throw');
+    } catch (err) {
+      assert.instance(err, AddressError);
+      assert.match((err as Error).message, message);
+    }
+  });
+}
+
+addr('derived connect address: host and port of the info URL', () => {
+  assert.is(derivedConnectAddress(normaliseAddress('h').infoUrl), 'udp://h:1212/');
+  assert.is(derivedConnectAddress(normaliseAddress('ss14s://h').infoUrl), 'udp://h:443/');
+  assert.is(derivedConnectAddress(normaliseAddress('http://h').infoUrl), 'udp://h:80/');
+  assert.is(derivedConnectAddress(normaliseAddress('[::1]:7').infoUrl), 'udp://[::1]:7/');
+});
+addr.run();
+
+// ---
+interface Ctx { server?: Server; port?: number; status?: Status | unknown; info?: Info | unknown }
+const live = suite<Ctx>('probe :: against a loopback server', {});
+
+const GOOD_INFO: Info = {
+  auth: { mode: 'Optional', public_key: 'cHVibGlj' },
+  build: null,
+  desc: 'Testing',
+  links: [{ name: 'Wiki', icon: 'wiki', url: 'https://wiki.example' }],
+  privacy_policy: { link: 'https://example.com/p', identifier: 'ex', version: '2' },
+};
+
+live.before(async (ctx) => {
+  const app = new Hono();
+  app.route('/', createGameApi({
+    status: () => ctx.status as Status,
+    info: () => ctx.info as Info,
+    watchdogToken: () => undefined,
+    onShutdown: () => {},
+    onUpdate: () => {},
+  }));
+  // Raw routes for payloads the kit would never produce.
+  app.get('/raw/status', (c) => c.json(ctx.status));
+  app.get('/raw/info', (c) => c.json(ctx.info));
+  app.get('/text/status', (c) => c.text('hello'));
+  app.get('/text/info', (c) => c.text('hello', 500));
+  app.get('/slow/status', async (c) => { await new Promise((r) => setTimeout(r, 1500)); return c.json({}); });
+  app.get('/slow/info', async (c) => { await new Promise((r) => setTimeout(r, 1500)); return c.json({}); });
+  await new Promise<void>((resolve) => {
+    ctx.server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve()) as Server;
+  });
+  ctx.port = (ctx.server!.address() as AddressInfo).port;
+});
+live.after((ctx) => new Promise<void>((r) => { ctx.server?.closeAllConnections(); ctx.server?.close(() => r()); }));
+
+live('a valid server: tags explicit and inferred, regions, derived connect address, no problems', async (ctx) => {
+  ctx.status = { name: '[EN][18+] Test', players: 3, soft_max_players: 20, tags: ['region:eu_w', 'rp:low'] };
+  ctx.info = GOOD_INFO;
+  const d = await probe(`127.0.0.1:${ctx.port}`);
+  const r = d.result;
+  assert.equal(r.problems, []);
+  assert.is(r.statusUrl, `http://127.0.0.1:${ctx.port}/status`);
+  assert.equal(r.tags, { explicit: ['region:eu_w', 'rp:low'], inferred: ['lang:en', '18+'] });
+  assert.equal(r.regions, [{ tag: 'region:eu_w', code: 'eu_w', name: 'Western Europe' }]);
+  assert.is(r.connectAddress, `udp://127.0.0.1:${ctx.port}/`);
+  assert.equal(Object.keys(r), ['address', 'statusUrl', 'infoUrl', 'status', 'info', 'tags', 'regions', 'connectAddress', 'problems']);
+  const text = formatProbe(d);
+  for (const part of ['[EN][18+] Test', '3 / 20', 'lang:en, 18+', 'eu_w (Western Europe)', 'Optional', 'Wiki [wiki] https://wiki.example', 'identifier ex, version 2', '(derived', 'no problems']) {
+    assert.ok(text.includes(part), `missing ${part} in:\n${text}`);
+  }
+});
+
+live('an explicit connect address is reported as given', async (ctx) => {
+  ctx.status = { name: 'x', players: 0 };
+  ctx.info = { ...GOOD_INFO, connect_address: 'udp://play.example:1212/' };
+  const r = (await probe(`127.0.0.1:${ctx.port}`)).result;
+  assert.is(r.connectAddress, 'udp://play.example:1212/');
+});
+
+live('an invalid server: every problem with a status./info. path', async (ctx) => {
+  ctx.status = { name: 'x', players: -1, tags: ['region:mars'] };
+  ctx.info = { auth: { mode: 'Sometimes' }, build: null, links: [{ name: 'D', icon: 'discord', url: 'ftp://x' }] };
+  const d = await probe(`http://127.0.0.1:${ctx.port}/raw`);
+  const paths = d.result.problems.map((p) => p.path).sort();
+  assert.equal(paths, ['info.auth.mode', 'info.links.0.icon', 'info.links.0.url', 'status.players']);
+  assert.match(formatProbe(d), /4 problems:/);
+});
+
+live('tag problems appear when the shape is right', async (ctx) => {
+  ctx.status = { name: 'x', players: 1, tags: ['region:mars'] };
+  ctx.info = GOOD_INFO;
+  const r = (await probe(`http://127.0.0.1:${ctx.port}/raw`)).result;
+  assert.equal(r.problems.map((p) => p.path), ['status.tags.0']);
+  assert.equal(r.regions, []);
+});
+
+live('non-JSON and HTTP errors are problems', async (ctx) => {
+  const r = (await probe(`http://127.0.0.1:${ctx.port}/text`)).result;
+  assert.is(r.problems.length, 2);
+  assert.match(r.problems[0]?.message ?? '', /not JSON/);
+  assert.match(r.problems[1]?.message ?? '', /answered 500/);
+  assert.is(r.status, null);
+  assert.is(r.connectAddress, null);
+});
+
+live('a server that does not answer in time is a problem, not a hang', async (ctx) => {
+  const r = (await probe(`http://127.0.0.1:${ctx.port}/slow`, { timeoutMs: 200 })).result;
+  assert.equal(r.problems.map((p) => p.path), ['status', 'info']);
+  assert.match(r.problems[0]?.message ?? '', /no answer within 0.2 s/);
+});
+
+live('an unreachable server is a problem', async () => {
+  const port = await freePort();
+  const r = (await probe(`127.0.0.1:${port}`)).result;
+  assert.equal(r.problems.map((p) => p.path), ['status', 'info']);
+  assert.match(r.problems[0]?.message ?? '', /unreachable/);
+});
+live.run();

@@ -1,0 +1,212 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadConfig } from '../../src/config/load.ts';
+import { tempDir } from '../_support/env.ts';
+import { oneInstance, writeFiles } from './files.ts';
+
+const A = 'appsettings.yml: Servers.Instances.alpha';
+
+/** Each malformed config and the exact problem lines it must produce, nothing more. */
+const CASES: { name: string; files: Record<string, string[]>; dirs?: string[]; problems: (dir: string) => string[] }[] = [
+  {
+    name: 'YAML syntax error → file:line:col',
+    files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiPort: [1212', '      Name: x'] },
+    problems: () => ['appsettings.yml:5:7: Flow sequence in block collection must be sufficiently indented and end with a ]'],
+  },
+  {
+    name: 'duplicate key in YAML',
+    files: { 'appsettings.yml': [...oneInstance(), '      ApiPort: 1213'] },
+    problems: () => ['appsettings.yml:5:7: Map keys must be unique'],
+  },
+  {
+    name: 'missing ApiPort',
+    files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      Name: x'] },
+    problems: () => [`${A}.ApiPort: expected an integer 1-65535, got nothing`],
+  },
+  {
+    name: 'ApiPort "abc"',
+    files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiPort: abc'] },
+    problems: () => [`${A}.ApiPort: expected an integer 1-65535, got "abc"`],
+  },
+  {
+    name: 'ApiPort 70000',
+    files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiPort: 70000'] },
+    problems: () => [`${A}.ApiPort: expected an integer 1-65535, got 70000`],
+  },
+  {
+    name: 'bad BaseUrl',
+    files: { 'appsettings.yml': oneInstance([], ['BaseUrl: localhost:5000']) },
+    problems: () => ['appsettings.yml: BaseUrl: expected an http(s) URL such as http://localhost:5000/, got "localhost:5000"'],
+  },
+  {
+    name: 'unknown UpdateType',
+    files: { 'appsettings.yml': oneInstance(['UpdateType: Jenkins']) },
+    problems: () => [`${A}.UpdateType: expected one of Manifest, Git, CiServer, Local, Dummy, got "Jenkins"`],
+  },
+  {
+    name: 'unsafe instance keys',
+    files: { 'appsettings.yml': ['Servers:', '  Instances:', '    "../x":', '      ApiPort: 1', '    "a b":', '      ApiPort: 2'] },
+    problems: () => ['../x', 'a b'].map((k) =>
+      `appsettings.yml: Servers.Instances.${JSON.stringify(k)}: expected an instance id of letters, digits, "_", "." and "-" (at most 64, starting with a letter or digit), got ${JSON.stringify(k)}`),
+  },
+  {
+    name: 'string for TimeoutSeconds',
+    files: { 'appsettings.yml': oneInstance(['TimeoutSeconds: "60"']) },
+    problems: () => [`${A}.TimeoutSeconds: expected a number of seconds, got "60"`],
+  },
+  {
+    name: 'list for EnvironmentVariables, number inside Arguments',
+    files: { 'appsettings.yml': oneInstance(['EnvironmentVariables: [A=1]', 'Arguments: ["--cvar", 5]']) },
+    problems: () => [`${A}.Arguments[1]: expected a string, got 5`, `${A}.EnvironmentVariables: expected a map of names to strings, got a list`],
+  },
+  {
+    name: 'negative timeout',
+    files: { 'appsettings.yml': oneInstance(['TimeoutSeconds: -5']) },
+    problems: () => [`${A}.TimeoutSeconds: expected a positive number of seconds, got -5`],
+  },
+  {
+    name: 'Manifest without ManifestUrl, CiServer without JobName, Local without CurrentVersion',
+    files: {
+      'appsettings.yml': [
+        'Servers:', '  Instances:',
+        '    alpha:', '      ApiPort: 1', '      UpdateType: Manifest',
+        '    beta:', '      ApiPort: 2', '      UpdateType: CiServer', '      Updates: { BaseUrl: "http://ci/" }',
+        '    gamma:', '      ApiPort: 3', '      UpdateType: Local',
+      ],
+    },
+    problems: () => [
+      `${A}.Updates.ManifestUrl: expected a manifest URL because UpdateType is Manifest, got nothing`,
+      'appsettings.yml: Servers.Instances.beta.Updates.JobName: expected the CI job name because UpdateType is CiServer, got nothing',
+      'appsettings.yml: Servers.Instances.gamma.Updates.CurrentVersion: expected the version of the build in bin/ because UpdateType is Local, got nothing',
+    ],
+  },
+  {
+    name: 'unreadable ApiTokenFile (missing, a folder, empty)',
+    dirs: ['tokdir'],
+    files: {
+      'empty.txt': [],
+      'appsettings.yml': [
+        'Servers:', '  Instances:',
+        '    alpha:', '      ApiPort: 1', '      ApiTokenFile: nope.txt',
+        '    beta:', '      ApiPort: 2', '      ApiTokenFile: tokdir',
+        '    gamma:', '      ApiPort: 3', '      ApiTokenFile: empty.txt',
+      ],
+    },
+    problems: (dir) => [
+      `${A}.ApiTokenFile: expected a readable file holding the token (cannot read ${join(dir, 'nope.txt')}: no such file), got "nope.txt"`,
+      `appsettings.yml: Servers.Instances.beta.ApiTokenFile: expected a readable file holding the token (cannot read ${join(dir, 'tokdir')}: it is a folder), got "tokdir"`,
+      `appsettings.yml: Servers.Instances.gamma.ApiTokenFile: expected a readable file holding the token (${join(dir, 'empty.txt')} is empty), got "empty.txt"`,
+    ],
+  },
+  {
+    name: 'unknown top-level key (typo)',
+    files: { 'appsettings.yml': oneInstance([], ['Notifications:', '  ChatWebhook: http://x/']) },
+    problems: () => ['appsettings.yml: Notifications: unknown key (did you mean Notification?)'],
+  },
+  {
+    name: 'unknown instance key (typo) and the real watchdog\'s DiscordWebhook',
+    files: { 'appsettings.yml': oneInstance(['TimeoutSecond: 5'], ['Notification:', '  DiscordWebhook: http://x/']) },
+    problems: () => [
+      'appsettings.yml: Notification.DiscordWebhook: unknown key (did you mean ChatWebhook?)',
+      `${A}.TimeoutSecond: unknown key (did you mean TimeoutSeconds?)`,
+    ],
+  },
+  {
+    name: 'duplicate ApiPort',
+    files: { 'appsettings.yml': [...oneInstance(), '    beta:', '      ApiPort: 1212'] },
+    problems: () => ['appsettings.yml: Servers.Instances.beta.ApiPort: expected a port no other instance uses (alpha uses it), got 1212'],
+  },
+  {
+    name: 'bad Urls',
+    files: { 'appsettings.yml': oneInstance([], ['Urls: localhost:5000']) },
+    problems: () => ['appsettings.yml: Urls: expected http://<host>:<port> such as http://localhost:5000 or http://*:5000, got "localhost:5000"'],
+  },
+  {
+    name: 'https Urls',
+    files: { 'appsettings.yml': oneInstance([], ['Urls: https://*:5001']) },
+    problems: () => ['appsettings.yml: Urls: expected an http:// address (this watchdog does not terminate TLS; put a proxy in front for https), got "https://*:5001"'],
+  },
+  {
+    name: 'unknown log level',
+    files: { 'appsettings.yml': oneInstance([], ['Serilog:', '  MinimumLevel:', '    Default: Chatty']) },
+    problems: () => ['appsettings.yml: Serilog.MinimumLevel.Default: expected a level: Verbose, Debug, Information, Warning, Error or Fatal, got "Chatty"'],
+  },
+  {
+    name: 'Admin without a password',
+    files: { 'appsettings.yml': oneInstance([], ['Admin:', '  Username: root']) },
+    problems: () => ['appsettings.yml: Admin.Password: expected a password (or PasswordFile) because Admin is set, got nothing'],
+  },
+  {
+    name: 'no Servers at all',
+    files: { 'appsettings.yml': ['Urls: http://localhost:5000'] },
+    problems: () => ['appsettings.yml: Servers: expected a map with Instances, got nothing'],
+  },
+  {
+    name: 'a list instead of a map at the root',
+    files: { 'appsettings.yml': ['- Servers'] },
+    problems: () => ['appsettings.yml: (root): expected a map of settings, got a list'],
+  },
+];
+
+const malformed = suite('config/load :: malformed configs');
+
+for (const c of CASES) {
+  malformed(`load :: ${c.name}`, async () => {
+    const t = await tempDir('wd-config-bad-');
+    try {
+      for (const d of c.dirs ?? []) await mkdir(join(t.path, d));
+      await writeFiles(t.path, c.files);
+      const r = await loadConfig({ cwd: t.path, env: {} });
+      assert.not.ok(r.ok, 'refused');
+      assert.equal(r.ok ? [] : r.problems, c.problems(t.path));
+    } finally {
+      await t.cleanup();
+    }
+  });
+}
+
+malformed('load :: at least 12 distinct malformed configs are covered', () => {
+  assert.ok(CASES.length >= 12, String(CASES.length));
+});
+
+malformed('load :: every problem of one config is listed at once, each naming its file', async () => {
+  const t = await tempDir('wd-config-bad-');
+  try {
+    await writeFiles(t.path, {
+      'appsettings.yml': [
+        'Urls: http://localhost',
+        'BaseUrl: not a url',
+        'Bogus: 1',
+        'Servers:',
+        '  Instances:',
+        '    alpha:',
+        '      ApiPort: abc',
+        '      TimeoutSeconds: -5',
+        '      UpdateType: Manifest',
+        '    "bad key":',
+        '      ApiPort: 1',
+      ],
+      'appsettings.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: 42'],
+    });
+    const r = await loadConfig({ cwd: t.path, env: {} });
+    const problems = r.ok ? [] : r.problems;
+    const expected = [
+      'appsettings.yml: Urls:',
+      'appsettings.yml: BaseUrl:',
+      'appsettings.yml: Bogus: unknown key',
+      `${A}.ApiPort: expected an integer 1-65535, got "abc"`,
+      `${A}.TimeoutSeconds:`,
+      `${A}.Updates.ManifestUrl:`,
+      'appsettings.yml: Servers.Instances."bad key":',
+      'appsettings.Secret.yml: Servers.Instances.alpha.ApiToken: expected a string, got 42',
+    ];
+    for (const e of expected) assert.ok(problems.some((p) => p.startsWith(e)), `lists "${e}" in:\n${problems.join('\n')}`);
+    assert.is(problems.length, expected.length, problems.join('\n'));
+  } finally {
+    await t.cleanup();
+  }
+});
+
+malformed.run();

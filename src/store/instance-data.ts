@@ -20,6 +20,8 @@ const InstanceDataSchema = v.object({
   version: v.literal(1),
   updateType: v.nullable(v.string()),
   revision: v.nullable(v.string()),
+  /** The revision in `bin.prev`, for rollback. Optional: files written before it existed stay valid. */
+  previousRevision: v.optional(v.nullable(v.string()), null),
   launch: v.nullable(LaunchSchema),
 });
 
@@ -29,7 +31,7 @@ export type LaunchData = v.InferOutput<typeof LaunchSchema>;
 export type InstanceData = v.InferOutput<typeof InstanceDataSchema>;
 
 export function defaultInstanceData(updateType: string | null): InstanceData {
-  return { version: 1, updateType, revision: null, launch: null };
+  return { version: 1, updateType, revision: null, previousRevision: null, launch: null };
 }
 
 /**
@@ -74,7 +76,7 @@ export async function readInstanceData(dir: string, updateType: string | null, l
     log.info('UpdateType changed; forgetting the revision so the new provider installs its own build', {
       was: data.updateType, now: updateType, revision: data.revision,
     });
-    return { ...data, updateType, revision: null };
+    return { ...data, updateType, revision: null, previousRevision: null };
   }
   return data;
 }

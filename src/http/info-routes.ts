@@ -17,7 +17,8 @@ export function infoRoutes({ registry, version }: HttpDeps): Hono {
     const instances: Record<string, string> = {};
     for (const inst of registry.list()) instances[inst.key] = inst.status().state;
     const uptimeSeconds = Math.floor((Date.now() - startedAt) / 1000);
-    return c.json({ status: 'ok', version, uptimeSeconds, instances });
+    // pid lets the daemon check at start that BaseUrl reaches this very process (src/daemon/base-url-check.ts).
+    return c.json({ status: 'ok', version, pid: process.pid, uptimeSeconds, instances });
   });
   app.all('/health', methodNotAllowed('GET, HEAD'));
 

@@ -24,6 +24,8 @@ export interface InstanceDeps {
   revision: string | null;
   recordRevision: (revision: string) => Promise<void>;
   recordLaunch: (launch: LaunchRecord | null) => Promise<void>;
+  /** Swaps bin.prev back into bin and the revisions in data.json; returns the revision now installed. */
+  rollback: () => Promise<string | null>;
   /** The launch record of a verified server left by the previous daemon (for ADOPT). */
   adoptable: () => LaunchRecord | null;
 }
@@ -156,7 +158,19 @@ export class Instance implements InstanceControl {
     if (action === 'restart') this.actor.send({ type: 'RESTART' });
     else if (action === 'stop') this.actor.send({ type: 'STOP' });
     else if (action === 'update') this.actor.send({ type: 'UPDATE_CHECK' });
-    else this.actor.send({ type: 'ROLLBACK' });
+    else void this.rollback();
+  }
+
+  /** Swaps `bin.prev` back in and restarts on it; a running server keeps its open files until it exits. */
+  private async rollback(): Promise<void> {
+    const { log } = this.deps;
+    try {
+      const revision = await this.deps.rollback();
+      log.info('rolled back to the previous build', { revision: revision ?? '(unknown)' });
+      this.actor.send({ type: 'RESTART' });
+    } catch (err) {
+      log.error('rollback failed', { error: describeError(err) });
+    }
   }
 
   checkin(): void {

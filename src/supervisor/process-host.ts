@@ -38,6 +38,7 @@ export interface ProcessHostDeps {
 export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
   const { bus, log } = deps;
   const key = deps.instance.key;
+  const serverLog = log.child('server');
   return {
     key,
     log,
@@ -62,7 +63,9 @@ export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
           persist: deps.config.persistServers,
           onLine: (stream, line) => {
             bus.emit('instance:log', { key, stream, line, at: Date.now() });
-            log.debug(line, { stream });
+            // Echoed with the instance key (DESIGN §4); stderr lines stand out as warnings.
+            if (stream === 'stderr') serverLog.warn(line);
+            else serverLog.info(line);
           },
         });
         log.info('server launched', { pid: proc.pid, revision: revision ?? '(none)' });

@@ -6,7 +6,7 @@ import type { Logger } from '../log.ts';
 import { readInstanceData, writeInstanceData, type InstanceData } from '../store/instance-data.ts';
 import { prepareInstanceDir } from '../store/instance-dir.ts';
 import { createProvider } from '../updates/factory.ts';
-import { recoverInterruptedInstall } from '../updates/install.ts';
+import { recoverInterruptedInstall, rollbackBin } from '../updates/install.ts';
 import { Instance } from './instance.ts';
 import { findLeftover, type Leftover } from './leftovers.ts';
 
@@ -33,10 +33,11 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
   /** data.json writes for one instance go through one copy of its data, so fields never overwrite each other. */
   const dataWriter = (dir: string, initial: InstanceData) => {
     let data = initial;
-    return (patch: Partial<InstanceData>) => {
+    const write = (patch: Partial<InstanceData>) => {
       data = { ...data, ...patch };
       return writeInstanceData(dir, data);
     };
+    return { write, current: () => data };
   };
 
   async function prepare(instance: ResolvedInstance): Promise<{ inst: Instance; instance: ResolvedInstance; leftover: Leftover | null }> {
@@ -45,7 +46,7 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
     await recoverInterruptedInstall(instance.dir);
     const updateType = instance.settings.UpdateType ?? null;
     const data = await readInstanceData(instance.dir, updateType, ilog);
-    const write = dataWriter(instance.dir, { ...data, updateType });
+    const store = dataWriter(instance.dir, { ...data, updateType });
     const leftover = await findLeftover(data.launch, ilog);
     const inst = new Instance({
       config,
@@ -55,8 +56,14 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
       baseUrl: opts.baseUrl,
       provider: providerFor(instance, ilog),
       revision: data.revision,
-      recordRevision: (revision) => write({ revision }),
-      recordLaunch: (launch) => write({ launch }),
+      recordRevision: (revision) => store.write({ previousRevision: store.current().revision, revision }),
+      recordLaunch: (launch) => store.write({ launch }),
+      rollback: async () => {
+        await rollbackBin(instance.dir);
+        const { revision, previousRevision } = store.current();
+        await store.write({ revision: previousRevision, previousRevision: revision });
+        return previousRevision;
+      },
       adoptable: () => (leftover ? leftover.record : null),
     });
     return { inst, instance, leftover };

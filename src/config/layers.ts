@@ -43,7 +43,13 @@ export function parseYaml(text: string, name: string): Parsed {
   };
   if (doc.errors.length > 0) return { ok: false, problems: doc.errors.map(where) };
   const warnings = doc.warnings.map(where);
-  const data: unknown = doc.toJS({ maxAliasCount: 1000 });
+  let data: unknown;
+  try {
+    data = doc.toJS();
+  } catch (err) {
+    // yaml refuses alias bombs (and similar) here rather than while parsing.
+    return { ok: false, problems: [`${name}: ${err instanceof Error ? err.message : String(err)}`] };
+  }
   if (data === null || data === undefined) return { ok: true, data: {}, warnings };
   if (typeof data !== 'object' || Array.isArray(data)) {
     return { ok: false, problems: [`${name}: (root): expected a map of settings, got ${Array.isArray(data) ? 'a list' : JSON.stringify(data)}`] };

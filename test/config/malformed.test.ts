@@ -144,6 +144,16 @@ const CASES: { name: string; files: Record<string, string[]>; dirs?: string[]; p
     problems: () => ['appsettings.yml: Servers: expected a map with Instances, got nothing'],
   },
   {
+    name: 'an alias bomb is refused, not expanded',
+    files: {
+      'appsettings.yml': [
+        'a: &a [x,x,x,x,x,x,x,x,x,x]', 'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]', 'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+        'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]', 'e: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]',
+      ],
+    },
+    problems: () => ['appsettings.yml: Excessive alias count indicates a resource exhaustion attack'],
+  },
+  {
     name: 'a list instead of a map at the root',
     files: { 'appsettings.yml': ['- Servers'] },
     problems: () => ['appsettings.yml: (root): expected a map of settings, got a list'],

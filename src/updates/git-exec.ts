@@ -73,7 +73,7 @@ export function runChild(program: string, args: string[], opts: RunOptions): Pro
       escalate = setTimeout(() => killGroup(child, 'SIGKILL'), KILL_GRACE_MS);
     };
     const timer = setTimeout(
-      () => stop(new UpdateError(`${opts.what} took longer than ${Math.round(opts.timeoutMs / 1000)} s and was stopped`)),
+      () => stop(new UpdateError(`${opts.what} took longer than ${opts.timeoutMs / 1000} s and was stopped`)),
       opts.timeoutMs,
     );
     const onAbort = () => stop(new UpdateError(`${opts.what} was cancelled`, { cause: opts.signal.reason }));

@@ -1,5 +1,48 @@
-// Placeholder until this command lands; it says so instead of pretending.
-export async function run(_args: string[]): Promise<number> {
-  process.stderr.write('watchdog manifest: not built yet\n');
-  return 1;
+import { parseArgs } from 'node:util';
+import { UsageError } from '../../errors.ts';
+import { publishBuild } from '../../updates/publish.ts';
+
+const USAGE = `usage: watchdog manifest <dir> --base-url URL [--out FILE]
+  Hashes the server archives (<name>_<platform>.zip, <name>-<platform>.tar.gz) and the client archive
+  (a name containing "client") in <dir>, and adds them as a new build to the manifest (default <dir>/manifest.json).
+  URL is where <dir>'s files are served; each file's URL is URL + its name.
+`;
+
+/** `watchdog manifest <dir> --base-url URL [--out FILE]`: publishes a build. Exit 0 ok, 1 failed, 2 usage. */
+export async function run(args: string[]): Promise<number> {
+  let values: { 'base-url'?: string; out?: string; help?: boolean };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { 'base-url': { type: 'string' }, out: { type: 'string', short: 'o' }, help: { type: 'boolean', short: 'h' } },
+    }));
+  } catch (err) {
+    process.stderr.write(`watchdog manifest: ${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  try {
+    if (positionals.length !== 1) {
+      throw new UsageError(positionals.length === 0 ? 'no folder given' : `one folder expected, got ${positionals.length}`);
+    }
+    if (!values['base-url']) throw new UsageError('--base-url is required (where the archives will be served)');
+    const result = await publishBuild({ dir: positionals[0] as string, baseUrl: values['base-url'], out: values.out });
+    const files = [
+      ...Object.entries(result.servers).map(([platform, name]) => `  server ${platform}: ${name}`),
+      result.client ? `  client: ${result.client}` : '  client: (none found; the manifest lists server archives only)',
+    ];
+    process.stdout.write(`added build ${result.key} to ${result.manifestPath}\n${files.join('\n')}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`watchdog manifest: ${err.message}\n${USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
 }

@@ -54,7 +54,7 @@ export const UpdatesSchema = v.strictObject({
 
 export const InstanceSchema = v.strictObject({
   Name: v.optional(v.string('expected a string')),
-  ApiToken: v.optional(v.pipe(v.string('expected a string'), v.minLength(1, 'expected a non-empty token'))),
+  ApiToken: v.optional(v.pipe(v.string('expected a string token (quote it if it is all digits)'), v.minLength(1, 'expected a non-empty token'))),
   ApiTokenFile: v.optional(v.string('expected a file path')),
   ApiPort: Port,
   UpdateType: v.optional(v.picklist(UPDATE_TYPES, `expected one of ${UPDATE_TYPES.join(', ')}`)),

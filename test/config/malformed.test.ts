@@ -210,7 +210,7 @@ malformed('load :: every problem of one config is listed at once, each naming it
       `${A}.TimeoutSeconds:`,
       `${A}.Updates.ManifestUrl:`,
       'appsettings.yml: Servers.Instances."bad key":',
-      'appsettings.Secret.yml: Servers.Instances.alpha.ApiToken: expected a string, got 42',
+      'appsettings.Secret.yml: Servers.Instances.alpha.ApiToken: expected a string token (quote it if it is all digits), got 42',
     ];
     for (const e of expected) assert.ok(problems.some((p) => p.startsWith(e)), `lists "${e}" in:\n${problems.join('\n')}`);
     assert.is(problems.length, expected.length, problems.join('\n'));

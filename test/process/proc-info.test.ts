@@ -53,8 +53,8 @@ info('proc-info :: isAlive is false for exited processes, zombies included', asy
   assert.not.ok(isAlive(0));
   assert.not.ok(isAlive(-5));
   assert.ok(isAlive(process.pid));
-  // A zombie: `sleep 0` exits but its parent (exec'd into `sleep 30`) never reaps it.
-  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // A zombie: `sleep 1` exits after its parent shell exec'd into `sleep 30`, which never reaps it.
+  const parent = spawn('sh', ['-c', 'sleep 1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
   children.push(parent);
   let out = '';
   parent.stdout?.on('data', (d: Buffer) => (out += d.toString()));

@@ -68,6 +68,16 @@ function innermost(err: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** Control calls read the body as text; the daemon's refusals are JSON `{ error }` either way. */
+function parseBody(data: unknown): unknown {
+  if (typeof data !== 'string' || !data.trimStart().startsWith('{')) return data;
+  try {
+    return JSON.parse(data) as unknown;
+  } catch {
+    return data;
+  }
+}
+
 /** A short reason from an error body: plain text, or the `error`/`message` of a JSON body. */
 function bodyDetail(data: unknown): string {
   const record = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
@@ -92,7 +102,7 @@ export function explainFailure(err: unknown, ep: Pick<Endpoint, 'url' | 'key'>, 
     }
     return new ClientError(`could not reach the watchdog at ${ep.url}: ${innermost(err)}`, 1, { cause: err });
   }
-  const data: unknown = err instanceof FetchError ? err.data : undefined;
+  const data = parseBody(err instanceof FetchError ? err.data : undefined);
   const reason = typeof data === 'object' && data !== null ? (data as { error?: unknown }).error : undefined;
   if (status === 401 && reason === 'instance has no ApiToken') {
     return new ClientError(`401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`, 1, { cause: err });

@@ -1,0 +1,254 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { testConfig } from '../_support/config.ts';
+import { startDaemon, type RunningDaemon } from '../_support/daemon.ts';
+import { freePort, waitFor } from '../_support/env.ts';
+import { WATCHDOG, cliEnv, runCli, spawnCli, type CliResult } from './_run.ts';
+
+/**
+ * Every CLI command, run as a real process against the real daemon hosting real demo servers:
+ * demo and beta (each with its own ApiToken) and gamma (no ApiToken, a program that exits at once).
+ */
+interface Ctx { daemon?: RunningDaemon }
+const test = suite<Ctx>('watchdog CLI :: end to end against the running daemon', {});
+
+test.before(async (ctx) => {
+  try {
+    const [demoPort, betaPort] = [await freePort(), await freePort()];
+    ctx.daemon = await startDaemon(testConfig({
+      instances: [
+        { key: 'demo', port: demoPort, token: 'tok', timeoutSeconds: 3 },
+        { key: 'beta', port: betaPort, token: 'tok-beta', timeoutSeconds: 3 },
+        { key: 'gamma', port: await freePort(), token: null, runCommand: '/bin/false' },
+      ],
+    }));
+  } catch (err) {
+    // uvu swallows hook errors (STYLE §5): say what went wrong.
+    console.error(err);
+    throw err;
+  }
+});
+test.after(async (ctx) => {
+  await ctx.daemon?.stop();
+  await ctx.daemon?.cleanup();
+});
+
+const ESC = '\x1b';
+const d = (ctx: Ctx) => ctx.daemon!;
+/** The CLI run from the daemon's folder, so the local appsettings.yml is the daemon's own. */
+const cli = (ctx: Ctx, args: string[], env?: Record<string, string>): Promise<CliResult> => runCli(args, { cwd: d(ctx).dir, env });
+const withUrl = (ctx: Ctx, ...args: string[]) => [...args, '--url', d(ctx).url];
+const running = (ctx: Ctx, key: string) => waitFor(`${key} running`, async () => {
+  const s = await d(ctx).status(key, key === 'demo' ? 'tok' : 'tok-beta');
+  return s.state === 'running' && s.pid !== null ? s : undefined;
+}, 20_000);
+const ok = (r: CliResult) => assert.is(r.code, 0, `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+
+test('status <key>: the table, tokens from the local config, no colour through a pipe', async (ctx) => {
+  const before = await running(ctx, 'demo');
+  const r = await cli(ctx, withUrl(ctx, 'status', 'demo'));
+  ok(r);
+  const [header, row, ...rest] = r.stdout.trimEnd().split('\n');
+  assert.match(header!, /^KEY +STATE +REVISION +PID +UPTIME +LAST CHECK-IN +RESTARTS +FAILURES$/);
+  assert.equal(rest, []);
+  assert.match(row!, new RegExp(`^demo +running +\\S+ +${before.pid} +\\d+[smh].* +\\d+s ago +\\d+ +0$`));
+  assert.not.ok(r.stdout.includes(ESC), 'no escape codes when stdout is not a TTY');
+});
+
+test('status --json: the status object; without a key, every instance with its own token', async (ctx) => {
+  await running(ctx, 'beta');
+  const [one, all, table] = await Promise.all([
+    cli(ctx, withUrl(ctx, 'status', 'demo', '--json')),
+    cli(ctx, withUrl(ctx, 'status', '--json')),
+    cli(ctx, withUrl(ctx, 'status')),
+  ]);
+  ok(one);
+  const s = JSON.parse(one.stdout) as Record<string, unknown>;
+  assert.is(s.key, 'demo');
+  assert.is(s.state, 'running');
+  assert.type(s.pid, 'number');
+  for (const field of ['name', 'revision', 'lastCheckinAt', 'startedAt', 'startupFailures', 'restarts', 'updatePending', 'stopRequested']) {
+    assert.ok(field in s, `status JSON has ${field}`);
+  }
+  // gamma has no ApiToken anywhere: its row is missing, the others are shown, and the exit says so.
+  assert.is(all.code, 2, all.stderr);
+  const list = JSON.parse(all.stdout) as Array<{ key: string; state: string }>;
+  assert.equal(list.map((x) => x.key), ['demo', 'beta']);
+  assert.match(all.stderr, /no token for instance gamma/);
+  assert.is(table.code, 2);
+  assert.match(table.stdout, /\ndemo +running/);
+  assert.match(table.stdout, /\nbeta +running/);
+});
+
+test('status on a terminal: states coloured; NO_COLOR turns colour off', async (ctx) => {
+  if (spawnSync('script', ['--version']).status !== 0) {
+    console.warn('skipped: script(1) is not installed, no pseudo-terminal to run the CLI on');
+    return;
+  }
+  const onTty = (env: Record<string, string>) => {
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(WATCHDOG)} status demo --url ${d(ctx).url}`;
+    return spawnSync('script', ['-qec', command, '/dev/null'], { cwd: d(ctx).dir, env: cliEnv(env), encoding: 'utf8', timeout: 20_000 });
+  };
+  const coloured = onTty({});
+  assert.is(coloured.status, 0, coloured.stdout);
+  assert.ok(coloured.stdout.includes(`${ESC}[32mrunning${ESC}[39m`), `green running in ${JSON.stringify(coloured.stdout)}`);
+  const plain = onTty({ NO_COLOR: '1' });
+  assert.is(plain.status, 0);
+  assert.match(plain.stdout, /demo +running/);
+  assert.not.ok(plain.stdout.includes(ESC), 'NO_COLOR: no escape codes');
+});
+
+test('restart: exit 0, and the server comes back with a new pid', async (ctx) => {
+  const before = await running(ctx, 'demo');
+  const r = await cli(ctx, withUrl(ctx, 'restart', 'demo'));
+  ok(r);
+  assert.is(r.stdout, `restart requested for demo at ${d(ctx).url}\n`);
+  const after = await waitFor('a new pid', async () => {
+    const s = await d(ctx).status('demo', 'tok');
+    return s.state === 'running' && s.pid !== null && s.pid !== before.pid ? s : undefined;
+  }, 20_000);
+  assert.ok(after.restarts >= before.restarts);
+});
+
+test('update: exit 0, accepted by the daemon, and the instance runs again', async (ctx) => {
+  await running(ctx, 'demo');
+  const r = await cli(ctx, withUrl(ctx, 'update', 'demo', '--json'));
+  ok(r);
+  assert.equal(JSON.parse(r.stdout), { key: 'demo', action: 'update', ok: true, url: d(ctx).url });
+  await waitFor('the update accepted', () => /control update accepted/.test(d(ctx).log()));
+  await running(ctx, 'demo');
+});
+
+test('stop: exit 0, the state becomes stopped.idle; restart brings it back', async (ctx) => {
+  const before = await running(ctx, 'demo');
+  ok(await cli(ctx, withUrl(ctx, 'stop', 'demo')));
+  await waitFor('stopped.idle', async () => (await d(ctx).status('demo', 'tok')).state === 'stopped.idle', 20_000);
+  const r = await cli(ctx, withUrl(ctx, 'status', 'demo', '--json'));
+  ok(r);
+  const s = JSON.parse(r.stdout) as { state: string; pid: number | null };
+  assert.is(s.state, 'stopped.idle');
+  assert.is(s.pid, null);
+  ok(await cli(ctx, withUrl(ctx, 'restart', 'demo')));
+  const back = await running(ctx, 'demo');
+  assert.is.not(back.pid, before.pid);
+});
+
+test('logs -n N: the last N lines of the server log', async (ctx) => {
+  await running(ctx, 'demo');
+  const logFile = join(d(ctx).dir, 'instances', 'demo', 'logs', 'server.log');
+  await waitFor('some server output', async () => (await readFile(logFile, 'utf8')).split('\n').length > 3);
+  const r = await cli(ctx, ['logs', 'demo', '-n', '3']);
+  ok(r);
+  const printed = r.stdout.split('\n').slice(0, -1);
+  assert.is(printed.length, 3, r.stdout);
+  // The log may have grown since; the three lines are still there, in order, one after another.
+  const file = (await readFile(logFile, 'utf8')).split('\n');
+  const at = file.indexOf(printed[0]!);
+  assert.ok(at >= 0, 'first line is in server.log');
+  assert.equal(file.slice(at, at + 3), printed);
+});
+
+test('logs -f: new server output streams until the CLI is stopped (killed by pid, exit 0)', async (ctx) => {
+  const before = await running(ctx, 'demo');
+  const follow = spawnCli(['logs', 'demo', '-f', '-n', '0'], { cwd: d(ctx).dir });
+  try {
+    // Give it a moment to open the file, then make the server write: a restart logs its shutdown and start.
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.is(await d(ctx).control('demo', 'tok', 'restart'), 200);
+    await waitFor('a new pid', async () => {
+      const s = await d(ctx).status('demo', 'tok');
+      return s.state === 'running' && s.pid !== before.pid;
+    }, 20_000);
+    await waitFor('lines from the restart', () => follow.stdout().split('\n').length > 3, 10_000);
+  } finally {
+    if (follow.proc.pid) process.kill(follow.proc.pid, 'SIGINT');
+  }
+  const r = await follow.exited;
+  assert.is(r.code, 0, r.stderr);
+  const logDir = join(d(ctx).dir, 'instances', 'demo', 'logs');
+  const all = (await readFile(join(logDir, 'server.log'), 'utf8')) + (existsSync(join(logDir, 'server.log.1')) ? await readFile(join(logDir, 'server.log.1'), 'utf8') : '');
+  for (const line of r.stdout.split('\n').slice(0, -1)) assert.ok(all.includes(line), `followed line is in the log: ${line}`);
+});
+
+test('status --watch: redraws every interval, stops after --count or on SIGINT', async (ctx) => {
+  await running(ctx, 'demo');
+  const counted = await cli(ctx, withUrl(ctx, 'status', 'demo', '--watch', '--interval', '0.2', '--count', '3'));
+  ok(counted);
+  assert.is(counted.stdout.match(/^KEY/gm)?.length, 3);
+  const watching = spawnCli(withUrl(ctx, 'status', 'demo', '--watch', '--json', '--interval', '0.2'), { cwd: d(ctx).dir });
+  try {
+    await waitFor('two redraws', () => watching.stdout().split('\n').length > 2, 10_000);
+  } finally {
+    if (watching.proc.pid) process.kill(watching.proc.pid, 'SIGINT');
+  }
+  const r = await watching.exited;
+  assert.is(r.code, 0, r.stderr);
+  for (const line of r.stdout.trimEnd().split('\n')) assert.is((JSON.parse(line) as { key: string }).key, 'demo');
+});
+
+test('the address from the local Urls (http://*:port → localhost), no --url or --token', async (ctx) => {
+  const port = new URL(d(ctx).url).port;
+  const dir = join(d(ctx).dir, 'operator');
+  await mkdir(dir);
+  const yaml = testConfig({ instances: [{ key: 'demo', port: 4999, token: 'tok' }] }).replace('Urls: http://127.0.0.1:0', `Urls: http://*:${port}`);
+  await writeFile(join(dir, 'appsettings.yml'), yaml);
+  const r = await runCli(['status', 'demo'], { cwd: dir });
+  ok(r);
+  assert.match(r.stdout, /\ndemo +running/);
+});
+
+test('wrong token: exit 1 with the 401 message, the token never printed; --token beats WATCHDOG_TOKEN beats the config', async (ctx) => {
+  const [flag, env, action, flagWins] = await Promise.all([
+    cli(ctx, withUrl(ctx, 'status', 'demo', '--token', 'wrong-sekrit')),
+    cli(ctx, withUrl(ctx, 'status', 'demo'), { WATCHDOG_TOKEN: 'wrong-sekrit' }),
+    cli(ctx, withUrl(ctx, 'restart', 'demo', '--token', 'wrong-sekrit')),
+    cli(ctx, withUrl(ctx, 'status', 'demo', '--json', '--token', 'tok'), { WATCHDOG_TOKEN: 'wrong-sekrit' }),
+  ]);
+  const message = 'watchdog status: 401: the token for instance demo was refused (check --token, WATCHDOG_TOKEN or ApiToken)\n';
+  assert.is(flag.code, 1);
+  assert.is(flag.stderr, message);
+  assert.is(env.code, 1, 'WATCHDOG_TOKEN is used before the config token');
+  assert.is(env.stderr, message);
+  assert.is(action.code, 1);
+  assert.is(action.stderr, message.replace('watchdog status', 'watchdog restart'));
+  for (const r of [flag, env, action]) assert.not.ok((r.stdout + r.stderr).includes('sekrit'), 'token not printed');
+  ok(flagWins);
+  assert.is((JSON.parse(flagWins.stdout) as { key: string }).key, 'demo');
+});
+
+test('unknown instance and an instance without ApiToken: exit 1, saying which', async (ctx) => {
+  const [unknown, tokenless] = await Promise.all([
+    cli(ctx, withUrl(ctx, 'restart', 'nope', '--token', 'x')),
+    cli(ctx, withUrl(ctx, 'status', 'gamma', '--token', 'x')),
+  ]);
+  assert.is(unknown.code, 1);
+  assert.is(unknown.stderr, `watchdog restart: 404: the watchdog at ${d(ctx).url} does not know an instance "nope" (check the key; watchdog status lists the configured ones)\n`);
+  assert.is(tokenless.code, 1);
+  assert.match(tokenless.stderr, /401: instance gamma has no ApiToken on the watchdog at .*set Servers\.Instances\.gamma\.ApiToken/);
+});
+
+test('usage errors: exit 2 with the usage text, nothing sent', async (ctx) => {
+  const [noKey, unknownOption] = await Promise.all([
+    cli(ctx, withUrl(ctx, 'stop')),
+    cli(ctx, withUrl(ctx, 'status', 'demo', '--colour')),
+  ]);
+  assert.is(noKey.code, 2);
+  assert.match(noKey.stderr, /missing the instance key\nusage: watchdog stop <key>/);
+  assert.is(unknownOption.code, 2);
+  assert.match(unknownOption.stderr, /Unknown option '--colour'/);
+  assert.is((await d(ctx).status('demo', 'tok')).stopRequested, false, 'the bare stop did not reach the daemon');
+});
+
+test('daemon down: once it has stopped, exit 1 with "no watchdog answering"', async (ctx) => {
+  const url = d(ctx).url;
+  assert.is(await d(ctx).stop(), 0);
+  const r = await cli(ctx, withUrl(ctx, 'status', 'demo'));
+  assert.is(r.code, 1);
+  assert.is(r.stderr, `watchdog status: no watchdog answering at ${url} — is it running? (start it with: watchdog start)\n`);
+});
+
+test.run();

@@ -95,6 +95,8 @@ export function createGitProvider(ctx: ProviderContext, opts: { timeouts?: Parti
   return {
     type: 'Git',
     async check(current: string | null, signal: AbortSignal): Promise<UpdateCheck> {
+      // ls-remote needs no checkout, only a folder to run in (the daemon normally made it already).
+      await mkdir(instance.dir, { recursive: true });
       const head = await remoteHead(repo(), signal);
       return { available: head !== current, revision: head };
     },

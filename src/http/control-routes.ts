@@ -3,7 +3,7 @@ import { describeError } from '../errors.ts';
 import { authorize, refusal } from './authorize.ts';
 import type { HttpDeps } from './deps.ts';
 import type { ControlAction } from './registry.ts';
-import { methodNotAllowed, remoteAddress } from './request-info.ts';
+import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
 
 const ACTIONS: readonly ControlAction[] = ['restart', 'update', 'stop', 'rollback'];
 
@@ -17,12 +17,15 @@ export function controlRoutes({ registry, bus, log }: HttpDeps): Hono {
     const key = c.req.param('key') ?? '';
     const remote = remoteAddress(c);
     const auth = authorize(c.req.header('authorization'), key, registry, 'apiToken');
-    const audit = (status: number, user: string | undefined) =>
-      bus.emit('control', { key, action, user, remote, status, result: status === 200 ? 'accepted' : 'refused', at: Date.now() });
+    const shown = shownKey(key);
+    const audit = (status: number, user: string | undefined) => bus.emit('control', {
+      key: shown, action, user: user === undefined ? undefined : shownKey(user), remote, status,
+      result: status === 200 ? 'accepted' : 'refused', at: Date.now(),
+    });
 
     if (!auth.ok) {
       audit(auth.status, auth.user);
-      log.warn(`control ${action} refused: ${auth.reason}`, { key, status: auth.status, remote: remote ?? '' });
+      log.warn(`control ${action} refused: ${auth.reason}`, { key: shown, status: auth.status, remote: remote ?? '' });
       return refusal(c, auth.status, auth.reason);
     }
     try {

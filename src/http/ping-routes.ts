@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { authorize, refusal } from './authorize.ts';
 import type { HttpDeps } from './deps.ts';
-import { methodNotAllowed, remoteAddress } from './request-info.ts';
+import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
 
 /**
  * `POST /:key/ping`, Basic `<key>:<secret of the current launch>`; mounted at `/server_api`. A refused check-in
@@ -14,7 +14,7 @@ export function pingRoutes({ registry, bus }: HttpDeps): Hono {
     const key = c.req.param('key');
     const auth = authorize(c.req.header('authorization'), key, registry, 'checkinSecret');
     if (!auth.ok) {
-      bus.emit('checkin:rejected', { key, reason: auth.reason, remote: remoteAddress(c), at: Date.now() });
+      bus.emit('checkin:rejected', { key: shownKey(key), reason: auth.reason, remote: remoteAddress(c), at: Date.now() });
       return refusal(c, auth.status, auth.reason);
     }
     auth.instance.checkin();

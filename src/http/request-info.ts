@@ -20,3 +20,15 @@ export function methodNotAllowed(allow: string) {
     return c.json({ error: `method ${c.req.method} not allowed; use ${allow}` }, 405);
   };
 }
+
+const MAX_SHOWN = 200;
+
+/**
+ * A route key as it may appear in logs, audit lines and bus events: anyone can send any key, so control characters
+ * (terminal escapes in a TTY log) become `?` and very long keys are cut. Configured keys are never altered.
+ */
+export function shownKey(key: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = key.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return clean.length > MAX_SHOWN ? `${clean.slice(0, MAX_SHOWN)}…` : clean;
+}

@@ -127,6 +127,18 @@ audit('control routes :: every control request, accepted or refused, emits `cont
   for (const e of t.controls) assert.ok(Math.abs(Date.now() - e.at) < 60_000);
 });
 
+audit('control routes :: hostile keys and users are cleaned and capped in events and logs', async () => {
+  const t = setup();
+  const evil = `\u001b[31m${'k'.repeat(5000)}`;
+  await send(t.app, 'POST', `/instances/${encodeURIComponent(evil)}/restart`, basic(`eve\u001b[2J${'u'.repeat(5000)}`, 'x'));
+  const e = t.controls[0];
+  assert.is(e?.status, 403);
+  assert.ok((e?.key.length ?? 0) <= 201 && (e?.user?.length ?? 0) <= 201, 'capped');
+  assert.ok(e?.key.startsWith('?[31mkkk'));
+  assert.ok(e?.user?.startsWith('eve?[2Juuu'));
+  assert.not.match(t.log.lines.join('\n'), '\u001b');
+});
+
 audit('control routes :: tokens and Authorization headers never reach the log', async () => {
   const t = setup();
   await send(t.app, 'POST', '/instances/alpha/restart', basic('alpha', TOKEN));

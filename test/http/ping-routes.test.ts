@@ -100,6 +100,14 @@ reasons('ping routes :: each refusal names its reason and never the secret', asy
   assert.not.match(t.log.lines.join('\n'), SECRET);
 });
 
+reasons('ping routes :: a hostile key is cleaned and capped in the rejection event', async () => {
+  const t = setup();
+  await send(t.app, 'POST', `/server_api/${encodeURIComponent('\u0007' + 'x'.repeat(9000))}/ping`);
+  assert.is(t.rejections.length, 1);
+  assert.ok(t.rejections[0]?.key.startsWith('?xxx'));
+  assert.ok((t.rejections[0]?.key.length ?? 0) <= 201);
+});
+
 reasons('ping routes :: GET /server_api/x/ping → 405 with Allow: POST, no check-in, no rejection event', async () => {
   const t = setup();
   const res = await send(t.app, 'GET', '/server_api/alpha/ping', basic('alpha', SECRET));

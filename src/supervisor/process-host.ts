@@ -54,7 +54,9 @@ export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
       const revision = deps.revision();
       const providerCvars = provider?.launchCvars && revision !== null ? await provider.launchCvars(revision) : [];
       const secret = generateSecret();
-      const spec = buildLaunchSpec({ key, instance, baseUrl: deps.baseUrl, secret, providerCvars, env: process.env });
+      // The CLI's control token must not reach game servers through the inherited environment.
+      const { WATCHDOG_TOKEN: _controlToken, ...env } = process.env;
+      const spec = buildLaunchSpec({ key, instance, baseUrl: deps.baseUrl, secret, providerCvars, env });
       // Valid before the spawn: a fast server may check in before we hear back from spawn().
       deps.onSecret(launchId, secret);
       try {

@@ -3,7 +3,7 @@
  * process (records the commands it receives; the test reports its start and exit), the update and the
  * update check (promises the test resolves or rejects).
  */
-import { createActor, fromCallback, fromPromise, SimulatedClock, type StateValue } from 'xstate';
+import { createActor, fromCallback, fromPromise, SimulatedClock, type InspectionEvent, type StateValue } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
 import type {
   CheckInput,
@@ -59,7 +59,7 @@ export function pathOf(value: StateValue): string {
 /** Lets promise callbacks (a resolved fake update or check) reach the machine. */
 export const settle = () => new Promise<void>((r) => setImmediate(r));
 
-export function createHarness(timing: Partial<InstanceTiming> = {}) {
+export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e: InspectionEvent) => void) {
   const clock = new SimulatedClock();
   const processes: FakeProcess[] = [];
   const updates: Pending<UpdateInput, UpdateOutput>[] = [];
@@ -98,7 +98,7 @@ export function createHarness(timing: Partial<InstanceTiming> = {}) {
       checkUpdate: fromPromise<CheckOutput, CheckInput>(pending(checks)),
     },
   });
-  const actor = createActor(machine, { clock, input: { key: 'alpha', timing: { ...TIMING, ...timing }, revision: 'r1' } });
+  const actor = createActor(machine, { clock, inspect, input: { key: 'alpha', timing: { ...TIMING, ...timing }, revision: 'r1' } });
   actor.on('*', (e) => emitted.push(e));
   actor.subscribe({ error: (err) => errors.push(err) });
   actor.start();

@@ -72,7 +72,8 @@ export function startCheckins(opts: CheckinOptions): Checkins {
   const { key, baseUrl, token } = opts;
   const disabled: Checkins = { enabled: false, url: undefined, pingNow: async () => null, stop: async () => {} };
   if (!key || !baseUrl || !token) {
-    log.info('check-ins off: watchdog.key, watchdog.baseUrl and watchdog.token must all be set', { key: Boolean(key), baseUrl: Boolean(baseUrl), tokenSet: Boolean(token) });
+    const missing = [!key && 'watchdog.key', !baseUrl && 'watchdog.baseUrl', !token && 'watchdog.token'].filter(Boolean).join(', ');
+    log.info(`check-ins off: ${missing} not set (all three are needed)`);
     return disabled;
   }
   let url: URL;

@@ -1,6 +1,8 @@
 import * as v from 'valibot';
 import { validateTags } from './tags.ts';
 
+export { connectAddressOf, infoForWire } from './schemas-wire.ts';
+
 /**
  * The Status and Info objects of the public API (spec §2.1–§2.2), as valibot schemas with their types.
  * Objects are loose: games may add fields (REFERENCE.md §4.1–§4.2), and those pass through.
@@ -123,16 +125,4 @@ export function validateInfo(raw: unknown): Validated<Info> {
     problems.push({ path: 'connect_address', message: `differs from connect_addrees ("${engine}" vs "${spec}"); launchers read connect_address` });
   }
   return { value: r.output, problems };
-}
-
-/** The connect address from either spelling ('' when neither is set; launchers then derive it). */
-export function connectAddressOf(info: Pick<Info, 'connect_address' | 'connect_addrees'>): string {
-  return info.connect_address ?? info.connect_addrees ?? '';
-}
-
-/** The info object as written on the wire: the connect address under both spellings. */
-export function infoForWire(info: Info): Info {
-  const { connect_address: _engine, connect_addrees: _spec, ...rest } = info;
-  const address = connectAddressOf(info);
-  return { connect_address: address, connect_addrees: address, ...rest };
 }

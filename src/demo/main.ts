@@ -1,0 +1,39 @@
+import { loadSettings, type Settings } from '../kit/settings.ts';
+import { configureLogging, createLogger } from '../log.ts';
+import { type DemoServer, startDemoServer } from './server.ts';
+
+/**
+ * Entry point of `bin/demo-server`: engine-style arguments and environment (REFERENCE.md §1.2–§2.2),
+ * one log line per event on stdout. Exits 0 on /shutdown, after /update, and on SIGTERM/SIGINT;
+ * 2 on bad arguments or configuration; 1 when it cannot start (e.g. the port is taken); 3 on
+ * `demo.crash_after`.
+ */
+export async function runDemoServer(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  configureLogging({ write: (line) => process.stdout.write(line + '\n') });
+  const log = createLogger('demo');
+  let server: DemoServer | undefined;
+  let signalled: string | undefined;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      if (server) void server.stop(0, `received ${signal}`);
+      else signalled = signal; // still starting: stop as soon as there is something to stop
+    });
+  }
+
+  let settings: Settings;
+  try {
+    settings = loadSettings({ argv, env });
+  } catch (err) {
+    log.error(`cannot start: ${(err as Error).message}`);
+    process.exit(2);
+  }
+  try {
+    server = await startDemoServer(settings, log, (code) => process.exit(code));
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const hint = e.code === 'EADDRINUSE' ? ' (another server uses this port; set net.port or status.bind)' : '';
+    log.error(`cannot start: ${e.message}${hint}`);
+    process.exit(e.name === 'SettingsError' ? 2 : 1);
+  }
+  if (signalled) void server.stop(0, `received ${signalled}`);
+}

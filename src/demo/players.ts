@@ -1,0 +1,112 @@
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { isIPv6 } from 'node:net';
+import type { Logger } from '../log.ts';
+
+/**
+ * Players over UDP: a text datagram protocol (README.md beside this file). A player is one remote
+ * address:port; any datagram from it counts as a sign of life, and silence longer than the timeout
+ * drops it.
+ *
+ *   join <name>  → welcome <name>        leave → bye
+ *   ping         → pong <players>        anything else → error <why>
+ */
+export interface Player {
+  name: string;
+  endpoint: string;
+  lastSeen: number;
+}
+
+export interface PlayersOptions {
+  host: string;
+  port: number;
+  timeoutSeconds: number;
+  log: Logger;
+  /** Called after every change of the player count. */
+  onChange?: (count: number) => void;
+}
+
+export interface Players {
+  count(): number;
+  list(): Player[];
+  close(): Promise<void>;
+}
+
+const MAX_NAME = 32;
+
+export async function startPlayers(opts: PlayersOptions): Promise<Players> {
+  const { log } = opts;
+  const players = new Map<string, Player>();
+  const socket: Socket = createSocket({ type: isIPv6(opts.host) ? 'udp6' : 'udp4' });
+  const reply = (to: RemoteInfo, text: string) => socket.send(text, to.port, to.address);
+  const changed = () => opts.onChange?.(players.size);
+
+  socket.on('message', (data, from) => {
+    const endpoint = `${from.address}:${from.port}`;
+    const text = data.toString('utf8').trim();
+    const [command = '', ...rest] = text.split(/\s+/);
+    const known = players.get(endpoint);
+    if (known) known.lastSeen = Date.now();
+    switch (command.toLowerCase()) {
+      case 'join': {
+        const name = rest.join(' ').slice(0, MAX_NAME);
+        if (name === '') return reply(from, 'error join needs a name: join <name>');
+        if (known) {
+          known.name = name;
+        } else {
+          players.set(endpoint, { name, endpoint, lastSeen: Date.now() });
+          log.info(`player joined: ${name}`, { endpoint, players: players.size });
+          changed();
+        }
+        return reply(from, `welcome ${name}`);
+      }
+      case 'leave':
+        if (known) {
+          players.delete(endpoint);
+          log.info(`player left: ${known.name}`, { endpoint, players: players.size });
+          changed();
+        }
+        return reply(from, 'bye');
+      case 'ping':
+        return reply(from, `pong ${players.size}`);
+      default:
+        return reply(from, `error unknown command "${command.slice(0, 20)}"; send join <name>, leave or ping`);
+    }
+  });
+
+  const timeoutMs = opts.timeoutSeconds * 1000;
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const [endpoint, p] of players) {
+      if (now - p.lastSeen <= timeoutMs) continue;
+      players.delete(endpoint);
+      log.info(`player timed out: ${p.name}`, { endpoint, players: players.size });
+      changed();
+    }
+  }, Math.min(1000, timeoutMs / 2));
+
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(opts.port, opts.host, () => {
+      socket.off('error', reject);
+      socket.on('error', (err) => log.warn('udp socket error', { error: err }));
+      resolve();
+    });
+  }).catch((err: unknown) => {
+    clearInterval(sweeper);
+    try {
+      socket.close();
+    } catch {
+      // already closed by the failed bind
+    }
+    throw err;
+  });
+
+  return {
+    count: () => players.size,
+    list: () => [...players.values()],
+    close: () => {
+      clearInterval(sweeper);
+      return new Promise<void>((resolve) => socket.close(() => resolve()));
+    },
+  };
+}

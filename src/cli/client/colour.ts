@@ -36,6 +36,5 @@ export function stateStyle(state: string): Style | undefined {
 
 /** Removes ANSI styling, to measure what a reader sees. */
 export function visibleLength(text: string): number {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/\x1b\[[0-9;]*m/g, '').length;
 }

@@ -1,0 +1,120 @@
+/**
+ * The instance statechart as plain data, read from the machine itself (never drawn by hand): its states and
+ * every transition. `toDirectedGraph` from `xstate/graph` gives the event, delayed and actor-result edges but
+ * omits `always` edges (STYLE.md §1.10 pitfall 5), which are added from each node's `always` list.
+ */
+import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
+import { toDirectedGraph, type DirectedGraphNode } from 'xstate/graph';
+import { instanceMachine } from '../../machines/instance.ts';
+
+export interface ChartState {
+  /** Dotted path as the status API shows it (`stopped.idle`); `''` is the machine itself ("any state"). */
+  path: string;
+  /** Its own key (`idle`); the machine id for the root. */
+  name: string;
+  parent: string | null;
+  kind: 'atomic' | 'compound' | 'final';
+  /** Path of the initial child of a compound state. */
+  initial: string | null;
+  /** A state left at once by `always` transitions; never shown as the active state. */
+  transient: boolean;
+}
+
+export type EdgeKind = 'event' | 'after' | 'always' | 'done' | 'error';
+
+export interface ChartEdge {
+  source: string;
+  target: string;
+  /** The event type as XState names it (`''` for `always`). */
+  event: string;
+  kind: EdgeKind;
+  /** The named delay of an `after` edge. */
+  delay: string | null;
+  guard: string | null;
+  /** No target: actions only, the state is neither left nor re-entered. */
+  internal: boolean;
+  /** Short text for a diagram: `CHECKIN [currentLaunch]`, `after checkinTimeout`, `update done`. */
+  label: string;
+}
+
+export interface ChartGraph {
+  id: string;
+  /** The leaf the machine starts in. */
+  initial: string;
+  states: ChartState[];
+  edges: ChartEdge[];
+}
+
+const pathOf = (node: AnyStateNode): string => node.path.join('.');
+
+/** `and([a, b])` → `a and b`; `not(a)` → `not a`; a named guard → its name. */
+export function guardText(guard: unknown): string {
+  if (typeof guard === 'string') return guard;
+  if (typeof guard === 'function') {
+    const parts = (guard as { guards?: unknown[] }).guards;
+    if (Array.isArray(parts)) {
+      if (guard.name === 'not') return `not ${guardText(parts[0])}`;
+      return parts.map(guardText).join(` ${guard.name} `);
+    }
+    return guard.name || 'guard';
+  }
+  if (guard && typeof guard === 'object' && 'type' in guard) return String((guard as { type: unknown }).type);
+  return 'guard';
+}
+
+function describe(event: string, source: AnyStateNode): Pick<ChartEdge, 'kind' | 'delay' | 'label'> {
+  if (event === '') return { kind: 'always', delay: null, label: 'always' };
+  const after = /^xstate\.after\.([^.]+)\./.exec(event);
+  if (after?.[1] && event === `xstate.after.${after[1]}.${source.id}`) return { kind: 'after', delay: after[1], label: `after ${after[1]}` };
+  const actor = /^xstate\.(done|error)\.actor\.(.+)$/.exec(event);
+  if (actor?.[1] && actor[2]) return { kind: actor[1] === 'done' ? 'done' : 'error', delay: null, label: `${actor[2]} ${actor[1]}` };
+  return { kind: 'event', delay: null, label: event };
+}
+
+function edge(source: AnyStateNode, t: AnyTransitionDefinition, target: AnyStateNode): ChartEdge {
+  const event = t.eventType ?? '';
+  const d = describe(event, source);
+  const guard = t.guard === undefined ? null : guardText(t.guard);
+  return {
+    source: pathOf(source),
+    target: pathOf(target),
+    event,
+    ...d,
+    guard,
+    internal: !t.target,
+    label: guard ? `${d.label} [${guard}]` : d.label,
+  };
+}
+
+/** Descends through initial children to the leaf a transition into `node` lands in. */
+function initialLeaf(node: AnyStateNode): AnyStateNode {
+  const first = node.type === 'compound' ? node.initial.target[0] : undefined;
+  return first ? initialLeaf(first) : node;
+}
+
+export function chartGraph(machine: AnyStateMachine = instanceMachine): ChartGraph {
+  const states: ChartState[] = [];
+  const edges: ChartEdge[] = [];
+  const visit = (g: DirectedGraphNode) => {
+    const node = g.stateNode;
+    const initial = node.type === 'compound' ? node.initial.target[0] : undefined;
+    states.push({
+      path: pathOf(node),
+      name: node.key,
+      parent: node.parent ? pathOf(node.parent) : null,
+      kind: node.type === 'final' ? 'final' : node.type === 'compound' ? 'compound' : 'atomic',
+      initial: initial ? pathOf(initial) : null,
+      transient: (node.always?.length ?? 0) > 0 && node.type === 'atomic',
+    });
+    for (const e of g.edges) edges.push(edge(node, e.transition, e.target));
+    for (const t of node.always ?? []) for (const target of t.target ?? [node]) edges.push(edge(node, t, target));
+    g.children.forEach(visit);
+  };
+  visit(toDirectedGraph(machine));
+  return { id: machine.id, initial: pathOf(initialLeaf(machine.root)), states, edges };
+}
+
+/** The dotted paths a status can show: every leaf except transient ones, in chart order. */
+export function statePaths(graph: ChartGraph = chartGraph()): string[] {
+  return graph.states.filter((s) => s.kind !== 'compound' && !s.transient).map((s) => s.path);
+}

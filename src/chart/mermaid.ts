@@ -1,0 +1,60 @@
+/**
+ * Mermaid `stateDiagram-v2` of the chart. Leaves are drawn flat under their dotted names because Mermaid
+ * cannot draw transitions between states inside different composite states (its documented limitation);
+ * a class per top-level group colours them instead. Transitions declared on the machine itself hang off
+ * an "any state" node.
+ */
+import type { ChartGraph, ChartState } from './graph.ts';
+
+const ANY = 'any_state';
+
+/** The Mermaid node id of a state path: `stopped.idle` → `stopped_idle`, `''` (the machine) → `any_state`. */
+export function mermaidNodeId(path: string): string {
+  return path === '' ? ANY : path.replace(/[^A-Za-z0-9]/g, '_');
+}
+
+const GROUP_STYLES: Record<string, string> = {
+  stopped: 'fill:#eceff1,stroke:#607d8b',
+  updating: 'fill:#e3f2fd,stroke:#1e88e5',
+  starting: 'fill:#e8f5e9,stroke:#43a047',
+  running: 'fill:#c8e6c9,stroke:#2e7d32',
+  'awaiting-checkin': 'fill:#fff8e1,stroke:#f9a825',
+  restarting: 'fill:#fbe9e7,stroke:#e64a19',
+  exited: 'fill:#f5f5f5,stroke:#424242',
+};
+
+export interface MermaidOptions {
+  /** A state path to highlight (the dashboard's active state). */
+  active?: string | null;
+}
+
+export function toMermaid(graph: ChartGraph, options: MermaidOptions = {}): string {
+  const lines = ['stateDiagram-v2', `  %% Generated from machines/instance.ts by \`watchdog chart\`; do not edit by hand.`];
+  const byPath = new Map(graph.states.map((s) => [s.path, s]));
+  const drawn = (s: ChartState) => s.kind !== 'compound' || graph.edges.some((e) => e.source === s.path);
+  const nodes = graph.states.filter((s) => s.path !== '' && drawn(s));
+  if (graph.edges.some((e) => e.source === '')) lines.push(`  state "any state" as ${ANY}`);
+  for (const s of nodes) lines.push(`  state "${s.path}" as ${mermaidNodeId(s.path)}`);
+  lines.push(`  [*] --> ${mermaidNodeId(graph.initial)}`);
+  for (const e of graph.edges) {
+    const target = e.internal ? e.source : leafOf(e.target, byPath);
+    lines.push(`  ${mermaidNodeId(e.source)} --> ${mermaidNodeId(target)}: ${e.label}`);
+  }
+  for (const s of graph.states) if (s.kind === 'final') lines.push(`  ${mermaidNodeId(s.path)} --> [*]`);
+  for (const [group, style] of Object.entries(GROUP_STYLES)) {
+    const members = nodes.filter((s) => s.path.split('.')[0] === group).map((s) => mermaidNodeId(s.path));
+    if (members.length === 0) continue;
+    const cls = mermaidNodeId(group);
+    lines.push(`  classDef ${cls}_group ${style}`, `  class ${members.join(',')} ${cls}_group`);
+  }
+  if (options.active != null && byPath.has(options.active)) {
+    lines.push('  classDef active stroke-width:4px,stroke:#d50000', `  class ${mermaidNodeId(options.active)} active`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** Mermaid cannot draw into an undrawn composite: a transition into one lands on its initial leaf. */
+function leafOf(path: string, byPath: Map<string, ChartState>): string {
+  const s = byPath.get(path);
+  return s?.kind === 'compound' && s.initial ? leafOf(s.initial, byPath) : path;
+}

@@ -1,0 +1,24 @@
+/** `watchdog chart`: the instance statechart rendered from the machine in one of three formats. */
+import type { AnyStateMachine } from 'xstate';
+import { toDot } from './dot.ts';
+import { chartGraph } from './graph.ts';
+import { toMermaid } from './mermaid.ts';
+
+export const CHART_FORMATS = ['mermaid', 'dot', 'json'] as const;
+export type ChartFormat = (typeof CHART_FORMATS)[number];
+
+export function isChartFormat(value: string): value is ChartFormat {
+  return (CHART_FORMATS as readonly string[]).includes(value);
+}
+
+export function renderChart(format: ChartFormat, machine?: AnyStateMachine): string {
+  const graph = chartGraph(machine);
+  switch (format) {
+    case 'mermaid':
+      return toMermaid(graph);
+    case 'dot':
+      return toDot(graph);
+    case 'json':
+      return JSON.stringify(graph, null, 2) + '\n';
+  }
+}

@@ -130,6 +130,6 @@ export async function startDemoServer(settings: Settings, log: Logger, exit: (co
       exit(3);
     }, config.crashAfterSeconds * 1000);
   }
-  log.info('demo server ready', { name: config.hostname, port: config.port, roundSeconds: config.roundSeconds });
+  log.info('demo server ready', { name: config.hostname, port: config.port, roundSeconds: config.roundSeconds, startupMs: Math.round(process.uptime() * 1000) });
   return { stop: (code, why) => stop(code, why) };
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseToml, TomlDate, TomlError } from 'smol-toml';
+import { createRequire } from 'node:module';
 import { type CvarAssignment, SettingsError, splitAssignment } from './settings-args.ts';
 
 /**
@@ -31,7 +31,7 @@ export function flattenToml(doc: Record<string, unknown>, prefix = ''): CvarAssi
   const out: CvarAssignment[] = [];
   for (const [key, value] of Object.entries(doc)) {
     const name = prefix === '' ? key : `${prefix}.${key}`;
-    if (value instanceof TomlDate) out.push([name, value.toISOString()]);
+    if (value instanceof Date) out.push([name, value.toISOString()]); // smol-toml's TomlDate is a Date
     else if (Array.isArray(value)) out.push([name, JSON.stringify(value)]);
     else if (value !== null && typeof value === 'object') out.push(...flattenToml(value as Record<string, unknown>, name));
     else out.push([name, String(value)]);
@@ -51,8 +51,10 @@ export function readConfigFile(path: string): CvarAssignment[] {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw new SettingsError(`cannot read config file ${path}: ${(err as Error).message}`, { cause: err });
   }
+  // Loaded only when there is a file to parse: game servers start without one more often than not.
+  const { parse, TomlError } = createRequire(import.meta.url)('smol-toml') as typeof import('smol-toml');
   try {
-    return flattenToml(parseToml(text));
+    return flattenToml(parse(text));
   } catch (err) {
     const where = err instanceof TomlError ? `:${err.line}:${err.column}` : '';
     const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);

@@ -50,7 +50,7 @@ export async function startDaemon(yaml: string, opts: { env?: Record<string, str
 
   const url = await waitFor('the daemon to listen', () => {
     if (exitCode !== undefined) throw new Error(`daemon exited with ${exitCode}:\n${out}`);
-    return /listening on (http:\/\/\S+)/.exec(out)?.[1];
+    return /\[watchdog\] listening on (http:\/\/\S+)/.exec(out)?.[1];
   }, 15_000);
 
   return {

@@ -56,6 +56,8 @@ export async function downloadVerified(opts: DownloadOptions): Promise<{ bytes: 
   // ofetch/fetch only honour one signal: merge cancellation with the transfer limit (STYLE.md §1.3).
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = AbortSignal.any([opts.signal, timeout]);
+  let bytes = 0;
+  let total: number | null = null;
   const explain = (err: unknown): UpdateError => {
     if (err instanceof UpdateError) return err;
     if (opts.signal.aborted) return new UpdateError(`download of ${where} was cancelled`, { cause: err });
@@ -71,8 +73,6 @@ export async function downloadVerified(opts: DownloadOptions): Promise<{ bytes: 
     return new UpdateError(`download of ${where} failed`, { cause: err });
   };
 
-  let bytes = 0;
-  let total: number | null = null;
   try {
     await mkdir(dirname(opts.dest), { recursive: true });
     const res = await fetch(opts.url, { headers: opts.headers, signal, redirect: 'follow' });
@@ -98,6 +98,7 @@ export async function downloadVerified(opts: DownloadOptions): Promise<{ bytes: 
         done(null, chunk);
       },
     });
+    // The global fetch's ReadableStream type (lib.dom) and node:stream/web's differ only on paper.
     const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
     await pipeline(body, meter, createWriteStream(opts.dest), { signal });
     if (total !== null && bytes !== total) {

@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { recoverInterruptedInstall } from '../../src/updates/install.ts';
+import { ROOT, tempDir, waitFor } from '../_support/env.ts';
+import { writeZip, type EntrySpec } from '../fixtures/archives/build.ts';
+import { startCdn, type Cdn, type Route } from '../fixtures/archives/serve.ts';
+
+/**
+ * The process installing an update dies by SIGKILL (as the daemon would) mid-download and mid-extract; the
+ * start-up recovery must leave the old build in bin/ and no leftovers.
+ */
+
+interface Ctx {
+  root: string;
+  inst: string;
+  cdn: Cdn;
+  child?: ChildProcess;
+  cleanup: () => Promise<void>;
+}
+
+const test = suite<Ctx>('install crash', {} as Ctx);
+
+test.before.each(async (ctx) => {
+  const tmp = await tempDir();
+  ctx.root = tmp.path;
+  ctx.cleanup = tmp.cleanup;
+  ctx.inst = join(tmp.path, 'instances', 'alpha');
+  await mkdir(join(ctx.inst, 'bin'), { recursive: true });
+  await writeFile(join(ctx.inst, 'bin', 'marker'), 'old build');
+  ctx.cdn = await startCdn();
+  ctx.child = undefined;
+});
+
+test.after.each(async (ctx) => {
+  if (ctx.child && ctx.child.exitCode === null && ctx.child.signalCode === null) ctx.child.kill('SIGKILL');
+  await ctx.cdn?.close();
+  await ctx.cleanup?.();
+});
+
+async function serve(ctx: Ctx, archive: string, route?: Route): Promise<void> {
+  const sha256 = createHash('sha256').update(await readFile(archive)).digest('hex');
+  ctx.cdn.set('/build.zip', route ?? { kind: 'file', file: archive });
+  ctx.cdn.set('/manifest.json', {
+    kind: 'json',
+    body: { builds: { B: { time: '2024-01-01T00:00:00Z', server: { 'linux-x64': { url: ctx.cdn.url('/build.zip'), sha256 } } } } },
+  });
+}
+
+function startInstall(ctx: Ctx): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/fixtures/archives/install-child.ts'), ctx.inst, ctx.cdn.url('/manifest.json')], {
+    cwd: ROOT,
+    stdio: 'ignore',
+  });
+  ctx.child = child;
+  return child;
+}
+
+async function killAndWait(child: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGKILL');
+  await exited;
+  assert.is(child.signalCode, 'SIGKILL', 'the install was still running when killed');
+}
+
+async function recoveredToOldBuild(ctx: Ctx): Promise<void> {
+  await recoverInterruptedInstall(ctx.inst);
+  assert.is(await readFile(join(ctx.inst, 'bin', 'marker'), 'utf8'), 'old build');
+  assert.equal(await readdir(join(ctx.inst, 'bin')), ['marker']);
+  assert.not.ok(await stat(join(ctx.inst, '.update')).then(() => true, () => false), 'leftovers removed');
+}
+
+test('install crash :: SIGKILL mid-download, then start-up recovery', async (ctx) => {
+  const archive = join(ctx.root, 'b.zip');
+  await writeZip(archive, [{ name: 'Robust.Server', content: 'x'.repeat(200_000), store: true }]);
+  await serve(ctx, archive, { kind: 'stall', file: archive, sendBytes: 50_000 });
+  const child = startInstall(ctx);
+  const part = join(ctx.inst, '.update', 'download.part');
+  await waitFor('a partial download', async () => (await stat(part)).size >= 50_000, 20_000);
+  await killAndWait(child);
+  assert.ok((await stat(part)).size > 0, 'the crash left a partial download behind');
+  await recoveredToOldBuild(ctx);
+});
+
+test('install crash :: SIGKILL mid-extract, then start-up recovery', async (ctx) => {
+  // Thousands of small entries make extraction last long enough to be caught in the act.
+  const entries: EntrySpec[] = [{ name: 'Robust.Server', content: '#!/bin/sh\n' }];
+  for (let i = 0; i < 4000; i++) entries.push({ name: `Resources/f${i % 40}/file${i}.txt`, content: `file ${i}` });
+  const archive = join(ctx.root, 'b.zip');
+  await writeZip(archive, entries);
+  await serve(ctx, archive);
+  const child = startInstall(ctx);
+  const scratch = join(ctx.inst, '.update');
+  const staging = await waitFor('a staging folder with extracted files', async () => {
+    const name = (await readdir(scratch)).find((n) => n.startsWith('staging-'));
+    return name && (await readdir(join(scratch, name, 'Resources')).catch(() => [])).length > 0 ? name : undefined;
+  }, 20_000, 5);
+  await killAndWait(child);
+  assert.ok(await stat(join(scratch, staging)).then(() => true, () => false), 'the crash left a staging folder behind');
+  await recoveredToOldBuild(ctx);
+});
+
+test.run();

@@ -1,6 +1,7 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { setFlagsFromString } from 'node:v8';
@@ -8,10 +9,31 @@ import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createManifestProvider } from '../../src/updates/manifest.ts';
-import { tempDir } from '../_support/env.ts';
+import { ROOT, tempDir } from '../_support/env.ts';
 import { writeLargeZip } from '../fixtures/archives/build.ts';
 import { providerContext } from '../fixtures/git/context.ts';
-import { startCdn } from '../fixtures/archives/serve.ts';
+
+/** Serves `folder` from a separate process: an in-process server's own socket buffers would count against us. */
+async function startStaticServer(folder: string): Promise<{ origin: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [join(ROOT, 'test/fixtures/archives/static-server.mjs'), folder], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`static server exited with ${code}`)));
+  });
+  return { origin: `http://127.0.0.1:${port}`, child };
+}
+
+async function stopStaticServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  await exited;
+}
 
 const MB = 1024 * 1024;
 const SIZE = 30 * MB;
@@ -27,36 +49,38 @@ const test = suite('install memory');
 
 test('install memory :: a 30 MB build streams through download, hash and extraction with flat memory', async () => {
   const tmp = await tempDir();
-  const cdn = await startCdn();
+  const site = join(tmp.path, 'site');
+  await mkdir(site);
+  const server = await startStaticServer(site);
   try {
-    const archive = join(tmp.path, 'SS14.Server_linux-x64.zip');
+    const archive = join(site, 'SS14.Server_linux-x64.zip');
     await writeLargeZip(archive, SIZE);
     const hash = createHash('sha256');
     await pipeline(createReadStream(archive), hash);
-    cdn.set('/big.zip', { kind: 'file', file: archive });
-    cdn.set('/manifest.json', {
-      kind: 'json',
-      body: { builds: { big: { time: '2024-01-01T00:00:00Z', server: { 'linux-x64': { url: cdn.url('/big.zip'), sha256: hash.digest('hex') } } } } },
-    });
+    await writeFile(join(site, 'manifest.json'), JSON.stringify({
+      builds: { big: { time: '2024-01-01T00:00:00Z', server: { 'linux-x64': { url: 'SS14.Server_linux-x64.zip', sha256: hash.digest('hex') } } } },
+    }));
     const inst = join(tmp.path, 'inst');
     await mkdir(inst);
     const p = createManifestProvider(providerContext({
       dir: inst,
-      settings: { UpdateType: 'Manifest', Updates: { ManifestUrl: cdn.url('/manifest.json'), Platform: 'linux-x64', DownloadTimeoutSeconds: 60 } },
+      settings: { UpdateType: 'Manifest', Updates: { ManifestUrl: `${server.origin}/manifest.json`, Platform: 'linux-x64', DownloadTimeoutSeconds: 60 } },
     }));
     await p.check(null, new AbortController().signal); // loads fetch's parser before the baseline
 
     gc();
     const base = process.memoryUsage();
-    const peak = { rss: 0, live: 0 };
+    const live: number[] = [];
+    let rss = 0;
     const sample = () => {
       gc();
       const now = process.memoryUsage();
-      peak.rss = Math.max(peak.rss, now.rss - base.rss);
-      // Live JS heap plus Buffers: what a whole-archive buffer would show up in.
-      peak.live = Math.max(peak.live, now.heapUsed + now.arrayBuffers - base.heapUsed - base.arrayBuffers);
+      rss = Math.max(rss, now.rss - base.rss);
+      // Live JS heap plus Buffers: where a whole-archive buffer would show up.
+      live.push(now.heapUsed + now.arrayBuffers - base.heapUsed - base.arrayBuffers);
     };
-    const sampler = setInterval(sample, 20);
+    // A full collection per sample is costly in a big test process; a whole-archive buffer would live far longer than 100 ms.
+    const sampler = setInterval(sample, 100);
     try {
       assert.is(await p.apply(null, new AbortController().signal), 'big');
     } finally {
@@ -64,11 +88,19 @@ test('install memory :: a 30 MB build streams through download, hash and extract
     }
     sample();
     assert.is((await stat(join(inst, 'bin', 'payload.bin'))).size, SIZE);
+
     const mb = (n: number) => `${(n / MB).toFixed(1)} MB`;
-    assert.ok(peak.live < 16 * MB, `live heap + buffers grew by ${mb(peak.live)} while installing a 30 MB build`);
-    assert.ok(peak.rss < 40 * MB, `RSS grew by ${mb(peak.rss)} while installing a 30 MB build`);
+    const sorted = [...live].sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)] ?? 0;
+    const figures = `median ${mb(median)}, peak ${mb(sorted.at(-1) ?? 0)} over ${live.length} samples; RSS +${mb(rss)}`;
+    // fetch reads loopback sockets in bursts: single samples reach ~15-30 MB of in-flight chunks (measured), so the
+    // median is what tells streaming (about 1 MB) from buffering the archive (half of it or more).
+    assert.ok(median < 8 * MB, `live heap + buffers during a 30 MB install: ${figures}`);
+    assert.ok(live.filter((n) => n > 24 * MB).length <= live.length / 4, `live memory stayed high: ${figures}`);
+    // Generous: RSS keeps freed bursts for a while (measured up to ~37 MB on a loaded 2-core machine).
+    assert.ok(rss < 64 * MB, `RSS grew too much during a 30 MB install: ${figures}`);
   } finally {
-    await cdn.close();
+    await stopStaticServer(server.child);
     await tmp.cleanup();
   }
 });

@@ -1,47 +1,105 @@
+import { followLog } from '../process/log-tail.ts';
+import { DEFAULT_ROTATION, copyTruncate, type LogRotation } from '../process/log-file.ts';
+import { isAlive, readProcessStartTime } from '../process/proc-info.ts';
 import type { ServerProcess } from '../process/spawn.ts';
+
+/**
+ * Whether the adopted server still runs. A zombie counts as gone: the old daemon, its parent, is dead, and a
+ * pid 1 that does not reap promptly (many containers) would otherwise keep it "alive" for ever. A different
+ * start time means the pid now belongs to another process.
+ */
+async function stillRuns(pid: number, startTime: string | null): Promise<boolean> {
+  if (!isAlive(pid)) return false;
+  if (startTime === null) return true;
+  const now = await readProcessStartTime(pid);
+  return now === null || now === startTime;
+}
+
+/** Signals the group the server leads (it was launched as a group leader), else the pid alone. Never throws. */
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}
 
 /**
  * A server left running by the previous daemon (PersistServers). It is not our child, so its exit is noticed by
  * polling, and its exit status is unknowable (reported as code null, signal null — "reason unavailable").
- * It was launched as its own process-group leader, so kills go to the group.
+ * It was launched as its own process-group leader, so kills go to the group; once the leader is gone, what is
+ * left of its group is killed too, as for a server we launched ourselves (`reapStragglers`).
  */
 export function adoptedProcess(pid: number, startTime: string | null, pollMs = 500): ServerProcess {
   let timer: NodeJS.Timeout | undefined;
-  const alive = () => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch (err) {
-      return (err as NodeJS.ErrnoException).code === 'EPERM';
-    }
-  };
+  let detached = false;
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-    const poll = () => {
-      if (!alive()) {
-        timer = undefined;
+    const poll = async () => {
+      timer = undefined;
+      const runs = await stillRuns(pid, startTime).catch(() => true);
+      if (detached) return;
+      if (!runs) {
+        // Checked right after the exit, while the group id cannot have been reused by an unrelated process.
+        signalGroup(pid, 'SIGKILL');
         resolve({ code: null, signal: null });
-      } else timer = setTimeout(poll, pollMs);
+      } else timer = setTimeout(() => void poll(), pollMs);
     };
-    poll();
+    void poll();
   });
   return {
     pid,
     startTime,
     exited,
     kill(signal: NodeJS.Signals = 'SIGKILL') {
-      try {
-        process.kill(-pid, signal);
-      } catch {
-        try {
-          process.kill(pid, signal);
-        } catch {
-          /* already gone */
-        }
-      }
+      signalGroup(pid, signal);
     },
     detach() {
+      detached = true;
       if (timer) clearTimeout(timer);
       timer = undefined;
     },
   };
+}
+
+export interface AdoptedLogOptions {
+  pid: number;
+  startTime: string | null;
+  /** `<instance>/logs`: the adopted server appends to `server.log` there itself (persist mode). */
+  logDir: string;
+  onLine: (line: string) => void;
+  rotation?: LogRotation;
+  pollMs?: number;
+}
+
+/**
+ * Follows the log of an adopted server while it runs: its lines are echoed like a launched server's, and the
+ * file is bounded by copy-and-truncate (the server holds it open with O_APPEND), as `spawnServer` does in
+ * persist mode. Stops by itself once the server is gone; `stop()` ends it sooner (daemon exit).
+ */
+export function followAdoptedLog(opts: AdoptedLogOptions): { stop(): void } {
+  const rotation = opts.rotation ?? DEFAULT_ROTATION;
+  const follower = followLog(opts.logDir, opts.onLine, {
+    intervalMs: opts.pollMs,
+    onPoll: (size) => {
+      if (size >= rotation.maxBytes) copyTruncate(opts.logDir, rotation.keep);
+    },
+  });
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    clearInterval(timer);
+    follower.stop();
+  };
+  const timer = setInterval(() => {
+    void stillRuns(opts.pid, opts.startTime).then((runs) => {
+      if (!runs) stop();
+    }, () => undefined);
+  }, opts.pollMs ?? 500);
+  timer.unref();
+  return { stop };
 }

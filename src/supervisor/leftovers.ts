@@ -28,7 +28,7 @@ export async function findLeftover(record: LaunchRecord | null, log: Logger): Pr
     record,
     async shutDown(config, instance) {
       const proc = adoptedProcess(record.pid, record.startTime, 100);
-      await shutdownGracefully(proc, {
+      const how = await shutdownGracefully(proc, {
         apiPort: instance.settings.ApiPort,
         secret: record.secret,
         reason: 'Watchdog restarted.',
@@ -36,6 +36,20 @@ export async function findLeftover(record: LaunchRecord | null, log: Logger): Pr
         exitMs: config.timing.ShutdownExitSeconds * 1000,
         log,
       });
+      log.info(how === 'exited' ? 'the leftover server exited after the shutdown request' : 'the leftover server was killed', { pid: record.pid });
     },
   };
+}
+
+/**
+ * The `watchdog.baseUrl` the recorded server was launched with (where it checks in), or null if not found.
+ * The last one wins, as in the engine: `Arguments` may override the watchdog's own.
+ */
+export function recordedBaseUrl(record: LaunchRecord): string | null {
+  const prefix = 'watchdog.baseUrl=';
+  let found: string | null = null;
+  record.args.forEach((arg, i) => {
+    if (i > 0 && record.args[i - 1] === '--cvar' && arg.startsWith(prefix)) found = arg.slice(prefix.length);
+  });
+  return found;
 }

@@ -1,0 +1,94 @@
+/**
+ * Helpers shared by the resilience and fault-injection e2e suites (not a suite itself: no `.test.ts`).
+ * Everything here drives the real daemon (`bin/watchdog start`) and real processes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { isAlive, readProcessStartTime } from '../../../src/process/proc-info.ts';
+import type { RunningDaemon, StatusJson } from '../../_support/daemon.ts';
+import { waitFor } from '../../_support/env.ts';
+
+export { isAlive, readProcessStartTime };
+
+/** Pins `Urls` to a fixed port: servers left running check in to the address they were launched with. */
+export function fixedUrls(yaml: string, port: number): string {
+  return yaml.replace(/^Urls: .*$/m, `Urls: http://127.0.0.1:${port}`);
+}
+
+/** Polls the status route until `pred` holds; returns that status. */
+export function waitStatus(d: RunningDaemon, key: string, token: string, what: string, pred: (s: StatusJson) => boolean, timeoutMs = 15_000): Promise<StatusJson> {
+  return waitFor(`${key}: ${what}`, async () => {
+    const s = await d.status(key, token);
+    return pred(s) ? s : undefined;
+  }, timeoutMs, 100);
+}
+
+export const running = (s: StatusJson) => s.state === 'running' && s.pid !== null;
+
+/** SIGKILLs the daemon (a crash: nothing of its shutdown runs) and waits for it to be gone. */
+export async function crash(d: RunningDaemon): Promise<void> {
+  const gone = new Promise<void>((r) => (d.proc.exitCode !== null || d.proc.signalCode !== null ? r() : d.proc.once('exit', () => r())));
+  d.proc.kill('SIGKILL');
+  await gone;
+}
+
+/** SIGKILLs a server's whole process group (it leads one), for cleanup of servers a test left running. */
+export function killGroup(pid: number | null | undefined): void {
+  if (!pid) return;
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+/** Pids of live processes whose command line contains `needle` (e.g. an instance's config.toml path). */
+export async function pidsWith(needle: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const cmdline = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(needle) && isAlive(Number(name))) found.push(Number(name));
+  }
+  return found;
+}
+
+/** The check-in secret a server was launched with (from its environment). */
+export async function launchSecret(pid: number): Promise<string | undefined> {
+  const env = await readFile(`/proc/${pid}/environ`, 'utf8');
+  return env.split('\0').find((e) => e.startsWith('ROBUST_CVAR_watchdog__token='))?.slice('ROBUST_CVAR_watchdog__token='.length);
+}
+
+/** Starts `sleep` (a process this test owns, unrelated to any daemon) and returns it with its pid. */
+export function startSleep(seconds = 120): { proc: ChildProcess; pid: number } {
+  const proc = spawn('sleep', [String(seconds)], { stdio: 'ignore' });
+  if (proc.pid === undefined) throw new Error('could not start sleep');
+  return { proc, pid: proc.pid };
+}
+
+/** A data.json whose launch record names `pid` with a start time it does not have (a reused pid). */
+export function bogusLaunchRecord(pid: number, instanceDir: string): string {
+  return JSON.stringify({
+    version: 1,
+    updateType: null,
+    revision: null,
+    previousRevision: null,
+    launch: {
+      pid,
+      startTime: '1@00000000-0000-0000-0000-000000000000',
+      program: '/bin/sleep',
+      args: ['--config-file', `${instanceDir}/config.toml`],
+      secret: 'c2VjcmV0',
+      launchedAt: new Date(0).toISOString(),
+    },
+  });
+}
+
+/** Lines of the daemon log matching `re`, in order. */
+export function logLines(d: RunningDaemon, re: RegExp): string[] {
+  return d.log().split('\n').filter((l) => re.test(l));
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

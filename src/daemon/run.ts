@@ -8,7 +8,7 @@ import type { InstanceRegistry } from '../http/registry.ts';
 import { startHttpServer } from '../http/server.ts';
 import { createLogger } from '../log.ts';
 import { createWebhookNotifier } from '../notify/webhook.ts';
-import { createSupervisor, type Supervisor } from '../supervisor/supervisor.ts';
+import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { logRejectedCheckins } from './checkin-log.ts';
 import { VERSION } from './version.ts';
@@ -18,22 +18,36 @@ export interface Daemon {
   /** Resolves when the daemon has shut down. */
   done: Promise<void>;
   shutdown(reason: string): Promise<void>;
+  /**
+   * Applies a reloaded configuration (see src/daemon/reload.ts, which keeps the restart-only settings as they
+   * run): instances through the supervisor, and the webhook and the rejected check-in log at once.
+   */
+  reconfigure(next: ResolvedConfig): Promise<ReconfigureResult>;
 }
 
 /** Composition root: wires bus, notifier, audit log, HTTP server and supervisor, then starts every instance. */
 export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   const log = createLogger('watchdog');
   const bus = createBus();
-  const t = config.timing;
+  let current = config;
 
-  const notifier = config.webhook
-    ? createWebhookNotifier({
-      url: config.webhook, bus, log: log.child('notify'), retries: t.WebhookRetries,
-      retryBaseMs: t.WebhookRetryBaseSeconds * 1000, timeoutMs: t.WebhookTimeoutSeconds * 1000,
-    })
-    : null;
+  const startNotifier = (c: ResolvedConfig) => {
+    const t = c.timing;
+    return c.webhook
+      ? createWebhookNotifier({
+        url: c.webhook, bus, log: log.child('notify'), retries: t.WebhookRetries,
+        retryBaseMs: t.WebhookRetryBaseSeconds * 1000, timeoutMs: t.WebhookTimeoutSeconds * 1000,
+      })
+      : null;
+  };
+  const webhookSettings = (c: ResolvedConfig) => {
+    const t = c.timing;
+    return JSON.stringify([c.webhook, t.WebhookRetries, t.WebhookRetryBaseSeconds, t.WebhookTimeoutSeconds]);
+  };
+  let notifier = startNotifier(config);
   const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
-  const stopCheckinLog = logRejectedCheckins(bus, log.child('checkin'), t.RejectedCheckinLogSeconds * 1000);
+  const startCheckinLog = (c: ResolvedConfig) => logRejectedCheckins(bus, log.child('checkin'), c.timing.RejectedCheckinLogSeconds * 1000);
+  let stopCheckinLog = startCheckinLog(config);
 
   // The HTTP server must listen before the supervisor exists: servers need its bound address as watchdog.baseUrl.
   let supervisor: Supervisor | null = null;
@@ -71,5 +85,22 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     return shuttingDown;
   };
 
-  return { url: http.url, done, shutdown };
+  const reconfigure = async (next: ResolvedConfig): Promise<ReconfigureResult> => {
+    if (shuttingDown) return { added: [], removed: [], updated: [], failed: [] };
+    const previous = current;
+    current = next;
+    if (webhookSettings(previous) !== webhookSettings(next)) {
+      // The old notifier finishes what it queued (bounded by its stop wait) while the new one takes new alerts.
+      const old = notifier;
+      notifier = startNotifier(next);
+      void old?.stop();
+    }
+    if (previous.timing.RejectedCheckinLogSeconds !== next.timing.RejectedCheckinLogSeconds) {
+      stopCheckinLog();
+      stopCheckinLog = startCheckinLog(next);
+    }
+    return sup.reconfigure(next);
+  };
+
+  return { url: http.url, done, shutdown, reconfigure };
 }

@@ -7,20 +7,49 @@ import { readInstanceData, writeInstanceData, type InstanceData } from '../store
 import { prepareInstanceDir } from '../store/instance-dir.ts';
 import { createProvider } from '../updates/factory.ts';
 import { recoverInterruptedInstall, rollbackBin } from '../updates/install.ts';
+import { followAdoptedLog } from './adopted-process.ts';
 import { Instance } from './instance.ts';
-import { findLeftover, type Leftover } from './leftovers.ts';
+import { findLeftover, recordedBaseUrl, type Leftover } from './leftovers.ts';
+
+/** What a configuration reload changed, by instance key. */
+export interface ReconfigureResult {
+  added: string[];
+  removed: string[];
+  updated: string[];
+  /** Added instances whose folder could not be prepared (logged); they are not running. */
+  failed: string[];
+}
 
 export interface Supervisor extends InstanceRegistry {
   /** Prepares folders, adopts or cleans up servers left by the previous daemon, then starts every instance. */
   start(): Promise<void>;
   /** Shuts every server down gracefully (or detaches with PersistServers) and stops every actor. */
   shutdown(): Promise<void>;
+  /**
+   * Applies a reloaded configuration: existing instances take their new settings at their next launch (timings
+   * at once), added ones are prepared and started, removed ones are shut down gracefully and leave the registry.
+   * Resolves once every added instance started and every removed one is down. Never rejects.
+   */
+  reconfigure(next: ResolvedConfig): Promise<ReconfigureResult>;
+}
+
+interface Prepared {
+  inst: Instance;
+  instance: ResolvedInstance;
+  leftover: Leftover | null;
 }
 
 export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: Logger; baseUrl: string; publicBaseUrl: string }): Supervisor {
   const { bus, log } = opts;
-  const config = opts.config;
+  let config = opts.config;
   const instances = new Map<string, Instance>();
+  /** Log followers of adopted servers, by key (a launched server's log is followed by its spawn). */
+  const followers = new Map<string, { stop(): void }>();
+  /** Removed instances still shutting down, by key: re-adding one waits, as both would share data.json. */
+  const retiring = new Map<string, Promise<void>>();
+  /** Added instances being prepared; shutdown waits for them so none starts after it. */
+  const adding = new Set<Promise<boolean>>();
+  let closing = false;
 
   const providerFor = (instance: ResolvedInstance, ilog: Logger) =>
     createProvider({
@@ -40,7 +69,12 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
     return { write, current: () => data };
   };
 
-  async function prepare(instance: ResolvedInstance): Promise<{ inst: Instance; instance: ResolvedInstance; leftover: Leftover | null }> {
+  const shutdownTimeoutMs = () => {
+    const t = config.timing;
+    return (t.ShutdownRequestSeconds + t.ShutdownExitSeconds) * 1000 + 3000;
+  };
+
+  async function prepare(instance: ResolvedInstance): Promise<Prepared> {
     const ilog = log.child(instance.key);
     await prepareInstanceDir(instance.dir);
     await recoverInterruptedInstall(instance.dir);
@@ -69,33 +103,121 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
     return { inst, instance, leftover };
   }
 
+  /** Echoes an adopted server's log like a launched one's, and keeps the file bounded. */
+  function follow(instance: ResolvedInstance, leftover: Leftover): void {
+    const key = instance.key;
+    const serverLog = log.child(key).child('server');
+    followers.get(key)?.stop();
+    followers.set(key, followAdoptedLog({
+      pid: leftover.record.pid,
+      startTime: leftover.record.startTime,
+      logDir: `${instance.dir}/logs`,
+      onLine: (line) => {
+        bus.emit('instance:log', { key, stream: 'stdout', line, at: Date.now() });
+        serverLog.info(line);
+      },
+    }));
+  }
+
+  /** Starts one prepared instance: adopts its leftover (PersistServers), or shuts the leftover down first. */
+  async function launch({ inst, instance, leftover }: Prepared): Promise<void> {
+    const ilog = log.child(inst.key);
+    if (leftover && config.persistServers) {
+      const recorded = recordedBaseUrl(leftover.record);
+      if (recorded === null || recorded === opts.baseUrl) {
+        follow(instance, leftover);
+        inst.start(leftover.record.pid);
+        return;
+      }
+      // Its check-ins go to an address this daemon does not answer: adopted, it would only be killed as hung.
+      ilog.warn('the server left running checks in to another address than this daemon\'s; shutting it down and launching a new one '
+        + '(keep Urls or BaseUrl fixed when using PersistServers)', { pid: leftover.record.pid, recorded, baseUrl: opts.baseUrl });
+    } else if (leftover) {
+      // PersistServers is off but the previous daemon died with this server running: shut it down first,
+      // or the new server fights it for the port.
+      ilog.warn('shutting down a server left behind by a previous daemon', { pid: leftover.record.pid });
+    }
+    if (leftover) {
+      await leftover.shutDown(config, instance).catch((err: unknown) =>
+        ilog.error('could not shut down the leftover server', { pid: leftover.record.pid, error: describeError(err) }));
+    }
+    inst.start(null);
+  }
+
+  async function retire(key: string, inst: Instance): Promise<void> {
+    instances.delete(key);
+    followers.get(key)?.stop();
+    followers.delete(key);
+    log.info('instance removed from the configuration; shutting its server down', { key });
+    const done = inst.shutdown(false, shutdownTimeoutMs()).catch((err: unknown) =>
+      log.error('could not shut down a removed instance', { key, error: describeError(err) }));
+    retiring.set(key, done);
+    await done;
+    if (retiring.get(key) === done) retiring.delete(key);
+  }
+
+  async function add(instance: ResolvedInstance): Promise<boolean> {
+    await retiring.get(instance.key);
+    try {
+      const prepared = await prepare(instance);
+      if (closing) return false;
+      instances.set(instance.key, prepared.inst);
+      log.info('instance added by a configuration reload; starting it', { key: instance.key });
+      await launch(prepared);
+      return true;
+    } catch (err) {
+      log.error('could not start an added instance', { key: instance.key, error: describeError(err) });
+      return false;
+    }
+  }
+
   return {
     get: (key) => instances.get(key),
     list: () => [...instances.values()],
 
     async start() {
       const prepared = await Promise.all(config.instances.map(prepare));
-      for (const { inst, instance, leftover } of prepared) {
-        instances.set(inst.key, inst);
-        if (leftover && config.persistServers) {
-          inst.start(leftover.record.pid);
-          continue;
-        }
-        if (leftover) {
-          // PersistServers is off but the previous daemon died with this server running: shut it down first,
-          // or the new server fights it for the port.
-          log.warn('shutting down a server left behind by a previous daemon', { key: inst.key, pid: leftover.record.pid });
-          await leftover.shutDown(config, instance).catch((err: unknown) =>
-            log.error('could not shut down the leftover server', { key: inst.key, error: describeError(err) }));
-        }
-        inst.start(null);
-      }
+      for (const p of prepared) instances.set(p.inst.key, p.inst);
+      // Leftovers are shut down in parallel; each instance launches as soon as its own port is free.
+      await Promise.all(prepared.map(launch));
     },
 
     async shutdown() {
-      const t = config.timing;
-      const timeoutMs = (t.ShutdownRequestSeconds + t.ShutdownExitSeconds) * 1000 + 3000;
-      await Promise.all([...instances.values()].map((i) => i.shutdown(config.persistServers, timeoutMs)));
+      closing = true;
+      await Promise.allSettled(adding);
+      for (const f of followers.values()) f.stop();
+      followers.clear();
+      const timeoutMs = shutdownTimeoutMs();
+      await Promise.all([
+        ...[...instances.values()].map((i) => i.shutdown(config.persistServers, timeoutMs)),
+        ...retiring.values(),
+      ]);
+    },
+
+    async reconfigure(next) {
+      const result: ReconfigureResult = { added: [], removed: [], updated: [], failed: [] };
+      if (closing) return result;
+      config = next;
+      const wanted = new Map(next.instances.map((i) => [i.key, i]));
+      const work: Promise<unknown>[] = [];
+      for (const [key, inst] of [...instances]) {
+        if (wanted.has(key)) continue;
+        result.removed.push(key);
+        work.push(retire(key, inst));
+      }
+      for (const instance of next.instances) {
+        const inst = instances.get(instance.key);
+        if (inst) {
+          inst.reconfigure(next, instance, providerFor(instance, log.child(instance.key)));
+          result.updated.push(instance.key);
+        } else {
+          const added = add(instance);
+          adding.add(added);
+          work.push(added.then((ok) => (ok ? result.added : result.failed).push(instance.key)).finally(() => adding.delete(added)));
+        }
+      }
+      await Promise.all(work);
+      return result;
     },
   };
 }

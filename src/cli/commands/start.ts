@@ -1,11 +1,16 @@
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.ts';
 import { printConfigProblems } from '../../config/summary.ts';
 import { UsageError } from '../../errors.ts';
 import { configureLogging, createLogger, parseLogLevel } from '../../log.ts';
+import { startConfigReload } from '../../daemon/reload.ts';
 import { runDaemon } from '../../daemon/run.ts';
 
-/** `watchdog [start] [--config F] [--log-level L]`: runs the daemon until SIGINT/SIGTERM. */
+/**
+ * `watchdog [start] [--config F] [--log-level L]`: runs the daemon until SIGINT/SIGTERM. SIGHUP, or a change to
+ * the configuration files, reloads the configuration.
+ */
 export async function run(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -15,7 +20,8 @@ export async function run(args: string[]): Promise<number> {
   const cliLevel = values['log-level'];
   if (cliLevel !== undefined && !parseLogLevel(cliLevel)) throw new UsageError(`--log-level: expected debug, info, warn or error, got "${cliLevel}"`);
 
-  const loaded = await loadConfig({ file: values.config, cwd: process.cwd(), env: process.env });
+  const loadOptions = { file: values.config, cwd: process.cwd(), env: process.env };
+  const loaded = await loadConfig(loadOptions);
   if (!loaded.ok) {
     printConfigProblems(loaded.problems);
     return 2;
@@ -26,6 +32,15 @@ export async function run(args: string[]): Promise<number> {
   for (const w of loaded.warnings) log.warn(w);
 
   const daemon = await runDaemon(config);
+  const reload = startConfigReload({
+    mainFile: resolve(loadOptions.cwd, values.config ?? 'appsettings.yml'),
+    load: () => loadConfig(loadOptions),
+    apply: (next) => daemon.reconfigure(next),
+    initial: config,
+    log: log.child('config'),
+    // --log-level wins over the file, at start and at every reload.
+    onApplied: (next) => configureLogging({ level: parseLogLevel(cliLevel) ?? next.logLevel }),
+  });
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     signals += 1;
@@ -33,11 +48,13 @@ export async function run(args: string[]): Promise<number> {
       log.warn(`second ${sig}: exiting now`);
       process.exit(1);
     }
+    reload.stop();
     void daemon.shutdown(sig);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   await daemon.done;
+  reload.stop();
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   return 0;

@@ -1,0 +1,199 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { basename, dirname, extname, resolve } from 'node:path';
+import type { LoadResult } from '../config/load.ts';
+import { defaultRunCommand } from '../config/resolve.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { ReconfigureResult } from '../supervisor/supervisor.ts';
+
+/** Settings read once at start: a reload logs that they changed and keeps the running values. */
+const RESTART_ONLY: ReadonlyArray<{ name: string; of: (c: ResolvedConfig) => unknown }> = [
+  { name: 'Urls', of: (c) => c.settings.Urls },
+  { name: 'BaseUrl', of: (c) => c.settings.BaseUrl },
+  { name: 'Process', of: (c) => c.settings.Process },
+  { name: 'Servers.InstanceRoot', of: (c) => c.settings.Servers.InstanceRoot },
+];
+
+/** The names of the restart-only settings that differ between the running and the reloaded configuration. */
+export function restartOnlyChanges(running: ResolvedConfig, next: ResolvedConfig): string[] {
+  return RESTART_ONLY.filter((s) => JSON.stringify(s.of(running)) !== JSON.stringify(s.of(next))).map((s) => s.name);
+}
+
+/**
+ * The configuration a reload applies: `next`, with the restart-only settings of `running` (listen address,
+ * BaseUrl, Process, instance root). Instance folders stay under the running root, so a changed InstanceRoot
+ * never moves a running instance away from its build and data.json.
+ */
+export function pinRestartOnly(running: ResolvedConfig, next: ResolvedConfig): ResolvedConfig {
+  const root = resolve(running.workDir, running.settings.Servers.InstanceRoot);
+  const instances: ResolvedInstance[] = next.instances.map((i) => {
+    const dir = resolve(root, i.key);
+    return dir === i.dir ? i : { ...i, dir, program: resolve(dir, i.settings.RunCommand ?? defaultRunCommand()) };
+  });
+  return {
+    ...next,
+    listen: running.listen,
+    baseUrl: running.baseUrl,
+    persistServers: running.persistServers,
+    instances,
+    settings: {
+      ...next.settings,
+      Urls: running.settings.Urls,
+      BaseUrl: running.settings.BaseUrl,
+      Process: running.settings.Process,
+      Servers: { ...next.settings.Servers, InstanceRoot: running.settings.Servers.InstanceRoot },
+    },
+  };
+}
+
+/** Whether two configurations would behave the same (settings and the tokens read from ApiTokenFile). */
+function sameConfig(a: ResolvedConfig, b: ResolvedConfig): boolean {
+  const tokens = (c: ResolvedConfig) => c.instances.map((i) => [i.key, i.apiToken ?? null]);
+  return JSON.stringify([a.settings, tokens(a)]) === JSON.stringify([b.settings, tokens(b)]);
+}
+
+export type ReloadOutcome =
+  | { kind: 'invalid'; problems: string[] }
+  | { kind: 'unchanged' }
+  | { kind: 'applied'; result: ReconfigureResult; notApplied: string[] };
+
+export interface ReloaderOptions {
+  /** Reads, validates and resolves the configuration files again (`loadConfig` with the start options). */
+  load: () => Promise<LoadResult>;
+  /** Applies a valid configuration to the running daemon. */
+  apply: (config: ResolvedConfig) => Promise<ReconfigureResult>;
+  /** The configuration the daemon started with. */
+  initial: ResolvedConfig;
+  log: Logger;
+}
+
+export interface ConfigReloader {
+  /** Loads and applies the configuration; a reload asked for while one runs is done once more afterwards. */
+  reload(trigger: string): Promise<ReloadOutcome>;
+  /** The configuration now applied. */
+  current(): ResolvedConfig;
+}
+
+/**
+ * Config reload (DESIGN.md §6): validate first; an invalid file keeps the running configuration and logs every
+ * problem. A valid one applies per-instance settings at each instance's next launch (timings and tokens at
+ * once), starts added instances and shuts removed ones down gracefully; every change is applied, whatever the
+ * order (the real watchdog stops at the first removed instance). Never rejects.
+ */
+export function createConfigReloader(opts: ReloaderOptions): ConfigReloader {
+  const { log } = opts;
+  let running = opts.initial;
+  let chain: Promise<ReloadOutcome> = Promise.resolve({ kind: 'unchanged' });
+  let queued: Promise<ReloadOutcome> | null = null;
+
+  const once = async (trigger: string): Promise<ReloadOutcome> => {
+    const loaded = await opts.load();
+    if (!loaded.ok) {
+      log.error(`configuration reload (${trigger}) refused; the running configuration stays in effect`, { problems: loaded.problems.length });
+      for (const p of loaded.problems) log.error(`  ${p}`);
+      return { kind: 'invalid', problems: loaded.problems };
+    }
+    for (const w of loaded.warnings) log.warn(w);
+    if (sameConfig(running, loaded.config)) {
+      log.debug(`configuration reload (${trigger}): nothing changed`);
+      return { kind: 'unchanged' };
+    }
+    const notApplied = restartOnlyChanges(running, loaded.config);
+    for (const name of notApplied) log.warn(`${name} changed: it needs a restart of the daemon and was not applied`);
+    const next = pinRestartOnly(running, loaded.config);
+    running = next;
+    const result = await opts.apply(next);
+    log.info(`configuration reloaded (${trigger})`, {
+      added: result.added.join(',') || '-',
+      removed: result.removed.join(',') || '-',
+      updated: result.updated.join(',') || '-',
+      ...(result.failed.length > 0 ? { failed: result.failed.join(',') } : {}),
+    });
+    return { kind: 'applied', result, notApplied };
+  };
+
+  return {
+    reload(trigger) {
+      // At most one reload runs and one waits: every trigger during a reload is served by the waiting one.
+      queued ??= chain.then(() => {
+        queued = null;
+        return once(trigger).catch((err: unknown): ReloadOutcome => {
+          log.error('configuration reload failed', { error: describeError(err) });
+          return { kind: 'invalid', problems: [describeError(err)] };
+        });
+      });
+      chain = queued;
+      return queued;
+    },
+    current: () => running,
+  };
+}
+
+/**
+ * Whether a file name is one of the layers of `mainFile` (`appsettings.yml`, `appsettings.<env>.yml`,
+ * `appsettings.Secret.yml`, or the same pattern around a `--config` file's name).
+ */
+export function isConfigLayer(mainFile: string, name: string): boolean {
+  const ext = extname(mainFile);
+  const stem = basename(mainFile, ext);
+  if (name === basename(mainFile)) return true;
+  const middle = name.startsWith(`${stem}.`) && name.endsWith(ext) ? name.slice(stem.length + 1, name.length - ext.length) : '';
+  return /^[A-Za-z0-9_-]+$/.test(middle);
+}
+
+/**
+ * Watches the folder of `mainFile` (not the files: editors save by renaming a new file over the old one) and
+ * calls `onChange` once a burst of changes to its layers has been quiet for `debounceMs`.
+ */
+export function watchConfigFiles(opts: { mainFile: string; debounceMs?: number; onChange: () => void; log: Logger }): () => void {
+  const debounceMs = opts.debounceMs ?? 300;
+  let timer: NodeJS.Timeout | undefined;
+  let watcher: FSWatcher | null = null;
+  try {
+    watcher = watch(dirname(opts.mainFile), { persistent: false }, (_event, name) => {
+      // Some platforms do not report the name: then any change in the folder may be ours.
+      if (name !== null && !isConfigLayer(opts.mainFile, name.toString())) return;
+      clearTimeout(timer);
+      timer = setTimeout(opts.onChange, debounceMs);
+    });
+    watcher.on('error', (err) => opts.log.warn('stopped watching the configuration folder; reload with SIGHUP', { error: describeError(err) }));
+  } catch (err) {
+    opts.log.warn('cannot watch the configuration folder; reload with SIGHUP', { folder: dirname(opts.mainFile), error: describeError(err) });
+  }
+  return () => {
+    clearTimeout(timer);
+    watcher?.close();
+  };
+}
+
+export interface ConfigReloadOptions extends ReloaderOptions {
+  /** The main configuration file; its folder is watched. */
+  mainFile: string;
+  debounceMs?: number;
+  /** Called after each applied reload (the log level, for instance). */
+  onApplied?: (config: ResolvedConfig) => void;
+}
+
+/** Reloads on SIGHUP and on changes to the configuration files. Returns a function that stops both. */
+export function startConfigReload(opts: ConfigReloadOptions): { reloader: ConfigReloader; stop: () => void } {
+  const reloader = createConfigReloader(opts);
+  let stopped = false;
+  const run = (trigger: string) => {
+    if (stopped) return;
+    void reloader.reload(trigger).then((outcome) => {
+      if (outcome.kind === 'applied') opts.onApplied?.(reloader.current());
+    });
+  };
+  const onHup = () => run('SIGHUP');
+  process.on('SIGHUP', onHup);
+  const unwatch = watchConfigFiles({ mainFile: opts.mainFile, debounceMs: opts.debounceMs, onChange: () => run('file change'), log: opts.log });
+  return {
+    reloader,
+    stop() {
+      stopped = true;
+      process.off('SIGHUP', onHup);
+      unwatch();
+    },
+  };
+}

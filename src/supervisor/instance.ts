@@ -140,7 +140,8 @@ export class Instance implements InstanceControl {
 
   /** Config reload: new settings apply at the next launch; timings at the next timer. */
   reconfigure(config: ResolvedConfig, instance: ResolvedInstance, provider: UpdateProvider | null): void {
-    this.deps = { ...this.deps, config, instance, provider };
+    // In place: the process and update hosts made in createActor hold this very object.
+    Object.assign(this.deps, { config, instance, provider });
     this.actor.send({ type: 'CONFIG', timing: instanceTiming(config, instance) });
   }
 

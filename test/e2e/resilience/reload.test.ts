@@ -85,7 +85,7 @@ test('invalid keeps the running config; valid adds, removes (all of them) and up
   } finally {
     await d.stop();
     for (const pid of pids) killGroup(pid);
-    await d.cleanup();
+    await tmp.cleanup();
   }
 });
 

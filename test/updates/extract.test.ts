@@ -1,4 +1,5 @@
 import { lstat, readdir, readFile, readlink, stat, truncate, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -106,6 +107,29 @@ good('extract :: an already-cancelled signal stops before writing', async (ctx) 
   await refused(extractArchive(tgz, ctx.dest, ac.signal), /cancelled/);
 });
 
+good('extract :: cancellation mid-extraction stops zip and tar alike', async (ctx) => {
+  // Enough entries that extraction is still running when the first files show up (built in memory: quick).
+  const names = Array.from({ length: 2000 }, (_, i) => `Resources/d${i % 20}/f${i}.txt`);
+  const zip = join(ctx.root, 'many.zip');
+  const tgz = join(ctx.root, 'many.tar.gz');
+  await writeZip(zip, names.map((name) => ({ name, content: name, store: true })));
+  await writeRawTar(tgz, names.map((path) => ({ path, type: 'File' as const, content: path })), { gzip: true });
+  for (const archive of [zip, tgz]) {
+    const dest = join(ctx.root, `out-${archive.endsWith('.zip') ? 'zip' : 'tgz'}`);
+    await import('node:fs/promises').then((fs) => fs.mkdir(dest));
+    const ac = new AbortController();
+    const started = extractArchive(archive, dest, ac.signal);
+    const poll = setInterval(() => {
+      readdir(join(dest, 'Resources')).then((names) => names.length > 0 && ac.abort(), () => undefined);
+    }, 2);
+    try {
+      await refused(started, /cancelled/);
+    } finally {
+      clearInterval(poll);
+    }
+  }
+});
+
 good.run();
 
 // ---
@@ -144,6 +168,36 @@ corrupt('extract :: a truncated tar.gz is an UpdateError', async (ctx) => {
   await writeTar(archive, [...sampleBuild('A'), { name: 'big.bin', content: 'y'.repeat(100_000) }], { gzip: true });
   await truncate(archive, Math.floor((await stat(archive)).size / 2));
   await refused(extractArchive(archive, ctx.dest), /tar archive is corrupt/);
+});
+
+corrupt('extract :: a tar.gz cut in the middle of an entry fails instead of waiting forever', async (ctx) => {
+  const archive = join(ctx.root, 'b.tar.gz');
+  await writeRawTar(archive, [{ path: 'big.bin', type: 'File', content: randomBytes(150_000).toString('hex') }], { gzip: true });
+  await truncate(archive, Math.floor((await stat(archive)).size / 2));
+  await refused(extractArchive(archive, ctx.dest), /tar archive is corrupt .*unexpected end of file/);
+});
+
+corrupt('extract :: a plain tar cut in the middle of an entry is an UpdateError', async (ctx) => {
+  const archive = join(ctx.root, 'b.tar');
+  await writeRawTar(archive, [{ path: 'big.bin', type: 'File', content: 'z'.repeat(20_000) }]);
+  await truncate(archive, 5_000);
+  await refused(extractArchive(archive, ctx.dest), /tar archive is corrupt .*Truncated input/);
+});
+
+corrupt('extract :: a later entry of the same name replaces the earlier one, never writing through a link', async (ctx) => {
+  const archive = join(ctx.root, 'b.tar');
+  await writeRawTar(archive, [
+    { path: 'target.txt', type: 'File', content: 'target' },
+    { path: 'f.txt', type: 'File', content: 'first' },
+    { path: 'f.txt', type: 'File', content: 'second' },
+    { path: 'l', type: 'SymbolicLink', linkpath: 'target.txt' },
+    { path: 'l', type: 'File', content: 'replaced the link' },
+  ]);
+  await extractArchive(archive, ctx.dest);
+  assert.is(await readFile(join(ctx.dest, 'f.txt'), 'utf8'), 'second');
+  assert.is(await readFile(join(ctx.dest, 'l'), 'utf8'), 'replaced the link');
+  assert.is(await readFile(join(ctx.dest, 'target.txt'), 'utf8'), 'target');
+  assert.not.ok((await lstat(join(ctx.dest, 'l'))).isSymbolicLink());
 });
 
 corrupt.run();

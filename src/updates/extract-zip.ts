@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { chmod, mkdir, symlink } from 'node:fs/promises';
+import { chmod, mkdir, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -65,6 +65,11 @@ async function extractEntry(zip: ZipFile, entry: Entry, destDir: string, links: 
   if (type !== 0 && type !== S_IFREG && type !== S_IFLNK) refuseEntry(name, 'it is a device or other special file');
   if (entry.isEncrypted()) refuseEntry(name, 'it is encrypted');
   await mkdir(dirname(dest), { recursive: true });
+  // A later entry of the same name replaces the earlier one (and a file must not write through a link).
+  await unlink(dest).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+  links.delete(segments.join('/'));
   const stream = await zip.openReadStreamPromise(entry);
   if (type === S_IFLNK) {
     const target = await readSmall(stream, name);

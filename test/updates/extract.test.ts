@@ -200,6 +200,18 @@ corrupt('extract :: a later entry of the same name replaces the earlier one, nev
   assert.not.ok((await lstat(join(ctx.dest, 'l'))).isSymbolicLink());
 });
 
+corrupt('extract :: zip: a later entry of the same name replaces a link instead of writing through it', async (ctx) => {
+  const archive = join(ctx.root, 'b.zip');
+  await writeZip(archive, [
+    { name: 'target.txt', content: 'target' },
+    { name: 'l', symlinkTo: 'target.txt' },
+    { name: 'l', content: 'replaced the link' },
+  ]);
+  await extractArchive(archive, ctx.dest);
+  assert.is(await readFile(join(ctx.dest, 'l'), 'utf8'), 'replaced the link');
+  assert.is(await readFile(join(ctx.dest, 'target.txt'), 'utf8'), 'target');
+});
+
 corrupt.run();
 
 // ---

@@ -118,7 +118,9 @@ const s = setup({
     restartRequested: ({ context }) => context.restartRequested,
     hangKill: ({ context }) => context.hangKill,
     neverCheckedIn: ({ context }) => !context.checkedIn,
-    giveUp: ({ context }) => !context.checkedIn && context.startupFailures + 1 >= context.timing.startupFailureLimit,
+    /** The limit is reached, and no pending update could still change the outcome. */
+    giveUp: ({ context }) =>
+      !context.checkedIn && !context.updatePending && context.startupFailures + 1 >= context.timing.startupFailureLimit,
     unclean: ({ context }) => context.lastExit !== null && (context.lastExit.code !== 0 || context.lastExit.signal !== null),
     firstCrash: ({ context }) => context.crashStreak === 0,
   },
@@ -169,6 +171,10 @@ const s = setup({
       enqueue.assign({ hangKill: true });
       if (context.processOwned) enqueue.sendTo('process', { type: 'KILL', reason: 'hang' } satisfies ProcessCommand);
     }),
+    installed: assign(({ context }, out: UpdateOutput) => ({
+      revision: out.revision ?? context.revision,
+      startupFailures: out.changed ? 0 : context.startupFailures,
+    })),
     /** RESTART clears what kept the instance down. */
     clearDown: assign({ stopRequested: false, startupFailures: 0, crashStreak: 0, loopNotified: false }),
     /** An unclean exit after a check-in: count it; alert once per crash loop (first crash, then its loop). */
@@ -301,10 +307,8 @@ export const instanceMachine = s.createMachine({
         },
         failing: {
           on: {
-            RESTART: [
-              { guard: 'updatePending', target: '#instance.updating', actions: 'clearDown' },
-              { target: '#instance.starting', actions: 'clearDown' },
-            ],
+            // No update is pending here: giving up waits for one, and one found here leaves at once (below).
+            RESTART: { target: '#instance.starting', actions: 'clearDown' },
             // A new build may fix what kept failing (REFERENCE.md §12 Q10/Q12): reset the count and try it.
             'xstate.done.actor.updateCheck': {
               guard: 'updateAvailable',
@@ -321,13 +325,10 @@ export const instanceMachine = s.createMachine({
         id: 'update',
         src: 'update',
         input: ({ context }) => ({ key: context.key, revision: context.revision }),
+        // A new build gets its own startup tries (the real watchdog resets its count the same way).
         onDone: [
-          {
-            guard: 'stopRequested',
-            target: 'stopped.idle',
-            actions: assign({ revision: ({ context, event }) => event.output.revision ?? context.revision }),
-          },
-          { target: 'starting', actions: assign({ revision: ({ context, event }) => event.output.revision ?? context.revision }) },
+          { guard: 'stopRequested', target: 'stopped.idle', actions: { type: 'installed', params: ({ event }) => event.output } },
+          { target: 'starting', actions: { type: 'installed', params: ({ event }) => event.output } },
         ],
         onError: [
           {
@@ -340,7 +341,7 @@ export const instanceMachine = s.createMachine({
       },
       on: {
         STOP: { actions: assign({ stopRequested: true }) },
-        RESTART: { actions: assign({ stopRequested: false }) },
+        RESTART: { actions: 'clearDown' },
       },
     },
     starting: {

@@ -178,3 +178,56 @@ crash('instance :: a clean exit after a check-in relaunches at once without an a
 });
 
 crash.run();
+
+// --- a new build
+
+const build = fresh('instance new builds');
+
+build('instance :: a pending update is tried before giving up', async ({ h }) => {
+  await h.launch();
+  h.proc().exit(1);
+  h.proc().exit(1);
+  // An update found meanwhile is installed before the next launch, even after the last allowed failure.
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  await h.finishCheck(true);
+  h.proc().exit(1);
+  assert.is(h.state(), 'updating');
+  assert.is(h.context().startupFailures, 3);
+  assert.equal(h.alerts(), []);
+  // The same build again: the next failure gives up.
+  await h.finishUpdate({ revision: 'r1', changed: false });
+  h.proc().exit(1);
+  assert.is(h.state(), 'stopped.failing');
+  assert.equal(h.alerts(), ['failing']);
+});
+
+build('instance :: an update that installs a new build resets the count before the launch', async ({ h }) => {
+  await h.launch();
+  h.proc().exit(1);
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  await h.finishCheck(true);
+  h.proc().exit(1);
+  assert.is(h.state(), 'updating', 'the relaunch goes through the pending update');
+  assert.is(h.context().startupFailures, 2);
+  await h.finishUpdate({ revision: 'r2', changed: true });
+  assert.is(h.context().startupFailures, 0);
+  h.proc().exit(1);
+  assert.is(h.state(), 'starting', 'one failure of the new build does not give up');
+  h.proc().exit(1);
+  h.proc().exit(1);
+  assert.is(h.state(), 'stopped.failing');
+});
+
+build('instance :: an update that changed nothing keeps the count', async ({ h }) => {
+  await h.launch();
+  h.proc().exit(1);
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  await h.finishCheck(true);
+  h.proc().exit(1);
+  await h.finishUpdate({ revision: 'r1', changed: false });
+  assert.is(h.context().startupFailures, 2);
+  h.proc().exit(1);
+  assert.is(h.state(), 'stopped.failing');
+});
+
+build.run();

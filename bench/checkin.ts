@@ -1,0 +1,176 @@
+/**
+ * 2. Check-in throughput: autocannon (in this process) against POST /server_api/<key>/ping with the live check-in
+ * secret of one of 10 supervised light servers, versus a bare node:http server doing the same Basic check. Runs
+ * alternate (bare, watchdog, bare, watchdog) after a warm-up of each, so load drift hits both alike.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import autocannon, { type Result } from 'autocannon';
+import { instanceKeys, lightConfig, TOKEN } from './lib/config.ts';
+import { summarizeProfile, profileText } from './lib/cpu-profile.ts';
+import { healthStates, instanceStatus, startDaemon, type BenchDaemon } from './lib/daemon.ts';
+import { BENCH, freePorts, tempDir } from './lib/env.ts';
+import { installServer } from './lib/launcher.ts';
+import { readEnvironVar, signal } from './lib/proc.ts';
+import { figure, type Figure, type Section } from './lib/report.ts';
+import { waitFor, wallNow } from './lib/wait.ts';
+
+const CONNECTIONS = 50;
+const INSTANCES = 10;
+const TOKEN_ENV = 'ROBUST_CVAR_watchdog__token';
+
+interface Load {
+  url: string;
+  auth: string;
+}
+
+function cannon(load: Load, seconds: number): Promise<Result> {
+  return autocannon({
+    url: load.url, connections: CONNECTIONS, duration: seconds, method: 'POST',
+    headers: { authorization: load.auth, 'content-length': '0' }, timeout: 10,
+  });
+}
+
+async function startBaseline(file: string, secret: string): Promise<{ proc: ChildProcess; url: string }> {
+  const proc = spawn(process.execPath, [join(BENCH, 'baselines', file)], {
+    env: { ...process.env, BENCH_SECRET: secret }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  const port = await waitFor(`${file} to listen`, () => /listening (\d+)/.exec(out)?.[1], 15_000);
+  return { proc, url: `http://127.0.0.1:${port}` };
+}
+
+async function superviseTen(dir: string, script: string, nodeArgs: string[] = []): Promise<{ daemon: BenchDaemon; keys: string[]; secret: string }> {
+  const keys = instanceKeys(INSTANCES);
+  const ports = await freePorts(INSTANCES);
+  const daemon = await startDaemon(dir, lightConfig({
+    script, instances: keys.map((key, i) => ({ key, port: ports[i] as number })), checkinSeconds: 1, timeoutSeconds: 5,
+  }), { nodeArgs });
+  await waitFor('all 10 instances running', async () => {
+    const states = await healthStates(daemon.url);
+    return keys.every((k) => states[k] === 'running');
+  }, 60_000, 100);
+  const pid = (await instanceStatus(daemon.url, keys[0] as string, TOKEN)).pid;
+  const secret = pid === null ? null : readEnvironVar(pid, TOKEN_ENV);
+  if (!secret) throw new Error(`could not read ${TOKEN_ENV} of the server of ${keys[0]} (pid ${pid})`);
+  return { daemon, keys, secret };
+}
+
+const restartsOf = async (daemon: BenchDaemon, keys: string[]) =>
+  Promise.all(keys.map(async (k) => (await instanceStatus(daemon.url, k, TOKEN)).restarts));
+
+export async function runCheckin(opts: { seconds: number }): Promise<Omit<Section, 'load' | 'durationMs'>> {
+  const tmp = await tempDir('wd-bench-checkin-');
+  const daemons: BenchDaemon[] = [];
+  const baselines: ChildProcess[] = [];
+  const figures: Figure[] = [];
+  const notes: string[] = [];
+  try {
+    const script = await installServer('light-server.mjs', tmp.path);
+    const { daemon, keys, secret } = await superviseTen(join(tmp.path, ''), script);
+    daemons.push(daemon);
+    const key = keys[0] as string;
+    const auth = `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`;
+    const b = await startBaseline('bare-auth-server.mjs', secret);
+    baselines.push(b.proc);
+    const h = await startBaseline('hono-auth-server.mjs', secret);
+    baselines.push(h.proc);
+    const path = `/server_api/${key}/ping`;
+    const wd: Load = { url: `${daemon.url}${path}`, auth };
+    const bl: Load = { url: `${b.url}${path}`, auth };
+    const hl: Load = { url: `${h.url}${path}`, auth };
+
+    const restartsBefore = await restartsOf(daemon, keys);
+    const logBefore = daemon.log().length;
+    await cannon(bl, 2);
+    await cannon(hl, 2);
+    await cannon(wd, 2);
+    const half = Math.max(1, Math.round(opts.seconds / 2));
+    const runs: Record<'bare' | 'hono' | 'wd', Result[]> = { bare: [], hono: [], wd: [] };
+    for (let r = 0; r < 2; r++) {
+      runs.bare.push(await cannon(bl, half));
+      runs.hono.push(await cannon(hl, half));
+      runs.wd.push(await cannon(wd, half));
+    }
+    const restartsAfter = await restartsOf(daemon, keys);
+    const states = await healthStates(daemon.url);
+    const newLog = daemon.log().slice(logBefore);
+    const hangLines = newLog.split('\n').filter((l) => /timed out and will be killed|state restarting|server launched/.test(l));
+
+    const agg = (rs: Result[]) => {
+      const reqs = rs.reduce((a, r) => a + r['2xx'] + r.non2xx, 0);
+      const secs = rs.reduce((a, r) => a + r.duration, 0);
+      return {
+        rps: reqs / secs,
+        p99: Math.max(...rs.map((r) => r.latency.p99)),
+        p50: Math.max(...rs.map((r) => r.latency.p50)),
+        errors: rs.reduce((a, r) => a + r.errors + r.timeouts + r.non2xx, 0),
+        ok: rs.reduce((a, r) => a + r['2xx'], 0),
+      };
+    };
+    const w = agg(runs.wd);
+    const bb = agg(runs.bare);
+    const hh = agg(runs.hono);
+    const both = (pick: (x: typeof w) => number) => [{ name: 'bare node:http', value: pick(bb) }, { name: 'plain Hono app', value: pick(hh) }];
+    const falseTimeouts = restartsAfter.reduce((a, n, i) => a + n - (restartsBefore[i] ?? 0), 0) + hangLines.length;
+    figures.push(
+      figure({
+        name: 'requests/s', value: w.rps, unit: 'req/s', baselines: both((x) => x.rps),
+        target: '≥ 0.65× bare', met: w.rps >= 0.65 * bb.rps,
+        note: w.rps < 0.65 * bb.rps ? `${(w.rps / bb.rps).toFixed(2)}× bare, ${((0.65 - w.rps / bb.rps) / 0.65 * 100).toFixed(0)}% short` : undefined,
+      }),
+      figure({
+        name: `latency p99 at ${CONNECTIONS} connections (worst run)`, value: w.p99, unit: 'ms', baselines: both((x) => x.p99),
+        target: '< 10 ms', met: w.p99 < 10, note: w.p99 >= 10 ? `${(w.p99 - 10).toFixed(1)} ms over` : undefined,
+      }),
+      figure({ name: 'latency p50', value: w.p50, unit: 'ms', baselines: both((x) => x.p50) }),
+      figure({
+        name: 'errors (non-2xx + socket errors + timeouts)', value: w.errors, unit: '', baselines: both((x) => x.errors),
+        target: '0', met: w.errors === 0,
+      }),
+      figure({
+        name: 'instances falsely timed out or relaunched', value: falseTimeouts, unit: '',
+        target: '0 (restarts unchanged, no hang line, all 10 still running)',
+        met: falseTimeouts === 0 && keys.every((k) => states[k] === 'running'),
+      }),
+    );
+    notes.push(
+      `autocannon ${CONNECTIONS} connections, POST ${path} with the live check-in secret of \`${key}\` (read from /proc/<pid>/environ, ${TOKEN_ENV}); 2 s warm-up each, then 2 alternating rounds of ${half} s runs (bare, Hono, watchdog, bare, Hono, watchdog). req/s = all answers / all run time; p99 and p50 are the worse of the two runs.`,
+      'Two baselines: a bare node:http server (bench/baselines/bare-auth-server.mjs) and a plain Hono app on @hono/node-server with the same route and check and nothing behind it (hono-auth-server.mjs), which splits the gap into the HTTP framework\'s share and the daemon\'s own (statechart, bus, registry).',
+      `The daemon supervises ${INSTANCES} light servers (bench/servers/light-server.mjs) that check in every 1 s with TimeoutSeconds 5, so a daemon too busy to take their check-ins would time them out during the run.`,
+      `Watchdog: ${w.ok} answers 2xx; Hono: ${hh.ok}; bare: ${bb.ok}. autocannon runs in the bench process on the same 2 cores as the server under test, for both.`,
+    );
+
+    // When the ratio misses, profile the daemon under the same load to say where its time goes.
+    if (w.rps < 0.65 * bb.rps || process.env.BENCH_PROFILE === '1') {
+      await daemon.stop(15_000);
+      const profDir = join(tmp.path, 'prof');
+      const second = await superviseTen(join(tmp.path, ''), script, ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
+      daemons.push(second.daemon);
+      const load2 = { url: `${second.daemon.url}${path.replace(key, second.keys[0] as string)}`, auth: `Basic ${Buffer.from(`${second.keys[0]}:${second.secret}`).toString('base64')}` };
+      const fromMs = wallNow() - second.daemon.spawnedAt;
+      const profiled = await cannon(load2, half);
+      const toMs = wallNow() - second.daemon.spawnedAt;
+      await second.daemon.stop(15_000);
+      // Only the samples taken under load (the profile starts with the process, give or take its boot).
+      const summary = await summarizeProfile(profDir, { fromMs, toMs });
+      if (summary) notes.push(`CPU profile of the daemon (\`node --cpu-prof bin/watchdog start\`) under the same load, ${Math.round(profiled.requests.average)} req/s while profiled, samples of the load window only: ${profileText(summary)}`);
+    }
+    return {
+      id: 'checkin',
+      title: '2. Check-in throughput',
+      figures,
+      notes,
+      commands: [
+        `watchdog: bin/watchdog start with ${INSTANCES} light instances; autocannon({ url, connections: ${CONNECTIONS}, duration: ${half}, method: 'POST', headers: { authorization } })`,
+        'bare: node bench/baselines/bare-auth-server.mjs (BENCH_SECRET in its environment), same autocannon call',
+        'Hono: node bench/baselines/hono-auth-server.mjs (BENCH_SECRET in its environment), same autocannon call',
+      ],
+    };
+  } finally {
+    for (const d of daemons) await d.stop(15_000);
+    for (const p of baselines) if (p.pid) signal(p.pid, 'SIGTERM');
+    await tmp.cleanup();
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * 5. Footprint: the daemon idling with one instance (the demo server), versus the floor, a bare Node process that
+ * loads the same libraries and answers GET /health (bench/baselines/lib-floor.mjs). Launch → /health answering is
+ * timed for both by polling every 5 ms; idle RSS is the median of 5 readings a few seconds after start. Trials
+ * alternate floor, daemon; one uncounted warm-up pair first (tsx's transform cache, the page cache).
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { TOKEN } from './lib/config.ts';
+import { BENCH, ROOT, WATCHDOG, freePorts, tempDir } from './lib/env.ts';
+import { isAlive, readMemory, signal } from './lib/proc.ts';
+import { figure, type Figure, type Section } from './lib/report.ts';
+import { median } from './lib/stats.ts';
+import { profileText, summarizeProfile } from './lib/cpu-profile.ts';
+import { sleep, waitFor, wallNow } from './lib/wait.ts';
+
+const MB = 1 << 20;
+const SETTLE_MS = 3000;
+
+/** One GET /health on a fresh connection; true on 200. */
+function healthy(port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path: '/health', agent: false, timeout: 2000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(res.statusCode === 200 ? Buffer.concat(chunks).toString('utf8') : null));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(null));
+    req.end();
+  });
+}
+
+interface Trial {
+  readyMs: number;
+  rss: number;
+}
+
+/** Spawns, times launch → /health 200, waits until `settled` says so, then takes the median of 5 RSS readings. */
+async function trial(opts: { args: string[]; cwd: string; env: Record<string, string>; port: number; settled: (body: string) => boolean; nodeArgs?: string[] }): Promise<Trial> {
+  const t0 = wallNow();
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...opts.args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: 'ignore' });
+  const pid = proc.pid as number;
+  try {
+    const readyAt = await waitFor('/health to answer', async () => ((await healthy(opts.port)) !== null ? wallNow() : null), 30_000, 5);
+    await waitFor('the instance to run', async () => {
+      const body = await healthy(opts.port);
+      return body !== null && opts.settled(body);
+    }, 60_000, 100);
+    await sleep(SETTLE_MS);
+    const readings: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const m = readMemory(pid);
+      if (m) readings.push(m.rss);
+      await sleep(200);
+    }
+    return { readyMs: readyAt - t0, rss: median(readings) };
+  } finally {
+    signal(pid, 'SIGTERM');
+    const stopped = await waitFor('the process to exit', () => !isAlive(pid), 20_000, 20).catch(() => false);
+    if (!stopped) signal(pid, 'SIGKILL');
+  }
+}
+
+export async function runFootprint(opts: { trials: number }): Promise<Omit<Section, 'load' | 'durationMs'>> {
+  const tmp = await tempDir('wd-bench-footprint-');
+  const figures: Figure[] = [];
+  const notes: string[] = [];
+  try {
+    const [floorPort, wdPort, demoPort] = await freePorts(3) as [number, number, number];
+    const wdDir = join(tmp.path, 'wd');
+    await mkdir(wdDir);
+    await writeFile(join(wdDir, 'appsettings.yml'), [
+      `Urls: http://127.0.0.1:${wdPort}`,
+      'Servers:',
+      '  Instances:',
+      '    demo:',
+      `      ApiToken: ${TOKEN}`,
+      `      ApiPort: ${demoPort}`,
+      `      RunCommand: ${JSON.stringify(join(ROOT, 'bin/demo-server'))}`,
+      '      DumpOnTimeout: false',
+      `      Arguments: ["--cvar", "net.port=${demoPort}"]`,
+      '',
+    ].join('\n'));
+    const floorRun = () => trial({ args: [join(BENCH, 'baselines/lib-floor.mjs')], cwd: tmp.path, env: { BENCH_PORT: String(floorPort) }, port: floorPort, settled: () => true });
+    const wdRun = (nodeArgs: string[] = []) => trial({ args: [WATCHDOG, 'start'], cwd: wdDir, env: {}, port: wdPort, nodeArgs, settled: (body) => (JSON.parse(body) as { instances: Record<string, string> }).instances.demo === 'running' });
+    await floorRun();
+    await wdRun();
+    const floor: Trial[] = [];
+    const wd: Trial[] = [];
+    for (let i = 0; i < opts.trials; i++) {
+      floor.push(await floorRun());
+      wd.push(await wdRun());
+    }
+    const rssW = median(wd.map((t) => t.rss)) / MB;
+    const rssF = median(floor.map((t) => t.rss)) / MB;
+    const readyW = median(wd.map((t) => t.readyMs));
+    const readyF = median(floor.map((t) => t.readyMs));
+    figures.push(
+      figure({
+        name: 'idle RSS with the demo instance running', value: rssW, unit: 'MB', baselines: [{ name: 'bare process, same libraries', value: rssF }],
+        target: '≤ 1.25× floor', met: rssW <= 1.25 * rssF,
+        note: rssW > 1.25 * rssF ? `${(rssW / rssF).toFixed(2)}× floor, ${(rssW - 1.25 * rssF).toFixed(1)} MB over 1.25×` : undefined,
+      }),
+      figure({
+        name: 'launch → /health answering', value: readyW, unit: 'ms', baselines: [{ name: 'bare process, same libraries', value: readyF }],
+        target: '< 500 ms', met: readyW < 500, note: readyW >= 500 ? `${(readyW - 500).toFixed(0)} ms over` : undefined,
+      }),
+    );
+    notes.push(
+      `${opts.trials} alternating trials after one uncounted warm-up pair; medians. RSS = median of 5 VmRSS readings 200 ms apart, ${SETTLE_MS / 1000} s after /health answered (daemon: after the demo instance reported running). Trials (MB): watchdog ${wd.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; floor ${floor.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): watchdog ${wd.map((t) => t.readyMs.toFixed(0)).join(', ')}; floor ${floor.map((t) => t.readyMs.toFixed(0)).join(', ')}.`,
+      'Launch → /health: from spawn() of `node bin/watchdog start` (or the floor) to the first 200 from GET /health, polled every 5 ms on fresh connections. Both go through tsx\'s register hook; the daemon also compiles its own TypeScript (cached by tsx after the first run), reads and validates its config and prepares the instance folder before it listens.',
+      'The floor uses each library a little (a Hono app on @hono/node-server, a one-state xstate actor, a valibot-checked YAML parse, a mitt bus) so they are really loaded, not just resolved.',
+    );
+    // When start-up misses, profile one launch of the daemon up to /health answering.
+    if (readyW >= 500 || process.env.BENCH_PROFILE === '1') {
+      const profDir = join(tmp.path, 'prof');
+      const t = await wdRun(['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
+      const summary = await summarizeProfile(profDir, { toMs: t.readyMs });
+      if (summary) notes.push(`CPU profile of one daemon launch (\`node --cpu-prof bin/watchdog start\`, main thread, spawn → /health in ${t.readyMs.toFixed(0)} ms while profiled): ${profileText(summary)}`);
+      const loader = await summarizeProfile(profDir, { toMs: t.readyMs, thread: 'other' });
+      if (loader) notes.push(`Same launch, tsx's module-hook worker thread (resolves and transforms every .ts import): ${profileText(loader)}`);
+    }
+    return {
+      id: 'footprint',
+      title: '5. Footprint',
+      figures,
+      notes,
+      commands: [
+        'watchdog: node bin/watchdog start (one instance: bin/demo-server)',
+        'floor: node bench/baselines/lib-floor.mjs',
+      ],
+    };
+  } finally {
+    await tmp.cleanup();
+  }
+}

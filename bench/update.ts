@@ -1,0 +1,226 @@
+/**
+ * 3. Update pipeline: a ~200 MB build (tar.gz and zip) installed by the watchdog's Manifest provider from a
+ * loopback static server, from POST /instances/<key>/update to the `update installed` log line (the build is in
+ * bin/ and data.json has its revision), versus the shell doing the same job: curl -o, sha256sum -c, tar xzf / unzip.
+ * Runs alternate (shell tgz, watchdog tgz, shell zip, watchdog zip) for two rounds; the daemon's RSS is sampled.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { hostRid } from '../src/updates/platform.ts';
+import { fileSize, generateBuild, packBuild, sha256File } from './lib/build-gen.ts';
+import { lightConfig, TOKEN } from './lib/config.ts';
+import { control, healthStates, startDaemon, type BenchDaemon } from './lib/daemon.ts';
+import { BENCH, freePorts, tempDir } from './lib/env.ts';
+import { installServer } from './lib/launcher.ts';
+import { readMemory, resetPeak, signal } from './lib/proc.ts';
+import { figure, type Figure, type Section } from './lib/report.ts';
+import { median } from './lib/stats.ts';
+import { sleep, waitFor, wallNow } from './lib/wait.ts';
+
+const MB = 1 << 20;
+const KEY = 'upd';
+
+type Format = 'tgz' | 'zip';
+
+function runShell(script: string, env: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = wallNow();
+    const child = spawn('bash', ['-c', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve(wallNow() - t0) : reject(new Error(`shell pipeline exited ${code}: ${err.slice(-500)}`))));
+  });
+}
+
+/** The shell pipelines; `date +%s%N` between the steps (a few ms in all) gives the phase split. */
+const SHELL: Record<Format, string> = {
+  tgz: 'set -e; a=$(date +%s%N); curl -sS -o "$D/dl" "$URL"; b=$(date +%s%N); echo "$SHA  $D/dl" | sha256sum -c --quiet -; c=$(date +%s%N); mkdir "$D/out"; tar xzf "$D/dl" -C "$D/out"; echo "$a $b $c $(date +%s%N)" > "$D/phases"',
+  zip: 'set -e; a=$(date +%s%N); curl -sS -o "$D/dl" "$URL"; b=$(date +%s%N); echo "$SHA  $D/dl" | sha256sum -c --quiet -; c=$(date +%s%N); mkdir "$D/out"; unzip -q "$D/dl" -d "$D/out"; echo "$a $b $c $(date +%s%N)" > "$D/phases"',
+};
+
+interface Phases {
+  [name: string]: number;
+}
+
+/** Milliseconds between consecutive named points; missing points leave their phase out. */
+function between(points: Array<[string, number | undefined]>): Phases {
+  const out: Phases = {};
+  for (let i = 1; i < points.length; i++) {
+    const [name, at] = points[i] as [string, number | undefined];
+    const prev = points[i - 1]?.[1];
+    if (at !== undefined && prev !== undefined) out[name] = at - prev;
+  }
+  return out;
+}
+
+function medianPhases(list: Phases[]): string {
+  const names = [...new Set(list.flatMap((p) => Object.keys(p)))];
+  return names.map((n) => `${n} ${(median(list.map((p) => p[n] ?? NaN).filter(Number.isFinite)) / 1000).toFixed(2)} s`).join(', ');
+}
+
+/** Samples VmRSS every 20 ms until stopped; returns the highest seen. */
+function rssSampler(pid: number): () => number {
+  let max = readMemory(pid)?.rss ?? 0;
+  const timer = setInterval(() => {
+    const m = readMemory(pid);
+    if (m && m.rss > max) max = m.rss;
+  }, 20);
+  return () => {
+    clearInterval(timer);
+    return max;
+  };
+}
+
+export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Section, 'load' | 'durationMs'>> {
+  const tmp = await tempDir('wd-bench-update-');
+  const daemons: BenchDaemon[] = [];
+  let cdn: ChildProcess | null = null;
+  const figures: Figure[] = [];
+  const notes: string[] = [];
+  try {
+    const served = join(tmp.path, 'cdn');
+    await mkdir(served);
+    const genStart = Date.now();
+    const build = await generateBuild(join(tmp.path, 'build-src'), opts.megabytes);
+    const packed = await packBuild(join(tmp.path, 'build-src'), served);
+    await rm(join(tmp.path, 'build-src'), { recursive: true, force: true });
+    const tiny = join(tmp.path, 'tiny-src');
+    await mkdir(tiny);
+    await writeFile(join(tiny, 'build.txt'), 'tiny first build\n');
+    const first = join(served, 'first.tar.gz');
+    await new Promise<void>((resolve, reject) => spawn('tar', ['-czf', first, '-C', tiny, '.']).once('exit', (c) => (c === 0 ? resolve() : reject(new Error(`tar exited ${c}`)))));
+    const archives: Record<Format, { file: string; name: string; sha: string; size: number }> = {
+      tgz: { file: packed.tgz, name: 'build.tar.gz', sha: await sha256File(packed.tgz), size: await fileSize(packed.tgz) },
+      zip: { file: packed.zip, name: 'build.zip', sha: await sha256File(packed.zip), size: await fileSize(packed.zip) },
+    };
+    const firstSha = await sha256File(first);
+    const genSeconds = (Date.now() - genStart) / 1000;
+
+    cdn = spawn(process.execPath, [join(BENCH, 'servers/static-server.mjs'), served], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let cdnOut = '';
+    cdn.stdout?.on('data', (d: Buffer) => (cdnOut += d.toString()));
+    const cdnPort = await waitFor('the static server', () => /listening (\d+)/.exec(cdnOut)?.[1], 15_000);
+    const cdnUrl = `http://127.0.0.1:${cdnPort}`;
+    const rid = hostRid();
+    let builds = 0;
+    const publish = async (url: string, sha: string): Promise<string> => {
+      const key = `b${++builds}`;
+      const doc = { builds: { [key]: { time: new Date(Date.UTC(2030, 0, 1, 0, builds)).toISOString(), server: { [rid]: { url, sha256: sha } } } } };
+      await writeFile(join(served, 'manifest.json'), JSON.stringify(doc));
+      return key;
+    };
+    await publish('first.tar.gz', firstSha);
+
+    const script = await installServer('light-server.mjs', tmp.path);
+    const [port] = await freePorts(1);
+    const wdDir = join(tmp.path, 'wd');
+    await mkdir(wdDir);
+    const daemon = await startDaemon(wdDir, lightConfig({
+      script, instances: [{ key: KEY, port: port as number }], checkinSeconds: 1, timeoutSeconds: 30,
+      instanceExtra: ['UpdateType: Manifest', 'Updates:', `  ManifestUrl: ${cdnUrl}/manifest.json`, '  DownloadTimeoutSeconds: 300'],
+    }));
+    daemons.push(daemon);
+    const running = () => waitFor('the instance to run', async () => (await healthStates(daemon.url))[KEY] === 'running', 60_000, 50);
+    await running();
+
+    const shellTimes: Record<Format, number[]> = { tgz: [], zip: [] };
+    const wdTimes: Record<Format, number[]> = { tgz: [], zip: [] };
+    const installSeconds: Record<Format, number[]> = { tgz: [], zip: [] };
+    const growth: number[] = [];
+    const shellPhases: Record<Format, Phases[]> = { tgz: [], zip: [] };
+    const wdPhases: Record<Format, Phases[]> = { tgz: [], zip: [] };
+    let peakNote = '';
+    for (let round = 0; round < 2; round++) {
+      for (const format of ['tgz', 'zip'] as const) {
+        const a = archives[format];
+        const scratch = join(tmp.path, `shell-${format}-${round}`);
+        await mkdir(scratch);
+        shellTimes[format].push(await runShell(SHELL[format], { D: scratch, URL: `${cdnUrl}/${a.name}`, SHA: a.sha }));
+        const ns = (await readFile(join(scratch, 'phases'), 'utf8')).trim().split(' ').map((x) => Number(x) / 1e6);
+        shellPhases[format].push(between([['start', ns[0]], ['download', ns[1]], ['verify', ns[2]], ['extract', ns[3]]]));
+        await rm(scratch, { recursive: true, force: true });
+        await sleep(500);
+
+        const revision = await publish(a.name, a.sha);
+        await sleep(300); // the daemon settles after the previous relaunch
+        const before = readMemory(daemon.pid);
+        const hwmReset = resetPeak(daemon.pid);
+        const sample = rssSampler(daemon.pid);
+        const done = daemon.waitForLine(new RegExp(`update installed.*revision=${revision}\\b`), 300_000);
+        const failed = daemon.waitForLine(/update failed/, 300_000).then(({ line }) => {
+          throw new Error(`the watchdog's update failed: ${line}`);
+        });
+        failed.catch(() => undefined);
+        const logMark = daemon.lines().length;
+        const t0 = wallNow();
+        const status = await control(daemon.url, KEY, TOKEN, 'update');
+        if (status !== 200) throw new Error(`POST /instances/${KEY}/update answered ${status}`);
+        const { line, at } = await Promise.race([done, failed]);
+        wdTimes[format].push(at - t0);
+        const seen = daemon.lines().slice(logMark);
+        const when = (re: RegExp) => seen.find((l) => re.test(l.line))?.at;
+        wdPhases[format].push(between([
+          ['POST', t0], ['check + server exit + re-check', when(/installing build from manifest/)],
+          ['download + hash', when(/downloaded server archive/)], ['extract + swap + cleanup', at],
+        ]));
+        const seconds = Number(/seconds=([\d.]+)/.exec(line)?.[1]);
+        if (Number.isFinite(seconds)) installSeconds[format].push(seconds * 1000);
+        const maxRss = sample();
+        const after = readMemory(daemon.pid);
+        if (before && after) {
+          const peak = Math.max(maxRss, hwmReset ? after.hwm : 0);
+          growth.push(peak - before.rss);
+          if (!peakNote) peakNote = hwmReset ? 'peak = max(VmHWM after clear_refs reset, VmRSS sampled every 20 ms)' : 'peak = VmRSS sampled every 20 ms (clear_refs refused)';
+        }
+        const installed = (await readFile(join(wdDir, 'instances', KEY, 'bin', 'build.txt'), 'utf8')).trim();
+        if (installed !== 'bench build') throw new Error(`bin/build.txt holds "${installed}" after the update`);
+        await running();
+      }
+    }
+
+    for (const format of ['tgz', 'zip'] as const) {
+      const w = median(wdTimes[format]);
+      const s = median(shellTimes[format]);
+      const tool = format === 'tgz' ? 'curl && sha256sum -c && tar xzf' : 'curl && sha256sum -c && unzip -q';
+      figures.push(figure({
+        name: `${format === 'tgz' ? 'tar.gz' : 'zip'}: POST /update → installed (median of ${wdTimes[format].length})`, value: w / 1000, unit: 's',
+        baselines: [{ name: tool, value: s / 1000 }], target: '≤ 1.0× shell', met: w <= s,
+        note: w > s ? `${(w / s).toFixed(2)}× the shell, ${((w - s) / 1000).toFixed(2)} s slower` : undefined,
+      }));
+      figures.push(figure({
+        name: `${format === 'tgz' ? 'tar.gz' : 'zip'}: update actor's own time (check → installed, from its log line)`, value: median(installSeconds[format]) / 1000, unit: 's',
+        baselines: [{ name: tool, value: s / 1000 }],
+      }));
+    }
+    const g = Math.max(...growth) / MB;
+    figures.push(figure({
+      name: 'daemon peak RSS growth during an update (worst run)', value: g, unit: 'MB', target: '≤ 64 MB', met: g <= 64,
+      note: g > 64 ? `${(g - 64).toFixed(1)} MB over` : undefined,
+    }));
+    notes.push(
+      `Build: ${build.files} files, ${(build.bytes / MB).toFixed(0)} MB unpacked (BENCH_UPDATE_MB=${opts.megabytes}); tar.gz ${(archives.tgz.size / MB).toFixed(0)} MB, zip ${(archives.zip.size / MB).toFixed(0)} MB. Generated and packed in ${genSeconds.toFixed(1)} s (not timed).`,
+      'Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (download to .update/, extract to staging, swap bin → bin.prev, remove the build before that).',
+      'The watchdog\'s time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap and removal of the older bin.prev, and data.json.',
+      `RSS: ${peakNote}; growth = peak − VmRSS just before POST /update. Each of the ${growth.length} runs: ${growth.map((b) => (b / MB).toFixed(1)).join(', ')} MB.`,
+      `Phases, medians — tar.gz shell: ${medianPhases(shellPhases.tgz)}; watchdog: ${medianPhases(wdPhases.tgz)}. zip shell: ${medianPhases(shellPhases.zip)}; watchdog: ${medianPhases(wdPhases.zip)}.`,
+      `Shell runs (s): tgz ${shellTimes.tgz.map((t) => (t / 1000).toFixed(2)).join(', ')}; zip ${shellTimes.zip.map((t) => (t / 1000).toFixed(2)).join(', ')}. Watchdog runs (s): tgz ${wdTimes.tgz.map((t) => (t / 1000).toFixed(2)).join(', ')}; zip ${wdTimes.zip.map((t) => (t / 1000).toFixed(2)).join(', ')}.`,
+    );
+    return {
+      id: 'update',
+      title: '3. Update pipeline',
+      figures,
+      notes,
+      commands: [
+        `watchdog: bin/watchdog start (UpdateType: Manifest, ManifestUrl http://127.0.0.1:<port>/manifest.json); POST /instances/${KEY}/update`,
+        `shell tar.gz: bash -c '${SHELL.tgz}'`,
+        `shell zip: bash -c '${SHELL.zip}'`,
+      ],
+    };
+  } finally {
+    for (const d of daemons) await d.stop(15_000);
+    if (cdn?.pid) signal(cdn.pid, 'SIGTERM');
+    await tmp.cleanup();
+  }
+}

@@ -154,18 +154,16 @@ export async function runCrash(opts: { crashes: number; firstCrashSamples: numbe
       await sleep(50);
       warm[s.name] = await s.crash(pid, 30_000);
     }
-    const rounds = 3;
-    const perRound = Math.ceil(opts.crashes / rounds);
-    const firstPerRound = Math.ceil(opts.firstCrashSamples / rounds);
-    for (let r = 0; r < rounds; r++) {
+    // Round-robin one crash at a time (floor, PM2, watchdog, …) so load drift hits every subject alike; a default-
+    // settings first crash every few rounds.
+    const every = Math.max(1, Math.floor(opts.crashes / opts.firstCrashSamples));
+    for (let r = 0; r < opts.crashes; r++) {
       for (const s of subjects) {
-        for (let i = 0; i < perRound; i++) {
-          const pid = await s.ready(30_000);
-          await sleep(30); // the supervisor finishes its launch bookkeeping; a crash this early is still realistic
-          s.gaps.push(await s.crash(pid, 30_000));
-        }
+        const pid = await s.ready(30_000);
+        await sleep(30); // the supervisor finishes its launch bookkeeping; a crash this early is still realistic
+        s.gaps.push(await s.crash(pid, 30_000));
       }
-      for (let i = 0; i < firstPerRound; i++) await firstCrash();
+      if (r % every === every - 1 && wdDefault.gaps.length < opts.firstCrashSamples) await firstCrash();
     }
     // One second crash in the same streak under default settings, to show the back-off (BackoffInitialSeconds 1).
     const streakPid = await wdDefault.ready(30_000);
@@ -189,7 +187,7 @@ export async function runCrash(opts: { crashes: number; firstCrashSamples: numbe
       baselines: [{ name: 'PM2 − floor', value: p.p50 - f.p50 }],
     }));
     notes.push(
-      `Each subject crashed ${w.n} times (3 interleaved rounds of ${perRound}, after 1 uncounted warm-up crash: floor ${warm.floor?.toFixed(1)} ms, PM2 ${warm.PM2?.toFixed(1)} ms, watchdog ${warm.watchdog?.toFixed(1)} ms).`,
+      `Each subject crashed ${w.n} times, one crash at a time round-robin over the three, after 1 uncounted warm-up crash each (floor ${warm.floor?.toFixed(1)} ms, PM2 ${warm.PM2?.toFixed(1)} ms, watchdog ${warm.watchdog?.toFixed(1)} ms). All gaps (ms), in order — floor: ${floor.gaps.map((g) => g.toFixed(0)).join(' ')}; PM2: ${pm2Subject.gaps.map((g) => g.toFixed(0)).join(' ')}; watchdog: ${wdTiny.gaps.map((g) => g.toFixed(0)).join(' ')}.`,
       'Every gap is measured by the servers themselves: `exit` stamp (just before process.exit(1) on SIGUSR2) to the next process\'s `start` stamp, both `performance.timeOrigin + performance.now()`. So each gap includes Node\'s own start-up of the next server, identical for all three.',
       'Watchdog back-off: the first crash after a check-in relaunches at once; later ones wait BackoffInitialSeconds × 2^(n−2), capped at BackoffMaxSeconds. Disabled here by config: `BackoffInitialSeconds: 0.001`, `BackoffMaxSeconds: 0.001` (a 1 ms timer), `StableRunSeconds: 3600` (so every counted crash takes the back-off path, none the immediate one).',
       'Each server checked in (watchdog) or was up (floor, PM2) and then ran ≥ 30 ms before its crash.',

@@ -22,7 +22,15 @@ import { sleep, waitFor, wallNow } from './lib/wait.ts';
 
 const MB = 1 << 20;
 const CHECKIN_SECONDS = 1;
+/** TimeoutSeconds for the hang check. */
 const TIMEOUT_SECONDS = 5;
+/**
+ * TimeoutSeconds while the servers start: 200 Node processes starting at once on 2 cores take over 10 s to all be
+ * up even with no supervisor, and a supervisor also applies TimeoutSeconds to the first check-in, so 5 s there would
+ * kill servers still starting and relaunch them in a storm. The timeout is lowered to 5 s (config reload) before
+ * the hang check.
+ */
+const STARTUP_TIMEOUT_SECONDS = 60;
 const WINDOW_MS = 15_000;
 const INSTRUMENT = join(BENCH, 'instrument/loop-lag.mjs');
 
@@ -35,6 +43,8 @@ interface Subject {
   pidsOf(keys: string[]): Promise<Map<string, number>>;
   /** Hang kills the supervisor reported so far. */
   hangKills(): number;
+  /** Lowers TimeoutSeconds for every instance (config reload); resolves once the supervisor took it. */
+  setTimeoutSeconds(seconds: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -77,6 +87,8 @@ function getHealth(url: string): Promise<{ ms: number; body: { instances: Record
 
 async function measure(s: Subject, keys: string[], frozenCount: number): Promise<Measured> {
   const all = await waitFor(`all ${keys.length} ${s.name} instances running`, async () => {
+    // A relaunch storm must not be left to grow on a shared machine.
+    if (s.hangKills() > keys.length / 10) throw new Error(`${s.hangKills()} servers killed for not checking in while starting (relaunch storm); giving up`);
     const { body } = await getHealth(s.url);
     return keys.every((k) => body.instances[k] === 'running') ? wallNow() : null;
   }, 120_000, 100);
@@ -106,7 +118,10 @@ async function measure(s: Subject, keys: string[], frozenCount: number): Promise
     .filter((l) => l.at > from + 1000 && l.at <= to);
   const p99s = summarize(lag.map((l) => l.p99));
 
-  // Hang detection: freeze every (N / frozen)-th server; each must be gone within TimeoutSeconds + 1 s.
+  // Hang detection: TimeoutSeconds down to 5, a few check-in rounds so every timer is armed with it, then freeze every
+  // (N / frozen)-th server; each must be gone within TimeoutSeconds + 1 s.
+  await s.setTimeoutSeconds(TIMEOUT_SECONDS);
+  await sleep(3 * CHECKIN_SECONDS * 1000);
   const step = Math.max(1, Math.floor(keys.length / frozenCount));
   const victims = keys.filter((_, i) => i % step === 0).slice(0, frozenCount);
   const pids = await s.pidsOf(victims);
@@ -144,7 +159,8 @@ async function measure(s: Subject, keys: string[], frozenCount: number): Promise
 
 async function startFloor(dir: string, script: string, instances: Array<{ key: string; port: number }>): Promise<Subject & { proc: ChildProcess }> {
   const configFile = join(dir, 'mini.json');
-  await writeFile(configFile, JSON.stringify({ script, checkinSeconds: CHECKIN_SECONDS, timeoutSeconds: TIMEOUT_SECONDS, instances }));
+  const write = (timeoutSeconds: number) => writeFile(configFile, JSON.stringify({ script, checkinSeconds: CHECKIN_SECONDS, timeoutSeconds, instances }));
+  await write(STARTUP_TIMEOUT_SECONDS);
   const lagFile = join(dir, 'lag-floor.jsonl');
   const spawnedAt = wallNow();
   const proc = spawn(process.execPath, ['--import', INSTRUMENT, join(BENCH, 'baselines/mini-supervisor.mjs'), configFile], {
@@ -162,6 +178,12 @@ async function startFloor(dir: string, script: string, instances: Array<{ key: s
       return new Map(keys.flatMap((k) => (all[k] ? [[k, all[k] as number]] : [])));
     },
     hangKills: () => (out.match(/^hang /gm) ?? []).length,
+    async setTimeoutSeconds(seconds) {
+      await write(seconds);
+      const before = (out.match(/^reloaded$/gm) ?? []).length;
+      signal(pid, 'SIGHUP');
+      await waitFor('the mini supervisor to reload', () => (out.match(/^reloaded$/gm) ?? []).length > before, 10_000, 20);
+    },
     async stop() {
       signal(pid, 'SIGTERM');
       await waitFor('the mini supervisor to exit', () => !isAlive(pid), 30_000, 50).catch(() => signal(pid, 'SIGKILL'));
@@ -173,7 +195,8 @@ async function startWatchdog(dir: string, script: string, instances: Array<{ key
   const lagFile = join(dir, 'lag-watchdog.jsonl');
   const wdDir = join(dir, 'wd');
   await mkdir(wdDir);
-  const d = await startDaemon(wdDir, lightConfig({ script, instances, checkinSeconds: CHECKIN_SECONDS, timeoutSeconds: TIMEOUT_SECONDS }), {
+  const yaml = (timeoutSeconds: number) => lightConfig({ script, instances, checkinSeconds: CHECKIN_SECONDS, timeoutSeconds });
+  const d = await startDaemon(wdDir, yaml(STARTUP_TIMEOUT_SECONDS), {
     nodeArgs: ['--import', INSTRUMENT], env: { BENCH_LAG_FILE: lagFile },
   });
   return {
@@ -187,6 +210,17 @@ async function startWatchdog(dir: string, script: string, instances: Array<{ key
       return out;
     },
     hangKills: () => (d.log().match(/timed out and will be killed/g) ?? []).length,
+    async setTimeoutSeconds(seconds) {
+      // The daemon reloads appsettings.yml when it changes (and on SIGHUP, sent if the watcher stays quiet).
+      const reloaded = d.waitForLine(/configuration reloaded/, 15_000);
+      await writeFile(join(wdDir, 'appsettings.yml'), yaml(seconds));
+      const quiet = setTimeout(() => signal(d.pid, 'SIGHUP'), 3000);
+      try {
+        await reloaded;
+      } finally {
+        clearTimeout(quiet);
+      }
+    },
     async stop() {
       await d.stop(60_000);
     },
@@ -244,7 +278,8 @@ export async function runScale(opts: { instances: number; frozen: number }): Pro
       figure({ name: 'false hang kills (servers not frozen)', value: w.falseKills, unit: '', baselines: [{ name: 'mini supervisor', value: f.falseKills }] }),
     );
     notes.push(
-      `${N} light servers (bench/servers/light-server.mjs: node:http + node:crypto, one kept-alive check-in connection) checking in every ${CHECKIN_SECONDS} s, TimeoutSeconds ${TIMEOUT_SECONDS}, each on its own ApiPort. Floor first, then the watchdog, with the same ports and servers.`,
+      `${N} light servers (bench/servers/light-server.mjs: node:http + node:crypto, one kept-alive check-in connection) checking in every ${CHECKIN_SECONDS} s, each on its own ApiPort. Floor first, then the watchdog, with the same ports and servers.`,
+      `TimeoutSeconds: ${STARTUP_TIMEOUT_SECONDS} while starting, then ${TIMEOUT_SECONDS} for the hang check (appsettings.yml rewritten, the daemon's config reload; the floor re-reads on SIGHUP). Reason: ${N} Node processes starting at once on this machine take longer than 5 s to all be up even without a supervisor, and TimeoutSeconds also bounds the wait for the first check-in, so 5 s from the start would kill servers still booting and relaunch them in a storm (seen in a trial run: load average above 40).`,
       `Start → all running: from spawning the supervisor to GET /health listing all ${N} as running (polled every 100 ms).`,
       `Steady window: ${WINDOW_MS / 1000} s starting 2 s after all were running. RSS (VmRSS) every 500 ms: watchdog mean ${w.rss.mean.toFixed(0)} MB, floor ${f.rss.mean.toFixed(0)} MB. CPU share = Δ(utime+stime) of the supervisor process / window.`,
       'Event-loop lag: the daemon does not expose it, so bench/instrument/loop-lag.mjs is loaded into the supervisor with `node --import` (perf_hooks.monitorEventLoopDelay, 10 ms resolution, one histogram per second). Reported: the worst and the median per-second p99 in the window; GET /health round-trip from the bench is given as a second, outside view.',

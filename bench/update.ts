@@ -2,18 +2,21 @@
  * 3. Update pipeline: a ~200 MB build (tar.gz and zip) installed by the watchdog's Manifest provider from a
  * loopback static server, from POST /instances/<key>/update to the `update installed` log line (the build is in
  * bin/ and data.json has its revision), versus the shell doing the same job: curl -o, sha256sum -c, tar xzf / unzip.
- * Runs alternate (shell tgz, watchdog tgz, shell zip, watchdog zip) for two rounds; the daemon's RSS is sampled.
+ * Runs alternate (shell tgz, watchdog tgz, shell zip, watchdog zip) for three rounds; the daemon's RSS is sampled.
+ * Then the daemon's extractor runs alone against tar xzf / unzip -q alone, and once under --cpu-prof.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hostRid } from '../src/updates/platform.ts';
 import { fileSize, generateBuild, packBuild, sha256File } from './lib/build-gen.ts';
 import { lightConfig, TOKEN } from './lib/config.ts';
 import { control, healthStates, startDaemon, type BenchDaemon } from './lib/daemon.ts';
-import { BENCH, freePorts, tempDir } from './lib/env.ts';
+import { BENCH, ROOT, freePorts, tempDir } from './lib/env.ts';
 import { installServer } from './lib/launcher.ts';
-import { readMemory, resetPeak, signal } from './lib/proc.ts';
+import { readMemory, resetPeak, signal, type MemoryReading } from './lib/proc.ts';
+import { profileText, summarizeProfile } from './lib/cpu-profile.ts';
 import { figure, type Figure, type Section } from './lib/report.ts';
 import { median } from './lib/stats.ts';
 import { sleep, waitFor, wallNow } from './lib/wait.ts';
@@ -44,13 +47,14 @@ interface Phases {
   [name: string]: number;
 }
 
-/** Milliseconds between consecutive named points; missing points leave their phase out. */
+/** Milliseconds from each named point to the previous one seen; a missing point leaves its phase out. */
 function between(points: Array<[string, number | undefined]>): Phases {
   const out: Phases = {};
-  for (let i = 1; i < points.length; i++) {
-    const [name, at] = points[i] as [string, number | undefined];
-    const prev = points[i - 1]?.[1];
-    if (at !== undefined && prev !== undefined) out[name] = at - prev;
+  let prev = points[0]?.[1];
+  for (const [name, at] of points.slice(1)) {
+    if (at === undefined) continue;
+    if (prev !== undefined) out[name] = at - prev;
+    prev = at;
   }
   return out;
 }
@@ -60,12 +64,58 @@ function medianPhases(list: Phases[]): string {
   return names.map((n) => `${n} ${(median(list.map((p) => p[n] ?? NaN).filter(Number.isFinite)) / 1000).toFixed(2)} s`).join(', ');
 }
 
-/** Samples VmRSS every 20 ms until stopped; returns the highest seen. */
-function rssSampler(pid: number): () => number {
-  let max = readMemory(pid)?.rss ?? 0;
+const EXTRACT_ONLY: Record<Format, string> = {
+  tgz: 'set -e; mkdir "$D/out"; tar xzf "$A" -C "$D/out"',
+  zip: 'set -e; mkdir "$D/out"; unzip -q "$A" -d "$D/out"',
+};
+
+/** The daemon's extractor alone, in a fresh process (bench/tools/extract-once.ts); returns its own timing. */
+function extractOnce(archive: string, dest: string, profDir: string | null): Promise<{ ms: number; from: number; to: number }> {
+  return new Promise((resolve, reject) => {
+    const prof = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+    const child = spawn(process.execPath, ['--import', 'tsx', ...prof, join(BENCH, 'tools/extract-once.ts'), archive, dest], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const m = /extracted ([\d.]+) from ([\d.]+) to ([\d.]+)/.exec(out);
+      if (code === 0 && m) resolve({ ms: Number(m[1]), from: Number(m[2]), to: Number(m[3]) });
+      else reject(new Error(`extract-once exited ${code}: ${out.slice(-500)}`));
+    });
+  });
+}
+
+/**
+ * Watches the instance's scratch folder every 20 ms: the last moment a `staging-*` folder was seen is the swap (the
+ * extraction ends just before it), the last moment an `old-*` one was seen ends the removal of the older bin.prev.
+ */
+function scratchWatcher(instanceDir: string): () => { stagingLast: number | null; oldLast: number | null } {
+  let stagingLast: number | null = null;
+  let oldLast: number | null = null;
+  const timer = setInterval(() => {
+    let names: string[] = [];
+    try {
+      names = readdirSync(join(instanceDir, '.update'));
+    } catch {
+      return;
+    }
+    const now = wallNow();
+    if (names.some((n) => n.startsWith('staging-'))) stagingLast = now;
+    if (names.some((n) => n.startsWith('old-'))) oldLast = now;
+  }, 20);
+  return () => {
+    clearInterval(timer);
+    return { stagingLast, oldLast };
+  };
+}
+
+/** Samples VmRSS every 20 ms until stopped; returns the highest reading. */
+function rssSampler(pid: number): () => MemoryReading | null {
+  let max = readMemory(pid);
   const timer = setInterval(() => {
     const m = readMemory(pid);
-    if (m && m.rss > max) max = m.rss;
+    if (m && (!max || m.rss > max.rss)) max = m;
   }, 20);
   return () => {
     clearInterval(timer);
@@ -129,10 +179,13 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     const wdTimes: Record<Format, number[]> = { tgz: [], zip: [] };
     const installSeconds: Record<Format, number[]> = { tgz: [], zip: [] };
     const growth: number[] = [];
+    const growthSplit: string[] = [];
+    let firstRss: number | null = null;
     const shellPhases: Record<Format, Phases[]> = { tgz: [], zip: [] };
     const wdPhases: Record<Format, Phases[]> = { tgz: [], zip: [] };
     let peakNote = '';
-    for (let round = 0; round < 2; round++) {
+    const ROUNDS = 3;
+    for (let round = 0; round < ROUNDS; round++) {
       for (const format of ['tgz', 'zip'] as const) {
         const a = archives[format];
         const scratch = join(tmp.path, `shell-${format}-${round}`);
@@ -146,8 +199,10 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
         const revision = await publish(a.name, a.sha);
         await sleep(300); // the daemon settles after the previous relaunch
         const before = readMemory(daemon.pid);
+        firstRss ??= before?.rss ?? null;
         const hwmReset = resetPeak(daemon.pid);
         const sample = rssSampler(daemon.pid);
+        const scratchSeen = scratchWatcher(join(wdDir, 'instances', KEY));
         const done = daemon.waitForLine(new RegExp(`update installed.*revision=${revision}\\b`), 300_000);
         const failed = daemon.waitForLine(/update failed/, 300_000).then(({ line }) => {
           throw new Error(`the watchdog's update failed: ${line}`);
@@ -161,23 +216,50 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
         wdTimes[format].push(at - t0);
         const seen = daemon.lines().slice(logMark);
         const when = (re: RegExp) => seen.find((l) => re.test(l.line))?.at;
+        const folder = scratchSeen();
         wdPhases[format].push(between([
           ['POST', t0], ['check + server exit + re-check', when(/installing build from manifest/)],
-          ['download + hash', when(/downloaded server archive/)], ['extract + swap + cleanup', at],
+          ['download + hash', when(/downloaded server archive/)], ['extract (to the swap)', folder.stagingLast ?? undefined],
+          ['older bin.prev removed', folder.oldLast ?? undefined], ['rest (to "update installed")', at],
         ]));
         const seconds = Number(/seconds=([\d.]+)/.exec(line)?.[1]);
         if (Number.isFinite(seconds)) installSeconds[format].push(seconds * 1000);
         const maxRss = sample();
         const after = readMemory(daemon.pid);
         if (before && after) {
-          const peak = Math.max(maxRss, hwmReset ? after.hwm : 0);
+          const peak = Math.max(maxRss?.rss ?? 0, hwmReset ? after.hwm : 0);
           growth.push(peak - before.rss);
+          growthSplit.push(maxRss ? `anon ${((maxRss.anon - before.anon) / MB).toFixed(1)} / file ${((maxRss.file - before.file) / MB).toFixed(1)}` : 'n/a');
           if (!peakNote) peakNote = hwmReset ? 'peak = max(VmHWM after clear_refs reset, VmRSS sampled every 20 ms)' : 'peak = VmRSS sampled every 20 ms (clear_refs refused)';
         }
         const installed = (await readFile(join(wdDir, 'instances', KEY, 'bin', 'build.txt'), 'utf8')).trim();
         if (installed !== 'bench build') throw new Error(`bin/build.txt holds "${installed}" after the update`);
         await running();
       }
+    }
+
+    // Where the time goes: the extractor alone against tar xzf / unzip -q alone, alternating, then one profiled run.
+    const extractOnly: Record<Format, { ours: number[]; tool: number[]; profile: string }> = {
+      tgz: { ours: [], tool: [], profile: '' },
+      zip: { ours: [], tool: [], profile: '' },
+    };
+    for (let round = 0; round < 2; round++) {
+      for (const format of ['tgz', 'zip'] as const) {
+        const scratch = join(tmp.path, `extract-${format}-${round}`);
+        await mkdir(join(scratch, 'ours'), { recursive: true });
+        extractOnly[format].tool.push(await runShell(EXTRACT_ONLY[format], { D: scratch, A: archives[format].file }));
+        extractOnly[format].ours.push((await extractOnce(archives[format].file, join(scratch, 'ours'), null)).ms);
+        await rm(scratch, { recursive: true, force: true });
+      }
+    }
+    for (const format of ['tgz', 'zip'] as const) {
+      const scratch = join(tmp.path, `extract-prof-${format}`);
+      await mkdir(join(scratch, 'ours'), { recursive: true });
+      const profDir = join(scratch, 'prof');
+      const run = await extractOnce(archives[format].file, join(scratch, 'ours'), profDir);
+      const summary = await summarizeProfile(profDir, { fromMs: run.from, toMs: run.to });
+      if (summary) extractOnly[format].profile = profileText(summary);
+      await rm(scratch, { recursive: true, force: true });
     }
 
     for (const format of ['tgz', 'zip'] as const) {
@@ -194,17 +276,27 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
         baselines: [{ name: tool, value: s / 1000 }],
       }));
     }
+    for (const format of ['tgz', 'zip'] as const) {
+      const e = extractOnly[format];
+      figures.push(figure({
+        name: `${format === 'tgz' ? 'tar.gz' : 'zip'}: extraction alone, src/updates/extract.ts in a fresh process (median of ${e.ours.length})`,
+        value: median(e.ours) / 1000, unit: 's', baselines: [{ name: format === 'tgz' ? 'tar xzf' : 'unzip -q', value: median(e.tool) / 1000 }],
+      }));
+    }
     const g = Math.max(...growth) / MB;
     figures.push(figure({
       name: 'daemon peak RSS growth during an update (worst run)', value: g, unit: 'MB', target: '≤ 64 MB', met: g <= 64,
       note: g > 64 ? `${(g - 64).toFixed(1)} MB over` : undefined,
     }));
     notes.push(
+      'Watchdog phases come from its log lines (`installing build from manifest`, `downloaded server archive`, `update installed`) and from watching its `.update/` folder every 20 ms (the staging folder disappears at the swap; an `old-*` folder holds the older bin.prev while it is removed). A phase with no `old-*` sighting (nothing to remove, or removed within 20 ms) is left out of that run.',
       `Build: ${build.files} files, ${(build.bytes / MB).toFixed(0)} MB unpacked (BENCH_UPDATE_MB=${opts.megabytes}); tar.gz ${(archives.tgz.size / MB).toFixed(0)} MB, zip ${(archives.zip.size / MB).toFixed(0)} MB. Generated and packed in ${genSeconds.toFixed(1)} s (not timed).`,
       'Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (download to .update/, extract to staging, swap bin → bin.prev, remove the build before that).',
       'The watchdog\'s time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap and removal of the older bin.prev, and data.json.',
-      `RSS: ${peakNote}; growth = peak − VmRSS just before POST /update. Each of the ${growth.length} runs: ${growth.map((b) => (b / MB).toFixed(1)).join(', ')} MB.`,
+      `RSS: ${peakNote}; growth = peak − VmRSS just before POST /update. Each of the ${growth.length} runs, in order: ${growth.map((b, i) => `${(b / MB).toFixed(1)} MB (at the highest sample: ${growthSplit[i]} MB)`).join('; ')}. The daemon's RSS before the first run: ${firstRss === null ? 'n/a' : `${(firstRss / MB).toFixed(1)} MB`}.`,
       `Phases, medians — tar.gz shell: ${medianPhases(shellPhases.tgz)}; watchdog: ${medianPhases(wdPhases.tgz)}. zip shell: ${medianPhases(shellPhases.zip)}; watchdog: ${medianPhases(wdPhases.zip)}.`,
+      `CPU profile of src/updates/extract.ts extracting the tar.gz alone (\`node --cpu-prof bench/tools/extract-once.ts\`, main thread, extraction window only; idle = waiting for the thread pool or the disk): ${extractOnly.tgz.profile}`,
+      `Same for the zip: ${extractOnly.zip.profile}`,
       `Shell runs (s): tgz ${shellTimes.tgz.map((t) => (t / 1000).toFixed(2)).join(', ')}; zip ${shellTimes.zip.map((t) => (t / 1000).toFixed(2)).join(', ')}. Watchdog runs (s): tgz ${wdTimes.tgz.map((t) => (t / 1000).toFixed(2)).join(', ')}; zip ${wdTimes.zip.map((t) => (t / 1000).toFixed(2)).join(', ')}.`,
     );
     return {
@@ -216,6 +308,7 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
         `watchdog: bin/watchdog start (UpdateType: Manifest, ManifestUrl http://127.0.0.1:<port>/manifest.json); POST /instances/${KEY}/update`,
         `shell tar.gz: bash -c '${SHELL.tgz}'`,
         `shell zip: bash -c '${SHELL.zip}'`,
+        'extraction alone: node --import tsx bench/tools/extract-once.ts <archive> <dest> versus tar xzf <archive> -C <dest> and unzip -q <archive> -d <dest>',
       ],
     };
   } finally {

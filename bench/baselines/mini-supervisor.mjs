@@ -6,7 +6,8 @@
  * constant-time Basic check, re-arms a per-instance hang timer on each check-in, SIGKILLs the group when it fires,
  * and relaunches on every exit. GET /health answers { instances: { key: state } }, GET /pids { key: pid }.
  * Usage: mini-supervisor.mjs <config.json> with { script, checkinSeconds, timeoutSeconds, instances: [{ key, port }] };
- * prints `listening on http://127.0.0.1:<port>`, and `hang <key> <pid>` for each kill. SIGTERM kills every group.
+ * prints `listening on http://127.0.0.1:<port>`, and `hang <key> <pid>` for each kill. SIGHUP re-reads timeoutSeconds
+ * (prints `reloaded`; a timer takes the new value when next armed). SIGTERM kills every group.
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -14,13 +15,20 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
 const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+process.on('SIGHUP', () => {
+  config.timeoutSeconds = JSON.parse(readFileSync(process.argv[2], 'utf8')).timeoutSeconds;
+  console.log('reloaded');
+});
 const digest = (s) => createHash('sha256').update(s, 'utf8').digest();
 const instances = new Map();
 let baseUrl = '';
 let stopping = false;
 
+/** A leak guard: an instance that keeps dying is not relaunched for ever. */
+const MAX_LAUNCHES = 50;
+
 function launch(inst) {
-  if (stopping) return;
+  if (stopping || (inst.launches = (inst.launches ?? 0) + 1) > MAX_LAUNCHES) return;
   inst.secret = randomBytes(64).toString('base64');
   inst.digest = digest(inst.secret);
   inst.state = 'starting';

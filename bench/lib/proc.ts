@@ -7,6 +7,9 @@ export interface MemoryReading {
   rss: number;
   /** Peak resident set size (VmHWM), bytes. */
   hwm: number;
+  /** Of rss: anonymous memory (heaps, buffers) and file-backed pages (code, mapped files), bytes. */
+  anon: number;
+  file: number;
 }
 
 function readText(path: string): string | null {
@@ -24,7 +27,7 @@ export function readMemory(pid: number): MemoryReading | null {
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
   const rss = kb('VmRSS');
   const hwm = kb('VmHWM');
-  return Number.isFinite(rss) && Number.isFinite(hwm) ? { rss, hwm } : null;
+  return Number.isFinite(rss) && Number.isFinite(hwm) ? { rss, hwm, anon: kb('RssAnon'), file: kb('RssFile') } : null;
 }
 
 /**

@@ -7,7 +7,7 @@ import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import {
-  bogusLaunchRecord, crash, fixedUrls, isAlive, killGroup, logLines, pidsWith, running, sleep, startSleep, waitStatus,
+  bogusLaunchRecord, crash, fixedUrls, isAlive, killGroup, logLines, pidsWith, running, sleep, startSleep, statusOf, waitStatus,
 } from '../resilience/_support.ts';
 
 /**
@@ -106,7 +106,7 @@ test('SIGKILLed while servers run, restarted: the same pids are adopted, nothing
   }
   await sleep(TIMEOUT_S * 1000 + 500);
   for (const key of KEYS) {
-    const s = await d.status(key, TOKEN);
+    const s = await statusOf(d, key, TOKEN);
     assert.is(s.state, 'running', `${key} still running after TimeoutSeconds`);
     assert.is(s.pid, first[key]);
     assert.is(s.restarts, 0);
@@ -125,7 +125,7 @@ test('an adopted server that dies is relaunched like any other', async (ctx) => 
   killGroup(ctx.pids.a);
   const relaunched = await waitStatus(d, 'a', TOKEN, 'relaunched', (s) => running(s) && s.pid !== ctx.pids.a);
   ctx.servers.add(relaunched.pid!);
-  assert.is((await d.status('b', TOKEN)).pid, ctx.pids.b, 'b untouched');
+  assert.is((await statusOf(d, 'b', TOKEN)).pid, ctx.pids.b, 'b untouched');
   ctx.pids = { ...ctx.pids, a: relaunched.pid! };
 });
 

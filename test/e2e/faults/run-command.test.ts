@@ -6,7 +6,7 @@ import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { killGroup, running, waitStatus } from '../resilience/_support.ts';
+import { killGroup, running, waitStatus, statusOf } from '../resilience/_support.ts';
 
 /** A RunCommand that cannot be executed is a startup failure (REFERENCE §12 Q10 fixed), never a daemon problem. */
 interface Ctx { d: RunningDaemon | null; dir: string; cleanup: () => Promise<void>; notExecutable: string }
@@ -28,7 +28,7 @@ test.before(async (ctx) => {
 });
 
 test.after(async (ctx) => {
-  const pid = ctx.d ? (await ctx.d.status('ok', 'tok').catch(() => null))?.pid : null;
+  const pid = ctx.d ? (await statusOf(ctx.d, 'ok', 'tok').catch(() => null))?.pid : null;
   await ctx.d?.stop();
   killGroup(pid);
   await ctx.cleanup();

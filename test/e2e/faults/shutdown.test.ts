@@ -4,7 +4,7 @@ import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { isAlive, killGroup, logLines, running, sleep, waitStatus } from '../resilience/_support.ts';
+import { isAlive, killGroup, logLines, running, sleep, waitStatus, statusOf } from '../resilience/_support.ts';
 
 /** Servers that do not cooperate with a shutdown (DESIGN §3 graceful shutdown; REFERENCE §12 Q7). */
 interface Ctx { d: RunningDaemon | null; pids: Set<number> }
@@ -55,8 +55,8 @@ test('HTTP API closed: stop falls back to a graceful shutdown, then a kill, and 
   assert.match(lines[1] ?? '', /shutdown request not delivered; killing the server/, 'then POST /shutdown, then the kill');
   // It stays down (the real watchdog loses the instance here, Q7; ours keeps it and obeys the stop).
   await sleep(1000);
-  assert.is((await d.status('nh', 'tok')).state, 'stopped.idle');
-  assert.is((await d.status('ig', 'tok')).state, 'running', 'the other instance is unaffected');
+  assert.is((await statusOf(d, 'nh', 'tok')).state, 'stopped.idle');
+  assert.is((await statusOf(d, 'ig', 'tok')).state, 'running', 'the other instance is unaffected');
 });
 
 test.run();

@@ -10,7 +10,7 @@ import { testConfig } from '../../_support/config.ts';
 import { basic, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { fixedUrls, isAlive, killGroup, readProcessStartTime, running, sleep, waitStatus } from '../resilience/_support.ts';
+import { fixedUrls, isAlive, killGroup, readProcessStartTime, running, sleep, waitStatus, statusOf } from '../resilience/_support.ts';
 
 /**
  * Tokens containing `:` (RFC 7617: the password is everything after the first colon; REFERENCE §12 Q3 fixed).
@@ -71,7 +71,7 @@ test('a server whose secret contains ":" checks in, and keeps the instance runni
   const since = Date.now();
   await waitStatus(d, 'c', API_TOKEN, "the server's own check-in", (st) => st.lastCheckinAt !== null && Date.parse(st.lastCheckinAt) >= since);
   await sleep(3500); // longer than TimeoutSeconds: only accepted check-ins keep it running
-  const later = await d.status('c', API_TOKEN);
+  const later = await statusOf(d, 'c', API_TOKEN);
   assert.is(later.state, 'running');
   assert.is(later.pid, s.pid);
   assert.is(later.restarts, 0);

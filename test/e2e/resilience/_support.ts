@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { isAlive, readProcessStartTime } from '../../../src/process/proc-info.ts';
-import type { RunningDaemon, StatusJson } from '../../_support/daemon.ts';
+import { basic, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
 import { waitFor } from '../../_support/env.ts';
 
 export { isAlive, readProcessStartTime };
@@ -15,10 +15,17 @@ export function fixedUrls(yaml: string, port: number): string {
   return yaml.replace(/^Urls: .*$/m, `Urls: http://127.0.0.1:${port}`);
 }
 
+/** The status route, with a deadline: a request that never answers must fail a wait, not stall the run. */
+export async function statusOf(d: RunningDaemon, key: string, token: string, timeoutMs = 5000): Promise<StatusJson> {
+  const res = await fetch(`${d.url}/instances/${key}/status`, { headers: { authorization: basic(key, token) }, signal: AbortSignal.timeout(timeoutMs) });
+  if (!res.ok) throw new Error(`status ${res.status}`);
+  return (await res.json()) as StatusJson;
+}
+
 /** Polls the status route until `pred` holds; returns that status. */
 export function waitStatus(d: RunningDaemon, key: string, token: string, what: string, pred: (s: StatusJson) => boolean, timeoutMs = 15_000): Promise<StatusJson> {
   return waitFor(`${key}: ${what}`, async () => {
-    const s = await d.status(key, token);
+    const s = await statusOf(d, key, token);
     return pred(s) ? s : undefined;
   }, timeoutMs, 100);
 }

@@ -6,7 +6,7 @@ import { testConfig, type InstanceOpts } from '../../_support/config.ts';
 import { basic, startDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { isAlive, killGroup, logLines, running, waitStatus } from './_support.ts';
+import { isAlive, killGroup, logLines, running, waitStatus, statusOf } from './_support.ts';
 
 const test = suite('e2e :: configuration reload (file watch and SIGHUP)');
 
@@ -40,7 +40,7 @@ test('invalid keeps the running config; valid adds, removes (all of them) and up
     await waitFor('the refusal', () => /configuration reload \(file change\) refused/.test(problems()), 10_000);
     await waitFor('both problems listed', () => /Instances\.b\.ApiPort/.test(problems()) && /TimeoutSeconds/.test(problems()), 5000);
     for (const [key, token] of [['a', 'first'], ['b', 'tok'], ['x', 'tok']] as const) {
-      const s = await d.status(key, token);
+      const s = await statusOf(d, key, token);
       assert.is(s.pid, before[key], `${key} untouched by an invalid file`);
     }
 
@@ -64,7 +64,7 @@ test('invalid keeps the running config; valid adds, removes (all of them) and up
     // Removed means shut down gracefully: the server was asked and said so.
     assert.match(d.log(), /\[watchdog:b:server\] Watchdog shutting down\., shutting down\.\.\./);
     assert.match(d.log(), /\[watchdog:x:server\] Watchdog shutting down\., shutting down\.\.\./);
-    const a1 = await d.status('a', 'first');
+    const a1 = await statusOf(d, 'a', 'first');
     assert.is(a1.pid, before.a, 'a keeps running: per-instance settings wait for its next launch');
     const argv = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
     assert.not.ok((await argv(a1.pid!)).includes('reload.marker=yes'));
@@ -81,7 +81,7 @@ test('invalid keeps the running config; valid adds, removes (all of them) and up
     const a2 = await waitStatus(d, 'a', 'second', 'relaunched', (s) => running(s) && s.pid !== before.a);
     pids.add(a2.pid!);
     assert.ok((await argv(a2.pid!)).includes('reload.marker=yes'), 'new Arguments at the next launch');
-    assert.is((await d.status('c', 'tok')).pid, c.pid, 'c untouched by the SIGHUP reload');
+    assert.is((await statusOf(d, 'c', 'tok')).pid, c.pid, 'c untouched by the SIGHUP reload');
   } finally {
     await d.stop();
     for (const pid of pids) killGroup(pid);

@@ -31,6 +31,10 @@ export async function run(args: string[]): Promise<number> {
   const log = createLogger('watchdog');
   for (const w of loaded.warnings) log.warn(w);
 
+  // A SIGHUP while starting would otherwise end the process (its default action); remember it for later.
+  let hupWhileStarting = false;
+  const onEarlyHup = () => (hupWhileStarting = true);
+  process.on('SIGHUP', onEarlyHup);
   const daemon = await runDaemon(config);
   const reload = startConfigReload({
     mainFile: resolve(loadOptions.cwd, values.config ?? 'appsettings.yml'),
@@ -41,6 +45,8 @@ export async function run(args: string[]): Promise<number> {
     // --log-level wins over the file, at start and at every reload.
     onApplied: (next) => configureLogging({ level: parseLogLevel(cliLevel) ?? next.logLevel }),
   });
+  process.off('SIGHUP', onEarlyHup);
+  if (hupWhileStarting) process.emit('SIGHUP', 'SIGHUP');
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     signals += 1;

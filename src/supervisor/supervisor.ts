@@ -108,7 +108,7 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
     const key = instance.key;
     const serverLog = log.child(key).child('server');
     followers.get(key)?.stop();
-    followers.set(key, followAdoptedLog({
+    const follower = followAdoptedLog({
       pid: leftover.record.pid,
       startTime: leftover.record.startTime,
       logDir: `${instance.dir}/logs`,
@@ -116,7 +116,19 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
         bus.emit('instance:log', { key, stream: 'stdout', line, at: Date.now() });
         serverLog.info(line);
       },
-    }));
+    });
+    // The next launch follows its own output; stop at once rather than at the next liveness poll.
+    const onLaunch = (e: { key: string }) => {
+      if (e.key === key) stop();
+    };
+    const stop = () => {
+      bus.off('instance:launch', onLaunch);
+      follower.stop();
+      if (followers.get(key) === entry) followers.delete(key);
+    };
+    const entry = { stop };
+    bus.on('instance:launch', onLaunch);
+    followers.set(key, entry);
   }
 
   /** Starts one prepared instance: adopts its leftover (PersistServers), or shuts the leftover down first. */

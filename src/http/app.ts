@@ -1,10 +1,15 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { describeError } from '../errors.ts';
+import { createMetricsCollector } from '../metrics/collector.ts';
+import { apiRoutes } from './api-routes.ts';
 import { binariesRoutes } from './binaries-routes.ts';
 import { controlRoutes } from './control-routes.ts';
+import { eventRoutes } from './dashboard/events.ts';
+import { dashboardRoutes } from './dashboard/routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { infoRoutes } from './info-routes.ts';
+import { metricsRoutes } from './metrics-routes.ts';
 import { pingRoutes } from './ping-routes.ts';
 
 export type { HttpDeps } from './deps.ts';
@@ -12,7 +17,8 @@ export type { HttpDeps } from './deps.ts';
 /**
  * The watchdog's HTTP API (DESIGN.md §5). Only builds the app; `startHttpServer` listens. Authentication is done
  * inside each route (the key in the path selects the secret), so there is no prefix middleware whose
- * registration order could leave a route open (STYLE.md §3).
+ * registration order could leave a route open (STYLE.md §3). The admin routes (dashboard, `/events`, `/metrics`,
+ * `/api/*`) put `adminAccess` in front of each handler, for the same reason.
  */
 export function createApp(deps: HttpDeps): Hono {
   const app = new Hono();
@@ -22,6 +28,10 @@ export function createApp(deps: HttpDeps): Hono {
   app.route('/instances', binariesRoutes(deps));
   app.route('/server_api', pingRoutes(deps));
   app.route('/', infoRoutes(deps));
+  app.route('/', dashboardRoutes(deps));
+  app.route('/', eventRoutes(deps));
+  app.route('/', metricsRoutes(deps, deps.metrics ?? createMetricsCollector({ bus: deps.bus, registry: deps.registry, version: deps.version })));
+  app.route('/', apiRoutes(deps));
 
   app.notFound((c) => c.json({ error: 'not found' }, 404));
   app.onError((err, c) => {

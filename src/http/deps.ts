@@ -1,5 +1,7 @@
 import type { Bus } from '../bus.ts';
 import type { Logger } from '../log.ts';
+import type { MetricsCollector } from '../metrics/collector.ts';
+import type { AdminCredentials } from './admin-auth.ts';
 import type { InstanceRegistry } from './registry.ts';
 
 /** What every route module receives from `createApp`. */
@@ -8,4 +10,13 @@ export interface HttpDeps {
   bus: Bus;
   log: Logger;
   version: string;
+  /**
+   * `Admin` credentials for the dashboard, `/events`, `/metrics` and `/api/*`, read per request so a config reload
+   * applies; absent or returning undefined → only loopback clients are served.
+   */
+  admin?: () => AdminCredentials | undefined;
+  /** Tests only: `app.request()` (no socket) counts as a loopback client for the admin routes. */
+  socketlessIsLoopback?: boolean;
+  /** The Prometheus collector; `createApp` makes one subscribed to `bus` when absent. */
+  metrics?: MetricsCollector;
 }

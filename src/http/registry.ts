@@ -31,6 +31,8 @@ export interface InstanceControl {
   status(): InstanceStatus;
   /** Absolute path of `instances/<key>/binaries`. */
   binariesDir(): string;
+  /** Absolute path of the instance folder `instances/<key>` (the dashboard reads `logs/server.log` under it). */
+  instanceDir?(): string;
 }
 
 export interface InstanceRegistry {

@@ -1,0 +1,98 @@
+import { BlockList, isIP } from 'node:net';
+import type { Context, MiddlewareHandler } from 'hono';
+import { parseBasicAuth, secretsEqual } from './basic-auth.ts';
+import { remoteAddress } from './request-info.ts';
+
+/** `Admin.Username` / `Admin.Password` (or `PasswordFile`) from appsettings.yml. */
+export interface AdminCredentials {
+  username: string;
+  password: string;
+}
+
+export interface AdminAccessOptions {
+  /** Read on every request, so a config reload applies at once; undefined → loopback clients only. */
+  admin?: () => AdminCredentials | undefined;
+  /**
+   * Tests only: a request without a socket (`app.request()`) counts as a loopback client. Without it such a
+   * request is refused like a remote one, so a missing address never opens the dashboard by accident.
+   */
+  socketlessIsLoopback?: boolean;
+}
+
+/** Who was let in: the admin user name, or `undefined` for an unauthenticated loopback client. */
+export type AdminUser = string | undefined;
+
+/** The Hono environment of routes behind `adminAccess`. */
+export type AdminEnv = { Variables: { adminUser: AdminUser } };
+
+/** The challenge for the admin routes; its own realm so a browser never offers an instance's credentials. */
+export const ADMIN_CHALLENGE = 'Basic realm="watchdog admin", charset="UTF-8"';
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** 127.0.0.0/8, ::1 and IPv4-mapped 127.x (`::ffff:127.0.0.1`, which BlockList matches against the IPv4 subnet). */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  return LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * A Host header naming this machine (`localhost`, `*.localhost`, a loopback address), with or without a port.
+ * Checked when access rests on the client being local: a page on another site that rebinds its DNS name to
+ * 127.0.0.1 sends its own name as Host, so it cannot read the dashboard through the operator's browser.
+ */
+export function isLoopbackHost(host: string | undefined): boolean {
+  if (!host) return false;
+  const m = /^(?:\[([^\]]+)\]|([^:]+))(?::\d+)?$/.exec(host.trim());
+  const name = (m?.[1] ?? m?.[2] ?? '').toLowerCase();
+  return name === 'localhost' || name.endsWith('.localhost') || isLoopback(name);
+}
+
+type Decision = { ok: true; user: AdminUser } | { ok: false; status: 400 | 401 | 403; error: string };
+
+/** The access rule for the dashboard, `/events`, `/metrics` and `/api/*` (issue 6; DESIGN.md §5 "admin"). */
+export function decideAdminAccess(c: Context, opts: AdminAccessOptions): Decision {
+  const admin = opts.admin?.();
+  if (admin) {
+    const creds = parseBasicAuth(c.req.header('authorization'));
+    if (creds.kind === 'missing') return { ok: false, status: 401, error: 'admin credentials required (Basic auth)' };
+    if (creds.kind === 'malformed') return { ok: false, status: 400, error: 'malformed Authorization header: not base64 of user:password' };
+    // Both compared every time, so a wrong user name costs the same as a wrong password.
+    const userOk = secretsEqual(creds.user, admin.username);
+    const passwordOk = secretsEqual(creds.password, admin.password);
+    if (!userOk || !passwordOk) return { ok: false, status: 401, error: 'wrong admin user name or password' };
+    return { ok: true, user: admin.username };
+  }
+  const remote = remoteAddress(c);
+  const local = remote === undefined ? opts.socketlessIsLoopback === true : isLoopback(remote);
+  if (!local) {
+    return {
+      ok: false,
+      status: 403,
+      error: 'this page is served only to clients on this machine while no Admin is configured; '
+        + 'set Admin.Username and Admin.Password (or Admin.PasswordFile) in appsettings.yml to allow remote access',
+    };
+  }
+  // The URL's host is the Host header as @hono/node-server builds it (and `localhost` under app.request()).
+  if (!isLoopbackHost(new URL(c.req.url).host)) {
+    return { ok: false, status: 403, error: 'without Admin configured, open the dashboard as http://localhost:<port>/ or http://127.0.0.1:<port>/' };
+  }
+  return { ok: true, user: undefined };
+}
+
+/** Middleware enforcing `decideAdminAccess`; the admitted user is available as `c.get('adminUser')`. */
+export function adminAccess(opts: AdminAccessOptions): MiddlewareHandler<AdminEnv> {
+  return async (c, next) => {
+    const d = decideAdminAccess(c, opts);
+    if (!d.ok) {
+      if (d.status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
+      return c.json({ error: d.error }, d.status);
+    }
+    c.set('adminUser', d.user);
+    await next();
+  };
+}

@@ -1,0 +1,85 @@
+import { dirname, join } from 'node:path';
+import { type Context, Hono } from 'hono';
+import { describeError } from '../errors.ts';
+import { tailLog } from '../process/log-tail.ts';
+import { adminAccess, type AdminEnv } from './admin-auth.ts';
+import type { HttpDeps } from './deps.ts';
+import type { ControlAction, InstanceControl } from './registry.ts';
+import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
+
+const ACTIONS: readonly ControlAction[] = ['restart', 'update', 'stop', 'rollback'];
+const MAX_LOG_LINES = 1000;
+
+/**
+ * The header the dashboard sends with every control request. A page on another site cannot add a custom header
+ * to a cross-origin POST without a CORS preflight, which this daemon never answers, so a browser that holds the
+ * admin credentials (or sits on the loopback) cannot be made to press the buttons (cross-site request forgery).
+ */
+export const DASHBOARD_HEADER = 'x-watchdog-dashboard';
+
+/** The instance folder: `instanceDir()` when the supervisor provides it, else the parent of `binaries/` (same folder). */
+export function instanceDir(instance: InstanceControl): string {
+  return instance.instanceDir?.() ?? dirname(instance.binariesDir());
+}
+
+/**
+ * Admin routes for the dashboard and scripts (same access rule as the dashboard):
+ * `GET /api/instances` every instance's status; `GET /api/instances/:key/log?n=100` the tail of its server log;
+ * `POST /api/instances/:key/{restart,update,stop,rollback}` control through the same `control()` as
+ * `POST /instances/:key/<action>`, audited on the bus as `control` with the admin user name.
+ */
+export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
+  const { registry, bus, log } = deps;
+  const app = new Hono<AdminEnv>();
+  const access = adminAccess(deps);
+
+  app.get('/api/instances', access, (c) => c.json(registry.list().map((i) => i.status())));
+  app.all('/api/instances', methodNotAllowed('GET, HEAD'));
+
+  app.get('/api/instances/:key/log', access, async (c) => {
+    const key = c.req.param('key');
+    const instance = registry.get(key);
+    if (!instance) return c.json({ error: `no instance ${shownKey(key)}` }, 404);
+    const raw = c.req.query('n') ?? '100';
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < 1 || n > MAX_LOG_LINES) return c.json({ error: `n must be a whole number from 1 to ${MAX_LOG_LINES}` }, 400);
+    const lines = await tailLog(join(instanceDir(instance), 'logs'), n);
+    return c.json({ key, lines });
+  });
+  app.all('/api/instances/:key/log', methodNotAllowed('GET, HEAD'));
+
+  const control = (action: ControlAction) => (c: Context<AdminEnv>) => {
+    const key = c.req.param('key') ?? '';
+    const user = c.get('adminUser');
+    const remote = remoteAddress(c);
+    const shown = shownKey(key);
+    const audit = (status: number) => bus.emit('control', {
+      key: shown, action, user, remote, status, result: status === 200 ? 'accepted' : 'refused', at: Date.now(),
+    });
+    const refuse = (status: 403 | 404, error: string) => {
+      audit(status);
+      log.warn(`dashboard control ${action} refused: ${error}`, { key: shown, remote: remote ?? '' });
+      return c.json({ error }, status);
+    };
+
+    if (c.req.header(DASHBOARD_HEADER) === undefined) return refuse(403, `control requests need the ${DASHBOARD_HEADER} header (sent by the dashboard)`);
+    const instance = registry.get(key);
+    if (!instance) return refuse(404, `no instance ${shown}`);
+    // DESIGN.md §5: an instance without an ApiToken refuses control, through the dashboard too.
+    if (instance.apiToken() === undefined) return refuse(403, `instance ${shown} has no ApiToken, so control is disabled for it`);
+    try {
+      instance.control(action);
+    } catch (err) {
+      audit(500);
+      throw new Error(`control ${action} of instance ${key} failed: ${describeError(err)}`, { cause: err });
+    }
+    audit(200);
+    log.info(`dashboard control ${action} accepted`, { key, user: user ?? '(loopback)', remote: remote ?? '' });
+    return c.json({ key, action, accepted: true });
+  };
+  for (const action of ACTIONS) {
+    app.post(`/api/instances/:key/${action}`, access, control(action));
+    app.all(`/api/instances/:key/${action}`, methodNotAllowed('POST'));
+  }
+  return app;
+}

@@ -1,0 +1,68 @@
+/**
+ * The instance statechart as SVG for the dashboard, rendered once from the machine (src/chart) by Graphviz in
+ * WebAssembly (@viz-js/viz), so the daemon needs no `dot` binary and the browser no CDN.
+ */
+import { instance } from '@viz-js/viz';
+import { type ChartEdge, type ChartGraph, chartGraph, toDot } from '../../chart/index.ts';
+import type { Logger } from '../../log.ts';
+
+/** The id of a state's node in the SVG: `state:` + its dotted path (`state:stopped.idle`). */
+export const NODE_ID_PREFIX = 'state:';
+
+/**
+ * Parallel transitions (same source, target and kind) share one arrow with a label line each. The machine has
+ * up to six between two states; drawn one by one they made the chart unreadable at dashboard size, and their
+ * self-loops made Graphviz's router fail ("triangulation failed").
+ */
+export function mergeParallelEdges(graph: ChartGraph): ChartGraph {
+  const merged = new Map<string, ChartEdge>();
+  for (const e of graph.edges) {
+    const k = JSON.stringify([e.source, e.target, e.kind, e.internal]);
+    const prev = merged.get(k);
+    // A raw newline inside a quoted DOT string is a line break in the label.
+    merged.set(k, prev ? { ...prev, label: `${prev.label}\n${e.label}` } : e);
+  }
+  return { ...graph, edges: [...merged.values()] };
+}
+
+/** Drops the XML prolog and the fixed size, so the SVG can be inlined and scaled by CSS (its viewBox stays). */
+function inlineable(svg: string): string {
+  return svg
+    .replace(/^[\s\S]*?(?=<svg\b)/, '')
+    .replace(/<svg\b([^>]*?)\swidth="[^"]*"\s+height="[^"]*"/, '<svg$1');
+}
+
+/**
+ * Renders the chart. Graphviz diagnostics go to `log` at debug level: the viz-js 3.31 build reassigns its
+ * stderr hook to `console.error` after setting it up, so they would otherwise land on the daemon's stderr.
+ */
+export async function renderChartSvg(log?: Logger, graph: ChartGraph = chartGraph()): Promise<string> {
+  const viz = await instance();
+  const dot = toDot(mergeParallelEdges(graph));
+  const original = console.error;
+  const diagnostics: string[] = [];
+  console.error = (...args: unknown[]) => void diagnostics.push(args.map(String).join(' '));
+  let result;
+  try {
+    result = viz.render(dot, { format: 'svg', nodeAttributes: { id: `${NODE_ID_PREFIX}\\N` } });
+  } finally {
+    console.error = original;
+  }
+  for (const d of [...diagnostics, ...result.errors.map((e) => e.message)]) log?.debug(`graphviz: ${d}`);
+  if (result.status !== 'success' || result.output === undefined) {
+    throw new Error(`cannot render the statechart as SVG: ${result.errors.map((e) => e.message).join('; ') || 'Graphviz failed'}`);
+  }
+  return inlineable(result.output);
+}
+
+/** Renders on first use and keeps the text (the Graphviz instance, several MB of wasm memory, is let go). */
+export function cachedChartSvg(log?: Logger): () => Promise<string> {
+  let svg: Promise<string> | null = null;
+  return () => {
+    svg ??= renderChartSvg(log).catch((err: unknown) => {
+      svg = null;
+      throw err;
+    });
+    return svg;
+  };
+}

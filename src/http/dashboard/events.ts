@@ -1,0 +1,155 @@
+import { Hono } from 'hono';
+import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
+import type { BusEvents } from '../../bus.ts';
+import { statePaths } from '../../chart/index.ts';
+import { adminAccess } from '../admin-auth.ts';
+import type { HttpDeps } from '../deps.ts';
+import { methodNotAllowed } from '../request-info.ts';
+
+/** The bus facts the dashboard shows; each goes out as an SSE event of the same name. */
+export const STREAMED = ['instance:state', 'instance:alert', 'instance:update', 'instance:restart', 'instance:launch', 'instance:exit', 'instance:checkin', 'control'] as const;
+type Streamed = (typeof STREAMED)[number];
+
+export interface EventStreamOptions {
+  /** At most one `instance:checkin` per instance per this many ms (servers may check in several times a second). */
+  checkinEveryMs?: number;
+  /** Comment line sent this often so proxies keep an idle stream open. */
+  keepaliveMs?: number;
+  /** Server log lines per second per client (`?logs=1`); the excess is dropped and counted. */
+  logLinesPerSecond?: number;
+  /** A client this many writes behind is disconnected, so a stalled browser cannot grow the daemon's memory. */
+  maxPendingWrites?: number;
+  /** How many past events `hello` carries, so a freshly opened dashboard shows what just happened. */
+  recentEvents?: number;
+}
+
+/** Progress and check-ins are too frequent to list; they only update what the page shows. */
+const quiet = (type: Streamed, e: BusEvents[Streamed]) =>
+  type === 'instance:checkin' || (type === 'instance:update' && 'phase' in e && !['check', 'done', 'none', 'failed'].includes(e.phase));
+
+/**
+ * `GET /events`: Server-Sent Events for the dashboard. First `hello` with every instance's status and the recent
+ * listed events (`recent`, oldest first, `{ type, event }`), then the facts in STREAMED as they happen; instance events carry the instance's status after the fact. With `?logs=1`, server
+ * log lines too (`instance:log`), rate-limited. Subscribes inside the stream and unsubscribes on abort (STYLE.md §3).
+ */
+export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono {
+  const { bus, registry, version } = deps;
+  const checkinEveryMs = opts.checkinEveryMs ?? 1000;
+  const keepaliveMs = opts.keepaliveMs ?? 15_000;
+  const logRate = opts.logLinesPerSecond ?? 200;
+  const maxPending = opts.maxPendingWrites ?? 1000;
+  const app = new Hono();
+  const access = adminAccess(deps);
+
+  // Kept for the app's lifetime, like the bus itself.
+  const recent: { type: Streamed; event: BusEvents[Streamed] }[] = [];
+  const keep = opts.recentEvents ?? 100;
+  for (const type of STREAMED) {
+    bus.on(type, (event) => {
+      if (quiet(type, event)) return;
+      recent.push({ type, event });
+      if (recent.length > keep) recent.shift();
+    });
+  }
+
+  app.get('/events', access, (c) => {
+    const withLogs = c.req.query('logs') === '1';
+    // Without this header a reverse proxy such as nginx buffers the stream and events arrive in bursts.
+    c.header('X-Accel-Buffering', 'no');
+    return streamSSE(c, async (stream) => {
+      const sender = createSender(stream, maxPending);
+      const statusOf = (key: string) => registry.get(key)?.status() ?? null;
+      const lastCheckin = new Map<string, number>();
+      const handlers = new Map<Streamed, (e: BusEvents[Streamed]) => void>();
+      for (const type of STREAMED) {
+        handlers.set(type, (e) => {
+          if (type === 'instance:checkin') {
+            const prev = lastCheckin.get(e.key) ?? -Infinity;
+            if (e.at - prev < checkinEveryMs) return;
+            lastCheckin.set(e.key, e.at);
+          }
+          sender.send(type, type === 'control' ? e : { ...e, status: statusOf(e.key) });
+        });
+      }
+      const logLimiter = rateLimiter(logRate);
+      const onLog = (e: BusEvents['instance:log']) => {
+        const skipped = logLimiter();
+        if (skipped !== null) sender.send('instance:log', { ...e, skipped });
+      };
+
+      let wake: () => void = () => {};
+      let timer: NodeJS.Timeout | undefined;
+      const unsubscribe = () => {
+        for (const [type, h] of handlers) bus.off(type, h);
+        bus.off('instance:log', onLog);
+        clearTimeout(timer);
+        wake();
+      };
+      stream.onAbort(unsubscribe);
+
+      sender.send('hello', { version, now: Date.now(), states: statePaths(), instances: registry.list().map((i) => i.status()), recent });
+      for (const [type, h] of handlers) bus.on(type, h);
+      if (withLogs) bus.on('instance:log', onLog);
+
+      // Sleeps that an abort cuts short: stream.sleep() would hold the shutdown up for a whole keep-alive period.
+      while (!stream.aborted && !stream.closed) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          timer = setTimeout(resolve, keepaliveMs);
+        });
+        if (!stream.aborted) sender.comment('keepalive');
+      }
+      unsubscribe();
+    });
+  });
+  app.all('/events', methodNotAllowed('GET, HEAD'));
+  return app;
+}
+
+/** Writes in order without awaiting each one; aborts the stream when the client falls `maxPending` writes behind. */
+function createSender(stream: SSEStreamingApi, maxPending: number) {
+  let pending = 0;
+  const track = (p: Promise<unknown>) => {
+    pending++;
+    if (pending > maxPending) {
+      stream.abort();
+      return;
+    }
+    void p.finally(() => pending--);
+  };
+  return {
+    send(event: string, data: unknown) {
+      if (stream.aborted || stream.closed) return;
+      track(stream.writeSSE({ event, data: JSON.stringify(data) }).catch(() => undefined));
+    },
+    comment(text: string) {
+      if (stream.aborted || stream.closed) return;
+      track(stream.write(`: ${text}\n\n`));
+    },
+  };
+}
+
+/**
+ * Allows `perSecond` calls in each wall-clock second. Returns null for a dropped call, else how many were dropped
+ * since the last allowed one (so the client can say "n lines skipped").
+ */
+function rateLimiter(perSecond: number): () => number | null {
+  let second = 0;
+  let used = 0;
+  let dropped = 0;
+  return () => {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) {
+      second = now;
+      used = 0;
+    }
+    if (used >= perSecond) {
+      dropped++;
+      return null;
+    }
+    used++;
+    const d = dropped;
+    dropped = 0;
+    return d;
+  };
+}

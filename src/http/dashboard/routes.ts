@@ -1,0 +1,42 @@
+import { fileURLToPath } from 'node:url';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { adminAccess } from '../admin-auth.ts';
+import type { HttpDeps } from '../deps.ts';
+import { methodNotAllowed } from '../request-info.ts';
+import { cachedChartSvg } from './chart-svg.ts';
+
+/** The dashboard's files, anchored to this module so the daemon's working directory does not matter (STYLE.md §3). */
+export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
+
+/**
+ * Everything from this origin, nothing inline, no framing: the page shows server log lines and instance names,
+ * so a line that looks like markup must never run (app.js also only ever sets textContent).
+ */
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+  + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const securityHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.res.headers.set('Content-Security-Policy', CSP);
+  c.res.headers.set('X-Content-Type-Options', 'nosniff');
+  c.res.headers.set('Referrer-Policy', 'no-referrer');
+  c.res.headers.set('Cache-Control', 'no-cache');
+};
+
+/** `GET /` (the dashboard page), `GET /dashboard/chart.svg` and `GET /dashboard/<asset>`, with the admin access rule. */
+export function dashboardRoutes(deps: HttpDeps): Hono {
+  const app = new Hono();
+  const access = adminAccess(deps);
+  const chart = cachedChartSvg(deps.log.child('chart'));
+
+  app.get('/', access, securityHeaders, serveStatic({ root: ASSETS_DIR, path: 'index.html' }));
+  app.get('/dashboard/chart.svg', access, securityHeaders, async (c) =>
+    c.body(await chart(), 200, { 'Content-Type': 'image/svg+xml; charset=utf-8' }));
+  app.get('/dashboard/:file{[a-z-]+\\.(?:js|css|html|svg)}', access, securityHeaders, serveStatic({
+    root: ASSETS_DIR,
+    rewriteRequestPath: (p) => p.replace(/^\/dashboard/, ''),
+  }));
+  app.all('/', methodNotAllowed('GET, HEAD'));
+  return app;
+}

@@ -1,0 +1,133 @@
+/**
+ * Prometheus metrics (issue 6 item 4): counters fed by the bus, gauges read from every instance's status at
+ * scrape time. A private prom-client Registry, so nothing global leaks between daemons or tests.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { AlertKind, Bus, BusEvents, RestartReason } from '../bus.ts';
+import { statePaths } from '../chart/index.ts';
+import type { InstanceRegistry, InstanceStatus } from '../http/registry.ts';
+import { type ProcessStats, readProcessStats } from './proc-stats.ts';
+
+export interface MetricsCollector {
+  /** The exposition text; reads /proc for each running server. */
+  metrics(): Promise<string>;
+  readonly contentType: string;
+  /** Stops listening on the bus and the event-loop monitor. */
+  stop(): void;
+}
+
+export interface MetricsOptions {
+  bus: Bus;
+  registry: InstanceRegistry;
+  version?: string;
+  /** Reads a server's RSS and CPU time; /proc by default. */
+  readStats?: (pid: number) => Promise<ProcessStats | null>;
+}
+
+// Records, so adding a reason or kind to src/bus.ts without listing it here fails to type-check.
+const REASONS: Record<RestartReason, true> = { crash: true, hang: true, request: true, update: true, 'startup-failure': true, exit: true };
+const KINDS: Record<AlertKind, true> = { crash: true, 'crash-loop': true, hang: true, failing: true, stopped: true };
+const UPDATE_RESULTS = ['done', 'failed'] as const;
+
+export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
+  const { bus, registry } = opts;
+  const readStats = opts.readStats ?? readProcessStats;
+  const reg = new Registry();
+  const registers = [reg];
+  const states = statePaths();
+
+  const info = new Gauge({ name: 'watchdog_instance_info', help: 'Always 1; the labels carry the instance name and installed revision.', labelNames: ['instance', 'name', 'revision'], registers });
+  const state = new Gauge({ name: 'watchdog_instance_state', help: 'One-hot: 1 for the state path the instance is in, 0 for every other state of the chart.', labelNames: ['instance', 'state'], registers });
+  const sinceCheckin = new Gauge({ name: 'watchdog_instance_seconds_since_checkin', help: 'Seconds since the running server last checked in; absent before its first check-in.', labelNames: ['instance'], registers });
+  const uptime = new Gauge({ name: 'watchdog_instance_uptime_seconds', help: 'Seconds since the current server process was launched; absent when none runs.', labelNames: ['instance'], registers });
+  const startupFailures = new Gauge({ name: 'watchdog_instance_startup_failures', help: 'Consecutive launches that exited before their first check-in.', labelNames: ['instance'], registers });
+  const restarts = new Counter({ name: 'watchdog_instance_restarts_total', help: 'Server relaunches by reason.', labelNames: ['instance', 'reason'], registers });
+  const alerts = new Counter({ name: 'watchdog_alerts_total', help: 'Alerts raised (sent to the chat webhook when one is configured), by kind.', labelNames: ['instance', 'kind'], registers });
+  const updates = new Counter({ name: 'watchdog_updates_total', help: 'Update installs by result.', labelNames: ['instance', 'result'], registers });
+  const updateDuration = new Gauge({ name: 'watchdog_update_duration_seconds', help: 'How long the last installed update took, check to install.', labelNames: ['instance'], registers });
+  const updateBytes = new Gauge({ name: 'watchdog_update_bytes', help: 'Bytes downloaded by the last update (the archive size once verified).', labelNames: ['instance'], registers });
+  const rss = new Gauge({ name: 'watchdog_instance_resident_memory_bytes', help: 'Resident memory of the game server process (/proc/<pid>/status VmRSS).', labelNames: ['instance'], registers });
+  const cpu = new Counter({ name: 'watchdog_instance_cpu_seconds_total', help: 'User plus system CPU time of the game server process (/proc/<pid>/stat); starts over with each launch.', labelNames: ['instance'], registers });
+  const lagMean = new Gauge({ name: 'watchdog_event_loop_lag_seconds', help: "Mean delay of the daemon's event loop since the previous scrape.", registers });
+  const lagP99 = new Gauge({ name: 'watchdog_event_loop_lag_p99_seconds', help: "99th percentile delay of the daemon's event loop since the previous scrape.", registers });
+  const lagMax = new Gauge({ name: 'watchdog_event_loop_lag_max_seconds', help: "Largest delay of the daemon's event loop since the previous scrape.", registers });
+  const build = new Gauge({ name: 'watchdog_build_info', help: 'Always 1; the label carries the daemon version.', labelNames: ['version'], registers });
+
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+
+  /** Bytes of the download in progress, by instance: `done` reports the duration, progress events the size. */
+  const downloaded = new Map<string, number>();
+  const onRestart = (e: BusEvents['instance:restart']) => restarts.inc({ instance: e.key, reason: e.reason });
+  const onAlert = (e: BusEvents['instance:alert']) => alerts.inc({ instance: e.key, kind: e.kind });
+  const onUpdate = (e: BusEvents['instance:update']) => {
+    if (e.phase === 'check') downloaded.delete(e.key);
+    if ((e.phase === 'download' || e.phase === 'verify') && e.bytes !== undefined) downloaded.set(e.key, e.bytes);
+    if (e.phase === 'failed') updates.inc({ instance: e.key, result: 'failed' });
+    if (e.phase === 'done') {
+      updates.inc({ instance: e.key, result: 'done' });
+      if (e.durationMs !== undefined) updateDuration.set({ instance: e.key }, e.durationMs / 1000);
+      const bytes = downloaded.get(e.key);
+      if (bytes !== undefined) updateBytes.set({ instance: e.key }, bytes);
+      downloaded.delete(e.key);
+    }
+  };
+  bus.on('instance:restart', onRestart);
+  bus.on('instance:alert', onAlert);
+  bus.on('instance:update', onUpdate);
+
+  /** prom-client exposes a labelled counter only once touched: zero for every known instance, so rate() starts at 0. */
+  const touchCounters = (key: string) => {
+    for (const reason of Object.keys(REASONS)) restarts.inc({ instance: key, reason }, 0);
+    for (const kind of Object.keys(KINDS)) alerts.inc({ instance: key, kind }, 0);
+    for (const result of UPDATE_RESULTS) updates.inc({ instance: key, result }, 0);
+  };
+
+  const setInstance = (s: InstanceStatus, stats: ProcessStats | null, now: number) => {
+    const instance = s.key;
+    info.set({ instance, name: s.name, revision: s.revision ?? '' }, 1);
+    for (const path of states) state.set({ instance, state: path }, path === s.state ? 1 : 0);
+    if (!states.includes(s.state)) state.set({ instance, state: s.state }, 1);
+    if (s.lastCheckinAt) sinceCheckin.set({ instance }, Math.max(0, (now - Date.parse(s.lastCheckinAt)) / 1000));
+    if (s.uptimeSeconds !== null) uptime.set({ instance }, s.uptimeSeconds);
+    startupFailures.set({ instance }, s.startupFailures);
+    touchCounters(instance);
+    if (stats) {
+      rss.set({ instance }, stats.rssBytes);
+      // A counter tracking a total kept elsewhere: reset each scrape (below) and added, as counters cannot be set.
+      cpu.inc({ instance }, stats.cpuSeconds);
+    }
+  };
+
+  const refresh = async () => {
+    const statuses = registry.list().map((i) => i.status());
+    const stats = await Promise.all(statuses.map((s) => (s.pid === null ? null : readStats(s.pid))));
+    // Synchronous from here: a concurrent scrape sees one whole snapshot or the other.
+    const now = Date.now();
+    for (const g of [info, state, sinceCheckin, uptime, startupFailures, rss]) g.reset();
+    cpu.reset();
+    statuses.forEach((s, i) => setInstance(s, stats[i] ?? null, now));
+    const ns = (v: number) => (Number.isFinite(v) ? v / 1e9 : 0);
+    lagMean.set(ns(loop.mean));
+    lagP99.set(ns(loop.percentile(99)));
+    lagMax.set(ns(loop.max));
+    loop.reset();
+    build.reset();
+    build.set({ version: opts.version ?? 'unknown' }, 1);
+  };
+
+  return {
+    contentType: reg.contentType,
+    async metrics() {
+      await refresh();
+      return reg.metrics();
+    },
+    stop() {
+      bus.off('instance:restart', onRestart);
+      bus.off('instance:alert', onAlert);
+      bus.off('instance:update', onUpdate);
+      loop.disable();
+    },
+  };
+}

@@ -54,7 +54,8 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const lagMax = new Gauge({ name: 'watchdog_event_loop_lag_max_seconds', help: "Largest delay of the daemon's event loop since the previous scrape.", registers });
   const build = new Gauge({ name: 'watchdog_build_info', help: 'Always 1; the label carries the daemon version.', labelNames: ['version'], registers });
 
-  const loop = monitorEventLoopDelay({ resolution: 10 });
+  const resolutionMs = 10;
+  const loop = monitorEventLoopDelay({ resolution: resolutionMs });
   loop.enable();
 
   /** Bytes of the download in progress, by instance: `done` reports the duration, progress events the size. */
@@ -108,7 +109,8 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     for (const g of [info, state, sinceCheckin, uptime, startupFailures, rss]) g.reset();
     cpu.reset();
     statuses.forEach((s, i) => setInstance(s, stats[i] ?? null, now));
-    const ns = (v: number) => (Number.isFinite(v) ? v / 1e9 : 0);
+    // The histogram records whole timer intervals; the lag is what exceeds the sampling period.
+    const ns = (v: number) => (Number.isFinite(v) ? Math.max(0, v / 1e9 - resolutionMs / 1000) : 0);
     lagMean.set(ns(loop.mean));
     lagP99.set(ns(loop.percentile(99)));
     lagMax.set(ns(loop.max));

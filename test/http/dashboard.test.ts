@@ -1,0 +1,100 @@
+/** The dashboard page, its assets and the statechart SVG (src/http/dashboard/routes.ts, chart-svg.ts). */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createBus } from '../../src/bus.ts';
+import { chartGraph, statePaths } from '../../src/chart/index.ts';
+import { createApp } from '../../src/http/app.ts';
+import { mergeParallelEdges, NODE_ID_PREFIX } from '../../src/http/dashboard/chart-svg.ts';
+import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
+import { memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
+
+const app = createApp({
+  registry: memoryRegistry(memoryInstance('alpha', { apiToken: 't' })),
+  bus: createBus(),
+  log: recordingLogger(),
+  version: '1',
+  socketlessIsLoopback: true,
+});
+
+const page = suite('dashboard :: page and assets');
+
+page('GET / → the page, with a strict Content-Security-Policy', async () => {
+  const res = await app.request('/');
+  assert.is(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', 'text/html');
+  const csp = res.headers.get('content-security-policy') ?? '';
+  assert.match(csp, "default-src 'self'");
+  assert.match(csp, "script-src 'self'");
+  assert.not.match(csp, 'unsafe-inline');
+  assert.match(csp, "frame-ancestors 'none'");
+  assert.is(res.headers.get('x-content-type-options'), 'nosniff');
+  const html = await res.text();
+  assert.match(html, '<script src="/dashboard/app.js" defer></script>');
+  assert.not.match(html, /<script>|\son[a-z]+=/i, 'no inline script or handler (the CSP would block it)');
+});
+
+page('every asset the page names is served with its type', async () => {
+  const html = await (await app.request('/')).text();
+  const refs = [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1] ?? '');
+  assert.ok(refs.includes('/dashboard/app.js') && refs.includes('/dashboard/style.css'), refs.join());
+  const types: Record<string, string> = { js: 'javascript', css: 'text/css' };
+  for (const ref of refs) {
+    const res = await app.request(ref);
+    assert.is(res.status, 200, ref);
+    assert.match(res.headers.get('content-type') ?? '', types[ref.split('.').pop() ?? ''] ?? '', ref);
+    await res.arrayBuffer();
+  }
+});
+
+page('no asset loads anything from another origin (no CDN)', async () => {
+  const files = await readdir(ASSETS_DIR);
+  assert.ok(files.length >= 3);
+  for (const f of files) {
+    const text = await readFile(join(ASSETS_DIR, f), 'utf8');
+    // The SVG namespace is a name, not a fetch.
+    const external = [...text.matchAll(/(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}[^\s"'`)]*/gi)].map((m) => m[0]).filter((u) => u !== 'http://www.w3.org/2000/svg');
+    assert.equal(external, [], f);
+    assert.not.match(text, /@import|url\(\s*["']?(?:https?:)?\/\//i, f);
+  }
+});
+
+page('paths outside the assets folder, unknown files and other methods are refused', async () => {
+  for (const path of ['/dashboard/../package.json', '/dashboard/%2e%2e/package.json', '/dashboard/..%2fpackage.json', '/dashboard/nope.js', '/dashboard/', '/dashboard/app.ts']) {
+    const res = await app.request(path);
+    assert.is(res.status, 404, path);
+  }
+  assert.is((await app.request('/', { method: 'POST' })).status, 405);
+});
+
+page.run();
+
+// ---
+
+const chart = suite('dashboard :: statechart SVG');
+
+chart('GET /dashboard/chart.svg: an inlineable SVG with a node id for every state a status can show', async () => {
+  const res = await app.request('/dashboard/chart.svg');
+  assert.is(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', 'image/svg+xml');
+  const svg = await res.text();
+  assert.ok(svg.startsWith('<svg'), 'no XML prolog, so it can be inlined');
+  assert.match(svg, /viewBox="[\d. ]+"/);
+  assert.not.match(svg.slice(0, svg.indexOf('>')), /\swidth="/, 'no fixed size: CSS scales it');
+  const ids = new Set([...svg.matchAll(/\sid="([^"]+)"/g)].map((m) => (m[1] ?? '').replace(/&#45;/g, '-')));
+  for (const path of statePaths()) assert.ok(ids.has(`${NODE_ID_PREFIX}${path}`), `node for ${path}`);
+});
+
+chart('parallel transitions merge into one arrow that keeps every label', () => {
+  const graph = chartGraph();
+  const merged = mergeParallelEdges(graph);
+  assert.ok(merged.edges.length < graph.edges.length);
+  const key = (e: { source: string; target: string }) => `${e.source}→${e.target}`;
+  for (const e of graph.edges) {
+    const m = merged.edges.find((x) => key(x) === key(e) && x.kind === e.kind && x.internal === e.internal);
+    assert.ok(m?.label.split('\n').includes(e.label), `${key(e)} ${e.label}`);
+  }
+});
+
+chart.run();

@@ -1,0 +1,163 @@
+/**
+ * `GET /metrics` (src/http/metrics-routes.ts, src/metrics/collector.ts), read back with an independent parser
+ * (parse-prometheus-text-format), plus the checks that lenient parser leaves out (types, help, numeric values).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { type Bus, createBus } from '../../src/bus.ts';
+import { statePaths } from '../../src/chart/index.ts';
+import { createApp } from '../../src/http/app.ts';
+import type { InstanceStatus } from '../../src/http/registry.ts';
+import { createMetricsCollector } from '../../src/metrics/collector.ts';
+import { waitFor } from '../_support/env.ts';
+import { parseExposition, sample } from './metrics-support.ts';
+import { type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
+
+function setup(alpha: MemoryInstance = memoryInstance('alpha', { apiToken: 't' })) {
+  const bus = createBus();
+  const app = createApp({ registry: memoryRegistry(alpha), bus, log: recordingLogger(), version: '1.2.3', socketlessIsLoopback: true });
+  const scrape = async () => {
+    const res = await app.request('/metrics');
+    assert.is(res.status, 200);
+    return parseExposition(await res.text());
+  };
+  return { bus, alpha, app, scrape };
+}
+
+const expo = suite('metrics :: exposition');
+
+expo('text format 0.0.4, every family typed and described, and the names the issue asks for', async () => {
+  const { app } = setup();
+  const res = await app.request('/metrics');
+  assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+  const families = parseExposition(await res.text());
+  const names = families.map((f) => f.name);
+  for (const n of [
+    'watchdog_instance_state', 'watchdog_instance_seconds_since_checkin', 'watchdog_instance_restarts_total', 'watchdog_instance_startup_failures',
+    'watchdog_update_duration_seconds', 'watchdog_update_bytes', 'watchdog_instance_resident_memory_bytes', 'watchdog_instance_cpu_seconds_total',
+    'watchdog_event_loop_lag_seconds', 'watchdog_alerts_total',
+  ]) assert.ok(names.includes(n), n);
+  assert.is(sample(families, 'watchdog_build_info', { version: '1.2.3' }), 1);
+  assert.ok((sample(families, 'watchdog_event_loop_lag_max_seconds') ?? -1) >= 0);
+});
+
+expo('state is one-hot over every state path of the chart, and moves with the instance', async () => {
+  const { alpha, scrape } = setup();
+  const check = async (expected: string) => {
+    const f = (await scrape()).find((x) => x.name === 'watchdog_instance_state');
+    const series = f?.metrics.filter((m) => m.labels?.instance === 'alpha') ?? [];
+    assert.equal(series.map((m) => m.labels?.state).sort(), [...statePaths()].sort());
+    assert.equal(series.filter((m) => m.value === '1').map((m) => m.labels?.state), [expected]);
+  };
+  await check('running');
+  alpha.state = 'stopped.idle';
+  await check('stopped.idle');
+  alpha.state = 'restarting.backoff';
+  await check('restarting.backoff');
+});
+
+expo('restart, alert and update counters start at zero and count bus facts', async () => {
+  const { bus, scrape } = setup();
+  let f = await scrape();
+  for (const reason of ['crash', 'hang', 'request', 'update', 'startup-failure', 'exit']) {
+    assert.is(sample(f, 'watchdog_instance_restarts_total', { instance: 'alpha', reason }), 0, reason);
+  }
+  assert.is(sample(f, 'watchdog_alerts_total', { instance: 'alpha', kind: 'crash-loop' }), 0);
+  emit(bus);
+  f = await scrape();
+  assert.is(sample(f, 'watchdog_instance_restarts_total', { instance: 'alpha', reason: 'request' }), 2);
+  assert.is(sample(f, 'watchdog_instance_restarts_total', { instance: 'alpha', reason: 'crash' }), 1);
+  assert.is(sample(f, 'watchdog_alerts_total', { instance: 'alpha', kind: 'hang' }), 1);
+  assert.is(sample(f, 'watchdog_updates_total', { instance: 'alpha', result: 'done' }), 1);
+  assert.is(sample(f, 'watchdog_updates_total', { instance: 'alpha', result: 'failed' }), 1);
+  assert.is(sample(f, 'watchdog_update_duration_seconds', { instance: 'alpha' }), 2.5);
+  assert.is(sample(f, 'watchdog_update_bytes', { instance: 'alpha' }), 4096);
+});
+
+function emit(bus: Bus) {
+  const at = Date.now();
+  bus.emit('instance:restart', { key: 'alpha', reason: 'request', at });
+  bus.emit('instance:restart', { key: 'alpha', reason: 'request', at });
+  bus.emit('instance:restart', { key: 'alpha', reason: 'crash', at });
+  bus.emit('instance:alert', { key: 'alpha', kind: 'hang', message: 'hung', at });
+  bus.emit('instance:update', { key: 'alpha', phase: 'check', at });
+  bus.emit('instance:update', { key: 'alpha', phase: 'download', bytes: 1024, total: 4096, at });
+  bus.emit('instance:update', { key: 'alpha', phase: 'verify', bytes: 4096, total: 4096, at });
+  bus.emit('instance:update', { key: 'alpha', phase: 'done', revision: 'r2', durationMs: 2500, at });
+  bus.emit('instance:update', { key: 'alpha', phase: 'check', at });
+  bus.emit('instance:update', { key: 'alpha', phase: 'failed', error: 'network down', at });
+}
+
+expo('check-in age, startup failures and uptime follow the status; absent series when there is nothing to show', async () => {
+  const alpha = memoryInstance('alpha');
+  let status: InstanceStatus = { ...alpha.status(), lastCheckinAt: new Date(Date.now() - 5000).toISOString(), startupFailures: 2, uptimeSeconds: 40 };
+  alpha.status = () => status;
+  const { scrape } = setup(alpha);
+  let f = await scrape();
+  const age = sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'alpha' }) ?? 0;
+  assert.ok(age >= 4.9 && age < 60, String(age));
+  assert.is(sample(f, 'watchdog_instance_startup_failures', { instance: 'alpha' }), 2);
+  assert.is(sample(f, 'watchdog_instance_uptime_seconds', { instance: 'alpha' }), 40);
+  status = { ...status, lastCheckinAt: null, uptimeSeconds: null, pid: null };
+  f = await scrape();
+  assert.is(sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'alpha' }), undefined);
+  assert.is(sample(f, 'watchdog_instance_uptime_seconds', { instance: 'alpha' }), undefined);
+  assert.is(sample(f, 'watchdog_instance_resident_memory_bytes', { instance: 'alpha' }), undefined);
+});
+
+expo('label values with quotes, backslashes and newlines survive the round trip', async () => {
+  const alpha = memoryInstance('alpha');
+  const name = 'Quote " back\\slash\nnew line';
+  const base = alpha.status();
+  alpha.status = () => ({ ...base, name, revision: 'r"1' });
+  const { scrape } = setup(alpha);
+  const f = await scrape();
+  const info = f.find((x) => x.name === 'watchdog_instance_info')?.metrics[0]?.labels;
+  assert.equal(info, { instance: 'alpha', name, revision: 'r"1' });
+});
+
+expo('a real process: RSS and CPU seconds from /proc, gone once it exits', async () => {
+  // Burns CPU for 300 ms, then idles until killed.
+  const child = spawn(process.execPath, ['-e', 'const t = Date.now(); while (Date.now() - t < 300); setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  try {
+    const alpha = memoryInstance('alpha');
+    const base = alpha.status();
+    alpha.status = () => ({ ...base, pid: child.pid ?? null });
+    const { scrape } = setup(alpha);
+    const cpu = await waitFor('CPU time of the busy child', async () => {
+      const v = sample(await scrape(), 'watchdog_instance_cpu_seconds_total', { instance: 'alpha' }) ?? 0;
+      return v >= 0.2 ? v : undefined;
+    }, 10_000, 100);
+    assert.ok(cpu < 60, String(cpu));
+    const rss = sample(await scrape(), 'watchdog_instance_resident_memory_bytes', { instance: 'alpha' }) ?? 0;
+    assert.ok(rss > 5 * 1024 * 1024 && rss < 2 * 1024 ** 3, `rss ${rss}`);
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    const f = await scrape();
+    assert.is(sample(f, 'watchdog_instance_cpu_seconds_total', { instance: 'alpha' }), undefined);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
+
+expo('a collector passed in is used, and stop() lets go of the bus', async () => {
+  const bus = createBus();
+  const registry = memoryRegistry(memoryInstance('alpha'));
+  const metrics = createMetricsCollector({ bus, registry, version: 'x' });
+  const app = createApp({ registry, bus, log: recordingLogger(), version: '1', metrics, socketlessIsLoopback: true });
+  bus.emit('instance:restart', { key: 'alpha', reason: 'hang', at: 1 });
+  const text = await (await app.request('/metrics')).text();
+  assert.is(sample(parseExposition(text), 'watchdog_build_info', { version: 'x' }), 1);
+  metrics.stop();
+  bus.emit('instance:restart', { key: 'alpha', reason: 'hang', at: 2 });
+  assert.is(sample(parseExposition(await metrics.metrics()), 'watchdog_instance_restarts_total', { instance: 'alpha', reason: 'hang' }), 1);
+});
+
+expo('other methods → 405', async () => {
+  const { app } = setup();
+  assert.is((await app.request('/metrics', { method: 'POST' })).status, 405);
+});
+
+expo.run();

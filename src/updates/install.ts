@@ -54,8 +54,17 @@ async function makeExecutable(path: string): Promise<void> {
 
 /** Extracts `archive` into a fresh staging folder and swaps it into `<instanceDir>/bin`; `bin/` is untouched on failure. */
 export async function installArchive(opts: InstallOptions): Promise<void> {
-  const scratch = updateDir(opts.instanceDir);
-  const staging = join(scratch, scratchName('staging'));
+  const staging = await stageArchive(opts);
+  await commitStaged(opts.instanceDir, staging, opts.signal, opts.onPhase);
+}
+
+/**
+ * The first half of `installArchive`: extracts `archive` into a fresh `.update/staging-*` folder, checks it holds
+ * something and gives the program the execute bit. Returns the folder, ready for `commitStaged`; on failure it is
+ * removed and `bin/` was never touched.
+ */
+export async function stageArchive(opts: InstallOptions): Promise<string> {
+  const staging = join(updateDir(opts.instanceDir), scratchName('staging'));
   try {
     throwIfCancelled(opts.signal);
     await mkdir(staging, { recursive: true });
@@ -65,18 +74,40 @@ export async function installArchive(opts: InstallOptions): Promise<void> {
     if ((await readdir(staging)).length === 0) {
       throw new UpdateError('the archive holds no files; refusing to install an empty build');
     }
-    opts.onPhase?.('install');
     const program = programInBuild(opts.instanceDir, opts.runCommand ?? DEFAULT_RUN_COMMAND, staging);
     if (program) await makeExecutable(program);
     throwIfCancelled(opts.signal);
-    await swapIn(opts.instanceDir, staging);
+    return staging;
   } catch (err) {
+    await discardStaged(staging);
     if (err instanceof UpdateError) throw err;
     throw new UpdateError(`installing the build into ${join(opts.instanceDir, 'bin')} failed; bin/ was left as it was`, { cause: err });
-  } finally {
-    // Retries: after a refusal tar may still be finishing writes it had already started (ENOTEMPTY otherwise).
-    await rm(staging, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
   }
+}
+
+/** The second half: swaps a folder made by `stageArchive` into `bin/` (the old build becomes `bin.prev`). */
+export async function commitStaged(
+  instanceDir: string,
+  staging: string,
+  signal: AbortSignal,
+  onPhase?: (phase: 'install') => void,
+): Promise<void> {
+  try {
+    throwIfCancelled(signal);
+    onPhase?.('install');
+    await swapIn(instanceDir, staging);
+  } catch (err) {
+    if (err instanceof UpdateError) throw err;
+    throw new UpdateError(`installing the build into ${join(instanceDir, 'bin')} failed; bin/ was left as it was`, { cause: err });
+  } finally {
+    await discardStaged(staging);
+  }
+}
+
+/** Removes a staged build that will not be installed (a no-op once it was swapped in). */
+export async function discardStaged(staging: string): Promise<void> {
+  // Retries: after a refusal tar may still be finishing writes it had already started (ENOTEMPTY otherwise).
+  await rm(staging, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
 }
 
 async function swapIn(instanceDir: string, staging: string): Promise<void> {

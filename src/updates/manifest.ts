@@ -1,10 +1,11 @@
 import { UpdateError } from '../errors.ts';
-import { installFromUrl } from './artifact.ts';
+import { prepareFromUrl } from './artifact.ts';
 import { describeUrl } from './download.ts';
 import { basicAuthHeaders, fetchJson } from './http-json.ts';
 import { newestBuild, parseManifest } from './manifest-doc.ts';
 import { hostRid, pickPlatform, ridFallbacks } from './platform.ts';
 import type { ProviderContext, UpdateProvider } from './provider.ts';
+import { createStagedBuilds } from './staged-build.ts';
 
 interface Target {
   key: string;
@@ -15,13 +16,16 @@ interface Target {
 
 /**
  * `UpdateType: Manifest` (spec §2.8, REFERENCE.md §8.1): the newest build of a manifest, the server archive for this
- * host's platform, hash required. Unlike the original, a failed install leaves bin/ as it was.
+ * host's platform, hash required. Unlike the original, a failed install leaves bin/ as it was, and `check` only
+ * offers a build after downloading, verifying and extracting it (staged-build.ts): a build that cannot be installed
+ * is a failed check, so the running server is never asked to leave for it.
  */
 export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
   const updates = ctx.instance.settings.Updates;
   const headers = basicAuthHeaders(updates.Authentication);
   const timeoutMs = updates.DownloadTimeoutSeconds * 1000;
   const rid = hostRid(updates.Platform);
+  const staged = createStagedBuilds(ctx.instance.dir);
 
   async function newest(signal: AbortSignal): Promise<Target> {
     const manifestUrl = updates.ManifestUrl;
@@ -47,12 +51,32 @@ export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
     return { key, platform, url: new URL(archive.url, manifestUrl).href, sha256: archive.sha256 };
   }
 
+  /** Downloads, verifies and extracts `target` into a staging folder, or reuses the one staged for it before. */
+  const stage = (target: Target, signal: AbortSignal) => {
+    const id = JSON.stringify([target.key, target.url, target.sha256]);
+    const make = () => {
+      if (target.sha256 === undefined || target.sha256.trim() === '') {
+        // REFERENCE.md Q15: the docs' do-it-yourself manifest leaves sha256 empty; installing unverified code is refused.
+        throw new UpdateError(
+          `build ${target.key} gives no sha256 for its ${target.platform} server archive, so the download cannot be ` +
+            'verified and is refused; fill in the SHA-256 of each archive (watchdog manifest <dir> --base-url URL writes them)',
+        );
+      }
+      ctx.log.info('fetching build from manifest', { revision: target.key, platform: target.platform, url: describeUrl(target.url) });
+      return prepareFromUrl(ctx, { url: target.url, sha256: target.sha256, headers, signal });
+    };
+    return { id, make };
+  };
+
   return {
     type: 'Manifest',
 
     async check(current, signal) {
       const target = await newest(signal);
-      return { available: target.key !== current, revision: target.key };
+      if (target.key === current) return { available: false, revision: target.key };
+      const { id, make } = stage(target, signal);
+      await staged.prepare(id, make);
+      return { available: true, revision: target.key };
     },
 
     async apply(current, signal) {
@@ -61,15 +85,9 @@ export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
         ctx.log.info('the newest build is already installed', { revision: current });
         return target.key;
       }
-      if (target.sha256 === undefined || target.sha256.trim() === '') {
-        // REFERENCE.md Q15: the docs' do-it-yourself manifest leaves sha256 empty; installing unverified code is refused.
-        throw new UpdateError(
-          `build ${target.key} gives no sha256 for its ${target.platform} server archive, so the download cannot be ` +
-            'verified and is refused; fill in the SHA-256 of each archive (watchdog manifest <dir> --base-url URL writes them)',
-        );
-      }
-      ctx.log.info('installing build from manifest', { revision: target.key, platform: target.platform, url: describeUrl(target.url) });
-      await installFromUrl(ctx, { url: target.url, sha256: target.sha256, headers, signal });
+      const { id, make } = stage(target, signal);
+      ctx.log.info('installing build from manifest', { revision: target.key, platform: target.platform });
+      await staged.install(id, make, signal, (phase) => ctx.progress({ phase }));
       return target.key;
     },
   };

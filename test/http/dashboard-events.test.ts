@@ -88,10 +88,10 @@ events('events :: hello first (statuses, chart states, version), then a bus fact
     bus.emit('instance:state', { key: 'alpha', state: 'stopped.idle', previous: 'running', event: '', at: 1 });
     const m = await sse.next();
     assert.is(m.event, 'instance:state');
-    const d = m.data as BusEvents['instance:state'] & { status: { state: string } };
+    const d = m.data as BusEvents['instance:state'] & { instance: { state: string } };
     assert.is(d.state, 'stopped.idle');
     assert.is(d.previous, 'running');
-    assert.is(d.status.state, 'stopped.idle', 'the status after the fact rides along');
+    assert.is(d.instance.state, 'stopped.idle', 'the status after the fact rides along');
   } finally {
     await sse.cancel();
   }

@@ -29,8 +29,9 @@ const quiet = (type: Streamed, e: BusEvents[Streamed]) =>
 
 /**
  * `GET /events`: Server-Sent Events for the dashboard. First `hello` with every instance's status and the recent
- * listed events (`recent`, oldest first, `{ type, event }`), then the facts in STREAMED as they happen; instance events carry the instance's status after the fact. With `?logs=1`, server
- * log lines too (`instance:log`), rate-limited. Subscribes inside the stream and unsubscribes on abort (STYLE.md §3).
+ * listed events (`recent`, oldest first, `{ type, event }`), then the facts in STREAMED as they happen; instance
+ * events carry the instance's status after the fact as `instance`. With `?logs=1`, server log lines too
+ * (`instance:log`), rate-limited. Subscribes inside the stream and unsubscribes on abort (STYLE.md §3).
  */
 export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono {
   const { bus, registry, version } = deps;
@@ -68,7 +69,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
             if (e.at - prev < checkinEveryMs) return;
             lastCheckin.set(e.key, e.at);
           }
-          sender.send(type, type === 'control' ? e : { ...e, status: statusOf(e.key) });
+          sender.send(type, type === 'control' ? e : { ...e, instance: statusOf(e.key) });
         });
       }
       const logLimiter = rateLimiter(logRate);

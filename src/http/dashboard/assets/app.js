@@ -247,6 +247,8 @@ function highlightChart() {
     node.style.removeProperty('--highlight');
   }
   for (const tag of svg.querySelectorAll('g.instance-tag')) tag.remove();
+  // Badges go last in the drawing's top group (nodes share its coordinates), so no edge is drawn over them.
+  const layer = svg.querySelector('g.graph') ?? svg;
   const byState = new Map();
   for (const inst of [...instances.values()].sort((a, b) => a.key.localeCompare(b.key))) {
     if (!inst.status) continue;
@@ -273,7 +275,7 @@ function highlightChart() {
       rect.setAttribute('fill', inst.color);
       rect.setAttribute('rx', '4');
       tag.append(rect, text);
-      node.append(tag);
+      layer.append(tag);
       const width = text.getComputedTextLength() + 10;
       text.setAttribute('x', String(x + 5));
       rect.setAttribute('x', String(x));
@@ -333,7 +335,7 @@ function setConnection(state, text) {
 }
 
 function onEvent(type, e) {
-  if (e.status) applyStatus(e.status);
+  if (e.instance) applyStatus(e.instance);
   const inst = instances.get(e.key);
   if (type === 'instance:checkin') {
     if (inst?.status) inst.status.lastCheckinAt = new Date(e.at).toISOString();

@@ -1,0 +1,65 @@
+/**
+ * Headless Chromium for the dashboard tests: the Debian package at /usr/bin/chromium (installed by .ci/run) driven
+ * by playwright-core, in a fresh profile folder that is removed afterwards.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { ROOT, tempDir } from '../../_support/env.ts';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Screenshots land here (gitignored); CI keeps the folder as the run's artefacts. */
+export const ARTIFACTS = join(ROOT, 'test-artifacts');
+
+export interface Browser {
+  page: Page;
+  context: BrowserContext;
+  /** Console errors and uncaught page errors, so a test can assert the page ran cleanly. */
+  errors: string[];
+  close(): Promise<void>;
+}
+
+export async function openBrowser(viewport = { width: 1440, height: 900 }): Promise<Browser> {
+  const profile = await tempDir('wd-chromium-');
+  let context: BrowserContext;
+  try {
+    context = await chromium.launchPersistentContext(profile.path, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport,
+      args: [
+        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      ],
+      timeout: 30_000,
+    });
+  } catch (err) {
+    await profile.cleanup();
+    throw new Error(`cannot start Chromium at ${CHROMIUM} (apt-get install chromium, as .ci/run does): ${String(err)}`, { cause: err });
+  }
+  const page = context.pages()[0] ?? (await context.newPage());
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) errors.push(`HTTP ${r.status()} for ${r.url()}`);
+  });
+  return {
+    page,
+    context,
+    errors,
+    async close() {
+      await context.close().catch(() => undefined);
+      await profile.cleanup();
+    },
+  };
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, name);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

@@ -1,0 +1,152 @@
+/**
+ * The dashboard's page logic in headless Chromium, against the real HTTP app on a loopback socket with an in-memory
+ * registry, so facts can be put on the bus exactly: update progress, the confirmation dialog, live server log lines
+ * (shown as text, never markup), refusals, and Admin credentials.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { type Bus, createBus } from '../../../src/bus.ts';
+import type { AdminCredentials } from '../../../src/http/admin-auth.ts';
+import { createApp } from '../../../src/http/app.ts';
+import { type HttpServer, startHttpServer } from '../../../src/http/server.ts';
+import { waitFor } from '../../_support/env.ts';
+import { basic, type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } from '../../http/support.ts';
+import { type Browser, openBrowser, screenshot } from './browser.ts';
+
+interface Ctx {
+  bus: Bus;
+  alpha: MemoryInstance;
+  beta: MemoryInstance;
+  admin: AdminCredentials | undefined;
+  server?: HttpServer;
+  browser?: Browser;
+}
+
+const test = suite<Ctx>('e2e :: dashboard page logic in Chromium', {
+  bus: createBus(),
+  alpha: memoryInstance('alpha', { apiToken: 't' }),
+  beta: memoryInstance('beta', { state: 'stopped.idle' }), // no ApiToken: control refused
+  admin: undefined,
+});
+
+test.before(async (ctx) => {
+  try {
+    const app = createApp({ registry: memoryRegistry(ctx.alpha, ctx.beta), bus: ctx.bus, log: recordingLogger(), version: '9.9.9', admin: () => ctx.admin });
+    ctx.server = await startHttpServer(app, { port: 0 });
+    ctx.browser = await openBrowser({ width: 1280, height: 900 });
+    await ctx.browser.page.goto(`${ctx.server.url}/`);
+    await ctx.browser.page.waitForSelector('#chart svg g.node.active');
+    await waitFor('live', async () => (await ctx.browser!.page.textContent('#conn')) === 'live', 10_000);
+  } catch (err) {
+    console.error(err);
+    throw err;
+  }
+});
+test.after(async (ctx) => {
+  await ctx.browser?.close();
+  await ctx.server?.close();
+});
+
+const card = (key: string) => `article.card[data-key="${key}"]`;
+const text = async (b: Browser, sel: string) => (await b.page.textContent(sel)) ?? '';
+const until = (what: string, check: () => Promise<boolean>) => waitFor(what, async () => (await check()) || undefined, 10_000);
+
+test('version, both cards and the chart with each instance on its own node', async ({ browser }) => {
+  const b = browser!;
+  assert.is(await text(b, '#version'), 'v9.9.9');
+  assert.is(await text(b, `${card('alpha')} .state-pill`), 'running');
+  assert.is(await text(b, `${card('beta')} .state-pill`), 'stopped.idle');
+  assert.equal(await b.page.$$eval('#chart g.instance-tag', (tags) => tags.map((t) => t.textContent).sort()), ['alpha', 'beta']);
+});
+
+test('a download shows a progress bar that follows bytes/total, then the installed revision', async ({ bus, browser }) => {
+  const b = browser!;
+  const box = `${card('alpha')} .update`;
+  const at = Date.now();
+  bus.emit('instance:update', { key: 'alpha', phase: 'check', revision: 'r1', at });
+  await until('the update box', async () => b.page.isVisible(box));
+  bus.emit('instance:update', { key: 'alpha', phase: 'download', bytes: 256 * 1024, total: 1024 * 1024, at });
+  await until('25 %', async () => (await b.page.$eval(`${box} progress`, (p) => p.getAttribute('value'))) === '0.25');
+  assert.is(await text(b, `${box} .update-label`), 'downloading 256.0 KiB of 1.0 MiB');
+  await screenshot(b.page, 'dashboard-update-progress.png');
+  bus.emit('instance:update', { key: 'alpha', phase: 'download', bytes: 3 * 1024 * 1024, total: null, at });
+  await until('indeterminate without a total', async () => (await b.page.$eval(`${box} progress`, (p) => p.hasAttribute('value'))) === false);
+  assert.is(await text(b, `${box} .update-label`), 'downloading 3.0 MiB');
+  bus.emit('instance:update', { key: 'alpha', phase: 'done', revision: 'r2', durationMs: 1200, at });
+  await until('done', async () => (await text(b, `${box} .update-label`)) === 'update installed: r2');
+  const events = await b.page.$$eval('#events li', (lis) => lis.map((li) => li.textContent ?? ''));
+  assert.ok(events.some((e) => e.includes('update done (r2)')), events.join(' | '));
+  assert.not.ok(events.some((e) => e.includes('update download')), 'progress is not listed event by event');
+});
+
+test('Cancel in the confirmation dialog does nothing; confirming calls control()', async ({ alpha, browser }) => {
+  const b = browser!;
+  alpha.calls.length = 0;
+  await b.page.click(`${card('alpha')} button[data-action="stop"]`);
+  await b.page.locator('dialog#confirm').waitFor({ state: 'visible' });
+  assert.is(await text(b, '#confirm-title'), 'Stop alpha?');
+  await b.page.click('#confirm-cancel');
+  await b.page.locator('dialog#confirm').waitFor({ state: 'hidden' });
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(alpha.calls, []);
+  await b.page.click(`${card('alpha')} button[data-action="stop"]`);
+  await b.page.click('#confirm-ok');
+  await until('control:stop', async () => alpha.calls.includes('control:stop'));
+  await until('the result', async () => (await text(b, `${card('alpha')} .action-result`)) === 'stop accepted');
+});
+
+test('a refused action shows why (instance without ApiToken)', async ({ beta, browser }) => {
+  const b = browser!;
+  await b.page.click(`${card('beta')} button[data-action="restart"]`);
+  await b.page.click('#confirm-ok');
+  await until('the refusal', async () => (await text(b, `${card('beta')} .action-result`)).includes('refused (403)'));
+  assert.match(await text(b, `${card('beta')} .action-result`), 'no ApiToken');
+  assert.equal(beta.calls, []);
+  b.errors.length = 0; // the deliberate 403
+});
+
+test('server log lines stream in as plain text, never as markup', async ({ bus, browser }) => {
+  const b = browser!;
+  await b.page.click(`${card('alpha')} details.log summary`);
+  const evil = '<img src=x onerror="window.pwned = 1"><b>bold</b>';
+  bus.emit('instance:log', { key: 'alpha', stream: 'stdout', line: 'plain line', at: Date.now() });
+  bus.emit('instance:log', { key: 'alpha', stream: 'stderr', line: evil, at: Date.now() });
+  await until('the lines', async () => (await text(b, `${card('alpha')} .log-lines`)).includes(evil));
+  assert.ok((await text(b, `${card('alpha')} .log-lines`)).includes('plain line'));
+  assert.is(await b.page.$$eval(`${card('alpha')} .log-lines *`, (els) => els.length), 0, 'no elements inside the log');
+  assert.is(await b.page.evaluate('window.pwned'), undefined);
+});
+
+test('state and alert facts update the card, the chart and the event list', async ({ bus, alpha, browser }) => {
+  const b = browser!;
+  alpha.state = 'awaiting-checkin';
+  bus.emit('instance:state', { key: 'alpha', state: 'awaiting-checkin', previous: 'running', event: '', at: Date.now() });
+  bus.emit('instance:alert', { key: 'alpha', kind: 'hang', message: 'Server `alpha` stopped checking in', at: Date.now() });
+  await until('the pill', async () => (await text(b, `${card('alpha')} .state-pill`)) === 'awaiting-checkin');
+  assert.equal(await b.page.$$eval('#chart g.node.active[data-instances~="alpha"]', (n) => n.map((x) => x.id)), ['state:awaiting-checkin']);
+  await until('the alert', async () => (await text(b, '#events li[data-type="instance:alert"]')).includes('stopped checking in'));
+  assert.equal(browser!.errors, []);
+});
+
+test('with Admin configured the page needs the credentials, and works with them', async (ctx) => {
+  const b = ctx.browser!;
+  ctx.admin = { username: 'ops', password: 'secret' };
+  try {
+    // Chromium answers a 401 challenge it holds no credentials for with a network error, so ask from here.
+    const refused = await fetch(`${ctx.server!.url}/`);
+    assert.is(refused.status, 401);
+    assert.match(refused.headers.get('www-authenticate') ?? '', 'Basic');
+    await b.page.setExtraHTTPHeaders({ authorization: basic('ops', 'secret') });
+    const ok = await b.page.goto(`${ctx.server!.url}/`);
+    assert.is(ok?.status(), 200);
+    await b.page.waitForSelector('#chart svg g.node.active');
+    await until('live over SSE with credentials', async () => (await text(b, '#conn')) === 'live');
+    assert.is(await text(b, `${card('alpha')} .state-pill`), 'awaiting-checkin');
+  } finally {
+    ctx.admin = undefined;
+    await b.page.setExtraHTTPHeaders({});
+  }
+  assert.equal(b.errors, []);
+});
+
+test.run();

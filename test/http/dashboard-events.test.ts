@@ -5,6 +5,8 @@ import { type Bus, type BusEvents, createBus } from '../../src/bus.ts';
 import { createApp } from '../../src/http/app.ts';
 import { eventRoutes, STREAMED } from '../../src/http/dashboard/events.ts';
 import type { HttpDeps } from '../../src/http/deps.ts';
+import { startHttpServer } from '../../src/http/server.ts';
+import { waitFor } from '../_support/env.ts';
 import { memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
 
 interface SseMessage { event: string; data: unknown }
@@ -208,6 +210,21 @@ events('events :: an idle stream gets keep-alive comments', async () => {
   } finally {
     await sse.cancel();
   }
+});
+
+events('events :: closing the server ends a connected stream and lets go of the bus (graceful shutdown)', async () => {
+  const { bus, app } = setup({ keepaliveMs: 60_000 });
+  const before = listeners(bus, 'instance:state');
+  const server = await startHttpServer(app, { port: 0, graceMs: 100 });
+  const res = await fetch(`${server.url}/events`);
+  const sse = sseReader(res);
+  await sse.next((m) => m.event === 'hello');
+  assert.is(listeners(bus, 'instance:state'), before + 1);
+  const t = Date.now();
+  await server.close();
+  assert.ok(Date.now() - t < 3000, `close took ${Date.now() - t} ms`);
+  await waitFor('the stream to let go of the bus', () => listeners(bus, 'instance:state') === before, 5000);
+  await sse.cancel().catch(() => undefined);
 });
 
 events('events :: other methods → 405', async () => {

@@ -1,0 +1,75 @@
+/** `/metrics` and `/api/instances` of the real daemon, following a demo server through restart and stop. */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { testConfig } from '../../_support/config.ts';
+import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { freePort, waitFor } from '../../_support/env.ts';
+import { type Family, parseExposition, sample } from '../../http/metrics-support.ts';
+
+interface Ctx { daemon?: RunningDaemon }
+const test = suite<Ctx>('e2e :: metrics follow the instance', {});
+const TOKEN = 'tok';
+
+test.before(async (ctx) => {
+  try {
+    ctx.daemon = await startDaemon(testConfig({ instances: [{ key: 'demo', port: await freePort() }] }));
+  } catch (err) {
+    console.error(err);
+    throw err;
+  }
+});
+test.after(async (ctx) => {
+  await ctx.daemon?.stop();
+  await ctx.daemon?.cleanup();
+});
+
+async function scrape(d: RunningDaemon): Promise<Family[]> {
+  const res = await fetch(`${d.url}/metrics`);
+  assert.is(res.status, 200);
+  return parseExposition(await res.text());
+}
+const activeState = (f: Family[]) =>
+  f.find((x) => x.name === 'watchdog_instance_state')?.metrics.filter((m) => m.labels?.instance === 'demo' && m.value === '1').map((m) => m.labels?.state);
+const restarts = (f: Family[], reason: string) => sample(f, 'watchdog_instance_restarts_total', { instance: 'demo', reason });
+const when = (what: string, check: (f: Family[]) => boolean, d: RunningDaemon) =>
+  waitFor(what, async () => {
+    const f = await scrape(d);
+    return check(f) ? f : undefined;
+  }, 15_000, 100);
+
+test('running: one-hot state, a recent check-in, the server\'s memory and CPU time', async ({ daemon }) => {
+  const d = daemon!;
+  const f = await when('running with a check-in', (f) => activeState(f)?.join() === 'running' && sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'demo' }) !== undefined, d);
+  assert.ok((sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'demo' }) ?? 99) < 5);
+  assert.ok((sample(f, 'watchdog_instance_resident_memory_bytes', { instance: 'demo' }) ?? 0) > 10 * 1024 * 1024, 'a node process has more than 10 MB resident');
+  assert.ok((sample(f, 'watchdog_instance_cpu_seconds_total', { instance: 'demo' }) ?? 0) > 0);
+  assert.is(sample(f, 'watchdog_instance_startup_failures', { instance: 'demo' }), 0);
+  assert.is(restarts(f, 'request'), 0);
+  const api = (await (await fetch(`${d.url}/api/instances`)).json()) as { key: string; state: string; pid: number }[];
+  assert.is(api.length, 1);
+  assert.is(api[0]?.state, 'running');
+  assert.equal(api[0], await d.status('demo', TOKEN));
+});
+
+test('a requested restart counts once under reason="request", and the state comes back to running', async ({ daemon }) => {
+  const d = daemon!;
+  const before = await d.status('demo', TOKEN);
+  assert.is(await d.control('demo', TOKEN, 'restart'), 200);
+  const f = await when('restart counted and running again', (f) => restarts(f, 'request') === 1 && activeState(f)?.join() === 'running', d);
+  assert.is(restarts(f, 'crash'), 0);
+  const after = await d.status('demo', TOKEN);
+  assert.is.not(after.pid, before.pid);
+  assert.ok((sample(f, 'watchdog_instance_uptime_seconds', { instance: 'demo' }) ?? 99) < 10, 'uptime starts over');
+});
+
+test('a stop: stopped.idle, no process series, the stop alert counted', async ({ daemon }) => {
+  const d = daemon!;
+  assert.is(await d.control('demo', TOKEN, 'stop'), 200);
+  const f = await when('stopped.idle', (f) => activeState(f)?.join() === 'stopped.idle', d);
+  assert.is(sample(f, 'watchdog_instance_resident_memory_bytes', { instance: 'demo' }), undefined);
+  assert.is(sample(f, 'watchdog_instance_cpu_seconds_total', { instance: 'demo' }), undefined);
+  assert.is(sample(f, 'watchdog_alerts_total', { instance: 'demo', kind: 'stopped' }), 1);
+  assert.is(restarts(f, 'request'), 1, 'a stop is not a restart');
+});
+
+test.run();

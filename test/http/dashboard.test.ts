@@ -31,21 +31,28 @@ page('GET / → the page, with a strict Content-Security-Policy', async () => {
   assert.match(csp, "frame-ancestors 'none'");
   assert.is(res.headers.get('x-content-type-options'), 'nosniff');
   const html = await res.text();
-  assert.match(html, '<script src="/dashboard/app.js" defer></script>');
+  assert.match(html, '<script type="module" src="/dashboard/app.js"></script>');
   assert.not.match(html, /<script>|\son[a-z]+=/i, 'no inline script or handler (the CSP would block it)');
 });
 
-page('every asset the page names is served with its type', async () => {
+page('every asset the page names, and every module those import, is served with its type', async () => {
   const html = await (await app.request('/')).text();
   const refs = [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1] ?? '');
   assert.ok(refs.includes('/dashboard/app.js') && refs.includes('/dashboard/style.css'), refs.join());
   const types: Record<string, string> = { js: 'javascript', css: 'text/css' };
-  for (const ref of refs) {
+  const served = new Set<string>();
+  while (refs.length > 0) {
+    const ref = refs.shift() ?? '';
+    if (served.has(ref)) continue;
+    served.add(ref);
     const res = await app.request(ref);
     assert.is(res.status, 200, ref);
     assert.match(res.headers.get('content-type') ?? '', types[ref.split('.').pop() ?? ''] ?? '', ref);
-    await res.arrayBuffer();
+    const body = await res.text();
+    if (ref.endsWith('.js')) for (const m of body.matchAll(/from '\.\/([a-z-]+\.js)'/g)) refs.push(`/dashboard/${m[1]}`);
   }
+  const modules = (await readdir(ASSETS_DIR)).filter((f) => f.endsWith('.js')).map((f) => `/dashboard/${f}`);
+  assert.equal([...served].filter((r) => r.endsWith('.js')).sort(), modules.sort(), 'every module is reachable from app.js');
 });
 
 page('no asset loads anything from another origin (no CDN)', async () => {

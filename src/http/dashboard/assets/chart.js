@@ -1,0 +1,72 @@
+// The statechart: the SVG the daemon renders from the machine, with each instance's state node highlighted.
+import { $, instances } from './shared.js';
+
+const NODE_PREFIX = 'state:';
+const SVG_NS = 'http://www.w3.org/2000/svg';
+let chartReady = false;
+
+export async function loadChart() {
+  const holder = $('#chart');
+  try {
+    const res = await fetch('/dashboard/chart.svg');
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    const doc = new DOMParser().parseFromString(await res.text(), 'image/svg+xml');
+    const svg = doc.documentElement;
+    if (svg.nodeName !== 'svg') throw new Error('not an SVG document');
+    holder.replaceChildren(document.importNode(svg, true));
+    chartReady = true;
+    highlightChart();
+  } catch (err) {
+    holder.textContent = `The statechart could not be loaded (${err instanceof Error ? err.message : String(err)}).`;
+  }
+}
+
+/** Marks each instance's state node: filled in the instance's colour, with a tag of instance keys above it. */
+export function highlightChart() {
+  if (!chartReady) return;
+  const svg = $('#chart svg');
+  for (const node of svg.querySelectorAll('g.node.active')) {
+    node.classList.remove('active');
+    node.removeAttribute('data-instances');
+    node.style.removeProperty('--highlight');
+  }
+  for (const tag of svg.querySelectorAll('g.instance-tag')) tag.remove();
+  // Badges go last in the drawing's top group (nodes share its coordinates), so no edge is drawn over them.
+  const layer = svg.querySelector('g.graph') ?? svg;
+  const byState = new Map();
+  for (const inst of [...instances.values()].sort((a, b) => a.key.localeCompare(b.key))) {
+    if (!inst.status) continue;
+    const list = byState.get(inst.status.state) ?? [];
+    list.push(inst);
+    byState.set(inst.status.state, list);
+  }
+  for (const [state, list] of byState) {
+    const node = svg.getElementById(NODE_PREFIX + state);
+    if (!node) continue;
+    node.classList.add('active');
+    node.dataset.instances = list.map((i) => i.key).join(' ');
+    node.style.setProperty('--highlight', list[0].color);
+    // Badges measured before any is added, so the node's own box places them all.
+    const box = node.getBBox();
+    let x = box.x;
+    for (const inst of list) {
+      const tag = document.createElementNS(SVG_NS, 'g');
+      tag.setAttribute('class', 'instance-tag');
+      const rect = document.createElementNS(SVG_NS, 'rect');
+      const text = document.createElementNS(SVG_NS, 'text');
+      text.textContent = inst.key;
+      text.setAttribute('y', String(box.y - 8));
+      rect.setAttribute('fill', inst.color);
+      rect.setAttribute('rx', '4');
+      tag.append(rect, text);
+      layer.append(tag);
+      const width = text.getComputedTextLength() + 10;
+      text.setAttribute('x', String(x + 5));
+      rect.setAttribute('x', String(x));
+      rect.setAttribute('y', String(box.y - 22));
+      rect.setAttribute('width', String(width));
+      rect.setAttribute('height', '18');
+      x += width + 4;
+    }
+  }
+}

@@ -1,0 +1,41 @@
+// The list of recent events, newest first.
+import { $, clockTime, instances } from './shared.js';
+
+const MAX_EVENTS = 200;
+
+function describe(type, e) {
+  switch (type) {
+    case 'instance:state': return `state ${e.previous ?? '(new)'} → ${e.state}`;
+    case 'instance:alert': return `alert (${e.kind}): ${e.message}`;
+    case 'instance:restart': return `restarting (${e.reason})`;
+    case 'instance:launch': return `server launched, pid ${e.pid}${e.revision ? `, revision ${e.revision}` : ''}`;
+    case 'instance:exit': {
+      const how = e.status.signal ? `signal ${e.status.signal}` : `code ${e.status.code}`;
+      return `server pid ${e.pid} exited with ${how}`;
+    }
+    case 'instance:update': return `update ${e.phase}${e.revision ? ` (${e.revision})` : ''}${e.error ? `: ${e.error}` : ''}`;
+    case 'control': return `${e.action} ${e.result} (${e.status}) by ${e.user ?? 'a local client'}${e.remote ? ` from ${e.remote}` : ''}`;
+    default: return type;
+  }
+}
+
+export function addEvent(type, e) {
+  const li = document.createElement('li');
+  li.dataset.type = type;
+  li.dataset.key = e.key;
+  const time = document.createElement('time');
+  time.dateTime = new Date(e.at).toISOString();
+  time.textContent = clockTime(e.at);
+  const key = document.createElement('span');
+  key.className = 'event-key';
+  const color = instances.get(e.key)?.color;
+  if (color) key.style.setProperty('--instance-color', color);
+  key.textContent = e.key;
+  const text = document.createElement('span');
+  text.className = 'event-text';
+  text.textContent = describe(type, e);
+  li.append(time, key, text);
+  const list = $('#events');
+  list.prepend(li);
+  while (list.children.length > MAX_EVENTS) list.lastElementChild.remove();
+}

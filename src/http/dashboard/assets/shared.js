@@ -1,0 +1,30 @@
+// Shared by the dashboard's modules: the instances shown, the server's clock, and text formatting.
+
+/** @typedef {{ key: string, color: string, status: any, card: HTMLElement, log: string[], logLoaded: boolean, pendingLog: string[], updateHideTimer?: number }} Instance */
+
+/** @type {Map<string, Instance>} */
+export const instances = new Map();
+
+/** Server clock minus browser clock, set from `hello`, so ages are right even on a skewed browser. */
+export const clock = { skewMs: 0 };
+export const serverNow = () => Date.now() + clock.skewMs;
+export const clockTime = (at) => new Date(at - clock.skewMs).toLocaleTimeString([], { hour12: false });
+
+export const $ = (sel, root = document) => root.querySelector(sel);
+
+export function formatDuration(seconds) {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
+}
+
+export function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return `${v.toFixed(1)} ${units[i]}`;
+}

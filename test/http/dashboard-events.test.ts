@@ -227,6 +227,16 @@ events('events :: closing the server ends a connected stream and lets go of the 
   await sse.cancel().catch(() => undefined);
 });
 
+events('events :: HEAD answers without opening a stream (nothing stays subscribed)', async () => {
+  const { bus, app } = setup();
+  const before = listeners(bus, 'instance:state');
+  const res = await app.request('/events', { method: 'HEAD' });
+  assert.is(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', 'text/event-stream');
+  await new Promise((r) => setTimeout(r, 50));
+  assert.is(listeners(bus, 'instance:state'), before);
+});
+
 events('events :: other methods → 405', async () => {
   const { app } = setup();
   const res = await app.request('/events', { method: 'POST' });

@@ -2,7 +2,6 @@
  * The instance statechart as SVG for the dashboard, rendered once from the machine (src/chart) by Graphviz in
  * WebAssembly (@viz-js/viz), so the daemon needs no `dot` binary and the browser no CDN.
  */
-import { instance } from '@viz-js/viz';
 import { type ChartEdge, type ChartGraph, chartGraph, toDot } from '../../chart/index.ts';
 import type { Logger } from '../../log.ts';
 
@@ -37,6 +36,8 @@ function inlineable(svg: string): string {
  * stderr hook to `console.error` after setting it up, so they would otherwise land on the daemon's stderr.
  */
 export async function renderChartSvg(log?: Logger, graph: ChartGraph = chartGraph()): Promise<string> {
+  // Loaded on first use: the module carries Graphviz as ~1 MB of wasm, which a daemon nobody looks at need not hold.
+  const { instance } = await import('@viz-js/viz');
   const viz = await instance();
   const dot = toDot(mergeParallelEdges(graph));
   const original = console.error;

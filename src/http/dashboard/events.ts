@@ -41,6 +41,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
   const maxPending = opts.maxPendingWrites ?? 1000;
   const app = new Hono();
   const access = adminAccess(deps);
+  const states = statePaths();
 
   // Kept for the app's lifetime, like the bus itself.
   const recent: { type: Streamed; event: BusEvents[Streamed] }[] = [];
@@ -54,6 +55,8 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
   }
 
   app.get('/events', access, (c) => {
+    // Hono answers HEAD with the GET handler and drops the body unread, which would leave a stream subscribed for ever.
+    if (c.req.method === 'HEAD') return c.body(null, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
     const withLogs = c.req.query('logs') === '1';
     // Without this header a reverse proxy such as nginx buffers the stream and events arrive in bursts.
     c.header('X-Accel-Buffering', 'no');
@@ -88,7 +91,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
       };
       stream.onAbort(unsubscribe);
 
-      sender.send('hello', { version, now: Date.now(), states: statePaths(), instances: registry.list().map((i) => i.status()), recent });
+      sender.send('hello', { version, now: Date.now(), states, instances: registry.list().map((i) => i.status()), recent });
       for (const [type, h] of handlers) bus.on(type, h);
       if (withLogs) bus.on('instance:log', onLog);
 

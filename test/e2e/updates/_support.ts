@@ -1,0 +1,140 @@
+/**
+ * Shared parts of the update end-to-end tests (not a test file): an appsettings.yml for instances with an
+ * UpdateType, reading what a running build says about itself, and the instance folder's state.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { RunningDaemon, StatusJson } from '../../_support/daemon.ts';
+import { waitFor } from '../../_support/env.ts';
+
+export const TOKEN = 'tok';
+
+/** A daemon's work folder (a RunningDaemon is one). */
+export type WorkDir = Pick<RunningDaemon, 'dir'>;
+
+export interface UpdateInstance {
+  key: string;
+  port: number;
+  /** Left out: the default `bin/Robust.Server`. */
+  runCommand?: string;
+  updateType?: 'Manifest' | 'Git' | 'CiServer' | 'Local' | 'Dummy';
+  updates?: Record<string, unknown>;
+  env?: Record<string, string>;
+}
+
+/** appsettings.yml: loopback on a free port, every wait shrunk, `TimeoutSeconds: 4`, check-ins every 0.3 s. */
+export function updatesConfig(instances: UpdateInstance[]): string {
+  const entries: Record<string, unknown> = {};
+  for (const i of instances) {
+    entries[i.key] = {
+      ApiToken: TOKEN,
+      ApiPort: i.port,
+      ...(i.runCommand ? { RunCommand: i.runCommand } : {}),
+      TimeoutSeconds: 4,
+      DumpOnTimeout: false,
+      Arguments: ['--cvar', `net.port=${i.port}`, '--cvar', 'watchdog.checkin_interval=0.3'],
+      ...(i.updateType ? { UpdateType: i.updateType } : {}),
+      ...(i.updates ? { Updates: i.updates } : {}),
+      // A server orphaned by a failed run must not live for ever.
+      EnvironmentVariables: { FIXTURE_LIFETIME_MS: '120000', ...i.env },
+    };
+  }
+  return stringify({
+    Urls: 'http://127.0.0.1:0',
+    Process: { PersistServers: false },
+    Timing: {
+      ShutdownRequestSeconds: 1,
+      ShutdownExitSeconds: 1,
+      BackoffInitialSeconds: 0.3,
+      BackoffMaxSeconds: 1,
+      StableRunSeconds: 30,
+      WebhookRetryBaseSeconds: 0.1,
+      RejectedCheckinLogSeconds: 0,
+    },
+    Servers: { Instances: entries },
+  });
+}
+
+/** What the test build's game server answers on GET /status. */
+export interface BuildStatus {
+  build: string;
+  pid: number;
+  argv: string[];
+  cwd: string;
+}
+
+export async function buildStatus(port: number): Promise<BuildStatus> {
+  const res = await fetch(`http://127.0.0.1:${port}/status`, { signal: AbortSignal.timeout(2000) });
+  if (!res.ok) throw new Error(`game server /status answered ${res.status}`);
+  return (await res.json()) as BuildStatus;
+}
+
+/** Where the daemon (or a daemon's work folder, `{ dir }`) keeps an instance. */
+export const instanceDir = (d: WorkDir, key: string) => join(d.dir, 'instances', key);
+
+export interface DataJson {
+  revision: string | null;
+  previousRevision?: string | null;
+  updateType: string | null;
+}
+
+export async function dataJson(d: WorkDir, key: string): Promise<DataJson> {
+  return JSON.parse(await readFile(join(instanceDir(d, key), 'data.json'), 'utf8')) as DataJson;
+}
+
+/** `build.txt` of bin/ (or bin.prev/), trimmed; null when absent. */
+export async function builtLabel(d: WorkDir, key: string, folder: 'bin' | 'bin.prev' = 'bin'): Promise<string | null> {
+  return readFile(join(instanceDir(d, key), folder, 'build.txt'), 'utf8').then((t) => t.trim(), () => null);
+}
+
+/** Entries left in the instance's `.update/` scratch folder ([] when it is absent). */
+export async function scratchLeft(d: WorkDir, key: string): Promise<string[]> {
+  return readdir(join(instanceDir(d, key), '.update')).catch(() => []);
+}
+
+/** Waits until the instance is `running` and its game server answers /status with `build` (and a pid not in `not`). */
+export async function runningBuild(
+  d: RunningDaemon,
+  key: string,
+  port: number,
+  build: string,
+  opts: { notPid?: number | null; timeoutMs?: number } = {},
+): Promise<{ status: StatusJson; server: BuildStatus }> {
+  try {
+    return await waitFor(`${key} running build ${build}`, async () => {
+      const status = await d.status(key, TOKEN);
+      if (status.state !== 'running' || status.pid === null || status.pid === opts.notPid) return undefined;
+      const server = await buildStatus(port);
+      return server.build === build && server.pid === status.pid ? { status, server } : undefined;
+    }, opts.timeoutMs ?? 20_000, 50);
+  } catch (err) {
+    // What the daemon said about this instance is what explains a wait that never ended.
+    const lines = d.log().split('\n').filter((l) => l.includes(`[watchdog:${key}`)).slice(-25);
+    throw new Error(`${(err as Error).message}\n${lines.join('\n')}`, { cause: err });
+  }
+}
+
+/** The daemon's log from `from` on (a length of `d.log()` taken earlier). */
+export const logSince = (d: RunningDaemon, from: number) => d.log().slice(from);
+
+/** A `before` hook that prints its error: uvu reports a failed hook only as a suite that ran nothing. */
+export function reported<C>(fn: (ctx: C) => Promise<void>): (ctx: C) => Promise<void> {
+  return async (ctx) => {
+    try {
+      await fn(ctx);
+    } catch (err) {
+      console.error(err);
+      throw err;
+    }
+  };
+}
+
+export const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};

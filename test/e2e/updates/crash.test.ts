@@ -1,0 +1,133 @@
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { freePort, tempDir, waitFor } from '../../_support/env.ts';
+import type { EntrySpec } from '../../fixtures/archives/build.ts';
+import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
+import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../../fixtures/builds/build.ts';
+import { alive, builtLabel, dataJson, instanceDir, reported, runningBuild, scratchLeft, TOKEN, updatesConfig } from './_support.ts';
+
+/**
+ * The daemon SIGKILLed in the middle of an update (issue 4, Done-when 2, last item), then started again in the same
+ * folder: the interrupted download or extraction is cleaned away, bin/ holds a whole build, and the instance runs.
+ * Manifest checks download and extract ahead (staged-build.ts), so the kill lands while build A still runs.
+ */
+
+const KEY = 'c';
+const MANIFEST = '/fork/test/manifest';
+
+interface Ctx {
+  cdn: Cdn;
+  root: string;
+  port: number;
+  yaml: string;
+  a: ManifestBuild;
+  b: BuiltArchive;
+  bBuild: ManifestBuild;
+  d?: RunningDaemon;
+  cleanup: () => Promise<void>;
+}
+
+const test = suite<Ctx>('e2e updates :: daemon killed mid-update', {} as Ctx);
+
+test.before(reported(async (ctx) => {
+  const tmp = await tempDir('wd-e2e-crash-');
+  ctx.root = tmp.path;
+  ctx.cleanup = tmp.cleanup;
+  ctx.cdn = await startCdn();
+  const a = await writeServerBuild(join(tmp.path, 'files', 'A.zip'), 'A');
+  // Thousands of small entries make the extraction last long enough to be caught in the act.
+  const many: EntrySpec[] = [];
+  for (let i = 0; i < 4000; i++) many.push({ name: `Resources/f${i % 40}/file${i}.txt`, content: `file ${i}` });
+  ctx.b = await writeServerBuild(join(tmp.path, 'files', 'B.zip'), 'B', { extra: many });
+  ctx.cdn.set('/files/A.zip', { kind: 'file', file: a.path });
+  ctx.a = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: a.sha256 };
+  ctx.bBuild = { key: 'build-B', time: '2024-05-02T10:00:00Z', url: ctx.cdn.url('/files/B.zip'), sha256: ctx.b.sha256 };
+  ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.a]) });
+  ctx.port = await freePort();
+  ctx.yaml = updatesConfig([{
+    key: KEY,
+    port: ctx.port,
+    updateType: 'Manifest',
+    updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
+  }]);
+  await mkdir(join(tmp.path, 'wd'));
+  ctx.d = await startDaemon(ctx.yaml, { dir: join(tmp.path, 'wd') });
+}));
+
+test.after(async (ctx) => {
+  await ctx.d?.stop();
+  await ctx.cdn?.close();
+  await ctx.cleanup?.();
+});
+
+/** SIGKILLs the daemon (its server is orphaned, as after a real crash) and waits for it to be gone. */
+async function killDaemon(d: RunningDaemon): Promise<void> {
+  const gone = new Promise<void>((resolve) => d.proc.once('exit', () => resolve()));
+  d.proc.kill('SIGKILL');
+  await gone;
+}
+
+const scratch = (ctx: Ctx) => join(ctx.root, 'wd', 'instances', KEY, '.update');
+
+test('SIGKILL mid-download: at restart the partial download is gone, bin/ still holds A, A runs', async (ctx) => {
+  let d = ctx.d!;
+  const before = await runningBuild(d, KEY, ctx.port, 'A');
+  // B's archive: announced in full, a third sent, the rest held back (a CDN that streams slowly).
+  ctx.cdn.set('/files/B.zip', { kind: 'stall', file: ctx.b.path, sendBytes: Math.floor(ctx.b.size / 3) });
+  ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.a, ctx.bBuild]) });
+  assert.is(await d.control(KEY, TOKEN, 'update'), 200);
+  const part = join(scratch(ctx), 'download.part');
+  await waitFor('a partial download', async () => (await stat(part)).size >= Math.floor(ctx.b.size / 3), 15_000);
+  await killDaemon(d);
+  assert.ok((await stat(part)).size < ctx.b.size, 'the kill left a partial download behind');
+  assert.ok(alive(before.status.pid!), 'the server of the killed daemon is still running');
+
+  // The CDN gives up on B; the restarted daemon has nothing to install.
+  ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.a]) });
+  d = ctx.d = await startDaemon(ctx.yaml, { dir: join(ctx.root, 'wd') });
+  const after = await runningBuild(d, KEY, ctx.port, 'A', { notPid: before.status.pid });
+  // The orphan either died on its own (its log pipe broke with the daemon) or was shut down by the new daemon.
+  assert.match(d.log(), /shutting down a server left behind by a previous daemon|the server recorded in data\.json is gone/);
+  await waitFor('the orphaned server gone', () => !alive(before.status.pid!), 10_000);
+  assert.equal(await scratchLeft(d, KEY), [], 'the partial download was cleaned away');
+  assert.is(await builtLabel(d, KEY), 'A');
+  assert.is((await dataJson(d, KEY)).revision, 'build-A');
+  assert.is(after.status.revision, 'build-A');
+});
+
+test('SIGKILL mid-extract: at restart the half-extracted build is gone, then B installs completely and runs', async (ctx) => {
+  let d = ctx.d!;
+  const before = await runningBuild(d, KEY, ctx.port, 'A');
+  ctx.cdn.set('/files/B.zip', { kind: 'file', file: ctx.b.path });
+  ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.a, ctx.bBuild]) });
+  assert.is(await d.control(KEY, TOKEN, 'update'), 200);
+  // The download is removed only after the extraction: both present means the extraction is under way.
+  const caught = await waitFor('a staging folder with extracted files', async () => {
+    const names = await readdir(scratch(ctx));
+    const staging = names.find((n) => n.startsWith('staging-'));
+    if (!staging || !names.includes('download.part')) return undefined;
+    const files = await readdir(join(scratch(ctx), staging, 'Resources')).catch(() => []);
+    return files.length > 0 ? staging : undefined;
+  }, 15_000, 5);
+  await killDaemon(d);
+  const left = await readdir(join(scratch(ctx), caught, 'Resources'));
+  assert.ok(left.length > 0 && left.length <= 40, 'the kill left a partial staging folder behind');
+  assert.is(await builtLabel({ dir: join(ctx.root, 'wd') }, KEY), 'A', 'bin/ untouched by the kill');
+
+  d = ctx.d = await startDaemon(ctx.yaml, { dir: join(ctx.root, 'wd') });
+  const after = await runningBuild(d, KEY, ctx.port, 'B', { notPid: before.status.pid });
+  await waitFor('the orphaned server gone', () => !alive(before.status.pid!), 10_000);
+  assert.not.ok(await stat(join(scratch(ctx), caught)).then(() => true, () => false), 'the half-extracted folder was cleaned away');
+  assert.equal(await scratchLeft(d, KEY), []);
+  assert.is(await builtLabel(d, KEY), 'B');
+  assert.is(await builtLabel(d, KEY, 'bin.prev'), 'A');
+  const files = await readdir(join(instanceDir(d, KEY), 'bin', 'Resources'));
+  assert.is(files.length, 40 + 1, 'the new build is complete (40 folders and data.txt)');
+  assert.is((await dataJson(d, KEY)).revision, 'build-B');
+  assert.is(after.status.revision, 'build-B');
+});
+
+test.run();

@@ -1,0 +1,163 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { freePort, tempDir, waitFor } from '../../_support/env.ts';
+import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
+import { startCdn, type Cdn, type Route } from '../../fixtures/archives/serve.ts';
+import { describeArchive, manifestDoc, serverBuildEntries, writeServerBuild, type ManifestBuild } from '../../fixtures/builds/build.ts';
+import { builtLabel, dataJson, logSince, runningBuild, scratchLeft, TOKEN, updatesConfig } from './_support.ts';
+
+/**
+ * Failed updates through the real daemon (issue 4, Done-when 2): one daemon runs build A from a loopback CDN; for
+ * each case the CDN switches its answer to a broken build C and the test asks for an update. Each failure must be
+ * logged with its reason and leave bin/, the revision and the running server (same pid) as they were.
+ */
+
+const KEY = 'f';
+const MANIFEST = '/fork/test/manifest';
+
+interface Ctx {
+  cdn: Cdn;
+  d: RunningDaemon;
+  port: number;
+  files: string;
+  good: ManifestBuild;
+  cleanup: () => Promise<void>;
+}
+
+const test = suite<Ctx>('e2e updates :: failed manifest updates change nothing', {} as Ctx);
+
+test.before(async (ctx) => {
+  const files = await tempDir('wd-e2e-builds-');
+  ctx.files = files.path;
+  ctx.cleanup = files.cleanup;
+  ctx.cdn = await startCdn();
+  const a = await writeServerBuild(join(files.path, 'A.zip'), 'A');
+  ctx.cdn.set('/files/A.zip', { kind: 'file', file: a.path });
+  ctx.good = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: a.sha256 };
+  ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good]) });
+  ctx.port = await freePort();
+  ctx.d = await startDaemon(updatesConfig([{
+    key: KEY,
+    port: ctx.port,
+    updateType: 'Manifest',
+    updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 1 },
+  }]));
+  await runningBuild(ctx.d, KEY, ctx.port, 'A');
+});
+
+test.after(async (ctx) => {
+  await ctx.d?.stop();
+  await ctx.d?.cleanup();
+  await ctx.cdn?.close();
+  await ctx.cleanup?.();
+});
+
+let serial = 0;
+
+/** Offers a newer build C served by `route` (its manifest hash `sha256`), and the manifest as `manifest` if given. */
+async function offer(ctx: Ctx, opts: { route?: Route; sha256?: string; platform?: string; manifest?: Route }): Promise<string> {
+  const key = `build-C${++serial}`;
+  const path = `/files/C${serial}.bin`;
+  if (opts.route) ctx.cdn.set(path, opts.route);
+  const c: ManifestBuild = { key, time: `2024-06-0${serial % 9 + 1}T10:00:00Z`, url: ctx.cdn.url(path), sha256: opts.sha256 ?? 'F'.repeat(64), platform: opts.platform };
+  ctx.cdn.set(MANIFEST, opts.manifest ?? { kind: 'json', body: manifestDoc([ctx.good, c]) });
+  return key;
+}
+
+/** Asks for an update, waits for the log to give `why`, then checks that nothing changed. */
+async function refusedUpdate(ctx: Ctx, why: RegExp): Promise<void> {
+  const { d } = ctx;
+  const before = await runningBuild(d, KEY, ctx.port, 'A');
+  const from = d.log().length;
+  assert.is(await d.control(KEY, TOKEN, 'update'), 200);
+  const line = await waitFor(`a log line matching ${why}`, () => logSince(d, from).split('\n').find((l) => why.test(l)), 15_000);
+  assert.match(line, /update (check )?failed/, 'the log says the update failed');
+  // Settled: nothing may follow (a late /update, a swap, a restart).
+  await new Promise((r) => setTimeout(r, 400));
+  const after = await runningBuild(d, KEY, ctx.port, 'A');
+  assert.is(after.status.pid, before.status.pid, `the running server was left alone\n${logSince(d, from)}`);
+  assert.not.match(logSince(d, from), /update requested/, 'the server was not asked to leave');
+  assert.is(after.status.revision, 'build-A');
+  assert.is((await dataJson(d, KEY)).revision, 'build-A');
+  assert.is(await builtLabel(d, KEY), 'A', 'bin/ still holds build A');
+  assert.equal(await scratchLeft(d, KEY), [], 'no download or staging left behind');
+}
+
+test('manifest answers HTTP 500', async (ctx) => {
+  await offer(ctx, { manifest: { kind: 'status', status: 500 } });
+  await refusedUpdate(ctx, /manifest at http:\/\/127\.0\.0\.1:\d+\/fork\/test\/manifest answered HTTP 500/);
+});
+
+test('manifest is not JSON', async (ctx) => {
+  await offer(ctx, { manifest: { kind: 'text', body: '<html>502 Bad Gateway</html>', type: 'text/html' } });
+  await refusedUpdate(ctx, /is not JSON \(it starts with/);
+});
+
+test('no build for this platform', async (ctx) => {
+  const c = await describeArchive(join(ctx.files, 'A.zip'));
+  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256, platform: 'win-x64' });
+  await refusedUpdate(ctx, /no server archive for this platform linux-x64 .*it offers win-x64/);
+});
+
+test('hash mismatch', async (ctx) => {
+  const c = await writeServerBuild(join(ctx.files, 'C-hash.zip'), 'C');
+  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: '0'.repeat(64) });
+  await refusedUpdate(ctx, /does not match its expected SHA-256/);
+});
+
+test('truncated download', async (ctx) => {
+  const c = await writeServerBuild(join(ctx.files, 'C-trunc.zip'), 'C', { extra: [{ name: 'pad.bin', content: 'p'.repeat(50_000), store: true }] });
+  await offer(ctx, { route: { kind: 'truncate', file: c.path, sendBytes: 4000 }, sha256: c.sha256 });
+  await refusedUpdate(ctx, /cut short: got 4000 of \d+ bytes/);
+});
+
+test('download stalls past Updates.DownloadTimeoutSeconds (1 s)', async (ctx) => {
+  const c = await writeServerBuild(join(ctx.files, 'C-stall.zip'), 'C');
+  await offer(ctx, { route: { kind: 'stall', file: c.path, sendBytes: 100 }, sha256: c.sha256 });
+  await refusedUpdate(ctx, /did not finish within 1 s/);
+});
+
+test('corrupt archive (hash matches)', async (ctx) => {
+  const path = join(ctx.files, 'C-corrupt.zip');
+  await writeFile(path, Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(4000, 7)]));
+  const c = await describeArchive(path);
+  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
+  await refusedUpdate(ctx, /corrupt/);
+});
+
+test('zip entry with ../ (hash matches)', async (ctx) => {
+  const path = join(ctx.files, 'C-dotdot.zip');
+  await writeZip(path, [...await serverBuildEntries('C'), { name: 'xx/evil.txt', content: 'evil' }], { 'xx/evil.txt': '../evil.txt' });
+  const c = await describeArchive(path);
+  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
+  await refusedUpdate(ctx, /refused archive entry \\?"\.\.\/evil\.txt\\?"/);
+});
+
+test('zip entry with an absolute path (hash matches)', async (ctx) => {
+  const path = join(ctx.files, 'C-abs.zip');
+  await writeZip(path, [...await serverBuildEntries('C'), { name: 'xtmp/evil.txt', content: 'evil' }], { 'xtmp/evil.txt': '/tmp/evil.txt' });
+  const c = await describeArchive(path);
+  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
+  await refusedUpdate(ctx, /refused archive entry \\?"\/tmp\/evil\.txt\\?": absolute path/);
+});
+
+test('zip link escaping the folder (hash matches)', async (ctx) => {
+  const path = join(ctx.files, 'C-link.zip');
+  await writeZip(path, [...await serverBuildEntries('C'), { name: 'Resources/etc', symlinkTo: '../../../../../etc' }]);
+  const c = await describeArchive(path);
+  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
+  await refusedUpdate(ctx, /refused archive entry \\?"Resources\/etc\\?": it is a link to \\?"\.\.\/\.\.\/\.\.\/\.\.\/\.\.\/etc\\?", outside the folder/);
+});
+
+test('tar.gz link escaping the folder (hash matches)', async (ctx) => {
+  const path = join(ctx.files, 'C-link.tar.gz');
+  await writeTar(path, [...await serverBuildEntries('C'), { name: 'Resources/etc', symlinkTo: '../../../../../etc' }], { gzip: true });
+  const c = await describeArchive(path);
+  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
+  await refusedUpdate(ctx, /refused archive entry \\?"Resources\/etc\\?": it is a link to \\?"\.\.\/\.\.\/\.\.\/\.\.\/\.\.\/etc\\?", outside the folder/);
+});
+
+test.run();

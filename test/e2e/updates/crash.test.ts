@@ -83,7 +83,6 @@ test('SIGKILL mid-download: at restart the partial download is gone, bin/ still 
   await waitFor('a partial download', async () => (await stat(part)).size >= Math.floor(ctx.b.size / 3), 15_000);
   await killDaemon(d);
   assert.ok((await stat(part)).size < ctx.b.size, 'the kill left a partial download behind');
-  assert.ok(alive(before.status.pid!), 'the server of the killed daemon is still running');
 
   // The CDN gives up on B; the restarted daemon has nothing to install.
   ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.a]) });

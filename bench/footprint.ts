@@ -17,7 +17,7 @@ import { profileText, summarizeProfile } from './lib/cpu-profile.ts';
 import { sleep, waitFor, wallNow } from './lib/wait.ts';
 
 const MB = 1 << 20;
-const SETTLE_MS = 3000;
+const SETTLE_MS = 4000;
 
 /** One GET /health on a fresh connection; true on 200. */
 function healthy(port: number): Promise<string | null> {

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { instanceKeys, lightConfig, TOKEN } from './lib/config.ts';
 import { instanceStatus, startDaemon } from './lib/daemon.ts';
@@ -17,7 +18,7 @@ import { BENCH, freePorts, tempDir } from './lib/env.ts';
 import { installServer } from './lib/launcher.ts';
 import { CLK_TCK, isAlive, readCpuTicks, readMemory, signal } from './lib/proc.ts';
 import { figure, type Figure, type Section } from './lib/report.ts';
-import { summarize, type Summary } from './lib/stats.ts';
+import { mergedPercentile, summarize, type Summary } from './lib/stats.ts';
 import { sleep, waitFor, wallNow } from './lib/wait.ts';
 
 const MB = 1 << 20;
@@ -43,6 +44,8 @@ interface Subject {
   pidsOf(keys: string[]): Promise<Map<string, number>>;
   /** Hang kills the supervisor reported so far. */
   hangKills(): number;
+  /** The supervisor's own event-loop lag since the previous call (ms), when it exposes one (the daemon's /metrics). */
+  ownLag?(): Promise<{ p99: number; max: number } | null>;
   /** Lowers TimeoutSeconds for every instance (config reload); resolves once the supervisor took it. */
   setTimeoutSeconds(seconds: number): Promise<void>;
   stop(): Promise<void>;
@@ -52,14 +55,18 @@ interface Measured {
   allRunningS: number;
   rss: Summary;
   cpuShare: number;
+  lagP99: number;
   lagP99Max: number;
-  lagP99Median: number;
   lagMax: number;
   healthLatency: Summary;
   hangDetect: number[];
   hangOnTime: number;
   falseKills: number;
   frozen: number;
+  /** The supervisor's own lag figures over the window, when it has them. */
+  ownLag: { p99: number; max: number } | null;
+  /** 1-minute load average at the start and end of the steady window. */
+  load: [number, number];
 }
 
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -86,16 +93,23 @@ function getHealth(url: string): Promise<{ ms: number; body: { instances: Record
 }
 
 async function measure(s: Subject, keys: string[], frozenCount: number): Promise<Measured> {
+  let lastWaiting = '';
   const all = await waitFor(`all ${keys.length} ${s.name} instances running`, async () => {
     // A relaunch storm must not be left to grow on a shared machine.
     if (s.hangKills() > keys.length / 10) throw new Error(`${s.hangKills()} servers killed for not checking in while starting (relaunch storm); giving up`);
     const { body } = await getHealth(s.url);
-    return keys.every((k) => body.instances[k] === 'running') ? wallNow() : null;
-  }, 120_000, 100);
+    const waiting = keys.filter((k) => body.instances[k] !== 'running');
+    lastWaiting = waiting.length ? `${waiting.length} not running yet (${waiting.slice(0, 5).map((k) => `${k}: ${body.instances[k]}`).join(', ')})` : '';
+    return waiting.length === 0 ? wallNow() : null;
+  }, 120_000, 100).catch((err: unknown) => {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}; ${lastWaiting}`, { cause: err });
+  });
   const allRunningS = (all - s.spawnedAt) / 1000;
 
   // Steady state: RSS every 500 ms, CPU ticks at both ends, /health latency every 100 ms, lag lines in the window.
   await sleep(2000);
+  const load0 = loadavg()[0] as number;
+  await s.ownLag?.(); // starts the supervisor's own lag histogram afresh
   const from = wallNow();
   const ticks0 = readCpuTicks(s.pid) ?? 0;
   const rss: number[] = [];
@@ -112,9 +126,11 @@ async function measure(s: Subject, keys: string[], frozenCount: number): Promise
   }
   const ticks1 = readCpuTicks(s.pid) ?? 0;
   const to = wallNow();
+  const load1 = loadavg()[0] as number;
+  const ownLag = (await s.ownLag?.()) ?? null;
   const cpuShare = ((ticks1 - ticks0) / CLK_TCK) / ((to - from) / 1000);
   const lag = readFileSync(s.lagFile, 'utf8').trim().split('\n').filter(Boolean)
-    .map((l) => JSON.parse(l) as { at: number; p99: number; max: number })
+    .map((l) => JSON.parse(l) as { at: number; p99: number; max: number; n: number; cdf: Array<[number, number]> })
     .filter((l) => l.at > from + 1000 && l.at <= to);
   const p99s = summarize(lag.map((l) => l.p99));
 
@@ -146,14 +162,16 @@ async function measure(s: Subject, keys: string[], frozenCount: number): Promise
     allRunningS,
     rss: summarize(rss),
     cpuShare,
+    lagP99: mergedPercentile(lag, 99),
     lagP99Max: p99s.max,
-    lagP99Median: p99s.p50,
     lagMax: Math.max(...lag.map((l) => l.max)),
     healthLatency: summarize(health),
     hangDetect,
     hangOnTime: hangDetect.filter((d) => d <= TIMEOUT_SECONDS + 1).length,
     falseKills,
     frozen: stoppedAt.size,
+    load: [load0, load1],
+    ownLag,
   };
 }
 
@@ -210,6 +228,15 @@ async function startWatchdog(dir: string, script: string, instances: Array<{ key
       return out;
     },
     hangKills: () => (d.log().match(/timed out and will be killed/g) ?? []).length,
+    async ownLag() {
+      // GET /metrics (loopback clients need no admin credentials) resets the lag histogram on every scrape.
+      const res = await fetch(`${d.url}/metrics`, { signal: AbortSignal.timeout(10_000) }).catch(() => null);
+      if (!res?.ok) return null;
+      const text = await res.text();
+      const gauge = (name: string) => Number(new RegExp(`^${name} ([0-9.eE+-]+)$`, 'm').exec(text)?.[1]) * 1000;
+      const p99 = gauge('watchdog_event_loop_lag_p99_seconds');
+      return Number.isFinite(p99) ? { p99, max: gauge('watchdog_event_loop_lag_max_seconds') } : null;
+    },
     async setTimeoutSeconds(seconds) {
       // The daemon reloads appsettings.yml when it changes (and on SIGHUP, sent if the watcher stays quiet).
       const reloaded = d.waitForLine(/configuration reloaded/, 15_000);
@@ -259,10 +286,15 @@ export async function runScale(opts: { instances: number; frozen: number }): Pro
       }),
       figure({ name: 'CPU share (utime+stime / wall, of one core)', value: w.cpuShare * 100, unit: '%', baselines: [{ name: 'mini supervisor', value: f.cpuShare * 100 }] }),
       figure({
-        name: 'event-loop lag p99 (worst 1 s window)', value: w.lagP99Max, unit: 'ms', baselines: [{ name: 'mini supervisor', value: f.lagP99Max }],
-        target: '< 20 ms', met: w.lagP99Max < 20, note: w.lagP99Max >= 20 ? `${(w.lagP99Max - 20).toFixed(1)} ms over` : undefined,
+        name: `event-loop lag p99 over the ${WINDOW_MS / 1000} s window`, value: w.lagP99, unit: 'ms', baselines: [{ name: 'mini supervisor', value: f.lagP99 }],
+        target: '< 20 ms', met: w.lagP99 < 20, note: w.lagP99 >= 20 ? `${(w.lagP99 - 20).toFixed(1)} ms over` : undefined,
       }),
-      figure({ name: 'event-loop lag p99 (median 1 s window)', value: w.lagP99Median, unit: 'ms', baselines: [{ name: 'mini supervisor', value: f.lagP99Median }] }),
+      ...(w.ownLag ? [figure({
+        name: 'event-loop lag p99 as the daemon reports it (/metrics, same window)', value: w.ownLag.p99, unit: 'ms',
+        baselines: [{ name: 'mini supervisor (instrument)', value: f.lagP99 }],
+      })] : []),
+      figure({ name: 'event-loop lag p99 of the worst 1 s', value: w.lagP99Max, unit: 'ms', baselines: [{ name: 'mini supervisor', value: f.lagP99Max }] }),
+      figure({ name: 'event-loop lag, longest single delay', value: w.lagMax, unit: 'ms', baselines: [{ name: 'mini supervisor', value: f.lagMax }] }),
       figure({ name: 'GET /health latency p99 (proxy, 10/s)', value: w.healthLatency.p99, unit: 'ms', baselines: [{ name: 'mini supervisor', value: f.healthLatency.p99 }] }),
       figure({
         name: `start → all ${N} running`, value: w.allRunningS, unit: 's', baselines: [{ name: 'mini supervisor', value: f.allRunningS }],
@@ -281,8 +313,8 @@ export async function runScale(opts: { instances: number; frozen: number }): Pro
       `${N} light servers (bench/servers/light-server.mjs: node:http + node:crypto, one kept-alive check-in connection) checking in every ${CHECKIN_SECONDS} s, each on its own ApiPort. Floor first, then the watchdog, with the same ports and servers.`,
       `TimeoutSeconds: ${STARTUP_TIMEOUT_SECONDS} while starting, then ${TIMEOUT_SECONDS} for the hang check (appsettings.yml rewritten, the daemon's config reload; the floor re-reads on SIGHUP). Reason: ${N} Node processes starting at once on this machine take longer than 5 s to all be up even without a supervisor, and TimeoutSeconds also bounds the wait for the first check-in, so 5 s from the start would kill servers still booting and relaunch them in a storm (seen in a trial run: load average above 40).`,
       `Start → all running: from spawning the supervisor to GET /health listing all ${N} as running (polled every 100 ms).`,
-      `Steady window: ${WINDOW_MS / 1000} s starting 2 s after all were running. RSS (VmRSS) every 500 ms: watchdog mean ${w.rss.mean.toFixed(0)} MB, floor ${f.rss.mean.toFixed(0)} MB. CPU share = Δ(utime+stime) of the supervisor process / window.`,
-      'Event-loop lag: the daemon does not expose it, so bench/instrument/loop-lag.mjs is loaded into the supervisor with `node --import` (perf_hooks.monitorEventLoopDelay, 10 ms resolution, one histogram per second). Reported: the worst and the median per-second p99 in the window; GET /health round-trip from the bench is given as a second, outside view.',
+      `Steady window: ${WINDOW_MS / 1000} s starting 2 s after all were running. RSS (VmRSS) every 500 ms: watchdog mean ${w.rss.mean.toFixed(0)} MB, floor ${f.rss.mean.toFixed(0)} MB. CPU share = Δ(utime+stime) of the supervisor process / window. 1-minute load average at the window's start and end: watchdog ${w.load.map((l) => l.toFixed(2)).join(' → ')}, floor ${f.load.map((l) => l.toFixed(2)).join(' → ')} (the two windows are a minute apart, not simultaneous).`,
+      `Event-loop lag: measured the same way in both supervisors by bench/instrument/loop-lag.mjs, loaded with \`node --import\` (perf_hooks.monitorEventLoopDelay, 10 ms resolution, one histogram per second, merged over the window through their percentile points). Reported: the p99 over the window (the target), the p99 of its worst second and the longest single delay${w.ownLag ? `; the daemon's own /metrics gauge (watchdog_event_loop_lag_p99_seconds, scraped at the window's start and end) is shown too (its max: ${w.ownLag.max.toFixed(1)} ms)` : ''}. GET /health round-trip from the bench is an outside view.`,
       `Hang detection: SIGSTOP ${opts.frozen} servers (every ${Math.max(1, Math.floor(N / opts.frozen))}th), then poll /proc every 20 ms until each is gone (killed and reaped). A server's deadline runs from its last check-in, at most ${CHECKIN_SECONDS} s before the SIGSTOP, so on-time kills land ${TIMEOUT_SECONDS - CHECKIN_SECONDS}–${TIMEOUT_SECONDS} s after it. Watchdog times (s): ${w.hangDetect.map((d) => d.toFixed(2)).join(', ')}; floor: ${f.hangDetect.map((d) => d.toFixed(2)).join(', ')}.`,
       'Cleanup: any frozen server still alive after the wait is SIGKILLed by pid; the watchdog is stopped with SIGTERM (it shuts its servers down), the floor kills its process groups; light servers also exit by themselves 3 s after their supervisor is gone.',
     );

@@ -32,6 +32,8 @@ export interface Section {
   durationMs: number;
   /** Set when the benchmark itself failed; its figures are then whatever it got to. */
   error?: string;
+  /** Set when this section replaced the one of the full run (`--rerun`): when, why, and what the first run gave. */
+  rerun?: { at: string; reason: string; previous: string };
 }
 
 export function figure(f: Omit<Figure, 'verdict' | 'baselines'> & { baselines?: Baseline[]; met?: boolean }): Figure {
@@ -53,6 +55,13 @@ export function ratio(value: number, baseline: number): string {
 }
 
 /** One console line per figure. */
+/** The targeted figures of a section in one line (kept when a rerun replaces it). */
+export function sectionDigest(s: Section): string {
+  const load = `load ${s.load.before.map((l) => l.toFixed(2)).join(' / ')}`;
+  const figures = s.figures.filter((f) => f.target).map((f) => `${f.name} ${fmt(f.value, f.unit)} (${f.verdict})`);
+  return `${load}; ${s.error ? 'failed' : figures.join('; ')}`;
+}
+
 export function printSection(s: Section, write: (line: string) => void): void {
   write(`\n== ${s.title} (${(s.durationMs / 1000).toFixed(1)} s, load ${s.load.before.map((l) => l.toFixed(2)).join(' ')}) ==`);
   if (s.error) write(`  ERROR: ${s.error}`);
@@ -69,6 +78,7 @@ const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 export function sectionMarkdown(s: Section): string {
   const lines = [`## ${s.title}`, ''];
   lines.push(`Ran ${(s.durationMs / 1000).toFixed(1)} s; load average before ${s.load.before.map((l) => l.toFixed(2)).join(' / ')}, after ${s.load.after.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min).`, '');
+  if (s.rerun) lines.push(`**Rerun** at ${s.rerun.at} (\`npm run bench -- --rerun ${s.id}\`): ${s.rerun.reason}. The full run's figures were: ${s.rerun.previous}.`, '');
   if (s.error) lines.push(`**The benchmark failed:** ${cell(s.error)}`, '');
   lines.push('| Figure | Value | Baseline | Ratio | Target | Verdict |', '| --- | ---: | --- | ---: | --- | --- |');
   for (const f of s.figures) {

@@ -15,7 +15,7 @@ export function resultsMarkdown(opts: { machine: MachineInfo; sections: Section[
     `- Date: ${new Date().toISOString()}`,
     `- Machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB.toFixed(1)} GiB memory (${m.freeMemoryGiB.toFixed(1)} GiB free at start), ${m.os}`,
     `- Node ${m.node}; packages: ${Object.entries(m.packages).map(([k, v]) => `${k} ${v}`).join(', ')}`,
-    `- Whole run: ${(opts.totalMs / 1000).toFixed(0)} s. The machine is shared with other engineers' test runs: each section gives the load average around it.`,
+    `- Whole run: ${(opts.totalMs / 1000).toFixed(0)} s. The machine is shared with other engineers' test runs: each section gives the load average around it.${sections.some((s) => s.rerun) ? ` Rerun afterwards (their first figures are kept in their section): ${sections.filter((s) => s.rerun).map((s) => s.title).join(', ')}.` : ''}`,
     `- Verdict: ${missed.length === 0 && failed.length === 0 ? 'every target met.' : [missed.length ? `MISSED: ${missed.join('; ')}.` : '', failed.length ? `Failed to run: ${failed.join(', ')}.` : ''].join(' ').trim()}`,
     '',
   ];

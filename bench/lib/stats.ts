@@ -33,3 +33,25 @@ export function summarize(values: readonly number[]): Summary {
 export function median(values: readonly number[]): number {
   return percentile([...values].sort((a, b) => a - b), 50);
 }
+
+/** One histogram's summary as percentile points: [percent, value], ascending (what perf_hooks gives). */
+export interface CdfSample {
+  n: number;
+  cdf: Array<[number, number]>;
+}
+
+/**
+ * The p-th percentile of the union of several histograms, each known by its count and percentile points: the
+ * smallest value x such that at most (100 − p)% of all samples lie above x. Exact up to the points' granularity.
+ */
+export function mergedPercentile(parts: readonly CdfSample[], p: number): number {
+  const total = parts.reduce((a, h) => a + h.n, 0);
+  if (total === 0) return NaN;
+  const above = (x: number) => parts.reduce((a, h) => {
+    let pct = 0;
+    for (const [q, v] of h.cdf) if (v <= x && q > pct) pct = q;
+    return a + h.n * (1 - pct / 100);
+  }, 0);
+  const candidates = [...new Set(parts.flatMap((h) => h.cdf.map(([, v]) => v)))].sort((a, b) => a - b);
+  return candidates.find((x) => above(x) <= total * (1 - p / 100)) ?? (candidates.at(-1) ?? NaN);
+}

@@ -66,7 +66,7 @@ if (key && base && token) {
     res.writeHead(ok ? 200 : 404, { Connection: 'close' });
     res.end(ok ? 'Success' : 'Not Found', () => ok && setImmediate(() => process.exit(0)));
     req.resume();
-  }).listen(port, '127.0.0.1').unref();
+  }).on('error', (err) => console.error(`API port ${port}: ${err.message}`)).listen(port, '127.0.0.1').unref();
 } else {
   mark('ready');
 }

@@ -53,4 +53,7 @@ createServer((req, res) => {
   res.writeHead(ok ? 200 : 404, { Connection: 'close' });
   res.end(ok ? 'Success' : 'Not Found', () => ok && setImmediate(() => process.exit(0)));
   req.resume();
-}).listen(port, '127.0.0.1');
+})
+  // A taken port leaves the server without its API (the supervisor then kills it on shutdown), not in a crash loop.
+  .on('error', (err) => console.error(`API port ${port}: ${err.message}`))
+  .listen(port, '127.0.0.1');

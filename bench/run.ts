@@ -50,6 +50,8 @@ interface Results {
   sections: Section[];
   totalMs: number;
   argv: string[];
+  /** When the full run finished (a rerun keeps it). */
+  date?: string;
 }
 
 const RESULTS_JSON = join(BENCH, 'RESULTS.json');
@@ -104,7 +106,7 @@ async function main(): Promise<void> {
   const verdict = [missed.length ? `MISSED: ${missed.join('; ')}` : '', failed.length ? `FAILED: ${failed.join(', ')}` : ''].filter(Boolean).join('; ');
   console.log(`\nbench finished in ${(totalMs / 1000).toFixed(0)} s; ${verdict || 'every target met'}`);
   const full = ids.length === Object.keys(BENCHES).length;
-  let results: Results = { machine, sections, totalMs, argv: process.argv.slice(2) };
+  let results: Results = { machine, sections, totalMs, argv: process.argv.slice(2), date: new Date().toISOString() };
   if (previous) {
     const reason = process.env.BENCH_RERUN_REASON ?? 'the full run\'s figures here were disturbed by other load on the shared machine';
     const merged = previous.sections.map((old) => {

@@ -58,6 +58,7 @@ export const instanceMachine = s.createMachine({
   initial: 'stopped',
   on: {
     CONFIG: { actions: assign({ timing: ({ event }) => event.timing }) },
+    ROLLED_BACK: { actions: assign({ revision: ({ event }) => event.revision }) },
     PROCESS_STARTED: { guard: 'currentLaunch', actions: assign({ pid: ({ event }) => event.pid }) },
     STABLE: { actions: assign({ crashStreak: 0, loopNotified: false }) },
     UPDATE_CHECK: {

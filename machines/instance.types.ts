@@ -46,7 +46,9 @@ export type InstanceEvent =
   /** The daemon is exiting: persist=true detaches from the server, false shuts it down gracefully. */
   | { type: 'SHUTDOWN'; persist: boolean }
   /** Config reload: new timings apply from the next timer armed. */
-  | { type: 'CONFIG'; timing: InstanceTiming };
+  | { type: 'CONFIG'; timing: InstanceTiming }
+  /** `bin.prev` was swapped back into `bin/`: the installed revision is now this one (sent before RESTART). */
+  | { type: 'ROLLED_BACK'; revision: string | null };
 
 /** Commands the machine sends to its `process` child (the runProcess actor) with sendTo. */
 export type ProcessCommand =

@@ -168,6 +168,8 @@ export class Instance implements InstanceControl {
     try {
       const revision = await this.deps.rollback();
       log.info('rolled back to the previous build', { revision: revision ?? '(unknown)' });
+      // The machine's revision is what status shows and what the next update check compares against.
+      this.actor.send({ type: 'ROLLED_BACK', revision });
       this.actor.send({ type: 'RESTART' });
     } catch (err) {
       log.error('rollback failed', { error: describeError(err) });

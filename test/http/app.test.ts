@@ -6,9 +6,10 @@ import { basic, harness, memoryInstance, memoryRegistry, send } from './support.
 
 const app = suite('app');
 
+// `/` is the dashboard (admin access rule): test/http/dashboard-access.test.ts.
 app('app :: unknown paths → 404 JSON', async () => {
   const { app } = harness(memoryRegistry());
-  for (const path of ['/', '/nope', '/instances/x', '/server_api', '/health/x']) {
+  for (const path of ['/nope', '/instances/x', '/server_api', '/health/x']) {
     const res = await send(app, 'GET', path);
     assert.is(res.status, 404, path);
     assert.equal(await res.json(), { error: 'not found' });

@@ -27,6 +27,19 @@ async function crashLoop(h: Harness) {
 
 const control = fresh('instance control');
 
+control('instance :: ROLLED_BACK sets the revision the next update check compares against, in any state', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'ROLLED_BACK', revision: 'r0' });
+  assert.is(h.state(), 'running', 'the rollback itself restarts nothing; the supervisor sends RESTART');
+  assert.is(h.context().revision, 'r0');
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  assert.is(h.checks.at(-1)?.input.revision, 'r0');
+  h.actor.send({ type: 'RESTART' });
+  h.proc().exit(0);
+  assert.is(h.state(), 'starting');
+  assert.is(h.context().revision, 'r0', 'a relaunch keeps it');
+});
+
 control('instance :: STOP while stopped does nothing', async ({ h }) => {
   h.actor.send({ type: 'STOP' });
   assert.is(h.state(), 'stopped.idle');

@@ -70,6 +70,7 @@ function eventsFor(types: string[]) {
           break;
         case 'ADOPT': out.push({ type, pid: 4242 }); break;
         case 'CONFIG': out.push({ type, timing }); break;
+        case 'ROLLED_BACK': out.push({ type, revision: 'r-prev' }); break;
         case 'SHUTDOWN': out.push({ type, persist: true }, { type, persist: false }); break;
         case 'CHECKIN': if (c.processOwned) out.push({ type, launchId }); break;
         case 'PROCESS_STARTED': if (c.processOwned) out.push({ type, launchId, pid: 1000 + launchId }); break;
@@ -165,7 +166,7 @@ async function execute(h: Harness, e: ModelEvent): Promise<void> {
     case 'xstate.error.actor.update': return h.failUpdate(e.error.message);
     case 'xstate.done.actor.updateCheck': return h.finishCheck(e.output.available);
     case 'xstate.error.actor.updateCheck': return h.failCheck(e.error.message);
-    case 'START': case 'RESTART': case 'STOP': case 'UPDATE_CHECK': case 'STABLE': case 'ADOPT': case 'CONFIG':
+    case 'START': case 'RESTART': case 'STOP': case 'UPDATE_CHECK': case 'STABLE': case 'ADOPT': case 'CONFIG': case 'ROLLED_BACK':
     case 'SHUTDOWN':
       return h.actor.send(e);
     // Launch ids in model events come from whichever snapshot the traversal kept for a state; use the real one.

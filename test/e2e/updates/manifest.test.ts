@@ -101,10 +101,6 @@ test('POST /rollback: back on A (server restarted); data.json says build-A, bin.
   assert.match(ctx.d.log(), /rolled back to the previous build.*revision=build-A/);
 });
 
-// BLOCKED: src/supervisor/instance.ts rollback() swaps bin/ and data.json but only sends RESTART; the statechart's
-// context.revision (what GET /instances/<key>/status shows, and what the next update check compares against) keeps
-// build-B, as no event carries the rolled-back revision into machines/instance.ts. Fix: a ROLLED_BACK {revision}
-// event assigned at the top level of the machine, sent by Instance.rollback() before RESTART.
 test('after POST /rollback the status names the build that runs (build-A)', async (ctx) => {
   await runningBuild(ctx.d, KEY, ctx.port, 'A');
   assert.is((await dataJson(ctx.d, KEY)).revision, 'build-A');

@@ -1,10 +1,13 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { chmod, link, mkdir, symlink, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { createGunzip } from 'node:zlib';
+import { chmod, link, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Parser, type ReadEntry } from 'tar';
 import { UpdateError } from '../errors.ts';
 import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
+import { createExtractTree, type ExtractTree } from './extract-tree.ts';
 
 /*
  * tar 7's Parser reads the archive (gzip sniffed, headers checked; `strict` makes its warnings failures) and this
@@ -15,12 +18,9 @@ import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } f
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 const DIR_TYPES = new Set(['Directory', 'GNUDumpDir']);
 
-async function writeEntry(entry: ReadEntry, destDir: string, links: Set<string>, signal: AbortSignal): Promise<void> {
+async function writeEntry(entry: ReadEntry, tree: ExtractTree, signal: AbortSignal): Promise<void> {
   const name = entry.path;
   const segments = entrySegments(name);
-  for (let i = 1; i < segments.length; i++) {
-    if (links.has(segments.slice(0, i).join('/'))) refuseEntry(name, 'its path goes through a link in the archive');
-  }
   const type = entry.type;
   if (!FILE_TYPES.has(type) && !DIR_TYPES.has(type) && type !== 'SymbolicLink' && type !== 'Link') {
     refuseEntry(name, `it is a ${type} entry (devices and special files are not allowed)`);
@@ -30,29 +30,23 @@ async function writeEntry(entry: ReadEntry, destDir: string, links: Set<string>,
     entry.resume();
     return;
   }
-  const dest = join(destDir, ...segments);
   if (DIR_TYPES.has(type)) {
     entry.resume();
-    await mkdir(dest, { recursive: true });
+    await tree.folder(name, segments);
     return;
   }
-  await mkdir(dirname(dest), { recursive: true });
-  // A later entry of the same name replaces the earlier one, as tar does (and a file must not write through a link).
-  await unlink(dest).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') throw err;
-  });
-  links.delete(segments.join('/'));
+  if (type === 'SymbolicLink') checkSymlinkTarget(name, entry.linkpath ?? '');
+  if (type === 'Link') checkHardlinkTarget(name, entry.linkpath ?? '');
+  const dest = await tree.place(name, segments);
   if (type === 'SymbolicLink') {
-    checkSymlinkTarget(name, entry.linkpath ?? '');
     entry.resume();
     await symlink(entry.linkpath as string, dest);
-    links.add(segments.join('/'));
+    tree.linked(segments);
     return;
   }
   if (type === 'Link') {
-    checkHardlinkTarget(name, entry.linkpath ?? '');
     entry.resume();
-    await link(join(destDir, ...entrySegments(entry.linkpath as string)), dest);
+    await link(join(tree.root, ...entrySegments(entry.linkpath as string)), dest);
     return;
   }
   await pipeline(entry, createWriteStream(dest), { signal });
@@ -66,11 +60,17 @@ function wrapTarError(err: unknown): UpdateError {
   return new UpdateError(`the tar archive is corrupt or unreadable (${message})`, { cause: err });
 }
 
-/** Extracts a tar or tar.gz entry by entry, streaming; refuses unsafe entries (see entry-guard.ts). */
-export function extractTar(archive: string, destDir: string, signal?: AbortSignal): Promise<void> {
+/**
+ * Extracts a tar or tar.gz entry by entry, streaming; refuses unsafe entries (see entry-guard.ts). A tar.gz is
+ * inflated by node:zlib's stream on the thread pool, beside the parsing and writing on the main thread (as
+ * `tar xzf` pipes through a gzip process): tar's own inflate runs synchronously on the main thread.
+ */
+export async function extractTar(archive: string, destDir: string, signal?: AbortSignal, gzip = false): Promise<void> {
+  const tree = await createExtractTree(destDir);
   return new Promise<void>((resolve, reject) => {
-    const links = new Set<string>();
-    const input = createReadStream(archive);
+    const file = createReadStream(archive, { highWaterMark: 1 << 18 });
+    const input: Readable = gzip ? file.pipe(createGunzip({ chunkSize: 1 << 18 })) : file;
+    if (input !== file) file.on('error', (err) => input.destroy(err));
     const parser = new Parser({ strict: true });
     // Stops the entry being written: after an abort the parser never ends it, and its pipeline would wait forever.
     const halt = new AbortController();
@@ -89,6 +89,7 @@ export function extractTar(archive: string, destDir: string, signal?: AbortSigna
       failure ??= err;
       halt.abort(err);
       input.destroy();
+      file.destroy();
       parser.abort(err instanceof Error ? err : new Error(String(err)));
       finish();
     };
@@ -98,7 +99,7 @@ export function extractTar(archive: string, destDir: string, signal?: AbortSigna
       work = work.then(async () => {
         if (failure !== undefined) return void entry.resume();
         try {
-          await writeEntry(entry, destDir, links, halt.signal);
+          await writeEntry(entry, tree, halt.signal);
         } catch (err) {
           fail(err);
         }

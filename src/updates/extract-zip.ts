@@ -1,12 +1,12 @@
-import { createWriteStream } from 'node:fs';
-import { chmod, mkdir, symlink, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { chmod, open, symlink, type FileHandle } from 'node:fs/promises';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { crc32 } from 'node:zlib';
+import { crc32, createInflateRaw } from 'node:zlib';
 import { openPromise, type Entry, type ZipFile } from 'yauzl';
 import { UpdateError } from '../errors.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
+import { createExtractTree, type ExtractTree } from './extract-tree.ts';
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -14,6 +14,11 @@ const S_IFDIR = 0o040000;
 const S_IFLNK = 0o120000;
 const MADE_BY_UNIX = 3;
 const MAX_LINK_TARGET = 4096;
+const STORED = 0;
+const DEFLATED = 8;
+/** Read and inflate in large chunks: yauzl's entry streams move 16 KB at a time, a thread-pool trip each. */
+const READ_CHUNK = 1 << 20;
+const INFLATE_CHUNK = 1 << 18;
 
 /** yauzl validates names itself; its messages start like this (yauzl `validateFileName`). */
 const YAUZL_NAME_ERROR = /^(absolute path|invalid relative path|invalid characters in fileName): (.*)$/s;
@@ -33,52 +38,60 @@ async function readSmall(stream: Readable, name: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Passes data through while computing its CRC-32, which yauzl does not check. */
-function crcChecker(entry: Entry): Transform {
+/** Passes data through while checking its size and CRC-32 against the central directory's. */
+function contentChecker(entry: Entry): Transform {
   let crc = 0;
+  let size = 0;
   return new Transform({
     transform(chunk: Buffer, _enc, done) {
       crc = crc32(chunk, crc);
-      done(null, chunk);
+      size += chunk.length;
+      done(size > entry.uncompressedSize ? new UpdateError(`zip entry "${entry.fileName}" is larger than its recorded size`) : null, chunk);
     },
     flush(done) {
+      if (size !== entry.uncompressedSize) return done(new UpdateError(`zip entry "${entry.fileName}" is shorter than its recorded size`));
       done(crc >>> 0 === entry.crc32 >>> 0 ? null : new UpdateError(`zip entry "${entry.fileName}" fails its CRC check`));
     },
   });
 }
 
-async function extractEntry(zip: ZipFile, entry: Entry, destDir: string, links: Set<string>, signal?: AbortSignal): Promise<void> {
+/**
+ * The entry's contents, decompressed. yauzl checks the local header and that the data lies inside the file; the
+ * data itself is read here in large chunks (see READ_CHUNK).
+ */
+async function openContents(zip: ZipFile, archive: FileHandle, entry: Entry): Promise<Readable[]> {
+  if (entry.compressionMethod !== STORED && entry.compressionMethod !== DEFLATED) {
+    throw new UpdateError(`zip entry "${entry.fileName}" uses compression method ${entry.compressionMethod}; only stored and deflated entries are supported`);
+  }
+  const { fileDataStart } = await zip.readLocalFileHeaderPromise(entry, { minimal: true });
+  const raw = entry.compressedSize === 0
+    ? Readable.from([])
+    // The numeric fd: a stream made by FileHandle.createReadStream leaves a listener on the handle for good.
+    : createReadStream('', { fd: archive.fd, autoClose: false, start: fileDataStart, end: fileDataStart + entry.compressedSize - 1, highWaterMark: READ_CHUNK });
+  return entry.compressionMethod === DEFLATED ? [raw, createInflateRaw({ chunkSize: INFLATE_CHUNK })] : [raw];
+}
+
+async function extractEntry(zip: ZipFile, archive: FileHandle, entry: Entry, tree: ExtractTree, signal?: AbortSignal): Promise<void> {
   const name = entry.fileName;
   const segments = entrySegments(name);
-  for (let i = 1; i < segments.length; i++) {
-    if (links.has(segments.slice(0, i).join('/'))) refuseEntry(name, 'its path goes through a link in the archive');
-  }
   const mode = unixMode(entry);
   const type = mode === null ? 0 : mode & S_IFMT;
-  const isDir = name.endsWith('/') || type === S_IFDIR;
   if (segments.length === 0) return; // "./": the folder itself
-  const dest = join(destDir, ...segments);
-  if (isDir) {
-    await mkdir(dest, { recursive: true });
+  if (name.endsWith('/') || type === S_IFDIR) {
+    await tree.folder(name, segments);
     return;
   }
   if (type !== 0 && type !== S_IFREG && type !== S_IFLNK) refuseEntry(name, 'it is a device or other special file');
   if (entry.isEncrypted()) refuseEntry(name, 'it is encrypted');
-  await mkdir(dirname(dest), { recursive: true });
-  // A later entry of the same name replaces the earlier one (and a file must not write through a link).
-  await unlink(dest).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') throw err;
-  });
-  links.delete(segments.join('/'));
-  const stream = await zip.openReadStreamPromise(entry);
+  const dest = await tree.place(name, segments);
   if (type === S_IFLNK) {
-    const target = await readSmall(stream, name);
+    const target = await readSmall(await zip.openReadStreamPromise(entry), name);
     checkSymlinkTarget(name, target);
     await symlink(target, dest);
-    links.add(segments.join('/'));
+    tree.linked(segments);
     return;
   }
-  await pipeline(stream, crcChecker(entry), createWriteStream(dest), signal ? { signal } : {});
+  await pipeline([...(await openContents(zip, archive, entry)), contentChecker(entry), createWriteStream(dest)], signal ? { signal } : {});
   // Server builds rely on the execute bit of their programs; drop setuid/setgid/sticky.
   if (mode !== null && (mode & 0o777) !== 0) await chmod(dest, mode & 0o777);
 }
@@ -96,17 +109,21 @@ function wrapZipError(err: unknown): UpdateError {
 /** Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). */
 export async function extractZip(archive: string, destDir: string, signal?: AbortSignal): Promise<void> {
   let zip: ZipFile | undefined;
+  let data: FileHandle | undefined;
   try {
     zip = await openPromise(archive, { lazyEntries: true, autoClose: false, validateEntrySizes: true });
-    const links = new Set<string>();
+    // One handle for every entry's data (an open and a close per entry otherwise).
+    data = await open(archive, 'r');
+    const tree = await createExtractTree(destDir);
     for await (const entry of zip.eachEntry()) {
       if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
-      await extractEntry(zip, entry, destDir, links, signal);
+      await extractEntry(zip, data, entry, tree, signal);
     }
   } catch (err) {
     if (signal?.aborted && !(err instanceof UpdateError)) throw new UpdateError('extraction was cancelled', { cause: err });
     throw wrapZipError(err);
   } finally {
     zip?.close();
+    await data?.close();
   }
 }

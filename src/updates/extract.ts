@@ -38,5 +38,5 @@ export async function extractArchive(archive: string, destDir: string, signal?: 
     throw new UpdateError(`${archive} is not a zip, tar or tar.gz archive (unrecognised first bytes); the download is damaged or is not a build`);
   }
   if (format === 'zip') await extractZip(archive, destDir, signal);
-  else await extractTar(archive, destDir, signal);
+  else await extractTar(archive, destDir, signal, format === 'gzip');
 }

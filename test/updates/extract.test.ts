@@ -1,4 +1,4 @@
-import { lstat, readdir, readFile, readlink, stat, truncate, writeFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -130,7 +130,34 @@ good('extract :: cancellation mid-extraction stops zip and tar alike', async (ct
   }
 });
 
+good('extract :: zip: empty, stored and deflated entries larger than one read chunk come out byte for byte', async (ctx) => {
+  const big = randomBytes(3 * 1024 * 1024 + 17).toString('base64');
+  const archive = join(ctx.root, 'b.zip');
+  await writeZip(archive, [
+    { name: 'empty.txt', content: '' },
+    { name: 'empty-stored.txt', content: '', store: true },
+    { name: 'big-deflated.txt', content: big },
+    { name: 'big-stored.txt', content: big, store: true },
+  ]);
+  await extractArchive(archive, ctx.dest);
+  assert.is(await readFile(join(ctx.dest, 'empty.txt'), 'utf8'), '');
+  assert.is(await readFile(join(ctx.dest, 'empty-stored.txt'), 'utf8'), '');
+  assert.ok((await readFile(join(ctx.dest, 'big-deflated.txt'), 'utf8')) === big, 'deflated entry intact');
+  assert.ok((await readFile(join(ctx.dest, 'big-stored.txt'), 'utf8')) === big, 'stored entry intact');
+});
+
+good('extract :: tar.gz: an entry larger than one inflate chunk comes out byte for byte', async (ctx) => {
+  const big = randomBytes(3 * 1024 * 1024 + 17).toString('base64');
+  const archive = join(ctx.root, 'b.tar.gz');
+  await writeTar(archive, [{ name: 'big.txt', content: big }, { name: 'empty.txt', content: '' }], { gzip: true });
+  await extractArchive(archive, ctx.dest);
+  assert.ok((await readFile(join(ctx.dest, 'big.txt'), 'utf8')) === big, 'entry intact');
+  assert.is(await readFile(join(ctx.dest, 'empty.txt'), 'utf8'), '');
+});
+
 good.run();
+
+
 
 // ---
 
@@ -152,6 +179,29 @@ corrupt('extract :: a zip whose data fails its CRC is an UpdateError', async (ct
   data[100] = 0x79; // inside the stored body of the only entry: 'x' becomes 'y', sizes unchanged
   await writeFile(archive, data);
   await refused(extractArchive(archive, ctx.dest), /"f\.txt" fails its CRC check/);
+});
+
+/** Rewrites the uncompressed size the central directory records for the zip's only entry. */
+async function recordUncompressedSize(archive: string, size: number): Promise<void> {
+  const data = await readFile(archive);
+  const at = data.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02])); // central directory file header
+  assert.ok(at > 0, 'the zip has a central directory');
+  data.writeUInt32LE(size, at + 24);
+  await writeFile(archive, data);
+}
+
+corrupt('extract :: a deflated zip entry larger than its recorded size is refused, not written on', async (ctx) => {
+  const archive = join(ctx.root, 'b.zip');
+  await writeZip(archive, [{ name: 'f.txt', content: 'x'.repeat(400_000) }]);
+  await recordUncompressedSize(archive, 1000);
+  await refused(extractArchive(archive, ctx.dest), /"f\.txt" is larger than its recorded size/);
+});
+
+corrupt('extract :: a deflated zip entry shorter than its recorded size is refused', async (ctx) => {
+  const archive = join(ctx.root, 'b.zip');
+  await writeZip(archive, [{ name: 'f.txt', content: 'x'.repeat(4000) }]);
+  await recordUncompressedSize(archive, 4001);
+  await refused(extractArchive(archive, ctx.dest), /"f\.txt" is shorter than its recorded size/);
 });
 
 corrupt('extract :: a zip whose deflated data is damaged is an UpdateError', async (ctx) => {
@@ -211,6 +261,22 @@ corrupt('extract :: zip: a later entry of the same name replaces a link instead 
   assert.is(await readFile(join(ctx.dest, 'l'), 'utf8'), 'replaced the link');
   assert.is(await readFile(join(ctx.dest, 'target.txt'), 'utf8'), 'target');
 });
+
+for (const format of ['zip', 'tar.gz'] as const) {
+  corrupt(`extract :: ${format}: into a folder that is not empty, an entry replaces a link already there instead of writing through it`, async (ctx) => {
+    const archive = join(ctx.root, `b.${format}`);
+    const entries: EntrySpec[] = [{ name: 'build.txt', content: 'new' }];
+    if (format === 'zip') await writeZip(archive, entries);
+    else await writeTar(archive, entries, { gzip: true });
+    const outside = join(ctx.root, 'outside.txt');
+    await writeFile(outside, 'untouched');
+    await symlink(outside, join(ctx.dest, 'build.txt'));
+    await extractArchive(archive, ctx.dest);
+    assert.is(await readFile(outside, 'utf8'), 'untouched');
+    assert.ok((await lstat(join(ctx.dest, 'build.txt'))).isFile(), 'the link was replaced by a file');
+    assert.is(await readFile(join(ctx.dest, 'build.txt'), 'utf8'), 'new');
+  });
+}
 
 corrupt.run();
 

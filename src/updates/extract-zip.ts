@@ -68,7 +68,9 @@ async function openContents(zip: ZipFile, archive: FileHandle, entry: Entry): Pr
     ? Readable.from([])
     // The numeric fd: a stream made by FileHandle.createReadStream leaves a listener on the handle for good.
     : createReadStream('', { fd: archive.fd, autoClose: false, start: fileDataStart, end: fileDataStart + entry.compressedSize - 1, highWaterMark: READ_CHUNK });
-  return entry.compressionMethod === DEFLATED ? [raw, createInflateRaw({ chunkSize: INFLATE_CHUNK })] : [raw];
+  // Each inflate stream allocates its chunk: small entries (most of a build) get a small one.
+  const chunkSize = Math.min(INFLATE_CHUNK, Math.max(16 * 1024, entry.uncompressedSize));
+  return entry.compressionMethod === DEFLATED ? [raw, createInflateRaw({ chunkSize })] : [raw];
 }
 
 async function extractEntry(zip: ZipFile, archive: FileHandle, entry: Entry, tree: ExtractTree, signal?: AbortSignal): Promise<void> {

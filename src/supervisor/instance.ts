@@ -8,6 +8,7 @@ import type { ControlAction, InstanceControl, InstanceStatus } from '../http/reg
 import type { Logger } from '../log.ts';
 import { alertMessage } from '../notify/messages.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
+import { coalesceWindowMs, createCheckinCoalescer } from './checkin-coalescer.ts';
 import { createProcessHost, type LaunchRecord } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
 import { statePath } from './state-path.ts';
@@ -41,6 +42,10 @@ export class Instance implements InstanceControl {
   private startedAt: number | null = null;
   private lastCheckinAt: number | null = null;
   private lastState: string | null = null;
+  private checkins = createCheckinCoalescer(
+    () => coalesceWindowMs(this.deps.instance.settings.TimeoutSeconds * 1000),
+    (launchId) => this.actor.send({ type: 'CHECKIN', launchId }),
+  );
 
   constructor(deps: InstanceDeps) {
     this.deps = deps;
@@ -110,6 +115,7 @@ export class Instance implements InstanceControl {
         bus.emit('instance:restart', { key: this.key, reason: e.reason, at });
         break;
       case 'launch':
+        this.checkins.reset();
         this.startedAt = at;
         this.lastCheckinAt = null;
         break;
@@ -135,6 +141,7 @@ export class Instance implements InstanceControl {
     this.actor.send({ type: 'SHUTDOWN', persist });
     const done = await waitForState(this.actor, 'exited', timeoutMs);
     if (!done) this.deps.log.warn('server did not finish shutting down in time; killing it');
+    this.checkins.reset();
     this.actor.stop();
   }
 
@@ -177,7 +184,7 @@ export class Instance implements InstanceControl {
   }
 
   checkin(): void {
-    if (this.current) this.actor.send({ type: 'CHECKIN', launchId: this.current.launchId });
+    if (this.current) this.checkins.checkin(this.current.launchId);
   }
 
   binariesDir(): string {

@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { chmod, open, symlink, type FileHandle } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -6,6 +6,7 @@ import { crc32, createInflateRaw } from 'node:zlib';
 import { openPromise, type Entry, type ZipFile } from 'yauzl';
 import { UpdateError } from '../errors.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
+import { createEntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './extract-tree.ts';
 
 const S_IFMT = 0o170000;
@@ -19,6 +20,8 @@ const DEFLATED = 8;
 /** Read and inflate in large chunks: yauzl's entry streams move 16 KB at a time, a thread-pool trip each. */
 const READ_CHUNK = 1 << 20;
 const INFLATE_CHUNK = 1 << 18;
+/** Files written side by side (entry-pool.ts); the thread pool has four threads. */
+const PARALLEL_WRITES = 6;
 
 /** yauzl validates names itself; its messages start like this (yauzl `validateFileName`). */
 const YAUZL_NAME_ERROR = /^(absolute path|invalid relative path|invalid characters in fileName): (.*)$/s;
@@ -56,6 +59,20 @@ function contentChecker(entry: Entry): Transform {
 }
 
 /**
+ * `length` bytes from `start`, read through the shared handle. Not an fs ReadStream on its fd: destroying one (an
+ * error, a cancel) closes the fd under the entries still being read beside it, whatever `autoClose` says.
+ */
+async function* readRange(archive: FileHandle, start: number, length: number): AsyncGenerator<Buffer> {
+  for (let pos = start, end = start + length; pos < end;) {
+    const size = Math.min(READ_CHUNK, end - pos);
+    const { bytesRead, buffer } = await archive.read(Buffer.allocUnsafe(size), 0, size, pos);
+    if (bytesRead === 0) throw new UpdateError(`the zip archive ended inside the data at offset ${pos}`);
+    pos += bytesRead;
+    yield buffer.subarray(0, bytesRead);
+  }
+}
+
+/**
  * The entry's contents, decompressed. yauzl checks the local header and that the data lies inside the file; the
  * data itself is read here in large chunks (see READ_CHUNK).
  */
@@ -64,10 +81,7 @@ async function openContents(zip: ZipFile, archive: FileHandle, entry: Entry): Pr
     throw new UpdateError(`zip entry "${entry.fileName}" uses compression method ${entry.compressionMethod}; only stored and deflated entries are supported`);
   }
   const { fileDataStart } = await zip.readLocalFileHeaderPromise(entry, { minimal: true });
-  const raw = entry.compressedSize === 0
-    ? Readable.from([])
-    // The numeric fd: a stream made by FileHandle.createReadStream leaves a listener on the handle for good.
-    : createReadStream('', { fd: archive.fd, autoClose: false, start: fileDataStart, end: fileDataStart + entry.compressedSize - 1, highWaterMark: READ_CHUNK });
+  const raw = Readable.from(readRange(archive, fileDataStart, entry.compressedSize), { objectMode: false });
   // Each inflate stream allocates its chunk: small entries (most of a build) get a small one.
   const chunkSize = Math.min(INFLATE_CHUNK, Math.max(16 * 1024, entry.uncompressedSize));
   return entry.compressionMethod === DEFLATED ? [raw, createInflateRaw({ chunkSize })] : [raw];
@@ -108,23 +122,36 @@ function wrapZipError(err: unknown): UpdateError {
   return new UpdateError(`the zip archive is corrupt or unreadable (${message})`, { cause: err });
 }
 
+/** A regular file, which may be written beside others (entry-pool.ts); folders and links are written alone. */
+function isFile(entry: Entry): boolean {
+  const mode = unixMode(entry);
+  const type = mode === null ? 0 : mode & S_IFMT;
+  return !entry.fileName.endsWith('/') && (type === 0 || type === S_IFREG);
+}
+
 /** Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). */
 export async function extractZip(archive: string, destDir: string, signal?: AbortSignal): Promise<void> {
   let zip: ZipFile | undefined;
   let data: FileHandle | undefined;
+  const pool = createEntryPool(PARALLEL_WRITES);
   try {
-    zip = await openPromise(archive, { lazyEntries: true, autoClose: false, validateEntrySizes: true });
+    const opened = await openPromise(archive, { lazyEntries: true, autoClose: false, validateEntrySizes: true });
+    zip = opened;
     // One handle for every entry's data (an open and a close per entry otherwise).
-    data = await open(archive, 'r');
+    const handle = await open(archive, 'r');
+    data = handle;
     const tree = await createExtractTree(destDir);
-    for await (const entry of zip.eachEntry()) {
+    for await (const entry of opened.eachEntry()) {
       if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
-      await extractEntry(zip, data, entry, tree, signal);
+      const file = isFile(entry) ? entrySegments(entry.fileName).join('/') : null;
+      await pool.run(file, () => extractEntry(opened, handle, entry, tree, signal));
     }
+    await pool.finish();
   } catch (err) {
     if (signal?.aborted && !(err instanceof UpdateError)) throw new UpdateError('extraction was cancelled', { cause: err });
     throw wrapZipError(err);
   } finally {
+    await pool.idle();
     zip?.close();
     await data?.close();
   }

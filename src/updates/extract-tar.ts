@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { Parser, type ReadEntry } from 'tar';
 import { UpdateError } from '../errors.ts';
 import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
+import { createEntryPool, type EntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './extract-tree.ts';
 
 /*
@@ -17,8 +18,19 @@ import { createExtractTree, type ExtractTree } from './extract-tree.ts';
 
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 const DIR_TYPES = new Set(['Directory', 'GNUDumpDir']);
+/** Files written side by side (entry-pool.ts); their data still arrives one after the other. */
+const PARALLEL_WRITES = 6;
 
-async function writeEntry(entry: ReadEntry, tree: ExtractTree, signal: AbortSignal): Promise<void> {
+interface Extraction {
+  tree: ExtractTree;
+  pool: EntryPool;
+  /** Stops the entry being written. */
+  signal: AbortSignal;
+  /** Ends the whole extraction with this error (a write beside others cannot throw into the parser's chain). */
+  fail: (err: unknown) => void;
+}
+
+async function writeEntry(entry: ReadEntry, x: Extraction): Promise<void> {
   const name = entry.path;
   const segments = entrySegments(name);
   const type = entry.type;
@@ -30,28 +42,34 @@ async function writeEntry(entry: ReadEntry, tree: ExtractTree, signal: AbortSign
     entry.resume();
     return;
   }
-  if (DIR_TYPES.has(type)) {
-    entry.resume();
-    await tree.folder(name, segments);
+  if (FILE_TYPES.has(type)) {
+    const write = async () => {
+      const dest = await x.tree.place(name, segments);
+      await pipeline(entry, createWriteStream(dest), { signal: x.signal });
+      // Server builds rely on the execute bit of their programs; drop setuid/setgid/sticky; ignore the umask.
+      if (entry.mode) await chmod(dest, entry.mode & 0o777);
+    };
+    // The parser waits for this entry's data to be read, so a failed write must stop it from here.
+    await x.pool.run(segments.join('/'), () => write().catch((err: unknown) => x.fail(err)));
     return;
   }
-  if (type === 'SymbolicLink') checkSymlinkTarget(name, entry.linkpath ?? '');
-  if (type === 'Link') checkHardlinkTarget(name, entry.linkpath ?? '');
-  const dest = await tree.place(name, segments);
-  if (type === 'SymbolicLink') {
+  await x.pool.run(null, async () => {
     entry.resume();
-    await symlink(entry.linkpath as string, dest);
-    tree.linked(segments);
-    return;
-  }
-  if (type === 'Link') {
-    entry.resume();
-    await link(join(tree.root, ...entrySegments(entry.linkpath as string)), dest);
-    return;
-  }
-  await pipeline(entry, createWriteStream(dest), { signal });
-  // Server builds rely on the execute bit of their programs; drop setuid/setgid/sticky; ignore the umask.
-  if (entry.mode) await chmod(dest, entry.mode & 0o777);
+    if (DIR_TYPES.has(type)) {
+      await x.tree.folder(name, segments);
+      return;
+    }
+    const target = entry.linkpath ?? '';
+    if (type === 'SymbolicLink') checkSymlinkTarget(name, target);
+    else checkHardlinkTarget(name, target);
+    const dest = await x.tree.place(name, segments);
+    if (type === 'Link') {
+      await link(join(x.tree.root, ...entrySegments(target)), dest);
+      return;
+    }
+    await symlink(target, dest);
+    x.tree.linked(segments);
+  });
 }
 
 function wrapTarError(err: unknown): UpdateError {
@@ -67,6 +85,7 @@ function wrapTarError(err: unknown): UpdateError {
  */
 export async function extractTar(archive: string, destDir: string, signal?: AbortSignal, gzip = false): Promise<void> {
   const tree = await createExtractTree(destDir);
+  const pool = createEntryPool(PARALLEL_WRITES);
   return new Promise<void>((resolve, reject) => {
     const file = createReadStream(archive, { highWaterMark: 1 << 18 });
     const input: Readable = gzip ? file.pipe(createGunzip({ chunkSize: 1 << 18 })) : file;
@@ -74,7 +93,8 @@ export async function extractTar(archive: string, destDir: string, signal?: Abor
     const parser = new Parser({ strict: true });
     // Stops the entry being written: after an abort the parser never ends it, and its pipeline would wait forever.
     const halt = new AbortController();
-    // Entries are written strictly in order; `work` never rejects and settles when the current one is done.
+    // Entries are taken strictly in order (files may then be written beside each other: entry-pool.ts); `work`
+    // never rejects and settles when the current one is taken.
     let work: Promise<void> = Promise.resolve();
     let failure: unknown;
     let finished = false;
@@ -83,7 +103,7 @@ export async function extractTar(archive: string, destDir: string, signal?: Abor
       if (finished) return;
       finished = true;
       signal?.removeEventListener('abort', onAbort);
-      void work.then(() => (failure === undefined ? resolve() : reject(wrapTarError(failure))));
+      void work.then(pool.idle).then(() => (failure === undefined ? resolve() : reject(wrapTarError(failure))));
     };
     const fail = (err: unknown) => {
       failure ??= err;
@@ -99,7 +119,7 @@ export async function extractTar(archive: string, destDir: string, signal?: Abor
       work = work.then(async () => {
         if (failure !== undefined) return void entry.resume();
         try {
-          await writeEntry(entry, tree, halt.signal);
+          await writeEntry(entry, { tree, pool, signal: halt.signal, fail });
         } catch (err) {
           fail(err);
         }

@@ -203,7 +203,9 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
         const when = (re: RegExp) => seen.find((l) => re.test(l.line))?.at;
         wdPhases[format].push(phasesOf(t0, [
           ['manifest check', when(/fetching build from manifest|installing build from manifest/)],
+          // A tar.gz is extracted while it downloads (one phase, ending at "downloaded and extracted"); a zip after.
           ['download + hash', when(/downloaded server archive/)],
+          ['download + hash + extract to staging', when(/downloaded and extracted server archive/)],
           ['extract to staging', when(/update available/)],
           ['server exit + re-check', when(/installing update/)],
           ['swap + cleanup, to "update installed"', at],
@@ -270,9 +272,9 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
       note: g > 64 ? `${(g - 64).toFixed(1)} MB over` : undefined,
     }));
     notes.push(
-      'Watchdog phases, in the order they happened, each named by the point that ends it: from its log lines (`fetching build from manifest`, `downloaded server archive`, `update available`, `installing update`, `update installed`) (the moment each line reached the bench). A line that did not show leaves its phase out of that run.',
+      'Watchdog phases, in the order they happened, each named by the point that ends it: from its log lines (`fetching build from manifest`, `downloaded server archive` (zip) or `downloaded and extracted server archive` (tar.gz, extracted as it downloads), `update available`, `installing update`, `update installed`) (the moment each line reached the bench). A line that did not show leaves its phase out of that run.',
       `Build: ${build.files} files, ${(build.bytes / MB).toFixed(0)} MB unpacked (BENCH_UPDATE_MB=${opts.megabytes}); tar.gz ${(archives.tgz.size / MB).toFixed(0)} MB, zip ${(archives.zip.size / MB).toFixed(0)} MB. Generated and packed in ${genSeconds.toFixed(1)} s (not timed).`,
-      'Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (download to .update/, extract to staging, swap bin → bin.prev, remove the build before that).',
+      'Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (a zip is downloaded to .update/ and then extracted to staging; a tar.gz is extracted to staging as it downloads, with no copy on disk; then swap bin → bin.prev, remove the build before that).',
       'The watchdog\'s time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap and removal of the older bin.prev, and data.json. Its download, hash and extraction run during the check, while the old server still runs (the server is only told to leave once the new build is staged).',
       `RSS: ${peakNote}; growth = peak − VmRSS just before POST /update. Each of the ${growth.length} runs, in order: ${growth.map((b, i) => `${(b / MB).toFixed(1)} MB (at the highest sample: ${growthSplit[i]} MB)`).join('; ')}. The daemon's RSS before the first run: ${firstRss === null ? 'n/a' : `${(firstRss / MB).toFixed(1)} MB`}.`,
       `Phases, medians — tar.gz shell: ${medianPhases(shellPhases.tgz)}; watchdog: ${medianPhases(wdPhases.tgz)}. zip shell: ${medianPhases(shellPhases.zip)}; watchdog: ${medianPhases(wdPhases.zip)}.`,

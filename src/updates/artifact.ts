@@ -1,7 +1,9 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { downloadVerified, describeUrl } from './download.ts';
-import { commitStaged, stageArchive, updateDir } from './install.ts';
+import { archiveSink } from './archive-sink.ts';
+import { describeUrl, fetchVerified } from './download.ts';
+import { extractArchive } from './extract.ts';
+import { commitStaged, stageBuild, updateDir } from './install.ts';
 import type { ProviderContext } from './provider.ts';
 
 export interface ArtifactSource {
@@ -12,33 +14,36 @@ export interface ArtifactSource {
 }
 
 /**
- * Downloads a server archive into the instance's scratch folder (verifying `sha256` when given) and extracts it into
- * a staging folder (`stageArchive`), returned for `commitStaged`. Nothing in `bin/` is touched, so a provider can do
- * this while the server still runs. Progress goes to `ctx.progress`. The download is removed, whatever happens.
+ * Downloads a server archive (verifying `sha256` when given) into a staging folder, returned for `commitStaged`: a
+ * tar or tar.gz is extracted as it arrives, a zip is saved in the instance's scratch folder and extracted once
+ * complete (archive-sink.ts). Nothing in `bin/` is touched, so a provider can do this while the server still runs.
+ * Progress goes to `ctx.progress`. The saved download is removed, whatever happens.
  */
 export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource): Promise<string> {
   const { instance } = ctx;
   // One download at a time per instance: providers serialise their preparations (staged-build.ts).
   const archive = join(updateDir(instance.dir), 'download.part');
+  const stage = { instanceDir: instance.dir, runCommand: instance.settings.RunCommand, signal: opts.signal };
   try {
-    ctx.progress({ phase: 'download', bytes: 0, total: null });
-    const { bytes } = await downloadVerified({
-      url: opts.url,
-      dest: archive,
-      sha256: opts.sha256,
-      headers: opts.headers,
-      timeoutMs: instance.settings.Updates.DownloadTimeoutSeconds * 1000,
-      signal: opts.signal,
-      onProgress: (done, total) => ctx.progress({ phase: 'download', bytes: done, total }),
-    });
-    ctx.progress({ phase: 'verify', bytes, total: bytes });
-    ctx.log.info('downloaded server archive', { url: describeUrl(opts.url), bytes, verified: opts.sha256 !== undefined });
-    return await stageArchive({
-      archive,
-      instanceDir: instance.dir,
-      runCommand: instance.settings.RunCommand,
-      signal: opts.signal,
-      onPhase: (phase) => ctx.progress({ phase }),
+    return await stageBuild(stage, async (staging) => {
+      const into = archiveSink(archive, staging);
+      ctx.progress({ phase: 'download', bytes: 0, total: null });
+      const { bytes } = await fetchVerified({
+        url: opts.url,
+        sha256: opts.sha256,
+        headers: opts.headers,
+        timeoutMs: instance.settings.Updates.DownloadTimeoutSeconds * 1000,
+        signal: opts.signal,
+        onProgress: (done, total) => ctx.progress({ phase: 'download', bytes: done, total }),
+      }, into.sink);
+      ctx.progress({ phase: 'verify', bytes, total: bytes });
+      const extracted = into.extracted();
+      ctx.log.info(extracted ? 'downloaded and extracted server archive' : 'downloaded server archive', {
+        url: describeUrl(opts.url), bytes, verified: opts.sha256 !== undefined,
+      });
+      if (extracted) return;
+      ctx.progress({ phase: 'extract' });
+      await extractArchive(archive, staging, opts.signal);
     });
   } finally {
     await rm(archive, { force: true });

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { pipeline, Readable, Transform } from 'node:stream';
+import { pipeline as pipelineAsync } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { UpdateError } from '../errors.ts';
 
@@ -45,11 +45,18 @@ function checkExpectedHash(sha256: string | undefined, where: string): string | 
   return sha256.trim().toLowerCase();
 }
 
+/** Takes the body as it arrives (already being hashed); resolves once it has read all of it. */
+export type BodySink = (body: Readable, signal: AbortSignal) => Promise<void>;
+
+export type FetchOptions = Omit<DownloadOptions, 'dest'>;
+
 /**
- * Streams `url` into `dest` while hashing it; memory stays flat whatever the size. Throws UpdateError (and removes
- * `dest`) on a non-2xx answer, a body shorter than its Content-Length, the timeout, cancellation or a hash mismatch.
+ * Fetches `url` and hands its body to `sink` while hashing it; memory stays flat whatever the size. Throws
+ * UpdateError on a non-2xx answer, a body shorter than its Content-Length, the timeout, cancellation or a hash
+ * mismatch, in that order of precedence over the sink's own failure: a sink that fails part-way and still reads
+ * the rest lets a damaged download be reported as one.
  */
-export async function downloadVerified(opts: DownloadOptions): Promise<{ bytes: number; sha256: string }> {
+export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise<{ bytes: number; sha256: string }> {
   const where = describeUrl(opts.url);
   const expected = checkExpectedHash(opts.sha256, where);
   if (opts.signal.aborted) throw new UpdateError(`download of ${where} was cancelled`, { cause: opts.signal.reason });
@@ -58,8 +65,16 @@ export async function downloadVerified(opts: DownloadOptions): Promise<{ bytes: 
   const signal = AbortSignal.any([opts.signal, timeout]);
   let bytes = 0;
   let total: number | null = null;
+  /** The hex digest, once the whole body went through. */
+  let actual: string | null = null;
+  const mismatch = (): UpdateError | null =>
+    expected !== undefined && actual !== null && actual !== expected
+      ? new UpdateError(
+        `download of ${where} does not match its expected SHA-256 (expected ${expected}, got ${actual}); ` +
+          'the file on the server changed or is damaged; republish it or fix the hash',
+      )
+      : null;
   const explain = (err: unknown): UpdateError => {
-    if (err instanceof UpdateError) return err;
     if (opts.signal.aborted) return new UpdateError(`download of ${where} was cancelled`, { cause: err });
     if (timeout.aborted) {
       return new UpdateError(
@@ -70,11 +85,11 @@ export async function downloadVerified(opts: DownloadOptions): Promise<{ bytes: 
     if (total !== null && bytes < total) {
       return new UpdateError(`download of ${where} was cut short: got ${bytes} of ${total} bytes`, { cause: err });
     }
+    if (err instanceof UpdateError) return mismatch() ?? err;
     return new UpdateError(`download of ${where} failed`, { cause: err });
   };
 
   try {
-    await mkdir(dirname(opts.dest), { recursive: true });
     const res = await fetch(opts.url, { headers: opts.headers, signal, redirect: 'follow' });
     if (!res.ok || !res.body) {
       await res.body?.cancel().catch(() => undefined);
@@ -97,24 +112,39 @@ export async function downloadVerified(opts: DownloadOptions): Promise<{ bytes: 
         }
         done(null, chunk);
       },
+      flush(done) {
+        actual = hash.digest('hex');
+        done();
+      },
     });
     // The global fetch's ReadableStream type (lib.dom) and node:stream/web's differ only on paper.
     const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
-    await pipeline(body, meter, createWriteStream(opts.dest), { signal });
+    await sink(pipeline(body, meter, () => undefined), signal);
     if (total !== null && bytes !== total) {
       throw new UpdateError(`download of ${where} was cut short: got ${bytes} of ${total} bytes`);
     }
-    const actual = hash.digest('hex');
-    if (expected !== undefined && actual !== expected) {
-      throw new UpdateError(
-        `download of ${where} does not match its expected SHA-256 (expected ${expected}, got ${actual}); ` +
-          'the file on the server changed or is damaged; republish it or fix the hash',
-      );
-    }
+    if (actual === null) throw new UpdateError(`download of ${where} was not read to its end`);
+    const wrong = mismatch();
+    if (wrong) throw wrong;
     opts.onProgress?.(bytes, total);
     return { bytes, sha256: actual };
   } catch (err) {
-    await rm(opts.dest, { force: true });
     throw explain(err);
   }
+}
+
+/** `fetchVerified` into the file `dest`, which is removed on any failure. */
+export async function downloadVerified(opts: DownloadOptions): Promise<{ bytes: number; sha256: string }> {
+  try {
+    await mkdir(dirname(opts.dest), { recursive: true });
+    return await fetchVerified(opts, (body, signal) => writeFileFrom(body, opts.dest, signal));
+  } catch (err) {
+    await rm(opts.dest, { force: true });
+    throw err;
+  }
+}
+
+/** Writes a stream into a file. */
+export function writeFileFrom(body: Readable, dest: string, signal: AbortSignal): Promise<void> {
+  return pipelineAsync(body, createWriteStream(dest), { signal });
 }

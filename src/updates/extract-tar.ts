@@ -79,17 +79,18 @@ function wrapTarError(err: unknown): UpdateError {
 }
 
 /**
- * Extracts a tar or tar.gz entry by entry, streaming; refuses unsafe entries (see entry-guard.ts). A tar.gz is
- * inflated by node:zlib's stream on the thread pool, beside the parsing and writing on the main thread (as
- * `tar xzf` pipes through a gzip process): tar's own inflate runs synchronously on the main thread.
+ * Extracts a tar or tar.gz, from a file or a stream, entry by entry; refuses unsafe entries (see entry-guard.ts).
+ * A tar.gz is inflated by node:zlib's stream on the thread pool, beside the parsing and writing on the main thread
+ * (as `tar xzf` pipes through a gzip process): tar's own inflate runs synchronously on the main thread.
  */
-export async function extractTar(archive: string, destDir: string, signal?: AbortSignal, gzip = false): Promise<void> {
+export async function extractTar(archive: string | Readable, destDir: string, signal?: AbortSignal, gzip = false): Promise<void> {
   const tree = await createExtractTree(destDir);
   const pool = createEntryPool(PARALLEL_WRITES);
   return new Promise<void>((resolve, reject) => {
-    const file = createReadStream(archive, { highWaterMark: 1 << 18 });
+    // A stream given (a download as it arrives) must end or fail with an error: a plain destroy never ends the parser.
+    const file: Readable = typeof archive === 'string' ? createReadStream(archive, { highWaterMark: 1 << 18 }) : archive;
     const input: Readable = gzip ? file.pipe(createGunzip({ chunkSize: 1 << 18 })) : file;
-    if (input !== file) file.on('error', (err) => input.destroy(err));
+    if (input !== file) file.on('error', (err: Error) => input.destroy(err));
     const parser = new Parser({ strict: true });
     // Stops the entry being written: after an abort the parser never ends it, and its pipeline would wait forever.
     const halt = new AbortController();

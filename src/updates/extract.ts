@@ -5,18 +5,25 @@ import { extractZip } from './extract-zip.ts';
 
 export type ArchiveFormat = 'zip' | 'tar' | 'gzip';
 
-/** Reads the archive's first bytes: names lie (a `.zip` link may serve a tarball), magic bytes do not. */
+/** How many first bytes `formatOfHead` needs to tell every format apart. */
+export const HEAD_BYTES = 512;
+
+/** The format from an archive's first bytes: names lie (a `.zip` link may serve a tarball), magic bytes do not. */
+export function formatOfHead(head: Buffer): ArchiveFormat | null {
+  if (head.length >= 4 && head[0] === 0x50 && head[1] === 0x4b && (head[2] === 3 || head[2] === 5) && head[3] === head[2] + 1) {
+    return 'zip'; // PK\3\4 (a local file header) or PK\5\6 (an empty archive)
+  }
+  if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return 'gzip';
+  if (head.length >= 262 && head.toString('latin1', 257, 262) === 'ustar') return 'tar';
+  return null;
+}
+
 export async function detectArchiveFormat(archive: string): Promise<ArchiveFormat | null> {
   const file = await open(archive, 'r');
   try {
-    const head = Buffer.alloc(512);
+    const head = Buffer.alloc(HEAD_BYTES);
     const { bytesRead } = await file.read(head, 0, head.length, 0);
-    if (bytesRead >= 4 && head[0] === 0x50 && head[1] === 0x4b && (head[2] === 3 || head[2] === 5) && head[3] === head[2] + 1) {
-      return 'zip'; // PK\3\4 (a local file header) or PK\5\6 (an empty archive)
-    }
-    if (bytesRead >= 2 && head[0] === 0x1f && head[1] === 0x8b) return 'gzip';
-    if (bytesRead >= 262 && head.toString('latin1', 257, 262) === 'ustar') return 'tar';
-    return null;
+    return formatOfHead(head.subarray(0, bytesRead));
   } finally {
     await file.close();
   }

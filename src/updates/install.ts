@@ -58,18 +58,27 @@ export async function installArchive(opts: InstallOptions): Promise<void> {
   await commitStaged(opts.instanceDir, staging, opts.signal, opts.onPhase);
 }
 
+/** The first half of `installArchive`: `stageBuild` filled by extracting `archive`. */
+export function stageArchive(opts: InstallOptions): Promise<string> {
+  return stageBuild(opts, async (staging) => {
+    opts.onPhase?.('extract');
+    await extractArchive(opts.archive, staging, opts.signal);
+  });
+}
+
+export type StageOptions = Pick<InstallOptions, 'instanceDir' | 'runCommand' | 'signal'>;
+
 /**
- * The first half of `installArchive`: extracts `archive` into a fresh `.update/staging-*` folder, checks it holds
- * something and gives the program the execute bit. Returns the folder, ready for `commitStaged`; on failure it is
- * removed and `bin/` was never touched.
+ * Makes a fresh `.update/staging-*` folder, lets `fill` put the build in it, checks it holds something and gives
+ * the program the execute bit. Returns the folder, ready for `commitStaged`; on failure it is removed and `bin/` was
+ * never touched.
  */
-export async function stageArchive(opts: InstallOptions): Promise<string> {
+export async function stageBuild(opts: StageOptions, fill: (staging: string) => Promise<void>): Promise<string> {
   const staging = join(updateDir(opts.instanceDir), scratchName('staging'));
   try {
     throwIfCancelled(opts.signal);
     await mkdir(staging, { recursive: true });
-    opts.onPhase?.('extract');
-    await extractArchive(opts.archive, staging, opts.signal);
+    await fill(staging);
     throwIfCancelled(opts.signal);
     if ((await readdir(staging)).length === 0) {
       throw new UpdateError('the archive holds no files; refusing to install an empty build');

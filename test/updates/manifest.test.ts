@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -8,7 +8,7 @@ import { createManifestProvider } from '../../src/updates/manifest.ts';
 import { newestBuild, parseManifest } from '../../src/updates/manifest-doc.ts';
 import type { UpdateProvider } from '../../src/updates/provider.ts';
 import { tempDir } from '../_support/env.ts';
-import { sampleBuild, writeTar, writeZip } from '../fixtures/archives/build.ts';
+import { sampleBuild, writeRawTar, writeTar, writeZip } from '../fixtures/archives/build.ts';
 import { providerContext } from '../fixtures/git/context.ts';
 import { startCdn, type Cdn, type Route } from '../fixtures/archives/serve.ts';
 
@@ -274,6 +274,95 @@ bad('manifest :: no ManifestUrl is a clear error', async (ctx) => {
 });
 
 bad.run();
+
+// ---
+
+// A tar.gz is extracted while it downloads (archive-sink.ts): the same refusals, and the download's verdict first.
+
+const streamed = suite<Ctx>('manifest tar.gz streamed', {} as Ctx);
+streamed.before.each(setup);
+streamed.after.each(teardown);
+
+/** A tar.gz big enough to arrive in many chunks: incompressible padding after the build. */
+async function bigTgz(ctx: Ctx, label = 'A'): Promise<string> {
+  const archive = join(ctx.root, `SS14.Server_linux-x64-${label}.tar.gz`);
+  await writeTar(archive, [...sampleBuild(label), { name: 'pad.bin', content: randomBytes(600_000).toString('base64') }], { gzip: true });
+  return archive;
+}
+
+streamed('manifest :: a tar.gz is extracted while it downloads: no copy of it on disk, the extract phase folds into the download', async (ctx) => {
+  const archive = await bigTgz(ctx);
+  await serveBuild(ctx, archive);
+  const { p, pc } = provider(ctx);
+  assert.is(await p.apply(null, never()), 'build-A');
+  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
+  assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o100, 0o100);
+  assert.equal([...new Set(pc.phases.map((x) => x.phase))], ['download', 'verify', 'install']);
+  assert.ok(pc.log.records.some((r) => r.msg === 'downloaded and extracted server archive'), 'logged as streamed');
+  assert.equal(await readdir(join(ctx.inst, '.update')), []);
+});
+
+streamed('manifest :: a streamed tar.gz with the wrong hash is refused for its hash, its extraction thrown away', async (ctx) => {
+  const archive = await bigTgz(ctx);
+  await serveBuild(ctx, archive, { hash: 'F'.repeat(64) });
+  await refused(provider(ctx).p.apply(null, never()), /does not match its expected SHA-256/);
+  await untouched(ctx);
+});
+
+streamed('manifest :: a damaged tar.gz is reported for its hash, not as a corrupt archive (the rest is still read)', async (ctx) => {
+  const good = await bigTgz(ctx);
+  const data = await readFile(good);
+  data.fill(0x55, 2000, 4000); // breaks the deflate stream early on
+  const archive = join(ctx.root, 'damaged.tar.gz');
+  await writeFile(archive, data);
+  await serveBuild(ctx, archive, { hash: await sha256(good) });
+  await refused(provider(ctx).p.apply(null, never()), /does not match its expected SHA-256/);
+  await untouched(ctx);
+});
+
+streamed('manifest :: a corrupt tar.gz with a matching hash is refused as corrupt', async (ctx) => {
+  const data = await readFile(await bigTgz(ctx));
+  data.fill(0x55, 2000, 4000);
+  const archive = join(ctx.root, 'corrupt.tar.gz');
+  await writeFile(archive, data);
+  await serveBuild(ctx, archive);
+  await refused(provider(ctx).p.apply(null, never()), /tar archive is corrupt/);
+  await untouched(ctx);
+});
+
+streamed('manifest :: a streamed tar.gz cut short is reported as cut short', async (ctx) => {
+  const archive = await bigTgz(ctx);
+  await serveBuild(ctx, archive, { route: { kind: 'truncate', file: archive, sendBytes: 100_000 } });
+  await refused(provider(ctx).p.apply(null, never()), /cut short: got 100000 of \d+ bytes/);
+  await untouched(ctx);
+});
+
+streamed('manifest :: a streamed tar.gz that stalls runs into the timeout; cancelled, it stops', async (ctx) => {
+  const archive = await bigTgz(ctx);
+  await serveBuild(ctx, archive, { route: { kind: 'stall', file: archive, sendBytes: 100_000 } });
+  await refused(provider(ctx, { DownloadTimeoutSeconds: 0.3 }).p.apply(null, never()), /did not finish within 0\.3 s/);
+  await untouched(ctx);
+  const ac = new AbortController();
+  const done = provider(ctx, { DownloadTimeoutSeconds: 60 }).p.apply(null, ac.signal);
+  setTimeout(() => ac.abort(), 200);
+  await refused(done, /cancelled/);
+  await untouched(ctx);
+});
+
+streamed('manifest :: a streamed tar.gz with an entry climbing out is refused, nothing lands outside', async (ctx) => {
+  const archive = join(ctx.root, 'evil.tar.gz');
+  await writeRawTar(archive, [
+    { path: 'build.txt', type: 'File', content: 'A' },
+    { path: '../../evil.txt', type: 'File', content: 'evil' },
+    { path: 'pad.bin', type: 'File', content: randomBytes(300_000).toString('base64') },
+  ], { gzip: true });
+  await serveBuild(ctx, archive);
+  await refused(provider(ctx).p.apply(null, never()), /refused archive entry "\.\.\/\.\.\/evil\.txt"/);
+  await untouched(ctx);
+  assert.not.ok(await stat(join(ctx.inst, 'evil.txt')).then(() => true, () => false));
+});
+
+streamed.run();
 
 // ---
 

@@ -1,9 +1,10 @@
-import { mkdir } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config/load.ts';
-import { tempDir } from '../_support/env.ts';
+import { ROOT, tempDir } from '../_support/env.ts';
 import { oneInstance, writeFiles } from './files.ts';
 
 const A = 'appsettings.yml: Servers.Instances.alpha';
@@ -171,6 +172,24 @@ for (const c of CASES) {
       const r = await loadConfig({ cwd: t.path, env: {} });
       assert.not.ok(r.ok, 'refused');
       assert.equal(r.ok ? [] : r.problems, c.problems(t.path));
+    } finally {
+      await t.cleanup();
+    }
+  });
+}
+
+// The same configs through the real daemon: exit 2, exactly these lines on stderr, nothing created.
+for (const c of CASES) {
+  malformed(`watchdog start :: ${c.name}`, async () => {
+    const t = await tempDir('wd-config-bad-');
+    try {
+      for (const d of c.dirs ?? []) await mkdir(join(t.path, d));
+      await writeFiles(t.path, c.files);
+      const before = (await readdir(t.path, { recursive: true })).sort();
+      const r = spawnSync(process.execPath, [join(ROOT, 'bin/watchdog'), 'start'], { cwd: t.path, encoding: 'utf8', timeout: 20_000 });
+      assert.is(r.status, 2, r.stderr);
+      assert.equal(r.stderr.trimEnd().split('\n'), c.problems(t.path), 'one line per problem');
+      assert.equal((await readdir(t.path, { recursive: true })).sort(), before, 'no folder or file created');
     } finally {
       await t.cleanup();
     }

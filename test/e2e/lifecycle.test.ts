@@ -75,9 +75,13 @@ test('stop: the server gets /update, exits, is not relaunched, the webhook says 
   const d = daemon!;
   const before = await running(d);
   const sent = hook!.messages.length;
+  const from = d.log().length;
   assert.is(await d.control('demo', token, 'stop'), 200);
   await waitFor('stopped.idle', async () => (await d.status('demo', token)).state === 'stopped.idle', 15_000);
   assert.not.ok(alive(before.pid!), 'server exited');
+  // It left because it was asked to by POST /update (the demo server's own line, echoed by the daemon), not killed.
+  assert.match(d.log().slice(from), /update received \(UpdateAvailable\)/);
+  assert.not.match(d.log().slice(from), /shutdown requested|SIGKILL/);
   await waitFor('stop notification', () => hook!.messages.slice(sent).some((m) => /`demo`.*manual stop/.test(m.content)));
   await new Promise((r) => setTimeout(r, 800));
   assert.is((await d.status('demo', token)).state, 'stopped.idle', 'still stopped');

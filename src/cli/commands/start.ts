@@ -31,10 +31,15 @@ export async function run(args: string[]): Promise<number> {
   const log = createLogger('watchdog');
   for (const w of loaded.warnings) log.warn(w);
 
-  // A SIGHUP while starting would otherwise end the process (its default action); remember it for later.
+  // A signal while starting would otherwise end the process (the default action), leaving the servers launched so
+  // far behind: remember it and act on it once the daemon is up.
   let hupWhileStarting = false;
+  let stopWhileStarting: NodeJS.Signals | null = null;
   const onEarlyHup = () => (hupWhileStarting = true);
+  const onEarlyStop = (sig: NodeJS.Signals) => (stopWhileStarting ??= sig);
   process.on('SIGHUP', onEarlyHup);
+  process.on('SIGINT', onEarlyStop);
+  process.on('SIGTERM', onEarlyStop);
   const daemon = await runDaemon(config);
   const reload = startConfigReload({
     mainFile: resolve(loadOptions.cwd, values.config ?? 'appsettings.yml'),
@@ -59,6 +64,9 @@ export async function run(args: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.off('SIGINT', onEarlyStop);
+  process.off('SIGTERM', onEarlyStop);
+  if (stopWhileStarting) onSignal(stopWhileStarting);
   await daemon.done;
   reload.stop();
   process.off('SIGINT', onSignal);

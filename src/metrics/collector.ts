@@ -58,12 +58,15 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const loop = monitorEventLoopDelay({ resolution: resolutionMs });
   loop.enable();
 
-  /** Bytes of the download in progress, by instance: `done` reports the duration, progress events the size. */
+  /**
+   * Bytes of the last download, by instance: `done` reports the duration, progress events the size. Kept across a
+   * `check`: a provider may download (stage) the build during an earlier check and only swap it in at `done`.
+   */
   const downloaded = new Map<string, number>();
   const onRestart = (e: BusEvents['instance:restart']) => restarts.inc({ instance: e.key, reason: e.reason });
   const onAlert = (e: BusEvents['instance:alert']) => alerts.inc({ instance: e.key, kind: e.kind });
   const onUpdate = (e: BusEvents['instance:update']) => {
-    if (e.phase === 'check') downloaded.delete(e.key);
+    if (e.phase === 'failed' || e.phase === 'none') downloaded.delete(e.key);
     if ((e.phase === 'download' || e.phase === 'verify') && e.bytes !== undefined) downloaded.set(e.key, e.bytes);
     if (e.phase === 'failed') updates.inc({ instance: e.key, result: 'failed' });
     if (e.phase === 'done') {

@@ -10,7 +10,8 @@ export interface RunningDaemon {
   /** Everything the daemon wrote to stderr (its log) so far. */
   log(): string;
   /** SIGTERM, then wait for the exit code (SIGKILL after `graceMs`). */
-  stop(graceMs?: number): Promise<number | null>;
+  /** Signals the daemon (SIGTERM unless said) and waits for its exit code; SIGKILL after `graceMs`. */
+  stop(graceMs?: number, signal?: NodeJS.Signals): Promise<number | null>;
   /** Removes the temp folder. */
   cleanup(): Promise<void>;
   status(key: string, token: string): Promise<StatusJson>;
@@ -58,9 +59,9 @@ export async function startDaemon(yaml: string, opts: { env?: Record<string, str
     url,
     proc,
     log: () => out,
-    async stop(graceMs = 20_000) {
+    async stop(graceMs = 20_000, signal: NodeJS.Signals = 'SIGTERM') {
       if (exitCode !== undefined) return exitCode;
-      proc.kill('SIGTERM');
+      proc.kill(signal);
       const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
       const code = await exited;
       clearTimeout(timer);

@@ -85,6 +85,8 @@ function emit(bus: Bus) {
   bus.emit('instance:update', { key: 'alpha', phase: 'check', at });
   bus.emit('instance:update', { key: 'alpha', phase: 'download', bytes: 1024, total: 4096, at });
   bus.emit('instance:update', { key: 'alpha', phase: 'verify', bytes: 4096, total: 4096, at });
+  // The build was staged by an earlier check; the install's own check must not lose its size.
+  bus.emit('instance:update', { key: 'alpha', phase: 'check', at });
   bus.emit('instance:update', { key: 'alpha', phase: 'done', revision: 'r2', durationMs: 2500, at });
   bus.emit('instance:update', { key: 'alpha', phase: 'check', at });
   bus.emit('instance:update', { key: 'alpha', phase: 'failed', error: 'network down', at });

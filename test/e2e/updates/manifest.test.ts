@@ -87,6 +87,12 @@ test('the manifest gains B; POST /update: the server gets /update, leaves and co
   assert.is(await builtLabel(ctx.d, KEY), 'B');
   assert.is(await builtLabel(ctx.d, KEY, 'bin.prev'), 'A');
   assert.equal(await scratchLeft(ctx.d, KEY), []);
+  // Progress reached the bus (the metrics collector adds up the download facts) and the log, with the real size.
+  const size = (await stat(ctx.b.path)).size;
+  assert.match(logSince(ctx.d, from), new RegExp(`downloaded and extracted server archive .*bytes=${size}`));
+  const metrics = await (await fetch(`${ctx.d.url}/metrics`)).text();
+  assert.match(metrics, new RegExp(`^watchdog_update_bytes\\{instance="${KEY}"\\} ${size}$`, 'm'));
+  assert.match(metrics, new RegExp(`^watchdog_updates_total\\{instance="${KEY}",result="done"\\} [1-9]`, 'm'));
 });
 
 test('POST /rollback: back on A (server restarted); data.json says build-A, bin.prev holds B', async (ctx) => {

@@ -1,16 +1,12 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { pipeline, Readable, Transform } from 'node:stream';
 import { pipeline as pipelineAsync } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { UpdateError } from '../errors.ts';
 
-export interface DownloadOptions {
+export interface FetchOptions {
   url: string;
-  /** File to write (inside the instance folder, e.g. `<dir>/.update/download.part`); removed on any failure. */
-  dest: string;
   /** Expected SHA-256 in hex (any case). Given as '' it refuses: an empty hash cannot vouch for anything. */
   sha256?: string;
   headers?: Record<string, string>;
@@ -47,8 +43,6 @@ function checkExpectedHash(sha256: string | undefined, where: string): string | 
 
 /** Takes the body as it arrives (already being hashed); resolves once it has read all of it. */
 export type BodySink = (body: Readable, signal: AbortSignal) => Promise<void>;
-
-export type FetchOptions = Omit<DownloadOptions, 'dest'>;
 
 /**
  * Fetches `url` and hands its body to `sink` while hashing it; memory stays flat whatever the size. Throws
@@ -130,17 +124,6 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
     return { bytes, sha256: actual };
   } catch (err) {
     throw explain(err);
-  }
-}
-
-/** `fetchVerified` into the file `dest`, which is removed on any failure. */
-export async function downloadVerified(opts: DownloadOptions): Promise<{ bytes: number; sha256: string }> {
-  try {
-    await mkdir(dirname(opts.dest), { recursive: true });
-    return await fetchVerified(opts, (body, signal) => writeFileFrom(body, opts.dest, signal));
-  } catch (err) {
-    await rm(opts.dest, { force: true });
-    throw err;
   }
 }
 

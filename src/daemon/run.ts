@@ -46,16 +46,16 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   };
   let notifier = startNotifier(config);
   const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
-  const startCheckinLog = (c: ResolvedConfig) => logRejectedCheckins(bus, log.child('checkin'), c.timing.RejectedCheckinLogSeconds * 1000);
-  let stopCheckinLog = startCheckinLog(config);
-
   // The HTTP server must listen before the supervisor exists: servers need its bound address as watchdog.baseUrl.
   let supervisor: Supervisor | null = null;
   const registry: InstanceRegistry = {
     get: (key) => supervisor?.get(key),
     list: () => supervisor?.list() ?? [],
   };
-  const app = createApp({ registry, bus, log: log.child('http'), version: VERSION });
+  const startCheckinLog = (c: ResolvedConfig) =>
+    logRejectedCheckins(bus, log.child('checkin'), c.timing.RejectedCheckinLogSeconds * 1000, (key) => registry.get(key) !== undefined);
+  let stopCheckinLog = startCheckinLog(config);
+  const app = createApp({ registry, bus, log: log.child('http'), version: VERSION, admin: () => current.admin });
   const http = await startHttpServer(app, config.listen);
   const baseUrl = config.baseUrl ?? `http://localhost:${http.port}/`;
   log.info(`listening on ${http.url}`, { url: http.url, baseUrl, instances: config.instances.length });

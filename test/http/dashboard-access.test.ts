@@ -13,7 +13,7 @@ import { createApp } from '../../src/http/app.ts';
 import { startHttpServer } from '../../src/http/server.ts';
 import { b64, basic, memoryInstance, memoryRegistry, recordingLogger, send } from './support.ts';
 
-const ADMIN_ROUTES = ['/', '/dashboard/app.js', '/dashboard/style.css', '/dashboard/chart.svg', '/metrics', '/api/instances', '/api/instances/alpha/log'];
+const ADMIN_ROUTES = ['/', '/dashboard/app.js', '/dashboard/style.css', '/statechart.svg', '/metrics', '/api/instances', '/api/instances/alpha/log'];
 
 function appWith(opts: { admin?: AdminCredentials; socketless?: boolean }) {
   let admin = opts.admin;

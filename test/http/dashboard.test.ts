@@ -81,8 +81,8 @@ page.run();
 
 const chart = suite('dashboard :: statechart SVG');
 
-chart('GET /dashboard/chart.svg: an inlineable SVG with a node id for every state a status can show', async () => {
-  const res = await app.request('/dashboard/chart.svg');
+chart('GET /statechart.svg: an inlineable SVG with a node id for every state a status can show', async () => {
+  const res = await app.request('/statechart.svg');
   assert.is(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', 'image/svg+xml');
   const svg = await res.text();

@@ -24,14 +24,14 @@ const securityHeaders: MiddlewareHandler = async (c, next) => {
   c.res.headers.set('Cache-Control', 'no-cache');
 };
 
-/** `GET /` (the dashboard page), `GET /dashboard/chart.svg` and `GET /dashboard/<asset>`, with the admin access rule. */
+/** `GET /` (the dashboard page), `GET /statechart.svg` and `GET /dashboard/<asset>`, with the admin access rule. */
 export function dashboardRoutes(deps: HttpDeps): Hono {
   const app = new Hono();
   const access = adminAccess(deps);
   const chart = cachedChartSvg(deps.log.child('chart'));
 
   app.get('/', access, securityHeaders, serveStatic({ root: ASSETS_DIR, path: 'index.html' }));
-  app.get('/dashboard/chart.svg', access, securityHeaders, async (c) =>
+  app.get('/statechart.svg', access, securityHeaders, async (c) =>
     c.body(await chart(), 200, { 'Content-Type': 'image/svg+xml; charset=utf-8' }));
   app.get('/dashboard/:file{[a-z-]+\\.(?:js|css|html|svg)}', access, securityHeaders, serveStatic({
     root: ASSETS_DIR,

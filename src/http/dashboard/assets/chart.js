@@ -8,7 +8,7 @@ let chartReady = false;
 export async function loadChart() {
   const holder = $('#chart');
   try {
-    const res = await fetch('/dashboard/chart.svg');
+    const res = await fetch('/statechart.svg');
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     const doc = new DOMParser().parseFromString(await res.text(), 'image/svg+xml');
     const svg = doc.documentElement;

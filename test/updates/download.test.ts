@@ -73,6 +73,34 @@ test('download :: sends the given headers', async (ctx) => {
   assert.is(ctx.cdn.requests.at(-1)?.headers.authorization, 'Basic dTpw');
 });
 
+test('download :: follows redirects; credentials go along within the origin, never to another one', async (ctx) => {
+  ctx.cdn.set('/a.zip', { kind: 'file', file: ctx.archive });
+  ctx.cdn.set('/same', { kind: 'redirect', to: '/a.zip', status: 307 });
+  const opts = { timeoutMs: 5000, sha256: ctx.sha256, headers: { authorization: 'Basic dTpw' }, signal: new AbortController().signal };
+  await downloadVerified({ ...opts, url: ctx.cdn.url('/same'), dest: join(ctx.dir, 'same.part') });
+  assert.equal(await readFile(join(ctx.dir, 'same.part')), await readFile(ctx.archive));
+  assert.is(ctx.cdn.requests.at(-1)?.path, '/a.zip');
+  assert.is(ctx.cdn.requests.at(-1)?.headers.authorization, 'Basic dTpw');
+
+  // localhost and 127.0.0.1 are different origins on the same loopback server.
+  const other = ctx.cdn.url('/a.zip').replace('127.0.0.1', 'localhost');
+  ctx.cdn.set('/away', { kind: 'redirect', to: other });
+  await downloadVerified({ ...opts, url: ctx.cdn.url('/away'), dest: join(ctx.dir, 'away.part') });
+  assert.equal(await readFile(join(ctx.dir, 'away.part')), await readFile(ctx.archive));
+  assert.is(ctx.cdn.requests.at(-2)?.headers.authorization, 'Basic dTpw');
+  assert.is(ctx.cdn.requests.at(-1)?.headers.authorization, undefined);
+});
+
+test('download :: a redirect loop fails after 5 hops with a clear error', async (ctx) => {
+  ctx.cdn.set('/loop', { kind: 'redirect', to: '/loop' });
+  const before = ctx.cdn.requests.length;
+  await rejects(
+    downloadVerified({ url: ctx.cdn.url('/loop'), dest: join(ctx.dir, 'd.part'), timeoutMs: 5000, signal: new AbortController().signal }),
+    /download of .*\/loop failed/,
+  );
+  assert.is(ctx.cdn.requests.length - before, 6);
+});
+
 test('download :: HTTP 500 fails and leaves no file', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'status', status: 500 });
   const dest = join(ctx.dir, 'd.part');

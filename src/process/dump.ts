@@ -47,27 +47,43 @@ function dumpName(now = new Date()): string {
   return `dump_${now.getUTCFullYear()}-${p(now.getUTCMonth() + 1)}-${p(now.getUTCDate())}_${p(now.getUTCHours())}-${p(now.getUTCMinutes())}-${p(now.getUTCSeconds())}`;
 }
 
-/** Runs the dumper; resolves its exit code, or null when it could not start or was killed at the deadline. */
+/**
+ * Runs the dumper in its own process group; resolves its exit code, or null when it could not start or was killed
+ * at the deadline. The deadline kills the whole group: gdb's `gcore` is a shell script that forks gdb rather than
+ * exec'ing it, and a gdb left running kept the stderr pipe open, so the hang kill waited for the dump anyway.
+ */
 function runBounded(program: string, args: string[], timeoutMs: number, log: Logger): Promise<number | null> {
   return new Promise((resolve) => {
-    const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     let stderr = '';
+    let killed = false;
     child.stderr?.on('data', (d: Buffer) => {
       if (stderr.length < 4000) stderr += d.toString('utf8');
     });
     const timer = setTimeout(() => {
       log.warn('dumper took too long; killed it', { program, timeoutMs });
-      child.kill('SIGKILL');
+      killed = true;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL'); // the group is gone already; the dumper itself may not be
+      }
     }, timeoutMs);
     child.once('error', (err) => {
       clearTimeout(timer);
       log.warn('could not run the dumper', { program, error: err.message });
       resolve(null);
     });
+    // A killed dumper is done at its exit, whoever else still holds its pipe; a finished one once its stderr is read.
+    child.once('exit', () => {
+      if (!killed) return;
+      child.stderr?.destroy();
+      resolve(null);
+    });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
-      if (code !== 0 && stderr) log.warn('dumper failed', { program, code, signal, stderr: stderr.trim() });
-      resolve(signal ? null : code);
+      if (code !== 0 && stderr && !killed) log.warn('dumper failed', { program, code, signal, stderr: stderr.trim() });
+      resolve(signal || killed ? null : code);
     });
   });
 }

@@ -19,7 +19,7 @@ export interface Leftover {
  */
 export async function findLeftover(record: LaunchRecord | null, log: Logger): Promise<Leftover | null> {
   if (!record) return null;
-  const verified = await verifyProcess(record.pid, { startTime: record.startTime, args: record.args });
+  const verified = await verifyProcess(record.pid, { startTime: record.startTime, args: [record.program, ...record.args] });
   if (!verified) {
     log.info('the server recorded in data.json is gone (or its pid was reused); nothing to adopt', { pid: record.pid });
     return null;

@@ -6,7 +6,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Logger, LogFields } from '../../src/log.ts';
 import { dumpProcess } from '../../src/process/dump.ts';
-import { tempDir } from '../_support/env.ts';
+import { isAlive } from '../../src/process/proc-info.ts';
+import { tempDir, waitFor } from '../_support/env.ts';
 
 function captureLog(): Logger & { lines: string[] } {
   const lines: string[] = [];
@@ -66,6 +67,23 @@ dump('dump :: a dumper that takes too long is killed at the deadline', async (ct
   assert.is(file, null);
   assert.ok(Date.now() - t0 < 10_000);
   assert.ok(log.lines.some((l) => l.includes('dumper took too long')));
+  assert.equal(await readdir(join(ctx.dir, 'dumps')), [], 'the half-written dump is removed');
+});
+
+dump('dump :: a dumper that forks (gcore runs gdb as a child) is killed with its children at the deadline', async (ctx) => {
+  // Not exec: the shell waits for sleep, which holds the stderr pipe, as gdb does under the gcore script.
+  const pidFile = join(ctx.dir, 'child.pid');
+  await fakeCreatedump(ctx.dir, `touch "$3"; sleep 30 & echo $! > "${pidFile}"; wait; echo finished >&2`);
+  const log = captureLog();
+  const t0 = Date.now();
+  const file = await dumpProcess(4242, {
+    dumpsDir: join(ctx.dir, 'dumps'), type: 'Normal', timeoutMs: 300, program: join(ctx.dir, 'bin', 'Robust.Server'), log, searchPath: '',
+  });
+  const took = Date.now() - t0;
+  assert.is(file, null);
+  assert.ok(took < 5_000, `returned after ${took} ms; the forked child held it up`);
+  const child = Number((await readFile(pidFile, 'utf8')).trim());
+  await waitFor('the forked child is gone', () => !isAlive(child), 5_000);
   assert.equal(await readdir(join(ctx.dir, 'dumps')), [], 'the half-written dump is removed');
 });
 

@@ -9,10 +9,16 @@ import type { Logger } from '../log.ts';
  *
  *   join <name>  → welcome <name>        leave → bye
  *   ping         → pong <players>        anything else → error <why>
+ *
+ * The server also sends unasked: `announce <text>` to every joined player (see `broadcast`).
  */
 export interface Player {
   name: string;
+  /** `address:port`, the key that identifies the player. */
   endpoint: string;
+  /** Kept apart from `endpoint` so announcements need not parse it back (IPv6 addresses contain colons). */
+  address: string;
+  port: number;
   lastSeen: number;
 }
 
@@ -28,6 +34,13 @@ export interface PlayersOptions {
 export interface Players {
   count(): number;
   list(): Player[];
+  /**
+   * Sends `announce <text>` to every joined player; returns how many it was sent to (0 after `close`).
+   *
+   * @example
+   * players.broadcast('the server restarts for an update at the end of round 7');
+   */
+  broadcast(text: string): number;
   close(): Promise<void>;
 }
 
@@ -36,6 +49,7 @@ const MAX_NAME = 32;
 export async function startPlayers(opts: PlayersOptions): Promise<Players> {
   const { log } = opts;
   const players = new Map<string, Player>();
+  let closed = false;
   const socket: Socket = createSocket({ type: isIPv6(opts.host) ? 'udp6' : 'udp4' });
   const reply = (to: RemoteInfo, text: string) => socket.send(text, to.port, to.address);
   const changed = () => opts.onChange?.(players.size);
@@ -53,7 +67,7 @@ export async function startPlayers(opts: PlayersOptions): Promise<Players> {
         if (known) {
           known.name = name;
         } else {
-          players.set(endpoint, { name, endpoint, lastSeen: Date.now() });
+          players.set(endpoint, { name, endpoint, address: from.address, port: from.port, lastSeen: Date.now() });
           log.info(`player joined: ${name}`, { endpoint, players: players.size });
           changed();
         }
@@ -104,7 +118,17 @@ export async function startPlayers(opts: PlayersOptions): Promise<Players> {
   return {
     count: () => players.size,
     list: () => [...players.values()],
+    broadcast: (text) => {
+      // A closed dgram socket throws on send; an update can still arrive while the server stops.
+      if (closed) return 0;
+      // One line per datagram, so a player can read it like any answer.
+      const datagram = `announce ${text.replace(/\s+/g, ' ').trim()}`;
+      // Send failures (e.g. an unreachable player) reach the socket's 'error' listener, which only warns.
+      for (const p of players.values()) socket.send(datagram, p.port, p.address);
+      return players.size;
+    },
     close: () => {
+      closed = true;
       clearInterval(sweeper);
       return new Promise<void>((resolve) => socket.close(() => resolve()));
     },

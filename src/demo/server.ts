@@ -109,10 +109,14 @@ export async function startDemoServer(settings: Settings, log: Logger, exit: (co
         const already = updatePending !== undefined;
         updatePending = { reason, message };
         log.info(`update received (${reason})${message ? `: ${message}` : ''}`, { alreadyPending: already });
-        if (players.count() === 0) {
+        const empty = players.count() === 0;
+        const announcement = `the server restarts for an update ${empty ? 'now' : `at the end of round ${rounds.current().id}`}`;
+        // Players hear it over the game socket; the log line is for whoever runs the server.
+        const told = players.broadcast(announcement);
+        if (empty) {
           setTimeout(() => void stop(0, 'no players; restarting for the update now'), 20);
         } else {
-          log.info(`announcement: the server restarts for an update at the end of round ${rounds.current().id}`, { players: players.count() });
+          log.info(`announcement: ${announcement}`, { players: told });
         }
       },
     });

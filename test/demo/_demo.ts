@@ -89,25 +89,45 @@ export async function exitWithin(demo: RunningDemo, ms = 10_000): Promise<Exit> 
   return status;
 }
 
-/** A UDP player: sends one command and waits for the answer. */
+/**
+ * A UDP player: `send` sends one command and waits for the answer; `receive` waits for a datagram the
+ * server sent unasked (such as `announce …`). Unasked datagrams are kept until read, because the
+ * server may send one before the test starts waiting (an announcement goes out before the HTTP 200).
+ */
 export async function udpPlayer(port: number) {
   const socket = createSocket('udp4');
+  const inbox: string[] = [];
+  let waiter: ((text: string) => void) | undefined;
+  socket.on('message', (msg: Buffer) => {
+    const text = msg.toString('utf8');
+    const take = waiter;
+    waiter = undefined;
+    if (take) take(text);
+    else inbox.push(text);
+  });
   await new Promise<void>((r) => socket.bind(0, '127.0.0.1', () => r()));
+  const next = (what: string, timeoutMs: number): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiter = undefined;
+        reject(new Error(`no UDP datagram ${what} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      waiter = (text) => {
+        clearTimeout(timer);
+        resolve(text);
+      };
+    });
   return {
+    /** Sends `text` and resolves with the next datagram that arrives after it. */
     send(text: string, timeoutMs = 5000): Promise<string> {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          socket.off('message', onMessage);
-          reject(new Error(`no UDP answer to "${text}" within ${timeoutMs} ms`));
-        }, timeoutMs);
-        const onMessage = (msg: Buffer) => {
-          clearTimeout(timer);
-          socket.off('message', onMessage);
-          resolve(msg.toString('utf8'));
-        };
-        socket.on('message', onMessage);
-        socket.send(text, port, '127.0.0.1');
-      });
+      const answer = next(`answering "${text}"`, timeoutMs);
+      socket.send(text, port, '127.0.0.1');
+      return answer;
+    },
+    /** Resolves with the oldest unasked datagram, waiting for one if none has come yet. */
+    receive(timeoutMs = 5000): Promise<string> {
+      const kept = inbox.shift();
+      return kept !== undefined ? Promise.resolve(kept) : next('from the server', timeoutMs);
     },
     close: () => new Promise<void>((r) => socket.close(() => r())),
   };

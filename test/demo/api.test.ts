@@ -91,21 +91,37 @@ api('POST /shutdown (text/plain body, as the watchdog sends it) → 200 Success;
   assert.is((await fetch(`${demo!.base}/status`)).status, 200, 'still serving');
 });
 
-api('POST /update with a player on → 200 Success, announced, still running; leaving ends it with 0', async ({ demo }) => {
-  const player = await udpPlayer(demo!.port);
+api('POST /update with players on → 200 Success, announced to each joined player over UDP, still running; the last leave ends it with 0', async ({ demo }) => {
+  const alice = await udpPlayer(demo!.port);
+  const bob = await udpPlayer(demo!.port);
+  const stranger = await udpPlayer(demo!.port);
   try {
-    assert.is(await player.send('join alice'), 'welcome alice');
+    assert.is(await alice.send('join alice'), 'welcome alice');
+    assert.is(await bob.send('join bob'), 'welcome bob');
+    assert.is(await stranger.send('ping'), 'pong 2', 'pinging does not join');
+    const { round_id: round } = (await (await fetch(`${demo!.base}/status`)).json()) as { round_id: number };
     const r = await post(`${demo!.base}/update`, { WatchdogToken: SECRET, 'Content-Type': 'application/json' }, '{"Reason":"Maintenance","Message":"back soon"}');
     assert.equal(r, { status: 200, text: 'Success' });
-    await waitFor('the announcement', () => /update received \(Maintenance\): back soon/.test(demo!.output()) && /announcement: the server restarts/.test(demo!.output()));
-    assert.is(((await (await fetch(`${demo!.base}/status`)).json()) as { players: number }).players, 1, 'still running with the player');
-    assert.is(await player.send('leave'), 'bye');
+    const announcement = `announce the server restarts for an update at the end of round ${round}`;
+    assert.is(await alice.receive(), announcement);
+    assert.is(await bob.receive(), announcement);
+    // The server sends in order, so an announcement to the stranger would already sit before this pong.
+    assert.is(await stranger.send('ping'), 'pong 2');
+    const unasked = await stranger.receive(100).catch((err: unknown) => err);
+    assert.instance(unasked, Error, 'only joined players are told');
+    await waitFor('the announcement in the log', () => /update received \(Maintenance\): back soon/.test(demo!.output()) && /announcement: the server restarts/.test(demo!.output()));
+    assert.is(((await (await fetch(`${demo!.base}/status`)).json()) as { players: number }).players, 2, 'still running with the players');
+    assert.is(await bob.send('leave'), 'bye');
+    assert.is(demo!.exit(), undefined, 'one player is still on');
+    assert.is(await alice.send('leave'), 'bye');
     const exit = await exitWithin(demo!);
     assert.equal(exit, { code: 0, signal: null });
     assert.match(demo!.output(), /the last player left; restarting for the update/);
     assert.not.ok(demo!.output().includes(SECRET), 'the token is never logged');
   } finally {
-    await player.close();
+    await alice.close();
+    await bob.close();
+    await stranger.close();
   }
 });
 api.run();

@@ -64,4 +64,15 @@ eq('basic-auth :: equal only for identical strings, any lengths', () => {
   assert.not.ok(secretsEqual('é', 'e\u0301'), 'no Unicode normalisation');
 });
 
+eq('basic-auth :: the digests of expected secrets are remembered without mixing them up, past the table size', () => {
+  // Every launch brings a new secret: 3,000 of them fill and clear the table of expected digests.
+  for (let i = 0; i < 3_000; i++) {
+    const secret = `launch-${i}`;
+    assert.ok(secretsEqual(secret, secret));
+    assert.not.ok(secretsEqual(`launch-${i - 1}`, secret));
+  }
+  assert.ok(secretsEqual('launch-0', 'launch-0'));
+  assert.not.ok(secretsEqual('launch-1', 'launch-0'));
+});
+
 eq.run();

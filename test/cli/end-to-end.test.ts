@@ -220,6 +220,33 @@ test('wrong token: exit 1 with the 401 message, the token never printed; --token
   assert.is((JSON.parse(flagWins.stdout) as { key: string }).key, 'demo');
 });
 
+test('wrong token for update and stop: exit 1 with the 401 message; the refused stop leaves the instance running', async (ctx) => {
+  const before = await running(ctx, 'demo');
+  const count = (re: RegExp) => d(ctx).log().match(re)?.length ?? 0;
+  const acceptedBefore = count(/control (update|stop) accepted/g);
+  const [update, stop] = await Promise.all([
+    cli(ctx, withUrl(ctx, 'update', 'demo', '--token', 'wrong-sekrit')),
+    cli(ctx, withUrl(ctx, 'stop', 'demo'), { WATCHDOG_TOKEN: 'wrong-sekrit' }),
+  ]);
+  const message = (action: string) => `watchdog ${action}: 401: the token for instance demo was refused (check --token, WATCHDOG_TOKEN or ApiToken)\n`;
+  assert.is(update.code, 1, update.stdout);
+  assert.is(update.stderr, message('update'));
+  assert.is(update.stdout, '');
+  assert.is(stop.code, 1, stop.stdout);
+  assert.is(stop.stderr, message('stop'));
+  assert.is(stop.stdout, '');
+  for (const r of [update, stop]) assert.not.ok((r.stdout + r.stderr).includes('sekrit'), 'token not printed');
+  // The daemon saw both and refused both; give a wrongly accepted stop time to show before looking at the state.
+  await waitFor('both refusals logged', () => /control update refused/.test(d(ctx).log()) && /control stop refused/.test(d(ctx).log()));
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.is(count(/control (update|stop) accepted/g), acceptedBefore, 'no update or stop accepted');
+  const after = await d(ctx).status('demo', 'tok');
+  assert.is(after.state, 'running');
+  assert.is(after.pid, before.pid, 'the same server process, not stopped or restarted');
+  assert.is(after.stopRequested, false);
+  assert.is(after.updatePending, false);
+});
+
 test('unknown instance and an instance without ApiToken: exit 1, saying which', async (ctx) => {
   const [unknown, tokenless] = await Promise.all([
     cli(ctx, withUrl(ctx, 'restart', 'nope', '--token', 'x')),

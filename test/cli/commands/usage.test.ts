@@ -77,6 +77,30 @@ down('restart against a closed port: exit 1, the address and how to start it; th
   assert.is(r.stdout, '');
 });
 
+for (const action of ['update', 'rollback']) {
+  down(`${action} against a closed port: exit 1, the same "no watchdog answering" message; the token never printed`, async ({ cwd }) => {
+    const port = await freePort();
+    const r = await runCli([action, 'demo', '--url', `http://127.0.0.1:${port}`, '--token', 'sekrit-token-3'], { cwd });
+    assert.is(r.code, 1);
+    assert.is(r.stderr, `watchdog ${action}: no watchdog answering at http://127.0.0.1:${port} — is it running? (start it with: watchdog start)\n`);
+    assert.is(r.stdout, '');
+  });
+}
+
+down('logs does not talk to the daemon: with none answering it still prints the local server.log', async ({ cwd }) => {
+  const dir = join(cwd, 'logs-only');
+  const logDir = join(dir, 'instances', 'demo', 'logs');
+  await mkdir(logDir, { recursive: true });
+  // Urls names a port nobody listens on; logs must not try it.
+  const yaml = testConfig({ instances: [{ key: 'demo', port: 4203 }] });
+  await writeFile(join(dir, 'appsettings.yml'), yaml.replace('Urls: http://127.0.0.1:0', `Urls: http://*:${await freePort()}`));
+  await writeFile(join(logDir, 'server.log'), 'one\ntwo\n');
+  const r = await runCli(['logs', 'demo', '-n', '1'], { cwd: dir });
+  assert.is(r.code, 0, r.stderr);
+  assert.is(r.stdout, 'two\n');
+  assert.is(r.stderr, '');
+});
+
 down('status with WATCHDOG_TOKEN and no local config at all; localhost tries every address', async ({ cwd }) => {
   const port = await freePort();
   const r = await runCli(['status', 'demo', '--url', `http://localhost:${port}`], { cwd, env: { WATCHDOG_TOKEN: 'sekrit-token-2' } });

@@ -1,0 +1,59 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { tempDir } from '../../_support/env.ts';
+import { runCli } from '../_run.ts';
+
+/**
+ * `watchdog probe <address>` as a real process against a loopback node:http server whose /status and /info
+ * answer (200, JSON) but fail validation: exit 1, and every problem printed with its path.
+ */
+interface Ctx { server?: Server; port: number; cwd: string; cleanup: () => Promise<void> }
+const test = suite<Ctx>('watchdog probe :: a server that answers but is invalid', { port: 0, cwd: '', cleanup: async () => {} });
+
+/** /status without a name; /info with a link whose url is ftp://x. */
+const BODIES: Record<string, unknown> = {
+  '/status': { players: 3 },
+  '/info': { auth: { mode: 'Optional', public_key: '' }, build: null, links: [{ name: 'D', url: 'ftp://x' }] },
+};
+
+test.before(async (ctx) => {
+  const t = await tempDir('wd-cli-probe-');
+  ctx.cwd = t.path;
+  ctx.cleanup = t.cleanup;
+  ctx.server = createServer((req, res) => {
+    const body = BODIES[req.url ?? ''];
+    if (body === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => ctx.server!.listen(0, '127.0.0.1', resolve));
+  ctx.port = (ctx.server.address() as AddressInfo).port;
+});
+test.after(async (ctx) => {
+  await new Promise<void>((r) => { ctx.server?.closeAllConnections(); ctx.server?.close(() => r()); });
+  await ctx.cleanup();
+});
+
+test('exit 1; the problems listed with their paths', async ({ port, cwd }) => {
+  const r = await runCli(['probe', `127.0.0.1:${port}`], { cwd });
+  assert.is(r.code, 1, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  assert.is(r.stderr, '');
+  assert.match(r.stdout, new RegExp(`^status url: +http://127\\.0\\.0\\.1:${port}/status$`, 'm'));
+  const problems = r.stdout.split('\n\n').at(-1)!;
+  assert.match(problems, /^2 problems:\n {2}status\.name: .+\n {2}info\.links\.0\.url: .+\n$/);
+  assert.not.match(r.stdout, 'no problems');
+});
+
+test('--json: exit 1, the same problems by path', async ({ port, cwd }) => {
+  const r = await runCli(['probe', `127.0.0.1:${port}`, '--json'], { cwd });
+  assert.is(r.code, 1, r.stderr);
+  const json = JSON.parse(r.stdout) as { problems: Array<{ path: string; message: string }> };
+  assert.equal(json.problems.map((p) => p.path), ['status.name', 'info.links.0.url']);
+  for (const p of json.problems) assert.ok(p.message.length > 0, `a message for ${p.path}`);
+});
+
+test.run();

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -7,13 +8,20 @@ import { freePort, waitFor } from '../_support/env.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 
 interface Ctx { daemon?: RunningDaemon; hook?: WebhookReceiver }
+/** The demo instance's TimeoutSeconds (the hang deadline after its last check-in). */
+const TIMEOUT_SECONDS = 3;
 const test = suite<Ctx>('e2e :: lifecycle with the demo server', {});
 
 test.before(async (ctx) => {
   try {
     ctx.hook = await startWebhookReceiver();
     const port = await freePort();
-    ctx.daemon = await startDaemon(testConfig({ webhook: ctx.hook.url, instances: [{ port, timeoutSeconds: 3 }] }));
+    // UpdateType Dummy: the first launch "installs" revision 1 (src/updates/dummy.ts); nothing here asks for
+    // another update, so relaunches after a restart, a crash or a hang keep it.
+    ctx.daemon = await startDaemon(testConfig({
+      webhook: ctx.hook.url,
+      instances: [{ port, timeoutSeconds: TIMEOUT_SECONDS, extra: '      UpdateType: Dummy' }],
+    }));
   } catch (err) {
     console.error(err);
     throw err;
@@ -44,11 +52,31 @@ const ping = (d: RunningDaemon, secret: string) =>
 
 const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
 
+/** The state letter of /proc/<pid>/stat (R, S, T, Z, …), or null once the pid is gone (ESRCH). */
+function procState(pid: number): string | null {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return null;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Gone: no such pid, or a zombie (dead, only not reaped yet). */
+const gone = (pid: number) => { const st = procState(pid); return st === null || st === 'Z'; };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 test('reaches running; status reports state, pid, revision and last check-in', async ({ daemon }) => {
   const d = daemon!;
   const s = await running(d);
   assert.type(s.pid, 'number');
-  assert.ok('revision' in s, 'revision key present');
+  assert.is(s.revision, '1', 'the revision the Dummy provider installed at the first launch');
   assert.ok(s.lastCheckinAt && !Number.isNaN(Date.parse(s.lastCheckinAt)), 'lastCheckinAt is a timestamp');
   assert.is(s.startupFailures, 0);
 });
@@ -102,18 +130,55 @@ test('SIGKILL of the server: relaunched, and the webhook names the signal', asyn
   await waitFor('crash notification', () => hook!.messages.slice(sent).some((m) => /`demo`/.test(m.content) && /SIGKILL/.test(m.content)));
 });
 
-test('SIGSTOP of the server: killed after TimeoutSeconds, relaunched, webhook', async ({ daemon, hook }) => {
+test('SIGSTOP of the server: killed TimeoutSeconds after its last check-in, not before, relaunched, webhook', async ({ daemon, hook }) => {
   const d = daemon!;
+  const timeoutMs = TIMEOUT_SECONDS * 1000;
   const before = await running(d);
   const sent = hook!.messages.length;
-  process.kill(before.pid!, 'SIGSTOP');
-  const t0 = Date.now();
-  await waitFor('hang kill and relaunch', async () => {
+
+  // Freeze it right after a check-in the daemon has counted, so the hang deadline (that check-in + TimeoutSeconds)
+  // lies no more than FRESH_MS before SIGSTOP + TimeoutSeconds. A check-in already in flight can only move it later.
+  const FRESH_MS = 250;
+  let lastCheckin = 0;
+  let stoppedAt = 0;
+  await waitFor('a fresh check-in to freeze the server after', async () => {
     const s = await d.status('demo', token);
-    return s.state === 'running' && s.pid !== before.pid;
-  }, 20_000);
-  assert.ok(Date.now() - t0 >= 1500, 'not killed before the timeout');
-  assert.not.ok(alive(before.pid!), 'frozen server killed');
+    if (s.pid !== before.pid || !s.lastCheckinAt) throw new Error(`server changed under the test: ${JSON.stringify(s)}`);
+    const at = Date.parse(s.lastCheckinAt);
+    if (Date.now() - at > FRESH_MS) return false;
+    process.kill(before.pid!, 'SIGSTOP');
+    stoppedAt = Date.now();
+    lastCheckin = at;
+    return true;
+  }, 10_000, 10);
+  assert.ok(stoppedAt - lastCheckin <= FRESH_MS, `frozen ${stoppedAt - lastCheckin} ms after its last check-in`);
+  await waitFor('the server to be stopped (state T)', () => procState(before.pid!) === 'T', 2000, 5);
+
+  // Watch the frozen pid closely: the moment it is gone (ESRCH) or a zombie is the moment of the kill.
+  let killedAt = 0;
+  for (const deadline = stoppedAt + timeoutMs + 10_000; ;) {
+    if (gone(before.pid!)) { killedAt = Date.now(); break; }
+    if (Date.now() > deadline) break;
+    await sleep(10);
+  }
+  assert.ok(killedAt > 0, 'the frozen server was never killed');
+  const afterStop = killedAt - stoppedAt;
+  const afterCheckin = killedAt - lastCheckin;
+  // Not before the deadline: TimeoutSeconds after the last check-in (10 ms for clock rounding), hence
+  // no earlier than TimeoutSeconds - FRESH_MS (≥ TimeoutSeconds - 0.3 s) after the SIGSTOP.
+  assert.ok(afterCheckin >= timeoutMs - 10, `killed ${afterCheckin} ms after its last check-in (TimeoutSeconds ${timeoutMs} ms)`);
+  assert.ok(afterStop >= timeoutMs - 300, `killed ${afterStop} ms after SIGSTOP, before TimeoutSeconds - 0.3 s`);
+  // Nor long after it (loose: a loaded machine delays timers and the poll; a second timeout or a shutdown
+  // request to a frozen server would not fit).
+  assert.ok(afterStop <= timeoutMs + 2500, `killed ${afterStop} ms after SIGSTOP, long after TimeoutSeconds`);
+
+  const next = await waitFor('relaunch', async () => {
+    const s = await d.status('demo', token);
+    return s.state === 'running' && s.pid !== null && s.pid !== before.pid ? s : undefined;
+  }, 15_000);
+  assert.ok(alive(next.pid!), 'the new server is alive');
+  assert.is(next.revision, '1', 'a hang relaunch installs no update');
+  assert.match(d.log(), /Server `demo` timed out and will be killed/);
   await waitFor('hang notification', () => hook!.messages.slice(sent).some((m) => /`demo`.*timed out/.test(m.content)));
 });
 

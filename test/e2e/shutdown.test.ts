@@ -1,12 +1,60 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
 import { startDaemon } from '../_support/daemon.ts';
-import { freePort, waitFor } from '../_support/env.ts';
+import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { fixture } from '../_support/fixtures.ts';
 
 const test = suite('e2e :: daemon shutdown');
 
 const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+
+interface ProcStat { pid: number; state: string; ppid: number; pgrp: number }
+
+/** /proc/<pid>/stat: state, parent and process group; null once the pid is gone. */
+function procStat(pid: number): ProcStat | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, ppid, pgrp] = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { pid, state: state ?? '?', ppid: Number(ppid), pgrp: Number(pgrp) };
+  } catch {
+    return null;
+  }
+}
+
+/** Gone: ESRCH on kill(pid, 0), or a zombie (dead, only not reaped yet). */
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return true;
+  }
+  const st = procStat(pid);
+  return st === null || st.state === 'Z';
+}
+
+/** Every live (non-zombie) process in process group `pgid` (a server leads its own: the daemon spawns it detached). */
+function groupMembers(pgid: number): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const st = procStat(Number(name));
+    if (st && st.pgrp === pgid && st.state !== 'Z') found.push(st.pid);
+  }
+  return found;
+}
+
+/** SIGKILLs what is left of a server's group (cleanup after a failed test; only our daemon's servers). */
+function killGroup(pid: number): void {
+  for (const target of [-pid, pid]) {
+    try { process.kill(target, 'SIGKILL'); } catch { /* gone */ }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`${signal}: every server is shut down gracefully, the daemon exits 0, no process is left`, async () => {
@@ -28,5 +76,89 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     }
   });
 }
+
+test('SIGTERM with a forking server and one that ignores /shutdown: daemon exits 0; every server, child and group member is gone; the deaf one is killed only after the exit window', async () => {
+  const tmp = await tempDir('wd-e2e-shutdown-');
+  const pidsFile = join(tmp.path, 'forker.pids');
+  // A fixture leaked by a failed run exits on its own after a minute.
+  const lifetime = '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }';
+  const d = await startDaemon(testConfig({
+    instances: [
+      { key: 'demo', port: await freePort() },
+      {
+        key: 'fork', port: await freePort(), runCommand: fixture('forker.mjs'),
+        extra: `      EnvironmentVariables: { PIDS_FILE: ${JSON.stringify(pidsFile)}, FIXTURE_LIFETIME_MS: "60000" }`,
+      },
+      { key: 'deaf', port: await freePort(), runCommand: fixture('ignore-shutdown.mjs'), extra: lifetime },
+    ],
+  }));
+  const keys = ['demo', 'fork', 'deaf'] as const;
+  const started: number[] = [];
+  try {
+    const pids = Object.fromEntries(await Promise.all(keys.map(async (k) => [k, await waitFor(`${k} running`, async () => {
+      const s = await d.status(k, 'tok');
+      return s.state === 'running' ? s.pid : undefined;
+    }, 15_000)] as const))) as Record<(typeof keys)[number], number>;
+    started.push(...Object.values(pids));
+
+    // The forker's two children: alive, its own, in its process group.
+    const children = await waitFor('the forker\'s children', async () => {
+      const list = JSON.parse(await readFile(pidsFile, 'utf8')) as number[];
+      return list.length === 2 && list.every((p) => !gone(p)) ? list : undefined;
+    }, 10_000);
+    for (const child of children) {
+      const st = procStat(child);
+      assert.is(st?.ppid, pids.fork, `child ${child} is the forker's`);
+      assert.is(st?.pgrp, pids.fork, `child ${child} is in the forker's process group`);
+    }
+    // Each server leads its own group; the forker's holds it and its children (the scan below can see them).
+    for (const k of keys) assert.ok(groupMembers(pids[k]).includes(pids[k]), `${k} leads process group ${pids[k]}`);
+    assert.ok(children.every((c) => groupMembers(pids.fork).includes(c)), 'the group scan finds the forker\'s children');
+    const members = Object.fromEntries(keys.map((k) => [k, groupMembers(pids[k])])) as Record<(typeof keys)[number], number[]>;
+
+    // Watch the deaf server from the SIGTERM on: the moment it is gone (ESRCH or zombie) is its kill.
+    const termAt = Date.now();
+    let deafGoneAt = 0;
+    let watching = true;
+    const watch = (async () => {
+      while (watching && deafGoneAt === 0) {
+        if (gone(pids.deaf)) deafGoneAt = Date.now();
+        else await sleep(5);
+      }
+    })();
+    const code = await d.stop(20_000, 'SIGTERM');
+    watching = false;
+    await watch;
+    // Only if the last 5 ms poll lost the race with the daemon's exit event (a later time: a looser lower bound).
+    if (deafGoneAt === 0 && gone(pids.deaf)) deafGoneAt = Date.now();
+
+    assert.is(code, 0, 'daemon exit code');
+    for (const k of keys) {
+      assert.ok(gone(pids[k]), `${k} server ${pids[k]} left running`);
+      for (const m of members[k]) assert.ok(gone(m), `${k}: group member ${m} left running`);
+      assert.equal(groupMembers(pids[k]), [], `${k}: process group ${pids[k]} not empty`);
+    }
+    for (const child of children) assert.ok(gone(child), `forker child ${child} left running`);
+
+    // The deaf one answered /shutdown and stayed: killed once ShutdownExitSeconds (1 s) had passed since the
+    // request, so no earlier than 1 s after the SIGTERM (the request window only applies to an unanswered
+    // request); and, loosely, not much later than both windows.
+    const log = d.log();
+    assert.ok(deafGoneAt > 0, 'the deaf server was seen gone');
+    const deafAfter = deafGoneAt - termAt;
+    assert.ok(deafAfter >= 1000, `deaf server killed ${deafAfter} ms after SIGTERM, before the 1 s exit window`);
+    assert.ok(deafAfter <= 1000 + 1000 + 4000, `deaf server killed ${deafAfter} ms after SIGTERM`);
+    assert.match(log, /\[watchdog:deaf:server\] ignoring shutdown: Watchdog shutting down\./, '/shutdown reached the deaf server');
+    assert.match(log, /\[watchdog:deaf\] server did not exit after the shutdown request; killing it .*waitedMs=1000/);
+    // The others left on their own when asked.
+    assert.match(log, /\[watchdog:fork:server\] Watchdog shutting down\., shutting down\.\.\./, 'the forker was asked to shut down');
+    assert.not.match(log, /\[watchdog:(demo|fork)\] [^\n]*killing/, 'the cooperative servers were not killed');
+  } finally {
+    await d.stop();
+    for (const pid of started) if (groupMembers(pid).length > 0) killGroup(pid);
+    await d.cleanup();
+    await tmp.cleanup();
+  }
+});
 
 test.run();

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -156,8 +156,17 @@ test('logs -f: new server output streams until the CLI is stopped (killed by pid
   const before = await running(ctx, 'demo');
   const follow = spawnCli(['logs', 'demo', '-f', '-n', '0'], { cwd: d(ctx).dir });
   try {
-    // Give it a moment to open the file, then make the server write: a restart logs its shutdown and start.
-    await new Promise((r) => setTimeout(r, 1000));
+    // Once it holds server.log open (its position taken at the end), make the server write: a restart logs its
+    // shutdown and start. A fixed pause here lost the lines when the CLI started slowly on a loaded machine.
+    const pid = follow.proc.pid ?? 0;
+    await waitFor('the follower to open server.log', () =>
+      readdirSync(`/proc/${pid}/fd`).some((fd) => {
+        try {
+          return readlinkSync(`/proc/${pid}/fd/${fd}`).endsWith(join('instances', 'demo', 'logs', 'server.log'));
+        } catch {
+          return false; // closed between the listing and the look
+        }
+      }), 20_000);
     assert.is(await d(ctx).control('demo', 'tok', 'restart'), 200);
     await waitFor('a new pid', async () => {
       const s = await d(ctx).status('demo', 'tok');

@@ -10,6 +10,7 @@ import { recoverInterruptedInstall, rollbackBin } from '../updates/install.ts';
 import { followAdoptedLog } from './adopted-process.ts';
 import { Instance } from './instance.ts';
 import { findLeftover, recordedBaseUrl, type Leftover } from './leftovers.ts';
+import { logUpdateProgress } from './update-progress-log.ts';
 
 /** What a configuration reload changed, by instance key. */
 export interface ReconfigureResult {
@@ -50,6 +51,8 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
   /** Added instances being prepared; shutdown waits for them so none starts after it. */
   const adding = new Set<Promise<boolean>>();
   let closing = false;
+  // Progress reaches the bus several times a second; the log gets phase changes and a line every few seconds.
+  const stopProgressLog = logUpdateProgress(bus, log);
 
   const providerFor = (instance: ResolvedInstance, ilog: Logger) =>
     createProvider({
@@ -204,6 +207,7 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
         ...[...instances.values()].map((i) => i.shutdown(config.persistServers, timeoutMs)),
         ...retiring.values(),
       ]);
+      stopProgressLog();
     },
 
     async reconfigure(next) {

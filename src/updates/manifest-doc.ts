@@ -1,19 +1,41 @@
 import * as v from 'valibot';
 import { UpdateError } from '../errors.ts';
 
-/** The manifest document (spec §2.8, REFERENCE.md §8.1). Extra fields (`size`, …) are accepted and ignored. */
+/**
+ * The manifest document (spec §2.8, REFERENCE.md §8.1). Extra fields (`size`, …) are accepted and ignored. Field
+ * names match case-insensitively, as the original reads it with System.Text.Json's case-insensitive web defaults;
+ * the keys of `builds` (build ids) and `server` (platforms) are data and keep their case.
+ */
+
+/**
+ * Renames the keys of `input` that match one of `names` ignoring case to that name, so `{"Builds": …}` validates
+ * as `{"builds": …}`. When several keys match one name the last in the document wins, as System.Text.Json
+ * overwrites a property it reads twice. Other keys, and anything but a plain object, pass through untouched.
+ */
+function canonicalKeys(input: unknown, names: readonly string[]): unknown {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  const byLower = new Map(names.map((name) => [name.toLowerCase(), name]));
+  // fromEntries defines own properties, so a "__proto__" key stays a key instead of replacing the prototype.
+  return Object.fromEntries(Object.entries(input).map(([key, value]) => [byLower.get(key.toLowerCase()) ?? key, value]));
+}
+
+/** `v.looseObject(entries)` whose field names match case-insensitively (see `canonicalKeys`). */
+function fields<const T extends v.ObjectEntries>(entries: T, message?: string) {
+  const names = Object.keys(entries);
+  return v.pipe(v.unknown(), v.transform((input) => canonicalKeys(input, names)), v.looseObject(entries, message));
+}
 
 const IsoTime = v.pipe(
   v.string('expected an ISO-8601 time string'),
   v.check((s) => !Number.isNaN(Date.parse(s)), 'expected an ISO-8601 time such as 2024-05-01T12:00:00Z'),
 );
-const ArchiveRef = v.looseObject({
+const ArchiveRef = fields({
   url: v.pipe(v.string('expected a URL string'), v.minLength(1, 'expected a URL')),
   sha256: v.optional(v.string('expected a hex string')),
 });
 
-export const ManifestSchema = v.looseObject({
-  builds: v.record(v.string(), v.looseObject({
+export const ManifestSchema = fields({
+  builds: v.record(v.string(), fields({
     time: IsoTime,
     client: v.optional(ArchiveRef),
     server: v.optional(v.record(v.string(), ArchiveRef, 'expected a map of platform to archive'), {}),

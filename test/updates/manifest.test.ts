@@ -154,6 +154,25 @@ ok('manifest :: without Authentication no Authorization header is sent', async (
   assert.ok(ctx.cdn.requests.every((r) => r.headers.authorization === undefined));
 });
 
+ok('manifest :: field names match case-insensitively, as System.Text.Json reads them; build ids and platforms keep their case', async (ctx) => {
+  const archive = join(ctx.root, 'SS14.Server_linux-x64.zip');
+  await writeZip(archive, sampleBuild('A'));
+  ctx.cdn.set('/files/a.zip', { kind: 'file', file: archive });
+  ctx.cdn.set('/manifest.json', {
+    kind: 'json',
+    body: { Builds: {
+      'Build-A': { TIME: '2024-05-01T12:00:00Z', Server: {
+        'linux-x64': { URL: ctx.cdn.url('/files/a.zip'), Sha256: (await sha256(archive)).toUpperCase(), Size: 1 },
+      } },
+      'build-old': { Time: '2024-01-01T00:00:00Z', Server: {} },
+    } },
+  });
+  const { p } = provider(ctx);
+  assert.equal(await p.check(null, never()), { available: true, revision: 'Build-A' });
+  assert.is(await p.apply(null, never()), 'Build-A');
+  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
+});
+
 ok.run();
 
 // ---
@@ -392,6 +411,43 @@ doc('parseManifest :: extra fields are accepted; an empty manifest has no newest
   const m = parseManifest({ version: 2, builds: { a: { time: '2024-01-01T00:00:00Z', extra: true, server: { 'linux-x64': { url: 'u', sha256: 'AA', size: 5 } } } } }, 'x');
   assert.is(m.builds.a?.server['linux-x64']?.url, 'u');
   assert.is(newestBuild(parseManifest({ builds: {} }, 'x')), undefined);
+});
+
+/** `{ builds: { <key>: { time, server: { linux-x64: { url, sha256 } } } } }` with every field name through `name`. */
+function spelled(name: (field: string) => string, builds: Record<string, string>) {
+  const entries = Object.entries(builds).map(([key, time]) => [key, {
+    [name('time')]: time,
+    [name('client')]: { [name('url')]: `c-${key}`, [name('sha256')]: 'AB' },
+    [name('server')]: { 'linux-x64': { [name('url')]: `s-${key}`, [name('sha256')]: 'CD', size: 5 } },
+  }]);
+  return { [name('builds')]: Object.fromEntries(entries) };
+}
+
+doc('parseManifest :: capitalised or upper-case field names are read like lower-case ones and pick the same build', () => {
+  const builds = { 'Old-Build': '2024-01-01T00:00:00Z', 'ABC123': '2024-03-01T00:00:00Z', 'mid': '2024-02-01T00:00:00Z' };
+  const lower = parseManifest(spelled((f) => f, builds), 'x');
+  const capital = parseManifest(spelled((f) => f[0]!.toUpperCase() + f.slice(1), builds), 'x');
+  const upper = parseManifest(spelled((f) => f.toUpperCase(), builds), 'x');
+  for (const m of [capital, upper]) {
+    assert.equal(m, lower);
+    assert.equal(newestBuild(m), newestBuild(lower));
+  }
+  assert.is(newestBuild(capital)?.key, 'ABC123', 'build ids keep their case');
+  assert.equal(Object.keys(capital.builds), ['Old-Build', 'ABC123', 'mid'], 'and their document order');
+  assert.equal(newestBuild(capital)?.build.server['linux-x64'], { url: 's-ABC123', sha256: 'CD', size: 5 });
+  assert.equal(newestBuild(capital)?.build.client, { url: 'c-ABC123', sha256: 'AB' });
+});
+
+doc('parseManifest :: platform keys are data: their case is kept, not folded', () => {
+  const m = parseManifest({ Builds: { a: { Time: '2024-01-01T00:00:00Z', Server: { 'Linux-X64': { Url: 'u', Sha256: 'AA' } } } } }, 'x');
+  assert.equal(Object.keys(m.builds.a?.server ?? {}), ['Linux-X64']);
+});
+
+doc('parseManifest :: a field spelled twice takes the later value, as System.Text.Json does; errors name the field', () => {
+  const m = parseManifest({ builds: { a: { time: '2020-01-01T00:00:00Z', Time: '2024-01-01T00:00:00Z' } } }, 'x');
+  assert.is(m.builds.a?.time, '2024-01-01T00:00:00Z');
+  assert.throws(() => parseManifest({ Builds: { x: { Time: 'yesterday' } } }, 'x'), /builds\.x\.time: expected an ISO-8601 time/);
+  assert.throws(() => parseManifest({ Build: {} }, 'x'), /builds: expected an object with "builds"/, 'only the name itself, in any case, matches');
 });
 
 doc.run();

@@ -1,28 +1,29 @@
-import { rm, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { basename } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { UpdatesSettings } from '../config/schema.ts';
 import { UpdateError } from '../errors.ts';
+import {
+  CLIENT_SCRIPT, ENGINE_ENV, SERVER_SCRIPT, detectEngine, hasClientScript, packagingSteps, pythonSteps,
+  type BuildStep, type EngineKind,
+} from './git-engine.ts';
 import { runChecked } from './git-exec.ts';
 import { globFiles } from './git-glob.ts';
 import { gitEnv } from './git-remote.ts';
 
 /**
- * How the Git provider turns a checkout into a server archive (REFERENCE.md §8.3). A repository with the engine's
- * `Content.Packaging` project is built with `dotnet` as the real watchdog does; anything else runs the configured
+ * How the Git provider turns a checkout into a server archive (REFERENCE.md §8.3). An engine repository is built
+ * as the real watchdog builds it (git-engine.ts): with `dotnet` when it has the `Content.Packaging` project, else
+ * with the older `Tools/package_*_build.py` scripts when it has them. Anything else runs the configured
  * `Updates.BuildCommand` with `sh -c` in `source/`, told the platform and the hybrid mode through
- * `WATCHDOG_PLATFORM` and `WATCHDOG_HYBRID_ACZ`. Either way the server archive is found by `Updates.Artifact` and,
- * for non-hybrid builds, the client zip by `Updates.ClientArtifact`.
+ * `WATCHDOG_PLATFORM` and `WATCHDOG_HYBRID_ACZ`. The engine's own packaging wins over BuildCommand, so an engine
+ * repository is always built the way the real watchdog would (BuildCommand exists for repositories it could not
+ * build at all). Either way the server archive is found by `Updates.Artifact` and, for non-hybrid builds, the
+ * client zip by `Updates.ClientArtifact`.
  */
 
-export interface BuildStep {
-  what: string;
-  program: string;
-  args: string[];
-}
-
 export interface BuildPlan {
-  kind: 'packaging' | 'command';
+  kind: EngineKind | 'command';
   steps: BuildStep[];
   env: Record<string, string>;
   /** Glob for the server archive, relative to source/. */
@@ -34,27 +35,6 @@ export interface BuildPlan {
 export const defaultServerPattern = (rid: string): string => `release/*${rid}*.zip`;
 export const DEFAULT_CLIENT_PATTERN = 'release/*Client*.zip';
 
-/** The engine's packaging commands (space-station-14 Content.Packaging): server first, it wipes release/. */
-export function packagingSteps(rid: string, hybrid: boolean): BuildStep[] {
-  const steps: BuildStep[] = [
-    { what: 'dotnet restore', program: 'dotnet', args: ['restore'] },
-    {
-      what: 'dotnet build Content.Packaging',
-      program: 'dotnet',
-      args: ['build', 'Content.Packaging', '--configuration', 'Release', '--no-restore', '/m'],
-    },
-    {
-      what: 'server packaging',
-      program: 'dotnet',
-      args: ['run', '--project', 'Content.Packaging', 'server', '--platform', rid, ...(hybrid ? ['--hybrid-acz'] : [])],
-    },
-  ];
-  if (!hybrid) {
-    steps.push({ what: 'client packaging', program: 'dotnet', args: ['run', '--project', 'Content.Packaging', 'client', '--no-wipe-release'] });
-  }
-  return steps;
-}
-
 export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid: string): Promise<BuildPlan> {
   const hybrid = updates.HybridACZ;
   const env = { WATCHDOG_PLATFORM: rid, WATCHDOG_HYBRID_ACZ: String(hybrid) };
@@ -62,17 +42,25 @@ export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid
     serverPattern: updates.Artifact ?? defaultServerPattern(rid),
     clientPattern: hybrid ? null : (updates.ClientArtifact ?? DEFAULT_CLIENT_PATTERN),
   };
-  const packaging = await stat(join(sourceDir, 'Content.Packaging')).catch(() => null);
-  if (packaging?.isDirectory()) {
-    // No telemetry, and no MSBuild worker nodes left running (they would hold the build log's pipes open).
-    const dotnetEnv = { DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1', MSBUILDDISABLENODEREUSE: '1' };
-    return { kind: 'packaging', steps: packagingSteps(rid, hybrid), env: { ...env, ...dotnetEnv }, ...patterns };
+  const engine = await detectEngine(sourceDir);
+  if (engine === 'packaging') {
+    return { kind: engine, steps: packagingSteps(rid, hybrid), env: { ...env, ...ENGINE_ENV }, ...patterns };
+  }
+  if (engine === 'python') {
+    // Said before anything runs, rather than after the server build as python's "can't open file".
+    if (!hybrid && !(await hasClientScript(sourceDir))) {
+      throw new UpdateError(
+        `the repository in ${sourceDir} has ${SERVER_SCRIPT} but no ${CLIENT_SCRIPT}, which a build with HybridACZ false needs`,
+      );
+    }
+    return { kind: engine, steps: pythonSteps(rid, hybrid), env: { ...env, ...ENGINE_ENV }, ...patterns };
   }
   const command = updates.BuildCommand?.trim();
   if (!command) {
     throw new UpdateError(
-      `the repository in ${sourceDir} has no Content.Packaging project and Updates.BuildCommand is not set: ` +
-        'set BuildCommand to a shell command that builds the server archive (found by Updates.Artifact)',
+      `the repository in ${sourceDir} has neither a Content.Packaging project nor ${SERVER_SCRIPT}, and ` +
+        'Updates.BuildCommand is not set: set BuildCommand to a shell command that builds the server archive ' +
+        '(found by Updates.Artifact)',
     );
   }
   return {

@@ -56,6 +56,10 @@ export function createGitProvider(ctx: ProviderContext, opts: { timeouts?: Parti
       return head;
     }
     const plan = await planBuild(sourceDir, updates, rid);
+    if (plan.kind !== 'command' && updates.BuildCommand?.trim()) {
+      // Said, not refused: the engine's packaging wins (git-build.ts), and the operator should know theirs is unused.
+      ctx.log.warn('Updates.BuildCommand is ignored: the repository is built with its engine packaging', { how: plan.kind });
+    }
     await removeStaleArtifacts(sourceDir, plan);
     ctx.log.info('building', { revision: head, platform: rid, hybridACZ: updates.HybridACZ, how: plan.kind, log: buildLog });
     await runBuild({ plan, sourceDir, instanceDir: instance.dir, signal, timeoutMs: timeouts.buildMs, sink, logHint: buildLog });

@@ -41,6 +41,39 @@ plan('git-build :: a repository with Content.Packaging is built with the engine 
   }
 });
 
+plan('git-build :: without Content.Packaging, the python packaging scripts are run with python3', async () => {
+  const tmp = await tempDir();
+  try {
+    await mkdir(join(tmp.path, 'Tools'));
+    await writeFile(join(tmp.path, 'Tools', 'package_server_build.py'), '');
+    const hybrid = await planBuild(tmp.path, updates({ BuildCommand: 'ignored' }), 'linux-x64');
+    assert.is(hybrid.kind, 'python');
+    assert.equal(hybrid.steps.map((s) => [s.program, ...s.args].join(' ')), ['python3 Tools/package_server_build.py --hybrid-acz -p linux-x64']);
+    assert.is(hybrid.serverPattern, 'release/*linux-x64*.zip');
+    assert.is(hybrid.env.PYTHONUNBUFFERED, '1');
+    try {
+      await planBuild(tmp.path, updates({ HybridACZ: false }), 'linux-x64');
+      assert.unreachable();
+    } catch (err) {
+      assert.instance(err, UpdateError);
+      assert.match((err as Error).message, /no Tools\/package_client_build\.py, which a build with HybridACZ false needs/);
+    }
+    await writeFile(join(tmp.path, 'Tools', 'package_client_build.py'), '');
+    const split = await planBuild(tmp.path, updates({ HybridACZ: false }), 'osx-arm64');
+    assert.equal(split.steps.map((s) => [s.program, ...s.args].join(' ')), [
+      'python3 Tools/package_server_build.py -p osx-arm64',
+      'python3 Tools/package_client_build.py',
+    ]);
+    assert.is(split.clientPattern, 'release/*Client*.zip');
+
+    // Content.Packaging is the newer way and wins, as in the real watchdog.
+    await mkdir(join(tmp.path, 'Content.Packaging'));
+    assert.is((await planBuild(tmp.path, updates(), 'linux-x64')).kind, 'packaging');
+  } finally {
+    await tmp.cleanup();
+  }
+});
+
 plan('git-build :: otherwise BuildCommand runs with sh -c, told the platform and hybrid mode', async () => {
   const tmp = await tempDir();
   try {
@@ -54,7 +87,7 @@ plan('git-build :: otherwise BuildCommand runs with sh -c, told the platform and
       assert.unreachable();
     } catch (err) {
       assert.instance(err, UpdateError);
-      assert.match((err as Error).message, /Content\.Packaging.*BuildCommand/);
+      assert.match((err as Error).message, /Content\.Packaging.*package_server_build\.py.*BuildCommand/);
     }
   } finally {
     await tmp.cleanup();

@@ -23,8 +23,19 @@ export interface UpdateInstance {
   env?: Record<string, string>;
 }
 
+/** Daemon-wide choices of updatesConfig: by default `PersistServers: false` on a port the system picks. */
+export interface UpdatesConfigOptions {
+  /** `Process.PersistServers`. */
+  persistServers?: boolean;
+  /**
+   * The daemon's port in `Urls` (default 0: any free one). Give a fixed one with `persistServers`: a server left
+   * running checks in to the address it was launched with, so the next daemon must listen there again.
+   */
+  urlsPort?: number;
+}
+
 /** appsettings.yml: loopback on a free port, every wait shrunk, `TimeoutSeconds: 4`, check-ins every 0.3 s. */
-export function updatesConfig(instances: UpdateInstance[]): string {
+export function updatesConfig(instances: UpdateInstance[], opts: UpdatesConfigOptions = {}): string {
   const entries: Record<string, unknown> = {};
   for (const i of instances) {
     entries[i.key] = {
@@ -41,8 +52,8 @@ export function updatesConfig(instances: UpdateInstance[]): string {
     };
   }
   return stringify({
-    Urls: 'http://127.0.0.1:0',
-    Process: { PersistServers: false },
+    Urls: `http://127.0.0.1:${opts.urlsPort ?? 0}`,
+    Process: { PersistServers: opts.persistServers ?? false },
     Timing: {
       ShutdownRequestSeconds: 1,
       ShutdownExitSeconds: 1,

@@ -1,12 +1,12 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
-import { chmod, link, symlink } from 'node:fs/promises';
+import { link, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { Parser, type ReadEntry } from 'tar';
 import { UpdateError } from '../errors.ts';
 import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
+import { type EntryContents, writeEntryFile } from './entry-file.ts';
 import { createEntryPool, type EntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './extract-tree.ts';
 
@@ -30,6 +30,21 @@ interface Extraction {
   fail: (err: unknown) => void;
 }
 
+/** A file entry's data for writeEntryFile; `stop` destroys the entry, which rejects a read waiting on it. */
+function tarContents(entry: ReadEntry): EntryContents {
+  let failure: unknown;
+  // Never removed: a parser writing into an entry already given up emits 'error', which must not go unheard.
+  entry.on('error', (err: unknown) => void (failure ??= err ?? new Error('the archive entry failed')));
+  async function* chunks(): AsyncGenerator<Buffer> {
+    for await (const chunk of entry as AsyncIterable<Buffer>) {
+      if (failure !== undefined) throw failure;
+      yield chunk;
+    }
+    if (failure !== undefined) throw failure;
+  }
+  return { chunks: chunks(), stop: () => void entry.destroy() };
+}
+
 async function writeEntry(entry: ReadEntry, x: Extraction): Promise<void> {
   const name = entry.path;
   const segments = entrySegments(name);
@@ -43,12 +58,7 @@ async function writeEntry(entry: ReadEntry, x: Extraction): Promise<void> {
     return;
   }
   if (FILE_TYPES.has(type)) {
-    const write = async () => {
-      const dest = await x.tree.place(name, segments);
-      await pipeline(entry, createWriteStream(dest), { signal: x.signal });
-      // Server builds rely on the execute bit of their programs; drop setuid/setgid/sticky; ignore the umask.
-      if (entry.mode) await chmod(dest, entry.mode & 0o777);
-    };
+    const write = async () => writeEntryFile(tarContents(entry), await x.tree.place(name, segments), entry.mode ?? null, x.signal);
     // The parser waits for this entry's data to be read, so a failed write must stop it from here.
     await x.pool.run(segments.join('/'), () => write().catch((err: unknown) => x.fail(err)));
     return;
@@ -92,7 +102,7 @@ export async function extractTar(archive: string | Readable, destDir: string, si
     const input: Readable = gzip ? file.pipe(createGunzip({ chunkSize: 1 << 18 })) : file;
     if (input !== file) file.on('error', (err: Error) => input.destroy(err));
     const parser = new Parser({ strict: true });
-    // Stops the entry being written: after an abort the parser never ends it, and its pipeline would wait forever.
+    // Stops the entry being written: after an abort the parser never ends it, and its write would wait forever.
     const halt = new AbortController();
     // Entries are taken strictly in order (files may then be written beside each other: entry-pool.ts); `work`
     // never rejects and settles when the current one is taken.

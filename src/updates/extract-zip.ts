@@ -1,11 +1,10 @@
-import { createWriteStream } from 'node:fs';
-import { chmod, open, symlink, type FileHandle } from 'node:fs/promises';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { open, symlink, type FileHandle } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { crc32, createInflateRaw } from 'node:zlib';
 import { openPromise, type Entry, type ZipFile } from 'yauzl';
 import { UpdateError } from '../errors.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
+import { type EntryContents, writeEntryFile } from './entry-file.ts';
 import { createEntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './extract-tree.ts';
 
@@ -41,21 +40,22 @@ async function readSmall(stream: Readable, name: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Passes data through while checking its size and CRC-32 against the central directory's. */
-function contentChecker(entry: Entry): Transform {
+/** The entry's data, checked against the central directory's size and CRC-32 as it passes; `stop` runs at the end. */
+async function* checkedContents(entry: Entry, data: AsyncIterable<Buffer>, stop: () => void): AsyncGenerator<Buffer> {
   let crc = 0;
   let size = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
+  try {
+    for await (const chunk of data) {
       crc = crc32(chunk, crc);
       size += chunk.length;
-      done(size > entry.uncompressedSize ? new UpdateError(`zip entry "${entry.fileName}" is larger than its recorded size`) : null, chunk);
-    },
-    flush(done) {
-      if (size !== entry.uncompressedSize) return done(new UpdateError(`zip entry "${entry.fileName}" is shorter than its recorded size`));
-      done(crc >>> 0 === entry.crc32 >>> 0 ? null : new UpdateError(`zip entry "${entry.fileName}" fails its CRC check`));
-    },
-  });
+      if (size > entry.uncompressedSize) throw new UpdateError(`zip entry "${entry.fileName}" is larger than its recorded size`);
+      yield chunk;
+    }
+  } finally {
+    stop();
+  }
+  if (size !== entry.uncompressedSize) throw new UpdateError(`zip entry "${entry.fileName}" is shorter than its recorded size`);
+  if (crc >>> 0 !== entry.crc32 >>> 0) throw new UpdateError(`zip entry "${entry.fileName}" fails its CRC check`);
 }
 
 /**
@@ -73,10 +73,10 @@ async function* readRange(archive: FileHandle, start: number, length: number): A
 }
 
 /**
- * The entry's contents, decompressed. yauzl checks the local header and that the data lies inside the file; the
- * data itself is read here in large chunks (see READ_CHUNK).
+ * The entry's contents, decompressed and checked. yauzl checks the local header and that the data lies inside the
+ * file; the data itself is read here in large chunks (see READ_CHUNK).
  */
-async function openContents(zip: ZipFile, archive: FileHandle, entry: Entry): Promise<Readable[]> {
+async function openContents(zip: ZipFile, archive: FileHandle, entry: Entry): Promise<EntryContents> {
   if (entry.compressionMethod !== STORED && entry.compressionMethod !== DEFLATED) {
     throw new UpdateError(`zip entry "${entry.fileName}" uses compression method ${entry.compressionMethod}; only stored and deflated entries are supported`);
   }
@@ -84,7 +84,15 @@ async function openContents(zip: ZipFile, archive: FileHandle, entry: Entry): Pr
   const raw = Readable.from(readRange(archive, fileDataStart, entry.compressedSize), { objectMode: false });
   // Each inflate stream allocates its chunk: small entries (most of a build) get a small one.
   const chunkSize = Math.min(INFLATE_CHUNK, Math.max(16 * 1024, entry.uncompressedSize));
-  return entry.compressionMethod === DEFLATED ? [raw, createInflateRaw({ chunkSize })] : [raw];
+  const data = entry.compressionMethod === DEFLATED ? raw.pipe(createInflateRaw({ chunkSize })) : raw;
+  // pipe() passes no errors on: a failed read must end the inflate, or the entry would wait for it forever.
+  if (data !== raw) raw.once('error', (err) => data.destroy(err));
+  // Both ends, so no read through the shared handle outlives the entry.
+  const stop = () => {
+    raw.destroy();
+    data.destroy();
+  };
+  return { chunks: checkedContents(entry, data, stop), stop };
 }
 
 async function extractEntry(zip: ZipFile, archive: FileHandle, entry: Entry, tree: ExtractTree, signal?: AbortSignal): Promise<void> {
@@ -107,9 +115,8 @@ async function extractEntry(zip: ZipFile, archive: FileHandle, entry: Entry, tre
     tree.linked(segments);
     return;
   }
-  await pipeline([...(await openContents(zip, archive, entry)), contentChecker(entry), createWriteStream(dest)], signal ? { signal } : {});
-  // Server builds rely on the execute bit of their programs; drop setuid/setgid/sticky.
-  if (mode !== null && (mode & 0o777) !== 0) await chmod(dest, mode & 0o777);
+  // A mode without permission bits (some zip tools) leaves the file as the umask made it.
+  await writeEntryFile(await openContents(zip, archive, entry), dest, mode !== null && (mode & 0o777) !== 0 ? mode : null, signal);
 }
 
 function wrapZipError(err: unknown): UpdateError {

@@ -1,9 +1,35 @@
-import { createCiServerProvider } from './ci-server.ts';
 import { createDummyProvider } from './dummy.ts';
-import { createGitProvider } from './git.ts';
-import { createLocalProvider } from './local.ts';
-import { createManifestProvider } from './manifest.ts';
 import type { ProviderContext, UpdateProvider } from './provider.ts';
+
+type Loaded = (ctx: ProviderContext) => Promise<UpdateProvider>;
+
+/** The providers that download, extract or build, loaded on first use: most daemons need one of them or none. */
+const LOADERS: Record<'Manifest' | 'CiServer' | 'Git' | 'Local', Loaded> = {
+  Manifest: async (ctx) => (await import('./manifest.ts')).createManifestProvider(ctx),
+  CiServer: async (ctx) => (await import('./ci-server.ts')).createCiServerProvider(ctx),
+  Git: async (ctx) => (await import('./git.ts')).createGitProvider(ctx),
+  Local: async (ctx) => (await import('./local.ts')).createLocalProvider(ctx),
+};
+
+/** Providers that host the client and so add launch cvars (build.download_url, build.hash). */
+const HOSTS_CLIENT = new Set(['Git', 'Local']);
+
+/**
+ * A provider whose module (and its archive, HTTP and git code) is imported at its first call, not at daemon start:
+ * a daemon of Dummy instances, like the embedded default, starts without any of it.
+ */
+function lazyProvider(type: keyof typeof LOADERS, ctx: ProviderContext): UpdateProvider {
+  let loaded: Promise<UpdateProvider> | null = null;
+  const provider = () => (loaded ??= LOADERS[type](ctx));
+  return {
+    type,
+    check: async (current, signal) => (await provider()).check(current, signal),
+    apply: async (current, signal) => (await provider()).apply(current, signal),
+    ...(HOSTS_CLIENT.has(type)
+      ? { launchCvars: async (revision: string | null) => (await (await provider()).launchCvars?.(revision)) ?? [] }
+      : {}),
+  };
+}
 
 /**
  * The update provider an instance's `UpdateType` names (spec §2.7), or null when it has none (no automatic
@@ -13,13 +39,10 @@ export function createProvider(ctx: ProviderContext): UpdateProvider | null {
   const type = ctx.instance.settings.UpdateType;
   switch (type) {
     case 'Manifest':
-      return createManifestProvider(ctx);
     case 'CiServer':
-      return createCiServerProvider(ctx);
     case 'Git':
-      return createGitProvider(ctx);
     case 'Local':
-      return createLocalProvider(ctx);
+      return lazyProvider(type, ctx);
     case 'Dummy':
       return createDummyProvider(ctx);
     case undefined:

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { UpdateError } from '../errors.ts';
-import { extractArchive } from './extract.ts';
 
 /**
  * Installing a build into an instance folder without ever leaving it without one (DESIGN.md §8). The build is
@@ -62,6 +61,8 @@ export async function installArchive(opts: InstallOptions): Promise<void> {
 export function stageArchive(opts: InstallOptions): Promise<string> {
   return stageBuild(opts, async (staging) => {
     opts.onPhase?.('extract');
+    // Loaded here, not at daemon start: a daemon that never installs an archive never needs tar or yauzl.
+    const { extractArchive } = await import('./extract.ts');
     await extractArchive(opts.archive, staging, opts.signal);
   });
 }

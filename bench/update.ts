@@ -176,59 +176,72 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     const shellPhases: Record<Format, Phases[]> = { tgz: [], zip: [] };
     const wdPhases: Record<Format, Phases[]> = { tgz: [], zip: [] };
     let peakNote = '';
-    const ROUNDS = 3;
+    const ROUNDS = 5;
+    const shellRun = async (format: Format, round: number) => {
+      const a = archives[format];
+      const scratch = join(tmp.path, `shell-${format}-${round}`);
+      await mkdir(scratch);
+      await settle();
+      shellTimes[format].push(await runShell(SHELL[format], { D: scratch, URL: `${cdnUrl}/${a.name}`, SHA: a.sha }));
+      const ns = (await readFile(join(scratch, 'phases'), 'utf8')).trim().split(' ').map((x) => Number(x) / 1e6);
+      shellPhases[format].push(between([['start', ns[0]], ['download', ns[1]], ['verify', ns[2]], ['extract', ns[3]]]));
+      await rm(scratch, { recursive: true, force: true });
+      await sleep(500);
+    };
+    const watchdogRun = async (format: Format) => {
+      const a = archives[format];
+      const revision = await publish(a.name, a.sha);
+      await sleep(300); // the daemon settles after the previous relaunch
+      await settle();
+      const before = readMemory(daemon.pid);
+      firstRss ??= before?.rss ?? null;
+      const hwmReset = resetPeak(daemon.pid);
+      const sample = rssSampler(daemon.pid);
+      const done = daemon.waitForLine(new RegExp(`update installed.*revision=${revision}\\b`), 300_000);
+      const failed = daemon.waitForLine(/update failed/, 300_000).then(({ line }) => {
+        throw new Error(`the watchdog's update failed: ${line}`);
+      });
+      failed.catch(() => undefined);
+      const logMark = daemon.lines().length;
+      const t0 = wallNow();
+      const status = await control(daemon.url, KEY, TOKEN, 'update');
+      if (status !== 200) throw new Error(`POST /instances/${KEY}/update answered ${status}`);
+      const { at } = await Promise.race([done, failed]);
+      wdTimes[format].push(at - t0);
+      const seen = daemon.lines().slice(logMark);
+      const when = (re: RegExp) => seen.find((l) => re.test(l.line))?.at;
+      wdPhases[format].push(phasesOf(t0, [
+        ['manifest check', when(/fetching build from manifest|installing build from manifest/)],
+        // A tar.gz is extracted while it downloads (one phase, ending at "downloaded and extracted"); a zip after.
+        ['download + hash', when(/downloaded server archive/)],
+        ['download + hash + extract to staging', when(/downloaded and extracted server archive/)],
+        ['extract to staging', when(/update available/)],
+        ['server exit + re-check', when(/installing update/)],
+        ['swap + cleanup, to "update installed"', at],
+      ]));
+      const maxRss = sample();
+      const after = readMemory(daemon.pid);
+      if (before && after) {
+        const peak = Math.max(maxRss?.rss ?? 0, hwmReset ? after.hwm : 0);
+        growth.push(peak - before.rss);
+        growthSplit.push(maxRss ? `anon ${((maxRss.anon - before.anon) / MB).toFixed(1)} / file ${((maxRss.file - before.file) / MB).toFixed(1)}` : 'n/a');
+        if (!peakNote) peakNote = hwmReset ? 'peak = max(VmHWM after clear_refs reset, VmRSS sampled every 20 ms)' : 'peak = VmRSS sampled every 20 ms (clear_refs refused)';
+      }
+      const installed = (await readFile(join(wdDir, 'instances', KEY, 'bin', 'build.txt'), 'utf8')).trim();
+      if (installed !== 'bench build') throw new Error(`bin/build.txt holds "${installed}" after the update`);
+      await running();
+    };
+    // Which side goes first alternates by round, so what one run leaves behind (freed pages, a relaunching server)
+    // weighs on both alike.
     for (let round = 0; round < ROUNDS; round++) {
       for (const format of ['tgz', 'zip'] as const) {
-        const a = archives[format];
-        const scratch = join(tmp.path, `shell-${format}-${round}`);
-        await mkdir(scratch);
-        await settle();
-        shellTimes[format].push(await runShell(SHELL[format], { D: scratch, URL: `${cdnUrl}/${a.name}`, SHA: a.sha }));
-        const ns = (await readFile(join(scratch, 'phases'), 'utf8')).trim().split(' ').map((x) => Number(x) / 1e6);
-        shellPhases[format].push(between([['start', ns[0]], ['download', ns[1]], ['verify', ns[2]], ['extract', ns[3]]]));
-        await rm(scratch, { recursive: true, force: true });
-        await sleep(500);
-
-        const revision = await publish(a.name, a.sha);
-        await sleep(300); // the daemon settles after the previous relaunch
-        await settle();
-        const before = readMemory(daemon.pid);
-        firstRss ??= before?.rss ?? null;
-        const hwmReset = resetPeak(daemon.pid);
-        const sample = rssSampler(daemon.pid);
-        const done = daemon.waitForLine(new RegExp(`update installed.*revision=${revision}\\b`), 300_000);
-        const failed = daemon.waitForLine(/update failed/, 300_000).then(({ line }) => {
-          throw new Error(`the watchdog's update failed: ${line}`);
-        });
-        failed.catch(() => undefined);
-        const logMark = daemon.lines().length;
-        const t0 = wallNow();
-        const status = await control(daemon.url, KEY, TOKEN, 'update');
-        if (status !== 200) throw new Error(`POST /instances/${KEY}/update answered ${status}`);
-        const { at } = await Promise.race([done, failed]);
-        wdTimes[format].push(at - t0);
-        const seen = daemon.lines().slice(logMark);
-        const when = (re: RegExp) => seen.find((l) => re.test(l.line))?.at;
-        wdPhases[format].push(phasesOf(t0, [
-          ['manifest check', when(/fetching build from manifest|installing build from manifest/)],
-          // A tar.gz is extracted while it downloads (one phase, ending at "downloaded and extracted"); a zip after.
-          ['download + hash', when(/downloaded server archive/)],
-          ['download + hash + extract to staging', when(/downloaded and extracted server archive/)],
-          ['extract to staging', when(/update available/)],
-          ['server exit + re-check', when(/installing update/)],
-          ['swap + cleanup, to "update installed"', at],
-        ]));
-        const maxRss = sample();
-        const after = readMemory(daemon.pid);
-        if (before && after) {
-          const peak = Math.max(maxRss?.rss ?? 0, hwmReset ? after.hwm : 0);
-          growth.push(peak - before.rss);
-          growthSplit.push(maxRss ? `anon ${((maxRss.anon - before.anon) / MB).toFixed(1)} / file ${((maxRss.file - before.file) / MB).toFixed(1)}` : 'n/a');
-          if (!peakNote) peakNote = hwmReset ? 'peak = max(VmHWM after clear_refs reset, VmRSS sampled every 20 ms)' : 'peak = VmRSS sampled every 20 ms (clear_refs refused)';
+        if (round % 2 === 0) {
+          await shellRun(format, round);
+          await watchdogRun(format);
+        } else {
+          await watchdogRun(format);
+          await shellRun(format, round);
         }
-        const installed = (await readFile(join(wdDir, 'instances', KEY, 'bin', 'build.txt'), 'utf8')).trim();
-        if (installed !== 'bench build') throw new Error(`bin/build.txt holds "${installed}" after the update`);
-        await running();
       }
     }
 
@@ -284,7 +297,7 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     notes.push(
       'Watchdog phases, in the order they happened, each named by the point that ends it: from its log lines (`fetching build from manifest`, `downloaded server archive` (zip) or `downloaded and extracted server archive` (tar.gz, extracted as it downloads), `update available`, `installing update`, `update installed`) (the moment each line reached the bench). A line that did not show leaves its phase out of that run.',
       `Build: ${build.files} files, ${(build.bytes / MB).toFixed(0)} MB unpacked (BENCH_UPDATE_MB=${opts.megabytes}); tar.gz ${(archives.tgz.size / MB).toFixed(0)} MB, zip ${(archives.zip.size / MB).toFixed(0)} MB. Generated and packed in ${genSeconds.toFixed(1)} s (not timed).`,
-      'Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk, each after a `sync` (not timed) so that neither pays for the writeback of the run before it. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (a zip is downloaded to .update/ and then extracted to staging; a tar.gz is extracted to staging as it downloads, with no copy on disk; then swap bin → bin.prev, remove the build before that).',
+      'Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk, each after a `sync` (not timed) so that neither pays for the writeback of the run before it. Five rounds, each format shell-then-watchdog in even rounds and watchdog-then-shell in odd ones; figures are medians. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (a zip is downloaded to .update/ and then extracted to staging; a tar.gz is extracted to staging as it downloads, with no copy on disk; then swap bin → bin.prev, remove the build before that).',
       'The watchdog\'s time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap and removal of the older bin.prev, and data.json. Its download, hash and extraction run during the check, while the old server still runs (the server is only told to leave once the new build is staged).',
       `RSS: ${peakNote}; growth = peak − VmRSS just before POST /update. Each of the ${growth.length} runs, in order: ${growth.map((b, i) => `${(b / MB).toFixed(1)} MB (at the highest sample: ${growthSplit[i]} MB)`).join('; ')}. The daemon's RSS before the first run: ${firstRss === null ? 'n/a' : `${(firstRss / MB).toFixed(1)} MB`}.`,
       `Phases, medians — tar.gz shell: ${medianPhases(shellPhases.tgz)}; watchdog: ${medianPhases(wdPhases.tgz)}. zip shell: ${medianPhases(shellPhases.zip)}; watchdog: ${medianPhases(wdPhases.zip)}.`,

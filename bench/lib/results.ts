@@ -6,7 +6,8 @@ export function resultsMarkdown(opts: { machine: MachineInfo; sections: Section[
   const { machine: m, sections } = opts;
   const missed = sections.flatMap((s) => s.figures.filter((f) => f.verdict === 'MISSED').map((f) => `${s.title}: ${f.name}${f.note ? ` (${f.note})` : ''}`));
   const failed = sections.filter((s) => s.error).map((s) => s.title);
-  const env = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_')).map(([k, v]) => `${k}=${v}`);
+  // A rerun's reason is written into its section, not here.
+  const env = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_') && k !== 'BENCH_RERUN_REASON').map(([k, v]) => `${k}=${v}`);
   const lines = [
     '# Benchmark results',
     '',

@@ -3,6 +3,7 @@ import { createBus } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { createApp } from '../http/app.ts';
+import { checkinFastPath } from '../http/checkin-fast-path.ts';
 import { createAuditLog } from '../http/audit.ts';
 import type { InstanceRegistry } from '../http/registry.ts';
 import { startHttpServer } from '../http/server.ts';
@@ -56,7 +57,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     logRejectedCheckins(bus, log.child('checkin'), c.timing.RejectedCheckinLogSeconds * 1000, (key) => registry.get(key) !== undefined);
   let stopCheckinLog = startCheckinLog(config);
   const app = createApp({ registry, bus, log: log.child('http'), version: VERSION, admin: () => current.admin });
-  const http = await startHttpServer(app, config.listen);
+  const http = await startHttpServer(app, { ...config.listen, fastPath: checkinFastPath(registry) });
   const baseUrl = config.baseUrl ?? `http://localhost:${http.port}/`;
   log.info(`listening on ${http.url}`, { url: http.url, baseUrl, instances: config.instances.length });
 

@@ -1,6 +1,7 @@
-import { Server } from 'node:http';
-import { serve } from '@hono/node-server';
+import { createServer } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
+import type { FastPath } from './checkin-fast-path.ts';
 
 export interface HttpServer {
   /** `http://host:port`, no trailing slash. */
@@ -17,22 +18,22 @@ export interface ListenOptions {
   port: number;
   /** How long in-flight requests may finish before their connections are cut; default 250 ms. */
   graceMs?: number;
+  /** Tried before the app on every request (checkin-fast-path.ts); the app answers whatever it leaves. */
+  fastPath?: FastPath;
 }
 
 function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-/** Listens with @hono/node-server; rejects with an actionable message when the address cannot be bound. */
+/** Listens on node:http with @hono/node-server's adapter (after `fastPath`, if given); rejects with an actionable message when the address cannot be bound. */
 export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpServer> {
   const host = opts.host ?? '127.0.0.1';
   const graceMs = opts.graceMs ?? 250;
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, hostname: host, port: opts.port });
-    if (!(server instanceof Server)) {
-      reject(new Error('@hono/node-server returned a non-HTTP/1 server; expected node:http Server'));
-      return;
-    }
+    const toApp = getRequestListener(app.fetch, { hostname: host });
+    const fast = opts.fastPath;
+    const server = createServer(fast ? (req, res) => void (fast(req, res) || toApp(req, res)) : toApp);
     const onError = (err: Error) =>
       reject(new Error(`cannot listen on ${host}:${opts.port}: ${err.message} (is another watchdog running? change Urls)`, { cause: err }));
     server.once('error', onError);
@@ -53,5 +54,6 @@ export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpSer
         }));
       resolve({ url: `http://${urlHost(host)}:${port}`, port, close });
     });
+    server.listen(opts.port, host);
   });
 }

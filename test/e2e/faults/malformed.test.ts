@@ -120,7 +120,6 @@ const FAMILIES: Array<(i: number) => Probe> = [
   (i) => {
     const base = `POST /server_api/${KEY}/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n`;
     const raws = [
-      `${base}Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n`,
       `${base}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
       `${base}Content-Length: abc\r\n\r\n`,
       `${base}Content-Length: -1\r\n\r\n`,
@@ -129,7 +128,12 @@ const FAMILIES: Array<(i: number) => Probe> = [
       'GET /health HTTP/9.9\r\nHost: x\r\n\r\n',
       '\u0016\u0003\u0001\u0000\u00a5\u0001\u0000\u0000\u00a1\u0003\u0003', // a TLS ClientHello on the plain port
     ];
-    return { kind: 'bad framing', raw: Buffer.from(raws[i % raws.length]!, 'latin1'), expect: [400, 505] };
+    // A body whose chunk framing breaks after complete headers: the check-in is answered from its headers (no
+    // credentials: 401) before the parser reaches the body, or refused by the parser (400) if it gets there first.
+    if (i % (raws.length + 1) === raws.length) {
+      return { kind: 'bad body framing', raw: Buffer.from(`${base}Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n`, 'latin1'), expect: [400, 401] };
+    }
+    return { kind: 'bad framing', raw: Buffer.from(raws[i % (raws.length + 1)]!, 'latin1'), expect: [400, 505] };
   },
 ];
 

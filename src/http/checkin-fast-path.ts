@@ -1,0 +1,31 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { authorize } from './authorize.ts';
+import type { InstanceRegistry } from './registry.ts';
+
+/** Answers a request before the Hono app sees it, or returns false to leave it to the app. */
+export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+const PREFIX = '/server_api/';
+const SUFFIX = '/ping';
+
+/**
+ * The accepted check-in, answered on node:http directly: every server sends one every 15 s for as long as it runs,
+ * and Hono's request, context and response objects cost about a third of the throughput of a bare node:http
+ * server (bench/RESULTS.md, check-in throughput). Only the plain success takes this path, with the same answer as
+ * the app's route (src/http/ping-routes.ts): anything else (another method, a query, an odd key, any refusal with
+ * its status, challenge and `checkin:rejected` fact) goes on to that route, which stays the whole definition.
+ */
+export function checkinFastPath(registry: InstanceRegistry): FastPath {
+  return (req, res) => {
+    const url = req.url ?? '';
+    if (req.method !== 'POST' || !url.startsWith(PREFIX) || !url.endsWith(SUFFIX)) return false;
+    const raw = url.slice(PREFIX.length, -SUFFIX.length);
+    if (raw === '' || raw.includes('/') || raw.includes('?') || raw.includes('%')) return false;
+    const auth = authorize(req.headers.authorization, raw, registry, 'checkinSecret');
+    if (!auth.ok) return false;
+    auth.instance.checkin();
+    req.resume(); // a body, if any, is not read: drain it so the connection stays usable
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=UTF-8', 'Content-Length': '0' }).end();
+    return true;
+  };
+}

@@ -1,0 +1,85 @@
+/** The accepted check-in answered on node:http before the Hono app (src/http/checkin-fast-path.ts). */
+import { Hono } from 'hono';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
+import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
+import { authCases, basic, harness, memoryInstance, memoryRegistry, type MemoryInstance } from './support.ts';
+
+const SECRET = 'se:cr:et';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+async function answer(url: string, init: RequestInit): Promise<Answer> {
+  const res = await fetch(url, init);
+  const headers = Object.fromEntries([...res.headers].filter(([name]) => name !== 'date'));
+  return { status: res.status, headers, body: await res.text() };
+}
+
+interface Ctx {
+  alpha: MemoryInstance;
+  servers: HttpServer[];
+}
+const test = suite<Ctx>('checkin fast path', { alpha: memoryInstance('alpha'), servers: [] });
+test.before.each((ctx) => {
+  ctx.alpha = memoryInstance('alpha', { secret: SECRET });
+  ctx.servers = [];
+});
+test.after.each(async (ctx) => {
+  await Promise.all(ctx.servers.map((s) => s.close()));
+});
+
+test('an accepted check-in never reaches the app; everything else does', async (ctx) => {
+  const registry = memoryRegistry(ctx.alpha);
+  // An app that knows no route: whatever it answers, the fast path left to it.
+  const empty = new Hono();
+  empty.notFound((c) => c.text('app', 404));
+  const server = await startHttpServer(empty, { port: 0, fastPath: checkinFastPath(registry) });
+  ctx.servers.push(server);
+  const ping = (path: string, init: RequestInit = {}) =>
+    answer(`${server.url}${path}`, { method: 'POST', headers: { authorization: basic('alpha', SECRET) }, ...init });
+
+  const ok = await ping('/server_api/alpha/ping');
+  assert.is(ok.status, 200);
+  assert.is(ok.body, '');
+  assert.equal(ctx.alpha.calls, ['checkin']);
+
+  const left = [
+    await ping('/server_api/alpha/ping', { headers: { authorization: basic('alpha', 'stale') } }),
+    await ping('/server_api/beta/ping', { headers: { authorization: basic('beta', SECRET) } }),
+    await ping('/server_api/alpha/ping', { method: 'GET' }),
+    await ping('/server_api/alpha/ping?x=1'),
+    await ping('/server_api/%61lpha/ping'),
+    await ping('/server_api/alpha/ping/'),
+    await ping('/server_api//ping'),
+  ];
+  assert.equal(left.map((a) => [a.status, a.body]), left.map(() => [404, 'app']));
+  assert.equal(ctx.alpha.calls, ['checkin'], 'only the accepted check-in counted');
+});
+
+test('with the real app every answer is the one the app gives alone, headers included', async (ctx) => {
+  const registry = memoryRegistry(ctx.alpha);
+  const plain = await startHttpServer(harness(registry).app, { port: 0 });
+  const fast = await startHttpServer(harness(registry).app, { port: 0, fastPath: checkinFastPath(registry) });
+  ctx.servers.push(plain, fast);
+  const cases: Array<[string, RequestInit]> = [
+    ...authCases('alpha', SECRET).map((c): [string, RequestInit] => [
+      `/server_api/${c.key}/ping`, { method: 'POST', headers: c.header === undefined ? {} : { authorization: c.header } },
+    ]),
+    ['/server_api/alpha/ping', { method: 'PUT', headers: { authorization: basic('alpha', SECRET) } }],
+    ['/server_api/alpha/ping', { method: 'POST', headers: { authorization: basic('alpha', SECRET) }, body: '{"ignored":true}' }],
+  ];
+  for (const [path, init] of cases) {
+    const want = await answer(plain.url + path, init);
+    const got = await answer(fast.url + path, init);
+    assert.equal(got, want, `${init.method} ${path} ${JSON.stringify(init.headers)}`);
+  }
+  const accepted = ctx.alpha.calls.filter((c) => c === 'checkin').length;
+  assert.ok(accepted >= 4, `accepted check-ins counted on both servers (${accepted})`);
+});
+
+test.run();

@@ -30,19 +30,36 @@ interface Extraction {
   fail: (err: unknown) => void;
 }
 
-/** A file entry's data for writeEntryFile; `stop` destroys the entry, which rejects a read waiting on it. */
+/**
+ * A file entry's data for writeEntryFile. minipass answers a read that waits when the entry errs or is destroyed,
+ * but one asked for after that waits for ever (nothing is left to wake it, and the process may just exit): so an
+ * error or a stop is remembered and checked before every read.
+ */
 function tarContents(entry: ReadEntry): EntryContents {
   let failure: unknown;
   // Never removed: a parser writing into an entry already given up emits 'error', which must not go unheard.
   entry.on('error', (err: unknown) => void (failure ??= err ?? new Error('the archive entry failed')));
   async function* chunks(): AsyncGenerator<Buffer> {
-    for await (const chunk of entry as AsyncIterable<Buffer>) {
-      if (failure !== undefined) throw failure;
-      yield chunk;
+    const reads = (entry as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        if (failure !== undefined) throw failure;
+        const next = await reads.next();
+        if (next.done) break;
+        yield next.value;
+      }
+    } finally {
+      await reads.return?.();
     }
     if (failure !== undefined) throw failure;
   }
-  return { chunks: chunks(), stop: () => void entry.destroy() };
+  return {
+    chunks: chunks(),
+    stop: () => {
+      failure ??= new Error('extraction stopped');
+      entry.destroy();
+    },
+  };
 }
 
 async function writeEntry(entry: ReadEntry, x: Extraction): Promise<void> {

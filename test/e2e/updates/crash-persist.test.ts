@@ -4,9 +4,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDaemon, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
-import type { EntrySpec } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
-import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../../fixtures/builds/build.ts';
+import { manifestDoc } from '../../fixtures/builds/build.ts';
+import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
 import { crash, isAlive, killGroup, logLines, pidsWith, running, sleep, statusOf, waitStatus } from '../resilience/_support.ts';
 import { buildStatus, builtLabel, dataJson, instanceDir, reported, runningBuild, scratchLeft, TOKEN, updatesConfig } from './_support.ts';
 
@@ -27,14 +27,11 @@ const MANIFEST = '/fork/test/manifest';
 /** `TimeoutSeconds` of updatesConfig. */
 const TIMEOUT_S = 4;
 
-interface Ctx {
+interface Ctx extends CrashBuilds {
   cdn: Cdn;
   root: string;
   port: number;
   yaml: string;
-  a: ManifestBuild;
-  b: BuiltArchive;
-  bBuild: ManifestBuild;
   /** Every daemon started, for the after hook. */
   daemons: RunningDaemon[];
   /** Every server pid seen: with PersistServers the daemons leave them running, so the after hook kills them. */
@@ -66,15 +63,7 @@ test.before(reported(async (ctx) => {
   ctx.root = tmp.path;
   ctx.cleanup = tmp.cleanup;
   ctx.cdn = await startCdn();
-  const a = await writeServerBuild(join(tmp.path, 'files', 'A.zip'), 'A');
-  // Thousands of small entries make the extraction last long enough to be caught in the act (as in crash.test.ts).
-  const many: EntrySpec[] = [];
-  for (let i = 0; i < 4000; i++) many.push({ name: `Resources/f${i % 40}/file${i}.txt`, content: `file ${i}` });
-  ctx.b = await writeServerBuild(join(tmp.path, 'files', 'B.zip'), 'B', { extra: many });
-  ctx.cdn.set('/files/A.zip', { kind: 'file', file: a.path });
-  ctx.a = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: a.sha256 };
-  ctx.bBuild = { key: 'build-B', time: '2024-05-02T10:00:00Z', url: ctx.cdn.url('/files/B.zip'), sha256: ctx.b.sha256 };
-  ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.a]) });
+  Object.assign(ctx, await crashBuilds(tmp.path, ctx.cdn, MANIFEST));
   const [port, urlsPort] = [await freePort(), await freePort()];
   ctx.port = port;
   ctx.yaml = updatesConfig([{
@@ -171,14 +160,7 @@ test('SIGKILL mid-extract: the server keeps running, the next daemon adopts it, 
   const d = current(ctx);
   ctx.cdn.set('/files/B.zip', { kind: 'file', file: ctx.b.path });
   assert.is(await d.control(KEY, TOKEN, 'update'), 200);
-  // The download is removed only after the extraction: both present means the extraction is under way.
-  const caught = await waitFor('a staging folder with extracted files', async () => {
-    const names = await readdir(scratch(ctx));
-    const staging = names.find((n) => n.startsWith('staging-'));
-    if (!staging || !names.includes('download.part')) return undefined;
-    const files = await readdir(join(scratch(ctx), staging, 'Resources')).catch(() => []);
-    return files.length > 0 ? staging : undefined;
-  }, 15_000, 5);
+  const caught = await extractionUnderWay(scratch(ctx));
   await crash(d);
   const left = await readdir(join(scratch(ctx), caught, 'Resources'));
   assert.ok(left.length > 0 && left.length <= 40, `the kill left a partial staging folder behind (${left.length} entries)`);

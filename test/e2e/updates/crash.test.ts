@@ -4,9 +4,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
-import type { EntrySpec } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
-import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../../fixtures/builds/build.ts';
+import { manifestDoc } from '../../fixtures/builds/build.ts';
+import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
 import { alive, builtLabel, dataJson, instanceDir, reported, runningBuild, scratchLeft, TOKEN, updatesConfig } from './_support.ts';
 
 /**
@@ -18,14 +18,11 @@ import { alive, builtLabel, dataJson, instanceDir, reported, runningBuild, scrat
 const KEY = 'c';
 const MANIFEST = '/fork/test/manifest';
 
-interface Ctx {
+interface Ctx extends CrashBuilds {
   cdn: Cdn;
   root: string;
   port: number;
   yaml: string;
-  a: ManifestBuild;
-  b: BuiltArchive;
-  bBuild: ManifestBuild;
   d?: RunningDaemon;
   cleanup: () => Promise<void>;
 }
@@ -37,15 +34,7 @@ test.before(reported(async (ctx) => {
   ctx.root = tmp.path;
   ctx.cleanup = tmp.cleanup;
   ctx.cdn = await startCdn();
-  const a = await writeServerBuild(join(tmp.path, 'files', 'A.zip'), 'A');
-  // Thousands of small entries make the extraction last long enough to be caught in the act.
-  const many: EntrySpec[] = [];
-  for (let i = 0; i < 4000; i++) many.push({ name: `Resources/f${i % 40}/file${i}.txt`, content: `file ${i}` });
-  ctx.b = await writeServerBuild(join(tmp.path, 'files', 'B.zip'), 'B', { extra: many });
-  ctx.cdn.set('/files/A.zip', { kind: 'file', file: a.path });
-  ctx.a = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: a.sha256 };
-  ctx.bBuild = { key: 'build-B', time: '2024-05-02T10:00:00Z', url: ctx.cdn.url('/files/B.zip'), sha256: ctx.b.sha256 };
-  ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.a]) });
+  Object.assign(ctx, await crashBuilds(tmp.path, ctx.cdn, MANIFEST));
   ctx.port = await freePort();
   ctx.yaml = updatesConfig([{
     key: KEY,
@@ -103,14 +92,7 @@ test('SIGKILL mid-extract: at restart the half-extracted build is gone, then B i
   ctx.cdn.set('/files/B.zip', { kind: 'file', file: ctx.b.path });
   ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.a, ctx.bBuild]) });
   assert.is(await d.control(KEY, TOKEN, 'update'), 200);
-  // The download is removed only after the extraction: both present means the extraction is under way.
-  const caught = await waitFor('a staging folder with extracted files', async () => {
-    const names = await readdir(scratch(ctx));
-    const staging = names.find((n) => n.startsWith('staging-'));
-    if (!staging || !names.includes('download.part')) return undefined;
-    const files = await readdir(join(scratch(ctx), staging, 'Resources')).catch(() => []);
-    return files.length > 0 ? staging : undefined;
-  }, 15_000, 5);
+  const caught = await extractionUnderWay(scratch(ctx));
   await killDaemon(d);
   const left = await readdir(join(scratch(ctx), caught, 'Resources'));
   assert.ok(left.length > 0 && left.length <= 40, 'the kill left a partial staging folder behind');

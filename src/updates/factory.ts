@@ -11,9 +11,6 @@ const LOADERS: Record<'Manifest' | 'CiServer' | 'Git' | 'Local', Loaded> = {
   Local: async (ctx) => (await import('./local.ts')).createLocalProvider(ctx),
 };
 
-/** Providers that host the client and so add launch cvars (build.download_url, build.hash). */
-const HOSTS_CLIENT = new Set(['Git', 'Local']);
-
 /**
  * A provider whose module (and its archive, HTTP and git code) is imported at its first call, not at daemon start:
  * a daemon of Dummy instances, like the embedded default, starts without any of it.
@@ -25,9 +22,8 @@ function lazyProvider(type: keyof typeof LOADERS, ctx: ProviderContext): UpdateP
     type,
     check: async (current, signal) => (await provider()).check(current, signal),
     apply: async (current, signal) => (await provider()).apply(current, signal),
-    ...(HOSTS_CLIENT.has(type)
-      ? { launchCvars: async (revision: string | null) => (await (await provider()).launchCvars?.(revision)) ?? [] }
-      : {}),
+    // By the first launch the check has loaded the provider; those that host no client add nothing.
+    launchCvars: async (revision) => (await (await provider()).launchCvars?.(revision)) ?? [],
   };
 }
 

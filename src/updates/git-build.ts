@@ -43,17 +43,15 @@ export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid
     clientPattern: hybrid ? null : (updates.ClientArtifact ?? DEFAULT_CLIENT_PATTERN),
   };
   const engine = await detectEngine(sourceDir);
-  if (engine === 'packaging') {
-    return { kind: engine, steps: packagingSteps(rid, hybrid), env: { ...env, ...ENGINE_ENV }, ...patterns };
+  // Said before anything runs, rather than after the server build as python's "can't open file".
+  if (engine === 'python' && !hybrid && !(await hasClientScript(sourceDir))) {
+    throw new UpdateError(
+      `the repository in ${sourceDir} has ${SERVER_SCRIPT} but no ${CLIENT_SCRIPT}, which a build with HybridACZ false needs`,
+    );
   }
-  if (engine === 'python') {
-    // Said before anything runs, rather than after the server build as python's "can't open file".
-    if (!hybrid && !(await hasClientScript(sourceDir))) {
-      throw new UpdateError(
-        `the repository in ${sourceDir} has ${SERVER_SCRIPT} but no ${CLIENT_SCRIPT}, which a build with HybridACZ false needs`,
-      );
-    }
-    return { kind: engine, steps: pythonSteps(rid, hybrid), env: { ...env, ...ENGINE_ENV }, ...patterns };
+  if (engine !== null) {
+    const steps = engine === 'packaging' ? packagingSteps(rid, hybrid) : pythonSteps(rid, hybrid);
+    return { kind: engine, steps, env: { ...env, ...ENGINE_ENV }, ...patterns };
   }
   const command = updates.BuildCommand?.trim();
   if (!command) {

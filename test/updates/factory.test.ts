@@ -28,12 +28,20 @@ factory('factory :: no UpdateType means no provider', () => {
   assert.is(createProvider(providerContext({ dir: '/nonexistent' })), null);
 });
 
-factory('factory :: providers that host the client add launch cvars', () => {
-  const withCvars = (type: (typeof UPDATE_TYPES)[number]) =>
-    typeof createProvider(providerContext({ dir: '/x', settings: { UpdateType: type, Updates: UPDATES } }))?.launchCvars === 'function';
-  assert.ok(withCvars('Local'));
-  assert.ok(withCvars('Git'));
-  assert.not.ok(withCvars('Dummy'));
+factory('factory :: only providers that host the client add launch cvars', async () => {
+  const cvars = (type: (typeof UPDATE_TYPES)[number], hybrid = true) =>
+    createProvider(providerContext({ dir: '/x', settings: { UpdateType: type, Updates: { ...UPDATES, HybridACZ: hybrid } } }))
+      ?.launchCvars?.('r1') ?? Promise.resolve([]);
+  assert.equal(await cvars('Dummy'), []);
+  assert.equal(await cvars('Manifest'), []);
+  assert.equal(await cvars('CiServer'), []);
+  assert.equal(await cvars('Git'), [], 'a hybrid Git build hosts no client');
+  // Local and non-hybrid Git point the client at the zip they serve; with none in binaries/ they say so.
+  for (const [type, hybrid] of [['Local', true], ['Git', false]] as const) {
+    const err = await cvars(type, hybrid).then(() => null, (e: unknown) => e);
+    assert.instance(err, Error, `${type} looks for the client zip it serves`);
+    assert.match((err as Error).message, /client zip/);
+  }
 });
 
 factory('factory :: a provider loaded on first use answers as the provider itself does', async () => {

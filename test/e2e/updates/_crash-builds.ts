@@ -1,23 +1,29 @@
 /** The two builds the daemon-killed-mid-update suites install (crash.test.ts, crash-persist.test.ts). Not a test file. */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { waitFor } from '../../_support/env.ts';
+import { tempDir, waitFor } from '../../_support/env.ts';
 import type { EntrySpec } from '../../fixtures/archives/build.ts';
-import type { Cdn } from '../../fixtures/archives/serve.ts';
+import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
 import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../../fixtures/builds/build.ts';
 
 export interface CrashBuilds {
+  /** The temporary folder everything lives in; `cleanup` removes it. */
+  root: string;
+  cleanup: () => Promise<void>;
+  cdn: Cdn;
   a: ManifestBuild;
   b: BuiltArchive;
   bBuild: ManifestBuild;
 }
 
 /**
- * Build A, served and published in the manifest at `manifestPath`; build B written under `root` and described, but
- * neither served nor published (each test serves it its own way). B holds thousands of small entries, so that its
- * extraction lasts long enough to be caught in the act.
+ * A temporary folder and a loopback CDN with build A served and published in the manifest at `manifestPath`, and
+ * build B written and described but neither served nor published (each test serves it its own way). B holds
+ * thousands of small entries, so that its extraction lasts long enough to be caught in the act.
  */
-export async function crashBuilds(root: string, cdn: Cdn, manifestPath: string): Promise<CrashBuilds> {
+export async function crashBuilds(prefix: string, manifestPath: string): Promise<CrashBuilds> {
+  const { path: root, cleanup } = await tempDir(prefix);
+  const cdn = await startCdn();
   const a = await writeServerBuild(join(root, 'files', 'A.zip'), 'A');
   const many: EntrySpec[] = [];
   for (let i = 0; i < 4000; i++) many.push({ name: `Resources/f${i % 40}/file${i}.txt`, content: `file ${i}` });
@@ -25,7 +31,8 @@ export async function crashBuilds(root: string, cdn: Cdn, manifestPath: string):
   cdn.set('/files/A.zip', { kind: 'file', file: a.path });
   const aBuild = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: cdn.url('/files/A.zip'), sha256: a.sha256 };
   cdn.set(manifestPath, { kind: 'json', body: manifestDoc([aBuild]) });
-  return { a: aBuild, b, bBuild: { key: 'build-B', time: '2024-05-02T10:00:00Z', url: cdn.url('/files/B.zip'), sha256: b.sha256 } };
+  const bBuild = { key: 'build-B', time: '2024-05-02T10:00:00Z', url: cdn.url('/files/B.zip'), sha256: b.sha256 };
+  return { root, cleanup, cdn, a: aBuild, b, bBuild };
 }
 
 /**

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDaemon, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
-import { freePort, tempDir, waitFor } from '../../_support/env.ts';
-import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
+import { freePort, waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
 import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
 import { crash, isAlive, killGroup, logLines, pidsWith, running, sleep, statusOf, waitStatus } from '../resilience/_support.ts';
@@ -28,8 +27,6 @@ const MANIFEST = '/fork/test/manifest';
 const TIMEOUT_S = 4;
 
 interface Ctx extends CrashBuilds {
-  cdn: Cdn;
-  root: string;
   port: number;
   yaml: string;
   /** Every daemon started, for the after hook. */
@@ -38,7 +35,6 @@ interface Ctx extends CrashBuilds {
   servers: Set<number>;
   /** The pid of build A's server, launched by the first daemon and adopted by every later one. */
   pidA: number;
-  cleanup: () => Promise<void>;
 }
 
 const test = suite<Ctx>('e2e updates :: daemon killed mid-update, PersistServers on', {
@@ -59,11 +55,7 @@ async function start(ctx: Ctx): Promise<RunningDaemon> {
 const current = (ctx: Ctx) => ctx.daemons[ctx.daemons.length - 1]!;
 
 test.before(reported(async (ctx) => {
-  const tmp = await tempDir('wd-e2e-crash-persist-');
-  ctx.root = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.cdn = await startCdn();
-  Object.assign(ctx, await crashBuilds(tmp.path, ctx.cdn, MANIFEST));
+  Object.assign(ctx, await crashBuilds('wd-e2e-crash-persist-', MANIFEST));
   const [port, urlsPort] = [await freePort(), await freePort()];
   ctx.port = port;
   ctx.yaml = updatesConfig([{

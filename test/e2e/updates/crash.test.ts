@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
-import { freePort, tempDir, waitFor } from '../../_support/env.ts';
-import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
+import { freePort, waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
 import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
 import { alive, builtLabel, dataJson, instanceDir, reported, runningBuild, scratchLeft, TOKEN, updatesConfig } from './_support.ts';
@@ -19,22 +18,15 @@ const KEY = 'c';
 const MANIFEST = '/fork/test/manifest';
 
 interface Ctx extends CrashBuilds {
-  cdn: Cdn;
-  root: string;
   port: number;
   yaml: string;
   d?: RunningDaemon;
-  cleanup: () => Promise<void>;
 }
 
 const test = suite<Ctx>('e2e updates :: daemon killed mid-update', {} as Ctx);
 
 test.before(reported(async (ctx) => {
-  const tmp = await tempDir('wd-e2e-crash-');
-  ctx.root = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.cdn = await startCdn();
-  Object.assign(ctx, await crashBuilds(tmp.path, ctx.cdn, MANIFEST));
+  Object.assign(ctx, await crashBuilds('wd-e2e-crash-', MANIFEST));
   ctx.port = await freePort();
   ctx.yaml = updatesConfig([{
     key: KEY,
@@ -42,8 +34,8 @@ test.before(reported(async (ctx) => {
     updateType: 'Manifest',
     updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
   }]);
-  await mkdir(join(tmp.path, 'wd'));
-  ctx.d = await startDaemon(ctx.yaml, { dir: join(tmp.path, 'wd') });
+  await mkdir(join(ctx.root, 'wd'));
+  ctx.d = await startDaemon(ctx.yaml, { dir: join(ctx.root, 'wd') });
 }));
 
 test.after(async (ctx) => {

@@ -68,7 +68,6 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
   }
 
   // Ignored keys of the real watchdog
-  if (raw.Data !== undefined) warn(['Data'], 'ignored: this watchdog keeps its data in instances/<key>/data.json');
   const proc = raw.Process;
   if (isMap(proc)) {
     if (proc.Mode === 'Systemd') warn(['Process', 'Mode'], 'Systemd is not supported; servers run as child processes of the watchdog (Basic)');

@@ -35,6 +35,7 @@ export function resolveConfig(opts: {
     listen: checks.listen ?? { host: '127.0.0.1', port: 5000 },
     baseUrl,
     persistServers: settings.Process.PersistServers,
+    dataFile: resolve(cwd, settings.Data.File),
     webhook: settings.Notification.ChatWebhook,
     logLevel: checks.logLevel,
     timing: settings.Timing,

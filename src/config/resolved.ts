@@ -27,6 +27,8 @@ export interface ResolvedConfig {
   /** `BaseUrl` when configured (always ends with `/`); otherwise undefined and derived from the bound address. */
   baseUrl: string | undefined;
   persistServers: boolean;
+  /** Absolute `Data.File` (default `data.db`): the real watchdog's SQLite file, imported from when present. */
+  dataFile: string;
   webhook: string | undefined;
   logLevel: LogLevel;
   timing: TimingSettings;

@@ -96,8 +96,10 @@ export const AppSettingsSchema = v.strictObject({
       v.looseObject({ Default: v.optional(Str('a level name')) }),
     ], 'expected a level name such as Information, or a map with Default')),
   }, 'expected a map of logging settings')),
-  // The real watchdog's SQLite file; this one keeps a data.json per instance.
-  Data: Ignored,
+  // The real watchdog's SQLite file: read once per instance to import its revision (and a persisted server).
+  Data: v.optional(v.strictObject({
+    File: v.optional(v.pipe(v.string('expected a file path'), v.minLength(1, 'expected a file path')), 'data.db'),
+  }, 'expected a map with File'), {}),
   Notification: v.optional(v.strictObject({
     ChatWebhook: v.optional(Url),
   }, 'expected a map with ChatWebhook'), {}),

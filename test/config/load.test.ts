@@ -257,10 +257,11 @@ ignored('load :: Data, systemd Process keys and Mode: Systemd warn instead of fa
   });
   const r = ok(await loadConfig({ cwd: dir, env: {} }));
   const joined = r.warnings.join('\n');
-  for (const key of ['Data', 'Process.Mode', 'Process.UnitManagementMode', 'Process.UnitPrefix', 'Process.Manager']) {
+  for (const key of ['Process.Mode', 'Process.UnitManagementMode', 'Process.UnitPrefix', 'Process.Manager']) {
     assert.ok(joined.includes(`appsettings.yml: ${key}: `), `warns about ${key}: ${joined}`);
   }
-  assert.is(r.warnings.length, 5);
+  assert.is(r.warnings.length, 4);
+  assert.is(r.config.dataFile, join(dir, 'data.db'));
 });
 
 ignored('load :: an instance without any token gets a warning', async ({ dir }) => {

@@ -33,7 +33,8 @@ export const DUMP_TYPES = ['Normal', 'WithHeap', 'Triage', 'Full'] as const;
 export const UpdatesSchema = v.strictObject({
   // Manifest
   ManifestUrl: v.optional(Url),
-  Authentication: v.optional(v.strictObject({ Username: Str('a user name'), Password: Str('a password') }, 'expected a map with Username and Password')),
+  // Each part is optional, as in the real watchdog; the Basic header is only sent when both are set.
+  Authentication: v.optional(v.strictObject({ Username: v.optional(Str('a user name')), Password: v.optional(Str('a password')) }, 'expected a map with Username and Password')),
   // Git and CiServer
   BaseUrl: v.optional(v.string('expected a URL or a local path')),
   Branch: v.optional(Str('a branch name'), 'master'),

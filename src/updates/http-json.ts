@@ -2,8 +2,9 @@ import { UpdateError } from '../errors.ts';
 import { describeUrl } from './download.ts';
 
 /** `Authorization: Basic …` when both user name and password are set (REFERENCE.md §8.1), else no header. */
-export function basicAuthHeaders(auth: { Username: string; Password: string } | undefined): Record<string, string> {
-  if (!auth || auth.Username === '' || auth.Password === '') return {};
+export function basicAuthHeaders(auth: { Username?: string; Password?: string } | undefined): Record<string, string> {
+  // The real watchdog sends the header only when both parts are set; so do we.
+  if (!auth?.Username || !auth.Password) return {};
   return { authorization: `Basic ${Buffer.from(`${auth.Username}:${auth.Password}`).toString('base64')}` };
 }
 

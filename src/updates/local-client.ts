@@ -23,9 +23,13 @@ export function isPlainFileName(name: string): boolean {
   return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
 }
 
+/** The client zip's name when `Updates.ClientZip` does not give one: the name the engine's packaging writes. */
+export const DEFAULT_CLIENT_ZIP = 'SS14.Client.zip';
+
 /**
- * The client zip in `binariesDir`: `preferred` (`Updates.ClientZip`) when given, otherwise the only `.zip` there.
- * Throws UpdateError saying what to put where when the folder or the zip is missing, or the choice is ambiguous.
+ * The client zip in `binariesDir`: `preferred` (`Updates.ClientZip`) when given, otherwise `SS14.Client.zip`, the
+ * one name the real watchdog ever serves. Throws UpdateError saying what to put where when the folder or the zip is
+ * missing (naming the zips that are there, which may only need ClientZip set).
  */
 export async function findClientZip(binariesDir: string, preferred: string | undefined): Promise<string> {
   let names: string[];
@@ -34,26 +38,23 @@ export async function findClientZip(binariesDir: string, preferred: string | und
     names = entries.filter((e) => e.isFile() && e.name.toLowerCase().endsWith('.zip') && !e.name.startsWith('.')).map((e) => e.name);
   } catch (err) {
     throw new UpdateError(
-      `expected a binaries/ folder holding the client zip at ${binariesDir}; create it and put the client zip (e.g. SS14.Client.zip) there`,
+      `expected a binaries/ folder holding the client zip at ${binariesDir}; create it and put the client zip (${DEFAULT_CLIENT_ZIP}) there`,
       { cause: err },
     );
   }
-  if (preferred !== undefined && preferred !== '') {
-    if (!isPlainFileName(preferred)) {
-      throw new UpdateError(`Updates.ClientZip must be a file name inside binaries/, got "${preferred}"`);
-    }
-    const found = await stat(join(binariesDir, preferred)).catch(() => null);
-    if (!found?.isFile()) {
-      throw new UpdateError(`Updates.ClientZip names ${preferred}, but there is no such file in ${binariesDir}`);
-    }
-    return preferred;
+  const given = preferred !== undefined && preferred !== '';
+  const name = given ? preferred : DEFAULT_CLIENT_ZIP;
+  if (given && !isPlainFileName(name)) {
+    throw new UpdateError(`Updates.ClientZip must be a file name inside binaries/, got "${name}"`);
   }
-  if (names.length === 1) return names[0] as string;
-  if (names.length === 0) {
-    throw new UpdateError(`no client zip in ${binariesDir}: put the client zip (e.g. SS14.Client.zip) there`);
-  }
+  const found = await stat(join(binariesDir, name)).catch(() => null);
+  if (found?.isFile()) return name;
+  const others = names.filter((n) => n !== name).sort();
+  const there = others.length > 0 ? ` (it holds ${others.join(', ')}: set Updates.ClientZip to name one of those)` : '';
   throw new UpdateError(
-    `${binariesDir} holds several zips (${names.sort().join(', ')}): set Updates.ClientZip to the one clients should download`,
+    given
+      ? `Updates.ClientZip names ${name}, but there is no such file in ${binariesDir}${there}`
+      : `no client zip in ${binariesDir}: put it there as ${DEFAULT_CLIENT_ZIP}, or name it with Updates.ClientZip${there}`,
   );
 }
 

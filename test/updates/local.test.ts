@@ -69,19 +69,21 @@ local('local :: cvars name the client zip URL and its upper-case SHA-256', async
   assert.is(again?.[1]?.[1], createHash('sha256').update('other, shorter').digest('hex').toUpperCase());
 });
 
-local('local :: several zips need Updates.ClientZip, which then wins', async (ctx) => {
+local('local :: the client zip is SS14.Client.zip unless Updates.ClientZip names another', async (ctx) => {
   await mkdir(join(ctx.dir, 'binaries'));
-  await writeFile(join(ctx.dir, 'binaries', 'a.zip'), 'a');
+  await writeFile(join(ctx.dir, 'binaries', 'SS14.Client.zip'), 'default');
   await writeFile(join(ctx.dir, 'binaries', 'Game Client.zip'), 'b');
   const plain = createLocalProvider(providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1' } } }));
-  await rejects(plain.launchCvars?.('v1') ?? Promise.resolve(), /several zips.*Updates\.ClientZip/s);
+  const cvars = await plain.launchCvars?.('v1');
+  assert.is(cvars?.[0]?.[1], 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip', 'another zip beside it changes nothing');
+  assert.is(cvars?.[1]?.[1], createHash('sha256').update('default').digest('hex').toUpperCase());
 
   const chosen = createLocalProvider(
     providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1', ClientZip: 'Game Client.zip' } } }),
   );
-  const cvars = await chosen.launchCvars?.('v1');
-  assert.is(cvars?.[0]?.[1], 'http://watchdog.example:5000/instances/alpha/binaries/Game%20Client.zip');
-  assert.is(cvars?.[1]?.[1], createHash('sha256').update('b').digest('hex').toUpperCase());
+  const named = await chosen.launchCvars?.('v1');
+  assert.is(named?.[0]?.[1], 'http://watchdog.example:5000/instances/alpha/binaries/Game%20Client.zip');
+  assert.is(named?.[1]?.[1], createHash('sha256').update('b').digest('hex').toUpperCase());
 
   const escaping = createLocalProvider(
     providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1', ClientZip: '../data.json' } } }),
@@ -90,7 +92,14 @@ local('local :: several zips need Updates.ClientZip, which then wins', async (ct
   const missing = createLocalProvider(
     providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1', ClientZip: 'nope.zip' } } }),
   );
-  await rejects(missing.launchCvars?.('v1') ?? Promise.resolve(), /no such file/);
+  await rejects(missing.launchCvars?.('v1') ?? Promise.resolve(), /no such file.*Game Client\.zip, SS14\.Client\.zip/s);
+});
+
+local('local :: a zip under another name is not taken for SS14.Client.zip; the error names it and ClientZip', async (ctx) => {
+  await mkdir(join(ctx.dir, 'binaries'));
+  await writeFile(join(ctx.dir, 'binaries', 'client.zip'), 'only one');
+  const provider = createLocalProvider(providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1' } } }));
+  await rejects(provider.launchCvars?.('v1') ?? Promise.resolve(), /as SS14\.Client\.zip, or name it with Updates\.ClientZip \(it holds client\.zip/);
 });
 
 local('local :: a missing binaries/ folder or zip is an UpdateError saying what to do', async (ctx) => {
@@ -98,7 +107,7 @@ local('local :: a missing binaries/ folder or zip is an UpdateError saying what 
   await rejects(provider.launchCvars?.('v1') ?? Promise.resolve(), /binaries\/ folder.*create it/s);
   await mkdir(join(ctx.dir, 'binaries'));
   await writeFile(join(ctx.dir, 'binaries', 'readme.txt'), 'not a zip');
-  await rejects(provider.launchCvars?.('v1') ?? Promise.resolve(), /no client zip/);
+  await rejects(provider.launchCvars?.('v1') ?? Promise.resolve(), /no client zip in .*SS14\.Client\.zip/);
   await rm(join(ctx.dir, 'binaries'), { recursive: true });
 });
 

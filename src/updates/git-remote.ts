@@ -55,6 +55,20 @@ export function parseRemote(baseUrl: string | undefined, workDir = process.cwd()
 }
 
 /**
+ * The fork id a non-hybrid build reports: `Updates.BaseUrl` as configured, as the real watchdog reports it, except
+ * that a user name or password written into a URL is left out (the id is public: every launcher reads it).
+ */
+export function forkIdOf(baseUrl: string | undefined): string {
+  const raw = baseUrl?.trim() ?? '';
+  if (!SCHEME.test(raw) || !URL.canParse(raw)) return raw;
+  const url = new URL(raw);
+  if (!url.username && !url.password) return raw;
+  url.username = '';
+  url.password = '';
+  return url.href;
+}
+
+/**
  * The environment for git and build commands: the daemon's, minus any `GIT_*` variable that would redirect git
  * (GIT_DIR from a hook, say), with prompts off and repository discovery stopped at the instance folder, so a
  * broken `source/.git` is never mistaken for a repository the instance folder happens to sit in.

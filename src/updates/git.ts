@@ -5,9 +5,10 @@ import { UpdateError } from '../errors.ts';
 import { DEFAULT_CLIENT_PATTERN, findArtifact, planBuild, removeStaleArtifacts, runBuild } from './git-build.ts';
 import { segmentMatcher, splitPattern } from './git-glob.ts';
 import { DEFAULT_GIT_TIMEOUTS, remoteHead, syncCheckout, type GitTimeouts, type RepoContext } from './git-repo.ts';
-import { checkBranch, parseRemote } from './git-remote.ts';
-import { installArchive, updateDir } from './install.ts';
-import { createClientCvars } from './local-client.ts';
+import { checkBranch, forkIdOf, parseRemote } from './git-remote.ts';
+import { writeBuildJson, type BuildJson } from './build-json.ts';
+import { commitStaged, discardStaged, stageArchive, updateDir } from './install.ts';
+import { clientDownloadUrl, createClientCvars, sha256File } from './local-client.ts';
 import { hostRid } from './platform.ts';
 import type { ProviderContext, UpdateCheck, UpdateProvider } from './provider.ts';
 
@@ -15,8 +16,10 @@ import type { ProviderContext, UpdateCheck, UpdateProvider } from './provider.ts
  * `UpdateType: Git` (spec §2.7, REFERENCE.md §8.3): watches `Updates.Branch` of the repository at
  * `Updates.BaseUrl`, and on an update clones or fetches it into `<instance>/source`, builds it (git-build.ts) with
  * the output in `logs/build.log`, and installs the server archive through the shared pipeline, so a failed build
- * or install leaves `bin/` as it was. Non-hybrid builds also publish the client zip in `binaries/`, and launches get
- * `build.download_url`/`build.hash` for it (instead of the real watchdog's rewriting of build.json in the zip).
+ * or install leaves `bin/` as it was. Non-hybrid builds also publish the client zip in `binaries/`, get a
+ * `build.json` in `bin/` as the real watchdog writes into their server archive (build-json.ts: the client's URL and
+ * hash, the commit as version, the repository as fork id), and launches get `build.download_url`, `build.hash` and
+ * `build.version` as cvars, so the URL and hash follow the zip actually published and a `BaseUrl` changed since.
  */
 export function createGitProvider(ctx: ProviderContext, opts: { timeouts?: Partial<GitTimeouts> } = {}): UpdateProvider {
   const { instance } = ctx;
@@ -68,19 +71,29 @@ export function createGitProvider(ctx: ProviderContext, opts: { timeouts?: Parti
     const client = plan.clientPattern === null ? null : await findArtifact(sourceDir, plan.clientPattern, 'Updates.ClientArtifact');
     // The client zip waits in the scratch folder (same file system, cleared at daemon start) until the server is in.
     let staged: string | null = null;
-    if (client) {
-      await mkdir(updateDir(instance.dir), { recursive: true });
-      staged = join(updateDir(instance.dir), `client-${basename(client)}`);
-      await rename(client, staged);
-    }
     try {
-      await installArchive({
-        archive: server,
-        instanceDir: instance.dir,
-        runCommand: instance.settings.RunCommand,
-        signal,
-        onPhase: (phase) => ctx.progress({ phase }),
-      });
+      let buildJson: BuildJson | null = null;
+      if (client) {
+        await mkdir(updateDir(instance.dir), { recursive: true });
+        staged = join(updateDir(instance.dir), `client-${basename(client)}`);
+        await rename(client, staged);
+        buildJson = {
+          download: clientDownloadUrl(ctx.publicBaseUrl, instance.key, basename(client)),
+          hash: await sha256File(staged),
+          version: head,
+          engine_version: '',
+          fork_id: forkIdOf(updates.BaseUrl),
+        };
+      }
+      const onPhase = (phase: 'extract' | 'install') => ctx.progress({ phase });
+      const newBin = await stageArchive({ archive: server, instanceDir: instance.dir, runCommand: instance.settings.RunCommand, signal, onPhase });
+      try {
+        if (buildJson) await writeBuildJson(newBin, buildJson);
+      } catch (err) {
+        await discardStaged(newBin);
+        throw err;
+      }
+      await commitStaged(instance.dir, newBin, signal, onPhase);
     } catch (err) {
       if (staged) await rm(staged, { force: true });
       throw err;

@@ -58,6 +58,11 @@ export async function findClientZip(binariesDir: string, preferred: string | und
   );
 }
 
+/** Where launchers download `zipName` from the watchdog: `<BaseUrl>instances/<key>/binaries/<zipName>`. */
+export function clientDownloadUrl(publicBaseUrl: string, key: string, zipName: string): string {
+  return new URL(`instances/${encodeURIComponent(key)}/binaries/${encodeURIComponent(zipName)}`, publicBaseUrl).href;
+}
+
 interface CachedHash {
   path: string;
   size: number;
@@ -83,9 +88,8 @@ export function createClientCvars(opts: { key: string; dir: string; publicBaseUr
     if (!cached || cached.path !== path || cached.size !== info.size || cached.mtimeMs !== info.mtimeMs) {
       cached = { path, size: info.size, mtimeMs: info.mtimeMs, hash: await sha256File(path) };
     }
-    const url = new URL(`instances/${encodeURIComponent(opts.key)}/binaries/${encodeURIComponent(zipName)}`, opts.publicBaseUrl);
     return [
-      ['build.download_url', url.href],
+      ['build.download_url', clientDownloadUrl(opts.publicBaseUrl, opts.key, zipName)],
       ['build.hash', cached.hash],
     ];
   };

@@ -77,6 +77,7 @@ packaging('git-packaging :: Content.Packaging: dotnet restore, build, and a hybr
   assert.equal(await installed(ctx), { version: '1\n', packagedBy: 'dotnet run --project Content.Packaging server --platform linux-x64 --hybrid-acz' });
   assert.not.ok(await exists(join(ctx.dir, 'source', 'release', 'SS14.Server_linux-x64.zip')), 'the installed archive is removed');
   assert.not.ok(await exists(join(ctx.dir, 'binaries')), 'a hybrid build publishes no client');
+  assert.not.ok(await exists(join(ctx.dir, 'bin', 'build.json')), 'nor build information: the server hosts its client itself');
   assert.equal(await provider.launchCvars?.(head), []);
   assert.match(await read(join(ctx.dir, 'logs', 'build.log')), /\$ dotnet run --project Content\.Packaging server/);
 });
@@ -93,6 +94,8 @@ packaging('git-packaging :: Content.Packaging without HybridACZ also packages th
   ]);
   assert.is((await installed(ctx)).packagedBy, 'dotnet run --project Content.Packaging server --platform linux-x64');
   assert.equal(await readdir(join(ctx.dir, 'binaries')), ['SS14.Client.zip']);
+  const info = JSON.parse(await read(join(ctx.dir, 'bin', 'build.json'))) as Record<string, string>;
+  assert.equal([info.version, info.fork_id], [head, ctx.repo.bare], 'the commit and the repository reach the server');
   assert.ok(pctx.log.records.some((r) => r.level === 'warn' && /BuildCommand is ignored/.test(r.msg)));
 });
 
@@ -131,11 +134,20 @@ packaging('git-packaging :: the python scripts without HybridACZ: server -p <rid
   assert.equal(await readdir(join(ctx.dir, 'binaries')), ['SS14.Client.zip']);
   assert.not.ok(await exists(join(ctx.dir, 'source', 'release', 'SS14.Client.zip')), 'moved, not copied');
   const zip = await readFile(join(ctx.dir, 'binaries', 'SS14.Client.zip'));
+  const hash = createHash('sha256').update(zip).digest('hex').toUpperCase();
   assert.equal(await provider.launchCvars?.(head), [
     ['build.download_url', 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip'],
-    ['build.hash', createHash('sha256').update(zip).digest('hex').toUpperCase()],
+    ['build.hash', hash],
     ['build.version', head],
   ]);
+  // The real watchdog's build.json, beside Robust.Server: the engine fills its empty build.* cvars from it.
+  assert.equal(JSON.parse(await read(join(ctx.dir, 'bin', 'build.json'))), {
+    download: 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip',
+    hash,
+    version: head,
+    engine_version: '',
+    fork_id: ctx.repo.bare,
+  });
 });
 
 packaging.run();

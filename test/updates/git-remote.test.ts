@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { UpdateError } from '../../src/errors.ts';
-import { checkBranch, gitEnv, parseRemote } from '../../src/updates/git-remote.ts';
+import { checkBranch, forkIdOf, gitEnv, parseRemote } from '../../src/updates/git-remote.ts';
 import { remoteHead, DEFAULT_GIT_TIMEOUTS } from '../../src/updates/git-repo.ts';
 import { tempDir } from '../_support/env.ts';
 import { recordingLogger } from '../fixtures/git/context.ts';
@@ -29,6 +29,14 @@ remote('git-remote :: plain URLs, scp-like remotes and local paths', () => {
   assert.is(parseRemote('/srv/repos/game.git').url, 'file:///srv/repos/game.git');
   assert.is(parseRemote('repos/game.git', '/srv').url, 'file:///srv/repos/game.git');
   assert.is(parseRemote('../game.git', '/srv/wd').display, '/srv/game.git');
+});
+
+remote('git-remote :: the fork id is BaseUrl as written, without credentials', () => {
+  assert.is(forkIdOf('https://github.com/space-wizards/space-station-14'), 'https://github.com/space-wizards/space-station-14');
+  assert.is(forkIdOf(' git@github.com:org/repo.git '), 'git@github.com:org/repo.git');
+  assert.is(forkIdOf('repos/game.git'), 'repos/game.git', 'a local path as configured, as the real watchdog reports it');
+  assert.is(forkIdOf('https://bot:s3cr%40t@git.example:8443/org/game.git'), 'https://git.example:8443/org/game.git');
+  assert.is(forkIdOf('https://bot@git.example/org/game.git'), 'https://git.example/org/game.git');
 });
 
 remote('git-remote :: refuses what cannot be used safely', () => {

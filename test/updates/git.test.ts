@@ -138,11 +138,23 @@ flow('git :: a non-hybrid build publishes the client zip and launches get cvars 
     ['build.hash', hash],
     ['build.version', revision],
   ]);
+  // What the engine fills its empty build.* cvars from, so /info reports the commit and the repository.
+  assert.equal(JSON.parse(await read(join(ctx.dir, 'bin', 'build.json'))), {
+    download: 'http://watchdog.example:5000/instances/alpha/binaries/Game.Client.zip',
+    hash,
+    version: revision,
+    engine_version: '',
+    fork_id: ctx.repo.bare,
+  });
 
   // The next build's client replaces the old one, even under another name.
   await ctx.repo.commit({ 'build.sh': (await read(join(ctx.repo.work, 'build.sh'))).replace('Game.Client.zip', 'Other.Client.zip') }, 'rename client');
-  await provider.apply(revision, live());
+  const renamed = await provider.apply(revision, live());
   assert.equal(await readdir(join(ctx.dir, 'binaries')), ['Other.Client.zip']);
+  const second = JSON.parse(await read(join(ctx.dir, 'bin', 'build.json'))) as Record<string, string>;
+  assert.is(second.download, 'http://watchdog.example:5000/instances/alpha/binaries/Other.Client.zip');
+  assert.is(second.version, renamed);
+  assert.is.not(renamed, revision);
 });
 
 flow('git :: check failures are UpdateErrors naming the problem', async (ctx) => {

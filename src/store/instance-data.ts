@@ -35,7 +35,8 @@ export function defaultInstanceData(updateType: string | null): InstanceData {
 }
 
 /**
- * Reads `<dir>/data.json`. Missing: defaults. Corrupt, truncated or the wrong shape: set aside as
+ * Reads `<dir>/data.json`. Missing: defaults. Written by an older real watchdog (`CurrentRevision` only): that
+ * revision, for the current `UpdateType` (the old file does not say which). Corrupt, truncated or the wrong shape: set aside as
  * `data.json.corrupt-<timestamp>` with a warning, defaults returned. Stored for a different `UpdateType`: the
  * revision is reset (a revision from one provider means nothing to another). Never throws.
  */
@@ -58,6 +59,11 @@ export async function readInstanceData(dir: string, updateType: string | null, l
     // Not the parser's message: Node quotes the offending text, which may hold the secret.
     why = 'not valid JSON (truncated or damaged)';
   }
+  const legacy = why === undefined ? legacyRevision(parsed) : undefined;
+  if (legacy !== undefined) {
+    log.info('data.json was written by the real watchdog; taking its revision', { file, revision: legacy });
+    return { ...defaultInstanceData(updateType), revision: legacy };
+  }
   const checked = why === undefined ? v.safeParse(InstanceDataSchema, parsed) : undefined;
   if (!checked?.success) {
     why ??= `unexpected content at ${checked?.issues.map((i) => v.getDotPath(i) ?? '(root)').join(', ')}`;
@@ -79,6 +85,38 @@ export async function readInstanceData(dir: string, updateType: string | null, l
     return { ...data, updateType, revision: null, previousRevision: null };
   }
   return data;
+}
+
+/**
+ * The revision of a data.json written by an older real watchdog (`{"CurrentRevision": "…"}`, names matched
+ * case-insensitively as its JSON reader does), or undefined when `parsed` is not one. Ours always has `version`.
+ */
+function legacyRevision(parsed: unknown): string | null | undefined {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || 'version' in parsed) return undefined;
+  const entry = Object.entries(parsed).find(([name]) => name.toLowerCase() === 'currentrevision');
+  if (!entry) return undefined;
+  const value: unknown = entry[1];
+  return typeof value === 'string' || value === null ? value : undefined;
+}
+
+/**
+ * What `<dir>/data.json` is, without reading it into use: `missing`, `legacy` (the real watchdog's, revision only)
+ * or `ours` (anything else, corrupt included: readInstanceData deals with that). An import from the real
+ * watchdog's data.db only goes where there is none of ours.
+ */
+export async function instanceDataKind(dir: string): Promise<'missing' | 'legacy' | 'ours'> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, DATA_FILE), 'utf8');
+  } catch (err) {
+    const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
+    return code === 'ENOENT' ? 'missing' : 'ours';
+  }
+  try {
+    return legacyRevision(JSON.parse(text)) === undefined ? 'ours' : 'legacy';
+  } catch {
+    return 'ours';
+  }
 }
 
 /** Pending writes per folder, so writes land in the order they were made. */

@@ -1,0 +1,121 @@
+import { readFile, stat } from 'node:fs/promises';
+import type { Database, SqlValue } from 'sql.js';
+import { describeError } from '../errors.ts';
+
+/** One row of the real watchdog's `ServerInstance` table; columns an older schema lacks read as null. */
+export interface WatchdogDbRow {
+  key: string;
+  revision: string | null;
+  /** The check-in secret of the server it launched last (written at every launch). */
+  persistedToken: string | null;
+  /** That server's pid, written only with `Process.PersistServers: true` and the Basic process manager. */
+  persistedPid: number | null;
+  /** The systemd unit of that server, with `Process.Mode: Systemd`. */
+  persistedSystemdUnit: string | null;
+}
+
+export interface WatchdogDb {
+  file: string;
+  rows: Map<string, WatchdogDbRow>;
+  /** A `-journal` or `-wal` file found beside it: the real watchdog is running or did not stop cleanly. */
+  unfinished: string[];
+}
+
+/** The real watchdog's data file could not be read; `message` names the file and says what to do. */
+export class WatchdogDbError extends Error {
+  override name = 'WatchdogDbError';
+}
+
+const SQLITE_MAGIC = 'SQLite format 3\0';
+const COLUMNS = ['Key', 'Revision', 'PersistedToken', 'PersistedPid', 'PersistedSystemdUnit'] as const;
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then((s) => s.isFile() && s.size > 0, () => false);
+}
+
+/** True when `file` exists (the import has something to read); cheap, so start-up only loads SQLite when needed. */
+export async function watchdogDbExists(file: string): Promise<boolean> {
+  return stat(file).then((s) => s.isFile(), () => false);
+}
+
+/**
+ * Reads the real watchdog's SQLite file (`Data.File`, default `data.db`) without ever writing it: its bytes are
+ * read once and opened as an in-memory copy. Understands every schema it has had (migrations 0002–0004: the
+ * persistence columns may be missing). Throws WatchdogDbError when the file is missing, is not SQLite, is
+ * damaged or has no `ServerInstance` table.
+ *
+ * @example
+ * const db = await readWatchdogDb('/srv/watchdog/data.db');
+ * db.rows.get('alpha')?.revision;
+ */
+export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (err) {
+    throw new WatchdogDbError(`could not read ${file} (${describeError(err)}); check Data.File and its permissions`, { cause: err });
+  }
+  const unfinished: string[] = [];
+  for (const suffix of ['-journal', '-wal']) if (await exists(file + suffix)) unfinished.push(file + suffix);
+  // An empty file is what SQLite creates before the first write: a database with no tables.
+  if (bytes.length > 0 && bytes.subarray(0, SQLITE_MAGIC.length).toString('latin1') !== SQLITE_MAGIC) {
+    throw new WatchdogDbError(`${file} is not an SQLite database (it does not start with "SQLite format 3"); check Data.File`);
+  }
+  // Loaded here, not at the top: only a daemon that finds a data.db pays for the WebAssembly module.
+  const { default: initSqlJs } = await import('sql.js');
+  let db: Database;
+  try {
+    const SQL = await initSqlJs();
+    db = new SQL.Database(bytes);
+  } catch (err) {
+    throw new WatchdogDbError(`could not open ${file} as SQLite (${describeError(err)})`, { cause: err });
+  }
+  try {
+    return { file, rows: readRows(db, file), unfinished };
+  } finally {
+    db.close();
+  }
+}
+
+function readRows(db: Database, file: string): Map<string, WatchdogDbRow> {
+  let present: Set<string>;
+  try {
+    const check = db.exec('PRAGMA integrity_check');
+    const verdict = check[0]?.values.map((v) => String(v[0])) ?? [];
+    if (verdict.length !== 1 || verdict[0] !== 'ok') {
+      throw new Error(`integrity check: ${verdict.slice(0, 3).join('; ')}`);
+    }
+    present = new Set((db.exec('PRAGMA table_info(ServerInstance)')[0]?.values ?? []).map((v) => String(v[1])));
+  } catch (err) {
+    throw new WatchdogDbError(`${file} is damaged (${describeError(err)}); restore it from a backup or start without it`, { cause: err });
+  }
+  if (!present.has('Key')) {
+    throw new WatchdogDbError(`${file} has no ServerInstance table; it is not the real watchdog's data file, or it was never started (check Data.File)`);
+  }
+  const select = COLUMNS.map((c) => (present.has(c) ? c : `NULL AS ${c}`)).join(', ');
+  const rows = new Map<string, WatchdogDbRow>();
+  let result;
+  try {
+    result = db.exec(`SELECT ${select} FROM ServerInstance`)[0]?.values ?? [];
+  } catch (err) {
+    throw new WatchdogDbError(`${file} is damaged (${describeError(err)}); restore it from a backup or start without it`, { cause: err });
+  }
+  for (const [key, revision, token, pid, unit] of result) {
+    if (typeof key !== 'string') continue;
+    rows.set(key, {
+      key,
+      revision: text(revision),
+      persistedToken: text(token),
+      persistedPid: typeof pid === 'number' && Number.isInteger(pid) && pid > 0 ? pid : null,
+      persistedSystemdUnit: text(unit),
+    });
+  }
+  return rows;
+}
+
+/** SQLite is loosely typed: a TEXT column may hold a number. */
+function text(value: SqlValue | undefined): string | null {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return String(value);
+  return null;
+}

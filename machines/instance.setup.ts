@@ -48,6 +48,8 @@ export interface InstanceContext {
   processOwned: boolean;
   /** An `updateCheck` child is running. */
   checkRunning: boolean;
+  /** UPDATE_CHECK came while a check was running: one more check starts when it ends (however many came). */
+  checkQueued: boolean;
 }
 
 /** InstanceEvent plus the machine's own delayed STABLE (a run lasted `stableRunMs` after its first check-in). */
@@ -77,6 +79,16 @@ function alertOf(context: InstanceContext, kind: AlertKind, backoff: number | nu
 function checkAvailable(event: { type: string }): boolean {
   const done = event as { type: string; output?: CheckOutput };
   return done.type === 'xstate.done.actor.updateCheck' && done.output?.available === true;
+}
+
+/** A check ended: release its child, and start the one queued during it, if any, as a fresh UPDATE_CHECK. */
+function endCheck(
+  context: InstanceContext,
+  enqueue: { assign(a: Partial<InstanceContext>): void; stopChild(id: string): void; raise(e: InstanceMachineEvent): void },
+): void {
+  enqueue.assign({ checkRunning: false, checkQueued: false });
+  enqueue.stopChild('updateCheck');
+  if (context.checkQueued) enqueue.raise({ type: 'UPDATE_CHECK' });
 }
 
 const exitOf = (event: InstanceMachineEvent): ExitInfo =>
@@ -190,10 +202,16 @@ export const instanceSetup = setup({
         enqueue.emit(alertOf(after, 'crash-loop', backoffMs(context.timing, streak)));
       }
     }),
-    checkFinished: enqueueActions(({ enqueue, event }) => {
+    /** UPDATE_CHECK during a check: remembered, not dropped (the request may come after what the check saw). */
+    queueCheck: assign({ checkQueued: true }),
+    checkFinished: enqueueActions(({ context, enqueue, event }) => {
       const available = checkAvailable(event);
-      enqueue.assign({ checkRunning: false, updatePending: ({ context }) => context.updatePending || available });
-      enqueue.stopChild('updateCheck');
+      enqueue.assign({ updatePending: ({ context }) => context.updatePending || available });
+      endCheck(context, enqueue);
+    }),
+    checkFailed: enqueueActions(({ context, enqueue, event }) => {
+      enqueue.emit({ type: 'check-failed', message: errorMessage((event as { error?: unknown }).error) });
+      endCheck(context, enqueue);
     }),
   },
 });

@@ -6,7 +6,7 @@
  * `running`, `awaiting-checkin` and `restarting.stopping`, which are siblings. It is stopped explicitly once
  * its exit has been handled, and with SHUTDOWN {persist} it is told to DETACH before the machine ends.
  */
-import { and, assign, emit, raise, spawnChild, stopChild } from 'xstate';
+import { and, assign, emit, raise, spawnChild } from 'xstate';
 import { errorMessage, instanceSetup as s } from './instance.setup.ts';
 
 export { backoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.setup.ts';
@@ -54,6 +54,7 @@ export const instanceMachine = s.createMachine({
     lastExit: null,
     processOwned: false,
     checkRunning: false,
+    checkQueued: false,
   }),
   initial: 'stopped',
   on: {
@@ -61,21 +62,18 @@ export const instanceMachine = s.createMachine({
     ROLLED_BACK: { actions: assign({ revision: ({ event }) => event.revision }) },
     PROCESS_STARTED: { guard: 'currentLaunch', actions: assign({ pid: ({ event }) => event.pid }) },
     STABLE: { actions: assign({ crashStreak: 0, loopNotified: false }) },
-    UPDATE_CHECK: {
-      guard: 'checkIdle',
-      actions: [
-        assign({ checkRunning: true }),
-        spawnChild('checkUpdate', { id: 'updateCheck', input: ({ context }) => ({ key: context.key, revision: context.revision }) }),
-      ],
-    },
+    UPDATE_CHECK: [
+      {
+        guard: 'checkIdle',
+        actions: [
+          assign({ checkRunning: true }),
+          spawnChild('checkUpdate', { id: 'updateCheck', input: ({ context }) => ({ key: context.key, revision: context.revision }) }),
+        ],
+      },
+      { actions: 'queueCheck' },
+    ],
     'xstate.done.actor.updateCheck': { actions: 'checkFinished' },
-    'xstate.error.actor.updateCheck': {
-      actions: [
-        assign({ checkRunning: false }),
-        stopChild('updateCheck'),
-        emit(({ event }) => ({ type: 'check-failed' as const, message: errorMessage((event as { error?: unknown }).error) })),
-      ],
-    },
+    'xstate.error.actor.updateCheck': { actions: 'checkFailed' },
     // The runProcess actor itself failed (an unhandled error would stop this machine: statelyai/xstate#5088).
     'xstate.error.actor.process': { actions: 'processFailed' },
     SHUTDOWN: [

@@ -192,15 +192,63 @@ check('instance :: a later "no update" never cancels a pending one', async ({ h 
 check('instance :: one check at a time; a failed check is reported and changes nothing', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'UPDATE_CHECK' });
-  h.actor.send({ type: 'UPDATE_CHECK' });
   assert.is(h.checks.length, 1);
   await h.failCheck('manifest unreachable');
   assert.is(h.state(), 'running');
   assert.ok(h.emitted.some((e) => e.type === 'check-failed' && e.message === 'manifest unreachable'));
   assert.is(h.context().updatePending, false);
+  assert.is(h.context().checkRunning, false);
+  assert.is(h.checks.length, 0, 'nothing was queued, so nothing follows');
   h.actor.send({ type: 'UPDATE_CHECK' });
   assert.is(h.checks.length, 1, 'a new check can start after the failed one');
   await h.finishCheck(false);
+});
+
+check('instance :: requests during a check are queued: exactly one more check runs after it', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  assert.is(h.checks.length, 1, 'never two checks at once');
+  assert.is(h.context().checkQueued, true);
+  await h.finishCheck(false);
+  assert.is(h.checks.length, 1, 'the queued check started when the first ended');
+  assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
+  assert.is(h.context().checkRunning, true);
+  assert.is(h.context().checkQueued, false);
+  // The build the requests were about was published after the first check looked: the second one finds it.
+  await h.finishCheck(true);
+  assert.is(h.checks.length, 0, 'three extra requests made one extra check, not three');
+  assert.is(h.context().checkRunning, false);
+  assert.is(h.context().updatePending, true);
+  assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
+});
+
+check('instance :: a request during a check that fails still gets its check', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  await h.failCheck('manifest unreachable');
+  assert.is(h.checks.length, 1, 'the queued check runs after the failed one');
+  await h.finishCheck(true);
+  assert.is(h.checks.length, 0);
+  assert.is(h.context().updatePending, true);
+  assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
+});
+
+check('instance :: a check queued while failing runs after the found update moved on to updating', async ({ h }) => {
+  await h.launch();
+  for (let i = 0; i < 3; i++) h.proc().exit(1);
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  await h.finishCheck(true);
+  assert.is(h.state(), 'updating');
+  assert.is(h.checks.length, 1, 'the queued check was not lost in the transition');
+  await h.finishCheck(false);
+  await h.finishUpdate({ revision: 'r2', changed: true });
+  assert.is(h.state(), 'starting');
+  assert.is(h.checks.length, 0);
 });
 
 check.run();

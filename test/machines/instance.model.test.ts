@@ -98,7 +98,7 @@ function eventsFor(types: string[]) {
  */
 function serialize(s: Snap): string {
   const c = s.context;
-  const base = [s.value, Math.min(c.startupFailures, c.timing.startupFailureLimit), Math.min(c.crashStreak, 2), c.updatePending, c.checkRunning];
+  const base = [s.value, Math.min(c.startupFailures, c.timing.startupFailureLimit), Math.min(c.crashStreak, 2), c.updatePending, c.checkRunning, c.checkQueued];
   if (s.status === 'done') return JSON.stringify(s.value);
   if (s.matches('updating')) return JSON.stringify([...base, c.stopRequested]);
   if (s.matches({ restarting: 'stopping' })) {

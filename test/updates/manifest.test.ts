@@ -3,13 +3,14 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { loadConfig } from '../../src/config/load.ts';
 import { UpdateError } from '../../src/errors.ts';
 import { createManifestProvider } from '../../src/updates/manifest.ts';
 import { newestBuild, parseManifest } from '../../src/updates/manifest-doc.ts';
 import type { UpdateProvider } from '../../src/updates/provider.ts';
 import { tempDir } from '../_support/env.ts';
 import { sampleBuild, writeRawTar, writeTar, writeZip } from '../fixtures/archives/build.ts';
-import { providerContext } from '../fixtures/git/context.ts';
+import { providerContext, recordingLogger } from '../fixtures/git/context.ts';
 import { startCdn, type Cdn, type Route } from '../fixtures/archives/serve.ts';
 
 interface Ctx {
@@ -152,6 +153,38 @@ ok('manifest :: without Authentication no Authorization header is sent', async (
   await serveBuild(ctx, archive);
   await provider(ctx).p.apply(null, never());
   assert.ok(ctx.cdn.requests.every((r) => r.headers.authorization === undefined));
+});
+
+ok('manifest :: only Username or only Password: the config loads and no Authorization header is sent', async (ctx) => {
+  const archive = join(ctx.root, 'a.zip');
+  await writeZip(archive, sampleBuild('A'));
+  await serveBuild(ctx, archive);
+  for (const [part, value] of [['Username', 'robust'], ['Password', 's3cret']]) {
+    await writeFile(join(ctx.root, 'appsettings.yml'), [
+      'Servers:',
+      '  Instances:',
+      '    alpha:',
+      '      ApiPort: 1212',
+      '      UpdateType: Manifest',
+      '      Updates:',
+      `        ManifestUrl: ${ctx.cdn.url('/manifest.json')}`,
+      '        Platform: linux-x64',
+      '        Authentication:',
+      `          ${part}: ${value}`,
+      '',
+    ].join('\n'));
+    const loaded = await loadConfig({ cwd: ctx.root, env: {} });
+    if (!loaded.ok) return assert.unreachable(`Authentication with only ${part} must load:\n${loaded.problems.join('\n')}`);
+    const instance = loaded.config.instances[0];
+    assert.is(instance?.dir, ctx.inst);
+    assert.equal(instance?.settings.Updates.Authentication, { [part]: value });
+
+    ctx.cdn.requests.length = 0;
+    const p = createManifestProvider({ instance: instance!, publicBaseUrl: 'http://127.0.0.1:5000/', log: recordingLogger(), progress: () => {} });
+    assert.equal(await p.check(null, never()), { available: true, revision: 'build-A' });
+    assert.equal(ctx.cdn.requests.map((r) => r.path), ['/manifest.json', '/files/a.zip'], 'the manifest and the archive were fetched');
+    assert.equal(ctx.cdn.requests.map((r) => r.headers.authorization), [undefined, undefined], `only ${part}: no header`);
+  }
 });
 
 ok('manifest :: field names match case-insensitively, as System.Text.Json reads them; build ids and platforms keep their case', async (ctx) => {

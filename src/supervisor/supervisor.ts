@@ -2,6 +2,7 @@ import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { InstanceRegistry } from '../http/registry.ts';
+import { createDataDbImport } from '../import/data-db-import.ts';
 import type { Logger } from '../log.ts';
 import { readInstanceData, writeInstanceData, type InstanceData } from '../store/instance-data.ts';
 import { prepareInstanceDir } from '../store/instance-dir.ts';
@@ -72,6 +73,9 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
     return { write, current: () => data };
   };
 
+  // The real watchdog's data.db (Data.File): read once, and only when an instance without data.json needs it.
+  const dataDb = createDataDbImport({ file: config.dataFile, persistServers: () => config.persistServers, log });
+
   const shutdownTimeoutMs = () => {
     const t = config.timing;
     return (t.ShutdownRequestSeconds + t.ShutdownExitSeconds) * 1000 + 3000;
@@ -81,6 +85,9 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
     const ilog = log.child(instance.key);
     await prepareInstanceDir(instance.dir);
     await recoverInterruptedInstall(instance.dir);
+    // Writes data.json from data.db when there is none yet; a verified server found there becomes its launch
+    // record, so the leftover check below adopts it (or shuts it down first, without PersistServers).
+    await dataDb.importInto(instance, ilog);
     const updateType = instance.settings.UpdateType ?? null;
     const data = await readInstanceData(instance.dir, updateType, ilog);
     const store = dataWriter(instance.dir, { ...data, updateType });

@@ -1,0 +1,73 @@
+import type { ResolvedInstance } from '../config/resolved.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { readProcessStartTime } from '../process/proc-info.ts';
+import { instanceDataKind, writeInstanceData } from '../store/instance-data.ts';
+import { readWatchdogDb, watchdogDbExists, type WatchdogDb } from '../store/watchdog-db.ts';
+import { describeServer, describeSystemdUnit, importedData, inspectRow, type InstanceImport } from './instance-import.ts';
+
+/** This process's start time: servers the old watchdog left started before it. */
+export async function ownStartTime(): Promise<string> {
+  // Without /proc nothing can be verified; a start time that matches no process makes every pid fail the check.
+  return (await readProcessStartTime(process.pid)) ?? '0';
+}
+
+/**
+ * Reads data.db once and hands back null (logged) when it is missing, unreadable or damaged: the daemon then
+ * starts without the import. A journal or WAL file beside it is warned about.
+ */
+export async function openWatchdogDb(file: string, log: Logger): Promise<WatchdogDb | null> {
+  if (!(await watchdogDbExists(file))) return null;
+  let db: WatchdogDb;
+  try {
+    db = await readWatchdogDb(file);
+  } catch (err) {
+    log.warn('could not import from the real watchdog\'s data file; starting without it', { file, problem: describeError(err) });
+    return null;
+  }
+  if (db.unfinished.length > 0) {
+    log.warn('the real watchdog\'s data file has an unfinished write beside it (it is running or did not stop cleanly); '
+      + 'the import may miss its last write: stop the real watchdog cleanly before starting this one', { file, beside: db.unfinished });
+  }
+  return db;
+}
+
+export interface DataDbImport {
+  /**
+   * Imports one instance from data.db when it has no data.json of ours yet (none, or the real watchdog's old
+   * one): writes data.json with the revision and the verified server's launch record, and logs what it found.
+   * Never throws; the file is never written.
+   */
+  importInto(instance: ResolvedInstance, log: Logger): Promise<InstanceImport | null>;
+}
+
+/** The import at daemon start: data.db is read (and SQLite loaded) only when some instance needs it and it exists. */
+export function createDataDbImport(opts: { file: string; persistServers: () => boolean; log: Logger }): DataDbImport {
+  let opened: Promise<{ db: WatchdogDb | null; before: string }> | undefined;
+  const open = () => (opened ??= Promise.all([openWatchdogDb(opts.file, opts.log), ownStartTime()]).then(([db, before]) => ({ db, before })));
+  return {
+    async importInto(instance, log) {
+      try {
+        if ((await instanceDataKind(instance.dir)) === 'ours') return null;
+        const { db, before } = await open();
+        if (!db) return null;
+        const row = db.rows.get(instance.key);
+        if (!row) {
+          log.info('the real watchdog\'s data file has no entry for this instance; nothing to import', { file: db.file });
+          return null;
+        }
+        const found = await inspectRow(row, instance, { persistServers: opts.persistServers(), before });
+        await writeInstanceData(instance.dir, importedData(found, instance.settings.UpdateType ?? null));
+        const fields = { file: db.file, revision: found.revision, pid: found.persistedPid, server: found.server };
+        const msg = `imported from the real watchdog's data file: revision ${found.revision ?? '(none)'}; ${describeServer(found)}`;
+        if (found.server === 'shut-down') log.warn(msg, fields);
+        else log.info(msg, fields);
+        if (found.systemdUnit !== null) log.warn(describeSystemdUnit(found.systemdUnit), { unit: found.systemdUnit });
+        return found;
+      } catch (err) {
+        log.warn('could not import from the real watchdog\'s data file; starting without it', { file: opts.file, error: describeError(err) });
+        return null;
+      }
+    },
+  };
+}

@@ -159,7 +159,7 @@ ok('manifest :: only Username or only Password: the config loads and no Authoriz
   const archive = join(ctx.root, 'a.zip');
   await writeZip(archive, sampleBuild('A'));
   await serveBuild(ctx, archive);
-  for (const [part, value] of [['Username', 'robust'], ['Password', 's3cret']]) {
+  for (const [part, value] of [['Username', 'robust'], ['Password', 's3cret']] as const) {
     await writeFile(join(ctx.root, 'appsettings.yml'), [
       'Servers:',
       '  Instances:',

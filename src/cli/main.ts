@@ -7,6 +7,7 @@ export type Command = (args: string[]) => Promise<number>;
 const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   start: () => import('./commands/start.ts'),
   check: () => import('./commands/check.ts'),
+  import: () => import('./commands/import.ts'),
   restart: () => import('./commands/control.ts').then((m) => ({ run: m.control('restart') })),
   update: () => import('./commands/control.ts').then((m) => ({ run: m.control('update') })),
   stop: () => import('./commands/control.ts').then((m) => ({ run: m.control('stop') })),
@@ -23,6 +24,7 @@ export const USAGE = `usage: watchdog [command] [options]
 commands:
   start [--config F] [--log-level L]     run the daemon (the default command)
   check [--config F]                     validate the configuration and list the instances
+  import [--config F] [--dry-run] [--force]     import the real watchdog's data.db (revisions, servers left running)
   restart|update|stop|rollback <key>     control an instance (--url, --token or WATCHDOG_TOKEN)
   status [key] [--json] [--watch]        show instance states
   logs <key> [-f] [-n N]                 show a server's log

@@ -1,0 +1,105 @@
+import { mkdir } from 'node:fs/promises';
+import { relative } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { ResolvedInstance } from '../../config/resolved.ts';
+import { loadConfig } from '../../config/load.ts';
+import { printConfigProblems } from '../../config/summary.ts';
+import { UsageError, describeError } from '../../errors.ts';
+import { ownStartTime } from '../../import/data-db-import.ts';
+import { describeSystemdUnit, importedData, inspectRow, type InstanceImport } from '../../import/instance-import.ts';
+import { DATA_FILE, instanceDataKind, writeInstanceData } from '../../store/instance-data.ts';
+import { readWatchdogDb, watchdogDbExists, type WatchdogDb } from '../../store/watchdog-db.ts';
+
+const USAGE = 'usage: watchdog import [--config FILE] [--dry-run] [--force]';
+
+/** What becomes of the persisted server, in the future tense of a command run before the daemon starts. */
+function serverLine(found: InstanceImport, dryRun: boolean): string {
+  const pid = found.persistedPid;
+  const will = dryRun ? 'would be' : 'will be';
+  switch (found.server) {
+    case 'adopt':
+      return `pid ${pid} running, ${will} adopted at the daemon's next start`;
+    case 'shut-down':
+      return `pid ${pid} running, ${will} shut down gracefully at the daemon's next start (Process.PersistServers is off)`;
+    case 'none':
+      return pid === null ? 'no server pid' : `pid ${pid} not adopted: ${found.reason ?? 'unknown'}`;
+  }
+}
+
+interface Outcome { lines: string[]; failed: boolean }
+
+async function importOne(instance: ResolvedInstance, db: WatchdogDb, opts: { dryRun: boolean; force: boolean; persistServers: boolean; before: string; cwd: string }): Promise<Outcome> {
+  const row = db.rows.get(instance.key);
+  if (!row) return { lines: [`${instance.key}: not in the data file`], failed: false };
+  if (!opts.force && (await instanceDataKind(instance.dir)) === 'ours') {
+    return { lines: [`${instance.key}: skipped, ${relative(opts.cwd, instance.dir) || '.'}/${DATA_FILE} exists (--force replaces it)`], failed: false };
+  }
+  const found = await inspectRow(row, instance, { persistServers: opts.persistServers, before: opts.before });
+  const lines = [`${instance.key}: revision ${found.revision ?? '(none)'}; ${serverLine(found, opts.dryRun)}`];
+  if (found.systemdUnit !== null) lines.push(`  ${describeSystemdUnit(found.systemdUnit)}`);
+  if (opts.dryRun) return { lines, failed: false };
+  try {
+    await mkdir(instance.dir, { recursive: true });
+    await writeInstanceData(instance.dir, importedData(found, instance.settings.UpdateType ?? null));
+    return { lines, failed: false };
+  } catch (err) {
+    return { lines: [...lines, `  failed: ${describeError(err)}`], failed: true };
+  }
+}
+
+/**
+ * `watchdog import [--config FILE] [--dry-run] [--force]`: imports the real watchdog's data file (`Data.File`) for
+ * every configured instance that has no data.json of ours yet (all of them with `--force`), as the daemon does at
+ * start, and prints what it found. Run it with the daemon stopped. Exit 0 when done, 1 when the data file is
+ * missing or unreadable or a write failed, 2 on a usage or configuration error.
+ */
+export async function run(args: string[]): Promise<number> {
+  let values: { config?: string; 'dry-run'?: boolean; force?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: { config: { type: 'string' }, 'dry-run': { type: 'boolean' }, force: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new UsageError(`${err instanceof Error ? err.message : String(err)} (${USAGE})`, { cause: err });
+  }
+  const cwd = process.cwd();
+  const loaded = await loadConfig({ file: values.config, cwd, env: process.env });
+  if (!loaded.ok) {
+    printConfigProblems(loaded.problems);
+    return 2;
+  }
+  for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
+  const { config } = loaded;
+  const file = config.dataFile;
+  if (!(await watchdogDbExists(file))) {
+    process.stderr.write(`watchdog import: no data file at ${file}; set Data.File to the real watchdog's data.db\n`);
+    return 1;
+  }
+  let db: WatchdogDb;
+  try {
+    db = await readWatchdogDb(file);
+  } catch (err) {
+    process.stderr.write(`watchdog import: ${describeError(err)}\n`);
+    return 1;
+  }
+  if (db.unfinished.length > 0) {
+    process.stderr.write(`warning: ${db.unfinished.join(' and ')} beside the data file: the real watchdog is running or did not stop cleanly, `
+      + 'so this may miss its last write; stop it cleanly and run the import again\n');
+  }
+  const before = await ownStartTime();
+  const opts = { dryRun: values['dry-run'] === true, force: values.force === true, persistServers: config.persistServers, before, cwd };
+  process.stdout.write(`data file: ${file} (${db.rows.size} ${db.rows.size === 1 ? 'entry' : 'entries'})\n`);
+  let failed = false;
+  for (const instance of config.instances) {
+    const outcome = await importOne(instance, db, opts);
+    failed ||= outcome.failed;
+    for (const line of outcome.lines) process.stdout.write(`${line}\n`);
+  }
+  const unknown = [...db.rows.keys()].filter((key) => !config.instances.some((i) => i.key === key));
+  if (unknown.length > 0) process.stdout.write(`not configured here, not imported: ${unknown.join(', ')}\n`);
+  if (opts.dryRun) process.stdout.write('dry run: nothing written\n');
+  return failed ? 1 : 0;
+}

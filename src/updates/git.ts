@@ -9,7 +9,7 @@ import { checkBranch, forkIdOf, parseRemote } from './git-remote.ts';
 import { writeBuildJson, type BuildJson } from './build-json.ts';
 import { commitStaged, discardStaged, stageArchive, updateDir } from './install.ts';
 import { clientDownloadUrl, createClientCvars, sha256File } from './local-client.ts';
-import { hostRid } from './platform.ts';
+import { hostPackagingRid } from './platform.ts';
 import type { ProviderContext, UpdateCheck, UpdateProvider } from './provider.ts';
 
 /**
@@ -50,7 +50,7 @@ export function createGitProvider(ctx: ProviderContext, opts: { timeouts?: Parti
   };
 
   async function build(current: string | null, signal: AbortSignal, sink: WriteStream): Promise<string> {
-    const rid = hostRid(updates.Platform);
+    const rid = hostPackagingRid(updates.Platform);
     ctx.progress({ phase: 'download' });
     const head = await syncCheckout(repo(sink), signal);
     const binExists = await lstat(join(instance.dir, 'bin')).then(() => true, () => false);

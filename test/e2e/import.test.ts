@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, readlink, stat, utimes } from 'node:fs/promises';
+import { mkdir, readFile, readlink, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -185,3 +185,26 @@ off('a verified server left running is shut down gracefully (with the persisted 
 });
 
 off.run();
+
+const broken = suite<{ dir: string; cleanup: () => Promise<void>; d: RunningDaemon | null }>('e2e :: import from a data.db that is not SQLite', { dir: '', cleanup: async () => {}, d: null });
+broken.before(async (ctx) => {
+  const tmp = await tempDir('wd-e2e-import-bad-');
+  ctx.dir = tmp.path;
+  ctx.cleanup = tmp.cleanup;
+});
+broken.after(async (ctx) => {
+  await ctx.d?.stop();
+  await ctx.cleanup();
+});
+
+broken('a warning names the file and the problem; the daemon starts its instances without the import', async (ctx) => {
+  await writeFile(join(ctx.dir, 'data.db'), 'this is not the real watchdog\'s database\n');
+  const d = (ctx.d = await startDaemon(testConfig({ instances: [{ key: 'alpha', port: await freePort(), runCommand: SERVER }] }), { dir: ctx.dir }));
+  const s = await waitStatus(d, 'alpha', TOKEN, 'running', running);
+  assert.is(s.revision, null);
+  assert.match(d.log(), `could not import from the real watchdog's data file; starting without it file=${join(ctx.dir, 'data.db')}`);
+  assert.match(d.log(), 'data.db is not an SQLite database');
+  assert.is(await readFile(join(ctx.dir, 'data.db'), 'utf8'), 'this is not the real watchdog\'s database\n');
+});
+
+broken.run();

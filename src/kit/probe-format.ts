@@ -20,8 +20,9 @@ export function formatProbe({ result, status, info }: ProbeDetails): string {
   if (info) {
     lines.push(['description', info.desc ?? '(none)']);
     lines.push(['auth', `${info.auth.mode}${info.auth.public_key ? ` (public key ${info.auth.public_key})` : ''}`]);
-    if (info.links.length === 0) lines.push(['links', '(none)']);
-    for (const link of info.links) lines.push(['link', `${link.name}${link.icon ? ` [${link.icon}]` : ''} ${link.url}`]);
+    const links = info.links ?? [];
+    if (links.length === 0) lines.push(['links', '(none)']);
+    for (const link of links) lines.push(['link', `${link.name}${link.icon ? ` [${link.icon}]` : ''} ${link.url}`]);
     const pp = info.privacy_policy;
     lines.push(['privacy policy', pp ? `${pp.link} (identifier ${pp.identifier}, version ${pp.version})` : '(none)']);
     lines.push(['build', info.build ? list(Object.entries(info.build).filter(([, v]) => v !== null && v !== '').map(([k, v]) => `${k}=${String(v)}`)) : '(none)']);

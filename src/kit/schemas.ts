@@ -4,13 +4,15 @@ import { validateTags } from './tags.ts';
 export { connectAddressOf, infoForWire } from './schemas-wire.ts';
 
 /**
- * The Status and Info objects of the public API (spec §2.1–§2.2), as valibot schemas with their types.
- * Objects are loose: games may add fields (REFERENCE.md §4.1–§4.2), and those pass through.
+ * The Status and Info objects of the public API (spec §2.1–§2.2), as valibot schemas with their types. They accept
+ * what a real engine serves and the launcher reads, no less: objects are loose (games add fields such as `map` or
+ * `round_id`, and those pass through), `links` may be absent, a link's icon may be null, and nullable fields are.
  */
 
 export const AUTH_MODES = ['Optional', 'Required', 'Disabled'] as const;
 export type AuthMode = (typeof AUTH_MODES)[number];
-export const LINK_ICONS = ['chat', 'forum', 'codehost', 'web', 'wiki'] as const;
+/** The spec's icon names (`chat`, `codehost`) and the ones the launcher draws (`discord`, `github`, `telegram`, …). */
+export const LINK_ICONS = ['chat', 'codehost', 'discord', 'forum', 'github', 'telegram', 'web', 'wiki'] as const;
 export type LinkIcon = (typeof LINK_ICONS)[number];
 
 const count = (what: string) => v.pipe(v.number(`${what} must be a number`), v.integer(`${what} must be a whole number`), v.minValue(0, `${what} must not be negative`));
@@ -24,6 +26,11 @@ function isUdpUri(s: string): boolean {
   return s.startsWith('udp://') && URL.canParse(s) && new URL(s).hostname !== '';
 }
 
+/** ISO-8601 date and time, as the engine writes `round_start_time` and the launcher parses it. */
+function isIsoDateTime(s: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/.test(s) && !Number.isNaN(Date.parse(s));
+}
+
 const HttpUrl = v.pipe(text('url'), v.check(isHttpUrl, 'must be an absolute URL starting with http:// or https://'));
 const ConnectAddress = v.pipe(
   text('connect address'),
@@ -35,12 +42,18 @@ export const StatusSchema = v.looseObject({
   players: count('players'),
   soft_max_players: v.optional(count('soft_max_players')),
   tags: v.optional(v.array(text('tag'), 'tags must be an array of strings')),
+  // Read by the launcher with fixed types: anything else makes it list the server as offline.
+  run_level: v.optional(v.nullable(v.pipe(v.number('run_level must be a number (0 lobby, 1 in round, 2 post round)'), v.integer('run_level must be a whole number')))),
+  round_start_time: v.optional(v.nullable(v.pipe(
+    text('round_start_time'),
+    v.check(isIsoDateTime, 'round_start_time must be an ISO-8601 date and time such as 2024-05-01T12:00:00.0000000Z'),
+  ))),
 }, 'status must be a JSON object');
 export type Status = v.InferOutput<typeof StatusSchema>;
 
 export const AuthSchema = v.looseObject({
   mode: v.picklist(AUTH_MODES, `mode must be one of ${AUTH_MODES.join(', ')}`),
-  public_key: v.optional(text('public_key')),
+  public_key: v.optional(v.nullable(text('public_key'))),
 }, 'auth must be an object');
 
 /** Build information (REFERENCE.md §4.2); every field may be null or absent. */
@@ -59,7 +72,7 @@ export type Build = v.InferOutput<typeof BuildSchema>;
 
 export const LinkSchema = v.looseObject({
   name: text('name'),
-  icon: v.optional(v.picklist(LINK_ICONS, `icon must be one of ${LINK_ICONS.join(', ')} (or left out)`)),
+  icon: v.optional(v.nullable(v.picklist(LINK_ICONS, `icon must be one of ${LINK_ICONS.join(', ')} (or null, or left out)`))),
   url: HttpUrl,
 }, 'a link must be an object with name, url and optionally icon');
 export type Link = v.InferOutput<typeof LinkSchema>;
@@ -78,8 +91,9 @@ export const InfoSchema = v.looseObject({
   connect_address: v.optional(ConnectAddress),
   auth: AuthSchema,
   build: v.nullable(BuildSchema),
-  desc: v.optional(text('desc')),
-  links: v.array(LinkSchema, 'links must be an array of link objects'),
+  desc: v.optional(v.nullable(text('desc'))),
+  /** The engine sends none unless the game adds some. */
+  links: v.optional(v.array(LinkSchema, 'links must be an array of link objects')),
   privacy_policy: v.optional(PrivacyPolicySchema),
 }, 'info must be a JSON object');
 export type Info = v.InferOutput<typeof InfoSchema>;

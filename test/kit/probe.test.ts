@@ -9,6 +9,9 @@ import { AddressError, derivedConnectAddress, normaliseAddress, probe } from '..
 import { formatProbe } from '../../src/kit/probe-format.ts';
 import type { Info, Status } from '../../src/kit/schemas.ts';
 import { freePort } from '../_support/env.ts';
+import {
+  INFO_ACZ, INFO_EXTERNAL, INFO_NO_BUILD, STATUS_IN_ROUND, STATUS_LOBBY, startEngineServer, type EngineServer,
+} from '../fixtures/engine/payloads.ts';
 
 const addr = suite('probe :: address normalisation (REFERENCE.md §5.1)');
 
@@ -132,7 +135,8 @@ live('an explicit connect address is reported as given', async (ctx) => {
 
 live('an invalid server: every problem with a status./info. path', async (ctx) => {
   ctx.status = { name: 'x', players: -1, tags: ['region:mars'] };
-  ctx.info = { auth: { mode: 'Sometimes' }, build: null, links: [{ name: 'D', icon: 'discord', url: 'ftp://x' }] };
+  // Icon names are case-sensitive in the launcher.
+  ctx.info = { auth: { mode: 'Sometimes' }, build: null, links: [{ name: 'D', icon: 'Discord', url: 'ftp://x' }] };
   const d = await probe(`http://127.0.0.1:${ctx.port}/raw`);
   const paths = d.result.problems.map((p) => p.path).sort();
   assert.equal(paths, ['info.auth.mode', 'info.links.0.icon', 'info.links.0.url', 'status.players']);
@@ -169,3 +173,63 @@ live('an unreachable server is a problem', async () => {
   assert.match(r.problems[0]?.message ?? '', /unreachable/);
 });
 live.run();
+
+// ---
+interface EngineCtx { engine: EngineServer }
+const engine = suite<EngineCtx>('probe :: what a real engine serves', {} as EngineCtx);
+engine.before(async (ctx) => {
+  ctx.engine = await startEngineServer({ status: STATUS_IN_ROUND, info: INFO_EXTERNAL });
+});
+engine.after((ctx) => ctx.engine.close());
+
+engine('in a round, client hosted by the watchdog: game fields, launcher icons and a null icon, null hashes', async (ctx) => {
+  Object.assign(ctx.engine.bodies, { status: STATUS_IN_ROUND, info: INFO_EXTERNAL });
+  const d = await probe(`127.0.0.1:${ctx.engine.port}`);
+  assert.equal(d.result.problems, []);
+  assert.is(d.status?.name, "Wizard's Den [EN] +18", 'the \\u escapes decoded');
+  assert.equal(d.result.tags.explicit, ['lang:en', 'region:am_n_e', 'rp:low', '18+']);
+  const status = d.result.status as Record<string, unknown>;
+  assert.equal([status.map, status.round_id, status.run_level, status.panic_bunker], ['Bagel Station', 51234, 1, false]);
+  assert.equal(d.info?.links?.map((l) => l.icon), ['discord', 'web', 'wiki', 'github', 'forum', 'telegram', null]);
+  assert.is(d.info?.build?.hash, null);
+  assert.is(d.result.connectAddress, 'udp://play.example.net:1212/');
+  const text = formatProbe(d);
+  for (const part of ['Source [github] https://github.com', 'Telegram [telegram]', 'identifier wizden', 'acz=false', 'no problems']) {
+    assert.ok(text.includes(part), `missing ${part} in:\n${text}`);
+  }
+  assert.match(text, /^link: +Rules https:\/\/example\.net\/rules$/m, 'a link without an icon shows none');
+});
+
+engine('in the lobby, hybrid ACZ build: no tags, map null, empty build strings, no links, no privacy policy', async (ctx) => {
+  Object.assign(ctx.engine.bodies, { status: STATUS_LOBBY, info: INFO_ACZ });
+  const d = await probe(`127.0.0.1:${ctx.engine.port}`);
+  assert.equal(d.result.problems, []);
+  assert.equal(d.result.tags.explicit, []);
+  assert.is((d.result.info as Record<string, unknown>).links, undefined, 'the payload really has no links');
+  assert.is(d.info?.build?.acz, true);
+  assert.is(d.result.connectAddress, `udp://127.0.0.1:${ctx.engine.port}/`);
+  const text = formatProbe(d);
+  for (const part of ['fork_id=custom', 'acz=true', 'no problems']) assert.ok(text.includes(part), `missing ${part} in:\n${text}`);
+  assert.match(text, /^links: +\(none\)$/m);
+  assert.match(text, /^privacy policy: +\(none\)$/m);
+});
+
+engine('no build prepared: build null, auth disabled with a null public key', async (ctx) => {
+  Object.assign(ctx.engine.bodies, { status: STATUS_LOBBY, info: INFO_NO_BUILD });
+  const d = await probe(`127.0.0.1:${ctx.engine.port}`);
+  assert.equal(d.result.problems, []);
+  assert.is(d.info?.build, null);
+  assert.match(formatProbe(d), /^build: +\(none\)$/m);
+});
+
+engine('fields the launcher reads with fixed types are still checked', async (ctx) => {
+  const bad = JSON.parse(STATUS_IN_ROUND) as Record<string, unknown>;
+  Object.assign(ctx.engine.bodies, {
+    status: JSON.stringify({ ...bad, run_level: 'InRound', round_start_time: 'yesterday' }),
+    info: INFO_EXTERNAL.replace('"icon":"telegram"', '"icon":"Telegram"'),
+  });
+  const d = await probe(`127.0.0.1:${ctx.engine.port}`);
+  assert.equal(d.result.problems.map((p) => p.path), ['status.run_level', 'status.round_start_time', 'info.links.5.icon']);
+  assert.match(d.result.problems[1]?.message ?? '', /ISO-8601/);
+});
+engine.run();

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connectAddressOf, type Info, infoForWire, validateInfo, validateStatus } from '../../src/kit/schemas.ts';
+import { INFO_ACZ, INFO_EXTERNAL, INFO_NO_BUILD, STATUS_IN_ROUND, STATUS_LOBBY } from '../fixtures/engine/payloads.ts';
 
 const status = suite('schemas :: Status (spec §2.1)');
 
@@ -26,6 +27,11 @@ const BAD_STATUS: Array<[string, unknown, string, RegExp]> = [
   ['players as a string', { name: 'x', players: '1' }, 'players', /must be a number/],
   ['bad soft max', { name: 'x', players: 1, soft_max_players: 'lots' }, 'soft_max_players', /must be a number/],
   ['tags not an array', { name: 'x', players: 1, tags: 'a,b' }, 'tags', /array of strings/],
+  ['run level by name', { name: 'x', players: 1, run_level: 'InRound' }, 'run_level', /must be a number/],
+  ['fractional run level', { name: 'x', players: 1, run_level: 0.5 }, 'run_level', /whole number/],
+  ['round start not ISO-8601', { name: 'x', players: 1, round_start_time: '05/01/2024 12:00' }, 'round_start_time', /ISO-8601/],
+  ['round start not a date', { name: 'x', players: 1, round_start_time: '2024-13-45T00:00:00Z' }, 'round_start_time', /ISO-8601/],
+  ['round start a number', { name: 'x', players: 1, round_start_time: 1714566896 }, 'round_start_time', /must be a string/],
   ['tag not a string', { name: 'x', players: 1, tags: ['a', 3] }, 'tags.1', /tag must be a string/],
   ['bad standard tag', { name: 'x', players: 1, tags: ['18+', 'rp:extreme'] }, 'tags.1', /"rp:extreme": role-play level/],
   ['unknown region', { name: 'x', players: 1, tags: ['region:mars'] }, 'tags.0', /unknown region code/],
@@ -38,6 +44,16 @@ for (const [what, raw, path, message] of BAD_STATUS) {
     assert.match(hit.message, message);
   });
 }
+status('what a real engine sends passes: game fields, lobby with map null and no tags, .NET escapes', () => {
+  for (const body of [STATUS_IN_ROUND, STATUS_LOBBY]) {
+    const raw = JSON.parse(body) as Record<string, unknown>;
+    const r = validateStatus(raw);
+    assert.equal(r.problems, [], body);
+    assert.equal(r.value, raw, 'extra fields kept as they came');
+  }
+  assert.equal(validateStatus({ name: 'x', players: 0, run_level: null, round_start_time: null }).problems, []);
+});
+
 status.run();
 
 // ---
@@ -62,6 +78,17 @@ info('either spelling of the connect address is accepted; build may be null; des
   assert.equal(validateInfo({ connect_address: '', auth: { mode: 'Optional' }, build: null, links: [] }).problems, []);
 });
 
+info('what a real engine sends passes: ACZ, watchdog-hosted client, no build; links and privacy policy optional', () => {
+  for (const body of [INFO_ACZ, INFO_EXTERNAL, INFO_NO_BUILD]) assert.equal(validateInfo(JSON.parse(body)).problems, [], body);
+  assert.is(validateInfo(JSON.parse(INFO_ACZ)).value?.links, undefined);
+});
+
+info('links: the launcher\'s icon names, the spec\'s, a null icon or none', () => {
+  const icons = ['discord', 'github', 'telegram', 'web', 'wiki', 'forum', 'chat', 'codehost', null];
+  const links = icons.map((icon, i) => ({ name: `L${i}`, icon, url: `https://l${i}.example` }));
+  assert.equal(validateInfo({ auth: { mode: 'Required' }, build: null, links: [...links, { name: 'plain', url: 'https://p.example' }] }).problems, []);
+});
+
 const base = { auth: { mode: 'Required', public_key: 'k' }, build: null, links: [] };
 const BAD_INFO: Array<[string, unknown, string, RegExp]> = [
   ['not an object', [1], '', /info must be a JSON object/],
@@ -71,8 +98,9 @@ const BAD_INFO: Array<[string, unknown, string, RegExp]> = [
   ['missing build', { auth: base.auth, links: [] }, 'build', /required but missing/],
   ['build field of the wrong type', { ...base, build: { acz: 'yes' } }, 'build.acz', /true or false/],
   ['build string field a number', { ...base, build: { version: 3 } }, 'build.version', /string or null/],
-  ['missing links', { auth: base.auth, build: null }, 'links', /required but missing/],
-  ['link icon not allowed', { ...base, links: [{ name: 'D', icon: 'discord', url: 'https://d' }] }, 'links.0.icon', /chat, forum, codehost, web, wiki/],
+  ['links not an array', { ...base, links: {} }, 'links', /array of link objects/],
+  ['link icon unknown', { ...base, links: [{ name: 'D', icon: 'twitter', url: 'https://d' }] }, 'links.0.icon', /chat, codehost, discord, forum, github, telegram, web, wiki/],
+  ['link icon in the wrong case', { ...base, links: [{ name: 'D', icon: 'Discord', url: 'https://d' }] }, 'links.0.icon', /discord/],
   ['link url without http(s)', { ...base, links: [{ name: 'D', url: 'ftp://d' }] }, 'links.0.url', /http:\/\/ or https:\/\//],
   ['link url relative', { ...base, links: [{ name: 'D', url: '/wiki' }] }, 'links.0.url', /http:\/\//],
   ['link without name', { ...base, links: [{ url: 'https://d' }] }, 'links.0.name', /required/],

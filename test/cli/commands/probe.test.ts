@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir } from '../../_support/env.ts';
+import { INFO_ACZ, INFO_EXTERNAL, STATUS_IN_ROUND, STATUS_LOBBY, startEngineServer, type EngineServer } from '../../fixtures/engine/payloads.ts';
 import { runCli } from '../_run.ts';
 
 /**
@@ -57,3 +58,41 @@ test('--json: exit 1, the same problems by path', async ({ port, cwd }) => {
 });
 
 test.run();
+
+// ---
+
+/** `watchdog probe` against what a real engine serves: valid, exit 0. */
+interface EngineCtx { engine?: EngineServer; cwd: string; cleanup: () => Promise<void> }
+const engine = suite<EngineCtx>('watchdog probe :: a real engine server', { cwd: '', cleanup: async () => {} });
+
+engine.before(async (ctx) => {
+  const t = await tempDir('wd-cli-probe-engine-');
+  ctx.cwd = t.path;
+  ctx.cleanup = t.cleanup;
+  ctx.engine = await startEngineServer({ status: STATUS_IN_ROUND, info: INFO_EXTERNAL });
+});
+engine.after(async (ctx) => {
+  await ctx.engine?.close();
+  await ctx.cleanup();
+});
+
+engine('in a round with links (launcher icons, a null icon): exit 0, no problems', async (ctx) => {
+  Object.assign(ctx.engine!.bodies, { status: STATUS_IN_ROUND, info: INFO_EXTERNAL });
+  const r = await runCli(['probe', `127.0.0.1:${ctx.engine!.port}`], { cwd: ctx.cwd });
+  assert.is(r.code, 0, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  assert.match(r.stdout, /^link: +Source \[github\] https:\/\/github\.com\/space-wizards\/space-station-14$/m);
+  assert.match(r.stdout, /^link: +Rules https:\/\/example\.net\/rules$/m);
+  assert.match(r.stdout, /valid: no problems found\n$/);
+});
+
+engine('--json, hybrid ACZ build without links in the lobby: exit 0, the payloads as received', async (ctx) => {
+  Object.assign(ctx.engine!.bodies, { status: STATUS_LOBBY, info: INFO_ACZ });
+  const r = await runCli(['probe', `127.0.0.1:${ctx.engine!.port}`, '--json'], { cwd: ctx.cwd });
+  assert.is(r.code, 0, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  const json = JSON.parse(r.stdout) as { problems: unknown[]; info: Record<string, unknown>; status: Record<string, unknown> };
+  assert.equal(json.problems, []);
+  assert.equal(json.info, JSON.parse(INFO_ACZ));
+  assert.equal(json.status, JSON.parse(STATUS_LOBBY));
+});
+
+engine.run();

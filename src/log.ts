@@ -17,19 +17,49 @@ const SECRET = /token|secret|password|authorization/i;
 
 interface Sink {
   level: LogLevel;
+  /** Levels for scope prefixes (`watchdog:http`), the longest matching prefix winning over `level`. */
+  overrides: Array<[scope: string, level: LogLevel]>;
   json: boolean;
   write: (line: string) => void;
 }
 
 const sink: Sink = {
   level: (process.env.WATCHDOG_LOG_LEVEL as LogLevel | undefined) ?? 'info',
+  overrides: [],
   json: process.env.WATCHDOG_LOG_FORMAT === 'json',
   write: (line) => process.stderr.write(line + '\n'),
 };
 
-/** Sets the global level (config `Serilog.MinimumLevel.Default` or `--log-level`) and format. */
-export function configureLogging(opts: { level?: LogLevel; json?: boolean; write?: (line: string) => void }): void {
+/** The level in force per scope, cleared whenever the levels change. */
+const levels = new Map<string, number>();
+
+function thresholdOf(scope: string): number {
+  let t = levels.get(scope);
+  if (t === undefined) {
+    let best: [string, LogLevel] | undefined;
+    for (const o of sink.overrides) {
+      const match = scope === o[0] || scope.startsWith(`${o[0]}:`);
+      if (match && (!best || o[0].length > best[0].length)) best = o;
+    }
+    t = ORDER[best?.[1] ?? sink.level];
+    levels.set(scope, t);
+  }
+  return t;
+}
+
+/**
+ * Sets the global level (config `Serilog.MinimumLevel.Default` or `--log-level`), the per-scope overrides
+ * (`Serilog.MinimumLevel.Override`, scopes compared case-insensitively on whole `:` parts) and the format.
+ */
+export function configureLogging(opts: {
+  level?: LogLevel;
+  overrides?: Array<[scope: string, level: LogLevel]>;
+  json?: boolean;
+  write?: (line: string) => void;
+}): void {
+  levels.clear();
   if (opts.level) sink.level = opts.level;
+  if (opts.overrides) sink.overrides = opts.overrides.map(([scope, level]) => [scope.toLowerCase(), level]);
   if (opts.json !== undefined) sink.json = opts.json;
   if (opts.write) sink.write = opts.write;
 }
@@ -59,7 +89,7 @@ function clean(fields: LogFields | undefined): LogFields {
 
 export function createLogger(scope: string): Logger {
   const emit = (level: LogLevel, msg: string, fields?: LogFields) => {
-    if (ORDER[level] < ORDER[sink.level]) return;
+    if (ORDER[level] < thresholdOf(scope.toLowerCase())) return;
     const f = clean(fields);
     const time = new Date().toISOString();
     if (sink.json) {

@@ -4,13 +4,18 @@ import { formatPath, problemLine } from './issues.ts';
 import { parseUrls, type ListenAddress } from './listen.ts';
 import { isMap, type ConfigPath } from './merge.ts';
 import { readSecretFile } from './secret-file.ts';
+import { isOwnScope, unusedSettings } from './unused.ts';
 
 /** What the checks beyond the schema found, and the values they computed for resolution. */
 export interface CheckResult {
   problems: string[];
   warnings: string[];
-  listen: ListenAddress | undefined;
+  listen: ListenAddress[] | undefined;
   logLevel: LogLevel;
+  /** `Serilog.MinimumLevel.Override` entries that name our log scopes (`watchdog.http` → `watchdog:http`). */
+  logOverrides: Array<[scope: string, level: LogLevel]>;
+  /** `Notification.ChatWebhook`, or the real watchdog's `Notification.DiscordWebhook`. */
+  webhook: string | undefined;
   admin: { username: string; password: string } | undefined;
   /** Tokens read from `ApiTokenFile`, by instance key. */
   tokenFiles: Map<string, string>;
@@ -23,11 +28,13 @@ const REQUIRED_UPDATE_KEYS: Record<string, { key: string; expected: string }[]> 
     { key: 'BaseUrl', expected: 'the CI server URL because UpdateType is CiServer' },
     { key: 'JobName', expected: 'the CI job name because UpdateType is CiServer' },
   ],
+  Jenkins: [
+    { key: 'BaseUrl', expected: 'the Jenkins URL because UpdateType is Jenkins' },
+    { key: 'JobName', expected: 'the Jenkins job name because UpdateType is Jenkins' },
+  ],
   Git: [{ key: 'BaseUrl', expected: 'the repository URL because UpdateType is Git' }],
   Local: [{ key: 'CurrentVersion', expected: 'the version of the build in bin/ because UpdateType is Local' }],
 };
-
-const IGNORED_PROCESS_KEYS = ['UnitManagementMode', 'UnitPrefix', 'Manager'];
 
 const str = (x: unknown): string | undefined => (typeof x === 'string' ? x : undefined);
 
@@ -42,17 +49,14 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
   const warn = (path: ConfigPath, text: string) => warnings.push(`${sourceOf(path)}: ${formatPath(path)}: ${text}`);
 
   // Urls
-  let listen: ListenAddress | undefined = { host: '127.0.0.1', port: 5000 };
+  let listen: ListenAddress[] | undefined = [{ host: 'localhost', port: 5000 }];
   const urls = raw.Urls;
   if (typeof urls === 'string') {
     const r = parseUrls(urls);
     if (!r.ok) {
       problem(['Urls'], r.expected, urls);
       listen = undefined;
-    } else {
-      listen = r.listen;
-      if (r.ignored.length > 0) warn(['Urls'], `only the first address is used; ignoring ${r.ignored.join(', ')}`);
-    }
+    } else listen = r.listen;
   }
 
   // Log level
@@ -61,19 +65,31 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
   const minimum = isMap(serilog) ? serilog.MinimumLevel : undefined;
   const levelPath = isMap(minimum) ? ['Serilog', 'MinimumLevel', 'Default'] : ['Serilog', 'MinimumLevel'];
   const levelName = isMap(minimum) ? str(minimum.Default) : str(minimum);
+  const levelProblem = 'expected a level: Verbose, Debug, Information, Warning, Error or Fatal';
   if (levelName !== undefined) {
     const level = parseLogLevel(levelName);
     if (level) logLevel = level;
-    else problem(levelPath, 'expected a level: Verbose, Debug, Information, Warning, Error or Fatal', levelName);
+    else problem(levelPath, levelProblem, levelName);
+  }
+  const logOverrides: CheckResult['logOverrides'] = [];
+  const overrides = isMap(minimum) && isMap(minimum.Override) ? minimum.Override : {};
+  for (const [scope, name] of Object.entries(overrides)) {
+    if (!isOwnScope(scope) || typeof name !== 'string') continue;
+    const level = parseLogLevel(name);
+    if (level) logOverrides.push([scope.replace(/[.:]/g, ':'), level]);
+    else problem(['Serilog', 'MinimumLevel', 'Override', scope], levelProblem, name);
   }
 
-  // Ignored keys of the real watchdog
-  const proc = raw.Process;
-  if (isMap(proc)) {
-    if (proc.Mode === 'Systemd') warn(['Process', 'Mode'], 'Systemd is not supported; servers run as child processes of the watchdog (Basic)');
-    for (const k of IGNORED_PROCESS_KEYS) {
-      if (proc[k] !== undefined) warn(['Process', k], 'ignored: systemd process management is not supported');
-    }
+  // Accepted for the real watchdog's sake but not acted on: one line, so nothing is dropped silently.
+  const unused = unusedSettings(raw);
+  if (unused.length > 0) warnings.push(`accepted but not used by this watchdog: ${unused.join('; ')}`);
+
+  // Webhook
+  const notification = isMap(raw.Notification) ? raw.Notification : {};
+  const chat = str(notification.ChatWebhook);
+  const discord = str(notification.DiscordWebhook);
+  if (chat !== undefined && discord !== undefined && chat !== discord) {
+    problem(['Notification', 'DiscordWebhook'], 'expected only one of ChatWebhook and DiscordWebhook (they are the same setting)', discord);
   }
 
   // Admin
@@ -125,5 +141,5 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
     }
   }
 
-  return { problems, warnings, listen, logLevel, admin, tokenFiles };
+  return { problems, warnings, listen, logLevel, logOverrides, webhook: chat ?? discord, admin, tokenFiles };
 }

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { ConfigPath } from './merge.ts';
+import { entriesOf, schemaAt, unwrap, type AnySchema } from './schema-walk.ts';
 
 /** `Servers.Instances.alpha.ApiPort`; odd keys quoted (`Servers.Instances."a b"`), list items as `Arguments[1]`. */
 export function formatPath(path: ConfigPath): string {
@@ -25,49 +26,6 @@ export function describeValue(value: unknown): string {
 /** A problem line: `<file>: <key.path>: <expected>, got <found>`. */
 export function problemLine(file: string, path: ConfigPath, expected: string, found: unknown): string {
   return `${file}: ${formatPath(path)}: ${expected}, got ${describeValue(found)}`;
-}
-
-type AnySchema = v.GenericSchema;
-
-function isSchema(x: unknown): x is AnySchema {
-  return typeof x === 'object' && x !== null && 'kind' in x && x.kind === 'schema';
-}
-
-/** The schema that validates `path` below `root`, stepping through optional, pipe, object, record and array. */
-function schemaAt(root: AnySchema, path: ConfigPath): AnySchema | undefined {
-  let s: AnySchema | undefined = root;
-  for (const key of path) {
-    s = s && unwrap(s);
-    if (!s) return undefined;
-    if ('entries' in s && typeof key === 'string') {
-      const entries = s.entries as Record<string, unknown>;
-      const next = entries[key];
-      s = isSchema(next) ? next : undefined;
-    } else if ('value' in s && isSchema(s.value)) s = s.value;
-    else if ('item' in s && isSchema(s.item)) s = s.item;
-    else return undefined;
-  }
-  return s;
-}
-
-/** Optional wrappers and pipes around the structural schema (a record piped after a map check, for one). */
-function unwrap(s: AnySchema): AnySchema | undefined {
-  let cur: AnySchema = s;
-  for (let i = 0; i < 8; i += 1) {
-    if ('wrapped' in cur && isSchema(cur.wrapped)) {
-      cur = cur.wrapped;
-      continue;
-    }
-    if ('pipe' in cur && Array.isArray(cur.pipe)) {
-      const structural = [...cur.pipe].reverse().find((p): p is AnySchema => isSchema(p) && ('entries' in p || 'value' in p || 'item' in p));
-      if (structural && structural !== cur) {
-        cur = structural;
-        continue;
-      }
-    }
-    return cur;
-  }
-  return cur;
 }
 
 /** Default valibot messages read "Invalid type: Expected X but received Y"; keep only the expectation. */
@@ -103,9 +61,6 @@ function closest(word: string, candidates: string[]): string | undefined {
   return best;
 }
 
-/** Names this product spells differently from the real watchdog, so a migrated config gets a useful hint. */
-const RENAMED: Record<string, string> = { DiscordWebhook: 'ChatWebhook' };
-
 /** One line per issue, deduplicated, each naming the file that supplied the value. */
 export function formatIssues(
   issues: readonly v.BaseIssue<unknown>[],
@@ -120,10 +75,9 @@ export function formatIssues(
     if (issue.type === 'strict_object' && issue.expected === 'never' && last?.origin === 'key') {
       // An unknown key: usually a typo, so suggest the nearest allowed one.
       const parent = schemaAt(root, path.slice(0, -1));
-      const structural = parent && unwrap(parent);
-      const allowed = structural && 'entries' in structural ? Object.keys(structural.entries as object) : [];
+      const allowed = Object.keys((parent && entriesOf(unwrap(parent, {}))) ?? {});
       const key = String(last.key);
-      const guess = RENAMED[key] ?? closest(key, allowed);
+      const guess = closest(key, allowed);
       const hint = guess ? `did you mean ${guess}?` : `expected one of ${allowed.join(', ')}`;
       lines.push(`${file}: ${formatPath(path)}: unknown key (${hint})`);
     } else if (issue.type === 'strict_object' && issue.input === undefined && last?.origin === 'key') {

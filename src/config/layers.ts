@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, isAbsolute } from 'node:path';
-import { parseDocument, type YAMLError } from 'yaml';
+import { parseDocument, visit, type YAMLError } from 'yaml';
 
 /** One parsed YAML file of the layered configuration. */
 export interface Layer {
@@ -43,6 +43,13 @@ export function parseYaml(text: string, name: string): Parsed {
   };
   if (doc.errors.length > 0) return { ok: false, problems: doc.errors.map(where) };
   const warnings = doc.warnings.map(where);
+  // .NET reads every YAML scalar as the text written (`ApiToken: 0123` is "0123", not 123); numbers and booleans
+  // are bound from that text later, where the schema expects one (binding.ts).
+  visit(doc, {
+    Scalar(_, node) {
+      if ((typeof node.value === 'number' || typeof node.value === 'boolean') && node.source !== undefined) node.value = node.source;
+    },
+  });
   let data: unknown;
   try {
     data = doc.toJS();

@@ -1,32 +1,39 @@
-/** Where the HTTP server binds, from `Urls`. */
+/**
+ * One address the HTTP server binds, from `Urls`. `localhost` is kept as a name: it binds 127.0.0.1 and, where
+ * the host has IPv6, ::1 on the same port (as Kestrel does); `0.0.0.0` is every interface.
+ */
 export interface ListenAddress {
   host: string;
   port: number;
 }
 
-export type UrlsResult =
-  | { ok: true; listen: ListenAddress; ignored: string[] }
-  | { ok: false; expected: string };
+export type UrlsResult = { ok: true; listen: ListenAddress[] } | { ok: false; expected: string };
 
 const EXPECTED = 'expected http://<host>:<port> such as http://localhost:5000 or http://*:5000';
 
 /**
- * Parses `Urls` as Kestrel spells it: `*` or `+` listen on every interface, `localhost` on loopback only,
- * port 0 picks a free port (tests). Only the first of a `;`-separated list is used; the rest are returned.
+ * Parses `Urls` as Kestrel spells it: addresses separated by `;`, each bound; `*`, `+` and `0.0.0.0` listen on
+ * every interface, `localhost` on loopback only, port 0 picks a free port (tests).
  */
 export function parseUrls(value: string): UrlsResult {
-  const [first = '', ...rest] = value.split(';').map((s) => s.trim()).filter((s) => s !== '');
-  const m = /^(https?):\/\/(\[[0-9A-Fa-f:.]+\]|[^/:[\]\s]+):(\d{1,5})\/?$/.exec(first);
-  if (!m) return { ok: false, expected: EXPECTED };
-  const [, scheme, rawHost = '', rawPort = ''] = m;
-  if (scheme?.toLowerCase() === 'https') {
-    return { ok: false, expected: 'expected an http:// address (this watchdog does not terminate TLS; put a proxy in front for https)' };
+  const parts = value.split(';').map((s) => s.trim()).filter((s) => s !== '');
+  if (parts.length === 0) return { ok: false, expected: EXPECTED };
+  const listen: ListenAddress[] = [];
+  for (const part of parts) {
+    const m = /^(https?):\/\/(\[[0-9A-Fa-f:.]+\]|[^/:[\]\s]+):(\d{1,5})\/?$/.exec(part);
+    const where = parts.length > 1 ? ` (in ${JSON.stringify(part)})` : '';
+    if (!m) return { ok: false, expected: EXPECTED + where };
+    const [, scheme, rawHost = '', rawPort = ''] = m;
+    if (scheme?.toLowerCase() === 'https') {
+      return { ok: false, expected: `expected an http:// address (this watchdog does not terminate TLS; put a proxy in front for https)${where}` };
+    }
+    const port = Number(rawPort);
+    if (port > 65535) return { ok: false, expected: `${EXPECTED} (port 0-65535)${where}` };
+    let host = rawHost;
+    if (host === '*' || host === '+') host = '0.0.0.0';
+    else if (host.toLowerCase() === 'localhost') host = 'localhost';
+    else if (host.startsWith('[')) host = host.slice(1, -1);
+    listen.push({ host, port });
   }
-  const port = Number(rawPort);
-  if (port > 65535) return { ok: false, expected: `${EXPECTED} (port 0-65535)` };
-  let host = rawHost;
-  if (host === '*' || host === '+') host = '0.0.0.0';
-  else if (host.toLowerCase() === 'localhost') host = '127.0.0.1';
-  else if (host.startsWith('[')) host = host.slice(1, -1);
-  return { ok: true, listen: { host, port }, ignored: rest };
+  return { ok: true, listen };
 }

@@ -3,7 +3,9 @@ import * as v from 'valibot';
 import { describeError } from '../errors.ts';
 import { checkSettings } from './checks.ts';
 import { formatIssues } from './issues.ts';
-import { readLayers } from './layers.ts';
+import { bindScalars, canonicalKeys } from './binding.ts';
+import { environmentLayers, environmentName } from './env-layer.ts';
+import { readLayers, type Layer } from './layers.ts';
 import { mergeLayers } from './merge.ts';
 import { resolveConfig } from './resolve.ts';
 import type { ResolvedConfig } from './resolved.ts';
@@ -16,8 +18,13 @@ export interface LoadOptions {
   file?: string;
   /** The daemon's working directory: instance folders and token files resolve against it. */
   cwd: string;
-  /** `WATCHDOG_ENV` picks `appsettings.<env>.yml` (default `Production`). */
+  /**
+   * The process environment: its name picks `appsettings.<env>.yml` (env-layer.ts), and its .NET-style variables
+   * (`Servers__Instances__main__ApiToken`, `ASPNETCORE_URLS`) override the files.
+   */
   env: Record<string, string | undefined>;
+  /** `--urls`: wins over every file and variable. */
+  urls?: string;
 }
 
 const ENV_NAME = /^[A-Za-z0-9_-]+$/;
@@ -37,19 +44,29 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
 
 async function load(opts: LoadOptions): Promise<LoadResult> {
   const cwd = resolve(opts.cwd);
-  const env = opts.env.WATCHDOG_ENV?.trim() || 'Production';
+  const { variable, name: env } = environmentName(opts.env);
   if (!ENV_NAME.test(env)) {
-    return { ok: false, problems: [`WATCHDOG_ENV: expected a name of letters, digits, "_" and "-" such as Development, got ${JSON.stringify(env)}`] };
+    return { ok: false, problems: [`${variable}: expected a name of letters, digits, "_" and "-" such as Development, got ${JSON.stringify(env)}`] };
   }
   const main = resolve(cwd, opts.file ?? 'appsettings.yml');
 
   const read = await readLayers(main, env, cwd);
   if (!read.ok) return read;
-  const merged = mergeLayers(read.layers);
+  const topKeys = Object.keys(AppSettingsSchema.entries);
+  const extra: Layer[] = environmentLayers(opts.env, topKeys);
+  if (opts.urls !== undefined) extra.push({ file: '--urls', name: '--urls', data: { Urls: opts.urls } });
+  const keyProblems: string[] = [];
+  const layers = [...read.layers, ...extra].map((layer) => {
+    const canonical = canonicalKeys(layer.data, AppSettingsSchema, layer.name);
+    keyProblems.push(...canonical.problems);
+    return { ...layer, data: canonical.data };
+  });
+  const merged = mergeLayers(layers);
+  const bound = bindScalars(merged.value, AppSettingsSchema) as Record<string, unknown>;
 
-  const parsed = v.safeParse(AppSettingsSchema, merged.value);
-  const checks = await checkSettings(merged.value, merged.sourceOf, cwd);
-  const problems = [...(parsed.success ? [] : formatIssues(parsed.issues, AppSettingsSchema, merged.sourceOf)), ...checks.problems];
+  const parsed = v.safeParse(AppSettingsSchema, bound);
+  const checks = await checkSettings(bound, merged.sourceOf, cwd);
+  const problems = [...keyProblems, ...(parsed.success ? [] : formatIssues(parsed.issues, AppSettingsSchema, merged.sourceOf)), ...checks.problems];
   if (!parsed.success || problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
 
   const config = resolveConfig({ settings: parsed.output, checks, files: read.layers.map((l) => l.file), cwd });

@@ -7,6 +7,9 @@ export interface Merged {
   sourceOf(path: ConfigPath): string;
 }
 
+/** A list index as a key (`Arguments__0` from the environment). */
+export const INDEX = /^(0|[1-9]\d*)$/;
+
 export function isMap(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
@@ -39,11 +42,21 @@ export function mergeLayers(layers: readonly { name: string; data: Record<string
   const id = (path: ConfigPath) => JSON.stringify(path);
 
   const merge = (into: Record<string, unknown>, from: Record<string, unknown>, path: ConfigPath, name: string) => {
-    for (const [k, v] of Object.entries(from)) {
+    for (const [key, v] of Object.entries(from)) {
+      // Keys are case-insensitive across layers too (an instance `main` set again as `MAIN` from the environment).
+      const k = key in into ? key : (Object.keys(into).find((x) => x.toLowerCase() === key.toLowerCase()) ?? key);
       const p = [...path, k];
       const existing = into[k];
       if (isMap(v) && isMap(existing)) {
         merge(existing, v, p, name);
+        continue;
+      }
+      if (Array.isArray(existing) && isMap(v) && Object.keys(v).every((i) => INDEX.test(i))) {
+        // `Arguments__1=x` from the environment replaces one item of a list a file set, as in .NET.
+        const list = [...existing];
+        for (const [i, item] of Object.entries(v)) list[Number(i)] = item;
+        into[k] = list.filter((x) => x !== undefined);
+        source.set(id(p), name);
         continue;
       }
       into[k] = isMap(v) ? merge({}, v, p, name) : v;

@@ -1,3 +1,4 @@
+import type { ListenAddress } from './listen.ts';
 import type { AppSettings, InstanceSettings, TimingSettings } from './schema.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -22,8 +23,8 @@ export interface ResolvedConfig {
   files: string[];
   /** Folder relative paths resolve against (the daemon's working directory). */
   workDir: string;
-  /** Where the HTTP server binds, from `Urls`. `*` means all interfaces; port 0 picks a free port. */
-  listen: { host: string; port: number };
+  /** Where the HTTP server binds, from `Urls` (every address; see listen.ts). Port 0 picks a free port. */
+  listen: ListenAddress[];
   /** `BaseUrl` when configured (always ends with `/`); otherwise undefined and derived from the bound address. */
   baseUrl: string | undefined;
   persistServers: boolean;
@@ -31,6 +32,8 @@ export interface ResolvedConfig {
   dataFile: string;
   webhook: string | undefined;
   logLevel: LogLevel;
+  /** Levels for our own log scopes (`Serilog.MinimumLevel.Override`), `:`-separated scope prefixes. */
+  logOverrides: Array<[scope: string, level: LogLevel]>;
   timing: TimingSettings;
   admin: { username: string; password: string } | undefined;
   instances: ResolvedInstance[];

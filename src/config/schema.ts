@@ -27,6 +27,9 @@ const NonNegSeconds = (def: number) =>
   v.optional(v.pipe(v.number('expected a number of seconds'), v.minValue(0, 'expected zero or more seconds')), def);
 
 export const UPDATE_TYPES = ['Manifest', 'Git', 'CiServer', 'Local', 'Dummy'] as const;
+/** `Jenkins` is the real watchdog's name for `CiServer`; either may be written, and both mean `CiServer`. */
+const UPDATE_TYPE_NAMES = [...UPDATE_TYPES, 'Jenkins'] as const;
+export type UpdateType = (typeof UPDATE_TYPES)[number];
 export const DUMP_TYPES = ['Normal', 'WithHeap', 'Triage', 'Full'] as const;
 
 /** Provider settings. Which keys are required depends on UpdateType; that check lives in checks.ts. */
@@ -55,10 +58,13 @@ export const UpdatesSchema = v.strictObject({
 
 export const InstanceSchema = v.strictObject({
   Name: v.optional(v.string('expected a string')),
-  ApiToken: v.optional(v.pipe(v.string('expected a string token (quote it if it is all digits)'), v.minLength(1, 'expected a non-empty token'))),
+  ApiToken: v.optional(v.pipe(v.string('expected a token'), v.minLength(1, 'expected a non-empty token'))),
   ApiTokenFile: v.optional(v.string('expected a file path')),
   ApiPort: Port,
-  UpdateType: v.optional(v.picklist(UPDATE_TYPES, `expected one of ${UPDATE_TYPES.join(', ')}`)),
+  UpdateType: v.optional(v.pipe(
+    v.picklist(UPDATE_TYPE_NAMES, `expected one of ${UPDATE_TYPE_NAMES.join(', ')}`),
+    v.transform((t): UpdateType => (t === 'Jenkins' ? 'CiServer' : t)),
+  )),
   Updates: v.optional(UpdatesSchema, {}),
   TimeoutSeconds: Seconds(90),
   DumpOnTimeout: v.optional(v.boolean('expected true or false'), true),
@@ -66,7 +72,7 @@ export const InstanceSchema = v.strictObject({
   RunCommand: v.optional(v.pipe(v.string('expected a program path'), v.minLength(1, 'expected a program path'))),
   Arguments: v.optional(v.array(v.string('expected a string'), 'expected a list of strings'), []),
   EnvironmentVariables: v.optional(
-    v.pipe(Mapping('expected a map of names to strings'), v.record(v.string(), v.string('expected a string value (quote numbers and booleans)'))),
+    v.pipe(Mapping('expected a map of names to strings'), v.record(v.string(), v.string('expected a value'))),
     {},
   ),
 }, 'expected a map of instance settings');
@@ -89,12 +95,18 @@ export const TimingSchema = v.strictObject({
 export const AppSettingsSchema = v.strictObject({
   BaseUrl: v.optional(Url),
   Urls: v.optional(v.string('expected a URL such as http://localhost:5000'), 'http://localhost:5000'),
+  // The ASP.NET host's own sections, so a real watchdog's files load. What is not acted on is named in one warning.
   AllowedHosts: v.optional(Str()),
-  // Serilog sinks (Loki and others) are accepted and ignored; only the minimum level is used.
+  Kestrel: Ignored,
+  Logging: Ignored,
+  // Serilog: the minimum level and the overrides that name our log scopes are used; sinks (Loki, …) are not.
   Serilog: v.optional(v.looseObject({
     MinimumLevel: v.optional(v.union([
       v.string(),
-      v.looseObject({ Default: v.optional(Str('a level name')) }),
+      v.looseObject({
+        Default: v.optional(Str('a level name')),
+        Override: v.optional(v.pipe(Mapping('expected a map of log scopes to level names'), v.record(v.string(), Str('a level name')))),
+      }),
     ], 'expected a level name such as Information, or a map with Default')),
   }, 'expected a map of logging settings')),
   // The real watchdog's SQLite file: read once per instance to import its revision (and a persisted server).
@@ -103,7 +115,9 @@ export const AppSettingsSchema = v.strictObject({
   }, 'expected a map with File'), {}),
   Notification: v.optional(v.strictObject({
     ChatWebhook: v.optional(Url),
-  }, 'expected a map with ChatWebhook'), {}),
+    // The real watchdog's name for ChatWebhook.
+    DiscordWebhook: v.optional(Url),
+  }, 'expected a map with ChatWebhook (or DiscordWebhook)'), {}),
   Process: v.optional(v.strictObject({
     PersistServers: v.optional(v.boolean('expected true or false'), false),
     // Systemd is accepted so a real watchdog's config loads; servers still run as our own child processes.
@@ -134,4 +148,4 @@ export type AppSettings = v.InferOutput<typeof AppSettingsSchema>;
 export type InstanceSettings = v.InferOutput<typeof InstanceSchema>;
 export type UpdatesSettings = v.InferOutput<typeof UpdatesSchema>;
 export type TimingSettings = v.InferOutput<typeof TimingSchema>;
-export type UpdateType = (typeof UPDATE_TYPES)[number];
+

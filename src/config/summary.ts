@@ -6,16 +6,16 @@ export function printConfigProblems(problems: readonly string[], write: (text: s
   for (const p of problems) write(`${p}\n`);
 }
 
-function hostPort(listen: ResolvedConfig['listen']): string {
+function hostPort(listen: ResolvedConfig['listen'][number]): string {
   const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
-  return `http://${host}:${listen.port}`;
+  return `http://${host}:${listen.port}${listen.host === '0.0.0.0' ? ' (all interfaces)' : ''}`;
 }
 
 /** A short, human summary of a valid configuration: what was read, where it listens, each instance. */
 export function formatSummary(config: ResolvedConfig, cwd: string): string {
   const lines = [
     `files:     ${config.files.map((f) => displayName(f, cwd)).join(', ')}`,
-    `listen:    ${hostPort(config.listen)}${config.listen.host === '0.0.0.0' ? ' (all interfaces)' : ''}`,
+    `listen:    ${config.listen.map(hostPort).join(', ')}`,
     `base url:  ${config.baseUrl ?? '(derived from the listen address)'}`,
     `log level: ${config.logLevel}`,
     `webhook:   ${config.webhook ? 'set' : 'none'}`,

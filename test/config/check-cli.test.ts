@@ -41,8 +41,9 @@ cli('check :: a bad config exits 2, one line per problem, and creates no folder'
     assert.equal(lines, [
       'bad.yml: BaseUrl: expected an http(s) URL such as http://localhost:5000/, got "nope"',
       'bad.yml: Servers.Instances.alpha.ApiPort: expected an integer 1-65535, got 70000',
-      'bad.yml: Servers.Instances.alpha.UpdateType: expected one of Manifest, Git, CiServer, Local, Dummy, got "Jenkins"',
       'bad.yml: Servers.Instances.alpha.TimeoutSeconds: expected a positive number of seconds, got -1',
+      'bad.yml: Servers.Instances.alpha.Updates.BaseUrl: expected the Jenkins URL because UpdateType is Jenkins, got nothing',
+      'bad.yml: Servers.Instances.alpha.Updates.JobName: expected the Jenkins job name because UpdateType is Jenkins, got nothing',
     ]);
     assert.is(r.stdout, '');
     assert.equal(await readdir(t.path), ['bad.yml'], 'nothing created');

@@ -43,8 +43,8 @@ const CASES: { name: string; files: Record<string, string[]>; dirs?: string[]; p
   },
   {
     name: 'unknown UpdateType',
-    files: { 'appsettings.yml': oneInstance(['UpdateType: Jenkins']) },
-    problems: () => [`${A}.UpdateType: expected one of Manifest, Git, CiServer, Local, Dummy, got "Jenkins"`],
+    files: { 'appsettings.yml': oneInstance(['UpdateType: Jenkinz']) },
+    problems: () => [`${A}.UpdateType: expected one of Manifest, Git, CiServer, Local, Dummy, Jenkins, got "Jenkinz"`],
   },
   {
     name: 'unsafe instance keys',
@@ -53,14 +53,24 @@ const CASES: { name: string; files: Record<string, string[]>; dirs?: string[]; p
       `appsettings.yml: Servers.Instances.${JSON.stringify(k)}: expected an instance id of letters, digits, "_", "." and "-" (at most 64, starting with a letter or digit), got ${JSON.stringify(k)}`),
   },
   {
-    name: 'string for TimeoutSeconds',
-    files: { 'appsettings.yml': oneInstance(['TimeoutSeconds: "60"']) },
-    problems: () => [`${A}.TimeoutSeconds: expected a number of seconds, got "60"`],
+    name: 'text that is no number for TimeoutSeconds',
+    files: { 'appsettings.yml': oneInstance(['TimeoutSeconds: "sixty"']) },
+    problems: () => [`${A}.TimeoutSeconds: expected a number of seconds, got "sixty"`],
   },
   {
-    name: 'list for EnvironmentVariables, number inside Arguments',
-    files: { 'appsettings.yml': oneInstance(['EnvironmentVariables: [A=1]', 'Arguments: ["--cvar", 5]']) },
-    problems: () => [`${A}.Arguments[1]: expected a string, got 5`, `${A}.EnvironmentVariables: expected a map of names to strings, got a list`],
+    name: 'text that is no boolean for PersistServers (yes is not .NET-bindable)',
+    files: { 'appsettings.yml': oneInstance([], ['Process:', '  PersistServers: yes']) },
+    problems: () => ['appsettings.yml: Process.PersistServers: expected true or false, got "yes"'],
+  },
+  {
+    name: 'the same key twice in different case',
+    files: { 'appsettings.yml': [...oneInstance(), '      apiport: 1213'] },
+    problems: () => [`${A}.apiport: the same key as ApiPort (keys are case-insensitive); keep one`],
+  },
+  {
+    name: 'list for EnvironmentVariables, list inside Arguments',
+    files: { 'appsettings.yml': oneInstance(['EnvironmentVariables: [A=1]', 'Arguments: ["--cvar", [5]]']) },
+    problems: () => [`${A}.Arguments[1]: expected a string, got a list`, `${A}.EnvironmentVariables: expected a map of names to strings, got a list`],
   },
   {
     name: 'negative timeout',
@@ -107,10 +117,10 @@ const CASES: { name: string; files: Record<string, string[]>; dirs?: string[]; p
     problems: () => ['appsettings.yml: Notifications: unknown key (did you mean Notification?)'],
   },
   {
-    name: 'unknown instance key (typo) and the real watchdog\'s DiscordWebhook',
-    files: { 'appsettings.yml': oneInstance(['TimeoutSecond: 5'], ['Notification:', '  DiscordWebhook: http://x/']) },
+    name: 'unknown instance key (typo) and a misspelt DiscordWebhook',
+    files: { 'appsettings.yml': oneInstance(['TimeoutSecond: 5'], ['Notification:', '  DiscordWebhok: http://x/']) },
     problems: () => [
-      'appsettings.yml: Notification.DiscordWebhook: unknown key (did you mean ChatWebhook?)',
+      'appsettings.yml: Notification.DiscordWebhok: unknown key (did you mean DiscordWebhook?)',
       `${A}.TimeoutSecond: unknown key (did you mean TimeoutSeconds?)`,
     ],
   },
@@ -217,7 +227,7 @@ malformed('load :: every problem of one config is listed at once, each naming it
         '    "bad key":',
         '      ApiPort: 1',
       ],
-      'appsettings.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: 42'],
+      'appsettings.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: [42]'],
     });
     const r = await loadConfig({ cwd: t.path, env: {} });
     const problems = r.ok ? [] : r.problems;
@@ -229,7 +239,7 @@ malformed('load :: every problem of one config is listed at once, each naming it
       `${A}.TimeoutSeconds:`,
       `${A}.Updates.ManifestUrl:`,
       'appsettings.yml: Servers.Instances."bad key":',
-      'appsettings.Secret.yml: Servers.Instances.alpha.ApiToken: expected a string token (quote it if it is all digits), got 42',
+      'appsettings.Secret.yml: Servers.Instances.alpha.ApiToken: expected a token, got a list',
     ];
     for (const e of expected) assert.ok(problems.some((p) => p.startsWith(e)), `lists "${e}" in:\n${problems.join('\n')}`);
     assert.is(problems.length, expected.length, problems.join('\n'));

@@ -18,7 +18,7 @@ test('watchdog start with a bad config exits 2, lists every problem, touches not
       '    alpha:',
       '      ApiPort: abc',
       '      TimeoutSeconds: -5',
-      '      UpdateType: Jenkins',
+      '      UpdateType: Jenkinz',
       '',
     ].join('\n'));
     const r = spawnSync(process.execPath, [join(ROOT, 'bin/watchdog'), 'start'], { cwd: tmp.path, encoding: 'utf8', timeout: 20_000 });

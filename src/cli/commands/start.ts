@@ -8,26 +8,28 @@ import { startConfigReload } from '../../daemon/reload.ts';
 import { runDaemon } from '../../daemon/run.ts';
 
 /**
- * `watchdog [start] [--config F] [--log-level L]`: runs the daemon until SIGINT/SIGTERM. SIGHUP, or a change to
+ * `watchdog [start] [--config F] [--urls U] [--log-level L]`: runs the daemon until SIGINT/SIGTERM. SIGHUP, or a change to
  * the configuration files, reloads the configuration.
  */
 export async function run(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { config: { type: 'string' }, 'log-level': { type: 'string' }, 'log-format': { type: 'string' } },
+    options: { config: { type: 'string' }, urls: { type: 'string' }, 'log-level': { type: 'string' }, 'log-format': { type: 'string' } },
     strict: true,
   });
   const cliLevel = values['log-level'];
   if (cliLevel !== undefined && !parseLogLevel(cliLevel)) throw new UsageError(`--log-level: expected debug, info, warn or error, got "${cliLevel}"`);
 
-  const loadOptions = { file: values.config, cwd: process.cwd(), env: process.env };
+  const loadOptions = { file: values.config, cwd: process.cwd(), env: process.env, urls: values.urls };
   const loaded = await loadConfig(loadOptions);
   if (!loaded.ok) {
     printConfigProblems(loaded.problems);
     return 2;
   }
   const { config } = loaded;
-  configureLogging({ level: parseLogLevel(cliLevel) ?? config.logLevel, json: values['log-format'] === 'json' ? true : undefined });
+  configureLogging({
+    level: parseLogLevel(cliLevel) ?? config.logLevel, overrides: config.logOverrides, json: values['log-format'] === 'json' ? true : undefined,
+  });
   const log = createLogger('watchdog');
   for (const w of loaded.warnings) log.warn(w);
 
@@ -48,7 +50,7 @@ export async function run(args: string[]): Promise<number> {
     initial: config,
     log: log.child('config'),
     // --log-level wins over the file, at start and at every reload.
-    onApplied: (next) => configureLogging({ level: parseLogLevel(cliLevel) ?? next.logLevel }),
+    onApplied: (next) => configureLogging({ level: parseLogLevel(cliLevel) ?? next.logLevel, overrides: next.logOverrides }),
   });
   process.off('SIGHUP', onEarlyHup);
   if (hupWhileStarting) process.emit('SIGHUP', 'SIGHUP');

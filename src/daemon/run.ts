@@ -6,11 +6,12 @@ import { createApp } from '../http/app.ts';
 import { checkinFastPath } from '../http/checkin-fast-path.ts';
 import { createAuditLog } from '../http/audit.ts';
 import type { InstanceRegistry } from '../http/registry.ts';
-import { startHttpServer } from '../http/server.ts';
+import { startHttpServers } from '../http/server.ts';
 import { createLogger } from '../log.ts';
 import { createWebhookNotifier } from '../notify/webhook.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
+import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
 import { logRejectedCheckins } from './checkin-log.ts';
 import { VERSION } from './version.ts';
 
@@ -57,12 +58,15 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     logRejectedCheckins(bus, log.child('checkin'), c.timing.RejectedCheckinLogSeconds * 1000, (key) => registry.get(key) !== undefined);
   let stopCheckinLog = startCheckinLog(config);
   const app = createApp({ registry, bus, log: log.child('http'), version: VERSION, admin: () => current.admin });
-  const http = await startHttpServer(app, { ...config.listen, fastPath: checkinFastPath(registry) });
-  const baseUrl = config.baseUrl ?? `http://localhost:${http.port}/`;
-  log.info(`listening on ${http.url}`, { url: http.url, baseUrl, instances: config.instances.length });
+  const http = await startHttpServers(app, config.listen, { fastPath: checkinFastPath(registry) });
+  const urls = http.bound.map((b) => b.url);
+  const checkinUrl = checkinBaseUrl(http.bound);
+  // BaseUrl is only what clients are given (client downloads, links); servers check in where we listen.
+  const publicBaseUrl = config.baseUrl ?? `${checkinUrl}/`;
+  log.info(`listening on ${urls.join(' and ')}`, { checkinUrl, baseUrl: publicBaseUrl, instances: config.instances.length });
 
-  supervisor = createSupervisor({ config, bus, log, baseUrl, publicBaseUrl: baseUrl });
-  void checkBaseUrlReachesUs(baseUrl, log);
+  supervisor = createSupervisor({ config, bus, log, baseUrl: checkinUrl, publicBaseUrl, reachesUs: (url) => reachesUs(url, http.bound) });
+  if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
   await supervisor.start();
 
   let resolveDone: () => void = () => {};
@@ -103,5 +107,5 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     return sup.reconfigure(next);
   };
 
-  return { url: http.url, done, shutdown, reconfigure };
+  return { url: urls[0] ?? checkinUrl, done, shutdown, reconfigure };
 }

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
+import type { ListenAddress } from '../config/listen.ts';
 import type { FastPath } from './checkin-fast-path.ts';
 
 export interface HttpServer {
@@ -56,4 +57,52 @@ export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpSer
     });
     server.listen(opts.port, host);
   });
+}
+
+/** One socket the daemon listens on, and the `Urls` host it came from (`localhost` gives two). */
+export interface BoundAddress {
+  /** The host as configured: `localhost`, `0.0.0.0`, an IP or a name. */
+  name: string;
+  host: string;
+  port: number;
+  url: string;
+}
+
+export interface HttpServers {
+  /** Every socket bound, in the order of `Urls`. */
+  bound: BoundAddress[];
+  close(): Promise<void>;
+}
+
+/** Errors that mean "this host has no IPv6", not "something else holds the port". */
+const NO_IPV6 = new Set(['EADDRNOTAVAIL', 'EAFNOSUPPORT', 'EPROTONOSUPPORT']);
+
+/**
+ * Listens on every address of `Urls`. `localhost` binds 127.0.0.1 and then ::1 on the same port (skipped where the
+ * host has no IPv6), as Kestrel does. If one address cannot be bound, those already bound are closed again.
+ */
+export async function startHttpServers(app: Hono, addresses: readonly ListenAddress[], opts: Omit<ListenOptions, 'host' | 'port'> = {}): Promise<HttpServers> {
+  const servers: Array<{ server: HttpServer; address: BoundAddress }> = [];
+  const closeAll = () => Promise.all(servers.map((s) => s.server.close())).then(() => undefined);
+  const bind = async (name: string, host: string, port: number, optional = false) => {
+    try {
+      const server = await startHttpServer(app, { ...opts, host, port });
+      servers.push({ server, address: { name, host, port: server.port, url: server.url } });
+      return server.port;
+    } catch (err) {
+      const code = err instanceof Error && err.cause instanceof Error && 'code' in err.cause ? String(err.cause.code) : '';
+      if (optional && NO_IPV6.has(code)) return port;
+      throw err;
+    }
+  };
+  try {
+    for (const a of addresses) {
+      if (a.host !== 'localhost') await bind(a.host, a.host, a.port);
+      else await bind('localhost', '::1', await bind('localhost', '127.0.0.1', a.port), true);
+    }
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+  return { bound: servers.map((s) => s.address), close: closeAll };
 }

@@ -41,7 +41,19 @@ interface Prepared {
   leftover: Leftover | null;
 }
 
-export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: Logger; baseUrl: string; publicBaseUrl: string }): Supervisor {
+export interface SupervisorOptions {
+  config: ResolvedConfig;
+  bus: Bus;
+  log: Logger;
+  /** Where servers check in (`watchdog.baseUrl`): an address this daemon listens on. */
+  baseUrl: string;
+  /** `BaseUrl`, or the local address: what clients are given (client downloads). */
+  publicBaseUrl: string;
+  /** Whether a server told to check in at this URL reaches this daemon (for adopting servers left running). */
+  reachesUs?: (url: string) => boolean;
+}
+
+export function createSupervisor(opts: SupervisorOptions): Supervisor {
   const { bus, log } = opts;
   let config = opts.config;
   const instances = new Map<string, Instance>();
@@ -146,14 +158,14 @@ export function createSupervisor(opts: { config: ResolvedConfig; bus: Bus; log: 
     const ilog = log.child(inst.key);
     if (leftover && config.persistServers) {
       const recorded = recordedBaseUrl(leftover.record);
-      if (recorded === null || recorded === opts.baseUrl) {
+      if (recorded === null || recorded === opts.baseUrl || opts.reachesUs?.(recorded)) {
         follow(instance, leftover);
         inst.start(leftover.record.pid);
         return;
       }
       // Its check-ins go to an address this daemon does not answer: adopted, it would only be killed as hung.
       ilog.warn('the server left running checks in to another address than this daemon\'s; shutting it down and launching a new one '
-        + '(keep Urls or BaseUrl fixed when using PersistServers)', { pid: leftover.record.pid, recorded, baseUrl: opts.baseUrl });
+        + '(keep Urls fixed when using PersistServers)', { pid: leftover.record.pid, recorded, baseUrl: opts.baseUrl });
     } else if (leftover) {
       // PersistServers is off but the previous daemon died with this server running: shut it down first,
       // or the new server fights it for the port.

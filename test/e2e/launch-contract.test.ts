@@ -30,7 +30,8 @@ test('argv, environment and working directory match the contract exactly', async
     }, 15_000);
     const echo = JSON.parse(await readFile(echoFile, 'utf8')) as Echo;
     const dir = join(tmp.path, 'instances', 'echo');
-    const baseUrl = `http://localhost:${new URL(d.url).port}/`;
+    // Where the daemon listens (Urls: http://127.0.0.1:0), spelt as the real watchdog passes Kestrel's address.
+    const baseUrl = `http://127.0.0.1:${new URL(d.url).port}`;
     assert.equal(echo.argv, [
       '--cvar', 'watchdog.key=echo',
       '--cvar', `watchdog.baseUrl=${baseUrl}`,

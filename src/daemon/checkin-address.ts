@@ -1,0 +1,48 @@
+import { isIP, isIPv4 } from 'node:net';
+import type { BoundAddress } from '../http/server.ts';
+
+const ANY = new Set(['0.0.0.0', '::']);
+const LOOPBACK = new Set(['127.0.0.1', '::1']);
+const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
+
+/**
+ * Where game servers check in (`watchdog.baseUrl`): an address this daemon listens on, on loopback where it can,
+ * never `BaseUrl` — that one is public, maybe behind a proxy or https, and a check-in that does not arrive gets a
+ * healthy server killed as hung. Spelt as the real watchdog spells Kestrel's address (`http://localhost:5000`, no
+ * trailing slash), so servers it launched and we adopt agree with the ones we launch.
+ */
+export function checkinBaseUrl(bound: readonly BoundAddress[]): string {
+  const first = bound[0];
+  if (!first) throw new Error('the daemon listens nowhere, so servers have nowhere to check in');
+  const pick = (test: (b: BoundAddress) => boolean, host: (b: BoundAddress) => string) => {
+    const b = bound.find(test);
+    return b ? `http://${urlHost(host(b))}:${b.port}` : undefined;
+  };
+  return pick((b) => b.name === 'localhost', () => 'localhost')
+    ?? pick((b) => b.host.startsWith('127.'), (b) => b.host)
+    ?? pick((b) => b.host === '0.0.0.0', () => '127.0.0.1')
+    ?? pick((b) => b.host === '::1' || b.host === '::', () => '::1')
+    ?? first.url;
+}
+
+/**
+ * Whether a server told to check in at `url` reaches this daemon: the port is one we listen on, at the host we
+ * bound there (`localhost` and the loopback addresses reach a loopback or all-interfaces socket).
+ */
+export function reachesUs(url: string, bound: readonly BoundAddress[]): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'http:') return false;
+  const port = Number(u.port || 80);
+  const host = u.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bound.some((b) => {
+    if (b.port !== port) return false;
+    if (b.host === host || (b.host === '::' && isIP(host) !== 0)) return true;
+    if (host === 'localhost') return LOOPBACK.has(b.host) || ANY.has(b.host);
+    return b.host === '0.0.0.0' && isIPv4(host);
+  });
+}

@@ -92,7 +92,8 @@ test('Local: runs the build in bin/, revision = CurrentVersion, launched with bu
   assert.is(status.revision, 'v1');
   assert.is((await dataJson(d, 'local')).revision, 'v1');
   const port = new URL(d.url).port;
-  const url = `http://localhost:${port}/instances/local/binaries/SS14.Client.zip`;
+  // No BaseUrl: the address the daemon listens on (Urls: http://127.0.0.1:0).
+  const url = `http://127.0.0.1:${port}/instances/local/binaries/SS14.Client.zip`;
   const hash = createHash('sha256').update(ctx.clientZip).digest('hex').toUpperCase();
   const argv = server.argv.join(' ');
   assert.ok(argv.includes(`--cvar build.download_url=${url}`), argv);

@@ -22,8 +22,8 @@ const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
 export const USAGE = `usage: watchdog [command] [options]
 
 commands:
-  start [--config F] [--log-level L]     run the daemon (the default command)
-  check [--config F]                     validate the configuration and list the instances
+  start [--config F] [--urls U] [--log-level L]   run the daemon (the default command)
+  check [--config F] [--urls U]          validate the configuration and list the instances
   import [--config F] [--dry-run] [--force]     import the real watchdog's data.db (revisions, servers left running)
   restart|update|stop|rollback <key>     control an instance (--url, --token or WATCHDOG_TOKEN)
   status [key] [--json] [--watch]        show instance states

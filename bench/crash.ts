@@ -14,6 +14,7 @@ import { installServer } from './lib/launcher.ts';
 import { privatePm2 } from './lib/pm2.ts';
 import { signal } from './lib/proc.ts';
 import { figure, type Figure, type Section } from './lib/report.ts';
+import { PEER_NAME, peerExe, skippedLine, startPeer, type Peer } from './lib/ss14.ts';
 import { summarize } from './lib/stats.ts';
 import { sleep, waitFor } from './lib/wait.ts';
 
@@ -99,9 +100,10 @@ export async function runCrash(opts: { crashes: number; firstCrashSamples: numbe
   const pm2 = privatePm2(join(tmp.path, 'pm2-home'));
   let floorPid: number | null = null;
   const daemons: BenchDaemon[] = [];
+  let peer: Peer | null = null;
   try {
     const script = await installServer('crash-server.mjs', tmp.path);
-    const [portTiny, portDefault] = await freePorts(2);
+    const [portTiny, portDefault, portPeer, portPeerApi] = await freePorts(4) as [number, number, number, number];
 
     // The floor: spawn(node, [script]) again on every exit.
     const floor = new Subject('floor', join(tmp.path, 'floor.log'));
@@ -146,7 +148,22 @@ export async function runCrash(opts: { crashes: number; firstCrashSamples: numbe
       wdDefault.exclude(after);
     };
 
-    const subjects = [floor, pm2Subject, wdTiny];
+    // The real SS14.Watchdog (bench/peers/ss14-watchdog), when it can be built: the same crash server as instance
+    // `crash`; it relaunches every crash at once (no back-off), so every crash of it is comparable to both of ours.
+    const built = await peerExe();
+    const real = new Subject(PEER_NAME, join(tmp.path, 'real.log'));
+    if ('exe' in built) {
+      const peerDir = join(tmp.path, 'ss14');
+      await mkdir(peerDir);
+      peer = await startPeer(built.exe, peerDir, portPeer, [{
+        key: 'crash', token: TOKEN, apiPort: portPeerApi, runCommand: script, timeoutSeconds: 30,
+        arguments: ['--cvar', `net.port=${portPeerApi}`, '--cvar', 'watchdog.checkin_interval=1'], env: { CRASH_LOG: real.file },
+      }]);
+    } else {
+      notes.push(skippedLine(built.skipped));
+    }
+
+    const subjects = peer ? [floor, pm2Subject, wdTiny, real] : [floor, pm2Subject, wdTiny];
     // Warm-up: one crash each, not counted (the watchdog's first crash takes the immediate path, counted below).
     const warm: Record<string, number> = {};
     for (const s of subjects) {
@@ -174,7 +191,11 @@ export async function runCrash(opts: { crashes: number; firstCrashSamples: numbe
     const second = await wdDefault.crash(again, 30_000);
 
     const [f, p, w] = subjects.map((s) => summarize(s.gaps)) as [ReturnType<typeof summarize>, ReturnType<typeof summarize>, ReturnType<typeof summarize>];
-    const base = (stat: 'p50' | 'p90' | 'max') => [{ name: 'spawn-loop floor', value: f[stat] }, { name: 'PM2', value: p[stat] }];
+    const rs = peer ? summarize(real.gaps) : null;
+    const base = (stat: 'p50' | 'p90' | 'max') => [
+      { name: 'spawn-loop floor', value: f[stat] }, { name: 'PM2', value: p[stat] },
+      ...(rs ? [{ name: PEER_NAME, value: rs[stat] }] : []),
+    ];
     const verdictNote = (v: number) => v > 2 * f.p50 ? `${(v / f.p50).toFixed(2)}× floor` : v >= p.p50 ? `${(v - p.p50).toFixed(1)} ms above PM2` : undefined;
     figures.push(figure({
       name: `gap p50, back-off 1 ms (n=${w.n})`, value: w.p50, unit: 'ms', baselines: base('p50'),
@@ -184,10 +205,17 @@ export async function runCrash(opts: { crashes: number; firstCrashSamples: numbe
     figures.push(figure({ name: 'gap max, back-off 1 ms', value: w.max, unit: 'ms', baselines: base('max') }));
     figures.push(figure({
       name: 'supervisor overhead p50 (gap − floor gap)', value: w.p50 - f.p50, unit: 'ms',
-      baselines: [{ name: 'PM2 − floor', value: p.p50 - f.p50 }],
+      baselines: [{ name: 'PM2 − floor', value: p.p50 - f.p50 }, ...(rs ? [{ name: `${PEER_NAME} − floor`, value: rs.p50 - f.p50 }] : [])],
     }));
+    if (rs) {
+      figures.push(
+        figure({ name: `${PEER_NAME}: gap p50 (n=${rs.n}, every crash relaunched at once)`, value: rs.p50, unit: 'ms', baselines: [{ name: 'spawn-loop floor', value: f.p50 }, { name: 'PM2', value: p.p50 }, { name: 'ours, back-off 1 ms', value: w.p50 }] }),
+        figure({ name: `${PEER_NAME}: gap max`, value: rs.max, unit: 'ms', baselines: [{ name: 'spawn-loop floor', value: f.max }, { name: 'ours, back-off 1 ms', value: w.max }] }),
+      );
+      notes.push(`${PEER_NAME} (bench/peers/ss14-watchdog, .NET ${peer ? 'apphost' : ''}, Serilog at Warning): the same crash server as its instance \`crash\`, TimeoutSeconds 30, in the same round-robin. It relaunches on every exit after a check-in with no back-off, so its gaps compare with both of ours (back-off 1 ms and the first crash under default settings). Warm-up ${warm[PEER_NAME]?.toFixed(1)} ms. Its gaps (ms), in order: ${real.gaps.map((g) => g.toFixed(0)).join(' ')}.`);
+    }
     notes.push(
-      `Each subject crashed ${w.n} times, one crash at a time round-robin over the three, after 1 uncounted warm-up crash each (floor ${warm.floor?.toFixed(1)} ms, PM2 ${warm.PM2?.toFixed(1)} ms, watchdog ${warm.watchdog?.toFixed(1)} ms). All gaps (ms), in order — floor: ${floor.gaps.map((g) => g.toFixed(0)).join(' ')}; PM2: ${pm2Subject.gaps.map((g) => g.toFixed(0)).join(' ')}; watchdog: ${wdTiny.gaps.map((g) => g.toFixed(0)).join(' ')}.`,
+      `Each subject crashed ${w.n} times, one crash at a time round-robin over the ${subjects.length}, after 1 uncounted warm-up crash each (floor ${warm.floor?.toFixed(1)} ms, PM2 ${warm.PM2?.toFixed(1)} ms, watchdog ${warm.watchdog?.toFixed(1)} ms). All gaps (ms), in order — floor: ${floor.gaps.map((g) => g.toFixed(0)).join(' ')}; PM2: ${pm2Subject.gaps.map((g) => g.toFixed(0)).join(' ')}; watchdog: ${wdTiny.gaps.map((g) => g.toFixed(0)).join(' ')}.`,
       'Every gap is measured by the servers themselves: `exit` stamp (just before process.exit(1) on SIGUSR2) to the next process\'s `start` stamp, both `performance.timeOrigin + performance.now()`. So each gap includes Node\'s own start-up of the next server, identical for all three.',
       'Watchdog back-off: the first crash after a check-in relaunches at once; later ones wait BackoffInitialSeconds × 2^(n−2), capped at BackoffMaxSeconds. Disabled here by config: `BackoffInitialSeconds: 0.001`, `BackoffMaxSeconds: 0.001` (a 1 ms timer), `StableRunSeconds: 3600` (so every counted crash takes the back-off path, none the immediate one).',
       'Each server checked in (watchdog) or was up (floor, PM2) and then ran ≥ 30 ms before its crash.',
@@ -211,10 +239,12 @@ export async function runCrash(opts: { crashes: number; firstCrashSamples: numbe
         'watchdog: bin/watchdog start (instance RunCommand = crash-server.mjs; Timing as noted)',
         `floor: node bench/baselines/respawn-loop.mjs <crash-server.mjs>`,
         'PM2: PM2_HOME=<temp> pm2 start ecosystem.config.cjs (fork mode, autorestart: true, restart_delay: 0); pm2 kill at the end',
+        `${PEER_NAME}: "$(bash bench/peers/ss14-watchdog/build.sh)" in a temp folder with appsettings.yml (instance RunCommand = crash-server.mjs, Serilog Warning); SIGTERM by pid at the end`,
       ],
     };
   } finally {
     for (const d of daemons) await d.stop(15_000);
+    if (peer) await peer.stop(15_000);
     if (floorPid !== null) signal(floorPid, 'SIGTERM');
     await pm2.kill();
     await tmp.cleanup();

@@ -1,0 +1,189 @@
+/**
+ * The real SS14.Watchdog as a test oracle (issue 17, item 2): locating and building it
+ * (bench/peers/ss14-watchdog/build.sh), running it in a folder, and the helpers the differential suites share.
+ * Not a suite itself (no tests are registered here).
+ *
+ * Without `dotnet` on PATH or without the snapshot (`$SS14_WATCHDOG_SRC`, else `<repo>/../shared/peers/SS14.Watchdog`)
+ * every peer suite registers no tests, and one line says why (printed once per run, by this module).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { delimiter, join, resolve } from 'node:path';
+import { ROOT, waitFor } from '../_support/env.ts';
+
+/** The snapshot of the real watchdog's source that build.sh builds. */
+export const PEER_SRC = process.env.SS14_WATCHDOG_SRC || resolve(ROOT, '..', 'shared/peers/SS14.Watchdog');
+const BUILD_SH = join(ROOT, 'bench/peers/ss14-watchdog/build.sh');
+const BUILD_BOUND_MS = 5 * 60_000;
+
+function onPath(program: string): boolean {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    try {
+      accessSync(join(dir, program), constants.X_OK);
+      return true;
+    } catch {
+      /* not here */
+    }
+  }
+  return false;
+}
+
+function whyUnavailable(): string | null {
+  if (!onPath('dotnet')) return 'no dotnet on PATH';
+  if (!existsSync(join(PEER_SRC, 'SS14.Watchdog/SS14.Watchdog.csproj'))) return `no SS14.Watchdog snapshot at ${PEER_SRC}`;
+  return null;
+}
+
+/** Why the peer suites cannot run here, or null when they can. */
+export const PEER_SKIP: string | null = whyUnavailable();
+if (PEER_SKIP) console.log(`peer: skipped (${PEER_SKIP})`);
+
+/** True when the peer suites should register their tests. */
+export const peerAvailable = PEER_SKIP === null;
+
+let built: Promise<string> | null = null;
+
+/** Builds the real watchdog once per run (build.sh caches across runs too); resolves to its apphost path. */
+export function peerProgram(): Promise<string> {
+  built ??= new Promise<string>((resolvePath, reject) => {
+    execFile('bash', [BUILD_SH, PEER_SRC], { timeout: BUILD_BOUND_MS, killSignal: 'SIGKILL', maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      const path = stdout.trim().split('\n').pop() ?? '';
+      if (err || !path || !existsSync(path)) reject(new Error(`building the real watchdog failed: ${err?.message ?? 'no path printed'}\n${stderr}`));
+      else resolvePath(path);
+    });
+  });
+  return built;
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export interface RealWatchdog {
+  dir: string;
+  url: string;
+  proc: ChildProcess;
+  /** Everything it wrote (stdout and stderr) so far. */
+  log(): string;
+  /** SIGTERM, wait for the exit code; SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+/**
+ * Starts the real watchdog with `dir` as its working directory (it reads `appsettings.yml` there) and waits until
+ * `GET <url>/watchdog/padlock` answers 200. `url` must be what the file's `Urls` says.
+ */
+export async function startReal(dir: string, url: string, env: Record<string, string> = {}): Promise<RealWatchdog> {
+  const program = await peerProgram();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1', ...env };
+  for (const k of ['ASPNETCORE_URLS', 'DOTNET_URLS', 'DOTNET_ENVIRONMENT', 'ASPNETCORE_ENVIRONMENT']) delete childEnv[k];
+  const proc = spawn(program, [], { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r((exitCode = code))));
+  const handle: RealWatchdog = {
+    dir,
+    url,
+    proc,
+    log: () => out,
+    async stop(graceMs = 15_000) {
+      if (exitCode !== undefined) return exitCode;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+  try {
+    await waitFor('the real watchdog to listen', async () => {
+      if (exitCode !== undefined) throw new Error(`the real watchdog exited with ${exitCode}:\n${out}`);
+      const res = await fetch(`${url}/watchdog/padlock`, { signal: AbortSignal.timeout(2000) });
+      await res.arrayBuffer();
+      return res.status === 200;
+    }, 30_000, 100);
+  } catch (err) {
+    await handle.stop(2000);
+    throw new Error(`${String(err)}\n--- real watchdog output ---\n${out}`);
+  }
+  return handle;
+}
+
+/** Serilog section both watchdogs accept; without one the real watchdog logs nothing. `SS14: Verbose` logs its pings. */
+export const SERILOG = [
+  'Serilog:',
+  '  Using: [ "Serilog.Sinks.Console" ]',
+  '  MinimumLevel:',
+  '    Default: Information',
+  '    Override: { SS14: Verbose, Microsoft: Warning, Microsoft.Hosting.Lifetime: Information }',
+  '  WriteTo: [ { Name: Console } ]',
+].join('\n');
+
+export interface PeerInstance {
+  key: string;
+  port: number;
+  runCommand: string;
+  timeoutSeconds: number;
+  token?: string;
+  env?: Record<string, string>;
+  args?: string[];
+}
+
+/** One appsettings.yml valid for both watchdogs (no keys of ours that the real one lacks, and the reverse). */
+export function peerConfig(opts: { urlsPort: number; persist: boolean; instances: PeerInstance[] }): string {
+  const lines = [SERILOG, `Urls: http://localhost:${opts.urlsPort}`, 'Process:', `  PersistServers: ${opts.persist}`, 'Servers:', '  Instances:'];
+  for (const i of opts.instances) {
+    const args = ['--cvar', `net.port=${i.port}`, '--cvar', 'watchdog.checkin_interval=0.3', ...(i.args ?? [])];
+    lines.push(
+      `    ${i.key}:`,
+      `      ApiToken: ${JSON.stringify(i.token ?? 't')}`,
+      `      ApiPort: ${i.port}`,
+      `      RunCommand: ${JSON.stringify(i.runCommand)}`,
+      `      TimeoutSeconds: ${i.timeoutSeconds}`,
+      '      DumpOnTimeout: false',
+      `      Arguments: ${JSON.stringify(args)}`,
+      `      EnvironmentVariables: ${JSON.stringify(i.env ?? {})}`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** Pids of live processes whose command line contains `needle` (e.g. an instance's config.toml path). */
+export async function pidsWith(needle: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    const cmdline = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
+    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
+    if (cmdline.includes(needle) && !/\) Z /.test(stat)) found.push(Number(name));
+  }
+  return found.sort((a, b) => a - b);
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGKILLs a pid (and, were it a group leader, its group). For cleanup of servers a test leaves running. */
+export function killPid(pid: number | null | undefined): void {
+  if (!pid) return;
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      /* gone, or not a group leader */
+    }
+  }
+}
+
+/** Prints one deliberate difference a test asserts (the suite's record of them). */
+export function difference(text: string): void {
+  console.log(`peer: deliberate difference: ${text}`);
+}

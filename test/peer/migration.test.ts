@@ -1,0 +1,145 @@
+/**
+ * The migration, done for real: the real SS14.Watchdog runs a server in a folder with `PersistServers: true`,
+ * is stopped with SIGTERM (the server stays up, its pid and check-in token in the real `data.db`), and our daemon
+ * is started in the same folder with the same files. It must adopt that server: same pid, no second launch, and
+ * the server's check-ins (with the token the real watchdog gave it) accepted past 3 × TimeoutSeconds.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import initSqlJs from 'sql.js';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startDaemon, type RunningDaemon, type StatusJson } from '../_support/daemon.ts';
+import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { fixture } from '../_support/fixtures.ts';
+import { isAlive, killPid, peerAvailable, peerConfig, peerProgram, pidsWith, sleep, startReal, type RealWatchdog } from './_peer.ts';
+
+const KEY = 'main';
+const TOKEN = 't';
+const TIMEOUT_S = 3;
+
+interface Ctx {
+  dir: string;
+  cleanup: () => Promise<void>;
+  urlsPort: number;
+  apiPort: number;
+  real: RealWatchdog | null;
+  ours: RunningDaemon | null;
+  server: number;
+  token: string;
+}
+
+const instanceDir = (ctx: Ctx) => join(ctx.dir, 'instances', KEY);
+const startLog = (ctx: Ctx) => join(ctx.dir, 'starts.log');
+const starts = async (ctx: Ctx) => (await readFile(startLog(ctx), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
+const serversNow = (ctx: Ctx) => pidsWith(join(instanceDir(ctx), 'config.toml'));
+
+async function status(ctx: Ctx): Promise<StatusJson> {
+  const res = await fetch(`http://localhost:${ctx.urlsPort}/instances/${KEY}/status`, {
+    headers: { authorization: `Basic ${Buffer.from(`${KEY}:${TOKEN}`).toString('base64')}` },
+    signal: AbortSignal.timeout(5000),
+  });
+  if (!res.ok) throw new Error(`status ${res.status}`);
+  return (await res.json()) as StatusJson;
+}
+
+async function dataDbRow(file: string): Promise<Record<string, unknown>> {
+  const SQL = await initSqlJs();
+  const db = new SQL.Database(await readFile(file));
+  try {
+    const res = db.exec('SELECT Key, Revision, PersistedToken, PersistedPid FROM ServerInstance WHERE Key = ?', [KEY]);
+    const first = res[0];
+    if (!first || first.values.length !== 1) throw new Error(`no ServerInstance row for ${KEY}`);
+    return Object.fromEntries(first.columns.map((c, i) => [c, first.values[0]![i]]));
+  } finally {
+    db.close();
+  }
+}
+
+async function environOf(pid: number): Promise<Map<string, string>> {
+  const text = await readFile(`/proc/${pid}/environ`, 'utf8');
+  return new Map(text.split('\0').filter(Boolean).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+}
+
+const test = suite<Ctx>('peer :: migration from the real watchdog (PersistServers)', {
+  dir: '', cleanup: async () => {}, urlsPort: 0, apiPort: 0, real: null, ours: null, server: 0, token: '',
+});
+
+test.before(async (ctx) => {
+  await peerProgram();
+  const tmp = await tempDir('wd-peer-migrate-');
+  ctx.dir = tmp.path;
+  ctx.cleanup = tmp.cleanup;
+  ctx.urlsPort = await freePort();
+  ctx.apiPort = await freePort();
+});
+
+test.after(async (ctx) => {
+  await ctx.real?.stop(5000);
+  await ctx.ours?.stop(10_000);
+  const left = ctx.dir ? await serversNow(ctx) : [];
+  for (const pid of new Set([ctx.server, ...left])) killPid(pid);
+  await ctx.cleanup();
+});
+
+test('the real watchdog launches the server; on SIGTERM it leaves it running with its pid and token in data.db', async (ctx) => {
+  await writeFile(join(ctx.dir, 'appsettings.yml'), peerConfig({
+    urlsPort: ctx.urlsPort,
+    persist: true,
+    instances: [{
+      key: KEY, port: ctx.apiPort, runCommand: fixture('log-starts.mjs'), timeoutSeconds: TIMEOUT_S,
+      env: { START_LOG: startLog(ctx), FIXTURE_LIFETIME_MS: '120000' },
+    }],
+  }));
+  const real = (ctx.real = await startReal(ctx.dir, `http://localhost:${ctx.urlsPort}`));
+  await waitFor('two pings received by the real watchdog', () => (real.log().match(/Received ping from server\./g) ?? []).length >= 2, 20_000, 100);
+  const launched = await starts(ctx);
+  assert.is(launched.length, 1, 'the real watchdog launched the server once');
+  ctx.server = launched[0]!;
+  assert.equal(await serversNow(ctx), [ctx.server], 'one server runs, the one that logged its start');
+  ctx.token = (await environOf(ctx.server)).get('ROBUST_CVAR_watchdog__token') ?? '';
+  assert.is(Buffer.from(ctx.token, 'base64').length, 64, 'the token the real watchdog gave is 64 bytes, base64');
+
+  assert.is(await real.stop(), 0, 'the real watchdog exits 0 on SIGTERM');
+  ctx.real = null;
+  assert.match(real.log(), `Not shutting down ${KEY}, persisting running server`);
+  assert.ok(isAlive(ctx.server), 'PersistServers: the server outlives the real watchdog');
+  const row = await dataDbRow(join(ctx.dir, 'data.db'));
+  assert.is(row.PersistedPid, ctx.server, 'data.db: PersistedPid is the server');
+  assert.is(row.PersistedToken, ctx.token, 'data.db: PersistedToken is the token in the server\'s environment');
+});
+
+test('our daemon, started in the same folder, adopts that server: same pid, running, no second launch', async (ctx) => {
+  assert.ok(ctx.server > 0 && isAlive(ctx.server), 'the server the real watchdog left is running');
+  const startedAt = Date.now();
+  const ours = (ctx.ours = await startDaemon((await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8')), { dir: ctx.dir }));
+  const s = await waitFor('the instance to be running', async () => {
+    const st = await status(ctx);
+    return st.state === 'running' && st.pid !== null ? st : undefined;
+  }, 15_000, 100);
+  assert.is(s.pid, ctx.server, 'the status names the real watchdog\'s server');
+  assert.match(ours.log(), `[watchdog:${KEY}] imported from the real watchdog's data file: revision (none); its server (pid ${ctx.server}) is running and is adopted`);
+  assert.not.match(ours.log(), /server launched/, 'our daemon launched no server');
+  assert.equal(await starts(ctx), [ctx.server], 'the server was started once, by the real watchdog');
+  assert.equal(await serversNow(ctx), [ctx.server], 'exactly one server runs');
+  await waitFor('a check-in accepted by our daemon', async () => {
+    const st = await status(ctx);
+    return st.lastCheckinAt !== null && Date.parse(st.lastCheckinAt) > startedAt;
+  }, 10_000, 100);
+});
+
+test('its check-ins (the real watchdog\'s token) keep being accepted past 3 × TimeoutSeconds', async (ctx) => {
+  assert.ok(ctx.ours, 'our daemon runs');
+  await sleep(3 * TIMEOUT_S * 1000 + 500);
+  const s = await status(ctx);
+  assert.equal([s.state, s.pid, s.restarts], ['running', ctx.server, 0], 'still the same server, never restarted');
+  assert.ok(s.lastCheckinAt !== null && Date.now() - Date.parse(s.lastCheckinAt) < 2000, `a recent check-in (last ${s.lastCheckinAt})`);
+  assert.not.match(ctx.ours!.log(), /check-in rejected: (stale or wrong token|no server running)/, 'no check-in of the adopted server was refused');
+  assert.equal(await starts(ctx), [ctx.server], 'still one start');
+  assert.equal(await serversNow(ctx), [ctx.server], 'still exactly one server');
+  assert.is(await ctx.ours!.stop(), 0, 'our daemon exits 0');
+  ctx.ours = null;
+  assert.ok(isAlive(ctx.server), 'PersistServers: our daemon leaves it running too');
+});
+
+if (peerAvailable) test.run();

@@ -4,6 +4,7 @@
  * alternate (bare, watchdog, bare, watchdog) after a warm-up of each, so load drift hits both alike.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon, { type Result } from 'autocannon';
 import { instanceKeys, lightConfig, TOKEN } from './lib/config.ts';
@@ -13,6 +14,7 @@ import { BENCH, freePorts, tempDir } from './lib/env.ts';
 import { installServer } from './lib/launcher.ts';
 import { readEnvironVar, signal } from './lib/proc.ts';
 import { figure, type Figure, type Section } from './lib/report.ts';
+import { PEER_NAME, peerExe, peerServer, skippedLine, startPeer, type Peer } from './lib/ss14.ts';
 import { median } from './lib/stats.ts';
 import { waitFor, wallNow } from './lib/wait.ts';
 
@@ -69,6 +71,7 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
   const baselines: ChildProcess[] = [];
   const figures: Figure[] = [];
   const notes: string[] = [];
+  let peer: Peer | null = null;
   try {
     const script = await installServer('light-server.mjs', tmp.path);
     const { daemon, keys, secret } = await superviseTen(join(tmp.path, ''), script);
@@ -84,18 +87,46 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
     const bl: Load = { url: `${b.url}${path}`, auth };
     const hl: Load = { url: `${h.url}${path}`, auth };
 
+    // The real SS14.Watchdog with the same 10 light servers; its check-in secret is generated per launch, read from
+    // the environment of its server for `key` (a child with --cvar watchdog.key=<key>).
+    let rl: Load | null = null;
+    const built = await peerExe();
+    if ('exe' in built) {
+      const [peerPort, ...apiPorts] = await freePorts(INSTANCES + 1) as number[];
+      const peerDir = join(tmp.path, 'ss14');
+      await mkdir(peerDir);
+      peer = await startPeer(built.exe, peerDir, peerPort as number, keys.map((k, i) => ({
+        key: k, token: TOKEN, apiPort: apiPorts[i] as number, runCommand: script, timeoutSeconds: 5,
+        arguments: ['--cvar', `net.port=${apiPorts[i]}`, '--cvar', 'watchdog.checkin_interval=1'],
+      })));
+      const p = peer;
+      const server = await waitFor(`the ${PEER_NAME}'s server for ${key}`, () => peerServer(p.pid, key), 30_000, 100);
+      rl = { url: `${peer.url}${path}`, auth: `Basic ${Buffer.from(`${key}:${server.secret}`).toString('base64')}` };
+      const probe = await fetch(rl.url, { method: 'POST', headers: { authorization: rl.auth } });
+      await probe.arrayBuffer();
+      if (probe.status !== 200) throw new Error(`${PEER_NAME}: POST ${path} with its server's secret answered ${probe.status}`);
+      // All 10 of its servers up (their pids stay the same through the run unless it relaunches one).
+      await waitFor(`the ${PEER_NAME}'s ${INSTANCES} servers`, () => keys.every((k) => peerServer(p.pid, k)), 30_000, 100);
+    } else {
+      notes.push(skippedLine(built.skipped));
+    }
+    const peerPidsBefore = peer ? keys.map((k) => peerServer((peer as Peer).pid, k)?.pid ?? 0) : [];
+
     const restartsBefore = await restartsOf(daemon, keys);
     const logBefore = daemon.log().length;
     await cannon(bl, 2);
     await cannon(hl, 2);
     await cannon(wd, 2);
+    if (rl) await cannon(rl, 2);
     const half = Math.max(1, Math.round(opts.seconds / ROUNDS));
-    const runs: Record<'bare' | 'hono' | 'wd', Result[]> = { bare: [], hono: [], wd: [] };
+    const runs: Record<'bare' | 'hono' | 'wd' | 'real', Result[]> = { bare: [], hono: [], wd: [], real: [] };
     for (let r = 0; r < ROUNDS; r++) {
       runs.bare.push(await cannon(bl, half));
       runs.hono.push(await cannon(hl, half));
       runs.wd.push(await cannon(wd, half));
+      if (rl) runs.real.push(await cannon(rl, half));
     }
+    const peerPidsAfter = peer ? keys.map((k) => peerServer((peer as Peer).pid, k)?.pid ?? 0) : [];
     const restartsAfter = await restartsOf(daemon, keys);
     const states = await healthStates(daemon.url);
     const newLog = daemon.log().slice(logBefore);
@@ -115,7 +146,11 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
     const w = agg(runs.wd);
     const bb = agg(runs.bare);
     const hh = agg(runs.hono);
-    const both = (pick: (x: typeof w) => number) => [{ name: 'bare node:http', value: pick(bb) }, { name: 'plain Hono app', value: pick(hh) }];
+    const rr = rl ? agg(runs.real) : null;
+    const both = (pick: (x: typeof w) => number) => [
+      { name: 'bare node:http', value: pick(bb) }, { name: 'plain Hono app', value: pick(hh) },
+      ...(rr ? [{ name: PEER_NAME, value: pick(rr) }] : []),
+    ];
     const falseTimeouts = restartsAfter.reduce((a, n, i) => a + n - (restartsBefore[i] ?? 0), 0) + hangLines.length;
     figures.push(
       figure({
@@ -138,6 +173,16 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
         met: falseTimeouts === 0 && keys.every((k) => states[k] === 'running'),
       }),
     );
+    if (rr) {
+      const relaunched = peerPidsAfter.filter((pid, i) => pid !== peerPidsBefore[i]).length;
+      figures.push(
+        figure({ name: `${PEER_NAME}: requests/s`, value: rr.rps, unit: 'req/s', baselines: [{ name: 'bare node:http', value: bb.rps }, { name: 'ours', value: w.rps }] }),
+        figure({ name: `${PEER_NAME}: latency p99 (median run)`, value: rr.p99, unit: 'ms', baselines: [{ name: 'bare node:http', value: bb.p99 }, { name: 'ours', value: w.p99 }] }),
+        figure({ name: `${PEER_NAME}: errors`, value: rr.errors, unit: '' }),
+        figure({ name: `${PEER_NAME}: servers relaunched during the run`, value: relaunched, unit: '' }),
+      );
+      notes.push(`${PEER_NAME} (bench/peers/ss14-watchdog, Serilog at Warning) supervising the same 10 light servers (check-in every 1 s, TimeoutSeconds 5), loaded in the same rounds right after ours with the same autocannon settings and the live secret of its \`${key}\` (a new random one per launch, read from that server's /proc/<pid>/environ). Per round — req/s: ${rr.rpss.map((x) => x.toFixed(0)).join(', ')}; p99 (ms): ${rr.p99s.join(', ')}; ${rr.ok} answers 2xx. Relaunched = its servers whose pid changed between before and after the rounds.`);
+    }
     notes.push(
       `autocannon ${CONNECTIONS} connections, POST ${path} with the live check-in secret of \`${key}\` (read from /proc/<pid>/environ, ${TOKEN_ENV}); 2 s warm-up each, then ${ROUNDS} alternating rounds of ${half} s runs (bare, Hono, watchdog, bare, …). Each figure is the median over the rounds. Per round — req/s: watchdog ${w.rpss.map((x) => x.toFixed(0)).join(', ')}; Hono ${hh.rpss.map((x) => x.toFixed(0)).join(', ')}; bare ${bb.rpss.map((x) => x.toFixed(0)).join(', ')}. p99 (ms): watchdog ${w.p99s.join(', ')}; Hono ${hh.p99s.join(', ')}; bare ${bb.p99s.join(', ')}.`,
       'Two baselines: a bare node:http server (bench/baselines/bare-auth-server.mjs) and a plain Hono app on @hono/node-server with the same route and check and nothing behind it (hono-auth-server.mjs), which splits the gap into the HTTP framework\'s share and the daemon\'s own (statechart, bus, registry). The daemon answers an accepted check-in on node:http before its Hono app (src/http/checkin-fast-path.ts); refusals go through the app.',
@@ -169,10 +214,12 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
         `watchdog: bin/watchdog start with ${INSTANCES} light instances; autocannon({ url, connections: ${CONNECTIONS}, duration: ${half}, method: 'POST', headers: { authorization } })`,
         'bare: node bench/baselines/bare-auth-server.mjs (BENCH_SECRET in its environment), same autocannon call',
         'Hono: node bench/baselines/hono-auth-server.mjs (BENCH_SECRET in its environment), same autocannon call',
+        `${PEER_NAME}: "$(bash bench/peers/ss14-watchdog/build.sh)" in a temp folder, appsettings.yml with the same ${INSTANCES} light instances; same autocannon call`,
       ],
     };
   } finally {
     for (const d of daemons) await d.stop(15_000);
+    if (peer) await peer.stop(15_000);
     for (const p of baselines) if (p.pid) signal(p.pid, 'SIGTERM');
     await tmp.cleanup();
   }

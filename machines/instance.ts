@@ -1,6 +1,7 @@
 /**
- * The instance statechart (DESIGN.md §3): one per game-server instance. Pure: it names its actors, delays,
- * guards and actions; `src/supervisor` supplies the actors with `.provide()`. No I/O, no clock, no randomness.
+ * The instance statechart (described in docs/statechart.md): one per game-server instance. Pure: it names its
+ * actors, delays, guards and actions; `src/supervisor` supplies the actors with `.provide()`. No I/O, no clock,
+ * no randomness.
  *
  * The server process is a spawned child (`process`), not an invoke: it must stay owned across `starting`,
  * `running`, `awaiting-checkin` and `restarting.stopping`, which are siblings. It is stopped explicitly once
@@ -118,7 +119,8 @@ export const instanceMachine = s.createMachine({
           on: {
             // No update is pending here: giving up waits for one, and one found here leaves at once (below).
             RESTART: { target: '#instance.starting', actions: 'clearDown' },
-            // A new build may fix what kept failing (REFERENCE.md §12 Q10/Q12): reset the count and try it.
+            // A new build may fix what kept failing: reset the count and try it (the real watchdog keeps the
+            // count at the limit, so the next failure gives up again at once).
             'xstate.done.actor.updateCheck': {
               guard: 'updateAvailable',
               target: '#instance.updating',

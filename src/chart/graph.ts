@@ -1,7 +1,7 @@
 /**
  * The instance statechart as plain data, read from the machine itself (never drawn by hand): its states and
  * every transition. `toDirectedGraph` from `xstate/graph` gives the event, delayed and actor-result edges but
- * omits `always` edges (STYLE.md §1.10 pitfall 5), which are added from each node's `always` list.
+ * omits `always` edges, which are added from each node's `always` list.
  */
 import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
 import { toDirectedGraph, type DirectedGraphNode } from 'xstate/graph';

@@ -21,7 +21,7 @@ export interface CheckResult {
   tokenFiles: Map<string, string>;
 }
 
-/** Keys each update type cannot work without (spec §2.7). */
+/** Keys each update type cannot work without. */
 const REQUIRED_UPDATE_KEYS: Record<string, { key: string; expected: string }[]> = {
   Manifest: [{ key: 'ManifestUrl', expected: 'a manifest URL because UpdateType is Manifest' }],
   CiServer: [

@@ -3,7 +3,7 @@ import type { CheckResult } from './checks.ts';
 import type { ResolvedConfig, ResolvedInstance } from './resolved.ts';
 import type { AppSettings } from './schema.ts';
 
-/** The engine's server program, as the real watchdog defaults `RunCommand` (REFERENCE.md §1.1). */
+/** The engine's server program, as the real watchdog defaults `RunCommand` (its `InstanceConfiguration.cs`). */
 export function defaultRunCommand(platform: NodeJS.Platform = process.platform): string {
   return platform === 'win32' ? 'bin/Robust.Server.exe' : 'bin/Robust.Server';
 }

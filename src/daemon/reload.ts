@@ -76,10 +76,10 @@ export interface ConfigReloader {
 }
 
 /**
- * Config reload (DESIGN.md §6): validate first; an invalid file keeps the running configuration and logs every
- * problem. A valid one applies per-instance settings at each instance's next launch (timings and tokens at
- * once), starts added instances and shuts removed ones down gracefully; every change is applied, whatever the
- * order (the real watchdog stops at the first removed instance). Never rejects.
+ * Config reload (docs/production.md, "Configuration reload"): validate first; an invalid file keeps the running
+ * configuration and logs every problem. A valid one applies per-instance settings at each instance's next launch
+ * (timings and tokens at once), starts added instances and shuts removed ones down gracefully; every change is
+ * applied, whatever the order (the real watchdog stops at the first removed instance). Never rejects.
  */
 export function createConfigReloader(opts: ReloaderOptions): ConfigReloader {
   const { log } = opts;

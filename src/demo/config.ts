@@ -96,7 +96,7 @@ export function readDemoConfig(s: Settings, log: Logger): DemoConfig {
     authMode: authMode(s.string('auth.mode', 'Required'), log),
     connectAddress: s.string('status.connectaddress'),
     links: parseLinks(s.string('status.links'), log),
-    // Sent only when all three are set, as the engine does (REFERENCE.md §4.2).
+    // Sent only when all three are set, as the engine does.
     privacyPolicy: privacy.link && privacy.identifier && privacy.version ? privacy : undefined,
     build: {
       engineVersion: s.string('build.engine_version', '0.1.0'),

@@ -3,7 +3,7 @@ import { configureLogging, createLogger } from '../log.ts';
 import { type DemoServer, startDemoServer } from './server.ts';
 
 /**
- * Entry point of `bin/demo-server`: engine-style arguments and environment (REFERENCE.md §1.2–§2.2),
+ * Entry point of `bin/demo-server`: engine-style arguments and environment (src/demo/README.md),
  * one log line per event on stdout. Exits 0 on /shutdown, after /update, and on SIGTERM/SIGINT;
  * 2 on bad arguments or configuration; 1 when it cannot start (e.g. the port is taken); 3 on
  * `demo.crash_after`.

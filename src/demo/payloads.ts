@@ -4,8 +4,8 @@ import type { DemoConfig } from './config.ts';
 import type { Round } from './rounds.ts';
 
 /**
- * The server's public key for `auth.public_key`: a fresh X25519 key (the curve of the sealed-box scheme,
- * spec §5.4) in standard base64. The demo authenticates nobody; the key is there so launchers see a real one.
+ * The server's public key for `auth.public_key`: a fresh X25519 key (the curve of the sealed-box scheme launchers use
+ * it with) in standard base64. The demo authenticates nobody; the key is there so launchers see a real one.
  */
 export function makePublicKey(): string {
   const { publicKey } = generateKeyPairSync('x25519');
@@ -13,7 +13,7 @@ export function makePublicKey(): string {
   return Buffer.from(x, 'base64url').toString('base64');
 }
 
-/** `/status`: the engine's fields plus what a round-based game adds (REFERENCE.md §4.1). */
+/** `/status`: the engine's fields plus what a round-based game adds (as space-station-14's `GameTicker.StatusShell.cs`). */
 export function statusOf(config: DemoConfig, players: number, round: Round): Status {
   return {
     name: config.hostname,
@@ -28,7 +28,7 @@ export function statusOf(config: DemoConfig, players: number, round: Round): Sta
 
 const orNull = (s: string) => (s === '' ? null : s);
 
-/** `/info` (REFERENCE.md §4.2); `privacy_policy` only when all three of its cvars are set. */
+/** `/info` in the engine's shape (`StatusHost.Handlers.cs`); `privacy_policy` only when all three of its cvars are set. */
 export function infoOf(config: DemoConfig, publicKey: string): Info {
   const b = config.build;
   return {

@@ -65,7 +65,7 @@ export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
     if (c.req.header(DASHBOARD_HEADER) === undefined) return refuse(403, `control requests need the ${DASHBOARD_HEADER} header (sent by the dashboard)`);
     const instance = registry.get(key);
     if (!instance) return refuse(404, `no instance ${shown}`);
-    // DESIGN.md §5: an instance without an ApiToken refuses control, through the dashboard too.
+    // An instance without an ApiToken refuses control, through the dashboard too.
     if (instance.apiToken() === undefined) return refuse(403, `instance ${shown} has no ApiToken, so control is disabled for it`);
     try {
       instance.control(action);

@@ -16,10 +16,11 @@ import { pingRoutes } from './ping-routes.ts';
 export type { HttpDeps } from './deps.ts';
 
 /**
- * The watchdog's HTTP API (DESIGN.md §5). Only builds the app; `startHttpServer` listens. Authentication is done
- * inside each route (the key in the path selects the secret), so there is no prefix middleware whose
- * registration order could leave a route open (STYLE.md §3). The admin routes (dashboard, `/events`, `/metrics`,
- * `/api/*`) put `adminAccess` in front of each handler, for the same reason.
+ * The watchdog's HTTP API (README.md, "HTTP API"). Only builds the app; `startHttpServer` listens. Authentication
+ * is done inside each route (the key in the path selects the secret), so there is no prefix middleware whose
+ * registration order could leave a route open (Hono runs middleware in registration order, so a route registered
+ * before its guard is served unguarded). The admin routes (dashboard, `/events`, `/metrics`, `/api/*`) put
+ * `adminAccess` in front of each handler, for the same reason.
  */
 export function createApp(deps: HttpDeps): Hono {
   // RegExpRouter matches every route with one regex. Hono's default SmartRouter silently falls back to the trie

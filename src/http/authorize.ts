@@ -12,9 +12,10 @@ export type AuthResult =
   | { ok: false; status: AuthStatus; user: string | undefined; reason: string };
 
 /**
- * The decision order of DESIGN.md §5, exactly: no/non-Basic header → 401; bad base64 or no colon → 400;
- * user ≠ key → 403 (the real watchdog's 500, REFERENCE.md §12 Q1); unknown instance → 404; wrong password → 401.
- * A missing header on ping is 401 too, not the real watchdog's 400 (Q2). Reasons never contain the password.
+ * The decision order README.md documents ("HTTP API"), exactly: no/non-Basic header → 401; bad base64 or no
+ * colon → 400; user ≠ key → 403 (the real watchdog's `Forbid()` has no auth scheme to answer it and ends in 500);
+ * unknown instance → 404; wrong password → 401. A missing header on ping is 401 too, not the real watchdog's 400
+ * (a model-validation error there). Reasons never contain the password.
  */
 export function authorize(
   header: string | undefined,

@@ -21,8 +21,8 @@ function decodeBase64(text: string): Uint8Array | null {
 
 /**
  * Parses `Authorization: Basic <base64(user:password)>`. The scheme name is case-insensitive, and the password is
- * everything after the FIRST colon, so tokens containing `:` work (the real watchdog splits on every colon,
- * REFERENCE.md §12 Q3).
+ * everything after the FIRST colon, so tokens containing `:` work (the real watchdog's `AuthorizationUtility.cs`
+ * splits on every colon and refuses them).
  */
 export function parseBasicAuth(header: string | undefined | null): BasicCredentials {
   if (!header) return { kind: 'missing' };

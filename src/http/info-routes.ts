@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { HttpDeps } from './deps.ts';
 import { methodNotAllowed } from './request-info.ts';
 
-/** The real watchdog's padlock, byte for byte (REFERENCE.md §6.1). */
+/** The real watchdog's padlock, byte for byte (its `WatchdogController.cs`). */
 export const PADLOCK = ' --\n|  |\n####\n####\n';
 
 /** `GET /watchdog/padlock` and `GET /health`, no auth; mounted at `/`. */

@@ -11,8 +11,8 @@ export function remoteAddress(c: Context): string | undefined {
 }
 
 /**
- * A handler for the other methods on a known path: 405 with `Allow` (the real watchdog's framework does the same,
- * REFERENCE.md §6.1). Register it with `.all()` after the real handlers.
+ * A handler for the other methods on a known path: 405 with `Allow` (the real watchdog's ASP.NET routing does the
+ * same). Register it with `.all()` after the real handlers.
  */
 export function methodNotAllowed(allow: string) {
   return (c: Context): Response => {

@@ -43,7 +43,7 @@ export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpSer
       const addr = server.address();
       const port = typeof addr === 'object' && addr ? addr.port : opts.port;
       let closing: Promise<void> | null = null;
-      // STYLE.md §3: close() alone waits on keep-alive and streaming clients for seconds; cut them after a grace.
+      // close() alone waits on keep-alive and streaming clients for seconds; cut them after a grace.
       const close = () =>
         (closing ??= new Promise<void>((done) => {
           const cut = setTimeout(() => server.closeAllConnections(), graceMs);

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 /**
- * The token-protected half of the game-server API (spec §4.2, REFERENCE.md §3.3–§3.4): the header check
+ * The token-protected half of the game-server API (as the engine's `WatchdogApi.cs` serves it): the header check
  * and the request bodies of `POST /shutdown` and `POST /update`, free of any HTTP framework.
  */
 
@@ -34,7 +34,8 @@ export interface Refusal {
 /**
  * Checks the `WatchdogToken` header against the `watchdog.token` cvar: unset token → 404 (the handler
  * declines, as in the engine), header missing → 400, wrong → 401. Undefined means allowed.
- * The engine answers 500 on a missing header for /update (a bug, REFERENCE.md §3.3); we answer 400 for both.
+ * The engine answers 500 on a missing header for /update (a bug: it indexes the absent header and throws); we
+ * answer 400 for both.
  */
 export function checkWatchdogToken(header: string | undefined, expected: string | undefined): Refusal | undefined {
   if (!expected) return { status: 404, body: 'Not Found' };

@@ -23,7 +23,7 @@ export interface GameApiOptions {
 }
 
 /**
- * The game server's HTTP API (spec §4.1–§4.2) as a Hono app: `GET|HEAD /status`, `GET|HEAD /info`,
+ * The game server's HTTP API, public and token-protected, as a Hono app: `GET|HEAD /status`, `GET|HEAD /info`,
  * `POST /shutdown`, `POST /update`. Anything else answers 404 `Not Found`. Games may add their own
  * routes to the returned app, or mount it with `app.route('/', createGameApi(...))`.
  *

@@ -1,7 +1,7 @@
 import { createLogger, type Logger } from '../log.ts';
 import type { Settings } from './settings.ts';
 
-/** The engine pings every 15 s (REFERENCE.md §3.1). */
+/** The engine pings every 15 s (its `WatchdogApi.cs`). */
 export const DEFAULT_CHECKIN_SECONDS = 15;
 
 export interface CheckinOptions {

@@ -1,5 +1,5 @@
 /**
- * Server addresses as the launcher reads them (REFERENCE.md §5.1, `UriHelper.cs`): no `://` → `ss14://`;
+ * Server addresses as the launcher reads them (its `UriHelper.cs`): no `://` → `ss14://`;
  * `ss14` → `http` with default port 1212; `ss14s` → `https` with default 443; the path is kept and a `/`
  * appended; `/status` and `/info` are resolved against that (so a query or fragment is dropped).
  * `http://` and `https://` addresses pass through unchanged, with their usual default ports.
@@ -52,7 +52,7 @@ export function normaliseAddress(input: string): ServerAddress {
 }
 
 /**
- * The address a launcher connects to when `/info` has no connect address (REFERENCE.md §5.2): the host
+ * The address a launcher connects to when `/info` has no connect address (its `Connector.cs`): the host
  * and port of the info URL, e.g. `udp://h:443/` for `ss14s://h`.
  */
 export function derivedConnectAddress(infoUrl: URL): string {

@@ -4,10 +4,10 @@ import { inferTags, type RegionTag, regionsOf } from './tags.ts';
 
 export { AddressError, derivedConnectAddress, normaliseAddress, type ServerAddress } from './probe-address.ts';
 
-/** The launcher's status timeout (REFERENCE.md §5.2). */
+/** The launcher's status timeout (its `ConfigConstants.ServerStatusTimeout`). */
 export const PROBE_TIMEOUT_MS = 5000;
 
-/** What `watchdog probe --json` prints (DESIGN.md §10); payloads are the JSON as received, or null. */
+/** What `watchdog probe --json` prints (a fixed shape scripts may rely on); payloads are the JSON as received, or null. */
 export interface ProbeResult {
   address: string;
   statusUrl: string;

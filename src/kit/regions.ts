@@ -1,4 +1,4 @@
-/** Region codes for `region:<code>` tags, with their display names (spec §2.3), in the spec's order. */
+/** Region codes for `region:<code>` tags, with their display names, in the order the API documentation lists them. */
 export const REGIONS = {
   eu_w: 'Western Europe',
   eu_e: 'Eastern Europe',

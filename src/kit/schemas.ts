@@ -4,7 +4,7 @@ import { validateTags } from './tags.ts';
 export { connectAddressOf, infoForWire } from './schemas-wire.ts';
 
 /**
- * The Status and Info objects of the public API (spec §2.1–§2.2), as valibot schemas with their types. They accept
+ * The Status and Info objects of the public API, as valibot schemas with their types. They accept
  * what a real engine serves and the launcher reads, no less: objects are loose (games add fields such as `map` or
  * `round_id`, and those pass through), `links` may be absent, a link's icon may be null, and nullable fields are.
  */
@@ -56,7 +56,7 @@ export const AuthSchema = v.looseObject({
   public_key: v.optional(v.nullable(text('public_key'))),
 }, 'auth must be an object');
 
-/** Build information (REFERENCE.md §4.2); every field may be null or absent. */
+/** Build information, as the engine's `/info` gives it; every field may be null or absent. */
 export const BuildSchema = v.looseObject({
   engine_version: optionalText,
   fork_id: optionalText,
@@ -85,9 +85,9 @@ export const PrivacyPolicySchema = v.looseObject({
 export type PrivacyPolicy = v.InferOutput<typeof PrivacyPolicySchema>;
 
 export const InfoSchema = v.looseObject({
-  /** The spec's spelling (§2.2). */
+  /** The API documentation's spelling (sic). */
   connect_addrees: v.optional(ConnectAddress),
-  /** The engine's and the launcher's spelling (REFERENCE.md §4.2). */
+  /** The engine's and the launcher's spelling. */
   connect_address: v.optional(ConnectAddress),
   auth: AuthSchema,
   build: v.nullable(BuildSchema),
@@ -118,7 +118,7 @@ function toProblems(issues: readonly v.BaseIssue<unknown>[]): Problem[] {
   });
 }
 
-/** Validates a `/status` payload, including its standard tags (spec §2.4). */
+/** Validates a `/status` payload, including its standard tags. */
 export function validateStatus(raw: unknown): Validated<Status> {
   // valibot's object schemas accept arrays (typeof 'object'); a launcher would not.
   if (Array.isArray(raw)) return { value: undefined, problems: [{ path: '', message: 'status must be a JSON object' }] };

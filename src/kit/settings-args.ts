@@ -1,6 +1,6 @@
 /**
- * The engine's command line (REFERENCE.md §2.1): `--cvar name=value` (split at the first `=`, so the value
- * may contain `=`), `--config-file PATH`, `--data-dir PATH`. Unknown arguments only warn, as the engine's
+ * The engine's command line, as its `CommandLineArgs.cs` parses it: `--cvar name=value` (split at the first `=`,
+ * so the value may contain `=`), `--config-file PATH`, `--data-dir PATH`. Unknown arguments only warn, as the engine's
  * "Unknown argument: X"; a malformed `--cvar` or a missing value is an error the operator must fix.
  */
 

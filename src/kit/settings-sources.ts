@@ -3,9 +3,9 @@ import { createRequire } from 'node:module';
 import { type CvarAssignment, SettingsError, splitAssignment } from './settings-args.ts';
 
 /**
- * Cvars from the environment (REFERENCE.md §2.2): `ROBUST_CVARS` (`k=v;k=v`) first, then every
- * `ROBUST_CVAR_<name>` with each `__` turned into `.`, case preserved (`ROBUST_CVAR_watchdog__baseUrl`
- * → `watchdog.baseUrl`). Later entries win, so `ROBUST_CVAR_*` beats `ROBUST_CVARS`.
+ * Cvars from the environment, as the engine's `EnvironmentVariables.cs` reads them: `ROBUST_CVARS` (`k=v;k=v`) first,
+ * then every `ROBUST_CVAR_<name>` with each `__` turned into `.`, case preserved (`ROBUST_CVAR_watchdog__baseUrl` →
+ * `watchdog.baseUrl`). Later entries win, so `ROBUST_CVAR_*` beats `ROBUST_CVARS`.
  */
 export function envCvars(env: NodeJS.ProcessEnv): CvarAssignment[] {
   const out: CvarAssignment[] = [];

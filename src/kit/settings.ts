@@ -89,7 +89,7 @@ export class Settings {
 }
 
 /**
- * Builds the settings as the engine does (REFERENCE.md §2.2), lowest precedence first: defaults, the
+ * Builds the settings as the engine does, lowest precedence first: defaults, the
  * config file, `ROBUST_CVARS`, `ROBUST_CVAR_*`, then `--cvar` in order (the last one wins).
  * Throws a {@link SettingsError} on a malformed argument or an unreadable config file.
  *

@@ -2,7 +2,7 @@ import { isRegionCode } from './regions.ts';
 
 export { REGIONS, isRegionCode, regionName, regionsOf, type RegionCode, type RegionTag } from './regions.ts';
 
-/** The tag that turns inference off (spec §2.4, §2.5 rule 1). Compared exactly, as the launcher does. */
+/** The tag that turns all inference off. Compared exactly, as the launcher does. */
 export const NO_TAG_INFER = 'no_tag_infer';
 export const RP_LEVELS = ['none', 'low', 'med', 'high'] as const;
 
@@ -17,7 +17,7 @@ const languageNames = new Intl.DisplayNames(['en'], { type: 'language', fallback
 
 /**
  * The English name of the language of a `lang:` value, judged by its primary subtag as the launcher does
- * (spec §2.4: `lang:en-GB` is English), or undefined when that subtag is not a known language.
+ * (`lang:en-GB` is English), or undefined when that subtag is not a known language.
  */
 export function languageName(value: string): string | undefined {
   const primary = value.split('-')[0]?.toLowerCase() ?? '';
@@ -31,7 +31,7 @@ export function languageName(value: string): string | undefined {
 
 const startsWithCi = (tag: string, prefix: string) => tag.slice(0, prefix.length).toLowerCase() === prefix;
 
-/** One problem for a standard tag (§2.4) that is malformed; custom tags are free-form and pass. */
+/** One problem for a malformed standard tag (`lang:`, `rp:`, `region:`, `no_tag_infer`); custom tags pass. */
 function checkTag(tag: string): string | undefined {
   if (tag.trim() === '') return 'empty tag (check hub.tags for doubled or trailing commas)';
   if (tag !== tag.trim()) return 'tag has leading or trailing spaces; launchers compare tags exactly';
@@ -55,7 +55,7 @@ function checkTag(tag: string): string | undefined {
   return undefined;
 }
 
-/** Problems with the standard tags of a `tags` list (spec §2.4); custom tags are allowed and not reported. */
+/** Problems with the standard tags of a `tags` list; custom tags are allowed and not reported. */
 export function validateTags(tags: readonly string[]): TagProblem[] {
   const out: TagProblem[] = [];
   tags.forEach((tag, index) => {
@@ -65,7 +65,7 @@ export function validateTags(tags: readonly string[]): TagProblem[] {
   return out;
 }
 
-/** Bracket token (lower-cased) → the tag it infers (spec §2.5 rules 2–4; rule 5: nothing else). */
+/** Bracket token (lower-cased) → the tag it infers; no other token infers anything. */
 const TOKEN_TAGS = new Map<string, string>([
   ['18+', '18+'],
   ['+18', '18+'],
@@ -78,12 +78,12 @@ const TOKEN_TAGS = new Map<string, string>([
 ]);
 
 /**
- * The tags a launcher infers from a server name (spec §2.5), to be shown after the server's own tags.
+ * The tags a launcher infers from a server name, to be shown after the server's own tags.
  * Tokens are the contents of each `[...]` in the name (shortest match, not trimmed), compared
  * case-insensitively; results come in the order of the tokens in the name, without duplicates and
  * without repeating an explicit tag.
  *
- * Where the real launcher (REFERENCE.md §5.4, `ServerTagInfer.cs`) differs, we follow the spec:
+ * Where the real launcher (`ServerTagInfer.cs`) differs, we follow the spec:
  * - the launcher also infers `18+` from `[18]` and `[ERP]`, and `lang:ru` from `[RUS]`; the spec has no such rules;
  * - the launcher infers at most one language (`en` before `ru`) and one RP level (first of nrp, lrp, mrp,
  *   hrp); the spec gives every bracketed level its tag, so `[ru][en]` yields both `lang:ru` and `lang:en`;

@@ -24,9 +24,9 @@ export function formatDelay(ms: number): string {
 }
 
 /**
- * The chat message for an alert, naming the instance key in backticks (DESIGN.md §10). Texts follow the
- * real watchdog's (REFERENCE.md §7.9) with its typo fixed (Q14) and the exit status in words rather than
- * a C# record dump.
+ * The chat message for an alert, naming the instance key in backticks (a fixed format people and scripts may
+ * search for). Texts follow the real watchdog's (`ServerInstance.cs`, `ServerInstance.Actor.cs`) with its
+ * "timed and will be killed" typo fixed and the exit status in words rather than a C# record dump.
  *
  * @example
  * alertMessage('alpha', { type: 'alert', kind: 'crash', exit: { code: null, signal: 'SIGKILL' }, failures: 0, backoffMs: null });

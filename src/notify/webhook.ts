@@ -43,8 +43,8 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 
 /**
  * Posts every `instance:alert` to the chat webhook as `{"content": message, "allowed_mentions": {"parse": []}}`
- * (REFERENCE.md §9, with Discord's real key, Q13). Fire and forget: the bus handler only queues, so an emitter
- * never waits or sees an error; one message is sent at a time, in order.
+ * (the real watchdog's `NotificationManager.cs` sends `allowed-mentions`, a key Discord ignores). Fire and forget:
+ * the bus handler only queues, so an emitter never waits or sees an error; one message is sent at a time, in order.
  *
  * @example
  * const notifier = createWebhookNotifier({ url, bus, retries: 3, retryBaseMs: 1000, timeoutMs: 10_000, log });

@@ -41,7 +41,7 @@ async function findOnPath(name: string, searchPath: string): Promise<string | nu
   return null;
 }
 
-/** `dump_yyyy-MM-dd_HH-mm-ss` in UTC, as the real watchdog names them (REFERENCE.md §7.4). */
+/** `dump_yyyy-MM-dd_HH-mm-ss` in UTC, as the real watchdog names them (its `ServerInstance.cs`). */
 function dumpName(now = new Date()): string {
   const p = (n: number) => String(n).padStart(2, '0');
   return `dump_${now.getUTCFullYear()}-${p(now.getUTCMonth() + 1)}-${p(now.getUTCDate())}_${p(now.getUTCHours())}-${p(now.getUTCMinutes())}-${p(now.getUTCSeconds())}`;

@@ -33,7 +33,7 @@ async function killAndWait(proc: ServerProcess): Promise<'killed'> {
 }
 
 /**
- * REFERENCE.md §7.5: `POST /shutdown` (`requestMs` to answer; undeliverable → kill at once), then
+ * The real watchdog's graceful shutdown: `POST /shutdown` (`requestMs` to answer; undeliverable → kill at once), then
  * `exitMs` for the exit, then SIGKILL to the process group. Resolves once the process has exited;
  * 'exited' when it left on its own. Never rejects.
  */
@@ -51,10 +51,10 @@ export async function shutdownGracefully(proc: ServerProcess, opts: GracefulOpti
 }
 
 /**
- * STOP on request (DESIGN.md §3): `POST /update` so the game leaves at a convenient moment (round end).
+ * STOP on request: `POST /update` so the game leaves at a convenient moment (round end).
  * Resolves 'leaving' as soon as that was delivered: the exit arrives later through `proc.exited`.
  * When it cannot be delivered (API down, wrong port, 4xx/5xx) falls back to `shutdownGracefully`,
- * so a server with a broken API is still stopped (the real watchdog loses the instance there, Q7).
+ * so a server with a broken API is still stopped (the real watchdog's actor loop dies there and the instance is lost).
  */
 export async function leave(proc: ServerProcess, opts: GracefulOptions): Promise<'leaving' | 'exited' | 'killed'> {
   if (await exitsWithin(proc, 0)) return 'exited';

@@ -12,12 +12,12 @@ export interface LaunchSpec {
   env: Record<string, string>;
 }
 
-/** The environment variable the engine reads the check-in secret from (REFERENCE.md §1.3). */
+/** The environment variable the engine reads the check-in secret from (the cvar `watchdog.token`, `__` for `.`). */
 export const TOKEN_ENV = 'ROBUST_CVAR_watchdog__token';
 
 /**
  * The command line, working directory and environment of a launch, exactly as the real watchdog builds
- * them (DESIGN.md §4, REFERENCE.md §1.2–§1.3). The secret goes into the environment only: argv is
+ * them (its `ServerInstance.Actor.cs`). The secret goes into the environment only: argv is
  * readable by every user through `ps` and `/proc/<pid>/cmdline`.
  *
  * @example

@@ -71,7 +71,7 @@ function endsWith(cmdline: string[], args: string[]): boolean {
 }
 
 /**
- * Whether `pid` is still the server launched earlier (DESIGN.md §10): same kernel start time, and its
+ * Whether `pid` is still the server launched earlier: same kernel start time, and its
  * command line ends with the arguments recorded at launch. Only the tail is compared because what
  * precedes the arguments varies: an interpreter in front of a script (`/usr/bin/node /x/bin/server.mjs …`).
  * Pass the launch spec's `args` (the watchdog arguments — key, absolute config path — make the tail

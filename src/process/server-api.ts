@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 
 /**
- * The watchdog's side of the game server's API (REFERENCE.md §3.3–§3.4, §7.5).
+ * The watchdog's side of the game server's API: `POST /update` and `POST /shutdown`, as the real watchdog's
+ * `ServerInstance.cs` sends them.
  *
  * The real watchdog calls `http://localhost:<ApiPort>`. We call 127.0.0.1 first and fall back to [::1]
  * only when that is refused: Node resolves `localhost` in the resolver's order, which is often ::1

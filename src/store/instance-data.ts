@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 
-/** The per-instance file (spec §2.9, DESIGN.md §7). */
+/** The watchdog's own per-instance file, in the instance folder. */
 export const DATA_FILE = 'data.json';
 
 const LaunchSchema = v.object({

@@ -2,7 +2,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { describeError } from '../errors.ts';
 
-/** Sub-folders of every instance folder: spec §2.9 plus `logs/` and `dumps/` (DESIGN.md §7). */
+/** Sub-folders of every instance folder: the usual `binaries/`, `bin/` and `data/`, plus our `logs/` and `dumps/`. */
 export const INSTANCE_SUBDIRS = ['binaries', 'bin', 'data', 'logs', 'dumps'] as const;
 
 /** A path that would leave the instance folder; callers answer 400/404 or refuse the archive entry. */

@@ -65,7 +65,7 @@ export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
           persist: deps.config.persistServers,
           onLine: (stream, line) => {
             bus.emit('instance:log', { key, stream, line, at: Date.now() });
-            // Echoed with the instance key (DESIGN §4); stderr lines stand out as warnings.
+            // Echoed into the daemon's log with the instance key; stderr lines stand out as warnings.
             if (stream === 'stderr') serverLog.warn(line);
             else serverLog.info(line);
           },

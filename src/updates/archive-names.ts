@@ -1,7 +1,7 @@
 import { KNOWN_RIDS } from './platform.ts';
 
 /**
- * How build archives are recognised by name (DESIGN.md §10): a server archive carries a platform key right before
+ * How build archives are recognised by name: a server archive carries a platform key right before
  * its extension (`SS14.Server_linux-x64.zip`, `server-linux-x64.tar.gz`); a client archive has `client` in its name.
  */
 

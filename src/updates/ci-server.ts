@@ -7,7 +7,7 @@ import { fetchJson } from './http-json.ts';
 import { hostRid, ridFallbacks } from './platform.ts';
 import type { ProviderContext, UpdateProvider } from './provider.ts';
 
-/** `<BaseUrl>/job/<JobName>/api/json` (REFERENCE.md §8.2); only the last successful build matters. */
+/** `<BaseUrl>/job/<JobName>/api/json`; only the last successful build matters. */
 const JobSchema = v.looseObject({
   lastSuccessfulBuild: v.nullish(v.looseObject({ number: v.pipe(v.number(), v.integer()) })),
 });
@@ -37,7 +37,7 @@ export function chooseArtifact(
   return undefined;
 }
 
-/** `UpdateType: CiServer` (spec §2.7 "legacy", REFERENCE.md §8.2): Jenkins-shaped JSON API, no hash to verify. */
+/** `UpdateType: CiServer` (the real watchdog's legacy `Jenkins`, `UpdateProviderJenkins.cs`): no hash to verify. */
 export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
   const updates = ctx.instance.settings.Updates;
   const timeoutMs = updates.DownloadTimeoutSeconds * 1000;

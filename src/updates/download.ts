@@ -54,7 +54,7 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
   const where = describeUrl(opts.url);
   const expected = checkExpectedHash(opts.sha256, where);
   if (opts.signal.aborted) throw new UpdateError(`download of ${where} was cancelled`, { cause: opts.signal.reason });
-  // One signal for the request and its body: merge cancellation with the transfer limit (STYLE.md §1.3).
+  // One signal for the request and its body: merge cancellation with the transfer limit.
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = AbortSignal.any([opts.signal, timeout]);
   let bytes = 0;

@@ -4,9 +4,10 @@ import type { ProviderContext, UpdateCheck, UpdateProvider } from './provider.ts
 const WHOLE_NUMBER = /^\d+$/;
 
 /**
- * `UpdateType: Dummy` (spec §2.7, §2.10; REFERENCE.md §8.5): every check finds an update, and "installing" it only
- * counts the revision up (`1`, then previous + 1). It touches no files: the operator puts the server into `bin/`
- * (or flips the links of the do-it-yourself scheme, docs/diy-updates.md) and asks for an update to get a restart.
+ * `UpdateType: Dummy` (the real watchdog's `UpdateProviderDummy.cs`): every check finds an update, and "installing"
+ * it only counts the revision up (`1`, then previous + 1). It touches no files: the operator puts the server into
+ * `bin/` (or flips the links of the do-it-yourself scheme, docs/diy-updates.md) and asks for an update to get a
+ * restart.
  *
  * The real watchdog throws on a revision that is not a whole number, which skips the update; here such a revision
  * (left by another UpdateType, or edited by hand) counts as 0 with a warning, so the update still happens.

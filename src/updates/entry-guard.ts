@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { UpdateError } from '../errors.ts';
 
 /**
- * What an archive entry may name, so nothing lands outside the folder it is extracted into (DESIGN.md §8).
+ * What an archive entry may name, so nothing lands outside the folder it is extracted into.
  *
  * Entry paths: relative, no `..` segment. Symbolic links: relative targets made of leading `..` segments (no more
  * than the link's depth) followed only by downward names. Every link obeying that rule, wherever it sits, resolves

@@ -28,7 +28,7 @@ function lazyProvider(type: keyof typeof LOADERS, ctx: ProviderContext): UpdateP
 }
 
 /**
- * The update provider an instance's `UpdateType` names (spec §2.7), or null when it has none (no automatic
+ * The update provider an instance's `UpdateType` names, or null when it has none (no automatic
  * updates). Config validation has already refused unknown types; providers check their own `Updates` keys.
  */
 export function createProvider(ctx: ProviderContext): UpdateProvider | null {

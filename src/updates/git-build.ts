@@ -12,7 +12,7 @@ import { globFiles } from './git-glob.ts';
 import { gitEnv } from './git-remote.ts';
 
 /**
- * How the Git provider turns a checkout into a server archive (REFERENCE.md §8.3). An engine repository is built
+ * How the Git provider turns a checkout into a server archive. An engine repository is built
  * as the real watchdog builds it (git-engine.ts): with `dotnet` when it has the `Content.Packaging` project, else
  * with the older `Tools/package_*_build.py` scripts when it has them. Anything else runs the configured
  * `Updates.BuildCommand` with `sh -c` in `source/`, told the platform and the hybrid mode through

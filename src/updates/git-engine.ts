@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 /**
  * The two ways an engine (space-station-14 style) repository packages itself, as the real watchdog runs them
- * (REFERENCE.md §8.3): the `Content.Packaging` project with `dotnet`, or, in repositories older than it, the
+ * (its `UpdateProviderGit.cs`): the `Content.Packaging` project with `dotnet`, or, in repositories older than it, the
  * `Tools/package_server_build.py` and `Tools/package_client_build.py` scripts. Both leave
  * `release/SS14.Server_<rid>.zip` and, for a non-hybrid build, `release/SS14.Client.zip` in the repository.
  */

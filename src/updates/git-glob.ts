@@ -5,7 +5,7 @@ import { UpdateError } from '../errors.ts';
 /**
  * The small glob the Git provider's `Updates.Artifact` and `Updates.ClientArtifact` use: `/`-separated segments
  * relative to `source/`, where `*` matches any run of characters and `?` one character within a segment, without
- * regard to case (like the archive-name rules of DESIGN.md §10). Node 20 has no `fs.glob`. Patterns cannot leave
+ * regard to case (like the archive-name rules in archive-names.ts). Node 20 has no `fs.glob`. Patterns cannot leave
  * the checkout: no absolute paths, no `..`.
  */
 

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { UpdateError } from '../errors.ts';
 
 /**
- * Where the Git provider fetches from (`Updates.BaseUrl`, spec §2.7): an http(s)/ssh/git URL, an scp-like
+ * Where the Git provider fetches from (`Updates.BaseUrl`): an http(s)/ssh/git URL, an scp-like
  * `user@host:path`, or a local path (relative to the daemon's working directory). Credentials written into an
  * http(s) URL never reach git's arguments or `.git/config`: they are taken out of the URL and handed to git as an
  * `http.<origin>.extraHeader` through `GIT_CONFIG_*` environment variables (git ≥ 2.31), scoped to that origin so

@@ -7,8 +7,9 @@ import { runChecked, runChild, type RunResult } from './git-exec.ts';
 import { gitEnv, type GitRemote } from './git-remote.ts';
 
 /**
- * The checkout in `<instance>/source` (REFERENCE.md §8.3): a shallow clone of one branch, brought up to date by
- * fetch + hard reset + submodules; a checkout git cannot work with is deleted and cloned again.
+ * The checkout in `<instance>/source`, as the real watchdog's `UpdateProviderGit.cs` keeps it: a shallow clone of one
+ * branch, brought up to date by fetch + hard reset + submodules; a checkout git cannot work with is deleted and
+ * cloned again.
  */
 
 export interface GitTimeouts {

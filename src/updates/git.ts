@@ -13,7 +13,7 @@ import { hostPackagingRid } from './platform.ts';
 import type { ProviderContext, UpdateCheck, UpdateProvider } from './provider.ts';
 
 /**
- * `UpdateType: Git` (spec §2.7, REFERENCE.md §8.3): watches `Updates.Branch` of the repository at
+ * `UpdateType: Git` (the real watchdog's `UpdateProviderGit.cs`): watches `Updates.Branch` of the repository at
  * `Updates.BaseUrl`, and on an update clones or fetches it into `<instance>/source`, builds it (git-build.ts) with
  * the output in `logs/build.log`, and installs the server archive through the shared pipeline, so a failed build
  * or install leaves `bin/` as it was. Non-hybrid builds also publish the client zip in `binaries/`, get a

@@ -1,7 +1,7 @@
 import { UpdateError } from '../errors.ts';
 import { describeUrl } from './download.ts';
 
-/** `Authorization: Basic …` when both user name and password are set (REFERENCE.md §8.1), else no header. */
+/** `Authorization: Basic …` when both user name and password are set, else no header. */
 export function basicAuthHeaders(auth: { Username?: string; Password?: string } | undefined): Record<string, string> {
   // The real watchdog sends the header only when both parts are set; so do we.
   if (!auth?.Username || !auth.Password) return {};
@@ -17,7 +17,7 @@ export async function fetchJson(
   opts: { what: string; headers?: Record<string, string>; timeoutMs: number; signal: AbortSignal },
 ): Promise<unknown> {
   const where = `${opts.what} at ${describeUrl(url)}`;
-  // fetch honours one signal: merge cancellation with the time limit (STYLE.md §1.3).
+  // fetch honours one signal: merge cancellation with the time limit.
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   let text: string;
   try {

@@ -4,7 +4,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { UpdateError } from '../errors.ts';
 
 /**
- * Installing a build into an instance folder without ever leaving it without one (DESIGN.md §8). The build is
+ * Installing a build into an instance folder without ever leaving it without one. The build is
  * extracted into `.update/staging-*` and swapped in by two renames (`bin` → `bin.prev`, staging → `bin`). At any
  * instant a working build sits in `bin`, or, between the two renames, in `bin.prev` with `bin` missing, which
  * `recoverInterruptedInstall` puts back.
@@ -47,7 +47,7 @@ function programInBuild(instanceDir: string, runCommand: string, buildDir: strin
 
 async function makeExecutable(path: string): Promise<void> {
   const info = await stat(path).catch(() => null);
-  // Absent is fine: a RunCommand may name a program the build does not ship (REFERENCE.md §8.1: "if present").
+  // Absent is fine: a RunCommand may name a program the build does not ship (the real watchdog also skips it then).
   if (info?.isFile()) await chmod(path, (info.mode & 0o7777) | 0o111);
 }
 

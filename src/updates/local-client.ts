@@ -8,7 +8,8 @@ import { UpdateError } from '../errors.ts';
 /**
  * The client archive a launcher downloads when the watchdog, not the game server, hosts it (Local, and non-hybrid
  * Git): it lives in `<instance>/binaries/`, is served at `/instances/<key>/binaries/<name>`, and the server learns
- * where and what it is through `--cvar build.download_url=…` and `--cvar build.hash=…` (REFERENCE.md §1.2).
+ * where and what it is through `--cvar build.download_url=…` and `--cvar build.hash=…`, as the real watchdog's
+ * `UpdateProviderLocal.cs` passes them.
  */
 
 /** Upper-case hex SHA-256 of a file, streamed (client zips are hundreds of MB). */

@@ -4,13 +4,13 @@ import { createClientCvars, findClientZip } from './local-client.ts';
 import type { ProviderContext, UpdateCheck, UpdateProvider } from './provider.ts';
 
 /**
- * `UpdateType: Local` (spec §2.7, REFERENCE.md §8.4): the operator manages `bin/` by hand and names the build in
- * `Updates.CurrentVersion`; an "update" only adopts that name. The client zip is `binaries/SS14.Client.zip` (or the
- * file `Updates.ClientZip` names there) and is served by the watchdog; launches get `build.download_url` and
- * `build.hash` for it.
+ * `UpdateType: Local` (the real watchdog's `UpdateProviderLocal.cs`): the operator manages `bin/` by hand and names
+ * the build in `Updates.CurrentVersion`; an "update" only adopts that name. The client zip is
+ * `binaries/SS14.Client.zip` (or the file `Updates.ClientZip` names there) and is served by the watchdog; launches
+ * get `build.download_url` and `build.hash` for it.
  *
  * Unlike the real watchdog, a missing `binaries/` or zip is an UpdateError the supervisor reports, with the
- * instance kept alive (REFERENCE.md §12 Q9).
+ * instance kept alive (there the exception escapes its actor loop and the instance is lost).
  */
 export function createLocalProvider(ctx: ProviderContext): UpdateProvider {
   const { instance } = ctx;

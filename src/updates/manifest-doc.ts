@@ -2,9 +2,10 @@ import * as v from 'valibot';
 import { UpdateError } from '../errors.ts';
 
 /**
- * The manifest document (spec §2.8, REFERENCE.md §8.1). Extra fields (`size`, …) are accepted and ignored. Field
- * names match case-insensitively, as the original reads it with System.Text.Json's case-insensitive web defaults;
- * the keys of `builds` (build ids) and `server` (platforms) are data and keep their case.
+ * The manifest document, as Robust.Cdn serves it and the real watchdog's `UpdateProviderManifest.cs` reads it. Extra
+ * fields (`size`, …) are accepted and ignored. Field names match case-insensitively, as the original reads it with
+ * System.Text.Json's case-insensitive web defaults; the keys of `builds` (build ids) and `server` (platforms) are
+ * data and keep their case.
  */
 
 /**
@@ -54,7 +55,7 @@ export function parseManifest(data: unknown, where: string): ManifestDoc {
 }
 
 /**
- * The newest build: greatest `time`; on equal times the entry later in the document wins (REFERENCE.md §8.1).
+ * The newest build: greatest `time`; on equal times the entry later in the document wins (as in the real watchdog).
  * Document order is the object's key order, which JSON.parse keeps except for integer-like keys (sorted first);
  * real build keys are timestamps or commit hashes.
  */

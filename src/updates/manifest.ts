@@ -15,10 +15,10 @@ interface Target {
 }
 
 /**
- * `UpdateType: Manifest` (spec §2.8, REFERENCE.md §8.1): the newest build of a manifest, the server archive for this
- * host's platform, hash required. Unlike the original, a failed install leaves bin/ as it was, and `check` only
- * offers a build after downloading, verifying and extracting it (staged-build.ts): a build that cannot be installed
- * is a failed check, so the running server is never asked to leave for it.
+ * `UpdateType: Manifest` (the real watchdog's `UpdateProviderManifest.cs`): the newest build of a manifest, the
+ * server archive for this host's platform, hash required. Unlike the original, a failed install leaves bin/ as it
+ * was, and `check` only offers a build after downloading, verifying and extracting it (staged-build.ts): a build that
+ * cannot be installed is a failed check, so the running server is never asked to leave for it.
  */
 export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
   const updates = ctx.instance.settings.Updates;
@@ -56,7 +56,7 @@ export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
     const id = JSON.stringify([target.key, target.url, target.sha256]);
     const make = () => {
       if (target.sha256 === undefined || target.sha256.trim() === '') {
-        // REFERENCE.md Q15: the docs' do-it-yourself manifest leaves sha256 empty; installing unverified code is refused.
+        // The upstream hosting docs' do-it-yourself manifest leaves sha256 empty; installing unverified code is refused.
         throw new UpdateError(
           `build ${target.key} gives no sha256 for its ${target.platform} server archive, so the download cannot be ` +
             'verified and is refused; fill in the SHA-256 of each archive (watchdog manifest <dir> --base-url URL writes them)',

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 /**
  * Runtime identifiers (RIDs) and the fallback chain used to pick a server archive, as the real watchdog does with
- * .NET's `runtime.json` (REFERENCE.md §8.1): breadth-first over each RID's imports.
+ * .NET's `runtime.json` (its `RidUtility.cs`): breadth-first over each RID's imports.
  */
 
 /** The portable part of .NET's RID graph: each RID and the RIDs it imports, in order. */

@@ -71,7 +71,7 @@ async function describeArchive(dir: string, name: string, base: string): Promise
 }
 
 /**
- * Adds a build of the archives in `dir` to a manifest (spec §2.8): one server archive per platform key found in the
+ * Adds a build of the archives in `dir` to a manifest: one server archive per platform key found in the
  * file names, and the client archive (`client` in its name). Keyed by a new ISO-8601 timestamp; previous builds stay.
  */
 export async function publishBuild(opts: PublishOptions): Promise<PublishResult> {

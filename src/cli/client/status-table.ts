@@ -9,7 +9,7 @@ export const COLUMNS = ['KEY', 'STATE', 'REVISION', 'PID', 'UPTIME', 'LAST CHECK
 
 function uptime(row: StatusRow, now: number): string {
   if (typeof row.uptimeSeconds === 'number') return formatDuration(row.uptimeSeconds);
-  // The status JSON pins startedAt but not uptimeSeconds (DESIGN §10): derive it when only that is there.
+  // An older daemon sends startedAt but not uptimeSeconds: derive it when only that is there.
   const started = row.startedAt ? Date.parse(row.startedAt) : NaN;
   return Number.isNaN(started) ? '-' : formatDuration((now - started) / 1000);
 }

@@ -31,7 +31,7 @@ const quiet = (type: Streamed, e: BusEvents[Streamed]) =>
  * `GET /events`: Server-Sent Events for the dashboard. First `hello` with every instance's status and the recent
  * listed events (`recent`, oldest first, `{ type, event }`), then the facts in STREAMED as they happen; instance
  * events carry the instance's status after the fact as `instance`. With `?logs=1`, server log lines too
- * (`instance:log`), rate-limited. Subscribes inside the stream and unsubscribes on abort (STYLE.md §3).
+ * (`instance:log`), rate-limited. Subscribes inside the stream and unsubscribes on abort.
  */
 export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono {
   const { bus, registry, version } = deps;

@@ -6,7 +6,7 @@ import type { HttpDeps } from '../deps.ts';
 import { methodNotAllowed } from '../request-info.ts';
 import { cachedChartSvg } from './chart-svg.ts';
 
-/** The dashboard's files, anchored to this module so the daemon's working directory does not matter (STYLE.md §3). */
+/** The dashboard's files, anchored to this module so the daemon's working directory does not matter. */
 export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
 
 /**

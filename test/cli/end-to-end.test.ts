@@ -27,7 +27,7 @@ test.before(async (ctx) => {
       ],
     }));
   } catch (err) {
-    // uvu swallows hook errors (STYLE §5): say what went wrong.
+    // uvu swallows hook errors: say what went wrong.
     console.error(err);
     throw err;
   }

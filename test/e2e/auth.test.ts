@@ -6,8 +6,8 @@ import { basic, startDaemon, type RunningDaemon } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 
 interface Ctx { daemon?: RunningDaemon; secret?: string }
-const test = suite<Ctx>('e2e :: auth order on the real daemon (DESIGN §5)', {});
-// A token with ':' in it: the password is everything after the FIRST colon (RFC 7617; fixes REFERENCE Q3).
+const test = suite<Ctx>('e2e :: auth order on the real daemon', {});
+// A token with ':' in it: the password is everything after the FIRST colon (RFC 7617; the real watchdog refuses it).
 const TOKEN = 'to:k:en';
 
 test.before(async (ctx) => {

@@ -45,7 +45,7 @@ const startLog = (ctx: Ctx, key: string) => join(ctx.dir, `starts-${key}.log`);
 const starts = async (ctx: Ctx, key: string) => (await readFile(startLog(ctx, key), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
 const OLD_MTIME = new Date('2023-03-03T03:03:03Z');
 
-/** Starts alpha's server as the real watchdog launches one (REFERENCE launch contract), detached like one it left behind. */
+/** Starts alpha's server with the real watchdog's arguments and environment, detached like one it left behind. */
 async function startOldServer(ctx: Ctx, secret: string): Promise<number> {
   const dir = instanceDir(ctx, 'alpha');
   await mkdir(join(dir, 'data'), { recursive: true });

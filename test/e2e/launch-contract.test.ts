@@ -7,7 +7,7 @@ import { startDaemon } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
 
-const test = suite('e2e :: launch contract (DESIGN §4, REFERENCE §1)');
+const test = suite('e2e :: launch contract');
 
 interface Echo { argv: string[]; cwd: string; env: Record<string, string> }
 

@@ -175,7 +175,7 @@ for (const tc of authCases('alpha', TOKEN)) {
   });
 }
 
-status('control routes :: status carries every DESIGN §10 field', async () => {
+status('control routes :: status carries every documented field', async () => {
   const t = setup();
   t.alpha.state = 'restarting.backoff';
   const res = await send(t.app, 'GET', '/instances/alpha/status', basic('alpha', TOKEN));

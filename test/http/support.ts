@@ -98,7 +98,8 @@ export interface AuthCase {
 }
 
 /**
- * Every case of the DESIGN.md §5 decision order, for a route whose instance `key` exists and accepts `secret`.
+ * Every case of the Basic-auth decision order (src/http/authorize.ts), for a route whose instance `key` exists
+ * and accepts `secret`.
  * Families add their own (no ApiToken, no server running, token with ':').
  */
 export function authCases(key: string, secret: string): AuthCase[] {

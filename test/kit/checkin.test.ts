@@ -44,7 +44,7 @@ function collect(): { log: Logger; lines: string[] } {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const url = suite('checkin :: URL resolution (REFERENCE.md §3.1)');
+const url = suite('checkin :: URL resolution');
 const URLS: Array<[string, string]> = [
   ['http://localhost:5000', 'http://localhost:5000/server_api/k1/ping'],
   ['http://localhost:5000/', 'http://localhost:5000/server_api/k1/ping'],

@@ -13,7 +13,7 @@ import {
   INFO_ACZ, INFO_EXTERNAL, INFO_NO_BUILD, STATUS_IN_ROUND, STATUS_LOBBY, startEngineServer, type EngineServer,
 } from '../fixtures/engine/payloads.ts';
 
-const addr = suite('probe :: address normalisation (REFERENCE.md §5.1)');
+const addr = suite('probe :: address normalisation');
 
 /** [input, status URL, info URL] */
 const ADDRESSES: Array<[string, string, string]> = [

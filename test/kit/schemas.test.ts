@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { connectAddressOf, type Info, infoForWire, validateInfo, validateStatus } from '../../src/kit/schemas.ts';
 import { INFO_ACZ, INFO_EXTERNAL, INFO_NO_BUILD, STATUS_IN_ROUND, STATUS_LOBBY } from '../fixtures/engine/payloads.ts';
 
-const status = suite('schemas :: Status (spec §2.1)');
+const status = suite('schemas :: Status');
 
 status('a full status passes and keeps extra fields', () => {
   const raw = { name: 'Test', players: 3, soft_max_players: 32, tags: ['18+', 'region:eu_w'], round_id: 7 };
@@ -57,7 +57,7 @@ status('what a real engine sends passes: game fields, lobby with map null and no
 status.run();
 
 // ---
-const info = suite('schemas :: Info (spec §2.2)');
+const info = suite('schemas :: Info');
 
 const GOOD: Info = {
   connect_address: 'udp://example.com:1212/',

@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { inferTags, languageName, REGIONS, regionName, regionsOf, validateTags } from '../../src/kit/tags.ts';
 
-const infer = suite('tags :: inferTags (spec §2.5)');
+const infer = suite('tags :: inferTags');
 
 /** [rule, name, explicit tags, expected inferred tags] */
 const CASES: Array<[string, string, string[], string[]]> = [
@@ -59,7 +59,7 @@ for (const [rule, name, tags, expected] of CASES) {
 infer.run();
 
 // ---
-const validate = suite('tags :: validateTags (spec §2.4)');
+const validate = suite('tags :: validateTags');
 
 /** [tag, problem message pattern or null when valid] */
 const TAGS: Array<[string, RegExp | null]> = [
@@ -109,7 +109,7 @@ for (const [tag, problem] of TAGS) {
 validate.run();
 
 // ---
-const regions = suite('tags :: regions (spec §2.3)');
+const regions = suite('tags :: regions');
 
 regions('the table has the 21 codes of the spec with their names', () => {
   assert.equal(Object.keys(REGIONS).sort(), [

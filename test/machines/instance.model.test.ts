@@ -93,7 +93,8 @@ function eventsFor(types: string[]) {
 }
 
 /**
- * Bounds the state space (STYLE.md §1.10 pitfall 3): per state, only the context its guards can read.
+ * Bounds the state space (serialising the whole context would let counters make it unbounded): per state,
+ * only the context its guards can read.
  * Counters are capped where the machine stops telling them apart.
  */
 function serialize(s: Snap): string {
@@ -136,7 +137,7 @@ function recordingLogic() {
     },
   };
   // ActorLogic's parameters are invariant in the snapshot/event types and the machine's typed `emitted` does
-  // not fit them (STYLE.md §1.10 pitfall 1), so the logic is typed once here.
+  // not fit them, so the logic is typed once here.
   return { logic: logic as unknown as ActorLogic<Snap, ModelEvent, InstanceInput>, fired };
 }
 

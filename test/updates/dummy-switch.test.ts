@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { ROOT, tempDir } from '../_support/env.ts';
 
 /**
- * The do-it-yourself two-directory scheme (spec §2.10, docs/diy-updates.md): the real scripts of docs/switch/, run
+ * The do-it-yourself two-directory scheme (docs/diy-updates.md): the real scripts of docs/switch/, run
  * in a temp instance folder, against a loopback HTTP server standing in for the watchdog. A `curl` wrapper first on
  * PATH records curl's arguments, to prove the token never appears there.
  */

@@ -10,7 +10,7 @@ import { ENGINE_LAYOUT, createEngineTools, type EngineTools, type StubCall } fro
 import { createGitFixture, type GitFixture } from '../fixtures/git/repo.ts';
 
 /**
- * The Git provider building engine repositories for real (REFERENCE.md §8.3): the build runs stub `dotnet` and
+ * The Git provider building engine repositories for real: the build runs stub `dotnet` and
  * `python3`/`python` programs found first on PATH, which record their arguments and write the archives the real
  * packaging would. No BuildCommand is configured, so nothing but the engine paths can produce a build.
  */

@@ -10,7 +10,7 @@ import { tempDir } from '../_support/env.ts';
 
 const chain = suite('ridFallbacks');
 
-chain('ridFallbacks :: the orders of REFERENCE §8.1', () => {
+chain('ridFallbacks :: the real watchdog\'s orders', () => {
   assert.equal(ridFallbacks('linux-x64'), ['linux-x64', 'linux', 'unix-x64', 'unix', 'any', 'base']);
   assert.equal(ridFallbacks('linux-arm64'), ['linux-arm64', 'linux', 'unix-arm64', 'unix', 'any', 'base']);
   assert.equal(ridFallbacks('osx-arm64'), ['osx-arm64', 'osx', 'unix-arm64', 'unix', 'any', 'base']);

@@ -13,7 +13,7 @@ const rows: StatusRow[] = [
     key: 'b', name: 'b', state: 'stopped.failing', pid: null, revision: null, lastCheckinAt: null,
     startedAt: null, uptimeSeconds: null, startupFailures: 3, restarts: 11, updatePending: false, stopRequested: false,
   },
-  // What an older daemon might send: only what DESIGN §10 pins, no uptimeSeconds.
+  // What an older daemon might send: no uptimeSeconds.
   { key: 'gamma', state: 'awaiting-checkin', pid: 7, revision: '1.0', lastCheckinAt: '2024-05-01T11:59:00.000Z', startedAt: '2024-05-01T11:58:00.000Z', startupFailures: 0, restarts: 0 },
 ];
 const ESC = String.fromCharCode(27);

@@ -11,8 +11,8 @@ import {
 } from '../resilience/_support.ts';
 
 /**
- * PersistServers: true (DESIGN §3, §7, §10 Reattach). The tests share one instance folder and run in order:
- * each daemon adopts what the previous one left running.
+ * PersistServers: true (servers outlive the daemon; the next one verifies and reattaches them). The tests share
+ * one instance folder and run in order: each daemon adopts what the previous one left running.
  */
 interface Ctx {
   dir: string;

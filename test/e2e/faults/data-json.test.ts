@@ -8,7 +8,7 @@ import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { killGroup, running, waitStatus } from '../resilience/_support.ts';
 
-/** A damaged data.json is set aside with a warning, never a crash (DESIGN §7). */
+/** A damaged data.json is set aside with a warning, never a crash. */
 const DAMAGE = {
   truncated: '{\n  "version": 1,\n  "updateType": null,\n  "revision": "abc",\n  "launch": {\n    "pid": 12',
   garbage: '\u0000\u0001\u00ffnot json at all \u001b[31m',

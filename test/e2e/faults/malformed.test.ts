@@ -53,7 +53,7 @@ const FAMILIES: Array<(i: number) => Probe> = [
   },
   // Method tokens HTTP does not know: the parser refuses them.
   (i) => ({ kind: 'unknown method', raw: req(['FOO', 'GETT', 'BREW', 'P0ST', 'get'][i % 5]!, ROUTES[i % ROUTES.length]!.path), expect: [400] }),
-  // Broken Basic credentials on protected routes (DESIGN §5 order).
+  // Broken Basic credentials on protected routes (each answered at its step of the auth order).
   (i) => {
     const route = PROTECTED[i % PROTECTED.length]!;
     const method = route.allowed[0]!;

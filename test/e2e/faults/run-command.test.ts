@@ -8,7 +8,7 @@ import { freePort, tempDir } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { killGroup, running, waitStatus, statusOf } from '../resilience/_support.ts';
 
-/** A RunCommand that cannot be executed is a startup failure (REFERENCE §12 Q10 fixed), never a daemon problem. */
+/** A RunCommand that cannot be executed is a startup failure (the real watchdog idles instead), never a daemon problem. */
 interface Ctx { d: RunningDaemon | null; dir: string; cleanup: () => Promise<void>; notExecutable: string }
 const test = suite<Ctx>('e2e :: faults: RunCommand missing or not executable', { d: null, dir: '', cleanup: async () => {}, notExecutable: '' });
 

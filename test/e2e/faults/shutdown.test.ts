@@ -6,7 +6,7 @@ import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { isAlive, killGroup, logLines, running, sleep, waitStatus, statusOf } from '../resilience/_support.ts';
 
-/** Servers that do not cooperate with a shutdown (DESIGN §3 graceful shutdown; REFERENCE §12 Q7). */
+/** Servers that do not cooperate with a shutdown (the real watchdog loses an instance whose server's API is down). */
 interface Ctx { d: RunningDaemon | null; pids: Set<number> }
 const test = suite<Ctx>('e2e :: faults: servers that ignore /shutdown or have no HTTP API', { d: null, pids: new Set() });
 
@@ -53,7 +53,7 @@ test('HTTP API closed: stop falls back to a graceful shutdown, then a kill, and 
   const lines = logLines(d, /\[watchdog:nh\] (update request not delivered|shutdown request not delivered)/);
   assert.match(lines[0] ?? '', /update request not delivered; shutting the server down instead/, 'POST /update first');
   assert.match(lines[1] ?? '', /shutdown request not delivered; killing the server/, 'then POST /shutdown, then the kill');
-  // It stays down (the real watchdog loses the instance here, Q7; ours keeps it and obeys the stop).
+  // It stays down (the real watchdog loses the instance here; ours keeps it and obeys the stop).
   await sleep(1000);
   assert.is((await statusOf(d, 'nh', 'tok')).state, 'stopped.idle');
   assert.is((await statusOf(d, 'ig', 'tok')).state, 'running', 'the other instance is unaffected');

@@ -13,9 +13,9 @@ import { fixture } from '../../_support/fixtures.ts';
 import { fixedUrls, isAlive, killGroup, readProcessStartTime, running, sleep, waitStatus, statusOf } from '../resilience/_support.ts';
 
 /**
- * Tokens containing `:` (RFC 7617: the password is everything after the first colon; REFERENCE §12 Q3 fixed).
- * The ApiToken is configured with colons. A launch secret never has one (base64), so to see a server check in
- * with one, the test launches the server itself, exactly as the daemon would, with the secret `se:cr:et`, and
+ * Tokens containing `:` (RFC 7617: the password is everything after the first colon; the real watchdog refuses such
+ * tokens). The ApiToken is configured with colons. A launch secret never has one (base64), so to see a server check
+ * in with one, the test launches the server itself, exactly as the daemon would, with the secret `se:cr:et`, and
  * records it in data.json for the daemon to adopt (PersistServers).
  */
 const API_TOKEN = 'to:k:en';

@@ -8,7 +8,9 @@ import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { TOKEN } from './lib/config.ts';
+import { instanceKeys, lightConfig, TOKEN } from './lib/config.ts';
+import { installServer } from './lib/launcher.ts';
+import { PEER_NAME, childPids, getStatus, peerExe, peerYaml, skippedLine } from './lib/ss14.ts';
 import { BENCH, ROOT, WATCHDOG, freePorts, tempDir } from './lib/env.ts';
 import { isAlive, readMemory, signal } from './lib/proc.ts';
 import { figure, type Figure, type Section } from './lib/report.ts';
@@ -64,7 +66,93 @@ async function trial(opts: { args: string[]; cwd: string; env: Record<string, st
   }
 }
 
-export async function runFootprint(opts: { trials: number }): Promise<Omit<Section, 'load' | 'durationMs'>> {
+interface SupervisorTrial {
+  readyMs: number;
+  allLaunchedMs: number;
+  rss: number;
+}
+
+/**
+ * A supervisor with N idle light instances: spawn → its HTTP readiness path answers 200 (polled every 5 ms on fresh
+ * connections) → N direct children → SETTLE_MS → median of 5 VmRSS readings of the supervisor process alone.
+ */
+async function supervisorTrial(opts: { cmd: string; args: string[]; cwd: string; port: number; readyPath: string; n: number }): Promise<SupervisorTrial> {
+  const t0 = wallNow();
+  const proc = spawn(opts.cmd, opts.args, { cwd: opts.cwd, env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' }, stdio: 'ignore' });
+  const pid = proc.pid as number;
+  try {
+    const readyAt = await waitFor(`${opts.readyPath} to answer`, async () => ((await getStatus(opts.port, opts.readyPath)) === 200 ? wallNow() : null), 60_000, 5);
+    const launchedAt = await waitFor(`${opts.n} servers`, () => (childPids(pid).length >= opts.n ? wallNow() : null), 60_000, 10);
+    await sleep(SETTLE_MS);
+    const readings: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const m = readMemory(pid);
+      if (m) readings.push(m.rss);
+      await sleep(200);
+    }
+    return { readyMs: readyAt - t0, allLaunchedMs: launchedAt - t0, rss: median(readings) };
+  } finally {
+    const kids = childPids(pid);
+    signal(pid, 'SIGTERM');
+    const stopped = await waitFor('the process to exit', () => !isAlive(pid), 20_000, 20).catch(() => false);
+    if (!stopped) signal(pid, 'SIGKILL');
+    for (const k of kids) if (isAlive(k)) signal(k, 'SIGKILL');
+  }
+}
+
+/** Ours and the real SS14.Watchdog, each with the same N idle light instances, alternating trials. */
+async function peerFootprint(tmp: string, n: number, trials: number, figures: Figure[], notes: string[], commands: string[]): Promise<void> {
+  const built = await peerExe();
+  if (!('exe' in built)) {
+    notes.push(skippedLine(built.skipped));
+    return;
+  }
+  const script = await installServer('light-server.mjs', tmp);
+  const keys = instanceKeys(n);
+  const [oursPort, realPort, ...api] = await freePorts(2 + 2 * n) as number[];
+  const oursDir = join(tmp, `ours-${n}`);
+  const realDir = join(tmp, `real-${n}`);
+  await mkdir(oursDir);
+  await mkdir(realDir);
+  const args = (port: number) => ['--cvar', `net.port=${port}`, '--cvar', 'watchdog.checkin_interval=1'];
+  await writeFile(join(oursDir, 'appsettings.yml'), lightConfig({
+    script, instances: keys.map((key, i) => ({ key, port: api[i] as number })), checkinSeconds: 1, timeoutSeconds: 30, port: oursPort,
+  }));
+  await writeFile(join(realDir, 'appsettings.yml'), peerYaml(realPort as number, keys.map((key, i) => ({
+    key, token: TOKEN, apiPort: api[n + i] as number, runCommand: script, timeoutSeconds: 30, arguments: args(api[n + i] as number),
+  }))));
+  const oursRun = () => supervisorTrial({ cmd: process.execPath, args: [WATCHDOG, 'start'], cwd: oursDir, port: oursPort as number, readyPath: '/health', n });
+  const realRun = () => supervisorTrial({ cmd: built.exe, args: [], cwd: realDir, port: realPort as number, readyPath: '/watchdog/padlock', n });
+  await realRun();
+  await oursRun();
+  const ours: SupervisorTrial[] = [];
+  const real: SupervisorTrial[] = [];
+  for (let i = 0; i < trials; i++) {
+    real.push(await realRun());
+    ours.push(await oursRun());
+  }
+  const med = (ts: SupervisorTrial[], pick: (t: SupervisorTrial) => number) => median(ts.map(pick));
+  const rssO = med(ours, (t) => t.rss) / MB;
+  const rssR = med(real, (t) => t.rss) / MB;
+  const readyO = med(ours, (t) => t.readyMs);
+  const readyR = med(real, (t) => t.readyMs);
+  const allO = med(ours, (t) => t.allLaunchedMs);
+  const allR = med(real, (t) => t.allLaunchedMs);
+  figures.push(
+    figure({ name: `idle RSS with ${n} light instances, supervisor process only`, value: rssO, unit: 'MB', baselines: [{ name: PEER_NAME, value: rssR }] }),
+    figure({ name: `launch → HTTP answering, ${n} instances configured`, value: readyO, unit: 'ms', baselines: [{ name: `${PEER_NAME} (/watchdog/padlock)`, value: readyR }] }),
+    figure({ name: `launch → all ${n} servers launched`, value: allO, unit: 'ms', baselines: [{ name: PEER_NAME, value: allR }] }),
+  );
+  notes.push(
+    `Against ${PEER_NAME} (bench/peers/ss14-watchdog, Serilog at Warning, as published: framework-dependent, ASP.NET Core's defaults incl. Server GC): both supervise the same ${n} light servers (bench/servers/light-server.mjs, check-in every 1 s, TimeoutSeconds 30), each in its own folder, ${trials} alternating trials (real first) after one uncounted warm-up pair; medians. Ready = spawn → first 200 from GET /health (ours) or GET /watchdog/padlock (real, which answers without auth once Kestrel listens), polled every 5 ms. All launched = ${n} live direct children. RSS = median of 5 VmRSS readings of the supervisor process (not its servers) 200 ms apart, ${SETTLE_MS / 1000} s after all ${n} were launched. Trials — RSS (MB): ours ${ours.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; real ${real.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): ours ${ours.map((t) => t.readyMs.toFixed(0)).join(', ')}; real ${real.map((t) => t.readyMs.toFixed(0)).join(', ')}. All launched (ms): ours ${ours.map((t) => t.allLaunchedMs.toFixed(0)).join(', ')}; real ${real.map((t) => t.allLaunchedMs.toFixed(0)).join(', ')}.`,
+  );
+  commands.push(
+    `ours with ${n} instances: node bin/watchdog start (appsettings.yml: ${n} × light-server.mjs)`,
+    `${PEER_NAME} with ${n} instances: "$(bash bench/peers/ss14-watchdog/build.sh)" in its folder (appsettings.yml: the same ${n} × light-server.mjs)`,
+  );
+}
+
+export async function runFootprint(opts: { trials: number; peerInstances?: number }): Promise<Omit<Section, 'load' | 'durationMs'>> {
   const tmp = await tempDir('wd-bench-footprint-');
   const figures: Figure[] = [];
   const notes: string[] = [];
@@ -123,15 +211,17 @@ export async function runFootprint(opts: { trials: number }): Promise<Omit<Secti
       const loader = await summarizeProfile(profDir, { toMs: t.readyMs, thread: 'other' });
       if (loader) notes.push(`Same launch, tsx's module-hook worker thread (resolves and transforms every .ts import): ${profileText(loader)}`);
     }
+    const commands = [
+      'watchdog: node bin/watchdog start (one instance: bin/demo-server)',
+      'floor: node bench/baselines/lib-floor.mjs',
+    ];
+    await peerFootprint(tmp.path, opts.peerInstances ?? 10, Math.max(3, opts.trials - 1), figures, notes, commands);
     return {
       id: 'footprint',
       title: '5. Footprint',
       figures,
       notes,
-      commands: [
-        'watchdog: node bin/watchdog start (one instance: bin/demo-server)',
-        'floor: node bench/baselines/lib-floor.mjs',
-      ],
+      commands,
     };
   } finally {
     await tmp.cleanup();

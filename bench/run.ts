@@ -38,7 +38,7 @@ const BENCHES: Record<string, { title: string; run: Bench }> = {
   },
   footprint: {
     title: '5. Footprint',
-    run: async () => (await import('./footprint.ts')).runFootprint({ trials: 4 }),
+    run: async () => (await import('./footprint.ts')).runFootprint({ trials: 4, peerInstances: envNumber('BENCH_PEER_INSTANCES', 10) }),
   },
 };
 

@@ -53,6 +53,8 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   const registry: InstanceRegistry = {
     get: (key) => supervisor?.get(key),
     list: () => supervisor?.list() ?? [],
+    // Servers left running by the previous daemon may check in, and a CDN may notify, before we are ready.
+    starting: (key) => (supervisor ? supervisor.starting(key) : config.instances.some((i) => i.key === key)),
   };
   const startCheckinLog = (c: ResolvedConfig) =>
     logRejectedCheckins(bus, log.child('checkin'), c.timing.RejectedCheckinLogSeconds * 1000, (key) => registry.get(key) !== undefined);

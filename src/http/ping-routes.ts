@@ -19,6 +19,8 @@ export function pingRoutes({ registry, bus }: HttpDeps): Hono {
     const key = c.req.param('key');
     const auth = authorize(c.req.header('authorization'), key, registry, 'checkinSecret');
     if (!auth.ok) {
+      // A server the previous daemon left may check in while we are still starting its instance: not a fault.
+      if (auth.status === 503) return refusal(c, auth.status, auth.reason);
       bus.emit('checkin:rejected', { key: shownKey(key), reason: auth.reason, remote: remoteAddress(c), at: Date.now() });
       return refusal(c, auth.status, auth.reason);
     }

@@ -38,4 +38,9 @@ export interface InstanceControl {
 export interface InstanceRegistry {
   get(key: string): InstanceControl | undefined;
   list(): InstanceControl[];
+  /**
+   * Whether `key` is configured but not ready yet (the daemon is still starting it): its requests get 503 with
+   * Retry-After rather than the 404 of a key nobody configured.
+   */
+  starting?(key: string): boolean;
 }

@@ -23,6 +23,7 @@ export interface ReconfigureResult {
 }
 
 export interface Supervisor extends InstanceRegistry {
+  starting(key: string): boolean;
   /** Prepares folders, adopts or cleans up servers left by the previous daemon, then starts every instance. */
   start(): Promise<void>;
   /** Shuts every server down gracefully (or detaches with PersistServers) and stops every actor. */
@@ -61,6 +62,8 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
   const followers = new Map<string, { stop(): void }>();
   /** Removed instances still shutting down, by key: re-adding one waits, as both would share data.json. */
   const retiring = new Map<string, Promise<void>>();
+  /** Configured instances not registered yet (being prepared at start or by a reload): their requests get 503. */
+  const preparing = new Set<string>();
   /** Added instances being prepared; shutdown waits for them so none starts after it. */
   const adding = new Set<Promise<boolean>>();
   let closing = false;
@@ -191,9 +194,10 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
   }
 
   async function add(instance: ResolvedInstance): Promise<boolean> {
+    preparing.add(instance.key);
     await retiring.get(instance.key);
     try {
-      const prepared = await prepare(instance);
+      const prepared = await prepare(instance).finally(() => preparing.delete(instance.key));
       if (closing) return false;
       instances.set(instance.key, prepared.inst);
       log.info('instance added by a configuration reload; starting it', { key: instance.key });
@@ -208,9 +212,11 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
   return {
     get: (key) => instances.get(key),
     list: () => [...instances.values()],
+    starting: (key) => preparing.has(key),
 
     async start() {
-      const prepared = await Promise.all(config.instances.map(prepare));
+      for (const i of config.instances) preparing.add(i.key);
+      const prepared = await Promise.all(config.instances.map(prepare)).finally(() => preparing.clear());
       for (const p of prepared) instances.set(p.inst.key, p.inst);
       // Leftovers are shut down in parallel; each instance launches as soon as its own port is free.
       await Promise.all(prepared.map(launch));

@@ -119,3 +119,25 @@ reasons('ping routes :: GET /server_api/x/ping → 405 with Allow: POST, no chec
 });
 
 reasons.run();
+
+// ---
+
+const starting = suite('ping and control routes :: an instance still being started');
+
+starting('a configured instance not ready yet answers 503 with Retry-After, a check-in is not a rejection, an unknown key stays 404', async () => {
+  const alpha = memoryInstance('alpha', { apiToken: 'api-token', secret: SECRET });
+  const registry = { ...memoryRegistry(alpha), starting: (key: string) => key === 'late' };
+  const t = harness(registry);
+  const ping = await send(t.app, 'POST', '/server_api/late/ping', basic('late', 'whatever'));
+  assert.is(ping.status, 503);
+  assert.is(ping.headers.get('retry-after'), '1');
+  assert.match(await ping.text(), /still starting/);
+  assert.equal(t.rejections, [], 'not logged as a rejected check-in');
+  const control = await send(t.app, 'POST', '/instances/late/update', basic('late', 'api-token'));
+  assert.is(control.status, 503);
+  assert.is(control.headers.get('retry-after'), '1');
+  assert.is((await send(t.app, 'POST', '/server_api/nobody/ping', basic('nobody', 'x'))).status, 404);
+  assert.is((await send(t.app, 'POST', '/server_api/alpha/ping', basic('alpha', SECRET))).status, 200);
+});
+
+starting.run();

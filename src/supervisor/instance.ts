@@ -124,8 +124,10 @@ export class Instance implements InstanceControl {
         bus.emit('instance:checkin', { key: this.key, launchId: e.launchId, at });
         break;
       case 'update-failed':
+        log.error('update failed; starting the installed build', { error: e.message });
+        break;
       case 'check-failed':
-        log.warn(e.type === 'update-failed' ? 'update failed' : 'update check failed', { error: e.message });
+        log.warn('update check failed', { error: e.message });
         break;
     }
   }

@@ -38,8 +38,8 @@ export function createUpdateActor(host: UpdateHost) {
       return { revision, changed: revision !== input.revision };
     } catch (err) {
       const message = describeError(err);
+      // Logged once, where the machine reports the failure (instance.ts).
       host.bus.emit('instance:update', { key: host.key, phase: 'failed', error: message, at: at() });
-      host.log.error('update failed; starting the installed build', { error: message });
       throw err;
     }
   });
@@ -53,13 +53,9 @@ export function createCheckActor(host: UpdateHost) {
       host.log.info('update requested, but this instance has no UpdateType');
       return { available: false };
     }
-    try {
-      const check = await provider.check(input.revision, signal);
-      host.log.info(check.available ? 'update available' : 'no update available', { current: input.revision });
-      return { available: check.available };
-    } catch (err) {
-      host.log.warn('update check failed', { error: describeError(err) });
-      throw err;
-    }
+    // A failure is logged once, where the machine reports it (instance.ts).
+    const check = await provider.check(input.revision, signal);
+    host.log.info(check.available ? 'update available' : 'no update available', { current: input.revision });
+    return { available: check.available };
   });
 }

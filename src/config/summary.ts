@@ -18,14 +18,14 @@ export function formatSummary(config: ResolvedConfig, cwd: string): string {
     `listen:    ${config.listen.map(hostPort).join(', ')}`,
     `base url:  ${config.baseUrl ?? '(derived from the listen address)'}`,
     `log level: ${config.logLevel}`,
-    `webhook:   ${config.webhook ? 'set' : 'none'}`,
+    `webhook:   ${config.webhook ? 'set' : 'none'} (Notification.ChatWebhook, or the real watchdog's DiscordWebhook)`,
     `instances: ${config.instances.length}`,
   ];
   for (const i of config.instances) {
     const s = i.settings;
     lines.push(
       `  ${i.key}${i.name === i.key ? '' : ` (${JSON.stringify(i.name)})`}`,
-      `    update type: ${s.UpdateType ?? 'none'}`,
+      `    update type: ${s.UpdateType === 'CiServer' ? "CiServer (the real watchdog's Jenkins)" : (s.UpdateType ?? 'none')}`,
       `    api port:    ${s.ApiPort}`,
       `    timeout:     ${s.TimeoutSeconds} s`,
       `    program:     ${i.program}`,

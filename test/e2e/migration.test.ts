@@ -176,11 +176,11 @@ test('watchdog check accepts the installation\'s files as they are: exit 0, one 
 
   assert.match(r.stdout, 'files:     appsettings.yml, appsettings.Development.yml\n');
   assert.match(r.stdout, `listen:    http://127.0.0.1:${ctx.ports.daemon}, http://127.0.0.1:${ctx.ports.daemon2}\n`);
-  assert.match(r.stdout, 'webhook:   set\n', 'DiscordWebhook is the chat webhook');
+  assert.match(r.stdout, "webhook:   set (Notification.ChatWebhook, or the real watchdog's DiscordWebhook)\n", 'DiscordWebhook is the chat webhook');
   const wizards = r.stdout.slice(r.stdout.indexOf('  wizards'), r.stdout.indexOf('  lrp'));
   const lrp = r.stdout.slice(r.stdout.indexOf('  lrp'));
   assert.match(wizards, '  wizards ("Wizard\'s Den [dev]")\n');
-  assert.match(wizards, 'update type: CiServer\n', 'Jenkins is CiServer');
+  assert.match(wizards, "update type: CiServer (the real watchdog's Jenkins)\n", 'Jenkins is CiServer');
   assert.match(wizards, `api port:    ${ctx.ports.wizards}\n`, 'apiport, lower case');
   assert.match(wizards, `timeout:     ${DEV_TIMEOUT_S} s\n`, 'the Development TimeoutSeconds over the main file\'s timeoutseconds');
   assert.match(wizards, 'api token:   set\n');

@@ -8,8 +8,10 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { startDaemon } from '../_support/daemon.ts';
 import { ROOT, waitFor } from '../_support/env.ts';
 
 /** The snapshot of the real watchdog's source that build.sh builds. */
@@ -186,4 +188,67 @@ export function killPid(pid: number | null | undefined): void {
 /** Prints one deliberate difference a test asserts (the suite's record of them). */
 export function difference(text: string): void {
   console.log(`peer: deliberate difference: ${text}`);
+}
+
+export type SideName = 'real' | 'ours';
+
+export interface RunningSide {
+  name: SideName;
+  dir: string;
+  url: string;
+  log(): string;
+  /** SIGTERM and wait for the exit code (a second call returns at once). */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Writes `yaml` as `dir/appsettings.yml` and starts the real watchdog or ours there; `urlsPort` is the port of the
+ * file's `Urls: http://localhost:<port>`.
+ */
+export async function startSide(name: SideName, dir: string, yaml: string, urlsPort: number, env: Record<string, string> = {}): Promise<RunningSide> {
+  const url = `http://localhost:${urlsPort}`;
+  await writeFile(join(dir, 'appsettings.yml'), yaml);
+  if (name === 'real') {
+    const real = await startReal(dir, url, env);
+    return { name, dir, url, log: real.log, stop: () => real.stop() };
+  }
+  const ours = await startDaemon(yaml, { dir, env });
+  return { name, dir, url, log: ours.log, stop: () => ours.stop() };
+}
+
+/** POST /instances/<key>/<action> (or any path) with a Basic header; the status code. */
+export async function postAs(url: string, user: string | null, pass = ''): Promise<number> {
+  const headers: Record<string, string> = user === null ? {} : { authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` };
+  const res = await fetch(url, { method: 'POST', headers, signal: AbortSignal.timeout(5000) });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/**
+ * Source of a game server (written into a temp folder as `.mjs`: one under test/peer would be loaded by uvu as a
+ * suite) that speaks the engine's contract through test/fixtures/servers/_lib.mjs and behaves as env `MODE` says:
+ * `well` (checks in, obeys /shutdown and /update), `silent` (API up, never checks in), `early` (exits 1 at once),
+ * `crash` (checks in, exits 1 after `CRASH_MS`). Each start appends `<epoch ms> <pid>` to env `START_LOG`.
+ */
+export function behaveSource(): string {
+  const lib = pathToFileURL(join(ROOT, 'test/fixtures/servers/_lib.mjs')).href;
+  return `#!/usr/bin/env node
+import { appendFileSync } from 'node:fs';
+import { checkIn, parseLaunch, serveApi, startCheckins, startHousekeeping } from ${JSON.stringify(lib)};
+if (process.env.START_LOG) appendFileSync(process.env.START_LOG, Date.now() + ' ' + process.pid + '\\n');
+const mode = process.env.MODE ?? 'well';
+if (mode === 'early') process.exit(1);
+const launch = parseLaunch();
+startHousekeeping();
+if (mode === 'well') startCheckins(launch);
+if (mode === 'crash') void checkIn(launch).then(() => setTimeout(() => process.exit(1), Number(process.env.CRASH_MS ?? 300)));
+serveApi(launch, { onShutdown: () => process.exit(0), onUpdate: () => process.exit(0) });
+setInterval(() => {}, 1 << 30);
+`;
+}
+
+/** Starts of a `behaveSource` server: `[epoch ms, pid]` per launch. */
+export async function startsIn(file: string): Promise<Array<[number, number]>> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text.split('\n').filter(Boolean).map((l) => l.split(' ').map(Number) as [number, number]);
 }

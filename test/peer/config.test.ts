@@ -1,0 +1,103 @@
+/**
+ * How a real watchdog's appsettings.yml is bound, under the real SS14.Watchdog and under ours (each in its own
+ * folder, side by side, the same file but for the ports):
+ * - keys written in lower case bind as in .NET (parity);
+ * - an `ApiToken` containing `:`: the real watchdog splits `user:password` on every colon and answers 400, ours
+ *   takes the password as everything after the first colon (deliberate);
+ * - a .NET-style environment variable (`Servers__Instances__<key>__ApiToken`) next to the key in the YAML file:
+ *   the real watchdog keeps the file's value, ours takes the variable's (deliberate, README "Configuration").
+ */
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { freePort, tempDir } from '../_support/env.ts';
+import { fixture } from '../_support/fixtures.ts';
+import { difference, killPid, peerAvailable, peerProgram, pidsWith, postAs, SERILOG, startSide, type RunningSide, type SideName } from './_peer.ts';
+
+interface Ctx {
+  sides: Partial<Record<SideName, RunningSide>>;
+  dirs: Array<{ path: string; cleanup: () => Promise<void> }>;
+}
+
+const SERVER = fixture('log-starts.mjs');
+
+async function yaml(urlsPort: number): Promise<string> {
+  const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
+  const args = (p: number) => JSON.stringify(['--cvar', `net.port=${p}`, '--cvar', 'watchdog.checkin_interval=0.3']);
+  return [
+    SERILOG,
+    `Urls: http://localhost:${urlsPort}`,
+    'Servers:',
+    '  Instances:',
+    '    lower:',
+    '      apitoken: lower-token',
+    `      apiport: ${p1}`,
+    `      runcommand: ${JSON.stringify(SERVER)}`,
+    `      arguments: ${args(p1)}`,
+    '      environmentvariables: { FIXTURE_LIFETIME_MS: "60000" }',
+    '    colon:',
+    '      ApiToken: "tok:en"',
+    `      ApiPort: ${p2}`,
+    `      RunCommand: ${JSON.stringify(SERVER)}`,
+    `      Arguments: ${args(p2)}`,
+    '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
+    '    env:',
+    '      ApiToken: file-token',
+    `      ApiPort: ${p3}`,
+    `      RunCommand: ${JSON.stringify(SERVER)}`,
+    `      Arguments: ${args(p3)}`,
+    '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
+  ].join('\n') + '\n';
+}
+
+const test = suite<Ctx>('peer :: configuration binding, real vs ours', { sides: {}, dirs: [] });
+
+test.before(async (ctx) => {
+  await peerProgram();
+  await Promise.all((['real', 'ours'] as const).map(async (name) => {
+    const dir = await tempDir(`wd-peer-config-${name}-`);
+    ctx.dirs.push(dir);
+    const port = await freePort();
+    ctx.sides[name] = await startSide(name, dir.path, await yaml(port), port, { Servers__Instances__env__ApiToken: 'env-token' });
+  }));
+});
+
+test.after(async (ctx) => {
+  for (const side of Object.values(ctx.sides)) await side.stop();
+  for (const dir of ctx.dirs) {
+    for (const key of ['lower', 'colon', 'env']) for (const pid of await pidsWith(join(dir.path, 'instances', key, 'config.toml'))) killPid(pid);
+    await dir.cleanup();
+  }
+});
+
+for (const name of ['real', 'ours'] as const) {
+  test(`${name}: lower-case keys bind (apitoken, apiport, runcommand, arguments)`, async (ctx) => {
+    const side = ctx.sides[name]!;
+    assert.is(await postAs(`${side.url}/instances/lower/update`, 'lower', 'lower-token'), 200);
+    assert.is(await postAs(`${side.url}/instances/lower/update`, 'lower', 'wrong'), 401);
+  });
+
+  test(`${name}: an ApiToken with a colon`, async (ctx) => {
+    const side = ctx.sides[name]!;
+    const right = await postAs(`${side.url}/instances/colon/update`, 'colon', 'tok:en');
+    const wrong = await postAs(`${side.url}/instances/colon/update`, 'colon', 'tok:xx');
+    if (name === 'real') assert.equal([right, wrong], [400, 400], 'the real watchdog refuses any password with a colon as malformed');
+    else {
+      assert.equal([right, wrong], [200, 401]);
+      difference('an ApiToken containing ":" is usable with ours; the real watchdog answers 400 to any Basic password with a colon');
+    }
+  });
+
+  test(`${name}: Servers__Instances__env__ApiToken in the environment vs ApiToken in the file`, async (ctx) => {
+    const side = ctx.sides[name]!;
+    const file = await postAs(`${side.url}/instances/env/update`, 'env', 'file-token');
+    const env = await postAs(`${side.url}/instances/env/update`, 'env', 'env-token');
+    if (name === 'real') assert.equal([file, env], [200, 401], 'the real watchdog: the YAML file wins');
+    else {
+      assert.equal([file, env], [401, 200], 'ours: the environment variable wins');
+      difference('a .NET-style environment variable overrides the YAML file with ours; with the real watchdog the file wins');
+    }
+  });
+}
+
+if (peerAvailable) test.run();

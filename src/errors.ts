@@ -19,11 +19,14 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** The message of any thrown value, for log lines. */
+/**
+ * The message of any thrown value, for log lines, with its cause's message when that adds something: a wrapper
+ * that already quotes its cause (`cannot listen on …: listen EADDRINUSE …`) does not get it twice.
+ */
 export function describeError(err: unknown): string {
   if (err instanceof Error) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return `${err.message}${cause}`;
+    const cause = err.cause instanceof Error ? err.cause.message : '';
+    return cause === '' || err.message.includes(cause) ? err.message : `${err.message}: ${cause}`;
   }
   return String(err);
 }

@@ -47,7 +47,6 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     return JSON.stringify([c.webhook, t.WebhookRetries, t.WebhookRetryBaseSeconds, t.WebhookTimeoutSeconds]);
   };
   let notifier = startNotifier(config);
-  const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
   // The HTTP server must listen before the supervisor exists: servers need its bound address as watchdog.baseUrl.
   let supervisor: Supervisor | null = null;
   const registry: InstanceRegistry = {
@@ -61,6 +60,8 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   let stopCheckinLog = startCheckinLog(config);
   const app = createApp({ registry, bus, log: log.child('http'), version: VERSION, admin: () => current.admin });
   const http = await startHttpServers(app, config.listen, { fastPath: checkinFastPath(registry) });
+  // After the bind: a daemon that cannot listen exits without having created any folder.
+  const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
   const urls = http.bound.map((b) => b.url);
   const checkinUrl = checkinBaseUrl(http.bound);
   // BaseUrl is only what clients are given (client downloads, links); servers check in where we listen.

@@ -12,7 +12,7 @@ import { summarizeProfile, profileText } from './lib/cpu-profile.ts';
 import { healthStates, instanceStatus, startDaemon, type BenchDaemon } from './lib/daemon.ts';
 import { BENCH, freePorts, tempDir } from './lib/env.ts';
 import { installServer } from './lib/launcher.ts';
-import { readEnvironVar, signal } from './lib/proc.ts';
+import { CLK_TCK, readCpuTicks, readEnvironVar, signal } from './lib/proc.ts';
 import { figure, type Figure, type Section } from './lib/report.ts';
 import { PEER_NAME, peerExe, peerServer, skippedLine, startPeer, type Peer } from './lib/ss14.ts';
 import { median } from './lib/stats.ts';
@@ -119,12 +119,28 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
     await cannon(wd, 2);
     if (rl) await cannon(rl, 2);
     const half = Math.max(1, Math.round(opts.seconds / ROUNDS));
+    // CPU of the server process under load (all its threads: Kestrel's thread pool as well as Node's main thread
+    // and libuv/GC threads): ms of CPU per 1000 answered requests, and its share of one core over the run.
+    const cpu: Record<string, Array<{ perK: number; cores: number }>> = { bare: [], hono: [], wd: [], real: [] };
+    const timed = async (name: string, pid: number, run: () => Promise<Result>): Promise<Result> => {
+      const t0 = readCpuTicks(pid);
+      const w0 = performance.now();
+      const r = await run();
+      const t1 = readCpuTicks(pid);
+      const wall = performance.now() - w0;
+      if (t0 !== null && t1 !== null) {
+        const ms = ((t1 - t0) * 1000) / CLK_TCK;
+        const answered = r['2xx'] + r.non2xx;
+        cpu[name]?.push({ perK: answered ? (ms / answered) * 1000 : NaN, cores: ms / wall });
+      }
+      return r;
+    };
     const runs: Record<'bare' | 'hono' | 'wd' | 'real', Result[]> = { bare: [], hono: [], wd: [], real: [] };
     for (let r = 0; r < ROUNDS; r++) {
-      runs.bare.push(await cannon(bl, half));
-      runs.hono.push(await cannon(hl, half));
-      runs.wd.push(await cannon(wd, half));
-      if (rl) runs.real.push(await cannon(rl, half));
+      runs.bare.push(await timed('bare', b.proc.pid as number, () => cannon(bl, half)));
+      runs.hono.push(await timed('hono', h.proc.pid as number, () => cannon(hl, half)));
+      runs.wd.push(await timed('wd', daemon.pid, () => cannon(wd, half)));
+      if (rl && peer) runs.real.push(await timed('real', peer.pid, () => cannon(rl as Load, half)));
     }
     const peerPidsAfter = peer ? keys.map((k) => peerServer((peer as Peer).pid, k)?.pid ?? 0) : [];
     const restartsAfter = await restartsOf(daemon, keys);
@@ -171,6 +187,21 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
         name: 'instances falsely timed out or relaunched', value: falseTimeouts, unit: '',
         target: '0 (restarts unchanged, no hang line, all 10 still running)',
         met: falseTimeouts === 0 && keys.every((k) => states[k] === 'running'),
+      }),
+    );
+    const cpuOf = (name: string) => ({ perK: median((cpu[name] ?? []).map((c) => c.perK)), cores: median((cpu[name] ?? []).map((c) => c.cores)) });
+    const cw = cpuOf('wd');
+    const cb = cpuOf('bare');
+    const ch = cpuOf('hono');
+    const cr = cpuOf('real');
+    figures.push(
+      figure({
+        name: 'server CPU per 1000 check-ins (all threads)', value: cw.perK, unit: 'ms',
+        baselines: [{ name: 'bare node:http', value: cb.perK }, { name: 'plain Hono app', value: ch.perK }, ...(rr ? [{ name: PEER_NAME, value: cr.perK }] : [])],
+      }),
+      figure({
+        name: 'server CPU under load, cores busy (1.0 = one core)', value: cw.cores, unit: '',
+        baselines: [{ name: 'bare node:http', value: cb.cores }, { name: 'plain Hono app', value: ch.cores }, ...(rr ? [{ name: PEER_NAME, value: cr.cores }] : [])],
       }),
     );
     if (rr) {

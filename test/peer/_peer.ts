@@ -6,7 +6,7 @@
  * Without `dotnet` on PATH or without the snapshot (`$SS14_WATCHDOG_SRC`, else `<repo>/../shared/peers/SS14.Watchdog`)
  * every peer suite registers no tests, and one line says why (printed once per run, by this module).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
@@ -228,14 +228,18 @@ export async function postAs(url: string, user: string | null, pass = ''): Promi
  * Source of a game server (written into a temp folder as `.mjs`: one under test/peer would be loaded by uvu as a
  * suite) that speaks the engine's contract through test/fixtures/servers/_lib.mjs and behaves as env `MODE` says:
  * `well` (checks in, obeys /shutdown and /update), `silent` (API up, never checks in), `early` (exits 1 at once),
- * `crash` (checks in, exits 1 after `CRASH_MS`). Each start appends `<epoch ms> <pid>` to env `START_LOG`.
+ * `crash` (checks in, exits 1 after `CRASH_MS`). Each start appends `<epoch ms> <pid> <fork time in clock ticks
+ * since boot>` to env `START_LOG`.
  */
 export function behaveSource(): string {
   const lib = pathToFileURL(join(ROOT, 'test/fixtures/servers/_lib.mjs')).href;
   return `#!/usr/bin/env node
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { checkIn, parseLaunch, serveApi, startCheckins, startHousekeeping } from ${JSON.stringify(lib)};
-if (process.env.START_LOG) appendFileSync(process.env.START_LOG, Date.now() + ' ' + process.pid + '\\n');
+// Field 22 of /proc/self/stat: when this process was forked, in clock ticks since boot (exact, unlike Date.now()
+// here, which comes after Node's start-up).
+const forkedTicks = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[19];
+if (process.env.START_LOG) appendFileSync(process.env.START_LOG, Date.now() + ' ' + process.pid + ' ' + forkedTicks + '\\n');
 const mode = process.env.MODE ?? 'well';
 if (mode === 'early') process.exit(1);
 const launch = parseLaunch();
@@ -247,8 +251,20 @@ setInterval(() => {}, 1 << 30);
 `;
 }
 
-/** Starts of a `behaveSource` server: `[epoch ms, pid]` per launch. */
-export async function startsIn(file: string): Promise<Array<[number, number]>> {
+/** Starts of a `behaveSource` server: `[epoch ms, pid, fork time in ms since boot]` per launch. */
+export async function startsIn(file: string): Promise<Array<[number, number, number]>> {
   const text = await readFile(file, 'utf8').catch(() => '');
-  return text.split('\n').filter(Boolean).map((l) => l.split(' ').map(Number) as [number, number]);
+  return text.split('\n').filter(Boolean).map((l) => {
+    const [at, pid, ticks] = l.split(' ').map(Number) as [number, number, number];
+    return [at, pid, ticks * (1000 / CLOCK_TICKS)];
+  });
 }
+
+/** USER_HZ: the unit of /proc/<pid>/stat times (100 on Linux but for exotic builds). */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();

@@ -1,0 +1,177 @@
+/**
+ * Supervision under the real SS14.Watchdog and under ours, side by side (each in its own folder, the same file but
+ * for the ports), with servers that misbehave in the ways a game server does:
+ * - `early` exits before its first check-in, every time: both give up after 3 launches (parity);
+ * - `silent` runs but never checks in: both kill it about TimeoutSeconds after launch (parity); the real
+ *   watchdog counts that as a startup failure and gives up after the third, ours relaunches it without limit
+ *   (a divergence printed, not asserted: reported as a defect of ours);
+ * - `crash` checks in, then exits 1: the real watchdog relaunches at once every time, ours backs off (deliberate);
+ * - `nohttp` checks in but has no HTTP API: `stop` cannot be delivered. Compared: what happens to the server and
+ *   whether a later `restart` still works.
+ */
+import { chmod, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { fixture } from '../_support/fixtures.ts';
+import {
+  behaveSource, difference, isAlive, killPid, peerAvailable, peerProgram, pidsWith, postAs, SERILOG, sleep, startSide, startsIn,
+  type RunningSide, type SideName,
+} from './_peer.ts';
+
+const TOKEN = 't';
+const TIMEOUT_S = 2;
+const KEYS = ['early', 'silent', 'crash', 'nohttp'] as const;
+type Key = (typeof KEYS)[number];
+
+interface Side {
+  run: RunningSide;
+  dir: string;
+  startedAt: number;
+}
+
+interface Ctx {
+  sides: Partial<Record<SideName, Side>>;
+  dirs: Array<{ path: string; cleanup: () => Promise<void> }>;
+}
+
+/** Waits for `n` launches of `key`; on a timeout the error carries what that side logged about the instance. */
+async function launchesOf(side: Side, key: Key, n: number, timeoutMs: number): Promise<Array<[number, number, number]>> {
+  try {
+    return await waitFor(`${side.run.name}: ${n} launches of ${key}`, async () => {
+      const s = await startsIn(startLog(side, key));
+      return s.length >= n ? s : undefined;
+    }, timeoutMs, 100);
+  } catch (err) {
+    const lines = side.run.log().split('\n').filter((l) => l.includes(key) && !l.includes(' VRB]')).slice(-30);
+    throw new Error(`${(err as Error).message}\n${lines.join('\n')}`, { cause: err });
+  }
+}
+
+const startLog = (side: Side, key: Key) => join(side.dir, `starts-${key}.log`);
+const serversOf = (side: Side, key: Key) => pidsWith(join(side.dir, 'instances', key, 'config.toml'));
+
+async function yaml(dir: string, urlsPort: number): Promise<string> {
+  const behave = join(dir, 'behave.mjs');
+  await writeFile(behave, behaveSource());
+  await chmod(behave, 0o755);
+  const lines = [SERILOG, `Urls: http://localhost:${urlsPort}`, 'Process:', '  PersistServers: false', 'Servers:', '  Instances:'];
+  for (const key of KEYS) {
+    const port = await freePort();
+    const env: Record<string, string> = { FIXTURE_LIFETIME_MS: '60000', START_LOG: join(dir, `starts-${key}.log`), MODE: key === 'nohttp' ? 'well' : key };
+    lines.push(
+      `    ${key}:`,
+      `      ApiToken: ${TOKEN}`,
+      `      ApiPort: ${port}`,
+      `      RunCommand: ${JSON.stringify(key === 'nohttp' ? fixture('no-http.mjs') : behave)}`,
+      `      TimeoutSeconds: ${TIMEOUT_S}`,
+      '      DumpOnTimeout: false',
+      `      Arguments: ${JSON.stringify(['--cvar', `net.port=${port}`, '--cvar', 'watchdog.checkin_interval=0.3'])}`,
+      `      EnvironmentVariables: ${JSON.stringify(env)}`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+const test = suite<Ctx>('peer :: supervision of misbehaving servers, real vs ours', { sides: {}, dirs: [] });
+
+test.before(async (ctx) => {
+  await peerProgram();
+  await Promise.all((['real', 'ours'] as const).map(async (name) => {
+    const dir = await tempDir(`wd-peer-sup-${name}-`);
+    ctx.dirs.push(dir);
+    const port = await freePort();
+    const text = await yaml(dir.path, port);
+    const startedAt = Date.now();
+    ctx.sides[name] = { run: await startSide(name, dir.path, text, port), dir: dir.path, startedAt };
+  }));
+});
+
+test.after(async (ctx) => {
+  for (const side of Object.values(ctx.sides)) await side.run.stop();
+  for (const side of Object.values(ctx.sides)) for (const key of KEYS) for (const pid of await serversOf(side, key)) killPid(pid);
+  for (const dir of ctx.dirs) await dir.cleanup();
+});
+
+test('early: a server that exits before checking in is launched 3 times, then left down, by both', async (ctx) => {
+  for (const name of ['real', 'ours'] as const) {
+    const side = ctx.sides[name]!;
+    await launchesOf(side, 'early', 3, 20_000);
+  }
+  await sleep(2500);
+  for (const name of ['real', 'ours'] as const) {
+    assert.is((await startsIn(startLog(ctx.sides[name]!, 'early'))).length, 3, `${name}: exactly 3 launches`);
+  }
+  assert.match(ctx.sides.real!.run.log(), 'early is failing to start, giving up until update or manual intervention.');
+});
+
+test('silent: a server that never checks in is killed about TimeoutSeconds after launch by both; the real watchdog gives up after 3', async (ctx) => {
+  for (const name of ['real', 'ours'] as const) {
+    const starts = await launchesOf(ctx.sides[name]!, 'silent', 3, (TIMEOUT_S * 3 + 15) * 1000);
+    // Between the fork times of two launches: TimeoutSeconds, plus the kill and the relaunch; ours arms its
+    // deadline when it starts launching, a little before the fork (tens of ms, a few hundred under load).
+    const gaps = starts.slice(1, 3).map(([, , forked], i) => Math.round(forked - starts[i]![2]));
+    console.log(`peer: silent server relaunch gaps (ms): ${name} [${gaps.join(', ')}] (TimeoutSeconds ${TIMEOUT_S})`);
+    for (const gap of gaps) assert.ok(gap >= TIMEOUT_S * 1000 - (name === 'ours' ? 500 : 50) && gap <= TIMEOUT_S * 1000 + 3000, `${name}: relaunched ${gap} ms after the previous launch`);
+    assert.not.ok(isAlive(starts[0]![1]), `${name}: the first silent server was killed`);
+  }
+  await sleep(TIMEOUT_S * 1000 + 1500);
+  const real = await startsIn(startLog(ctx.sides.real!, 'silent'));
+  assert.is(real.length, 3, 'real: left down after the third');
+  assert.not.ok(isAlive(real[2]![1]), 'real: the third silent server was killed too');
+  assert.match(ctx.sides.real!.run.log(), 'silent shut down before sending ping on attempt 3');
+  assert.match(ctx.sides.real!.run.log(), 'silent is failing to start, giving up until update or manual intervention.');
+  // Ours counts an exit before the first check-in as a startup failure, but a hang-kill before it as a hang: the
+  // instance is relaunched every TimeoutSeconds without limit. Not asserted (not a deliberate difference; reported).
+  const ours = await startsIn(startLog(ctx.sides.ours!, 'silent'));
+  if (ours.length > 3) console.log(`peer: divergence (not deliberate, reported): a server that never checks in: the real watchdog gives up after 3 launches; ours launched it ${ours.length} times and keeps going (a hang-kill in 'starting' is not counted as a startup failure)`);
+});
+
+test('crash: a server that checks in then exits 1: the real watchdog relaunches at once each time, ours backs off', async (ctx) => {
+  const [real, ours] = [ctx.sides.real!, ctx.sides.ours!];
+  const gaps = async (side: Side, atLeast: number) => {
+    const s = await launchesOf(side, 'crash', atLeast + 1, 30_000);
+    return s.slice(1).map(([, , forked], i) => Math.round(forked - s[i]![2]));
+  };
+  const [r, o] = [await gaps(real, 5), await gaps(ours, 3)];
+  console.log(`peer: crash loop, gaps between launches (ms): real [${r.join(', ')}], ours [${o.join(', ')}]`);
+  // Ours: the first crash is relaunched at once, then Timing.BackoffInitialSeconds (1 s) doubling: lower bounds
+  // that load cannot break. The real watchdog has no wait at all: its fastest relaunch beats ours' first backoff.
+  assert.ok(o[1]! >= 1000 && o[2]! >= 2000, 'ours: 1 s, then 2 s of backoff before the 2nd and 3rd relaunch');
+  assert.ok(Math.min(...r) < 1000, `the real watchdog relaunched within 1 s (fastest ${Math.min(...r)} ms)`);
+  assert.match(ours.run.log(), 'Server `crash` is crash-looping; restarting with back-off (next in 1 s).');
+  assert.not.match(real.run.log(), /back-?off/i);
+  difference('a crash loop (checks in, then exits): ours relaunches with exponential backoff (Timing.Backoff*); the real watchdog relaunches at once every time');
+});
+
+test('nohttp: stop cannot be delivered: ours shuts the server down and a later restart relaunches it', async (ctx) => {
+  const results: Record<SideName, { stop: number; aliveAfterStop: boolean; restart: number; relaunched: boolean; loopDied: boolean }> = {} as never;
+  for (const name of ['real', 'ours'] as const) {
+    const side = ctx.sides[name]!;
+    const [pid] = await waitFor(`${name}: the nohttp server`, async () => {
+      const p = await serversOf(side, 'nohttp');
+      return p.length === 1 ? p : undefined;
+    }, 10_000, 100);
+    const stop = await postAs(`${side.run.url}/instances/nohttp/stop`, 'nohttp', TOKEN);
+    await sleep(3000);
+    const aliveAfterStop = (await serversOf(side, 'nohttp')).includes(pid!);
+    const restart = await postAs(`${side.run.url}/instances/nohttp/restart`, 'nohttp', TOKEN);
+    let relaunched = false;
+    try {
+      await waitFor(`${name}: nohttp relaunched`, async () => (await serversOf(side, 'nohttp')).some((p) => p !== pid), 4000, 100);
+      relaunched = true;
+    } catch {
+      relaunched = false;
+    }
+    results[name] = { stop, aliveAfterStop, restart, relaunched, loopDied: /Exception occurred in server instance loop!/.test(side.run.log()) };
+  }
+  console.log(`peer: nohttp stop then restart: real ${JSON.stringify(results.real)}, ours ${JSON.stringify(results.ours)}`);
+  assert.equal(results.ours, { stop: 200, aliveAfterStop: false, restart: 200, relaunched: true, loopDied: false }, 'ours');
+  assert.equal(results.real.stop, 200);
+  assert.ok(results.real.loopDied, 'the real watchdog\'s instance loop died on the undeliverable /update');
+  assert.not.ok(results.real.relaunched, 'and a later restart relaunches nothing');
+  difference('stop when the server\'s HTTP API is down: ours falls back to a graceful shutdown and keeps supervising (restart works); the real watchdog\'s instance loop dies on the connection error and the instance no longer obeys restart');
+});
+
+if (peerAvailable) test.run();

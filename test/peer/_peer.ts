@@ -268,3 +268,6 @@ const CLOCK_TICKS = (() => {
     return 100;
   }
 })();
+
+/** The status `state` of a running server: `running`, or a dotted path ending in it (the statechart may nest it). */
+export const isRunningState = (state: string): boolean => state === 'running' || state.endsWith('.running');

@@ -22,7 +22,7 @@ import * as assert from 'uvu/assert';
 import { startDaemon } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
-import { difference, isAlive, killPid, peerAvailable, peerConfig, peerProgram, pidsWith, sleep, startReal } from './_peer.ts';
+import { difference, isAlive, isRunningState, killPid, peerAvailable, peerConfig, peerProgram, pidsWith, sleep, startReal } from './_peer.ts';
 
 const KEY = 'main';
 const TOKEN = 't';
@@ -179,7 +179,7 @@ for (const name of ['real', 'ours'] as const) {
       : async () => {
         const res = await fetch(`${base(ctx)}/instances/${KEY}/status`, { headers: { authorization: `Basic ${b64(`${KEY}:${TOKEN}`)}` } });
         const s = (await res.json()) as { state: string; lastCheckinAt: string | null };
-        return s.state === 'running' && s.lastCheckinAt !== null;
+        return isRunningState(s.state) && s.lastCheckinAt !== null;
       };
     await waitFor(`${name}: the first check-in`, pingSeen, 10_000, 100);
   });

@@ -13,7 +13,7 @@ import { startDaemon, type StatusJson } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
 import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../fixtures/builds/build.ts';
-import { difference, killPid, peerAvailable, peerProgram, pidsWith, SERILOG, startReal } from './_peer.ts';
+import { difference, isRunningState, killPid, peerAvailable, peerProgram, pidsWith, SERILOG, startReal } from './_peer.ts';
 
 const KEY = 'main';
 const TOKEN = 't';
@@ -214,7 +214,7 @@ test('ours in the real watchdog\'s folder takes over build B as installed: revis
   await runningBuild(side.apiPort, 'B');
   const s = await waitFor('running', async () => {
     const st = await ourStatus(side);
-    return st.state === 'running' ? st : undefined;
+    return isRunningState(st.state) ? st : undefined;
   }, 15_000, 100);
   assert.is(s.revision, 'build-B', 'the revision the real watchdog recorded');
   assert.equal(await tree(join(side.dir, 'instances', KEY, 'bin')), side.trees.B, 'bin/ untouched');

@@ -1,6 +1,8 @@
 import { formatPath } from './issues.ts';
 import { INDEX, isMap, type ConfigPath } from './merge.ts';
-import { childSchema, entriesOf, unwrap, type AnySchema } from './schema-walk.ts';
+import { childSchema, entriesOf, KEY_ALIASES, unwrap, type AnySchema } from './schema-walk.ts';
+
+const ALIAS_BY_LOWER = new Map(Object.entries(KEY_ALIASES).map(([alias, name]) => [alias.toLowerCase(), name]));
 
 /*
  * The real watchdog reads its YAML through the .NET configuration system, where every value is text until an
@@ -10,8 +12,9 @@ import { childSchema, entriesOf, unwrap, type AnySchema } from './schema-walk.ts
 
 /**
  * Renames every key the schema knows to the schema's spelling (`apitoken` → `ApiToken`); keys it does not know
- * stay as written, for validation to report with a "did you mean". Two keys of one map that differ only in case
- * are the same key twice: a problem, as the .NET YAML reader refuses them too.
+ * stay as written, for validation to report with a "did you mean". An alias (`DiscordWebhook`) becomes the name
+ * it stands for, so a later layer overrides it whichever spelling each uses. Two keys of one map that name the
+ * same setting (differing only in case, or an alias beside its name) are a problem: .NET refuses the first too.
  */
 export function canonicalKeys(data: Record<string, unknown>, root: AnySchema, fileName: string): { data: Record<string, unknown>; problems: string[] } {
   const problems: string[] = [];
@@ -27,10 +30,12 @@ export function canonicalKeys(data: Record<string, unknown>, root: AnySchema, fi
     const seen = new Map<string, string>();
     const out: Record<string, unknown> = {};
     for (const [key, child] of Object.entries(value)) {
-      const name = byLower.get(key.toLowerCase()) ?? key;
+      const lower = key.toLowerCase();
+      const alias = ALIAS_BY_LOWER.get(lower);
+      const name = byLower.get(lower) ?? (alias !== undefined && byLower.has(alias.toLowerCase()) ? alias : key);
       const twin = seen.get(name.toLowerCase());
       if (twin !== undefined) {
-        problems.push(`${fileName}: ${formatPath([...path, key])}: the same key as ${twin} (keys are case-insensitive); keep one`);
+        problems.push(`${fileName}: ${formatPath([...path, key])}: the same setting as ${twin} (keys are case-insensitive, and the real watchdog's names are aliases); keep one`);
         continue;
       }
       seen.set(name.toLowerCase(), key);

@@ -14,8 +14,6 @@ export interface CheckResult {
   logLevel: LogLevel;
   /** `Serilog.MinimumLevel.Override` entries that name our log scopes (`watchdog.http` → `watchdog:http`). */
   logOverrides: Array<[scope: string, level: LogLevel]>;
-  /** `Notification.ChatWebhook`, or the real watchdog's `Notification.DiscordWebhook`. */
-  webhook: string | undefined;
   admin: { username: string; password: string } | undefined;
   /** Tokens read from `ApiTokenFile`, by instance key. */
   tokenFiles: Map<string, string>;
@@ -84,14 +82,6 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
   const unused = unusedSettings(raw);
   if (unused.length > 0) warnings.push(`accepted but not used by this watchdog: ${unused.join('; ')}`);
 
-  // Webhook
-  const notification = isMap(raw.Notification) ? raw.Notification : {};
-  const chat = str(notification.ChatWebhook);
-  const discord = str(notification.DiscordWebhook);
-  if (chat !== undefined && discord !== undefined && chat !== discord) {
-    problem(['Notification', 'DiscordWebhook'], 'expected only one of ChatWebhook and DiscordWebhook (they are the same setting)', discord);
-  }
-
   // Admin
   let admin: CheckResult['admin'];
   const adm = raw.Admin;
@@ -141,5 +131,5 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
     }
   }
 
-  return { problems, warnings, listen, logLevel, logOverrides, webhook: chat ?? discord, admin, tokenFiles };
+  return { problems, warnings, listen, logLevel, logOverrides, admin, tokenFiles };
 }

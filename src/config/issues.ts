@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { ConfigPath } from './merge.ts';
-import { entriesOf, schemaAt, unwrap, type AnySchema } from './schema-walk.ts';
+import { entriesOf, keyNames, schemaAt, unwrap, type AnySchema } from './schema-walk.ts';
 
 /** `Servers.Instances.alpha.ApiPort`; odd keys quoted (`Servers.Instances."a b"`), list items as `Arguments[1]`. */
 export function formatPath(path: ConfigPath): string {
@@ -75,7 +75,7 @@ export function formatIssues(
     if (issue.type === 'strict_object' && issue.expected === 'never' && last?.origin === 'key') {
       // An unknown key: usually a typo, so suggest the nearest allowed one.
       const parent = schemaAt(root, path.slice(0, -1));
-      const allowed = Object.keys((parent && entriesOf(unwrap(parent, {}))) ?? {});
+      const allowed = keyNames((parent && entriesOf(unwrap(parent, {}))) ?? {});
       const key = String(last.key);
       const guess = closest(key, allowed);
       const hint = guess ? `did you mean ${guess}?` : `expected one of ${allowed.join(', ')}`;

@@ -1,6 +1,7 @@
 /**
  * One address the HTTP server binds, from `Urls`. `localhost` is kept as a name: it binds 127.0.0.1 and, where
- * the host has IPv6, ::1 on the same port (as Kestrel does); `0.0.0.0` is every interface.
+ * the host has IPv6, ::1 on the same port (as Kestrel does); `*` (also written `+`) is every interface of both
+ * families (`::` dual-stack, `0.0.0.0` where the host has no IPv6); `0.0.0.0` is every IPv4 interface.
  */
 export interface ListenAddress {
   host: string;
@@ -12,8 +13,8 @@ export type UrlsResult = { ok: true; listen: ListenAddress[] } | { ok: false; ex
 const EXPECTED = 'expected http://<host>:<port> such as http://localhost:5000 or http://*:5000';
 
 /**
- * Parses `Urls` as Kestrel spells it: addresses separated by `;`, each bound; `*`, `+` and `0.0.0.0` listen on
- * every interface, `localhost` on loopback only, port 0 picks a free port (tests).
+ * Parses `Urls` as Kestrel spells it: addresses separated by `;`, each bound; `*` and `+` listen on every
+ * interface, `0.0.0.0` on every IPv4 one, `localhost` on loopback only, port 0 picks a free port (tests).
  */
 export function parseUrls(value: string): UrlsResult {
   const parts = value.split(';').map((s) => s.trim()).filter((s) => s !== '');
@@ -30,7 +31,7 @@ export function parseUrls(value: string): UrlsResult {
     const port = Number(rawPort);
     if (port > 65535) return { ok: false, expected: `${EXPECTED} (port 0-65535)${where}` };
     let host = rawHost;
-    if (host === '*' || host === '+') host = '0.0.0.0';
+    if (host === '*' || host === '+') host = '*';
     else if (host.toLowerCase() === 'localhost') host = 'localhost';
     else if (host.startsWith('[')) host = host.slice(1, -1);
     listen.push({ host, port });

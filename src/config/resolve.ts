@@ -36,7 +36,7 @@ export function resolveConfig(opts: {
     baseUrl,
     persistServers: settings.Process.PersistServers,
     dataFile: resolve(cwd, settings.Data.File),
-    webhook: checks.webhook,
+    webhook: settings.Notification.ChatWebhook,
     logLevel: checks.logLevel,
     logOverrides: checks.logOverrides,
     timing: settings.Timing,

@@ -50,6 +50,14 @@ export function entriesOf(s: AnySchema): Record<string, AnySchema> | undefined {
   return out;
 }
 
+/** The real watchdog's names for settings this one spells otherwise: the same setting, whichever is written. */
+export const KEY_ALIASES: Record<string, string> = { DiscordWebhook: 'ChatWebhook' };
+
+/** Names a key may be written as in an object whose schema has `entries`: its own, and aliases of them. */
+export function keyNames(entries: Record<string, unknown>): string[] {
+  return [...Object.keys(entries), ...Object.keys(KEY_ALIASES).filter((alias) => KEY_ALIASES[alias]! in entries)];
+}
+
 /** The schema of one child: an object's entry, a record's value or a list's item. */
 export function childSchema(s: AnySchema, key: string | number): AnySchema | undefined {
   const entries = entriesOf(s);

@@ -114,9 +114,8 @@ export const AppSettingsSchema = v.strictObject({
     File: v.optional(v.pipe(v.string('expected a file path'), v.minLength(1, 'expected a file path')), 'data.db'),
   }, 'expected a map with File'), {}),
   Notification: v.optional(v.strictObject({
+    // Also read as DiscordWebhook, the real watchdog's name (binding.ts).
     ChatWebhook: v.optional(Url),
-    // The real watchdog's name for ChatWebhook.
-    DiscordWebhook: v.optional(Url),
   }, 'expected a map with ChatWebhook (or DiscordWebhook)'), {}),
   Process: v.optional(v.strictObject({
     PersistServers: v.optional(v.boolean('expected true or false'), false),

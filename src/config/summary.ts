@@ -8,7 +8,8 @@ export function printConfigProblems(problems: readonly string[], write: (text: s
 
 function hostPort(listen: ResolvedConfig['listen'][number]): string {
   const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
-  return `http://${host}:${listen.port}${listen.host === '0.0.0.0' ? ' (all interfaces)' : ''}`;
+  const all = listen.host === '*' ? ' (all interfaces)' : listen.host === '0.0.0.0' ? ' (all IPv4 interfaces)' : '';
+  return `http://${host}:${listen.port}${all}`;
 }
 
 /** A short, human summary of a valid configuration: what was read, where it listens, each instance. */

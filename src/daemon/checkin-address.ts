@@ -20,8 +20,9 @@ export function checkinBaseUrl(bound: readonly BoundAddress[]): string {
   };
   return pick((b) => b.name === 'localhost', () => 'localhost')
     ?? pick((b) => b.host.startsWith('127.'), (b) => b.host)
-    ?? pick((b) => b.host === '0.0.0.0', () => '127.0.0.1')
-    ?? pick((b) => b.host === '::1' || b.host === '::', () => '::1')
+    // A dual-stack `::` socket takes IPv4 too, and 127.0.0.1 works wherever a server resolves names.
+    ?? pick((b) => b.host === '0.0.0.0' || b.host === '::', () => '127.0.0.1')
+    ?? pick((b) => b.host === '::1', () => '::1')
     ?? first.url;
 }
 

@@ -79,26 +79,32 @@ const NO_IPV6 = new Set(['EADDRNOTAVAIL', 'EAFNOSUPPORT', 'EPROTONOSUPPORT']);
 
 /**
  * Listens on every address of `Urls`. `localhost` binds 127.0.0.1 and then ::1 on the same port (skipped where the
- * host has no IPv6), as Kestrel does. If one address cannot be bound, those already bound are closed again.
+ * host has no IPv6), as Kestrel does; `*` binds `::`, which takes IPv4 too, or `0.0.0.0` without IPv6. If one address cannot be bound, those already bound are closed again.
  */
 export async function startHttpServers(app: Hono, addresses: readonly ListenAddress[], opts: Omit<ListenOptions, 'host' | 'port'> = {}): Promise<HttpServers> {
   const servers: Array<{ server: HttpServer; address: BoundAddress }> = [];
   const closeAll = () => Promise.all(servers.map((s) => s.server.close())).then(() => undefined);
-  const bind = async (name: string, host: string, port: number, optional = false) => {
+  /** The port bound, or null when an optional address was skipped for want of IPv6. */
+  const bind = async (name: string, host: string, port: number, optional = false): Promise<number | null> => {
     try {
       const server = await startHttpServer(app, { ...opts, host, port });
       servers.push({ server, address: { name, host, port: server.port, url: server.url } });
       return server.port;
     } catch (err) {
       const code = err instanceof Error && err.cause instanceof Error && 'code' in err.cause ? String(err.cause.code) : '';
-      if (optional && NO_IPV6.has(code)) return port;
+      if (optional && NO_IPV6.has(code)) return null;
       throw err;
     }
   };
   try {
     for (const a of addresses) {
-      if (a.host !== 'localhost') await bind(a.host, a.host, a.port);
-      else await bind('localhost', '::1', await bind('localhost', '127.0.0.1', a.port), true);
+      if (a.host === 'localhost') {
+        const port = await bind('localhost', '127.0.0.1', a.port);
+        await bind('localhost', '::1', port ?? a.port, true);
+      } else if (a.host === '*') {
+        // `::` takes IPv4 as well (dual-stack); a host without IPv6 gets every IPv4 interface instead.
+        if ((await bind('*', '::', a.port, true)) === null) await bind('*', '0.0.0.0', a.port);
+      } else await bind(a.host, a.host, a.port);
     }
   } catch (err) {
     await closeAll();

@@ -60,7 +60,7 @@ cli('check :: a good config exits 0 with a summary, still touching nothing', asy
     });
     const r = await check([], t.path);
     assert.is(r.status, 0, r.stderr);
-    for (const part of ['files:     appsettings.yml', 'listen:    http://0.0.0.0:0', 'alpha ("Alpha one")', 'update type: Dummy', 'api port:    1212', 'timeout:     30 s', 'program:     /opt/game/run']) {
+    for (const part of ['files:     appsettings.yml', 'listen:    http://*:0 (all interfaces)', 'alpha ("Alpha one")', 'update type: Dummy', 'api port:    1212', 'timeout:     30 s', 'program:     /opt/game/run']) {
       assert.ok(r.stdout.includes(part), `summary shows "${part}":\n${r.stdout}`);
     }
     assert.equal(await readdir(t.path), ['appsettings.yml'], 'nothing created');

@@ -212,8 +212,8 @@ const urls = makeSuite('config/load :: Urls');
 
 urls('load :: Urls forms map to a bind address', async ({ dir }) => {
   const cases: [string, { host: string; port: number }][] = [
-    ['http://*:5000', { host: '0.0.0.0', port: 5000 }],
-    ['http://+:5001', { host: '0.0.0.0', port: 5001 }],
+    ['http://*:5000', { host: '*', port: 5000 }],
+    ['http://+:5001', { host: '*', port: 5001 }],
     ['http://localhost:5002', { host: 'localhost', port: 5002 }],
     ['http://LocalHost:5005', { host: 'localhost', port: 5005 }],
     ['http://0.0.0.0:5006', { host: '0.0.0.0', port: 5006 }],
@@ -232,7 +232,7 @@ urls('load :: Urls forms map to a bind address', async ({ dir }) => {
 urls('load :: every address of a ;-separated Urls is bound, and a bad one is named', async ({ dir }) => {
   await writeFiles(dir, { 'appsettings.yml': oneInstance(['ApiToken: t'], ['Urls: "http://localhost:5000; http://*:6000"']) });
   const r = ok(await loadConfig({ cwd: dir, env: {} }));
-  assert.equal(r.config.listen, [{ host: 'localhost', port: 5000 }, { host: '0.0.0.0', port: 6000 }]);
+  assert.equal(r.config.listen, [{ host: 'localhost', port: 5000 }, { host: '*', port: 6000 }]);
   assert.equal(r.warnings, []);
   await writeFiles(dir, { 'appsettings.yml': oneInstance(['ApiToken: t'], ['Urls: "http://localhost:5000;https://*:6001"']) });
   const bad = await loadConfig({ cwd: dir, env: {} });
@@ -341,13 +341,16 @@ binding('load :: keys match whatever their case; values keep the text written', 
   assert.equal(r.warnings, []);
 });
 
-binding('load :: ChatWebhook and DiscordWebhook naming two different hooks is a problem', async ({ dir }) => {
+binding('load :: DiscordWebhook is ChatWebhook: a later layer overrides either spelling, both in one map is a problem', async ({ dir }) => {
+  await writeFiles(dir, { 'appsettings.yml': oneInstance([], ['Notification: { ChatWebhook: "http://127.0.0.1:9/file" }']) });
+  const env = ok(await loadConfig({ cwd: dir, env: { Notification__DiscordWebhook: 'http://127.0.0.1:9/env' } }));
+  assert.is(env.config.webhook, 'http://127.0.0.1:9/env', 'the variable wins, whichever name each uses');
   await writeFiles(dir, {
     'appsettings.yml': oneInstance([], ['Notification: { ChatWebhook: "http://127.0.0.1:9/a", DiscordWebhook: "http://127.0.0.1:9/b" }']),
   });
   const r = await loadConfig({ cwd: dir, env: {} });
   assert.equal(r.ok ? [] : r.problems, [
-    'appsettings.yml: Notification.DiscordWebhook: expected only one of ChatWebhook and DiscordWebhook (they are the same setting), got "http://127.0.0.1:9/b"',
+    'appsettings.yml: Notification.DiscordWebhook: the same setting as ChatWebhook (keys are case-insensitive, and the real watchdog\'s names are aliases); keep one',
   ]);
 });
 

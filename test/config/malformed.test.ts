@@ -65,7 +65,7 @@ const CASES: { name: string; files: Record<string, string[]>; dirs?: string[]; p
   {
     name: 'the same key twice in different case',
     files: { 'appsettings.yml': [...oneInstance(), '      apiport: 1213'] },
-    problems: () => [`${A}.apiport: the same key as ApiPort (keys are case-insensitive); keep one`],
+    problems: () => [`${A}.apiport: the same setting as ApiPort (keys are case-insensitive, and the real watchdog's names are aliases); keep one`],
   },
   {
     name: 'list for EnvironmentVariables, list inside Arguments',

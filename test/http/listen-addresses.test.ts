@@ -55,6 +55,22 @@ servers('localhost binds 127.0.0.1 and, where the host has IPv6, ::1 on the same
   }
 });
 
+servers('* binds every interface of both families (:: dual-stack), or every IPv4 one without IPv6', async () => {
+  const http = await startHttpServers(app, [{ host: '*', port: 0 }]);
+  try {
+    assert.is(http.bound.length, 1);
+    const only = http.bound[0];
+    assert.is(only?.name, '*');
+    assert.is((await fetch(`http://127.0.0.1:${only?.port}/health`)).status, 200, 'IPv4 loopback');
+    if (await hasIpv6Loopback()) {
+      assert.is(only?.host, '::');
+      assert.is((await fetch(`http://[::1]:${only?.port}/health`)).status, 200, 'IPv6 loopback');
+    } else assert.is(only?.host, '0.0.0.0');
+  } finally {
+    await http.close();
+  }
+});
+
 servers('an address that cannot be bound fails the start and closes the ones already bound', async () => {
   const first = await startHttpServers(app, [{ host: '127.0.0.1', port: 0 }]);
   const taken = first.bound[0]?.port ?? 0;
@@ -81,7 +97,8 @@ address('a loopback address the daemon bound, spelt as Kestrel reports it, never
   assert.is(checkinBaseUrl([bound('localhost', '127.0.0.1', 5000), bound('localhost', '::1', 5000)]), 'http://localhost:5000');
   assert.is(checkinBaseUrl([bound('10.0.0.5', '10.0.0.5', 5001), bound('127.0.0.1', '127.0.0.1', 5002)]), 'http://127.0.0.1:5002');
   assert.is(checkinBaseUrl([bound('0.0.0.0', '0.0.0.0', 5003)]), 'http://127.0.0.1:5003');
-  assert.is(checkinBaseUrl([bound('::', '::', 5004)]), 'http://[::1]:5004');
+  assert.is(checkinBaseUrl([bound('*', '::', 5004)]), 'http://127.0.0.1:5004', 'dual-stack :: takes IPv4');
+  assert.is(checkinBaseUrl([bound('::1', '::1', 5006)]), 'http://[::1]:5006');
   assert.is(checkinBaseUrl([bound('10.0.0.5', '10.0.0.5', 5005)]), 'http://10.0.0.5:5005', 'no loopback bound: where it listens');
   assert.throws(() => checkinBaseUrl([]), /listens nowhere/);
 });

@@ -1,23 +1,7 @@
 import { UsageError, describeError } from '../errors.ts';
+import { COMMANDS } from './registry.ts';
 
-/** A CLI command: takes its own arguments, returns the exit code (0 ok, 1 refused or failed, 2 usage or config). */
-export type Command = (args: string[]) => Promise<number>;
-
-/** Each command lives in its own module, loaded only when used so `watchdog status` does not load the daemon. */
-const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
-  start: () => import('./commands/start.ts'),
-  check: () => import('./commands/check.ts'),
-  import: () => import('./commands/import.ts'),
-  restart: () => import('./commands/control.ts').then((m) => ({ run: m.control('restart') })),
-  update: () => import('./commands/control.ts').then((m) => ({ run: m.control('update') })),
-  stop: () => import('./commands/control.ts').then((m) => ({ run: m.control('stop') })),
-  rollback: () => import('./commands/control.ts').then((m) => ({ run: m.control('rollback') })),
-  status: () => import('./commands/status.ts'),
-  logs: () => import('./commands/logs.ts'),
-  chart: () => import('./commands/chart.ts'),
-  probe: () => import('./commands/probe.ts'),
-  manifest: () => import('./commands/manifest.ts'),
-};
+export type { Command } from './registry.ts';
 
 export const USAGE = `usage: watchdog [command] [options]
 
@@ -26,30 +10,53 @@ commands:
   check [--config F] [--urls U]          validate the configuration and list the instances
   import [--config F] [--dry-run] [--force]     import the real watchdog's data.db (revisions, servers left running)
   restart|update|stop|rollback <key>     control an instance (--url, --token or WATCHDOG_TOKEN)
-  status [key] [--json] [--watch]        show instance states
-  logs <key> [-f] [-n N]                 show a server's log
+  status [key] [--json] [--watch]        show instance states (every instance: the local config, or --user/--password)
+  logs <key> [-f] [-n N] [--url U]       show a server's log (this machine's files, or the daemon at --url)
   chart [--format mermaid|dot|json] [--out F]   render the instance statechart
   probe <address> [--json]               read a game server's /status and /info as a launcher does
   manifest <dir> --base-url URL [--out F]       add a build to a manifest
+  completion bash|zsh|fish               print a shell completion script
+
+  watchdog <command> --help              a command's options
+  watchdog --version                     the version (also -V)
+
+environment: WATCHDOG_URL (--url), WATCHDOG_TOKEN (--token), WATCHDOG_ADMIN (user:password, for --user/--password)
 `;
+
+/** `-h`/`--help` anywhere before `--`: options never take a value starting with `-`, so this cannot be a value. */
+function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === '-h' || a === '--help');
+}
 
 export async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
-  if (first === '--help' || first === '-h' || first === 'help') {
+  if (first === '--help' || first === '-h' || (first === 'help' && rest.length === 0)) {
     process.stdout.write(USAGE);
     return 0;
   }
+  if (first === '--version' || first === '-V') {
+    const { VERSION } = await import('../daemon/version.ts');
+    process.stdout.write(`watchdog ${VERSION}\n`);
+    return 0;
+  }
+  // `watchdog help status` is `watchdog status --help`.
+  if (first === 'help') return main([rest[0]!, '--help']);
   // No command, or options only: the daemon, as `npm start` and a bare `watchdog` expect.
   const name = first === undefined || first.startsWith('-') ? 'start' : first;
   const args = name === first ? rest : argv;
-  const load = COMMANDS[name];
-  if (!load) {
+  const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!entry) {
     process.stderr.write(`watchdog: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
   try {
-    const { run } = await load();
-    return await run(args);
+    const command = await entry.load();
+    if (asksForHelp(args)) {
+      process.stdout.write(command.usage.endsWith('\n') ? command.usage : `${command.usage}\n`);
+      return 0;
+    }
+    return await command.run(args);
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`watchdog ${name}: ${err.message}\n`);

@@ -10,6 +10,7 @@ import { eventRoutes } from './dashboard/events.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { infoRoutes } from './info-routes.ts';
+import { logRoutes } from './log-routes.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { pingRoutes } from './ping-routes.ts';
 
@@ -31,6 +32,7 @@ export function createApp(deps: HttpDeps): Hono {
 
   app.route('/instances', controlRoutes(deps));
   app.route('/instances', binariesRoutes(deps));
+  app.route('/instances', logRoutes(deps));
   app.route('/server_api', pingRoutes(deps));
   app.route('/', infoRoutes(deps));
   app.route('/', dashboardRoutes(deps));

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { logPath } from '../../process/log-file.ts';
-import { followLog } from '../../process/log-tail.ts';
+import { logPath } from './log-file.ts';
+import { followLog } from './log-tail.ts';
 
 export interface LogTail {
   /** The last complete lines, oldest first, reaching into server.log.1, .2 … when server.log is short. */
@@ -49,10 +49,13 @@ export function readLastLines(logDir: string, n: number): LogTail {
 
 /**
  * Passes on lines appended to server.log from `offset` on (following rotation to server.log.1)
- * until `until` resolves; then reads what is left and stops.
+ * until `until` resolves; then reads what is left and stops. Resolves to the byte offset reached in the
+ * server.log of that moment, where a later `followLines` picks up (the CLI's `logs -f` over HTTP resumes there).
+ * Used by `watchdog logs -f` on this machine and by the daemon's `GET /instances/:key/logs?follow=1`.
  */
-export async function followLines(logDir: string, offset: number, write: (line: string) => void, until: Promise<void>): Promise<void> {
-  const follower = followLog(logDir, write, { startOffset: offset, intervalMs: 200 });
+export async function followLines(logDir: string, offset: number, write: (line: string) => void, until: Promise<void>): Promise<number> {
+  let reached = offset;
+  const follower = followLog(logDir, write, { startOffset: offset, intervalMs: 200, onPoll: (at) => (reached = at) });
   // followLog's timer is unref'd (it must not keep the daemon alive); here following is the whole point.
   const keepAlive = setInterval(() => {}, 60_000);
   try {
@@ -61,4 +64,5 @@ export async function followLines(logDir: string, offset: number, write: (line: 
     clearInterval(keepAlive);
     follower.stop();
   }
+  return reached;
 }

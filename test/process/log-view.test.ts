@@ -2,9 +2,9 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { followLines, readLastLines } from '../../../src/cli/client/log-view.ts';
-import { logPath, rotateLogs } from '../../../src/process/log-file.ts';
-import { tempDir, waitFor } from '../../_support/env.ts';
+import { followLines, readLastLines } from '../../src/process/log-view.ts';
+import { logPath, rotateLogs } from '../../src/process/log-file.ts';
+import { tempDir, waitFor } from '../_support/env.ts';
 
 interface Ctx { dir: string; cleanup: () => Promise<void> }
 const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);

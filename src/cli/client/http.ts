@@ -1,7 +1,9 @@
 import { FetchError, ofetch } from 'ofetch';
 import type { ControlAction } from '../../http/registry.ts';
 import { ClientError } from './errors.ts';
+import { UnknownInstanceError } from './instances.ts';
 import type { StatusRow } from './status-table.ts';
+import type { AdminLogin } from './target.ts';
 
 /** One instance on one daemon, with the token that authenticates as it. */
 export interface Endpoint {
@@ -12,7 +14,7 @@ export interface Endpoint {
 
 const TIMEOUT_MS = 10_000;
 
-const basic = (key: string, token: string) => `Basic ${Buffer.from(`${key}:${token}`).toString('base64')}`;
+export const basic = (key: string, token: string) => `Basic ${Buffer.from(`${key}:${token}`).toString('base64')}`;
 const path = (ep: Endpoint, what: string) => `${ep.url}/instances/${encodeURIComponent(ep.key)}/${what}`;
 
 /** `GET /instances/<key>/status`: the instance's status JSON. Failures become a ClientError a person can act on. */
@@ -48,6 +50,32 @@ export async function postControl(ep: Endpoint, action: ControlAction, timeoutMs
     throw explainFailure(err, ep, action, timeoutMs);
   }
 }
+
+/**
+ * `GET /api/instances`: every instance's status, as Admin (or, without credentials, as a loopback client of a
+ * daemon with no Admin configured). Failures become a ClientError; 401/403 keep their status in `status`.
+ */
+export async function fetchAllStatus(url: string, admin: AdminLogin | undefined, timeoutMs = TIMEOUT_MS): Promise<StatusRow[]> {
+  let body: unknown;
+  try {
+    body = await ofetch(`${url}/api/instances`, {
+      headers: admin ? { authorization: basic(admin.username, admin.password) } : {},
+      retry: 0,
+      timeout: timeoutMs,
+      responseType: 'json',
+    });
+  } catch (err) {
+    throw explainFailure(err, { url, key: 'every instance' }, 'status', timeoutMs, 'admin');
+  }
+  if (!Array.isArray(body) || !body.every(isStatus)) {
+    throw new ClientError(`the server at ${url} answered /api/instances with something that is not a list of watchdog statuses — is --url right?`);
+  }
+  return body;
+}
+
+/** An error's HTTP status when it is a refusal from the daemon, else undefined. */
+export const refusedWith = (err: unknown): number | undefined =>
+  err instanceof ClientError && err.cause instanceof FetchError ? err.cause.status : undefined;
 
 function isStatus(body: unknown): body is StatusRow {
   return typeof body === 'object' && body !== null && typeof (body as StatusRow).key === 'string' && typeof (body as StatusRow).state === 'string';
@@ -86,7 +114,9 @@ function bodyDetail(data: unknown): string {
 }
 
 /** Turns an ofetch failure into a message that says what went wrong and what to try. Never includes the token. */
-export function explainFailure(err: unknown, ep: Pick<Endpoint, 'url' | 'key'>, what: string, timeoutMs = TIMEOUT_MS): ClientError {
+export function explainFailure(
+  err: unknown, ep: Pick<Endpoint, 'url' | 'key'>, what: string, timeoutMs = TIMEOUT_MS, as: 'token' | 'admin' = 'token',
+): ClientError {
   const status = err instanceof FetchError ? err.status : undefined;
   if (status === undefined) {
     const codes = errorCodes(err);
@@ -107,6 +137,9 @@ export function explainFailure(err: unknown, ep: Pick<Endpoint, 'url' | 'key'>, 
   if (status === 401 && reason === 'instance has no ApiToken') {
     return new ClientError(`401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`, 1, { cause: err });
   }
+  if (status === 401 && as === 'admin') {
+    return new ClientError(`401: the Admin credentials were refused by the watchdog at ${ep.url} (check --user and --password, or WATCHDOG_ADMIN)`, 1, { cause: err });
+  }
   if (status === 401) {
     return new ClientError(`401: the token for instance ${ep.key} was refused (check --token, WATCHDOG_TOKEN or ApiToken)`, 1, { cause: err });
   }
@@ -114,8 +147,13 @@ export function explainFailure(err: unknown, ep: Pick<Endpoint, 'url' | 'key'>, 
   if (status === 404 && typeof data === 'string') {
     return new ClientError(`404: the watchdog at ${ep.url} has no ${what} route (an older version? is --url right?)`, 1, { cause: err });
   }
-  if (status === 403 || status === 404) {
-    return new ClientError(`${status}: the watchdog at ${ep.url} does not know an instance "${ep.key}" (check the key; watchdog status lists the configured ones)`, 1, { cause: err });
+  if (status === 404) {
+    const listed = typeof data === 'object' && data !== null ? (data as { instances?: unknown }).instances : undefined;
+    const known = Array.isArray(listed) && listed.every((k) => typeof k === 'string') ? listed : undefined;
+    return new UnknownInstanceError(ep.key, known, { cause: err });
+  }
+  if (status === 403 && as === 'token') {
+    return new ClientError(`403: the watchdog at ${ep.url} refused the credentials for instance "${ep.key}"${bodyDetail(data)}`, 1, { cause: err });
   }
   const detail = bodyDetail(data);
   return new ClientError(`${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${detail}`, 1, { cause: err });

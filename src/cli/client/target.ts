@@ -2,11 +2,21 @@ import type { ResolvedConfig } from '../../config/resolved.ts';
 import { DEFAULT_URL, clientUrlFromUrls, normaliseUrl } from './client-url.ts';
 import { ClientError } from './errors.ts';
 import { loadLocalConfig, requireConfig, type LocalConfig } from './local-config.ts';
+import { UnknownInstanceError } from './instances.ts';
 import { pickToken } from './token.ts';
+
+/** Admin credentials (`Admin.Username`/`Password` on the daemon), for `GET /api/instances` and any instance's log. */
+export interface AdminLogin {
+  username: string;
+  password: string;
+}
 
 export interface TargetOptions {
   url?: string;
   token?: string;
+  /** `--user` and `--password`; either part missing is taken from `WATCHDOG_ADMIN` (`user:password`). */
+  user?: string;
+  password?: string;
   configFile?: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
@@ -16,11 +26,31 @@ export interface TargetOptions {
 
 /** Works out where the daemon is and which token to send, reading the local config only when needed. */
 export interface Target {
+  /** `--url`, else `WATCHDOG_URL`, else the local `Urls`, else http://localhost:5000. */
   url(): Promise<string>;
-  /** The token for `key`; a ClientError (exit 2) when there is none anywhere. Never printed. */
+  /** Whether the address was given (`--url` or `WATCHDOG_URL`) rather than read from the local config. */
+  readonly urlGiven: boolean;
+  /**
+   * The token for `key`; a ClientError (exit 2) when there is none anywhere, or an UnknownInstanceError when the
+   * local config is read and does not name `key`. Never printed.
+   */
   token(key: string): Promise<string>;
+  /** Whether a token was given as `--token` or `WATCHDOG_TOKEN` (not read from the local config). */
+  readonly tokenGiven: boolean;
+  /** Admin credentials from `--user`/`--password`/`WATCHDOG_ADMIN`, or undefined; a ClientError (exit 2) when half given. */
+  admin(): AdminLogin | undefined;
   /** The local config, or a ClientError (exit 2) naming its problems. */
   config(purpose: string): Promise<ResolvedConfig>;
+  /** The local config when it could be read, else undefined (a `--config` that cannot be read is still an error). */
+  localConfig(): Promise<ResolvedConfig | undefined>;
+}
+
+/** `user:password` split at the first colon, as HTTP Basic does. */
+function splitLogin(text: string | undefined): { user?: string; password?: string } {
+  if (!text) return {};
+  const colon = text.indexOf(':');
+  if (colon < 0) throw new ClientError('WATCHDOG_ADMIN must be user:password (the Admin.Username and Admin.Password of the daemon)', 2);
+  return { user: text.slice(0, colon), password: text.slice(colon + 1) };
 }
 
 export function createTarget(opts: TargetOptions): Target {
@@ -36,9 +66,12 @@ export function createTarget(opts: TargetOptions): Target {
     return local;
   };
 
+  const givenUrl = opts.url || opts.env.WATCHDOG_URL || undefined;
   return {
+    urlGiven: givenUrl !== undefined,
+    tokenGiven: pickToken({ flag: opts.token, env: opts.env.WATCHDOG_TOKEN }) !== undefined,
     async url() {
-      if (opts.url) return normaliseUrl(opts.url);
+      if (givenUrl) return normaliseUrl(givenUrl);
       const { config } = await loadLocal();
       if (!config) return DEFAULT_URL;
       const derived = clientUrlFromUrls(config.settings.Urls);
@@ -49,15 +82,30 @@ export function createTarget(opts: TargetOptions): Target {
       const quick = pickToken({ flag: opts.token, env: opts.env.WATCHDOG_TOKEN });
       if (quick) return quick.token;
       const { config } = await loadLocal();
-      const picked = pickToken({ config: config?.instances.find((i) => i.key === key)?.apiToken });
+      const instance = config?.instances.find((i) => i.key === key);
+      if (config && !instance) throw new UnknownInstanceError(key, config.instances.map((i) => i.key));
+      const picked = pickToken({ config: instance?.apiToken });
       if (picked) return picked.token;
       throw new ClientError(
         `no token for instance ${key}: pass --token, set WATCHDOG_TOKEN, or run this where the daemon's appsettings.yml gives ${key} an ApiToken or a readable ApiTokenFile`,
         2,
       );
     },
+    admin() {
+      const env = splitLogin(opts.env.WATCHDOG_ADMIN);
+      const username = opts.user ?? env.user;
+      const password = opts.password ?? env.password;
+      if (username === undefined && password === undefined) return undefined;
+      if (username === undefined || password === undefined) {
+        throw new ClientError(`${username === undefined ? '--password needs --user' : '--user needs --password'} (or WATCHDOG_ADMIN=user:password)`, 2);
+      }
+      return { username, password };
+    },
     async config(purpose) {
       return requireConfig(await loadLocal(), purpose);
+    },
+    async localConfig() {
+      return (await loadLocal()).config;
     },
   };
 }

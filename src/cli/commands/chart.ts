@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeError } from '../../errors.ts';
 import { CHART_FORMATS, isChartFormat, renderChart } from '../../chart/render.ts';
+import type { CommandOptions } from '../registry.ts';
 
 const USAGE = `usage: watchdog chart [--format ${CHART_FORMATS.join('|')}] [--out FILE]
   Renders the instance statechart from the machine itself (machines/instance.ts).
@@ -10,13 +11,20 @@ const USAGE = `usage: watchdog chart [--format ${CHART_FORMATS.join('|')}] [--ou
   --out, -o      write to FILE instead of standard output
 `;
 
+export const usage = USAGE;
+export const options = {
+  format: { type: 'string', short: 'f' },
+  out: { type: 'string', short: 'o' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies CommandOptions;
+
 /** `watchdog chart [--format mermaid|dot|json] [--out FILE]`. Exit 0 ok, 1 the file could not be written, 2 usage. */
 export async function run(args: string[]): Promise<number> {
   let values: { format?: string; out?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args,
-      options: { format: { type: 'string', short: 'f' }, out: { type: 'string', short: 'o' }, help: { type: 'boolean', short: 'h' } },
+      options,
     }));
   } catch (err) {
     process.stderr.write(`watchdog chart: ${describeError(err)}\n${USAGE}`);

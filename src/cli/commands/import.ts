@@ -5,12 +5,25 @@ import type { ResolvedInstance } from '../../config/resolved.ts';
 import { loadConfig } from '../../config/load.ts';
 import { printConfigProblems } from '../../config/summary.ts';
 import { UsageError, describeError } from '../../errors.ts';
+import type { CommandOptions } from '../registry.ts';
 import { ownStartTime } from '../../import/data-db-import.ts';
 import { describeSystemdUnit, importedData, inspectRow, type InstanceImport } from '../../import/instance-import.ts';
 import { DATA_FILE, instanceDataKind, writeInstanceData } from '../../store/instance-data.ts';
 import { readWatchdogDb, watchdogDbExists, type WatchdogDb } from '../../store/watchdog-db.ts';
 
-const USAGE = 'usage: watchdog import [--config FILE] [--dry-run] [--force]';
+const USAGE = `usage: watchdog import [--config FILE] [--dry-run] [--force]
+  Imports the real watchdog's data file (Data.File) for every instance without a data.json of ours; run it with the
+  daemon stopped.
+  --config FILE   the main configuration file (default: ./appsettings.yml)
+  --dry-run       print what would be imported; write nothing
+  --force         replace data.json files that exist`;
+export const usage = USAGE;
+
+export const options = {
+  config: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  force: { type: 'boolean' },
+} as const satisfies CommandOptions;
 
 /** What becomes of the persisted server, in the future tense of a command run before the daemon starts. */
 function serverLine(found: InstanceImport, dryRun: boolean): string {
@@ -58,12 +71,12 @@ export async function run(args: string[]): Promise<number> {
   try {
     ({ values } = parseArgs({
       args,
-      options: { config: { type: 'string' }, 'dry-run': { type: 'boolean' }, force: { type: 'boolean' } },
+      options,
       strict: true,
       allowPositionals: false,
     }));
   } catch (err) {
-    throw new UsageError(`${err instanceof Error ? err.message : String(err)} (${USAGE})`, { cause: err });
+    throw new UsageError(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`, { cause: err });
   }
   const cwd = process.cwd();
   const loaded = await loadConfig({ file: values.config, cwd, env: process.env });

@@ -1,12 +1,20 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from '../../errors.ts';
 import { publishBuild } from '../../updates/publish.ts';
+import type { CommandOptions } from '../registry.ts';
 
 const USAGE = `usage: watchdog manifest <dir> --base-url URL [--out FILE]
   Hashes the server archives (<name>_<platform>.zip, <name>-<platform>.tar.gz) and the client archive
   (a name containing "client") in <dir>, and adds them as a new build to the manifest (default <dir>/manifest.json).
   URL is where <dir>'s files are served; each file's URL is URL + its name.
 `;
+
+export const usage = USAGE;
+export const options = {
+  'base-url': { type: 'string' },
+  out: { type: 'string', short: 'o' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies CommandOptions;
 
 /** `watchdog manifest <dir> --base-url URL [--out FILE]`: publishes a build. Exit 0 ok, 1 failed, 2 usage. */
 export async function run(args: string[]): Promise<number> {
@@ -16,7 +24,7 @@ export async function run(args: string[]): Promise<number> {
     ({ values, positionals } = parseArgs({
       args,
       allowPositionals: true,
-      options: { 'base-url': { type: 'string' }, out: { type: 'string', short: 'o' }, help: { type: 'boolean', short: 'h' } },
+      options,
     }));
   } catch (err) {
     process.stderr.write(`watchdog manifest: ${(err as Error).message}\n${USAGE}`);

@@ -1,8 +1,12 @@
 import { parseArgs } from 'node:util';
 import { AddressError, probe } from '../../kit/probe.ts';
 import { formatProbe } from '../../kit/probe-format.ts';
+import type { CommandOptions } from '../registry.ts';
 
 const USAGE = 'usage: watchdog probe <address> [--json]\n  address: host[:port] (port 1212), ss14://host[:port], ss14s://host[/path], or an http(s):// URL\n';
+
+export const usage = USAGE;
+export const options = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const satisfies CommandOptions;
 
 /**
  * `watchdog probe <address> [--json]`: reads a game server's /status and /info as a launcher would.
@@ -12,7 +16,7 @@ export async function run(args: string[]): Promise<number> {
   let values: { json?: boolean; help?: boolean };
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values, positionals } = parseArgs({ args, allowPositionals: true, options }));
   } catch (err) {
     process.stderr.write(`watchdog probe: ${(err as Error).message}\n${USAGE}`);
     return 2;

@@ -1,22 +1,34 @@
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.ts';
 import { printConfigProblems } from '../../config/summary.ts';
 import { UsageError } from '../../errors.ts';
+import { parseCommandArgs } from '../client/args.ts';
+import type { CommandOptions } from '../registry.ts';
 import { configureLogging, createLogger, parseLogLevel } from '../../log.ts';
 import { startConfigReload } from '../../daemon/reload.ts';
 import { runDaemon } from '../../daemon/run.ts';
+
+export const usage = `usage: watchdog [start] [--config FILE] [--urls URLS] [--log-level LEVEL] [--log-format json]
+  Runs the daemon until SIGINT/SIGTERM; SIGHUP or a change to the configuration files reloads it.
+  --config FILE       the main configuration file (default: ./appsettings.yml)
+  --urls URLS         where to listen, overriding Urls (e.g. http://localhost:5000)
+  --log-level LEVEL   debug, info, warn or error (overrides Serilog.MinimumLevel)
+  --log-format json   one JSON object per log line`;
+
+export const options = {
+  config: { type: 'string' },
+  urls: { type: 'string' },
+  'log-level': { type: 'string' },
+  'log-format': { type: 'string' },
+} as const satisfies CommandOptions;
 
 /**
  * `watchdog [start] [--config F] [--urls U] [--log-level L]`: runs the daemon until SIGINT/SIGTERM. SIGHUP, or a change to
  * the configuration files, reloads the configuration.
  */
 export async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { config: { type: 'string' }, urls: { type: 'string' }, 'log-level': { type: 'string' }, 'log-format': { type: 'string' } },
-    strict: true,
-  });
+  const { values, positionals } = parseCommandArgs(args, options, usage);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
   const cliLevel = values['log-level'];
   if (cliLevel !== undefined && !parseLogLevel(cliLevel)) throw new UsageError(`--log-level: expected debug, info, warn or error, got "${cliLevel}"`);
 

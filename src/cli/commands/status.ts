@@ -2,29 +2,79 @@ import { UsageError } from '../../errors.ts';
 import { parseCommandArgs, positiveNumber, wholeNumber } from '../client/args.ts';
 import { colourEnabled } from '../client/colour.ts';
 import { ClientError } from '../client/errors.ts';
-import { fetchStatus } from '../client/http.ts';
+import { fetchAllStatus, fetchStatus, refusedWith } from '../client/http.ts';
+import { withInstanceList } from '../client/instance-sources.ts';
+import { UnknownInstanceError } from '../client/instances.ts';
 import { reportClientErrors, warnTo } from '../client/report.ts';
 import { renderStatusTable, type StatusRow } from '../client/status-table.ts';
 import { createTarget, type Target } from '../client/target.ts';
 import { repeatUntilInterrupted } from '../client/watch.ts';
+import type { CommandOptions } from '../registry.ts';
 
-const USAGE = `usage: watchdog status [key] [--json] [--watch] [--interval S] [--count N] [--url URL] [--token T] [--config F]
-  key           one instance (default: every instance in the local appsettings.yml, each with its own token)
+const USAGE = `usage: watchdog status [key] [--json] [--watch] [--interval S] [--count N] [--url URL] [--token T] [--config F] [--user U --password P]
+  key           one instance (default: every instance: all the daemon's with Admin credentials, else each one
+                in the local appsettings.yml with its own token)
   --json        print the status JSON (an object for one key, an array otherwise)
   --watch       redraw every --interval seconds (default 2) until Ctrl-C
   --count N     with --watch, stop after N redraws
+  --user U, --password P   the daemon's Admin credentials (default: WATCHDOG_ADMIN=user:password, which keeps the
+                password out of the process list); they list every instance, with or without a local config
   --url, --token, --config   as for watchdog restart`;
+export const usage = USAGE;
+
+export const options = {
+  json: { type: 'boolean' },
+  watch: { type: 'boolean' },
+  interval: { type: 'string' },
+  count: { type: 'string' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  config: { type: 'string' },
+  user: { type: 'string' },
+  password: { type: 'string' },
+} as const satisfies CommandOptions;
+
+const NEEDS_ADMIN = 'listing every instance needs Admin credentials (--user and --password, or WATCHDOG_ADMIN=user:password) '
+  + "or the daemon's appsettings.yml here; an instance token shows only its own instance: watchdog status <key>";
 
 interface Snapshot {
   rows: StatusRow[];
   errors: ClientError[];
 }
 
+/** Every instance's status from `GET /api/instances` (one of them with `key`), as Admin or a loopback client. */
+async function adminSnapshot(url: string, target: Target, key: string | undefined, explicit: boolean): Promise<Snapshot> {
+  let rows: StatusRow[];
+  try {
+    rows = await fetchAllStatus(url, target.admin());
+  } catch (err) {
+    // Without credentials this was only a try (a daemon on this machine without Admin answers it).
+    const status = refusedWith(err);
+    if (!explicit && (status === 401 || status === 403)) throw new ClientError(NEEDS_ADMIN, 2, { cause: err });
+    throw err;
+  }
+  if (key === undefined) return { rows, errors: [] };
+  const row = rows.find((r) => r.key === key);
+  if (row) return { rows: [row], errors: [] };
+  return { rows: [], errors: [new UnknownInstanceError(key, rows.map((r) => r.key))] };
+}
+
+/** Which keys to ask for without Admin credentials: the one given, else every instance of the local config. */
+async function localKeys(target: Target, key: string | undefined): Promise<string[] | undefined> {
+  if (key !== undefined) return [key];
+  const config = await target.localConfig();
+  if (config) return config.instances.map((i) => i.key);
+  if (target.tokenGiven) throw new ClientError(NEEDS_ADMIN, 2);
+  return undefined;
+}
+
 /** Fetches every requested status in parallel; one failure does not hide the others. */
 async function snapshot(target: Target, key: string | undefined): Promise<Snapshot> {
   const url = await target.url();
-  const keys = key !== undefined ? [key] : (await target.config('watchdog status without a key')).instances.map((i) => i.key);
-  const results = await Promise.allSettled(keys.map(async (k) => fetchStatus({ url, key: k, token: await target.token(k) })));
+  if (target.admin()) return adminSnapshot(url, target, key, true);
+  const keys = await localKeys(target, key);
+  if (keys === undefined) return adminSnapshot(url, target, key, false);
+  const results = await Promise.allSettled(keys.map((k) => withInstanceList(target, async () => fetchStatus({ url, key: k, token: await target.token(k) }))));
   const rows: StatusRow[] = [];
   const errors: ClientError[] = [];
   for (const r of results) {
@@ -58,15 +108,7 @@ function print(snap: Snapshot, opts: { key: string | undefined; json: boolean; w
 /** `watchdog status [key]`: a table (or JSON) of instance states from GET /instances/<key>/status. */
 export async function run(args: string[]): Promise<number> {
   return reportClientErrors('status', async () => {
-    const { values, positionals } = parseCommandArgs(args, {
-      json: { type: 'boolean' },
-      watch: { type: 'boolean' },
-      interval: { type: 'string' },
-      count: { type: 'string' },
-      url: { type: 'string' },
-      token: { type: 'string' },
-      config: { type: 'string' },
-    }, USAGE);
+    const { values, positionals } = parseCommandArgs(args, options, USAGE);
     if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${USAGE}`);
     const key = positionals[0];
     const intervalMs = (positiveNumber('--interval', values.interval, USAGE) ?? 2) * 1000;
@@ -74,7 +116,11 @@ export async function run(args: string[]): Promise<number> {
     const json = values.json === true;
     const watch = values.watch === true;
     const colour = !json && colourEnabled(process.stdout, process.env);
-    const target = createTarget({ url: values.url, token: values.token, configFile: values.config, cwd: process.cwd(), env: process.env, warn: warnTo('status') });
+    const target = createTarget({
+      url: values.url, token: values.token, user: values.user, password: values.password, configFile: values.config,
+      cwd: process.cwd(), env: process.env, warn: warnTo('status'),
+    });
+    target.admin(); // half-given credentials are a usage error before anything is sent
 
     if (!watch) return print(await snapshot(target, key), { key, json, watch, colour });
 

@@ -56,9 +56,37 @@ test('token precedence: --token, then WATCHDOG_TOKEN, then the instance ApiToken
   assert.is(await target(ctx, { token: 'flag', env: { WATCHDOG_TOKEN: 'env' } }).token('demo'), 'flag');
   assert.is(await target(ctx, { env: { WATCHDOG_TOKEN: 'env' } }).token('demo'), 'env');
   assert.is(await target(ctx).token('demo'), 'from-config');
-  // An instance without ApiToken, and one the config does not know, have no token to offer.
+  // An instance without ApiToken has no token to offer; one the config does not know is unknown, its instances named.
   assert.is((await rejection(target(ctx).token('beta'))).exitCode, 2);
-  assert.is((await rejection(target(ctx).token('nope'))).exitCode, 2);
+  const unknown = await rejection(target(ctx).token('nope'));
+  assert.is(unknown.exitCode, 1);
+  assert.is(unknown.message, 'no instance "nope" (instances: demo, beta)');
+});
+
+test('WATCHDOG_URL sets the address when --url is not given, over the local Urls', async (ctx) => {
+  await writeFile(join(ctx.cwd, 'appsettings.yml'), config('http://*:5123'));
+  const env = { WATCHDOG_URL: 'http://127.0.0.1:8/' };
+  assert.is(await target(ctx, { env }).url(), 'http://127.0.0.1:8');
+  assert.ok(target(ctx, { env }).urlGiven);
+  assert.is(await target(ctx, { env, url: 'http://127.0.0.1:9' }).url(), 'http://127.0.0.1:9');
+  assert.not.ok(target(ctx).urlGiven);
+  assert.is(await target(ctx, { env: { WATCHDOG_URL: '' } }).url(), 'http://localhost:5123', 'blank counts as unset');
+});
+
+test('Admin credentials: --user/--password, else WATCHDOG_ADMIN split at the first colon; half given is exit 2', async (ctx) => {
+  assert.is(target(ctx).admin(), undefined);
+  assert.equal(target(ctx, { env: { WATCHDOG_ADMIN: 'boss:pa:ss' } }).admin(), { username: 'boss', password: 'pa:ss' });
+  assert.equal(target(ctx, { user: 'u', password: 'p', env: { WATCHDOG_ADMIN: 'boss:x' } }).admin(), { username: 'u', password: 'p' });
+  assert.equal(target(ctx, { user: 'other', env: { WATCHDOG_ADMIN: 'boss:x' } }).admin(), { username: 'other', password: 'x' });
+  for (const opts of [{ user: 'u' }, { password: 'p' }, { env: { WATCHDOG_ADMIN: 'no-colon' } }]) {
+    let code: number | undefined;
+    try {
+      target(ctx, opts).admin();
+    } catch (err) {
+      code = err instanceof ClientError ? err.exitCode : undefined;
+    }
+    assert.is(code, 2, JSON.stringify(opts));
+  }
 });
 
 test('ApiTokenFile is read, trailing newline trimmed', async (ctx) => {

@@ -1,0 +1,94 @@
+import { ofetch } from 'ofetch';
+import { ClientError } from './errors.ts';
+import { explainFailure } from './http.ts';
+import type { Interruption } from './interrupt.ts';
+
+/** One instance's log on one daemon, with the Authorization header to send (instance token or Admin). */
+export interface RemoteLog {
+  url: string;
+  key: string;
+  authorization: string;
+  as: 'token' | 'admin';
+}
+
+const TIMEOUT_MS = 10_000;
+const route = (log: RemoteLog, query: string) => `${log.url}/instances/${encodeURIComponent(log.key)}/logs?${query}`;
+
+/** `GET /instances/<key>/logs?lines=N`: the last N lines (an unterminated last line included). */
+export async function fetchLogLines(log: RemoteLog, n: number): Promise<{ found: boolean; lines: string[] }> {
+  let body: unknown;
+  try {
+    body = await ofetch(route(log, `lines=${n}`), { headers: { authorization: log.authorization }, retry: 0, timeout: TIMEOUT_MS, responseType: 'json' });
+  } catch (err) {
+    throw explainFailure(err, log, 'logs', TIMEOUT_MS, log.as);
+  }
+  const b = body as { found?: unknown; lines?: unknown };
+  if (typeof b !== 'object' || b === null || !Array.isArray(b.lines)) {
+    throw new ClientError(`the server at ${log.url} answered the log of ${log.key} with something that is not a watchdog log — is --url right?`);
+  }
+  return { found: b.found !== false, lines: b.lines.map(String) };
+}
+
+type LogRecord = { line?: unknown; found?: unknown; end?: unknown; from?: unknown };
+
+/** Reads NDJSON records from a response body as they arrive; returns the resume offset of an `end` record. */
+async function readRecords(body: ReadableStream<Uint8Array>, onRecord: (r: LogRecord) => void): Promise<number | undefined> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = '';
+  let resume: number | undefined;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return resume;
+    buffered += decoder.decode(value, { stream: true });
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const text = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (text.trim() === '') continue;
+      const record = JSON.parse(text) as LogRecord;
+      if (record.end !== undefined && typeof record.from === 'number') resume = record.from;
+      onRecord(record);
+    }
+  }
+}
+
+/**
+ * `GET /instances/<key>/logs?follow=1`: the last N lines, then new ones until `stop`. The daemon ends each stream
+ * after a bounded lifetime with the offset reached; the next request resumes there, so nothing is printed twice.
+ * A stream that ends without that record means the daemon went away: a ClientError (exit 1).
+ */
+export async function followRemoteLog(log: RemoteLog, n: number, write: (line: string) => void, stop: Interruption, note: (m: string) => void): Promise<void> {
+  let from: number | undefined;
+  for (let first = true; !stop.interrupted; first = false) {
+    const abort = new AbortController();
+    const onStop = () => abort.abort();
+    void stop.signalled.then(onStop);
+    const connect = setTimeout(() => abort.abort(new DOMException('no answer', 'TimeoutError')), TIMEOUT_MS);
+    try {
+      let body: ReadableStream<Uint8Array>;
+      try {
+        body = await ofetch(route(log, from === undefined ? `lines=${n}&follow=1` : `from=${from}&follow=1`), {
+          headers: { authorization: log.authorization }, retry: 0, responseType: 'stream', signal: abort.signal,
+        });
+      } catch (err) {
+        if (stop.interrupted) return;
+        throw explainFailure(err, log, 'logs', TIMEOUT_MS, log.as);
+      } finally {
+        clearTimeout(connect);
+      }
+      const resume = await readRecords(body, (r) => {
+        if (typeof r.line === 'string') write(r.line);
+        else if (first && r.found === false) note(`no log yet for ${log.key}; waiting for its server.log to appear`);
+      }).catch((err: unknown) => {
+        if (stop.interrupted) return undefined;
+        throw new ClientError(`the log stream from ${log.url} broke off: ${err instanceof Error ? err.message : String(err)}`, 1, { cause: err });
+      });
+      if (stop.interrupted) return;
+      if (resume === undefined) throw new ClientError(`the watchdog at ${log.url} ended the log stream of ${log.key} (has it stopped?)`);
+      from = resume;
+    } finally {
+      abort.abort();
+    }
+  }
+}

@@ -1,0 +1,43 @@
+import type { ParseArgsConfig } from 'node:util';
+
+/** A CLI command: takes its own arguments, returns the exit code (0 ok, 1 refused or failed, 2 usage or config). */
+export type Command = (args: string[]) => Promise<number>;
+
+/** A command's options, as `parseArgs` takes them; completion scripts are generated from the same object. */
+export type CommandOptions = NonNullable<ParseArgsConfig['options']>;
+
+/** What each command module exports: `run`, its usage text (printed by `-h`/`--help`) and its options. */
+export interface CommandModule {
+  run: Command;
+  usage: string;
+  options: CommandOptions;
+}
+
+export interface CommandEntry {
+  /** One line for `watchdog completion fish` descriptions. */
+  summary: string;
+  /** Its positional argument is an instance key (completed from the local appsettings.yml). */
+  instanceKey?: boolean;
+  /** Loaded only when used, so `watchdog status` does not load the daemon. */
+  load: () => Promise<CommandModule>;
+}
+
+const control = (action: 'restart' | 'update' | 'stop' | 'rollback') => () =>
+  import('./commands/control.ts').then((m) => ({ run: m.control(action), usage: m.usage(action), options: m.options }));
+
+/** Every command `watchdog` dispatches to, in the order `watchdog --help` lists them. */
+export const COMMANDS: Record<string, CommandEntry> = {
+  start: { summary: 'run the daemon', load: () => import('./commands/start.ts') },
+  check: { summary: 'validate the configuration', load: () => import('./commands/check.ts') },
+  import: { summary: "import the real watchdog's data.db", load: () => import('./commands/import.ts') },
+  restart: { summary: 'restart an instance', instanceKey: true, load: control('restart') },
+  update: { summary: 'update an instance', instanceKey: true, load: control('update') },
+  stop: { summary: 'stop an instance', instanceKey: true, load: control('stop') },
+  rollback: { summary: 'roll an instance back to its previous build', instanceKey: true, load: control('rollback') },
+  status: { summary: 'show instance states', instanceKey: true, load: () => import('./commands/status.ts') },
+  logs: { summary: "show a server's log", instanceKey: true, load: () => import('./commands/logs.ts') },
+  chart: { summary: 'render the instance statechart', load: () => import('./commands/chart.ts') },
+  probe: { summary: "read a game server's /status and /info", load: () => import('./commands/probe.ts') },
+  manifest: { summary: 'add a build to a manifest', load: () => import('./commands/manifest.ts') },
+  completion: { summary: 'print a shell completion script', load: () => import('./commands/completion.ts') },
+};

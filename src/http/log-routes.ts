@@ -1,0 +1,111 @@
+import { join } from 'node:path';
+import { type Context, Hono } from 'hono';
+import { stream } from 'hono/streaming';
+import { followLines, readLastLines } from '../process/log-view.ts';
+import { ADMIN_CHALLENGE, decideAdminAccess } from './admin-auth.ts';
+import { instanceDir } from './api-routes.ts';
+import { authorize, refusal } from './authorize.ts';
+import { parseBasicAuth } from './basic-auth.ts';
+import type { HttpDeps } from './deps.ts';
+import type { InstanceControl } from './registry.ts';
+import { methodNotAllowed, shownKey } from './request-info.ts';
+
+const MAX_LINES = 1000;
+const DEFAULT_SECONDS = 600;
+const MAX_SECONDS = 3600;
+/** Followers at once: each polls a file every 200 ms. */
+const MAX_FOLLOWERS = 32;
+/** A client this many writes behind is cut off, so a stalled reader cannot grow the daemon's memory. */
+const MAX_PENDING = 1000;
+
+type Access = { ok: true; instance: InstanceControl } | { ok: false; res: Response };
+
+/**
+ * Basic `<key>:<ApiToken>` as for status, or the admin rule of the dashboard (Admin credentials, else a loopback
+ * client). An unknown key answered to an admitted admin lists the instances, so a remote CLI can say which exist.
+ */
+function access(c: Context, key: string, deps: HttpDeps): Access {
+  const header = c.req.header('authorization');
+  const creds = parseBasicAuth(header);
+  const asInstance = creds.kind === 'ok' && creds.user === key ? authorize(header, key, deps.registry, 'apiToken') : undefined;
+  if (asInstance?.ok) return { ok: true, instance: asInstance.instance };
+  const admin = decideAdminAccess(c, deps);
+  if (admin.ok) {
+    const instance = deps.registry.get(key);
+    if (instance) return { ok: true, instance };
+    return { ok: false, res: c.json({ error: `no instance ${shownKey(key)}`, instances: deps.registry.list().map((i) => i.key) }, 404) };
+  }
+  if (asInstance) return { ok: false, res: refusal(c, asInstance.status, asInstance.reason) };
+  if (deps.admin?.() !== undefined) {
+    if (admin.status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
+    return { ok: false, res: c.json({ error: admin.error }, admin.status) };
+  }
+  // No Admin configured and not on the loopback: the instance rule says what is wrong (401, 400 or 403).
+  const auth = authorize(header, key, deps.registry, 'apiToken');
+  return auth.ok ? { ok: true, instance: auth.instance } : { ok: false, res: refusal(c, auth.status, auth.reason) };
+}
+
+const whole = (raw: string | undefined, fallback: number, max: number): number | undefined => {
+  if (raw === undefined) return fallback;
+  return /^\d+$/.test(raw) && Number(raw) <= max ? Number(raw) : undefined;
+};
+
+/**
+ * `GET /:key/logs?lines=N` (mounted at `/instances`): the last N lines (default 50) of the server log as JSON
+ * `{ key, found, lines }`. With `follow=1`, NDJSON instead: `{"key","found"}`, the N lines and then each new one as
+ * `{"line"}`, for `seconds` (default 600, at most 3600), ending with `{"end":"lifetime","from":<offset>}`; `from=<offset>`
+ * resumes there without a tail. The reading and following are the CLI's own (src/process/log-view.ts).
+ */
+export function logRoutes(deps: HttpDeps): Hono {
+  const app = new Hono();
+  let followers = 0;
+
+  app.get('/:key/logs', (c) => {
+    const key = c.req.param('key');
+    const allowed = access(c, key, deps);
+    if (!allowed.ok) return allowed.res;
+    const lines = whole(c.req.query('lines'), 50, MAX_LINES);
+    const seconds = whole(c.req.query('seconds'), DEFAULT_SECONDS, MAX_SECONDS);
+    const from = c.req.query('from') === undefined ? undefined : whole(c.req.query('from'), 0, Number.MAX_SAFE_INTEGER);
+    if (lines === undefined || seconds === undefined || seconds < 1 || (c.req.query('from') !== undefined && from === undefined)) {
+      return c.json({ error: `lines must be a whole number up to ${MAX_LINES}, seconds from 1 to ${MAX_SECONDS}, from a byte offset` }, 400);
+    }
+    const logDir = join(instanceDir(allowed.instance), 'logs');
+    const tail = from === undefined ? readLastLines(logDir, lines) : { lines: [], partial: null, offset: from, found: true };
+    if (c.req.query('follow') !== '1') {
+      return c.json({ key, found: tail.found, lines: tail.partial === null ? tail.lines : [...tail.lines, tail.partial] });
+    }
+    const headers = { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
+    // Hono answers HEAD with this handler and drops the body unread: never start a follower for it.
+    if (c.req.method === 'HEAD') return c.body(null, 200, headers);
+    if (followers >= MAX_FOLLOWERS) {
+      c.header('Retry-After', '5');
+      return c.json({ error: `too many log followers (${MAX_FOLLOWERS}); try again later` }, 503);
+    }
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
+    followers++;
+    return stream(c, async (out) => {
+      let pending = 0;
+      const send = (record: object) => {
+        if (out.aborted || out.closed) return;
+        if (++pending > MAX_PENDING) return out.abort();
+        void out.write(JSON.stringify(record) + '\n').catch(() => undefined).finally(() => pending--);
+      };
+      let end: () => void = () => {};
+      const until = new Promise<void>((resolve) => (end = resolve));
+      const timer = setTimeout(end, seconds * 1000);
+      out.onAbort(end);
+      try {
+        send({ key, found: tail.found });
+        for (const line of tail.lines) send({ line });
+        const reached = await followLines(logDir, tail.offset, (line) => send({ line }), until);
+        send({ end: 'lifetime', from: reached });
+      } finally {
+        clearTimeout(timer);
+        followers--;
+      }
+    });
+  });
+  app.all('/:key/logs', methodNotAllowed('GET, HEAD'));
+  return app;
+}

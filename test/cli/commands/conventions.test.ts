@@ -1,0 +1,166 @@
+import { spawnSync } from 'node:child_process';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { COMMANDS } from '../../../src/cli/registry.ts';
+import { testConfig } from '../../_support/config.ts';
+import { ROOT, tempDir } from '../../_support/env.ts';
+import { runCli, type CliResult } from '../_run.ts';
+
+interface Ctx { cwd: string; cleanup: () => Promise<void> }
+const init = (): Ctx => ({ cwd: '', cleanup: async () => {} });
+const setup = async (ctx: Ctx) => {
+  const t = await tempDir('wd-cli-conventions-');
+  ctx.cwd = t.path;
+  ctx.cleanup = t.cleanup;
+};
+
+/** Runs `jobs` at most `limit` at a time (two shared cores: every CLI start compiles TypeScript). */
+async function pooled<T>(jobs: (() => Promise<T>)[], limit = 4): Promise<T[]> {
+  const results: T[] = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: limit }, async () => {
+    while (next < jobs.length) {
+      const i = next++;
+      results[i] = await jobs[i]!();
+    }
+  }));
+  return results;
+}
+
+const help = suite<Ctx>('watchdog CLI :: -h/--help and -V/--version', init());
+help.before(setup);
+help.after((ctx) => ctx.cleanup());
+
+help('every command: -h and --help print its usage on stdout and exit 0', async ({ cwd }) => {
+  const names = Object.keys(COMMANDS);
+  assert.ok(names.length >= 13, 'the command list from the dispatcher');
+  const runs = names.flatMap((name) => ['--help', '-h'].map((flag) => async () => [name, flag, await runCli([name, flag], { cwd })] as const));
+  for (const [name, flag, r] of await pooled(runs)) {
+    assert.is(r.code, 0, `${name} ${flag}: exit ${r.code}\n${r.stderr}`);
+    assert.ok(r.stdout.startsWith(`usage: watchdog ${name === 'start' ? '[start]' : name}`), `${name} ${flag}: ${r.stdout}`);
+    assert.is(r.stderr, '', `${name} ${flag}`);
+  }
+});
+
+help('--help wins over other arguments, even ones that would be errors; `help <command>` is the same', async ({ cwd }) => {
+  const [withOthers, bogus, helpStatus, top] = await Promise.all([
+    runCli(['restart', 'demo', '--url', 'http://127.0.0.1:9', '--help'], { cwd }),
+    runCli(['start', '--bogus', '-h'], { cwd }),
+    runCli(['help', 'status'], { cwd }),
+    runCli(['--help'], { cwd }),
+  ]);
+  for (const r of [withOthers, bogus, helpStatus, top]) assert.is(r.code, 0, r.stderr);
+  assert.match(withOthers.stdout, /^usage: watchdog restart <key>/);
+  assert.match(bogus.stdout, /^usage: watchdog \[start\]/);
+  assert.match(helpStatus.stdout, /^usage: watchdog status/);
+  for (const name of Object.keys(COMMANDS)) assert.match(top.stdout, new RegExp(`^  ${name}\\b|\\|${name}\\b`, 'm'), `${name} in watchdog --help`);
+});
+
+help('--version and -V print the package version', async ({ cwd }) => {
+  const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  for (const flag of ['--version', '-V']) {
+    const r = await runCli([flag], { cwd });
+    assert.is(r.code, 0, r.stderr);
+    assert.is(r.stdout, `watchdog ${version}\n`);
+  }
+});
+
+help('a bad option to start is a usage error (exit 2), not a crash', async ({ cwd }) => {
+  const r = await runCli(['start', '--bogus'], { cwd });
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /Unknown option '--bogus'/);
+  assert.match(r.stderr, /usage: watchdog \[start\]/);
+});
+
+help.run();
+
+// ---
+
+const completion = suite<Ctx>('watchdog completion :: scripts for bash, zsh and fish', init());
+completion.before(setup);
+completion.after((ctx) => ctx.cleanup());
+
+const has = (shell: string) => spawnSync(shell, ['-c', 'exit 0']).status === 0;
+
+completion('each script parses in its shell (zsh and fish only where installed)', async ({ cwd }) => {
+  for (const shell of ['bash', 'zsh', 'fish']) {
+    const r = await runCli(['completion', shell], { cwd });
+    assert.is(r.code, 0, r.stderr);
+    assert.match(r.stdout, /watchdog/);
+    if (!has(shell)) {
+      console.log(`  skipped parsing the ${shell} script: ${shell} is not installed`);
+      continue;
+    }
+    const file = join(cwd, `watchdog.${shell}`);
+    await writeFile(file, r.stdout);
+    const parsed = spawnSync(shell, ['-n', file], { encoding: 'utf8', timeout: 10_000 });
+    assert.is(parsed.status, 0, `${shell} -n: ${parsed.stderr}`);
+  }
+  const bad = await runCli(['completion', 'tcsh'], { cwd });
+  assert.is(bad.code, 2);
+  assert.match(bad.stderr, /unknown shell "tcsh"; choose one of bash, zsh, fish/);
+});
+
+/** What bash offers for the words typed so far (the last one being completed), in the folder `cwd`. */
+function bashComplete(script: string, cwd: string, words: string[]): string[] {
+  const line = `source ${JSON.stringify(script)}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _watchdog; printf '%s\\n' "\${COMPREPLY[@]}"`;
+  const r = spawnSync('bash', ['-c', line], { cwd, encoding: 'utf8', timeout: 10_000 });
+  assert.is(r.status, 0, r.stderr);
+  return r.stdout.split('\n').filter((l) => l !== '');
+}
+
+completion('bash: commands, a command\'s flags, option values, and instance keys from ./appsettings.yml', async ({ cwd }) => {
+  const r = await runCli(['completion', 'bash'], { cwd });
+  const script = join(cwd, 'watchdog.bash');
+  await writeFile(script, r.stdout);
+  const dir = join(cwd, 'daemon');
+  await mkdir(dir);
+  await writeFile(join(dir, 'appsettings.yml'), testConfig({ instances: [{ key: 'alpha', port: 4301 }, { key: 'beta', port: 4302 }] }));
+  assert.equal(bashComplete(script, dir, ['watchdog', 'st']), ['start', 'stop', 'status']);
+  assert.equal(bashComplete(script, dir, ['watchdog', 'restart', '']), ['alpha', 'beta']);
+  assert.equal(bashComplete(script, dir, ['watchdog', 'logs', 'a']), ['alpha']);
+  assert.equal(bashComplete(script, cwd, ['watchdog', 'restart', '']), [], 'no appsettings.yml: no keys');
+  assert.equal(bashComplete(script, dir, ['watchdog', 'chart', '--format', '']), ['mermaid', 'dot', 'json']);
+  assert.equal(bashComplete(script, dir, ['watchdog', 'completion', '']), ['bash', 'zsh', 'fish']);
+  const logFlags = bashComplete(script, dir, ['watchdog', 'logs', '--']);
+  for (const flag of ['--follow', '--lines', '--url', '--token', '--user', '--password', '--help']) assert.ok(logFlags.includes(flag), flag);
+});
+
+completion.run();
+
+// ---
+
+const check = suite<Ctx>('watchdog check :: RunCommand that nothing will install', init());
+check.before(setup);
+check.after((ctx) => ctx.cleanup());
+
+check('warns for a missing or non-executable RunCommand under UpdateType none, Local or Dummy; not when a provider installs it', async ({ cwd }) => {
+  const exe = join(cwd, 'server.sh');
+  const plain = join(cwd, 'plain.txt');
+  await writeFile(exe, '#!/bin/sh\n');
+  await chmod(exe, 0o755);
+  await writeFile(plain, 'not a program\n');
+  const yaml = testConfig({
+    instances: [
+      { key: 'missing', port: 4401, runCommand: 'bin/Robust.Server' },
+      { key: 'plain', port: 4402, runCommand: plain },
+      { key: 'local', port: 4403, runCommand: 'nowhere/server', extra: '      UpdateType: Local\n      Updates: { CurrentVersion: "1" }' },
+      { key: 'fine', port: 4404, runCommand: exe },
+      { key: 'manifest', port: 4405, runCommand: 'bin/Robust.Server', extra: '      UpdateType: Manifest\n      Updates: { ManifestUrl: "http://127.0.0.1:9/manifest.json" }' },
+    ],
+  });
+  await writeFile(join(cwd, 'appsettings.yml'), yaml);
+  const r: CliResult = await runCli(['check'], { cwd });
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^configuration is valid/);
+  const warnings = r.stderr.split('\n').filter((l) => l.includes('RunCommand'));
+  assert.equal(warnings, [
+    'warning: Servers.Instances.missing.RunCommand: instances/missing/bin/Robust.Server does not exist, and with no UpdateType no update provider installs it; the server cannot start until it is there',
+    `warning: Servers.Instances.plain.RunCommand: plain.txt is not executable (chmod +x it), and with no UpdateType no update provider installs it; the server cannot start until it is there`,
+    'warning: Servers.Instances.local.RunCommand: instances/local/nowhere/server does not exist, and with UpdateType Local no update provider installs it; the server cannot start until it is there',
+  ]);
+});
+
+check.run();

@@ -30,6 +30,14 @@ export interface ExitInfo {
   signal: string | null;
 }
 
+/**
+ * Why the current server process is going away, or went away: one value instead of a flag per request.
+ * `crash` marks an exit nobody asked for (set when it happens); the others are requests, and when two meet the
+ * stronger one wins (`want` in instance.setup.ts): shutdown over stop, restart and rollback (the latest of
+ * those three), and those over hang.
+ */
+export type ExitIntent = 'crash' | 'hang' | 'stop' | 'restart' | 'rollback' | 'shutdown';
+
 /** Events the machine accepts. */
 export type InstanceEvent =
   /** Daemon start: check for an update, then launch. */
@@ -39,18 +47,26 @@ export type InstanceEvent =
   | { type: 'RESTART' }
   | { type: 'STOP' }
   | { type: 'UPDATE_CHECK' }
+  /** Swap `bin.prev` back into `bin/` and relaunch on it (a running server is shut down gracefully first). */
+  | { type: 'ROLLBACK' }
   | { type: 'CHECKIN'; launchId: number }
-  | { type: 'PROCESS_STARTED'; launchId: number; pid: number }
+  /**
+   * What the runProcess actor knows of its launch: the check-in secret first (before the spawn, since a fast
+   * server may check in before spawn() returns), then again with the pid once the process runs.
+   */
+  | { type: 'PROCESS_STARTED'; launchId: number; secret: string; pid: number | null }
+  /** The process is gone; a failed spawn is an exit with neither code nor signal. */
   | { type: 'PROCESS_EXITED'; launchId: number; code: number | null; signal: string | null }
-  | { type: 'SPAWN_FAILED'; launchId: number; message: string }
   /** The daemon is exiting: persist=true detaches from the server, false shuts it down gracefully. */
   | { type: 'SHUTDOWN'; persist: boolean }
   /** Config reload: new timings apply from the next timer armed. */
-  | { type: 'CONFIG'; timing: InstanceTiming }
-  /** `bin.prev` was swapped back into `bin/`: the installed revision is now this one (sent before RESTART). */
-  | { type: 'ROLLED_BACK'; revision: string | null };
+  | { type: 'CONFIG'; timing: InstanceTiming };
 
-/** Commands the machine sends to its `process` child (the runProcess actor) with sendTo. */
+/**
+ * Commands the machine sends to its `process` child (the runProcess actor) with sendTo. Once the server is being
+ * shut down or killed, a later SHUTDOWN, LEAVE or NOTIFY_UPDATE is ignored: a second request while it goes
+ * changes only what the machine does after the exit.
+ */
 export type ProcessCommand =
   /** Graceful shutdown: POST /shutdown, wait for the exit, then kill the process group. */
   | { type: 'SHUTDOWN'; reason: string }
@@ -63,7 +79,7 @@ export type ProcessCommand =
   /** PersistServers: forget the process without killing it (the cleanup must not kill). */
   | { type: 'DETACH' };
 
-/** Input of the `runProcess` callback actor, spawned as child `process` for each launch. */
+/** Input of the `runProcess` callback actor, invoked as `process` by the `owning` state for each launch. */
 export interface ProcessInput {
   key: string;
   launchId: number;
@@ -71,8 +87,8 @@ export interface ProcessInput {
   adoptPid: number | null;
 }
 
-/** Events the runProcess actor sends back: PROCESS_STARTED, PROCESS_EXITED, SPAWN_FAILED. */
-export type ProcessEvent = Extract<InstanceEvent, { type: 'PROCESS_STARTED' | 'PROCESS_EXITED' | 'SPAWN_FAILED' }>;
+/** Events the runProcess actor sends back: PROCESS_STARTED, PROCESS_EXITED. */
+export type ProcessEvent = Extract<InstanceEvent, { type: 'PROCESS_STARTED' | 'PROCESS_EXITED' }>;
 
 /** Input and output of the `update` promise actor (check, then apply when available). */
 export interface UpdateInput {
@@ -94,6 +110,14 @@ export interface CheckOutput {
   available: boolean;
 }
 
+/** Input and output of the `rollback` promise actor: swaps `bin.prev` back; the revision now installed. */
+export interface RollbackInput {
+  key: string;
+}
+export interface RollbackOutput {
+  revision: string | null;
+}
+
 export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'failing' | 'stopped';
 export type RestartReason = 'crash' | 'hang' | 'request' | 'update' | 'startup-failure' | 'exit';
 
@@ -104,4 +128,8 @@ export type InstanceEmitted =
   | { type: 'launch'; launchId: number }
   | { type: 'checkin'; launchId: number }
   | { type: 'update-failed'; message: string }
-  | { type: 'check-failed'; message: string };
+  | { type: 'check-failed'; message: string }
+  | { type: 'rolled-back'; revision: string | null }
+  | { type: 'rollback-failed'; message: string }
+  /** ROLLBACK came where it cannot be done (updating, between crash relaunches, …); nothing changed. */
+  | { type: 'rollback-refused'; reason: string };

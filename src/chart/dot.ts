@@ -1,45 +1,71 @@
-/** Graphviz DOT of the chart: compound states as clusters, transitions declared on the machine from "any state". */
+/**
+ * Graphviz DOT of the chart: compound states as clusters, transitions declared on the machine from "any state".
+ * Transitions that stay in their state (actions only, or leaving and re-entering it) are listed inside it instead
+ * of drawn as self-loops, whose stacked labels Graphviz lets overlap; every arrow's colour is in the legend.
+ */
+import { drawnEdges, EDGE_STYLE, type DrawnKind } from './dot-edges.ts';
 import type { ChartGraph, ChartState } from './graph.ts';
 
 const q = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+const html = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const nodeId = (path: string) => q(path === '' ? '(any state)' : path);
+
+/** A state's name with the events it handles in place underneath, smaller (an HTML-like label). */
+function titled(name: string, inPlace: string[], bold = false): string {
+  const title = bold ? `<b>${html(name)}</b>` : html(name);
+  if (inPlace.length === 0) return `<${title}>`;
+  const lines = inPlace.map((l) => `<font point-size="9" color="#555555">${html(l)}</font>`).join('<br/>');
+  return `<${title}<br/>${lines}>`;
+}
+
+function legend(kinds: Set<DrawnKind>): string[] {
+  const rows = (Object.keys(EDGE_STYLE) as DrawnKind[])
+    .filter((k) => kinds.has(k))
+    // A filled cell draws the line: Graphviz's wasm build has no metrics for box-drawing characters.
+    .map((k) => `<tr><td><table border="0" cellspacing="0" cellpadding="0"><tr><td fixedsize="true" width="28" height="3" bgcolor="${EDGE_STYLE[k].color}"></td></tr></table></td><td align="left">${EDGE_STYLE[k].meaning}</td></tr>`);
+  return [
+    '  subgraph "cluster_legend" {',
+    '    label="legend"; style="rounded,dashed"; color="#999999"; fontsize=10;',
+    `    "legend" [shape=plaintext, style="", fontsize=10, label=<<table border="0" cellspacing="4">${rows.join('')}` +
+      '<tr><td colspan="2" align="left"><font color="#555555">grey lines in a state: transitions that stay in it</font></td></tr></table>>];',
+    '  }',
+  ];
+}
 
 export function toDot(graph: ChartGraph): string {
   const lines = [
     `digraph ${q(graph.id)} {`,
     '  // Generated from machines/instance.ts by `watchdog chart --format dot`; do not edit by hand.',
-    '  rankdir=LR; compound=true;',
+    '  rankdir=LR; compound=true; newrank=true; nodesep=0.5; ranksep=0.7;',
+    '  graph [fontname="Helvetica"];',
     '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];',
     '  edge [fontname="Helvetica", fontsize=10];',
     '  "__initial" [shape=point, width=0.15, label=""];',
   ];
-  if (graph.edges.some((e) => e.source === '')) lines.push(`  ${nodeId('')} [shape=plaintext, style=""];`);
+  const { edges: drawn, inPlace } = drawnEdges(graph);
+  const anyState = inPlace.has('') || drawn.some((e) => e.tail === '');
+  if (anyState) lines.push(`  ${nodeId('')} [label=${titled('any state', inPlace.get('') ?? [], true)}, style="rounded,dashed"];`);
   const children = (parent: string) => graph.states.filter((s) => s.parent === parent);
   const emit = (s: ChartState, indent: string) => {
     if (s.kind === 'compound') {
-      lines.push(`${indent}subgraph ${q(`cluster_${s.path}`)} {`, `${indent}  label=${q(s.name)}; style=rounded;`);
+      lines.push(`${indent}subgraph ${q(`cluster_${s.path}`)} {`, `${indent}  label=${titled(s.name, inPlace.get(s.path) ?? [], true)}; style=rounded;`);
       for (const c of children(s.path)) emit(c, `${indent}  `);
       lines.push(`${indent}}`);
       return;
     }
-    const attrs = [`label=${q(s.name)}`];
+    const attrs = [`label=${titled(s.name, inPlace.get(s.path) ?? [])}`];
     if (s.kind === 'final') attrs.push('shape=doublecircle');
-    if (s.transient) attrs.push('shape=diamond');
+    if (s.transient) attrs.push('shape=diamond', 'fillcolor="#f3e5f5"');
     lines.push(`${indent}${nodeId(s.path)} [${attrs.join(', ')}];`);
   };
   for (const s of children('')) emit(s, '  ');
   lines.push(`  "__initial" -> ${nodeId(graph.initial)};`);
-  const compound = new Set(graph.states.filter((s) => s.kind === 'compound' && s.path !== '').map((s) => s.path));
-  for (const e of graph.edges) {
-    const attrs = [`label=${q(e.label)}`];
-    if (e.internal) attrs.push('style=dashed');
-    if (e.kind === 'after') attrs.push('color="#f57c00"');
-    if (e.kind === 'always') attrs.push('color="#7b1fa2"');
-    // An edge into a cluster is drawn to its initial child, clipped at the cluster border.
-    const target = compound.has(e.target) ? (graph.states.find((s) => s.path === e.target)?.initial ?? e.target) : e.target;
-    if (target !== e.target) attrs.push(`lhead=${q(`cluster_${e.target}`)}`);
-    lines.push(`  ${nodeId(e.source)} -> ${nodeId(target)} [${attrs.join(', ')}];`);
+  for (const e of drawn) {
+    const attrs = [`label=${q(e.label)}`, `color="${EDGE_STYLE[e.kind].color}"`, `fontcolor="${EDGE_STYLE[e.kind].color}"`];
+    if (e.ltail) attrs.push(`ltail=${q(`cluster_${e.ltail}`)}`);
+    if (e.lhead) attrs.push(`lhead=${q(`cluster_${e.lhead}`)}`);
+    lines.push(`  ${nodeId(e.tail)} -> ${nodeId(e.head)} [${attrs.join(', ')}];`);
   }
-  lines.push('}');
+  lines.push(...legend(new Set(drawn.map((e) => e.kind))), '}');
   return lines.join('\n') + '\n';
 }

@@ -5,10 +5,13 @@
  */
 import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
 import { toDirectedGraph, type DirectedGraphNode } from 'xstate/graph';
-import { instanceMachine } from '../../machines/instance.ts';
+import { instanceMachine, statusPath } from '../../machines/instance.ts';
 
 export interface ChartState {
-  /** Dotted path as the status API shows it (`stopped.idle`); `''` is the machine itself ("any state"). */
+  /**
+   * Dotted path as the status API shows it (`stopped.idle`, `running` for the machine's `owning.live.running`);
+   * `''` is the machine itself ("any state").
+   */
   path: string;
   /** Its own key (`idle`); the machine id for the root. */
   name: string;
@@ -45,7 +48,7 @@ export interface ChartGraph {
   edges: ChartEdge[];
 }
 
-const pathOf = (node: AnyStateNode): string => node.path.join('.');
+const pathOf = (node: AnyStateNode): string => statusPath(node.path.join('.'));
 
 /** `and([a, b])` → `a and b`; `not(a)` → `not a`; a named guard → its name. */
 export function guardText(guard: unknown): string {

@@ -13,7 +13,7 @@ import { createProcessHost, type LaunchRecord } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
 import { statePath } from './state-path.ts';
 import { instanceTiming } from './timing.ts';
-import { createCheckActor, createUpdateActor } from './update-actors.ts';
+import { createCheckActor, createRollbackActor, createUpdateActor } from './update-actors.ts';
 
 export interface InstanceDeps {
   config: ResolvedConfig;
@@ -25,7 +25,7 @@ export interface InstanceDeps {
   revision: string | null;
   recordRevision: (revision: string) => Promise<void>;
   recordLaunch: (launch: LaunchRecord | null) => Promise<void>;
-  /** Swaps bin.prev back into bin and the revisions in data.json; returns the revision now installed. */
+  /** Swaps bin.prev back into bin and the revisions in data.json; returns the revision now installed (the `rollback` actor). */
   rollback: () => Promise<string | null>;
   /** The launch record of a verified server left by the previous daemon (for ADOPT). */
   adoptable: () => LaunchRecord | null;
@@ -38,7 +38,6 @@ export class Instance implements InstanceControl {
   readonly key: string;
   private deps: InstanceDeps;
   private actor: InstanceActor;
-  private current: { launchId: number; secret: string } | null = null;
   private startedAt: number | null = null;
   private lastCheckinAt: number | null = null;
   private lastState: string | null = null;
@@ -66,9 +65,6 @@ export class Instance implements InstanceControl {
       revision: () => this.actor.getSnapshot().context.revision,
       recordLaunch: deps.recordLaunch,
       adoptable: deps.adoptable,
-      onSecret: (launchId, secret) => {
-        this.current = secret === null ? (this.current?.launchId === launchId ? null : this.current) : { launchId, secret };
-      },
     });
     const updateHost = { key: this.key, log, bus: deps.bus, provider: () => deps.provider, recordRevision: deps.recordRevision };
     const machine = instanceMachine.provide({
@@ -76,6 +72,7 @@ export class Instance implements InstanceControl {
         runProcess: createRunProcess(processHost),
         update: createUpdateActor(updateHost),
         checkUpdate: createCheckActor(updateHost),
+        rollback: createRollbackActor(deps.rollback),
       },
     });
     const actor = createActor(machine, {
@@ -129,6 +126,15 @@ export class Instance implements InstanceControl {
       case 'check-failed':
         log.warn('update check failed', { error: e.message });
         break;
+      case 'rolled-back':
+        log.info('rolled back to the previous build', { revision: e.revision ?? '(unknown)' });
+        break;
+      case 'rollback-failed':
+        log.error('rollback failed', { error: e.message });
+        break;
+      case 'rollback-refused':
+        log.warn(`rollback refused: ${e.reason}`);
+        break;
     }
   }
 
@@ -158,8 +164,9 @@ export class Instance implements InstanceControl {
     return this.deps.instance.apiToken;
   }
 
+  /** The current launch's check-in secret, as the machine holds it. */
   checkinSecret(): string | undefined {
-    return this.current?.secret;
+    return this.actor.getSnapshot().context.secret ?? undefined;
   }
 
   control(action: ControlAction): void {
@@ -168,25 +175,12 @@ export class Instance implements InstanceControl {
     if (action === 'restart') this.actor.send({ type: 'RESTART' });
     else if (action === 'stop') this.actor.send({ type: 'STOP' });
     else if (action === 'update') this.actor.send({ type: 'UPDATE_CHECK' });
-    else void this.rollback();
-  }
-
-  /** Swaps `bin.prev` back in and restarts on it; a running server keeps its open files until it exits. */
-  private async rollback(): Promise<void> {
-    const { log } = this.deps;
-    try {
-      const revision = await this.deps.rollback();
-      log.info('rolled back to the previous build', { revision: revision ?? '(unknown)' });
-      // The machine's revision is what status shows and what the next update check compares against.
-      this.actor.send({ type: 'ROLLED_BACK', revision });
-      this.actor.send({ type: 'RESTART' });
-    } catch (err) {
-      log.error('rollback failed', { error: describeError(err) });
-    }
+    else this.actor.send({ type: 'ROLLBACK' });
   }
 
   checkin(): void {
-    if (this.current) this.checkins.checkin(this.current.launchId);
+    const c = this.actor.getSnapshot().context;
+    if (c.secret !== null) this.checkins.checkin(c.launchId);
   }
 
   binariesDir(): string {
@@ -210,7 +204,7 @@ export class Instance implements InstanceControl {
       startupFailures: c.startupFailures,
       restarts: c.restarts,
       updatePending: c.updatePending,
-      stopRequested: c.stopRequested,
+      stopRequested: c.exitIntent === 'stop',
     };
   }
 }

@@ -29,8 +29,6 @@ export interface ProcessHostDeps {
   provider: () => UpdateProvider | null;
   revision: () => string | null;
   recordLaunch: (launch: LaunchRecord | null) => Promise<void>;
-  /** A launch's secret became valid (string) or invalid (null). */
-  onSecret: (launchId: number, secret: string | null) => void;
   /** The launch record read at daemon start, for ADOPT. */
   adoptable?: () => LaunchRecord | null;
 }
@@ -48,45 +46,38 @@ export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
       exitMs: deps.config.timing.ShutdownExitSeconds * 1000,
     }),
 
-    async launch(launchId): Promise<OwnedServer> {
+    secret: generateSecret,
+
+    async launch(launchId, secret): Promise<OwnedServer> {
       const instance = deps.instance;
       const provider = deps.provider();
       const revision = deps.revision();
       const providerCvars = provider?.launchCvars && revision !== null ? await provider.launchCvars(revision) : [];
-      const secret = generateSecret();
       // The CLI's control token must not reach game servers through the inherited environment.
       const { WATCHDOG_TOKEN: _controlToken, ...env } = process.env;
       const spec = buildLaunchSpec({ key, instance, baseUrl: deps.baseUrl, secret, providerCvars, env });
-      // Valid before the spawn: a fast server may check in before we hear back from spawn().
-      deps.onSecret(launchId, secret);
-      try {
-        const proc = await spawnServer(spec, {
-          logDir: join(instance.dir, 'logs'),
-          persist: deps.config.persistServers,
-          onLine: (stream, line) => {
-            bus.emit('instance:log', { key, stream, line, at: Date.now() });
-            // Echoed into the daemon's log with the instance key; stderr lines stand out as warnings.
-            if (stream === 'stderr') serverLog.warn(line);
-            else serverLog.info(line);
-          },
-        });
-        log.info('server launched', { pid: proc.pid, revision: revision ?? '(none)' });
-        bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision, at: Date.now() });
-        deps.recordLaunch({
-          pid: proc.pid, startTime: proc.startTime ?? '', program: spec.program, args: spec.args, secret,
-          launchedAt: new Date().toISOString(),
-        }).catch((err: unknown) => log.warn('could not record the launch in data.json', { error: describeError(err) }));
-        return { proc, secret };
-      } catch (err) {
-        deps.onSecret(launchId, null);
-        throw err;
-      }
+      const proc = await spawnServer(spec, {
+        logDir: join(instance.dir, 'logs'),
+        persist: deps.config.persistServers,
+        onLine: (stream, line) => {
+          bus.emit('instance:log', { key, stream, line, at: Date.now() });
+          // Echoed into the daemon's log with the instance key; stderr lines stand out as warnings.
+          if (stream === 'stderr') serverLog.warn(line);
+          else serverLog.info(line);
+        },
+      });
+      log.info('server launched', { pid: proc.pid, revision: revision ?? '(none)' });
+      bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision, at: Date.now() });
+      deps.recordLaunch({
+        pid: proc.pid, startTime: proc.startTime ?? '', program: spec.program, args: spec.args, secret,
+        launchedAt: new Date().toISOString(),
+      }).catch((err: unknown) => log.warn('could not record the launch in data.json', { error: describeError(err) }));
+      return { proc, secret };
     },
 
-    adopt(pid, launchId): OwnedServer | null {
+    adopt(pid): OwnedServer | null {
       const record = deps.adoptable?.() ?? null;
       if (!record || record.pid !== pid) return null;
-      deps.onSecret(launchId, record.secret);
       log.info('adopted the server left running by the previous daemon', { pid });
       return { proc: adoptedProcess(pid, record.startTime), secret: record.secret };
     },
@@ -107,8 +98,7 @@ export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
       }
     },
 
-    released(launchId, how) {
-      deps.onSecret(launchId, null);
+    released(how) {
       if (how === 'detached') return;
       deps.recordLaunch(null).catch((err: unknown) => log.warn('could not update data.json', { error: describeError(err) }));
     },

@@ -18,21 +18,24 @@ export interface ProcessHost {
   readonly log: Logger;
   apiPort(): number;
   shutdownWindows(): { requestMs: number; exitMs: number };
-  /** Spawns a new server (new secret, launch spec, data.json record); rejects with a ProcessError. */
-  launch(launchId: number): Promise<OwnedServer>;
+  /** A fresh check-in secret for a launch. */
+  secret(): string;
+  /** Spawns a new server with this secret (launch spec, data.json record); rejects with a ProcessError. */
+  launch(launchId: number, secret: string): Promise<OwnedServer>;
   /** The server recorded by the previous daemon, verified alive; null when it cannot be adopted. */
-  adopt(pid: number, launchId: number): OwnedServer | null;
+  adopt(pid: number): OwnedServer | null;
   /** Dumps the server if configured (bounded in time); never throws. */
   dump(proc: ServerProcess): Promise<void>;
   /** The server exited (its launch record is cleared) or was detached (the record stays, for the next daemon). */
-  released(launchId: number, how: 'exited' | 'detached'): void;
+  released(how: 'exited' | 'detached'): void;
 }
 
 /**
- * The `runProcess` actor: one per launch, spawned by the statechart as child `process`. It owns the server
- * from spawn to exit, executes the machine's ProcessCommands, and reports PROCESS_* events. The cleanup kills
- * the process group unless the machine detached it (PersistServers) — statelyai/xstate#4630: exit actions do
- * not run on actor stop, so teardown lives here.
+ * The `runProcess` actor: one per launch, invoked by the statechart's `owning` state as `process`. It owns the
+ * server from spawn to exit, executes the machine's ProcessCommands, and reports PROCESS_* events (the launch's
+ * secret first, so the machine's context holds it before the server can check in). The cleanup kills the process
+ * group unless the machine detached it (PersistServers) — statelyai/xstate#4630: exit actions do not run on
+ * actor stop, so teardown lives here.
  */
 export function createRunProcess(host: ProcessHost) {
   return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
@@ -41,14 +44,16 @@ export function createRunProcess(host: ProcessHost) {
     let owned: OwnedServer | null = null;
     let detached = false;
     let stopped = false;
+    /** How the server is being made to go, once it is: later requests of the same or a milder kind are moot. */
+    let going: 'leave' | 'shutdown' | 'kill' | null = null;
     const pending: ProcessCommand[] = [];
 
     const watch = (server: OwnedServer) => {
       owned = server;
-      send({ type: 'PROCESS_STARTED', launchId, pid: server.proc.pid });
+      send({ type: 'PROCESS_STARTED', launchId, secret: server.secret, pid: server.proc.pid });
       server.proc.exited.then((status) => {
         if (detached) return;
-        host.released(launchId, 'exited');
+        host.released('exited');
         if (!detached) send({ type: 'PROCESS_EXITED', launchId, code: status.code, signal: status.signal });
       }, (err: unknown) => {
         host.log.error('lost track of the server process', { pid: server.proc.pid, error: describeError(err) });
@@ -68,14 +73,17 @@ export function createRunProcess(host: ProcessHost) {
       const opts = { apiPort: host.apiPort(), secret: server.secret, requestMs, exitMs, log: host.log };
       const failed = (what: string) => (err: unknown) =>
         host.log.error(`${what} failed; killing the server`, { pid: server.proc.pid, error: describeError(err) });
+      if (moot(cmd)) return;
       switch (cmd.type) {
         case 'SHUTDOWN':
+          going = 'shutdown';
           shutdownGracefully(server.proc, { ...opts, reason: cmd.reason }).catch((err: unknown) => {
             failed('graceful shutdown')(err);
             server.proc.kill('SIGKILL');
           });
           break;
         case 'LEAVE':
+          going = 'leave';
           leave(server.proc, { ...opts, reason: 'Stop requested.' }).catch((err: unknown) => {
             failed('stop')(err);
             server.proc.kill('SIGKILL');
@@ -87,6 +95,7 @@ export function createRunProcess(host: ProcessHost) {
           }, (err: unknown) => host.log.warn('POST /update failed', { error: describeError(err) }));
           break;
         case 'KILL': {
+          going = 'kill';
           const kill = () => server.proc.kill('SIGKILL');
           if (cmd.reason === 'hang') host.dump(server.proc).finally(kill);
           else kill();
@@ -95,19 +104,30 @@ export function createRunProcess(host: ProcessHost) {
         case 'DETACH':
           detached = true;
           server.proc.detach();
-          host.released(launchId, 'detached');
+          host.released('detached');
           break;
       }
     };
 
+    /** A second stop request while one is under way, or an update notice to a server that is going anyway. */
+    const moot = (cmd: ProcessCommand): boolean => {
+      if (cmd.type === 'LEAVE' || cmd.type === 'NOTIFY_UPDATE') return going !== null;
+      if (cmd.type === 'SHUTDOWN') return going === 'shutdown' || going === 'kill';
+      return false;
+    };
+
     if (input.adoptPid !== null) {
-      const server = host.adopt(input.adoptPid, launchId);
+      const server = host.adopt(input.adoptPid);
       if (server) watch(server);
       else send({ type: 'PROCESS_EXITED', launchId, code: null, signal: null });
     } else {
-      host.launch(launchId).then(watch, (err: unknown) => {
+      const secret = host.secret();
+      // Valid before the spawn: a fast server may check in before we hear back from spawn().
+      send({ type: 'PROCESS_STARTED', launchId, secret, pid: null });
+      host.launch(launchId, secret).then(watch, (err: unknown) => {
         host.log.error('launch failed', { error: describeError(err) });
-        send({ type: 'SPAWN_FAILED', launchId, message: describeError(err) });
+        // A failed spawn is an exit with neither code nor signal (a startup failure to the machine).
+        send({ type: 'PROCESS_EXITED', launchId, code: null, signal: null });
       });
     }
 

@@ -1,5 +1,5 @@
 import { fromPromise } from 'xstate';
-import type { CheckInput, CheckOutput, UpdateInput, UpdateOutput } from '../../machines/instance.types.ts';
+import type { CheckInput, CheckOutput, RollbackInput, RollbackOutput, UpdateInput, UpdateOutput } from '../../machines/instance.types.ts';
 import type { Bus } from '../bus.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -58,4 +58,12 @@ export function createCheckActor(host: UpdateHost) {
     host.log.info(check.available ? 'update available' : 'no update available', { current: input.revision });
     return { available: check.available };
   });
+}
+
+/**
+ * The `rollback` actor: swaps `bin.prev` back into `bin/` (and the revisions in data.json). The machine invokes it
+ * only with no server running; a failure (no bin.prev) is reported by the machine as `rollback-failed`.
+ */
+export function createRollbackActor(rollback: () => Promise<string | null>) {
+  return fromPromise<RollbackOutput, RollbackInput>(async () => ({ revision: await rollback() }));
 }

@@ -8,30 +8,34 @@ import { instanceMachine } from '../../machines/instance.ts';
 
 const graph = suite('chart graph');
 
-graph('chart :: every state of the machine, with its kind and initial child', () => {
+graph('chart :: every state of the machine, with its kind and initial child, named as the status shows it', () => {
   const g = chartGraph();
   assert.is(g.id, 'instance');
   assert.is(g.initial, 'stopped.idle');
   const paths = g.states.map((s) => s.path);
-  assert.equal(paths, ['', 'stopped', 'stopped.idle', 'stopped.failing', 'updating', 'starting', 'running',
-    'awaiting-checkin', 'restarting', 'restarting.stopping', 'restarting.decide', 'restarting.backoff', 'exited']);
+  assert.equal(paths, ['', 'stopped', 'stopped.idle', 'stopped.failing', 'decide', 'updating', 'owning', 'owning.live',
+    'starting', 'running', 'awaiting-checkin', 'restarting.stopping', 'restarting', 'restarting.backoff', 'rolling-back', 'exited']);
   const by = new Map(g.states.map((s) => [s.path, s]));
-  assert.is(by.get('restarting')?.initial, 'restarting.decide');
-  assert.is(by.get('restarting.decide')?.transient, true);
+  assert.is(by.get('owning')?.initial, 'owning.live');
+  assert.is(by.get('owning.live')?.initial, 'starting');
+  assert.is(by.get('running')?.parent, 'owning.live');
+  assert.is(by.get('restarting.stopping')?.parent, 'owning');
+  assert.is(by.get('decide')?.transient, true);
   assert.is(by.get('exited')?.kind, 'final');
   assert.is(by.get('stopped.idle')?.parent, 'stopped');
 });
 
 graph('chart :: always edges, which toDirectedGraph omits, are all there in priority order', () => {
-  const decide = chartGraph().edges.filter((e) => e.source === 'restarting.decide');
-  assert.equal(decide.length, (instanceMachine.root.states.restarting?.states.decide?.always ?? []).length);
+  const decide = chartGraph().edges.filter((e) => e.source === 'decide');
+  assert.equal(decide.length, (instanceMachine.root.states.decide?.always ?? []).length);
   assert.ok(decide.every((e) => e.kind === 'always'));
   assert.equal(decide[0], {
-    source: 'restarting.decide', target: 'exited', event: '', kind: 'always', delay: null,
+    source: 'decide', target: 'exited', event: '', kind: 'always', delay: null,
     guard: 'shuttingDown', internal: false, label: 'always [shuttingDown]',
   });
   assert.is(decide.at(-1)?.label, 'always', 'the last one is the unguarded fallback');
-  assert.is(decide.find((e) => e.target === 'restarting.backoff')?.guard, 'unclean');
+  assert.is(decide.at(-1)?.target, 'owning');
+  assert.is(decide.find((e) => e.target === 'restarting.backoff')?.guard, 'crashLoop');
 });
 
 graph('chart :: delayed edges carry their delay name; actor results read as done/error', () => {
@@ -42,13 +46,18 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
     'running degradedAfter awaiting-checkin',
     'awaiting-checkin hangAfter restarting.stopping',
     'restarting.stopping stopTimeout restarting.stopping',
-    'restarting.backoff backoff updating',
-    'restarting.backoff backoff starting',
+    'restarting.backoff backoff decide',
   ]);
   const done = edges.find((e) => e.source === 'updating' && e.kind === 'done');
-  assert.is(done?.label, 'update done [stopRequested]');
+  assert.is(done?.label, 'update done');
+  const failed = edges.filter((e) => e.source === 'rolling-back' && e.kind === 'error').map((e) => e.label);
+  assert.equal(failed, ['rollback error [rollbackRequested]', 'rollback error']);
   const internal = edges.find((e) => e.source === '' && e.event === 'CONFIG');
   assert.equal([internal?.internal, internal?.target], [true, '']);
+});
+
+graph('chart :: the statechart stays small: at most 40 transitions', () => {
+  assert.ok(chartGraph().edges.length <= 40, `${chartGraph().edges.length} transitions`);
 });
 
 graph('chart :: guards read as text, combinators included', () => {
@@ -69,7 +78,7 @@ const paths = suite('chart state paths');
 
 paths('chart :: state paths are the leaves a status can show, decide excluded', () => {
   assert.equal(statePaths(), ['stopped.idle', 'stopped.failing', 'updating', 'starting', 'running', 'awaiting-checkin',
-    'restarting.stopping', 'restarting.backoff', 'exited']);
+    'restarting.stopping', 'restarting.backoff', 'rolling-back', 'exited']);
 });
 
 paths('chart :: every state path has a Mermaid node that the chart declares', () => {
@@ -104,23 +113,41 @@ formats('chart :: Mermaid draws every edge once, root edges from "any state", th
   assert.is(arrows.length, chartGraph().edges.length + 2);
   assert.ok(lines.includes('  [*] --> stopped_idle'));
   assert.ok(lines.includes('  exited --> [*]'));
-  assert.ok(lines.includes('  any_state --> exited: SHUTDOWN [persist]'));
+  assert.ok(lines.includes('  any_state --> exited: SHUTDOWN'));
   assert.ok(lines.includes('  any_state --> any_state: CONFIG'));
   assert.ok(lines.includes('  running --> awaiting_checkin: after degradedAfter'));
-  assert.ok(lines.includes('  restarting_decide --> stopped_failing: always [giveUp]'));
+  assert.ok(lines.includes('  decide --> stopped_failing: always [giveUp]'));
 });
 
 formats('chart :: DOT groups compound states in clusters and quotes every id', () => {
   const text = renderChart('dot');
   assert.match(text, /^digraph "instance" \{\n/);
-  assert.match(text, /subgraph "cluster_stopped" \{\n\s+label="stopped";[^\n]*\n\s+"stopped.idle" \[label="idle"\];/);
-  assert.match(text, /"restarting.decide" \[label="decide", shape=diamond\];/);
-  assert.match(text, /"exited" \[label="exited", shape=doublecircle\];/);
+  assert.match(text, /subgraph "cluster_stopped" \{\n\s+label=<<b>stopped<\/b>>;[^\n]*\n\s+"stopped.idle" \[label=<idle>\];/);
+  assert.match(text, /subgraph "cluster_owning.live" \{/);
+  assert.match(text, /"decide" \[label=<decide>, shape=diamond/);
+  assert.match(text, /"exited" \[label=<exited>, shape=doublecircle\];/);
   assert.match(text, /"awaiting-checkin" -> "restarting.stopping" \[label="after hangAfter"/);
   assert.ok(text.trimEnd().endsWith('}'));
   const open = (text.match(/\{/g) ?? []).length;
   const close = (text.match(/\}/g) ?? []).length;
   assert.is(open, close);
+});
+
+formats('chart :: DOT arrows join states, never cluster names or a state to itself; a legend names the colours', () => {
+  const text = renderChart('dot');
+  const g = chartGraph();
+  const compound = new Set(g.states.filter((s) => s.kind === 'compound' && s.path !== '').map((s) => s.path));
+  const arrows = [...text.matchAll(/^ {2}"([^"]+)" -> "([^"]+)"/gm)].map((m): [string, string] => [m[1] ?? '', m[2] ?? '']);
+  assert.ok(arrows.length > 20);
+  for (const [tail, head] of arrows) {
+    assert.not.ok(compound.has(tail) || compound.has(head), `${tail} -> ${head} names a cluster`);
+    assert.is.not(tail, head, 'no self-loops: what stays in a state is listed in it');
+  }
+  // PROCESS_EXITED is declared once, on owning: one arrow leaving the owning cluster.
+  assert.match(text, /-> "decide" \[label="PROCESS_EXITED \[currentLaunch\]"[^\n]*ltail="cluster_owning"/);
+  assert.match(text, /"restarting.stopping" \[label=<stopping<br\/>[^\n]*after stopTimeout/);
+  assert.match(text, /subgraph "cluster_legend"/);
+  for (const meaning of ['an event', 'an actor finished', 'a timer ran out', 'taken at once']) assert.match(text, meaning);
 });
 
 formats('chart :: JSON is the graph as data', () => {

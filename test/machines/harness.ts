@@ -1,10 +1,10 @@
 /**
- * Drives the instance machine on a SimulatedClock with hand-operated fakes for its three actors: the
- * process (records the commands it receives; the test reports its start and exit), the update and the
- * update check (promises the test resolves or rejects).
+ * Drives the instance machine on a SimulatedClock with hand-operated fakes for its four actors: the
+ * process (records the commands it receives; the test reports its start and exit), the update, the
+ * update check and the rollback (promises the test resolves or rejects).
  */
 import { createActor, fromCallback, fromPromise, SimulatedClock, type InspectionEvent, type StateValue } from 'xstate';
-import { instanceMachine } from '../../machines/instance.ts';
+import { instanceMachine, statusPath } from '../../machines/instance.ts';
 import type {
   CheckInput,
   CheckOutput,
@@ -12,6 +12,8 @@ import type {
   InstanceTiming,
   ProcessCommand,
   ProcessInput,
+  RollbackInput,
+  RollbackOutput,
   UpdateInput,
   UpdateOutput,
 } from '../../machines/instance.types.ts';
@@ -30,9 +32,10 @@ export interface FakeProcess {
   commands: ProcessCommand[];
   /** The machine stopped the child (its cleanup ran). */
   stopped: boolean;
+  /** Reports the launch's secret (`secret-<launchId>`) and its pid. */
   started(pid: number): void;
   exit(code: number | null, signal?: string | null): void;
-  spawnFailed(message?: string): void;
+  spawnFailed(): void;
   /** Makes the actor itself fail (its receive handler throws), as a broken runProcess would. */
   fail(): void;
 }
@@ -49,11 +52,14 @@ function pending<TIn, TOut>(list: Pending<TIn, TOut>[]) {
     new Promise<TOut>((resolve, reject) => list.push({ input, signal, resolve, reject }));
 }
 
-/** `{ stopped: 'idle' }` → `stopped.idle`. */
+/** `{ stopped: 'idle' }` → `stopped.idle`, named as the status shows it (`owning.live.running` → `running`). */
 export function pathOf(value: StateValue): string {
-  if (typeof value === 'string') return value;
-  const [key, inner] = Object.entries(value)[0] ?? ['', undefined];
-  return inner === undefined ? key : `${key}.${pathOf(inner)}`;
+  const path = (v: StateValue): string => {
+    if (typeof v === 'string') return v;
+    const [key, inner] = Object.entries(v)[0] ?? ['', undefined];
+    return inner === undefined ? key : `${key}.${path(inner)}`;
+  };
+  return statusPath(path(value));
 }
 
 /** Lets promise callbacks (a resolved fake update or check) reach the machine. */
@@ -64,6 +70,7 @@ export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e
   const processes: FakeProcess[] = [];
   const updates: Pending<UpdateInput, UpdateOutput>[] = [];
   const checks: Pending<CheckInput, CheckOutput>[] = [];
+  const rollbacks: Pending<RollbackInput, RollbackOutput>[] = [];
   const emitted: InstanceEmitted[] = [];
   const errors: unknown[] = [];
 
@@ -73,9 +80,10 @@ export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e
       input,
       commands: [],
       stopped: false,
-      started: (pid) => sendBack({ type: 'PROCESS_STARTED', launchId: input.launchId, pid }),
+      started: (pid) => sendBack({ type: 'PROCESS_STARTED', launchId: input.launchId, secret: `secret-${input.launchId}`, pid }),
       exit: (code, signal = null) => sendBack({ type: 'PROCESS_EXITED', launchId: input.launchId, code, signal }),
-      spawnFailed: (message = 'spawn ENOENT') => sendBack({ type: 'SPAWN_FAILED', launchId: input.launchId, message }),
+      // As runProcess reports it: an exit with neither code nor signal.
+      spawnFailed: () => sendBack({ type: 'PROCESS_EXITED', launchId: input.launchId, code: null, signal: null }),
       fail: () => {
         failNext = true;
         self.send({ type: 'NOTIFY_UPDATE' });
@@ -96,6 +104,7 @@ export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e
       runProcess,
       update: fromPromise<UpdateOutput, UpdateInput>(pending(updates)),
       checkUpdate: fromPromise<CheckOutput, CheckInput>(pending(checks)),
+      rollback: fromPromise<RollbackOutput, RollbackInput>(pending(rollbacks)),
     },
   });
   const actor = createActor(machine, { clock, inspect, input: { key: 'alpha', timing: { ...TIMING, ...timing }, revision: 'r1' } });
@@ -109,6 +118,7 @@ export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e
     processes,
     updates,
     checks,
+    rollbacks,
     emitted,
     errors,
     state: () => pathOf(actor.getSnapshot().value),
@@ -145,6 +155,18 @@ export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e
       const c = checks.shift();
       if (!c) throw new Error('no update check is running');
       c.reject(new Error(message));
+      await settle();
+    },
+    async finishRollback(revision: string | null = 'r0') {
+      const r = rollbacks.shift();
+      if (!r) throw new Error('no rollback is running');
+      r.resolve({ revision });
+      await settle();
+    },
+    async failRollback(message = 'no bin.prev') {
+      const r = rollbacks.shift();
+      if (!r) throw new Error('no rollback is running');
+      r.reject(new Error(message));
       await settle();
     },
     /** START, let the initial update finish, and report the process started: ends in `starting`. */

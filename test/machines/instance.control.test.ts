@@ -27,19 +27,6 @@ async function crashLoop(h: Harness) {
 
 const control = fresh('instance control');
 
-control('instance :: ROLLED_BACK sets the revision the next update check compares against, in any state', async ({ h }) => {
-  await h.run();
-  h.actor.send({ type: 'ROLLED_BACK', revision: 'r0' });
-  assert.is(h.state(), 'running', 'the rollback itself restarts nothing; the supervisor sends RESTART');
-  assert.is(h.context().revision, 'r0');
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  assert.is(h.checks.at(-1)?.input.revision, 'r0');
-  h.actor.send({ type: 'RESTART' });
-  h.proc().exit(0);
-  assert.is(h.state(), 'starting');
-  assert.is(h.context().revision, 'r0', 'a relaunch keeps it');
-});
-
 control('instance :: STOP while stopped does nothing', async ({ h }) => {
   h.actor.send({ type: 'STOP' });
   assert.is(h.state(), 'stopped.idle');
@@ -59,7 +46,7 @@ control('instance :: STOP while starting asks the server to leave; its exit stop
   assert.equal(h.alerts(), ['stopped']);
   assert.equal(h.restarts(), []);
   assert.is(h.processes.length, 1);
-  assert.is(h.context().stopRequested, true);
+  assert.is(h.context().exitIntent, 'stop');
 });
 
 control('instance :: STOP while running, then RESTART launches again', async ({ h }) => {
@@ -70,7 +57,7 @@ control('instance :: STOP while running, then RESTART launches again', async ({ 
   assert.is(h.state(), 'stopped.idle');
   h.actor.send({ type: 'RESTART' });
   assert.is(h.state(), 'starting');
-  assert.is(h.context().stopRequested, false);
+  assert.is(h.context().exitIntent, null);
   assert.is(h.processes.length, 2);
 });
 
@@ -82,7 +69,7 @@ control('instance :: RESTART while running shuts the server down, then relaunche
   h.proc().exit(0);
   assert.is(h.state(), 'starting');
   assert.equal(h.restarts(), ['request']);
-  assert.is(h.context().restartRequested, false);
+  assert.is(h.context().exitIntent, null);
 });
 
 control('instance :: RESTART during a back-off launches now; STOP there goes idle without an alert', async ({ h }) => {
@@ -176,7 +163,7 @@ check('instance :: no update while failing leaves it failing', async ({ h }) => 
   h.actor.send({ type: 'UPDATE_CHECK' });
   await h.finishCheck(false);
   assert.is(h.state(), 'stopped.failing');
-  assert.is(h.context().checkRunning, false);
+  assert.is(h.context().check, 'idle');
 });
 
 check('instance :: a later "no update" never cancels a pending one', async ({ h }) => {
@@ -197,7 +184,7 @@ check('instance :: one check at a time; a failed check is reported and changes n
   assert.is(h.state(), 'running');
   assert.ok(h.emitted.some((e) => e.type === 'check-failed' && e.message === 'manifest unreachable'));
   assert.is(h.context().updatePending, false);
-  assert.is(h.context().checkRunning, false);
+  assert.is(h.context().check, 'idle');
   assert.is(h.checks.length, 0, 'nothing was queued, so nothing follows');
   h.actor.send({ type: 'UPDATE_CHECK' });
   assert.is(h.checks.length, 1, 'a new check can start after the failed one');
@@ -211,16 +198,15 @@ check('instance :: requests during a check are queued: exactly one more check ru
   h.actor.send({ type: 'UPDATE_CHECK' });
   h.actor.send({ type: 'UPDATE_CHECK' });
   assert.is(h.checks.length, 1, 'never two checks at once');
-  assert.is(h.context().checkQueued, true);
+  assert.is(h.context().check, 'queued');
   await h.finishCheck(false);
   assert.is(h.checks.length, 1, 'the queued check started when the first ended');
   assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
-  assert.is(h.context().checkRunning, true);
-  assert.is(h.context().checkQueued, false);
+  assert.is(h.context().check, 'running');
   // The build the requests were about was published after the first check looked: the second one finds it.
   await h.finishCheck(true);
   assert.is(h.checks.length, 0, 'three extra requests made one extra check, not three');
-  assert.is(h.context().checkRunning, false);
+  assert.is(h.context().check, 'idle');
   assert.is(h.context().updatePending, true);
   assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
 });

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import type { ActorLogic, ActorScope, AnyStateNode, AnyTransitionDefinition, InspectionEvent, SnapshotFrom } from 'xstate';
 import { TestModel, toDirectedGraph, type DirectedGraphNode, type StatePath } from 'xstate/graph';
 import { backoffMs, instanceMachine, type InstanceMachineEvent } from '../../machines/instance.ts';
-import type { CheckOutput, InstanceInput, UpdateOutput } from '../../machines/instance.types.ts';
+import type { InstanceInput, RollbackOutput, UpdateOutput } from '../../machines/instance.types.ts';
 import { createHarness, TIMING, type Harness } from './harness.ts';
 
 type Snap = SnapshotFrom<typeof instanceMachine>;
@@ -16,9 +16,12 @@ type Snap = SnapshotFrom<typeof instanceMachine>;
 type ModelEvent =
   | InstanceMachineEvent
   | { type: 'xstate.done.actor.update'; output: UpdateOutput }
-  | { type: 'xstate.error.actor.update' | 'xstate.error.actor.updateCheck' | 'xstate.error.actor.process'; error: Error }
-  | { type: 'xstate.done.actor.updateCheck'; output: CheckOutput }
+  | { type: 'xstate.done.actor.rollback'; output: RollbackOutput }
+  | { type: 'xstate.error.actor.update' | 'xstate.error.actor.rollback' | 'xstate.error.actor.process'; error: Error }
   | { type: `xstate.after.${string}` };
+
+/** Whether the snapshot is in the state node with this id (`instance.owning`). */
+const within = (s: Snap, id: string): boolean => s._nodes.some((n) => n.id === id);
 
 // A stable run never ends a loop by itself here: STABLE is a model event, sent when the path says so.
 const timing = { ...TIMING, stableRunMs: 1e9 };
@@ -55,6 +58,8 @@ function eventTypes(): string[] {
 
 function eventsFor(types: string[]) {
   return (s: Snap): ModelEvent[] => {
+    // A done actor takes no events (the machine's transition function would still compute some).
+    if (s.status === 'done') return [];
     const c = s.context;
     const launchId = c.launchId;
     const leaf = s._nodes.filter((n) => n.type === 'atomic' || n.type === 'final').map((n) => n.id);
@@ -64,27 +69,28 @@ function eventsFor(types: string[]) {
         if (leaf.some((id) => type.endsWith(`.${id}`))) out.push({ type: type as `xstate.after.${string}` });
         continue;
       }
+      const owning = within(s, 'instance.owning');
       switch (type) {
-        case 'START': case 'RESTART': case 'STOP': case 'UPDATE_CHECK': case 'STABLE':
+        case 'START': case 'RESTART': case 'STOP': case 'UPDATE_CHECK': case 'STABLE': case 'ROLLBACK':
           out.push({ type });
           break;
         case 'ADOPT': out.push({ type, pid: 4242 }); break;
         case 'CONFIG': out.push({ type, timing }); break;
-        case 'ROLLED_BACK': out.push({ type, revision: 'r-prev' }); break;
         case 'SHUTDOWN': out.push({ type, persist: true }, { type, persist: false }); break;
-        case 'CHECKIN': if (c.processOwned) out.push({ type, launchId }); break;
-        case 'PROCESS_STARTED': if (c.processOwned) out.push({ type, launchId, pid: 1000 + launchId }); break;
+        case 'CHECKIN': if (owning) out.push({ type, launchId }); break;
+        case 'PROCESS_STARTED': if (owning) out.push({ type, launchId, secret: `secret-${launchId}`, pid: 1000 + launchId }); break;
         case 'PROCESS_EXITED':
-          if (c.processOwned) out.push({ type, launchId, code: 0, signal: null }, { type, launchId, code: 1, signal: null });
+          if (owning) out.push({ type, launchId, code: 0, signal: null }, { type, launchId, code: 1, signal: null });
           break;
-        case 'SPAWN_FAILED': if (c.processOwned) out.push({ type, launchId, message: 'spawn ENOENT' }); break;
-        case 'xstate.error.actor.process': if (c.processOwned) out.push({ type, error: new Error('actor failed') }); break;
-        case 'xstate.done.actor.update': if (s.matches('updating')) out.push({ type, output: { revision: 'r2', changed: true } }); break;
-        case 'xstate.error.actor.update': if (s.matches('updating')) out.push({ type, error: new Error('CDN down') }); break;
+        case 'xstate.error.actor.process': if (owning) out.push({ type, error: new Error('actor failed') }); break;
+        case 'xstate.done.actor.update': if (within(s, 'instance.updating')) out.push({ type, output: { revision: 'r2', changed: true } }); break;
+        case 'xstate.error.actor.update': if (within(s, 'instance.updating')) out.push({ type, error: new Error('CDN down') }); break;
+        case 'xstate.done.actor.rollback': if (within(s, 'instance.rolling-back')) out.push({ type, output: { revision: 'r0' } }); break;
+        case 'xstate.error.actor.rollback': if (within(s, 'instance.rolling-back')) out.push({ type, error: new Error('no bin.prev') }); break;
         case 'xstate.done.actor.updateCheck':
-          if (c.checkRunning) out.push({ type, output: { available: true } }, { type, output: { available: false } });
+          if (c.check !== 'idle') out.push({ type, output: { available: true } }, { type, output: { available: false } });
           break;
-        case 'xstate.error.actor.updateCheck': if (c.checkRunning) out.push({ type, error: new Error('no manifest') }); break;
+        case 'xstate.error.actor.updateCheck': if (c.check !== 'idle') out.push({ type, error: new Error('no manifest') }); break;
         default: throw new Error(`model: no payload for event type ${type}; add it to eventsFor()`);
       }
     }
@@ -99,13 +105,10 @@ function eventsFor(types: string[]) {
  */
 function serialize(s: Snap): string {
   const c = s.context;
-  const base = [s.value, Math.min(c.startupFailures, c.timing.startupFailureLimit), Math.min(c.crashStreak, 2), c.updatePending, c.checkRunning, c.checkQueued];
+  const base = [s.value, Math.min(c.startupFailures, c.timing.startupFailureLimit), Math.min(c.crashStreak, 2), c.updatePending, c.check];
   if (s.status === 'done') return JSON.stringify(s.value);
-  if (s.matches('updating')) return JSON.stringify([...base, c.stopRequested]);
-  if (s.matches({ restarting: 'stopping' })) {
-    return JSON.stringify([...base, c.stopRequested, c.checkedIn, c.restartRequested, c.hangKill, c.shuttingDown]);
-  }
-  if (c.processOwned) return JSON.stringify([...base, c.stopRequested, c.checkedIn]);
+  if (within(s, 'instance.owning')) return JSON.stringify([...base, c.exitIntent, c.checkedIn]);
+  if (within(s, 'instance.updating') || within(s, 'instance.rolling-back')) return JSON.stringify([...base, c.exitIntent]);
   return JSON.stringify(base);
 }
 
@@ -157,17 +160,20 @@ function delayOf(type: string, h: Harness): number {
   }
 }
 
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
 async function execute(h: Harness, e: ModelEvent): Promise<void> {
   switch (e.type) {
-    case 'PROCESS_STARTED': return h.proc().started(e.pid); // the fake reports its own launch id
+    case 'PROCESS_STARTED': return h.proc().started(e.pid ?? 1); // the fake reports its own launch id
     case 'PROCESS_EXITED': return h.proc().exit(e.code, e.signal);
-    case 'SPAWN_FAILED': return h.proc().spawnFailed(e.message);
     case 'xstate.error.actor.process': return h.proc().fail();
     case 'xstate.done.actor.update': return h.finishUpdate(e.output);
     case 'xstate.error.actor.update': return h.failUpdate(e.error.message);
     case 'xstate.done.actor.updateCheck': return h.finishCheck(e.output.available);
-    case 'xstate.error.actor.updateCheck': return h.failCheck(e.error.message);
-    case 'START': case 'RESTART': case 'STOP': case 'UPDATE_CHECK': case 'STABLE': case 'ADOPT': case 'CONFIG': case 'ROLLED_BACK':
+    case 'xstate.error.actor.updateCheck': return h.failCheck(errorText(e.error));
+    case 'xstate.done.actor.rollback': return h.finishRollback(e.output.revision);
+    case 'xstate.error.actor.rollback': return h.failRollback(e.error.message);
+    case 'START': case 'RESTART': case 'STOP': case 'UPDATE_CHECK': case 'STABLE': case 'ADOPT': case 'CONFIG': case 'ROLLBACK':
     case 'SHUTDOWN':
       return h.actor.send(e);
     // Launch ids in model events come from whichever snapshot the traversal kept for a state; use the real one.
@@ -208,12 +214,17 @@ model('instance model :: every state and every declared transition is taken by a
   const taken = new Set<string>();
   const reached = new Set<string>();
   // Only the instance machine makes microsteps; its children are callback and promise actors. A state is
-  // reached when a transition enters it (transient ones like restarting.decide are never at rest).
+  // reached when a transition enters it (transient ones like decide are never at rest).
   const inspect = (e: InspectionEvent) => {
     if (e.type !== '@xstate.microstep') return;
     for (const t of e._transitions) {
       taken.add(key(t));
       for (let n: AnyStateNode | undefined = t.target?.[0]; n; n = n.parent) reached.add(n.id);
+      // A transition into a compound state enters its initial children too.
+      for (let n = t.target?.[0]; n?.type === 'compound'; ) {
+        n = n.initial.target[0];
+        if (n) reached.add(n.id);
+      }
     }
   };
   for (const steps of plans.values()) {

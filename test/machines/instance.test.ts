@@ -164,8 +164,7 @@ hang('instance :: a stale exit from an older launch never touches the newer one'
   const second = h.proc();
   first.exit(1); // ignored by the stopped child already; and even if it were delivered:
   h.actor.send({ type: 'PROCESS_EXITED', launchId: 1, code: 1, signal: null });
-  h.actor.send({ type: 'SPAWN_FAILED', launchId: 1, message: 'late' });
-  h.actor.send({ type: 'PROCESS_STARTED', launchId: 1, pid: 1 });
+  h.actor.send({ type: 'PROCESS_STARTED', launchId: 1, secret: 'old', pid: 1 });
   assert.is(h.state(), 'starting');
   assert.is(second.stopped, false);
   assert.is(h.context().startupFailures, 0);

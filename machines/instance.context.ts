@@ -1,0 +1,112 @@
+/**
+ * The instance statechart's context and the pure arithmetic on it (intents, back-off, alerts). No XState here:
+ * `instance.setup.ts` turns these into guards and actions.
+ */
+import type { AlertKind, CheckOutput, ExitInfo, ExitIntent, InstanceEmitted, InstanceEvent, InstanceTiming, RestartReason } from './instance.types.ts';
+
+export interface InstanceContext {
+  key: string;
+  timing: InstanceTiming;
+  revision: string | null;
+  /** Incremented per launch (and adoption); events from an older launch carry an older id and are ignored. */
+  launchId: number;
+  /** The check-in secret of the current launch; null while no server is owned. Read by the HTTP layer. */
+  secret: string | null;
+  pid: number | null;
+  /** The current launch has checked in at least once. */
+  checkedIn: boolean;
+  /** Consecutive exits before a first check-in. */
+  startupFailures: number;
+  restarts: number;
+  /** Consecutive unclean exits after a check-in, reset by a stable run (STABLE); ≥ 2 is a crash loop. */
+  crashStreak: number;
+  /** Run the update actor before the next launch. True at daemon start. */
+  updatePending: boolean;
+  /** Why the server is going away; read and spent by `decide`. */
+  exitIntent: ExitIntent | null;
+  lastExit: ExitInfo | null;
+  /** The `updateCheck` child: none, one running, or one running and another asked for meanwhile. */
+  check: 'idle' | 'running' | 'queued';
+}
+
+/**
+ * InstanceEvent plus the machine's own: the delayed STABLE (a run lasted `stableRunMs` after its first check-in)
+ * and the results of the spawned `updateCheck` child (an invoke's results are typed by XState; a spawn's are not).
+ */
+export type InstanceMachineEvent =
+  | InstanceEvent
+  | { type: 'STABLE' }
+  | { type: 'xstate.done.actor.updateCheck'; output: CheckOutput }
+  | { type: 'xstate.error.actor.updateCheck'; error: unknown };
+
+const RANK: Record<ExitIntent, number> = { crash: 0, hang: 1, stop: 2, restart: 2, rollback: 2, shutdown: 3 };
+
+/** The intent after a request: the daemon's shutdown beats everything, a person's request beats a hang kill. */
+export function want(current: ExitIntent | null, next: ExitIntent): ExitIntent {
+  return current !== null && RANK[current] > RANK[next] ? current : next;
+}
+
+/** The crash-loop back-off before relaunch number `crashStreak` (≥ 2): doubling from the initial delay, capped. */
+export function backoffMs(timing: InstanceTiming, crashStreak: number): number {
+  return Math.min(timing.backoffInitialMs * 2 ** Math.max(0, crashStreak - 2), timing.backoffMaxMs);
+}
+
+/** The alert as emitted: exit status (none for a hang), the count that matters for its kind, the back-off. */
+export function alertOf(context: InstanceContext, kind: AlertKind, backoff: number | null = null): InstanceEmitted {
+  return {
+    type: 'alert',
+    kind,
+    exit: kind === 'hang' ? null : context.lastExit,
+    failures: kind === 'crash' || kind === 'crash-loop' ? context.crashStreak : context.startupFailures,
+    backoffMs: backoff,
+  };
+}
+
+export const unclean = (exit: ExitInfo | null): boolean => exit !== null && (exit.code !== 0 || exit.signal !== null);
+
+/** An exit nobody asked for, before a first check-in, that reaches the limit while no new build could help. */
+export const givesUp = (c: InstanceContext): boolean =>
+  !c.checkedIn && !c.updatePending && c.startupFailures >= c.timing.startupFailureLimit;
+
+/**
+ * The current process exited: how it counts and what is said about it, decided once, here. An exit nobody asked
+ * for becomes intent `crash`, which `decide` reads to give up or back off.
+ */
+export function classifyExit(context: InstanceContext, exit: ExitInfo): { context: InstanceContext; emitted: InstanceEmitted[] } {
+  const c: InstanceContext = { ...context, lastExit: exit };
+  const emitted: InstanceEmitted[] = [];
+  const restart = (reason: RestartReason) => {
+    c.restarts += 1;
+    emitted.push({ type: 'restart', reason });
+  };
+  switch (c.exitIntent) {
+    case 'shutdown': break;
+    case 'stop': emitted.push(alertOf(c, 'stopped')); break;
+    case 'restart': case 'rollback': restart('request'); break;
+    case 'hang': restart('hang'); break;
+    default:
+      c.exitIntent = 'crash';
+      if (!c.checkedIn) {
+        c.startupFailures += 1;
+        if (givesUp(c)) emitted.push(alertOf(c, 'failing'));
+        else restart('startup-failure');
+      } else if (unclean(exit)) {
+        c.crashStreak += 1;
+        restart('crash');
+        if (c.crashStreak === 1) emitted.push(alertOf(c, 'crash'));
+        // One alert when it becomes a loop; a stable run (STABLE) resets the streak and so the loop.
+        else if (c.crashStreak === 2) emitted.push(alertOf(c, 'crash-loop', backoffMs(c.timing, c.crashStreak)));
+      } else restart(c.updatePending ? 'update' : 'exit');
+  }
+  return { context: c, emitted };
+}
+
+/** The result of a finished update check. */
+export function checkAvailable(event: InstanceMachineEvent): boolean {
+  return event.type === 'xstate.done.actor.updateCheck' && event.output.available;
+}
+
+/** The message of a rejected actor, for the emitted `*-failed` facts. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,89 @@
+/**
+ * Where each transition of the chart is drawn in DOT. Graphviz draws edges between nodes only, so a transition
+ * from or into a compound state is drawn from or to a leaf inside it and clipped at the cluster's border
+ * (`ltail`/`lhead`). One declared on a compound state that leads into that same state (`owning` → `stopping`,
+ * `live` → `running`) is drawn from each sibling subtree that it leaves; where it re-enters its target it is
+ * listed in that state, as transitions without a target and self-loops are.
+ */
+import type { ChartEdge, ChartGraph, ChartState } from './graph.ts';
+
+export type DrawnKind = 'event' | 'result' | 'after' | 'always';
+
+export interface DrawnEdge {
+  tail: string;
+  head: string;
+  /** The compound state whose cluster border the arrow starts at (its tail is a leaf inside). */
+  ltail: string | null;
+  /** The compound state whose cluster border the arrow ends at (its head is that state's initial leaf). */
+  lhead: string | null;
+  label: string;
+  kind: DrawnKind;
+}
+
+/** The colour of each kind of arrow, and what the legend says it means. */
+export const EDGE_STYLE: Record<DrawnKind, { color: string; meaning: string }> = {
+  event: { color: '#212121', meaning: 'an event: a request or a fact from the server' },
+  result: { color: '#1565c0', meaning: 'an actor finished (done) or failed (error)' },
+  after: { color: '#ef6c00', meaning: 'a timer ran out (after)' },
+  always: { color: '#7b1fa2', meaning: 'taken at once when its guard holds (always)' },
+};
+
+const kindOf = (e: ChartEdge): DrawnKind => (e.kind === 'done' || e.kind === 'error' ? 'result' : e.kind);
+
+/**
+ * The arrows to draw, and per state the transitions it handles in place: those without a target, and those
+ * that leave and re-enter the same state (self-loops, whose stacked labels Graphviz lets overlap).
+ */
+export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Map<string, string[]> } {
+  const byPath = new Map(graph.states.map((s) => [s.path, s]));
+  const leaf = (s: ChartState): string => {
+    const first = s.initial === null ? undefined : byPath.get(s.initial);
+    return first ? leaf(first) : s.path;
+  };
+  const within = (path: string, ancestor: string): boolean => {
+    for (let p: string | null | undefined = path; p != null; p = byPath.get(p)?.parent) if (p === ancestor) return true;
+    return false;
+  };
+  /**
+   * The end of an arrow at state `path`: the state itself, or a leaf inside it and its cluster. An arrow leaving
+   * a cluster starts at the last leaf (in chart order) with an arrow to the same head, if any, so that Graphviz places its
+   * label in the gap between them rather than across the cluster.
+   */
+  const end = (path: string, head?: string): { node: string; cluster: string | null } => {
+    const s = byPath.get(path);
+    if (s?.kind !== 'compound' || path === '') return { node: path, cluster: null };
+    const near = graph.edges.findLast((e) => e.target === head && e.source !== path && within(e.source, path) && byPath.get(e.source)?.kind !== 'compound');
+    return { node: near?.source ?? leaf(s), cluster: path };
+  };
+
+  const inPlace = new Map<string, string[]>();
+  const keep = (path: string, label: string) => inPlace.set(path, [...(inPlace.get(path) ?? []), ...label.split('\n')]);
+  const merged = new Map<string, DrawnEdge>();
+  const add = (d: DrawnEdge) => {
+    if (d.tail === d.head && d.ltail === null && d.lhead === null) return keep(d.tail, d.label);
+    const k = JSON.stringify([d.tail, d.head, d.ltail, d.lhead, d.kind]);
+    const prev = merged.get(k);
+    merged.set(k, prev ? { ...prev, label: `${prev.label}\n${d.label}` } : d);
+  };
+  for (const e of graph.edges) {
+    if (e.internal) {
+      keep(e.source, e.label);
+      continue;
+    }
+    const kind = kindOf(e);
+    const head = end(e.target);
+    if (e.source === '' || !within(e.target, e.source) || e.source === e.target) {
+      const tail = end(e.source, head.node);
+      add({ tail: tail.node, head: head.node, ltail: tail.cluster, lhead: head.cluster, label: e.label, kind });
+      continue;
+    }
+    // Into itself: from every child it leaves (those not holding the target), and a loop on an atomic target.
+    for (const child of graph.states.filter((s) => s.parent === e.source)) {
+      if (within(e.target, child.path)) continue;
+      const tail = end(child.path, head.node);
+      add({ tail: tail.node, head: head.node, ltail: tail.cluster, lhead: head.cluster, label: e.label, kind });
+    }
+    if (head.cluster === null) add({ tail: head.node, head: head.node, ltail: null, lhead: null, label: e.label, kind });
+  }
+  return { edges: [...merged.values()], inPlace };
+}

@@ -8,7 +8,7 @@
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startDaemon } from '../_support/daemon.ts';
@@ -225,39 +225,61 @@ export async function postAs(url: string, user: string | null, pass = ''): Promi
 }
 
 /**
- * Source of a game server (written into a temp folder as `.mjs`: one under test/peer would be loaded by uvu as a
- * suite) that speaks the engine's contract through test/fixtures/servers/_lib.mjs and behaves as env `MODE` says:
+ * Writes a game server into `dir` (a `.mjs` under test/peer would be loaded by uvu as a suite) and returns the
+ * path of its launcher, `behave.sh`, to use as RunCommand. The launcher appends `<epoch ms> <pid> <fork time in
+ * clock ticks since boot>` to env `START_LOG` (from /proc/$$/stat, before Node starts, so a launch killed while
+ * Node is still starting on a loaded machine is counted too), then execs Node on `behave.mjs` with the same pid.
+ * `behave.mjs` speaks the engine's contract through test/fixtures/servers/_lib.mjs and behaves as env `MODE` says:
  * `well` (checks in, obeys /shutdown and /update), `silent` (API up, never checks in), `early` (exits 1 at once),
- * `crash` (checks in, exits 1 after `CRASH_MS`). Each start appends `<epoch ms> <pid> <fork time in clock ticks
- * since boot>` to env `START_LOG`.
+ * `crash` (checks in, exits 1 after `CRASH_MS`, first appending `<pid> <ms since boot>` to `<START_LOG>.exits`).
+ * Past `MODE_LAUNCHES` launches (START_LOG lines) it behaves `well`: a bound on the load a crash loop makes.
  */
-export function behaveSource(): string {
+export async function writeBehave(dir: string): Promise<string> {
   const lib = pathToFileURL(join(ROOT, 'test/fixtures/servers/_lib.mjs')).href;
-  return `#!/usr/bin/env node
-import { appendFileSync, readFileSync } from 'node:fs';
+  const mjs = join(dir, 'behave.mjs');
+  const sh = join(dir, 'behave.sh');
+  await writeFile(mjs, `import { appendFileSync, readFileSync } from 'node:fs';
 import { checkIn, parseLaunch, serveApi, startCheckins, startHousekeeping } from ${JSON.stringify(lib)};
-// Field 22 of /proc/self/stat: when this process was forked, in clock ticks since boot (exact, unlike Date.now()
-// here, which comes after Node's start-up).
-const forkedTicks = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[19];
-if (process.env.START_LOG) appendFileSync(process.env.START_LOG, Date.now() + ' ' + process.pid + ' ' + forkedTicks + '\\n');
-const mode = process.env.MODE ?? 'well';
+const launches = process.env.START_LOG ? readFileSync(process.env.START_LOG, 'utf8').split('\\n').filter(Boolean).length : 0;
+const mode = launches > Number(process.env.MODE_LAUNCHES ?? Infinity) ? 'well' : (process.env.MODE ?? 'well');
 if (mode === 'early') process.exit(1);
 const launch = parseLaunch();
 startHousekeeping();
 if (mode === 'well') startCheckins(launch);
-if (mode === 'crash') void checkIn(launch).then(() => setTimeout(() => process.exit(1), Number(process.env.CRASH_MS ?? 300)));
+const sinceBoot = () => Math.round(Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000);
+const crash = () => {
+  if (process.env.START_LOG) appendFileSync(process.env.START_LOG + '.exits', process.pid + ' ' + sinceBoot() + '\\n');
+  process.exit(1);
+};
+if (mode === 'crash') void checkIn(launch).then(() => setTimeout(crash, Number(process.env.CRASH_MS ?? 300)));
 serveApi(launch, { onShutdown: () => process.exit(0), onUpdate: () => process.exit(0) });
 setInterval(() => {}, 1 << 30);
-`;
+`);
+  await writeFile(sh, `#!/bin/sh
+if [ -n "$START_LOG" ]; then
+  read -r stat < /proc/$$/stat
+  ticks=$(printf '%s\\n' "\${stat##*) }" | cut -d' ' -f20)
+  printf '%s %s %s\\n' "$(date +%s%3N)" "$$" "$ticks" >> "$START_LOG"
+fi
+exec ${JSON.stringify(process.execPath)} ${JSON.stringify(mjs)} "$@"
+`);
+  await chmod(sh, 0o755);
+  return sh;
 }
 
-/** Starts of a `behaveSource` server: `[epoch ms, pid, fork time in ms since boot]` per launch. */
+/** Launches recorded by `writeBehave`'s launcher: `[epoch ms, pid, fork time in ms since boot]` each. */
 export async function startsIn(file: string): Promise<Array<[number, number, number]>> {
   const text = await readFile(file, 'utf8').catch(() => '');
   return text.split('\n').filter(Boolean).map((l) => {
     const [at, pid, ticks] = l.split(' ').map(Number) as [number, number, number];
     return [at, pid, ticks * (1000 / CLOCK_TICKS)];
   });
+}
+
+/** Crash exits recorded by `writeBehave`'s server: pid → ms since boot. */
+export async function exitsIn(file: string): Promise<Map<number, number>> {
+  const text = await readFile(`${file}.exits`, 'utf8').catch(() => '');
+  return new Map(text.split('\n').filter(Boolean).map((l) => l.split(' ').map(Number) as [number, number]));
 }
 
 /** USER_HZ: the unit of /proc/<pid>/stat times (100 on Linux but for exotic builds). */

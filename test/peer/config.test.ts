@@ -5,8 +5,11 @@
  * - an `ApiToken` containing `:`: the real watchdog splits `user:password` on every colon and answers 400, ours
  *   takes the password as everything after the first colon (deliberate);
  * - a .NET-style environment variable (`Servers__Instances__<key>__ApiToken`) next to the key in the YAML file:
- *   the real watchdog keeps the file's value, ours takes the variable's (deliberate, README "Configuration").
+ *   the real watchdog keeps the file's value, ours takes the variable's (deliberate, README "Configuration");
+ * - `ApiTokenFile` whose file ends in a newline (as editors and `echo` write it): the real watchdog keeps the
+ *   newline in the token, ours trims one (deliberate, src/config/secret-file.ts).
  */
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -21,8 +24,9 @@ interface Ctx {
 
 const SERVER = fixture('log-starts.mjs');
 
-async function yaml(urlsPort: number): Promise<string> {
-  const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
+async function yaml(dir: string, urlsPort: number): Promise<string> {
+  const [p1, p2, p3, p4] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  await writeFile(join(dir, 'token.txt'), 'file-secret\n');
   const args = (p: number) => JSON.stringify(['--cvar', `net.port=${p}`, '--cvar', 'watchdog.checkin_interval=0.3']);
   return [
     SERILOG,
@@ -47,6 +51,12 @@ async function yaml(urlsPort: number): Promise<string> {
     `      RunCommand: ${JSON.stringify(SERVER)}`,
     `      Arguments: ${args(p3)}`,
     '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
+    '    tokfile:',
+    `      ApiTokenFile: ${JSON.stringify(join(dir, 'token.txt'))}`,
+    `      ApiPort: ${p4}`,
+    `      RunCommand: ${JSON.stringify(SERVER)}`,
+    `      Arguments: ${args(p4)}`,
+    '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
   ].join('\n') + '\n';
 }
 
@@ -58,14 +68,14 @@ test.before(async (ctx) => {
     const dir = await tempDir(`wd-peer-config-${name}-`);
     ctx.dirs.push(dir);
     const port = await freePort();
-    ctx.sides[name] = await startSide(name, dir.path, await yaml(port), port, { Servers__Instances__env__ApiToken: 'env-token' });
+    ctx.sides[name] = await startSide(name, dir.path, await yaml(dir.path, port), port, { Servers__Instances__env__ApiToken: 'env-token' });
   }));
 });
 
 test.after(async (ctx) => {
   for (const side of Object.values(ctx.sides)) await side.stop();
   for (const dir of ctx.dirs) {
-    for (const key of ['lower', 'colon', 'env']) for (const pid of await pidsWith(join(dir.path, 'instances', key, 'config.toml'))) killPid(pid);
+    for (const key of ['lower', 'colon', 'env', 'tokfile']) for (const pid of await pidsWith(join(dir.path, 'instances', key, 'config.toml'))) killPid(pid);
     await dir.cleanup();
   }
 });
@@ -96,6 +106,17 @@ for (const name of ['real', 'ours'] as const) {
     else {
       assert.equal([file, env], [401, 200], 'ours: the environment variable wins');
       difference('a .NET-style environment variable overrides the YAML file with ours; with the real watchdog the file wins');
+    }
+  });
+
+  test(`${name}: ApiTokenFile with a trailing newline`, async (ctx) => {
+    const side = ctx.sides[name]!;
+    const bare = await postAs(`${side.url}/instances/tokfile/update`, 'tokfile', 'file-secret');
+    const withNewline = await postAs(`${side.url}/instances/tokfile/update`, 'tokfile', 'file-secret\n');
+    if (name === 'real') assert.equal([bare, withNewline], [401, 200], 'the real watchdog: the newline is part of the token');
+    else {
+      assert.equal([bare, withNewline], [200, 401], 'ours: one trailing newline trimmed');
+      difference('ApiTokenFile: ours trims one trailing newline; the real watchdog keeps it in the token (only a client sending the newline gets in)');
     }
   });
 }

@@ -223,9 +223,12 @@ for (const name of ['real', 'ours'] as const) {
     assert.is(c.token, first.env.ROBUST_CVAR_watchdog__token, 'WatchdogToken is the token in the server\'s environment');
     const reason = (JSON.parse(c.body) as { Reason?: unknown }).Reason;
     assert.type(reason, 'string');
-    if (name === 'real') assert.is(reason, REAL_REASON);
-    else {
+    if (name === 'real') {
+      assert.is(reason, REAL_REASON);
+      assert.is(c.contentType, 'text/plain; charset=utf-8', 'the real watchdog posts JSON as StringContent');
+    } else {
       assert.is(reason, 'Restart requested.', 'ours names the cause');
+      assert.is(c.contentType, 'application/json');
       difference(`restart: /shutdown Reason is "${String(reason)}" (ours) vs "${REAL_REASON}" (real); content-type ${c.contentType} (ours) vs ${ctx.sides.real?.controls[0]?.contentType} (real)`);
     }
     await waitFor(`${name}: the first server gone`, async () => !(await running(first.pid)), 10_000, 50);

@@ -45,9 +45,10 @@ function access(c: Context, key: string, deps: HttpDeps): Access {
   return auth.ok ? { ok: true, instance: auth.instance } : { ok: false, res: refusal(c, auth.status, auth.reason) };
 }
 
-const whole = (raw: string | undefined, fallback: number, max: number): number | undefined => {
+/** A whole-number query parameter from `min` to `max`; `fallback` when absent, null when invalid. */
+const whole = <F extends number | undefined>(raw: string | undefined, fallback: F, min: number, max: number): number | F | null => {
   if (raw === undefined) return fallback;
-  return /^\d+$/.test(raw) && Number(raw) <= max ? Number(raw) : undefined;
+  return /^\d+$/.test(raw) && Number(raw) >= min && Number(raw) <= max ? Number(raw) : null;
 };
 
 /**
@@ -64,10 +65,10 @@ export function logRoutes(deps: HttpDeps): Hono {
     const key = c.req.param('key');
     const allowed = access(c, key, deps);
     if (!allowed.ok) return allowed.res;
-    const lines = whole(c.req.query('lines'), 50, MAX_LINES);
-    const seconds = whole(c.req.query('seconds'), DEFAULT_SECONDS, MAX_SECONDS);
-    const from = c.req.query('from') === undefined ? undefined : whole(c.req.query('from'), 0, Number.MAX_SAFE_INTEGER);
-    if (lines === undefined || seconds === undefined || seconds < 1 || (c.req.query('from') !== undefined && from === undefined)) {
+    const lines = whole(c.req.query('lines'), 50, 0, MAX_LINES);
+    const seconds = whole(c.req.query('seconds'), DEFAULT_SECONDS, 1, MAX_SECONDS);
+    const from = whole(c.req.query('from'), undefined, 0, Number.MAX_SAFE_INTEGER);
+    if (lines === null || seconds === null || from === null) {
       return c.json({ error: `lines must be a whole number up to ${MAX_LINES}, seconds from 1 to ${MAX_SECONDS}, from a byte offset` }, 400);
     }
     const logDir = join(instanceDir(allowed.instance), 'logs');

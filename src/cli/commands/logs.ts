@@ -11,7 +11,6 @@ import { onInterrupt } from '../client/interrupt.ts';
 import { fetchLogLines, followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
 import { reportClientErrors, warnTo } from '../client/report.ts';
 import { createTarget, type Target } from '../client/target.ts';
-import { pickToken } from '../client/token.ts';
 import type { CommandOptions } from '../registry.ts';
 
 const USAGE = `usage: watchdog logs <key> [-f] [-n N] [--config F] [--url URL [--token T | --user U --password P]]
@@ -66,18 +65,18 @@ async function localLogs(target: Target, key: string, n: number, follow: boolean
 }
 
 /** Admin credentials when given, else the instance's token; never printed. */
-async function remoteAuth(target: Target, key: string, token: string | undefined): Promise<Pick<RemoteLog, 'authorization' | 'as'>> {
+async function remoteAuth(target: Target, key: string): Promise<Pick<RemoteLog, 'authorization' | 'as'>> {
   const admin = target.admin();
   if (admin) return { authorization: basic(admin.username, admin.password), as: 'admin' };
-  if (!pickToken({ flag: token, env: process.env.WATCHDOG_TOKEN }) && !(await target.localConfig())) {
+  if (!target.tokenGiven && !(await target.localConfig())) {
     throw new ClientError(`reading ${key}'s log over --url needs its token (--token or WATCHDOG_TOKEN) or Admin credentials (--user and --password, or WATCHDOG_ADMIN)`, 2);
   }
   return { authorization: basic(key, await target.token(key)), as: 'token' };
 }
 
 /** The log through the daemon's `GET /instances/<key>/logs`. */
-async function remoteLogs(target: Target, key: string, n: number, follow: boolean, token: string | undefined): Promise<number> {
-  const log: RemoteLog = { url: await target.url(), key, ...(await remoteAuth(target, key, token)) };
+async function remoteLogs(target: Target, key: string, n: number, follow: boolean): Promise<number> {
+  const log: RemoteLog = { url: await target.url(), key, ...(await remoteAuth(target, key)) };
   if (!follow) {
     const got = await withInstanceList(target, () => fetchLogLines(log, n));
     for (const line of got.lines) write(line);
@@ -102,6 +101,6 @@ export async function run(args: string[]): Promise<number> {
     const follow = values.follow === true;
     if (!target.urlGiven) return localLogs(target, key, n, follow);
     if (n > 1000) throw new UsageError(`-n: at most 1000 lines over --url, got ${n}\n${USAGE}`);
-    return remoteLogs(target, key, n, follow, values.token);
+    return remoteLogs(target, key, n, follow);
   });
 }

@@ -48,7 +48,7 @@ export function toDot(graph: ChartGraph): string {
   const children = (parent: string) => graph.states.filter((s) => s.parent === parent);
   const emit = (s: ChartState, indent: string) => {
     if (s.kind === 'compound') {
-      lines.push(`${indent}subgraph ${q(`cluster_${s.path}`)} {`, `${indent}  label=${titled(s.name, inPlace.get(s.path) ?? [], true)}; style=rounded;`);
+      lines.push(`${indent}subgraph ${q(`cluster_${s.path}`)} {`, `${indent}  label=${titled(s.name, inPlace.get(s.path) ?? [], true)}; style=rounded; margin=16;`);
       for (const c of children(s.path)) emit(c, `${indent}  `);
       lines.push(`${indent}}`);
       return;

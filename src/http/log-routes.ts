@@ -15,6 +15,8 @@ const DEFAULT_SECONDS = 600;
 const MAX_SECONDS = 3600;
 /** Followers at once: each polls a file every 200 ms. */
 const MAX_FOLLOWERS = 32;
+/** An empty line this often, so proxies keep a quiet stream open and the CLI can tell quiet from dead. */
+export const KEEPALIVE_MS = 15_000;
 /** A client this many writes behind is cut off, so a stalled reader cannot grow the daemon's memory. */
 const MAX_PENDING = 1000;
 
@@ -54,7 +56,7 @@ const whole = <F extends number | undefined>(raw: string | undefined, fallback: 
 /**
  * `GET /:key/logs?lines=N` (mounted at `/instances`): the last N lines (default 50) of the server log as JSON
  * `{ key, found, lines }`. With `follow=1`, NDJSON instead: `{"key","found"}`, the N lines and then each new one as
- * `{"line"}`, for `seconds` (default 600, at most 3600), ending with `{"end":"lifetime","from":<offset>}`; `from=<offset>`
+ * `{"line"}` (an empty line every 15 s while the log is quiet), for `seconds` (default 600, at most 3600), ending with `{"end":"lifetime","from":<offset>}`; `from=<offset>`
  * resumes there without a tail. The reading and following are the CLI's own (src/process/log-view.ts).
  */
 export function logRoutes(deps: HttpDeps): Hono {
@@ -95,6 +97,7 @@ export function logRoutes(deps: HttpDeps): Hono {
       let end: () => void = () => {};
       const until = new Promise<void>((resolve) => (end = resolve));
       const timer = setTimeout(end, seconds * 1000);
+      const keepalive = setInterval(() => void (out.closed || out.aborted ? undefined : out.write('\n').catch(() => undefined)), KEEPALIVE_MS);
       out.onAbort(end);
       try {
         send({ key, found: tail.found });
@@ -103,6 +106,7 @@ export function logRoutes(deps: HttpDeps): Hono {
         send({ end: 'lifetime', from: reached });
       } finally {
         clearTimeout(timer);
+        clearInterval(keepalive);
         followers--;
       }
     });

@@ -12,6 +12,8 @@ export interface RemoteLog {
 }
 
 const TIMEOUT_MS = 10_000;
+/** The daemon writes at least every 15 s while following; four times that without a byte means the link is dead. */
+const SILENCE_MS = 60_000;
 const route = (log: RemoteLog, query: string) => `${log.url}/instances/${encodeURIComponent(log.key)}/logs?${query}`;
 
 /** `GET /instances/<key>/logs?lines=N`: the last N lines (an unterminated last line included). */
@@ -32,7 +34,7 @@ export async function fetchLogLines(log: RemoteLog, n: number): Promise<{ found:
 type LogRecord = { line?: unknown; found?: unknown; end?: unknown; from?: unknown };
 
 /** Reads NDJSON records from a response body as they arrive; returns the resume offset of an `end` record. */
-async function readRecords(body: ReadableStream<Uint8Array>, onRecord: (r: LogRecord) => void): Promise<number | undefined> {
+async function readRecords(body: ReadableStream<Uint8Array>, onRecord: (r: LogRecord) => void, onChunk: () => void): Promise<number | undefined> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffered = '';
@@ -40,6 +42,7 @@ async function readRecords(body: ReadableStream<Uint8Array>, onRecord: (r: LogRe
   for (;;) {
     const { done, value } = await reader.read();
     if (done) return resume;
+    onChunk();
     buffered += decoder.decode(value, { stream: true });
     let nl: number;
     while ((nl = buffered.indexOf('\n')) >= 0) {
@@ -65,6 +68,15 @@ export async function followRemoteLog(log: RemoteLog, n: number, write: (line: s
     const onStop = () => abort.abort();
     void stop.signalled.then(onStop);
     const connect = setTimeout(() => abort.abort(new DOMException('no answer', 'TimeoutError')), TIMEOUT_MS);
+    let silent = false;
+    let silence: NodeJS.Timeout | undefined;
+    const heard = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => {
+        silent = true;
+        abort.abort();
+      }, SILENCE_MS);
+    };
     try {
       let body: ReadableStream<Uint8Array>;
       try {
@@ -77,17 +89,20 @@ export async function followRemoteLog(log: RemoteLog, n: number, write: (line: s
       } finally {
         clearTimeout(connect);
       }
+      heard();
       const resume = await readRecords(body, (r) => {
         if (typeof r.line === 'string') write(r.line);
         else if (first && r.found === false) note(`no log yet for ${log.key}; waiting for its server.log to appear`);
-      }).catch((err: unknown) => {
+      }, heard).catch((err: unknown) => {
         if (stop.interrupted) return undefined;
-        throw new ClientError(`the log stream from ${log.url} broke off: ${err instanceof Error ? err.message : String(err)}`, 1, { cause: err });
+        const why = silent ? `went silent for ${SILENCE_MS / 1000} s (is the network down?)` : `broke off: ${err instanceof Error ? err.message : String(err)}`;
+        throw new ClientError(`the log stream of ${log.key} from ${log.url} ${why}`, 1, { cause: err });
       });
       if (stop.interrupted) return;
       if (resume === undefined) throw new ClientError(`the watchdog at ${log.url} ended the log stream of ${log.key} (has it stopped?)`);
       from = resume;
     } finally {
+      clearTimeout(silence);
       abort.abort();
     }
   }

@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { startDaemon, type RunningDaemon, type StatusJson } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
-import { isAlive, isRunningState, killPid, peerAvailable, peerConfig, peerProgram, pidsWith, sleep, startReal, type RealWatchdog } from './_peer.ts';
+import { isAlive, isRunningPid, isRunningState, killPid, peerAvailable, peerConfig, peerProgram, pidsWith, sleep, startReal, type RealWatchdog } from './_peer.ts';
 
 const KEY = 'main';
 const TOKEN = 't';
@@ -61,28 +61,8 @@ async function environOf(pid: number): Promise<Map<string, string>> {
   return new Map(text.split('\0').filter(Boolean).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
 }
 
-const test = suite<Ctx>('peer :: migration from the real watchdog (PersistServers)', {
-  dir: '', cleanup: async () => {}, urlsPort: 0, apiPort: 0, real: null, ours: null, server: 0, token: '',
-});
-
-test.before(async (ctx) => {
-  await peerProgram();
-  const tmp = await tempDir('wd-peer-migrate-');
-  ctx.dir = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.urlsPort = await freePort();
-  ctx.apiPort = await freePort();
-});
-
-test.after(async (ctx) => {
-  await ctx.real?.stop(5000);
-  await ctx.ours?.stop(10_000);
-  const left = ctx.dir ? await serversNow(ctx) : [];
-  for (const pid of new Set([ctx.server, ...left])) killPid(pid);
-  await ctx.cleanup();
-});
-
-test('the real watchdog launches the server; on SIGTERM it leaves it running with its pid and token in data.db', async (ctx) => {
+/** Runs the real watchdog with PersistServers until its server checks in, then SIGTERM: the server stays up. */
+async function realLeavesServer(ctx: Ctx): Promise<void> {
   await writeFile(join(ctx.dir, 'appsettings.yml'), peerConfig({
     urlsPort: ctx.urlsPort,
     persist: true,
@@ -107,7 +87,32 @@ test('the real watchdog launches the server; on SIGTERM it leaves it running wit
   const row = await dataDbRow(join(ctx.dir, 'data.db'));
   assert.is(row.PersistedPid, ctx.server, 'data.db: PersistedPid is the server');
   assert.is(row.PersistedToken, ctx.token, 'data.db: PersistedToken is the token in the server\'s environment');
-});
+}
+
+const setUp = async (ctx: Ctx) => {
+  await peerProgram();
+  const tmp = await tempDir('wd-peer-migrate-');
+  ctx.dir = tmp.path;
+  ctx.cleanup = tmp.cleanup;
+  ctx.urlsPort = await freePort();
+  ctx.apiPort = await freePort();
+};
+
+const tearDown = async (ctx: Ctx) => {
+  await ctx.real?.stop(5000);
+  await ctx.ours?.stop(10_000);
+  const left = ctx.dir ? await serversNow(ctx) : [];
+  for (const pid of new Set([ctx.server, ...left])) killPid(pid);
+  await ctx.cleanup();
+};
+
+const init = (): Ctx => ({ dir: '', cleanup: async () => {}, urlsPort: 0, apiPort: 0, real: null, ours: null, server: 0, token: '' });
+
+const test = suite<Ctx>('peer :: migration from the real watchdog (PersistServers)', init());
+test.before(setUp);
+test.after(tearDown);
+
+test('the real watchdog launches the server; on SIGTERM it leaves it running with its pid and token in data.db', realLeavesServer);
 
 test('our daemon, started in the same folder, adopts that server: same pid, running, no second launch', async (ctx) => {
   assert.ok(ctx.server > 0 && isAlive(ctx.server), 'the server the real watchdog left is running');
@@ -144,3 +149,28 @@ test('its check-ins (the real watchdog\'s token) keep being accepted past 3 × T
 });
 
 if (peerAvailable) test.run();
+
+const off = suite<Ctx>('peer :: migration from the real watchdog, PersistServers turned off for ours', init());
+off.before(setUp);
+off.after(tearDown);
+
+off('the real watchdog leaves its server running (PersistServers: true there)', realLeavesServer);
+
+off('ours with PersistServers: false shuts it down gracefully with the persisted token, then launches its own', async (ctx) => {
+  assert.ok(ctx.server > 0 && isAlive(ctx.server), 'the server the real watchdog left is running');
+  const yaml = (await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8')).replace('PersistServers: true', 'PersistServers: false');
+  assert.match(yaml, 'PersistServers: false');
+  const ours = (ctx.ours = await startDaemon(yaml, { dir: ctx.dir }));
+  const s = await waitFor('a new server running', async () => {
+    const st = await status(ctx);
+    return isRunningState(st.state) && st.pid !== null && st.pid !== ctx.server ? st : undefined;
+  }, 20_000, 100);
+  assert.match(ours.log(), `its server (pid ${ctx.server}) is running; Process.PersistServers is off, so it is shut down gracefully before a new one launches`);
+  // The fixture obeys /shutdown only with the right WatchdogToken: "exited" (not "killed") proves the token from data.db.
+  assert.match(ours.log(), /the leftover server exited after the shutdown request/);
+  assert.not.ok(await isRunningPid(ctx.server), 'the real watchdog\'s server is gone');
+  assert.equal(await starts(ctx), [ctx.server, s.pid], 'one new launch, after the old server');
+  assert.equal(await serversNow(ctx), [s.pid], 'exactly one server runs');
+});
+
+if (peerAvailable) off.run();

@@ -201,6 +201,7 @@ test('nohttp: stop cannot be delivered: ours shuts the server down and a later r
   console.log(`peer: nohttp stop then restart: real ${JSON.stringify(results.real)}, ours ${JSON.stringify(results.ours)}`);
   assert.equal(results.ours, { stop: 200, aliveAfterStop: false, restart: 200, relaunched: true, loopDied: false }, 'ours');
   assert.equal(results.real.stop, 200);
+  assert.not.ok(results.real.aliveAfterStop, 'the real watchdog kills the server as its instance loop ends');
   assert.ok(results.real.loopDied, 'the real watchdog\'s instance loop died on the undeliverable /update');
   assert.not.ok(results.real.relaunched, 'and a later restart relaunches nothing');
   difference('stop when the server\'s HTTP API is down: ours falls back to a graceful shutdown and keeps supervising (restart works); the real watchdog\'s instance loop dies on the connection error and the instance no longer obeys restart');

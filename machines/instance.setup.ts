@@ -36,10 +36,10 @@ const notProvided = (name: string) => () => {
 const exitOf = (event: InstanceMachineEvent): ExitInfo =>
   event.type === 'PROCESS_EXITED' ? { code: event.code, signal: event.signal } : { code: null, signal: null };
 
-/** Where ROLLBACK is refused, and why (it is allowed while stopped or while a server is owned). */
 /** `stateIn` as `check` in an action takes it (its guard-name type parameter is `any`, check's `never`). */
 const inState = (id: string) => stateIn(id) as unknown as GuardPredicate<InstanceContext, InstanceMachineEvent, undefined, never>;
 
+/** Where ROLLBACK is refused, and why (it is allowed while stopped or while a server is owned). */
 const REFUSALS = [
   ['#instance.updating', 'an update is being installed; roll back once it is done'],
   ['#instance.restarting', 'the server is between crash relaunches; stop the instance, then roll back'],
@@ -94,7 +94,9 @@ export const instanceSetup = setup({
       crashStreak: 0,
       exitIntent: want(context.exitIntent, intent),
     })),
+    /** STOP: remembered wherever a server is, or is about to be, running; a stopped instance is left as it is. */
     requestStop: enqueueActions(({ context, enqueue, check }) => {
+      if (check(inState('#instance.stopped'))) return;
       enqueue.assign({ exitIntent: want(context.exitIntent, 'stop') });
       if (check(inState('#instance.owning'))) enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
     }),

@@ -34,6 +34,11 @@ control('instance :: STOP while stopped does nothing', async ({ h }) => {
   for (let i = 0; i < 3; i++) h.proc().exit(1);
   h.actor.send({ type: 'STOP' });
   assert.is(h.state(), 'stopped.failing');
+  assert.is(h.context().exitIntent, null);
+  // So a build found later still gets its try, as it would without the STOP.
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  await h.finishCheck(true);
+  assert.is(h.state(), 'updating');
 });
 
 control('instance :: STOP while starting asks the server to leave; its exit stops the instance', async ({ h }) => {

@@ -68,6 +68,7 @@ colour('states coloured by kind; alignment measured without escape codes', () =>
     { key: 'd', state: 'stopped.idle' },
     { key: 'e', state: 'restarting.backoff' },
     { key: 'f', state: 'updating' },
+    { key: 'g', state: 'rolling-back' },
   ];
   const out = renderStatusTable([...rows, ...extra], { colour: true, now });
   assert.ok(out.includes(`${ESC}[32mrunning${ESC}[39m`), 'running green');
@@ -75,6 +76,7 @@ colour('states coloured by kind; alignment measured without escape codes', () =>
   assert.ok(out.includes(`${ESC}[33mawaiting-checkin${ESC}[39m`), 'awaiting yellow');
   assert.ok(out.includes(`${ESC}[2mstopped.idle${ESC}[22m`), 'idle dim');
   assert.ok(out.includes(`${ESC}[33mrestarting.backoff${ESC}[39m`), 'restarting yellow');
+  assert.ok(out.includes(`${ESC}[33mrolling-back${ESC}[39m`), 'rolling back yellow');
   assert.ok(out.includes(`${ESC}[1mKEY${ESC}[22m`), 'bold header');
   const strip = (s: string) => s.replace(new RegExp(`${ESC}\\[[0-9;]*m`, 'g'), '');
   assert.is(strip(out), renderStatusTable([...rows, ...extra], { colour: false, now }));

@@ -1,6 +1,6 @@
 /**
- * The instance statechart's context and the pure arithmetic on it (intents, back-off, alerts). No XState here:
- * `instance.setup.ts` turns these into guards and actions.
+ * The instance statechart's context and the pure logic on it (intents, exits, back-off, alerts, checks). No XState
+ * here: `instance.setup.ts` turns these into guards and actions.
  */
 import type { AlertKind, CheckOutput, ExitInfo, ExitIntent, InstanceEmitted, InstanceEvent, InstanceTiming, RestartReason } from './instance.types.ts';
 
@@ -109,4 +109,17 @@ export function checkAvailable(event: InstanceMachineEvent): boolean {
 /** The message of a rejected actor, for the emitted `*-failed` facts. */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+export const exitOf = (event: InstanceMachineEvent): ExitInfo =>
+  event.type === 'PROCESS_EXITED' ? { code: event.code, signal: event.signal } : { code: null, signal: null };
+
+/** A check ended: release its child, and start the one queued during it, if any, as a fresh UPDATE_CHECK. */
+export function endCheck(
+  context: InstanceContext,
+  enqueue: { assign(a: Partial<InstanceContext>): void; stopChild(id: string): void; raise(e: InstanceMachineEvent): void },
+): void {
+  enqueue.assign({ check: 'idle' });
+  enqueue.stopChild('updateCheck');
+  if (context.check === 'queued') enqueue.raise({ type: 'UPDATE_CHECK' });
 }

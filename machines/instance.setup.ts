@@ -8,7 +8,9 @@ import {
   backoffMs,
   checkAvailable,
   classifyExit,
+  endCheck,
   errorMessage,
+  exitOf,
   givesUp,
   unclean,
   want,
@@ -18,7 +20,6 @@ import {
 import type {
   CheckInput,
   CheckOutput,
-  ExitInfo,
   InstanceEmitted,
   InstanceInput,
   ProcessCommand,
@@ -32,9 +33,6 @@ import type {
 const notProvided = (name: string) => () => {
   throw new Error(`instance machine: actor "${name}" not provided; supply it with instanceMachine.provide({ actors })`);
 };
-
-const exitOf = (event: InstanceMachineEvent): ExitInfo =>
-  event.type === 'PROCESS_EXITED' ? { code: event.code, signal: event.signal } : { code: null, signal: null };
 
 /** `stateIn` as `check` in an action takes it (its guard-name type parameter is `any`, check's `never`). */
 const inState = (id: string) => stateIn(id) as unknown as GuardPredicate<InstanceContext, InstanceMachineEvent, undefined, never>;
@@ -198,13 +196,3 @@ export const instanceSetup = setup({
     }),
   },
 });
-
-/** A check ended: release its child, and start the one queued during it, if any, as a fresh UPDATE_CHECK. */
-function endCheck(
-  context: InstanceContext,
-  enqueue: { assign(a: Partial<InstanceContext>): void; stopChild(id: string): void; raise(e: InstanceMachineEvent): void },
-): void {
-  enqueue.assign({ check: 'idle' });
-  enqueue.stopChild('updateCheck');
-  if (context.check === 'queued') enqueue.raise({ type: 'UPDATE_CHECK' });
-}

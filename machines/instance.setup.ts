@@ -164,14 +164,23 @@ export const instanceSetup = setup({
       const reason = REFUSALS.find(([state]) => check(inState(state)))?.[1] ?? 'not possible in this state';
       enqueue.emit({ type: 'rollback-refused', reason });
     }),
-    /** One check at a time; UPDATE_CHECK during one is remembered (it may be about a build published since). */
-    requestCheck: enqueueActions(({ context, enqueue }) => {
-      if (context.check !== 'idle') {
+    /**
+     * One check at a time; UPDATE_CHECK during one is remembered (it may be about a build published since). The
+     * update before a launch checks too, so a request during it waits for it the same way (`checkAfterUpdate`).
+     */
+    requestCheck: enqueueActions(({ context, enqueue, check }) => {
+      if (context.check !== 'idle' || check(inState('#instance.updating'))) {
         enqueue.assign({ check: 'queued' });
         return;
       }
       enqueue.assign({ check: 'running' });
       enqueue.spawnChild('checkUpdate', { id: 'updateCheck', input: { key: context.key, revision: context.revision } });
+    }),
+    /** Leaving `updating`: a check asked for during it runs now, unless a check of its own is still running. */
+    checkAfterUpdate: enqueueActions(({ context, enqueue, self }) => {
+      if (context.check !== 'queued' || self.getSnapshot().children?.updateCheck !== undefined) return;
+      enqueue.assign({ check: 'idle' });
+      enqueue.raise({ type: 'UPDATE_CHECK' });
     }),
     /** A found update is remembered (a later "none" never cancels it) and a running server is asked to leave. */
     checkFinished: enqueueActions(({ context, enqueue, event, check }) => {

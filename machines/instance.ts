@@ -93,6 +93,7 @@ export const instanceMachine = s.createMachine({
     },
     updating: {
       entry: assign({ updatePending: false }),
+      exit: 'checkAfterUpdate',
       invoke: {
         id: 'update',
         src: 'update',

@@ -228,18 +228,36 @@ check('instance :: a request during a check that fails still gets its check', as
   assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
 });
 
-check('instance :: a check queued while failing runs after the found update moved on to updating', async ({ h }) => {
+check('instance :: a check queued while failing runs after the found update is installed, against the new revision', async ({ h }) => {
   await h.launch();
   for (let i = 0; i < 3; i++) h.proc().exit(1);
   h.actor.send({ type: 'UPDATE_CHECK' });
   h.actor.send({ type: 'UPDATE_CHECK' });
   await h.finishCheck(true);
   assert.is(h.state(), 'updating');
-  assert.is(h.checks.length, 1, 'the queued check was not lost in the transition');
-  await h.finishCheck(false);
+  assert.is(h.checks.length, 0, 'not beside the install: against the old revision it would find the build being installed');
   await h.finishUpdate({ revision: 'r2', changed: true });
   assert.is(h.state(), 'starting');
+  assert.is(h.checks.length, 1, 'the queued check was not lost in the transition');
+  assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r2' });
+  await h.finishCheck(false);
+  assert.is(h.context().updatePending, false, 'the fresh server is not asked to leave for the build it runs');
+  assert.equal(h.proc().commands, []);
+});
+
+check('instance :: requests during the update before a launch wait for it, then make exactly one check', async ({ h }) => {
+  h.actor.send({ type: 'START' });
+  assert.is(h.state(), 'updating');
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  h.actor.send({ type: 'UPDATE_CHECK' });
+  assert.is(h.checks.length, 0, 'no check beside the update\'s own');
+  await h.finishUpdate({ revision: 'r1', changed: false });
+  assert.is(h.state(), 'starting');
+  assert.is(h.checks.length, 1, 'one check once the update is done');
+  assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
+  await h.finishCheck(false);
   assert.is(h.checks.length, 0);
+  assert.is(h.context().check, 'idle');
 });
 
 check.run();

@@ -178,26 +178,30 @@ test('deaf: restart of a server that answers /shutdown but never exits: both kil
 });
 
 test('nohttp: stop cannot be delivered: ours shuts the server down and a later restart relaunches it', async (ctx) => {
-  const results: Record<SideName, { stop: number; aliveAfterStop: boolean; restart: number; relaunched: boolean; loopDied: boolean }> = {} as never;
-  for (const name of ['real', 'ours'] as const) {
+  type Result = { stop: number; aliveAfterStop: boolean; restart: number; relaunched: boolean; loopDied: boolean };
+  const within = async (what: string, check: () => Promise<boolean>, ms: number) => {
+    try {
+      await waitFor(what, check, ms, 100);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const run = async (name: SideName): Promise<Result> => {
     const side = ctx.sides[name]!;
     const [pid] = await waitFor(`${name}: the nohttp server`, async () => {
       const p = await serversOf(side, 'nohttp');
       return p.length === 1 ? p : undefined;
     }, 20_000, 100);
     const stop = await postAs(`${side.run.url}/instances/nohttp/stop`, 'nohttp', TOKEN);
-    await sleep(3000);
-    const aliveAfterStop = (await serversOf(side, 'nohttp')).includes(pid!);
+    const gone = await within(`${name}: nohttp gone`, async () => !(await serversOf(side, 'nohttp')).includes(pid!), 5000);
+    await sleep(500);
     const restart = await postAs(`${side.run.url}/instances/nohttp/restart`, 'nohttp', TOKEN);
-    let relaunched = false;
-    try {
-      await waitFor(`${name}: nohttp relaunched`, async () => (await serversOf(side, 'nohttp')).some((p) => p !== pid), 4000, 100);
-      relaunched = true;
-    } catch {
-      relaunched = false;
-    }
-    results[name] = { stop, aliveAfterStop, restart, relaunched, loopDied: /Exception occurred in server instance loop!/.test(side.run.log()) };
-  }
+    const relaunched = await within(`${name}: nohttp relaunched`, async () => (await serversOf(side, 'nohttp')).some((p) => p !== pid), 4000);
+    return { stop, aliveAfterStop: !gone, restart, relaunched, loopDied: /Exception occurred in server instance loop!/.test(side.run.log()) };
+  };
+  const [real, ours] = await Promise.all([run('real'), run('ours')]);
+  const results: Record<SideName, Result> = { real, ours };
   console.log(`peer: nohttp stop then restart: real ${JSON.stringify(results.real)}, ours ${JSON.stringify(results.ours)}`);
   assert.equal(results.ours, { stop: 200, aliveAfterStop: false, restart: 200, relaunched: true, loopDied: false }, 'ours');
   assert.equal(results.real.stop, 200);

@@ -77,8 +77,10 @@ export interface RealWatchdog {
  */
 export async function startReal(dir: string, url: string, env: Record<string, string> = {}): Promise<RealWatchdog> {
   const program = await peerProgram();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1', ...env };
-  for (const k of ['ASPNETCORE_URLS', 'DOTNET_URLS', 'DOTNET_ENVIRONMENT', 'ASPNETCORE_ENVIRONMENT']) delete childEnv[k];
+  // The test's own environment must not choose the address or environment; `env` may.
+  const inherited: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of ['ASPNETCORE_URLS', 'DOTNET_URLS', 'DOTNET_ENVIRONMENT', 'ASPNETCORE_ENVIRONMENT']) delete inherited[k];
+  const childEnv: NodeJS.ProcessEnv = { ...inherited, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1', ...env };
   const proc = spawn(program, [], { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));

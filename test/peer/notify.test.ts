@@ -1,6 +1,7 @@
 /**
  * Chat notifications (`Notification.DiscordWebhook`) under the real SS14.Watchdog and under ours, side by side,
- * each posting to a loopback webhook of its own: a crash after the first check-in, a hang (SIGSTOP), and a stop.
+ * each posting to a loopback webhook of its own: instance `c` crashes once after its first check-in; instance `h` is
+ * hung with SIGSTOP, then (relaunched) stopped.
  * The texts, and the JSON key that turns mentions off, are compared.
  */
 import { join } from 'node:path';
@@ -13,7 +14,8 @@ import {
   type RunningSide, type SideName,
 } from './_peer.ts';
 
-const KEY = 'n';
+const CRASH = 'c';
+const HANG = 'h';
 const TOKEN = 't';
 const TIMEOUT_S = 3;
 const CHECK_LOGS = 'Check server logs for possible causes.';
@@ -22,6 +24,8 @@ interface Side {
   run: RunningSide;
   dir: string;
   hook: WebhookReceiver;
+  /** How many launches of h there were when the last one was hung. */
+  hungAt: number;
 }
 
 interface Ctx {
@@ -29,7 +33,7 @@ interface Ctx {
   dirs: Array<{ path: string; cleanup: () => Promise<void> }>;
 }
 
-const startLog = (side: Side) => join(side.dir, 'starts.log');
+const startLog = (side: Side, key: string) => join(side.dir, `starts-${key}.log`);
 const texts = (side: Side) => side.hook.messages.map((m) => m.content);
 
 async function message(side: Side, what: string, re: RegExp): Promise<{ content: string; body: unknown }> {
@@ -50,26 +54,26 @@ test.before(async (ctx) => {
       ctx.dirs.push(dir);
       const hook = await startWebhookReceiver();
       const behave = await writeBehave(dir.path);
-      const [urlsPort, apiPort] = [await freePort(), await freePort()];
-      // The first launch checks in and crashes; every later launch behaves.
-      const env = { FIXTURE_LIFETIME_MS: '60000', START_LOG: join(dir.path, 'starts.log'), MODE: 'crash', MODE_LAUNCHES: '1' };
-      const yaml = [
-        SERILOG,
-        `Urls: http://localhost:${urlsPort}`,
-        'Notification:',
-        `  DiscordWebhook: ${hook.url}`,
-        'Servers:',
-        '  Instances:',
-        `    ${KEY}:`,
-        `      ApiToken: ${TOKEN}`,
-        `      ApiPort: ${apiPort}`,
-        `      RunCommand: ${JSON.stringify(behave)}`,
-        `      TimeoutSeconds: ${TIMEOUT_S}`,
-        '      DumpOnTimeout: false',
-        `      Arguments: ${JSON.stringify(['--cvar', `net.port=${apiPort}`, '--cvar', 'watchdog.checkin_interval=0.3'])}`,
-        `      EnvironmentVariables: ${JSON.stringify(env)}`,
-      ].join('\n') + '\n';
-      ctx.sides[name] = { run: await startSide(name, dir.path, yaml, urlsPort), dir: dir.path, hook };
+      const urlsPort = await freePort();
+      const lines = [SERILOG, `Urls: http://localhost:${urlsPort}`, 'Notification:', `  DiscordWebhook: ${hook.url}`, 'Servers:', '  Instances:'];
+      for (const key of [CRASH, HANG]) {
+        const apiPort = await freePort();
+        // CRASH: the first launch checks in and exits 1, later ones behave. HANG: behaves (the test SIGSTOPs it).
+        const env = { FIXTURE_LIFETIME_MS: '60000', START_LOG: join(dir.path, `starts-${key}.log`), MODE: key === CRASH ? 'crash' : 'well', MODE_LAUNCHES: '1' };
+        lines.push(
+          `    ${key}:`,
+          `      ApiToken: ${TOKEN}`,
+          `      ApiPort: ${apiPort}`,
+          `      RunCommand: ${JSON.stringify(behave)}`,
+          // Only h's deadline matters; c gets room to start and check in on a loaded machine.
+          `      TimeoutSeconds: ${key === HANG ? TIMEOUT_S : 20}`,
+          '      DumpOnTimeout: false',
+          `      Arguments: ${JSON.stringify(['--cvar', `net.port=${apiPort}`, '--cvar', 'watchdog.checkin_interval=0.3'])}`,
+          `      EnvironmentVariables: ${JSON.stringify(env)}`,
+        );
+      }
+      const yaml = lines.join('\n') + '\n';
+      ctx.sides[name] = { run: await startSide(name, dir.path, yaml, urlsPort), dir: dir.path, hook, hungAt: 0 };
     }));
   } catch (err) {
     console.error(err); // uvu reports a failed hook only as a suite that ran nothing
@@ -83,16 +87,17 @@ test.after(async (ctx) => {
     await side.hook.close();
   }
   for (const dir of ctx.dirs) {
-    for (const pid of await pidsWith(join(dir.path, 'instances', KEY, 'config.toml'))) killPid(pid);
+    for (const key of [CRASH, HANG]) for (const pid of await pidsWith(join(dir.path, 'instances', key, 'config.toml'))) killPid(pid);
     await dir.cleanup();
   }
 });
 
 test('a crash after the first check-in: one notification each, with the exit status', async (ctx) => {
-  const real = await message(ctx.sides.real!, 'crash', /exited with non-clean/);
-  const ours = await message(ctx.sides.ours!, 'crash', /exited with non-clean/);
-  assert.is(real.content, `Server \`${KEY}\` exited with non-clean exit status: ProcessExitStatus { Reason = ExitCode, Status = 1, IsClean = False }. ${CHECK_LOGS}`);
-  assert.is(ours.content, `Server \`${KEY}\` exited with non-clean exit code 1. ${CHECK_LOGS}`);
+  const real = await message(ctx.sides.real!, 'crash', /^Server `c` exited with non-clean/);
+  assert.is(ctx.sides.real!.hook.messages.filter((m) => m.content.startsWith('Server `c`')).length, 1, 'one notification for c');
+  const ours = await message(ctx.sides.ours!, 'crash', /^Server `c` exited with non-clean/);
+  assert.is(real.content, `Server \`${CRASH}\` exited with non-clean exit status: ProcessExitStatus { Reason = ExitCode, Status = 1, IsClean = False }. ${CHECK_LOGS}`);
+  assert.is(ours.content, `Server \`${CRASH}\` exited with non-clean exit code 1. ${CHECK_LOGS}`);
   difference('crash notification: ours says "exit code 1", the real watchdog prints its ProcessExitStatus record');
 });
 
@@ -108,42 +113,47 @@ test('the JSON that turns mentions off: the real watchdog writes "allowed-mentio
 test('a hang (SIGSTOP): the server is killed and a notification says so', async (ctx) => {
   for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
-    const starts = await waitFor(`${name}: the second launch`, async () => {
-      const s = await startsIn(startLog(side));
-      return s.length >= 2 ? s : undefined;
-    }, 20_000, 50);
-    const pid = starts[1]![1];
-    await waitFor(`${name}: the second server running`, () => isRunningPid(pid), 10_000, 50);
-    await new Promise((r) => setTimeout(r, 1000)); // a few check-ins (every 0.3 s)
+    // The launch running once h has checked in (the real watchdog logs each check-in request; ours shows it).
+    await waitFor(`${name}: ${HANG} checked in`, async () => {
+      if (name === 'real') return /POST \/server_api\/h\/ping responded 200/.test(side.run.log());
+      const res = await fetch(`${side.run.url}/instances/${HANG}/status`, { headers: { authorization: `Basic ${Buffer.from(`${HANG}:${TOKEN}`).toString('base64')}` } });
+      const st = (await res.json()) as { lastCheckinAt: string | null };
+      return st.lastCheckinAt !== null;
+    }, 30_000, 100);
+    const starts = await startsIn(startLog(side, HANG));
+    const pid = starts.at(-1)![1];
+    assert.ok(await isRunningPid(pid), `${name}: ${HANG} runs`);
+    await new Promise((r) => setTimeout(r, 1000)); // a few more check-ins (every 0.3 s)
     process.kill(pid, 'SIGSTOP');
+    side.hungAt = starts.length;
   }
-  const real = await message(ctx.sides.real!, 'hang', /timed/);
-  const ours = await message(ctx.sides.ours!, 'hang', /timed/);
-  assert.is(real.content, `Server \`${KEY}\` timed and will be killed. ${CHECK_LOGS}`);
-  assert.is(ours.content, `Server \`${KEY}\` timed out and will be killed. ${CHECK_LOGS}`);
+  const real = await message(ctx.sides.real!, 'hang', /^Server `h` timed/);
+  const ours = await message(ctx.sides.ours!, 'hang', /^Server `h` timed/);
+  assert.is(real.content, `Server \`${HANG}\` timed and will be killed. ${CHECK_LOGS}`);
+  assert.is(ours.content, `Server \`${HANG}\` timed out and will be killed. ${CHECK_LOGS}`);
   difference('hang notification: "timed out and will be killed" (ours) vs "timed and will be killed" (real)');
 });
 
 test('stop: "has exited after manual stop request" from both', async (ctx) => {
   for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
-    await waitFor(`${name}: the third launch`, async () => (await startsIn(startLog(side))).length >= 3, 20_000, 50);
+    await waitFor(`${name}: the relaunch of ${HANG}`, async () => (await startsIn(startLog(side, HANG))).length > side.hungAt, 20_000, 50);
     await new Promise((r) => setTimeout(r, 1000));
-    assert.is(await postAs(`${side.run.url}/instances/${KEY}/stop`, KEY, TOKEN), 200);
+    assert.is(await postAs(`${side.run.url}/instances/${HANG}/stop`, HANG, TOKEN), 200);
   }
   for (const name of ['real', 'ours'] as const) {
-    const m = await message(ctx.sides[name]!, 'stop', /manual stop/);
-    assert.is(m.content, `Server \`${KEY}\` has exited after manual stop request.`, name);
+    const m = await message(ctx.sides[name]!, 'stop', /^Server `h` has exited after manual stop/);
+    assert.is(m.content, `Server \`${HANG}\` has exited after manual stop request.`, name);
   }
   for (const name of ['real', 'ours'] as const) console.log(`peer: notifications, ${name}: ${JSON.stringify(texts(ctx.sides[name]!))}`);
 });
 
 test('after the hang kill the real watchdog also reports the killed server\'s exit; ours reports the hang once', (ctx) => {
-  const real = texts(ctx.sides.real!);
-  const ours = texts(ctx.sides.ours!);
-  assert.ok(real.includes(`Server \`${KEY}\` exited with non-clean exit status: ProcessExitStatus { Reason = ExitCode, Status = 137, IsClean = False }. ${CHECK_LOGS}`), 'real: the SIGKILL exit too');
-  assert.is(ours.filter((t) => /exited with/.test(t)).length, 1, 'ours: only the crash, not the kill it made itself');
-  assert.is(ours.length, 3, 'ours: crash, hang, stop');
+  const real = texts(ctx.sides.real!).filter((t) => t.startsWith(`Server \`${HANG}\``));
+  const ours = texts(ctx.sides.ours!).filter((t) => t.startsWith(`Server \`${HANG}\``));
+  assert.ok(real.includes(`Server \`${HANG}\` exited with non-clean exit status: ProcessExitStatus { Reason = ExitCode, Status = 137, IsClean = False }. ${CHECK_LOGS}`), 'real: the SIGKILL exit too');
+  assert.ok(ours.includes(`Server \`${HANG}\` timed out and will be killed. ${CHECK_LOGS}`) && ours.includes(`Server \`${HANG}\` has exited after manual stop request.`), 'ours: the hang and the stop');
+  assert.equal(ours.filter((t) => / exited with /.test(t)), [], 'ours: nothing for the kill it made itself');
   difference('after a hang kill: the real watchdog sends a second notification for the exit it caused (status 137); ours sends only the hang one');
 });
 

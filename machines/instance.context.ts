@@ -2,7 +2,9 @@
  * The instance statechart's context and the pure logic on it (intents, exits, back-off, alerts, checks). No XState
  * here: `instance.setup.ts` turns these into guards and actions.
  */
-import type { AlertKind, CheckOutput, ExitInfo, ExitIntent, InstanceEmitted, InstanceEvent, InstanceTiming, RestartReason } from './instance.types.ts';
+import type {
+  AlertKind, CheckOutput, ExitInfo, ExitIntent, ExitReason, InstanceEmitted, InstanceEvent, InstanceTiming, LastExit, RestartReason,
+} from './instance.types.ts';
 
 export interface InstanceContext {
   key: string;
@@ -18,13 +20,17 @@ export interface InstanceContext {
   /** Consecutive exits before a first check-in. */
   startupFailures: number;
   restarts: number;
-  /** Consecutive unclean exits after a check-in, reset by a stable run (STABLE); ≥ 2 is a crash loop. */
+  /**
+   * Consecutive unclean exits and hang kills after a check-in, reset by a stable run (STABLE); ≥ 2 is a crash (or
+   * hang) loop.
+   */
   crashStreak: number;
   /** Run the update actor before the next launch. True at daemon start. */
   updatePending: boolean;
   /** Why the server is going away; read and spent by `decide`. */
   exitIntent: ExitIntent | null;
-  lastExit: ExitInfo | null;
+  /** How and why the last server process ended (the supervisor stamps the time). */
+  lastExit: LastExit | null;
   /** The `updateCheck` child: none, one running, or one running and another asked for meanwhile. */
   check: 'idle' | 'running' | 'queued';
 }
@@ -51,55 +57,80 @@ export function backoffMs(timing: InstanceTiming, crashStreak: number): number {
   return Math.min(timing.backoffInitialMs * 2 ** Math.max(0, crashStreak - 2), timing.backoffMaxMs);
 }
 
-/** The alert as emitted: exit status (none for a hang), the count that matters for its kind, the back-off. */
+/**
+ * The alert as emitted: exit status (none for a hang: the kill was ours), the count that matters for its kind, the
+ * back-off.
+ */
 export function alertOf(context: InstanceContext, kind: AlertKind, backoff: number | null = null): InstanceEmitted {
+  const last = context.lastExit;
   return {
     type: 'alert',
     kind,
-    exit: kind === 'hang' ? null : context.lastExit,
-    failures: kind === 'crash' || kind === 'crash-loop' ? context.crashStreak : context.startupFailures,
+    exit: kind === 'hang' || kind === 'hang-loop' || last === null ? null : { code: last.code, signal: last.signal },
+    failures: kind === 'crash' || kind === 'crash-loop' || kind === 'hang-loop' ? context.crashStreak : context.startupFailures,
     backoffMs: backoff,
   };
 }
 
 export const unclean = (exit: ExitInfo | null): boolean => exit !== null && (exit.code !== 0 || exit.signal !== null);
 
+/**
+ * A hang is the first of its loop (it is told, and dumped): after a check-in, no crash or hang since the last stable
+ * run; before one, no startup failure yet. Later hangs of the loop are killed without either.
+ */
+export const firstHang = (c: InstanceContext): boolean => (c.checkedIn ? c.crashStreak === 0 : c.startupFailures === 0);
+
 /** An exit nobody asked for, before a first check-in, that reaches the limit while no new build could help. */
 export const givesUp = (c: InstanceContext): boolean =>
   !c.checkedIn && !c.updatePending && c.startupFailures >= c.timing.startupFailureLimit;
 
+/** Why the process that just exited ended, from the intent it was going with. */
+function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
+  switch (c.exitIntent) {
+    case 'shutdown': case 'stop': case 'restart': case 'hang': return c.exitIntent;
+    case 'rollback': return 'restart';
+    default: return c.updatePending && !unclean(exit) ? 'update' : 'crash';
+  }
+}
+
 /**
  * The current process exited: how it counts and what is said about it, decided once, here. An exit nobody asked
- * for becomes intent `crash`, which `decide` reads to give up or back off.
+ * for, and a hang kill, become intent `crash`, which `decide` reads to give up or back off: a hang counts like a
+ * crash (a startup failure before the first check-in, a step of the loop after it). The first hang's alert was
+ * sent when it was killed (`hang`); the exit adds the loop's.
  */
 export function classifyExit(context: InstanceContext, exit: ExitInfo): { context: InstanceContext; emitted: InstanceEmitted[] } {
-  const c: InstanceContext = { ...context, lastExit: exit };
+  const c: InstanceContext = { ...context, lastExit: { ...exit, reason: exitReason(context, exit) } };
   const emitted: InstanceEmitted[] = [];
   const restart = (reason: RestartReason) => {
     c.restarts += 1;
     emitted.push({ type: 'restart', reason });
   };
+  const hang = c.exitIntent === 'hang';
   switch (c.exitIntent) {
     case 'shutdown': break;
     case 'stop': emitted.push(alertOf(c, 'stopped')); break;
     case 'restart': case 'rollback': restart('request'); break;
-    case 'hang': restart('hang'); break;
     default:
       c.exitIntent = 'crash';
       if (!c.checkedIn) {
         c.startupFailures += 1;
         if (givesUp(c)) emitted.push(alertOf(c, 'failing'));
-        else restart('startup-failure');
-      } else if (unclean(exit)) {
+        else restart(hang ? 'hang' : 'startup-failure');
+      } else if (hang || unclean(exit)) {
         c.crashStreak += 1;
-        restart('crash');
-        if (c.crashStreak === 1) emitted.push(alertOf(c, 'crash'));
+        restart(hang ? 'hang' : 'crash');
+        if (c.crashStreak === 1 && !hang) emitted.push(alertOf(c, 'crash'));
         // One alert when it becomes a loop; a stable run (STABLE) resets the streak and so the loop.
-        else if (c.crashStreak === 2) emitted.push(alertOf(c, 'crash-loop', backoffMs(c.timing, c.crashStreak)));
+        else if (c.crashStreak === 2) emitted.push(alertOf(c, hang ? 'hang-loop' : 'crash-loop', backoffMs(c.timing, c.crashStreak)));
       } else restart(c.updatePending ? 'update' : 'exit');
   }
   return { context: c, emitted };
 }
+
+/** The second unclean exit or hang kill after check-ins without a stable run between them, or a later one. */
+export const inLoop = (c: InstanceContext): boolean =>
+  c.exitIntent === 'crash' && c.checkedIn && c.crashStreak >= 2 && (c.lastExit?.reason === 'hang' || unclean(c.lastExit));
 
 /** The result of a finished update check. */
 export function checkAvailable(event: InstanceMachineEvent): boolean {

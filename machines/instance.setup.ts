@@ -11,8 +11,9 @@ import {
   endCheck,
   errorMessage,
   exitOf,
+  firstHang,
   givesUp,
-  unclean,
+  inLoop,
   want,
   type InstanceContext,
   type InstanceMachineEvent,
@@ -75,9 +76,8 @@ export const instanceSetup = setup({
     rollbackRequested: ({ context }) => context.exitIntent === 'rollback',
     /** The startup-failure limit is reached and no pending update could still change the outcome. */
     giveUp: ({ context }) => context.exitIntent === 'crash' && givesUp(context),
-    /** The second unclean exit after check-ins without a stable run between them, or a later one. */
-    crashLoop: ({ context }) =>
-      context.exitIntent === 'crash' && context.checkedIn && unclean(context.lastExit) && context.crashStreak >= 2,
+    /** The second unclean exit or hang kill after check-ins without a stable run between them, or a later one. */
+    crashLoop: ({ context }) => inLoop(context),
   },
   actions: {
     /** Every ProcessCommand goes through here: one for a process that is not owned is dropped, never thrown. */
@@ -99,10 +99,12 @@ export const instanceSetup = setup({
       if (check(inState('#instance.owning'))) enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
     }),
     shutdown: assign(({ context }) => ({ exitIntent: want(context.exitIntent, 'shutdown') })),
+    /** Missed check-ins: the first hang of a loop is told and dumped, later ones only killed (`firstHang`). */
     hang: enqueueActions(({ context, enqueue }) => {
-      enqueue.emit(alertOf(context, 'hang'));
+      const first = firstHang(context);
+      if (first) enqueue.emit(alertOf(context, 'hang'));
       enqueue.assign({ exitIntent: want(context.exitIntent, 'hang') });
-      enqueue.sendTo('process', { type: 'KILL', reason: 'hang' } satisfies ProcessCommand);
+      enqueue.sendTo('process', { type: 'KILL', reason: 'hang', dump: first } satisfies ProcessCommand);
     }),
     /** Entering `owning`: a new launch id; an adopted server has checked in already (it ran under the last daemon). */
     launch: enqueueActions(({ enqueue, event }) => {
@@ -133,7 +135,14 @@ export const instanceSetup = setup({
       }
       enqueue.emit({ type: 'checkin', launchId: context.launchId });
     }),
-    stable: assign({ crashStreak: 0 }),
+    /**
+     * A run lasted stableRunMs after its first check-in. One whose check-in is overdue now may be hanging: it is not
+     * stable yet, so the loop is not forgotten; it is asked again after another stableRunMs.
+     */
+    stable: enqueueActions(({ enqueue, check }) => {
+      if (check(inState('#instance.owning.live.running'))) enqueue.assign({ crashStreak: 0 });
+      else enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
+    }),
     /**
      * The current process exited: record how, count it and say why the instance restarts, once, here. An exit
      * nobody asked for becomes intent `crash`, which `decide` reads to give up or back off.

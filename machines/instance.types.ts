@@ -31,6 +31,18 @@ export interface ExitInfo {
 }
 
 /**
+ * Why the last server process ended, as the status API shows it: an exit nobody asked for is a `crash` (clean or
+ * not: the code tells), a kill after missed check-ins a `hang`, a clean exit while an update was pending an
+ * `update`; the others were requested (a rollback's shutdown is a `restart`).
+ */
+export type ExitReason = 'crash' | 'hang' | 'stop' | 'restart' | 'update' | 'shutdown';
+
+/** The last exit as the machine records it: its status and why. */
+export interface LastExit extends ExitInfo {
+  reason: ExitReason;
+}
+
+/**
  * Why the current server process is going away, or went away: one value instead of a flag per request.
  * `crash` marks an exit nobody asked for (set when it happens); the others are requests, and when two meet the
  * stronger one wins (`want` in instance.setup.ts): shutdown over stop, restart and rollback (the latest of
@@ -74,8 +86,12 @@ export type ProcessCommand =
   | { type: 'LEAVE' }
   /** An update is available: POST /update; a delivery failure is only logged. */
   | { type: 'NOTIFY_UPDATE' }
-  /** Hang: dump if configured, then kill the process group. */
-  | { type: 'KILL'; reason: 'hang' | 'stop-timeout' }
+  /**
+   * Hang: dump if configured and `dump` (the first hang of a loop only), then kill the process group. Stop timeout:
+   * kill again.
+   */
+  | { type: 'KILL'; reason: 'hang'; dump: boolean }
+  | { type: 'KILL'; reason: 'stop-timeout' }
   /** PersistServers: forget the process without killing it (the cleanup must not kill). */
   | { type: 'DETACH' };
 
@@ -118,7 +134,7 @@ export interface RollbackOutput {
   revision: string | null;
 }
 
-export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'failing' | 'stopped';
+export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'hang-loop' | 'failing' | 'stopped';
 export type RestartReason = 'crash' | 'hang' | 'request' | 'update' | 'startup-failure' | 'exit';
 
 /** What the machine emits (actor.on); the supervisor bridges these onto the bus. */

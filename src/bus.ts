@@ -4,7 +4,7 @@ import mitt, { type Emitter } from 'mitt';
 export type RestartReason = 'crash' | 'hang' | 'request' | 'update' | 'startup-failure' | 'exit';
 
 /** What deserves a person's attention; the notifier turns these into chat messages. */
-export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'failing' | 'stopped';
+export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'hang-loop' | 'failing' | 'stopped';
 
 export interface ExitStatus {
   code: number | null;

@@ -1,4 +1,5 @@
 /** What the HTTP layer needs from the supervisor, so routes can be tested without the daemon. */
+import type { ExitReason } from '../../machines/instance.types.ts';
 
 export interface InstanceStatus {
   key: string;
@@ -14,6 +15,16 @@ export interface InstanceStatus {
   restarts: number;
   updatePending: boolean;
   stopRequested: boolean;
+  /** How the last server process ended (null before any has): why, its exit code or signal, and when (ISO). */
+  lastExit: LastExitStatus | null;
+}
+
+/** `reason`: crash | hang | stop | restart | update | shutdown (see `ExitReason` in machines/instance.types.ts). */
+export interface LastExitStatus {
+  reason: ExitReason;
+  code: number | null;
+  signal: string | null;
+  at: string;
 }
 
 export type ControlAction = 'restart' | 'update' | 'stop' | 'rollback';

@@ -27,7 +27,7 @@ export interface MetricsOptions {
 
 // Records, so adding a reason or kind to src/bus.ts without listing it here fails to type-check.
 const REASONS: Record<RestartReason, true> = { crash: true, hang: true, request: true, update: true, 'startup-failure': true, exit: true };
-const KINDS: Record<AlertKind, true> = { crash: true, 'crash-loop': true, hang: true, failing: true, stopped: true };
+const KINDS: Record<AlertKind, true> = { crash: true, 'crash-loop': true, hang: true, 'hang-loop': true, failing: true, stopped: true };
 const UPDATE_RESULTS = ['done', 'failed'] as const;
 
 export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {

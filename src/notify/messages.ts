@@ -54,5 +54,9 @@ export function alertMessage(key: string, e: AlertEvent): string {
       const next = e.backoffMs === null ? '' : ` (next in ${formatDelay(e.backoffMs)})`;
       return `${server} is crash-looping; restarting with back-off${next}.`;
     }
+    case 'hang-loop': {
+      const next = e.backoffMs === null ? '' : ` (next in ${formatDelay(e.backoffMs)})`;
+      return `${server} keeps hanging; restarting with back-off${next}.`;
+    }
   }
 }

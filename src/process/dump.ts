@@ -20,7 +20,13 @@ export interface DumpOptions {
   searchPath?: string;
   /** Dumps kept in dumpsDir, newest first (default 3). */
   keep?: number;
+  /** Total size of the dumps kept (default `DUMPS_MAX_BYTES`); the newest dump is kept whatever its size. */
+  maxBytes?: number;
 }
+
+/** The dumps of one instance are bounded by count and by total size. */
+export const DUMPS_KEEP = 3;
+export const DUMPS_MAX_BYTES = 4 * 1024 ** 3;
 
 /** createdump's flag per dump type (dotnet/runtime `src/coreclr/debug/createdump/main.cpp`). */
 const CREATEDUMP_FLAGS: Record<DumpType, string> = { Normal: '--normal', WithHeap: '--withheap', Triage: '--triage', Full: '--full' };
@@ -88,18 +94,29 @@ function runBounded(program: string, args: string[], timeoutMs: number, log: Log
   });
 }
 
-/** Keeps the newest `keep` entries named dump_* (files or gcore's `<name>.<pid>`). */
-export async function pruneDumps(dumpsDir: string, keep: number): Promise<void> {
+/**
+ * Keeps the newest `keep` entries named dump_* (files or gcore's `<name>.<pid>`), and of those only as many as fit
+ * in `maxBytes` together, newest first; the newest is kept whatever its size (it is the one just taken).
+ */
+export async function pruneDumps(dumpsDir: string, keep: number, maxBytes = DUMPS_MAX_BYTES): Promise<void> {
   const names = (await readdir(dumpsDir).catch(() => [] as string[])).filter((n) => n.startsWith('dump_'));
-  const dated = await Promise.all(names.map(async (n) => ({ n, t: (await stat(join(dumpsDir, n)).catch(() => null))?.mtimeMs ?? 0 })));
+  const dated = await Promise.all(names.map(async (n) => {
+    const st = await stat(join(dumpsDir, n)).catch(() => null);
+    return { n, t: st?.mtimeMs ?? 0, size: st?.size ?? 0 };
+  }));
   dated.sort((a, b) => b.t - a.t || b.n.localeCompare(a.n));
-  await Promise.all(dated.slice(keep).map(({ n }) => rm(join(dumpsDir, n), { force: true, recursive: true })));
+  let total = 0;
+  const doomed = dated.filter((d, i) => {
+    total += d.size;
+    return i >= keep || (i > 0 && total > maxBytes);
+  });
+  await Promise.all(doomed.map(({ n }) => rm(join(dumpsDir, n), { force: true, recursive: true })));
 }
 
 /**
  * Dumps a hung server before it is killed (`DumpOnTimeout`): `createdump` beside the program or on PATH
  * (the .NET runtime's dumper, honouring the dump type), else `gcore` from gdb, else just a log line.
- * Bounded by `timeoutMs`; keeps the newest 3 dumps. Resolves the dump's path, or null. Never rejects.
+ * Bounded by `timeoutMs`; keeps the newest 3 dumps, at most 4 GiB together (`keep`, `maxBytes`). Resolves the dump's path, or null. Never rejects.
  */
 export async function dumpProcess(pid: number, opts: DumpOptions): Promise<string | null> {
   const searchPath = opts.searchPath ?? process.env.PATH ?? '';
@@ -126,7 +143,7 @@ export async function dumpProcess(pid: number, opts: DumpOptions): Promise<strin
     if (written && !(await stat(written).catch(() => null))) written = null;
     if (written) opts.log.info('dump written', { pid, file: written });
     else await Promise.all([base, `${base}.${pid}`].map((f) => rm(f, { force: true }))); // half-written by a killed dumper
-    await pruneDumps(opts.dumpsDir, opts.keep ?? 3);
+    await pruneDumps(opts.dumpsDir, opts.keep ?? DUMPS_KEEP, opts.maxBytes);
     return written;
   } catch (err) {
     opts.log.warn('dump failed', { pid, error: err instanceof Error ? err.message : String(err) });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
@@ -66,6 +66,12 @@ function marker(text: string): string {
   return `--- ${new Date().toISOString()} watchdog: ${text} ---`;
 }
 
+/** The line server.log gets at the end of each run: `exited with code 0`, `killed by signal SIGKILL`. */
+export function exitMarker(pid: number, status: ExitStatus): string {
+  if (status.signal !== null) return marker(`server (pid ${pid}) killed by signal ${status.signal}`);
+  return marker(status.code === null ? `server (pid ${pid}) ended, status unknown` : `server (pid ${pid}) exited with code ${status.code}`);
+}
+
 /** Waits for the outcome of spawn(): 'spawn' when exec succeeded, 'error' when it did not. */
 function started(child: ChildProcess): Promise<Error | null> {
   return new Promise((resolve) => {
@@ -114,7 +120,8 @@ async function spawnPiped(spec: LaunchSpec, opts: SpawnOptions, rotation: LogRot
   }
   const pid = child.pid;
   let detached = false;
-  let open = 2;
+  // Open until both pipes are drained and the run's end is written (after them, unless grandchildren hold the pipes).
+  let open = 3;
   const closeWriter = () => {
     if (--open === 0) writer.close();
   };
@@ -139,6 +146,10 @@ async function spawnPiped(spec: LaunchSpec, opts: SpawnOptions, rotation: LogRot
       setTimeout(() => resolve(status ?? { code, signal }), DRAIN_GRACE_MS).unref();
     });
     child.once('close', (code: number | null, signal: NodeJS.Signals | null) => resolve(status ?? { code, signal }));
+  });
+  void exited.then((status) => {
+    if (!detached) writer.writeLine(exitMarker(pid, status));
+    closeWriter();
   });
   return {
     pid,
@@ -188,6 +199,14 @@ async function spawnPersistent(spec: LaunchSpec, opts: SpawnOptions, rotation: L
     child.once('exit', (code, signal) => {
       reapStragglers(child, detached);
       follower.stop();
+      // The file is the server's too (O_APPEND); once it is gone the run's end goes after its last line.
+      if (!detached) {
+        try {
+          appendFileSync(logPath(opts.logDir), exitMarker(pid, { code, signal }) + '\n');
+        } catch {
+          // A log that cannot be written must not lose the exit.
+        }
+      }
       resolve({ code, signal });
     });
   });

@@ -1,6 +1,6 @@
 import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
-import type { InstanceEmitted } from '../../machines/instance.types.ts';
+import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
@@ -41,6 +41,8 @@ export class Instance implements InstanceControl {
   private startedAt: number | null = null;
   private lastCheckinAt: number | null = null;
   private lastState: string | null = null;
+  /** The machine's lastExit as last seen, and when it was first seen (the machine has no clock). */
+  private lastExit: { exit: LastExit; at: number } | null = null;
   private checkins = createCheckinCoalescer(
     () => coalesceWindowMs(this.deps.instance.settings.TimeoutSeconds * 1000),
     (launchId) => this.actor.send({ type: 'CHECKIN', launchId }),
@@ -81,6 +83,8 @@ export class Instance implements InstanceControl {
     actor.on('*', (e) => this.onEmitted(e as InstanceEmitted));
     actor.subscribe({
       next: (snap) => {
+        const exit = snap.context.lastExit;
+        if (exit !== null && exit !== this.lastExit?.exit) this.lastExit = { exit, at: Date.now() };
         const state = statePath(snap.value);
         if (state === this.lastState) return;
         deps.bus.emit('instance:state', { key: this.key, state, previous: this.lastState, event: '', at: Date.now() });
@@ -205,6 +209,7 @@ export class Instance implements InstanceControl {
       restarts: c.restarts,
       updatePending: c.updatePending,
       stopRequested: c.exitIntent === 'stop',
+      lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
     };
   }
 }

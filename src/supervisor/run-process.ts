@@ -97,8 +97,12 @@ export function createRunProcess(host: ProcessHost) {
         case 'KILL': {
           going = 'kill';
           const kill = () => server.proc.kill('SIGKILL');
-          if (cmd.reason === 'hang') host.dump(server.proc).finally(kill);
-          else kill();
+          // Only the first hang of a loop is dumped (the machine says which): one dump per loop, not one per relaunch.
+          if (cmd.reason === 'hang' && cmd.dump) host.dump(server.proc).finally(kill);
+          else {
+            if (cmd.reason === 'hang') host.log.info('hang again in the same loop; killed without a dump', { pid: server.proc.pid });
+            kill();
+          }
           break;
         }
         case 'DETACH':

@@ -46,6 +46,7 @@ export function memoryInstance(
       restarts: 1,
       updatePending: false,
       stopRequested: false,
+      lastExit: null,
     }),
     binariesDir: () => inst.dir,
   };

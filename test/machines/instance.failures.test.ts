@@ -43,7 +43,7 @@ startup('instance :: a spawn failure counts as a startup failure instead of idli
   h.proc().spawnFailed();
   h.proc().spawnFailed();
   assert.is(h.state(), 'stopped.failing');
-  assert.equal(h.context().lastExit, { code: null, signal: null });
+  assert.equal(h.context().lastExit, { code: null, signal: null, reason: 'crash' });
   assert.equal(h.alerts(), ['failing']);
 });
 
@@ -75,7 +75,7 @@ startup('instance :: a failing runProcess actor is an exit, not a dead instance'
   await h.run();
   h.proc().fail();
   assert.is(h.state(), 'starting');
-  assert.equal(h.context().lastExit, { code: null, signal: null });
+  assert.equal(h.context().lastExit, { code: null, signal: null, reason: 'crash' });
   // An unknown exit status is not a clean one.
   assert.equal(h.restarts(), ['crash']);
   h.proc().fail();
@@ -177,6 +177,128 @@ crash('instance :: a clean exit after a check-in relaunches at once without an a
 });
 
 crash.run();
+
+// --- hangs: a hang loop is a loop
+
+const hangs = fresh('instance hang loops');
+
+/** Lets the current server miss its check-ins until the machine kills it, then reports the kill. */
+function hangAndDie(h: Harness): void {
+  const before = h.proc();
+  const timeout = h.context().timing.checkinTimeoutMs;
+  // Degraded at half the timeout, killed at the end (two timers, one after the other).
+  h.clock.increment(Math.floor(timeout / 2));
+  h.clock.increment(timeout - Math.floor(timeout / 2));
+  const kill = before.commands.find((c) => c.type === 'KILL');
+  assert.ok(kill, 'the hung server is killed');
+  before.exit(null, 'SIGKILL');
+}
+
+/** Steps the clock until the next launch; the wait. */
+function waitForLaunch(h: Harness): number {
+  const before = h.processes.length;
+  let waited = 0;
+  while (h.processes.length === before && waited < 100_000) {
+    h.clock.increment(250);
+    waited += 250;
+  }
+  return waited;
+}
+
+hangs('instance :: a server that hangs after each check-in backs off like a crash loop, told twice, dumped once', async ({ h }) => {
+  await h.run();
+  hangAndDie(h);
+  assert.is(h.state(), 'starting', 'the first hang relaunches at once');
+  const waits: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    h.checkin();
+    hangAndDie(h);
+    assert.is(h.state(), 'restarting.backoff');
+    waits.push(waitForLaunch(h));
+  }
+  assert.equal(waits, [1_000, 2_000, 4_000, 8_000, 8_000]);
+  assert.equal(h.alerts(), ['hang', 'hang-loop']);
+  const loop = h.emitted.find((e) => e.type === 'alert' && e.kind === 'hang-loop');
+  assert.equal(loop, { type: 'alert', kind: 'hang-loop', exit: null, failures: 2, backoffMs: 1_000 });
+  const dumps = h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump);
+  assert.is(dumps.length, 1, 'one dump per loop');
+  assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang' });
+  assert.ok(h.restarts().every((r) => r === 'hang'));
+});
+
+hangs('instance :: a stable run ends a hang loop: the next hang is told and dumped again', async ({ h }) => {
+  await h.run();
+  hangAndDie(h);
+  h.checkin();
+  hangAndDie(h);
+  assert.is(h.state(), 'restarting.backoff');
+  waitForLaunch(h);
+  h.checkin();
+  for (let t = 0; t < TIMING.stableRunMs; t += 4_000) {
+    h.clock.increment(4_000);
+    h.checkin();
+  }
+  assert.is(h.context().crashStreak, 0);
+  hangAndDie(h);
+  assert.is(h.state(), 'starting');
+  assert.equal(h.alerts(), ['hang', 'hang-loop', 'hang']);
+  assert.equal(h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length, 2);
+});
+
+hangs('instance :: a run overdue when stableRunMs is up is not stable: the loop goes on', async ({ h }) => {
+  h = createHarness({ checkinTimeoutMs: 100_000 });
+  try {
+    await h.run();
+    hangAndDie(h);
+    h.checkin();
+    // The only check-in; the STABLE timer (60 s) fires while the check-in is overdue (after 50 s).
+    hangAndDie(h);
+    assert.is(h.state(), 'restarting.backoff');
+    assert.equal(h.alerts(), ['hang', 'hang-loop']);
+  } finally {
+    h.stop();
+  }
+});
+
+hangs('instance :: a server that never checks in: each hang kill is a startup failure, the third gives up', async ({ h }) => {
+  await h.launch();
+  hangAndDie(h);
+  assert.is(h.state(), 'starting');
+  assert.is(h.context().startupFailures, 1);
+  hangAndDie(h);
+  hangAndDie(h);
+  assert.is(h.state(), 'stopped.failing');
+  assert.equal(h.alerts(), ['hang', 'failing']);
+  assert.equal(h.restarts(), ['hang', 'hang']);
+  assert.equal(h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length, 1);
+  assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang' });
+});
+
+hangs('instance :: a crash then a hang is one loop: crash told, the hang makes it a loop, no dump', async ({ h }) => {
+  await h.run();
+  h.proc().exit(1);
+  h.checkin();
+  hangAndDie(h);
+  assert.is(h.state(), 'restarting.backoff');
+  assert.equal(h.alerts(), ['crash', 'hang-loop']);
+  assert.equal(h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length, 0);
+});
+
+hangs('instance :: lastExit names why the last server went', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'RESTART' });
+  h.proc().exit(0);
+  assert.equal(h.context().lastExit, { code: 0, signal: null, reason: 'restart' });
+  h.checkin();
+  h.proc().exit(2);
+  assert.equal(h.context().lastExit, { code: 2, signal: null, reason: 'crash' });
+  h.checkin();
+  h.actor.send({ type: 'STOP' });
+  h.proc().exit(0);
+  assert.equal(h.context().lastExit, { code: 0, signal: null, reason: 'stop' });
+});
+
+hangs.run();
 
 // --- a new build
 

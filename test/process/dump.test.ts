@@ -103,6 +103,24 @@ dump('dump :: only the newest 3 dumps are kept', async (ctx) => {
   assert.equal(left, ['dump_2020-01-03_00-00-00', 'dump_2020-01-04_00-00-00', file?.split('/').pop() ?? '', 'keep-me.txt'].sort());
 });
 
+dump('dump :: the dumps kept are bounded by total size too, newest first; the newest stays whatever its size', async (ctx) => {
+  await fakeCreatedump(ctx.dir, 'head -c 600 /dev/zero > "$3"');
+  const dumps = join(ctx.dir, 'dumps');
+  await mkdir(dumps);
+  for (let i = 0; i < 2; i++) {
+    const f = join(dumps, `dump_2020-01-0${i + 1}_00-00-00`);
+    await writeFile(f, 'x'.repeat(300));
+    await utimes(f, 1_600_000_000 + i, 1_600_000_000 + i);
+  }
+  const opts = { dumpsDir: dumps, type: 'Full', timeoutMs: 5000, program: join(ctx.dir, 'bin', 'x'), log: captureLog(), searchPath: '' } as const;
+  const file = await dumpProcess(4242, { ...opts, maxBytes: 1000 });
+  assert.ok(file);
+  // 600 (new) + 300 fits in 1000; the older 300 does not.
+  assert.equal((await readdir(dumps)).sort(), ['dump_2020-01-02_00-00-00', file?.split('/').pop() ?? ''].sort());
+  const only = await dumpProcess(4242, { ...opts, maxBytes: 100 });
+  assert.equal(await readdir(dumps), [only?.split('/').pop() ?? ''], 'a dump larger than the bound is still the one kept');
+});
+
 dump('dump :: gcore from gdb dumps a real process when createdump is absent', async (ctx) => {
   const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
   try {

@@ -86,6 +86,17 @@ launch('spawn :: output lines reach server.log and onLine, tagged by stream, exi
   assert.match(log, /watchdog: launching .*exit-at-once\.mjs/);
   assert.match(log, /^exit-at-once: starting$/m);
   assert.match(log, /^exit-at-once: giving up$/m);
+  await waitFor('the run\'s end in server.log', async () => /watchdog: server \(pid \d+\) exited with code 3 ---$/m.test(await readLog(ctx.dir)));
+});
+
+launch('spawn :: each run\'s end is one line of server.log with its code or signal, also with persist', async (ctx) => {
+  for (const persist of [false, true]) {
+    const { proc } = await launchFixture(ctx.dir, 'echo-env.mjs', { spawn: { persist } });
+    proc.kill('SIGKILL');
+    assert.equal((await proc.exited).signal, 'SIGKILL');
+    await waitFor(`the kill in server.log (persist ${persist})`, async () =>
+      (await readLog(ctx.dir)).split('\n').filter((l) => /watchdog: server \(pid \d+\) killed by signal SIGKILL ---$/.test(l)).length === (persist ? 2 : 1));
+  }
 });
 
 launch('spawn :: server.log is rotated and bounded (keep files of maxBytes)', async (ctx) => {

@@ -5,13 +5,21 @@ import { formatAge, formatDuration } from './format.ts';
 /** The status JSON as received: older daemons may leave out fields, so every field but key/state is optional. */
 export type StatusRow = Pick<InstanceStatus, 'key' | 'state'> & Partial<InstanceStatus>;
 
-export const COLUMNS = ['KEY', 'STATE', 'REVISION', 'PID', 'UPTIME', 'LAST CHECK-IN', 'RESTARTS', 'FAILURES'] as const;
+export const COLUMNS = ['KEY', 'STATE', 'REVISION', 'PID', 'UPTIME', 'LAST CHECK-IN', 'RESTARTS', 'FAILURES', 'LAST EXIT'] as const;
 
 function uptime(row: StatusRow, now: number): string {
   if (typeof row.uptimeSeconds === 'number') return formatDuration(row.uptimeSeconds);
   // An older daemon sends startedAt but not uptimeSeconds: derive it when only that is there.
   const started = row.startedAt ? Date.parse(row.startedAt) : NaN;
   return Number.isNaN(started) ? '-' : formatDuration((now - started) / 1000);
+}
+
+/** `hang (SIGKILL) 5s ago`, `crash (code 1) 2m ago`, `stop (code 0) …`; `-` before any exit (or from an older daemon). */
+export function lastExitCell(row: StatusRow, now: number): string {
+  const e = row.lastExit;
+  if (!e) return '-';
+  const status = e.signal !== null ? e.signal : e.code !== null ? `code ${e.code}` : 'status unknown';
+  return `${e.reason} (${status}) ${formatAge(e.at, now)}`;
 }
 
 /** One table row of plain cells, in COLUMNS order. */
@@ -26,6 +34,7 @@ export function statusCells(row: StatusRow, now: number): string[] {
     formatAge(row.lastCheckinAt, now),
     dash(row.restarts),
     dash(row.startupFailures),
+    lastExitCell(row, now),
   ];
 }
 

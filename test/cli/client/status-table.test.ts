@@ -12,6 +12,7 @@ const rows: StatusRow[] = [
   {
     key: 'b', name: 'b', state: 'stopped.failing', pid: null, revision: null, lastCheckinAt: null,
     startedAt: null, uptimeSeconds: null, startupFailures: 3, restarts: 11, updatePending: false, stopRequested: false,
+    lastExit: null,
   },
   // What an older daemon might send: no uptimeSeconds.
   { key: 'gamma', state: 'awaiting-checkin', pid: 7, revision: '1.0', lastCheckinAt: '2024-05-01T11:59:00.000Z', startedAt: '2024-05-01T11:58:00.000Z', startupFailures: 0, restarts: 0 },
@@ -21,8 +22,14 @@ const ESC = String.fromCharCode(27);
 const cells = suite('statusCells :: one row');
 
 cells('every column, dashes for nulls, ages and uptimes formatted', () => {
-  assert.equal(statusCells(rows[0]!, now), ['alpha', 'running', 'abc123', '4242', '1h 2m', '3s ago', '2', '0']);
-  assert.equal(statusCells(rows[1]!, now), ['b', 'stopped.failing', '-', '-', '-', 'never', '11', '3']);
+  assert.equal(statusCells(rows[0]!, now), ['alpha', 'running', 'abc123', '4242', '1h 2m', '3s ago', '2', '0', '-']);
+  assert.equal(statusCells(rows[1]!, now), ['b', 'stopped.failing', '-', '-', '-', 'never', '11', '3', '-']);
+});
+
+cells('the last exit: why, the code or signal, how long ago', () => {
+  const at = '2024-05-01T11:59:55.000Z';
+  assert.is(statusCells({ ...rows[0]!, lastExit: { reason: 'hang', code: null, signal: 'SIGKILL', at } }, now)[8], 'hang (SIGKILL) 5s ago');
+  assert.is(statusCells({ ...rows[0]!, lastExit: { reason: 'crash', code: 1, signal: null, at } }, now)[8], 'crash (code 1) 5s ago');
 });
 
 cells('uptime falls back to startedAt when uptimeSeconds is absent', () => {

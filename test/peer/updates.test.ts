@@ -13,7 +13,7 @@ import { startDaemon, type StatusJson } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
 import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../fixtures/builds/build.ts';
-import { difference, isRunningState, killPid, peerAvailable, peerProgram, pidsWith, SERILOG, startReal } from './_peer.ts';
+import { difference, isRunningState, killPid, peerAvailable, peerProgram, pidsWith, SERILOG, sleep, startReal } from './_peer.ts';
 
 const KEY = 'main';
 const TOKEN = 't';
@@ -202,6 +202,28 @@ for (const name of ['real', 'ours'] as const) {
 
 test('bin/ after the update is the same under both', async (ctx) => {
   assert.equal(ctx.sides.ours!.trees.B, ctx.sides.real!.trees.B);
+});
+
+test('POST /update with nothing newer in the manifest: the server is not told, not relaunched, nothing downloaded, by both', async (ctx) => {
+  const before = ctx.cdn!.requests.length;
+  const pids: Partial<Record<SideName, number>> = {};
+  for (const name of ['real', 'ours'] as const) {
+    const side = ctx.sides[name]!;
+    pids[name] = (await serverBuild(side.apiPort)).pid;
+    assert.is(await post(side, 'update'), 200);
+  }
+  const checked = await waitFor('both to fetch the manifest', () => {
+    const fetched = ctx.cdn!.requests.slice(before).filter((r) => r.path === '/manifest').length;
+    return fetched >= 2 ? fetched : undefined;
+  }, 10_000, 50);
+  assert.ok(checked >= 2);
+  await sleep(1500);
+  for (const name of ['real', 'ours'] as const) {
+    const side = ctx.sides[name]!;
+    const now = await serverBuild(side.apiPort);
+    assert.equal([now.build, now.pid], ['B', pids[name]], `${name}: the same server on B`);
+  }
+  assert.not.ok(ctx.cdn!.requests.slice(before).some((r) => r.path.startsWith('/files/')), 'no archive downloaded');
 });
 
 test('ours in the real watchdog\'s folder takes over build B as installed: revision from data.db, no download', async (ctx) => {

@@ -5,6 +5,7 @@ import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { methodNotAllowed } from '../request-info.ts';
 import { cachedChartSvg } from './chart-svg.ts';
+import { dashboardPage } from './page.ts';
 
 /** The dashboard's files, anchored to this module so the daemon's working directory does not matter. */
 export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
@@ -24,13 +25,17 @@ const securityHeaders: MiddlewareHandler = async (c, next) => {
   c.res.headers.set('Cache-Control', 'no-cache');
 };
 
-/** `GET /` (the dashboard page), `GET /statechart.svg` and `GET /dashboard/<asset>`, with the admin access rule. */
+/** `GET /` (the dashboard page, rendered with the instances), `GET /statechart.svg` and `GET /dashboard/<asset>`, with the admin access rule. */
 export function dashboardRoutes(deps: HttpDeps): Hono {
   const app = new Hono();
   const access = adminAccess(deps);
   const chart = cachedChartSvg(deps.log.child('chart'));
 
-  app.get('/', access, securityHeaders, serveStatic({ root: ASSETS_DIR, path: 'index.html' }));
+  const page = dashboardPage(ASSETS_DIR);
+
+  // The page with the instances in it (page.ts), so it shows them before any script has run.
+  app.get('/', access, securityHeaders, async (c) =>
+    c.html(await page({ version: deps.version, now: Date.now(), instances: deps.registry.list().map((i) => i.status()) })));
   app.get('/statechart.svg', access, securityHeaders, async (c) =>
     c.body(await chart(), 200, { 'Content-Type': 'image/svg+xml; charset=utf-8' }));
   app.get('/dashboard/:file{[a-z-]+\\.(?:js|css|html|svg)}', access, securityHeaders, serveStatic({

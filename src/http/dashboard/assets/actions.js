@@ -1,19 +1,21 @@
-// Restart, update and stop: confirmed in a modal dialog, then sent to the daemon's admin control route.
+// Restart (Start), update, rollback and stop: confirmed in a modal dialog, then sent to the daemon's admin control route.
 import { $, instances } from './shared.js';
 
-const ACTIONS = {
-  restart: { title: 'Restart', text: 'The server is asked to shut down, then launched again (a pending update is installed first).' },
-  update: { title: 'Update', text: 'The watchdog checks for a newer build; when there is one, it is installed and the server restarted on it.' },
-  stop: { title: 'Stop', text: 'The server is shut down and stays down until it is restarted from here or with `watchdog restart`.' },
+/** What each button does, said in its confirmation dialog; `Start` is the restart of a stopped instance. */
+const TEXTS = {
+  Restart: (key) => `${key} is asked to shut down gracefully, then launched again (a pending update is installed first).`,
+  Start: (key) => `${key} is launched again (a pending update is installed first).`,
+  Update: (key) => `The watchdog checks for a newer build of ${key}. When there is one, the server is asked to leave at the end of the current round, and the build is installed before it is launched again.`,
+  Rollback: (key) => `The previous build of ${key} (bin.prev) is put back in place of the current one and the server is launched on it; a running server is shut down gracefully first.`,
+  Stop: (key) => `${key} is asked to leave at the end of the current round and then shuts down gracefully; if it cannot be asked, it is shut down gracefully at once. It stays stopped until you start it here or with \`watchdog restart ${key}\`.`,
 };
 
 /** Resolves true when the operator confirms in the modal dialog. */
-function confirmAction(key, action) {
+function confirmAction(key, label) {
   const dialog = /** @type {HTMLDialogElement} */ ($('#confirm'));
-  const info = ACTIONS[action];
-  $('#confirm-title').textContent = `${info.title} ${key}?`;
-  $('#confirm-text').textContent = info.text;
-  $('#confirm-ok').textContent = info.title;
+  $('#confirm-title').textContent = `${label} ${key}?`;
+  $('#confirm-text').textContent = TEXTS[label]?.(key) ?? '';
+  $('#confirm-ok').textContent = label;
   return new Promise((resolve) => {
     const done = (ok) => {
       $('#confirm-ok').removeEventListener('click', onOk);
@@ -31,10 +33,10 @@ function confirmAction(key, action) {
   });
 }
 
-export async function runAction(key, action, button) {
-  if (!(await confirmAction(key, action))) return;
+/** Confirms, then sends `action`; the card shows the answer. The caller disables the buttons meanwhile. */
+export async function runAction(key, action, label) {
+  if (!(await confirmAction(key, label))) return;
   const result = $('.action-result', instances.get(key)?.card ?? document.body);
-  button.disabled = true;
   try {
     // The header marks the request as the dashboard's own (the daemon refuses control requests without it).
     const res = await fetch(`/api/instances/${encodeURIComponent(key)}/${action}`, {
@@ -47,7 +49,5 @@ export async function runAction(key, action, button) {
   } catch (err) {
     result.textContent = `${action} failed: ${err instanceof Error ? err.message : String(err)} — is the watchdog running?`;
     result.dataset.ok = 'false';
-  } finally {
-    button.disabled = false;
   }
 }

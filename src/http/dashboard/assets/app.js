@@ -71,7 +71,22 @@ async function refresh() {
   }
 }
 
+/** The state the daemon rendered the page from (page.ts): taken over at once, before /events answers. */
+function adoptInitialState() {
+  const el = $('#initial-state');
+  if (!el) return;
+  try {
+    const initial = JSON.parse(el.textContent ?? '');
+    clock.skewMs = initial.now - Date.now();
+    $('#version').textContent = `v${initial.version}`;
+    reconcile(initial.instances);
+  } catch {
+    // The cards as sent stay; `hello` brings the state.
+  }
+}
+
 document.addEventListener('DOMContentLoaded', () => {
+  adoptInitialState();
   void loadChart();
   connect();
   setInterval(() => { for (const inst of instances.values()) renderAges(inst); }, 1000);

@@ -1,28 +1,56 @@
-// One card per instance: its facts, buttons, update progress and server log.
+// One card per instance: its facts, buttons, update progress and server log. The daemon sends the page with the
+// cards already filled in (page.ts, by the rules in card-view.js); this module adopts them and keeps them current.
 import { runAction } from './actions.js';
+import { ACTIONS, PALETTE_SIZE, actionBlockers, actionLabel, cardFields, shownName, stateGroup } from './card-view.js';
 import { highlightChart } from './chart.js';
-import { $, formatBytes, formatDuration, instances, serverNow } from './shared.js';
+import { $, formatBytes, instances, serverNow } from './shared.js';
 
-const PALETTE = ['#1e88e5', '#d81b60', '#43a047', '#8e24aa', '#f4511e', '#00897b', '#6d4c41', '#3949ab'];
 const MAX_LOG_LINES = 300;
-let colorIndex = 0;
+
+/** A card the page adds itself takes the first colour slot no other card holds (the daemon numbers them by key). */
+function freeColor() {
+  const used = new Set([...instances.values()].map((i) => i.card.dataset.color));
+  for (let i = 0; i < PALETTE_SIZE; i++) if (!used.has(String(i))) return String(i);
+  return String(instances.size % PALETTE_SIZE);
+}
 
 export function ensureInstance(key) {
   let inst = instances.get(key);
   if (inst) return inst;
-  const card = /** @type {HTMLElement} */ (/** @type {HTMLTemplateElement} */ ($('#instance-card')).content.firstElementChild.cloneNode(true));
-  const color = PALETTE[colorIndex++ % PALETTE.length];
-  card.dataset.key = key;
-  card.style.setProperty('--instance-color', color);
-  $('.key', card).textContent = key;
-  for (const button of card.querySelectorAll('button[data-action]')) {
-    button.addEventListener('click', () => void runAction(key, button.dataset.action, button));
-  }
-  inst = { key, color, status: null, card, log: [], logLoaded: false, pendingLog: [] };
-  instances.set(key, inst);
   const list = $('#instances');
-  const after = [...list.children].find((el) => el.dataset.key > key);
-  list.insertBefore(card, after ?? null);
+  let card = [...list.children].find((el) => el.dataset.key === key);
+  if (!card) {
+    card = /** @type {HTMLElement} */ (/** @type {HTMLTemplateElement} */ ($('#instance-card')).content.firstElementChild.cloneNode(true));
+    card.dataset.key = key;
+    card.dataset.color = freeColor();
+    $('.key', card).textContent = key;
+    const after = [...list.children].find((el) => el.dataset.key > key);
+    list.insertBefore(card, after ?? null);
+  }
+  inst = {
+    key,
+    // The colour is the stylesheet's (style.css maps data-color), read where the chart and the event list need it.
+    get color() { return getComputedStyle(card).getPropertyValue('--instance-color').trim(); },
+    status: null,
+    card,
+    log: [],
+    logLoaded: false,
+    pendingLog: [],
+    busy: false,
+  };
+  for (const button of card.querySelectorAll('button[data-action]')) {
+    button.addEventListener('click', async () => {
+      inst.busy = true;
+      renderButtons(inst);
+      try {
+        await runAction(key, button.dataset.action, button.textContent);
+      } finally {
+        inst.busy = false;
+        renderButtons(inst);
+      }
+    });
+  }
+  instances.set(key, inst);
   void loadLog(inst);
   return inst;
 }
@@ -52,25 +80,38 @@ function setField(card, name, text) {
 function renderCard(inst) {
   const s = inst.status;
   const card = inst.card;
-  $('.name', card).textContent = s.name && s.name !== s.key ? s.name : '';
-  const pill = $('.state-pill', card);
-  pill.dataset.group = s.state.split('.')[0];
-  if (s.state === 'stopped.failing') pill.dataset.group = 'failing';
-  setField(card, 'state', s.state);
-  setField(card, 'pid', s.pid === null ? '—' : String(s.pid));
-  setField(card, 'revision', s.revision ?? '—');
-  setField(card, 'restarts', String(s.restarts));
-  setField(card, 'failures', String(s.startupFailures));
+  const name = $('.name', card);
+  name.textContent = shownName(s);
+  name.title = shownName(s);
+  $('.state-pill', card).dataset.group = stateGroup(s.state);
+  const fields = cardFields(s, serverNow());
+  for (const field of ['state', 'pid', 'revision', 'restarts', 'failures']) setField(card, field, fields[field]);
   card.dataset.state = s.state;
   renderAges(inst);
+  renderButtons(inst);
+}
+
+/** Each button enabled only where its action applies (card-view.js), and none while one of them is being sent. */
+function renderButtons(inst) {
+  if (!inst.status) return;
+  const blockers = actionBlockers(inst.status);
+  for (const action of ACTIONS) {
+    const button = /** @type {HTMLButtonElement | null} */ (inst.card.querySelector(`button[data-action="${action}"]`));
+    if (!button) continue;
+    button.disabled = inst.busy || blockers[action] !== '';
+    button.title = blockers[action];
+    const label = actionLabel(action, inst.status);
+    if (button.textContent !== label) button.textContent = label;
+  }
 }
 
 export function renderAges(inst) {
   const s = inst.status;
   if (!s) return;
-  const now = serverNow();
-  setField(inst.card, 'uptime', s.startedAt ? formatDuration((now - Date.parse(s.startedAt)) / 1000) : '—');
-  setField(inst.card, 'checkin', s.lastCheckinAt ? `${formatDuration((now - Date.parse(s.lastCheckinAt)) / 1000)} ago` : 'never');
+  const fields = cardFields(s, serverNow());
+  setField(inst.card, 'uptime', fields.uptime);
+  setField(inst.card, 'checkin', fields.checkin);
+  setField(inst.card, 'lastExit', fields.lastExit);
 }
 
 export function showUpdate(inst, e) {

@@ -1,0 +1,72 @@
+// What an instance card shows, as pure functions of the instance's status: used by the page (cards.js) and by the
+// daemon, which renders the cards into the first HTML response (../page.ts), so both show the same thing.
+import { formatDuration } from './shared.js';
+
+/** Instance colours: none of them green, red, amber or orange, which mean health (the state pill, the connection). */
+export const PALETTE_SIZE = 6;
+
+/** The action buttons, in the order the card shows them. */
+export const ACTIONS = ['restart', 'update', 'stop', 'rollback'];
+
+/** The state pill's colour group: the first part of the state, except that a failing stop is its own group. */
+export function stateGroup(state) {
+  return state === 'stopped.failing' ? 'failing' : state.split('.')[0];
+}
+
+const isStopped = (state) => state.startsWith('stopped.');
+
+/**
+ * For each action, why it does not apply now ('' when it does), following the instance statechart: Stop needs a
+ * server that runs or is about to, Rollback a previous build (`bin.prev`, `canRollback`) and a moment the machine
+ * takes it, Update a provider (`canUpdate`). A field the status lacks counts as "may apply": the daemon decides.
+ */
+export function actionBlockers(status) {
+  const { state } = status;
+  const busy = state === 'updating' ? 'an update is being installed'
+    : state === 'rolling-back' ? 'a rollback is under way'
+      : state === 'exited' ? 'the watchdog is shutting down' : '';
+  const stopped = isStopped(state);
+  return {
+    restart: busy,
+    update: busy || (status.canUpdate === false ? 'no update provider (UpdateType) is configured' : ''),
+    stop: state === 'exited' ? busy
+      : stopped ? 'already stopped'
+        : status.stopRequested ? 'a stop is already under way' : '',
+    rollback: busy
+      || (status.canRollback === false ? 'no previous build (bin.prev) to go back to; one is kept after each update' : '')
+      || (state === 'restarting.backoff' ? 'the server is between crash relaunches; stop the instance, then roll back' : ''),
+  };
+}
+
+/** The text of an action's button: a stopped instance is started, not restarted. */
+export function actionLabel(action, status) {
+  if (action === 'restart') return isStopped(status.state) ? 'Start' : 'Restart';
+  return action[0].toUpperCase() + action.slice(1);
+}
+
+/** The card's text fields (`data-field` → text) at server time `now` (ms). */
+export function cardFields(status, now) {
+  const age = (iso) => formatDuration((now - Date.parse(iso)) / 1000);
+  return {
+    state: status.state,
+    pid: status.pid === null ? '—' : String(status.pid),
+    revision: status.revision ?? '—',
+    uptime: status.startedAt ? age(status.startedAt) : '—',
+    checkin: status.lastCheckinAt ? `${age(status.lastCheckinAt)} ago` : 'never',
+    restarts: String(status.restarts),
+    failures: String(status.startupFailures),
+    lastExit: lastExitText(status.lastExit, now),
+  };
+}
+
+/** `hang (SIGKILL), 5s ago`; `—` before any exit or from an older daemon. */
+function lastExitText(exit, now) {
+  if (!exit) return '—';
+  const status = exit.signal !== null ? exit.signal : exit.code !== null ? `code ${exit.code}` : 'status unknown';
+  return `${exit.reason} (${status}), ${formatDuration((now - Date.parse(exit.at)) / 1000)} ago`;
+}
+
+/** The name shown beside the key, when it says more than the key. */
+export function shownName(status) {
+  return status.name && status.name !== status.key ? status.name : '';
+}

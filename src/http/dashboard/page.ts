@@ -1,0 +1,94 @@
+/**
+ * The dashboard page as the daemon sends it: `index.html` with every instance's card already filled in (from the
+ * page's own `<template id="instance-card">`, by the same rules the page uses: assets/card-view.js) and the state it
+ * was made from inlined as JSON, so the first response shows the instances (a plain `chromium --screenshot`, a slow
+ * link, a browser without scripts) and the page takes over from there without waiting for `/events`.
+ *
+ * The Content-Security-Policy allows no inline script and no inline style: the JSON is a data block
+ * (`type="application/json"`, never run) and each card's colour is a `data-color` the stylesheet maps.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ACTIONS, actionBlockers, actionLabel, type CardStatus, cardFields, PALETTE_SIZE, shownName, stateGroup } from './assets/card-view.js';
+
+export interface PageState {
+  version: string;
+  /** Server time (ms) the page was made at: ages are computed from it, and the page corrects its clock by it. */
+  now: number;
+  instances: CardStatus[];
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch);
+
+/** Replaces the one occurrence of `pattern` (a missing one is a bug: the template and this file disagree). */
+function fill(html: string, pattern: RegExp, replace: (...groups: string[]) => string): string {
+  let hits = 0;
+  const out = html.replace(new RegExp(pattern.source, 'g'), (...m: unknown[]) => {
+    hits++;
+    return replace(...(m.slice(0, -2) as string[]));
+  });
+  if (hits !== 1) throw new Error(`dashboard page: ${pattern} matched ${hits} times in index.html (expected once)`);
+  return out;
+}
+
+/** Colour slots by key order, as the page assigns them to cards it adds later. */
+export function colorSlots(keys: readonly string[]): Map<string, number> {
+  return new Map([...keys].sort().map((k, i) => [k, i % PALETTE_SIZE]));
+}
+
+export function renderCard(template: string, status: CardStatus, color: number, now: number): string {
+  let html = template.trim();
+  html = fill(html, /<article class="card">/, () =>
+    `<article class="card" data-key="${escapeHtml(status.key)}" data-state="${escapeHtml(status.state)}" data-color="${color}">`);
+  html = fill(html, /<h2 class="key"><\/h2>/, () => `<h2 class="key">${escapeHtml(status.key)}</h2>`);
+  const name = shownName(status);
+  html = fill(html, /<span class="name muted"><\/span>/, () =>
+    `<span class="name muted"${name ? ` title="${escapeHtml(name)}"` : ''}>${escapeHtml(name)}</span>`);
+  html = fill(html, /<span class="state-pill" data-field="state"><\/span>/, () =>
+    `<span class="state-pill" data-field="state" data-group="${escapeHtml(stateGroup(status.state))}">${escapeHtml(status.state)}</span>`);
+  for (const [field, text] of Object.entries(cardFields(status, now))) {
+    if (field === 'state') continue;
+    html = fill(html, new RegExp(`<dd data-field="${field}"></dd>`), () => `<dd data-field="${field}">${escapeHtml(text)}</dd>`);
+  }
+  const blockers = actionBlockers(status);
+  for (const action of ACTIONS) {
+    html = fill(html, new RegExp(`<button type="button" data-action="${action}"([^>]*)>[^<]*</button>`), (_all, attrs = '') => {
+      const why = blockers[action];
+      const extra = why ? ` disabled title="${escapeHtml(why)}"` : '';
+      return `<button type="button" data-action="${action}"${attrs}${extra}>${escapeHtml(actionLabel(action, status))}</button>`;
+    });
+  }
+  return html;
+}
+
+/** `index.html` with the cards, the version and the inlined state. */
+export function renderPage(index: string, state: PageState): string {
+  const template = /<template id="instance-card">([\s\S]*?)<\/template>/.exec(index)?.[1];
+  if (template === undefined) throw new Error('dashboard page: index.html has no <template id="instance-card">');
+  const statuses = [...state.instances].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const colors = colorSlots(statuses.map((s) => s.key));
+  const cards = statuses.map((s) => renderCard(template, s, colors.get(s.key) ?? 0, state.now)).join('\n');
+  // `<` escaped so no text in it (an instance name) can close the script element.
+  const json = JSON.stringify(state).replace(/</g, '\\u003c');
+  const time = new Date(state.now).toISOString().slice(11, 19);
+  let html = index;
+  html = fill(html, /<span id="version" class="muted"><\/span>/, () => `<span id="version" class="muted">v${escapeHtml(state.version)}</span>`);
+  html = fill(html, /<span id="conn" class="conn" data-state="connecting" role="status">[^<]*<\/span>/, () =>
+    `<span id="conn" class="conn" data-state="snapshot" role="status" title="the page as the daemon sent it; live updates follow">as of ${time} UTC</span>`);
+  html = fill(html, /(<section id="instances"[^>]*>)(<\/section>)/, (_all, open = '', close = '') => `${open}\n${cards}\n${close}`);
+  html = fill(html, /<\/main>/, () => `</main>\n  <script type="application/json" id="initial-state">${json}</script>`);
+  return html;
+}
+
+/** Reads `index.html` once; each request renders it with the instances as they are now. */
+export function dashboardPage(assetsDir: string): (state: PageState) => Promise<string> {
+  let index: Promise<string> | null = null;
+  return async (state) => {
+    index ??= readFile(join(assetsDir, 'index.html'), 'utf8').catch((err: unknown) => {
+      index = null;
+      throw err;
+    });
+    return renderPage(await index, state);
+  };
+}

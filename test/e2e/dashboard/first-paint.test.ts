@@ -1,0 +1,185 @@
+/**
+ * The dashboard's first response and its buttons in headless Chromium, against the real HTTP app with an in-memory
+ * registry: the page shows the instances before any script runs (a plain `chromium --headless --screenshot`), and
+ * each button is enabled only where its action applies (a stopped instance cannot be stopped, an instance without
+ * a previous build cannot be rolled back, one without an update provider cannot be updated).
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createBus } from '../../../src/bus.ts';
+import { createApp } from '../../../src/http/app.ts';
+import { type HttpServer, startHttpServer } from '../../../src/http/server.ts';
+import { tempDir, waitFor } from '../../_support/env.ts';
+import { type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } from '../../http/support.ts';
+import { ARTIFACTS, type Browser, CHROMIUM, openBrowser, screenshot } from './browser.ts';
+
+interface Ctx { server?: HttpServer; browser?: Browser }
+
+/** A memory instance whose status carries the fields the buttons read (`canUpdate`, `canRollback`). */
+function withStatus(inst: MemoryInstance, extra: Record<string, unknown>): MemoryInstance {
+  const status = inst.status;
+  inst.status = () => ({ ...status(), ...extra });
+  return inst;
+}
+
+const alpha = withStatus(memoryInstance('alpha', { apiToken: 't' }), { canUpdate: true, canRollback: true });
+const beta = withStatus(memoryInstance('beta', { apiToken: 't', state: 'stopped.idle' }), { pid: null, startedAt: null, canUpdate: false, canRollback: false });
+const gamma = withStatus(memoryInstance('gamma', { apiToken: 't', state: 'stopped.idle' }), { pid: null, startedAt: null, canUpdate: true, canRollback: true });
+
+const test = suite<Ctx>('e2e :: dashboard first paint and buttons in Chromium', {});
+
+test.before(async (ctx) => {
+  try {
+    const app = createApp({ registry: memoryRegistry(alpha, beta, gamma), bus: createBus(), log: recordingLogger(), version: '9.9.9' });
+    ctx.server = await startHttpServer(app, { port: 0 });
+    ctx.browser = await openBrowser({ width: 1280, height: 800 });
+  } catch (err) {
+    console.error(err);
+    throw err;
+  }
+});
+test.after(async (ctx) => {
+  await ctx.browser?.close();
+  await ctx.server?.close();
+});
+
+const card = (key: string) => `article.card[data-key="${key}"]`;
+const button = (key: string, action: string) => `${card(key)} button[data-action="${action}"]`;
+
+interface ButtonView { enabled: boolean; label: string | null; why: string }
+
+/** Per action of one card: enabled, its label and the reason shown when it is not (read in the page). */
+function buttons(b: Browser, key: string): Promise<Record<string, ButtonView>> {
+  return b.page.evaluate<Record<string, ButtonView>>(`Object.fromEntries([...document.querySelectorAll(${JSON.stringify(`${card(key)} button[data-action]`)})]
+    .map((e) => [e.dataset.action, { enabled: !e.disabled, label: e.textContent, why: e.title }]))`);
+}
+
+function assertStoppedButtons(got: Record<string, ButtonView>) {
+  assert.equal(got.restart, { enabled: true, label: 'Start', why: '' });
+  assert.is(got.stop?.enabled, false, 'no Stop on a stopped instance');
+  assert.match(got.stop?.why ?? '', 'already stopped');
+  assert.is(got.rollback?.enabled, false, 'no Rollback without a previous build');
+  assert.match(got.rollback?.why ?? '', 'bin.prev');
+  assert.is(got.update?.enabled, false, 'no Update without a provider');
+  assert.match(got.update?.why ?? '', 'UpdateType');
+}
+
+test('without running any script, the first response shows every instance, its state and the right buttons', async ({ server, browser }) => {
+  const b = browser!;
+  const cdp = await b.context.newCDPSession(b.page);
+  await cdp.send('Emulation.setScriptExecutionDisabled', { value: true });
+  try {
+    await b.page.goto(`${server!.url}/`, { waitUntil: 'load' });
+    await screenshot(b.page, 'dashboard-first-paint.png');
+    for (const key of ['alpha', 'beta', 'gamma']) {
+      const box = await b.page.locator(`${card(key)} h2.key`).boundingBox();
+      assert.ok(box && box.width > 0 && box.y + box.height <= 800, `${key}'s name is on screen: ${JSON.stringify(box)}`);
+      assert.is(await b.page.textContent(`${card(key)} h2.key`), key);
+    }
+    assert.is(await b.page.textContent(`${card('beta')} .state-pill`), 'stopped.idle');
+    assert.is(await b.page.textContent(`${card('alpha')} [data-field="pid"]`), '4242');
+    assert.is(await b.page.textContent('#version'), 'v9.9.9');
+    assert.not.match((await b.page.textContent('#conn')) ?? '', 'connecting');
+    assertStoppedButtons(await buttons(b, 'beta'));
+    assert.is((await buttons(b, 'alpha')).stop?.enabled, true);
+  } finally {
+    await cdp.send('Emulation.setScriptExecutionDisabled', { value: false });
+    await cdp.detach();
+  }
+});
+
+test('a plain `chromium --headless --screenshot` of the page (no waiting for scripts) is taken', async ({ server }) => {
+  // What an operator would run; the check that the names are in it is the test above (a PNG cannot be read here).
+  const profile = await tempDir('wd-chromium-shot-');
+  const out = join(ARTIFACTS, 'dashboard-plain-screenshot.png');
+  try {
+    await promisify(execFile)(CHROMIUM, [
+      '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', `--user-data-dir=${profile.path}`,
+      '--window-size=1280,800', `--screenshot=${out}`, `${server!.url}/`,
+    ], { timeout: 60_000 });
+    const png = await readFile(out);
+    assert.equal([...png.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
+  } finally {
+    await profile.cleanup();
+  }
+});
+
+test('with scripts, the buttons follow the status: a stopped instance cannot be stopped or rolled back', async ({ server, browser }) => {
+  const b = browser!;
+  await b.page.goto(`${server!.url}/`);
+  await waitFor('live', async () => (await b.page.textContent('#conn')) === 'live' || undefined, 10_000);
+  assertStoppedButtons(await buttons(b, 'beta'));
+  assert.equal(await buttons(b, 'gamma'), {
+    restart: { enabled: true, label: 'Start', why: '' },
+    update: { enabled: true, label: 'Update', why: '' },
+    rollback: { enabled: true, label: 'Rollback', why: '' },
+    stop: { enabled: false, label: 'Stop', why: 'already stopped' },
+  });
+  assert.equal(Object.values(await buttons(b, 'alpha')).map((x) => [x.label, x.enabled]), [['Restart', true], ['Update', true], ['Rollback', true], ['Stop', true]]);
+  // Clicking the disabled Stop does nothing; once the instance runs, Stop applies.
+  await b.page.click(button('beta', 'stop'), { force: true });
+  assert.is(await b.page.locator('dialog#confirm').isVisible(), false);
+  assert.equal(beta.calls, []);
+  beta.state = 'running';
+  await b.page.reload(); // nothing announces a memory instance's change on the bus: load the page again
+
+  await waitFor('beta running', async () => (await b.page.textContent(`${card('beta')} .state-pill`)) === 'running' || undefined, 10_000);
+  const running = await buttons(b, 'beta');
+  assert.equal([running.stop?.enabled, running.restart?.label, running.rollback?.enabled], [true, 'Restart', false]);
+  assert.equal(b.errors, []);
+});
+
+test('the Stop dialog says what stop does: leave at round end, then a graceful shutdown', async ({ browser }) => {
+  const b = browser!;
+  await b.page.click(button('alpha', 'stop'));
+  await b.page.locator('dialog#confirm').waitFor({ state: 'visible' });
+  const text = (await b.page.textContent('#confirm-text')) ?? '';
+  assert.match(text, 'end of the current round');
+  assert.match(text, 'gracefully');
+  await screenshot(b.page, 'dashboard-stop-dialog.png');
+  await b.page.click('#confirm-cancel');
+  assert.equal(alpha.calls, []);
+});
+
+test('the state pill never wraps and the log never breaks a word, even in a narrow window', async ({ server, browser }) => {
+  const b = browser!;
+  await b.page.setViewportSize({ width: 420, height: 800 });
+  alpha.state = 'awaiting-checkin'; // the longest state, with a hyphen a browser may break at
+  try {
+    await b.page.goto(`${server!.url}/`);
+    await b.page.waitForSelector(`${card('alpha')} .state-pill`);
+    for (const key of ['alpha', 'beta', 'gamma']) {
+      // One client rect per line box the text takes.
+      const lines = await b.page.evaluate<number>(`(() => {
+        const range = document.createRange();
+        range.selectNodeContents(document.querySelector(${JSON.stringify(`${card(key)} .state-pill`)}));
+        return range.getClientRects().length;
+      })()`);
+      assert.is(lines, 1, `${key}'s pill is on one line`);
+      assert.is(await b.page.evaluate(`getComputedStyle(document.querySelector(${JSON.stringify(`${card(key)} .state-pill`)})).whiteSpace`), 'nowrap');
+    }
+    const log = await b.page.evaluate(`(() => {
+      const s = getComputedStyle(document.querySelector(${JSON.stringify(`${card('alpha')} .log-lines`)}));
+      return { whiteSpace: s.whiteSpace, wordBreak: s.wordBreak, overflowX: s.overflowX };
+    })()`);
+    assert.equal(log, { whiteSpace: 'pre', wordBreak: 'normal', overflowX: 'auto' });
+    await b.page.click(`${card('alpha')} details.log summary`);
+    const [pre, inner] = await b.page.evaluate<[number, number]>(`(() => {
+      const card = document.querySelector(${JSON.stringify(card('alpha'))});
+      const s = getComputedStyle(card);
+      const inner = card.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+      return [card.querySelector('.log-lines').getBoundingClientRect().width, inner];
+    })()`);
+    assert.ok(Math.abs(pre - inner) < 2, `the log takes the card's width (${pre} of ${inner} px)`);
+    await screenshot(b.page, 'dashboard-narrow.png');
+  } finally {
+    alpha.state = 'running';
+    await b.page.setViewportSize({ width: 1280, height: 800 });
+  }
+});
+
+test.run();

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { access, chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import type { Logger } from '../log.ts';
 
@@ -121,7 +121,10 @@ export async function pruneDumps(dumpsDir: string, keep: number, maxBytes = DUMP
 export async function dumpProcess(pid: number, opts: DumpOptions): Promise<string | null> {
   const searchPath = opts.searchPath ?? process.env.PATH ?? '';
   try {
-    await mkdir(opts.dumpsDir, { recursive: true });
+    // A dump holds the server's memory (tokens, players' data): the folder and each dump are the daemon user's only,
+    // like data.json. The dumper writes with its own mode (gcore's follows the umask), so the folder closes the gap.
+    await mkdir(opts.dumpsDir, { recursive: true, mode: 0o700 });
+    await chmod(opts.dumpsDir, 0o700);
     const base = join(opts.dumpsDir, dumpName());
     const createdump = (await executable(join(dirname(opts.program), 'createdump')))
       ? join(dirname(opts.program), 'createdump')
@@ -141,7 +144,10 @@ export async function dumpProcess(pid: number, opts: DumpOptions): Promise<strin
       if (code === 0) written = `${base}.${pid}`;
     }
     if (written && !(await stat(written).catch(() => null))) written = null;
-    if (written) opts.log.info('dump written', { pid, file: written });
+    if (written) {
+      await chmod(written, 0o600);
+      opts.log.info('dump written', { pid, file: written });
+    }
     else await Promise.all([base, `${base}.${pid}`].map((f) => rm(f, { force: true }))); // half-written by a killed dumper
     await pruneDumps(opts.dumpsDir, opts.keep ?? DUMPS_KEEP, opts.maxBytes);
     return written;

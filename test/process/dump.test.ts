@@ -48,6 +48,18 @@ dump('dump :: createdump beside the program gets the dump type flag, the file na
   assert.ok(log.lines.some((l) => l.includes('dump written')));
 });
 
+dump('dump :: a dump is written with mode 0600 in a folder with mode 0700, whatever mode the dumper gave it', async (ctx) => {
+  await fakeCreatedump(ctx.dir, 'touch "$3" && chmod 644 "$3"');
+  await mkdir(join(ctx.dir, 'dumps'), { mode: 0o755 });
+  await chmod(join(ctx.dir, 'dumps'), 0o755); // an existing folder, opened up by the umask or by hand
+  const file = await dumpProcess(4242, {
+    dumpsDir: join(ctx.dir, 'dumps'), type: 'Normal', timeoutMs: 5000, program: join(ctx.dir, 'bin', 'Robust.Server'), log: captureLog(), searchPath: '',
+  });
+  assert.ok(file);
+  assert.is((await stat(file ?? '')).mode & 0o777, 0o600, 'the dump, like data.json');
+  assert.is((await stat(join(ctx.dir, 'dumps'))).mode & 0o777, 0o700, 'the dumps folder');
+});
+
 dump('dump :: no dumper at all → null and a log line saying so', async (ctx) => {
   const log = captureLog();
   const file = await dumpProcess(4242, {

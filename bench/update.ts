@@ -285,7 +285,7 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     for (const format of ['tgz', 'zip'] as const) {
       const e = extractOnly[format];
       figures.push(figure({
-        name: `${format === 'tgz' ? 'tar.gz' : 'zip'}: extraction alone, src/updates/extract.ts in a fresh process (median of ${e.ours.length})`,
+        name: `${format === 'tgz' ? 'tar.gz' : 'zip'}: extraction alone, src/updates/archive/extract.ts in a fresh process (median of ${e.ours.length})`,
         value: median(e.ours) / 1000, unit: 's', baselines: [{ name: format === 'tgz' ? 'tar xzf' : 'unzip -q', value: median(e.tool) / 1000 }],
       }));
     }
@@ -301,7 +301,7 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
       'The watchdog\'s time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap and removal of the older bin.prev, and data.json. Its download, hash and extraction run during the check, while the old server still runs (the server is only told to leave once the new build is staged).',
       `RSS: ${peakNote}; growth = peak − VmRSS just before POST /update. Each of the ${growth.length} runs, in order: ${growth.map((b, i) => `${(b / MB).toFixed(1)} MB (at the highest sample: ${growthSplit[i]} MB)`).join('; ')}. The daemon's RSS before the first run: ${firstRss === null ? 'n/a' : `${(firstRss / MB).toFixed(1)} MB`}.`,
       `Phases, medians — tar.gz shell: ${medianPhases(shellPhases.tgz)}; watchdog: ${medianPhases(wdPhases.tgz)}. zip shell: ${medianPhases(shellPhases.zip)}; watchdog: ${medianPhases(wdPhases.zip)}.`,
-      `CPU profile of src/updates/extract.ts extracting the tar.gz alone (\`node --cpu-prof bench/tools/extract-once.ts\`, main thread, extraction window only; idle = waiting for the thread pool or the disk): ${extractOnly.tgz.profile}`,
+      `CPU profile of src/updates/archive/extract.ts extracting the tar.gz alone (\`node --cpu-prof bench/tools/extract-once.ts\`, main thread, extraction window only; idle = waiting for the thread pool or the disk): ${extractOnly.tgz.profile}`,
       `Same for the zip: ${extractOnly.zip.profile}`,
       `Shell runs (s): tgz ${shellTimes.tgz.map((t) => (t / 1000).toFixed(2)).join(', ')}; zip ${shellTimes.zip.map((t) => (t / 1000).toFixed(2)).join(', ')}. Watchdog runs (s): tgz ${wdTimes.tgz.map((t) => (t / 1000).toFixed(2)).join(', ')}; zip ${wdTimes.zip.map((t) => (t / 1000).toFixed(2)).join(', ')}.`,
     );

@@ -1,6 +1,4 @@
-import type { LogLevel } from './config/resolved.ts';
-
-export type { LogLevel };
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
 
 export interface Logger {

@@ -1,7 +1,8 @@
 import type { ListenAddress } from './listen.ts';
 import type { AppSettings, InstanceSettings, TimingSettings } from './schema.ts';
+import type { LogLevel } from '../log.ts';
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type { LogLevel };
 
 /** One instance after validation, with every path made absolute and its token read. */
 export interface ResolvedInstance {

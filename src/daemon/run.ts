@@ -5,7 +5,7 @@ import { describeError } from '../errors.ts';
 import { createApp } from '../http/app.ts';
 import { checkinFastPath } from '../http/checkin-fast-path.ts';
 import { createAuditLog } from '../http/audit.ts';
-import type { InstanceRegistry } from '../http/registry.ts';
+import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { startHttpServers } from '../http/server.ts';
 import { createLogger } from '../log.ts';
 import { createWebhookNotifier } from '../notify/webhook.ts';

@@ -4,7 +4,7 @@ import { describeError } from '../errors.ts';
 import { tailLog } from '../process/log-tail.ts';
 import { adminAccess, type AdminEnv } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
-import type { ControlAction, InstanceControl } from './registry.ts';
+import type { ControlAction, InstanceControl } from '../supervisor/contract.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
 
 const ACTIONS: readonly ControlAction[] = ['restart', 'update', 'stop', 'rollback'];

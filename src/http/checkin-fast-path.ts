@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authorize } from './authorize.ts';
-import type { InstanceRegistry } from './registry.ts';
+import type { InstanceRegistry } from '../supervisor/contract.ts';
 
 /** Answers a request before the Hono app sees it, or returns false to leave it to the app. */
 export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;

@@ -2,7 +2,7 @@ import { type Context, Hono } from 'hono';
 import { describeError } from '../errors.ts';
 import { authorize, refusal } from './authorize.ts';
 import type { HttpDeps } from './deps.ts';
-import type { ControlAction } from './registry.ts';
+import type { ControlAction } from '../supervisor/contract.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
 
 const ACTIONS: readonly ControlAction[] = ['restart', 'update', 'stop', 'rollback'];

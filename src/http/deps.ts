@@ -2,7 +2,7 @@ import type { Bus } from '../bus.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsCollector } from '../metrics/collector.ts';
 import type { AdminCredentials } from './admin-auth.ts';
-import type { InstanceRegistry } from './registry.ts';
+import type { InstanceRegistry } from '../supervisor/contract.ts';
 
 /** What every route module receives from `createApp`. */
 export interface HttpDeps {

@@ -7,7 +7,7 @@ import { instanceDir } from './api-routes.ts';
 import { authorize, refusal } from './authorize.ts';
 import { parseBasicAuth } from './basic-auth.ts';
 import type { HttpDeps } from './deps.ts';
-import type { InstanceControl } from './registry.ts';
+import type { InstanceControl } from '../supervisor/contract.ts';
 import { methodNotAllowed, shownKey } from './request-info.ts';
 
 const MAX_LINES = 1000;

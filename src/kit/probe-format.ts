@@ -1,5 +1,5 @@
 import type { ProbeDetails } from './probe.ts';
-import { connectAddressOf } from './schemas.ts';
+import { connectAddressOf } from './schemas-wire.ts';
 
 const list = (items: string[]) => (items.length ? items.join(', ') : '(none)');
 

@@ -1,5 +1,6 @@
 import { derivedConnectAddress, normaliseAddress } from './probe-address.ts';
-import { connectAddressOf, type Info, type Problem, type Status, validateInfo, validateStatus } from './schemas.ts';
+import { type Info, type Problem, type Status, validateInfo, validateStatus } from './schemas.ts';
+import { connectAddressOf } from './schemas-wire.ts';
 import { inferTags, type RegionTag, regionsOf } from './tags.ts';
 
 export { AddressError, derivedConnectAddress, normaliseAddress, type ServerAddress } from './probe-address.ts';

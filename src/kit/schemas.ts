@@ -1,8 +1,6 @@
 import * as v from 'valibot';
 import { validateTags } from './tags.ts';
 
-export { connectAddressOf, infoForWire } from './schemas-wire.ts';
-
 /**
  * The Status and Info objects of the public API, as valibot schemas with their types. They accept
  * what a real engine serves and the launcher reads, no less: objects are loose (games add fields such as `map` or

@@ -6,7 +6,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { AlertKind, Bus, BusEvents, RestartReason } from '../bus.ts';
 import { statePaths } from '../chart/index.ts';
-import type { InstanceRegistry, InstanceStatus } from '../http/registry.ts';
+import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
 import { type ProcessStats, readProcessStats } from './proc-stats.ts';
 
 export interface MetricsCollector {

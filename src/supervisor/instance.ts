@@ -4,7 +4,7 @@ import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
-import type { ControlAction, InstanceControl, InstanceStatus } from '../http/registry.ts';
+import type { ControlAction, InstanceControl, InstanceStatus } from './contract.ts';
 import type { Logger } from '../log.ts';
 import { alertMessage } from '../notify/messages.ts';
 import type { UpdateProvider } from '../updates/provider.ts';

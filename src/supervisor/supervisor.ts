@@ -1,13 +1,13 @@
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
-import type { InstanceRegistry } from '../http/registry.ts';
+import type { InstanceRegistry } from './contract.ts';
 import { createDataDbImport } from '../import/data-db-import.ts';
 import type { Logger } from '../log.ts';
 import { readInstanceData, writeInstanceData, type InstanceData } from '../store/instance-data.ts';
 import { prepareInstanceDir } from '../store/instance-dir.ts';
 import { createProvider } from '../updates/factory.ts';
-import { recoverInterruptedInstall, rollbackBin } from '../updates/install.ts';
+import { recoverInterruptedInstall, rollbackBin } from '../updates/install/install.ts';
 import { followAdoptedLog } from './adopted-process.ts';
 import { Instance } from './instance.ts';
 import { findLeftover, recordedBaseUrl, type Leftover } from './leftovers.ts';

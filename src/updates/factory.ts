@@ -1,14 +1,14 @@
-import { createDummyProvider } from './dummy.ts';
+import { createDummyProvider } from './providers/dummy.ts';
 import type { ProviderContext, UpdateProvider } from './provider.ts';
 
 type Loaded = (ctx: ProviderContext) => Promise<UpdateProvider>;
 
 /** The providers that download, extract or build, loaded on first use: most daemons need one of them or none. */
 const LOADERS: Record<'Manifest' | 'CiServer' | 'Git' | 'Local', Loaded> = {
-  Manifest: async (ctx) => (await import('./manifest.ts')).createManifestProvider(ctx),
-  CiServer: async (ctx) => (await import('./ci-server.ts')).createCiServerProvider(ctx),
-  Git: async (ctx) => (await import('./git.ts')).createGitProvider(ctx),
-  Local: async (ctx) => (await import('./local.ts')).createLocalProvider(ctx),
+  Manifest: async (ctx) => (await import('./providers/manifest.ts')).createManifestProvider(ctx),
+  CiServer: async (ctx) => (await import('./providers/ci-server.ts')).createCiServerProvider(ctx),
+  Git: async (ctx) => (await import('./providers/git.ts')).createGitProvider(ctx),
+  Local: async (ctx) => (await import('./providers/local.ts')).createLocalProvider(ctx),
 };
 
 /**

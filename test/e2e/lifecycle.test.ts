@@ -16,7 +16,7 @@ test.before(async (ctx) => {
   try {
     ctx.hook = await startWebhookReceiver();
     const port = await freePort();
-    // UpdateType Dummy: the first launch "installs" revision 1 (src/updates/dummy.ts); nothing here asks for
+    // UpdateType Dummy: the first launch "installs" revision 1 (src/updates/providers/dummy.ts); nothing here asks for
     // another update, so relaunches after a restart, a crash or a hang keep it.
     ctx.daemon = await startDaemon(testConfig({
       webhook: ctx.hook.url,

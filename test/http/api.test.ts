@@ -7,7 +7,7 @@ import { type BusEvents, createBus } from '../../src/bus.ts';
 import { DASHBOARD_HEADER, instanceDir } from '../../src/http/api-routes.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { AdminCredentials } from '../../src/http/admin-auth.ts';
-import type { InstanceControl } from '../../src/http/registry.ts';
+import type { InstanceControl } from '../../src/supervisor/contract.ts';
 import { tempDir } from '../_support/env.ts';
 import { basic, memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
 

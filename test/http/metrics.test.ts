@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { type Bus, createBus } from '../../src/bus.ts';
 import { statePaths } from '../../src/chart/index.ts';
 import { createApp } from '../../src/http/app.ts';
-import type { InstanceStatus } from '../../src/http/registry.ts';
+import type { InstanceStatus } from '../../src/supervisor/contract.ts';
 import { createMetricsCollector } from '../../src/metrics/collector.ts';
 import { waitFor } from '../_support/env.ts';
 import { parseExposition, sample } from './metrics-support.ts';

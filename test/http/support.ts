@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import type { Hono } from 'hono';
 import { createApp } from '../../src/http/app.ts';
 import { type Bus, type BusEvents, createBus } from '../../src/bus.ts';
-import type { ControlAction, InstanceControl, InstanceRegistry, InstanceStatus } from '../../src/http/registry.ts';
+import type { ControlAction, InstanceControl, InstanceRegistry, InstanceStatus } from '../../src/supervisor/contract.ts';
 import type { LogFields, Logger } from '../../src/log.ts';
 
 export interface MemoryInstance extends InstanceControl {

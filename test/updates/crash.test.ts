@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { recoverInterruptedInstall } from '../../src/updates/install.ts';
+import { recoverInterruptedInstall } from '../../src/updates/install/install.ts';
 import { ROOT, tempDir, waitFor } from '../_support/env.ts';
 import { writeZip, type EntrySpec } from '../fixtures/archives/build.ts';
 import { startCdn, type Cdn, type Route } from '../fixtures/archives/serve.ts';

@@ -8,7 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createManifestProvider } from '../../src/updates/manifest.ts';
+import { createManifestProvider } from '../../src/updates/providers/manifest.ts';
 import { ROOT, tempDir } from '../_support/env.ts';
 import { writeLargeZip } from '../fixtures/archives/build.ts';
 import { providerContext } from '../fixtures/git/context.ts';

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { archiveHasPlatform, isClientArchiveName, serverArchivePlatform } from '../../src/updates/archive-names.ts';
+import { archiveHasPlatform, isClientArchiveName, serverArchivePlatform } from '../../src/updates/archive/names.ts';
 import {
   hostPackagingRid, hostRid, isMusl, pickPlatform, readLibcEvidence, ridFallbacks, THIS_HOST, type Host,
 } from '../../src/updates/platform.ts';

@@ -1,5 +1,5 @@
 import { FetchError, ofetch } from 'ofetch';
-import type { ControlAction } from '../../http/registry.ts';
+import type { ControlAction } from '../../supervisor/contract.ts';
 import { ClientError } from './errors.ts';
 import { UnknownInstanceError } from './instances.ts';
 import type { StatusRow } from './status-table.ts';

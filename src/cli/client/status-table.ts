@@ -1,4 +1,4 @@
-import type { InstanceStatus } from '../../http/registry.ts';
+import type { InstanceStatus } from '../../supervisor/contract.ts';
 import { paint, stateStyle, visibleLength } from './colour.ts';
 import { formatAge, formatDuration } from './format.ts';
 

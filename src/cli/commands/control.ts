@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.ts';
-import type { ControlAction } from '../../http/registry.ts';
+import type { ControlAction } from '../../supervisor/contract.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { postControl } from '../client/http.ts';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from '../../errors.ts';
-import { publishBuild } from '../../updates/publish.ts';
+import { publishBuild } from '../../updates/manifest/publish.ts';
 import type { CommandOptions } from '../registry.ts';
 
 const USAGE = `usage: watchdog manifest <dir> --base-url URL [--out FILE]

@@ -11,7 +11,7 @@ import { alive, builtLabel, dataJson, instanceDir, reported, runningBuild, scrat
 /**
  * The daemon SIGKILLed in the middle of an update (issue 4, Done-when 2, last item), then started again in the same
  * folder: the interrupted download or extraction is cleaned away, bin/ holds a whole build, and the instance runs.
- * Manifest checks download and extract ahead (staged-build.ts), so the kill lands while build A still runs.
+ * Manifest checks download and extract ahead (install/staged-build.ts), so the kill lands while build A still runs.
  */
 
 const KEY = 'c';

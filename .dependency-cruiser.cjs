@@ -1,0 +1,93 @@
+/**
+ * The layer rules of README "Layers", checked by `npm run lint:deps` (dependency-cruiser) in .ci/run.
+ * Layers, bottom up; a module may import its own layer and the layers below, never one above:
+ *   base        machines/ (pure statecharts), src/errors.ts, src/log.ts, src/bus.ts
+ *   config      src/config/
+ *   services    src/process/, src/store/, src/updates/, src/notify/, src/chart/, src/import/, src/kit/
+ *   instance    src/supervisor/ (src/supervisor/contract.ts is what the layers above read of an instance)
+ *   views       src/metrics/, then src/http/
+ *   roots       src/daemon/ (composition), then src/cli/; src/demo/ stands apart, on the kit alone
+ * TypeScript 7 has no JS API, so sources are parsed with swc (@swc/core).
+ */
+const BASE_FILES = '^src/(errors|log|bus)[.]ts$';
+const ABOVE_CONFIG = '^src/(process|store|updates|notify|chart|import|kit|supervisor|metrics|http|daemon|cli|demo)/';
+const ABOVE_SERVICES = '^src/(supervisor|metrics|http|daemon|cli|demo)/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Import cycles hide which module depends on which. A lazy import() back (the CLI command table) is not one.',
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['dynamic-import'] } },
+    },
+    {
+      name: 'machines-are-pure',
+      severity: 'error',
+      comment: 'The statecharts know no daemon code: the supervisor provides their actors.',
+      from: { path: '^machines/' },
+      to: { path: '^(src|test|bench)/' },
+    },
+    {
+      name: 'base-imports-nothing-above',
+      severity: 'error',
+      comment: 'errors, log and bus are the floor every layer stands on.',
+      from: { path: BASE_FILES },
+      to: { path: '^src/', pathNot: BASE_FILES },
+    },
+    { name: 'config-below-services', severity: 'error', from: { path: '^src/config/' }, to: { path: ABOVE_CONFIG } },
+    {
+      name: 'services-below-instance',
+      severity: 'error',
+      comment: 'Processes, updates, storage, chat, charts and the import do not know the supervisor, HTTP or the CLI.',
+      from: { path: '^src/(process|store|updates|notify|chart|import)/' },
+      to: { path: ABOVE_SERVICES },
+    },
+    {
+      name: 'kit-stands-alone',
+      severity: 'error',
+      comment: 'The game-server kit ships to game servers: no daemon code inside (the logger only).',
+      from: { path: '^src/kit/' },
+      to: { path: '^src/', pathNot: '^src/(kit/|log[.]ts$)' },
+    },
+    {
+      name: 'demo-on-the-kit',
+      severity: 'error',
+      comment: 'The demo game server is built on the kit alone.',
+      from: { path: '^src/demo/' },
+      to: { path: '^src/', pathNot: '^src/(demo/|kit/|log[.]ts$)' },
+    },
+    {
+      name: 'instance-below-views',
+      severity: 'error',
+      from: { path: '^src/supervisor/' },
+      to: { path: '^src/(metrics|http|daemon|cli|demo)/' },
+    },
+    {
+      name: 'views-read-the-contract',
+      severity: 'error',
+      comment: 'metrics/, http/ and cli/ see an instance through src/supervisor/contract.ts only; the daemon wires the rest.',
+      from: { path: '^src/(metrics|http|cli)/' },
+      to: { path: '^src/supervisor/', pathNot: '^src/supervisor/contract[.]ts$' },
+    },
+    { name: 'metrics-below-http', severity: 'error', from: { path: '^src/metrics/' }, to: { path: '^src/(http|daemon|cli|demo)/' } },
+    { name: 'http-below-daemon', severity: 'error', from: { path: '^src/http/' }, to: { path: '^src/(daemon|cli|demo)/' } },
+    { name: 'daemon-below-cli', severity: 'error', from: { path: '^src/daemon/' }, to: { path: '^src/(cli|demo)/' } },
+    {
+      name: 'no-tests-in-production',
+      severity: 'error',
+      comment: 'Production code never imports test or bench code.',
+      from: { path: '^(src|machines)/' },
+      to: { path: '^(test|bench)/' },
+    },
+  ],
+  options: {
+    parser: 'swc',
+    doNotFollow: { path: 'node_modules' },
+    // Declarations carry no runtime imports (their .js is cruised), and swc does not parse ambient ones.
+    exclude: { path: ['node_modules', '[.]d[.]ts$'] },
+    moduleSystems: ['es6'],
+  },
+};

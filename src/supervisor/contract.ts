@@ -1,0 +1,60 @@
+/**
+ * The instance contract: what http/, metrics/, cli/ and the daemon read of a supervised instance. The supervisor
+ * implements it; the layers above depend on this file only, so routes can be tested without the daemon.
+ */
+import type { ExitReason } from '../../machines/instance.types.ts';
+
+export interface InstanceStatus {
+  key: string;
+  name: string;
+  /** Dotted path of the active state: `running`, `awaiting-checkin`, `stopped.idle`, `restarting.backoff`, … */
+  state: string;
+  pid: number | null;
+  revision: string | null;
+  lastCheckinAt: string | null;
+  startedAt: string | null;
+  uptimeSeconds: number | null;
+  startupFailures: number;
+  restarts: number;
+  updatePending: boolean;
+  stopRequested: boolean;
+  /** How the last server process ended (null before any has): why, its exit code or signal, and when (ISO). */
+  lastExit: LastExitStatus | null;
+}
+
+/** `reason`: crash | hang | stop | restart | update | shutdown (see `ExitReason` in machines/instance.types.ts). */
+export interface LastExitStatus {
+  reason: ExitReason;
+  code: number | null;
+  signal: string | null;
+  at: string;
+}
+
+export type ControlAction = 'restart' | 'update' | 'stop' | 'rollback';
+
+export interface InstanceControl {
+  readonly key: string;
+  /** The configured ApiToken; undefined means control is refused for this instance. */
+  apiToken(): string | undefined;
+  /** The secret of the current launch; undefined when no server runs (every check-in is refused). */
+  checkinSecret(): string | undefined;
+  /** Queues a control action; never throws. */
+  control(action: ControlAction): void;
+  /** Records a check-in authenticated with the current secret. */
+  checkin(): void;
+  status(): InstanceStatus;
+  /** Absolute path of `instances/<key>/binaries`. */
+  binariesDir(): string;
+  /** Absolute path of the instance folder `instances/<key>` (the dashboard reads `logs/server.log` under it). */
+  instanceDir?(): string;
+}
+
+export interface InstanceRegistry {
+  get(key: string): InstanceControl | undefined;
+  list(): InstanceControl[];
+  /**
+   * Whether `key` is configured but not ready yet (the daemon is still starting it): its requests get 503 with
+   * Retry-After rather than the 404 of a key nobody configured.
+   */
+  starting?(key: string): boolean;
+}

@@ -1,0 +1,61 @@
+import { join } from 'node:path';
+import { UpdateError } from '../../errors.ts';
+
+/**
+ * What an archive entry may name, so nothing lands outside the folder it is extracted into.
+ *
+ * Entry paths: relative, no `..` segment. Symbolic links: relative targets made of leading `..` segments (no more
+ * than the link's depth) followed only by downward names. Every link obeying that rule, wherever it sits, resolves
+ * inside the folder, so links that go through other links stay inside too, whatever order they arrive in.
+ * Hard links: a path from the archive root without `..`.
+ */
+
+function refuse(name: string, why: string): never {
+  throw new UpdateError(`refused archive entry "${name}": ${why}; the archive is unsafe or damaged, so nothing was installed`);
+}
+
+function isAbsoluteName(name: string): boolean {
+  return name.startsWith('/') || name.startsWith('\\') || /^[A-Za-z]:/.test(name);
+}
+
+/** The entry's path segments, without `.` and empty segments; refuses absolute paths and `..`. */
+export function entrySegments(name: string): string[] {
+  if (name.includes('\0')) refuse(name, 'the name contains a NUL byte');
+  if (isAbsoluteName(name)) refuse(name, 'it has an absolute path');
+  const segments = name.split(/[/\\]/).filter((s) => s !== '' && s !== '.');
+  if (segments.includes('..')) refuse(name, 'its path climbs out of the folder with ".."');
+  return segments;
+}
+
+/** The absolute place an entry goes in `destDir`, or null for the folder itself (a `./` directory entry). */
+export function entryDestination(destDir: string, name: string): string | null {
+  const segments = entrySegments(name);
+  return segments.length === 0 ? null : join(destDir, ...segments);
+}
+
+export function checkSymlinkTarget(name: string, target: string): void {
+  if (target === '' || target.includes('\0')) refuse(name, 'it is a link with an empty or invalid target');
+  if (isAbsoluteName(target)) refuse(name, `it is a link to the absolute path "${target}"`);
+  const depth = entrySegments(name).length - 1;
+  let ups = 0;
+  let descended = false;
+  for (const segment of target.split(/[/\\]/)) {
+    if (segment === '' || segment === '.') continue;
+    if (segment !== '..') {
+      descended = true;
+    } else if (descended) {
+      refuse(name, `it is a link whose target "${target}" climbs back up after going down`);
+    } else if (++ups > depth) {
+      refuse(name, `it is a link to "${target}", outside the folder`);
+    }
+  }
+}
+
+export function checkHardlinkTarget(name: string, target: string): void {
+  if (target === '' || isAbsoluteName(target)) refuse(name, `it is a hard link to "${target}", outside the folder`);
+  if (target.split(/[/\\]/).includes('..')) refuse(name, `it is a hard link to "${target}", outside the folder`);
+}
+
+export function refuseEntry(name: string, why: string): never {
+  refuse(name, why);
+}

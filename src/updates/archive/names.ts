@@ -1,0 +1,34 @@
+import { KNOWN_RIDS } from '../platform.ts';
+
+/**
+ * How build archives are recognised by name: a server archive carries a platform key right before
+ * its extension (`SS14.Server_linux-x64.zip`, `server-linux-x64.tar.gz`); a client archive has `client` in its name.
+ */
+
+const EXTENSION = /\.(zip|tar\.gz|tgz|tar)$/i;
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+export function isArchiveName(name: string): boolean {
+  return EXTENSION.test(name);
+}
+
+export function isClientArchiveName(name: string): boolean {
+  return isArchiveName(name) && /client/i.test(name);
+}
+
+/** True when `name` is an archive whose platform key (after `_` or `-`, before the extension) is exactly `rid`. */
+export function archiveHasPlatform(name: string, rid: string): boolean {
+  return new RegExp(`[_-]${escapeRegExp(rid)}${EXTENSION.source}`, 'i').test(name);
+}
+
+/** The platform key a server archive's name carries (a known RID), or undefined (also for client archives). */
+export function serverArchivePlatform(name: string): string | undefined {
+  if (!isArchiveName(name) || isClientArchiveName(name)) return undefined;
+  return KNOWN_RIDS.find((rid) => archiveHasPlatform(name, rid));
+}
+
+/** What a server archive's name looks like, for messages that say what was looked for. */
+export const SERVER_ARCHIVE_EXAMPLES = '<name>_<platform>.zip or <name>-<platform>.tar.gz (platform such as linux-x64, osx-arm64, win-x64)';

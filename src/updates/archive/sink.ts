@@ -1,0 +1,93 @@
+import { PassThrough, Readable } from 'node:stream';
+import { type BodySink, writeFileFrom } from '../fetch/download.ts';
+import { extractTar } from './tar.ts';
+import { formatOfHead, HEAD_BYTES } from './extract.ts';
+
+/**
+ * Where a downloaded server archive goes as it arrives. A tar or tar.gz is extracted into `destDir` during the
+ * download: the transfer and the extraction overlap, and no copy of the archive lands on disk. A zip (its
+ * directory is at its end) or anything unrecognised is written to `archive`, to be extracted once complete;
+ * `extracted()` says which happened.
+ *
+ * A streamed extraction that fails part-way still reads the rest of the body without writing it anywhere, so the
+ * download's own verdict comes first (fetchVerified): a damaged download is reported as cut short or as failing its
+ * hash, not as a corrupt archive, and an archive refused for an unsafe entry is refused whatever its hash.
+ */
+export interface ArchiveSink {
+  sink: BodySink;
+  extracted(): boolean;
+}
+
+export function archiveSink(archive: string, destDir: string): ArchiveSink {
+  let extracted = false;
+  return {
+    extracted: () => extracted,
+    async sink(body, signal) {
+      const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+      const { head, done } = await readHead(chunks);
+      const all = Readable.from(replay(head, done ? null : chunks), { objectMode: false });
+      const format = formatOfHead(head);
+      if (format !== 'gzip' && format !== 'tar') return writeFileFrom(all, archive, signal);
+      extracted = true;
+      await extractWhileReading(all, destDir, signal, format === 'gzip');
+    },
+  };
+}
+
+async function readHead(chunks: AsyncIterator<Buffer>): Promise<{ head: Buffer; done: boolean }> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  while (size < HEAD_BYTES) {
+    const next = await chunks.next();
+    if (next.done) return { head: Buffer.concat(parts), done: true };
+    parts.push(next.value);
+    size += next.value.length;
+  }
+  return { head: Buffer.concat(parts), done: false };
+}
+
+async function* replay(head: Buffer, rest: AsyncIterator<Buffer> | null): AsyncGenerator<Buffer> {
+  if (head.length > 0) yield head;
+  if (!rest) return;
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}
+
+async function extractWhileReading(body: Readable, destDir: string, signal: AbortSignal, gzip: boolean): Promise<void> {
+  const feed = new PassThrough({ highWaterMark: 1 << 18 });
+  const extraction: { settled: boolean; error?: unknown } = { settled: false };
+  const extracting = extractTar(feed, destDir, signal, gzip).then(
+    () => void (extraction.settled = true),
+    (error: unknown) => void Object.assign(extraction, { settled: true, error }),
+  );
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      // Once the extraction has ended, the rest is only read: the hash and the length still have to be judged.
+      if (extraction.settled || feed.destroyed) continue;
+      if (!feed.write(chunk)) await drainedOrClosed(feed, signal);
+    }
+    if (!feed.destroyed) feed.end();
+  } catch (err) {
+    // The extractor ends only on an end or an error of its input, never on a plain destroy.
+    feed.destroy(err instanceof Error ? err : new Error(String(err)));
+    await extracting;
+    throw err;
+  }
+  await extracting;
+  if (extraction.error !== undefined) throw extraction.error;
+}
+
+/** Resolves when `stream` drains or closes, or `signal` aborts (the timeout must end a stalled extraction too). */
+function drainedOrClosed(stream: PassThrough, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || signal.aborted) return resolve();
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+    signal.addEventListener('abort', done);
+  });
+}

@@ -1,0 +1,163 @@
+import { createReadStream } from 'node:fs';
+import { createGunzip } from 'node:zlib';
+import { link, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { Parser, type ReadEntry } from 'tar';
+import { UpdateError } from '../../errors.ts';
+import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
+import { type EntryContents, writeEntryFile } from './entry-file.ts';
+import { createEntryPool, type EntryPool } from './entry-pool.ts';
+import { createExtractTree, type ExtractTree } from './tree.ts';
+
+/*
+ * tar 7's Parser reads the archive (gzip sniffed, headers checked; `strict` makes its warnings failures) and this
+ * module writes the entries, one at a time. Not tar's Unpack: after an abort it keeps writing in the background
+ * (and holds the half-written file open), so a refused or cancelled extraction could not say when it was over.
+ */
+
+const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
+const DIR_TYPES = new Set(['Directory', 'GNUDumpDir']);
+/** Files written side by side (entry-pool.ts); their data still arrives one after the other. */
+const PARALLEL_WRITES = 6;
+
+interface Extraction {
+  tree: ExtractTree;
+  pool: EntryPool;
+  /** Stops the entry being written. */
+  signal: AbortSignal;
+  /** Ends the whole extraction with this error (a write beside others cannot throw into the parser's chain). */
+  fail: (err: unknown) => void;
+}
+
+/**
+ * A file entry's data for writeEntryFile. minipass answers a read that waits when the entry errs or is destroyed,
+ * but one asked for after that waits for ever (nothing is left to wake it, and the process may just exit): so an
+ * error or a stop is remembered and checked before every read.
+ */
+function tarContents(entry: ReadEntry): EntryContents {
+  let failure: unknown;
+  // Never removed: a parser writing into an entry already given up emits 'error', which must not go unheard.
+  entry.on('error', (err: unknown) => void (failure ??= err ?? new Error('the archive entry failed')));
+  async function* chunks(): AsyncGenerator<Buffer> {
+    const reads = (entry as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        if (failure !== undefined) throw failure;
+        const next = await reads.next();
+        if (next.done) break;
+        yield next.value;
+      }
+    } finally {
+      await reads.return?.();
+    }
+    if (failure !== undefined) throw failure;
+  }
+  return {
+    chunks: chunks(),
+    stop: () => {
+      failure ??= new Error('extraction stopped');
+      entry.destroy();
+    },
+  };
+}
+
+async function writeEntry(entry: ReadEntry, x: Extraction): Promise<void> {
+  const name = entry.path;
+  const segments = entrySegments(name);
+  const type = entry.type;
+  if (!FILE_TYPES.has(type) && !DIR_TYPES.has(type) && type !== 'SymbolicLink' && type !== 'Link') {
+    refuseEntry(name, `it is a ${type} entry (devices and special files are not allowed)`);
+  }
+  if (segments.length === 0) {
+    if (!DIR_TYPES.has(type)) refuseEntry(name, 'it would replace the folder itself');
+    entry.resume();
+    return;
+  }
+  if (FILE_TYPES.has(type)) {
+    const write = async () => writeEntryFile(tarContents(entry), await x.tree.place(name, segments), entry.mode ?? null, x.signal);
+    // The parser waits for this entry's data to be read, so a failed write must stop it from here.
+    await x.pool.run(segments.join('/'), () => write().catch((err: unknown) => x.fail(err)));
+    return;
+  }
+  await x.pool.run(null, async () => {
+    entry.resume();
+    if (DIR_TYPES.has(type)) {
+      await x.tree.folder(name, segments);
+      return;
+    }
+    const target = entry.linkpath ?? '';
+    if (type === 'SymbolicLink') checkSymlinkTarget(name, target);
+    else checkHardlinkTarget(name, target);
+    const dest = await x.tree.place(name, segments);
+    if (type === 'Link') {
+      await link(join(x.tree.root, ...entrySegments(target)), dest);
+      return;
+    }
+    await symlink(target, dest);
+    x.tree.linked(segments);
+  });
+}
+
+function wrapTarError(err: unknown): UpdateError {
+  if (err instanceof UpdateError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new UpdateError(`the tar archive is corrupt or unreadable (${message})`, { cause: err });
+}
+
+/**
+ * Extracts a tar or tar.gz, from a file or a stream, entry by entry; refuses unsafe entries (see entry-guard.ts).
+ * A tar.gz is inflated by node:zlib's stream on the thread pool, beside the parsing and writing on the main thread
+ * (as `tar xzf` pipes through a gzip process): tar's own inflate runs synchronously on the main thread.
+ */
+export async function extractTar(archive: string | Readable, destDir: string, signal?: AbortSignal, gzip = false): Promise<void> {
+  const tree = await createExtractTree(destDir);
+  const pool = createEntryPool(PARALLEL_WRITES);
+  return new Promise<void>((resolve, reject) => {
+    // A stream given (a download as it arrives) must end or fail with an error: a plain destroy never ends the parser.
+    const file: Readable = typeof archive === 'string' ? createReadStream(archive, { highWaterMark: 1 << 18 }) : archive;
+    const input: Readable = gzip ? file.pipe(createGunzip({ chunkSize: 1 << 18 })) : file;
+    if (input !== file) file.on('error', (err: Error) => input.destroy(err));
+    const parser = new Parser({ strict: true });
+    // Stops the entry being written: after an abort the parser never ends it, and its write would wait forever.
+    const halt = new AbortController();
+    // Entries are taken strictly in order (files may then be written beside each other: entry-pool.ts); `work`
+    // never rejects and settles when the current one is taken.
+    let work: Promise<void> = Promise.resolve();
+    let failure: unknown;
+    let finished = false;
+
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      signal?.removeEventListener('abort', onAbort);
+      void work.then(pool.idle).then(() => (failure === undefined ? resolve() : reject(wrapTarError(failure))));
+    };
+    const fail = (err: unknown) => {
+      failure ??= err;
+      halt.abort(err);
+      input.destroy();
+      file.destroy();
+      parser.abort(err instanceof Error ? err : new Error(String(err)));
+      finish();
+    };
+    const onAbort = () => fail(new UpdateError('extraction was cancelled', { cause: signal?.reason }));
+
+    parser.on('entry', (entry: ReadEntry) => {
+      work = work.then(async () => {
+        if (failure !== undefined) return void entry.resume();
+        try {
+          await writeEntry(entry, { tree, pool, signal: halt.signal, fail });
+        } catch (err) {
+          fail(err);
+        }
+      });
+    });
+    parser.on('error', (err: unknown) => fail(err));
+    parser.on('end', finish);
+    input.on('error', (err) => fail(err));
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    input.pipe(parser);
+  });
+}

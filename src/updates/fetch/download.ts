@@ -1,0 +1,132 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { pipeline, type Readable, Transform } from 'node:stream';
+import { pipeline as pipelineAsync } from 'node:stream/promises';
+import { UpdateError } from '../../errors.ts';
+import { httpGet } from './http-get.ts';
+
+export interface FetchOptions {
+  url: string;
+  /** Expected SHA-256 in hex (any case). Given as '' it refuses: an empty hash cannot vouch for anything. */
+  sha256?: string;
+  headers?: Record<string, string>;
+  /** Limit for the whole transfer, headers and body; a stalled transfer runs into it too. */
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** Called at most every PROGRESS_EVERY_MS while bytes arrive, and once at the end. */
+  onProgress?: (bytes: number, total: number | null) => void;
+}
+
+const PROGRESS_EVERY_MS = 250;
+const HEX_SHA256 = /^[0-9a-f]{64}$/i;
+
+/** Where a URL points, without credentials or query (those may hold secrets), for messages. */
+export function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+function checkExpectedHash(sha256: string | undefined, where: string): string | undefined {
+  if (sha256 === undefined) return undefined;
+  if (sha256.trim() === '') {
+    throw new UpdateError(`refusing ${where}: its expected SHA-256 is empty, so the download could not be verified`);
+  }
+  if (!HEX_SHA256.test(sha256.trim())) {
+    throw new UpdateError(`refusing ${where}: its expected SHA-256 "${sha256}" is not 64 hex digits`);
+  }
+  return sha256.trim().toLowerCase();
+}
+
+/** Takes the body as it arrives (already being hashed); resolves once it has read all of it. */
+export type BodySink = (body: Readable, signal: AbortSignal) => Promise<void>;
+
+/**
+ * Fetches `url` and hands its body to `sink` while hashing it; memory stays flat whatever the size. Throws
+ * UpdateError on a non-2xx answer, a body shorter than its Content-Length, the timeout, cancellation or a hash
+ * mismatch, in that order of precedence over the sink's own failure: a sink that fails part-way and still reads
+ * the rest lets a damaged download be reported as one.
+ */
+export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise<{ bytes: number; sha256: string }> {
+  const where = describeUrl(opts.url);
+  const expected = checkExpectedHash(opts.sha256, where);
+  if (opts.signal.aborted) throw new UpdateError(`download of ${where} was cancelled`, { cause: opts.signal.reason });
+  // One signal for the request and its body: merge cancellation with the transfer limit.
+  const timeout = AbortSignal.timeout(opts.timeoutMs);
+  const signal = AbortSignal.any([opts.signal, timeout]);
+  let bytes = 0;
+  let total: number | null = null;
+  /** The hex digest, once the whole body went through. */
+  let actual: string | null = null;
+  const mismatch = (): UpdateError | null =>
+    expected !== undefined && actual !== null && actual !== expected
+      ? new UpdateError(
+        `download of ${where} does not match its expected SHA-256 (expected ${expected}, got ${actual}); ` +
+          'the file on the server changed or is damaged; republish it or fix the hash',
+      )
+      : null;
+  const explain = (err: unknown): UpdateError => {
+    if (opts.signal.aborted) return new UpdateError(`download of ${where} was cancelled`, { cause: err });
+    if (timeout.aborted) {
+      return new UpdateError(
+        `download of ${where} did not finish within ${opts.timeoutMs / 1000} s; raise Updates.DownloadTimeoutSeconds if the link is slow`,
+        { cause: err },
+      );
+    }
+    if (total !== null && bytes < total) {
+      return new UpdateError(`download of ${where} was cut short: got ${bytes} of ${total} bytes`, { cause: err });
+    }
+    if (err instanceof UpdateError) return mismatch() ?? err;
+    return new UpdateError(`download of ${where} failed`, { cause: err });
+  };
+
+  try {
+    const res = await httpGet(opts.url, opts.headers ?? {}, signal);
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status > 299) {
+      res.destroy();
+      throw new UpdateError(`download of ${where} answered HTTP ${status} ${res.statusMessage ?? ''}`.trim());
+    }
+    // No Accept-Encoding is sent, so the body arrives as stored; a server that encodes anyway is not length-checked.
+    const lengthHeader = res.headers['content-length'];
+    total = lengthHeader !== undefined && /^\d+$/.test(lengthHeader) && !res.headers['content-encoding']
+      ? Number(lengthHeader) : null;
+    const hash = createHash('sha256');
+    let lastReport = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        bytes += chunk.length;
+        hash.update(chunk);
+        const now = Date.now();
+        if (opts.onProgress && now - lastReport >= PROGRESS_EVERY_MS) {
+          lastReport = now;
+          opts.onProgress(bytes, total);
+        }
+        done(null, chunk);
+      },
+      flush(done) {
+        actual = hash.digest('hex');
+        done();
+      },
+    });
+    await sink(pipeline(res, meter, () => undefined), signal);
+    if (total !== null && bytes !== total) {
+      throw new UpdateError(`download of ${where} was cut short: got ${bytes} of ${total} bytes`);
+    }
+    if (actual === null) throw new UpdateError(`download of ${where} was not read to its end`);
+    const wrong = mismatch();
+    if (wrong) throw wrong;
+    opts.onProgress?.(bytes, total);
+    return { bytes, sha256: actual };
+  } catch (err) {
+    throw explain(err);
+  }
+}
+
+/** Writes a stream into a file. */
+export function writeFileFrom(body: Readable, dest: string, signal: AbortSignal): Promise<void> {
+  return pipelineAsync(body, createWriteStream(dest), { signal });
+}

@@ -1,0 +1,45 @@
+import { UpdateError } from '../../errors.ts';
+import { describeUrl } from './download.ts';
+
+/** `Authorization: Basic …` when both user name and password are set, else no header. */
+export function basicAuthHeaders(auth: { Username?: string; Password?: string } | undefined): Record<string, string> {
+  // The real watchdog sends the header only when both parts are set; so do we.
+  if (!auth?.Username || !auth.Password) return {};
+  return { authorization: `Basic ${Buffer.from(`${auth.Username}:${auth.Password}`).toString('base64')}` };
+}
+
+/**
+ * GETs a JSON document; `what` names it in messages ("manifest", "CI job"). Any failure (connection, non-2xx,
+ * not JSON, timeout, cancellation) is an UpdateError saying which and where.
+ */
+export async function fetchJson(
+  url: string,
+  opts: { what: string; headers?: Record<string, string>; timeoutMs: number; signal: AbortSignal },
+): Promise<unknown> {
+  const where = `${opts.what} at ${describeUrl(url)}`;
+  // fetch honours one signal: merge cancellation with the time limit.
+  const timeout = AbortSignal.timeout(opts.timeoutMs);
+  let text: string;
+  try {
+    const res = await fetch(url, {
+      headers: { accept: 'application/json', ...opts.headers },
+      signal: AbortSignal.any([opts.signal, timeout]),
+    });
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new UpdateError(`${where} answered HTTP ${res.status} ${res.statusText}`.trim());
+    }
+    text = await res.text();
+  } catch (err) {
+    if (err instanceof UpdateError) throw err;
+    if (opts.signal.aborted) throw new UpdateError(`fetching the ${where} was cancelled`, { cause: err });
+    if (timeout.aborted) throw new UpdateError(`the ${where} did not answer within ${opts.timeoutMs / 1000} s`, { cause: err });
+    throw new UpdateError(`cannot fetch the ${where}`, { cause: err });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    const start = JSON.stringify(text.slice(0, 40));
+    throw new UpdateError(`the ${where} is not JSON (it starts with ${start}); check the URL`, { cause: err });
+  }
+}

@@ -1,0 +1,110 @@
+import { rm } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type { Writable } from 'node:stream';
+import type { UpdatesSettings } from '../../config/schema.ts';
+import { UpdateError } from '../../errors.ts';
+import {
+  CLIENT_SCRIPT, ENGINE_ENV, SERVER_SCRIPT, detectEngine, hasClientScript, packagingSteps, pythonSteps,
+  type BuildStep, type EngineKind,
+} from './engine.ts';
+import { runChecked } from './exec.ts';
+import { globFiles } from './glob.ts';
+import { gitEnv } from './remote.ts';
+
+/**
+ * How the Git provider turns a checkout into a server archive. An engine repository is built
+ * as the real watchdog builds it (git/engine.ts): with `dotnet` when it has the `Content.Packaging` project, else
+ * with the older `Tools/package_*_build.py` scripts when it has them. Anything else runs the configured
+ * `Updates.BuildCommand` with `sh -c` in `source/`, told the platform and the hybrid mode through
+ * `WATCHDOG_PLATFORM` and `WATCHDOG_HYBRID_ACZ`. The engine's own packaging wins over BuildCommand, so an engine
+ * repository is always built the way the real watchdog would (BuildCommand exists for repositories it could not
+ * build at all). Either way the server archive is found by `Updates.Artifact` and, for non-hybrid builds, the
+ * client zip by `Updates.ClientArtifact`.
+ */
+
+export interface BuildPlan {
+  kind: EngineKind | 'command';
+  steps: BuildStep[];
+  env: Record<string, string>;
+  /** Glob for the server archive, relative to source/. */
+  serverPattern: string;
+  /** Glob for the client zip, or null for a hybrid (ACZ) build whose server hosts the client itself. */
+  clientPattern: string | null;
+}
+
+export const defaultServerPattern = (rid: string): string => `release/*${rid}*.zip`;
+export const DEFAULT_CLIENT_PATTERN = 'release/*Client*.zip';
+
+export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid: string): Promise<BuildPlan> {
+  const hybrid = updates.HybridACZ;
+  const env = { WATCHDOG_PLATFORM: rid, WATCHDOG_HYBRID_ACZ: String(hybrid) };
+  const patterns = {
+    serverPattern: updates.Artifact ?? defaultServerPattern(rid),
+    clientPattern: hybrid ? null : (updates.ClientArtifact ?? DEFAULT_CLIENT_PATTERN),
+  };
+  const engine = await detectEngine(sourceDir);
+  // Said before anything runs, rather than after the server build as python's "can't open file".
+  if (engine === 'python' && !hybrid && !(await hasClientScript(sourceDir))) {
+    throw new UpdateError(
+      `the repository in ${sourceDir} has ${SERVER_SCRIPT} but no ${CLIENT_SCRIPT}, which a build with HybridACZ false needs`,
+    );
+  }
+  if (engine !== null) {
+    const steps = engine === 'packaging' ? packagingSteps(rid, hybrid) : pythonSteps(rid, hybrid);
+    return { kind: engine, steps, env: { ...env, ...ENGINE_ENV }, ...patterns };
+  }
+  const command = updates.BuildCommand?.trim();
+  if (!command) {
+    throw new UpdateError(
+      `the repository in ${sourceDir} has neither a Content.Packaging project nor ${SERVER_SCRIPT}, and ` +
+        'Updates.BuildCommand is not set: set BuildCommand to a shell command that builds the server archive ' +
+        '(found by Updates.Artifact)',
+    );
+  }
+  return {
+    kind: 'command',
+    steps: [{ what: 'the build command (Updates.BuildCommand)', program: 'sh', args: ['-c', command] }],
+    env,
+    ...patterns,
+  };
+}
+
+/** Deletes what earlier builds left matching the artifact patterns, so only this build's output can be found. */
+export async function removeStaleArtifacts(sourceDir: string, plan: BuildPlan): Promise<void> {
+  for (const pattern of [plan.serverPattern, plan.clientPattern]) {
+    if (pattern === null) continue;
+    for (const file of await globFiles(sourceDir, pattern)) await rm(file, { force: true });
+  }
+}
+
+export async function runBuild(opts: {
+  plan: BuildPlan;
+  sourceDir: string;
+  instanceDir: string;
+  signal: AbortSignal;
+  timeoutMs: number;
+  sink: Writable;
+  logHint: string;
+}): Promise<void> {
+  // The build gets no git credentials: only git itself talks to the remote.
+  const env = gitEnv(opts.instanceDir, opts.plan.env);
+  for (const step of opts.plan.steps) {
+    opts.sink.write(`$ ${step.program} ${step.args.join(' ')}\n`);
+    await runChecked(step.program, step.args, {
+      cwd: opts.sourceDir, env, signal: opts.signal, timeoutMs: opts.timeoutMs, sink: opts.sink,
+      what: step.what, logHint: opts.logHint,
+    });
+  }
+}
+
+/** The one file the build produced for `pattern`; UpdateError when there is none or several. */
+export async function findArtifact(sourceDir: string, pattern: string, setting: string): Promise<string> {
+  const found = await globFiles(sourceDir, pattern, setting);
+  if (found.length === 1) return found[0] as string;
+  if (found.length === 0) {
+    throw new UpdateError(`the build finished but produced no file matching ${setting} "${pattern}" in ${sourceDir}`);
+  }
+  throw new UpdateError(
+    `the build produced several files matching ${setting} "${pattern}" (${found.map((f) => basename(f)).join(', ')}): make the pattern name one`,
+  );
+}

@@ -1,0 +1,149 @@
+import { rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { UpdateError, describeError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import { runChecked, runChild, type RunResult } from './exec.ts';
+import { gitEnv, type GitRemote } from './remote.ts';
+
+/**
+ * The checkout in `<instance>/source`, as the real watchdog's `UpdateProviderGit.cs` keeps it: a shallow clone of one
+ * branch, brought up to date by fetch + hard reset + submodules; a checkout git cannot work with is deleted and
+ * cloned again.
+ */
+
+export interface GitTimeouts {
+  /** `git ls-remote` for a check. */
+  checkMs: number;
+  /** Clone, fetch and submodule updates. */
+  transferMs: number;
+  /** Local git commands (status, reset, rev-parse). */
+  localMs: number;
+  /** Each build step. */
+  buildMs: number;
+}
+
+export const DEFAULT_GIT_TIMEOUTS: GitTimeouts = {
+  checkMs: 60_000,
+  transferMs: 20 * 60_000,
+  localMs: 2 * 60_000,
+  buildMs: 60 * 60_000,
+};
+
+export interface RepoContext {
+  instanceDir: string;
+  sourceDir: string;
+  remote: GitRemote;
+  branch: string;
+  timeouts: GitTimeouts;
+  log: Logger;
+  /** The build log: every git command and its output. */
+  sink?: Writable;
+  logHint?: string;
+}
+
+const COMMIT = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+async function git(
+  ctx: RepoContext,
+  args: string[],
+  opts: { cwd: string; signal: AbortSignal; timeoutMs: number; what: string; capture?: boolean; checked?: boolean },
+): Promise<RunResult> {
+  ctx.sink?.write(`$ git ${args.map((a) => (a === ctx.remote.url ? ctx.remote.display : a)).join(' ')}\n`);
+  const run = opts.checked === false ? runChild : runChecked;
+  return run('git', args, {
+    cwd: opts.cwd,
+    env: gitEnv(ctx.instanceDir, ctx.remote.env),
+    signal: opts.signal,
+    timeoutMs: opts.timeoutMs,
+    sink: ctx.sink,
+    captureStdout: opts.capture,
+    what: opts.what,
+    logHint: ctx.logHint,
+  });
+}
+
+/** The commit the branch points at on the remote, without touching the checkout. */
+export async function remoteHead(ctx: RepoContext, signal: AbortSignal): Promise<string> {
+  const ref = `refs/heads/${ctx.branch}`;
+  const result = await git(ctx, ['ls-remote', ctx.remote.url, ref], {
+    cwd: ctx.instanceDir, signal, timeoutMs: ctx.timeouts.checkMs, capture: true,
+    what: `git ls-remote of ${ctx.remote.display}`,
+  });
+  for (const line of result.stdout.split('\n')) {
+    const [commit, name] = line.trim().split(/\s+/);
+    if (name === ref && commit && COMMIT.test(commit)) return commit;
+  }
+  throw new UpdateError(`the repository ${ctx.remote.display} has no branch "${ctx.branch}" (Updates.Branch)`);
+}
+
+/** The commit checked out in `source/`. */
+export async function localHead(ctx: RepoContext, signal: AbortSignal): Promise<string> {
+  const result = await git(ctx, ['rev-parse', 'HEAD'], {
+    cwd: ctx.sourceDir, signal, timeoutMs: ctx.timeouts.localMs, capture: true, what: 'git rev-parse HEAD',
+  });
+  const commit = result.stdout.trim();
+  if (!COMMIT.test(commit)) throw new UpdateError(`git rev-parse HEAD in ${ctx.sourceDir} printed "${commit}", not a commit`);
+  return commit;
+}
+
+async function isUsableCheckout(ctx: RepoContext, signal: AbortSignal): Promise<boolean> {
+  const dotGit = await stat(join(ctx.sourceDir, '.git')).catch(() => null);
+  if (!dotGit) return false;
+  const status = await git(ctx, ['status', '--porcelain'], {
+    cwd: ctx.sourceDir, signal, timeoutMs: ctx.timeouts.localMs, what: 'git status', checked: false,
+  });
+  return status.code === 0;
+}
+
+async function updateSubmodules(ctx: RepoContext, signal: AbortSignal): Promise<void> {
+  await git(ctx, ['submodule', 'update', '--init', '--depth=1', '--recursive'], {
+    cwd: ctx.sourceDir, signal, timeoutMs: ctx.timeouts.transferMs, what: 'git submodule update',
+  });
+}
+
+async function updateCheckout(ctx: RepoContext, signal: AbortSignal): Promise<void> {
+  // Fetch by URL, not from `origin`: a changed Updates.BaseUrl takes effect without a new clone.
+  await git(ctx, ['fetch', '--depth=1', ctx.remote.url, `refs/heads/${ctx.branch}`], {
+    cwd: ctx.sourceDir, signal, timeoutMs: ctx.timeouts.transferMs, what: `git fetch of ${ctx.remote.display}`,
+  });
+  await git(ctx, ['reset', '--hard', 'FETCH_HEAD'], {
+    cwd: ctx.sourceDir, signal, timeoutMs: ctx.timeouts.localMs, what: 'git reset --hard FETCH_HEAD',
+  });
+  await updateSubmodules(ctx, signal);
+}
+
+async function freshClone(ctx: RepoContext, signal: AbortSignal): Promise<void> {
+  await rm(ctx.sourceDir, { recursive: true, force: true });
+  try {
+    await git(ctx, ['clone', '--depth=1', `--branch=${ctx.branch}`, '--', ctx.remote.url, ctx.sourceDir], {
+      cwd: ctx.instanceDir, signal, timeoutMs: ctx.timeouts.transferMs,
+      what: `git clone of ${ctx.remote.display} (branch ${ctx.branch})`,
+    });
+    await updateSubmodules(ctx, signal);
+  } catch (err) {
+    // A half-made clone would only be deleted by the next attempt's health check; remove it now.
+    await rm(ctx.sourceDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/**
+ * Brings `source/` to the branch's newest commit and returns that commit: update in place when the checkout is
+ * healthy, otherwise (or when updating fails) delete it and clone afresh. Throws UpdateError when cloning fails.
+ */
+export async function syncCheckout(ctx: RepoContext, signal: AbortSignal): Promise<string> {
+  if (await isUsableCheckout(ctx, signal)) {
+    try {
+      await updateCheckout(ctx, signal);
+      return await localHead(ctx, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      ctx.log.warn('updating the checkout failed; cloning it again', { dir: ctx.sourceDir, error: describeError(err) });
+    }
+  } else if (await stat(ctx.sourceDir).catch(() => null)) {
+    ctx.log.warn('source/ is not a usable git checkout; cloning it again', { dir: ctx.sourceDir });
+  }
+  await freshClone(ctx, signal);
+  return localHead(ctx, signal);
+}

@@ -1,0 +1,171 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { UpdateError } from '../../errors.ts';
+
+/**
+ * Installing a build into an instance folder without ever leaving it without one. The build is
+ * extracted into `.update/staging-*` and swapped in by two renames (`bin` → `bin.prev`, staging → `bin`). At any
+ * instant a working build sits in `bin`, or, between the two renames, in `bin.prev` with `bin` missing, which
+ * `recoverInterruptedInstall` puts back.
+ */
+
+export const DEFAULT_RUN_COMMAND = 'bin/Robust.Server';
+
+export interface InstallOptions {
+  archive: string;
+  instanceDir: string;
+  /** `RunCommand`, relative to the instance folder (or absolute); its target gets the execute bit when inside bin/. */
+  runCommand?: string;
+  signal: AbortSignal;
+  onPhase?: (phase: 'extract' | 'install') => void;
+}
+
+/** The instance's scratch folder for downloads and staging; removed at daemon start. */
+export function updateDir(instanceDir: string): string {
+  return join(instanceDir, '.update');
+}
+
+async function exists(path: string): Promise<boolean> {
+  return lstat(path).then(() => true, () => false);
+}
+
+function scratchName(prefix: string): string {
+  return `${prefix}-${randomBytes(6).toString('hex')}`;
+}
+
+function throwIfCancelled(signal: AbortSignal): void {
+  if (signal.aborted) throw new UpdateError('install was cancelled; bin/ was left as it was', { cause: signal.reason });
+}
+
+/** Where `runCommand` lands inside the extracted tree, or null when it does not point into bin/. */
+function programInBuild(instanceDir: string, runCommand: string, buildDir: string): string | null {
+  const rel = relative(join(instanceDir, 'bin'), resolve(instanceDir, runCommand));
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return null;
+  return join(buildDir, rel);
+}
+
+async function makeExecutable(path: string): Promise<void> {
+  const info = await stat(path).catch(() => null);
+  // Absent is fine: a RunCommand may name a program the build does not ship (the real watchdog also skips it then).
+  if (info?.isFile()) await chmod(path, (info.mode & 0o7777) | 0o111);
+}
+
+/** Extracts `archive` into a fresh staging folder and swaps it into `<instanceDir>/bin`; `bin/` is untouched on failure. */
+export async function installArchive(opts: InstallOptions): Promise<void> {
+  const staging = await stageArchive(opts);
+  await commitStaged(opts.instanceDir, staging, opts.signal, opts.onPhase);
+}
+
+/** The first half of `installArchive`: `stageBuild` filled by extracting `archive`. */
+export function stageArchive(opts: InstallOptions): Promise<string> {
+  return stageBuild(opts, async (staging) => {
+    opts.onPhase?.('extract');
+    // Loaded here, not at daemon start: a daemon that never installs an archive never needs tar or yauzl.
+    const { extractArchive } = await import('../archive/extract.ts');
+    await extractArchive(opts.archive, staging, opts.signal);
+  });
+}
+
+export type StageOptions = Pick<InstallOptions, 'instanceDir' | 'runCommand' | 'signal'>;
+
+/**
+ * Makes a fresh `.update/staging-*` folder, lets `fill` put the build in it, checks it holds something and gives
+ * the program the execute bit. Returns the folder, ready for `commitStaged`; on failure it is removed and `bin/` was
+ * never touched.
+ */
+export async function stageBuild(opts: StageOptions, fill: (staging: string) => Promise<void>): Promise<string> {
+  const staging = join(updateDir(opts.instanceDir), scratchName('staging'));
+  try {
+    throwIfCancelled(opts.signal);
+    await mkdir(staging, { recursive: true });
+    await fill(staging);
+    throwIfCancelled(opts.signal);
+    if ((await readdir(staging)).length === 0) {
+      throw new UpdateError('the archive holds no files; refusing to install an empty build');
+    }
+    const program = programInBuild(opts.instanceDir, opts.runCommand ?? DEFAULT_RUN_COMMAND, staging);
+    if (program) await makeExecutable(program);
+    throwIfCancelled(opts.signal);
+    return staging;
+  } catch (err) {
+    await discardStaged(staging);
+    if (err instanceof UpdateError) throw err;
+    throw new UpdateError(`installing the build into ${join(opts.instanceDir, 'bin')} failed; bin/ was left as it was`, { cause: err });
+  }
+}
+
+/** The second half: swaps a folder made by `stageArchive` into `bin/` (the old build becomes `bin.prev`). */
+export async function commitStaged(
+  instanceDir: string,
+  staging: string,
+  signal: AbortSignal,
+  onPhase?: (phase: 'install') => void,
+): Promise<void> {
+  try {
+    throwIfCancelled(signal);
+    onPhase?.('install');
+    await swapIn(instanceDir, staging);
+  } catch (err) {
+    if (err instanceof UpdateError) throw err;
+    throw new UpdateError(`installing the build into ${join(instanceDir, 'bin')} failed; bin/ was left as it was`, { cause: err });
+  } finally {
+    await discardStaged(staging);
+  }
+}
+
+/** Removes a staged build that will not be installed (a no-op once it was swapped in). */
+export async function discardStaged(staging: string): Promise<void> {
+  // Retries: after a refusal tar may still be finishing writes it had already started (ENOTEMPTY otherwise).
+  await rm(staging, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
+}
+
+async function swapIn(instanceDir: string, staging: string): Promise<void> {
+  const bin = join(instanceDir, 'bin');
+  const prev = join(instanceDir, 'bin.prev');
+  const trash = join(updateDir(instanceDir), scratchName('old'));
+  if (await exists(prev)) await rename(prev, trash);
+  const hadBin = await exists(bin);
+  if (hadBin) await rename(bin, prev);
+  try {
+    await rename(staging, bin);
+  } catch (err) {
+    if (hadBin) await rename(prev, bin).catch(() => undefined);
+    throw err;
+  }
+  await rm(trash, { recursive: true, force: true });
+}
+
+/**
+ * At daemon start: puts `bin.prev` back when a crash fell between the two renames (`bin` missing), and removes the
+ * scratch folder with any half-done download or staging tree.
+ */
+export async function recoverInterruptedInstall(instanceDir: string): Promise<void> {
+  const bin = join(instanceDir, 'bin');
+  const prev = join(instanceDir, 'bin.prev');
+  if (!(await exists(bin)) && (await exists(prev))) await rename(prev, bin);
+  await rm(updateDir(instanceDir), { recursive: true, force: true });
+}
+
+/** Swaps `bin.prev` back into `bin`; the current build becomes `bin.prev`. UpdateError when there is no bin.prev. */
+export async function rollbackBin(instanceDir: string): Promise<void> {
+  const bin = join(instanceDir, 'bin');
+  const prev = join(instanceDir, 'bin.prev');
+  if (!(await exists(prev))) {
+    throw new UpdateError(`cannot roll back ${instanceDir}: there is no previous build (bin.prev); one is kept after each update`);
+  }
+  if (!(await exists(bin))) {
+    await rename(prev, bin);
+    return;
+  }
+  // Order keeps a build in bin, or in bin.prev with bin missing, at every step (see recoverInterruptedInstall).
+  try {
+    await mkdir(updateDir(instanceDir), { recursive: true });
+    const parked = join(updateDir(instanceDir), scratchName('rollback'));
+    await rename(prev, parked);
+    await rename(bin, prev);
+    await rename(parked, bin);
+  } catch (err) {
+    throw new UpdateError(`rolling back ${instanceDir} failed; check bin/ and bin.prev/ by hand`, { cause: err });
+  }
+}

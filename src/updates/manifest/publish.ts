@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { UpdateError, UsageError } from '../../errors.ts';
+import { isClientArchiveName, serverArchivePlatform, SERVER_ARCHIVE_EXAMPLES } from '../archive/names.ts';
+import { sha256File } from '../fetch/hash-file.ts';
+import { type ManifestArchive, type ManifestBuild, parseManifest } from './schema.ts';
+
+export interface PublishOptions {
+  /** Folder holding the build's archives (not searched recursively). */
+  dir: string;
+  /** Where the files are served; each URL is this plus the file name. */
+  baseUrl: string;
+  /** Manifest to update; default `<dir>/manifest.json`, created when absent. */
+  out?: string;
+  now?: Date;
+}
+
+export interface PublishResult {
+  key: string;
+  manifestPath: string;
+  /** Platform key → file name. */
+  servers: Record<string, string>;
+  client: string | undefined;
+}
+
+/** An archive as written: the reader's fields (schema.ts), the hash always, and its size. */
+interface ArchiveEntry extends ManifestArchive {
+  sha256: string;
+  size: number;
+}
+
+function normaliseBase(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new UsageError(`--base-url "${baseUrl}" is not an absolute URL (e.g. https://cdn.example.org/builds/)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--base-url must be http or https, got ${url.protocol}`);
+  return url.href.endsWith('/') ? url.href : `${url.href}/`;
+}
+
+/** The manifest as it stands (kept verbatim, extra fields included), or a new one. */
+async function readManifest(path: string): Promise<{ builds: Record<string, unknown>; [k: string]: unknown }> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { builds: {} };
+    throw new UpdateError(`cannot read the manifest ${path}`, { cause: err });
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new UpdateError(`${path} is not JSON; fix or move it, it was left as it is`, { cause: err });
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new UpdateError(`${path} is not a manifest (expected an object)`);
+  const builds = (doc as { builds?: unknown }).builds ?? {};
+  if (typeof builds !== 'object' || builds === null || Array.isArray(builds)) {
+    throw new UpdateError(`${path} is not a manifest ("builds" is not an object); it was left as it is`);
+  }
+  return { ...(doc as Record<string, unknown>), builds: builds as Record<string, unknown> };
+}
+
+async function describeArchive(dir: string, name: string, base: string): Promise<ArchiveEntry> {
+  const path = join(dir, name);
+  const [sha256, info] = await Promise.all([sha256File(path), stat(path)]);
+  // Upper-case hex, as Robust.Cdn writes it; readers compare case-insensitively.
+  return { url: base + encodeURIComponent(name), sha256: sha256.toUpperCase(), size: info.size };
+}
+
+/**
+ * Adds a build of the archives in `dir` to a manifest: one server archive per platform key found in the
+ * file names, and the client archive (`client` in its name). Keyed by a new ISO-8601 timestamp; previous builds stay.
+ */
+export async function publishBuild(opts: PublishOptions): Promise<PublishResult> {
+  const dir = resolve(opts.dir);
+  const base = normaliseBase(opts.baseUrl);
+  const info = await stat(dir).catch(() => null);
+  if (!info?.isDirectory()) throw new UsageError(`${dir} is not a folder; give the folder that holds the build's archives`);
+  const names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name).sort();
+
+  const servers: Record<string, string> = {};
+  for (const name of names) {
+    const platform = serverArchivePlatform(name);
+    if (platform === undefined) continue;
+    if (servers[platform]) throw new UsageError(`two server archives for ${platform} in ${dir}: ${servers[platform]} and ${name}; keep one`);
+    servers[platform] = name;
+  }
+  if (Object.keys(servers).length === 0) {
+    throw new UsageError(`no server archive in ${dir}: looked for file names like ${SERVER_ARCHIVE_EXAMPLES}`);
+  }
+  const clients = names.filter(isClientArchiveName);
+  if (clients.length > 1) throw new UsageError(`several client archives in ${dir} (${clients.join(', ')}); keep one`);
+  const client = clients[0];
+
+  const manifestPath = resolve(opts.out ?? join(dir, 'manifest.json'));
+  const manifest = await readManifest(manifestPath);
+  let at = (opts.now ?? new Date()).getTime();
+  while (new Date(at).toISOString() in manifest.builds) at += 1; // two releases in one millisecond stay distinct
+  const key = new Date(at).toISOString();
+
+  const server: Record<string, ArchiveEntry> = {};
+  for (const [platform, name] of Object.entries(servers)) server[platform] = await describeArchive(dir, name, base);
+  const build: ManifestBuild = { time: key, ...(client ? { client: await describeArchive(dir, client, base) } : {}), server };
+  parseManifest({ builds: { [key]: build } }, `${manifestPath} (the build being added)`); // one schema for writer and reader
+  manifest.builds[key] = build;
+
+  // Write then rename, so a static server never hands out half a manifest.
+  const tmp = `${manifestPath}.tmp-${randomBytes(4).toString('hex')}`;
+  try {
+    await writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n');
+    await rename(tmp, manifestPath);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw new UpdateError(`cannot write the manifest ${manifestPath}`, { cause: err });
+  }
+  return { key, manifestPath, servers, client };
+}

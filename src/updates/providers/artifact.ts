@@ -1,0 +1,57 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { archiveSink } from '../archive/sink.ts';
+import { describeUrl, fetchVerified } from '../fetch/download.ts';
+import { extractArchive } from '../archive/extract.ts';
+import { commitStaged, stageBuild, updateDir } from '../install/install.ts';
+import type { ProviderContext } from '../provider.ts';
+
+export interface ArtifactSource {
+  url: string;
+  sha256?: string;
+  headers?: Record<string, string>;
+  signal: AbortSignal;
+}
+
+/**
+ * Downloads a server archive (verifying `sha256` when given) into a staging folder, returned for `commitStaged`: a
+ * tar or tar.gz is extracted as it arrives, a zip is saved in the instance's scratch folder and extracted once
+ * complete (archive/sink.ts). Nothing in `bin/` is touched, so a provider can do this while the server still runs.
+ * Progress goes to `ctx.progress`. The saved download is removed, whatever happens.
+ */
+export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource): Promise<string> {
+  const { instance } = ctx;
+  // One download at a time per instance: providers serialise their preparations (install/staged-build.ts).
+  const archive = join(updateDir(instance.dir), 'download.part');
+  const stage = { instanceDir: instance.dir, runCommand: instance.settings.RunCommand, signal: opts.signal };
+  try {
+    return await stageBuild(stage, async (staging) => {
+      const into = archiveSink(archive, staging);
+      ctx.progress({ phase: 'download', bytes: 0, total: null });
+      const { bytes } = await fetchVerified({
+        url: opts.url,
+        sha256: opts.sha256,
+        headers: opts.headers,
+        timeoutMs: instance.settings.Updates.DownloadTimeoutSeconds * 1000,
+        signal: opts.signal,
+        onProgress: (done, total) => ctx.progress({ phase: 'download', bytes: done, total }),
+      }, into.sink);
+      ctx.progress({ phase: 'verify', bytes, total: bytes });
+      const extracted = into.extracted();
+      ctx.log.info(extracted ? 'downloaded and extracted server archive' : 'downloaded server archive', {
+        url: describeUrl(opts.url), bytes, verified: opts.sha256 !== undefined,
+      });
+      if (extracted) return;
+      ctx.progress({ phase: 'extract' });
+      await extractArchive(archive, staging, opts.signal);
+    });
+  } finally {
+    await rm(archive, { force: true });
+  }
+}
+
+/** `prepareFromUrl`, then swaps the staged build into `bin/` (the old one becomes `bin.prev`). */
+export async function installFromUrl(ctx: ProviderContext, opts: ArtifactSource): Promise<void> {
+  const staging = await prepareFromUrl(ctx, opts);
+  await commitStaged(ctx.instance.dir, staging, opts.signal, (phase) => ctx.progress({ phase }));
+}

@@ -1,0 +1,38 @@
+import { UpdateError } from '../../errors.ts';
+import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.ts';
+
+const WHOLE_NUMBER = /^\d+$/;
+
+/**
+ * `UpdateType: Dummy` (the real watchdog's `UpdateProviderDummy.cs`): every check finds an update, and "installing"
+ * it only counts the revision up (`1`, then previous + 1). It touches no files: the operator puts the server into
+ * `bin/` (or flips the links of the do-it-yourself scheme, docs/diy-updates.md) and asks for an update to get a
+ * restart.
+ *
+ * The real watchdog throws on a revision that is not a whole number, which skips the update; here such a revision
+ * (left by another UpdateType, or edited by hand) counts as 0 with a warning, so the update still happens.
+ */
+export function createDummyProvider(ctx: ProviderContext): UpdateProvider {
+  let warnedFor: string | null = null;
+
+  const next = (current: string | null): string => {
+    if (current === null) return '1';
+    if (WHOLE_NUMBER.test(current)) return (BigInt(current) + 1n).toString();
+    if (warnedFor !== current) {
+      warnedFor = current;
+      ctx.log.warn('the current revision is not a whole number; the Dummy provider counts it as 0', { revision: current });
+    }
+    return '1';
+  };
+
+  return {
+    type: 'Dummy',
+    async check(current: string | null): Promise<UpdateCheck> {
+      return { available: true, revision: next(current) };
+    },
+    async apply(current: string | null, signal: AbortSignal): Promise<string> {
+      if (signal.aborted) throw new UpdateError('the Dummy update was cancelled', { cause: signal.reason });
+      return next(current);
+    },
+  };
+}

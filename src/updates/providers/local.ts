@@ -1,0 +1,44 @@
+import { join } from 'node:path';
+import { UpdateError } from '../../errors.ts';
+import { createClientCvars, findClientZip } from './local-client.ts';
+import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.ts';
+
+/**
+ * `UpdateType: Local` (the real watchdog's `UpdateProviderLocal.cs`): the operator manages `bin/` by hand and names
+ * the build in `Updates.CurrentVersion`; an "update" only adopts that name. The client zip is
+ * `binaries/SS14.Client.zip` (or the file `Updates.ClientZip` names there) and is served by the watchdog; launches
+ * get `build.download_url` and `build.hash` for it.
+ *
+ * Unlike the real watchdog, a missing `binaries/` or zip is an UpdateError the supervisor reports, with the
+ * instance kept alive (there the exception escapes its actor loop and the instance is lost).
+ */
+export function createLocalProvider(ctx: ProviderContext): UpdateProvider {
+  const { instance } = ctx;
+  const clientCvars = createClientCvars({ key: instance.key, dir: instance.dir, publicBaseUrl: ctx.publicBaseUrl });
+
+  const currentVersion = (): string => {
+    const version = instance.settings.Updates.CurrentVersion;
+    if (version === undefined || version.trim() === '') {
+      throw new UpdateError(`instance ${instance.key}: UpdateType Local needs Updates.CurrentVersion (the name of the build in bin/)`);
+    }
+    return version;
+  };
+
+  return {
+    type: 'Local',
+    async check(current: string | null): Promise<UpdateCheck> {
+      const version = currentVersion();
+      return { available: version !== current, revision: version };
+    },
+    async apply(_current: string | null, signal: AbortSignal): Promise<string> {
+      if (signal.aborted) throw new UpdateError('the Local update was cancelled', { cause: signal.reason });
+      const version = currentVersion();
+      ctx.log.info('adopting the build in bin/ as named by Updates.CurrentVersion', { revision: version });
+      return version;
+    },
+    async launchCvars(): Promise<Array<[string, string]>> {
+      const zip = await findClientZip(join(instance.dir, 'binaries'), instance.settings.Updates.ClientZip);
+      return clientCvars(zip);
+    },
+  };
+}

@@ -1,0 +1,183 @@
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { UpdateError } from '../../../src/errors.ts';
+import { installArchive, recoverInterruptedInstall, rollbackBin } from '../../../src/updates/install/install.ts';
+import { tempDir } from '../../_support/env.ts';
+import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
+
+interface Ctx {
+  root: string;
+  inst: string;
+  cleanup: () => Promise<void>;
+}
+
+async function setup(ctx: Ctx): Promise<void> {
+  const tmp = await tempDir();
+  ctx.root = tmp.path;
+  ctx.cleanup = tmp.cleanup;
+  ctx.inst = join(tmp.path, 'instances', 'alpha');
+  await mkdir(join(ctx.inst, 'bin'), { recursive: true });
+  await writeFile(join(ctx.inst, 'bin', 'marker'), 'old build');
+}
+
+const read = (path: string) => readFile(path, 'utf8');
+const exists = (path: string) => stat(path).then(() => true, () => false);
+const never = () => new AbortController().signal;
+
+async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.instance(err, UpdateError);
+    assert.match((err as Error).message, pattern);
+    return;
+  }
+  throw new Error(`expected a refusal matching ${pattern}`);
+}
+
+/** bin/ still holds the pre-populated build and no staging folder is left behind. */
+async function untouched(ctx: Ctx): Promise<void> {
+  assert.is(await read(join(ctx.inst, 'bin', 'marker')), 'old build');
+  assert.equal(await readdir(join(ctx.inst, 'bin')), ['marker']);
+  const scratch = await readdir(join(ctx.inst, '.update')).catch(() => []);
+  assert.equal(scratch.filter((n) => n.startsWith('staging')), []);
+}
+
+// ---
+
+const install = suite<Ctx>('installArchive', {} as Ctx);
+install.before.each(setup);
+install.after.each((ctx) => ctx.cleanup());
+
+install('installArchive :: swaps the build in, keeps the old one as bin.prev, makes the program executable', async (ctx) => {
+  const archive = join(ctx.root, 'A.zip');
+  await writeZip(archive, sampleBuild('A'));
+  const phases: string[] = [];
+  await installArchive({ archive, instanceDir: ctx.inst, signal: never(), onPhase: (p) => phases.push(p) });
+  assert.equal(phases, ['extract', 'install']);
+  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
+  assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o111, 0o111);
+  assert.is(await read(join(ctx.inst, 'bin.prev', 'marker')), 'old build');
+  assert.ok(await exists(archive), 'the archive is the caller\'s to remove');
+
+  const b = join(ctx.root, 'B.tar.gz');
+  await writeTar(b, sampleBuild('B'), { gzip: true });
+  await installArchive({ archive: b, instanceDir: ctx.inst, signal: never() });
+  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'B');
+  assert.is(await read(join(ctx.inst, 'bin.prev', 'build.txt')), 'A', 'the older bin.prev was replaced');
+  assert.equal((await readdir(join(ctx.inst, '.update'))).filter((n) => !n.startsWith('.')), []);
+});
+
+install('installArchive :: a RunCommand inside bin/ gets the execute bit; one outside is left alone', async (ctx) => {
+  const archive = join(ctx.root, 'A.zip');
+  await writeZip(archive, [...sampleBuild('A'), { name: 'sub/start.sh', content: '#!/bin/sh\n', mode: 0o640 }]);
+  await installArchive({ archive, instanceDir: ctx.inst, runCommand: 'bin/sub/start.sh', signal: never() });
+  assert.is((await stat(join(ctx.inst, 'bin', 'sub', 'start.sh'))).mode & 0o777, 0o751);
+  assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o111, 0, 'only the RunCommand target');
+  await installArchive({ archive, instanceDir: ctx.inst, runCommand: join(ctx.inst, 'bin', 'Robust.Server'), signal: never() });
+  assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o111, 0o111, 'absolute RunCommand into bin/');
+  await installArchive({ archive, instanceDir: ctx.inst, runCommand: 'currentServer', signal: never() });
+  assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o111, 0);
+});
+
+install('installArchive :: a corrupt archive leaves bin/ untouched', async (ctx) => {
+  const archive = join(ctx.root, 'bad.zip');
+  await writeFile(archive, Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(200, 7)]));
+  await refused(installArchive({ archive, instanceDir: ctx.inst, signal: never() }), /corrupt/);
+  await untouched(ctx);
+  assert.not.ok(await exists(join(ctx.inst, 'bin.prev')));
+});
+
+install('installArchive :: an unsafe archive leaves bin/ untouched', async (ctx) => {
+  const archive = join(ctx.root, 'evil.zip');
+  await writeZip(archive, [...sampleBuild('A'), { name: 'xx/evil.txt', content: 'evil' }], { 'xx/evil.txt': '../evil.txt' });
+  await refused(installArchive({ archive, instanceDir: ctx.inst, signal: never() }), /"\.\.\/evil\.txt"/);
+  await untouched(ctx);
+  assert.not.ok(await exists(join(ctx.inst, '.update', 'evil.txt')));
+});
+
+install('installArchive :: an empty archive is refused', async (ctx) => {
+  const archive = join(ctx.root, 'empty.zip');
+  await writeZip(archive, []);
+  await refused(installArchive({ archive, instanceDir: ctx.inst, signal: never() }), /holds no files/);
+  await untouched(ctx);
+});
+
+install('installArchive :: a cancelled install leaves bin/ untouched', async (ctx) => {
+  const archive = join(ctx.root, 'A.zip');
+  await writeZip(archive, sampleBuild('A'));
+  const ac = new AbortController();
+  // Cancel as extraction starts: the swap must not happen.
+  const done = installArchive({ archive, instanceDir: ctx.inst, signal: ac.signal, onPhase: (p) => p === 'extract' && ac.abort() });
+  await refused(done, /cancelled/);
+  await untouched(ctx);
+});
+
+install('installArchive :: works on a fresh instance without bin/', async (ctx) => {
+  const fresh = join(ctx.root, 'instances', 'beta');
+  const archive = join(ctx.root, 'A.zip');
+  await writeZip(archive, sampleBuild('A'));
+  await installArchive({ archive, instanceDir: fresh, signal: never() });
+  assert.is(await read(join(fresh, 'bin', 'build.txt')), 'A');
+  assert.not.ok(await exists(join(fresh, 'bin.prev')));
+});
+
+install.run();
+
+// ---
+
+const rollback = suite<Ctx>('rollbackBin', {} as Ctx);
+rollback.before.each(setup);
+rollback.after.each((ctx) => ctx.cleanup());
+
+rollback('rollbackBin :: swaps bin.prev back, the current build becomes bin.prev', async (ctx) => {
+  const archive = join(ctx.root, 'A.zip');
+  await writeZip(archive, sampleBuild('A'));
+  await installArchive({ archive, instanceDir: ctx.inst, signal: never() });
+  await rollbackBin(ctx.inst);
+  assert.is(await read(join(ctx.inst, 'bin', 'marker')), 'old build');
+  assert.is(await read(join(ctx.inst, 'bin.prev', 'build.txt')), 'A');
+  await rollbackBin(ctx.inst);
+  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A', 'rolling back twice returns to the newer build');
+});
+
+rollback('rollbackBin :: without bin.prev it refuses and leaves bin/', async (ctx) => {
+  await refused(rollbackBin(ctx.inst), /no previous build/);
+  await untouched(ctx);
+});
+
+rollback.run();
+
+// ---
+
+const recover = suite<Ctx>('recoverInterruptedInstall', {} as Ctx);
+recover.before.each(setup);
+recover.after.each((ctx) => ctx.cleanup());
+
+recover('recoverInterruptedInstall :: a crash between the renames: bin.prev goes back, leftovers go', async (ctx) => {
+  const { rename } = await import('node:fs/promises');
+  // Simulate: staging extracted, bin renamed to bin.prev, then the daemon died before staging became bin.
+  await rename(join(ctx.inst, 'bin'), join(ctx.inst, 'bin.prev'));
+  await mkdir(join(ctx.inst, '.update', 'staging-abc123', 'Resources'), { recursive: true });
+  await writeFile(join(ctx.inst, '.update', 'staging-abc123', 'build.txt'), 'half');
+  await writeFile(join(ctx.inst, '.update', 'download.part'), 'partial');
+  await recoverInterruptedInstall(ctx.inst);
+  assert.is(await read(join(ctx.inst, 'bin', 'marker')), 'old build');
+  assert.not.ok(await exists(join(ctx.inst, 'bin.prev')));
+  assert.not.ok(await exists(join(ctx.inst, '.update')));
+});
+
+recover('recoverInterruptedInstall :: with bin/ in place it only removes leftovers', async (ctx) => {
+  await mkdir(join(ctx.inst, 'bin.prev'));
+  await writeFile(join(ctx.inst, 'bin.prev', 'marker'), 'older');
+  await mkdir(join(ctx.inst, '.update', 'staging-x'), { recursive: true });
+  await recoverInterruptedInstall(ctx.inst);
+  await untouched(ctx);
+  assert.is(await read(join(ctx.inst, 'bin.prev', 'marker')), 'older');
+  assert.not.ok(await exists(join(ctx.inst, '.update')));
+  await recoverInterruptedInstall(join(ctx.root, 'instances', 'never-created'));
+});
+
+recover.run();

@@ -18,7 +18,7 @@ export type UpdatePhase = 'check' | 'download' | 'verify' | 'extract' | 'install
  * Handlers must not throw: mitt calls them synchronously inside the producer.
  */
 export type BusEvents = {
-  'instance:state': { key: string; state: string; previous: string | null; event: string; at: number };
+  'instance:state': { key: string; state: string; previous: string | null; at: number };
   'instance:launch': { key: string; pid: number; launchId: number; revision: string | null; at: number };
   'instance:exit': { key: string; pid: number; launchId: number; status: ExitStatus; at: number };
   'instance:checkin': { key: string; launchId: number; at: number };

@@ -17,9 +17,9 @@ const MAX_LOG_LINES = 1000;
  */
 export const DASHBOARD_HEADER = 'x-watchdog-dashboard';
 
-/** The instance folder: `instanceDir()` when the supervisor provides it, else the parent of `binaries/` (same folder). */
+/** The instance folder `instances/<key>`: the parent of its `binaries/`. */
 export function instanceDir(instance: InstanceControl): string {
-  return instance.instanceDir?.() ?? dirname(instance.binariesDir());
+  return dirname(instance.binariesDir());
 }
 
 /**

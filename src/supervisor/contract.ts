@@ -45,8 +45,6 @@ export interface InstanceControl {
   status(): InstanceStatus;
   /** Absolute path of `instances/<key>/binaries`. */
   binariesDir(): string;
-  /** Absolute path of the instance folder `instances/<key>` (the dashboard reads `logs/server.log` under it). */
-  instanceDir?(): string;
 }
 
 export interface InstanceRegistry {

@@ -87,7 +87,7 @@ export class Instance implements InstanceControl {
         if (exit !== null && exit !== this.lastExit?.exit) this.lastExit = { exit, at: Date.now() };
         const state = statePath(snap.value);
         if (state === this.lastState) return;
-        deps.bus.emit('instance:state', { key: this.key, state, previous: this.lastState, event: '', at: Date.now() });
+        deps.bus.emit('instance:state', { key: this.key, state, previous: this.lastState, at: Date.now() });
         log.info(`state ${state}`, { from: this.lastState ?? '(new)' });
         this.lastState = state;
       },

@@ -87,7 +87,7 @@ events('events :: hello first (statuses, chart states, version), then a bus fact
     assert.ok(Math.abs(h.now - Date.now()) < 5000);
 
     alpha.state = 'stopped.idle';
-    bus.emit('instance:state', { key: 'alpha', state: 'stopped.idle', previous: 'running', event: '', at: 1 });
+    bus.emit('instance:state', { key: 'alpha', state: 'stopped.idle', previous: 'running', at: 1 });
     const m = await sse.next();
     assert.is(m.event, 'instance:state');
     const d = m.data as BusEvents['instance:state'] & { instance: { state: string } };
@@ -151,7 +151,7 @@ events('events :: cancelling the stream unsubscribes from the bus', async () => 
   while (listeners(bus, 'instance:state') !== before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   assert.is(listeners(bus, 'instance:state'), before);
   assert.is(listeners(bus, 'control'), before, 'every type is let go');
-  bus.emit('instance:state', { key: 'alpha', state: 'running', previous: null, event: '', at: 1 }); // nothing may throw
+  bus.emit('instance:state', { key: 'alpha', state: 'running', previous: null, at: 1 }); // nothing may throw
 });
 
 events('events :: log lines only with ?logs=1, rate-limited with a skipped count', async () => {
@@ -192,7 +192,7 @@ events('events :: hello carries the recent listed events, oldest first, without 
   bus.emit('instance:checkin', { key: 'alpha', launchId: 1, at });
   bus.emit('instance:update', { key: 'alpha', phase: 'download', bytes: 1, total: 2, at });
   bus.emit('instance:update', { key: 'alpha', phase: 'done', revision: 'r2', durationMs: 5, at });
-  bus.emit('instance:state', { key: 'alpha', state: 'running', previous: 'starting', event: '', at });
+  bus.emit('instance:state', { key: 'alpha', state: 'running', previous: 'starting', at });
   const sse = sseReader(await app.request('/events'));
   try {
     const hello = (await sse.next()).data as { recent: { type: string; event: { key: string } }[] };

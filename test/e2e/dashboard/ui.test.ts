@@ -120,7 +120,7 @@ test('server log lines stream in as plain text, never as markup', async ({ bus, 
 test('state and alert facts update the card, the chart and the event list', async ({ bus, alpha, browser }) => {
   const b = browser!;
   alpha.state = 'awaiting-checkin';
-  bus.emit('instance:state', { key: 'alpha', state: 'awaiting-checkin', previous: 'running', event: '', at: Date.now() });
+  bus.emit('instance:state', { key: 'alpha', state: 'awaiting-checkin', previous: 'running', at: Date.now() });
   bus.emit('instance:alert', { key: 'alpha', kind: 'hang', message: 'Server `alpha` stopped checking in', at: Date.now() });
   await until('the pill', async () => (await text(b, `${card('alpha')} .state-pill`)) === 'awaiting-checkin');
   assert.equal(await b.page.$$eval('#chart g.node.active[data-instances~="alpha"]', (n) => n.map((x) => x.id)), ['state:awaiting-checkin']);

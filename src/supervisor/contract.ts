@@ -18,6 +18,10 @@ export interface InstanceStatus {
   restarts: number;
   updatePending: boolean;
   stopRequested: boolean;
+  /** An update provider (`UpdateType`) is configured, so `update` can find a build (absent: unknown). */
+  canUpdate?: boolean;
+  /** A previous build (`bin.prev`) is kept, so `rollback` has something to go back to (absent: unknown). */
+  canRollback?: boolean;
   /** How the last server process ended (null before any has): why, its exit code or signal, and when (ISO). */
   lastExit: LastExitStatus | null;
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
@@ -209,6 +210,9 @@ export class Instance implements InstanceControl {
       restarts: c.restarts,
       updatePending: c.updatePending,
       stopRequested: c.exitIntent === 'stop',
+      // What the dashboard's buttons need: whether an update provider is configured, and a previous build to go back to.
+      canUpdate: this.deps.provider !== null,
+      canRollback: existsSync(`${this.deps.instance.dir}/bin.prev`),
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
     };
   }

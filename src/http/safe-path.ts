@@ -10,7 +10,7 @@ export type SafePath =
 
 /**
  * Decodes the still-percent-encoded segments of a request path and checks each one: no empty, `.` or `..`
- * segments, no `/` or `\` smuggled in encoded, no NUL. The WHATWG URL parser already folds literal and `%2e%2e`
+ * segments, no `/` or `\` smuggled in encoded, no NUL, no hidden name (404). The WHATWG URL parser already folds literal and `%2e%2e`
  * dot-segments, but `..%2f` survives it, so segments are checked after decoding.
  */
 export function decodeSegments(
@@ -28,6 +28,8 @@ export function decodeSegments(
     }
     if (s === '' || s === '.' || s === '..') return { ok: false, status: 400, reason: 'empty or dot segment in path' };
     if (/[/\\\0]/.test(s)) return { ok: false, status: 400, reason: 'separator or NUL inside a path segment' };
+    // Hidden names (`.git/`, an editor's `.swp`) are never served, as ASP.NET's static files refuse them too.
+    if (s.startsWith('.')) return { ok: false, status: 404, reason: 'hidden file' };
     segments.push(s);
   }
   return { ok: true, segments };

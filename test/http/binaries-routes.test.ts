@@ -34,6 +34,9 @@ async function setup(): Promise<Ctx> {
   await writeFile(join(bin, 'notes.txt'), 'hello');
   await writeFile(join(bin, 'sub', 'inner.ZIP'), ZIP);
   await writeFile(join(bin, 'name with space.zip'), ZIP);
+  await writeFile(join(bin, '.hidden'), 'SECRET-DOT');
+  await mkdir(join(bin, '.git'), { recursive: true });
+  await writeFile(join(bin, '.git', 'config'), '[remote]');
   const big = randomBytes(3 * 1024 * 1024 + 17);
   await writeFile(join(bin, 'big.zip'), big);
   await symlink(join(bin, 'SS14.Client.zip'), join(bin, 'link-in.zip'));
@@ -63,6 +66,14 @@ files('binaries routes :: serves a real file, .zip as application/zip, with Cont
   assert.is(res.headers.get('content-type'), 'application/zip');
   assert.is(res.headers.get('content-length'), String(ZIP.length));
   assert.equal(Buffer.from(await res.arrayBuffer()), ZIP);
+});
+
+files('binaries routes :: hidden names are never served (404), even encoded or as a folder', async ({ h }) => {
+  for (const path of ['.hidden', '%2Ehidden', '.git/config', 'sub/../.hidden']) {
+    const res = await send(h.app, 'GET', `/instances/alpha/binaries/${path}`);
+    assert.is(res.status, 404, path);
+    assert.not.match(await res.text(), /SECRET-DOT|remote/, path);
+  }
 });
 
 files('binaries routes :: other extensions are application/octet-stream; .ZIP in any case is a zip', async ({ h }) => {

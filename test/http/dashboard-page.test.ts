@@ -60,6 +60,24 @@ test('buttons: a stopped instance cannot be stopped; no Rollback without bin.pre
   assert.match(buttonOf(cardOf(html, 'd'), 'stop'), /disabled title="a stop is already under way"/);
 });
 
+test('buttons during an update and a rollback: what the statechart takes, as the daemon does', async () => {
+  const html = renderPage(await index(), {
+    version: '1', now: Date.now(),
+    instances: [
+      status({ key: 'u', state: 'updating', canUpdate: true, canRollback: true }),
+      status({ key: 'us', state: 'updating', stopRequested: true, canUpdate: true }),
+      status({ key: 'r', state: 'rolling-back', canUpdate: true }),
+      status({ key: 'x', state: 'exited' }),
+    ],
+  });
+  const enabled = (key: string) => ['restart', 'update', 'rollback', 'stop'].filter((a) => !buttonOf(cardOf(html, key), a).includes('disabled'));
+  assert.equal(enabled('u'), ['update', 'stop'], 'an update request is queued; a stop is remembered');
+  assert.equal(enabled('us'), ['restart', 'update'], 'restart withdraws the stop');
+  assert.equal(enabled('r'), ['update', 'stop']);
+  assert.equal(enabled('x'), []);
+  assert.match(buttonOf(cardOf(html, 'u'), 'rollback'), 'roll back once it is done');
+});
+
 test('names are escaped, and no text can close the inlined JSON', async () => {
   const evil = '</script><script>alert(1)</script><img src=x onerror=alert(2)>';
   const html = renderPage(await index(), { version: '1', now: Date.now(), instances: [status({ key: 'k', name: evil })] });

@@ -16,25 +16,28 @@ export function stateGroup(state) {
 const isStopped = (state) => state.startsWith('stopped.');
 
 /**
- * For each action, why it does not apply now ('' when it does), following the instance statechart: Stop needs a
- * server that runs or is about to, Rollback a previous build (`bin.prev`, `canRollback`) and a moment the machine
- * takes it, Update a provider (`canUpdate`). A field the status lacks counts as "may apply": the daemon decides.
+ * For each action, why it does not apply now ('' when it does), following the instance statechart and the daemon's
+ * own refusals: Stop needs a server that runs or is about to; Restart is ignored during a rollback, and during an
+ * update it only withdraws a stop; Update needs a provider (`canUpdate`; during an update it is queued, so it
+ * applies); Rollback needs a previous build (`bin.prev`, `canRollback`) and a state that takes it. A field the
+ * status lacks counts as "may apply": the daemon decides.
  */
 export function actionBlockers(status) {
   const { state } = status;
-  const busy = state === 'updating' ? 'an update is being installed'
-    : state === 'rolling-back' ? 'a rollback is under way'
-      : state === 'exited' ? 'the watchdog is shutting down' : '';
+  if (state === 'exited') {
+    const why = 'the watchdog is shutting down';
+    return { restart: why, update: why, stop: why, rollback: why };
+  }
   const stopped = isStopped(state);
   return {
-    restart: busy,
-    update: busy || (status.canUpdate === false ? 'no update provider (UpdateType) is configured' : ''),
-    stop: state === 'exited' ? busy
-      : stopped ? 'already stopped'
-        : status.stopRequested ? 'a stop is already under way' : '',
-    rollback: busy
-      || (status.canRollback === false ? 'no previous build (bin.prev) to go back to; one is kept after each update' : '')
-      || (state === 'restarting.backoff' ? 'the server is between crash relaunches; stop the instance, then roll back' : ''),
+    restart: state === 'rolling-back' ? 'a rollback is under way; the server starts when it is done'
+      : state === 'updating' && !status.stopRequested ? 'an update is being installed; the server starts when it is done' : '',
+    update: status.canUpdate === false ? 'no update provider (UpdateType) is configured' : '',
+    stop: stopped ? 'already stopped' : status.stopRequested ? 'a stop is already under way' : '',
+    rollback: state === 'updating' ? 'an update is being installed; roll back once it is done'
+      : state === 'restarting.backoff' ? 'the server is between crash relaunches; stop the instance, then roll back'
+        : state === 'rolling-back' ? 'a rollback is already under way'
+          : status.canRollback === false ? 'no previous build (bin.prev) to go back to; one is kept after each update' : '',
   };
 }
 

@@ -25,6 +25,8 @@ export interface InstanceContext {
    * hang) loop.
    */
   crashStreak: number;
+  /** How many of the `crashStreak` failures were hangs (reset with it): only the first hang of a loop is told and dumped. */
+  loopHangs: number;
   /** Run the update actor before the next launch. True at daemon start. */
   updatePending: boolean;
   /** Why the server is going away; read and spent by `decide`. */
@@ -75,10 +77,10 @@ export function alertOf(context: InstanceContext, kind: AlertKind, backoff: numb
 export const unclean = (exit: ExitInfo | null): boolean => exit !== null && (exit.code !== 0 || exit.signal !== null);
 
 /**
- * A hang is the first of its loop (it is told, and dumped): after a check-in, no crash or hang since the last stable
- * run; before one, no startup failure yet. Later hangs of the loop are killed without either.
+ * A hang is the first of its loop (it is told, and dumped): after a check-in, no hang since the last stable run;
+ * before one, no startup failure yet. Later hangs of the loop are killed without either.
  */
-export const firstHang = (c: InstanceContext): boolean => (c.checkedIn ? c.crashStreak === 0 : c.startupFailures === 0);
+export const firstHang = (c: InstanceContext): boolean => (c.checkedIn ? c.loopHangs === 0 : c.startupFailures === 0);
 
 /** An exit nobody asked for, before a first check-in, that reaches the limit while no new build could help. */
 export const givesUp = (c: InstanceContext): boolean =>
@@ -119,10 +121,14 @@ export function classifyExit(context: InstanceContext, exit: ExitInfo): { contex
         else restart(hang ? 'hang' : 'startup-failure');
       } else if (hang || unclean(exit)) {
         c.crashStreak += 1;
+        if (hang) c.loopHangs += 1;
         restart(hang ? 'hang' : 'crash');
         if (c.crashStreak === 1 && !hang) emitted.push(alertOf(c, 'crash'));
-        // One alert when it becomes a loop; a stable run (STABLE) resets the streak and so the loop.
-        else if (c.crashStreak === 2) emitted.push(alertOf(c, hang ? 'hang-loop' : 'crash-loop', backoffMs(c.timing, c.crashStreak)));
+        // One alert when it becomes a loop (a hang loop when every failure in it was a hang); a stable run (STABLE)
+        // resets the streak and so the loop.
+        else if (c.crashStreak === 2) {
+          emitted.push(alertOf(c, c.loopHangs === c.crashStreak ? 'hang-loop' : 'crash-loop', backoffMs(c.timing, c.crashStreak)));
+        }
       } else restart(c.updatePending ? 'update' : 'exit');
   }
   return { context: c, emitted };
@@ -153,4 +159,33 @@ export function endCheck(
   enqueue.assign({ check: 'idle' });
   enqueue.stopChild('updateCheck');
   if (context.check === 'queued') enqueue.raise({ type: 'UPDATE_CHECK' });
+}
+
+/** The control requests a person (or a CDN) makes of an instance. */
+export type ControlRequest = 'restart' | 'update' | 'stop' | 'rollback';
+
+/** Why ROLLBACK is refused in a state that cannot take it (the machine emits these as `rollback-refused` too). */
+export const ROLLBACK_BUSY = {
+  updating: 'an update is being installed; roll back once it is done',
+  backoff: 'the server is between crash relaunches; stop the instance, then roll back',
+  rollingBack: 'a rollback is already under way',
+} as const;
+
+/**
+ * Why a control request cannot be done now, or null when the machine takes it: a function of the state (its status
+ * path, as `statusPath` names it) and of what the configuration and the instance folder hold, so the daemon can
+ * answer at once instead of accepting a request the machine would refuse or that cannot find anything to do.
+ *
+ * @example
+ * refusalOf('rollback', 'running', { canUpdate: true, canRollback: false }); // 'no previous build to roll back to (bin.prev is missing)'
+ */
+export function refusalOf(action: ControlRequest, state: string, facts: { canUpdate: boolean; canRollback: boolean }): string | null {
+  if (state === 'exited') return 'the watchdog is shutting down';
+  if (action === 'update' && !facts.canUpdate) return 'no update provider: UpdateType is not set for this instance';
+  if (action !== 'rollback') return null;
+  if (state === 'updating') return ROLLBACK_BUSY.updating;
+  if (state === 'restarting.backoff') return ROLLBACK_BUSY.backoff;
+  if (state === 'rolling-back') return ROLLBACK_BUSY.rollingBack;
+  if (!facts.canRollback) return 'no previous build to roll back to (bin.prev is missing; one is kept after each update)';
+  return null;
 }

@@ -14,6 +14,7 @@ import {
   firstHang,
   givesUp,
   inLoop,
+  ROLLBACK_BUSY,
   want,
   type InstanceContext,
   type InstanceMachineEvent,
@@ -38,11 +39,11 @@ const notProvided = (name: string) => () => {
 /** `stateIn` as `check` in an action takes it (its guard-name type parameter is `any`, check's `never`). */
 const inState = (id: string) => stateIn(id) as unknown as GuardPredicate<InstanceContext, InstanceMachineEvent, undefined, never>;
 
-/** Where ROLLBACK is refused, and why (it is allowed while stopped or while a server is owned). */
+/** Where ROLLBACK is refused, and why (it is allowed while stopped or while a server is owned); `refusalOf` agrees. */
 const REFUSALS = [
-  ['#instance.updating', 'an update is being installed; roll back once it is done'],
-  ['#instance.restarting', 'the server is between crash relaunches; stop the instance, then roll back'],
-  ['#instance.rolling-back', 'a rollback is already under way'],
+  ['#instance.updating', ROLLBACK_BUSY.updating],
+  ['#instance.restarting', ROLLBACK_BUSY.backoff],
+  ['#instance.rolling-back', ROLLBACK_BUSY.rollingBack],
 ] as const;
 
 export const instanceSetup = setup({
@@ -85,11 +86,12 @@ export const instanceSetup = setup({
       if (check(inState('#instance.owning'))) enqueue.sendTo('process', command);
     }),
     /** START, RESTART and ROLLBACK of an instance without a server clear what kept it down. */
-    clearDown: assign({ startupFailures: 0, crashStreak: 0, exitIntent: null }),
+    clearDown: assign({ startupFailures: 0, crashStreak: 0, loopHangs: 0, exitIntent: null }),
     /** The same for a server that must go first; a shutdown already under way still wins. */
     request: assign(({ context }, intent: 'restart' | 'rollback') => ({
       startupFailures: 0,
       crashStreak: 0,
+      loopHangs: 0,
       exitIntent: want(context.exitIntent, intent),
     })),
     /** STOP: remembered wherever a server is, or is about to be, running; a stopped instance is left as it is. */
@@ -140,7 +142,7 @@ export const instanceSetup = setup({
      * stable yet, so the loop is not forgotten; it is asked again after another stableRunMs.
      */
     stable: enqueueActions(({ enqueue, check }) => {
-      if (check(inState('#instance.owning.live.running'))) enqueue.assign({ crashStreak: 0 });
+      if (check(inState('#instance.owning.live.running'))) enqueue.assign({ crashStreak: 0, loopHangs: 0 });
       else enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
     }),
     /**

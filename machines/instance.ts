@@ -37,6 +37,7 @@ export const instanceMachine = s.createMachine({
     startupFailures: 0,
     restarts: 0,
     crashStreak: 0,
+    loopHangs: 0,
     updatePending: true,
     exitIntent: null,
     lastExit: null,

@@ -43,6 +43,8 @@ export type BusEvents = {
     remote: string | undefined;
     status: number;
     result: 'accepted' | 'refused';
+    /** Why it was refused, when the daemon said (409: no update provider, no previous build, …). */
+    reason?: string;
     at: number;
   };
 };

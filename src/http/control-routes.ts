@@ -18,15 +18,23 @@ export function controlRoutes({ registry, bus, log }: HttpDeps): Hono {
     const remote = remoteAddress(c);
     const auth = authorize(c.req.header('authorization'), key, registry, 'apiToken');
     const shown = shownKey(key);
-    const audit = (status: number, user: string | undefined) => bus.emit('control', {
+    const audit = (status: number, user: string | undefined, reason?: string) => bus.emit('control', {
       key: shown, action, user: user === undefined ? undefined : shownKey(user), remote, status,
-      result: status === 200 ? 'accepted' : 'refused', at: Date.now(),
+      result: status === 200 ? 'accepted' : 'refused', ...(reason === undefined ? {} : { reason }), at: Date.now(),
     });
 
     if (!auth.ok) {
       audit(auth.status, auth.user);
       log.warn(`control ${action} refused: ${auth.reason}`, { key: shown, status: auth.status, remote: remote ?? '' });
       return refusal(c, auth.status, auth.reason);
+    }
+    // What can be told at once is answered at once: a request the machine would refuse, or that has nothing to act
+    // on, is refused here with its reason instead of being accepted and then logged as refused.
+    const refused = auth.instance.refusal?.(action) ?? null;
+    if (refused !== null) {
+      audit(409, auth.user, refused);
+      log.warn(`control ${action} refused: ${refused}`, { key: shown, status: 409, remote: remote ?? '' });
+      return c.json({ error: refused }, 409);
     }
     try {
       auth.instance.control(action);

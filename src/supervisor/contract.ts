@@ -18,10 +18,8 @@ export interface InstanceStatus {
   restarts: number;
   updatePending: boolean;
   stopRequested: boolean;
-  /** An update provider (`UpdateType`) is configured, so `update` can find a build (absent: unknown). */
-  canUpdate?: boolean;
-  /** A previous build (`bin.prev`) is kept, so `rollback` has something to go back to (absent: unknown). */
-  canRollback?: boolean;
+  /** An update check asked for (`update`) is running or queued; `watchdog update --wait` waits for its answer. */
+  checking?: boolean;
   /** How the last server process ended (null before any has): why, its exit code or signal, and when (ISO). */
   lastExit: LastExitStatus | null;
 }
@@ -42,6 +40,11 @@ export interface InstanceControl {
   apiToken(): string | undefined;
   /** The secret of the current launch; undefined when no server runs (every check-in is refused). */
   checkinSecret(): string | undefined;
+  /**
+   * Why `action` cannot be done now (no update provider, no previous build, rollback while updating, …), or null when
+   * it will be taken; the control route answers 409 with it before sending anything. Absent: always taken.
+   */
+  refusal?(action: ControlAction): string | null;
   /** Queues a control action; never throws. */
   control(action: ControlAction): void;
   /** Records a check-in authenticated with the current secret. */

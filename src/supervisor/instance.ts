@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
+import { refusalOf } from '../../machines/instance.context.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
@@ -174,6 +175,15 @@ export class Instance implements InstanceControl {
     return this.actor.getSnapshot().context.secret ?? undefined;
   }
 
+  /** Why `action` cannot be done now (the daemon answers 409 with it), or null when the machine takes it. */
+  refusal(action: ControlAction): string | null {
+    const state = statePath(this.actor.getSnapshot().value);
+    return refusalOf(action, state, {
+      canUpdate: this.deps.provider !== null,
+      canRollback: existsSync(`${this.deps.instance.dir}/bin.prev`),
+    });
+  }
+
   control(action: ControlAction): void {
     const log = this.deps.log;
     log.info(`control: ${action}`);
@@ -210,9 +220,7 @@ export class Instance implements InstanceControl {
       restarts: c.restarts,
       updatePending: c.updatePending,
       stopRequested: c.exitIntent === 'stop',
-      // What the dashboard's buttons need: whether an update provider is configured, and a previous build to go back to.
-      canUpdate: this.deps.provider !== null,
-      canRollback: existsSync(`${this.deps.instance.dir}/bin.prev`),
+      checking: c.check !== 'idle',
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
     };
   }

@@ -53,9 +53,9 @@ test('status <key>: the table, tokens from the local config, no colour through a
   const r = await cli(ctx, withUrl(ctx, 'status', 'demo'));
   ok(r);
   const [header, row, ...rest] = r.stdout.trimEnd().split('\n');
-  assert.match(header!, /^KEY +STATE +REVISION +PID +UPTIME +LAST CHECK-IN +RESTARTS +FAILURES$/);
+  assert.match(header!, /^KEY +STATE +REVISION +PID +UPTIME +LAST CHECK-IN +RESTARTS +FAILURES +LAST EXIT$/);
   assert.equal(rest, []);
-  assert.match(row!, new RegExp(`^demo +running +\\S+ +${before.pid} +\\d+[smh].* +\\d+s ago +\\d+ +0$`));
+  assert.match(row!, new RegExp(`^demo +running +\\S+ +${before.pid} +\\d+[smh].* +\\d+s ago +\\d+ +0 +(-|\\w+ \\(.*\\) .* ago)$`));
   assert.not.ok(r.stdout.includes(ESC), 'no escape codes when stdout is not a TTY');
 });
 
@@ -114,13 +114,13 @@ test('restart: exit 0, and the server comes back with a new pid', async (ctx) =>
   assert.ok(after.restarts >= before.restarts);
 });
 
-test('update: exit 0, accepted by the daemon, and the instance runs again', async (ctx) => {
-  await running(ctx, 'demo');
+test('update without an update provider: exit 1 naming the reason (409), and the instance runs on', async (ctx) => {
+  const before = await running(ctx, 'demo');
   const r = await cli(ctx, withUrl(ctx, 'update', 'demo', '--json'));
-  ok(r);
-  assert.equal(JSON.parse(r.stdout), { key: 'demo', action: 'update', ok: true, url: d(ctx).url });
-  await waitFor('the update accepted', () => /control update accepted/.test(d(ctx).log()));
-  await running(ctx, 'demo');
+  assert.is(r.code, 1, r.stderr);
+  assert.match(r.stderr, /update refused for instance demo: no update provider/);
+  await waitFor('the refusal logged', () => /control update refused: no update provider/.test(d(ctx).log()));
+  assert.is((await running(ctx, 'demo')).pid, before.pid);
 });
 
 test('stop: exit 0, the state becomes stopped.idle; restart brings it back', async (ctx) => {

@@ -127,6 +127,21 @@ audit('control routes :: every control request, accepted or refused, emits `cont
   for (const e of t.controls) assert.ok(Math.abs(Date.now() - e.at) < 60_000);
 });
 
+audit('control routes :: what the instance refuses at once is 409 with the reason, nothing sent, audited as refused and why', async () => {
+  const t = setup();
+  t.alpha.refusal = (action) => (action === 'rollback' ? 'no previous build to roll back to (bin.prev is missing)' : null);
+  const res = await send(t.app, 'POST', '/instances/alpha/rollback', basic('alpha', TOKEN));
+  assert.is(res.status, 409);
+  assert.equal(await res.json(), { error: 'no previous build to roll back to (bin.prev is missing)' });
+  assert.equal(t.alpha.calls, []);
+  assert.is((await send(t.app, 'POST', '/instances/alpha/update', basic('alpha', TOKEN))).status, 200, 'what it takes is still 200 at once');
+  const [refused, accepted] = t.controls;
+  assert.equal({ status: refused?.status, result: refused?.result, reason: refused?.reason }, {
+    status: 409, result: 'refused', reason: 'no previous build to roll back to (bin.prev is missing)',
+  });
+  assert.is(accepted?.reason, undefined);
+});
+
 audit('control routes :: hostile keys and users are cleaned and capped in events and logs', async () => {
   const t = setup();
   const evil = `\u001b[31m${'k'.repeat(5000)}`;

@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { refusalOf, ROLLBACK_BUSY } from '../../machines/instance.context.ts';
 import { createHarness, type Harness } from './harness.ts';
 
 const rollback = suite<{ h: Harness }>('instance rollback', { h: undefined as never });
@@ -99,3 +100,44 @@ rollback('instance :: SHUTDOWN during a rollback ends the machine; the rollback 
 });
 
 rollback.run();
+
+// --- the synchronous answer: refusalOf agrees with the machine
+
+const answers = suite<{ h: Harness }>('instance answers', { h: undefined as never });
+answers.before.each((ctx) => {
+  ctx.h = createHarness();
+});
+answers.after.each((ctx) => {
+  ctx.h.stop();
+});
+
+const facts = { canUpdate: true, canRollback: true };
+
+answers('refusalOf :: rollback is refused exactly where the machine refuses it, with the same reason', async ({ h }) => {
+  await h.run();
+  h.proc().exit(1);
+  h.checkin();
+  h.proc().exit(1);
+  assert.is(h.state(), 'restarting.backoff');
+  const why = refusalOf('rollback', h.state(), facts);
+  assert.ok(why);
+  h.actor.send({ type: 'ROLLBACK' });
+  assert.equal(h.emitted.filter((e) => e.type === 'rollback-refused'), [{ type: 'rollback-refused', reason: why! }]);
+  for (const state of ['running', 'starting', 'awaiting-checkin', 'stopped.idle', 'stopped.failing', 'restarting.stopping']) {
+    assert.is(refusalOf('rollback', state, facts), null, state);
+  }
+  assert.is(refusalOf('rollback', 'updating', facts), ROLLBACK_BUSY.updating);
+  assert.is(refusalOf('rollback', 'rolling-back', facts), ROLLBACK_BUSY.rollingBack);
+});
+
+answers('refusalOf :: no provider refuses update, no bin.prev refuses rollback, a shutdown refuses all; the rest is taken', () => {
+  assert.match(refusalOf('update', 'running', { ...facts, canUpdate: false }) ?? '', /no update provider/);
+  assert.match(refusalOf('rollback', 'running', { ...facts, canRollback: false }) ?? '', /bin\.prev/);
+  for (const action of ['restart', 'update', 'stop', 'rollback'] as const) {
+    assert.is(refusalOf(action, 'exited', facts), 'the watchdog is shutting down');
+    if (action !== 'rollback') assert.is(refusalOf(action, 'updating', facts), null, action);
+  }
+  assert.is(refusalOf('stop', 'stopped.idle', facts), null, 'stop is idempotent');
+});
+
+answers.run();

@@ -143,6 +143,10 @@ export function explainFailure(
   if (status === 401) {
     return new ClientError(`401: the token for instance ${ep.key} was refused (check --token, WATCHDOG_TOKEN or ApiToken)`, 1, { cause: err });
   }
+  // 409: the daemon can tell at once that the action cannot be done now, and says why.
+  if (status === 409 && typeof reason === 'string') {
+    return new ClientError(`${what} refused for instance ${ep.key}: ${reason}`, 1, { cause: err });
+  }
   // The daemon's own refusals are JSON `{ error }`; a plain-text 404 is a route this daemon does not have.
   if (status === 404 && typeof data === 'string') {
     return new ClientError(`404: the watchdog at ${ep.url} has no ${what} route (an older version? is --url right?)`, 1, { cause: err });

@@ -2,27 +2,36 @@ import { UsageError } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { parseCommandArgs } from '../client/args.ts';
-import { postControl } from '../client/http.ts';
+import { followOutcome } from '../client/follow.ts';
+import { fetchStatus, postControl } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors, warnTo } from '../client/report.ts';
 import { createTarget } from '../client/target.ts';
 
-export const usage = (action: string) => `usage: watchdog ${action} <key> [--url URL] [--token T] [--config F] [--json]
+export const usage = (action: string) => `usage: watchdog ${action} <key> [--wait [--timeout S]] [--url URL] [--token T] [--config F] [--json]
+  --wait        follow the instance until the outcome (running again with a new pid, stopped, or failed and why),
+                print it with the time it took; exit 1 on failure
+  --timeout S   with --wait, give up after S seconds (default ${DEFAULT_TIMEOUT_S}; exit 1)
   --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
   --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
   --config F    the appsettings.yml to read the address and token from
   --json        print the outcome as JSON`;
+
+const DEFAULT_TIMEOUT_S = 300;
 
 export const options = {
   url: { type: 'string' },
   token: { type: 'string' },
   config: { type: 'string' },
   json: { type: 'boolean' },
+  wait: { type: 'boolean' },
+  timeout: { type: 'string' },
 } as const satisfies CommandOptions;
 
 /**
  * `watchdog restart|update|stop|rollback <key>`: POST /instances/<key>/<action> as Basic `<key>:<token>`.
- * The daemon queues the action and answers at once; `watchdog status` shows the outcome.
+ * The daemon queues the action and answers at once (409 with the reason when it cannot be done now); with `--wait`
+ * the command follows the instance's status until the outcome.
  */
 export function control(action: ControlAction): Command {
   return (args) => reportClientErrors(action, async () => {
@@ -31,11 +40,35 @@ export function control(action: ControlAction): Command {
     if (key === undefined) throw new UsageError(`missing the instance key\n${usage(action)}`);
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage(action)}`);
 
+    const timeoutS = values.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(values.timeout);
+    if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError(`--timeout takes a number of seconds, not "${values.timeout ?? ''}"\n${usage(action)}`);
+    if (values.timeout !== undefined && !values.wait) throw new UsageError(`--timeout goes with --wait\n${usage(action)}`);
+
     const target = createTarget({ url: values.url, token: values.token, configFile: values.config, cwd: process.cwd(), env: process.env, warn: warnTo(action) });
     const url = await target.url();
-    await withInstanceList(target, async () => postControl({ url, key, token: await target.token(key) }, action));
-    if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
-    else process.stdout.write(`${action} requested for ${key} at ${url}\n`);
-    return 0;
+    if (!values.wait) {
+      await withInstanceList(target, async () => postControl({ url, key, token: await target.token(key) }, action));
+      if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
+      else process.stdout.write(`${action} requested for ${key} at ${url}\n`);
+      return 0;
+    }
+    const startedAt = Date.now();
+    const ep = { url, key, token: '' };
+    const before = await withInstanceList(target, async () => {
+      ep.token = await target.token(key);
+      const status = await fetchStatus(ep);
+      await postControl(ep, action);
+      return status;
+    });
+    if (!values.json) process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n`);
+    const outcome = await followOutcome(ep, action, before, { timeoutMs: timeoutS * 1000, startedAt });
+    const seconds = Math.round(outcome.ms / 100) / 10;
+    if (values.json) {
+      const { state, pid, revision, lastExit } = outcome.status;
+      process.stdout.write(JSON.stringify({ key, action, ok: outcome.ok, outcome: outcome.text, state, pid, revision, lastExit, seconds, url }) + '\n');
+    } else {
+      process.stdout.write(`${action} of ${key} ${outcome.ok ? 'done' : 'failed'}: ${outcome.text} (${seconds} s)\n`);
+    }
+    return outcome.ok ? 0 : 1;
   });
 }

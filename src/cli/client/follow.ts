@@ -1,0 +1,82 @@
+import type { ControlAction } from '../../supervisor/contract.ts';
+import { ClientError } from './errors.ts';
+import { fetchStatus, type Endpoint } from './http.ts';
+import type { StatusRow } from './status-table.ts';
+
+/** How a followed control request ended. */
+export interface Outcome {
+  ok: boolean;
+  /** `running, pid 4242, revision 7`, `stopped`, `failing to start (…)`: what the operator reads. */
+  text: string;
+  status: StatusRow;
+  ms: number;
+}
+
+/** The last exit in words: `crash, exit code 1`, `hang, signal SIGKILL`. */
+function lastExitText(s: StatusRow): string {
+  const e = s.lastExit;
+  if (!e) return '';
+  const how = e.signal !== null ? `signal ${e.signal}` : e.code !== null ? `exit code ${e.code}` : 'status unknown';
+  return `last exit: ${e.reason}, ${how}`;
+}
+
+const running = (s: StatusRow) => `running, pid ${s.pid ?? '?'}, revision ${s.revision ?? '(none)'}`;
+
+/**
+ * One step of following `action` from the status seen before it (`before`), and whether an update was seen on its
+ * way (`pending`): the outcome once there is one, else null (keep polling).
+ */
+export function judge(action: ControlAction, before: StatusRow, now: StatusRow, pending: boolean): Omit<Outcome, 'ms'> | null {
+  const done = (ok: boolean, text: string) => ({ ok, text, status: now });
+  if (now.state === 'exited') return done(false, 'the watchdog is shutting down');
+  if (now.state === 'stopped.failing') {
+    const why = [`${now.startupFailures ?? '?'} startup failures`, lastExitText(now)].filter(Boolean).join('; ');
+    return done(false, `failing to start (${why}); it stays stopped until a restart or a new build`);
+  }
+  const relaunched = now.state === 'running' && now.pid !== null && now.pid !== undefined && now.pid !== before.pid;
+  switch (action) {
+    case 'stop':
+      return now.state === 'stopped.idle' ? done(true, 'stopped') : null;
+    case 'restart':
+      if (relaunched) return done(true, running(now));
+      return now.state === 'stopped.idle' ? done(false, 'stopped before it ran again (another stop request?)') : null;
+    case 'rollback':
+      if (relaunched && now.revision === before.revision && before.revision !== null) {
+        return done(false, `${running(now)}, but the revision did not change: the rollback failed (see the daemon log)`);
+      }
+      if (relaunched) return done(true, `${running(now)} (was ${before.revision ?? '(none)'})`);
+      return now.state === 'stopped.idle' && now.revision !== before.revision ? done(true, `stopped, rolled back to revision ${now.revision ?? '(none)'}`)
+        : now.state === 'stopped.idle' ? done(false, 'stopped, still on the same build: the rollback failed (see the daemon log)') : null;
+    case 'update':
+      if (now.checking === true || now.state === 'updating') return null;
+      if (relaunched && pending) {
+        return now.revision === before.revision ? done(false, `${running(now)}: the update was not installed (see the daemon log)`) : done(true, running(now));
+      }
+      if (now.updatePending !== true && !pending) return done(true, `no update available; ${now.state === 'running' ? running(now) : now.state}`);
+      if (now.state.startsWith('stopped.')) return done(true, `an update is available; the instance is stopped, so it is installed at its next start`);
+      return null;
+  }
+}
+
+/**
+ * Follows an instance after a control request until its outcome (running again with a new pid, stopped, or failed
+ * and why), polling its status. Rejects with a ClientError after `timeoutMs`.
+ */
+export async function followOutcome(
+  ep: Endpoint, action: ControlAction, before: StatusRow, opts: { timeoutMs: number; intervalMs?: number; startedAt?: number },
+): Promise<Outcome> {
+  const start = opts.startedAt ?? Date.now();
+  const deadline = start + opts.timeoutMs;
+  let pending = false;
+  let last = before;
+  for (;;) {
+    const now = await fetchStatus(ep, Math.max(1000, Math.min(10_000, deadline - Date.now())));
+    last = now;
+    if (now.updatePending === true || now.state === 'updating') pending = true;
+    const outcome = judge(action, before, now, pending);
+    if (outcome) return { ...outcome, ms: Date.now() - start };
+    if (Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 250));
+  }
+  throw new ClientError(`timed out after ${opts.timeoutMs / 1000} s waiting for the ${action} of ${ep.key}; it is ${last.state} now`, 1);
+}

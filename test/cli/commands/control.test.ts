@@ -1,0 +1,121 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { testConfig } from '../../_support/config.ts';
+import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { freePort, tempDir, waitFor } from '../../_support/env.ts';
+import { fixture, writeServerScript } from '../../_support/fixtures.ts';
+import { runCli, type CliResult } from '../_run.ts';
+
+/**
+ * Control tells the truth (issue 12): what the daemon can tell at once is refused at once (409 with the reason, exit
+ * 1, audited as refused), and `--wait` follows the instance to the outcome. `demo` runs the demo server without an
+ * update provider and without `bin.prev`; `broken` runs a server that exits before checking in.
+ */
+interface Ctx { daemon?: RunningDaemon; cleanup: () => Promise<void> }
+const test = suite<Ctx>('watchdog CLI :: control refusals and --wait', { cleanup: async () => {} });
+
+test.before(async (ctx) => {
+  try {
+    const dir = await tempDir('wd-cli-control-');
+    ctx.cleanup = dir.cleanup;
+    const broken = await writeServerScript(join(dir.path, 'broken.sh'), fixture('exit-at-once.mjs'));
+    ctx.daemon = await startDaemon(testConfig({
+      instances: [
+        { key: 'demo', port: await freePort(), token: 'tok', timeoutSeconds: 3 },
+        { key: 'broken', port: await freePort(), token: 'tok-broken', runCommand: broken },
+      ],
+    }), { dir: dir.path });
+  } catch (err) {
+    console.error(err);
+    throw err;
+  }
+});
+test.after(async (ctx) => {
+  await ctx.daemon?.stop();
+  await ctx.cleanup();
+});
+
+const d = (ctx: Ctx) => ctx.daemon!;
+const cli = (ctx: Ctx, args: string[], timeoutMs = 30_000): Promise<CliResult> =>
+  runCli([...args, '--url', d(ctx).url], { cwd: d(ctx).dir, timeoutMs });
+const running = (ctx: Ctx) => waitFor('demo running', async () => {
+  const s = await d(ctx).status('demo', 'tok');
+  return s.state === 'running' && s.pid !== null ? s : undefined;
+}, 20_000);
+const audit = async (ctx: Ctx) => (await readFile(join(d(ctx).dir, 'logs/audit.log'), 'utf8').catch(() => ''))
+  .split('\n').filter(Boolean).map((l) => JSON.parse(l) as { key: string; action: string; status: number; result: string; reason: string | null });
+
+test('update without a provider and rollback without bin.prev: exit 1 naming the reason; the audit says refused and why', async (ctx) => {
+  const before = await running(ctx);
+  const update = await cli(ctx, ['update', 'demo']);
+  assert.is(update.code, 1, update.stdout);
+  assert.match(update.stderr, /update refused for instance demo: no update provider/);
+  const rollback = await cli(ctx, ['rollback', 'demo']);
+  assert.is(rollback.code, 1, rollback.stdout);
+  assert.match(rollback.stderr, /rollback refused for instance demo: no previous build .*bin\.prev/);
+  const lines = await waitFor('both audited', async () => {
+    const all = (await audit(ctx)).filter((l) => l.key === 'demo' && (l.action === 'update' || l.action === 'rollback'));
+    return all.length >= 2 ? all : undefined;
+  });
+  for (const l of lines) {
+    assert.is(l.result, 'refused');
+    assert.is(l.status, 409);
+  }
+  assert.match(lines.find((l) => l.action === 'update')?.reason ?? '', /no update provider/);
+  assert.match(lines.find((l) => l.action === 'rollback')?.reason ?? '', /bin\.prev/);
+  assert.is((await d(ctx).status('demo', 'tok')).pid, before.pid, 'nothing happened to the server');
+});
+
+test('the HTTP answer itself: 409 with JSON {error}', async (ctx) => {
+  await running(ctx);
+  const res = await fetch(`${d(ctx).url}/instances/demo/rollback`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from('demo:tok').toString('base64')}` },
+  });
+  assert.is(res.status, 409);
+  const body = (await res.json()) as { error?: string };
+  assert.match(body.error ?? '', /no previous build/);
+});
+
+test('restart --wait: reports the new pid and revision with the time it took, exit 0', async (ctx) => {
+  const before = await running(ctx);
+  const r = await cli(ctx, ['restart', 'demo', '--wait', '--timeout', '25']);
+  assert.is(r.code, 0, r.stderr);
+  const m = /restart of demo done: running, pid (\d+), revision \S+ \((\d+(\.\d)?) s\)/.exec(r.stdout);
+  assert.ok(m, r.stdout);
+  assert.is.not(Number(m![1]), before.pid);
+  assert.is((await d(ctx).status('demo', 'tok')).pid, Number(m![1]));
+});
+
+test('stop --wait then restart --wait --json: stopped, then running with a new pid', async (ctx) => {
+  const before = await running(ctx);
+  const stop = await cli(ctx, ['stop', 'demo', '--wait', '--timeout', '25']);
+  assert.is(stop.code, 0, stop.stderr);
+  assert.match(stop.stdout, /stop of demo done: stopped \(\d+(\.\d)? s\)/);
+  const start = await cli(ctx, ['restart', 'demo', '--wait', '--json']);
+  assert.is(start.code, 0, start.stderr);
+  const out = JSON.parse(start.stdout) as { ok: boolean; state: string; pid: number; seconds: number };
+  assert.is(out.ok, true);
+  assert.is(out.state, 'running');
+  assert.is.not(out.pid, before.pid);
+  assert.type(out.seconds, 'number');
+});
+
+test('restart --wait on a server that fails to start: exit 1 saying it is failing and why', async (ctx) => {
+  await waitFor('broken gave up', async () => (await d(ctx).status('broken', 'tok-broken')).state === 'stopped.failing', 20_000);
+  const r = await cli(ctx, ['restart', 'broken', '--wait', '--token', 'tok-broken']);
+  assert.is(r.code, 1, r.stdout);
+  assert.match(r.stdout, /restart of broken failed: failing to start \(3 startup failures; last exit: crash, exit code \d+\)/);
+});
+
+test('--timeout bounds the wait: exit 1 saying what it waited for', async (ctx) => {
+  await running(ctx);
+  const r = await cli(ctx, ['restart', 'demo', '--wait', '--timeout', '0.2']);
+  assert.is(r.code, 1, r.stdout);
+  assert.match(r.stderr, /timed out after .* waiting for the restart of demo/);
+  await running(ctx);
+});
+
+test.run();

@@ -212,6 +212,9 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
         figure({ name: `${PEER_NAME}: errors`, value: rr.errors, unit: '' }),
         figure({ name: `${PEER_NAME}: servers relaunched during the run`, value: relaunched, unit: '' }),
       );
+      if (w.rps < rr.rps) {
+        notes.push(`Ours is behind the real watchdog here: ${w.rps.toFixed(0)} vs ${rr.rps.toFixed(0)} req/s (${(w.rps / rr.rps).toFixed(2)}×). Per 1000 check-ins the server process used ${cw.perK.toFixed(0)} ms of CPU (ours), ${cb.perK.toFixed(0)} ms (bare node:http), ${ch.perK.toFixed(0)} ms (plain Hono) and ${cr.perK.toFixed(0)} ms (real), with ${cw.cores.toFixed(2)} / ${cb.cores.toFixed(2)} / ${ch.cores.toFixed(2)} / ${cr.cores.toFixed(2)} cores busy. So the gap is mostly the cost per request of Node's HTTP stack (bare node:http alone costs ${(cb.perK / cr.perK).toFixed(2)}× the real one's Kestrel per request), plus ours's own ${(cw.perK - cb.perK).toFixed(0)} ms per 1000 over bare (Basic decode, one SHA-256 of the given secret for the constant-time compare, recording the check-in); the profile below splits it. Kestrel also runs requests on a thread pool, so under contention it can take more than one core's share, while each Node server has one JS thread.`);
+      }
       notes.push(`${PEER_NAME} (bench/peers/ss14-watchdog, Serilog at Warning) supervising the same 10 light servers (check-in every 1 s, TimeoutSeconds 5), loaded in the same rounds right after ours with the same autocannon settings and the live secret of its \`${key}\` (a new random one per launch, read from that server's /proc/<pid>/environ). Per round — req/s: ${rr.rpss.map((x) => x.toFixed(0)).join(', ')}; p99 (ms): ${rr.p99s.join(', ')}; ${rr.ok} answers 2xx. Relaunched = its servers whose pid changed between before and after the rounds.`);
     }
     notes.push(

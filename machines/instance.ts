@@ -128,16 +128,16 @@ export const instanceMachine = s.createMachine({
         PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'exited' },
         RESTART: {
           target: '.stopping',
-          actions: [{ type: 'request', params: 'restart' }, { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Restart requested.' } }],
+          actions: [{ type: 'request', params: 'restart' }, { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' } }],
         },
         ROLLBACK: {
           target: '.stopping',
-          actions: [{ type: 'request', params: 'rollback' }, { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Rollback requested.' } }],
+          actions: [{ type: 'request', params: 'rollback' }, { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Rollback requested by the watchdog' } }],
         },
         SHUTDOWN: {
           guard: 'graceful',
           target: '.stopping',
-          actions: ['shutdown', { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Watchdog shutting down.' } }],
+          actions: ['shutdown', { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Watchdog stopping' } }],
         },
         STABLE: { actions: 'stable' },
       },

@@ -23,7 +23,8 @@ export type BusEvents = {
   'instance:exit': { key: string; pid: number; launchId: number; status: ExitStatus; at: number };
   'instance:checkin': { key: string; launchId: number; at: number };
   'instance:restart': { key: string; reason: RestartReason; at: number };
-  'instance:alert': { key: string; kind: AlertKind; message: string; at: number };
+  /** `level` `info` for what a person asked for (an operator's stop); `alert` (or absent) for what deserves attention. */
+  'instance:alert': { key: string; kind: AlertKind; level?: 'alert' | 'info'; message: string; at: number };
   'instance:update': {
     key: string;
     phase: UpdatePhase;

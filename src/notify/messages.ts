@@ -12,6 +12,16 @@ export function describeExit(exit: ExitInfo | null): string | null {
   return null;
 }
 
+/**
+ * Who asked for a control action, from its audit record: `by boss from 10.0.0.5`; a request made with the
+ * instance's own token (its user is the key) `with its API token from 127.0.0.1`; '' when nothing is known.
+ */
+export function requester(key: string, user: string | undefined, remote: string | undefined): string {
+  const who = user === undefined ? '' : user === key ? 'with its API token' : `by ${user}`;
+  const from = remote === undefined ? '' : `from ${remote}`;
+  return [who, from].filter(Boolean).join(' ');
+}
+
 /** `800 ms`, `4 s`, `1.5 s`, `2 min`, `2 min 30 s`. */
 export function formatDelay(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
@@ -32,7 +42,7 @@ export function formatDelay(ms: number): string {
  * alertMessage('alpha', { type: 'alert', kind: 'crash', exit: { code: null, signal: 'SIGKILL' }, failures: 0, backoffMs: null });
  * // "Server `alpha` exited with signal SIGKILL. Check server logs for possible causes."
  */
-export function alertMessage(key: string, e: AlertEvent): string {
+export function alertMessage(key: string, e: AlertEvent, stoppedBy?: string): string {
   const server = `Server \`${key}\``;
   const exit = describeExit(e.exit);
   switch (e.kind) {
@@ -49,7 +59,8 @@ export function alertMessage(key: string, e: AlertEvent): string {
       return `${server} is failing to start (${attempts}, last: ${last}), needs manual intervention or update.`;
     }
     case 'stopped':
-      return `${server} has exited after manual stop request.`;
+      // Information, not an alert: someone asked for it; say who, when known.
+      return stoppedBy ? `${server} was stopped on request (${stoppedBy}).` : `${server} was stopped on request.`;
     case 'crash-loop': {
       const next = e.backoffMs === null ? '' : ` (next in ${formatDelay(e.backoffMs)})`;
       return `${server} is crash-looping; restarting with back-off${next}.`;

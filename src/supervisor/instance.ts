@@ -3,12 +3,12 @@ import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
 import { refusalOf } from '../../machines/instance.context.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
-import type { Bus } from '../bus.ts';
+import type { Bus, BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { ControlAction, InstanceControl, InstanceStatus } from './contract.ts';
 import type { Logger } from '../log.ts';
-import { alertMessage } from '../notify/messages.ts';
+import { alertMessage, requester } from '../notify/messages.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { coalesceWindowMs, createCheckinCoalescer } from './checkin-coalescer.ts';
 import { createProcessHost, type LaunchRecord } from './process-host.ts';
@@ -43,6 +43,11 @@ export class Instance implements InstanceControl {
   private startedAt: number | null = null;
   private lastCheckinAt: number | null = null;
   private lastState: string | null = null;
+  /** Who asked for the last accepted stop (from its `control` event), for the chat message when the server goes. */
+  private stopBy = '';
+  private readonly onControl = (e: BusEvents['control']): void => {
+    if (e.key === this.key && e.action === 'stop' && e.result === 'accepted') this.stopBy = requester(this.key, e.user, e.remote);
+  };
   /** The machine's lastExit as last seen, and when it was first seen (the machine has no clock). */
   private lastExit: { exit: LastExit; at: number } | null = null;
   private checkins = createCheckinCoalescer(
@@ -54,6 +59,7 @@ export class Instance implements InstanceControl {
     this.deps = deps;
     this.key = deps.instance.key;
     this.actor = this.createActor();
+    deps.bus.on('control', this.onControl);
   }
 
   private createActor(): InstanceActor {
@@ -109,9 +115,13 @@ export class Instance implements InstanceControl {
     const at = Date.now();
     switch (e.type) {
       case 'alert': {
-        const message = alertMessage(this.key, e);
-        log.warn(message);
-        bus.emit('instance:alert', { key: this.key, kind: e.kind, message, at });
+        // An operator's stop is information, not an alert.
+        const level = e.kind === 'stopped' ? 'info' : 'alert';
+        const message = alertMessage(this.key, e, e.kind === 'stopped' ? this.stopBy : undefined);
+        if (e.kind === 'stopped') this.stopBy = '';
+        if (level === 'info') log.info(message);
+        else log.warn(message);
+        bus.emit('instance:alert', { key: this.key, kind: e.kind, level, message, at });
         break;
       }
       case 'restart':
@@ -152,6 +162,7 @@ export class Instance implements InstanceControl {
 
   /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
   async shutdown(persist: boolean, timeoutMs: number): Promise<void> {
+    this.deps.bus.off('control', this.onControl);
     this.actor.send({ type: 'SHUTDOWN', persist });
     const done = await waitForState(this.actor, 'exited', timeoutMs);
     if (!done) this.deps.log.warn('server did not finish shutting down in time; killing it');

@@ -84,7 +84,7 @@ export function createRunProcess(host: ProcessHost) {
           break;
         case 'LEAVE':
           going = 'leave';
-          leave(server.proc, { ...opts, reason: 'Stop requested.' }).catch((err: unknown) => {
+          leave(server.proc, { ...opts, reason: 'Stop requested by the watchdog' }).catch((err: unknown) => {
             failed('stop')(err);
             server.proc.kill('SIGKILL');
           });

@@ -110,7 +110,7 @@ test('stop: the server gets /update, exits, is not relaunched, the webhook says 
   // It left because it was asked to by POST /update (the demo server's own line, echoed by the daemon), not killed.
   assert.match(d.log().slice(from), /update received \(UpdateAvailable\)/);
   assert.not.match(d.log().slice(from), /shutdown requested|SIGKILL/);
-  await waitFor('stop notification', () => hook!.messages.slice(sent).some((m) => /`demo`.*manual stop/.test(m.content)));
+  await waitFor('stop notification', () => hook!.messages.slice(sent).some((m) => /^Server `demo` was stopped on request \(with its API token from 127\.0\.0\.1\)\.$/.test(m.content)));
   await new Promise((r) => setTimeout(r, 800));
   assert.is((await d.status('demo', token)).state, 'stopped.idle', 'still stopped');
   assert.is(await d.control('demo', token, 'restart'), 200);

@@ -69,7 +69,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       assert.is(code, 0, 'daemon exit code');
       for (const pid of pids) assert.not.ok(alive(pid), `server ${pid} left running`);
       // Graceful: the demo server logged the watchdog's reason before exiting (echoed into the daemon log).
-      assert.match(d.log(), /Watchdog shutting down/);
+      assert.match(d.log(), /Watchdog stopping/);
     } finally {
       await d.stop();
       await d.cleanup();
@@ -148,10 +148,10 @@ test('SIGTERM with a forking server and one that ignores /shutdown: daemon exits
     const deafAfter = deafGoneAt - termAt;
     assert.ok(deafAfter >= 1000, `deaf server killed ${deafAfter} ms after SIGTERM, before the 1 s exit window`);
     assert.ok(deafAfter <= 1000 + 1000 + 4000, `deaf server killed ${deafAfter} ms after SIGTERM`);
-    assert.match(log, /\[watchdog:deaf:server\] ignoring shutdown: Watchdog shutting down\./, '/shutdown reached the deaf server');
+    assert.match(log, /\[watchdog:deaf:server\] ignoring shutdown: Watchdog stopping/, '/shutdown reached the deaf server');
     assert.match(log, /\[watchdog:deaf\] server did not exit after the shutdown request; killing it .*waitedMs=1000/);
     // The others left on their own when asked.
-    assert.match(log, /\[watchdog:fork:server\] Watchdog shutting down\., shutting down\.\.\./, 'the forker was asked to shut down');
+    assert.match(log, /\[watchdog:fork:server\] Watchdog stopping, shutting down\.\.\./, 'the forker was asked to shut down');
     assert.not.match(log, /\[watchdog:(demo|fork)\] [^\n]*killing/, 'the cooperative servers were not killed');
   } finally {
     await d.stop();

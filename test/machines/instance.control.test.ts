@@ -70,7 +70,7 @@ control('instance :: RESTART while running shuts the server down, then relaunche
   await h.run();
   h.actor.send({ type: 'RESTART' });
   assert.is(h.state(), 'restarting.stopping');
-  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Restart requested.' }]);
+  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' }]);
   h.proc().exit(0);
   assert.is(h.state(), 'starting');
   assert.equal(h.restarts(), ['request']);
@@ -278,7 +278,7 @@ shutdown('instance :: SHUTDOWN without persist shuts the server down and ends on
   await h.run();
   h.actor.send({ type: 'SHUTDOWN', persist: false });
   assert.is(h.state(), 'restarting.stopping');
-  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Watchdog shutting down.' }]);
+  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Watchdog stopping' }]);
   h.proc().exit(0);
   assert.is(h.state(), 'exited');
   assert.equal(h.restarts(), []);

@@ -18,7 +18,7 @@ rollback('instance :: ROLLBACK while running shuts the server down, rolls back, 
   await h.run();
   h.actor.send({ type: 'ROLLBACK' });
   assert.is(h.state(), 'restarting.stopping');
-  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Rollback requested.' }]);
+  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Rollback requested by the watchdog' }]);
   assert.is(h.rollbacks.length, 0, 'bin/ is not touched while the server runs');
   h.proc().exit(0);
   assert.is(h.state(), 'rolling-back');

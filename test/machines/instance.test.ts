@@ -174,7 +174,7 @@ hang('instance :: a stale exit from an older launch never touches the newer one'
 hang('instance :: an unanswered stop re-sends KILL after each stop timeout', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'RESTART' });
-  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Restart requested.' }]);
+  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' }]);
   h.clock.increment(TIMING.stopTimeoutMs);
   h.clock.increment(TIMING.stopTimeoutMs);
   assert.is(h.state(), 'restarting.stopping');

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { alertMessage, formatDelay, type AlertEvent } from '../../src/notify/messages.ts';
+import { alertMessage, formatDelay, requester, type AlertEvent } from '../../src/notify/messages.ts';
 
 const alert = (e: Partial<AlertEvent> & Pick<AlertEvent, 'kind'>): AlertEvent => ({ type: 'alert', exit: null, failures: 0, backoffMs: null, ...e });
 
@@ -28,7 +28,10 @@ messages('messages :: hang, failing, stopped, crash-loop', () => {
     alertMessage('alpha', alert({ kind: 'failing', failures: 3 })),
     'Server `alpha` is failing to start (3 attempts, last: could not be launched), needs manual intervention or update.',
   );
-  assert.is(alertMessage('alpha', alert({ kind: 'stopped' })), 'Server `alpha` has exited after manual stop request.');
+  assert.is(alertMessage('alpha', alert({ kind: 'stopped' })), 'Server `alpha` was stopped on request.');
+  assert.is(alertMessage('alpha', alert({ kind: 'stopped' }), requester('alpha', 'boss', '10.0.0.5')), 'Server `alpha` was stopped on request (by boss from 10.0.0.5).');
+  assert.is(requester('alpha', 'alpha', '127.0.0.1'), 'with its API token from 127.0.0.1');
+  assert.is(requester('alpha', undefined, undefined), '');
   assert.is(
     alertMessage('alpha', alert({ kind: 'crash-loop', backoffMs: 4000 })),
     'Server `alpha` is crash-looping; restarting with back-off (next in 4 s).',

@@ -227,7 +227,7 @@ for (const name of ['real', 'ours'] as const) {
       assert.is(reason, REAL_REASON);
       assert.is(c.contentType, 'text/plain; charset=utf-8', 'the real watchdog posts JSON as StringContent');
     } else {
-      assert.is(reason, 'Restart requested.', 'ours names the cause');
+      assert.is(reason, 'Restart requested by the watchdog', 'ours names the cause');
       assert.is(c.contentType, 'application/json');
       difference(`restart: /shutdown Reason is "${String(reason)}" (ours) vs "${REAL_REASON}" (real); content-type ${c.contentType} (ours) vs ${ctx.sides.real?.controls[0]?.contentType} (real)`);
     }

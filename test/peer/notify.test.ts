@@ -142,8 +142,8 @@ test('stop: "has exited after manual stop request" from both', async (ctx) => {
     assert.is(await postAs(`${side.run.url}/instances/${HANG}/stop`, HANG, TOKEN), 200);
   }
   for (const name of ['real', 'ours'] as const) {
-    const m = await message(ctx.sides[name]!, 'stop', /^Server `h` has exited after manual stop/);
-    assert.is(m.content, `Server \`${HANG}\` has exited after manual stop request.`, name);
+    const m = await message(ctx.sides[name]!, 'stop', name === 'real' ? /^Server `h` has exited after manual stop/ : /^Server `h` was stopped on request/);
+    assert.is(m.content, name === 'real' ? `Server \`${HANG}\` has exited after manual stop request.` : `Server \`${HANG}\` was stopped on request (with its API token from 127.0.0.1).`, name);
   }
   for (const name of ['real', 'ours'] as const) console.log(`peer: notifications, ${name}: ${JSON.stringify(texts(ctx.sides[name]!))}`);
 });
@@ -152,7 +152,7 @@ test('after the hang kill the real watchdog also reports the killed server\'s ex
   const real = texts(ctx.sides.real!).filter((t) => t.startsWith(`Server \`${HANG}\``));
   const ours = texts(ctx.sides.ours!).filter((t) => t.startsWith(`Server \`${HANG}\``));
   assert.ok(real.includes(`Server \`${HANG}\` exited with non-clean exit status: ProcessExitStatus { Reason = ExitCode, Status = 137, IsClean = False }. ${CHECK_LOGS}`), 'real: the SIGKILL exit too');
-  assert.ok(ours.includes(`Server \`${HANG}\` timed out and will be killed. ${CHECK_LOGS}`) && ours.includes(`Server \`${HANG}\` has exited after manual stop request.`), 'ours: the hang and the stop');
+  assert.ok(ours.includes(`Server \`${HANG}\` timed out and will be killed. ${CHECK_LOGS}`) && ours.some((t) => t.startsWith(`Server \`${HANG}\` was stopped on request`)), 'ours: the hang and the stop');
   assert.equal(ours.filter((t) => / exited with /.test(t)), [], 'ours: nothing for the kill it made itself');
   difference('after a hang kill: the real watchdog sends a second notification for the exit it caused (status 137); ours sends only the hang one');
 });

@@ -92,7 +92,7 @@ test('an ApiToken containing ":" works for control; the adopted server is shut d
   ctx.pids.push(next.pid!);
   await waitFor('the adopted server gone', () => !isAlive(ctx.own!), 5000);
   const log = await readFile(join(ctx.dir, 'instances/c/logs/server.log'), 'utf8');
-  assert.match(log, /Restart requested\., shutting down\.\.\./, 'POST /shutdown was authenticated with WatchdogToken se:cr:et');
+  assert.match(log, /Restart requested by the watchdog, shutting down\.\.\./, 'POST /shutdown was authenticated with WatchdogToken se:cr:et');
 });
 
 test.run();

@@ -62,8 +62,8 @@ test('invalid keeps the running config; valid adds, removes (all of them) and up
       await waitFor(`${key}'s server gone`, () => !isAlive(before[key]!), 10_000);
     }
     // Removed means shut down gracefully: the server was asked and said so.
-    assert.match(d.log(), /\[watchdog:b:server\] Watchdog shutting down\., shutting down\.\.\./);
-    assert.match(d.log(), /\[watchdog:x:server\] Watchdog shutting down\., shutting down\.\.\./);
+    assert.match(d.log(), /\[watchdog:b:server\] Watchdog stopping, shutting down\.\.\./);
+    assert.match(d.log(), /\[watchdog:x:server\] Watchdog stopping, shutting down\.\.\./);
     const a1 = await statusOf(d, 'a', 'first');
     assert.is(a1.pid, before.a, 'a keeps running: per-instance settings wait for its next launch');
     const argv = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');

@@ -6,7 +6,7 @@ const MAX_EVENTS = 200;
 function describe(type, e) {
   switch (type) {
     case 'instance:state': return `state ${e.previous ?? '(new)'} → ${e.state}`;
-    case 'instance:alert': return `alert (${e.kind}): ${e.message}`;
+    case 'instance:alert': return e.level === 'info' ? e.message : `alert (${e.kind}): ${e.message}`;
     case 'instance:restart': return `restarting (${e.reason})`;
     case 'instance:launch': return `server launched, pid ${e.pid}${e.revision ? `, revision ${e.revision}` : ''}`;
     case 'instance:exit': {
@@ -22,6 +22,8 @@ function describe(type, e) {
 export function addEvent(type, e) {
   const li = document.createElement('li');
   li.dataset.type = type;
+  // An operator's stop comes as an alert of level info: shown, not in the alert colour.
+  if (type === 'instance:alert' && e.level === 'info') li.dataset.level = 'info';
   li.dataset.key = e.key;
   const time = document.createElement('time');
   time.dateTime = new Date(e.at).toISOString();

@@ -21,10 +21,13 @@ test.before(async (ctx) => {
     const dir = await tempDir('wd-cli-control-');
     ctx.cleanup = dir.cleanup;
     const broken = await writeServerScript(join(dir.path, 'broken.sh'), fixture('exit-at-once.mjs'));
+    const polite = await writeServerScript(join(dir.path, 'polite.sh'), fixture('log-starts.mjs'));
     ctx.daemon = await startDaemon(testConfig({
       instances: [
         { key: 'demo', port: await freePort(), token: 'tok', timeoutSeconds: 3 },
         { key: 'broken', port: await freePort(), token: 'tok-broken', runCommand: broken },
+        // Dummy: every check finds revision + 1; the server leaves on POST /update and comes back on it.
+        { key: 'dummy', port: await freePort(), token: 'tok-dummy', runCommand: polite, extra: '      UpdateType: Dummy' },
       ],
     }), { dir: dir.path });
   } catch (err) {
@@ -108,6 +111,22 @@ test('restart --wait on a server that fails to start: exit 1 saying it is failin
   const r = await cli(ctx, ['restart', 'broken', '--wait', '--token', 'tok-broken']);
   assert.is(r.code, 1, r.stdout);
   assert.match(r.stdout, /restart of broken failed: failing to start \(3 startup failures; last exit: crash, exit code \d+\)/);
+});
+
+test('update --wait with a provider: 200 at once, then running again with a new pid on the new revision', async (ctx) => {
+  const before = await waitFor('dummy running', async () => {
+    const s = await d(ctx).status('dummy', 'tok-dummy');
+    return s.state === 'running' && s.pid !== null ? s : undefined;
+  }, 20_000);
+  const r = await cli(ctx, ['update', 'dummy', '--wait', '--token', 'tok-dummy', '--json']);
+  assert.is(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { ok: boolean; state: string; pid: number; revision: string };
+  assert.is(out.ok, true);
+  assert.is(out.state, 'running');
+  assert.is.not(out.pid, before.pid);
+  assert.is(out.revision, String(Number(before.revision) + 1));
+  const lines = (await audit(ctx)).filter((l) => l.key === 'dummy' && l.action === 'update');
+  assert.equal(lines.map((l) => [l.status, l.result]), [[200, 'accepted']]);
 });
 
 test('--timeout bounds the wait: exit 1 saying what it waited for', async (ctx) => {

@@ -4,6 +4,7 @@
  * alternate (bare, watchdog, bare, watchdog) after a warm-up of each, so load drift hits both alike.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon, { type Result } from 'autocannon';
@@ -19,6 +20,17 @@ import { median } from './lib/stats.ts';
 import { waitFor, wallNow } from './lib/wait.ts';
 
 const CONNECTIONS = 50;
+/** utime of the process (all threads), in clock ticks. */
+function readUserTicks(pid: number): number | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const v = Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[11]);
+    return Number.isFinite(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Alternating rounds; figures are medians over them, so one round hit by someone else's load spike does not decide. */
 const ROUNDS = 4;
 const INSTANCES = 10;
@@ -121,17 +133,20 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
     const half = Math.max(1, Math.round(opts.seconds / ROUNDS));
     // CPU of the server process under load (all its threads: Kestrel's thread pool as well as Node's main thread
     // and libuv/GC threads): ms of CPU per 1000 answered requests, and its share of one core over the run.
-    const cpu: Record<string, Array<{ perK: number; cores: number }>> = { bare: [], hono: [], wd: [], real: [] };
+    const cpu: Record<string, Array<{ perK: number; userPerK: number; cores: number }>> = { bare: [], hono: [], wd: [], real: [] };
     const timed = async (name: string, pid: number, run: () => Promise<Result>): Promise<Result> => {
       const t0 = readCpuTicks(pid);
+      const u0 = readUserTicks(pid);
       const w0 = performance.now();
       const r = await run();
       const t1 = readCpuTicks(pid);
+      const u1 = readUserTicks(pid);
       const wall = performance.now() - w0;
-      if (t0 !== null && t1 !== null) {
+      if (t0 !== null && t1 !== null && u0 !== null && u1 !== null) {
         const ms = ((t1 - t0) * 1000) / CLK_TCK;
+        const userMs = ((u1 - u0) * 1000) / CLK_TCK;
         const answered = r['2xx'] + r.non2xx;
-        cpu[name]?.push({ perK: answered ? (ms / answered) * 1000 : NaN, cores: ms / wall });
+        cpu[name]?.push({ perK: answered ? (ms / answered) * 1000 : NaN, userPerK: answered ? (userMs / answered) * 1000 : NaN, cores: ms / wall });
       }
       return r;
     };
@@ -189,7 +204,9 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
         met: falseTimeouts === 0 && keys.every((k) => states[k] === 'running'),
       }),
     );
-    const cpuOf = (name: string) => ({ perK: median((cpu[name] ?? []).map((c) => c.perK)), cores: median((cpu[name] ?? []).map((c) => c.cores)) });
+    const cpuOf = (name: string) => ({
+      perK: median((cpu[name] ?? []).map((c) => c.perK)), userPerK: median((cpu[name] ?? []).map((c) => c.userPerK)), cores: median((cpu[name] ?? []).map((c) => c.cores)),
+    });
     const cw = cpuOf('wd');
     const cb = cpuOf('bare');
     const ch = cpuOf('hono');
@@ -204,6 +221,7 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
         baselines: [{ name: 'bare node:http', value: cb.cores }, { name: 'plain Hono app', value: ch.cores }, ...(rr ? [{ name: PEER_NAME, value: cr.cores }] : [])],
       }),
     );
+    notes.push(`Server CPU per 1000 check-ins (median over the rounds), user / kernel ms: ours ${cw.userPerK.toFixed(0)} / ${(cw.perK - cw.userPerK).toFixed(0)}; bare node:http ${cb.userPerK.toFixed(0)} / ${(cb.perK - cb.userPerK).toFixed(0)}; plain Hono ${ch.userPerK.toFixed(0)} / ${(ch.perK - ch.userPerK).toFixed(0)}${rr ? `; ${PEER_NAME} ${cr.userPerK.toFixed(0)} / ${(cr.perK - cr.userPerK).toFixed(0)}` : ''}. From /proc/<pid>/stat utime and stime of the server process (all its threads) before and after each autocannon run.`);
     if (rr) {
       const relaunched = peerPidsAfter.filter((pid, i) => pid !== peerPidsBefore[i]).length;
       figures.push(

@@ -18,6 +18,10 @@ export interface InstanceStatus {
   restarts: number;
   updatePending: boolean;
   stopRequested: boolean;
+  /** An update provider (`UpdateType`) is configured, so `update` can find a build (absent: unknown). */
+  canUpdate?: boolean;
+  /** A previous build (`bin.prev`) is kept, so `rollback` has something to go back to (absent: unknown). */
+  canRollback?: boolean;
   /** An update check asked for (`update`) is running or queued; `watchdog update --wait` waits for its answer. */
   checking?: boolean;
   /** How the last server process ended (null before any has): why, its exit code or signal, and when (ISO). */

@@ -231,6 +231,9 @@ export class Instance implements InstanceControl {
       restarts: c.restarts,
       updatePending: c.updatePending,
       stopRequested: c.exitIntent === 'stop',
+      // What the dashboard's buttons need: whether an update provider is configured, and a previous build to go back to.
+      canUpdate: this.deps.provider !== null,
+      canRollback: existsSync(`${this.deps.instance.dir}/bin.prev`),
       checking: c.check !== 'idle',
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
     };

@@ -189,10 +189,12 @@ export class Instance implements InstanceControl {
   /** Why `action` cannot be done now (the daemon answers 409 with it), or null when the machine takes it. */
   refusal(action: ControlAction): string | null {
     const state = statePath(this.actor.getSnapshot().value);
-    return refusalOf(action, state, {
-      canUpdate: this.deps.provider !== null,
-      canRollback: existsSync(`${this.deps.instance.dir}/bin.prev`),
-    });
+    return refusalOf(action, state, this.abilities());
+  }
+
+  /** Whether an update provider is configured, and a previous build (`bin.prev`) kept to go back to. */
+  private abilities(): { canUpdate: boolean; canRollback: boolean } {
+    return { canUpdate: this.deps.provider !== null, canRollback: existsSync(`${this.deps.instance.dir}/bin.prev`) };
   }
 
   control(action: ControlAction): void {
@@ -231,9 +233,8 @@ export class Instance implements InstanceControl {
       restarts: c.restarts,
       updatePending: c.updatePending,
       stopRequested: c.exitIntent === 'stop',
-      // What the dashboard's buttons need: whether an update provider is configured, and a previous build to go back to.
-      canUpdate: this.deps.provider !== null,
-      canRollback: existsSync(`${this.deps.instance.dir}/bin.prev`),
+      // What the dashboard's buttons need.
+      ...this.abilities(),
       checking: c.check !== 'idle',
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
     };

@@ -6,6 +6,7 @@ import { adminAccess, type AdminEnv } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
 import type { ControlAction, InstanceControl } from '../supervisor/contract.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
+import { type DashboardControl, type DashboardLog, errors, type RouteDoc } from './route-doc.ts';
 
 const ACTIONS: readonly ControlAction[] = ['restart', 'update', 'stop', 'rollback'];
 const MAX_LOG_LINES = 1000;
@@ -16,6 +17,29 @@ const MAX_LOG_LINES = 1000;
  * admin credentials (or sits on the loopback) cannot be made to press the buttons (cross-site request forgery).
  */
 export const DASHBOARD_HEADER = 'x-watchdog-dashboard';
+
+/** These routes for the OpenAPI document (route-doc.ts). */
+export const apiRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'get', path: '/api/instances', tag: 'dashboard', access: 'admin', summary: "every instance's status",
+    responses: { 200: { description: 'the status JSON of each instance', json: 'InstanceStatus', list: true }, ...errors(400, 401, 403, 405) },
+  },
+  {
+    method: 'get', path: '/api/instances/{key}/log', tag: 'dashboard', access: 'admin', summary: 'the last lines of the server log',
+    query: [{ name: 'n', type: 'integer', description: `how many lines (default 100, at most ${MAX_LOG_LINES})` }],
+    responses: { 200: { description: 'the lines', json: 'DashboardLog' }, ...errors(400, 401, 403, 404, 405) },
+  },
+  ...ACTIONS.map((action): RouteDoc => ({
+    method: 'post', path: `/api/instances/{key}/${action}`, tag: 'dashboard', access: 'admin', header: DASHBOARD_HEADER,
+    summary: `the dashboard's ${action}, audited with the Admin user`,
+    responses: {
+      200: { description: 'taken', json: 'DashboardControl' },
+      ...errors(400, 401),
+      403: { description: `the dashboard rule refuses, the ${DASHBOARD_HEADER} header is missing, or the instance has no ApiToken`, json: 'Error' },
+      ...errors(404, 405),
+    },
+  })),
+];
 
 /** The instance folder `instances/<key>`: the parent of its `binaries/`. */
 export function instanceDir(instance: InstanceControl): string {
@@ -44,7 +68,8 @@ export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
     const n = Number(raw);
     if (!/^\d+$/.test(raw) || n < 1 || n > MAX_LOG_LINES) return c.json({ error: `n must be a whole number from 1 to ${MAX_LOG_LINES}` }, 400);
     const lines = await tailLog(join(instanceDir(instance), 'logs'), n);
-    return c.json({ key, lines });
+    const body: DashboardLog = { key, lines };
+    return c.json(body);
   });
   app.all('/api/instances/:key/log', methodNotAllowed('GET, HEAD'));
 
@@ -75,7 +100,8 @@ export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
     }
     audit(200);
     log.info(`dashboard control ${action} accepted`, { key, user: user ?? '(loopback)', remote: remote ?? '' });
-    return c.json({ key, action, accepted: true });
+    const body: DashboardControl = { key, action, accepted: true };
+    return c.json(body);
   };
   for (const action of ACTIONS) {
     app.post(`/api/instances/:key/${action}`, access, control(action));

@@ -12,6 +12,7 @@ import type { HttpDeps } from './deps.ts';
 import { infoRoutes } from './info-routes.ts';
 import { logRoutes } from './log-routes.ts';
 import { metricsRoutes } from './metrics-routes.ts';
+import { openapiRoutes } from './openapi-routes.ts';
 import { pingRoutes } from './ping-routes.ts';
 
 export type { HttpDeps } from './deps.ts';
@@ -35,6 +36,7 @@ export function createApp(deps: HttpDeps): Hono {
   app.route('/instances', logRoutes(deps));
   app.route('/server_api', pingRoutes(deps));
   app.route('/', infoRoutes(deps));
+  app.route('/', openapiRoutes(deps));
   app.route('/', dashboardRoutes(deps));
   app.route('/', eventRoutes(deps));
   app.route('/', metricsRoutes(deps, deps.metrics ?? createMetricsCollector({ bus: deps.bus, registry: deps.registry, version: deps.version })));

@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import type { HttpDeps } from './deps.ts';
 import { methodNotAllowed } from './request-info.ts';
 import { decodeSegments, resolveInside } from './safe-path.ts';
+import { errors, type RouteDoc } from './route-doc.ts';
 
 const contentType = (name: string): string =>
   name.toLowerCase().endsWith('.zip') ? 'application/zip' : 'application/octet-stream';
@@ -14,6 +15,18 @@ const contentType = (name: string): string =>
  * `GET|HEAD /:key/binaries/*`, no auth, mounted at `/instances`: the files of the instance's `binaries/` folder
  * (the client zip the launcher downloads). Streams the file; never lists folders; nothing outside is reachable.
  */
+/** This route for the OpenAPI document (route-doc.ts); HEAD is answered too. */
+export const binariesRouteDocs: readonly RouteDoc[] = [{
+  method: 'get', path: '/instances/{key}/binaries/{path}', tag: 'binaries', access: 'none',
+  summary: "a file of instances/<key>/binaries/ (no traversal, no listing, no hidden .-names)",
+  responses: {
+    200: { description: 'the file', media: 'application/octet-stream' },
+    400: { description: 'bad percent-encoding, an empty or dot segment, or a separator inside a segment', json: 'Error' },
+    404: { description: 'unknown instance, or no such (visible) file', json: 'Error' },
+    ...errors(405),
+  },
+}];
+
 export function binariesRoutes({ registry }: HttpDeps): Hono {
   const app = new Hono();
 

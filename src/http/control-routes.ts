@@ -4,8 +4,22 @@ import { authorize, refusal } from './authorize.ts';
 import type { HttpDeps } from './deps.ts';
 import type { ControlAction } from '../supervisor/contract.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
+import { errors, type RouteDoc } from './route-doc.ts';
 
 const ACTIONS: readonly ControlAction[] = ['restart', 'update', 'stop', 'rollback'];
+
+/** These routes for the OpenAPI document (route-doc.ts). */
+export const controlRouteDocs: readonly RouteDoc[] = [
+  ...ACTIONS.map((action): RouteDoc => ({
+    method: 'post', path: `/instances/{key}/${action}`, tag: 'control', access: 'instance',
+    summary: `${action} the instance; taken at once and done in the background, or refused at once with the reason`,
+    responses: { 200: 'taken (empty body)', ...errors(400, 401, 403, 404, 405, 409, 503) },
+  })),
+  {
+    method: 'get', path: '/instances/{key}/status', tag: 'control', access: 'instance', summary: "the instance's status",
+    responses: { 200: { description: 'the status JSON', json: 'InstanceStatus' }, ...errors(400, 401, 403, 404, 405, 503) },
+  },
+];
 
 /**
  * `POST /:key/{restart,update,stop,rollback}` and `GET /:key/status`, Basic `<key>:<ApiToken>`; mounted at

@@ -9,6 +9,7 @@ import { parseBasicAuth } from './basic-auth.ts';
 import type { HttpDeps } from './deps.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { methodNotAllowed, shownKey } from './request-info.ts';
+import { errors, type Logs, type RouteDoc } from './route-doc.ts';
 
 const MAX_LINES = 1000;
 const DEFAULT_SECONDS = 600;
@@ -19,6 +20,25 @@ const MAX_FOLLOWERS = 32;
 export const KEEPALIVE_MS = 15_000;
 /** A client this many writes behind is cut off, so a stalled reader cannot grow the daemon's memory. */
 const MAX_PENDING = 1000;
+
+/** This route for the OpenAPI document (route-doc.ts). */
+export const logRouteDocs: readonly RouteDoc[] = [{
+  method: 'get', path: '/instances/{key}/logs', tag: 'logs', access: 'instance-or-admin',
+  summary: "the last lines of the server log, or (follow=1) the log followed as NDJSON",
+  query: [
+    { name: 'lines', type: 'integer', description: `how many of the last lines (default 50, at most ${MAX_LINES})` },
+    { name: 'follow', type: 'string', description: '1: stream NDJSON: {"key","found"}, the lines and each new one as {"line"}, then {"end":"lifetime","from":B}' },
+    { name: 'seconds', type: 'integer', description: `how long to follow (default ${DEFAULT_SECONDS}, at most ${MAX_SECONDS})` },
+    { name: 'from', type: 'integer', description: 'resume following at this byte offset (the "from" of an earlier end record)' },
+  ],
+  responses: {
+    200: { description: 'the lines, or with follow=1 the NDJSON stream (application/x-ndjson)', json: 'Logs' },
+    ...errors(400, 401, 403),
+    404: { description: 'unknown instance (listed to an Admin or loopback client)', json: 'UnknownInstance' },
+    ...errors(405),
+    503: { description: `a configured instance still starting, or ${MAX_FOLLOWERS} followers already (with Retry-After)`, json: 'Error' },
+  },
+}];
 
 type Access = { ok: true; instance: InstanceControl } | { ok: false; res: Response };
 
@@ -76,7 +96,8 @@ export function logRoutes(deps: HttpDeps): Hono {
     const logDir = join(instanceDir(allowed.instance), 'logs');
     const tail = from === undefined ? readLastLines(logDir, lines) : { lines: [], partial: null, offset: from, found: true };
     if (c.req.query('follow') !== '1') {
-      return c.json({ key, found: tail.found, lines: tail.partial === null ? tail.lines : [...tail.lines, tail.partial] });
+      const body: Logs = { key, found: tail.found, lines: tail.partial === null ? tail.lines : [...tail.lines, tail.partial] };
+      return c.json(body);
     }
     const headers = { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
     // Hono answers HEAD with this handler and drops the body unread: never start a follower for it.

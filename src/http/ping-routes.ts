@@ -2,6 +2,16 @@ import { Hono } from 'hono';
 import { authorize, refusal } from './authorize.ts';
 import type { HttpDeps } from './deps.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
+import { errors, type RouteDoc } from './route-doc.ts';
+
+/**
+ * This route for the OpenAPI document (route-doc.ts); checkin-fast-path.ts answers the same. Described only: the
+ * hottest route gets no validation or other middleware.
+ */
+export const pingRouteDocs: readonly RouteDoc[] = [{
+  method: 'post', path: '/server_api/{key}/ping', tag: 'check-in', access: 'launch', summary: "the game server's check-in",
+  responses: { 200: 'checked in (empty body)', ...errors(400, 401, 403, 404, 405, 503) },
+}];
 
 /**
  * `POST /:key/ping`, Basic `<key>:<secret of the current launch>`; mounted at `/server_api`. A refused check-in

@@ -5,6 +5,7 @@ import { statePaths } from '../../chart/index.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { methodNotAllowed } from '../request-info.ts';
+import { errors, type RouteDoc } from '../route-doc.ts';
 
 /** The bus facts the dashboard shows; each goes out as an SSE event of the same name. */
 export const STREAMED = ['instance:state', 'instance:alert', 'instance:update', 'instance:restart', 'instance:launch', 'instance:exit', 'instance:checkin', 'control'] as const;
@@ -22,6 +23,14 @@ export interface EventStreamOptions {
   /** How many past events `hello` carries, so a freshly opened dashboard shows what just happened. */
   recentEvents?: number;
 }
+
+/** This route for the OpenAPI document (route-doc.ts). */
+export const eventRouteDocs: readonly RouteDoc[] = [{
+  method: 'get', path: '/events', tag: 'dashboard', access: 'admin',
+  summary: "the dashboard's live feed: hello (every instance's status, recent events), then each event as it happens",
+  query: [{ name: 'logs', type: 'string', description: '1: server log lines too (instance:log)' }],
+  responses: { 200: { description: 'Server-Sent Events', media: 'text/event-stream' }, ...errors(400, 401, 403, 405) },
+}];
 
 /** Progress and check-ins are too frequent to list; they only update what the page shows. */
 const quiet = (type: Streamed, e: BusEvents[Streamed]) =>

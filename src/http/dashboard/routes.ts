@@ -4,6 +4,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { methodNotAllowed } from '../request-info.ts';
+import { errors, type RouteDoc } from '../route-doc.ts';
 import { cachedChartSvg } from './chart-svg.ts';
 import { dashboardPage } from './page.ts';
 
@@ -16,6 +17,22 @@ export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
  */
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
   + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** These routes for the OpenAPI document (route-doc.ts). */
+export const dashboardRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'get', path: '/', tag: 'dashboard', access: 'admin', summary: "the dashboard page, rendered with every instance's card",
+    responses: { 200: { description: 'the page', media: 'text/html' }, ...errors(400, 401, 403, 405) },
+  },
+  {
+    method: 'get', path: '/statechart.svg', tag: 'dashboard', access: 'admin', summary: 'the instance statechart',
+    responses: { 200: { description: 'the statechart', media: 'image/svg+xml' }, ...errors(400, 401, 403) },
+  },
+  {
+    method: 'get', path: '/dashboard/{file}', tag: 'dashboard', access: 'admin', summary: "the page's scripts and stylesheet",
+    responses: { 200: { description: 'the file (.js, .css, .html or .svg)' }, ...errors(400, 401, 403, 404) },
+  },
+];
 
 const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();

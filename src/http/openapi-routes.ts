@@ -1,0 +1,112 @@
+import { toJsonSchema } from '@valibot/to-json-schema';
+import { Hono } from 'hono';
+import { apiRouteDocs } from './api-routes.ts';
+import { binariesRouteDocs } from './binaries-routes.ts';
+import { controlRouteDocs } from './control-routes.ts';
+import { eventRouteDocs } from './dashboard/events.ts';
+import { dashboardRouteDocs } from './dashboard/routes.ts';
+import type { HttpDeps } from './deps.ts';
+import { infoRouteDocs } from './info-routes.ts';
+import { logRouteDocs } from './log-routes.ts';
+import { metricsRouteDocs } from './metrics-routes.ts';
+import { pingRouteDocs } from './ping-routes.ts';
+import { methodNotAllowed } from './request-info.ts';
+import { type Access, errors, type ResponseDoc, type RouteDoc, SCHEMAS, type SchemaName } from './route-doc.ts';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/** This route itself. */
+const openapiRouteDocs: readonly RouteDoc[] = [{
+  method: 'get', path: '/openapi.json', tag: 'info', access: 'none', summary: 'this document (OpenAPI 3.1)',
+  responses: { 200: { description: 'the OpenAPI document', media: 'application/json' }, ...errors(405) },
+}];
+
+/** Every route the app serves, from the tables beside the route modules (test/http/openapi.test.ts keeps it whole). */
+export const ROUTE_DOCS: readonly RouteDoc[] = [
+  ...controlRouteDocs, ...logRouteDocs, ...binariesRouteDocs, ...pingRouteDocs, ...infoRouteDocs, ...openapiRouteDocs,
+  ...dashboardRouteDocs, ...eventRouteDocs, ...metricsRouteDocs, ...apiRouteDocs,
+];
+
+const SECURITY: Record<Access, JsonObject[]> = {
+  none: [],
+  instance: [{ instanceToken: [] }],
+  launch: [{ launchSecret: [] }],
+  // `{}`: no credentials, which the dashboard rule admits from the loopback while no Admin is configured.
+  admin: [{ admin: [] }, {}],
+  'instance-or-admin': [{ instanceToken: [] }, { admin: [] }, {}],
+};
+
+const ref = (name: SchemaName): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+
+function response(doc: ResponseDoc | string): JsonObject {
+  if (typeof doc === 'string') return { description: doc };
+  if (doc.json !== undefined) {
+    return { description: doc.description, content: { 'application/json': { schema: doc.list ? { type: 'array', items: ref(doc.json) } : ref(doc.json) } } };
+  }
+  return doc.media === undefined ? { description: doc.description } : { description: doc.description, content: { [doc.media]: {} } };
+}
+
+function operation(doc: RouteDoc): JsonObject {
+  const parameters: Json[] = [...doc.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1] ?? '', in: 'path', required: true, schema: { type: 'string' } }));
+  for (const q of doc.query ?? []) parameters.push({ name: q.name, in: 'query', required: false, description: q.description, schema: { type: q.type } });
+  if (doc.header !== undefined) parameters.push({ name: doc.header, in: 'header', required: true, description: 'any value; sent by the dashboard', schema: { type: 'string' } });
+  const responses: JsonObject = {};
+  for (const [code, r] of Object.entries(doc.responses)) responses[code] = response(r);
+  return {
+    tags: [doc.tag],
+    summary: doc.summary,
+    operationId: `${doc.method}${doc.path.replace(/[^A-Za-z0-9]+(\w?)/g, (_, c: string) => c.toUpperCase())}` || doc.method,
+    security: SECURITY[doc.access],
+    ...(parameters.length > 0 ? { parameters } : {}),
+    responses,
+  };
+}
+
+/** A valibot schema as JSON Schema 2020-12, OpenAPI 3.1's dialect, without its own `$schema`. */
+function jsonSchema(name: SchemaName): JsonObject {
+  const { $schema: _dialect, ...schema } = toJsonSchema(SCHEMAS[name], { target: 'draft-2020-12' }) as JsonObject;
+  return schema;
+}
+
+/** The OpenAPI 3.1 document of the whole HTTP API, built from the route tables and their valibot schemas. */
+export function openApiDocument(version: string): JsonObject {
+  const paths: Record<string, JsonObject> = {};
+  for (const doc of ROUTE_DOCS) (paths[doc.path] ??= {})[doc.method] = operation(doc);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'game-server-watchdog',
+      version,
+      description: 'The watchdog daemon\'s HTTP API (README.md, "HTTP API"). Basic auth is checked in this order: missing or '
+        + 'non-Basic header → 401; bad base64 or no colon → 400; user ≠ key → 403; unknown instance → 404 (503 while a '
+        + 'configured one is starting); wrong password → 401.',
+    },
+    tags: [
+      { name: 'control', description: 'control and status, Basic <key>:<ApiToken>' },
+      { name: 'check-in', description: "the game server's check-in" },
+      { name: 'logs', description: 'server logs' },
+      { name: 'binaries', description: "the instance's build files" },
+      { name: 'info', description: 'health, padlock, metrics, this document' },
+      { name: 'dashboard', description: "the dashboard and its API (Admin Basic, or the loopback while no Admin is configured)" },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        instanceToken: { type: 'http', scheme: 'basic', description: 'user: the instance key; password: its ApiToken' },
+        launchSecret: { type: 'http', scheme: 'basic', description: "user: the instance key; password: the secret of the server's current launch" },
+        admin: { type: 'http', scheme: 'basic', description: 'the daemon\'s Admin.Username and Admin.Password; while no Admin is configured, none from the loopback' },
+      },
+      schemas: Object.fromEntries((Object.keys(SCHEMAS) as SchemaName[]).map((name) => [name, jsonSchema(name)])),
+    },
+  };
+}
+
+/** `GET /openapi.json`, no auth: the document, built once. */
+export function openapiRoutes({ version }: HttpDeps): Hono {
+  const app = new Hono();
+  let body: string | undefined;
+  app.get('/openapi.json', (c) => c.body(body ??= JSON.stringify(openApiDocument(version)), 200, { 'Content-Type': 'application/json; charset=utf-8' }));
+  app.all('/openapi.json', methodNotAllowed('GET, HEAD'));
+  return app;
+}

@@ -1,0 +1,135 @@
+/**
+ * What each route module says about its routes for the OpenAPI document (`GET /openapi.json`, openapi-routes.ts):
+ * a small table beside the routes, and the valibot schemas of the JSON bodies they answer with. The handlers type
+ * their bodies with these schemas' outputs (and the status schema is checked against `InstanceStatus` at compile
+ * time), so the document and the answers cannot drift; nothing here runs per request. test/http/openapi.test.ts
+ * fails when the app serves a route that no table lists.
+ */
+import * as v from 'valibot';
+import type { InstanceStatus, LastExitStatus } from '../supervisor/contract.ts';
+
+export const LastExitSchema = v.object({
+  reason: v.picklist(['crash', 'hang', 'stop', 'restart', 'update', 'shutdown']),
+  code: v.nullable(v.number()),
+  signal: v.nullable(v.string()),
+  at: v.pipe(v.string(), v.description('ISO 8601 time')),
+});
+
+export const InstanceStatusSchema = v.object({
+  key: v.string(),
+  name: v.string(),
+  state: v.pipe(v.string(), v.description('dotted path of the active state: running, awaiting-checkin, stopped.idle, restarting.backoff, …')),
+  pid: v.nullable(v.number()),
+  revision: v.nullable(v.string()),
+  lastCheckinAt: v.nullable(v.string()),
+  startedAt: v.nullable(v.string()),
+  uptimeSeconds: v.nullable(v.number()),
+  startupFailures: v.number(),
+  restarts: v.number(),
+  updatePending: v.boolean(),
+  stopRequested: v.boolean(),
+  canUpdate: v.optional(v.pipe(v.boolean(), v.description('an update provider (UpdateType) is configured'))),
+  canRollback: v.optional(v.pipe(v.boolean(), v.description('a previous build (bin.prev) is kept'))),
+  checking: v.optional(v.pipe(v.boolean(), v.description('an update check asked for is running or queued'))),
+  lastExit: v.nullable(LastExitSchema),
+});
+
+/** Both ways: a field added to, dropped from or retyped in `InstanceStatus` without the schema fails the typecheck. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const statusMatches: Same<v.InferOutput<typeof InstanceStatusSchema>, InstanceStatus> = true;
+const lastExitMatches: Same<v.InferOutput<typeof LastExitSchema>, LastExitStatus> = true;
+void statusMatches;
+void lastExitMatches;
+
+export const ErrorSchema = v.object({ error: v.string() });
+
+/** The logs route's 404: the instances are listed only to an Admin or loopback client. */
+export const UnknownInstanceSchema = v.object({ error: v.string(), instances: v.optional(v.array(v.string())) });
+
+export const HealthSchema = v.object({
+  status: v.literal('ok'),
+  version: v.string(),
+  pid: v.number(),
+  uptimeSeconds: v.number(),
+  instances: v.pipe(v.record(v.string(), v.string()), v.description('each instance key with its state')),
+});
+export type Health = v.InferOutput<typeof HealthSchema>;
+
+export const LogsSchema = v.object({ key: v.string(), found: v.boolean(), lines: v.array(v.string()) });
+export type Logs = v.InferOutput<typeof LogsSchema>;
+
+export const DashboardLogSchema = v.object({ key: v.string(), lines: v.array(v.string()) });
+export type DashboardLog = v.InferOutput<typeof DashboardLogSchema>;
+
+export const DashboardControlSchema = v.object({
+  key: v.string(),
+  action: v.picklist(['restart', 'update', 'stop', 'rollback']),
+  accepted: v.literal(true),
+});
+export type DashboardControl = v.InferOutput<typeof DashboardControlSchema>;
+
+/** The named schemas of the document's `components.schemas`. */
+export const SCHEMAS = {
+  InstanceStatus: InstanceStatusSchema,
+  LastExit: LastExitSchema,
+  Error: ErrorSchema,
+  UnknownInstance: UnknownInstanceSchema,
+  Health: HealthSchema,
+  Logs: LogsSchema,
+  DashboardLog: DashboardLogSchema,
+  DashboardControl: DashboardControlSchema,
+} as const;
+export type SchemaName = keyof typeof SCHEMAS;
+
+/**
+ * Who may call a route: nobody needs to (`none`); Basic `<key>:<ApiToken>` (`instance`); Basic `<key>:<secret of
+ * the current launch>` (`launch`); the dashboard rule, Admin Basic or the loopback while no Admin is configured
+ * (`admin`); either of the last two kinds (`instance-or-admin`, the logs route).
+ */
+export type Access = 'none' | 'instance' | 'launch' | 'admin' | 'instance-or-admin';
+
+export type StatusCode = 200 | 400 | 401 | 403 | 404 | 405 | 409 | 503;
+
+export interface ResponseDoc {
+  description: string;
+  /** A JSON body of this schema (`list`: an array of it). */
+  json?: SchemaName;
+  list?: boolean;
+  /** A body that is not JSON: its media type. */
+  media?: string;
+}
+
+export interface QueryDoc {
+  name: string;
+  description: string;
+  type: 'integer' | 'string';
+}
+
+export interface RouteDoc {
+  method: 'get' | 'post';
+  /** The full path as OpenAPI writes it (`{key}`, not `:key`). */
+  path: string;
+  tag: 'control' | 'check-in' | 'logs' | 'binaries' | 'info' | 'dashboard';
+  summary: string;
+  access: Access;
+  query?: readonly QueryDoc[];
+  /** A request header the route needs (the dashboard's control header). */
+  header?: string;
+  responses: Partial<Record<StatusCode, ResponseDoc | string>>;
+}
+
+/** The answers every route shares, as README.md "HTTP API" states them; a route lists the codes it can give. */
+export const ERRORS = {
+  400: 'malformed Authorization header (bad base64 or no colon), or a bad query',
+  401: 'credentials missing, not Basic, or wrong (with WWW-Authenticate)',
+  403: 'the user is not the instance key in the path, or the dashboard rule refuses',
+  404: 'unknown instance',
+  405: 'wrong method (with Allow)',
+  409: 'refused at once, with the reason (no update provider, no previous build, rollback while updating, shutting down, …)',
+  503: 'a configured instance the daemon is still starting (with Retry-After: 1)',
+} as const satisfies Record<Exclude<StatusCode, 200>, string>;
+
+/** The error answers for `codes`, each with its `{"error": …}` body. */
+export function errors(...codes: (keyof typeof ERRORS)[]): Partial<Record<StatusCode, ResponseDoc>> {
+  return Object.fromEntries(codes.map((code) => [code, { description: ERRORS[code], json: 'Error' } satisfies ResponseDoc]));
+}

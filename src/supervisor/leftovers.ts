@@ -31,7 +31,7 @@ export async function findLeftover(record: LaunchRecord | null, log: Logger): Pr
       const how = await shutdownGracefully(proc, {
         apiPort: instance.settings.ApiPort,
         secret: record.secret,
-        reason: 'Watchdog restarted.',
+        reason: 'Watchdog restarted',
         requestMs: config.timing.ShutdownRequestSeconds * 1000,
         exitMs: config.timing.ShutdownExitSeconds * 1000,
         log,

@@ -54,7 +54,7 @@ test('SIGKILLed daemon: its leftover is found in data.json, shut down gracefully
 
     assert.not.ok(isAlive(a1), 'the leftover is gone');
     const own = await readFile(join(tmp.path, 'instances/a/own.log'), 'utf8');
-    assert.match(own, /Watchdog restarted\., shutting down\.\.\./, 'it was asked to shut down (POST /shutdown with its recorded secret)');
+    assert.match(own, /Watchdog restarted, shutting down\.\.\./, 'it was asked to shut down (POST /shutdown with its recorded secret)');
     // Shut down before the new server launched: never two servers on one port.
     const lines = logLines(d2, /\[watchdog:a\] (shutting down a server left behind|the leftover server exited after the shutdown request|server launched)/);
     assert.is(lines.length, 3, lines.join('\n'));

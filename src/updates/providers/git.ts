@@ -8,7 +8,7 @@ import { DEFAULT_GIT_TIMEOUTS, remoteHead, syncCheckout, type GitTimeouts, type 
 import { checkBranch, forkIdOf, parseRemote } from '../git/remote.ts';
 import { writeBuildJson, type BuildJson } from '../git/build-json.ts';
 import { commitStaged, discardStaged, stageArchive, updateDir } from '../install/install.ts';
-import { clientDownloadUrl, createClientCvars, sha256File } from './local-client.ts';
+import { clientDownloadUrl, clientZipHash, createClientCvars } from './local-client.ts';
 import { hostPackagingRid } from '../platform.ts';
 import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.ts';
 
@@ -79,7 +79,7 @@ export function createGitProvider(ctx: ProviderContext, opts: { timeouts?: Parti
         await rename(client, staged);
         buildJson = {
           download: clientDownloadUrl(ctx.publicBaseUrl, instance.key, basename(client)),
-          hash: await sha256File(staged),
+          hash: await clientZipHash(staged),
           version: head,
           engine_version: '',
           fork_id: forkIdOf(updates.BaseUrl),

@@ -1,9 +1,7 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { UpdateError } from '../../errors.ts';
+import { sha256File } from '../fetch/hash-file.ts';
 
 /**
  * The client archive a launcher downloads when the watchdog, not the game server, hosts it (Local, and non-hybrid
@@ -12,11 +10,9 @@ import { UpdateError } from '../../errors.ts';
  * `UpdateProviderLocal.cs` passes them.
  */
 
-/** Upper-case hex SHA-256 of a file, streamed (client zips are hundreds of MB). */
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(path), hash);
-  return hash.digest('hex').toUpperCase();
+/** Upper-case hex SHA-256 of a client zip, as the engine's `build.hash` carries it (streamed: hundreds of MB). */
+export async function clientZipHash(path: string): Promise<string> {
+  return (await sha256File(path)).toUpperCase();
 }
 
 /** A client zip name must be a plain file name: nothing may reach outside `binaries/`. */
@@ -87,7 +83,7 @@ export function createClientCvars(opts: { key: string; dir: string; publicBaseUr
       throw new UpdateError(`the client zip ${path} is missing`, { cause: err });
     }
     if (!cached || cached.path !== path || cached.size !== info.size || cached.mtimeMs !== info.mtimeMs) {
-      cached = { path, size: info.size, mtimeMs: info.mtimeMs, hash: await sha256File(path) };
+      cached = { path, size: info.size, mtimeMs: info.mtimeMs, hash: await clientZipHash(path) };
     }
     return [
       ['build.download_url', clientDownloadUrl(opts.publicBaseUrl, opts.key, zipName)],

@@ -23,7 +23,7 @@ export const binariesRouteDocs: readonly RouteDoc[] = [{
     200: { description: 'the file', media: 'application/octet-stream' },
     400: { description: 'bad percent-encoding, an empty or dot segment, or a separator inside a segment', json: 'Error' },
     404: { description: 'unknown instance, or no such (visible) file', json: 'Error' },
-    ...errors(405),
+    ...errors(405, 503),
   },
 }];
 
@@ -32,6 +32,10 @@ export function binariesRoutes({ registry }: HttpDeps): Hono {
 
   app.get('/:key/binaries/*', async (c) => {
     const instance = registry.get(c.req.param('key'));
+    if (!instance && registry.starting?.(c.req.param('key'))) {
+      c.header('Retry-After', '1');
+      return c.json({ error: 'instance still starting; retry in a moment' }, 503);
+    }
     if (!instance) return c.json({ error: 'unknown instance' }, 404);
 
     // The raw (still-encoded) path: ['', 'instances', key, 'binaries', ...file segments].

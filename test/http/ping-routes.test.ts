@@ -136,6 +136,9 @@ starting('a configured instance not ready yet answers 503 with Retry-After, a ch
   const control = await send(t.app, 'POST', '/instances/late/update', basic('late', 'api-token'));
   assert.is(control.status, 503);
   assert.is(control.headers.get('retry-after'), '1');
+  const file = await send(t.app, 'GET', '/instances/late/binaries/SS14.Client.zip');
+  assert.is(file.status, 503, 'a client download waits for the instance too');
+  assert.is(file.headers.get('retry-after'), '1');
   assert.is((await send(t.app, 'POST', '/server_api/nobody/ping', basic('nobody', 'x'))).status, 404);
   assert.is((await send(t.app, 'POST', '/server_api/alpha/ping', basic('alpha', SECRET))).status, 200);
 });

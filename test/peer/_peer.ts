@@ -215,6 +215,11 @@ export async function startSide(name: SideName, dir: string, yaml: string, urlsP
     return { name, dir, url, log: real.log, stop: () => real.stop() };
   }
   const ours = await startDaemon(yaml, { dir, env });
+  // It listens before its instances are prepared (requests for them get 503 meanwhile): wait until they are.
+  await waitFor('our instances to be registered', async () => {
+    const health = await fetch(`${ours.url}/health`).then((r) => r.json() as Promise<{ instances: Record<string, string> }>, () => null);
+    return health && Object.keys(health.instances).length > 0 ? true : undefined;
+  }, 30_000);
   return { name, dir, url, log: ours.log, stop: () => ours.stop() };
 }
 

@@ -45,14 +45,22 @@ function readMarks(file: string): Mark[] {
 class Subject {
   readonly gaps: number[] = [];
   private crashed = new Set<number>();
-  constructor(readonly name: string, readonly file: string) {}
+  constructor(
+    readonly name: string,
+    readonly file: string,
+  ) {}
 
   /** The newest process that is ready and not crashed yet. */
   async ready(timeoutMs: number): Promise<number> {
-    return waitFor(`a ready ${this.name} server`, () => {
-      const ready = readMarks(this.file).filter((m) => m.what === 'ready' && !this.crashed.has(m.pid));
-      return ready.at(-1)?.pid;
-    }, timeoutMs, 20);
+    return waitFor(
+      `a ready ${this.name} server`,
+      () => {
+        const ready = readMarks(this.file).filter((m) => m.what === 'ready' && !this.crashed.has(m.pid));
+        return ready.at(-1)?.pid;
+      },
+      timeoutMs,
+      20,
+    );
   }
 
   /** Stops counting `pid` as ready (it was replaced by a restart, not crashed). */
@@ -93,7 +101,10 @@ function instanceYaml(opts: { script: string; port: number; log: string; timing:
   ].join('\n');
 }
 
-export async function runCrash(opts: { crashes: number; firstCrashSamples: number }): Promise<Omit<Section, 'load' | 'durationMs'>> {
+export async function runCrash(opts: {
+  crashes: number;
+  firstCrashSamples: number;
+}): Promise<Omit<Section, 'load' | 'durationMs'>> {
   const tmp = await tempDir('wd-bench-crash-');
   const notes: string[] = [];
   const figures: Figure[] = [];
@@ -103,31 +114,50 @@ export async function runCrash(opts: { crashes: number; firstCrashSamples: numbe
   let peer: Peer | null = null;
   try {
     const script = await installServer('crash-server.mjs', tmp.path);
-    const [portTiny, portDefault, portPeer, portPeerApi] = await freePorts(4) as [number, number, number, number];
+    const [portTiny, portDefault, portPeer, portPeerApi] = (await freePorts(4)) as [number, number, number, number];
 
     // The floor: spawn(node, [script]) again on every exit.
     const floor = new Subject('floor', join(tmp.path, 'floor.log'));
-    const loop = spawn(process.execPath, [join(BENCH, 'baselines/respawn-loop.mjs'), script, String(opts.crashes * 3)], {
-      env: { ...process.env, CRASH_LOG: floor.file }, stdio: 'ignore',
-    });
+    const loop = spawn(
+      process.execPath,
+      [join(BENCH, 'baselines/respawn-loop.mjs'), script, String(opts.crashes * 3)],
+      {
+        env: { ...process.env, CRASH_LOG: floor.file },
+        stdio: 'ignore',
+      },
+    );
     floorPid = loop.pid ?? null;
 
     // PM2: fork mode, autorestart, no delay; min_uptime at its minimum (100 ms) and max_restarts raised so 60 quick crashes are not "unstable".
     const pm2Subject = new Subject('PM2', join(tmp.path, 'pm2.log'));
-    await pm2.start([{
-      name: 'crash', script, interpreter: process.execPath, exec_mode: 'fork', autorestart: true, restart_delay: 0,
-      min_uptime: 100, max_restarts: 100_000, env: { CRASH_LOG: pm2Subject.file },
-    }]);
+    await pm2.start([
+      {
+        name: 'crash',
+        script,
+        interpreter: process.execPath,
+        exec_mode: 'fork',
+        autorestart: true,
+        restart_delay: 0,
+        min_uptime: 100,
+        max_restarts: 100_000,
+        env: { CRASH_LOG: pm2Subject.file },
+      },
+    ]);
 
     // The watchdog, back-off shrunk: BackoffInitialSeconds/BackoffMaxSeconds 0.001 (1 ms); StableRunSeconds high so
     // every crash after the first goes through the back-off path (the first relaunch is immediate by design).
     const wdTiny = new Subject('watchdog', join(tmp.path, 'watchdog.log'));
     const tinyDir = join(tmp.path, 'wd-tiny');
     await mkdir(tinyDir);
-    const tiny = await startDaemon(tinyDir, instanceYaml({
-      script, port: portTiny as number, log: wdTiny.file,
-      timing: ['BackoffInitialSeconds: 0.001', 'BackoffMaxSeconds: 0.001', 'StableRunSeconds: 3600'],
-    }));
+    const tiny = await startDaemon(
+      tinyDir,
+      instanceYaml({
+        script,
+        port: portTiny as number,
+        log: wdTiny.file,
+        timing: ['BackoffInitialSeconds: 0.001', 'BackoffMaxSeconds: 0.001', 'StableRunSeconds: 3600'],
+      }),
+    );
     daemons.push(tiny);
 
     // Default settings: the first crash after a check-in relaunches at once by design; POST restart resets the
@@ -135,7 +165,10 @@ export async function runCrash(opts: { crashes: number; firstCrashSamples: numbe
     const wdDefault = new Subject('watchdog-default', join(tmp.path, 'watchdog-default.log'));
     const defDir = join(tmp.path, 'wd-default');
     await mkdir(defDir);
-    const def = await startDaemon(defDir, instanceYaml({ script, port: portDefault as number, log: wdDefault.file, timing: [] }));
+    const def = await startDaemon(
+      defDir,
+      instanceYaml({ script, port: portDefault as number, log: wdDefault.file, timing: [] }),
+    );
     daemons.push(def);
     const firstCrash = async () => {
       const pid = await wdDefault.ready(30_000);
@@ -155,10 +188,17 @@ export async function runCrash(opts: { crashes: number; firstCrashSamples: numbe
     if ('exe' in built) {
       const peerDir = join(tmp.path, 'ss14');
       await mkdir(peerDir);
-      peer = await startPeer(built.exe, peerDir, portPeer, [{
-        key: 'crash', token: TOKEN, apiPort: portPeerApi, runCommand: script, timeoutSeconds: 30,
-        arguments: ['--cvar', `net.port=${portPeerApi}`, '--cvar', 'watchdog.checkin_interval=1'], env: { CRASH_LOG: real.file },
-      }]);
+      peer = await startPeer(built.exe, peerDir, portPeer, [
+        {
+          key: 'crash',
+          token: TOKEN,
+          apiPort: portPeerApi,
+          runCommand: script,
+          timeoutSeconds: 30,
+          arguments: ['--cvar', `net.port=${portPeerApi}`, '--cvar', 'watchdog.checkin_interval=1'],
+          env: { CRASH_LOG: real.file },
+        },
+      ]);
     } else {
       notes.push(skippedLine(built.skipped));
     }
@@ -190,46 +230,102 @@ export async function runCrash(opts: { crashes: number; firstCrashSamples: numbe
     await sleep(30);
     const second = await wdDefault.crash(again, 30_000);
 
-    const [f, p, w] = subjects.map((s) => summarize(s.gaps)) as [ReturnType<typeof summarize>, ReturnType<typeof summarize>, ReturnType<typeof summarize>];
+    const [f, p, w] = subjects.map((s) => summarize(s.gaps)) as [
+      ReturnType<typeof summarize>,
+      ReturnType<typeof summarize>,
+      ReturnType<typeof summarize>,
+    ];
     const rs = peer ? summarize(real.gaps) : null;
     const base = (stat: 'p50' | 'p90' | 'max') => [
-      { name: 'spawn-loop floor', value: f[stat] }, { name: 'PM2', value: p[stat] },
+      { name: 'spawn-loop floor', value: f[stat] },
+      { name: 'PM2', value: p[stat] },
       ...(rs ? [{ name: PEER_NAME, value: rs[stat] }] : []),
     ];
-    const verdictNote = (v: number) => v > 2 * f.p50 ? `${(v / f.p50).toFixed(2)}× floor` : v >= p.p50 ? `${(v - p.p50).toFixed(1)} ms above PM2` : undefined;
-    figures.push(figure({
-      name: `gap p50, back-off 1 ms (n=${w.n})`, value: w.p50, unit: 'ms', baselines: base('p50'),
-      target: '≤ 2× floor and < PM2', met: w.p50 <= 2 * f.p50 && w.p50 < p.p50, note: verdictNote(w.p50),
-    }));
+    const verdictNote = (v: number) =>
+      v > 2 * f.p50
+        ? `${(v / f.p50).toFixed(2)}× floor`
+        : v >= p.p50
+          ? `${(v - p.p50).toFixed(1)} ms above PM2`
+          : undefined;
+    figures.push(
+      figure({
+        name: `gap p50, back-off 1 ms (n=${w.n})`,
+        value: w.p50,
+        unit: 'ms',
+        baselines: base('p50'),
+        target: '≤ 2× floor and < PM2',
+        met: w.p50 <= 2 * f.p50 && w.p50 < p.p50,
+        note: verdictNote(w.p50),
+      }),
+    );
     figures.push(figure({ name: 'gap p90, back-off 1 ms', value: w.p90, unit: 'ms', baselines: base('p90') }));
     figures.push(figure({ name: 'gap max, back-off 1 ms', value: w.max, unit: 'ms', baselines: base('max') }));
-    figures.push(figure({
-      name: 'supervisor overhead p50 (gap − floor gap)', value: w.p50 - f.p50, unit: 'ms',
-      baselines: [{ name: 'PM2 − floor', value: p.p50 - f.p50 }, ...(rs ? [{ name: `${PEER_NAME} − floor`, value: rs.p50 - f.p50 }] : [])],
-    }));
+    figures.push(
+      figure({
+        name: 'supervisor overhead p50 (gap − floor gap)',
+        value: w.p50 - f.p50,
+        unit: 'ms',
+        baselines: [
+          { name: 'PM2 − floor', value: p.p50 - f.p50 },
+          ...(rs ? [{ name: `${PEER_NAME} − floor`, value: rs.p50 - f.p50 }] : []),
+        ],
+      }),
+    );
     if (rs) {
       figures.push(
-        figure({ name: `${PEER_NAME}: gap p50 (n=${rs.n}, every crash relaunched at once)`, value: rs.p50, unit: 'ms', baselines: [{ name: 'spawn-loop floor', value: f.p50 }, { name: 'PM2', value: p.p50 }, { name: 'ours, back-off 1 ms', value: w.p50 }] }),
-        figure({ name: `${PEER_NAME}: gap max`, value: rs.max, unit: 'ms', baselines: [{ name: 'spawn-loop floor', value: f.max }, { name: 'ours, back-off 1 ms', value: w.max }] }),
+        figure({
+          name: `${PEER_NAME}: gap p50 (n=${rs.n}, every crash relaunched at once)`,
+          value: rs.p50,
+          unit: 'ms',
+          baselines: [
+            { name: 'spawn-loop floor', value: f.p50 },
+            { name: 'PM2', value: p.p50 },
+            { name: 'ours, back-off 1 ms', value: w.p50 },
+          ],
+        }),
+        figure({
+          name: `${PEER_NAME}: gap max`,
+          value: rs.max,
+          unit: 'ms',
+          baselines: [
+            { name: 'spawn-loop floor', value: f.max },
+            { name: 'ours, back-off 1 ms', value: w.max },
+          ],
+        }),
       );
-      notes.push(`${PEER_NAME} (bench/peers/ss14-watchdog, .NET ${peer ? 'apphost' : ''}, Serilog at Warning): the same crash server as its instance \`crash\`, TimeoutSeconds 30, in the same round-robin. It relaunches on every exit after a check-in with no back-off, so its gaps compare with both of ours (back-off 1 ms and the first crash under default settings). Warm-up ${warm[PEER_NAME]?.toFixed(1)} ms. Its gaps (ms), in order: ${real.gaps.map((g) => g.toFixed(0)).join(' ')}.`);
+      notes.push(
+        `${PEER_NAME} (bench/peers/ss14-watchdog, .NET ${peer ? 'apphost' : ''}, Serilog at Warning): the same crash server as its instance \`crash\`, TimeoutSeconds 30, in the same round-robin. It relaunches on every exit after a check-in with no back-off, so its gaps compare with both of ours (back-off 1 ms and the first crash under default settings). Warm-up ${warm[PEER_NAME]?.toFixed(1)} ms. Its gaps (ms), in order: ${real.gaps.map((g) => g.toFixed(0)).join(' ')}.`,
+      );
     }
     notes.push(
       `Each subject crashed ${w.n} times, one crash at a time round-robin over the ${subjects.length}, after 1 uncounted warm-up crash each (floor ${warm.floor?.toFixed(1)} ms, PM2 ${warm.PM2?.toFixed(1)} ms, watchdog ${warm.watchdog?.toFixed(1)} ms). All gaps (ms), in order — floor: ${floor.gaps.map((g) => g.toFixed(0)).join(' ')}; PM2: ${pm2Subject.gaps.map((g) => g.toFixed(0)).join(' ')}; watchdog: ${wdTiny.gaps.map((g) => g.toFixed(0)).join(' ')}.`,
-      'Every gap is measured by the servers themselves: `exit` stamp (just before process.exit(1) on SIGUSR2) to the next process\'s `start` stamp, both `performance.timeOrigin + performance.now()`. So each gap includes Node\'s own start-up of the next server, identical for all three.',
+      "Every gap is measured by the servers themselves: `exit` stamp (just before process.exit(1) on SIGUSR2) to the next process's `start` stamp, both `performance.timeOrigin + performance.now()`. So each gap includes Node's own start-up of the next server, identical for all three.",
       'Watchdog back-off: the first crash after a check-in relaunches at once; later ones wait BackoffInitialSeconds × 2^(n−2), capped at BackoffMaxSeconds. Disabled here by config: `BackoffInitialSeconds: 0.001`, `BackoffMaxSeconds: 0.001` (a 1 ms timer), `StableRunSeconds: 3600` (so every counted crash takes the back-off path, none the immediate one).',
       'Each server checked in (watchdog) or was up (floor, PM2) and then ran ≥ 30 ms before its crash.',
       'The watchdog launches RunCommand as a program; the bench gives the server an absolute `#!<node>` shebang so no /usr/bin/env exec is added. Floor and PM2 run `node <script>` (PM2 in fork mode, which loads its ProcessContainerFork wrapper first).',
     );
     const firstGaps = [...wdDefault.gaps, first];
     const d = summarize(firstGaps);
-    figures.splice(4, 0, figure({
-      name: `first-crash gap p50, default settings (n=${d.n})`, value: d.p50, unit: 'ms', baselines: base('p50'),
-      target: '≤ 2× floor and < PM2', met: d.p50 <= 2 * f.p50 && d.p50 < p.p50,
-      note: verdictNote(d.p50),
-    }), figure({ name: 'first-crash gap max, default settings', value: d.max, unit: 'ms', baselines: base('max') }));
-    figures.push(figure({ name: 'second crash in a row, default settings (back-off by design)', value: second, unit: 'ms' }));
-    notes.push(`Default settings (no Timing section): ${d.n} first crashes, interleaved with the rounds above, each after POST /instances/crash/restart reset the crash streak (the last one starts the streak below); then one second crash in a row shows the default back-off, BackoffInitialSeconds = 1 s.`);
+    figures.splice(
+      4,
+      0,
+      figure({
+        name: `first-crash gap p50, default settings (n=${d.n})`,
+        value: d.p50,
+        unit: 'ms',
+        baselines: base('p50'),
+        target: '≤ 2× floor and < PM2',
+        met: d.p50 <= 2 * f.p50 && d.p50 < p.p50,
+        note: verdictNote(d.p50),
+      }),
+      figure({ name: 'first-crash gap max, default settings', value: d.max, unit: 'ms', baselines: base('max') }),
+    );
+    figures.push(
+      figure({ name: 'second crash in a row, default settings (back-off by design)', value: second, unit: 'ms' }),
+    );
+    notes.push(
+      `Default settings (no Timing section): ${d.n} first crashes, interleaved with the rounds above, each after POST /instances/crash/restart reset the crash streak (the last one starts the streak below); then one second crash in a row shows the default back-off, BackoffInitialSeconds = 1 s.`,
+    );
     return {
       id: 'crash',
       title: '1. Crash → relaunch gap',

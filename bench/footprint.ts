@@ -41,16 +41,37 @@ interface Trial {
 }
 
 /** Spawns, times launch → /health 200, waits until `settled` says so, then takes the median of 5 RSS readings. */
-async function trial(opts: { args: string[]; cwd: string; env: Record<string, string>; port: number; settled: (body: string) => boolean; nodeArgs?: string[] }): Promise<Trial> {
+async function trial(opts: {
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  port: number;
+  settled: (body: string) => boolean;
+  nodeArgs?: string[];
+}): Promise<Trial> {
   const t0 = wallNow();
-  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...opts.args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: 'ignore' });
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...opts.args], {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
+    stdio: 'ignore',
+  });
   const pid = proc.pid as number;
   try {
-    const readyAt = await waitFor('/health to answer', async () => ((await healthy(opts.port)) !== null ? wallNow() : null), 30_000, 5);
-    await waitFor('the instance to run', async () => {
-      const body = await healthy(opts.port);
-      return body !== null && opts.settled(body);
-    }, 60_000, 100);
+    const readyAt = await waitFor(
+      '/health to answer',
+      async () => ((await healthy(opts.port)) !== null ? wallNow() : null),
+      30_000,
+      5,
+    );
+    await waitFor(
+      'the instance to run',
+      async () => {
+        const body = await healthy(opts.port);
+        return body !== null && opts.settled(body);
+      },
+      60_000,
+      100,
+    );
     await sleep(SETTLE_MS);
     const readings: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -76,13 +97,34 @@ interface SupervisorTrial {
  * A supervisor with N idle light instances: spawn → its HTTP readiness path answers 200 (polled every 5 ms on fresh
  * connections) → N direct children → SETTLE_MS → median of 5 VmRSS readings of the supervisor process alone.
  */
-async function supervisorTrial(opts: { cmd: string; args: string[]; cwd: string; port: number; readyPath: string; n: number }): Promise<SupervisorTrial> {
+async function supervisorTrial(opts: {
+  cmd: string;
+  args: string[];
+  cwd: string;
+  port: number;
+  readyPath: string;
+  n: number;
+}): Promise<SupervisorTrial> {
   const t0 = wallNow();
-  const proc = spawn(opts.cmd, opts.args, { cwd: opts.cwd, env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' }, stdio: 'ignore' });
+  const proc = spawn(opts.cmd, opts.args, {
+    cwd: opts.cwd,
+    env: { ...process.env, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1' },
+    stdio: 'ignore',
+  });
   const pid = proc.pid as number;
   try {
-    const readyAt = await waitFor(`${opts.readyPath} to answer`, async () => ((await getStatus(opts.port, opts.readyPath)) === 200 ? wallNow() : null), 60_000, 5);
-    const launchedAt = await waitFor(`${opts.n} servers`, () => (childPids(pid).length >= opts.n ? wallNow() : null), 60_000, 10);
+    const readyAt = await waitFor(
+      `${opts.readyPath} to answer`,
+      async () => ((await getStatus(opts.port, opts.readyPath)) === 200 ? wallNow() : null),
+      60_000,
+      5,
+    );
+    const launchedAt = await waitFor(
+      `${opts.n} servers`,
+      () => (childPids(pid).length >= opts.n ? wallNow() : null),
+      60_000,
+      10,
+    );
     await sleep(SETTLE_MS);
     const readings: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -101,7 +143,14 @@ async function supervisorTrial(opts: { cmd: string; args: string[]; cwd: string;
 }
 
 /** Ours and the real SS14.Watchdog, each with the same N idle light instances, alternating trials. */
-async function peerFootprint(tmp: string, n: number, trials: number, figures: Figure[], notes: string[], commands: string[]): Promise<void> {
+async function peerFootprint(
+  tmp: string,
+  n: number,
+  trials: number,
+  figures: Figure[],
+  notes: string[],
+  commands: string[],
+): Promise<void> {
   const built = await peerExe();
   if (!('exe' in built)) {
     notes.push(skippedLine(built.skipped));
@@ -109,20 +158,54 @@ async function peerFootprint(tmp: string, n: number, trials: number, figures: Fi
   }
   const script = await installServer('light-server.mjs', tmp);
   const keys = instanceKeys(n);
-  const [oursPort, realPort, ...api] = await freePorts(2 + 2 * n) as number[];
+  const [oursPort, realPort, ...api] = (await freePorts(2 + 2 * n)) as number[];
   const oursDir = join(tmp, `ours-${n}`);
   const realDir = join(tmp, `real-${n}`);
   await mkdir(oursDir);
   await mkdir(realDir);
   const args = (port: number) => ['--cvar', `net.port=${port}`, '--cvar', 'watchdog.checkin_interval=1'];
-  await writeFile(join(oursDir, 'appsettings.yml'), lightConfig({
-    script, instances: keys.map((key, i) => ({ key, port: api[i] as number })), checkinSeconds: 1, timeoutSeconds: 30, port: oursPort,
-  }));
-  await writeFile(join(realDir, 'appsettings.yml'), peerYaml(realPort as number, keys.map((key, i) => ({
-    key, token: TOKEN, apiPort: api[n + i] as number, runCommand: script, timeoutSeconds: 30, arguments: args(api[n + i] as number),
-  }))));
-  const oursRun = () => supervisorTrial({ cmd: process.execPath, args: [WATCHDOG, 'start'], cwd: oursDir, port: oursPort as number, readyPath: '/health', n });
-  const realRun = () => supervisorTrial({ cmd: built.exe, args: [], cwd: realDir, port: realPort as number, readyPath: '/watchdog/padlock', n });
+  await writeFile(
+    join(oursDir, 'appsettings.yml'),
+    lightConfig({
+      script,
+      instances: keys.map((key, i) => ({ key, port: api[i] as number })),
+      checkinSeconds: 1,
+      timeoutSeconds: 30,
+      port: oursPort,
+    }),
+  );
+  await writeFile(
+    join(realDir, 'appsettings.yml'),
+    peerYaml(
+      realPort as number,
+      keys.map((key, i) => ({
+        key,
+        token: TOKEN,
+        apiPort: api[n + i] as number,
+        runCommand: script,
+        timeoutSeconds: 30,
+        arguments: args(api[n + i] as number),
+      })),
+    ),
+  );
+  const oursRun = () =>
+    supervisorTrial({
+      cmd: process.execPath,
+      args: [WATCHDOG, 'start'],
+      cwd: oursDir,
+      port: oursPort as number,
+      readyPath: '/health',
+      n,
+    });
+  const realRun = () =>
+    supervisorTrial({
+      cmd: built.exe,
+      args: [],
+      cwd: realDir,
+      port: realPort as number,
+      readyPath: '/watchdog/padlock',
+      n,
+    });
   await realRun();
   await oursRun();
   const ours: SupervisorTrial[] = [];
@@ -139,9 +222,24 @@ async function peerFootprint(tmp: string, n: number, trials: number, figures: Fi
   const allO = med(ours, (t) => t.allLaunchedMs);
   const allR = med(real, (t) => t.allLaunchedMs);
   figures.push(
-    figure({ name: `idle RSS with ${n} light instances, supervisor process only`, value: rssO, unit: 'MB', baselines: [{ name: PEER_NAME, value: rssR }] }),
-    figure({ name: `launch → HTTP answering, ${n} instances configured`, value: readyO, unit: 'ms', baselines: [{ name: `${PEER_NAME} (/watchdog/padlock)`, value: readyR }] }),
-    figure({ name: `launch → all ${n} servers launched`, value: allO, unit: 'ms', baselines: [{ name: PEER_NAME, value: allR }] }),
+    figure({
+      name: `idle RSS with ${n} light instances, supervisor process only`,
+      value: rssO,
+      unit: 'MB',
+      baselines: [{ name: PEER_NAME, value: rssR }],
+    }),
+    figure({
+      name: `launch → HTTP answering, ${n} instances configured`,
+      value: readyO,
+      unit: 'ms',
+      baselines: [{ name: `${PEER_NAME} (/watchdog/padlock)`, value: readyR }],
+    }),
+    figure({
+      name: `launch → all ${n} servers launched`,
+      value: allO,
+      unit: 'ms',
+      baselines: [{ name: PEER_NAME, value: allR }],
+    }),
   );
   notes.push(
     `Against ${PEER_NAME} (bench/peers/ss14-watchdog, Serilog at Warning, as published: framework-dependent, workstation GC (System.GC.Server false in its runtimeconfig.json), tiered JIT): both supervise the same ${n} light servers (bench/servers/light-server.mjs, check-in every 1 s, TimeoutSeconds 30), each in its own folder, ${trials} alternating trials (real first) after one uncounted warm-up pair; medians. Ready = spawn → first 200 from GET /health (ours) or GET /watchdog/padlock (real, which answers without auth once Kestrel listens), polled every 5 ms. All launched = ${n} live direct children. RSS = median of 5 VmRSS readings of the supervisor process (not its servers) 200 ms apart, ${SETTLE_MS / 1000} s after all ${n} were launched. Trials — RSS (MB): ours ${ours.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; real ${real.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): ours ${ours.map((t) => t.readyMs.toFixed(0)).join(', ')}; real ${real.map((t) => t.readyMs.toFixed(0)).join(', ')}. All launched (ms): ours ${ours.map((t) => t.allLaunchedMs.toFixed(0)).join(', ')}; real ${real.map((t) => t.allLaunchedMs.toFixed(0)).join(', ')}.`,
@@ -152,28 +250,49 @@ async function peerFootprint(tmp: string, n: number, trials: number, figures: Fi
   );
 }
 
-export async function runFootprint(opts: { trials: number; peerInstances?: number }): Promise<Omit<Section, 'load' | 'durationMs'>> {
+export async function runFootprint(opts: {
+  trials: number;
+  peerInstances?: number;
+}): Promise<Omit<Section, 'load' | 'durationMs'>> {
   const tmp = await tempDir('wd-bench-footprint-');
   const figures: Figure[] = [];
   const notes: string[] = [];
   try {
-    const [floorPort, wdPort, demoPort] = await freePorts(3) as [number, number, number];
+    const [floorPort, wdPort, demoPort] = (await freePorts(3)) as [number, number, number];
     const wdDir = join(tmp.path, 'wd');
     await mkdir(wdDir);
-    await writeFile(join(wdDir, 'appsettings.yml'), [
-      `Urls: http://127.0.0.1:${wdPort}`,
-      'Servers:',
-      '  Instances:',
-      '    demo:',
-      `      ApiToken: ${TOKEN}`,
-      `      ApiPort: ${demoPort}`,
-      `      RunCommand: ${JSON.stringify(join(ROOT, 'bin/demo-server'))}`,
-      '      DumpOnTimeout: false',
-      `      Arguments: ["--cvar", "net.port=${demoPort}"]`,
-      '',
-    ].join('\n'));
-    const floorRun = () => trial({ args: [join(BENCH, 'baselines/lib-floor.mjs')], cwd: tmp.path, env: { BENCH_PORT: String(floorPort) }, port: floorPort, settled: () => true });
-    const wdRun = (nodeArgs: string[] = []) => trial({ args: [WATCHDOG, 'start'], cwd: wdDir, env: {}, port: wdPort, nodeArgs, settled: (body) => (JSON.parse(body) as { instances: Record<string, string> }).instances.demo === 'running' });
+    await writeFile(
+      join(wdDir, 'appsettings.yml'),
+      [
+        `Urls: http://127.0.0.1:${wdPort}`,
+        'Servers:',
+        '  Instances:',
+        '    demo:',
+        `      ApiToken: ${TOKEN}`,
+        `      ApiPort: ${demoPort}`,
+        `      RunCommand: ${JSON.stringify(join(ROOT, 'bin/demo-server'))}`,
+        '      DumpOnTimeout: false',
+        `      Arguments: ["--cvar", "net.port=${demoPort}"]`,
+        '',
+      ].join('\n'),
+    );
+    const floorRun = () =>
+      trial({
+        args: [join(BENCH, 'baselines/lib-floor.mjs')],
+        cwd: tmp.path,
+        env: { BENCH_PORT: String(floorPort) },
+        port: floorPort,
+        settled: () => true,
+      });
+    const wdRun = (nodeArgs: string[] = []) =>
+      trial({
+        args: [WATCHDOG, 'start'],
+        cwd: wdDir,
+        env: {},
+        port: wdPort,
+        nodeArgs,
+        settled: (body) => (JSON.parse(body) as { instances: Record<string, string> }).instances.demo === 'running',
+      });
     await floorRun();
     await wdRun();
     const floor: Trial[] = [];
@@ -188,18 +307,30 @@ export async function runFootprint(opts: { trials: number; peerInstances?: numbe
     const readyF = median(floor.map((t) => t.readyMs));
     figures.push(
       figure({
-        name: 'idle RSS with the demo instance running', value: rssW, unit: 'MB', baselines: [{ name: 'bare process, same libraries', value: rssF }],
-        target: '≤ 1.25× floor', met: rssW <= 1.25 * rssF,
-        note: rssW > 1.25 * rssF ? `${(rssW / rssF).toFixed(2)}× floor, ${(rssW - 1.25 * rssF).toFixed(1)} MB over 1.25×` : undefined,
+        name: 'idle RSS with the demo instance running',
+        value: rssW,
+        unit: 'MB',
+        baselines: [{ name: 'bare process, same libraries', value: rssF }],
+        target: '≤ 1.25× floor',
+        met: rssW <= 1.25 * rssF,
+        note:
+          rssW > 1.25 * rssF
+            ? `${(rssW / rssF).toFixed(2)}× floor, ${(rssW - 1.25 * rssF).toFixed(1)} MB over 1.25×`
+            : undefined,
       }),
       figure({
-        name: 'launch → /health answering', value: readyW, unit: 'ms', baselines: [{ name: 'bare process, same libraries', value: readyF }],
-        target: '< 500 ms', met: readyW < 500, note: readyW >= 500 ? `${(readyW - 500).toFixed(0)} ms over` : undefined,
+        name: 'launch → /health answering',
+        value: readyW,
+        unit: 'ms',
+        baselines: [{ name: 'bare process, same libraries', value: readyF }],
+        target: '< 500 ms',
+        met: readyW < 500,
+        note: readyW >= 500 ? `${(readyW - 500).toFixed(0)} ms over` : undefined,
       }),
     );
     notes.push(
       `${opts.trials} alternating trials after one uncounted warm-up pair; medians. RSS = median of 5 VmRSS readings 200 ms apart, ${SETTLE_MS / 1000} s after /health answered (daemon: after the demo instance reported running). Trials (MB): watchdog ${wd.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; floor ${floor.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): watchdog ${wd.map((t) => t.readyMs.toFixed(0)).join(', ')}; floor ${floor.map((t) => t.readyMs.toFixed(0)).join(', ')}.`,
-      'Launch → /health: from spawn() of `node bin/watchdog start` (or the floor) to the first 200 from GET /health, polled every 5 ms on fresh connections. Both go through tsx\'s register hook; the daemon also compiles its own TypeScript (cached by tsx after the first run), reads and validates its config and prepares the instance folder before it listens.',
+      "Launch → /health: from spawn() of `node bin/watchdog start` (or the floor) to the first 200 from GET /health, polled every 5 ms on fresh connections. Both go through tsx's register hook; the daemon also compiles its own TypeScript (cached by tsx after the first run), reads and validates its config and prepares the instance folder before it listens.",
       'The floor uses each library a little (a Hono app on @hono/node-server, a one-state xstate actor, a valibot-checked YAML parse, a mitt bus) so they are really loaded, not just resolved.',
     );
     // When start-up misses, profile one launch of the daemon up to /health answering.
@@ -207,9 +338,15 @@ export async function runFootprint(opts: { trials: number; peerInstances?: numbe
       const profDir = join(tmp.path, 'prof');
       const t = await wdRun(['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
       const summary = await summarizeProfile(profDir, { toMs: t.readyMs });
-      if (summary) notes.push(`CPU profile of one daemon launch (\`node --cpu-prof bin/watchdog start\`, main thread, spawn → /health in ${t.readyMs.toFixed(0)} ms while profiled): ${profileText(summary)}`);
+      if (summary)
+        notes.push(
+          `CPU profile of one daemon launch (\`node --cpu-prof bin/watchdog start\`, main thread, spawn → /health in ${t.readyMs.toFixed(0)} ms while profiled): ${profileText(summary)}`,
+        );
       const loader = await summarizeProfile(profDir, { toMs: t.readyMs, thread: 'other' });
-      if (loader) notes.push(`Same launch, tsx's module-hook worker thread (resolves and transforms every .ts import): ${profileText(loader)}`);
+      if (loader)
+        notes.push(
+          `Same launch, tsx's module-hook worker thread (resolves and transforms every .ts import): ${profileText(loader)}`,
+        );
     }
     const commands = [
       'watchdog: node bin/watchdog start (one instance: bin/demo-server)',

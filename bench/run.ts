@@ -22,7 +22,8 @@ const envNumber = (name: string, def: number): number => {
 const BENCHES: Record<string, { title: string; run: Bench }> = {
   crash: {
     title: '1. Crash → relaunch gap',
-    run: async () => (await import('./crash.ts')).runCrash({ crashes: envNumber('BENCH_CRASHES', 60), firstCrashSamples: 6 }),
+    run: async () =>
+      (await import('./crash.ts')).runCrash({ crashes: envNumber('BENCH_CRASHES', 60), firstCrashSamples: 6 }),
   },
   checkin: {
     title: '2. Check-in throughput',
@@ -34,11 +35,16 @@ const BENCHES: Record<string, { title: string; run: Bench }> = {
   },
   scale: {
     title: '4. Scale',
-    run: async () => (await import('./scale.ts')).runScale({ instances: envNumber('BENCH_SCALE_INSTANCES', 200), frozen: 20 }),
+    run: async () =>
+      (await import('./scale.ts')).runScale({ instances: envNumber('BENCH_SCALE_INSTANCES', 200), frozen: 20 }),
   },
   footprint: {
     title: '5. Footprint',
-    run: async () => (await import('./footprint.ts')).runFootprint({ trials: 4, peerInstances: envNumber('BENCH_PEER_INSTANCES', 10) }),
+    run: async () =>
+      (await import('./footprint.ts')).runFootprint({
+        trials: 4,
+        peerInstances: envNumber('BENCH_PEER_INSTANCES', 10),
+      }),
   },
 };
 
@@ -79,14 +85,27 @@ async function main(): Promise<void> {
   const ids = asked.length ? asked : Object.keys(BENCHES);
   const started = Date.now();
   const machine = await machineInfo();
-  console.log(`bench: ${ids.join(', ')} on ${machine.cpuModel} × ${machine.cores}, ${machine.memoryGiB.toFixed(1)} GiB, node ${machine.node}, load ${loadAverage().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `bench: ${ids.join(', ')} on ${machine.cpuModel} × ${machine.cores}, ${machine.memoryGiB.toFixed(1)} GiB, node ${machine.node}, load ${loadAverage()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const sections: Section[] = [];
   for (const id of ids) {
     const bench = BENCHES[id] as { title: string; run: Bench };
     const before = loadAverage();
     const t0 = Date.now();
     if (t0 - started > BUDGET_MS) {
-      sections.push({ id, title: bench.title, figures: [], notes: [], commands: [], load: { before, after: before }, durationMs: 0, error: 'skipped: the run was over its time budget' });
+      sections.push({
+        id,
+        title: bench.title,
+        figures: [],
+        notes: [],
+        commands: [],
+        load: { before, after: before },
+        durationMs: 0,
+        error: 'skipped: the run was over its time budget',
+      });
       continue;
     }
     let section: Section;
@@ -95,20 +114,38 @@ async function main(): Promise<void> {
       section = { ...result, load: { before, after: loadAverage() }, durationMs: Date.now() - t0 };
     } catch (err) {
       const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      section = { id, title: bench.title, figures: [], notes: [], commands: [], load: { before, after: loadAverage() }, durationMs: Date.now() - t0, error: message };
+      section = {
+        id,
+        title: bench.title,
+        figures: [],
+        notes: [],
+        commands: [],
+        load: { before, after: loadAverage() },
+        durationMs: Date.now() - t0,
+        error: message,
+      };
     }
     sections.push(section);
     printSection(section, (line) => console.log(line));
   }
   const totalMs = Date.now() - started;
-  const missed = sections.flatMap((s) => s.figures.filter((f) => f.verdict === 'MISSED').map((f) => `${s.id}: ${f.name}`));
+  const missed = sections.flatMap((s) =>
+    s.figures.filter((f) => f.verdict === 'MISSED').map((f) => `${s.id}: ${f.name}`),
+  );
   const failed = sections.filter((s) => s.error).map((s) => s.id);
-  const verdict = [missed.length ? `MISSED: ${missed.join('; ')}` : '', failed.length ? `FAILED: ${failed.join(', ')}` : ''].filter(Boolean).join('; ');
+  const verdict = [
+    missed.length ? `MISSED: ${missed.join('; ')}` : '',
+    failed.length ? `FAILED: ${failed.join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
   console.log(`\nbench finished in ${(totalMs / 1000).toFixed(0)} s; ${verdict || 'every target met'}`);
   const full = ids.length === Object.keys(BENCHES).length;
   let results: Results = { machine, sections, totalMs, argv: process.argv.slice(2), date: new Date().toISOString() };
   if (previous) {
-    const reason = process.env.BENCH_RERUN_REASON ?? 'the full run\'s figures here were disturbed by other load on the shared machine';
+    const reason =
+      process.env.BENCH_RERUN_REASON ??
+      "the full run's figures here were disturbed by other load on the shared machine";
     const merged = previous.sections.map((old) => {
       const fresh = sections.find((s) => s.id === old.id);
       return fresh ? { ...fresh, rerun: { at: new Date().toISOString(), reason, previous: sectionDigest(old) } } : old;

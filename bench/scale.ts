@@ -80,7 +80,10 @@ function getHealth(url: string): Promise<{ ms: number; body: { instances: Record
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         try {
-          resolve({ ms: performance.now() - t0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as { instances: Record<string, string> } });
+          resolve({
+            ms: performance.now() - t0,
+            body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as { instances: Record<string, string> },
+          });
         } catch (err) {
           reject(err);
         }
@@ -94,14 +97,27 @@ function getHealth(url: string): Promise<{ ms: number; body: { instances: Record
 
 async function measure(s: Subject, keys: string[], frozenCount: number): Promise<Measured> {
   let lastWaiting = '';
-  const all = await waitFor(`all ${keys.length} ${s.name} instances running`, async () => {
-    // A relaunch storm must not be left to grow on a shared machine.
-    if (s.hangKills() > keys.length / 10) throw new Error(`${s.hangKills()} servers killed for not checking in while starting (relaunch storm); giving up`);
-    const { body } = await getHealth(s.url);
-    const waiting = keys.filter((k) => body.instances[k] !== 'running');
-    lastWaiting = waiting.length ? `${waiting.length} not running yet (${waiting.slice(0, 5).map((k) => `${k}: ${body.instances[k]}`).join(', ')})` : '';
-    return waiting.length === 0 ? wallNow() : null;
-  }, 120_000, 100).catch((err: unknown) => {
+  const all = await waitFor(
+    `all ${keys.length} ${s.name} instances running`,
+    async () => {
+      // A relaunch storm must not be left to grow on a shared machine.
+      if (s.hangKills() > keys.length / 10)
+        throw new Error(
+          `${s.hangKills()} servers killed for not checking in while starting (relaunch storm); giving up`,
+        );
+      const { body } = await getHealth(s.url);
+      const waiting = keys.filter((k) => body.instances[k] !== 'running');
+      lastWaiting = waiting.length
+        ? `${waiting.length} not running yet (${waiting
+            .slice(0, 5)
+            .map((k) => `${k}: ${body.instances[k]}`)
+            .join(', ')})`
+        : '';
+      return waiting.length === 0 ? wallNow() : null;
+    },
+    120_000,
+    100,
+  ).catch((err: unknown) => {
     throw new Error(`${err instanceof Error ? err.message : String(err)}; ${lastWaiting}`, { cause: err });
   });
   const allRunningS = (all - s.spawnedAt) / 1000;
@@ -128,8 +144,11 @@ async function measure(s: Subject, keys: string[], frozenCount: number): Promise
   const to = wallNow();
   const load1 = loadavg()[0] as number;
   const ownLag = (await s.ownLag?.()) ?? null;
-  const cpuShare = ((ticks1 - ticks0) / CLK_TCK) / ((to - from) / 1000);
-  const lag = readFileSync(s.lagFile, 'utf8').trim().split('\n').filter(Boolean)
+  const cpuShare = (ticks1 - ticks0) / CLK_TCK / ((to - from) / 1000);
+  const lag = readFileSync(s.lagFile, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
     .map((l) => JSON.parse(l) as { at: number; p99: number; max: number; n: number; cdf: Array<[number, number]> })
     .filter((l) => l.at > from + 1000 && l.at <= to);
   const p99s = summarize(lag.map((l) => l.p99));
@@ -175,21 +194,36 @@ async function measure(s: Subject, keys: string[], frozenCount: number): Promise
   };
 }
 
-async function startFloor(dir: string, script: string, instances: Array<{ key: string; port: number }>): Promise<Subject & { proc: ChildProcess }> {
+async function startFloor(
+  dir: string,
+  script: string,
+  instances: Array<{ key: string; port: number }>,
+): Promise<Subject & { proc: ChildProcess }> {
   const configFile = join(dir, 'mini.json');
-  const write = (timeoutSeconds: number) => writeFile(configFile, JSON.stringify({ script, checkinSeconds: CHECKIN_SECONDS, timeoutSeconds, instances }));
+  const write = (timeoutSeconds: number) =>
+    writeFile(configFile, JSON.stringify({ script, checkinSeconds: CHECKIN_SECONDS, timeoutSeconds, instances }));
   await write(STARTUP_TIMEOUT_SECONDS);
   const lagFile = join(dir, 'lag-floor.jsonl');
   const spawnedAt = wallNow();
-  const proc = spawn(process.execPath, ['--import', INSTRUMENT, join(BENCH, 'baselines/mini-supervisor.mjs'), configFile], {
-    env: { ...process.env, BENCH_LAG_FILE: lagFile }, stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', INSTRUMENT, join(BENCH, 'baselines/mini-supervisor.mjs'), configFile],
+    {
+      env: { ...process.env, BENCH_LAG_FILE: lagFile },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   const url = await waitFor('the mini supervisor to listen', () => /listening on (\S+)/.exec(out)?.[1], 30_000);
   const pid = proc.pid as number;
   return {
-    name: 'floor', pid, url, spawnedAt, lagFile, proc,
+    name: 'floor',
+    pid,
+    url,
+    spawnedAt,
+    lagFile,
+    proc,
     async pidsOf(keys) {
       const res = await fetch(`${url}/pids`);
       const all = (await res.json()) as Record<string, number | null>;
@@ -200,7 +234,12 @@ async function startFloor(dir: string, script: string, instances: Array<{ key: s
       await write(seconds);
       const before = (out.match(/^reloaded$/gm) ?? []).length;
       signal(pid, 'SIGHUP');
-      await waitFor('the mini supervisor to reload', () => (out.match(/^reloaded$/gm) ?? []).length > before, 10_000, 20);
+      await waitFor(
+        'the mini supervisor to reload',
+        () => (out.match(/^reloaded$/gm) ?? []).length > before,
+        10_000,
+        20,
+      );
     },
     async stop() {
       signal(pid, 'SIGTERM');
@@ -209,16 +248,26 @@ async function startFloor(dir: string, script: string, instances: Array<{ key: s
   };
 }
 
-async function startWatchdog(dir: string, script: string, instances: Array<{ key: string; port: number }>): Promise<Subject> {
+async function startWatchdog(
+  dir: string,
+  script: string,
+  instances: Array<{ key: string; port: number }>,
+): Promise<Subject> {
   const lagFile = join(dir, 'lag-watchdog.jsonl');
   const wdDir = join(dir, 'wd');
   await mkdir(wdDir);
-  const yaml = (timeoutSeconds: number) => lightConfig({ script, instances, checkinSeconds: CHECKIN_SECONDS, timeoutSeconds });
+  const yaml = (timeoutSeconds: number) =>
+    lightConfig({ script, instances, checkinSeconds: CHECKIN_SECONDS, timeoutSeconds });
   const d = await startDaemon(wdDir, yaml(STARTUP_TIMEOUT_SECONDS), {
-    nodeArgs: ['--import', INSTRUMENT], env: { BENCH_LAG_FILE: lagFile },
+    nodeArgs: ['--import', INSTRUMENT],
+    env: { BENCH_LAG_FILE: lagFile },
   });
   return {
-    name: 'watchdog', pid: d.pid, url: d.url, spawnedAt: d.spawnedAt, lagFile,
+    name: 'watchdog',
+    pid: d.pid,
+    url: d.url,
+    spawnedAt: d.spawnedAt,
+    lagFile,
     async pidsOf(keys) {
       const out = new Map<string, number>();
       for (const k of keys) {
@@ -254,7 +303,10 @@ async function startWatchdog(dir: string, script: string, instances: Array<{ key
   };
 }
 
-export async function runScale(opts: { instances: number; frozen: number }): Promise<Omit<Section, 'load' | 'durationMs'>> {
+export async function runScale(opts: {
+  instances: number;
+  frozen: number;
+}): Promise<Omit<Section, 'load' | 'durationMs'>> {
   const tmp = await tempDir('wd-bench-scale-');
   const live: Subject[] = [];
   const figures: Figure[] = [];
@@ -281,33 +333,92 @@ export async function runScale(opts: { instances: number; frozen: number }): Pro
     const N = opts.instances;
     figures.push(
       figure({
-        name: `daemon RSS with ${N} instances (max over ${WINDOW_MS / 1000} s)`, value: w.rss.max, unit: 'MB', baselines: [{ name: 'mini supervisor', value: f.rss.max }],
-        target: '< 250 MB', met: w.rss.max < 250, note: w.rss.max >= 250 ? `${(w.rss.max - 250).toFixed(0)} MB over` : undefined,
-      }),
-      figure({ name: 'CPU share (utime+stime / wall, of one core)', value: w.cpuShare * 100, unit: '%', baselines: [{ name: 'mini supervisor', value: f.cpuShare * 100 }] }),
-      figure({
-        name: `event-loop lag p99 over the ${WINDOW_MS / 1000} s window`, value: w.lagP99, unit: 'ms', baselines: [{ name: 'mini supervisor', value: f.lagP99 }],
-        target: '< 20 ms', met: w.lagP99 < 20, note: w.lagP99 >= 20 ? `${(w.lagP99 - 20).toFixed(1)} ms over` : undefined,
-      }),
-      ...(w.ownLag ? [figure({
-        name: 'event-loop lag p99 as the daemon reports it (/metrics, same window)', value: w.ownLag.p99, unit: 'ms',
-        baselines: [{ name: 'mini supervisor (instrument)', value: f.lagP99 }],
-      })] : []),
-      figure({ name: 'event-loop lag p99 of the worst 1 s', value: w.lagP99Max, unit: 'ms', baselines: [{ name: 'mini supervisor', value: f.lagP99Max }] }),
-      figure({ name: 'event-loop lag, longest single delay', value: w.lagMax, unit: 'ms', baselines: [{ name: 'mini supervisor', value: f.lagMax }] }),
-      figure({ name: 'GET /health latency p99 (proxy, 10/s)', value: w.healthLatency.p99, unit: 'ms', baselines: [{ name: 'mini supervisor', value: f.healthLatency.p99 }] }),
-      figure({
-        name: `start → all ${N} running`, value: w.allRunningS, unit: 's', baselines: [{ name: 'mini supervisor', value: f.allRunningS }],
-        target: '< 30 s', met: w.allRunningS < 30, note: w.allRunningS >= 30 ? `${(w.allRunningS - 30).toFixed(1)} s over` : undefined,
+        name: `daemon RSS with ${N} instances (max over ${WINDOW_MS / 1000} s)`,
+        value: w.rss.max,
+        unit: 'MB',
+        baselines: [{ name: 'mini supervisor', value: f.rss.max }],
+        target: '< 250 MB',
+        met: w.rss.max < 250,
+        note: w.rss.max >= 250 ? `${(w.rss.max - 250).toFixed(0)} MB over` : undefined,
       }),
       figure({
-        name: `hangs caught within TimeoutSeconds + 1 s (${TIMEOUT_SECONDS + 1} s)`, value: w.hangOnTime, unit: `of ${w.frozen}`,
+        name: 'CPU share (utime+stime / wall, of one core)',
+        value: w.cpuShare * 100,
+        unit: '%',
+        baselines: [{ name: 'mini supervisor', value: f.cpuShare * 100 }],
+      }),
+      figure({
+        name: `event-loop lag p99 over the ${WINDOW_MS / 1000} s window`,
+        value: w.lagP99,
+        unit: 'ms',
+        baselines: [{ name: 'mini supervisor', value: f.lagP99 }],
+        target: '< 20 ms',
+        met: w.lagP99 < 20,
+        note: w.lagP99 >= 20 ? `${(w.lagP99 - 20).toFixed(1)} ms over` : undefined,
+      }),
+      ...(w.ownLag
+        ? [
+            figure({
+              name: 'event-loop lag p99 as the daemon reports it (/metrics, same window)',
+              value: w.ownLag.p99,
+              unit: 'ms',
+              baselines: [{ name: 'mini supervisor (instrument)', value: f.lagP99 }],
+            }),
+          ]
+        : []),
+      figure({
+        name: 'event-loop lag p99 of the worst 1 s',
+        value: w.lagP99Max,
+        unit: 'ms',
+        baselines: [{ name: 'mini supervisor', value: f.lagP99Max }],
+      }),
+      figure({
+        name: 'event-loop lag, longest single delay',
+        value: w.lagMax,
+        unit: 'ms',
+        baselines: [{ name: 'mini supervisor', value: f.lagMax }],
+      }),
+      figure({
+        name: 'GET /health latency p99 (proxy, 10/s)',
+        value: w.healthLatency.p99,
+        unit: 'ms',
+        baselines: [{ name: 'mini supervisor', value: f.healthLatency.p99 }],
+      }),
+      figure({
+        name: `start → all ${N} running`,
+        value: w.allRunningS,
+        unit: 's',
+        baselines: [{ name: 'mini supervisor', value: f.allRunningS }],
+        target: '< 30 s',
+        met: w.allRunningS < 30,
+        note: w.allRunningS >= 30 ? `${(w.allRunningS - 30).toFixed(1)} s over` : undefined,
+      }),
+      figure({
+        name: `hangs caught within TimeoutSeconds + 1 s (${TIMEOUT_SECONDS + 1} s)`,
+        value: w.hangOnTime,
+        unit: `of ${w.frozen}`,
         baselines: [{ name: 'mini supervisor', value: f.hangOnTime }],
-        target: `all ${opts.frozen}, none falsely`, met: w.frozen === opts.frozen && w.hangOnTime === w.frozen && w.falseKills === 0,
-        note: w.hangOnTime < w.frozen ? `${w.frozen - w.hangOnTime} late or missed` : w.falseKills ? `${w.falseKills} false kills` : undefined,
+        target: `all ${opts.frozen}, none falsely`,
+        met: w.frozen === opts.frozen && w.hangOnTime === w.frozen && w.falseKills === 0,
+        note:
+          w.hangOnTime < w.frozen
+            ? `${w.frozen - w.hangOnTime} late or missed`
+            : w.falseKills
+              ? `${w.falseKills} false kills`
+              : undefined,
       }),
-      figure({ name: 'hang detection time, max (SIGSTOP → gone)', value: Math.max(...w.hangDetect), unit: 's', baselines: [{ name: 'mini supervisor', value: Math.max(...f.hangDetect) }] }),
-      figure({ name: 'false hang kills (servers not frozen)', value: w.falseKills, unit: '', baselines: [{ name: 'mini supervisor', value: f.falseKills }] }),
+      figure({
+        name: 'hang detection time, max (SIGSTOP → gone)',
+        value: Math.max(...w.hangDetect),
+        unit: 's',
+        baselines: [{ name: 'mini supervisor', value: Math.max(...f.hangDetect) }],
+      }),
+      figure({
+        name: 'false hang kills (servers not frozen)',
+        value: w.falseKills,
+        unit: '',
+        baselines: [{ name: 'mini supervisor', value: f.falseKills }],
+      }),
     );
     notes.push(
       `${N} light servers (bench/servers/light-server.mjs: node:http + node:crypto, one kept-alive check-in connection) checking in every ${CHECKIN_SECONDS} s, each on its own ApiPort. Floor first, then the watchdog, with the same ports and servers.`,

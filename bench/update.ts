@@ -28,11 +28,16 @@ type Format = 'tgz' | 'zip';
 function runShell(script: string, env: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = wallNow();
-    const child = spawn('bash', ['-c', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('bash', ['-c', script], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
     child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(wallNow() - t0) : reject(new Error(`shell pipeline exited ${code}: ${err.slice(-500)}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(wallNow() - t0) : reject(new Error(`shell pipeline exited ${code}: ${err.slice(-500)}`)),
+    );
   });
 }
 
@@ -78,7 +83,9 @@ function between(points: Array<[string, number | undefined]>): Phases {
 function medianPhases(list: Phases[]): string {
   // Names in the order of the run that saw the most of them.
   const names = Object.keys(list.reduce((a, p) => (Object.keys(p).length > Object.keys(a).length ? p : a), {}));
-  return names.map((n) => `${n} ${(median(list.map((p) => p[n] ?? NaN).filter(Number.isFinite)) / 1000).toFixed(2)} s`).join(', ');
+  return names
+    .map((n) => `${n} ${(median(list.map((p) => p[n] ?? NaN).filter(Number.isFinite)) / 1000).toFixed(2)} s`)
+    .join(', ');
 }
 
 const EXTRACT_ONLY: Record<Format, string> = {
@@ -87,10 +94,18 @@ const EXTRACT_ONLY: Record<Format, string> = {
 };
 
 /** The daemon's extractor alone, in a fresh process (bench/tools/extract-once.ts); returns its own timing. */
-function extractOnce(archive: string, dest: string, profDir: string | null): Promise<{ ms: number; from: number; to: number }> {
+function extractOnce(
+  archive: string,
+  dest: string,
+  profDir: string | null,
+): Promise<{ ms: number; from: number; to: number }> {
   return new Promise((resolve, reject) => {
     const prof = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
-    const child = spawn(process.execPath, ['--import', 'tsx', ...prof, join(BENCH, 'tools/extract-once.ts'), archive, dest], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', ...prof, join(BENCH, 'tools/extract-once.ts'), archive, dest],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -133,15 +148,26 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     await mkdir(tiny);
     await writeFile(join(tiny, 'build.txt'), 'tiny first build\n');
     const first = join(served, 'first.tar.gz');
-    await new Promise<void>((resolve, reject) => spawn('tar', ['-czf', first, '-C', tiny, '.']).once('exit', (c) => (c === 0 ? resolve() : reject(new Error(`tar exited ${c}`)))));
+    await new Promise<void>((resolve, reject) =>
+      spawn('tar', ['-czf', first, '-C', tiny, '.']).once('exit', (c) =>
+        c === 0 ? resolve() : reject(new Error(`tar exited ${c}`)),
+      ),
+    );
     const archives: Record<Format, { file: string; name: string; sha: string; size: number }> = {
-      tgz: { file: packed.tgz, name: 'build.tar.gz', sha: await sha256File(packed.tgz), size: await fileSize(packed.tgz) },
+      tgz: {
+        file: packed.tgz,
+        name: 'build.tar.gz',
+        sha: await sha256File(packed.tgz),
+        size: await fileSize(packed.tgz),
+      },
       zip: { file: packed.zip, name: 'build.zip', sha: await sha256File(packed.zip), size: await fileSize(packed.zip) },
     };
     const firstSha = await sha256File(first);
     const genSeconds = (Date.now() - genStart) / 1000;
 
-    cdn = spawn(process.execPath, [join(BENCH, 'servers/static-server.mjs'), served], { stdio: ['ignore', 'pipe', 'inherit'] });
+    cdn = spawn(process.execPath, [join(BENCH, 'servers/static-server.mjs'), served], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let cdnOut = '';
     cdn.stdout?.on('data', (d: Buffer) => (cdnOut += d.toString()));
     const cdnPort = await waitFor('the static server', () => /listening (\d+)/.exec(cdnOut)?.[1], 15_000);
@@ -150,7 +176,14 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     let builds = 0;
     const publish = async (url: string, sha: string): Promise<string> => {
       const key = `b${++builds}`;
-      const doc = { builds: { [key]: { time: new Date(Date.UTC(2030, 0, 1, 0, builds)).toISOString(), server: { [rid]: { url, sha256: sha } } } } };
+      const doc = {
+        builds: {
+          [key]: {
+            time: new Date(Date.UTC(2030, 0, 1, 0, builds)).toISOString(),
+            server: { [rid]: { url, sha256: sha } },
+          },
+        },
+      };
       await writeFile(join(served, 'manifest.json'), JSON.stringify(doc));
       return key;
     };
@@ -160,12 +193,24 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     const [port] = await freePorts(1);
     const wdDir = join(tmp.path, 'wd');
     await mkdir(wdDir);
-    const daemon = await startDaemon(wdDir, lightConfig({
-      script, instances: [{ key: KEY, port: port as number }], checkinSeconds: 1, timeoutSeconds: 30,
-      instanceExtra: ['UpdateType: Manifest', 'Updates:', `  ManifestUrl: ${cdnUrl}/manifest.json`, '  DownloadTimeoutSeconds: 300'],
-    }));
+    const daemon = await startDaemon(
+      wdDir,
+      lightConfig({
+        script,
+        instances: [{ key: KEY, port: port as number }],
+        checkinSeconds: 1,
+        timeoutSeconds: 30,
+        instanceExtra: [
+          'UpdateType: Manifest',
+          'Updates:',
+          `  ManifestUrl: ${cdnUrl}/manifest.json`,
+          '  DownloadTimeoutSeconds: 300',
+        ],
+      }),
+    );
     daemons.push(daemon);
-    const running = () => waitFor('the instance to run', async () => (await healthStates(daemon.url))[KEY] === 'running', 60_000, 50);
+    const running = () =>
+      waitFor('the instance to run', async () => (await healthStates(daemon.url))[KEY] === 'running', 60_000, 50);
     await running();
 
     const shellTimes: Record<Format, number[]> = { tgz: [], zip: [] };
@@ -183,8 +228,18 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
       await mkdir(scratch);
       await settle();
       shellTimes[format].push(await runShell(SHELL[format], { D: scratch, URL: `${cdnUrl}/${a.name}`, SHA: a.sha }));
-      const ns = (await readFile(join(scratch, 'phases'), 'utf8')).trim().split(' ').map((x) => Number(x) / 1e6);
-      shellPhases[format].push(between([['start', ns[0]], ['download', ns[1]], ['verify', ns[2]], ['extract', ns[3]]]));
+      const ns = (await readFile(join(scratch, 'phases'), 'utf8'))
+        .trim()
+        .split(' ')
+        .map((x) => Number(x) / 1e6);
+      shellPhases[format].push(
+        between([
+          ['start', ns[0]],
+          ['download', ns[1]],
+          ['verify', ns[2]],
+          ['extract', ns[3]],
+        ]),
+      );
       await rm(scratch, { recursive: true, force: true });
       await sleep(500);
     };
@@ -210,22 +265,31 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
       wdTimes[format].push(at - t0);
       const seen = daemon.lines().slice(logMark);
       const when = (re: RegExp) => seen.find((l) => re.test(l.line))?.at;
-      wdPhases[format].push(phasesOf(t0, [
-        ['manifest check', when(/fetching build from manifest|installing build from manifest/)],
-        // A tar.gz is extracted while it downloads (one phase, ending at "downloaded and extracted"); a zip after.
-        ['download + hash', when(/downloaded server archive/)],
-        ['download + hash + extract to staging', when(/downloaded and extracted server archive/)],
-        ['extract to staging', when(/update available/)],
-        ['server exit + re-check', when(/installing update/)],
-        ['swap + cleanup, to "update installed"', at],
-      ]));
+      wdPhases[format].push(
+        phasesOf(t0, [
+          ['manifest check', when(/fetching build from manifest|installing build from manifest/)],
+          // A tar.gz is extracted while it downloads (one phase, ending at "downloaded and extracted"); a zip after.
+          ['download + hash', when(/downloaded server archive/)],
+          ['download + hash + extract to staging', when(/downloaded and extracted server archive/)],
+          ['extract to staging', when(/update available/)],
+          ['server exit + re-check', when(/installing update/)],
+          ['swap + cleanup, to "update installed"', at],
+        ]),
+      );
       const maxRss = sample();
       const after = readMemory(daemon.pid);
       if (before && after) {
         const peak = Math.max(maxRss?.rss ?? 0, hwmReset ? after.hwm : 0);
         growth.push(peak - before.rss);
-        growthSplit.push(maxRss ? `anon ${((maxRss.anon - before.anon) / MB).toFixed(1)} / file ${((maxRss.file - before.file) / MB).toFixed(1)}` : 'n/a');
-        if (!peakNote) peakNote = hwmReset ? 'peak = max(VmHWM after clear_refs reset, VmRSS sampled every 20 ms)' : 'peak = VmRSS sampled every 20 ms (clear_refs refused)';
+        growthSplit.push(
+          maxRss
+            ? `anon ${((maxRss.anon - before.anon) / MB).toFixed(1)} / file ${((maxRss.file - before.file) / MB).toFixed(1)}`
+            : 'n/a',
+        );
+        if (!peakNote)
+          peakNote = hwmReset
+            ? 'peak = max(VmHWM after clear_refs reset, VmRSS sampled every 20 ms)'
+            : 'peak = VmRSS sampled every 20 ms (clear_refs refused)';
       }
       const installed = (await readFile(join(wdDir, 'instances', KEY, 'bin', 'build.txt'), 'utf8')).trim();
       if (installed !== 'bench build') throw new Error(`bin/build.txt holds "${installed}" after the update`);
@@ -275,30 +339,45 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
       const w = median(wdTimes[format]);
       const s = median(shellTimes[format]);
       const tool = format === 'tgz' ? 'curl && sha256sum -c && tar xzf' : 'curl && sha256sum -c && unzip -q';
-      figures.push(figure({
-        name: `${format === 'tgz' ? 'tar.gz' : 'zip'}: POST /update → installed (median of ${wdTimes[format].length})`, value: w / 1000, unit: 's',
-        baselines: [{ name: tool, value: s / 1000 }], target: '≤ 1.0× shell', met: w <= s,
-        note: w > s ? `${(w / s).toFixed(2)}× the shell, ${((w - s) / 1000).toFixed(2)} s slower` : undefined,
-      }));
-
+      figures.push(
+        figure({
+          name: `${format === 'tgz' ? 'tar.gz' : 'zip'}: POST /update → installed (median of ${wdTimes[format].length})`,
+          value: w / 1000,
+          unit: 's',
+          baselines: [{ name: tool, value: s / 1000 }],
+          target: '≤ 1.0× shell',
+          met: w <= s,
+          note: w > s ? `${(w / s).toFixed(2)}× the shell, ${((w - s) / 1000).toFixed(2)} s slower` : undefined,
+        }),
+      );
     }
     for (const format of ['tgz', 'zip'] as const) {
       const e = extractOnly[format];
-      figures.push(figure({
-        name: `${format === 'tgz' ? 'tar.gz' : 'zip'}: extraction alone, src/updates/archive/extract.ts in a fresh process (median of ${e.ours.length})`,
-        value: median(e.ours) / 1000, unit: 's', baselines: [{ name: format === 'tgz' ? 'tar xzf' : 'unzip -q', value: median(e.tool) / 1000 }],
-      }));
+      figures.push(
+        figure({
+          name: `${format === 'tgz' ? 'tar.gz' : 'zip'}: extraction alone, src/updates/archive/extract.ts in a fresh process (median of ${e.ours.length})`,
+          value: median(e.ours) / 1000,
+          unit: 's',
+          baselines: [{ name: format === 'tgz' ? 'tar xzf' : 'unzip -q', value: median(e.tool) / 1000 }],
+        }),
+      );
     }
     const g = Math.max(...growth) / MB;
-    figures.push(figure({
-      name: 'daemon peak RSS growth during an update (worst run)', value: g, unit: 'MB', target: '≤ 64 MB', met: g <= 64,
-      note: g > 64 ? `${(g - 64).toFixed(1)} MB over` : undefined,
-    }));
+    figures.push(
+      figure({
+        name: 'daemon peak RSS growth during an update (worst run)',
+        value: g,
+        unit: 'MB',
+        target: '≤ 64 MB',
+        met: g <= 64,
+        note: g > 64 ? `${(g - 64).toFixed(1)} MB over` : undefined,
+      }),
+    );
     notes.push(
       'Watchdog phases, in the order they happened, each named by the point that ends it: from its log lines (`fetching build from manifest`, `downloaded server archive` (zip) or `downloaded and extracted server archive` (tar.gz, extracted as it downloads), `update available`, `installing update`, `update installed`) (the moment each line reached the bench). A line that did not show leaves its phase out of that run.',
       `Build: ${build.files} files, ${(build.bytes / MB).toFixed(0)} MB unpacked (BENCH_UPDATE_MB=${opts.megabytes}); tar.gz ${(archives.tgz.size / MB).toFixed(0)} MB, zip ${(archives.zip.size / MB).toFixed(0)} MB. Generated and packed in ${genSeconds.toFixed(1)} s (not timed).`,
       'Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk, each after a `sync` (not timed) so that neither pays for the writeback of the run before it. Five rounds, each format shell-then-watchdog in even rounds and watchdog-then-shell in odd ones; figures are medians. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (a zip is downloaded to .update/ and then extracted to staging; a tar.gz is extracted to staging as it downloads, with no copy on disk; then swap bin → bin.prev, remove the build before that).',
-      'The watchdog\'s time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap and removal of the older bin.prev, and data.json. Its download, hash and extraction run during the check, while the old server still runs (the server is only told to leave once the new build is staged).',
+      "The watchdog's time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap and removal of the older bin.prev, and data.json. Its download, hash and extraction run during the check, while the old server still runs (the server is only told to leave once the new build is staged).",
       `RSS: ${peakNote}; growth = peak − VmRSS just before POST /update. Each of the ${growth.length} runs, in order: ${growth.map((b, i) => `${(b / MB).toFixed(1)} MB (at the highest sample: ${growthSplit[i]} MB)`).join('; ')}. The daemon's RSS before the first run: ${firstRss === null ? 'n/a' : `${(firstRss / MB).toFixed(1)} MB`}.`,
       `Phases, medians — tar.gz shell: ${medianPhases(shellPhases.tgz)}; watchdog: ${medianPhases(wdPhases.tgz)}. zip shell: ${medianPhases(shellPhases.zip)}; watchdog: ${medianPhases(wdPhases.zip)}.`,
       `CPU profile of src/updates/archive/extract.ts extracting the tar.gz alone (\`node --cpu-prof bench/tools/extract-once.ts\`, main thread, extraction window only; idle = waiting for the thread pool or the disk): ${extractOnly.tgz.profile}`,

@@ -3,7 +3,16 @@
  * here: `instance.setup.ts` turns these into guards and actions.
  */
 import type {
-  AlertKind, CheckOutput, ExitInfo, ExitIntent, ExitReason, InstanceEmitted, InstanceEvent, InstanceTiming, LastExit, RestartReason,
+  AlertKind,
+  CheckOutput,
+  ExitInfo,
+  ExitIntent,
+  ExitReason,
+  InstanceEmitted,
+  InstanceEvent,
+  InstanceTiming,
+  LastExit,
+  RestartReason,
 } from './instance.types.ts';
 
 export interface InstanceContext {
@@ -69,7 +78,8 @@ export function alertOf(context: InstanceContext, kind: AlertKind, backoff: numb
     type: 'alert',
     kind,
     exit: kind === 'hang' || kind === 'hang-loop' || last === null ? null : { code: last.code, signal: last.signal },
-    failures: kind === 'crash' || kind === 'crash-loop' || kind === 'hang-loop' ? context.crashStreak : context.startupFailures,
+    failures:
+      kind === 'crash' || kind === 'crash-loop' || kind === 'hang-loop' ? context.crashStreak : context.startupFailures,
     backoffMs: backoff,
   };
 }
@@ -89,9 +99,15 @@ export const givesUp = (c: InstanceContext): boolean =>
 /** Why the process that just exited ended, from the intent it was going with. */
 function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
   switch (c.exitIntent) {
-    case 'shutdown': case 'stop': case 'restart': case 'hang': return c.exitIntent;
-    case 'rollback': return 'restart';
-    default: return c.updatePending && !unclean(exit) ? 'update' : 'crash';
+    case 'shutdown':
+    case 'stop':
+    case 'restart':
+    case 'hang':
+      return c.exitIntent;
+    case 'rollback':
+      return 'restart';
+    default:
+      return c.updatePending && !unclean(exit) ? 'update' : 'crash';
   }
 }
 
@@ -101,7 +117,10 @@ function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
  * crash (a startup failure before the first check-in, a step of the loop after it). The first hang's alert was
  * sent when it was killed (`hang`); the exit adds the loop's.
  */
-export function classifyExit(context: InstanceContext, exit: ExitInfo): { context: InstanceContext; emitted: InstanceEmitted[] } {
+export function classifyExit(
+  context: InstanceContext,
+  exit: ExitInfo,
+): { context: InstanceContext; emitted: InstanceEmitted[] } {
   const c: InstanceContext = { ...context, lastExit: { ...exit, reason: exitReason(context, exit) } };
   const emitted: InstanceEmitted[] = [];
   const restart = (reason: RestartReason) => {
@@ -110,9 +129,15 @@ export function classifyExit(context: InstanceContext, exit: ExitInfo): { contex
   };
   const hang = c.exitIntent === 'hang';
   switch (c.exitIntent) {
-    case 'shutdown': break;
-    case 'stop': emitted.push(alertOf(c, 'stopped')); break;
-    case 'restart': case 'rollback': restart('request'); break;
+    case 'shutdown':
+      break;
+    case 'stop':
+      emitted.push(alertOf(c, 'stopped'));
+      break;
+    case 'restart':
+    case 'rollback':
+      restart('request');
+      break;
     default:
       c.exitIntent = 'crash';
       if (!c.checkedIn) {
@@ -127,7 +152,9 @@ export function classifyExit(context: InstanceContext, exit: ExitInfo): { contex
         // One alert when it becomes a loop (a hang loop when every failure in it was a hang); a stable run (STABLE)
         // resets the streak and so the loop.
         else if (c.crashStreak === 2) {
-          emitted.push(alertOf(c, c.loopHangs === c.crashStreak ? 'hang-loop' : 'crash-loop', backoffMs(c.timing, c.crashStreak)));
+          emitted.push(
+            alertOf(c, c.loopHangs === c.crashStreak ? 'hang-loop' : 'crash-loop', backoffMs(c.timing, c.crashStreak)),
+          );
         }
       } else restart(c.updatePending ? 'update' : 'exit');
   }
@@ -136,7 +163,10 @@ export function classifyExit(context: InstanceContext, exit: ExitInfo): { contex
 
 /** The second unclean exit or hang kill after check-ins without a stable run between them, or a later one. */
 export const inLoop = (c: InstanceContext): boolean =>
-  c.exitIntent === 'crash' && c.checkedIn && c.crashStreak >= 2 && (c.lastExit?.reason === 'hang' || unclean(c.lastExit));
+  c.exitIntent === 'crash' &&
+  c.checkedIn &&
+  c.crashStreak >= 2 &&
+  (c.lastExit?.reason === 'hang' || unclean(c.lastExit));
 
 /** The result of a finished update check. */
 export function checkAvailable(event: InstanceMachineEvent): boolean {
@@ -154,7 +184,11 @@ export const exitOf = (event: InstanceMachineEvent): ExitInfo =>
 /** A check ended: release its child, and start the one queued during it, if any, as a fresh UPDATE_CHECK. */
 export function endCheck(
   context: InstanceContext,
-  enqueue: { assign(a: Partial<InstanceContext>): void; stopChild(id: string): void; raise(e: InstanceMachineEvent): void },
+  enqueue: {
+    assign(a: Partial<InstanceContext>): void;
+    stopChild(id: string): void;
+    raise(e: InstanceMachineEvent): void;
+  },
 ): void {
   enqueue.assign({ check: 'idle' });
   enqueue.stopChild('updateCheck');
@@ -179,13 +213,18 @@ export const ROLLBACK_BUSY = {
  * @example
  * refusalOf('rollback', 'running', { canUpdate: true, canRollback: false }); // 'no previous build to roll back to (bin.prev is missing)'
  */
-export function refusalOf(action: ControlRequest, state: string, facts: { canUpdate: boolean; canRollback: boolean }): string | null {
+export function refusalOf(
+  action: ControlRequest,
+  state: string,
+  facts: { canUpdate: boolean; canRollback: boolean },
+): string | null {
   if (state === 'exited') return 'the watchdog is shutting down';
   if (action === 'update' && !facts.canUpdate) return 'no update provider: UpdateType is not set for this instance';
   if (action !== 'rollback') return null;
   if (state === 'updating') return ROLLBACK_BUSY.updating;
   if (state === 'restarting.backoff') return ROLLBACK_BUSY.backoff;
   if (state === 'rolling-back') return ROLLBACK_BUSY.rollingBack;
-  if (!facts.canRollback) return 'no previous build to roll back to (bin.prev is missing; one is kept after each update)';
+  if (!facts.canRollback)
+    return 'no previous build to roll back to (bin.prev is missing; one is kept after each update)';
   return null;
 }

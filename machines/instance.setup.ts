@@ -37,7 +37,8 @@ const notProvided = (name: string) => () => {
 };
 
 /** `stateIn` as `check` in an action takes it (its guard-name type parameter is `any`, check's `never`). */
-const inState = (id: string) => stateIn(id) as unknown as GuardPredicate<InstanceContext, InstanceMachineEvent, undefined, never>;
+const inState = (id: string) =>
+  stateIn(id) as unknown as GuardPredicate<InstanceContext, InstanceMachineEvent, undefined, never>;
 
 /** Where ROLLBACK is refused, and why (it is allowed while stopped or while a server is owned); `refusalOf` agrees. */
 const REFUSALS = [
@@ -124,12 +125,14 @@ export const instanceSetup = setup({
      * to DETACH first, so the actor's cleanup leaves it running for the next daemon.
      */
     disown: enqueueActions(({ enqueue, event }) => {
-      if (event.type === 'SHUTDOWN' && event.persist) enqueue.sendTo('process', { type: 'DETACH' } satisfies ProcessCommand);
+      if (event.type === 'SHUTDOWN' && event.persist)
+        enqueue.sendTo('process', { type: 'DETACH' } satisfies ProcessCommand);
       enqueue.assign({ pid: null, secret: null });
       enqueue.cancel('stable');
     }),
     started: assign(({ context, event }) =>
-      event.type === 'PROCESS_STARTED' ? { secret: event.secret, pid: event.pid ?? context.pid } : {}),
+      event.type === 'PROCESS_STARTED' ? { secret: event.secret, pid: event.pid ?? context.pid } : {},
+    ),
     checkin: enqueueActions(({ context, enqueue }) => {
       if (!context.checkedIn) {
         enqueue.assign({ checkedIn: true, startupFailures: 0 });
@@ -197,11 +200,15 @@ export const instanceSetup = setup({
     checkFinished: enqueueActions(({ context, enqueue, event, check }) => {
       const available = checkAvailable(event);
       if (available) enqueue.assign({ updatePending: true });
-      if (available && check(inState('#instance.owning'))) enqueue.sendTo('process', { type: 'NOTIFY_UPDATE' } satisfies ProcessCommand);
+      if (available && check(inState('#instance.owning')))
+        enqueue.sendTo('process', { type: 'NOTIFY_UPDATE' } satisfies ProcessCommand);
       endCheck(context, enqueue);
     }),
     checkFailed: enqueueActions(({ context, enqueue, event }) => {
-      enqueue.emit({ type: 'check-failed', message: errorMessage(event.type === 'xstate.error.actor.updateCheck' ? event.error : undefined) });
+      enqueue.emit({
+        type: 'check-failed',
+        message: errorMessage(event.type === 'xstate.error.actor.updateCheck' ? event.error : undefined),
+      });
       endCheck(context, enqueue);
     }),
     /**

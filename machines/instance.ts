@@ -101,7 +101,10 @@ export const instanceMachine = s.createMachine({
         input: ({ context }) => ({ key: context.key, revision: context.revision }),
         onDone: { target: 'decide', actions: { type: 'installed', params: ({ event }) => event.output } },
         // A failed update is reported and the installed build starts anyway.
-        onError: { target: 'decide', actions: { type: 'updateFailed', params: ({ event }) => errorMessage(event.error) } },
+        onError: {
+          target: 'decide',
+          actions: { type: 'updateFailed', params: ({ event }) => errorMessage(event.error) },
+        },
       },
       on: {
         // Withdraws a STOP given during the update.
@@ -128,11 +131,17 @@ export const instanceMachine = s.createMachine({
         PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'exited' },
         RESTART: {
           target: '.stopping',
-          actions: [{ type: 'request', params: 'restart' }, { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' } }],
+          actions: [
+            { type: 'request', params: 'restart' },
+            { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' } },
+          ],
         },
         ROLLBACK: {
           target: '.stopping',
-          actions: [{ type: 'request', params: 'rollback' }, { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Rollback requested by the watchdog' } }],
+          actions: [
+            { type: 'request', params: 'rollback' },
+            { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Rollback requested by the watchdog' } },
+          ],
         },
         SHUTDOWN: {
           guard: 'graceful',
@@ -154,7 +163,11 @@ export const instanceMachine = s.createMachine({
         },
         stopping: {
           after: {
-            stopTimeout: { target: 'stopping', reenter: true, actions: { type: 'tell', params: { type: 'KILL', reason: 'stop-timeout' } } },
+            stopTimeout: {
+              target: 'stopping',
+              reenter: true,
+              actions: { type: 'tell', params: { type: 'KILL', reason: 'stop-timeout' } },
+            },
           },
         },
       },
@@ -179,8 +192,15 @@ export const instanceMachine = s.createMachine({
         onDone: { target: 'decide', actions: { type: 'rolledBack', params: ({ event }) => event.output } },
         onError: [
           // The server was stopped for the rollback: it comes back on the build still installed.
-          { guard: 'rollbackRequested', target: 'decide', actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) } },
-          { target: 'stopped.idle', actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) } },
+          {
+            guard: 'rollbackRequested',
+            target: 'decide',
+            actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) },
+          },
+          {
+            target: 'stopped.idle',
+            actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) },
+          },
         ],
       },
     },

@@ -2,7 +2,10 @@
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
-  constructor(readonly problems: string[], options?: ErrorOptions) {
+  constructor(
+    readonly problems: string[],
+    options?: ErrorOptions,
+  ) {
     super(problems.join('\n'), options);
   }
 }

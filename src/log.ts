@@ -93,7 +93,9 @@ export function createLogger(scope: string): Logger {
     if (sink.json) {
       sink.write(JSON.stringify({ time, level, scope, msg, ...f }));
     } else {
-      const extra = Object.entries(f).map(([k, v]) => ` ${k}=${render(v)}`).join('');
+      const extra = Object.entries(f)
+        .map(([k, v]) => ` ${k}=${render(v)}`)
+        .join('');
       sink.write(`${time} ${level.toUpperCase().padEnd(5)} [${scope}] ${msg}${extra}`);
     }
   };

@@ -17,7 +17,12 @@ function authorized(header, key) {
   const text = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = text.indexOf(':');
   if (colon < 0 || text.slice(0, colon) !== key) return false;
-  return timingSafeEqual(createHash('sha256').update(text.slice(colon + 1), 'utf8').digest(), expected);
+  return timingSafeEqual(
+    createHash('sha256')
+      .update(text.slice(colon + 1), 'utf8')
+      .digest(),
+    expected,
+  );
 }
 
 const server = createServer((req, res) => {

@@ -7,9 +7,17 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const [{ Hono }, { serve }, { createMachine, createActor }, YAML, v, { default: mitt }, { ofetch }] = await Promise.all([
-  import('hono'), import('@hono/node-server'), import('xstate'), import('yaml'), import('valibot'), import('mitt'), import('ofetch'),
-]);
+const [{ Hono }, { serve }, { createMachine, createActor }, YAML, v, { default: mitt }, { ofetch }] = await Promise.all(
+  [
+    import('hono'),
+    import('@hono/node-server'),
+    import('xstate'),
+    import('yaml'),
+    import('valibot'),
+    import('mitt'),
+    import('ofetch'),
+  ],
+);
 
 const settings = v.parse(v.object({ port: v.number() }), YAML.parse(`port: ${Number(process.env.BENCH_PORT ?? 0)}`));
 const actor = createActor(createMachine({ initial: 'idle', states: { idle: {} } })).start();

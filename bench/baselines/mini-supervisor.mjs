@@ -33,11 +33,19 @@ function launch(inst) {
   inst.digest = digest(inst.secret);
   inst.state = 'starting';
   const args = [
-    '--cvar', `watchdog.key=${inst.key}`, '--cvar', `watchdog.baseUrl=${baseUrl}`,
-    '--cvar', `net.port=${inst.port}`, '--cvar', `watchdog.checkin_interval=${config.checkinSeconds}`,
+    '--cvar',
+    `watchdog.key=${inst.key}`,
+    '--cvar',
+    `watchdog.baseUrl=${baseUrl}`,
+    '--cvar',
+    `net.port=${inst.port}`,
+    '--cvar',
+    `watchdog.checkin_interval=${config.checkinSeconds}`,
   ];
   const child = spawn(config.script, args, {
-    env: { ...process.env, ROBUST_CVAR_watchdog__token: inst.secret }, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ROBUST_CVAR_watchdog__token: inst.secret },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   inst.child = child;
   child.stdout.resume();
@@ -68,7 +76,8 @@ function checkin(req) {
   if (!inst || typeof header !== 'string' || !/^basic /i.test(header)) return 401;
   const text = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = text.indexOf(':');
-  if (colon < 0 || text.slice(0, colon) !== inst.key || !timingSafeEqual(digest(text.slice(colon + 1)), inst.digest)) return 401;
+  if (colon < 0 || text.slice(0, colon) !== inst.key || !timingSafeEqual(digest(text.slice(colon + 1)), inst.digest))
+    return 401;
   inst.state = 'running';
   armHangTimer(inst);
   return 200;
@@ -78,7 +87,7 @@ const server = createServer((req, res) => {
   req.resume();
   if (req.method === 'GET' && (req.url === '/health' || req.url === '/pids')) {
     const out = {};
-    for (const [key, inst] of instances) out[key] = req.url === '/health' ? inst.state : inst.child?.pid ?? null;
+    for (const [key, inst] of instances) out[key] = req.url === '/health' ? inst.state : (inst.child?.pid ?? null);
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify(req.url === '/health' ? { status: 'ok', instances: out } : out));
     return;

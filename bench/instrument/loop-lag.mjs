@@ -19,7 +19,14 @@ if (file) {
   const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
   setInterval(() => {
     const cdf = [...h.percentiles].map(([pct, ns]) => [pct, ms(ns)]);
-    const line = { at: performance.timeOrigin + performance.now(), p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max), n: h.count, cdf };
+    const line = {
+      at: performance.timeOrigin + performance.now(),
+      p50: ms(h.percentile(50)),
+      p99: ms(h.percentile(99)),
+      max: ms(h.max),
+      n: h.count,
+      cdf,
+    };
     h.reset();
     try {
       appendFileSync(file, JSON.stringify(line) + '\n');

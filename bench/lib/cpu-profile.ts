@@ -44,7 +44,8 @@ export async function summarizeProfile(
 ): Promise<ProfileSummary | null> {
   const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.cpuprofile')).sort();
   const main = (f: string) => f.split('.')[4] === '0';
-  const file = window.thread === 'other' ? files.filter((f) => !main(f)).at(-1) : (files.filter(main).at(-1) ?? files.at(-1));
+  const file =
+    window.thread === 'other' ? files.filter((f) => !main(f)).at(-1) : (files.filter(main).at(-1) ?? files.at(-1));
   if (!file) return null;
   const profile = JSON.parse(await readFile(join(dir, file), 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
@@ -67,7 +68,9 @@ export async function summarizeProfile(
     areas.set(a, (areas.get(a) ?? 0) + us);
   });
   const lines = (m: Map<string, number>) =>
-    [...m.entries()].sort((a, b) => b[1] - a[1]).map(([what, us]) => ({ what, ms: us / 1000, share: total ? us / total : 0 }));
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([what, us]) => ({ what, ms: us / 1000, share: total ? us / total : 0 }));
   return { totalMs: total / 1000, byArea: lines(areas), top: lines(self).slice(0, topN) };
 }
 
@@ -75,7 +78,14 @@ export function profileText(p: ProfileSummary, skipIdle = true): string {
   const busy = p.byArea.filter((l) => !skipIdle || l.what !== '(idle)');
   const busyMs = busy.reduce((a, l) => a + l.ms, 0);
   const pct = (ms: number) => `${((ms / busyMs) * 100).toFixed(1)}%`;
-  const areas = busy.slice(0, 8).map((l) => `${l.what} ${pct(l.ms)}`).join(', ');
-  const top = p.top.filter((l) => !skipIdle || !l.what.startsWith('(idle)')).slice(0, 10).map((l) => `${l.what} ${pct(l.ms)}`).join('; ');
+  const areas = busy
+    .slice(0, 8)
+    .map((l) => `${l.what} ${pct(l.ms)}`)
+    .join(', ');
+  const top = p.top
+    .filter((l) => !skipIdle || !l.what.startsWith('(idle)'))
+    .slice(0, 10)
+    .map((l) => `${l.what} ${pct(l.ms)}`)
+    .join('; ');
   return `busy ${busyMs.toFixed(0)} ms of ${p.totalMs.toFixed(0)} ms profiled. By area (self time, share of busy): ${areas}. Top functions: ${top}`;
 }

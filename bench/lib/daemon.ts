@@ -36,7 +36,11 @@ export async function startDaemon(dir: string, yaml: string, opts: DaemonOptions
   await writeFile(join(dir, 'appsettings.yml'), yaml);
   const args = [...(opts.nodeArgs ?? []), WATCHDOG, 'start', ...(opts.logLevel ? ['--log-level', opts.logLevel] : [])];
   const spawnedAt = wallNow();
-  const proc = spawn(process.execPath, args, { cwd: dir, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, args, {
+    cwd: dir,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let partial = '';
   const timed: Array<{ line: string; at: number }> = [];
@@ -61,10 +65,12 @@ export async function startDaemon(dir: string, yaml: string, opts: DaemonOptions
   proc.stdout?.on('data', onData);
   proc.stderr?.on('data', onData);
   let exitCode: number | null | undefined;
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => {
-    exitCode = code;
-    resolve(code);
-  }));
+  const exited = new Promise<number | null>((resolve) =>
+    proc.once('exit', (code) => {
+      exitCode = code;
+      resolve(code);
+    }),
+  );
   const pid = proc.pid;
   if (pid === undefined) throw new Error('could not spawn the daemon (bin/watchdog start)');
 
@@ -78,10 +84,13 @@ export async function startDaemon(dir: string, yaml: string, opts: DaemonOptions
     lines: () => timed,
     waitForLine(re, timeoutMs) {
       return new Promise((resolve, reject) => {
-        const w = { re, resolve: (v: { line: string; at: number }) => {
-          clearTimeout(timer);
-          resolve(v);
-        } };
+        const w = {
+          re,
+          resolve: (v: { line: string; at: number }) => {
+            clearTimeout(timer);
+            resolve(v);
+          },
+        };
         const timer = setTimeout(() => {
           watchers.delete(w);
           reject(new Error(`no daemon log line matching ${re} within ${timeoutMs} ms`));
@@ -100,10 +109,15 @@ export async function startDaemon(dir: string, yaml: string, opts: DaemonOptions
     exited: () => exitCode !== undefined,
   };
   try {
-    daemon.url = await waitFor('the daemon to listen', () => {
-      if (exitCode !== undefined) throw new Error(`daemon exited with ${exitCode}:\n${out.slice(-2000)}`);
-      return /listening on (http:\/\/\S+)/.exec(out)?.[1];
-    }, opts.startTimeoutMs ?? 30_000, 5);
+    daemon.url = await waitFor(
+      'the daemon to listen',
+      () => {
+        if (exitCode !== undefined) throw new Error(`daemon exited with ${exitCode}:\n${out.slice(-2000)}`);
+        return /listening on (http:\/\/\S+)/.exec(out)?.[1];
+      },
+      opts.startTimeoutMs ?? 30_000,
+      5,
+    );
   } catch (err) {
     await daemon.stop(2000);
     throw err;
@@ -111,7 +125,8 @@ export async function startDaemon(dir: string, yaml: string, opts: DaemonOptions
   return daemon;
 }
 
-export const basic = (user: string, pass: string): string => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+export const basic = (user: string, pass: string): string =>
+  `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 
 export interface InstanceStatus {
   key: string;
@@ -123,13 +138,20 @@ export interface InstanceStatus {
 }
 
 export async function instanceStatus(url: string, key: string, token: string): Promise<InstanceStatus> {
-  const res = await fetch(`${url}/instances/${key}/status`, { headers: { authorization: basic(key, token) }, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(`${url}/instances/${key}/status`, {
+    headers: { authorization: basic(key, token) },
+    signal: AbortSignal.timeout(10_000),
+  });
   if (!res.ok) throw new Error(`GET /instances/${key}/status answered ${res.status}`);
   return (await res.json()) as InstanceStatus;
 }
 
 export async function control(url: string, key: string, token: string, action: string): Promise<number> {
-  const res = await fetch(`${url}/instances/${key}/${action}`, { method: 'POST', headers: { authorization: basic(key, token) }, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(`${url}/instances/${key}/${action}`, {
+    method: 'POST',
+    headers: { authorization: basic(key, token) },
+    signal: AbortSignal.timeout(10_000),
+  });
   await res.arrayBuffer();
   return res.status;
 }

@@ -57,6 +57,7 @@ export async function freePorts(count: number): Promise<number[]> {
     const port = lo + ((start - lo + i) % span);
     if (await tryPort(port)) ports.push(port);
   }
-  if (ports.length < count) throw new Error(`could find only ${ports.length} of ${count} free loopback ports in ${lo}-${hi}`);
+  if (ports.length < count)
+    throw new Error(`could find only ${ports.length} of ${count} free loopback ports in ${lo}-${hi}`);
   return ports;
 }

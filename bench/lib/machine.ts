@@ -13,11 +13,26 @@ export interface MachineInfo {
   packages: Record<string, string>;
 }
 
-const PACKAGES = ['hono', '@hono/node-server', 'xstate', 'yaml', 'valibot', 'mitt', 'ofetch', 'tar', 'yauzl', 'tsx', 'pm2', 'autocannon'];
+const PACKAGES = [
+  'hono',
+  '@hono/node-server',
+  'xstate',
+  'yaml',
+  'valibot',
+  'mitt',
+  'ofetch',
+  'tar',
+  'yauzl',
+  'tsx',
+  'pm2',
+  'autocannon',
+];
 
 async function installedVersion(name: string): Promise<string> {
   try {
-    const pkg = JSON.parse(await readFile(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(await readFile(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as {
+      version: string;
+    };
     return pkg.version;
   } catch {
     return '(not installed)';

@@ -26,7 +26,9 @@ export function privatePm2(home: string): Pm2 {
       return await run(process.execPath, [PM2, ...args], { env, timeout: 60_000 });
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string; message: string };
-      throw new Error(`pm2 ${args.join(' ')} failed: ${e.message} ${e.stderr ?? ''} ${e.stdout ?? ''}`.trim(), { cause: err });
+      throw new Error(`pm2 ${args.join(' ')} failed: ${e.message} ${e.stderr ?? ''} ${e.stdout ?? ''}`.trim(), {
+        cause: err,
+      });
     }
   };
   return {
@@ -46,7 +48,9 @@ export function privatePm2(home: string): Pm2 {
       }
     },
     async version() {
-      const pkg = JSON.parse(await readFile(join(ROOT, 'node_modules/pm2/package.json'), 'utf8')) as { version: string };
+      const pkg = JSON.parse(await readFile(join(ROOT, 'node_modules/pm2/package.json'), 'utf8')) as {
+        version: string;
+      };
       return pkg.version;
     },
   };

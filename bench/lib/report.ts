@@ -38,7 +38,11 @@ export interface Section {
 
 export function figure(f: Omit<Figure, 'verdict' | 'baselines'> & { baselines?: Baseline[]; met?: boolean }): Figure {
   const { met, ...rest } = f;
-  return { baselines: [], ...rest, verdict: rest.target === undefined || met === undefined ? 'INFO' : met ? 'MET' : 'MISSED' };
+  return {
+    baselines: [],
+    ...rest,
+    verdict: rest.target === undefined || met === undefined ? 'INFO' : met ? 'MET' : 'MISSED',
+  };
 }
 
 export function fmt(value: number, unit = ''): string {
@@ -63,7 +67,9 @@ export function sectionDigest(s: Section): string {
 }
 
 export function printSection(s: Section, write: (line: string) => void): void {
-  write(`\n== ${s.title} (${(s.durationMs / 1000).toFixed(1)} s, load ${s.load.before.map((l) => l.toFixed(2)).join(' ')}) ==`);
+  write(
+    `\n== ${s.title} (${(s.durationMs / 1000).toFixed(1)} s, load ${s.load.before.map((l) => l.toFixed(2)).join(' ')}) ==`,
+  );
   if (s.error) write(`  ERROR: ${s.error}`);
   for (const f of s.figures) {
     const bases = f.baselines.map((b) => `${b.name} ${fmt(b.value, f.unit)} → ${ratio(f.value, b.value)}`).join(' | ');
@@ -77,15 +83,25 @@ const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function sectionMarkdown(s: Section): string {
   const lines = [`## ${s.title}`, ''];
-  lines.push(`Ran ${(s.durationMs / 1000).toFixed(1)} s; load average before ${s.load.before.map((l) => l.toFixed(2)).join(' / ')}, after ${s.load.after.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min).`, '');
-  if (s.rerun) lines.push(`**Rerun** at ${s.rerun.at} (\`npm run bench -- --rerun ${s.id}\`): ${s.rerun.reason}. The full run's figures were: ${s.rerun.previous}.`, '');
+  lines.push(
+    `Ran ${(s.durationMs / 1000).toFixed(1)} s; load average before ${s.load.before.map((l) => l.toFixed(2)).join(' / ')}, after ${s.load.after.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min).`,
+    '',
+  );
+  if (s.rerun)
+    lines.push(
+      `**Rerun** at ${s.rerun.at} (\`npm run bench -- --rerun ${s.id}\`): ${s.rerun.reason}. The full run's figures were: ${s.rerun.previous}.`,
+      '',
+    );
   if (s.error) lines.push(`**The benchmark failed:** ${cell(s.error)}`, '');
   lines.push('| Figure | Value | Baseline | Ratio | Target | Verdict |', '| --- | ---: | --- | ---: | --- | --- |');
   for (const f of s.figures) {
     const base = f.baselines.map((b) => `${b.name}: ${fmt(b.value, f.unit)}`).join('<br>') || '—';
     const ratios = f.baselines.map((b) => ratio(f.value, b.value)).join('<br>') || '—';
-    const verdict = f.verdict === 'MISSED' && f.note ? `**MISSED** (${f.note})` : f.verdict === 'MISSED' ? '**MISSED**' : f.verdict;
-    lines.push(`| ${cell(f.name)} | ${fmt(f.value, f.unit)} | ${cell(base)} | ${ratios} | ${cell(f.target ?? '—')} | ${cell(verdict)} |`);
+    const verdict =
+      f.verdict === 'MISSED' && f.note ? `**MISSED** (${f.note})` : f.verdict === 'MISSED' ? '**MISSED**' : f.verdict;
+    lines.push(
+      `| ${cell(f.name)} | ${fmt(f.value, f.unit)} | ${cell(base)} | ${ratios} | ${cell(f.target ?? '—')} | ${cell(verdict)} |`,
+    );
   }
   if (s.notes.length) {
     lines.push('', ...s.notes.map((n) => `- ${n}`));

@@ -2,12 +2,22 @@ import type { MachineInfo } from './machine.ts';
 import { sectionMarkdown, type Section } from './report.ts';
 
 /** bench/RESULTS.md: when, where, with what, every figure with its baseline, ratio and verdict, and the commands. */
-export function resultsMarkdown(opts: { machine: MachineInfo; sections: Section[]; totalMs: number; argv: string[]; date?: string }): string {
+export function resultsMarkdown(opts: {
+  machine: MachineInfo;
+  sections: Section[];
+  totalMs: number;
+  argv: string[];
+  date?: string;
+}): string {
   const { machine: m, sections } = opts;
-  const missed = sections.flatMap((s) => s.figures.filter((f) => f.verdict === 'MISSED').map((f) => `${s.title}: ${f.name}${f.note ? ` (${f.note})` : ''}`));
+  const missed = sections.flatMap((s) =>
+    s.figures.filter((f) => f.verdict === 'MISSED').map((f) => `${s.title}: ${f.name}${f.note ? ` (${f.note})` : ''}`),
+  );
   const failed = sections.filter((s) => s.error).map((s) => s.title);
   // A rerun's reason is written into its section, not here.
-  const env = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_') && k !== 'BENCH_RERUN_REASON').map(([k, v]) => `${k}=${v}`);
+  const env = Object.entries(process.env)
+    .filter(([k]) => k.startsWith('BENCH_') && k !== 'BENCH_RERUN_REASON')
+    .map(([k, v]) => `${k}=${v}`);
   const lines = [
     '# Benchmark results',
     '',
@@ -15,8 +25,17 @@ export function resultsMarkdown(opts: { machine: MachineInfo; sections: Section[
     '',
     `- Date: ${opts.date ?? new Date().toISOString()} (when the full run finished)`,
     `- Machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB.toFixed(1)} GiB memory (${m.freeMemoryGiB.toFixed(1)} GiB free at start), ${m.os}`,
-    `- Node ${m.node}; packages: ${Object.entries(m.packages).map(([k, v]) => `${k} ${v}`).join(', ')}`,
-    `- Whole run: ${(opts.totalMs / 1000).toFixed(0)} s. The machine is shared with other engineers' test runs: each section gives the load average around it.${sections.some((s) => s.rerun) ? ` Rerun afterwards (their first figures are kept in their section): ${sections.filter((s) => s.rerun).map((s) => s.title).join(', ')}.` : ''}`,
+    `- Node ${m.node}; packages: ${Object.entries(m.packages)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+    `- Whole run: ${(opts.totalMs / 1000).toFixed(0)} s. The machine is shared with other engineers' test runs: each section gives the load average around it.${
+      sections.some((s) => s.rerun)
+        ? ` Rerun afterwards (their first figures are kept in their section): ${sections
+            .filter((s) => s.rerun)
+            .map((s) => s.title)
+            .join(', ')}.`
+        : ''
+    }`,
     `- Verdict: ${missed.length === 0 && failed.length === 0 ? 'every target met.' : [missed.length ? `MISSED: ${missed.join('; ')}.` : '', failed.length ? `Failed to run: ${failed.join(', ')}.` : ''].join(' ').trim()}`,
     '',
   ];

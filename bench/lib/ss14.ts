@@ -27,7 +27,10 @@ export function peerExe(): Promise<{ exe: string } | { skipped: string }> {
     }
     execFile('bash', [BUILD], { timeout: 10 * 60_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       const exe = stdout.trim().split('\n').at(-1) ?? '';
-      if (err || !exe) resolve({ skipped: `bench/peers/ss14-watchdog/build.sh failed: ${(stderr || String(err)).trim().split('\n').slice(-3).join(' / ')}` });
+      if (err || !exe)
+        resolve({
+          skipped: `bench/peers/ss14-watchdog/build.sh failed: ${(stderr || String(err)).trim().split('\n').slice(-3).join(' / ')}`,
+        });
       else resolve({ exe });
     });
   });
@@ -115,7 +118,13 @@ export function childPids(pid: number): number[] {
 }
 
 /** Writes appsettings.yml into `dir` and runs the real watchdog there until /watchdog/padlock answers 200. */
-export async function startPeer(exe: string, dir: string, port: number, instances: PeerInstance[], opts: { pollMs?: number; timeoutMs?: number } = {}): Promise<Peer> {
+export async function startPeer(
+  exe: string,
+  dir: string,
+  port: number,
+  instances: PeerInstance[],
+  opts: { pollMs?: number; timeoutMs?: number } = {},
+): Promise<Peer> {
   await writeFile(join(dir, 'appsettings.yml'), peerYaml(port, instances));
   const spawnedAt = wallNow();
   const proc = spawn(exe, [], {
@@ -130,10 +139,12 @@ export async function startPeer(exe: string, dir: string, port: number, instance
   proc.stdout?.on('data', keep);
   proc.stderr?.on('data', keep);
   let exitCode: number | null | undefined;
-  const exited = new Promise<void>((resolve) => proc.once('exit', (code) => {
-    exitCode = code;
-    resolve();
-  }));
+  const exited = new Promise<void>((resolve) =>
+    proc.once('exit', (code) => {
+      exitCode = code;
+      resolve();
+    }),
+  );
   const pid = proc.pid;
   if (pid === undefined) throw new Error(`could not spawn ${exe}`);
   const stop = async (graceMs = 15_000) => {
@@ -147,10 +158,15 @@ export async function startPeer(exe: string, dir: string, port: number, instance
     for (const k of kids) if (isAlive(k)) signal(k, 'SIGKILL');
   };
   try {
-    const readyAt = await waitFor('the real watchdog\'s /watchdog/padlock to answer 200', async () => {
-      if (exitCode !== undefined) throw new Error(`the real watchdog exited with ${exitCode}:\n${out.slice(-2000)}`);
-      return (await getStatus(port, '/watchdog/padlock')) === 200 ? wallNow() : null;
-    }, opts.timeoutMs ?? 60_000, opts.pollMs ?? 5);
+    const readyAt = await waitFor(
+      "the real watchdog's /watchdog/padlock to answer 200",
+      async () => {
+        if (exitCode !== undefined) throw new Error(`the real watchdog exited with ${exitCode}:\n${out.slice(-2000)}`);
+        return (await getStatus(port, '/watchdog/padlock')) === 200 ? wallNow() : null;
+      },
+      opts.timeoutMs ?? 60_000,
+      opts.pollMs ?? 5,
+    );
     return { pid, url: `http://127.0.0.1:${port}`, proc, spawnedAt, readyAt, log: () => out, stop };
   } catch (err) {
     await stop(2000);
@@ -176,7 +192,8 @@ export function peerServer(peerPid: number, key: string): { pid: number; secret:
 
 function readEnv(pid: number, name: string): string | null {
   try {
-    for (const e of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) if (e.startsWith(`${name}=`)) return e.slice(name.length + 1);
+    for (const e of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0'))
+      if (e.startsWith(`${name}=`)) return e.slice(name.length + 1);
   } catch {
     // gone
   }

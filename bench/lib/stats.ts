@@ -31,7 +31,10 @@ export function summarize(values: readonly number[]): Summary {
 }
 
 export function median(values: readonly number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** One histogram's summary as percentile points: [percent, value], ascending (what perf_hooks gives). */
@@ -47,11 +50,12 @@ export interface CdfSample {
 export function mergedPercentile(parts: readonly CdfSample[], p: number): number {
   const total = parts.reduce((a, h) => a + h.n, 0);
   if (total === 0) return NaN;
-  const above = (x: number) => parts.reduce((a, h) => {
-    let pct = 0;
-    for (const [q, v] of h.cdf) if (v <= x && q > pct) pct = q;
-    return a + h.n * (1 - pct / 100);
-  }, 0);
+  const above = (x: number) =>
+    parts.reduce((a, h) => {
+      let pct = 0;
+      for (const [q, v] of h.cdf) if (v <= x && q > pct) pct = q;
+      return a + h.n * (1 - pct / 100);
+    }, 0);
   const candidates = [...new Set(parts.flatMap((h) => h.cdf.map(([, v]) => v)))].sort((a, b) => a - b);
-  return candidates.find((x) => above(x) <= total * (1 - p / 100)) ?? (candidates.at(-1) ?? NaN);
+  return candidates.find((x) => above(x) <= total * (1 - p / 100)) ?? candidates.at(-1) ?? NaN;
 }

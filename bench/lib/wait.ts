@@ -3,7 +3,12 @@
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` every `everyMs` until it returns a truthy value; throws naming `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs: number, everyMs = 10): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs: number,
+  everyMs = 10,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -61,12 +61,18 @@ if (key && base && token) {
   const digest = (s) => createHash('sha256').update(s).digest();
   createServer((req, res) => {
     const given = req.headers.watchdogtoken;
-    const ok = req.method === 'POST' && (req.url === '/shutdown' || req.url === '/update') &&
-      typeof given === 'string' && timingSafeEqual(digest(given), digest(token));
+    const ok =
+      req.method === 'POST' &&
+      (req.url === '/shutdown' || req.url === '/update') &&
+      typeof given === 'string' &&
+      timingSafeEqual(digest(given), digest(token));
     res.writeHead(ok ? 200 : 404, { Connection: 'close' });
     res.end(ok ? 'Success' : 'Not Found', () => ok && setImmediate(() => process.exit(0)));
     req.resume();
-  }).on('error', (err) => console.error(`API port ${port}: ${err.message}`)).listen(port, '127.0.0.1').unref();
+  })
+    .on('error', (err) => console.error(`API port ${port}: ${err.message}`))
+    .listen(port, '127.0.0.1')
+    .unref();
 } else {
   mark('ready');
 }

@@ -27,7 +27,10 @@ setTimeout(() => process.exit(99), Number(process.env.LIGHT_LIFETIME_MS ?? 900_0
 
 if (key && base && token) {
   const url = new URL(`server_api/${encodeURIComponent(key)}/ping`, base);
-  const headers = { Authorization: `Basic ${Buffer.from(`${key}:${token}`).toString('base64')}`, 'Content-Length': '0' };
+  const headers = {
+    Authorization: `Basic ${Buffer.from(`${key}:${token}`).toString('base64')}`,
+    'Content-Length': '0',
+  };
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   let refused = 0;
   const ping = () => {
@@ -48,8 +51,12 @@ const digest = (s) => createHash('sha256').update(s).digest();
 const expected = digest(token);
 createServer((req, res) => {
   const given = req.headers.watchdogtoken;
-  const ok = token !== '' && req.method === 'POST' && (req.url === '/shutdown' || req.url === '/update') &&
-    typeof given === 'string' && timingSafeEqual(digest(given), expected);
+  const ok =
+    token !== '' &&
+    req.method === 'POST' &&
+    (req.url === '/shutdown' || req.url === '/update') &&
+    typeof given === 'string' &&
+    timingSafeEqual(digest(given), expected);
   res.writeHead(ok ? 200 : 404, { Connection: 'close' });
   res.end(ok ? 'Success' : 'Not Found', () => ok && setImmediate(() => process.exit(0)));
   req.resume();

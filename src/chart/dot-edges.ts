@@ -52,7 +52,10 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
   const end = (path: string, head?: string): { node: string; cluster: string | null } => {
     const s = byPath.get(path);
     if (s?.kind !== 'compound' || path === '') return { node: path, cluster: null };
-    const near = graph.edges.findLast((e) => e.target === head && e.source !== path && within(e.source, path) && byPath.get(e.source)?.kind !== 'compound');
+    const near = graph.edges.findLast(
+      (e) =>
+        e.target === head && e.source !== path && within(e.source, path) && byPath.get(e.source)?.kind !== 'compound',
+    );
     return { node: near?.source ?? leaf(s), cluster: path };
   };
 
@@ -83,7 +86,8 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
       const tail = end(child.path, head.node);
       add({ tail: tail.node, head: head.node, ltail: tail.cluster, lhead: head.cluster, label: e.label, kind });
     }
-    if (head.cluster === null) add({ tail: head.node, head: head.node, ltail: null, lhead: null, label: e.label, kind });
+    if (head.cluster === null)
+      add({ tail: head.node, head: head.node, ltail: null, lhead: null, label: e.label, kind });
   }
   return { edges: [...merged.values()], inPlace };
 }

@@ -22,7 +22,10 @@ function legend(kinds: Set<DrawnKind>): string[] {
   const rows = (Object.keys(EDGE_STYLE) as DrawnKind[])
     .filter((k) => kinds.has(k))
     // A filled cell draws the line: Graphviz's wasm build has no metrics for box-drawing characters.
-    .map((k) => `<tr><td><table border="0" cellspacing="0" cellpadding="0"><tr><td fixedsize="true" width="28" height="3" bgcolor="${EDGE_STYLE[k].color}"></td></tr></table></td><td align="left">${EDGE_STYLE[k].meaning}</td></tr>`);
+    .map(
+      (k) =>
+        `<tr><td><table border="0" cellspacing="0" cellpadding="0"><tr><td fixedsize="true" width="28" height="3" bgcolor="${EDGE_STYLE[k].color}"></td></tr></table></td><td align="left">${EDGE_STYLE[k].meaning}</td></tr>`,
+    );
   return [
     '  subgraph "cluster_legend" {',
     '    label="legend"; style="rounded,dashed"; color="#999999"; fontsize=10;',
@@ -44,11 +47,15 @@ export function toDot(graph: ChartGraph): string {
   ];
   const { edges: drawn, inPlace } = drawnEdges(graph);
   const anyState = inPlace.has('') || drawn.some((e) => e.tail === '');
-  if (anyState) lines.push(`  ${nodeId('')} [label=${titled('any state', inPlace.get('') ?? [], true)}, style="rounded,dashed"];`);
+  if (anyState)
+    lines.push(`  ${nodeId('')} [label=${titled('any state', inPlace.get('') ?? [], true)}, style="rounded,dashed"];`);
   const children = (parent: string) => graph.states.filter((s) => s.parent === parent);
   const emit = (s: ChartState, indent: string) => {
     if (s.kind === 'compound') {
-      lines.push(`${indent}subgraph ${q(`cluster_${s.path}`)} {`, `${indent}  label=${titled(s.name, inPlace.get(s.path) ?? [], true)}; style=rounded; margin=16;`);
+      lines.push(
+        `${indent}subgraph ${q(`cluster_${s.path}`)} {`,
+        `${indent}  label=${titled(s.name, inPlace.get(s.path) ?? [], true)}; style=rounded; margin=16;`,
+      );
       for (const c of children(s.path)) emit(c, `${indent}  `);
       lines.push(`${indent}}`);
       return;
@@ -61,7 +68,11 @@ export function toDot(graph: ChartGraph): string {
   for (const s of children('')) emit(s, '  ');
   lines.push(`  "__initial" -> ${nodeId(graph.initial)};`);
   for (const e of drawn) {
-    const attrs = [`label=${q(e.label)}`, `color="${EDGE_STYLE[e.kind].color}"`, `fontcolor="${EDGE_STYLE[e.kind].color}"`];
+    const attrs = [
+      `label=${q(e.label)}`,
+      `color="${EDGE_STYLE[e.kind].color}"`,
+      `fontcolor="${EDGE_STYLE[e.kind].color}"`,
+    ];
     if (e.ltail) attrs.push(`ltail=${q(`cluster_${e.ltail}`)}`);
     if (e.lhead) attrs.push(`lhead=${q(`cluster_${e.lhead}`)}`);
     lines.push(`  ${nodeId(e.tail)} -> ${nodeId(e.head)} [${attrs.join(', ')}];`);

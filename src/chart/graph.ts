@@ -68,9 +68,11 @@ export function guardText(guard: unknown): string {
 function describe(event: string, source: AnyStateNode): Pick<ChartEdge, 'kind' | 'delay' | 'label'> {
   if (event === '') return { kind: 'always', delay: null, label: 'always' };
   const after = /^xstate\.after\.([^.]+)\./.exec(event);
-  if (after?.[1] && event === `xstate.after.${after[1]}.${source.id}`) return { kind: 'after', delay: after[1], label: `after ${after[1]}` };
+  if (after?.[1] && event === `xstate.after.${after[1]}.${source.id}`)
+    return { kind: 'after', delay: after[1], label: `after ${after[1]}` };
   const actor = /^xstate\.(done|error)\.actor\.(.+)$/.exec(event);
-  if (actor?.[1] && actor[2]) return { kind: actor[1] === 'done' ? 'done' : 'error', delay: null, label: `${actor[2]} ${actor[1]}` };
+  if (actor?.[1] && actor[2])
+    return { kind: actor[1] === 'done' ? 'done' : 'error', delay: null, label: `${actor[2]} ${actor[1]}` };
   return { kind: 'event', delay: null, label: event };
 }
 

@@ -32,7 +32,10 @@ export interface MermaidOptions {
 }
 
 export function toMermaid(graph: ChartGraph, options: MermaidOptions = {}): string {
-  const lines = ['stateDiagram-v2', `  %% Generated from machines/instance.ts by \`watchdog chart\`; do not edit by hand.`];
+  const lines = [
+    'stateDiagram-v2',
+    `  %% Generated from machines/instance.ts by \`watchdog chart\`; do not edit by hand.`,
+  ];
   const byPath = new Map(graph.states.map((s) => [s.path, s]));
   const drawn = (s: ChartState) => s.kind !== 'compound' || graph.edges.some((e) => e.source === s.path);
   const nodes = graph.states.filter((s) => s.path !== '' && drawn(s));

@@ -16,7 +16,11 @@ const ALIAS_BY_LOWER = new Map(Object.entries(KEY_ALIASES).map(([alias, name]) =
  * it stands for, so a later layer overrides it whichever spelling each uses. Two keys of one map that name the
  * same setting (differing only in case, or an alias beside its name) are a problem: .NET refuses the first too.
  */
-export function canonicalKeys(data: Record<string, unknown>, root: AnySchema, fileName: string): { data: Record<string, unknown>; problems: string[] } {
+export function canonicalKeys(
+  data: Record<string, unknown>,
+  root: AnySchema,
+  fileName: string,
+): { data: Record<string, unknown>; problems: string[] } {
   const problems: string[] = [];
   const walk = (value: unknown, schema: AnySchema | undefined, path: ConfigPath): unknown => {
     if (Array.isArray(value)) {
@@ -35,7 +39,9 @@ export function canonicalKeys(data: Record<string, unknown>, root: AnySchema, fi
       const name = byLower.get(lower) ?? (alias !== undefined && byLower.has(alias.toLowerCase()) ? alias : key);
       const twin = seen.get(name.toLowerCase());
       if (twin !== undefined) {
-        problems.push(`${fileName}: ${formatPath([...path, key])}: the same setting as ${twin} (keys are case-insensitive, and the real watchdog's names are aliases); keep one`);
+        problems.push(
+          `${fileName}: ${formatPath([...path, key])}: the same setting as ${twin} (keys are case-insensitive, and the real watchdog's names are aliases); keep one`,
+        );
         continue;
       }
       seen.set(name.toLowerCase(), key);
@@ -60,7 +66,9 @@ export function bindScalars(value: unknown, schema: AnySchema | undefined): unkn
   const s = unwrap(schema, value);
   if (isMap(value) && s.type === 'array' && Object.keys(value).every((k) => INDEX.test(k))) {
     // In index order, gaps closed, as the .NET binder fills a list.
-    const list = Object.keys(value).sort((a, b) => Number(a) - Number(b)).map((k) => value[k]);
+    const list = Object.keys(value)
+      .sort((a, b) => Number(a) - Number(b))
+      .map((k) => value[k]);
     return bindScalars(list, schema);
   }
   if (Array.isArray(value)) return value.map((x, i) => bindScalars(x, childSchema(s, i)));
@@ -74,7 +82,9 @@ export function bindScalars(value: unknown, schema: AnySchema | undefined): unkn
     if (s.type === 'number' && NUMBER.test(value)) return Number(value);
     if (s.type === 'boolean' && BOOLEAN.test(value)) return value.trim().toLowerCase() === 'true';
     if (s.type === 'picklist' && 'options' in s && Array.isArray(s.options)) {
-      const hit = s.options.find((o): o is string => typeof o === 'string' && o.toLowerCase() === value.trim().toLowerCase());
+      const hit = s.options.find(
+        (o): o is string => typeof o === 'string' && o.toLowerCase() === value.trim().toLowerCase(),
+      );
       return hit ?? value;
     }
     return value;

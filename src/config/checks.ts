@@ -40,10 +40,15 @@ const str = (x: unknown): string | undefined => (typeof x === 'string' ? x : und
  * Rules a schema cannot express. They read the merged raw settings defensively (a value of the wrong type is
  * the schema's problem, reported there), so every problem is found in one pass, whatever else is wrong.
  */
-export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: ConfigPath) => string, cwd: string): Promise<CheckResult> {
+export async function checkSettings(
+  raw: Record<string, unknown>,
+  sourceOf: (p: ConfigPath) => string,
+  cwd: string,
+): Promise<CheckResult> {
   const problems: string[] = [];
   const warnings: string[] = [];
-  const problem = (path: ConfigPath, expected: string, found: unknown) => problems.push(problemLine(sourceOf(path), path, expected, found));
+  const problem = (path: ConfigPath, expected: string, found: unknown) =>
+    problems.push(problemLine(sourceOf(path), path, expected, found));
   const warn = (path: ConfigPath, text: string) => warnings.push(`${sourceOf(path)}: ${formatPath(path)}: ${text}`);
 
   // Urls
@@ -92,7 +97,8 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
     if (passwordFile !== undefined) {
       const r = await readSecretFile(passwordFile, cwd);
       if (r.ok) password = r.value;
-      else problem(['Admin', 'PasswordFile'], `expected a readable file holding the password (${r.reason})`, passwordFile);
+      else
+        problem(['Admin', 'PasswordFile'], `expected a readable file holding the password (${r.reason})`, passwordFile);
     } else if (adm.Password === undefined) {
       problem(['Admin', 'Password'], 'expected a password (or PasswordFile) because Admin is set', undefined);
     }
@@ -111,7 +117,8 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
     const type = str(inst.UpdateType);
     const updates = isMap(inst.Updates) ? inst.Updates : {};
     for (const need of (type && REQUIRED_UPDATE_KEYS[type]) || []) {
-      if (updates[need.key] === undefined) problem([...base, 'Updates', need.key], `expected ${need.expected}`, undefined);
+      if (updates[need.key] === undefined)
+        problem([...base, 'Updates', need.key], `expected ${need.expected}`, undefined);
     }
 
     const tokenFile = str(inst.ApiTokenFile);
@@ -126,7 +133,8 @@ export async function checkSettings(raw: Record<string, unknown>, sourceOf: (p: 
     const port = inst.ApiPort;
     if (typeof port === 'number') {
       const other = ports.get(port);
-      if (other !== undefined) problem([...base, 'ApiPort'], `expected a port no other instance uses (${other} uses it)`, port);
+      if (other !== undefined)
+        problem([...base, 'ApiPort'], `expected a port no other instance uses (${other} uses it)`, port);
       else ports.set(port, key);
     }
   }

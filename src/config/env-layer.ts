@@ -27,7 +27,8 @@ export function environmentLayers(env: Record<string, string | undefined>, topKe
   const layers: Layer[] = [];
   for (const variable of URL_VARIABLES) {
     const value = env[variable];
-    if (value !== undefined && value.trim() !== '') layers.push({ file: variable, name: `environment variable ${variable}`, data: { Urls: value } });
+    if (value !== undefined && value.trim() !== '')
+      layers.push({ file: variable, name: `environment variable ${variable}`, data: { Urls: value } });
   }
   for (const variable of Object.keys(env).sort()) {
     const value = env[variable];

@@ -47,7 +47,8 @@ export function parseYaml(text: string, name: string): Parsed {
   // are bound from that text later, where the schema expects one (binding.ts).
   visit(doc, {
     Scalar(_, node) {
-      if ((typeof node.value === 'number' || typeof node.value === 'boolean') && node.source !== undefined) node.value = node.source;
+      if ((typeof node.value === 'number' || typeof node.value === 'boolean') && node.source !== undefined)
+        node.value = node.source;
     },
   });
   let data: unknown;
@@ -59,13 +60,20 @@ export function parseYaml(text: string, name: string): Parsed {
   }
   if (data === null || data === undefined) return { ok: true, data: {}, warnings };
   if (typeof data !== 'object' || Array.isArray(data)) {
-    return { ok: false, problems: [`${name}: (root): expected a map of settings, got ${Array.isArray(data) ? 'a list' : JSON.stringify(data)}`] };
+    return {
+      ok: false,
+      problems: [
+        `${name}: (root): expected a map of settings, got ${Array.isArray(data) ? 'a list' : JSON.stringify(data)}`,
+      ],
+    };
   }
   return { ok: true, data: data as Record<string, unknown>, warnings };
 }
 
 function errCode(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'
+    ? err.code
+    : undefined;
 }
 
 /** Reads and parses the main file (required) and the optional layers beside it. */
@@ -82,7 +90,9 @@ export async function readLayers(main: string, env: string, cwd: string): Promis
       const code = errCode(err);
       if (index > 0 && code === 'ENOENT') continue;
       if (code === 'ENOENT') {
-        problems.push(`${basename(file)} not found in ${dirname(file)} (run the watchdog from the folder that holds it, or pass --config FILE)`);
+        problems.push(
+          `${basename(file)} not found in ${dirname(file)} (run the watchdog from the folder that holds it, or pass --config FILE)`,
+        );
       } else {
         problems.push(`${name}: cannot read the file (${code ?? String(err)}); check that it is a readable file`);
       }

@@ -17,7 +17,10 @@ const EXPECTED = 'expected http://<host>:<port> such as http://localhost:5000 or
  * interface, `0.0.0.0` on every IPv4 one, `localhost` on loopback only, port 0 picks a free port (tests).
  */
 export function parseUrls(value: string): UrlsResult {
-  const parts = value.split(';').map((s) => s.trim()).filter((s) => s !== '');
+  const parts = value
+    .split(';')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (parts.length === 0) return { ok: false, expected: EXPECTED };
   const listen: ListenAddress[] = [];
   for (const part of parts) {
@@ -26,7 +29,10 @@ export function parseUrls(value: string): UrlsResult {
     if (!m) return { ok: false, expected: EXPECTED + where };
     const [, scheme, rawHost = '', rawPort = ''] = m;
     if (scheme?.toLowerCase() === 'https') {
-      return { ok: false, expected: `expected an http:// address (this watchdog does not terminate TLS; put a proxy in front for https)${where}` };
+      return {
+        ok: false,
+        expected: `expected an http:// address (this watchdog does not terminate TLS; put a proxy in front for https)${where}`,
+      };
     }
     const port = Number(rawPort);
     if (port > 65535) return { ok: false, expected: `${EXPECTED} (port 0-65535)${where}` };

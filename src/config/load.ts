@@ -46,7 +46,12 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   const cwd = resolve(opts.cwd);
   const { variable, name: env } = environmentName(opts.env);
   if (!ENV_NAME.test(env)) {
-    return { ok: false, problems: [`${variable}: expected a name of letters, digits, "_" and "-" such as Development, got ${JSON.stringify(env)}`] };
+    return {
+      ok: false,
+      problems: [
+        `${variable}: expected a name of letters, digits, "_" and "-" such as Development, got ${JSON.stringify(env)}`,
+      ],
+    };
   }
   const main = resolve(cwd, opts.file ?? 'appsettings.yml');
 
@@ -66,7 +71,11 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
 
   const parsed = v.safeParse(AppSettingsSchema, bound);
   const checks = await checkSettings(bound, merged.sourceOf, cwd);
-  const problems = [...keyProblems, ...(parsed.success ? [] : formatIssues(parsed.issues, AppSettingsSchema, merged.sourceOf)), ...checks.problems];
+  const problems = [
+    ...keyProblems,
+    ...(parsed.success ? [] : formatIssues(parsed.issues, AppSettingsSchema, merged.sourceOf)),
+    ...checks.problems,
+  ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
 
   const config = resolveConfig({ settings: parsed.output, checks, files: read.layers.map((l) => l.file), cwd });

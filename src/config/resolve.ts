@@ -28,7 +28,12 @@ export function resolveConfig(opts: {
       settings: s,
     };
   });
-  const baseUrl = settings.BaseUrl === undefined ? undefined : settings.BaseUrl.endsWith('/') ? settings.BaseUrl : `${settings.BaseUrl}/`;
+  const baseUrl =
+    settings.BaseUrl === undefined
+      ? undefined
+      : settings.BaseUrl.endsWith('/')
+        ? settings.BaseUrl
+        : `${settings.BaseUrl}/`;
   return {
     files: opts.files,
     workDir: cwd,

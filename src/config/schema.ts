@@ -22,7 +22,10 @@ const Port = v.pipe(
 );
 /** Seconds; fractions are allowed so tests can shrink every wait. */
 const Seconds = (def: number) =>
-  v.optional(v.pipe(v.number('expected a number of seconds'), v.gtValue(0, 'expected a positive number of seconds')), def);
+  v.optional(
+    v.pipe(v.number('expected a number of seconds'), v.gtValue(0, 'expected a positive number of seconds')),
+    def,
+  );
 const NonNegSeconds = (def: number) =>
   v.optional(v.pipe(v.number('expected a number of seconds'), v.minValue(0, 'expected zero or more seconds')), def);
 
@@ -33,118 +36,200 @@ export type UpdateType = (typeof UPDATE_TYPES)[number];
 export const DUMP_TYPES = ['Normal', 'WithHeap', 'Triage', 'Full'] as const;
 
 /** Provider settings. Which keys are required depends on UpdateType; that check lives in checks.ts. */
-export const UpdatesSchema = v.strictObject({
-  // Manifest
-  ManifestUrl: v.optional(Url),
-  // Each part is optional, as in the real watchdog; the Basic header is only sent when both are set.
-  Authentication: v.optional(v.strictObject({ Username: v.optional(Str('a user name')), Password: v.optional(Str('a password')) }, 'expected a map with Username and Password')),
-  // Git and CiServer
-  BaseUrl: v.optional(v.string('expected a URL or a local path')),
-  Branch: v.optional(Str('a branch name'), 'master'),
-  HybridACZ: v.optional(v.boolean('expected true or false'), true),
-  BuildCommand: v.optional(Str()),
-  Artifact: v.optional(Str()),
-  ClientArtifact: v.optional(Str()),
-  // CiServer
-  JobName: v.optional(Str()),
-  ArtifactPattern: v.optional(Str()),
-  // Local
-  CurrentVersion: v.optional(Str()),
-  ClientZip: v.optional(Str()),
-  // Install pipeline
-  DownloadTimeoutSeconds: Seconds(120),
-  Platform: v.optional(Str()),
-}, 'expected a map of provider settings');
-
-export const InstanceSchema = v.strictObject({
-  Name: v.optional(v.string('expected a string')),
-  ApiToken: v.optional(v.pipe(v.string('expected a token'), v.minLength(1, 'expected a non-empty token'))),
-  ApiTokenFile: v.optional(v.string('expected a file path')),
-  ApiPort: Port,
-  UpdateType: v.optional(v.pipe(
-    v.picklist(UPDATE_TYPE_NAMES, `expected one of ${UPDATE_TYPE_NAMES.join(', ')}`),
-    v.transform((t): UpdateType => (t === 'Jenkins' ? 'CiServer' : t)),
-  )),
-  Updates: v.optional(UpdatesSchema, {}),
-  TimeoutSeconds: Seconds(90),
-  DumpOnTimeout: v.optional(v.boolean('expected true or false'), true),
-  TimeoutDumpType: v.optional(v.picklist(DUMP_TYPES, `expected one of ${DUMP_TYPES.join(', ')}`), 'Normal'),
-  RunCommand: v.optional(v.pipe(v.string('expected a program path'), v.minLength(1, 'expected a program path'))),
-  Arguments: v.optional(v.array(v.string('expected a string'), 'expected a list of strings'), []),
-  EnvironmentVariables: v.optional(
-    v.pipe(Mapping('expected a map of names to strings'), v.record(v.string(), v.string('expected a value'))),
-    {},
-  ),
-}, 'expected a map of instance settings');
-
-/** Every wait the daemon makes, configurable so tests can shrink them. Defaults are the production values. */
-export const TimingSchema = v.strictObject({
-  ShutdownRequestSeconds: Seconds(5),
-  ShutdownExitSeconds: Seconds(5),
-  BackoffInitialSeconds: Seconds(1),
-  BackoffMaxSeconds: Seconds(60),
-  StableRunSeconds: Seconds(60),
-  StartupFailureLimit: v.optional(v.pipe(v.number('expected a whole number'), v.integer('expected a whole number'), v.minValue(1, 'expected at least 1')), 3),
-  WebhookRetries: v.optional(v.pipe(v.number('expected a whole number'), v.integer('expected a whole number'), v.minValue(0, 'expected 0 or more')), 3),
-  WebhookRetryBaseSeconds: NonNegSeconds(1),
-  WebhookTimeoutSeconds: Seconds(10),
-  DumpTimeoutSeconds: Seconds(60),
-  RejectedCheckinLogSeconds: NonNegSeconds(60),
-}, 'expected a map of timings');
-
-export const AppSettingsSchema = v.strictObject({
-  BaseUrl: v.optional(Url),
-  Urls: v.optional(v.string('expected a URL such as http://localhost:5000'), 'http://localhost:5000'),
-  // The ASP.NET host's own sections, so a real watchdog's files load. What is not acted on is named in one warning.
-  AllowedHosts: v.optional(Str()),
-  Kestrel: Ignored,
-  Logging: Ignored,
-  // Serilog: the minimum level and the overrides that name our log scopes are used; sinks (Loki, …) are not.
-  Serilog: v.optional(v.looseObject({
-    MinimumLevel: v.optional(v.union([
-      v.string(),
-      v.looseObject({
-        Default: v.optional(Str('a level name')),
-        Override: v.optional(v.pipe(Mapping('expected a map of log scopes to level names'), v.record(v.string(), Str('a level name')))),
-      }),
-    ], 'expected a level name such as Information, or a map with Default')),
-  }, 'expected a map of logging settings')),
-  // The real watchdog's SQLite file: read once per instance to import its revision (and a persisted server).
-  Data: v.optional(v.strictObject({
-    File: v.optional(v.pipe(v.string('expected a file path'), v.minLength(1, 'expected a file path')), 'data.db'),
-  }, 'expected a map with File'), {}),
-  Notification: v.optional(v.strictObject({
-    // Also read as DiscordWebhook, the real watchdog's name (binding.ts).
-    ChatWebhook: v.optional(Url),
-  }, 'expected a map with ChatWebhook (or DiscordWebhook)'), {}),
-  Process: v.optional(v.strictObject({
-    PersistServers: v.optional(v.boolean('expected true or false'), false),
-    // Systemd is accepted so a real watchdog's config loads; servers still run as our own child processes.
-    Mode: v.optional(v.picklist(['Basic', 'Systemd'], 'expected Basic or Systemd')),
-    UnitManagementMode: Ignored,
-    UnitPrefix: Ignored,
-    Manager: Ignored,
-  }, 'expected a map of process settings'), {}),
-  Admin: v.optional(v.strictObject({
-    Username: Str('a user name'),
-    Password: v.optional(Str('a password')),
-    PasswordFile: v.optional(Str('a file path')),
-  }, 'expected a map with Username and Password or PasswordFile')),
-  Timing: v.optional(TimingSchema, {}),
-  Servers: v.strictObject({
-    InstanceRoot: v.optional(v.pipe(v.string('expected a folder path'), v.minLength(1, 'expected a folder path')), 'instances'),
-    Instances: v.pipe(
-      Mapping('expected a map of instance id to instance settings'),
-      v.record(
-        v.pipe(v.string(), v.regex(INSTANCE_KEY, 'expected an instance id of letters, digits, "_", "." and "-" (at most 64, starting with a letter or digit)')),
-        InstanceSchema,
+export const UpdatesSchema = v.strictObject(
+  {
+    // Manifest
+    ManifestUrl: v.optional(Url),
+    // Each part is optional, as in the real watchdog; the Basic header is only sent when both are set.
+    Authentication: v.optional(
+      v.strictObject(
+        { Username: v.optional(Str('a user name')), Password: v.optional(Str('a password')) },
+        'expected a map with Username and Password',
       ),
     ),
-  }, 'expected a map with Instances'),
-}, 'expected a map of settings');
+    // Git and CiServer
+    BaseUrl: v.optional(v.string('expected a URL or a local path')),
+    Branch: v.optional(Str('a branch name'), 'master'),
+    HybridACZ: v.optional(v.boolean('expected true or false'), true),
+    BuildCommand: v.optional(Str()),
+    Artifact: v.optional(Str()),
+    ClientArtifact: v.optional(Str()),
+    // CiServer
+    JobName: v.optional(Str()),
+    ArtifactPattern: v.optional(Str()),
+    // Local
+    CurrentVersion: v.optional(Str()),
+    ClientZip: v.optional(Str()),
+    // Install pipeline
+    DownloadTimeoutSeconds: Seconds(120),
+    Platform: v.optional(Str()),
+  },
+  'expected a map of provider settings',
+);
+
+export const InstanceSchema = v.strictObject(
+  {
+    Name: v.optional(v.string('expected a string')),
+    ApiToken: v.optional(v.pipe(v.string('expected a token'), v.minLength(1, 'expected a non-empty token'))),
+    ApiTokenFile: v.optional(v.string('expected a file path')),
+    ApiPort: Port,
+    UpdateType: v.optional(
+      v.pipe(
+        v.picklist(UPDATE_TYPE_NAMES, `expected one of ${UPDATE_TYPE_NAMES.join(', ')}`),
+        v.transform((t): UpdateType => (t === 'Jenkins' ? 'CiServer' : t)),
+      ),
+    ),
+    Updates: v.optional(UpdatesSchema, {}),
+    TimeoutSeconds: Seconds(90),
+    DumpOnTimeout: v.optional(v.boolean('expected true or false'), true),
+    TimeoutDumpType: v.optional(v.picklist(DUMP_TYPES, `expected one of ${DUMP_TYPES.join(', ')}`), 'Normal'),
+    RunCommand: v.optional(v.pipe(v.string('expected a program path'), v.minLength(1, 'expected a program path'))),
+    Arguments: v.optional(v.array(v.string('expected a string'), 'expected a list of strings'), []),
+    EnvironmentVariables: v.optional(
+      v.pipe(Mapping('expected a map of names to strings'), v.record(v.string(), v.string('expected a value'))),
+      {},
+    ),
+  },
+  'expected a map of instance settings',
+);
+
+/** Every wait the daemon makes, configurable so tests can shrink them. Defaults are the production values. */
+export const TimingSchema = v.strictObject(
+  {
+    ShutdownRequestSeconds: Seconds(5),
+    ShutdownExitSeconds: Seconds(5),
+    BackoffInitialSeconds: Seconds(1),
+    BackoffMaxSeconds: Seconds(60),
+    StableRunSeconds: Seconds(60),
+    StartupFailureLimit: v.optional(
+      v.pipe(
+        v.number('expected a whole number'),
+        v.integer('expected a whole number'),
+        v.minValue(1, 'expected at least 1'),
+      ),
+      3,
+    ),
+    WebhookRetries: v.optional(
+      v.pipe(
+        v.number('expected a whole number'),
+        v.integer('expected a whole number'),
+        v.minValue(0, 'expected 0 or more'),
+      ),
+      3,
+    ),
+    WebhookRetryBaseSeconds: NonNegSeconds(1),
+    WebhookTimeoutSeconds: Seconds(10),
+    DumpTimeoutSeconds: Seconds(60),
+    RejectedCheckinLogSeconds: NonNegSeconds(60),
+  },
+  'expected a map of timings',
+);
+
+export const AppSettingsSchema = v.strictObject(
+  {
+    BaseUrl: v.optional(Url),
+    Urls: v.optional(v.string('expected a URL such as http://localhost:5000'), 'http://localhost:5000'),
+    // The ASP.NET host's own sections, so a real watchdog's files load. What is not acted on is named in one warning.
+    AllowedHosts: v.optional(Str()),
+    Kestrel: Ignored,
+    Logging: Ignored,
+    // Serilog: the minimum level and the overrides that name our log scopes are used; sinks (Loki, …) are not.
+    Serilog: v.optional(
+      v.looseObject(
+        {
+          MinimumLevel: v.optional(
+            v.union(
+              [
+                v.string(),
+                v.looseObject({
+                  Default: v.optional(Str('a level name')),
+                  Override: v.optional(
+                    v.pipe(
+                      Mapping('expected a map of log scopes to level names'),
+                      v.record(v.string(), Str('a level name')),
+                    ),
+                  ),
+                }),
+              ],
+              'expected a level name such as Information, or a map with Default',
+            ),
+          ),
+        },
+        'expected a map of logging settings',
+      ),
+    ),
+    // The real watchdog's SQLite file: read once per instance to import its revision (and a persisted server).
+    Data: v.optional(
+      v.strictObject(
+        {
+          File: v.optional(v.pipe(v.string('expected a file path'), v.minLength(1, 'expected a file path')), 'data.db'),
+        },
+        'expected a map with File',
+      ),
+      {},
+    ),
+    Notification: v.optional(
+      v.strictObject(
+        {
+          // Also read as DiscordWebhook, the real watchdog's name (binding.ts).
+          ChatWebhook: v.optional(Url),
+        },
+        'expected a map with ChatWebhook (or DiscordWebhook)',
+      ),
+      {},
+    ),
+    Process: v.optional(
+      v.strictObject(
+        {
+          PersistServers: v.optional(v.boolean('expected true or false'), false),
+          // Systemd is accepted so a real watchdog's config loads; servers still run as our own child processes.
+          Mode: v.optional(v.picklist(['Basic', 'Systemd'], 'expected Basic or Systemd')),
+          UnitManagementMode: Ignored,
+          UnitPrefix: Ignored,
+          Manager: Ignored,
+        },
+        'expected a map of process settings',
+      ),
+      {},
+    ),
+    Admin: v.optional(
+      v.strictObject(
+        {
+          Username: Str('a user name'),
+          Password: v.optional(Str('a password')),
+          PasswordFile: v.optional(Str('a file path')),
+        },
+        'expected a map with Username and Password or PasswordFile',
+      ),
+    ),
+    Timing: v.optional(TimingSchema, {}),
+    Servers: v.strictObject(
+      {
+        InstanceRoot: v.optional(
+          v.pipe(v.string('expected a folder path'), v.minLength(1, 'expected a folder path')),
+          'instances',
+        ),
+        Instances: v.pipe(
+          Mapping('expected a map of instance id to instance settings'),
+          v.record(
+            v.pipe(
+              v.string(),
+              v.regex(
+                INSTANCE_KEY,
+                'expected an instance id of letters, digits, "_", "." and "-" (at most 64, starting with a letter or digit)',
+              ),
+            ),
+            InstanceSchema,
+          ),
+        ),
+      },
+      'expected a map with Instances',
+    ),
+  },
+  'expected a map of settings',
+);
 
 export type AppSettings = v.InferOutput<typeof AppSettingsSchema>;
 export type InstanceSettings = v.InferOutput<typeof InstanceSchema>;
 export type UpdatesSettings = v.InferOutput<typeof UpdatesSchema>;
 export type TimingSettings = v.InferOutput<typeof TimingSchema>;
-

@@ -2,7 +2,10 @@ import { displayName } from './layers.ts';
 import type { ResolvedConfig } from './resolved.ts';
 
 /** Prints configuration problems on stderr, one per line (for `check` and the daemon's start). */
-export function printConfigProblems(problems: readonly string[], write: (text: string) => void = (t) => process.stderr.write(t)): void {
+export function printConfigProblems(
+  problems: readonly string[],
+  write: (text: string) => void = (t) => process.stderr.write(t),
+): void {
   for (const p of problems) write(`${p}\n`);
 }
 

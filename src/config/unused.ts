@@ -16,15 +16,21 @@ const SYSTEMD_KEYS = ['UnitManagementMode', 'UnitPrefix', 'Manager'];
  */
 export function unusedSettings(raw: Record<string, unknown>): string[] {
   const out: string[] = [];
-  if (typeof raw.AllowedHosts === 'string' && raw.AllowedHosts.trim() !== '*') out.push('AllowedHosts (no host filtering; put a proxy in front)');
+  if (typeof raw.AllowedHosts === 'string' && raw.AllowedHosts.trim() !== '*')
+    out.push('AllowedHosts (no host filtering; put a proxy in front)');
   if (raw.Kestrel !== undefined) out.push('Kestrel (use Urls)');
   if (raw.Logging !== undefined) out.push('Logging (use Serilog.MinimumLevel)');
   const serilog = isMap(raw.Serilog) ? raw.Serilog : {};
   const sinks = Object.keys(serilog).filter((k) => k !== 'MinimumLevel');
-  if (sinks.length > 0) out.push(`${sinks.map((k) => `Serilog.${k}`).join(', ')} (the log goes to stderr; --log-format json for collectors)`);
+  if (sinks.length > 0)
+    out.push(
+      `${sinks.map((k) => `Serilog.${k}`).join(', ')} (the log goes to stderr; --log-format json for collectors)`,
+    );
   const minimum = serilog.MinimumLevel;
-  const foreign = isMap(minimum) && isMap(minimum.Override) ? Object.keys(minimum.Override).filter((k) => !isOwnScope(k)) : [];
-  if (foreign.length > 0) out.push(`Serilog.MinimumLevel.Override for ${foreign.join(', ')} (only watchdog.* and audit scopes exist here)`);
+  const foreign =
+    isMap(minimum) && isMap(minimum.Override) ? Object.keys(minimum.Override).filter((k) => !isOwnScope(k)) : [];
+  if (foreign.length > 0)
+    out.push(`Serilog.MinimumLevel.Override for ${foreign.join(', ')} (only watchdog.* and audit scopes exist here)`);
   const proc = isMap(raw.Process) ? raw.Process : {};
   if (typeof proc.Mode === 'string' && proc.Mode.toLowerCase() === 'systemd') {
     out.push('Process.Mode: Systemd (servers run as child processes of this watchdog)');

@@ -12,9 +12,13 @@ export async function checkBaseUrlReachesUs(baseUrl: string, log: Logger, timeou
   try {
     const res = await ofetch<{ pid?: number }>(url, { timeout: timeoutMs, retry: 0 });
     if (res.pid === process.pid) return true;
-    log.warn(`BaseUrl ${baseUrl} answers, but not from this watchdog (pid ${String(res.pid)}): clients given it (client downloads of Local and Git builds) reach another server. Game servers are not affected. Fix BaseUrl in appsettings.yml if clients should reach this watchdog there.`);
+    log.warn(
+      `BaseUrl ${baseUrl} answers, but not from this watchdog (pid ${String(res.pid)}): clients given it (client downloads of Local and Git builds) reach another server. Game servers are not affected. Fix BaseUrl in appsettings.yml if clients should reach this watchdog there.`,
+    );
   } catch (err) {
-    log.warn(`BaseUrl ${baseUrl} does not reach this watchdog from here (${describeError(err)}): clients given it (client downloads of Local and Git builds) may fail. Game servers are not affected. Fine behind a proxy this host cannot reach; otherwise fix BaseUrl in appsettings.yml.`);
+    log.warn(
+      `BaseUrl ${baseUrl} does not reach this watchdog from here (${describeError(err)}): clients given it (client downloads of Local and Git builds) may fail. Game servers are not affected. Fine behind a proxy this host cannot reach; otherwise fix BaseUrl in appsettings.yml.`,
+    );
   }
   return false;
 }

@@ -18,12 +18,26 @@ export function checkinBaseUrl(bound: readonly BoundAddress[]): string {
     const b = bound.find(test);
     return b ? `http://${urlHost(host(b))}:${b.port}` : undefined;
   };
-  return pick((b) => b.name === 'localhost', () => 'localhost')
-    ?? pick((b) => b.host.startsWith('127.'), (b) => b.host)
+  return (
+    pick(
+      (b) => b.name === 'localhost',
+      () => 'localhost',
+    ) ??
+    pick(
+      (b) => b.host.startsWith('127.'),
+      (b) => b.host,
+    ) ??
     // A dual-stack `::` socket takes IPv4 too, and 127.0.0.1 works wherever a server resolves names.
-    ?? pick((b) => b.host === '0.0.0.0' || b.host === '::', () => '127.0.0.1')
-    ?? pick((b) => b.host === '::1', () => '::1')
-    ?? first.url;
+    pick(
+      (b) => b.host === '0.0.0.0' || b.host === '::',
+      () => '127.0.0.1',
+    ) ??
+    pick(
+      (b) => b.host === '::1',
+      () => '::1',
+    ) ??
+    first.url
+  );
 }
 
 /**

@@ -10,7 +10,12 @@ const UNKNOWN = Symbol('unknown key');
  * Keys that `known` does not recognise share one window, so a client inventing keys cannot flood the log or
  * grow the table.
  */
-export function logRejectedCheckins(bus: Bus, log: Logger, everyMs: number, known: (key: string) => boolean): () => void {
+export function logRejectedCheckins(
+  bus: Bus,
+  log: Logger,
+  everyMs: number,
+  known: (key: string) => boolean,
+): () => void {
   const last = new Map<string | typeof UNKNOWN, number>();
   const handler = (e: { key: string; reason: string; remote: string | undefined; at: number }) => {
     const bucket = known(e.key) ? e.key : UNKNOWN;

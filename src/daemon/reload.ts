@@ -90,7 +90,9 @@ export function createConfigReloader(opts: ReloaderOptions): ConfigReloader {
   const once = async (trigger: string): Promise<ReloadOutcome> => {
     const loaded = await opts.load();
     if (!loaded.ok) {
-      log.error(`configuration reload (${trigger}) refused; the running configuration stays in effect`, { problems: loaded.problems.length });
+      log.error(`configuration reload (${trigger}) refused; the running configuration stays in effect`, {
+        problems: loaded.problems.length,
+      });
       for (const p of loaded.problems) log.error(`  ${p}`);
       return { kind: 'invalid', problems: loaded.problems };
     }
@@ -138,7 +140,8 @@ export function isConfigLayer(mainFile: string, name: string): boolean {
   const ext = extname(mainFile);
   const stem = basename(mainFile, ext);
   if (name === basename(mainFile)) return true;
-  const middle = name.startsWith(`${stem}.`) && name.endsWith(ext) ? name.slice(stem.length + 1, name.length - ext.length) : '';
+  const middle =
+    name.startsWith(`${stem}.`) && name.endsWith(ext) ? name.slice(stem.length + 1, name.length - ext.length) : '';
   return /^[A-Za-z0-9_-]+$/.test(middle);
 }
 
@@ -146,7 +149,12 @@ export function isConfigLayer(mainFile: string, name: string): boolean {
  * Watches the folder of `mainFile` (not the files: editors save by renaming a new file over the old one) and
  * calls `onChange` once a burst of changes to its layers has been quiet for `debounceMs`.
  */
-export function watchConfigFiles(opts: { mainFile: string; debounceMs?: number; onChange: () => void; log: Logger }): () => void {
+export function watchConfigFiles(opts: {
+  mainFile: string;
+  debounceMs?: number;
+  onChange: () => void;
+  log: Logger;
+}): () => void {
   const debounceMs = opts.debounceMs ?? 300;
   let timer: NodeJS.Timeout | undefined;
   let watcher: FSWatcher | null = null;
@@ -157,9 +165,14 @@ export function watchConfigFiles(opts: { mainFile: string; debounceMs?: number; 
       clearTimeout(timer);
       timer = setTimeout(opts.onChange, debounceMs);
     });
-    watcher.on('error', (err) => opts.log.warn('stopped watching the configuration folder; reload with SIGHUP', { error: describeError(err) }));
+    watcher.on('error', (err) =>
+      opts.log.warn('stopped watching the configuration folder; reload with SIGHUP', { error: describeError(err) }),
+    );
   } catch (err) {
-    opts.log.warn('cannot watch the configuration folder; reload with SIGHUP', { folder: dirname(opts.mainFile), error: describeError(err) });
+    opts.log.warn('cannot watch the configuration folder; reload with SIGHUP', {
+      folder: dirname(opts.mainFile),
+      error: describeError(err),
+    });
   }
   return () => {
     clearTimeout(timer);
@@ -187,7 +200,12 @@ export function startConfigReload(opts: ConfigReloadOptions): { reloader: Config
   };
   const onHup = () => run('SIGHUP');
   process.on('SIGHUP', onHup);
-  const unwatch = watchConfigFiles({ mainFile: opts.mainFile, debounceMs: opts.debounceMs, onChange: () => run('file change'), log: opts.log });
+  const unwatch = watchConfigFiles({
+    mainFile: opts.mainFile,
+    debounceMs: opts.debounceMs,
+    onChange: () => run('file change'),
+    log: opts.log,
+  });
   return {
     reloader,
     stop() {

@@ -37,9 +37,13 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     const t = c.timing;
     return c.webhook
       ? createWebhookNotifier({
-        url: c.webhook, bus, log: log.child('notify'), retries: t.WebhookRetries,
-        retryBaseMs: t.WebhookRetryBaseSeconds * 1000, timeoutMs: t.WebhookTimeoutSeconds * 1000,
-      })
+          url: c.webhook,
+          bus,
+          log: log.child('notify'),
+          retries: t.WebhookRetries,
+          retryBaseMs: t.WebhookRetryBaseSeconds * 1000,
+          timeoutMs: t.WebhookTimeoutSeconds * 1000,
+        })
       : null;
   };
   const webhookSettings = (c: ResolvedConfig) => {
@@ -56,7 +60,12 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     starting: (key) => (supervisor ? supervisor.starting(key) : config.instances.some((i) => i.key === key)),
   };
   const startCheckinLog = (c: ResolvedConfig) =>
-    logRejectedCheckins(bus, log.child('checkin'), c.timing.RejectedCheckinLogSeconds * 1000, (key) => registry.get(key) !== undefined);
+    logRejectedCheckins(
+      bus,
+      log.child('checkin'),
+      c.timing.RejectedCheckinLogSeconds * 1000,
+      (key) => registry.get(key) !== undefined,
+    );
   let stopCheckinLog = startCheckinLog(config);
   const app = createApp({ registry, bus, log: log.child('http'), version: VERSION, admin: () => current.admin });
   const http = await startHttpServers(app, config.listen, { fastPath: checkinFastPath(registry) });
@@ -66,9 +75,20 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   const checkinUrl = checkinBaseUrl(http.bound);
   // BaseUrl is only what clients are given (client downloads, links); servers check in where we listen.
   const publicBaseUrl = config.baseUrl ?? `${checkinUrl}/`;
-  log.info(`listening on ${urls.join(' and ')}`, { checkinUrl, baseUrl: publicBaseUrl, instances: config.instances.length });
+  log.info(`listening on ${urls.join(' and ')}`, {
+    checkinUrl,
+    baseUrl: publicBaseUrl,
+    instances: config.instances.length,
+  });
 
-  supervisor = createSupervisor({ config, bus, log, baseUrl: checkinUrl, publicBaseUrl, reachesUs: (url) => reachesUs(url, http.bound) });
+  supervisor = createSupervisor({
+    config,
+    bus,
+    log,
+    baseUrl: checkinUrl,
+    publicBaseUrl,
+    reachesUs: (url) => reachesUs(url, http.bound),
+  });
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
   await supervisor.start();
 

@@ -13,7 +13,16 @@ export interface DemoConfig {
   connectAddress: string;
   links: Link[];
   privacyPolicy: { link: string; identifier: string; version: string } | undefined;
-  build: { engineVersion: string; forkId: string; version: string; downloadUrl: string; hash: string; manifestUrl: string; manifestDownloadUrl: string; manifestHash: string };
+  build: {
+    engineVersion: string;
+    forkId: string;
+    version: string;
+    downloadUrl: string;
+    hash: string;
+    manifestUrl: string;
+    manifestDownloadUrl: string;
+    manifestHash: string;
+  };
   /** UDP game port; the status API uses the same number unless `status.bind` names another. */
   port: number;
   udpHost: string;
@@ -28,7 +37,14 @@ export interface DemoConfig {
 
 /** `auth.mode` as the engine stores it (an enum number) or by name, any case. */
 function authMode(raw: string, log: Logger): AuthMode {
-  const byName: Record<string, AuthMode> = { '0': 'Optional', optional: 'Optional', '1': 'Required', required: 'Required', '2': 'Disabled', disabled: 'Disabled' };
+  const byName: Record<string, AuthMode> = {
+    '0': 'Optional',
+    optional: 'Optional',
+    '1': 'Required',
+    required: 'Required',
+    '2': 'Disabled',
+    disabled: 'Disabled',
+  };
   const mode = byName[raw.trim().toLowerCase()];
   if (mode) return mode;
   log.warn(`auth.mode "${raw}" is not Optional, Required or Disabled (or 0, 1, 2); using Required`);
@@ -40,7 +56,10 @@ function authMode(raw: string, log: Logger): AuthMode {
  * trimming, so `"a, ,b"` gives it an empty tag; we do not copy that).
  */
 export function splitTags(raw: string): string[] {
-  return raw.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  return raw
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
 }
 
 /** `status.links`: a JSON array of `{name, icon?, url}`; a TOML `links = [...]` or `[[status.links]]` arrives as JSON too. */
@@ -50,7 +69,10 @@ export function parseLinks(raw: string, log: Logger): Link[] {
   try {
     list = JSON.parse(raw);
   } catch (err) {
-    log.warn('status.links is not JSON; serving no links', { error: err, example: '[{"name":"Wiki","icon":"wiki","url":"https://wiki.example"}]' });
+    log.warn('status.links is not JSON; serving no links', {
+      error: err,
+      example: '[{"name":"Wiki","icon":"wiki","url":"https://wiki.example"}]',
+    });
     return [];
   }
   if (!Array.isArray(list)) {

@@ -88,15 +88,18 @@ export async function startPlayers(opts: PlayersOptions): Promise<Players> {
   });
 
   const timeoutMs = opts.timeoutSeconds * 1000;
-  const sweeper = setInterval(() => {
-    const now = Date.now();
-    for (const [endpoint, p] of players) {
-      if (now - p.lastSeen <= timeoutMs) continue;
-      players.delete(endpoint);
-      log.info(`player timed out: ${p.name}`, { endpoint, players: players.size });
-      changed();
-    }
-  }, Math.min(1000, timeoutMs / 2));
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [endpoint, p] of players) {
+        if (now - p.lastSeen <= timeoutMs) continue;
+        players.delete(endpoint);
+        log.info(`player timed out: ${p.name}`, { endpoint, players: players.size });
+        changed();
+      }
+    },
+    Math.min(1000, timeoutMs / 2),
+  );
 
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);

@@ -38,7 +38,8 @@ async function readHistory(dataDir: string, log: Logger): Promise<RoundRecord[]>
     const doc = JSON.parse(await readFile(join(dataDir, FILE), 'utf8')) as { rounds?: RoundRecord[] };
     return Array.isArray(doc.rounds) ? doc.rounds : [];
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') log.warn(`cannot read ${FILE}; starting a new history`, { error: err });
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      log.warn(`cannot read ${FILE}; starting a new history`, { error: err });
     return [];
   }
 }
@@ -70,12 +71,19 @@ export async function startRounds(opts: RoundsOptions): Promise<Rounds> {
   };
 
   const end = async () => {
-    const record: RoundRecord = { id: round.id, startedAt: round.startedAt.toISOString(), endedAt: new Date().toISOString(), players: opts.players() };
+    const record: RoundRecord = {
+      id: round.id,
+      startedAt: round.startedAt.toISOString(),
+      endedAt: new Date().toISOString(),
+      players: opts.players(),
+    };
     log.info(`round ${round.id} ended`, { players: record.players });
     if (dataDir) {
       history.push(record);
       history.splice(0, Math.max(0, history.length - KEEP));
-      writing = writing.then(() => writeHistory(dataDir, history)).catch((err: unknown) => log.warn(`cannot write ${FILE}`, { dataDir, error: err }));
+      writing = writing
+        .then(() => writeHistory(dataDir, history))
+        .catch((err: unknown) => log.warn(`cannot write ${FILE}`, { dataDir, error: err }));
       await writing;
     }
     if (stopped || !(await opts.onRoundEnd(record)) || stopped) return;

@@ -14,7 +14,11 @@ export interface DemoServer {
   stop(code: number, why: string): Promise<void>;
 }
 
-function listen(app: { fetch: (req: Request) => Response | Promise<Response> }, host: string, port: number): Promise<Server> {
+function listen(
+  app: { fetch: (req: Request) => Response | Promise<Response> },
+  host: string,
+  port: number,
+): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname: host, port }, () => {
       server.off('error', reject);
@@ -41,7 +45,11 @@ function closeHttp(server: Server | undefined): Promise<void> {
  * The demo game server: players over UDP, rounds, the kit's HTTP API and check-ins. `exit` ends the
  * process (injected so the composition root owns `process.exit`).
  */
-export async function startDemoServer(settings: Settings, log: Logger, exit: (code: number) => void): Promise<DemoServer> {
+export async function startDemoServer(
+  settings: Settings,
+  log: Logger,
+  exit: (code: number) => void,
+): Promise<DemoServer> {
   for (const warning of settings.warnings) log.warn(warning);
   const config = readDemoConfig(settings, log);
   const publicKey = makePublicKey();
@@ -134,6 +142,11 @@ export async function startDemoServer(settings: Settings, log: Logger, exit: (co
       exit(3);
     }, config.crashAfterSeconds * 1000);
   }
-  log.info('demo server ready', { name: config.hostname, port: config.port, roundSeconds: config.roundSeconds, startupMs: Math.round(process.uptime() * 1000) });
+  log.info('demo server ready', {
+    name: config.hostname,
+    port: config.port,
+    roundSeconds: config.roundSeconds,
+    startupMs: Math.round(process.uptime() * 1000),
+  });
   return { stop: (code, why) => stop(code, why) };
 }

@@ -60,7 +60,8 @@ export function decideAdminAccess(c: Context, opts: AdminAccessOptions): Decisio
   if (admin) {
     const creds = parseBasicAuth(c.req.header('authorization'));
     if (creds.kind === 'missing') return { ok: false, status: 401, error: 'admin credentials required (Basic auth)' };
-    if (creds.kind === 'malformed') return { ok: false, status: 400, error: 'malformed Authorization header: not base64 of user:password' };
+    if (creds.kind === 'malformed')
+      return { ok: false, status: 400, error: 'malformed Authorization header: not base64 of user:password' };
     // Both compared every time, so a wrong user name costs the same as a wrong password.
     const userOk = secretsEqual(creds.user, admin.username);
     const passwordOk = secretsEqual(creds.password, admin.password);
@@ -73,13 +74,18 @@ export function decideAdminAccess(c: Context, opts: AdminAccessOptions): Decisio
     return {
       ok: false,
       status: 403,
-      error: 'this page is served only to clients on this machine while no Admin is configured; '
-        + 'set Admin.Username and Admin.Password (or Admin.PasswordFile) in appsettings.yml to allow remote access',
+      error:
+        'this page is served only to clients on this machine while no Admin is configured; ' +
+        'set Admin.Username and Admin.Password (or Admin.PasswordFile) in appsettings.yml to allow remote access',
     };
   }
   // The URL's host is the Host header as @hono/node-server builds it (and `localhost` under app.request()).
   if (!isLoopbackHost(new URL(c.req.url).host)) {
-    return { ok: false, status: 403, error: 'without Admin configured, open the dashboard as http://localhost:<port>/ or http://127.0.0.1:<port>/' };
+    return {
+      ok: false,
+      status: 403,
+      error: 'without Admin configured, open the dashboard as http://localhost:<port>/ or http://127.0.0.1:<port>/',
+    };
   }
   return { ok: true, user: undefined };
 }

@@ -21,24 +21,44 @@ export const DASHBOARD_HEADER = 'x-watchdog-dashboard';
 /** These routes for the OpenAPI document (route-doc.ts). */
 export const apiRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get', path: '/api/instances', tag: 'dashboard', access: 'admin', summary: "every instance's status",
-    responses: { 200: { description: 'the status JSON of each instance', json: 'InstanceStatus', list: true }, ...errors(400, 401, 403, 405) },
+    method: 'get',
+    path: '/api/instances',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: "every instance's status",
+    responses: {
+      200: { description: 'the status JSON of each instance', json: 'InstanceStatus', list: true },
+      ...errors(400, 401, 403, 405),
+    },
   },
   {
-    method: 'get', path: '/api/instances/{key}/log', tag: 'dashboard', access: 'admin', summary: 'the last lines of the server log',
+    method: 'get',
+    path: '/api/instances/{key}/log',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: 'the last lines of the server log',
     query: [{ name: 'n', type: 'integer', description: `how many lines (default 100, at most ${MAX_LOG_LINES})` }],
     responses: { 200: { description: 'the lines', json: 'DashboardLog' }, ...errors(400, 401, 403, 404, 405) },
   },
-  ...ACTIONS.map((action): RouteDoc => ({
-    method: 'post', path: `/api/instances/{key}/${action}`, tag: 'dashboard', access: 'admin', header: DASHBOARD_HEADER,
-    summary: `the dashboard's ${action}, audited with the Admin user`,
-    responses: {
-      200: { description: 'taken', json: 'DashboardControl' },
-      ...errors(400, 401),
-      403: { description: `the dashboard rule refuses, the ${DASHBOARD_HEADER} header is missing, or the instance has no ApiToken`, json: 'Error' },
-      ...errors(404, 405),
-    },
-  })),
+  ...ACTIONS.map(
+    (action): RouteDoc => ({
+      method: 'post',
+      path: `/api/instances/{key}/${action}`,
+      tag: 'dashboard',
+      access: 'admin',
+      header: DASHBOARD_HEADER,
+      summary: `the dashboard's ${action}, audited with the Admin user`,
+      responses: {
+        200: { description: 'taken', json: 'DashboardControl' },
+        ...errors(400, 401),
+        403: {
+          description: `the dashboard rule refuses, the ${DASHBOARD_HEADER} header is missing, or the instance has no ApiToken`,
+          json: 'Error',
+        },
+        ...errors(404, 405),
+      },
+    }),
+  ),
 ];
 
 /** The instance folder `instances/<key>`: the parent of its `binaries/`. */
@@ -66,7 +86,8 @@ export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
     if (!instance) return c.json({ error: `no instance ${shownKey(key)}` }, 404);
     const raw = c.req.query('n') ?? '100';
     const n = Number(raw);
-    if (!/^\d+$/.test(raw) || n < 1 || n > MAX_LOG_LINES) return c.json({ error: `n must be a whole number from 1 to ${MAX_LOG_LINES}` }, 400);
+    if (!/^\d+$/.test(raw) || n < 1 || n > MAX_LOG_LINES)
+      return c.json({ error: `n must be a whole number from 1 to ${MAX_LOG_LINES}` }, 400);
     const lines = await tailLog(join(instanceDir(instance), 'logs'), n);
     const body: DashboardLog = { key, lines };
     return c.json(body);
@@ -78,20 +99,29 @@ export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
     const user = c.get('adminUser');
     const remote = remoteAddress(c);
     const shown = shownKey(key);
-    const audit = (status: number) => bus.emit('control', {
-      key: shown, action, user, remote, status, result: status === 200 ? 'accepted' : 'refused', at: Date.now(),
-    });
+    const audit = (status: number) =>
+      bus.emit('control', {
+        key: shown,
+        action,
+        user,
+        remote,
+        status,
+        result: status === 200 ? 'accepted' : 'refused',
+        at: Date.now(),
+      });
     const refuse = (status: 403 | 404, error: string) => {
       audit(status);
       log.warn(`dashboard control ${action} refused: ${error}`, { key: shown, remote: remote ?? '' });
       return c.json({ error }, status);
     };
 
-    if (c.req.header(DASHBOARD_HEADER) === undefined) return refuse(403, `control requests need the ${DASHBOARD_HEADER} header (sent by the dashboard)`);
+    if (c.req.header(DASHBOARD_HEADER) === undefined)
+      return refuse(403, `control requests need the ${DASHBOARD_HEADER} header (sent by the dashboard)`);
     const instance = registry.get(key);
     if (!instance) return refuse(404, `no instance ${shown}`);
     // An instance without an ApiToken refuses control, through the dashboard too.
-    if (instance.apiToken() === undefined) return refuse(403, `instance ${shown} has no ApiToken, so control is disabled for it`);
+    if (instance.apiToken() === undefined)
+      return refuse(403, `instance ${shown} has no ApiToken, so control is disabled for it`);
     try {
       instance.control(action);
     } catch (err) {

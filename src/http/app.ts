@@ -39,7 +39,13 @@ export function createApp(deps: HttpDeps): Hono {
   app.route('/', openapiRoutes(deps));
   app.route('/', dashboardRoutes(deps));
   app.route('/', eventRoutes(deps));
-  app.route('/', metricsRoutes(deps, deps.metrics ?? createMetricsCollector({ bus: deps.bus, registry: deps.registry, version: deps.version })));
+  app.route(
+    '/',
+    metricsRoutes(
+      deps,
+      deps.metrics ?? createMetricsCollector({ bus: deps.bus, registry: deps.registry, version: deps.version }),
+    ),
+  );
   app.route('/', apiRoutes(deps));
 
   app.notFound((c) => c.json({ error: 'not found' }, 404));

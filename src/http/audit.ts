@@ -26,7 +26,13 @@ export function createAuditLog(opts: { file: string; bus: Bus; log?: Logger }): 
   const onControl = (e: BusEvents['control']) => {
     if (failed) return;
     // null rather than an absent field, so every line has the same keys.
-    const line = { time: new Date(e.at).toISOString(), ...e, user: e.user ?? null, remote: e.remote ?? null, reason: e.reason ?? null };
+    const line = {
+      time: new Date(e.at).toISOString(),
+      ...e,
+      user: e.user ?? null,
+      remote: e.remote ?? null,
+      reason: e.reason ?? null,
+    };
     out.write(JSON.stringify(line) + '\n');
   };
   opts.bus.on('control', onControl);

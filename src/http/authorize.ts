@@ -34,7 +34,8 @@ export function authorize(
   if (user !== key) return { ok: false, status: 403, user, reason: 'user does not match the instance key' };
   const instance = registry.get(key);
   if (!instance) {
-    if (registry.starting?.(key)) return { ok: false, status: 503, user, reason: 'instance still starting; retry in a moment' };
+    if (registry.starting?.(key))
+      return { ok: false, status: 503, user, reason: 'instance still starting; retry in a moment' };
     return { ok: false, status: 404, user, reason: 'unknown instance' };
   }
 

@@ -16,16 +16,24 @@ const contentType = (name: string): string =>
  * (the client zip the launcher downloads). Streams the file; never lists folders; nothing outside is reachable.
  */
 /** This route for the OpenAPI document (route-doc.ts); HEAD is answered too. */
-export const binariesRouteDocs: readonly RouteDoc[] = [{
-  method: 'get', path: '/instances/{key}/binaries/{path}', tag: 'binaries', access: 'none',
-  summary: "a file of instances/<key>/binaries/ (no traversal, no listing, no hidden .-names)",
-  responses: {
-    200: { description: 'the file', media: 'application/octet-stream' },
-    400: { description: 'bad percent-encoding, an empty or dot segment, or a separator inside a segment', json: 'Error' },
-    404: { description: 'unknown instance, or no such (visible) file', json: 'Error' },
-    ...errors(405, 503),
+export const binariesRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/instances/{key}/binaries/{path}',
+    tag: 'binaries',
+    access: 'none',
+    summary: 'a file of instances/<key>/binaries/ (no traversal, no listing, no hidden .-names)',
+    responses: {
+      200: { description: 'the file', media: 'application/octet-stream' },
+      400: {
+        description: 'bad percent-encoding, an empty or dot segment, or a separator inside a segment',
+        json: 'Error',
+      },
+      404: { description: 'unknown instance, or no such (visible) file', json: 'Error' },
+      ...errors(405, 503),
+    },
   },
-}];
+];
 
 export function binariesRoutes({ registry }: HttpDeps): Hono {
   const app = new Hono();

@@ -10,14 +10,26 @@ const ACTIONS: readonly ControlAction[] = ['restart', 'update', 'stop', 'rollbac
 
 /** These routes for the OpenAPI document (route-doc.ts). */
 export const controlRouteDocs: readonly RouteDoc[] = [
-  ...ACTIONS.map((action): RouteDoc => ({
-    method: 'post', path: `/instances/{key}/${action}`, tag: 'control', access: 'instance',
-    summary: `${action} the instance; taken at once and done in the background, or refused at once with the reason`,
-    responses: { 200: 'taken (empty body)', ...errors(400, 401, 403, 404, 405, 409, 503) },
-  })),
+  ...ACTIONS.map(
+    (action): RouteDoc => ({
+      method: 'post',
+      path: `/instances/{key}/${action}`,
+      tag: 'control',
+      access: 'instance',
+      summary: `${action} the instance; taken at once and done in the background, or refused at once with the reason`,
+      responses: { 200: 'taken (empty body)', ...errors(400, 401, 403, 404, 405, 409, 503) },
+    }),
+  ),
   {
-    method: 'get', path: '/instances/{key}/status', tag: 'control', access: 'instance', summary: "the instance's status",
-    responses: { 200: { description: 'the status JSON', json: 'InstanceStatus' }, ...errors(400, 401, 403, 404, 405, 503) },
+    method: 'get',
+    path: '/instances/{key}/status',
+    tag: 'control',
+    access: 'instance',
+    summary: "the instance's status",
+    responses: {
+      200: { description: 'the status JSON', json: 'InstanceStatus' },
+      ...errors(400, 401, 403, 404, 405, 503),
+    },
   },
 ];
 
@@ -32,10 +44,17 @@ export function controlRoutes({ registry, bus, log }: HttpDeps): Hono {
     const remote = remoteAddress(c);
     const auth = authorize(c.req.header('authorization'), key, registry, 'apiToken');
     const shown = shownKey(key);
-    const audit = (status: number, user: string | undefined, reason?: string) => bus.emit('control', {
-      key: shown, action, user: user === undefined ? undefined : shownKey(user), remote, status,
-      result: status === 200 ? 'accepted' : 'refused', ...(reason === undefined ? {} : { reason }), at: Date.now(),
-    });
+    const audit = (status: number, user: string | undefined, reason?: string) =>
+      bus.emit('control', {
+        key: shown,
+        action,
+        user: user === undefined ? undefined : shownKey(user),
+        remote,
+        status,
+        result: status === 200 ? 'accepted' : 'refused',
+        ...(reason === undefined ? {} : { reason }),
+        at: Date.now(),
+      });
 
     if (!auth.ok) {
       audit(auth.status, auth.user);

@@ -9,11 +9,19 @@ export const PADLOCK = ' --\n|  |\n####\n####\n';
 /** These routes for the OpenAPI document (route-doc.ts). */
 export const infoRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get', path: '/watchdog/padlock', tag: 'info', access: 'none', summary: "the real watchdog's padlock text",
+    method: 'get',
+    path: '/watchdog/padlock',
+    tag: 'info',
+    access: 'none',
+    summary: "the real watchdog's padlock text",
     responses: { 200: { description: 'the padlock', media: 'text/plain' }, ...errors(405) },
   },
   {
-    method: 'get', path: '/health', tag: 'info', access: 'none', summary: "the daemon's version, pid, uptime and each instance's state",
+    method: 'get',
+    path: '/health',
+    tag: 'info',
+    access: 'none',
+    summary: "the daemon's version, pid, uptime and each instance's state",
     responses: { 200: { description: 'alive', json: 'Health' }, ...errors(405) },
   },
 ];

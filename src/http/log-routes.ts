@@ -22,23 +22,44 @@ export const KEEPALIVE_MS = 15_000;
 const MAX_PENDING = 1000;
 
 /** This route for the OpenAPI document (route-doc.ts). */
-export const logRouteDocs: readonly RouteDoc[] = [{
-  method: 'get', path: '/instances/{key}/logs', tag: 'logs', access: 'instance-or-admin',
-  summary: "the last lines of the server log, or (follow=1) the log followed as NDJSON",
-  query: [
-    { name: 'lines', type: 'integer', description: `how many of the last lines (default 50, at most ${MAX_LINES})` },
-    { name: 'follow', type: 'string', description: '1: stream NDJSON: {"key","found"}, the lines and each new one as {"line"}, then {"end":"lifetime","from":B}' },
-    { name: 'seconds', type: 'integer', description: `how long to follow (default ${DEFAULT_SECONDS}, at most ${MAX_SECONDS})` },
-    { name: 'from', type: 'integer', description: 'resume following at this byte offset (the "from" of an earlier end record)' },
-  ],
-  responses: {
-    200: { description: 'the lines, or with follow=1 the NDJSON stream (application/x-ndjson)', json: 'Logs' },
-    ...errors(400, 401, 403),
-    404: { description: 'unknown instance (listed to an Admin or loopback client)', json: 'UnknownInstance' },
-    ...errors(405),
-    503: { description: `a configured instance still starting, or ${MAX_FOLLOWERS} followers already (with Retry-After)`, json: 'Error' },
+export const logRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/instances/{key}/logs',
+    tag: 'logs',
+    access: 'instance-or-admin',
+    summary: 'the last lines of the server log, or (follow=1) the log followed as NDJSON',
+    query: [
+      { name: 'lines', type: 'integer', description: `how many of the last lines (default 50, at most ${MAX_LINES})` },
+      {
+        name: 'follow',
+        type: 'string',
+        description:
+          '1: stream NDJSON: {"key","found"}, the lines and each new one as {"line"}, then {"end":"lifetime","from":B}',
+      },
+      {
+        name: 'seconds',
+        type: 'integer',
+        description: `how long to follow (default ${DEFAULT_SECONDS}, at most ${MAX_SECONDS})`,
+      },
+      {
+        name: 'from',
+        type: 'integer',
+        description: 'resume following at this byte offset (the "from" of an earlier end record)',
+      },
+    ],
+    responses: {
+      200: { description: 'the lines, or with follow=1 the NDJSON stream (application/x-ndjson)', json: 'Logs' },
+      ...errors(400, 401, 403),
+      404: { description: 'unknown instance (listed to an Admin or loopback client)', json: 'UnknownInstance' },
+      ...errors(405),
+      503: {
+        description: `a configured instance still starting, or ${MAX_FOLLOWERS} followers already (with Retry-After)`,
+        json: 'Error',
+      },
+    },
   },
-}];
+];
 
 type Access = { ok: true; instance: InstanceControl } | { ok: false; res: Response };
 
@@ -49,13 +70,17 @@ type Access = { ok: true; instance: InstanceControl } | { ok: false; res: Respon
 function access(c: Context, key: string, deps: HttpDeps): Access {
   const header = c.req.header('authorization');
   const creds = parseBasicAuth(header);
-  const asInstance = creds.kind === 'ok' && creds.user === key ? authorize(header, key, deps.registry, 'apiToken') : undefined;
+  const asInstance =
+    creds.kind === 'ok' && creds.user === key ? authorize(header, key, deps.registry, 'apiToken') : undefined;
   if (asInstance?.ok) return { ok: true, instance: asInstance.instance };
   const admin = decideAdminAccess(c, deps);
   if (admin.ok) {
     const instance = deps.registry.get(key);
     if (instance) return { ok: true, instance };
-    return { ok: false, res: c.json({ error: `no instance ${shownKey(key)}`, instances: deps.registry.list().map((i) => i.key) }, 404) };
+    return {
+      ok: false,
+      res: c.json({ error: `no instance ${shownKey(key)}`, instances: deps.registry.list().map((i) => i.key) }, 404),
+    };
   }
   if (asInstance) return { ok: false, res: refusal(c, asInstance.status, asInstance.reason) };
   if (deps.admin?.() !== undefined) {
@@ -68,7 +93,12 @@ function access(c: Context, key: string, deps: HttpDeps): Access {
 }
 
 /** A whole-number query parameter from `min` to `max`; `fallback` when absent, null when invalid. */
-const whole = <F extends number | undefined>(raw: string | undefined, fallback: F, min: number, max: number): number | F | null => {
+const whole = <F extends number | undefined>(
+  raw: string | undefined,
+  fallback: F,
+  min: number,
+  max: number,
+): number | F | null => {
   if (raw === undefined) return fallback;
   return /^\d+$/.test(raw) && Number(raw) >= min && Number(raw) <= max ? Number(raw) : null;
 };
@@ -91,15 +121,29 @@ export function logRoutes(deps: HttpDeps): Hono {
     const seconds = whole(c.req.query('seconds'), DEFAULT_SECONDS, 1, MAX_SECONDS);
     const from = whole(c.req.query('from'), undefined, 0, Number.MAX_SAFE_INTEGER);
     if (lines === null || seconds === null || from === null) {
-      return c.json({ error: `lines must be a whole number up to ${MAX_LINES}, seconds from 1 to ${MAX_SECONDS}, from a byte offset` }, 400);
+      return c.json(
+        {
+          error: `lines must be a whole number up to ${MAX_LINES}, seconds from 1 to ${MAX_SECONDS}, from a byte offset`,
+        },
+        400,
+      );
     }
     const logDir = join(instanceDir(allowed.instance), 'logs');
-    const tail = from === undefined ? readLastLines(logDir, lines) : { lines: [], partial: null, offset: from, found: true };
+    const tail =
+      from === undefined ? readLastLines(logDir, lines) : { lines: [], partial: null, offset: from, found: true };
     if (c.req.query('follow') !== '1') {
-      const body: Logs = { key, found: tail.found, lines: tail.partial === null ? tail.lines : [...tail.lines, tail.partial] };
+      const body: Logs = {
+        key,
+        found: tail.found,
+        lines: tail.partial === null ? tail.lines : [...tail.lines, tail.partial],
+      };
       return c.json(body);
     }
-    const headers = { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
+    const headers = {
+      'Content-Type': 'application/x-ndjson; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      'X-Accel-Buffering': 'no',
+    };
     // Hono answers HEAD with this handler and drops the body unread: never start a follower for it.
     if (c.req.method === 'HEAD') return c.body(null, 200, headers);
     if (followers >= MAX_FOLLOWERS) {
@@ -113,12 +157,18 @@ export function logRoutes(deps: HttpDeps): Hono {
       const send = (record: object) => {
         if (out.aborted || out.closed) return;
         if (++pending > MAX_PENDING) return out.abort();
-        void out.write(JSON.stringify(record) + '\n').catch(() => undefined).finally(() => pending--);
+        void out
+          .write(JSON.stringify(record) + '\n')
+          .catch(() => undefined)
+          .finally(() => pending--);
       };
       let end: () => void = () => {};
       const until = new Promise<void>((resolve) => (end = resolve));
       const timer = setTimeout(end, seconds * 1000);
-      const keepalive = setInterval(() => void (out.closed || out.aborted ? undefined : out.write('\n').catch(() => undefined)), KEEPALIVE_MS);
+      const keepalive = setInterval(
+        () => void (out.closed || out.aborted ? undefined : out.write('\n').catch(() => undefined)),
+        KEEPALIVE_MS,
+      );
       out.onAbort(end);
       try {
         send({ key, found: tail.found });

@@ -17,15 +17,29 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
 /** This route itself. */
-const openapiRouteDocs: readonly RouteDoc[] = [{
-  method: 'get', path: '/openapi.json', tag: 'info', access: 'none', summary: 'this document (OpenAPI 3.1)',
-  responses: { 200: { description: 'the OpenAPI document', media: 'application/json' }, ...errors(405) },
-}];
+const openapiRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/openapi.json',
+    tag: 'info',
+    access: 'none',
+    summary: 'this document (OpenAPI 3.1)',
+    responses: { 200: { description: 'the OpenAPI document', media: 'application/json' }, ...errors(405) },
+  },
+];
 
 /** Every route the app serves, from the tables beside the route modules (test/http/openapi.test.ts keeps it whole). */
 export const ROUTE_DOCS: readonly RouteDoc[] = [
-  ...controlRouteDocs, ...logRouteDocs, ...binariesRouteDocs, ...pingRouteDocs, ...infoRouteDocs, ...openapiRouteDocs,
-  ...dashboardRouteDocs, ...eventRouteDocs, ...metricsRouteDocs, ...apiRouteDocs,
+  ...controlRouteDocs,
+  ...logRouteDocs,
+  ...binariesRouteDocs,
+  ...pingRouteDocs,
+  ...infoRouteDocs,
+  ...openapiRouteDocs,
+  ...dashboardRouteDocs,
+  ...eventRouteDocs,
+  ...metricsRouteDocs,
+  ...apiRouteDocs,
 ];
 
 const SECURITY: Record<Access, JsonObject[]> = {
@@ -42,21 +56,46 @@ const ref = (name: SchemaName): JsonObject => ({ $ref: `#/components/schemas/${n
 function response(doc: ResponseDoc | string): JsonObject {
   if (typeof doc === 'string') return { description: doc };
   if (doc.json !== undefined) {
-    return { description: doc.description, content: { 'application/json': { schema: doc.list ? { type: 'array', items: ref(doc.json) } : ref(doc.json) } } };
+    return {
+      description: doc.description,
+      content: { 'application/json': { schema: doc.list ? { type: 'array', items: ref(doc.json) } : ref(doc.json) } },
+    };
   }
-  return doc.media === undefined ? { description: doc.description } : { description: doc.description, content: { [doc.media]: {} } };
+  return doc.media === undefined
+    ? { description: doc.description }
+    : { description: doc.description, content: { [doc.media]: {} } };
 }
 
 function operation(doc: RouteDoc): JsonObject {
-  const parameters: Json[] = [...doc.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1] ?? '', in: 'path', required: true, schema: { type: 'string' } }));
-  for (const q of doc.query ?? []) parameters.push({ name: q.name, in: 'query', required: false, description: q.description, schema: { type: q.type } });
-  if (doc.header !== undefined) parameters.push({ name: doc.header, in: 'header', required: true, description: 'any value; sent by the dashboard', schema: { type: 'string' } });
+  const parameters: Json[] = [...doc.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+    name: m[1] ?? '',
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+  for (const q of doc.query ?? [])
+    parameters.push({
+      name: q.name,
+      in: 'query',
+      required: false,
+      description: q.description,
+      schema: { type: q.type },
+    });
+  if (doc.header !== undefined)
+    parameters.push({
+      name: doc.header,
+      in: 'header',
+      required: true,
+      description: 'any value; sent by the dashboard',
+      schema: { type: 'string' },
+    });
   const responses: JsonObject = {};
   for (const [code, r] of Object.entries(doc.responses)) responses[code] = response(r);
   return {
     tags: [doc.tag],
     summary: doc.summary,
-    operationId: `${doc.method}${doc.path.replace(/[^A-Za-z0-9]+(\w?)/g, (_, c: string) => c.toUpperCase())}` || doc.method,
+    operationId:
+      `${doc.method}${doc.path.replace(/[^A-Za-z0-9]+(\w?)/g, (_, c: string) => c.toUpperCase())}` || doc.method,
     security: SECURITY[doc.access],
     ...(parameters.length > 0 ? { parameters } : {}),
     responses,
@@ -78,9 +117,10 @@ export function openApiDocument(version: string): JsonObject {
     info: {
       title: 'game-server-watchdog',
       version,
-      description: 'The watchdog daemon\'s HTTP API (README.md, "HTTP API"). Basic auth is checked in this order: missing or '
-        + 'non-Basic header → 401; bad base64 or no colon → 400; user ≠ key → 403; unknown instance → 404 (503 while a '
-        + 'configured one is starting); wrong password → 401.',
+      description:
+        'The watchdog daemon\'s HTTP API (README.md, "HTTP API"). Basic auth is checked in this order: missing or ' +
+        'non-Basic header → 401; bad base64 or no colon → 400; user ≠ key → 403; unknown instance → 404 (503 while a ' +
+        'configured one is starting); wrong password → 401.',
     },
     tags: [
       { name: 'control', description: 'control and status, Basic <key>:<ApiToken>' },
@@ -88,14 +128,26 @@ export function openApiDocument(version: string): JsonObject {
       { name: 'logs', description: 'server logs' },
       { name: 'binaries', description: "the instance's build files" },
       { name: 'info', description: 'health, padlock, metrics, this document' },
-      { name: 'dashboard', description: "the dashboard and its API (Admin Basic, or the loopback while no Admin is configured)" },
+      {
+        name: 'dashboard',
+        description: 'the dashboard and its API (Admin Basic, or the loopback while no Admin is configured)',
+      },
     ],
     paths,
     components: {
       securitySchemes: {
         instanceToken: { type: 'http', scheme: 'basic', description: 'user: the instance key; password: its ApiToken' },
-        launchSecret: { type: 'http', scheme: 'basic', description: "user: the instance key; password: the secret of the server's current launch" },
-        admin: { type: 'http', scheme: 'basic', description: 'the daemon\'s Admin.Username and Admin.Password; while no Admin is configured, none from the loopback' },
+        launchSecret: {
+          type: 'http',
+          scheme: 'basic',
+          description: "user: the instance key; password: the secret of the server's current launch",
+        },
+        admin: {
+          type: 'http',
+          scheme: 'basic',
+          description:
+            "the daemon's Admin.Username and Admin.Password; while no Admin is configured, none from the loopback",
+        },
       },
       schemas: Object.fromEntries((Object.keys(SCHEMAS) as SchemaName[]).map((name) => [name, jsonSchema(name)])),
     },
@@ -106,7 +158,11 @@ export function openApiDocument(version: string): JsonObject {
 export function openapiRoutes({ version }: HttpDeps): Hono {
   const app = new Hono();
   let body: string | undefined;
-  app.get('/openapi.json', (c) => c.body(body ??= JSON.stringify(openApiDocument(version)), 200, { 'Content-Type': 'application/json; charset=utf-8' }));
+  app.get('/openapi.json', (c) =>
+    c.body((body ??= JSON.stringify(openApiDocument(version))), 200, {
+      'Content-Type': 'application/json; charset=utf-8',
+    }),
+  );
   app.all('/openapi.json', methodNotAllowed('GET, HEAD'));
   return app;
 }

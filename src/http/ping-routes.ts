@@ -8,10 +8,16 @@ import { errors, type RouteDoc } from './route-doc.ts';
  * This route for the OpenAPI document (route-doc.ts); checkin-fast-path.ts answers the same. Described only: the
  * hottest route gets no validation or other middleware.
  */
-export const pingRouteDocs: readonly RouteDoc[] = [{
-  method: 'post', path: '/server_api/{key}/ping', tag: 'check-in', access: 'launch', summary: "the game server's check-in",
-  responses: { 200: 'checked in (empty body)', ...errors(400, 401, 403, 404, 405, 503) },
-}];
+export const pingRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/server_api/{key}/ping',
+    tag: 'check-in',
+    access: 'launch',
+    summary: "the game server's check-in",
+    responses: { 200: 'checked in (empty body)', ...errors(400, 401, 403, 404, 405, 503) },
+  },
+];
 
 /**
  * `POST /:key/ping`, Basic `<key>:<secret of the current launch>`; mounted at `/server_api`. A refused check-in
@@ -31,7 +37,12 @@ export function pingRoutes({ registry, bus }: HttpDeps): Hono {
     if (!auth.ok) {
       // A server the previous daemon left may check in while we are still starting its instance: not a fault.
       if (auth.status === 503) return refusal(c, auth.status, auth.reason);
-      bus.emit('checkin:rejected', { key: shownKey(key), reason: auth.reason, remote: remoteAddress(c), at: Date.now() });
+      bus.emit('checkin:rejected', {
+        key: shownKey(key),
+        reason: auth.reason,
+        remote: remoteAddress(c),
+        at: Date.now(),
+      });
       return refusal(c, auth.status, auth.reason);
     }
     auth.instance.checkin();

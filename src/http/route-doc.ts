@@ -18,7 +18,10 @@ export const LastExitSchema = v.object({
 export const InstanceStatusSchema = v.object({
   key: v.string(),
   name: v.string(),
-  state: v.pipe(v.string(), v.description('dotted path of the active state: running, awaiting-checkin, stopped.idle, restarting.backoff, …')),
+  state: v.pipe(
+    v.string(),
+    v.description('dotted path of the active state: running, awaiting-checkin, stopped.idle, restarting.backoff, …'),
+  ),
   pid: v.nullable(v.number()),
   revision: v.nullable(v.string()),
   lastCheckinAt: v.nullable(v.string()),
@@ -131,5 +134,7 @@ export const ERRORS = {
 
 /** The error answers for `codes`, each with its `{"error": …}` body. */
 export function errors(...codes: (keyof typeof ERRORS)[]): Partial<Record<StatusCode, ResponseDoc>> {
-  return Object.fromEntries(codes.map((code) => [code, { description: ERRORS[code], json: 'Error' } satisfies ResponseDoc]));
+  return Object.fromEntries(
+    codes.map((code) => [code, { description: ERRORS[code], json: 'Error' } satisfies ResponseDoc]),
+  );
 }

@@ -36,7 +36,11 @@ export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpSer
     const fast = opts.fastPath;
     const server = createServer(fast ? (req, res) => void (fast(req, res) || toApp(req, res)) : toApp);
     const onError = (err: Error) =>
-      reject(new Error(`cannot listen on ${host}:${opts.port}: ${err.message} (is another watchdog running? change Urls)`, { cause: err }));
+      reject(
+        new Error(`cannot listen on ${host}:${opts.port}: ${err.message} (is another watchdog running? change Urls)`, {
+          cause: err,
+        }),
+      );
     server.once('error', onError);
     server.once('listening', () => {
       server.off('error', onError);
@@ -81,7 +85,11 @@ const NO_IPV6 = new Set(['EADDRNOTAVAIL', 'EAFNOSUPPORT', 'EPROTONOSUPPORT']);
  * Listens on every address of `Urls`. `localhost` binds 127.0.0.1 and then ::1 on the same port (skipped where the
  * host has no IPv6), as Kestrel does; `*` binds `::`, which takes IPv4 too, or `0.0.0.0` without IPv6. If one address cannot be bound, those already bound are closed again.
  */
-export async function startHttpServers(app: Hono, addresses: readonly ListenAddress[], opts: Omit<ListenOptions, 'host' | 'port'> = {}): Promise<HttpServers> {
+export async function startHttpServers(
+  app: Hono,
+  addresses: readonly ListenAddress[],
+  opts: Omit<ListenOptions, 'host' | 'port'> = {},
+): Promise<HttpServers> {
   const servers: Array<{ server: HttpServer; address: BoundAddress }> = [];
   const closeAll = () => Promise.all(servers.map((s) => s.server.close())).then(() => undefined);
   /** The port bound, or null when an optional address was skipped for want of IPv6. */
@@ -91,7 +99,8 @@ export async function startHttpServers(app: Hono, addresses: readonly ListenAddr
       servers.push({ server, address: { name, host, port: server.port, url: server.url } });
       return server.port;
     } catch (err) {
-      const code = err instanceof Error && err.cause instanceof Error && 'code' in err.cause ? String(err.cause.code) : '';
+      const code =
+        err instanceof Error && err.cause instanceof Error && 'code' in err.cause ? String(err.cause.code) : '';
       if (optional && NO_IPV6.has(code)) return null;
       throw err;
     }

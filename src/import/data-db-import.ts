@@ -4,7 +4,13 @@ import type { Logger } from '../log.ts';
 import { readProcessStartTime } from '../process/proc-info.ts';
 import { instanceDataKind, writeInstanceData } from '../store/instance-data.ts';
 import { readWatchdogDb, watchdogDbExists, type WatchdogDb } from '../store/watchdog-db.ts';
-import { describeServer, describeSystemdUnit, importedData, inspectRow, type InstanceImport } from './instance-import.ts';
+import {
+  describeServer,
+  describeSystemdUnit,
+  importedData,
+  inspectRow,
+  type InstanceImport,
+} from './instance-import.ts';
 
 /** This process's start time: servers the old watchdog left started before it. */
 export async function ownStartTime(): Promise<string> {
@@ -22,12 +28,18 @@ export async function openWatchdogDb(file: string, log: Logger): Promise<Watchdo
   try {
     db = await readWatchdogDb(file);
   } catch (err) {
-    log.warn('could not import from the real watchdog\'s data file; starting without it', { file, problem: describeError(err) });
+    log.warn("could not import from the real watchdog's data file; starting without it", {
+      file,
+      problem: describeError(err),
+    });
     return null;
   }
   if (db.unfinished.length > 0) {
-    log.warn('the real watchdog\'s data file has an unfinished write beside it (it is running or did not stop cleanly); '
-      + 'the import may miss its last write: stop the real watchdog cleanly before starting this one', { file, beside: db.unfinished });
+    log.warn(
+      "the real watchdog's data file has an unfinished write beside it (it is running or did not stop cleanly); " +
+        'the import may miss its last write: stop the real watchdog cleanly before starting this one',
+      { file, beside: db.unfinished },
+    );
   }
   return db;
 }
@@ -44,7 +56,11 @@ export interface DataDbImport {
 /** The import at daemon start: data.db is read (and SQLite loaded) only when some instance needs it and it exists. */
 export function createDataDbImport(opts: { file: string; persistServers: () => boolean; log: Logger }): DataDbImport {
   let opened: Promise<{ db: WatchdogDb | null; before: string }> | undefined;
-  const open = () => (opened ??= Promise.all([openWatchdogDb(opts.file, opts.log), ownStartTime()]).then(([db, before]) => ({ db, before })));
+  const open = () =>
+    (opened ??= Promise.all([openWatchdogDb(opts.file, opts.log), ownStartTime()]).then(([db, before]) => ({
+      db,
+      before,
+    })));
   return {
     async importInto(instance, log) {
       try {
@@ -53,7 +69,9 @@ export function createDataDbImport(opts: { file: string; persistServers: () => b
         if (!db) return null;
         const row = db.rows.get(instance.key);
         if (!row) {
-          log.info('the real watchdog\'s data file has no entry for this instance; nothing to import', { file: db.file });
+          log.info("the real watchdog's data file has no entry for this instance; nothing to import", {
+            file: db.file,
+          });
           return null;
         }
         const found = await inspectRow(row, instance, { persistServers: opts.persistServers(), before });
@@ -65,7 +83,10 @@ export function createDataDbImport(opts: { file: string; persistServers: () => b
         if (found.systemdUnit !== null) log.warn(describeSystemdUnit(found.systemdUnit), { unit: found.systemdUnit });
         return found;
       } catch (err) {
-        log.warn('could not import from the real watchdog\'s data file; starting without it', { file: opts.file, error: describeError(err) });
+        log.warn("could not import from the real watchdog's data file; starting without it", {
+          file: opts.file,
+          error: describeError(err),
+        });
         return null;
       }
     },

@@ -26,22 +26,40 @@ export interface InstanceImport {
  * the persisted secret, for adoption or, with PersistServers off, for a graceful shutdown. Signals nothing.
  * `before` is this process's start time.
  */
-export async function inspectRow(row: WatchdogDbRow, instance: ResolvedInstance, opts: { persistServers: boolean; before: string }): Promise<InstanceImport> {
-  const base = { key: instance.key, revision: row.revision, persistedPid: row.persistedPid, systemdUnit: row.persistedSystemdUnit };
+export async function inspectRow(
+  row: WatchdogDbRow,
+  instance: ResolvedInstance,
+  opts: { persistServers: boolean; before: string },
+): Promise<InstanceImport> {
+  const base = {
+    key: instance.key,
+    revision: row.revision,
+    persistedPid: row.persistedPid,
+    systemdUnit: row.persistedSystemdUnit,
+  };
   if (row.persistedPid === null) return { ...base, server: 'none', launch: null, reason: null };
   const check = await checkPersistedServer(row.persistedPid, instance.program, opts.before);
   if (!check.ok) return { ...base, server: 'none', launch: null, reason: check.reason };
   if (row.persistedToken === null) {
     // The real watchdog writes the token before every launch, so this needs a hand-edited file.
-    return { ...base, server: 'none', launch: null, reason: 'it runs, but no check-in secret was persisted with it; stop it yourself' };
+    return {
+      ...base,
+      server: 'none',
+      launch: null,
+      reason: 'it runs, but no check-in secret was persisted with it; stop it yourself',
+    };
   }
   const { server } = check;
   return {
     ...base,
     server: opts.persistServers ? 'adopt' : 'shut-down',
     launch: {
-      pid: server.pid, startTime: server.startTime, program: instance.program, args: server.args,
-      secret: row.persistedToken, launchedAt: server.startedAt,
+      pid: server.pid,
+      startTime: server.startTime,
+      program: instance.program,
+      args: server.args,
+      secret: row.persistedToken,
+      launchedAt: server.startedAt,
     },
     reason: null,
   };
@@ -61,12 +79,16 @@ export function describeServer(found: InstanceImport): string {
     case 'shut-down':
       return `its server (pid ${pid}) is running; Process.PersistServers is off, so it is shut down gracefully before a new one launches`;
     case 'none':
-      return pid === null ? 'no server pid was persisted' : `the persisted pid ${pid} is not adopted: ${found.reason ?? 'unknown'}`;
+      return pid === null
+        ? 'no server pid was persisted'
+        : `the persisted pid ${pid} is not adopted: ${found.reason ?? 'unknown'}`;
   }
 }
 
 /** The warning for a server the real watchdog ran as a systemd unit, which we do not adopt. */
 export function describeSystemdUnit(unit: string): string {
-  return `the real watchdog ran this server as systemd unit ${unit}, which is not adopted (Process.Mode Systemd is not supported); `
-    + `stop it (systemctl stop ${unit}) if it still runs, or it keeps the server's port`;
+  return (
+    `the real watchdog ran this server as systemd unit ${unit}, which is not adopted (Process.Mode Systemd is not supported); ` +
+    `stop it (systemctl stop ${unit}) if it still runs, or it keeps the server's port`
+  );
 }

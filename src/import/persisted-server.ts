@@ -26,7 +26,10 @@ function ticksThisBoot(startTime: string, reference: string): bigint | null {
 const USER_HZ = 100;
 
 async function startedAt(ticks: bigint): Promise<string> {
-  const uptime = await readFile('/proc/uptime', 'utf8').then((t) => Number.parseFloat(t), () => Number.NaN);
+  const uptime = await readFile('/proc/uptime', 'utf8').then(
+    (t) => Number.parseFloat(t),
+    () => Number.NaN,
+  );
   if (!Number.isFinite(uptime)) return new Date().toISOString();
   return new Date(Date.now() - (uptime - Number(ticks) / USER_HZ) * 1000).toISOString();
 }
@@ -42,14 +45,19 @@ async function startedAt(ticks: bigint): Promise<string> {
  * @example
  * const check = await checkPersistedServer(4242, '/srv/instances/alpha/bin/Robust.Server', ownStartTime);
  */
-export async function checkPersistedServer(pid: number, program: string, before: string): Promise<PersistedServerCheck> {
+export async function checkPersistedServer(
+  pid: number,
+  program: string,
+  before: string,
+): Promise<PersistedServerCheck> {
   if (!isAlive(pid)) return { ok: false, reason: 'no process has that pid any more' };
   const [startTime, cmdline, exe] = await Promise.all([
     readProcessStartTime(pid),
     readCmdline(pid),
     readlink(`/proc/${pid}/exe`).catch(() => null),
   ]);
-  if (startTime === null || cmdline === null) return { ok: false, reason: 'its start time and command line cannot be read in /proc' };
+  if (startTime === null || cmdline === null)
+    return { ok: false, reason: 'its start time and command line cannot be read in /proc' };
   const names = new Set([program, await realpath(program).catch(() => program)]);
   // A build replaced while its server runs shows as "<path> (deleted)"; it is still the program that was started.
   const exePath = exe?.replace(/ \(deleted\)$/, '') ?? null;
@@ -58,7 +66,10 @@ export async function checkPersistedServer(pid: number, program: string, before:
   else if (cmdline[0] !== undefined && names.has(cmdline[0])) at = 0;
   else if (cmdline[1] !== undefined && names.has(cmdline[1])) at = 1;
   else {
-    return { ok: false, reason: `it runs ${exePath ?? cmdline[0] ?? '(unknown)'}, not the instance's program ${program}` };
+    return {
+      ok: false,
+      reason: `it runs ${exePath ?? cmdline[0] ?? '(unknown)'}, not the instance's program ${program}`,
+    };
   }
   const ticks = ticksThisBoot(startTime, before);
   const limit = ticksThisBoot(before, before);

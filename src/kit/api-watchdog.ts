@@ -54,7 +54,8 @@ function parseJson(text: string): Parsed<unknown> {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * `POST /shutdown` body: a JSON object, parsed whatever the Content-Type (the real watchdog sends
@@ -65,7 +66,8 @@ export function parseShutdownBody(text: string): Parsed<ShutdownRequest> {
   if (!json.ok) return json;
   if (!isObject(json.value)) return { ok: false, error: 'body must be a JSON object such as {"Reason":"maintenance"}' };
   const reason = json.value.Reason;
-  if (reason !== undefined && reason !== null && typeof reason !== 'string') return { ok: false, error: 'Reason must be a string' };
+  if (reason !== undefined && reason !== null && typeof reason !== 'string')
+    return { ok: false, error: 'Reason must be a string' };
   return { ok: true, value: { reason: reason ?? null } };
 }
 
@@ -85,9 +87,12 @@ export function parseUpdateBody(text: string): Parsed<UpdateRequest> {
   if (text.trim() === '') return { ok: true, value: { reason: 'UpdateAvailable', message: null } };
   const json = parseJson(text);
   if (!json.ok) return json;
-  if (!isObject(json.value)) return { ok: false, error: 'body must be empty or a JSON object such as {"Reason":"Maintenance"}' };
+  if (!isObject(json.value))
+    return { ok: false, error: 'body must be empty or a JSON object such as {"Reason":"Maintenance"}' };
   const { Reason: reason, Message: message } = json.value;
-  if (reason !== undefined && reason !== null && typeof reason !== 'string') return { ok: false, error: 'Reason must be a string' };
-  if (message !== undefined && message !== null && typeof message !== 'string') return { ok: false, error: 'Message must be a string' };
+  if (reason !== undefined && reason !== null && typeof reason !== 'string')
+    return { ok: false, error: 'Reason must be a string' };
+  if (message !== undefined && message !== null && typeof message !== 'string')
+    return { ok: false, error: 'Message must be a string' };
   return { ok: true, value: { reason: updateReason(reason ?? 'Other'), message: message ?? null } };
 }

@@ -1,10 +1,22 @@
 import { Hono, type Context } from 'hono';
 import { createLogger, type Logger } from '../log.ts';
-import { checkWatchdogToken, parseShutdownBody, parseUpdateBody, type ShutdownRequest, type UpdateRequest } from './api-watchdog.ts';
+import {
+  checkWatchdogToken,
+  parseShutdownBody,
+  parseUpdateBody,
+  type ShutdownRequest,
+  type UpdateRequest,
+} from './api-watchdog.ts';
 import type { Info, Status } from './schemas.ts';
 import { infoForWire } from './schemas-wire.ts';
 
-export { sameSecret, UPDATE_REASONS, type ShutdownRequest, type UpdateReason, type UpdateRequest } from './api-watchdog.ts';
+export {
+  sameSecret,
+  UPDATE_REASONS,
+  type ShutdownRequest,
+  type UpdateReason,
+  type UpdateRequest,
+} from './api-watchdog.ts';
 
 type MaybePromise<T> = T | Promise<T>;
 

@@ -48,7 +48,9 @@ export function checkinUrl(baseUrl: string, key: string): URL {
 }
 
 /** Check-in options from the engine cvars (`watchdog.checkin_interval` is ours, for tests). */
-export function checkinOptionsFrom(settings: Settings): Pick<CheckinOptions, 'key' | 'baseUrl' | 'token' | 'intervalSeconds'> {
+export function checkinOptionsFrom(
+  settings: Settings,
+): Pick<CheckinOptions, 'key' | 'baseUrl' | 'token' | 'intervalSeconds'> {
   return {
     key: settings.string('watchdog.key') || undefined,
     baseUrl: settings.string('watchdog.baseUrl') || undefined,
@@ -72,7 +74,9 @@ export function startCheckins(opts: CheckinOptions): Checkins {
   const { key, baseUrl, token } = opts;
   const disabled: Checkins = { enabled: false, url: undefined, pingNow: async () => null, stop: async () => {} };
   if (!key || !baseUrl || !token) {
-    const missing = [!key && 'watchdog.key', !baseUrl && 'watchdog.baseUrl', !token && 'watchdog.token'].filter(Boolean).join(', ');
+    const missing = [!key && 'watchdog.key', !baseUrl && 'watchdog.baseUrl', !token && 'watchdog.token']
+      .filter(Boolean)
+      .join(', ');
     log.info(`check-ins off: ${missing} not set (all three are needed)`);
     return disabled;
   }
@@ -102,7 +106,8 @@ export function startCheckins(opts: CheckinOptions): Checkins {
       result = { ok: res.ok, status: res.status, reason: res.statusText };
     } catch (err) {
       const cause = (err as Error).cause;
-      const reason = err instanceof Error ? `${err.message}${cause instanceof Error ? `: ${cause.message}` : ''}` : String(err);
+      const reason =
+        err instanceof Error ? `${err.message}${cause instanceof Error ? `: ${cause.message}` : ''}` : String(err);
       result = { ok: false, status: null, reason };
     }
     if (result.ok) log.debug('checked in', { status: result.status });

@@ -37,7 +37,10 @@ export function normaliseAddress(input: string): ServerAddress {
   }
   const scheme = parsed.protocol.slice(0, -1).toLowerCase();
   const kind = SCHEMES[scheme];
-  if (!kind) throw new AddressError(`"${raw}": scheme ${scheme}:// is not supported; use ss14://, ss14s://, http:// or https://`);
+  if (!kind)
+    throw new AddressError(
+      `"${raw}": scheme ${scheme}:// is not supported; use ss14://, ss14s://, http:// or https://`,
+    );
   if (parsed.hostname === '') throw new AddressError(`"${raw}" has no host`);
   if (parsed.port === '0') throw new AddressError(`"${raw}": port 0 is not a server port`);
   let api: URL;

@@ -47,7 +47,10 @@ async function getJson(url: URL, timeoutMs: number): Promise<Fetched> {
   try {
     return { ok: true, json: JSON.parse(text) as unknown };
   } catch {
-    return { ok: false, message: `answered ${res.status} but the body is not JSON: ${JSON.stringify(text.slice(0, 80))}` };
+    return {
+      ok: false,
+      message: `answered ${res.status} but the body is not JSON: ${JSON.stringify(text.slice(0, 80))}`,
+    };
   }
 }
 

@@ -35,7 +35,10 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const out: ParsedArgs = { cvars: [], configFile: undefined, dataDir: undefined, warnings: [] };
   const valueOf = (i: number, flag: string): string => {
     const value = argv[i + 1];
-    if (value === undefined) throw new SettingsError(`${flag} needs a value (e.g. ${flag === '--cvar' ? '--cvar net.port=1212' : `${flag} PATH`})`);
+    if (value === undefined)
+      throw new SettingsError(
+        `${flag} needs a value (e.g. ${flag === '--cvar' ? '--cvar net.port=1212' : `${flag} PATH`})`,
+      );
     return value;
   };
   for (let i = 0; i < argv.length; i++) {

@@ -31,9 +31,11 @@ export function flattenToml(doc: Record<string, unknown>, prefix = ''): CvarAssi
   const out: CvarAssignment[] = [];
   for (const [key, value] of Object.entries(doc)) {
     const name = prefix === '' ? key : `${prefix}.${key}`;
-    if (value instanceof Date) out.push([name, value.toISOString()]); // smol-toml's TomlDate is a Date
+    if (value instanceof Date)
+      out.push([name, value.toISOString()]); // smol-toml's TomlDate is a Date
     else if (Array.isArray(value)) out.push([name, JSON.stringify(value)]);
-    else if (value !== null && typeof value === 'object') out.push(...flattenToml(value as Record<string, unknown>, name));
+    else if (value !== null && typeof value === 'object')
+      out.push(...flattenToml(value as Record<string, unknown>, name));
     else out.push([name, String(value)]);
   }
   return out;
@@ -58,6 +60,8 @@ export function readConfigFile(path: string): CvarAssignment[] {
   } catch (err) {
     const where = err instanceof TomlError ? `:${err.line}:${err.column}` : '';
     const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new SettingsError(`config file ${path}${where} is not valid TOML: ${detail}; fix or remove it`, { cause: err });
+    throw new SettingsError(`config file ${path}${where} is not valid TOML: ${detail}; fix or remove it`, {
+      cause: err,
+    });
   }
 }

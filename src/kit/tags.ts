@@ -35,15 +35,18 @@ const startsWithCi = (tag: string, prefix: string) => tag.slice(0, prefix.length
 function checkTag(tag: string): string | undefined {
   if (tag.trim() === '') return 'empty tag (check hub.tags for doubled or trailing commas)';
   if (tag !== tag.trim()) return 'tag has leading or trailing spaces; launchers compare tags exactly';
-  if (tag !== NO_TAG_INFER && tag.toLowerCase() === NO_TAG_INFER) return `tags are case-sensitive: write "${NO_TAG_INFER}" to disable tag inference`;
+  if (tag !== NO_TAG_INFER && tag.toLowerCase() === NO_TAG_INFER)
+    return `tags are case-sensitive: write "${NO_TAG_INFER}" to disable tag inference`;
   if (startsWithCi(tag, 'lang:')) {
     const value = tag.slice(5);
-    if (languageName(value) === undefined) return `"${value}" is not an IETF language tag with a known primary subtag (e.g. lang:en, lang:pt-BR)`;
+    if (languageName(value) === undefined)
+      return `"${value}" is not an IETF language tag with a known primary subtag (e.g. lang:en, lang:pt-BR)`;
     return undefined;
   }
   if (startsWithCi(tag, 'rp:')) {
     const value = tag.slice(3);
-    if (!(RP_LEVELS as readonly string[]).includes(value)) return `role-play level must be one of ${RP_LEVELS.map((l) => `rp:${l}`).join(', ')}`;
+    if (!(RP_LEVELS as readonly string[]).includes(value))
+      return `role-play level must be one of ${RP_LEVELS.map((l) => `rp:${l}`).join(', ')}`;
     return undefined;
   }
   if (startsWithCi(tag, 'region:')) {

@@ -16,7 +16,10 @@ export const CLOCK_TICKS_PER_SECOND = 100;
 
 /** The fields after the command name, which may itself hold spaces and parentheses: field 3 (state) is index 0. */
 function statFields(text: string): string[] {
-  return text.slice(text.lastIndexOf(')') + 2).trim().split(' ');
+  return text
+    .slice(text.lastIndexOf(')') + 2)
+    .trim()
+    .split(' ');
 }
 
 /**

@@ -48,7 +48,8 @@ export function alertMessage(key: string, e: AlertEvent, stoppedBy?: string): st
   switch (e.kind) {
     case 'crash':
       if (e.exit?.signal) return `${server} exited with signal ${e.exit.signal}. ${CHECK_LOGS}`;
-      if (e.exit && e.exit.code !== null) return `${server} exited with non-clean exit code ${e.exit.code}. ${CHECK_LOGS}`;
+      if (e.exit && e.exit.code !== null)
+        return `${server} exited with non-clean exit code ${e.exit.code}. ${CHECK_LOGS}`;
       return `${server} exited unexpectedly. ${CHECK_LOGS}`;
     case 'hang':
       return `${server} timed out and will be killed. ${CHECK_LOGS}`;

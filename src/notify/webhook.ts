@@ -68,7 +68,12 @@ export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
       });
       await res.arrayBuffer().catch(() => undefined);
       const retryable = res.status === 429 || res.status >= 500;
-      return { ok: res.ok, retryable, retryAfterMs: parseRetryAfter(res.headers.get('retry-after')), problem: `HTTP ${res.status}` };
+      return {
+        ok: res.ok,
+        retryable,
+        retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
+        problem: `HTTP ${res.status}`,
+      };
     } catch (err) {
       return { ok: false, retryable: !halt.signal.aborted, retryAfterMs: null, problem: describeError(err) };
     }
@@ -79,7 +84,10 @@ export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
       const result = await post(content);
       if (result.ok) return;
       if (!result.retryable || attempt >= opts.retries || halt.signal.aborted) {
-        opts.log.warn('chat webhook refused or unreachable; message dropped', { problem: result.problem, attempts: attempt + 1 });
+        opts.log.warn('chat webhook refused or unreachable; message dropped', {
+          problem: result.problem,
+          attempts: attempt + 1,
+        });
         return;
       }
       const delay = Math.min(maxDelayMs, result.retryAfterMs ?? opts.retryBaseMs * 2 ** attempt);
@@ -126,10 +134,14 @@ export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
       const running = pumping;
       if (running) {
         const timer = new AbortController();
-        await Promise.race([running, sleep(opts.stopWaitMs ?? 2000, undefined, { signal: timer.signal }).catch(() => undefined)]);
+        await Promise.race([
+          running,
+          sleep(opts.stopWaitMs ?? 2000, undefined, { signal: timer.signal }).catch(() => undefined),
+        ]);
         timer.abort();
       }
-      if (queue.length > 0 || pumping) opts.log.warn('chat webhook: gave up on unsent messages at shutdown', { unsent: queue.length });
+      if (queue.length > 0 || pumping)
+        opts.log.warn('chat webhook: gave up on unsent messages at shutdown', { unsent: queue.length });
       queue.length = 0;
       halt.abort();
       await pumping;

@@ -29,7 +29,12 @@ export const DUMPS_KEEP = 3;
 export const DUMPS_MAX_BYTES = 4 * 1024 ** 3;
 
 /** createdump's flag per dump type (dotnet/runtime `src/coreclr/debug/createdump/main.cpp`). */
-const CREATEDUMP_FLAGS: Record<DumpType, string> = { Normal: '--normal', WithHeap: '--withheap', Triage: '--triage', Full: '--full' };
+const CREATEDUMP_FLAGS: Record<DumpType, string> = {
+  Normal: '--normal',
+  WithHeap: '--withheap',
+  Triage: '--triage',
+  Full: '--full',
+};
 
 async function executable(path: string): Promise<boolean> {
   try {
@@ -100,10 +105,12 @@ function runBounded(program: string, args: string[], timeoutMs: number, log: Log
  */
 export async function pruneDumps(dumpsDir: string, keep: number, maxBytes = DUMPS_MAX_BYTES): Promise<void> {
   const names = (await readdir(dumpsDir).catch(() => [] as string[])).filter((n) => n.startsWith('dump_'));
-  const dated = await Promise.all(names.map(async (n) => {
-    const st = await stat(join(dumpsDir, n)).catch(() => null);
-    return { n, t: st?.mtimeMs ?? 0, size: st?.size ?? 0 };
-  }));
+  const dated = await Promise.all(
+    names.map(async (n) => {
+      const st = await stat(join(dumpsDir, n)).catch(() => null);
+      return { n, t: st?.mtimeMs ?? 0, size: st?.size ?? 0 };
+    }),
+  );
   dated.sort((a, b) => b.t - a.t || b.n.localeCompare(a.n));
   let total = 0;
   const doomed = dated.filter((d, i) => {
@@ -131,12 +138,19 @@ export async function dumpProcess(pid: number, opts: DumpOptions): Promise<strin
       : await findOnPath('createdump', searchPath);
     let written: string | null = null;
     if (createdump) {
-      const code = await runBounded(createdump, [CREATEDUMP_FLAGS[opts.type], '-f', base, String(pid)], opts.timeoutMs, opts.log);
+      const code = await runBounded(
+        createdump,
+        [CREATEDUMP_FLAGS[opts.type], '-f', base, String(pid)],
+        opts.timeoutMs,
+        opts.log,
+      );
       if (code === 0) written = base;
     } else {
       const gcore = await findOnPath('gcore', searchPath);
       if (!gcore) {
-        opts.log.warn('no dumper found (createdump beside the server or on PATH, or gcore from gdb); no dump taken', { pid });
+        opts.log.warn('no dumper found (createdump beside the server or on PATH, or gcore from gdb); no dump taken', {
+          pid,
+        });
         return null;
       }
       // gcore appends the pid: <base>.<pid>
@@ -147,8 +161,7 @@ export async function dumpProcess(pid: number, opts: DumpOptions): Promise<strin
     if (written) {
       await chmod(written, 0o600);
       opts.log.info('dump written', { pid, file: written });
-    }
-    else await Promise.all([base, `${base}.${pid}`].map((f) => rm(f, { force: true }))); // half-written by a killed dumper
+    } else await Promise.all([base, `${base}.${pid}`].map((f) => rm(f, { force: true }))); // half-written by a killed dumper
     await pruneDumps(opts.dumpsDir, opts.keep ?? DUMPS_KEEP, opts.maxBytes);
     return written;
   } catch (err) {

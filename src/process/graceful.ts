@@ -59,6 +59,9 @@ export async function shutdownGracefully(proc: ServerProcess, opts: GracefulOpti
 export async function leave(proc: ServerProcess, opts: GracefulOptions): Promise<'leaving' | 'exited' | 'killed'> {
   if (await exitsWithin(proc, 0)) return 'exited';
   if (await requestUpdate(opts.apiPort, opts.secret, opts.requestMs)) return 'leaving';
-  opts.log.warn('update request not delivered; shutting the server down instead', { pid: proc.pid, apiPort: opts.apiPort });
+  opts.log.warn('update request not delivered; shutting the server down instead', {
+    pid: proc.pid,
+    apiPort: opts.apiPort,
+  });
   return shutdownGracefully(proc, opts);
 }

@@ -33,10 +33,14 @@ export function buildLaunchSpec(opts: {
 }): LaunchSpec {
   const dir = resolve(opts.instance.dir);
   const args = [
-    '--cvar', `watchdog.key=${opts.key}`,
-    '--cvar', `watchdog.baseUrl=${opts.baseUrl}`,
-    '--config-file', resolve(dir, 'config.toml'),
-    '--data-dir', resolve(dir, 'data'),
+    '--cvar',
+    `watchdog.key=${opts.key}`,
+    '--cvar',
+    `watchdog.baseUrl=${opts.baseUrl}`,
+    '--config-file',
+    resolve(dir, 'config.toml'),
+    '--data-dir',
+    resolve(dir, 'data'),
     ...opts.instance.settings.Arguments,
   ];
   // Provider overrides come last so they win over the same cvar in Arguments (the engine applies

@@ -1,4 +1,15 @@
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 
@@ -68,7 +79,10 @@ export class RotatingLogWriter {
   #fd: number | null = null;
   #size = 0;
 
-  constructor(readonly logDir: string, readonly rotation: LogRotation = DEFAULT_ROTATION) {
+  constructor(
+    readonly logDir: string,
+    readonly rotation: LogRotation = DEFAULT_ROTATION,
+  ) {
     mkdirSync(logDir, { recursive: true });
     rotateIfFull(logDir, rotation);
     this.#open();

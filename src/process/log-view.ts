@@ -53,7 +53,12 @@ export function readLastLines(logDir: string, n: number): LogTail {
  * server.log of that moment, where a later `followLines` picks up (the CLI's `logs -f` over HTTP resumes there).
  * Used by `watchdog logs -f` on this machine and by the daemon's `GET /instances/:key/logs?follow=1`.
  */
-export async function followLines(logDir: string, offset: number, write: (line: string) => void, until: Promise<void>): Promise<number> {
+export async function followLines(
+  logDir: string,
+  offset: number,
+  write: (line: string) => void,
+  until: Promise<void>,
+): Promise<number> {
   let reached = offset;
   const follower = followLog(logDir, write, { startOffset: offset, intervalMs: 200, onPoll: (at) => (reached = at) });
   // followLog's timer is unref'd (it must not keep the daemon alive); here following is the whole point.

@@ -6,14 +6,20 @@ import { isAbsolute } from 'node:path';
 let bootId: string | null | undefined;
 async function readBootId(): Promise<string | null> {
   if (bootId === undefined) {
-    bootId = await readFile('/proc/sys/kernel/random/boot_id', 'utf8').then((s) => s.trim(), () => null);
+    bootId = await readFile('/proc/sys/kernel/random/boot_id', 'utf8').then(
+      (s) => s.trim(),
+      () => null,
+    );
   }
   return bootId;
 }
 
 /** The fields of /proc/<pid>/stat after the command name, which may itself contain spaces and parentheses. */
 function statFields(text: string): string[] {
-  return text.slice(text.lastIndexOf(')') + 2).trim().split(' ');
+  return text
+    .slice(text.lastIndexOf(')') + 2)
+    .trim()
+    .split(' ');
 }
 
 /**

@@ -15,10 +15,25 @@ interface Answer {
   status: number;
 }
 
-function post(host: string, port: number, path: string, headers: Record<string, string>, body: string | null, signal: AbortSignal): Promise<Answer> {
+function post(
+  host: string,
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  body: string | null,
+  signal: AbortSignal,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host, port, path, method: 'POST', headers: { ...headers, ...(body === null ? { 'Content-Length': '0' } : {}) }, agent: false, signal },
+      {
+        host,
+        port,
+        path,
+        method: 'POST',
+        headers: { ...headers, ...(body === null ? { 'Content-Length': '0' } : {}) },
+        agent: false,
+        signal,
+      },
       (res) => {
         res.resume(); // the body is not needed; drain it so the socket closes
         res.once('end', () => resolve({ status: res.statusCode ?? 0 }));
@@ -30,7 +45,13 @@ function post(host: string, port: number, path: string, headers: Record<string, 
   });
 }
 
-async function send(port: number, path: string, headers: Record<string, string>, body: string | null, timeoutMs: number): Promise<Answer | null> {
+async function send(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  body: string | null,
+  timeoutMs: number,
+): Promise<Answer | null> {
   const signal = AbortSignal.timeout(timeoutMs);
   for (const host of HOSTS) {
     try {
@@ -48,9 +69,20 @@ async function send(port: number, path: string, headers: Record<string, string>,
  * True when any HTTP answer came back (the real watchdog does not check the status either), false on
  * a transport error or when `timeoutMs` passed.
  */
-export async function requestShutdown(apiPort: number, secret: string, reason: string, timeoutMs: number): Promise<boolean> {
+export async function requestShutdown(
+  apiPort: number,
+  secret: string,
+  reason: string,
+  timeoutMs: number,
+): Promise<boolean> {
   const body = JSON.stringify({ Reason: reason });
-  const answer = await send(apiPort, '/shutdown', { WatchdogToken: secret, 'Content-Type': 'application/json' }, body, timeoutMs);
+  const answer = await send(
+    apiPort,
+    '/shutdown',
+    { WatchdogToken: secret, 'Content-Type': 'application/json' },
+    body,
+    timeoutMs,
+  );
   return answer !== null;
 }
 

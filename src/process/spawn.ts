@@ -4,7 +4,15 @@ import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
 import type { LaunchSpec } from './launch-spec.ts';
-import { DEFAULT_ROTATION, LineSplitter, RotatingLogWriter, copyTruncate, logPath, rotateIfFull, type LogRotation } from './log-file.ts';
+import {
+  DEFAULT_ROTATION,
+  LineSplitter,
+  RotatingLogWriter,
+  copyTruncate,
+  logPath,
+  rotateIfFull,
+  type LogRotation,
+} from './log-file.ts';
 import { followLog, type LogFollower } from './log-tail.ts';
 import { readProcessStartTime } from './proc-info.ts';
 import { killGroup, reapStragglers } from './process-group.ts';
@@ -69,7 +77,11 @@ function marker(text: string): string {
 /** The line server.log gets at the end of each run: `exited with code 0`, `killed by signal SIGKILL`. */
 export function exitMarker(pid: number, status: ExitStatus): string {
   if (status.signal !== null) return marker(`server (pid ${pid}) killed by signal ${status.signal}`);
-  return marker(status.code === null ? `server (pid ${pid}) ended, status unknown` : `server (pid ${pid}) exited with code ${status.code}`);
+  return marker(
+    status.code === null
+      ? `server (pid ${pid}) ended, status unknown`
+      : `server (pid ${pid}) exited with code ${status.code}`,
+  );
 }
 
 /** Waits for the outcome of spawn(): 'spawn' when exec succeeded, 'error' when it did not. */
@@ -92,7 +104,9 @@ export async function spawnServer(spec: LaunchSpec, opts: SpawnOptions): Promise
   const rotation = opts.rotation ?? DEFAULT_ROTATION;
   const st = await stat(spec.cwd).catch(() => null);
   if (!st?.isDirectory()) {
-    throw new ProcessError(`cannot launch ${spec.program}: its working directory ${spec.cwd} does not exist — check Servers.InstanceRoot`);
+    throw new ProcessError(
+      `cannot launch ${spec.program}: its working directory ${spec.cwd} does not exist — check Servers.InstanceRoot`,
+    );
   }
   mkdirSync(opts.logDir, { recursive: true });
   const emit = (stream: 'stdout' | 'stderr', line: string) => {
@@ -107,10 +121,20 @@ export async function spawnServer(spec: LaunchSpec, opts: SpawnOptions): Promise
 
 type Emit = (stream: 'stdout' | 'stderr', line: string) => void;
 
-async function spawnPiped(spec: LaunchSpec, opts: SpawnOptions, rotation: LogRotation, emit: Emit): Promise<ServerProcess> {
+async function spawnPiped(
+  spec: LaunchSpec,
+  opts: SpawnOptions,
+  rotation: LogRotation,
+  emit: Emit,
+): Promise<ServerProcess> {
   const writer = new RotatingLogWriter(opts.logDir, rotation);
   writer.writeLine(marker(`launching ${spec.program}`));
-  const child = spawn(spec.program, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(spec.program, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const failure = await started(child);
   if (failure || child.pid === undefined) {
     const err = launchError(spec, failure);
@@ -125,7 +149,10 @@ async function spawnPiped(spec: LaunchSpec, opts: SpawnOptions, rotation: LogRot
   const closeWriter = () => {
     if (--open === 0) writer.close();
   };
-  for (const [stream, readable] of [['stdout', child.stdout], ['stderr', child.stderr]] as const) {
+  for (const [stream, readable] of [
+    ['stdout', child.stdout],
+    ['stderr', child.stderr],
+  ] as const) {
     const splitter = new LineSplitter();
     const take = (line: string) => {
       writer.writeLine(line);
@@ -167,7 +194,12 @@ async function spawnPiped(spec: LaunchSpec, opts: SpawnOptions, rotation: LogRot
   };
 }
 
-async function spawnPersistent(spec: LaunchSpec, opts: SpawnOptions, rotation: LogRotation, emit: Emit): Promise<ServerProcess> {
+async function spawnPersistent(
+  spec: LaunchSpec,
+  opts: SpawnOptions,
+  rotation: LogRotation,
+  emit: Emit,
+): Promise<ServerProcess> {
   rotateIfFull(opts.logDir, rotation);
   const fd = openSync(logPath(opts.logDir), 'a');
   let child: ChildProcess;

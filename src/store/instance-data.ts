@@ -47,7 +47,8 @@ export async function readInstanceData(dir: string, updateType: string | null, l
     text = await readFile(file, 'utf8');
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
-    if (code !== 'ENOENT') log.warn('could not read data.json; starting without a known revision', { file, error: describeError(err) });
+    if (code !== 'ENOENT')
+      log.warn('could not read data.json; starting without a known revision', { file, error: describeError(err) });
     return defaultInstanceData(updateType);
   }
 
@@ -70,9 +71,17 @@ export async function readInstanceData(dir: string, updateType: string | null, l
     const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     try {
       await rename(file, aside);
-      log.warn('data.json was corrupt; set it aside and starting without a known revision', { file, aside, reason: why });
+      log.warn('data.json was corrupt; set it aside and starting without a known revision', {
+        file,
+        aside,
+        reason: why,
+      });
     } catch (err) {
-      log.warn('data.json was corrupt and could not be set aside; it will be overwritten', { file, reason: why, error: describeError(err) });
+      log.warn('data.json was corrupt and could not be set aside; it will be overwritten', {
+        file,
+        reason: why,
+        error: describeError(err),
+      });
     }
     return defaultInstanceData(updateType);
   }
@@ -80,7 +89,9 @@ export async function readInstanceData(dir: string, updateType: string | null, l
   const data = checked.output;
   if (data.updateType !== updateType) {
     log.info('UpdateType changed; forgetting the revision so the new provider installs its own build', {
-      was: data.updateType, now: updateType, revision: data.revision,
+      was: data.updateType,
+      now: updateType,
+      revision: data.revision,
     });
     return { ...data, updateType, revision: null, previousRevision: null };
   }
@@ -154,7 +165,9 @@ async function writeNow(dir: string, data: InstanceData): Promise<void> {
     await rename(tmp, file);
   } catch (err) {
     await rm(tmp, { force: true }).catch(() => undefined);
-    throw new Error(`could not write ${file} (${describeError(err)}); check that the instance folder is writable`, { cause: err });
+    throw new Error(`could not write ${file} (${describeError(err)}); check that the instance folder is writable`, {
+      cause: err,
+    });
   }
   await syncDir(dir);
 }

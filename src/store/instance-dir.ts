@@ -15,7 +15,10 @@ export async function prepareInstanceDir(dir: string): Promise<void> {
   try {
     for (const sub of INSTANCE_SUBDIRS) await mkdir(join(dir, sub), { recursive: true });
   } catch (err) {
-    throw new Error(`could not create the instance folder ${dir} (${describeError(err)}); check that its parent is writable`, { cause: err });
+    throw new Error(
+      `could not create the instance folder ${dir} (${describeError(err)}); check that its parent is writable`,
+      { cause: err },
+    );
   }
 }
 
@@ -37,7 +40,9 @@ export function assertInside(dir: string, candidate: string): string {
 /** Joins a client- or archive-supplied relative path to `dir`, refusing absolute paths and `..` escapes. */
 export function resolveInside(dir: string, relativePath: string): string {
   if (isAbsolute(relativePath)) {
-    throw new PathEscapeError(`refusing ${JSON.stringify(relativePath)}: expected a path relative to the instance folder`);
+    throw new PathEscapeError(
+      `refusing ${JSON.stringify(relativePath)}: expected a path relative to the instance folder`,
+    );
   }
   return assertInside(dir, relativePath);
 }
@@ -57,7 +62,9 @@ export async function resolveInsideReal(dir: string, relativePath: string): Prom
       const real = await realpath(existing);
       const full = rest ? join(real, rest) : real;
       if (!isWithin(root, full)) {
-        throw new PathEscapeError(`refusing ${JSON.stringify(relativePath)}: a link leads outside the instance folder ${root}`);
+        throw new PathEscapeError(
+          `refusing ${JSON.stringify(relativePath)}: a link leads outside the instance folder ${root}`,
+        );
       }
       return full;
     } catch (err) {

@@ -30,12 +30,18 @@ const SQLITE_MAGIC = 'SQLite format 3\0';
 const COLUMNS = ['Key', 'Revision', 'PersistedToken', 'PersistedPid', 'PersistedSystemdUnit'] as const;
 
 async function exists(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isFile() && s.size > 0, () => false);
+  return stat(path).then(
+    (s) => s.isFile() && s.size > 0,
+    () => false,
+  );
 }
 
 /** True when `file` exists (the import has something to read); cheap, so start-up only loads SQLite when needed. */
 export async function watchdogDbExists(file: string): Promise<boolean> {
-  return stat(file).then((s) => s.isFile(), () => false);
+  return stat(file).then(
+    (s) => s.isFile(),
+    () => false,
+  );
 }
 
 /**
@@ -53,13 +59,17 @@ export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
   try {
     bytes = await readFile(file);
   } catch (err) {
-    throw new WatchdogDbError(`could not read ${file} (${describeError(err)}); check Data.File and its permissions`, { cause: err });
+    throw new WatchdogDbError(`could not read ${file} (${describeError(err)}); check Data.File and its permissions`, {
+      cause: err,
+    });
   }
   const unfinished: string[] = [];
   for (const suffix of ['-journal', '-wal']) if (await exists(file + suffix)) unfinished.push(file + suffix);
   // An empty file is what SQLite creates before the first write: a database with no tables.
   if (bytes.length > 0 && bytes.subarray(0, SQLITE_MAGIC.length).toString('latin1') !== SQLITE_MAGIC) {
-    throw new WatchdogDbError(`${file} is not an SQLite database (it does not start with "SQLite format 3"); check Data.File`);
+    throw new WatchdogDbError(
+      `${file} is not an SQLite database (it does not start with "SQLite format 3"); check Data.File`,
+    );
   }
   // Loaded here, not at the top: only a daemon that finds a data.db pays for the WebAssembly module.
   const { default: initSqlJs } = await import('sql.js');
@@ -87,10 +97,15 @@ function readRows(db: Database, file: string): Map<string, WatchdogDbRow> {
     }
     present = new Set((db.exec('PRAGMA table_info(ServerInstance)')[0]?.values ?? []).map((v) => String(v[1])));
   } catch (err) {
-    throw new WatchdogDbError(`${file} is damaged (${describeError(err)}); restore it from a backup or start without it`, { cause: err });
+    throw new WatchdogDbError(
+      `${file} is damaged (${describeError(err)}); restore it from a backup or start without it`,
+      { cause: err },
+    );
   }
   if (!present.has('Key')) {
-    throw new WatchdogDbError(`${file} has no ServerInstance table; it is not the real watchdog's data file, or it was never started (check Data.File)`);
+    throw new WatchdogDbError(
+      `${file} has no ServerInstance table; it is not the real watchdog's data file, or it was never started (check Data.File)`,
+    );
   }
   const select = COLUMNS.map((c) => (present.has(c) ? c : `NULL AS ${c}`)).join(', ');
   const rows = new Map<string, WatchdogDbRow>();
@@ -98,7 +113,10 @@ function readRows(db: Database, file: string): Map<string, WatchdogDbRow> {
   try {
     result = db.exec(`SELECT ${select} FROM ServerInstance`)[0]?.values ?? [];
   } catch (err) {
-    throw new WatchdogDbError(`${file} is damaged (${describeError(err)}); restore it from a backup or start without it`, { cause: err });
+    throw new WatchdogDbError(
+      `${file} is damaged (${describeError(err)}); restore it from a backup or start without it`,
+      { cause: err },
+    );
   }
   for (const [key, revision, token, pid, unit] of result) {
     if (typeof key !== 'string') continue;

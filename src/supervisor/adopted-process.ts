@@ -96,9 +96,12 @@ export function followAdoptedLog(opts: AdoptedLogOptions): { stop(): void } {
     follower.stop();
   };
   const timer = setInterval(() => {
-    void stillRuns(opts.pid, opts.startTime).then((runs) => {
-      if (!runs) stop();
-    }, () => undefined);
+    void stillRuns(opts.pid, opts.startTime).then(
+      (runs) => {
+        if (!runs) stop();
+      },
+      () => undefined,
+    );
   }, opts.pollMs ?? 500);
   timer.unref();
   return { stop };

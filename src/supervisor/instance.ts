@@ -46,7 +46,8 @@ export class Instance implements InstanceControl {
   /** Who asked for the last accepted stop (from its `control` event), for the chat message when the server goes. */
   private stopBy = '';
   private readonly onControl = (e: BusEvents['control']): void => {
-    if (e.key === this.key && e.action === 'stop' && e.result === 'accepted') this.stopBy = requester(this.key, e.user, e.remote);
+    if (e.key === this.key && e.action === 'stop' && e.result === 'accepted')
+      this.stopBy = requester(this.key, e.user, e.remote);
   };
   /** The machine's lastExit as last seen, and when it was first seen (the machine has no clock). */
   private lastExit: { exit: LastExit; at: number } | null = null;
@@ -66,9 +67,15 @@ export class Instance implements InstanceControl {
     const { deps } = this;
     const log = deps.log;
     const processHost = createProcessHost({
-      get config() { return deps.config; },
-      get instance() { return deps.instance; },
-      get baseUrl() { return deps.baseUrl; },
+      get config() {
+        return deps.config;
+      },
+      get instance() {
+        return deps.instance;
+      },
+      get baseUrl() {
+        return deps.baseUrl;
+      },
       bus: deps.bus,
       log,
       provider: () => deps.provider,
@@ -76,7 +83,13 @@ export class Instance implements InstanceControl {
       recordLaunch: deps.recordLaunch,
       adoptable: deps.adoptable,
     });
-    const updateHost = { key: this.key, log, bus: deps.bus, provider: () => deps.provider, recordRevision: deps.recordRevision };
+    const updateHost = {
+      key: this.key,
+      log,
+      bus: deps.bus,
+      provider: () => deps.provider,
+      recordRevision: deps.recordRevision,
+    };
     const machine = instanceMachine.provide({
       actors: {
         runProcess: createRunProcess(processHost),

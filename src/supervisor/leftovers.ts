@@ -19,7 +19,10 @@ export interface Leftover {
  */
 export async function findLeftover(record: LaunchRecord | null, log: Logger): Promise<Leftover | null> {
   if (!record) return null;
-  const verified = await verifyProcess(record.pid, { startTime: record.startTime, args: [record.program, ...record.args] });
+  const verified = await verifyProcess(record.pid, {
+    startTime: record.startTime,
+    args: [record.program, ...record.args],
+  });
   if (!verified) {
     log.info('the server recorded in data.json is gone (or its pid was reused); nothing to adopt', { pid: record.pid });
     return null;
@@ -36,7 +39,10 @@ export async function findLeftover(record: LaunchRecord | null, log: Logger): Pr
         exitMs: config.timing.ShutdownExitSeconds * 1000,
         log,
       });
-      log.info(how === 'exited' ? 'the leftover server exited after the shutdown request' : 'the leftover server was killed', { pid: record.pid });
+      log.info(
+        how === 'exited' ? 'the leftover server exited after the shutdown request' : 'the leftover server was killed',
+        { pid: record.pid },
+      );
     },
   };
 }

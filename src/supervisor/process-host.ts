@@ -68,10 +68,16 @@ export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
       });
       log.info('server launched', { pid: proc.pid, revision: revision ?? '(none)' });
       bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision, at: Date.now() });
-      deps.recordLaunch({
-        pid: proc.pid, startTime: proc.startTime ?? '', program: spec.program, args: spec.args, secret,
-        launchedAt: new Date().toISOString(),
-      }).catch((err: unknown) => log.warn('could not record the launch in data.json', { error: describeError(err) }));
+      deps
+        .recordLaunch({
+          pid: proc.pid,
+          startTime: proc.startTime ?? '',
+          program: spec.program,
+          args: spec.args,
+          secret,
+          launchedAt: new Date().toISOString(),
+        })
+        .catch((err: unknown) => log.warn('could not record the launch in data.json', { error: describeError(err) }));
       return { proc, secret };
     },
 
@@ -100,7 +106,9 @@ export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
 
     released(how) {
       if (how === 'detached') return;
-      deps.recordLaunch(null).catch((err: unknown) => log.warn('could not update data.json', { error: describeError(err) }));
+      deps
+        .recordLaunch(null)
+        .catch((err: unknown) => log.warn('could not update data.json', { error: describeError(err) }));
     },
   };
 }

@@ -51,14 +51,17 @@ export function createRunProcess(host: ProcessHost) {
     const watch = (server: OwnedServer) => {
       owned = server;
       send({ type: 'PROCESS_STARTED', launchId, secret: server.secret, pid: server.proc.pid });
-      server.proc.exited.then((status) => {
-        if (detached) return;
-        host.released('exited');
-        if (!detached) send({ type: 'PROCESS_EXITED', launchId, code: status.code, signal: status.signal });
-      }, (err: unknown) => {
-        host.log.error('lost track of the server process', { pid: server.proc.pid, error: describeError(err) });
-        send({ type: 'PROCESS_EXITED', launchId, code: null, signal: null });
-      });
+      server.proc.exited.then(
+        (status) => {
+          if (detached) return;
+          host.released('exited');
+          if (!detached) send({ type: 'PROCESS_EXITED', launchId, code: status.code, signal: status.signal });
+        },
+        (err: unknown) => {
+          host.log.error('lost track of the server process', { pid: server.proc.pid, error: describeError(err) });
+          send({ type: 'PROCESS_EXITED', launchId, code: null, signal: null });
+        },
+      );
       if (stopped) server.proc.kill('SIGKILL');
       for (const cmd of pending.splice(0)) execute(cmd);
     };
@@ -90,9 +93,13 @@ export function createRunProcess(host: ProcessHost) {
           });
           break;
         case 'NOTIFY_UPDATE':
-          requestUpdate(opts.apiPort, server.secret, requestMs).then((delivered) => {
-            if (!delivered) host.log.warn('the server did not accept POST /update; the update waits for its next restart');
-          }, (err: unknown) => host.log.warn('POST /update failed', { error: describeError(err) }));
+          requestUpdate(opts.apiPort, server.secret, requestMs).then(
+            (delivered) => {
+              if (!delivered)
+                host.log.warn('the server did not accept POST /update; the update waits for its next restart');
+            },
+            (err: unknown) => host.log.warn('POST /update failed', { error: describeError(err) }),
+          );
           break;
         case 'KILL': {
           going = 'kill';
@@ -100,7 +107,8 @@ export function createRunProcess(host: ProcessHost) {
           // Only the first hang of a loop is dumped (the machine says which): one dump per loop, not one per relaunch.
           if (cmd.reason === 'hang' && cmd.dump) host.dump(server.proc).finally(kill);
           else {
-            if (cmd.reason === 'hang') host.log.info('hang again in the same loop; killed without a dump', { pid: server.proc.pid });
+            if (cmd.reason === 'hang')
+              host.log.info('hang again in the same loop; killed without a dump', { pid: server.proc.pid });
             kill();
           }
           break;

@@ -167,16 +167,25 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
         return;
       }
       // Its check-ins go to an address this daemon does not answer: adopted, it would only be killed as hung.
-      ilog.warn('the server left running checks in to another address than this daemon\'s; shutting it down and launching a new one '
-        + '(keep Urls fixed when using PersistServers)', { pid: leftover.record.pid, recorded, baseUrl: opts.baseUrl });
+      ilog.warn(
+        "the server left running checks in to another address than this daemon's; shutting it down and launching a new one " +
+          '(keep Urls fixed when using PersistServers)',
+        { pid: leftover.record.pid, recorded, baseUrl: opts.baseUrl },
+      );
     } else if (leftover) {
       // PersistServers is off but the previous daemon died with this server running: shut it down first,
       // or the new server fights it for the port.
       ilog.warn('shutting down a server left behind by a previous daemon', { pid: leftover.record.pid });
     }
     if (leftover) {
-      await leftover.shutDown(config, instance).catch((err: unknown) =>
-        ilog.error('could not shut down the leftover server', { pid: leftover.record.pid, error: describeError(err) }));
+      await leftover
+        .shutDown(config, instance)
+        .catch((err: unknown) =>
+          ilog.error('could not shut down the leftover server', {
+            pid: leftover.record.pid,
+            error: describeError(err),
+          }),
+        );
     }
     inst.start(null);
   }
@@ -186,8 +195,9 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
     followers.get(key)?.stop();
     followers.delete(key);
     log.info('instance removed from the configuration; shutting its server down', { key });
-    const done = inst.shutdown(false, shutdownTimeoutMs()).catch((err: unknown) =>
-      log.error('could not shut down a removed instance', { key, error: describeError(err) }));
+    const done = inst
+      .shutdown(false, shutdownTimeoutMs())
+      .catch((err: unknown) => log.error('could not shut down a removed instance', { key, error: describeError(err) }));
     retiring.set(key, done);
     await done;
     if (retiring.get(key) === done) retiring.delete(key);
@@ -254,7 +264,11 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
         } else {
           const added = add(instance);
           adding.add(added);
-          work.push(added.then((ok) => (ok ? result.added : result.failed).push(instance.key)).finally(() => adding.delete(added)));
+          work.push(
+            added
+              .then((ok) => (ok ? result.added : result.failed).push(instance.key))
+              .finally(() => adding.delete(added)),
+          );
         }
       }
       await Promise.all(work);

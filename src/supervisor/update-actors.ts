@@ -1,5 +1,12 @@
 import { fromPromise } from 'xstate';
-import type { CheckInput, CheckOutput, RollbackInput, RollbackOutput, UpdateInput, UpdateOutput } from '../../machines/instance.types.ts';
+import type {
+  CheckInput,
+  CheckOutput,
+  RollbackInput,
+  RollbackOutput,
+  UpdateInput,
+  UpdateOutput,
+} from '../../machines/instance.types.ts';
 import type { Bus } from '../bus.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -32,7 +39,11 @@ export function createUpdateActor(host: UpdateHost) {
       const revision = await provider.apply(input.revision, signal);
       await host.recordRevision(revision);
       host.bus.emit('instance:update', {
-        key: host.key, phase: 'done', revision, durationMs: Date.now() - started, at: at(),
+        key: host.key,
+        phase: 'done',
+        revision,
+        durationMs: Date.now() - started,
+        at: at(),
       });
       host.log.info('update installed', { revision, seconds: (Date.now() - started) / 1000 });
       return { revision, changed: revision !== input.revision };

@@ -38,8 +38,18 @@ const RID_GRAPH: Record<string, readonly string[]> = {
 /** Every RID the catalog knows, longest first (so `linux-musl-x64` is tried before `linux-x64` when matching names). */
 export const KNOWN_RIDS: readonly string[] = Object.keys(RID_GRAPH).sort((a, b) => b.length - a.length);
 
-const OS_NAMES: Partial<Record<NodeJS.Platform, string>> = { linux: 'linux', darwin: 'osx', win32: 'win', freebsd: 'freebsd' };
-const ARCH_NAMES: Partial<Record<NodeJS.Architecture, string>> = { x64: 'x64', arm64: 'arm64', ia32: 'x86', arm: 'arm' };
+const OS_NAMES: Partial<Record<NodeJS.Platform, string>> = {
+  linux: 'linux',
+  darwin: 'osx',
+  win32: 'win',
+  freebsd: 'freebsd',
+};
+const ARCH_NAMES: Partial<Record<NodeJS.Architecture, string>> = {
+  x64: 'x64',
+  arm64: 'arm64',
+  ia32: 'x86',
+  arm: 'arm',
+};
 
 /** What tells a Linux host's C library apart; every item may be missing where it cannot be read. */
 export interface LibcEvidence {
@@ -77,7 +87,9 @@ export function readLibcEvidence(opts: { root?: string; report?: boolean } = {})
   const evidence: LibcEvidence = {};
   if (opts.report !== false) {
     try {
-      const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string }; sharedObjects?: string[] } | undefined;
+      const report = process.report?.getReport() as
+        | { header?: { glibcVersionRuntime?: string }; sharedObjects?: string[] }
+        | undefined;
       evidence.glibcVersionRuntime = report?.header?.glibcVersionRuntime;
       evidence.sharedObjects = report?.sharedObjects;
     } catch {

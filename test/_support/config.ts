@@ -15,7 +15,12 @@ export interface InstanceOpts {
 }
 
 /** An appsettings.yml for tests: loopback on a free port, every wait shrunk. */
-export function testConfig(opts: { webhook?: string; persist?: boolean; instances: InstanceOpts[]; extra?: string }): string {
+export function testConfig(opts: {
+  webhook?: string;
+  persist?: boolean;
+  instances: InstanceOpts[];
+  extra?: string;
+}): string {
   const lines = [
     'Urls: http://127.0.0.1:0',
     ...(opts.webhook ? ['Notification:', `  ChatWebhook: ${opts.webhook}`] : []),

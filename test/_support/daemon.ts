@@ -33,7 +33,10 @@ export interface StatusJson {
 export const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 
 /** Starts the real daemon (`bin/watchdog start`) in a fresh temp folder with the given appsettings.yml text. */
-export async function startDaemon(yaml: string, opts: { env?: Record<string, string>; dir?: string; files?: Record<string, string> } = {}): Promise<RunningDaemon> {
+export async function startDaemon(
+  yaml: string,
+  opts: { env?: Record<string, string>; dir?: string; files?: Record<string, string> } = {},
+): Promise<RunningDaemon> {
   const tmp = opts.dir ? { path: opts.dir, cleanup: async () => {} } : await tempDir('wd-e2e-');
   await writeFile(join(tmp.path, 'appsettings.yml'), yaml);
   for (const [name, text] of Object.entries(opts.files ?? {})) await writeFile(join(tmp.path, name), text);
@@ -49,10 +52,14 @@ export async function startDaemon(yaml: string, opts: { env?: Record<string, str
   let exitCode: number | null | undefined;
   void exited.then((c) => (exitCode = c));
 
-  const url = await waitFor('the daemon to listen', () => {
-    if (exitCode !== undefined) throw new Error(`daemon exited with ${exitCode}:\n${out}`);
-    return /\[watchdog\] listening on (http:\/\/\S+)/.exec(out)?.[1];
-  }, 15_000);
+  const url = await waitFor(
+    'the daemon to listen',
+    () => {
+      if (exitCode !== undefined) throw new Error(`daemon exited with ${exitCode}:\n${out}`);
+      return /\[watchdog\] listening on (http:\/\/\S+)/.exec(out)?.[1];
+    },
+    15_000,
+  );
 
   return {
     dir: tmp.path,
@@ -74,7 +81,10 @@ export async function startDaemon(yaml: string, opts: { env?: Record<string, str
       return (await res.json()) as StatusJson;
     },
     async control(key, token, action) {
-      const res = await fetch(`${url}/instances/${key}/${action}`, { method: 'POST', headers: { authorization: basic(key, token) } });
+      const res = await fetch(`${url}/instances/${key}/${action}`, {
+        method: 'POST',
+        headers: { authorization: basic(key, token) },
+      });
       await res.arrayBuffer();
       return res.status;
     },

@@ -9,11 +9,15 @@ import { ROOT, tempDir } from '../_support/env.ts';
 /** `bin/watchdog chart …` as a real process, from a folder that is not the project. */
 function chart(args: string[], cwd: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(ROOT, 'bin/watchdog'), 'chart', ...args], { cwd, encoding: 'utf8', timeout: 30_000 },
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin/watchdog'), 'chart', ...args],
+      { cwd, encoding: 'utf8', timeout: 30_000 },
       (err, stdout, stderr) => {
         const code = err && typeof err.code === 'number' ? err.code : err ? null : 0;
         resolve({ status: code, stdout, stderr });
-      });
+      },
+    );
   });
 }
 
@@ -22,7 +26,11 @@ const cli = suite('watchdog chart');
 cli('chart :: prints Mermaid by default, DOT and JSON on request', async () => {
   const t = await tempDir('wd-chart-');
   try {
-    const [mermaid, dot, json] = await Promise.all([chart([], t.path), chart(['--format', 'dot'], t.path), chart(['-f', 'json'], t.path)]);
+    const [mermaid, dot, json] = await Promise.all([
+      chart([], t.path),
+      chart(['--format', 'dot'], t.path),
+      chart(['-f', 'json'], t.path),
+    ]);
     assert.is(mermaid.status, 0, mermaid.stderr);
     assert.is(mermaid.stdout, renderChart('mermaid'));
     assert.is(dot.status, 0, dot.stderr);

@@ -13,8 +13,24 @@ graph('chart :: every state of the machine, with its kind and initial child, nam
   assert.is(g.id, 'instance');
   assert.is(g.initial, 'stopped.idle');
   const paths = g.states.map((s) => s.path);
-  assert.equal(paths, ['', 'stopped', 'stopped.idle', 'stopped.failing', 'decide', 'updating', 'owning', 'owning.live',
-    'starting', 'running', 'awaiting-checkin', 'restarting.stopping', 'restarting', 'restarting.backoff', 'rolling-back', 'exited']);
+  assert.equal(paths, [
+    '',
+    'stopped',
+    'stopped.idle',
+    'stopped.failing',
+    'decide',
+    'updating',
+    'owning',
+    'owning.live',
+    'starting',
+    'running',
+    'awaiting-checkin',
+    'restarting.stopping',
+    'restarting',
+    'restarting.backoff',
+    'rolling-back',
+    'exited',
+  ]);
   const by = new Map(g.states.map((s) => [s.path, s]));
   assert.is(by.get('owning')?.initial, 'owning.live');
   assert.is(by.get('owning.live')?.initial, 'starting');
@@ -30,8 +46,14 @@ graph('chart :: always edges, which toDirectedGraph omits, are all there in prio
   assert.equal(decide.length, (instanceMachine.root.states.decide?.always ?? []).length);
   assert.ok(decide.every((e) => e.kind === 'always'));
   assert.equal(decide[0], {
-    source: 'decide', target: 'exited', event: '', kind: 'always', delay: null,
-    guard: 'shuttingDown', internal: false, label: 'always [shuttingDown]',
+    source: 'decide',
+    target: 'exited',
+    event: '',
+    kind: 'always',
+    delay: null,
+    guard: 'shuttingDown',
+    internal: false,
+    label: 'always [shuttingDown]',
   });
   assert.is(decide.at(-1)?.label, 'always', 'the last one is the unguarded fallback');
   assert.is(decide.at(-1)?.target, 'owning');
@@ -63,7 +85,17 @@ graph('chart :: the statechart stays small: at most 40 transitions', () => {
 graph('chart :: guards read as text, combinators included', () => {
   const m = setup({ guards: { a: () => true, b: () => false } }).createMachine({
     initial: 'x',
-    states: { x: { on: { GO: [{ guard: and(['a', not('b')]), target: 'y' }, { guard: 'a', target: 'y' }] } }, y: {} },
+    states: {
+      x: {
+        on: {
+          GO: [
+            { guard: and(['a', not('b')]), target: 'y' },
+            { guard: 'a', target: 'y' },
+          ],
+        },
+      },
+      y: {},
+    },
   });
   const labels = chartGraph(m).edges.map((e) => e.label);
   assert.equal(labels, ['GO [a and not b]', 'GO [a]']);
@@ -77,8 +109,18 @@ graph.run();
 const paths = suite('chart state paths');
 
 paths('chart :: state paths are the leaves a status can show, decide excluded', () => {
-  assert.equal(statePaths(), ['stopped.idle', 'stopped.failing', 'updating', 'starting', 'running', 'awaiting-checkin',
-    'restarting.stopping', 'restarting.backoff', 'rolling-back', 'exited']);
+  assert.equal(statePaths(), [
+    'stopped.idle',
+    'stopped.failing',
+    'updating',
+    'starting',
+    'running',
+    'awaiting-checkin',
+    'restarting.stopping',
+    'restarting.backoff',
+    'rolling-back',
+    'exited',
+  ]);
 });
 
 paths('chart :: every state path has a Mermaid node that the chart declares', () => {
@@ -122,7 +164,10 @@ formats('chart :: Mermaid draws every edge once, root edges from "any state", th
 formats('chart :: DOT groups compound states in clusters and quotes every id', () => {
   const text = renderChart('dot');
   assert.match(text, /^digraph "instance" \{\n/);
-  assert.match(text, /subgraph "cluster_stopped" \{\n\s+label=<<b>stopped<\/b>>;[^\n]*\n\s+"stopped.idle" \[label=<idle>\];/);
+  assert.match(
+    text,
+    /subgraph "cluster_stopped" \{\n\s+label=<<b>stopped<\/b>>;[^\n]*\n\s+"stopped.idle" \[label=<idle>\];/,
+  );
   assert.match(text, /subgraph "cluster_owning.live" \{/);
   assert.match(text, /"decide" \[label=<decide>, shape=diamond/);
   assert.match(text, /"exited" \[label=<exited>, shape=doublecircle\];/);
@@ -137,7 +182,10 @@ formats('chart :: DOT arrows join states, never cluster names or a state to itse
   const text = renderChart('dot');
   const g = chartGraph();
   const compound = new Set(g.states.filter((s) => s.kind === 'compound' && s.path !== '').map((s) => s.path));
-  const arrows = [...text.matchAll(/^ {2}"([^"]+)" -> "([^"]+)"/gm)].map((m): [string, string] => [m[1] ?? '', m[2] ?? '']);
+  const arrows = [...text.matchAll(/^ {2}"([^"]+)" -> "([^"]+)"/gm)].map((m): [string, string] => [
+    m[1] ?? '',
+    m[2] ?? '',
+  ]);
   assert.ok(arrows.length > 20);
   for (const [tail, head] of arrows) {
     assert.not.ok(compound.has(tail) || compound.has(head), `${tail} -> ${head} names a cluster`);
@@ -147,7 +195,8 @@ formats('chart :: DOT arrows join states, never cluster names or a state to itse
   assert.match(text, /-> "decide" \[label="PROCESS_EXITED \[currentLaunch\]"[^\n]*ltail="cluster_owning"/);
   assert.match(text, /"restarting.stopping" \[label=<stopping<br\/>[^\n]*after stopTimeout/);
   assert.match(text, /subgraph "cluster_legend"/);
-  for (const meaning of ['an event', 'an actor finished', 'a timer ran out', 'taken at once']) assert.match(text, meaning);
+  for (const meaning of ['an event', 'an actor finished', 'a timer ran out', 'taken at once'])
+    assert.match(text, meaning);
 });
 
 formats('chart :: JSON is the graph as data', () => {

@@ -20,8 +20,20 @@ docs('statechart :: the committed chart is what the machine renders today', asyn
 
 docs('statechart :: the prose explains every state the status can show', async () => {
   const md = await readFile(join(ROOT, 'docs/statechart.md'), 'utf8');
-  for (const path of ['stopped.idle', 'stopped.failing', 'decide', 'updating', 'owning', 'starting', 'running',
-    'awaiting-checkin', 'restarting.stopping', 'restarting.backoff', 'rolling-back', 'exited']) {
+  for (const path of [
+    'stopped.idle',
+    'stopped.failing',
+    'decide',
+    'updating',
+    'owning',
+    'starting',
+    'running',
+    'awaiting-checkin',
+    'restarting.stopping',
+    'restarting.backoff',
+    'rolling-back',
+    'exited',
+  ]) {
     assert.match(md, `**\`${path}\`**`, `a paragraph for ${path}`);
   }
 });

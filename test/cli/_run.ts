@@ -27,7 +27,11 @@ export interface RunningCli {
 
 /** Starts `node bin/watchdog <args>` as a real process; the caller must await `exited` (or kill it by pid). */
 export function spawnCli(args: string[], opts: { cwd: string; env?: Record<string, string> }): RunningCli {
-  const proc = spawn(process.execPath, [WATCHDOG, ...args], { cwd: opts.cwd, env: cliEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [WATCHDOG, ...args], {
+    cwd: opts.cwd,
+    env: cliEnv(opts.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -37,7 +41,10 @@ export function spawnCli(args: string[], opts: { cwd: string; env?: Record<strin
 }
 
 /** Runs the CLI to completion; SIGKILLs it after `timeoutMs` so a hung command fails the test instead of the run. */
-export async function runCli(args: string[], opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
+): Promise<CliResult> {
   const cli = spawnCli(args, opts);
   const timer = setTimeout(() => cli.proc.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
   const result = await cli.exited;

@@ -13,19 +13,23 @@ import { WATCHDOG, cliEnv, runCli, spawnCli, type CliResult } from './_run.ts';
  * Every CLI command, run as a real process against the real daemon hosting real demo servers:
  * demo and beta (each with its own ApiToken) and gamma (no ApiToken, a program that exits at once).
  */
-interface Ctx { daemon?: RunningDaemon }
+interface Ctx {
+  daemon?: RunningDaemon;
+}
 const test = suite<Ctx>('watchdog CLI :: end to end against the running daemon', {});
 
 test.before(async (ctx) => {
   try {
     const [demoPort, betaPort] = [await freePort(), await freePort()];
-    ctx.daemon = await startDaemon(testConfig({
-      instances: [
-        { key: 'demo', port: demoPort, token: 'tok', timeoutSeconds: 3 },
-        { key: 'beta', port: betaPort, token: 'tok-beta', timeoutSeconds: 3 },
-        { key: 'gamma', port: await freePort(), token: null, runCommand: '/bin/false' },
-      ],
-    }));
+    ctx.daemon = await startDaemon(
+      testConfig({
+        instances: [
+          { key: 'demo', port: demoPort, token: 'tok', timeoutSeconds: 3 },
+          { key: 'beta', port: betaPort, token: 'tok-beta', timeoutSeconds: 3 },
+          { key: 'gamma', port: await freePort(), token: null, runCommand: '/bin/false' },
+        ],
+      }),
+    );
   } catch (err) {
     // uvu swallows hook errors: say what went wrong.
     console.error(err);
@@ -40,12 +44,18 @@ test.after(async (ctx) => {
 const ESC = '\x1b';
 const d = (ctx: Ctx) => ctx.daemon!;
 /** The CLI run from the daemon's folder, so the local appsettings.yml is the daemon's own. */
-const cli = (ctx: Ctx, args: string[], env?: Record<string, string>): Promise<CliResult> => runCli(args, { cwd: d(ctx).dir, env });
+const cli = (ctx: Ctx, args: string[], env?: Record<string, string>): Promise<CliResult> =>
+  runCli(args, { cwd: d(ctx).dir, env });
 const withUrl = (ctx: Ctx, ...args: string[]) => [...args, '--url', d(ctx).url];
-const running = (ctx: Ctx, key: string) => waitFor(`${key} running`, async () => {
-  const s = await d(ctx).status(key, key === 'demo' ? 'tok' : 'tok-beta');
-  return s.state === 'running' && s.pid !== null ? s : undefined;
-}, 20_000);
+const running = (ctx: Ctx, key: string) =>
+  waitFor(
+    `${key} running`,
+    async () => {
+      const s = await d(ctx).status(key, key === 'demo' ? 'tok' : 'tok-beta');
+      return s.state === 'running' && s.pid !== null ? s : undefined;
+    },
+    20_000,
+  );
 const ok = (r: CliResult) => assert.is(r.code, 0, `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 
 test('status <key>: the table, tokens from the local config, no colour through a pipe', async (ctx) => {
@@ -55,7 +65,10 @@ test('status <key>: the table, tokens from the local config, no colour through a
   const [header, row, ...rest] = r.stdout.trimEnd().split('\n');
   assert.match(header!, /^KEY +STATE +REVISION +PID +UPTIME +LAST CHECK-IN +RESTARTS +FAILURES +LAST EXIT$/);
   assert.equal(rest, []);
-  assert.match(row!, new RegExp(`^demo +running +\\S+ +${before.pid} +\\d+[smh].* +\\d+s ago +\\d+ +0 +(-|\\w+ \\(.*\\) .* ago)$`));
+  assert.match(
+    row!,
+    new RegExp(`^demo +running +\\S+ +${before.pid} +\\d+[smh].* +\\d+s ago +\\d+ +0 +(-|\\w+ \\(.*\\) .* ago)$`),
+  );
   assert.not.ok(r.stdout.includes(ESC), 'no escape codes when stdout is not a TTY');
 });
 
@@ -71,13 +84,25 @@ test('status --json: the status object; without a key, every instance with its o
   assert.is(s.key, 'demo');
   assert.is(s.state, 'running');
   assert.type(s.pid, 'number');
-  for (const field of ['name', 'revision', 'lastCheckinAt', 'startedAt', 'startupFailures', 'restarts', 'updatePending', 'stopRequested']) {
+  for (const field of [
+    'name',
+    'revision',
+    'lastCheckinAt',
+    'startedAt',
+    'startupFailures',
+    'restarts',
+    'updatePending',
+    'stopRequested',
+  ]) {
     assert.ok(field in s, `status JSON has ${field}`);
   }
   // gamma has no ApiToken anywhere: its row is missing, the others are shown, and the exit says so.
   assert.is(all.code, 2, all.stderr);
   const list = JSON.parse(all.stdout) as Array<{ key: string; state: string }>;
-  assert.equal(list.map((x) => x.key), ['demo', 'beta']);
+  assert.equal(
+    list.map((x) => x.key),
+    ['demo', 'beta'],
+  );
   assert.match(all.stderr, /no token for instance gamma/);
   assert.is(table.code, 2);
   assert.match(table.stdout, /\ndemo +running/);
@@ -91,11 +116,19 @@ test('status on a terminal: states coloured; NO_COLOR turns colour off', async (
   }
   const onTty = (env: Record<string, string>) => {
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(WATCHDOG)} status demo --url ${d(ctx).url}`;
-    return spawnSync('script', ['-qec', command, '/dev/null'], { cwd: d(ctx).dir, env: cliEnv(env), encoding: 'utf8', timeout: 20_000 });
+    return spawnSync('script', ['-qec', command, '/dev/null'], {
+      cwd: d(ctx).dir,
+      env: cliEnv(env),
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
   };
   const coloured = onTty({});
   assert.is(coloured.status, 0, coloured.stdout);
-  assert.ok(coloured.stdout.includes(`${ESC}[32mrunning${ESC}[39m`), `green running in ${JSON.stringify(coloured.stdout)}`);
+  assert.ok(
+    coloured.stdout.includes(`${ESC}[32mrunning${ESC}[39m`),
+    `green running in ${JSON.stringify(coloured.stdout)}`,
+  );
   const plain = onTty({ NO_COLOR: '1' });
   assert.is(plain.status, 0);
   assert.match(plain.stdout, /demo +running/);
@@ -107,10 +140,14 @@ test('restart: exit 0, and the server comes back with a new pid', async (ctx) =>
   const r = await cli(ctx, withUrl(ctx, 'restart', 'demo'));
   ok(r);
   assert.is(r.stdout, `restart requested for demo at ${d(ctx).url}\n`);
-  const after = await waitFor('a new pid', async () => {
-    const s = await d(ctx).status('demo', 'tok');
-    return s.state === 'running' && s.pid !== null && s.pid !== before.pid ? s : undefined;
-  }, 20_000);
+  const after = await waitFor(
+    'a new pid',
+    async () => {
+      const s = await d(ctx).status('demo', 'tok');
+      return s.state === 'running' && s.pid !== null && s.pid !== before.pid ? s : undefined;
+    },
+    20_000,
+  );
   assert.ok(after.restarts >= before.restarts);
 });
 
@@ -159,19 +196,27 @@ test('logs -f: new server output streams until the CLI is stopped (killed by pid
     // Once it holds server.log open (its position taken at the end), make the server write: a restart logs its
     // shutdown and start. A fixed pause here lost the lines when the CLI started slowly on a loaded machine.
     const pid = follow.proc.pid ?? 0;
-    await waitFor('the follower to open server.log', () =>
-      readdirSync(`/proc/${pid}/fd`).some((fd) => {
-        try {
-          return readlinkSync(`/proc/${pid}/fd/${fd}`).endsWith(join('instances', 'demo', 'logs', 'server.log'));
-        } catch {
-          return false; // closed between the listing and the look
-        }
-      }), 20_000);
+    await waitFor(
+      'the follower to open server.log',
+      () =>
+        readdirSync(`/proc/${pid}/fd`).some((fd) => {
+          try {
+            return readlinkSync(`/proc/${pid}/fd/${fd}`).endsWith(join('instances', 'demo', 'logs', 'server.log'));
+          } catch {
+            return false; // closed between the listing and the look
+          }
+        }),
+      20_000,
+    );
     assert.is(await d(ctx).control('demo', 'tok', 'restart'), 200);
-    await waitFor('a new pid', async () => {
-      const s = await d(ctx).status('demo', 'tok');
-      return s.state === 'running' && s.pid !== before.pid;
-    }, 20_000);
+    await waitFor(
+      'a new pid',
+      async () => {
+        const s = await d(ctx).status('demo', 'tok');
+        return s.state === 'running' && s.pid !== before.pid;
+      },
+      20_000,
+    );
     await waitFor('lines from the restart', () => follow.stdout().split('\n').length > 3, 10_000);
   } finally {
     if (follow.proc.pid) process.kill(follow.proc.pid, 'SIGINT');
@@ -179,8 +224,11 @@ test('logs -f: new server output streams until the CLI is stopped (killed by pid
   const r = await follow.exited;
   assert.is(r.code, 0, r.stderr);
   const logDir = join(d(ctx).dir, 'instances', 'demo', 'logs');
-  const all = (await readFile(join(logDir, 'server.log'), 'utf8')) + (existsSync(join(logDir, 'server.log.1')) ? await readFile(join(logDir, 'server.log.1'), 'utf8') : '');
-  for (const line of r.stdout.split('\n').slice(0, -1)) assert.ok(all.includes(line), `followed line is in the log: ${line}`);
+  const all =
+    (await readFile(join(logDir, 'server.log'), 'utf8')) +
+    (existsSync(join(logDir, 'server.log.1')) ? await readFile(join(logDir, 'server.log.1'), 'utf8') : '');
+  for (const line of r.stdout.split('\n').slice(0, -1))
+    assert.ok(all.includes(line), `followed line is in the log: ${line}`);
 });
 
 test('status --watch: redraws every interval, stops after --count or on SIGINT', async (ctx) => {
@@ -188,7 +236,9 @@ test('status --watch: redraws every interval, stops after --count or on SIGINT',
   const counted = await cli(ctx, withUrl(ctx, 'status', 'demo', '--watch', '--interval', '0.2', '--count', '3'));
   ok(counted);
   assert.is(counted.stdout.match(/^KEY/gm)?.length, 3);
-  const watching = spawnCli(withUrl(ctx, 'status', 'demo', '--watch', '--json', '--interval', '0.2'), { cwd: d(ctx).dir });
+  const watching = spawnCli(withUrl(ctx, 'status', 'demo', '--watch', '--json', '--interval', '0.2'), {
+    cwd: d(ctx).dir,
+  });
   try {
     await waitFor('two redraws', () => watching.stdout().split('\n').length > 2, 10_000);
   } finally {
@@ -203,7 +253,10 @@ test('the address from the local Urls (http://*:port → localhost), no --url or
   const port = new URL(d(ctx).url).port;
   const dir = join(d(ctx).dir, 'operator');
   await mkdir(dir);
-  const yaml = testConfig({ instances: [{ key: 'demo', port: 4999, token: 'tok' }] }).replace('Urls: http://127.0.0.1:0', `Urls: http://*:${port}`);
+  const yaml = testConfig({ instances: [{ key: 'demo', port: 4999, token: 'tok' }] }).replace(
+    'Urls: http://127.0.0.1:0',
+    `Urls: http://*:${port}`,
+  );
   await writeFile(join(dir, 'appsettings.yml'), yaml);
   const r = await runCli(['status', 'demo'], { cwd: dir });
   ok(r);
@@ -217,7 +270,8 @@ test('wrong token: exit 1 with the 401 message, the token never printed; --token
     cli(ctx, withUrl(ctx, 'restart', 'demo', '--token', 'wrong-sekrit')),
     cli(ctx, withUrl(ctx, 'status', 'demo', '--json', '--token', 'tok'), { WATCHDOG_TOKEN: 'wrong-sekrit' }),
   ]);
-  const message = 'watchdog status: 401: the token for instance demo was refused (check --token, WATCHDOG_TOKEN or ApiToken)\n';
+  const message =
+    'watchdog status: 401: the token for instance demo was refused (check --token, WATCHDOG_TOKEN or ApiToken)\n';
   assert.is(flag.code, 1);
   assert.is(flag.stderr, message);
   assert.is(env.code, 1, 'WATCHDOG_TOKEN is used before the config token');
@@ -237,7 +291,8 @@ test('wrong token for update and stop: exit 1 with the 401 message; the refused 
     cli(ctx, withUrl(ctx, 'update', 'demo', '--token', 'wrong-sekrit')),
     cli(ctx, withUrl(ctx, 'stop', 'demo'), { WATCHDOG_TOKEN: 'wrong-sekrit' }),
   ]);
-  const message = (action: string) => `watchdog ${action}: 401: the token for instance demo was refused (check --token, WATCHDOG_TOKEN or ApiToken)\n`;
+  const message = (action: string) =>
+    `watchdog ${action}: 401: the token for instance demo was refused (check --token, WATCHDOG_TOKEN or ApiToken)\n`;
   assert.is(update.code, 1, update.stdout);
   assert.is(update.stderr, message('update'));
   assert.is(update.stdout, '');
@@ -246,7 +301,10 @@ test('wrong token for update and stop: exit 1 with the 401 message; the refused 
   assert.is(stop.stdout, '');
   for (const r of [update, stop]) assert.not.ok((r.stdout + r.stderr).includes('sekrit'), 'token not printed');
   // The daemon saw both and refused both; give a wrongly accepted stop time to show before looking at the state.
-  await waitFor('both refusals logged', () => /control update refused/.test(d(ctx).log()) && /control stop refused/.test(d(ctx).log()));
+  await waitFor(
+    'both refusals logged',
+    () => /control update refused/.test(d(ctx).log()) && /control stop refused/.test(d(ctx).log()),
+  );
   await new Promise((r) => setTimeout(r, 1000));
   assert.is(count(/control (update|stop) accepted/g), acceptedBefore, 'no update or stop accepted');
   const after = await d(ctx).status('demo', 'tok');
@@ -265,7 +323,10 @@ test('unknown instance and an instance without ApiToken: exit 1, saying which', 
   // The daemon's 404, with the instances it has (read from GET /api/instances: a loopback client, no Admin configured).
   assert.is(unknown.stderr, 'watchdog restart: no instance "nope" (instances: demo, beta, gamma)\n');
   assert.is(tokenless.code, 1);
-  assert.match(tokenless.stderr, /401: instance gamma has no ApiToken on the watchdog at .*set Servers\.Instances\.gamma\.ApiToken/);
+  assert.match(
+    tokenless.stderr,
+    /401: instance gamma has no ApiToken on the watchdog at .*set Servers\.Instances\.gamma\.ApiToken/,
+  );
 });
 
 test('usage errors: exit 2 with the usage text, nothing sent', async (ctx) => {
@@ -285,7 +346,10 @@ test('daemon down: once it has stopped, exit 1 with "no watchdog answering"', as
   assert.is(await d(ctx).stop(), 0);
   const r = await cli(ctx, withUrl(ctx, 'status', 'demo'));
   assert.is(r.code, 1);
-  assert.is(r.stderr, `watchdog status: no watchdog answering at ${url} — is it running? (start it with: watchdog start)\n`);
+  assert.is(
+    r.stderr,
+    `watchdog status: no watchdog answering at ${url} — is it running? (start it with: watchdog start)\n`,
+  );
 });
 
 test.run();

@@ -9,12 +9,20 @@ import { oneInstance, writeFiles } from './files.ts';
 /** `bin/watchdog check …` as a real process, from `cwd`. */
 function check(args: string[], cwd: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(ROOT, 'bin/watchdog'), 'check', ...args], {
-      cwd, encoding: 'utf8', timeout: 30_000, env: { ...process.env, WATCHDOG_ENV: '' },
-    }, (err, stdout, stderr) => {
-      const code = err && typeof err.code === 'number' ? err.code : err ? null : 0;
-      resolve({ status: code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin/watchdog'), 'check', ...args],
+      {
+        cwd,
+        encoding: 'utf8',
+        timeout: 30_000,
+        env: { ...process.env, WATCHDOG_ENV: '' },
+      },
+      (err, stdout, stderr) => {
+        const code = err && typeof err.code === 'number' ? err.code : err ? null : 0;
+        resolve({ status: code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -56,11 +64,22 @@ cli('check :: a good config exits 0 with a summary, still touching nothing', asy
   const t = await tempDir('wd-check-');
   try {
     await writeFiles(t.path, {
-      'appsettings.yml': oneInstance(['Name: Alpha one', 'ApiToken: t', 'UpdateType: Dummy', 'TimeoutSeconds: 30', 'RunCommand: /opt/game/run'], ['Urls: http://*:0']),
+      'appsettings.yml': oneInstance(
+        ['Name: Alpha one', 'ApiToken: t', 'UpdateType: Dummy', 'TimeoutSeconds: 30', 'RunCommand: /opt/game/run'],
+        ['Urls: http://*:0'],
+      ),
     });
     const r = await check([], t.path);
     assert.is(r.status, 0, r.stderr);
-    for (const part of ['files:     appsettings.yml', 'listen:    http://*:0 (all interfaces)', 'alpha ("Alpha one")', 'update type: Dummy', 'api port:    1212', 'timeout:     30 s', 'program:     /opt/game/run']) {
+    for (const part of [
+      'files:     appsettings.yml',
+      'listen:    http://*:0 (all interfaces)',
+      'alpha ("Alpha one")',
+      'update type: Dummy',
+      'api port:    1212',
+      'timeout:     30 s',
+      'program:     /opt/game/run',
+    ]) {
       assert.ok(r.stdout.includes(part), `summary shows "${part}":\n${r.stdout}`);
     }
     assert.equal(await readdir(t.path), ['appsettings.yml'], 'nothing created');

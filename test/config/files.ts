@@ -10,12 +10,5 @@ export async function writeFiles(dir: string, files: Record<string, string | str
 
 /** A minimal valid appsettings.yml body, with extra lines under the instance `alpha`. */
 export function oneInstance(extra: string[] = [], top: string[] = []): string[] {
-  return [
-    ...top,
-    'Servers:',
-    '  Instances:',
-    '    alpha:',
-    '      ApiPort: 1212',
-    ...extra.map((l) => `      ${l}`),
-  ];
+  return [...top, 'Servers:', '  Instances:', '    alpha:', '      ApiPort: 1212', ...extra.map((l) => `      ${l}`)];
 }

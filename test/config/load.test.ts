@@ -7,7 +7,10 @@ import type { ResolvedConfig } from '../../src/config/resolved.ts';
 import { tempDir } from '../_support/env.ts';
 import { oneInstance, writeFiles } from './files.ts';
 
-interface Ctx { dir: string; cleanup: () => Promise<void> }
+interface Ctx {
+  dir: string;
+  cleanup: () => Promise<void>;
+}
 
 function makeSuite(name: string) {
   const s = suite<Ctx>(name, { dir: '', cleanup: async () => {} });
@@ -54,17 +57,15 @@ layering('load :: env and Secret files merge over the main file, later wins, lis
       '    beta:',
       '      ApiPort: 1213',
     ],
-    'appsettings.Secret.yml': [
-      'Servers:',
-      '  Instances:',
-      '    alpha:',
-      '      ApiToken: from-secret',
-    ],
+    'appsettings.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: from-secret'],
     // Not selected: must be ignored.
     'appsettings.Production.yml': ['Urls: http://127.0.0.1:7777'],
   });
   const { config } = ok(await loadConfig({ cwd: dir, env: { WATCHDOG_ENV: 'Staging' } }));
-  assert.equal(config.files, ['appsettings.yml', 'appsettings.Staging.yml', 'appsettings.Secret.yml'].map((f) => join(dir, f)));
+  assert.equal(
+    config.files,
+    ['appsettings.yml', 'appsettings.Staging.yml', 'appsettings.Secret.yml'].map((f) => join(dir, f)),
+  );
   assert.equal(config.listen, [{ host: '127.0.0.1', port: 6000 }]);
   const [alpha, beta] = config.instances;
   assert.is(alpha?.name, 'Alpha');
@@ -105,7 +106,9 @@ layering('load :: a problem in a layered file names that file', async ({ dir }) 
     'appsettings.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      TimeoutSeconds: soon'],
   });
   const r = await loadConfig({ cwd: dir, env: {} });
-  assert.equal(r.ok ? [] : r.problems, ['appsettings.Secret.yml: Servers.Instances.alpha.TimeoutSeconds: expected a number of seconds, got "soon"']);
+  assert.equal(r.ok ? [] : r.problems, [
+    'appsettings.Secret.yml: Servers.Instances.alpha.TimeoutSeconds: expected a number of seconds, got "soon"',
+  ]);
 });
 
 layering('load :: a missing appsettings.yml names the folder it looked in', async ({ dir }) => {
@@ -123,35 +126,41 @@ layering.run();
 
 const resolution = makeSuite('config/load :: resolution');
 
-resolution('load :: paths resolve against the working directory, RunCommand against the instance folder', async ({ dir }) => {
-  await writeFiles(dir, {
-    'appsettings.yml': [
-      'BaseUrl: http://example.test:5000',
-      'Servers:',
-      '  InstanceRoot: srv',
-      '  Instances:',
-      '    alpha:',
-      '      ApiPort: 1212',
-      '      RunCommand: ../../bin/demo-server',
-      '    beta:',
-      '      ApiPort: 1213',
-      '      RunCommand: /opt/game/server',
-      '    gamma:',
-      '      ApiPort: 1214',
-    ],
-  });
-  const { config } = ok(await loadConfig({ cwd: dir, env: {} }));
-  const [alpha, beta, gamma] = config.instances;
-  assert.is(config.workDir, dir);
-  assert.is(alpha?.dir, join(dir, 'srv', 'alpha'));
-  assert.is(alpha?.program, join(dir, 'bin', 'demo-server'));
-  assert.is(beta?.program, '/opt/game/server');
-  assert.is(gamma?.program, join(dir, 'srv', 'gamma', process.platform === 'win32' ? 'bin/Robust.Server.exe' : 'bin/Robust.Server'));
-  assert.is(config.baseUrl, 'http://example.test:5000/', 'BaseUrl gains its trailing slash');
-  assert.is(config.logLevel, 'info');
-  assert.is(alpha?.settings.TimeoutSeconds, 90, 'the real watchdog default');
-  assert.is(config.persistServers, false);
-});
+resolution(
+  'load :: paths resolve against the working directory, RunCommand against the instance folder',
+  async ({ dir }) => {
+    await writeFiles(dir, {
+      'appsettings.yml': [
+        'BaseUrl: http://example.test:5000',
+        'Servers:',
+        '  InstanceRoot: srv',
+        '  Instances:',
+        '    alpha:',
+        '      ApiPort: 1212',
+        '      RunCommand: ../../bin/demo-server',
+        '    beta:',
+        '      ApiPort: 1213',
+        '      RunCommand: /opt/game/server',
+        '    gamma:',
+        '      ApiPort: 1214',
+      ],
+    });
+    const { config } = ok(await loadConfig({ cwd: dir, env: {} }));
+    const [alpha, beta, gamma] = config.instances;
+    assert.is(config.workDir, dir);
+    assert.is(alpha?.dir, join(dir, 'srv', 'alpha'));
+    assert.is(alpha?.program, join(dir, 'bin', 'demo-server'));
+    assert.is(beta?.program, '/opt/game/server');
+    assert.is(
+      gamma?.program,
+      join(dir, 'srv', 'gamma', process.platform === 'win32' ? 'bin/Robust.Server.exe' : 'bin/Robust.Server'),
+    );
+    assert.is(config.baseUrl, 'http://example.test:5000/', 'BaseUrl gains its trailing slash');
+    assert.is(config.logLevel, 'info');
+    assert.is(alpha?.settings.TimeoutSeconds, 90, 'the real watchdog default');
+    assert.is(config.persistServers, false);
+  },
+);
 
 resolution('load :: ApiTokenFile: ONE trailing newline trimmed, and it overrides ApiToken', async ({ dir }) => {
   await writeFiles(dir, {
@@ -171,25 +180,38 @@ resolution('load :: ApiTokenFile: ONE trailing newline trimmed, and it overrides
     ],
   });
   const { config } = ok(await loadConfig({ cwd: dir, env: {} }));
-  assert.equal(config.instances.map((i) => i.apiToken), ['tok-unix', 'tok-dos', 'tok-two\n', 'tok-bare']);
+  assert.equal(
+    config.instances.map((i) => i.apiToken),
+    ['tok-unix', 'tok-dos', 'tok-two\n', 'tok-bare'],
+  );
 });
 
 resolution('load :: Serilog.MinimumLevel(.Default) sets the log level', async ({ dir }) => {
-  await writeFiles(dir, { 'appsettings.yml': oneInstance([], ['Serilog:', '  MinimumLevel:', '    Default: Warning', '    Override: { Microsoft: Error }']) });
+  await writeFiles(dir, {
+    'appsettings.yml': oneInstance(
+      [],
+      ['Serilog:', '  MinimumLevel:', '    Default: Warning', '    Override: { Microsoft: Error }'],
+    ),
+  });
   assert.is(ok(await loadConfig({ cwd: dir, env: {} })).config.logLevel, 'warn');
   await writeFiles(dir, { 'appsettings.yml': oneInstance([], ['Serilog:', '  MinimumLevel: Debug']) });
   assert.is(ok(await loadConfig({ cwd: dir, env: {} })).config.logLevel, 'debug');
 });
 
 resolution('load :: Admin password from PasswordFile', async ({ dir }) => {
-  await writeFiles(dir, { 'pw.txt': 'hunter2\n', 'appsettings.yml': oneInstance([], ['Admin:', '  Username: root', '  PasswordFile: pw.txt']) });
+  await writeFiles(dir, {
+    'pw.txt': 'hunter2\n',
+    'appsettings.yml': oneInstance([], ['Admin:', '  Username: root', '  PasswordFile: pw.txt']),
+  });
   assert.equal(ok(await loadConfig({ cwd: dir, env: {} })).config.admin, { username: 'root', password: 'hunter2' });
 });
 
 resolution('load :: YAML 1.2: yes is a string, so a boolean key refuses it', async ({ dir }) => {
   await writeFiles(dir, { 'appsettings.yml': oneInstance(['DumpOnTimeout: yes']) });
   const r = await loadConfig({ cwd: dir, env: {} });
-  assert.equal(r.ok ? [] : r.problems, ['appsettings.yml: Servers.Instances.alpha.DumpOnTimeout: expected true or false, got "yes"']);
+  assert.equal(r.ok ? [] : r.problems, [
+    'appsettings.yml: Servers.Instances.alpha.DumpOnTimeout: expected true or false, got "yes"',
+  ]);
 });
 
 resolution('load :: the repository default appsettings.yml is valid and runs the demo server', async () => {
@@ -230,11 +252,18 @@ urls('load :: Urls forms map to a bind address', async ({ dir }) => {
 });
 
 urls('load :: every address of a ;-separated Urls is bound, and a bad one is named', async ({ dir }) => {
-  await writeFiles(dir, { 'appsettings.yml': oneInstance(['ApiToken: t'], ['Urls: "http://localhost:5000; http://*:6000"']) });
+  await writeFiles(dir, {
+    'appsettings.yml': oneInstance(['ApiToken: t'], ['Urls: "http://localhost:5000; http://*:6000"']),
+  });
   const r = ok(await loadConfig({ cwd: dir, env: {} }));
-  assert.equal(r.config.listen, [{ host: 'localhost', port: 5000 }, { host: '*', port: 6000 }]);
+  assert.equal(r.config.listen, [
+    { host: 'localhost', port: 5000 },
+    { host: '*', port: 6000 },
+  ]);
   assert.equal(r.warnings, []);
-  await writeFiles(dir, { 'appsettings.yml': oneInstance(['ApiToken: t'], ['Urls: "http://localhost:5000;https://*:6001"']) });
+  await writeFiles(dir, {
+    'appsettings.yml': oneInstance(['ApiToken: t'], ['Urls: "http://localhost:5000;https://*:6001"']),
+  });
   const bad = await loadConfig({ cwd: dir, env: {} });
   assert.equal(bad.ok ? [] : bad.problems, [
     'appsettings.yml: Urls: expected an http:// address (this watchdog does not terminate TLS; put a proxy in front for https) (in "https://*:6001"), got "http://localhost:5000;https://*:6001"',
@@ -243,9 +272,16 @@ urls('load :: every address of a ;-separated Urls is bound, and a bad one is nam
 
 urls('load :: ASPNETCORE_URLS overrides the file and --urls overrides both', async ({ dir }) => {
   await writeFiles(dir, { 'appsettings.yml': oneInstance(['ApiToken: t'], ['Urls: http://127.0.0.1:5000']) });
-  const fromEnv = ok(await loadConfig({ cwd: dir, env: { ASPNETCORE_URLS: 'http://127.0.0.1:5001;http://127.0.0.1:5002' } }));
-  assert.equal(fromEnv.config.listen, [{ host: '127.0.0.1', port: 5001 }, { host: '127.0.0.1', port: 5002 }]);
-  const fromFlag = ok(await loadConfig({ cwd: dir, env: { ASPNETCORE_URLS: 'http://127.0.0.1:5001' }, urls: 'http://127.0.0.1:5003' }));
+  const fromEnv = ok(
+    await loadConfig({ cwd: dir, env: { ASPNETCORE_URLS: 'http://127.0.0.1:5001;http://127.0.0.1:5002' } }),
+  );
+  assert.equal(fromEnv.config.listen, [
+    { host: '127.0.0.1', port: 5001 },
+    { host: '127.0.0.1', port: 5002 },
+  ]);
+  const fromFlag = ok(
+    await loadConfig({ cwd: dir, env: { ASPNETCORE_URLS: 'http://127.0.0.1:5001' }, urls: 'http://127.0.0.1:5003' }),
+  );
   assert.equal(fromFlag.config.listen, [{ host: '127.0.0.1', port: 5003 }]);
 });
 
@@ -255,46 +291,54 @@ urls.run();
 
 const ignored = makeSuite('config/load :: keys of the real watchdog we ignore');
 
-ignored('load :: host sections, Serilog sinks, foreign overrides and systemd keys are named in one warning line', async ({ dir }) => {
-  await writeFiles(dir, {
-    'appsettings.yml': oneInstance(['ApiToken: t'], [
-      'Data:',
-      '  File: data.db',
-      'Process:',
-      '  Mode: systemd',
-      '  UnitManagementMode: TransientFixed',
-      '  UnitPrefix: game-',
-      '  Manager: System',
-      'Serilog:',
-      '  Using: [Serilog.Sinks.Console, Serilog.Sinks.Loki]',
-      '  MinimumLevel:',
-      '    Default: Information',
-      '    Override: { SS14: Debug, Microsoft.AspNetCore: Warning, watchdog.http: Warning }',
-      '  WriteTo: [{ Name: Console }]',
-      '  Loki: { Address: "http://loki:3100" }',
-      'AllowedHosts: "*"',
-      'Kestrel: { Limits: { MaxConcurrentConnections: 100 } }',
-      'Logging: { LogLevel: { Default: Warning } }',
-    ]),
-  });
-  const r = ok(await loadConfig({ cwd: dir, env: {} }));
-  assert.equal(r.warnings, [
-    'accepted but not used by this watchdog: Kestrel (use Urls); Logging (use Serilog.MinimumLevel); '
-    + 'Serilog.Using, Serilog.WriteTo, Serilog.Loki (the log goes to stderr; --log-format json for collectors); '
-    + 'Serilog.MinimumLevel.Override for SS14, Microsoft.AspNetCore (only watchdog.* and audit scopes exist here); '
-    + 'Process.Mode: Systemd (servers run as child processes of this watchdog); '
-    + 'Process.UnitManagementMode, Process.UnitPrefix, Process.Manager (systemd units are not used)',
-  ]);
-  assert.is(r.config.dataFile, join(dir, 'data.db'));
-  assert.equal(r.config.logOverrides, [['watchdog:http', 'warn']]);
-  assert.is(r.config.settings.Process.Mode, 'Systemd');
-});
+ignored(
+  'load :: host sections, Serilog sinks, foreign overrides and systemd keys are named in one warning line',
+  async ({ dir }) => {
+    await writeFiles(dir, {
+      'appsettings.yml': oneInstance(
+        ['ApiToken: t'],
+        [
+          'Data:',
+          '  File: data.db',
+          'Process:',
+          '  Mode: systemd',
+          '  UnitManagementMode: TransientFixed',
+          '  UnitPrefix: game-',
+          '  Manager: System',
+          'Serilog:',
+          '  Using: [Serilog.Sinks.Console, Serilog.Sinks.Loki]',
+          '  MinimumLevel:',
+          '    Default: Information',
+          '    Override: { SS14: Debug, Microsoft.AspNetCore: Warning, watchdog.http: Warning }',
+          '  WriteTo: [{ Name: Console }]',
+          '  Loki: { Address: "http://loki:3100" }',
+          'AllowedHosts: "*"',
+          'Kestrel: { Limits: { MaxConcurrentConnections: 100 } }',
+          'Logging: { LogLevel: { Default: Warning } }',
+        ],
+      ),
+    });
+    const r = ok(await loadConfig({ cwd: dir, env: {} }));
+    assert.equal(r.warnings, [
+      'accepted but not used by this watchdog: Kestrel (use Urls); Logging (use Serilog.MinimumLevel); ' +
+        'Serilog.Using, Serilog.WriteTo, Serilog.Loki (the log goes to stderr; --log-format json for collectors); ' +
+        'Serilog.MinimumLevel.Override for SS14, Microsoft.AspNetCore (only watchdog.* and audit scopes exist here); ' +
+        'Process.Mode: Systemd (servers run as child processes of this watchdog); ' +
+        'Process.UnitManagementMode, Process.UnitPrefix, Process.Manager (systemd units are not used)',
+    ]);
+    assert.is(r.config.dataFile, join(dir, 'data.db'));
+    assert.equal(r.config.logOverrides, [['watchdog:http', 'warn']]);
+    assert.is(r.config.settings.Process.Mode, 'Systemd');
+  },
+);
 
 ignored('load :: an instance without any token gets a warning', async ({ dir }) => {
   await writeFiles(dir, { 'appsettings.yml': oneInstance() });
   const r = ok(await loadConfig({ cwd: dir, env: {} }));
   assert.is(r.config.instances[0]?.apiToken, undefined);
-  assert.equal(r.warnings, ['appsettings.yml: Servers.Instances.alpha: no ApiToken or ApiTokenFile: every control request for this instance will be refused']);
+  assert.equal(r.warnings, [
+    'appsettings.yml: Servers.Instances.alpha: no ApiToken or ApiTokenFile: every control request for this instance will be refused',
+  ]);
 });
 
 ignored.run();
@@ -341,63 +385,86 @@ binding('load :: keys match whatever their case; values keep the text written', 
   assert.equal(r.warnings, []);
 });
 
-binding('load :: DiscordWebhook is ChatWebhook: a later layer overrides either spelling, both in one map is a problem', async ({ dir }) => {
-  await writeFiles(dir, { 'appsettings.yml': oneInstance([], ['Notification: { ChatWebhook: "http://127.0.0.1:9/file" }']) });
-  const env = ok(await loadConfig({ cwd: dir, env: { Notification__DiscordWebhook: 'http://127.0.0.1:9/env' } }));
-  assert.is(env.config.webhook, 'http://127.0.0.1:9/env', 'the variable wins, whichever name each uses');
-  await writeFiles(dir, {
-    'appsettings.yml': oneInstance([], ['Notification: { ChatWebhook: "http://127.0.0.1:9/a", DiscordWebhook: "http://127.0.0.1:9/b" }']),
-  });
-  const r = await loadConfig({ cwd: dir, env: {} });
-  assert.equal(r.ok ? [] : r.problems, [
-    'appsettings.yml: Notification.DiscordWebhook: the same setting as ChatWebhook (keys are case-insensitive, and the real watchdog\'s names are aliases); keep one',
-  ]);
-});
+binding(
+  'load :: DiscordWebhook is ChatWebhook: a later layer overrides either spelling, both in one map is a problem',
+  async ({ dir }) => {
+    await writeFiles(dir, {
+      'appsettings.yml': oneInstance([], ['Notification: { ChatWebhook: "http://127.0.0.1:9/file" }']),
+    });
+    const env = ok(await loadConfig({ cwd: dir, env: { Notification__DiscordWebhook: 'http://127.0.0.1:9/env' } }));
+    assert.is(env.config.webhook, 'http://127.0.0.1:9/env', 'the variable wins, whichever name each uses');
+    await writeFiles(dir, {
+      'appsettings.yml': oneInstance(
+        [],
+        ['Notification: { ChatWebhook: "http://127.0.0.1:9/a", DiscordWebhook: "http://127.0.0.1:9/b" }'],
+      ),
+    });
+    const r = await loadConfig({ cwd: dir, env: {} });
+    assert.equal(r.ok ? [] : r.problems, [
+      "appsettings.yml: Notification.DiscordWebhook: the same setting as ChatWebhook (keys are case-insensitive, and the real watchdog's names are aliases); keep one",
+    ]);
+  },
+);
 
-binding('load :: .NET-style environment variables override every file, case-insensitively, naming the variable in problems', async ({ dir }) => {
-  await writeFiles(dir, {
-    'appsettings.yml': oneInstance(['ApiToken: from-file', 'Arguments: [a, b, c]']),
-    'appsettings.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: from-secret'],
-  });
-  const env = {
-    Servers__Instances__alpha__ApiToken: 'from-env',
-    SERVERS__INSTANCES__ALPHA__TIMEOUTSECONDS: '45',
-    Servers__Instances__alpha__Arguments__1: 'B',
-    Notification__DiscordWebhook: 'http://127.0.0.1:9/hook',
-    Process__PersistServers: 'True',
-    PATH: '/usr/bin',
-    UNRELATED__THING: 'x',
-  };
-  const r = ok(await loadConfig({ cwd: dir, env }));
-  const alpha = r.config.instances[0];
-  assert.is(r.config.instances.length, 1, 'ALPHA and alpha are one instance');
-  assert.is(alpha?.apiToken, 'from-env');
-  assert.is(alpha?.settings.TimeoutSeconds, 45);
-  assert.equal(alpha?.settings.Arguments, ['a', 'B', 'c'], 'one list item replaced by index');
-  assert.is(r.config.webhook, 'http://127.0.0.1:9/hook');
-  assert.is(r.config.persistServers, true);
+binding(
+  'load :: .NET-style environment variables override every file, case-insensitively, naming the variable in problems',
+  async ({ dir }) => {
+    await writeFiles(dir, {
+      'appsettings.yml': oneInstance(['ApiToken: from-file', 'Arguments: [a, b, c]']),
+      'appsettings.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: from-secret'],
+    });
+    const env = {
+      Servers__Instances__alpha__ApiToken: 'from-env',
+      SERVERS__INSTANCES__ALPHA__TIMEOUTSECONDS: '45',
+      Servers__Instances__alpha__Arguments__1: 'B',
+      Notification__DiscordWebhook: 'http://127.0.0.1:9/hook',
+      Process__PersistServers: 'True',
+      PATH: '/usr/bin',
+      UNRELATED__THING: 'x',
+    };
+    const r = ok(await loadConfig({ cwd: dir, env }));
+    const alpha = r.config.instances[0];
+    assert.is(r.config.instances.length, 1, 'ALPHA and alpha are one instance');
+    assert.is(alpha?.apiToken, 'from-env');
+    assert.is(alpha?.settings.TimeoutSeconds, 45);
+    assert.equal(alpha?.settings.Arguments, ['a', 'B', 'c'], 'one list item replaced by index');
+    assert.is(r.config.webhook, 'http://127.0.0.1:9/hook');
+    assert.is(r.config.persistServers, true);
 
-  const bad = await loadConfig({ cwd: dir, env: { Servers__Instances__alpha__ApiPortt: '1', Servers__Instances__alpha__TimeoutSeconds: 'soon' } });
-  assert.equal((bad.ok ? [] : bad.problems).sort(), [
-    'environment variable Servers__Instances__alpha__ApiPortt: Servers.Instances.alpha.ApiPortt: unknown key (did you mean ApiPort?)',
-    'environment variable Servers__Instances__alpha__TimeoutSeconds: Servers.Instances.alpha.TimeoutSeconds: expected a number of seconds, got "soon"',
-  ]);
-});
+    const bad = await loadConfig({
+      cwd: dir,
+      env: { Servers__Instances__alpha__ApiPortt: '1', Servers__Instances__alpha__TimeoutSeconds: 'soon' },
+    });
+    assert.equal((bad.ok ? [] : bad.problems).sort(), [
+      'environment variable Servers__Instances__alpha__ApiPortt: Servers.Instances.alpha.ApiPortt: unknown key (did you mean ApiPort?)',
+      'environment variable Servers__Instances__alpha__TimeoutSeconds: Servers.Instances.alpha.TimeoutSeconds: expected a number of seconds, got "soon"',
+    ]);
+  },
+);
 
-binding('load :: the environment name comes from WATCHDOG_ENV, else DOTNET_ENVIRONMENT, else ASPNETCORE_ENVIRONMENT', async ({ dir }) => {
-  await writeFiles(dir, {
-    'appsettings.yml': oneInstance(['ApiToken: base']),
-    'appsettings.Development.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: dev'],
-    'appsettings.Staging.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: staging'],
-    'appsettings.Test.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: test'],
-  });
-  const token = async (env: Record<string, string>) => ok(await loadConfig({ cwd: dir, env })).config.instances[0]?.apiToken;
-  assert.is(await token({}), 'base', 'Production by default');
-  assert.is(await token({ ASPNETCORE_ENVIRONMENT: 'Staging' }), 'staging');
-  assert.is(await token({ ASPNETCORE_ENVIRONMENT: 'Staging', DOTNET_ENVIRONMENT: 'Development' }), 'dev');
-  assert.is(await token({ ASPNETCORE_ENVIRONMENT: 'Staging', DOTNET_ENVIRONMENT: 'Development', WATCHDOG_ENV: 'Test' }), 'test');
-  const bad = await loadConfig({ cwd: dir, env: { DOTNET_ENVIRONMENT: '../x' } });
-  assert.equal(bad.ok ? [] : bad.problems, ['DOTNET_ENVIRONMENT: expected a name of letters, digits, "_" and "-" such as Development, got "../x"']);
-});
+binding(
+  'load :: the environment name comes from WATCHDOG_ENV, else DOTNET_ENVIRONMENT, else ASPNETCORE_ENVIRONMENT',
+  async ({ dir }) => {
+    await writeFiles(dir, {
+      'appsettings.yml': oneInstance(['ApiToken: base']),
+      'appsettings.Development.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: dev'],
+      'appsettings.Staging.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: staging'],
+      'appsettings.Test.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: test'],
+    });
+    const token = async (env: Record<string, string>) =>
+      ok(await loadConfig({ cwd: dir, env })).config.instances[0]?.apiToken;
+    assert.is(await token({}), 'base', 'Production by default');
+    assert.is(await token({ ASPNETCORE_ENVIRONMENT: 'Staging' }), 'staging');
+    assert.is(await token({ ASPNETCORE_ENVIRONMENT: 'Staging', DOTNET_ENVIRONMENT: 'Development' }), 'dev');
+    assert.is(
+      await token({ ASPNETCORE_ENVIRONMENT: 'Staging', DOTNET_ENVIRONMENT: 'Development', WATCHDOG_ENV: 'Test' }),
+      'test',
+    );
+    const bad = await loadConfig({ cwd: dir, env: { DOTNET_ENVIRONMENT: '../x' } });
+    assert.equal(bad.ok ? [] : bad.problems, [
+      'DOTNET_ENVIRONMENT: expected a name of letters, digits, "_" and "-" such as Development, got "../x"',
+    ]);
+  },
+);
 
 binding.run();

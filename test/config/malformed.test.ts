@@ -10,166 +10,218 @@ import { oneInstance, writeFiles } from './files.ts';
 const A = 'appsettings.yml: Servers.Instances.alpha';
 
 /** Each malformed config and the exact problem lines it must produce, nothing more. */
-const CASES: { name: string; files: Record<string, string[]>; dirs?: string[]; problems: (dir: string) => string[] }[] = [
-  {
-    name: 'YAML syntax error → file:line:col',
-    files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiPort: [1212', '      Name: x'] },
-    problems: () => ['appsettings.yml:5:7: Flow sequence in block collection must be sufficiently indented and end with a ]'],
-  },
-  {
-    name: 'duplicate key in YAML',
-    files: { 'appsettings.yml': [...oneInstance(), '      ApiPort: 1213'] },
-    problems: () => ['appsettings.yml:5:7: Map keys must be unique'],
-  },
-  {
-    name: 'missing ApiPort',
-    files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      Name: x'] },
-    problems: () => [`${A}.ApiPort: expected an integer 1-65535, got nothing`],
-  },
-  {
-    name: 'ApiPort "abc"',
-    files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiPort: abc'] },
-    problems: () => [`${A}.ApiPort: expected an integer 1-65535, got "abc"`],
-  },
-  {
-    name: 'ApiPort 70000',
-    files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiPort: 70000'] },
-    problems: () => [`${A}.ApiPort: expected an integer 1-65535, got 70000`],
-  },
-  {
-    name: 'bad BaseUrl',
-    files: { 'appsettings.yml': oneInstance([], ['BaseUrl: localhost:5000']) },
-    problems: () => ['appsettings.yml: BaseUrl: expected an http(s) URL such as http://localhost:5000/, got "localhost:5000"'],
-  },
-  {
-    name: 'unknown UpdateType',
-    files: { 'appsettings.yml': oneInstance(['UpdateType: Jenkinz']) },
-    problems: () => [`${A}.UpdateType: expected one of Manifest, Git, CiServer, Local, Dummy, Jenkins, got "Jenkinz"`],
-  },
-  {
-    name: 'unsafe instance keys',
-    files: { 'appsettings.yml': ['Servers:', '  Instances:', '    "../x":', '      ApiPort: 1', '    "a b":', '      ApiPort: 2'] },
-    problems: () => ['../x', 'a b'].map((k) =>
-      `appsettings.yml: Servers.Instances.${JSON.stringify(k)}: expected an instance id of letters, digits, "_", "." and "-" (at most 64, starting with a letter or digit), got ${JSON.stringify(k)}`),
-  },
-  {
-    name: 'text that is no number for TimeoutSeconds',
-    files: { 'appsettings.yml': oneInstance(['TimeoutSeconds: "sixty"']) },
-    problems: () => [`${A}.TimeoutSeconds: expected a number of seconds, got "sixty"`],
-  },
-  {
-    name: 'text that is no boolean for PersistServers (yes is not .NET-bindable)',
-    files: { 'appsettings.yml': oneInstance([], ['Process:', '  PersistServers: yes']) },
-    problems: () => ['appsettings.yml: Process.PersistServers: expected true or false, got "yes"'],
-  },
-  {
-    name: 'the same key twice in different case',
-    files: { 'appsettings.yml': [...oneInstance(), '      apiport: 1213'] },
-    problems: () => [`${A}.apiport: the same setting as ApiPort (keys are case-insensitive, and the real watchdog's names are aliases); keep one`],
-  },
-  {
-    name: 'list for EnvironmentVariables, list inside Arguments',
-    files: { 'appsettings.yml': oneInstance(['EnvironmentVariables: [A=1]', 'Arguments: ["--cvar", [5]]']) },
-    problems: () => [`${A}.Arguments[1]: expected a string, got a list`, `${A}.EnvironmentVariables: expected a map of names to strings, got a list`],
-  },
-  {
-    name: 'negative timeout',
-    files: { 'appsettings.yml': oneInstance(['TimeoutSeconds: -5']) },
-    problems: () => [`${A}.TimeoutSeconds: expected a positive number of seconds, got -5`],
-  },
-  {
-    name: 'Manifest without ManifestUrl, CiServer without JobName, Local without CurrentVersion',
-    files: {
-      'appsettings.yml': [
-        'Servers:', '  Instances:',
-        '    alpha:', '      ApiPort: 1', '      UpdateType: Manifest',
-        '    beta:', '      ApiPort: 2', '      UpdateType: CiServer', '      Updates: { BaseUrl: "http://ci/" }',
-        '    gamma:', '      ApiPort: 3', '      UpdateType: Local',
+const CASES: { name: string; files: Record<string, string[]>; dirs?: string[]; problems: (dir: string) => string[] }[] =
+  [
+    {
+      name: 'YAML syntax error → file:line:col',
+      files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiPort: [1212', '      Name: x'] },
+      problems: () => [
+        'appsettings.yml:5:7: Flow sequence in block collection must be sufficiently indented and end with a ]',
       ],
     },
-    problems: () => [
-      `${A}.Updates.ManifestUrl: expected a manifest URL because UpdateType is Manifest, got nothing`,
-      'appsettings.yml: Servers.Instances.beta.Updates.JobName: expected the CI job name because UpdateType is CiServer, got nothing',
-      'appsettings.yml: Servers.Instances.gamma.Updates.CurrentVersion: expected the version of the build in bin/ because UpdateType is Local, got nothing',
-    ],
-  },
-  {
-    name: 'unreadable ApiTokenFile (missing, a folder, empty)',
-    dirs: ['tokdir'],
-    files: {
-      'empty.txt': [],
-      'appsettings.yml': [
-        'Servers:', '  Instances:',
-        '    alpha:', '      ApiPort: 1', '      ApiTokenFile: nope.txt',
-        '    beta:', '      ApiPort: 2', '      ApiTokenFile: tokdir',
-        '    gamma:', '      ApiPort: 3', '      ApiTokenFile: empty.txt',
+    {
+      name: 'duplicate key in YAML',
+      files: { 'appsettings.yml': [...oneInstance(), '      ApiPort: 1213'] },
+      problems: () => ['appsettings.yml:5:7: Map keys must be unique'],
+    },
+    {
+      name: 'missing ApiPort',
+      files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      Name: x'] },
+      problems: () => [`${A}.ApiPort: expected an integer 1-65535, got nothing`],
+    },
+    {
+      name: 'ApiPort "abc"',
+      files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiPort: abc'] },
+      problems: () => [`${A}.ApiPort: expected an integer 1-65535, got "abc"`],
+    },
+    {
+      name: 'ApiPort 70000',
+      files: { 'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiPort: 70000'] },
+      problems: () => [`${A}.ApiPort: expected an integer 1-65535, got 70000`],
+    },
+    {
+      name: 'bad BaseUrl',
+      files: { 'appsettings.yml': oneInstance([], ['BaseUrl: localhost:5000']) },
+      problems: () => [
+        'appsettings.yml: BaseUrl: expected an http(s) URL such as http://localhost:5000/, got "localhost:5000"',
       ],
     },
-    problems: (dir) => [
-      `${A}.ApiTokenFile: expected a readable file holding the token (cannot read ${join(dir, 'nope.txt')}: no such file), got "nope.txt"`,
-      `appsettings.yml: Servers.Instances.beta.ApiTokenFile: expected a readable file holding the token (cannot read ${join(dir, 'tokdir')}: it is a folder), got "tokdir"`,
-      `appsettings.yml: Servers.Instances.gamma.ApiTokenFile: expected a readable file holding the token (${join(dir, 'empty.txt')} is empty), got "empty.txt"`,
-    ],
-  },
-  {
-    name: 'unknown top-level key (typo)',
-    files: { 'appsettings.yml': oneInstance([], ['Notifications:', '  ChatWebhook: http://x/']) },
-    problems: () => ['appsettings.yml: Notifications: unknown key (did you mean Notification?)'],
-  },
-  {
-    name: 'unknown instance key (typo) and a misspelt DiscordWebhook',
-    files: { 'appsettings.yml': oneInstance(['TimeoutSecond: 5'], ['Notification:', '  DiscordWebhok: http://x/']) },
-    problems: () => [
-      'appsettings.yml: Notification.DiscordWebhok: unknown key (did you mean DiscordWebhook?)',
-      `${A}.TimeoutSecond: unknown key (did you mean TimeoutSeconds?)`,
-    ],
-  },
-  {
-    name: 'duplicate ApiPort',
-    files: { 'appsettings.yml': [...oneInstance(), '    beta:', '      ApiPort: 1212'] },
-    problems: () => ['appsettings.yml: Servers.Instances.beta.ApiPort: expected a port no other instance uses (alpha uses it), got 1212'],
-  },
-  {
-    name: 'bad Urls',
-    files: { 'appsettings.yml': oneInstance([], ['Urls: localhost:5000']) },
-    problems: () => ['appsettings.yml: Urls: expected http://<host>:<port> such as http://localhost:5000 or http://*:5000, got "localhost:5000"'],
-  },
-  {
-    name: 'https Urls',
-    files: { 'appsettings.yml': oneInstance([], ['Urls: https://*:5001']) },
-    problems: () => ['appsettings.yml: Urls: expected an http:// address (this watchdog does not terminate TLS; put a proxy in front for https), got "https://*:5001"'],
-  },
-  {
-    name: 'unknown log level',
-    files: { 'appsettings.yml': oneInstance([], ['Serilog:', '  MinimumLevel:', '    Default: Chatty']) },
-    problems: () => ['appsettings.yml: Serilog.MinimumLevel.Default: expected a level: Verbose, Debug, Information, Warning, Error or Fatal, got "Chatty"'],
-  },
-  {
-    name: 'Admin without a password',
-    files: { 'appsettings.yml': oneInstance([], ['Admin:', '  Username: root']) },
-    problems: () => ['appsettings.yml: Admin.Password: expected a password (or PasswordFile) because Admin is set, got nothing'],
-  },
-  {
-    name: 'no Servers at all',
-    files: { 'appsettings.yml': ['Urls: http://localhost:5000'] },
-    problems: () => ['appsettings.yml: Servers: expected a map with Instances, got nothing'],
-  },
-  {
-    name: 'an alias bomb is refused, not expanded',
-    files: {
-      'appsettings.yml': [
-        'a: &a [x,x,x,x,x,x,x,x,x,x]', 'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]', 'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]',
-        'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]', 'e: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]',
+    {
+      name: 'unknown UpdateType',
+      files: { 'appsettings.yml': oneInstance(['UpdateType: Jenkinz']) },
+      problems: () => [
+        `${A}.UpdateType: expected one of Manifest, Git, CiServer, Local, Dummy, Jenkins, got "Jenkinz"`,
       ],
     },
-    problems: () => ['appsettings.yml: Excessive alias count indicates a resource exhaustion attack'],
-  },
-  {
-    name: 'a list instead of a map at the root',
-    files: { 'appsettings.yml': ['- Servers'] },
-    problems: () => ['appsettings.yml: (root): expected a map of settings, got a list'],
-  },
-];
+    {
+      name: 'unsafe instance keys',
+      files: {
+        'appsettings.yml': [
+          'Servers:',
+          '  Instances:',
+          '    "../x":',
+          '      ApiPort: 1',
+          '    "a b":',
+          '      ApiPort: 2',
+        ],
+      },
+      problems: () =>
+        ['../x', 'a b'].map(
+          (k) =>
+            `appsettings.yml: Servers.Instances.${JSON.stringify(k)}: expected an instance id of letters, digits, "_", "." and "-" (at most 64, starting with a letter or digit), got ${JSON.stringify(k)}`,
+        ),
+    },
+    {
+      name: 'text that is no number for TimeoutSeconds',
+      files: { 'appsettings.yml': oneInstance(['TimeoutSeconds: "sixty"']) },
+      problems: () => [`${A}.TimeoutSeconds: expected a number of seconds, got "sixty"`],
+    },
+    {
+      name: 'text that is no boolean for PersistServers (yes is not .NET-bindable)',
+      files: { 'appsettings.yml': oneInstance([], ['Process:', '  PersistServers: yes']) },
+      problems: () => ['appsettings.yml: Process.PersistServers: expected true or false, got "yes"'],
+    },
+    {
+      name: 'the same key twice in different case',
+      files: { 'appsettings.yml': [...oneInstance(), '      apiport: 1213'] },
+      problems: () => [
+        `${A}.apiport: the same setting as ApiPort (keys are case-insensitive, and the real watchdog's names are aliases); keep one`,
+      ],
+    },
+    {
+      name: 'list for EnvironmentVariables, list inside Arguments',
+      files: { 'appsettings.yml': oneInstance(['EnvironmentVariables: [A=1]', 'Arguments: ["--cvar", [5]]']) },
+      problems: () => [
+        `${A}.Arguments[1]: expected a string, got a list`,
+        `${A}.EnvironmentVariables: expected a map of names to strings, got a list`,
+      ],
+    },
+    {
+      name: 'negative timeout',
+      files: { 'appsettings.yml': oneInstance(['TimeoutSeconds: -5']) },
+      problems: () => [`${A}.TimeoutSeconds: expected a positive number of seconds, got -5`],
+    },
+    {
+      name: 'Manifest without ManifestUrl, CiServer without JobName, Local without CurrentVersion',
+      files: {
+        'appsettings.yml': [
+          'Servers:',
+          '  Instances:',
+          '    alpha:',
+          '      ApiPort: 1',
+          '      UpdateType: Manifest',
+          '    beta:',
+          '      ApiPort: 2',
+          '      UpdateType: CiServer',
+          '      Updates: { BaseUrl: "http://ci/" }',
+          '    gamma:',
+          '      ApiPort: 3',
+          '      UpdateType: Local',
+        ],
+      },
+      problems: () => [
+        `${A}.Updates.ManifestUrl: expected a manifest URL because UpdateType is Manifest, got nothing`,
+        'appsettings.yml: Servers.Instances.beta.Updates.JobName: expected the CI job name because UpdateType is CiServer, got nothing',
+        'appsettings.yml: Servers.Instances.gamma.Updates.CurrentVersion: expected the version of the build in bin/ because UpdateType is Local, got nothing',
+      ],
+    },
+    {
+      name: 'unreadable ApiTokenFile (missing, a folder, empty)',
+      dirs: ['tokdir'],
+      files: {
+        'empty.txt': [],
+        'appsettings.yml': [
+          'Servers:',
+          '  Instances:',
+          '    alpha:',
+          '      ApiPort: 1',
+          '      ApiTokenFile: nope.txt',
+          '    beta:',
+          '      ApiPort: 2',
+          '      ApiTokenFile: tokdir',
+          '    gamma:',
+          '      ApiPort: 3',
+          '      ApiTokenFile: empty.txt',
+        ],
+      },
+      problems: (dir) => [
+        `${A}.ApiTokenFile: expected a readable file holding the token (cannot read ${join(dir, 'nope.txt')}: no such file), got "nope.txt"`,
+        `appsettings.yml: Servers.Instances.beta.ApiTokenFile: expected a readable file holding the token (cannot read ${join(dir, 'tokdir')}: it is a folder), got "tokdir"`,
+        `appsettings.yml: Servers.Instances.gamma.ApiTokenFile: expected a readable file holding the token (${join(dir, 'empty.txt')} is empty), got "empty.txt"`,
+      ],
+    },
+    {
+      name: 'unknown top-level key (typo)',
+      files: { 'appsettings.yml': oneInstance([], ['Notifications:', '  ChatWebhook: http://x/']) },
+      problems: () => ['appsettings.yml: Notifications: unknown key (did you mean Notification?)'],
+    },
+    {
+      name: 'unknown instance key (typo) and a misspelt DiscordWebhook',
+      files: { 'appsettings.yml': oneInstance(['TimeoutSecond: 5'], ['Notification:', '  DiscordWebhok: http://x/']) },
+      problems: () => [
+        'appsettings.yml: Notification.DiscordWebhok: unknown key (did you mean DiscordWebhook?)',
+        `${A}.TimeoutSecond: unknown key (did you mean TimeoutSeconds?)`,
+      ],
+    },
+    {
+      name: 'duplicate ApiPort',
+      files: { 'appsettings.yml': [...oneInstance(), '    beta:', '      ApiPort: 1212'] },
+      problems: () => [
+        'appsettings.yml: Servers.Instances.beta.ApiPort: expected a port no other instance uses (alpha uses it), got 1212',
+      ],
+    },
+    {
+      name: 'bad Urls',
+      files: { 'appsettings.yml': oneInstance([], ['Urls: localhost:5000']) },
+      problems: () => [
+        'appsettings.yml: Urls: expected http://<host>:<port> such as http://localhost:5000 or http://*:5000, got "localhost:5000"',
+      ],
+    },
+    {
+      name: 'https Urls',
+      files: { 'appsettings.yml': oneInstance([], ['Urls: https://*:5001']) },
+      problems: () => [
+        'appsettings.yml: Urls: expected an http:// address (this watchdog does not terminate TLS; put a proxy in front for https), got "https://*:5001"',
+      ],
+    },
+    {
+      name: 'unknown log level',
+      files: { 'appsettings.yml': oneInstance([], ['Serilog:', '  MinimumLevel:', '    Default: Chatty']) },
+      problems: () => [
+        'appsettings.yml: Serilog.MinimumLevel.Default: expected a level: Verbose, Debug, Information, Warning, Error or Fatal, got "Chatty"',
+      ],
+    },
+    {
+      name: 'Admin without a password',
+      files: { 'appsettings.yml': oneInstance([], ['Admin:', '  Username: root']) },
+      problems: () => [
+        'appsettings.yml: Admin.Password: expected a password (or PasswordFile) because Admin is set, got nothing',
+      ],
+    },
+    {
+      name: 'no Servers at all',
+      files: { 'appsettings.yml': ['Urls: http://localhost:5000'] },
+      problems: () => ['appsettings.yml: Servers: expected a map with Instances, got nothing'],
+    },
+    {
+      name: 'an alias bomb is refused, not expanded',
+      files: {
+        'appsettings.yml': [
+          'a: &a [x,x,x,x,x,x,x,x,x,x]',
+          'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]',
+          'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+          'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]',
+          'e: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]',
+        ],
+      },
+      problems: () => ['appsettings.yml: Excessive alias count indicates a resource exhaustion attack'],
+    },
+    {
+      name: 'a list instead of a map at the root',
+      files: { 'appsettings.yml': ['- Servers'] },
+      problems: () => ['appsettings.yml: (root): expected a map of settings, got a list'],
+    },
+  ];
 
 const malformed = suite('config/load :: malformed configs');
 
@@ -196,7 +248,11 @@ for (const c of CASES) {
       for (const d of c.dirs ?? []) await mkdir(join(t.path, d));
       await writeFiles(t.path, c.files);
       const before = (await readdir(t.path, { recursive: true })).sort();
-      const r = spawnSync(process.execPath, [join(ROOT, 'bin/watchdog'), 'start'], { cwd: t.path, encoding: 'utf8', timeout: 20_000 });
+      const r = spawnSync(process.execPath, [join(ROOT, 'bin/watchdog'), 'start'], {
+        cwd: t.path,
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
       assert.is(r.status, 2, r.stderr);
       assert.equal(r.stderr.trimEnd().split('\n'), c.problems(t.path), 'one line per problem');
       assert.equal((await readdir(t.path, { recursive: true })).sort(), before, 'no folder or file created');
@@ -241,7 +297,11 @@ malformed('load :: every problem of one config is listed at once, each naming it
       'appsettings.yml: Servers.Instances."bad key":',
       'appsettings.Secret.yml: Servers.Instances.alpha.ApiToken: expected a token, got a list',
     ];
-    for (const e of expected) assert.ok(problems.some((p) => p.startsWith(e)), `lists "${e}" in:\n${problems.join('\n')}`);
+    for (const e of expected)
+      assert.ok(
+        problems.some((p) => p.startsWith(e)),
+        `lists "${e}" in:\n${problems.join('\n')}`,
+      );
     assert.is(problems.length, expected.length, problems.join('\n'));
   } finally {
     await t.cleanup();

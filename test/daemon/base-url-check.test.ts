@@ -37,7 +37,10 @@ test('base-url-check :: another watchdog answering: a warning naming the symptom
     assert.is(await checkBaseUrlReachesUs(baseUrl, log), false);
     assert.is(log.lines.length, 1);
     assert.is(log.lines[0]?.level, 'warn');
-    assert.match(log.lines[0]?.msg ?? '', /not from this watchdog .*clients given it.*Game servers are not affected.*Fix BaseUrl/);
+    assert.match(
+      log.lines[0]?.msg ?? '',
+      /not from this watchdog .*clients given it.*Game servers are not affected.*Fix BaseUrl/,
+    );
   } finally {
     await close(server);
   }
@@ -48,7 +51,12 @@ test('base-url-check :: nothing listening: a warning that it does not reach this
   await close(server); // the port is now closed
   const log = recordingLogger();
   assert.is(await checkBaseUrlReachesUs(baseUrl, log, 1000), false);
-  assert.match(log.lines[0]?.msg ?? '', new RegExp(`BaseUrl ${baseUrl.replace(/[.]/g, '\\.')} does not reach this watchdog from here .*client downloads.*Game servers are not affected`));
+  assert.match(
+    log.lines[0]?.msg ?? '',
+    new RegExp(
+      `BaseUrl ${baseUrl.replace(/[.]/g, '\\.')} does not reach this watchdog from here .*client downloads.*Game servers are not affected`,
+    ),
+  );
 });
 
 test.run();

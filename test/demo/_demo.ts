@@ -47,7 +47,9 @@ export async function startDemo(args: string[] = [], opts: StartOptions = {}): P
   proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   let status: Exit | undefined;
-  const exited = new Promise<Exit>((resolve) => proc.once('exit', (code, signal) => resolve((status = { code, signal }))));
+  const exited = new Promise<Exit>((resolve) =>
+    proc.once('exit', (code, signal) => resolve((status = { code, signal }))),
+  );
   const demo: RunningDemo = {
     port,
     proc,
@@ -69,10 +71,14 @@ export async function startDemo(args: string[] = [], opts: StartOptions = {}): P
   const ready = opts.ready === undefined ? /status api listening on http:\/\/\S+/ : opts.ready;
   if (ready) {
     try {
-      await waitFor('the demo server to start', () => {
-        if (status) throw new Error(`demo server exited early (${JSON.stringify(status)}):\n${out}`);
-        return ready.test(out);
-      }, 15_000);
+      await waitFor(
+        'the demo server to start',
+        () => {
+          if (status) throw new Error(`demo server exited early (${JSON.stringify(status)}):\n${out}`);
+          return ready.test(out);
+        },
+        15_000,
+      );
     } catch (err) {
       await demo.kill();
       throw err;
@@ -134,7 +140,11 @@ export async function udpPlayer(port: number) {
 }
 
 /** POSTs with a fresh connection; returns status and body text. */
-export async function post(url: string, headers: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
+export async function post(
+  url: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; text: string }> {
   const res = await fetch(url, { method: 'POST', headers: { connection: 'close', ...headers }, body });
   return { status: res.status, text: await res.text() };
 }

@@ -7,7 +7,13 @@ import * as assert from 'uvu/assert';
 import { tempDir, waitFor } from '../_support/env.ts';
 import { startDemo } from './_demo.ts';
 
-interface Ping { method: string; url: string; authorization: string | undefined; userAgent: string | undefined; body: string }
+interface Ping {
+  method: string;
+  url: string;
+  authorization: string | undefined;
+  userAgent: string | undefined;
+  body: string;
+}
 
 /** A loopback HTTP server in the watchdog's place, recording check-ins. */
 async function fakeWatchdog() {
@@ -16,7 +22,13 @@ async function fakeWatchdog() {
     let body = '';
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', () => {
-      pings.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization, userAgent: req.headers['user-agent'], body });
+      pings.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        authorization: req.headers.authorization,
+        userAgent: req.headers['user-agent'],
+        body,
+      });
       res.writeHead(200).end();
     });
   });
@@ -24,7 +36,11 @@ async function fakeWatchdog() {
   return {
     pings,
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -36,13 +52,21 @@ const SECRET = Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 37 + 11) % 
 test('launched exactly as the watchdog launches it: well-formed check-ins, at once and then repeatedly', async () => {
   const wd = await fakeWatchdog();
   const dir = await tempDir('wd-demo-');
-  const demo = await startDemo([
-    '--cvar', 'watchdog.key=alpha',
-    '--cvar', `watchdog.baseUrl=http://localhost:${wd.port}/`,
-    '--config-file', join(dir.path, 'config.toml'),
-    '--data-dir', join(dir.path, 'data'),
-    '--cvar', 'watchdog.checkin_interval=0.2',
-  ], { env: { ROBUST_CVAR_watchdog__token: SECRET }, cwd: dir.path });
+  const demo = await startDemo(
+    [
+      '--cvar',
+      'watchdog.key=alpha',
+      '--cvar',
+      `watchdog.baseUrl=http://localhost:${wd.port}/`,
+      '--config-file',
+      join(dir.path, 'config.toml'),
+      '--data-dir',
+      join(dir.path, 'data'),
+      '--cvar',
+      'watchdog.checkin_interval=0.2',
+    ],
+    { env: { ROBUST_CVAR_watchdog__token: SECRET }, cwd: dir.path },
+  );
   try {
     await waitFor('three check-ins', () => wd.pings.length >= 3);
     for (const p of wd.pings) {
@@ -53,7 +77,11 @@ test('launched exactly as the watchdog launches it: well-formed check-ins, at on
       assert.ok(p.userAgent, 'a User-Agent is sent');
     }
     assert.not.ok(demo.output().includes(SECRET), 'the secret is never logged');
-    assert.equal(await readdir(dir.path), [], 'a missing config.toml is not created; nothing written outside the data dir yet');
+    assert.equal(
+      await readdir(dir.path),
+      [],
+      'a missing config.toml is not created; nothing written outside the data dir yet',
+    );
   } finally {
     await demo.kill();
     await wd.close();
@@ -63,9 +91,19 @@ test('launched exactly as the watchdog launches it: well-formed check-ins, at on
 
 test('a base URL without a trailing slash (the real watchdog sends http://localhost:5000) works', async () => {
   const wd = await fakeWatchdog();
-  const demo = await startDemo(['--cvar', 'watchdog.key=b', '--cvar', `watchdog.baseUrl=http://127.0.0.1:${wd.port}`, '--cvar', 'watchdog.checkin_interval=0.2'], {
-    env: { ROBUST_CVAR_watchdog__token: 'tok' },
-  });
+  const demo = await startDemo(
+    [
+      '--cvar',
+      'watchdog.key=b',
+      '--cvar',
+      `watchdog.baseUrl=http://127.0.0.1:${wd.port}`,
+      '--cvar',
+      'watchdog.checkin_interval=0.2',
+    ],
+    {
+      env: { ROBUST_CVAR_watchdog__token: 'tok' },
+    },
+  );
   try {
     await waitFor('a check-in', () => wd.pings.length >= 1);
     assert.is(wd.pings[0]?.url, '/server_api/b/ping');
@@ -77,7 +115,14 @@ test('a base URL without a trailing slash (the real watchdog sends http://localh
 
 test('no check-ins without a token; the log says why', async () => {
   const wd = await fakeWatchdog();
-  const demo = await startDemo(['--cvar', 'watchdog.key=c', '--cvar', `watchdog.baseUrl=http://127.0.0.1:${wd.port}/`, '--cvar', 'watchdog.checkin_interval=0.1']);
+  const demo = await startDemo([
+    '--cvar',
+    'watchdog.key=c',
+    '--cvar',
+    `watchdog.baseUrl=http://127.0.0.1:${wd.port}/`,
+    '--cvar',
+    'watchdog.checkin_interval=0.1',
+  ]);
   try {
     await waitFor('the log line', () => /check-ins off: watchdog.token not set/.test(demo.output()));
     await new Promise((r) => setTimeout(r, 500));
@@ -91,9 +136,19 @@ test('no check-ins without a token; the log says why', async () => {
 test('an unreachable watchdog is logged, and the server keeps serving', async () => {
   const wd = await fakeWatchdog();
   await wd.close(); // nobody listens on this port any more
-  const demo = await startDemo(['--cvar', 'watchdog.key=d', '--cvar', `watchdog.baseUrl=http://127.0.0.1:${wd.port}/`, '--cvar', 'watchdog.checkin_interval=0.2'], {
-    env: { ROBUST_CVAR_watchdog__token: 'tok' },
-  });
+  const demo = await startDemo(
+    [
+      '--cvar',
+      'watchdog.key=d',
+      '--cvar',
+      `watchdog.baseUrl=http://127.0.0.1:${wd.port}/`,
+      '--cvar',
+      'watchdog.checkin_interval=0.2',
+    ],
+    {
+      env: { ROBUST_CVAR_watchdog__token: 'tok' },
+    },
+  );
   try {
     await waitFor('a failure line', () => /check-in failed/.test(demo.output()));
     assert.is((await fetch(`${demo.base}/status`)).status, 200);

@@ -27,7 +27,8 @@ const BINDS: Array<[string, { host: string; port: number }]> = [
   [':7000', { host: '0.0.0.0', port: 7000 }],
 ];
 for (const [raw, expected] of BINDS) {
-  test(`status.bind ${JSON.stringify(raw)} → ${expected.host} ${expected.port}`, () => assert.equal(parseBind(raw, 1212), expected));
+  test(`status.bind ${JSON.stringify(raw)} → ${expected.host} ${expected.port}`, () =>
+    assert.equal(parseBind(raw, 1212), expected));
 }
 test('a bad status.bind is a clear error', () => {
   assert.throws(() => parseBind('a:b:c', 1212), /status.bind "a:b:c" is not host:port/);
@@ -40,10 +41,13 @@ test('hub.tags: comma list, trimmed, empties dropped', () => {
 
 test('status.links: JSON array; bad entries skipped with a warning; bad JSON → none', () => {
   const { log, lines } = collect();
-  assert.equal(parseLinks('[{"name":"W","icon":"wiki","url":"https://w"},{"name":1},{"name":"S","url":"https://s"}]', log), [
-    { name: 'W', icon: 'wiki', url: 'https://w' },
-    { name: 'S', url: 'https://s' },
-  ]);
+  assert.equal(
+    parseLinks('[{"name":"W","icon":"wiki","url":"https://w"},{"name":1},{"name":"S","url":"https://s"}]', log),
+    [
+      { name: 'W', icon: 'wiki', url: 'https://w' },
+      { name: 'S', url: 'https://s' },
+    ],
+  );
   assert.ok(lines.some((l) => l.startsWith('warn skipping')));
   assert.equal(parseLinks('not json', log), []);
   assert.equal(parseLinks('{"name":"x"}', log), []);
@@ -59,10 +63,29 @@ test('defaults and the engine spelling of auth.mode', () => {
   assert.is(d.authMode, 'Required');
   assert.is(d.privacyPolicy, undefined, 'identifier and version unset → no privacy policy');
   assert.is(d.crashAfterSeconds, undefined);
-  for (const [raw, mode] of [['0', 'Optional'], ['2', 'Disabled'], ['disabled', 'Disabled'], ['Optional', 'Optional']] as const) {
+  for (const [raw, mode] of [
+    ['0', 'Optional'],
+    ['2', 'Disabled'],
+    ['disabled', 'Disabled'],
+    ['Optional', 'Optional'],
+  ] as const) {
     assert.is(readDemoConfig(loadSettings({ argv: ['--cvar', `auth.mode=${raw}`] }), log).authMode, mode);
   }
-  const c = readDemoConfig(loadSettings({ argv: ['--cvar', 'net.port=4000', '--cvar', 'demo.crash_after=1.5', '--cvar', 'status.privacy_policy_identifier=i', '--cvar', 'status.privacy_policy_version=1'] }), log);
+  const c = readDemoConfig(
+    loadSettings({
+      argv: [
+        '--cvar',
+        'net.port=4000',
+        '--cvar',
+        'demo.crash_after=1.5',
+        '--cvar',
+        'status.privacy_policy_identifier=i',
+        '--cvar',
+        'status.privacy_policy_version=1',
+      ],
+    }),
+    log,
+  );
   assert.is(c.statusPort, 4000);
   assert.is(c.crashAfterSeconds, 1.5);
   assert.equal(c.privacyPolicy, { link: 'https://example.com/privacy', identifier: 'i', version: '1' });

@@ -8,7 +8,8 @@ import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { exitWithin, post, startDemo, udpPlayer } from './_demo.ts';
 
 const TOKEN = { ROBUST_CVAR_watchdog__token: 'tok' };
-const statusOf = async (base: string) => (await (await fetch(`${base}/status`)).json()) as { players: number; round_id: number; name: string };
+const statusOf = async (base: string) =>
+  (await (await fetch(`${base}/status`)).json()) as { players: number; round_id: number; name: string };
 
 const exits = suite('demo :: how it ends');
 
@@ -38,7 +39,10 @@ exits('POST /update with no players → 200 and exits 0 at once', async () => {
 
 exits('POST /update with a player → waits for the round end, records it, exits 0', async () => {
   const dir = await tempDir('wd-demo-');
-  const demo = await startDemo(['--cvar', 'game.round_length=1.5', '--data-dir', join(dir.path, 'data')], { env: TOKEN, cwd: dir.path });
+  const demo = await startDemo(['--cvar', 'game.round_length=1.5', '--data-dir', join(dir.path, 'data')], {
+    env: TOKEN,
+    cwd: dir.path,
+  });
   const player = await udpPlayer(demo.port);
   try {
     assert.is(await player.send('join bob'), 'welcome bob'); // the 30 s player timeout outlasts the round
@@ -46,7 +50,9 @@ exits('POST /update with a player → waits for the round end, records it, exits
     assert.is(demo.exit(), undefined, 'not at once');
     assert.equal(await exitWithin(demo), { code: 0, signal: null });
     assert.match(demo.output(), /round over; restarting for the update/);
-    const doc = JSON.parse(await readFile(join(dir.path, 'data', 'rounds.json'), 'utf8')) as { rounds: Array<{ id: number; players: number }> };
+    const doc = JSON.parse(await readFile(join(dir.path, 'data', 'rounds.json'), 'utf8')) as {
+      rounds: Array<{ id: number; players: number }>;
+    };
     assert.ok(doc.rounds.length >= 1);
     assert.is(doc.rounds.at(-1)?.players, 1);
     assert.equal(await readdir(dir.path), ['data'], 'writes only inside --data-dir');
@@ -135,19 +141,40 @@ game('players join, ping, leave and time out over UDP; /status counts them', asy
 game('config.toml and cvars feed /status and /info; round ids continue from rounds.json', async () => {
   const dir = await tempDir('wd-demo-');
   const config = join(dir.path, 'config.toml');
-  await writeFile(config, [
-    '[game]', 'hostname = "[RU] From config"', 'desc = "Configured"', 'soft_max_players = 50',
-    '[hub]', 'tags = "region:eu_e, lang:ru"',
-    '[auth]', 'mode = "Optional"',
-    '[status]', 'connectaddress = "udp://play.example:1212/"',
-    'privacy_policy_link = "https://example.com/privacy"', 'privacy_policy_identifier = "example"', 'privacy_policy_version = "3"',
-    '[[status.links]]', 'name = "Wiki"', 'icon = "wiki"', 'url = "https://wiki.example"',
-    '[[status.links]]', 'name = "Site"', 'url = "https://example.com"',
-  ].join('\n'));
+  await writeFile(
+    config,
+    [
+      '[game]',
+      'hostname = "[RU] From config"',
+      'desc = "Configured"',
+      'soft_max_players = 50',
+      '[hub]',
+      'tags = "region:eu_e, lang:ru"',
+      '[auth]',
+      'mode = "Optional"',
+      '[status]',
+      'connectaddress = "udp://play.example:1212/"',
+      'privacy_policy_link = "https://example.com/privacy"',
+      'privacy_policy_identifier = "example"',
+      'privacy_policy_version = "3"',
+      '[[status.links]]',
+      'name = "Wiki"',
+      'icon = "wiki"',
+      'url = "https://wiki.example"',
+      '[[status.links]]',
+      'name = "Site"',
+      'url = "https://example.com"',
+    ].join('\n'),
+  );
   const dataDir = join(dir.path, 'data');
   await mkdir(dataDir);
-  await writeFile(join(dataDir, 'rounds.json'), JSON.stringify({ rounds: [{ id: 41, startedAt: 'x', endedAt: 'y', players: 0 }] }));
-  const demo = await startDemo(['--config-file', config, '--data-dir', dataDir, '--cvar', 'game.desc=From argv'], { cwd: dir.path });
+  await writeFile(
+    join(dataDir, 'rounds.json'),
+    JSON.stringify({ rounds: [{ id: 41, startedAt: 'x', endedAt: 'y', players: 0 }] }),
+  );
+  const demo = await startDemo(['--config-file', config, '--data-dir', dataDir, '--cvar', 'game.desc=From argv'], {
+    cwd: dir.path,
+  });
   try {
     const status = await statusOf(demo.base);
     assert.is(status.name, '[RU] From config');
@@ -161,7 +188,10 @@ game('config.toml and cvars feed /status and /info; round ids continue from roun
     assert.is(info.connect_address, 'udp://play.example:1212/');
     assert.is(info.connect_addrees, 'udp://play.example:1212/');
     assert.equal((info.auth as { mode: string }).mode, 'Optional');
-    assert.equal(info.links, [{ name: 'Wiki', icon: 'wiki', url: 'https://wiki.example' }, { name: 'Site', url: 'https://example.com' }]);
+    assert.equal(info.links, [
+      { name: 'Wiki', icon: 'wiki', url: 'https://wiki.example' },
+      { name: 'Site', url: 'https://example.com' },
+    ]);
     assert.equal(info.privacy_policy, { link: 'https://example.com/privacy', identifier: 'example', version: '3' });
   } finally {
     await demo.kill();

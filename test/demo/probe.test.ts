@@ -21,20 +21,40 @@ function watchdogProbe(args: string[]): Promise<{ code: number | null; stdout: s
   });
 }
 
-interface Ctx { demo?: RunningDemo }
+interface Ctx {
+  demo?: RunningDemo;
+}
 const test = suite<Ctx>('demo :: watchdog probe against the demo server', {});
 
 test.before(async (ctx) => {
-  ctx.demo = await startDemo(['--cvar', 'game.hostname=[EN][18+] Test', '--cvar', 'hub.tags=region:eu_w', '--cvar', 'status.links=[{"name":"Wiki","icon":"wiki","url":"https://wiki.example"}]']);
+  ctx.demo = await startDemo([
+    '--cvar',
+    'game.hostname=[EN][18+] Test',
+    '--cvar',
+    'hub.tags=region:eu_w',
+    '--cvar',
+    'status.links=[{"name":"Wiki","icon":"wiki","url":"https://wiki.example"}]',
+  ]);
 });
 test.after(async (ctx) => {
   await ctx.demo?.kill();
 });
 
-test('prints name, players, inferred lang:en and 18+, region name, links, connect address; exit 0', async ({ demo }) => {
+test('prints name, players, inferred lang:en and 18+, region name, links, connect address; exit 0', async ({
+  demo,
+}) => {
   const r = await watchdogProbe([`127.0.0.1:${demo!.port}`]);
   assert.is(r.code, 0, r.stderr + r.stdout);
-  for (const part of ['[EN][18+] Test', '0 / 32', 'lang:en, 18+', 'eu_w (Western Europe)', 'Required', 'Wiki [wiki] https://wiki.example', `udp://127.0.0.1:${demo!.port}/ (derived`, 'no problems']) {
+  for (const part of [
+    '[EN][18+] Test',
+    '0 / 32',
+    'lang:en, 18+',
+    'eu_w (Western Europe)',
+    'Required',
+    'Wiki [wiki] https://wiki.example',
+    `udp://127.0.0.1:${demo!.port}/ (derived`,
+    'no problems',
+  ]) {
     assert.ok(r.stdout.includes(part), `missing "${part}" in:\n${r.stdout}`);
   }
 });
@@ -43,7 +63,17 @@ test('--json prints exactly the documented shape', async ({ demo }) => {
   const r = await watchdogProbe([`127.0.0.1:${demo!.port}`, '--json']);
   assert.is(r.code, 0, r.stderr);
   const json = JSON.parse(r.stdout) as ProbeResult;
-  assert.equal(Object.keys(json), ['address', 'statusUrl', 'infoUrl', 'status', 'info', 'tags', 'regions', 'connectAddress', 'problems']);
+  assert.equal(Object.keys(json), [
+    'address',
+    'statusUrl',
+    'infoUrl',
+    'status',
+    'info',
+    'tags',
+    'regions',
+    'connectAddress',
+    'problems',
+  ]);
   assert.is(json.statusUrl, `http://127.0.0.1:${demo!.port}/status`);
   assert.equal(json.tags, { explicit: ['region:eu_w'], inferred: ['lang:en', '18+'] });
   assert.equal(json.regions, [{ tag: 'region:eu_w', code: 'eu_w', name: 'Western Europe' }]);
@@ -57,7 +87,10 @@ test('an unreachable server → exit 1 with the problems listed', async () => {
   const r = await watchdogProbe([`127.0.0.1:${port}`, '--json']);
   assert.is(r.code, 1);
   const json = JSON.parse(r.stdout) as ProbeResult;
-  assert.equal(json.problems.map((p) => p.path), ['status', 'info']);
+  assert.equal(
+    json.problems.map((p) => p.path),
+    ['status', 'info'],
+  );
 });
 
 test('usage errors → exit 2', async () => {

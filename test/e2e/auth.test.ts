@@ -5,7 +5,10 @@ import { testConfig } from '../_support/config.ts';
 import { basic, startDaemon, type RunningDaemon } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 
-interface Ctx { daemon?: RunningDaemon; secret?: string }
+interface Ctx {
+  daemon?: RunningDaemon;
+  secret?: string;
+}
 const test = suite<Ctx>('e2e :: auth order on the real daemon', {});
 // A token with ':' in it: the password is everything after the FIRST colon (RFC 7617; the real watchdog refuses it).
 const TOKEN = 'to:k:en';
@@ -13,16 +16,30 @@ const TOKEN = 'to:k:en';
 test.before(async (ctx) => {
   try {
     const [p1, p2] = [await freePort(), await freePort()];
-    ctx.daemon = await startDaemon(testConfig({
-      instances: [{ key: 'alpha', token: TOKEN, port: p1 }, { key: 'beta', token: null, port: p2 }],
-    }));
+    ctx.daemon = await startDaemon(
+      testConfig({
+        instances: [
+          { key: 'alpha', token: TOKEN, port: p1 },
+          { key: 'beta', token: null, port: p2 },
+        ],
+      }),
+    );
     const d = ctx.daemon;
-    const s = await waitFor('alpha running', async () => {
-      const st = await d.status('alpha', TOKEN);
-      return st.state === 'running' && st.pid ? st : undefined;
-    }, 15_000);
+    const s = await waitFor(
+      'alpha running',
+      async () => {
+        const st = await d.status('alpha', TOKEN);
+        return st.state === 'running' && st.pid ? st : undefined;
+      },
+      15_000,
+    );
     const env = await readFile(`/proc/${s.pid}/environ`, 'utf8');
-    ctx.secret = env.split('\0').find((e) => e.startsWith('ROBUST_CVAR_watchdog__token='))?.split('=').slice(1).join('=');
+    ctx.secret = env
+      .split('\0')
+      .find((e) => e.startsWith('ROBUST_CVAR_watchdog__token='))
+      ?.split('=')
+      .slice(1)
+      .join('=');
   } catch (err) {
     console.error(err);
     throw err;
@@ -56,14 +73,22 @@ test('control and ping: every auth case answers its status code', async ({ daemo
     assert.match(no.headers.get('www-authenticate') ?? '', /^Basic/i);
     assert.is((await call(d, 'POST', f.path('alpha'), 'Bearer abc')).status, 401, 'non-Basic scheme');
     assert.is((await call(d, 'POST', f.path('alpha'), 'Basic !!!not-base64!!!')).status, 400, 'bad base64');
-    assert.is((await call(d, 'POST', f.path('alpha'), `Basic ${Buffer.from('nocolon').toString('base64')}`)).status, 400, 'no colon');
+    assert.is(
+      (await call(d, 'POST', f.path('alpha'), `Basic ${Buffer.from('nocolon').toString('base64')}`)).status,
+      400,
+      'no colon',
+    );
     assert.is((await call(d, 'POST', f.path('alpha'), raw('beta', f.good))).status, 403, 'user is not the key');
     assert.is((await call(d, 'POST', f.path('ghost'), raw('ghost', f.good))).status, 404, 'unknown instance');
     const wrong = await call(d, 'POST', f.path('alpha'), raw('alpha', 'wrong'));
     assert.is(wrong.status, 401, 'wrong password');
     assert.match(wrong.headers.get('www-authenticate') ?? '', /^Basic/i);
     assert.is((await call(d, 'POST', f.path('alpha'), raw('alpha', f.good))).status, 200, 'right credentials');
-    assert.is((await call(d, 'POST', f.path('alpha'), `basic ${Buffer.from(`alpha:${f.good}`).toString('base64')}`)).status, 200, 'scheme is case-insensitive');
+    assert.is(
+      (await call(d, 'POST', f.path('alpha'), `basic ${Buffer.from(`alpha:${f.good}`).toString('base64')}`)).status,
+      200,
+      'scheme is case-insensitive',
+    );
   }
 });
 

@@ -14,26 +14,40 @@ test('exits at once three times → stopped.failing with exactly one webhook; re
   const tmp = await tempDir('wd-e2e-');
   const script = await writeServerScript(join(tmp.path, 'server.sh'), fixture('exit-at-once.mjs'));
   const port = await freePort();
-  const d = await startDaemon(testConfig({ webhook: hook.url, instances: [{ port, runCommand: script }] }), { dir: tmp.path });
+  const d = await startDaemon(testConfig({ webhook: hook.url, instances: [{ port, runCommand: script }] }), {
+    dir: tmp.path,
+  });
   try {
-    const s = await waitFor('stopped.failing', async () => {
-      const st = await d.status('demo', 'tok');
-      return st.state === 'stopped.failing' ? st : undefined;
-    }, 20_000);
+    const s = await waitFor(
+      'stopped.failing',
+      async () => {
+        const st = await d.status('demo', 'tok');
+        return st.state === 'stopped.failing' ? st : undefined;
+      },
+      20_000,
+    );
     assert.is(s.startupFailures, 3);
     await waitFor('failing notification', () => hook.messages.length >= 1);
     await new Promise((r) => setTimeout(r, 1000));
-    assert.is(hook.messages.length, 1, `exactly one notification: ${JSON.stringify(hook.messages.map((m) => m.content))}`);
+    assert.is(
+      hook.messages.length,
+      1,
+      `exactly one notification: ${JSON.stringify(hook.messages.map((m) => m.content))}`,
+    );
     assert.match(hook.messages[0]!.content, /`demo`.*failing to start/);
     assert.is((await d.status('demo', 'tok')).state, 'stopped.failing', 'stays down until told');
 
     // The operator fixes the server and restarts: the failure count is cleared and it runs.
     await writeServerScript(script, DEMO);
     assert.is(await d.control('demo', 'tok', 'restart'), 200);
-    const back = await waitFor('running', async () => {
-      const st = await d.status('demo', 'tok');
-      return st.state === 'running' ? st : undefined;
-    }, 15_000);
+    const back = await waitFor(
+      'running',
+      async () => {
+        const st = await d.status('demo', 'tok');
+        return st.state === 'running' ? st : undefined;
+      },
+      15_000,
+    );
     assert.is(back.startupFailures, 0);
   } finally {
     await d.stop();

@@ -19,19 +19,28 @@ test('a server that hangs after each check-in: relaunches back off, two chat mes
   await writeFile(join(tmp.path, 'createdump'), '#!/bin/sh\necho dump > "$3"\n');
   await chmod(join(tmp.path, 'createdump'), 0o755);
   const port = await freePort();
-  const yaml = testConfig({ webhook: hook.url, instances: [{ port, runCommand: script, timeoutSeconds: 1.5 }] })
-    .replace('DumpOnTimeout: false', 'DumpOnTimeout: true');
+  const yaml = testConfig({
+    webhook: hook.url,
+    instances: [{ port, runCommand: script, timeoutSeconds: 1.5 }],
+  }).replace('DumpOnTimeout: false', 'DumpOnTimeout: true');
   const d = await startDaemon(yaml, { dir: tmp.path });
   try {
-    const hangs = () => d.log().split('\n').filter((l) => /\[watchdog:demo\] state restarting\.stopping/.test(l)).length;
+    const hangs = () =>
+      d
+        .log()
+        .split('\n')
+        .filter((l) => /\[watchdog:demo\] state restarting\.stopping/.test(l)).length;
     await waitFor('five hang kills', () => hangs() >= 5, 40_000);
     const log = d.log();
     const backoffs = log.split('\n').filter((l) => /\[watchdog:demo\] state restarting\.backoff/.test(l)).length;
     assert.ok(backoffs >= 3, `relaunches after the first hang wait in restarting.backoff (${backoffs} times)`);
-    assert.equal(hook.messages.map((m) => m.content), [
-      'Server `demo` timed out and will be killed. Check server logs for possible causes.',
-      hook.messages[1]?.content ?? '(none)',
-    ]);
+    assert.equal(
+      hook.messages.map((m) => m.content),
+      [
+        'Server `demo` timed out and will be killed. Check server logs for possible causes.',
+        hook.messages[1]?.content ?? '(none)',
+      ],
+    );
     assert.match(hook.messages[1]!.content, /^Server `demo` keeps hanging; restarting with back-off \(next in \d/);
     const dumps = await readdir(join(tmp.path, 'instances/demo/dumps'));
     assert.is(dumps.length, 1, `one dump per loop: ${dumps.join(', ')}`);
@@ -43,7 +52,9 @@ test('a server that hangs after each check-in: relaunches back off, two chat mes
     assert.is(status.lastExit?.signal, 'SIGKILL');
     assert.ok(!Number.isNaN(Date.parse(status.lastExit?.at ?? '')), 'lastExit.at is a time');
     const serverLog = await readFile(join(tmp.path, 'instances/demo/logs/server.log'), 'utf8');
-    const ends = serverLog.split('\n').filter((l) => /watchdog: server \(pid \d+\) killed by signal SIGKILL ---$/.test(l));
+    const ends = serverLog
+      .split('\n')
+      .filter((l) => /watchdog: server \(pid \d+\) killed by signal SIGKILL ---$/.test(l));
     assert.ok(ends.length >= 5, `server.log has one line per run's end (${ends.length})`);
   } finally {
     await d.stop();

@@ -9,7 +9,16 @@ import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
 import { writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
 import {
-  fixedUrls, isAlive, killGroup, logLines, pidsWith, running, sleep, startSleep, statusOf, waitStatus,
+  fixedUrls,
+  isAlive,
+  killGroup,
+  logLines,
+  pidsWith,
+  running,
+  sleep,
+  startSleep,
+  statusOf,
+  waitStatus,
 } from './resilience/_support.ts';
 
 /**
@@ -36,13 +45,21 @@ interface Ctx {
 }
 
 const init = (): Ctx => ({
-  dir: '', cleanup: async () => {}, yaml: () => '', ports: { alpha: 0, beta: 0, urls: 0 }, old: 0, unrelated: null,
-  daemons: [], servers: new Set(), dbBytes: Buffer.alloc(0),
+  dir: '',
+  cleanup: async () => {},
+  yaml: () => '',
+  ports: { alpha: 0, beta: 0, urls: 0 },
+  old: 0,
+  unrelated: null,
+  daemons: [],
+  servers: new Set(),
+  dbBytes: Buffer.alloc(0),
 });
 
 const instanceDir = (ctx: Ctx, key: string) => join(ctx.dir, 'instances', key);
 const startLog = (ctx: Ctx, key: string) => join(ctx.dir, `starts-${key}.log`);
-const starts = async (ctx: Ctx, key: string) => (await readFile(startLog(ctx, key), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
+const starts = async (ctx: Ctx, key: string) =>
+  (await readFile(startLog(ctx, key), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
 const OLD_MTIME = new Date('2023-03-03T03:03:03Z');
 
 /** Starts alpha's server with the real watchdog's arguments and environment, detached like one it left behind. */
@@ -50,21 +67,40 @@ async function startOldServer(ctx: Ctx, secret: string): Promise<number> {
   const dir = instanceDir(ctx, 'alpha');
   await mkdir(join(dir, 'data'), { recursive: true });
   const args = [
-    '--cvar', 'watchdog.key=alpha', '--cvar', `watchdog.baseUrl=http://localhost:${ctx.ports.urls}/`,
-    '--config-file', join(dir, 'config.toml'), '--data-dir', join(dir, 'data'),
-    '--cvar', `net.port=${ctx.ports.alpha}`, '--cvar', 'watchdog.checkin_interval=0.3',
+    '--cvar',
+    'watchdog.key=alpha',
+    '--cvar',
+    `watchdog.baseUrl=http://localhost:${ctx.ports.urls}/`,
+    '--config-file',
+    join(dir, 'config.toml'),
+    '--data-dir',
+    join(dir, 'data'),
+    '--cvar',
+    `net.port=${ctx.ports.alpha}`,
+    '--cvar',
+    'watchdog.checkin_interval=0.3',
   ];
   const proc = spawn(SERVER, args, {
     cwd: dir,
     detached: true,
     stdio: 'ignore',
-    env: { ...process.env, ROBUST_CVAR_watchdog__token: secret, START_LOG: startLog(ctx, 'alpha'), FIXTURE_LIFETIME_MS: '120000' },
+    env: {
+      ...process.env,
+      ROBUST_CVAR_watchdog__token: secret,
+      START_LOG: startLog(ctx, 'alpha'),
+      FIXTURE_LIFETIME_MS: '120000',
+    },
   });
   proc.unref();
   const pid = proc.pid;
   if (pid === undefined) throw new Error('could not start the old server');
   ctx.servers.add(pid);
-  await waitFor('the old server to answer on its port', async () => (await fetch(`http://127.0.0.1:${ctx.ports.alpha}/status`)).ok, 10_000, 50);
+  await waitFor(
+    'the old server to answer on its port',
+    async () => (await fetch(`http://127.0.0.1:${ctx.ports.alpha}/status`)).ok,
+    10_000,
+    50,
+  );
   return pid;
 }
 
@@ -73,13 +109,20 @@ async function setUp(ctx: Ctx, secret: string): Promise<void> {
   ctx.dir = tmp.path;
   ctx.cleanup = tmp.cleanup;
   ctx.ports = { alpha: await freePort(), beta: await freePort(), urls: await freePort() };
-  ctx.yaml = (persist) => fixedUrls(testConfig({
-    persist,
-    instances: (['alpha', 'beta'] as const).map((key) => ({
-      key, port: ctx.ports[key], runCommand: SERVER, timeoutSeconds: TIMEOUT_S,
-      extra: `      EnvironmentVariables: { START_LOG: ${JSON.stringify(startLog(ctx, key))}, FIXTURE_LIFETIME_MS: "120000" }`,
-    })),
-  }), ctx.ports.urls);
+  ctx.yaml = (persist) =>
+    fixedUrls(
+      testConfig({
+        persist,
+        instances: (['alpha', 'beta'] as const).map((key) => ({
+          key,
+          port: ctx.ports[key],
+          runCommand: SERVER,
+          timeoutSeconds: TIMEOUT_S,
+          extra: `      EnvironmentVariables: { START_LOG: ${JSON.stringify(startLog(ctx, key))}, FIXTURE_LIFETIME_MS: "120000" }`,
+        })),
+      }),
+      ctx.ports.urls,
+    );
   ctx.unrelated = startSleep();
   ctx.old = await startOldServer(ctx, secret);
   const db = join(ctx.dir, 'data.db');
@@ -93,7 +136,9 @@ async function setUp(ctx: Ctx, secret: string): Promise<void> {
 
 async function tearDown(ctx: Ctx): Promise<void> {
   for (const d of ctx.daemons) await d.stop();
-  if (ctx.dir) for (const key of ['alpha', 'beta']) for (const pid of await pidsWith(join(instanceDir(ctx, key), 'config.toml'))) ctx.servers.add(pid);
+  if (ctx.dir)
+    for (const key of ['alpha', 'beta'])
+      for (const pid of await pidsWith(join(instanceDir(ctx, key), 'config.toml'))) ctx.servers.add(pid);
   for (const pid of ctx.servers) killGroup(pid);
   ctx.unrelated?.proc.kill('SIGKILL');
   await ctx.cleanup();
@@ -115,54 +160,89 @@ const persist = suite<Ctx>('e2e :: import from the real watchdog, PersistServers
 persist.before(async (ctx) => setUp(ctx, 'persisted-token-from-data-db'));
 persist.after(tearDown);
 
-persist('the server the real watchdog left running is adopted: same pid, no second launch, check-ins with the persisted token accepted past TimeoutSeconds', async (ctx) => {
-  const startedAt = Date.now();
-  const d = await daemon(ctx, true);
-  const s = await waitStatus(d, 'alpha', TOKEN, 'adopted', running, 15_000);
-  assert.is(s.pid, ctx.old, 'the old server is adopted, not replaced');
-  assert.is(s.revision, 'old-1.2.3', 'revision from data.db');
-  assert.match(d.log(), `[watchdog:alpha] imported from the real watchdog's data file: revision old-1.2.3; its server (pid ${ctx.old}) is running and is adopted`);
-  assert.is(logLines(d, /\[watchdog:alpha\] adopted the server left running by the previous daemon/).length, 1);
-  assert.is(logLines(d, /\[watchdog:alpha\] server launched/).length, 0, 'no second alpha server launched');
-  await waitStatus(d, 'alpha', TOKEN, 'a check-in accepted', (st) => st.lastCheckinAt !== null && Date.parse(st.lastCheckinAt) > startedAt);
-  await sleep(TIMEOUT_S * 1000 + 500);
-  const later = await statusOf(d, 'alpha', TOKEN);
-  assert.equal([later.state, later.pid, later.restarts], ['running', ctx.old, 0], 'still the same server after TimeoutSeconds');
-  assert.ok(later.lastCheckinAt !== null && Date.parse(later.lastCheckinAt) > Date.now() - TIMEOUT_S * 1000, 'check-ins keep being accepted');
-  assert.equal(await starts(ctx, 'alpha'), [ctx.old], 'alpha\'s server started once, by the test');
-  assert.equal(await pidsWith(join(instanceDir(ctx, 'alpha'), 'config.toml')), [ctx.old], 'exactly one alpha server runs');
-});
+persist(
+  'the server the real watchdog left running is adopted: same pid, no second launch, check-ins with the persisted token accepted past TimeoutSeconds',
+  async (ctx) => {
+    const startedAt = Date.now();
+    const d = await daemon(ctx, true);
+    const s = await waitStatus(d, 'alpha', TOKEN, 'adopted', running, 15_000);
+    assert.is(s.pid, ctx.old, 'the old server is adopted, not replaced');
+    assert.is(s.revision, 'old-1.2.3', 'revision from data.db');
+    assert.match(
+      d.log(),
+      `[watchdog:alpha] imported from the real watchdog's data file: revision old-1.2.3; its server (pid ${ctx.old}) is running and is adopted`,
+    );
+    assert.is(logLines(d, /\[watchdog:alpha\] adopted the server left running by the previous daemon/).length, 1);
+    assert.is(logLines(d, /\[watchdog:alpha\] server launched/).length, 0, 'no second alpha server launched');
+    await waitStatus(
+      d,
+      'alpha',
+      TOKEN,
+      'a check-in accepted',
+      (st) => st.lastCheckinAt !== null && Date.parse(st.lastCheckinAt) > startedAt,
+    );
+    await sleep(TIMEOUT_S * 1000 + 500);
+    const later = await statusOf(d, 'alpha', TOKEN);
+    assert.equal(
+      [later.state, later.pid, later.restarts],
+      ['running', ctx.old, 0],
+      'still the same server after TimeoutSeconds',
+    );
+    assert.ok(
+      later.lastCheckinAt !== null && Date.parse(later.lastCheckinAt) > Date.now() - TIMEOUT_S * 1000,
+      'check-ins keep being accepted',
+    );
+    assert.equal(await starts(ctx, 'alpha'), [ctx.old], "alpha's server started once, by the test");
+    assert.equal(
+      await pidsWith(join(instanceDir(ctx, 'alpha'), 'config.toml')),
+      [ctx.old],
+      'exactly one alpha server runs',
+    );
+  },
+);
 
-persist('a persisted pid that is another program is not adopted and left alive; the instance launches its own server', async (ctx) => {
-  const d = ctx.daemons[0]!;
-  const unrelated = ctx.unrelated!.pid;
-  const s = await waitStatus(d, 'beta', TOKEN, 'running its own server', running);
-  ctx.servers.add(s.pid!);
-  assert.is.not(s.pid, unrelated);
-  assert.is(s.revision, 'old-4.5.6', 'revision from data.db');
-  assert.ok(isAlive(unrelated), 'the unrelated process was not signalled');
-  const exe = await readlink(`/proc/${unrelated}/exe`);
-  assert.match(d.log(), `[watchdog:beta] imported from the real watchdog's data file: revision old-4.5.6; the persisted pid ${unrelated} is not adopted: it runs ${exe}, not the instance's program ${SERVER}`);
-  assert.equal(await starts(ctx, 'beta'), [s.pid], 'beta launched once');
-  await dbUntouched(ctx);
-});
+persist(
+  'a persisted pid that is another program is not adopted and left alive; the instance launches its own server',
+  async (ctx) => {
+    const d = ctx.daemons[0]!;
+    const unrelated = ctx.unrelated!.pid;
+    const s = await waitStatus(d, 'beta', TOKEN, 'running its own server', running);
+    ctx.servers.add(s.pid!);
+    assert.is.not(s.pid, unrelated);
+    assert.is(s.revision, 'old-4.5.6', 'revision from data.db');
+    assert.ok(isAlive(unrelated), 'the unrelated process was not signalled');
+    const exe = await readlink(`/proc/${unrelated}/exe`);
+    assert.match(
+      d.log(),
+      `[watchdog:beta] imported from the real watchdog's data file: revision old-4.5.6; the persisted pid ${unrelated} is not adopted: it runs ${exe}, not the instance's program ${SERVER}`,
+    );
+    assert.equal(await starts(ctx, 'beta'), [s.pid], 'beta launched once');
+    await dbUntouched(ctx);
+  },
+);
 
-persist('the import is not repeated: the next daemon adopts from data.json, and data.db stays untouched', async (ctx) => {
-  const first = ctx.daemons[0]!;
-  const beta = (await statusOf(first, 'beta', TOKEN)).pid;
-  assert.is(await first.stop(), 0);
-  assert.ok(isAlive(ctx.old), 'PersistServers: the adopted server outlives the daemon');
-  const data = JSON.parse(await readFile(join(instanceDir(ctx, 'alpha'), 'data.json'), 'utf8')) as { revision: string; launch: { pid: number } };
-  assert.equal([data.revision, data.launch.pid], ['old-1.2.3', ctx.old]);
-  const d = await daemon(ctx, true);
-  assert.is((await waitStatus(d, 'alpha', TOKEN, 'adopted again', running)).pid, ctx.old);
-  assert.is((await waitStatus(d, 'beta', TOKEN, 'adopted', running)).pid, beta);
-  assert.is(logLines(d, /imported from the real watchdog/).length, 0, 'no second import');
-  assert.is(logLines(d, /server launched/).length, 0);
-  assert.equal(await starts(ctx, 'alpha'), [ctx.old]);
-  assert.ok(isAlive(ctx.unrelated!.pid));
-  await dbUntouched(ctx);
-});
+persist(
+  'the import is not repeated: the next daemon adopts from data.json, and data.db stays untouched',
+  async (ctx) => {
+    const first = ctx.daemons[0]!;
+    const beta = (await statusOf(first, 'beta', TOKEN)).pid;
+    assert.is(await first.stop(), 0);
+    assert.ok(isAlive(ctx.old), 'PersistServers: the adopted server outlives the daemon');
+    const data = JSON.parse(await readFile(join(instanceDir(ctx, 'alpha'), 'data.json'), 'utf8')) as {
+      revision: string;
+      launch: { pid: number };
+    };
+    assert.equal([data.revision, data.launch.pid], ['old-1.2.3', ctx.old]);
+    const d = await daemon(ctx, true);
+    assert.is((await waitStatus(d, 'alpha', TOKEN, 'adopted again', running)).pid, ctx.old);
+    assert.is((await waitStatus(d, 'beta', TOKEN, 'adopted', running)).pid, beta);
+    assert.is(logLines(d, /imported from the real watchdog/).length, 0, 'no second import');
+    assert.is(logLines(d, /server launched/).length, 0);
+    assert.equal(await starts(ctx, 'alpha'), [ctx.old]);
+    assert.ok(isAlive(ctx.unrelated!.pid));
+    await dbUntouched(ctx);
+  },
+);
 
 persist.run();
 
@@ -170,23 +250,32 @@ const off = suite<Ctx>('e2e :: import from the real watchdog, PersistServers off
 off.before(async (ctx) => setUp(ctx, 'another-persisted-token'));
 off.after(tearDown);
 
-off('a verified server left running is shut down gracefully (with the persisted token) before the new launch', async (ctx) => {
-  const d = await daemon(ctx, false);
-  const s = await waitStatus(d, 'alpha', TOKEN, 'a new server', (st) => running(st) && st.pid !== ctx.old, 15_000);
-  ctx.servers.add(s.pid!);
-  assert.match(d.log(), `its server (pid ${ctx.old}) is running; Process.PersistServers is off, so it is shut down gracefully before a new one launches`);
-  // "exited after the shutdown request": the old server accepted /shutdown, so the persisted token was right.
-  assert.match(d.log(), /\[watchdog:alpha\] the leftover server exited after the shutdown request/);
-  assert.not.ok(isAlive(ctx.old), 'the old server is gone');
-  assert.equal(await starts(ctx, 'alpha'), [ctx.old, s.pid], 'one new launch, after the old one');
-  assert.is(s.revision, 'old-1.2.3');
-  assert.ok(isAlive(ctx.unrelated!.pid), 'the unrelated process is still left alone');
-  await dbUntouched(ctx);
-});
+off(
+  'a verified server left running is shut down gracefully (with the persisted token) before the new launch',
+  async (ctx) => {
+    const d = await daemon(ctx, false);
+    const s = await waitStatus(d, 'alpha', TOKEN, 'a new server', (st) => running(st) && st.pid !== ctx.old, 15_000);
+    ctx.servers.add(s.pid!);
+    assert.match(
+      d.log(),
+      `its server (pid ${ctx.old}) is running; Process.PersistServers is off, so it is shut down gracefully before a new one launches`,
+    );
+    // "exited after the shutdown request": the old server accepted /shutdown, so the persisted token was right.
+    assert.match(d.log(), /\[watchdog:alpha\] the leftover server exited after the shutdown request/);
+    assert.not.ok(isAlive(ctx.old), 'the old server is gone');
+    assert.equal(await starts(ctx, 'alpha'), [ctx.old, s.pid], 'one new launch, after the old one');
+    assert.is(s.revision, 'old-1.2.3');
+    assert.ok(isAlive(ctx.unrelated!.pid), 'the unrelated process is still left alone');
+    await dbUntouched(ctx);
+  },
+);
 
 off.run();
 
-const broken = suite<{ dir: string; cleanup: () => Promise<void>; d: RunningDaemon | null }>('e2e :: import from a data.db that is not SQLite', { dir: '', cleanup: async () => {}, d: null });
+const broken = suite<{ dir: string; cleanup: () => Promise<void>; d: RunningDaemon | null }>(
+  'e2e :: import from a data.db that is not SQLite',
+  { dir: '', cleanup: async () => {}, d: null },
+);
 broken.before(async (ctx) => {
   const tmp = await tempDir('wd-e2e-import-bad-');
   ctx.dir = tmp.path;
@@ -198,13 +287,19 @@ broken.after(async (ctx) => {
 });
 
 broken('a warning names the file and the problem; the daemon starts its instances without the import', async (ctx) => {
-  await writeFile(join(ctx.dir, 'data.db'), 'this is not the real watchdog\'s database\n');
-  const d = (ctx.d = await startDaemon(testConfig({ instances: [{ key: 'alpha', port: await freePort(), runCommand: SERVER }] }), { dir: ctx.dir }));
+  await writeFile(join(ctx.dir, 'data.db'), "this is not the real watchdog's database\n");
+  const d = (ctx.d = await startDaemon(
+    testConfig({ instances: [{ key: 'alpha', port: await freePort(), runCommand: SERVER }] }),
+    { dir: ctx.dir },
+  ));
   const s = await waitStatus(d, 'alpha', TOKEN, 'running', running);
   assert.is(s.revision, null);
-  assert.match(d.log(), `could not import from the real watchdog's data file; starting without it file=${join(ctx.dir, 'data.db')}`);
+  assert.match(
+    d.log(),
+    `could not import from the real watchdog's data file; starting without it file=${join(ctx.dir, 'data.db')}`,
+  );
   assert.match(d.log(), 'data.db is not an SQLite database');
-  assert.is(await readFile(join(ctx.dir, 'data.db'), 'utf8'), 'this is not the real watchdog\'s database\n');
+  assert.is(await readFile(join(ctx.dir, 'data.db'), 'utf8'), "this is not the real watchdog's database\n");
 });
 
 broken.run();

@@ -9,7 +9,11 @@ import { fixture, writeServerScript } from '../_support/fixtures.ts';
 
 const test = suite('e2e :: launch contract');
 
-interface Echo { argv: string[]; cwd: string; env: Record<string, string> }
+interface Echo {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
 
 test('argv, environment and working directory match the contract exactly', async () => {
   const tmp = await tempDir('wd-e2e-');
@@ -17,27 +21,45 @@ test('argv, environment and working directory match the contract exactly', async
   const echoFile = join(tmp.path, 'echo.json');
   const port = await freePort();
   const yaml = testConfig({
-    instances: [{
-      key: 'echo', port, runCommand: script, args: ['--cvar', 'game.hostname=Echo'],
-      extra: `      EnvironmentVariables:\n        ECHO_FILE: ${JSON.stringify(echoFile)}\n        CUSTOM_VAR: custom`,
-    }],
+    instances: [
+      {
+        key: 'echo',
+        port,
+        runCommand: script,
+        args: ['--cvar', 'game.hostname=Echo'],
+        extra: `      EnvironmentVariables:\n        ECHO_FILE: ${JSON.stringify(echoFile)}\n        CUSTOM_VAR: custom`,
+      },
+    ],
   });
   const d = await startDaemon(yaml, { dir: tmp.path });
   try {
-    const s = await waitFor('running', async () => {
-      const st = await d.status('echo', 'tok');
-      return st.state === 'running' ? st : undefined;
-    }, 15_000);
+    const s = await waitFor(
+      'running',
+      async () => {
+        const st = await d.status('echo', 'tok');
+        return st.state === 'running' ? st : undefined;
+      },
+      15_000,
+    );
     const echo = JSON.parse(await readFile(echoFile, 'utf8')) as Echo;
     const dir = join(tmp.path, 'instances', 'echo');
     // Where the daemon listens (Urls: http://127.0.0.1:0), spelt as the real watchdog passes Kestrel's address.
     const baseUrl = `http://127.0.0.1:${new URL(d.url).port}`;
     assert.equal(echo.argv, [
-      '--cvar', 'watchdog.key=echo',
-      '--cvar', `watchdog.baseUrl=${baseUrl}`,
-      '--config-file', join(dir, 'config.toml'),
-      '--data-dir', join(dir, 'data'),
-      '--cvar', `net.port=${port}`, '--cvar', 'watchdog.checkin_interval=0.3', '--cvar', 'game.hostname=Echo',
+      '--cvar',
+      'watchdog.key=echo',
+      '--cvar',
+      `watchdog.baseUrl=${baseUrl}`,
+      '--config-file',
+      join(dir, 'config.toml'),
+      '--data-dir',
+      join(dir, 'data'),
+      '--cvar',
+      `net.port=${port}`,
+      '--cvar',
+      'watchdog.checkin_interval=0.3',
+      '--cvar',
+      'game.hostname=Echo',
     ]);
     assert.is(echo.cwd, dir);
     const secret = echo.env.ROBUST_CVAR_watchdog__token ?? '';

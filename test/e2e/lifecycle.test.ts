@@ -7,7 +7,10 @@ import { basic, startDaemon, type RunningDaemon } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 
-interface Ctx { daemon?: RunningDaemon; hook?: WebhookReceiver }
+interface Ctx {
+  daemon?: RunningDaemon;
+  hook?: WebhookReceiver;
+}
 /** The demo instance's TimeoutSeconds (the hang deadline after its last check-in). */
 const TIMEOUT_SECONDS = 3;
 const test = suite<Ctx>('e2e :: lifecycle with the demo server', {});
@@ -18,10 +21,12 @@ test.before(async (ctx) => {
     const port = await freePort();
     // UpdateType Dummy: the first launch "installs" revision 1 (src/updates/providers/dummy.ts); nothing here asks for
     // another update, so relaunches after a restart, a crash or a hang keep it.
-    ctx.daemon = await startDaemon(testConfig({
-      webhook: ctx.hook.url,
-      instances: [{ port, timeoutSeconds: TIMEOUT_SECONDS, extra: '      UpdateType: Dummy' }],
-    }));
+    ctx.daemon = await startDaemon(
+      testConfig({
+        webhook: ctx.hook.url,
+        instances: [{ port, timeoutSeconds: TIMEOUT_SECONDS, extra: '      UpdateType: Dummy' }],
+      }),
+    );
   } catch (err) {
     console.error(err);
     throw err;
@@ -34,10 +39,15 @@ test.after(async (ctx) => {
 });
 
 const token = 'tok';
-const running = (d: RunningDaemon) => waitFor('running', async () => {
-  const s = await d.status('demo', token);
-  return s.state === 'running' && s.pid !== null ? s : undefined;
-}, 15_000);
+const running = (d: RunningDaemon) =>
+  waitFor(
+    'running',
+    async () => {
+      const s = await d.status('demo', token);
+      return s.state === 'running' && s.pid !== null ? s : undefined;
+    },
+    15_000,
+  );
 
 /** The secret a server got, read from its environment (root can read /proc/<pid>/environ). */
 async function secretOf(pid: number): Promise<string> {
@@ -48,9 +58,18 @@ async function secretOf(pid: number): Promise<string> {
 }
 
 const ping = (d: RunningDaemon, secret: string) =>
-  fetch(`${d.url}/server_api/demo/ping`, { method: 'POST', headers: { authorization: basic('demo', secret) } }).then((r) => r.status);
+  fetch(`${d.url}/server_api/demo/ping`, { method: 'POST', headers: { authorization: basic('demo', secret) } }).then(
+    (r) => r.status,
+  );
 
-const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** The state letter of /proc/<pid>/stat (R, S, T, Z, …), or null once the pid is gone (ESRCH). */
 function procState(pid: number): string | null {
@@ -68,7 +87,10 @@ function procState(pid: number): string | null {
 }
 
 /** Gone: no such pid, or a zombie (dead, only not reaped yet). */
-const gone = (pid: number) => { const st = procState(pid); return st === null || st === 'Z'; };
+const gone = (pid: number) => {
+  const st = procState(pid);
+  return st === null || st === 'Z';
+};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -81,16 +103,22 @@ test('reaches running; status reports state, pid, revision and last check-in', a
   assert.is(s.startupFailures, 0);
 });
 
-test('restart: the server gets /shutdown, comes back with a new pid and secret; the old secret is refused', async ({ daemon }) => {
+test('restart: the server gets /shutdown, comes back with a new pid and secret; the old secret is refused', async ({
+  daemon,
+}) => {
   const d = daemon!;
   const before = await running(d);
   const oldSecret = await secretOf(before.pid!);
   assert.is(await ping(d, oldSecret), 200);
   assert.is(await d.control('demo', token, 'restart'), 200);
-  const after = await waitFor('a new pid', async () => {
-    const s = await d.status('demo', token);
-    return s.state === 'running' && s.pid !== before.pid ? s : undefined;
-  }, 15_000);
+  const after = await waitFor(
+    'a new pid',
+    async () => {
+      const s = await d.status('demo', token);
+      return s.state === 'running' && s.pid !== before.pid ? s : undefined;
+    },
+    15_000,
+  );
   assert.not.ok(alive(before.pid!), 'old server gone');
   assert.match(d.log(), /Restart requested/);
   const newSecret = await secretOf(after.pid!);
@@ -99,7 +127,10 @@ test('restart: the server gets /shutdown, comes back with a new pid and secret; 
   assert.is(await ping(d, newSecret), 200);
 });
 
-test('stop: the server gets /update, exits, is not relaunched, the webhook says so; restart brings it back', async ({ daemon, hook }) => {
+test('stop: the server gets /update, exits, is not relaunched, the webhook says so; restart brings it back', async ({
+  daemon,
+  hook,
+}) => {
   const d = daemon!;
   const before = await running(d);
   const sent = hook!.messages.length;
@@ -110,7 +141,11 @@ test('stop: the server gets /update, exits, is not relaunched, the webhook says 
   // It left because it was asked to by POST /update (the demo server's own line, echoed by the daemon), not killed.
   assert.match(d.log().slice(from), /update received \(UpdateAvailable\)/);
   assert.not.match(d.log().slice(from), /shutdown requested|SIGKILL/);
-  await waitFor('stop notification', () => hook!.messages.slice(sent).some((m) => /^Server `demo` was stopped on request \(with its API token from 127\.0\.0\.1\)\.$/.test(m.content)));
+  await waitFor('stop notification', () =>
+    hook!.messages
+      .slice(sent)
+      .some((m) => /^Server `demo` was stopped on request \(with its API token from 127\.0\.0\.1\)\.$/.test(m.content)),
+  );
   await new Promise((r) => setTimeout(r, 800));
   assert.is((await d.status('demo', token)).state, 'stopped.idle', 'still stopped');
   assert.is(await d.control('demo', token, 'restart'), 200);
@@ -123,14 +158,23 @@ test('SIGKILL of the server: relaunched, and the webhook names the signal', asyn
   const before = await running(d);
   const sent = hook!.messages.length;
   process.kill(before.pid!, 'SIGKILL');
-  await waitFor('relaunch', async () => {
-    const s = await d.status('demo', token);
-    return s.state === 'running' && s.pid !== before.pid;
-  }, 15_000);
-  await waitFor('crash notification', () => hook!.messages.slice(sent).some((m) => /`demo`/.test(m.content) && /SIGKILL/.test(m.content)));
+  await waitFor(
+    'relaunch',
+    async () => {
+      const s = await d.status('demo', token);
+      return s.state === 'running' && s.pid !== before.pid;
+    },
+    15_000,
+  );
+  await waitFor('crash notification', () =>
+    hook!.messages.slice(sent).some((m) => /`demo`/.test(m.content) && /SIGKILL/.test(m.content)),
+  );
 });
 
-test('SIGSTOP of the server: killed TimeoutSeconds after its last check-in, not before, relaunched, webhook', async ({ daemon, hook }) => {
+test('SIGSTOP of the server: killed TimeoutSeconds after its last check-in, not before, relaunched, webhook', async ({
+  daemon,
+  hook,
+}) => {
   const d = daemon!;
   const timeoutMs = TIMEOUT_SECONDS * 1000;
   const before = await running(d);
@@ -141,23 +185,32 @@ test('SIGSTOP of the server: killed TimeoutSeconds after its last check-in, not 
   const FRESH_MS = 250;
   let lastCheckin = 0;
   let stoppedAt = 0;
-  await waitFor('a fresh check-in to freeze the server after', async () => {
-    const s = await d.status('demo', token);
-    if (s.pid !== before.pid || !s.lastCheckinAt) throw new Error(`server changed under the test: ${JSON.stringify(s)}`);
-    const at = Date.parse(s.lastCheckinAt);
-    if (Date.now() - at > FRESH_MS) return false;
-    process.kill(before.pid!, 'SIGSTOP');
-    stoppedAt = Date.now();
-    lastCheckin = at;
-    return true;
-  }, 10_000, 10);
+  await waitFor(
+    'a fresh check-in to freeze the server after',
+    async () => {
+      const s = await d.status('demo', token);
+      if (s.pid !== before.pid || !s.lastCheckinAt)
+        throw new Error(`server changed under the test: ${JSON.stringify(s)}`);
+      const at = Date.parse(s.lastCheckinAt);
+      if (Date.now() - at > FRESH_MS) return false;
+      process.kill(before.pid!, 'SIGSTOP');
+      stoppedAt = Date.now();
+      lastCheckin = at;
+      return true;
+    },
+    10_000,
+    10,
+  );
   assert.ok(stoppedAt - lastCheckin <= FRESH_MS, `frozen ${stoppedAt - lastCheckin} ms after its last check-in`);
   await waitFor('the server to be stopped (state T)', () => procState(before.pid!) === 'T', 2000, 5);
 
   // Watch the frozen pid closely: the moment it is gone (ESRCH) or a zombie is the moment of the kill.
   let killedAt = 0;
-  for (const deadline = stoppedAt + timeoutMs + 10_000; ;) {
-    if (gone(before.pid!)) { killedAt = Date.now(); break; }
+  for (const deadline = stoppedAt + timeoutMs + 10_000; ; ) {
+    if (gone(before.pid!)) {
+      killedAt = Date.now();
+      break;
+    }
     if (Date.now() > deadline) break;
     await sleep(10);
   }
@@ -166,16 +219,23 @@ test('SIGSTOP of the server: killed TimeoutSeconds after its last check-in, not 
   const afterCheckin = killedAt - lastCheckin;
   // Not before the deadline: TimeoutSeconds after the last check-in (10 ms for clock rounding), hence
   // no earlier than TimeoutSeconds - FRESH_MS (≥ TimeoutSeconds - 0.3 s) after the SIGSTOP.
-  assert.ok(afterCheckin >= timeoutMs - 10, `killed ${afterCheckin} ms after its last check-in (TimeoutSeconds ${timeoutMs} ms)`);
+  assert.ok(
+    afterCheckin >= timeoutMs - 10,
+    `killed ${afterCheckin} ms after its last check-in (TimeoutSeconds ${timeoutMs} ms)`,
+  );
   assert.ok(afterStop >= timeoutMs - 300, `killed ${afterStop} ms after SIGSTOP, before TimeoutSeconds - 0.3 s`);
   // Nor long after it (loose: a loaded machine delays timers and the poll; a second timeout or a shutdown
   // request to a frozen server would not fit).
   assert.ok(afterStop <= timeoutMs + 2500, `killed ${afterStop} ms after SIGSTOP, long after TimeoutSeconds`);
 
-  const next = await waitFor('relaunch', async () => {
-    const s = await d.status('demo', token);
-    return s.state === 'running' && s.pid !== null && s.pid !== before.pid ? s : undefined;
-  }, 15_000);
+  const next = await waitFor(
+    'relaunch',
+    async () => {
+      const s = await d.status('demo', token);
+      return s.state === 'running' && s.pid !== null && s.pid !== before.pid ? s : undefined;
+    },
+    15_000,
+  );
   assert.ok(alive(next.pid!), 'the new server is alive');
   assert.is(next.revision, '1', 'a hang relaunch installs no update');
   assert.match(d.log(), /Server `demo` timed out and will be killed/);

@@ -54,12 +54,21 @@ interface Ctx {
 }
 
 const init = (): Ctx => ({
-  dir: '', cleanup: async () => {}, ports: { daemon: 0, daemon2: 0, wizards: 0, lrp: 0 }, yaml: '', hook: null, jenkins: null,
-  old: 0, daemon: null, lrp: 0, servers: new Set(),
+  dir: '',
+  cleanup: async () => {},
+  ports: { daemon: 0, daemon2: 0, wizards: 0, lrp: 0 },
+  yaml: '',
+  hook: null,
+  jenkins: null,
+  old: 0,
+  daemon: null,
+  lrp: 0,
+  servers: new Set(),
 });
 
 const startLog = (ctx: Ctx) => join(ctx.dir, 'server-starts.log');
-const starts = async (ctx: Ctx) => (await readFile(startLog(ctx), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
+const starts = async (ctx: Ctx) =>
+  (await readFile(startLog(ctx), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
 const instanceDir = (ctx: Ctx, key: Key) => join(ctx.dir, 'instances', key);
 
 /**
@@ -69,8 +78,14 @@ const instanceDir = (ctx: Ctx, key: Key) => join(ctx.dir, 'instances', key);
  */
 function watchdogEnv(ctx: Ctx, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    DOTNET_ENVIRONMENT: 'Development', WATCHDOG_ENV: '', ASPNETCORE_ENVIRONMENT: '', ASPNETCORE_URLS: '', DOTNET_URLS: '',
-    START_LOG: startLog(ctx), FIXTURE_LIFETIME_MS: '120000', ...extra,
+    DOTNET_ENVIRONMENT: 'Development',
+    WATCHDOG_ENV: '',
+    ASPNETCORE_ENVIRONMENT: '',
+    ASPNETCORE_URLS: '',
+    DOTNET_URLS: '',
+    START_LOG: startLog(ctx),
+    FIXTURE_LIFETIME_MS: '120000',
+    ...extra,
   };
 }
 
@@ -78,27 +93,50 @@ function watchdogEnv(ctx: Ctx, extra: Record<string, string> = {}): Record<strin
 async function startOldServer(ctx: Ctx): Promise<number> {
   const dir = instanceDir(ctx, 'wizards');
   const args = [
-    '--cvar', 'watchdog.key=wizards', '--cvar', `watchdog.baseUrl=http://127.0.0.1:${ctx.ports.daemon}`,
-    '--config-file', join(dir, 'config.toml'), '--data-dir', join(dir, 'data'),
-    '--cvar', `net.port=${ctx.ports.wizards}`, '--cvar', 'watchdog.checkin_interval=0.3',
+    '--cvar',
+    'watchdog.key=wizards',
+    '--cvar',
+    `watchdog.baseUrl=http://127.0.0.1:${ctx.ports.daemon}`,
+    '--config-file',
+    join(dir, 'config.toml'),
+    '--data-dir',
+    join(dir, 'data'),
+    '--cvar',
+    `net.port=${ctx.ports.wizards}`,
+    '--cvar',
+    'watchdog.checkin_interval=0.3',
   ];
   const proc = spawn(join(dir, 'bin', 'Robust.Server'), args, {
     cwd: dir,
     detached: true,
     stdio: 'ignore',
-    env: { ...process.env, ROBUST_CVAR_watchdog__token: PERSISTED_SECRET, DOTNET_TieredPGO: '0', START_LOG: startLog(ctx), FIXTURE_LIFETIME_MS: '120000' },
+    env: {
+      ...process.env,
+      ROBUST_CVAR_watchdog__token: PERSISTED_SECRET,
+      DOTNET_TieredPGO: '0',
+      START_LOG: startLog(ctx),
+      FIXTURE_LIFETIME_MS: '120000',
+    },
   });
   proc.unref();
   const pid = proc.pid;
   if (pid === undefined) throw new Error('could not start the old server');
   ctx.servers.add(pid);
-  await waitFor('the old server to answer on its port', async () => (await fetch(`http://127.0.0.1:${ctx.ports.wizards}/status`)).ok, 10_000, 50);
+  await waitFor(
+    'the old server to answer on its port',
+    async () => (await fetch(`http://127.0.0.1:${ctx.ports.wizards}/status`)).ok,
+    10_000,
+    50,
+  );
   return pid;
 }
 
 function runCheck(ctx: Ctx, env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [join(ROOT, 'bin/watchdog'), 'check'], {
-    cwd: ctx.dir, encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env },
+    cwd: ctx.dir,
+    encoding: 'utf8',
+    timeout: 20_000,
+    env: { ...process.env, ...env },
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -106,7 +144,10 @@ function runCheck(ctx: Ctx, env: Record<string, string>): { status: number | nul
 const status = async (d: RunningDaemon, key: Key) => (await statusOf(d, key, TOKEN[key])) as Status;
 
 async function statusCode(url: string, key: string, token: string): Promise<number> {
-  const res = await fetch(`${url}/instances/${key}/status`, { headers: { authorization: basic(key, token) }, signal: AbortSignal.timeout(5000) });
+  const res = await fetch(`${url}/instances/${key}/status`, {
+    headers: { authorization: basic(key, token) },
+    signal: AbortSignal.timeout(5000),
+  });
   await res.arrayBuffer();
   return res.status;
 }
@@ -117,14 +158,23 @@ async function assertLaunchedByDaemon(ctx: Ctx, d: RunningDaemon, pid: number): 
   assert.ok(cmdline, `the command line of ${pid}`);
   const base = cvarOf(cmdline, 'watchdog.baseUrl');
   assert.ok(base !== null, `watchdog.baseUrl in ${cmdline.join(' ')}`);
-  assert.match(base, new RegExp(`^http://127\\.0\\.0\\.1:(${ctx.ports.daemon}|${ctx.ports.daemon2})/?$`), 'a loopback address the daemon listens on');
+  assert.match(
+    base,
+    new RegExp(`^http://127\\.0\\.0\\.1:(${ctx.ports.daemon}|${ctx.ports.daemon2})/?$`),
+    'a loopback address the daemon listens on',
+  );
   assert.not.match(base, 'example.invalid', 'not the unreachable BaseUrl');
-  const health = (await (await fetch(new URL('health', base.endsWith('/') ? base : `${base}/`), { signal: AbortSignal.timeout(5000) })).json()) as { pid: number };
+  const health = (await (
+    await fetch(new URL('health', base.endsWith('/') ? base : `${base}/`), { signal: AbortSignal.timeout(5000) })
+  ).json()) as { pid: number };
   assert.is(health.pid, d.proc.pid, 'that address is this daemon');
   const env = await environOf(pid);
   assert.is(env.get('DOTNET_TieredPGO'), '0', 'EnvironmentVariables: a YAML number reaches the server as its text');
   assert.ok(env.get('ROBUST_CVAR_watchdog__token'), 'the check-in secret in the environment');
-  assert.not.ok(cmdline.some((a) => a.includes(env.get('ROBUST_CVAR_watchdog__token') ?? '\0')), 'and not in argv');
+  assert.not.ok(
+    cmdline.some((a) => a.includes(env.get('ROBUST_CVAR_watchdog__token') ?? '\0')),
+    'and not in argv',
+  );
 }
 
 const test = suite<Ctx>('e2e :: drop-in migration of a real SS14.Watchdog installation', init());
@@ -137,14 +187,19 @@ test.before(async (ctx) => {
   ctx.ports = { daemon: await freePort(), daemon2: await freePort(), wizards: await freePort(), lrp: await freePort() };
   ctx.hook = await startWebhookReceiver();
   ctx.jenkins = await startDownJenkins();
-  ctx.yaml = await installFixture(ctx.dir, {
-    WATCHDOG_PORT: String(ctx.ports.daemon),
-    WATCHDOG_PORT_2: String(ctx.ports.daemon2),
-    DISCORD_WEBHOOK: ctx.hook.url,
-    JENKINS_URL: ctx.jenkins.url,
-    WIZARDS_PORT: String(ctx.ports.wizards),
-    LRP_PORT: String(ctx.ports.lrp),
-  }, SERVER, KEYS);
+  ctx.yaml = await installFixture(
+    ctx.dir,
+    {
+      WATCHDOG_PORT: String(ctx.ports.daemon),
+      WATCHDOG_PORT_2: String(ctx.ports.daemon2),
+      DISCORD_WEBHOOK: ctx.hook.url,
+      JENKINS_URL: ctx.jenkins.url,
+      WIZARDS_PORT: String(ctx.ports.wizards),
+      LRP_PORT: String(ctx.ports.lrp),
+    },
+    SERVER,
+    KEYS,
+  );
   ctx.old = await startOldServer(ctx);
   await writeWatchdogDb(join(ctx.dir, 'data.db'), [
     { Key: 'wizards', Revision: REVISION.wizards, PersistedToken: PERSISTED_SECRET, PersistedPid: ctx.old },
@@ -162,29 +217,47 @@ test.after(async (ctx) => {
   await ctx.cleanup();
 });
 
-test('watchdog check accepts the installation\'s files as they are: exit 0, one warning line naming what is ignored, the Development layer applied', async (ctx) => {
+test("watchdog check accepts the installation's files as they are: exit 0, one warning line naming what is ignored, the Development layer applied", async (ctx) => {
   const before = await readdir(ctx.dir, { recursive: true });
   const r = runCheck(ctx, watchdogEnv(ctx));
   assert.is(r.status, 0, r.stderr);
   const warnings = `${r.stdout}\n${r.stderr}`.split('\n').filter((l) => l.startsWith('warning:'));
   assert.is(warnings.length, 1, `exactly one warning line:\n${r.stderr}`);
   const warning = warnings[0] ?? '';
-  for (const ignored of ['Serilog.Using', 'Serilog.WriteTo', 'Serilog.Enrich', 'Serilog.MinimumLevel.Override for SS14, Microsoft, Microsoft.Hosting.Lifetime']) {
+  for (const ignored of [
+    'Serilog.Using',
+    'Serilog.WriteTo',
+    'Serilog.Enrich',
+    'Serilog.MinimumLevel.Override for SS14, Microsoft, Microsoft.Hosting.Lifetime',
+  ]) {
     assert.ok(warning.includes(ignored), `the warning names ${ignored}: ${warning}`);
   }
-  for (const used of ['AllowedHosts', 'DiscordWebhook', 'Jenkins', 'ApiToken', 'Default']) assert.not.ok(warning.includes(used), `${used} is not ignored: ${warning}`);
+  for (const used of ['AllowedHosts', 'DiscordWebhook', 'Jenkins', 'ApiToken', 'Default'])
+    assert.not.ok(warning.includes(used), `${used} is not ignored: ${warning}`);
 
   assert.match(r.stdout, 'files:     appsettings.yml, appsettings.Development.yml\n');
   assert.match(r.stdout, `listen:    http://127.0.0.1:${ctx.ports.daemon}, http://127.0.0.1:${ctx.ports.daemon2}\n`);
-  assert.match(r.stdout, "webhook:   set (Notification.ChatWebhook, or the real watchdog's DiscordWebhook)\n", 'DiscordWebhook is the chat webhook');
+  assert.match(
+    r.stdout,
+    "webhook:   set (Notification.ChatWebhook, or the real watchdog's DiscordWebhook)\n",
+    'DiscordWebhook is the chat webhook',
+  );
   const wizards = r.stdout.slice(r.stdout.indexOf('  wizards'), r.stdout.indexOf('  lrp'));
   const lrp = r.stdout.slice(r.stdout.indexOf('  lrp'));
   assert.match(wizards, '  wizards ("Wizard\'s Den [dev]")\n');
   assert.match(wizards, "update type: CiServer (the real watchdog's Jenkins)\n", 'Jenkins is CiServer');
   assert.match(wizards, `api port:    ${ctx.ports.wizards}\n`, 'apiport, lower case');
-  assert.match(wizards, `timeout:     ${DEV_TIMEOUT_S} s\n`, 'the Development TimeoutSeconds over the main file\'s timeoutseconds');
+  assert.match(
+    wizards,
+    `timeout:     ${DEV_TIMEOUT_S} s\n`,
+    "the Development TimeoutSeconds over the main file's timeoutseconds",
+  );
   assert.match(wizards, 'api token:   set\n');
-  assert.match(lrp, `timeout:     ${DEV_TIMEOUT_S} s\n`, 'Development\'s lower-case timeoutseconds over the main file\'s TimeoutSeconds');
+  assert.match(
+    lrp,
+    `timeout:     ${DEV_TIMEOUT_S} s\n`,
+    "Development's lower-case timeoutseconds over the main file's TimeoutSeconds",
+  );
   assert.match(lrp, 'update type: none\n');
 
   // Without DOTNET_ENVIRONMENT the Development file is not read: the main file's values.
@@ -199,40 +272,80 @@ test('watchdog check accepts the installation\'s files as they are: exit 0, one 
 });
 
 test('the daemon in the same folder imports data.db: the server left running is adopted (same pid, no second launch), lrp launches, revisions from data.db', async (ctx) => {
-  const d = (ctx.daemon = await startDaemon(ctx.yaml, { dir: ctx.dir, env: watchdogEnv(ctx, { Servers__Instances__lrp__ApiToken: ENV_TOKEN }) }));
+  const d = (ctx.daemon = await startDaemon(ctx.yaml, {
+    dir: ctx.dir,
+    env: watchdogEnv(ctx, { Servers__Instances__lrp__ApiToken: ENV_TOKEN }),
+  }));
   const wizards = (await waitStatus(d, 'wizards', TOKEN.wizards, 'running', running)) as Status;
   const lrp = (await waitStatus(d, 'lrp', TOKEN.lrp, 'running', running)) as Status;
   ctx.lrp = lrp.pid ?? 0;
   ctx.servers.add(ctx.lrp);
 
-  assert.is(wizards.pid, ctx.old, 'the old watchdog\'s server is adopted');
+  assert.is(wizards.pid, ctx.old, "the old watchdog's server is adopted");
   assert.is(wizards.restarts, 0);
-  assert.is(wizards.revision, REVISION.wizards, 'wizards\' revision from data.db');
-  assert.is(lrp.revision, REVISION.lrp, 'lrp\'s revision from data.db');
-  assert.is(wizards.name, 'Wizard\'s Den [dev]', 'the Development Name is in effect');
-  assert.is(lrp.name, 'Wizard\'s Den LRP');
-  assert.match(d.log(), `[watchdog:wizards] imported from the real watchdog's data file: revision ${REVISION.wizards}; its server (pid ${ctx.old}) is running and is adopted`);
-  assert.match(d.log(), `[watchdog:lrp] imported from the real watchdog's data file: revision ${REVISION.lrp}; no server pid was persisted`);
+  assert.is(wizards.revision, REVISION.wizards, "wizards' revision from data.db");
+  assert.is(lrp.revision, REVISION.lrp, "lrp's revision from data.db");
+  assert.is(wizards.name, "Wizard's Den [dev]", 'the Development Name is in effect');
+  assert.is(lrp.name, "Wizard's Den LRP");
+  assert.match(
+    d.log(),
+    `[watchdog:wizards] imported from the real watchdog's data file: revision ${REVISION.wizards}; its server (pid ${ctx.old}) is running and is adopted`,
+  );
+  assert.match(
+    d.log(),
+    `[watchdog:lrp] imported from the real watchdog's data file: revision ${REVISION.lrp}; no server pid was persisted`,
+  );
   assert.is(logLines(d, /\[watchdog:wizards\] server launched/).length, 0, 'no second wizards server');
   assert.is(logLines(d, /\[watchdog:lrp\] server launched/).length, 1);
-  assert.equal(await starts(ctx), [ctx.old, ctx.lrp], 'one start each: the old server (by the test) and lrp\'s');
-  assert.equal((await pidsWith(join(instanceDir(ctx, 'wizards'), 'config.toml'))).sort(), [ctx.old], 'exactly one wizards server runs');
-  assert.is(logLines(d, /accepted but not used by this watchdog: Serilog\.Using/).length, 1, 'the same one warning at start');
+  assert.equal(await starts(ctx), [ctx.old, ctx.lrp], "one start each: the old server (by the test) and lrp's");
+  assert.equal(
+    (await pidsWith(join(instanceDir(ctx, 'wizards'), 'config.toml'))).sort(),
+    [ctx.old],
+    'exactly one wizards server runs',
+  );
+  assert.is(
+    logLines(d, /accepted but not used by this watchdog: Serilog\.Using/).length,
+    1,
+    'the same one warning at start',
+  );
 });
 
 test('servers check in at a loopback address of the daemon, not the unreachable BaseUrl, and stay running past three TimeoutSeconds', async (ctx) => {
   const d = ctx.daemon!;
   await assertLaunchedByDaemon(ctx, d, ctx.lrp);
-  assert.is(cvarOf((await readCmdline(ctx.old)) ?? [], 'watchdog.baseUrl'), `http://127.0.0.1:${ctx.ports.daemon}`, 'the adopted one where the old watchdog listened');
-  await waitFor('the BaseUrl advice', () => d.log().includes('BaseUrl https://watchdog.example.invalid/ does not reach this watchdog'), 8000, 100);
+  assert.is(
+    cvarOf((await readCmdline(ctx.old)) ?? [], 'watchdog.baseUrl'),
+    `http://127.0.0.1:${ctx.ports.daemon}`,
+    'the adopted one where the old watchdog listened',
+  );
+  await waitFor(
+    'the BaseUrl advice',
+    () => d.log().includes('BaseUrl https://watchdog.example.invalid/ does not reach this watchdog'),
+    8000,
+    100,
+  );
 
   await sleep(3 * DEV_TIMEOUT_S * 1000 + 500);
-  for (const [key, pid] of [['wizards', ctx.old], ['lrp', ctx.lrp]] as const) {
+  for (const [key, pid] of [
+    ['wizards', ctx.old],
+    ['lrp', ctx.lrp],
+  ] as const) {
     const s = await status(d, key);
-    assert.equal([s.state, s.pid, s.restarts, s.startupFailures], ['running', pid, 0, 0], `${key}: same server, never restarted`);
-    assert.ok(s.lastCheckinAt !== null && Date.parse(s.lastCheckinAt) > Date.now() - DEV_TIMEOUT_S * 1000, `${key}: check-ins keep arriving`);
+    assert.equal(
+      [s.state, s.pid, s.restarts, s.startupFailures],
+      ['running', pid, 0, 0],
+      `${key}: same server, never restarted`,
+    );
+    assert.ok(
+      s.lastCheckinAt !== null && Date.parse(s.lastCheckinAt) > Date.now() - DEV_TIMEOUT_S * 1000,
+      `${key}: check-ins keep arriving`,
+    );
   }
-  assert.is(logLines(d, /\] Server `\w+` timed out|\] server launched/).length, 1, 'nothing timed out or relaunched; lrp launched once');
+  assert.is(
+    logLines(d, /\] Server `\w+` timed out|\] server launched/).length,
+    1,
+    'nothing timed out or relaunched; lrp launched once',
+  );
   assert.is(ctx.hook!.messages.length, 0, 'nothing to tell the chat');
 });
 
@@ -246,8 +359,8 @@ test('both Urls answer /health for the same daemon; Servers__Instances__lrp__Api
   }
   assert.equal(pids, [d.proc.pid, d.proc.pid]);
   const second = `http://127.0.0.1:${ctx.ports.daemon2}`;
-  assert.is(await statusCode(second, 'lrp', ENV_TOKEN), 200, 'the environment\'s token');
-  assert.is(await statusCode(second, 'lrp', FILE_TOKEN.lrp), 401, 'the file\'s token no longer');
+  assert.is(await statusCode(second, 'lrp', ENV_TOKEN), 200, "the environment's token");
+  assert.is(await statusCode(second, 'lrp', FILE_TOKEN.lrp), 401, "the file's token no longer");
   assert.is(await statusCode(d.url, 'wizards', '123456'), 200, 'ApiToken: 123456');
   assert.is(await statusCode(d.url, 'wizards', '123457'), 401);
 });
@@ -257,13 +370,31 @@ test('the Jenkins instance asks the CI server of its Updates; one that is down c
   const jenkins = ctx.jenkins!;
   assert.equal(jenkins.paths, [], 'an adopted server is not updated at start');
   const pending = (await status(d, 'wizards')).updatePending;
-  const res = await fetch(`${d.url}/instances/wizards/update`, { method: 'POST', headers: { authorization: basic('wizards', TOKEN.wizards) }, signal: AbortSignal.timeout(5000) });
+  const res = await fetch(`${d.url}/instances/wizards/update`, {
+    method: 'POST',
+    headers: { authorization: basic('wizards', TOKEN.wizards) },
+    signal: AbortSignal.timeout(5000),
+  });
   await res.arrayBuffer();
   assert.is(res.status, 200);
-  await waitFor('the CI job to be asked', () => jenkins.paths.includes('/jenkins/job/SS14%20Content/api/json'), 5000, 50);
-  await waitFor('the failed check to be logged', () => logLines(d, /\[watchdog:wizards\] update check failed .*answered HTTP 503/).length > 0, 5000, 50);
+  await waitFor(
+    'the CI job to be asked',
+    () => jenkins.paths.includes('/jenkins/job/SS14%20Content/api/json'),
+    5000,
+    50,
+  );
+  await waitFor(
+    'the failed check to be logged',
+    () => logLines(d, /\[watchdog:wizards\] update check failed .*answered HTTP 503/).length > 0,
+    5000,
+    50,
+  );
   const s = await status(d, 'wizards');
-  assert.equal([s.state, s.pid, s.revision, s.updatePending, s.restarts], ['running', ctx.old, REVISION.wizards, pending, 0], 'as before the check');
+  assert.equal(
+    [s.state, s.pid, s.revision, s.updatePending, s.restarts],
+    ['running', ctx.old, REVISION.wizards, pending, 0],
+    'as before the check',
+  );
 });
 
 test('a hang is caught after the Development TimeoutSeconds: the DiscordWebhook is told and wizards relaunches on its imported build', async (ctx) => {
@@ -273,18 +404,33 @@ test('a hang is caught after the Development TimeoutSeconds: the DiscordWebhook 
   const stoppedAt = Date.now();
   process.kill(ctx.old, 'SIGSTOP');
   // 1.5 s in the Development layer; the main file's 90 s would never fire here.
-  const msg = await waitFor('the hang notification', () => hook.messages.find((m) => m.content.includes('`wizards`')), 8000, 50);
+  const msg = await waitFor(
+    'the hang notification',
+    () => hook.messages.find((m) => m.content.includes('`wizards`')),
+    8000,
+    50,
+  );
   assert.is(msg.content, 'Server `wizards` timed out and will be killed. Check server logs for possible causes.');
   assert.ok(Date.now() - stoppedAt >= DEV_TIMEOUT_S * 1000 * 0.5, 'not before half the timeout');
   assert.match(String(msg.headers['content-type']), 'application/json');
 
-  const s = await waitStatus(d, 'wizards', TOKEN.wizards, 'relaunched', (st) => running(st) && st.pid !== ctx.old, 10_000);
+  const s = await waitStatus(
+    d,
+    'wizards',
+    TOKEN.wizards,
+    'relaunched',
+    (st) => running(st) && st.pid !== ctx.old,
+    10_000,
+  );
   const pid = s.pid!;
   ctx.servers.add(pid);
   assert.not.ok(isAlive(ctx.old), 'the hung server was killed');
   assert.is(s.revision, REVISION.wizards, 'the imported revision stays');
-  assert.ok(ctx.jenkins!.paths.length > asked, 'the first launch under this daemon checked Jenkins, which was down, and went on');
-  assert.is((s as Status).name, 'Wizard\'s Den [dev]');
+  assert.ok(
+    ctx.jenkins!.paths.length > asked,
+    'the first launch under this daemon checked Jenkins, which was down, and went on',
+  );
+  assert.is((s as Status).name, "Wizard's Den [dev]");
   assert.equal(await starts(ctx), [ctx.old, ctx.lrp, pid], 'one new start, by the daemon');
   assert.is(logLines(d, /\[watchdog:wizards\] server launched/).length, 1);
   await assertLaunchedByDaemon(ctx, d, pid);

@@ -10,7 +10,12 @@ import { ROOT } from '../_support/env.ts';
 export const INSTALL_FIXTURE = join(ROOT, 'test/fixtures/migration');
 
 /** The fixture's files, copied as they are but for their `${NAME}` placeholders. */
-const FILES = ['appsettings.yml', 'appsettings.Development.yml', 'instances/wizards/config.toml', 'instances/lrp/config.toml'];
+const FILES = [
+  'appsettings.yml',
+  'appsettings.Development.yml',
+  'instances/wizards/config.toml',
+  'instances/lrp/config.toml',
+];
 
 /** Replaces every `${NAME}`; a placeholder without a value is an error, so no file is left half filled. */
 export function fillPlaceholders(text: string, values: Readonly<Record<string, string>>): string {
@@ -26,7 +31,12 @@ export function fillPlaceholders(text: string, values: Readonly<Record<string, s
  * watchdog finds it: `instances/<key>/bin/Robust.Server` (here a link to a fixture game server script).
  * Returns the main file's text.
  */
-export async function installFixture(dir: string, values: Readonly<Record<string, string>>, server: string, keys: readonly string[]): Promise<string> {
+export async function installFixture(
+  dir: string,
+  values: Readonly<Record<string, string>>,
+  server: string,
+  keys: readonly string[],
+): Promise<string> {
   for (const file of FILES) {
     const text = fillPlaceholders(await readFile(join(INSTALL_FIXTURE, file), 'utf8'), values);
     await mkdir(join(dir, file, '..'), { recursive: true });
@@ -52,7 +62,9 @@ export async function startDownJenkins(): Promise<DownJenkins> {
   const server = createServer((req, res) => {
     paths.push(req.url ?? '');
     req.resume();
-    res.writeHead(503, { 'Content-Type': 'text/html' }).end('<h1>Please wait while Jenkins is getting ready to work...</h1>');
+    res
+      .writeHead(503, { 'Content-Type': 'text/html' })
+      .end('<h1>Please wait while Jenkins is getting ready to work...</h1>');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const addr = server.address();
@@ -60,7 +72,11 @@ export async function startDownJenkins(): Promise<DownJenkins> {
   return {
     url: `http://127.0.0.1:${port}/jenkins`,
     paths,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

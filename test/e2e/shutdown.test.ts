@@ -10,9 +10,21 @@ import { fixture } from '../_support/fixtures.ts';
 
 const test = suite('e2e :: daemon shutdown');
 
-const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
-interface ProcStat { pid: number; state: string; ppid: number; pgrp: number }
+interface ProcStat {
+  pid: number;
+  state: string;
+  ppid: number;
+  pgrp: number;
+}
 
 /** /proc/<pid>/stat: state, parent and process group; null once the pid is gone. */
 function procStat(pid: number): ProcStat | null {
@@ -50,7 +62,11 @@ function groupMembers(pgid: number): number[] {
 /** SIGKILLs what is left of a server's group (cleanup after a failed test; only our daemon's servers). */
 function killGroup(pid: number): void {
   for (const target of [-pid, pid]) {
-    try { process.kill(target, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   }
 }
 
@@ -59,12 +75,27 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`${signal}: every server is shut down gracefully, the daemon exits 0, no process is left`, async () => {
     const [p1, p2] = [await freePort(), await freePort()];
-    const d = await startDaemon(testConfig({ instances: [{ key: 'one', port: p1 }, { key: 'two', port: p2 }] }));
+    const d = await startDaemon(
+      testConfig({
+        instances: [
+          { key: 'one', port: p1 },
+          { key: 'two', port: p2 },
+        ],
+      }),
+    );
     try {
-      const pids = await Promise.all(['one', 'two'].map((k) => waitFor(`${k} running`, async () => {
-        const s = await d.status(k, 'tok');
-        return s.state === 'running' ? s.pid : undefined;
-      }, 15_000)));
+      const pids = await Promise.all(
+        ['one', 'two'].map((k) =>
+          waitFor(
+            `${k} running`,
+            async () => {
+              const s = await d.status(k, 'tok');
+              return s.state === 'running' ? s.pid : undefined;
+            },
+            15_000,
+          ),
+        ),
+      );
       const code = await d.stop(20_000, signal);
       assert.is(code, 0, 'daemon exit code');
       for (const pid of pids) assert.not.ok(alive(pid), `server ${pid} left running`);
@@ -82,30 +113,52 @@ test('SIGTERM with a forking server and one that ignores /shutdown: daemon exits
   const pidsFile = join(tmp.path, 'forker.pids');
   // A fixture leaked by a failed run exits on its own after a minute.
   const lifetime = '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }';
-  const d = await startDaemon(testConfig({
-    instances: [
-      { key: 'demo', port: await freePort() },
-      {
-        key: 'fork', port: await freePort(), runCommand: fixture('forker.mjs'),
-        extra: `      EnvironmentVariables: { PIDS_FILE: ${JSON.stringify(pidsFile)}, FIXTURE_LIFETIME_MS: "60000" }`,
-      },
-      { key: 'deaf', port: await freePort(), runCommand: fixture('ignore-shutdown.mjs'), extra: lifetime },
-    ],
-  }));
+  const d = await startDaemon(
+    testConfig({
+      instances: [
+        { key: 'demo', port: await freePort() },
+        {
+          key: 'fork',
+          port: await freePort(),
+          runCommand: fixture('forker.mjs'),
+          extra: `      EnvironmentVariables: { PIDS_FILE: ${JSON.stringify(pidsFile)}, FIXTURE_LIFETIME_MS: "60000" }`,
+        },
+        { key: 'deaf', port: await freePort(), runCommand: fixture('ignore-shutdown.mjs'), extra: lifetime },
+      ],
+    }),
+  );
   const keys = ['demo', 'fork', 'deaf'] as const;
   const started: number[] = [];
   try {
-    const pids = Object.fromEntries(await Promise.all(keys.map(async (k) => [k, await waitFor(`${k} running`, async () => {
-      const s = await d.status(k, 'tok');
-      return s.state === 'running' ? s.pid : undefined;
-    }, 15_000)] as const))) as Record<(typeof keys)[number], number>;
+    const pids = Object.fromEntries(
+      await Promise.all(
+        keys.map(
+          async (k) =>
+            [
+              k,
+              await waitFor(
+                `${k} running`,
+                async () => {
+                  const s = await d.status(k, 'tok');
+                  return s.state === 'running' ? s.pid : undefined;
+                },
+                15_000,
+              ),
+            ] as const,
+        ),
+      ),
+    ) as Record<(typeof keys)[number], number>;
     started.push(...Object.values(pids));
 
     // The forker's two children: alive, its own, in its process group.
-    const children = await waitFor('the forker\'s children', async () => {
-      const list = JSON.parse(await readFile(pidsFile, 'utf8')) as number[];
-      return list.length === 2 && list.every((p) => !gone(p)) ? list : undefined;
-    }, 10_000);
+    const children = await waitFor(
+      "the forker's children",
+      async () => {
+        const list = JSON.parse(await readFile(pidsFile, 'utf8')) as number[];
+        return list.length === 2 && list.every((p) => !gone(p)) ? list : undefined;
+      },
+      10_000,
+    );
     for (const child of children) {
       const st = procStat(child);
       assert.is(st?.ppid, pids.fork, `child ${child} is the forker's`);
@@ -113,8 +166,14 @@ test('SIGTERM with a forking server and one that ignores /shutdown: daemon exits
     }
     // Each server leads its own group; the forker's holds it and its children (the scan below can see them).
     for (const k of keys) assert.ok(groupMembers(pids[k]).includes(pids[k]), `${k} leads process group ${pids[k]}`);
-    assert.ok(children.every((c) => groupMembers(pids.fork).includes(c)), 'the group scan finds the forker\'s children');
-    const members = Object.fromEntries(keys.map((k) => [k, groupMembers(pids[k])])) as Record<(typeof keys)[number], number[]>;
+    assert.ok(
+      children.every((c) => groupMembers(pids.fork).includes(c)),
+      "the group scan finds the forker's children",
+    );
+    const members = Object.fromEntries(keys.map((k) => [k, groupMembers(pids[k])])) as Record<
+      (typeof keys)[number],
+      number[]
+    >;
 
     // Watch the deaf server from the SIGTERM on: the moment it is gone (ESRCH or zombie) is its kill.
     const termAt = Date.now();
@@ -148,10 +207,18 @@ test('SIGTERM with a forking server and one that ignores /shutdown: daemon exits
     const deafAfter = deafGoneAt - termAt;
     assert.ok(deafAfter >= 1000, `deaf server killed ${deafAfter} ms after SIGTERM, before the 1 s exit window`);
     assert.ok(deafAfter <= 1000 + 1000 + 4000, `deaf server killed ${deafAfter} ms after SIGTERM`);
-    assert.match(log, /\[watchdog:deaf:server\] ignoring shutdown: Watchdog stopping/, '/shutdown reached the deaf server');
+    assert.match(
+      log,
+      /\[watchdog:deaf:server\] ignoring shutdown: Watchdog stopping/,
+      '/shutdown reached the deaf server',
+    );
     assert.match(log, /\[watchdog:deaf\] server did not exit after the shutdown request; killing it .*waitedMs=1000/);
     // The others left on their own when asked.
-    assert.match(log, /\[watchdog:fork:server\] Watchdog stopping, shutting down\.\.\./, 'the forker was asked to shut down');
+    assert.match(
+      log,
+      /\[watchdog:fork:server\] Watchdog stopping, shutting down\.\.\./,
+      'the forker was asked to shut down',
+    );
     assert.not.match(log, /\[watchdog:(demo|fork)\] [^\n]*killing/, 'the cooperative servers were not killed');
   } finally {
     await d.stop();

@@ -16,7 +16,14 @@ function setup(instances: InstanceControl[], admin?: AdminCredentials) {
   const controls: BusEvents['control'][] = [];
   bus.on('control', (e) => controls.push(e));
   const log = recordingLogger();
-  const app = createApp({ registry: memoryRegistry(...instances), bus, log, version: '1', admin: () => admin, socketlessIsLoopback: true });
+  const app = createApp({
+    registry: memoryRegistry(...instances),
+    bus,
+    log,
+    version: '1',
+    admin: () => admin,
+    socketlessIsLoopback: true,
+  });
   return { app, controls, log };
 }
 
@@ -30,7 +37,10 @@ list('every instance status, as the control API shows one', async () => {
   assert.is(res.status, 200);
   const body = (await res.json()) as { key: string; state: string }[];
   assert.equal(body, [a.status(), b.status()]);
-  assert.equal(body.map((s) => s.state), ['running', 'stopped.idle']);
+  assert.equal(
+    body.map((s) => s.state),
+    ['running', 'stopped.idle'],
+  );
 });
 
 list('no instances → []; POST → 405', async () => {
@@ -96,19 +106,29 @@ control('calls control() and audits it with the admin user and the result', asyn
   const admin = { username: 'ops', password: 'pw' };
   const { app, controls } = setup([a], admin);
   for (const action of ['restart', 'update', 'stop', 'rollback']) {
-    const res = await app.request(`/api/instances/alpha/${action}`, { method: 'POST', headers: { ...header, authorization: basic('ops', 'pw') } });
+    const res = await app.request(`/api/instances/alpha/${action}`, {
+      method: 'POST',
+      headers: { ...header, authorization: basic('ops', 'pw') },
+    });
     assert.is(res.status, 200, action);
     assert.equal(await res.json(), { key: 'alpha', action, accepted: true });
   }
   assert.equal(a.calls, ['control:restart', 'control:update', 'control:stop', 'control:rollback']);
   assert.is(controls.length, 4);
-  assert.equal({ ...controls[0], at: 0 }, { key: 'alpha', action: 'restart', user: 'ops', remote: undefined, status: 200, result: 'accepted', at: 0 });
+  assert.equal(
+    { ...controls[0], at: 0 },
+    { key: 'alpha', action: 'restart', user: 'ops', remote: undefined, status: 200, result: 'accepted', at: 0 },
+  );
 });
 
 control('without the dashboard header → 403, audited, nothing done (a cross-site form cannot send it)', async () => {
   const a = memoryInstance('alpha', { apiToken: 't' });
   const { app, controls } = setup([a]);
-  const res = await app.request('/api/instances/alpha/stop', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'x=1' });
+  const res = await app.request('/api/instances/alpha/stop', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'x=1',
+  });
   assert.is(res.status, 403);
   assert.match(((await res.json()) as { error: string }).error, DASHBOARD_HEADER);
   assert.equal(a.calls, []);
@@ -124,7 +144,10 @@ control('an instance without ApiToken refuses control here too; unknown instance
   assert.match(((await res.json()) as { error: string }).error, 'no ApiToken');
   assert.equal(a.calls, []);
   assert.is((await app.request('/api/instances/ghost/restart', { method: 'POST', headers: header })).status, 404);
-  assert.equal(controls.map((c) => c.status), [403, 404]);
+  assert.equal(
+    controls.map((c) => c.status),
+    [403, 404],
+  );
   assert.is((await app.request('/api/instances/alpha/restart')).status, 405);
   assert.is((await app.request('/api/instances/alpha/explode', { method: 'POST', headers: header })).status, 404);
 });
@@ -132,7 +155,10 @@ control('an instance without ApiToken refuses control here too; unknown instance
 control('admin credentials are checked before anything is done', async () => {
   const a = memoryInstance('alpha', { apiToken: 't' });
   const { app, controls } = setup([a], { username: 'ops', password: 'pw' });
-  const res = await app.request('/api/instances/alpha/stop', { method: 'POST', headers: { ...header, authorization: basic('alpha', 't') } });
+  const res = await app.request('/api/instances/alpha/stop', {
+    method: 'POST',
+    headers: { ...header, authorization: basic('alpha', 't') },
+  });
   assert.is(res.status, 401);
   assert.equal(a.calls, []);
   assert.equal(controls, []);

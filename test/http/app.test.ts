@@ -40,13 +40,18 @@ app('app :: a control() that throws is still audited, then answers 500', async (
   const h = harness(memoryRegistry(broken));
   const res = await send(h.app, 'POST', '/instances/alpha/restart', basic('alpha', 't'));
   assert.is(res.status, 500);
-  assert.equal(h.controls.map((e) => [e.status, e.result]), [[500, 'refused']]);
+  assert.equal(
+    h.controls.map((e) => [e.status, e.result]),
+    [[500, 'refused']],
+  );
 });
 
 app('app :: onError keeps an HTTPException response intact (WWW-Authenticate survives)', async () => {
   const h = harness(memoryRegistry());
   h.app.get('/test-only/challenge', () => {
-    throw new HTTPException(401, { res: new Response('no', { status: 401, headers: { 'WWW-Authenticate': 'Basic realm="x"' } }) });
+    throw new HTTPException(401, {
+      res: new Response('no', { status: 401, headers: { 'WWW-Authenticate': 'Basic realm="x"' } }),
+    });
   });
   h.app.get('/test-only/plain', () => {
     throw new HTTPException(418, { message: 'teapot' });
@@ -57,7 +62,11 @@ app('app :: onError keeps an HTTPException response intact (WWW-Authenticate sur
   const plain = await send(h.app, 'GET', '/test-only/plain');
   assert.is(plain.status, 418);
   assert.equal(await plain.json(), { error: 'teapot' });
-  assert.equal(h.log.lines.filter((l) => l.startsWith('error')), [], 'HTTPExceptions are answers, not failures');
+  assert.equal(
+    h.log.lines.filter((l) => l.startsWith('error')),
+    [],
+    'HTTPExceptions are answers, not failures',
+  );
 });
 
 app.run();

@@ -20,7 +20,10 @@ interface Line {
 }
 
 const readLines = async (file: string): Promise<Line[]> =>
-  (await readFile(file, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line);
+  (await readFile(file, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
 
 const audit = suite('audit');
 
@@ -32,7 +35,9 @@ audit('audit :: control requests over a real socket become JSON lines in logs/au
   const server = await startHttpServer(h.app, { port: 0 });
   try {
     const post = (path: string, auth?: string) =>
-      fetch(`${server.url}${path}`, { method: 'POST', headers: auth ? { authorization: auth } : {} }).then((r) => r.status);
+      fetch(`${server.url}${path}`, { method: 'POST', headers: auth ? { authorization: auth } : {} }).then(
+        (r) => r.status,
+      );
     assert.is(await post('/instances/alpha/restart', basic('alpha', 'tok:en')), 200);
     assert.is(await post('/instances/alpha/stop', basic('alpha', 'guess')), 401);
     assert.is(await post('/instances/alpha/rollback'), 401);
@@ -68,7 +73,15 @@ audit('audit :: appends to an existing file and stops writing after close()', as
   await writeFile(file, '{"earlier":true}\n');
   const bus = createBus();
   const log = createAuditLog({ file, bus });
-  const event = { key: 'k', action: 'stop', user: 'k', remote: '10.0.0.1', status: 200, result: 'accepted' as const, at: Date.now() };
+  const event = {
+    key: 'k',
+    action: 'stop',
+    user: 'k',
+    remote: '10.0.0.1',
+    status: 200,
+    result: 'accepted' as const,
+    at: Date.now(),
+  };
   bus.emit('control', event);
   await log.close();
   bus.emit('control', { ...event, action: 'restart' });
@@ -90,9 +103,19 @@ audit('audit :: a file that cannot be written is reported, and the bus keeps wor
   const log = createAuditLog({ file, bus, log: logger });
   let delivered = 0;
   bus.on('control', () => delivered++);
-  const event = { key: 'k', action: 'stop', user: 'k', remote: undefined, status: 200, result: 'accepted' as const, at: Date.now() };
+  const event = {
+    key: 'k',
+    action: 'stop',
+    user: 'k',
+    remote: undefined,
+    status: 200,
+    result: 'accepted' as const,
+    at: Date.now(),
+  };
   bus.emit('control', event);
-  await waitFor('the write failure to be logged', () => logger.lines.some((l) => l.includes('cannot write the audit log')));
+  await waitFor('the write failure to be logged', () =>
+    logger.lines.some((l) => l.includes('cannot write the audit log')),
+  );
   bus.emit('control', event);
   assert.is(delivered, 2);
   await log.close();

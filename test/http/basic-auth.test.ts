@@ -29,7 +29,16 @@ parse('basic-auth :: unpadded base64 is accepted, a lone trailing character is n
 });
 
 parse('basic-auth :: missing or other schemes → missing (401)', () => {
-  for (const h of [undefined, null, '', '   ', 'Bearer abc', 'Digest username="x"', 'Basicx abc', `Token ${b64('k:p')}`]) {
+  for (const h of [
+    undefined,
+    null,
+    '',
+    '   ',
+    'Bearer abc',
+    'Digest username="x"',
+    'Basicx abc',
+    `Token ${b64('k:p')}`,
+  ]) {
     assert.is(parseBasicAuth(h).kind, 'missing', String(h));
   }
 });

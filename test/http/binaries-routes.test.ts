@@ -87,13 +87,16 @@ files('binaries routes :: other extensions are application/octet-stream; .ZIP in
   assert.is(spaced.status, 200);
 });
 
-files('binaries routes :: HEAD answers headers with Content-Length and no body, over a real socket', async ({ server }) => {
-  const res = await fetch(`${server.url}/instances/alpha/binaries/big.zip`, { method: 'HEAD' });
-  assert.is(res.status, 200);
-  assert.is(res.headers.get('content-length'), String(3 * 1024 * 1024 + 17));
-  assert.is(res.headers.get('content-type'), 'application/zip');
-  assert.is((await res.arrayBuffer()).byteLength, 0);
-});
+files(
+  'binaries routes :: HEAD answers headers with Content-Length and no body, over a real socket',
+  async ({ server }) => {
+    const res = await fetch(`${server.url}/instances/alpha/binaries/big.zip`, { method: 'HEAD' });
+    assert.is(res.status, 200);
+    assert.is(res.headers.get('content-length'), String(3 * 1024 * 1024 + 17));
+    assert.is(res.headers.get('content-type'), 'application/zip');
+    assert.is((await res.arrayBuffer()).byteLength, 0);
+  },
+);
 
 files('binaries routes :: a multi-megabyte file streams intact over a real socket', async ({ server, big }) => {
   const res = await fetch(`${server.url}/instances/alpha/binaries/big.zip`);
@@ -205,25 +208,31 @@ traversal('binaries routes :: traversal through app.request → 400 or 404, neve
   }
 });
 
-traversal('binaries routes :: traversal over a raw socket (no client-side normalisation) → 4xx, never the outside content', async ({ server }) => {
-  for (const attack of ATTACKS) {
-    for (const method of ['GET', 'HEAD']) {
-      const { status, text } = await rawRequest(server.port, `${method} /instances/alpha/binaries/${attack} HTTP/1.1`);
-      assert.ok(status === 400 || status === 404, `${method} ${attack} → ${status}`);
-      assert.not.match(text, SECRET_TEXT, attack);
+traversal(
+  'binaries routes :: traversal over a raw socket (no client-side normalisation) → 4xx, never the outside content',
+  async ({ server }) => {
+    for (const attack of ATTACKS) {
+      for (const method of ['GET', 'HEAD']) {
+        const { status, text } = await rawRequest(
+          server.port,
+          `${method} /instances/alpha/binaries/${attack} HTTP/1.1`,
+        );
+        assert.ok(status === 400 || status === 404, `${method} ${attack} → ${status}`);
+        assert.not.match(text, SECRET_TEXT, attack);
+      }
     }
-  }
-  // Absolute-form request target, and a path escaping the whole mount.
-  for (const target of [
-    `http://127.0.0.1:${server.port}/instances/alpha/binaries/../../../outside/secret.txt`,
-    '/instances/alpha/binaries/../../../../../../../../../../../../etc/passwd',
-  ]) {
-    const { status, text } = await rawRequest(server.port, `GET ${target} HTTP/1.1`);
-    assert.ok(status >= 400 && status < 500, `${target} → ${status}`);
-    assert.not.match(text, SECRET_TEXT);
-    assert.not.match(text, 'root:');
-  }
-});
+    // Absolute-form request target, and a path escaping the whole mount.
+    for (const target of [
+      `http://127.0.0.1:${server.port}/instances/alpha/binaries/../../../outside/secret.txt`,
+      '/instances/alpha/binaries/../../../../../../../../../../../../etc/passwd',
+    ]) {
+      const { status, text } = await rawRequest(server.port, `GET ${target} HTTP/1.1`);
+      assert.ok(status >= 400 && status < 500, `${target} → ${status}`);
+      assert.not.match(text, SECRET_TEXT);
+      assert.not.match(text, 'root:');
+    }
+  },
+);
 
 traversal('binaries routes :: the served file is still reachable afterwards', async ({ server }) => {
   const { status, text } = await rawRequest(server.port, 'GET /instances/alpha/binaries/SS14.Client.zip HTTP/1.1');

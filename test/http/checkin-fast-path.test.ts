@@ -57,7 +57,10 @@ test('an accepted check-in never reaches the app; everything else does', async (
     await ping('/server_api/alpha/ping/'),
     await ping('/server_api//ping'),
   ];
-  assert.equal(left.map((a) => [a.status, a.body]), left.map(() => [404, 'app']));
+  assert.equal(
+    left.map((a) => [a.status, a.body]),
+    left.map(() => [404, 'app']),
+  );
   assert.equal(ctx.alpha.calls, ['checkin'], 'only the accepted check-in counted');
 });
 
@@ -68,10 +71,14 @@ test('with the real app every answer is the one the app gives alone, headers inc
   ctx.servers.push(plain, fast);
   const cases: Array<[string, RequestInit]> = [
     ...authCases('alpha', SECRET).map((c): [string, RequestInit] => [
-      `/server_api/${c.key}/ping`, { method: 'POST', headers: c.header === undefined ? {} : { authorization: c.header } },
+      `/server_api/${c.key}/ping`,
+      { method: 'POST', headers: c.header === undefined ? {} : { authorization: c.header } },
     ]),
     ['/server_api/alpha/ping', { method: 'PUT', headers: { authorization: basic('alpha', SECRET) } }],
-    ['/server_api/alpha/ping', { method: 'POST', headers: { authorization: basic('alpha', SECRET) }, body: '{"ignored":true}' }],
+    [
+      '/server_api/alpha/ping',
+      { method: 'POST', headers: { authorization: basic('alpha', SECRET) }, body: '{"ignored":true}' },
+    ],
   ];
   for (const [path, init] of cases) {
     const want = await answer(plain.url + path, init);

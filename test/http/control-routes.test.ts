@@ -28,7 +28,7 @@ for (const action of ['restart', 'update', 'stop', 'rollback'] as const) {
         assert.equal(t.alpha.calls, [`control:${action}`]);
       } else {
         assert.equal(t.alpha.calls, []);
-        assert.type((await res.json() as { error: unknown }).error, 'string');
+        assert.type(((await res.json()) as { error: unknown }).error, 'string');
       }
     });
   }
@@ -89,7 +89,13 @@ methods('control routes :: GET /instances/x/restart → 405 with Allow: POST', a
 
 methods('control routes :: unknown actions and paths → 404', async () => {
   const t = setup();
-  for (const path of ['/instances/alpha/explode', '/instances/alpha', '/instances', '/instances/alpha/restart/now', '/instances//restart']) {
+  for (const path of [
+    '/instances/alpha/explode',
+    '/instances/alpha',
+    '/instances',
+    '/instances/alpha/restart/now',
+    '/instances//restart',
+  ]) {
     const res = await send(t.app, 'POST', path, basic('alpha', TOKEN));
     assert.is(res.status, 404, path);
   }
@@ -116,7 +122,14 @@ audit('control routes :: every control request, accepted or refused, emits `cont
   await send(t.app, 'POST', '/instances/alpha/update');
   await send(t.app, 'POST', '/instances/ghost/rollback', basic('ghost', 'x'));
   await send(t.app, 'POST', '/instances/alpha/rollback', basic('mallory', TOKEN));
-  const seen = t.controls.map(({ key, action, user, status, result, remote }) => ({ key, action, user, status, result, remote }));
+  const seen = t.controls.map(({ key, action, user, status, result, remote }) => ({
+    key,
+    action,
+    user,
+    status,
+    result,
+    remote,
+  }));
   assert.equal(seen, [
     { key: 'alpha', action: 'restart', user: 'alpha', status: 200, result: 'accepted', remote: undefined },
     { key: 'alpha', action: 'stop', user: 'alpha', status: 401, result: 'refused', remote: undefined },
@@ -127,25 +140,43 @@ audit('control routes :: every control request, accepted or refused, emits `cont
   for (const e of t.controls) assert.ok(Math.abs(Date.now() - e.at) < 60_000);
 });
 
-audit('control routes :: what the instance refuses at once is 409 with the reason, nothing sent, audited as refused and why', async () => {
-  const t = setup();
-  t.alpha.refusal = (action) => (action === 'rollback' ? 'no previous build to roll back to (bin.prev is missing)' : null);
-  const res = await send(t.app, 'POST', '/instances/alpha/rollback', basic('alpha', TOKEN));
-  assert.is(res.status, 409);
-  assert.equal(await res.json(), { error: 'no previous build to roll back to (bin.prev is missing)' });
-  assert.equal(t.alpha.calls, []);
-  assert.is((await send(t.app, 'POST', '/instances/alpha/update', basic('alpha', TOKEN))).status, 200, 'what it takes is still 200 at once');
-  const [refused, accepted] = t.controls;
-  assert.equal({ status: refused?.status, result: refused?.result, reason: refused?.reason }, {
-    status: 409, result: 'refused', reason: 'no previous build to roll back to (bin.prev is missing)',
-  });
-  assert.is(accepted?.reason, undefined);
-});
+audit(
+  'control routes :: what the instance refuses at once is 409 with the reason, nothing sent, audited as refused and why',
+  async () => {
+    const t = setup();
+    t.alpha.refusal = (action) =>
+      action === 'rollback' ? 'no previous build to roll back to (bin.prev is missing)' : null;
+    const res = await send(t.app, 'POST', '/instances/alpha/rollback', basic('alpha', TOKEN));
+    assert.is(res.status, 409);
+    assert.equal(await res.json(), { error: 'no previous build to roll back to (bin.prev is missing)' });
+    assert.equal(t.alpha.calls, []);
+    assert.is(
+      (await send(t.app, 'POST', '/instances/alpha/update', basic('alpha', TOKEN))).status,
+      200,
+      'what it takes is still 200 at once',
+    );
+    const [refused, accepted] = t.controls;
+    assert.equal(
+      { status: refused?.status, result: refused?.result, reason: refused?.reason },
+      {
+        status: 409,
+        result: 'refused',
+        reason: 'no previous build to roll back to (bin.prev is missing)',
+      },
+    );
+    assert.is(accepted?.reason, undefined);
+  },
+);
 
 audit('control routes :: hostile keys and users are cleaned and capped in events and logs', async () => {
   const t = setup();
   const evil = `\u001b[31m${'k'.repeat(5000)}`;
-  await send(t.app, 'POST', `/instances/${encodeURIComponent(evil)}/restart`, basic(`eve\u001b[2J${'u'.repeat(5000)}`, 'x'));
+  await send(
+    t.app,
+    'POST',
+    `/instances/${encodeURIComponent(evil)}/restart`,
+    basic(`eve\u001b[2J${'u'.repeat(5000)}`, 'x'),
+  );
   const e = t.controls[0];
   assert.is(e?.status, 403);
   assert.ok((e?.key.length ?? 0) <= 201 && (e?.user?.length ?? 0) <= 201, 'capped');
@@ -185,7 +216,7 @@ for (const tc of authCases('alpha', TOKEN)) {
     const res = await send(t.app, 'GET', `/instances/${tc.key}/status`, tc.header);
     assert.is(res.status, tc.status);
     assert.is(res.headers.get('www-authenticate'), tc.status === 401 ? 'Basic realm="watchdog"' : null);
-    if (tc.status === 200) assert.is((await res.json() as { key: string }).key, 'alpha');
+    if (tc.status === 200) assert.is(((await res.json()) as { key: string }).key, 'alpha');
     assert.equal(t.alpha.calls, []);
   });
 }
@@ -196,8 +227,20 @@ status('control routes :: status carries every documented field', async () => {
   const res = await send(t.app, 'GET', '/instances/alpha/status', basic('alpha', TOKEN));
   assert.is(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-  const body = await res.json() as Record<string, unknown>;
-  for (const field of ['key', 'name', 'state', 'pid', 'revision', 'lastCheckinAt', 'startedAt', 'startupFailures', 'restarts', 'updatePending', 'stopRequested']) {
+  const body = (await res.json()) as Record<string, unknown>;
+  for (const field of [
+    'key',
+    'name',
+    'state',
+    'pid',
+    'revision',
+    'lastCheckinAt',
+    'startedAt',
+    'startupFailures',
+    'restarts',
+    'updatePending',
+    'stopRequested',
+  ]) {
     assert.ok(field in body, `status has ${field}`);
   }
   assert.is(body.state, 'restarting.backoff');

@@ -13,7 +13,15 @@ import { createApp } from '../../src/http/app.ts';
 import { startHttpServer } from '../../src/http/server.ts';
 import { b64, basic, memoryInstance, memoryRegistry, recordingLogger, send } from './support.ts';
 
-const ADMIN_ROUTES = ['/', '/dashboard/app.js', '/dashboard/style.css', '/statechart.svg', '/metrics', '/api/instances', '/api/instances/alpha/log'];
+const ADMIN_ROUTES = [
+  '/',
+  '/dashboard/app.js',
+  '/dashboard/style.css',
+  '/statechart.svg',
+  '/metrics',
+  '/api/instances',
+  '/api/instances/alpha/log',
+];
 
 function appWith(opts: { admin?: AdminCredentials; socketless?: boolean }) {
   let admin = opts.admin;
@@ -33,13 +41,27 @@ function appWith(opts: { admin?: AdminCredentials; socketless?: boolean }) {
 const addr = suite('admin access :: addresses');
 
 addr('isLoopback :: 127.0.0.0/8, ::1 and IPv4-mapped 127.x only', () => {
-  for (const a of ['127.0.0.1', '127.255.0.9', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', '::FFFF:127.1.2.3']) assert.ok(isLoopback(a), a);
-  for (const a of ['10.0.0.1', '128.0.0.1', '::ffff:10.0.0.1', '::2', 'fe80::1', 'localhost', '', undefined, '127.0.0.1.evil']) assert.not.ok(isLoopback(a), String(a));
+  for (const a of ['127.0.0.1', '127.255.0.9', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', '::FFFF:127.1.2.3'])
+    assert.ok(isLoopback(a), a);
+  for (const a of [
+    '10.0.0.1',
+    '128.0.0.1',
+    '::ffff:10.0.0.1',
+    '::2',
+    'fe80::1',
+    'localhost',
+    '',
+    undefined,
+    '127.0.0.1.evil',
+  ])
+    assert.not.ok(isLoopback(a), String(a));
 });
 
 addr('isLoopbackHost :: loopback names and addresses, with or without a port', () => {
-  for (const h of ['localhost', 'LOCALHOST:5000', 'app.localhost:80', '127.0.0.1:5000', '[::1]:5000', '[::1]']) assert.ok(isLoopbackHost(h), h);
-  for (const h of ['evil.example', 'evil.example:5000', 'localhost.evil.example', '10.0.0.1:5000', '', undefined]) assert.not.ok(isLoopbackHost(h), String(h));
+  for (const h of ['localhost', 'LOCALHOST:5000', 'app.localhost:80', '127.0.0.1:5000', '[::1]:5000', '[::1]'])
+    assert.ok(isLoopbackHost(h), h);
+  for (const h of ['evil.example', 'evil.example:5000', 'localhost.evil.example', '10.0.0.1:5000', '', undefined])
+    assert.not.ok(isLoopbackHost(h), String(h));
 });
 
 addr.run();
@@ -66,7 +88,11 @@ admin('malformed Basic → 400; wrong user or password → 401; right → 200', 
   assert.is((await send(app, 'GET', '/api/instances', `Basic ${b64('no-colon')}`)).status, 400);
   assert.is((await send(app, 'GET', '/api/instances', basic('ops', 'pa:ss'))).status, 401);
   assert.is((await send(app, 'GET', '/api/instances', basic('Ops', creds.password))).status, 401);
-  assert.is((await send(app, 'GET', '/api/instances', basic('alpha', 't'))).status, 401, 'an instance token is not admin');
+  assert.is(
+    (await send(app, 'GET', '/api/instances', basic('alpha', 't'))).status,
+    401,
+    'an instance token is not admin',
+  );
   for (const path of ADMIN_ROUTES) {
     const res = await send(app, 'GET', path, `basic ${b64(`ops:${creds.password}`)}`);
     assert.is(res.status, 200, path);
@@ -83,7 +109,9 @@ admin('credentials are required even from loopback, and a reload applies at once
     const ok = await fetch(`${server.url}/api/instances`, { headers: { authorization: basic('ops', creds.password) } });
     assert.is(ok.status, 200);
     setAdmin({ ...creds, password: 'rotated' });
-    const old = await fetch(`${server.url}/api/instances`, { headers: { authorization: basic('ops', creds.password) } });
+    const old = await fetch(`${server.url}/api/instances`, {
+      headers: { authorization: basic('ops', creds.password) },
+    });
     assert.is(old.status, 401, 'the old password stops working');
   } finally {
     await server.close();
@@ -163,25 +191,28 @@ function externalAddress(): string | undefined {
   return undefined;
 }
 
-local('a client from a non-loopback address → 403 saying to configure Admin; with Admin it may authenticate', async () => {
-  const ext = externalAddress();
-  if (!ext) {
-    console.log('  (skipped: this machine has no non-loopback IPv4 address)');
-    return;
-  }
-  const { app, setAdmin } = appWith({});
-  const server = await startHttpServer(app, { port: 0, host: ext });
-  try {
-    const res = await fetch(`${server.url}/metrics`);
-    assert.is(res.status, 403);
-    assert.match(((await res.json()) as { error: string }).error, 'set Admin.Username and Admin.Password');
-    setAdmin(creds);
-    const authed = await fetch(`${server.url}/metrics`, { headers: { authorization: basic('ops', creds.password) } });
-    await authed.arrayBuffer();
-    assert.is(authed.status, 200);
-  } finally {
-    await server.close();
-  }
-});
+local(
+  'a client from a non-loopback address → 403 saying to configure Admin; with Admin it may authenticate',
+  async () => {
+    const ext = externalAddress();
+    if (!ext) {
+      console.log('  (skipped: this machine has no non-loopback IPv4 address)');
+      return;
+    }
+    const { app, setAdmin } = appWith({});
+    const server = await startHttpServer(app, { port: 0, host: ext });
+    try {
+      const res = await fetch(`${server.url}/metrics`);
+      assert.is(res.status, 403);
+      assert.match(((await res.json()) as { error: string }).error, 'set Admin.Username and Admin.Password');
+      setAdmin(creds);
+      const authed = await fetch(`${server.url}/metrics`, { headers: { authorization: basic('ops', creds.password) } });
+      await authed.arrayBuffer();
+      assert.is(authed.status, 200);
+    } finally {
+      await server.close();
+    }
+  },
+);
 
 local.run();

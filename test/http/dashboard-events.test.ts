@@ -9,7 +9,10 @@ import { startHttpServer } from '../../src/http/server.ts';
 import { waitFor } from '../_support/env.ts';
 import { memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
 
-interface SseMessage { event: string; data: unknown }
+interface SseMessage {
+  event: string;
+  data: unknown;
+}
 
 /** Reads SSE messages off a response body; `next()` waits (bounded) for the next one matching `want`. */
 function sseReader(res: Response) {
@@ -20,7 +23,9 @@ function sseReader(res: Response) {
   const comments: string[] = [];
   const pull = async (timeoutMs: number) => {
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no SSE data within ${timeoutMs} ms`)), timeoutMs)));
+    const timeout = new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`no SSE data within ${timeoutMs} ms`)), timeoutMs)),
+    );
     try {
       const { value, done } = await Promise.race([reader.read(), timeout]);
       if (done) throw new Error('the event stream ended');
@@ -35,7 +40,10 @@ function sseReader(res: Response) {
       const lines = block.split('\n');
       for (const l of lines) if (l.startsWith(':')) comments.push(l.slice(1).trim());
       const event = lines.find((l) => l.startsWith('event: '))?.slice(7);
-      const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      const data = lines
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n');
       if (event) queue.push({ event, data: JSON.parse(data) });
     }
   };
@@ -63,7 +71,13 @@ const listeners = (bus: Bus, type: keyof BusEvents) => bus.all.get(type)?.length
 function setup(opts: Parameters<typeof eventRoutes>[1] = {}) {
   const bus = createBus();
   const alpha = memoryInstance('alpha', { apiToken: 't' });
-  const deps: HttpDeps = { registry: memoryRegistry(alpha), bus, log: recordingLogger(), version: '1.2.3', socketlessIsLoopback: true };
+  const deps: HttpDeps = {
+    registry: memoryRegistry(alpha),
+    bus,
+    log: recordingLogger(),
+    version: '1.2.3',
+    socketlessIsLoopback: true,
+  };
   // The stream's own options are set through eventRoutes; createApp mounts it with the defaults.
   const app = Object.keys(opts).length ? eventRoutes(deps, opts) : createApp(deps);
   return { bus, alpha, app };
@@ -71,33 +85,39 @@ function setup(opts: Parameters<typeof eventRoutes>[1] = {}) {
 
 const events = suite('dashboard :: /events');
 
-events('events :: hello first (statuses, chart states, version), then a bus fact as its own event with the status after it', async () => {
-  const { bus, alpha, app } = setup();
-  const res = await app.request('/events');
-  assert.is(res.status, 200);
-  assert.match(res.headers.get('content-type') ?? '', 'text/event-stream');
-  const sse = sseReader(res);
-  try {
-    const hello = await sse.next();
-    assert.is(hello.event, 'hello');
-    const h = hello.data as { version: string; now: number; states: string[]; instances: { key: string }[] };
-    assert.is(h.version, '1.2.3');
-    assert.ok(h.states.includes('stopped.idle') && h.states.includes('running'));
-    assert.equal(h.instances.map((i) => i.key), ['alpha']);
-    assert.ok(Math.abs(h.now - Date.now()) < 5000);
+events(
+  'events :: hello first (statuses, chart states, version), then a bus fact as its own event with the status after it',
+  async () => {
+    const { bus, alpha, app } = setup();
+    const res = await app.request('/events');
+    assert.is(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', 'text/event-stream');
+    const sse = sseReader(res);
+    try {
+      const hello = await sse.next();
+      assert.is(hello.event, 'hello');
+      const h = hello.data as { version: string; now: number; states: string[]; instances: { key: string }[] };
+      assert.is(h.version, '1.2.3');
+      assert.ok(h.states.includes('stopped.idle') && h.states.includes('running'));
+      assert.equal(
+        h.instances.map((i) => i.key),
+        ['alpha'],
+      );
+      assert.ok(Math.abs(h.now - Date.now()) < 5000);
 
-    alpha.state = 'stopped.idle';
-    bus.emit('instance:state', { key: 'alpha', state: 'stopped.idle', previous: 'running', at: 1 });
-    const m = await sse.next();
-    assert.is(m.event, 'instance:state');
-    const d = m.data as BusEvents['instance:state'] & { instance: { state: string } };
-    assert.is(d.state, 'stopped.idle');
-    assert.is(d.previous, 'running');
-    assert.is(d.instance.state, 'stopped.idle', 'the status after the fact rides along');
-  } finally {
-    await sse.cancel();
-  }
-});
+      alpha.state = 'stopped.idle';
+      bus.emit('instance:state', { key: 'alpha', state: 'stopped.idle', previous: 'running', at: 1 });
+      const m = await sse.next();
+      assert.is(m.event, 'instance:state');
+      const d = m.data as BusEvents['instance:state'] & { instance: { state: string } };
+      assert.is(d.state, 'stopped.idle');
+      assert.is(d.previous, 'running');
+      assert.is(d.instance.state, 'stopped.idle', 'the status after the fact rides along');
+    } finally {
+      await sse.cancel();
+    }
+  },
+);
 
 events('events :: every streamed fact type arrives under its own event name', async () => {
   const { bus, app } = setup();
@@ -111,10 +131,26 @@ events('events :: every streamed fact type arrives under its own event name', as
     bus.emit('instance:launch', { key: 'alpha', pid: 7, launchId: 2, revision: null, at });
     bus.emit('instance:exit', { key: 'alpha', pid: 7, launchId: 2, status: { code: 0, signal: null }, at });
     bus.emit('instance:checkin', { key: 'alpha', launchId: 2, at });
-    bus.emit('control', { key: 'alpha', action: 'restart', user: 'alpha', remote: '127.0.0.1', status: 200, result: 'accepted', at });
+    bus.emit('control', {
+      key: 'alpha',
+      action: 'restart',
+      user: 'alpha',
+      remote: '127.0.0.1',
+      status: 200,
+      result: 'accepted',
+      at,
+    });
     const seen: string[] = [];
     for (let i = 0; i < 7; i++) seen.push((await sse.next()).event);
-    assert.equal(seen, ['instance:alert', 'instance:update', 'instance:restart', 'instance:launch', 'instance:exit', 'instance:checkin', 'control']);
+    assert.equal(seen, [
+      'instance:alert',
+      'instance:update',
+      'instance:restart',
+      'instance:launch',
+      'instance:exit',
+      'instance:checkin',
+      'control',
+    ]);
     assert.equal([...STREAMED].sort(), [...seen, 'instance:state'].sort(), 'the test covers every streamed type');
   } finally {
     await sse.cancel();
@@ -148,7 +184,8 @@ events('events :: cancelling the stream unsubscribes from the bus', async () => 
   assert.is(listeners(bus, 'instance:state'), before + 1);
   await sse.cancel();
   const deadline = Date.now() + 2000;
-  while (listeners(bus, 'instance:state') !== before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  while (listeners(bus, 'instance:state') !== before && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 10));
   assert.is(listeners(bus, 'instance:state'), before);
   assert.is(listeners(bus, 'control'), before, 'every type is let go');
   bus.emit('instance:state', { key: 'alpha', state: 'running', previous: null, at: 1 }); // nothing may throw
@@ -163,7 +200,8 @@ events('events :: log lines only with ?logs=1, rate-limited with a skipped count
     await logs.next((m) => m.event === 'hello');
     // Start at the beginning of a wall-clock second so all ten lines fall into one rate window.
     await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
-    for (let i = 0; i < 10; i++) bus.emit('instance:log', { key: 'alpha', stream: 'stdout', line: `line ${i}`, at: Date.now() });
+    for (let i = 0; i < 10; i++)
+      bus.emit('instance:log', { key: 'alpha', stream: 'stdout', line: `line ${i}`, at: Date.now() });
     bus.emit('instance:restart', { key: 'alpha', reason: 'crash', at: Date.now() });
     const lines: string[] = [];
     for (;;) {
@@ -196,7 +234,10 @@ events('events :: hello carries the recent listed events, oldest first, without 
   const sse = sseReader(await app.request('/events'));
   try {
     const hello = (await sse.next()).data as { recent: { type: string; event: { key: string } }[] };
-    assert.equal(hello.recent.map((r) => r.type), ['instance:update', 'instance:state']);
+    assert.equal(
+      hello.recent.map((r) => r.type),
+      ['instance:update', 'instance:state'],
+    );
   } finally {
     await sse.cancel();
   }

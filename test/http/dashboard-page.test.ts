@@ -13,24 +13,43 @@ import { memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
 const test = suite('dashboard :: the page rendered with the instances');
 
 const status = (over: Partial<CardStatus> & { key: string }): CardStatus => ({
-  name: over.key, state: 'running', pid: 7, revision: 'r1', lastCheckinAt: null, startedAt: null,
-  startupFailures: 0, restarts: 0, stopRequested: false, ...over,
+  name: over.key,
+  state: 'running',
+  pid: 7,
+  revision: 'r1',
+  lastCheckinAt: null,
+  startedAt: null,
+  startupFailures: 0,
+  restarts: 0,
+  stopRequested: false,
+  ...over,
 });
 const index = () => readFile(join(ASSETS_DIR, 'index.html'), 'utf8');
-const cardOf = (html: string, key: string) => /<article class="card"[^>]*>[\s\S]*?<\/article>/g.exec(html.slice(html.indexOf(`data-key="${key}"`) - 30))?.[0] ?? '';
-const buttonOf = (card: string, action: string) => new RegExp(`<button[^>]*data-action="${action}"[^>]*>[^<]*</button>`).exec(card)?.[0] ?? '';
+const cardOf = (html: string, key: string) =>
+  /<article class="card"[^>]*>[\s\S]*?<\/article>/g.exec(html.slice(html.indexOf(`data-key="${key}"`) - 30))?.[0] ?? '';
+const buttonOf = (card: string, action: string) =>
+  new RegExp(`<button[^>]*data-action="${action}"[^>]*>[^<]*</button>`).exec(card)?.[0] ?? '';
 
 test('GET / carries every instance card, sorted by key, with its facts', async () => {
   const app = createApp({
-    registry: memoryRegistry(memoryInstance('zeta', { apiToken: 't' }), memoryInstance('alpha', { apiToken: 't', state: 'stopped.idle' })),
-    bus: createBus(), log: recordingLogger(), version: '1.2.3', socketlessIsLoopback: true,
+    registry: memoryRegistry(
+      memoryInstance('zeta', { apiToken: 't' }),
+      memoryInstance('alpha', { apiToken: 't', state: 'stopped.idle' }),
+    ),
+    bus: createBus(),
+    log: recordingLogger(),
+    version: '1.2.3',
+    socketlessIsLoopback: true,
   });
   const res = await app.request('/');
   assert.is(res.status, 200);
   const html = await res.text();
   assert.ok(html.indexOf('data-key="alpha"') < html.indexOf('data-key="zeta"'), 'alpha first');
   assert.match(cardOf(html, 'zeta'), '<dd data-field="pid">4242</dd>');
-  assert.match(cardOf(html, 'alpha'), '<span class="state-pill" data-field="state" data-group="stopped">stopped.idle</span>');
+  assert.match(
+    cardOf(html, 'alpha'),
+    '<span class="state-pill" data-field="state" data-group="stopped">stopped.idle</span>',
+  );
   assert.match(html, '<span id="version" class="muted">v1.2.3</span>');
   assert.not.match(html, 'connecting…');
   assert.match(html, '<script type="application/json" id="initial-state">');
@@ -39,7 +58,8 @@ test('GET / carries every instance card, sorted by key, with its facts', async (
 
 test('buttons: a stopped instance cannot be stopped; no Rollback without bin.prev, no Update without a provider', async () => {
   const html = renderPage(await index(), {
-    version: '1', now: Date.now(),
+    version: '1',
+    now: Date.now(),
     instances: [
       status({ key: 'a', state: 'stopped.idle', pid: null, canUpdate: false, canRollback: false }),
       status({ key: 'b', canUpdate: true, canRollback: true }),
@@ -54,7 +74,8 @@ test('buttons: a stopped instance cannot be stopped; no Rollback without bin.pre
   assert.match(buttonOf(a, 'rollback'), /disabled title="no previous build \(bin\.prev\)/);
   assert.match(buttonOf(a, 'update'), /disabled title="no update provider/);
   const b = cardOf(html, 'b');
-  for (const action of ['restart', 'update', 'rollback', 'stop']) assert.not.match(buttonOf(b, action), 'disabled', action);
+  for (const action of ['restart', 'update', 'rollback', 'stop'])
+    assert.not.match(buttonOf(b, action), 'disabled', action);
   assert.match(buttonOf(b, 'restart'), />Restart</);
   assert.match(buttonOf(cardOf(html, 'c'), 'rollback'), /disabled title="the server is between crash relaunches/);
   assert.match(buttonOf(cardOf(html, 'd'), 'stop'), /disabled title="a stop is already under way"/);
@@ -62,7 +83,8 @@ test('buttons: a stopped instance cannot be stopped; no Rollback without bin.pre
 
 test('buttons during an update and a rollback: what the statechart takes, as the daemon does', async () => {
   const html = renderPage(await index(), {
-    version: '1', now: Date.now(),
+    version: '1',
+    now: Date.now(),
     instances: [
       status({ key: 'u', state: 'updating', canUpdate: true, canRollback: true }),
       status({ key: 'us', state: 'updating', stopRequested: true, canUpdate: true }),
@@ -70,7 +92,8 @@ test('buttons during an update and a rollback: what the statechart takes, as the
       status({ key: 'x', state: 'exited' }),
     ],
   });
-  const enabled = (key: string) => ['restart', 'update', 'rollback', 'stop'].filter((a) => !buttonOf(cardOf(html, key), a).includes('disabled'));
+  const enabled = (key: string) =>
+    ['restart', 'update', 'rollback', 'stop'].filter((a) => !buttonOf(cardOf(html, key), a).includes('disabled'));
   assert.equal(enabled('u'), ['update', 'stop'], 'an update request is queued; a stop is remembered');
   assert.equal(enabled('us'), ['restart', 'update'], 'restart withdraws the stop');
   assert.equal(enabled('r'), ['update', 'stop']);
@@ -80,7 +103,11 @@ test('buttons during an update and a rollback: what the statechart takes, as the
 
 test('names are escaped, and no text can close the inlined JSON', async () => {
   const evil = '</script><script>alert(1)</script><img src=x onerror=alert(2)>';
-  const html = renderPage(await index(), { version: '1', now: Date.now(), instances: [status({ key: 'k', name: evil })] });
+  const html = renderPage(await index(), {
+    version: '1',
+    now: Date.now(),
+    instances: [status({ key: 'k', name: evil })],
+  });
   assert.not.match(html, '<img src=x');
   assert.not.match(html, '<script>alert');
   const json = /<script type="application\/json" id="initial-state">([\s\S]*?)<\/script>/.exec(html)?.[1] ?? '';
@@ -88,13 +115,28 @@ test('names are escaped, and no text can close the inlined JSON', async () => {
 });
 
 test('colours: a slot per key in key order, the same for the same keys', () => {
-  assert.equal([...colorSlots(['b', 'a', 'c'])], [['a', 0], ['b', 1], ['c', 2]]);
+  assert.equal(
+    [...colorSlots(['b', 'a', 'c'])],
+    [
+      ['a', 0],
+      ['b', 1],
+      ['c', 2],
+    ],
+  );
   const many = colorSlots(Array.from({ length: 8 }, (_, i) => `k${i}`));
   assert.is(many.get('k6'), 0, 'wraps around the palette');
 });
 
 test('a template that no longer has a field the renderer fills is an error, not a silently blank card', () => {
-  assert.throws(() => renderPage('<template id="instance-card"><article class="card"></article></template>', { version: '1', now: 0, instances: [status({ key: 'x' })] }), /matched 0 times/);
+  assert.throws(
+    () =>
+      renderPage('<template id="instance-card"><article class="card"></article></template>', {
+        version: '1',
+        now: 0,
+        instances: [status({ key: 'x' })],
+      }),
+    /matched 0 times/,
+  );
 });
 
 test.run();

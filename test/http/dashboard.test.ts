@@ -49,10 +49,15 @@ page('every asset the page names, and every module those import, is served with 
     assert.is(res.status, 200, ref);
     assert.match(res.headers.get('content-type') ?? '', types[ref.split('.').pop() ?? ''] ?? '', ref);
     const body = await res.text();
-    if (ref.endsWith('.js')) for (const m of body.matchAll(/from '\.\/([a-z-]+\.js)'/g)) refs.push(`/dashboard/${m[1]}`);
+    if (ref.endsWith('.js'))
+      for (const m of body.matchAll(/from '\.\/([a-z-]+\.js)'/g)) refs.push(`/dashboard/${m[1]}`);
   }
   const modules = (await readdir(ASSETS_DIR)).filter((f) => f.endsWith('.js')).map((f) => `/dashboard/${f}`);
-  assert.equal([...served].filter((r) => r.endsWith('.js')).sort(), modules.sort(), 'every module is reachable from app.js');
+  assert.equal(
+    [...served].filter((r) => r.endsWith('.js')).sort(),
+    modules.sort(),
+    'every module is reachable from app.js',
+  );
 });
 
 page('no asset loads anything from another origin (no CDN)', async () => {
@@ -61,14 +66,23 @@ page('no asset loads anything from another origin (no CDN)', async () => {
   for (const f of files) {
     const text = await readFile(join(ASSETS_DIR, f), 'utf8');
     // The SVG namespace is a name, not a fetch.
-    const external = [...text.matchAll(/(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}[^\s"'`)]*/gi)].map((m) => m[0]).filter((u) => u !== 'http://www.w3.org/2000/svg');
+    const external = [...text.matchAll(/(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}[^\s"'`)]*/gi)]
+      .map((m) => m[0])
+      .filter((u) => u !== 'http://www.w3.org/2000/svg');
     assert.equal(external, [], f);
     assert.not.match(text, /@import|url\(\s*["']?(?:https?:)?\/\//i, f);
   }
 });
 
 page('paths outside the assets folder, unknown files and other methods are refused', async () => {
-  for (const path of ['/dashboard/../package.json', '/dashboard/%2e%2e/package.json', '/dashboard/..%2fpackage.json', '/dashboard/nope.js', '/dashboard/', '/dashboard/app.ts']) {
+  for (const path of [
+    '/dashboard/../package.json',
+    '/dashboard/%2e%2e/package.json',
+    '/dashboard/..%2fpackage.json',
+    '/dashboard/nope.js',
+    '/dashboard/',
+    '/dashboard/app.ts',
+  ]) {
     const res = await app.request(path);
     assert.is(res.status, 404, path);
   }

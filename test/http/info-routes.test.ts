@@ -28,20 +28,25 @@ info('info routes :: GET /health reports status, version, uptime and each instan
   const res = await send(app, 'GET', '/health');
   assert.is(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-  const body = await res.json() as { status: string; version: string; uptimeSeconds: number; instances: Record<string, string> };
+  const body = (await res.json()) as {
+    status: string;
+    version: string;
+    uptimeSeconds: number;
+    instances: Record<string, string>;
+  };
   assert.is(body.status, 'ok');
   assert.is(body.version, '9.9.9-test');
   assert.type(body.uptimeSeconds, 'number');
   assert.ok(body.uptimeSeconds >= 0 && body.uptimeSeconds < 60);
   assert.equal(body.instances, { alpha: 'running', beta: 'stopped.failing' });
   b.state = 'running';
-  const again = await (await send(app, 'GET', '/health')).json() as { instances: Record<string, string> };
+  const again = (await (await send(app, 'GET', '/health')).json()) as { instances: Record<string, string> };
   assert.is(again.instances.beta, 'running', 'health reads live state');
 });
 
 info('info routes :: GET /health with no instances', async () => {
   const { app } = harness(memoryRegistry());
-  const body = await (await send(app, 'GET', '/health')).json() as { instances: Record<string, string> };
+  const body = (await (await send(app, 'GET', '/health')).json()) as { instances: Record<string, string> };
   assert.equal(body.instances, {});
 });
 

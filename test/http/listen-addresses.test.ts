@@ -19,7 +19,10 @@ function hasIpv6Loopback(): Promise<boolean> {
 const servers = suite('http :: every address of Urls is bound');
 
 servers('two addresses: both answer, both close', async () => {
-  const http = await startHttpServers(app, [{ host: '127.0.0.1', port: 0 }, { host: '127.0.0.1', port: 0 }]);
+  const http = await startHttpServers(app, [
+    { host: '127.0.0.1', port: 0 },
+    { host: '127.0.0.1', port: 0 },
+  ]);
   try {
     assert.is(http.bound.length, 2);
     assert.is.not(http.bound[0]?.port, http.bound[1]?.port);
@@ -31,7 +34,10 @@ servers('two addresses: both answer, both close', async () => {
     await http.close();
   }
   for (const b of http.bound) {
-    const refused = await fetch(`${b.url}/health`).then(() => false, () => true);
+    const refused = await fetch(`${b.url}/health`).then(
+      () => false,
+      () => true,
+    );
     assert.ok(refused, `${b.url} closed`);
   }
 });
@@ -76,7 +82,10 @@ servers('an address that cannot be bound fails the start and closes the ones alr
   const taken = first.bound[0]?.port ?? 0;
   let err: unknown;
   try {
-    await startHttpServers(app, [{ host: '127.0.0.1', port: 0 }, { host: '127.0.0.1', port: taken }]);
+    await startHttpServers(app, [
+      { host: '127.0.0.1', port: 0 },
+      { host: '127.0.0.1', port: taken },
+    ]);
   } catch (e) {
     err = e;
   } finally {
@@ -91,21 +100,36 @@ servers.run();
 // ---
 
 const address = suite('daemon :: where servers check in');
-const bound = (name: string, host: string, port: number): BoundAddress => ({ name, host, port, url: `http://${host.includes(':') ? `[${host}]` : host}:${port}` });
+const bound = (name: string, host: string, port: number): BoundAddress => ({
+  name,
+  host,
+  port,
+  url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+});
 
 address('a loopback address the daemon bound, spelt as Kestrel reports it, never a public one', () => {
-  assert.is(checkinBaseUrl([bound('localhost', '127.0.0.1', 5000), bound('localhost', '::1', 5000)]), 'http://localhost:5000');
-  assert.is(checkinBaseUrl([bound('10.0.0.5', '10.0.0.5', 5001), bound('127.0.0.1', '127.0.0.1', 5002)]), 'http://127.0.0.1:5002');
+  assert.is(
+    checkinBaseUrl([bound('localhost', '127.0.0.1', 5000), bound('localhost', '::1', 5000)]),
+    'http://localhost:5000',
+  );
+  assert.is(
+    checkinBaseUrl([bound('10.0.0.5', '10.0.0.5', 5001), bound('127.0.0.1', '127.0.0.1', 5002)]),
+    'http://127.0.0.1:5002',
+  );
   assert.is(checkinBaseUrl([bound('0.0.0.0', '0.0.0.0', 5003)]), 'http://127.0.0.1:5003');
   assert.is(checkinBaseUrl([bound('*', '::', 5004)]), 'http://127.0.0.1:5004', 'dual-stack :: takes IPv4');
   assert.is(checkinBaseUrl([bound('::1', '::1', 5006)]), 'http://[::1]:5006');
-  assert.is(checkinBaseUrl([bound('10.0.0.5', '10.0.0.5', 5005)]), 'http://10.0.0.5:5005', 'no loopback bound: where it listens');
+  assert.is(
+    checkinBaseUrl([bound('10.0.0.5', '10.0.0.5', 5005)]),
+    'http://10.0.0.5:5005',
+    'no loopback bound: where it listens',
+  );
   assert.throws(() => checkinBaseUrl([]), /listens nowhere/);
 });
 
 address('a recorded check-in address reaches us when a socket we bound answers it', () => {
   const local = [bound('localhost', '127.0.0.1', 5000)];
-  assert.ok(reachesUs('http://localhost:5000', local), 'the real watchdog\'s spelling');
+  assert.ok(reachesUs('http://localhost:5000', local), "the real watchdog's spelling");
   assert.ok(reachesUs('http://localhost:5000/', local));
   assert.ok(reachesUs('http://127.0.0.1:5000', local));
   assert.not.ok(reachesUs('http://127.0.0.1:5001', local), 'another port');

@@ -9,20 +9,32 @@ import { createApp } from '../../src/http/app.ts';
 import { tempDir } from '../_support/env.ts';
 import { basic, memoryInstance, memoryRegistry, recordingLogger, send } from './support.ts';
 
-interface Ctx { dir: string; logDir: string; cleanup: () => Promise<void> }
+interface Ctx {
+  dir: string;
+  logDir: string;
+  cleanup: () => Promise<void>;
+}
 const ADMIN: AdminCredentials = { username: 'boss', password: 'admin-pw' };
 
 function app(dir: string, opts: { admin?: AdminCredentials; loopback?: boolean } = {}) {
   const alpha = memoryInstance('alpha', { apiToken: 'tok', binariesDir: join(dir, 'binaries') });
   const beta = memoryInstance('beta', { apiToken: 'tok-b', binariesDir: join(dir, 'beta', 'binaries') });
   return createApp({
-    registry: memoryRegistry(alpha, beta), bus: createBus(), log: recordingLogger(), version: '1',
-    admin: () => opts.admin, socketlessIsLoopback: opts.loopback ?? false,
+    registry: memoryRegistry(alpha, beta),
+    bus: createBus(),
+    log: recordingLogger(),
+    version: '1',
+    admin: () => opts.admin,
+    socketlessIsLoopback: opts.loopback ?? false,
   });
 }
 
 /** Reads NDJSON records until the stream ends or `timeoutMs` passes (then cancels). */
-async function records(res: Response, onRecord: (r: Record<string, unknown>) => void = () => {}, timeoutMs = 8000): Promise<Record<string, unknown>[]> {
+async function records(
+  res: Response,
+  onRecord: (r: Record<string, unknown>) => void = () => {},
+  timeoutMs = 8000,
+): Promise<Record<string, unknown>[]> {
   const got: Record<string, unknown>[] = [];
   const reader = res.body!.getReader();
   const timer = setTimeout(() => void reader.cancel(), timeoutMs);
@@ -65,7 +77,11 @@ test('the last N lines with the instance token; default 50; bad values → 400',
   const res = await send(a, 'GET', '/instances/alpha/logs?lines=2', basic('alpha', 'tok'));
   assert.is(res.status, 200);
   assert.equal(await res.json(), { key: 'alpha', found: true, lines: ['two', 'three'] });
-  assert.equal(((await (await send(a, 'GET', '/instances/alpha/logs', basic('alpha', 'tok'))).json()) as { lines: string[] }).lines, ['one', 'two', 'three']);
+  assert.equal(
+    ((await (await send(a, 'GET', '/instances/alpha/logs', basic('alpha', 'tok'))).json()) as { lines: string[] })
+      .lines,
+    ['one', 'two', 'three'],
+  );
   for (const q of ['lines=-1', 'lines=x', 'lines=1001', 'follow=1&seconds=0', 'follow=1&from=abc']) {
     assert.is((await send(a, 'GET', `/instances/alpha/logs?${q}`, basic('alpha', 'tok'))).status, 400, q);
   }
@@ -84,7 +100,9 @@ test('instance rule without Admin: no header 401, wrong token 401, other key 403
   assert.not.ok('instances' in ((await ghost.json()) as object), 'an instance token does not learn the other keys');
 });
 
-test('Admin credentials read any instance; an unknown key lists the instances; a wrong password is 401', async ({ dir }) => {
+test('Admin credentials read any instance; an unknown key lists the instances; a wrong password is 401', async ({
+  dir,
+}) => {
   const a = app(dir, { admin: ADMIN });
   const res = await send(a, 'GET', '/instances/alpha/logs?lines=1', basic('boss', 'admin-pw'));
   assert.is(res.status, 200);
@@ -95,7 +113,11 @@ test('Admin credentials read any instance; an unknown key lists the instances; a
   const wrong = await send(a, 'GET', '/instances/alpha/logs', basic('boss', 'nope'));
   assert.is(wrong.status, 401);
   assert.match(wrong.headers.get('www-authenticate') ?? '', /watchdog admin/);
-  assert.is((await send(a, 'GET', '/instances/alpha/logs', basic('alpha', 'tok'))).status, 200, 'the instance token still works');
+  assert.is(
+    (await send(a, 'GET', '/instances/alpha/logs', basic('alpha', 'tok'))).status,
+    200,
+    'the instance token still works',
+  );
 });
 
 test('a loopback client without Admin configured reads without credentials, like the dashboard', async ({ dir }) => {
@@ -103,7 +125,10 @@ test('a loopback client without Admin configured reads without credentials, like
   assert.is((await send(a, 'GET', '/instances/alpha/logs')).status, 200);
 });
 
-test('follow=1: the tail, new lines as they are written, then the end of its lifetime and where to resume', async ({ dir, logDir }) => {
+test('follow=1: the tail, new lines as they are written, then the end of its lifetime and where to resume', async ({
+  dir,
+  logDir,
+}) => {
   const a = app(dir);
   const res = await send(a, 'GET', '/instances/alpha/logs?lines=1&follow=1&seconds=1', basic('alpha', 'tok'));
   assert.is(res.status, 200);
@@ -115,7 +140,9 @@ test('follow=1: the tail, new lines as they are written, then the end of its lif
   const end = got.at(-1)!;
   assert.equal(end, { end: 'lifetime', from: 'one\ntwo\nthree\nfour\n'.length });
   appendFileSync(join(logDir, 'server.log'), 'five\n');
-  const resumed = await records(await send(a, 'GET', `/instances/alpha/logs?follow=1&seconds=1&from=${String(end.from)}`, basic('alpha', 'tok')));
+  const resumed = await records(
+    await send(a, 'GET', `/instances/alpha/logs?follow=1&seconds=1&from=${String(end.from)}`, basic('alpha', 'tok')),
+  );
   assert.equal(resumed.map((r) => r.line).filter(Boolean), ['five'], 'nothing twice, nothing skipped');
 });
 

@@ -23,7 +23,9 @@ export function parseExposition(text: string): Family[] {
   for (const f of families) {
     if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(f.name)) throw new Error(`bad metric name ${f.name}`);
     if (f.type === 'UNTYPED' || !f.help) throw new Error(`${f.name} lacks # TYPE or # HELP`);
-    for (const m of f.metrics) if (!/^[-+]?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|Inf|NaN)$/i.test(m.value)) throw new Error(`${f.name} has value ${JSON.stringify(m.value)}`);
+    for (const m of f.metrics)
+      if (!/^[-+]?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|Inf|NaN)$/i.test(m.value))
+        throw new Error(`${f.name} has value ${JSON.stringify(m.value)}`);
   }
   return families;
 }

@@ -17,7 +17,13 @@ import { type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } 
 
 function setup(alpha: MemoryInstance = memoryInstance('alpha', { apiToken: 't' })) {
   const bus = createBus();
-  const app = createApp({ registry: memoryRegistry(alpha), bus, log: recordingLogger(), version: '1.2.3', socketlessIsLoopback: true });
+  const app = createApp({
+    registry: memoryRegistry(alpha),
+    bus,
+    log: recordingLogger(),
+    version: '1.2.3',
+    socketlessIsLoopback: true,
+  });
   const scrape = async () => {
     const res = await app.request('/metrics');
     assert.is(res.status, 200);
@@ -35,10 +41,18 @@ expo('text format 0.0.4, every family typed and described, and the names the iss
   const families = parseExposition(await res.text());
   const names = families.map((f) => f.name);
   for (const n of [
-    'watchdog_instance_state', 'watchdog_instance_seconds_since_checkin', 'watchdog_instance_restarts_total', 'watchdog_instance_startup_failures',
-    'watchdog_update_duration_seconds', 'watchdog_update_bytes', 'watchdog_instance_resident_memory_bytes', 'watchdog_instance_cpu_seconds_total',
-    'watchdog_event_loop_lag_seconds', 'watchdog_alerts_total',
-  ]) assert.ok(names.includes(n), n);
+    'watchdog_instance_state',
+    'watchdog_instance_seconds_since_checkin',
+    'watchdog_instance_restarts_total',
+    'watchdog_instance_startup_failures',
+    'watchdog_update_duration_seconds',
+    'watchdog_update_bytes',
+    'watchdog_instance_resident_memory_bytes',
+    'watchdog_instance_cpu_seconds_total',
+    'watchdog_event_loop_lag_seconds',
+    'watchdog_alerts_total',
+  ])
+    assert.ok(names.includes(n), n);
   assert.is(sample(families, 'watchdog_build_info', { version: '1.2.3' }), 1);
   assert.ok((sample(families, 'watchdog_event_loop_lag_max_seconds') ?? -1) >= 0);
 });
@@ -49,7 +63,10 @@ expo('state is one-hot over every state path of the chart, and moves with the in
     const f = (await scrape()).find((x) => x.name === 'watchdog_instance_state');
     const series = f?.metrics.filter((m) => m.labels?.instance === 'alpha') ?? [];
     assert.equal(series.map((m) => m.labels?.state).sort(), [...statePaths()].sort());
-    assert.equal(series.filter((m) => m.value === '1').map((m) => m.labels?.state), [expected]);
+    assert.equal(
+      series.filter((m) => m.value === '1').map((m) => m.labels?.state),
+      [expected],
+    );
   };
   await check('running');
   alpha.state = 'stopped.idle';
@@ -92,22 +109,30 @@ function emit(bus: Bus) {
   bus.emit('instance:update', { key: 'alpha', phase: 'failed', error: 'network down', at });
 }
 
-expo('check-in age, startup failures and uptime follow the status; absent series when there is nothing to show', async () => {
-  const alpha = memoryInstance('alpha');
-  let status: InstanceStatus = { ...alpha.status(), lastCheckinAt: new Date(Date.now() - 5000).toISOString(), startupFailures: 2, uptimeSeconds: 40 };
-  alpha.status = () => status;
-  const { scrape } = setup(alpha);
-  let f = await scrape();
-  const age = sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'alpha' }) ?? 0;
-  assert.ok(age >= 4.9 && age < 60, String(age));
-  assert.is(sample(f, 'watchdog_instance_startup_failures', { instance: 'alpha' }), 2);
-  assert.is(sample(f, 'watchdog_instance_uptime_seconds', { instance: 'alpha' }), 40);
-  status = { ...status, lastCheckinAt: null, uptimeSeconds: null, pid: null };
-  f = await scrape();
-  assert.is(sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'alpha' }), undefined);
-  assert.is(sample(f, 'watchdog_instance_uptime_seconds', { instance: 'alpha' }), undefined);
-  assert.is(sample(f, 'watchdog_instance_resident_memory_bytes', { instance: 'alpha' }), undefined);
-});
+expo(
+  'check-in age, startup failures and uptime follow the status; absent series when there is nothing to show',
+  async () => {
+    const alpha = memoryInstance('alpha');
+    let status: InstanceStatus = {
+      ...alpha.status(),
+      lastCheckinAt: new Date(Date.now() - 5000).toISOString(),
+      startupFailures: 2,
+      uptimeSeconds: 40,
+    };
+    alpha.status = () => status;
+    const { scrape } = setup(alpha);
+    let f = await scrape();
+    const age = sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'alpha' }) ?? 0;
+    assert.ok(age >= 4.9 && age < 60, String(age));
+    assert.is(sample(f, 'watchdog_instance_startup_failures', { instance: 'alpha' }), 2);
+    assert.is(sample(f, 'watchdog_instance_uptime_seconds', { instance: 'alpha' }), 40);
+    status = { ...status, lastCheckinAt: null, uptimeSeconds: null, pid: null };
+    f = await scrape();
+    assert.is(sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'alpha' }), undefined);
+    assert.is(sample(f, 'watchdog_instance_uptime_seconds', { instance: 'alpha' }), undefined);
+    assert.is(sample(f, 'watchdog_instance_resident_memory_bytes', { instance: 'alpha' }), undefined);
+  },
+);
 
 expo('label values with quotes, backslashes and newlines survive the round trip', async () => {
   const alpha = memoryInstance('alpha');
@@ -122,18 +147,24 @@ expo('label values with quotes, backslashes and newlines survive the round trip'
 
 expo('a real process: RSS and CPU seconds from /proc, gone once it exits', async () => {
   // Burns 300 ms of CPU time (by its own count, so a busy machine only slows it; at most 20 s), then idles until killed.
-  const burn = 'const t = Date.now(); const used = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };'
-    + ' while (used() < 0.3 && Date.now() - t < 20000); setInterval(() => {}, 1000)';
+  const burn =
+    'const t = Date.now(); const used = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };' +
+    ' while (used() < 0.3 && Date.now() - t < 20000); setInterval(() => {}, 1000)';
   const child = spawn(process.execPath, ['-e', burn], { stdio: 'ignore' });
   try {
     const alpha = memoryInstance('alpha');
     const base = alpha.status();
     alpha.status = () => ({ ...base, pid: child.pid ?? null });
     const { scrape } = setup(alpha);
-    const cpu = await waitFor('CPU time of the busy child', async () => {
-      const v = sample(await scrape(), 'watchdog_instance_cpu_seconds_total', { instance: 'alpha' }) ?? 0;
-      return v >= 0.2 ? v : undefined;
-    }, 30_000, 100);
+    const cpu = await waitFor(
+      'CPU time of the busy child',
+      async () => {
+        const v = sample(await scrape(), 'watchdog_instance_cpu_seconds_total', { instance: 'alpha' }) ?? 0;
+        return v >= 0.2 ? v : undefined;
+      },
+      30_000,
+      100,
+    );
     assert.ok(cpu < 60, String(cpu));
     const rss = sample(await scrape(), 'watchdog_instance_resident_memory_bytes', { instance: 'alpha' }) ?? 0;
     assert.ok(rss > 5 * 1024 * 1024 && rss < 2 * 1024 ** 3, `rss ${rss}`);
@@ -156,7 +187,13 @@ expo('a collector passed in is used, and stop() lets go of the bus', async () =>
   assert.is(sample(parseExposition(text), 'watchdog_build_info', { version: 'x' }), 1);
   metrics.stop();
   bus.emit('instance:restart', { key: 'alpha', reason: 'hang', at: 2 });
-  assert.is(sample(parseExposition(await metrics.metrics()), 'watchdog_instance_restarts_total', { instance: 'alpha', reason: 'hang' }), 1);
+  assert.is(
+    sample(parseExposition(await metrics.metrics()), 'watchdog_instance_restarts_total', {
+      instance: 'alpha',
+      reason: 'hang',
+    }),
+    1,
+  );
 });
 
 expo('other methods → 405', async () => {

@@ -30,16 +30,25 @@ openapi('openapi :: GET /openapi.json lists every method and path the app serves
   for (const { method, path } of routes) {
     const item = doc.paths[openApiPath(path)];
     // `ALL` routes answer 405 to the other methods of a listed path; every other route is an operation.
-    if (method === 'ALL' ? item === undefined : item?.[method.toLowerCase()] === undefined) missing.push(`${method} ${path}`);
+    if (method === 'ALL' ? item === undefined : item?.[method.toLowerCase()] === undefined)
+      missing.push(`${method} ${path}`);
   }
   assert.equal(missing, [], `routes the app serves but the document does not list: ${missing.join(', ')}`);
   // And nothing listed that the app does not serve: a documented method has its own route, or the path is served
   // by one handler for every method (the check-in route, which answers 405 itself).
-  const served = new Set(routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method.toLowerCase()} ${openApiPath(r.path)}`));
-  const allOnly = new Set(routes.filter((r) => r.method === 'ALL').map((r) => openApiPath(r.path))
-    .filter((path) => !routes.some((r) => r.method !== 'ALL' && openApiPath(r.path) === path)));
-  const extra = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => [m, path] as const))
-    .filter(([m, path]) => !served.has(`${m} ${path}`) && !allOnly.has(path)).map(([m, path]) => `${m} ${path}`);
+  const served = new Set(
+    routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method.toLowerCase()} ${openApiPath(r.path)}`),
+  );
+  const allOnly = new Set(
+    routes
+      .filter((r) => r.method === 'ALL')
+      .map((r) => openApiPath(r.path))
+      .filter((path) => !routes.some((r) => r.method !== 'ALL' && openApiPath(r.path) === path)),
+  );
+  const extra = Object.entries(doc.paths)
+    .flatMap(([path, item]) => Object.keys(item).map((m) => [m, path] as const))
+    .filter(([m, path]) => !served.has(`${m} ${path}`) && !allOnly.has(path))
+    .map(([m, path]) => `${m} ${path}`);
   assert.equal(extra, [], 'documented operations the app does not serve');
   assert.ok(doc.paths['/openapi.json']?.get, 'the document lists itself');
 });
@@ -59,12 +68,25 @@ openapi('openapi :: security and answers as README states them; the status schem
   assert.equal(doc.paths['/instances/{key}/status']?.get?.security, [{ instanceToken: [] }]);
   assert.equal(doc.paths['/server_api/{key}/ping']?.post?.security, [{ launchSecret: [] }]);
   assert.equal(doc.paths['/api/instances']?.get?.security, [{ admin: [] }, {}]);
-  assert.equal(Object.keys(doc.paths['/instances/{key}/update']?.post?.responses ?? {}), ['200', '400', '401', '403', '404', '405', '409', '503']);
+  assert.equal(Object.keys(doc.paths['/instances/{key}/update']?.post?.responses ?? {}), [
+    '200',
+    '400',
+    '401',
+    '403',
+    '404',
+    '405',
+    '409',
+    '503',
+  ]);
   const { app } = harness(memoryRegistry(memoryInstance('alpha', { apiToken: 't' })));
-  const status = await (await send(app, 'GET', '/instances/alpha/status', `Basic ${Buffer.from('alpha:t').toString('base64')}`)).json() as Record<string, unknown>;
+  const status = (await (
+    await send(app, 'GET', '/instances/alpha/status', `Basic ${Buffer.from('alpha:t').toString('base64')}`)
+  ).json()) as Record<string, unknown>;
   const properties = Object.keys(doc.components.schemas.InstanceStatus?.properties ?? {});
-  for (const field of Object.keys(status)) assert.ok(properties.includes(field), `status field ${field} is in the schema`);
-  for (const field of ['lastExit', 'canUpdate', 'canRollback', 'checking']) assert.ok(properties.includes(field), field);
+  for (const field of Object.keys(status))
+    assert.ok(properties.includes(field), `status field ${field} is in the schema`);
+  for (const field of ['lastExit', 'canUpdate', 'canRollback', 'checking'])
+    assert.ok(properties.includes(field), field);
 });
 
 openapi('openapi :: GET /openapi.json needs no auth; other methods → 405', async () => {

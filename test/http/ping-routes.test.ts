@@ -56,7 +56,10 @@ auth('ping routes :: the secret of an earlier launch is refused as stale', async
   assert.is((await send(t.app, 'POST', '/server_api/alpha/ping', basic('alpha', SECRET))).status, 401);
   assert.is((await send(t.app, 'POST', '/server_api/alpha/ping', basic('alpha', 'launch-secret-2'))).status, 200);
   assert.equal(t.alpha.calls, ['checkin', 'checkin']);
-  assert.equal(t.rejections.map((r) => r.reason), ['stale or wrong token']);
+  assert.equal(
+    t.rejections.map((r) => r.reason),
+    ['stale or wrong token'],
+  );
 });
 
 auth('ping routes :: the ApiToken is not a check-in secret', async () => {
@@ -124,23 +127,26 @@ reasons.run();
 
 const starting = suite('ping and control routes :: an instance still being started');
 
-starting('a configured instance not ready yet answers 503 with Retry-After, a check-in is not a rejection, an unknown key stays 404', async () => {
-  const alpha = memoryInstance('alpha', { apiToken: 'api-token', secret: SECRET });
-  const registry = { ...memoryRegistry(alpha), starting: (key: string) => key === 'late' };
-  const t = harness(registry);
-  const ping = await send(t.app, 'POST', '/server_api/late/ping', basic('late', 'whatever'));
-  assert.is(ping.status, 503);
-  assert.is(ping.headers.get('retry-after'), '1');
-  assert.match(await ping.text(), /still starting/);
-  assert.equal(t.rejections, [], 'not logged as a rejected check-in');
-  const control = await send(t.app, 'POST', '/instances/late/update', basic('late', 'api-token'));
-  assert.is(control.status, 503);
-  assert.is(control.headers.get('retry-after'), '1');
-  const file = await send(t.app, 'GET', '/instances/late/binaries/SS14.Client.zip');
-  assert.is(file.status, 503, 'a client download waits for the instance too');
-  assert.is(file.headers.get('retry-after'), '1');
-  assert.is((await send(t.app, 'POST', '/server_api/nobody/ping', basic('nobody', 'x'))).status, 404);
-  assert.is((await send(t.app, 'POST', '/server_api/alpha/ping', basic('alpha', SECRET))).status, 200);
-});
+starting(
+  'a configured instance not ready yet answers 503 with Retry-After, a check-in is not a rejection, an unknown key stays 404',
+  async () => {
+    const alpha = memoryInstance('alpha', { apiToken: 'api-token', secret: SECRET });
+    const registry = { ...memoryRegistry(alpha), starting: (key: string) => key === 'late' };
+    const t = harness(registry);
+    const ping = await send(t.app, 'POST', '/server_api/late/ping', basic('late', 'whatever'));
+    assert.is(ping.status, 503);
+    assert.is(ping.headers.get('retry-after'), '1');
+    assert.match(await ping.text(), /still starting/);
+    assert.equal(t.rejections, [], 'not logged as a rejected check-in');
+    const control = await send(t.app, 'POST', '/instances/late/update', basic('late', 'api-token'));
+    assert.is(control.status, 503);
+    assert.is(control.headers.get('retry-after'), '1');
+    const file = await send(t.app, 'GET', '/instances/late/binaries/SS14.Client.zip');
+    assert.is(file.status, 503, 'a client download waits for the instance too');
+    assert.is(file.headers.get('retry-after'), '1');
+    assert.is((await send(t.app, 'POST', '/server_api/nobody/ping', basic('nobody', 'x'))).status, 404);
+    assert.is((await send(t.app, 'POST', '/server_api/alpha/ping', basic('alpha', SECRET))).status, 200);
+  },
+);
 
 starting.run();

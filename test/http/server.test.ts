@@ -5,7 +5,17 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
 import { tempDir, waitFor } from '../_support/env.ts';
-import { authCases, b64, basic, harness, type Harness, memoryInstance, memoryRegistry, type MemoryInstance, rawRequest } from './support.ts';
+import {
+  authCases,
+  b64,
+  basic,
+  harness,
+  type Harness,
+  memoryInstance,
+  memoryRegistry,
+  type MemoryInstance,
+  rawRequest,
+} from './support.ts';
 
 const TOKEN = 'api:token:with:colons';
 const SECRET = 'launch-secret';
@@ -53,7 +63,10 @@ socket('server :: every auth case on control, ping and status, over the socket',
     for (const tc of authCases('alpha', secret)) {
       const before = alpha.calls.length;
       const path = route === 'ping' ? `/server_api/${tc.key}/ping` : `/instances/${tc.key}/${route}`;
-      const res = await fetch(`${server.url}${path}`, { method, headers: tc.header === undefined ? {} : { authorization: tc.header } });
+      const res = await fetch(`${server.url}${path}`, {
+        method,
+        headers: tc.header === undefined ? {} : { authorization: tc.header },
+      });
       await res.arrayBuffer();
       assert.is(res.status, tc.status, `${method} ${path}: ${tc.name}`);
       assert.is(res.headers.get('www-authenticate'), tc.status === 401 ? 'Basic realm="watchdog"' : null, tc.name);
@@ -66,7 +79,9 @@ socket('server :: every auth case on control, ping and status, over the socket',
 });
 
 socket('server :: GET on a control route → 405 with Allow, over the socket', async ({ server }) => {
-  const res = await fetch(`${server.url}/instances/alpha/restart`, { headers: { authorization: basic('alpha', TOKEN) } });
+  const res = await fetch(`${server.url}/instances/alpha/restart`, {
+    headers: { authorization: basic('alpha', TOKEN) },
+  });
   assert.is(res.status, 405);
   assert.is(res.headers.get('allow'), 'POST');
 });
@@ -98,7 +113,14 @@ function prng(seed: number): () => number {
 /** One malformed request head (request line + headers, no blank line) that must earn a 4xx. */
 function malformed(rand: () => number, i: number): Buffer {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
-  const route = pick(['/instances/alpha/restart', '/instances/alpha/update', '/instances/alpha/stop', '/instances/alpha/rollback', '/server_api/alpha/ping', '/instances/alpha/status']);
+  const route = pick([
+    '/instances/alpha/restart',
+    '/instances/alpha/update',
+    '/instances/alpha/stop',
+    '/instances/alpha/rollback',
+    '/server_api/alpha/ping',
+    '/instances/alpha/status',
+  ]);
   const badAuth = pick([
     'Basic !!!',
     `Basic ${b64('alpha')}`,
@@ -111,62 +133,102 @@ function malformed(rand: () => number, i: number): Buffer {
   ]);
   switch (i % 8) {
     case 0: // wrong or unknown methods on control routes
-      return Buffer.from(`${pick(['GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'TRACE', 'FOO', 'BREW', 'get', 'PO ST', 'POST\t'])} ${route} HTTP/1.1\r\nAuthorization: ${badAuth}`);
+      return Buffer.from(
+        `${pick(['GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'TRACE', 'FOO', 'BREW', 'get', 'PO ST', 'POST\t'])} ${route} HTTP/1.1\r\nAuthorization: ${badAuth}`,
+      );
     case 1: // bad credentials
       return Buffer.from(`POST ${route} HTTP/1.1\r\nAuthorization: ${badAuth}`);
-    case 2: { // huge headers, 1 to 17 KB (past node's 16 KB limit: 431)
+    case 2: {
+      // huge headers, 1 to 17 KB (past node's 16 KB limit: 431)
       const size = 1024 + Math.floor(rand() * 16 * 1024);
-      const where = rand() < 0.5 ? `Authorization: Basic ${'Q'.repeat(size)}` : `X-Pad: ${'x'.repeat(size)}\r\nAuthorization: ${badAuth}`;
+      const where =
+        rand() < 0.5
+          ? `Authorization: Basic ${'Q'.repeat(size)}`
+          : `X-Pad: ${'x'.repeat(size)}\r\nAuthorization: ${badAuth}`;
       return Buffer.from(`POST ${route} HTTP/1.1\r\n${where}`);
     }
-    case 3: { // unicode keys, raw and percent-encoded
+    case 3: {
+      // unicode keys, raw and percent-encoded
       const key = pick(['ключ', '🔑', 'alpha\u0301', 'ａｌｐｈａ', '鍵', 'a\u202eb']);
       const enc = rand() < 0.5 ? encodeURIComponent(key) : key;
       return Buffer.from(`POST /instances/${enc}/restart HTTP/1.1\r\nAuthorization: ${basic(key, TOKEN)}`, 'utf8');
     }
-    case 4: { // long paths
+    case 4: {
+      // long paths
       const len = 200 + Math.floor(rand() * 12_000);
-      const path = pick([`/instances/${'a'.repeat(len)}/restart`, `/instances/alpha/binaries/${'x/'.repeat(len / 2)}`, `/${'%41'.repeat(len / 3)}`, `/server_api/${'k'.repeat(len)}/ping`]);
+      const path = pick([
+        `/instances/${'a'.repeat(len)}/restart`,
+        `/instances/alpha/binaries/${'x/'.repeat(len / 2)}`,
+        `/${'%41'.repeat(len / 3)}`,
+        `/server_api/${'k'.repeat(len)}/ping`,
+      ]);
       return Buffer.from(`${pick(['GET', 'POST'])} ${path} HTTP/1.1\r\nAuthorization: ${badAuth}`);
     }
     case 5: // bytes that are not valid in headers
-      return Buffer.concat([Buffer.from(`POST ${route} HTTP/1.1\r\nAuthorization: Basic `), Buffer.from([0x00, 0x7f, 0xff, 0x0b, 0xc3, 0x28])]);
+      return Buffer.concat([
+        Buffer.from(`POST ${route} HTTP/1.1\r\nAuthorization: Basic `),
+        Buffer.from([0x00, 0x7f, 0xff, 0x0b, 0xc3, 0x28]),
+      ]);
     case 6: // broken request lines
-      return Buffer.from(pick([`POST ${route} HTTP/9.9`, `POST ${route}`, `POST  ${route}  HTTP/1.1`, `POST http://[::1 HTTP/1.1`, `POST *${route} HTTP/1.1`, 'POST \\instances\\alpha\\restart HTTP/1.1', `POST ${route}#frag%zz HTTP/1.1`]));
+      return Buffer.from(
+        pick([
+          `POST ${route} HTTP/9.9`,
+          `POST ${route}`,
+          `POST  ${route}  HTTP/1.1`,
+          `POST http://[::1 HTTP/1.1`,
+          `POST *${route} HTTP/1.1`,
+          'POST \\instances\\alpha\\restart HTTP/1.1',
+          `POST ${route}#frag%zz HTTP/1.1`,
+        ]),
+      );
     default: // header syntax errors
-      return Buffer.from(`POST ${route} HTTP/1.1\r\n${pick(['Authorization Basic abc', ': empty-name', 'Bad Name: x', `Authorization: ${badAuth}\r\n folded: continuation`, 'Content-Length: -1', 'Content-Length: 5\r\nContent-Length: 6', 'Transfer-Encoding: chunked\r\nContent-Length: 3'])}`);
+      return Buffer.from(
+        `POST ${route} HTTP/1.1\r\n${pick(['Authorization Basic abc', ': empty-name', 'Bad Name: x', `Authorization: ${badAuth}\r\n folded: continuation`, 'Content-Length: -1', 'Content-Length: 5\r\nContent-Length: 6', 'Transfer-Encoding: chunked\r\nContent-Length: 3'])}`,
+      );
   }
 }
 
-socket('server :: 1,000 malformed requests each get a clean 4xx; a valid ping still succeeds afterwards', async ({ server, h, alpha }) => {
-  const rand = prng(20_251_123);
-  const total = 1000;
-  const deadline = Date.now() + 60_000;
-  const statuses = new Map<number, number>();
-  let next = 0;
-  const worker = async () => {
-    while (next < total) {
-      if (Date.now() > deadline) throw new Error(`fuzz loop exceeded 60 s after ${next} requests`);
-      const i = next++;
-      const head = malformed(rand, i);
-      const { status } = await rawRequest(server.port, head, 10_000);
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      if (status < 400 || status > 499) {
-        assert.unreachable(`request #${i} answered ${status}: ${JSON.stringify(head.toString('latin1').slice(0, 300))}`);
+socket(
+  'server :: 1,000 malformed requests each get a clean 4xx; a valid ping still succeeds afterwards',
+  async ({ server, h, alpha }) => {
+    const rand = prng(20_251_123);
+    const total = 1000;
+    const deadline = Date.now() + 60_000;
+    const statuses = new Map<number, number>();
+    let next = 0;
+    const worker = async () => {
+      while (next < total) {
+        if (Date.now() > deadline) throw new Error(`fuzz loop exceeded 60 s after ${next} requests`);
+        const i = next++;
+        const head = malformed(rand, i);
+        const { status } = await rawRequest(server.port, head, 10_000);
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        if (status < 400 || status > 499) {
+          assert.unreachable(
+            `request #${i} answered ${status}: ${JSON.stringify(head.toString('latin1').slice(0, 300))}`,
+          );
+        }
       }
-    }
-  };
-  await Promise.all(Array.from({ length: 4 }, worker));
-  const counted = [...statuses.values()].reduce((a, b) => a + b, 0);
-  assert.is(counted, total);
-  assert.ok(statuses.has(405) && statuses.has(400) && statuses.has(431) && statuses.has(401), `status mix: ${JSON.stringify([...statuses])}`);
+    };
+    await Promise.all(Array.from({ length: 4 }, worker));
+    const counted = [...statuses.values()].reduce((a, b) => a + b, 0);
+    assert.is(counted, total);
+    assert.ok(
+      statuses.has(405) && statuses.has(400) && statuses.has(431) && statuses.has(401),
+      `status mix: ${JSON.stringify([...statuses])}`,
+    );
 
-  const before = alpha.calls.length;
-  assert.is((await post(server, '/server_api/alpha/ping', basic('alpha', SECRET))).status, 200);
-  assert.equal(alpha.calls.slice(before), ['checkin']);
-  assert.ok(alpha.calls.every((c) => c === 'checkin' || c.startsWith('control:')));
-  assert.equal(h.log.lines.filter((l) => l.startsWith('error')), [], 'no request ended in an internal error');
-});
+    const before = alpha.calls.length;
+    assert.is((await post(server, '/server_api/alpha/ping', basic('alpha', SECRET))).status, 200);
+    assert.equal(alpha.calls.slice(before), ['checkin']);
+    assert.ok(alpha.calls.every((c) => c === 'checkin' || c.startsWith('control:')));
+    assert.equal(
+      h.log.lines.filter((l) => l.startsWith('error')),
+      [],
+      'no request ended in an internal error',
+    );
+  },
+);
 
 socket.run();
 
@@ -175,7 +237,10 @@ socket.run();
 const lifecycle = suite('server :: lifecycle');
 
 /** Opens a raw connection and writes `text`; resolves once connected. */
-function openSocket(port: number, text: string): Promise<{ socket: Socket; closed: () => boolean; data: () => string }> {
+function openSocket(
+  port: number,
+  text: string,
+): Promise<{ socket: Socket; closed: () => boolean; data: () => string }> {
   return new Promise((resolve, reject) => {
     let closed = false;
     let data = '';
@@ -201,19 +266,25 @@ async function timedClose(server: HttpServer, clients: Socket[]): Promise<number
   return Date.now() - t0;
 }
 
-lifecycle('server :: close() finishes promptly with an idle keep-alive client and a half-sent request connected', async () => {
-  const { server } = await start();
-  const idle = await openSocket(server.port, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
-  await waitFor('the keep-alive response', () => idle.data().includes('"status":"ok"'));
-  const hanging = await openSocket(server.port, 'POST /server_api/alpha/ping HTTP/1.1\r\nHost: x\r\n'); // never finished
-  // Without closeIdleConnections/closeAllConnections this waits for keep-alive (5 s) and headers (60 s) timeouts.
-  const elapsed = await timedClose(server, [idle.socket, hanging.socket]);
-  assert.ok(elapsed < 4000, `close took ${elapsed} ms`);
-  await waitFor('both client sockets to be closed by the server', () => idle.closed() && hanging.closed(), 10_000);
-  await server.close(); // idempotent
-  const refused = await fetch(`${server.url}/health`).then(() => false, () => true);
-  assert.ok(refused, 'nothing listens after close');
-});
+lifecycle(
+  'server :: close() finishes promptly with an idle keep-alive client and a half-sent request connected',
+  async () => {
+    const { server } = await start();
+    const idle = await openSocket(server.port, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+    await waitFor('the keep-alive response', () => idle.data().includes('"status":"ok"'));
+    const hanging = await openSocket(server.port, 'POST /server_api/alpha/ping HTTP/1.1\r\nHost: x\r\n'); // never finished
+    // Without closeIdleConnections/closeAllConnections this waits for keep-alive (5 s) and headers (60 s) timeouts.
+    const elapsed = await timedClose(server, [idle.socket, hanging.socket]);
+    assert.ok(elapsed < 4000, `close took ${elapsed} ms`);
+    await waitFor('both client sockets to be closed by the server', () => idle.closed() && hanging.closed(), 10_000);
+    await server.close(); // idempotent
+    const refused = await fetch(`${server.url}/health`).then(
+      () => false,
+      () => true,
+    );
+    assert.ok(refused, 'nothing listens after close');
+  },
+);
 
 lifecycle('server :: close() cuts a download whose client stopped reading', async () => {
   const tmp = await tempDir('wd-http-close-');

@@ -6,7 +6,12 @@ import { connect } from 'node:net';
 import type { Hono } from 'hono';
 import { createApp } from '../../src/http/app.ts';
 import { type Bus, type BusEvents, createBus } from '../../src/bus.ts';
-import type { ControlAction, InstanceControl, InstanceRegistry, InstanceStatus } from '../../src/supervisor/contract.ts';
+import type {
+  ControlAction,
+  InstanceControl,
+  InstanceRegistry,
+  InstanceStatus,
+} from '../../src/supervisor/contract.ts';
 import type { LogFields, Logger } from '../../src/log.ts';
 
 export interface MemoryInstance extends InstanceControl {
@@ -64,8 +69,16 @@ export interface RecordingLogger extends Logger {
 }
 
 export function recordingLogger(scope = 'http', lines: string[] = []): RecordingLogger {
-  const put = (level: string) => (msg: string, fields?: LogFields) => void lines.push(`${level} [${scope}] ${msg} ${JSON.stringify(fields ?? {})}`);
-  return { lines, debug: put('debug'), info: put('info'), warn: put('warn'), error: put('error'), child: (s) => recordingLogger(`${scope}:${s}`, lines) };
+  const put = (level: string) => (msg: string, fields?: LogFields) =>
+    void lines.push(`${level} [${scope}] ${msg} ${JSON.stringify(fields ?? {})}`);
+  return {
+    lines,
+    debug: put('debug'),
+    info: put('info'),
+    warn: put('warn'),
+    error: put('error'),
+    child: (s) => recordingLogger(`${scope}:${s}`, lines),
+  };
 }
 
 /** Everything a test needs around one app: the app, the bus with recorded events, the log. */
@@ -113,9 +126,19 @@ export function authCases(key: string, secret: string): AuthCase[] {
     { name: '"BASIC" upper-case scheme is accepted', key, header: `BASIC ${right}`, status: 200 },
     { name: 'bad base64 → 400', key, header: 'Basic !!!not base64!!!', status: 400 },
     { name: 'base64 with trailing garbage → 400', key, header: `Basic ${right}*`, status: 400 },
-    { name: 'no colon in the decoded text → 400', key, header: `Basic ${b64(`${key}${secret.replaceAll(":", "")}`)}`, status: 400 },
+    {
+      name: 'no colon in the decoded text → 400',
+      key,
+      header: `Basic ${b64(`${key}${secret.replaceAll(':', '')}`)}`,
+      status: 400,
+    },
     { name: 'Basic without credentials → 400', key, header: 'Basic', status: 400 },
-    { name: 'invalid UTF-8 credentials → 400', key, header: `Basic ${Buffer.from([0xff, 0xfe, 0x3a, 0x41]).toString('base64')}`, status: 400 },
+    {
+      name: 'invalid UTF-8 credentials → 400',
+      key,
+      header: `Basic ${Buffer.from([0xff, 0xfe, 0x3a, 0x41]).toString('base64')}`,
+      status: 400,
+    },
     { name: 'user ≠ key → 403', key, header: basic(`${key}-other`, secret), status: 403 },
     { name: 'user differs only in case → 403', key, header: basic(key.toUpperCase(), secret), status: 403 },
     { name: 'unknown instance → 404', key: 'ghost', header: basic('ghost', secret), status: 404 },
@@ -127,7 +150,13 @@ export function authCases(key: string, secret: string): AuthCase[] {
 }
 
 /** Runs `app.request` with an optional Authorization header. */
-export function send(app: Hono, method: string, path: string, header?: string, init: RequestInit = {}): Promise<Response> {
+export function send(
+  app: Hono,
+  method: string,
+  path: string,
+  header?: string,
+  init: RequestInit = {},
+): Promise<Response> {
   const headers = new Headers(init.headers);
   if (header !== undefined) headers.set('authorization', header);
   return Promise.resolve(app.request(path, { ...init, method, headers }));
@@ -138,7 +167,11 @@ export function send(app: Hono, method: string, path: string, header?: string, i
  * with `Connection: close`, and reads until the server closes. For requests fetch() would normalise or refuse
  * to send (dot-segments, backslashes, odd methods, raw unicode, oversized headers).
  */
-export function rawRequest(port: number, head: string | Buffer, timeoutMs = 10_000): Promise<{ status: number; text: string }> {
+export function rawRequest(
+  port: number,
+  head: string | Buffer,
+  timeoutMs = 10_000,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];

@@ -12,7 +12,11 @@ import { instanceFor } from '../process/helpers.ts';
 import { recordingLogger } from '../store/recording-logger.ts';
 
 /** Real processes checked against /proc, as the import does with a pid from the real watchdog's data.db. */
-interface Ctx { dir: string; procs: ChildProcess[]; cleanup: () => Promise<void> }
+interface Ctx {
+  dir: string;
+  procs: ChildProcess[];
+  cleanup: () => Promise<void>;
+}
 const s = suite<Ctx>('import/persisted-server', { dir: '', procs: [], cleanup: async () => {} });
 s.before.each(async (ctx) => {
   const t = await tempDir('wd-import-');
@@ -52,19 +56,22 @@ async function binary(ctx: Ctx): Promise<string> {
   return program;
 }
 
-s('persisted :: a binary server (its executable is the program) is verified; its arguments and start time recorded', async (ctx) => {
-  const program = await binary(ctx);
-  // GNU sleep adds up its arguments: extra ones keep it running.
-  const pid = start(ctx, program, ['60', '1', '2']);
-  const check = await checkPersistedServer(pid, program, await now(ctx));
-  assert.ok(check.ok, JSON.stringify(check));
-  if (!check.ok) return;
-  assert.is(check.server.pid, pid);
-  assert.is(check.server.startTime, await readProcessStartTime(pid));
-  assert.equal(check.server.args, ['60', '1', '2']);
-  const age = Date.now() - Date.parse(check.server.startedAt);
-  assert.ok(age >= 0 && age < 5000, `started ${age} ms ago`);
-});
+s(
+  'persisted :: a binary server (its executable is the program) is verified; its arguments and start time recorded',
+  async (ctx) => {
+    const program = await binary(ctx);
+    // GNU sleep adds up its arguments: extra ones keep it running.
+    const pid = start(ctx, program, ['60', '1', '2']);
+    const check = await checkPersistedServer(pid, program, await now(ctx));
+    assert.ok(check.ok, JSON.stringify(check));
+    if (!check.ok) return;
+    assert.is(check.server.pid, pid);
+    assert.is(check.server.startTime, await readProcessStartTime(pid));
+    assert.equal(check.server.args, ['60', '1', '2']);
+    const age = Date.now() - Date.parse(check.server.startedAt);
+    assert.ok(age >= 0 && age < 5000, `started ${age} ms ago`);
+  },
+);
 
 s('persisted :: a script server run by its interpreter (the program is argv[1]) is verified', async (ctx) => {
   const script = join(ctx.dir, 'server.js');
@@ -103,32 +110,49 @@ s('persisted :: a pid that is gone is refused', async (ctx) => {
   assert.equal(check, { ok: false, reason: 'no process has that pid any more' });
 });
 
-s('persisted :: the right program started after this watchdog is refused (the old one cannot have left it)', async (ctx) => {
-  const program = await binary(ctx);
-  const before = await now(ctx);
-  await sleep(30);
-  const pid = start(ctx, program, ['60']);
-  const check = await checkPersistedServer(pid, program, before);
-  assert.not.ok(check.ok);
-  if (!check.ok) assert.match(check.reason, /started after this watchdog did/);
-});
+s(
+  'persisted :: the right program started after this watchdog is refused (the old one cannot have left it)',
+  async (ctx) => {
+    const program = await binary(ctx);
+    const before = await now(ctx);
+    await sleep(30);
+    const pid = start(ctx, program, ['60']);
+    const check = await checkPersistedServer(pid, program, before);
+    assert.not.ok(check.ok);
+    if (!check.ok) assert.match(check.reason, /started after this watchdog did/);
+  },
+);
 
-s('inspect :: PersistServers on → adopt, with the persisted token as secret; the record passes the adoption check', async (ctx) => {
-  const program = await binary(ctx);
-  const pid = start(ctx, program, ['60', '3']);
-  const instance = instanceFor(ctx.dir, program);
-  const row = { key: 'alpha', revision: 'r7', persistedToken: 'persisted-secret', persistedPid: pid, persistedSystemdUnit: null };
-  const found = await inspectRow(row, instance, { persistServers: true, before: await now(ctx) });
-  assert.is(found.server, 'adopt');
-  assert.is(found.revision, 'r7');
-  assert.equal(
-    { pid: found.launch?.pid, program: found.launch?.program, args: found.launch?.args, secret: found.launch?.secret },
-    { pid, program, args: ['60', '3'], secret: 'persisted-secret' },
-  );
-  const leftover = await findLeftover(found.launch, recordingLogger());
-  assert.ok(leftover, 'the existing adoption path recognises the imported record');
-  assert.is(leftover?.record.pid, pid);
-});
+s(
+  'inspect :: PersistServers on → adopt, with the persisted token as secret; the record passes the adoption check',
+  async (ctx) => {
+    const program = await binary(ctx);
+    const pid = start(ctx, program, ['60', '3']);
+    const instance = instanceFor(ctx.dir, program);
+    const row = {
+      key: 'alpha',
+      revision: 'r7',
+      persistedToken: 'persisted-secret',
+      persistedPid: pid,
+      persistedSystemdUnit: null,
+    };
+    const found = await inspectRow(row, instance, { persistServers: true, before: await now(ctx) });
+    assert.is(found.server, 'adopt');
+    assert.is(found.revision, 'r7');
+    assert.equal(
+      {
+        pid: found.launch?.pid,
+        program: found.launch?.program,
+        args: found.launch?.args,
+        secret: found.launch?.secret,
+      },
+      { pid, program, args: ['60', '3'], secret: 'persisted-secret' },
+    );
+    const leftover = await findLeftover(found.launch, recordingLogger());
+    assert.ok(leftover, 'the existing adoption path recognises the imported record');
+    assert.is(leftover?.record.pid, pid);
+  },
+);
 
 s('inspect :: PersistServers off → shut-down; no token or no pid → none', async (ctx) => {
   const program = await binary(ctx);

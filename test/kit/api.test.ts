@@ -14,7 +14,12 @@ interface Ctx {
   app: ReturnType<typeof createGameApi>;
 }
 
-const INFO: Info = { connect_addrees: 'udp://play.example:1212/', auth: { mode: 'Required', public_key: 'k' }, build: null, links: [] };
+const INFO: Info = {
+  connect_addrees: 'udp://play.example:1212/',
+  auth: { mode: 'Required', public_key: 'k' },
+  build: null,
+  links: [],
+};
 
 function logger(into: string[]): Logger {
   const l: Logger = {
@@ -75,7 +80,14 @@ for (const path of ['/status', '/info']) {
   });
 }
 
-const NOT_FOUND: Array<[string, string]> = [['POST', '/status'], ['PUT', '/info'], ['GET', '/nope'], ['GET', '/update'], ['POST', '/update/'], ['GET', '/Status']];
+const NOT_FOUND: Array<[string, string]> = [
+  ['POST', '/status'],
+  ['PUT', '/info'],
+  ['GET', '/nope'],
+  ['GET', '/update'],
+  ['POST', '/update/'],
+  ['GET', '/Status'],
+];
 for (const [method, path] of NOT_FOUND) {
   pub(`${method} ${path} → 404 Not Found`, async ({ app }) => {
     const res = await app.request(path, { method });
@@ -92,7 +104,9 @@ pub('games can add routes to the app', async ({ app }) => {
 pub('a failing status callback → 500 InternalServerError, logged', async () => {
   const logged: string[] = [];
   const app = createGameApi({
-    status: () => { throw new Error('boom'); },
+    status: () => {
+      throw new Error('boom');
+    },
     info: () => INFO,
     watchdogToken: () => undefined,
     onShutdown: () => {},
@@ -125,14 +139,22 @@ for (const route of ['/shutdown', '/update']) {
     assert.is(ctx.shutdowns.length + ctx.updates.length, 0);
   });
   guard(`${route}: wrong token → 401 Unauthorized, token never logged`, async (ctx) => {
-    const res = await ctx.app.request(route, { method: 'POST', headers: { WatchdogToken: 'secret-tokeN' }, body: '{}' });
+    const res = await ctx.app.request(route, {
+      method: 'POST',
+      headers: { WatchdogToken: 'secret-tokeN' },
+      body: '{}',
+    });
     assert.is(res.status, 401);
     assert.is(await res.text(), 'Unauthorized');
     assert.is(ctx.shutdowns.length + ctx.updates.length, 0);
     assert.not.ok(ctx.logged.join('\n').includes('secret-tok'), 'no token in logs');
   });
   guard(`${route}: header name is case-insensitive`, async (ctx) => {
-    const res = await ctx.app.request(route, { method: 'POST', headers: { watchdogtoken: 'secret-token' }, body: '{}' });
+    const res = await ctx.app.request(route, {
+      method: 'POST',
+      headers: { watchdogtoken: 'secret-token' },
+      body: '{}',
+    });
     assert.is(res.status, 200);
   });
 }
@@ -149,9 +171,13 @@ const shutdown = suite<Ctx>('api :: POST /shutdown', {} as Ctx);
 shutdown.before.each(fresh);
 
 const post = (ctx: Ctx, route: string, body: string | undefined, contentType = 'text/plain; charset=utf-8') =>
-  ctx.app.request(route, { method: 'POST', headers: { WatchdogToken: 'secret-token', 'Content-Type': contentType }, body });
+  ctx.app.request(route, {
+    method: 'POST',
+    headers: { WatchdogToken: 'secret-token', 'Content-Type': contentType },
+    body,
+  });
 
-shutdown('the watchdog\'s body (text/plain JSON) → 200 Success with the reason', async (ctx) => {
+shutdown("the watchdog's body (text/plain JSON) → 200 Success with the reason", async (ctx) => {
   const res = await post(ctx, '/shutdown', '{"Reason":"Watchdog shutting down."}');
   assert.is(res.status, 200);
   assert.is(await res.text(), 'Success');
@@ -165,7 +191,12 @@ shutdown('{} → 200 with no reason; lower-case reason is ignored', async (ctx) 
 });
 
 const BAD_SHUTDOWN: Array<[string, string | undefined]> = [
-  ['no body', undefined], ['malformed JSON', '{"Reason":'], ['null', 'null'], ['an array', '[]'], ['a string', '"bye"'], ['a numeric Reason', '{"Reason":5}'],
+  ['no body', undefined],
+  ['malformed JSON', '{"Reason":'],
+  ['null', 'null'],
+  ['an array', '[]'],
+  ['a string', '"bye"'],
+  ['a numeric Reason', '{"Reason":5}'],
 ];
 for (const [what, body] of BAD_SHUTDOWN) {
   shutdown(`${what} → 400 BadRequest, nothing happens`, async (ctx) => {
@@ -184,7 +215,11 @@ update.before.each(fresh);
 const UPDATES: Array<[string, string | undefined, UpdateRequest]> = [
   ['no body → UpdateAvailable', undefined, { reason: 'UpdateAvailable', message: null }],
   ['empty body → UpdateAvailable', '', { reason: 'UpdateAvailable', message: null }],
-  ['Maintenance with a message', '{"Reason":"Maintenance","Message":"back at 5"}', { reason: 'Maintenance', message: 'back at 5' }],
+  [
+    'Maintenance with a message',
+    '{"Reason":"Maintenance","Message":"back at 5"}',
+    { reason: 'Maintenance', message: 'back at 5' },
+  ],
   ['UpdateAvailable', '{"Reason":"UpdateAvailable"}', { reason: 'UpdateAvailable', message: null }],
   ['Other', '{"Reason":"Other"}', { reason: 'Other', message: null }],
   ['unknown Reason → Other', '{"Reason":"Because"}', { reason: 'Other', message: null }],
@@ -201,7 +236,12 @@ for (const [what, body, expected] of UPDATES) {
   });
 }
 
-const BAD_UPDATE: Array<[string, string]> = [['malformed JSON', '{nope'], ['null', 'null'], ['a number', '3'], ['a numeric Message', '{"Message":3}']];
+const BAD_UPDATE: Array<[string, string]> = [
+  ['malformed JSON', '{nope'],
+  ['null', 'null'],
+  ['a number', '3'],
+  ['a numeric Message', '{"Message":3}'],
+];
 for (const [what, body] of BAD_UPDATE) {
   update(`${what} → 400 BadRequest`, async (ctx) => {
     const res = await post(ctx, '/update', body, 'application/json');

@@ -2,12 +2,24 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkinOptionsFrom, checkinUrl, startCheckins, type CheckinResult, type Checkins } from '../../src/kit/checkin.ts';
+import {
+  checkinOptionsFrom,
+  checkinUrl,
+  startCheckins,
+  type CheckinResult,
+  type Checkins,
+} from '../../src/kit/checkin.ts';
 import { loadSettings } from '../../src/kit/settings.ts';
 import type { Logger } from '../../src/log.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 
-interface Seen { method: string; url: string; authorization: string | undefined; body: string; contentType: string | undefined }
+interface Seen {
+  method: string;
+  url: string;
+  authorization: string | undefined;
+  body: string;
+  contentType: string | undefined;
+}
 
 /** A loopback HTTP server in the watchdog's place. `answer` picks the status; null never answers. */
 async function fakeWatchdog(answer: () => number | null = () => 200) {
@@ -16,7 +28,13 @@ async function fakeWatchdog(answer: () => number | null = () => 200) {
     let body = '';
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization, body, contentType: req.headers['content-type'] });
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        authorization: req.headers.authorization,
+        body,
+        contentType: req.headers['content-type'],
+      });
       const status = answer();
       if (status !== null) res.writeHead(status).end();
     });
@@ -26,7 +44,11 @@ async function fakeWatchdog(answer: () => number | null = () => 200) {
   return {
     seen,
     base: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -57,7 +79,17 @@ for (const [base, expected] of URLS) {
   url(`${base} → ${expected}`, () => assert.is(checkinUrl(base, 'k1').href, expected));
 }
 url('cvars: watchdog.key, watchdog.baseUrl, token from the env, checkin_interval', () => {
-  const s = loadSettings({ argv: ['--cvar', 'watchdog.key=k', '--cvar', 'watchdog.baseUrl=http://x/', '--cvar', 'watchdog.checkin_interval=0.5'], env: { ROBUST_CVAR_watchdog__token: 't' } });
+  const s = loadSettings({
+    argv: [
+      '--cvar',
+      'watchdog.key=k',
+      '--cvar',
+      'watchdog.baseUrl=http://x/',
+      '--cvar',
+      'watchdog.checkin_interval=0.5',
+    ],
+    env: { ROBUST_CVAR_watchdog__token: 't' },
+  });
   assert.equal(checkinOptionsFrom(s), { key: 'k', baseUrl: 'http://x/', token: 't', intervalSeconds: 0.5 });
   assert.is(checkinOptionsFrom(loadSettings({ argv: [] })).intervalSeconds, 15);
 });
@@ -70,7 +102,14 @@ pings('first at once, then every interval: POST, path, Basic key:token, no body'
   const wd = await fakeWatchdog();
   const { log } = collect();
   const results: CheckinResult[] = [];
-  const c = startCheckins({ key: 'demo', baseUrl: wd.base, token: 'se:cr+t/=', intervalSeconds: 0.1, log, onResult: (r) => results.push(r) });
+  const c = startCheckins({
+    key: 'demo',
+    baseUrl: wd.base,
+    token: 'se:cr+t/=',
+    intervalSeconds: 0.1,
+    log,
+    onResult: (r) => results.push(r),
+  });
   try {
     assert.ok(c.enabled);
     await waitFor('three check-ins', () => wd.seen.length >= 3);
@@ -142,7 +181,9 @@ pings('an unreachable watchdog is logged with the transport error', async () => 
     const r = await c.pingNow();
     assert.is(r?.status, null);
     assert.match(r?.reason ?? '', /ECONNREFUSED|fetch failed/);
-    await waitFor('warning', () => lines.some((l) => l.startsWith('warn check-in failed') && l.includes('"status":null')));
+    await waitFor('warning', () =>
+      lines.some((l) => l.startsWith('warn check-in failed') && l.includes('"status":null')),
+    );
   } finally {
     await c.stop();
   }
@@ -151,7 +192,14 @@ pings('an unreachable watchdog is logged with the transport error', async () => 
 pings('stop(): no further check-ins, and a hanging attempt is aborted promptly', async () => {
   let answering = true;
   const wd = await fakeWatchdog(() => (answering ? 200 : null));
-  const c: Checkins = startCheckins({ key: 'k', baseUrl: wd.base, token: 't', intervalSeconds: 0.1, timeoutMs: 60_000, log: collect().log });
+  const c: Checkins = startCheckins({
+    key: 'k',
+    baseUrl: wd.base,
+    token: 't',
+    intervalSeconds: 0.1,
+    timeoutMs: 60_000,
+    log: collect().log,
+  });
   try {
     await waitFor('two check-ins', () => wd.seen.length >= 2);
     answering = false;

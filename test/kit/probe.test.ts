@@ -10,7 +10,13 @@ import { formatProbe } from '../../src/kit/probe-format.ts';
 import type { Info, Status } from '../../src/kit/schemas.ts';
 import { freePort } from '../_support/env.ts';
 import {
-  INFO_ACZ, INFO_EXTERNAL, INFO_NO_BUILD, STATUS_IN_ROUND, STATUS_LOBBY, startEngineServer, type EngineServer,
+  INFO_ACZ,
+  INFO_EXTERNAL,
+  INFO_NO_BUILD,
+  STATUS_IN_ROUND,
+  STATUS_LOBBY,
+  startEngineServer,
+  type EngineServer,
 } from '../fixtures/engine/payloads.ts';
 
 const addr = suite('probe :: address normalisation');
@@ -18,10 +24,26 @@ const addr = suite('probe :: address normalisation');
 /** [input, status URL, info URL] */
 const ADDRESSES: Array<[string, string, string]> = [
   // the launcher's own test cases (UriHelperTests.cs)
-  ['server.spacestation14.io', 'http://server.spacestation14.io:1212/status', 'http://server.spacestation14.io:1212/info'],
-  ['ss14s://server.spacestation14.io', 'https://server.spacestation14.io/status', 'https://server.spacestation14.io/info'],
-  ['ss14s://server.spacestation14.io:1212', 'https://server.spacestation14.io:1212/status', 'https://server.spacestation14.io:1212/info'],
-  ['ss14s://server.spacestation14.io/foo', 'https://server.spacestation14.io/foo/status', 'https://server.spacestation14.io/foo/info'],
+  [
+    'server.spacestation14.io',
+    'http://server.spacestation14.io:1212/status',
+    'http://server.spacestation14.io:1212/info',
+  ],
+  [
+    'ss14s://server.spacestation14.io',
+    'https://server.spacestation14.io/status',
+    'https://server.spacestation14.io/info',
+  ],
+  [
+    'ss14s://server.spacestation14.io:1212',
+    'https://server.spacestation14.io:1212/status',
+    'https://server.spacestation14.io:1212/info',
+  ],
+  [
+    'ss14s://server.spacestation14.io/foo',
+    'https://server.spacestation14.io/foo/status',
+    'https://server.spacestation14.io/foo/info',
+  ],
   // more
   ['127.0.0.1:4000', 'http://127.0.0.1:4000/status', 'http://127.0.0.1:4000/info'],
   ['  127.0.0.1  ', 'http://127.0.0.1:1212/status', 'http://127.0.0.1:1212/info'],
@@ -75,7 +97,12 @@ addr('derived connect address: host and port of the info URL', () => {
 addr.run();
 
 // ---
-interface Ctx { server?: Server; port?: number; status?: Status | unknown; info?: Info | unknown }
+interface Ctx {
+  server?: Server;
+  port?: number;
+  status?: Status | unknown;
+  info?: Info | unknown;
+}
 const live = suite<Ctx>('probe :: against a loopback server', {});
 
 const GOOD_INFO: Info = {
@@ -88,26 +115,41 @@ const GOOD_INFO: Info = {
 
 live.before(async (ctx) => {
   const app = new Hono();
-  app.route('/', createGameApi({
-    status: () => ctx.status as Status,
-    info: () => ctx.info as Info,
-    watchdogToken: () => undefined,
-    onShutdown: () => {},
-    onUpdate: () => {},
-  }));
+  app.route(
+    '/',
+    createGameApi({
+      status: () => ctx.status as Status,
+      info: () => ctx.info as Info,
+      watchdogToken: () => undefined,
+      onShutdown: () => {},
+      onUpdate: () => {},
+    }),
+  );
   // Raw routes for payloads the kit would never produce.
   app.get('/raw/status', (c) => c.json(ctx.status));
   app.get('/raw/info', (c) => c.json(ctx.info));
   app.get('/text/status', (c) => c.text('hello'));
   app.get('/text/info', (c) => c.text('hello', 500));
-  app.get('/slow/status', async (c) => { await new Promise((r) => setTimeout(r, 1500)); return c.json({}); });
-  app.get('/slow/info', async (c) => { await new Promise((r) => setTimeout(r, 1500)); return c.json({}); });
+  app.get('/slow/status', async (c) => {
+    await new Promise((r) => setTimeout(r, 1500));
+    return c.json({});
+  });
+  app.get('/slow/info', async (c) => {
+    await new Promise((r) => setTimeout(r, 1500));
+    return c.json({});
+  });
   await new Promise<void>((resolve) => {
     ctx.server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve()) as Server;
   });
   ctx.port = (ctx.server!.address() as AddressInfo).port;
 });
-live.after((ctx) => new Promise<void>((r) => { ctx.server?.closeAllConnections(); ctx.server?.close(() => r()); }));
+live.after(
+  (ctx) =>
+    new Promise<void>((r) => {
+      ctx.server?.closeAllConnections();
+      ctx.server?.close(() => r());
+    }),
+);
 
 live('a valid server: tags explicit and inferred, regions, derived connect address, no problems', async (ctx) => {
   ctx.status = { name: '[EN][18+] Test', players: 3, soft_max_players: 20, tags: ['region:eu_w', 'rp:low'] };
@@ -119,9 +161,29 @@ live('a valid server: tags explicit and inferred, regions, derived connect addre
   assert.equal(r.tags, { explicit: ['region:eu_w', 'rp:low'], inferred: ['lang:en', '18+'] });
   assert.equal(r.regions, [{ tag: 'region:eu_w', code: 'eu_w', name: 'Western Europe' }]);
   assert.is(r.connectAddress, `udp://127.0.0.1:${ctx.port}/`);
-  assert.equal(Object.keys(r), ['address', 'statusUrl', 'infoUrl', 'status', 'info', 'tags', 'regions', 'connectAddress', 'problems']);
+  assert.equal(Object.keys(r), [
+    'address',
+    'statusUrl',
+    'infoUrl',
+    'status',
+    'info',
+    'tags',
+    'regions',
+    'connectAddress',
+    'problems',
+  ]);
   const text = formatProbe(d);
-  for (const part of ['[EN][18+] Test', '3 / 20', 'lang:en, 18+', 'eu_w (Western Europe)', 'Optional', 'Wiki [wiki] https://wiki.example', 'identifier ex, version 2', '(derived', 'no problems']) {
+  for (const part of [
+    '[EN][18+] Test',
+    '3 / 20',
+    'lang:en, 18+',
+    'eu_w (Western Europe)',
+    'Optional',
+    'Wiki [wiki] https://wiki.example',
+    'identifier ex, version 2',
+    '(derived',
+    'no problems',
+  ]) {
     assert.ok(text.includes(part), `missing ${part} in:\n${text}`);
   }
 });
@@ -147,7 +209,10 @@ live('tag problems appear when the shape is right', async (ctx) => {
   ctx.status = { name: 'x', players: 1, tags: ['region:mars'] };
   ctx.info = GOOD_INFO;
   const r = (await probe(`http://127.0.0.1:${ctx.port}/raw`)).result;
-  assert.equal(r.problems.map((p) => p.path), ['status.tags.0']);
+  assert.equal(
+    r.problems.map((p) => p.path),
+    ['status.tags.0'],
+  );
   assert.equal(r.regions, []);
 });
 
@@ -162,57 +227,84 @@ live('non-JSON and HTTP errors are problems', async (ctx) => {
 
 live('a server that does not answer in time is a problem, not a hang', async (ctx) => {
   const r = (await probe(`http://127.0.0.1:${ctx.port}/slow`, { timeoutMs: 200 })).result;
-  assert.equal(r.problems.map((p) => p.path), ['status', 'info']);
+  assert.equal(
+    r.problems.map((p) => p.path),
+    ['status', 'info'],
+  );
   assert.match(r.problems[0]?.message ?? '', /no answer within 0.2 s/);
 });
 
 live('an unreachable server is a problem', async () => {
   const port = await freePort();
   const r = (await probe(`127.0.0.1:${port}`)).result;
-  assert.equal(r.problems.map((p) => p.path), ['status', 'info']);
+  assert.equal(
+    r.problems.map((p) => p.path),
+    ['status', 'info'],
+  );
   assert.match(r.problems[0]?.message ?? '', /unreachable/);
 });
 live.run();
 
 // ---
-interface EngineCtx { engine: EngineServer }
+interface EngineCtx {
+  engine: EngineServer;
+}
 const engine = suite<EngineCtx>('probe :: what a real engine serves', {} as EngineCtx);
 engine.before(async (ctx) => {
   ctx.engine = await startEngineServer({ status: STATUS_IN_ROUND, info: INFO_EXTERNAL });
 });
 engine.after((ctx) => ctx.engine.close());
 
-engine('in a round, client hosted by the watchdog: game fields, launcher icons and a null icon, null hashes', async (ctx) => {
-  Object.assign(ctx.engine.bodies, { status: STATUS_IN_ROUND, info: INFO_EXTERNAL });
-  const d = await probe(`127.0.0.1:${ctx.engine.port}`);
-  assert.equal(d.result.problems, []);
-  assert.is(d.status?.name, "Wizard's Den [EN] +18", 'the \\u escapes decoded');
-  assert.equal(d.result.tags.explicit, ['lang:en', 'region:am_n_e', 'rp:low', '18+']);
-  const status = d.result.status as Record<string, unknown>;
-  assert.equal([status.map, status.round_id, status.run_level, status.panic_bunker], ['Bagel Station', 51234, 1, false]);
-  assert.equal(d.info?.links?.map((l) => l.icon), ['discord', 'web', 'wiki', 'github', 'forum', 'telegram', null]);
-  assert.is(d.info?.build?.hash, null);
-  assert.is(d.result.connectAddress, 'udp://play.example.net:1212/');
-  const text = formatProbe(d);
-  for (const part of ['Source [github] https://github.com', 'Telegram [telegram]', 'identifier wizden', 'acz=false', 'no problems']) {
-    assert.ok(text.includes(part), `missing ${part} in:\n${text}`);
-  }
-  assert.match(text, /^link: +Rules https:\/\/example\.net\/rules$/m, 'a link without an icon shows none');
-});
+engine(
+  'in a round, client hosted by the watchdog: game fields, launcher icons and a null icon, null hashes',
+  async (ctx) => {
+    Object.assign(ctx.engine.bodies, { status: STATUS_IN_ROUND, info: INFO_EXTERNAL });
+    const d = await probe(`127.0.0.1:${ctx.engine.port}`);
+    assert.equal(d.result.problems, []);
+    assert.is(d.status?.name, "Wizard's Den [EN] +18", 'the \\u escapes decoded');
+    assert.equal(d.result.tags.explicit, ['lang:en', 'region:am_n_e', 'rp:low', '18+']);
+    const status = d.result.status as Record<string, unknown>;
+    assert.equal(
+      [status.map, status.round_id, status.run_level, status.panic_bunker],
+      ['Bagel Station', 51234, 1, false],
+    );
+    assert.equal(
+      d.info?.links?.map((l) => l.icon),
+      ['discord', 'web', 'wiki', 'github', 'forum', 'telegram', null],
+    );
+    assert.is(d.info?.build?.hash, null);
+    assert.is(d.result.connectAddress, 'udp://play.example.net:1212/');
+    const text = formatProbe(d);
+    for (const part of [
+      'Source [github] https://github.com',
+      'Telegram [telegram]',
+      'identifier wizden',
+      'acz=false',
+      'no problems',
+    ]) {
+      assert.ok(text.includes(part), `missing ${part} in:\n${text}`);
+    }
+    assert.match(text, /^link: +Rules https:\/\/example\.net\/rules$/m, 'a link without an icon shows none');
+  },
+);
 
-engine('in the lobby, hybrid ACZ build: no tags, map null, empty build strings, no links, no privacy policy', async (ctx) => {
-  Object.assign(ctx.engine.bodies, { status: STATUS_LOBBY, info: INFO_ACZ });
-  const d = await probe(`127.0.0.1:${ctx.engine.port}`);
-  assert.equal(d.result.problems, []);
-  assert.equal(d.result.tags.explicit, []);
-  assert.is((d.result.info as Record<string, unknown>).links, undefined, 'the payload really has no links');
-  assert.is(d.info?.build?.acz, true);
-  assert.is(d.result.connectAddress, `udp://127.0.0.1:${ctx.engine.port}/`);
-  const text = formatProbe(d);
-  for (const part of ['fork_id=custom', 'acz=true', 'no problems']) assert.ok(text.includes(part), `missing ${part} in:\n${text}`);
-  assert.match(text, /^links: +\(none\)$/m);
-  assert.match(text, /^privacy policy: +\(none\)$/m);
-});
+engine(
+  'in the lobby, hybrid ACZ build: no tags, map null, empty build strings, no links, no privacy policy',
+  async (ctx) => {
+    Object.assign(ctx.engine.bodies, { status: STATUS_LOBBY, info: INFO_ACZ });
+    const d = await probe(`127.0.0.1:${ctx.engine.port}`);
+    assert.equal(d.result.problems, []);
+    assert.equal(d.result.tags.explicit, []);
+    assert.is((d.result.info as Record<string, unknown>).links, undefined, 'the payload really has no links');
+    assert.is(d.info?.build?.acz, true);
+    assert.is(d.result.connectAddress, `udp://127.0.0.1:${ctx.engine.port}/`);
+    const text = formatProbe(d);
+    for (const part of ['fork_id=custom', 'acz=true', 'no problems'])
+      assert.ok(text.includes(part), `missing ${part} in:\n${text}`);
+    assert.match(text, /^links: +\(none\)$/m);
+    assert.match(text, /^privacy policy: +\(none\)$/m);
+  },
+);
 
 engine('no build prepared: build null, auth disabled with a null public key', async (ctx) => {
   Object.assign(ctx.engine.bodies, { status: STATUS_LOBBY, info: INFO_NO_BUILD });
@@ -229,7 +321,10 @@ engine('fields the launcher reads with fixed types are still checked', async (ct
     info: INFO_EXTERNAL.replace('"icon":"telegram"', '"icon":"Telegram"'),
   });
   const d = await probe(`127.0.0.1:${ctx.engine.port}`);
-  assert.equal(d.result.problems.map((p) => p.path), ['status.run_level', 'status.round_start_time', 'info.links.5.icon']);
+  assert.equal(
+    d.result.problems.map((p) => p.path),
+    ['status.run_level', 'status.round_start_time', 'info.links.5.icon'],
+  );
   assert.match(d.result.problems[1]?.message ?? '', /ISO-8601/);
 });
 engine.run();

@@ -8,8 +8,23 @@ import { tempDir } from '../_support/env.ts';
 const args = suite('settings :: argv');
 
 args('--cvar splits at the first =, keeps order; --config-file and --data-dir are read', () => {
-  const p = parseArgs(['--cvar', 'a.b=1', '--config-file', '/x/config.toml', '--cvar', 'url=http://h/?q=1', '--data-dir', '/x/data', '--cvar', 'a.b=2']);
-  assert.equal(p.cvars, [['a.b', '1'], ['url', 'http://h/?q=1'], ['a.b', '2']]);
+  const p = parseArgs([
+    '--cvar',
+    'a.b=1',
+    '--config-file',
+    '/x/config.toml',
+    '--cvar',
+    'url=http://h/?q=1',
+    '--data-dir',
+    '/x/data',
+    '--cvar',
+    'a.b=2',
+  ]);
+  assert.equal(p.cvars, [
+    ['a.b', '1'],
+    ['url', 'http://h/?q=1'],
+    ['a.b', '2'],
+  ]);
   assert.is(p.configFile, '/x/config.toml');
   assert.is(p.dataDir, '/x/data');
   assert.equal(p.warnings, []);
@@ -82,12 +97,24 @@ layering('defaults < config file < ROBUST_CVARS < ROBUST_CVAR_* < argv (in order
   const dir = await tempDir();
   try {
     const file = join(dir.path, 'config.toml');
-    await writeFile(file, [
-      'top = "level"',
-      '[game]', 'hostname = "from config"', 'desc = "config desc"', 'soft_max_players = 10', 'lobby = true',
-      '[status.links]', 'x = 1',
-      '[a]', 'b = "config"', 'c = "config"', 'd = "config"', 'e = "config"',
-    ].join('\n'));
+    await writeFile(
+      file,
+      [
+        'top = "level"',
+        '[game]',
+        'hostname = "from config"',
+        'desc = "config desc"',
+        'soft_max_players = 10',
+        'lobby = true',
+        '[status.links]',
+        'x = 1',
+        '[a]',
+        'b = "config"',
+        'c = "config"',
+        'd = "config"',
+        'e = "config"',
+      ].join('\n'),
+    );
     const s = loadSettings({
       argv: ['--config-file', file, '--cvar', 'a.e=argv1', '--cvar', 'a.e=argv2'],
       env: { ROBUST_CVARS: 'a.c=cvars;a.d=cvars', ROBUST_CVAR_a__d: 'cvar_', ROBUST_CVAR_a__e: 'cvar_' },
@@ -135,15 +162,19 @@ layering('a broken config file is an error naming file and line', async () => {
   try {
     const file = join(dir.path, 'config.toml');
     await writeFile(file, '[game]\nhostname = \n');
-    assert.throws(() => loadSettings({ argv: ['--config-file', file] }), (err: unknown) =>
-      err instanceof SettingsError && err.message.includes(`${file}:2:`) && err.cause !== undefined);
+    assert.throws(
+      () => loadSettings({ argv: ['--config-file', file] }),
+      (err: unknown) => err instanceof SettingsError && err.message.includes(`${file}:2:`) && err.cause !== undefined,
+    );
   } finally {
     await dir.cleanup();
   }
 });
 
 layering('typed getters: defaults when unset, parsed values, clear errors on the wrong type', () => {
-  const s = loadSettings({ argv: ['--cvar', 'i=42', '--cvar', 'f=0.25', '--cvar', 'b=False', '--cvar', 'bad=abc', '--cvar', 'neg=-3'] });
+  const s = loadSettings({
+    argv: ['--cvar', 'i=42', '--cvar', 'f=0.25', '--cvar', 'b=False', '--cvar', 'bad=abc', '--cvar', 'neg=-3'],
+  });
   assert.is(s.int('i', 0), 42);
   assert.is(s.int('neg', 0), -3);
   assert.is(s.int('unset', 7), 7);

@@ -113,8 +113,27 @@ const regions = suite('tags :: regions');
 
 regions('the table has the 21 codes of the spec with their names', () => {
   assert.equal(Object.keys(REGIONS).sort(), [
-    'af_c', 'af_n', 'af_s', 'am_c', 'am_n_c', 'am_n_e', 'am_n_w', 'am_s_e', 'am_s_s', 'am_s_w',
-    'as_e', 'as_n', 'as_se', 'ata', 'eu_e', 'eu_w', 'grl', 'ind', 'luna', 'me', 'oce',
+    'af_c',
+    'af_n',
+    'af_s',
+    'am_c',
+    'am_n_c',
+    'am_n_e',
+    'am_n_w',
+    'am_s_e',
+    'am_s_s',
+    'am_s_w',
+    'as_e',
+    'as_n',
+    'as_se',
+    'ata',
+    'eu_e',
+    'eu_w',
+    'grl',
+    'ind',
+    'luna',
+    'me',
+    'oce',
   ]);
   assert.is(regionName('eu_w'), 'Western Europe');
   assert.is(regionName('luna'), 'The Moon (joke option)');

@@ -80,7 +80,8 @@ export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e
       input,
       commands: [],
       stopped: false,
-      started: (pid) => sendBack({ type: 'PROCESS_STARTED', launchId: input.launchId, secret: `secret-${input.launchId}`, pid }),
+      started: (pid) =>
+        sendBack({ type: 'PROCESS_STARTED', launchId: input.launchId, secret: `secret-${input.launchId}`, pid }),
       exit: (code, signal = null) => sendBack({ type: 'PROCESS_EXITED', launchId: input.launchId, code, signal }),
       // As runProcess reports it: an exit with neither code nor signal.
       spawnFailed: () => sendBack({ type: 'PROCESS_EXITED', launchId: input.launchId, code: null, signal: null }),
@@ -107,7 +108,11 @@ export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e
       rollback: fromPromise<RollbackOutput, RollbackInput>(pending(rollbacks)),
     },
   });
-  const actor = createActor(machine, { clock, inspect, input: { key: 'alpha', timing: { ...TIMING, ...timing }, revision: 'r1' } });
+  const actor = createActor(machine, {
+    clock,
+    inspect,
+    input: { key: 'alpha', timing: { ...TIMING, ...timing }, revision: 'r1' },
+  });
   actor.on('*', (e) => emitted.push(e));
   actor.subscribe({ error: (err) => errors.push(err) });
   actor.start();

@@ -119,22 +119,25 @@ control.run();
 
 const check = fresh('instance update checks');
 
-check('instance :: an update found while running asks the server to leave, and the relaunch installs it', async ({ h }) => {
-  await h.run();
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  assert.is(h.state(), 'running');
-  assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
-  await h.finishCheck(true);
-  assert.is(h.state(), 'running');
-  assert.is(h.context().updatePending, true);
-  assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
-  h.proc().exit(0);
-  assert.is(h.state(), 'updating');
-  assert.equal(h.restarts(), ['update']);
-  await h.finishUpdate({ revision: 'r2', changed: true });
-  assert.is(h.state(), 'starting');
-  assert.is(h.context().revision, 'r2');
-});
+check(
+  'instance :: an update found while running asks the server to leave, and the relaunch installs it',
+  async ({ h }) => {
+    await h.run();
+    h.actor.send({ type: 'UPDATE_CHECK' });
+    assert.is(h.state(), 'running');
+    assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
+    await h.finishCheck(true);
+    assert.is(h.state(), 'running');
+    assert.is(h.context().updatePending, true);
+    assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
+    h.proc().exit(0);
+    assert.is(h.state(), 'updating');
+    assert.equal(h.restarts(), ['update']);
+    await h.finishUpdate({ revision: 'r2', changed: true });
+    assert.is(h.state(), 'starting');
+    assert.is(h.context().revision, 'r2');
+  },
+);
 
 check('instance :: an update found while stopped on request is only remembered', async ({ h }) => {
   await h.run();
@@ -228,37 +231,47 @@ check('instance :: a request during a check that fails still gets its check', as
   assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
 });
 
-check('instance :: a check queued while failing runs after the found update is installed, against the new revision', async ({ h }) => {
-  await h.launch();
-  for (let i = 0; i < 3; i++) h.proc().exit(1);
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  await h.finishCheck(true);
-  assert.is(h.state(), 'updating');
-  assert.is(h.checks.length, 0, 'not beside the install: against the old revision it would find the build being installed');
-  await h.finishUpdate({ revision: 'r2', changed: true });
-  assert.is(h.state(), 'starting');
-  assert.is(h.checks.length, 1, 'the queued check was not lost in the transition');
-  assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r2' });
-  await h.finishCheck(false);
-  assert.is(h.context().updatePending, false, 'the fresh server is not asked to leave for the build it runs');
-  assert.equal(h.proc().commands, []);
-});
+check(
+  'instance :: a check queued while failing runs after the found update is installed, against the new revision',
+  async ({ h }) => {
+    await h.launch();
+    for (let i = 0; i < 3; i++) h.proc().exit(1);
+    h.actor.send({ type: 'UPDATE_CHECK' });
+    h.actor.send({ type: 'UPDATE_CHECK' });
+    await h.finishCheck(true);
+    assert.is(h.state(), 'updating');
+    assert.is(
+      h.checks.length,
+      0,
+      'not beside the install: against the old revision it would find the build being installed',
+    );
+    await h.finishUpdate({ revision: 'r2', changed: true });
+    assert.is(h.state(), 'starting');
+    assert.is(h.checks.length, 1, 'the queued check was not lost in the transition');
+    assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r2' });
+    await h.finishCheck(false);
+    assert.is(h.context().updatePending, false, 'the fresh server is not asked to leave for the build it runs');
+    assert.equal(h.proc().commands, []);
+  },
+);
 
-check('instance :: requests during the update before a launch wait for it, then make exactly one check', async ({ h }) => {
-  h.actor.send({ type: 'START' });
-  assert.is(h.state(), 'updating');
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  assert.is(h.checks.length, 0, 'no check beside the update\'s own');
-  await h.finishUpdate({ revision: 'r1', changed: false });
-  assert.is(h.state(), 'starting');
-  assert.is(h.checks.length, 1, 'one check once the update is done');
-  assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
-  await h.finishCheck(false);
-  assert.is(h.checks.length, 0);
-  assert.is(h.context().check, 'idle');
-});
+check(
+  'instance :: requests during the update before a launch wait for it, then make exactly one check',
+  async ({ h }) => {
+    h.actor.send({ type: 'START' });
+    assert.is(h.state(), 'updating');
+    h.actor.send({ type: 'UPDATE_CHECK' });
+    h.actor.send({ type: 'UPDATE_CHECK' });
+    assert.is(h.checks.length, 0, "no check beside the update's own");
+    await h.finishUpdate({ revision: 'r1', changed: false });
+    assert.is(h.state(), 'starting');
+    assert.is(h.checks.length, 1, 'one check once the update is done');
+    assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
+    await h.finishCheck(false);
+    assert.is(h.checks.length, 0);
+    assert.is(h.context().check, 'idle');
+  },
+);
 
 check.run();
 
@@ -293,14 +306,17 @@ shutdown('instance :: SHUTDOWN during a stop already under way waits for that ex
   assert.is(h.state(), 'exited');
 });
 
-shutdown('instance :: SHUTDOWN with nothing running ends at once; an update in progress is cancelled', async ({ h }) => {
-  h.actor.send({ type: 'START' });
-  const update = h.updates[0];
-  h.actor.send({ type: 'SHUTDOWN', persist: false });
-  assert.is(h.state(), 'exited');
-  assert.is(update?.signal.aborted, true);
-  assert.is(h.processes.length, 0);
-});
+shutdown(
+  'instance :: SHUTDOWN with nothing running ends at once; an update in progress is cancelled',
+  async ({ h }) => {
+    h.actor.send({ type: 'START' });
+    const update = h.updates[0];
+    h.actor.send({ type: 'SHUTDOWN', persist: false });
+    assert.is(h.state(), 'exited');
+    assert.is(update?.signal.aborted, true);
+    assert.is(h.processes.length, 0);
+  },
+);
 
 shutdown('instance :: SHUTDOWN with persist and no server sends nothing', ({ h }) => {
   h.actor.send({ type: 'SHUTDOWN', persist: true });

@@ -28,7 +28,13 @@ startup('instance :: three exits before a check-in give up with exactly one aler
   assert.is(h.state(), 'stopped.failing');
   assert.equal(h.alerts(), ['failing']);
   const alert = h.emitted.find((e) => e.type === 'alert');
-  assert.equal(alert, { type: 'alert', kind: 'failing', exit: { code: 3, signal: null }, failures: 3, backoffMs: null });
+  assert.equal(alert, {
+    type: 'alert',
+    kind: 'failing',
+    exit: { code: 3, signal: null },
+    failures: 3,
+    backoffMs: null,
+  });
   assert.equal(h.restarts(), ['startup-failure', 'startup-failure']);
   assert.is(h.processes.length, 3);
   assert.ok(h.processes.every((p) => p.stopped));
@@ -108,7 +114,13 @@ crash('instance :: a crash after a check-in alerts and relaunches at once', asyn
   assert.equal(h.restarts(), ['crash']);
   assert.is(h.context().restarts, 1);
   const alert = h.emitted.find((e) => e.type === 'alert');
-  assert.equal(alert, { type: 'alert', kind: 'crash', exit: { code: null, signal: 'SIGSEGV' }, failures: 1, backoffMs: null });
+  assert.equal(alert, {
+    type: 'alert',
+    kind: 'crash',
+    exit: { code: null, signal: 'SIGSEGV' },
+    failures: 1,
+    backoffMs: null,
+  });
 });
 
 crash('instance :: a crash loop alerts once and backs off, doubling up to the cap', async ({ h }) => {
@@ -132,7 +144,13 @@ crash('instance :: a crash loop alerts once and backs off, doubling up to the ca
   assert.equal(waits, [1_000, 2_000, 4_000, 8_000, 8_000, 8_000]);
   assert.equal(h.alerts(), ['crash', 'crash-loop']);
   const loop = h.emitted.find((e) => e.type === 'alert' && e.kind === 'crash-loop');
-  assert.equal(loop, { type: 'alert', kind: 'crash-loop', exit: { code: 1, signal: null }, failures: 2, backoffMs: 1_000 });
+  assert.equal(loop, {
+    type: 'alert',
+    kind: 'crash-loop',
+    exit: { code: 1, signal: null },
+    failures: 2,
+    backoffMs: 1_000,
+  });
   assert.is(h.context().crashStreak, 7);
   assert.is(h.context().restarts, 7);
 });
@@ -205,26 +223,31 @@ function waitForLaunch(h: Harness): number {
   return waited;
 }
 
-hangs('instance :: a server that hangs after each check-in backs off like a crash loop, told twice, dumped once', async ({ h }) => {
-  await h.run();
-  hangAndDie(h);
-  assert.is(h.state(), 'starting', 'the first hang relaunches at once');
-  const waits: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    h.checkin();
+hangs(
+  'instance :: a server that hangs after each check-in backs off like a crash loop, told twice, dumped once',
+  async ({ h }) => {
+    await h.run();
     hangAndDie(h);
-    assert.is(h.state(), 'restarting.backoff');
-    waits.push(waitForLaunch(h));
-  }
-  assert.equal(waits, [1_000, 2_000, 4_000, 8_000, 8_000]);
-  assert.equal(h.alerts(), ['hang', 'hang-loop']);
-  const loop = h.emitted.find((e) => e.type === 'alert' && e.kind === 'hang-loop');
-  assert.equal(loop, { type: 'alert', kind: 'hang-loop', exit: null, failures: 2, backoffMs: 1_000 });
-  const dumps = h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump);
-  assert.is(dumps.length, 1, 'one dump per loop');
-  assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang' });
-  assert.ok(h.restarts().every((r) => r === 'hang'));
-});
+    assert.is(h.state(), 'starting', 'the first hang relaunches at once');
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      h.checkin();
+      hangAndDie(h);
+      assert.is(h.state(), 'restarting.backoff');
+      waits.push(waitForLaunch(h));
+    }
+    assert.equal(waits, [1_000, 2_000, 4_000, 8_000, 8_000]);
+    assert.equal(h.alerts(), ['hang', 'hang-loop']);
+    const loop = h.emitted.find((e) => e.type === 'alert' && e.kind === 'hang-loop');
+    assert.equal(loop, { type: 'alert', kind: 'hang-loop', exit: null, failures: 2, backoffMs: 1_000 });
+    const dumps = h.processes
+      .flatMap((p) => p.commands)
+      .filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump);
+    assert.is(dumps.length, 1, 'one dump per loop');
+    assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang' });
+    assert.ok(h.restarts().every((r) => r === 'hang'));
+  },
+);
 
 hangs('instance :: a stable run ends a hang loop: the next hang is told and dumped again', async ({ h }) => {
   await h.run();
@@ -242,7 +265,10 @@ hangs('instance :: a stable run ends a hang loop: the next hang is told and dump
   hangAndDie(h);
   assert.is(h.state(), 'starting');
   assert.equal(h.alerts(), ['hang', 'hang-loop', 'hang']);
-  assert.equal(h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length, 2);
+  assert.equal(
+    h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length,
+    2,
+  );
 });
 
 hangs('instance :: a run overdue when stableRunMs is up is not stable: the loop goes on', async ({ h }) => {
@@ -260,32 +286,44 @@ hangs('instance :: a run overdue when stableRunMs is up is not stable: the loop 
   }
 });
 
-hangs('instance :: a server that never checks in: each hang kill is a startup failure, the third gives up', async ({ h }) => {
-  await h.launch();
-  hangAndDie(h);
-  assert.is(h.state(), 'starting');
-  assert.is(h.context().startupFailures, 1);
-  hangAndDie(h);
-  hangAndDie(h);
-  assert.is(h.state(), 'stopped.failing');
-  assert.equal(h.alerts(), ['hang', 'failing']);
-  assert.equal(h.restarts(), ['hang', 'hang']);
-  assert.equal(h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length, 1);
-  assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang' });
-});
+hangs(
+  'instance :: a server that never checks in: each hang kill is a startup failure, the third gives up',
+  async ({ h }) => {
+    await h.launch();
+    hangAndDie(h);
+    assert.is(h.state(), 'starting');
+    assert.is(h.context().startupFailures, 1);
+    hangAndDie(h);
+    hangAndDie(h);
+    assert.is(h.state(), 'stopped.failing');
+    assert.equal(h.alerts(), ['hang', 'failing']);
+    assert.equal(h.restarts(), ['hang', 'hang']);
+    assert.equal(
+      h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length,
+      1,
+    );
+    assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang' });
+  },
+);
 
-hangs('instance :: a crash then hangs is one loop: the crash and the first hang told, one loop alert, one dump', async ({ h }) => {
-  await h.run();
-  h.proc().exit(1);
-  h.checkin();
-  hangAndDie(h);
-  assert.is(h.state(), 'restarting.backoff');
-  waitForLaunch(h);
-  h.checkin();
-  hangAndDie(h);
-  assert.equal(h.alerts(), ['crash', 'hang', 'crash-loop']);
-  assert.equal(h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length, 1);
-});
+hangs(
+  'instance :: a crash then hangs is one loop: the crash and the first hang told, one loop alert, one dump',
+  async ({ h }) => {
+    await h.run();
+    h.proc().exit(1);
+    h.checkin();
+    hangAndDie(h);
+    assert.is(h.state(), 'restarting.backoff');
+    waitForLaunch(h);
+    h.checkin();
+    hangAndDie(h);
+    assert.equal(h.alerts(), ['crash', 'hang', 'crash-loop']);
+    assert.equal(
+      h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length,
+      1,
+    );
+  },
+);
 
 hangs('instance :: lastExit names why the last server went', async ({ h }) => {
   await h.run();

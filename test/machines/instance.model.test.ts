@@ -5,7 +5,14 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ActorLogic, ActorScope, AnyStateNode, AnyTransitionDefinition, InspectionEvent, SnapshotFrom } from 'xstate';
+import type {
+  ActorLogic,
+  ActorScope,
+  AnyStateNode,
+  AnyTransitionDefinition,
+  InspectionEvent,
+  SnapshotFrom,
+} from 'xstate';
 import { TestModel, toDirectedGraph, type DirectedGraphNode, type StatePath } from 'xstate/graph';
 import { backoffMs, instanceMachine, type InstanceMachineEvent } from '../../machines/instance.ts';
 import type { InstanceInput, RollbackOutput, UpdateOutput } from '../../machines/instance.types.ts';
@@ -36,7 +43,10 @@ const key = (t: AnyTransitionDefinition): string => {
 };
 
 function declared(node: AnyStateNode): { states: string[]; transitions: string[] } {
-  const own = [...node.transitions.values()].flat().concat(node.always ?? []).map(key);
+  const own = [...node.transitions.values()]
+    .flat()
+    .concat(node.always ?? [])
+    .map(key);
   const children = Object.values(node.states).map(declared);
   return {
     states: [node.id, ...children.flatMap((c) => c.states)],
@@ -71,27 +81,56 @@ function eventsFor(types: string[]) {
       }
       const owning = within(s, 'instance.owning');
       switch (type) {
-        case 'START': case 'RESTART': case 'STOP': case 'UPDATE_CHECK': case 'STABLE': case 'ROLLBACK':
+        case 'START':
+        case 'RESTART':
+        case 'STOP':
+        case 'UPDATE_CHECK':
+        case 'STABLE':
+        case 'ROLLBACK':
           out.push({ type });
           break;
-        case 'ADOPT': out.push({ type, pid: 4242 }); break;
-        case 'CONFIG': out.push({ type, timing }); break;
-        case 'SHUTDOWN': out.push({ type, persist: true }, { type, persist: false }); break;
-        case 'CHECKIN': if (owning) out.push({ type, launchId }); break;
-        case 'PROCESS_STARTED': if (owning) out.push({ type, launchId, secret: `secret-${launchId}`, pid: 1000 + launchId }); break;
+        case 'ADOPT':
+          out.push({ type, pid: 4242 });
+          break;
+        case 'CONFIG':
+          out.push({ type, timing });
+          break;
+        case 'SHUTDOWN':
+          out.push({ type, persist: true }, { type, persist: false });
+          break;
+        case 'CHECKIN':
+          if (owning) out.push({ type, launchId });
+          break;
+        case 'PROCESS_STARTED':
+          if (owning) out.push({ type, launchId, secret: `secret-${launchId}`, pid: 1000 + launchId });
+          break;
         case 'PROCESS_EXITED':
           if (owning) out.push({ type, launchId, code: 0, signal: null }, { type, launchId, code: 1, signal: null });
           break;
-        case 'xstate.error.actor.process': if (owning) out.push({ type, error: new Error('actor failed') }); break;
-        case 'xstate.done.actor.update': if (within(s, 'instance.updating')) out.push({ type, output: { revision: 'r2', changed: true } }); break;
-        case 'xstate.error.actor.update': if (within(s, 'instance.updating')) out.push({ type, error: new Error('CDN down') }); break;
-        case 'xstate.done.actor.rollback': if (within(s, 'instance.rolling-back')) out.push({ type, output: { revision: 'r0' } }); break;
-        case 'xstate.error.actor.rollback': if (within(s, 'instance.rolling-back')) out.push({ type, error: new Error('no bin.prev') }); break;
-        case 'xstate.done.actor.updateCheck':
-          if (c.check !== 'idle') out.push({ type, output: { available: true } }, { type, output: { available: false } });
+        case 'xstate.error.actor.process':
+          if (owning) out.push({ type, error: new Error('actor failed') });
           break;
-        case 'xstate.error.actor.updateCheck': if (c.check !== 'idle') out.push({ type, error: new Error('no manifest') }); break;
-        default: throw new Error(`model: no payload for event type ${type}; add it to eventsFor()`);
+        case 'xstate.done.actor.update':
+          if (within(s, 'instance.updating')) out.push({ type, output: { revision: 'r2', changed: true } });
+          break;
+        case 'xstate.error.actor.update':
+          if (within(s, 'instance.updating')) out.push({ type, error: new Error('CDN down') });
+          break;
+        case 'xstate.done.actor.rollback':
+          if (within(s, 'instance.rolling-back')) out.push({ type, output: { revision: 'r0' } });
+          break;
+        case 'xstate.error.actor.rollback':
+          if (within(s, 'instance.rolling-back')) out.push({ type, error: new Error('no bin.prev') });
+          break;
+        case 'xstate.done.actor.updateCheck':
+          if (c.check !== 'idle')
+            out.push({ type, output: { available: true } }, { type, output: { available: false } });
+          break;
+        case 'xstate.error.actor.updateCheck':
+          if (c.check !== 'idle') out.push({ type, error: new Error('no manifest') });
+          break;
+        default:
+          throw new Error(`model: no payload for event type ${type}; add it to eventsFor()`);
       }
     }
     return out;
@@ -105,10 +144,17 @@ function eventsFor(types: string[]) {
  */
 function serialize(s: Snap): string {
   const c = s.context;
-  const base = [s.value, Math.min(c.startupFailures, c.timing.startupFailureLimit), Math.min(c.crashStreak, 2), c.updatePending, c.check];
+  const base = [
+    s.value,
+    Math.min(c.startupFailures, c.timing.startupFailureLimit),
+    Math.min(c.crashStreak, 2),
+    c.updatePending,
+    c.check,
+  ];
   if (s.status === 'done') return JSON.stringify(s.value);
   if (within(s, 'instance.owning')) return JSON.stringify([...base, c.exitIntent, c.checkedIn]);
-  if (within(s, 'instance.updating') || within(s, 'instance.rolling-back')) return JSON.stringify([...base, c.exitIntent]);
+  if (within(s, 'instance.updating') || within(s, 'instance.rolling-back'))
+    return JSON.stringify([...base, c.exitIntent]);
   return JSON.stringify(base);
 }
 
@@ -151,12 +197,18 @@ function delayOf(type: string, h: Harness): number {
   const t = c.timing;
   const delay = type.split('.')[2];
   switch (delay) {
-    case 'checkinTimeout': return t.checkinTimeoutMs;
-    case 'degradedAfter': return Math.floor(t.checkinTimeoutMs / 2);
-    case 'hangAfter': return t.checkinTimeoutMs - Math.floor(t.checkinTimeoutMs / 2);
-    case 'stopTimeout': return t.stopTimeoutMs;
-    case 'backoff': return backoffMs(t, c.crashStreak);
-    default: throw new Error(`model: unknown delay in ${type}`);
+    case 'checkinTimeout':
+      return t.checkinTimeoutMs;
+    case 'degradedAfter':
+      return Math.floor(t.checkinTimeoutMs / 2);
+    case 'hangAfter':
+      return t.checkinTimeoutMs - Math.floor(t.checkinTimeoutMs / 2);
+    case 'stopTimeout':
+      return t.stopTimeoutMs;
+    case 'backoff':
+      return backoffMs(t, c.crashStreak);
+    default:
+      throw new Error(`model: unknown delay in ${type}`);
   }
 }
 
@@ -164,26 +216,42 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
 
 async function execute(h: Harness, e: ModelEvent): Promise<void> {
   switch (e.type) {
-    case 'PROCESS_STARTED': return h.proc().started(e.pid ?? 1); // the fake reports its own launch id
-    case 'PROCESS_EXITED': return h.proc().exit(e.code, e.signal);
-    case 'xstate.error.actor.process': return h.proc().fail();
-    case 'xstate.done.actor.update': return h.finishUpdate(e.output);
-    case 'xstate.error.actor.update': return h.failUpdate(e.error.message);
-    case 'xstate.done.actor.updateCheck': return h.finishCheck(e.output.available);
-    case 'xstate.error.actor.updateCheck': return h.failCheck(errorText(e.error));
-    case 'xstate.done.actor.rollback': return h.finishRollback(e.output.revision);
-    case 'xstate.error.actor.rollback': return h.failRollback(e.error.message);
-    case 'START': case 'RESTART': case 'STOP': case 'UPDATE_CHECK': case 'STABLE': case 'ADOPT': case 'CONFIG': case 'ROLLBACK':
+    case 'PROCESS_STARTED':
+      return h.proc().started(e.pid ?? 1); // the fake reports its own launch id
+    case 'PROCESS_EXITED':
+      return h.proc().exit(e.code, e.signal);
+    case 'xstate.error.actor.process':
+      return h.proc().fail();
+    case 'xstate.done.actor.update':
+      return h.finishUpdate(e.output);
+    case 'xstate.error.actor.update':
+      return h.failUpdate(e.error.message);
+    case 'xstate.done.actor.updateCheck':
+      return h.finishCheck(e.output.available);
+    case 'xstate.error.actor.updateCheck':
+      return h.failCheck(errorText(e.error));
+    case 'xstate.done.actor.rollback':
+      return h.finishRollback(e.output.revision);
+    case 'xstate.error.actor.rollback':
+      return h.failRollback(e.error.message);
+    case 'START':
+    case 'RESTART':
+    case 'STOP':
+    case 'UPDATE_CHECK':
+    case 'STABLE':
+    case 'ADOPT':
+    case 'CONFIG':
+    case 'ROLLBACK':
     case 'SHUTDOWN':
       return h.actor.send(e);
     // Launch ids in model events come from whichever snapshot the traversal kept for a state; use the real one.
-    case 'CHECKIN': return h.checkin();
+    case 'CHECKIN':
+      return h.checkin();
     default:
       if (e.type.startsWith('xstate.after.')) return h.clock.increment(delayOf(e.type, h));
       throw new Error(`model: no executor for ${e.type}`);
   }
 }
-
 
 // ---
 
@@ -207,7 +275,10 @@ model('instance model :: every state and every declared transition is taken by a
     const f = fired.get(t);
     const path = f && pathTo.get(serialize(f.from));
     if (!f?.to || !path) continue;
-    const steps = path.steps.slice(1).map((s) => ({ event: s.event, expect: s.state })).concat({ event: f.event, expect: f.to });
+    const steps = path.steps
+      .slice(1)
+      .map((s) => ({ event: s.event, expect: s.state }))
+      .concat({ event: f.event, expect: f.to });
     plans.set(steps.map((s) => JSON.stringify(s.event)).join(' '), steps);
   }
 
@@ -232,18 +303,36 @@ model('instance model :: every state and every declared transition is taken by a
     try {
       for (const [i, { event, expect }] of steps.entries()) {
         await execute(h, event);
-        const where = steps.slice(0, i + 1).map((s) => s.event.type).join(' → ');
+        const where = steps
+          .slice(0, i + 1)
+          .map((s) => s.event.type)
+          .join(' → ');
         // The traversal merges snapshots that serialize alike (launch ids, pids differ), so that is what must match.
-        assert.is(serialize(h.actor.getSnapshot()), serialize(expect), `executed machine matches the model after ${where}`);
+        assert.is(
+          serialize(h.actor.getSnapshot()),
+          serialize(expect),
+          `executed machine matches the model after ${where}`,
+        );
       }
       assert.equal(h.errors, [], 'the machine never errors');
     } finally {
       h.stop();
     }
   }
-  assert.equal(want.states.filter((s) => !reached.has(s)), [], 'every state node is reached');
-  assert.equal(want.transitions.filter((t) => !taken.has(t)), [], 'every declared transition is taken');
-  assert.ok(plans.size >= want.transitions.length / 3, `${plans.size} paths for ${want.transitions.length} transitions`);
+  assert.equal(
+    want.states.filter((s) => !reached.has(s)),
+    [],
+    'every state node is reached',
+  );
+  assert.equal(
+    want.transitions.filter((t) => !taken.has(t)),
+    [],
+    'every declared transition is taken',
+  );
+  assert.ok(
+    plans.size >= want.transitions.length / 3,
+    `${plans.size} paths for ${want.transitions.length} transitions`,
+  );
 });
 
 model.run();

@@ -200,6 +200,9 @@ hang.run();
 
 const backoff = suite('instance backoff');
 backoff('instance :: back-off doubles from the initial delay and stops at the cap', () => {
-  assert.equal([2, 3, 4, 5, 6, 9].map((n) => backoffMs(TIMING, n)), [1_000, 2_000, 4_000, 8_000, 8_000, 8_000]);
+  assert.equal(
+    [2, 3, 4, 5, 6, 9].map((n) => backoffMs(TIMING, n)),
+    [1_000, 2_000, 4_000, 8_000, 8_000, 8_000],
+  );
 });
 backoff.run();

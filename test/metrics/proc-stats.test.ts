@@ -16,7 +16,10 @@ proc('own process: RSS and CPU seconds agree with process.memoryUsage() and proc
   assert.ok(Math.abs(stats!.rssBytes - rss) / rss < 0.25, `rss ${stats!.rssBytes} vs ${rss}`);
   const cpu = (s: NodeJS.CpuUsage) => (s.user + s.system) / 1e6;
   // /proc counts in 10 ms ticks: allow a couple of ticks either way.
-  assert.ok(stats!.cpuSeconds >= cpu(before) - 0.05 && stats!.cpuSeconds <= cpu(after) + 0.05, `cpu ${stats!.cpuSeconds} vs ${cpu(before)}..${cpu(after)}`);
+  assert.ok(
+    stats!.cpuSeconds >= cpu(before) - 0.05 && stats!.cpuSeconds <= cpu(after) + 0.05,
+    `cpu ${stats!.cpuSeconds} vs ${cpu(before)}..${cpu(after)}`,
+  );
 });
 
 proc('a pid that does not exist, or is not a pid → null', async () => {

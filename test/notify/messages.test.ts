@@ -2,7 +2,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { alertMessage, formatDelay, requester, type AlertEvent } from '../../src/notify/messages.ts';
 
-const alert = (e: Partial<AlertEvent> & Pick<AlertEvent, 'kind'>): AlertEvent => ({ type: 'alert', exit: null, failures: 0, backoffMs: null, ...e });
+const alert = (e: Partial<AlertEvent> & Pick<AlertEvent, 'kind'>): AlertEvent => ({
+  type: 'alert',
+  exit: null,
+  failures: 0,
+  backoffMs: null,
+  ...e,
+});
 
 const messages = suite('messages');
 
@@ -15,11 +21,17 @@ messages('messages :: a crash names the key and the signal or exit code', () => 
     alertMessage('alpha', alert({ kind: 'crash', exit: { code: 3, signal: null } })),
     'Server `alpha` exited with non-clean exit code 3. Check server logs for possible causes.',
   );
-  assert.is(alertMessage('beta', alert({ kind: 'crash' })), 'Server `beta` exited unexpectedly. Check server logs for possible causes.');
+  assert.is(
+    alertMessage('beta', alert({ kind: 'crash' })),
+    'Server `beta` exited unexpectedly. Check server logs for possible causes.',
+  );
 });
 
 messages('messages :: hang, failing, stopped, crash-loop', () => {
-  assert.is(alertMessage('alpha', alert({ kind: 'hang' })), 'Server `alpha` timed out and will be killed. Check server logs for possible causes.');
+  assert.is(
+    alertMessage('alpha', alert({ kind: 'hang' })),
+    'Server `alpha` timed out and will be killed. Check server logs for possible causes.',
+  );
   assert.is(
     alertMessage('alpha', alert({ kind: 'failing', failures: 3, exit: { code: 1, signal: null } })),
     'Server `alpha` is failing to start (3 attempts, last: exit code 1), needs manual intervention or update.',
@@ -29,14 +41,20 @@ messages('messages :: hang, failing, stopped, crash-loop', () => {
     'Server `alpha` is failing to start (3 attempts, last: could not be launched), needs manual intervention or update.',
   );
   assert.is(alertMessage('alpha', alert({ kind: 'stopped' })), 'Server `alpha` was stopped on request.');
-  assert.is(alertMessage('alpha', alert({ kind: 'stopped' }), requester('alpha', 'boss', '10.0.0.5')), 'Server `alpha` was stopped on request (by boss from 10.0.0.5).');
+  assert.is(
+    alertMessage('alpha', alert({ kind: 'stopped' }), requester('alpha', 'boss', '10.0.0.5')),
+    'Server `alpha` was stopped on request (by boss from 10.0.0.5).',
+  );
   assert.is(requester('alpha', 'alpha', '127.0.0.1'), 'with its API token from 127.0.0.1');
   assert.is(requester('alpha', undefined, undefined), '');
   assert.is(
     alertMessage('alpha', alert({ kind: 'crash-loop', backoffMs: 4000 })),
     'Server `alpha` is crash-looping; restarting with back-off (next in 4 s).',
   );
-  assert.is(alertMessage('alpha', alert({ kind: 'crash-loop' })), 'Server `alpha` is crash-looping; restarting with back-off.');
+  assert.is(
+    alertMessage('alpha', alert({ kind: 'crash-loop' })),
+    'Server `alpha` is crash-looping; restarting with back-off.',
+  );
 });
 
 messages('messages :: delays read naturally', () => {

@@ -8,12 +8,14 @@ import { recorder } from '../process/helpers.ts';
 
 function captureLog(): Logger & { lines: string[] } {
   const lines: string[] = [];
-  const at = (level: string) => (msg: string, f?: LogFields) => lines.push(`${level} ${msg} ${JSON.stringify(f ?? {})}`);
+  const at = (level: string) => (msg: string, f?: LogFields) =>
+    lines.push(`${level} ${msg} ${JSON.stringify(f ?? {})}`);
   const log = { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
   return log;
 }
 
-const alert = (bus: Bus, message: string) => bus.emit('instance:alert', { key: 'alpha', kind: 'crash', message, at: Date.now() });
+const alert = (bus: Bus, message: string) =>
+  bus.emit('instance:alert', { key: 'alpha', kind: 'crash', message, at: Date.now() });
 const base = { retries: 2, retryBaseMs: 20, timeoutMs: 2000 };
 
 const hook = suite('webhook');
@@ -30,7 +32,10 @@ hook('webhook :: posts {content, allowed_mentions} as JSON, in order', async () 
     assert.is(first?.method, 'POST');
     assert.is(first?.url, '/api/webhooks/1/secret');
     assert.is(first?.headers['content-type'], 'application/json');
-    assert.equal(JSON.parse(first?.body ?? ''), { content: 'Server `alpha` exited with signal SIGKILL.', allowed_mentions: { parse: [] } });
+    assert.equal(JSON.parse(first?.body ?? ''), {
+      content: 'Server `alpha` exited with signal SIGKILL.',
+      allowed_mentions: { parse: [] },
+    });
     assert.is((JSON.parse(second?.body ?? '') as { content: string }).content, 'second');
   } finally {
     await n.stop();
@@ -39,7 +44,9 @@ hook('webhook :: posts {content, allowed_mentions} as JSON, in order', async () 
 });
 
 hook('webhook :: 429 waits for Retry-After, not the (much longer) back-off', async () => {
-  const srv = await recorder((_r, i) => (i === 1 ? { status: 429, headers: { 'Retry-After': '0.3' } } : { status: 204 }));
+  const srv = await recorder((_r, i) =>
+    i === 1 ? { status: 429, headers: { 'Retry-After': '0.3' } } : { status: 204 },
+  );
   const bus = createBus();
   const log = captureLog();
   const n = createWebhookNotifier({ ...base, retryBaseMs: 30_000, url: srv.url, bus, log });
@@ -68,7 +75,11 @@ hook('webhook :: 5xx is retried `retries` times, then the message is dropped and
     await waitFor('gave up', () => log.lines.some((l) => l.startsWith('warn chat webhook refused')));
     assert.is(srv.requests.length, 3, 'one attempt plus two retries');
     assert.match(log.lines.find((l) => l.startsWith('warn')) ?? '', /HTTP 503/);
-    assert.not.match(log.lines.join('\n'), new RegExp(String(srv.port)), 'the webhook URL (it holds a token) is never logged');
+    assert.not.match(
+      log.lines.join('\n'),
+      new RegExp(String(srv.port)),
+      'the webhook URL (it holds a token) is never logged',
+    );
     failing = false;
     alert(bus, 'next');
     await waitFor('next delivered', () => srv.requests.length === 4);

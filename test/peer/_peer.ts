@@ -34,7 +34,8 @@ function onPath(program: string): boolean {
 
 function whyUnavailable(): string | null {
   if (!onPath('dotnet')) return 'no dotnet on PATH';
-  if (!existsSync(join(PEER_SRC, 'SS14.Watchdog/SS14.Watchdog.csproj'))) return `no SS14.Watchdog snapshot at ${PEER_SRC}`;
+  if (!existsSync(join(PEER_SRC, 'SS14.Watchdog/SS14.Watchdog.csproj')))
+    return `no SS14.Watchdog snapshot at ${PEER_SRC}`;
   return null;
 }
 
@@ -50,11 +51,17 @@ let built: Promise<string> | null = null;
 /** Builds the real watchdog once per run (build.sh caches across runs too); resolves to its apphost path. */
 export function peerProgram(): Promise<string> {
   built ??= new Promise<string>((resolvePath, reject) => {
-    execFile('bash', [BUILD_SH, PEER_SRC], { timeout: BUILD_BOUND_MS, killSignal: 'SIGKILL', maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      const path = stdout.trim().split('\n').pop() ?? '';
-      if (err || !path || !existsSync(path)) reject(new Error(`building the real watchdog failed: ${err?.message ?? 'no path printed'}\n${stderr}`));
-      else resolvePath(path);
-    });
+    execFile(
+      'bash',
+      [BUILD_SH, PEER_SRC],
+      { timeout: BUILD_BOUND_MS, killSignal: 'SIGKILL', maxBuffer: 16 << 20 },
+      (err, stdout, stderr) => {
+        const path = stdout.trim().split('\n').pop() ?? '';
+        if (err || !path || !existsSync(path))
+          reject(new Error(`building the real watchdog failed: ${err?.message ?? 'no path printed'}\n${stderr}`));
+        else resolvePath(path);
+      },
+    );
   });
   return built;
 }
@@ -79,7 +86,8 @@ export async function startReal(dir: string, url: string, env: Record<string, st
   const program = await peerProgram();
   // The test's own environment must not choose the address or environment; `env` may.
   const inherited: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['ASPNETCORE_URLS', 'DOTNET_URLS', 'DOTNET_ENVIRONMENT', 'ASPNETCORE_ENVIRONMENT']) delete inherited[k];
+  for (const k of ['ASPNETCORE_URLS', 'DOTNET_URLS', 'DOTNET_ENVIRONMENT', 'ASPNETCORE_ENVIRONMENT'])
+    delete inherited[k];
   const childEnv: NodeJS.ProcessEnv = { ...inherited, DOTNET_CLI_TELEMETRY_OPTOUT: '1', DOTNET_NOLOGO: '1', ...env };
   const proc = spawn(program, [], { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -102,12 +110,17 @@ export async function startReal(dir: string, url: string, env: Record<string, st
     },
   };
   try {
-    await waitFor('the real watchdog to listen', async () => {
-      if (exitCode !== undefined) throw new Error(`the real watchdog exited with ${exitCode}:\n${out}`);
-      const res = await fetch(`${url}/watchdog/padlock`, { signal: AbortSignal.timeout(2000) });
-      await res.arrayBuffer();
-      return res.status === 200;
-    }, 30_000, 100);
+    await waitFor(
+      'the real watchdog to listen',
+      async () => {
+        if (exitCode !== undefined) throw new Error(`the real watchdog exited with ${exitCode}:\n${out}`);
+        const res = await fetch(`${url}/watchdog/padlock`, { signal: AbortSignal.timeout(2000) });
+        await res.arrayBuffer();
+        return res.status === 200;
+      },
+      30_000,
+      100,
+    );
   } catch (err) {
     await handle.stop(2000);
     throw new Error(`${String(err)}\n--- real watchdog output ---\n${out}`);
@@ -137,7 +150,14 @@ export interface PeerInstance {
 
 /** One appsettings.yml valid for both watchdogs (no keys of ours that the real one lacks, and the reverse). */
 export function peerConfig(opts: { urlsPort: number; persist: boolean; instances: PeerInstance[] }): string {
-  const lines = [SERILOG, `Urls: http://localhost:${opts.urlsPort}`, 'Process:', `  PersistServers: ${opts.persist}`, 'Servers:', '  Instances:'];
+  const lines = [
+    SERILOG,
+    `Urls: http://localhost:${opts.urlsPort}`,
+    'Process:',
+    `  PersistServers: ${opts.persist}`,
+    'Servers:',
+    '  Instances:',
+  ];
   for (const i of opts.instances) {
     const args = ['--cvar', `net.port=${i.port}`, '--cvar', 'watchdog.checkin_interval=0.3', ...(i.args ?? [])];
     lines.push(
@@ -207,7 +227,13 @@ export interface RunningSide {
  * Writes `yaml` as `dir/appsettings.yml` and starts the real watchdog or ours there; `urlsPort` is the port of the
  * file's `Urls: http://localhost:<port>`.
  */
-export async function startSide(name: SideName, dir: string, yaml: string, urlsPort: number, env: Record<string, string> = {}): Promise<RunningSide> {
+export async function startSide(
+  name: SideName,
+  dir: string,
+  yaml: string,
+  urlsPort: number,
+  env: Record<string, string> = {},
+): Promise<RunningSide> {
   const url = `http://localhost:${urlsPort}`;
   await writeFile(join(dir, 'appsettings.yml'), yaml);
   if (name === 'real') {
@@ -216,16 +242,24 @@ export async function startSide(name: SideName, dir: string, yaml: string, urlsP
   }
   const ours = await startDaemon(yaml, { dir, env });
   // It listens before its instances are prepared (requests for them get 503 meanwhile): wait until they are.
-  await waitFor('our instances to be registered', async () => {
-    const health = await fetch(`${ours.url}/health`).then((r) => r.json() as Promise<{ instances: Record<string, string> }>, () => null);
-    return health && Object.keys(health.instances).length > 0 ? true : undefined;
-  }, 30_000);
+  await waitFor(
+    'our instances to be registered',
+    async () => {
+      const health = await fetch(`${ours.url}/health`).then(
+        (r) => r.json() as Promise<{ instances: Record<string, string> }>,
+        () => null,
+      );
+      return health && Object.keys(health.instances).length > 0 ? true : undefined;
+    },
+    30_000,
+  );
   return { name, dir, url, log: ours.log, stop: () => ours.stop() };
 }
 
 /** POST /instances/<key>/<action> (or any path) with a Basic header; the status code. */
 export async function postAs(url: string, user: string | null, pass = ''): Promise<number> {
-  const headers: Record<string, string> = user === null ? {} : { authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` };
+  const headers: Record<string, string> =
+    user === null ? {} : { authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` };
   const res = await fetch(url, { method: 'POST', headers, signal: AbortSignal.timeout(5000) });
   await res.arrayBuffer();
   return res.status;
@@ -245,7 +279,9 @@ export async function writeBehave(dir: string): Promise<string> {
   const lib = pathToFileURL(join(ROOT, 'test/fixtures/servers/_lib.mjs')).href;
   const mjs = join(dir, 'behave.mjs');
   const sh = join(dir, 'behave.sh');
-  await writeFile(mjs, `import { appendFileSync, readFileSync } from 'node:fs';
+  await writeFile(
+    mjs,
+    `import { appendFileSync, readFileSync } from 'node:fs';
 import { checkIn, parseLaunch, serveApi, startCheckins, startHousekeeping } from ${JSON.stringify(lib)};
 const launches = process.env.START_LOG ? readFileSync(process.env.START_LOG, 'utf8').split('\\n').filter(Boolean).length : 0;
 const mode = launches > Number(process.env.MODE_LAUNCHES ?? Infinity) ? 'well' : (process.env.MODE ?? 'well');
@@ -261,15 +297,19 @@ const crash = () => {
 if (mode === 'crash') void checkIn(launch).then(() => setTimeout(crash, Number(process.env.CRASH_MS ?? 300)));
 serveApi(launch, { onShutdown: () => process.exit(0), onUpdate: () => process.exit(0) });
 setInterval(() => {}, 1 << 30);
-`);
-  await writeFile(sh, `#!/bin/sh
+`,
+  );
+  await writeFile(
+    sh,
+    `#!/bin/sh
 if [ -n "$START_LOG" ]; then
   read -r stat < /proc/$$/stat
   ticks=$(printf '%s\\n' "\${stat##*) }" | cut -d' ' -f20)
   printf '%s %s %s\\n' "$(date +%s%3N)" "$$" "$ticks" >> "$START_LOG"
 fi
 exec ${JSON.stringify(process.execPath)} ${JSON.stringify(mjs)} "$@"
-`);
+`,
+  );
   await chmod(sh, 0o755);
   return sh;
 }
@@ -277,16 +317,24 @@ exec ${JSON.stringify(process.execPath)} ${JSON.stringify(mjs)} "$@"
 /** Launches recorded by `writeBehave`'s launcher: `[epoch ms, pid, fork time in ms since boot]` each. */
 export async function startsIn(file: string): Promise<Array<[number, number, number]>> {
   const text = await readFile(file, 'utf8').catch(() => '');
-  return text.split('\n').filter(Boolean).map((l) => {
-    const [at, pid, ticks] = l.split(' ').map(Number) as [number, number, number];
-    return [at, pid, ticks * (1000 / CLOCK_TICKS)];
-  });
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [at, pid, ticks] = l.split(' ').map(Number) as [number, number, number];
+      return [at, pid, ticks * (1000 / CLOCK_TICKS)];
+    });
 }
 
 /** Crash exits recorded by `writeBehave`'s server: pid → ms since boot. */
 export async function exitsIn(file: string): Promise<Map<number, number>> {
   const text = await readFile(`${file}.exits`, 'utf8').catch(() => '');
-  return new Map(text.split('\n').filter(Boolean).map((l) => l.split(' ').map(Number) as [number, number]));
+  return new Map(
+    text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(' ').map(Number) as [number, number]),
+  );
 }
 
 /** USER_HZ: the unit of /proc/<pid>/stat times (100 on Linux but for exotic builds). */

@@ -10,7 +10,17 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { freePort, tempDir } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
-import { difference, killPid, peerAvailable, peerConfig, peerProgram, pidsWith, startSide, type RunningSide, type SideName } from './_peer.ts';
+import {
+  difference,
+  killPid,
+  peerAvailable,
+  peerConfig,
+  peerProgram,
+  pidsWith,
+  startSide,
+  type RunningSide,
+  type SideName,
+} from './_peer.ts';
 
 const KEY = 'main';
 const ZIP = Buffer.from('PK\u0005\u0006' + '\u0000'.repeat(18), 'latin1'); // an empty zip archive, 22 bytes
@@ -33,15 +43,28 @@ interface Ctx {
 async function ask(base: string, path: string, method = 'GET'): Promise<Answer> {
   let res: Response;
   try {
-    res = await fetch(`${base}${path}`, { method, headers: { connection: 'close' }, signal: AbortSignal.timeout(5000) });
+    res = await fetch(`${base}${path}`, {
+      method,
+      headers: { connection: 'close' },
+      signal: AbortSignal.timeout(5000),
+    });
   } catch (err) {
     return { status: 0, type: null, length: null, body: Buffer.from(String((err as Error).cause ?? err)), allow: null };
   }
-  const body = await res.arrayBuffer().then((b) => Buffer.from(b), (err: unknown) => {
-    console.log(`peer: ${method} ${path}: the body could not be read: ${String((err as Error).cause ?? err)}`);
-    return Buffer.from('(body unreadable)');
-  });
-  return { status: res.status, type: res.headers.get('content-type'), length: res.headers.get('content-length'), body, allow: res.headers.get('allow') };
+  const body = await res.arrayBuffer().then(
+    (b) => Buffer.from(b),
+    (err: unknown) => {
+      console.log(`peer: ${method} ${path}: the body could not be read: ${String((err as Error).cause ?? err)}`);
+      return Buffer.from('(body unreadable)');
+    },
+  );
+  return {
+    status: res.status,
+    type: res.headers.get('content-type'),
+    length: res.headers.get('content-length'),
+    body,
+    allow: res.headers.get('allow'),
+  };
 }
 
 const test = suite<Ctx>('peer :: the binaries/ folder over HTTP, real vs ours', { sides: {}, dirs: [], answers: {} });
@@ -57,24 +80,34 @@ test.before(async (ctx) => {
 
 async function setUp(ctx: Ctx): Promise<void> {
   await peerProgram();
-  await Promise.all((['real', 'ours'] as const).map(async (name) => {
-    const dir = await tempDir(`wd-peer-bin-${name}-`);
-    ctx.dirs.push(dir);
-    const bin = join(dir.path, 'instances', KEY, 'binaries');
-    await mkdir(join(bin, 'sub'), { recursive: true });
-    await writeFile(join(bin, 'SS14.Client.zip'), ZIP);
-    await writeFile(join(bin, 'sub', 'notes.txt'), 'notes\n');
-    await writeFile(join(bin, '.hidden'), 'hidden\n');
-    await writeFile(join(dir.path, 'outside.txt'), 'outside the binaries folder\n');
-    await symlink(join(dir.path, 'outside.txt'), join(bin, 'link.txt'));
-    const urlsPort = await freePort();
-    const yaml = peerConfig({
-      urlsPort,
-      persist: false,
-      instances: [{ key: KEY, port: await freePort(), runCommand: fixture('log-starts.mjs'), timeoutSeconds: 30, env: { FIXTURE_LIFETIME_MS: '60000' } }],
-    });
-    ctx.sides[name] = await startSide(name, dir.path, yaml, urlsPort);
-  }));
+  await Promise.all(
+    (['real', 'ours'] as const).map(async (name) => {
+      const dir = await tempDir(`wd-peer-bin-${name}-`);
+      ctx.dirs.push(dir);
+      const bin = join(dir.path, 'instances', KEY, 'binaries');
+      await mkdir(join(bin, 'sub'), { recursive: true });
+      await writeFile(join(bin, 'SS14.Client.zip'), ZIP);
+      await writeFile(join(bin, 'sub', 'notes.txt'), 'notes\n');
+      await writeFile(join(bin, '.hidden'), 'hidden\n');
+      await writeFile(join(dir.path, 'outside.txt'), 'outside the binaries folder\n');
+      await symlink(join(dir.path, 'outside.txt'), join(bin, 'link.txt'));
+      const urlsPort = await freePort();
+      const yaml = peerConfig({
+        urlsPort,
+        persist: false,
+        instances: [
+          {
+            key: KEY,
+            port: await freePort(),
+            runCommand: fixture('log-starts.mjs'),
+            timeoutSeconds: 30,
+            env: { FIXTURE_LIFETIME_MS: '60000' },
+          },
+        ],
+      });
+      ctx.sides[name] = await startSide(name, dir.path, yaml, urlsPort);
+    }),
+  );
   const paths: Array<[string, string, string?]> = [
     ['zip', `/instances/${KEY}/binaries/SS14.Client.zip`],
     ['head', `/instances/${KEY}/binaries/SS14.Client.zip`, 'HEAD'],
@@ -89,7 +122,8 @@ async function setUp(ctx: Ctx): Promise<void> {
   ];
   for (const [label, path, method] of paths) {
     ctx.answers[label] = {};
-    for (const name of ['real', 'ours'] as const) ctx.answers[label]![name] = await ask(ctx.sides[name]!.url, path, method);
+    for (const name of ['real', 'ours'] as const)
+      ctx.answers[label]![name] = await ask(ctx.sides[name]!.url, path, method);
   }
 }
 
@@ -107,12 +141,14 @@ test('the client zip: 200, the same bytes and length; HEAD: 200 with the length 
   const [real, ours] = both(ctx, 'zip');
   for (const a of [real, ours]) {
     assert.is(a.status, 200);
-    assert.ok(a.body.equals(ZIP), 'the file\'s bytes');
+    assert.ok(a.body.equals(ZIP), "the file's bytes");
     assert.is(a.length, String(ZIP.length));
   }
   assert.is(real.type, 'application/x-zip-compressed');
   assert.is(ours.type, 'application/zip');
-  difference('binaries/: a .zip is served as application/zip by ours, application/x-zip-compressed by the real watchdog');
+  difference(
+    'binaries/: a .zip is served as application/zip by ours, application/x-zip-compressed by the real watchdog',
+  );
   const [rh, oh] = both(ctx, 'head');
   for (const a of [rh, oh]) assert.equal([a.status, a.length, a.body.length], [200, String(ZIP.length), 0]);
 });
@@ -137,7 +173,9 @@ test('a symbolic link to a file outside binaries/: the real watchdog follows it,
   assert.is(real.status, 200, 'the real watchdog answers 200 (and a body that does not match its Content-Length)');
   assert.is(ours.status, 404, 'ours never serves a file outside binaries/');
   assert.not.match(ours.body.toString(), 'outside the binaries folder');
-  difference('binaries/: a symbolic link to a file outside the folder: ours 404; the real watchdog follows it (200, with a Content-Length that does not match the body)');
+  difference(
+    'binaries/: a symbolic link to a file outside the folder: ours 404; the real watchdog follows it (200, with a Content-Length that does not match the body)',
+  );
 });
 
 test('other methods: the real watchdog 404, ours 405 with Allow', (ctx) => {

@@ -15,7 +15,18 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { freePort, tempDir } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
-import { difference, killPid, peerAvailable, peerProgram, pidsWith, postAs, SERILOG, startSide, type RunningSide, type SideName } from './_peer.ts';
+import {
+  difference,
+  killPid,
+  peerAvailable,
+  peerProgram,
+  pidsWith,
+  postAs,
+  SERILOG,
+  startSide,
+  type RunningSide,
+  type SideName,
+} from './_peer.ts';
 
 interface Ctx {
   sides: Partial<Record<SideName, RunningSide>>;
@@ -28,36 +39,38 @@ async function yaml(dir: string, urlsPort: number): Promise<string> {
   const [p1, p2, p3, p4] = [await freePort(), await freePort(), await freePort(), await freePort()];
   await writeFile(join(dir, 'token.txt'), 'file-secret\n');
   const args = (p: number) => JSON.stringify(['--cvar', `net.port=${p}`, '--cvar', 'watchdog.checkin_interval=0.3']);
-  return [
-    SERILOG,
-    `Urls: http://localhost:${urlsPort}`,
-    'Servers:',
-    '  Instances:',
-    '    lower:',
-    '      apitoken: lower-token',
-    `      apiport: ${p1}`,
-    `      runcommand: ${JSON.stringify(SERVER)}`,
-    `      arguments: ${args(p1)}`,
-    '      environmentvariables: { FIXTURE_LIFETIME_MS: "60000" }',
-    '    colon:',
-    '      ApiToken: "tok:en"',
-    `      ApiPort: ${p2}`,
-    `      RunCommand: ${JSON.stringify(SERVER)}`,
-    `      Arguments: ${args(p2)}`,
-    '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
-    '    env:',
-    '      ApiToken: file-token',
-    `      ApiPort: ${p3}`,
-    `      RunCommand: ${JSON.stringify(SERVER)}`,
-    `      Arguments: ${args(p3)}`,
-    '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
-    '    tokfile:',
-    `      ApiTokenFile: ${JSON.stringify(join(dir, 'token.txt'))}`,
-    `      ApiPort: ${p4}`,
-    `      RunCommand: ${JSON.stringify(SERVER)}`,
-    `      Arguments: ${args(p4)}`,
-    '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
-  ].join('\n') + '\n';
+  return (
+    [
+      SERILOG,
+      `Urls: http://localhost:${urlsPort}`,
+      'Servers:',
+      '  Instances:',
+      '    lower:',
+      '      apitoken: lower-token',
+      `      apiport: ${p1}`,
+      `      runcommand: ${JSON.stringify(SERVER)}`,
+      `      arguments: ${args(p1)}`,
+      '      environmentvariables: { FIXTURE_LIFETIME_MS: "60000" }',
+      '    colon:',
+      '      ApiToken: "tok:en"',
+      `      ApiPort: ${p2}`,
+      `      RunCommand: ${JSON.stringify(SERVER)}`,
+      `      Arguments: ${args(p2)}`,
+      '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
+      '    env:',
+      '      ApiToken: file-token',
+      `      ApiPort: ${p3}`,
+      `      RunCommand: ${JSON.stringify(SERVER)}`,
+      `      Arguments: ${args(p3)}`,
+      '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
+      '    tokfile:',
+      `      ApiTokenFile: ${JSON.stringify(join(dir, 'token.txt'))}`,
+      `      ApiPort: ${p4}`,
+      `      RunCommand: ${JSON.stringify(SERVER)}`,
+      `      Arguments: ${args(p4)}`,
+      '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
+    ].join('\n') + '\n'
+  );
 }
 
 /**
@@ -79,18 +92,23 @@ const test = suite<Ctx>('peer :: configuration binding, real vs ours', { sides: 
 
 test.before(async (ctx) => {
   await peerProgram();
-  await Promise.all((['real', 'ours'] as const).map(async (name) => {
-    const dir = await tempDir(`wd-peer-config-${name}-`);
-    ctx.dirs.push(dir);
-    const port = await freePort();
-    ctx.sides[name] = await startSide(name, dir.path, await yaml(dir.path, port), port, { Servers__Instances__env__ApiToken: 'env-token' });
-  }));
+  await Promise.all(
+    (['real', 'ours'] as const).map(async (name) => {
+      const dir = await tempDir(`wd-peer-config-${name}-`);
+      ctx.dirs.push(dir);
+      const port = await freePort();
+      ctx.sides[name] = await startSide(name, dir.path, await yaml(dir.path, port), port, {
+        Servers__Instances__env__ApiToken: 'env-token',
+      });
+    }),
+  );
 });
 
 test.after(async (ctx) => {
   for (const side of Object.values(ctx.sides)) await side.stop();
   for (const dir of ctx.dirs) {
-    for (const key of ['lower', 'colon', 'env', 'tokfile']) for (const pid of await pidsWith(join(dir.path, 'instances', key, 'config.toml'))) killPid(pid);
+    for (const key of ['lower', 'colon', 'env', 'tokfile'])
+      for (const pid of await pidsWith(join(dir.path, 'instances', key, 'config.toml'))) killPid(pid);
     await dir.cleanup();
   }
 });
@@ -106,10 +124,13 @@ for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
     const right = await authAs(name, side.url, 'colon', 'colon', 'tok:en');
     const wrong = await authAs(name, side.url, 'colon', 'colon', 'tok:xx');
-    if (name === 'real') assert.equal([right, wrong], [400, 400], 'the real watchdog refuses any password with a colon as malformed');
+    if (name === 'real')
+      assert.equal([right, wrong], [400, 400], 'the real watchdog refuses any password with a colon as malformed');
     else {
       assert.equal([right, wrong], [200, 401]);
-      difference('an ApiToken containing ":" is usable with ours; the real watchdog answers 400 to any Basic password with a colon');
+      difference(
+        'an ApiToken containing ":" is usable with ours; the real watchdog answers 400 to any Basic password with a colon',
+      );
     }
   });
 
@@ -120,7 +141,9 @@ for (const name of ['real', 'ours'] as const) {
     if (name === 'real') assert.equal([file, env], [200, 401], 'the real watchdog: the YAML file wins');
     else {
       assert.equal([file, env], [401, 200], 'ours: the environment variable wins');
-      difference('a .NET-style environment variable overrides the YAML file with ours; with the real watchdog the file wins');
+      difference(
+        'a .NET-style environment variable overrides the YAML file with ours; with the real watchdog the file wins',
+      );
     }
   });
 
@@ -128,10 +151,13 @@ for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
     const bare = await authAs(name, side.url, 'tokfile', 'tokfile', 'file-secret');
     const withNewline = await authAs(name, side.url, 'tokfile', 'tokfile', 'file-secret\n');
-    if (name === 'real') assert.equal([bare, withNewline], [401, 200], 'the real watchdog: the newline is part of the token');
+    if (name === 'real')
+      assert.equal([bare, withNewline], [401, 200], 'the real watchdog: the newline is part of the token');
     else {
       assert.equal([bare, withNewline], [200, 401], 'ours: one trailing newline trimmed');
-      difference('ApiTokenFile: ours trims one trailing newline; the real watchdog keeps it in the token (only a client sending the newline gets in)');
+      difference(
+        'ApiTokenFile: ours trims one trailing newline; the real watchdog keeps it in the token (only a client sending the newline gets in)',
+      );
     }
   });
 }

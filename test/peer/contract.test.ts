@@ -22,7 +22,18 @@ import * as assert from 'uvu/assert';
 import { startDaemon } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
-import { difference, isAlive, isRunningState, killPid, peerAvailable, peerConfig, peerProgram, pidsWith, sleep, startReal } from './_peer.ts';
+import {
+  difference,
+  isAlive,
+  isRunningState,
+  killPid,
+  peerAvailable,
+  peerConfig,
+  peerProgram,
+  pidsWith,
+  sleep,
+  startReal,
+} from './_peer.ts';
 
 const KEY = 'main';
 const TOKEN = 't';
@@ -98,7 +109,10 @@ interface Ctx {
 }
 
 const jsonLines = async <T>(file: string): Promise<T[]> =>
-  (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+  (await readFile(file, 'utf8').catch(() => ''))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as T);
 
 const launchLog = (ctx: Ctx, side: SideName) => join(ctx.dir, `launches-${side}.jsonl`);
 const controlLog = (ctx: Ctx, side: SideName) => join(ctx.dir, `controls-${side}.jsonl`);
@@ -106,7 +120,11 @@ const base = (ctx: Ctx) => `http://localhost:${ctx.urlsPort}`;
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 async function post(url: string, authorization?: string): Promise<number> {
-  const res = await fetch(url, { method: 'POST', headers: authorization ? { authorization } : {}, signal: AbortSignal.timeout(5000) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: authorization ? { authorization } : {},
+    signal: AbortSignal.timeout(5000),
+  });
   await res.arrayBuffer();
   return res.status;
 }
@@ -119,7 +137,12 @@ async function running(pid: number): Promise<boolean> {
 }
 
 const test = suite<Ctx>('peer :: launch, control, check-in and hang contract, real vs ours', {
-  dir: '', cleanup: async () => {}, urlsPort: 0, apiPort: 0, yaml: '', sides: {},
+  dir: '',
+  cleanup: async () => {},
+  urlsPort: 0,
+  apiPort: 0,
+  yaml: '',
+  sides: {},
 });
 
 test.before(async (ctx) => {
@@ -137,7 +160,15 @@ test.before(async (ctx) => {
   ctx.yaml = peerConfig({
     urlsPort: ctx.urlsPort,
     persist: false,
-    instances: [{ key: KEY, port: ctx.apiPort, runCommand: recorder, timeoutSeconds: TIMEOUT_S, env: { A_VAR: 'one', B_VAR: 'two words' } }],
+    instances: [
+      {
+        key: KEY,
+        port: ctx.apiPort,
+        runCommand: recorder,
+        timeoutSeconds: TIMEOUT_S,
+        env: { A_VAR: 'one', B_VAR: 'two words' },
+      },
+    ],
   });
   await writeFile(join(ctx.dir, 'appsettings.yml'), ctx.yaml);
 });
@@ -151,14 +182,23 @@ test.after(async (ctx) => {
 });
 
 async function launches(ctx: Ctx, name: SideName, count: number): Promise<Launch[]> {
-  return waitFor(`${name}: ${count} launch(es)`, async () => {
-    const l = await jsonLines<Launch>(launchLog(ctx, name));
-    return l.length >= count ? l : undefined;
-  }, 15_000, 50);
+  return waitFor(
+    `${name}: ${count} launch(es)`,
+    async () => {
+      const l = await jsonLines<Launch>(launchLog(ctx, name));
+      return l.length >= count ? l : undefined;
+    },
+    15_000,
+    50,
+  );
 }
 
 for (const name of ['real', 'ours'] as const) {
-  const env = (ctx: Ctx) => ({ LAUNCH_LOG: launchLog(ctx, name), CONTROL_LOG: controlLog(ctx, name), FIXTURE_LIFETIME_MS: '120000' });
+  const env = (ctx: Ctx) => ({
+    LAUNCH_LOG: launchLog(ctx, name),
+    CONTROL_LOG: controlLog(ctx, name),
+    FIXTURE_LIFETIME_MS: '120000',
+  });
 
   test(`${name}: launches the server once and it checks in`, async (ctx) => {
     const side: Side = { stop: null, log: () => '', launches: [], controls: [], codes: {}, hangKillMs: 0 };
@@ -174,13 +214,16 @@ for (const name of ['real', 'ours'] as const) {
     }
     side.launches = await launches(ctx, name, 1);
     assert.is(side.launches.length, 1);
-    const pingSeen = name === 'real'
-      ? () => /Received ping from server\./.test(side.log())
-      : async () => {
-        const res = await fetch(`${base(ctx)}/instances/${KEY}/status`, { headers: { authorization: `Basic ${b64(`${KEY}:${TOKEN}`)}` } });
-        const s = (await res.json()) as { state: string; lastCheckinAt: string | null };
-        return isRunningState(s.state) && s.lastCheckinAt !== null;
-      };
+    const pingSeen =
+      name === 'real'
+        ? () => /Received ping from server\./.test(side.log())
+        : async () => {
+            const res = await fetch(`${base(ctx)}/instances/${KEY}/status`, {
+              headers: { authorization: `Basic ${b64(`${KEY}:${TOKEN}`)}` },
+            });
+            const s = (await res.json()) as { state: string; lastCheckinAt: string | null };
+            return isRunningState(s.state) && s.lastCheckinAt !== null;
+          };
     await waitFor(`${name}: the first check-in`, pingSeen, 10_000, 100);
   });
 
@@ -196,7 +239,9 @@ for (const name of ['real', 'ours'] as const) {
       right: await post(url, `Basic ${b64(`${KEY}:${TOKEN}`)}`),
     };
     const expected = {
-      wrongToken: 401, none: 401, unknownKey: 404,
+      wrongToken: 401,
+      none: 401,
+      unknownKey: 404,
       userNotKey: name === 'real' ? 500 : 403,
       // Authorised, ours refuses at once an update an instance without a provider cannot do (409); the real one
       // answers 200 and does nothing.
@@ -205,11 +250,17 @@ for (const name of ['real', 'ours'] as const) {
     };
     assert.equal(side.codes, expected, `${name}'s status codes`);
     await sleep(300);
-    assert.equal(await jsonLines<Control>(controlLog(ctx, name)), [], 'no control request reached the server (no update provider)');
+    assert.equal(
+      await jsonLines<Control>(controlLog(ctx, name)),
+      [],
+      'no control request reached the server (no update provider)',
+    );
     assert.is((await jsonLines<Launch>(launchLog(ctx, name))).length, 1, 'no relaunch');
     if (name === 'ours') {
       difference('control with user != key: real 500 (Forbid() with no auth scheme throws), ours 403');
-      difference('control with a lower-case "basic" scheme: real 401, ours accepts it (RFC 7617: the scheme is case-insensitive)');
+      difference(
+        'control with a lower-case "basic" scheme: real 401, ours accepts it (RFC 7617: the scheme is case-insensitive)',
+      );
       difference('update on an instance without UpdateType: real 200 and nothing happens, ours 409 with the reason');
     }
   });
@@ -223,7 +274,7 @@ for (const name of ['real', 'ours'] as const) {
     assert.is(side.controls.length, 1, 'one control request');
     const c = side.controls[0]!;
     assert.equal([c.pid, c.method, c.path], [first.pid, 'POST', '/shutdown']);
-    assert.is(c.token, first.env.ROBUST_CVAR_watchdog__token, 'WatchdogToken is the token in the server\'s environment');
+    assert.is(c.token, first.env.ROBUST_CVAR_watchdog__token, "WatchdogToken is the token in the server's environment");
     const reason = (JSON.parse(c.body) as { Reason?: unknown }).Reason;
     assert.type(reason, 'string');
     if (name === 'real') {
@@ -232,12 +283,18 @@ for (const name of ['real', 'ours'] as const) {
     } else {
       assert.is(reason, 'Restart requested by the watchdog', 'ours names the cause');
       assert.is(c.contentType, 'application/json');
-      difference(`restart: /shutdown Reason is "${String(reason)}" (ours) vs "${REAL_REASON}" (real); content-type ${c.contentType} (ours) vs ${ctx.sides.real?.controls[0]?.contentType} (real)`);
+      difference(
+        `restart: /shutdown Reason is "${String(reason)}" (ours) vs "${REAL_REASON}" (real); content-type ${c.contentType} (ours) vs ${ctx.sides.real?.controls[0]?.contentType} (real)`,
+      );
     }
     await waitFor(`${name}: the first server gone`, async () => !(await running(first.pid)), 10_000, 50);
     const second = side.launches[1]!;
     assert.is.not(second.pid, first.pid);
-    assert.is.not(second.env.ROBUST_CVAR_watchdog__token, first.env.ROBUST_CVAR_watchdog__token, 'a new token per launch');
+    assert.is.not(
+      second.env.ROBUST_CVAR_watchdog__token,
+      first.env.ROBUST_CVAR_watchdog__token,
+      'a new token per launch',
+    );
     assert.equal(second.argv, first.argv, 'the same argv at the relaunch');
   });
 
@@ -245,7 +302,7 @@ for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
     const [first, second] = [side.launches[0]!, side.launches[1]!];
     const ping = (token: string) => post(`${base(ctx)}/server_api/${KEY}/ping`, `Basic ${b64(`${KEY}:${token}`)}`);
-    assert.is(await ping(first.env.ROBUST_CVAR_watchdog__token!), 401, 'previous launch\'s token');
+    assert.is(await ping(first.env.ROBUST_CVAR_watchdog__token!), 401, "previous launch's token");
     assert.is(await ping('d3Jvbmc='), 401, 'a wrong token');
     assert.is(await ping(second.env.ROBUST_CVAR_watchdog__token!), 200, 'the current token');
   });
@@ -257,11 +314,18 @@ for (const name of ['real', 'ours'] as const) {
     assert.ok(await running(hung.pid));
     process.kill(hung.pid, 'SIGSTOP');
     const stoppedAt = Date.now();
-    await waitFor(`${name}: the hung server killed`, async () => !(await running(hung.pid)), (TIMEOUT_S + 10) * 1000, 25);
+    await waitFor(
+      `${name}: the hung server killed`,
+      async () => !(await running(hung.pid)),
+      (TIMEOUT_S + 10) * 1000,
+      25,
+    );
     side.hangKillMs = Date.now() - stoppedAt;
     // The last check-in was at most checkin_interval (0.3 s) before SIGSTOP.
-    assert.ok(side.hangKillMs >= TIMEOUT_S * 1000 - 500 && side.hangKillMs <= TIMEOUT_S * 1000 + 2500,
-      `${name} killed the hung server ${side.hangKillMs} ms after SIGSTOP (TimeoutSeconds ${TIMEOUT_S})`);
+    assert.ok(
+      side.hangKillMs >= TIMEOUT_S * 1000 - 500 && side.hangKillMs <= TIMEOUT_S * 1000 + 2500,
+      `${name} killed the hung server ${side.hangKillMs} ms after SIGSTOP (TimeoutSeconds ${TIMEOUT_S})`,
+    );
     side.launches = await launches(ctx, name, 3);
     assert.is(side.launches.length, 3, 'relaunched once');
   });
@@ -269,15 +333,28 @@ for (const name of ['real', 'ours'] as const) {
   test(`${name}: stop sends POST /update with the token; the server exits and stays down`, async (ctx) => {
     const side = ctx.sides[name]!;
     const current = side.launches[2]!;
-    await waitFor(`${name}: the relaunched server answers`, async () => (await fetch(`http://127.0.0.1:${ctx.apiPort}/status`)).ok, 10_000, 50);
+    await waitFor(
+      `${name}: the relaunched server answers`,
+      async () => (await fetch(`http://127.0.0.1:${ctx.apiPort}/status`)).ok,
+      10_000,
+      50,
+    );
     await sleep(500);
     assert.is(await post(`${base(ctx)}/instances/${KEY}/stop`, `Basic ${b64(`${KEY}:${TOKEN}`)}`), 200);
-    const controls = await waitFor(`${name}: /update received`, async () => {
-      const l = await jsonLines<Control>(controlLog(ctx, name));
-      return l.length >= 2 ? l : undefined;
-    }, 10_000, 50);
+    const controls = await waitFor(
+      `${name}: /update received`,
+      async () => {
+        const l = await jsonLines<Control>(controlLog(ctx, name));
+        return l.length >= 2 ? l : undefined;
+      },
+      10_000,
+      50,
+    );
     const c = controls[1]!;
-    assert.equal([c.pid, c.method, c.path, c.token], [current.pid, 'POST', '/update', current.env.ROBUST_CVAR_watchdog__token]);
+    assert.equal(
+      [c.pid, c.method, c.path, c.token],
+      [current.pid, 'POST', '/update', current.env.ROBUST_CVAR_watchdog__token],
+    );
     assert.is(c.body, '', 'no body');
     side.controls = controls;
     await waitFor(`${name}: the server exits`, async () => !(await running(current.pid)), 10_000, 50);
@@ -292,11 +369,24 @@ test('the launches are identical: argv, cwd, the 64-byte token, EnvironmentVaria
   const real = ctx.sides.real!.launches[0]!;
   const ours = ctx.sides.ours!.launches[0]!;
   const instance = join(ctx.dir, 'instances', KEY);
-  assert.equal(real.argv, [
-    '--cvar', `watchdog.key=${KEY}`, '--cvar', `watchdog.baseUrl=http://localhost:${ctx.urlsPort}`,
-    '--config-file', join(instance, 'config.toml'), '--data-dir', join(instance, 'data'),
-    '--cvar', `net.port=${ctx.apiPort}`, '--cvar', 'watchdog.checkin_interval=0.3',
-  ], 'the real watchdog\'s argv, as established');
+  assert.equal(
+    real.argv,
+    [
+      '--cvar',
+      `watchdog.key=${KEY}`,
+      '--cvar',
+      `watchdog.baseUrl=http://localhost:${ctx.urlsPort}`,
+      '--config-file',
+      join(instance, 'config.toml'),
+      '--data-dir',
+      join(instance, 'data'),
+      '--cvar',
+      `net.port=${ctx.apiPort}`,
+      '--cvar',
+      'watchdog.checkin_interval=0.3',
+    ],
+    "the real watchdog's argv, as established",
+  );
   assert.equal(ours.argv, real.argv, 'argv identical');
   assert.is(ours.cwd, real.cwd, 'cwd identical');
   assert.is(real.cwd, instance);
@@ -308,7 +398,9 @@ test('the launches are identical: argv, cwd, the 64-byte token, EnvironmentVaria
   }
   assert.is.not(ours.env.ROBUST_CVAR_watchdog__token, real.env.ROBUST_CVAR_watchdog__token);
   const [r, o] = [ctx.sides.real!, ctx.sides.ours!];
-  console.log(`peer: hang kill after SIGSTOP: real ${r.hangKillMs} ms, ours ${o.hangKillMs} ms (TimeoutSeconds ${TIMEOUT_S})`);
+  console.log(
+    `peer: hang kill after SIGSTOP: real ${r.hangKillMs} ms, ours ${o.hangKillMs} ms (TimeoutSeconds ${TIMEOUT_S})`,
+  );
 });
 
 if (peerAvailable) test.run();

@@ -12,7 +12,19 @@ import * as assert from 'uvu/assert';
 import { startDaemon, type RunningDaemon, type StatusJson } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
-import { isAlive, isRunningPid, isRunningState, killPid, peerAvailable, peerConfig, peerProgram, pidsWith, sleep, startReal, type RealWatchdog } from './_peer.ts';
+import {
+  isAlive,
+  isRunningPid,
+  isRunningState,
+  killPid,
+  peerAvailable,
+  peerConfig,
+  peerProgram,
+  pidsWith,
+  sleep,
+  startReal,
+  type RealWatchdog,
+} from './_peer.ts';
 
 const KEY = 'main';
 const TOKEN = 't';
@@ -31,7 +43,8 @@ interface Ctx {
 
 const instanceDir = (ctx: Ctx) => join(ctx.dir, 'instances', KEY);
 const startLog = (ctx: Ctx) => join(ctx.dir, 'starts.log');
-const starts = async (ctx: Ctx) => (await readFile(startLog(ctx), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
+const starts = async (ctx: Ctx) =>
+  (await readFile(startLog(ctx), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
 const serversNow = (ctx: Ctx) => pidsWith(join(instanceDir(ctx), 'config.toml'));
 
 async function status(ctx: Ctx): Promise<StatusJson> {
@@ -58,21 +71,39 @@ async function dataDbRow(file: string): Promise<Record<string, unknown>> {
 
 async function environOf(pid: number): Promise<Map<string, string>> {
   const text = await readFile(`/proc/${pid}/environ`, 'utf8');
-  return new Map(text.split('\0').filter(Boolean).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+  return new Map(
+    text
+      .split('\0')
+      .filter(Boolean)
+      .map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
+  );
 }
 
 /** Runs the real watchdog with PersistServers until its server checks in, then SIGTERM: the server stays up. */
 async function realLeavesServer(ctx: Ctx): Promise<void> {
-  await writeFile(join(ctx.dir, 'appsettings.yml'), peerConfig({
-    urlsPort: ctx.urlsPort,
-    persist: true,
-    instances: [{
-      key: KEY, port: ctx.apiPort, runCommand: fixture('log-starts.mjs'), timeoutSeconds: TIMEOUT_S,
-      env: { START_LOG: startLog(ctx), FIXTURE_LIFETIME_MS: '120000' },
-    }],
-  }));
+  await writeFile(
+    join(ctx.dir, 'appsettings.yml'),
+    peerConfig({
+      urlsPort: ctx.urlsPort,
+      persist: true,
+      instances: [
+        {
+          key: KEY,
+          port: ctx.apiPort,
+          runCommand: fixture('log-starts.mjs'),
+          timeoutSeconds: TIMEOUT_S,
+          env: { START_LOG: startLog(ctx), FIXTURE_LIFETIME_MS: '120000' },
+        },
+      ],
+    }),
+  );
   const real = (ctx.real = await startReal(ctx.dir, `http://localhost:${ctx.urlsPort}`));
-  await waitFor('two pings received by the real watchdog', () => (real.log().match(/Received ping from server\./g) ?? []).length >= 2, 20_000, 100);
+  await waitFor(
+    'two pings received by the real watchdog',
+    () => (real.log().match(/Received ping from server\./g) ?? []).length >= 2,
+    20_000,
+    100,
+  );
   const launched = await starts(ctx);
   assert.is(launched.length, 1, 'the real watchdog launched the server once');
   ctx.server = launched[0]!;
@@ -86,7 +117,7 @@ async function realLeavesServer(ctx: Ctx): Promise<void> {
   assert.ok(isAlive(ctx.server), 'PersistServers: the server outlives the real watchdog');
   const row = await dataDbRow(join(ctx.dir, 'data.db'));
   assert.is(row.PersistedPid, ctx.server, 'data.db: PersistedPid is the server');
-  assert.is(row.PersistedToken, ctx.token, 'data.db: PersistedToken is the token in the server\'s environment');
+  assert.is(row.PersistedToken, ctx.token, "data.db: PersistedToken is the token in the server's environment");
 }
 
 const setUp = async (ctx: Ctx) => {
@@ -106,41 +137,75 @@ const tearDown = async (ctx: Ctx) => {
   await ctx.cleanup();
 };
 
-const init = (): Ctx => ({ dir: '', cleanup: async () => {}, urlsPort: 0, apiPort: 0, real: null, ours: null, server: 0, token: '' });
+const init = (): Ctx => ({
+  dir: '',
+  cleanup: async () => {},
+  urlsPort: 0,
+  apiPort: 0,
+  real: null,
+  ours: null,
+  server: 0,
+  token: '',
+});
 
 const test = suite<Ctx>('peer :: migration from the real watchdog (PersistServers)', init());
 test.before(setUp);
 test.after(tearDown);
 
-test('the real watchdog launches the server; on SIGTERM it leaves it running with its pid and token in data.db', realLeavesServer);
+test(
+  'the real watchdog launches the server; on SIGTERM it leaves it running with its pid and token in data.db',
+  realLeavesServer,
+);
 
 test('our daemon, started in the same folder, adopts that server: same pid, running, no second launch', async (ctx) => {
   assert.ok(ctx.server > 0 && isAlive(ctx.server), 'the server the real watchdog left is running');
   const startedAt = Date.now();
-  const ours = (ctx.ours = await startDaemon((await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8')), { dir: ctx.dir }));
-  const s = await waitFor('the instance to be running', async () => {
-    const st = await status(ctx);
-    return isRunningState(st.state) && st.pid !== null ? st : undefined;
-  }, 15_000, 100);
-  assert.is(s.pid, ctx.server, 'the status names the real watchdog\'s server');
-  assert.match(ours.log(), `[watchdog:${KEY}] imported from the real watchdog's data file: revision (none); its server (pid ${ctx.server}) is running and is adopted`);
+  const ours = (ctx.ours = await startDaemon(await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8'), {
+    dir: ctx.dir,
+  }));
+  const s = await waitFor(
+    'the instance to be running',
+    async () => {
+      const st = await status(ctx);
+      return isRunningState(st.state) && st.pid !== null ? st : undefined;
+    },
+    15_000,
+    100,
+  );
+  assert.is(s.pid, ctx.server, "the status names the real watchdog's server");
+  assert.match(
+    ours.log(),
+    `[watchdog:${KEY}] imported from the real watchdog's data file: revision (none); its server (pid ${ctx.server}) is running and is adopted`,
+  );
   assert.not.match(ours.log(), /server launched/, 'our daemon launched no server');
   assert.equal(await starts(ctx), [ctx.server], 'the server was started once, by the real watchdog');
   assert.equal(await serversNow(ctx), [ctx.server], 'exactly one server runs');
-  await waitFor('a check-in accepted by our daemon', async () => {
-    const st = await status(ctx);
-    return st.lastCheckinAt !== null && Date.parse(st.lastCheckinAt) > startedAt;
-  }, 10_000, 100);
+  await waitFor(
+    'a check-in accepted by our daemon',
+    async () => {
+      const st = await status(ctx);
+      return st.lastCheckinAt !== null && Date.parse(st.lastCheckinAt) > startedAt;
+    },
+    10_000,
+    100,
+  );
 });
 
-test('its check-ins (the real watchdog\'s token) keep being accepted past 3 × TimeoutSeconds', async (ctx) => {
+test("its check-ins (the real watchdog's token) keep being accepted past 3 × TimeoutSeconds", async (ctx) => {
   assert.ok(ctx.ours, 'our daemon runs');
   await sleep(3 * TIMEOUT_S * 1000 + 500);
   const s = await status(ctx);
   assert.ok(isRunningState(s.state), `still running (${s.state})`);
   assert.equal([s.pid, s.restarts], [ctx.server, 0], 'still the same server, never restarted');
-  assert.ok(s.lastCheckinAt !== null && Date.now() - Date.parse(s.lastCheckinAt) < 2000, `a recent check-in (last ${s.lastCheckinAt})`);
-  assert.not.match(ctx.ours!.log(), /check-in rejected: (stale or wrong token|no server running)/, 'no check-in of the adopted server was refused');
+  assert.ok(
+    s.lastCheckinAt !== null && Date.now() - Date.parse(s.lastCheckinAt) < 2000,
+    `a recent check-in (last ${s.lastCheckinAt})`,
+  );
+  assert.not.match(
+    ctx.ours!.log(),
+    /check-in rejected: (stale or wrong token|no server running)/,
+    'no check-in of the adopted server was refused',
+  );
   assert.equal(await starts(ctx), [ctx.server], 'still one start');
   assert.equal(await serversNow(ctx), [ctx.server], 'still exactly one server');
   assert.is(await ctx.ours!.stop(), 0, 'our daemon exits 0');
@@ -156,21 +221,35 @@ off.after(tearDown);
 
 off('the real watchdog leaves its server running (PersistServers: true there)', realLeavesServer);
 
-off('ours with PersistServers: false shuts it down gracefully with the persisted token, then launches its own', async (ctx) => {
-  assert.ok(ctx.server > 0 && isAlive(ctx.server), 'the server the real watchdog left is running');
-  const yaml = (await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8')).replace('PersistServers: true', 'PersistServers: false');
-  assert.match(yaml, 'PersistServers: false');
-  const ours = (ctx.ours = await startDaemon(yaml, { dir: ctx.dir }));
-  const s = await waitFor('a new server running', async () => {
-    const st = await status(ctx);
-    return isRunningState(st.state) && st.pid !== null && st.pid !== ctx.server ? st : undefined;
-  }, 20_000, 100);
-  assert.match(ours.log(), `its server (pid ${ctx.server}) is running; Process.PersistServers is off, so it is shut down gracefully before a new one launches`);
-  // The fixture obeys /shutdown only with the right WatchdogToken: "exited" (not "killed") proves the token from data.db.
-  assert.match(ours.log(), /the leftover server exited after the shutdown request/);
-  assert.not.ok(await isRunningPid(ctx.server), 'the real watchdog\'s server is gone');
-  assert.equal(await starts(ctx), [ctx.server, s.pid], 'one new launch, after the old server');
-  assert.equal(await serversNow(ctx), [s.pid], 'exactly one server runs');
-});
+off(
+  'ours with PersistServers: false shuts it down gracefully with the persisted token, then launches its own',
+  async (ctx) => {
+    assert.ok(ctx.server > 0 && isAlive(ctx.server), 'the server the real watchdog left is running');
+    const yaml = (await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8')).replace(
+      'PersistServers: true',
+      'PersistServers: false',
+    );
+    assert.match(yaml, 'PersistServers: false');
+    const ours = (ctx.ours = await startDaemon(yaml, { dir: ctx.dir }));
+    const s = await waitFor(
+      'a new server running',
+      async () => {
+        const st = await status(ctx);
+        return isRunningState(st.state) && st.pid !== null && st.pid !== ctx.server ? st : undefined;
+      },
+      20_000,
+      100,
+    );
+    assert.match(
+      ours.log(),
+      `its server (pid ${ctx.server}) is running; Process.PersistServers is off, so it is shut down gracefully before a new one launches`,
+    );
+    // The fixture obeys /shutdown only with the right WatchdogToken: "exited" (not "killed") proves the token from data.db.
+    assert.match(ours.log(), /the leftover server exited after the shutdown request/);
+    assert.not.ok(await isRunningPid(ctx.server), "the real watchdog's server is gone");
+    assert.equal(await starts(ctx), [ctx.server, s.pid], 'one new launch, after the old server');
+    assert.equal(await serversNow(ctx), [s.pid], 'exactly one server runs');
+  },
+);
 
 if (peerAvailable) off.run();

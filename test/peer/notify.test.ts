@@ -10,8 +10,19 @@ import * as assert from 'uvu/assert';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 import {
-  difference, isRunningPid, killPid, peerAvailable, peerProgram, pidsWith, postAs, SERILOG, startSide, startsIn, writeBehave,
-  type RunningSide, type SideName,
+  difference,
+  isRunningPid,
+  killPid,
+  peerAvailable,
+  peerProgram,
+  pidsWith,
+  postAs,
+  SERILOG,
+  startSide,
+  startsIn,
+  writeBehave,
+  type RunningSide,
+  type SideName,
 } from './_peer.ts';
 
 const CRASH = 'c';
@@ -38,7 +49,12 @@ const texts = (side: Side) => side.hook.messages.map((m) => m.content);
 
 async function message(side: Side, what: string, re: RegExp): Promise<{ content: string; body: unknown }> {
   try {
-    return await waitFor(`${side.run.name}: the ${what} notification`, () => side.hook.messages.find((m) => re.test(m.content)), 20_000, 50);
+    return await waitFor(
+      `${side.run.name}: the ${what} notification`,
+      () => side.hook.messages.find((m) => re.test(m.content)),
+      20_000,
+      50,
+    );
   } catch (err) {
     throw new Error(`${(err as Error).message}; received: ${JSON.stringify(texts(side))}`, { cause: err });
   }
@@ -49,32 +65,46 @@ const test = suite<Ctx>('peer :: chat notifications, real vs ours', { sides: {},
 test.before(async (ctx) => {
   try {
     await peerProgram();
-    await Promise.all((['real', 'ours'] as const).map(async (name) => {
-      const dir = await tempDir(`wd-peer-notify-${name}-`);
-      ctx.dirs.push(dir);
-      const hook = await startWebhookReceiver();
-      const behave = await writeBehave(dir.path);
-      const urlsPort = await freePort();
-      const lines = [SERILOG, `Urls: http://localhost:${urlsPort}`, 'Notification:', `  DiscordWebhook: ${hook.url}`, 'Servers:', '  Instances:'];
-      for (const key of [CRASH, HANG]) {
-        const apiPort = await freePort();
-        // CRASH: the first launch checks in and exits 1, later ones behave. HANG: behaves (the test SIGSTOPs it).
-        const env = { FIXTURE_LIFETIME_MS: '60000', START_LOG: join(dir.path, `starts-${key}.log`), MODE: key === CRASH ? 'crash' : 'well', MODE_LAUNCHES: '1' };
-        lines.push(
-          `    ${key}:`,
-          `      ApiToken: ${TOKEN}`,
-          `      ApiPort: ${apiPort}`,
-          `      RunCommand: ${JSON.stringify(behave)}`,
-          // Only h's deadline matters; c gets room to start and check in on a loaded machine.
-          `      TimeoutSeconds: ${key === HANG ? TIMEOUT_S : 20}`,
-          '      DumpOnTimeout: false',
-          `      Arguments: ${JSON.stringify(['--cvar', `net.port=${apiPort}`, '--cvar', 'watchdog.checkin_interval=0.3'])}`,
-          `      EnvironmentVariables: ${JSON.stringify(env)}`,
-        );
-      }
-      const yaml = lines.join('\n') + '\n';
-      ctx.sides[name] = { run: await startSide(name, dir.path, yaml, urlsPort), dir: dir.path, hook, hungAt: 0 };
-    }));
+    await Promise.all(
+      (['real', 'ours'] as const).map(async (name) => {
+        const dir = await tempDir(`wd-peer-notify-${name}-`);
+        ctx.dirs.push(dir);
+        const hook = await startWebhookReceiver();
+        const behave = await writeBehave(dir.path);
+        const urlsPort = await freePort();
+        const lines = [
+          SERILOG,
+          `Urls: http://localhost:${urlsPort}`,
+          'Notification:',
+          `  DiscordWebhook: ${hook.url}`,
+          'Servers:',
+          '  Instances:',
+        ];
+        for (const key of [CRASH, HANG]) {
+          const apiPort = await freePort();
+          // CRASH: the first launch checks in and exits 1, later ones behave. HANG: behaves (the test SIGSTOPs it).
+          const env = {
+            FIXTURE_LIFETIME_MS: '60000',
+            START_LOG: join(dir.path, `starts-${key}.log`),
+            MODE: key === CRASH ? 'crash' : 'well',
+            MODE_LAUNCHES: '1',
+          };
+          lines.push(
+            `    ${key}:`,
+            `      ApiToken: ${TOKEN}`,
+            `      ApiPort: ${apiPort}`,
+            `      RunCommand: ${JSON.stringify(behave)}`,
+            // Only h's deadline matters; c gets room to start and check in on a loaded machine.
+            `      TimeoutSeconds: ${key === HANG ? TIMEOUT_S : 20}`,
+            '      DumpOnTimeout: false',
+            `      Arguments: ${JSON.stringify(['--cvar', `net.port=${apiPort}`, '--cvar', 'watchdog.checkin_interval=0.3'])}`,
+            `      EnvironmentVariables: ${JSON.stringify(env)}`,
+          );
+        }
+        const yaml = lines.join('\n') + '\n';
+        ctx.sides[name] = { run: await startSide(name, dir.path, yaml, urlsPort), dir: dir.path, hook, hungAt: 0 };
+      }),
+    );
   } catch (err) {
     console.error(err); // uvu reports a failed hook only as a suite that ran nothing
     throw err;
@@ -87,16 +117,24 @@ test.after(async (ctx) => {
     await side.hook.close();
   }
   for (const dir of ctx.dirs) {
-    for (const key of [CRASH, HANG]) for (const pid of await pidsWith(join(dir.path, 'instances', key, 'config.toml'))) killPid(pid);
+    for (const key of [CRASH, HANG])
+      for (const pid of await pidsWith(join(dir.path, 'instances', key, 'config.toml'))) killPid(pid);
     await dir.cleanup();
   }
 });
 
 test('a crash after the first check-in: one notification each, with the exit status', async (ctx) => {
   const real = await message(ctx.sides.real!, 'crash', /^Server `c` exited with non-clean/);
-  assert.is(ctx.sides.real!.hook.messages.filter((m) => m.content.startsWith('Server `c`')).length, 1, 'one notification for c');
+  assert.is(
+    ctx.sides.real!.hook.messages.filter((m) => m.content.startsWith('Server `c`')).length,
+    1,
+    'one notification for c',
+  );
   const ours = await message(ctx.sides.ours!, 'crash', /^Server `c` exited with non-clean/);
-  assert.is(real.content, `Server \`${CRASH}\` exited with non-clean exit status: ProcessExitStatus { Reason = ExitCode, Status = 1, IsClean = False }. ${CHECK_LOGS}`);
+  assert.is(
+    real.content,
+    `Server \`${CRASH}\` exited with non-clean exit status: ProcessExitStatus { Reason = ExitCode, Status = 1, IsClean = False }. ${CHECK_LOGS}`,
+  );
   assert.is(ours.content, `Server \`${CRASH}\` exited with non-clean exit code 1. ${CHECK_LOGS}`);
   difference('crash notification: ours says "exit code 1", the real watchdog prints its ProcessExitStatus record');
 });
@@ -107,19 +145,28 @@ test('the JSON that turns mentions off: the real watchdog writes "allowed-mentio
   assert.equal(real['allowed-mentions'], { parse: [] });
   assert.is(real.allowed_mentions, undefined);
   assert.equal(ours.allowed_mentions, { parse: [] });
-  difference('webhook payload: ours sends allowed_mentions (Discord\'s key); the real watchdog\'s kebab-case serializer sends allowed-mentions, so its mentions are not suppressed');
+  difference(
+    "webhook payload: ours sends allowed_mentions (Discord's key); the real watchdog's kebab-case serializer sends allowed-mentions, so its mentions are not suppressed",
+  );
 });
 
 test('a hang (SIGSTOP): the server is killed and a notification says so', async (ctx) => {
   for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
     // The launch running once h has checked in (the real watchdog logs each check-in request; ours shows it).
-    await waitFor(`${name}: ${HANG} checked in`, async () => {
-      if (name === 'real') return /POST \/server_api\/h\/ping responded 200/.test(side.run.log());
-      const res = await fetch(`${side.run.url}/instances/${HANG}/status`, { headers: { authorization: `Basic ${Buffer.from(`${HANG}:${TOKEN}`).toString('base64')}` } });
-      const st = (await res.json()) as { lastCheckinAt: string | null };
-      return st.lastCheckinAt !== null;
-    }, 30_000, 100);
+    await waitFor(
+      `${name}: ${HANG} checked in`,
+      async () => {
+        if (name === 'real') return /POST \/server_api\/h\/ping responded 200/.test(side.run.log());
+        const res = await fetch(`${side.run.url}/instances/${HANG}/status`, {
+          headers: { authorization: `Basic ${Buffer.from(`${HANG}:${TOKEN}`).toString('base64')}` },
+        });
+        const st = (await res.json()) as { lastCheckinAt: string | null };
+        return st.lastCheckinAt !== null;
+      },
+      30_000,
+      100,
+    );
     const starts = await startsIn(startLog(side, HANG));
     const pid = starts.at(-1)![1];
     assert.ok(await isRunningPid(pid), `${name}: ${HANG} runs`);
@@ -137,24 +184,55 @@ test('a hang (SIGSTOP): the server is killed and a notification says so', async 
 test('stop: "has exited after manual stop request" from both', async (ctx) => {
   for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
-    await waitFor(`${name}: the relaunch of ${HANG}`, async () => (await startsIn(startLog(side, HANG))).length > side.hungAt, 20_000, 50);
+    await waitFor(
+      `${name}: the relaunch of ${HANG}`,
+      async () => (await startsIn(startLog(side, HANG))).length > side.hungAt,
+      20_000,
+      50,
+    );
     await new Promise((r) => setTimeout(r, 1000));
     assert.is(await postAs(`${side.run.url}/instances/${HANG}/stop`, HANG, TOKEN), 200);
   }
   for (const name of ['real', 'ours'] as const) {
-    const m = await message(ctx.sides[name]!, 'stop', name === 'real' ? /^Server `h` has exited after manual stop/ : /^Server `h` was stopped on request/);
-    assert.is(m.content, name === 'real' ? `Server \`${HANG}\` has exited after manual stop request.` : `Server \`${HANG}\` was stopped on request (with its API token from 127.0.0.1).`, name);
+    const m = await message(
+      ctx.sides[name]!,
+      'stop',
+      name === 'real' ? /^Server `h` has exited after manual stop/ : /^Server `h` was stopped on request/,
+    );
+    assert.is(
+      m.content,
+      name === 'real'
+        ? `Server \`${HANG}\` has exited after manual stop request.`
+        : `Server \`${HANG}\` was stopped on request (with its API token from 127.0.0.1).`,
+      name,
+    );
   }
-  for (const name of ['real', 'ours'] as const) console.log(`peer: notifications, ${name}: ${JSON.stringify(texts(ctx.sides[name]!))}`);
+  for (const name of ['real', 'ours'] as const)
+    console.log(`peer: notifications, ${name}: ${JSON.stringify(texts(ctx.sides[name]!))}`);
 });
 
-test('after the hang kill the real watchdog also reports the killed server\'s exit; ours reports the hang once', (ctx) => {
+test("after the hang kill the real watchdog also reports the killed server's exit; ours reports the hang once", (ctx) => {
   const real = texts(ctx.sides.real!).filter((t) => t.startsWith(`Server \`${HANG}\``));
   const ours = texts(ctx.sides.ours!).filter((t) => t.startsWith(`Server \`${HANG}\``));
-  assert.ok(real.includes(`Server \`${HANG}\` exited with non-clean exit status: ProcessExitStatus { Reason = ExitCode, Status = 137, IsClean = False }. ${CHECK_LOGS}`), 'real: the SIGKILL exit too');
-  assert.ok(ours.includes(`Server \`${HANG}\` timed out and will be killed. ${CHECK_LOGS}`) && ours.some((t) => t.startsWith(`Server \`${HANG}\` was stopped on request`)), 'ours: the hang and the stop');
-  assert.equal(ours.filter((t) => / exited with /.test(t)), [], 'ours: nothing for the kill it made itself');
-  difference('after a hang kill: the real watchdog sends a second notification for the exit it caused (status 137); ours sends only the hang one');
+  assert.ok(
+    real.includes(
+      `Server \`${HANG}\` exited with non-clean exit status: ProcessExitStatus { Reason = ExitCode, Status = 137, IsClean = False }. ${CHECK_LOGS}`,
+    ),
+    'real: the SIGKILL exit too',
+  );
+  assert.ok(
+    ours.includes(`Server \`${HANG}\` timed out and will be killed. ${CHECK_LOGS}`) &&
+      ours.some((t) => t.startsWith(`Server \`${HANG}\` was stopped on request`)),
+    'ours: the hang and the stop',
+  );
+  assert.equal(
+    ours.filter((t) => / exited with /.test(t)),
+    [],
+    'ours: nothing for the kill it made itself',
+  );
+  difference(
+    'after a hang kill: the real watchdog sends a second notification for the exit it caused (status 137); ours sends only the hang one',
+  );
 });
 
 if (peerAvailable) test.run();

@@ -15,8 +15,21 @@ import * as assert from 'uvu/assert';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
 import {
-  difference, exitsIn, isAlive, killPid, peerAvailable, peerProgram, pidsWith, postAs, SERILOG, sleep, startSide, startsIn, writeBehave,
-  type RunningSide, type SideName,
+  difference,
+  exitsIn,
+  isAlive,
+  killPid,
+  peerAvailable,
+  peerProgram,
+  pidsWith,
+  postAs,
+  SERILOG,
+  sleep,
+  startSide,
+  startsIn,
+  writeBehave,
+  type RunningSide,
+  type SideName,
 } from './_peer.ts';
 
 const TOKEN = 't';
@@ -36,14 +49,28 @@ interface Ctx {
 }
 
 /** Waits for `n` launches of `key`; on a timeout the error carries what that side logged about the instance. */
-async function launchesOf(side: Side, key: Key, n: number, timeoutMs: number): Promise<Array<[number, number, number]>> {
+async function launchesOf(
+  side: Side,
+  key: Key,
+  n: number,
+  timeoutMs: number,
+): Promise<Array<[number, number, number]>> {
   try {
-    return await waitFor(`${side.run.name}: ${n} launches of ${key}`, async () => {
-      const s = await startsIn(startLog(side, key));
-      return s.length >= n ? s : undefined;
-    }, timeoutMs, 100);
+    return await waitFor(
+      `${side.run.name}: ${n} launches of ${key}`,
+      async () => {
+        const s = await startsIn(startLog(side, key));
+        return s.length >= n ? s : undefined;
+      },
+      timeoutMs,
+      100,
+    );
   } catch (err) {
-    const lines = side.run.log().split('\n').filter((l) => l.includes(key) && !l.includes(' VRB]')).slice(-30);
+    const lines = side.run
+      .log()
+      .split('\n')
+      .filter((l) => l.includes(key) && !l.includes(' VRB]'))
+      .slice(-30);
     throw new Error(`${(err as Error).message}\n${lines.join('\n')}`, { cause: err });
   }
 }
@@ -53,10 +80,21 @@ const serversOf = (side: Side, key: Key) => pidsWith(join(side.dir, 'instances',
 
 async function yaml(dir: string, urlsPort: number): Promise<string> {
   const behave = await writeBehave(dir);
-  const lines = [SERILOG, `Urls: http://localhost:${urlsPort}`, 'Process:', '  PersistServers: false', 'Servers:', '  Instances:'];
+  const lines = [
+    SERILOG,
+    `Urls: http://localhost:${urlsPort}`,
+    'Process:',
+    '  PersistServers: false',
+    'Servers:',
+    '  Instances:',
+  ];
   for (const key of KEYS) {
     const port = await freePort();
-    const env: Record<string, string> = { FIXTURE_LIFETIME_MS: '60000', START_LOG: join(dir, `starts-${key}.log`), MODE: key === 'nohttp' || key === 'deaf' ? 'well' : key };
+    const env: Record<string, string> = {
+      FIXTURE_LIFETIME_MS: '60000',
+      START_LOG: join(dir, `starts-${key}.log`),
+      MODE: key === 'nohttp' || key === 'deaf' ? 'well' : key,
+    };
     // Bounds on the load a loop makes (a shared 2-core machine): past these launches the server behaves.
     if (key === 'crash') env.MODE_LAUNCHES = '12';
     if (key === 'silent') env.MODE_LAUNCHES = '6';
@@ -79,19 +117,22 @@ const test = suite<Ctx>('peer :: supervision of misbehaving servers, real vs our
 
 test.before(async (ctx) => {
   await peerProgram();
-  await Promise.all((['real', 'ours'] as const).map(async (name) => {
-    const dir = await tempDir(`wd-peer-sup-${name}-`);
-    ctx.dirs.push(dir);
-    const port = await freePort();
-    const text = await yaml(dir.path, port);
-    const startedAt = Date.now();
-    ctx.sides[name] = { run: await startSide(name, dir.path, text, port), dir: dir.path, startedAt };
-  }));
+  await Promise.all(
+    (['real', 'ours'] as const).map(async (name) => {
+      const dir = await tempDir(`wd-peer-sup-${name}-`);
+      ctx.dirs.push(dir);
+      const port = await freePort();
+      const text = await yaml(dir.path, port);
+      const startedAt = Date.now();
+      ctx.sides[name] = { run: await startSide(name, dir.path, text, port), dir: dir.path, startedAt };
+    }),
+  );
 });
 
 test.after(async (ctx) => {
   for (const side of Object.values(ctx.sides)) await side.run.stop();
-  for (const side of Object.values(ctx.sides)) for (const key of KEYS) for (const pid of await serversOf(side, key)) killPid(pid);
+  for (const side of Object.values(ctx.sides))
+    for (const key of KEYS) for (const pid of await serversOf(side, key)) killPid(pid);
   for (const dir of ctx.dirs) await dir.cleanup();
 });
 
@@ -101,7 +142,13 @@ test('early: a server that exits before checking in is launched 3 times, then le
     await launchesOf(side, 'early', 3, 20_000);
   }
   // The real watchdog says when it gives up (after it has seen the third exit, later on a loaded machine).
-  await waitFor('the real watchdog to give up on early', () => ctx.sides.real!.run.log().includes('early is failing to start, giving up until update or manual intervention.'), 20_000, 100);
+  await waitFor(
+    'the real watchdog to give up on early',
+    () =>
+      ctx.sides.real!.run.log().includes('early is failing to start, giving up until update or manual intervention.'),
+    20_000,
+    100,
+  );
   await sleep(2500);
   for (const name of ['real', 'ours'] as const) {
     assert.is((await startsIn(startLog(ctx.sides[name]!, 'early'))).length, 3, `${name}: exactly 3 launches`);
@@ -115,7 +162,11 @@ test('silent: a server that never checks in is killed about TimeoutSeconds after
     // deadline when it starts launching, a little before the fork (tens of ms, a few hundred under load).
     const gaps = starts.slice(1, 3).map(([, , forked], i) => Math.round(forked - starts[i]![2]));
     console.log(`peer: silent server relaunch gaps (ms): ${name} [${gaps.join(', ')}] (TimeoutSeconds ${TIMEOUT_S})`);
-    for (const gap of gaps) assert.ok(gap >= TIMEOUT_S * 1000 - (name === 'ours' ? 500 : 50) && gap <= TIMEOUT_S * 1000 + 5000, `${name}: relaunched ${gap} ms after the previous launch`);
+    for (const gap of gaps)
+      assert.ok(
+        gap >= TIMEOUT_S * 1000 - (name === 'ours' ? 500 : 50) && gap <= TIMEOUT_S * 1000 + 5000,
+        `${name}: relaunched ${gap} ms after the previous launch`,
+      );
     assert.not.ok(isAlive(starts[0]![1]), `${name}: the first silent server was killed`);
   }
   await sleep(TIMEOUT_S * 1000 + 1500);
@@ -143,7 +194,9 @@ test('crash: a server that checks in then exits 1: the real watchdog relaunches 
     return out;
   };
   const [r, o] = [await delays(real, 7), await delays(ours, 3)];
-  console.log(`peer: crash loop, from each exit to the next launch (ms): real [${r.join(', ')}], ours [${o.join(', ')}]`);
+  console.log(
+    `peer: crash loop, from each exit to the next launch (ms): real [${r.join(', ')}], ours [${o.join(', ')}]`,
+  );
   assert.ok(r.length >= 6 && o.length >= 3, 'enough crashes recorded');
   // Ours: the first crash is relaunched at once, then Timing.BackoffInitialSeconds (1 s) doubling.
   assert.ok(o[1]! >= 950 && o[2]! >= 1950, 'ours: 1 s, then 2 s of backoff before the 2nd and 3rd relaunch');
@@ -152,27 +205,50 @@ test('crash: a server that checks in then exits 1: the real watchdog relaunches 
   assert.ok(Math.min(...r) < 950, `the real watchdog relaunched at once (fastest ${Math.min(...r)} ms)`);
   assert.match(ours.run.log(), 'Server `crash` is crash-looping; restarting with back-off (next in 1 s).');
   assert.not.match(real.run.log(), /back-?off/i);
-  difference('a crash loop (checks in, then exits): ours relaunches with exponential backoff (Timing.Backoff*); the real watchdog relaunches at once every time');
+  difference(
+    'a crash loop (checks in, then exits): ours relaunches with exponential backoff (Timing.Backoff*); the real watchdog relaunches at once every time',
+  );
 });
 
 test('deaf: restart of a server that answers /shutdown but never exits: both kill it about 5 s later and relaunch', async (ctx) => {
   const measure = async (name: SideName) => {
     const side = ctx.sides[name]!;
-    const [pid] = await waitFor(`${name}: the deaf server`, async () => {
-      const p = await serversOf(side, 'deaf');
-      return p.length === 1 ? p : undefined;
-    }, 20_000, 100);
+    const [pid] = await waitFor(
+      `${name}: the deaf server`,
+      async () => {
+        const p = await serversOf(side, 'deaf');
+        return p.length === 1 ? p : undefined;
+      },
+      20_000,
+      100,
+    );
     const t0 = Date.now();
     assert.is(await postAs(`${side.run.url}/instances/deaf/restart`, 'deaf', TOKEN), 200);
-    await waitFor(`${name}: the deaf server killed`, async () => !(await serversOf(side, 'deaf')).includes(pid!), 20_000, 25);
+    await waitFor(
+      `${name}: the deaf server killed`,
+      async () => !(await serversOf(side, 'deaf')).includes(pid!),
+      20_000,
+      25,
+    );
     const killedAfter = Date.now() - t0;
-    await waitFor(`${name}: deaf relaunched`, async () => (await serversOf(side, 'deaf')).some((p) => p !== pid), 10_000, 100);
+    await waitFor(
+      `${name}: deaf relaunched`,
+      async () => (await serversOf(side, 'deaf')).some((p) => p !== pid),
+      10_000,
+      100,
+    );
     return killedAfter;
   };
   const [real, ours] = await Promise.all([measure('real'), measure('ours')]);
   console.log(`peer: restart of a server ignoring /shutdown, killed after: real ${real} ms, ours ${ours} ms`);
-  for (const [name, ms] of [['real', real], ['ours', ours]] as const) {
-    assert.ok(ms >= 4800 && ms <= 10_000, `${name}: killed ${ms} ms after the restart request (5 s for the exit after /shutdown was answered)`);
+  for (const [name, ms] of [
+    ['real', real],
+    ['ours', ours],
+  ] as const) {
+    assert.ok(
+      ms >= 4800 && ms <= 10_000,
+      `${name}: killed ${ms} ms after the restart request (5 s for the exit after /shutdown was answered)`,
+    );
   }
 });
 
@@ -188,26 +264,53 @@ test('nohttp: stop cannot be delivered: ours shuts the server down and a later r
   };
   const run = async (name: SideName): Promise<Result> => {
     const side = ctx.sides[name]!;
-    const [pid] = await waitFor(`${name}: the nohttp server`, async () => {
-      const p = await serversOf(side, 'nohttp');
-      return p.length === 1 ? p : undefined;
-    }, 20_000, 100);
+    const [pid] = await waitFor(
+      `${name}: the nohttp server`,
+      async () => {
+        const p = await serversOf(side, 'nohttp');
+        return p.length === 1 ? p : undefined;
+      },
+      20_000,
+      100,
+    );
     const stop = await postAs(`${side.run.url}/instances/nohttp/stop`, 'nohttp', TOKEN);
-    const gone = await within(`${name}: nohttp gone`, async () => !(await serversOf(side, 'nohttp')).includes(pid!), 5000);
+    const gone = await within(
+      `${name}: nohttp gone`,
+      async () => !(await serversOf(side, 'nohttp')).includes(pid!),
+      5000,
+    );
     await sleep(500);
     const restart = await postAs(`${side.run.url}/instances/nohttp/restart`, 'nohttp', TOKEN);
-    const relaunched = await within(`${name}: nohttp relaunched`, async () => (await serversOf(side, 'nohttp')).some((p) => p !== pid), 4000);
-    return { stop, aliveAfterStop: !gone, restart, relaunched, loopDied: /Exception occurred in server instance loop!/.test(side.run.log()) };
+    const relaunched = await within(
+      `${name}: nohttp relaunched`,
+      async () => (await serversOf(side, 'nohttp')).some((p) => p !== pid),
+      4000,
+    );
+    return {
+      stop,
+      aliveAfterStop: !gone,
+      restart,
+      relaunched,
+      loopDied: /Exception occurred in server instance loop!/.test(side.run.log()),
+    };
   };
   const [real, ours] = await Promise.all([run('real'), run('ours')]);
   const results: Record<SideName, Result> = { real, ours };
-  console.log(`peer: nohttp stop then restart: real ${JSON.stringify(results.real)}, ours ${JSON.stringify(results.ours)}`);
-  assert.equal(results.ours, { stop: 200, aliveAfterStop: false, restart: 200, relaunched: true, loopDied: false }, 'ours');
+  console.log(
+    `peer: nohttp stop then restart: real ${JSON.stringify(results.real)}, ours ${JSON.stringify(results.ours)}`,
+  );
+  assert.equal(
+    results.ours,
+    { stop: 200, aliveAfterStop: false, restart: 200, relaunched: true, loopDied: false },
+    'ours',
+  );
   assert.equal(results.real.stop, 200);
   assert.not.ok(results.real.aliveAfterStop, 'the real watchdog kills the server as its instance loop ends');
-  assert.ok(results.real.loopDied, 'the real watchdog\'s instance loop died on the undeliverable /update');
+  assert.ok(results.real.loopDied, "the real watchdog's instance loop died on the undeliverable /update");
   assert.not.ok(results.real.relaunched, 'and a later restart relaunches nothing');
-  difference('stop when the server\'s HTTP API is down: ours falls back to a graceful shutdown and keeps supervising (restart works); the real watchdog\'s instance loop dies on the connection error and the instance no longer obeys restart');
+  difference(
+    "stop when the server's HTTP API is down: ours falls back to a graceful shutdown and keeps supervising (restart works); the real watchdog's instance loop dies on the connection error and the instance no longer obeys restart",
+  );
 });
 
 if (peerAvailable) test.run();

@@ -13,7 +13,17 @@ import { startDaemon, type StatusJson } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
 import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../fixtures/builds/build.ts';
-import { difference, isRunningState, killPid, peerAvailable, peerProgram, pidsWith, SERILOG, sleep, startReal } from './_peer.ts';
+import {
+  difference,
+  isRunningState,
+  killPid,
+  peerAvailable,
+  peerProgram,
+  pidsWith,
+  SERILOG,
+  sleep,
+  startReal,
+} from './_peer.ts';
 
 const KEY = 'main';
 const TOKEN = 't';
@@ -61,23 +71,25 @@ async function tree(root: string): Promise<Tree> {
 }
 
 function config(side: Side, manifestUrl: string): string {
-  return [
-    SERILOG,
-    `Urls: http://localhost:${side.urlsPort}`,
-    'Process:',
-    '  PersistServers: false',
-    'Servers:',
-    '  Instances:',
-    `    ${KEY}:`,
-    `      ApiToken: ${TOKEN}`,
-    `      ApiPort: ${side.apiPort}`,
-    '      TimeoutSeconds: 5',
-    '      DumpOnTimeout: false',
-    '      UpdateType: Manifest',
-    `      Updates: { ManifestUrl: ${JSON.stringify(manifestUrl)} }`,
-    `      Arguments: ["--cvar", "net.port=${side.apiPort}", "--cvar", "watchdog.checkin_interval=0.3"]`,
-    '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "120000" }',
-  ].join('\n') + '\n';
+  return (
+    [
+      SERILOG,
+      `Urls: http://localhost:${side.urlsPort}`,
+      'Process:',
+      '  PersistServers: false',
+      'Servers:',
+      '  Instances:',
+      `    ${KEY}:`,
+      `      ApiToken: ${TOKEN}`,
+      `      ApiPort: ${side.apiPort}`,
+      '      TimeoutSeconds: 5',
+      '      DumpOnTimeout: false',
+      '      UpdateType: Manifest',
+      `      Updates: { ManifestUrl: ${JSON.stringify(manifestUrl)} }`,
+      `      Arguments: ["--cvar", "net.port=${side.apiPort}", "--cvar", "watchdog.checkin_interval=0.3"]`,
+      '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "120000" }',
+    ].join('\n') + '\n'
+  );
 }
 
 async function dbRevision(dir: string): Promise<unknown> {
@@ -98,10 +110,15 @@ async function serverBuild(port: number): Promise<{ build: string; pid: number; 
 }
 
 const runningBuild = (port: number, build: string, notPid = 0) =>
-  waitFor(`the server of build ${build}`, async () => {
-    const s = await serverBuild(port);
-    return s.build === build && s.pid !== notPid ? s : undefined;
-  }, 30_000, 100);
+  waitFor(
+    `the server of build ${build}`,
+    async () => {
+      const s = await serverBuild(port);
+      return s.build === build && s.pid !== notPid ? s : undefined;
+    },
+    30_000,
+    100,
+  );
 
 async function ourStatus(side: Side): Promise<StatusJson> {
   const res = await fetch(`http://localhost:${side.urlsPort}/instances/${KEY}/status`, {
@@ -112,14 +129,21 @@ async function ourStatus(side: Side): Promise<StatusJson> {
 
 const post = async (side: Side, action: string) => {
   const res = await fetch(`http://localhost:${side.urlsPort}/instances/${KEY}/${action}`, {
-    method: 'POST', headers: { authorization: `Basic ${Buffer.from(`${KEY}:${TOKEN}`).toString('base64')}` },
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`${KEY}:${TOKEN}`).toString('base64')}` },
   });
   await res.arrayBuffer();
   return res.status;
 };
 
 const test = suite<Ctx>('peer :: Manifest updates from a loopback CDN, real vs ours', {
-  files: null, cdn: null, a: null, b: null, builds: [], sides: {}, extra: [],
+  files: null,
+  cdn: null,
+  a: null,
+  b: null,
+  builds: [],
+  sides: {},
+  extra: [],
 });
 
 test.before(async (ctx) => {
@@ -130,7 +154,9 @@ test.before(async (ctx) => {
   ctx.b = await writeServerBuild(join(ctx.files.path, 'B.zip'), 'B');
   ctx.cdn.set('/files/A.zip', { kind: 'file', file: ctx.a.path });
   ctx.cdn.set('/files/B.zip', { kind: 'file', file: ctx.b.path });
-  ctx.builds = [{ key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: ctx.a.sha256 }];
+  ctx.builds = [
+    { key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: ctx.a.sha256 },
+  ];
   ctx.cdn.set('/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
 });
 
@@ -147,7 +173,14 @@ test.after(async (ctx) => {
 
 for (const name of ['real', 'ours'] as const) {
   test(`${name}: installs build A from the manifest before the first launch`, async (ctx) => {
-    const side: Side = { dir: (await tempDir(`wd-peer-upd-${name}-`)).path, urlsPort: await freePort(), apiPort: await freePort(), stop: null, log: () => '', trees: {} };
+    const side: Side = {
+      dir: (await tempDir(`wd-peer-upd-${name}-`)).path,
+      urlsPort: await freePort(),
+      apiPort: await freePort(),
+      stop: null,
+      log: () => '',
+      trees: {},
+    };
     ctx.sides[name] = side;
     await writeFile(join(side.dir, 'appsettings.yml'), config(side, ctx.cdn!.url('/manifest')));
     if (name === 'real') {
@@ -162,7 +195,11 @@ for (const name of ['real', 'ours'] as const) {
     const server = await runningBuild(side.apiPort, 'A');
     assert.is(server.cwd, join(side.dir, 'instances', KEY), 'the server runs in the instance folder');
     side.trees.A = await tree(join(side.dir, 'instances', KEY, 'bin'));
-    assert.match(side.trees.A['Robust.Server'] ?? '', /^file 755 /, 'Robust.Server made executable (the zip stores 0644)');
+    assert.match(
+      side.trees.A['Robust.Server'] ?? '',
+      /^file 755 /,
+      'Robust.Server made executable (the zip stores 0644)',
+    );
     if (name === 'real') assert.is(await dbRevision(side.dir), 'build-A', 'data.db revision');
     else assert.is((await ourStatus(side)).revision, 'build-A', 'status revision');
   });
@@ -175,7 +212,12 @@ test('bin/ holds the same files, contents and modes under both', async (ctx) => 
 for (const name of ['real', 'ours'] as const) {
   test(`${name}: the manifest gains B; POST /update: the server is told, leaves, and comes back on B`, async (ctx) => {
     if (ctx.builds.length === 1) {
-      ctx.builds.push({ key: 'build-B', time: '2024-05-02T10:00:00Z', url: ctx.cdn!.url('/files/B.zip'), sha256: ctx.b!.sha256 });
+      ctx.builds.push({
+        key: 'build-B',
+        time: '2024-05-02T10:00:00Z',
+        url: ctx.cdn!.url('/files/B.zip'),
+        sha256: ctx.b!.sha256,
+      });
       ctx.cdn!.set('/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
     }
     const side = ctx.sides[name]!;
@@ -184,7 +226,11 @@ for (const name of ['real', 'ours'] as const) {
     await runningBuild(side.apiPort, 'B', before.pid);
     // The build's server prints this when it receives /update (the real watchdog echoes server output to its own).
     if (name === 'real') assert.match(side.log(), 'build A: update requested (reason UpdateAvailable), leaving...');
-    else assert.match(await readFile(join(side.dir, 'instances', KEY, 'logs', 'server.log'), 'utf8'), 'build A: update requested (reason UpdateAvailable), leaving...');
+    else
+      assert.match(
+        await readFile(join(side.dir, 'instances', KEY, 'logs', 'server.log'), 'utf8'),
+        'build A: update requested (reason UpdateAvailable), leaving...',
+      );
     side.trees.B = await tree(join(side.dir, 'instances', KEY, 'bin'));
     assert.match(side.trees.B['build.txt'] ?? '', /^file 644 2 /, 'bin/ is build B');
     const prev = await readdir(join(side.dir, 'instances', KEY)).then((e) => e.includes('bin.prev'));
@@ -195,7 +241,9 @@ for (const name of ['real', 'ours'] as const) {
       assert.is((await ourStatus(side)).revision, 'build-B');
       assert.ok(prev, 'ours keeps the previous build in bin.prev/ (rollback)');
       assert.is(await readFile(join(side.dir, 'instances', KEY, 'bin.prev', 'build.txt'), 'utf8'), 'A\n');
-      difference('Manifest update: ours keeps the previous build in bin.prev/ (for rollback); the real watchdog deletes bin/ before extracting');
+      difference(
+        'Manifest update: ours keeps the previous build in bin.prev/ (for rollback); the real watchdog deletes bin/ before extracting',
+      );
     }
   });
 }
@@ -212,10 +260,15 @@ test('POST /update with nothing newer in the manifest: the server is not told, n
     pids[name] = (await serverBuild(side.apiPort)).pid;
     assert.is(await post(side, 'update'), 200);
   }
-  const checked = await waitFor('both to fetch the manifest', () => {
-    const fetched = ctx.cdn!.requests.slice(before).filter((r) => r.path === '/manifest').length;
-    return fetched >= 2 ? fetched : undefined;
-  }, 10_000, 50);
+  const checked = await waitFor(
+    'both to fetch the manifest',
+    () => {
+      const fetched = ctx.cdn!.requests.slice(before).filter((r) => r.path === '/manifest').length;
+      return fetched >= 2 ? fetched : undefined;
+    },
+    10_000,
+    50,
+  );
   assert.ok(checked >= 2);
   await sleep(1500);
   for (const name of ['real', 'ours'] as const) {
@@ -223,10 +276,13 @@ test('POST /update with nothing newer in the manifest: the server is not told, n
     const now = await serverBuild(side.apiPort);
     assert.equal([now.build, now.pid], ['B', pids[name]], `${name}: the same server on B`);
   }
-  assert.not.ok(ctx.cdn!.requests.slice(before).some((r) => r.path.startsWith('/files/')), 'no archive downloaded');
+  assert.not.ok(
+    ctx.cdn!.requests.slice(before).some((r) => r.path.startsWith('/files/')),
+    'no archive downloaded',
+  );
 });
 
-test('ours in the real watchdog\'s folder takes over build B as installed: revision from data.db, no download', async (ctx) => {
+test("ours in the real watchdog's folder takes over build B as installed: revision from data.db, no download", async (ctx) => {
   const side = ctx.sides.real!;
   assert.is(await side.stop!(), 0);
   side.stop = null;
@@ -234,14 +290,22 @@ test('ours in the real watchdog\'s folder takes over build B as installed: revis
   const ours = await startDaemon(await readFile(join(side.dir, 'appsettings.yml'), 'utf8'), { dir: side.dir });
   ctx.extra.push(() => ours.stop());
   await runningBuild(side.apiPort, 'B');
-  const s = await waitFor('running', async () => {
-    const st = await ourStatus(side);
-    return isRunningState(st.state) ? st : undefined;
-  }, 15_000, 100);
+  const s = await waitFor(
+    'running',
+    async () => {
+      const st = await ourStatus(side);
+      return isRunningState(st.state) ? st : undefined;
+    },
+    15_000,
+    100,
+  );
   assert.is(s.revision, 'build-B', 'the revision the real watchdog recorded');
   assert.equal(await tree(join(side.dir, 'instances', KEY, 'bin')), side.trees.B, 'bin/ untouched');
   const fetched = ctx.cdn!.requests.slice(seen).map((r) => r.path);
-  assert.not.ok(fetched.some((p) => p.startsWith('/files/')), `no archive downloaded (fetched: ${fetched.join(', ')})`);
+  assert.not.ok(
+    fetched.some((p) => p.startsWith('/files/')),
+    `no archive downloaded (fetched: ${fetched.join(', ')})`,
+  );
   assert.match(ours.log(), `imported from the real watchdog's data file: revision build-B`);
 });
 

@@ -18,7 +18,10 @@ const run = promisify(execFile);
 
 async function check(config: string, cwd: string): Promise<{ code: number; out: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/watchdog'), 'check', '--config', config], { cwd, timeout: 20_000 });
+    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/watchdog'), 'check', '--config', config], {
+      cwd,
+      timeout: 20_000,
+    });
     return { code: 0, out: stdout + stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -26,7 +29,10 @@ async function check(config: string, cwd: string): Promise<{ code: number; out: 
   }
 }
 
-const test = suite<{ dir: string; cleanup: () => Promise<void> }>('peer :: the real watchdog\'s own configuration files in ours', { dir: '', cleanup: async () => {} });
+const test = suite<{ dir: string; cleanup: () => Promise<void> }>(
+  "peer :: the real watchdog's own configuration files in ours",
+  { dir: '', cleanup: async () => {} },
+);
 
 test.before(async (ctx) => {
   const tmp = await tempDir('wd-peer-upstream-');
@@ -53,7 +59,10 @@ test('the published appsettings.yml (no Servers): the real watchdog runs with no
   const port = await freePort();
   const real = await startReal(ctx.dir, `http://127.0.0.1:${port}`, { ASPNETCORE_URLS: `http://127.0.0.1:${port}` });
   try {
-    const res = await fetch(`http://127.0.0.1:${port}/instances/main/restart`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('main:x').toString('base64')}` } });
+    const res = await fetch(`http://127.0.0.1:${port}/instances/main/restart`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from('main:x').toString('base64')}` },
+    });
     assert.is(res.status, 404, 'the real watchdog: no instance');
   } finally {
     assert.is(await real.stop(), 0);
@@ -61,7 +70,9 @@ test('the published appsettings.yml (no Servers): the real watchdog runs with no
   const { code, out } = await check(join(ctx.dir, 'appsettings.yml'), ctx.dir);
   assert.is(code, 2, out);
   assert.match(out, 'Servers: expected a map with Instances, got nothing');
-  difference('a configuration without Servers.Instances: the real watchdog starts and watches nothing; ours refuses it (exit 2, the key named)');
+  difference(
+    'a configuration without Servers.Instances: the real watchdog starts and watches nothing; ours refuses it (exit 2, the key named)',
+  );
 });
 
 if (peerAvailable) test.run();

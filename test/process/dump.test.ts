@@ -11,7 +11,8 @@ import { tempDir, waitFor } from '../_support/env.ts';
 
 function captureLog(): Logger & { lines: string[] } {
   const lines: string[] = [];
-  const at = (level: string) => (msg: string, f?: LogFields) => lines.push(`${level} ${msg} ${JSON.stringify(f ?? {})}`);
+  const at = (level: string) => (msg: string, f?: LogFields) =>
+    lines.push(`${level} ${msg} ${JSON.stringify(f ?? {})}`);
   const log = { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
   return log;
 }
@@ -40,7 +41,12 @@ dump('dump :: createdump beside the program gets the dump type flag, the file na
   await fakeCreatedump(ctx.dir);
   const log = captureLog();
   const file = await dumpProcess(4242, {
-    dumpsDir: join(ctx.dir, 'dumps'), type: 'WithHeap', timeoutMs: 5000, program: join(ctx.dir, 'bin', 'Robust.Server'), log, searchPath: '',
+    dumpsDir: join(ctx.dir, 'dumps'),
+    type: 'WithHeap',
+    timeoutMs: 5000,
+    program: join(ctx.dir, 'bin', 'Robust.Server'),
+    log,
+    searchPath: '',
   });
   assert.ok(file);
   assert.match(file ?? '', /dumps\/dump_\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d$/);
@@ -48,22 +54,35 @@ dump('dump :: createdump beside the program gets the dump type flag, the file na
   assert.ok(log.lines.some((l) => l.includes('dump written')));
 });
 
-dump('dump :: a dump is written with mode 0600 in a folder with mode 0700, whatever mode the dumper gave it', async (ctx) => {
-  await fakeCreatedump(ctx.dir, 'touch "$3" && chmod 644 "$3"');
-  await mkdir(join(ctx.dir, 'dumps'), { mode: 0o755 });
-  await chmod(join(ctx.dir, 'dumps'), 0o755); // an existing folder, opened up by the umask or by hand
-  const file = await dumpProcess(4242, {
-    dumpsDir: join(ctx.dir, 'dumps'), type: 'Normal', timeoutMs: 5000, program: join(ctx.dir, 'bin', 'Robust.Server'), log: captureLog(), searchPath: '',
-  });
-  assert.ok(file);
-  assert.is((await stat(file ?? '')).mode & 0o777, 0o600, 'the dump, like data.json');
-  assert.is((await stat(join(ctx.dir, 'dumps'))).mode & 0o777, 0o700, 'the dumps folder');
-});
+dump(
+  'dump :: a dump is written with mode 0600 in a folder with mode 0700, whatever mode the dumper gave it',
+  async (ctx) => {
+    await fakeCreatedump(ctx.dir, 'touch "$3" && chmod 644 "$3"');
+    await mkdir(join(ctx.dir, 'dumps'), { mode: 0o755 });
+    await chmod(join(ctx.dir, 'dumps'), 0o755); // an existing folder, opened up by the umask or by hand
+    const file = await dumpProcess(4242, {
+      dumpsDir: join(ctx.dir, 'dumps'),
+      type: 'Normal',
+      timeoutMs: 5000,
+      program: join(ctx.dir, 'bin', 'Robust.Server'),
+      log: captureLog(),
+      searchPath: '',
+    });
+    assert.ok(file);
+    assert.is((await stat(file ?? '')).mode & 0o777, 0o600, 'the dump, like data.json');
+    assert.is((await stat(join(ctx.dir, 'dumps'))).mode & 0o777, 0o700, 'the dumps folder');
+  },
+);
 
 dump('dump :: no dumper at all → null and a log line saying so', async (ctx) => {
   const log = captureLog();
   const file = await dumpProcess(4242, {
-    dumpsDir: join(ctx.dir, 'dumps'), type: 'Normal', timeoutMs: 5000, program: join(ctx.dir, 'bin', 'Robust.Server'), log, searchPath: join(ctx.dir, 'empty'),
+    dumpsDir: join(ctx.dir, 'dumps'),
+    type: 'Normal',
+    timeoutMs: 5000,
+    program: join(ctx.dir, 'bin', 'Robust.Server'),
+    log,
+    searchPath: join(ctx.dir, 'empty'),
   });
   assert.is(file, null);
   assert.ok(log.lines.some((l) => l.startsWith('warn no dumper found')));
@@ -74,7 +93,12 @@ dump('dump :: a dumper that takes too long is killed at the deadline', async (ct
   const log = captureLog();
   const t0 = Date.now();
   const file = await dumpProcess(4242, {
-    dumpsDir: join(ctx.dir, 'dumps'), type: 'Normal', timeoutMs: 200, program: join(ctx.dir, 'bin', 'Robust.Server'), log, searchPath: '',
+    dumpsDir: join(ctx.dir, 'dumps'),
+    type: 'Normal',
+    timeoutMs: 200,
+    program: join(ctx.dir, 'bin', 'Robust.Server'),
+    log,
+    searchPath: '',
   });
   assert.is(file, null);
   assert.ok(Date.now() - t0 < 10_000);
@@ -82,22 +106,30 @@ dump('dump :: a dumper that takes too long is killed at the deadline', async (ct
   assert.equal(await readdir(join(ctx.dir, 'dumps')), [], 'the half-written dump is removed');
 });
 
-dump('dump :: a dumper that forks (gcore runs gdb as a child) is killed with its children at the deadline', async (ctx) => {
-  // Not exec: the shell waits for sleep, which holds the stderr pipe, as gdb does under the gcore script.
-  const pidFile = join(ctx.dir, 'child.pid');
-  await fakeCreatedump(ctx.dir, `touch "$3"; sleep 30 & echo $! > "${pidFile}"; wait; echo finished >&2`);
-  const log = captureLog();
-  const t0 = Date.now();
-  const file = await dumpProcess(4242, {
-    dumpsDir: join(ctx.dir, 'dumps'), type: 'Normal', timeoutMs: 300, program: join(ctx.dir, 'bin', 'Robust.Server'), log, searchPath: '',
-  });
-  const took = Date.now() - t0;
-  assert.is(file, null);
-  assert.ok(took < 5_000, `returned after ${took} ms; the forked child held it up`);
-  const child = Number((await readFile(pidFile, 'utf8')).trim());
-  await waitFor('the forked child is gone', () => !isAlive(child), 5_000);
-  assert.equal(await readdir(join(ctx.dir, 'dumps')), [], 'the half-written dump is removed');
-});
+dump(
+  'dump :: a dumper that forks (gcore runs gdb as a child) is killed with its children at the deadline',
+  async (ctx) => {
+    // Not exec: the shell waits for sleep, which holds the stderr pipe, as gdb does under the gcore script.
+    const pidFile = join(ctx.dir, 'child.pid');
+    await fakeCreatedump(ctx.dir, `touch "$3"; sleep 30 & echo $! > "${pidFile}"; wait; echo finished >&2`);
+    const log = captureLog();
+    const t0 = Date.now();
+    const file = await dumpProcess(4242, {
+      dumpsDir: join(ctx.dir, 'dumps'),
+      type: 'Normal',
+      timeoutMs: 300,
+      program: join(ctx.dir, 'bin', 'Robust.Server'),
+      log,
+      searchPath: '',
+    });
+    const took = Date.now() - t0;
+    assert.is(file, null);
+    assert.ok(took < 5_000, `returned after ${took} ms; the forked child held it up`);
+    const child = Number((await readFile(pidFile, 'utf8')).trim());
+    await waitFor('the forked child is gone', () => !isAlive(child), 5_000);
+    assert.equal(await readdir(join(ctx.dir, 'dumps')), [], 'the half-written dump is removed');
+  },
+);
 
 dump('dump :: only the newest 3 dumps are kept', async (ctx) => {
   await fakeCreatedump(ctx.dir);
@@ -109,29 +141,53 @@ dump('dump :: only the newest 3 dumps are kept', async (ctx) => {
     await utimes(f, 1_600_000_000 + i, 1_600_000_000 + i);
   }
   await writeFile(join(dumps, 'keep-me.txt'), 'not a dump');
-  const file = await dumpProcess(4242, { dumpsDir: dumps, type: 'Full', timeoutMs: 5000, program: join(ctx.dir, 'bin', 'x'), log: captureLog(), searchPath: '' });
+  const file = await dumpProcess(4242, {
+    dumpsDir: dumps,
+    type: 'Full',
+    timeoutMs: 5000,
+    program: join(ctx.dir, 'bin', 'x'),
+    log: captureLog(),
+    searchPath: '',
+  });
   assert.ok(file);
   const left = (await readdir(dumps)).sort();
-  assert.equal(left, ['dump_2020-01-03_00-00-00', 'dump_2020-01-04_00-00-00', file?.split('/').pop() ?? '', 'keep-me.txt'].sort());
+  assert.equal(
+    left,
+    ['dump_2020-01-03_00-00-00', 'dump_2020-01-04_00-00-00', file?.split('/').pop() ?? '', 'keep-me.txt'].sort(),
+  );
 });
 
-dump('dump :: the dumps kept are bounded by total size too, newest first; the newest stays whatever its size', async (ctx) => {
-  await fakeCreatedump(ctx.dir, 'head -c 600 /dev/zero > "$3"');
-  const dumps = join(ctx.dir, 'dumps');
-  await mkdir(dumps);
-  for (let i = 0; i < 2; i++) {
-    const f = join(dumps, `dump_2020-01-0${i + 1}_00-00-00`);
-    await writeFile(f, 'x'.repeat(300));
-    await utimes(f, 1_600_000_000 + i, 1_600_000_000 + i);
-  }
-  const opts = { dumpsDir: dumps, type: 'Full', timeoutMs: 5000, program: join(ctx.dir, 'bin', 'x'), log: captureLog(), searchPath: '' } as const;
-  const file = await dumpProcess(4242, { ...opts, maxBytes: 1000 });
-  assert.ok(file);
-  // 600 (new) + 300 fits in 1000; the older 300 does not.
-  assert.equal((await readdir(dumps)).sort(), ['dump_2020-01-02_00-00-00', file?.split('/').pop() ?? ''].sort());
-  const only = await dumpProcess(4242, { ...opts, maxBytes: 100 });
-  assert.equal(await readdir(dumps), [only?.split('/').pop() ?? ''], 'a dump larger than the bound is still the one kept');
-});
+dump(
+  'dump :: the dumps kept are bounded by total size too, newest first; the newest stays whatever its size',
+  async (ctx) => {
+    await fakeCreatedump(ctx.dir, 'head -c 600 /dev/zero > "$3"');
+    const dumps = join(ctx.dir, 'dumps');
+    await mkdir(dumps);
+    for (let i = 0; i < 2; i++) {
+      const f = join(dumps, `dump_2020-01-0${i + 1}_00-00-00`);
+      await writeFile(f, 'x'.repeat(300));
+      await utimes(f, 1_600_000_000 + i, 1_600_000_000 + i);
+    }
+    const opts = {
+      dumpsDir: dumps,
+      type: 'Full',
+      timeoutMs: 5000,
+      program: join(ctx.dir, 'bin', 'x'),
+      log: captureLog(),
+      searchPath: '',
+    } as const;
+    const file = await dumpProcess(4242, { ...opts, maxBytes: 1000 });
+    assert.ok(file);
+    // 600 (new) + 300 fits in 1000; the older 300 does not.
+    assert.equal((await readdir(dumps)).sort(), ['dump_2020-01-02_00-00-00', file?.split('/').pop() ?? ''].sort());
+    const only = await dumpProcess(4242, { ...opts, maxBytes: 100 });
+    assert.equal(
+      await readdir(dumps),
+      [only?.split('/').pop() ?? ''],
+      'a dump larger than the bound is still the one kept',
+    );
+  },
+);
 
 dump('dump :: gcore from gdb dumps a real process when createdump is absent', async (ctx) => {
   const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
@@ -139,7 +195,11 @@ dump('dump :: gcore from gdb dumps a real process when createdump is absent', as
     const pid = sleeper.pid ?? 0;
     const log = captureLog();
     const file = await dumpProcess(pid, {
-      dumpsDir: join(ctx.dir, 'dumps'), type: 'Normal', timeoutMs: 20_000, program: join(ctx.dir, 'bin', 'x'), log,
+      dumpsDir: join(ctx.dir, 'dumps'),
+      type: 'Normal',
+      timeoutMs: 20_000,
+      program: join(ctx.dir, 'bin', 'x'),
+      log,
     });
     const hasGcore = (process.env.PATH ?? '').split(':').some((d) => d !== '' && existsSync(join(d, 'gcore')));
     if (!hasGcore) {

@@ -28,7 +28,13 @@ graceful.after.each(async (ctx) => {
 graceful('graceful :: a cooperative server exits on /shutdown and logs the reason', async (ctx) => {
   const { proc, port, secret } = await launchFixture(ctx.dir, 'echo-env.mjs');
   await waitFor('api up', () => apiUp(port));
-  const outcome = await shutdownGracefully(proc, { ...windows, exitMs: 5000, apiPort: port, secret, reason: 'Maintenance window.' });
+  const outcome = await shutdownGracefully(proc, {
+    ...windows,
+    exitMs: 5000,
+    apiPort: port,
+    secret,
+    reason: 'Maintenance window.',
+  });
   assert.is(outcome, 'exited');
   assert.equal(await proc.exited, { code: 0, signal: null });
   assert.match(await readLog(ctx.dir), /^Maintenance window\., shutting down\.\.\.$/m);
@@ -43,15 +49,18 @@ graceful('graceful :: a server that answers but never exits is killed after the 
   assert.match(await readLog(ctx.dir), /ignoring shutdown: Restart requested\./, 'the request did arrive');
 });
 
-graceful('graceful :: a server without an HTTP API is killed at once, without waiting for the exit window', async (ctx) => {
-  const { proc, port, secret, lines } = await launchFixture(ctx.dir, 'no-http.mjs');
-  await waitFor('server up', () => lines.some((l) => l.line.startsWith('fixture server up')));
-  const t0 = Date.now();
-  const outcome = await shutdownGracefully(proc, { ...windows, exitMs: 30_000, apiPort: port, secret, reason: 'r' });
-  assert.is(outcome, 'killed');
-  assert.ok(Date.now() - t0 < 10_000, 'did not sit out the 30 s exit window');
-  assert.is((await proc.exited).signal, 'SIGKILL');
-});
+graceful(
+  'graceful :: a server without an HTTP API is killed at once, without waiting for the exit window',
+  async (ctx) => {
+    const { proc, port, secret, lines } = await launchFixture(ctx.dir, 'no-http.mjs');
+    await waitFor('server up', () => lines.some((l) => l.line.startsWith('fixture server up')));
+    const t0 = Date.now();
+    const outcome = await shutdownGracefully(proc, { ...windows, exitMs: 30_000, apiPort: port, secret, reason: 'r' });
+    assert.is(outcome, 'killed');
+    assert.ok(Date.now() - t0 < 10_000, 'did not sit out the 30 s exit window');
+    assert.is((await proc.exited).signal, 'SIGKILL');
+  },
+);
 
 graceful('graceful :: an already exited server resolves exited without a request', async (ctx) => {
   const { proc, port, secret } = await launchFixture(ctx.dir, 'exit-at-once.mjs');

@@ -11,7 +11,11 @@ import { ROOT, freePort } from '../_support/env.ts';
 export const FIXTURES = join(ROOT, 'test/fixtures/servers');
 
 /** A validated instance whose program is `program` (absolute), living in `dir`. */
-export function instanceFor(dir: string, program: string, extra: { port?: number; args?: string[]; env?: Record<string, string> } = {}): ResolvedInstance {
+export function instanceFor(
+  dir: string,
+  program: string,
+  extra: { port?: number; args?: string[]; env?: Record<string, string> } = {},
+): ResolvedInstance {
   const settings = v.parse(InstanceSchema, {
     ApiPort: extra.port ?? 1212,
     RunCommand: program,
@@ -62,7 +66,12 @@ export async function launchFixture(
     env: { FIXTURE_LIFETIME_MS: '60000', ...opts.env },
   });
   const spec = buildLaunchSpec({
-    key: 'alpha', instance, baseUrl: opts.baseUrl ?? 'http://127.0.0.1:9/', secret, providerCvars: [], env: process.env,
+    key: 'alpha',
+    instance,
+    baseUrl: opts.baseUrl ?? 'http://127.0.0.1:9/',
+    secret,
+    providerCvars: [],
+    env: process.env,
   });
   const lines: Launched['lines'] = [];
   const proc = await spawnServer(spec, {
@@ -98,7 +107,12 @@ export interface Recorded {
 }
 
 /** A loopback HTTP server that records requests and answers with `respond` (default 200). */
-export async function recorder(respond: (req: Recorded, n: number) => { status: number; headers?: Record<string, string>; delayMs?: number } = () => ({ status: 200 })): Promise<{
+export async function recorder(
+  respond: (
+    req: Recorded,
+    n: number,
+  ) => { status: number; headers?: Record<string, string>; delayMs?: number } = () => ({ status: 200 }),
+): Promise<{
   url: string;
   port: number;
   requests: Recorded[];
@@ -126,9 +140,10 @@ export async function recorder(respond: (req: Recorded, n: number) => { status: 
     url: `http://127.0.0.1:${port}/`,
     port,
     requests,
-    close: () => new Promise((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -10,33 +10,61 @@ spec('launch-spec :: arguments in the real watchdog order, then Arguments, then 
     args: ['--cvar', 'game.hostname=Alpha', '--cvar', 'build.hash=OLD'],
   });
   const s = buildLaunchSpec({
-    key: 'alpha', instance, baseUrl: 'http://localhost:5000/', secret: 'S3CR3T+/=', env: {},
-    providerCvars: [['build.hash', 'ABC'], ['build.download_url', 'http://x/y.zip']],
+    key: 'alpha',
+    instance,
+    baseUrl: 'http://localhost:5000/',
+    secret: 'S3CR3T+/=',
+    env: {},
+    providerCvars: [
+      ['build.hash', 'ABC'],
+      ['build.download_url', 'http://x/y.zip'],
+    ],
   });
   assert.is(s.program, '/srv/wd/instances/alpha/bin/Robust.Server');
   assert.is(s.cwd, '/srv/wd/instances/alpha');
   assert.equal(s.args, [
-    '--cvar', 'watchdog.key=alpha',
-    '--cvar', 'watchdog.baseUrl=http://localhost:5000/',
-    '--config-file', '/srv/wd/instances/alpha/config.toml',
-    '--data-dir', '/srv/wd/instances/alpha/data',
-    '--cvar', 'game.hostname=Alpha', '--cvar', 'build.hash=OLD',
-    '--cvar', 'build.hash=ABC', '--cvar', 'build.download_url=http://x/y.zip',
+    '--cvar',
+    'watchdog.key=alpha',
+    '--cvar',
+    'watchdog.baseUrl=http://localhost:5000/',
+    '--config-file',
+    '/srv/wd/instances/alpha/config.toml',
+    '--data-dir',
+    '/srv/wd/instances/alpha/data',
+    '--cvar',
+    'game.hostname=Alpha',
+    '--cvar',
+    'build.hash=OLD',
+    '--cvar',
+    'build.hash=ABC',
+    '--cvar',
+    'build.download_url=http://x/y.zip',
   ]);
-  assert.not.ok(s.args.some((a) => a.includes('S3CR3T')), 'the secret never goes on the command line');
+  assert.not.ok(
+    s.args.some((a) => a.includes('S3CR3T')),
+    'the secret never goes on the command line',
+  );
 });
 
 spec('launch-spec :: environment = daemon env, then the token, then EnvironmentVariables (which win)', () => {
   const instance = instanceFor('/srv/alpha', '/srv/alpha/bin/server', { env: { CUSTOM: 'x', PATH: '/custom/bin' } });
   const s = buildLaunchSpec({
-    key: 'alpha', instance, baseUrl: 'http://h/', secret: 'tok', providerCvars: [],
+    key: 'alpha',
+    instance,
+    baseUrl: 'http://h/',
+    secret: 'tok',
+    providerCvars: [],
     env: { PATH: '/usr/bin', HOME: '/root', UNSET: undefined },
   });
   assert.equal(s.env, { PATH: '/custom/bin', HOME: '/root', [TOKEN_ENV]: 'tok', CUSTOM: 'x' });
   assert.is(TOKEN_ENV, 'ROBUST_CVAR_watchdog__token');
   const overridden = buildLaunchSpec({
-    key: 'alpha', instance: instanceFor('/srv/alpha', '/srv/alpha/bin/server', { env: { [TOKEN_ENV]: 'mine' } }),
-    baseUrl: 'http://h/', secret: 'tok', providerCvars: [], env: {},
+    key: 'alpha',
+    instance: instanceFor('/srv/alpha', '/srv/alpha/bin/server', { env: { [TOKEN_ENV]: 'mine' } }),
+    baseUrl: 'http://h/',
+    secret: 'tok',
+    providerCvars: [],
+    env: {},
   });
   assert.is(overridden.env[TOKEN_ENV], 'mine', 'as in the real watchdog, an operator entry of the same name wins');
 });

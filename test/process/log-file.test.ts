@@ -79,7 +79,10 @@ logs('log-file :: followLog sees appends, rotation by rename and truncation', as
     }
     await waitFor('all lines', () => seen.includes('n11 padding-padding'));
     assert.not.ok(seen.includes('before follow'), 'starts at the end');
-    assert.equal(seen, Array.from({ length: 12 }, (_, i) => `n${i} padding-padding`));
+    assert.equal(
+      seen,
+      Array.from({ length: 12 }, (_, i) => `n${i} padding-padding`),
+    );
     copyTruncate(ctx.dir, 2);
     w.writeLine('after truncate');
     await waitFor('line after truncation', () => seen.includes('after truncate'));

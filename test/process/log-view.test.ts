@@ -6,7 +6,10 @@ import { followLines, readLastLines } from '../../src/process/log-view.ts';
 import { logPath, rotateLogs } from '../../src/process/log-file.ts';
 import { tempDir, waitFor } from '../_support/env.ts';
 
-interface Ctx { dir: string; cleanup: () => Promise<void> }
+interface Ctx {
+  dir: string;
+  cleanup: () => Promise<void>;
+}
 const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
 
 const tail = suite<Ctx>('readLastLines :: the last N lines of server.log', { dir: '', cleanup: async () => {} });

@@ -11,7 +11,15 @@ import { spawnServer } from '../../src/process/spawn.ts';
 const { spec, logDir } = JSON.parse(process.argv[2] ?? '{}') as { spec: LaunchSpec; logDir: string };
 let resolveLine: (line: string) => void = () => {};
 const firstLine = new Promise<string>((r) => (resolveLine = r));
-const proc = await spawnServer(spec, { logDir, persist: true, followMs: 50, onLine: (_stream, line) => resolveLine(line) });
-const line = await Promise.race([firstLine, new Promise<string>((r) => setTimeout(() => r('(no line)'), 10_000).unref())]);
+const proc = await spawnServer(spec, {
+  logDir,
+  persist: true,
+  followMs: 50,
+  onLine: (_stream, line) => resolveLine(line),
+});
+const line = await Promise.race([
+  firstLine,
+  new Promise<string>((r) => setTimeout(() => r('(no line)'), 10_000).unref()),
+]);
 process.stdout.write(JSON.stringify({ pid: proc.pid, line }) + '\n');
 proc.detach();

@@ -64,31 +64,42 @@ info('proc-info :: isAlive is false for exited processes, zombies included', asy
   assert.not.ok(isAlive(zombie));
 });
 
-info('proc-info :: verifyProcess accepts the launched server and refuses a wrong start time, wrong args or a dead pid', async () => {
-  const t = await tempDir('wd-procinfo-');
-  try {
-    const { proc, spec } = await launchFixture(t.path, 'echo-env.mjs');
-    const startTime = proc.startTime ?? '';
-    assert.ok(startTime);
-    assert.ok(await verifyProcess(proc.pid, { startTime, args: spec.args }), 'launch args');
-    assert.ok(await verifyProcess(proc.pid, { startTime, args: [spec.program, ...spec.args] }), 'program + args (shebang script)');
-    // A reused pid: same number, different start time.
-    const [ticks, boot] = startTime.split('@');
-    assert.not.ok(await verifyProcess(proc.pid, { startTime: `${Number(ticks) - 1}@${boot}`, args: spec.args }));
-    assert.not.ok(await verifyProcess(proc.pid, { startTime: `${ticks}@another-boot`, args: spec.args }));
-    // Another process: right start time of nothing, wrong command line.
-    assert.not.ok(await verifyProcess(proc.pid, { startTime, args: [...spec.args.slice(0, -1), join(t.path, 'other')] }));
-    assert.not.ok(await verifyProcess(proc.pid, { startTime, args: ['/some/other/program', ...spec.args, 'extra'] }));
-    const other = sleeper();
-    const otherStart = await readProcessStartTime(other.pid ?? 0);
-    assert.not.ok(await verifyProcess(other.pid ?? 0, { startTime: otherStart ?? '', args: spec.args }), 'a different program');
-    proc.kill();
-    await proc.exited;
-    assert.not.ok(await verifyProcess(proc.pid, { startTime, args: spec.args }), 'gone');
-  } finally {
-    await t.cleanup();
-  }
-});
+info(
+  'proc-info :: verifyProcess accepts the launched server and refuses a wrong start time, wrong args or a dead pid',
+  async () => {
+    const t = await tempDir('wd-procinfo-');
+    try {
+      const { proc, spec } = await launchFixture(t.path, 'echo-env.mjs');
+      const startTime = proc.startTime ?? '';
+      assert.ok(startTime);
+      assert.ok(await verifyProcess(proc.pid, { startTime, args: spec.args }), 'launch args');
+      assert.ok(
+        await verifyProcess(proc.pid, { startTime, args: [spec.program, ...spec.args] }),
+        'program + args (shebang script)',
+      );
+      // A reused pid: same number, different start time.
+      const [ticks, boot] = startTime.split('@');
+      assert.not.ok(await verifyProcess(proc.pid, { startTime: `${Number(ticks) - 1}@${boot}`, args: spec.args }));
+      assert.not.ok(await verifyProcess(proc.pid, { startTime: `${ticks}@another-boot`, args: spec.args }));
+      // Another process: right start time of nothing, wrong command line.
+      assert.not.ok(
+        await verifyProcess(proc.pid, { startTime, args: [...spec.args.slice(0, -1), join(t.path, 'other')] }),
+      );
+      assert.not.ok(await verifyProcess(proc.pid, { startTime, args: ['/some/other/program', ...spec.args, 'extra'] }));
+      const other = sleeper();
+      const otherStart = await readProcessStartTime(other.pid ?? 0);
+      assert.not.ok(
+        await verifyProcess(other.pid ?? 0, { startTime: otherStart ?? '', args: spec.args }),
+        'a different program',
+      );
+      proc.kill();
+      await proc.exited;
+      assert.not.ok(await verifyProcess(proc.pid, { startTime, args: spec.args }), 'gone');
+    } finally {
+      await t.cleanup();
+    }
+  },
+);
 
 info('proc-info :: verifyProcess sees through a wrapper script that execs the real server', async () => {
   const t = await tempDir('wd-procinfo-');
@@ -96,10 +107,19 @@ info('proc-info :: verifyProcess sees through a wrapper script that execs the re
     const wrapper = join(t.path, 'server.sh');
     await writeFile(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${join(FIXTURES, 'echo-env.mjs')}" "$@"\n`);
     await chmod(wrapper, 0o755);
-    const spec = buildLaunchSpec({ key: 'alpha', instance: instanceFor(t.path, wrapper), baseUrl: 'http://127.0.0.1:9/', secret: 's', providerCvars: [], env: { ...process.env, FIXTURE_LIFETIME_MS: '60000' } });
+    const spec = buildLaunchSpec({
+      key: 'alpha',
+      instance: instanceFor(t.path, wrapper),
+      baseUrl: 'http://127.0.0.1:9/',
+      secret: 's',
+      providerCvars: [],
+      env: { ...process.env, FIXTURE_LIFETIME_MS: '60000' },
+    });
     const proc = await spawnServer(spec, { logDir: join(t.path, 'logs'), persist: false });
     track(proc.pid);
-    const argv = await waitFor('exec done', async () => ((await readCmdline(proc.pid))?.[0] === process.execPath ? true : null));
+    const argv = await waitFor('exec done', async () =>
+      (await readCmdline(proc.pid))?.[0] === process.execPath ? true : null,
+    );
     assert.ok(argv);
     // The start time was read at spawn, before the exec: exec keeps the process, so it still matches.
     const startTime = proc.startTime ?? '';

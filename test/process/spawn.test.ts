@@ -28,34 +28,45 @@ launch.after.each(async (ctx) => {
   await ctx.cleanup();
 });
 
-launch('spawn :: the server receives the exact argv, cwd and env; the secret is not in /proc/<pid>/cmdline', async (ctx) => {
-  const hook = await recorder();
-  try {
-    const echo = join(ctx.dir, 'echo.json');
-    const { proc, spec, secret } = await launchFixture(ctx.dir, 'echo-env.mjs', {
-      env: { ECHO_FILE: echo, CUSTOM: 'yes' }, baseUrl: hook.url,
-    });
-    const seen = await waitFor('echo file', async () => JSON.parse(await readFile(echo, 'utf8')) as { argv: string[]; cwd: string; env: Record<string, string> });
-    assert.equal(seen.argv, spec.args);
-    assert.is(seen.cwd, ctx.dir);
-    assert.is(seen.env.ROBUST_CVAR_watchdog__token, secret);
-    assert.is(seen.env.CUSTOM, 'yes');
-    assert.is(seen.env.PATH, process.env.PATH);
-    const cmdline = await readCmdline(proc.pid);
-    assert.ok(cmdline && cmdline.length > spec.args.length);
-    assert.not.ok(cmdline?.some((a) => a.includes(secret)), 'secret absent from argv');
-    assert.match(proc.startTime ?? '', /^\d+@/);
-    // The fixture checks in like the engine: Basic key:secret to <baseUrl>server_api/<key>/ping.
-    const ping = await waitFor('a check-in', () => hook.requests.find((r) => r.url === '/server_api/alpha/ping'));
-    assert.is(ping.method, 'POST');
-    assert.is(ping.headers.authorization, `Basic ${Buffer.from(`alpha:${secret}`).toString('base64')}`);
-    proc.kill();
-    const exit = await proc.exited;
-    assert.is(exit.signal, 'SIGKILL');
-  } finally {
-    await hook.close();
-  }
-});
+launch(
+  'spawn :: the server receives the exact argv, cwd and env; the secret is not in /proc/<pid>/cmdline',
+  async (ctx) => {
+    const hook = await recorder();
+    try {
+      const echo = join(ctx.dir, 'echo.json');
+      const { proc, spec, secret } = await launchFixture(ctx.dir, 'echo-env.mjs', {
+        env: { ECHO_FILE: echo, CUSTOM: 'yes' },
+        baseUrl: hook.url,
+      });
+      const seen = await waitFor(
+        'echo file',
+        async () =>
+          JSON.parse(await readFile(echo, 'utf8')) as { argv: string[]; cwd: string; env: Record<string, string> },
+      );
+      assert.equal(seen.argv, spec.args);
+      assert.is(seen.cwd, ctx.dir);
+      assert.is(seen.env.ROBUST_CVAR_watchdog__token, secret);
+      assert.is(seen.env.CUSTOM, 'yes');
+      assert.is(seen.env.PATH, process.env.PATH);
+      const cmdline = await readCmdline(proc.pid);
+      assert.ok(cmdline && cmdline.length > spec.args.length);
+      assert.not.ok(
+        cmdline?.some((a) => a.includes(secret)),
+        'secret absent from argv',
+      );
+      assert.match(proc.startTime ?? '', /^\d+@/);
+      // The fixture checks in like the engine: Basic key:secret to <baseUrl>server_api/<key>/ping.
+      const ping = await waitFor('a check-in', () => hook.requests.find((r) => r.url === '/server_api/alpha/ping'));
+      assert.is(ping.method, 'POST');
+      assert.is(ping.headers.authorization, `Basic ${Buffer.from(`alpha:${secret}`).toString('base64')}`);
+      proc.kill();
+      const exit = await proc.exited;
+      assert.is(exit.signal, 'SIGKILL');
+    } finally {
+      await hook.close();
+    }
+  },
+);
 
 launch('spawn :: kill takes the whole process group, grandchildren included', async (ctx) => {
   const pidsFile = join(ctx.dir, 'pids.json');
@@ -72,7 +83,15 @@ launch('spawn :: a server that exits on its own takes its leftover children with
   const pidsFile = join(ctx.dir, 'pids.json');
   const { proc, port, secret } = await launchFixture(ctx.dir, 'forker.mjs', { env: { PIDS_FILE: pidsFile } });
   const pids = await waitFor('grandchild pids', async () => JSON.parse(await readFile(pidsFile, 'utf8')) as number[]);
-  await waitFor('api up', async () => (await fetch(`http://127.0.0.1:${port}/update`, { method: 'POST', headers: { WatchdogToken: secret } }).catch(() => null))?.ok);
+  await waitFor(
+    'api up',
+    async () =>
+      (
+        await fetch(`http://127.0.0.1:${port}/update`, { method: 'POST', headers: { WatchdogToken: secret } }).catch(
+          () => null,
+        )
+      )?.ok,
+  );
   assert.equal(await proc.exited, { code: 0, signal: null });
   await waitFor('grandchildren gone', () => pids.every((p) => !alive(p)));
 });
@@ -86,16 +105,24 @@ launch('spawn :: output lines reach server.log and onLine, tagged by stream, exi
   assert.match(log, /watchdog: launching .*exit-at-once\.mjs/);
   assert.match(log, /^exit-at-once: starting$/m);
   assert.match(log, /^exit-at-once: giving up$/m);
-  await waitFor('the run\'s end in server.log', async () => /watchdog: server \(pid \d+\) exited with code 3 ---$/m.test(await readLog(ctx.dir)));
+  await waitFor("the run's end in server.log", async () =>
+    /watchdog: server \(pid \d+\) exited with code 3 ---$/m.test(await readLog(ctx.dir)),
+  );
 });
 
-launch('spawn :: each run\'s end is one line of server.log with its code or signal, also with persist', async (ctx) => {
+launch("spawn :: each run's end is one line of server.log with its code or signal, also with persist", async (ctx) => {
   for (const persist of [false, true]) {
     const { proc } = await launchFixture(ctx.dir, 'echo-env.mjs', { spawn: { persist } });
     proc.kill('SIGKILL');
     assert.equal((await proc.exited).signal, 'SIGKILL');
-    await waitFor(`the kill in server.log (persist ${persist})`, async () =>
-      (await readLog(ctx.dir)).split('\n').filter((l) => /watchdog: server \(pid \d+\) killed by signal SIGKILL ---$/.test(l)).length === (persist ? 2 : 1));
+    await waitFor(
+      `the kill in server.log (persist ${persist})`,
+      async () =>
+        (await readLog(ctx.dir))
+          .split('\n')
+          .filter((l) => /watchdog: server \(pid \d+\) killed by signal SIGKILL ---$/.test(l)).length ===
+        (persist ? 2 : 1),
+    );
   }
 });
 
@@ -104,7 +131,10 @@ launch('spawn :: server.log is rotated and bounded (keep files of maxBytes)', as
     env: { TICK_MS: '1' },
     spawn: { rotation: { maxBytes: 2000, keep: 3 } },
   });
-  await waitFor('two rotations', async () => (await readdir(join(ctx.dir, 'logs'))).includes('server.log.2') && lines.length > 400);
+  await waitFor(
+    'two rotations',
+    async () => (await readdir(join(ctx.dir, 'logs'))).includes('server.log.2') && lines.length > 400,
+  );
   proc.kill();
   await proc.exited;
   const files = (await readdir(join(ctx.dir, 'logs'))).sort();
@@ -117,7 +147,14 @@ launch('spawn :: server.log is rotated and bounded (keep files of maxBytes)', as
 
 launch('spawn :: a missing program rejects with ProcessError naming it (ENOENT)', async (ctx) => {
   const program = join(ctx.dir, 'bin', 'Robust.Server');
-  const spec = buildLaunchSpec({ key: 'alpha', instance: instanceFor(ctx.dir, program), baseUrl: 'http://h/', secret: 's', providerCvars: [], env: {} });
+  const spec = buildLaunchSpec({
+    key: 'alpha',
+    instance: instanceFor(ctx.dir, program),
+    baseUrl: 'http://h/',
+    secret: 's',
+    providerCvars: [],
+    env: {},
+  });
   try {
     await spawnServer(spec, { logDir: join(ctx.dir, 'logs'), persist: false });
     assert.unreachable('should reject');
@@ -129,25 +166,42 @@ launch('spawn :: a missing program rejects with ProcessError naming it (ENOENT)'
   assert.match(await readLog(ctx.dir), /cannot launch/);
 });
 
-launch('spawn :: a program without execute permission rejects with ProcessError (EACCES), also with persist', async (ctx) => {
-  const program = join(ctx.dir, 'server.sh');
-  await writeFile(program, '#!/bin/sh\nexit 0\n');
-  await chmod(program, 0o644);
-  const spec = buildLaunchSpec({ key: 'alpha', instance: instanceFor(ctx.dir, program), baseUrl: 'http://h/', secret: 's', providerCvars: [], env: {} });
-  for (const persist of [false, true]) {
-    try {
-      await spawnServer(spec, { logDir: join(ctx.dir, 'logs'), persist });
-      assert.unreachable('should reject');
-    } catch (err) {
-      assert.instance(err, ProcessError);
-      assert.match((err as Error).message, /cannot launch .*server\.sh: EACCES/);
+launch(
+  'spawn :: a program without execute permission rejects with ProcessError (EACCES), also with persist',
+  async (ctx) => {
+    const program = join(ctx.dir, 'server.sh');
+    await writeFile(program, '#!/bin/sh\nexit 0\n');
+    await chmod(program, 0o644);
+    const spec = buildLaunchSpec({
+      key: 'alpha',
+      instance: instanceFor(ctx.dir, program),
+      baseUrl: 'http://h/',
+      secret: 's',
+      providerCvars: [],
+      env: {},
+    });
+    for (const persist of [false, true]) {
+      try {
+        await spawnServer(spec, { logDir: join(ctx.dir, 'logs'), persist });
+        assert.unreachable('should reject');
+      } catch (err) {
+        assert.instance(err, ProcessError);
+        assert.match((err as Error).message, /cannot launch .*server\.sh: EACCES/);
+      }
     }
-  }
-});
+  },
+);
 
 launch('spawn :: a missing instance folder is reported as such, not as a missing program', async (ctx) => {
   const dir = join(ctx.dir, 'nope');
-  const spec = buildLaunchSpec({ key: 'alpha', instance: instanceFor(dir, join(FIXTURES, 'echo-env.mjs')), baseUrl: 'http://h/', secret: 's', providerCvars: [], env: {} });
+  const spec = buildLaunchSpec({
+    key: 'alpha',
+    instance: instanceFor(dir, join(FIXTURES, 'echo-env.mjs')),
+    baseUrl: 'http://h/',
+    secret: 's',
+    providerCvars: [],
+    env: {},
+  });
   try {
     await spawnServer(spec, { logDir: join(ctx.dir, 'logs'), persist: false });
     assert.unreachable('should reject');

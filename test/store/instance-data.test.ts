@@ -2,11 +2,20 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DATA_FILE, defaultInstanceData, readInstanceData, writeInstanceData, type InstanceData } from '../../src/store/instance-data.ts';
+import {
+  DATA_FILE,
+  defaultInstanceData,
+  readInstanceData,
+  writeInstanceData,
+  type InstanceData,
+} from '../../src/store/instance-data.ts';
 import { tempDir } from '../_support/env.ts';
 import { recordingLogger } from './recording-logger.ts';
 
-interface Ctx { dir: string; cleanup: () => Promise<void> }
+interface Ctx {
+  dir: string;
+  cleanup: () => Promise<void>;
+}
 const s = suite<Ctx>('store/instance-data', { dir: '', cleanup: async () => {} });
 s.before.each(async (ctx) => {
   const t = await tempDir('wd-store-');
@@ -23,8 +32,12 @@ const sample = (revision: string | null, updateType: string | null = 'Manifest')
   revision,
   previousRevision: null,
   launch: {
-    pid: 4242, startTime: '123456', program: '/srv/bin/Robust.Server', args: ['--cvar', 'a=b'],
-    secret: 'very-secret-value', launchedAt: '2024-05-01T10:00:00.000Z',
+    pid: 4242,
+    startTime: '123456',
+    program: '/srv/bin/Robust.Server',
+    args: ['--cvar', 'a=b'],
+    secret: 'very-secret-value',
+    launchedAt: '2024-05-01T10:00:00.000Z',
   },
 });
 
@@ -96,20 +109,28 @@ s('data :: a file written before previousRevision existed still reads, with it n
 });
 
 s('data :: a changed UpdateType resets the revision, keeps the launch, logs at info', async ({ dir }) => {
-  await writeInstanceData(dir, { ...sample('2024-05-01T09:00:00Z', 'Manifest'), previousRevision: '2024-04-01T09:00:00Z' });
+  await writeInstanceData(dir, {
+    ...sample('2024-05-01T09:00:00Z', 'Manifest'),
+    previousRevision: '2024-04-01T09:00:00Z',
+  });
   const log = recordingLogger();
   const data = await readInstanceData(dir, 'Dummy', log);
   assert.is(data.revision, null);
   assert.is(data.previousRevision, null);
   assert.is(data.updateType, 'Dummy');
   assert.equal(data.launch, sample('x').launch);
-  assert.equal(log.lines.map((l) => l.level), ['info']);
+  assert.equal(
+    log.lines.map((l) => l.level),
+    ['info'],
+  );
   // The same type keeps it.
   assert.is((await readInstanceData(dir, 'Manifest', recordingLogger())).revision, '2024-05-01T09:00:00Z');
 });
 
 s('data :: concurrent writes end with the last one, and leave no temporary files', async ({ dir }) => {
-  const writes = Array.from({ length: 25 }, (_, i) => writeInstanceData(dir, { ...sample(`r${i}`), launch: i % 2 ? null : sample('x').launch }));
+  const writes = Array.from({ length: 25 }, (_, i) =>
+    writeInstanceData(dir, { ...sample(`r${i}`), launch: i % 2 ? null : sample('x').launch }),
+  );
   await Promise.all(writes);
   const data = await readInstanceData(dir, 'Manifest', recordingLogger());
   assert.is(data.revision, 'r24');
@@ -119,7 +140,10 @@ s('data :: concurrent writes end with the last one, and leave no temporary files
 
 s('data :: a failed write rejects with the path, and later writes still run', async ({ dir }) => {
   const missing = join(dir, 'no-such-folder');
-  const err = await writeInstanceData(missing, sample('r1')).then(() => null, (e: unknown) => e);
+  const err = await writeInstanceData(missing, sample('r1')).then(
+    () => null,
+    (e: unknown) => e,
+  );
   assert.instance(err, Error);
   assert.match((err as Error).message, /no-such-folder/);
   await mkdir(missing);

@@ -1,6 +1,10 @@
 import type { LogFields, Logger } from '../../src/log.ts';
 
-export interface Recorded { level: 'debug' | 'info' | 'warn' | 'error'; msg: string; fields: LogFields | undefined }
+export interface Recorded {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  msg: string;
+  fields: LogFields | undefined;
+}
 
 /** A Logger that keeps its lines, so a test can assert what was said (and that no secret was). */
 export function recordingLogger(): Logger & { lines: Recorded[] } {

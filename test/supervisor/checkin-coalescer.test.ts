@@ -1,6 +1,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { coalesceWindowMs, createCheckinCoalescer, type CoalescerClock } from '../../src/supervisor/checkin-coalescer.ts';
+import {
+  coalesceWindowMs,
+  createCheckinCoalescer,
+  type CoalescerClock,
+} from '../../src/supervisor/checkin-coalescer.ts';
 
 /** A manual clock: timers fire only when the test advances time past them. */
 function manualClock() {
@@ -35,7 +39,11 @@ function manualClock() {
 function setup(windowMs = 100) {
   const c = manualClock();
   const forwarded: { launchId: number; at: number }[] = [];
-  const coalescer = createCheckinCoalescer(() => windowMs, (launchId) => forwarded.push({ launchId, at: c.now() }), c.clock);
+  const coalescer = createCheckinCoalescer(
+    () => windowMs,
+    (launchId) => forwarded.push({ launchId, at: c.now() }),
+    c.clock,
+  );
   return { ...c, forwarded, coalescer };
 }
 
@@ -57,7 +65,11 @@ test('checkin coalescer :: a burst inside the window is handed on once, when the
   }
   assert.is(h.forwarded.length, 1, 'nothing more inside the window');
   h.advance(100);
-  assert.equal(h.forwarded.map((f) => f.at - 1_000_000), [0, 100], 'the held one at the end of the window');
+  assert.equal(
+    h.forwarded.map((f) => f.at - 1_000_000),
+    [0, 100],
+    'the held one at the end of the window',
+  );
   h.advance(1000);
   assert.is(h.forwarded.length, 2, 'nothing is repeated');
 });
@@ -74,7 +86,11 @@ test('checkin coalescer :: never more than one hand-on per window under a steady
   const at = h.forwarded.map((f) => f.at);
   for (let i = 1; i < at.length; i++) assert.ok((at[i] ?? 0) - (at[i - 1] ?? 0) >= 100, 'at least a window apart');
   // Every check-in is followed by a hand-on within one window: the hang deadline is at most a window late.
-  for (const t of checkins) assert.ok(at.some((a) => a >= t && a - t <= 100), `check-in at ${t} handed on within the window`);
+  for (const t of checkins)
+    assert.ok(
+      at.some((a) => a >= t && a - t <= 100),
+      `check-in at ${t} handed on within the window`,
+    );
 });
 
 test('checkin coalescer :: a check-in after a quiet window goes through at once', () => {
@@ -82,7 +98,10 @@ test('checkin coalescer :: a check-in after a quiet window goes through at once'
   h.coalescer.checkin(1);
   h.advance(150);
   h.coalescer.checkin(1);
-  assert.equal(h.forwarded.map((f) => f.at - 1_000_000), [0, 150]);
+  assert.equal(
+    h.forwarded.map((f) => f.at - 1_000_000),
+    [0, 150],
+  );
 });
 
 test('checkin coalescer :: reset (a new launch) drops the held check-in and lets the next one through at once', () => {
@@ -94,7 +113,10 @@ test('checkin coalescer :: reset (a new launch) drops the held check-in and lets
   assert.is(h.pending(), 0, 'the timer is cleared');
   h.coalescer.checkin(2);
   h.advance(500);
-  assert.equal(h.forwarded.map((f) => f.launchId), [1, 2]);
+  assert.equal(
+    h.forwarded.map((f) => f.launchId),
+    [1, 2],
+  );
 });
 
 test('checkin coalescer :: the held check-in names the newest launch id it saw', () => {
@@ -103,7 +125,10 @@ test('checkin coalescer :: the held check-in names the newest launch id it saw',
   h.coalescer.checkin(1);
   h.coalescer.checkin(2);
   h.advance(100);
-  assert.equal(h.forwarded.map((f) => f.launchId), [1, 2]);
+  assert.equal(
+    h.forwarded.map((f) => f.launchId),
+    [1, 2],
+  );
 });
 
 test('checkin coalescer :: the window is 1 % of the timeout, at most 250 ms', () => {

@@ -16,14 +16,26 @@ import { recordingLogger, type RecordingLogger } from '../http/support.ts';
 const config = {
   persistServers: false,
   timing: {
-    ShutdownRequestSeconds: 1, ShutdownExitSeconds: 1, BackoffInitialSeconds: 1, BackoffMaxSeconds: 2, StableRunSeconds: 60,
-    StartupFailureLimit: 3, WebhookRetries: 0, WebhookRetryBaseSeconds: 1, WebhookTimeoutSeconds: 1, DumpTimeoutSeconds: 1,
+    ShutdownRequestSeconds: 1,
+    ShutdownExitSeconds: 1,
+    BackoffInitialSeconds: 1,
+    BackoffMaxSeconds: 2,
+    StableRunSeconds: 60,
+    StartupFailureLimit: 3,
+    WebhookRetries: 0,
+    WebhookRetryBaseSeconds: 1,
+    WebhookTimeoutSeconds: 1,
+    DumpTimeoutSeconds: 1,
     RejectedCheckinLogSeconds: 60,
   },
 } as unknown as ResolvedConfig;
 
 const instance = {
-  key: 'alpha', name: 'alpha', dir: '/nonexistent/alpha', apiToken: 't', program: '/nonexistent/alpha/bin/server',
+  key: 'alpha',
+  name: 'alpha',
+  dir: '/nonexistent/alpha',
+  apiToken: 't',
+  program: '/nonexistent/alpha/bin/server',
   settings: { TimeoutSeconds: 10, ApiPort: 1 },
 } as unknown as ResolvedInstance;
 
@@ -32,10 +44,11 @@ function heldProvider() {
   let answer: ((available: boolean) => void) | undefined;
   const provider: UpdateProvider = {
     type: 'Held',
-    check: (_current, signal) => new Promise((resolve, reject) => {
-      answer = (available) => resolve({ available });
-      signal.addEventListener('abort', () => reject(new Error('aborted')));
-    }),
+    check: (_current, signal) =>
+      new Promise((resolve, reject) => {
+        answer = (available) => resolve({ available });
+        signal.addEventListener('abort', () => reject(new Error('aborted')));
+      }),
     apply: () => Promise.reject(new Error('no build')),
   };
   return { provider, answer: (available: boolean) => answer?.(available) };
@@ -59,9 +72,17 @@ test.before.each((ctx) => {
     return Promise.reject(new Error('cannot roll back: there is no previous build (bin.prev)'));
   };
   ctx.inst = new Instance({
-    config, instance, bus: createBus(), log: ctx.log, baseUrl: 'http://127.0.0.1:5000', provider: ctx.held.provider,
-    revision: 'r1', recordRevision: async () => undefined, recordLaunch: async () => undefined,
-    rollback: () => ctx.rollback(), adoptable: () => null,
+    config,
+    instance,
+    bus: createBus(),
+    log: ctx.log,
+    baseUrl: 'http://127.0.0.1:5000',
+    provider: ctx.held.provider,
+    revision: 'r1',
+    recordRevision: async () => undefined,
+    recordLaunch: async () => undefined,
+    rollback: () => ctx.rollback(),
+    adoptable: () => null,
   });
   ctx.inst.start(null);
 });
@@ -71,7 +92,11 @@ test.after.each(async (ctx) => {
 
 const logged = (log: RecordingLogger, pattern: RegExp) => log.lines.some((l) => pattern.test(l));
 
-test('instance :: a rollback while updating is refused, and the refusal is logged with its reason', ({ log, inst, ...ctx }) => {
+test('instance :: a rollback while updating is refused, and the refusal is logged with its reason', ({
+  log,
+  inst,
+  ...ctx
+}) => {
   assert.is(inst.status().state, 'updating');
   inst.control('rollback');
   assert.is(inst.status().state, 'updating');

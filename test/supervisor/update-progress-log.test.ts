@@ -9,7 +9,12 @@ import { createSupervisor } from '../../src/supervisor/supervisor.ts';
 import { logUpdateProgress, UPDATE_PROGRESS_LOG_EVERY_MS } from '../../src/supervisor/update-progress-log.ts';
 import { tempDir } from '../_support/env.ts';
 
-interface Line { scope: string; level: string; msg: string; fields: LogFields | undefined }
+interface Line {
+  scope: string;
+  level: string;
+  msg: string;
+  fields: LogFields | undefined;
+}
 
 /** A logger that keeps each line with its scope, so the test sees which instance a line was logged for. */
 function scopedLogger(lines: Line[] = [], scope = 'root'): Logger & { lines: Line[] } {
@@ -78,7 +83,11 @@ test('update progress log :: the interval defaults to the named 5 s', () => {
   emit({ phase: 'download', bytes: 1, total: 10, at: 100 + UPDATE_PROGRESS_LOG_EVERY_MS - 1 });
   assert.is(log.lines.length, 1, 'not before the interval has passed');
   emit({ phase: 'download', bytes: 2, total: 10, at: 100 + UPDATE_PROGRESS_LOG_EVERY_MS });
-  assert.equal(summary(log.lines).at(-1), ['root:alpha:update', 'update download progress', { bytes: 2, total: 10, percent: 20 }]);
+  assert.equal(summary(log.lines).at(-1), [
+    'root:alpha:update',
+    'update download progress',
+    { bytes: 2, total: 10, percent: 20 },
+  ]);
 });
 
 test('update progress log :: instances are throttled apart; a new run or a restarted download is announced again', () => {
@@ -133,7 +142,13 @@ wired('update progress log :: the supervisor logs update progress from the bus u
     if (!loaded.ok) return assert.unreachable(loaded.problems.join('\n'));
     const bus = createBus();
     const log = scopedLogger();
-    const supervisor = createSupervisor({ config: loaded.config, bus, log, baseUrl: 'http://127.0.0.1:1/', publicBaseUrl: 'http://127.0.0.1:1/' });
+    const supervisor = createSupervisor({
+      config: loaded.config,
+      bus,
+      log,
+      baseUrl: 'http://127.0.0.1:1/',
+      publicBaseUrl: 'http://127.0.0.1:1/',
+    });
     const emit = emitter(bus, 'alpha');
     emit({ phase: 'download', bytes: 0, total: null, at: 0 });
     emit({ phase: 'download', bytes: 50, total: 100, at: UPDATE_PROGRESS_LOG_EVERY_MS });

@@ -42,19 +42,29 @@ test.after.each(async (ctx) => {
 });
 
 async function serve(ctx: Ctx, archive: string, route?: Route): Promise<void> {
-  const sha256 = createHash('sha256').update(await readFile(archive)).digest('hex');
+  const sha256 = createHash('sha256')
+    .update(await readFile(archive))
+    .digest('hex');
   ctx.cdn.set('/build.zip', route ?? { kind: 'file', file: archive });
   ctx.cdn.set('/manifest.json', {
     kind: 'json',
-    body: { builds: { B: { time: '2024-01-01T00:00:00Z', server: { 'linux-x64': { url: ctx.cdn.url('/build.zip'), sha256 } } } } },
+    body: {
+      builds: {
+        B: { time: '2024-01-01T00:00:00Z', server: { 'linux-x64': { url: ctx.cdn.url('/build.zip'), sha256 } } },
+      },
+    },
   });
 }
 
 function startInstall(ctx: Ctx): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/fixtures/archives/install-child.ts'), ctx.inst, ctx.cdn.url('/manifest.json')], {
-    cwd: ROOT,
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'test/fixtures/archives/install-child.ts'), ctx.inst, ctx.cdn.url('/manifest.json')],
+    {
+      cwd: ROOT,
+      stdio: 'ignore',
+    },
+  );
   ctx.child = child;
   return child;
 }
@@ -70,7 +80,13 @@ async function recoveredToOldBuild(ctx: Ctx): Promise<void> {
   await recoverInterruptedInstall(ctx.inst);
   assert.is(await readFile(join(ctx.inst, 'bin', 'marker'), 'utf8'), 'old build');
   assert.equal(await readdir(join(ctx.inst, 'bin')), ['marker']);
-  assert.not.ok(await stat(join(ctx.inst, '.update')).then(() => true, () => false), 'leftovers removed');
+  assert.not.ok(
+    await stat(join(ctx.inst, '.update')).then(
+      () => true,
+      () => false,
+    ),
+    'leftovers removed',
+  );
 }
 
 test('install crash :: SIGKILL mid-download, then start-up recovery', async (ctx) => {
@@ -94,12 +110,23 @@ test('install crash :: SIGKILL mid-extract, then start-up recovery', async (ctx)
   await serve(ctx, archive);
   const child = startInstall(ctx);
   const scratch = join(ctx.inst, '.update');
-  const staging = await waitFor('a staging folder with extracted files', async () => {
-    const name = (await readdir(scratch)).find((n) => n.startsWith('staging-'));
-    return name && (await readdir(join(scratch, name, 'Resources')).catch(() => [])).length > 0 ? name : undefined;
-  }, 20_000, 5);
+  const staging = await waitFor(
+    'a staging folder with extracted files',
+    async () => {
+      const name = (await readdir(scratch)).find((n) => n.startsWith('staging-'));
+      return name && (await readdir(join(scratch, name, 'Resources')).catch(() => [])).length > 0 ? name : undefined;
+    },
+    20_000,
+    5,
+  );
   await killAndWait(child);
-  assert.ok(await stat(join(scratch, staging)).then(() => true, () => false), 'the crash left a staging folder behind');
+  assert.ok(
+    await stat(join(scratch, staging)).then(
+      () => true,
+      () => false,
+    ),
+    'the crash left a staging folder behind',
+  );
   await recoveredToOldBuild(ctx);
 });
 

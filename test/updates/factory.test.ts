@@ -16,7 +16,9 @@ const UPDATES = {
 
 factory('factory :: each UpdateType gets its provider', () => {
   for (const type of UPDATE_TYPES) {
-    const provider = createProvider(providerContext({ dir: '/nonexistent', settings: { UpdateType: type, Updates: UPDATES } }));
+    const provider = createProvider(
+      providerContext({ dir: '/nonexistent', settings: { UpdateType: type, Updates: UPDATES } }),
+    );
     assert.ok(provider, `a provider for ${type}`);
     assert.is(provider.type, type);
     assert.type(provider.check, 'function');
@@ -30,32 +32,46 @@ factory('factory :: no UpdateType means no provider', () => {
 
 factory('factory :: only providers that host the client add launch cvars', async () => {
   const cvars = (type: (typeof UPDATE_TYPES)[number], hybrid = true) =>
-    createProvider(providerContext({ dir: '/x', settings: { UpdateType: type, Updates: { ...UPDATES, HybridACZ: hybrid } } }))
-      ?.launchCvars?.('r1') ?? Promise.resolve([]);
+    createProvider(
+      providerContext({ dir: '/x', settings: { UpdateType: type, Updates: { ...UPDATES, HybridACZ: hybrid } } }),
+    )?.launchCvars?.('r1') ?? Promise.resolve([]);
   assert.equal(await cvars('Dummy'), []);
   assert.equal(await cvars('Manifest'), []);
   assert.equal(await cvars('CiServer'), []);
   assert.equal(await cvars('Git'), [], 'a hybrid Git build hosts no client');
   // Local and non-hybrid Git point the client at the zip they serve; with none in binaries/ they say so.
-  for (const [type, hybrid] of [['Local', true], ['Git', false]] as const) {
-    const err = await cvars(type, hybrid).then(() => null, (e: unknown) => e);
+  for (const [type, hybrid] of [
+    ['Local', true],
+    ['Git', false],
+  ] as const) {
+    const err = await cvars(type, hybrid).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.instance(err, Error, `${type} looks for the client zip it serves`);
     assert.match((err as Error).message, /client zip/);
   }
 });
 
 factory('factory :: a provider loaded on first use answers as the provider itself does', async () => {
-  const ctx = (type: (typeof UPDATE_TYPES)[number]) => providerContext({ dir: '/nonexistent', settings: { UpdateType: type, Updates: UPDATES } });
+  const ctx = (type: (typeof UPDATE_TYPES)[number]) =>
+    providerContext({ dir: '/nonexistent', settings: { UpdateType: type, Updates: UPDATES } });
   const signal = new AbortController().signal;
   const manifest = createProvider(ctx('Manifest'));
   // Nothing listens on port 1: the Manifest provider's own error, with the URL it tried.
-  const failed = await manifest?.check(null, signal).then(() => null, (err: unknown) => err);
+  const failed = await manifest?.check(null, signal).then(
+    () => null,
+    (err: unknown) => err,
+  );
   assert.instance(failed, UpdateError);
   assert.match((failed as Error).message, /manifest.*127\.0\.0\.1:1/);
   // Local's revision is its CurrentVersion, and its launch cvars need the client zip it serves.
   const local = createProvider(ctx('Local'));
   assert.equal(await local?.check(null, signal), { available: true, revision: 'v1' });
-  const cvars = await local?.launchCvars?.('v1').then(() => null, (err: unknown) => err);
+  const cvars = await local?.launchCvars?.('v1').then(
+    () => null,
+    (err: unknown) => err,
+  );
   assert.match((cvars as Error).message, /client zip/);
 });
 

@@ -15,7 +15,9 @@ import { providerContext } from '../fixtures/git/context.ts';
 
 /** Serves `folder` from a separate process: an in-process server's own socket buffers would count against us. */
 async function startStaticServer(folder: string): Promise<{ origin: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(ROOT, 'test/fixtures/archives/static-server.mjs'), folder], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(ROOT, 'test/fixtures/archives/static-server.mjs'), folder], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -57,15 +59,28 @@ test('install memory :: a 30 MB build streams through download, hash and extract
     await writeLargeZip(archive, SIZE);
     const hash = createHash('sha256');
     await pipeline(createReadStream(archive), hash);
-    await writeFile(join(site, 'manifest.json'), JSON.stringify({
-      builds: { big: { time: '2024-01-01T00:00:00Z', server: { 'linux-x64': { url: 'SS14.Server_linux-x64.zip', sha256: hash.digest('hex') } } } },
-    }));
+    await writeFile(
+      join(site, 'manifest.json'),
+      JSON.stringify({
+        builds: {
+          big: {
+            time: '2024-01-01T00:00:00Z',
+            server: { 'linux-x64': { url: 'SS14.Server_linux-x64.zip', sha256: hash.digest('hex') } },
+          },
+        },
+      }),
+    );
     const inst = join(tmp.path, 'inst');
     await mkdir(inst);
-    const p = createManifestProvider(providerContext({
-      dir: inst,
-      settings: { UpdateType: 'Manifest', Updates: { ManifestUrl: `${server.origin}/manifest.json`, Platform: 'linux-x64', DownloadTimeoutSeconds: 60 } },
-    }));
+    const p = createManifestProvider(
+      providerContext({
+        dir: inst,
+        settings: {
+          UpdateType: 'Manifest',
+          Updates: { ManifestUrl: `${server.origin}/manifest.json`, Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
+        },
+      }),
+    );
     await p.check(null, new AbortController().signal); // loads fetch's parser before the baseline
 
     gc();

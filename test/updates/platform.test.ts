@@ -4,13 +4,20 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { archiveHasPlatform, isClientArchiveName, serverArchivePlatform } from '../../src/updates/archive/names.ts';
 import {
-  hostPackagingRid, hostRid, isMusl, pickPlatform, readLibcEvidence, ridFallbacks, THIS_HOST, type Host,
+  hostPackagingRid,
+  hostRid,
+  isMusl,
+  pickPlatform,
+  readLibcEvidence,
+  ridFallbacks,
+  THIS_HOST,
+  type Host,
 } from '../../src/updates/platform.ts';
 import { tempDir } from '../_support/env.ts';
 
 const chain = suite('ridFallbacks');
 
-chain('ridFallbacks :: the real watchdog\'s orders', () => {
+chain("ridFallbacks :: the real watchdog's orders", () => {
   assert.equal(ridFallbacks('linux-x64'), ['linux-x64', 'linux', 'unix-x64', 'unix', 'any', 'base']);
   assert.equal(ridFallbacks('linux-arm64'), ['linux-arm64', 'linux', 'unix-arm64', 'unix', 'any', 'base']);
   assert.equal(ridFallbacks('osx-arm64'), ['osx-arm64', 'osx', 'unix-arm64', 'unix', 'any', 'base']);
@@ -19,7 +26,16 @@ chain('ridFallbacks :: the real watchdog\'s orders', () => {
 });
 
 chain('ridFallbacks :: linux-musl-x64 tries musl builds, then the glibc chain', () => {
-  assert.equal(ridFallbacks('linux-musl-x64'), ['linux-musl-x64', 'linux-musl', 'linux-x64', 'linux', 'unix-x64', 'unix', 'any', 'base']);
+  assert.equal(ridFallbacks('linux-musl-x64'), [
+    'linux-musl-x64',
+    'linux-musl',
+    'linux-x64',
+    'linux',
+    'unix-x64',
+    'unix',
+    'any',
+    'base',
+  ]);
   assert.is(pickPlatform(['win-x64', 'linux-x64'], 'linux-musl-x64'), 'linux-x64');
   assert.is(pickPlatform(['linux-x64', 'linux-musl-x64'], 'linux-musl-x64'), 'linux-musl-x64');
 });
@@ -55,7 +71,8 @@ pick('pickPlatform :: nothing suitable is undefined', () => {
 pick('hostRid :: Updates.Platform overrides; otherwise os-arch of this host', () => {
   assert.is(hostRid('linux-arm64'), 'linux-arm64');
   assert.match(hostRid(), /^[a-z0-9]+(-musl)?-[a-z0-9]+$/);
-  if (process.platform === 'linux' && process.arch === 'x64') assert.ok(['linux-x64', 'linux-musl-x64'].includes(hostRid()));
+  if (process.platform === 'linux' && process.arch === 'x64')
+    assert.ok(['linux-x64', 'linux-musl-x64'].includes(hostRid()));
   assert.is(hostRid('  '), hostRid());
 });
 
@@ -89,8 +106,11 @@ libc('hostPackagingRid :: a Git build is packaged for <os>-<arch> even on musl, 
   assert.is(hostPackagingRid('linux-arm64', host('linux', 'x64', true)), 'linux-arm64');
 });
 
-libc('isMusl :: the runtime\'s own libraries decide first, then the loader, then os-release', () => {
-  assert.not.ok(isMusl({ glibcVersionRuntime: '2.36', muslLoaders: ['ld-musl-x86_64.so.1'] }), 'a glibc runtime beside a musl loader');
+libc("isMusl :: the runtime's own libraries decide first, then the loader, then os-release", () => {
+  assert.not.ok(
+    isMusl({ glibcVersionRuntime: '2.36', muslLoaders: ['ld-musl-x86_64.so.1'] }),
+    'a glibc runtime beside a musl loader',
+  );
   assert.ok(isMusl({ sharedObjects: ['/lib/ld-musl-x86_64.so.1', '/usr/lib/libstdc++.so.6'] }));
   assert.ok(isMusl({ sharedObjects: ['/usr/lib/libc.musl-aarch64.so.1'] }));
   assert.not.ok(isMusl({ sharedObjects: ['/lib/x86_64-linux-gnu/libc.so.6'], osReleaseId: 'debian' }));

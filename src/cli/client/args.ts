@@ -23,7 +23,8 @@ export function parseCommandArgs<O extends Options>(args: string[], options: O, 
 export function positiveNumber(name: string, value: string | undefined, usage: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${name}: expected a positive number, got "${value}"\n${usage}`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new UsageError(`${name}: expected a positive number, got "${value}"\n${usage}`);
   return n;
 }
 
@@ -31,6 +32,7 @@ export function positiveNumber(name: string, value: string | undefined, usage: s
 export function wholeNumber(name: string, value: string | undefined, min: number, usage: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || n < min) throw new UsageError(`${name}: expected a whole number of at least ${min}, got "${value}"\n${usage}`);
+  if (!/^\d+$/.test(value.trim()) || n < min)
+    throw new UsageError(`${name}: expected a whole number of at least ${min}, got "${value}"\n${usage}`);
   return n;
 }

@@ -10,7 +10,10 @@ const WILDCARD_HOSTS = new Set(['*', '+', '0.0.0.0', '[::]', '::']);
  * (as in ASP.NET); the first one is used. Port 0 (a port picked at start) cannot be derived.
  */
 export function clientUrlFromUrls(urls: string): { url: string } | { problem: string } {
-  const first = urls.split(';').map((u) => u.trim()).find((u) => u !== '');
+  const first = urls
+    .split(';')
+    .map((u) => u.trim())
+    .find((u) => u !== '');
   if (!first) return { problem: 'Urls is empty' };
   // Not `new URL()`: `http://+:5000` and `http://*:5000` are valid listen addresses but not valid URLs.
   const m = /^(https?):\/\/(\[[^\]]*\]|[^/:[\]]+)(?::(\d+))?\/?$/i.exec(first);
@@ -19,7 +22,9 @@ export function clientUrlFromUrls(urls: string): { url: string } | { problem: st
   const host = WILDCARD_HOSTS.has(m[2]!) ? 'localhost' : m[2]!;
   const port = m[3];
   if (port !== undefined && Number(port) === 0) {
-    return { problem: `Urls "${first}" uses port 0 (a free port picked when the daemon starts); pass --url with the address the daemon logged` };
+    return {
+      problem: `Urls "${first}" uses port 0 (a free port picked when the daemon starts); pass --url with the address the daemon logged`,
+    };
   }
   return { url: port === undefined ? `${scheme}://${host}` : `${scheme}://${host}:${Number(port)}` };
 }

@@ -30,7 +30,14 @@ export function stateStyle(state: string): Style | undefined {
   if (state === 'stopped.failing' || state.startsWith('stopped.failing.')) return 'red';
   if (state === 'stopped.idle' || state.startsWith('stopped.idle.')) return 'dim';
   const top = state.split('.')[0];
-  if (top === 'awaiting-checkin' || top === 'restarting' || top === 'updating' || top === 'starting' || top === 'rolling-back') return 'yellow';
+  if (
+    top === 'awaiting-checkin' ||
+    top === 'restarting' ||
+    top === 'updating' ||
+    top === 'starting' ||
+    top === 'rolling-back'
+  )
+    return 'yellow';
   return undefined;
 }
 

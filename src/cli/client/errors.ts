@@ -4,7 +4,11 @@
  */
 export class ClientError extends Error {
   override name = 'ClientError';
-  constructor(message: string, readonly exitCode: 1 | 2 = 1, options?: ErrorOptions) {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 1,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
   }
 }

@@ -26,7 +26,12 @@ const running = (s: StatusRow) => `running, pid ${s.pid ?? '?'}, revision ${s.re
  * One step of following `action` from the status seen before it (`before`), and whether an update was seen on its
  * way (`pending`): the outcome once there is one, else null (keep polling).
  */
-export function judge(action: ControlAction, before: StatusRow, now: StatusRow, pending: boolean): Omit<Outcome, 'ms'> | null {
+export function judge(
+  action: ControlAction,
+  before: StatusRow,
+  now: StatusRow,
+  pending: boolean,
+): Omit<Outcome, 'ms'> | null {
   const done = (ok: boolean, text: string) => ({ ok, text, status: now });
   if (now.state === 'exited') return done(false, 'the watchdog is shutting down');
   if (now.state === 'stopped.failing') {
@@ -42,18 +47,28 @@ export function judge(action: ControlAction, before: StatusRow, now: StatusRow, 
       return now.state === 'stopped.idle' ? done(false, 'stopped before it ran again (another stop request?)') : null;
     case 'rollback':
       if (relaunched && now.revision === before.revision && before.revision !== null) {
-        return done(false, `${running(now)}, but the revision did not change: the rollback failed (see the daemon log)`);
+        return done(
+          false,
+          `${running(now)}, but the revision did not change: the rollback failed (see the daemon log)`,
+        );
       }
       if (relaunched) return done(true, `${running(now)} (was ${before.revision ?? '(none)'})`);
-      return now.state === 'stopped.idle' && now.revision !== before.revision ? done(true, `stopped, rolled back to revision ${now.revision ?? '(none)'}`)
-        : now.state === 'stopped.idle' ? done(false, 'stopped, still on the same build: the rollback failed (see the daemon log)') : null;
+      return now.state === 'stopped.idle' && now.revision !== before.revision
+        ? done(true, `stopped, rolled back to revision ${now.revision ?? '(none)'}`)
+        : now.state === 'stopped.idle'
+          ? done(false, 'stopped, still on the same build: the rollback failed (see the daemon log)')
+          : null;
     case 'update':
       if (now.checking === true || now.state === 'updating') return null;
       if (relaunched && pending) {
-        return now.revision === before.revision ? done(false, `${running(now)}: the update was not installed (see the daemon log)`) : done(true, running(now));
+        return now.revision === before.revision
+          ? done(false, `${running(now)}: the update was not installed (see the daemon log)`)
+          : done(true, running(now));
       }
-      if (now.updatePending !== true && !pending) return done(true, `no update available; ${now.state === 'running' ? running(now) : now.state}`);
-      if (now.state.startsWith('stopped.')) return done(true, `an update is available; the instance is stopped, so it is installed at its next start`);
+      if (now.updatePending !== true && !pending)
+        return done(true, `no update available; ${now.state === 'running' ? running(now) : now.state}`);
+      if (now.state.startsWith('stopped.'))
+        return done(true, `an update is available; the instance is stopped, so it is installed at its next start`);
       return null;
   }
 }
@@ -63,7 +78,10 @@ export function judge(action: ControlAction, before: StatusRow, now: StatusRow, 
  * and why), polling its status. Rejects with a ClientError after `timeoutMs`.
  */
 export async function followOutcome(
-  ep: Endpoint, action: ControlAction, before: StatusRow, opts: { timeoutMs: number; intervalMs?: number; startedAt?: number },
+  ep: Endpoint,
+  action: ControlAction,
+  before: StatusRow,
+  opts: { timeoutMs: number; intervalMs?: number; startedAt?: number },
 ): Promise<Outcome> {
   const start = opts.startedAt ?? Date.now();
   const deadline = start + opts.timeoutMs;
@@ -78,5 +96,8 @@ export async function followOutcome(
     if (Date.now() >= deadline) break;
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 250));
   }
-  throw new ClientError(`timed out after ${opts.timeoutMs / 1000} s waiting for the ${action} of ${ep.key}; it is ${last.state} now`, 1);
+  throw new ClientError(
+    `timed out after ${opts.timeoutMs / 1000} s waiting for the ${action} of ${ep.key}; it is ${last.state} now`,
+    1,
+  );
 }

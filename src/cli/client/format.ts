@@ -2,7 +2,12 @@
 export function formatDuration(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
   if (s < 60) return `${s}s`;
-  const units: [string, number][] = [['d', 86_400], ['h', 3600], ['m', 60], ['s', 1]];
+  const units: [string, number][] = [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ];
   const parts: string[] = [];
   let rest = s;
   for (const [name, size] of units) {

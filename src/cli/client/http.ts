@@ -31,7 +31,9 @@ export async function fetchStatus(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise
     throw explainFailure(err, ep, 'status', timeoutMs);
   }
   if (!isStatus(body)) {
-    throw new ClientError(`the server at ${ep.url} answered the status of ${ep.key} with something that is not watchdog status JSON — is --url right?`);
+    throw new ClientError(
+      `the server at ${ep.url} answered the status of ${ep.key} with something that is not watchdog status JSON — is --url right?`,
+    );
   }
   return body;
 }
@@ -55,7 +57,11 @@ export async function postControl(ep: Endpoint, action: ControlAction, timeoutMs
  * `GET /api/instances`: every instance's status, as Admin (or, without credentials, as a loopback client of a
  * daemon with no Admin configured). Failures become a ClientError; 401/403 keep their status in `status`.
  */
-export async function fetchAllStatus(url: string, admin: AdminLogin | undefined, timeoutMs = TIMEOUT_MS): Promise<StatusRow[]> {
+export async function fetchAllStatus(
+  url: string,
+  admin: AdminLogin | undefined,
+  timeoutMs = TIMEOUT_MS,
+): Promise<StatusRow[]> {
   let body: unknown;
   try {
     body = await ofetch(`${url}/api/instances`, {
@@ -68,7 +74,9 @@ export async function fetchAllStatus(url: string, admin: AdminLogin | undefined,
     throw explainFailure(err, { url, key: 'every instance' }, 'status', timeoutMs, 'admin');
   }
   if (!Array.isArray(body) || !body.every(isStatus)) {
-    throw new ClientError(`the server at ${url} answered /api/instances with something that is not a list of watchdog statuses — is --url right?`);
+    throw new ClientError(
+      `the server at ${url} answered /api/instances with something that is not a list of watchdog statuses — is --url right?`,
+    );
   }
   return body;
 }
@@ -78,7 +86,12 @@ export const refusedWith = (err: unknown): number | undefined =>
   err instanceof ClientError && err.cause instanceof FetchError ? err.cause.status : undefined;
 
 function isStatus(body: unknown): body is StatusRow {
-  return typeof body === 'object' && body !== null && typeof (body as StatusRow).key === 'string' && typeof (body as StatusRow).state === 'string';
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    typeof (body as StatusRow).key === 'string' &&
+    typeof (body as StatusRow).state === 'string'
+  );
 }
 
 /** Every `code` on an error's cause chain, including the attempts inside an AggregateError (IPv6 then IPv4). */
@@ -109,39 +122,70 @@ function parseBody(data: unknown): unknown {
 /** A short reason from an error body: plain text, or the `error`/`message` of a JSON body. */
 function bodyDetail(data: unknown): string {
   const record = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
-  const text = typeof data === 'string' ? data : typeof record.error === 'string' ? record.error : typeof record.message === 'string' ? record.message : '';
+  const text =
+    typeof data === 'string'
+      ? data
+      : typeof record.error === 'string'
+        ? record.error
+        : typeof record.message === 'string'
+          ? record.message
+          : '';
   return text.trim() ? `: ${text.trim().slice(0, 200)}` : '';
 }
 
 /** Turns an ofetch failure into a message that says what went wrong and what to try. Never includes the token. */
 export function explainFailure(
-  err: unknown, ep: Pick<Endpoint, 'url' | 'key'>, what: string, timeoutMs = TIMEOUT_MS, as: 'token' | 'admin' = 'token',
+  err: unknown,
+  ep: Pick<Endpoint, 'url' | 'key'>,
+  what: string,
+  timeoutMs = TIMEOUT_MS,
+  as: 'token' | 'admin' = 'token',
 ): ClientError {
   const status = err instanceof FetchError ? err.status : undefined;
   if (status === undefined) {
     const codes = errorCodes(err);
     const name = err instanceof Error && err.cause instanceof Error ? err.cause.name : '';
     if (codes.includes('ECONNREFUSED')) {
-      return new ClientError(`no watchdog answering at ${ep.url} — is it running? (start it with: watchdog start)`, 1, { cause: err });
+      return new ClientError(`no watchdog answering at ${ep.url} — is it running? (start it with: watchdog start)`, 1, {
+        cause: err,
+      });
     }
     if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN')) {
-      return new ClientError(`cannot resolve the host in ${ep.url} (check --url or Urls in appsettings.yml)`, 1, { cause: err });
+      return new ClientError(`cannot resolve the host in ${ep.url} (check --url or Urls in appsettings.yml)`, 1, {
+        cause: err,
+      });
     }
     if (name === 'TimeoutError' || name === 'AbortError') {
-      return new ClientError(`the watchdog at ${ep.url} did not answer ${what} for ${ep.key} within ${timeoutMs / 1000} s`, 1, { cause: err });
+      return new ClientError(
+        `the watchdog at ${ep.url} did not answer ${what} for ${ep.key} within ${timeoutMs / 1000} s`,
+        1,
+        { cause: err },
+      );
     }
     return new ClientError(`could not reach the watchdog at ${ep.url}: ${innermost(err)}`, 1, { cause: err });
   }
   const data = parseBody(err instanceof FetchError ? err.data : undefined);
   const reason = typeof data === 'object' && data !== null ? (data as { error?: unknown }).error : undefined;
   if (status === 401 && reason === 'instance has no ApiToken') {
-    return new ClientError(`401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`, 1, { cause: err });
+    return new ClientError(
+      `401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`,
+      1,
+      { cause: err },
+    );
   }
   if (status === 401 && as === 'admin') {
-    return new ClientError(`401: the Admin credentials were refused by the watchdog at ${ep.url} (check --user and --password, or WATCHDOG_ADMIN)`, 1, { cause: err });
+    return new ClientError(
+      `401: the Admin credentials were refused by the watchdog at ${ep.url} (check --user and --password, or WATCHDOG_ADMIN)`,
+      1,
+      { cause: err },
+    );
   }
   if (status === 401) {
-    return new ClientError(`401: the token for instance ${ep.key} was refused (check --token, WATCHDOG_TOKEN or ApiToken)`, 1, { cause: err });
+    return new ClientError(
+      `401: the token for instance ${ep.key} was refused (check --token, WATCHDOG_TOKEN or ApiToken)`,
+      1,
+      { cause: err },
+    );
   }
   // 409: the daemon can tell at once that the action cannot be done now, and says why.
   if (status === 409 && typeof reason === 'string') {
@@ -149,7 +193,11 @@ export function explainFailure(
   }
   // The daemon's own refusals are JSON `{ error }`; a plain-text 404 is a route this daemon does not have.
   if (status === 404 && typeof data === 'string') {
-    return new ClientError(`404: the watchdog at ${ep.url} has no ${what} route (an older version? is --url right?)`, 1, { cause: err });
+    return new ClientError(
+      `404: the watchdog at ${ep.url} has no ${what} route (an older version? is --url right?)`,
+      1,
+      { cause: err },
+    );
   }
   if (status === 404) {
     const listed = typeof data === 'object' && data !== null ? (data as { instances?: unknown }).instances : undefined;
@@ -157,8 +205,14 @@ export function explainFailure(
     return new UnknownInstanceError(ep.key, known, { cause: err });
   }
   if (status === 403 && as === 'token') {
-    return new ClientError(`403: the watchdog at ${ep.url} refused the credentials for instance "${ep.key}"${bodyDetail(data)}`, 1, { cause: err });
+    return new ClientError(
+      `403: the watchdog at ${ep.url} refused the credentials for instance "${ep.key}"${bodyDetail(data)}`,
+      1,
+      { cause: err },
+    );
   }
   const detail = bodyDetail(data);
-  return new ClientError(`${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${detail}`, 1, { cause: err });
+  return new ClientError(`${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${detail}`, 1, {
+    cause: err,
+  });
 }

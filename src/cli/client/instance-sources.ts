@@ -11,7 +11,8 @@ const LIST_TIMEOUT_MS = 3000;
  */
 export function instanceSources(target: Target): InstanceSources {
   return {
-    fromDaemon: async () => (await fetchAllStatus(await target.url(), target.admin(), LIST_TIMEOUT_MS)).map((r) => r.key),
+    fromDaemon: async () =>
+      (await fetchAllStatus(await target.url(), target.admin(), LIST_TIMEOUT_MS)).map((r) => r.key),
     fromLocalConfig: async () => (await target.localConfig())?.instances.map((i) => i.key),
   };
 }

@@ -2,9 +2,12 @@ import { ClientError } from './errors.ts';
 
 /** What every command says of a key the daemon (or the local config) does not have. */
 export function unknownInstanceMessage(key: string, known: readonly string[] | undefined): string {
-  const list = known === undefined
-    ? 'unknown here: Admin credentials or the daemon\'s appsettings.yml list them'
-    : known.length > 0 ? known.join(', ') : 'none';
+  const list =
+    known === undefined
+      ? "unknown here: Admin credentials or the daemon's appsettings.yml list them"
+      : known.length > 0
+        ? known.join(', ')
+        : 'none';
   return `no instance "${key}" (instances: ${list})`;
 }
 
@@ -14,7 +17,11 @@ export function unknownInstanceMessage(key: string, known: readonly string[] | u
  */
 export class UnknownInstanceError extends ClientError {
   override name = 'UnknownInstanceError';
-  constructor(readonly key: string, readonly known: readonly string[] | undefined, options?: ErrorOptions) {
+  constructor(
+    readonly key: string,
+    readonly known: readonly string[] | undefined,
+    options?: ErrorOptions,
+  ) {
     super(unknownInstanceMessage(key, known), 1, options);
   }
 }
@@ -31,6 +38,7 @@ export interface InstanceSources {
  */
 export async function namingInstances(err: unknown, sources: InstanceSources): Promise<unknown> {
   if (!(err instanceof UnknownInstanceError) || err.known !== undefined) return err;
-  const known = (await sources.fromDaemon().catch(() => undefined)) ?? (await sources.fromLocalConfig().catch(() => undefined));
+  const known =
+    (await sources.fromDaemon().catch(() => undefined)) ?? (await sources.fromLocalConfig().catch(() => undefined));
   return new UnknownInstanceError(err.key, known, { cause: err });
 }

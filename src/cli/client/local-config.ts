@@ -20,7 +20,11 @@ export interface LocalConfig {
  * tokens and instance folders. Never throws on a missing or invalid file: the client works with
  * `--url` and `--token` alone.
  */
-export async function loadLocalConfig(opts: { file?: string; cwd: string; env: NodeJS.ProcessEnv }): Promise<LocalConfig> {
+export async function loadLocalConfig(opts: {
+  file?: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}): Promise<LocalConfig> {
   const file = resolve(opts.cwd, opts.file ?? 'appsettings.yml');
   const explicit = opts.file !== undefined;
   const present = existsSync(file) || (!explicit && existsSync(join(opts.cwd, 'appsettings.yml')));
@@ -35,5 +39,8 @@ export async function loadLocalConfig(opts: { file?: string; cwd: string; env: N
 export function requireConfig(local: LocalConfig, purpose: string): ResolvedConfig {
   if (local.config) return local.config;
   const problems = local.problems.map((p) => `  ${p}`).join('\n');
-  throw new ClientError(`${purpose} needs the local config, and ${local.file} could not be read${problems ? `:\n${problems}` : ''}`, 2);
+  throw new ClientError(
+    `${purpose} needs the local config, and ${local.file} could not be read${problems ? `:\n${problems}` : ''}`,
+    2,
+  );
 }

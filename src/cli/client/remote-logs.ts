@@ -20,13 +20,20 @@ const route = (log: RemoteLog, query: string) => `${log.url}/instances/${encodeU
 export async function fetchLogLines(log: RemoteLog, n: number): Promise<{ found: boolean; lines: string[] }> {
   let body: unknown;
   try {
-    body = await ofetch(route(log, `lines=${n}`), { headers: { authorization: log.authorization }, retry: 0, timeout: TIMEOUT_MS, responseType: 'json' });
+    body = await ofetch(route(log, `lines=${n}`), {
+      headers: { authorization: log.authorization },
+      retry: 0,
+      timeout: TIMEOUT_MS,
+      responseType: 'json',
+    });
   } catch (err) {
     throw explainFailure(err, log, 'logs', TIMEOUT_MS, log.as);
   }
   const b = body as { found?: unknown; lines?: unknown };
   if (typeof b !== 'object' || b === null || !Array.isArray(b.lines)) {
-    throw new ClientError(`the server at ${log.url} answered the log of ${log.key} with something that is not a watchdog log — is --url right?`);
+    throw new ClientError(
+      `the server at ${log.url} answered the log of ${log.key} with something that is not a watchdog log — is --url right?`,
+    );
   }
   return { found: b.found !== false, lines: b.lines.map(String) };
 }
@@ -34,7 +41,11 @@ export async function fetchLogLines(log: RemoteLog, n: number): Promise<{ found:
 type LogRecord = { line?: unknown; found?: unknown; end?: unknown; from?: unknown };
 
 /** Reads NDJSON records from a response body as they arrive; returns the resume offset of an `end` record. */
-async function readRecords(body: ReadableStream<Uint8Array>, onRecord: (r: LogRecord) => void, onChunk: () => void): Promise<number | undefined> {
+async function readRecords(
+  body: ReadableStream<Uint8Array>,
+  onRecord: (r: LogRecord) => void,
+  onChunk: () => void,
+): Promise<number | undefined> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffered = '';
@@ -61,7 +72,13 @@ async function readRecords(body: ReadableStream<Uint8Array>, onRecord: (r: LogRe
  * after a bounded lifetime with the offset reached; the next request resumes there, so nothing is printed twice.
  * A stream that ends without that record means the daemon went away: a ClientError (exit 1).
  */
-export async function followRemoteLog(log: RemoteLog, n: number, write: (line: string) => void, stop: Interruption, note: (m: string) => void): Promise<void> {
+export async function followRemoteLog(
+  log: RemoteLog,
+  n: number,
+  write: (line: string) => void,
+  stop: Interruption,
+  note: (m: string) => void,
+): Promise<void> {
   let from: number | undefined;
   for (let first = true; !stop.interrupted; first = false) {
     const abort = new AbortController();
@@ -81,7 +98,10 @@ export async function followRemoteLog(log: RemoteLog, n: number, write: (line: s
       let body: ReadableStream<Uint8Array>;
       try {
         body = await ofetch(route(log, from === undefined ? `lines=${n}&follow=1` : `from=${from}&follow=1`), {
-          headers: { authorization: log.authorization }, retry: 0, responseType: 'stream', signal: abort.signal,
+          headers: { authorization: log.authorization },
+          retry: 0,
+          responseType: 'stream',
+          signal: abort.signal,
         });
       } catch (err) {
         if (stop.interrupted) return;
@@ -90,16 +110,23 @@ export async function followRemoteLog(log: RemoteLog, n: number, write: (line: s
         clearTimeout(connect);
       }
       heard();
-      const resume = await readRecords(body, (r) => {
-        if (typeof r.line === 'string') write(r.line);
-        else if (first && r.found === false) note(`no log yet for ${log.key}; waiting for its server.log to appear`);
-      }, heard).catch((err: unknown) => {
+      const resume = await readRecords(
+        body,
+        (r) => {
+          if (typeof r.line === 'string') write(r.line);
+          else if (first && r.found === false) note(`no log yet for ${log.key}; waiting for its server.log to appear`);
+        },
+        heard,
+      ).catch((err: unknown) => {
         if (stop.interrupted) return undefined;
-        const why = silent ? `went silent for ${SILENCE_MS / 1000} s (is the network down?)` : `broke off: ${err instanceof Error ? err.message : String(err)}`;
+        const why = silent
+          ? `went silent for ${SILENCE_MS / 1000} s (is the network down?)`
+          : `broke off: ${err instanceof Error ? err.message : String(err)}`;
         throw new ClientError(`the log stream of ${log.key} from ${log.url} ${why}`, 1, { cause: err });
       });
       if (stop.interrupted) return;
-      if (resume === undefined) throw new ClientError(`the watchdog at ${log.url} ended the log stream of ${log.key} (has it stopped?)`);
+      if (resume === undefined)
+        throw new ClientError(`the watchdog at ${log.url} ended the log stream of ${log.key} (has it stopped?)`);
       from = resume;
     } finally {
       clearTimeout(silence);

@@ -5,7 +5,17 @@ import { formatAge, formatDuration } from './format.ts';
 /** The status JSON as received: older daemons may leave out fields, so every field but key/state is optional. */
 export type StatusRow = Pick<InstanceStatus, 'key' | 'state'> & Partial<InstanceStatus>;
 
-export const COLUMNS = ['KEY', 'STATE', 'REVISION', 'PID', 'UPTIME', 'LAST CHECK-IN', 'RESTARTS', 'FAILURES', 'LAST EXIT'] as const;
+export const COLUMNS = [
+  'KEY',
+  'STATE',
+  'REVISION',
+  'PID',
+  'UPTIME',
+  'LAST CHECK-IN',
+  'RESTARTS',
+  'FAILURES',
+  'LAST EXIT',
+] as const;
 
 function uptime(row: StatusRow, now: number): string {
   if (typeof row.uptimeSeconds === 'number') return formatDuration(row.uptimeSeconds);
@@ -45,8 +55,11 @@ export function statusCells(row: StatusRow, now: number): string[] {
 export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
   const cells = rows.map((r) => statusCells(r, opts.now));
   const widths = COLUMNS.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (parts: string[]) => parts.map((p, i) => (i === parts.length - 1 ? p : p + ' '.repeat(widths[i]! - visibleLength(p)))).join('  ');
+  const line = (parts: string[]) =>
+    parts.map((p, i) => (i === parts.length - 1 ? p : p + ' '.repeat(widths[i]! - visibleLength(p)))).join('  ');
   const header = line(COLUMNS.map((h) => paint(h, 'bold', opts.colour)));
-  const body = cells.map((c) => line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))));
+  const body = cells.map((c) =>
+    line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))),
+  );
   return [header, ...body].join('\n') + '\n';
 }

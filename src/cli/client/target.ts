@@ -49,7 +49,11 @@ export interface Target {
 function splitLogin(text: string | undefined): { user?: string; password?: string } {
   if (!text) return {};
   const colon = text.indexOf(':');
-  if (colon < 0) throw new ClientError('WATCHDOG_ADMIN must be user:password (the Admin.Username and Admin.Password of the daemon)', 2);
+  if (colon < 0)
+    throw new ClientError(
+      'WATCHDOG_ADMIN must be user:password (the Admin.Username and Admin.Password of the daemon)',
+      2,
+    );
   return { user: text.slice(0, colon), password: text.slice(colon + 1) };
 }
 
@@ -58,9 +62,15 @@ export function createTarget(opts: TargetOptions): Target {
   const loadLocal = (): Promise<LocalConfig> => {
     local ??= loadLocalConfig({ file: opts.configFile, cwd: opts.cwd, env: opts.env }).then((l) => {
       if (!l.config && l.explicit) {
-        throw new ClientError(`the file given with --config could not be used:\n${l.problems.map((p) => `  ${p}`).join('\n')}`, 2);
+        throw new ClientError(
+          `the file given with --config could not be used:\n${l.problems.map((p) => `  ${p}`).join('\n')}`,
+          2,
+        );
       }
-      if (!l.config && l.present) opts.warn(`going on without the local config: ${l.file} could not be read (${l.problems[0] ?? 'unknown problem'})`);
+      if (!l.config && l.present)
+        opts.warn(
+          `going on without the local config: ${l.file} could not be read (${l.problems[0] ?? 'unknown problem'})`,
+        );
       return l;
     });
     return local;
@@ -83,7 +93,11 @@ export function createTarget(opts: TargetOptions): Target {
       if (quick) return quick.token;
       const { config } = await loadLocal();
       const instance = config?.instances.find((i) => i.key === key);
-      if (config && !instance) throw new UnknownInstanceError(key, config.instances.map((i) => i.key));
+      if (config && !instance)
+        throw new UnknownInstanceError(
+          key,
+          config.instances.map((i) => i.key),
+        );
       const picked = pickToken({ config: instance?.apiToken });
       if (picked) return picked.token;
       throw new ClientError(
@@ -97,7 +111,10 @@ export function createTarget(opts: TargetOptions): Target {
       const password = opts.password ?? env.password;
       if (username === undefined && password === undefined) return undefined;
       if (username === undefined || password === undefined) {
-        throw new ClientError(`${username === undefined ? '--password needs --user' : '--user needs --password'} (or WATCHDOG_ADMIN=user:password)`, 2);
+        throw new ClientError(
+          `${username === undefined ? '--password needs --user' : '--user needs --password'} (or WATCHDOG_ADMIN=user:password)`,
+          2,
+        );
       }
       return { username, password };
     },

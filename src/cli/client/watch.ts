@@ -4,7 +4,10 @@ import { onInterrupt } from './interrupt.ts';
  * Repeats `draw` every `intervalMs` until SIGINT/SIGTERM or `count` draws, whichever comes first.
  * Returns the last draw's exit code, or 0 when a signal ended it (the person asked to stop).
  */
-export async function repeatUntilInterrupted(draw: (n: number) => Promise<number>, opts: { intervalMs: number; count?: number }): Promise<number> {
+export async function repeatUntilInterrupted(
+  draw: (n: number) => Promise<number>,
+  opts: { intervalMs: number; count?: number },
+): Promise<number> {
   const stop = onInterrupt();
   let code = 0;
   try {

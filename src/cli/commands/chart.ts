@@ -36,7 +36,9 @@ export async function run(args: string[]): Promise<number> {
   }
   const format = values.format ?? 'mermaid';
   if (!isChartFormat(format)) {
-    process.stderr.write(`watchdog chart: unknown format "${format}"; choose one of ${CHART_FORMATS.join(', ')}\n${USAGE}`);
+    process.stderr.write(
+      `watchdog chart: unknown format "${format}"; choose one of ${CHART_FORMATS.join(', ')}\n${USAGE}`,
+    );
     return 2;
   }
   const text = renderChart(format);
@@ -49,7 +51,9 @@ export async function run(args: string[]): Promise<number> {
     await mkdir(dirname(out), { recursive: true });
     await writeFile(out, text);
   } catch (err) {
-    process.stderr.write(`watchdog chart: cannot write ${out}: ${describeError(err)}; check the folder exists and is writable\n`);
+    process.stderr.write(
+      `watchdog chart: cannot write ${out}: ${describeError(err)}; check the folder exists and is writable\n`,
+    );
     return 1;
   }
   process.stderr.write(`watchdog chart: wrote ${format} to ${out}\n`);

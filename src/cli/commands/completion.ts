@@ -22,16 +22,25 @@ const VALUES: Record<string, readonly string[] | 'file' | 'dir'> = {
 
 /** What the scripts complete, read from every command's own option list (the one its parser uses). */
 async function spec(): Promise<CompletionSpec> {
-  const commands = await Promise.all(Object.entries(COMMANDS).map(async ([name, entry]) => {
-    const { options: opts } = await entry.load();
-    const flags = Object.entries(opts).filter(([long]) => long !== 'help').map(([long, o]) => ({
-      long,
-      short: o.short,
-      takesValue: o.type === 'string',
-      values: VALUES[long],
-    }));
-    return { name, summary: entry.summary, instanceKey: entry.instanceKey === true, flags: [...flags, { long: 'help', short: 'h', takesValue: false, values: undefined }] };
-  }));
+  const commands = await Promise.all(
+    Object.entries(COMMANDS).map(async ([name, entry]) => {
+      const { options: opts } = await entry.load();
+      const flags = Object.entries(opts)
+        .filter(([long]) => long !== 'help')
+        .map(([long, o]) => ({
+          long,
+          short: o.short,
+          takesValue: o.type === 'string',
+          values: VALUES[long],
+        }));
+      return {
+        name,
+        summary: entry.summary,
+        instanceKey: entry.instanceKey === true,
+        flags: [...flags, { long: 'help', short: 'h', takesValue: false, values: undefined }],
+      };
+    }),
+  );
   return { commands };
 }
 

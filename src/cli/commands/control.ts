@@ -8,7 +8,9 @@ import { withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors, warnTo } from '../client/report.ts';
 import { createTarget } from '../client/target.ts';
 
-export const usage = (action: string) => `usage: watchdog ${action} <key> [--wait [--timeout S]] [--url URL] [--token T] [--config F] [--json]
+export const usage = (
+  action: string,
+) => `usage: watchdog ${action} <key> [--wait [--timeout S]] [--url URL] [--token T] [--config F] [--json]
   --wait        follow the instance until the outcome (running again with a new pid, stopped, or failed and why),
                 print it with the time it took; exit 1 on failure
   --timeout S   with --wait, give up after S seconds (default ${DEFAULT_TIMEOUT_S}; exit 1)
@@ -34,41 +36,64 @@ export const options = {
  * the command follows the instance's status until the outcome.
  */
 export function control(action: ControlAction): Command {
-  return (args) => reportClientErrors(action, async () => {
-    const { values, positionals } = parseCommandArgs(args, options, usage(action));
-    const [key, ...extra] = positionals;
-    if (key === undefined) throw new UsageError(`missing the instance key\n${usage(action)}`);
-    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage(action)}`);
+  return (args) =>
+    reportClientErrors(action, async () => {
+      const { values, positionals } = parseCommandArgs(args, options, usage(action));
+      const [key, ...extra] = positionals;
+      if (key === undefined) throw new UsageError(`missing the instance key\n${usage(action)}`);
+      if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage(action)}`);
 
-    const timeoutS = values.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(values.timeout);
-    if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError(`--timeout takes a number of seconds, not "${values.timeout ?? ''}"\n${usage(action)}`);
-    if (values.timeout !== undefined && !values.wait) throw new UsageError(`--timeout goes with --wait\n${usage(action)}`);
+      const timeoutS = values.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(values.timeout);
+      if (!Number.isFinite(timeoutS) || timeoutS <= 0)
+        throw new UsageError(`--timeout takes a number of seconds, not "${values.timeout ?? ''}"\n${usage(action)}`);
+      if (values.timeout !== undefined && !values.wait)
+        throw new UsageError(`--timeout goes with --wait\n${usage(action)}`);
 
-    const target = createTarget({ url: values.url, token: values.token, configFile: values.config, cwd: process.cwd(), env: process.env, warn: warnTo(action) });
-    const url = await target.url();
-    if (!values.wait) {
-      await withInstanceList(target, async () => postControl({ url, key, token: await target.token(key) }, action));
-      if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
-      else process.stdout.write(`${action} requested for ${key} at ${url}\n`);
-      return 0;
-    }
-    const startedAt = Date.now();
-    const ep = { url, key, token: '' };
-    const before = await withInstanceList(target, async () => {
-      ep.token = await target.token(key);
-      const status = await fetchStatus(ep);
-      await postControl(ep, action);
-      return status;
+      const target = createTarget({
+        url: values.url,
+        token: values.token,
+        configFile: values.config,
+        cwd: process.cwd(),
+        env: process.env,
+        warn: warnTo(action),
+      });
+      const url = await target.url();
+      if (!values.wait) {
+        await withInstanceList(target, async () => postControl({ url, key, token: await target.token(key) }, action));
+        if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
+        else process.stdout.write(`${action} requested for ${key} at ${url}\n`);
+        return 0;
+      }
+      const startedAt = Date.now();
+      const ep = { url, key, token: '' };
+      const before = await withInstanceList(target, async () => {
+        ep.token = await target.token(key);
+        const status = await fetchStatus(ep);
+        await postControl(ep, action);
+        return status;
+      });
+      if (!values.json) process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n`);
+      const outcome = await followOutcome(ep, action, before, { timeoutMs: timeoutS * 1000, startedAt });
+      const seconds = Math.round(outcome.ms / 100) / 10;
+      if (values.json) {
+        const { state, pid, revision, lastExit } = outcome.status;
+        process.stdout.write(
+          JSON.stringify({
+            key,
+            action,
+            ok: outcome.ok,
+            outcome: outcome.text,
+            state,
+            pid,
+            revision,
+            lastExit,
+            seconds,
+            url,
+          }) + '\n',
+        );
+      } else {
+        process.stdout.write(`${action} of ${key} ${outcome.ok ? 'done' : 'failed'}: ${outcome.text} (${seconds} s)\n`);
+      }
+      return outcome.ok ? 0 : 1;
     });
-    if (!values.json) process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n`);
-    const outcome = await followOutcome(ep, action, before, { timeoutMs: timeoutS * 1000, startedAt });
-    const seconds = Math.round(outcome.ms / 100) / 10;
-    if (values.json) {
-      const { state, pid, revision, lastExit } = outcome.status;
-      process.stdout.write(JSON.stringify({ key, action, ok: outcome.ok, outcome: outcome.text, state, pid, revision, lastExit, seconds, url }) + '\n');
-    } else {
-      process.stdout.write(`${action} of ${key} ${outcome.ok ? 'done' : 'failed'}: ${outcome.text} (${seconds} s)\n`);
-    }
-    return outcome.ok ? 0 : 1;
-  });
 }

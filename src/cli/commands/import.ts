@@ -39,13 +39,25 @@ function serverLine(found: InstanceImport, dryRun: boolean): string {
   }
 }
 
-interface Outcome { lines: string[]; failed: boolean }
+interface Outcome {
+  lines: string[];
+  failed: boolean;
+}
 
-async function importOne(instance: ResolvedInstance, db: WatchdogDb, opts: { dryRun: boolean; force: boolean; persistServers: boolean; before: string; cwd: string }): Promise<Outcome> {
+async function importOne(
+  instance: ResolvedInstance,
+  db: WatchdogDb,
+  opts: { dryRun: boolean; force: boolean; persistServers: boolean; before: string; cwd: string },
+): Promise<Outcome> {
   const row = db.rows.get(instance.key);
   if (!row) return { lines: [`${instance.key}: not in the data file`], failed: false };
   if (!opts.force && (await instanceDataKind(instance.dir)) === 'ours') {
-    return { lines: [`${instance.key}: skipped, ${relative(opts.cwd, instance.dir) || '.'}/${DATA_FILE} exists (--force replaces it)`], failed: false };
+    return {
+      lines: [
+        `${instance.key}: skipped, ${relative(opts.cwd, instance.dir) || '.'}/${DATA_FILE} exists (--force replaces it)`,
+      ],
+      failed: false,
+    };
   }
   const found = await inspectRow(row, instance, { persistServers: opts.persistServers, before: opts.before });
   const lines = [`${instance.key}: revision ${found.revision ?? '(none)'}; ${serverLine(found, opts.dryRun)}`];
@@ -99,11 +111,19 @@ export async function run(args: string[]): Promise<number> {
     return 1;
   }
   if (db.unfinished.length > 0) {
-    process.stderr.write(`warning: ${db.unfinished.join(' and ')} beside the data file: the real watchdog is running or did not stop cleanly, `
-      + 'so this may miss its last write; stop it cleanly and run the import again\n');
+    process.stderr.write(
+      `warning: ${db.unfinished.join(' and ')} beside the data file: the real watchdog is running or did not stop cleanly, ` +
+        'so this may miss its last write; stop it cleanly and run the import again\n',
+    );
   }
   const before = await ownStartTime();
-  const opts = { dryRun: values['dry-run'] === true, force: values.force === true, persistServers: config.persistServers, before, cwd };
+  const opts = {
+    dryRun: values['dry-run'] === true,
+    force: values.force === true,
+    persistServers: config.persistServers,
+    before,
+    cwd,
+  };
   process.stdout.write(`data file: ${file} (${db.rows.size} ${db.rows.size === 1 ? 'entry' : 'entries'})\n`);
   let failed = false;
   for (const instance of config.instances) {

@@ -51,13 +51,18 @@ async function untilInterrupted(body: (stop: ReturnType<typeof onInterrupt>) => 
 async function localLogs(target: Target, key: string, n: number, follow: boolean): Promise<number> {
   const config = await target.config('watchdog logs');
   const instance = config.instances.find((i) => i.key === key);
-  if (!instance) throw new UnknownInstanceError(key, config.instances.map((i) => i.key));
+  if (!instance)
+    throw new UnknownInstanceError(
+      key,
+      config.instances.map((i) => i.key),
+    );
   const logDir = join(instance.dir, 'logs');
   const tail = readLastLines(logDir, n);
   for (const line of tail.lines) write(line);
   if (!follow) {
     if (tail.partial !== null) write(tail.partial);
-    if (!tail.found) process.stderr.write(`watchdog logs: no log yet at ${logPath(logDir)} (has ${key} been started?)\n`);
+    if (!tail.found)
+      process.stderr.write(`watchdog logs: no log yet at ${logPath(logDir)} (has ${key} been started?)\n`);
     return 0;
   }
   if (!tail.found) process.stderr.write(`watchdog logs: waiting for ${logPath(logDir)} to appear\n`);
@@ -69,7 +74,10 @@ async function remoteAuth(target: Target, key: string): Promise<Pick<RemoteLog, 
   const admin = target.admin();
   if (admin) return { authorization: basic(admin.username, admin.password), as: 'admin' };
   if (!target.tokenGiven && !(await target.localConfig())) {
-    throw new ClientError(`reading ${key}'s log over --url needs its token (--token or WATCHDOG_TOKEN) or Admin credentials (--user and --password, or WATCHDOG_ADMIN)`, 2);
+    throw new ClientError(
+      `reading ${key}'s log over --url needs its token (--token or WATCHDOG_TOKEN) or Admin credentials (--user and --password, or WATCHDOG_ADMIN)`,
+      2,
+    );
   }
   return { authorization: basic(key, await target.token(key)), as: 'token' };
 }
@@ -83,7 +91,9 @@ async function remoteLogs(target: Target, key: string, n: number, follow: boolea
     if (!got.found) process.stderr.write(`watchdog logs: no log yet for ${key} (has it been started?)\n`);
     return 0;
   }
-  return untilInterrupted((stop) => withInstanceList(target, () => followRemoteLog(log, n, write, stop, warnTo('logs'))));
+  return untilInterrupted((stop) =>
+    withInstanceList(target, () => followRemoteLog(log, n, write, stop, warnTo('logs'))),
+  );
 }
 
 /** `watchdog logs <key>`: this machine's server.log, or with `--url` (or `WATCHDOG_URL`) the daemon's. */
@@ -95,8 +105,14 @@ export async function run(args: string[]): Promise<number> {
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${USAGE}`);
     const n = wholeNumber('-n', values.lines, 0, USAGE) ?? 50;
     const target = createTarget({
-      url: values.url, token: values.token, user: values.user, password: values.password, configFile: values.config,
-      cwd: process.cwd(), env: process.env, warn: warnTo('logs'),
+      url: values.url,
+      token: values.token,
+      user: values.user,
+      password: values.password,
+      configFile: values.config,
+      cwd: process.cwd(),
+      env: process.env,
+      warn: warnTo('logs'),
     });
     const follow = values.follow === true;
     if (!target.urlGiven) return localLogs(target, key, n, follow);

@@ -36,7 +36,9 @@ export async function run(args: string[]): Promise<number> {
   }
   try {
     if (positionals.length !== 1) {
-      throw new UsageError(positionals.length === 0 ? 'no folder given' : `one folder expected, got ${positionals.length}`);
+      throw new UsageError(
+        positionals.length === 0 ? 'no folder given' : `one folder expected, got ${positionals.length}`,
+      );
     }
     if (!values['base-url']) throw new UsageError('--base-url is required (where the archives will be served)');
     const result = await publishBuild({ dir: positionals[0] as string, baseUrl: values['base-url'], out: values.out });

@@ -3,10 +3,14 @@ import { AddressError, probe } from '../../kit/probe.ts';
 import { formatProbe } from '../../kit/probe-format.ts';
 import type { CommandOptions } from '../registry.ts';
 
-const USAGE = 'usage: watchdog probe <address> [--json]\n  address: host[:port] (port 1212), ss14://host[:port], ss14s://host[/path], or an http(s):// URL\n';
+const USAGE =
+  'usage: watchdog probe <address> [--json]\n  address: host[:port] (port 1212), ss14://host[:port], ss14s://host[/path], or an http(s):// URL\n';
 
 export const usage = USAGE;
-export const options = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const satisfies CommandOptions;
+export const options = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies CommandOptions;
 
 /**
  * `watchdog probe <address> [--json]`: reads a game server's /status and /info as a launcher would.
@@ -26,7 +30,9 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 1) {
-    process.stderr.write(`watchdog probe: ${positionals.length === 0 ? 'no address given' : `one address expected, got ${positionals.length}`}\n${USAGE}`);
+    process.stderr.write(
+      `watchdog probe: ${positionals.length === 0 ? 'no address given' : `one address expected, got ${positionals.length}`}\n${USAGE}`,
+    );
     return 2;
   }
   try {

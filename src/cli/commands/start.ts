@@ -30,7 +30,8 @@ export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, options, usage);
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
   const cliLevel = values['log-level'];
-  if (cliLevel !== undefined && !parseLogLevel(cliLevel)) throw new UsageError(`--log-level: expected debug, info, warn or error, got "${cliLevel}"`);
+  if (cliLevel !== undefined && !parseLogLevel(cliLevel))
+    throw new UsageError(`--log-level: expected debug, info, warn or error, got "${cliLevel}"`);
 
   const loadOptions = { file: values.config, cwd: process.cwd(), env: process.env, urls: values.urls };
   const loaded = await loadConfig(loadOptions);
@@ -40,7 +41,9 @@ export async function run(args: string[]): Promise<number> {
   }
   const { config } = loaded;
   configureLogging({
-    level: parseLogLevel(cliLevel) ?? config.logLevel, overrides: config.logOverrides, json: values['log-format'] === 'json' ? true : undefined,
+    level: parseLogLevel(cliLevel) ?? config.logLevel,
+    overrides: config.logOverrides,
+    json: values['log-format'] === 'json' ? true : undefined,
   });
   const log = createLogger('watchdog');
   for (const w of loaded.warnings) log.warn(w);
@@ -62,7 +65,8 @@ export async function run(args: string[]): Promise<number> {
     initial: config,
     log: log.child('config'),
     // --log-level wins over the file, at start and at every reload.
-    onApplied: (next) => configureLogging({ level: parseLogLevel(cliLevel) ?? next.logLevel, overrides: next.logOverrides }),
+    onApplied: (next) =>
+      configureLogging({ level: parseLogLevel(cliLevel) ?? next.logLevel, overrides: next.logOverrides }),
   });
   process.off('SIGHUP', onEarlyHup);
   if (hupWhileStarting) process.emit('SIGHUP', 'SIGHUP');

@@ -34,8 +34,9 @@ export const options = {
   password: { type: 'string' },
 } as const satisfies CommandOptions;
 
-const NEEDS_ADMIN = 'listing every instance needs Admin credentials (--user and --password, or WATCHDOG_ADMIN=user:password) '
-  + "or the daemon's appsettings.yml here; an instance token shows only its own instance: watchdog status <key>";
+const NEEDS_ADMIN =
+  'listing every instance needs Admin credentials (--user and --password, or WATCHDOG_ADMIN=user:password) ' +
+  "or the daemon's appsettings.yml here; an instance token shows only its own instance: watchdog status <key>";
 
 interface Snapshot {
   rows: StatusRow[];
@@ -43,7 +44,12 @@ interface Snapshot {
 }
 
 /** Every instance's status from `GET /api/instances` (one of them with `key`), as Admin or a loopback client. */
-async function adminSnapshot(url: string, target: Target, key: string | undefined, explicit: boolean): Promise<Snapshot> {
+async function adminSnapshot(
+  url: string,
+  target: Target,
+  key: string | undefined,
+  explicit: boolean,
+): Promise<Snapshot> {
   let rows: StatusRow[];
   try {
     rows = await fetchAllStatus(url, target.admin());
@@ -56,7 +62,15 @@ async function adminSnapshot(url: string, target: Target, key: string | undefine
   if (key === undefined) return { rows, errors: [] };
   const row = rows.find((r) => r.key === key);
   if (row) return { rows: [row], errors: [] };
-  return { rows: [], errors: [new UnknownInstanceError(key, rows.map((r) => r.key))] };
+  return {
+    rows: [],
+    errors: [
+      new UnknownInstanceError(
+        key,
+        rows.map((r) => r.key),
+      ),
+    ],
+  };
 }
 
 /** Which keys to ask for without Admin credentials: the one given, else every instance of the local config. */
@@ -74,7 +88,9 @@ async function snapshot(target: Target, key: string | undefined): Promise<Snapsh
   if (target.admin()) return adminSnapshot(url, target, key, true);
   const keys = await localKeys(target, key);
   if (keys === undefined) return adminSnapshot(url, target, key, false);
-  const results = await Promise.allSettled(keys.map((k) => withInstanceList(target, async () => fetchStatus({ url, key: k, token: await target.token(k) }))));
+  const results = await Promise.allSettled(
+    keys.map((k) => withInstanceList(target, async () => fetchStatus({ url, key: k, token: await target.token(k) }))),
+  );
   const rows: StatusRow[] = [];
   const errors: ClientError[] = [];
   for (const r of results) {
@@ -87,7 +103,10 @@ async function snapshot(target: Target, key: string | undefined): Promise<Snapsh
   return { rows, errors: unique };
 }
 
-function print(snap: Snapshot, opts: { key: string | undefined; json: boolean; watch: boolean; colour: boolean }): number {
+function print(
+  snap: Snapshot,
+  opts: { key: string | undefined; json: boolean; watch: boolean; colour: boolean },
+): number {
   // One instance asked for once: its failure is the answer. Watching shows it and goes on.
   if (opts.key !== undefined && snap.errors.length > 0 && !opts.watch) throw snap.errors[0];
   // Nothing answered (the daemon is down): the message alone, not an empty table above it.
@@ -97,7 +116,8 @@ function print(snap: Snapshot, opts: { key: string | undefined; json: boolean; w
   } else if (opts.json) {
     const value = opts.key !== undefined ? snap.rows[0] : snap.rows;
     // Watching prints one document per line so a script can read the stream line by line.
-    if (value !== undefined) process.stdout.write((opts.watch ? JSON.stringify(value) : JSON.stringify(value, null, 2)) + '\n');
+    if (value !== undefined)
+      process.stdout.write((opts.watch ? JSON.stringify(value) : JSON.stringify(value, null, 2)) + '\n');
   } else {
     process.stdout.write(renderStatusTable(snap.rows, { colour: opts.colour, now: Date.now() }));
   }
@@ -117,26 +137,38 @@ export async function run(args: string[]): Promise<number> {
     const watch = values.watch === true;
     const colour = !json && colourEnabled(process.stdout, process.env);
     const target = createTarget({
-      url: values.url, token: values.token, user: values.user, password: values.password, configFile: values.config,
-      cwd: process.cwd(), env: process.env, warn: warnTo('status'),
+      url: values.url,
+      token: values.token,
+      user: values.user,
+      password: values.password,
+      configFile: values.config,
+      cwd: process.cwd(),
+      env: process.env,
+      warn: warnTo('status'),
     });
     target.admin(); // half-given credentials are a usage error before anything is sent
 
     if (!watch) return print(await snapshot(target, key), { key, json, watch, colour });
 
     const tty = process.stdout.isTTY === true && !json;
-    return repeatUntilInterrupted(async (n) => {
-      let snap: Snapshot;
-      try {
-        snap = await snapshot(target, key);
-      } catch (err) {
-        // A daemon restarting mid-watch is worth showing, not worth ending the watch for.
-        if (!(err instanceof ClientError) || err.exitCode === 2) throw err;
-        snap = { rows: [], errors: [err] };
-      }
-      if (tty) process.stdout.write(`\x1b[H\x1b[2J` + `every ${intervalMs / 1000}s · ${new Date().toLocaleTimeString()}\n\n`);
-      else if (n > 1 && !json) process.stdout.write('\n');
-      return print(snap, { key, json, watch, colour });
-    }, { intervalMs, count });
+    return repeatUntilInterrupted(
+      async (n) => {
+        let snap: Snapshot;
+        try {
+          snap = await snapshot(target, key);
+        } catch (err) {
+          // A daemon restarting mid-watch is worth showing, not worth ending the watch for.
+          if (!(err instanceof ClientError) || err.exitCode === 2) throw err;
+          snap = { rows: [], errors: [err] };
+        }
+        if (tty)
+          process.stdout.write(
+            `\x1b[H\x1b[2J` + `every ${intervalMs / 1000}s · ${new Date().toLocaleTimeString()}\n\n`,
+          );
+        else if (n > 1 && !json) process.stdout.write('\n');
+        return print(snap, { key, json, watch, colour });
+      },
+      { intervalMs, count },
+    );
   });
 }

@@ -26,9 +26,7 @@ export function mergeParallelEdges(graph: ChartGraph): ChartGraph {
 
 /** Drops the XML prolog and the fixed size, so the SVG can be inlined and scaled by CSS (its viewBox stays). */
 function inlineable(svg: string): string {
-  return svg
-    .replace(/^[\s\S]*?(?=<svg\b)/, '')
-    .replace(/<svg\b([^>]*?)\swidth="[^"]*"\s+height="[^"]*"/, '<svg$1');
+  return svg.replace(/^[\s\S]*?(?=<svg\b)/, '').replace(/<svg\b([^>]*?)\swidth="[^"]*"\s+height="[^"]*"/, '<svg$1');
 }
 
 /**
@@ -51,7 +49,9 @@ export async function renderChartSvg(log?: Logger, graph: ChartGraph = chartGrap
   }
   for (const d of [...diagnostics, ...result.errors.map((e) => e.message)]) log?.debug(`graphviz: ${d}`);
   if (result.status !== 'success' || result.output === undefined) {
-    throw new Error(`cannot render the statechart as SVG: ${result.errors.map((e) => e.message).join('; ') || 'Graphviz failed'}`);
+    throw new Error(
+      `cannot render the statechart as SVG: ${result.errors.map((e) => e.message).join('; ') || 'Graphviz failed'}`,
+    );
   }
   return inlineable(result.output);
 }

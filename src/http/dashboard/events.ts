@@ -8,7 +8,16 @@ import { methodNotAllowed } from '../request-info.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 
 /** The bus facts the dashboard shows; each goes out as an SSE event of the same name. */
-export const STREAMED = ['instance:state', 'instance:alert', 'instance:update', 'instance:restart', 'instance:launch', 'instance:exit', 'instance:checkin', 'control'] as const;
+export const STREAMED = [
+  'instance:state',
+  'instance:alert',
+  'instance:update',
+  'instance:restart',
+  'instance:launch',
+  'instance:exit',
+  'instance:checkin',
+  'control',
+] as const;
 type Streamed = (typeof STREAMED)[number];
 
 export interface EventStreamOptions {
@@ -25,16 +34,25 @@ export interface EventStreamOptions {
 }
 
 /** This route for the OpenAPI document (route-doc.ts). */
-export const eventRouteDocs: readonly RouteDoc[] = [{
-  method: 'get', path: '/events', tag: 'dashboard', access: 'admin',
-  summary: "the dashboard's live feed: hello (every instance's status, recent events), then each event as it happens",
-  query: [{ name: 'logs', type: 'string', description: '1: server log lines too (instance:log)' }],
-  responses: { 200: { description: 'Server-Sent Events', media: 'text/event-stream' }, ...errors(400, 401, 403, 405) },
-}];
+export const eventRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/events',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: "the dashboard's live feed: hello (every instance's status, recent events), then each event as it happens",
+    query: [{ name: 'logs', type: 'string', description: '1: server log lines too (instance:log)' }],
+    responses: {
+      200: { description: 'Server-Sent Events', media: 'text/event-stream' },
+      ...errors(400, 401, 403, 405),
+    },
+  },
+];
 
 /** Progress and check-ins are too frequent to list; they only update what the page shows. */
 const quiet = (type: Streamed, e: BusEvents[Streamed]) =>
-  type === 'instance:checkin' || (type === 'instance:update' && 'phase' in e && !['check', 'done', 'none', 'failed'].includes(e.phase));
+  type === 'instance:checkin' ||
+  (type === 'instance:update' && 'phase' in e && !['check', 'done', 'none', 'failed'].includes(e.phase));
 
 /**
  * `GET /events`: Server-Sent Events for the dashboard. First `hello` with every instance's status and the recent
@@ -65,7 +83,8 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
 
   app.get('/events', access, (c) => {
     // Hono answers HEAD with the GET handler and drops the body unread, which would leave a stream subscribed for ever.
-    if (c.req.method === 'HEAD') return c.body(null, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+    if (c.req.method === 'HEAD')
+      return c.body(null, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
     const withLogs = c.req.query('logs') === '1';
     // Without this header a reverse proxy such as nginx buffers the stream and events arrive in bursts.
     c.header('X-Accel-Buffering', 'no');
@@ -100,7 +119,13 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
       };
       stream.onAbort(unsubscribe);
 
-      sender.send('hello', { version, now: Date.now(), states, instances: registry.list().map((i) => i.status()), recent });
+      sender.send('hello', {
+        version,
+        now: Date.now(),
+        states,
+        instances: registry.list().map((i) => i.status()),
+        recent,
+      });
       for (const [type, h] of handlers) bus.on(type, h);
       if (withLogs) bus.on('instance:log', onLog);
 

@@ -9,7 +9,16 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ACTIONS, actionBlockers, actionLabel, type CardStatus, cardFields, PALETTE_SIZE, shownName, stateGroup } from './assets/card-view.js';
+import {
+  ACTIONS,
+  actionBlockers,
+  actionLabel,
+  type CardStatus,
+  cardFields,
+  PALETTE_SIZE,
+  shownName,
+  stateGroup,
+} from './assets/card-view.js';
 
 export interface PageState {
   version: string;
@@ -39,25 +48,44 @@ export function colorSlots(keys: readonly string[]): Map<string, number> {
 
 export function renderCard(template: string, status: CardStatus, color: number, now: number): string {
   let html = template.trim();
-  html = fill(html, /<article class="card">/, () =>
-    `<article class="card" data-key="${escapeHtml(status.key)}" data-state="${escapeHtml(status.state)}" data-color="${color}">`);
+  html = fill(
+    html,
+    /<article class="card">/,
+    () =>
+      `<article class="card" data-key="${escapeHtml(status.key)}" data-state="${escapeHtml(status.state)}" data-color="${color}">`,
+  );
   html = fill(html, /<h2 class="key"><\/h2>/, () => `<h2 class="key">${escapeHtml(status.key)}</h2>`);
   const name = shownName(status);
-  html = fill(html, /<span class="name muted"><\/span>/, () =>
-    `<span class="name muted"${name ? ` title="${escapeHtml(name)}"` : ''}>${escapeHtml(name)}</span>`);
-  html = fill(html, /<span class="state-pill" data-field="state"><\/span>/, () =>
-    `<span class="state-pill" data-field="state" data-group="${escapeHtml(stateGroup(status.state))}">${escapeHtml(status.state)}</span>`);
+  html = fill(
+    html,
+    /<span class="name muted"><\/span>/,
+    () => `<span class="name muted"${name ? ` title="${escapeHtml(name)}"` : ''}>${escapeHtml(name)}</span>`,
+  );
+  html = fill(
+    html,
+    /<span class="state-pill" data-field="state"><\/span>/,
+    () =>
+      `<span class="state-pill" data-field="state" data-group="${escapeHtml(stateGroup(status.state))}">${escapeHtml(status.state)}</span>`,
+  );
   for (const [field, text] of Object.entries(cardFields(status, now))) {
     if (field === 'state') continue;
-    html = fill(html, new RegExp(`<dd data-field="${field}"></dd>`), () => `<dd data-field="${field}">${escapeHtml(text)}</dd>`);
+    html = fill(
+      html,
+      new RegExp(`<dd data-field="${field}"></dd>`),
+      () => `<dd data-field="${field}">${escapeHtml(text)}</dd>`,
+    );
   }
   const blockers = actionBlockers(status);
   for (const action of ACTIONS) {
-    html = fill(html, new RegExp(`<button type="button" data-action="${action}"([^>]*)>[^<]*</button>`), (_all, attrs = '') => {
-      const why = blockers[action];
-      const extra = why ? ` disabled title="${escapeHtml(why)}"` : '';
-      return `<button type="button" data-action="${action}"${attrs}${extra}>${escapeHtml(actionLabel(action, status))}</button>`;
-    });
+    html = fill(
+      html,
+      new RegExp(`<button type="button" data-action="${action}"([^>]*)>[^<]*</button>`),
+      (_all, attrs = '') => {
+        const why = blockers[action];
+        const extra = why ? ` disabled title="${escapeHtml(why)}"` : '';
+        return `<button type="button" data-action="${action}"${attrs}${extra}>${escapeHtml(actionLabel(action, status))}</button>`;
+      },
+    );
   }
   return html;
 }
@@ -73,10 +101,22 @@ export function renderPage(index: string, state: PageState): string {
   const json = JSON.stringify(state).replace(/</g, '\\u003c');
   const time = new Date(state.now).toISOString().slice(11, 19);
   let html = index;
-  html = fill(html, /<span id="version" class="muted"><\/span>/, () => `<span id="version" class="muted">v${escapeHtml(state.version)}</span>`);
-  html = fill(html, /<span id="conn" class="conn" data-state="connecting" role="status">[^<]*<\/span>/, () =>
-    `<span id="conn" class="conn" data-state="snapshot" role="status" title="the page as the daemon sent it; live updates follow">as of ${time} UTC</span>`);
-  html = fill(html, /(<section id="instances"[^>]*>)(<\/section>)/, (_all, open = '', close = '') => `${open}\n${cards}\n${close}`);
+  html = fill(
+    html,
+    /<span id="version" class="muted"><\/span>/,
+    () => `<span id="version" class="muted">v${escapeHtml(state.version)}</span>`,
+  );
+  html = fill(
+    html,
+    /<span id="conn" class="conn" data-state="connecting" role="status">[^<]*<\/span>/,
+    () =>
+      `<span id="conn" class="conn" data-state="snapshot" role="status" title="the page as the daemon sent it; live updates follow">as of ${time} UTC</span>`,
+  );
+  html = fill(
+    html,
+    /(<section id="instances"[^>]*>)(<\/section>)/,
+    (_all, open = '', close = '') => `${open}\n${cards}\n${close}`,
+  );
   html = fill(html, /<\/main>/, () => `</main>\n  <script type="application/json" id="initial-state">${json}</script>`);
   return html;
 }

@@ -15,21 +15,34 @@ export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
  * Everything from this origin, nothing inline, no framing: the page shows server log lines and instance names,
  * so a line that looks like markup must never run (app.js also only ever sets textContent).
  */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-  + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** These routes for the OpenAPI document (route-doc.ts). */
 export const dashboardRouteDocs: readonly RouteDoc[] = [
   {
-    method: 'get', path: '/', tag: 'dashboard', access: 'admin', summary: "the dashboard page, rendered with every instance's card",
+    method: 'get',
+    path: '/',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: "the dashboard page, rendered with every instance's card",
     responses: { 200: { description: 'the page', media: 'text/html' }, ...errors(400, 401, 403, 405) },
   },
   {
-    method: 'get', path: '/statechart.svg', tag: 'dashboard', access: 'admin', summary: 'the instance statechart',
+    method: 'get',
+    path: '/statechart.svg',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: 'the instance statechart',
     responses: { 200: { description: 'the statechart', media: 'image/svg+xml' }, ...errors(400, 401, 403) },
   },
   {
-    method: 'get', path: '/dashboard/{file}', tag: 'dashboard', access: 'admin', summary: "the page's scripts and stylesheet",
+    method: 'get',
+    path: '/dashboard/{file}',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: "the page's scripts and stylesheet",
     responses: { 200: { description: 'the file (.js, .css, .html or .svg)' }, ...errors(400, 401, 403, 404) },
   },
 ];
@@ -52,13 +65,22 @@ export function dashboardRoutes(deps: HttpDeps): Hono {
 
   // The page with the instances in it (page.ts), so it shows them before any script has run.
   app.get('/', access, securityHeaders, async (c) =>
-    c.html(await page({ version: deps.version, now: Date.now(), instances: deps.registry.list().map((i) => i.status()) })));
+    c.html(
+      await page({ version: deps.version, now: Date.now(), instances: deps.registry.list().map((i) => i.status()) }),
+    ),
+  );
   app.get('/statechart.svg', access, securityHeaders, async (c) =>
-    c.body(await chart(), 200, { 'Content-Type': 'image/svg+xml; charset=utf-8' }));
-  app.get('/dashboard/:file{[a-z-]+\\.(?:js|css|html|svg)}', access, securityHeaders, serveStatic({
-    root: ASSETS_DIR,
-    rewriteRequestPath: (p) => p.replace(/^\/dashboard/, ''),
-  }));
+    c.body(await chart(), 200, { 'Content-Type': 'image/svg+xml; charset=utf-8' }),
+  );
+  app.get(
+    '/dashboard/:file{[a-z-]+\\.(?:js|css|html|svg)}',
+    access,
+    securityHeaders,
+    serveStatic({
+      root: ASSETS_DIR,
+      rewriteRequestPath: (p) => p.replace(/^\/dashboard/, ''),
+    }),
+  );
   app.all('/', methodNotAllowed('GET, HEAD'));
   return app;
 }

@@ -14,7 +14,12 @@ export interface EntryContents {
  * the writes themselves (1,600 files of 128 KB: 0.57 s of user CPU against 0.12 s). `signal` stops the source and is
  * checked after every write, since a stopped source that is asked for more may never answer.
  */
-export async function writeEntryFile(contents: EntryContents, dest: string, mode: number | null, signal?: AbortSignal): Promise<void> {
+export async function writeEntryFile(
+  contents: EntryContents,
+  dest: string,
+  mode: number | null,
+  signal?: AbortSignal,
+): Promise<void> {
   signal?.throwIfAborted();
   const stop = () => contents.stop();
   signal?.addEventListener('abort', stop, { once: true });
@@ -22,7 +27,7 @@ export async function writeEntryFile(contents: EntryContents, dest: string, mode
     const file = await open(dest, 'w');
     try {
       for await (const chunk of contents.chunks) {
-        for (let at = 0; at < chunk.length;) at += (await file.write(chunk, at)).bytesWritten;
+        for (let at = 0; at < chunk.length; ) at += (await file.write(chunk, at)).bytesWritten;
         signal?.throwIfAborted();
       }
       // Server builds rely on the execute bit of their programs; drop setuid/setgid/sticky; ignore the umask.

@@ -11,7 +11,9 @@ import { UpdateError } from '../../errors.ts';
  */
 
 function refuse(name: string, why: string): never {
-  throw new UpdateError(`refused archive entry "${name}": ${why}; the archive is unsafe or damaged, so nothing was installed`);
+  throw new UpdateError(
+    `refused archive entry "${name}": ${why}; the archive is unsafe or damaged, so nothing was installed`,
+  );
 }
 
 function isAbsoluteName(name: string): boolean {

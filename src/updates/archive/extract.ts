@@ -10,7 +10,13 @@ export const HEAD_BYTES = 512;
 
 /** The format from an archive's first bytes: names lie (a `.zip` link may serve a tarball), magic bytes do not. */
 export function formatOfHead(head: Buffer): ArchiveFormat | null {
-  if (head.length >= 4 && head[0] === 0x50 && head[1] === 0x4b && (head[2] === 3 || head[2] === 5) && head[3] === head[2] + 1) {
+  if (
+    head.length >= 4 &&
+    head[0] === 0x50 &&
+    head[1] === 0x4b &&
+    (head[2] === 3 || head[2] === 5) &&
+    head[3] === head[2] + 1
+  ) {
     return 'zip'; // PK\3\4 (a local file header) or PK\5\6 (an empty archive)
   }
   if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return 'gzip';
@@ -42,7 +48,9 @@ export async function extractArchive(archive: string, destDir: string, signal?: 
     throw new UpdateError(`cannot read the archive ${archive}`, { cause: err });
   }
   if (format === null) {
-    throw new UpdateError(`${archive} is not a zip, tar or tar.gz archive (unrecognised first bytes); the download is damaged or is not a build`);
+    throw new UpdateError(
+      `${archive} is not a zip, tar or tar.gz archive (unrecognised first bytes); the download is damaged or is not a build`,
+    );
   }
   if (format === 'zip') await extractZip(archive, destDir, signal);
   else await extractTar(archive, destDir, signal, format === 'gzip');

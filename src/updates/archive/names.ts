@@ -31,4 +31,5 @@ export function serverArchivePlatform(name: string): string | undefined {
 }
 
 /** What a server archive's name looks like, for messages that say what was looked for. */
-export const SERVER_ARCHIVE_EXAMPLES = '<name>_<platform>.zip or <name>-<platform>.tar.gz (platform such as linux-x64, osx-arm64, win-x64)';
+export const SERVER_ARCHIVE_EXAMPLES =
+  '<name>_<platform>.zip or <name>-<platform>.tar.gz (platform such as linux-x64, osx-arm64, win-x64)';

@@ -75,7 +75,8 @@ async function writeEntry(entry: ReadEntry, x: Extraction): Promise<void> {
     return;
   }
   if (FILE_TYPES.has(type)) {
-    const write = async () => writeEntryFile(tarContents(entry), await x.tree.place(name, segments), entry.mode ?? null, x.signal);
+    const write = async () =>
+      writeEntryFile(tarContents(entry), await x.tree.place(name, segments), entry.mode ?? null, x.signal);
     // The parser waits for this entry's data to be read, so a failed write must stop it from here.
     await x.pool.run(segments.join('/'), () => write().catch((err: unknown) => x.fail(err)));
     return;
@@ -110,12 +111,18 @@ function wrapTarError(err: unknown): UpdateError {
  * A tar.gz is inflated by node:zlib's stream on the thread pool, beside the parsing and writing on the main thread
  * (as `tar xzf` pipes through a gzip process): tar's own inflate runs synchronously on the main thread.
  */
-export async function extractTar(archive: string | Readable, destDir: string, signal?: AbortSignal, gzip = false): Promise<void> {
+export async function extractTar(
+  archive: string | Readable,
+  destDir: string,
+  signal?: AbortSignal,
+  gzip = false,
+): Promise<void> {
   const tree = await createExtractTree(destDir);
   const pool = createEntryPool(PARALLEL_WRITES);
   return new Promise<void>((resolve, reject) => {
     // A stream given (a download as it arrives) must end or fail with an error: a plain destroy never ends the parser.
-    const file: Readable = typeof archive === 'string' ? createReadStream(archive, { highWaterMark: 1 << 18 }) : archive;
+    const file: Readable =
+      typeof archive === 'string' ? createReadStream(archive, { highWaterMark: 1 << 18 }) : archive;
     const input: Readable = gzip ? file.pipe(createGunzip({ chunkSize: 1 << 18 })) : file;
     if (input !== file) file.on('error', (err: Error) => input.destroy(err));
     const parser = new Parser({ strict: true });

@@ -48,13 +48,15 @@ async function* checkedContents(entry: Entry, data: AsyncIterable<Buffer>, stop:
     for await (const chunk of data) {
       crc = crc32(chunk, crc);
       size += chunk.length;
-      if (size > entry.uncompressedSize) throw new UpdateError(`zip entry "${entry.fileName}" is larger than its recorded size`);
+      if (size > entry.uncompressedSize)
+        throw new UpdateError(`zip entry "${entry.fileName}" is larger than its recorded size`);
       yield chunk;
     }
   } finally {
     stop();
   }
-  if (size !== entry.uncompressedSize) throw new UpdateError(`zip entry "${entry.fileName}" is shorter than its recorded size`);
+  if (size !== entry.uncompressedSize)
+    throw new UpdateError(`zip entry "${entry.fileName}" is shorter than its recorded size`);
   if (crc >>> 0 !== entry.crc32 >>> 0) throw new UpdateError(`zip entry "${entry.fileName}" fails its CRC check`);
 }
 
@@ -63,7 +65,7 @@ async function* checkedContents(entry: Entry, data: AsyncIterable<Buffer>, stop:
  * error, a cancel) closes the fd under the entries still being read beside it, whatever `autoClose` says.
  */
 async function* readRange(archive: FileHandle, start: number, length: number): AsyncGenerator<Buffer> {
-  for (let pos = start, end = start + length; pos < end;) {
+  for (let pos = start, end = start + length; pos < end; ) {
     const size = Math.min(READ_CHUNK, end - pos);
     const { bytesRead, buffer } = await archive.read(Buffer.allocUnsafe(size), 0, size, pos);
     if (bytesRead === 0) throw new UpdateError(`the zip archive ended inside the data at offset ${pos}`);
@@ -78,7 +80,9 @@ async function* readRange(archive: FileHandle, start: number, length: number): A
  */
 async function openContents(zip: ZipFile, archive: FileHandle, entry: Entry): Promise<EntryContents> {
   if (entry.compressionMethod !== STORED && entry.compressionMethod !== DEFLATED) {
-    throw new UpdateError(`zip entry "${entry.fileName}" uses compression method ${entry.compressionMethod}; only stored and deflated entries are supported`);
+    throw new UpdateError(
+      `zip entry "${entry.fileName}" uses compression method ${entry.compressionMethod}; only stored and deflated entries are supported`,
+    );
   }
   const { fileDataStart } = await zip.readLocalFileHeaderPromise(entry, { minimal: true });
   const raw = Readable.from(readRange(archive, fileDataStart, entry.compressedSize), { objectMode: false });
@@ -95,7 +99,13 @@ async function openContents(zip: ZipFile, archive: FileHandle, entry: Entry): Pr
   return { chunks: checkedContents(entry, data, stop), stop };
 }
 
-async function extractEntry(zip: ZipFile, archive: FileHandle, entry: Entry, tree: ExtractTree, signal?: AbortSignal): Promise<void> {
+async function extractEntry(
+  zip: ZipFile,
+  archive: FileHandle,
+  entry: Entry,
+  tree: ExtractTree,
+  signal?: AbortSignal,
+): Promise<void> {
   const name = entry.fileName;
   const segments = entrySegments(name);
   const mode = unixMode(entry);
@@ -116,7 +126,12 @@ async function extractEntry(zip: ZipFile, archive: FileHandle, entry: Entry, tre
     return;
   }
   // A mode without permission bits (some zip tools) leaves the file as the umask made it.
-  await writeEntryFile(await openContents(zip, archive, entry), dest, mode !== null && (mode & 0o777) !== 0 ? mode : null, signal);
+  await writeEntryFile(
+    await openContents(zip, archive, entry),
+    dest,
+    mode !== null && (mode & 0o777) !== 0 ? mode : null,
+    signal,
+  );
 }
 
 function wrapZipError(err: unknown): UpdateError {
@@ -124,7 +139,10 @@ function wrapZipError(err: unknown): UpdateError {
   const message = err instanceof Error ? err.message : String(err);
   const bad = YAUZL_NAME_ERROR.exec(message);
   if (bad) {
-    return new UpdateError(`refused archive entry "${bad[2]}": ${bad[1]}; the archive is unsafe or damaged, so nothing was installed`, { cause: err });
+    return new UpdateError(
+      `refused archive entry "${bad[2]}": ${bad[1]}; the archive is unsafe or damaged, so nothing was installed`,
+      { cause: err },
+    );
   }
   return new UpdateError(`the zip archive is corrupt or unreadable (${message})`, { cause: err });
 }
@@ -155,7 +173,8 @@ export async function extractZip(archive: string, destDir: string, signal?: Abor
     }
     await pool.finish();
   } catch (err) {
-    if (signal?.aborted && !(err instanceof UpdateError)) throw new UpdateError('extraction was cancelled', { cause: err });
+    if (signal?.aborted && !(err instanceof UpdateError))
+      throw new UpdateError('extraction was cancelled', { cause: err });
     throw wrapZipError(err);
   } finally {
     await pool.idle();

@@ -64,9 +64,9 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
   const mismatch = (): UpdateError | null =>
     expected !== undefined && actual !== null && actual !== expected
       ? new UpdateError(
-        `download of ${where} does not match its expected SHA-256 (expected ${expected}, got ${actual}); ` +
-          'the file on the server changed or is damaged; republish it or fix the hash',
-      )
+          `download of ${where} does not match its expected SHA-256 (expected ${expected}, got ${actual}); ` +
+            'the file on the server changed or is damaged; republish it or fix the hash',
+        )
       : null;
   const explain = (err: unknown): UpdateError => {
     if (opts.signal.aborted) return new UpdateError(`download of ${where} was cancelled`, { cause: err });
@@ -92,8 +92,10 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
     }
     // No Accept-Encoding is sent, so the body arrives as stored; a server that encodes anyway is not length-checked.
     const lengthHeader = res.headers['content-length'];
-    total = lengthHeader !== undefined && /^\d+$/.test(lengthHeader) && !res.headers['content-encoding']
-      ? Number(lengthHeader) : null;
+    total =
+      lengthHeader !== undefined && /^\d+$/.test(lengthHeader) && !res.headers['content-encoding']
+        ? Number(lengthHeader)
+        : null;
     const hash = createHash('sha256');
     let lastReport = 0;
     const meter = new Transform({
@@ -112,7 +114,10 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
         done();
       },
     });
-    await sink(pipeline(res, meter, () => undefined), signal);
+    await sink(
+      pipeline(res, meter, () => undefined),
+      signal,
+    );
     if (total !== null && bytes !== total) {
       throw new UpdateError(`download of ${where} was cut short: got ${bytes} of ${total} bytes`);
     }

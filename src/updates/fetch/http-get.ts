@@ -11,7 +11,11 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * 0.40–0.43 s here: main-thread time that the tar parser of a streamed extraction needs. Resolves with the final response,
  * whatever its status; `signal` aborts the request and destroys its body.
  */
-export async function httpGet(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<IncomingMessage> {
+export async function httpGet(
+  url: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
   let current = new URL(url);
   let sent = { ...headers };
   for (let hop = 0; ; hop++) {
@@ -21,7 +25,8 @@ export async function httpGet(url: string, headers: Record<string, string>, sign
     res.resume();
     if (hop >= MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects, the last to ${location}`);
     const next = new URL(location, current);
-    if (next.protocol !== 'http:' && next.protocol !== 'https:') throw new Error(`redirected to a ${next.protocol} URL`);
+    if (next.protocol !== 'http:' && next.protocol !== 'https:')
+      throw new Error(`redirected to a ${next.protocol} URL`);
     if (next.origin !== current.origin) sent = withoutCredentials(sent);
     current = next;
   }

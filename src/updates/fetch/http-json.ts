@@ -33,7 +33,8 @@ export async function fetchJson(
   } catch (err) {
     if (err instanceof UpdateError) throw err;
     if (opts.signal.aborted) throw new UpdateError(`fetching the ${where} was cancelled`, { cause: err });
-    if (timeout.aborted) throw new UpdateError(`the ${where} did not answer within ${opts.timeoutMs / 1000} s`, { cause: err });
+    if (timeout.aborted)
+      throw new UpdateError(`the ${where} did not answer within ${opts.timeoutMs / 1000} s`, { cause: err });
     throw new UpdateError(`cannot fetch the ${where}`, { cause: err });
   }
   try {

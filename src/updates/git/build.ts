@@ -4,8 +4,15 @@ import type { Writable } from 'node:stream';
 import type { UpdatesSettings } from '../../config/schema.ts';
 import { UpdateError } from '../../errors.ts';
 import {
-  CLIENT_SCRIPT, ENGINE_ENV, SERVER_SCRIPT, detectEngine, hasClientScript, packagingSteps, pythonSteps,
-  type BuildStep, type EngineKind,
+  CLIENT_SCRIPT,
+  ENGINE_ENV,
+  SERVER_SCRIPT,
+  detectEngine,
+  hasClientScript,
+  packagingSteps,
+  pythonSteps,
+  type BuildStep,
+  type EngineKind,
 } from './engine.ts';
 import { runChecked } from './exec.ts';
 import { globFiles } from './glob.ts';
@@ -91,8 +98,13 @@ export async function runBuild(opts: {
   for (const step of opts.plan.steps) {
     opts.sink.write(`$ ${step.program} ${step.args.join(' ')}\n`);
     await runChecked(step.program, step.args, {
-      cwd: opts.sourceDir, env, signal: opts.signal, timeoutMs: opts.timeoutMs, sink: opts.sink,
-      what: step.what, logHint: opts.logHint,
+      cwd: opts.sourceDir,
+      env,
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs,
+      sink: opts.sink,
+      what: step.what,
+      logHint: opts.logHint,
     });
   }
 }

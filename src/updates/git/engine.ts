@@ -37,8 +37,16 @@ export const ENGINE_ENV: Record<string, string> = {
   PYTHONUNBUFFERED: '1',
 };
 
-const isDir = (path: string) => stat(path).then((s) => s.isDirectory(), () => false);
-const isFile = (path: string) => stat(path).then((s) => s.isFile(), () => false);
+const isDir = (path: string) =>
+  stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+const isFile = (path: string) =>
+  stat(path).then(
+    (s) => s.isFile(),
+    () => false,
+  );
 
 /** Which engine packaging the checkout has, `Content.Packaging` first as in the real watchdog; null for neither. */
 export async function detectEngine(sourceDir: string): Promise<EngineKind | null> {
@@ -66,7 +74,11 @@ export function packagingSteps(rid: string, hybrid: boolean): BuildStep[] {
     },
   ];
   if (!hybrid) {
-    steps.push({ what: 'client packaging', program: 'dotnet', args: ['run', '--project', 'Content.Packaging', 'client', '--no-wipe-release'] });
+    steps.push({
+      what: 'client packaging',
+      program: 'dotnet',
+      args: ['run', '--project', 'Content.Packaging', 'client', '--no-wipe-release'],
+    });
   }
   return steps;
 }

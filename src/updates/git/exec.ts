@@ -46,9 +46,15 @@ function killGroup(child: ChildProcess, sig: NodeJS.Signals): void {
 
 /** Runs `program args`; resolves with the exit status, rejects with UpdateError on spawn failure, timeout or cancel. */
 export function runChild(program: string, args: string[], opts: RunOptions): Promise<RunResult> {
-  if (opts.signal.aborted) return Promise.reject(new UpdateError(`${opts.what} was cancelled`, { cause: opts.signal.reason }));
+  if (opts.signal.aborted)
+    return Promise.reject(new UpdateError(`${opts.what} was cancelled`, { cause: opts.signal.reason }));
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(program, args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let tail = '';
     let stopped: UpdateError | null = null;
@@ -103,7 +109,11 @@ export function runChild(program: string, args: string[], opts: RunOptions): Pro
 }
 
 /** Like `runChild`, but a non-zero exit is an UpdateError quoting the end of the output. */
-export async function runChecked(program: string, args: string[], opts: RunOptions & { logHint?: string }): Promise<RunResult> {
+export async function runChecked(
+  program: string,
+  args: string[],
+  opts: RunOptions & { logHint?: string },
+): Promise<RunResult> {
   const result = await runChild(program, args, opts);
   if (result.code !== 0) {
     const status = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.code}`;

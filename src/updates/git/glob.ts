@@ -21,7 +21,9 @@ export function segmentMatcher(segment: string): RegExp {
 export function splitPattern(pattern: string, setting: string): string[] {
   const segments = pattern.split('/').filter((s) => s !== '' && s !== '.');
   if (pattern.startsWith('/') || segments.length === 0 || segments.some((s) => s === '..' || s.includes('\\'))) {
-    throw new UpdateError(`${setting} "${pattern}" must be a relative path inside the repository, such as release/*linux-x64*.zip`);
+    throw new UpdateError(
+      `${setting} "${pattern}" must be a relative path inside the repository, such as release/*linux-x64*.zip`,
+    );
   }
   return segments;
 }

@@ -23,7 +23,8 @@ const SCP_LIKE = /^[^/:]+:/;
 
 export function parseRemote(baseUrl: string | undefined, workDir = process.cwd()): GitRemote {
   const raw = baseUrl?.trim() ?? '';
-  if (raw === '') throw new UpdateError('UpdateType Git needs Updates.BaseUrl: the URL or local path of the repository to build');
+  if (raw === '')
+    throw new UpdateError('UpdateType Git needs Updates.BaseUrl: the URL or local path of the repository to build');
   if (raw.startsWith('-')) throw new UpdateError(`Updates.BaseUrl "${raw}" is not a repository URL or path`);
 
   if (SCHEME.test(raw)) {
@@ -44,7 +45,9 @@ export function parseRemote(baseUrl: string | undefined, workDir = process.cwd()
       url.username = '';
       url.password = '';
     } else if (url.password) {
-      throw new UpdateError(`Updates.BaseUrl: a password in a ${url.protocol} URL cannot be passed safely; use an SSH key or an https URL`);
+      throw new UpdateError(
+        `Updates.BaseUrl: a password in a ${url.protocol} URL cannot be passed safely; use an SSH key or an https URL`,
+      );
     }
     return { url: url.href, display: url.href, env };
   }

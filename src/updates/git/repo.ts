@@ -67,7 +67,10 @@ async function git(
 export async function remoteHead(ctx: RepoContext, signal: AbortSignal): Promise<string> {
   const ref = `refs/heads/${ctx.branch}`;
   const result = await git(ctx, ['ls-remote', ctx.remote.url, ref], {
-    cwd: ctx.instanceDir, signal, timeoutMs: ctx.timeouts.checkMs, capture: true,
+    cwd: ctx.instanceDir,
+    signal,
+    timeoutMs: ctx.timeouts.checkMs,
+    capture: true,
     what: `git ls-remote of ${ctx.remote.display}`,
   });
   for (const line of result.stdout.split('\n')) {
@@ -80,10 +83,15 @@ export async function remoteHead(ctx: RepoContext, signal: AbortSignal): Promise
 /** The commit checked out in `source/`. */
 export async function localHead(ctx: RepoContext, signal: AbortSignal): Promise<string> {
   const result = await git(ctx, ['rev-parse', 'HEAD'], {
-    cwd: ctx.sourceDir, signal, timeoutMs: ctx.timeouts.localMs, capture: true, what: 'git rev-parse HEAD',
+    cwd: ctx.sourceDir,
+    signal,
+    timeoutMs: ctx.timeouts.localMs,
+    capture: true,
+    what: 'git rev-parse HEAD',
   });
   const commit = result.stdout.trim();
-  if (!COMMIT.test(commit)) throw new UpdateError(`git rev-parse HEAD in ${ctx.sourceDir} printed "${commit}", not a commit`);
+  if (!COMMIT.test(commit))
+    throw new UpdateError(`git rev-parse HEAD in ${ctx.sourceDir} printed "${commit}", not a commit`);
   return commit;
 }
 
@@ -91,24 +99,37 @@ async function isUsableCheckout(ctx: RepoContext, signal: AbortSignal): Promise<
   const dotGit = await stat(join(ctx.sourceDir, '.git')).catch(() => null);
   if (!dotGit) return false;
   const status = await git(ctx, ['status', '--porcelain'], {
-    cwd: ctx.sourceDir, signal, timeoutMs: ctx.timeouts.localMs, what: 'git status', checked: false,
+    cwd: ctx.sourceDir,
+    signal,
+    timeoutMs: ctx.timeouts.localMs,
+    what: 'git status',
+    checked: false,
   });
   return status.code === 0;
 }
 
 async function updateSubmodules(ctx: RepoContext, signal: AbortSignal): Promise<void> {
   await git(ctx, ['submodule', 'update', '--init', '--depth=1', '--recursive'], {
-    cwd: ctx.sourceDir, signal, timeoutMs: ctx.timeouts.transferMs, what: 'git submodule update',
+    cwd: ctx.sourceDir,
+    signal,
+    timeoutMs: ctx.timeouts.transferMs,
+    what: 'git submodule update',
   });
 }
 
 async function updateCheckout(ctx: RepoContext, signal: AbortSignal): Promise<void> {
   // Fetch by URL, not from `origin`: a changed Updates.BaseUrl takes effect without a new clone.
   await git(ctx, ['fetch', '--depth=1', ctx.remote.url, `refs/heads/${ctx.branch}`], {
-    cwd: ctx.sourceDir, signal, timeoutMs: ctx.timeouts.transferMs, what: `git fetch of ${ctx.remote.display}`,
+    cwd: ctx.sourceDir,
+    signal,
+    timeoutMs: ctx.timeouts.transferMs,
+    what: `git fetch of ${ctx.remote.display}`,
   });
   await git(ctx, ['reset', '--hard', 'FETCH_HEAD'], {
-    cwd: ctx.sourceDir, signal, timeoutMs: ctx.timeouts.localMs, what: 'git reset --hard FETCH_HEAD',
+    cwd: ctx.sourceDir,
+    signal,
+    timeoutMs: ctx.timeouts.localMs,
+    what: 'git reset --hard FETCH_HEAD',
   });
   await updateSubmodules(ctx, signal);
 }
@@ -117,7 +138,9 @@ async function freshClone(ctx: RepoContext, signal: AbortSignal): Promise<void> 
   await rm(ctx.sourceDir, { recursive: true, force: true });
   try {
     await git(ctx, ['clone', '--depth=1', `--branch=${ctx.branch}`, '--', ctx.remote.url, ctx.sourceDir], {
-      cwd: ctx.instanceDir, signal, timeoutMs: ctx.timeouts.transferMs,
+      cwd: ctx.instanceDir,
+      signal,
+      timeoutMs: ctx.timeouts.transferMs,
       what: `git clone of ${ctx.remote.display} (branch ${ctx.branch})`,
     });
     await updateSubmodules(ctx, signal);

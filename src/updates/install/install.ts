@@ -27,7 +27,10 @@ export function updateDir(instanceDir: string): string {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(() => true, () => false);
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 function scratchName(prefix: string): string {
@@ -91,7 +94,10 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
   } catch (err) {
     await discardStaged(staging);
     if (err instanceof UpdateError) throw err;
-    throw new UpdateError(`installing the build into ${join(opts.instanceDir, 'bin')} failed; bin/ was left as it was`, { cause: err });
+    throw new UpdateError(
+      `installing the build into ${join(opts.instanceDir, 'bin')} failed; bin/ was left as it was`,
+      { cause: err },
+    );
   }
 }
 
@@ -108,7 +114,9 @@ export async function commitStaged(
     await swapIn(instanceDir, staging);
   } catch (err) {
     if (err instanceof UpdateError) throw err;
-    throw new UpdateError(`installing the build into ${join(instanceDir, 'bin')} failed; bin/ was left as it was`, { cause: err });
+    throw new UpdateError(`installing the build into ${join(instanceDir, 'bin')} failed; bin/ was left as it was`, {
+      cause: err,
+    });
   } finally {
     await discardStaged(staging);
   }
@@ -152,7 +160,9 @@ export async function rollbackBin(instanceDir: string): Promise<void> {
   const bin = join(instanceDir, 'bin');
   const prev = join(instanceDir, 'bin.prev');
   if (!(await exists(prev))) {
-    throw new UpdateError(`cannot roll back ${instanceDir}: there is no previous build (bin.prev); one is kept after each update`);
+    throw new UpdateError(
+      `cannot roll back ${instanceDir}: there is no previous build (bin.prev); one is kept after each update`,
+    );
   }
   if (!(await exists(bin))) {
     await rename(prev, bin);

@@ -15,7 +15,12 @@ export interface StagedBuilds {
   /** The staged folder for `id`: the one kept from before when still there, else `make()`'s (kept for later). */
   prepare(id: string, make: () => Promise<string>): Promise<string>;
   /** `prepare`, then swaps the folder into `bin/` and forgets it. */
-  install(id: string, make: () => Promise<string>, signal: AbortSignal, onPhase?: (phase: 'install') => void): Promise<void>;
+  install(
+    id: string,
+    make: () => Promise<string>,
+    signal: AbortSignal,
+    onPhase?: (phase: 'install') => void,
+  ): Promise<void>;
 }
 
 export function createStagedBuilds(instanceDir: string): StagedBuilds {
@@ -29,7 +34,14 @@ export function createStagedBuilds(instanceDir: string): StagedBuilds {
   };
 
   const obtain = async (id: string, make: () => Promise<string>): Promise<string> => {
-    if (ready?.id === id && (await lstat(ready.dir).then(() => true, () => false))) return ready.dir;
+    if (
+      ready?.id === id &&
+      (await lstat(ready.dir).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return ready.dir;
     if (ready) await discardStaged(ready.dir);
     ready = null;
     const dir = await make();
@@ -39,10 +51,11 @@ export function createStagedBuilds(instanceDir: string): StagedBuilds {
 
   return {
     prepare: (id, make) => exclusive(() => obtain(id, make)),
-    install: (id, make, signal, onPhase) => exclusive(async () => {
-      const dir = await obtain(id, make);
-      ready = null;
-      await commitStaged(instanceDir, dir, signal, onPhase);
-    }),
+    install: (id, make, signal, onPhase) =>
+      exclusive(async () => {
+        const dir = await obtain(id, make);
+        ready = null;
+        await commitStaged(instanceDir, dir, signal, onPhase);
+      }),
   };
 }

@@ -37,7 +37,8 @@ function normaliseBase(baseUrl: string): string {
   } catch {
     throw new UsageError(`--base-url "${baseUrl}" is not an absolute URL (e.g. https://cdn.example.org/builds/)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--base-url must be http or https, got ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`--base-url must be http or https, got ${url.protocol}`);
   return url.href.endsWith('/') ? url.href : `${url.href}/`;
 }
 
@@ -56,7 +57,8 @@ async function readManifest(path: string): Promise<{ builds: Record<string, unkn
   } catch (err) {
     throw new UpdateError(`${path} is not JSON; fix or move it, it was left as it is`, { cause: err });
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new UpdateError(`${path} is not a manifest (expected an object)`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new UpdateError(`${path} is not a manifest (expected an object)`);
   const builds = (doc as { builds?: unknown }).builds ?? {};
   if (typeof builds !== 'object' || builds === null || Array.isArray(builds)) {
     throw new UpdateError(`${path} is not a manifest ("builds" is not an object); it was left as it is`);
@@ -79,14 +81,19 @@ export async function publishBuild(opts: PublishOptions): Promise<PublishResult>
   const dir = resolve(opts.dir);
   const base = normaliseBase(opts.baseUrl);
   const info = await stat(dir).catch(() => null);
-  if (!info?.isDirectory()) throw new UsageError(`${dir} is not a folder; give the folder that holds the build's archives`);
-  const names = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name).sort();
+  if (!info?.isDirectory())
+    throw new UsageError(`${dir} is not a folder; give the folder that holds the build's archives`);
+  const names = (await readdir(dir, { withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => e.name)
+    .sort();
 
   const servers: Record<string, string> = {};
   for (const name of names) {
     const platform = serverArchivePlatform(name);
     if (platform === undefined) continue;
-    if (servers[platform]) throw new UsageError(`two server archives for ${platform} in ${dir}: ${servers[platform]} and ${name}; keep one`);
+    if (servers[platform])
+      throw new UsageError(`two server archives for ${platform} in ${dir}: ${servers[platform]} and ${name}; keep one`);
     servers[platform] = name;
   }
   if (Object.keys(servers).length === 0) {
@@ -104,7 +111,11 @@ export async function publishBuild(opts: PublishOptions): Promise<PublishResult>
 
   const server: Record<string, ArchiveEntry> = {};
   for (const [platform, name] of Object.entries(servers)) server[platform] = await describeArchive(dir, name, base);
-  const build: ManifestBuild = { time: key, ...(client ? { client: await describeArchive(dir, client, base) } : {}), server };
+  const build: ManifestBuild = {
+    time: key,
+    ...(client ? { client: await describeArchive(dir, client, base) } : {}),
+    server,
+  };
   parseManifest({ builds: { [key]: build } }, `${manifestPath} (the build being added)`); // one schema for writer and reader
   manifest.builds[key] = build;
 

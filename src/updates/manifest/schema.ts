@@ -18,13 +18,19 @@ function canonicalKeys(input: unknown, names: readonly string[]): unknown {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
   const byLower = new Map(names.map((name) => [name.toLowerCase(), name]));
   // fromEntries defines own properties, so a "__proto__" key stays a key instead of replacing the prototype.
-  return Object.fromEntries(Object.entries(input).map(([key, value]) => [byLower.get(key.toLowerCase()) ?? key, value]));
+  return Object.fromEntries(
+    Object.entries(input).map(([key, value]) => [byLower.get(key.toLowerCase()) ?? key, value]),
+  );
 }
 
 /** `v.looseObject(entries)` whose field names match case-insensitively (see `canonicalKeys`). */
 function fields<const T extends v.ObjectEntries>(entries: T, message?: string) {
   const names = Object.keys(entries);
-  return v.pipe(v.unknown(), v.transform((input) => canonicalKeys(input, names)), v.looseObject(entries, message));
+  return v.pipe(
+    v.unknown(),
+    v.transform((input) => canonicalKeys(input, names)),
+    v.looseObject(entries, message),
+  );
 }
 
 const IsoTime = v.pipe(
@@ -36,13 +42,20 @@ const ArchiveRef = fields({
   sha256: v.optional(v.string('expected a hex string')),
 });
 
-export const ManifestSchema = fields({
-  builds: v.record(v.string(), fields({
-    time: IsoTime,
-    client: v.optional(ArchiveRef),
-    server: v.optional(v.record(v.string(), ArchiveRef, 'expected a map of platform to archive'), {}),
-  }), 'expected a map of build key to build'),
-}, 'expected an object with "builds"');
+export const ManifestSchema = fields(
+  {
+    builds: v.record(
+      v.string(),
+      fields({
+        time: IsoTime,
+        client: v.optional(ArchiveRef),
+        server: v.optional(v.record(v.string(), ArchiveRef, 'expected a map of platform to archive'), {}),
+      }),
+      'expected a map of build key to build',
+    ),
+  },
+  'expected an object with "builds"',
+);
 
 export type ManifestDoc = v.InferOutput<typeof ManifestSchema>;
 export type ManifestBuild = ManifestDoc['builds'][string];

@@ -28,18 +28,23 @@ export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource)
     return await stageBuild(stage, async (staging) => {
       const into = archiveSink(archive, staging);
       ctx.progress({ phase: 'download', bytes: 0, total: null });
-      const { bytes } = await fetchVerified({
-        url: opts.url,
-        sha256: opts.sha256,
-        headers: opts.headers,
-        timeoutMs: instance.settings.Updates.DownloadTimeoutSeconds * 1000,
-        signal: opts.signal,
-        onProgress: (done, total) => ctx.progress({ phase: 'download', bytes: done, total }),
-      }, into.sink);
+      const { bytes } = await fetchVerified(
+        {
+          url: opts.url,
+          sha256: opts.sha256,
+          headers: opts.headers,
+          timeoutMs: instance.settings.Updates.DownloadTimeoutSeconds * 1000,
+          signal: opts.signal,
+          onProgress: (done, total) => ctx.progress({ phase: 'download', bytes: done, total }),
+        },
+        into.sink,
+      );
       ctx.progress({ phase: 'verify', bytes, total: bytes });
       const extracted = into.extracted();
       ctx.log.info(extracted ? 'downloaded and extracted server archive' : 'downloaded server archive', {
-        url: describeUrl(opts.url), bytes, verified: opts.sha256 !== undefined,
+        url: describeUrl(opts.url),
+        bytes,
+        verified: opts.sha256 !== undefined,
       });
       if (extracted) return;
       ctx.progress({ phase: 'extract' });

@@ -31,7 +31,10 @@ export function chooseArtifact(
   if (!artifacts) return `release/${(pattern ?? DEFAULT_ARTIFACT_PATTERN).replaceAll('{rid}', rid)}`;
   for (const key of ridFallbacks(rid)) {
     const match = artifacts.find((a) =>
-      pattern ? a.fileName === pattern.replaceAll('{rid}', key) : !isClientArchiveName(a.fileName) && archiveHasPlatform(a.fileName, key));
+      pattern
+        ? a.fileName === pattern.replaceAll('{rid}', key)
+        : !isClientArchiveName(a.fileName) && archiveHasPlatform(a.fileName, key),
+    );
     if (match) return match.relativePath ?? `release/${match.fileName}`;
   }
   return undefined;
@@ -45,7 +48,9 @@ export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
 
   function jobUrl(): string {
     if (!updates.BaseUrl || !updates.JobName) {
-      throw new UpdateError(`instance ${ctx.instance.key} uses UpdateType CiServer but lacks Updates.BaseUrl or Updates.JobName`);
+      throw new UpdateError(
+        `instance ${ctx.instance.key} uses UpdateType CiServer but lacks Updates.BaseUrl or Updates.JobName`,
+      );
     }
     return `${updates.BaseUrl.replace(/\/+$/, '')}/job/${encodeURIComponent(updates.JobName)}`;
   }
@@ -53,7 +58,8 @@ export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
   async function lastSuccessful(signal: AbortSignal): Promise<number> {
     const url = `${jobUrl()}/api/json`;
     const parsed = v.safeParse(JobSchema, await fetchJson(url, { what: 'CI job', timeoutMs, signal }));
-    if (!parsed.success) throw new UpdateError(`the CI job at ${describeUrl(url)} does not look like a CI job API answer`);
+    if (!parsed.success)
+      throw new UpdateError(`the CI job at ${describeUrl(url)} does not look like a CI job API answer`);
     const build = parsed.output.lastSuccessfulBuild;
     if (!build) throw new UpdateError(`the CI job at ${describeUrl(url)} has no successful build yet`);
     return build.number;
@@ -61,7 +67,10 @@ export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
 
   async function artifactList(n: number, signal: AbortSignal) {
     try {
-      const parsed = v.safeParse(BuildSchema, await fetchJson(`${jobUrl()}/${n}/api/json`, { what: 'CI build', timeoutMs, signal }));
+      const parsed = v.safeParse(
+        BuildSchema,
+        await fetchJson(`${jobUrl()}/${n}/api/json`, { what: 'CI build', timeoutMs, signal }),
+      );
       return parsed.success ? parsed.output.artifacts : undefined;
     } catch (err) {
       if (signal.aborted) throw err;

@@ -20,7 +20,9 @@ export function createDummyProvider(ctx: ProviderContext): UpdateProvider {
     if (WHOLE_NUMBER.test(current)) return (BigInt(current) + 1n).toString();
     if (warnedFor !== current) {
       warnedFor = current;
-      ctx.log.warn('the current revision is not a whole number; the Dummy provider counts it as 0', { revision: current });
+      ctx.log.warn('the current revision is not a whole number; the Dummy provider counts it as 0', {
+        revision: current,
+      });
     }
     return '1';
   };

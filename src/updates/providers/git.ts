@@ -21,7 +21,10 @@ import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.t
  * hash, the commit as version, the repository as fork id), and launches get `build.download_url`, `build.hash` and
  * `build.version` as cvars, so the URL and hash follow the zip actually published and a `BaseUrl` changed since.
  */
-export function createGitProvider(ctx: ProviderContext, opts: { timeouts?: Partial<GitTimeouts> } = {}): UpdateProvider {
+export function createGitProvider(
+  ctx: ProviderContext,
+  opts: { timeouts?: Partial<GitTimeouts> } = {},
+): UpdateProvider {
   const { instance } = ctx;
   const updates = instance.settings.Updates;
   const timeouts = { ...DEFAULT_GIT_TIMEOUTS, ...opts.timeouts };
@@ -53,7 +56,10 @@ export function createGitProvider(ctx: ProviderContext, opts: { timeouts?: Parti
     const rid = hostPackagingRid(updates.Platform);
     ctx.progress({ phase: 'download' });
     const head = await syncCheckout(repo(sink), signal);
-    const binExists = await lstat(join(instance.dir, 'bin')).then(() => true, () => false);
+    const binExists = await lstat(join(instance.dir, 'bin')).then(
+      () => true,
+      () => false,
+    );
     if (head === current && binExists) {
       ctx.log.info('the checkout is already at the installed commit; nothing to build', { revision: head });
       return head;
@@ -61,14 +67,31 @@ export function createGitProvider(ctx: ProviderContext, opts: { timeouts?: Parti
     const plan = await planBuild(sourceDir, updates, rid);
     if (plan.kind !== 'command' && updates.BuildCommand?.trim()) {
       // Said, not refused: the engine's packaging wins (git/build.ts), and the operator should know theirs is unused.
-      ctx.log.warn('Updates.BuildCommand is ignored: the repository is built with its engine packaging', { how: plan.kind });
+      ctx.log.warn('Updates.BuildCommand is ignored: the repository is built with its engine packaging', {
+        how: plan.kind,
+      });
     }
     await removeStaleArtifacts(sourceDir, plan);
-    ctx.log.info('building', { revision: head, platform: rid, hybridACZ: updates.HybridACZ, how: plan.kind, log: buildLog });
-    await runBuild({ plan, sourceDir, instanceDir: instance.dir, signal, timeoutMs: timeouts.buildMs, sink, logHint: buildLog });
+    ctx.log.info('building', {
+      revision: head,
+      platform: rid,
+      hybridACZ: updates.HybridACZ,
+      how: plan.kind,
+      log: buildLog,
+    });
+    await runBuild({
+      plan,
+      sourceDir,
+      instanceDir: instance.dir,
+      signal,
+      timeoutMs: timeouts.buildMs,
+      sink,
+      logHint: buildLog,
+    });
 
     const server = await findArtifact(sourceDir, plan.serverPattern, 'Updates.Artifact');
-    const client = plan.clientPattern === null ? null : await findArtifact(sourceDir, plan.clientPattern, 'Updates.ClientArtifact');
+    const client =
+      plan.clientPattern === null ? null : await findArtifact(sourceDir, plan.clientPattern, 'Updates.ClientArtifact');
     // The client zip waits in the scratch folder (same file system, cleared at daemon start) until the server is in.
     let staged: string | null = null;
     try {
@@ -86,7 +109,13 @@ export function createGitProvider(ctx: ProviderContext, opts: { timeouts?: Parti
         };
       }
       const onPhase = (phase: 'extract' | 'install') => ctx.progress({ phase });
-      const newBin = await stageArchive({ archive: server, instanceDir: instance.dir, runCommand: instance.settings.RunCommand, signal, onPhase });
+      const newBin = await stageArchive({
+        archive: server,
+        instanceDir: instance.dir,
+        runCommand: instance.settings.RunCommand,
+        signal,
+        onPhase,
+      });
       try {
         if (buildJson) await writeBuildJson(newBin, buildJson);
       } catch (err) {
@@ -134,7 +163,9 @@ export function createGitProvider(ctx: ProviderContext, opts: { timeouts?: Parti
         return revision;
       } catch (err) {
         sink.write(`# failed: ${err instanceof Error ? err.message : String(err)}\n`);
-        throw err instanceof UpdateError ? err : new UpdateError(`the Git update of ${instance.key} failed`, { cause: err });
+        throw err instanceof UpdateError
+          ? err
+          : new UpdateError(`the Git update of ${instance.key} failed`, { cause: err });
       } finally {
         await new Promise<void>((resolve) => sink.end(resolve));
       }

@@ -32,7 +32,9 @@ export async function findClientZip(binariesDir: string, preferred: string | und
   let names: string[];
   try {
     const entries = await readdir(binariesDir, { withFileTypes: true });
-    names = entries.filter((e) => e.isFile() && e.name.toLowerCase().endsWith('.zip') && !e.name.startsWith('.')).map((e) => e.name);
+    names = entries
+      .filter((e) => e.isFile() && e.name.toLowerCase().endsWith('.zip') && !e.name.startsWith('.'))
+      .map((e) => e.name);
   } catch (err) {
     throw new UpdateError(
       `expected a binaries/ folder holding the client zip at ${binariesDir}; create it and put the client zip (${DEFAULT_CLIENT_ZIP}) there`,

@@ -19,7 +19,9 @@ export function createLocalProvider(ctx: ProviderContext): UpdateProvider {
   const currentVersion = (): string => {
     const version = instance.settings.Updates.CurrentVersion;
     if (version === undefined || version.trim() === '') {
-      throw new UpdateError(`instance ${instance.key}: UpdateType Local needs Updates.CurrentVersion (the name of the build in bin/)`);
+      throw new UpdateError(
+        `instance ${instance.key}: UpdateType Local needs Updates.CurrentVersion (the name of the build in bin/)`,
+      );
     }
     return version;
   };

@@ -62,7 +62,11 @@ export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
             'verified and is refused; fill in the SHA-256 of each archive (watchdog manifest <dir> --base-url URL writes them)',
         );
       }
-      ctx.log.info('fetching build from manifest', { revision: target.key, platform: target.platform, url: describeUrl(target.url) });
+      ctx.log.info('fetching build from manifest', {
+        revision: target.key,
+        platform: target.platform,
+        url: describeUrl(target.url),
+      });
       return prepareFromUrl(ctx, { url: target.url, sha256: target.sha256, headers, signal });
     };
     return { id, make };

@@ -6,16 +6,45 @@ import { COLUMNS, renderStatusTable, statusCells, type StatusRow } from '../../.
 const now = Date.parse('2024-05-01T12:00:00.000Z');
 const rows: StatusRow[] = [
   {
-    key: 'alpha', name: 'Alpha', state: 'running', pid: 4242, revision: 'abc123', lastCheckinAt: '2024-05-01T11:59:57.000Z',
-    startedAt: '2024-05-01T11:00:00.000Z', uptimeSeconds: 3725, startupFailures: 0, restarts: 2, updatePending: false, stopRequested: false,
+    key: 'alpha',
+    name: 'Alpha',
+    state: 'running',
+    pid: 4242,
+    revision: 'abc123',
+    lastCheckinAt: '2024-05-01T11:59:57.000Z',
+    startedAt: '2024-05-01T11:00:00.000Z',
+    uptimeSeconds: 3725,
+    startupFailures: 0,
+    restarts: 2,
+    updatePending: false,
+    stopRequested: false,
   },
   {
-    key: 'b', name: 'b', state: 'stopped.failing', pid: null, revision: null, lastCheckinAt: null,
-    startedAt: null, uptimeSeconds: null, startupFailures: 3, restarts: 11, updatePending: false, stopRequested: false,
+    key: 'b',
+    name: 'b',
+    state: 'stopped.failing',
+    pid: null,
+    revision: null,
+    lastCheckinAt: null,
+    startedAt: null,
+    uptimeSeconds: null,
+    startupFailures: 3,
+    restarts: 11,
+    updatePending: false,
+    stopRequested: false,
     lastExit: null,
   },
   // What an older daemon might send: no uptimeSeconds.
-  { key: 'gamma', state: 'awaiting-checkin', pid: 7, revision: '1.0', lastCheckinAt: '2024-05-01T11:59:00.000Z', startedAt: '2024-05-01T11:58:00.000Z', startupFailures: 0, restarts: 0 },
+  {
+    key: 'gamma',
+    state: 'awaiting-checkin',
+    pid: 7,
+    revision: '1.0',
+    lastCheckinAt: '2024-05-01T11:59:00.000Z',
+    startedAt: '2024-05-01T11:58:00.000Z',
+    startupFailures: 0,
+    restarts: 0,
+  },
 ];
 const ESC = String.fromCharCode(27);
 
@@ -28,8 +57,14 @@ cells('every column, dashes for nulls, ages and uptimes formatted', () => {
 
 cells('the last exit: why, the code or signal, how long ago', () => {
   const at = '2024-05-01T11:59:55.000Z';
-  assert.is(statusCells({ ...rows[0]!, lastExit: { reason: 'hang', code: null, signal: 'SIGKILL', at } }, now)[8], 'hang (SIGKILL) 5s ago');
-  assert.is(statusCells({ ...rows[0]!, lastExit: { reason: 'crash', code: 1, signal: null, at } }, now)[8], 'crash (code 1) 5s ago');
+  assert.is(
+    statusCells({ ...rows[0]!, lastExit: { reason: 'hang', code: null, signal: 'SIGKILL', at } }, now)[8],
+    'hang (SIGKILL) 5s ago',
+  );
+  assert.is(
+    statusCells({ ...rows[0]!, lastExit: { reason: 'crash', code: 1, signal: null, at } }, now)[8],
+    'crash (code 1) 5s ago',
+  );
 });
 
 cells('uptime falls back to startedAt when uptimeSeconds is absent', () => {

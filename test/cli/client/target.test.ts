@@ -7,8 +7,16 @@ import { createTarget, type TargetOptions } from '../../../src/cli/client/target
 import { testConfig } from '../../_support/config.ts';
 import { tempDir } from '../../_support/env.ts';
 
-interface Ctx { cwd: string; cleanup: () => Promise<void>; warnings: string[] }
-const test = suite<Ctx>('createTarget :: address and token from flags, environment and the local config', { cwd: '', cleanup: async () => {}, warnings: [] });
+interface Ctx {
+  cwd: string;
+  cleanup: () => Promise<void>;
+  warnings: string[];
+}
+const test = suite<Ctx>('createTarget :: address and token from flags, environment and the local config', {
+  cwd: '',
+  cleanup: async () => {},
+  warnings: [],
+});
 
 test.before.each(async (ctx) => {
   const t = await tempDir('wd-cli-target-');
@@ -19,8 +27,14 @@ test.before.each(async (ctx) => {
 test.after.each((ctx) => ctx.cleanup());
 
 const config = (urls: string, extra = '') =>
-  testConfig({ instances: [{ key: 'demo', port: 4001, token: 'from-config' }, { key: 'beta', port: 4002, token: null, extra }] }).replace('Urls: http://127.0.0.1:0', `Urls: ${urls}`);
-const target = (ctx: Ctx, opts: Partial<TargetOptions> = {}) => createTarget({ cwd: ctx.cwd, env: {}, warn: (m) => ctx.warnings.push(m), ...opts });
+  testConfig({
+    instances: [
+      { key: 'demo', port: 4001, token: 'from-config' },
+      { key: 'beta', port: 4002, token: null, extra },
+    ],
+  }).replace('Urls: http://127.0.0.1:0', `Urls: ${urls}`);
+const target = (ctx: Ctx, opts: Partial<TargetOptions> = {}) =>
+  createTarget({ cwd: ctx.cwd, env: {}, warn: (m) => ctx.warnings.push(m), ...opts });
 async function rejection(p: Promise<unknown>): Promise<ClientError> {
   try {
     await p;
@@ -76,8 +90,14 @@ test('WATCHDOG_URL sets the address when --url is not given, over the local Urls
 test('Admin credentials: --user/--password, else WATCHDOG_ADMIN split at the first colon; half given is exit 2', async (ctx) => {
   assert.is(target(ctx).admin(), undefined);
   assert.equal(target(ctx, { env: { WATCHDOG_ADMIN: 'boss:pa:ss' } }).admin(), { username: 'boss', password: 'pa:ss' });
-  assert.equal(target(ctx, { user: 'u', password: 'p', env: { WATCHDOG_ADMIN: 'boss:x' } }).admin(), { username: 'u', password: 'p' });
-  assert.equal(target(ctx, { user: 'other', env: { WATCHDOG_ADMIN: 'boss:x' } }).admin(), { username: 'other', password: 'x' });
+  assert.equal(target(ctx, { user: 'u', password: 'p', env: { WATCHDOG_ADMIN: 'boss:x' } }).admin(), {
+    username: 'u',
+    password: 'p',
+  });
+  assert.equal(target(ctx, { user: 'other', env: { WATCHDOG_ADMIN: 'boss:x' } }).admin(), {
+    username: 'other',
+    password: 'x',
+  });
   for (const opts of [{ user: 'u' }, { password: 'p' }, { env: { WATCHDOG_ADMIN: 'no-colon' } }]) {
     let code: number | undefined;
     try {
@@ -121,7 +141,10 @@ test('config() for commands that need it: exit 2 naming the file', async (ctx) =
   assert.is(err.exitCode, 2);
   assert.match(err.message, /watchdog logs needs the local config, and .*appsettings\.yml could not be read/);
   await writeFile(join(ctx.cwd, 'appsettings.yml'), config('http://*:5123'));
-  assert.equal((await target(ctx).config('x')).instances.map((i) => i.key), ['demo', 'beta']);
+  assert.equal(
+    (await target(ctx).config('x')).instances.map((i) => i.key),
+    ['demo', 'beta'],
+  );
 });
 
 test.run();

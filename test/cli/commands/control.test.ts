@@ -13,7 +13,10 @@ import { runCli, type CliResult } from '../_run.ts';
  * 1, audited as refused), and `--wait` follows the instance to the outcome. `demo` runs the demo server without an
  * update provider and without `bin.prev`; `broken` runs a server that exits before checking in.
  */
-interface Ctx { daemon?: RunningDaemon; cleanup: () => Promise<void> }
+interface Ctx {
+  daemon?: RunningDaemon;
+  cleanup: () => Promise<void>;
+}
 const test = suite<Ctx>('watchdog CLI :: control refusals and --wait', { cleanup: async () => {} });
 
 test.before(async (ctx) => {
@@ -22,14 +25,23 @@ test.before(async (ctx) => {
     ctx.cleanup = dir.cleanup;
     const broken = await writeServerScript(join(dir.path, 'broken.sh'), fixture('exit-at-once.mjs'));
     const polite = await writeServerScript(join(dir.path, 'polite.sh'), fixture('log-starts.mjs'));
-    ctx.daemon = await startDaemon(testConfig({
-      instances: [
-        { key: 'demo', port: await freePort(), token: 'tok', timeoutSeconds: 3 },
-        { key: 'broken', port: await freePort(), token: 'tok-broken', runCommand: broken },
-        // Dummy: every check finds revision + 1; the server leaves on POST /update and comes back on it.
-        { key: 'dummy', port: await freePort(), token: 'tok-dummy', runCommand: polite, extra: '      UpdateType: Dummy' },
-      ],
-    }), { dir: dir.path });
+    ctx.daemon = await startDaemon(
+      testConfig({
+        instances: [
+          { key: 'demo', port: await freePort(), token: 'tok', timeoutSeconds: 3 },
+          { key: 'broken', port: await freePort(), token: 'tok-broken', runCommand: broken },
+          // Dummy: every check finds revision + 1; the server leaves on POST /update and comes back on it.
+          {
+            key: 'dummy',
+            port: await freePort(),
+            token: 'tok-dummy',
+            runCommand: polite,
+            extra: '      UpdateType: Dummy',
+          },
+        ],
+      }),
+      { dir: dir.path },
+    );
   } catch (err) {
     console.error(err);
     throw err;
@@ -43,12 +55,22 @@ test.after(async (ctx) => {
 const d = (ctx: Ctx) => ctx.daemon!;
 const cli = (ctx: Ctx, args: string[], timeoutMs = 30_000): Promise<CliResult> =>
   runCli([...args, '--url', d(ctx).url], { cwd: d(ctx).dir, timeoutMs });
-const running = (ctx: Ctx) => waitFor('demo running', async () => {
-  const s = await d(ctx).status('demo', 'tok');
-  return s.state === 'running' && s.pid !== null ? s : undefined;
-}, 20_000);
-const audit = async (ctx: Ctx) => (await readFile(join(d(ctx).dir, 'logs/audit.log'), 'utf8').catch(() => ''))
-  .split('\n').filter(Boolean).map((l) => JSON.parse(l) as { key: string; action: string; status: number; result: string; reason: string | null });
+const running = (ctx: Ctx) =>
+  waitFor(
+    'demo running',
+    async () => {
+      const s = await d(ctx).status('demo', 'tok');
+      return s.state === 'running' && s.pid !== null ? s : undefined;
+    },
+    20_000,
+  );
+const audit = async (ctx: Ctx) =>
+  (await readFile(join(d(ctx).dir, 'logs/audit.log'), 'utf8').catch(() => ''))
+    .split('\n')
+    .filter(Boolean)
+    .map(
+      (l) => JSON.parse(l) as { key: string; action: string; status: number; result: string; reason: string | null },
+    );
 
 test('update without a provider and rollback without bin.prev: exit 1 naming the reason; the audit says refused and why', async (ctx) => {
   const before = await running(ctx);
@@ -59,7 +81,9 @@ test('update without a provider and rollback without bin.prev: exit 1 naming the
   assert.is(rollback.code, 1, rollback.stdout);
   assert.match(rollback.stderr, /rollback refused for instance demo: no previous build .*bin\.prev/);
   const lines = await waitFor('both audited', async () => {
-    const all = (await audit(ctx)).filter((l) => l.key === 'demo' && (l.action === 'update' || l.action === 'rollback'));
+    const all = (await audit(ctx)).filter(
+      (l) => l.key === 'demo' && (l.action === 'update' || l.action === 'rollback'),
+    );
     return all.length >= 2 ? all : undefined;
   });
   for (const l of lines) {
@@ -107,17 +131,28 @@ test('stop --wait then restart --wait --json: stopped, then running with a new p
 });
 
 test('restart --wait on a server that fails to start: exit 1 saying it is failing and why', async (ctx) => {
-  await waitFor('broken gave up', async () => (await d(ctx).status('broken', 'tok-broken')).state === 'stopped.failing', 20_000);
+  await waitFor(
+    'broken gave up',
+    async () => (await d(ctx).status('broken', 'tok-broken')).state === 'stopped.failing',
+    20_000,
+  );
   const r = await cli(ctx, ['restart', 'broken', '--wait', '--token', 'tok-broken']);
   assert.is(r.code, 1, r.stdout);
-  assert.match(r.stdout, /restart of broken failed: failing to start \(3 startup failures; last exit: crash, exit code \d+\)/);
+  assert.match(
+    r.stdout,
+    /restart of broken failed: failing to start \(3 startup failures; last exit: crash, exit code \d+\)/,
+  );
 });
 
 test('update --wait with a provider: 200 at once, then running again with a new pid on the new revision', async (ctx) => {
-  const before = await waitFor('dummy running', async () => {
-    const s = await d(ctx).status('dummy', 'tok-dummy');
-    return s.state === 'running' && s.pid !== null ? s : undefined;
-  }, 20_000);
+  const before = await waitFor(
+    'dummy running',
+    async () => {
+      const s = await d(ctx).status('dummy', 'tok-dummy');
+      return s.state === 'running' && s.pid !== null ? s : undefined;
+    },
+    20_000,
+  );
   const r = await cli(ctx, ['update', 'dummy', '--wait', '--token', 'tok-dummy', '--json']);
   assert.is(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { ok: boolean; state: string; pid: number; revision: string };
@@ -126,7 +161,10 @@ test('update --wait with a provider: 200 at once, then running again with a new 
   assert.is.not(out.pid, before.pid);
   assert.is(out.revision, String(Number(before.revision) + 1));
   const lines = (await audit(ctx)).filter((l) => l.key === 'dummy' && l.action === 'update');
-  assert.equal(lines.map((l) => [l.status, l.result]), [[200, 'accepted']]);
+  assert.equal(
+    lines.map((l) => [l.status, l.result]),
+    [[200, 'accepted']],
+  );
 });
 
 test('--timeout bounds the wait: exit 1 saying what it waited for', async (ctx) => {

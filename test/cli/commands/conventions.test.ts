@@ -8,7 +8,10 @@ import { testConfig } from '../../_support/config.ts';
 import { ROOT, tempDir } from '../../_support/env.ts';
 import { runCli, type CliResult } from '../_run.ts';
 
-interface Ctx { cwd: string; cleanup: () => Promise<void> }
+interface Ctx {
+  cwd: string;
+  cleanup: () => Promise<void>;
+}
 const init = (): Ctx => ({ cwd: '', cleanup: async () => {} });
 const setup = async (ctx: Ctx) => {
   const t = await tempDir('wd-cli-conventions-');
@@ -20,12 +23,14 @@ const setup = async (ctx: Ctx) => {
 async function pooled<T>(jobs: (() => Promise<T>)[], limit = 4): Promise<T[]> {
   const results: T[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < jobs.length) {
-      const i = next++;
-      results[i] = await jobs[i]!();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        results[i] = await jobs[i]!();
+      }
+    }),
+  );
   return results;
 }
 
@@ -36,27 +41,36 @@ help.after((ctx) => ctx.cleanup());
 help('every command: -h and --help print its usage on stdout and exit 0', async ({ cwd }) => {
   const names = Object.keys(COMMANDS);
   assert.ok(names.length >= 13, 'the command list from the dispatcher');
-  const runs = names.flatMap((name) => ['--help', '-h'].map((flag) => async () => [name, flag, await runCli([name, flag], { cwd })] as const));
+  const runs = names.flatMap((name) =>
+    ['--help', '-h'].map((flag) => async () => [name, flag, await runCli([name, flag], { cwd })] as const),
+  );
   for (const [name, flag, r] of await pooled(runs)) {
     assert.is(r.code, 0, `${name} ${flag}: exit ${r.code}\n${r.stderr}`);
-    assert.ok(r.stdout.startsWith(`usage: watchdog ${name === 'start' ? '[start]' : name}`), `${name} ${flag}: ${r.stdout}`);
+    assert.ok(
+      r.stdout.startsWith(`usage: watchdog ${name === 'start' ? '[start]' : name}`),
+      `${name} ${flag}: ${r.stdout}`,
+    );
     assert.is(r.stderr, '', `${name} ${flag}`);
   }
 });
 
-help('--help wins over other arguments, even ones that would be errors; `help <command>` is the same', async ({ cwd }) => {
-  const [withOthers, bogus, helpStatus, top] = await Promise.all([
-    runCli(['restart', 'demo', '--url', 'http://127.0.0.1:9', '--help'], { cwd }),
-    runCli(['start', '--bogus', '-h'], { cwd }),
-    runCli(['help', 'status'], { cwd }),
-    runCli(['--help'], { cwd }),
-  ]);
-  for (const r of [withOthers, bogus, helpStatus, top]) assert.is(r.code, 0, r.stderr);
-  assert.match(withOthers.stdout, /^usage: watchdog restart <key>/);
-  assert.match(bogus.stdout, /^usage: watchdog \[start\]/);
-  assert.match(helpStatus.stdout, /^usage: watchdog status/);
-  for (const name of Object.keys(COMMANDS)) assert.match(top.stdout, new RegExp(`^  ${name}\\b|\\|${name}\\b`, 'm'), `${name} in watchdog --help`);
-});
+help(
+  '--help wins over other arguments, even ones that would be errors; `help <command>` is the same',
+  async ({ cwd }) => {
+    const [withOthers, bogus, helpStatus, top] = await Promise.all([
+      runCli(['restart', 'demo', '--url', 'http://127.0.0.1:9', '--help'], { cwd }),
+      runCli(['start', '--bogus', '-h'], { cwd }),
+      runCli(['help', 'status'], { cwd }),
+      runCli(['--help'], { cwd }),
+    ]);
+    for (const r of [withOthers, bogus, helpStatus, top]) assert.is(r.code, 0, r.stderr);
+    assert.match(withOthers.stdout, /^usage: watchdog restart <key>/);
+    assert.match(bogus.stdout, /^usage: watchdog \[start\]/);
+    assert.match(helpStatus.stdout, /^usage: watchdog status/);
+    for (const name of Object.keys(COMMANDS))
+      assert.match(top.stdout, new RegExp(`^  ${name}\\b|\\|${name}\\b`, 'm'), `${name} in watchdog --help`);
+  },
+);
 
 help('--version and -V print the package version', async ({ cwd }) => {
   const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -111,22 +125,34 @@ function bashComplete(script: string, cwd: string, words: string[]): string[] {
   return r.stdout.split('\n').filter((l) => l !== '');
 }
 
-completion('bash: commands, a command\'s flags, option values, and instance keys from ./appsettings.yml', async ({ cwd }) => {
-  const r = await runCli(['completion', 'bash'], { cwd });
-  const script = join(cwd, 'watchdog.bash');
-  await writeFile(script, r.stdout);
-  const dir = join(cwd, 'daemon');
-  await mkdir(dir);
-  await writeFile(join(dir, 'appsettings.yml'), testConfig({ instances: [{ key: 'alpha', port: 4301 }, { key: 'beta', port: 4302 }] }));
-  assert.equal(bashComplete(script, dir, ['watchdog', 'st']), ['start', 'stop', 'status']);
-  assert.equal(bashComplete(script, dir, ['watchdog', 'restart', '']), ['alpha', 'beta']);
-  assert.equal(bashComplete(script, dir, ['watchdog', 'logs', 'a']), ['alpha']);
-  assert.equal(bashComplete(script, cwd, ['watchdog', 'restart', '']), [], 'no appsettings.yml: no keys');
-  assert.equal(bashComplete(script, dir, ['watchdog', 'chart', '--format', '']), ['mermaid', 'dot', 'json']);
-  assert.equal(bashComplete(script, dir, ['watchdog', 'completion', '']), ['bash', 'zsh', 'fish']);
-  const logFlags = bashComplete(script, dir, ['watchdog', 'logs', '--']);
-  for (const flag of ['--follow', '--lines', '--url', '--token', '--user', '--password', '--help']) assert.ok(logFlags.includes(flag), flag);
-});
+completion(
+  "bash: commands, a command's flags, option values, and instance keys from ./appsettings.yml",
+  async ({ cwd }) => {
+    const r = await runCli(['completion', 'bash'], { cwd });
+    const script = join(cwd, 'watchdog.bash');
+    await writeFile(script, r.stdout);
+    const dir = join(cwd, 'daemon');
+    await mkdir(dir);
+    await writeFile(
+      join(dir, 'appsettings.yml'),
+      testConfig({
+        instances: [
+          { key: 'alpha', port: 4301 },
+          { key: 'beta', port: 4302 },
+        ],
+      }),
+    );
+    assert.equal(bashComplete(script, dir, ['watchdog', 'st']), ['start', 'stop', 'status']);
+    assert.equal(bashComplete(script, dir, ['watchdog', 'restart', '']), ['alpha', 'beta']);
+    assert.equal(bashComplete(script, dir, ['watchdog', 'logs', 'a']), ['alpha']);
+    assert.equal(bashComplete(script, cwd, ['watchdog', 'restart', '']), [], 'no appsettings.yml: no keys');
+    assert.equal(bashComplete(script, dir, ['watchdog', 'chart', '--format', '']), ['mermaid', 'dot', 'json']);
+    assert.equal(bashComplete(script, dir, ['watchdog', 'completion', '']), ['bash', 'zsh', 'fish']);
+    const logFlags = bashComplete(script, dir, ['watchdog', 'logs', '--']);
+    for (const flag of ['--follow', '--lines', '--url', '--token', '--user', '--password', '--help'])
+      assert.ok(logFlags.includes(flag), flag);
+  },
+);
 
 completion.run();
 
@@ -136,31 +162,44 @@ const check = suite<Ctx>('watchdog check :: RunCommand that nothing will install
 check.before(setup);
 check.after((ctx) => ctx.cleanup());
 
-check('warns for a missing or non-executable RunCommand under UpdateType none, Local or Dummy; not when a provider installs it', async ({ cwd }) => {
-  const exe = join(cwd, 'server.sh');
-  const plain = join(cwd, 'plain.txt');
-  await writeFile(exe, '#!/bin/sh\n');
-  await chmod(exe, 0o755);
-  await writeFile(plain, 'not a program\n');
-  const yaml = testConfig({
-    instances: [
-      { key: 'missing', port: 4401, runCommand: 'bin/Robust.Server' },
-      { key: 'plain', port: 4402, runCommand: plain },
-      { key: 'local', port: 4403, runCommand: 'nowhere/server', extra: '      UpdateType: Local\n      Updates: { CurrentVersion: "1" }' },
-      { key: 'fine', port: 4404, runCommand: exe },
-      { key: 'manifest', port: 4405, runCommand: 'bin/Robust.Server', extra: '      UpdateType: Manifest\n      Updates: { ManifestUrl: "http://127.0.0.1:9/manifest.json" }' },
-    ],
-  });
-  await writeFile(join(cwd, 'appsettings.yml'), yaml);
-  const r: CliResult = await runCli(['check'], { cwd });
-  assert.is(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^configuration is valid/);
-  const warnings = r.stderr.split('\n').filter((l) => l.includes('RunCommand'));
-  assert.equal(warnings, [
-    'warning: Servers.Instances.missing.RunCommand: instances/missing/bin/Robust.Server does not exist, and with no UpdateType no update provider installs it; the server cannot start until it is there',
-    `warning: Servers.Instances.plain.RunCommand: plain.txt is not executable (chmod +x it), and with no UpdateType no update provider installs it; the server cannot start until it is there`,
-    'warning: Servers.Instances.local.RunCommand: instances/local/nowhere/server does not exist, and with UpdateType Local no update provider installs it; the server cannot start until it is there',
-  ]);
-});
+check(
+  'warns for a missing or non-executable RunCommand under UpdateType none, Local or Dummy; not when a provider installs it',
+  async ({ cwd }) => {
+    const exe = join(cwd, 'server.sh');
+    const plain = join(cwd, 'plain.txt');
+    await writeFile(exe, '#!/bin/sh\n');
+    await chmod(exe, 0o755);
+    await writeFile(plain, 'not a program\n');
+    const yaml = testConfig({
+      instances: [
+        { key: 'missing', port: 4401, runCommand: 'bin/Robust.Server' },
+        { key: 'plain', port: 4402, runCommand: plain },
+        {
+          key: 'local',
+          port: 4403,
+          runCommand: 'nowhere/server',
+          extra: '      UpdateType: Local\n      Updates: { CurrentVersion: "1" }',
+        },
+        { key: 'fine', port: 4404, runCommand: exe },
+        {
+          key: 'manifest',
+          port: 4405,
+          runCommand: 'bin/Robust.Server',
+          extra: '      UpdateType: Manifest\n      Updates: { ManifestUrl: "http://127.0.0.1:9/manifest.json" }',
+        },
+      ],
+    });
+    await writeFile(join(cwd, 'appsettings.yml'), yaml);
+    const r: CliResult = await runCli(['check'], { cwd });
+    assert.is(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^configuration is valid/);
+    const warnings = r.stderr.split('\n').filter((l) => l.includes('RunCommand'));
+    assert.equal(warnings, [
+      'warning: Servers.Instances.missing.RunCommand: instances/missing/bin/Robust.Server does not exist, and with no UpdateType no update provider installs it; the server cannot start until it is there',
+      `warning: Servers.Instances.plain.RunCommand: plain.txt is not executable (chmod +x it), and with no UpdateType no update provider installs it; the server cannot start until it is there`,
+      'warning: Servers.Instances.local.RunCommand: instances/local/nowhere/server does not exist, and with UpdateType Local no update provider installs it; the server cannot start until it is there',
+    ]);
+  },
+);
 
 check.run();

@@ -13,7 +13,13 @@ import { runCli } from '../_run.ts';
  * instance whose persisted pid is its program running (a copy of sleep as `bin/Robust.Server`), one whose pid is
  * an unrelated `sleep`, one whose pid is gone, one with a data.json of ours already.
  */
-interface Ctx { cwd: string; procs: ChildProcess[]; cleanup: () => Promise<void>; running: number; unrelated: number }
+interface Ctx {
+  cwd: string;
+  procs: ChildProcess[];
+  cleanup: () => Promise<void>;
+  running: number;
+  unrelated: number;
+}
 const test = suite<Ctx>('watchdog import', { cwd: '', procs: [], cleanup: async () => {}, running: 0, unrelated: 0 });
 
 function start(ctx: Ctx, program: string, args: string[]): number {
@@ -34,25 +40,37 @@ test.before.each(async (ctx) => {
   // Both started before the CLI runs, as servers an old watchdog left behind are.
   ctx.running = start(ctx, program, ['60', '1']);
   ctx.unrelated = start(ctx, 'sleep', ['60']);
-  await writeFile(join(t.path, 'appsettings.yml'), testConfig({
-    persist: true,
-    instances: [
-      { key: 'alpha', port: 4201, runCommand: 'bin/Robust.Server' },
-      { key: 'beta', port: 4202, runCommand: 'bin/Robust.Server' },
-      { key: 'gamma', port: 4203, runCommand: 'bin/Robust.Server' },
-      { key: 'delta', port: 4204, runCommand: 'bin/Robust.Server' },
-      { key: 'epsilon', port: 4205, runCommand: 'bin/Robust.Server' },
-    ],
-  }));
+  await writeFile(
+    join(t.path, 'appsettings.yml'),
+    testConfig({
+      persist: true,
+      instances: [
+        { key: 'alpha', port: 4201, runCommand: 'bin/Robust.Server' },
+        { key: 'beta', port: 4202, runCommand: 'bin/Robust.Server' },
+        { key: 'gamma', port: 4203, runCommand: 'bin/Robust.Server' },
+        { key: 'delta', port: 4204, runCommand: 'bin/Robust.Server' },
+        { key: 'epsilon', port: 4205, runCommand: 'bin/Robust.Server' },
+      ],
+    }),
+  );
   await writeWatchdogDb(join(t.path, 'data.db'), [
     { Key: 'alpha', Revision: '1.0.0', PersistedToken: 'tok-alpha', PersistedPid: ctx.running },
     { Key: 'beta', Revision: '2.0.0', PersistedToken: 'tok-beta', PersistedPid: ctx.unrelated },
-    { Key: 'gamma', Revision: null, PersistedToken: 'tok-gamma', PersistedPid: 999_999_999, PersistedSystemdUnit: 'ss14-gamma.service' },
+    {
+      Key: 'gamma',
+      Revision: null,
+      PersistedToken: 'tok-gamma',
+      PersistedPid: 999_999_999,
+      PersistedSystemdUnit: 'ss14-gamma.service',
+    },
     { Key: 'delta', Revision: '4.0.0' },
     { Key: 'retired', Revision: '0.1' },
   ]);
   await mkdir(join(t.path, 'instances/delta'), { recursive: true });
-  await writeFile(join(t.path, 'instances/delta/data.json'), JSON.stringify({ version: 1, updateType: null, revision: 'mine', launch: null }));
+  await writeFile(
+    join(t.path, 'instances/delta/data.json'),
+    JSON.stringify({ version: 1, updateType: null, revision: 'mine', launch: null }),
+  );
 });
 test.after.each(async (ctx) => {
   for (const p of ctx.procs) p.kill('SIGKILL');
@@ -60,7 +78,10 @@ test.after.each(async (ctx) => {
 });
 
 const dataJson = async (cwd: string, key: string): Promise<Record<string, unknown> | null> =>
-  readFile(join(cwd, 'instances', key, 'data.json'), 'utf8').then((t) => JSON.parse(t) as Record<string, unknown>, () => null);
+  readFile(join(cwd, 'instances', key, 'data.json'), 'utf8').then(
+    (t) => JSON.parse(t) as Record<string, unknown>,
+    () => null,
+  );
 
 test('--dry-run prints what it found per instance and writes nothing', async (ctx) => {
   const db = join(ctx.cwd, 'data.db');
@@ -70,34 +91,50 @@ test('--dry-run prints what it found per instance and writes nothing', async (ct
   const sleepExe = await readlink(`/proc/${ctx.unrelated}/exe`);
   const r = await runCli(['import', '--dry-run'], { cwd: ctx.cwd });
   assert.is(r.code, 0, r.stderr);
-  assert.is(r.stdout, [
-    `data file: ${db} (5 entries)`,
-    `alpha: revision 1.0.0; pid ${ctx.running} running, would be adopted at the daemon's next start`,
-    `beta: revision 2.0.0; pid ${ctx.unrelated} not adopted: it runs ${sleepExe}, not the instance's program ${join(ctx.cwd, 'instances/beta/bin/Robust.Server')}`,
-    'gamma: revision (none); pid 999999999 not adopted: no process has that pid any more',
-    '  the real watchdog ran this server as systemd unit ss14-gamma.service, which is not adopted (Process.Mode Systemd is not supported); stop it (systemctl stop ss14-gamma.service) if it still runs, or it keeps the server\'s port',
-    'delta: skipped, instances/delta/data.json exists (--force replaces it)',
-    'epsilon: not in the data file',
-    'not configured here, not imported: retired',
-    'dry run: nothing written',
-    '',
-  ].join('\n'));
-  for (const key of ['alpha', 'beta', 'gamma', 'epsilon']) assert.is(await dataJson(ctx.cwd, key), null, `${key}: no data.json`);
+  assert.is(
+    r.stdout,
+    [
+      `data file: ${db} (5 entries)`,
+      `alpha: revision 1.0.0; pid ${ctx.running} running, would be adopted at the daemon's next start`,
+      `beta: revision 2.0.0; pid ${ctx.unrelated} not adopted: it runs ${sleepExe}, not the instance's program ${join(ctx.cwd, 'instances/beta/bin/Robust.Server')}`,
+      'gamma: revision (none); pid 999999999 not adopted: no process has that pid any more',
+      "  the real watchdog ran this server as systemd unit ss14-gamma.service, which is not adopted (Process.Mode Systemd is not supported); stop it (systemctl stop ss14-gamma.service) if it still runs, or it keeps the server's port",
+      'delta: skipped, instances/delta/data.json exists (--force replaces it)',
+      'epsilon: not in the data file',
+      'not configured here, not imported: retired',
+      'dry run: nothing written',
+      '',
+    ].join('\n'),
+  );
+  for (const key of ['alpha', 'beta', 'gamma', 'epsilon'])
+    assert.is(await dataJson(ctx.cwd, key), null, `${key}: no data.json`);
   assert.equal(await readdir(join(ctx.cwd, 'instances')), ['alpha', 'delta'], 'no instance folder created');
   assert.is((await dataJson(ctx.cwd, 'delta'))?.revision, 'mine');
   assert.ok(bytes.equals(await readFile(db)), 'data.db bytes unchanged');
   assert.is((await stat(db)).mtimeMs, old.getTime(), 'data.db mtime unchanged');
 });
 
-test('without --dry-run it writes data.json (the running server\'s launch record with the persisted token); a second run skips them', async (ctx) => {
+test("without --dry-run it writes data.json (the running server's launch record with the persisted token); a second run skips them", async (ctx) => {
   const r = await runCli(['import'], { cwd: ctx.cwd });
   assert.is(r.code, 0, r.stderr);
-  assert.match(r.stdout, `alpha: revision 1.0.0; pid ${ctx.running} running, will be adopted at the daemon's next start`);
+  assert.match(
+    r.stdout,
+    `alpha: revision 1.0.0; pid ${ctx.running} running, will be adopted at the daemon's next start`,
+  );
   const alpha = await dataJson(ctx.cwd, 'alpha');
   assert.is(alpha?.revision, '1.0.0');
   const launch = alpha?.launch as { pid: number; secret: string; program: string; args: string[] } | null;
-  assert.equal([launch?.pid, launch?.secret, launch?.program, launch?.args], [ctx.running, 'tok-alpha', join(ctx.cwd, 'instances/alpha/bin/Robust.Server'), ['60', '1']]);
-  assert.equal(await dataJson(ctx.cwd, 'beta'), { version: 1, updateType: null, revision: '2.0.0', previousRevision: null, launch: null });
+  assert.equal(
+    [launch?.pid, launch?.secret, launch?.program, launch?.args],
+    [ctx.running, 'tok-alpha', join(ctx.cwd, 'instances/alpha/bin/Robust.Server'), ['60', '1']],
+  );
+  assert.equal(await dataJson(ctx.cwd, 'beta'), {
+    version: 1,
+    updateType: null,
+    revision: '2.0.0',
+    previousRevision: null,
+    launch: null,
+  });
   assert.is((await dataJson(ctx.cwd, 'gamma'))?.revision, null);
   assert.is((await dataJson(ctx.cwd, 'delta'))?.revision, 'mine', 'an existing data.json is left alone');
   assert.is(await dataJson(ctx.cwd, 'epsilon'), null);
@@ -110,10 +147,16 @@ test('without --dry-run it writes data.json (the running server\'s launch record
 });
 
 test('PersistServers off: the running server would be shut down before a new launch', async (ctx) => {
-  const yaml = (await readFile(join(ctx.cwd, 'appsettings.yml'), 'utf8')).replace('PersistServers: true', 'PersistServers: false');
+  const yaml = (await readFile(join(ctx.cwd, 'appsettings.yml'), 'utf8')).replace(
+    'PersistServers: true',
+    'PersistServers: false',
+  );
   await writeFile(join(ctx.cwd, 'appsettings.yml'), yaml);
   const r = await runCli(['import', '--dry-run'], { cwd: ctx.cwd });
-  assert.match(r.stdout, `alpha: revision 1.0.0; pid ${ctx.running} running, would be shut down gracefully at the daemon's next start (Process.PersistServers is off)`);
+  assert.match(
+    r.stdout,
+    `alpha: revision 1.0.0; pid ${ctx.running} running, would be shut down gracefully at the daemon's next start (Process.PersistServers is off)`,
+  );
 });
 
 test('a data file that is not SQLite, or none → exit 1 naming it; bad options → exit 2', async (ctx) => {

@@ -7,15 +7,31 @@ import { testConfig } from '../../_support/config.ts';
 import { tempDir, waitFor } from '../../_support/env.ts';
 import { runCli, spawnCli } from '../_run.ts';
 
-interface Ctx { cwd: string; logDir: string; cleanup: () => Promise<void> }
-const test = suite<Ctx>('watchdog logs :: server.log of an instance from the local config', { cwd: '', logDir: '', cleanup: async () => {} });
+interface Ctx {
+  cwd: string;
+  logDir: string;
+  cleanup: () => Promise<void>;
+}
+const test = suite<Ctx>('watchdog logs :: server.log of an instance from the local config', {
+  cwd: '',
+  logDir: '',
+  cleanup: async () => {},
+});
 
 test.before.each(async (ctx) => {
   const t = await tempDir('wd-cli-logs-');
   ctx.cwd = t.path;
   ctx.cleanup = t.cleanup;
   ctx.logDir = join(t.path, 'instances', 'demo', 'logs');
-  writeFileSync(join(t.path, 'appsettings.yml'), testConfig({ instances: [{ key: 'demo', port: 4101 }, { key: 'other', port: 4102 }] }));
+  writeFileSync(
+    join(t.path, 'appsettings.yml'),
+    testConfig({
+      instances: [
+        { key: 'demo', port: 4101 },
+        { key: 'other', port: 4102 },
+      ],
+    }),
+  );
 });
 test.after.each((ctx) => ctx.cleanup());
 

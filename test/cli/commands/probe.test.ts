@@ -3,15 +3,31 @@ import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir } from '../../_support/env.ts';
-import { INFO_ACZ, INFO_EXTERNAL, STATUS_IN_ROUND, STATUS_LOBBY, startEngineServer, type EngineServer } from '../../fixtures/engine/payloads.ts';
+import {
+  INFO_ACZ,
+  INFO_EXTERNAL,
+  STATUS_IN_ROUND,
+  STATUS_LOBBY,
+  startEngineServer,
+  type EngineServer,
+} from '../../fixtures/engine/payloads.ts';
 import { runCli } from '../_run.ts';
 
 /**
  * `watchdog probe <address>` as a real process against a loopback node:http server whose /status and /info
  * answer (200, JSON) but fail validation: exit 1, and every problem printed with its path.
  */
-interface Ctx { server?: Server; port: number; cwd: string; cleanup: () => Promise<void> }
-const test = suite<Ctx>('watchdog probe :: a server that answers but is invalid', { port: 0, cwd: '', cleanup: async () => {} });
+interface Ctx {
+  server?: Server;
+  port: number;
+  cwd: string;
+  cleanup: () => Promise<void>;
+}
+const test = suite<Ctx>('watchdog probe :: a server that answers but is invalid', {
+  port: 0,
+  cwd: '',
+  cleanup: async () => {},
+});
 
 /** /status without a name; /info with a link whose url is ftp://x. */
 const BODIES: Record<string, unknown> = {
@@ -35,7 +51,10 @@ test.before(async (ctx) => {
   ctx.port = (ctx.server.address() as AddressInfo).port;
 });
 test.after(async (ctx) => {
-  await new Promise<void>((r) => { ctx.server?.closeAllConnections(); ctx.server?.close(() => r()); });
+  await new Promise<void>((r) => {
+    ctx.server?.closeAllConnections();
+    ctx.server?.close(() => r());
+  });
   await ctx.cleanup();
 });
 
@@ -53,7 +72,10 @@ test('--json: exit 1, the same problems by path', async ({ port, cwd }) => {
   const r = await runCli(['probe', `127.0.0.1:${port}`, '--json'], { cwd });
   assert.is(r.code, 1, r.stderr);
   const json = JSON.parse(r.stdout) as { problems: Array<{ path: string; message: string }> };
-  assert.equal(json.problems.map((p) => p.path), ['status.name', 'info.links.0.url']);
+  assert.equal(
+    json.problems.map((p) => p.path),
+    ['status.name', 'info.links.0.url'],
+  );
   for (const p of json.problems) assert.ok(p.message.length > 0, `a message for ${p.path}`);
 });
 
@@ -62,7 +84,11 @@ test.run();
 // ---
 
 /** `watchdog probe` against what a real engine serves: valid, exit 0. */
-interface EngineCtx { engine?: EngineServer; cwd: string; cleanup: () => Promise<void> }
+interface EngineCtx {
+  engine?: EngineServer;
+  cwd: string;
+  cleanup: () => Promise<void>;
+}
 const engine = suite<EngineCtx>('watchdog probe :: a real engine server', { cwd: '', cleanup: async () => {} });
 
 engine.before(async (ctx) => {
@@ -89,7 +115,11 @@ engine('--json, hybrid ACZ build without links in the lobby: exit 0, the payload
   Object.assign(ctx.engine!.bodies, { status: STATUS_LOBBY, info: INFO_ACZ });
   const r = await runCli(['probe', `127.0.0.1:${ctx.engine!.port}`, '--json'], { cwd: ctx.cwd });
   assert.is(r.code, 0, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  const json = JSON.parse(r.stdout) as { problems: unknown[]; info: Record<string, unknown>; status: Record<string, unknown> };
+  const json = JSON.parse(r.stdout) as {
+    problems: unknown[];
+    info: Record<string, unknown>;
+    status: Record<string, unknown>;
+  };
   assert.equal(json.problems, []);
   assert.equal(json.info, JSON.parse(INFO_ACZ));
   assert.equal(json.status, JSON.parse(STATUS_LOBBY));

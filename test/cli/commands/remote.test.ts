@@ -13,7 +13,11 @@ import { runCli, spawnCli, type CliResult } from '../_run.ts';
  * WATCHDOG_URL, credentials only in the environment (never in a child's argv). The daemon has Admin configured, and
  * `demo` runs a fixture server printing "tick N" every 100 ms.
  */
-interface Ctx { daemon?: RunningDaemon; empty: string; cleanup: () => Promise<void> }
+interface Ctx {
+  daemon?: RunningDaemon;
+  empty: string;
+  cleanup: () => Promise<void>;
+}
 const test = suite<Ctx>('watchdog CLI :: remote operators (no local config)', { empty: '', cleanup: async () => {} });
 
 const ADMIN = 'boss:admin-pw';
@@ -25,13 +29,22 @@ test.before(async (ctx) => {
     ctx.cleanup = t.cleanup;
     const dir = await tempDir('wd-cli-remote-daemon-');
     const ticker = await writeServerScript(join(dir.path, 'ticker.sh'), fixture('log-starts.mjs'));
-    ctx.daemon = await startDaemon(testConfig({
-      extra: 'Admin:\n  Username: boss\n  Password: admin-pw',
-      instances: [
-        { key: 'demo', port: await freePort(), token: 'tok', runCommand: ticker, extra: '      EnvironmentVariables: { TICK_MS: "100" }' },
-        { key: 'beta', port: await freePort(), token: 'tok-beta', runCommand: '/bin/false' },
-      ],
-    }), { dir: dir.path });
+    ctx.daemon = await startDaemon(
+      testConfig({
+        extra: 'Admin:\n  Username: boss\n  Password: admin-pw',
+        instances: [
+          {
+            key: 'demo',
+            port: await freePort(),
+            token: 'tok',
+            runCommand: ticker,
+            extra: '      EnvironmentVariables: { TICK_MS: "100" }',
+          },
+          { key: 'beta', port: await freePort(), token: 'tok-beta', runCommand: '/bin/false' },
+        ],
+      }),
+      { dir: dir.path },
+    );
     const prev = ctx.cleanup;
     ctx.cleanup = async () => {
       await prev();
@@ -65,7 +78,10 @@ test('status without a key and without a local config: every instance, with Admi
   assert.match(table.stdout, /\ndemo +\S+/);
   assert.match(table.stdout, /\nbeta +\S+/);
   ok(json);
-  assert.equal((JSON.parse(json.stdout) as { key: string }[]).map((s) => s.key), ['demo', 'beta']);
+  assert.equal(
+    (JSON.parse(json.stdout) as { key: string }[]).map((s) => s.key),
+    ['demo', 'beta'],
+  );
   const one = await remote(ctx, ['status', 'demo', '--json'], { WATCHDOG_ADMIN: ADMIN });
   ok(one);
   assert.is((JSON.parse(one.stdout) as { key: string }).key, 'demo');
@@ -73,7 +89,8 @@ test('status without a key and without a local config: every instance, with Admi
 });
 
 test('status without a key: an instance token alone, or nothing, says a key or Admin credentials are needed (exit 2)', async (ctx) => {
-  const needs = /watchdog status: listing every instance needs Admin credentials \(--user and --password, or WATCHDOG_ADMIN=user:password\)/;
+  const needs =
+    /watchdog status: listing every instance needs Admin credentials \(--user and --password, or WATCHDOG_ADMIN=user:password\)/;
   const [token, nothing, wrong] = await Promise.all([
     remote(ctx, ['status'], { WATCHDOG_TOKEN: 'tok' }),
     remote(ctx, ['status']),
@@ -86,7 +103,10 @@ test('status without a key: an instance token alone, or nothing, says a key or A
   assert.is(nothing.code, 2, nothing.stderr);
   assert.match(nothing.stderr, needs);
   assert.is(wrong.code, 1);
-  assert.is(wrong.stderr, `watchdog status: 401: the Admin credentials were refused by the watchdog at ${d(ctx).url} (check --user and --password, or WATCHDOG_ADMIN)\n`);
+  assert.is(
+    wrong.stderr,
+    `watchdog status: 401: the Admin credentials were refused by the watchdog at ${d(ctx).url} (check --user and --password, or WATCHDOG_ADMIN)\n`,
+  );
   assert.not.match(wrong.stderr, 'sekrit');
 });
 
@@ -99,21 +119,30 @@ test('logs -n N over WATCHDOG_URL: the last N lines, with the instance token or 
   ok(asToken);
   ok(asAdmin);
   const file = await readFile(serverLog(ctx), 'utf8');
-  for (const [r, n] of [[asToken, 3], [asAdmin, 2]] as const) {
+  for (const [r, n] of [
+    [asToken, 3],
+    [asAdmin, 2],
+  ] as const) {
     const printed = r.stdout.split('\n').slice(0, -1);
     assert.is(printed.length, n, r.stdout);
     assert.ok(file.includes(printed.join('\n') + '\n'), `consecutive lines of server.log: ${r.stdout}`);
   }
   const refused = await remote(ctx, ['logs', 'demo'], { WATCHDOG_TOKEN: 'wrong-sekrit' });
   assert.is(refused.code, 1);
-  assert.is(refused.stderr, 'watchdog logs: 401: the token for instance demo was refused (check --token, WATCHDOG_TOKEN or ApiToken)\n');
+  assert.is(
+    refused.stderr,
+    'watchdog logs: 401: the token for instance demo was refused (check --token, WATCHDOG_TOKEN or ApiToken)\n',
+  );
   const none = await remote(ctx, ['logs', 'demo']);
   assert.is(none.code, 2);
   assert.match(none.stderr, /needs its token \(--token or WATCHDOG_TOKEN\) or Admin credentials/);
 });
 
 test('logs -f over --url: the tail, then new lines as the server prints them, each once, until SIGINT (exit 0)', async (ctx) => {
-  const follow = spawnCli(['logs', 'demo', '-f', '-n', '2', '--url', d(ctx).url], { cwd: ctx.empty, env: { WATCHDOG_TOKEN: 'tok' } });
+  const follow = spawnCli(['logs', 'demo', '-f', '-n', '2', '--url', d(ctx).url], {
+    cwd: ctx.empty,
+    env: { WATCHDOG_TOKEN: 'tok' },
+  });
   try {
     await waitFor('ten followed lines', () => ticks(follow.stdout()).length >= 12, 20_000);
   } finally {
@@ -130,20 +159,23 @@ test('logs -f over --url: the tail, then new lines as the server prints them, ea
 test('an unknown instance: the same message from every command, listing the instances', async (ctx) => {
   const message = 'no instance "nope" (instances: demo, beta)\n';
   const admin = { WATCHDOG_ADMIN: ADMIN };
-  const here = (args: string[], env: Record<string, string> = {}) => runCli(args, { cwd: d(ctx).dir, env: { WATCHDOG_URL: d(ctx).url, ...env } });
-  const results: [string, CliResult][] = await Promise.all([
-    // From the daemon's folder: the local config knows the instances.
-    ['restart', here(['restart', 'nope'])],
-    ['stop', here(['stop', 'nope'])],
-    ['logs', runCli(['logs', 'nope'], { cwd: d(ctx).dir })],
-    // From elsewhere: the daemon's 404, then its list for Admin.
-    ['update', remote(ctx, ['update', 'nope'], { WATCHDOG_TOKEN: 'tok', ...admin })],
-    ['rollback', remote(ctx, ['rollback', 'nope'], { WATCHDOG_TOKEN: 'tok', ...admin })],
-    ['status', remote(ctx, ['status', 'nope'], admin)],
-    ['status', remote(ctx, ['status', 'nope'], { WATCHDOG_TOKEN: 'tok', ...admin })],
-    ['logs', remote(ctx, ['logs', 'nope'], admin)],
-    ['logs', remote(ctx, ['logs', 'nope', '-f'], admin)],
-  ].map(async ([name, p]) => [name as string, await (p as Promise<CliResult>)]));
+  const here = (args: string[], env: Record<string, string> = {}) =>
+    runCli(args, { cwd: d(ctx).dir, env: { WATCHDOG_URL: d(ctx).url, ...env } });
+  const results: [string, CliResult][] = await Promise.all(
+    [
+      // From the daemon's folder: the local config knows the instances.
+      ['restart', here(['restart', 'nope'])],
+      ['stop', here(['stop', 'nope'])],
+      ['logs', runCli(['logs', 'nope'], { cwd: d(ctx).dir })],
+      // From elsewhere: the daemon's 404, then its list for Admin.
+      ['update', remote(ctx, ['update', 'nope'], { WATCHDOG_TOKEN: 'tok', ...admin })],
+      ['rollback', remote(ctx, ['rollback', 'nope'], { WATCHDOG_TOKEN: 'tok', ...admin })],
+      ['status', remote(ctx, ['status', 'nope'], admin)],
+      ['status', remote(ctx, ['status', 'nope'], { WATCHDOG_TOKEN: 'tok', ...admin })],
+      ['logs', remote(ctx, ['logs', 'nope'], admin)],
+      ['logs', remote(ctx, ['logs', 'nope', '-f'], admin)],
+    ].map(async ([name, p]) => [name as string, await (p as Promise<CliResult>)]),
+  );
   for (const [name, r] of results) {
     assert.is(r.stderr, `watchdog ${name}: ${message}`, `${name}: ${r.stderr}`);
     assert.is(r.code, 1, name);

@@ -7,7 +7,10 @@ import { testConfig } from '../../_support/config.ts';
 import { freePort, tempDir } from '../../_support/env.ts';
 import { runCli } from '../_run.ts';
 
-interface Ctx { cwd: string; cleanup: () => Promise<void> }
+interface Ctx {
+  cwd: string;
+  cleanup: () => Promise<void>;
+}
 const init = (): Ctx => ({ cwd: '', cleanup: async () => {} });
 const setup = async (ctx: Ctx) => {
   const t = await tempDir('wd-cli-usage-');
@@ -36,7 +39,11 @@ usage('logs without a key', async ({ cwd }) => {
 });
 
 usage('unknown options', async ({ cwd }) => {
-  for (const args of [['status', '--bogus'], ['restart', 'demo', '--force'], ['logs', 'demo', '-x']]) {
+  for (const args of [
+    ['status', '--bogus'],
+    ['restart', 'demo', '--force'],
+    ['logs', 'demo', '-x'],
+  ]) {
     const r = await runCli(args, { cwd });
     assert.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, /Unknown option/);
@@ -69,22 +76,38 @@ const down = suite<Ctx>('watchdog CLI :: no daemon answering', init());
 down.before(setup);
 down.after((ctx) => ctx.cleanup());
 
-down('restart against a closed port: exit 1, the address and how to start it; the token never printed', async ({ cwd }) => {
-  const port = await freePort();
-  const r = await runCli(['restart', 'demo', '--url', `http://127.0.0.1:${port}/`, '--token', 'sekrit-token-1'], { cwd });
-  assert.is(r.code, 1);
-  assert.is(r.stderr, `watchdog restart: no watchdog answering at http://127.0.0.1:${port} — is it running? (start it with: watchdog start)\n`);
-  assert.is(r.stdout, '');
-});
+down(
+  'restart against a closed port: exit 1, the address and how to start it; the token never printed',
+  async ({ cwd }) => {
+    const port = await freePort();
+    const r = await runCli(['restart', 'demo', '--url', `http://127.0.0.1:${port}/`, '--token', 'sekrit-token-1'], {
+      cwd,
+    });
+    assert.is(r.code, 1);
+    assert.is(
+      r.stderr,
+      `watchdog restart: no watchdog answering at http://127.0.0.1:${port} — is it running? (start it with: watchdog start)\n`,
+    );
+    assert.is(r.stdout, '');
+  },
+);
 
 for (const action of ['update', 'rollback']) {
-  down(`${action} against a closed port: exit 1, the same "no watchdog answering" message; the token never printed`, async ({ cwd }) => {
-    const port = await freePort();
-    const r = await runCli([action, 'demo', '--url', `http://127.0.0.1:${port}`, '--token', 'sekrit-token-3'], { cwd });
-    assert.is(r.code, 1);
-    assert.is(r.stderr, `watchdog ${action}: no watchdog answering at http://127.0.0.1:${port} — is it running? (start it with: watchdog start)\n`);
-    assert.is(r.stdout, '');
-  });
+  down(
+    `${action} against a closed port: exit 1, the same "no watchdog answering" message; the token never printed`,
+    async ({ cwd }) => {
+      const port = await freePort();
+      const r = await runCli([action, 'demo', '--url', `http://127.0.0.1:${port}`, '--token', 'sekrit-token-3'], {
+        cwd,
+      });
+      assert.is(r.code, 1);
+      assert.is(
+        r.stderr,
+        `watchdog ${action}: no watchdog answering at http://127.0.0.1:${port} — is it running? (start it with: watchdog start)\n`,
+      );
+      assert.is(r.stdout, '');
+    },
+  );
 }
 
 down('logs does not talk to the daemon: with none answering it still prints the local server.log', async ({ cwd }) => {
@@ -93,7 +116,10 @@ down('logs does not talk to the daemon: with none answering it still prints the 
   await mkdir(logDir, { recursive: true });
   // Urls names a port nobody listens on; logs must not try it.
   const yaml = testConfig({ instances: [{ key: 'demo', port: 4203 }] });
-  await writeFile(join(dir, 'appsettings.yml'), yaml.replace('Urls: http://127.0.0.1:0', `Urls: http://*:${await freePort()}`));
+  await writeFile(
+    join(dir, 'appsettings.yml'),
+    yaml.replace('Urls: http://127.0.0.1:0', `Urls: http://*:${await freePort()}`),
+  );
   await writeFile(join(logDir, 'server.log'), 'one\ntwo\n');
   const r = await runCli(['logs', 'demo', '-n', '1'], { cwd: dir });
   assert.is(r.code, 0, r.stderr);
@@ -103,38 +129,71 @@ down('logs does not talk to the daemon: with none answering it still prints the 
 
 down('status with WATCHDOG_TOKEN and no local config at all; localhost tries every address', async ({ cwd }) => {
   const port = await freePort();
-  const r = await runCli(['status', 'demo', '--url', `http://localhost:${port}`], { cwd, env: { WATCHDOG_TOKEN: 'sekrit-token-2' } });
+  const r = await runCli(['status', 'demo', '--url', `http://localhost:${port}`], {
+    cwd,
+    env: { WATCHDOG_TOKEN: 'sekrit-token-2' },
+  });
   assert.is(r.code, 1);
-  assert.is(r.stderr, `watchdog status: no watchdog answering at http://localhost:${port} — is it running? (start it with: watchdog start)\n`);
+  assert.is(
+    r.stderr,
+    `watchdog status: no watchdog answering at http://localhost:${port} — is it running? (start it with: watchdog start)\n`,
+  );
   assert.not.match(r.stderr + r.stdout, 'sekrit');
 });
 
 down('status --watch keeps trying and stops after --count redraws', async ({ cwd }) => {
   const port = await freePort();
-  const r = await runCli(['status', 'demo', '--watch', '--interval', '0.1', '--count', '3', '--url', `http://127.0.0.1:${port}`, '--token', 't'], { cwd });
+  const r = await runCli(
+    [
+      'status',
+      'demo',
+      '--watch',
+      '--interval',
+      '0.1',
+      '--count',
+      '3',
+      '--url',
+      `http://127.0.0.1:${port}`,
+      '--token',
+      't',
+    ],
+    { cwd },
+  );
   assert.is(r.code, 1);
   assert.is(r.stderr.match(/no watchdog answering/g)?.length, 3, r.stderr);
   assert.is(r.stdout.match(/^KEY/gm)?.length, 3, 'an (empty) table per redraw');
 });
 
-down('status of every configured instance: the address from Urls, one message for all, no empty table', async ({ cwd }) => {
-  const port = await freePort();
-  const dir = join(cwd, 'configured');
-  await mkdir(dir);
-  const yaml = testConfig({ instances: [{ key: 'demo', port: 4201 }, { key: 'beta', port: 4202, token: 'other' }] });
-  await writeFile(join(dir, 'appsettings.yml'), yaml.replace('Urls: http://127.0.0.1:0', `Urls: http://*:${port}`));
-  const r = await runCli(['status'], { cwd: dir });
-  assert.is(r.code, 1);
-  assert.is(r.stderr, `watchdog status: no watchdog answering at http://localhost:${port} — is it running? (start it with: watchdog start)\n`);
-  assert.is(r.stdout, '');
-});
+down(
+  'status of every configured instance: the address from Urls, one message for all, no empty table',
+  async ({ cwd }) => {
+    const port = await freePort();
+    const dir = join(cwd, 'configured');
+    await mkdir(dir);
+    const yaml = testConfig({
+      instances: [
+        { key: 'demo', port: 4201 },
+        { key: 'beta', port: 4202, token: 'other' },
+      ],
+    });
+    await writeFile(join(dir, 'appsettings.yml'), yaml.replace('Urls: http://127.0.0.1:0', `Urls: http://*:${port}`));
+    const r = await runCli(['status'], { cwd: dir });
+    assert.is(r.code, 1);
+    assert.is(
+      r.stderr,
+      `watchdog status: no watchdog answering at http://localhost:${port} — is it running? (start it with: watchdog start)\n`,
+    );
+    assert.is(r.stdout, '');
+  },
+);
 
 /** Whether something already listens on 127.0.0.1:5000 (then the default-address test cannot say "nobody answers"). */
-const port5000Busy = () => new Promise<boolean>((resolve) => {
-  const srv = createServer();
-  srv.once('error', () => resolve(true));
-  srv.listen(5000, '127.0.0.1', () => srv.close(() => resolve(false)));
-});
+const port5000Busy = () =>
+  new Promise<boolean>((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(true));
+    srv.listen(5000, '127.0.0.1', () => srv.close(() => resolve(false)));
+  });
 
 down('no --url and no config: http://localhost:5000', async ({ cwd }) => {
   if (await port5000Busy()) {
@@ -143,7 +202,10 @@ down('no --url and no config: http://localhost:5000', async ({ cwd }) => {
   }
   const r = await runCli(['stop', 'demo', '--token', 'x'], { cwd });
   assert.is(r.code, 1);
-  assert.is(r.stderr, 'watchdog stop: no watchdog answering at http://localhost:5000 — is it running? (start it with: watchdog start)\n');
+  assert.is(
+    r.stderr,
+    'watchdog stop: no watchdog answering at http://localhost:5000 — is it running? (start it with: watchdog start)\n',
+  );
 });
 
 down('no token for the instance anywhere: exit 2 before any request', async ({ cwd }) => {

@@ -10,12 +10,18 @@ import { testConfig } from '../../_support/config.ts';
 import { basic, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 
-interface Ctx { daemon?: RunningDaemon; yaml: string }
+interface Ctx {
+  daemon?: RunningDaemon;
+  yaml: string;
+}
 const test = suite<Ctx>('e2e :: Admin credentials guard the operator routes', { yaml: '' });
 const ROUTES = ['/', '/metrics', '/api/instances', '/statechart.svg'];
 
 const adminConfig = (password: string, port: number) =>
-  testConfig({ instances: [{ key: 'demo', port }], extra: `Admin:\n  Username: ops\n  Password: ${JSON.stringify(password)}` });
+  testConfig({
+    instances: [{ key: 'demo', port }],
+    extra: `Admin:\n  Username: ops\n  Password: ${JSON.stringify(password)}`,
+  });
 
 test.before(async (ctx) => {
   ctx.yaml = adminConfig('first-secret', await freePort());
@@ -32,7 +38,9 @@ const get = async (url: string, authorization?: string) => {
   return { status: res.status, challenge: res.headers.get('www-authenticate') };
 };
 
-test('a loopback client without credentials is challenged; wrong ones are refused; right ones are served', async ({ daemon }) => {
+test('a loopback client without credentials is challenged; wrong ones are refused; right ones are served', async ({
+  daemon,
+}) => {
   const d = daemon!;
   for (const route of ROUTES) {
     const none = await get(d.url + route);
@@ -40,11 +48,18 @@ test('a loopback client without credentials is challenged; wrong ones are refuse
     assert.match(none.challenge ?? '', /^Basic /, `${route} challenges`);
     assert.is((await get(d.url + route, basic('ops', 'wrong'))).status, 401, `${route} with a wrong password`);
     assert.is((await get(d.url + route, basic('someone', 'first-secret'))).status, 401, `${route} with a wrong user`);
-    assert.is((await get(d.url + route, basic('ops', 'first-secret'))).status, 200, `${route} with the right credentials`);
+    assert.is(
+      (await get(d.url + route, basic('ops', 'first-secret'))).status,
+      200,
+      `${route} with the right credentials`,
+    );
   }
   // The event stream: the answer's head is enough (its body never ends).
   const ctl = new AbortController();
-  const events = await fetch(`${d.url}/events`, { headers: { authorization: basic('ops', 'first-secret') }, signal: ctl.signal });
+  const events = await fetch(`${d.url}/events`, {
+    headers: { authorization: basic('ops', 'first-secret') },
+    signal: ctl.signal,
+  });
   assert.is(events.status, 200);
   assert.match(events.headers.get('content-type') ?? '', /text\/event-stream/);
   ctl.abort();
@@ -57,8 +72,12 @@ test('a reloaded config with a new password applies at once; the old one is refu
   assert.ok((await readFile(file, 'utf8')).includes('first-secret'));
   await writeFile(file, ctx.yaml.replace('first-secret', 'second-secret'));
   d.proc.kill('SIGHUP');
-  await waitFor('the new Admin password', async () =>
-    (await get(`${d.url}/metrics`, basic('ops', 'second-secret'))).status === 200 || undefined, 10_000, 100);
+  await waitFor(
+    'the new Admin password',
+    async () => (await get(`${d.url}/metrics`, basic('ops', 'second-secret'))).status === 200 || undefined,
+    10_000,
+    100,
+  );
   assert.is((await get(`${d.url}/metrics`, basic('ops', 'first-secret'))).status, 401);
   // Control requests are not Admin's: the instance token still works as before.
   assert.is((await d.status('demo', 'tok')).key, 'demo');

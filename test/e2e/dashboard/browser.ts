@@ -28,14 +28,23 @@ export async function openBrowser(viewport = { width: 1440, height: 900 }): Prom
       headless: true,
       viewport,
       args: [
-        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
       ],
       timeout: 30_000,
     });
   } catch (err) {
     await profile.cleanup();
-    throw new Error(`cannot start Chromium at ${CHROMIUM} (apt-get install chromium, as .ci/run does): ${String(err)}`, { cause: err });
+    throw new Error(
+      `cannot start Chromium at ${CHROMIUM} (apt-get install chromium, as .ci/run does): ${String(err)}`,
+      { cause: err },
+    );
   }
   const page = context.pages()[0] ?? (await context.newPage());
   const errors: string[] = [];

@@ -28,13 +28,24 @@ test.after(async (ctx) => {
   await ctx.browser?.close();
 });
 
-test('statechart :: no label overlaps another (arrow labels, state names, the lines listed in states)', async ({ browser }) => {
+test('statechart :: no label overlaps another (arrow labels, state names, the lines listed in states)', async ({
+  browser,
+}) => {
   const page = browser!.page;
   await screenshot(page, 'statechart.png');
-  const labels = await page.$$eval('svg text', (nodes) => nodes.map((t) => {
-    const b = (t as unknown as { getBBox(): { x: number; y: number; width: number; height: number } }).getBBox();
-    return { text: t.textContent ?? '', group: t.closest('g[id]')?.id ?? '', x: b.x, y: b.y, w: b.width, h: b.height };
-  }));
+  const labels = await page.$$eval('svg text', (nodes) =>
+    nodes.map((t) => {
+      const b = (t as unknown as { getBBox(): { x: number; y: number; width: number; height: number } }).getBBox();
+      return {
+        text: t.textContent ?? '',
+        group: t.closest('g[id]')?.id ?? '',
+        x: b.x,
+        y: b.y,
+        w: b.width,
+        h: b.height,
+      };
+    }),
+  );
   assert.ok(labels.length > 40, `${labels.length} labels`);
   const overlaps: string[] = [];
   labels.forEach((a: Label, i) => {
@@ -53,9 +64,13 @@ test('statechart :: the legend names each arrow colour the chart draws', async (
   const legend = await page.$$eval('svg g[id="state:legend"] text', (nodes) => nodes.map((t) => t.textContent ?? ''));
   for (const { meaning } of Object.values(EDGE_STYLE)) assert.ok(legend.includes(meaning), meaning);
   // Every arrow but the one marking the initial state.
-  const arrowColours = await page.$$eval('svg g.edge', (edges) => [...new Set(edges
-    .filter((e) => !(e.querySelector('title')?.textContent ?? '').startsWith('__initial'))
-    .map((e) => e.querySelector('path')?.getAttribute('stroke') ?? ''))]);
+  const arrowColours = await page.$$eval('svg g.edge', (edges) => [
+    ...new Set(
+      edges
+        .filter((e) => !(e.querySelector('title')?.textContent ?? '').startsWith('__initial'))
+        .map((e) => e.querySelector('path')?.getAttribute('stroke') ?? ''),
+    ),
+  ]);
   const legendColours = Object.values(EDGE_STYLE).map((s) => s.color);
   for (const c of arrowColours) assert.ok(legendColours.includes(c), `arrow colour ${c} is in the legend`);
 });

@@ -11,14 +11,24 @@ import { startDaemon, type RunningDaemon, type StatusJson } from '../../_support
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { type Browser, openBrowser, screenshot } from './browser.ts';
 
-interface Ctx { daemon?: RunningDaemon; browser?: Browser }
+interface Ctx {
+  daemon?: RunningDaemon;
+  browser?: Browser;
+}
 const test = suite<Ctx>('e2e :: dashboard in Chromium', {});
 const TOKEN = 'tok';
 
 test.before(async (ctx) => {
   try {
     const [a, b] = [await freePort(), await freePort()];
-    ctx.daemon = await startDaemon(testConfig({ instances: [{ key: 'alpha', port: a }, { key: 'beta', port: b }] }));
+    ctx.daemon = await startDaemon(
+      testConfig({
+        instances: [
+          { key: 'alpha', port: a },
+          { key: 'beta', port: b },
+        ],
+      }),
+    );
     ctx.browser = await openBrowser();
   } catch (err) {
     console.error(err);
@@ -33,10 +43,14 @@ test.after(async (ctx) => {
 
 const statusOf = (d: RunningDaemon, key: string) => d.status(key, TOKEN);
 const inState = (d: RunningDaemon, key: string, state: string) =>
-  waitFor(`${key} ${state}`, async () => {
-    const s = await statusOf(d, key);
-    return s.state === state && (state !== 'running' || s.pid !== null) ? s : undefined;
-  }, 15_000);
+  waitFor(
+    `${key} ${state}`,
+    async () => {
+      const s = await statusOf(d, key);
+      return s.state === state && (state !== 'running' || s.pid !== null) ? s : undefined;
+    },
+    15_000,
+  );
 const delay = (ms: number) => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms));
 const card = (key: string) => `article.card[data-key="${key}"]`;
 const pillText = (b: Browser, key: string) => b.page.textContent(`${card(key)} .state-pill`);
@@ -45,7 +59,11 @@ const activeNodes = (b: Browser, key: string) =>
   b.page.$$eval(`#chart g.node.active[data-instances~="${key}"]`, (nodes) => nodes.map((n) => n.id));
 
 /** Reads the daemon's own event stream from the test, to learn when a transition happened by the daemon's clock. */
-async function watchState(d: RunningDaemon, key: string, state: string): Promise<{ at: Promise<number>; close: () => void }> {
+async function watchState(
+  d: RunningDaemon,
+  key: string,
+  state: string,
+): Promise<{ at: Promise<number>; close: () => void }> {
   const abort = new AbortController();
   const res = await fetch(`${d.url}/events`, { signal: abort.signal });
   const reader = res.body!.getReader();
@@ -60,7 +78,12 @@ async function watchState(d: RunningDaemon, key: string, state: string): Promise
       buffer = blocks.pop() ?? ''; // an unfinished message waits for the rest
       for (const block of blocks) {
         if (!block.includes('event: instance:state')) continue;
-        const data = JSON.parse(block.split('\n').find((l) => l.startsWith('data: '))?.slice(6) ?? '{}') as { key: string; state: string; at: number };
+        const data = JSON.parse(
+          block
+            .split('\n')
+            .find((l) => l.startsWith('data: '))
+            ?.slice(6) ?? '{}',
+        ) as { key: string; state: string; at: number };
         if (data.key === key && data.state === state) return data.at;
       }
     }
@@ -69,17 +92,28 @@ async function watchState(d: RunningDaemon, key: string, state: string): Promise
   return { at, close: () => abort.abort() };
 }
 
-test('the page loads: both instances, their facts, and the running node highlighted for each', async ({ daemon, browser }) => {
+test('the page loads: both instances, their facts, and the running node highlighted for each', async ({
+  daemon,
+  browser,
+}) => {
   const d = daemon!;
   const b = browser!;
   const [alpha, beta] = [await inState(d, 'alpha', 'running'), await inState(d, 'beta', 'running')];
   const res = await b.page.goto(`${d.url}/`);
   assert.is(res?.status(), 200);
   await b.page.waitForSelector('#chart svg g.node');
-  await waitFor('both cards running', async () => (await pillText(b, 'alpha')) === 'running' && (await pillText(b, 'beta')) === 'running', 10_000);
+  await waitFor(
+    'both cards running',
+    async () => (await pillText(b, 'alpha')) === 'running' && (await pillText(b, 'beta')) === 'running',
+    10_000,
+  );
   assert.is(await b.page.textContent(`${card('alpha')} [data-field="pid"]`), String(alpha.pid));
   assert.is(await b.page.textContent(`${card('beta')} [data-field="pid"]`), String(beta.pid));
-  await waitFor('a check-in age', async () => /ago$/.test((await b.page.textContent(`${card('alpha')} [data-field="checkin"]`)) ?? ''), 10_000);
+  await waitFor(
+    'a check-in age',
+    async () => /ago$/.test((await b.page.textContent(`${card('alpha')} [data-field="checkin"]`)) ?? ''),
+    10_000,
+  );
   assert.equal(await activeNodes(b, 'alpha'), ['state:running']);
   assert.equal(await activeNodes(b, 'beta'), ['state:running']);
   assert.is(await b.page.textContent('#conn'), 'live');
@@ -101,21 +135,36 @@ test('a state change shows within 1 s of the transition (stop via the control AP
   try {
     assert.is(await d.control('beta', TOKEN, 'stop'), 200);
     const at = await waitFor('the daemon reaching stopped.idle', () => Promise.race([watch.at, delay(200)]), 15_000);
-    const shown = await waitFor('the page showing stopped.idle', () =>
-      b.page.evaluate<{ state: string; t: number } | undefined>("window.seenStates.find((s) => s.state === 'stopped.idle')"), 10_000);
+    const shown = await waitFor(
+      'the page showing stopped.idle',
+      () =>
+        b.page.evaluate<{ state: string; t: number } | undefined>(
+          "window.seenStates.find((s) => s.state === 'stopped.idle')",
+        ),
+      10_000,
+    );
     const lag = shown.t - at;
     assert.ok(lag < 1000, `the page showed stopped.idle ${lag} ms after the transition`);
     assert.equal(await activeNodes(b, 'beta'), ['state:stopped.idle']);
     assert.equal(await activeNodes(b, 'alpha'), ['state:running'], 'alpha is untouched');
     assert.is(await b.page.textContent(`${card('beta')} [data-field="pid"]`), '—');
     // The daemon's status says what applies: without UpdateType or a previous build, a stopped instance can only be started.
-    const status = await statusOf(d, 'beta') as unknown as Record<string, unknown>;
+    const status = (await statusOf(d, 'beta')) as unknown as Record<string, unknown>;
     assert.equal([status.canUpdate, status.canRollback], [false, false]);
-    const enabled = () => b.page.evaluate<string[]>(
-      `[...document.querySelectorAll('${card('beta')} button[data-action]:not(:disabled)')].map((e) => e.textContent)`);
-    await waitFor('only Start enabled on beta', async () => ((await enabled()).join() === 'Start' ? true : undefined), 5000);
+    const enabled = () =>
+      b.page.evaluate<string[]>(
+        `[...document.querySelectorAll('${card('beta')} button[data-action]:not(:disabled)')].map((e) => e.textContent)`,
+      );
+    await waitFor(
+      'only Start enabled on beta',
+      async () => ((await enabled()).join() === 'Start' ? true : undefined),
+      5000,
+    );
     const events = await b.page.$$eval('#events li', (lis) => lis.map((li) => li.textContent ?? ''));
-    assert.ok(events.some((e) => e.includes('beta') && e.includes('stopped.idle')), events.slice(0, 5).join(' | '));
+    assert.ok(
+      events.some((e) => e.includes('beta') && e.includes('stopped.idle')),
+      events.slice(0, 5).join(' | '),
+    );
   } finally {
     watch.close();
   }
@@ -132,21 +181,39 @@ test('the Restart button, once confirmed, restarts the instance (the pid changes
   await screenshot(b.page, 'dashboard-confirm.png');
   await b.page.click('#confirm-ok');
   await dialog.waitFor({ state: 'hidden' });
-  const after = await waitFor('alpha running with a new pid', async () => {
-    const s = await statusOf(d, 'alpha');
-    return s.state === 'running' && s.pid !== null && s.pid !== before.pid ? s : undefined;
-  }, 15_000);
+  const after = await waitFor(
+    'alpha running with a new pid',
+    async () => {
+      const s = await statusOf(d, 'alpha');
+      return s.state === 'running' && s.pid !== null && s.pid !== before.pid ? s : undefined;
+    },
+    15_000,
+  );
   assert.is(after.restarts, before.restarts + 1);
-  await waitFor('the card showing the new pid', async () => (await b.page.textContent(`${card('alpha')} [data-field="pid"]`)) === String(after.pid), 10_000);
+  await waitFor(
+    'the card showing the new pid',
+    async () => (await b.page.textContent(`${card('alpha')} [data-field="pid"]`)) === String(after.pid),
+    10_000,
+  );
   assert.is(await b.page.textContent(`${card('alpha')} .action-result`), 'restart accepted');
   assert.equal(await activeNodes(b, 'alpha'), ['state:running']);
   // The dashboard's request is audited like any control request.
-  await waitFor('the audit line', async () => {
-    const { readFile } = await import('node:fs/promises');
-    const lines = (await readFile(join(d.dir, 'logs', 'audit.log'), 'utf8').catch(() => '')).trim().split('\n').filter(Boolean);
-    return lines.map((l) => JSON.parse(l) as { key: string; action: string; result: string; remote: string | null })
-      .find((l) => l.key === 'alpha' && l.action === 'restart' && l.result === 'accepted' && l.remote === '127.0.0.1');
-  }, 10_000);
+  await waitFor(
+    'the audit line',
+    async () => {
+      const { readFile } = await import('node:fs/promises');
+      const lines = (await readFile(join(d.dir, 'logs', 'audit.log'), 'utf8').catch(() => ''))
+        .trim()
+        .split('\n')
+        .filter(Boolean);
+      return lines
+        .map((l) => JSON.parse(l) as { key: string; action: string; result: string; remote: string | null })
+        .find(
+          (l) => l.key === 'alpha' && l.action === 'restart' && l.result === 'accepted' && l.remote === '127.0.0.1',
+        );
+    },
+    10_000,
+  );
 });
 
 test('screenshot: two instances in different states, logs open', async ({ daemon, browser }) => {
@@ -155,7 +222,11 @@ test('screenshot: two instances in different states, logs open', async ({ daemon
   await inState(d, 'alpha', 'running');
   await inState(d, 'beta', 'stopped.idle');
   for (const key of ['alpha', 'beta']) await b.page.click(`${card(key)} details.log summary`);
-  await waitFor('log lines in alpha\'s card', async () => ((await b.page.textContent(`${card('alpha')} .log-lines`)) ?? '').split('\n').length > 2, 10_000);
+  await waitFor(
+    "log lines in alpha's card",
+    async () => ((await b.page.textContent(`${card('alpha')} .log-lines`)) ?? '').split('\n').length > 2,
+    10_000,
+  );
   assert.equal(b.errors, [], 'no console or page errors');
   const path = await screenshot(b.page, 'dashboard.png');
   // The committed picture in docs/ is refreshed only on request, so test runs leave the work tree clean.

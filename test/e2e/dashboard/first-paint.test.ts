@@ -17,7 +17,10 @@ import { tempDir, waitFor } from '../../_support/env.ts';
 import { type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } from '../../http/support.ts';
 import { ARTIFACTS, type Browser, CHROMIUM, openBrowser, screenshot } from './browser.ts';
 
-interface Ctx { server?: HttpServer; browser?: Browser }
+interface Ctx {
+  server?: HttpServer;
+  browser?: Browser;
+}
 
 /** A memory instance whose status carries the fields the buttons read (`canUpdate`, `canRollback`). */
 function withStatus(inst: MemoryInstance, extra: Record<string, unknown>): MemoryInstance {
@@ -27,14 +30,29 @@ function withStatus(inst: MemoryInstance, extra: Record<string, unknown>): Memor
 }
 
 const alpha = withStatus(memoryInstance('alpha', { apiToken: 't' }), { canUpdate: true, canRollback: true });
-const beta = withStatus(memoryInstance('beta', { apiToken: 't', state: 'stopped.idle' }), { pid: null, startedAt: null, canUpdate: false, canRollback: false });
-const gamma = withStatus(memoryInstance('gamma', { apiToken: 't', state: 'stopped.idle' }), { pid: null, startedAt: null, canUpdate: true, canRollback: true });
+const beta = withStatus(memoryInstance('beta', { apiToken: 't', state: 'stopped.idle' }), {
+  pid: null,
+  startedAt: null,
+  canUpdate: false,
+  canRollback: false,
+});
+const gamma = withStatus(memoryInstance('gamma', { apiToken: 't', state: 'stopped.idle' }), {
+  pid: null,
+  startedAt: null,
+  canUpdate: true,
+  canRollback: true,
+});
 
 const test = suite<Ctx>('e2e :: dashboard first paint and buttons in Chromium', {});
 
 test.before(async (ctx) => {
   try {
-    const app = createApp({ registry: memoryRegistry(alpha, beta, gamma), bus: createBus(), log: recordingLogger(), version: '9.9.9' });
+    const app = createApp({
+      registry: memoryRegistry(alpha, beta, gamma),
+      bus: createBus(),
+      log: recordingLogger(),
+      version: '9.9.9',
+    });
     ctx.server = await startHttpServer(app, { port: 0 });
     ctx.browser = await openBrowser({ width: 1280, height: 800 });
   } catch (err) {
@@ -50,11 +68,17 @@ test.after(async (ctx) => {
 const card = (key: string) => `article.card[data-key="${key}"]`;
 const button = (key: string, action: string) => `${card(key)} button[data-action="${action}"]`;
 
-interface ButtonView { enabled: boolean; label: string | null; why: string }
+interface ButtonView {
+  enabled: boolean;
+  label: string | null;
+  why: string;
+}
 
 /** Per action of one card: enabled, its label and the reason shown when it is not (read in the page). */
 function buttons(b: Browser, key: string): Promise<Record<string, ButtonView>> {
-  return b.page.evaluate<Record<string, ButtonView>>(`Object.fromEntries([...document.querySelectorAll(${JSON.stringify(`${card(key)} button[data-action]`)})]
+  return b.page.evaluate<
+    Record<string, ButtonView>
+  >(`Object.fromEntries([...document.querySelectorAll(${JSON.stringify(`${card(key)} button[data-action]`)})]
     .map((e) => [e.dataset.action, { enabled: !e.disabled, label: e.textContent, why: e.title }]))`);
 }
 
@@ -68,7 +92,10 @@ function assertStoppedButtons(got: Record<string, ButtonView>) {
   assert.match(got.update?.why ?? '', 'UpdateType');
 }
 
-test('without running any script, the first response shows every instance, its state and the right buttons', async ({ server, browser }) => {
+test('without running any script, the first response shows every instance, its state and the right buttons', async ({
+  server,
+  browser,
+}) => {
   const b = browser!;
   const cdp = await b.context.newCDPSession(b.page);
   await cdp.send('Emulation.setScriptExecutionDisabled', { value: true });
@@ -77,7 +104,10 @@ test('without running any script, the first response shows every instance, its s
     await screenshot(b.page, 'dashboard-first-paint.png');
     for (const key of ['alpha', 'beta', 'gamma']) {
       const box = await b.page.locator(`${card(key)} h2.key`).boundingBox();
-      assert.ok(box && box.width > 0 && box.y + box.height <= 800, `${key}'s name is on screen: ${JSON.stringify(box)}`);
+      assert.ok(
+        box && box.width > 0 && box.y + box.height <= 800,
+        `${key}'s name is on screen: ${JSON.stringify(box)}`,
+      );
       assert.is(await b.page.textContent(`${card(key)} h2.key`), key);
     }
     assert.is(await b.page.textContent(`${card('beta')} .state-pill`), 'stopped.idle');
@@ -92,24 +122,40 @@ test('without running any script, the first response shows every instance, its s
   }
 });
 
-test('a plain `chromium --headless --screenshot` of the page (no waiting for scripts) shows the instances', async ({ server }) => {
+test('a plain `chromium --headless --screenshot` of the page (no waiting for scripts) shows the instances', async ({
+  server,
+}) => {
   // What an operator would run. A PNG cannot be read here, so the same plain run also dumps the DOM it painted.
   const profile = await tempDir('wd-chromium-shot-');
   const out = join(ARTIFACTS, 'dashboard-plain-screenshot.png');
-  const plain = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', `--user-data-dir=${profile.path}`, '--window-size=1280,800'];
+  const plain = [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--no-first-run',
+    `--user-data-dir=${profile.path}`,
+    '--window-size=1280,800',
+  ];
   try {
     await promisify(execFile)(CHROMIUM, [...plain, `--screenshot=${out}`, `${server!.url}/`], { timeout: 60_000 });
     const png = await readFile(out);
     assert.equal([...png.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
-    const { stdout: dom } = await promisify(execFile)(CHROMIUM, [...plain, '--dump-dom', `${server!.url}/`], { timeout: 60_000, maxBuffer: 8 << 20 });
-    for (const key of ['alpha', 'beta', 'gamma']) assert.match(dom, `data-key="${key}"`, `the card of ${key} is painted`);
+    const { stdout: dom } = await promisify(execFile)(CHROMIUM, [...plain, '--dump-dom', `${server!.url}/`], {
+      timeout: 60_000,
+      maxBuffer: 8 << 20,
+    });
+    for (const key of ['alpha', 'beta', 'gamma'])
+      assert.match(dom, `data-key="${key}"`, `the card of ${key} is painted`);
     assert.not.match(dom, /connecting…/, 'not a page still waiting for its data');
   } finally {
     await profile.cleanup();
   }
 });
 
-test('with scripts, the buttons follow the status: a stopped instance cannot be stopped or rolled back', async ({ server, browser }) => {
+test('with scripts, the buttons follow the status: a stopped instance cannot be stopped or rolled back', async ({
+  server,
+  browser,
+}) => {
   const b = browser!;
   await b.page.goto(`${server!.url}/`);
   await waitFor('live', async () => (await b.page.textContent('#conn')) === 'live' || undefined, 10_000);
@@ -120,7 +166,15 @@ test('with scripts, the buttons follow the status: a stopped instance cannot be 
     rollback: { enabled: true, label: 'Rollback', why: '' },
     stop: { enabled: false, label: 'Stop', why: 'already stopped' },
   });
-  assert.equal(Object.values(await buttons(b, 'alpha')).map((x) => [x.label, x.enabled]), [['Restart', true], ['Update', true], ['Rollback', true], ['Stop', true]]);
+  assert.equal(
+    Object.values(await buttons(b, 'alpha')).map((x) => [x.label, x.enabled]),
+    [
+      ['Restart', true],
+      ['Update', true],
+      ['Rollback', true],
+      ['Stop', true],
+    ],
+  );
   // Clicking the disabled Stop does nothing; once the instance runs, Stop applies.
   await b.page.click(button('beta', 'stop'), { force: true });
   assert.is(await b.page.locator('dialog#confirm').isVisible(), false);
@@ -128,7 +182,11 @@ test('with scripts, the buttons follow the status: a stopped instance cannot be 
   beta.state = 'running';
   await b.page.reload(); // nothing announces a memory instance's change on the bus: load the page again
 
-  await waitFor('beta running', async () => (await b.page.textContent(`${card('beta')} .state-pill`)) === 'running' || undefined, 10_000);
+  await waitFor(
+    'beta running',
+    async () => (await b.page.textContent(`${card('beta')} .state-pill`)) === 'running' || undefined,
+    10_000,
+  );
   const running = await buttons(b, 'beta');
   assert.equal([running.stop?.enabled, running.restart?.label, running.rollback?.enabled], [true, 'Restart', false]);
   assert.equal(b.errors, []);
@@ -146,7 +204,10 @@ test('the Stop dialog says what stop does: leave at round end, then a graceful s
   assert.equal(alpha.calls, []);
 });
 
-test('the state pill never wraps and the log never breaks a word, even in a narrow window', async ({ server, browser }) => {
+test('the state pill never wraps and the log never breaks a word, even in a narrow window', async ({
+  server,
+  browser,
+}) => {
   const b = browser!;
   await b.page.setViewportSize({ width: 420, height: 800 });
   alpha.state = 'awaiting-checkin'; // the longest state, with a hyphen a browser may break at
@@ -161,7 +222,12 @@ test('the state pill never wraps and the log never breaks a word, even in a narr
         return range.getClientRects().length;
       })()`);
       assert.is(lines, 1, `${key}'s pill is on one line`);
-      assert.is(await b.page.evaluate(`getComputedStyle(document.querySelector(${JSON.stringify(`${card(key)} .state-pill`)})).whiteSpace`), 'nowrap');
+      assert.is(
+        await b.page.evaluate(
+          `getComputedStyle(document.querySelector(${JSON.stringify(`${card(key)} .state-pill`)})).whiteSpace`,
+        ),
+        'nowrap',
+      );
     }
     const log = await b.page.evaluate(`(() => {
       const s = getComputedStyle(document.querySelector(${JSON.stringify(`${card('alpha')} .log-lines`)}));

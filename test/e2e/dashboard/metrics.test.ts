@@ -6,7 +6,9 @@ import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { type Family, parseExposition, sample } from '../../http/metrics-support.ts';
 
-interface Ctx { daemon?: RunningDaemon }
+interface Ctx {
+  daemon?: RunningDaemon;
+}
 const test = suite<Ctx>('e2e :: metrics follow the instance', {});
 const TOKEN = 'tok';
 
@@ -29,19 +31,37 @@ async function scrape(d: RunningDaemon): Promise<Family[]> {
   return parseExposition(await res.text());
 }
 const activeState = (f: Family[]) =>
-  f.find((x) => x.name === 'watchdog_instance_state')?.metrics.filter((m) => m.labels?.instance === 'demo' && m.value === '1').map((m) => m.labels?.state);
-const restarts = (f: Family[], reason: string) => sample(f, 'watchdog_instance_restarts_total', { instance: 'demo', reason });
+  f
+    .find((x) => x.name === 'watchdog_instance_state')
+    ?.metrics.filter((m) => m.labels?.instance === 'demo' && m.value === '1')
+    .map((m) => m.labels?.state);
+const restarts = (f: Family[], reason: string) =>
+  sample(f, 'watchdog_instance_restarts_total', { instance: 'demo', reason });
 const when = (what: string, check: (f: Family[]) => boolean, d: RunningDaemon) =>
-  waitFor(what, async () => {
-    const f = await scrape(d);
-    return check(f) ? f : undefined;
-  }, 15_000, 100);
+  waitFor(
+    what,
+    async () => {
+      const f = await scrape(d);
+      return check(f) ? f : undefined;
+    },
+    15_000,
+    100,
+  );
 
-test('running: one-hot state, a recent check-in, the server\'s memory and CPU time', async ({ daemon }) => {
+test("running: one-hot state, a recent check-in, the server's memory and CPU time", async ({ daemon }) => {
   const d = daemon!;
-  const f = await when('running with a check-in', (f) => activeState(f)?.join() === 'running' && sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'demo' }) !== undefined, d);
+  const f = await when(
+    'running with a check-in',
+    (f) =>
+      activeState(f)?.join() === 'running' &&
+      sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'demo' }) !== undefined,
+    d,
+  );
   assert.ok((sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'demo' }) ?? 99) < 5);
-  assert.ok((sample(f, 'watchdog_instance_resident_memory_bytes', { instance: 'demo' }) ?? 0) > 10 * 1024 * 1024, 'a node process has more than 10 MB resident');
+  assert.ok(
+    (sample(f, 'watchdog_instance_resident_memory_bytes', { instance: 'demo' }) ?? 0) > 10 * 1024 * 1024,
+    'a node process has more than 10 MB resident',
+  );
   assert.ok((sample(f, 'watchdog_instance_cpu_seconds_total', { instance: 'demo' }) ?? 0) > 0);
   assert.is(sample(f, 'watchdog_instance_startup_failures', { instance: 'demo' }), 0);
   assert.is(restarts(f, 'request'), 0);
@@ -51,11 +71,17 @@ test('running: one-hot state, a recent check-in, the server\'s memory and CPU ti
   assert.equal(api[0], await d.status('demo', TOKEN));
 });
 
-test('a requested restart counts once under reason="request", and the state comes back to running', async ({ daemon }) => {
+test('a requested restart counts once under reason="request", and the state comes back to running', async ({
+  daemon,
+}) => {
   const d = daemon!;
   const before = await d.status('demo', TOKEN);
   assert.is(await d.control('demo', TOKEN, 'restart'), 200);
-  const f = await when('restart counted and running again', (f) => restarts(f, 'request') === 1 && activeState(f)?.join() === 'running', d);
+  const f = await when(
+    'restart counted and running again',
+    (f) => restarts(f, 'request') === 1 && activeState(f)?.join() === 'running',
+    d,
+  );
   assert.is(restarts(f, 'crash'), 0);
   const after = await d.status('demo', TOKEN);
   assert.is.not(after.pid, before.pid);

@@ -31,7 +31,13 @@ const test = suite<Ctx>('e2e :: dashboard page logic in Chromium', {
 
 test.before(async (ctx) => {
   try {
-    const app = createApp({ registry: memoryRegistry(ctx.alpha, ctx.beta), bus: ctx.bus, log: recordingLogger(), version: '9.9.9', admin: () => ctx.admin });
+    const app = createApp({
+      registry: memoryRegistry(ctx.alpha, ctx.beta),
+      bus: ctx.bus,
+      log: recordingLogger(),
+      version: '9.9.9',
+      admin: () => ctx.admin,
+    });
     ctx.server = await startHttpServer(app, { port: 0 });
     ctx.browser = await openBrowser({ width: 1280, height: 900 });
     await ctx.browser.page.goto(`${ctx.server.url}/`);
@@ -49,17 +55,24 @@ test.after(async (ctx) => {
 
 const card = (key: string) => `article.card[data-key="${key}"]`;
 const text = async (b: Browser, sel: string) => (await b.page.textContent(sel)) ?? '';
-const until = (what: string, check: () => Promise<boolean>) => waitFor(what, async () => (await check()) || undefined, 10_000);
+const until = (what: string, check: () => Promise<boolean>) =>
+  waitFor(what, async () => (await check()) || undefined, 10_000);
 
 test('version, both cards and the chart with each instance on its own node', async ({ browser }) => {
   const b = browser!;
   assert.is(await text(b, '#version'), 'v9.9.9');
   assert.is(await text(b, `${card('alpha')} .state-pill`), 'running');
   assert.is(await text(b, `${card('beta')} .state-pill`), 'stopped.idle');
-  assert.equal(await b.page.$$eval('#chart g.instance-tag', (tags) => tags.map((t) => t.textContent).sort()), ['alpha', 'beta']);
+  assert.equal(await b.page.$$eval('#chart g.instance-tag', (tags) => tags.map((t) => t.textContent).sort()), [
+    'alpha',
+    'beta',
+  ]);
 });
 
-test('a download shows a progress bar that follows bytes/total, then the installed revision', async ({ bus, browser }) => {
+test('a download shows a progress bar that follows bytes/total, then the installed revision', async ({
+  bus,
+  browser,
+}) => {
   const b = browser!;
   const box = `${card('alpha')} .update`;
   const at = Date.now();
@@ -70,13 +83,22 @@ test('a download shows a progress bar that follows bytes/total, then the install
   assert.is(await text(b, `${box} .update-label`), 'downloading 256.0 KiB of 1.0 MiB');
   await screenshot(b.page, 'dashboard-update-progress.png');
   bus.emit('instance:update', { key: 'alpha', phase: 'download', bytes: 3 * 1024 * 1024, total: null, at });
-  await until('indeterminate without a total', async () => (await b.page.$eval(`${box} progress`, (p) => p.hasAttribute('value'))) === false);
+  await until(
+    'indeterminate without a total',
+    async () => (await b.page.$eval(`${box} progress`, (p) => p.hasAttribute('value'))) === false,
+  );
   assert.is(await text(b, `${box} .update-label`), 'downloading 3.0 MiB');
   bus.emit('instance:update', { key: 'alpha', phase: 'done', revision: 'r2', durationMs: 1200, at });
   await until('done', async () => (await text(b, `${box} .update-label`)) === 'update installed: r2');
   const events = await b.page.$$eval('#events li', (lis) => lis.map((li) => li.textContent ?? ''));
-  assert.ok(events.some((e) => e.includes('update done (r2)')), events.join(' | '));
-  assert.not.ok(events.some((e) => e.includes('update download')), 'progress is not listed event by event');
+  assert.ok(
+    events.some((e) => e.includes('update done (r2)')),
+    events.join(' | '),
+  );
+  assert.not.ok(
+    events.some((e) => e.includes('update download')),
+    'progress is not listed event by event',
+  );
 });
 
 test('Cancel in the confirmation dialog does nothing; confirming calls control()', async ({ alpha, browser }) => {
@@ -121,10 +143,19 @@ test('state and alert facts update the card, the chart and the event list', asyn
   const b = browser!;
   alpha.state = 'awaiting-checkin';
   bus.emit('instance:state', { key: 'alpha', state: 'awaiting-checkin', previous: 'running', at: Date.now() });
-  bus.emit('instance:alert', { key: 'alpha', kind: 'hang', message: 'Server `alpha` stopped checking in', at: Date.now() });
+  bus.emit('instance:alert', {
+    key: 'alpha',
+    kind: 'hang',
+    message: 'Server `alpha` stopped checking in',
+    at: Date.now(),
+  });
   await until('the pill', async () => (await text(b, `${card('alpha')} .state-pill`)) === 'awaiting-checkin');
-  assert.equal(await b.page.$$eval('#chart g.node.active[data-instances~="alpha"]', (n) => n.map((x) => x.id)), ['state:awaiting-checkin']);
-  await until('the alert', async () => (await text(b, '#events li[data-type="instance:alert"]')).includes('stopped checking in'));
+  assert.equal(await b.page.$$eval('#chart g.node.active[data-instances~="alpha"]', (n) => n.map((x) => x.id)), [
+    'state:awaiting-checkin',
+  ]);
+  await until('the alert', async () =>
+    (await text(b, '#events li[data-type="instance:alert"]')).includes('stopped checking in'),
+  );
   assert.equal(browser!.errors, []);
 });
 

@@ -7,7 +7,18 @@ import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import {
-  bogusLaunchRecord, crash, fixedUrls, isAlive, killGroup, logLines, pidsWith, running, sleep, startSleep, statusOf, waitStatus,
+  bogusLaunchRecord,
+  crash,
+  fixedUrls,
+  isAlive,
+  killGroup,
+  logLines,
+  pidsWith,
+  running,
+  sleep,
+  startSleep,
+  statusOf,
+  waitStatus,
 } from '../resilience/_support.ts';
 
 /**
@@ -28,7 +39,14 @@ interface Ctx {
 }
 
 const test = suite<Ctx>('e2e :: faults: the daemon killed with PersistServers on', {
-  dir: '', yaml: '', unrelated: null, daemons: [], servers: new Set(), cleanup: async () => {}, d: null, pids: {},
+  dir: '',
+  yaml: '',
+  unrelated: null,
+  daemons: [],
+  servers: new Set(),
+  cleanup: async () => {},
+  d: null,
+  pids: {},
 });
 
 const TOKEN = 'tok';
@@ -42,7 +60,11 @@ async function start(ctx: Ctx): Promise<RunningDaemon> {
   return d;
 }
 
-async function runningPids(ctx: Ctx, what: string, pred: (key: string, pid: number) => boolean): Promise<Record<string, number>> {
+async function runningPids(
+  ctx: Ctx,
+  what: string,
+  pred: (key: string, pid: number) => boolean,
+): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const key of KEYS) {
     const s = await waitStatus(ctx.d!, key, TOKEN, what, (st) => running(st) && pred(key, st.pid!));
@@ -59,10 +81,19 @@ test.before(async (ctx) => {
   ctx.unrelated = startSleep();
   const [pa, pb, urls] = [await freePort(), await freePort(), await freePort()];
   const env = '      EnvironmentVariables: { TICK_MS: "200", FIXTURE_LIFETIME_MS: "120000" }';
-  ctx.yaml = fixedUrls(testConfig({
-    persist: true,
-    instances: KEYS.map((key, i) => ({ key, port: [pa, pb][i]!, runCommand: fixture('echo-env.mjs'), timeoutSeconds: TIMEOUT_S, extra: env })),
-  }), urls);
+  ctx.yaml = fixedUrls(
+    testConfig({
+      persist: true,
+      instances: KEYS.map((key, i) => ({
+        key,
+        port: [pa, pb][i]!,
+        runCommand: fixture('echo-env.mjs'),
+        timeoutSeconds: TIMEOUT_S,
+        extra: env,
+      })),
+    }),
+    urls,
+  );
   // a's data.json names a pid that now belongs to an unrelated process (with a start time it does not have).
   const aDir = join(ctx.dir, 'instances/a');
   await mkdir(aDir, { recursive: true });
@@ -82,7 +113,10 @@ test('a pid recorded in data.json that now belongs to an unrelated process is ne
   const unrelated = ctx.unrelated!.pid;
   assert.is.not(ctx.pids.a, unrelated, 'a launched its own server');
   assert.ok(isAlive(unrelated), 'the unrelated process was not killed');
-  assert.match(d.log(), /\[watchdog:a\] the server recorded in data\.json is gone \(or its pid was reused\); nothing to adopt/);
+  assert.match(
+    d.log(),
+    /\[watchdog:a\] the server recorded in data\.json is gone \(or its pid was reused\); nothing to adopt/,
+  );
   assert.is(logLines(d, /\[watchdog:a\] server launched/).length, 1);
 });
 
@@ -98,11 +132,21 @@ test('SIGKILLed while servers run, restarted: the same pids are adopted, nothing
   assert.is(logLines(d, /adopted the server left running by the previous daemon/).length, 2);
   assert.is(logLines(d, /server launched/).length, 0, 'no duplicate launched');
   for (const key of KEYS) {
-    assert.equal(await pidsWith(join(ctx.dir, 'instances', key, 'config.toml')), [first[key]], `exactly one ${key} server`);
+    assert.equal(
+      await pidsWith(join(ctx.dir, 'instances', key, 'config.toml')),
+      [first[key]],
+      `exactly one ${key} server`,
+    );
   }
   // The restored secret authenticates their check-ins, for longer than a whole TimeoutSeconds.
   for (const key of KEYS) {
-    await waitStatus(d, key, TOKEN, 'a check-in to the new daemon', (s) => s.lastCheckinAt !== null && Date.parse(s.lastCheckinAt) > restartedAt);
+    await waitStatus(
+      d,
+      key,
+      TOKEN,
+      'a check-in to the new daemon',
+      (s) => s.lastCheckinAt !== null && Date.parse(s.lastCheckinAt) > restartedAt,
+    );
   }
   await sleep(TIMEOUT_S * 1000 + 500);
   for (const key of KEYS) {
@@ -141,7 +185,14 @@ test('SIGTERM leaves the servers running, and the next daemon adopts them', asyn
 test('the check-in timeout is armed for an adopted server: one that stops checking in is killed and relaunched', async (ctx) => {
   const hung = ctx.pids.b!;
   process.kill(hung, 'SIGSTOP');
-  const after = await waitStatus(ctx.d!, 'b', TOKEN, 'hang kill and relaunch', (s) => running(s) && s.pid !== hung, 20_000);
+  const after = await waitStatus(
+    ctx.d!,
+    'b',
+    TOKEN,
+    'hang kill and relaunch',
+    (s) => running(s) && s.pid !== hung,
+    20_000,
+  );
   ctx.servers.add(after.pid!);
   await waitFor('the stopped server gone', () => !isAlive(hung), 5000);
   assert.ok(isAlive(ctx.unrelated!.pid), 'the unrelated process is still alive at the end');

@@ -17,8 +17,18 @@ const DAMAGE = {
 } as const;
 type Kind = keyof typeof DAMAGE;
 
-interface Ctx { d: RunningDaemon | null; dir: string; cleanup: () => Promise<void>; pids: number[] }
-const test = suite<Ctx>('e2e :: faults: data.json truncated or garbage', { d: null, dir: '', cleanup: async () => {}, pids: [] });
+interface Ctx {
+  d: RunningDaemon | null;
+  dir: string;
+  cleanup: () => Promise<void>;
+  pids: number[];
+}
+const test = suite<Ctx>('e2e :: faults: data.json truncated or garbage', {
+  d: null,
+  dir: '',
+  cleanup: async () => {},
+  pids: [],
+});
 
 test.before(async (ctx) => {
   const tmp = await tempDir('wd-datajson-');
@@ -29,7 +39,8 @@ test.before(async (ctx) => {
     await writeFile(join(tmp.path, 'instances', key, 'data.json'), text);
   }
   const instances = [];
-  for (const key of Object.keys(DAMAGE)) instances.push({ key, port: await freePort(), runCommand: fixture('echo-env.mjs') });
+  for (const key of Object.keys(DAMAGE))
+    instances.push({ key, port: await freePort(), runCommand: fixture('echo-env.mjs') });
   ctx.d = await startDaemon(testConfig({ instances }), { dir: ctx.dir });
 });
 
@@ -50,10 +61,14 @@ for (const kind of Object.keys(DAMAGE) as Kind[]) {
     assert.is(await readFile(join(dir, aside[0]!), 'utf8'), DAMAGE[kind], 'kept as it was, for a person to look at');
     assert.match(d.log(), new RegExp(`\\[watchdog:${kind}\\] data\\.json was corrupt; set it aside`));
     // Recorded just after the launch: wait for the write rather than race it.
-    await waitFor('a valid data.json with the new launch', async () => {
-      const fresh = JSON.parse(await readFile(join(dir, 'data.json'), 'utf8')) as { launch: { pid: number } | null };
-      return fresh.launch?.pid === s.pid;
-    }, 5000);
+    await waitFor(
+      'a valid data.json with the new launch',
+      async () => {
+        const fresh = JSON.parse(await readFile(join(dir, 'data.json'), 'utf8')) as { launch: { pid: number } | null };
+        return fresh.launch?.pid === s.pid;
+      },
+      5000,
+    );
   });
 }
 

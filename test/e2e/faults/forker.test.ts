@@ -9,8 +9,18 @@ import { fixture } from '../../_support/fixtures.ts';
 import { isAlive, killGroup, running, waitStatus } from '../resilience/_support.ts';
 
 /** forker.mjs starts two grandchildren in its process group and writes their pids to PIDS_FILE. */
-interface Ctx { d: RunningDaemon | null; dir: string; cleanup: () => Promise<void>; pids: Set<number> }
-const test = suite<Ctx>('e2e :: faults: a server that forks children', { d: null, dir: '', cleanup: async () => {}, pids: new Set() });
+interface Ctx {
+  d: RunningDaemon | null;
+  dir: string;
+  cleanup: () => Promise<void>;
+  pids: Set<number>;
+}
+const test = suite<Ctx>('e2e :: faults: a server that forks children', {
+  d: null,
+  dir: '',
+  cleanup: async () => {},
+  pids: new Set(),
+});
 
 const pidsFile = (ctx: Ctx, key: string) => join(ctx.dir, `${key}.pids`);
 
@@ -19,7 +29,10 @@ test.before(async (ctx) => {
   ctx.dir = tmp.path;
   ctx.cleanup = tmp.cleanup;
   const inst = async (key: string) => ({
-    key, port: await freePort(), runCommand: fixture('forker.mjs'), timeoutSeconds: 3,
+    key,
+    port: await freePort(),
+    runCommand: fixture('forker.mjs'),
+    timeoutSeconds: 3,
     extra: `      EnvironmentVariables: { PIDS_FILE: ${JSON.stringify(pidsFile(ctx, key))}, FIXTURE_LIFETIME_MS: "60000" }`,
   });
   ctx.d = await startDaemon(testConfig({ instances: [await inst('r'), await inst('k')] }), { dir: ctx.dir });
@@ -35,10 +48,14 @@ test.after(async (ctx) => {
 async function family(ctx: Ctx, key: string): Promise<{ pid: number; children: number[] }> {
   const s = await waitStatus(ctx.d!, key, 'tok', 'running', running);
   ctx.pids.add(s.pid!);
-  const children = await waitFor(`${key}'s grandchildren`, async () => {
-    const list = JSON.parse(await readFile(pidsFile(ctx, key), 'utf8')) as number[];
-    return list.length === 2 && list.every(isAlive) ? list : undefined;
-  }, 10_000);
+  const children = await waitFor(
+    `${key}'s grandchildren`,
+    async () => {
+      const list = JSON.parse(await readFile(pidsFile(ctx, key), 'utf8')) as number[];
+      return list.length === 2 && list.every(isAlive) ? list : undefined;
+    },
+    10_000,
+  );
   children.forEach((p) => ctx.pids.add(p));
   return { pid: s.pid!, children };
 }
@@ -56,7 +73,14 @@ test('none of its children survive a hang kill', async (ctx) => {
   const before = await family(ctx, 'k');
   // A frozen main loop: no more check-ins; the hang kill must take the whole group.
   process.kill(before.pid, 'SIGSTOP');
-  const next = await waitStatus(ctx.d!, 'k', 'tok', 'killed as hung and relaunched', (s) => running(s) && s.pid !== before.pid, 20_000);
+  const next = await waitStatus(
+    ctx.d!,
+    'k',
+    'tok',
+    'killed as hung and relaunched',
+    (s) => running(s) && s.pid !== before.pid,
+    20_000,
+  );
   ctx.pids.add(next.pid!);
   assert.match(ctx.d!.log(), /Server `k` timed out and will be killed/);
   await waitFor('the old grandchildren gone', () => before.children.every((p) => !isAlive(p)), 5000);

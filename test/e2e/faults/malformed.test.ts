@@ -34,7 +34,11 @@ function req(method: string, path: string, headers: Array<[string, string] | str
 const auth = (value: string): [string, string] => ['Authorization', value];
 
 const ROUTES: Array<{ path: string; allowed: string[]; protected: boolean }> = [
-  ...['restart', 'update', 'stop', 'rollback'].map((a) => ({ path: `/instances/${KEY}/${a}`, allowed: ['POST'], protected: true })),
+  ...['restart', 'update', 'stop', 'rollback'].map((a) => ({
+    path: `/instances/${KEY}/${a}`,
+    allowed: ['POST'],
+    protected: true,
+  })),
   { path: `/instances/${KEY}/status`, allowed: ['GET', 'HEAD'], protected: true },
   { path: `/server_api/${KEY}/ping`, allowed: ['POST'], protected: true },
   { path: `/instances/${KEY}/binaries/client.zip`, allowed: ['GET', 'HEAD'], protected: false },
@@ -49,10 +53,18 @@ const FAMILIES: Array<(i: number) => Probe> = [
   (i) => {
     const route = ROUTES[i % ROUTES.length]!;
     const wrong = ['PUT', 'DELETE', 'PATCH', 'OPTIONS', 'POST', 'GET'].filter((m) => !route.allowed.includes(m));
-    return { kind: 'wrong method', raw: req(wrong[i % wrong.length]!, route.path, [auth(`Basic ${b64(`${KEY}:${TOKEN}`)}`)]), expect: [404, 405] };
+    return {
+      kind: 'wrong method',
+      raw: req(wrong[i % wrong.length]!, route.path, [auth(`Basic ${b64(`${KEY}:${TOKEN}`)}`)]),
+      expect: [404, 405],
+    };
   },
   // Method tokens HTTP does not know: the parser refuses them.
-  (i) => ({ kind: 'unknown method', raw: req(['FOO', 'GETT', 'BREW', 'P0ST', 'get'][i % 5]!, ROUTES[i % ROUTES.length]!.path), expect: [400] }),
+  (i) => ({
+    kind: 'unknown method',
+    raw: req(['FOO', 'GETT', 'BREW', 'P0ST', 'get'][i % 5]!, ROUTES[i % ROUTES.length]!.path),
+    expect: [400],
+  }),
   // Broken Basic credentials on protected routes (each answered at its step of the auth order).
   (i) => {
     const route = PROTECTED[i % PROTECTED.length]!;
@@ -80,7 +92,10 @@ const FAMILIES: Array<(i: number) => Probe> = [
   // Header sections over Node's 16 KB limit: one huge header, or very many.
   (i) => {
     const route = ROUTES[i % ROUTES.length]!;
-    const headers = i % 2 === 0 ? [`X-Huge: ${'h'.repeat(20_000 + i)}`] : Array.from({ length: 1200 }, (_, n) => `X-Many-${n}: ${'v'.repeat(10)}`);
+    const headers =
+      i % 2 === 0
+        ? [`X-Huge: ${'h'.repeat(20_000 + i)}`]
+        : Array.from({ length: 1200 }, (_, n) => `X-Many-${n}: ${'v'.repeat(10)}`);
     return { kind: 'huge headers', raw: req(route.allowed[0]!, route.path, headers), expect: [431] };
   },
   // Header lines the parser must refuse.
@@ -107,14 +122,26 @@ const FAMILIES: Array<(i: number) => Probe> = [
     const n = 200 + ((i * 997) % 4000); // key in the path and in the credentials: under 16 KB together
     if (i % 2 === 0) return { kind: 'long path', raw: req('GET', `/${'seg/'.repeat(n / 4)}x`), expect: [404] };
     const key = 'k'.repeat(n);
-    return { kind: 'long key', raw: req('GET', `/instances/${key}/status`, [auth(`Basic ${b64(`${key}:${TOKEN}`)}`)]), expect: [404] };
+    return {
+      kind: 'long key',
+      raw: req('GET', `/instances/${key}/status`, [auth(`Basic ${b64(`${key}:${TOKEN}`)}`)]),
+      expect: [404],
+    };
   },
   // A request line longer than the header limit.
-  (i) => ({ kind: 'path over the limit', raw: req('GET', `/instances/${KEY}/binaries/${'p'.repeat(17_000 + i)}`), expect: [431] }),
+  (i) => ({
+    kind: 'path over the limit',
+    raw: req('GET', `/instances/${KEY}/binaries/${'p'.repeat(17_000 + i)}`),
+    expect: [431],
+  }),
   // Escapes and traversal in the binaries route: refused, never served.
   (i) => {
     const paths = ['%ZZ', '..%2F..%2Fdata.json', '%2e%2e/%2e%2e/data.json', 'a%00b', '..', '%2F', 'x%5C..%5Cdata.json'];
-    return { kind: 'bad escape', raw: req('GET', `/instances/${KEY}/binaries/${paths[i % paths.length]!}`), expect: [400, 404] };
+    return {
+      kind: 'bad escape',
+      raw: req('GET', `/instances/${KEY}/binaries/${paths[i % paths.length]!}`),
+      expect: [400, 404],
+    };
   },
   // Broken framing: the parser refuses it.
   (i) => {
@@ -131,7 +158,11 @@ const FAMILIES: Array<(i: number) => Probe> = [
     // A body whose chunk framing breaks after complete headers: the check-in is answered from its headers (no
     // credentials: 401) before the parser reaches the body, or refused by the parser (400) if it gets there first.
     if (i % (raws.length + 1) === raws.length) {
-      return { kind: 'bad body framing', raw: Buffer.from(`${base}Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n`, 'latin1'), expect: [400, 401] };
+      return {
+        kind: 'bad body framing',
+        raw: Buffer.from(`${base}Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n`, 'latin1'),
+        expect: [400, 401],
+      };
     }
     return { kind: 'bad framing', raw: Buffer.from(raws[i % (raws.length + 1)]!, 'latin1'), expect: [400, 505] };
   },
@@ -155,15 +186,24 @@ function send(port: number, raw: Buffer): Promise<number | null> {
       if (m) done(Number(m[1]));
     });
     sock.on('error', () => undefined); // the server may reset after answering a parse error
-    sock.on('close', () => done(/^HTTP\/1\.[01] (\d{3})/.exec(got) ? Number(/^HTTP\/1\.[01] (\d{3})/.exec(got)![1]) : null));
+    sock.on('close', () =>
+      done(/^HTTP\/1\.[01] (\d{3})/.exec(got) ? Number(/^HTTP\/1\.[01] (\d{3})/.exec(got)![1]) : null),
+    );
   });
 }
 
-interface Ctx { d: RunningDaemon | null; pid: number | null }
+interface Ctx {
+  d: RunningDaemon | null;
+  pid: number | null;
+}
 const test = suite<Ctx>('e2e :: faults: 1,000 malformed requests', { d: null, pid: null });
 
 test.before(async (ctx) => {
-  ctx.d = await startDaemon(testConfig({ instances: [{ key: KEY, port: await freePort(), runCommand: fixture('echo-env.mjs'), timeoutSeconds: 3 }] }));
+  ctx.d = await startDaemon(
+    testConfig({
+      instances: [{ key: KEY, port: await freePort(), runCommand: fixture('echo-env.mjs'), timeoutSeconds: 3 }],
+    }),
+  );
   ctx.pid = (await waitStatus(ctx.d, KEY, TOKEN, 'running', running)).pid;
 });
 
@@ -176,7 +216,9 @@ test.after(async (ctx) => {
 test('right status codes, no crash, and check-ins keep the instance running throughout', async (ctx) => {
   const d = ctx.d!;
   const port = Number(new URL(d.url).port);
-  const probes = Array.from({ length: 1000 }, (_, i) => FAMILIES[i % FAMILIES.length]!(Math.floor(i / FAMILIES.length)));
+  const probes = Array.from({ length: 1000 }, (_, i) =>
+    FAMILIES[i % FAMILIES.length]!(Math.floor(i / FAMILIES.length)),
+  );
   const wrong: string[] = [];
   const states: StatusJson[] = [];
   const CONCURRENCY = 8;
@@ -191,7 +233,8 @@ test('right status codes, no crash, and check-ins keep the instance running thro
       const due = startedAt + i * PACE_MS - Date.now();
       if (due > 0) await sleep(due);
       const code = await send(port, p.raw);
-      if (code === null || !p.expect.includes(code)) wrong.push(`#${i} ${p.kind}: got ${code}, expected ${p.expect.join('|')}`);
+      if (code === null || !p.expect.includes(code))
+        wrong.push(`#${i} ${p.kind}: got ${code}, expected ${p.expect.join('|')}`);
       if (i % 25 === 0) states.push(await status());
     }
   };

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
 import { freePort, ROOT, tempDir } from '../../_support/env.ts';
 
-const test = suite('e2e :: faults: the daemon\'s port is taken');
+const test = suite("e2e :: faults: the daemon's port is taken");
 
 test('exits 1 with the cause said once, having created no folder and launched nothing', async () => {
   const tmp = await tempDir('wd-port-taken-');
@@ -16,9 +16,16 @@ test('exits 1 with the cause said once, having created no folder and launched no
   const address = blocker.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   try {
-    const yaml = testConfig({ instances: [{ key: 'demo', port: await freePort() }] }).replace('Urls: http://127.0.0.1:0', `Urls: http://127.0.0.1:${port}`);
+    const yaml = testConfig({ instances: [{ key: 'demo', port: await freePort() }] }).replace(
+      'Urls: http://127.0.0.1:0',
+      `Urls: http://127.0.0.1:${port}`,
+    );
     await writeFile(join(tmp.path, 'appsettings.yml'), yaml);
-    const r = spawnSync(process.execPath, [join(ROOT, 'bin/watchdog'), 'start'], { cwd: tmp.path, encoding: 'utf8', timeout: 20_000 });
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin/watchdog'), 'start'], {
+      cwd: tmp.path,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     assert.is(r.status, 1, r.stderr);
     assert.match(r.stderr, `cannot listen on 127.0.0.1:${port}`);
     assert.is(r.stderr.split('EADDRINUSE').length - 1, 1, `EADDRINUSE said once:\n${r.stderr}`);

@@ -9,8 +9,18 @@ import { fixture } from '../../_support/fixtures.ts';
 import { killGroup, running, waitStatus, statusOf } from '../resilience/_support.ts';
 
 /** A RunCommand that cannot be executed is a startup failure (the real watchdog idles instead), never a daemon problem. */
-interface Ctx { d: RunningDaemon | null; dir: string; cleanup: () => Promise<void>; notExecutable: string }
-const test = suite<Ctx>('e2e :: faults: RunCommand missing or not executable', { d: null, dir: '', cleanup: async () => {}, notExecutable: '' });
+interface Ctx {
+  d: RunningDaemon | null;
+  dir: string;
+  cleanup: () => Promise<void>;
+  notExecutable: string;
+}
+const test = suite<Ctx>('e2e :: faults: RunCommand missing or not executable', {
+  d: null,
+  dir: '',
+  cleanup: async () => {},
+  notExecutable: '',
+});
 
 test.before(async (ctx) => {
   const tmp = await tempDir('wd-runcmd-');
@@ -18,13 +28,16 @@ test.before(async (ctx) => {
   ctx.cleanup = tmp.cleanup;
   ctx.notExecutable = join(tmp.path, 'server.sh');
   await writeFile(ctx.notExecutable, '#!/bin/sh\nexit 0\n', { mode: 0o644 });
-  ctx.d = await startDaemon(testConfig({
-    instances: [
-      { key: 'missing', port: await freePort(), runCommand: join(tmp.path, 'no/such/server') },
-      { key: 'noexec', port: await freePort(), runCommand: ctx.notExecutable },
-      { key: 'ok', port: await freePort(), runCommand: fixture('echo-env.mjs') },
-    ],
-  }), { dir: ctx.dir });
+  ctx.d = await startDaemon(
+    testConfig({
+      instances: [
+        { key: 'missing', port: await freePort(), runCommand: join(tmp.path, 'no/such/server') },
+        { key: 'noexec', port: await freePort(), runCommand: ctx.notExecutable },
+        { key: 'ok', port: await freePort(), runCommand: fixture('echo-env.mjs') },
+      ],
+    }),
+    { dir: ctx.dir },
+  );
 });
 
 test.after(async (ctx) => {
@@ -34,14 +47,19 @@ test.after(async (ctx) => {
   await ctx.cleanup();
 });
 
-for (const [key, code, why] of [['missing', 'ENOENT', 'file not found'], ['noexec', 'EACCES', 'permission denied \\(is it executable\\?\\)']] as const) {
+for (const [key, code, why] of [
+  ['missing', 'ENOENT', 'file not found'],
+  ['noexec', 'EACCES', 'permission denied \\(is it executable\\?\\)'],
+] as const) {
   test(`${key}: three startup failures, then stopped.failing with a clear log line; the daemon is fine`, async (ctx) => {
     const d = ctx.d!;
     const s = await waitStatus(d, key, 'tok', 'stopped.failing', (st) => st.state === 'stopped.failing', 20_000);
     assert.is(s.startupFailures, 3);
     assert.is(s.pid, null);
     const program = key === 'missing' ? join(ctx.dir, 'no/such/server') : ctx.notExecutable;
-    const line = new RegExp(`\\[watchdog:${key}\\] launch failed .*cannot launch ${program.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ${code} \\(${why}\\) — check RunCommand`);
+    const line = new RegExp(
+      `\\[watchdog:${key}\\] launch failed .*cannot launch ${program.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ${code} \\(${why}\\) — check RunCommand`,
+    );
     assert.match(d.log(), line);
     assert.is((await fetch(`${d.url}/health`)).status, 200, 'daemon alive');
     await waitStatus(d, 'ok', 'tok', 'the healthy instance running', running);

@@ -7,17 +7,25 @@ import { fixture } from '../../_support/fixtures.ts';
 import { isAlive, killGroup, logLines, running, sleep, waitStatus, statusOf } from '../resilience/_support.ts';
 
 /** Servers that do not cooperate with a shutdown (the real watchdog loses an instance whose server's API is down). */
-interface Ctx { d: RunningDaemon | null; pids: Set<number> }
-const test = suite<Ctx>('e2e :: faults: servers that ignore /shutdown or have no HTTP API', { d: null, pids: new Set() });
+interface Ctx {
+  d: RunningDaemon | null;
+  pids: Set<number>;
+}
+const test = suite<Ctx>('e2e :: faults: servers that ignore /shutdown or have no HTTP API', {
+  d: null,
+  pids: new Set(),
+});
 
 test.before(async (ctx) => {
   // Timing (test/_support/config.ts): ShutdownRequestSeconds 1, ShutdownExitSeconds 1.
-  ctx.d = await startDaemon(testConfig({
-    instances: [
-      { key: 'ig', port: await freePort(), runCommand: fixture('ignore-shutdown.mjs'), timeoutSeconds: 5 },
-      { key: 'nh', port: await freePort(), runCommand: fixture('no-http.mjs'), timeoutSeconds: 5 },
-    ],
-  }));
+  ctx.d = await startDaemon(
+    testConfig({
+      instances: [
+        { key: 'ig', port: await freePort(), runCommand: fixture('ignore-shutdown.mjs'), timeoutSeconds: 5 },
+        { key: 'nh', port: await freePort(), runCommand: fixture('no-http.mjs'), timeoutSeconds: 5 },
+      ],
+    }),
+  );
 });
 
 test.after(async (ctx) => {
@@ -37,7 +45,11 @@ test('ignores /shutdown: on restart it is killed once the exit window has passed
   const took = Date.now() - asked;
   assert.ok(took >= 1000, `waited the 1 s exit window before the kill (took ${took} ms)`);
   assert.not.ok(isAlive(old), 'the old server is gone');
-  assert.match(d.log(), /\[watchdog:ig:server\] ignoring shutdown: Restart requested by the watchdog/, '/shutdown was delivered and acknowledged');
+  assert.match(
+    d.log(),
+    /\[watchdog:ig:server\] ignoring shutdown: Restart requested by the watchdog/,
+    '/shutdown was delivered and acknowledged',
+  );
   assert.match(d.log(), /\[watchdog:ig\] server did not exit after the shutdown request; killing it .*waitedMs=1000/);
 });
 
@@ -52,7 +64,11 @@ test('HTTP API closed: stop falls back to a graceful shutdown, then a kill, and 
   await waitFor('the server gone', () => !isAlive(old), 5000);
   const lines = logLines(d, /\[watchdog:nh\] (update request not delivered|shutdown request not delivered)/);
   assert.match(lines[0] ?? '', /update request not delivered; shutting the server down instead/, 'POST /update first');
-  assert.match(lines[1] ?? '', /shutdown request not delivered; killing the server/, 'then POST /shutdown, then the kill');
+  assert.match(
+    lines[1] ?? '',
+    /shutdown request not delivered; killing the server/,
+    'then POST /shutdown, then the kill',
+  );
   // It stays down (the real watchdog loses the instance here; ours keeps it and obeys the stop).
   await sleep(1000);
   assert.is((await statusOf(d, 'nh', 'tok')).state, 'stopped.idle');

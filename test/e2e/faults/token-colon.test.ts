@@ -10,7 +10,16 @@ import { testConfig } from '../../_support/config.ts';
 import { basic, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { fixedUrls, isAlive, killGroup, readProcessStartTime, running, sleep, waitStatus, statusOf } from '../resilience/_support.ts';
+import {
+  fixedUrls,
+  isAlive,
+  killGroup,
+  readProcessStartTime,
+  running,
+  sleep,
+  waitStatus,
+  statusOf,
+} from '../resilience/_support.ts';
 
 /**
  * Tokens containing `:` (RFC 7617: the password is everything after the first colon; the real watchdog refuses such
@@ -21,34 +30,76 @@ import { fixedUrls, isAlive, killGroup, readProcessStartTime, running, sleep, wa
 const API_TOKEN = 'to:k:en';
 const SECRET = 'se:cr:et';
 
-interface Ctx { d: RunningDaemon | null; dir: string; cleanup: () => Promise<void>; own: number | null; pids: number[] }
-const test = suite<Ctx>('e2e :: faults: tokens containing ":"', { d: null, dir: '', cleanup: async () => {}, own: null, pids: [] });
+interface Ctx {
+  d: RunningDaemon | null;
+  dir: string;
+  cleanup: () => Promise<void>;
+  own: number | null;
+  pids: number[];
+}
+const test = suite<Ctx>('e2e :: faults: tokens containing ":"', {
+  d: null,
+  dir: '',
+  cleanup: async () => {},
+  own: null,
+  pids: [],
+});
 
 test.before(async (ctx) => {
   const tmp = await tempDir('wd-colon-');
   ctx.dir = tmp.path;
   ctx.cleanup = tmp.cleanup;
   const urls = await freePort();
-  const yaml = fixedUrls(testConfig({
-    persist: true,
-    instances: [{ key: 'c', token: API_TOKEN, port: await freePort(), runCommand: fixture('echo-env.mjs'), timeoutSeconds: 3 }],
-  }), urls);
+  const yaml = fixedUrls(
+    testConfig({
+      persist: true,
+      instances: [
+        { key: 'c', token: API_TOKEN, port: await freePort(), runCommand: fixture('echo-env.mjs'), timeoutSeconds: 3 },
+      ],
+    }),
+    urls,
+  );
   await writeFile(join(tmp.path, 'appsettings.yml'), yaml);
   const loaded = await loadConfig({ cwd: tmp.path, env: {} });
   if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
   const instance = loaded.config.instances[0]!;
   await mkdir(join(instance.dir, 'logs'), { recursive: true });
-  const spec = buildLaunchSpec({ key: 'c', instance, baseUrl: `http://localhost:${urls}/`, secret: SECRET, providerCvars: [], env: process.env });
+  const spec = buildLaunchSpec({
+    key: 'c',
+    instance,
+    baseUrl: `http://localhost:${urls}/`,
+    secret: SECRET,
+    providerCvars: [],
+    env: process.env,
+  });
   const out = openSync(join(instance.dir, 'logs/server.log'), 'a');
-  const child = spawn(spec.program, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', out, out] });
+  const child = spawn(spec.program, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env,
+    detached: true,
+    stdio: ['ignore', out, out],
+  });
   closeSync(out);
   child.unref();
   ctx.own = child.pid!;
   const startTime = await waitFor('its start time', () => readProcessStartTime(ctx.own!), 5000);
-  await writeFile(join(instance.dir, 'data.json'), JSON.stringify({
-    version: 1, updateType: null, revision: null, previousRevision: null,
-    launch: { pid: ctx.own, startTime, program: spec.program, args: spec.args, secret: SECRET, launchedAt: new Date().toISOString() },
-  }));
+  await writeFile(
+    join(instance.dir, 'data.json'),
+    JSON.stringify({
+      version: 1,
+      updateType: null,
+      revision: null,
+      previousRevision: null,
+      launch: {
+        pid: ctx.own,
+        startTime,
+        program: spec.program,
+        args: spec.args,
+        secret: SECRET,
+        launchedAt: new Date().toISOString(),
+      },
+    }),
+  );
   ctx.d = await startDaemon(yaml, { dir: ctx.dir });
 });
 
@@ -60,7 +111,10 @@ test.after(async (ctx) => {
 });
 
 const ping = async (d: RunningDaemon, password: string) => {
-  const res = await fetch(`${d.url}/server_api/c/ping`, { method: 'POST', headers: { authorization: basic('c', password) } });
+  const res = await fetch(`${d.url}/server_api/c/ping`, {
+    method: 'POST',
+    headers: { authorization: basic('c', password) },
+  });
   await res.arrayBuffer();
   return res.status;
 };
@@ -69,7 +123,13 @@ test('a server whose secret contains ":" checks in, and keeps the instance runni
   const d = ctx.d!;
   const s = await waitStatus(d, 'c', API_TOKEN, 'adopted', (st) => running(st) && st.pid === ctx.own);
   const since = Date.now();
-  await waitStatus(d, 'c', API_TOKEN, "the server's own check-in", (st) => st.lastCheckinAt !== null && Date.parse(st.lastCheckinAt) >= since);
+  await waitStatus(
+    d,
+    'c',
+    API_TOKEN,
+    "the server's own check-in",
+    (st) => st.lastCheckinAt !== null && Date.parse(st.lastCheckinAt) >= since,
+  );
   await sleep(3500); // longer than TimeoutSeconds: only accepted check-ins keep it running
   const later = await statusOf(d, 'c', API_TOKEN);
   assert.is(later.state, 'running');
@@ -83,7 +143,8 @@ test('a server whose secret contains ":" checks in, and keeps the instance runni
 
 test('an ApiToken containing ":" works for control; the adopted server is shut down with its ":" secret', async (ctx) => {
   const d = ctx.d!;
-  const status = async (token: string) => (await fetch(`${d.url}/instances/c/status`, { headers: { authorization: basic('c', token) } })).status;
+  const status = async (token: string) =>
+    (await fetch(`${d.url}/instances/c/status`, { headers: { authorization: basic('c', token) } })).status;
   assert.is(await status(API_TOKEN), 200);
   assert.is(await status('to'), 401);
   assert.is(await status('to:k'), 401);
@@ -92,7 +153,11 @@ test('an ApiToken containing ":" works for control; the adopted server is shut d
   ctx.pids.push(next.pid!);
   await waitFor('the adopted server gone', () => !isAlive(ctx.own!), 5000);
   const log = await readFile(join(ctx.dir, 'instances/c/logs/server.log'), 'utf8');
-  assert.match(log, /Restart requested by the watchdog, shutting down\.\.\./, 'POST /shutdown was authenticated with WatchdogToken se:cr:et');
+  assert.match(
+    log,
+    /Restart requested by the watchdog, shutting down\.\.\./,
+    'POST /shutdown was authenticated with WatchdogToken se:cr:et',
+  );
 });
 
 test.run();

@@ -15,7 +15,11 @@ import { killGroup, running, waitStatus } from '../resilience/_support.ts';
 type Mode = 'down' | 'slow' | '429' | '500';
 const MODES: Mode[] = ['down', 'slow', '429', '500'];
 
-interface Receiver { url: string; hits: number; close(): Promise<void> }
+interface Receiver {
+  url: string;
+  hits: number;
+  close(): Promise<void>;
+}
 
 async function receiver(mode: Mode): Promise<Receiver> {
   if (mode === 'down') {
@@ -35,10 +39,11 @@ async function receiver(mode: Mode): Promise<Receiver> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const addr = server.address();
   r.url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/hook`;
-  r.close = () => new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  r.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return r;
 }
 
@@ -49,7 +54,11 @@ interface Outcome {
   restartMs: number;
   health: number;
 }
-interface Case { receiver: Receiver; daemon: RunningDaemon; outcome: Promise<Outcome> }
+interface Case {
+  receiver: Receiver;
+  daemon: RunningDaemon;
+  outcome: Promise<Outcome>;
+}
 const cases = new Map<Mode, Case>();
 const servers = new Set<number>();
 
@@ -72,29 +81,33 @@ async function observe(d: RunningDaemon, startedAt: number): Promise<Outcome> {
 const test = suite('e2e :: faults: a failing chat webhook never delays hang kills or restarts');
 
 test.before(async () => {
-  await Promise.all(MODES.map(async (mode) => {
-    const r = await receiver(mode);
-    const yaml = testConfig({
-      webhook: r.url,
-      extra: ['  WebhookTimeoutSeconds: 30', '  WebhookRetries: 3'].join('\n'),
-      // hang.mjs checks in once, then never again: a hang kill every TimeoutSeconds, each one an alert.
-      instances: [{ key: 'h', port: await freePort(), runCommand: fixture('hang.mjs'), timeoutSeconds: 2 }],
-    });
-    const startedAt = Date.now();
-    const daemon = await startDaemon(yaml);
-    const outcome = observe(daemon, startedAt);
-    outcome.catch(() => undefined); // awaited by its test
-    cases.set(mode, { receiver: r, daemon, outcome });
-  }));
+  await Promise.all(
+    MODES.map(async (mode) => {
+      const r = await receiver(mode);
+      const yaml = testConfig({
+        webhook: r.url,
+        extra: ['  WebhookTimeoutSeconds: 30', '  WebhookRetries: 3'].join('\n'),
+        // hang.mjs checks in once, then never again: a hang kill every TimeoutSeconds, each one an alert.
+        instances: [{ key: 'h', port: await freePort(), runCommand: fixture('hang.mjs'), timeoutSeconds: 2 }],
+      });
+      const startedAt = Date.now();
+      const daemon = await startDaemon(yaml);
+      const outcome = observe(daemon, startedAt);
+      outcome.catch(() => undefined); // awaited by its test
+      cases.set(mode, { receiver: r, daemon, outcome });
+    }),
+  );
 });
 
 test.after(async () => {
-  await Promise.all([...cases.values()].map(async (c) => {
-    await c.outcome.catch(() => undefined);
-    await c.daemon.stop();
-    await c.daemon.cleanup();
-    await c.receiver.close();
-  }));
+  await Promise.all(
+    [...cases.values()].map(async (c) => {
+      await c.outcome.catch(() => undefined);
+      await c.daemon.stop();
+      await c.daemon.cleanup();
+      await c.receiver.close();
+    }),
+  );
   for (const pid of servers) killGroup(pid);
 });
 
@@ -108,7 +121,11 @@ for (const mode of MODES) {
     assert.is(o.health, 200, 'daemon healthy');
     assert.match(d.log(), /Server `h` timed out and will be killed/);
     if (mode === 'down') {
-      await waitFor('the dropped message logged', () => /chat webhook refused or unreachable; message dropped/.test(d.log()), 10_000);
+      await waitFor(
+        'the dropped message logged',
+        () => /chat webhook refused or unreachable; message dropped/.test(d.log()),
+        10_000,
+      );
     } else if (mode === 'slow') {
       assert.ok(c.receiver.hits >= 1, 'the slow receiver was reached');
     } else if (mode === '429') {

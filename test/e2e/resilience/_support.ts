@@ -17,24 +17,41 @@ export function fixedUrls(yaml: string, port: number): string {
 
 /** The status route, with a deadline: a request that never answers must fail a wait, not stall the run. */
 export async function statusOf(d: RunningDaemon, key: string, token: string, timeoutMs = 5000): Promise<StatusJson> {
-  const res = await fetch(`${d.url}/instances/${key}/status`, { headers: { authorization: basic(key, token) }, signal: AbortSignal.timeout(timeoutMs) });
+  const res = await fetch(`${d.url}/instances/${key}/status`, {
+    headers: { authorization: basic(key, token) },
+    signal: AbortSignal.timeout(timeoutMs),
+  });
   if (!res.ok) throw new Error(`status ${res.status}`);
   return (await res.json()) as StatusJson;
 }
 
 /** Polls the status route until `pred` holds; returns that status. */
-export function waitStatus(d: RunningDaemon, key: string, token: string, what: string, pred: (s: StatusJson) => boolean, timeoutMs = 15_000): Promise<StatusJson> {
-  return waitFor(`${key}: ${what}`, async () => {
-    const s = await statusOf(d, key, token);
-    return pred(s) ? s : undefined;
-  }, timeoutMs, 100);
+export function waitStatus(
+  d: RunningDaemon,
+  key: string,
+  token: string,
+  what: string,
+  pred: (s: StatusJson) => boolean,
+  timeoutMs = 15_000,
+): Promise<StatusJson> {
+  return waitFor(
+    `${key}: ${what}`,
+    async () => {
+      const s = await statusOf(d, key, token);
+      return pred(s) ? s : undefined;
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 export const running = (s: StatusJson) => s.state === 'running' && s.pid !== null;
 
 /** SIGKILLs the daemon (a crash: nothing of its shutdown runs) and waits for it to be gone. */
 export async function crash(d: RunningDaemon): Promise<void> {
-  const gone = new Promise<void>((r) => (d.proc.exitCode !== null || d.proc.signalCode !== null ? r() : d.proc.once('exit', () => r())));
+  const gone = new Promise<void>((r) =>
+    d.proc.exitCode !== null || d.proc.signalCode !== null ? r() : d.proc.once('exit', () => r()),
+  );
   d.proc.kill('SIGKILL');
   await gone;
 }
@@ -65,7 +82,10 @@ export async function pidsWith(needle: string): Promise<number[]> {
 /** The check-in secret a server was launched with (from its environment). */
 export async function launchSecret(pid: number): Promise<string | undefined> {
   const env = await readFile(`/proc/${pid}/environ`, 'utf8');
-  return env.split('\0').find((e) => e.startsWith('ROBUST_CVAR_watchdog__token='))?.slice('ROBUST_CVAR_watchdog__token='.length);
+  return env
+    .split('\0')
+    .find((e) => e.startsWith('ROBUST_CVAR_watchdog__token='))
+    ?.slice('ROBUST_CVAR_watchdog__token='.length);
 }
 
 /** Starts `sleep` (a process this test owns, unrelated to any daemon) and returns it with its pid. */
@@ -95,7 +115,10 @@ export function bogusLaunchRecord(pid: number, instanceDir: string): string {
 
 /** Lines of the daemon log matching `re`, in order. */
 export function logLines(d: RunningDaemon, re: RegExp): string[] {
-  return d.log().split('\n').filter((l) => re.test(l));
+  return d
+    .log()
+    .split('\n')
+    .filter((l) => re.test(l));
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

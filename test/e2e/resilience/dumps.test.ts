@@ -38,7 +38,6 @@ async function setup(dumpTimeoutSeconds: number, env: Record<string, string> = {
   return { tmp, yaml, dumps, env };
 }
 
-
 test.after(async () => {
   for (const d of daemons) await d.stop();
   for (const pid of pids) killGroup(pid);
@@ -48,7 +47,11 @@ test.after(async () => {
 test('gcore writes a core of the hung server before the kill; only the newest 3 dumps are kept', async () => {
   const s = await setup(30);
   // Three older dumps: the first new one must push out the oldest.
-  for (const [i, name] of ['dump_2000-01-01_00-00-00', 'dump_2000-01-02_00-00-00', 'dump_2000-01-03_00-00-00'].entries()) {
+  for (const [i, name] of [
+    'dump_2000-01-01_00-00-00',
+    'dump_2000-01-02_00-00-00',
+    'dump_2000-01-03_00-00-00',
+  ].entries()) {
     await writeFile(join(s.dumps, name), 'old');
     await utimes(join(s.dumps, name), 946_684_800 + i * 86_400, 946_684_800 + i * 86_400);
   }
@@ -57,7 +60,14 @@ test('gcore writes a core of the hung server before the kill; only the newest 3 
   const first = await waitStatus(d, 'h', TOKEN, 'launched', (st) => st.pid !== null);
   pids.add(first.pid!);
   await waitFor('a dump written', () => /\[watchdog:h\] dump written/.test(d.log()), 30_000);
-  const next = await waitStatus(d, 'h', TOKEN, 'killed and relaunched', (st) => st.pid !== null && st.pid !== first.pid, 20_000);
+  const next = await waitStatus(
+    d,
+    'h',
+    TOKEN,
+    'killed and relaunched',
+    (st) => st.pid !== null && st.pid !== first.pid,
+    20_000,
+  );
   pids.add(next.pid!);
   assert.is(await d.stop(), 0);
 
@@ -87,7 +97,14 @@ test('a dumper that takes too long is killed after DumpTimeoutSeconds, and the h
   const first = await waitStatus(d, 'h', TOKEN, 'launched', (st) => st.pid !== null);
   pids.add(first.pid!);
   await waitFor('the dumper killed at its deadline', () => /dumper took too long; killed it/.test(d.log()), 20_000);
-  const next = await waitStatus(d, 'h', TOKEN, 'killed and relaunched', (st) => st.pid !== null && st.pid !== first.pid, 20_000);
+  const next = await waitStatus(
+    d,
+    'h',
+    TOKEN,
+    'killed and relaunched',
+    (st) => st.pid !== null && st.pid !== first.pid,
+    20_000,
+  );
   pids.add(next.pid!);
   assert.is((await readdir(s.dumps)).length, 0, 'no half-written dump left');
   assert.not.match(d.log(), /dump written/);

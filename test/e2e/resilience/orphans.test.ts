@@ -7,7 +7,17 @@ import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import {
-  bogusLaunchRecord, crash, fixedUrls, isAlive, killGroup, logLines, pidsWith, running, sleep, startSleep, waitStatus,
+  bogusLaunchRecord,
+  crash,
+  fixedUrls,
+  isAlive,
+  killGroup,
+  logLines,
+  pidsWith,
+  running,
+  sleep,
+  startSleep,
+  waitStatus,
 } from './_support.ts';
 
 const test = suite('e2e :: PersistServers off: servers left by a crashed daemon are shut down before new ones launch');
@@ -20,15 +30,21 @@ test('SIGKILLed daemon: its leftover is found in data.json, shut down gracefully
   // A node fixture dies of EPIPE once the daemon holding its stdout pipe is gone; a real server (which ignores
   // EPIPE) lives on. This wrapper gives the fixture its own output file, so it outlives the daemon like one.
   const script = join(tmp.path, 'own-log-server.sh');
-  await writeFile(script, `#!/bin/sh\nexec "${process.execPath}" "${fixture('echo-env.mjs')}" "$@" >>"$PWD/own.log" 2>&1\n`);
+  await writeFile(
+    script,
+    `#!/bin/sh\nexec "${process.execPath}" "${fixture('echo-env.mjs')}" "$@" >>"$PWD/own.log" 2>&1\n`,
+  );
   await chmod(script, 0o755);
   const [pa, pb, urls] = [await freePort(), await freePort(), await freePort()];
-  const yaml = fixedUrls(testConfig({
-    instances: [
-      { key: 'a', port: pa, runCommand: script, timeoutSeconds: 3 },
-      { key: 'b', port: pb, runCommand: fixture('echo-env.mjs'), timeoutSeconds: 3 },
-    ],
-  }), urls);
+  const yaml = fixedUrls(
+    testConfig({
+      instances: [
+        { key: 'a', port: pa, runCommand: script, timeoutSeconds: 3 },
+        { key: 'b', port: pb, runCommand: fixture('echo-env.mjs'), timeoutSeconds: 3 },
+      ],
+    }),
+    urls,
+  );
   const daemons: RunningDaemon[] = [];
   const pids = new Set<number>();
   try {
@@ -54,9 +70,16 @@ test('SIGKILLed daemon: its leftover is found in data.json, shut down gracefully
 
     assert.not.ok(isAlive(a1), 'the leftover is gone');
     const own = await readFile(join(tmp.path, 'instances/a/own.log'), 'utf8');
-    assert.match(own, /Watchdog restarted, shutting down\.\.\./, 'it was asked to shut down (POST /shutdown with its recorded secret)');
+    assert.match(
+      own,
+      /Watchdog restarted, shutting down\.\.\./,
+      'it was asked to shut down (POST /shutdown with its recorded secret)',
+    );
     // Shut down before the new server launched: never two servers on one port.
-    const lines = logLines(d2, /\[watchdog:a\] (shutting down a server left behind|the leftover server exited after the shutdown request|server launched)/);
+    const lines = logLines(
+      d2,
+      /\[watchdog:a\] (shutting down a server left behind|the leftover server exited after the shutdown request|server launched)/,
+    );
     assert.is(lines.length, 3, lines.join('\n'));
     assert.match(lines[0]!, /shutting down a server left behind/);
     assert.match(lines[1]!, /the leftover server exited after the shutdown request/);

@@ -17,7 +17,14 @@ test('invalid keeps the running config; valid adds, removes (all of them) and up
   const [pa, pb, px, pc] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const tokenFile = join(tmp.path, 'a.token');
   await writeFile(tokenFile, 'first\n');
-  const a = (args: string[] = []): InstanceOpts => ({ key: 'a', token: null, port: pa, runCommand: ECHO, args, extra: `      ApiTokenFile: ${tokenFile}` });
+  const a = (args: string[] = []): InstanceOpts => ({
+    key: 'a',
+    token: null,
+    port: pa,
+    runCommand: ECHO,
+    args,
+    extra: `      ApiTokenFile: ${tokenFile}`,
+  });
   const inst = (key: string, port: number): InstanceOpts => ({ key, port, runCommand: ECHO });
   const yaml = testConfig({ instances: [a(), inst('b', pb), inst('x', px)] });
   const d = await startDaemon(yaml, { dir: tmp.path });
@@ -29,23 +36,41 @@ test('invalid keeps the running config; valid adds, removes (all of them) and up
   };
   try {
     const before: Record<string, number> = {};
-    for (const [key, token] of [['a', 'first'], ['b', 'tok'], ['x', 'tok']] as const) {
+    for (const [key, token] of [
+      ['a', 'first'],
+      ['b', 'tok'],
+      ['x', 'tok'],
+    ] as const) {
       before[key] = (await waitStatus(d, key, token, 'running', running)).pid!;
       pids.add(before[key]!);
     }
 
     // 1. Invalid: every problem is logged, nothing changes.
     const problems = () => logLines(d, /\[watchdog:config\]/).join('\n');
-    await writeFile(cfg, yaml.replace(`ApiPort: ${pb}`, 'ApiPort: abc').replace('TimeoutSeconds: 4', 'TimeoutSeconds: -1'));
+    await writeFile(
+      cfg,
+      yaml.replace(`ApiPort: ${pb}`, 'ApiPort: abc').replace('TimeoutSeconds: 4', 'TimeoutSeconds: -1'),
+    );
     await waitFor('the refusal', () => /configuration reload \(file change\) refused/.test(problems()), 10_000);
-    await waitFor('both problems listed', () => /Instances\.b\.ApiPort/.test(problems()) && /TimeoutSeconds/.test(problems()), 5000);
-    for (const [key, token] of [['a', 'first'], ['b', 'tok'], ['x', 'tok']] as const) {
+    await waitFor(
+      'both problems listed',
+      () => /Instances\.b\.ApiPort/.test(problems()) && /TimeoutSeconds/.test(problems()),
+      5000,
+    );
+    for (const [key, token] of [
+      ['a', 'first'],
+      ['b', 'tok'],
+      ['x', 'tok'],
+    ] as const) {
       const s = await statusOf(d, key, token);
       assert.is(s.pid, before[key], `${key} untouched by an invalid file`);
     }
 
     // 2. Valid: b and x removed, c added, a's Arguments changed (next launch), Urls changed (needs a restart).
-    const next = testConfig({ instances: [a(['--cvar', 'reload.marker=yes']), inst('c', pc)] }).replace('Urls: http://127.0.0.1:0', 'Urls: http://127.0.0.1:1');
+    const next = testConfig({ instances: [a(['--cvar', 'reload.marker=yes']), inst('c', pc)] }).replace(
+      'Urls: http://127.0.0.1:0',
+      'Urls: http://127.0.0.1:1',
+    );
     await writeFile(cfg, next);
     await waitFor('the reload', () => /configuration reloaded \(file change\)/.test(d.log()), 15_000);
     const reloaded = logLines(d, /configuration reloaded/).at(-1)!;

@@ -41,11 +41,16 @@ export async function crashBuilds(prefix: string, manifestPath: string): Promise
  * means the extraction is running.
  */
 export function extractionUnderWay(scratchDir: string): Promise<string> {
-  return waitFor('a staging folder with extracted files', async () => {
-    const names = await readdir(scratchDir);
-    const staging = names.find((n) => n.startsWith('staging-'));
-    if (!staging || !names.includes('download.part')) return undefined;
-    const files = await readdir(join(scratchDir, staging, 'Resources')).catch(() => []);
-    return files.length > 0 ? staging : undefined;
-  }, 15_000, 5);
+  return waitFor(
+    'a staging folder with extracted files',
+    async () => {
+      const names = await readdir(scratchDir);
+      const staging = names.find((n) => n.startsWith('staging-'));
+      if (!staging || !names.includes('download.part')) return undefined;
+      const files = await readdir(join(scratchDir, staging, 'Resources')).catch(() => []);
+      return files.length > 0 ? staging : undefined;
+    },
+    15_000,
+    5,
+  );
 }

@@ -96,7 +96,10 @@ export async function dataJson(d: WorkDir, key: string): Promise<DataJson> {
 
 /** `build.txt` of bin/ (or bin.prev/), trimmed; null when absent. */
 export async function builtLabel(d: WorkDir, key: string, folder: 'bin' | 'bin.prev' = 'bin'): Promise<string | null> {
-  return readFile(join(instanceDir(d, key), folder, 'build.txt'), 'utf8').then((t) => t.trim(), () => null);
+  return readFile(join(instanceDir(d, key), folder, 'build.txt'), 'utf8').then(
+    (t) => t.trim(),
+    () => null,
+  );
 }
 
 /** Entries left in the instance's `.update/` scratch folder ([] when it is absent). */
@@ -113,15 +116,24 @@ export async function runningBuild(
   opts: { notPid?: number | null; timeoutMs?: number } = {},
 ): Promise<{ status: StatusJson; server: BuildStatus }> {
   try {
-    return await waitFor(`${key} running build ${build}`, async () => {
-      const status = await d.status(key, TOKEN);
-      if (status.state !== 'running' || status.pid === null || status.pid === opts.notPid) return undefined;
-      const server = await buildStatus(port);
-      return server.build === build && server.pid === status.pid ? { status, server } : undefined;
-    }, opts.timeoutMs ?? 20_000, 50);
+    return await waitFor(
+      `${key} running build ${build}`,
+      async () => {
+        const status = await d.status(key, TOKEN);
+        if (status.state !== 'running' || status.pid === null || status.pid === opts.notPid) return undefined;
+        const server = await buildStatus(port);
+        return server.build === build && server.pid === status.pid ? { status, server } : undefined;
+      },
+      opts.timeoutMs ?? 20_000,
+      50,
+    );
   } catch (err) {
     // What the daemon said about this instance is what explains a wait that never ended.
-    const lines = d.log().split('\n').filter((l) => l.includes(`[watchdog:${key}`)).slice(-25);
+    const lines = d
+      .log()
+      .split('\n')
+      .filter((l) => l.includes(`[watchdog:${key}`))
+      .slice(-25);
     throw new Error(`${(err as Error).message}\n${lines.join('\n')}`, { cause: err });
   }
 }

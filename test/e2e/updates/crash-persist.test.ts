@@ -6,8 +6,28 @@ import { startDaemon, type RunningDaemon, type StatusJson } from '../../_support
 import { freePort, waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
 import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
-import { crash, isAlive, killGroup, logLines, pidsWith, running, sleep, statusOf, waitStatus } from '../resilience/_support.ts';
-import { buildStatus, builtLabel, dataJson, instanceDir, reported, runningBuild, scratchLeft, TOKEN, updatesConfig } from './_support.ts';
+import {
+  crash,
+  isAlive,
+  killGroup,
+  logLines,
+  pidsWith,
+  running,
+  sleep,
+  statusOf,
+  waitStatus,
+} from '../resilience/_support.ts';
+import {
+  buildStatus,
+  builtLabel,
+  dataJson,
+  instanceDir,
+  reported,
+  runningBuild,
+  scratchLeft,
+  TOKEN,
+  updatesConfig,
+} from './_support.ts';
 
 /**
  * The daemon SIGKILLed in the middle of a Manifest update with `Process.PersistServers: true`, then started again
@@ -38,7 +58,10 @@ interface Ctx extends CrashBuilds {
 }
 
 const test = suite<Ctx>('e2e updates :: daemon killed mid-update, PersistServers on', {
-  daemons: [], servers: new Set(), pidA: 0, cleanup: async () => {},
+  daemons: [],
+  servers: new Set(),
+  pidA: 0,
+  cleanup: async () => {},
 } as unknown as Ctx);
 
 const wd = (ctx: Ctx) => join(ctx.root, 'wd');
@@ -54,23 +77,30 @@ async function start(ctx: Ctx): Promise<RunningDaemon> {
 /** The newest daemon (the one a test drives). */
 const current = (ctx: Ctx) => ctx.daemons[ctx.daemons.length - 1]!;
 
-test.before(reported(async (ctx) => {
-  Object.assign(ctx, await crashBuilds('wd-e2e-crash-persist-', MANIFEST));
-  const [port, urlsPort] = [await freePort(), await freePort()];
-  ctx.port = port;
-  ctx.yaml = updatesConfig([{
-    key: KEY,
-    port,
-    updateType: 'Manifest',
-    updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
-  }], { persistServers: true, urlsPort });
-  await mkdir(wd(ctx));
-  const d = await start(ctx);
-  const { status } = await runningBuild(d, KEY, port, 'A');
-  ctx.pidA = status.pid!;
-  ctx.servers.add(ctx.pidA);
-  assert.is(logLines(d, /\[watchdog:p\] server launched/).length, 1, 'the first daemon launched build A once');
-}));
+test.before(
+  reported(async (ctx) => {
+    Object.assign(ctx, await crashBuilds('wd-e2e-crash-persist-', MANIFEST));
+    const [port, urlsPort] = [await freePort(), await freePort()];
+    ctx.port = port;
+    ctx.yaml = updatesConfig(
+      [
+        {
+          key: KEY,
+          port,
+          updateType: 'Manifest',
+          updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
+        },
+      ],
+      { persistServers: true, urlsPort },
+    );
+    await mkdir(wd(ctx));
+    const d = await start(ctx);
+    const { status } = await runningBuild(d, KEY, port, 'A');
+    ctx.pidA = status.pid!;
+    ctx.servers.add(ctx.pidA);
+    assert.is(logLines(d, /\[watchdog:p\] server launched/).length, 1, 'the first daemon launched build A once');
+  }),
+);
 
 test.after(async (ctx) => {
   for (const d of ctx.daemons) await d.stop();
@@ -82,11 +112,24 @@ test.after(async (ctx) => {
 });
 
 /** Polls the status, remembering every server pid it names (for the after hook). */
-async function watchStatus(ctx: Ctx, d: RunningDaemon, what: string, pred: (s: StatusJson) => boolean, timeoutMs?: number): Promise<StatusJson> {
-  return waitStatus(d, KEY, TOKEN, what, (s) => {
-    if (s.pid !== null) ctx.servers.add(s.pid);
-    return pred(s);
-  }, timeoutMs);
+async function watchStatus(
+  ctx: Ctx,
+  d: RunningDaemon,
+  what: string,
+  pred: (s: StatusJson) => boolean,
+  timeoutMs?: number,
+): Promise<StatusJson> {
+  return waitStatus(
+    d,
+    KEY,
+    TOKEN,
+    what,
+    (s) => {
+      if (s.pid !== null) ctx.servers.add(s.pid);
+      return pred(s);
+    },
+    timeoutMs,
+  );
 }
 
 /**
@@ -99,7 +142,7 @@ async function restartAndCheckAdopted(ctx: Ctx): Promise<void> {
   const restartedAt = Date.now();
   const d = await start(ctx);
   assert.is(d.url, previous.url, 'the daemon is back on the address its server checks in to');
-  const adopted = await watchStatus(ctx, d, 'build A\'s server adopted', running, 20_000);
+  const adopted = await watchStatus(ctx, d, "build A's server adopted", running, 20_000);
   assert.is(adopted.pid, ctx.pidA, 'the server left running is adopted, not replaced');
   assert.is(logLines(d, /\[watchdog:p\] adopted the server left running by the previous daemon/).length, 1);
   assert.is(logLines(d, /server launched/).length, 0, 'no second server launched');
@@ -108,15 +151,23 @@ async function restartAndCheckAdopted(ctx: Ctx): Promise<void> {
   assert.is(adopted.revision, 'build-A');
 
   // Its check-ins reach the new daemon and are accepted, for longer than a whole TimeoutSeconds.
-  await watchStatus(ctx, d, 'a check-in to the new daemon', (s) => s.lastCheckinAt !== null && Date.parse(s.lastCheckinAt) > restartedAt);
+  await watchStatus(
+    ctx,
+    d,
+    'a check-in to the new daemon',
+    (s) => s.lastCheckinAt !== null && Date.parse(s.lastCheckinAt) > restartedAt,
+  );
   await sleep(TIMEOUT_S * 1000 + 500);
   const later = await statusOf(d, KEY, TOKEN);
   assert.is(later.state, 'running', 'still running after TimeoutSeconds');
   assert.is(later.pid, ctx.pidA);
   assert.is(later.restarts, 0);
-  assert.ok(later.lastCheckinAt !== null && Date.parse(later.lastCheckinAt) > Date.now() - TIMEOUT_S * 1000, 'check-ins keep coming');
+  assert.ok(
+    later.lastCheckinAt !== null && Date.parse(later.lastCheckinAt) > Date.now() - TIMEOUT_S * 1000,
+    'check-ins keep coming',
+  );
   const server = await buildStatus(ctx.port);
-  assert.equal([server.build, server.pid], ['A', ctx.pidA], 'the game server answering is still build A\'s');
+  assert.equal([server.build, server.pid], ['A', ctx.pidA], "the game server answering is still build A's");
   assert.is(logLines(d, /server launched/).length, 0, 'still no second server');
   assert.equal(await pidsWith(configToml(ctx)), [ctx.pidA]);
 
@@ -142,7 +193,7 @@ test('SIGKILL mid-download: the server keeps running, the next daemon adopts it,
   await crash(d);
   assert.ok((await stat(part)).size < ctx.b.size, 'the kill left a partial download behind');
   await sleep(300);
-  assert.ok(isAlive(ctx.pidA), 'build A\'s server survives the SIGKILLed daemon');
+  assert.ok(isAlive(ctx.pidA), "build A's server survives the SIGKILLed daemon");
   assert.is(await builtLabel({ dir: wd(ctx) }, KEY), 'A');
 
   await restartAndCheckAdopted(ctx);
@@ -155,15 +206,24 @@ test('SIGKILL mid-extract: the server keeps running, the next daemon adopts it, 
   const caught = await extractionUnderWay(scratch(ctx));
   await crash(d);
   const left = await readdir(join(scratch(ctx), caught, 'Resources'));
-  assert.ok(left.length > 0 && left.length <= 40, `the kill left a partial staging folder behind (${left.length} entries)`);
+  assert.ok(
+    left.length > 0 && left.length <= 40,
+    `the kill left a partial staging folder behind (${left.length} entries)`,
+  );
   await sleep(300);
-  assert.ok(isAlive(ctx.pidA), 'build A\'s server survives the SIGKILLed daemon (it was not asked to leave)');
+  assert.ok(isAlive(ctx.pidA), "build A's server survives the SIGKILLed daemon (it was not asked to leave)");
   assert.is(await builtLabel({ dir: wd(ctx) }, KEY), 'A', 'bin/ untouched by the kill');
 
   await restartAndCheckAdopted(ctx);
-  assert.not.ok(await stat(join(scratch(ctx), caught)).then(() => true, () => false), 'the half-extracted folder was cleaned away');
+  assert.not.ok(
+    await stat(join(scratch(ctx), caught)).then(
+      () => true,
+      () => false,
+    ),
+    'the half-extracted folder was cleaned away',
+  );
   const resources = await readdir(join(instanceDir(current(ctx), KEY), 'bin', 'Resources'));
-  assert.equal(resources, ['data.txt'], 'none of B\'s files reached bin/');
+  assert.equal(resources, ['data.txt'], "none of B's files reached bin/");
 });
 
 test.run();

@@ -6,7 +6,17 @@ import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
 import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
-import { alive, builtLabel, dataJson, instanceDir, reported, runningBuild, scratchLeft, TOKEN, updatesConfig } from './_support.ts';
+import {
+  alive,
+  builtLabel,
+  dataJson,
+  instanceDir,
+  reported,
+  runningBuild,
+  scratchLeft,
+  TOKEN,
+  updatesConfig,
+} from './_support.ts';
 
 /**
  * The daemon SIGKILLed in the middle of an update (issue 4, Done-when 2, last item), then started again in the same
@@ -25,18 +35,22 @@ interface Ctx extends CrashBuilds {
 
 const test = suite<Ctx>('e2e updates :: daemon killed mid-update', {} as Ctx);
 
-test.before(reported(async (ctx) => {
-  Object.assign(ctx, await crashBuilds('wd-e2e-crash-', MANIFEST));
-  ctx.port = await freePort();
-  ctx.yaml = updatesConfig([{
-    key: KEY,
-    port: ctx.port,
-    updateType: 'Manifest',
-    updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
-  }]);
-  await mkdir(join(ctx.root, 'wd'));
-  ctx.d = await startDaemon(ctx.yaml, { dir: join(ctx.root, 'wd') });
-}));
+test.before(
+  reported(async (ctx) => {
+    Object.assign(ctx, await crashBuilds('wd-e2e-crash-', MANIFEST));
+    ctx.port = await freePort();
+    ctx.yaml = updatesConfig([
+      {
+        key: KEY,
+        port: ctx.port,
+        updateType: 'Manifest',
+        updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
+      },
+    ]);
+    await mkdir(join(ctx.root, 'wd'));
+    ctx.d = await startDaemon(ctx.yaml, { dir: join(ctx.root, 'wd') });
+  }),
+);
 
 test.after(async (ctx) => {
   await ctx.d?.stop();
@@ -70,7 +84,10 @@ test('SIGKILL mid-download: at restart the partial download is gone, bin/ still 
   d = ctx.d = await startDaemon(ctx.yaml, { dir: join(ctx.root, 'wd') });
   const after = await runningBuild(d, KEY, ctx.port, 'A', { notPid: before.status.pid });
   // The orphan either died on its own (its log pipe broke with the daemon) or was shut down by the new daemon.
-  assert.match(d.log(), /shutting down a server left behind by a previous daemon|the server recorded in data\.json is gone/);
+  assert.match(
+    d.log(),
+    /shutting down a server left behind by a previous daemon|the server recorded in data\.json is gone/,
+  );
   await waitFor('the orphaned server gone', () => !alive(before.status.pid!), 10_000);
   assert.equal(await scratchLeft(d, KEY), [], 'the partial download was cleaned away');
   assert.is(await builtLabel(d, KEY), 'A');
@@ -93,7 +110,13 @@ test('SIGKILL mid-extract: at restart the half-extracted build is gone, then B i
   d = ctx.d = await startDaemon(ctx.yaml, { dir: join(ctx.root, 'wd') });
   const after = await runningBuild(d, KEY, ctx.port, 'B', { notPid: before.status.pid });
   await waitFor('the orphaned server gone', () => !alive(before.status.pid!), 10_000);
-  assert.not.ok(await stat(join(scratch(ctx), caught)).then(() => true, () => false), 'the half-extracted folder was cleaned away');
+  assert.not.ok(
+    await stat(join(scratch(ctx), caught)).then(
+      () => true,
+      () => false,
+    ),
+    'the half-extracted folder was cleaned away',
+  );
   assert.equal(await scratchLeft(d, KEY), []);
   assert.is(await builtLabel(d, KEY), 'B');
   assert.is(await builtLabel(d, KEY, 'bin.prev'), 'A');

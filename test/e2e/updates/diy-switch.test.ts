@@ -29,19 +29,24 @@ interface Ctx {
 
 const test = suite<Ctx>('e2e updates :: DIY two-directory switch (Dummy)', {} as Ctx);
 
-test.before(reported(async (ctx) => {
-  const tmp = await tempDir('wd-e2e-diy-');
-  ctx.root = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  const wd = join(tmp.path, 'wd');
-  await mkdir(wd);
-  ctx.dir = join(wd, 'instances', KEY);
-  await run('sh', [join(ROOT, 'docs/switch/setup.sh'), ctx.dir]);
-  await layOutServerBuild(join(ctx.dir, 'serverA'), 'SA');
-  ctx.zipB = (await writeServerBuild(join(tmp.path, 'SS14.Server_linux-x64.zip'), 'SB')).path;
-  ctx.port = await freePort();
-  ctx.d = await startDaemon(updatesConfig([{ key: KEY, port: ctx.port, updateType: 'Dummy', runCommand: 'currentServer' }]), { dir: wd });
-}));
+test.before(
+  reported(async (ctx) => {
+    const tmp = await tempDir('wd-e2e-diy-');
+    ctx.root = tmp.path;
+    ctx.cleanup = tmp.cleanup;
+    const wd = join(tmp.path, 'wd');
+    await mkdir(wd);
+    ctx.dir = join(wd, 'instances', KEY);
+    await run('sh', [join(ROOT, 'docs/switch/setup.sh'), ctx.dir]);
+    await layOutServerBuild(join(ctx.dir, 'serverA'), 'SA');
+    ctx.zipB = (await writeServerBuild(join(tmp.path, 'SS14.Server_linux-x64.zip'), 'SB')).path;
+    ctx.port = await freePort();
+    ctx.d = await startDaemon(
+      updatesConfig([{ key: KEY, port: ctx.port, updateType: 'Dummy', runCommand: 'currentServer' }]),
+      { dir: wd },
+    );
+  }),
+);
 
 test.after(async (ctx) => {
   await ctx.d?.stop();
@@ -67,12 +72,15 @@ test('serverA runs as revision 1 through the currentServer link', async (ctx) =>
 test('unpack B into inactiveBin/, ./switch: the server restarts on serverB as revision 2', async (ctx) => {
   const before = await runningBuild(ctx.d, KEY, ctx.port, 'SA');
   const from = ctx.d.log().length;
-  const out = await operator(ctx, [
-    'rm -rf inactiveBin/*',
-    `unzip -q "${ctx.zipB}" -d inactiveBin/`,
-    'chmod +x inactiveBin/Robust.Server',
-    './switch',
-  ].join(' && '));
+  const out = await operator(
+    ctx,
+    [
+      'rm -rf inactiveBin/*',
+      `unzip -q "${ctx.zipB}" -d inactiveBin/`,
+      'chmod +x inactiveBin/Robust.Server',
+      './switch',
+    ].join(' && '),
+  );
   assert.match(out.stdout, /serverB is now active/);
   const after = await runningBuild(ctx.d, KEY, ctx.port, 'SB', { notPid: before.status.pid });
   assert.match(logSince(ctx.d, from), /build SA: update requested/, 'the old server left on /update');

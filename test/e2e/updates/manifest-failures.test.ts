@@ -6,7 +6,13 @@ import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn, type Route } from '../../fixtures/archives/serve.ts';
-import { describeArchive, manifestDoc, serverBuildEntries, writeServerBuild, type ManifestBuild } from '../../fixtures/builds/build.ts';
+import {
+  describeArchive,
+  manifestDoc,
+  serverBuildEntries,
+  writeServerBuild,
+  type ManifestBuild,
+} from '../../fixtures/builds/build.ts';
 import { builtLabel, dataJson, logSince, runningBuild, scratchLeft, TOKEN, updatesConfig } from './_support.ts';
 
 /**
@@ -39,12 +45,16 @@ test.before(async (ctx) => {
   ctx.good = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: a.sha256 };
   ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good]) });
   ctx.port = await freePort();
-  ctx.d = await startDaemon(updatesConfig([{
-    key: KEY,
-    port: ctx.port,
-    updateType: 'Manifest',
-    updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 1 },
-  }]));
+  ctx.d = await startDaemon(
+    updatesConfig([
+      {
+        key: KEY,
+        port: ctx.port,
+        updateType: 'Manifest',
+        updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 1 },
+      },
+    ]),
+  );
   await runningBuild(ctx.d, KEY, ctx.port, 'A');
 });
 
@@ -58,11 +68,20 @@ test.after(async (ctx) => {
 let serial = 0;
 
 /** Offers a newer build C served by `route` (its manifest hash `sha256`), and the manifest as `manifest` if given. */
-async function offer(ctx: Ctx, opts: { route?: Route; sha256?: string; platform?: string; manifest?: Route }): Promise<string> {
+async function offer(
+  ctx: Ctx,
+  opts: { route?: Route; sha256?: string; platform?: string; manifest?: Route },
+): Promise<string> {
   const key = `build-C${++serial}`;
   const path = `/files/C${serial}.bin`;
   if (opts.route) ctx.cdn.set(path, opts.route);
-  const c: ManifestBuild = { key, time: `2024-06-0${serial % 9 + 1}T10:00:00Z`, url: ctx.cdn.url(path), sha256: opts.sha256 ?? 'F'.repeat(64), platform: opts.platform };
+  const c: ManifestBuild = {
+    key,
+    time: `2024-06-0${(serial % 9) + 1}T10:00:00Z`,
+    url: ctx.cdn.url(path),
+    sha256: opts.sha256 ?? 'F'.repeat(64),
+    platform: opts.platform,
+  };
   ctx.cdn.set(MANIFEST, opts.manifest ?? { kind: 'json', body: manifestDoc([ctx.good, c]) });
   return key;
 }
@@ -73,7 +92,14 @@ async function refusedUpdate(ctx: Ctx, why: RegExp): Promise<void> {
   const before = await runningBuild(d, KEY, ctx.port, 'A');
   const from = d.log().length;
   assert.is(await d.control(KEY, TOKEN, 'update'), 200);
-  const line = await waitFor(`a log line matching ${why}`, () => logSince(d, from).split('\n').find((l) => why.test(l)), 15_000);
+  const line = await waitFor(
+    `a log line matching ${why}`,
+    () =>
+      logSince(d, from)
+        .split('\n')
+        .find((l) => why.test(l)),
+    15_000,
+  );
   assert.match(line, /update (check )?failed/, 'the log says the update failed');
   // Settled: nothing may follow (a late /update, a swap, a restart).
   await new Promise((r) => setTimeout(r, 400));
@@ -109,7 +135,9 @@ test('hash mismatch', async (ctx) => {
 });
 
 test('truncated download', async (ctx) => {
-  const c = await writeServerBuild(join(ctx.files, 'C-trunc.zip'), 'C', { extra: [{ name: 'pad.bin', content: 'p'.repeat(50_000), store: true }] });
+  const c = await writeServerBuild(join(ctx.files, 'C-trunc.zip'), 'C', {
+    extra: [{ name: 'pad.bin', content: 'p'.repeat(50_000), store: true }],
+  });
   await offer(ctx, { route: { kind: 'truncate', file: c.path, sendBytes: 4000 }, sha256: c.sha256 });
   await refusedUpdate(ctx, /cut short: got 4000 of \d+ bytes/);
 });
@@ -130,7 +158,9 @@ test('corrupt archive (hash matches)', async (ctx) => {
 
 test('zip entry with ../ (hash matches)', async (ctx) => {
   const path = join(ctx.files, 'C-dotdot.zip');
-  await writeZip(path, [...await serverBuildEntries('C'), { name: 'xx/evil.txt', content: 'evil' }], { 'xx/evil.txt': '../evil.txt' });
+  await writeZip(path, [...(await serverBuildEntries('C')), { name: 'xx/evil.txt', content: 'evil' }], {
+    'xx/evil.txt': '../evil.txt',
+  });
   const c = await describeArchive(path);
   await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
   await refusedUpdate(ctx, /refused archive entry \\?"\.\.\/evil\.txt\\?"/);
@@ -138,7 +168,9 @@ test('zip entry with ../ (hash matches)', async (ctx) => {
 
 test('zip entry with an absolute path (hash matches)', async (ctx) => {
   const path = join(ctx.files, 'C-abs.zip');
-  await writeZip(path, [...await serverBuildEntries('C'), { name: 'xtmp/evil.txt', content: 'evil' }], { 'xtmp/evil.txt': '/tmp/evil.txt' });
+  await writeZip(path, [...(await serverBuildEntries('C')), { name: 'xtmp/evil.txt', content: 'evil' }], {
+    'xtmp/evil.txt': '/tmp/evil.txt',
+  });
   const c = await describeArchive(path);
   await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
   await refusedUpdate(ctx, /refused archive entry \\?"\/tmp\/evil\.txt\\?": absolute path/);
@@ -146,18 +178,31 @@ test('zip entry with an absolute path (hash matches)', async (ctx) => {
 
 test('zip link escaping the folder (hash matches)', async (ctx) => {
   const path = join(ctx.files, 'C-link.zip');
-  await writeZip(path, [...await serverBuildEntries('C'), { name: 'Resources/etc', symlinkTo: '../../../../../etc' }]);
+  await writeZip(path, [
+    ...(await serverBuildEntries('C')),
+    { name: 'Resources/etc', symlinkTo: '../../../../../etc' },
+  ]);
   const c = await describeArchive(path);
   await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
-  await refusedUpdate(ctx, /refused archive entry \\?"Resources\/etc\\?": it is a link to \\?"\.\.\/\.\.\/\.\.\/\.\.\/\.\.\/etc\\?", outside the folder/);
+  await refusedUpdate(
+    ctx,
+    /refused archive entry \\?"Resources\/etc\\?": it is a link to \\?"\.\.\/\.\.\/\.\.\/\.\.\/\.\.\/etc\\?", outside the folder/,
+  );
 });
 
 test('tar.gz link escaping the folder (hash matches)', async (ctx) => {
   const path = join(ctx.files, 'C-link.tar.gz');
-  await writeTar(path, [...await serverBuildEntries('C'), { name: 'Resources/etc', symlinkTo: '../../../../../etc' }], { gzip: true });
+  await writeTar(
+    path,
+    [...(await serverBuildEntries('C')), { name: 'Resources/etc', symlinkTo: '../../../../../etc' }],
+    { gzip: true },
+  );
   const c = await describeArchive(path);
   await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
-  await refusedUpdate(ctx, /refused archive entry \\?"Resources\/etc\\?": it is a link to \\?"\.\.\/\.\.\/\.\.\/\.\.\/\.\.\/etc\\?", outside the folder/);
+  await refusedUpdate(
+    ctx,
+    /refused archive entry \\?"Resources\/etc\\?": it is a link to \\?"\.\.\/\.\.\/\.\.\/\.\.\/\.\.\/etc\\?", outside the folder/,
+  );
 });
 
 test.run();

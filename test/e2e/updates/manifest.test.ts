@@ -8,7 +8,16 @@ import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
 import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../../fixtures/builds/build.ts';
-import { builtLabel, dataJson, instanceDir, logSince, runningBuild, scratchLeft, TOKEN, updatesConfig } from './_support.ts';
+import {
+  builtLabel,
+  dataJson,
+  instanceDir,
+  logSince,
+  runningBuild,
+  scratchLeft,
+  TOKEN,
+  updatesConfig,
+} from './_support.ts';
 
 /**
  * UpdateType Manifest end to end (issue 4, Done-when 1): the real daemon installs build A from a loopback CDN at
@@ -38,15 +47,26 @@ test.before(async (ctx) => {
   ctx.b = await writeServerBuild(join(files.path, 'B.tar.gz'), 'B', { format: 'tar.gz' });
   ctx.cdn.set('/files/SS14.Server_linux-x64-A.zip', { kind: 'file', file: ctx.a.path });
   ctx.cdn.set('/files/SS14.Server_linux-x64-B.tar.gz', { kind: 'file', file: ctx.b.path });
-  ctx.builds = [{ key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/SS14.Server_linux-x64-A.zip'), sha256: ctx.a.sha256 }];
+  ctx.builds = [
+    {
+      key: 'build-A',
+      time: '2024-05-01T10:00:00Z',
+      url: ctx.cdn.url('/files/SS14.Server_linux-x64-A.zip'),
+      sha256: ctx.a.sha256,
+    },
+  ];
   ctx.cdn.set('/fork/test/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
   ctx.port = await freePort();
-  ctx.d = await startDaemon(updatesConfig([{
-    key: KEY,
-    port: ctx.port,
-    updateType: 'Manifest',
-    updates: { ManifestUrl: ctx.cdn.url('/fork/test/manifest'), Platform: 'linux-x64', DownloadTimeoutSeconds: 5 },
-  }]));
+  ctx.d = await startDaemon(
+    updatesConfig([
+      {
+        key: KEY,
+        port: ctx.port,
+        updateType: 'Manifest',
+        updates: { ManifestUrl: ctx.cdn.url('/fork/test/manifest'), Platform: 'linux-x64', DownloadTimeoutSeconds: 5 },
+      },
+    ]),
+  );
   ctx.cleanup = files.cleanup;
 });
 
@@ -72,7 +92,12 @@ test('installs build A before the first launch: bin/, data.json, status and the 
 test('the manifest gains B; POST /update: the server gets /update, leaves and comes back on B', async (ctx) => {
   const before = await runningBuild(ctx.d, KEY, ctx.port, 'A');
   const from = ctx.d.log().length;
-  ctx.builds.push({ key: 'build-B', time: '2024-05-02T10:00:00Z', url: ctx.cdn.url('/files/SS14.Server_linux-x64-B.tar.gz'), sha256: ctx.b.sha256 });
+  ctx.builds.push({
+    key: 'build-B',
+    time: '2024-05-02T10:00:00Z',
+    url: ctx.cdn.url('/files/SS14.Server_linux-x64-B.tar.gz'),
+    sha256: ctx.b.sha256,
+  });
   ctx.cdn.set('/fork/test/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
 
   assert.is(await ctx.d.control(KEY, TOKEN, 'update'), 200);
@@ -115,7 +140,11 @@ test('after POST /rollback the status names the build that runs (build-A)', asyn
 
 test('watchdog rollback <key> --url --token: swaps again (B), server restarted', async (ctx) => {
   const before = await runningBuild(ctx.d, KEY, ctx.port, 'A');
-  const { stdout } = await run(process.execPath, [join(ROOT, 'bin/watchdog'), 'rollback', KEY, '--url', ctx.d.url, '--token', TOKEN], { timeout: 20_000 });
+  const { stdout } = await run(
+    process.execPath,
+    [join(ROOT, 'bin/watchdog'), 'rollback', KEY, '--url', ctx.d.url, '--token', TOKEN],
+    { timeout: 20_000 },
+  );
   assert.match(stdout, /rollback requested for m/);
   await runningBuild(ctx.d, KEY, ctx.port, 'B', { notPid: before.status.pid });
   assert.is(await builtLabel(ctx.d, KEY, 'bin.prev'), 'A');
@@ -126,7 +155,11 @@ test('update again with nothing new: no restart, the server stays', async (ctx) 
   const before = await runningBuild(ctx.d, KEY, ctx.port, 'B');
   const from = ctx.d.log().length;
   assert.is(await ctx.d.control(KEY, TOKEN, 'update'), 200);
-  await waitFor('the check to finish', () => /no update available|update available/.test(logSince(ctx.d, from)), 10_000);
+  await waitFor(
+    'the check to finish',
+    () => /no update available|update available/.test(logSince(ctx.d, from)),
+    10_000,
+  );
   assert.match(logSince(ctx.d, from), /no update available/);
   await new Promise((r) => setTimeout(r, 500));
   const s = await ctx.d.status(KEY, TOKEN);

@@ -9,7 +9,16 @@ import { writeZip } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
 import { LAUNCHER, layOutServerBuild, writeServerBuild } from '../../fixtures/builds/build.ts';
 import { createGitFixture, type GitFixture } from '../../fixtures/git/repo.ts';
-import { builtLabel, dataJson, instanceDir, logSince, reported, runningBuild, TOKEN, updatesConfig } from './_support.ts';
+import {
+  builtLabel,
+  dataJson,
+  instanceDir,
+  logSince,
+  reported,
+  runningBuild,
+  TOKEN,
+  updatesConfig,
+} from './_support.ts';
 
 /**
  * Local, Git, CiServer and Dummy end to end (issue 4, Done-when 3): one daemon runs an instance of each, every one
@@ -44,41 +53,59 @@ async function gitBuildFiles(label: string): Promise<Record<string, string>> {
 async function ciBuild(ctx: Ctx, n: number): Promise<void> {
   const archive = await writeServerBuild(join(ctx.root, 'ci', `CI${n}.zip`), `CI${n}`);
   ctx.cdn.set(`${JOB}/${n}/artifact/release/SS14.Server_linux-x64.zip`, { kind: 'file', file: archive.path });
-  ctx.cdn.set(`${JOB}/api/json`, { kind: 'json', body: { name: 'Game Server', lastSuccessfulBuild: { number: n, url: 'x' } } });
+  ctx.cdn.set(`${JOB}/api/json`, {
+    kind: 'json',
+    body: { name: 'Game Server', lastSuccessfulBuild: { number: n, url: 'x' } },
+  });
 }
 
 const test = suite<Ctx>('e2e updates :: Local, Git, CiServer and Dummy through the daemon', {} as Ctx);
 
-test.before(reported(async (ctx) => {
-  const tmp = await tempDir('wd-e2e-providers-');
-  ctx.root = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.cdn = await startCdn();
-  ctx.ports = { local: await freePort(), git: await freePort(), ci: await freePort(), dummy: await freePort() };
+test.before(
+  reported(async (ctx) => {
+    const tmp = await tempDir('wd-e2e-providers-');
+    ctx.root = tmp.path;
+    ctx.cleanup = tmp.cleanup;
+    ctx.cdn = await startCdn();
+    ctx.ports = { local: await freePort(), git: await freePort(), ci: await freePort(), dummy: await freePort() };
 
-  await mkdir(wd(ctx));
-  // Local: the operator put build L into bin/ and the client zip into binaries/.
-  const local = join(wd(ctx), 'instances', 'local');
-  await layOutServerBuild(join(local, 'bin'), 'L');
-  await writeZip(join(local, 'binaries', 'SS14.Client.zip'), [{ name: 'client.txt', content: 'the client' }]);
-  ctx.clientZip = await readFile(join(local, 'binaries', 'SS14.Client.zip'));
-  // Dummy: bin/ filled by hand too; updates only restart it.
-  await layOutServerBuild(join(wd(ctx), 'instances', 'dummy', 'bin'), 'D');
-  // Git: a bare repository whose build command zips the server files into release/.
-  await mkdir(join(ctx.root, 'git'));
-  ctx.repo = await createGitFixture(join(ctx.root, 'git'));
-  ctx.gitFirst = await ctx.repo.commit(await gitBuildFiles('G1'), 'server build G1');
-  const buildCommand = `mkdir -p release && "${process.execPath}" make-zip.mjs "release/Game.Server_$WATCHDOG_PLATFORM.zip" launch.sh:Robust.Server server.mjs _lib.mjs build.txt`;
-  // CiServer: build 1 is the last successful one.
-  await ciBuild(ctx, 1);
+    await mkdir(wd(ctx));
+    // Local: the operator put build L into bin/ and the client zip into binaries/.
+    const local = join(wd(ctx), 'instances', 'local');
+    await layOutServerBuild(join(local, 'bin'), 'L');
+    await writeZip(join(local, 'binaries', 'SS14.Client.zip'), [{ name: 'client.txt', content: 'the client' }]);
+    ctx.clientZip = await readFile(join(local, 'binaries', 'SS14.Client.zip'));
+    // Dummy: bin/ filled by hand too; updates only restart it.
+    await layOutServerBuild(join(wd(ctx), 'instances', 'dummy', 'bin'), 'D');
+    // Git: a bare repository whose build command zips the server files into release/.
+    await mkdir(join(ctx.root, 'git'));
+    ctx.repo = await createGitFixture(join(ctx.root, 'git'));
+    ctx.gitFirst = await ctx.repo.commit(await gitBuildFiles('G1'), 'server build G1');
+    const buildCommand = `mkdir -p release && "${process.execPath}" make-zip.mjs "release/Game.Server_$WATCHDOG_PLATFORM.zip" launch.sh:Robust.Server server.mjs _lib.mjs build.txt`;
+    // CiServer: build 1 is the last successful one.
+    await ciBuild(ctx, 1);
 
-  ctx.d = await startDaemon(updatesConfig([
-    { key: 'local', port: ctx.ports.local, updateType: 'Local', updates: { CurrentVersion: 'v1' } },
-    { key: 'git', port: ctx.ports.git, updateType: 'Git', updates: { BaseUrl: ctx.repo.bare, Branch: 'master', BuildCommand: buildCommand, Platform: 'linux-x64' } },
-    { key: 'ci', port: ctx.ports.ci, updateType: 'CiServer', updates: { BaseUrl: `${ctx.cdn.origin}/`, JobName: 'Game Server', Platform: 'linux-x64' } },
-    { key: 'dummy', port: ctx.ports.dummy, updateType: 'Dummy' },
-  ]), { dir: wd(ctx) });
-}));
+    ctx.d = await startDaemon(
+      updatesConfig([
+        { key: 'local', port: ctx.ports.local, updateType: 'Local', updates: { CurrentVersion: 'v1' } },
+        {
+          key: 'git',
+          port: ctx.ports.git,
+          updateType: 'Git',
+          updates: { BaseUrl: ctx.repo.bare, Branch: 'master', BuildCommand: buildCommand, Platform: 'linux-x64' },
+        },
+        {
+          key: 'ci',
+          port: ctx.ports.ci,
+          updateType: 'CiServer',
+          updates: { BaseUrl: `${ctx.cdn.origin}/`, JobName: 'Game Server', Platform: 'linux-x64' },
+        },
+        { key: 'dummy', port: ctx.ports.dummy, updateType: 'Dummy' },
+      ]),
+      { dir: wd(ctx) },
+    );
+  }),
+);
 
 test.after(async (ctx) => {
   await ctx.d?.stop();
@@ -124,7 +151,10 @@ test('Git: builds and runs commit 1; a push and POST /update build and run commi
   assert.is(after.status.revision, second);
   assert.is((await dataJson(d, 'git')).revision, second);
   assert.is(await builtLabel(d, 'git', 'bin.prev'), 'G1');
-  assert.ok((await readFile(join(instanceDir(d, 'git'), 'logs', 'build.log'), 'utf8')).includes(`# installed ${second}`), 'build output in logs/build.log');
+  assert.ok(
+    (await readFile(join(instanceDir(d, 'git'), 'logs', 'build.log'), 'utf8')).includes(`# installed ${second}`),
+    'build output in logs/build.log',
+  );
 });
 
 test('CiServer: runs the last successful build (1); build 2 succeeds, POST /update runs it', async (ctx) => {

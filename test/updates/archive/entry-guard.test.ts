@@ -1,7 +1,12 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { UpdateError } from '../../../src/errors.ts';
-import { checkHardlinkTarget, checkSymlinkTarget, entryDestination, entrySegments } from '../../../src/updates/archive/entry-guard.ts';
+import {
+  checkHardlinkTarget,
+  checkSymlinkTarget,
+  entryDestination,
+  entrySegments,
+} from '../../../src/updates/archive/entry-guard.ts';
 
 function refuses(fn: () => unknown, pattern: RegExp): void {
   try {

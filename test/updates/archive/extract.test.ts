@@ -112,15 +112,25 @@ good('extract :: cancellation mid-extraction stops zip and tar alike', async (ct
   const names = Array.from({ length: 2000 }, (_, i) => `Resources/d${i % 20}/f${i}.txt`);
   const zip = join(ctx.root, 'many.zip');
   const tgz = join(ctx.root, 'many.tar.gz');
-  await writeZip(zip, names.map((name) => ({ name, content: name, store: true })));
-  await writeRawTar(tgz, names.map((path) => ({ path, type: 'File' as const, content: path })), { gzip: true });
+  await writeZip(
+    zip,
+    names.map((name) => ({ name, content: name, store: true })),
+  );
+  await writeRawTar(
+    tgz,
+    names.map((path) => ({ path, type: 'File' as const, content: path })),
+    { gzip: true },
+  );
   for (const archive of [zip, tgz]) {
     const dest = join(ctx.root, `out-${archive.endsWith('.zip') ? 'zip' : 'tgz'}`);
     await import('node:fs/promises').then((fs) => fs.mkdir(dest));
     const ac = new AbortController();
     const started = extractArchive(archive, dest, ac.signal);
     const poll = setInterval(() => {
-      readdir(join(dest, 'Resources')).then((names) => names.length > 0 && ac.abort(), () => undefined);
+      readdir(join(dest, 'Resources')).then(
+        (names) => names.length > 0 && ac.abort(),
+        () => undefined,
+      );
     }, 2);
     try {
       await refused(started, /cancelled/);
@@ -130,58 +140,87 @@ good('extract :: cancellation mid-extraction stops zip and tar alike', async (ct
   }
 });
 
-good('extract :: tar: files written side by side, then a hard link and a symlink to the last of them, all intact', async (ctx) => {
-  const files = Array.from({ length: 300 }, (_, i) => ({ path: `d${i % 7}/f${i}.txt`, type: 'File' as const, content: `file ${i} `.repeat(i) }));
-  const archive = join(ctx.root, 'many.tar.gz');
-  await writeRawTar(archive, [
-    ...files,
-    { path: 'hard.txt', type: 'Link', linkpath: 'd5/f299.txt' },
-    { path: 'soft.txt', type: 'SymbolicLink', linkpath: 'd5/f299.txt' },
-  ], { gzip: true });
-  await extractArchive(archive, ctx.dest);
-  for (const f of files) assert.is(await readFile(join(ctx.dest, f.path), 'utf8'), f.content, f.path);
-  assert.is(await readFile(join(ctx.dest, 'hard.txt'), 'utf8'), files[299]?.content);
-  assert.is((await stat(join(ctx.dest, 'hard.txt'))).ino, (await stat(join(ctx.dest, 'd5/f299.txt'))).ino, 'a hard link');
-  assert.is(await readlink(join(ctx.dest, 'soft.txt')), 'd5/f299.txt');
-});
+good(
+  'extract :: tar: files written side by side, then a hard link and a symlink to the last of them, all intact',
+  async (ctx) => {
+    const files = Array.from({ length: 300 }, (_, i) => ({
+      path: `d${i % 7}/f${i}.txt`,
+      type: 'File' as const,
+      content: `file ${i} `.repeat(i),
+    }));
+    const archive = join(ctx.root, 'many.tar.gz');
+    await writeRawTar(
+      archive,
+      [
+        ...files,
+        { path: 'hard.txt', type: 'Link', linkpath: 'd5/f299.txt' },
+        { path: 'soft.txt', type: 'SymbolicLink', linkpath: 'd5/f299.txt' },
+      ],
+      { gzip: true },
+    );
+    await extractArchive(archive, ctx.dest);
+    for (const f of files) assert.is(await readFile(join(ctx.dest, f.path), 'utf8'), f.content, f.path);
+    assert.is(await readFile(join(ctx.dest, 'hard.txt'), 'utf8'), files[299]?.content);
+    assert.is(
+      (await stat(join(ctx.dest, 'hard.txt'))).ino,
+      (await stat(join(ctx.dest, 'd5/f299.txt'))).ino,
+      'a hard link',
+    );
+    assert.is(await readlink(join(ctx.dest, 'soft.txt')), 'd5/f299.txt');
+  },
+);
 
-good('extract :: zip: many files written side by side, and a same-name entry later in the archive wins', async (ctx) => {
-  const files = Array.from({ length: 300 }, (_, i) => ({ name: `d${i % 7}/f${i}.txt`, content: `file ${i} `.repeat(i) }));
-  const archive = join(ctx.root, 'many.zip');
-  await writeZip(archive, [...files, { name: 'd0/f0.txt', content: 'replaced' }]);
-  await extractArchive(archive, ctx.dest);
-  for (const f of files.slice(1)) assert.is(await readFile(join(ctx.dest, f.name), 'utf8'), f.content, f.name);
-  assert.is(await readFile(join(ctx.dest, 'd0/f0.txt'), 'utf8'), 'replaced');
-});
+good(
+  'extract :: zip: many files written side by side, and a same-name entry later in the archive wins',
+  async (ctx) => {
+    const files = Array.from({ length: 300 }, (_, i) => ({
+      name: `d${i % 7}/f${i}.txt`,
+      content: `file ${i} `.repeat(i),
+    }));
+    const archive = join(ctx.root, 'many.zip');
+    await writeZip(archive, [...files, { name: 'd0/f0.txt', content: 'replaced' }]);
+    await extractArchive(archive, ctx.dest);
+    for (const f of files.slice(1)) assert.is(await readFile(join(ctx.dest, f.name), 'utf8'), f.content, f.name);
+    assert.is(await readFile(join(ctx.dest, 'd0/f0.txt'), 'utf8'), 'replaced');
+  },
+);
 
-good('extract :: zip: empty, stored and deflated entries larger than one read chunk come out byte for byte', async (ctx) => {
-  const big = randomBytes(3 * 1024 * 1024 + 17).toString('base64');
-  const archive = join(ctx.root, 'b.zip');
-  await writeZip(archive, [
-    { name: 'empty.txt', content: '' },
-    { name: 'empty-stored.txt', content: '', store: true },
-    { name: 'big-deflated.txt', content: big },
-    { name: 'big-stored.txt', content: big, store: true },
-  ]);
-  await extractArchive(archive, ctx.dest);
-  assert.is(await readFile(join(ctx.dest, 'empty.txt'), 'utf8'), '');
-  assert.is(await readFile(join(ctx.dest, 'empty-stored.txt'), 'utf8'), '');
-  assert.ok((await readFile(join(ctx.dest, 'big-deflated.txt'), 'utf8')) === big, 'deflated entry intact');
-  assert.ok((await readFile(join(ctx.dest, 'big-stored.txt'), 'utf8')) === big, 'stored entry intact');
-});
+good(
+  'extract :: zip: empty, stored and deflated entries larger than one read chunk come out byte for byte',
+  async (ctx) => {
+    const big = randomBytes(3 * 1024 * 1024 + 17).toString('base64');
+    const archive = join(ctx.root, 'b.zip');
+    await writeZip(archive, [
+      { name: 'empty.txt', content: '' },
+      { name: 'empty-stored.txt', content: '', store: true },
+      { name: 'big-deflated.txt', content: big },
+      { name: 'big-stored.txt', content: big, store: true },
+    ]);
+    await extractArchive(archive, ctx.dest);
+    assert.is(await readFile(join(ctx.dest, 'empty.txt'), 'utf8'), '');
+    assert.is(await readFile(join(ctx.dest, 'empty-stored.txt'), 'utf8'), '');
+    assert.ok((await readFile(join(ctx.dest, 'big-deflated.txt'), 'utf8')) === big, 'deflated entry intact');
+    assert.ok((await readFile(join(ctx.dest, 'big-stored.txt'), 'utf8')) === big, 'stored entry intact');
+  },
+);
 
 good('extract :: tar.gz: an entry larger than one inflate chunk comes out byte for byte', async (ctx) => {
   const big = randomBytes(3 * 1024 * 1024 + 17).toString('base64');
   const archive = join(ctx.root, 'b.tar.gz');
-  await writeTar(archive, [{ name: 'big.txt', content: big }, { name: 'empty.txt', content: '' }], { gzip: true });
+  await writeTar(
+    archive,
+    [
+      { name: 'big.txt', content: big },
+      { name: 'empty.txt', content: '' },
+    ],
+    { gzip: true },
+  );
   await extractArchive(archive, ctx.dest);
   assert.ok((await readFile(join(ctx.dest, 'big.txt'), 'utf8')) === big, 'entry intact');
   assert.is(await readFile(join(ctx.dest, 'empty.txt'), 'utf8'), '');
 });
 
 good.run();
-
-
 
 // ---
 
@@ -246,7 +285,9 @@ corrupt('extract :: a truncated tar.gz is an UpdateError', async (ctx) => {
 
 corrupt('extract :: a tar.gz cut in the middle of an entry fails instead of waiting forever', async (ctx) => {
   const archive = join(ctx.root, 'b.tar.gz');
-  await writeRawTar(archive, [{ path: 'big.bin', type: 'File', content: randomBytes(150_000).toString('hex') }], { gzip: true });
+  await writeRawTar(archive, [{ path: 'big.bin', type: 'File', content: randomBytes(150_000).toString('hex') }], {
+    gzip: true,
+  });
   await truncate(archive, Math.floor((await stat(archive)).size / 2));
   await refused(extractArchive(archive, ctx.dest), /tar archive is corrupt .*unexpected end of file/);
 });
@@ -258,21 +299,24 @@ corrupt('extract :: a plain tar cut in the middle of an entry is an UpdateError'
   await refused(extractArchive(archive, ctx.dest), /tar archive is corrupt .*Truncated input/);
 });
 
-corrupt('extract :: a later entry of the same name replaces the earlier one, never writing through a link', async (ctx) => {
-  const archive = join(ctx.root, 'b.tar');
-  await writeRawTar(archive, [
-    { path: 'target.txt', type: 'File', content: 'target' },
-    { path: 'f.txt', type: 'File', content: 'first' },
-    { path: 'f.txt', type: 'File', content: 'second' },
-    { path: 'l', type: 'SymbolicLink', linkpath: 'target.txt' },
-    { path: 'l', type: 'File', content: 'replaced the link' },
-  ]);
-  await extractArchive(archive, ctx.dest);
-  assert.is(await readFile(join(ctx.dest, 'f.txt'), 'utf8'), 'second');
-  assert.is(await readFile(join(ctx.dest, 'l'), 'utf8'), 'replaced the link');
-  assert.is(await readFile(join(ctx.dest, 'target.txt'), 'utf8'), 'target');
-  assert.not.ok((await lstat(join(ctx.dest, 'l'))).isSymbolicLink());
-});
+corrupt(
+  'extract :: a later entry of the same name replaces the earlier one, never writing through a link',
+  async (ctx) => {
+    const archive = join(ctx.root, 'b.tar');
+    await writeRawTar(archive, [
+      { path: 'target.txt', type: 'File', content: 'target' },
+      { path: 'f.txt', type: 'File', content: 'first' },
+      { path: 'f.txt', type: 'File', content: 'second' },
+      { path: 'l', type: 'SymbolicLink', linkpath: 'target.txt' },
+      { path: 'l', type: 'File', content: 'replaced the link' },
+    ]);
+    await extractArchive(archive, ctx.dest);
+    assert.is(await readFile(join(ctx.dest, 'f.txt'), 'utf8'), 'second');
+    assert.is(await readFile(join(ctx.dest, 'l'), 'utf8'), 'replaced the link');
+    assert.is(await readFile(join(ctx.dest, 'target.txt'), 'utf8'), 'target');
+    assert.not.ok((await lstat(join(ctx.dest, 'l'))).isSymbolicLink());
+  },
+);
 
 corrupt('extract :: zip: a later entry of the same name replaces a link instead of writing through it', async (ctx) => {
   const archive = join(ctx.root, 'b.zip');
@@ -287,19 +331,22 @@ corrupt('extract :: zip: a later entry of the same name replaces a link instead 
 });
 
 for (const format of ['zip', 'tar.gz'] as const) {
-  corrupt(`extract :: ${format}: into a folder that is not empty, an entry replaces a link already there instead of writing through it`, async (ctx) => {
-    const archive = join(ctx.root, `b.${format}`);
-    const entries: EntrySpec[] = [{ name: 'build.txt', content: 'new' }];
-    if (format === 'zip') await writeZip(archive, entries);
-    else await writeTar(archive, entries, { gzip: true });
-    const outside = join(ctx.root, 'outside.txt');
-    await writeFile(outside, 'untouched');
-    await symlink(outside, join(ctx.dest, 'build.txt'));
-    await extractArchive(archive, ctx.dest);
-    assert.is(await readFile(outside, 'utf8'), 'untouched');
-    assert.ok((await lstat(join(ctx.dest, 'build.txt'))).isFile(), 'the link was replaced by a file');
-    assert.is(await readFile(join(ctx.dest, 'build.txt'), 'utf8'), 'new');
-  });
+  corrupt(
+    `extract :: ${format}: into a folder that is not empty, an entry replaces a link already there instead of writing through it`,
+    async (ctx) => {
+      const archive = join(ctx.root, `b.${format}`);
+      const entries: EntrySpec[] = [{ name: 'build.txt', content: 'new' }];
+      if (format === 'zip') await writeZip(archive, entries);
+      else await writeTar(archive, entries, { gzip: true });
+      const outside = join(ctx.root, 'outside.txt');
+      await writeFile(outside, 'untouched');
+      await symlink(outside, join(ctx.dest, 'build.txt'));
+      await extractArchive(archive, ctx.dest);
+      assert.is(await readFile(outside, 'utf8'), 'untouched');
+      assert.ok((await lstat(join(ctx.dest, 'build.txt'))).isFile(), 'the link was replaced by a file');
+      assert.is(await readFile(join(ctx.dest, 'build.txt'), 'utf8'), 'new');
+    },
+  );
 }
 
 corrupt.run();
@@ -312,7 +359,9 @@ unsafe.after.each((ctx) => ctx.cleanup());
 
 unsafe('extract :: zip entry with ../ is refused, naming it', async (ctx) => {
   const archive = join(ctx.root, 'b.zip');
-  await writeZip(archive, [...sampleBuild('A'), { name: 'xx/evil.txt', content: 'evil' }], { 'xx/evil.txt': '../evil.txt' });
+  await writeZip(archive, [...sampleBuild('A'), { name: 'xx/evil.txt', content: 'evil' }], {
+    'xx/evil.txt': '../evil.txt',
+  });
   await refused(extractArchive(archive, ctx.dest), /refused archive entry "\.\.\/evil\.txt"/);
   assert.equal(await outsideDest(ctx), []);
 });
@@ -323,33 +372,65 @@ unsafe('extract :: zip entry with an absolute path is refused', async (ctx) => {
   const archive = join(ctx.root, 'b.zip');
   await writeZip(archive, [{ name: placeholder, content: 'evil' }], { [placeholder]: abs });
   await refused(extractArchive(archive, ctx.dest), /refused archive entry ".*abs\.txt": absolute path/);
-  assert.ok(await lstat(abs).then(() => false, () => true), 'nothing written at the absolute path');
+  assert.ok(
+    await lstat(abs).then(
+      () => false,
+      () => true,
+    ),
+    'nothing written at the absolute path',
+  );
 });
 
 unsafe('extract :: zip link escaping the folder is refused', async (ctx) => {
   const archive = join(ctx.root, 'b.zip');
   await writeZip(archive, [...sampleBuild('A'), { name: 'Resources/out', symlinkTo: '../../escaped' }]);
-  await refused(extractArchive(archive, ctx.dest), /refused archive entry "Resources\/out": it is a link to "\.\.\/\.\.\/escaped", outside/);
-  await assert.not.ok(await lstat(join(ctx.dest, 'Resources', 'out')).then(() => true, () => false));
+  await refused(
+    extractArchive(archive, ctx.dest),
+    /refused archive entry "Resources\/out": it is a link to "\.\.\/\.\.\/escaped", outside/,
+  );
+  await assert.not.ok(
+    await lstat(join(ctx.dest, 'Resources', 'out')).then(
+      () => true,
+      () => false,
+    ),
+  );
 });
 
 unsafe('extract :: zip link that climbs back up after going down is refused', async (ctx) => {
   const archive = join(ctx.root, 'b.zip');
-  await writeZip(archive, [{ name: 'here', symlinkTo: '.' }, { name: 'sneaky', symlinkTo: 'here/../x' }]);
-  await refused(extractArchive(archive, ctx.dest), /"sneaky": it is a link whose target "here\/\.\.\/x" climbs back up/);
+  await writeZip(archive, [
+    { name: 'here', symlinkTo: '.' },
+    { name: 'sneaky', symlinkTo: 'here/../x' },
+  ]);
+  await refused(
+    extractArchive(archive, ctx.dest),
+    /"sneaky": it is a link whose target "here\/\.\.\/x" climbs back up/,
+  );
 });
 
 unsafe('extract :: zip entry written through a link is refused', async (ctx) => {
   const archive = join(ctx.root, 'b.zip');
-  await writeZip(archive, [{ name: 'Resources/', dir: true }, { name: 'l', symlinkTo: 'Resources' }, { name: 'l/x.txt', content: 'x' }]);
+  await writeZip(archive, [
+    { name: 'Resources/', dir: true },
+    { name: 'l', symlinkTo: 'Resources' },
+    { name: 'l/x.txt', content: 'x' },
+  ]);
   await refused(extractArchive(archive, ctx.dest), /"l\/x\.txt": its path goes through a link/);
 });
 
 unsafe('extract :: tar link escaping the folder is refused', async (ctx) => {
   const archive = join(ctx.root, 'b.tar.gz');
   await writeTar(archive, [...sampleBuild('A'), { name: 'escape', symlinkTo: '../../outside' }], { gzip: true });
-  await refused(extractArchive(archive, ctx.dest), /refused archive entry "escape": it is a link to "\.\.\/\.\.\/outside", outside/);
-  await assert.not.ok(await lstat(join(ctx.dest, 'escape')).then(() => true, () => false));
+  await refused(
+    extractArchive(archive, ctx.dest),
+    /refused archive entry "escape": it is a link to "\.\.\/\.\.\/outside", outside/,
+  );
+  await assert.not.ok(
+    await lstat(join(ctx.dest, 'escape')).then(
+      () => true,
+      () => false,
+    ),
+  );
 });
 
 unsafe('extract :: tar link to an absolute path is refused', async (ctx) => {
@@ -360,7 +441,10 @@ unsafe('extract :: tar link to an absolute path is refused', async (ctx) => {
 
 unsafe('extract :: tar entries with ../ or absolute paths are refused, not stripped', async (ctx) => {
   const up = join(ctx.root, 'up.tar');
-  await writeRawTar(up, [{ path: 'ok.txt', type: 'File', content: 'ok' }, { path: '../evil.txt', type: 'File', content: 'evil' }]);
+  await writeRawTar(up, [
+    { path: 'ok.txt', type: 'File', content: 'ok' },
+    { path: '../evil.txt', type: 'File', content: 'evil' },
+  ]);
   await refused(extractArchive(up, ctx.dest), /"\.\.\/evil\.txt": its path climbs out/);
   const abs = join(ctx.root, 'abs.tar');
   await writeRawTar(abs, [{ path: '/tmp/evil.txt', type: 'File', content: 'evil' }]);

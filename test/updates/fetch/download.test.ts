@@ -30,7 +30,9 @@ test.before.each(async (ctx) => {
   ctx.cdn = await startCdn();
   ctx.archive = join(tmp.path, 'src', 'SS14.Server_linux-x64.zip');
   await writeZip(ctx.archive, sampleBuild('A'));
-  ctx.sha256 = createHash('sha256').update(await readFile(ctx.archive)).digest('hex');
+  ctx.sha256 = createHash('sha256')
+    .update(await readFile(ctx.archive))
+    .digest('hex');
 });
 
 test.after.each(async (ctx) => {
@@ -54,8 +56,12 @@ test('download :: streams to dest, verifies an upper-case hash, reports progress
   const dest = join(ctx.dir, 'download.part');
   const progress: Array<[number, number | null]> = [];
   const result = await downloadVerified({
-    url: ctx.cdn.url('/a.zip'), dest, sha256: ctx.sha256.toUpperCase(), timeoutMs: 5000,
-    signal: new AbortController().signal, onProgress: (b, t) => progress.push([b, t]),
+    url: ctx.cdn.url('/a.zip'),
+    dest,
+    sha256: ctx.sha256.toUpperCase(),
+    timeoutMs: 5000,
+    signal: new AbortController().signal,
+    onProgress: (b, t) => progress.push([b, t]),
   });
   const size = (await stat(ctx.archive)).size;
   assert.is(result.bytes, size);
@@ -67,8 +73,11 @@ test('download :: streams to dest, verifies an upper-case hash, reports progress
 test('download :: sends the given headers', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'file', file: ctx.archive });
   await downloadVerified({
-    url: ctx.cdn.url('/a.zip'), dest: join(ctx.dir, 'd.part'), timeoutMs: 5000,
-    headers: { authorization: 'Basic dTpw' }, signal: new AbortController().signal,
+    url: ctx.cdn.url('/a.zip'),
+    dest: join(ctx.dir, 'd.part'),
+    timeoutMs: 5000,
+    headers: { authorization: 'Basic dTpw' },
+    signal: new AbortController().signal,
   });
   assert.is(ctx.cdn.requests.at(-1)?.headers.authorization, 'Basic dTpw');
 });
@@ -76,7 +85,12 @@ test('download :: sends the given headers', async (ctx) => {
 test('download :: follows redirects; credentials go along within the origin, never to another one', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'file', file: ctx.archive });
   ctx.cdn.set('/same', { kind: 'redirect', to: '/a.zip', status: 307 });
-  const opts = { timeoutMs: 5000, sha256: ctx.sha256, headers: { authorization: 'Basic dTpw' }, signal: new AbortController().signal };
+  const opts = {
+    timeoutMs: 5000,
+    sha256: ctx.sha256,
+    headers: { authorization: 'Basic dTpw' },
+    signal: new AbortController().signal,
+  };
   await downloadVerified({ ...opts, url: ctx.cdn.url('/same'), dest: join(ctx.dir, 'same.part') });
   assert.equal(await readFile(join(ctx.dir, 'same.part')), await readFile(ctx.archive));
   assert.is(ctx.cdn.requests.at(-1)?.path, '/a.zip');
@@ -95,7 +109,12 @@ test('download :: a redirect loop fails after 5 hops with a clear error', async 
   ctx.cdn.set('/loop', { kind: 'redirect', to: '/loop' });
   const before = ctx.cdn.requests.length;
   await rejects(
-    downloadVerified({ url: ctx.cdn.url('/loop'), dest: join(ctx.dir, 'd.part'), timeoutMs: 5000, signal: new AbortController().signal }),
+    downloadVerified({
+      url: ctx.cdn.url('/loop'),
+      dest: join(ctx.dir, 'd.part'),
+      timeoutMs: 5000,
+      signal: new AbortController().signal,
+    }),
     /download of .*\/loop failed/,
   );
   assert.is(ctx.cdn.requests.length - before, 6);
@@ -104,37 +123,59 @@ test('download :: a redirect loop fails after 5 hops with a clear error', async 
 test('download :: HTTP 500 fails and leaves no file', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'status', status: 500 });
   const dest = join(ctx.dir, 'd.part');
-  await rejects(downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 5000, signal: new AbortController().signal }), /HTTP 500/);
+  await rejects(
+    downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 5000, signal: new AbortController().signal }),
+    /HTTP 500/,
+  );
 });
 
 test('download :: a hash mismatch fails and removes the file', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'file', file: ctx.archive });
   const dest = join(ctx.dir, 'd.part');
-  await rejects(downloadVerified({
-    url: ctx.cdn.url('/a.zip'), dest, sha256: '0'.repeat(64), timeoutMs: 5000, signal: new AbortController().signal,
-  }), /does not match its expected SHA-256/);
+  await rejects(
+    downloadVerified({
+      url: ctx.cdn.url('/a.zip'),
+      dest,
+      sha256: '0'.repeat(64),
+      timeoutMs: 5000,
+      signal: new AbortController().signal,
+    }),
+    /does not match its expected SHA-256/,
+  );
 });
 
 test('download :: an empty or malformed expected hash is refused before downloading', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'file', file: ctx.archive });
   const dest = join(ctx.dir, 'd.part');
   const signal = new AbortController().signal;
-  await rejects(downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, sha256: '', timeoutMs: 5000, signal }), /SHA-256 is empty/);
-  await rejects(downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, sha256: 'xyz', timeoutMs: 5000, signal }), /not 64 hex digits/);
+  await rejects(
+    downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, sha256: '', timeoutMs: 5000, signal }),
+    /SHA-256 is empty/,
+  );
+  await rejects(
+    downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, sha256: 'xyz', timeoutMs: 5000, signal }),
+    /not 64 hex digits/,
+  );
   assert.is(ctx.cdn.requests.length, 0);
 });
 
 test('download :: a body shorter than its Content-Length fails and removes the file', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'truncate', file: ctx.archive, sendBytes: 100 });
   const dest = join(ctx.dir, 'd.part');
-  await rejects(downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 5000, signal: new AbortController().signal }), /cut short/);
+  await rejects(
+    downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 5000, signal: new AbortController().signal }),
+    /cut short/,
+  );
 });
 
 test('download :: a stalled body runs into the timeout', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'stall', file: ctx.archive, sendBytes: 100 });
   const dest = join(ctx.dir, 'd.part');
   const started = Date.now();
-  await rejects(downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 300, signal: new AbortController().signal }), /did not finish within 0.3 s/);
+  await rejects(
+    downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 300, signal: new AbortController().signal }),
+    /did not finish within 0.3 s/,
+  );
   assert.ok(Date.now() - started < 5000, 'the timeout stopped the stalled transfer');
 });
 
@@ -143,13 +184,19 @@ test('download :: cancellation stops a transfer', async (ctx) => {
   const dest = join(ctx.dir, 'd.part');
   const ac = new AbortController();
   setTimeout(() => ac.abort(), 150);
-  await rejects(downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 30_000, signal: ac.signal }), /cancelled/);
+  await rejects(
+    downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 30_000, signal: ac.signal }),
+    /cancelled/,
+  );
 });
 
 test('download :: a refused connection is an UpdateError', async (ctx) => {
   const url = ctx.cdn.url('/a.zip');
   await ctx.cdn.close();
-  await rejects(downloadVerified({ url, dest: join(ctx.dir, 'd.part'), timeoutMs: 5000, signal: new AbortController().signal }), /failed/);
+  await rejects(
+    downloadVerified({ url, dest: join(ctx.dir, 'd.part'), timeoutMs: 5000, signal: new AbortController().signal }),
+    /failed/,
+  );
 });
 
 test.run();

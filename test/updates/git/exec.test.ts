@@ -6,7 +6,13 @@ import { runChecked, runChild } from '../../../src/updates/git/exec.ts';
 import { waitFor } from '../../_support/env.ts';
 
 const exec = suite('git-exec');
-const base = () => ({ cwd: process.cwd(), env: process.env, signal: new AbortController().signal, timeoutMs: 10_000, what: 'the test command' });
+const base = () => ({
+  cwd: process.cwd(),
+  env: process.env,
+  signal: new AbortController().signal,
+  timeoutMs: 10_000,
+  what: 'the test command',
+});
 const gone = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -20,7 +26,11 @@ exec('git-exec :: output goes to the sink and the tail; stdout is captured on re
   const sink = new PassThrough();
   const chunks: Buffer[] = [];
   sink.on('data', (c: Buffer) => chunks.push(c));
-  const result = await runChild('sh', ['-c', 'echo out; echo err >&2; exit 4'], { ...base(), sink, captureStdout: true });
+  const result = await runChild('sh', ['-c', 'echo out; echo err >&2; exit 4'], {
+    ...base(),
+    sink,
+    captureStdout: true,
+  });
   assert.is(result.code, 4);
   assert.is(result.stdout, 'out\n');
   assert.match(result.tail, /out/);
@@ -31,7 +41,10 @@ exec('git-exec :: output goes to the sink and the tail; stdout is captured on re
     assert.unreachable();
   } catch (err) {
     assert.instance(err, UpdateError);
-    assert.match((err as Error).message, /the test command exited with code 4; its output ended with:\nwhat went wrong\n\(full output in \/x\/build\.log\)/);
+    assert.match(
+      (err as Error).message,
+      /the test command exited with code 4; its output ended with:\nwhat went wrong\n\(full output in \/x\/build\.log\)/,
+    );
   }
 });
 

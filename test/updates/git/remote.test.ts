@@ -23,7 +23,9 @@ remote('git-remote :: credentials leave the URL and travel as a header scoped to
 
 remote('git-remote :: plain URLs, scp-like remotes and local paths', () => {
   assert.equal(parseRemote('https://github.com/space-wizards/space-station-14'), {
-    url: 'https://github.com/space-wizards/space-station-14', display: 'https://github.com/space-wizards/space-station-14', env: {},
+    url: 'https://github.com/space-wizards/space-station-14',
+    display: 'https://github.com/space-wizards/space-station-14',
+    env: {},
   });
   assert.is(parseRemote('git@github.com:org/repo.git').url, 'git@github.com:org/repo.git');
   assert.is(parseRemote('/srv/repos/game.git').url, 'file:///srv/repos/game.git');
@@ -32,17 +34,30 @@ remote('git-remote :: plain URLs, scp-like remotes and local paths', () => {
 });
 
 remote('git-remote :: the fork id is BaseUrl as written, without credentials', () => {
-  assert.is(forkIdOf('https://github.com/space-wizards/space-station-14'), 'https://github.com/space-wizards/space-station-14');
+  assert.is(
+    forkIdOf('https://github.com/space-wizards/space-station-14'),
+    'https://github.com/space-wizards/space-station-14',
+  );
   assert.is(forkIdOf(' git@github.com:org/repo.git '), 'git@github.com:org/repo.git');
-  assert.is(forkIdOf('repos/game.git'), 'repos/game.git', 'a local path as configured, as the real watchdog reports it');
+  assert.is(
+    forkIdOf('repos/game.git'),
+    'repos/game.git',
+    'a local path as configured, as the real watchdog reports it',
+  );
   assert.is(forkIdOf('https://bot:s3cr%40t@git.example:8443/org/game.git'), 'https://git.example:8443/org/game.git');
   assert.is(forkIdOf('https://bot@git.example/org/game.git'), 'https://git.example/org/game.git');
 });
 
 remote('git-remote :: refuses what cannot be used safely', () => {
-  assert.throws(() => parseRemote(undefined), (e: unknown) => e instanceof UpdateError && /Updates\.BaseUrl/.test(e.message));
+  assert.throws(
+    () => parseRemote(undefined),
+    (e: unknown) => e instanceof UpdateError && /Updates\.BaseUrl/.test(e.message),
+  );
   assert.throws(() => parseRemote('--upload-pack=evil'), isUpdateError);
-  assert.throws(() => parseRemote('ssh://user:pw@host/repo'), (e: unknown) => e instanceof UpdateError && !/pw@/.test(e.message));
+  assert.throws(
+    () => parseRemote('ssh://user:pw@host/repo'),
+    (e: unknown) => e instanceof UpdateError && !/pw@/.test(e.message),
+  );
   for (const bad of ['-x', 'a..b', 'a b', 'x:y', '']) assert.throws(() => checkBranch(bad), isUpdateError, bad);
   assert.is(checkBranch('release/v1.2'), 'release/v1.2');
 });
@@ -73,8 +88,12 @@ remote('git-remote :: git really sends the credentials as Basic auth to a loopba
     const { port } = server.address() as AddressInfo;
     const r = parseRemote(`http://bot:t0ken@127.0.0.1:${port}/game.git`);
     const ctx = {
-      instanceDir: tmp.path, sourceDir: `${tmp.path}/source`, remote: r, branch: 'master',
-      timeouts: { ...DEFAULT_GIT_TIMEOUTS, checkMs: 10_000 }, log: recordingLogger(),
+      instanceDir: tmp.path,
+      sourceDir: `${tmp.path}/source`,
+      remote: r,
+      branch: 'master',
+      timeouts: { ...DEFAULT_GIT_TIMEOUTS, checkMs: 10_000 },
+      log: recordingLogger(),
     };
     try {
       await remoteHead(ctx, new AbortController().signal);

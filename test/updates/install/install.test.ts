@@ -23,7 +23,11 @@ async function setup(ctx: Ctx): Promise<void> {
 }
 
 const read = (path: string) => readFile(path, 'utf8');
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 const never = () => new AbortController().signal;
 
 async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
@@ -42,7 +46,10 @@ async function untouched(ctx: Ctx): Promise<void> {
   assert.is(await read(join(ctx.inst, 'bin', 'marker')), 'old build');
   assert.equal(await readdir(join(ctx.inst, 'bin')), ['marker']);
   const scratch = await readdir(join(ctx.inst, '.update')).catch(() => []);
-  assert.equal(scratch.filter((n) => n.startsWith('staging')), []);
+  assert.equal(
+    scratch.filter((n) => n.startsWith('staging')),
+    [],
+  );
 }
 
 // ---
@@ -51,24 +58,30 @@ const install = suite<Ctx>('installArchive', {} as Ctx);
 install.before.each(setup);
 install.after.each((ctx) => ctx.cleanup());
 
-install('installArchive :: swaps the build in, keeps the old one as bin.prev, makes the program executable', async (ctx) => {
-  const archive = join(ctx.root, 'A.zip');
-  await writeZip(archive, sampleBuild('A'));
-  const phases: string[] = [];
-  await installArchive({ archive, instanceDir: ctx.inst, signal: never(), onPhase: (p) => phases.push(p) });
-  assert.equal(phases, ['extract', 'install']);
-  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
-  assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o111, 0o111);
-  assert.is(await read(join(ctx.inst, 'bin.prev', 'marker')), 'old build');
-  assert.ok(await exists(archive), 'the archive is the caller\'s to remove');
+install(
+  'installArchive :: swaps the build in, keeps the old one as bin.prev, makes the program executable',
+  async (ctx) => {
+    const archive = join(ctx.root, 'A.zip');
+    await writeZip(archive, sampleBuild('A'));
+    const phases: string[] = [];
+    await installArchive({ archive, instanceDir: ctx.inst, signal: never(), onPhase: (p) => phases.push(p) });
+    assert.equal(phases, ['extract', 'install']);
+    assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
+    assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o111, 0o111);
+    assert.is(await read(join(ctx.inst, 'bin.prev', 'marker')), 'old build');
+    assert.ok(await exists(archive), "the archive is the caller's to remove");
 
-  const b = join(ctx.root, 'B.tar.gz');
-  await writeTar(b, sampleBuild('B'), { gzip: true });
-  await installArchive({ archive: b, instanceDir: ctx.inst, signal: never() });
-  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'B');
-  assert.is(await read(join(ctx.inst, 'bin.prev', 'build.txt')), 'A', 'the older bin.prev was replaced');
-  assert.equal((await readdir(join(ctx.inst, '.update'))).filter((n) => !n.startsWith('.')), []);
-});
+    const b = join(ctx.root, 'B.tar.gz');
+    await writeTar(b, sampleBuild('B'), { gzip: true });
+    await installArchive({ archive: b, instanceDir: ctx.inst, signal: never() });
+    assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'B');
+    assert.is(await read(join(ctx.inst, 'bin.prev', 'build.txt')), 'A', 'the older bin.prev was replaced');
+    assert.equal(
+      (await readdir(join(ctx.inst, '.update'))).filter((n) => !n.startsWith('.')),
+      [],
+    );
+  },
+);
 
 install('installArchive :: a RunCommand inside bin/ gets the execute bit; one outside is left alone', async (ctx) => {
   const archive = join(ctx.root, 'A.zip');
@@ -76,7 +89,12 @@ install('installArchive :: a RunCommand inside bin/ gets the execute bit; one ou
   await installArchive({ archive, instanceDir: ctx.inst, runCommand: 'bin/sub/start.sh', signal: never() });
   assert.is((await stat(join(ctx.inst, 'bin', 'sub', 'start.sh'))).mode & 0o777, 0o751);
   assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o111, 0, 'only the RunCommand target');
-  await installArchive({ archive, instanceDir: ctx.inst, runCommand: join(ctx.inst, 'bin', 'Robust.Server'), signal: never() });
+  await installArchive({
+    archive,
+    instanceDir: ctx.inst,
+    runCommand: join(ctx.inst, 'bin', 'Robust.Server'),
+    signal: never(),
+  });
   assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o111, 0o111, 'absolute RunCommand into bin/');
   await installArchive({ archive, instanceDir: ctx.inst, runCommand: 'currentServer', signal: never() });
   assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o111, 0);
@@ -92,7 +110,9 @@ install('installArchive :: a corrupt archive leaves bin/ untouched', async (ctx)
 
 install('installArchive :: an unsafe archive leaves bin/ untouched', async (ctx) => {
   const archive = join(ctx.root, 'evil.zip');
-  await writeZip(archive, [...sampleBuild('A'), { name: 'xx/evil.txt', content: 'evil' }], { 'xx/evil.txt': '../evil.txt' });
+  await writeZip(archive, [...sampleBuild('A'), { name: 'xx/evil.txt', content: 'evil' }], {
+    'xx/evil.txt': '../evil.txt',
+  });
   await refused(installArchive({ archive, instanceDir: ctx.inst, signal: never() }), /"\.\.\/evil\.txt"/);
   await untouched(ctx);
   assert.not.ok(await exists(join(ctx.inst, '.update', 'evil.txt')));
@@ -110,7 +130,12 @@ install('installArchive :: a cancelled install leaves bin/ untouched', async (ct
   await writeZip(archive, sampleBuild('A'));
   const ac = new AbortController();
   // Cancel as extraction starts: the swap must not happen.
-  const done = installArchive({ archive, instanceDir: ctx.inst, signal: ac.signal, onPhase: (p) => p === 'extract' && ac.abort() });
+  const done = installArchive({
+    archive,
+    instanceDir: ctx.inst,
+    signal: ac.signal,
+    onPhase: (p) => p === 'extract' && ac.abort(),
+  });
   await refused(done, /cancelled/);
   await untouched(ctx);
 });

@@ -24,17 +24,31 @@ interface Ctx {
 }
 
 interface Doc {
-  builds: Record<string, { time: string; client?: { url: string; sha256: string }; server: Record<string, { url: string; sha256: string; size: number }> }>;
+  builds: Record<
+    string,
+    {
+      time: string;
+      client?: { url: string; sha256: string };
+      server: Record<string, { url: string; sha256: string; size: number }>;
+    }
+  >;
 }
 
 const never = () => new AbortController().signal;
-const sha = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex').toUpperCase();
+const sha = async (file: string) =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex')
+    .toUpperCase();
 const readDoc = async (path: string) => JSON.parse(await readFile(path, 'utf8')) as Doc;
 
 /** Runs `bin/watchdog manifest …` as a real process from an unrelated working directory. */
 async function watchdog(ctx: Ctx, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/watchdog'), 'manifest', ...args], { cwd: ctx.root, timeout: 30_000 });
+    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/watchdog'), 'manifest', ...args], {
+      cwd: ctx.root,
+      timeout: 30_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -59,7 +73,8 @@ async function inProcess(args: string[]): Promise<{ code: number; stderr: string
 
 /** Serves every file of the dist folder at /dist/<name>, as a static server would. */
 async function serveDist(ctx: Ctx): Promise<void> {
-  for (const name of await readdir(ctx.dist)) ctx.cdn.set(`/dist/${name}`, { kind: 'file', file: join(ctx.dist, name) });
+  for (const name of await readdir(ctx.dist))
+    ctx.cdn.set(`/dist/${name}`, { kind: 'file', file: join(ctx.dist, name) });
 }
 
 async function release(ctx: Ctx, label: string): Promise<void> {
@@ -85,52 +100,75 @@ pub.after.each(async (ctx) => {
   await ctx.cleanup?.();
 });
 
-pub('watchdog manifest :: a real process writes a manifest the Manifest provider installs from, then adds a second build', async (ctx) => {
-  await release(ctx, 'A');
-  const base = ctx.cdn.url('/dist/');
-  const first = await watchdog(ctx, [ctx.dist, '--base-url', base]);
-  assert.is(first.code, 0, first.stderr);
-  const path = join(ctx.dist, 'manifest.json');
-  const doc = await readDoc(path);
-  const [keyA] = Object.keys(doc.builds);
-  assert.ok(keyA && !Number.isNaN(Date.parse(keyA)) && new Date(keyA).toISOString() === keyA, 'keyed by an ISO-8601 timestamp');
-  assert.match(first.stdout, `added build ${keyA}`);
-  const a = doc.builds[keyA as string];
-  assert.is(a?.time, keyA);
-  assert.equal(Object.keys(a?.server ?? {}).sort(), ['linux-x64', 'win-x64']);
-  assert.equal(a?.server['linux-x64'], {
-    url: `${base}SS14.Server_linux-x64.zip`, sha256: await sha(join(ctx.dist, 'SS14.Server_linux-x64.zip')),
-    size: (await readFile(join(ctx.dist, 'SS14.Server_linux-x64.zip'))).length,
-  });
-  assert.match(a?.server['linux-x64']?.sha256 ?? '', /^[0-9A-F]{64}$/);
-  assert.equal(a?.client, { url: `${base}SS14.Client.zip`, sha256: await sha(join(ctx.dist, 'SS14.Client.zip')), size: (await readFile(join(ctx.dist, 'SS14.Client.zip'))).length });
+pub(
+  'watchdog manifest :: a real process writes a manifest the Manifest provider installs from, then adds a second build',
+  async (ctx) => {
+    await release(ctx, 'A');
+    const base = ctx.cdn.url('/dist/');
+    const first = await watchdog(ctx, [ctx.dist, '--base-url', base]);
+    assert.is(first.code, 0, first.stderr);
+    const path = join(ctx.dist, 'manifest.json');
+    const doc = await readDoc(path);
+    const [keyA] = Object.keys(doc.builds);
+    assert.ok(
+      keyA && !Number.isNaN(Date.parse(keyA)) && new Date(keyA).toISOString() === keyA,
+      'keyed by an ISO-8601 timestamp',
+    );
+    assert.match(first.stdout, `added build ${keyA}`);
+    const a = doc.builds[keyA as string];
+    assert.is(a?.time, keyA);
+    assert.equal(Object.keys(a?.server ?? {}).sort(), ['linux-x64', 'win-x64']);
+    assert.equal(a?.server['linux-x64'], {
+      url: `${base}SS14.Server_linux-x64.zip`,
+      sha256: await sha(join(ctx.dist, 'SS14.Server_linux-x64.zip')),
+      size: (await readFile(join(ctx.dist, 'SS14.Server_linux-x64.zip'))).length,
+    });
+    assert.match(a?.server['linux-x64']?.sha256 ?? '', /^[0-9A-F]{64}$/);
+    assert.equal(a?.client, {
+      url: `${base}SS14.Client.zip`,
+      sha256: await sha(join(ctx.dist, 'SS14.Client.zip')),
+      size: (await readFile(join(ctx.dist, 'SS14.Client.zip'))).length,
+    });
 
-  const inst = join(ctx.root, 'instances', 'alpha');
-  const p = createManifestProvider(providerContext({
-    dir: inst,
-    settings: { UpdateType: 'Manifest', Updates: { ManifestUrl: ctx.cdn.url('/dist/manifest.json'), Platform: 'linux-x64', DownloadTimeoutSeconds: 5 } },
-  }));
-  await serveDist(ctx);
-  assert.is(await p.apply(null, never()), keyA);
-  assert.is(await readFile(join(inst, 'bin', 'build.txt'), 'utf8'), 'A');
+    const inst = join(ctx.root, 'instances', 'alpha');
+    const p = createManifestProvider(
+      providerContext({
+        dir: inst,
+        settings: {
+          UpdateType: 'Manifest',
+          Updates: {
+            ManifestUrl: ctx.cdn.url('/dist/manifest.json'),
+            Platform: 'linux-x64',
+            DownloadTimeoutSeconds: 5,
+          },
+        },
+      }),
+    );
+    await serveDist(ctx);
+    assert.is(await p.apply(null, never()), keyA);
+    assert.is(await readFile(join(inst, 'bin', 'build.txt'), 'utf8'), 'A');
 
-  await release(ctx, 'B');
-  const second = await watchdog(ctx, [ctx.dist, `--base-url=${base}`]);
-  assert.is(second.code, 0, second.stderr);
-  const keys = Object.keys((await readDoc(path)).builds);
-  assert.is(keys.length, 2, 'previous builds are kept');
-  assert.is(keys[0], keyA);
-  await serveDist(ctx);
-  assert.equal(await p.check(keyA as string, never()), { available: true, revision: keys[1] });
-  assert.is(await p.apply(keyA as string, never()), keys[1]);
-  assert.is(await readFile(join(inst, 'bin', 'build.txt'), 'utf8'), 'B');
-});
+    await release(ctx, 'B');
+    const second = await watchdog(ctx, [ctx.dist, `--base-url=${base}`]);
+    assert.is(second.code, 0, second.stderr);
+    const keys = Object.keys((await readDoc(path)).builds);
+    assert.is(keys.length, 2, 'previous builds are kept');
+    assert.is(keys[0], keyA);
+    await serveDist(ctx);
+    assert.equal(await p.check(keyA as string, never()), { available: true, revision: keys[1] });
+    assert.is(await p.apply(keyA as string, never()), keys[1]);
+    assert.is(await readFile(join(inst, 'bin', 'build.txt'), 'utf8'), 'B');
+  },
+);
 
 pub('watchdog manifest :: usage errors exit 2 and say what was looked for', async (ctx) => {
   // In-process: each process start costs seconds on a busy machine; the process path is covered above.
   const none = await inProcess([ctx.dist, '--base-url', 'https://cdn.example.org/b/']);
   assert.is(none.code, 2);
-  assert.match(none.stderr, /no server archive in .*dist: looked for file names like <name>_<platform>\.zip or <name>-<platform>\.tar\.gz/);
+  assert.match(
+    none.stderr,
+    /no server archive in .*dist: looked for file names like <name>_<platform>\.zip or <name>-<platform>\.tar\.gz/,
+  );
   const missing = await inProcess([join(ctx.root, 'nope'), '--base-url', 'https://cdn.example.org/b/']);
   assert.is(missing.code, 2);
   assert.match(missing.stderr, /nope is not a folder/);
@@ -158,7 +196,11 @@ unit.before.each(async (ctx) => {
 
 unit.after.each((ctx) => ctx.cleanup());
 
-async function throwsKind(promise: Promise<unknown>, kind: typeof UsageError | typeof UpdateError, pattern: RegExp): Promise<void> {
+async function throwsKind(
+  promise: Promise<unknown>,
+  kind: typeof UsageError | typeof UpdateError,
+  pattern: RegExp,
+): Promise<void> {
   try {
     await promise;
   } catch (err) {
@@ -169,40 +211,53 @@ async function throwsKind(promise: Promise<unknown>, kind: typeof UsageError | t
   throw new Error(`expected ${kind.name} matching ${pattern}`);
 }
 
-unit('publishBuild :: --out elsewhere, URL base gains a slash, same-millisecond releases stay distinct', async (ctx) => {
-  await writeZip(join(ctx.dist, 'game_linux-arm64.zip'), sampleBuild('A'));
-  const out = join(ctx.root, 'site', 'manifest.json');
-  await mkdir(join(ctx.root, 'site'));
-  const now = new Date('2024-06-01T10:00:00.000Z');
-  const one = await publishBuild({ dir: ctx.dist, baseUrl: 'https://cdn.example.org/builds', out, now });
-  const two = await publishBuild({ dir: ctx.dist, baseUrl: 'https://cdn.example.org/builds', out, now });
-  assert.is(one.key, '2024-06-01T10:00:00.000Z');
-  assert.is(two.key, '2024-06-01T10:00:00.001Z');
-  assert.is(one.client, undefined);
-  const doc = await readDoc(out);
-  assert.is(doc.builds[one.key]?.server['linux-arm64']?.url, 'https://cdn.example.org/builds/game_linux-arm64.zip');
-  assert.is(doc.builds[one.key]?.client, undefined);
-});
+unit(
+  'publishBuild :: --out elsewhere, URL base gains a slash, same-millisecond releases stay distinct',
+  async (ctx) => {
+    await writeZip(join(ctx.dist, 'game_linux-arm64.zip'), sampleBuild('A'));
+    const out = join(ctx.root, 'site', 'manifest.json');
+    await mkdir(join(ctx.root, 'site'));
+    const now = new Date('2024-06-01T10:00:00.000Z');
+    const one = await publishBuild({ dir: ctx.dist, baseUrl: 'https://cdn.example.org/builds', out, now });
+    const two = await publishBuild({ dir: ctx.dist, baseUrl: 'https://cdn.example.org/builds', out, now });
+    assert.is(one.key, '2024-06-01T10:00:00.000Z');
+    assert.is(two.key, '2024-06-01T10:00:00.001Z');
+    assert.is(one.client, undefined);
+    const doc = await readDoc(out);
+    assert.is(doc.builds[one.key]?.server['linux-arm64']?.url, 'https://cdn.example.org/builds/game_linux-arm64.zip');
+    assert.is(doc.builds[one.key]?.client, undefined);
+  },
+);
 
-unit('publishBuild :: keeps unknown fields of an existing manifest; refuses one that is not JSON and leaves it', async (ctx) => {
-  await writeZip(join(ctx.dist, 'S_linux-x64.zip'), sampleBuild('A'));
-  const path = join(ctx.dist, 'manifest.json');
-  await writeFile(path, JSON.stringify({ note: 'keep me', builds: { old: { time: '2020-01-01T00:00:00Z', server: {} } } }));
-  await publishBuild({ dir: ctx.dist, baseUrl: 'https://x.example/' });
-  const doc = JSON.parse(await readFile(path, 'utf8')) as Doc & { note: string };
-  assert.is(doc.note, 'keep me');
-  assert.ok(doc.builds.old);
-  await writeFile(path, '{ broken');
-  await throwsKind(publishBuild({ dir: ctx.dist, baseUrl: 'https://x.example/' }), UpdateError, /is not JSON/);
-  assert.is(await readFile(path, 'utf8'), '{ broken');
-});
+unit(
+  'publishBuild :: keeps unknown fields of an existing manifest; refuses one that is not JSON and leaves it',
+  async (ctx) => {
+    await writeZip(join(ctx.dist, 'S_linux-x64.zip'), sampleBuild('A'));
+    const path = join(ctx.dist, 'manifest.json');
+    await writeFile(
+      path,
+      JSON.stringify({ note: 'keep me', builds: { old: { time: '2020-01-01T00:00:00Z', server: {} } } }),
+    );
+    await publishBuild({ dir: ctx.dist, baseUrl: 'https://x.example/' });
+    const doc = JSON.parse(await readFile(path, 'utf8')) as Doc & { note: string };
+    assert.is(doc.note, 'keep me');
+    assert.ok(doc.builds.old);
+    await writeFile(path, '{ broken');
+    await throwsKind(publishBuild({ dir: ctx.dist, baseUrl: 'https://x.example/' }), UpdateError, /is not JSON/);
+    assert.is(await readFile(path, 'utf8'), '{ broken');
+  },
+);
 
 unit('publishBuild :: ambiguous folders and bad URLs are usage errors', async (ctx) => {
   await writeZip(join(ctx.dist, 'a_linux-x64.zip'), sampleBuild('A'));
   await throwsKind(publishBuild({ dir: ctx.dist, baseUrl: 'not a url' }), UsageError, /not an absolute URL/);
   await throwsKind(publishBuild({ dir: ctx.dist, baseUrl: 'ftp://x/' }), UsageError, /http or https/);
   await writeZip(join(ctx.dist, 'b-linux-x64.zip'), sampleBuild('B'));
-  await throwsKind(publishBuild({ dir: ctx.dist, baseUrl: 'https://x/' }), UsageError, /two server archives for linux-x64/);
+  await throwsKind(
+    publishBuild({ dir: ctx.dist, baseUrl: 'https://x/' }),
+    UsageError,
+    /two server archives for linux-x64/,
+  );
   await import('node:fs/promises').then((fs) => fs.rm(join(ctx.dist, 'b-linux-x64.zip')));
   await writeZip(join(ctx.dist, 'Client1.zip'), []);
   await writeZip(join(ctx.dist, 'client2.zip'), []);

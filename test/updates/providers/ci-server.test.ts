@@ -36,18 +36,29 @@ async function teardown(ctx: Ctx): Promise<void> {
 }
 
 function provider(ctx: Ctx, updates: Record<string, unknown> = {}) {
-  return createCiServerProvider(providerContext({
-    dir: ctx.inst,
-    settings: {
-      UpdateType: 'CiServer',
-      Updates: { BaseUrl: `${ctx.cdn.origin}/`, JobName: 'Space Station', Platform: 'linux-x64', DownloadTimeoutSeconds: 5, ...updates },
-    },
-  }));
+  return createCiServerProvider(
+    providerContext({
+      dir: ctx.inst,
+      settings: {
+        UpdateType: 'CiServer',
+        Updates: {
+          BaseUrl: `${ctx.cdn.origin}/`,
+          JobName: 'Space Station',
+          Platform: 'linux-x64',
+          DownloadTimeoutSeconds: 5,
+          ...updates,
+        },
+      },
+    }),
+  );
 }
 
 /** A Jenkins-shaped job whose last successful build is `n`, listing `artifacts` (undefined: the build API answers 404). */
 function job(ctx: Ctx, n: number | null, artifacts?: Array<{ fileName: string; relativePath: string }>): void {
-  ctx.cdn.set(`${JOB}/api/json`, { kind: 'json', body: { name: 'Space Station', lastSuccessfulBuild: n === null ? null : { number: n, url: 'x' } } });
+  ctx.cdn.set(`${JOB}/api/json`, {
+    kind: 'json',
+    body: { name: 'Space Station', lastSuccessfulBuild: n === null ? null : { number: n, url: 'x' } },
+  });
   if (n !== null && artifacts) ctx.cdn.set(`${JOB}/${n}/api/json`, { kind: 'json', body: { number: n, artifacts } });
 }
 
@@ -82,10 +93,15 @@ ci('ci-server :: the last successful build number is the revision', async (ctx) 
   assert.equal(await provider(ctx).check('41', never()), { available: true, revision: '42' });
 });
 
-ci('ci-server :: installs the server archive for this platform from the build\'s artifact list', async (ctx) => {
+ci("ci-server :: installs the server archive for this platform from the build's artifact list", async (ctx) => {
   const archive = join(ctx.root, 'linux.zip');
   await writeZip(archive, sampleBuild('CI42'));
-  job(ctx, 42, [art('SS14.Client.zip'), art('SS14.Server_win-x64.zip'), art('SS14.Server_linux-x64.zip'), art('SS14.Server_linux-arm64.zip')]);
+  job(ctx, 42, [
+    art('SS14.Client.zip'),
+    art('SS14.Server_win-x64.zip'),
+    art('SS14.Server_linux-x64.zip'),
+    art('SS14.Server_linux-arm64.zip'),
+  ]);
   ctx.cdn.set(`${JOB}/42/artifact/release/SS14.Server_linux-x64.zip`, { kind: 'file', file: archive });
   assert.is(await provider(ctx).apply(null, never()), '42');
   assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'CI42');
@@ -137,7 +153,10 @@ bad('ci-server :: the artifact must answer 2xx', async (ctx) => {
 
 bad('ci-server :: no archive for this platform names what the build has', async (ctx) => {
   job(ctx, 5, [art('SS14.Server_win-x64.zip'), art('SS14.Client.zip')]);
-  await refused(provider(ctx).apply(null, never()), /no server archive for this platform linux-x64 .*artifacts: SS14\.Server_win-x64\.zip, SS14\.Client\.zip/);
+  await refused(
+    provider(ctx).apply(null, never()),
+    /no server archive for this platform linux-x64 .*artifacts: SS14\.Server_win-x64\.zip, SS14\.Client\.zip/,
+  );
   await untouched(ctx);
 });
 
@@ -151,7 +170,10 @@ bad('ci-server :: an archive that does not extract is refused (no hash to check)
 });
 
 bad('ci-server :: missing BaseUrl or JobName is a clear error', async (ctx) => {
-  await refused(provider(ctx, { JobName: undefined }).check(null, never()), /lacks Updates\.BaseUrl or Updates\.JobName/);
+  await refused(
+    provider(ctx, { JobName: undefined }).check(null, never()),
+    /lacks Updates\.BaseUrl or Updates\.JobName/,
+  );
 });
 
 bad.run();

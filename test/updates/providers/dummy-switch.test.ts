@@ -40,7 +40,10 @@ async function serverScript(path: string, says: string): Promise<void> {
   await chmod(path, 0o755);
 }
 
-async function runSwitch(ctx: Ctx, env: NodeJS.ProcessEnv = ctx.env): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runSwitch(
+  ctx: Ctx,
+  env: NodeJS.ProcessEnv = ctx.env,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(join(ctx.dir, 'switch'), [], { env, timeout: 20_000 });
     return { code: 0, stdout, stderr };
@@ -76,7 +79,10 @@ sw.before.each(async (ctx) => {
   const wrapDir = join(tmp.path, 'wrap');
   await mkdir(wrapDir);
   const realCurl = (await run('sh', ['-c', 'command -v curl'])).stdout.trim();
-  await writeFile(join(wrapDir, 'curl'), `#!/bin/sh\nprintf '%s\\n' "$*" >> "${join(tmp.path, 'curl-argv.log')}"\nexec "${realCurl}" "$@"\n`);
+  await writeFile(
+    join(wrapDir, 'curl'),
+    `#!/bin/sh\nprintf '%s\\n' "$*" >> "${join(tmp.path, 'curl-argv.log')}"\nexec "${realCurl}" "$@"\n`,
+  );
   await chmod(join(wrapDir, 'curl'), 0o755);
   ctx.env = {
     ...process.env,
@@ -111,7 +117,11 @@ sw('dummy-switch :: switch flips to the other directory and asks the watchdog fo
   assert.is(await realpath(join(ctx.dir, 'inactiveBin')), await realpath(join(ctx.dir, 'serverA')));
   assert.is(await readlink(join(ctx.dir, 'switch')), 'switch-to-a.sh');
   assert.equal(ctx.seen, [
-    { method: 'POST', url: '/instances/alpha/update', auth: `Basic ${Buffer.from(`alpha:${TOKEN}`).toString('base64')}` },
+    {
+      method: 'POST',
+      url: '/instances/alpha/update',
+      auth: `Basic ${Buffer.from(`alpha:${TOKEN}`).toString('base64')}`,
+    },
   ]);
 
   const second = await runSwitch(ctx);
@@ -122,7 +132,7 @@ sw('dummy-switch :: switch flips to the other directory and asks the watchdog fo
 
   const argv = await readFile(join(ctx.root, 'curl-argv.log'), 'utf8');
   assert.match(argv, /instances\/alpha\/update/);
-  assert.not.match(argv, /tok/, 'the token never reaches curl\'s arguments');
+  assert.not.match(argv, /tok/, "the token never reaches curl's arguments");
 });
 
 sw('dummy-switch :: an empty inactive directory or missing settings change nothing', async (ctx) => {
@@ -142,7 +152,11 @@ sw('dummy-switch :: an empty inactive directory or missing settings change nothi
 
   // The token may come from a file instead.
   await writeFile(join(ctx.root, 'token'), `${TOKEN}\n`);
-  const fromFile = await runSwitch(ctx, { ...ctx.env, WATCHDOG_TOKEN: '', WATCHDOG_TOKEN_FILE: join(ctx.root, 'token') });
+  const fromFile = await runSwitch(ctx, {
+    ...ctx.env,
+    WATCHDOG_TOKEN: '',
+    WATCHDOG_TOKEN_FILE: join(ctx.root, 'token'),
+  });
   assert.is(fromFile.code, 0, fromFile.stderr);
   assert.is(ctx.seen[0]?.auth, `Basic ${Buffer.from(`alpha:${TOKEN}`).toString('base64')}`);
 });

@@ -25,7 +25,11 @@ interface Ctx {
 
 const live = () => new AbortController().signal;
 const read = (path: string) => readFile(path, 'utf8');
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 /** Calls as `program arg…` lines, for readable comparisons. */
 const lines = (calls: StubCall[]) => calls.map((c) => [c.program, ...c.args].join(' '));
 
@@ -59,95 +63,119 @@ async function installed(ctx: Ctx): Promise<{ version: string; packagedBy: strin
   return { version: await read(join(bin, 'VERSION')), packagedBy: (await read(join(bin, 'PACKAGED'))).trim() };
 }
 
-packaging('git-packaging :: Content.Packaging: dotnet restore, build, and a hybrid server package get installed', async (ctx) => {
-  const head = await ctx.repo.commit(ENGINE_LAYOUT.packaging, 'engine with Content.Packaging');
-  const { provider } = gitProvider(ctx);
-  assert.is(await provider.apply(null, live()), head);
+packaging(
+  'git-packaging :: Content.Packaging: dotnet restore, build, and a hybrid server package get installed',
+  async (ctx) => {
+    const head = await ctx.repo.commit(ENGINE_LAYOUT.packaging, 'engine with Content.Packaging');
+    const { provider } = gitProvider(ctx);
+    assert.is(await provider.apply(null, live()), head);
 
-  const calls = await ctx.tools.calls();
-  assert.equal(lines(calls), [
-    'dotnet restore',
-    'dotnet build Content.Packaging --configuration Release --no-restore /m',
-    'dotnet run --project Content.Packaging server --platform linux-x64 --hybrid-acz',
-  ]);
-  for (const call of calls) {
-    assert.is(call.cwd, join(ctx.dir, 'source'), 'runs in the checkout');
-    assert.is(call.env.MSBUILDDISABLENODEREUSE, '1', 'no MSBuild nodes left holding the log open');
-  }
-  assert.equal(await installed(ctx), { version: '1\n', packagedBy: 'dotnet run --project Content.Packaging server --platform linux-x64 --hybrid-acz' });
-  assert.not.ok(await exists(join(ctx.dir, 'source', 'release', 'SS14.Server_linux-x64.zip')), 'the installed archive is removed');
-  assert.not.ok(await exists(join(ctx.dir, 'binaries')), 'a hybrid build publishes no client');
-  assert.not.ok(await exists(join(ctx.dir, 'bin', 'build.json')), 'nor build information: the server hosts its client itself');
-  assert.equal(await provider.launchCvars?.(head), []);
-  assert.match(await read(join(ctx.dir, 'logs', 'build.log')), /\$ dotnet run --project Content\.Packaging server/);
-});
+    const calls = await ctx.tools.calls();
+    assert.equal(lines(calls), [
+      'dotnet restore',
+      'dotnet build Content.Packaging --configuration Release --no-restore /m',
+      'dotnet run --project Content.Packaging server --platform linux-x64 --hybrid-acz',
+    ]);
+    for (const call of calls) {
+      assert.is(call.cwd, join(ctx.dir, 'source'), 'runs in the checkout');
+      assert.is(call.env.MSBUILDDISABLENODEREUSE, '1', 'no MSBuild nodes left holding the log open');
+    }
+    assert.equal(await installed(ctx), {
+      version: '1\n',
+      packagedBy: 'dotnet run --project Content.Packaging server --platform linux-x64 --hybrid-acz',
+    });
+    assert.not.ok(
+      await exists(join(ctx.dir, 'source', 'release', 'SS14.Server_linux-x64.zip')),
+      'the installed archive is removed',
+    );
+    assert.not.ok(await exists(join(ctx.dir, 'binaries')), 'a hybrid build publishes no client');
+    assert.not.ok(
+      await exists(join(ctx.dir, 'bin', 'build.json')),
+      'nor build information: the server hosts its client itself',
+    );
+    assert.equal(await provider.launchCvars?.(head), []);
+    assert.match(await read(join(ctx.dir, 'logs', 'build.log')), /\$ dotnet run --project Content\.Packaging server/);
+  },
+);
 
-packaging('git-packaging :: Content.Packaging without HybridACZ also packages the client, published in binaries/', async (ctx) => {
-  // A BuildCommand that would fail: the engine's packaging wins over it, with a warning.
-  const head = await ctx.repo.commit(ENGINE_LAYOUT.packaging, 'engine with Content.Packaging');
-  const { provider, pctx } = gitProvider(ctx, { HybridACZ: false, BuildCommand: 'exit 7' });
-  assert.is(await provider.apply(null, live()), head);
+packaging(
+  'git-packaging :: Content.Packaging without HybridACZ also packages the client, published in binaries/',
+  async (ctx) => {
+    // A BuildCommand that would fail: the engine's packaging wins over it, with a warning.
+    const head = await ctx.repo.commit(ENGINE_LAYOUT.packaging, 'engine with Content.Packaging');
+    const { provider, pctx } = gitProvider(ctx, { HybridACZ: false, BuildCommand: 'exit 7' });
+    assert.is(await provider.apply(null, live()), head);
 
-  assert.equal(lines(await ctx.tools.calls()).slice(2), [
-    'dotnet run --project Content.Packaging server --platform linux-x64',
-    'dotnet run --project Content.Packaging client --no-wipe-release',
-  ]);
-  assert.is((await installed(ctx)).packagedBy, 'dotnet run --project Content.Packaging server --platform linux-x64');
-  assert.equal(await readdir(join(ctx.dir, 'binaries')), ['SS14.Client.zip']);
-  const info = JSON.parse(await read(join(ctx.dir, 'bin', 'build.json'))) as Record<string, string>;
-  assert.equal([info.version, info.fork_id], [head, ctx.repo.bare], 'the commit and the repository reach the server');
-  assert.ok(pctx.log.records.some((r) => r.level === 'warn' && /BuildCommand is ignored/.test(r.msg)));
-});
+    assert.equal(lines(await ctx.tools.calls()).slice(2), [
+      'dotnet run --project Content.Packaging server --platform linux-x64',
+      'dotnet run --project Content.Packaging client --no-wipe-release',
+    ]);
+    assert.is((await installed(ctx)).packagedBy, 'dotnet run --project Content.Packaging server --platform linux-x64');
+    assert.equal(await readdir(join(ctx.dir, 'binaries')), ['SS14.Client.zip']);
+    const info = JSON.parse(await read(join(ctx.dir, 'bin', 'build.json'))) as Record<string, string>;
+    assert.equal([info.version, info.fork_id], [head, ctx.repo.bare], 'the commit and the repository reach the server');
+    assert.ok(pctx.log.records.some((r) => r.level === 'warn' && /BuildCommand is ignored/.test(r.msg)));
+  },
+);
 
-packaging('git-packaging :: Tools/package_server_build.py: python3 with --hybrid-acz -p <rid>, its archive installed', async (ctx) => {
-  const head = await ctx.repo.commit(ENGINE_LAYOUT.python, 'engine with the packaging scripts');
-  const { provider } = gitProvider(ctx);
-  assert.is(await provider.apply(null, live()), head);
+packaging(
+  'git-packaging :: Tools/package_server_build.py: python3 with --hybrid-acz -p <rid>, its archive installed',
+  async (ctx) => {
+    const head = await ctx.repo.commit(ENGINE_LAYOUT.python, 'engine with the packaging scripts');
+    const { provider } = gitProvider(ctx);
+    assert.is(await provider.apply(null, live()), head);
 
-  const calls = await ctx.tools.calls();
-  // python3, not the real watchdog's `python` (src/updates/git/engine.ts says why); the `python` stub must stay unused.
-  assert.equal(lines(calls), ['python3 Tools/package_server_build.py --hybrid-acz -p linux-x64']);
-  assert.is(calls[0]?.cwd, join(ctx.dir, 'source'));
-  assert.is(calls[0]?.env.PYTHONUNBUFFERED, '1');
-  assert.is(calls[0]?.env.MSBUILDDISABLENODEREUSE, '1', 'the scripts run dotnet too');
-  assert.equal(await installed(ctx), { version: '1\n', packagedBy: 'python3 Tools/package_server_build.py --hybrid-acz -p linux-x64' });
-  assert.not.ok(await exists(join(ctx.dir, 'source', 'release', 'SS14.Server_linux-x64.zip')));
-  assert.equal(await provider.launchCvars?.(head), []);
+    const calls = await ctx.tools.calls();
+    // python3, not the real watchdog's `python` (src/updates/git/engine.ts says why); the `python` stub must stay unused.
+    assert.equal(lines(calls), ['python3 Tools/package_server_build.py --hybrid-acz -p linux-x64']);
+    assert.is(calls[0]?.cwd, join(ctx.dir, 'source'));
+    assert.is(calls[0]?.env.PYTHONUNBUFFERED, '1');
+    assert.is(calls[0]?.env.MSBUILDDISABLENODEREUSE, '1', 'the scripts run dotnet too');
+    assert.equal(await installed(ctx), {
+      version: '1\n',
+      packagedBy: 'python3 Tools/package_server_build.py --hybrid-acz -p linux-x64',
+    });
+    assert.not.ok(await exists(join(ctx.dir, 'source', 'release', 'SS14.Server_linux-x64.zip')));
+    assert.equal(await provider.launchCvars?.(head), []);
 
-  // The next commit is built the same way and replaces the build.
-  const second = await ctx.repo.commit({ VERSION: '2\n' }, 'version 2');
-  assert.is(await provider.apply(head, live()), second);
-  assert.is((await installed(ctx)).version, '2\n');
-  assert.is(await read(join(ctx.dir, 'bin.prev', 'VERSION')), '1\n');
-});
+    // The next commit is built the same way and replaces the build.
+    const second = await ctx.repo.commit({ VERSION: '2\n' }, 'version 2');
+    assert.is(await provider.apply(head, live()), second);
+    assert.is((await installed(ctx)).version, '2\n');
+    assert.is(await read(join(ctx.dir, 'bin.prev', 'VERSION')), '1\n');
+  },
+);
 
-packaging('git-packaging :: the python scripts without HybridACZ: server -p <rid>, then the client script', async (ctx) => {
-  const head = await ctx.repo.commit(ENGINE_LAYOUT.python, 'engine with the packaging scripts');
-  const { provider } = gitProvider(ctx, { HybridACZ: false });
-  assert.is(await provider.apply(null, live()), head);
+packaging(
+  'git-packaging :: the python scripts without HybridACZ: server -p <rid>, then the client script',
+  async (ctx) => {
+    const head = await ctx.repo.commit(ENGINE_LAYOUT.python, 'engine with the packaging scripts');
+    const { provider } = gitProvider(ctx, { HybridACZ: false });
+    assert.is(await provider.apply(null, live()), head);
 
-  assert.equal(lines(await ctx.tools.calls()), [
-    'python3 Tools/package_server_build.py -p linux-x64',
-    'python3 Tools/package_client_build.py',
-  ]);
-  assert.is((await installed(ctx)).packagedBy, 'python3 Tools/package_server_build.py -p linux-x64');
-  assert.equal(await readdir(join(ctx.dir, 'binaries')), ['SS14.Client.zip']);
-  assert.not.ok(await exists(join(ctx.dir, 'source', 'release', 'SS14.Client.zip')), 'moved, not copied');
-  const zip = await readFile(join(ctx.dir, 'binaries', 'SS14.Client.zip'));
-  const hash = createHash('sha256').update(zip).digest('hex').toUpperCase();
-  assert.equal(await provider.launchCvars?.(head), [
-    ['build.download_url', 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip'],
-    ['build.hash', hash],
-    ['build.version', head],
-  ]);
-  // The real watchdog's build.json, beside Robust.Server: the engine fills its empty build.* cvars from it.
-  assert.equal(JSON.parse(await read(join(ctx.dir, 'bin', 'build.json'))), {
-    download: 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip',
-    hash,
-    version: head,
-    engine_version: '',
-    fork_id: ctx.repo.bare,
-  });
-});
+    assert.equal(lines(await ctx.tools.calls()), [
+      'python3 Tools/package_server_build.py -p linux-x64',
+      'python3 Tools/package_client_build.py',
+    ]);
+    assert.is((await installed(ctx)).packagedBy, 'python3 Tools/package_server_build.py -p linux-x64');
+    assert.equal(await readdir(join(ctx.dir, 'binaries')), ['SS14.Client.zip']);
+    assert.not.ok(await exists(join(ctx.dir, 'source', 'release', 'SS14.Client.zip')), 'moved, not copied');
+    const zip = await readFile(join(ctx.dir, 'binaries', 'SS14.Client.zip'));
+    const hash = createHash('sha256').update(zip).digest('hex').toUpperCase();
+    assert.equal(await provider.launchCvars?.(head), [
+      ['build.download_url', 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip'],
+      ['build.hash', hash],
+      ['build.version', head],
+    ]);
+    // The real watchdog's build.json, beside Robust.Server: the engine fills its empty build.* cvars from it.
+    assert.equal(JSON.parse(await read(join(ctx.dir, 'bin', 'build.json'))), {
+      download: 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip',
+      hash,
+      version: head,
+      engine_version: '',
+      fork_id: ctx.repo.bare,
+    });
+  },
+);
 
 packaging.run();

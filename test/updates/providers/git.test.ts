@@ -19,12 +19,19 @@ interface Ctx {
 
 const live = () => new AbortController().signal;
 const read = (path: string) => readFile(path, 'utf8');
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 function gitProvider(ctx: Ctx, updates: Record<string, unknown> = {}, timeouts?: Partial<GitTimeouts>) {
   const pctx = providerContext({
     dir: ctx.dir,
-    settings: { UpdateType: 'Git', Updates: { BaseUrl: ctx.repo.bare, Platform: 'linux-x64', BuildCommand: './build.sh', ...updates } },
+    settings: {
+      UpdateType: 'Git',
+      Updates: { BaseUrl: ctx.repo.bare, Platform: 'linux-x64', BuildCommand: './build.sh', ...updates },
+    },
   });
   return { pctx, provider: createGitProvider(pctx, { timeouts }) };
 }
@@ -64,7 +71,10 @@ flow('git :: installs commit 1, sees the push, installs commit 2 with commit 1 k
   assert.is(await read(join(ctx.dir, 'bin', 'VERSION')), '1\n');
   assert.ok((await stat(join(ctx.dir, 'bin', 'Robust.Server'))).mode & 0o100, 'server is executable');
   assert.match(await read(join(ctx.dir, 'logs', 'build.log')), /building for linux-x64 hybrid=true/);
-  assert.not.ok(await exists(join(ctx.dir, 'source', 'release', 'server_linux-x64.zip')), 'the installed archive is removed');
+  assert.not.ok(
+    await exists(join(ctx.dir, 'source', 'release', 'server_linux-x64.zip')),
+    'the installed archive is removed',
+  );
   assert.ok(pctx.phases.some((p) => p.phase === 'extract') && pctx.phases.some((p) => p.phase === 'install'));
   assert.equal(await provider.check(ctx.repo.first, live()), { available: false, revision: ctx.repo.first });
 
@@ -84,7 +94,10 @@ flow('git :: installs commit 1, sees the push, installs commit 2 with commit 1 k
 flow('git :: a failing build or a missing artifact leaves bin/ as it was', async (ctx) => {
   const { provider } = gitProvider(ctx);
   await provider.apply(null, live());
-  await ctx.repo.commit({ 'build.sh': '#!/bin/sh\necho "compiler exploded" >&2\nexit 3\n', VERSION: '2\n' }, 'broken build');
+  await ctx.repo.commit(
+    { 'build.sh': '#!/bin/sh\necho "compiler exploded" >&2\nexit 3\n', VERSION: '2\n' },
+    'broken build',
+  );
   const err = await rejects(provider.apply(ctx.repo.first, live()), /exited with code 3/);
   assert.match(err.message, /compiler exploded/);
   assert.match(err.message, /build\.log/);
@@ -93,7 +106,10 @@ flow('git :: a failing build or a missing artifact leaves bin/ as it was', async
   assert.match(await read(join(ctx.dir, 'logs', 'build.log')), /compiler exploded/);
 
   await ctx.repo.commit({ 'build.sh': '#!/bin/sh\necho "built nothing"\n' }, 'no artifact');
-  await rejects(provider.apply(ctx.repo.first, live()), /no file matching Updates\.Artifact "release\/\*linux-x64\*\.zip"/);
+  await rejects(
+    provider.apply(ctx.repo.first, live()),
+    /no file matching Updates\.Artifact "release\/\*linux-x64\*\.zip"/,
+  );
   assert.is(await read(join(ctx.dir, 'bin', 'VERSION')), '1\n');
 });
 
@@ -132,7 +148,10 @@ flow('git :: a non-hybrid build publishes the client zip and launches get cvars 
   assert.match(await read(join(ctx.dir, 'logs', 'build.log')), /hybrid=false/);
   assert.equal(await readdir(join(ctx.dir, 'binaries')), ['Game.Client.zip']);
   assert.not.ok(await exists(join(ctx.dir, 'source', 'release', 'Game.Client.zip')), 'moved, not copied');
-  const hash = createHash('sha256').update(await readFile(join(ctx.dir, 'binaries', 'Game.Client.zip'))).digest('hex').toUpperCase();
+  const hash = createHash('sha256')
+    .update(await readFile(join(ctx.dir, 'binaries', 'Game.Client.zip')))
+    .digest('hex')
+    .toUpperCase();
   assert.equal(await provider.launchCvars?.(revision), [
     ['build.download_url', 'http://watchdog.example:5000/instances/alpha/binaries/Game.Client.zip'],
     ['build.hash', hash],
@@ -148,7 +167,10 @@ flow('git :: a non-hybrid build publishes the client zip and launches get cvars 
   });
 
   // The next build's client replaces the old one, even under another name.
-  await ctx.repo.commit({ 'build.sh': (await read(join(ctx.repo.work, 'build.sh'))).replace('Game.Client.zip', 'Other.Client.zip') }, 'rename client');
+  await ctx.repo.commit(
+    { 'build.sh': (await read(join(ctx.repo.work, 'build.sh'))).replace('Game.Client.zip', 'Other.Client.zip') },
+    'rename client',
+  );
   const renamed = await provider.apply(revision, live());
   assert.equal(await readdir(join(ctx.dir, 'binaries')), ['Other.Client.zip']);
   const second = JSON.parse(await read(join(ctx.dir, 'bin', 'build.json'))) as Record<string, string>;
@@ -159,8 +181,14 @@ flow('git :: a non-hybrid build publishes the client zip and launches get cvars 
 
 flow('git :: check failures are UpdateErrors naming the problem', async (ctx) => {
   await rejects(gitProvider(ctx, { Branch: 'nope' }).provider.check(null, live()), /no branch "nope"/);
-  await rejects(gitProvider(ctx, { BaseUrl: join(ctx.root, 'missing.git') }).provider.check(null, live()), /git ls-remote .* exited with code/);
-  await rejects(gitProvider(ctx, { Branch: '--upload-pack=touch x' }).provider.check(null, live()), /not a valid branch name/);
+  await rejects(
+    gitProvider(ctx, { BaseUrl: join(ctx.root, 'missing.git') }).provider.check(null, live()),
+    /git ls-remote .* exited with code/,
+  );
+  await rejects(
+    gitProvider(ctx, { Branch: '--upload-pack=touch x' }).provider.check(null, live()),
+    /not a valid branch name/,
+  );
   await rejects(gitProvider(ctx, { BaseUrl: join(ctx.root, 'missing.git') }).provider.apply(null, live()), /git clone/);
   assert.not.ok(await exists(join(ctx.dir, 'source')), 'a failed clone leaves nothing behind');
   assert.not.ok(await exists(join(ctx.dir, 'bin')));

@@ -35,7 +35,9 @@ local.before.each(async (ctx) => {
 local.after.each((ctx) => ctx.cleanup());
 
 local('local :: revision is Updates.CurrentVersion; apply adopts it', async (ctx) => {
-  const provider = createLocalProvider(providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v7' } } }));
+  const provider = createLocalProvider(
+    providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v7' } } }),
+  );
   assert.is(provider.type, 'Local');
   assert.equal(await provider.check(null, live()), { available: true, revision: 'v7' });
   assert.equal(await provider.check('v6', live()), { available: true, revision: 'v7' });
@@ -54,7 +56,12 @@ local('local :: cvars name the client zip URL and its upper-case SHA-256', async
   await writeFile(join(ctx.dir, 'binaries', 'SS14.Client.zip'), content);
   const expected = createHash('sha256').update(content).digest('hex').toUpperCase();
   const provider = createLocalProvider(
-    providerContext({ dir: ctx.dir, key: 'alpha', publicBaseUrl: 'https://games.example/wd/', settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1' } } }),
+    providerContext({
+      dir: ctx.dir,
+      key: 'alpha',
+      publicBaseUrl: 'https://games.example/wd/',
+      settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1' } },
+    }),
   );
   const cvars = await provider.launchCvars?.('v1');
   assert.equal(cvars, [
@@ -73,37 +80,62 @@ local('local :: the client zip is SS14.Client.zip unless Updates.ClientZip names
   await mkdir(join(ctx.dir, 'binaries'));
   await writeFile(join(ctx.dir, 'binaries', 'SS14.Client.zip'), 'default');
   await writeFile(join(ctx.dir, 'binaries', 'Game Client.zip'), 'b');
-  const plain = createLocalProvider(providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1' } } }));
+  const plain = createLocalProvider(
+    providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1' } } }),
+  );
   const cvars = await plain.launchCvars?.('v1');
-  assert.is(cvars?.[0]?.[1], 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip', 'another zip beside it changes nothing');
+  assert.is(
+    cvars?.[0]?.[1],
+    'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip',
+    'another zip beside it changes nothing',
+  );
   assert.is(cvars?.[1]?.[1], createHash('sha256').update('default').digest('hex').toUpperCase());
 
   const chosen = createLocalProvider(
-    providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1', ClientZip: 'Game Client.zip' } } }),
+    providerContext({
+      dir: ctx.dir,
+      settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1', ClientZip: 'Game Client.zip' } },
+    }),
   );
   const named = await chosen.launchCvars?.('v1');
   assert.is(named?.[0]?.[1], 'http://watchdog.example:5000/instances/alpha/binaries/Game%20Client.zip');
   assert.is(named?.[1]?.[1], createHash('sha256').update('b').digest('hex').toUpperCase());
 
   const escaping = createLocalProvider(
-    providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1', ClientZip: '../data.json' } } }),
+    providerContext({
+      dir: ctx.dir,
+      settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1', ClientZip: '../data.json' } },
+    }),
   );
   await rejects(escaping.launchCvars?.('v1') ?? Promise.resolve(), /file name inside binaries/);
   const missing = createLocalProvider(
-    providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1', ClientZip: 'nope.zip' } } }),
+    providerContext({
+      dir: ctx.dir,
+      settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1', ClientZip: 'nope.zip' } },
+    }),
   );
   await rejects(missing.launchCvars?.('v1') ?? Promise.resolve(), /no such file.*Game Client\.zip, SS14\.Client\.zip/s);
 });
 
-local('local :: a zip under another name is not taken for SS14.Client.zip; the error names it and ClientZip', async (ctx) => {
-  await mkdir(join(ctx.dir, 'binaries'));
-  await writeFile(join(ctx.dir, 'binaries', 'client.zip'), 'only one');
-  const provider = createLocalProvider(providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1' } } }));
-  await rejects(provider.launchCvars?.('v1') ?? Promise.resolve(), /as SS14\.Client\.zip, or name it with Updates\.ClientZip \(it holds client\.zip/);
-});
+local(
+  'local :: a zip under another name is not taken for SS14.Client.zip; the error names it and ClientZip',
+  async (ctx) => {
+    await mkdir(join(ctx.dir, 'binaries'));
+    await writeFile(join(ctx.dir, 'binaries', 'client.zip'), 'only one');
+    const provider = createLocalProvider(
+      providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1' } } }),
+    );
+    await rejects(
+      provider.launchCvars?.('v1') ?? Promise.resolve(),
+      /as SS14\.Client\.zip, or name it with Updates\.ClientZip \(it holds client\.zip/,
+    );
+  },
+);
 
 local('local :: a missing binaries/ folder or zip is an UpdateError saying what to do', async (ctx) => {
-  const provider = createLocalProvider(providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1' } } }));
+  const provider = createLocalProvider(
+    providerContext({ dir: ctx.dir, settings: { UpdateType: 'Local', Updates: { CurrentVersion: 'v1' } } }),
+  );
   await rejects(provider.launchCvars?.('v1') ?? Promise.resolve(), /binaries\/ folder.*create it/s);
   await mkdir(join(ctx.dir, 'binaries'));
   await writeFile(join(ctx.dir, 'binaries', 'readme.txt'), 'not a zip');

@@ -20,7 +20,10 @@ interface Ctx {
   cleanup: () => Promise<void>;
 }
 
-const sha256 = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
+const sha256 = async (file: string) =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 const read = (path: string) => readFile(path, 'utf8');
 const never = () => new AbortController().signal;
 
@@ -44,14 +47,23 @@ function provider(ctx: Ctx, updates: Record<string, unknown> = {}) {
     dir: ctx.inst,
     settings: {
       UpdateType: 'Manifest',
-      Updates: { ManifestUrl: ctx.cdn.url('/manifest.json'), Platform: 'linux-x64', DownloadTimeoutSeconds: 5, ...updates },
+      Updates: {
+        ManifestUrl: ctx.cdn.url('/manifest.json'),
+        Platform: 'linux-x64',
+        DownloadTimeoutSeconds: 5,
+        ...updates,
+      },
     },
   });
   return { p: createManifestProvider(pc), pc };
 }
 
 /** Serves `archive` at /files/<name> and a one-build manifest pointing at it. */
-async function serveBuild(ctx: Ctx, archive: string, opts: { key?: string; platform?: string; hash?: string; route?: Route } = {}) {
+async function serveBuild(
+  ctx: Ctx,
+  archive: string,
+  opts: { key?: string; platform?: string; hash?: string; route?: Route } = {},
+) {
   const name = archive.split('/').at(-1) ?? 'a.zip';
   ctx.cdn.set(`/files/${name}`, opts.route ?? { kind: 'file', file: archive });
   const hash = opts.hash ?? (await sha256(archive)).toUpperCase();
@@ -84,7 +96,12 @@ async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void
 async function untouched(ctx: Ctx): Promise<void> {
   assert.is(await read(join(ctx.inst, 'bin', 'marker')), 'old build');
   assert.equal(await readdir(join(ctx.inst, 'bin')), ['marker']);
-  assert.not.ok(await stat(join(ctx.inst, 'bin.prev')).then(() => true, () => false));
+  assert.not.ok(
+    await stat(join(ctx.inst, 'bin.prev')).then(
+      () => true,
+      () => false,
+    ),
+  );
   assert.equal(await readdir(join(ctx.inst, '.update')).catch(() => []), []);
 }
 
@@ -125,11 +142,18 @@ ok('manifest :: falls back along the platform chain and follows relative URLs', 
   ctx.cdn.set('/files/server-linux.tar.gz', { kind: 'file', file: archive });
   ctx.cdn.set('/manifest.json', {
     kind: 'json',
-    body: { builds: { L: { time: '2024-01-01T00:00:00+02:00', server: {
-      'win-x64': { url: 'nowhere.zip', sha256: 'AA' },
-      linux: { url: 'files/server-linux.tar.gz', sha256: await sha256(archive) },
-      any: { url: 'nowhere.zip', sha256: 'AA' },
-    } } } },
+    body: {
+      builds: {
+        L: {
+          time: '2024-01-01T00:00:00+02:00',
+          server: {
+            'win-x64': { url: 'nowhere.zip', sha256: 'AA' },
+            linux: { url: 'files/server-linux.tar.gz', sha256: await sha256(archive) },
+            any: { url: 'nowhere.zip', sha256: 'AA' },
+          },
+        },
+      },
+    },
   });
   assert.is(await provider(ctx).p.apply(null, never()), 'L');
   assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'L');
@@ -141,10 +165,13 @@ ok('manifest :: Basic auth goes on the manifest and the artifact requests', asyn
   await serveBuild(ctx, archive);
   await provider(ctx, { Authentication: { Username: 'robust', Password: 's3cret' } }).p.apply(null, never());
   const expected = `Basic ${Buffer.from('robust:s3cret').toString('base64')}`;
-  assert.equal(ctx.cdn.requests.map((r) => [r.path, r.headers.authorization]), [
-    ['/manifest.json', expected],
-    ['/files/a.zip', expected],
-  ]);
+  assert.equal(
+    ctx.cdn.requests.map((r) => [r.path, r.headers.authorization]),
+    [
+      ['/manifest.json', expected],
+      ['/files/a.zip', expected],
+    ],
+  );
 });
 
 ok('manifest :: without Authentication no Authorization header is sent', async (ctx) => {
@@ -159,52 +186,80 @@ ok('manifest :: only Username or only Password: the config loads and no Authoriz
   const archive = join(ctx.root, 'a.zip');
   await writeZip(archive, sampleBuild('A'));
   await serveBuild(ctx, archive);
-  for (const [part, value] of [['Username', 'robust'], ['Password', 's3cret']] as const) {
-    await writeFile(join(ctx.root, 'appsettings.yml'), [
-      'Servers:',
-      '  Instances:',
-      '    alpha:',
-      '      ApiPort: 1212',
-      '      UpdateType: Manifest',
-      '      Updates:',
-      `        ManifestUrl: ${ctx.cdn.url('/manifest.json')}`,
-      '        Platform: linux-x64',
-      '        Authentication:',
-      `          ${part}: ${value}`,
-      '',
-    ].join('\n'));
+  for (const [part, value] of [
+    ['Username', 'robust'],
+    ['Password', 's3cret'],
+  ] as const) {
+    await writeFile(
+      join(ctx.root, 'appsettings.yml'),
+      [
+        'Servers:',
+        '  Instances:',
+        '    alpha:',
+        '      ApiPort: 1212',
+        '      UpdateType: Manifest',
+        '      Updates:',
+        `        ManifestUrl: ${ctx.cdn.url('/manifest.json')}`,
+        '        Platform: linux-x64',
+        '        Authentication:',
+        `          ${part}: ${value}`,
+        '',
+      ].join('\n'),
+    );
     const loaded = await loadConfig({ cwd: ctx.root, env: {} });
-    if (!loaded.ok) return assert.unreachable(`Authentication with only ${part} must load:\n${loaded.problems.join('\n')}`);
+    if (!loaded.ok)
+      return assert.unreachable(`Authentication with only ${part} must load:\n${loaded.problems.join('\n')}`);
     const instance = loaded.config.instances[0];
     assert.is(instance?.dir, ctx.inst);
     assert.equal(instance?.settings.Updates.Authentication, { [part]: value });
 
     ctx.cdn.requests.length = 0;
-    const p = createManifestProvider({ instance: instance!, publicBaseUrl: 'http://127.0.0.1:5000/', log: recordingLogger(), progress: () => {} });
+    const p = createManifestProvider({
+      instance: instance!,
+      publicBaseUrl: 'http://127.0.0.1:5000/',
+      log: recordingLogger(),
+      progress: () => {},
+    });
     assert.equal(await p.check(null, never()), { available: true, revision: 'build-A' });
-    assert.equal(ctx.cdn.requests.map((r) => r.path), ['/manifest.json', '/files/a.zip'], 'the manifest and the archive were fetched');
-    assert.equal(ctx.cdn.requests.map((r) => r.headers.authorization), [undefined, undefined], `only ${part}: no header`);
+    assert.equal(
+      ctx.cdn.requests.map((r) => r.path),
+      ['/manifest.json', '/files/a.zip'],
+      'the manifest and the archive were fetched',
+    );
+    assert.equal(
+      ctx.cdn.requests.map((r) => r.headers.authorization),
+      [undefined, undefined],
+      `only ${part}: no header`,
+    );
   }
 });
 
-ok('manifest :: field names match case-insensitively, as System.Text.Json reads them; build ids and platforms keep their case', async (ctx) => {
-  const archive = join(ctx.root, 'SS14.Server_linux-x64.zip');
-  await writeZip(archive, sampleBuild('A'));
-  ctx.cdn.set('/files/a.zip', { kind: 'file', file: archive });
-  ctx.cdn.set('/manifest.json', {
-    kind: 'json',
-    body: { Builds: {
-      'Build-A': { TIME: '2024-05-01T12:00:00Z', Server: {
-        'linux-x64': { URL: ctx.cdn.url('/files/a.zip'), Sha256: (await sha256(archive)).toUpperCase(), Size: 1 },
-      } },
-      'build-old': { Time: '2024-01-01T00:00:00Z', Server: {} },
-    } },
-  });
-  const { p } = provider(ctx);
-  assert.equal(await p.check(null, never()), { available: true, revision: 'Build-A' });
-  assert.is(await p.apply(null, never()), 'Build-A');
-  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
-});
+ok(
+  'manifest :: field names match case-insensitively, as System.Text.Json reads them; build ids and platforms keep their case',
+  async (ctx) => {
+    const archive = join(ctx.root, 'SS14.Server_linux-x64.zip');
+    await writeZip(archive, sampleBuild('A'));
+    ctx.cdn.set('/files/a.zip', { kind: 'file', file: archive });
+    ctx.cdn.set('/manifest.json', {
+      kind: 'json',
+      body: {
+        Builds: {
+          'Build-A': {
+            TIME: '2024-05-01T12:00:00Z',
+            Server: {
+              'linux-x64': { URL: ctx.cdn.url('/files/a.zip'), Sha256: (await sha256(archive)).toUpperCase(), Size: 1 },
+            },
+          },
+          'build-old': { Time: '2024-01-01T00:00:00Z', Server: {} },
+        },
+      },
+    });
+    const { p } = provider(ctx);
+    assert.equal(await p.check(null, never()), { available: true, revision: 'Build-A' });
+    assert.is(await p.apply(null, never()), 'Build-A');
+    assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
+  },
+);
 
 ok.run();
 
@@ -238,7 +293,11 @@ bad('manifest :: no build for this platform', async (ctx) => {
   const archive = join(ctx.root, 'a.zip');
   await writeZip(archive, sampleBuild('A'));
   await serveBuild(ctx, archive, { platform: 'win-x64' });
-  await failsBoth(ctx, provider(ctx).p, /no server archive for this platform linux-x64 \(tried linux-x64, linux, unix-x64, unix, any, base; it offers win-x64\)/);
+  await failsBoth(
+    ctx,
+    provider(ctx).p,
+    /no server archive for this platform linux-x64 \(tried linux-x64, linux, unix-x64, unix, any, base; it offers win-x64\)/,
+  );
 });
 
 bad('manifest :: hash mismatch', async (ctx) => {
@@ -249,13 +308,19 @@ bad('manifest :: hash mismatch', async (ctx) => {
   await untouched(ctx);
 });
 
-bad('manifest :: an empty sha256 (the docs\' DIY manifest) is refused with the reason', async (ctx) => {
+bad("manifest :: an empty sha256 (the docs' DIY manifest) is refused with the reason", async (ctx) => {
   const archive = join(ctx.root, 'a.zip');
   await writeZip(archive, sampleBuild('A'));
   await serveBuild(ctx, archive, { hash: '' });
-  await refused(provider(ctx).p.apply(null, never()), /gives no sha256 .* cannot be verified and is refused; fill in the SHA-256/);
+  await refused(
+    provider(ctx).p.apply(null, never()),
+    /gives no sha256 .* cannot be verified and is refused; fill in the SHA-256/,
+  );
   await untouched(ctx);
-  assert.not.ok(ctx.cdn.requests.some((r) => r.path.startsWith('/files/')), 'nothing was downloaded');
+  assert.not.ok(
+    ctx.cdn.requests.some((r) => r.path.startsWith('/files/')),
+    'nothing was downloaded',
+  );
 });
 
 bad('manifest :: truncated download', async (ctx) => {
@@ -297,16 +362,25 @@ bad('manifest :: a corrupt archive (with a matching hash)', async (ctx) => {
 
 bad('manifest :: a zip entry with ../ (with a matching hash)', async (ctx) => {
   const archive = join(ctx.root, 'a.zip');
-  await writeZip(archive, [...sampleBuild('A'), { name: 'xx/evil.txt', content: 'evil' }], { 'xx/evil.txt': '../evil.txt' });
+  await writeZip(archive, [...sampleBuild('A'), { name: 'xx/evil.txt', content: 'evil' }], {
+    'xx/evil.txt': '../evil.txt',
+  });
   await serveBuild(ctx, archive);
   await refused(provider(ctx).p.apply(null, never()), /refused archive entry "\.\.\/evil\.txt"/);
   await untouched(ctx);
-  assert.not.ok(await stat(join(ctx.inst, '.update', 'evil.txt')).then(() => true, () => false));
+  assert.not.ok(
+    await stat(join(ctx.inst, '.update', 'evil.txt')).then(
+      () => true,
+      () => false,
+    ),
+  );
 });
 
 bad('manifest :: a zip entry with an absolute path', async (ctx) => {
   const archive = join(ctx.root, 'a.zip');
-  await writeZip(archive, [...sampleBuild('A'), { name: 'xetc/evil.txt', content: 'evil' }], { 'xetc/evil.txt': '/etc/evil.txt' });
+  await writeZip(archive, [...sampleBuild('A'), { name: 'xetc/evil.txt', content: 'evil' }], {
+    'xetc/evil.txt': '/etc/evil.txt',
+  });
   await serveBuild(ctx, archive);
   await refused(provider(ctx).p.apply(null, never()), /refused archive entry "\/etc\/evil\.txt": absolute path/);
   await untouched(ctx);
@@ -314,7 +388,9 @@ bad('manifest :: a zip entry with an absolute path', async (ctx) => {
 
 bad('manifest :: a tar link escaping the folder', async (ctx) => {
   const archive = join(ctx.root, 'a.tar.gz');
-  await writeTar(archive, [...sampleBuild('A'), { name: 'Resources/out', symlinkTo: '../../../../etc' }], { gzip: true });
+  await writeTar(archive, [...sampleBuild('A'), { name: 'Resources/out', symlinkTo: '../../../../etc' }], {
+    gzip: true,
+  });
   await serveBuild(ctx, archive);
   await refused(provider(ctx).p.apply(null, never()), /refused archive entry "Resources\/out": it is a link/);
   await untouched(ctx);
@@ -338,39 +414,55 @@ streamed.after.each(teardown);
 /** A tar.gz big enough to arrive in many chunks: incompressible padding after the build. */
 async function bigTgz(ctx: Ctx, label = 'A'): Promise<string> {
   const archive = join(ctx.root, `SS14.Server_linux-x64-${label}.tar.gz`);
-  await writeTar(archive, [...sampleBuild(label), { name: 'pad.bin', content: randomBytes(600_000).toString('base64') }], { gzip: true });
+  await writeTar(
+    archive,
+    [...sampleBuild(label), { name: 'pad.bin', content: randomBytes(600_000).toString('base64') }],
+    { gzip: true },
+  );
   return archive;
 }
 
-streamed('manifest :: a tar.gz is extracted while it downloads: no copy of it on disk, the extract phase folds into the download', async (ctx) => {
-  const archive = await bigTgz(ctx);
-  await serveBuild(ctx, archive);
-  const { p, pc } = provider(ctx);
-  assert.is(await p.apply(null, never()), 'build-A');
-  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
-  assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o100, 0o100);
-  assert.equal([...new Set(pc.phases.map((x) => x.phase))], ['download', 'verify', 'install']);
-  assert.ok(pc.log.records.some((r) => r.msg === 'downloaded and extracted server archive'), 'logged as streamed');
-  assert.equal(await readdir(join(ctx.inst, '.update')), []);
-});
+streamed(
+  'manifest :: a tar.gz is extracted while it downloads: no copy of it on disk, the extract phase folds into the download',
+  async (ctx) => {
+    const archive = await bigTgz(ctx);
+    await serveBuild(ctx, archive);
+    const { p, pc } = provider(ctx);
+    assert.is(await p.apply(null, never()), 'build-A');
+    assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
+    assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o100, 0o100);
+    assert.equal([...new Set(pc.phases.map((x) => x.phase))], ['download', 'verify', 'install']);
+    assert.ok(
+      pc.log.records.some((r) => r.msg === 'downloaded and extracted server archive'),
+      'logged as streamed',
+    );
+    assert.equal(await readdir(join(ctx.inst, '.update')), []);
+  },
+);
 
-streamed('manifest :: a streamed tar.gz with the wrong hash is refused for its hash, its extraction thrown away', async (ctx) => {
-  const archive = await bigTgz(ctx);
-  await serveBuild(ctx, archive, { hash: 'F'.repeat(64) });
-  await refused(provider(ctx).p.apply(null, never()), /does not match its expected SHA-256/);
-  await untouched(ctx);
-});
+streamed(
+  'manifest :: a streamed tar.gz with the wrong hash is refused for its hash, its extraction thrown away',
+  async (ctx) => {
+    const archive = await bigTgz(ctx);
+    await serveBuild(ctx, archive, { hash: 'F'.repeat(64) });
+    await refused(provider(ctx).p.apply(null, never()), /does not match its expected SHA-256/);
+    await untouched(ctx);
+  },
+);
 
-streamed('manifest :: a damaged tar.gz is reported for its hash, not as a corrupt archive (the rest is still read)', async (ctx) => {
-  const good = await bigTgz(ctx);
-  const data = await readFile(good);
-  data.fill(0x55, 2000, 4000); // breaks the deflate stream early on
-  const archive = join(ctx.root, 'damaged.tar.gz');
-  await writeFile(archive, data);
-  await serveBuild(ctx, archive, { hash: await sha256(good) });
-  await refused(provider(ctx).p.apply(null, never()), /does not match its expected SHA-256/);
-  await untouched(ctx);
-});
+streamed(
+  'manifest :: a damaged tar.gz is reported for its hash, not as a corrupt archive (the rest is still read)',
+  async (ctx) => {
+    const good = await bigTgz(ctx);
+    const data = await readFile(good);
+    data.fill(0x55, 2000, 4000); // breaks the deflate stream early on
+    const archive = join(ctx.root, 'damaged.tar.gz');
+    await writeFile(archive, data);
+    await serveBuild(ctx, archive, { hash: await sha256(good) });
+    await refused(provider(ctx).p.apply(null, never()), /does not match its expected SHA-256/);
+    await untouched(ctx);
+  },
+);
 
 streamed('manifest :: a corrupt tar.gz with a matching hash is refused as corrupt', async (ctx) => {
   const data = await readFile(await bigTgz(ctx));
@@ -403,15 +495,24 @@ streamed('manifest :: a streamed tar.gz that stalls runs into the timeout; cance
 
 streamed('manifest :: a streamed tar.gz with an entry climbing out is refused, nothing lands outside', async (ctx) => {
   const archive = join(ctx.root, 'evil.tar.gz');
-  await writeRawTar(archive, [
-    { path: 'build.txt', type: 'File', content: 'A' },
-    { path: '../../evil.txt', type: 'File', content: 'evil' },
-    { path: 'pad.bin', type: 'File', content: randomBytes(300_000).toString('base64') },
-  ], { gzip: true });
+  await writeRawTar(
+    archive,
+    [
+      { path: 'build.txt', type: 'File', content: 'A' },
+      { path: '../../evil.txt', type: 'File', content: 'evil' },
+      { path: 'pad.bin', type: 'File', content: randomBytes(300_000).toString('base64') },
+    ],
+    { gzip: true },
+  );
   await serveBuild(ctx, archive);
   await refused(provider(ctx).p.apply(null, never()), /refused archive entry "\.\.\/\.\.\/evil\.txt"/);
   await untouched(ctx);
-  assert.not.ok(await stat(join(ctx.inst, 'evil.txt')).then(() => true, () => false));
+  assert.not.ok(
+    await stat(join(ctx.inst, 'evil.txt')).then(
+      () => true,
+      () => false,
+    ),
+  );
 });
 
 streamed.run();
@@ -423,7 +524,12 @@ const doc = suite('manifest document');
 const build = (time: string) => ({ time, server: {} });
 
 doc('newestBuild :: the greatest time wins, whatever the order', () => {
-  const m = parseManifest({ builds: { b: build('2024-03-01T00:00:00Z'), c: build('2024-01-01T00:00:00Z'), a: build('2024-02-01T00:00:00Z') } }, 'x');
+  const m = parseManifest(
+    {
+      builds: { b: build('2024-03-01T00:00:00Z'), c: build('2024-01-01T00:00:00Z'), a: build('2024-02-01T00:00:00Z') },
+    },
+    'x',
+  );
   assert.is(newestBuild(m)?.key, 'b');
 });
 
@@ -432,55 +538,97 @@ doc('newestBuild :: on equal times the entry later in the document wins', () => 
   assert.is(newestBuild(parseManifest({ builds: { first: build(t), second: build(t) } }, 'x'))?.key, 'second');
   assert.is(newestBuild(parseManifest({ builds: { second: build(t), first: build(t) } }, 'x'))?.key, 'first');
   // Same instant written with different offsets is a tie too.
-  assert.is(newestBuild(parseManifest({ builds: { z: build('2024-03-01T02:00:00+02:00'), y: build(t) } }, 'x'))?.key, 'y');
+  assert.is(
+    newestBuild(parseManifest({ builds: { z: build('2024-03-01T02:00:00+02:00'), y: build(t) } }, 'x'))?.key,
+    'y',
+  );
 });
 
 doc('newestBuild :: times compare as instants, not strings', () => {
-  const m = parseManifest({ builds: { utc: build('2024-03-01T10:00:00Z'), east: build('2024-03-01T11:30:00+02:00') } }, 'x');
+  const m = parseManifest(
+    { builds: { utc: build('2024-03-01T10:00:00Z'), east: build('2024-03-01T11:30:00+02:00') } },
+    'x',
+  );
   assert.is(newestBuild(m)?.key, 'utc');
 });
 
 doc('parseManifest :: extra fields are accepted; an empty manifest has no newest build', () => {
-  const m = parseManifest({ version: 2, builds: { a: { time: '2024-01-01T00:00:00Z', extra: true, server: { 'linux-x64': { url: 'u', sha256: 'AA', size: 5 } } } } }, 'x');
+  const m = parseManifest(
+    {
+      version: 2,
+      builds: {
+        a: { time: '2024-01-01T00:00:00Z', extra: true, server: { 'linux-x64': { url: 'u', sha256: 'AA', size: 5 } } },
+      },
+    },
+    'x',
+  );
   assert.is(m.builds.a?.server['linux-x64']?.url, 'u');
   assert.is(newestBuild(parseManifest({ builds: {} }, 'x')), undefined);
 });
 
 /** `{ builds: { <key>: { time, server: { linux-x64: { url, sha256 } } } } }` with every field name through `name`. */
 function spelled(name: (field: string) => string, builds: Record<string, string>) {
-  const entries = Object.entries(builds).map(([key, time]) => [key, {
-    [name('time')]: time,
-    [name('client')]: { [name('url')]: `c-${key}`, [name('sha256')]: 'AB' },
-    [name('server')]: { 'linux-x64': { [name('url')]: `s-${key}`, [name('sha256')]: 'CD', size: 5 } },
-  }]);
+  const entries = Object.entries(builds).map(([key, time]) => [
+    key,
+    {
+      [name('time')]: time,
+      [name('client')]: { [name('url')]: `c-${key}`, [name('sha256')]: 'AB' },
+      [name('server')]: { 'linux-x64': { [name('url')]: `s-${key}`, [name('sha256')]: 'CD', size: 5 } },
+    },
+  ]);
   return { [name('builds')]: Object.fromEntries(entries) };
 }
 
-doc('parseManifest :: capitalised or upper-case field names are read like lower-case ones and pick the same build', () => {
-  const builds = { 'Old-Build': '2024-01-01T00:00:00Z', 'ABC123': '2024-03-01T00:00:00Z', 'mid': '2024-02-01T00:00:00Z' };
-  const lower = parseManifest(spelled((f) => f, builds), 'x');
-  const capital = parseManifest(spelled((f) => f[0]!.toUpperCase() + f.slice(1), builds), 'x');
-  const upper = parseManifest(spelled((f) => f.toUpperCase(), builds), 'x');
-  for (const m of [capital, upper]) {
-    assert.equal(m, lower);
-    assert.equal(newestBuild(m), newestBuild(lower));
-  }
-  assert.is(newestBuild(capital)?.key, 'ABC123', 'build ids keep their case');
-  assert.equal(Object.keys(capital.builds), ['Old-Build', 'ABC123', 'mid'], 'and their document order');
-  assert.equal(newestBuild(capital)?.build.server['linux-x64'], { url: 's-ABC123', sha256: 'CD', size: 5 });
-  assert.equal(newestBuild(capital)?.build.client, { url: 'c-ABC123', sha256: 'AB' });
-});
+doc(
+  'parseManifest :: capitalised or upper-case field names are read like lower-case ones and pick the same build',
+  () => {
+    const builds = { 'Old-Build': '2024-01-01T00:00:00Z', ABC123: '2024-03-01T00:00:00Z', mid: '2024-02-01T00:00:00Z' };
+    const lower = parseManifest(
+      spelled((f) => f, builds),
+      'x',
+    );
+    const capital = parseManifest(
+      spelled((f) => f[0]!.toUpperCase() + f.slice(1), builds),
+      'x',
+    );
+    const upper = parseManifest(
+      spelled((f) => f.toUpperCase(), builds),
+      'x',
+    );
+    for (const m of [capital, upper]) {
+      assert.equal(m, lower);
+      assert.equal(newestBuild(m), newestBuild(lower));
+    }
+    assert.is(newestBuild(capital)?.key, 'ABC123', 'build ids keep their case');
+    assert.equal(Object.keys(capital.builds), ['Old-Build', 'ABC123', 'mid'], 'and their document order');
+    assert.equal(newestBuild(capital)?.build.server['linux-x64'], { url: 's-ABC123', sha256: 'CD', size: 5 });
+    assert.equal(newestBuild(capital)?.build.client, { url: 'c-ABC123', sha256: 'AB' });
+  },
+);
 
 doc('parseManifest :: platform keys are data: their case is kept, not folded', () => {
-  const m = parseManifest({ Builds: { a: { Time: '2024-01-01T00:00:00Z', Server: { 'Linux-X64': { Url: 'u', Sha256: 'AA' } } } } }, 'x');
+  const m = parseManifest(
+    { Builds: { a: { Time: '2024-01-01T00:00:00Z', Server: { 'Linux-X64': { Url: 'u', Sha256: 'AA' } } } } },
+    'x',
+  );
   assert.equal(Object.keys(m.builds.a?.server ?? {}), ['Linux-X64']);
 });
 
-doc('parseManifest :: a field spelled twice takes the later value, as System.Text.Json does; errors name the field', () => {
-  const m = parseManifest({ builds: { a: { time: '2020-01-01T00:00:00Z', Time: '2024-01-01T00:00:00Z' } } }, 'x');
-  assert.is(m.builds.a?.time, '2024-01-01T00:00:00Z');
-  assert.throws(() => parseManifest({ Builds: { x: { Time: 'yesterday' } } }, 'x'), /builds\.x\.time: expected an ISO-8601 time/);
-  assert.throws(() => parseManifest({ Build: {} }, 'x'), /builds: expected an object with "builds"/, 'only the name itself, in any case, matches');
-});
+doc(
+  'parseManifest :: a field spelled twice takes the later value, as System.Text.Json does; errors name the field',
+  () => {
+    const m = parseManifest({ builds: { a: { time: '2020-01-01T00:00:00Z', Time: '2024-01-01T00:00:00Z' } } }, 'x');
+    assert.is(m.builds.a?.time, '2024-01-01T00:00:00Z');
+    assert.throws(
+      () => parseManifest({ Builds: { x: { Time: 'yesterday' } } }, 'x'),
+      /builds\.x\.time: expected an ISO-8601 time/,
+    );
+    assert.throws(
+      () => parseManifest({ Build: {} }, 'x'),
+      /builds: expected an object with "builds"/,
+      'only the name itself, in any case, matches',
+    );
+  },
+);
 
 doc.run();

@@ -3,11 +3,15 @@ import { $, instances } from './shared.js';
 
 /** What each button does, said in its confirmation dialog; `Start` is the restart of a stopped instance. */
 const TEXTS = {
-  Restart: (key) => `${key} is asked to shut down gracefully, then launched again (a pending update is installed first).`,
+  Restart: (key) =>
+    `${key} is asked to shut down gracefully, then launched again (a pending update is installed first).`,
   Start: (key) => `${key} is launched again (a pending update is installed first).`,
-  Update: (key) => `The watchdog checks for a newer build of ${key}. When there is one, the server is asked to leave at the end of the current round, and the build is installed before it is launched again.`,
-  Rollback: (key) => `The previous build of ${key} (bin.prev) is put back in place of the current one and the server is launched on it; a running server is shut down gracefully first.`,
-  Stop: (key) => `${key} is asked to leave at the end of the current round and then shuts down gracefully; if it cannot be asked, it is shut down gracefully at once. It stays stopped until you start it here or with \`watchdog restart ${key}\`.`,
+  Update: (key) =>
+    `The watchdog checks for a newer build of ${key}. When there is one, the server is asked to leave at the end of the current round, and the build is installed before it is launched again.`,
+  Rollback: (key) =>
+    `The previous build of ${key} (bin.prev) is put back in place of the current one and the server is launched on it; a running server is shut down gracefully first.`,
+  Stop: (key) =>
+    `${key} is asked to leave at the end of the current round and then shuts down gracefully; if it cannot be asked, it is shut down gracefully at once. It stays stopped until you start it here or with \`watchdog restart ${key}\`.`,
 };
 
 /** Resolves true when the operator confirms in the modal dialog. */
@@ -44,7 +48,9 @@ export async function runAction(key, action, label) {
       headers: { 'X-Watchdog-Dashboard': '1' },
     });
     const body = await res.json().catch(() => ({}));
-    result.textContent = res.ok ? `${action} accepted` : `${action} refused (${res.status}): ${body.error ?? res.statusText}`;
+    result.textContent = res.ok
+      ? `${action} accepted`
+      : `${action} refused (${res.status}): ${body.error ?? res.statusText}`;
     result.dataset.ok = String(res.ok);
   } catch (err) {
     result.textContent = `${action} failed: ${err instanceof Error ? err.message : String(err)} — is the watchdog running?`;

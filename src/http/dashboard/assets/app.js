@@ -6,7 +6,17 @@ import { loadChart } from './chart.js';
 import { addEvent } from './event-list.js';
 import { $, clock, instances } from './shared.js';
 
-const EVENT_TYPES = ['instance:state', 'instance:alert', 'instance:update', 'instance:restart', 'instance:launch', 'instance:exit', 'instance:checkin', 'instance:log', 'control'];
+const EVENT_TYPES = [
+  'instance:state',
+  'instance:alert',
+  'instance:update',
+  'instance:restart',
+  'instance:launch',
+  'instance:exit',
+  'instance:checkin',
+  'instance:log',
+  'control',
+];
 
 function setConnection(state, text) {
   const el = $('#conn');
@@ -89,6 +99,8 @@ document.addEventListener('DOMContentLoaded', () => {
   adoptInitialState();
   void loadChart();
   connect();
-  setInterval(() => { for (const inst of instances.values()) renderAges(inst); }, 1000);
+  setInterval(() => {
+    for (const inst of instances.values()) renderAges(inst);
+  }, 1000);
   setInterval(() => void refresh(), 10_000);
 });

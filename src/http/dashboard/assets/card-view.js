@@ -30,14 +30,24 @@ export function actionBlockers(status) {
   }
   const stopped = isStopped(state);
   return {
-    restart: state === 'rolling-back' ? 'a rollback is under way; the server starts when it is done'
-      : state === 'updating' && !status.stopRequested ? 'an update is being installed; the server starts when it is done' : '',
+    restart:
+      state === 'rolling-back'
+        ? 'a rollback is under way; the server starts when it is done'
+        : state === 'updating' && !status.stopRequested
+          ? 'an update is being installed; the server starts when it is done'
+          : '',
     update: status.canUpdate === false ? 'no update provider (UpdateType) is configured' : '',
     stop: stopped ? 'already stopped' : status.stopRequested ? 'a stop is already under way' : '',
-    rollback: state === 'updating' ? 'an update is being installed; roll back once it is done'
-      : state === 'restarting.backoff' ? 'the server is between crash relaunches; stop the instance, then roll back'
-        : state === 'rolling-back' ? 'a rollback is already under way'
-          : status.canRollback === false ? 'no previous build (bin.prev) to go back to; one is kept after each update' : '',
+    rollback:
+      state === 'updating'
+        ? 'an update is being installed; roll back once it is done'
+        : state === 'restarting.backoff'
+          ? 'the server is between crash relaunches; stop the instance, then roll back'
+          : state === 'rolling-back'
+            ? 'a rollback is already under way'
+            : status.canRollback === false
+              ? 'no previous build (bin.prev) to go back to; one is kept after each update'
+              : '',
   };
 }
 

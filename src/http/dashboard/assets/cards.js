@@ -20,7 +20,9 @@ export function ensureInstance(key) {
   const list = $('#instances');
   let card = [...list.children].find((el) => el.dataset.key === key);
   if (!card) {
-    card = /** @type {HTMLElement} */ (/** @type {HTMLTemplateElement} */ ($('#instance-card')).content.firstElementChild.cloneNode(true));
+    card = /** @type {HTMLElement} */ (
+      /** @type {HTMLTemplateElement} */ ($('#instance-card')).content.firstElementChild.cloneNode(true)
+    );
     card.dataset.key = key;
     card.dataset.color = freeColor();
     $('.key', card).textContent = key;
@@ -30,7 +32,9 @@ export function ensureInstance(key) {
   inst = {
     key,
     // The colour is the stylesheet's (style.css maps data-color), read where the chart and the event list need it.
-    get color() { return getComputedStyle(card).getPropertyValue('--instance-color').trim(); },
+    get color() {
+      return getComputedStyle(card).getPropertyValue('--instance-color').trim();
+    },
     status: null,
     card,
     log: [],

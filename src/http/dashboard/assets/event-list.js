@@ -5,17 +5,24 @@ const MAX_EVENTS = 200;
 
 function describe(type, e) {
   switch (type) {
-    case 'instance:state': return `state ${e.previous ?? '(new)'} → ${e.state}`;
-    case 'instance:alert': return e.level === 'info' ? e.message : `alert (${e.kind}): ${e.message}`;
-    case 'instance:restart': return `restarting (${e.reason})`;
-    case 'instance:launch': return `server launched, pid ${e.pid}${e.revision ? `, revision ${e.revision}` : ''}`;
+    case 'instance:state':
+      return `state ${e.previous ?? '(new)'} → ${e.state}`;
+    case 'instance:alert':
+      return e.level === 'info' ? e.message : `alert (${e.kind}): ${e.message}`;
+    case 'instance:restart':
+      return `restarting (${e.reason})`;
+    case 'instance:launch':
+      return `server launched, pid ${e.pid}${e.revision ? `, revision ${e.revision}` : ''}`;
     case 'instance:exit': {
       const how = e.status.signal ? `signal ${e.status.signal}` : `code ${e.status.code}`;
       return `server pid ${e.pid} exited with ${how}`;
     }
-    case 'instance:update': return `update ${e.phase}${e.revision ? ` (${e.revision})` : ''}${e.error ? `: ${e.error}` : ''}`;
-    case 'control': return `${e.action} ${e.result} (${e.status}) by ${e.user ?? 'a local client'}${e.remote ? ` from ${e.remote}` : ''}`;
-    default: return type;
+    case 'instance:update':
+      return `update ${e.phase}${e.revision ? ` (${e.revision})` : ''}${e.error ? `: ${e.error}` : ''}`;
+    case 'control':
+      return `${e.action} ${e.result} (${e.status}) by ${e.user ?? 'a local client'}${e.remote ? ` from ${e.remote}` : ''}`;
+    default:
+      return type;
   }
 }
 

@@ -28,7 +28,9 @@ let stopping = false;
 const MAX_LAUNCHES = 50;
 
 function launch(inst) {
-  if (stopping || (inst.launches = (inst.launches ?? 0) + 1) > MAX_LAUNCHES) return;
+  if (stopping) return;
+  inst.launches = (inst.launches ?? 0) + 1;
+  if (inst.launches > MAX_LAUNCHES) return;
   inst.secret = randomBytes(64).toString('base64');
   inst.digest = digest(inst.secret);
   inst.state = 'starting';

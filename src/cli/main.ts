@@ -41,7 +41,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   // `watchdog help status` is `watchdog status --help`.
-  if (first === 'help') return main([rest[0]!, '--help']);
+  if (first === 'help') return main([...rest.slice(0, 1), '--help']);
   // No command, or options only: the daemon, as `npm start` and a bare `watchdog` expect.
   const name = first === undefined || first.startsWith('-') ? 'start' : first;
   const args = name === first ? rest : argv;

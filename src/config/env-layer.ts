@@ -33,9 +33,10 @@ export function environmentLayers(env: Record<string, string | undefined>, topKe
   for (const variable of Object.keys(env).sort()) {
     const value = env[variable];
     const parts = variable.split('__');
+    const [head = '', last = ''] = [parts[0], parts.at(-1)];
     if (value === undefined || parts.length < 2 || parts.some((p) => p === '')) continue;
-    if (!top.has(parts[0]!.toLowerCase())) continue;
-    let data: Record<string, unknown> = { [parts.at(-1)!]: value };
+    if (!top.has(head.toLowerCase())) continue;
+    let data: Record<string, unknown> = { [last]: value };
     for (const part of parts.slice(0, -1).reverse()) data = { [part]: data };
     layers.push({ file: variable, name: `environment variable ${variable}`, data });
   }

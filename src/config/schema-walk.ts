@@ -55,7 +55,10 @@ export const KEY_ALIASES: Record<string, string> = { DiscordWebhook: 'ChatWebhoo
 
 /** Names a key may be written as in an object whose schema has `entries`: its own, and aliases of them. */
 export function keyNames(entries: Record<string, unknown>): string[] {
-  return [...Object.keys(entries), ...Object.keys(KEY_ALIASES).filter((alias) => KEY_ALIASES[alias]! in entries)];
+  return [
+    ...Object.keys(entries),
+    ...Object.keys(KEY_ALIASES).filter((alias) => (KEY_ALIASES[alias] ?? '') in entries),
+  ];
 }
 
 /** The schema of one child: an object's entry, a record's value or a list's item. */

@@ -27,7 +27,7 @@ function decodeBase64(text: string): Uint8Array | null {
 export function parseBasicAuth(header: string | undefined | null): BasicCredentials {
   if (!header) return { kind: 'missing' };
   const m = /^[\t ]*([^\t ]+)(?:[\t ]+(.*))?$/s.exec(header);
-  if (!m || m[1]?.toLowerCase() !== 'basic') return { kind: 'missing' };
+  if (m?.[1]?.toLowerCase() !== 'basic') return { kind: 'missing' };
   const bytes = decodeBase64(m[2] ?? '');
   if (!bytes) return { kind: 'malformed' };
   let text: string;

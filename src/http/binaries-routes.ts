@@ -56,12 +56,8 @@ export function binariesRoutes({ registry }: HttpDeps): Hono {
     if (found.kind !== 'ok') return c.json({ error: 'not found' }, 404);
 
     // O_NOFOLLOW: the checked real path cannot be swapped for a symlink between the check and the open.
-    let file;
-    try {
-      file = await open(found.path, constants.O_RDONLY | constants.O_NOFOLLOW);
-    } catch {
-      return c.json({ error: 'not found' }, 404);
-    }
+    const file = await open(found.path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
+    if (!file) return c.json({ error: 'not found' }, 404);
     const stat = await file.stat().catch(() => null);
     if (!stat?.isFile()) {
       await file.close();

@@ -111,7 +111,7 @@ function jsonSchema(name: SchemaName): JsonObject {
 /** The OpenAPI 3.1 document of the whole HTTP API, built from the route tables and their valibot schemas. */
 export function openApiDocument(version: string): JsonObject {
   const paths: Record<string, JsonObject> = {};
-  for (const doc of ROUTE_DOCS) (paths[doc.path] ??= {})[doc.method] = operation(doc);
+  for (const doc of ROUTE_DOCS) paths[doc.path] = { ...paths[doc.path], [doc.method]: operation(doc) };
   return {
     openapi: '3.1.0',
     info: {
@@ -158,11 +158,12 @@ export function openApiDocument(version: string): JsonObject {
 export function openapiRoutes({ version }: HttpDeps): Hono {
   const app = new Hono();
   let body: string | undefined;
-  app.get('/openapi.json', (c) =>
-    c.body((body ??= JSON.stringify(openApiDocument(version))), 200, {
+  app.get('/openapi.json', (c) => {
+    body ??= JSON.stringify(openApiDocument(version));
+    return c.body(body, 200, {
       'Content-Type': 'application/json; charset=utf-8',
-    }),
-  );
+    });
+  });
   app.all('/openapi.json', methodNotAllowed('GET, HEAD'));
   return app;
 }

@@ -28,7 +28,7 @@ const MAX_SHOWN = 200;
  * (terminal escapes in a TTY log) become `?` and very long keys are cut. Configured keys are never altered.
  */
 export function shownKey(key: string): string {
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
   const clean = key.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   return clean.length > MAX_SHOWN ? `${clean.slice(0, MAX_SHOWN)}…` : clean;
 }

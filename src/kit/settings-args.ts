@@ -33,7 +33,7 @@ export function splitAssignment(text: string, where: string): CvarAssignment {
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const out: ParsedArgs = { cvars: [], configFile: undefined, dataDir: undefined, warnings: [] };
-  const valueOf = (i: number, flag: string): string => {
+  const valueAfter = (i: number, flag: string): string => {
     const value = argv[i + 1];
     if (value === undefined)
       throw new SettingsError(
@@ -44,13 +44,13 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--cvar') {
-      out.cvars.push(splitAssignment(valueOf(i, arg), '--cvar'));
+      out.cvars.push(splitAssignment(valueAfter(i, arg), '--cvar'));
       i++;
     } else if (arg === '--config-file') {
-      out.configFile = valueOf(i, arg);
+      out.configFile = valueAfter(i, arg);
       i++;
     } else if (arg === '--data-dir') {
-      out.dataDir = valueOf(i, arg);
+      out.dataDir = valueAfter(i, arg);
       i++;
     } else if (IGNORED_WITH_VALUE.has(arg)) {
       out.warnings.push(`${arg} ${argv[i + 1] ?? ''} is not supported by this server and was ignored`.trimEnd());

@@ -202,7 +202,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     const now = Date.now();
     for (const g of [info, state, sinceCheckin, uptime, startupFailures, rss]) g.reset();
     cpu.reset();
-    statuses.forEach((s, i) => setInstance(s, stats[i] ?? null, now));
+    for (const [i, s] of statuses.entries()) setInstance(s, stats[i] ?? null, now);
     // The histogram records whole timer intervals; the lag is what exceeds the sampling period.
     const ns = (v: number) => (Number.isFinite(v) ? Math.max(0, v / 1e9 - resolutionMs / 1000) : 0);
     lagMean.set(ns(loop.mean));

@@ -109,7 +109,7 @@ function readRows(db: Database, file: string): Map<string, WatchdogDbRow> {
   }
   const select = COLUMNS.map((c) => (present.has(c) ? c : `NULL AS ${c}`)).join(', ');
   const rows = new Map<string, WatchdogDbRow>();
-  let result;
+  let result: SqlValue[][];
   try {
     result = db.exec(`SELECT ${select} FROM ServerInstance`)[0]?.values ?? [];
   } catch (err) {

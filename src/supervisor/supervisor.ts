@@ -178,14 +178,12 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       ilog.warn('shutting down a server left behind by a previous daemon', { pid: leftover.record.pid });
     }
     if (leftover) {
-      await leftover
-        .shutDown(config, instance)
-        .catch((err: unknown) =>
-          ilog.error('could not shut down the leftover server', {
-            pid: leftover.record.pid,
-            error: describeError(err),
-          }),
-        );
+      await leftover.shutDown(config, instance).catch((err: unknown) =>
+        ilog.error('could not shut down the leftover server', {
+          pid: leftover.record.pid,
+          error: describeError(err),
+        }),
+      );
     }
     inst.start(null);
   }

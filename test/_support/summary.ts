@@ -8,7 +8,7 @@ process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
 }) as typeof process.stdout.write;
 
 process.on('exit', (code) => {
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the ANSI sequences this strips
   const out = chunks.join('').replace(/\x1b\[[0-9;]*m/g, '');
   const num = (label: string): number | undefined => {
     const m = out.match(new RegExp(`${label}:\\s+(\\d+)`));

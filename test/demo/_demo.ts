@@ -48,7 +48,10 @@ export async function startDemo(args: string[] = [], opts: StartOptions = {}): P
   proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   let status: Exit | undefined;
   const exited = new Promise<Exit>((resolve) =>
-    proc.once('exit', (code, signal) => resolve((status = { code, signal }))),
+    proc.once('exit', (code, signal) => {
+      status = { code, signal };
+      resolve(status);
+    }),
   );
   const demo: RunningDemo = {
     port,

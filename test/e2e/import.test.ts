@@ -288,10 +288,11 @@ broken.after(async (ctx) => {
 
 broken('a warning names the file and the problem; the daemon starts its instances without the import', async (ctx) => {
   await writeFile(join(ctx.dir, 'data.db'), "this is not the real watchdog's database\n");
-  const d = (ctx.d = await startDaemon(
+  const d = await startDaemon(
     testConfig({ instances: [{ key: 'alpha', port: await freePort(), runCommand: SERVER }] }),
     { dir: ctx.dir },
-  ));
+  );
+  ctx.d = d;
   const s = await waitStatus(d, 'alpha', TOKEN, 'running', running);
   assert.is(s.revision, null);
   assert.match(

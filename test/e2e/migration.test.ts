@@ -272,10 +272,11 @@ test("watchdog check accepts the installation's files as they are: exit 0, one w
 });
 
 test('the daemon in the same folder imports data.db: the server left running is adopted (same pid, no second launch), lrp launches, revisions from data.db', async (ctx) => {
-  const d = (ctx.daemon = await startDaemon(ctx.yaml, {
+  const d = await startDaemon(ctx.yaml, {
     dir: ctx.dir,
     env: watchdogEnv(ctx, { Servers__Instances__lrp__ApiToken: ENV_TOKEN }),
-  }));
+  });
+  ctx.daemon = d;
   const wizards = (await waitStatus(d, 'wizards', TOKEN.wizards, 'running', running)) as Status;
   const lrp = (await waitStatus(d, 'lrp', TOKEN.lrp, 'running', running)) as Status;
   ctx.lrp = lrp.pid ?? 0;

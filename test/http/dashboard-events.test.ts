@@ -33,8 +33,7 @@ function sseReader(res: Response) {
     } finally {
       clearTimeout(timer);
     }
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
+    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       const lines = block.split('\n');

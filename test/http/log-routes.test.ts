@@ -45,8 +45,7 @@ async function records(
       const { done, value } = await reader.read();
       if (done) break;
       buf += decoder.decode(value, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
         const text = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         if (text === '') continue;

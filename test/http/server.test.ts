@@ -260,7 +260,9 @@ function openSocket(
  */
 async function timedClose(server: HttpServer, clients: Socket[]): Promise<number> {
   const t0 = Date.now();
-  const rescue = setTimeout(() => clients.forEach((c) => c.destroy()), 8000);
+  const rescue = setTimeout(() => {
+    for (const c of clients) c.destroy();
+  }, 8000);
   await server.close();
   clearTimeout(rescue);
   return Date.now() - t0;

@@ -94,7 +94,12 @@ export async function startReal(dir: string, url: string, env: Record<string, st
   proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   let exitCode: number | null | undefined;
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r((exitCode = code))));
+  const exited = new Promise<number | null>((r) =>
+    proc.once('exit', (code) => {
+      exitCode = code;
+      r(code);
+    }),
+  );
   const handle: RealWatchdog = {
     dir,
     url,

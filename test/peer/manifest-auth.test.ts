@@ -45,8 +45,10 @@ test.before(async (ctx) => {
     await peerProgram();
     const files = await tempDir('wd-peer-auth-builds-');
     ctx.dirs.push(files);
-    const cdn = (ctx.cdn = await startCdn());
-    const storage = (ctx.storage = await startCdn());
+    const cdn = await startCdn();
+    ctx.cdn = cdn;
+    const storage = await startCdn();
+    ctx.storage = storage;
     const build = await writeServerBuild(join(files.path, 'A.zip'), 'A');
     await Promise.all(
       (['real', 'ours'] as const).map(async (name) => {

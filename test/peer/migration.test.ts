@@ -62,7 +62,7 @@ async function dataDbRow(file: string): Promise<Record<string, unknown>> {
   try {
     const res = db.exec('SELECT Key, Revision, PersistedToken, PersistedPid FROM ServerInstance WHERE Key = ?', [KEY]);
     const first = res[0];
-    if (!first || first.values.length !== 1) throw new Error(`no ServerInstance row for ${KEY}`);
+    if (first?.values.length !== 1) throw new Error(`no ServerInstance row for ${KEY}`);
     return Object.fromEntries(first.columns.map((c, i) => [c, first.values[0]![i]]));
   } finally {
     db.close();
@@ -97,7 +97,8 @@ async function realLeavesServer(ctx: Ctx): Promise<void> {
       ],
     }),
   );
-  const real = (ctx.real = await startReal(ctx.dir, `http://localhost:${ctx.urlsPort}`));
+  const real = await startReal(ctx.dir, `http://localhost:${ctx.urlsPort}`);
+  ctx.real = real;
   await waitFor(
     'two pings received by the real watchdog',
     () => (real.log().match(/Received ping from server\./g) ?? []).length >= 2,
@@ -160,9 +161,10 @@ test(
 test('our daemon, started in the same folder, adopts that server: same pid, running, no second launch', async (ctx) => {
   assert.ok(ctx.server > 0 && isAlive(ctx.server), 'the server the real watchdog left is running');
   const startedAt = Date.now();
-  const ours = (ctx.ours = await startDaemon(await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8'), {
+  const ours = await startDaemon(await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8'), {
     dir: ctx.dir,
-  }));
+  });
+  ctx.ours = ours;
   const s = await waitFor(
     'the instance to be running',
     async () => {
@@ -230,7 +232,8 @@ off(
       'PersistServers: false',
     );
     assert.match(yaml, 'PersistServers: false');
-    const ours = (ctx.ours = await startDaemon(yaml, { dir: ctx.dir }));
+    const ours = await startDaemon(yaml, { dir: ctx.dir });
+    ctx.ours = ours;
     const s = await waitFor(
       'a new server running',
       async () => {

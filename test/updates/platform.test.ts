@@ -84,7 +84,15 @@ const libc = suite('host C library');
 
 /** A host whose musl answer is given; `asked` counts the questions. */
 const host = (platform: NodeJS.Platform, arch: string, musl: boolean): Host & { asked: number } => {
-  const h: Host & { asked: number } = { platform, arch, asked: 0, musl: () => (h.asked++, musl) };
+  const h: Host & { asked: number } = {
+    platform,
+    arch,
+    asked: 0,
+    musl: () => {
+      h.asked++;
+      return musl;
+    },
+  };
   return h;
 };
 

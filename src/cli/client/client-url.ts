@@ -18,9 +18,9 @@ export function clientUrlFromUrls(urls: string): { url: string } | { problem: st
   // Not `new URL()`: `http://+:5000` and `http://*:5000` are valid listen addresses but not valid URLs.
   const m = /^(https?):\/\/(\[[^\]]*\]|[^/:[\]]+)(?::(\d+))?\/?$/i.exec(first);
   if (!m) return { problem: `Urls "${first}" is not an address such as http://localhost:5000` };
-  const scheme = m[1]!.toLowerCase();
-  const host = WILDCARD_HOSTS.has(m[2]!) ? 'localhost' : m[2]!;
-  const port = m[3];
+  const [, rawScheme = '', rawHost = '', port] = m;
+  const scheme = rawScheme.toLowerCase();
+  const host = WILDCARD_HOSTS.has(rawHost) ? 'localhost' : rawHost;
   if (port !== undefined && Number(port) === 0) {
     return {
       problem: `Urls "${first}" uses port 0 (a free port picked when the daemon starts); pass --url with the address the daemon logged`,

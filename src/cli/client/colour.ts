@@ -43,5 +43,6 @@ export function stateStyle(state: string): Style | undefined {
 
 /** Removes ANSI styling, to measure what a reader sees. */
 export function visibleLength(text: string): number {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the ANSI sequences this strips
   return text.replace(/\x1b\[[0-9;]*m/g, '').length;
 }

@@ -55,8 +55,7 @@ async function readRecords(
     if (done) return resume;
     onChunk();
     buffered += decoder.decode(value, { stream: true });
-    let nl: number;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
+    for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
       const text = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
       if (text.trim() === '') continue;

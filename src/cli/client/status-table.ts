@@ -54,9 +54,9 @@ export function statusCells(row: StatusRow, now: number): string[] {
  */
 export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
   const cells = rows.map((r) => statusCells(r, opts.now));
-  const widths = COLUMNS.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const widths = COLUMNS.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]?.length ?? 0)));
   const line = (parts: string[]) =>
-    parts.map((p, i) => (i === parts.length - 1 ? p : p + ' '.repeat(widths[i]! - visibleLength(p)))).join('  ');
+    parts.map((p, i) => (i === parts.length - 1 ? p : p + ' '.repeat((widths[i] ?? 0) - visibleLength(p)))).join('  ');
   const header = line(COLUMNS.map((h) => paint(h, 'bold', opts.colour)));
   const body = cells.map((c) =>
     line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))),

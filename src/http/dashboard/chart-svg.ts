@@ -41,7 +41,7 @@ export async function renderChartSvg(log?: Logger, graph: ChartGraph = chartGrap
   const original = console.error;
   const diagnostics: string[] = [];
   console.error = (...args: unknown[]) => void diagnostics.push(args.map(String).join(' '));
-  let result;
+  let result: ReturnType<typeof viz.render>;
   try {
     result = viz.render(dot, { format: 'svg', nodeAttributes: { id: `${NODE_ID_PREFIX}\\N` } });
   } finally {

@@ -56,7 +56,9 @@ async function extractWhileReading(body: Readable, destDir: string, signal: Abor
   const feed = new PassThrough({ highWaterMark: 1 << 18 });
   const extraction: { settled: boolean; error?: unknown } = { settled: false };
   const extracting = extractTar(feed, destDir, signal, gzip).then(
-    () => void (extraction.settled = true),
+    () => {
+      extraction.settled = true;
+    },
     (error: unknown) => void Object.assign(extraction, { settled: true, error }),
   );
   try {

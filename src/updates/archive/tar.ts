@@ -38,7 +38,9 @@ interface Extraction {
 function tarContents(entry: ReadEntry): EntryContents {
   let failure: unknown;
   // Never removed: a parser writing into an entry already given up emits 'error', which must not go unheard.
-  entry.on('error', (err: unknown) => void (failure ??= err ?? new Error('the archive entry failed')));
+  entry.on('error', (err: unknown) => {
+    failure ??= err ?? new Error('the archive entry failed');
+  });
   async function* chunks(): AsyncGenerator<Buffer> {
     const reads = (entry as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     try {

@@ -78,12 +78,9 @@ export function createClientCvars(opts: { key: string; dir: string; publicBaseUr
 
   return async function clientCvars(zipName: string): Promise<Array<[string, string]>> {
     const path = join(opts.dir, 'binaries', zipName);
-    let info;
-    try {
-      info = await stat(path);
-    } catch (err) {
+    const info = await stat(path).catch((err: unknown) => {
       throw new UpdateError(`the client zip ${path} is missing`, { cause: err });
-    }
+    });
     if (!cached || cached.path !== path || cached.size !== info.size || cached.mtimeMs !== info.mtimeMs) {
       cached = { path, size: info.size, mtimeMs: info.mtimeMs, hash: await clientZipHash(path) };
     }

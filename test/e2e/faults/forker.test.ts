@@ -56,7 +56,7 @@ async function family(ctx: Ctx, key: string): Promise<{ pid: number; children: n
     },
     10_000,
   );
-  children.forEach((p) => ctx.pids.add(p));
+  for (const p of children) ctx.pids.add(p);
   return { pid: s.pid!, children };
 }
 

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { suite, type Test } from 'uvu';
 
 /** Repository root, for locating bin/ and fixtures from any test. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -23,6 +24,38 @@ export async function freePort(): Promise<number> {
 export async function tempDir(prefix = 'wd-test-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
+}
+
+/**
+ * A uvu suite whose every test gets a fresh temp folder as `ctx.dir`, removed after the test. `ctx` seeds the rest of
+ * the context; `before` runs once the folder exists, `after` before it is removed (stop processes there first).
+ */
+export function tempSuite<C extends object = Record<never, never>>(
+  name: string,
+  opts: {
+    prefix?: string;
+    ctx?: C;
+    before?: (ctx: C & { dir: string }) => unknown;
+    after?: (ctx: C & { dir: string }) => unknown;
+  } = {},
+): Test<C & { dir: string }> {
+  const s = suite<C & { dir: string }>(name, { ...(opts.ctx as C), dir: '' });
+  let cleanup: (() => Promise<void>) | undefined;
+  s.before.each(async (ctx) => {
+    const t = await tempDir(opts.prefix);
+    ctx.dir = t.path;
+    cleanup = t.cleanup;
+    await opts.before?.(ctx);
+  });
+  s.after.each(async (ctx) => {
+    try {
+      await opts.after?.(ctx);
+    } finally {
+      await cleanup?.();
+      cleanup = undefined;
+    }
+  });
+  return s;
 }
 
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */

@@ -1,6 +1,5 @@
 import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   assertInside,
@@ -10,21 +9,9 @@ import {
   resolveInside,
   resolveInsideReal,
 } from '../../src/store/instance-dir.ts';
-import { tempDir } from '../_support/env.ts';
+import { tempSuite } from '../_support/env.ts';
 
-interface Ctx {
-  dir: string;
-  cleanup: () => Promise<void>;
-}
-const s = suite<Ctx>('store/instance-dir', { dir: '', cleanup: async () => {} });
-s.before.each(async (ctx) => {
-  const t = await tempDir('wd-idir-');
-  ctx.dir = t.path;
-  ctx.cleanup = t.cleanup;
-});
-s.after.each(async (ctx) => {
-  await ctx.cleanup();
-});
+const s = tempSuite('store/instance-dir', { prefix: 'wd-idir-' });
 
 s('dir :: prepare creates every sub-folder, keeps what is there, and is idempotent', async ({ dir }) => {
   const inst = join(dir, 'instances', 'alpha');

@@ -1,29 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadConfig, type LoadResult } from '../../src/config/load.ts';
 import type { ResolvedConfig } from '../../src/config/resolved.ts';
-import { tempDir } from '../_support/env.ts';
+import { tempSuite } from '../_support/env.ts';
 import { oneInstance, writeFiles } from './files.ts';
 
-interface Ctx {
-  dir: string;
-  cleanup: () => Promise<void>;
-}
-
-function makeSuite(name: string) {
-  const s = suite<Ctx>(name, { dir: '', cleanup: async () => {} });
-  s.before.each(async (ctx) => {
-    const t = await tempDir('wd-config-');
-    ctx.dir = t.path;
-    ctx.cleanup = t.cleanup;
-  });
-  s.after.each(async (ctx) => {
-    await ctx.cleanup();
-  });
-  return s;
-}
+const makeSuite = (name: string) => tempSuite(name, { prefix: 'wd-config-' });
 
 function ok(r: LoadResult): { config: ResolvedConfig; warnings: string[] } {
   if (!r.ok) assert.unreachable(`expected a valid config, got:\n${r.problems.join('\n')}`);

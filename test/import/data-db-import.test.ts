@@ -1,33 +1,18 @@
 import { mkdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createDataDbImport } from '../../src/import/data-db-import.ts';
 import { DATA_FILE, readInstanceData, writeInstanceData, defaultInstanceData } from '../../src/store/instance-data.ts';
-import { tempDir } from '../_support/env.ts';
 import { writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
 import { instanceFor } from '../process/helpers.ts';
 import { recordingLogger } from '../store/recording-logger.ts';
+import { watchdogDbSuite } from '../store/watchdog-db-suite.ts';
 
 /** The import the daemon runs per instance at start (no server processes here: see the e2e and persisted-server). */
-interface Ctx {
-  root: string;
-  file: string;
-  cleanup: () => Promise<void>;
-}
-const s = suite<Ctx>('import/data-db-import', { root: '', file: '', cleanup: async () => {} });
-s.before.each(async (ctx) => {
-  const t = await tempDir('wd-import-db-');
-  ctx.root = t.path;
-  ctx.file = join(t.path, 'data.db');
-  ctx.cleanup = t.cleanup;
-});
-s.after.each(async (ctx) => {
-  await ctx.cleanup();
-});
+const s = watchdogDbSuite('import/data-db-import', 'wd-import-db-');
 
-async function instance(ctx: Ctx, key: string) {
-  const dir = join(ctx.root, 'instances', key);
+async function instance(ctx: { dir: string }, key: string) {
+  const dir = join(ctx.dir, 'instances', key);
   await mkdir(dir, { recursive: true });
   return { ...instanceFor(dir, join(dir, 'bin/Robust.Server')), key };
 }

@@ -1,13 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { inspectRow } from '../../src/import/instance-import.ts';
 import { checkPersistedServer } from '../../src/import/persisted-server.ts';
 import { isAlive, readProcessStartTime } from '../../src/process/proc-info.ts';
 import { findLeftover } from '../../src/supervisor/leftovers.ts';
-import { tempDir } from '../_support/env.ts';
+import { tempSuite } from '../_support/env.ts';
 import { instanceFor } from '../process/helpers.ts';
 import { recordingLogger } from '../store/recording-logger.ts';
 
@@ -15,18 +14,16 @@ import { recordingLogger } from '../store/recording-logger.ts';
 interface Ctx {
   dir: string;
   procs: ChildProcess[];
-  cleanup: () => Promise<void>;
 }
-const s = suite<Ctx>('import/persisted-server', { dir: '', procs: [], cleanup: async () => {} });
-s.before.each(async (ctx) => {
-  const t = await tempDir('wd-import-');
-  ctx.dir = t.path;
-  ctx.cleanup = t.cleanup;
-  ctx.procs = [];
-});
-s.after.each(async (ctx) => {
-  for (const p of ctx.procs) p.kill('SIGKILL');
-  await ctx.cleanup();
+const s = tempSuite('import/persisted-server', {
+  prefix: 'wd-import-',
+  ctx: { procs: [] as ChildProcess[] },
+  before: (ctx) => {
+    ctx.procs = [];
+  },
+  after: (ctx) => {
+    for (const p of ctx.procs) p.kill('SIGKILL');
+  },
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

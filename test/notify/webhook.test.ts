@@ -1,18 +1,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBus, type Bus } from '../../src/bus.ts';
-import type { Logger, LogFields } from '../../src/log.ts';
 import { createWebhookNotifier, parseRetryAfter } from '../../src/notify/webhook.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { recorder } from '../process/helpers.ts';
-
-function captureLog(): Logger & { lines: string[] } {
-  const lines: string[] = [];
-  const at = (level: string) => (msg: string, f?: LogFields) =>
-    lines.push(`${level} ${msg} ${JSON.stringify(f ?? {})}`);
-  const log = { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
-  return log;
-}
+import { captureLog } from '../store/recording-logger.ts';
 
 const alert = (bus: Bus, message: string) =>
   bus.emit('instance:alert', { key: 'alpha', kind: 'crash', message, at: Date.now() });

@@ -2,33 +2,18 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Logger, LogFields } from '../../src/log.ts';
 import { dumpProcess } from '../../src/process/dump.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
-import { tempDir, waitFor } from '../_support/env.ts';
+import { tempSuite, waitFor } from '../_support/env.ts';
+import { captureLog } from '../store/recording-logger.ts';
 
-function captureLog(): Logger & { lines: string[] } {
-  const lines: string[] = [];
-  const at = (level: string) => (msg: string, f?: LogFields) =>
-    lines.push(`${level} ${msg} ${JSON.stringify(f ?? {})}`);
-  const log = { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
-  return log;
-}
-
-interface Ctx {
-  dir: string;
-  cleanup: () => Promise<void>;
-}
-const dump = suite<Ctx>('dump', { dir: '', cleanup: async () => {} });
-dump.before.each(async (ctx) => {
-  const t = await tempDir('wd-dump-');
-  ctx.dir = t.path;
-  ctx.cleanup = t.cleanup;
-  await mkdir(join(ctx.dir, 'bin'));
+const dump = tempSuite('dump', {
+  prefix: 'wd-dump-',
+  before: async (ctx) => {
+    await mkdir(join(ctx.dir, 'bin'));
+  },
 });
-dump.after.each((ctx) => ctx.cleanup());
 
 /** A stand-in for the .NET runtime's createdump beside the server: records its argv, writes the -f file. */
 async function fakeCreatedump(dir: string, body = 'touch "$3"'): Promise<void> {

@@ -1,29 +1,14 @@
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createLogger } from '../../src/log.ts';
 import { leave, shutdownGracefully } from '../../src/process/graceful.ts';
 import { requestUpdate } from '../../src/process/server-api.ts';
-import { tempDir, waitFor } from '../_support/env.ts';
+import { tempSuite, waitFor } from '../_support/env.ts';
 import { apiUp, killAll, launchFixture, readLog } from './helpers.ts';
-
-interface Ctx {
-  dir: string;
-  cleanup: () => Promise<void>;
-}
 
 const log = createLogger('test');
 const windows = { requestMs: 300, exitMs: 300, log };
 
-const graceful = suite<Ctx>('graceful', { dir: '', cleanup: async () => {} });
-graceful.before.each(async (ctx) => {
-  const t = await tempDir('wd-graceful-');
-  ctx.dir = t.path;
-  ctx.cleanup = t.cleanup;
-});
-graceful.after.each(async (ctx) => {
-  killAll();
-  await ctx.cleanup();
-});
+const graceful = tempSuite('graceful', { prefix: 'wd-graceful-', after: () => killAll() });
 
 graceful('graceful :: a cooperative server exits on /shutdown and logs the reason', async (ctx) => {
   const { proc, port, secret } = await launchFixture(ctx.dir, 'echo-env.mjs');

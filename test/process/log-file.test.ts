@@ -1,22 +1,11 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LineSplitter, RotatingLogWriter, copyTruncate, rotateIfFull } from '../../src/process/log-file.ts';
 import { followLog, tailLog } from '../../src/process/log-tail.ts';
-import { tempDir, waitFor } from '../_support/env.ts';
+import { tempSuite, waitFor } from '../_support/env.ts';
 
-interface Ctx {
-  dir: string;
-  cleanup: () => Promise<void>;
-}
-const logs = suite<Ctx>('log-file', { dir: '', cleanup: async () => {} });
-logs.before.each(async (ctx) => {
-  const t = await tempDir('wd-logs-');
-  ctx.dir = t.path;
-  ctx.cleanup = t.cleanup;
-});
-logs.after.each((ctx) => ctx.cleanup());
+const logs = tempSuite('log-file', { prefix: 'wd-logs-' });
 
 logs('log-file :: LineSplitter handles CRLF, split UTF-8 and a trailing partial line', () => {
   const s = new LineSplitter();

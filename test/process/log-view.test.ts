@@ -1,25 +1,22 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { followLines, readLastLines } from '../../src/process/log-view.ts';
 import { logPath, rotateLogs } from '../../src/process/log-file.ts';
-import { tempDir, waitFor } from '../_support/env.ts';
+import { tempSuite, waitFor } from '../_support/env.ts';
 
-interface Ctx {
-  dir: string;
-  cleanup: () => Promise<void>;
-}
+/** A suite whose `dir` is a fresh, empty logs folder inside the test's temp folder (removed with it). */
+const logsSuite = (name: string, prefix: string) =>
+  tempSuite(name, {
+    prefix,
+    before: (ctx) => {
+      ctx.dir = join(ctx.dir, 'logs');
+      mkdirSync(ctx.dir);
+    },
+  });
 const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
 
-const tail = suite<Ctx>('readLastLines :: the last N lines of server.log', { dir: '', cleanup: async () => {} });
-tail.before.each(async (ctx) => {
-  const t = await tempDir('wd-cli-log-');
-  ctx.dir = join(t.path, 'logs');
-  ctx.cleanup = t.cleanup;
-  mkdirSync(ctx.dir);
-});
-tail.after.each((ctx) => ctx.cleanup());
+const tail = logsSuite('readLastLines :: the last N lines of server.log', 'wd-cli-log-');
 
 tail('the last N complete lines, and the byte offset they end at', ({ dir }) => {
   writeFileSync(logPath(dir), numbered(1, 100).join('\n') + '\n');
@@ -56,14 +53,7 @@ tail.run();
 
 // ---
 
-const follow = suite<Ctx>('followLines :: new lines until told to stop', { dir: '', cleanup: async () => {} });
-follow.before.each(async (ctx) => {
-  const t = await tempDir('wd-cli-follow-');
-  ctx.dir = join(t.path, 'logs');
-  ctx.cleanup = t.cleanup;
-  mkdirSync(ctx.dir);
-});
-follow.after.each((ctx) => ctx.cleanup());
+const follow = logsSuite('followLines :: new lines until told to stop', 'wd-cli-follow-');
 
 follow('continues exactly at the offset, across a rotation, and finishes a partial line on stop', async ({ dir }) => {
   writeFileSync(logPath(dir), 'old 1\nold 2\nhalf');

@@ -1,29 +1,14 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildLaunchSpec, generateSecret } from '../../src/process/launch-spec.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
 import { spawnServer } from '../../src/process/spawn.ts';
-import { ROOT, freePort, tempDir, waitFor } from '../_support/env.ts';
+import { ROOT, freePort, tempSuite, waitFor } from '../_support/env.ts';
 import { FIXTURES, instanceFor, killAll, readLog, track } from './helpers.ts';
 
-interface Ctx {
-  dir: string;
-  cleanup: () => Promise<void>;
-}
-
-const persist = suite<Ctx>('spawn persist', { dir: '', cleanup: async () => {} });
-persist.before.each(async (ctx) => {
-  const t = await tempDir('wd-persist-');
-  ctx.dir = t.path;
-  ctx.cleanup = t.cleanup;
-});
-persist.after.each(async (ctx) => {
-  killAll();
-  await ctx.cleanup();
-});
+const persist = tempSuite('spawn persist', { prefix: 'wd-persist-', after: () => killAll() });
 
 async function echoSpec(dir: string, env: Record<string, string> = {}) {
   const port = await freePort();

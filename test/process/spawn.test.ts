@@ -1,32 +1,17 @@
 import { chmod, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ProcessError } from '../../src/errors.ts';
 import { buildLaunchSpec } from '../../src/process/launch-spec.ts';
 import { isAlive, readCmdline } from '../../src/process/proc-info.ts';
 import { spawnServer } from '../../src/process/spawn.ts';
-import { tempDir, waitFor } from '../_support/env.ts';
+import { tempSuite, waitFor } from '../_support/env.ts';
 import { FIXTURES, instanceFor, killAll, launchFixture, readLog, recorder } from './helpers.ts';
-
-interface Ctx {
-  dir: string;
-  cleanup: () => Promise<void>;
-}
 
 // Zombie-aware: killed grandchildren are reparented to init and may linger as zombies until it reaps them.
 const alive = isAlive;
 
-const launch = suite<Ctx>('spawn', { dir: '', cleanup: async () => {} });
-launch.before.each(async (ctx) => {
-  const t = await tempDir('wd-spawn-');
-  ctx.dir = t.path;
-  ctx.cleanup = t.cleanup;
-});
-launch.after.each(async (ctx) => {
-  killAll();
-  await ctx.cleanup();
-});
+const launch = tempSuite('spawn', { prefix: 'wd-spawn-', after: () => killAll() });
 
 launch(
   'spawn :: the server receives the exact argv, cwd and env; the secret is not in /proc/<pid>/cmdline',

@@ -1,6 +1,5 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   DATA_FILE,
@@ -9,22 +8,10 @@ import {
   writeInstanceData,
   type InstanceData,
 } from '../../src/store/instance-data.ts';
-import { tempDir } from '../_support/env.ts';
+import { tempSuite } from '../_support/env.ts';
 import { recordingLogger } from './recording-logger.ts';
 
-interface Ctx {
-  dir: string;
-  cleanup: () => Promise<void>;
-}
-const s = suite<Ctx>('store/instance-data', { dir: '', cleanup: async () => {} });
-s.before.each(async (ctx) => {
-  const t = await tempDir('wd-store-');
-  ctx.dir = t.path;
-  ctx.cleanup = t.cleanup;
-});
-s.after.each(async (ctx) => {
-  await ctx.cleanup();
-});
+const s = tempSuite('store/instance-data', { prefix: 'wd-store-' });
 
 const sample = (revision: string | null, updateType: string | null = 'Manifest'): InstanceData => ({
   version: 1,

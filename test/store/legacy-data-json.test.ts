@@ -1,6 +1,5 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   DATA_FILE,
@@ -9,23 +8,11 @@ import {
   readInstanceData,
   writeInstanceData,
 } from '../../src/store/instance-data.ts';
-import { tempDir } from '../_support/env.ts';
+import { tempSuite } from '../_support/env.ts';
 import { recordingLogger } from './recording-logger.ts';
 
 /** data.json as an older real watchdog wrote it (its InstanceData class: `CurrentRevision` only). */
-interface Ctx {
-  dir: string;
-  cleanup: () => Promise<void>;
-}
-const s = suite<Ctx>("store/instance-data: the real watchdog's data.json", { dir: '', cleanup: async () => {} });
-s.before.each(async (ctx) => {
-  const t = await tempDir('wd-legacy-');
-  ctx.dir = t.path;
-  ctx.cleanup = t.cleanup;
-});
-s.after.each(async (ctx) => {
-  await ctx.cleanup();
-});
+const s = tempSuite("store/instance-data: the real watchdog's data.json", { prefix: 'wd-legacy-' });
 
 s(
   'legacy :: {"CurrentRevision": …} is read as that revision for the current UpdateType, not set aside',

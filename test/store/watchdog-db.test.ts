@@ -1,26 +1,11 @@
 import { readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readWatchdogDb, WatchdogDbError } from '../../src/store/watchdog-db.ts';
-import { tempDir } from '../_support/env.ts';
 import { watchdogDbBytes, writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
+import { watchdogDbSuite } from './watchdog-db-suite.ts';
 
-interface Ctx {
-  dir: string;
-  file: string;
-  cleanup: () => Promise<void>;
-}
-const s = suite<Ctx>('store/watchdog-db', { dir: '', file: '', cleanup: async () => {} });
-s.before.each(async (ctx) => {
-  const t = await tempDir('wd-db-');
-  ctx.dir = t.path;
-  ctx.file = join(t.path, 'data.db');
-  ctx.cleanup = t.cleanup;
-});
-s.after.each(async (ctx) => {
-  await ctx.cleanup();
-});
+const s = watchdogDbSuite('store/watchdog-db', 'wd-db-');
 
 async function rejection(p: Promise<unknown>): Promise<WatchdogDbError> {
   try {

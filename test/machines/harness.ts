@@ -3,6 +3,8 @@
  * process (records the commands it receives; the test reports its start and exit), the update, the
  * update check and the rollback (promises the test resolves or rejects).
  */
+import { suite, type Test } from 'uvu';
+import * as assert from 'uvu/assert';
 import { createActor, fromCallback, fromPromise, SimulatedClock, type InspectionEvent, type StateValue } from 'xstate';
 import { instanceMachine, statusPath } from '../../machines/instance.ts';
 import type {
@@ -64,6 +66,18 @@ export function pathOf(value: StateValue): string {
 
 /** Lets promise callbacks (a resolved fake update or check) reach the machine. */
 export const settle = () => new Promise<void>((r) => setImmediate(r));
+
+/** Answers the oldest unanswered call in `list` (there must be one: a `what` running) and lets the machine see it. */
+async function answerOldest<TIn, TOut>(
+  list: Pending<TIn, TOut>[],
+  what: string,
+  answer: (call: Pending<TIn, TOut>) => void,
+): Promise<void> {
+  const call = list.shift();
+  if (!call) throw new Error(`no ${what} is running`);
+  answer(call);
+  await settle();
+}
 
 export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e: InspectionEvent) => void) {
   const clock = new SimulatedClock();
@@ -137,43 +151,16 @@ export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e
     alerts: () => emitted.flatMap((e) => (e.type === 'alert' ? [e.kind] : [])),
     restarts: () => emitted.flatMap((e) => (e.type === 'restart' ? [e.reason] : [])),
     checkin: () => actor.send({ type: 'CHECKIN', launchId: actor.getSnapshot().context.launchId }),
-    /** Resolves the oldest unanswered update and lets the machine see it. */
-    async finishUpdate(output: UpdateOutput = { revision: 'r1', changed: false }) {
-      const u = updates.shift();
-      if (!u) throw new Error('no update is running');
-      u.resolve(output);
-      await settle();
-    },
-    async failUpdate(message = 'CDN down') {
-      const u = updates.shift();
-      if (!u) throw new Error('no update is running');
-      u.reject(new Error(message));
-      await settle();
-    },
-    async finishCheck(available: boolean) {
-      const c = checks.shift();
-      if (!c) throw new Error('no update check is running');
-      c.resolve({ available });
-      await settle();
-    },
-    async failCheck(message = 'manifest unreachable') {
-      const c = checks.shift();
-      if (!c) throw new Error('no update check is running');
-      c.reject(new Error(message));
-      await settle();
-    },
-    async finishRollback(revision: string | null = 'r0') {
-      const r = rollbacks.shift();
-      if (!r) throw new Error('no rollback is running');
-      r.resolve({ revision });
-      await settle();
-    },
-    async failRollback(message = 'no bin.prev') {
-      const r = rollbacks.shift();
-      if (!r) throw new Error('no rollback is running');
-      r.reject(new Error(message));
-      await settle();
-    },
+    /** Each answers the oldest unanswered update, check or rollback and lets the machine see it. */
+    finishUpdate: (output: UpdateOutput = { revision: 'r1', changed: false }) =>
+      answerOldest(updates, 'update', (u) => u.resolve(output)),
+    failUpdate: (message = 'CDN down') => answerOldest(updates, 'update', (u) => u.reject(new Error(message))),
+    finishCheck: (available: boolean) => answerOldest(checks, 'update check', (c) => c.resolve({ available })),
+    failCheck: (message = 'manifest unreachable') =>
+      answerOldest(checks, 'update check', (c) => c.reject(new Error(message))),
+    finishRollback: (revision: string | null = 'r0') =>
+      answerOldest(rollbacks, 'rollback', (r) => r.resolve({ revision })),
+    failRollback: (message = 'no bin.prev') => answerOldest(rollbacks, 'rollback', (r) => r.reject(new Error(message))),
     /** START, let the initial update finish, and report the process started: ends in `starting`. */
     async launch(pid = 100) {
       actor.send({ type: 'START' });
@@ -185,9 +172,45 @@ export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e
       await h.launch(pid);
       h.checkin();
     },
+    /** launch() and three exits before a check-in: ends in `stopped.failing`. */
+    async failing(pid = 100) {
+      await h.launch(pid);
+      for (let i = 0; i < 3; i++) h.proc().exit(1);
+    },
+    /** UPDATE_CHECK, answered at once. */
+    async checkUpdate(available: boolean) {
+      actor.send({ type: 'UPDATE_CHECK' });
+      await h.finishCheck(available);
+    },
+    /** run() and one crash, relaunched at once and checked in again: back in `running`. */
+    async crashedOnce(pid = 100) {
+      await h.run(pid);
+      h.proc().exit(1);
+      h.checkin();
+    },
     stop: () => actor.stop(),
   };
   return h;
 }
 
+/** Two crashes after check-ins: ends in restarting.backoff. */
+export async function crashLoop(h: Harness): Promise<void> {
+  await h.crashedOnce();
+  h.proc().exit(1);
+  assert.is(h.state(), 'restarting.backoff');
+}
+
 export type Harness = ReturnType<typeof createHarness>;
+
+/** A uvu suite whose every test gets a fresh harness as `h`; after each, the actor stops and must never have errored. */
+export function harnessSuite(name: string): Test<{ h: Harness }> {
+  const s = suite<{ h: Harness }>(name, { h: undefined as never });
+  s.before.each((ctx) => {
+    ctx.h = createHarness();
+  });
+  s.after.each((ctx) => {
+    ctx.h.stop();
+    assert.equal(ctx.h.errors, [], 'the machine never errors');
+  });
+  return s;
+}

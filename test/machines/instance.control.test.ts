@@ -1,43 +1,19 @@
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createHarness, TIMING, type Harness } from './harness.ts';
-
-const fresh = (name: string) => {
-  const s = suite<{ h: Harness }>(name, { h: undefined as never });
-  s.before.each((ctx) => {
-    ctx.h = createHarness();
-  });
-  s.after.each((ctx) => {
-    ctx.h.stop();
-    assert.equal(ctx.h.errors, [], 'the machine never errors');
-  });
-  return s;
-};
-
-/** Two crashes after check-ins: ends in restarting.backoff. */
-async function crashLoop(h: Harness) {
-  await h.run();
-  h.proc().exit(1);
-  h.checkin();
-  h.proc().exit(1);
-  assert.is(h.state(), 'restarting.backoff');
-}
+import { crashLoop, harnessSuite, TIMING } from './harness.ts';
 
 // --- STOP and RESTART
 
-const control = fresh('instance control');
+const control = harnessSuite('instance control');
 
 control('instance :: STOP while stopped does nothing', async ({ h }) => {
   h.actor.send({ type: 'STOP' });
   assert.is(h.state(), 'stopped.idle');
-  await h.launch();
-  for (let i = 0; i < 3; i++) h.proc().exit(1);
+  await h.failing();
   h.actor.send({ type: 'STOP' });
   assert.is(h.state(), 'stopped.failing');
   assert.is(h.context().exitIntent, null);
   // So a build found later still gets its try, as it would without the STOP.
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  await h.finishCheck(true);
+  await h.checkUpdate(true);
   assert.is(h.state(), 'updating');
 });
 
@@ -117,7 +93,7 @@ control.run();
 
 // --- UPDATE_CHECK
 
-const check = fresh('instance update checks');
+const check = harnessSuite('instance update checks');
 
 check(
   'instance :: an update found while running asks the server to leave, and the relaunch installs it',
@@ -143,8 +119,7 @@ check('instance :: an update found while stopped on request is only remembered',
   await h.run();
   h.actor.send({ type: 'STOP' });
   h.proc().exit(0);
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  await h.finishCheck(true);
+  await h.checkUpdate(true);
   assert.is(h.state(), 'stopped.idle');
   assert.is(h.context().updatePending, true);
   assert.is(h.processes.length, 1);
@@ -153,10 +128,8 @@ check('instance :: an update found while stopped on request is only remembered',
 });
 
 check('instance :: an update found while failing resets the count, installs and launches', async ({ h }) => {
-  await h.launch();
-  for (let i = 0; i < 3; i++) h.proc().exit(1);
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  await h.finishCheck(true);
+  await h.failing();
+  await h.checkUpdate(true);
   assert.is(h.state(), 'updating');
   assert.is(h.context().startupFailures, 0);
   await h.finishUpdate({ revision: 'r2', changed: true });
@@ -166,20 +139,16 @@ check('instance :: an update found while failing resets the count, installs and 
 });
 
 check('instance :: no update while failing leaves it failing', async ({ h }) => {
-  await h.launch();
-  for (let i = 0; i < 3; i++) h.proc().exit(1);
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  await h.finishCheck(false);
+  await h.failing();
+  await h.checkUpdate(false);
   assert.is(h.state(), 'stopped.failing');
   assert.is(h.context().check, 'idle');
 });
 
 check('instance :: a later "no update" never cancels a pending one', async ({ h }) => {
   await h.run();
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  await h.finishCheck(true);
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  await h.finishCheck(false);
+  await h.checkUpdate(true);
+  await h.checkUpdate(false);
   assert.is(h.context().updatePending, true);
   assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
 });
@@ -234,11 +203,9 @@ check('instance :: a request during a check that fails still gets its check', as
 check(
   'instance :: a check queued while failing runs after the found update is installed, against the new revision',
   async ({ h }) => {
-    await h.launch();
-    for (let i = 0; i < 3; i++) h.proc().exit(1);
+    await h.failing();
     h.actor.send({ type: 'UPDATE_CHECK' });
-    h.actor.send({ type: 'UPDATE_CHECK' });
-    await h.finishCheck(true);
+    await h.checkUpdate(true);
     assert.is(h.state(), 'updating');
     assert.is(
       h.checks.length,
@@ -277,7 +244,7 @@ check.run();
 
 // --- SHUTDOWN (the daemon exits)
 
-const shutdown = fresh('instance shutdown');
+const shutdown = harnessSuite('instance shutdown');
 
 shutdown('instance :: SHUTDOWN with persist detaches from the running server', async ({ h }) => {
   await h.run();

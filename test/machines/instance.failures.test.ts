@@ -1,22 +1,9 @@
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createHarness, TIMING, type Harness } from './harness.ts';
-
-const fresh = <T extends string>(name: T) => {
-  const s = suite<{ h: Harness }>(name, { h: undefined as never });
-  s.before.each((ctx) => {
-    ctx.h = createHarness();
-  });
-  s.after.each((ctx) => {
-    ctx.h.stop();
-    assert.equal(ctx.h.errors, [], 'the machine never errors');
-  });
-  return s;
-};
+import { crashLoop, createHarness, harnessSuite, TIMING, type Harness } from './harness.ts';
 
 // --- exits before a first check-in
 
-const startup = fresh('instance startup failures');
+const startup = harnessSuite('instance startup failures');
 
 startup('instance :: three exits before a check-in give up with exactly one alert', async ({ h }) => {
   await h.launch();
@@ -54,8 +41,7 @@ startup('instance :: a spawn failure counts as a startup failure instead of idli
 });
 
 startup('instance :: RESTART from failing clears the count and launches', async ({ h }) => {
-  await h.launch();
-  for (let i = 0; i < 3; i++) h.proc().exit(1);
+  await h.failing();
   h.actor.send({ type: 'RESTART' });
   assert.is(h.state(), 'starting');
   assert.is(h.context().startupFailures, 0);
@@ -104,7 +90,7 @@ startup.run();
 
 // --- crashes after a check-in
 
-const crash = fresh('instance crash loops');
+const crash = harnessSuite('instance crash loops');
 
 crash('instance :: a crash after a check-in alerts and relaunches at once', async ({ h }) => {
   await h.run();
@@ -156,11 +142,7 @@ crash('instance :: a crash loop alerts once and backs off, doubling up to the ca
 });
 
 crash('instance :: a stable run ends the loop: the next crash alerts and relaunches at once', async ({ h }) => {
-  await h.run();
-  h.proc().exit(1);
-  h.checkin();
-  h.proc().exit(1);
-  assert.is(h.state(), 'restarting.backoff');
+  await crashLoop(h);
   h.clock.increment(1_000);
   h.checkin();
   // Keep checking in until the run has lasted stableRunMs.
@@ -175,9 +157,7 @@ crash('instance :: a stable run ends the loop: the next crash alerts and relaunc
 });
 
 crash('instance :: a run shorter than stableRunMs does not end the loop', async ({ h }) => {
-  await h.run();
-  h.proc().exit(1);
-  h.checkin();
+  await h.crashedOnce();
   h.clock.increment(4_000);
   h.checkin();
   h.proc().exit(1);
@@ -198,7 +178,7 @@ crash.run();
 
 // --- hangs: a hang loop is a loop
 
-const hangs = fresh('instance hang loops');
+const hangs = harnessSuite('instance hang loops');
 
 /** Lets the current server miss its check-ins until the machine kills it, then reports the kill. */
 function hangAndDie(h: Harness): void {
@@ -309,9 +289,7 @@ hangs(
 hangs(
   'instance :: a crash then hangs is one loop: the crash and the first hang told, one loop alert, one dump',
   async ({ h }) => {
-    await h.run();
-    h.proc().exit(1);
-    h.checkin();
+    await h.crashedOnce();
     hangAndDie(h);
     assert.is(h.state(), 'restarting.backoff');
     waitForLaunch(h);
@@ -343,15 +321,14 @@ hangs.run();
 
 // --- a new build
 
-const build = fresh('instance new builds');
+const build = harnessSuite('instance new builds');
 
 build('instance :: a pending update is tried before giving up', async ({ h }) => {
   await h.launch();
   h.proc().exit(1);
   h.proc().exit(1);
   // An update found meanwhile is installed before the next launch, even after the last allowed failure.
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  await h.finishCheck(true);
+  await h.checkUpdate(true);
   h.proc().exit(1);
   assert.is(h.state(), 'updating');
   assert.is(h.context().startupFailures, 3);
@@ -366,8 +343,7 @@ build('instance :: a pending update is tried before giving up', async ({ h }) =>
 build('instance :: an update that installs a new build resets the count before the launch', async ({ h }) => {
   await h.launch();
   h.proc().exit(1);
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  await h.finishCheck(true);
+  await h.checkUpdate(true);
   h.proc().exit(1);
   assert.is(h.state(), 'updating', 'the relaunch goes through the pending update');
   assert.is(h.context().startupFailures, 2);
@@ -383,8 +359,7 @@ build('instance :: an update that installs a new build resets the count before t
 build('instance :: an update that changed nothing keeps the count', async ({ h }) => {
   await h.launch();
   h.proc().exit(1);
-  h.actor.send({ type: 'UPDATE_CHECK' });
-  await h.finishCheck(true);
+  await h.checkUpdate(true);
   h.proc().exit(1);
   await h.finishUpdate({ revision: 'r1', changed: false });
   assert.is(h.context().startupFailures, 2);

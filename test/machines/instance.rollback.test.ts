@@ -1,16 +1,8 @@
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { refusalOf, ROLLBACK_BUSY } from '../../machines/instance.context.ts';
-import { createHarness, type Harness } from './harness.ts';
+import { crashLoop, harnessSuite, type Harness } from './harness.ts';
 
-const rollback = suite<{ h: Harness }>('instance rollback', { h: undefined as never });
-rollback.before.each((ctx) => {
-  ctx.h = createHarness();
-});
-rollback.after.each((ctx) => {
-  ctx.h.stop();
-  assert.equal(ctx.h.errors, [], 'the machine never errors');
-});
+const rollback = harnessSuite('instance rollback');
 
 const refusals = (h: Harness) => h.emitted.flatMap((e) => (e.type === 'rollback-refused' ? [e.reason] : []));
 
@@ -106,24 +98,14 @@ rollback.run();
 
 // --- the synchronous answer: refusalOf agrees with the machine
 
-const answers = suite<{ h: Harness }>('instance answers', { h: undefined as never });
-answers.before.each((ctx) => {
-  ctx.h = createHarness();
-});
-answers.after.each((ctx) => {
-  ctx.h.stop();
-});
+const answers = harnessSuite('instance answers');
 
 const facts = { canUpdate: true, canRollback: true };
 
 answers(
   'refusalOf :: rollback is refused exactly where the machine refuses it, with the same reason',
   async ({ h }) => {
-    await h.run();
-    h.proc().exit(1);
-    h.checkin();
-    h.proc().exit(1);
-    assert.is(h.state(), 'restarting.backoff');
+    await crashLoop(h);
     const why = refusalOf('rollback', h.state(), facts);
     assert.ok(why);
     h.actor.send({ type: 'ROLLBACK' });

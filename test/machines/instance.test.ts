@@ -1,18 +1,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { backoffMs } from '../../machines/instance.ts';
-import { createHarness, TIMING, type Harness } from './harness.ts';
+import { harnessSuite, TIMING } from './harness.ts';
 
 // --- launch: update first, then the process
 
-const launch = suite<{ h: Harness }>('instance launch', { h: undefined as never });
-launch.before.each((ctx) => {
-  ctx.h = createHarness();
-});
-launch.after.each((ctx) => {
-  ctx.h.stop();
-  assert.equal(ctx.h.errors, [], 'the machine never errors');
-});
+const launch = harnessSuite('instance launch');
 
 launch('instance :: starts idle, owning nothing, with an update pending', ({ h }) => {
   assert.is(h.state(), 'stopped.idle');
@@ -95,14 +88,7 @@ launch.run();
 
 // --- check-ins and hangs
 
-const hang = suite<{ h: Harness }>('instance check-ins', { h: undefined as never });
-hang.before.each((ctx) => {
-  ctx.h = createHarness();
-});
-hang.after.each((ctx) => {
-  ctx.h.stop();
-  assert.equal(ctx.h.errors, [], 'the machine never errors');
-});
+const hang = harnessSuite('instance check-ins');
 
 hang('instance :: no check-in within the timeout after launch is a hang', async ({ h }) => {
   await h.launch();

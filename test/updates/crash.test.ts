@@ -1,50 +1,31 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { recoverInterruptedInstall } from '../../src/updates/install/install.ts';
-import { ROOT, tempDir, waitFor } from '../_support/env.ts';
+import { ROOT, waitFor } from '../_support/env.ts';
 import { writeZip, type EntrySpec } from '../fixtures/archives/build.ts';
-import { startCdn, type Cdn, type Route } from '../fixtures/archives/serve.ts';
+import type { Route } from '../fixtures/archives/serve.ts';
+import { cdnSuite, type CdnCtx, exists, oldBuildInBin, sha256Of } from './_support.ts';
 
 /**
  * The process installing an update dies by SIGKILL (as the daemon would) mid-download and mid-extract; the
  * start-up recovery must leave the old build in bin/ and no leftovers.
  */
 
-interface Ctx {
-  root: string;
-  inst: string;
-  cdn: Cdn;
+interface Ctx extends CdnCtx {
   child?: ChildProcess;
-  cleanup: () => Promise<void>;
 }
 
-const test = suite<Ctx>('install crash', {} as Ctx);
-
-test.before.each(async (ctx) => {
-  const tmp = await tempDir();
-  ctx.root = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.inst = join(tmp.path, 'instances', 'alpha');
-  await mkdir(join(ctx.inst, 'bin'), { recursive: true });
-  await writeFile(join(ctx.inst, 'bin', 'marker'), 'old build');
-  ctx.cdn = await startCdn();
-  ctx.child = undefined;
-});
-
-test.after.each(async (ctx) => {
-  if (ctx.child && ctx.child.exitCode === null && ctx.child.signalCode === null) ctx.child.kill('SIGKILL');
-  await ctx.cdn?.close();
-  await ctx.cleanup?.();
+const test = cdnSuite<{ child?: ChildProcess }>('install crash', {
+  after: (ctx) => {
+    if (ctx.child && ctx.child.exitCode === null && ctx.child.signalCode === null) ctx.child.kill('SIGKILL');
+    ctx.child = undefined;
+  },
 });
 
 async function serve(ctx: Ctx, archive: string, route?: Route): Promise<void> {
-  const sha256 = createHash('sha256')
-    .update(await readFile(archive))
-    .digest('hex');
+  const sha256 = await sha256Of(archive);
   ctx.cdn.set('/build.zip', route ?? { kind: 'file', file: archive });
   ctx.cdn.set('/manifest.json', {
     kind: 'json',
@@ -78,19 +59,12 @@ async function killAndWait(child: ChildProcess): Promise<void> {
 
 async function recoveredToOldBuild(ctx: Ctx): Promise<void> {
   await recoverInterruptedInstall(ctx.inst);
-  assert.is(await readFile(join(ctx.inst, 'bin', 'marker'), 'utf8'), 'old build');
-  assert.equal(await readdir(join(ctx.inst, 'bin')), ['marker']);
-  assert.not.ok(
-    await stat(join(ctx.inst, '.update')).then(
-      () => true,
-      () => false,
-    ),
-    'leftovers removed',
-  );
+  await oldBuildInBin(ctx.inst);
+  assert.not.ok(await exists(join(ctx.inst, '.update')), 'leftovers removed');
 }
 
 test('install crash :: SIGKILL mid-download, then start-up recovery', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [{ name: 'Robust.Server', content: 'x'.repeat(200_000), store: true }]);
   await serve(ctx, archive, { kind: 'stall', file: archive, sendBytes: 50_000 });
   const child = startInstall(ctx);
@@ -105,7 +79,7 @@ test('install crash :: SIGKILL mid-extract, then start-up recovery', async (ctx)
   // Thousands of small entries make extraction last long enough to be caught in the act.
   const entries: EntrySpec[] = [{ name: 'Robust.Server', content: '#!/bin/sh\n' }];
   for (let i = 0; i < 4000; i++) entries.push({ name: `Resources/f${i % 40}/file${i}.txt`, content: `file ${i}` });
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, entries);
   await serve(ctx, archive);
   const child = startInstall(ctx);
@@ -120,13 +94,7 @@ test('install crash :: SIGKILL mid-extract, then start-up recovery', async (ctx)
     5,
   );
   await killAndWait(child);
-  assert.ok(
-    await stat(join(scratch, staging)).then(
-      () => true,
-      () => false,
-    ),
-    'the crash left a staging folder behind',
-  );
+  assert.ok(await exists(join(scratch, staging)), 'the crash left a staging folder behind');
   await recoveredToOldBuild(ctx);
 });
 

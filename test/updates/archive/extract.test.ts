@@ -1,50 +1,36 @@
-import { lstat, readdir, readFile, readlink, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, readlink, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { UpdateError } from '../../../src/errors.ts';
 import { detectArchiveFormat, extractArchive } from '../../../src/updates/archive/extract.ts';
-import { tempDir } from '../../_support/env.ts';
+import { tempSuite } from '../../_support/env.ts';
 import { sampleBuild, writeRawTar, writeTar, writeZip, type EntrySpec } from '../../fixtures/archives/build.ts';
+import { entryExists, rejects } from '../_support.ts';
 
 interface Ctx {
-  root: string;
+  dir: string;
   dest: string;
-  cleanup: () => Promise<void>;
 }
 
-async function setup(ctx: Ctx): Promise<void> {
-  const tmp = await tempDir();
-  ctx.root = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  // Extract two levels down so "outside" is still inside the temp folder and can be checked.
-  ctx.dest = join(tmp.path, 'a', 'dest');
-  await import('node:fs/promises').then((fs) => fs.mkdir(ctx.dest, { recursive: true }));
-}
-
-async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.instance(err, UpdateError);
-    assert.match((err as Error).message, pattern);
-    return;
-  }
-  throw new Error(`expected a refusal matching ${pattern}`);
-}
+// Extract two levels down so "outside" is still inside the temp folder and can be checked.
+const extractSuite = (name: string) =>
+  tempSuite(name, {
+    ctx: { dest: '' },
+    before: async (ctx) => {
+      ctx.dest = join(ctx.dir, 'a', 'dest');
+      await mkdir(ctx.dest, { recursive: true });
+    },
+  });
 
 /** Everything under the temp root except the archive files, to prove nothing landed outside dest. */
 async function outsideDest(ctx: Ctx): Promise<string[]> {
-  const all = await readdir(ctx.root, { recursive: true });
+  const all = await readdir(ctx.dir, { recursive: true });
   return all.filter((p) => !p.startsWith(join('a', 'dest')) && !/\.(zip|tar|gz)$/.test(p) && p !== 'a');
 }
 
 // ---
 
-const good = suite<Ctx>('extract', {} as Ctx);
-good.before.each(setup);
-good.after.each((ctx) => ctx.cleanup());
+const good = extractSuite('extract');
 
 const build: EntrySpec[] = [
   ...sampleBuild('A'),
@@ -62,7 +48,7 @@ async function assertBuild(dest: string): Promise<void> {
 }
 
 good('extract :: zip with modes and inner links', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, build);
   assert.is(await detectArchiveFormat(archive), 'zip');
   await extractArchive(archive, ctx.dest);
@@ -71,47 +57,47 @@ good('extract :: zip with modes and inner links', async (ctx) => {
 });
 
 good('extract :: tar.gz and plain tar', async (ctx) => {
-  const gz = join(ctx.root, 'b.tar.gz');
+  const gz = join(ctx.dir, 'b.tar.gz');
   await writeTar(gz, build, { gzip: true });
   assert.is(await detectArchiveFormat(gz), 'gzip');
   await extractArchive(gz, ctx.dest);
   await assertBuild(ctx.dest);
-  const plain = join(ctx.root, 'b.tar');
+  const plain = join(ctx.dir, 'b.tar');
   await writeTar(plain, build);
   assert.is(await detectArchiveFormat(plain), 'tar');
-  const other = join(ctx.root, 'other');
-  await import('node:fs/promises').then((fs) => fs.mkdir(other));
+  const other = join(ctx.dir, 'other');
+  await mkdir(other);
   await extractArchive(plain, other);
   await assertBuild(other);
 });
 
 good('extract :: the format comes from the bytes, not the name', async (ctx) => {
-  const lying = join(ctx.root, 'b.zip');
+  const lying = join(ctx.dir, 'b.zip');
   await writeTar(lying, sampleBuild('A'), { gzip: true });
   await extractArchive(lying, ctx.dest);
   assert.is(await readFile(join(ctx.dest, 'build.txt'), 'utf8'), 'A');
-  const text = join(ctx.root, 'c.tar.gz');
+  const text = join(ctx.dir, 'c.tar.gz');
   await writeFile(text, '<html>not a build</html>'.repeat(30));
-  await refused(extractArchive(text, ctx.dest), /not a zip, tar or tar.gz archive/);
+  await rejects(extractArchive(text, ctx.dest), /not a zip, tar or tar.gz archive/);
 });
 
 good('extract :: an already-cancelled signal stops before writing', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, sampleBuild('A'));
   const ac = new AbortController();
   ac.abort();
-  await refused(extractArchive(archive, ctx.dest, ac.signal), /cancelled/);
+  await rejects(extractArchive(archive, ctx.dest, ac.signal), /cancelled/);
   assert.equal(await readdir(ctx.dest), []);
-  const tgz = join(ctx.root, 'b.tar.gz');
+  const tgz = join(ctx.dir, 'b.tar.gz');
   await writeTar(tgz, sampleBuild('A'), { gzip: true });
-  await refused(extractArchive(tgz, ctx.dest, ac.signal), /cancelled/);
+  await rejects(extractArchive(tgz, ctx.dest, ac.signal), /cancelled/);
 });
 
 good('extract :: cancellation mid-extraction stops zip and tar alike', async (ctx) => {
   // Enough entries that extraction is still running when the first files show up (built in memory: quick).
   const names = Array.from({ length: 2000 }, (_, i) => `Resources/d${i % 20}/f${i}.txt`);
-  const zip = join(ctx.root, 'many.zip');
-  const tgz = join(ctx.root, 'many.tar.gz');
+  const zip = join(ctx.dir, 'many.zip');
+  const tgz = join(ctx.dir, 'many.tar.gz');
   await writeZip(
     zip,
     names.map((name) => ({ name, content: name, store: true })),
@@ -122,8 +108,8 @@ good('extract :: cancellation mid-extraction stops zip and tar alike', async (ct
     { gzip: true },
   );
   for (const archive of [zip, tgz]) {
-    const dest = join(ctx.root, `out-${archive.endsWith('.zip') ? 'zip' : 'tgz'}`);
-    await import('node:fs/promises').then((fs) => fs.mkdir(dest));
+    const dest = join(ctx.dir, `out-${archive.endsWith('.zip') ? 'zip' : 'tgz'}`);
+    await mkdir(dest);
     const ac = new AbortController();
     const started = extractArchive(archive, dest, ac.signal);
     const poll = setInterval(() => {
@@ -133,7 +119,7 @@ good('extract :: cancellation mid-extraction stops zip and tar alike', async (ct
       );
     }, 2);
     try {
-      await refused(started, /cancelled/);
+      await rejects(started, /cancelled/);
     } finally {
       clearInterval(poll);
     }
@@ -148,7 +134,7 @@ good(
       type: 'File' as const,
       content: `file ${i} `.repeat(i),
     }));
-    const archive = join(ctx.root, 'many.tar.gz');
+    const archive = join(ctx.dir, 'many.tar.gz');
     await writeRawTar(
       archive,
       [
@@ -177,7 +163,7 @@ good(
       name: `d${i % 7}/f${i}.txt`,
       content: `file ${i} `.repeat(i),
     }));
-    const archive = join(ctx.root, 'many.zip');
+    const archive = join(ctx.dir, 'many.zip');
     await writeZip(archive, [...files, { name: 'd0/f0.txt', content: 'replaced' }]);
     await extractArchive(archive, ctx.dest);
     for (const f of files.slice(1)) assert.is(await readFile(join(ctx.dest, f.name), 'utf8'), f.content, f.name);
@@ -189,7 +175,7 @@ good(
   'extract :: zip: empty, stored and deflated entries larger than one read chunk come out byte for byte',
   async (ctx) => {
     const big = randomBytes(3 * 1024 * 1024 + 17).toString('base64');
-    const archive = join(ctx.root, 'b.zip');
+    const archive = join(ctx.dir, 'b.zip');
     await writeZip(archive, [
       { name: 'empty.txt', content: '' },
       { name: 'empty-stored.txt', content: '', store: true },
@@ -206,7 +192,7 @@ good(
 
 good('extract :: tar.gz: an entry larger than one inflate chunk comes out byte for byte', async (ctx) => {
   const big = randomBytes(3 * 1024 * 1024 + 17).toString('base64');
-  const archive = join(ctx.root, 'b.tar.gz');
+  const archive = join(ctx.dir, 'b.tar.gz');
   await writeTar(
     archive,
     [
@@ -224,24 +210,22 @@ good.run();
 
 // ---
 
-const corrupt = suite<Ctx>('extract corrupt', {} as Ctx);
-corrupt.before.each(setup);
-corrupt.after.each((ctx) => ctx.cleanup());
+const corrupt = extractSuite('extract corrupt');
 
 corrupt('extract :: a truncated zip is an UpdateError', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, sampleBuild('A'));
   await truncate(archive, (await stat(archive)).size - 30);
-  await refused(extractArchive(archive, ctx.dest), /zip archive is corrupt/);
+  await rejects(extractArchive(archive, ctx.dest), /zip archive is corrupt/);
 });
 
 corrupt('extract :: a zip whose data fails its CRC is an UpdateError', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [{ name: 'f.txt', content: 'x'.repeat(4000), store: true }]);
   const data = await readFile(archive);
   data[100] = 0x79; // inside the stored body of the only entry: 'x' becomes 'y', sizes unchanged
   await writeFile(archive, data);
-  await refused(extractArchive(archive, ctx.dest), /"f\.txt" fails its CRC check/);
+  await rejects(extractArchive(archive, ctx.dest), /"f\.txt" fails its CRC check/);
 });
 
 /** Rewrites the uncompressed size the central directory records for the zip's only entry. */
@@ -254,55 +238,55 @@ async function recordUncompressedSize(archive: string, size: number): Promise<vo
 }
 
 corrupt('extract :: a deflated zip entry larger than its recorded size is refused, not written on', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [{ name: 'f.txt', content: 'x'.repeat(400_000) }]);
   await recordUncompressedSize(archive, 1000);
-  await refused(extractArchive(archive, ctx.dest), /"f\.txt" is larger than its recorded size/);
+  await rejects(extractArchive(archive, ctx.dest), /"f\.txt" is larger than its recorded size/);
 });
 
 corrupt('extract :: a deflated zip entry shorter than its recorded size is refused', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [{ name: 'f.txt', content: 'x'.repeat(4000) }]);
   await recordUncompressedSize(archive, 4001);
-  await refused(extractArchive(archive, ctx.dest), /"f\.txt" is shorter than its recorded size/);
+  await rejects(extractArchive(archive, ctx.dest), /"f\.txt" is shorter than its recorded size/);
 });
 
 corrupt('extract :: a zip whose deflated data is damaged is an UpdateError', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [{ name: 'f.txt', content: 'x'.repeat(4000) }]);
   const data = await readFile(archive);
   data[100] = (data[100] ?? 0) ^ 0xff;
   await writeFile(archive, data);
-  await refused(extractArchive(archive, ctx.dest), /zip archive is corrupt/);
+  await rejects(extractArchive(archive, ctx.dest), /zip archive is corrupt/);
 });
 
 corrupt('extract :: a truncated tar.gz is an UpdateError', async (ctx) => {
-  const archive = join(ctx.root, 'b.tar.gz');
+  const archive = join(ctx.dir, 'b.tar.gz');
   await writeTar(archive, [...sampleBuild('A'), { name: 'big.bin', content: 'y'.repeat(100_000) }], { gzip: true });
   await truncate(archive, Math.floor((await stat(archive)).size / 2));
-  await refused(extractArchive(archive, ctx.dest), /tar archive is corrupt/);
+  await rejects(extractArchive(archive, ctx.dest), /tar archive is corrupt/);
 });
 
 corrupt('extract :: a tar.gz cut in the middle of an entry fails instead of waiting forever', async (ctx) => {
-  const archive = join(ctx.root, 'b.tar.gz');
+  const archive = join(ctx.dir, 'b.tar.gz');
   await writeRawTar(archive, [{ path: 'big.bin', type: 'File', content: randomBytes(150_000).toString('hex') }], {
     gzip: true,
   });
   await truncate(archive, Math.floor((await stat(archive)).size / 2));
-  await refused(extractArchive(archive, ctx.dest), /tar archive is corrupt .*unexpected end of file/);
+  await rejects(extractArchive(archive, ctx.dest), /tar archive is corrupt .*unexpected end of file/);
 });
 
 corrupt('extract :: a plain tar cut in the middle of an entry is an UpdateError', async (ctx) => {
-  const archive = join(ctx.root, 'b.tar');
+  const archive = join(ctx.dir, 'b.tar');
   await writeRawTar(archive, [{ path: 'big.bin', type: 'File', content: 'z'.repeat(20_000) }]);
   await truncate(archive, 5_000);
-  await refused(extractArchive(archive, ctx.dest), /tar archive is corrupt .*Truncated input/);
+  await rejects(extractArchive(archive, ctx.dest), /tar archive is corrupt .*Truncated input/);
 });
 
 corrupt(
   'extract :: a later entry of the same name replaces the earlier one, never writing through a link',
   async (ctx) => {
-    const archive = join(ctx.root, 'b.tar');
+    const archive = join(ctx.dir, 'b.tar');
     await writeRawTar(archive, [
       { path: 'target.txt', type: 'File', content: 'target' },
       { path: 'f.txt', type: 'File', content: 'first' },
@@ -319,7 +303,7 @@ corrupt(
 );
 
 corrupt('extract :: zip: a later entry of the same name replaces a link instead of writing through it', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [
     { name: 'target.txt', content: 'target' },
     { name: 'l', symlinkTo: 'target.txt' },
@@ -334,11 +318,11 @@ for (const format of ['zip', 'tar.gz'] as const) {
   corrupt(
     `extract :: ${format}: into a folder that is not empty, an entry replaces a link already there instead of writing through it`,
     async (ctx) => {
-      const archive = join(ctx.root, `b.${format}`);
+      const archive = join(ctx.dir, `b.${format}`);
       const entries: EntrySpec[] = [{ name: 'build.txt', content: 'new' }];
       if (format === 'zip') await writeZip(archive, entries);
       else await writeTar(archive, entries, { gzip: true });
-      const outside = join(ctx.root, 'outside.txt');
+      const outside = join(ctx.dir, 'outside.txt');
       await writeFile(outside, 'untouched');
       await symlink(outside, join(ctx.dest, 'build.txt'));
       await extractArchive(archive, ctx.dest);
@@ -353,118 +337,100 @@ corrupt.run();
 
 // ---
 
-const unsafe = suite<Ctx>('extract unsafe', {} as Ctx);
-unsafe.before.each(setup);
-unsafe.after.each((ctx) => ctx.cleanup());
+const unsafe = extractSuite('extract unsafe');
 
 unsafe('extract :: zip entry with ../ is refused, naming it', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [...sampleBuild('A'), { name: 'xx/evil.txt', content: 'evil' }], {
     'xx/evil.txt': '../evil.txt',
   });
-  await refused(extractArchive(archive, ctx.dest), /refused archive entry "\.\.\/evil\.txt"/);
+  await rejects(extractArchive(archive, ctx.dest), /refused archive entry "\.\.\/evil\.txt"/);
   assert.equal(await outsideDest(ctx), []);
 });
 
 unsafe('extract :: zip entry with an absolute path is refused', async (ctx) => {
-  const abs = join(ctx.root, 'abs.txt'); // an absolute path of the same length as the placeholder below
+  const abs = join(ctx.dir, 'abs.txt'); // an absolute path of the same length as the placeholder below
   const placeholder = 'x'.repeat(abs.length);
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [{ name: placeholder, content: 'evil' }], { [placeholder]: abs });
-  await refused(extractArchive(archive, ctx.dest), /refused archive entry ".*abs\.txt": absolute path/);
-  assert.ok(
-    await lstat(abs).then(
-      () => false,
-      () => true,
-    ),
-    'nothing written at the absolute path',
-  );
+  await rejects(extractArchive(archive, ctx.dest), /refused archive entry ".*abs\.txt": absolute path/);
+  assert.not.ok(await entryExists(abs), 'nothing written at the absolute path');
 });
 
 unsafe('extract :: zip link escaping the folder is refused', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [...sampleBuild('A'), { name: 'Resources/out', symlinkTo: '../../escaped' }]);
-  await refused(
+  await rejects(
     extractArchive(archive, ctx.dest),
     /refused archive entry "Resources\/out": it is a link to "\.\.\/\.\.\/escaped", outside/,
   );
-  await assert.not.ok(
-    await lstat(join(ctx.dest, 'Resources', 'out')).then(
-      () => true,
-      () => false,
-    ),
-  );
+  assert.not.ok(await entryExists(join(ctx.dest, 'Resources', 'out')));
 });
 
 unsafe('extract :: zip link that climbs back up after going down is refused', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [
     { name: 'here', symlinkTo: '.' },
     { name: 'sneaky', symlinkTo: 'here/../x' },
   ]);
-  await refused(
+  await rejects(
     extractArchive(archive, ctx.dest),
     /"sneaky": it is a link whose target "here\/\.\.\/x" climbs back up/,
   );
 });
 
 unsafe('extract :: zip entry written through a link is refused', async (ctx) => {
-  const archive = join(ctx.root, 'b.zip');
+  const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [
     { name: 'Resources/', dir: true },
     { name: 'l', symlinkTo: 'Resources' },
     { name: 'l/x.txt', content: 'x' },
   ]);
-  await refused(extractArchive(archive, ctx.dest), /"l\/x\.txt": its path goes through a link/);
+  await rejects(extractArchive(archive, ctx.dest), /"l\/x\.txt": its path goes through a link/);
 });
 
 unsafe('extract :: tar link escaping the folder is refused', async (ctx) => {
-  const archive = join(ctx.root, 'b.tar.gz');
+  const archive = join(ctx.dir, 'b.tar.gz');
   await writeTar(archive, [...sampleBuild('A'), { name: 'escape', symlinkTo: '../../outside' }], { gzip: true });
-  await refused(
+  await rejects(
     extractArchive(archive, ctx.dest),
     /refused archive entry "escape": it is a link to "\.\.\/\.\.\/outside", outside/,
   );
-  await assert.not.ok(
-    await lstat(join(ctx.dest, 'escape')).then(
-      () => true,
-      () => false,
-    ),
-  );
+  assert.not.ok(await entryExists(join(ctx.dest, 'escape')));
 });
 
 unsafe('extract :: tar link to an absolute path is refused', async (ctx) => {
-  const archive = join(ctx.root, 'b.tar');
+  const archive = join(ctx.dir, 'b.tar');
   await writeRawTar(archive, [{ path: 'etc', type: 'SymbolicLink', linkpath: '/etc' }]);
-  await refused(extractArchive(archive, ctx.dest), /"etc": it is a link to the absolute path "\/etc"/);
+  await rejects(extractArchive(archive, ctx.dest), /"etc": it is a link to the absolute path "\/etc"/);
 });
 
 unsafe('extract :: tar entries with ../ or absolute paths are refused, not stripped', async (ctx) => {
-  const up = join(ctx.root, 'up.tar');
+  const up = join(ctx.dir, 'up.tar');
   await writeRawTar(up, [
     { path: 'ok.txt', type: 'File', content: 'ok' },
     { path: '../evil.txt', type: 'File', content: 'evil' },
   ]);
-  await refused(extractArchive(up, ctx.dest), /"\.\.\/evil\.txt": its path climbs out/);
-  const abs = join(ctx.root, 'abs.tar');
+  await rejects(extractArchive(up, ctx.dest), /"\.\.\/evil\.txt": its path climbs out/);
+  const abs = join(ctx.dir, 'abs.tar');
   await writeRawTar(abs, [{ path: '/tmp/evil.txt', type: 'File', content: 'evil' }]);
-  await refused(extractArchive(abs, ctx.dest), /"\/tmp\/evil\.txt": it has an absolute path/);
+  await rejects(extractArchive(abs, ctx.dest), /"\/tmp\/evil\.txt": it has an absolute path/);
   assert.equal(await outsideDest(ctx), []);
 });
 
 unsafe('extract :: tar hard link out of the folder is refused', async (ctx) => {
-  const archive = join(ctx.root, 'b.tar');
+  const archive = join(ctx.dir, 'b.tar');
   await writeRawTar(archive, [{ path: 'passwd', type: 'Link', linkpath: '../../../etc/passwd' }]);
-  await refused(extractArchive(archive, ctx.dest), /"passwd": it is a hard link to "\.\.\/\.\.\/\.\.\/etc\/passwd"/);
+  await rejects(extractArchive(archive, ctx.dest), /"passwd": it is a hard link to "\.\.\/\.\.\/\.\.\/etc\/passwd"/);
 });
 
 unsafe('extract :: tar device entries are refused', async (ctx) => {
-  const archive = join(ctx.root, 'b.tar');
+  const archive = join(ctx.dir, 'b.tar');
   await writeRawTar(archive, [{ path: 'null', type: 'CharacterDevice' }]);
-  await refused(extractArchive(archive, ctx.dest), /"null": it is a CharacterDevice entry/);
-  const fifo = join(ctx.root, 'f.tar');
+  await rejects(extractArchive(archive, ctx.dest), /"null": it is a CharacterDevice entry/);
+  const fifo = join(ctx.dir, 'f.tar');
   await writeRawTar(fifo, [{ path: 'pipe', type: 'FIFO' }]);
-  await refused(extractArchive(fifo, ctx.dest), /"pipe": it is a FIFO entry/);
+  await rejects(extractArchive(fifo, ctx.dest), /"pipe": it is a FIFO entry/);
 });
 
 unsafe.run();

@@ -1,55 +1,23 @@
-import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { UpdateError } from '../../../src/errors.ts';
 import { fetchVerified, writeFileFrom, type FetchOptions } from '../../../src/updates/fetch/download.ts';
-import { tempDir } from '../../_support/env.ts';
 import { sampleBuild, writeZip } from '../../fixtures/archives/build.ts';
-import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
-
-interface Ctx {
-  cdn: Cdn;
-  dir: string;
-  cleanup: () => Promise<void>;
-  archive: string;
-  sha256: string;
-}
-
-const test = suite<Ctx>('download', {} as Ctx);
+import { cdnSuite, never, rejects, sha256Of } from '../_support.ts';
 
 /** Into a file, as the zip path of archive/sink.ts does (prepareFromUrl removes that file whatever happens). */
 const downloadVerified = (opts: FetchOptions & { dest: string }) =>
   fetchVerified(opts, (body, signal) => writeFileFrom(body, opts.dest, signal));
 
-test.before.each(async (ctx) => {
-  const tmp = await tempDir();
-  ctx.dir = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.cdn = await startCdn();
-  ctx.archive = join(tmp.path, 'src', 'SS14.Server_linux-x64.zip');
-  await writeZip(ctx.archive, sampleBuild('A'));
-  ctx.sha256 = createHash('sha256')
-    .update(await readFile(ctx.archive))
-    .digest('hex');
+const test = cdnSuite('download', {
+  instance: 'none',
+  ctx: { archive: '', sha256: '' },
+  before: async (ctx) => {
+    ctx.archive = join(ctx.dir, 'src', 'SS14.Server_linux-x64.zip');
+    await writeZip(ctx.archive, sampleBuild('A'));
+    ctx.sha256 = await sha256Of(ctx.archive);
+  },
 });
-
-test.after.each(async (ctx) => {
-  await ctx.cdn?.close();
-  await ctx.cleanup?.();
-});
-
-async function rejects(promise: Promise<unknown>, pattern: RegExp): Promise<UpdateError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.instance(err, UpdateError);
-    assert.match((err as Error).message, pattern);
-    return err as UpdateError;
-  }
-  throw new Error(`expected a rejection matching ${pattern}`);
-}
 
 test('download :: streams to dest, verifies an upper-case hash, reports progress', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'file', file: ctx.archive });
@@ -60,7 +28,7 @@ test('download :: streams to dest, verifies an upper-case hash, reports progress
     dest,
     sha256: ctx.sha256.toUpperCase(),
     timeoutMs: 5000,
-    signal: new AbortController().signal,
+    signal: never(),
     onProgress: (b, t) => progress.push([b, t]),
   });
   const size = (await stat(ctx.archive)).size;
@@ -77,7 +45,7 @@ test('download :: sends the given headers', async (ctx) => {
     dest: join(ctx.dir, 'd.part'),
     timeoutMs: 5000,
     headers: { authorization: 'Basic dTpw' },
-    signal: new AbortController().signal,
+    signal: never(),
   });
   assert.is(ctx.cdn.requests.at(-1)?.headers.authorization, 'Basic dTpw');
 });
@@ -89,7 +57,7 @@ test('download :: follows redirects; credentials go along within the origin, nev
     timeoutMs: 5000,
     sha256: ctx.sha256,
     headers: { authorization: 'Basic dTpw' },
-    signal: new AbortController().signal,
+    signal: never(),
   };
   await downloadVerified({ ...opts, url: ctx.cdn.url('/same'), dest: join(ctx.dir, 'same.part') });
   assert.equal(await readFile(join(ctx.dir, 'same.part')), await readFile(ctx.archive));
@@ -113,7 +81,7 @@ test('download :: a redirect loop fails after 5 hops with a clear error', async 
       url: ctx.cdn.url('/loop'),
       dest: join(ctx.dir, 'd.part'),
       timeoutMs: 5000,
-      signal: new AbortController().signal,
+      signal: never(),
     }),
     /download of .*\/loop failed/,
   );
@@ -123,10 +91,7 @@ test('download :: a redirect loop fails after 5 hops with a clear error', async 
 test('download :: HTTP 500 fails and leaves no file', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'status', status: 500 });
   const dest = join(ctx.dir, 'd.part');
-  await rejects(
-    downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 5000, signal: new AbortController().signal }),
-    /HTTP 500/,
-  );
+  await rejects(downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 5000, signal: never() }), /HTTP 500/);
 });
 
 test('download :: a hash mismatch fails and removes the file', async (ctx) => {
@@ -138,7 +103,7 @@ test('download :: a hash mismatch fails and removes the file', async (ctx) => {
       dest,
       sha256: '0'.repeat(64),
       timeoutMs: 5000,
-      signal: new AbortController().signal,
+      signal: never(),
     }),
     /does not match its expected SHA-256/,
   );
@@ -147,7 +112,7 @@ test('download :: a hash mismatch fails and removes the file', async (ctx) => {
 test('download :: an empty or malformed expected hash is refused before downloading', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'file', file: ctx.archive });
   const dest = join(ctx.dir, 'd.part');
-  const signal = new AbortController().signal;
+  const signal = never();
   await rejects(
     downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, sha256: '', timeoutMs: 5000, signal }),
     /SHA-256 is empty/,
@@ -162,10 +127,7 @@ test('download :: an empty or malformed expected hash is refused before download
 test('download :: a body shorter than its Content-Length fails and removes the file', async (ctx) => {
   ctx.cdn.set('/a.zip', { kind: 'truncate', file: ctx.archive, sendBytes: 100 });
   const dest = join(ctx.dir, 'd.part');
-  await rejects(
-    downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 5000, signal: new AbortController().signal }),
-    /cut short/,
-  );
+  await rejects(downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 5000, signal: never() }), /cut short/);
 });
 
 test('download :: a stalled body runs into the timeout', async (ctx) => {
@@ -173,7 +135,7 @@ test('download :: a stalled body runs into the timeout', async (ctx) => {
   const dest = join(ctx.dir, 'd.part');
   const started = Date.now();
   await rejects(
-    downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 300, signal: new AbortController().signal }),
+    downloadVerified({ url: ctx.cdn.url('/a.zip'), dest, timeoutMs: 300, signal: never() }),
     /did not finish within 0.3 s/,
   );
   assert.ok(Date.now() - started < 5000, 'the timeout stopped the stalled transfer');
@@ -193,10 +155,7 @@ test('download :: cancellation stops a transfer', async (ctx) => {
 test('download :: a refused connection is an UpdateError', async (ctx) => {
   const url = ctx.cdn.url('/a.zip');
   await ctx.cdn.close();
-  await rejects(
-    downloadVerified({ url, dest: join(ctx.dir, 'd.part'), timeoutMs: 5000, signal: new AbortController().signal }),
-    /failed/,
-  );
+  await rejects(downloadVerified({ url, dest: join(ctx.dir, 'd.part'), timeoutMs: 5000, signal: never() }), /failed/);
 });
 
 test.run();

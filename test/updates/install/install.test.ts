@@ -1,50 +1,13 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { UpdateError } from '../../../src/errors.ts';
 import { installArchive, recoverInterruptedInstall, rollbackBin } from '../../../src/updates/install/install.ts';
-import { tempDir } from '../../_support/env.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
-
-interface Ctx {
-  root: string;
-  inst: string;
-  cleanup: () => Promise<void>;
-}
-
-async function setup(ctx: Ctx): Promise<void> {
-  const tmp = await tempDir();
-  ctx.root = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.inst = join(tmp.path, 'instances', 'alpha');
-  await mkdir(join(ctx.inst, 'bin'), { recursive: true });
-  await writeFile(join(ctx.inst, 'bin', 'marker'), 'old build');
-}
-
-const read = (path: string) => readFile(path, 'utf8');
-const exists = (path: string) =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
-const never = () => new AbortController().signal;
-
-async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.instance(err, UpdateError);
-    assert.match((err as Error).message, pattern);
-    return;
-  }
-  throw new Error(`expected a refusal matching ${pattern}`);
-}
+import { exists, type InstanceCtx as Ctx, instanceSuite, never, oldBuildInBin, read, rejects } from '../_support.ts';
 
 /** bin/ still holds the pre-populated build and no staging folder is left behind. */
 async function untouched(ctx: Ctx): Promise<void> {
-  assert.is(await read(join(ctx.inst, 'bin', 'marker')), 'old build');
-  assert.equal(await readdir(join(ctx.inst, 'bin')), ['marker']);
+  await oldBuildInBin(ctx.inst);
   const scratch = await readdir(join(ctx.inst, '.update')).catch(() => []);
   assert.equal(
     scratch.filter((n) => n.startsWith('staging')),
@@ -54,14 +17,12 @@ async function untouched(ctx: Ctx): Promise<void> {
 
 // ---
 
-const install = suite<Ctx>('installArchive', {} as Ctx);
-install.before.each(setup);
-install.after.each((ctx) => ctx.cleanup());
+const install = instanceSuite('installArchive');
 
 install(
   'installArchive :: swaps the build in, keeps the old one as bin.prev, makes the program executable',
   async (ctx) => {
-    const archive = join(ctx.root, 'A.zip');
+    const archive = join(ctx.dir, 'A.zip');
     await writeZip(archive, sampleBuild('A'));
     const phases: string[] = [];
     await installArchive({ archive, instanceDir: ctx.inst, signal: never(), onPhase: (p) => phases.push(p) });
@@ -71,7 +32,7 @@ install(
     assert.is(await read(join(ctx.inst, 'bin.prev', 'marker')), 'old build');
     assert.ok(await exists(archive), "the archive is the caller's to remove");
 
-    const b = join(ctx.root, 'B.tar.gz');
+    const b = join(ctx.dir, 'B.tar.gz');
     await writeTar(b, sampleBuild('B'), { gzip: true });
     await installArchive({ archive: b, instanceDir: ctx.inst, signal: never() });
     assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'B');
@@ -84,7 +45,7 @@ install(
 );
 
 install('installArchive :: a RunCommand inside bin/ gets the execute bit; one outside is left alone', async (ctx) => {
-  const archive = join(ctx.root, 'A.zip');
+  const archive = join(ctx.dir, 'A.zip');
   await writeZip(archive, [...sampleBuild('A'), { name: 'sub/start.sh', content: '#!/bin/sh\n', mode: 0o640 }]);
   await installArchive({ archive, instanceDir: ctx.inst, runCommand: 'bin/sub/start.sh', signal: never() });
   assert.is((await stat(join(ctx.inst, 'bin', 'sub', 'start.sh'))).mode & 0o777, 0o751);
@@ -101,32 +62,32 @@ install('installArchive :: a RunCommand inside bin/ gets the execute bit; one ou
 });
 
 install('installArchive :: a corrupt archive leaves bin/ untouched', async (ctx) => {
-  const archive = join(ctx.root, 'bad.zip');
+  const archive = join(ctx.dir, 'bad.zip');
   await writeFile(archive, Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(200, 7)]));
-  await refused(installArchive({ archive, instanceDir: ctx.inst, signal: never() }), /corrupt/);
+  await rejects(installArchive({ archive, instanceDir: ctx.inst, signal: never() }), /corrupt/);
   await untouched(ctx);
   assert.not.ok(await exists(join(ctx.inst, 'bin.prev')));
 });
 
 install('installArchive :: an unsafe archive leaves bin/ untouched', async (ctx) => {
-  const archive = join(ctx.root, 'evil.zip');
+  const archive = join(ctx.dir, 'evil.zip');
   await writeZip(archive, [...sampleBuild('A'), { name: 'xx/evil.txt', content: 'evil' }], {
     'xx/evil.txt': '../evil.txt',
   });
-  await refused(installArchive({ archive, instanceDir: ctx.inst, signal: never() }), /"\.\.\/evil\.txt"/);
+  await rejects(installArchive({ archive, instanceDir: ctx.inst, signal: never() }), /"\.\.\/evil\.txt"/);
   await untouched(ctx);
   assert.not.ok(await exists(join(ctx.inst, '.update', 'evil.txt')));
 });
 
 install('installArchive :: an empty archive is refused', async (ctx) => {
-  const archive = join(ctx.root, 'empty.zip');
+  const archive = join(ctx.dir, 'empty.zip');
   await writeZip(archive, []);
-  await refused(installArchive({ archive, instanceDir: ctx.inst, signal: never() }), /holds no files/);
+  await rejects(installArchive({ archive, instanceDir: ctx.inst, signal: never() }), /holds no files/);
   await untouched(ctx);
 });
 
 install('installArchive :: a cancelled install leaves bin/ untouched', async (ctx) => {
-  const archive = join(ctx.root, 'A.zip');
+  const archive = join(ctx.dir, 'A.zip');
   await writeZip(archive, sampleBuild('A'));
   const ac = new AbortController();
   // Cancel as extraction starts: the swap must not happen.
@@ -136,13 +97,13 @@ install('installArchive :: a cancelled install leaves bin/ untouched', async (ct
     signal: ac.signal,
     onPhase: (p) => p === 'extract' && ac.abort(),
   });
-  await refused(done, /cancelled/);
+  await rejects(done, /cancelled/);
   await untouched(ctx);
 });
 
 install('installArchive :: works on a fresh instance without bin/', async (ctx) => {
-  const fresh = join(ctx.root, 'instances', 'beta');
-  const archive = join(ctx.root, 'A.zip');
+  const fresh = join(ctx.dir, 'instances', 'beta');
+  const archive = join(ctx.dir, 'A.zip');
   await writeZip(archive, sampleBuild('A'));
   await installArchive({ archive, instanceDir: fresh, signal: never() });
   assert.is(await read(join(fresh, 'bin', 'build.txt')), 'A');
@@ -153,12 +114,10 @@ install.run();
 
 // ---
 
-const rollback = suite<Ctx>('rollbackBin', {} as Ctx);
-rollback.before.each(setup);
-rollback.after.each((ctx) => ctx.cleanup());
+const rollback = instanceSuite('rollbackBin');
 
 rollback('rollbackBin :: swaps bin.prev back, the current build becomes bin.prev', async (ctx) => {
-  const archive = join(ctx.root, 'A.zip');
+  const archive = join(ctx.dir, 'A.zip');
   await writeZip(archive, sampleBuild('A'));
   await installArchive({ archive, instanceDir: ctx.inst, signal: never() });
   await rollbackBin(ctx.inst);
@@ -169,7 +128,7 @@ rollback('rollbackBin :: swaps bin.prev back, the current build becomes bin.prev
 });
 
 rollback('rollbackBin :: without bin.prev it refuses and leaves bin/', async (ctx) => {
-  await refused(rollbackBin(ctx.inst), /no previous build/);
+  await rejects(rollbackBin(ctx.inst), /no previous build/);
   await untouched(ctx);
 });
 
@@ -177,9 +136,7 @@ rollback.run();
 
 // ---
 
-const recover = suite<Ctx>('recoverInterruptedInstall', {} as Ctx);
-recover.before.each(setup);
-recover.after.each((ctx) => ctx.cleanup());
+const recover = instanceSuite('recoverInterruptedInstall');
 
 recover('recoverInterruptedInstall :: a crash between the renames: bin.prev goes back, leftovers go', async (ctx) => {
   const { rename } = await import('node:fs/promises');
@@ -202,7 +159,7 @@ recover('recoverInterruptedInstall :: with bin/ in place it only removes leftove
   await untouched(ctx);
   assert.is(await read(join(ctx.inst, 'bin.prev', 'marker')), 'older');
   assert.not.ok(await exists(join(ctx.inst, '.update')));
-  await recoverInterruptedInstall(join(ctx.root, 'instances', 'never-created'));
+  await recoverInterruptedInstall(join(ctx.dir, 'instances', 'never-created'));
 });
 
 recover.run();

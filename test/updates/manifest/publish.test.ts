@@ -1,27 +1,28 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { run as runManifest } from '../../../src/cli/commands/manifest.ts';
 import { UpdateError, UsageError } from '../../../src/errors.ts';
 import { createManifestProvider } from '../../../src/updates/providers/manifest.ts';
 import { publishBuild } from '../../../src/updates/manifest/publish.ts';
-import { ROOT, tempDir } from '../../_support/env.ts';
+import { ROOT } from '../../_support/env.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { providerContext } from '../../fixtures/git/context.ts';
-import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
+import { type CdnCtx, cdnSuite, type InstanceCtx, instanceSuite, never, rejects, sha256Of } from '../_support.ts';
 
 const run = promisify(execFile);
 
-interface Ctx {
-  root: string;
+interface Ctx extends InstanceCtx {
   dist: string;
-  cdn: Cdn;
-  cleanup: () => Promise<void>;
 }
+
+/** A dist/ folder in the temp folder, as a release pipeline leaves it. */
+const distFolder = async (ctx: Ctx) => {
+  ctx.dist = join(ctx.dir, 'dist');
+  await mkdir(ctx.dist);
+};
 
 interface Doc {
   builds: Record<
@@ -34,19 +35,14 @@ interface Doc {
   >;
 }
 
-const never = () => new AbortController().signal;
-const sha = async (file: string) =>
-  createHash('sha256')
-    .update(await readFile(file))
-    .digest('hex')
-    .toUpperCase();
+const sha = async (file: string) => (await sha256Of(file)).toUpperCase();
 const readDoc = async (path: string) => JSON.parse(await readFile(path, 'utf8')) as Doc;
 
 /** Runs `bin/watchdog manifest …` as a real process from an unrelated working directory. */
 async function watchdog(ctx: Ctx, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'bin/watchdog'), 'manifest', ...args], {
-      cwd: ctx.root,
+      cwd: ctx.dir,
       timeout: 30_000,
     });
     return { code: 0, stdout, stderr };
@@ -72,7 +68,7 @@ async function inProcess(args: string[]): Promise<{ code: number; stderr: string
 }
 
 /** Serves every file of the dist folder at /dist/<name>, as a static server would. */
-async function serveDist(ctx: Ctx): Promise<void> {
+async function serveDist(ctx: Ctx & CdnCtx): Promise<void> {
   for (const name of await readdir(ctx.dist))
     ctx.cdn.set(`/dist/${name}`, { kind: 'file', file: join(ctx.dist, name) });
 }
@@ -83,21 +79,13 @@ async function release(ctx: Ctx, label: string): Promise<void> {
   await writeZip(join(ctx.dist, 'SS14.Client.zip'), [{ name: 'client.txt', content: label }]);
 }
 
-const pub = suite<Ctx>('watchdog manifest', {} as Ctx);
-
-pub.before.each(async (ctx) => {
-  const tmp = await tempDir();
-  ctx.root = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.dist = join(tmp.path, 'dist');
-  await mkdir(ctx.dist);
-  await writeFile(join(ctx.dist, 'README.txt'), 'not an archive');
-  ctx.cdn = await startCdn();
-});
-
-pub.after.each(async (ctx) => {
-  await ctx.cdn?.close();
-  await ctx.cleanup?.();
+const pub = cdnSuite('watchdog manifest', {
+  instance: 'none',
+  ctx: { dist: '' },
+  before: async (ctx) => {
+    await distFolder(ctx);
+    await writeFile(join(ctx.dist, 'README.txt'), 'not an archive');
+  },
 });
 
 pub(
@@ -130,10 +118,9 @@ pub(
       size: (await readFile(join(ctx.dist, 'SS14.Client.zip'))).length,
     });
 
-    const inst = join(ctx.root, 'instances', 'alpha');
     const p = createManifestProvider(
       providerContext({
-        dir: inst,
+        dir: ctx.inst,
         settings: {
           UpdateType: 'Manifest',
           Updates: {
@@ -146,7 +133,7 @@ pub(
     );
     await serveDist(ctx);
     assert.is(await p.apply(null, never()), keyA);
-    assert.is(await readFile(join(inst, 'bin', 'build.txt'), 'utf8'), 'A');
+    assert.is(await readFile(join(ctx.inst, 'bin', 'build.txt'), 'utf8'), 'A');
 
     await release(ctx, 'B');
     const second = await watchdog(ctx, [ctx.dist, `--base-url=${base}`]);
@@ -157,7 +144,7 @@ pub(
     await serveDist(ctx);
     assert.equal(await p.check(keyA as string, never()), { available: true, revision: keys[1] });
     assert.is(await p.apply(keyA as string, never()), keys[1]);
-    assert.is(await readFile(join(inst, 'bin', 'build.txt'), 'utf8'), 'B');
+    assert.is(await readFile(join(ctx.inst, 'bin', 'build.txt'), 'utf8'), 'B');
   },
 );
 
@@ -169,7 +156,7 @@ pub('watchdog manifest :: usage errors exit 2 and say what was looked for', asyn
     none.stderr,
     /no server archive in .*dist: looked for file names like <name>_<platform>\.zip or <name>-<platform>\.tar\.gz/,
   );
-  const missing = await inProcess([join(ctx.root, 'nope'), '--base-url', 'https://cdn.example.org/b/']);
+  const missing = await inProcess([join(ctx.dir, 'nope'), '--base-url', 'https://cdn.example.org/b/']);
   assert.is(missing.code, 2);
   assert.match(missing.stderr, /nope is not a folder/);
   const noUrl = await inProcess([ctx.dist]);
@@ -184,39 +171,14 @@ pub.run();
 
 // ---
 
-const unit = suite<Ctx>('publishBuild', {} as Ctx);
-
-unit.before.each(async (ctx) => {
-  const tmp = await tempDir();
-  ctx.root = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.dist = join(tmp.path, 'dist');
-  await mkdir(ctx.dist);
-});
-
-unit.after.each((ctx) => ctx.cleanup());
-
-async function throwsKind(
-  promise: Promise<unknown>,
-  kind: typeof UsageError | typeof UpdateError,
-  pattern: RegExp,
-): Promise<void> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.instance(err, kind);
-    assert.match((err as Error).message, pattern);
-    return;
-  }
-  throw new Error(`expected ${kind.name} matching ${pattern}`);
-}
+const unit = instanceSuite('publishBuild', { instance: 'none', ctx: { dist: '' }, before: distFolder });
 
 unit(
   'publishBuild :: --out elsewhere, URL base gains a slash, same-millisecond releases stay distinct',
   async (ctx) => {
     await writeZip(join(ctx.dist, 'game_linux-arm64.zip'), sampleBuild('A'));
-    const out = join(ctx.root, 'site', 'manifest.json');
-    await mkdir(join(ctx.root, 'site'));
+    const out = join(ctx.dir, 'site', 'manifest.json');
+    await mkdir(join(ctx.dir, 'site'));
     const now = new Date('2024-06-01T10:00:00.000Z');
     const one = await publishBuild({ dir: ctx.dist, baseUrl: 'https://cdn.example.org/builds', out, now });
     const two = await publishBuild({ dir: ctx.dist, baseUrl: 'https://cdn.example.org/builds', out, now });
@@ -243,25 +205,25 @@ unit(
     assert.is(doc.note, 'keep me');
     assert.ok(doc.builds.old);
     await writeFile(path, '{ broken');
-    await throwsKind(publishBuild({ dir: ctx.dist, baseUrl: 'https://x.example/' }), UpdateError, /is not JSON/);
+    await rejects(publishBuild({ dir: ctx.dist, baseUrl: 'https://x.example/' }), /is not JSON/, UpdateError);
     assert.is(await readFile(path, 'utf8'), '{ broken');
   },
 );
 
 unit('publishBuild :: ambiguous folders and bad URLs are usage errors', async (ctx) => {
   await writeZip(join(ctx.dist, 'a_linux-x64.zip'), sampleBuild('A'));
-  await throwsKind(publishBuild({ dir: ctx.dist, baseUrl: 'not a url' }), UsageError, /not an absolute URL/);
-  await throwsKind(publishBuild({ dir: ctx.dist, baseUrl: 'ftp://x/' }), UsageError, /http or https/);
+  await rejects(publishBuild({ dir: ctx.dist, baseUrl: 'not a url' }), /not an absolute URL/, UsageError);
+  await rejects(publishBuild({ dir: ctx.dist, baseUrl: 'ftp://x/' }), /http or https/, UsageError);
   await writeZip(join(ctx.dist, 'b-linux-x64.zip'), sampleBuild('B'));
-  await throwsKind(
+  await rejects(
     publishBuild({ dir: ctx.dist, baseUrl: 'https://x/' }),
-    UsageError,
     /two server archives for linux-x64/,
+    UsageError,
   );
-  await import('node:fs/promises').then((fs) => fs.rm(join(ctx.dist, 'b-linux-x64.zip')));
+  await rm(join(ctx.dist, 'b-linux-x64.zip'));
   await writeZip(join(ctx.dist, 'Client1.zip'), []);
   await writeZip(join(ctx.dist, 'client2.zip'), []);
-  await throwsKind(publishBuild({ dir: ctx.dist, baseUrl: 'https://x/' }), UsageError, /several client archives/);
+  await rejects(publishBuild({ dir: ctx.dist, baseUrl: 'https://x/' }), /several client archives/, UsageError);
 });
 
 unit.run();

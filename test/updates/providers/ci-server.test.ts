@@ -1,39 +1,13 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { UpdateError } from '../../../src/errors.ts';
 import { chooseArtifact, createCiServerProvider } from '../../../src/updates/providers/ci-server.ts';
-import { tempDir } from '../../_support/env.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { providerContext } from '../../fixtures/git/context.ts';
-import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
-
-interface Ctx {
-  root: string;
-  inst: string;
-  cdn: Cdn;
-  cleanup: () => Promise<void>;
-}
+import { cdnSuite, type CdnCtx as Ctx, never, oldBuildInBin, read, rejects } from '../_support.ts';
 
 const JOB = '/job/Space%20Station';
-const never = () => new AbortController().signal;
-const read = (path: string) => readFile(path, 'utf8');
-
-async function setup(ctx: Ctx): Promise<void> {
-  const tmp = await tempDir();
-  ctx.root = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.inst = join(tmp.path, 'instances', 'alpha');
-  await mkdir(join(ctx.inst, 'bin'), { recursive: true });
-  await writeFile(join(ctx.inst, 'bin', 'marker'), 'old build');
-  ctx.cdn = await startCdn();
-}
-
-async function teardown(ctx: Ctx): Promise<void> {
-  await ctx.cdn?.close();
-  await ctx.cleanup?.();
-}
 
 function provider(ctx: Ctx, updates: Record<string, unknown> = {}) {
   return createCiServerProvider(
@@ -64,27 +38,14 @@ function job(ctx: Ctx, n: number | null, artifacts?: Array<{ fileName: string; r
 
 const art = (fileName: string) => ({ fileName, relativePath: `release/${fileName}` });
 
-async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.instance(err, UpdateError);
-    assert.match((err as Error).message, pattern);
-    return;
-  }
-  throw new Error(`expected a refusal matching ${pattern}`);
-}
-
 async function untouched(ctx: Ctx): Promise<void> {
-  assert.equal(await readdir(join(ctx.inst, 'bin')), ['marker']);
+  await oldBuildInBin(ctx.inst);
   assert.equal(await readdir(join(ctx.inst, '.update')).catch(() => []), []);
 }
 
 // ---
 
-const ci = suite<Ctx>('ci-server provider', {} as Ctx);
-ci.before.each(setup);
-ci.after.each(teardown);
+const ci = cdnSuite('ci-server provider');
 
 ci('ci-server :: the last successful build number is the revision', async (ctx) => {
   job(ctx, 42, []);
@@ -94,7 +55,7 @@ ci('ci-server :: the last successful build number is the revision', async (ctx) 
 });
 
 ci("ci-server :: installs the server archive for this platform from the build's artifact list", async (ctx) => {
-  const archive = join(ctx.root, 'linux.zip');
+  const archive = join(ctx.dir, 'linux.zip');
   await writeZip(archive, sampleBuild('CI42'));
   job(ctx, 42, [
     art('SS14.Client.zip'),
@@ -110,7 +71,7 @@ ci("ci-server :: installs the server archive for this platform from the build's 
 });
 
 ci('ci-server :: without an artifact list it uses release/SS14.Server_<rid>.zip', async (ctx) => {
-  const archive = join(ctx.root, 'linux.zip');
+  const archive = join(ctx.dir, 'linux.zip');
   await writeZip(archive, sampleBuild('CI7'));
   job(ctx, 7);
   ctx.cdn.set(`${JOB}/7/artifact/release/SS14.Server_linux-x64.zip`, { kind: 'file', file: archive });
@@ -119,7 +80,7 @@ ci('ci-server :: without an artifact list it uses release/SS14.Server_<rid>.zip'
 });
 
 ci('ci-server :: ArtifactPattern picks a differently named tar.gz', async (ctx) => {
-  const archive = join(ctx.root, 'game.tar.gz');
+  const archive = join(ctx.dir, 'game.tar.gz');
   await writeTar(archive, sampleBuild('T'), { gzip: true });
   job(ctx, 3, [art('game-server-linux-x64.tar.gz'), art('SS14.Server_linux-x64.zip')]);
   ctx.cdn.set(`${JOB}/3/artifact/release/game-server-linux-x64.tar.gz`, { kind: 'file', file: archive });
@@ -131,29 +92,27 @@ ci.run();
 
 // ---
 
-const bad = suite<Ctx>('ci-server failures', {} as Ctx);
-bad.before.each(setup);
-bad.after.each(teardown);
+const bad = cdnSuite('ci-server failures');
 
 bad('ci-server :: a job API error fails the check', async (ctx) => {
   ctx.cdn.set(`${JOB}/api/json`, { kind: 'status', status: 503 });
-  await refused(provider(ctx).check(null, never()), /CI job at .*\/job\/Space%20Station\/api\/json answered HTTP 503/);
+  await rejects(provider(ctx).check(null, never()), /CI job at .*\/job\/Space%20Station\/api\/json answered HTTP 503/);
 });
 
 bad('ci-server :: no successful build yet', async (ctx) => {
   job(ctx, null);
-  await refused(provider(ctx).check(null, never()), /has no successful build yet/);
+  await rejects(provider(ctx).check(null, never()), /has no successful build yet/);
 });
 
 bad('ci-server :: the artifact must answer 2xx', async (ctx) => {
   job(ctx, 5, [art('SS14.Server_linux-x64.zip')]);
-  await refused(provider(ctx).apply(null, never()), /answered HTTP 404/);
+  await rejects(provider(ctx).apply(null, never()), /answered HTTP 404/);
   await untouched(ctx);
 });
 
 bad('ci-server :: no archive for this platform names what the build has', async (ctx) => {
   job(ctx, 5, [art('SS14.Server_win-x64.zip'), art('SS14.Client.zip')]);
-  await refused(
+  await rejects(
     provider(ctx).apply(null, never()),
     /no server archive for this platform linux-x64 .*artifacts: SS14\.Server_win-x64\.zip, SS14\.Client\.zip/,
   );
@@ -161,16 +120,16 @@ bad('ci-server :: no archive for this platform names what the build has', async 
 });
 
 bad('ci-server :: an archive that does not extract is refused (no hash to check)', async (ctx) => {
-  const archive = join(ctx.root, 'bad.zip');
+  const archive = join(ctx.dir, 'bad.zip');
   await writeFile(archive, 'this is not a zip at all, just text that a proxy served');
   job(ctx, 5, [art('SS14.Server_linux-x64.zip')]);
   ctx.cdn.set(`${JOB}/5/artifact/release/SS14.Server_linux-x64.zip`, { kind: 'file', file: archive });
-  await refused(provider(ctx).apply(null, never()), /not a zip, tar or tar\.gz archive/);
+  await rejects(provider(ctx).apply(null, never()), /not a zip, tar or tar\.gz archive/);
   await untouched(ctx);
 });
 
 bad('ci-server :: missing BaseUrl or JobName is a clear error', async (ctx) => {
-  await refused(
+  await rejects(
     provider(ctx, { JobName: undefined }).check(null, never()),
     /lacks Updates\.BaseUrl or Updates\.JobName/,
   );

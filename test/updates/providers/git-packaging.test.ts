@@ -1,13 +1,10 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createGitProvider } from '../../../src/updates/providers/git.ts';
-import { tempDir } from '../../_support/env.ts';
-import { providerContext } from '../../fixtures/git/context.ts';
 import { ENGINE_LAYOUT, createEngineTools, type EngineTools, type StubCall } from '../../fixtures/git/engine-tools.ts';
-import { createGitFixture, type GitFixture } from '../../fixtures/git/repo.ts';
+import { exists, never as live, read } from '../_support.ts';
+import { type GitCtx, gitProvider, gitSuite } from './_git.ts';
 
 /**
  * The Git provider building engine repositories for real: the build runs stub `dotnet` and
@@ -15,50 +12,27 @@ import { createGitFixture, type GitFixture } from '../../fixtures/git/repo.ts';
  * packaging would. No BuildCommand is configured, so nothing but the engine paths can produce a build.
  */
 
-interface Ctx {
-  dir: string;
-  repo: GitFixture & { first: string };
+interface Ctx extends GitCtx {
   tools: EngineTools;
   restorePath: () => void;
-  cleanup: () => Promise<void>;
 }
 
-const live = () => new AbortController().signal;
-const read = (path: string) => readFile(path, 'utf8');
-const exists = (path: string) =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
 /** Calls as `program arg…` lines, for readable comparisons. */
 const lines = (calls: StubCall[]) => calls.map((c) => [c.program, ...c.args].join(' '));
 
-function gitProvider(ctx: Ctx, updates: Record<string, unknown> = {}) {
-  const pctx = providerContext({
-    dir: ctx.dir,
-    settings: { UpdateType: 'Git', Updates: { BaseUrl: ctx.repo.bare, Platform: 'linux-x64', ...updates } },
-  });
-  return { pctx, provider: createGitProvider(pctx) };
-}
-
-const packaging = suite<Ctx>('git-packaging', {} as Ctx);
-packaging.before.each(async (ctx) => {
-  const tmp = await tempDir('wd-git-pkg-');
-  ctx.cleanup = tmp.cleanup;
-  ctx.dir = join(tmp.path, 'instances', 'alpha');
-  await mkdir(ctx.dir, { recursive: true });
-  ctx.repo = await createGitFixture(tmp.path);
-  ctx.tools = await createEngineTools(tmp.path);
-  ctx.restorePath = ctx.tools.onPath();
-});
-packaging.after.each(async (ctx) => {
-  ctx.restorePath();
-  await ctx.cleanup();
+const packaging = gitSuite('git-packaging', {
+  prefix: 'wd-git-pkg-',
+  ctx: { tools: undefined as unknown as EngineTools, restorePath: () => {} },
+  before: async (ctx) => {
+    ctx.tools = await createEngineTools(ctx.dir);
+    ctx.restorePath = ctx.tools.onPath();
+  },
+  after: (ctx) => ctx.restorePath(),
 });
 
 /** The installed build: its version and which packaging command made it; Robust.Server must be executable. */
 async function installed(ctx: Ctx): Promise<{ version: string; packagedBy: string }> {
-  const bin = join(ctx.dir, 'bin');
+  const bin = join(ctx.inst, 'bin');
   assert.ok((await stat(join(bin, 'Robust.Server'))).mode & 0o100, 'Robust.Server is executable');
   return { version: await read(join(bin, 'VERSION')), packagedBy: (await read(join(bin, 'PACKAGED'))).trim() };
 }
@@ -77,7 +51,7 @@ packaging(
       'dotnet run --project Content.Packaging server --platform linux-x64 --hybrid-acz',
     ]);
     for (const call of calls) {
-      assert.is(call.cwd, join(ctx.dir, 'source'), 'runs in the checkout');
+      assert.is(call.cwd, join(ctx.inst, 'source'), 'runs in the checkout');
       assert.is(call.env.MSBUILDDISABLENODEREUSE, '1', 'no MSBuild nodes left holding the log open');
     }
     assert.equal(await installed(ctx), {
@@ -85,16 +59,16 @@ packaging(
       packagedBy: 'dotnet run --project Content.Packaging server --platform linux-x64 --hybrid-acz',
     });
     assert.not.ok(
-      await exists(join(ctx.dir, 'source', 'release', 'SS14.Server_linux-x64.zip')),
+      await exists(join(ctx.inst, 'source', 'release', 'SS14.Server_linux-x64.zip')),
       'the installed archive is removed',
     );
-    assert.not.ok(await exists(join(ctx.dir, 'binaries')), 'a hybrid build publishes no client');
+    assert.not.ok(await exists(join(ctx.inst, 'binaries')), 'a hybrid build publishes no client');
     assert.not.ok(
-      await exists(join(ctx.dir, 'bin', 'build.json')),
+      await exists(join(ctx.inst, 'bin', 'build.json')),
       'nor build information: the server hosts its client itself',
     );
     assert.equal(await provider.launchCvars?.(head), []);
-    assert.match(await read(join(ctx.dir, 'logs', 'build.log')), /\$ dotnet run --project Content\.Packaging server/);
+    assert.match(await read(join(ctx.inst, 'logs', 'build.log')), /\$ dotnet run --project Content\.Packaging server/);
   },
 );
 
@@ -111,8 +85,8 @@ packaging(
       'dotnet run --project Content.Packaging client --no-wipe-release',
     ]);
     assert.is((await installed(ctx)).packagedBy, 'dotnet run --project Content.Packaging server --platform linux-x64');
-    assert.equal(await readdir(join(ctx.dir, 'binaries')), ['SS14.Client.zip']);
-    const info = JSON.parse(await read(join(ctx.dir, 'bin', 'build.json'))) as Record<string, string>;
+    assert.equal(await readdir(join(ctx.inst, 'binaries')), ['SS14.Client.zip']);
+    const info = JSON.parse(await read(join(ctx.inst, 'bin', 'build.json'))) as Record<string, string>;
     assert.equal([info.version, info.fork_id], [head, ctx.repo.bare], 'the commit and the repository reach the server');
     assert.ok(pctx.log.records.some((r) => r.level === 'warn' && /BuildCommand is ignored/.test(r.msg)));
   },
@@ -128,21 +102,21 @@ packaging(
     const calls = await ctx.tools.calls();
     // python3, not the real watchdog's `python` (src/updates/git/engine.ts says why); the `python` stub must stay unused.
     assert.equal(lines(calls), ['python3 Tools/package_server_build.py --hybrid-acz -p linux-x64']);
-    assert.is(calls[0]?.cwd, join(ctx.dir, 'source'));
+    assert.is(calls[0]?.cwd, join(ctx.inst, 'source'));
     assert.is(calls[0]?.env.PYTHONUNBUFFERED, '1');
     assert.is(calls[0]?.env.MSBUILDDISABLENODEREUSE, '1', 'the scripts run dotnet too');
     assert.equal(await installed(ctx), {
       version: '1\n',
       packagedBy: 'python3 Tools/package_server_build.py --hybrid-acz -p linux-x64',
     });
-    assert.not.ok(await exists(join(ctx.dir, 'source', 'release', 'SS14.Server_linux-x64.zip')));
+    assert.not.ok(await exists(join(ctx.inst, 'source', 'release', 'SS14.Server_linux-x64.zip')));
     assert.equal(await provider.launchCvars?.(head), []);
 
     // The next commit is built the same way and replaces the build.
     const second = await ctx.repo.commit({ VERSION: '2\n' }, 'version 2');
     assert.is(await provider.apply(head, live()), second);
     assert.is((await installed(ctx)).version, '2\n');
-    assert.is(await read(join(ctx.dir, 'bin.prev', 'VERSION')), '1\n');
+    assert.is(await read(join(ctx.inst, 'bin.prev', 'VERSION')), '1\n');
   },
 );
 
@@ -158,9 +132,9 @@ packaging(
       'python3 Tools/package_client_build.py',
     ]);
     assert.is((await installed(ctx)).packagedBy, 'python3 Tools/package_server_build.py -p linux-x64');
-    assert.equal(await readdir(join(ctx.dir, 'binaries')), ['SS14.Client.zip']);
-    assert.not.ok(await exists(join(ctx.dir, 'source', 'release', 'SS14.Client.zip')), 'moved, not copied');
-    const zip = await readFile(join(ctx.dir, 'binaries', 'SS14.Client.zip'));
+    assert.equal(await readdir(join(ctx.inst, 'binaries')), ['SS14.Client.zip']);
+    assert.not.ok(await exists(join(ctx.inst, 'source', 'release', 'SS14.Client.zip')), 'moved, not copied');
+    const zip = await readFile(join(ctx.inst, 'binaries', 'SS14.Client.zip'));
     const hash = createHash('sha256').update(zip).digest('hex').toUpperCase();
     assert.equal(await provider.launchCvars?.(head), [
       ['build.download_url', 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip'],
@@ -168,7 +142,7 @@ packaging(
       ['build.version', head],
     ]);
     // The real watchdog's build.json, beside Robust.Server: the engine fills its empty build.* cvars from it.
-    assert.equal(JSON.parse(await read(join(ctx.dir, 'bin', 'build.json'))), {
+    assert.equal(JSON.parse(await read(join(ctx.inst, 'bin', 'build.json'))), {
       download: 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip',
       hash,
       version: head,

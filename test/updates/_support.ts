@@ -1,0 +1,131 @@
+/**
+ * The set-up the update suites share: a temp folder holding an instance folder (with an old build in bin/ unless
+ * told otherwise) and, for the providers that download, a loopback CDN; plus the rejection assertion they all make.
+ * Not a test file.
+ */
+import { createHash } from 'node:crypto';
+import { lstat, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { UpdateError } from '../../src/errors.ts';
+import { tempSuite } from '../_support/env.ts';
+import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
+
+/** `dir`: the test's temp folder; `inst`: the instance folder `<dir>/instances/alpha`. */
+export interface InstanceCtx {
+  dir: string;
+  inst: string;
+}
+
+export interface CdnCtx extends InstanceCtx {
+  cdn: Cdn;
+}
+
+/**
+ * What the instance folder holds when a test starts: `old build` is bin/marker reading "old build" (so a swap, a
+ * rollback or a refusal can be seen); `empty` only the folder; `none` not even that (`inst` is still its path).
+ */
+export type InstanceState = 'old build' | 'empty' | 'none';
+
+export interface SuiteOptions<C, T> {
+  prefix?: string;
+  instance?: InstanceState;
+  ctx?: C;
+  /** Runs once the folders (and the CDN) are there. */
+  before?: (ctx: T) => unknown;
+  /** Runs before the CDN closes and the folder goes (stop processes here). */
+  after?: (ctx: T) => unknown;
+}
+
+type Empty = Record<never, never>;
+
+export const OLD_BUILD = 'old build';
+
+async function prepareInstance(ctx: InstanceCtx, state: InstanceState): Promise<void> {
+  ctx.inst = join(ctx.dir, 'instances', 'alpha');
+  if (state === 'none') return;
+  await mkdir(join(ctx.inst, state === 'old build' ? 'bin' : ''), { recursive: true });
+  if (state === 'old build') await writeFile(join(ctx.inst, 'bin', 'marker'), OLD_BUILD);
+}
+
+/** A suite whose every test gets a fresh temp folder and instance folder (see InstanceState). */
+export function instanceSuite<C extends object = Empty>(
+  name: string,
+  opts: SuiteOptions<C, C & InstanceCtx> = {},
+): Test<C & InstanceCtx> {
+  return tempSuite<C & { inst: string }>(name, {
+    prefix: opts.prefix,
+    ctx: { ...(opts.ctx as C), inst: '' },
+    before: async (ctx) => {
+      await prepareInstance(ctx, opts.instance ?? 'old build');
+      await opts.before?.(ctx);
+    },
+    after: opts.after,
+  });
+}
+
+/** An instanceSuite with a loopback CDN started before each test and closed after it. */
+export function cdnSuite<C extends object = Empty>(
+  name: string,
+  opts: SuiteOptions<C, C & CdnCtx> = {},
+): Test<C & CdnCtx> {
+  const { before, after } = opts;
+  return instanceSuite<C & { cdn: Cdn }>(name, {
+    ...opts,
+    ctx: { ...(opts.ctx as C), cdn: undefined as unknown as Cdn },
+    before: async (ctx) => {
+      ctx.cdn = await startCdn();
+      await before?.(ctx);
+    },
+    after: async (ctx) => {
+      try {
+        await after?.(ctx);
+      } finally {
+        await ctx.cdn?.close();
+      }
+    },
+  });
+}
+
+/** Asserts that `promise` rejects with a `kind` (an UpdateError unless told) whose message matches `pattern`. */
+export async function rejects(
+  promise: Promise<unknown>,
+  pattern: RegExp,
+  kind: abstract new (...args: never[]) => Error = UpdateError,
+): Promise<Error> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.instance(err, kind);
+    assert.match((err as Error).message, pattern);
+    return err as Error;
+  }
+  throw new Error(`expected a rejection with a ${kind.name} matching ${pattern}`);
+}
+
+/** bin/ holds the old build and nothing else. */
+export async function oldBuildInBin(inst: string): Promise<void> {
+  assert.is(await read(join(inst, 'bin', 'marker')), OLD_BUILD);
+  assert.equal(await readdir(join(inst, 'bin')), ['marker']);
+}
+
+/** A signal nobody aborts. */
+export const never = (): AbortSignal => new AbortController().signal;
+
+export const read = (path: string): Promise<string> => readFile(path, 'utf8');
+
+const yes = () => true;
+const no = () => false;
+
+/** Whether `path` leads somewhere (links followed). */
+export const exists = (path: string): Promise<boolean> => stat(path).then(yes, no);
+
+/** Whether a directory entry `path` is there, a dangling link included. */
+export const entryExists = (path: string): Promise<boolean> => lstat(path).then(yes, no);
+
+/** The file's SHA-256 in lower-case hex. */
+export const sha256Of = async (file: string): Promise<string> =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');

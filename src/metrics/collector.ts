@@ -3,10 +3,11 @@
  * scrape time. A private prom-client Registry, so nothing global leaks between daemons or tests.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import type { AlertKind, Bus, BusEvents, RestartReason } from '../bus.ts';
 import { statePaths } from '../chart/index.ts';
 import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
+import { createFamilies } from './families.ts';
 import { type ProcessStats, readProcessStats } from './proc-stats.ts';
 
 export interface MetricsCollector {
@@ -48,102 +49,10 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const { bus, registry } = opts;
   const readStats = opts.readStats ?? readProcessStats;
   const reg = new Registry();
-  const registers = [reg];
   const states = statePaths();
-
-  const info = new Gauge({
-    name: 'watchdog_instance_info',
-    help: 'Always 1; the labels carry the instance name and installed revision.',
-    labelNames: ['instance', 'name', 'revision'],
-    registers,
-  });
-  const state = new Gauge({
-    name: 'watchdog_instance_state',
-    help: 'One-hot: 1 for the state path the instance is in, 0 for every other state of the chart.',
-    labelNames: ['instance', 'state'],
-    registers,
-  });
-  const sinceCheckin = new Gauge({
-    name: 'watchdog_instance_seconds_since_checkin',
-    help: 'Seconds since the running server last checked in; absent before its first check-in.',
-    labelNames: ['instance'],
-    registers,
-  });
-  const uptime = new Gauge({
-    name: 'watchdog_instance_uptime_seconds',
-    help: 'Seconds since the current server process was launched; absent when none runs.',
-    labelNames: ['instance'],
-    registers,
-  });
-  const startupFailures = new Gauge({
-    name: 'watchdog_instance_startup_failures',
-    help: 'Consecutive launches that exited before their first check-in.',
-    labelNames: ['instance'],
-    registers,
-  });
-  const restarts = new Counter({
-    name: 'watchdog_instance_restarts_total',
-    help: 'Server relaunches by reason.',
-    labelNames: ['instance', 'reason'],
-    registers,
-  });
-  const alerts = new Counter({
-    name: 'watchdog_alerts_total',
-    help: 'Alerts raised (sent to the chat webhook when one is configured), by kind.',
-    labelNames: ['instance', 'kind'],
-    registers,
-  });
-  const updates = new Counter({
-    name: 'watchdog_updates_total',
-    help: 'Update installs by result.',
-    labelNames: ['instance', 'result'],
-    registers,
-  });
-  const updateDuration = new Gauge({
-    name: 'watchdog_update_duration_seconds',
-    help: 'How long the last installed update took, check to install.',
-    labelNames: ['instance'],
-    registers,
-  });
-  const updateBytes = new Gauge({
-    name: 'watchdog_update_bytes',
-    help: 'Bytes downloaded by the last update (the archive size once verified).',
-    labelNames: ['instance'],
-    registers,
-  });
-  const rss = new Gauge({
-    name: 'watchdog_instance_resident_memory_bytes',
-    help: 'Resident memory of the game server process (/proc/<pid>/status VmRSS).',
-    labelNames: ['instance'],
-    registers,
-  });
-  const cpu = new Counter({
-    name: 'watchdog_instance_cpu_seconds_total',
-    help: 'User plus system CPU time of the game server process (/proc/<pid>/stat); starts over with each launch.',
-    labelNames: ['instance'],
-    registers,
-  });
-  const lagMean = new Gauge({
-    name: 'watchdog_event_loop_lag_seconds',
-    help: "Mean delay of the daemon's event loop since the previous scrape.",
-    registers,
-  });
-  const lagP99 = new Gauge({
-    name: 'watchdog_event_loop_lag_p99_seconds',
-    help: "99th percentile delay of the daemon's event loop since the previous scrape.",
-    registers,
-  });
-  const lagMax = new Gauge({
-    name: 'watchdog_event_loop_lag_max_seconds',
-    help: "Largest delay of the daemon's event loop since the previous scrape.",
-    registers,
-  });
-  const build = new Gauge({
-    name: 'watchdog_build_info',
-    help: 'Always 1; the label carries the daemon version.',
-    labelNames: ['version'],
-    registers,
-  });
+  const families = createFamilies(reg);
+  const { info, state, sinceCheckin, uptime, startupFailures, restarts, alerts, updates } = families;
+  const { updateDuration, updateBytes, rss, cpu, lagMean, lagP99, lagMax, build } = families;
 
   const resolutionMs = 10;
   const loop = monitorEventLoopDelay({ resolution: resolutionMs });

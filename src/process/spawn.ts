@@ -178,19 +178,28 @@ async function spawnPiped(
     if (!detached) writer.writeLine(exitMarker(pid, status));
     closeWriter();
   });
+  return handleOf(child, pid, exited, () => {
+    detached = true;
+    // Pipes cannot be handed over: the server keeps writing to them while this daemon lives. Daemons
+    // that must outlive their servers launch them with `persist`.
+    child.unref();
+    // Child pipes are net.Sockets at runtime; the typings only promise a Readable.
+    for (const s of [child.stdout, child.stderr]) (s as Socket | null)?.unref();
+  });
+}
+
+async function handleOf(
+  child: ChildProcess,
+  pid: number,
+  exited: Promise<ExitStatus>,
+  detach: () => void,
+): Promise<ServerProcess> {
   return {
     pid,
     startTime: await readProcessStartTime(pid),
     exited,
     kill: (signal) => killGroup(child, signal),
-    detach() {
-      detached = true;
-      // Pipes cannot be handed over: the server keeps writing to them while this daemon lives. Daemons
-      // that must outlive their servers launch them with `persist`.
-      child.unref();
-      // Child pipes are net.Sockets at runtime; the typings only promise a Readable.
-      for (const s of [child.stdout, child.stderr]) (s as Socket | null)?.unref();
-    },
+    detach,
   };
 }
 
@@ -242,15 +251,9 @@ async function spawnPersistent(
       resolve({ code, signal });
     });
   });
-  return {
-    pid,
-    startTime: await readProcessStartTime(pid),
-    exited,
-    kill: (signal) => killGroup(child, signal),
-    detach() {
-      detached = true;
-      follower.stop();
-      child.unref();
-    },
-  };
+  return handleOf(child, pid, exited, () => {
+    detached = true;
+    follower.stop();
+    child.unref();
+  });
 }

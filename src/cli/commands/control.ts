@@ -5,8 +5,8 @@ import { parseCommandArgs } from '../client/args.ts';
 import { followOutcome } from '../client/follow.ts';
 import { fetchStatus, postControl } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
-import { reportClientErrors, warnTo } from '../client/report.ts';
-import { createTarget } from '../client/target.ts';
+import { reportClientErrors } from '../client/report.ts';
+import { TARGET_FLAGS, targetOf } from './target-flags.ts';
 
 export const usage = (
   action: string,
@@ -22,9 +22,7 @@ export const usage = (
 const DEFAULT_TIMEOUT_S = 300;
 
 export const options = {
-  url: { type: 'string' },
-  token: { type: 'string' },
-  config: { type: 'string' },
+  ...TARGET_FLAGS,
   json: { type: 'boolean' },
   wait: { type: 'boolean' },
   timeout: { type: 'string' },
@@ -49,14 +47,7 @@ export function control(action: ControlAction): Command {
       if (values.timeout !== undefined && !values.wait)
         throw new UsageError(`--timeout goes with --wait\n${usage(action)}`);
 
-      const target = createTarget({
-        url: values.url,
-        token: values.token,
-        configFile: values.config,
-        cwd: process.cwd(),
-        env: process.env,
-        warn: warnTo(action),
-      });
+      const target = targetOf(action, values);
       const url = await target.url();
       if (!values.wait) {
         await withInstanceList(target, async () => postControl({ url, key, token: await target.token(key) }, action));

@@ -10,8 +10,9 @@ import { UnknownInstanceError } from '../client/instances.ts';
 import { onInterrupt } from '../client/interrupt.ts';
 import { fetchLogLines, followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
 import { reportClientErrors, warnTo } from '../client/report.ts';
-import { createTarget, type Target } from '../client/target.ts';
+import type { Target } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
+import { ADMIN_FLAGS, TARGET_FLAGS, targetOf } from './target-flags.ts';
 
 const USAGE = `usage: watchdog logs <key> [-f] [-n N] [--config F] [--url URL [--token T | --user U --password P]]
   -f, --follow      keep printing new lines (across rotation) until Ctrl-C
@@ -25,11 +26,8 @@ export const usage = USAGE;
 export const options = {
   follow: { type: 'boolean', short: 'f' },
   lines: { type: 'string', short: 'n' },
-  config: { type: 'string' },
-  url: { type: 'string' },
-  token: { type: 'string' },
-  user: { type: 'string' },
-  password: { type: 'string' },
+  ...TARGET_FLAGS,
+  ...ADMIN_FLAGS,
 } as const satisfies CommandOptions;
 
 const write = (line: string) => void process.stdout.write(line + '\n');
@@ -104,16 +102,7 @@ export async function run(args: string[]): Promise<number> {
     if (key === undefined) throw new UsageError(`missing the instance key\n${USAGE}`);
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${USAGE}`);
     const n = wholeNumber('-n', values.lines, 0, USAGE) ?? 50;
-    const target = createTarget({
-      url: values.url,
-      token: values.token,
-      user: values.user,
-      password: values.password,
-      configFile: values.config,
-      cwd: process.cwd(),
-      env: process.env,
-      warn: warnTo('logs'),
-    });
+    const target = targetOf('logs', values);
     const follow = values.follow === true;
     if (!target.urlGiven) return localLogs(target, key, n, follow);
     if (n > 1000) throw new UsageError(`-n: at most 1000 lines over --url, got ${n}\n${USAGE}`);

@@ -5,11 +5,12 @@ import { ClientError } from '../client/errors.ts';
 import { fetchAllStatus, fetchStatus, refusedWith } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { UnknownInstanceError } from '../client/instances.ts';
-import { reportClientErrors, warnTo } from '../client/report.ts';
+import { reportClientErrors } from '../client/report.ts';
 import { renderStatusTable, type StatusRow } from '../client/status-table.ts';
-import { createTarget, type Target } from '../client/target.ts';
+import type { Target } from '../client/target.ts';
 import { repeatUntilInterrupted } from '../client/watch.ts';
 import type { CommandOptions } from '../registry.ts';
+import { ADMIN_FLAGS, TARGET_FLAGS, targetOf } from './target-flags.ts';
 
 const USAGE = `usage: watchdog status [key] [--json] [--watch] [--interval S] [--count N] [--url URL] [--token T] [--config F] [--user U --password P]
   key           one instance (default: every instance: all the daemon's with Admin credentials, else each one
@@ -27,11 +28,8 @@ export const options = {
   watch: { type: 'boolean' },
   interval: { type: 'string' },
   count: { type: 'string' },
-  url: { type: 'string' },
-  token: { type: 'string' },
-  config: { type: 'string' },
-  user: { type: 'string' },
-  password: { type: 'string' },
+  ...TARGET_FLAGS,
+  ...ADMIN_FLAGS,
 } as const satisfies CommandOptions;
 
 const NEEDS_ADMIN =
@@ -136,16 +134,7 @@ export async function run(args: string[]): Promise<number> {
     const json = values.json === true;
     const watch = values.watch === true;
     const colour = !json && colourEnabled(process.stdout, process.env);
-    const target = createTarget({
-      url: values.url,
-      token: values.token,
-      user: values.user,
-      password: values.password,
-      configFile: values.config,
-      cwd: process.cwd(),
-      env: process.env,
-      warn: warnTo('status'),
-    });
+    const target = targetOf('status', values);
     target.admin(); // half-given credentials are a usage error before anything is sent
 
     if (!watch) return print(await snapshot(target, key), { key, json, watch, colour });

@@ -42,27 +42,33 @@ const positional = (c: CompletionCommand): 'instance' | 'shell' | 'dir' | undefi
   c.instanceKey ? 'instance' : c.name === 'completion' ? 'shell' : c.name === 'manifest' ? 'dir' : undefined;
 
 const flagWords = (f: CompletionFlag): string[] => [`--${f.long}`, ...(f.short ? [`-${f.short}`] : [])];
+/** One `case` arm per flag that takes a value (`cmd:--flag|cmd:-f) <action>; <ret> ;;`), for bash and zsh. */
+const flagValueCases = (spec: CompletionSpec, action: (values: CompletionFlag['values']) => string, ret: string) =>
+  spec.commands.flatMap((c) =>
+    c.flags
+      .filter((f) => f.takesValue)
+      .map(
+        (f) =>
+          `    ${flagWords(f)
+            .map((w) => `${c.name}:${w}`)
+            .join('|')}) ${action(f.values)}; ${ret} ;;`,
+      ),
+  );
 const topLevel = (spec: CompletionSpec) =>
   [...spec.commands.map((c) => c.name), '--help', '-h', '--version', '-V'].join(' ');
 
 function bash(spec: CompletionSpec): string {
-  const valueCases = spec.commands.flatMap((c) =>
-    c.flags
-      .filter((f) => f.takesValue)
-      .map((f) => {
-        const pattern = flagWords(f)
-          .map((w) => `${c.name}:${w}`)
-          .join('|');
-        const action =
-          f.values === 'file'
-            ? 'COMPREPLY=($(compgen -f -- "$cur"))'
-            : f.values === 'dir'
-              ? 'COMPREPLY=($(compgen -d -- "$cur"))'
-              : Array.isArray(f.values)
-                ? `COMPREPLY=($(compgen -W "${f.values.join(' ')}" -- "$cur"))`
-                : 'COMPREPLY=()';
-        return `    ${pattern}) ${action}; return 0 ;;`;
-      }),
+  const valueCases = flagValueCases(
+    spec,
+    (values) =>
+      values === 'file'
+        ? 'COMPREPLY=($(compgen -f -- "$cur"))'
+        : values === 'dir'
+          ? 'COMPREPLY=($(compgen -d -- "$cur"))'
+          : Array.isArray(values)
+            ? `COMPREPLY=($(compgen -W "${values.join(' ')}" -- "$cur"))`
+            : 'COMPREPLY=()',
+    'return 0',
   );
   const flagCases = spec.commands.map((c) => `    ${c.name}) flags="${c.flags.flatMap(flagWords).join(' ')}" ;;`);
   const byKind = (kind: string) =>
@@ -104,23 +110,17 @@ complete -F _watchdog watchdog
 }
 
 function zsh(spec: CompletionSpec): string {
-  const valueCases = spec.commands.flatMap((c) =>
-    c.flags
-      .filter((f) => f.takesValue)
-      .map((f) => {
-        const pattern = flagWords(f)
-          .map((w) => `${c.name}:${w}`)
-          .join('|');
-        const action =
-          f.values === 'file'
-            ? '_files'
-            : f.values === 'dir'
-              ? '_files -/'
-              : Array.isArray(f.values)
-                ? `compadd -- ${f.values.join(' ')}`
-                : ':';
-        return `    ${pattern}) ${action}; return ;;`;
-      }),
+  const valueCases = flagValueCases(
+    spec,
+    (values) =>
+      values === 'file'
+        ? '_files'
+        : values === 'dir'
+          ? '_files -/'
+          : Array.isArray(values)
+            ? `compadd -- ${values.join(' ')}`
+            : ':',
+    'return',
   );
   const flagCases = spec.commands.map((c) => `    ${c.name}) flags=(${c.flags.flatMap(flagWords).join(' ')}) ;;`);
   const byKind = (kind: string) =>

@@ -1,0 +1,38 @@
+import { warnTo } from '../client/report.ts';
+import { createTarget, type Target } from '../client/target.ts';
+import type { CommandOptions } from '../registry.ts';
+
+/** The flags of every command that talks to a daemon: where it is and the instance's token. */
+export const TARGET_FLAGS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  config: { type: 'string' },
+} as const satisfies CommandOptions;
+
+/** The daemon's Admin credentials, for commands that may act on every instance. */
+export const ADMIN_FLAGS = {
+  user: { type: 'string' },
+  password: { type: 'string' },
+} as const satisfies CommandOptions;
+
+interface TargetFlagValues {
+  url?: string;
+  token?: string;
+  config?: string;
+  user?: string;
+  password?: string;
+}
+
+/** The daemon `command`'s flags name, seen from this process's folder and environment. */
+export function targetOf(command: string, values: TargetFlagValues): Target {
+  return createTarget({
+    url: values.url,
+    token: values.token,
+    user: values.user,
+    password: values.password,
+    configFile: values.config,
+    cwd: process.cwd(),
+    env: process.env,
+    warn: warnTo(command),
+  });
+}

@@ -1,0 +1,31 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+const I = ['instance'] as const;
+
+/** Every metric family the daemon exposes, registered in `registry`; one line each, so the list reads as a table. */
+export function createFamilies(registry: Registry) {
+  const registers = [registry];
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Gauge<L>({ name, help, labelNames, registers });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  // biome-ignore format: one metric a line
+  return {
+    info: gauge('watchdog_instance_info', 'Always 1; the labels carry the instance name and installed revision.', ['instance', 'name', 'revision']),
+    state: gauge('watchdog_instance_state', 'One-hot: 1 for the state path the instance is in, 0 for every other state of the chart.', ['instance', 'state']),
+    sinceCheckin: gauge('watchdog_instance_seconds_since_checkin', 'Seconds since the running server last checked in; absent before its first check-in.', I),
+    uptime: gauge('watchdog_instance_uptime_seconds', 'Seconds since the current server process was launched; absent when none runs.', I),
+    startupFailures: gauge('watchdog_instance_startup_failures', 'Consecutive launches that exited before their first check-in.', I),
+    restarts: counter('watchdog_instance_restarts_total', 'Server relaunches by reason.', ['instance', 'reason']),
+    alerts: counter('watchdog_alerts_total', 'Alerts raised (sent to the chat webhook when one is configured), by kind.', ['instance', 'kind']),
+    updates: counter('watchdog_updates_total', 'Update installs by result.', ['instance', 'result']),
+    updateDuration: gauge('watchdog_update_duration_seconds', 'How long the last installed update took, check to install.', I),
+    updateBytes: gauge('watchdog_update_bytes', 'Bytes downloaded by the last update (the archive size once verified).', I),
+    rss: gauge('watchdog_instance_resident_memory_bytes', 'Resident memory of the game server process (/proc/<pid>/status VmRSS).', I),
+    cpu: counter('watchdog_instance_cpu_seconds_total', 'User plus system CPU time of the game server process (/proc/<pid>/stat); starts over with each launch.', I),
+    lagMean: gauge('watchdog_event_loop_lag_seconds', "Mean delay of the daemon's event loop since the previous scrape."),
+    lagP99: gauge('watchdog_event_loop_lag_p99_seconds', "99th percentile delay of the daemon's event loop since the previous scrape."),
+    lagMax: gauge('watchdog_event_loop_lag_max_seconds', "Largest delay of the daemon's event loop since the previous scrape."),
+    build: gauge('watchdog_build_info', 'Always 1; the label carries the daemon version.', ['version']),
+  };
+}

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { suite, type Test } from 'uvu';
 import { ROOT, tempDir, waitFor } from './env.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook.ts';
 
 export interface RunningDaemon {
   dir: string;
@@ -9,7 +11,6 @@ export interface RunningDaemon {
   proc: ChildProcess;
   /** Everything the daemon wrote to stderr (its log) so far. */
   log(): string;
-  /** SIGTERM, then wait for the exit code (SIGKILL after `graceMs`). */
   /** Signals the daemon (SIGTERM unless said) and waits for its exit code; SIGKILL after `graceMs`. */
   stop(graceMs?: number, signal?: NodeJS.Signals): Promise<number | null>;
   /** Removes the temp folder. */
@@ -89,4 +90,92 @@ export async function startDaemon(
       return res.status;
     },
   };
+}
+
+/** A hook that prints its error before failing: uvu reports a failed hook only as a suite that ran nothing. */
+export function reported<C>(fn: (ctx: C) => unknown): (ctx: C) => Promise<void> {
+  return async (ctx) => {
+    try {
+      await fn(ctx);
+    } catch (err) {
+      console.error(err);
+      throw err;
+    }
+  };
+}
+
+/**
+ * Polls an instance's status until it is in `state` (for `running`: with a pid, and not `notPid` when given — a
+ * relaunch); returns that status.
+ */
+export function waitState(
+  d: RunningDaemon,
+  key: string,
+  token: string,
+  state: string,
+  opts: { notPid?: number | null; timeoutMs?: number } = {},
+): Promise<StatusJson> {
+  return waitFor(
+    `${key} ${state}${opts.notPid === undefined ? '' : ` (pid not ${opts.notPid})`}`,
+    async () => {
+      const s = await d.status(key, token);
+      if (s.state !== state || s.pid === opts.notPid) return undefined;
+      return state !== 'running' || s.pid !== null ? s : undefined;
+    },
+    opts.timeoutMs ?? 15_000,
+  );
+}
+
+/** What every test of a daemonSuite sees: the daemon's folder, the daemon, and the chat-webhook receiver if asked. */
+export interface DaemonCtx {
+  dir: string;
+  daemon?: RunningDaemon;
+  hook?: WebhookReceiver;
+}
+
+/**
+ * A uvu suite whose tests share one real daemon, started in `before` in a fresh temp folder (`ctx.dir`) and stopped,
+ * with the folder removed, in `after`. `config` gives its appsettings.yml; the folder exists then (write files the
+ * daemon should find there), and so does `ctx.hook` with `webhook: true`. `before` runs once the daemon listens;
+ * `stopping` while it is still up; `after` once it has exited.
+ */
+export function daemonSuite<C extends object = Record<never, never>>(
+  name: string,
+  opts: {
+    ctx?: C;
+    prefix?: string;
+    webhook?: boolean;
+    env?: Record<string, string>;
+    config: (ctx: C & DaemonCtx) => string | Promise<string>;
+    before?: (ctx: C & DaemonCtx) => unknown;
+    stopping?: (ctx: C & DaemonCtx) => unknown;
+    after?: (ctx: C & DaemonCtx) => unknown;
+  },
+): Test<C & DaemonCtx> {
+  const s = suite<C & DaemonCtx>(name, { ...(opts.ctx as C), dir: '' });
+  let cleanup: (() => Promise<void>) | undefined;
+  s.before(
+    reported(async (ctx: C & DaemonCtx) => {
+      const tmp = await tempDir(opts.prefix ?? 'wd-e2e-');
+      ctx.dir = tmp.path;
+      cleanup = tmp.cleanup;
+      if (opts.webhook) ctx.hook = await startWebhookReceiver();
+      ctx.daemon = await startDaemon(await opts.config(ctx), { dir: ctx.dir, env: opts.env });
+      await opts.before?.(ctx);
+    }),
+  );
+  s.after(async (ctx) => {
+    try {
+      await opts.stopping?.(ctx);
+    } finally {
+      await ctx.daemon?.stop();
+      try {
+        await opts.after?.(ctx);
+      } finally {
+        await cleanup?.();
+        await ctx.hook?.close();
+      }
+    }
+  });
+  return s;
 }

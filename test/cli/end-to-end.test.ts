@@ -2,10 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
-import { startDaemon, type RunningDaemon } from '../_support/daemon.ts';
+import { type DaemonCtx, daemonSuite, waitState } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { WATCHDOG, cliEnv, runCli, spawnCli, type CliResult } from './_run.ts';
 
@@ -13,33 +12,17 @@ import { WATCHDOG, cliEnv, runCli, spawnCli, type CliResult } from './_run.ts';
  * Every CLI command, run as a real process against the real daemon hosting real demo servers:
  * demo and beta (each with its own ApiToken) and gamma (no ApiToken, a program that exits at once).
  */
-interface Ctx {
-  daemon?: RunningDaemon;
-}
-const test = suite<Ctx>('watchdog CLI :: end to end against the running daemon', {});
-
-test.before(async (ctx) => {
-  try {
-    const [demoPort, betaPort] = [await freePort(), await freePort()];
-    ctx.daemon = await startDaemon(
-      testConfig({
-        instances: [
-          { key: 'demo', port: demoPort, token: 'tok', timeoutSeconds: 3 },
-          { key: 'beta', port: betaPort, token: 'tok-beta', timeoutSeconds: 3 },
-          { key: 'gamma', port: await freePort(), token: null, runCommand: '/bin/false' },
-        ],
-      }),
-    );
-  } catch (err) {
-    // uvu swallows hook errors: say what went wrong.
-    console.error(err);
-    throw err;
-  }
+const test = daemonSuite('watchdog CLI :: end to end against the running daemon', {
+  config: async () =>
+    testConfig({
+      instances: [
+        { key: 'demo', port: await freePort(), token: 'tok', timeoutSeconds: 3 },
+        { key: 'beta', port: await freePort(), token: 'tok-beta', timeoutSeconds: 3 },
+        { key: 'gamma', port: await freePort(), token: null, runCommand: '/bin/false' },
+      ],
+    }),
 });
-test.after(async (ctx) => {
-  await ctx.daemon?.stop();
-  await ctx.daemon?.cleanup();
-});
+type Ctx = DaemonCtx;
 
 const ESC = '\x1b';
 const d = (ctx: Ctx) => ctx.daemon!;
@@ -47,15 +30,9 @@ const d = (ctx: Ctx) => ctx.daemon!;
 const cli = (ctx: Ctx, args: string[], env?: Record<string, string>): Promise<CliResult> =>
   runCli(args, { cwd: d(ctx).dir, env });
 const withUrl = (ctx: Ctx, ...args: string[]) => [...args, '--url', d(ctx).url];
-const running = (ctx: Ctx, key: string) =>
-  waitFor(
-    `${key} running`,
-    async () => {
-      const s = await d(ctx).status(key, key === 'demo' ? 'tok' : 'tok-beta');
-      return s.state === 'running' && s.pid !== null ? s : undefined;
-    },
-    20_000,
-  );
+const tokenOf = (key: string) => (key === 'demo' ? 'tok' : 'tok-beta');
+const running = (ctx: Ctx, key: string, notPid?: number | null) =>
+  waitState(d(ctx), key, tokenOf(key), 'running', { notPid, timeoutMs: 20_000 });
 const ok = (r: CliResult) => assert.is(r.code, 0, `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 
 test('status <key>: the table, tokens from the local config, no colour through a pipe', async (ctx) => {
@@ -140,14 +117,7 @@ test('restart: exit 0, and the server comes back with a new pid', async (ctx) =>
   const r = await cli(ctx, withUrl(ctx, 'restart', 'demo'));
   ok(r);
   assert.is(r.stdout, `restart requested for demo at ${d(ctx).url}\n`);
-  const after = await waitFor(
-    'a new pid',
-    async () => {
-      const s = await d(ctx).status('demo', 'tok');
-      return s.state === 'running' && s.pid !== null && s.pid !== before.pid ? s : undefined;
-    },
-    20_000,
-  );
+  const after = await running(ctx, 'demo', before.pid);
   assert.ok(after.restarts >= before.restarts);
 });
 
@@ -163,7 +133,7 @@ test('update without an update provider: exit 1 naming the reason (409), and the
 test('stop: exit 0, the state becomes stopped.idle; restart brings it back', async (ctx) => {
   const before = await running(ctx, 'demo');
   ok(await cli(ctx, withUrl(ctx, 'stop', 'demo')));
-  await waitFor('stopped.idle', async () => (await d(ctx).status('demo', 'tok')).state === 'stopped.idle', 20_000);
+  await waitState(d(ctx), 'demo', 'tok', 'stopped.idle', { timeoutMs: 20_000 });
   const r = await cli(ctx, withUrl(ctx, 'status', 'demo', '--json'));
   ok(r);
   const s = JSON.parse(r.stdout) as { state: string; pid: number | null };
@@ -209,14 +179,7 @@ test('logs -f: new server output streams until the CLI is stopped (killed by pid
       20_000,
     );
     assert.is(await d(ctx).control('demo', 'tok', 'restart'), 200);
-    await waitFor(
-      'a new pid',
-      async () => {
-        const s = await d(ctx).status('demo', 'tok');
-        return s.state === 'running' && s.pid !== before.pid;
-      },
-      20_000,
-    );
+    await running(ctx, 'demo', before.pid);
     await waitFor('lines from the restart', () => follow.stdout().split('\n').length > 3, 10_000);
   } finally {
     if (follow.proc.pid) process.kill(follow.proc.pid, 'SIGINT');

@@ -1,53 +1,24 @@
-import { readFile } from 'node:fs/promises';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
-import { basic, startDaemon, type RunningDaemon } from '../_support/daemon.ts';
-import { freePort, waitFor } from '../_support/env.ts';
+import { basic, daemonSuite, type RunningDaemon, waitState } from '../_support/daemon.ts';
+import { freePort } from '../_support/env.ts';
+import { launchSecret } from './resilience/_support.ts';
 
-interface Ctx {
-  daemon?: RunningDaemon;
-  secret?: string;
-}
-const test = suite<Ctx>('e2e :: auth order on the real daemon', {});
 // A token with ':' in it: the password is everything after the FIRST colon (RFC 7617; the real watchdog refuses it).
 const TOKEN = 'to:k:en';
 
-test.before(async (ctx) => {
-  try {
-    const [p1, p2] = [await freePort(), await freePort()];
-    ctx.daemon = await startDaemon(
-      testConfig({
-        instances: [
-          { key: 'alpha', token: TOKEN, port: p1 },
-          { key: 'beta', token: null, port: p2 },
-        ],
-      }),
-    );
-    const d = ctx.daemon;
-    const s = await waitFor(
-      'alpha running',
-      async () => {
-        const st = await d.status('alpha', TOKEN);
-        return st.state === 'running' && st.pid ? st : undefined;
-      },
-      15_000,
-    );
-    const env = await readFile(`/proc/${s.pid}/environ`, 'utf8');
-    ctx.secret = env
-      .split('\0')
-      .find((e) => e.startsWith('ROBUST_CVAR_watchdog__token='))
-      ?.split('=')
-      .slice(1)
-      .join('=');
-  } catch (err) {
-    console.error(err);
-    throw err;
-  }
-});
-test.after(async (ctx) => {
-  await ctx.daemon?.stop();
-  await ctx.daemon?.cleanup();
+const test = daemonSuite<{ secret?: string }>('e2e :: auth order on the real daemon', {
+  config: async () =>
+    testConfig({
+      instances: [
+        { key: 'alpha', token: TOKEN, port: await freePort() },
+        { key: 'beta', token: null, port: await freePort() },
+      ],
+    }),
+  before: async (ctx) => {
+    const s = await waitState(ctx.daemon!, 'alpha', TOKEN, 'running');
+    ctx.secret = await launchSecret(s.pid!);
+  },
 });
 
 const raw = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;

@@ -1,75 +1,38 @@
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
-import { basic, startDaemon, type RunningDaemon } from '../_support/daemon.ts';
+import { basic, daemonSuite, type RunningDaemon, waitState } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
+import { launchSecret } from './resilience/_support.ts';
+import { alive } from './updates/_support.ts';
 
-interface Ctx {
-  daemon?: RunningDaemon;
-  hook?: WebhookReceiver;
-}
 /** The demo instance's TimeoutSeconds (the hang deadline after its last check-in). */
 const TIMEOUT_SECONDS = 3;
-const test = suite<Ctx>('e2e :: lifecycle with the demo server', {});
-
-test.before(async (ctx) => {
-  try {
-    ctx.hook = await startWebhookReceiver();
-    const port = await freePort();
-    // UpdateType Dummy: the first launch "installs" revision 1 (src/updates/providers/dummy.ts); nothing here asks for
-    // another update, so relaunches after a restart, a crash or a hang keep it.
-    ctx.daemon = await startDaemon(
-      testConfig({
-        webhook: ctx.hook.url,
-        instances: [{ port, timeoutSeconds: TIMEOUT_SECONDS, extra: '      UpdateType: Dummy' }],
-      }),
-    );
-  } catch (err) {
-    console.error(err);
-    throw err;
-  }
-});
-test.after(async (ctx) => {
-  await ctx.daemon?.stop();
-  await ctx.daemon?.cleanup();
-  await ctx.hook?.close();
+const test = daemonSuite('e2e :: lifecycle with the demo server', {
+  webhook: true,
+  // UpdateType Dummy: the first launch "installs" revision 1 (src/updates/providers/dummy.ts); nothing here asks for
+  // another update, so relaunches after a restart, a crash or a hang keep it.
+  config: async ({ hook }) =>
+    testConfig({
+      webhook: hook!.url,
+      instances: [{ port: await freePort(), timeoutSeconds: TIMEOUT_SECONDS, extra: '      UpdateType: Dummy' }],
+    }),
 });
 
 const token = 'tok';
-const running = (d: RunningDaemon) =>
-  waitFor(
-    'running',
-    async () => {
-      const s = await d.status('demo', token);
-      return s.state === 'running' && s.pid !== null ? s : undefined;
-    },
-    15_000,
-  );
+const running = (d: RunningDaemon, notPid?: number | null) => waitState(d, 'demo', token, 'running', { notPid });
 
 /** The secret a server got, read from its environment (root can read /proc/<pid>/environ). */
 async function secretOf(pid: number): Promise<string> {
-  const env = await readFile(`/proc/${pid}/environ`, 'utf8');
-  const entry = env.split('\0').find((e) => e.startsWith('ROBUST_CVAR_watchdog__token='));
-  if (!entry) throw new Error('no token in the server environment');
-  return entry.slice('ROBUST_CVAR_watchdog__token='.length);
+  const secret = await launchSecret(pid);
+  if (secret === undefined) throw new Error('no token in the server environment');
+  return secret;
 }
 
 const ping = (d: RunningDaemon, secret: string) =>
   fetch(`${d.url}/server_api/demo/ping`, { method: 'POST', headers: { authorization: basic('demo', secret) } }).then(
     (r) => r.status,
   );
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** The state letter of /proc/<pid>/stat (R, S, T, Z, …), or null once the pid is gone (ESRCH). */
 function procState(pid: number): string | null {
@@ -111,14 +74,7 @@ test('restart: the server gets /shutdown, comes back with a new pid and secret; 
   const oldSecret = await secretOf(before.pid!);
   assert.is(await ping(d, oldSecret), 200);
   assert.is(await d.control('demo', token, 'restart'), 200);
-  const after = await waitFor(
-    'a new pid',
-    async () => {
-      const s = await d.status('demo', token);
-      return s.state === 'running' && s.pid !== before.pid ? s : undefined;
-    },
-    15_000,
-  );
+  const after = await running(d, before.pid);
   assert.not.ok(alive(before.pid!), 'old server gone');
   assert.match(d.log(), /Restart requested/);
   const newSecret = await secretOf(after.pid!);
@@ -136,7 +92,7 @@ test('stop: the server gets /update, exits, is not relaunched, the webhook says 
   const sent = hook!.messages.length;
   const from = d.log().length;
   assert.is(await d.control('demo', token, 'stop'), 200);
-  await waitFor('stopped.idle', async () => (await d.status('demo', token)).state === 'stopped.idle', 15_000);
+  await waitState(d, 'demo', token, 'stopped.idle');
   assert.not.ok(alive(before.pid!), 'server exited');
   // It left because it was asked to by POST /update (the demo server's own line, echoed by the daemon), not killed.
   assert.match(d.log().slice(from), /update received \(UpdateAvailable\)/);
@@ -158,14 +114,7 @@ test('SIGKILL of the server: relaunched, and the webhook names the signal', asyn
   const before = await running(d);
   const sent = hook!.messages.length;
   process.kill(before.pid!, 'SIGKILL');
-  await waitFor(
-    'relaunch',
-    async () => {
-      const s = await d.status('demo', token);
-      return s.state === 'running' && s.pid !== before.pid;
-    },
-    15_000,
-  );
+  await running(d, before.pid);
   await waitFor('crash notification', () =>
     hook!.messages.slice(sent).some((m) => /`demo`/.test(m.content) && /SIGKILL/.test(m.content)),
   );
@@ -228,14 +177,7 @@ test('SIGSTOP of the server: killed TimeoutSeconds after its last check-in, not 
   // request to a frozen server would not fit).
   assert.ok(afterStop <= timeoutMs + 2500, `killed ${afterStop} ms after SIGSTOP, long after TimeoutSeconds`);
 
-  const next = await waitFor(
-    'relaunch',
-    async () => {
-      const s = await d.status('demo', token);
-      return s.state === 'running' && s.pid !== null && s.pid !== before.pid ? s : undefined;
-    },
-    15_000,
-  );
+  const next = await running(d, before.pid);
   assert.ok(alive(next.pid!), 'the new server is alive');
   assert.is(next.revision, '1', 'a hang relaunch installs no update');
   assert.match(d.log(), /Server `demo` timed out and will be killed/);

@@ -4,17 +4,11 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { basic, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { basic, daemonSuite } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 
-interface Ctx {
-  daemon?: RunningDaemon;
-  yaml: string;
-}
-const test = suite<Ctx>('e2e :: Admin credentials guard the operator routes', { yaml: '' });
 const ROUTES = ['/', '/metrics', '/api/instances', '/statechart.svg'];
 
 const adminConfig = (password: string, port: number) =>
@@ -23,13 +17,12 @@ const adminConfig = (password: string, port: number) =>
     extra: `Admin:\n  Username: ops\n  Password: ${JSON.stringify(password)}`,
   });
 
-test.before(async (ctx) => {
-  ctx.yaml = adminConfig('first-secret', await freePort());
-  ctx.daemon = await startDaemon(ctx.yaml);
-});
-test.after(async (ctx) => {
-  await ctx.daemon?.stop();
-  await ctx.daemon?.cleanup();
+const test = daemonSuite('e2e :: Admin credentials guard the operator routes', {
+  ctx: { yaml: '' },
+  config: async (ctx) => {
+    ctx.yaml = adminConfig('first-secret', await freePort());
+    return ctx.yaml;
+  },
 });
 
 const get = async (url: string, authorization?: string) => {

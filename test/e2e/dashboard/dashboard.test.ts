@@ -4,53 +4,30 @@
  */
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { startDaemon, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
+import { daemonSuite, type RunningDaemon, type StatusJson, waitState } from '../../_support/daemon.ts';
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { type Browser, openBrowser, screenshot } from './browser.ts';
 
-interface Ctx {
-  daemon?: RunningDaemon;
-  browser?: Browser;
-}
-const test = suite<Ctx>('e2e :: dashboard in Chromium', {});
 const TOKEN = 'tok';
-
-test.before(async (ctx) => {
-  try {
-    const [a, b] = [await freePort(), await freePort()];
-    ctx.daemon = await startDaemon(
-      testConfig({
-        instances: [
-          { key: 'alpha', port: a },
-          { key: 'beta', port: b },
-        ],
-      }),
-    );
+const test = daemonSuite<{ browser?: Browser }>('e2e :: dashboard in Chromium', {
+  config: async () =>
+    testConfig({
+      instances: [
+        { key: 'alpha', port: await freePort() },
+        { key: 'beta', port: await freePort() },
+      ],
+    }),
+  before: async (ctx) => {
     ctx.browser = await openBrowser();
-  } catch (err) {
-    console.error(err);
-    throw err;
-  }
-});
-test.after(async (ctx) => {
-  await ctx.browser?.close();
-  await ctx.daemon?.stop();
-  await ctx.daemon?.cleanup();
+  },
+  stopping: (ctx) => ctx.browser?.close(),
 });
 
 const statusOf = (d: RunningDaemon, key: string) => d.status(key, TOKEN);
-const inState = (d: RunningDaemon, key: string, state: string) =>
-  waitFor(
-    `${key} ${state}`,
-    async () => {
-      const s = await statusOf(d, key);
-      return s.state === state && (state !== 'running' || s.pid !== null) ? s : undefined;
-    },
-    15_000,
-  );
+const inState = (d: RunningDaemon, key: string, state: string, notPid?: number | null) =>
+  waitState(d, key, TOKEN, state, { notPid });
 const delay = (ms: number) => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms));
 const card = (key: string) => `article.card[data-key="${key}"]`;
 const pillText = (b: Browser, key: string) => b.page.textContent(`${card(key)} .state-pill`);
@@ -181,14 +158,7 @@ test('the Restart button, once confirmed, restarts the instance (the pid changes
   await screenshot(b.page, 'dashboard-confirm.png');
   await b.page.click('#confirm-ok');
   await dialog.waitFor({ state: 'hidden' });
-  const after = await waitFor(
-    'alpha running with a new pid',
-    async () => {
-      const s = await statusOf(d, 'alpha');
-      return s.state === 'running' && s.pid !== null && s.pid !== before.pid ? s : undefined;
-    },
-    15_000,
-  );
+  const after = await inState(d, 'alpha', 'running', before.pid);
   assert.is(after.restarts, before.restarts + 1);
   await waitFor(
     'the card showing the new pid',

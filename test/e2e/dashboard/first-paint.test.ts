@@ -8,19 +8,11 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createBus } from '../../../src/bus.ts';
-import { createApp } from '../../../src/http/app.ts';
-import { type HttpServer, startHttpServer } from '../../../src/http/server.ts';
 import { tempDir, waitFor } from '../../_support/env.ts';
-import { type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } from '../../http/support.ts';
-import { ARTIFACTS, type Browser, CHROMIUM, openBrowser, screenshot } from './browser.ts';
-
-interface Ctx {
-  server?: HttpServer;
-  browser?: Browser;
-}
+import { type MemoryInstance, memoryInstance, memoryRegistry } from '../../http/support.ts';
+import { appSuite } from './app-suite.ts';
+import { ARTIFACTS, type Browser, CHROMIUM, screenshot } from './browser.ts';
 
 /** A memory instance whose status carries the fields the buttons read (`canUpdate`, `canRollback`). */
 function withStatus(inst: MemoryInstance, extra: Record<string, unknown>): MemoryInstance {
@@ -43,26 +35,9 @@ const gamma = withStatus(memoryInstance('gamma', { apiToken: 't', state: 'stoppe
   canRollback: true,
 });
 
-const test = suite<Ctx>('e2e :: dashboard first paint and buttons in Chromium', {});
-
-test.before(async (ctx) => {
-  try {
-    const app = createApp({
-      registry: memoryRegistry(alpha, beta, gamma),
-      bus: createBus(),
-      log: recordingLogger(),
-      version: '9.9.9',
-    });
-    ctx.server = await startHttpServer(app, { port: 0 });
-    ctx.browser = await openBrowser({ width: 1280, height: 800 });
-  } catch (err) {
-    console.error(err);
-    throw err;
-  }
-});
-test.after(async (ctx) => {
-  await ctx.browser?.close();
-  await ctx.server?.close();
+const test = appSuite('e2e :: dashboard first paint and buttons in Chromium', {
+  viewport: { width: 1280, height: 800 },
+  deps: () => ({ registry: memoryRegistry(alpha, beta, gamma) }),
 });
 
 const card = (key: string) => `article.card[data-key="${key}"]`;

@@ -1,28 +1,13 @@
 /** `/metrics` and `/api/instances` of the real daemon, following a demo server through restart and stop. */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { daemonSuite, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { type Family, parseExposition, sample } from '../../http/metrics-support.ts';
 
-interface Ctx {
-  daemon?: RunningDaemon;
-}
-const test = suite<Ctx>('e2e :: metrics follow the instance', {});
 const TOKEN = 'tok';
-
-test.before(async (ctx) => {
-  try {
-    ctx.daemon = await startDaemon(testConfig({ instances: [{ key: 'demo', port: await freePort() }] }));
-  } catch (err) {
-    console.error(err);
-    throw err;
-  }
-});
-test.after(async (ctx) => {
-  await ctx.daemon?.stop();
-  await ctx.daemon?.cleanup();
+const test = daemonSuite('e2e :: metrics follow the instance', {
+  config: async () => testConfig({ instances: [{ key: 'demo', port: await freePort() }] }),
 });
 
 async function scrape(d: RunningDaemon): Promise<Family[]> {

@@ -3,54 +3,28 @@
  * registry, so facts can be put on the bus exactly: update progress, the confirmation dialog, live server log lines
  * (shown as text, never markup), refusals, and Admin credentials.
  */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type Bus, createBus } from '../../../src/bus.ts';
+import { createBus } from '../../../src/bus.ts';
 import type { AdminCredentials } from '../../../src/http/admin-auth.ts';
-import { createApp } from '../../../src/http/app.ts';
-import { type HttpServer, startHttpServer } from '../../../src/http/server.ts';
 import { waitFor } from '../../_support/env.ts';
-import { basic, type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } from '../../http/support.ts';
-import { type Browser, openBrowser, screenshot } from './browser.ts';
+import { basic, memoryInstance, memoryRegistry } from '../../http/support.ts';
+import { appSuite } from './app-suite.ts';
+import { type Browser, screenshot } from './browser.ts';
 
-interface Ctx {
-  bus: Bus;
-  alpha: MemoryInstance;
-  beta: MemoryInstance;
-  admin: AdminCredentials | undefined;
-  server?: HttpServer;
-  browser?: Browser;
-}
-
-const test = suite<Ctx>('e2e :: dashboard page logic in Chromium', {
-  bus: createBus(),
-  alpha: memoryInstance('alpha', { apiToken: 't' }),
-  beta: memoryInstance('beta', { state: 'stopped.idle' }), // no ApiToken: control refused
-  admin: undefined,
-});
-
-test.before(async (ctx) => {
-  try {
-    const app = createApp({
-      registry: memoryRegistry(ctx.alpha, ctx.beta),
-      bus: ctx.bus,
-      log: recordingLogger(),
-      version: '9.9.9',
-      admin: () => ctx.admin,
-    });
-    ctx.server = await startHttpServer(app, { port: 0 });
-    ctx.browser = await openBrowser({ width: 1280, height: 900 });
-    await ctx.browser.page.goto(`${ctx.server.url}/`);
-    await ctx.browser.page.waitForSelector('#chart svg g.node.active');
-    await waitFor('live', async () => (await ctx.browser!.page.textContent('#conn')) === 'live', 10_000);
-  } catch (err) {
-    console.error(err);
-    throw err;
-  }
-});
-test.after(async (ctx) => {
-  await ctx.browser?.close();
-  await ctx.server?.close();
+const test = appSuite('e2e :: dashboard page logic in Chromium', {
+  ctx: {
+    bus: createBus(),
+    alpha: memoryInstance('alpha', { apiToken: 't' }),
+    beta: memoryInstance('beta', { state: 'stopped.idle' }), // no ApiToken: control refused
+    admin: undefined as AdminCredentials | undefined,
+  },
+  viewport: { width: 1280, height: 900 },
+  deps: (ctx) => ({ registry: memoryRegistry(ctx.alpha, ctx.beta), bus: ctx.bus, admin: () => ctx.admin }),
+  before: async ({ browser, server }) => {
+    await browser!.page.goto(`${server!.url}/`);
+    await browser!.page.waitForSelector('#chart svg g.node.active');
+    await waitFor('live', async () => (await browser!.page.textContent('#conn')) === 'live', 10_000);
+  },
 });
 
 const card = (key: string) => `article.card[data-key="${key}"]`;

@@ -6,11 +6,6 @@ export type RestartReason = 'crash' | 'hang' | 'request' | 'update' | 'startup-f
 /** What deserves a person's attention; the notifier turns these into chat messages. */
 export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'hang-loop' | 'failing' | 'stopped';
 
-export interface ExitStatus {
-  code: number | null;
-  signal: string | null;
-}
-
 export type UpdatePhase = 'check' | 'download' | 'verify' | 'extract' | 'install' | 'done' | 'none' | 'failed';
 
 /**
@@ -20,7 +15,6 @@ export type UpdatePhase = 'check' | 'download' | 'verify' | 'extract' | 'install
 export type BusEvents = {
   'instance:state': { key: string; state: string; previous: string | null; at: number };
   'instance:launch': { key: string; pid: number; launchId: number; revision: string | null; at: number };
-  'instance:exit': { key: string; pid: number; launchId: number; status: ExitStatus; at: number };
   'instance:checkin': { key: string; launchId: number; at: number };
   'instance:restart': { key: string; reason: RestartReason; at: number };
   /** `level` `info` for what a person asked for (an operator's stop); `alert` (or absent) for what deserves attention. */

@@ -14,7 +14,6 @@ export const STREAMED = [
   'instance:update',
   'instance:restart',
   'instance:launch',
-  'instance:exit',
   'instance:checkin',
   'control',
 ] as const;
@@ -125,6 +124,8 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
         states,
         instances: registry.list().map((i) => i.status()),
         recent,
+        // The event names to listen for, so the page's list cannot drift from this one.
+        events: withLogs ? [...STREAMED, 'instance:log'] : STREAMED,
       });
       for (const [type, h] of handlers) bus.on(type, h);
       if (withLogs) bus.on('instance:log', onLog);

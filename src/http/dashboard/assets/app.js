@@ -6,18 +6,6 @@ import { loadChart } from './chart.js';
 import { addEvent } from './event-list.js';
 import { $, clock, instances } from './shared.js';
 
-const EVENT_TYPES = [
-  'instance:state',
-  'instance:alert',
-  'instance:update',
-  'instance:restart',
-  'instance:launch',
-  'instance:exit',
-  'instance:checkin',
-  'instance:log',
-  'control',
-];
-
 function setConnection(state, text) {
   const el = $('#conn');
   el.dataset.state = state;
@@ -51,8 +39,15 @@ function reconcile(statuses) {
 function connect() {
   const source = new EventSource('/events?logs=1');
   source.addEventListener('open', () => setConnection('live', 'live'));
+  const listening = new Set();
   source.addEventListener('hello', (m) => {
     const hello = JSON.parse(m.data);
+    // Listeners added here hear every event after this one; a reconnect's hello adds none twice.
+    for (const type of hello.events ?? []) {
+      if (listening.has(type)) continue;
+      listening.add(type);
+      source.addEventListener(type, (e) => onEvent(type, JSON.parse(e.data)));
+    }
     clock.skewMs = hello.now - Date.now();
     $('#version').textContent = `v${hello.version}`;
     reconcile(hello.instances);
@@ -60,7 +55,6 @@ function connect() {
     for (const { type, event } of hello.recent ?? []) addEvent(type, event);
     setConnection('live', 'live');
   });
-  for (const type of EVENT_TYPES) source.addEventListener(type, (m) => onEvent(type, JSON.parse(m.data)));
   source.addEventListener('error', () => {
     if (source.readyState === EventSource.CLOSED) {
       // Refused (401/403) or not an event stream: EventSource gives up, so try again ourselves.

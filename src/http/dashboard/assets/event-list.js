@@ -13,10 +13,6 @@ function describe(type, e) {
       return `restarting (${e.reason})`;
     case 'instance:launch':
       return `server launched, pid ${e.pid}${e.revision ? `, revision ${e.revision}` : ''}`;
-    case 'instance:exit': {
-      const how = e.status.signal ? `signal ${e.status.signal}` : `code ${e.status.code}`;
-      return `server pid ${e.pid} exited with ${how}`;
-    }
     case 'instance:update':
       return `update ${e.phase}${e.revision ? ` (${e.revision})` : ''}${e.error ? `: ${e.error}` : ''}`;
     case 'control':

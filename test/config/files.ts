@@ -8,7 +8,21 @@ export async function writeFiles(dir: string, files: Record<string, string | str
   }
 }
 
+/** appsettings lines: the `top` keys, then Servers with its `servers` keys and each instance's lines under Instances. */
+export function serversYaml(
+  instances: Record<string, string[]>,
+  opts: { top?: string[]; servers?: string[] } = {},
+): string[] {
+  return [
+    ...(opts.top ?? []),
+    'Servers:',
+    ...(opts.servers ?? []).map((l) => `  ${l}`),
+    '  Instances:',
+    ...Object.entries(instances).flatMap(([key, lines]) => [`    ${key}:`, ...lines.map((l) => `      ${l}`)]),
+  ];
+}
+
 /** A minimal valid appsettings.yml body, with extra lines under the instance `alpha`. */
 export function oneInstance(extra: string[] = [], top: string[] = []): string[] {
-  return [...top, 'Servers:', '  Instances:', '    alpha:', '      ApiPort: 1212', ...extra.map((l) => `      ${l}`)];
+  return serversYaml({ alpha: ['ApiPort: 1212', ...extra] }, { top });
 }

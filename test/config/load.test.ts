@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { loadConfig, type LoadResult } from '../../src/config/load.ts';
 import type { ResolvedConfig } from '../../src/config/resolved.ts';
 import { tempSuite } from '../_support/env.ts';
-import { oneInstance, writeFiles } from './files.ts';
+import { oneInstance, serversYaml, writeFiles } from './files.ts';
 
 const makeSuite = (name: string) => tempSuite(name, { prefix: 'wd-config-' });
 
@@ -19,28 +19,23 @@ const layering = makeSuite('config/load :: layering');
 
 layering('load :: env and Secret files merge over the main file, later wins, lists replace', async ({ dir }) => {
   await writeFiles(dir, {
-    'appsettings.yml': [
-      'Urls: http://localhost:5000',
-      'Servers:',
-      '  Instances:',
-      '    alpha:',
-      '      Name: Alpha',
-      '      ApiPort: 1212',
-      '      ApiToken: from-main',
-      '      Arguments: [a, b, c]',
-      '      EnvironmentVariables: { A: "1", B: "2" }',
-    ],
-    'appsettings.Staging.yml': [
-      'Urls: http://127.0.0.1:6000',
-      'Servers:',
-      '  Instances:',
-      '    alpha:',
-      '      Arguments: [x]',
-      '      EnvironmentVariables: { B: "20", C: "30" }',
-      '    beta:',
-      '      ApiPort: 1213',
-    ],
-    'appsettings.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: from-secret'],
+    'appsettings.yml': serversYaml(
+      {
+        alpha: [
+          'Name: Alpha',
+          'ApiPort: 1212',
+          'ApiToken: from-main',
+          'Arguments: [a, b, c]',
+          'EnvironmentVariables: { A: "1", B: "2" }',
+        ],
+      },
+      { top: ['Urls: http://localhost:5000'] },
+    ),
+    'appsettings.Staging.yml': serversYaml(
+      { alpha: ['Arguments: [x]', 'EnvironmentVariables: { B: "20", C: "30" }'], beta: ['ApiPort: 1213'] },
+      { top: ['Urls: http://127.0.0.1:6000'] },
+    ),
+    'appsettings.Secret.yml': serversYaml({ alpha: ['ApiToken: from-secret'] }),
     // Not selected: must be ignored.
     'appsettings.Production.yml': ['Urls: http://127.0.0.1:7777'],
   });
@@ -73,7 +68,7 @@ layering('load :: --config FILE layers the files named after it, beside it', asy
   await mkdir(join(dir, 'etc'));
   await writeFiles(dir, {
     'etc/site.yml': oneInstance(['ApiToken: main']),
-    'etc/site.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: secret'],
+    'etc/site.Secret.yml': serversYaml({ alpha: ['ApiToken: secret'] }),
     // In the working directory, not beside the file: not read.
     'appsettings.Secret.yml': ['Urls: http://127.0.0.1:1'],
   });
@@ -86,7 +81,7 @@ layering('load :: --config FILE layers the files named after it, beside it', asy
 layering('load :: a problem in a layered file names that file', async ({ dir }) => {
   await writeFiles(dir, {
     'appsettings.yml': oneInstance(),
-    'appsettings.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      TimeoutSeconds: soon'],
+    'appsettings.Secret.yml': serversYaml({ alpha: ['TimeoutSeconds: soon'] }),
   });
   const r = await loadConfig({ cwd: dir, env: {} });
   assert.equal(r.ok ? [] : r.problems, [
@@ -113,20 +108,14 @@ resolution(
   'load :: paths resolve against the working directory, RunCommand against the instance folder',
   async ({ dir }) => {
     await writeFiles(dir, {
-      'appsettings.yml': [
-        'BaseUrl: http://example.test:5000',
-        'Servers:',
-        '  InstanceRoot: srv',
-        '  Instances:',
-        '    alpha:',
-        '      ApiPort: 1212',
-        '      RunCommand: ../../bin/demo-server',
-        '    beta:',
-        '      ApiPort: 1213',
-        '      RunCommand: /opt/game/server',
-        '    gamma:',
-        '      ApiPort: 1214',
-      ],
+      'appsettings.yml': serversYaml(
+        {
+          alpha: ['ApiPort: 1212', 'RunCommand: ../../bin/demo-server'],
+          beta: ['ApiPort: 1213', 'RunCommand: /opt/game/server'],
+          gamma: ['ApiPort: 1214'],
+        },
+        { top: ['BaseUrl: http://example.test:5000'], servers: ['InstanceRoot: srv'] },
+      ),
     });
     const { config } = ok(await loadConfig({ cwd: dir, env: {} }));
     const [alpha, beta, gamma] = config.instances;
@@ -394,7 +383,7 @@ binding(
   async ({ dir }) => {
     await writeFiles(dir, {
       'appsettings.yml': oneInstance(['ApiToken: from-file', 'Arguments: [a, b, c]']),
-      'appsettings.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: from-secret'],
+      'appsettings.Secret.yml': serversYaml({ alpha: ['ApiToken: from-secret'] }),
     });
     const env = {
       Servers__Instances__alpha__ApiToken: 'from-env',
@@ -430,9 +419,9 @@ binding(
   async ({ dir }) => {
     await writeFiles(dir, {
       'appsettings.yml': oneInstance(['ApiToken: base']),
-      'appsettings.Development.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: dev'],
-      'appsettings.Staging.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: staging'],
-      'appsettings.Test.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: test'],
+      'appsettings.Development.yml': serversYaml({ alpha: ['ApiToken: dev'] }),
+      'appsettings.Staging.yml': serversYaml({ alpha: ['ApiToken: staging'] }),
+      'appsettings.Test.yml': serversYaml({ alpha: ['ApiToken: test'] }),
     });
     const token = async (env: Record<string, string>) =>
       ok(await loadConfig({ cwd: dir, env })).config.instances[0]?.apiToken;

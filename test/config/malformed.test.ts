@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config/load.ts';
-import { ROOT, tempDir } from '../_support/env.ts';
-import { oneInstance, writeFiles } from './files.ts';
+import { tempSuite } from '../_support/env.ts';
+import { oneInstance, serversYaml, writeFiles } from './files.ts';
+import { runWatchdog } from './watchdog-bin.ts';
 
 const A = 'appsettings.yml: Servers.Instances.alpha';
 
@@ -223,42 +222,32 @@ const CASES: { name: string; files: Record<string, string[]>; dirs?: string[]; p
     },
   ];
 
-const malformed = suite('config/load :: malformed configs');
+const malformed = tempSuite('config/load :: malformed configs', { prefix: 'wd-config-bad-' });
+
+/** Lays out a case's folders and files in `dir`. */
+async function writeCase(dir: string, c: (typeof CASES)[number]): Promise<void> {
+  for (const d of c.dirs ?? []) await mkdir(join(dir, d));
+  await writeFiles(dir, c.files);
+}
 
 for (const c of CASES) {
-  malformed(`load :: ${c.name}`, async () => {
-    const t = await tempDir('wd-config-bad-');
-    try {
-      for (const d of c.dirs ?? []) await mkdir(join(t.path, d));
-      await writeFiles(t.path, c.files);
-      const r = await loadConfig({ cwd: t.path, env: {} });
-      assert.not.ok(r.ok, 'refused');
-      assert.equal(r.ok ? [] : r.problems, c.problems(t.path));
-    } finally {
-      await t.cleanup();
-    }
+  malformed(`load :: ${c.name}`, async ({ dir }) => {
+    await writeCase(dir, c);
+    const r = await loadConfig({ cwd: dir, env: {} });
+    assert.not.ok(r.ok, 'refused');
+    assert.equal(r.ok ? [] : r.problems, c.problems(dir));
   });
 }
 
 // The same configs through the real daemon: exit 2, exactly these lines on stderr, nothing created.
 for (const c of CASES) {
-  malformed(`watchdog start :: ${c.name}`, async () => {
-    const t = await tempDir('wd-config-bad-');
-    try {
-      for (const d of c.dirs ?? []) await mkdir(join(t.path, d));
-      await writeFiles(t.path, c.files);
-      const before = (await readdir(t.path, { recursive: true })).sort();
-      const r = spawnSync(process.execPath, [join(ROOT, 'bin/watchdog'), 'start'], {
-        cwd: t.path,
-        encoding: 'utf8',
-        timeout: 20_000,
-      });
-      assert.is(r.status, 2, r.stderr);
-      assert.equal(r.stderr.trimEnd().split('\n'), c.problems(t.path), 'one line per problem');
-      assert.equal((await readdir(t.path, { recursive: true })).sort(), before, 'no folder or file created');
-    } finally {
-      await t.cleanup();
-    }
+  malformed(`watchdog start :: ${c.name}`, async ({ dir }) => {
+    await writeCase(dir, c);
+    const before = (await readdir(dir, { recursive: true })).sort();
+    const r = await runWatchdog(['start'], dir);
+    assert.is(r.status, 2, r.stderr);
+    assert.equal(r.stderr.trimEnd().split('\n'), c.problems(dir), 'one line per problem');
+    assert.equal((await readdir(dir, { recursive: true })).sort(), before, 'no folder or file created');
   });
 }
 
@@ -266,46 +255,32 @@ malformed('load :: at least 12 distinct malformed configs are covered', () => {
   assert.ok(CASES.length >= 12, String(CASES.length));
 });
 
-malformed('load :: every problem of one config is listed at once, each naming its file', async () => {
-  const t = await tempDir('wd-config-bad-');
-  try {
-    await writeFiles(t.path, {
-      'appsettings.yml': [
-        'Urls: http://localhost',
-        'BaseUrl: not a url',
-        'Bogus: 1',
-        'Servers:',
-        '  Instances:',
-        '    alpha:',
-        '      ApiPort: abc',
-        '      TimeoutSeconds: -5',
-        '      UpdateType: Manifest',
-        '    "bad key":',
-        '      ApiPort: 1',
-      ],
-      'appsettings.Secret.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiToken: [42]'],
-    });
-    const r = await loadConfig({ cwd: t.path, env: {} });
-    const problems = r.ok ? [] : r.problems;
-    const expected = [
-      'appsettings.yml: Urls:',
-      'appsettings.yml: BaseUrl:',
-      'appsettings.yml: Bogus: unknown key',
-      `${A}.ApiPort: expected an integer 1-65535, got "abc"`,
-      `${A}.TimeoutSeconds:`,
-      `${A}.Updates.ManifestUrl:`,
-      'appsettings.yml: Servers.Instances."bad key":',
-      'appsettings.Secret.yml: Servers.Instances.alpha.ApiToken: expected a token, got a list',
-    ];
-    for (const e of expected)
-      assert.ok(
-        problems.some((p) => p.startsWith(e)),
-        `lists "${e}" in:\n${problems.join('\n')}`,
-      );
-    assert.is(problems.length, expected.length, problems.join('\n'));
-  } finally {
-    await t.cleanup();
-  }
+malformed('load :: every problem of one config is listed at once, each naming its file', async ({ dir }) => {
+  await writeFiles(dir, {
+    'appsettings.yml': serversYaml(
+      { alpha: ['ApiPort: abc', 'TimeoutSeconds: -5', 'UpdateType: Manifest'], '"bad key"': ['ApiPort: 1'] },
+      { top: ['Urls: http://localhost', 'BaseUrl: not a url', 'Bogus: 1'] },
+    ),
+    'appsettings.Secret.yml': serversYaml({ alpha: ['ApiToken: [42]'] }),
+  });
+  const r = await loadConfig({ cwd: dir, env: {} });
+  const problems = r.ok ? [] : r.problems;
+  const expected = [
+    'appsettings.yml: Urls:',
+    'appsettings.yml: BaseUrl:',
+    'appsettings.yml: Bogus: unknown key',
+    `${A}.ApiPort: expected an integer 1-65535, got "abc"`,
+    `${A}.TimeoutSeconds:`,
+    `${A}.Updates.ManifestUrl:`,
+    'appsettings.yml: Servers.Instances."bad key":',
+    'appsettings.Secret.yml: Servers.Instances.alpha.ApiToken: expected a token, got a list',
+  ];
+  for (const e of expected)
+    assert.ok(
+      problems.some((p) => p.startsWith(e)),
+      `lists "${e}" in:\n${problems.join('\n')}`,
+    );
+  assert.is(problems.length, expected.length, problems.join('\n'));
 });
 
 malformed.run();

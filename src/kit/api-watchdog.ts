@@ -44,7 +44,7 @@ export function checkWatchdogToken(header: string | undefined, expected: string 
   return undefined;
 }
 
-type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
 function parseJson(text: string): Parsed<unknown> {
   try {

@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { createLogger, type Logger } from '../log.ts';
 import {
   checkWatchdogToken,
+  type Parsed,
   parseShutdownBody,
   parseUpdateBody,
   type ShutdownRequest,
@@ -69,29 +70,22 @@ export function createGameApi(opts: GameApiOptions): Hono {
     return c.text(refusal.body, refusal.status);
   };
 
-  app.post('/shutdown', async (c) => {
-    const refused = refuse(c, 'POST /shutdown');
-    if (refused) return refused;
-    const body = parseShutdownBody(await c.req.text());
-    if (!body.ok) {
-      log.warn('POST /shutdown refused: bad body', { error: body.error });
-      return c.text('BadRequest', 400);
-    }
-    await opts.onShutdown(body.value);
-    return c.text('Success', 200);
-  });
-
-  app.post('/update', async (c) => {
-    const refused = refuse(c, 'POST /update');
-    if (refused) return refused;
-    const body = parseUpdateBody(await c.req.text());
-    if (!body.ok) {
-      log.warn('POST /update refused: bad body', { error: body.error });
-      return c.text('BadRequest', 400);
-    }
-    await opts.onUpdate(body.value);
-    return c.text('Success', 200);
-  });
+  /** A watchdog route: the token, then the body, then the action; `Success` once it is done. */
+  const watchdogRoute = <T>(path: string, parse: (text: string) => Parsed<T>, act: (body: T) => MaybePromise<void>) =>
+    app.post(path, async (c) => {
+      const route = `POST ${path}`;
+      const refused = refuse(c, route);
+      if (refused) return refused;
+      const body = parse(await c.req.text());
+      if (!body.ok) {
+        log.warn(`${route} refused: bad body`, { error: body.error });
+        return c.text('BadRequest', 400);
+      }
+      await act(body.value);
+      return c.text('Success', 200);
+    });
+  watchdogRoute('/shutdown', parseShutdownBody, (body) => opts.onShutdown(body));
+  watchdogRoute('/update', parseUpdateBody, (body) => opts.onUpdate(body));
 
   app.notFound((c) => c.text('Not Found', 404));
   app.onError((err, c) => {

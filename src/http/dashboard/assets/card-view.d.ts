@@ -1,22 +1,23 @@
 // Types of card-view.js for the daemon's TypeScript (the page itself is plain JavaScript).
+import type { InstanceStatus } from '../../../supervisor/contract.ts';
 
-/** What a card reads of an instance's status (`GET /api/instances`). */
-export interface CardStatus {
-  key: string;
-  name: string;
-  state: string;
-  pid: number | null;
-  revision: string | null;
-  lastCheckinAt: string | null;
-  startedAt: string | null;
-  startupFailures: number;
-  restarts: number;
-  stopRequested: boolean;
-  /** Why and how the last server process ended (older daemons leave it out). */
-  lastExit?: { reason: string; code: number | null; signal: string | null; at: string } | null;
-  canUpdate?: boolean;
-  canRollback?: boolean;
-}
+/** What a card reads of an instance's status (`GET /api/instances`); older daemons may leave `lastExit` out. */
+export type CardStatus = Pick<
+  InstanceStatus,
+  | 'key'
+  | 'name'
+  | 'state'
+  | 'pid'
+  | 'revision'
+  | 'lastCheckinAt'
+  | 'startedAt'
+  | 'startupFailures'
+  | 'restarts'
+  | 'stopRequested'
+  | 'canUpdate'
+  | 'canRollback'
+> &
+  Partial<Pick<InstanceStatus, 'lastExit'>>;
 
 export type CardAction = 'restart' | 'update' | 'stop' | 'rollback';
 

@@ -67,6 +67,26 @@ export function updatesConfig(instances: UpdateInstance[], opts: UpdatesConfigOp
   });
 }
 
+/** appsettings.yml for one Manifest instance on linux-x64 reading `manifestUrl`. */
+export const manifestConfig = (
+  key: string,
+  port: number,
+  manifestUrl: string,
+  downloadTimeoutSeconds: number,
+  opts: UpdatesConfigOptions = {},
+) =>
+  updatesConfig(
+    [
+      {
+        key,
+        port,
+        updateType: 'Manifest',
+        updates: { ManifestUrl: manifestUrl, Platform: 'linux-x64', DownloadTimeoutSeconds: downloadTimeoutSeconds },
+      },
+    ],
+    opts,
+  );
+
 /** What the test build's game server answers on GET /status. */
 export interface BuildStatus {
   build: string;
@@ -141,17 +161,7 @@ export async function runningBuild(
 /** The daemon's log from `from` on (a length of `d.log()` taken earlier). */
 export const logSince = (d: RunningDaemon, from: number) => d.log().slice(from);
 
-/** A `before` hook that prints its error: uvu reports a failed hook only as a suite that ran nothing. */
-export function reported<C>(fn: (ctx: C) => Promise<void>): (ctx: C) => Promise<void> {
-  return async (ctx) => {
-    try {
-      await fn(ctx);
-    } catch (err) {
-      console.error(err);
-      throw err;
-    }
-  };
-}
+export { reported } from '../../_support/daemon.ts';
 
 export const alive = (pid: number): boolean => {
   try {

@@ -2,31 +2,20 @@ import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDaemon, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
+import { reported, startDaemon, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
 import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
-import {
-  crash,
-  isAlive,
-  killGroup,
-  logLines,
-  pidsWith,
-  running,
-  sleep,
-  statusOf,
-  waitStatus,
-} from '../resilience/_support.ts';
+import * as rs from '../resilience/_support.ts';
 import {
   buildStatus,
   builtLabel,
   dataJson,
   instanceDir,
-  reported,
+  manifestConfig,
   runningBuild,
   scratchLeft,
   TOKEN,
-  updatesConfig,
 } from './_support.ts';
 
 /**
@@ -82,31 +71,21 @@ test.before(
     Object.assign(ctx, await crashBuilds('wd-e2e-crash-persist-', MANIFEST));
     const [port, urlsPort] = [await freePort(), await freePort()];
     ctx.port = port;
-    ctx.yaml = updatesConfig(
-      [
-        {
-          key: KEY,
-          port,
-          updateType: 'Manifest',
-          updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
-        },
-      ],
-      { persistServers: true, urlsPort },
-    );
+    ctx.yaml = manifestConfig(KEY, port, ctx.cdn.url(MANIFEST), 60, { persistServers: true, urlsPort });
     await mkdir(wd(ctx));
     const d = await start(ctx);
     const { status } = await runningBuild(d, KEY, port, 'A');
     ctx.pidA = status.pid!;
     ctx.servers.add(ctx.pidA);
-    assert.is(logLines(d, /\[watchdog:p\] server launched/).length, 1, 'the first daemon launched build A once');
+    assert.is(rs.logLines(d, /\[watchdog:p\] server launched/).length, 1, 'the first daemon launched build A once');
   }),
 );
 
 test.after(async (ctx) => {
   for (const d of ctx.daemons) await d.stop();
   // Also any server a failed run launched that no status showed: every one runs with this instance's config.toml.
-  if (ctx.root) for (const pid of await pidsWith(configToml(ctx))) ctx.servers.add(pid);
-  for (const pid of ctx.servers) killGroup(pid);
+  if (ctx.root) for (const pid of await rs.pidsWith(configToml(ctx))) ctx.servers.add(pid);
+  for (const pid of ctx.servers) rs.killGroup(pid);
   await ctx.cdn?.close();
   await ctx.cleanup();
 });
@@ -119,7 +98,7 @@ async function watchStatus(
   pred: (s: StatusJson) => boolean,
   timeoutMs?: number,
 ): Promise<StatusJson> {
-  return waitStatus(
+  return rs.waitStatus(
     d,
     KEY,
     TOKEN,
@@ -142,12 +121,12 @@ async function restartAndCheckAdopted(ctx: Ctx): Promise<void> {
   const restartedAt = Date.now();
   const d = await start(ctx);
   assert.is(d.url, previous.url, 'the daemon is back on the address its server checks in to');
-  const adopted = await watchStatus(ctx, d, "build A's server adopted", running, 20_000);
+  const adopted = await watchStatus(ctx, d, "build A's server adopted", rs.running, 20_000);
   assert.is(adopted.pid, ctx.pidA, 'the server left running is adopted, not replaced');
-  assert.is(logLines(d, /\[watchdog:p\] adopted the server left running by the previous daemon/).length, 1);
-  assert.is(logLines(d, /server launched/).length, 0, 'no second server launched');
+  assert.is(rs.logLines(d, /\[watchdog:p\] adopted the server left running by the previous daemon/).length, 1);
+  assert.is(rs.logLines(d, /server launched/).length, 0, 'no second server launched');
   assert.not.match(d.log(), /checks in to another address|shutting down a server left behind/);
-  assert.equal(await pidsWith(configToml(ctx)), [ctx.pidA], 'exactly one server of the instance runs');
+  assert.equal(await rs.pidsWith(configToml(ctx)), [ctx.pidA], 'exactly one server of the instance runs');
   assert.is(adopted.revision, 'build-A');
 
   // Its check-ins reach the new daemon and are accepted, for longer than a whole TimeoutSeconds.
@@ -157,8 +136,8 @@ async function restartAndCheckAdopted(ctx: Ctx): Promise<void> {
     'a check-in to the new daemon',
     (s) => s.lastCheckinAt !== null && Date.parse(s.lastCheckinAt) > restartedAt,
   );
-  await sleep(TIMEOUT_S * 1000 + 500);
-  const later = await statusOf(d, KEY, TOKEN);
+  await rs.sleep(TIMEOUT_S * 1000 + 500);
+  const later = await rs.statusOf(d, KEY, TOKEN);
   assert.is(later.state, 'running', 'still running after TimeoutSeconds');
   assert.is(later.pid, ctx.pidA);
   assert.is(later.restarts, 0);
@@ -168,19 +147,19 @@ async function restartAndCheckAdopted(ctx: Ctx): Promise<void> {
   );
   const server = await buildStatus(ctx.port);
   assert.equal([server.build, server.pid], ['A', ctx.pidA], "the game server answering is still build A's");
-  assert.is(logLines(d, /server launched/).length, 0, 'still no second server');
-  assert.equal(await pidsWith(configToml(ctx)), [ctx.pidA]);
+  assert.is(rs.logLines(d, /server launched/).length, 0, 'still no second server');
+  assert.equal(await rs.pidsWith(configToml(ctx)), [ctx.pidA]);
 
   assert.equal(await scratchLeft(d, KEY), [], 'the interrupted download or extraction was cleaned away');
   assert.is(await builtLabel(d, KEY), 'A', 'bin/ still holds build A');
   assert.is(await builtLabel(d, KEY, 'bin.prev'), null, 'nothing was installed');
   assert.is((await dataJson(d, KEY)).revision, 'build-A');
-  assert.is((await statusOf(d, KEY, TOKEN)).revision, 'build-A');
+  assert.is((await rs.statusOf(d, KEY, TOKEN)).revision, 'build-A');
 }
 
 test('SIGKILL mid-download: the server keeps running, the next daemon adopts it, bin/ and the revision stay A', async (ctx) => {
   const d = current(ctx);
-  assert.is((await statusOf(d, KEY, TOKEN)).pid, ctx.pidA);
+  assert.is((await rs.statusOf(d, KEY, TOKEN)).pid, ctx.pidA);
   // B's archive: announced in full, a third sent, the rest held back (a CDN that streams slowly). It stays
   // published and stalling: were the next daemon to resume the download on its own, `.update/` would show it.
   ctx.cdn.set('/files/B.zip', { kind: 'stall', file: ctx.b.path, sendBytes: Math.floor(ctx.b.size / 3) });
@@ -189,11 +168,11 @@ test('SIGKILL mid-download: the server keeps running, the next daemon adopts it,
   const part = join(scratch(ctx), 'download.part');
   await waitFor('a partial download', async () => (await stat(part)).size >= Math.floor(ctx.b.size / 3), 15_000);
   // Manifest downloads ahead: A's server was not asked to leave.
-  assert.is((await statusOf(d, KEY, TOKEN)).pid, ctx.pidA);
-  await crash(d);
+  assert.is((await rs.statusOf(d, KEY, TOKEN)).pid, ctx.pidA);
+  await rs.crash(d);
   assert.ok((await stat(part)).size < ctx.b.size, 'the kill left a partial download behind');
-  await sleep(300);
-  assert.ok(isAlive(ctx.pidA), "build A's server survives the SIGKILLed daemon");
+  await rs.sleep(300);
+  assert.ok(rs.isAlive(ctx.pidA), "build A's server survives the SIGKILLed daemon");
   assert.is(await builtLabel({ dir: wd(ctx) }, KEY), 'A');
 
   await restartAndCheckAdopted(ctx);
@@ -204,14 +183,14 @@ test('SIGKILL mid-extract: the server keeps running, the next daemon adopts it, 
   ctx.cdn.set('/files/B.zip', { kind: 'file', file: ctx.b.path });
   assert.is(await d.control(KEY, TOKEN, 'update'), 200);
   const caught = await extractionUnderWay(scratch(ctx));
-  await crash(d);
+  await rs.crash(d);
   const left = await readdir(join(scratch(ctx), caught, 'Resources'));
   assert.ok(
     left.length > 0 && left.length <= 40,
     `the kill left a partial staging folder behind (${left.length} entries)`,
   );
-  await sleep(300);
-  assert.ok(isAlive(ctx.pidA), "build A's server survives the SIGKILLed daemon (it was not asked to leave)");
+  await rs.sleep(300);
+  assert.ok(rs.isAlive(ctx.pidA), "build A's server survives the SIGKILLed daemon (it was not asked to leave)");
   assert.is(await builtLabel({ dir: wd(ctx) }, KEY), 'A', 'bin/ untouched by the kill');
 
   await restartAndCheckAdopted(ctx);

@@ -2,7 +2,7 @@ import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { reported, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
 import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
@@ -11,11 +11,10 @@ import {
   builtLabel,
   dataJson,
   instanceDir,
-  reported,
+  manifestConfig,
   runningBuild,
   scratchLeft,
   TOKEN,
-  updatesConfig,
 } from './_support.ts';
 
 /**
@@ -39,14 +38,7 @@ test.before(
   reported(async (ctx) => {
     Object.assign(ctx, await crashBuilds('wd-e2e-crash-', MANIFEST));
     ctx.port = await freePort();
-    ctx.yaml = updatesConfig([
-      {
-        key: KEY,
-        port: ctx.port,
-        updateType: 'Manifest',
-        updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
-      },
-    ]);
+    ctx.yaml = manifestConfig(KEY, ctx.port, ctx.cdn.url(MANIFEST), 60);
     await mkdir(join(ctx.root, 'wd'));
     ctx.d = await startDaemon(ctx.yaml, { dir: join(ctx.root, 'wd') });
   }),

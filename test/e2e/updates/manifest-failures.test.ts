@@ -1,9 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
-import { freePort, tempDir, waitFor } from '../../_support/env.ts';
+import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
+import { freePort, waitFor } from '../../_support/env.ts';
 import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn, type Route } from '../../fixtures/archives/serve.ts';
 import {
@@ -13,7 +12,7 @@ import {
   writeServerBuild,
   type ManifestBuild,
 } from '../../fixtures/builds/build.ts';
-import { builtLabel, dataJson, logSince, runningBuild, scratchLeft, TOKEN, updatesConfig } from './_support.ts';
+import { builtLabel, dataJson, logSince, manifestConfig, runningBuild, scratchLeft, TOKEN } from './_support.ts';
 
 /**
  * Failed updates through the real daemon (issue 4, Done-when 2): one daemon runs build A from a loopback CDN; for
@@ -24,45 +23,27 @@ import { builtLabel, dataJson, logSince, runningBuild, scratchLeft, TOKEN, updat
 const KEY = 'f';
 const MANIFEST = '/fork/test/manifest';
 
-interface Ctx {
+/** The CDN, build A's manifest entry, and the instance's ApiPort. */
+interface Cdned {
   cdn: Cdn;
-  d: RunningDaemon;
   port: number;
-  files: string;
   good: ManifestBuild;
-  cleanup: () => Promise<void>;
 }
+type Ctx = DaemonCtx & Cdned;
 
-const test = suite<Ctx>('e2e updates :: failed manifest updates change nothing', {} as Ctx);
-
-test.before(async (ctx) => {
-  const files = await tempDir('wd-e2e-builds-');
-  ctx.files = files.path;
-  ctx.cleanup = files.cleanup;
-  ctx.cdn = await startCdn();
-  const a = await writeServerBuild(join(files.path, 'A.zip'), 'A');
-  ctx.cdn.set('/files/A.zip', { kind: 'file', file: a.path });
-  ctx.good = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: a.sha256 };
-  ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good]) });
-  ctx.port = await freePort();
-  ctx.d = await startDaemon(
-    updatesConfig([
-      {
-        key: KEY,
-        port: ctx.port,
-        updateType: 'Manifest',
-        updates: { ManifestUrl: ctx.cdn.url(MANIFEST), Platform: 'linux-x64', DownloadTimeoutSeconds: 1 },
-      },
-    ]),
-  );
-  await runningBuild(ctx.d, KEY, ctx.port, 'A');
-});
-
-test.after(async (ctx) => {
-  await ctx.d?.stop();
-  await ctx.d?.cleanup();
-  await ctx.cdn?.close();
-  await ctx.cleanup?.();
+const test = daemonSuite<Cdned>('e2e updates :: failed manifest updates change nothing', {
+  ctx: {} as Cdned,
+  config: async (ctx) => {
+    ctx.cdn = await startCdn();
+    const a = await writeServerBuild(join(ctx.dir, 'A.zip'), 'A');
+    ctx.cdn.set('/files/A.zip', { kind: 'file', file: a.path });
+    ctx.good = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: a.sha256 };
+    ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good]) });
+    ctx.port = await freePort();
+    return manifestConfig(KEY, ctx.port, ctx.cdn.url(MANIFEST), 1);
+  },
+  before: (ctx) => runningBuild(ctx.daemon!, KEY, ctx.port, 'A'),
+  after: (ctx) => ctx.cdn?.close(),
 });
 
 let serial = 0;
@@ -88,7 +69,7 @@ async function offer(
 
 /** Asks for an update, waits for the log to give `why`, then checks that nothing changed. */
 async function refusedUpdate(ctx: Ctx, why: RegExp): Promise<void> {
-  const { d } = ctx;
+  const d = ctx.daemon!;
   const before = await runningBuild(d, KEY, ctx.port, 'A');
   const from = d.log().length;
   assert.is(await d.control(KEY, TOKEN, 'update'), 200);
@@ -123,19 +104,19 @@ test('manifest is not JSON', async (ctx) => {
 });
 
 test('no build for this platform', async (ctx) => {
-  const c = await describeArchive(join(ctx.files, 'A.zip'));
+  const c = await describeArchive(join(ctx.dir, 'A.zip'));
   await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256, platform: 'win-x64' });
   await refusedUpdate(ctx, /no server archive for this platform linux-x64 .*it offers win-x64/);
 });
 
 test('hash mismatch', async (ctx) => {
-  const c = await writeServerBuild(join(ctx.files, 'C-hash.zip'), 'C');
+  const c = await writeServerBuild(join(ctx.dir, 'C-hash.zip'), 'C');
   await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: '0'.repeat(64) });
   await refusedUpdate(ctx, /does not match its expected SHA-256/);
 });
 
 test('truncated download', async (ctx) => {
-  const c = await writeServerBuild(join(ctx.files, 'C-trunc.zip'), 'C', {
+  const c = await writeServerBuild(join(ctx.dir, 'C-trunc.zip'), 'C', {
     extra: [{ name: 'pad.bin', content: 'p'.repeat(50_000), store: true }],
   });
   await offer(ctx, { route: { kind: 'truncate', file: c.path, sendBytes: 4000 }, sha256: c.sha256 });
@@ -143,13 +124,13 @@ test('truncated download', async (ctx) => {
 });
 
 test('download stalls past Updates.DownloadTimeoutSeconds (1 s)', async (ctx) => {
-  const c = await writeServerBuild(join(ctx.files, 'C-stall.zip'), 'C');
+  const c = await writeServerBuild(join(ctx.dir, 'C-stall.zip'), 'C');
   await offer(ctx, { route: { kind: 'stall', file: c.path, sendBytes: 100 }, sha256: c.sha256 });
   await refusedUpdate(ctx, /did not finish within 1 s/);
 });
 
 test('corrupt archive (hash matches)', async (ctx) => {
-  const path = join(ctx.files, 'C-corrupt.zip');
+  const path = join(ctx.dir, 'C-corrupt.zip');
   await writeFile(path, Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(4000, 7)]));
   const c = await describeArchive(path);
   await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
@@ -157,7 +138,7 @@ test('corrupt archive (hash matches)', async (ctx) => {
 });
 
 test('zip entry with ../ (hash matches)', async (ctx) => {
-  const path = join(ctx.files, 'C-dotdot.zip');
+  const path = join(ctx.dir, 'C-dotdot.zip');
   await writeZip(path, [...(await serverBuildEntries('C')), { name: 'xx/evil.txt', content: 'evil' }], {
     'xx/evil.txt': '../evil.txt',
   });
@@ -167,7 +148,7 @@ test('zip entry with ../ (hash matches)', async (ctx) => {
 });
 
 test('zip entry with an absolute path (hash matches)', async (ctx) => {
-  const path = join(ctx.files, 'C-abs.zip');
+  const path = join(ctx.dir, 'C-abs.zip');
   await writeZip(path, [...(await serverBuildEntries('C')), { name: 'xtmp/evil.txt', content: 'evil' }], {
     'xtmp/evil.txt': '/tmp/evil.txt',
   });
@@ -177,7 +158,7 @@ test('zip entry with an absolute path (hash matches)', async (ctx) => {
 });
 
 test('zip link escaping the folder (hash matches)', async (ctx) => {
-  const path = join(ctx.files, 'C-link.zip');
+  const path = join(ctx.dir, 'C-link.zip');
   await writeZip(path, [
     ...(await serverBuildEntries('C')),
     { name: 'Resources/etc', symlinkTo: '../../../../../etc' },
@@ -191,7 +172,7 @@ test('zip link escaping the folder (hash matches)', async (ctx) => {
 });
 
 test('tar.gz link escaping the folder (hash matches)', async (ctx) => {
-  const path = join(ctx.files, 'C-link.tar.gz');
+  const path = join(ctx.dir, 'C-link.tar.gz');
   await writeTar(
     path,
     [...(await serverBuildEntries('C')), { name: 'Resources/etc', symlinkTo: '../../../../../etc' }],

@@ -2,10 +2,9 @@ import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
-import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
+import { daemonSuite } from '../../_support/daemon.ts';
+import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
 import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../../fixtures/builds/build.ts';
 import {
@@ -13,10 +12,10 @@ import {
   dataJson,
   instanceDir,
   logSince,
+  manifestConfig,
   runningBuild,
   scratchLeft,
   TOKEN,
-  updatesConfig,
 } from './_support.ts';
 
 /**
@@ -28,70 +27,53 @@ import {
 const run = promisify(execFile);
 const KEY = 'm';
 
-interface Ctx {
+/** The CDN, both builds and the manifest's entries, and the instance's ApiPort. */
+interface Cdned {
   cdn: Cdn;
-  d: RunningDaemon;
   port: number;
   a: BuiltArchive;
   b: BuiltArchive;
   builds: ManifestBuild[];
-  cleanup: () => Promise<void>;
 }
 
-const test = suite<Ctx>('e2e updates :: manifest', {} as Ctx);
-
-test.before(async (ctx) => {
-  const files = await tempDir('wd-e2e-builds-');
-  ctx.cdn = await startCdn();
-  ctx.a = await writeServerBuild(join(files.path, 'A.zip'), 'A');
-  ctx.b = await writeServerBuild(join(files.path, 'B.tar.gz'), 'B', { format: 'tar.gz' });
-  ctx.cdn.set('/files/SS14.Server_linux-x64-A.zip', { kind: 'file', file: ctx.a.path });
-  ctx.cdn.set('/files/SS14.Server_linux-x64-B.tar.gz', { kind: 'file', file: ctx.b.path });
-  ctx.builds = [
-    {
-      key: 'build-A',
-      time: '2024-05-01T10:00:00Z',
-      url: ctx.cdn.url('/files/SS14.Server_linux-x64-A.zip'),
-      sha256: ctx.a.sha256,
-    },
-  ];
-  ctx.cdn.set('/fork/test/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
-  ctx.port = await freePort();
-  ctx.d = await startDaemon(
-    updatesConfig([
+const test = daemonSuite<Cdned>('e2e updates :: manifest', {
+  ctx: {} as Cdned,
+  config: async (ctx) => {
+    ctx.cdn = await startCdn();
+    ctx.a = await writeServerBuild(join(ctx.dir, 'A.zip'), 'A');
+    ctx.b = await writeServerBuild(join(ctx.dir, 'B.tar.gz'), 'B', { format: 'tar.gz' });
+    ctx.cdn.set('/files/SS14.Server_linux-x64-A.zip', { kind: 'file', file: ctx.a.path });
+    ctx.cdn.set('/files/SS14.Server_linux-x64-B.tar.gz', { kind: 'file', file: ctx.b.path });
+    ctx.builds = [
       {
-        key: KEY,
-        port: ctx.port,
-        updateType: 'Manifest',
-        updates: { ManifestUrl: ctx.cdn.url('/fork/test/manifest'), Platform: 'linux-x64', DownloadTimeoutSeconds: 5 },
+        key: 'build-A',
+        time: '2024-05-01T10:00:00Z',
+        url: ctx.cdn.url('/files/SS14.Server_linux-x64-A.zip'),
+        sha256: ctx.a.sha256,
       },
-    ]),
-  );
-  ctx.cleanup = files.cleanup;
-});
-
-test.after(async (ctx) => {
-  await ctx.d?.stop();
-  await ctx.d?.cleanup();
-  await ctx.cdn?.close();
-  await ctx.cleanup?.();
+    ];
+    ctx.cdn.set('/fork/test/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
+    ctx.port = await freePort();
+    return manifestConfig(KEY, ctx.port, ctx.cdn.url('/fork/test/manifest'), 5);
+  },
+  after: (ctx) => ctx.cdn?.close(),
 });
 
 test('installs build A before the first launch: bin/, data.json, status and the server agree', async (ctx) => {
-  const { status, server } = await runningBuild(ctx.d, KEY, ctx.port, 'A');
+  const { status, server } = await runningBuild(ctx.daemon!, KEY, ctx.port, 'A');
   assert.is(status.revision, 'build-A');
-  assert.is((await dataJson(ctx.d, KEY)).revision, 'build-A');
-  assert.is(await builtLabel(ctx.d, KEY), 'A');
-  const launcher = await stat(join(instanceDir(ctx.d, KEY), 'bin', 'Robust.Server'));
+  assert.is((await dataJson(ctx.daemon!, KEY)).revision, 'build-A');
+  assert.is(await builtLabel(ctx.daemon!, KEY), 'A');
+  const launcher = await stat(join(instanceDir(ctx.daemon!, KEY), 'bin', 'Robust.Server'));
   assert.ok(launcher.mode & 0o100, 'the install set the execute bit the zip did not carry');
-  assert.is(server.cwd, instanceDir(ctx.d, KEY), 'the server runs in the instance folder');
-  assert.equal(await scratchLeft(ctx.d, KEY), [], 'no download or staging left behind');
-  assert.match(ctx.d.log(), /installing build from manifest.*revision=build-A/);
+  assert.is(server.cwd, instanceDir(ctx.daemon!, KEY), 'the server runs in the instance folder');
+  assert.equal(await scratchLeft(ctx.daemon!, KEY), [], 'no download or staging left behind');
+  assert.match(ctx.daemon!.log(), /installing build from manifest.*revision=build-A/);
 });
 
 test('the manifest gains B; POST /update: the server gets /update, leaves and comes back on B', async (ctx) => {
-  const before = await runningBuild(ctx.d, KEY, ctx.port, 'A');
-  const from = ctx.d.log().length;
+  const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'A');
+  const from = ctx.daemon!.log().length;
   ctx.builds.push({
     key: 'build-B',
     time: '2024-05-02T10:00:00Z',
@@ -100,69 +82,73 @@ test('the manifest gains B; POST /update: the server gets /update, leaves and co
   });
   ctx.cdn.set('/fork/test/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
 
-  assert.is(await ctx.d.control(KEY, TOKEN, 'update'), 200);
-  const after = await runningBuild(ctx.d, KEY, ctx.port, 'B', { notPid: before.status.pid });
+  assert.is(await ctx.daemon!.control(KEY, TOKEN, 'update'), 200);
+  const after = await runningBuild(ctx.daemon!, KEY, ctx.port, 'B', { notPid: before.status.pid });
   // The old server left because it was asked to (its own log line, echoed by the daemon), not because it was killed.
-  assert.match(logSince(ctx.d, from), /build A: update requested/);
-  assert.not.match(logSince(ctx.d, from), /Restart requested|SIGKILL/);
+  assert.match(logSince(ctx.daemon!, from), /build A: update requested/);
+  assert.not.match(logSince(ctx.daemon!, from), /Restart requested|SIGKILL/);
   assert.is(after.status.revision, 'build-B');
-  const data = await dataJson(ctx.d, KEY);
+  const data = await dataJson(ctx.daemon!, KEY);
   assert.is(data.revision, 'build-B');
   assert.is(data.previousRevision, 'build-A');
-  assert.is(await builtLabel(ctx.d, KEY), 'B');
-  assert.is(await builtLabel(ctx.d, KEY, 'bin.prev'), 'A');
-  assert.equal(await scratchLeft(ctx.d, KEY), []);
+  assert.is(await builtLabel(ctx.daemon!, KEY), 'B');
+  assert.is(await builtLabel(ctx.daemon!, KEY, 'bin.prev'), 'A');
+  assert.equal(await scratchLeft(ctx.daemon!, KEY), []);
   // Progress reached the bus (the metrics collector adds up the download facts) and the log, with the real size.
   const size = (await stat(ctx.b.path)).size;
-  assert.match(logSince(ctx.d, from), new RegExp(`downloaded and extracted server archive .*bytes=${size}`));
-  const metrics = await (await fetch(`${ctx.d.url}/metrics`)).text();
+  assert.match(logSince(ctx.daemon!, from), new RegExp(`downloaded and extracted server archive .*bytes=${size}`));
+  const metrics = await (await fetch(`${ctx.daemon!.url}/metrics`)).text();
   assert.match(metrics, new RegExp(`^watchdog_update_bytes\\{instance="${KEY}"\\} ${size}$`, 'm'));
   assert.match(metrics, new RegExp(`^watchdog_updates_total\\{instance="${KEY}",result="done"\\} [1-9]`, 'm'));
 });
 
 test('POST /rollback: back on A (server restarted); data.json says build-A, bin.prev holds B', async (ctx) => {
-  const before = await runningBuild(ctx.d, KEY, ctx.port, 'B');
-  assert.is(await ctx.d.control(KEY, TOKEN, 'rollback'), 200);
-  await runningBuild(ctx.d, KEY, ctx.port, 'A', { notPid: before.status.pid });
-  assert.is(await builtLabel(ctx.d, KEY), 'A');
-  assert.is(await builtLabel(ctx.d, KEY, 'bin.prev'), 'B');
-  const data = await dataJson(ctx.d, KEY);
+  const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'B');
+  assert.is(await ctx.daemon!.control(KEY, TOKEN, 'rollback'), 200);
+  await runningBuild(ctx.daemon!, KEY, ctx.port, 'A', { notPid: before.status.pid });
+  assert.is(await builtLabel(ctx.daemon!, KEY), 'A');
+  assert.is(await builtLabel(ctx.daemon!, KEY, 'bin.prev'), 'B');
+  const data = await dataJson(ctx.daemon!, KEY);
   assert.is(data.revision, 'build-A');
   assert.is(data.previousRevision, 'build-B');
-  assert.match(ctx.d.log(), /rolled back to the previous build.*revision=build-A/);
+  assert.match(ctx.daemon!.log(), /rolled back to the previous build.*revision=build-A/);
 });
 
 test('after POST /rollback the status names the build that runs (build-A)', async (ctx) => {
-  await runningBuild(ctx.d, KEY, ctx.port, 'A');
-  assert.is((await dataJson(ctx.d, KEY)).revision, 'build-A');
-  assert.is((await ctx.d.status(KEY, TOKEN)).revision, 'build-A', 'GET /instances/m/status revision after rollback');
+  await runningBuild(ctx.daemon!, KEY, ctx.port, 'A');
+  assert.is((await dataJson(ctx.daemon!, KEY)).revision, 'build-A');
+  assert.is(
+    (await ctx.daemon!.status(KEY, TOKEN)).revision,
+    'build-A',
+    'GET /instances/m/status revision after rollback',
+  );
 });
 
 test('watchdog rollback <key> --url --token: swaps again (B), server restarted', async (ctx) => {
-  const before = await runningBuild(ctx.d, KEY, ctx.port, 'A');
+  const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'A');
   const { stdout } = await run(
     process.execPath,
-    [join(ROOT, 'bin/watchdog'), 'rollback', KEY, '--url', ctx.d.url, '--token', TOKEN],
+    [join(ROOT, 'bin/watchdog'), 'rollback', KEY, '--url', ctx.daemon!.url, '--token', TOKEN],
     { timeout: 20_000 },
   );
   assert.match(stdout, /rollback requested for m/);
-  await runningBuild(ctx.d, KEY, ctx.port, 'B', { notPid: before.status.pid });
-  assert.is(await builtLabel(ctx.d, KEY, 'bin.prev'), 'A');
-  assert.is((await dataJson(ctx.d, KEY)).revision, 'build-B');
+  await runningBuild(ctx.daemon!, KEY, ctx.port, 'B', { notPid: before.status.pid });
+  assert.is(await builtLabel(ctx.daemon!, KEY, 'bin.prev'), 'A');
+  assert.is((await dataJson(ctx.daemon!, KEY)).revision, 'build-B');
 });
 
 test('update again with nothing new: no restart, the server stays', async (ctx) => {
-  const before = await runningBuild(ctx.d, KEY, ctx.port, 'B');
-  const from = ctx.d.log().length;
-  assert.is(await ctx.d.control(KEY, TOKEN, 'update'), 200);
+  const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'B');
+  const from = ctx.daemon!.log().length;
+  assert.is(await ctx.daemon!.control(KEY, TOKEN, 'update'), 200);
   await waitFor(
     'the check to finish',
-    () => /no update available|update available/.test(logSince(ctx.d, from)),
+    () => /no update available|update available/.test(logSince(ctx.daemon!, from)),
     10_000,
   );
-  assert.match(logSince(ctx.d, from), /no update available/);
+  assert.match(logSince(ctx.daemon!, from), /no update available/);
   await new Promise((r) => setTimeout(r, 500));
-  const s = await ctx.d.status(KEY, TOKEN);
+  const s = await ctx.daemon!.status(KEY, TOKEN);
   assert.is(s.pid, before.status.pid);
   assert.is(s.state, 'running');
 });

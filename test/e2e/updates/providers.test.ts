@@ -1,43 +1,31 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
-import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
+import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
+import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { writeZip } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
 import { LAUNCHER, layOutServerBuild, writeServerBuild } from '../../fixtures/builds/build.ts';
 import { createGitFixture, type GitFixture } from '../../fixtures/git/repo.ts';
-import {
-  builtLabel,
-  dataJson,
-  instanceDir,
-  logSince,
-  reported,
-  runningBuild,
-  TOKEN,
-  updatesConfig,
-} from './_support.ts';
+import { builtLabel, dataJson, instanceDir, logSince, runningBuild, TOKEN, updatesConfig } from './_support.ts';
 
 /**
  * Local, Git, CiServer and Dummy end to end (issue 4, Done-when 3): one daemon runs an instance of each, every one
  * launching a real server build; each test asks for an update the way an operator or a CI job would.
  */
 
-interface Ctx {
-  root: string;
+/** The CI job's CDN, the Git repository and its first commit, each instance's ApiPort, Local's client zip. */
+interface Sources {
   cdn: Cdn;
   repo: GitFixture;
   gitFirst: string;
   ports: Record<'local' | 'git' | 'ci' | 'dummy', number>;
   clientZip: Buffer;
-  d: RunningDaemon;
-  cleanup: () => Promise<void>;
 }
+type Ctx = DaemonCtx & Sources;
 
 const JOB = '/job/Game%20Server';
-const wd = (ctx: Ctx) => join(ctx.root, 'wd');
 
 /** The files of a build as a Git commit: the launcher is committed as launch.sh (made executable by the fixture). */
 async function gitBuildFiles(label: string): Promise<Record<string, string>> {
@@ -51,7 +39,7 @@ async function gitBuildFiles(label: string): Promise<Record<string, string>> {
 
 /** The CI job's API: the last successful build is `n`, and its server archive is build `CI<n>`. */
 async function ciBuild(ctx: Ctx, n: number): Promise<void> {
-  const archive = await writeServerBuild(join(ctx.root, 'ci', `CI${n}.zip`), `CI${n}`);
+  const archive = await writeServerBuild(join(ctx.dir, 'ci', `CI${n}.zip`), `CI${n}`);
   ctx.cdn.set(`${JOB}/${n}/artifact/release/SS14.Server_linux-x64.zip`, { kind: 'file', file: archive.path });
   ctx.cdn.set(`${JOB}/api/json`, {
     kind: 'json',
@@ -59,62 +47,50 @@ async function ciBuild(ctx: Ctx, n: number): Promise<void> {
   });
 }
 
-const test = suite<Ctx>('e2e updates :: Local, Git, CiServer and Dummy through the daemon', {} as Ctx);
-
-test.before(
-  reported(async (ctx) => {
-    const tmp = await tempDir('wd-e2e-providers-');
-    ctx.root = tmp.path;
-    ctx.cleanup = tmp.cleanup;
+const test = daemonSuite<Sources>('e2e updates :: Local, Git, CiServer and Dummy through the daemon', {
+  prefix: 'wd-e2e-providers-',
+  ctx: {} as Sources,
+  config: async (ctx) => {
     ctx.cdn = await startCdn();
     ctx.ports = { local: await freePort(), git: await freePort(), ci: await freePort(), dummy: await freePort() };
 
-    await mkdir(wd(ctx));
     // Local: the operator put build L into bin/ and the client zip into binaries/.
-    const local = join(wd(ctx), 'instances', 'local');
+    const local = join(ctx.dir, 'instances', 'local');
     await layOutServerBuild(join(local, 'bin'), 'L');
     await writeZip(join(local, 'binaries', 'SS14.Client.zip'), [{ name: 'client.txt', content: 'the client' }]);
     ctx.clientZip = await readFile(join(local, 'binaries', 'SS14.Client.zip'));
     // Dummy: bin/ filled by hand too; updates only restart it.
-    await layOutServerBuild(join(wd(ctx), 'instances', 'dummy', 'bin'), 'D');
+    await layOutServerBuild(join(ctx.dir, 'instances', 'dummy', 'bin'), 'D');
     // Git: a bare repository whose build command zips the server files into release/.
-    await mkdir(join(ctx.root, 'git'));
-    ctx.repo = await createGitFixture(join(ctx.root, 'git'));
+    await mkdir(join(ctx.dir, 'git'));
+    ctx.repo = await createGitFixture(join(ctx.dir, 'git'));
     ctx.gitFirst = await ctx.repo.commit(await gitBuildFiles('G1'), 'server build G1');
     const buildCommand = `mkdir -p release && "${process.execPath}" make-zip.mjs "release/Game.Server_$WATCHDOG_PLATFORM.zip" launch.sh:Robust.Server server.mjs _lib.mjs build.txt`;
     // CiServer: build 1 is the last successful one.
     await ciBuild(ctx, 1);
 
-    ctx.d = await startDaemon(
-      updatesConfig([
-        { key: 'local', port: ctx.ports.local, updateType: 'Local', updates: { CurrentVersion: 'v1' } },
-        {
-          key: 'git',
-          port: ctx.ports.git,
-          updateType: 'Git',
-          updates: { BaseUrl: ctx.repo.bare, Branch: 'master', BuildCommand: buildCommand, Platform: 'linux-x64' },
-        },
-        {
-          key: 'ci',
-          port: ctx.ports.ci,
-          updateType: 'CiServer',
-          updates: { BaseUrl: `${ctx.cdn.origin}/`, JobName: 'Game Server', Platform: 'linux-x64' },
-        },
-        { key: 'dummy', port: ctx.ports.dummy, updateType: 'Dummy' },
-      ]),
-      { dir: wd(ctx) },
-    );
-  }),
-);
-
-test.after(async (ctx) => {
-  await ctx.d?.stop();
-  await ctx.cdn?.close();
-  await ctx.cleanup?.();
+    return updatesConfig([
+      { key: 'local', port: ctx.ports.local, updateType: 'Local', updates: { CurrentVersion: 'v1' } },
+      {
+        key: 'git',
+        port: ctx.ports.git,
+        updateType: 'Git',
+        updates: { BaseUrl: ctx.repo.bare, Branch: 'master', BuildCommand: buildCommand, Platform: 'linux-x64' },
+      },
+      {
+        key: 'ci',
+        port: ctx.ports.ci,
+        updateType: 'CiServer',
+        updates: { BaseUrl: `${ctx.cdn.origin}/`, JobName: 'Game Server', Platform: 'linux-x64' },
+      },
+      { key: 'dummy', port: ctx.ports.dummy, updateType: 'Dummy' },
+    ]);
+  },
+  after: (ctx) => ctx.cdn?.close(),
 });
 
 test('Local: runs the build in bin/, revision = CurrentVersion, launched with build.download_url and build.hash', async (ctx) => {
-  const { d } = ctx;
+  const d = ctx.daemon!;
   const { status, server } = await runningBuild(d, 'local', ctx.ports.local, 'L');
   assert.is(status.revision, 'v1');
   assert.is((await dataJson(d, 'local')).revision, 'v1');
@@ -139,7 +115,7 @@ test('Local: runs the build in bin/, revision = CurrentVersion, launched with bu
 });
 
 test('Git: builds and runs commit 1; a push and POST /update build and run commit 2', async (ctx) => {
-  const { d } = ctx;
+  const d = ctx.daemon!;
   const first = await runningBuild(d, 'git', ctx.ports.git, 'G1', { timeoutMs: 30_000 });
   assert.is(first.status.revision, ctx.gitFirst);
   assert.is((await dataJson(d, 'git')).revision, ctx.gitFirst);
@@ -158,7 +134,7 @@ test('Git: builds and runs commit 1; a push and POST /update build and run commi
 });
 
 test('CiServer: runs the last successful build (1); build 2 succeeds, POST /update runs it', async (ctx) => {
-  const { d } = ctx;
+  const d = ctx.daemon!;
   const first = await runningBuild(d, 'ci', ctx.ports.ci, 'CI1');
   assert.is(first.status.revision, '1');
   await ciBuild(ctx, 2);
@@ -172,7 +148,7 @@ test('CiServer: runs the last successful build (1); build 2 succeeds, POST /upda
 });
 
 test('Dummy: revision 1 at start; POST /update restarts the server as revision 2, bin/ untouched', async (ctx) => {
-  const { d } = ctx;
+  const d = ctx.daemon!;
   const first = await runningBuild(d, 'dummy', ctx.ports.dummy, 'D');
   assert.is(first.status.revision, '1');
   const marker = join(instanceDir(d, 'dummy'), 'bin', 'marker');

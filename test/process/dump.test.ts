@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { dumpProcess } from '../../src/process/dump.ts';
+import { type DumpOptions, dumpProcess } from '../../src/process/dump.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 import { captureLog } from '../store/recording-logger.ts';
@@ -13,6 +13,17 @@ const dump = tempSuite('dump', {
   before: async (ctx) => {
     await mkdir(join(ctx.dir, 'bin'));
   },
+});
+
+/** dumpProcess options in the test's folder: dumps/ there, the program in its bin/ (beside a fake dumper), no PATH. */
+const optsIn = (dir: string, over: Partial<DumpOptions> = {}): DumpOptions => ({
+  dumpsDir: join(dir, 'dumps'),
+  type: 'Normal',
+  timeoutMs: 5000,
+  program: join(dir, 'bin', 'Robust.Server'),
+  log: captureLog(),
+  searchPath: '',
+  ...over,
 });
 
 /** A stand-in for the .NET runtime's createdump beside the server: records its argv, writes the -f file. */
@@ -25,14 +36,7 @@ async function fakeCreatedump(dir: string, body = 'touch "$3"'): Promise<void> {
 dump('dump :: createdump beside the program gets the dump type flag, the file name and the pid', async (ctx) => {
   await fakeCreatedump(ctx.dir);
   const log = captureLog();
-  const file = await dumpProcess(4242, {
-    dumpsDir: join(ctx.dir, 'dumps'),
-    type: 'WithHeap',
-    timeoutMs: 5000,
-    program: join(ctx.dir, 'bin', 'Robust.Server'),
-    log,
-    searchPath: '',
-  });
+  const file = await dumpProcess(4242, optsIn(ctx.dir, { type: 'WithHeap', log }));
   assert.ok(file);
   assert.match(file ?? '', /dumps\/dump_\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d$/);
   assert.is((await readFile(join(ctx.dir, 'createdump.args'), 'utf8')).trim(), `--withheap -f ${file} 4242`);
@@ -45,14 +49,7 @@ dump(
     await fakeCreatedump(ctx.dir, 'touch "$3" && chmod 644 "$3"');
     await mkdir(join(ctx.dir, 'dumps'), { mode: 0o755 });
     await chmod(join(ctx.dir, 'dumps'), 0o755); // an existing folder, opened up by the umask or by hand
-    const file = await dumpProcess(4242, {
-      dumpsDir: join(ctx.dir, 'dumps'),
-      type: 'Normal',
-      timeoutMs: 5000,
-      program: join(ctx.dir, 'bin', 'Robust.Server'),
-      log: captureLog(),
-      searchPath: '',
-    });
+    const file = await dumpProcess(4242, optsIn(ctx.dir));
     assert.ok(file);
     assert.is((await stat(file ?? '')).mode & 0o777, 0o600, 'the dump, like data.json');
     assert.is((await stat(join(ctx.dir, 'dumps'))).mode & 0o777, 0o700, 'the dumps folder');
@@ -61,14 +58,7 @@ dump(
 
 dump('dump :: no dumper at all → null and a log line saying so', async (ctx) => {
   const log = captureLog();
-  const file = await dumpProcess(4242, {
-    dumpsDir: join(ctx.dir, 'dumps'),
-    type: 'Normal',
-    timeoutMs: 5000,
-    program: join(ctx.dir, 'bin', 'Robust.Server'),
-    log,
-    searchPath: join(ctx.dir, 'empty'),
-  });
+  const file = await dumpProcess(4242, optsIn(ctx.dir, { log, searchPath: join(ctx.dir, 'empty') }));
   assert.is(file, null);
   assert.ok(log.lines.some((l) => l.startsWith('warn no dumper found')));
 });
@@ -77,14 +67,7 @@ dump('dump :: a dumper that takes too long is killed at the deadline', async (ct
   await fakeCreatedump(ctx.dir, 'touch "$3"; exec sleep 30');
   const log = captureLog();
   const t0 = Date.now();
-  const file = await dumpProcess(4242, {
-    dumpsDir: join(ctx.dir, 'dumps'),
-    type: 'Normal',
-    timeoutMs: 200,
-    program: join(ctx.dir, 'bin', 'Robust.Server'),
-    log,
-    searchPath: '',
-  });
+  const file = await dumpProcess(4242, optsIn(ctx.dir, { timeoutMs: 200, log }));
   assert.is(file, null);
   assert.ok(Date.now() - t0 < 10_000);
   assert.ok(log.lines.some((l) => l.includes('dumper took too long')));
@@ -99,14 +82,7 @@ dump(
     await fakeCreatedump(ctx.dir, `touch "$3"; sleep 30 & echo $! > "${pidFile}"; wait; echo finished >&2`);
     const log = captureLog();
     const t0 = Date.now();
-    const file = await dumpProcess(4242, {
-      dumpsDir: join(ctx.dir, 'dumps'),
-      type: 'Normal',
-      timeoutMs: 300,
-      program: join(ctx.dir, 'bin', 'Robust.Server'),
-      log,
-      searchPath: '',
-    });
+    const file = await dumpProcess(4242, optsIn(ctx.dir, { timeoutMs: 300, log }));
     const took = Date.now() - t0;
     assert.is(file, null);
     assert.ok(took < 5_000, `returned after ${took} ms; the forked child held it up`);
@@ -126,14 +102,10 @@ dump('dump :: only the newest 3 dumps are kept', async (ctx) => {
     await utimes(f, 1_600_000_000 + i, 1_600_000_000 + i);
   }
   await writeFile(join(dumps, 'keep-me.txt'), 'not a dump');
-  const file = await dumpProcess(4242, {
-    dumpsDir: dumps,
-    type: 'Full',
-    timeoutMs: 5000,
-    program: join(ctx.dir, 'bin', 'x'),
-    log: captureLog(),
-    searchPath: '',
-  });
+  const file = await dumpProcess(
+    4242,
+    optsIn(ctx.dir, { dumpsDir: dumps, type: 'Full', program: join(ctx.dir, 'bin', 'x') }),
+  );
   assert.ok(file);
   const left = (await readdir(dumps)).sort();
   assert.equal(
@@ -153,14 +125,7 @@ dump(
       await writeFile(f, 'x'.repeat(300));
       await utimes(f, 1_600_000_000 + i, 1_600_000_000 + i);
     }
-    const opts = {
-      dumpsDir: dumps,
-      type: 'Full',
-      timeoutMs: 5000,
-      program: join(ctx.dir, 'bin', 'x'),
-      log: captureLog(),
-      searchPath: '',
-    } as const;
+    const opts = optsIn(ctx.dir, { dumpsDir: dumps, type: 'Full', program: join(ctx.dir, 'bin', 'x') });
     const file = await dumpProcess(4242, { ...opts, maxBytes: 1000 });
     assert.ok(file);
     // 600 (new) + 300 fits in 1000; the older 300 does not.
@@ -179,13 +144,9 @@ dump('dump :: gcore from gdb dumps a real process when createdump is absent', as
   try {
     const pid = sleeper.pid ?? 0;
     const log = captureLog();
-    const file = await dumpProcess(pid, {
-      dumpsDir: join(ctx.dir, 'dumps'),
-      type: 'Normal',
-      timeoutMs: 20_000,
-      program: join(ctx.dir, 'bin', 'x'),
-      log,
-    });
+    // searchPath unset: the dumpers are looked for on PATH, as the daemon does.
+    const opts = optsIn(ctx.dir, { timeoutMs: 20_000, program: join(ctx.dir, 'bin', 'x'), log, searchPath: undefined });
+    const file = await dumpProcess(pid, opts);
     const hasGcore = (process.env.PATH ?? '').split(':').some((d) => d !== '' && existsSync(join(d, 'gcore')));
     if (!hasGcore) {
       assert.is(file, null);

@@ -25,6 +25,22 @@ export function instanceFor(
   return { key: 'alpha', name: 'alpha', dir, apiToken: 'api', program, settings };
 }
 
+/** The launch spec of `instance` as `alpha`, without provider cvars; `over` replaces the placeholder URL, secret and env. */
+export function specFor(
+  instance: ResolvedInstance,
+  over: Partial<Omit<Parameters<typeof buildLaunchSpec>[0], 'instance'>> = {},
+): LaunchSpec {
+  return buildLaunchSpec({
+    key: 'alpha',
+    instance,
+    baseUrl: 'http://h/',
+    secret: 's',
+    providerCvars: [],
+    env: {},
+    ...over,
+  });
+}
+
 /** Every process group a test started, so `killAll` can clean up whatever a failed assertion left. */
 const started = new Set<number>();
 
@@ -65,14 +81,7 @@ export async function launchFixture(
     args: ['--cvar', `net.port=${port}`, '--cvar', 'watchdog.checkin_interval=0.2', ...(opts.args ?? [])],
     env: { FIXTURE_LIFETIME_MS: '60000', ...opts.env },
   });
-  const spec = buildLaunchSpec({
-    key: 'alpha',
-    instance,
-    baseUrl: opts.baseUrl ?? 'http://127.0.0.1:9/',
-    secret,
-    providerCvars: [],
-    env: process.env,
-  });
+  const spec = specFor(instance, { baseUrl: opts.baseUrl ?? 'http://127.0.0.1:9/', secret, env: process.env });
   const lines: Launched['lines'] = [];
   const proc = await spawnServer(spec, {
     logDir: join(dir, 'logs'),

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { buildLaunchSpec, generateSecret } from '../../src/process/launch-spec.ts';
+import { generateSecret } from '../../src/process/launch-spec.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
-import { spawnServer } from '../../src/process/spawn.ts';
+import { type SpawnOptions, spawnServer } from '../../src/process/spawn.ts';
 import { ROOT, freePort, tempSuite, waitFor } from '../_support/env.ts';
-import { FIXTURES, instanceFor, killAll, readLog, track } from './helpers.ts';
+import { FIXTURES, instanceFor, killAll, readLog, specFor, track } from './helpers.ts';
 
 const persist = tempSuite('spawn persist', { prefix: 'wd-persist-', after: () => killAll() });
 
@@ -17,14 +17,7 @@ async function echoSpec(dir: string, env: Record<string, string> = {}) {
     args: ['--cvar', `net.port=${port}`],
     env: { FIXTURE_LIFETIME_MS: '60000', ...env },
   });
-  return buildLaunchSpec({
-    key: 'alpha',
-    instance,
-    baseUrl: 'http://127.0.0.1:9/',
-    secret: generateSecret(),
-    providerCvars: [],
-    env: process.env,
-  });
+  return specFor(instance, { baseUrl: 'http://127.0.0.1:9/', secret: generateSecret(), env: process.env });
 }
 
 persist(
@@ -74,18 +67,23 @@ persist(
   },
 );
 
+/** The echo fixture spawned with persist, its log in `dir`/logs; `lines` collects what the log tail reports. */
+async function spawnPersisted(dir: string, env: Record<string, string>, opts: Partial<SpawnOptions>) {
+  const lines: string[] = [];
+  const proc = await spawnServer(await echoSpec(dir, env), {
+    logDir: join(dir, 'logs'),
+    persist: true,
+    onLine: (_s, l) => lines.push(l),
+    ...opts,
+  });
+  track(proc.pid);
+  return { proc, lines };
+}
+
 persist(
   'spawn persist :: output goes to server.log (O_APPEND) and to onLine; exit and kill work while attached',
   async (ctx) => {
-    const spec = await echoSpec(ctx.dir, { TICK_MS: '20' });
-    const lines: string[] = [];
-    const proc = await spawnServer(spec, {
-      logDir: join(ctx.dir, 'logs'),
-      persist: true,
-      followMs: 30,
-      onLine: (_s, l) => lines.push(l),
-    });
-    track(proc.pid);
+    const { proc, lines } = await spawnPersisted(ctx.dir, { TICK_MS: '20' }, { followMs: 30 });
     await waitFor('ticks through the tail', () => lines.filter((l) => l.startsWith('tick')).length >= 3);
     proc.kill();
     assert.equal(await proc.exited, { code: null, signal: 'SIGKILL' });
@@ -96,16 +94,11 @@ persist(
 );
 
 persist('spawn persist :: copy-and-truncate keeps the file bounded while attached', async (ctx) => {
-  const spec = await echoSpec(ctx.dir, { TICK_MS: '1' });
-  const lines: string[] = [];
-  const proc = await spawnServer(spec, {
-    logDir: join(ctx.dir, 'logs'),
-    persist: true,
-    followMs: 20,
-    rotation: { maxBytes: 3000, keep: 2 },
-    onLine: (_s, l) => lines.push(l),
-  });
-  track(proc.pid);
+  const { proc, lines } = await spawnPersisted(
+    ctx.dir,
+    { TICK_MS: '1' },
+    { followMs: 20, rotation: { maxBytes: 3000, keep: 2 } },
+  );
   await waitFor(
     'a rotation',
     async () => (await stat(join(ctx.dir, 'logs', 'server.log.1')).catch(() => null)) !== null && lines.length > 600,

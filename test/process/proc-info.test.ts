@@ -5,9 +5,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isAlive, readCmdline, readProcessStartTime, verifyProcess } from '../../src/process/proc-info.ts';
 import { tempDir, waitFor } from '../_support/env.ts';
-import { buildLaunchSpec } from '../../src/process/launch-spec.ts';
 import { spawnServer } from '../../src/process/spawn.ts';
-import { FIXTURES, instanceFor, killAll, launchFixture, track } from './helpers.ts';
+import { FIXTURES, instanceFor, killAll, launchFixture, specFor, track } from './helpers.ts';
 
 const info = suite('proc-info');
 const children: ChildProcess[] = [];
@@ -107,12 +106,8 @@ info('proc-info :: verifyProcess sees through a wrapper script that execs the re
     const wrapper = join(t.path, 'server.sh');
     await writeFile(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${join(FIXTURES, 'echo-env.mjs')}" "$@"\n`);
     await chmod(wrapper, 0o755);
-    const spec = buildLaunchSpec({
-      key: 'alpha',
-      instance: instanceFor(t.path, wrapper),
+    const spec = specFor(instanceFor(t.path, wrapper), {
       baseUrl: 'http://127.0.0.1:9/',
-      secret: 's',
-      providerCvars: [],
       env: { ...process.env, FIXTURE_LIFETIME_MS: '60000' },
     });
     const proc = await spawnServer(spec, { logDir: join(t.path, 'logs'), persist: false });

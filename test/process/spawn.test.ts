@@ -2,11 +2,11 @@ import { chmod, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { ProcessError } from '../../src/errors.ts';
-import { buildLaunchSpec } from '../../src/process/launch-spec.ts';
+import type { LaunchSpec } from '../../src/process/launch-spec.ts';
 import { isAlive, readCmdline } from '../../src/process/proc-info.ts';
 import { spawnServer } from '../../src/process/spawn.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
-import { FIXTURES, instanceFor, killAll, launchFixture, readLog, recorder } from './helpers.ts';
+import { FIXTURES, instanceFor, killAll, launchFixture, readLog, recorder, specFor } from './helpers.ts';
 
 // Zombie-aware: killed grandchildren are reparented to init and may linger as zombies until it reaps them.
 const alive = isAlive;
@@ -130,24 +130,23 @@ launch('spawn :: server.log is rotated and bounded (keep files of maxBytes)', as
   assert.ok(newest.includes(last), 'the newest lines are in server.log');
 });
 
-launch('spawn :: a missing program rejects with ProcessError naming it (ENOENT)', async (ctx) => {
-  const program = join(ctx.dir, 'bin', 'Robust.Server');
-  const spec = buildLaunchSpec({
-    key: 'alpha',
-    instance: instanceFor(ctx.dir, program),
-    baseUrl: 'http://h/',
-    secret: 's',
-    providerCvars: [],
-    env: {},
-  });
+/** The ProcessError that spawnServer rejects `spec` with (logs in `dir`/logs); fails the test if it launches. */
+async function launchError(dir: string, spec: LaunchSpec, persist = false): Promise<ProcessError> {
   try {
-    await spawnServer(spec, { logDir: join(ctx.dir, 'logs'), persist: false });
-    assert.unreachable('should reject');
+    await spawnServer(spec, { logDir: join(dir, 'logs'), persist });
   } catch (err) {
     assert.instance(err, ProcessError);
-    assert.match((err as Error).message, `cannot launch ${program}: ENOENT (file not found) — check RunCommand`);
-    assert.is(((err as Error).cause as NodeJS.ErrnoException).code, 'ENOENT');
+    return err as ProcessError;
   }
+  assert.unreachable('should reject');
+  throw new Error('unreachable');
+}
+
+launch('spawn :: a missing program rejects with ProcessError naming it (ENOENT)', async (ctx) => {
+  const program = join(ctx.dir, 'bin', 'Robust.Server');
+  const err = await launchError(ctx.dir, specFor(instanceFor(ctx.dir, program)));
+  assert.match(err.message, `cannot launch ${program}: ENOENT (file not found) — check RunCommand`);
+  assert.is((err.cause as NodeJS.ErrnoException).code, 'ENOENT');
   assert.match(await readLog(ctx.dir), /cannot launch/);
 });
 
@@ -157,43 +156,17 @@ launch(
     const program = join(ctx.dir, 'server.sh');
     await writeFile(program, '#!/bin/sh\nexit 0\n');
     await chmod(program, 0o644);
-    const spec = buildLaunchSpec({
-      key: 'alpha',
-      instance: instanceFor(ctx.dir, program),
-      baseUrl: 'http://h/',
-      secret: 's',
-      providerCvars: [],
-      env: {},
-    });
+    const spec = specFor(instanceFor(ctx.dir, program));
     for (const persist of [false, true]) {
-      try {
-        await spawnServer(spec, { logDir: join(ctx.dir, 'logs'), persist });
-        assert.unreachable('should reject');
-      } catch (err) {
-        assert.instance(err, ProcessError);
-        assert.match((err as Error).message, /cannot launch .*server\.sh: EACCES/);
-      }
+      assert.match((await launchError(ctx.dir, spec, persist)).message, /cannot launch .*server\.sh: EACCES/);
     }
   },
 );
 
 launch('spawn :: a missing instance folder is reported as such, not as a missing program', async (ctx) => {
   const dir = join(ctx.dir, 'nope');
-  const spec = buildLaunchSpec({
-    key: 'alpha',
-    instance: instanceFor(dir, join(FIXTURES, 'echo-env.mjs')),
-    baseUrl: 'http://h/',
-    secret: 's',
-    providerCvars: [],
-    env: {},
-  });
-  try {
-    await spawnServer(spec, { logDir: join(ctx.dir, 'logs'), persist: false });
-    assert.unreachable('should reject');
-  } catch (err) {
-    assert.instance(err, ProcessError);
-    assert.match((err as Error).message, /working directory .*nope does not exist/);
-  }
+  const err = await launchError(ctx.dir, specFor(instanceFor(dir, join(FIXTURES, 'echo-env.mjs'))));
+  assert.match(err.message, /working directory .*nope does not exist/);
 });
 
 launch.run();

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readdir, readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -10,7 +10,7 @@ import { fixture } from '../_support/fixtures.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 import { writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
 import { cvarOf, environOf, installFixture, startDownJenkins, type DownJenkins } from './real-install.ts';
-import { isAlive, killGroup, logLines, pidsWith, running, sleep, statusOf, waitStatus } from './resilience/_support.ts';
+import * as rs from './resilience/_support.ts';
 
 /**
  * The acceptance test of the drop-in migration: the folder of a real SS14.Watchdog installation
@@ -92,43 +92,20 @@ function watchdogEnv(ctx: Ctx, extra: Record<string, string> = {}): Record<strin
 /** Starts wizards' server as the real watchdog launched it (its arguments, then the instance's), detached. */
 async function startOldServer(ctx: Ctx): Promise<number> {
   const dir = instanceDir(ctx, 'wizards');
-  const args = [
-    '--cvar',
-    'watchdog.key=wizards',
-    '--cvar',
-    `watchdog.baseUrl=http://127.0.0.1:${ctx.ports.daemon}`,
-    '--config-file',
-    join(dir, 'config.toml'),
-    '--data-dir',
-    join(dir, 'data'),
-    '--cvar',
-    `net.port=${ctx.ports.wizards}`,
-    '--cvar',
-    'watchdog.checkin_interval=0.3',
-  ];
-  const proc = spawn(join(dir, 'bin', 'Robust.Server'), args, {
-    cwd: dir,
-    detached: true,
-    stdio: 'ignore',
+  return rs.startLeftServer({
+    program: join(dir, 'bin', 'Robust.Server'),
+    key: 'wizards',
+    dir,
+    baseUrl: `http://127.0.0.1:${ctx.ports.daemon}`,
+    port: ctx.ports.wizards,
     env: {
-      ...process.env,
       ROBUST_CVAR_watchdog__token: PERSISTED_SECRET,
       DOTNET_TieredPGO: '0',
       START_LOG: startLog(ctx),
       FIXTURE_LIFETIME_MS: '120000',
     },
+    servers: ctx.servers,
   });
-  proc.unref();
-  const pid = proc.pid;
-  if (pid === undefined) throw new Error('could not start the old server');
-  ctx.servers.add(pid);
-  await waitFor(
-    'the old server to answer on its port',
-    async () => (await fetch(`http://127.0.0.1:${ctx.ports.wizards}/status`)).ok,
-    10_000,
-    50,
-  );
-  return pid;
 }
 
 function runCheck(ctx: Ctx, env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
@@ -141,7 +118,7 @@ function runCheck(ctx: Ctx, env: Record<string, string>): { status: number | nul
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-const status = async (d: RunningDaemon, key: Key) => (await statusOf(d, key, TOKEN[key])) as Status;
+const status = async (d: RunningDaemon, key: Key) => (await rs.statusOf(d, key, TOKEN[key])) as Status;
 
 async function statusCode(url: string, key: string, token: string): Promise<number> {
   const res = await fetch(`${url}/instances/${key}/status`, {
@@ -210,8 +187,8 @@ test.before(async (ctx) => {
 test.after(async (ctx) => {
   // PersistServers: true, so the daemon leaves its servers running; end every one of them by pid.
   await ctx.daemon?.stop();
-  if (ctx.dir) for (const pid of await pidsWith(join(ctx.dir, 'instances'))) ctx.servers.add(pid);
-  for (const pid of ctx.servers) killGroup(pid);
+  if (ctx.dir) for (const pid of await rs.pidsWith(join(ctx.dir, 'instances'))) ctx.servers.add(pid);
+  for (const pid of ctx.servers) rs.killGroup(pid);
   await ctx.hook?.close();
   await ctx.jenkins?.close();
   await ctx.cleanup();
@@ -277,8 +254,8 @@ test('the daemon in the same folder imports data.db: the server left running is 
     env: watchdogEnv(ctx, { Servers__Instances__lrp__ApiToken: ENV_TOKEN }),
   });
   ctx.daemon = d;
-  const wizards = (await waitStatus(d, 'wizards', TOKEN.wizards, 'running', running)) as Status;
-  const lrp = (await waitStatus(d, 'lrp', TOKEN.lrp, 'running', running)) as Status;
+  const wizards = (await rs.waitStatus(d, 'wizards', TOKEN.wizards, 'running', rs.running)) as Status;
+  const lrp = (await rs.waitStatus(d, 'lrp', TOKEN.lrp, 'running', rs.running)) as Status;
   ctx.lrp = lrp.pid ?? 0;
   ctx.servers.add(ctx.lrp);
 
@@ -296,16 +273,16 @@ test('the daemon in the same folder imports data.db: the server left running is 
     d.log(),
     `[watchdog:lrp] imported from the real watchdog's data file: revision ${REVISION.lrp}; no server pid was persisted`,
   );
-  assert.is(logLines(d, /\[watchdog:wizards\] server launched/).length, 0, 'no second wizards server');
-  assert.is(logLines(d, /\[watchdog:lrp\] server launched/).length, 1);
+  assert.is(rs.logLines(d, /\[watchdog:wizards\] server launched/).length, 0, 'no second wizards server');
+  assert.is(rs.logLines(d, /\[watchdog:lrp\] server launched/).length, 1);
   assert.equal(await starts(ctx), [ctx.old, ctx.lrp], "one start each: the old server (by the test) and lrp's");
   assert.equal(
-    (await pidsWith(join(instanceDir(ctx, 'wizards'), 'config.toml'))).sort(),
+    (await rs.pidsWith(join(instanceDir(ctx, 'wizards'), 'config.toml'))).sort(),
     [ctx.old],
     'exactly one wizards server runs',
   );
   assert.is(
-    logLines(d, /accepted but not used by this watchdog: Serilog\.Using/).length,
+    rs.logLines(d, /accepted but not used by this watchdog: Serilog\.Using/).length,
     1,
     'the same one warning at start',
   );
@@ -326,7 +303,7 @@ test('servers check in at a loopback address of the daemon, not the unreachable 
     100,
   );
 
-  await sleep(3 * DEV_TIMEOUT_S * 1000 + 500);
+  await rs.sleep(3 * DEV_TIMEOUT_S * 1000 + 500);
   for (const [key, pid] of [
     ['wizards', ctx.old],
     ['lrp', ctx.lrp],
@@ -343,7 +320,7 @@ test('servers check in at a loopback address of the daemon, not the unreachable 
     );
   }
   assert.is(
-    logLines(d, /\] Server `\w+` timed out|\] server launched/).length,
+    rs.logLines(d, /\] Server `\w+` timed out|\] server launched/).length,
     1,
     'nothing timed out or relaunched; lrp launched once',
   );
@@ -386,7 +363,7 @@ test('the Jenkins instance asks the CI server of its Updates; one that is down c
   );
   await waitFor(
     'the failed check to be logged',
-    () => logLines(d, /\[watchdog:wizards\] update check failed .*answered HTTP 503/).length > 0,
+    () => rs.logLines(d, /\[watchdog:wizards\] update check failed .*answered HTTP 503/).length > 0,
     5000,
     50,
   );
@@ -415,17 +392,17 @@ test('a hang is caught after the Development TimeoutSeconds: the DiscordWebhook 
   assert.ok(Date.now() - stoppedAt >= DEV_TIMEOUT_S * 1000 * 0.5, 'not before half the timeout');
   assert.match(String(msg.headers['content-type']), 'application/json');
 
-  const s = await waitStatus(
+  const s = await rs.waitStatus(
     d,
     'wizards',
     TOKEN.wizards,
     'relaunched',
-    (st) => running(st) && st.pid !== ctx.old,
+    (st) => rs.running(st) && st.pid !== ctx.old,
     10_000,
   );
   const pid = s.pid!;
   ctx.servers.add(pid);
-  assert.not.ok(isAlive(ctx.old), 'the hung server was killed');
+  assert.not.ok(rs.isAlive(ctx.old), 'the hung server was killed');
   assert.is(s.revision, REVISION.wizards, 'the imported revision stays');
   assert.ok(
     ctx.jenkins!.paths.length > asked,
@@ -433,7 +410,7 @@ test('a hang is caught after the Development TimeoutSeconds: the DiscordWebhook 
   );
   assert.is((s as Status).name, "Wizard's Den [dev]");
   assert.equal(await starts(ctx), [ctx.old, ctx.lrp, pid], 'one new start, by the daemon');
-  assert.is(logLines(d, /\[watchdog:wizards\] server launched/).length, 1);
+  assert.is(rs.logLines(d, /\[watchdog:wizards\] server launched/).length, 1);
   await assertLaunchedByDaemon(ctx, d, pid);
   assert.is(hook.messages.length, 1, 'one notification');
   assert.is((await status(d, 'lrp')).pid, ctx.lrp, 'lrp untouched');

@@ -6,20 +6,7 @@ import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import {
-  bogusLaunchRecord,
-  crash,
-  fixedUrls,
-  isAlive,
-  killGroup,
-  logLines,
-  pidsWith,
-  running,
-  sleep,
-  startSleep,
-  statusOf,
-  waitStatus,
-} from '../resilience/_support.ts';
+import * as rs from '../resilience/_support.ts';
 
 /**
  * PersistServers: true (servers outlive the daemon; the next one verifies and reattaches them). The tests share
@@ -28,7 +15,7 @@ import {
 interface Ctx {
   dir: string;
   yaml: string;
-  unrelated: ReturnType<typeof startSleep> | null;
+  unrelated: ReturnType<typeof rs.startSleep> | null;
   daemons: RunningDaemon[];
   /** Every server pid seen, for cleanup: with PersistServers the last daemon leaves them running. */
   servers: Set<number>;
@@ -67,7 +54,7 @@ async function runningPids(
 ): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const key of KEYS) {
-    const s = await waitStatus(ctx.d!, key, TOKEN, what, (st) => running(st) && pred(key, st.pid!));
+    const s = await rs.waitStatus(ctx.d!, key, TOKEN, what, (st) => rs.running(st) && pred(key, st.pid!));
     out[key] = s.pid!;
     ctx.servers.add(s.pid!);
   }
@@ -78,10 +65,10 @@ test.before(async (ctx) => {
   const tmp = await tempDir('wd-persist-');
   ctx.dir = tmp.path;
   ctx.cleanup = tmp.cleanup;
-  ctx.unrelated = startSleep();
+  ctx.unrelated = rs.startSleep();
   const [pa, pb, urls] = [await freePort(), await freePort(), await freePort()];
   const env = '      EnvironmentVariables: { TICK_MS: "200", FIXTURE_LIFETIME_MS: "120000" }';
-  ctx.yaml = fixedUrls(
+  ctx.yaml = rs.fixedUrls(
     testConfig({
       persist: true,
       instances: KEYS.map((key, i) => ({
@@ -97,12 +84,12 @@ test.before(async (ctx) => {
   // a's data.json names a pid that now belongs to an unrelated process (with a start time it does not have).
   const aDir = join(ctx.dir, 'instances/a');
   await mkdir(aDir, { recursive: true });
-  await writeFile(join(aDir, 'data.json'), bogusLaunchRecord(ctx.unrelated.pid, aDir));
+  await writeFile(join(aDir, 'data.json'), rs.bogusLaunchRecord(ctx.unrelated.pid, aDir));
 });
 
 test.after(async (ctx) => {
   for (const d of ctx.daemons) await d.stop();
-  for (const pid of ctx.servers) killGroup(pid);
+  for (const pid of ctx.servers) rs.killGroup(pid);
   ctx.unrelated?.proc.kill('SIGKILL');
   await ctx.cleanup();
 });
@@ -112,35 +99,35 @@ test('a pid recorded in data.json that now belongs to an unrelated process is ne
   ctx.pids = await runningPids(ctx, 'running', () => true);
   const unrelated = ctx.unrelated!.pid;
   assert.is.not(ctx.pids.a, unrelated, 'a launched its own server');
-  assert.ok(isAlive(unrelated), 'the unrelated process was not killed');
+  assert.ok(rs.isAlive(unrelated), 'the unrelated process was not killed');
   assert.match(
     d.log(),
     /\[watchdog:a\] the server recorded in data\.json is gone \(or its pid was reused\); nothing to adopt/,
   );
-  assert.is(logLines(d, /\[watchdog:a\] server launched/).length, 1);
+  assert.is(rs.logLines(d, /\[watchdog:a\] server launched/).length, 1);
 });
 
 test('SIGKILLed while servers run, restarted: the same pids are adopted, nothing is launched twice, check-ins are accepted', async (ctx) => {
   const first = ctx.pids;
-  await crash(ctx.d!);
-  await sleep(300);
-  for (const key of KEYS) assert.ok(isAlive(first[key]!), `${key} survives the SIGKILLed daemon`);
+  await rs.crash(ctx.d!);
+  await rs.sleep(300);
+  for (const key of KEYS) assert.ok(rs.isAlive(first[key]!), `${key} survives the SIGKILLed daemon`);
 
   const restartedAt = Date.now();
   const d = await start(ctx);
   assert.equal(await runningPids(ctx, 'adopted', (key, pid) => pid === first[key]), first, 'same pids');
-  assert.is(logLines(d, /adopted the server left running by the previous daemon/).length, 2);
-  assert.is(logLines(d, /server launched/).length, 0, 'no duplicate launched');
+  assert.is(rs.logLines(d, /adopted the server left running by the previous daemon/).length, 2);
+  assert.is(rs.logLines(d, /server launched/).length, 0, 'no duplicate launched');
   for (const key of KEYS) {
     assert.equal(
-      await pidsWith(join(ctx.dir, 'instances', key, 'config.toml')),
+      await rs.pidsWith(join(ctx.dir, 'instances', key, 'config.toml')),
       [first[key]],
       `exactly one ${key} server`,
     );
   }
   // The restored secret authenticates their check-ins, for longer than a whole TimeoutSeconds.
   for (const key of KEYS) {
-    await waitStatus(
+    await rs.waitStatus(
       d,
       key,
       TOKEN,
@@ -148,9 +135,9 @@ test('SIGKILLed while servers run, restarted: the same pids are adopted, nothing
       (s) => s.lastCheckinAt !== null && Date.parse(s.lastCheckinAt) > restartedAt,
     );
   }
-  await sleep(TIMEOUT_S * 1000 + 500);
+  await rs.sleep(TIMEOUT_S * 1000 + 500);
   for (const key of KEYS) {
-    const s = await statusOf(d, key, TOKEN);
+    const s = await rs.statusOf(d, key, TOKEN);
     assert.is(s.state, 'running', `${key} still running after TimeoutSeconds`);
     assert.is(s.pid, first[key]);
     assert.is(s.restarts, 0);
@@ -161,41 +148,44 @@ test('an adopted server keeps writing its log to logs/, and the daemon echoes it
   const file = join(ctx.dir, 'instances/a/logs/server.log');
   const size = (await stat(file)).size;
   await waitFor('server.log to grow', async () => (await stat(file)).size > size, 5000);
-  assert.ok(logLines(ctx.d!, /\[watchdog:a:server\] tick \d+/).length > 0, 'adopted server output echoed with its key');
+  assert.ok(
+    rs.logLines(ctx.d!, /\[watchdog:a:server\] tick \d+/).length > 0,
+    'adopted server output echoed with its key',
+  );
 });
 
 test('an adopted server that dies is relaunched like any other', async (ctx) => {
   const d = ctx.d!;
-  killGroup(ctx.pids.a);
-  const relaunched = await waitStatus(d, 'a', TOKEN, 'relaunched', (s) => running(s) && s.pid !== ctx.pids.a);
+  rs.killGroup(ctx.pids.a);
+  const relaunched = await rs.waitStatus(d, 'a', TOKEN, 'relaunched', (s) => rs.running(s) && s.pid !== ctx.pids.a);
   ctx.servers.add(relaunched.pid!);
-  assert.is((await statusOf(d, 'b', TOKEN)).pid, ctx.pids.b, 'b untouched');
+  assert.is((await rs.statusOf(d, 'b', TOKEN)).pid, ctx.pids.b, 'b untouched');
   ctx.pids = { ...ctx.pids, a: relaunched.pid! };
 });
 
 test('SIGTERM leaves the servers running, and the next daemon adopts them', async (ctx) => {
   const left = ctx.pids;
   assert.is(await ctx.d!.stop(), 0, 'daemon exit code');
-  for (const key of KEYS) assert.ok(isAlive(left[key]!), `${key} survives SIGTERM`);
+  for (const key of KEYS) assert.ok(rs.isAlive(left[key]!), `${key} survives SIGTERM`);
   const d = await start(ctx);
   assert.equal(await runningPids(ctx, 'adopted again', (key, pid) => pid === left[key]), left);
-  assert.is(logLines(d, /server launched/).length, 0);
+  assert.is(rs.logLines(d, /server launched/).length, 0);
 });
 
 test('the check-in timeout is armed for an adopted server: one that stops checking in is killed and relaunched', async (ctx) => {
   const hung = ctx.pids.b!;
   process.kill(hung, 'SIGSTOP');
-  const after = await waitStatus(
+  const after = await rs.waitStatus(
     ctx.d!,
     'b',
     TOKEN,
     'hang kill and relaunch',
-    (s) => running(s) && s.pid !== hung,
+    (s) => rs.running(s) && s.pid !== hung,
     20_000,
   );
   ctx.servers.add(after.pid!);
-  await waitFor('the stopped server gone', () => !isAlive(hung), 5000);
-  assert.ok(isAlive(ctx.unrelated!.pid), 'the unrelated process is still alive at the end');
+  await waitFor('the stopped server gone', () => !rs.isAlive(hung), 5000);
+  assert.ok(rs.isAlive(ctx.unrelated!.pid), 'the unrelated process is still alive at the end');
 });
 
 test.run();

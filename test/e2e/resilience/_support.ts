@@ -3,7 +3,8 @@
  * Everything here drives the real daemon (`bin/watchdog start`) and real processes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { isAlive, readProcessStartTime } from '../../../src/process/proc-info.ts';
 import { basic, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
 import { waitFor } from '../../_support/env.ts';
@@ -122,3 +123,42 @@ export function logLines(d: RunningDaemon, re: RegExp): string[] {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts an instance's server with the real watchdog's arguments (then the instance's port and check-in interval)
+ * and `env` on top of ours, detached like one it left behind; resolves with its pid once it answers on `port`. The pid
+ * goes into `servers` at once, so a test's cleanup kills it even when the wait fails.
+ */
+export async function startLeftServer(opts: {
+  program: string;
+  key: string;
+  dir: string;
+  baseUrl: string;
+  port: number;
+  env: Record<string, string>;
+  servers: Set<number>;
+}): Promise<number> {
+  await mkdir(join(opts.dir, 'data'), { recursive: true });
+  const args = [
+    ...['--cvar', `watchdog.key=${opts.key}`, '--cvar', `watchdog.baseUrl=${opts.baseUrl}`],
+    ...['--config-file', join(opts.dir, 'config.toml'), '--data-dir', join(opts.dir, 'data')],
+    ...['--cvar', `net.port=${opts.port}`, '--cvar', 'watchdog.checkin_interval=0.3'],
+  ];
+  const proc = spawn(opts.program, args, {
+    cwd: opts.dir,
+    detached: true,
+    stdio: 'ignore',
+    env: { ...process.env, ...opts.env },
+  });
+  proc.unref();
+  const pid = proc.pid;
+  if (pid === undefined) throw new Error('could not start the old server');
+  opts.servers.add(pid);
+  await waitFor(
+    'the old server to answer on its port',
+    async () => (await fetch(`http://127.0.0.1:${opts.port}/status`)).ok,
+    10_000,
+    50,
+  );
+  return pid;
+}

@@ -6,19 +6,7 @@ import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import {
-  bogusLaunchRecord,
-  crash,
-  fixedUrls,
-  isAlive,
-  killGroup,
-  logLines,
-  pidsWith,
-  running,
-  sleep,
-  startSleep,
-  waitStatus,
-} from './_support.ts';
+import * as rs from './_support.ts';
 
 const test = suite('e2e :: PersistServers off: servers left by a crashed daemon are shut down before new ones launch');
 
@@ -26,7 +14,7 @@ const TOKEN = 'tok';
 
 test('SIGKILLed daemon: its leftover is found in data.json, shut down gracefully, then replaced; an unrelated pid is left alone', async () => {
   const tmp = await tempDir('wd-orphans-');
-  const unrelated = startSleep();
+  const unrelated = rs.startSleep();
   // A node fixture dies of EPIPE once the daemon holding its stdout pipe is gone; a real server (which ignores
   // EPIPE) lives on. This wrapper gives the fixture its own output file, so it outlives the daemon like one.
   const script = join(tmp.path, 'own-log-server.sh');
@@ -36,7 +24,7 @@ test('SIGKILLed daemon: its leftover is found in data.json, shut down gracefully
   );
   await chmod(script, 0o755);
   const [pa, pb, urls] = [await freePort(), await freePort(), await freePort()];
-  const yaml = fixedUrls(
+  const yaml = rs.fixedUrls(
     testConfig({
       instances: [
         { key: 'a', port: pa, runCommand: script, timeoutSeconds: 3 },
@@ -50,25 +38,25 @@ test('SIGKILLed daemon: its leftover is found in data.json, shut down gracefully
   try {
     const d1 = await startDaemon(yaml, { dir: tmp.path });
     daemons.push(d1);
-    const a1 = (await waitStatus(d1, 'a', TOKEN, 'running', running)).pid!;
-    const b1 = (await waitStatus(d1, 'b', TOKEN, 'running', running)).pid!;
+    const a1 = (await rs.waitStatus(d1, 'a', TOKEN, 'running', rs.running)).pid!;
+    const b1 = (await rs.waitStatus(d1, 'b', TOKEN, 'running', rs.running)).pid!;
     pids.add(a1).add(b1);
 
-    await crash(d1);
-    await sleep(500);
-    assert.ok(isAlive(a1), 'the server outlived the crashed daemon');
+    await rs.crash(d1);
+    await rs.sleep(500);
+    assert.ok(rs.isAlive(a1), 'the server outlived the crashed daemon');
     // b's record now names a pid that belongs to an unrelated process (with a start time it does not have).
-    killGroup(b1);
+    rs.killGroup(b1);
     const bDir = join(tmp.path, 'instances/b');
-    await writeFile(join(bDir, 'data.json'), bogusLaunchRecord(unrelated.pid, bDir));
+    await writeFile(join(bDir, 'data.json'), rs.bogusLaunchRecord(unrelated.pid, bDir));
 
     const d2 = await startDaemon(yaml, { dir: tmp.path });
     daemons.push(d2);
-    const a2 = await waitStatus(d2, 'a', TOKEN, 'replaced', (s) => running(s) && s.pid !== a1);
-    const b2 = await waitStatus(d2, 'b', TOKEN, 'running', running);
+    const a2 = await rs.waitStatus(d2, 'a', TOKEN, 'replaced', (s) => rs.running(s) && s.pid !== a1);
+    const b2 = await rs.waitStatus(d2, 'b', TOKEN, 'running', rs.running);
     pids.add(a2.pid!).add(b2.pid!);
 
-    assert.not.ok(isAlive(a1), 'the leftover is gone');
+    assert.not.ok(rs.isAlive(a1), 'the leftover is gone');
     const own = await readFile(join(tmp.path, 'instances/a/own.log'), 'utf8');
     assert.match(
       own,
@@ -76,7 +64,7 @@ test('SIGKILLed daemon: its leftover is found in data.json, shut down gracefully
       'it was asked to shut down (POST /shutdown with its recorded secret)',
     );
     // Shut down before the new server launched: never two servers on one port.
-    const lines = logLines(
+    const lines = rs.logLines(
       d2,
       /\[watchdog:a\] (shutting down a server left behind|the leftover server exited after the shutdown request|server launched)/,
     );
@@ -84,19 +72,19 @@ test('SIGKILLed daemon: its leftover is found in data.json, shut down gracefully
     assert.match(lines[0]!, /shutting down a server left behind/);
     assert.match(lines[1]!, /the leftover server exited after the shutdown request/);
     assert.match(lines[2]!, /server launched/);
-    assert.equal(await pidsWith(join(tmp.path, 'instances/a/config.toml')), [a2.pid], 'exactly one a server');
-    await waitStatus(d2, 'a', TOKEN, 'checking in', (s) => s.lastCheckinAt !== null);
+    assert.equal(await rs.pidsWith(join(tmp.path, 'instances/a/config.toml')), [a2.pid], 'exactly one a server');
+    await rs.waitStatus(d2, 'a', TOKEN, 'checking in', (s) => s.lastCheckinAt !== null);
 
     // The pid in b's record belongs to someone else: not shut down, not killed.
-    assert.ok(isAlive(unrelated.pid), 'the unrelated process lives');
+    assert.ok(rs.isAlive(unrelated.pid), 'the unrelated process lives');
     assert.not.match(d2.log(), /\[watchdog:b\] shutting down a server left behind/);
     assert.is.not(b2.pid, unrelated.pid);
 
     assert.is(await d2.stop(), 0);
-    await waitFor('servers shut down with the daemon', () => !isAlive(a2.pid!) && !isAlive(b2.pid!), 5000);
+    await waitFor('servers shut down with the daemon', () => !rs.isAlive(a2.pid!) && !rs.isAlive(b2.pid!), 5000);
   } finally {
     for (const d of daemons) await d.stop();
-    for (const pid of pids) killGroup(pid);
+    for (const pid of pids) rs.killGroup(pid);
     unrelated.proc.kill('SIGKILL');
     await tmp.cleanup();
   }

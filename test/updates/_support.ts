@@ -124,6 +124,16 @@ export const exists = (path: string): Promise<boolean> => stat(path).then(yes, n
 /** Whether a directory entry `path` is there, a dangling link included. */
 export const entryExists = (path: string): Promise<boolean> => lstat(path).then(yes, no);
 
+/** Whether no process `pid` is left: kill(pid, 0) fails with ESRCH (EPERM would mean it is there, not ours). */
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
 /** The file's SHA-256 in lower-case hex. */
 export const sha256Of = async (file: string): Promise<string> =>
   createHash('sha256')

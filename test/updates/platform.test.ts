@@ -166,16 +166,21 @@ libc.run();
 
 const names = suite('archive names');
 
+/** File names and the platform key read from them; undefined: not a server archive (and why, where not plain). */
+const ARCHIVE_NAMES: Array<[file: string, key: string | undefined, why?: string]> = [
+  ['SS14.Server_linux-x64.zip', 'linux-x64'],
+  ['my-server-linux-arm64.tar.gz', 'linux-arm64'],
+  ['server_osx-arm64.tgz', 'osx-arm64'],
+  ['server_linux-musl-x64.zip', 'linux-musl-x64'],
+  ['server_win-x64.tar', 'win-x64'],
+  ['SS14.Client.zip', undefined],
+  ['Client_linux-x64.zip', undefined, 'client archives are not server archives'],
+  ['notes-linux-x64.txt', undefined],
+  ['server.zip', undefined],
+];
+
 names('archive names :: platform key right before the extension, after _ or -', () => {
-  assert.is(serverArchivePlatform('SS14.Server_linux-x64.zip'), 'linux-x64');
-  assert.is(serverArchivePlatform('my-server-linux-arm64.tar.gz'), 'linux-arm64');
-  assert.is(serverArchivePlatform('server_osx-arm64.tgz'), 'osx-arm64');
-  assert.is(serverArchivePlatform('server_linux-musl-x64.zip'), 'linux-musl-x64');
-  assert.is(serverArchivePlatform('server_win-x64.tar'), 'win-x64');
-  assert.is(serverArchivePlatform('SS14.Client.zip'), undefined);
-  assert.is(serverArchivePlatform('Client_linux-x64.zip'), undefined, 'client archives are not server archives');
-  assert.is(serverArchivePlatform('notes-linux-x64.txt'), undefined);
-  assert.is(serverArchivePlatform('server.zip'), undefined);
+  for (const [file, key, why] of ARCHIVE_NAMES) assert.is(serverArchivePlatform(file), key, why);
 });
 
 names('archive names :: archiveHasPlatform matches the whole key only', () => {

@@ -20,14 +20,21 @@ function gate(log: string[], name: string) {
   };
 }
 
+type Gate = ReturnType<typeof gate>;
+
+/** The log, a pool of `limit` places, and a gate per name writing to that log. */
+function pooled<N extends string[]>(limit: number, ...names: N) {
+  const log: string[] = [];
+  const gates = names.map((name) => gate(log, name)) as { [K in keyof N]: Gate };
+  return [log, createEntryPool(limit), ...gates] as const;
+}
+
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
 const test = suite('entry pool');
 
 test('entry pool :: files with distinct names run side by side up to the limit', async () => {
-  const log: string[] = [];
-  const pool = createEntryPool(2);
-  const [a, b, c] = [gate(log, 'a'), gate(log, 'b'), gate(log, 'c')];
+  const [log, pool, a, b, c] = pooled(2, 'a', 'b', 'c');
   await pool.run('a', a.write);
   await pool.run('b', b.write);
   const third = pool.run('c', c.write);
@@ -42,9 +49,7 @@ test('entry pool :: files with distinct names run side by side up to the limit',
 });
 
 test('entry pool :: a write alone (folder, link) waits for everything before it, and what follows waits for it', async () => {
-  const log: string[] = [];
-  const pool = createEntryPool(4);
-  const [a, link, b] = [gate(log, 'a'), gate(log, 'link'), gate(log, 'b')];
+  const [log, pool, a, link, b] = pooled(4, 'a', 'link', 'b');
   await pool.run('a', a.write);
   const alone = pool.run(null, link.write);
   await tick();
@@ -65,9 +70,7 @@ test('entry pool :: a write alone (folder, link) waits for everything before it,
 });
 
 test('entry pool :: a name already being written waits (a later entry of the same name replaces it in order)', async () => {
-  const log: string[] = [];
-  const pool = createEntryPool(4);
-  const [first, second] = [gate(log, 'x#1'), gate(log, 'x#2')];
+  const [log, pool, first, second] = pooled(4, 'x#1', 'x#2');
   await pool.run('x', first.write);
   const next = pool.run('x', second.write);
   await tick();
@@ -80,9 +83,7 @@ test('entry pool :: a name already being written waits (a later entry of the sam
 });
 
 test('entry pool :: a failure stops what follows: the next run and finish throw it, idle does not', async () => {
-  const log: string[] = [];
-  const pool = createEntryPool(4);
-  const [a, b] = [gate(log, 'a'), gate(log, 'b')];
+  const [log, pool, a, b] = pooled(4, 'a', 'b');
   await pool.run('a', a.write);
   await pool.run('b', b.write);
   a.fail('disk full');

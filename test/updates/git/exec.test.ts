@@ -1,26 +1,18 @@
 import { PassThrough } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { UpdateError } from '../../../src/errors.ts';
 import { runChecked, runChild } from '../../../src/updates/git/exec.ts';
 import { waitFor } from '../../_support/env.ts';
+import { never, processGone, rejects } from '../_support.ts';
 
 const exec = suite('git-exec');
 const base = () => ({
   cwd: process.cwd(),
   env: process.env,
-  signal: new AbortController().signal,
+  signal: never(),
   timeoutMs: 10_000,
   what: 'the test command',
 });
-const gone = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch {
-    return true;
-  }
-};
 
 exec('git-exec :: output goes to the sink and the tail; stdout is captured on request', async () => {
   const sink = new PassThrough();
@@ -36,16 +28,10 @@ exec('git-exec :: output goes to the sink and the tail; stdout is captured on re
   assert.match(result.tail, /out/);
   assert.match(result.tail, /err/);
   assert.match(Buffer.concat(chunks).toString(), /err/);
-  try {
-    await runChecked('sh', ['-c', 'echo "what went wrong"; exit 4'], { ...base(), logHint: '/x/build.log' });
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, UpdateError);
-    assert.match(
-      (err as Error).message,
-      /the test command exited with code 4; its output ended with:\nwhat went wrong\n\(full output in \/x\/build\.log\)/,
-    );
-  }
+  await rejects(
+    runChecked('sh', ['-c', 'echo "what went wrong"; exit 4'], { ...base(), logHint: '/x/build.log' }),
+    /the test command exited with code 4; its output ended with:\nwhat went wrong\n\(full output in \/x\/build\.log\)/,
+  );
 });
 
 exec('git-exec :: a grandchild holding the pipes open does not hang the run', async () => {
@@ -59,13 +45,7 @@ exec('git-exec :: a grandchild holding the pipes open does not hang the run', as
 
 exec('git-exec :: time limit and cancellation stop the whole process group', async () => {
   const slow = runChild('sh', ['-c', 'sleep 30 & echo $!; wait'], { ...base(), timeoutMs: 300, captureStdout: true });
-  try {
-    await slow;
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, UpdateError);
-    assert.match((err as Error).message, /took longer than 0.3 s and was stopped/);
-  }
+  await rejects(slow, /took longer than 0.3 s and was stopped/);
 
   const ac = new AbortController();
   let pid = 0;
@@ -76,23 +56,12 @@ exec('git-exec :: time limit and cancellation stop the whole process group', asy
   const cancelled = runChild('sh', ['-c', 'sleep 30 & echo $!; wait'], { ...base(), signal: ac.signal, sink });
   await waitFor('the background sleep', () => pid > 0);
   ac.abort();
-  try {
-    await cancelled;
-    assert.unreachable();
-  } catch (err) {
-    assert.match((err as Error).message, /cancelled/);
-  }
-  await waitFor('the grandchild to be killed', () => gone(pid));
+  await rejects(cancelled, /cancelled/);
+  await waitFor('the grandchild to be killed', () => processGone(pid));
 });
 
 exec('git-exec :: a program that cannot start is an UpdateError', async () => {
-  try {
-    await runChild('/nonexistent/program', [], base());
-    assert.unreachable();
-  } catch (err) {
-    assert.instance(err, UpdateError);
-    assert.match((err as Error).message, /could not start the test command/);
-  }
+  await rejects(runChild('/nonexistent/program', [], base()), /could not start the test command/);
 });
 
 exec.run();

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { ENGINE_LAYOUT, createEngineTools, type EngineTools, type StubCall } from '../../fixtures/git/engine-tools.ts';
 import { exists, never as live, read } from '../_support.ts';
-import { type GitCtx, gitProvider, gitSuite } from './_git.ts';
+import { clientPublished, type GitCtx, gitProvider, gitSuite } from './_git.ts';
 
 /**
  * The Git provider building engine repositories for real: the build runs stub `dotnet` and
@@ -30,6 +29,19 @@ const packaging = gitSuite('git-packaging', {
   after: (ctx) => ctx.restorePath(),
 });
 
+const LAYOUT_COMMIT = { packaging: 'engine with Content.Packaging', python: 'engine with the packaging scripts' };
+
+/**
+ * Commits an engine `layout` and has a Git provider with these Updates settings install it from scratch: the commit
+ * is what it reports, and `calls` what the stub tools were asked.
+ */
+async function installFrom(ctx: Ctx, layout: keyof typeof ENGINE_LAYOUT, updates: Record<string, unknown> = {}) {
+  const head = await ctx.repo.commit(ENGINE_LAYOUT[layout], LAYOUT_COMMIT[layout]);
+  const { provider, pctx } = gitProvider(ctx, updates);
+  assert.is(await provider.apply(null, live()), head);
+  return { head, provider, pctx, calls: await ctx.tools.calls() };
+}
+
 /** The installed build: its version and which packaging command made it; Robust.Server must be executable. */
 async function installed(ctx: Ctx): Promise<{ version: string; packagedBy: string }> {
   const bin = join(ctx.inst, 'bin');
@@ -40,11 +52,7 @@ async function installed(ctx: Ctx): Promise<{ version: string; packagedBy: strin
 packaging(
   'git-packaging :: Content.Packaging: dotnet restore, build, and a hybrid server package get installed',
   async (ctx) => {
-    const head = await ctx.repo.commit(ENGINE_LAYOUT.packaging, 'engine with Content.Packaging');
-    const { provider } = gitProvider(ctx);
-    assert.is(await provider.apply(null, live()), head);
-
-    const calls = await ctx.tools.calls();
+    const { head, provider, calls } = await installFrom(ctx, 'packaging');
     assert.equal(lines(calls), [
       'dotnet restore',
       'dotnet build Content.Packaging --configuration Release --no-restore /m',
@@ -76,11 +84,8 @@ packaging(
   'git-packaging :: Content.Packaging without HybridACZ also packages the client, published in binaries/',
   async (ctx) => {
     // A BuildCommand that would fail: the engine's packaging wins over it, with a warning.
-    const head = await ctx.repo.commit(ENGINE_LAYOUT.packaging, 'engine with Content.Packaging');
-    const { provider, pctx } = gitProvider(ctx, { HybridACZ: false, BuildCommand: 'exit 7' });
-    assert.is(await provider.apply(null, live()), head);
-
-    assert.equal(lines(await ctx.tools.calls()).slice(2), [
+    const { head, pctx, calls } = await installFrom(ctx, 'packaging', { HybridACZ: false, BuildCommand: 'exit 7' });
+    assert.equal(lines(calls).slice(2), [
       'dotnet run --project Content.Packaging server --platform linux-x64',
       'dotnet run --project Content.Packaging client --no-wipe-release',
     ]);
@@ -95,11 +100,7 @@ packaging(
 packaging(
   'git-packaging :: Tools/package_server_build.py: python3 with --hybrid-acz -p <rid>, its archive installed',
   async (ctx) => {
-    const head = await ctx.repo.commit(ENGINE_LAYOUT.python, 'engine with the packaging scripts');
-    const { provider } = gitProvider(ctx);
-    assert.is(await provider.apply(null, live()), head);
-
-    const calls = await ctx.tools.calls();
+    const { head, provider, calls } = await installFrom(ctx, 'python');
     // python3, not the real watchdog's `python` (src/updates/git/engine.ts says why); the `python` stub must stay unused.
     assert.equal(lines(calls), ['python3 Tools/package_server_build.py --hybrid-acz -p linux-x64']);
     assert.is(calls[0]?.cwd, join(ctx.inst, 'source'));
@@ -123,32 +124,13 @@ packaging(
 packaging(
   'git-packaging :: the python scripts without HybridACZ: server -p <rid>, then the client script',
   async (ctx) => {
-    const head = await ctx.repo.commit(ENGINE_LAYOUT.python, 'engine with the packaging scripts');
-    const { provider } = gitProvider(ctx, { HybridACZ: false });
-    assert.is(await provider.apply(null, live()), head);
-
-    assert.equal(lines(await ctx.tools.calls()), [
+    const { head, provider, calls } = await installFrom(ctx, 'python', { HybridACZ: false });
+    assert.equal(lines(calls), [
       'python3 Tools/package_server_build.py -p linux-x64',
       'python3 Tools/package_client_build.py',
     ]);
     assert.is((await installed(ctx)).packagedBy, 'python3 Tools/package_server_build.py -p linux-x64');
-    assert.equal(await readdir(join(ctx.inst, 'binaries')), ['SS14.Client.zip']);
-    assert.not.ok(await exists(join(ctx.inst, 'source', 'release', 'SS14.Client.zip')), 'moved, not copied');
-    const zip = await readFile(join(ctx.inst, 'binaries', 'SS14.Client.zip'));
-    const hash = createHash('sha256').update(zip).digest('hex').toUpperCase();
-    assert.equal(await provider.launchCvars?.(head), [
-      ['build.download_url', 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip'],
-      ['build.hash', hash],
-      ['build.version', head],
-    ]);
-    // The real watchdog's build.json, beside Robust.Server: the engine fills its empty build.* cvars from it.
-    assert.equal(JSON.parse(await read(join(ctx.inst, 'bin', 'build.json'))), {
-      download: 'http://watchdog.example:5000/instances/alpha/binaries/SS14.Client.zip',
-      hash,
-      version: head,
-      engine_version: '',
-      fork_id: ctx.repo.bare,
-    });
+    await clientPublished(ctx, provider, head, 'SS14.Client.zip');
   },
 );
 

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { GitTimeouts } from '../../../src/updates/git/repo.ts';
 import { waitFor } from '../../_support/env.ts';
-import { exists, never as live, read, rejects } from '../_support.ts';
-import { type GitCtx, gitProvider as engineless, gitSuite } from './_git.ts';
+import { exists, never as live, processGone, read, rejects } from '../_support.ts';
+import { clientPublished, type GitCtx, gitProvider as engineless, gitSuite } from './_git.ts';
 
 /** These tests build with the fixture's build.sh, not the engine's packaging. */
 const gitProvider = (ctx: GitCtx, updates: Record<string, unknown> = {}, timeouts?: Partial<GitTimeouts>) =>
@@ -97,25 +96,7 @@ flow('git :: a non-hybrid build publishes the client zip and launches get cvars 
   await rejects(provider.launchCvars?.(null) ?? Promise.resolve(), /no client zip/);
   const revision = await provider.apply(null, live());
   assert.match(await read(join(ctx.inst, 'logs', 'build.log')), /hybrid=false/);
-  assert.equal(await readdir(join(ctx.inst, 'binaries')), ['Game.Client.zip']);
-  assert.not.ok(await exists(join(ctx.inst, 'source', 'release', 'Game.Client.zip')), 'moved, not copied');
-  const hash = createHash('sha256')
-    .update(await readFile(join(ctx.inst, 'binaries', 'Game.Client.zip')))
-    .digest('hex')
-    .toUpperCase();
-  assert.equal(await provider.launchCvars?.(revision), [
-    ['build.download_url', 'http://watchdog.example:5000/instances/alpha/binaries/Game.Client.zip'],
-    ['build.hash', hash],
-    ['build.version', revision],
-  ]);
-  // What the engine fills its empty build.* cvars from, so /info reports the commit and the repository.
-  assert.equal(JSON.parse(await read(join(ctx.inst, 'bin', 'build.json'))), {
-    download: 'http://watchdog.example:5000/instances/alpha/binaries/Game.Client.zip',
-    hash,
-    version: revision,
-    engine_version: '',
-    fork_id: ctx.repo.bare,
-  });
+  await clientPublished(ctx, provider, revision, 'Game.Client.zip');
 
   // The next build's client replaces the old one, even under another name.
   await ctx.repo.commit(
@@ -156,14 +137,7 @@ flow('git :: a cancelled or overlong build is stopped with its children', async 
   ac.abort(new Error('stop requested'));
   await rejects(applying, /cancelled/);
   assert.ok(Date.now() - started < 20_000);
-  await waitFor('the build shell to be gone', () => {
-    try {
-      process.kill(pid, 0);
-      return false;
-    } catch {
-      return true;
-    }
-  });
+  await waitFor('the build shell to be gone', () => processGone(pid));
   assert.not.ok(await exists(join(ctx.inst, 'bin')));
 
   await rm(pidFile);

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { and, not, setup } from 'xstate';
 import { chartGraph, guardText, mermaidNodeId, statePaths, toMermaid, renderChart } from '../../src/chart/index.ts';
 import { instanceMachine } from '../../machines/instance.ts';
+import { STATUS_PATHS } from './state-paths.ts';
 
 // --- the graph read from the machine
 
@@ -109,18 +110,7 @@ graph.run();
 const paths = suite('chart state paths');
 
 paths('chart :: state paths are the leaves a status can show, decide excluded', () => {
-  assert.equal(statePaths(), [
-    'stopped.idle',
-    'stopped.failing',
-    'updating',
-    'starting',
-    'running',
-    'awaiting-checkin',
-    'restarting.stopping',
-    'restarting.backoff',
-    'rolling-back',
-    'exited',
-  ]);
+  assert.equal(statePaths(), STATUS_PATHS);
 });
 
 paths('chart :: every state path has a Mermaid node that the chart declares', () => {

@@ -5,32 +5,18 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
 import { tempDir, waitFor } from '../_support/env.ts';
-import {
-  authCases,
-  b64,
-  basic,
-  harness,
-  type Harness,
-  memoryInstance,
-  memoryRegistry,
-  type MemoryInstance,
-  rawRequest,
-} from './support.ts';
+import { authCases, b64, basic, harness, memoryInstance, memoryRegistry, rawRequest } from './support.ts';
 
 const TOKEN = 'api:token:with:colons';
 const SECRET = 'launch-secret';
 
-interface Ctx {
-  h: Harness;
-  alpha: MemoryInstance;
-  server: HttpServer;
-}
-
-async function start(): Promise<Ctx> {
+async function start() {
   const alpha = memoryInstance('alpha', { apiToken: TOKEN, secret: SECRET });
   const h = harness(memoryRegistry(alpha, memoryInstance('beta', { apiToken: 'b' })));
   return { h, alpha, server: await startHttpServer(h.app, { port: 0 }) };
 }
+
+type Ctx = Awaited<ReturnType<typeof start>>;
 
 const post = (server: HttpServer, path: string, authorization?: string) =>
   fetch(`${server.url}${path}`, { method: 'POST', headers: authorization === undefined ? {} : { authorization } });

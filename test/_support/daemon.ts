@@ -179,3 +179,39 @@ export function daemonSuite<C extends object = Record<never, never>>(
   });
   return s;
 }
+
+/** What `withDaemons` lends a test: its folder, the webhook receiver if asked for, and a way to start daemons there. */
+export interface DaemonScratch {
+  dir: string;
+  hook?: WebhookReceiver;
+  start(yaml: string, env?: Record<string, string>): Promise<RunningDaemon>;
+}
+
+/**
+ * Runs `fn` with a fresh temp folder (and a chat-webhook receiver with `webhook: true`) in which it may start
+ * daemons; afterwards, however `fn` ended, every daemon is stopped, the receiver closed and the folder removed.
+ */
+export async function withDaemons(
+  opts: { prefix?: string; webhook?: boolean },
+  fn: (s: DaemonScratch) => Promise<void>,
+): Promise<void> {
+  const tmp = await tempDir(opts.prefix ?? 'wd-e2e-');
+  const daemons: RunningDaemon[] = [];
+  let hook: WebhookReceiver | undefined;
+  try {
+    if (opts.webhook) hook = await startWebhookReceiver();
+    await fn({
+      dir: tmp.path,
+      hook,
+      async start(yaml, env) {
+        const d = await startDaemon(yaml, { dir: tmp.path, env });
+        daemons.push(d);
+        return d;
+      },
+    });
+  } finally {
+    for (const d of daemons) await d.stop();
+    await hook?.close();
+    await tmp.cleanup();
+  }
+}

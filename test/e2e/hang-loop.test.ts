@@ -3,28 +3,25 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
-import { startDaemon } from '../_support/daemon.ts';
-import { tempDir, freePort, waitFor } from '../_support/env.ts';
+import { withDaemons } from '../_support/daemon.ts';
+import { freePort, waitFor } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
-import { startWebhookReceiver } from '../_support/webhook.ts';
 import { runCli } from '../cli/_run.ts';
 
 const test = suite('e2e :: a hang loop is a loop');
 
-test('a server that hangs after each check-in: relaunches back off, two chat messages, one dump, lastExit hang', async () => {
-  const hook = await startWebhookReceiver();
-  const tmp = await tempDir('wd-hangloop-');
-  const script = await writeServerScript(join(tmp.path, 'server.sh'), fixture('hang.mjs'));
-  // A stand-in for the .NET createdump beside the program (a real core of node is ~800 MB): a small file per dump.
-  await writeFile(join(tmp.path, 'createdump'), '#!/bin/sh\necho dump > "$3"\n');
-  await chmod(join(tmp.path, 'createdump'), 0o755);
-  const port = await freePort();
-  const yaml = testConfig({
-    webhook: hook.url,
-    instances: [{ port, runCommand: script, timeoutSeconds: 1.5 }],
-  }).replace('DumpOnTimeout: false', 'DumpOnTimeout: true');
-  const d = await startDaemon(yaml, { dir: tmp.path });
-  try {
+test('a server that hangs after each check-in: relaunches back off, two chat messages, one dump, lastExit hang', () =>
+  withDaemons({ prefix: 'wd-hangloop-', webhook: true }, async ({ dir: tmp, hook, start }) => {
+    const script = await writeServerScript(join(tmp, 'server.sh'), fixture('hang.mjs'));
+    // A stand-in for the .NET createdump beside the program (a real core of node is ~800 MB): a small file per dump.
+    await writeFile(join(tmp, 'createdump'), '#!/bin/sh\necho dump > "$3"\n');
+    await chmod(join(tmp, 'createdump'), 0o755);
+    const port = await freePort();
+    const yaml = testConfig({
+      webhook: hook!.url,
+      instances: [{ port, runCommand: script, timeoutSeconds: 1.5 }],
+    }).replace('DumpOnTimeout: false', 'DumpOnTimeout: true');
+    const d = await start(yaml);
     const hangs = () =>
       d
         .log()
@@ -35,32 +32,27 @@ test('a server that hangs after each check-in: relaunches back off, two chat mes
     const backoffs = log.split('\n').filter((l) => /\[watchdog:demo\] state restarting\.backoff/.test(l)).length;
     assert.ok(backoffs >= 3, `relaunches after the first hang wait in restarting.backoff (${backoffs} times)`);
     assert.equal(
-      hook.messages.map((m) => m.content),
+      hook!.messages.map((m) => m.content),
       [
         'Server `demo` timed out and will be killed. Check server logs for possible causes.',
-        hook.messages[1]?.content ?? '(none)',
+        hook!.messages[1]?.content ?? '(none)',
       ],
     );
-    assert.match(hook.messages[1]!.content, /^Server `demo` keeps hanging; restarting with back-off \(next in \d/);
-    const dumps = await readdir(join(tmp.path, 'instances/demo/dumps'));
+    assert.match(hook!.messages[1]!.content, /^Server `demo` keeps hanging; restarting with back-off \(next in \d/);
+    const dumps = await readdir(join(tmp, 'instances/demo/dumps'));
     assert.is(dumps.length, 1, `one dump per loop: ${dumps.join(', ')}`);
 
-    const cli = await runCli(['status', 'demo', '--json', '--url', d.url, '--token', 'tok'], { cwd: tmp.path });
+    const cli = await runCli(['status', 'demo', '--json', '--url', d.url, '--token', 'tok'], { cwd: tmp });
     assert.is(cli.code, 0, cli.stderr);
     const status = JSON.parse(cli.stdout) as { lastExit: { reason: string; signal: string | null; at: string } | null };
     assert.is(status.lastExit?.reason, 'hang');
     assert.is(status.lastExit?.signal, 'SIGKILL');
     assert.ok(!Number.isNaN(Date.parse(status.lastExit?.at ?? '')), 'lastExit.at is a time');
-    const serverLog = await readFile(join(tmp.path, 'instances/demo/logs/server.log'), 'utf8');
+    const serverLog = await readFile(join(tmp, 'instances/demo/logs/server.log'), 'utf8');
     const ends = serverLog
       .split('\n')
       .filter((l) => /watchdog: server \(pid \d+\) killed by signal SIGKILL ---$/.test(l));
     assert.ok(ends.length >= 5, `server.log has one line per run's end (${ends.length})`);
-  } finally {
-    await d.stop();
-    await hook.close();
-    await tmp.cleanup();
-  }
-});
+  }));
 
 test.run();

@@ -1,25 +1,13 @@
-import { spawn } from 'node:child_process';
-import { mkdir, readFile, readlink, stat, utimes, writeFile } from 'node:fs/promises';
+import { readFile, readlink, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../_support/daemon.ts';
-import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { freePort, tempDir, tempSuite } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
 import { writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
-import {
-  fixedUrls,
-  isAlive,
-  killGroup,
-  logLines,
-  pidsWith,
-  running,
-  sleep,
-  startSleep,
-  statusOf,
-  waitStatus,
-} from './resilience/_support.ts';
+import * as rs from './resilience/_support.ts';
 
 /**
  * Migrating from the real watchdog: its data.db (made here with its own migrations) names a server it left
@@ -38,7 +26,7 @@ interface Ctx {
   ports: { alpha: number; beta: number; urls: number };
   /** The server "the real watchdog left running" for alpha. */
   old: number;
-  unrelated: ReturnType<typeof startSleep> | null;
+  unrelated: ReturnType<typeof rs.startSleep> | null;
   daemons: RunningDaemon[];
   servers: Set<number>;
   dbBytes: Buffer;
@@ -64,44 +52,16 @@ const OLD_MTIME = new Date('2023-03-03T03:03:03Z');
 
 /** Starts alpha's server with the real watchdog's arguments and environment, detached like one it left behind. */
 async function startOldServer(ctx: Ctx, secret: string): Promise<number> {
-  const dir = instanceDir(ctx, 'alpha');
-  await mkdir(join(dir, 'data'), { recursive: true });
-  const args = [
-    '--cvar',
-    'watchdog.key=alpha',
-    '--cvar',
-    `watchdog.baseUrl=http://localhost:${ctx.ports.urls}/`,
-    '--config-file',
-    join(dir, 'config.toml'),
-    '--data-dir',
-    join(dir, 'data'),
-    '--cvar',
-    `net.port=${ctx.ports.alpha}`,
-    '--cvar',
-    'watchdog.checkin_interval=0.3',
-  ];
-  const proc = spawn(SERVER, args, {
-    cwd: dir,
-    detached: true,
-    stdio: 'ignore',
-    env: {
-      ...process.env,
-      ROBUST_CVAR_watchdog__token: secret,
-      START_LOG: startLog(ctx, 'alpha'),
-      FIXTURE_LIFETIME_MS: '120000',
-    },
+  const env = { ROBUST_CVAR_watchdog__token: secret, START_LOG: startLog(ctx, 'alpha'), FIXTURE_LIFETIME_MS: '120000' };
+  return rs.startLeftServer({
+    program: SERVER,
+    key: 'alpha',
+    dir: instanceDir(ctx, 'alpha'),
+    baseUrl: `http://localhost:${ctx.ports.urls}/`,
+    port: ctx.ports.alpha,
+    env,
+    servers: ctx.servers,
   });
-  proc.unref();
-  const pid = proc.pid;
-  if (pid === undefined) throw new Error('could not start the old server');
-  ctx.servers.add(pid);
-  await waitFor(
-    'the old server to answer on its port',
-    async () => (await fetch(`http://127.0.0.1:${ctx.ports.alpha}/status`)).ok,
-    10_000,
-    50,
-  );
-  return pid;
 }
 
 async function setUp(ctx: Ctx, secret: string): Promise<void> {
@@ -110,7 +70,7 @@ async function setUp(ctx: Ctx, secret: string): Promise<void> {
   ctx.cleanup = tmp.cleanup;
   ctx.ports = { alpha: await freePort(), beta: await freePort(), urls: await freePort() };
   ctx.yaml = (persist) =>
-    fixedUrls(
+    rs.fixedUrls(
       testConfig({
         persist,
         instances: (['alpha', 'beta'] as const).map((key) => ({
@@ -123,7 +83,7 @@ async function setUp(ctx: Ctx, secret: string): Promise<void> {
       }),
       ctx.ports.urls,
     );
-  ctx.unrelated = startSleep();
+  ctx.unrelated = rs.startSleep();
   ctx.old = await startOldServer(ctx, secret);
   const db = join(ctx.dir, 'data.db');
   await writeWatchdogDb(db, [
@@ -138,8 +98,8 @@ async function tearDown(ctx: Ctx): Promise<void> {
   for (const d of ctx.daemons) await d.stop();
   if (ctx.dir)
     for (const key of ['alpha', 'beta'])
-      for (const pid of await pidsWith(join(instanceDir(ctx, key), 'config.toml'))) ctx.servers.add(pid);
-  for (const pid of ctx.servers) killGroup(pid);
+      for (const pid of await rs.pidsWith(join(instanceDir(ctx, key), 'config.toml'))) ctx.servers.add(pid);
+  for (const pid of ctx.servers) rs.killGroup(pid);
   ctx.unrelated?.proc.kill('SIGKILL');
   await ctx.cleanup();
 }
@@ -156,33 +116,39 @@ async function dbUntouched(ctx: Ctx): Promise<void> {
   assert.is((await stat(db)).mtimeMs, OLD_MTIME.getTime(), 'data.db mtime unchanged');
 }
 
-const persist = suite<Ctx>('e2e :: import from the real watchdog, PersistServers on', init());
-persist.before(async (ctx) => setUp(ctx, 'persisted-token-from-data-db'));
-persist.after(tearDown);
+/** A suite over one folder where the real watchdog left alpha's server running, `secret` persisted in data.db. */
+function importSuite(name: string, secret: string) {
+  const s = suite<Ctx>(name, init());
+  s.before((ctx) => setUp(ctx, secret));
+  s.after(tearDown);
+  return s;
+}
+
+const persist = importSuite('e2e :: import from the real watchdog, PersistServers on', 'persisted-token-from-data-db');
 
 persist(
   'the server the real watchdog left running is adopted: same pid, no second launch, check-ins with the persisted token accepted past TimeoutSeconds',
   async (ctx) => {
     const startedAt = Date.now();
     const d = await daemon(ctx, true);
-    const s = await waitStatus(d, 'alpha', TOKEN, 'adopted', running, 15_000);
+    const s = await rs.waitStatus(d, 'alpha', TOKEN, 'adopted', rs.running, 15_000);
     assert.is(s.pid, ctx.old, 'the old server is adopted, not replaced');
     assert.is(s.revision, 'old-1.2.3', 'revision from data.db');
     assert.match(
       d.log(),
       `[watchdog:alpha] imported from the real watchdog's data file: revision old-1.2.3; its server (pid ${ctx.old}) is running and is adopted`,
     );
-    assert.is(logLines(d, /\[watchdog:alpha\] adopted the server left running by the previous daemon/).length, 1);
-    assert.is(logLines(d, /\[watchdog:alpha\] server launched/).length, 0, 'no second alpha server launched');
-    await waitStatus(
+    assert.is(rs.logLines(d, /\[watchdog:alpha\] adopted the server left running by the previous daemon/).length, 1);
+    assert.is(rs.logLines(d, /\[watchdog:alpha\] server launched/).length, 0, 'no second alpha server launched');
+    await rs.waitStatus(
       d,
       'alpha',
       TOKEN,
       'a check-in accepted',
       (st) => st.lastCheckinAt !== null && Date.parse(st.lastCheckinAt) > startedAt,
     );
-    await sleep(TIMEOUT_S * 1000 + 500);
-    const later = await statusOf(d, 'alpha', TOKEN);
+    await rs.sleep(TIMEOUT_S * 1000 + 500);
+    const later = await rs.statusOf(d, 'alpha', TOKEN);
     assert.equal(
       [later.state, later.pid, later.restarts],
       ['running', ctx.old, 0],
@@ -194,7 +160,7 @@ persist(
     );
     assert.equal(await starts(ctx, 'alpha'), [ctx.old], "alpha's server started once, by the test");
     assert.equal(
-      await pidsWith(join(instanceDir(ctx, 'alpha'), 'config.toml')),
+      await rs.pidsWith(join(instanceDir(ctx, 'alpha'), 'config.toml')),
       [ctx.old],
       'exactly one alpha server runs',
     );
@@ -206,11 +172,11 @@ persist(
   async (ctx) => {
     const d = ctx.daemons[0]!;
     const unrelated = ctx.unrelated!.pid;
-    const s = await waitStatus(d, 'beta', TOKEN, 'running its own server', running);
+    const s = await rs.waitStatus(d, 'beta', TOKEN, 'running its own server', rs.running);
     ctx.servers.add(s.pid!);
     assert.is.not(s.pid, unrelated);
     assert.is(s.revision, 'old-4.5.6', 'revision from data.db');
-    assert.ok(isAlive(unrelated), 'the unrelated process was not signalled');
+    assert.ok(rs.isAlive(unrelated), 'the unrelated process was not signalled');
     const exe = await readlink(`/proc/${unrelated}/exe`);
     assert.match(
       d.log(),
@@ -225,36 +191,41 @@ persist(
   'the import is not repeated: the next daemon adopts from data.json, and data.db stays untouched',
   async (ctx) => {
     const first = ctx.daemons[0]!;
-    const beta = (await statusOf(first, 'beta', TOKEN)).pid;
+    const beta = (await rs.statusOf(first, 'beta', TOKEN)).pid;
     assert.is(await first.stop(), 0);
-    assert.ok(isAlive(ctx.old), 'PersistServers: the adopted server outlives the daemon');
+    assert.ok(rs.isAlive(ctx.old), 'PersistServers: the adopted server outlives the daemon');
     const data = JSON.parse(await readFile(join(instanceDir(ctx, 'alpha'), 'data.json'), 'utf8')) as {
       revision: string;
       launch: { pid: number };
     };
     assert.equal([data.revision, data.launch.pid], ['old-1.2.3', ctx.old]);
     const d = await daemon(ctx, true);
-    assert.is((await waitStatus(d, 'alpha', TOKEN, 'adopted again', running)).pid, ctx.old);
-    assert.is((await waitStatus(d, 'beta', TOKEN, 'adopted', running)).pid, beta);
-    assert.is(logLines(d, /imported from the real watchdog/).length, 0, 'no second import');
-    assert.is(logLines(d, /server launched/).length, 0);
+    assert.is((await rs.waitStatus(d, 'alpha', TOKEN, 'adopted again', rs.running)).pid, ctx.old);
+    assert.is((await rs.waitStatus(d, 'beta', TOKEN, 'adopted', rs.running)).pid, beta);
+    assert.is(rs.logLines(d, /imported from the real watchdog/).length, 0, 'no second import');
+    assert.is(rs.logLines(d, /server launched/).length, 0);
     assert.equal(await starts(ctx, 'alpha'), [ctx.old]);
-    assert.ok(isAlive(ctx.unrelated!.pid));
+    assert.ok(rs.isAlive(ctx.unrelated!.pid));
     await dbUntouched(ctx);
   },
 );
 
 persist.run();
 
-const off = suite<Ctx>('e2e :: import from the real watchdog, PersistServers off', init());
-off.before(async (ctx) => setUp(ctx, 'another-persisted-token'));
-off.after(tearDown);
+const off = importSuite('e2e :: import from the real watchdog, PersistServers off', 'another-persisted-token');
 
 off(
   'a verified server left running is shut down gracefully (with the persisted token) before the new launch',
   async (ctx) => {
     const d = await daemon(ctx, false);
-    const s = await waitStatus(d, 'alpha', TOKEN, 'a new server', (st) => running(st) && st.pid !== ctx.old, 15_000);
+    const s = await rs.waitStatus(
+      d,
+      'alpha',
+      TOKEN,
+      'a new server',
+      (st) => rs.running(st) && st.pid !== ctx.old,
+      15_000,
+    );
     ctx.servers.add(s.pid!);
     assert.match(
       d.log(),
@@ -262,28 +233,20 @@ off(
     );
     // "exited after the shutdown request": the old server accepted /shutdown, so the persisted token was right.
     assert.match(d.log(), /\[watchdog:alpha\] the leftover server exited after the shutdown request/);
-    assert.not.ok(isAlive(ctx.old), 'the old server is gone');
+    assert.not.ok(rs.isAlive(ctx.old), 'the old server is gone');
     assert.equal(await starts(ctx, 'alpha'), [ctx.old, s.pid], 'one new launch, after the old one');
     assert.is(s.revision, 'old-1.2.3');
-    assert.ok(isAlive(ctx.unrelated!.pid), 'the unrelated process is still left alone');
+    assert.ok(rs.isAlive(ctx.unrelated!.pid), 'the unrelated process is still left alone');
     await dbUntouched(ctx);
   },
 );
 
 off.run();
 
-const broken = suite<{ dir: string; cleanup: () => Promise<void>; d: RunningDaemon | null }>(
-  'e2e :: import from a data.db that is not SQLite',
-  { dir: '', cleanup: async () => {}, d: null },
-);
-broken.before(async (ctx) => {
-  const tmp = await tempDir('wd-e2e-import-bad-');
-  ctx.dir = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-});
-broken.after(async (ctx) => {
-  await ctx.d?.stop();
-  await ctx.cleanup();
+const broken = tempSuite('e2e :: import from a data.db that is not SQLite', {
+  prefix: 'wd-e2e-import-bad-',
+  ctx: { d: null as RunningDaemon | null },
+  after: (ctx) => ctx.d?.stop(),
 });
 
 broken('a warning names the file and the problem; the daemon starts its instances without the import', async (ctx) => {
@@ -293,7 +256,7 @@ broken('a warning names the file and the problem; the daemon starts its instance
     { dir: ctx.dir },
   );
   ctx.d = d;
-  const s = await waitStatus(d, 'alpha', TOKEN, 'running', running);
+  const s = await rs.waitStatus(d, 'alpha', TOKEN, 'running', rs.running);
   assert.is(s.revision, null);
   assert.match(
     d.log(),

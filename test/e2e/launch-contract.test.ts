@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
-import { startDaemon } from '../_support/daemon.ts';
-import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { waitState, withDaemons } from '../_support/daemon.ts';
+import { freePort } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
 
 const test = suite('e2e :: launch contract');
@@ -15,34 +15,26 @@ interface Echo {
   env: Record<string, string>;
 }
 
-test('argv, environment and working directory match the contract exactly', async () => {
-  const tmp = await tempDir('wd-e2e-');
-  const script = await writeServerScript(join(tmp.path, 'server.sh'), fixture('echo-env.mjs'));
-  const echoFile = join(tmp.path, 'echo.json');
-  const port = await freePort();
-  const yaml = testConfig({
-    instances: [
-      {
-        key: 'echo',
-        port,
-        runCommand: script,
-        args: ['--cvar', 'game.hostname=Echo'],
-        extra: `      EnvironmentVariables:\n        ECHO_FILE: ${JSON.stringify(echoFile)}\n        CUSTOM_VAR: custom`,
-      },
-    ],
-  });
-  const d = await startDaemon(yaml, { dir: tmp.path });
-  try {
-    const s = await waitFor(
-      'running',
-      async () => {
-        const st = await d.status('echo', 'tok');
-        return st.state === 'running' ? st : undefined;
-      },
-      15_000,
-    );
+test('argv, environment and working directory match the contract exactly', () =>
+  withDaemons({}, async ({ dir: tmp, start }) => {
+    const script = await writeServerScript(join(tmp, 'server.sh'), fixture('echo-env.mjs'));
+    const echoFile = join(tmp, 'echo.json');
+    const port = await freePort();
+    const yaml = testConfig({
+      instances: [
+        {
+          key: 'echo',
+          port,
+          runCommand: script,
+          args: ['--cvar', 'game.hostname=Echo'],
+          extra: `      EnvironmentVariables:\n        ECHO_FILE: ${JSON.stringify(echoFile)}\n        CUSTOM_VAR: custom`,
+        },
+      ],
+    });
+    const d = await start(yaml);
+    const s = await waitState(d, 'echo', 'tok', 'running');
     const echo = JSON.parse(await readFile(echoFile, 'utf8')) as Echo;
-    const dir = join(tmp.path, 'instances', 'echo');
+    const dir = join(tmp, 'instances', 'echo');
     // Where the daemon listens (Urls: http://127.0.0.1:0), spelt as the real watchdog passes Kestrel's address.
     const baseUrl = `http://127.0.0.1:${new URL(d.url).port}`;
     assert.equal(echo.argv, [
@@ -69,10 +61,6 @@ test('argv, environment and working directory match the contract exactly', async
     const cmdline = await readFile(`/proc/${s.pid}/cmdline`, 'utf8');
     assert.not.ok(cmdline.includes(secret), 'the secret is never in argv');
     assert.not.match(d.log(), secret.replace(/[+/=]/g, '\\$&'), 'the secret is never logged');
-  } finally {
-    await d.stop();
-    await tmp.cleanup();
-  }
-});
+  }));
 
 test.run();

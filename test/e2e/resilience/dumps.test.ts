@@ -38,6 +38,34 @@ async function setup(dumpTimeoutSeconds: number, env: Record<string, string> = {
   return { tmp, yaml, dumps, env };
 }
 
+/**
+ * Starts a daemon on the hung server and waits for its launch, then for `event` in the daemon log (within
+ * `eventMs`) and the relaunch that follows the hang kill; every server pid is kept for the after hook.
+ */
+async function hangCycle(
+  s: Awaited<ReturnType<typeof setup>>,
+  what: string,
+  event: RegExp,
+  eventMs: number,
+  env?: Record<string, string>,
+) {
+  const d = await startDaemon(s.yaml, { dir: s.tmp.path, env });
+  daemons.push(d);
+  const first = await waitStatus(d, 'h', TOKEN, 'launched', (st) => st.pid !== null);
+  pids.add(first.pid!);
+  await waitFor(what, () => event.test(d.log()), eventMs);
+  const next = await waitStatus(
+    d,
+    'h',
+    TOKEN,
+    'killed and relaunched',
+    (st) => st.pid !== null && st.pid !== first.pid,
+    20_000,
+  );
+  pids.add(next.pid!);
+  return { d, first };
+}
+
 test.after(async () => {
   for (const d of daemons) await d.stop();
   for (const pid of pids) killGroup(pid);
@@ -55,20 +83,7 @@ test('gcore writes a core of the hung server before the kill; only the newest 3 
     await writeFile(join(s.dumps, name), 'old');
     await utimes(join(s.dumps, name), 946_684_800 + i * 86_400, 946_684_800 + i * 86_400);
   }
-  const d = await startDaemon(s.yaml, { dir: s.tmp.path });
-  daemons.push(d);
-  const first = await waitStatus(d, 'h', TOKEN, 'launched', (st) => st.pid !== null);
-  pids.add(first.pid!);
-  await waitFor('a dump written', () => /\[watchdog:h\] dump written/.test(d.log()), 30_000);
-  const next = await waitStatus(
-    d,
-    'h',
-    TOKEN,
-    'killed and relaunched',
-    (st) => st.pid !== null && st.pid !== first.pid,
-    20_000,
-  );
-  pids.add(next.pid!);
+  const { d, first } = await hangCycle(s, 'a dump written', /\[watchdog:h\] dump written/, 30_000);
   assert.is(await d.stop(), 0);
 
   const names = (await readdir(s.dumps)).sort();
@@ -92,20 +107,9 @@ test('a dumper that takes too long is killed after DumpTimeoutSeconds, and the h
   await writeFile(join(fakeBin, 'gcore'), '#!/bin/sh\nexec sleep 60\n');
   await chmod(join(fakeBin, 'gcore'), 0o755);
   const s = await setup(1);
-  const d = await startDaemon(s.yaml, { dir: s.tmp.path, env: { PATH: `${fakeBin}:${process.env.PATH ?? ''}` } });
-  daemons.push(d);
-  const first = await waitStatus(d, 'h', TOKEN, 'launched', (st) => st.pid !== null);
-  pids.add(first.pid!);
-  await waitFor('the dumper killed at its deadline', () => /dumper took too long; killed it/.test(d.log()), 20_000);
-  const next = await waitStatus(
-    d,
-    'h',
-    TOKEN,
-    'killed and relaunched',
-    (st) => st.pid !== null && st.pid !== first.pid,
-    20_000,
-  );
-  pids.add(next.pid!);
+  const { d } = await hangCycle(s, 'the dumper killed at its deadline', /dumper took too long; killed it/, 20_000, {
+    PATH: `${fakeBin}:${process.env.PATH ?? ''}`,
+  });
   assert.is((await readdir(s.dumps)).length, 0, 'no half-written dump left');
   assert.not.match(d.log(), /dump written/);
 });

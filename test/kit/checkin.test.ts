@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -12,56 +10,22 @@ import {
 import { loadSettings } from '../../src/kit/settings.ts';
 import type { Logger } from '../../src/log.ts';
 import { freePort, waitFor } from '../_support/env.ts';
-
-interface Seen {
-  method: string;
-  url: string;
-  authorization: string | undefined;
-  body: string;
-  contentType: string | undefined;
-}
+import { recorder } from '../process/helpers.ts';
+import { captureLog } from '../store/recording-logger.ts';
 
 /** A loopback HTTP server in the watchdog's place. `answer` picks the status; null never answers. */
 async function fakeWatchdog(answer: () => number | null = () => 200) {
-  const seen: Seen[] = [];
-  const server: Server = createServer((req: IncomingMessage, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => (body += d.toString()));
-    req.on('end', () => {
-      seen.push({
-        method: req.method ?? '',
-        url: req.url ?? '',
-        authorization: req.headers.authorization,
-        body,
-        contentType: req.headers['content-type'],
-      });
-      const status = answer();
-      if (status !== null) res.writeHead(status).end();
-    });
+  const rec = await recorder(() => {
+    const status = answer();
+    return status === null ? null : { status };
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    seen,
-    base: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { seen: rec.requests, base: `http://127.0.0.1:${rec.port}`, close: rec.close };
 }
 
+/** A logger keeping `level msg {fields}` lines. */
 function collect(): { log: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const log: Logger = {
-    debug: (m, f) => lines.push(`debug ${m} ${JSON.stringify(f ?? {})}`),
-    info: (m, f) => lines.push(`info ${m} ${JSON.stringify(f ?? {})}`),
-    warn: (m, f) => lines.push(`warn ${m} ${JSON.stringify(f ?? {})}`),
-    error: (m, f) => lines.push(`error ${m} ${JSON.stringify(f ?? {})}`),
-    child: () => log,
-  };
-  return { log, lines };
+  const log = captureLog();
+  return { log, lines: log.lines };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -116,9 +80,9 @@ pings('first at once, then every interval: POST, path, Basic key:token, no body'
     for (const s of wd.seen) {
       assert.is(s.method, 'POST');
       assert.is(s.url, '/server_api/demo/ping');
-      assert.is(s.authorization, `Basic ${Buffer.from('demo:se:cr+t/=').toString('base64')}`);
+      assert.is(s.headers.authorization, `Basic ${Buffer.from('demo:se:cr+t/=').toString('base64')}`);
       assert.is(s.body, '');
-      assert.is(s.contentType, undefined);
+      assert.is(s.headers['content-type'], undefined);
     }
     assert.ok(results.every((r) => r.ok && r.status === 200));
   } finally {

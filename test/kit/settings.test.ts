@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { envCvars, loadSettings, parseArgs, SettingsError } from '../../src/kit/settings.ts';
-import { tempDir } from '../_support/env.ts';
+import { tempSuite } from '../_support/env.ts';
+import { assertThrowsWith } from './throws.ts';
 
 const args = suite('settings :: argv');
 
@@ -56,13 +57,7 @@ const malformed: Array<[string, string[], RegExp]> = [
 ];
 for (const [what, argv, message] of malformed) {
   args(`malformed: ${what} → SettingsError`, () => {
-    try {
-      parseArgs(argv);
-      assert.unreachable('should have thrown');
-    } catch (err) {
-      assert.instance(err, SettingsError);
-      assert.match((err as Error).message, message);
-    }
+    assertThrowsWith(() => parseArgs(argv), SettingsError, message);
   });
 }
 args.run();
@@ -91,51 +86,46 @@ env('a ROBUST_CVARS entry without = is an error naming the variable', () => {
 env.run();
 
 // ---
-const layering = suite('settings :: layering and typed getters');
+const layering = tempSuite('settings :: layering and typed getters');
 
-layering('defaults < config file < ROBUST_CVARS < ROBUST_CVAR_* < argv (in order)', async () => {
-  const dir = await tempDir();
-  try {
-    const file = join(dir.path, 'config.toml');
-    await writeFile(
-      file,
-      [
-        'top = "level"',
-        '[game]',
-        'hostname = "from config"',
-        'desc = "config desc"',
-        'soft_max_players = 10',
-        'lobby = true',
-        '[status.links]',
-        'x = 1',
-        '[a]',
-        'b = "config"',
-        'c = "config"',
-        'd = "config"',
-        'e = "config"',
-      ].join('\n'),
-    );
-    const s = loadSettings({
-      argv: ['--config-file', file, '--cvar', 'a.e=argv1', '--cvar', 'a.e=argv2'],
-      env: { ROBUST_CVARS: 'a.c=cvars;a.d=cvars', ROBUST_CVAR_a__d: 'cvar_', ROBUST_CVAR_a__e: 'cvar_' },
-      defaults: { 'a.b': 'default', 'a.z': 'default', 'game.round_length': 60 },
-    });
-    assert.is(s.string('a.z'), 'default');
-    assert.is(s.string('a.b'), 'config');
-    assert.is(s.string('a.c'), 'cvars');
-    assert.is(s.string('a.d'), 'cvar_');
-    assert.is(s.string('a.e'), 'argv2');
-    assert.is(s.origin('a.e'), 'argv');
-    assert.is(s.string('game.hostname'), 'from config');
-    assert.is(s.int('game.soft_max_players', 0), 10);
-    assert.is(s.bool('game.lobby', false), true);
-    assert.is(s.int('game.round_length', 0), 60);
-    assert.is(s.int('status.links.x', 0), 1, 'nested tables are dotted prefixes');
-    assert.is(s.string('top'), 'level');
-    assert.is(s.configFile, file);
-  } finally {
-    await dir.cleanup();
-  }
+layering('defaults < config file < ROBUST_CVARS < ROBUST_CVAR_* < argv (in order)', async ({ dir }) => {
+  const file = join(dir, 'config.toml');
+  await writeFile(
+    file,
+    [
+      'top = "level"',
+      '[game]',
+      'hostname = "from config"',
+      'desc = "config desc"',
+      'soft_max_players = 10',
+      'lobby = true',
+      '[status.links]',
+      'x = 1',
+      '[a]',
+      'b = "config"',
+      'c = "config"',
+      'd = "config"',
+      'e = "config"',
+    ].join('\n'),
+  );
+  const s = loadSettings({
+    argv: ['--config-file', file, '--cvar', 'a.e=argv1', '--cvar', 'a.e=argv2'],
+    env: { ROBUST_CVARS: 'a.c=cvars;a.d=cvars', ROBUST_CVAR_a__d: 'cvar_', ROBUST_CVAR_a__e: 'cvar_' },
+    defaults: { 'a.b': 'default', 'a.z': 'default', 'game.round_length': 60 },
+  });
+  assert.is(s.string('a.z'), 'default');
+  assert.is(s.string('a.b'), 'config');
+  assert.is(s.string('a.c'), 'cvars');
+  assert.is(s.string('a.d'), 'cvar_');
+  assert.is(s.string('a.e'), 'argv2');
+  assert.is(s.origin('a.e'), 'argv');
+  assert.is(s.string('game.hostname'), 'from config');
+  assert.is(s.int('game.soft_max_players', 0), 10);
+  assert.is(s.bool('game.lobby', false), true);
+  assert.is(s.int('game.round_length', 0), 60);
+  assert.is(s.int('status.links.x', 0), 1, 'nested tables are dotted prefixes');
+  assert.is(s.string('top'), 'level');
+  assert.is(s.configFile, file);
 });
 
 layering('a missing config file is only remembered', () => {
@@ -145,30 +135,20 @@ layering('a missing config file is only remembered', () => {
   assert.equal(s.names(), []);
 });
 
-layering('a TOML array becomes JSON text', async () => {
-  const dir = await tempDir();
-  try {
-    const file = join(dir.path, 'config.toml');
-    await writeFile(file, '[status]\nlinks = [{ name = "Wiki", icon = "wiki", url = "https://w" }]\n');
-    const s = loadSettings({ argv: ['--config-file', file] });
-    assert.equal(JSON.parse(s.string('status.links')), [{ name: 'Wiki', icon: 'wiki', url: 'https://w' }]);
-  } finally {
-    await dir.cleanup();
-  }
+layering('a TOML array becomes JSON text', async ({ dir }) => {
+  const file = join(dir, 'config.toml');
+  await writeFile(file, '[status]\nlinks = [{ name = "Wiki", icon = "wiki", url = "https://w" }]\n');
+  const s = loadSettings({ argv: ['--config-file', file] });
+  assert.equal(JSON.parse(s.string('status.links')), [{ name: 'Wiki', icon: 'wiki', url: 'https://w' }]);
 });
 
-layering('a broken config file is an error naming file and line', async () => {
-  const dir = await tempDir();
-  try {
-    const file = join(dir.path, 'config.toml');
-    await writeFile(file, '[game]\nhostname = \n');
-    assert.throws(
-      () => loadSettings({ argv: ['--config-file', file] }),
-      (err: unknown) => err instanceof SettingsError && err.message.includes(`${file}:2:`) && err.cause !== undefined,
-    );
-  } finally {
-    await dir.cleanup();
-  }
+layering('a broken config file is an error naming file and line', async ({ dir }) => {
+  const file = join(dir, 'config.toml');
+  await writeFile(file, '[game]\nhostname = \n');
+  assert.throws(
+    () => loadSettings({ argv: ['--config-file', file] }),
+    (err: unknown) => err instanceof SettingsError && err.message.includes(`${file}:2:`) && err.cause !== undefined,
+  );
 });
 
 layering('typed getters: defaults when unset, parsed values, clear errors on the wrong type', () => {

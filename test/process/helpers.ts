@@ -115,12 +115,12 @@ export interface Recorded {
   body: string;
 }
 
-/** A loopback HTTP server that records requests and answers with `respond` (default 200). */
+/** A loopback HTTP server that records requests and answers with `respond` (default 200; null never answers). */
 export async function recorder(
   respond: (
     req: Recorded,
     n: number,
-  ) => { status: number; headers?: Record<string, string>; delayMs?: number } = () => ({ status: 200 }),
+  ) => { status: number; headers?: Record<string, string>; delayMs?: number } | null = () => ({ status: 200 }),
 ): Promise<{
   url: string;
   port: number;
@@ -135,6 +135,7 @@ export async function recorder(
       const rec = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
       requests.push(rec);
       const answer = respond(rec, requests.length);
+      if (answer === null) return;
       const send = () => {
         if (!res.destroyed) res.writeHead(answer.status, answer.headers).end();
       };

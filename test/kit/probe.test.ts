@@ -230,12 +230,18 @@ engine.before(async (ctx) => {
 });
 engine.after((ctx) => ctx.engine.close());
 
+/** Serves these bodies, probes the engine, and expects it to find no problem. */
+async function probeClean(server: EngineServer, status: string, info: string) {
+  Object.assign(server.bodies, { status, info });
+  const d = await probe(`127.0.0.1:${server.port}`);
+  assert.equal(d.result.problems, []);
+  return d;
+}
+
 engine(
   'in a round, client hosted by the watchdog: game fields, launcher icons and a null icon, null hashes',
   async (ctx) => {
-    Object.assign(ctx.engine.bodies, { status: STATUS_IN_ROUND, info: INFO_EXTERNAL });
-    const d = await probe(`127.0.0.1:${ctx.engine.port}`);
-    assert.equal(d.result.problems, []);
+    const d = await probeClean(ctx.engine, STATUS_IN_ROUND, INFO_EXTERNAL);
     assert.is(d.status?.name, "Wizard's Den [EN] +18", 'the \\u escapes decoded');
     assert.equal(d.result.tags.explicit, ['lang:en', 'region:am_n_e', 'rp:low', '18+']);
     const status = d.result.status as Record<string, unknown>;
@@ -266,9 +272,7 @@ engine(
 engine(
   'in the lobby, hybrid ACZ build: no tags, map null, empty build strings, no links, no privacy policy',
   async (ctx) => {
-    Object.assign(ctx.engine.bodies, { status: STATUS_LOBBY, info: INFO_ACZ });
-    const d = await probe(`127.0.0.1:${ctx.engine.port}`);
-    assert.equal(d.result.problems, []);
+    const d = await probeClean(ctx.engine, STATUS_LOBBY, INFO_ACZ);
     assert.equal(d.result.tags.explicit, []);
     assert.is((d.result.info as Record<string, unknown>).links, undefined, 'the payload really has no links');
     assert.is(d.info?.build?.acz, true);
@@ -282,9 +286,7 @@ engine(
 );
 
 engine('no build prepared: build null, auth disabled with a null public key', async (ctx) => {
-  Object.assign(ctx.engine.bodies, { status: STATUS_LOBBY, info: INFO_NO_BUILD });
-  const d = await probe(`127.0.0.1:${ctx.engine.port}`);
-  assert.equal(d.result.problems, []);
+  const d = await probeClean(ctx.engine, STATUS_LOBBY, INFO_NO_BUILD);
   assert.is(d.info?.build, null);
   assert.match(formatProbe(d), /^build: +\(none\)$/m);
 });

@@ -12,90 +12,105 @@ const base = { retries: 2, retryBaseMs: 20, timeoutMs: 2000 };
 
 const hook = suite('webhook');
 
-hook('webhook :: posts {content, allowed_mentions} as JSON, in order', async () => {
-  const srv = await recorder(() => ({ status: 204 }));
+interface Hooked {
+  srv: Awaited<ReturnType<typeof recorder>>;
+  bus: Bus;
+  log: ReturnType<typeof captureLog>;
+}
+
+/**
+ * A recording receiver and a notifier posting to its `path` (options over `base`); `run` gets both, and both are
+ * stopped afterwards whatever happens.
+ */
+async function withNotifier(
+  respond: Parameters<typeof recorder>[0],
+  opts: { path?: string } & Partial<Parameters<typeof createWebhookNotifier>[0]>,
+  run: (t: Hooked) => Promise<void>,
+): Promise<void> {
+  const { path = '', ...over } = opts;
+  const srv = await recorder(respond);
   const bus = createBus();
-  const n = createWebhookNotifier({ ...base, url: `${srv.url}api/webhooks/1/secret`, bus, log: captureLog() });
+  const log = captureLog();
+  const n = createWebhookNotifier({ ...base, url: `${srv.url}${path}`, bus, log, ...over });
   try {
-    alert(bus, 'Server `alpha` exited with signal SIGKILL.');
-    alert(bus, 'second');
-    await waitFor('two posts', () => srv.requests.length === 2);
-    const [first, second] = srv.requests;
-    assert.is(first?.method, 'POST');
-    assert.is(first?.url, '/api/webhooks/1/secret');
-    assert.is(first?.headers['content-type'], 'application/json');
-    assert.equal(JSON.parse(first?.body ?? ''), {
-      content: 'Server `alpha` exited with signal SIGKILL.',
-      allowed_mentions: { parse: [] },
-    });
-    assert.is((JSON.parse(second?.body ?? '') as { content: string }).content, 'second');
+    await run({ srv, bus, log });
   } finally {
     await n.stop();
     await srv.close();
   }
+}
+
+hook('webhook :: posts {content, allowed_mentions} as JSON, in order', async () => {
+  await withNotifier(
+    () => ({ status: 204 }),
+    { path: 'api/webhooks/1/secret' },
+    async ({ srv, bus }) => {
+      alert(bus, 'Server `alpha` exited with signal SIGKILL.');
+      alert(bus, 'second');
+      await waitFor('two posts', () => srv.requests.length === 2);
+      const [first, second] = srv.requests;
+      assert.is(first?.method, 'POST');
+      assert.is(first?.url, '/api/webhooks/1/secret');
+      assert.is(first?.headers['content-type'], 'application/json');
+      assert.equal(JSON.parse(first?.body ?? ''), {
+        content: 'Server `alpha` exited with signal SIGKILL.',
+        allowed_mentions: { parse: [] },
+      });
+      assert.is((JSON.parse(second?.body ?? '') as { content: string }).content, 'second');
+    },
+  );
 });
 
 hook('webhook :: 429 waits for Retry-After, not the (much longer) back-off', async () => {
-  const srv = await recorder((_r, i) =>
-    i === 1 ? { status: 429, headers: { 'Retry-After': '0.3' } } : { status: 204 },
+  await withNotifier(
+    (_r, i) => (i === 1 ? { status: 429, headers: { 'Retry-After': '0.3' } } : { status: 204 }),
+    { retryBaseMs: 30_000 },
+    async ({ srv, bus }) => {
+      const t0 = Date.now();
+      alert(bus, 'rate limited');
+      await waitFor('retried', () => srv.requests.length === 2);
+      const waited = Date.now() - t0;
+      assert.ok(waited >= 250, `waited ${waited} ms, at least Retry-After`);
+      assert.ok(waited < 10_000, `waited ${waited} ms, not the 30 s back-off`);
+      assert.is(srv.requests[1]?.body, srv.requests[0]?.body);
+    },
   );
-  const bus = createBus();
-  const log = captureLog();
-  const n = createWebhookNotifier({ ...base, retryBaseMs: 30_000, url: srv.url, bus, log });
-  try {
-    const t0 = Date.now();
-    alert(bus, 'rate limited');
-    await waitFor('retried', () => srv.requests.length === 2);
-    const waited = Date.now() - t0;
-    assert.ok(waited >= 250, `waited ${waited} ms, at least Retry-After`);
-    assert.ok(waited < 10_000, `waited ${waited} ms, not the 30 s back-off`);
-    assert.is(srv.requests[1]?.body, srv.requests[0]?.body);
-  } finally {
-    await n.stop();
-    await srv.close();
-  }
 });
 
 hook('webhook :: 5xx is retried `retries` times, then the message is dropped and the next one still goes', async () => {
   let failing = true;
-  const srv = await recorder(() => ({ status: failing ? 503 : 204 }));
-  const bus = createBus();
-  const log = captureLog();
-  const n = createWebhookNotifier({ ...base, url: srv.url, bus, log });
-  try {
-    alert(bus, 'doomed');
-    await waitFor('gave up', () => log.lines.some((l) => l.startsWith('warn chat webhook refused')));
-    assert.is(srv.requests.length, 3, 'one attempt plus two retries');
-    assert.match(log.lines.find((l) => l.startsWith('warn')) ?? '', /HTTP 503/);
-    assert.not.match(
-      log.lines.join('\n'),
-      new RegExp(String(srv.port)),
-      'the webhook URL (it holds a token) is never logged',
-    );
-    failing = false;
-    alert(bus, 'next');
-    await waitFor('next delivered', () => srv.requests.length === 4);
-    await new Promise((r) => setTimeout(r, 100));
-    assert.is(srv.requests.length, 4, 'a 2xx is not retried');
-  } finally {
-    await n.stop();
-    await srv.close();
-  }
+  await withNotifier(
+    () => ({ status: failing ? 503 : 204 }),
+    {},
+    async ({ srv, bus, log }) => {
+      alert(bus, 'doomed');
+      await waitFor('gave up', () => log.lines.some((l) => l.startsWith('warn chat webhook refused')));
+      assert.is(srv.requests.length, 3, 'one attempt plus two retries');
+      assert.match(log.lines.find((l) => l.startsWith('warn')) ?? '', /HTTP 503/);
+      assert.not.match(
+        log.lines.join('\n'),
+        new RegExp(String(srv.port)),
+        'the webhook URL (it holds a token) is never logged',
+      );
+      failing = false;
+      alert(bus, 'next');
+      await waitFor('next delivered', () => srv.requests.length === 4);
+      await new Promise((r) => setTimeout(r, 100));
+      assert.is(srv.requests.length, 4, 'a 2xx is not retried');
+    },
+  );
 });
 
 hook('webhook :: a 4xx other than 429 is not retried', async () => {
-  const srv = await recorder(() => ({ status: 400 }));
-  const bus = createBus();
-  const log = captureLog();
-  const n = createWebhookNotifier({ ...base, url: srv.url, bus, log });
-  try {
-    alert(bus, 'bad');
-    await waitFor('gave up', () => log.lines.some((l) => l.startsWith('warn chat webhook refused')));
-    assert.is(srv.requests.length, 1);
-  } finally {
-    await n.stop();
-    await srv.close();
-  }
+  await withNotifier(
+    () => ({ status: 400 }),
+    {},
+    async ({ srv, bus, log }) => {
+      alert(bus, 'bad');
+      await waitFor('gave up', () => log.lines.some((l) => l.startsWith('warn chat webhook refused')));
+      assert.is(srv.requests.length, 1);
+    },
+  );
 });
 
 hook('webhook :: a receiver that is down never throws into the emitter; stop() is bounded', async () => {
@@ -111,23 +126,20 @@ hook('webhook :: a receiver that is down never throws into the emitter; stop() i
 });
 
 hook('webhook :: a slow receiver does not block the emitter; the queue is bounded (oldest dropped)', async () => {
-  const srv = await recorder(() => ({ status: 204, delayMs: 400 }));
-  const bus = createBus();
-  const log = captureLog();
-  const n = createWebhookNotifier({ ...base, url: srv.url, bus, log, maxQueue: 3 });
-  try {
-    const t0 = Date.now();
-    for (let i = 0; i < 10; i++) alert(bus, `m${i}`);
-    assert.ok(Date.now() - t0 < 1000, 'emit returned without waiting for the receiver');
-    assert.is(srv.requests.length, 0, 'nothing was even received yet when emit returned');
-    await waitFor('delivered what is kept', () => srv.requests.length === 4, 10_000);
-    const contents = srv.requests.map((r) => (JSON.parse(r.body) as { content: string }).content);
-    assert.equal(contents, ['m0', 'm7', 'm8', 'm9'], 'm0 was in flight; m1..m6 were dropped as the oldest');
-    assert.ok(log.lines.some((l) => l.includes('queue full')));
-  } finally {
-    await n.stop();
-    await srv.close();
-  }
+  await withNotifier(
+    () => ({ status: 204, delayMs: 400 }),
+    { maxQueue: 3 },
+    async ({ srv, bus, log }) => {
+      const t0 = Date.now();
+      for (let i = 0; i < 10; i++) alert(bus, `m${i}`);
+      assert.ok(Date.now() - t0 < 1000, 'emit returned without waiting for the receiver');
+      assert.is(srv.requests.length, 0, 'nothing was even received yet when emit returned');
+      await waitFor('delivered what is kept', () => srv.requests.length === 4, 10_000);
+      const contents = srv.requests.map((r) => (JSON.parse(r.body) as { content: string }).content);
+      assert.equal(contents, ['m0', 'm7', 'm8', 'm9'], 'm0 was in flight; m1..m6 were dropped as the oldest');
+      assert.ok(log.lines.some((l) => l.includes('queue full')));
+    },
+  );
 });
 
 hook('webhook :: stop() waits only briefly for a stuck send, then gives up', async () => {

@@ -44,7 +44,9 @@ function setup(windowMs = 100) {
     (launchId) => forwarded.push({ launchId, at: c.now() }),
     c.clock,
   );
-  return { ...c, forwarded, coalescer };
+  /** The launch ids forwarded so far, in order. */
+  const launchIds = () => forwarded.map((f) => f.launchId);
+  return { ...c, forwarded, launchIds, coalescer };
 }
 
 const test = suite('checkin coalescer');
@@ -113,10 +115,7 @@ test('checkin coalescer :: reset (a new launch) drops the held check-in and lets
   assert.is(h.pending(), 0, 'the timer is cleared');
   h.coalescer.checkin(2);
   h.advance(500);
-  assert.equal(
-    h.forwarded.map((f) => f.launchId),
-    [1, 2],
-  );
+  assert.equal(h.launchIds(), [1, 2]);
 });
 
 test('checkin coalescer :: the held check-in names the newest launch id it saw', () => {
@@ -125,10 +124,7 @@ test('checkin coalescer :: the held check-in names the newest launch id it saw',
   h.coalescer.checkin(1);
   h.coalescer.checkin(2);
   h.advance(100);
-  assert.equal(
-    h.forwarded.map((f) => f.launchId),
-    [1, 2],
-  );
+  assert.equal(h.launchIds(), [1, 2]);
 });
 
 test('checkin coalescer :: the window is 1 % of the timeout, at most 250 ms', () => {

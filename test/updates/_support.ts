@@ -88,14 +88,17 @@ export function cdnSuite<C extends object = Empty>(
   });
 }
 
-/** Asserts that `promise` rejects with a `kind` (an UpdateError unless told) whose message matches `pattern`. */
+/**
+ * Asserts that `work` (a promise, or a call that may throw before it returns one) fails with a `kind` (an
+ * UpdateError unless told) whose message matches `pattern`; returns the error for further checks.
+ */
 export async function rejects(
-  promise: Promise<unknown>,
+  work: Promise<unknown> | (() => unknown),
   pattern: RegExp,
   kind: abstract new (...args: never[]) => Error = UpdateError,
 ): Promise<Error> {
   try {
-    await promise;
+    await (typeof work === 'function' ? work() : work);
   } catch (err) {
     assert.instance(err, kind);
     assert.match((err as Error).message, pattern);

@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createManifestProvider } from '../../src/updates/providers/manifest.ts';
-import { ROOT, tempDir } from '../_support/env.ts';
+import { ROOT } from '../_support/env.ts';
 import { writeLargeZip } from '../fixtures/archives/build.ts';
 import { providerContext } from '../fixtures/git/context.ts';
+import { instanceSuite, never } from './_support.ts';
 
 /** Serves `folder` from a separate process: an in-process server's own socket buffers would count against us. */
 async function startStaticServer(folder: string): Promise<{ origin: string; child: ChildProcess }> {
@@ -47,11 +47,10 @@ const SIZE = 30 * MB;
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-const test = suite('install memory');
+const test = instanceSuite('install memory', { instance: 'empty' });
 
-test('install memory :: a 30 MB build streams through download, hash and extraction with flat memory', async () => {
-  const tmp = await tempDir();
-  const site = join(tmp.path, 'site');
+test('install memory :: a 30 MB build streams through download, hash and extraction with flat memory', async (ctx) => {
+  const site = join(ctx.dir, 'site');
   await mkdir(site);
   const server = await startStaticServer(site);
   try {
@@ -70,18 +69,16 @@ test('install memory :: a 30 MB build streams through download, hash and extract
         },
       }),
     );
-    const inst = join(tmp.path, 'inst');
-    await mkdir(inst);
     const p = createManifestProvider(
       providerContext({
-        dir: inst,
+        dir: ctx.inst,
         settings: {
           UpdateType: 'Manifest',
           Updates: { ManifestUrl: `${server.origin}/manifest.json`, Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
         },
       }),
     );
-    await p.check(null, new AbortController().signal); // loads fetch's parser before the baseline
+    await p.check(null, never()); // loads fetch's parser before the baseline
 
     gc();
     const base = process.memoryUsage();
@@ -97,12 +94,12 @@ test('install memory :: a 30 MB build streams through download, hash and extract
     // A full collection per sample is costly in a big test process; a whole-archive buffer would live far longer than 100 ms.
     const sampler = setInterval(sample, 100);
     try {
-      assert.is(await p.apply(null, new AbortController().signal), 'big');
+      assert.is(await p.apply(null, never()), 'big');
     } finally {
       clearInterval(sampler);
     }
     sample();
-    assert.is((await stat(join(inst, 'bin', 'payload.bin'))).size, SIZE);
+    assert.is((await stat(join(ctx.inst, 'bin', 'payload.bin'))).size, SIZE);
 
     const mb = (n: number) => `${(n / MB).toFixed(1)} MB`;
     const sorted = [...live].sort((a, b) => a - b);
@@ -116,7 +113,6 @@ test('install memory :: a 30 MB build streams through download, hash and extract
     assert.ok(rss < 64 * MB, `RSS grew too much during a 30 MB install: ${figures}`);
   } finally {
     await stopStaticServer(server.child);
-    await tmp.cleanup();
   }
 });
 

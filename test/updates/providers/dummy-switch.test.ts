@@ -4,9 +4,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ROOT, tempDir } from '../../_support/env.ts';
+import { ROOT } from '../../_support/env.ts';
+import { type InstanceCtx, instanceSuite } from '../_support.ts';
 
 /**
  * The do-it-yourself two-directory scheme (docs/diy-updates.md): the real scripts of docs/switch/, run
@@ -24,16 +24,15 @@ interface Seen {
   auth: string | undefined;
 }
 
-interface Ctx {
-  root: string;
-  dir: string;
+interface Loopback {
   server: Server;
   port: number;
   seen: Seen[];
   status: number;
   env: NodeJS.ProcessEnv;
-  cleanup: () => Promise<void>;
 }
+
+type Ctx = InstanceCtx & Loopback;
 
 async function serverScript(path: string, says: string): Promise<void> {
   await writeFile(path, `#!/bin/sh\necho ${says}\n`);
@@ -45,7 +44,7 @@ async function runSwitch(
   env: NodeJS.ProcessEnv = ctx.env,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(join(ctx.dir, 'switch'), [], { env, timeout: 20_000 });
+    const { stdout, stderr } = await run(join(ctx.inst, 'switch'), [], { env, timeout: 20_000 });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -53,14 +52,19 @@ async function runSwitch(
   }
 }
 
-const active = async (ctx: Ctx) => (await run(join(ctx.dir, 'currentServer'), [])).stdout.trim();
+const active = async (ctx: Ctx) => (await run(join(ctx.inst, 'currentServer'), [])).stdout.trim();
 
-const sw = suite<Ctx>('dummy-switch', {} as Ctx);
+// setup.sh makes the instance folder itself.
+const sw = instanceSuite('dummy-switch', {
+  prefix: 'wd-switch-',
+  instance: 'none',
+  ctx: {} as Loopback,
+  before: prepare,
+  after: (ctx) => new Promise<void>((resolve) => ctx.server.close(() => resolve())),
+});
 
-sw.before.each(async (ctx) => {
-  const tmp = await tempDir('wd-switch-');
-  ctx.root = tmp.path;
-  ctx.dir = join(tmp.path, 'instances', 'alpha');
+/** The loopback watchdog, curl wrapped, and the scheme set up with a server script in each directory. */
+async function prepare(ctx: Ctx): Promise<void> {
   ctx.seen = [];
   ctx.status = 200;
   ctx.server = createServer((req: IncomingMessage, res) => {
@@ -70,18 +74,14 @@ sw.before.each(async (ctx) => {
   });
   await new Promise<void>((resolve) => ctx.server.listen(0, '127.0.0.1', resolve));
   ctx.port = (ctx.server.address() as AddressInfo).port;
-  ctx.cleanup = async () => {
-    await new Promise<void>((resolve) => ctx.server.close(() => resolve()));
-    await tmp.cleanup();
-  };
 
   // curl, wrapped: records its arguments, then runs the real one.
-  const wrapDir = join(tmp.path, 'wrap');
+  const wrapDir = join(ctx.dir, 'wrap');
   await mkdir(wrapDir);
   const realCurl = (await run('sh', ['-c', 'command -v curl'])).stdout.trim();
   await writeFile(
     join(wrapDir, 'curl'),
-    `#!/bin/sh\nprintf '%s\\n' "$*" >> "${join(tmp.path, 'curl-argv.log')}"\nexec "${realCurl}" "$@"\n`,
+    `#!/bin/sh\nprintf '%s\\n' "$*" >> "${join(ctx.dir, 'curl-argv.log')}"\nexec "${realCurl}" "$@"\n`,
   );
   await chmod(join(wrapDir, 'curl'), 0o755);
   ctx.env = {
@@ -92,30 +92,32 @@ sw.before.each(async (ctx) => {
     WATCHDOG_TOKEN: TOKEN,
   };
 
-  await run('sh', [join(SCRIPTS, 'setup.sh'), ctx.dir]);
-  await serverScript(join(ctx.dir, 'serverA', 'Robust.Server'), 'A');
-  await serverScript(join(ctx.dir, 'serverB', 'Robust.Server'), 'B');
-});
-sw.after.each((ctx) => ctx.cleanup());
+  await run('sh', [join(SCRIPTS, 'setup.sh'), ctx.inst]);
+  await serverScript(join(ctx.inst, 'serverA', 'Robust.Server'), 'A');
+  await serverScript(join(ctx.inst, 'serverB', 'Robust.Server'), 'B');
+}
 
 sw('dummy-switch :: setup makes serverA active, serverB inactive, switch pointing at B', async (ctx) => {
-  assert.is(await readlink(join(ctx.dir, 'currentServer')), 'serverA/Robust.Server');
-  assert.is(await readlink(join(ctx.dir, 'inactiveBin')), 'serverB');
-  assert.is(await readlink(join(ctx.dir, 'switch')), 'switch-to-b.sh');
+  assert.is(await readlink(join(ctx.inst, 'currentServer')), 'serverA/Robust.Server');
+  assert.is(await readlink(join(ctx.inst, 'inactiveBin')), 'serverB');
+  assert.is(await readlink(join(ctx.inst, 'switch')), 'switch-to-b.sh');
   assert.is(await active(ctx), 'A');
-  assert.not.match(await readFile(join(ctx.dir, 'switch.conf'), 'utf8'), /tok/);
+  assert.not.match(await readFile(join(ctx.inst, 'switch.conf'), 'utf8'), /tok/);
   // Running setup again leaves a working scheme alone.
-  await run('sh', [join(SCRIPTS, 'setup.sh'), ctx.dir]);
-  assert.is(await readlink(join(ctx.dir, 'currentServer')), 'serverA/Robust.Server');
+  await run('sh', [join(SCRIPTS, 'setup.sh'), ctx.inst]);
+  assert.is(await readlink(join(ctx.inst, 'currentServer')), 'serverA/Robust.Server');
 });
 
 sw('dummy-switch :: switch flips to the other directory and asks the watchdog for an update', async (ctx) => {
   const first = await runSwitch(ctx);
   assert.is(first.code, 0, first.stderr);
-  assert.is(await realpath(join(ctx.dir, 'currentServer')), await realpath(join(ctx.dir, 'serverB', 'Robust.Server')));
+  assert.is(
+    await realpath(join(ctx.inst, 'currentServer')),
+    await realpath(join(ctx.inst, 'serverB', 'Robust.Server')),
+  );
   assert.is(await active(ctx), 'B');
-  assert.is(await realpath(join(ctx.dir, 'inactiveBin')), await realpath(join(ctx.dir, 'serverA')));
-  assert.is(await readlink(join(ctx.dir, 'switch')), 'switch-to-a.sh');
+  assert.is(await realpath(join(ctx.inst, 'inactiveBin')), await realpath(join(ctx.inst, 'serverA')));
+  assert.is(await readlink(join(ctx.inst, 'switch')), 'switch-to-a.sh');
   assert.equal(ctx.seen, [
     {
       method: 'POST',
@@ -127,23 +129,23 @@ sw('dummy-switch :: switch flips to the other directory and asks the watchdog fo
   const second = await runSwitch(ctx);
   assert.is(second.code, 0, second.stderr);
   assert.is(await active(ctx), 'A');
-  assert.is(await readlink(join(ctx.dir, 'inactiveBin')), 'serverB');
+  assert.is(await readlink(join(ctx.inst, 'inactiveBin')), 'serverB');
   assert.is(ctx.seen.length, 2);
 
-  const argv = await readFile(join(ctx.root, 'curl-argv.log'), 'utf8');
+  const argv = await readFile(join(ctx.dir, 'curl-argv.log'), 'utf8');
   assert.match(argv, /instances\/alpha\/update/);
   assert.not.match(argv, /tok/, "the token never reaches curl's arguments");
 });
 
 sw('dummy-switch :: an empty inactive directory or missing settings change nothing', async (ctx) => {
-  await rm(join(ctx.dir, 'serverB', 'Robust.Server'));
+  await rm(join(ctx.inst, 'serverB', 'Robust.Server'));
   const empty = await runSwitch(ctx);
   assert.is(empty.code, 1);
   assert.match(empty.stderr, /unpack the new server into inactiveBin/);
   assert.is(await active(ctx), 'A');
-  assert.is(await readlink(join(ctx.dir, 'switch')), 'switch-to-b.sh');
+  assert.is(await readlink(join(ctx.inst, 'switch')), 'switch-to-b.sh');
 
-  await serverScript(join(ctx.dir, 'serverB', 'Robust.Server'), 'B');
+  await serverScript(join(ctx.inst, 'serverB', 'Robust.Server'), 'B');
   const noToken = await runSwitch(ctx, { ...ctx.env, WATCHDOG_TOKEN: '' });
   assert.is(noToken.code, 1);
   assert.match(noToken.stderr, /WATCHDOG_TOKEN/);
@@ -151,11 +153,11 @@ sw('dummy-switch :: an empty inactive directory or missing settings change nothi
   assert.is(ctx.seen.length, 0);
 
   // The token may come from a file instead.
-  await writeFile(join(ctx.root, 'token'), `${TOKEN}\n`);
+  await writeFile(join(ctx.dir, 'token'), `${TOKEN}\n`);
   const fromFile = await runSwitch(ctx, {
     ...ctx.env,
     WATCHDOG_TOKEN: '',
-    WATCHDOG_TOKEN_FILE: join(ctx.root, 'token'),
+    WATCHDOG_TOKEN_FILE: join(ctx.dir, 'token'),
   });
   assert.is(fromFile.code, 0, fromFile.stderr);
   assert.is(ctx.seen[0]?.auth, `Basic ${Buffer.from(`alpha:${TOKEN}`).toString('base64')}`);

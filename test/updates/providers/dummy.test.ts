@@ -1,36 +1,28 @@
 import { readdir } from 'node:fs/promises';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { UpdateError } from '../../../src/errors.ts';
 import { createDummyProvider } from '../../../src/updates/providers/dummy.ts';
-import { tempDir } from '../../_support/env.ts';
 import { providerContext } from '../../fixtures/git/context.ts';
+import { instanceSuite, never as live, rejects } from '../_support.ts';
 
-const dummy = suite('dummy');
-const live = () => new AbortController().signal;
+const dummy = instanceSuite('dummy', { instance: 'empty' });
 
-dummy('dummy :: counts 1, 2, 3 and always has an update', async () => {
-  const tmp = await tempDir();
-  try {
-    const provider = createDummyProvider(providerContext({ dir: tmp.path, settings: { UpdateType: 'Dummy' } }));
-    assert.is(provider.type, 'Dummy');
-    let revision: string | null = null;
-    const seen: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const check = await provider.check(revision, live());
-      assert.ok(check.available);
-      revision = await provider.apply(revision, live());
-      assert.is(check.revision, revision);
-      seen.push(revision);
-    }
-    assert.equal(seen, ['1', '2', '3']);
-    assert.is(await provider.apply('41', live()), '42');
-    assert.is(await provider.apply('9007199254740993', live()), '9007199254740994', 'no float rounding');
-    assert.equal(await readdir(tmp.path), [], 'touches no files');
-    assert.is(provider.launchCvars, undefined);
-  } finally {
-    await tmp.cleanup();
+dummy('dummy :: counts 1, 2, 3 and always has an update', async (ctx) => {
+  const provider = createDummyProvider(providerContext({ dir: ctx.inst, settings: { UpdateType: 'Dummy' } }));
+  assert.is(provider.type, 'Dummy');
+  let revision: string | null = null;
+  const seen: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const check = await provider.check(revision, live());
+    assert.ok(check.available);
+    revision = await provider.apply(revision, live());
+    assert.is(check.revision, revision);
+    seen.push(revision);
   }
+  assert.equal(seen, ['1', '2', '3']);
+  assert.is(await provider.apply('41', live()), '42');
+  assert.is(await provider.apply('9007199254740993', live()), '9007199254740994', 'no float rounding');
+  assert.equal(await readdir(ctx.inst), [], 'touches no files');
+  assert.is(provider.launchCvars, undefined);
 });
 
 dummy('dummy :: a non-integer revision counts as 0, with a warning instead of an exception', async () => {
@@ -49,12 +41,7 @@ dummy('dummy :: a cancelled apply is an UpdateError', async () => {
   const provider = createDummyProvider(providerContext({ dir: '/nonexistent', settings: { UpdateType: 'Dummy' } }));
   const ac = new AbortController();
   ac.abort();
-  try {
-    await provider.apply('1', ac.signal);
-    assert.unreachable('should have thrown');
-  } catch (err) {
-    assert.instance(err, UpdateError);
-  }
+  await rejects(provider.apply('1', ac.signal), /cancelled/);
 });
 
 dummy.run();

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { statFields } from '../process/proc-info.ts';
 
 export interface ProcessStats {
   /** Resident set size in bytes (`VmRSS` of /proc/<pid>/status). */
@@ -13,14 +14,6 @@ export interface ProcessStats {
  * sysconf(_SC_CLK_TCK))"); Node has no sysconf, and spawning `getconf` per scrape would cost more than it checks.
  */
 export const CLOCK_TICKS_PER_SECOND = 100;
-
-/** The fields after the command name, which may itself hold spaces and parentheses: field 3 (state) is index 0. */
-function statFields(text: string): string[] {
-  return text
-    .slice(text.lastIndexOf(')') + 2)
-    .trim()
-    .split(' ');
-}
 
 /**
  * A process's memory and CPU time from /proc, or null when it has gone, is a zombie, or this is not Linux.

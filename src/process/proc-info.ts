@@ -14,8 +14,11 @@ async function readBootId(): Promise<string | null> {
   return bootId;
 }
 
-/** The fields of /proc/<pid>/stat after the command name, which may itself contain spaces and parentheses. */
-function statFields(text: string): string[] {
+/**
+ * The fields of /proc/<pid>/stat after the command name, which may itself contain spaces and parentheses: field 3
+ * (state) is index 0.
+ */
+export function statFields(text: string): string[] {
   return text
     .slice(text.lastIndexOf(')') + 2)
     .trim()

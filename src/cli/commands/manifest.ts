@@ -1,13 +1,12 @@
-import { parseArgs } from 'node:util';
 import { UsageError } from '../../errors.ts';
 import { publishBuild } from '../../updates/manifest/publish.ts';
+import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
 
 const USAGE = `usage: watchdog manifest <dir> --base-url URL [--out FILE]
   Hashes the server archives (<name>_<platform>.zip, <name>-<platform>.tar.gz) and the client archive
   (a name containing "client") in <dir>, and adds them as a new build to the manifest (default <dir>/manifest.json).
-  URL is where <dir>'s files are served; each file's URL is URL + its name.
-`;
+  URL is where <dir>'s files are served; each file's URL is URL + its name.`;
 
 export const usage = USAGE;
 export const options = {
@@ -18,41 +17,30 @@ export const options = {
 
 /** `watchdog manifest <dir> --base-url URL [--out FILE]`: publishes a build. Exit 0 ok, 1 failed, 2 usage. */
 export async function run(args: string[]): Promise<number> {
-  let values: { 'base-url'?: string; out?: string; help?: boolean };
-  let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options,
-    }));
+    return await publish(args);
   } catch (err) {
-    process.stderr.write(`watchdog manifest: ${(err as Error).message}\n${USAGE}`);
+    // Returned rather than left to the dispatcher, so `run` alone gives the exit code (a missing folder is 2 too).
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`watchdog manifest: ${err.message}\n`);
     return 2;
   }
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
+}
+
+async function publish(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, options, USAGE);
+  if (positionals.length !== 1) {
+    throw new UsageError(
+      `${positionals.length === 0 ? 'no folder given' : `one folder expected, got ${positionals.length}`}\n${USAGE}`,
+    );
   }
-  try {
-    if (positionals.length !== 1) {
-      throw new UsageError(
-        positionals.length === 0 ? 'no folder given' : `one folder expected, got ${positionals.length}`,
-      );
-    }
-    if (!values['base-url']) throw new UsageError('--base-url is required (where the archives will be served)');
-    const result = await publishBuild({ dir: positionals[0] as string, baseUrl: values['base-url'], out: values.out });
-    const files = [
-      ...Object.entries(result.servers).map(([platform, name]) => `  server ${platform}: ${name}`),
-      result.client ? `  client: ${result.client}` : '  client: (none found; the manifest lists server archives only)',
-    ];
-    process.stdout.write(`added build ${result.key} to ${result.manifestPath}\n${files.join('\n')}\n`);
-    return 0;
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`watchdog manifest: ${err.message}\n${USAGE}`);
-      return 2;
-    }
-    throw err;
-  }
+  const baseUrl = values['base-url'];
+  if (!baseUrl) throw new UsageError(`--base-url is required (where the archives will be served)\n${USAGE}`);
+  const result = await publishBuild({ dir: positionals[0] as string, baseUrl, out: values.out });
+  const files = [
+    ...Object.entries(result.servers).map(([platform, name]) => `  server ${platform}: ${name}`),
+    result.client ? `  client: ${result.client}` : '  client: (none found; the manifest lists server archives only)',
+  ];
+  process.stdout.write(`added build ${result.key} to ${result.manifestPath}\n${files.join('\n')}\n`);
+  return 0;
 }

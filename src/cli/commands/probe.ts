@@ -1,10 +1,11 @@
-import { parseArgs } from 'node:util';
+import { UsageError } from '../../errors.ts';
 import { AddressError, probe } from '../../kit/probe.ts';
 import { formatProbe } from '../../kit/probe-format.ts';
+import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
 
 const USAGE =
-  'usage: watchdog probe <address> [--json]\n  address: host[:port] (port 1212), ss14://host[:port], ss14s://host[/path], or an http(s):// URL\n';
+  'usage: watchdog probe <address> [--json]\n  address: host[:port] (port 1212), ss14://host[:port], ss14s://host[/path], or an http(s):// URL';
 
 export const usage = USAGE;
 export const options = {
@@ -17,33 +18,17 @@ export const options = {
  * Exit 0 when valid, 1 when unreachable or invalid, 2 on usage errors.
  */
 export async function run(args: string[]): Promise<number> {
-  let values: { json?: boolean; help?: boolean };
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({ args, allowPositionals: true, options }));
-  } catch (err) {
-    process.stderr.write(`watchdog probe: ${(err as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const { values, positionals } = parseCommandArgs(args, options, USAGE);
   if (positionals.length !== 1) {
-    process.stderr.write(
-      `watchdog probe: ${positionals.length === 0 ? 'no address given' : `one address expected, got ${positionals.length}`}\n${USAGE}`,
-    );
-    return 2;
+    const problem = positionals.length === 0 ? 'no address given' : `one address expected, got ${positionals.length}`;
+    throw new UsageError(`${problem}\n${USAGE}`);
   }
   try {
     const details = await probe(positionals[0] as string);
     process.stdout.write(values.json ? JSON.stringify(details.result, null, 2) + '\n' : formatProbe(details));
     return details.result.problems.length === 0 ? 0 : 1;
   } catch (err) {
-    if (err instanceof AddressError) {
-      process.stderr.write(`watchdog probe: ${err.message}\n${USAGE}`);
-      return 2;
-    }
+    if (err instanceof AddressError) throw new UsageError(`${err.message}\n${USAGE}`, { cause: err });
     throw err;
   }
 }

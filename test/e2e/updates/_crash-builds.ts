@@ -1,10 +1,11 @@
 /** The two builds the daemon-killed-mid-update suites install (crash.test.ts, crash-persist.test.ts). Not a test file. */
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { tempDir, waitFor } from '../../_support/env.ts';
+import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import type { EntrySpec } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
 import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../../fixtures/builds/build.ts';
+import { manifestConfig, type UpdatesConfigOptions } from './_support.ts';
 
 export interface CrashBuilds {
   /** The temporary folder everything lives in; `cleanup` removes it. */
@@ -14,14 +15,24 @@ export interface CrashBuilds {
   a: ManifestBuild;
   b: BuiltArchive;
   bBuild: ManifestBuild;
+  /** The daemons' work folder (`<root>/wd`, made), the instance's ApiPort, and its appsettings.yml. */
+  wd: string;
+  port: number;
+  yaml: string;
 }
 
 /**
  * A temporary folder and a loopback CDN with build A served and published in the manifest at `manifestPath`, and
  * build B written and described but neither served nor published (each test serves it its own way). B holds
- * thousands of small entries, so that its extraction lasts long enough to be caught in the act.
+ * thousands of small entries, so that its extraction lasts long enough to be caught in the act. The config has one
+ * Manifest instance `key` reading that manifest (60 s download timeout), with `opts`.
  */
-export async function crashBuilds(prefix: string, manifestPath: string): Promise<CrashBuilds> {
+export async function crashBuilds(
+  prefix: string,
+  manifestPath: string,
+  key: string,
+  opts: UpdatesConfigOptions = {},
+): Promise<CrashBuilds> {
   const { path: root, cleanup } = await tempDir(prefix);
   const cdn = await startCdn();
   const a = await writeServerBuild(join(root, 'files', 'A.zip'), 'A');
@@ -32,7 +43,11 @@ export async function crashBuilds(prefix: string, manifestPath: string): Promise
   const aBuild = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: cdn.url('/files/A.zip'), sha256: a.sha256 };
   cdn.set(manifestPath, { kind: 'json', body: manifestDoc([aBuild]) });
   const bBuild = { key: 'build-B', time: '2024-05-02T10:00:00Z', url: cdn.url('/files/B.zip'), sha256: b.sha256 };
-  return { root, cleanup, cdn, a: aBuild, b, bBuild };
+  const wd = join(root, 'wd');
+  await mkdir(wd);
+  const port = await freePort();
+  const yaml = manifestConfig(key, port, cdn.url(manifestPath), 60, opts);
+  return { root, cleanup, cdn, a: aBuild, b, bBuild, wd, port, yaml };
 }
 
 /**

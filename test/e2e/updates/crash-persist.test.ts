@@ -1,4 +1,4 @@
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -7,16 +7,7 @@ import { freePort, waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
 import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
 import * as rs from '../resilience/_support.ts';
-import {
-  buildStatus,
-  builtLabel,
-  dataJson,
-  instanceDir,
-  manifestConfig,
-  runningBuild,
-  scratchLeft,
-  TOKEN,
-} from './_support.ts';
+import { buildStatus, builtLabel, dataJson, instanceDir, runningBuild, scratchLeft, TOKEN } from './_support.ts';
 
 /**
  * The daemon SIGKILLed in the middle of a Manifest update with `Process.PersistServers: true`, then started again
@@ -36,8 +27,6 @@ const MANIFEST = '/fork/test/manifest';
 const TIMEOUT_S = 4;
 
 interface Ctx extends CrashBuilds {
-  port: number;
-  yaml: string;
   /** Every daemon started, for the after hook. */
   daemons: RunningDaemon[];
   /** Every server pid seen: with PersistServers the daemons leave them running, so the after hook kills them. */
@@ -53,12 +42,11 @@ const test = suite<Ctx>('e2e updates :: daemon killed mid-update, PersistServers
   cleanup: async () => {},
 } as unknown as Ctx);
 
-const wd = (ctx: Ctx) => join(ctx.root, 'wd');
-const scratch = (ctx: Ctx) => join(wd(ctx), 'instances', KEY, '.update');
-const configToml = (ctx: Ctx) => join(wd(ctx), 'instances', KEY, 'config.toml');
+const scratch = (ctx: Ctx) => join(ctx.wd, 'instances', KEY, '.update');
+const configToml = (ctx: Ctx) => join(ctx.wd, 'instances', KEY, 'config.toml');
 
 async function start(ctx: Ctx): Promise<RunningDaemon> {
-  const d = await startDaemon(ctx.yaml, { dir: wd(ctx) });
+  const d = await startDaemon(ctx.yaml, { dir: ctx.wd });
   ctx.daemons.push(d);
   return d;
 }
@@ -68,13 +56,10 @@ const current = (ctx: Ctx) => ctx.daemons[ctx.daemons.length - 1]!;
 
 test.before(
   reported(async (ctx) => {
-    Object.assign(ctx, await crashBuilds('wd-e2e-crash-persist-', MANIFEST));
-    const [port, urlsPort] = [await freePort(), await freePort()];
-    ctx.port = port;
-    ctx.yaml = manifestConfig(KEY, port, ctx.cdn.url(MANIFEST), 60, { persistServers: true, urlsPort });
-    await mkdir(wd(ctx));
+    const urlsPort = await freePort();
+    Object.assign(ctx, await crashBuilds('wd-e2e-crash-persist-', MANIFEST, KEY, { persistServers: true, urlsPort }));
     const d = await start(ctx);
-    const { status } = await runningBuild(d, KEY, port, 'A');
+    const { status } = await runningBuild(d, KEY, ctx.port, 'A');
     ctx.pidA = status.pid!;
     ctx.servers.add(ctx.pidA);
     assert.is(rs.logLines(d, /\[watchdog:p\] server launched/).length, 1, 'the first daemon launched build A once');
@@ -173,7 +158,7 @@ test('SIGKILL mid-download: the server keeps running, the next daemon adopts it,
   assert.ok((await stat(part)).size < ctx.b.size, 'the kill left a partial download behind');
   await rs.sleep(300);
   assert.ok(rs.isAlive(ctx.pidA), "build A's server survives the SIGKILLed daemon");
-  assert.is(await builtLabel({ dir: wd(ctx) }, KEY), 'A');
+  assert.is(await builtLabel({ dir: ctx.wd }, KEY), 'A');
 
   await restartAndCheckAdopted(ctx);
 });
@@ -191,7 +176,7 @@ test('SIGKILL mid-extract: the server keeps running, the next daemon adopts it, 
   );
   await rs.sleep(300);
   assert.ok(rs.isAlive(ctx.pidA), "build A's server survives the SIGKILLed daemon (it was not asked to leave)");
-  assert.is(await builtLabel({ dir: wd(ctx) }, KEY), 'A', 'bin/ untouched by the kill');
+  assert.is(await builtLabel({ dir: ctx.wd }, KEY), 'A', 'bin/ untouched by the kill');
 
   await restartAndCheckAdopted(ctx);
   assert.not.ok(

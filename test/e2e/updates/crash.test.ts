@@ -1,21 +1,13 @@
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { reported, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
-import { freePort, waitFor } from '../../_support/env.ts';
+import { waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
+import { crash } from '../resilience/_support.ts';
 import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
-import {
-  alive,
-  builtLabel,
-  dataJson,
-  instanceDir,
-  manifestConfig,
-  runningBuild,
-  scratchLeft,
-  TOKEN,
-} from './_support.ts';
+import { alive, builtLabel, dataJson, instanceDir, runningBuild, scratchLeft, TOKEN } from './_support.ts';
 
 /**
  * The daemon SIGKILLed in the middle of an update (issue 4, Done-when 2, last item), then started again in the same
@@ -27,8 +19,6 @@ const KEY = 'c';
 const MANIFEST = '/fork/test/manifest';
 
 interface Ctx extends CrashBuilds {
-  port: number;
-  yaml: string;
   d?: RunningDaemon;
 }
 
@@ -36,11 +26,8 @@ const test = suite<Ctx>('e2e updates :: daemon killed mid-update', {} as Ctx);
 
 test.before(
   reported(async (ctx) => {
-    Object.assign(ctx, await crashBuilds('wd-e2e-crash-', MANIFEST));
-    ctx.port = await freePort();
-    ctx.yaml = manifestConfig(KEY, ctx.port, ctx.cdn.url(MANIFEST), 60);
-    await mkdir(join(ctx.root, 'wd'));
-    ctx.d = await startDaemon(ctx.yaml, { dir: join(ctx.root, 'wd') });
+    Object.assign(ctx, await crashBuilds('wd-e2e-crash-', MANIFEST, KEY));
+    ctx.d = await startDaemon(ctx.yaml, { dir: ctx.wd });
   }),
 );
 
@@ -49,13 +36,6 @@ test.after(async (ctx) => {
   await ctx.cdn?.close();
   await ctx.cleanup?.();
 });
-
-/** SIGKILLs the daemon (its server is orphaned, as after a real crash) and waits for it to be gone. */
-async function killDaemon(d: RunningDaemon): Promise<void> {
-  const gone = new Promise<void>((resolve) => d.proc.once('exit', () => resolve()));
-  d.proc.kill('SIGKILL');
-  await gone;
-}
 
 const scratch = (ctx: Ctx) => join(ctx.root, 'wd', 'instances', KEY, '.update');
 
@@ -68,12 +48,12 @@ test('SIGKILL mid-download: at restart the partial download is gone, bin/ still 
   assert.is(await d.control(KEY, TOKEN, 'update'), 200);
   const part = join(scratch(ctx), 'download.part');
   await waitFor('a partial download', async () => (await stat(part)).size >= Math.floor(ctx.b.size / 3), 15_000);
-  await killDaemon(d);
+  await crash(d);
   assert.ok((await stat(part)).size < ctx.b.size, 'the kill left a partial download behind');
 
   // The CDN gives up on B; the restarted daemon has nothing to install.
   ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.a]) });
-  d = ctx.d = await startDaemon(ctx.yaml, { dir: join(ctx.root, 'wd') });
+  d = ctx.d = await startDaemon(ctx.yaml, { dir: ctx.wd });
   const after = await runningBuild(d, KEY, ctx.port, 'A', { notPid: before.status.pid });
   // The orphan either died on its own (its log pipe broke with the daemon) or was shut down by the new daemon.
   assert.match(
@@ -94,12 +74,12 @@ test('SIGKILL mid-extract: at restart the half-extracted build is gone, then B i
   ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.a, ctx.bBuild]) });
   assert.is(await d.control(KEY, TOKEN, 'update'), 200);
   const caught = await extractionUnderWay(scratch(ctx));
-  await killDaemon(d);
+  await crash(d);
   const left = await readdir(join(scratch(ctx), caught, 'Resources'));
   assert.ok(left.length > 0 && left.length <= 40, 'the kill left a partial staging folder behind');
-  assert.is(await builtLabel({ dir: join(ctx.root, 'wd') }, KEY), 'A', 'bin/ untouched by the kill');
+  assert.is(await builtLabel({ dir: ctx.wd }, KEY), 'A', 'bin/ untouched by the kill');
 
-  d = ctx.d = await startDaemon(ctx.yaml, { dir: join(ctx.root, 'wd') });
+  d = ctx.d = await startDaemon(ctx.yaml, { dir: ctx.wd });
   const after = await runningBuild(d, KEY, ctx.port, 'B', { notPid: before.status.pid });
   await waitFor('the orphaned server gone', () => !alive(before.status.pid!), 10_000);
   assert.not.ok(

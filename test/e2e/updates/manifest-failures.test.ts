@@ -67,6 +67,12 @@ async function offer(
   return key;
 }
 
+/** Offers the archive at `path` as build C, its manifest hash the archive's own. */
+async function offerArchive(ctx: Ctx, path: string): Promise<void> {
+  const c = await describeArchive(path);
+  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
+}
+
 /** Asks for an update, waits for the log to give `why`, then checks that nothing changed. */
 async function refusedUpdate(ctx: Ctx, why: RegExp): Promise<void> {
   const d = ctx.daemon!;
@@ -132,58 +138,52 @@ test('download stalls past Updates.DownloadTimeoutSeconds (1 s)', async (ctx) =>
 test('corrupt archive (hash matches)', async (ctx) => {
   const path = join(ctx.dir, 'C-corrupt.zip');
   await writeFile(path, Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(4000, 7)]));
-  const c = await describeArchive(path);
-  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
+  await offerArchive(ctx, path);
   await refusedUpdate(ctx, /corrupt/);
 });
 
-test('zip entry with ../ (hash matches)', async (ctx) => {
-  const path = join(ctx.dir, 'C-dotdot.zip');
-  await writeZip(path, [...(await serverBuildEntries('C')), { name: 'xx/evil.txt', content: 'evil' }], {
-    'xx/evil.txt': '../evil.txt',
+const ESCAPING_LINK =
+  /refused archive entry \\?"Resources\/etc\\?": it is a link to \\?"\.\.\/\.\.\/\.\.\/\.\.\/\.\.\/etc\\?", outside the folder/;
+
+// Archives whose hash matches the manifest but whose entries would land outside bin/: refused while unpacking.
+for (const { what, file, entry, rename, why } of [
+  {
+    what: 'zip entry with ../',
+    file: 'C-dotdot.zip',
+    entry: { name: 'xx/evil.txt', content: 'evil' },
+    rename: { 'xx/evil.txt': '../evil.txt' },
+    why: /refused archive entry \\?"\.\.\/evil\.txt\\?"/,
+  },
+  {
+    what: 'zip entry with an absolute path',
+    file: 'C-abs.zip',
+    entry: { name: 'xtmp/evil.txt', content: 'evil' },
+    rename: { 'xtmp/evil.txt': '/tmp/evil.txt' },
+    why: /refused archive entry \\?"\/tmp\/evil\.txt\\?": absolute path/,
+  },
+  {
+    what: 'zip link escaping the folder',
+    file: 'C-link.zip',
+    entry: { name: 'Resources/etc', symlinkTo: '../../../../../etc' },
+    rename: {},
+    why: ESCAPING_LINK,
+  },
+  {
+    what: 'tar.gz link escaping the folder',
+    file: 'C-link.tar.gz',
+    entry: { name: 'Resources/etc', symlinkTo: '../../../../../etc' },
+    rename: {},
+    why: ESCAPING_LINK,
+  },
+]) {
+  test(`${what} (hash matches)`, async (ctx) => {
+    const path = join(ctx.dir, file);
+    const entries = [...(await serverBuildEntries('C')), entry];
+    if (file.endsWith('.tar.gz')) await writeTar(path, entries, { gzip: true });
+    else await writeZip(path, entries, rename);
+    await offerArchive(ctx, path);
+    await refusedUpdate(ctx, why);
   });
-  const c = await describeArchive(path);
-  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
-  await refusedUpdate(ctx, /refused archive entry \\?"\.\.\/evil\.txt\\?"/);
-});
-
-test('zip entry with an absolute path (hash matches)', async (ctx) => {
-  const path = join(ctx.dir, 'C-abs.zip');
-  await writeZip(path, [...(await serverBuildEntries('C')), { name: 'xtmp/evil.txt', content: 'evil' }], {
-    'xtmp/evil.txt': '/tmp/evil.txt',
-  });
-  const c = await describeArchive(path);
-  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
-  await refusedUpdate(ctx, /refused archive entry \\?"\/tmp\/evil\.txt\\?": absolute path/);
-});
-
-test('zip link escaping the folder (hash matches)', async (ctx) => {
-  const path = join(ctx.dir, 'C-link.zip');
-  await writeZip(path, [
-    ...(await serverBuildEntries('C')),
-    { name: 'Resources/etc', symlinkTo: '../../../../../etc' },
-  ]);
-  const c = await describeArchive(path);
-  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
-  await refusedUpdate(
-    ctx,
-    /refused archive entry \\?"Resources\/etc\\?": it is a link to \\?"\.\.\/\.\.\/\.\.\/\.\.\/\.\.\/etc\\?", outside the folder/,
-  );
-});
-
-test('tar.gz link escaping the folder (hash matches)', async (ctx) => {
-  const path = join(ctx.dir, 'C-link.tar.gz');
-  await writeTar(
-    path,
-    [...(await serverBuildEntries('C')), { name: 'Resources/etc', symlinkTo: '../../../../../etc' }],
-    { gzip: true },
-  );
-  const c = await describeArchive(path);
-  await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256 });
-  await refusedUpdate(
-    ctx,
-    /refused archive entry \\?"Resources\/etc\\?": it is a link to \\?"\.\.\/\.\.\/\.\.\/\.\.\/\.\.\/etc\\?", outside the folder/,
-  );
-});
+}
 
 test.run();

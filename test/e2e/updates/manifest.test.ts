@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import * as assert from 'uvu/assert';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
+import { runCli } from '../../cli/_run.ts';
 import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../../fixtures/builds/build.ts';
 import {
   builtLabel,
@@ -24,7 +23,6 @@ import {
  * A is a zip, B a tar.gz: both formats go through the daemon.
  */
 
-const run = promisify(execFile);
 const KEY = 'm';
 
 /** The CDN, both builds and the manifest's entries, and the instance's ApiPort. */
@@ -126,11 +124,9 @@ test('after POST /rollback the status names the build that runs (build-A)', asyn
 
 test('watchdog rollback <key> --url --token: swaps again (B), server restarted', async (ctx) => {
   const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'A');
-  const { stdout } = await run(
-    process.execPath,
-    [join(ROOT, 'bin/watchdog'), 'rollback', KEY, '--url', ctx.daemon!.url, '--token', TOKEN],
-    { timeout: 20_000 },
-  );
+  const cli = await runCli(['rollback', KEY, '--url', ctx.daemon!.url, '--token', TOKEN], { cwd: ROOT });
+  assert.is(cli.code, 0, cli.stderr);
+  const { stdout } = cli;
   assert.match(stdout, /rollback requested for m/);
   await runningBuild(ctx.daemon!, KEY, ctx.port, 'B', { notPid: before.status.pid });
   assert.is(await builtLabel(ctx.daemon!, KEY, 'bin.prev'), 'A');

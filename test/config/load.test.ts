@@ -205,20 +205,21 @@ resolution.run();
 const urls = makeSuite('config/load :: Urls');
 
 urls('load :: Urls forms map to a bind address', async ({ dir }) => {
-  const cases: [string, { host: string; port: number }][] = [
-    ['http://*:5000', { host: '*', port: 5000 }],
-    ['http://+:5001', { host: '*', port: 5001 }],
-    ['http://localhost:5002', { host: 'localhost', port: 5002 }],
-    ['http://LocalHost:5005', { host: 'localhost', port: 5005 }],
-    ['http://0.0.0.0:5006', { host: '0.0.0.0', port: 5006 }],
-    ['http://127.0.0.1:0', { host: '127.0.0.1', port: 0 }],
-    ['http://[::1]:5003/', { host: '::1', port: 5003 }],
-    ['http://10.1.2.3:5004', { host: '10.1.2.3', port: 5004 }],
+  // [Urls, the host bound, the port]
+  const cases: [string, string, number][] = [
+    ['http://*:5000', '*', 5000],
+    ['http://+:5001', '*', 5001],
+    ['http://localhost:5002', 'localhost', 5002],
+    ['http://LocalHost:5005', 'localhost', 5005],
+    ['http://0.0.0.0:5006', '0.0.0.0', 5006],
+    ['http://127.0.0.1:0', '127.0.0.1', 0],
+    ['http://[::1]:5003/', '::1', 5003],
+    ['http://10.1.2.3:5004', '10.1.2.3', 5004],
   ];
-  for (const [value, listen] of cases) {
+  for (const [value, host, port] of cases) {
     await writeFiles(dir, { 'appsettings.yml': oneInstance(['ApiToken: t'], [`Urls: "${value}"`]) });
     const r = ok(await loadConfig({ cwd: dir, env: {} }));
-    assert.equal(r.config.listen, [listen], value);
+    assert.equal(r.config.listen, [{ host, port }], value);
     assert.equal(r.warnings, [], value);
   }
 });
@@ -261,35 +262,33 @@ urls.run();
 
 // ---
 
+/** Top-level sections of a real watchdog's appsettings.yml that this one accepts and does not use. */
+const FOREIGN_SECTIONS = [
+  'Data:',
+  '  File: data.db',
+  'Process:',
+  '  Mode: systemd',
+  '  UnitManagementMode: TransientFixed',
+  '  UnitPrefix: game-',
+  '  Manager: System',
+  'Serilog:',
+  '  Using: [Serilog.Sinks.Console, Serilog.Sinks.Loki]',
+  '  MinimumLevel:',
+  '    Default: Information',
+  '    Override: { SS14: Debug, Microsoft.AspNetCore: Warning, watchdog.http: Warning }',
+  '  WriteTo: [{ Name: Console }]',
+  '  Loki: { Address: "http://loki:3100" }',
+  'AllowedHosts: "*"',
+  'Kestrel: { Limits: { MaxConcurrentConnections: 100 } }',
+  'Logging: { LogLevel: { Default: Warning } }',
+];
+
 const ignored = makeSuite('config/load :: keys of the real watchdog we ignore');
 
 ignored(
   'load :: host sections, Serilog sinks, foreign overrides and systemd keys are named in one warning line',
   async ({ dir }) => {
-    await writeFiles(dir, {
-      'appsettings.yml': oneInstance(
-        ['ApiToken: t'],
-        [
-          'Data:',
-          '  File: data.db',
-          'Process:',
-          '  Mode: systemd',
-          '  UnitManagementMode: TransientFixed',
-          '  UnitPrefix: game-',
-          '  Manager: System',
-          'Serilog:',
-          '  Using: [Serilog.Sinks.Console, Serilog.Sinks.Loki]',
-          '  MinimumLevel:',
-          '    Default: Information',
-          '    Override: { SS14: Debug, Microsoft.AspNetCore: Warning, watchdog.http: Warning }',
-          '  WriteTo: [{ Name: Console }]',
-          '  Loki: { Address: "http://loki:3100" }',
-          'AllowedHosts: "*"',
-          'Kestrel: { Limits: { MaxConcurrentConnections: 100 } }',
-          'Logging: { LogLevel: { Default: Warning } }',
-        ],
-      ),
-    });
+    await writeFiles(dir, { 'appsettings.yml': oneInstance(['ApiToken: t'], FOREIGN_SECTIONS) });
     const r = ok(await loadConfig({ cwd: dir, env: {} }));
     assert.equal(r.warnings, [
       'accepted but not used by this watchdog: Kestrel (use Urls); Logging (use Serilog.MinimumLevel); ' +

@@ -38,15 +38,18 @@ export interface SuiteOptions<C, T> {
   after?: (ctx: T) => unknown;
 }
 
-type Empty = Record<never, never>;
+/** No context beyond the set-up's own. */
+export type Empty = Record<never, never>;
 
 export const OLD_BUILD = 'old build';
 
 async function prepareInstance(ctx: InstanceCtx, state: InstanceState): Promise<void> {
   ctx.inst = join(ctx.dir, 'instances', 'alpha');
   if (state === 'none') return;
-  await mkdir(join(ctx.inst, state === 'old build' ? 'bin' : ''), { recursive: true });
-  if (state === 'old build') await writeFile(join(ctx.inst, 'bin', 'marker'), OLD_BUILD);
+  await mkdir(ctx.inst, { recursive: true });
+  if (state === 'empty') return;
+  await mkdir(join(ctx.inst, 'bin'));
+  await writeFile(join(ctx.inst, 'bin', 'marker'), OLD_BUILD);
 }
 
 /** A suite whose every test gets a fresh temp folder and instance folder (see InstanceState). */

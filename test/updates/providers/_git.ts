@@ -8,13 +8,11 @@ import { createGitProvider } from '../../../src/updates/providers/git.ts';
 import type { GitTimeouts } from '../../../src/updates/git/repo.ts';
 import { providerContext } from '../../fixtures/git/context.ts';
 import { createGitFixture, type GitFixture } from '../../fixtures/git/repo.ts';
-import { exists, type InstanceCtx, instanceSuite, read, sha256Of, type SuiteOptions } from '../_support.ts';
+import { type Empty, exists, type InstanceCtx, instanceSuite, read, sha256Of, type SuiteOptions } from '../_support.ts';
 
 export interface GitCtx extends InstanceCtx {
   repo: GitFixture & { first: string };
 }
-
-type Empty = Record<never, never>;
 
 /** An instanceSuite (instance folder empty: no old build) whose tests each get a fresh repository as `ctx.repo`. */
 export function gitSuite<C extends object = Empty>(

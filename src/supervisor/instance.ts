@@ -9,6 +9,7 @@ import { describeError } from '../errors.ts';
 import type { ControlAction, InstanceControl, InstanceStatus } from './contract.ts';
 import type { Logger } from '../log.ts';
 import { alertMessage, requester } from '../notify/messages.ts';
+import { providerSettingsChanged } from '../updates/factory.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { coalesceWindowMs, createCheckinCoalescer } from './checkin-coalescer.ts';
 import { createProcessHost, type LaunchRecord } from './process-host.ts';
@@ -183,8 +184,12 @@ export class Instance implements InstanceControl {
     this.actor.stop();
   }
 
-  /** Config reload: new settings apply at the next launch; timings at the next timer. */
-  reconfigure(config: ResolvedConfig, instance: ResolvedInstance, provider: UpdateProvider | null): void {
+  /**
+   * Config reload: new settings apply at the next launch; timings at the next timer. The update provider is made
+   * anew (`makeProvider`) only when its settings changed.
+   */
+  reconfigure(config: ResolvedConfig, instance: ResolvedInstance, makeProvider: () => UpdateProvider | null): void {
+    const provider = providerSettingsChanged(this.deps.instance, instance) ? makeProvider() : this.deps.provider;
     // In place: the process and update hosts made in createActor hold this very object.
     Object.assign(this.deps, { config, instance, provider });
     this.actor.send({ type: 'CONFIG', timing: instanceTiming(config, instance) });

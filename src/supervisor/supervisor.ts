@@ -257,7 +257,7 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       for (const instance of next.instances) {
         const inst = instances.get(instance.key);
         if (inst) {
-          inst.reconfigure(next, instance, providerFor(instance, log.child(instance.key)));
+          inst.reconfigure(next, instance, () => providerFor(instance, log.child(instance.key)));
           result.updated.push(instance.key);
         } else {
           const added = add(instance);

@@ -1,3 +1,4 @@
+import type { ResolvedInstance } from '../config/resolved.ts';
 import { createDummyProvider } from './providers/dummy.ts';
 import type { ProviderContext, UpdateProvider } from './provider.ts';
 
@@ -25,6 +26,16 @@ function lazyProvider(type: keyof typeof LOADERS, ctx: ProviderContext): UpdateP
     // By the first launch the check has loaded the provider; those that host no client add nothing.
     launchCvars: async (revision) => (await (await provider()).launchCvars?.(revision)) ?? [],
   };
+}
+
+/**
+ * Whether a reload changed what an instance's provider was made from (its type, `Updates`, `RunCommand`, folder).
+ * When not, the provider is kept: with its loaded module, staged builds and cached hashes.
+ */
+export function providerSettingsChanged(before: ResolvedInstance, after: ResolvedInstance): boolean {
+  const made = (i: ResolvedInstance) =>
+    JSON.stringify([i.dir, i.settings.UpdateType, i.settings.Updates, i.settings.RunCommand]);
+  return made(before) !== made(after);
 }
 
 /**

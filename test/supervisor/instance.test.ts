@@ -125,4 +125,29 @@ test('instance :: a failed rollback of a stopped instance is logged and leaves i
   assert.ok(logged(ctx.log, /no previous build/));
 });
 
+test('instance :: a reload makes the update provider anew only when its settings changed', async (ctx) => {
+  const made: Array<UpdateProvider | null> = [];
+  const factory = (provider: UpdateProvider | null) => () => {
+    made.push(provider);
+    return provider;
+  };
+  const withSettings = (settings: Record<string, unknown>) =>
+    ({ ...instance, settings: { ...instance.settings, ...settings } }) as unknown as ResolvedInstance;
+  ctx.inst.reconfigure(config, withSettings({ TimeoutSeconds: 20 }), factory(null));
+  assert.is(made.length, 0, 'a timeout change keeps the provider');
+  assert.is(ctx.inst.status().canUpdate, true);
+  const manifest = { UpdateType: 'Manifest', Updates: { ManifestUrl: 'http://127.0.0.1:1/a.json' } };
+  ctx.inst.reconfigure(config, withSettings(manifest), factory(heldProvider().provider));
+  assert.is(made.length, 1, 'a new UpdateType makes a new provider');
+  ctx.inst.reconfigure(config, withSettings({ ...manifest, TimeoutSeconds: 30 }), factory(null));
+  assert.is(made.length, 1, 'the same Updates keep it');
+  ctx.inst.reconfigure(
+    config,
+    withSettings({ ...manifest, Updates: { ManifestUrl: 'http://127.0.0.1:1/b.json' } }),
+    factory(null),
+  );
+  assert.is(made.length, 2, 'a changed Updates key makes it anew');
+  assert.is(ctx.inst.status().canUpdate, false, 'and the new one (none) is in use');
+});
+
 test.run();

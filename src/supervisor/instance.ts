@@ -3,36 +3,20 @@ import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
 import { refusalOf } from '../../machines/instance.context.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
-import type { Bus, BusEvents } from '../bus.ts';
+import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { ControlAction, InstanceControl, InstanceStatus } from './contract.ts';
-import type { Logger } from '../log.ts';
 import { alertMessage, requester } from '../notify/messages.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { coalesceWindowMs, createCheckinCoalescer } from './checkin-coalescer.ts';
-import { createProcessHost, type LaunchRecord } from './process-host.ts';
+import type { InstanceDeps } from './instance-deps.ts';
+import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
 import { statePath } from './state-path.ts';
 import { instanceTiming } from './timing.ts';
 import { createCheckActor, createRollbackActor, createUpdateActor } from './update-actors.ts';
-
-export interface InstanceDeps {
-  config: ResolvedConfig;
-  instance: ResolvedInstance;
-  bus: Bus;
-  log: Logger;
-  baseUrl: string;
-  provider: UpdateProvider | null;
-  revision: string | null;
-  recordRevision: (revision: string) => Promise<void>;
-  recordLaunch: (launch: LaunchRecord | null) => Promise<void>;
-  /** Swaps bin.prev back into bin and the revisions in data.json; returns the revision now installed (the `rollback` actor). */
-  rollback: () => Promise<string | null>;
-  /** The launch record of a verified server left by the previous daemon (for ADOPT). */
-  adoptable: () => LaunchRecord | null;
-}
 
 type InstanceActor = Actor<typeof instanceMachine>;
 
@@ -67,36 +51,13 @@ export class Instance implements InstanceControl {
   private createActor(): InstanceActor {
     const { deps } = this;
     const log = deps.log;
-    const processHost = createProcessHost({
-      get config() {
-        return deps.config;
-      },
-      get instance() {
-        return deps.instance;
-      },
-      get baseUrl() {
-        return deps.baseUrl;
-      },
-      bus: deps.bus,
-      log,
-      provider: () => deps.provider,
-      revision: () => this.actor.getSnapshot().context.revision,
-      recordLaunch: deps.recordLaunch,
-      adoptable: deps.adoptable,
-    });
-    const updateHost = {
-      key: this.key,
-      log,
-      bus: deps.bus,
-      provider: () => deps.provider,
-      recordRevision: deps.recordRevision,
-    };
+    const processHost = createProcessHost(deps, () => this.actor.getSnapshot().context.revision);
     const machine = instanceMachine.provide({
       actors: {
         runProcess: createRunProcess(processHost),
-        update: createUpdateActor(updateHost),
-        checkUpdate: createCheckActor(updateHost),
-        rollback: createRollbackActor(deps.rollback),
+        update: createUpdateActor(deps),
+        checkUpdate: createCheckActor(deps),
+        rollback: createRollbackActor(() => deps.rollback()),
       },
     });
     const actor = createActor(machine, {

@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import { shutdownGracefully } from '../process/graceful.ts';
 import { verifyProcess } from '../process/proc-info.ts';
 import { adoptedProcess } from './adopted-process.ts';
-import type { LaunchRecord } from './process-host.ts';
+import type { LaunchRecord } from './instance-deps.ts';
 
 /** A server a previous daemon launched that is verifiably still running. */
 export interface Leftover {

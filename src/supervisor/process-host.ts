@@ -1,39 +1,14 @@
 import { join } from 'node:path';
-import type { Bus } from '../bus.ts';
-import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
-import type { Logger } from '../log.ts';
 import { dumpProcess } from '../process/dump.ts';
 import { buildLaunchSpec, generateSecret } from '../process/launch-spec.ts';
 import { spawnServer } from '../process/spawn.ts';
-import type { UpdateProvider } from '../updates/provider.ts';
 import { adoptedProcess } from './adopted-process.ts';
+import type { InstanceDeps } from './instance-deps.ts';
 import type { OwnedServer, ProcessHost } from './run-process.ts';
 
-/** What data.json keeps of a launch, so a later daemon can adopt the server or clean up after a crash. */
-export interface LaunchRecord {
-  pid: number;
-  startTime: string;
-  program: string;
-  args: string[];
-  secret: string;
-  launchedAt: string;
-}
-
-export interface ProcessHostDeps {
-  readonly config: ResolvedConfig;
-  readonly instance: ResolvedInstance;
-  readonly baseUrl: string;
-  bus: Bus;
-  log: Logger;
-  provider: () => UpdateProvider | null;
-  revision: () => string | null;
-  recordLaunch: (launch: LaunchRecord | null) => Promise<void>;
-  /** The launch record read at daemon start, for ADOPT. */
-  adoptable?: () => LaunchRecord | null;
-}
-
-export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
+/** The process side of an instance for its `runProcess` actor: spawn, adopt, dump, and the launch record. */
+export function createProcessHost(deps: InstanceDeps, revision: () => string | null): ProcessHost {
   const { bus, log } = deps;
   const key = deps.instance.key;
   const serverLog = log.child('server');
@@ -50,9 +25,9 @@ export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
 
     async launch(launchId, secret): Promise<OwnedServer> {
       const instance = deps.instance;
-      const provider = deps.provider();
-      const revision = deps.revision();
-      const providerCvars = provider?.launchCvars && revision !== null ? await provider.launchCvars(revision) : [];
+      const provider = deps.provider;
+      const installed = revision();
+      const providerCvars = provider?.launchCvars && installed !== null ? await provider.launchCvars(installed) : [];
       // The CLI's control token must not reach game servers through the inherited environment.
       const { WATCHDOG_TOKEN: _controlToken, ...env } = process.env;
       const spec = buildLaunchSpec({ key, instance, baseUrl: deps.baseUrl, secret, providerCvars, env });
@@ -66,8 +41,8 @@ export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
           else serverLog.info(line);
         },
       });
-      log.info('server launched', { pid: proc.pid, revision: revision ?? '(none)' });
-      bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision, at: Date.now() });
+      log.info('server launched', { pid: proc.pid, revision: installed ?? '(none)' });
+      bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision: installed, at: Date.now() });
       deps
         .recordLaunch({
           pid: proc.pid,
@@ -82,7 +57,7 @@ export function createProcessHost(deps: ProcessHostDeps): ProcessHost {
     },
 
     adopt(pid): OwnedServer | null {
-      const record = deps.adoptable?.() ?? null;
+      const record = deps.adoptable();
       if (!record || record.pid !== pid) return null;
       log.info('adopted the server left running by the previous daemon', { pid });
       return { proc: adoptedProcess(pid, record.startTime), secret: record.secret };

@@ -7,39 +7,31 @@ import type {
   UpdateInput,
   UpdateOutput,
 } from '../../machines/instance.types.ts';
-import type { Bus } from '../bus.ts';
 import { describeError } from '../errors.ts';
-import type { Logger } from '../log.ts';
-import type { UpdateProvider } from '../updates/provider.ts';
+import type { InstanceDeps } from './instance-deps.ts';
 
-export interface UpdateHost {
-  readonly key: string;
-  readonly log: Logger;
-  readonly bus: Bus;
-  provider(): UpdateProvider | null;
-  /** Persists a newly installed revision in data.json before the machine hears of it. */
-  recordRevision(revision: string): Promise<void>;
-}
+/** What the update actors read of an instance (its deps object, so a reload's new provider is used). */
+export type UpdateHost = Pick<InstanceDeps, 'instance' | 'log' | 'bus' | 'provider' | 'recordRevision'>;
 
 /** The `update` actor: check, and install when available, before a launch. Rejections become `update-failed`. */
 export function createUpdateActor(host: UpdateHost) {
   return fromPromise<UpdateOutput, UpdateInput>(async ({ input, signal }) => {
-    const provider = host.provider();
+    const provider = host.provider;
     if (!provider) return { revision: input.revision, changed: false };
     const started = Date.now();
     const at = () => Date.now();
-    host.bus.emit('instance:update', { key: host.key, phase: 'check', revision: input.revision, at: at() });
+    host.bus.emit('instance:update', { key: host.instance.key, phase: 'check', revision: input.revision, at: at() });
     try {
       const check = await provider.check(input.revision, signal);
       if (!check.available) {
-        host.bus.emit('instance:update', { key: host.key, phase: 'none', revision: input.revision, at: at() });
+        host.bus.emit('instance:update', { key: host.instance.key, phase: 'none', revision: input.revision, at: at() });
         return { revision: input.revision, changed: false };
       }
       host.log.info('installing update', { from: input.revision, to: check.revision ?? '(newest)' });
       const revision = await provider.apply(input.revision, signal);
       await host.recordRevision(revision);
       host.bus.emit('instance:update', {
-        key: host.key,
+        key: host.instance.key,
         phase: 'done',
         revision,
         durationMs: Date.now() - started,
@@ -50,7 +42,7 @@ export function createUpdateActor(host: UpdateHost) {
     } catch (err) {
       const message = describeError(err);
       // Logged once, where the machine reports the failure (instance.ts).
-      host.bus.emit('instance:update', { key: host.key, phase: 'failed', error: message, at: at() });
+      host.bus.emit('instance:update', { key: host.instance.key, phase: 'failed', error: message, at: at() });
       throw err;
     }
   });
@@ -59,7 +51,7 @@ export function createUpdateActor(host: UpdateHost) {
 /** The `checkUpdate` actor: only asks the provider, for UPDATE_CHECK. */
 export function createCheckActor(host: UpdateHost) {
   return fromPromise<CheckOutput, CheckInput>(async ({ input, signal }) => {
-    const provider = host.provider();
+    const provider = host.provider;
     if (!provider) {
       host.log.info('update requested, but this instance has no UpdateType');
       return { available: false };

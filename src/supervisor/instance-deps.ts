@@ -1,0 +1,35 @@
+import type { Bus } from '../bus.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import type { Logger } from '../log.ts';
+import type { UpdateProvider } from '../updates/provider.ts';
+
+/** What data.json keeps of a launch, so a later daemon can adopt the server or clean up after a crash. */
+export interface LaunchRecord {
+  pid: number;
+  startTime: string;
+  program: string;
+  args: string[];
+  secret: string;
+  launchedAt: string;
+}
+
+/**
+ * What an instance is made of: its settings and the daemon's I/O. A config reload replaces `config`, `instance` and
+ * `provider` in place, so the process host and the update actors, which hold this object, read the new ones.
+ */
+export interface InstanceDeps {
+  config: ResolvedConfig;
+  instance: ResolvedInstance;
+  bus: Bus;
+  log: Logger;
+  baseUrl: string;
+  provider: UpdateProvider | null;
+  /** The revision installed at start; from then on the machine's context holds it. */
+  revision: string | null;
+  recordRevision: (revision: string) => Promise<void>;
+  recordLaunch: (launch: LaunchRecord | null) => Promise<void>;
+  /** Swaps bin.prev back into bin and the revisions in data.json; returns the revision now installed (the `rollback` actor). */
+  rollback: () => Promise<string | null>;
+  /** The launch record of a verified server left by the previous daemon (for ADOPT). */
+  adoptable: () => LaunchRecord | null;
+}

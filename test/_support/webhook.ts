@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 
 export interface WebhookReceiver {
   url: string;
@@ -22,12 +22,16 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       res.writeHead(204).end();
     });
   });
+  return { ...(await serveLoopback(server, '/hook')), messages };
+}
+
+/** Listens on a free loopback port; `url` is `path` there, and `close` drops open connections too. */
+export async function serveLoopback(server: Server, path: string): Promise<{ url: string; close(): Promise<void> }> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   return {
-    url: `http://127.0.0.1:${port}/hook`,
-    messages,
+    url: `http://127.0.0.1:${port}${path}`,
     close: () =>
       new Promise((r) => {
         server.closeAllConnections();

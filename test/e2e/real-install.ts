@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ROOT } from '../_support/env.ts';
+import { serveLoopback } from '../_support/webhook.ts';
 
 export const INSTALL_FIXTURE = join(ROOT, 'test/fixtures/migration');
 
@@ -66,18 +67,7 @@ export async function startDownJenkins(): Promise<DownJenkins> {
       .writeHead(503, { 'Content-Type': 'text/html' })
       .end('<h1>Please wait while Jenkins is getting ready to work...</h1>');
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  return {
-    url: `http://127.0.0.1:${port}/jenkins`,
-    paths,
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await serveLoopback(server, '/jenkins')), paths };
 }
 
 /** The value of `--cvar <name>=…` in a command line (the last one, as the engine reads it), or null. */

@@ -7,17 +7,9 @@ import { testConfig } from '../_support/config.ts';
 import { startDaemon } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
+import { alive } from '../_support/procs.ts';
 
 const test = suite('e2e :: daemon shutdown');
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 interface ProcStat {
   pid: number;

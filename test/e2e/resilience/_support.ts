@@ -10,6 +10,7 @@ import { basic, type RunningDaemon, type StatusJson } from '../../_support/daemo
 import { waitFor } from '../../_support/env.ts';
 
 export { isAlive, readProcessStartTime };
+export { killGroup } from '../../_support/procs.ts';
 
 /** Pins `Urls` to a fixed port: servers left running check in to the address they were launched with. */
 export function fixedUrls(yaml: string, port: number): string {
@@ -55,18 +56,6 @@ export async function crash(d: RunningDaemon): Promise<void> {
   );
   d.proc.kill('SIGKILL');
   await gone;
-}
-
-/** SIGKILLs a server's whole process group (it leads one), for cleanup of servers a test left running. */
-export function killGroup(pid: number | null | undefined): void {
-  if (!pid) return;
-  for (const target of [-pid, pid]) {
-    try {
-      process.kill(target, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-  }
 }
 
 /** Pids of live processes whose command line contains `needle` (e.g. an instance's config.toml path). */

@@ -163,11 +163,4 @@ export const logSince = (d: RunningDaemon, from: number) => d.log().slice(from);
 
 export { reported } from '../../_support/daemon.ts';
 
-export const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+export { alive } from '../../_support/procs.ts';

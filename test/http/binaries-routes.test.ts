@@ -51,14 +51,20 @@ async function setup(): Promise<Ctx> {
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
-const files = suite<Ctx>('binaries routes :: serving', {} as Ctx);
-files.before(async (ctx) => {
-  Object.assign(ctx, await setup());
-});
-files.after(async (ctx) => {
-  await ctx.server?.close();
-  await ctx.cleanup?.();
-});
+/** A suite sharing one set-up (files, links, a server) for all its tests, removed after the last. */
+function routesSuite(name: string) {
+  const s = suite<Ctx>(name, {} as Ctx);
+  s.before(async (ctx) => {
+    Object.assign(ctx, await setup());
+  });
+  s.after(async (ctx) => {
+    await ctx.server?.close();
+    await ctx.cleanup?.();
+  });
+  return s;
+}
+
+const files = routesSuite('binaries routes :: serving');
 
 files('binaries routes :: serves a real file, .zip as application/zip, with Content-Length', async ({ h }) => {
   const res = await send(h.app, 'GET', '/instances/alpha/binaries/SS14.Client.zip');
@@ -162,14 +168,7 @@ files.run();
 
 // ---
 
-const traversal = suite<Ctx>('binaries routes :: traversal', {} as Ctx);
-traversal.before(async (ctx) => {
-  Object.assign(ctx, await setup());
-});
-traversal.after(async (ctx) => {
-  await ctx.server?.close();
-  await ctx.cleanup?.();
-});
+const traversal = routesSuite('binaries routes :: traversal');
 
 /** Paths after `/instances/alpha/binaries/` that aim at outside/secret.txt (three levels up) or elsewhere. */
 const ATTACKS = [

@@ -58,11 +58,10 @@ messages('messages :: hang, failing, stopped, crash-loop', () => {
 });
 
 messages('messages :: delays read naturally', () => {
-  assert.is(formatDelay(800), '800 ms');
-  assert.is(formatDelay(1500), '1.5 s');
-  assert.is(formatDelay(60_000), '60 s');
-  assert.is(formatDelay(120_000), '2 min');
-  assert.is(formatDelay(150_000), '2 min 30 s');
+  assert.equal(
+    [800, 1500, 60_000, 120_000, 150_000].map((ms) => formatDelay(ms)),
+    ['800 ms', '1.5 s', '60 s', '2 min', '2 min 30 s'],
+  );
 });
 
 messages.run();

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from '../_support/env.ts';
+import { suite, type Test } from 'uvu';
+import { ROOT, tempDir } from '../_support/env.ts';
 
 export const WATCHDOG = join(ROOT, 'bin/watchdog');
 
@@ -50,4 +51,17 @@ export async function runCli(
   const result = await cli.exited;
   clearTimeout(timer);
   return result;
+}
+
+/** A suite whose tests share one temp folder, `ctx.cwd`, to run the CLI in; it is removed after the suite. */
+export function cliSuite(name: string, prefix: string): Test<{ cwd: string }> {
+  const s = suite<{ cwd: string }>(name, { cwd: '' });
+  let cleanup = async () => {};
+  s.before(async (ctx) => {
+    const t = await tempDir(prefix);
+    ctx.cwd = t.path;
+    cleanup = t.cleanup;
+  });
+  s.after(() => cleanup());
+  return s;
 }

@@ -15,25 +15,31 @@ const problem = (urls: string) => {
   return r.problem;
 };
 
-test('wildcard hosts become localhost, the port is kept', () => {
-  assert.is(url('http://*:5000'), 'http://localhost:5000');
-  assert.is(url('http://+:8080'), 'http://localhost:8080');
-  assert.is(url('http://0.0.0.0:1212'), 'http://localhost:1212');
-  assert.is(url('http://[::]:7000'), 'http://localhost:7000');
-});
-
-test('a concrete host stays as it is; trailing slash dropped; scheme kept', () => {
-  assert.is(url('http://127.0.0.1:5001/'), 'http://127.0.0.1:5001');
-  assert.is(url('https://watchdog.example:443'), 'https://watchdog.example:443');
-  assert.is(url('http://localhost'), 'http://localhost');
-  assert.is(url('http://[::1]:5000'), 'http://[::1]:5000');
-  assert.is(url('HTTP://LOCALHOST:5000'), 'http://LOCALHOST:5000');
-});
-
-test('of several addresses separated by ";" the first is used', () => {
-  assert.is(url(' http://*:5000 ; https://*:5001'), 'http://localhost:5000');
-  assert.is(url(';http://127.0.0.1:6000'), 'http://127.0.0.1:6000');
-});
+// Listen addresses and the client address each becomes, by rule.
+const MAPPED: Record<string, Array<[urls: string, client: string]>> = {
+  'wildcard hosts become localhost, the port is kept': [
+    ['http://*:5000', 'http://localhost:5000'],
+    ['http://+:8080', 'http://localhost:8080'],
+    ['http://0.0.0.0:1212', 'http://localhost:1212'],
+    ['http://[::]:7000', 'http://localhost:7000'],
+  ],
+  'a concrete host stays as it is; trailing slash dropped; scheme kept': [
+    ['http://127.0.0.1:5001/', 'http://127.0.0.1:5001'],
+    ['https://watchdog.example:443', 'https://watchdog.example:443'],
+    ['http://localhost', 'http://localhost'],
+    ['http://[::1]:5000', 'http://[::1]:5000'],
+    ['HTTP://LOCALHOST:5000', 'http://LOCALHOST:5000'],
+  ],
+  'of several addresses separated by ";" the first is used': [
+    [' http://*:5000 ; https://*:5001', 'http://localhost:5000'],
+    [';http://127.0.0.1:6000', 'http://127.0.0.1:6000'],
+  ],
+};
+for (const [title, cases] of Object.entries(MAPPED)) {
+  test(title, () => {
+    for (const [urls, client] of cases) assert.is(url(urls), client);
+  });
+}
 
 test('port 0 cannot be reached by a client, and says to use --url', () => {
   assert.match(problem('http://127.0.0.1:0'), /port 0.*--url/);

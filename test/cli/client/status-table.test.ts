@@ -125,13 +125,16 @@ colour('states coloured by kind; alignment measured without escape codes', () =>
 });
 
 colour('stateStyle covers the state families', () => {
-  assert.is(stateStyle('running'), 'green');
-  assert.is(stateStyle('awaiting-checkin'), 'yellow');
-  assert.is(stateStyle('starting'), 'yellow');
-  assert.is(stateStyle('updating.downloading'), 'yellow');
-  assert.is(stateStyle('stopped.failing'), 'red');
-  assert.is(stateStyle('stopped.idle'), 'dim');
-  assert.is(stateStyle('something-else'), undefined);
+  const families = {
+    running: 'green',
+    'awaiting-checkin': 'yellow',
+    starting: 'yellow',
+    'updating.downloading': 'yellow',
+    'stopped.failing': 'red',
+    'stopped.idle': 'dim',
+    'something-else': undefined,
+  };
+  for (const [state, style] of Object.entries(families)) assert.is(stateStyle(state), style, state);
   assert.is(paint('x', 'green', false), 'x');
 });
 

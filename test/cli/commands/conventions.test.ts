@@ -1,23 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { COMMANDS } from '../../../src/cli/registry.ts';
 import { testConfig } from '../../_support/config.ts';
-import { ROOT, tempDir } from '../../_support/env.ts';
-import { runCli, type CliResult } from '../_run.ts';
-
-interface Ctx {
-  cwd: string;
-  cleanup: () => Promise<void>;
-}
-const init = (): Ctx => ({ cwd: '', cleanup: async () => {} });
-const setup = async (ctx: Ctx) => {
-  const t = await tempDir('wd-cli-conventions-');
-  ctx.cwd = t.path;
-  ctx.cleanup = t.cleanup;
-};
+import { ROOT } from '../../_support/env.ts';
+import { cliSuite, runCli, type CliResult } from '../_run.ts';
 
 /** Runs `jobs` at most `limit` at a time (two shared cores: every CLI start compiles TypeScript). */
 async function pooled<T>(jobs: (() => Promise<T>)[], limit = 4): Promise<T[]> {
@@ -34,9 +22,7 @@ async function pooled<T>(jobs: (() => Promise<T>)[], limit = 4): Promise<T[]> {
   return results;
 }
 
-const help = suite<Ctx>('watchdog CLI :: -h/--help and -V/--version', init());
-help.before(setup);
-help.after((ctx) => ctx.cleanup());
+const help = cliSuite('watchdog CLI :: -h/--help and -V/--version', 'wd-cli-conventions-');
 
 help('every command: -h and --help print its usage on stdout and exit 0', async ({ cwd }) => {
   const names = Object.keys(COMMANDS);
@@ -92,9 +78,7 @@ help.run();
 
 // ---
 
-const completion = suite<Ctx>('watchdog completion :: scripts for bash, zsh and fish', init());
-completion.before(setup);
-completion.after((ctx) => ctx.cleanup());
+const completion = cliSuite('watchdog completion :: scripts for bash, zsh and fish', 'wd-cli-conventions-');
 
 const has = (shell: string) => spawnSync(shell, ['-c', 'exit 0']).status === 0;
 
@@ -158,9 +142,7 @@ completion.run();
 
 // ---
 
-const check = suite<Ctx>('watchdog check :: RunCommand that nothing will install', init());
-check.before(setup);
-check.after((ctx) => ctx.cleanup());
+const check = cliSuite('watchdog check :: RunCommand that nothing will install', 'wd-cli-conventions-');
 
 check(
   'warns for a missing or non-executable RunCommand under UpdateType none, Local or Dummy; not when a provider installs it',

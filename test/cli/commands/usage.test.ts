@@ -1,26 +1,12 @@
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { testConfig } from '../../_support/config.ts';
-import { freePort, tempDir } from '../../_support/env.ts';
-import { runCli } from '../_run.ts';
+import { freePort } from '../../_support/env.ts';
+import { cliSuite, runCli } from '../_run.ts';
 
-interface Ctx {
-  cwd: string;
-  cleanup: () => Promise<void>;
-}
-const init = (): Ctx => ({ cwd: '', cleanup: async () => {} });
-const setup = async (ctx: Ctx) => {
-  const t = await tempDir('wd-cli-usage-');
-  ctx.cwd = t.path;
-  ctx.cleanup = t.cleanup;
-};
-
-const usage = suite<Ctx>('watchdog CLI :: usage errors exit 2 with the usage text', init());
-usage.before(setup);
-usage.after((ctx) => ctx.cleanup());
+const usage = cliSuite('watchdog CLI :: usage errors exit 2 with the usage text', 'wd-cli-usage-');
 
 for (const action of ['restart', 'update', 'stop', 'rollback']) {
   usage(`${action} without a key`, async ({ cwd }) => {
@@ -72,9 +58,7 @@ usage.run();
 
 // ---
 
-const down = suite<Ctx>('watchdog CLI :: no daemon answering', init());
-down.before(setup);
-down.after((ctx) => ctx.cleanup());
+const down = cliSuite('watchdog CLI :: no daemon answering', 'wd-cli-usage-');
 
 down(
   'restart against a closed port: exit 1, the address and how to start it; the token never printed',

@@ -1,10 +1,9 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
-import { freePort, tempDir, waitFor } from '../../_support/env.ts';
+import { daemonSuite } from '../../_support/daemon.ts';
+import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { killGroup, running, waitStatus } from '../resilience/_support.ts';
 
@@ -17,42 +16,25 @@ const DAMAGE = {
 } as const;
 type Kind = keyof typeof DAMAGE;
 
-interface Ctx {
-  d: RunningDaemon | null;
-  dir: string;
-  cleanup: () => Promise<void>;
-  pids: number[];
-}
-const test = suite<Ctx>('e2e :: faults: data.json truncated or garbage', {
-  d: null,
-  dir: '',
-  cleanup: async () => {},
-  pids: [],
-});
-
-test.before(async (ctx) => {
-  const tmp = await tempDir('wd-datajson-');
-  ctx.dir = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  for (const [key, text] of Object.entries(DAMAGE)) {
-    await mkdir(join(tmp.path, 'instances', key), { recursive: true });
-    await writeFile(join(tmp.path, 'instances', key, 'data.json'), text);
-  }
-  const instances = [];
-  for (const key of Object.keys(DAMAGE))
-    instances.push({ key, port: await freePort(), runCommand: fixture('echo-env.mjs') });
-  ctx.d = await startDaemon(testConfig({ instances }), { dir: ctx.dir });
-});
-
-test.after(async (ctx) => {
-  await ctx.d?.stop();
-  ctx.pids.forEach(killGroup);
-  await ctx.cleanup();
+const test = daemonSuite('e2e :: faults: data.json truncated or garbage', {
+  prefix: 'wd-datajson-',
+  ctx: { pids: [] as number[] },
+  config: async (ctx) => {
+    for (const [key, text] of Object.entries(DAMAGE)) {
+      await mkdir(join(ctx.dir, 'instances', key), { recursive: true });
+      await writeFile(join(ctx.dir, 'instances', key, 'data.json'), text);
+    }
+    const instances = [];
+    for (const key of Object.keys(DAMAGE))
+      instances.push({ key, port: await freePort(), runCommand: fixture('echo-env.mjs') });
+    return testConfig({ instances });
+  },
+  after: (ctx) => ctx.pids.forEach(killGroup),
 });
 
 for (const kind of Object.keys(DAMAGE) as Kind[]) {
   test(`${kind}: set aside as data.json.corrupt-*, the instance runs and records its launch in a new data.json`, async (ctx) => {
-    const d = ctx.d!;
+    const d = ctx.daemon!;
     const s = await waitStatus(d, kind, 'tok', 'running', running);
     ctx.pids.push(s.pid!);
     const dir = join(ctx.dir, 'instances', kind);

@@ -1,52 +1,38 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
-import { freePort, tempDir, waitFor } from '../../_support/env.ts';
+import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
+import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { isAlive, killGroup, running, waitStatus } from '../resilience/_support.ts';
 
 /** forker.mjs starts two grandchildren in its process group and writes their pids to PIDS_FILE. */
-interface Ctx {
-  d: RunningDaemon | null;
-  dir: string;
-  cleanup: () => Promise<void>;
-  pids: Set<number>;
-}
-const test = suite<Ctx>('e2e :: faults: a server that forks children', {
-  d: null,
-  dir: '',
-  cleanup: async () => {},
-  pids: new Set(),
-});
+/** Where forker.mjs writes the pids of its two children. */
+const pidsFile = (ctx: { dir: string }, key: string) => join(ctx.dir, `${key}.pids`);
 
-const pidsFile = (ctx: Ctx, key: string) => join(ctx.dir, `${key}.pids`);
-
-test.before(async (ctx) => {
-  const tmp = await tempDir('wd-forker-');
-  ctx.dir = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  const inst = async (key: string) => ({
-    key,
-    port: await freePort(),
-    runCommand: fixture('forker.mjs'),
-    timeoutSeconds: 3,
-    extra: `      EnvironmentVariables: { PIDS_FILE: ${JSON.stringify(pidsFile(ctx, key))}, FIXTURE_LIFETIME_MS: "60000" }`,
-  });
-  ctx.d = await startDaemon(testConfig({ instances: [await inst('r'), await inst('k')] }), { dir: ctx.dir });
+const test = daemonSuite('e2e :: faults: a server that forks children', {
+  prefix: 'wd-forker-',
+  ctx: { pids: new Set<number>() },
+  config: async (ctx) => {
+    const inst = async (key: string) => ({
+      key,
+      port: await freePort(),
+      runCommand: fixture('forker.mjs'),
+      timeoutSeconds: 3,
+      extra: `      EnvironmentVariables: { PIDS_FILE: ${JSON.stringify(pidsFile(ctx, key))}, FIXTURE_LIFETIME_MS: "60000" }`,
+    });
+    return testConfig({ instances: [await inst('r'), await inst('k')] });
+  },
+  after: (ctx) => {
+    for (const pid of ctx.pids) killGroup(pid);
+  },
 });
-
-test.after(async (ctx) => {
-  await ctx.d?.stop();
-  for (const pid of ctx.pids) killGroup(pid);
-  await ctx.cleanup();
-});
+type Ctx = DaemonCtx & { pids: Set<number> };
 
 /** The running server and the grandchildren it reported (alive). */
 async function family(ctx: Ctx, key: string): Promise<{ pid: number; children: number[] }> {
-  const s = await waitStatus(ctx.d!, key, 'tok', 'running', running);
+  const s = await waitStatus(ctx.daemon!, key, 'tok', 'running', running);
   ctx.pids.add(s.pid!);
   const children = await waitFor(
     `${key}'s grandchildren`,
@@ -62,8 +48,15 @@ async function family(ctx: Ctx, key: string): Promise<{ pid: number; children: n
 
 test('none of its children survive a restart', async (ctx) => {
   const before = await family(ctx, 'r');
-  assert.is(await ctx.d!.control('r', 'tok', 'restart'), 200);
-  const next = await waitStatus(ctx.d!, 'r', 'tok', 'relaunched', (s) => running(s) && s.pid !== before.pid, 15_000);
+  assert.is(await ctx.daemon!.control('r', 'tok', 'restart'), 200);
+  const next = await waitStatus(
+    ctx.daemon!,
+    'r',
+    'tok',
+    'relaunched',
+    (s) => running(s) && s.pid !== before.pid,
+    15_000,
+  );
   ctx.pids.add(next.pid!);
   await waitFor('the old grandchildren gone', () => before.children.every((p) => !isAlive(p)), 5000);
   assert.not.ok(isAlive(before.pid));
@@ -74,7 +67,7 @@ test('none of its children survive a hang kill', async (ctx) => {
   // A frozen main loop: no more check-ins; the hang kill must take the whole group.
   process.kill(before.pid, 'SIGSTOP');
   const next = await waitStatus(
-    ctx.d!,
+    ctx.daemon!,
     'k',
     'tok',
     'killed as hung and relaunched',
@@ -82,7 +75,7 @@ test('none of its children survive a hang kill', async (ctx) => {
     20_000,
   );
   ctx.pids.add(next.pid!);
-  assert.match(ctx.d!.log(), /Server `k` timed out and will be killed/);
+  assert.match(ctx.daemon!.log(), /Server `k` timed out and will be killed/);
   await waitFor('the old grandchildren gone', () => before.children.every((p) => !isAlive(p)), 5000);
   assert.not.ok(isAlive(before.pid));
 });

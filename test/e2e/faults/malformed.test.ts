@@ -1,8 +1,7 @@
 import { connect } from 'node:net';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { startDaemon, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
+import { daemonSuite, type StatusJson } from '../../_support/daemon.ts';
 import { freePort } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { killGroup, running, sleep, statusOf, waitStatus } from '../resilience/_support.ts';
@@ -192,29 +191,20 @@ function send(port: number, raw: Buffer): Promise<number | null> {
   });
 }
 
-interface Ctx {
-  d: RunningDaemon | null;
-  pid: number | null;
-}
-const test = suite<Ctx>('e2e :: faults: 1,000 malformed requests', { d: null, pid: null });
-
-test.before(async (ctx) => {
-  ctx.d = await startDaemon(
+const test = daemonSuite('e2e :: faults: 1,000 malformed requests', {
+  ctx: { pid: null as number | null },
+  config: async () =>
     testConfig({
       instances: [{ key: KEY, port: await freePort(), runCommand: fixture('echo-env.mjs'), timeoutSeconds: 3 }],
     }),
-  );
-  ctx.pid = (await waitStatus(ctx.d, KEY, TOKEN, 'running', running)).pid;
-});
-
-test.after(async (ctx) => {
-  await ctx.d?.stop();
-  killGroup(ctx.pid);
-  await ctx.d?.cleanup();
+  before: async (ctx) => {
+    ctx.pid = (await waitStatus(ctx.daemon!, KEY, TOKEN, 'running', running)).pid;
+  },
+  after: (ctx) => killGroup(ctx.pid),
 });
 
 test('right status codes, no crash, and check-ins keep the instance running throughout', async (ctx) => {
-  const d = ctx.d!;
+  const d = ctx.daemon!;
   const port = Number(new URL(d.url).port);
   const probes = Array.from({ length: 1000 }, (_, i) =>
     FAMILIES[i % FAMILIES.length]!(Math.floor(i / FAMILIES.length)),

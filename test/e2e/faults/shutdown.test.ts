@@ -1,41 +1,28 @@
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { isAlive, killGroup, logLines, running, sleep, waitStatus, statusOf } from '../resilience/_support.ts';
 
 /** Servers that do not cooperate with a shutdown (the real watchdog loses an instance whose server's API is down). */
-interface Ctx {
-  d: RunningDaemon | null;
-  pids: Set<number>;
-}
-const test = suite<Ctx>('e2e :: faults: servers that ignore /shutdown or have no HTTP API', {
-  d: null,
-  pids: new Set(),
-});
-
-test.before(async (ctx) => {
+const test = daemonSuite('e2e :: faults: servers that ignore /shutdown or have no HTTP API', {
+  ctx: { pids: new Set<number>() },
   // Timing (test/_support/config.ts): ShutdownRequestSeconds 1, ShutdownExitSeconds 1.
-  ctx.d = await startDaemon(
+  config: async () =>
     testConfig({
       instances: [
         { key: 'ig', port: await freePort(), runCommand: fixture('ignore-shutdown.mjs'), timeoutSeconds: 5 },
         { key: 'nh', port: await freePort(), runCommand: fixture('no-http.mjs'), timeoutSeconds: 5 },
       ],
     }),
-  );
-});
-
-test.after(async (ctx) => {
-  await ctx.d?.stop();
-  await ctx.d?.cleanup();
-  for (const pid of ctx.pids) killGroup(pid);
+  after: (ctx) => {
+    for (const pid of ctx.pids) killGroup(pid);
+  },
 });
 
 test('ignores /shutdown: on restart it is killed once the exit window has passed, and relaunched', async (ctx) => {
-  const d = ctx.d!;
+  const d = ctx.daemon!;
   const old = (await waitStatus(d, 'ig', 'tok', 'running', running)).pid!;
   ctx.pids.add(old);
   const asked = Date.now();
@@ -54,7 +41,7 @@ test('ignores /shutdown: on restart it is killed once the exit window has passed
 });
 
 test('HTTP API closed: stop falls back to a graceful shutdown, then a kill, and the instance ends stopped.idle', async (ctx) => {
-  const d = ctx.d!;
+  const d = ctx.daemon!;
   const old = (await waitStatus(d, 'nh', 'tok', 'running', running)).pid!;
   ctx.pids.add(old);
   assert.is(await d.control('nh', 'tok', 'stop'), 200);

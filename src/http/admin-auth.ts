@@ -12,11 +12,6 @@ export interface AdminCredentials {
 export interface AdminAccessOptions {
   /** Read on every request, so a config reload applies at once; undefined → loopback clients only. */
   admin?: () => AdminCredentials | undefined;
-  /**
-   * Tests only: a request without a socket (`app.request()`) counts as a loopback client. Without it such a
-   * request is refused like a remote one, so a missing address never opens the dashboard by accident.
-   */
-  socketlessIsLoopback?: boolean;
 }
 
 /** Who was let in: the admin user name, or `undefined` for an unauthenticated loopback client. */
@@ -69,7 +64,8 @@ export function decideAdminAccess(c: Context, opts: AdminAccessOptions): Decisio
     return { ok: true, user: admin.username };
   }
   const remote = remoteAddress(c);
-  const local = remote === undefined ? opts.socketlessIsLoopback === true : isLoopback(remote);
+  // No address (no socket) is refused like a remote client: a missing address must never open the dashboard.
+  const local = remote !== undefined && isLoopback(remote);
   if (!local) {
     return {
       ok: false,

@@ -15,8 +15,6 @@ export interface HttpDeps {
    * applies; absent or returning undefined → only loopback clients are served.
    */
   admin?: () => AdminCredentials | undefined;
-  /** Tests only: `app.request()` (no socket) counts as a loopback client for the admin routes. */
-  socketlessIsLoopback?: boolean;
   /** The Prometheus collector; `createApp` makes one subscribed to `bus` when absent. */
   metrics?: MetricsCollector;
 }

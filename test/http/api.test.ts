@@ -9,21 +9,22 @@ import { createApp } from '../../src/http/app.ts';
 import type { AdminCredentials } from '../../src/http/admin-auth.ts';
 import type { InstanceControl } from '../../src/supervisor/contract.ts';
 import { tempDir } from '../_support/env.ts';
-import { basic, memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
+import { basic, memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
 
 function setup(instances: InstanceControl[], admin?: AdminCredentials) {
   const bus = createBus();
   const controls: BusEvents['control'][] = [];
   bus.on('control', (e) => controls.push(e));
   const log = recordingLogger();
-  const app = createApp({
-    registry: memoryRegistry(...instances),
-    bus,
-    log,
-    version: '1',
-    admin: () => admin,
-    socketlessIsLoopback: true,
-  });
+  const app = fromLoopback(
+    createApp({
+      registry: memoryRegistry(...instances),
+      bus,
+      log,
+      version: '1',
+      admin: () => admin,
+    }),
+  );
   return { app, controls, log };
 }
 
@@ -117,7 +118,7 @@ control('calls control() and audits it with the admin user and the result', asyn
   assert.is(controls.length, 4);
   assert.equal(
     { ...controls[0], at: 0 },
-    { key: 'alpha', action: 'restart', user: 'ops', remote: undefined, status: 200, result: 'accepted', at: 0 },
+    { key: 'alpha', action: 'restart', user: 'ops', remote: '127.0.0.1', status: 200, result: 'accepted', at: 0 },
   );
 });
 

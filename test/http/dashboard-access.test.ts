@@ -11,7 +11,7 @@ import { createBus } from '../../src/bus.ts';
 import { type AdminCredentials, isLoopback, isLoopbackHost } from '../../src/http/admin-auth.ts';
 import { createApp } from '../../src/http/app.ts';
 import { startHttpServer } from '../../src/http/server.ts';
-import { b64, basic, memoryInstance, memoryRegistry, recordingLogger, send } from './support.ts';
+import { b64, basic, memoryInstance, memoryRegistry, recordingLogger, send, fromLoopback } from './support.ts';
 
 const ADMIN_ROUTES = [
   '/',
@@ -23,7 +23,7 @@ const ADMIN_ROUTES = [
   '/api/instances/alpha/log',
 ];
 
-function appWith(opts: { admin?: AdminCredentials; socketless?: boolean }) {
+function appWith(opts: { admin?: AdminCredentials; loopback?: boolean }) {
   let admin = opts.admin;
   const app = createApp({
     registry: memoryRegistry(memoryInstance('alpha', { apiToken: 't' })),
@@ -31,9 +31,8 @@ function appWith(opts: { admin?: AdminCredentials; socketless?: boolean }) {
     log: recordingLogger(),
     version: '1.2.3',
     admin: () => admin,
-    socketlessIsLoopback: opts.socketless,
   });
-  return { app, setAdmin: (a: AdminCredentials | undefined) => (admin = a) };
+  return { app: opts.loopback ? fromLoopback(app) : app, setAdmin: (a: AdminCredentials | undefined) => (admin = a) };
 }
 
 // ---
@@ -72,7 +71,7 @@ const admin = suite('admin access :: with Admin configured');
 const creds = { username: 'ops', password: 'pa:ss wörd' };
 
 admin('no or non-Basic header → 401 with the admin challenge on every admin route', async () => {
-  const { app } = appWith({ admin: creds, socketless: true });
+  const { app } = appWith({ admin: creds, loopback: true });
   for (const path of ADMIN_ROUTES) {
     for (const header of [undefined, 'Bearer abc']) {
       const res = await send(app, 'GET', path, header);
@@ -83,7 +82,7 @@ admin('no or non-Basic header → 401 with the admin challenge on every admin ro
 });
 
 admin('malformed Basic → 400; wrong user or password → 401; right → 200', async () => {
-  const { app } = appWith({ admin: creds, socketless: true });
+  const { app } = appWith({ admin: creds, loopback: true });
   assert.is((await send(app, 'GET', '/api/instances', 'Basic !!!')).status, 400);
   assert.is((await send(app, 'GET', '/api/instances', `Basic ${b64('no-colon')}`)).status, 400);
   assert.is((await send(app, 'GET', '/api/instances', basic('ops', 'pa:ss'))).status, 401);
@@ -100,7 +99,7 @@ admin('malformed Basic → 400; wrong user or password → 401; right → 200', 
 });
 
 admin('credentials are required even from loopback, and a reload applies at once', async () => {
-  const { app, setAdmin } = appWith({ socketless: true });
+  const { app, setAdmin } = appWith({ loopback: true });
   const server = await startHttpServer(app, { port: 0 });
   try {
     assert.is((await fetch(`${server.url}/api/instances`)).status, 200, 'no Admin: loopback is let in');
@@ -119,7 +118,7 @@ admin('credentials are required even from loopback, and a reload applies at once
 });
 
 admin('the routes of the control API keep their own auth (no admin needed)', async () => {
-  const { app } = appWith({ admin: creds, socketless: true });
+  const { app } = appWith({ admin: creds, loopback: true });
   assert.is((await send(app, 'GET', '/health')).status, 200);
   assert.is((await send(app, 'GET', '/instances/alpha/status', basic('alpha', 't'))).status, 200);
 });

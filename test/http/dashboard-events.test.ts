@@ -7,7 +7,7 @@ import { eventRoutes, STREAMED } from '../../src/http/dashboard/events.ts';
 import type { HttpDeps } from '../../src/http/deps.ts';
 import { startHttpServer } from '../../src/http/server.ts';
 import { waitFor } from '../_support/env.ts';
-import { memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
+import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
 
 interface SseMessage {
   event: string;
@@ -75,10 +75,9 @@ function setup(opts: Parameters<typeof eventRoutes>[1] = {}) {
     bus,
     log: recordingLogger(),
     version: '1.2.3',
-    socketlessIsLoopback: true,
   };
   // The stream's own options are set through eventRoutes; createApp mounts it with the defaults.
-  const app = Object.keys(opts).length ? eventRoutes(deps, opts) : createApp(deps);
+  const app = fromLoopback(Object.keys(opts).length ? eventRoutes(deps, opts) : createApp(deps));
   return { bus, alpha, app };
 }
 

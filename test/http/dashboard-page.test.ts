@@ -8,7 +8,7 @@ import { createApp } from '../../src/http/app.ts';
 import type { CardStatus } from '../../src/http/dashboard/assets/card-view.js';
 import { colorSlots, renderPage } from '../../src/http/dashboard/page.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
-import { memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
+import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
 
 const test = suite('dashboard :: the page rendered with the instances');
 
@@ -31,16 +31,17 @@ const buttonOf = (card: string, action: string) =>
   new RegExp(`<button[^>]*data-action="${action}"[^>]*>[^<]*</button>`).exec(card)?.[0] ?? '';
 
 test('GET / carries every instance card, sorted by key, with its facts', async () => {
-  const app = createApp({
-    registry: memoryRegistry(
-      memoryInstance('zeta', { apiToken: 't' }),
-      memoryInstance('alpha', { apiToken: 't', state: 'stopped.idle' }),
-    ),
-    bus: createBus(),
-    log: recordingLogger(),
-    version: '1.2.3',
-    socketlessIsLoopback: true,
-  });
+  const app = fromLoopback(
+    createApp({
+      registry: memoryRegistry(
+        memoryInstance('zeta', { apiToken: 't' }),
+        memoryInstance('alpha', { apiToken: 't', state: 'stopped.idle' }),
+      ),
+      bus: createBus(),
+      log: recordingLogger(),
+      version: '1.2.3',
+    }),
+  );
   const res = await app.request('/');
   assert.is(res.status, 200);
   const html = await res.text();

@@ -8,15 +8,16 @@ import { chartGraph, statePaths } from '../../src/chart/index.ts';
 import { createApp } from '../../src/http/app.ts';
 import { mergeParallelEdges, NODE_ID_PREFIX } from '../../src/http/dashboard/chart-svg.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
-import { memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
+import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
 
-const app = createApp({
-  registry: memoryRegistry(memoryInstance('alpha', { apiToken: 't' })),
-  bus: createBus(),
-  log: recordingLogger(),
-  version: '1',
-  socketlessIsLoopback: true,
-});
+const app = fromLoopback(
+  createApp({
+    registry: memoryRegistry(memoryInstance('alpha', { apiToken: 't' })),
+    bus: createBus(),
+    log: recordingLogger(),
+    version: '1',
+  }),
+);
 
 const page = suite('dashboard :: page and assets');
 

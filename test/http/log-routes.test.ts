@@ -7,7 +7,7 @@ import { createBus } from '../../src/bus.ts';
 import type { AdminCredentials } from '../../src/http/admin-auth.ts';
 import { createApp } from '../../src/http/app.ts';
 import { tempDir } from '../_support/env.ts';
-import { basic, memoryInstance, memoryRegistry, recordingLogger, send } from './support.ts';
+import { basic, memoryInstance, memoryRegistry, recordingLogger, send, fromLoopback } from './support.ts';
 
 interface Ctx {
   dir: string;
@@ -19,14 +19,14 @@ const ADMIN: AdminCredentials = { username: 'boss', password: 'admin-pw' };
 function app(dir: string, opts: { admin?: AdminCredentials; loopback?: boolean } = {}) {
   const alpha = memoryInstance('alpha', { apiToken: 'tok', binariesDir: join(dir, 'binaries') });
   const beta = memoryInstance('beta', { apiToken: 'tok-b', binariesDir: join(dir, 'beta', 'binaries') });
-  return createApp({
+  const app = createApp({
     registry: memoryRegistry(alpha, beta),
     bus: createBus(),
     log: recordingLogger(),
     version: '1',
     admin: () => opts.admin,
-    socketlessIsLoopback: opts.loopback ?? false,
   });
+  return opts.loopback ? fromLoopback(app) : app;
 }
 
 /** Reads NDJSON records until the stream ends or `timeoutMs` passes (then cancels). */

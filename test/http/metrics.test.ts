@@ -13,17 +13,18 @@ import type { InstanceStatus } from '../../src/supervisor/contract.ts';
 import { createMetricsCollector } from '../../src/metrics/collector.ts';
 import { waitFor } from '../_support/env.ts';
 import { parseExposition, sample } from './metrics-support.ts';
-import { type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
+import { type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
 
 function setup(alpha: MemoryInstance = memoryInstance('alpha', { apiToken: 't' })) {
   const bus = createBus();
-  const app = createApp({
-    registry: memoryRegistry(alpha),
-    bus,
-    log: recordingLogger(),
-    version: '1.2.3',
-    socketlessIsLoopback: true,
-  });
+  const app = fromLoopback(
+    createApp({
+      registry: memoryRegistry(alpha),
+      bus,
+      log: recordingLogger(),
+      version: '1.2.3',
+    }),
+  );
   const scrape = async () => {
     const res = await app.request('/metrics');
     assert.is(res.status, 200);
@@ -181,7 +182,7 @@ expo('a collector passed in is used, and stop() lets go of the bus', async () =>
   const bus = createBus();
   const registry = memoryRegistry(memoryInstance('alpha'));
   const metrics = createMetricsCollector({ bus, registry, version: 'x' });
-  const app = createApp({ registry, bus, log: recordingLogger(), version: '1', metrics, socketlessIsLoopback: true });
+  const app = fromLoopback(createApp({ registry, bus, log: recordingLogger(), version: '1', metrics }));
   bus.emit('instance:restart', { key: 'alpha', reason: 'hang', at: 1 });
   const text = await (await app.request('/metrics')).text();
   assert.is(sample(parseExposition(text), 'watchdog_build_info', { version: 'x' }), 1);

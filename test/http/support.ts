@@ -149,6 +149,17 @@ export function authCases(key: string, secret: string): AuthCase[] {
   ];
 }
 
+/**
+ * `app` as a client on this machine sees it: every `request()` carries the socket @hono/node-server would give one
+ * from 127.0.0.1 (without a socket the admin routes take a request for a remote one and refuse it).
+ */
+export function fromLoopback<A extends Hono>(app: A): A {
+  const env = { incoming: { socket: { remoteAddress: '127.0.0.1', remotePort: 40000, remoteFamily: 'IPv4' } } };
+  const request: Hono['request'] = (input, init, more, ctx) =>
+    app.request(input, init, { ...env, ...(more as object | undefined) }, ctx);
+  return Object.assign(Object.create(app) as A, { request });
+}
+
 /** Runs `app.request` with an optional Authorization header. */
 export function send(
   app: Hono,

@@ -11,8 +11,12 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startDaemon } from '../_support/daemon.ts';
-import { ROOT, waitFor } from '../_support/env.ts';
+import { suite, type Test } from 'uvu';
+import { reported, startDaemon } from '../_support/daemon.ts';
+import { freePort, ROOT, tempDir, waitFor } from '../_support/env.ts';
+import { alive as isAlive, killGroup as killPid } from '../_support/procs.ts';
+
+export { isAlive, killPid };
 
 /** The snapshot of the real watchdog's source that build.sh builds. */
 export const PEER_SRC = process.env.SS14_WATCHDOG_SRC || resolve(ROOT, '..', 'shared/peers/SS14.Watchdog');
@@ -146,20 +150,31 @@ export const SERILOG = [
 export interface PeerInstance {
   key: string;
   port: number;
-  runCommand: string;
+  /** Left out: the build an update provider installs. */
+  runCommand?: string;
   timeoutSeconds: number;
   token?: string;
   env?: Record<string, string>;
   args?: string[];
+  /** More of the instance's keys, as YAML lines (indented six). */
+  lines?: string[];
 }
 
-/** One appsettings.yml valid for both watchdogs (no keys of ours that the real one lacks, and the reverse). */
-export function peerConfig(opts: { urlsPort: number; persist: boolean; instances: PeerInstance[] }): string {
+/**
+ * One appsettings.yml valid for both watchdogs (no keys of ours that the real one lacks, and the reverse). Without
+ * `persist` the file has no `Process` section; `extra` are top-level YAML lines (e.g. a `Notification` section).
+ */
+export function peerConfig(opts: {
+  urlsPort: number;
+  persist?: boolean;
+  extra?: string[];
+  instances: PeerInstance[];
+}): string {
   const lines = [
     SERILOG,
     `Urls: http://localhost:${opts.urlsPort}`,
-    'Process:',
-    `  PersistServers: ${opts.persist}`,
+    ...(opts.persist === undefined ? [] : ['Process:', `  PersistServers: ${opts.persist}`]),
+    ...(opts.extra ?? []),
     'Servers:',
     '  Instances:',
   ];
@@ -169,9 +184,10 @@ export function peerConfig(opts: { urlsPort: number; persist: boolean; instances
       `    ${i.key}:`,
       `      ApiToken: ${JSON.stringify(i.token ?? 't')}`,
       `      ApiPort: ${i.port}`,
-      `      RunCommand: ${JSON.stringify(i.runCommand)}`,
+      ...(i.runCommand === undefined ? [] : [`      RunCommand: ${JSON.stringify(i.runCommand)}`]),
       `      TimeoutSeconds: ${i.timeoutSeconds}`,
       '      DumpOnTimeout: false',
+      ...(i.lines ?? []),
       `      Arguments: ${JSON.stringify(args)}`,
       `      EnvironmentVariables: ${JSON.stringify(i.env ?? {})}`,
     );
@@ -189,27 +205,6 @@ export async function pidsWith(needle: string): Promise<number[]> {
     if (cmdline.includes(needle) && !/\) Z /.test(stat)) found.push(Number(name));
   }
   return found.sort((a, b) => a - b);
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** SIGKILLs a pid (and, were it a group leader, its group). For cleanup of servers a test leaves running. */
-export function killPid(pid: number | null | undefined): void {
-  if (!pid) return;
-  for (const target of [-pid, pid]) {
-    try {
-      process.kill(target, 'SIGKILL');
-    } catch {
-      /* gone, or not a group leader */
-    }
-  }
 }
 
 /** Prints one deliberate difference a test asserts (the suite's record of them). */
@@ -359,4 +354,77 @@ export async function isRunningPid(pid: number): Promise<boolean> {
   if (!isAlive(pid)) return false;
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   return stat !== '' && !/\) Z /.test(stat);
+}
+
+/**
+ * The start of a suite that runs both watchdogs in one folder in turn: the real one built, a temp folder, and two
+ * free ports (`Urls`, and an instance's ApiPort).
+ */
+export async function peerFolder(
+  prefix: string,
+): Promise<{ dir: string; cleanup: () => Promise<void>; urlsPort: number; apiPort: number }> {
+  await peerProgram();
+  const tmp = await tempDir(prefix);
+  return { dir: tmp.path, cleanup: tmp.cleanup, urlsPort: await freePort(), apiPort: await freePort() };
+}
+
+/** One side of a side-by-side suite: its watchdog, its folder, and what the suite keeps for it (`S`). */
+export type Side<S> = S & { run: RunningSide; dir: string };
+export interface SidesCtx<S> {
+  sides: Partial<Record<SideName, Side<S>>>;
+}
+
+/**
+ * A suite that runs the real watchdog and ours side by side, each in a temp folder of its own (`prefix` + name).
+ * `before` runs first (fixtures both share); `side` writes a side's files and gives its appsettings.yml (`Urls` on
+ * `urlsPort`), its environment and what the suite keeps for it. After the suite both are stopped, `after` runs, the
+ * servers of the instances `keys` still running are killed, and the folders removed.
+ */
+export function sidesSuite<S extends object = Record<never, never>, C extends object = Record<never, never>>(
+  title: string,
+  opts: {
+    prefix: string;
+    keys: readonly string[];
+    ctx?: C;
+    before?: (ctx: C & SidesCtx<S>) => unknown;
+    side: (
+      name: SideName,
+      dir: string,
+      urlsPort: number,
+      ctx: C & SidesCtx<S>,
+    ) => Promise<{ yaml: string; env?: Record<string, string>; keep: S }>;
+    after?: (ctx: C & SidesCtx<S>) => unknown;
+  },
+): Test<C & SidesCtx<S>> {
+  const s = suite<C & SidesCtx<S>>(title, { ...(opts.ctx as C), sides: {} });
+  const dirs: Array<{ path: string; cleanup: () => Promise<void> }> = [];
+  s.before(
+    reported(async (ctx: C & SidesCtx<S>) => {
+      await peerProgram();
+      await opts.before?.(ctx);
+      await Promise.all(
+        (['real', 'ours'] as const).map(async (name) => {
+          const dir = await tempDir(`${opts.prefix}${name}-`);
+          dirs.push(dir);
+          const urlsPort = await freePort();
+          const { yaml, env, keep } = await opts.side(name, dir.path, urlsPort, ctx);
+          const run = await startSide(name, dir.path, yaml, urlsPort, env);
+          ctx.sides[name] = { ...keep, run, dir: dir.path };
+        }),
+      );
+    }),
+  );
+  s.after(async (ctx) => {
+    for (const side of Object.values(ctx.sides)) await side.run.stop();
+    try {
+      await opts.after?.(ctx);
+    } finally {
+      for (const dir of dirs) {
+        for (const key of opts.keys)
+          for (const pid of await pidsWith(join(dir.path, 'instances', key, 'config.toml'))) killPid(pid);
+        await dir.cleanup();
+      }
+    }
+  });
+  return s;
 }

@@ -11,64 +11,40 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { freePort, tempDir } from '../_support/env.ts';
+import { freePort } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
-import {
-  difference,
-  killPid,
-  peerAvailable,
-  peerProgram,
-  pidsWith,
-  postAs,
-  SERILOG,
-  startSide,
-  type RunningSide,
-  type SideName,
-} from './_peer.ts';
-
-interface Ctx {
-  sides: Partial<Record<SideName, RunningSide>>;
-  dirs: Array<{ path: string; cleanup: () => Promise<void> }>;
-}
+import { difference, peerAvailable, postAs, SERILOG, sidesSuite } from './_peer.ts';
 
 const SERVER = fixture('log-starts.mjs');
 
+/** An instance of `key` as YAML: `token` is its token line, and `keys` spells its key names (lower case or not). */
+async function instance(key: string, token: string, keys = (k: string) => k): Promise<string[]> {
+  const p = await freePort();
+  const args = JSON.stringify(['--cvar', `net.port=${p}`, '--cvar', 'watchdog.checkin_interval=0.3']);
+  return [
+    `    ${key}:`,
+    `      ${token}`,
+    `      ${keys('ApiPort')}: ${p}`,
+    `      ${keys('RunCommand')}: ${JSON.stringify(SERVER)}`,
+    `      ${keys('Arguments')}: ${args}`,
+    `      ${keys('EnvironmentVariables')}: { FIXTURE_LIFETIME_MS: "60000" }`,
+  ];
+}
+
 async function yaml(dir: string, urlsPort: number): Promise<string> {
-  const [p1, p2, p3, p4] = [await freePort(), await freePort(), await freePort(), await freePort()];
   await writeFile(join(dir, 'token.txt'), 'file-secret\n');
-  const args = (p: number) => JSON.stringify(['--cvar', `net.port=${p}`, '--cvar', 'watchdog.checkin_interval=0.3']);
+  const lower = (k: string) => k.toLowerCase();
   return (
     [
       SERILOG,
       `Urls: http://localhost:${urlsPort}`,
       'Servers:',
       '  Instances:',
-      '    lower:',
-      '      apitoken: lower-token',
-      `      apiport: ${p1}`,
-      `      runcommand: ${JSON.stringify(SERVER)}`,
-      `      arguments: ${args(p1)}`,
-      '      environmentvariables: { FIXTURE_LIFETIME_MS: "60000" }',
-      '    colon:',
-      '      ApiToken: "tok:en"',
-      `      ApiPort: ${p2}`,
-      `      RunCommand: ${JSON.stringify(SERVER)}`,
-      `      Arguments: ${args(p2)}`,
-      '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
-      '    env:',
-      '      ApiToken: file-token',
-      `      ApiPort: ${p3}`,
-      `      RunCommand: ${JSON.stringify(SERVER)}`,
-      `      Arguments: ${args(p3)}`,
-      '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
-      '    tokfile:',
-      `      ApiTokenFile: ${JSON.stringify(join(dir, 'token.txt'))}`,
-      `      ApiPort: ${p4}`,
-      `      RunCommand: ${JSON.stringify(SERVER)}`,
-      `      Arguments: ${args(p4)}`,
-      '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
+      ...(await instance('lower', 'apitoken: lower-token', lower)),
+      ...(await instance('colon', 'ApiToken: "tok:en"')),
+      ...(await instance('env', 'ApiToken: file-token')),
+      ...(await instance('tokfile', `ApiTokenFile: ${JSON.stringify(join(dir, 'token.txt'))}`)),
     ].join('\n') + '\n'
   );
 }
@@ -88,78 +64,63 @@ async function authAs(name: 'real' | 'ours', url: string, key: string, user: str
   return res.status;
 }
 
-const test = suite<Ctx>('peer :: configuration binding, real vs ours', { sides: {}, dirs: [] });
-
-test.before(async (ctx) => {
-  await peerProgram();
-  await Promise.all(
-    (['real', 'ours'] as const).map(async (name) => {
-      const dir = await tempDir(`wd-peer-config-${name}-`);
-      ctx.dirs.push(dir);
-      const port = await freePort();
-      ctx.sides[name] = await startSide(name, dir.path, await yaml(dir.path, port), port, {
-        Servers__Instances__env__ApiToken: 'env-token',
-      });
-    }),
-  );
+const test = sidesSuite('peer :: configuration binding, real vs ours', {
+  prefix: 'wd-peer-config-',
+  keys: ['lower', 'colon', 'env', 'tokfile'],
+  side: async (_name, dir, urlsPort) => ({
+    yaml: await yaml(dir, urlsPort),
+    env: { Servers__Instances__env__ApiToken: 'env-token' },
+    keep: {},
+  }),
 });
 
-test.after(async (ctx) => {
-  for (const side of Object.values(ctx.sides)) await side.stop();
-  for (const dir of ctx.dirs) {
-    for (const key of ['lower', 'colon', 'env', 'tokfile'])
-      for (const pid of await pidsWith(join(dir.path, 'instances', key, 'config.toml'))) killPid(pid);
-    await dir.cleanup();
-  }
-});
+/** Bindings that differ on purpose: the passwords tried for `key`, what each watchdog answers, and the record. */
+const DIFFERENCES = [
+  {
+    title: 'an ApiToken with a colon',
+    key: 'colon',
+    passwords: ['tok:en', 'tok:xx'],
+    real: { codes: [400, 400], why: 'the real watchdog refuses any password with a colon as malformed' },
+    ours: { codes: [200, 401], why: undefined },
+    difference:
+      'an ApiToken containing ":" is usable with ours; the real watchdog answers 400 to any Basic password with a colon',
+  },
+  {
+    title: 'Servers__Instances__env__ApiToken in the environment vs ApiToken in the file',
+    key: 'env',
+    passwords: ['file-token', 'env-token'],
+    real: { codes: [200, 401], why: 'the real watchdog: the YAML file wins' },
+    ours: { codes: [401, 200], why: 'ours: the environment variable wins' },
+    difference:
+      'a .NET-style environment variable overrides the YAML file with ours; with the real watchdog the file wins',
+  },
+  {
+    title: 'ApiTokenFile with a trailing newline',
+    key: 'tokfile',
+    passwords: ['file-secret', 'file-secret\n'],
+    real: { codes: [401, 200], why: 'the real watchdog: the newline is part of the token' },
+    ours: { codes: [200, 401], why: 'ours: one trailing newline trimmed' },
+    difference:
+      'ApiTokenFile: ours trims one trailing newline; the real watchdog keeps it in the token (only a client sending the newline gets in)',
+  },
+];
 
 for (const name of ['real', 'ours'] as const) {
   test(`${name}: lower-case keys bind (apitoken, apiport, runcommand, arguments)`, async (ctx) => {
-    const side = ctx.sides[name]!;
+    const side = ctx.sides[name]!.run;
     assert.is(await authAs(name, side.url, 'lower', 'lower', 'lower-token'), 200);
     assert.is(await authAs(name, side.url, 'lower', 'lower', 'wrong'), 401);
   });
 
-  test(`${name}: an ApiToken with a colon`, async (ctx) => {
-    const side = ctx.sides[name]!;
-    const right = await authAs(name, side.url, 'colon', 'colon', 'tok:en');
-    const wrong = await authAs(name, side.url, 'colon', 'colon', 'tok:xx');
-    if (name === 'real')
-      assert.equal([right, wrong], [400, 400], 'the real watchdog refuses any password with a colon as malformed');
-    else {
-      assert.equal([right, wrong], [200, 401]);
-      difference(
-        'an ApiToken containing ":" is usable with ours; the real watchdog answers 400 to any Basic password with a colon',
-      );
-    }
-  });
-
-  test(`${name}: Servers__Instances__env__ApiToken in the environment vs ApiToken in the file`, async (ctx) => {
-    const side = ctx.sides[name]!;
-    const file = await authAs(name, side.url, 'env', 'env', 'file-token');
-    const env = await authAs(name, side.url, 'env', 'env', 'env-token');
-    if (name === 'real') assert.equal([file, env], [200, 401], 'the real watchdog: the YAML file wins');
-    else {
-      assert.equal([file, env], [401, 200], 'ours: the environment variable wins');
-      difference(
-        'a .NET-style environment variable overrides the YAML file with ours; with the real watchdog the file wins',
-      );
-    }
-  });
-
-  test(`${name}: ApiTokenFile with a trailing newline`, async (ctx) => {
-    const side = ctx.sides[name]!;
-    const bare = await authAs(name, side.url, 'tokfile', 'tokfile', 'file-secret');
-    const withNewline = await authAs(name, side.url, 'tokfile', 'tokfile', 'file-secret\n');
-    if (name === 'real')
-      assert.equal([bare, withNewline], [401, 200], 'the real watchdog: the newline is part of the token');
-    else {
-      assert.equal([bare, withNewline], [200, 401], 'ours: one trailing newline trimmed');
-      difference(
-        'ApiTokenFile: ours trims one trailing newline; the real watchdog keeps it in the token (only a client sending the newline gets in)',
-      );
-    }
-  });
+  for (const c of DIFFERENCES) {
+    test(`${name}: ${c.title}`, async (ctx) => {
+      const side = ctx.sides[name]!.run;
+      const codes: number[] = [];
+      for (const password of c.passwords) codes.push(await authAs(name, side.url, c.key, c.key, password));
+      assert.equal(codes, c[name].codes, c[name].why);
+      if (name === 'ours') difference(c.difference);
+    });
+  }
 }
 
 if (peerAvailable) test.run();

@@ -20,20 +20,9 @@ import { pathToFileURL } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDaemon } from '../_support/daemon.ts';
-import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
-import {
-  difference,
-  isAlive,
-  isRunningState,
-  killPid,
-  peerAvailable,
-  peerConfig,
-  peerProgram,
-  pidsWith,
-  sleep,
-  startReal,
-} from './_peer.ts';
+import * as peer from './_peer.ts';
 
 const KEY = 'main';
 const TOKEN = 't';
@@ -131,7 +120,7 @@ async function post(url: string, authorization?: string): Promise<number> {
 
 /** Alive and not a zombie (the real watchdog may reap a killed server a moment later). */
 async function running(pid: number): Promise<boolean> {
-  if (!isAlive(pid)) return false;
+  if (!peer.isAlive(pid)) return false;
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   return stat !== '' && !/\) Z /.test(stat);
 }
@@ -146,18 +135,13 @@ const test = suite<Ctx>('peer :: launch, control, check-in and hang contract, re
 });
 
 test.before(async (ctx) => {
-  await peerProgram();
-  const tmp = await tempDir('wd-peer-contract-');
-  ctx.dir = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.urlsPort = await freePort();
-  ctx.apiPort = await freePort();
+  Object.assign(ctx, await peer.peerFolder('wd-peer-contract-'));
   const recorder = join(ctx.dir, 'recorder.mjs');
   await writeFile(recorder, RECORDER(pathToFileURL(fixture('_lib.mjs')).href));
   await chmod(recorder, 0o755);
   // Both watchdogs read the same file; only the log names differ per side, through the environment of the
   // watchdog itself (EnvironmentVariables stay identical: A and B below).
-  ctx.yaml = peerConfig({
+  ctx.yaml = peer.peerConfig({
     urlsPort: ctx.urlsPort,
     persist: false,
     instances: [
@@ -175,9 +159,9 @@ test.before(async (ctx) => {
 
 test.after(async (ctx) => {
   for (const side of Object.values(ctx.sides)) await side.stop?.();
-  const left = ctx.dir ? await pidsWith(join(ctx.dir, 'instances', KEY, 'config.toml')) : [];
+  const left = ctx.dir ? await peer.pidsWith(join(ctx.dir, 'instances', KEY, 'config.toml')) : [];
   for (const side of Object.values(ctx.sides)) for (const l of side.launches) left.push(l.pid);
-  for (const pid of new Set(left)) killPid(pid);
+  for (const pid of new Set(left)) peer.killPid(pid);
   await ctx.cleanup();
 });
 
@@ -204,7 +188,7 @@ for (const name of ['real', 'ours'] as const) {
     const side: Side = { stop: null, log: () => '', launches: [], controls: [], codes: {}, hangKillMs: 0 };
     ctx.sides[name] = side;
     if (name === 'real') {
-      const real = await startReal(ctx.dir, base(ctx), env(ctx));
+      const real = await peer.startReal(ctx.dir, base(ctx), env(ctx));
       side.stop = () => real.stop();
       side.log = real.log;
     } else {
@@ -222,7 +206,7 @@ for (const name of ['real', 'ours'] as const) {
               headers: { authorization: `Basic ${b64(`${KEY}:${TOKEN}`)}` },
             });
             const s = (await res.json()) as { state: string; lastCheckinAt: string | null };
-            return isRunningState(s.state) && s.lastCheckinAt !== null;
+            return peer.isRunningState(s.state) && s.lastCheckinAt !== null;
           };
     await waitFor(`${name}: the first check-in`, pingSeen, 10_000, 100);
   });
@@ -249,7 +233,7 @@ for (const name of ['real', 'ours'] as const) {
       right: name === 'real' ? 200 : 409,
     };
     assert.equal(side.codes, expected, `${name}'s status codes`);
-    await sleep(300);
+    await peer.sleep(300);
     assert.equal(
       await jsonLines<Control>(controlLog(ctx, name)),
       [],
@@ -257,11 +241,13 @@ for (const name of ['real', 'ours'] as const) {
     );
     assert.is((await jsonLines<Launch>(launchLog(ctx, name))).length, 1, 'no relaunch');
     if (name === 'ours') {
-      difference('control with user != key: real 500 (Forbid() with no auth scheme throws), ours 403');
-      difference(
+      peer.difference('control with user != key: real 500 (Forbid() with no auth scheme throws), ours 403');
+      peer.difference(
         'control with a lower-case "basic" scheme: real 401, ours accepts it (RFC 7617: the scheme is case-insensitive)',
       );
-      difference('update on an instance without UpdateType: real 200 and nothing happens, ours 409 with the reason');
+      peer.difference(
+        'update on an instance without UpdateType: real 200 and nothing happens, ours 409 with the reason',
+      );
     }
   });
 
@@ -283,7 +269,7 @@ for (const name of ['real', 'ours'] as const) {
     } else {
       assert.is(reason, 'Restart requested by the watchdog', 'ours names the cause');
       assert.is(c.contentType, 'application/json');
-      difference(
+      peer.difference(
         `restart: /shutdown Reason is "${String(reason)}" (ours) vs "${REAL_REASON}" (real); content-type ${c.contentType} (ours) vs ${ctx.sides.real?.controls[0]?.contentType} (real)`,
       );
     }
@@ -310,7 +296,7 @@ for (const name of ['real', 'ours'] as const) {
   test(`${name}: a server that stops checking in (SIGSTOP) is killed about TimeoutSeconds later and relaunched`, async (ctx) => {
     const side = ctx.sides[name]!;
     const hung = side.launches[1]!;
-    await sleep(600); // a few check-ins of the current launch
+    await peer.sleep(600); // a few check-ins of the current launch
     assert.ok(await running(hung.pid));
     process.kill(hung.pid, 'SIGSTOP');
     const stoppedAt = Date.now();
@@ -339,7 +325,7 @@ for (const name of ['real', 'ours'] as const) {
       10_000,
       50,
     );
-    await sleep(500);
+    await peer.sleep(500);
     assert.is(await post(`${base(ctx)}/instances/${KEY}/stop`, `Basic ${b64(`${KEY}:${TOKEN}`)}`), 200);
     const controls = await waitFor(
       `${name}: /update received`,
@@ -358,7 +344,7 @@ for (const name of ['real', 'ours'] as const) {
     assert.is(c.body, '', 'no body');
     side.controls = controls;
     await waitFor(`${name}: the server exits`, async () => !(await running(current.pid)), 10_000, 50);
-    await sleep(1500);
+    await peer.sleep(1500);
     assert.is((await jsonLines<Launch>(launchLog(ctx, name))).length, 3, 'not relaunched after stop');
     assert.is(await side.stop!(), 0, `${name} exits 0 on SIGTERM`);
     side.stop = null;
@@ -403,4 +389,4 @@ test('the launches are identical: argv, cwd, the 64-byte token, EnvironmentVaria
   );
 });
 
-if (peerAvailable) test.run();
+if (peer.peerAvailable) test.run();

@@ -5,99 +5,68 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
-import { manifestDoc, writeServerBuild } from '../fixtures/builds/build.ts';
-import {
-  killPid,
-  peerAvailable,
-  peerProgram,
-  pidsWith,
-  SERILOG,
-  startSide,
-  type RunningSide,
-  type SideName,
-} from './_peer.ts';
+import { type BuiltArchive, manifestDoc, writeServerBuild } from '../fixtures/builds/build.ts';
+import { peerAvailable, peerConfig, sidesSuite } from './_peer.ts';
 
 const KEY = 'main';
 const USER = 'cdn-user';
 const PASS = 'cdn:pass word';
 
-interface Ctx {
+interface Shared {
   cdn: Cdn | null;
   /** Another origin the CDN redirects archive downloads to (as a CDN hands them to its storage host). */
   storage: Cdn | null;
-  sides: Partial<Record<SideName, { run: RunningSide; apiPort: number }>>;
-  dirs: Array<{ path: string; cleanup: () => Promise<void> }>;
+  files: { path: string; cleanup: () => Promise<void> } | null;
+  build: BuiltArchive | null;
 }
 
-const test = suite<Ctx>('peer :: Manifest updates from a CDN that wants Basic auth, real vs ours', {
-  cdn: null,
-  storage: null,
-  sides: {},
-  dirs: [],
-});
-
-test.before(async (ctx) => {
-  try {
-    await peerProgram();
-    const files = await tempDir('wd-peer-auth-builds-');
-    ctx.dirs.push(files);
-    const cdn = await startCdn();
-    ctx.cdn = cdn;
-    const storage = await startCdn();
-    ctx.storage = storage;
-    const build = await writeServerBuild(join(files.path, 'A.zip'), 'A');
-    await Promise.all(
-      (['real', 'ours'] as const).map(async (name) => {
-        cdn.set(`/${name}/A.zip`, { kind: 'redirect', to: storage.url(`/${name}/A.zip`) });
-        storage.set(`/${name}/A.zip`, { kind: 'file', file: build.path });
-        cdn.set(`/${name}/manifest`, {
-          kind: 'json',
-          body: manifestDoc([
-            { key: 'build-A', time: '2024-05-01T10:00:00Z', url: cdn.url(`/${name}/A.zip`), sha256: build.sha256 },
-          ]),
-        });
-        const dir = await tempDir(`wd-peer-auth-${name}-`);
-        ctx.dirs.push(dir);
-        const [urlsPort, apiPort] = [await freePort(), await freePort()];
-        const yaml =
-          [
-            SERILOG,
-            `Urls: http://localhost:${urlsPort}`,
-            'Servers:',
-            '  Instances:',
-            `    ${KEY}:`,
-            '      ApiToken: t',
-            `      ApiPort: ${apiPort}`,
-            '      TimeoutSeconds: 20',
-            '      DumpOnTimeout: false',
-            '      UpdateType: Manifest',
-            '      Updates:',
-            `        ManifestUrl: ${JSON.stringify(cdn.url(`/${name}/manifest`))}`,
-            `        Authentication: { Username: ${JSON.stringify(USER)}, Password: ${JSON.stringify(PASS)} }`,
-            `      Arguments: ["--cvar", "net.port=${apiPort}", "--cvar", "watchdog.checkin_interval=0.3"]`,
-            '      EnvironmentVariables: { FIXTURE_LIFETIME_MS: "60000" }',
-          ].join('\n') + '\n';
-        ctx.sides[name] = { run: await startSide(name, dir.path, yaml, urlsPort), apiPort };
-      }),
-    );
-  } catch (err) {
-    console.error(err); // uvu reports a failed hook only as a suite that ran nothing
-    throw err;
-  }
-});
-
-test.after(async (ctx) => {
-  for (const side of Object.values(ctx.sides)) await side.run.stop();
-  for (const side of Object.values(ctx.sides))
-    for (const pid of await pidsWith(join(side.run.dir, 'instances', KEY, 'config.toml'))) killPid(pid);
-  await ctx.cdn?.close();
-  await ctx.storage?.close();
-  for (const dir of ctx.dirs) await dir.cleanup();
-});
+const test = sidesSuite<{ apiPort: number }, Shared>(
+  'peer :: Manifest updates from a CDN that wants Basic auth, real vs ours',
+  {
+    prefix: 'wd-peer-auth-',
+    keys: [KEY],
+    ctx: { cdn: null, storage: null, files: null, build: null },
+    before: async (ctx) => {
+      ctx.files = await tempDir('wd-peer-auth-builds-');
+      ctx.cdn = await startCdn();
+      ctx.storage = await startCdn();
+      ctx.build = await writeServerBuild(join(ctx.files.path, 'A.zip'), 'A');
+    },
+    side: async (name, _dir, urlsPort, ctx) => {
+      const [cdn, storage, build] = [ctx.cdn!, ctx.storage!, ctx.build!];
+      cdn.set(`/${name}/A.zip`, { kind: 'redirect', to: storage.url(`/${name}/A.zip`) });
+      storage.set(`/${name}/A.zip`, { kind: 'file', file: build.path });
+      cdn.set(`/${name}/manifest`, {
+        kind: 'json',
+        body: manifestDoc([
+          { key: 'build-A', time: '2024-05-01T10:00:00Z', url: cdn.url(`/${name}/A.zip`), sha256: build.sha256 },
+        ]),
+      });
+      const apiPort = await freePort();
+      const updates = [
+        '      UpdateType: Manifest',
+        '      Updates:',
+        `        ManifestUrl: ${JSON.stringify(cdn.url(`/${name}/manifest`))}`,
+        `        Authentication: { Username: ${JSON.stringify(USER)}, Password: ${JSON.stringify(PASS)} }`,
+      ];
+      const yaml = peerConfig({
+        urlsPort,
+        instances: [
+          { key: KEY, port: apiPort, timeoutSeconds: 20, lines: updates, env: { FIXTURE_LIFETIME_MS: '60000' } },
+        ],
+      });
+      return { yaml, keep: { apiPort } };
+    },
+    after: async (ctx) => {
+      await ctx.cdn?.close();
+      await ctx.storage?.close();
+      await ctx.files?.cleanup();
+    },
+  },
+);
 
 test('both install and run the build, send Basic <user:password> to the CDN, and not to the host it redirects the archive to', async (ctx) => {
   const expected = `Basic ${Buffer.from(`${USER}:${PASS}`).toString('base64')}`;

@@ -10,21 +10,9 @@ import initSqlJs from 'sql.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDaemon, type RunningDaemon, type StatusJson } from '../_support/daemon.ts';
-import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
-import {
-  isAlive,
-  isRunningPid,
-  isRunningState,
-  killPid,
-  peerAvailable,
-  peerConfig,
-  peerProgram,
-  pidsWith,
-  sleep,
-  startReal,
-  type RealWatchdog,
-} from './_peer.ts';
+import * as peer from './_peer.ts';
 
 const KEY = 'main';
 const TOKEN = 't';
@@ -35,7 +23,7 @@ interface Ctx {
   cleanup: () => Promise<void>;
   urlsPort: number;
   apiPort: number;
-  real: RealWatchdog | null;
+  real: peer.RealWatchdog | null;
   ours: RunningDaemon | null;
   server: number;
   token: string;
@@ -45,7 +33,7 @@ const instanceDir = (ctx: Ctx) => join(ctx.dir, 'instances', KEY);
 const startLog = (ctx: Ctx) => join(ctx.dir, 'starts.log');
 const starts = async (ctx: Ctx) =>
   (await readFile(startLog(ctx), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
-const serversNow = (ctx: Ctx) => pidsWith(join(instanceDir(ctx), 'config.toml'));
+const serversNow = (ctx: Ctx) => peer.pidsWith(join(instanceDir(ctx), 'config.toml'));
 
 async function status(ctx: Ctx): Promise<StatusJson> {
   const res = await fetch(`http://localhost:${ctx.urlsPort}/instances/${KEY}/status`, {
@@ -83,7 +71,7 @@ async function environOf(pid: number): Promise<Map<string, string>> {
 async function realLeavesServer(ctx: Ctx): Promise<void> {
   await writeFile(
     join(ctx.dir, 'appsettings.yml'),
-    peerConfig({
+    peer.peerConfig({
       urlsPort: ctx.urlsPort,
       persist: true,
       instances: [
@@ -97,7 +85,7 @@ async function realLeavesServer(ctx: Ctx): Promise<void> {
       ],
     }),
   );
-  const real = await startReal(ctx.dir, `http://localhost:${ctx.urlsPort}`);
+  const real = await peer.startReal(ctx.dir, `http://localhost:${ctx.urlsPort}`);
   ctx.real = real;
   await waitFor(
     'two pings received by the real watchdog',
@@ -115,26 +103,21 @@ async function realLeavesServer(ctx: Ctx): Promise<void> {
   assert.is(await real.stop(), 0, 'the real watchdog exits 0 on SIGTERM');
   ctx.real = null;
   assert.match(real.log(), `Not shutting down ${KEY}, persisting running server`);
-  assert.ok(isAlive(ctx.server), 'PersistServers: the server outlives the real watchdog');
+  assert.ok(peer.isAlive(ctx.server), 'PersistServers: the server outlives the real watchdog');
   const row = await dataDbRow(join(ctx.dir, 'data.db'));
   assert.is(row.PersistedPid, ctx.server, 'data.db: PersistedPid is the server');
   assert.is(row.PersistedToken, ctx.token, "data.db: PersistedToken is the token in the server's environment");
 }
 
 const setUp = async (ctx: Ctx) => {
-  await peerProgram();
-  const tmp = await tempDir('wd-peer-migrate-');
-  ctx.dir = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  ctx.urlsPort = await freePort();
-  ctx.apiPort = await freePort();
+  Object.assign(ctx, await peer.peerFolder('wd-peer-migrate-'));
 };
 
 const tearDown = async (ctx: Ctx) => {
   await ctx.real?.stop(5000);
   await ctx.ours?.stop(10_000);
   const left = ctx.dir ? await serversNow(ctx) : [];
-  for (const pid of new Set([ctx.server, ...left])) killPid(pid);
+  for (const pid of new Set([ctx.server, ...left])) peer.killPid(pid);
   await ctx.cleanup();
 };
 
@@ -159,7 +142,7 @@ test(
 );
 
 test('our daemon, started in the same folder, adopts that server: same pid, running, no second launch', async (ctx) => {
-  assert.ok(ctx.server > 0 && isAlive(ctx.server), 'the server the real watchdog left is running');
+  assert.ok(ctx.server > 0 && peer.isAlive(ctx.server), 'the server the real watchdog left is running');
   const startedAt = Date.now();
   const ours = await startDaemon(await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8'), {
     dir: ctx.dir,
@@ -169,7 +152,7 @@ test('our daemon, started in the same folder, adopts that server: same pid, runn
     'the instance to be running',
     async () => {
       const st = await status(ctx);
-      return isRunningState(st.state) && st.pid !== null ? st : undefined;
+      return peer.isRunningState(st.state) && st.pid !== null ? st : undefined;
     },
     15_000,
     100,
@@ -195,9 +178,9 @@ test('our daemon, started in the same folder, adopts that server: same pid, runn
 
 test("its check-ins (the real watchdog's token) keep being accepted past 3 × TimeoutSeconds", async (ctx) => {
   assert.ok(ctx.ours, 'our daemon runs');
-  await sleep(3 * TIMEOUT_S * 1000 + 500);
+  await peer.sleep(3 * TIMEOUT_S * 1000 + 500);
   const s = await status(ctx);
-  assert.ok(isRunningState(s.state), `still running (${s.state})`);
+  assert.ok(peer.isRunningState(s.state), `still running (${s.state})`);
   assert.equal([s.pid, s.restarts], [ctx.server, 0], 'still the same server, never restarted');
   assert.ok(
     s.lastCheckinAt !== null && Date.now() - Date.parse(s.lastCheckinAt) < 2000,
@@ -212,10 +195,10 @@ test("its check-ins (the real watchdog's token) keep being accepted past 3 × Ti
   assert.equal(await serversNow(ctx), [ctx.server], 'still exactly one server');
   assert.is(await ctx.ours!.stop(), 0, 'our daemon exits 0');
   ctx.ours = null;
-  assert.ok(isAlive(ctx.server), 'PersistServers: our daemon leaves it running too');
+  assert.ok(peer.isAlive(ctx.server), 'PersistServers: our daemon leaves it running too');
 });
 
-if (peerAvailable) test.run();
+if (peer.peerAvailable) test.run();
 
 const off = suite<Ctx>('peer :: migration from the real watchdog, PersistServers turned off for ours', init());
 off.before(setUp);
@@ -226,7 +209,7 @@ off('the real watchdog leaves its server running (PersistServers: true there)', 
 off(
   'ours with PersistServers: false shuts it down gracefully with the persisted token, then launches its own',
   async (ctx) => {
-    assert.ok(ctx.server > 0 && isAlive(ctx.server), 'the server the real watchdog left is running');
+    assert.ok(ctx.server > 0 && peer.isAlive(ctx.server), 'the server the real watchdog left is running');
     const yaml = (await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8')).replace(
       'PersistServers: true',
       'PersistServers: false',
@@ -238,7 +221,7 @@ off(
       'a new server running',
       async () => {
         const st = await status(ctx);
-        return isRunningState(st.state) && st.pid !== null && st.pid !== ctx.server ? st : undefined;
+        return peer.isRunningState(st.state) && st.pid !== null && st.pid !== ctx.server ? st : undefined;
       },
       20_000,
       100,
@@ -249,10 +232,10 @@ off(
     );
     // The fixture obeys /shutdown only with the right WatchdogToken: "exited" (not "killed") proves the token from data.db.
     assert.match(ours.log(), /the leftover server exited after the shutdown request/);
-    assert.not.ok(await isRunningPid(ctx.server), "the real watchdog's server is gone");
+    assert.not.ok(await peer.isRunningPid(ctx.server), "the real watchdog's server is gone");
     assert.equal(await starts(ctx), [ctx.server, s.pid], 'one new launch, after the old server');
     assert.equal(await serversNow(ctx), [s.pid], 'exactly one server runs');
   },
 );
 
-if (peerAvailable) off.run();
+if (peer.peerAvailable) off.run();

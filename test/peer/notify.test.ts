@@ -5,24 +5,20 @@
  * The texts, and the JSON key that turns mentions off, are compared.
  */
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { freePort, waitFor } from '../_support/env.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 import {
   difference,
   isRunningPid,
-  killPid,
+  type PeerInstance,
   peerAvailable,
-  peerProgram,
-  pidsWith,
+  peerConfig,
   postAs,
-  SERILOG,
-  startSide,
+  type Side as PeerSide,
+  sidesSuite,
   startsIn,
   writeBehave,
-  type RunningSide,
-  type SideName,
 } from './_peer.ts';
 
 const CRASH = 'c';
@@ -31,18 +27,12 @@ const TOKEN = 't';
 const TIMEOUT_S = 3;
 const CHECK_LOGS = 'Check server logs for possible causes.';
 
-interface Side {
-  run: RunningSide;
-  dir: string;
+interface Kept {
   hook: WebhookReceiver;
   /** How many launches of h there were when the last one was hung. */
   hungAt: number;
 }
-
-interface Ctx {
-  sides: Partial<Record<SideName, Side>>;
-  dirs: Array<{ path: string; cleanup: () => Promise<void> }>;
-}
+type Side = PeerSide<Kept>;
 
 const startLog = (side: Side, key: string) => join(side.dir, `starts-${key}.log`);
 const texts = (side: Side) => side.hook.messages.map((m) => m.content);
@@ -60,67 +50,31 @@ async function message(side: Side, what: string, re: RegExp): Promise<{ content:
   }
 }
 
-const test = suite<Ctx>('peer :: chat notifications, real vs ours', { sides: {}, dirs: [] });
-
-test.before(async (ctx) => {
-  try {
-    await peerProgram();
-    await Promise.all(
-      (['real', 'ours'] as const).map(async (name) => {
-        const dir = await tempDir(`wd-peer-notify-${name}-`);
-        ctx.dirs.push(dir);
-        const hook = await startWebhookReceiver();
-        const behave = await writeBehave(dir.path);
-        const urlsPort = await freePort();
-        const lines = [
-          SERILOG,
-          `Urls: http://localhost:${urlsPort}`,
-          'Notification:',
-          `  DiscordWebhook: ${hook.url}`,
-          'Servers:',
-          '  Instances:',
-        ];
-        for (const key of [CRASH, HANG]) {
-          const apiPort = await freePort();
-          // CRASH: the first launch checks in and exits 1, later ones behave. HANG: behaves (the test SIGSTOPs it).
-          const env = {
-            FIXTURE_LIFETIME_MS: '60000',
-            START_LOG: join(dir.path, `starts-${key}.log`),
-            MODE: key === CRASH ? 'crash' : 'well',
-            MODE_LAUNCHES: '1',
-          };
-          lines.push(
-            `    ${key}:`,
-            `      ApiToken: ${TOKEN}`,
-            `      ApiPort: ${apiPort}`,
-            `      RunCommand: ${JSON.stringify(behave)}`,
-            // Only h's deadline matters; c gets room to start and check in on a loaded machine.
-            `      TimeoutSeconds: ${key === HANG ? TIMEOUT_S : 20}`,
-            '      DumpOnTimeout: false',
-            `      Arguments: ${JSON.stringify(['--cvar', `net.port=${apiPort}`, '--cvar', 'watchdog.checkin_interval=0.3'])}`,
-            `      EnvironmentVariables: ${JSON.stringify(env)}`,
-          );
-        }
-        const yaml = lines.join('\n') + '\n';
-        ctx.sides[name] = { run: await startSide(name, dir.path, yaml, urlsPort), dir: dir.path, hook, hungAt: 0 };
-      }),
-    );
-  } catch (err) {
-    console.error(err); // uvu reports a failed hook only as a suite that ran nothing
-    throw err;
-  }
-});
-
-test.after(async (ctx) => {
-  for (const side of Object.values(ctx.sides)) {
-    await side.run.stop();
-    await side.hook.close();
-  }
-  for (const dir of ctx.dirs) {
-    for (const key of [CRASH, HANG])
-      for (const pid of await pidsWith(join(dir.path, 'instances', key, 'config.toml'))) killPid(pid);
-    await dir.cleanup();
-  }
+const test = sidesSuite<Kept>('peer :: chat notifications, real vs ours', {
+  prefix: 'wd-peer-notify-',
+  keys: [CRASH, HANG],
+  side: async (_name, dir, urlsPort) => {
+    const hook = await startWebhookReceiver();
+    const behave = await writeBehave(dir);
+    const instances: PeerInstance[] = [];
+    for (const key of [CRASH, HANG]) {
+      // CRASH: the first launch checks in and exits 1, later ones behave. HANG: behaves (the test SIGSTOPs it).
+      const env = {
+        FIXTURE_LIFETIME_MS: '60000',
+        START_LOG: join(dir, `starts-${key}.log`),
+        MODE: key === CRASH ? 'crash' : 'well',
+        MODE_LAUNCHES: '1',
+      };
+      // Only h's deadline matters; c gets room to start and check in on a loaded machine.
+      const timeoutSeconds = key === HANG ? TIMEOUT_S : 20;
+      instances.push({ key, token: TOKEN, port: await freePort(), runCommand: behave, timeoutSeconds, env });
+    }
+    const extra = ['Notification:', `  DiscordWebhook: ${hook.url}`];
+    return { yaml: peerConfig({ urlsPort, extra, instances }), keep: { hook, hungAt: 0 } };
+  },
+  after: async (ctx) => {
+    for (const side of Object.values(ctx.sides)) await side.hook.close();
+  },
 });
 
 test('a crash after the first check-in: one notification each, with the exit status', async (ctx) => {

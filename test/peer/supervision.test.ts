@@ -10,26 +10,24 @@
  *   whether a later `restart` still works.
  */
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { freePort, waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
 import {
   difference,
   exitsIn,
   isAlive,
-  killPid,
+  type PeerInstance,
   peerAvailable,
-  peerProgram,
+  peerConfig,
   pidsWith,
   postAs,
-  SERILOG,
+  type Side as PeerSide,
+  type SideName,
+  sidesSuite,
   sleep,
-  startSide,
   startsIn,
   writeBehave,
-  type RunningSide,
-  type SideName,
 } from './_peer.ts';
 
 const TOKEN = 't';
@@ -37,16 +35,7 @@ const TIMEOUT_S = 2;
 const KEYS = ['early', 'silent', 'crash', 'nohttp', 'deaf'] as const;
 type Key = (typeof KEYS)[number];
 
-interface Side {
-  run: RunningSide;
-  dir: string;
-  startedAt: number;
-}
-
-interface Ctx {
-  sides: Partial<Record<SideName, Side>>;
-  dirs: Array<{ path: string; cleanup: () => Promise<void> }>;
-}
+type Side = PeerSide<{ startedAt: number }>;
 
 /** Waits for `n` launches of `key`; on a timeout the error carries what that side logged about the instance. */
 async function launchesOf(
@@ -80,16 +69,8 @@ const serversOf = (side: Side, key: Key) => pidsWith(join(side.dir, 'instances',
 
 async function yaml(dir: string, urlsPort: number): Promise<string> {
   const behave = await writeBehave(dir);
-  const lines = [
-    SERILOG,
-    `Urls: http://localhost:${urlsPort}`,
-    'Process:',
-    '  PersistServers: false',
-    'Servers:',
-    '  Instances:',
-  ];
+  const instances: PeerInstance[] = [];
   for (const key of KEYS) {
-    const port = await freePort();
     const env: Record<string, string> = {
       FIXTURE_LIFETIME_MS: '60000',
       START_LOG: join(dir, `starts-${key}.log`),
@@ -98,43 +79,38 @@ async function yaml(dir: string, urlsPort: number): Promise<string> {
     // Bounds on the load a loop makes (a shared 2-core machine): past these launches the server behaves.
     if (key === 'crash') env.MODE_LAUNCHES = '12';
     if (key === 'silent') env.MODE_LAUNCHES = '6';
-    lines.push(
-      `    ${key}:`,
-      `      ApiToken: ${TOKEN}`,
-      `      ApiPort: ${port}`,
-      `      RunCommand: ${JSON.stringify(key === 'nohttp' ? fixture('no-http.mjs') : key === 'deaf' ? fixture('ignore-shutdown.mjs') : behave)}`,
+    instances.push({
+      key,
+      token: TOKEN,
+      port: await freePort(),
+      runCommand: key === 'nohttp' ? fixture('no-http.mjs') : key === 'deaf' ? fixture('ignore-shutdown.mjs') : behave,
       // Only silent's deadline is measured; the others get room to start and check in on a loaded machine.
-      `      TimeoutSeconds: ${key === 'silent' ? TIMEOUT_S : 10}`,
-      '      DumpOnTimeout: false',
-      `      Arguments: ${JSON.stringify(['--cvar', `net.port=${port}`, '--cvar', 'watchdog.checkin_interval=0.3'])}`,
-      `      EnvironmentVariables: ${JSON.stringify(env)}`,
-    );
+      timeoutSeconds: key === 'silent' ? TIMEOUT_S : 10,
+      env,
+    });
   }
-  return lines.join('\n') + '\n';
+  return peerConfig({ urlsPort, persist: false, instances });
 }
 
-const test = suite<Ctx>('peer :: supervision of misbehaving servers, real vs ours', { sides: {}, dirs: [] });
+const test = sidesSuite<{ startedAt: number }>('peer :: supervision of misbehaving servers, real vs ours', {
+  prefix: 'wd-peer-sup-',
+  keys: KEYS,
+  side: async (_name, dir, urlsPort) => ({ yaml: await yaml(dir, urlsPort), keep: { startedAt: Date.now() } }),
+});
 
-test.before(async (ctx) => {
-  await peerProgram();
-  await Promise.all(
-    (['real', 'ours'] as const).map(async (name) => {
-      const dir = await tempDir(`wd-peer-sup-${name}-`);
-      ctx.dirs.push(dir);
-      const port = await freePort();
-      const text = await yaml(dir.path, port);
-      const startedAt = Date.now();
-      ctx.sides[name] = { run: await startSide(name, dir.path, text, port), dir: dir.path, startedAt };
-    }),
+/** The one server of `key` a side runs, once there is exactly one. */
+async function onlyServer(name: SideName, side: Side, key: Key): Promise<number> {
+  const [pid] = await waitFor(
+    `${name}: the ${key} server`,
+    async () => {
+      const p = await serversOf(side, key);
+      return p.length === 1 ? p : undefined;
+    },
+    20_000,
+    100,
   );
-});
-
-test.after(async (ctx) => {
-  for (const side of Object.values(ctx.sides)) await side.run.stop();
-  for (const side of Object.values(ctx.sides))
-    for (const key of KEYS) for (const pid of await serversOf(side, key)) killPid(pid);
-  for (const dir of ctx.dirs) await dir.cleanup();
-});
+  return pid!;
+}
 
 test('early: a server that exits before checking in is launched 3 times, then left down, by both', async (ctx) => {
   for (const name of ['real', 'ours'] as const) {
@@ -213,15 +189,7 @@ test('crash: a server that checks in then exits 1: the real watchdog relaunches 
 test('deaf: restart of a server that answers /shutdown but never exits: both kill it about 5 s later and relaunch', async (ctx) => {
   const measure = async (name: SideName) => {
     const side = ctx.sides[name]!;
-    const [pid] = await waitFor(
-      `${name}: the deaf server`,
-      async () => {
-        const p = await serversOf(side, 'deaf');
-        return p.length === 1 ? p : undefined;
-      },
-      20_000,
-      100,
-    );
+    const pid = await onlyServer(name, side, 'deaf');
     const t0 = Date.now();
     assert.is(await postAs(`${side.run.url}/instances/deaf/restart`, 'deaf', TOKEN), 200);
     await waitFor(
@@ -264,15 +232,7 @@ test('nohttp: stop cannot be delivered: ours shuts the server down and a later r
   };
   const run = async (name: SideName): Promise<Result> => {
     const side = ctx.sides[name]!;
-    const [pid] = await waitFor(
-      `${name}: the nohttp server`,
-      async () => {
-        const p = await serversOf(side, 'nohttp');
-        return p.length === 1 ? p : undefined;
-      },
-      20_000,
-      100,
-    );
+    const pid = await onlyServer(name, side, 'nohttp');
     const stop = await postAs(`${side.run.url}/instances/nohttp/stop`, 'nohttp', TOKEN);
     const gone = await within(
       `${name}: nohttp gone`,

@@ -46,18 +46,16 @@ async function family(ctx: Ctx, key: string): Promise<{ pid: number; children: n
   return { pid: s.pid!, children };
 }
 
+/** Waits for `key` to run under a pid other than `old` (kept for cleanup). */
+async function relaunched(ctx: Ctx, key: string, old: number, what: string, timeoutMs: number): Promise<void> {
+  const next = await waitStatus(ctx.daemon!, key, 'tok', what, (s) => running(s) && s.pid !== old, timeoutMs);
+  ctx.pids.add(next.pid!);
+}
+
 test('none of its children survive a restart', async (ctx) => {
   const before = await family(ctx, 'r');
   assert.is(await ctx.daemon!.control('r', 'tok', 'restart'), 200);
-  const next = await waitStatus(
-    ctx.daemon!,
-    'r',
-    'tok',
-    'relaunched',
-    (s) => running(s) && s.pid !== before.pid,
-    15_000,
-  );
-  ctx.pids.add(next.pid!);
+  await relaunched(ctx, 'r', before.pid, 'relaunched', 15_000);
   await waitFor('the old grandchildren gone', () => before.children.every((p) => !isAlive(p)), 5000);
   assert.not.ok(isAlive(before.pid));
 });
@@ -66,15 +64,7 @@ test('none of its children survive a hang kill', async (ctx) => {
   const before = await family(ctx, 'k');
   // A frozen main loop: no more check-ins; the hang kill must take the whole group.
   process.kill(before.pid, 'SIGSTOP');
-  const next = await waitStatus(
-    ctx.daemon!,
-    'k',
-    'tok',
-    'killed as hung and relaunched',
-    (s) => running(s) && s.pid !== before.pid,
-    20_000,
-  );
-  ctx.pids.add(next.pid!);
+  await relaunched(ctx, 'k', before.pid, 'killed as hung and relaunched', 20_000);
   assert.match(ctx.daemon!.log(), /Server `k` timed out and will be killed/);
   await waitFor('the old grandchildren gone', () => before.children.every((p) => !isAlive(p)), 5000);
   assert.not.ok(isAlive(before.pid));

@@ -2,13 +2,12 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../../src/config/load.ts';
 import { buildLaunchSpec } from '../../../src/process/launch-spec.ts';
 import { testConfig } from '../../_support/config.ts';
-import { basic, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
-import { freePort, tempDir, waitFor } from '../../_support/env.ts';
+import { basic, daemonSuite, type RunningDaemon } from '../../_support/daemon.ts';
+import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import {
   fixedUrls,
@@ -30,84 +29,73 @@ import {
 const API_TOKEN = 'to:k:en';
 const SECRET = 'se:cr:et';
 
-interface Ctx {
-  d: RunningDaemon | null;
-  dir: string;
-  cleanup: () => Promise<void>;
-  own: number | null;
-  pids: number[];
-}
-const test = suite<Ctx>('e2e :: faults: tokens containing ":"', {
-  d: null,
-  dir: '',
-  cleanup: async () => {},
-  own: null,
-  pids: [],
-});
-
-test.before(async (ctx) => {
-  const tmp = await tempDir('wd-colon-');
-  ctx.dir = tmp.path;
-  ctx.cleanup = tmp.cleanup;
-  const urls = await freePort();
-  const yaml = fixedUrls(
-    testConfig({
-      persist: true,
-      instances: [
-        { key: 'c', token: API_TOKEN, port: await freePort(), runCommand: fixture('echo-env.mjs'), timeoutSeconds: 3 },
-      ],
-    }),
-    urls,
-  );
-  await writeFile(join(tmp.path, 'appsettings.yml'), yaml);
-  const loaded = await loadConfig({ cwd: tmp.path, env: {} });
-  if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
-  const instance = loaded.config.instances[0]!;
-  await mkdir(join(instance.dir, 'logs'), { recursive: true });
-  const spec = buildLaunchSpec({
-    key: 'c',
-    instance,
-    baseUrl: `http://localhost:${urls}/`,
-    secret: SECRET,
-    providerCvars: [],
-    env: process.env,
-  });
-  const out = openSync(join(instance.dir, 'logs/server.log'), 'a');
-  const child = spawn(spec.program, spec.args, {
-    cwd: spec.cwd,
-    env: spec.env,
-    detached: true,
-    stdio: ['ignore', out, out],
-  });
-  closeSync(out);
-  child.unref();
-  ctx.own = child.pid!;
-  const startTime = await waitFor('its start time', () => readProcessStartTime(ctx.own!), 5000);
-  await writeFile(
-    join(instance.dir, 'data.json'),
-    JSON.stringify({
-      version: 1,
-      updateType: null,
-      revision: null,
-      previousRevision: null,
-      launch: {
-        pid: ctx.own,
-        startTime,
-        program: spec.program,
-        args: spec.args,
-        secret: SECRET,
-        launchedAt: new Date().toISOString(),
-      },
-    }),
-  );
-  ctx.d = await startDaemon(yaml, { dir: ctx.dir });
-});
-
-test.after(async (ctx) => {
-  await ctx.d?.stop();
-  killGroup(ctx.own);
-  ctx.pids.forEach(killGroup);
-  await ctx.cleanup();
+const test = daemonSuite('e2e :: faults: tokens containing ":"', {
+  prefix: 'wd-colon-',
+  ctx: { own: null as number | null, pids: [] as number[] },
+  config: async (ctx) => {
+    const urls = await freePort();
+    const yaml = fixedUrls(
+      testConfig({
+        persist: true,
+        instances: [
+          {
+            key: 'c',
+            token: API_TOKEN,
+            port: await freePort(),
+            runCommand: fixture('echo-env.mjs'),
+            timeoutSeconds: 3,
+          },
+        ],
+      }),
+      urls,
+    );
+    await writeFile(join(ctx.dir, 'appsettings.yml'), yaml);
+    const loaded = await loadConfig({ cwd: ctx.dir, env: {} });
+    if (!loaded.ok) throw new Error(loaded.problems.join('\n'));
+    const instance = loaded.config.instances[0]!;
+    await mkdir(join(instance.dir, 'logs'), { recursive: true });
+    const spec = buildLaunchSpec({
+      key: 'c',
+      instance,
+      baseUrl: `http://localhost:${urls}/`,
+      secret: SECRET,
+      providerCvars: [],
+      env: process.env,
+    });
+    const out = openSync(join(instance.dir, 'logs/server.log'), 'a');
+    const child = spawn(spec.program, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: ['ignore', out, out],
+    });
+    closeSync(out);
+    child.unref();
+    ctx.own = child.pid!;
+    const startTime = await waitFor('its start time', () => readProcessStartTime(ctx.own!), 5000);
+    await writeFile(
+      join(instance.dir, 'data.json'),
+      JSON.stringify({
+        version: 1,
+        updateType: null,
+        revision: null,
+        previousRevision: null,
+        launch: {
+          pid: ctx.own,
+          startTime,
+          program: spec.program,
+          args: spec.args,
+          secret: SECRET,
+          launchedAt: new Date().toISOString(),
+        },
+      }),
+    );
+    return yaml;
+  },
+  after: (ctx) => {
+    killGroup(ctx.own);
+    ctx.pids.forEach(killGroup);
+  },
 });
 
 const ping = async (d: RunningDaemon, password: string) => {
@@ -120,7 +108,7 @@ const ping = async (d: RunningDaemon, password: string) => {
 };
 
 test('a server whose secret contains ":" checks in, and keeps the instance running', async (ctx) => {
-  const d = ctx.d!;
+  const d = ctx.daemon!;
   const s = await waitStatus(d, 'c', API_TOKEN, 'adopted', (st) => running(st) && st.pid === ctx.own);
   const since = Date.now();
   await waitStatus(
@@ -142,7 +130,7 @@ test('a server whose secret contains ":" checks in, and keeps the instance runni
 });
 
 test('an ApiToken containing ":" works for control; the adopted server is shut down with its ":" secret', async (ctx) => {
-  const d = ctx.d!;
+  const d = ctx.daemon!;
   const status = async (token: string) =>
     (await fetch(`${d.url}/instances/c/status`, { headers: { authorization: basic('c', token) } })).status;
   assert.is(await status(API_TOKEN), 200);

@@ -134,7 +134,9 @@ export interface RollbackOutput {
   revision: string | null;
 }
 
+/** What deserves a person's attention; the notifier turns these into chat messages. */
 export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'hang-loop' | 'failing' | 'stopped';
+/** Why a server was relaunched (or will be); metrics count restarts by reason. */
 export type RestartReason = 'crash' | 'hang' | 'request' | 'update' | 'startup-failure' | 'exit';
 
 /** What the machine emits (actor.on); the supervisor bridges these onto the bus. */

@@ -1,10 +1,8 @@
 import mitt, { type Emitter } from 'mitt';
+import type { AlertKind, RestartReason } from '../machines/instance.types.ts';
 
-/** Why the machine relaunched (or will relaunch) a server; metrics count restarts by reason. */
-export type RestartReason = 'crash' | 'hang' | 'request' | 'update' | 'startup-failure' | 'exit';
-
-/** What deserves a person's attention; the notifier turns these into chat messages. */
-export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'hang-loop' | 'failing' | 'stopped';
+// The machine's own words for why a server was relaunched and what deserves attention, defined there once.
+export type { AlertKind, RestartReason };
 
 export type UpdatePhase = 'check' | 'download' | 'verify' | 'extract' | 'install' | 'done' | 'none' | 'failed';
 

@@ -20,14 +20,31 @@ const Port = v.pipe(
   v.minValue(1, 'expected an integer 1-65535'),
   v.maxValue(65535, 'expected an integer 1-65535'),
 );
+/**
+ * The longest wait in seconds: every one becomes a Node timer, and a timer longer than 2^31-1 ms (about 24.8 days)
+ * fires after 1 ms instead, so `TimeoutSeconds: 1e10` (or `1e400`, which is Infinity) would declare a hang at once.
+ */
+export const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+const TOO_LONG: string = `expected at most ${MAX_SECONDS} seconds (about 24 days, the longest timer)`;
 /** Seconds; fractions are allowed so tests can shrink every wait. */
 const Seconds = (def: number) =>
   v.optional(
-    v.pipe(v.number('expected a number of seconds'), v.gtValue(0, 'expected a positive number of seconds')),
+    v.pipe(
+      v.number('expected a number of seconds'),
+      v.gtValue(0, 'expected a positive number of seconds'),
+      v.maxValue(MAX_SECONDS, TOO_LONG),
+    ),
     def,
   );
 const NonNegSeconds = (def: number) =>
-  v.optional(v.pipe(v.number('expected a number of seconds'), v.minValue(0, 'expected zero or more seconds')), def);
+  v.optional(
+    v.pipe(
+      v.number('expected a number of seconds'),
+      v.minValue(0, 'expected zero or more seconds'),
+      v.maxValue(MAX_SECONDS, TOO_LONG),
+    ),
+    def,
+  );
 
 export const UPDATE_TYPES = ['Manifest', 'Git', 'CiServer', 'Local', 'Dummy'] as const;
 /** `Jenkins` is the real watchdog's name for `CiServer`; either may be written, and both mean `CiServer`. */

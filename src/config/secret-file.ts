@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 
 const REASONS: Record<string, string> = {
@@ -18,6 +18,11 @@ export async function readSecretFile(path: string, cwd: string): Promise<SecretF
   const file = resolve(cwd, path);
   let text: string;
   try {
+    // Only a regular file is opened: opening a FIFO blocks until something writes to it (a libuv thread held and the
+    // loader, `watchdog check` included, hung for good), and a device such as /dev/zero never ends. A folder keeps
+    // its own reason below.
+    const info = await stat(file);
+    if (!info.isFile() && !info.isDirectory()) return { ok: false, reason: `${file} is not a regular file` };
     text = await readFile(file, 'utf8');
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : String(err);

@@ -1,0 +1,106 @@
+/**
+ * Fuzzing the configuration loader: whatever appsettings.yml holds (and whatever the environment adds), loadConfig
+ * answers in bounded time with either a configuration the daemon can use or a list of problems that each say
+ * where (the exit-2 path). Its own catch-all ("could not load the configuration: …") is for bugs, so reaching it
+ * fails the property too.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import * as assert from 'uvu/assert';
+import { stringify } from 'yaml';
+import { loadConfig, type LoadResult } from '../../src/config/load.ts';
+import { INSTANCE_KEY } from '../../src/config/schema.ts';
+import { instanceTiming } from '../../src/supervisor/timing.ts';
+import { tempSuite } from '../_support/env.ts';
+import { fuzz, within } from './_fuzz.ts';
+import { appSettingsWith, environment, yamlText } from './config-arbitraries.ts';
+
+/** The longest delay setTimeout honours; a longer one fires after 1 ms (Node's TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const LOAD_MS = 3_000;
+
+const config = tempSuite('fuzz/config', {
+  prefix: 'wd-fuzz-config-',
+  before: async ({ dir }) => {
+    await writeFile(join(dir, 'token.txt'), 'file-token\n');
+    await writeFile(join(dir, 'empty.txt'), '');
+    await mkdir(join(dir, 'sub'));
+    // A FIFO blocks whoever opens it for reading until a writer comes: a token file must never be opened blind.
+    execFileSync('mkfifo', [join(dir, 'pipe.fifo')]);
+  },
+});
+
+/** Where a problem line may say it comes from: the file, an environment variable, or the environment name. */
+const SOURCE = /^(appsettings\.yml[:\s]|environment variable [^:]+: |WATCHDOG_ENV: )/;
+
+/** The invariants of one outcome, whatever the input. */
+function checkOutcome(r: LoadResult): void {
+  if (!r.ok) {
+    assert.ok(r.problems.length > 0, 'a refused configuration names at least one problem');
+    for (const p of r.problems) {
+      assert.type(p, 'string');
+      assert.not.match(p, /^could not load the configuration/, `the loader's catch-all for bugs was reached: ${p}`);
+      assert.match(p, SOURCE, `a problem line says where: ${JSON.stringify(p)}`);
+    }
+    return;
+  }
+  const { config } = r;
+  for (const inst of config.instances) {
+    assert.match(inst.key, INSTANCE_KEY);
+    const port = inst.settings.ApiPort;
+    assert.ok(Number.isInteger(port) && port >= 1 && port <= 65535, `ApiPort ${port}`);
+    // Every wait the machine arms, and the download timeout, must be one setTimeout can keep.
+    const waits: Record<string, number> = {
+      ...instanceTiming(config, inst),
+      downloadTimeoutMs: inst.settings.Updates.DownloadTimeoutSeconds * 1000,
+    };
+    for (const [name, ms] of Object.entries(waits)) {
+      assert.ok(Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIMER_MS, `${inst.key}: ${name} = ${ms} ms`);
+    }
+  }
+  for (const [name, s] of Object.entries(config.timing)) {
+    assert.ok(Number.isFinite(s) && s * 1000 <= MAX_TIMER_MS, `Timing.${name} = ${s}`);
+  }
+}
+
+async function loadText(dir: string, text: string, env: Record<string, string> = {}): Promise<LoadResult> {
+  await writeFile(join(dir, 'appsettings.yml'), text);
+  return within(LOAD_MS, 'loadConfig', loadConfig({ cwd: dir, env }));
+}
+
+config('fuzz/config :: any YAML text, mostly malformed, gives a config or problems that say where', async ({ dir }) => {
+  await fuzz(
+    'config/yaml-text',
+    fc.asyncProperty(yamlText, async (text) => checkOutcome(await loadText(dir, text))),
+    { seed: 0x5eed_c0f1, numRuns: 300 },
+  );
+});
+
+config('fuzz/config :: documents shaped like appsettings.yml, mostly wrong, with the environment', async ({ dir }) => {
+  await fuzz(
+    'config/noisy-documents',
+    fc.asyncProperty(appSettingsWith(25), environment, async (doc, env) =>
+      checkOutcome(await loadText(dir, stringify(doc), env)),
+    ),
+    { seed: 0x5eed_c0f2, numRuns: 250 },
+  );
+});
+
+config('fuzz/config :: documents shaped like appsettings.yml, mostly right, with extreme values', async ({ dir }) => {
+  let loaded = 0;
+  await fuzz(
+    'config/near-valid-documents',
+    fc.asyncProperty(appSettingsWith(1), async (doc) => {
+      const r = await loadText(dir, stringify(doc));
+      if (r.ok) loaded += 1;
+      checkOutcome(r);
+    }),
+    { seed: 0x5eed_c0f3, numRuns: 250 },
+  );
+  // The point of this generator is to reach the valid-config invariants; a generator drifted to all-refused would not.
+  assert.ok(loaded >= 10, `only ${loaded} of the generated documents loaded`);
+});
+
+config.run();

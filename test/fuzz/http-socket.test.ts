@@ -1,0 +1,164 @@
+/**
+ * Fuzzing the daemon's listening socket with bytes no client should send: random bytes, broken request lines, huge
+ * headers, broken chunked bodies, conflicting lengths, pipelined junk and half-closed or abandoned connections.
+ * While each one is still open, another instance's server checks in; it must be answered 200 (and counted), and
+ * the daemon must keep answering afterwards. The server is the daemon's own (`startHttpServers` with the check-in
+ * fast path in front of the app) on 127.0.0.1, port 0.
+ */
+import { connect, type Socket } from 'node:net';
+import fc from 'fast-check';
+import * as assert from 'uvu/assert';
+import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
+import { type HttpServers, startHttpServers } from '../../src/http/server.ts';
+import { tempSuite } from '../_support/env.ts';
+import { rawRequest } from '../http/support.ts';
+import { fuzz, within } from './_fuzz.ts';
+import { ALPHA_SECRET, BETA_SECRET, type Fixture, fixture, fuzzApp } from './http-fixture.ts';
+
+const CRLF = '\r\n';
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+
+/** A request head as clients mangle it: any method, target and version, with or without the line end. */
+const requestLine = fc
+  .tuple(
+    fc.constantFrom('GET', 'POST', 'HEAD', 'PRI', 'CONNECT', 'G ET', '', 'post', '\u0000', 'GET\t'),
+    fc.constantFrom(
+      '/server_api/alpha/ping',
+      '/instances/alpha/status',
+      '*',
+      'http://x/',
+      '//',
+      '/\u0000',
+      '/%',
+      '/é',
+      'x'.repeat(70_000),
+      '',
+    ),
+    fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/9', 'HTTP/1.1 ', 'http/1.1', 'HTTP/', ''),
+    fc.constantFrom(CRLF, '\n', '\r', '', CRLF + CRLF),
+  )
+  .map(([m, t, v, end]) => `${m} ${t} ${v}${end}`);
+
+const header = fc.oneof(
+  fc.constantFrom(
+    'Host: 127.0.0.1',
+    'Content-Length: 5',
+    'Content-Length: -1',
+    'Content-Length: 99999999999999999999',
+    'Content-Length: 1, 2',
+    'Transfer-Encoding: chunked',
+    'Transfer-Encoding: gzip, chunked',
+    'Transfer-Encoding: chunked, identity',
+    'Expect: 100-continue',
+    'Connection: upgrade',
+    'Upgrade: websocket',
+    `Authorization: Basic ${b64(`alpha:${ALPHA_SECRET}`)}`,
+    'Authorization: Basic',
+    ' folded: continuation',
+    'No-Colon',
+    ': empty-name',
+    `X-Big: ${'a'.repeat(20_000)}`,
+  ),
+  fc.string({ unit: 'binary', maxLength: 40 }).map((s) => `X-Fuzz: ${s}`),
+);
+
+const chunkedBody = fc.constantFrom(
+  `5${CRLF}hello${CRLF}0${CRLF}${CRLF}`,
+  `ZZ${CRLF}hello${CRLF}`,
+  `5${CRLF}hel`,
+  `-1${CRLF}${CRLF}`,
+  `ffffffffffffffffff${CRLF}x${CRLF}`,
+  `5;ext="x${CRLF}hello${CRLF}0${CRLF}${CRLF}`,
+  `0${CRLF}Trailer: x${CRLF}`,
+);
+
+/** What one misbehaving client sends, in pieces, and how it leaves: FIN (half-close), reset, or just waiting. */
+const garbage = fc.record({
+  bytes: fc.oneof(
+    fc.uint8Array({ maxLength: 2_000 }).map((u) => Buffer.from(u)),
+    fc
+      .tuple(
+        requestLine,
+        fc.array(header, { maxLength: 4 }),
+        fc.constantFrom(CRLF, ''),
+        fc.oneof(chunkedBody, fc.string({ maxLength: 30 })),
+      )
+      .map(([line, hs, end, body]) => Buffer.from(line + hs.map((h) => h + CRLF).join('') + end + body, 'utf8')),
+    // A whole valid request followed by pipelined junk on the same connection.
+    fc
+      .uint8Array({ maxLength: 300 })
+      .map((u) =>
+        Buffer.concat([Buffer.from(`GET /health HTTP/1.1${CRLF}Host: 127.0.0.1${CRLF}${CRLF}`), Buffer.from(u)]),
+      ),
+  ),
+  /** Where the bytes are split into separate writes. */
+  splits: fc.array(fc.nat(), { maxLength: 3 }),
+  leave: fc.constantFrom('half-close', 'reset', 'wait'),
+});
+
+type Garbage = typeof garbage extends fc.Arbitrary<infer T> ? T : never;
+
+/** Opens a connection and sends `g`; resolves once written, with the socket still open unless it left. */
+async function misbehave(port: number, g: Garbage): Promise<Socket> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined); // the server may reset a connection it cannot parse: that is its right
+  socket.on('data', () => undefined);
+  await within(2_000, 'connect', new Promise<void>((resolve) => socket.once('connect', () => resolve())));
+  const cuts = [...new Set(g.splits.map((n) => n % (g.bytes.length + 1)))].sort((a, b) => a - b);
+  let from = 0;
+  for (const cut of [...cuts, g.bytes.length]) {
+    if (socket.destroyed) break;
+    socket.write(g.bytes.subarray(from, cut));
+    from = cut;
+  }
+  if (g.leave === 'half-close') socket.end();
+  else if (g.leave === 'reset') socket.resetAndDestroy();
+  return socket;
+}
+
+/** beta's server checking in, over its own connection, as the kit does. */
+async function betaChecksIn(port: number): Promise<number> {
+  const head = `POST /server_api/beta/ping HTTP/1.1${CRLF}Authorization: Basic ${b64(`beta:${BETA_SECRET}`)}${CRLF}Content-Length: 0`;
+  const res = await rawRequest(port, head, 3_000);
+  return res.status;
+}
+
+const socket = tempSuite<{ fx: Fixture; servers: HttpServers; port: number }>('fuzz/http socket', {
+  prefix: 'wd-fuzz-socket-',
+  ctx: { fx: undefined as never, servers: undefined as never, port: 0 },
+  before: async (ctx) => {
+    ctx.fx = await fixture(ctx.dir);
+    const { app } = fuzzApp(ctx.fx.registry, { admin: false, loopback: false });
+    ctx.servers = await startHttpServers(app, [{ host: '127.0.0.1', port: 0 }], {
+      fastPath: checkinFastPath(ctx.fx.registry),
+    });
+    ctx.port = ctx.servers.bound[0]?.port ?? 0;
+  },
+  after: (ctx) => ctx.servers.close(),
+});
+
+socket('fuzz/http socket :: garbage on one connection never stops another server from checking in', async (ctx) => {
+  const { fx, port } = ctx;
+  const open: Socket[] = [];
+  try {
+    await fuzz(
+      'http/socket-garbage',
+      fc.asyncProperty(garbage, async (g) => {
+        const bad = await misbehave(port, g);
+        open.push(bad);
+        const before = fx.beta.calls.filter((c) => c === 'checkin').length;
+        assert.is(await betaChecksIn(port), 200, 'beta checks in while the garbage connection is open');
+        assert.is(fx.beta.calls.filter((c) => c === 'checkin').length, before + 1, 'the check-in was counted');
+        bad.destroy();
+      }),
+      { seed: 0x50c4_01, numRuns: 120, runTimeoutMs: 6_000, budgetMs: 20_000 },
+    );
+  } finally {
+    for (const s of open) s.destroy();
+  }
+  // Still serving the app too, after every kind of garbage.
+  const health = await rawRequest(port, 'GET /health HTTP/1.1', 3_000);
+  assert.is(health.status, 200);
+});
+
+socket.run();

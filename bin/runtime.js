@@ -1,0 +1,23 @@
+// Which build the bins run: dist/ (JavaScript, no loader) or src/ through tsx. Decided per launch because the
+// same bin/ serves a checkout (src/, maybe a stale dist/) and the package and the image (dist/ only).
+import { existsSync } from 'node:fs';
+
+/**
+ * The URL to import for `module` (e.g. `cli/main`), from the bin at `binUrl`. dist/ when WATCHDOG_RUNTIME=dist,
+ * or when there is no src/ (the packed tarball); otherwise src/, after registering tsx, which a checkout has as
+ * a dev dependency and the package does not depend on.
+ */
+export async function pickRuntime(binUrl, module) {
+  const compiled = new URL(`../dist/src/${module}.js`, binUrl);
+  const source = new URL(`../src/${module}.ts`, binUrl);
+  const wanted = process.env.WATCHDOG_RUNTIME;
+  if (wanted === 'dist' || (wanted !== 'src' && !existsSync(source))) {
+    if (!existsSync(compiled)) {
+      throw new Error(`${compiled.pathname} is missing: run \`npm run build\` first`);
+    }
+    return compiled.href;
+  }
+  const { register } = await import('tsx/esm/api');
+  register();
+  return source.href;
+}

@@ -101,17 +101,22 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
   }
 }
 
-/** The second half: swaps a folder made by `stageArchive` into `bin/` (the old build becomes `bin.prev`). */
+/**
+ * The second half: swaps a folder made by `stageArchive` into `bin/` (the old build becomes `bin.prev`). Resolves
+ * once the new build is in `bin/`; the build that `bin.prev` held before is removed after that, in the background
+ * (`oldBuildsRemoved`).
+ */
 export async function commitStaged(
   instanceDir: string,
   staging: string,
   signal: AbortSignal,
   onPhase?: (phase: 'install') => void,
 ): Promise<void> {
+  let displaced: string | null;
   try {
     throwIfCancelled(signal);
     onPhase?.('install');
-    await swapIn(instanceDir, staging);
+    displaced = await swapIn(instanceDir, staging);
   } catch (err) {
     if (err instanceof UpdateError) throw err;
     throw new UpdateError(`installing the build into ${join(instanceDir, 'bin')} failed; bin/ was left as it was`, {
@@ -120,6 +125,33 @@ export async function commitStaged(
   } finally {
     await discardStaged(staging);
   }
+  // Last, with no await after it: the caller launches the new build while the removal runs.
+  if (displaced) removeLater(instanceDir, displaced);
+}
+
+/** Removals of displaced builds still under way, per instance folder, each chained after the one before. */
+const removals = new Map<string, Promise<void>>();
+
+/**
+ * Removes a build the swap moved out of the way, without making the install wait for it: the install runs while
+ * the instance's server is down (between the old server's exit and the new one's launch), and removing a full
+ * build takes a while (1,600 files and 200 MB took about 0.45 s in bench/downtime.ts, a third of the server's
+ * whole downtime). A failed removal only leaves the folder in `.update/`, which the daemon clears at start.
+ */
+function removeLater(instanceDir: string, path: string): void {
+  const key = resolve(instanceDir);
+  const done = (removals.get(key) ?? Promise.resolve())
+    .then(() => rm(path, { recursive: true, force: true, maxRetries: 3 }))
+    .catch(() => undefined);
+  removals.set(key, done);
+  void done.then(() => {
+    if (removals.get(key) === done) removals.delete(key);
+  });
+}
+
+/** Resolves once every older build displaced by installs into `instanceDir` so far is removed (or failed to be). */
+export function oldBuildsRemoved(instanceDir: string): Promise<void> {
+  return removals.get(resolve(instanceDir)) ?? Promise.resolve();
 }
 
 /** Removes a staged build that will not be installed (a no-op once it was swapped in). */
@@ -128,11 +160,13 @@ export async function discardStaged(staging: string): Promise<void> {
   await rm(staging, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
 }
 
-async function swapIn(instanceDir: string, staging: string): Promise<void> {
+/** Renames `staging` to `bin` (bin → bin.prev); returns where the former bin.prev went, for removal, or null. */
+async function swapIn(instanceDir: string, staging: string): Promise<string | null> {
   const bin = join(instanceDir, 'bin');
   const prev = join(instanceDir, 'bin.prev');
   const trash = join(updateDir(instanceDir), scratchName('old'));
-  if (await exists(prev)) await rename(prev, trash);
+  const hadPrev = await exists(prev);
+  if (hadPrev) await rename(prev, trash);
   const hadBin = await exists(bin);
   if (hadBin) await rename(bin, prev);
   try {
@@ -141,7 +175,7 @@ async function swapIn(instanceDir: string, staging: string): Promise<void> {
     if (hadBin) await rename(prev, bin).catch(() => undefined);
     throw err;
   }
-  await rm(trash, { recursive: true, force: true });
+  return hadPrev ? trash : null;
 }
 
 /**

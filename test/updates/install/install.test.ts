@@ -1,7 +1,13 @@
+import { readdirSync } from 'node:fs';
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { installArchive, recoverInterruptedInstall, rollbackBin } from '../../../src/updates/install/install.ts';
+import {
+  installArchive,
+  oldBuildsRemoved,
+  recoverInterruptedInstall,
+  rollbackBin,
+} from '../../../src/updates/install/install.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { exists, type InstanceCtx as Ctx, instanceSuite, never, oldBuildInBin, read, rejects } from '../_support.ts';
 
@@ -37,9 +43,35 @@ install(
     await installArchive({ archive: b, instanceDir: ctx.inst, signal: never() });
     assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'B');
     assert.is(await read(join(ctx.inst, 'bin.prev', 'build.txt')), 'A', 'the older bin.prev was replaced');
+    await oldBuildsRemoved(ctx.inst);
     assert.equal(
       (await readdir(join(ctx.inst, '.update'))).filter((n) => !n.startsWith('.')),
       [],
+    );
+  },
+);
+
+install(
+  'installArchive :: resolves with the new build in bin/ before the older build it displaces is removed (that waits until the server is launched: bench/downtime.ts), and oldBuildsRemoved waits for the removal',
+  async (ctx) => {
+    const a = join(ctx.dir, 'A.zip');
+    await writeZip(a, sampleBuild('A'));
+    await installArchive({ archive: a, instanceDir: ctx.inst, signal: never() });
+    const b = join(ctx.dir, 'B.zip');
+    await writeZip(b, sampleBuild('B'));
+    await installArchive({ archive: b, instanceDir: ctx.inst, signal: never() });
+    // Read synchronously, before this test yields to the event loop: the removal starts only after the install
+    // resolved, and its first file operation cannot complete before the loop turns.
+    const displaced = readdirSync(join(ctx.inst, '.update')).filter((n) => n.startsWith('old-'));
+    assert.is(displaced.length, 1, 'the displaced build is still in .update/ when the install resolves');
+    assert.equal(readdirSync(join(ctx.inst, '.update', displaced[0] as string)), ['marker'], 'it is the old build');
+    assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'B');
+    assert.is(await read(join(ctx.inst, 'bin.prev', 'build.txt')), 'A');
+    await oldBuildsRemoved(ctx.inst);
+    assert.equal(
+      (await readdir(join(ctx.inst, '.update'))).filter((n) => !n.startsWith('.')),
+      [],
+      'removed once oldBuildsRemoved resolves',
     );
   },
 );

@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+import { WATCHDOG } from '../lib/env.ts';
+import { signal } from '../lib/proc.ts';
+import { sleep } from '../lib/wait.ts';
+
+/** One run of the real daemon (`bin/watchdog start`) in the soak folder; its output appended to daemon.log there. */
+export interface SoakDaemon {
+  pid: number;
+  url: string;
+  startedAt: number;
+  exited(): boolean;
+  /** Resolves with the exit code (null when killed by a signal). */
+  exit: Promise<number | null>;
+}
+
+export async function startSoakDaemon(dir: string, port: number, timeoutMs = 30_000): Promise<SoakDaemon> {
+  const log = openSync(join(dir, 'daemon.log'), 'a');
+  // Its own process group is not needed (it is signalled by pid); its servers have their own groups anyway.
+  const proc = spawn(process.execPath, [WATCHDOG, 'start'], { cwd: dir, stdio: ['ignore', log, log] });
+  closeSync(log);
+  const pid = proc.pid;
+  if (pid === undefined) throw new Error('could not spawn the daemon');
+  let done = false;
+  const exit = new Promise<number | null>((resolve) =>
+    proc.once('exit', (code) => {
+      done = true;
+      resolve(code);
+    }),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (done) throw new Error(`the daemon exited at start (see ${join(dir, 'daemon.log')})`);
+    const ok = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > deadline) {
+      signal(pid, 'SIGKILL');
+      throw new Error(`the daemon did not answer /health within ${timeoutMs} ms`);
+    }
+    await sleep(50);
+  }
+  return { pid, url, startedAt: Date.now(), exited: () => done, exit };
+}
+
+/** SIGTERM (graceful), SIGKILL after `graceMs`; resolves with the exit code. */
+export async function stopSoakDaemon(d: SoakDaemon, graceMs: number): Promise<number | null> {
+  if (d.exited()) return d.exit;
+  signal(d.pid, 'SIGTERM');
+  const timer = setTimeout(() => signal(d.pid, 'SIGKILL'), graceMs);
+  const code = await d.exit;
+  clearTimeout(timer);
+  return code;
+}
+
+/** SIGKILL, as a crash or the OOM killer would; resolves once it is gone. */
+export async function killSoakDaemon(d: SoakDaemon): Promise<void> {
+  signal(d.pid, 'SIGKILL');
+  await d.exit;
+}

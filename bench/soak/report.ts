@@ -1,0 +1,103 @@
+import { writeFileSync } from 'node:fs';
+import { FAULT_KINDS, INVARIANTS, type SoakState } from './state.ts';
+
+/** The run's figures: printed at the end, and written as Markdown (bench/SOAK.md) for long runs. */
+
+export interface Figures {
+  seed: number;
+  durationMs: number;
+  rssStartMb: number | null;
+  rssEndMb: number | null;
+  daemonStarts: number;
+}
+
+const pct = (xs: number[], p: number) => {
+  if (xs.length === 0) return null;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? null;
+};
+const fmt = (ms: number | null) => (ms === null ? 'n/a' : `${(ms / 1000).toFixed(2)} s`);
+
+export function summary(s: SoakState, f: Figures): Record<string, unknown> {
+  return {
+    seed: f.seed,
+    seconds: Math.round(f.durationMs / 1000),
+    faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, s.faults.get(k) ?? 0])),
+    checks: Object.fromEntries(INVARIANTS.map((k) => [k, s.checks.get(k) ?? 0])),
+    violations: s.violations.length,
+    worstRelaunchMs: s.relaunchMs.length ? Math.max(...s.relaunchMs) : null,
+    worstHangKillMs: s.hangKillMs.length ? Math.max(...s.hangKillMs) : null,
+    lagP99MaxMs: s.lagP99.length ? Math.max(...s.lagP99.map((l) => l.ms)) : null,
+    lagDisturbed: s.lagP99.filter((l) => l.disturbed).length,
+    binSwapWindows: s.binSwapWindows,
+    rssStartMb: f.rssStartMb,
+    rssEndMb: f.rssEndMb,
+  };
+}
+
+export function writeReport(file: string, s: SoakState, f: Figures, command: string): void {
+  const calm = s.lagP99.filter((l) => !l.disturbed).map((l) => l.ms);
+  const lines = [
+    '# Soak run',
+    '',
+    `Written by \`${command}\` (bench/soak/run.ts; see bench/README.md, "Soak"). Reproduce with the same seed.`,
+    '',
+    `- seed: **${f.seed}**`,
+    `- duration: ${Math.round(f.durationMs / 1000)} s, ${f.daemonStarts} daemon starts`,
+    `- result: **${s.violations.length === 0 ? 'pass' : 'FAIL'}**, ${s.violations.length} violations`,
+    `- relaunch after a crash: ${s.relaunchMs.length} measured, p50 ${fmt(pct(s.relaunchMs, 50))}, worst ${fmt(pct(s.relaunchMs, 100))}`,
+    `- frozen server to its kill: ${s.hangKillMs.length} measured, worst ${fmt(pct(s.hangKillMs, 100))}`,
+    `- bin/ seen between the install's two renames (old build whole in bin.prev): ${s.binSwapWindows} times`,
+    '',
+    '## Faults injected',
+    '',
+    '| kind | count |',
+    '| --- | --- |',
+    ...FAULT_KINDS.map((k) => `| ${k} | ${s.faults.get(k) ?? 0} |`),
+    '',
+    '## Invariants',
+    '',
+    '| invariant | checks | violated |',
+    '| --- | --- | --- |',
+    ...INVARIANTS.map(
+      (k) => `| ${k} | ${s.checks.get(k) ?? 0} | ${s.violations.filter((v) => v.invariant === k).length} |`,
+    ),
+    '',
+    ...(s.violations.length
+      ? [
+          '## Violations',
+          '',
+          ...s.violations.map((v) => `- +${((v.at - s.startedAt) / 1000).toFixed(1)} s ${v.invariant}: ${v.detail}`),
+          '',
+        ]
+      : []),
+    '## Daemon RSS and event-loop lag',
+    '',
+    `RSS of the last daemon one minute after its start: ${f.rssStartMb?.toFixed(1) ?? 'n/a'} MB; at the end: ${f.rssEndMb?.toFixed(1) ?? 'n/a'} MB.`,
+    `Event-loop lag p99 (per /metrics scrape, ${s.lagP99.length} scrapes): p50 ${
+      pct(
+        s.lagP99.map((l) => l.ms),
+        50,
+      )?.toFixed(1) ?? 'n/a'
+    } ms, worst ${
+      pct(
+        s.lagP99.map((l) => l.ms),
+        100,
+      )?.toFixed(1) ?? 'n/a'
+    } ms; worst where the idle reference process was calm: ${pct(calm, 100)?.toFixed(1) ?? 'n/a'} ms.`,
+    `Scrapes disturbed by the machine (daemon ≥ 20 ms while the idle reference lagged ≥ 10 ms over the same window, not counted as violations): ${s.lagP99.filter((l) => l.disturbed).length}; the reference's worst p99: ${
+      pct(
+        s.lagP99.map((l) => l.machine ?? 0),
+        100,
+      )?.toFixed(1) ?? 'n/a'
+    } ms.`,
+    '',
+    '| time | daemon pid | RSS (MB) |',
+    '| --- | --- | --- |',
+    ...s.rss
+      .filter((_, i) => i % Math.max(1, Math.ceil(s.rss.length / 40)) === 0)
+      .map((r) => `| +${Math.round((r.at - s.startedAt) / 1000)} s | ${r.daemon} | ${r.mb.toFixed(1)} |`),
+    '',
+  ];
+  writeFileSync(file, lines.join('\n'));
+}

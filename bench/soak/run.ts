@@ -1,0 +1,144 @@
+/**
+ * `npm run soak [-- --minutes N | --seconds N] [--seed S] [--out FILE]`: the real daemon with 30 instances of
+ * real servers, faults injected at random (seeded) moments, invariants checked all along; any violation fails the
+ * run (exit 1) and prints the seed. bench/README.md ("Soak") describes it.
+ */
+import { randomInt } from 'node:crypto';
+import { join } from 'node:path';
+import { BENCH, tempDir } from '../lib/env.ts';
+import { parseSoakArgs } from './args.ts';
+import type { SoakContext } from './context.ts';
+import { startLagReference } from './lag-reference.ts';
+import { chatBounded, daemonLoop, faultLoop, watchLoop } from './loops.ts';
+import { makePlan } from './plan.ts';
+import { seededRng } from './prng.ts';
+import { scanOurs } from './procscan.ts';
+import { type Figures, summary, writeReport } from './report.ts';
+import { setUp } from './setup.ts';
+import { check, newTrack, type SoakState } from './state.ts';
+import { startDaemon, stopDaemon } from './world.ts';
+
+const args = parseSoakArgs(process.argv.slice(2), () => randomInt(1, 2 ** 31 - 1));
+const reproduce = `npm run soak -- --seconds ${Math.round(args.durationMs / 1000)} --seed ${args.seed}`;
+console.log(`soak: seed ${args.seed}, ${Math.round(args.durationMs / 1000)} s (reproduce: ${reproduce})`);
+
+const rng = seededRng(args.seed);
+const run = `r${args.seed}-${process.pid}`;
+const tmp = await tempDir('wd-soak-');
+const s: SoakState = {
+  startedAt: Date.now(),
+  run,
+  dir: tmp.path,
+  tracks: new Map(),
+  hangs: [],
+  daemonReadyAt: null,
+  daemonPid: null,
+  daemonUrl: '',
+  faults: new Map(),
+  checks: new Map(),
+  violations: [],
+  relaunchMs: [],
+  hangKillMs: [],
+  rss: [],
+  lagP99: [],
+  orphanChildren: new Map(),
+  binSwapWindows: 0,
+  log: (line) => console.log(`[soak +${((Date.now() - s.startedAt) / 1000).toFixed(1)} s] ${line}`),
+};
+const timers = new Set<NodeJS.Timeout>();
+const ctx: SoakContext = {
+  s,
+  rng,
+  busy: new Set(),
+  later: (ms, fn) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      void fn();
+    }, ms);
+    timers.add(timer);
+  },
+};
+
+/** Kills whatever of ours is still alive, by process group (each server leads its own), then by pid. */
+function sweep(): number {
+  const left = scanOurs(run);
+  for (const p of left) {
+    for (const target of [-p.pid, p.pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // Not a group leader, or gone already.
+      }
+    }
+  }
+  return left.length;
+}
+
+const setup = await setUp(tmp.path, run, args.durationMs + 5 * 60_000);
+const reference = startLagReference();
+let exitCode = 1;
+try {
+  for (const i of setup.world.config.instances) s.tracks.set(i.key, newTrack(i, Date.now()));
+  await startDaemon(ctx, setup.world);
+  const plan = makePlan(rng, args.durationMs);
+  const endAt = s.startedAt + args.durationMs;
+  await Promise.all([
+    watchLoop(ctx, setup, endAt, reference),
+    faultLoop(ctx, setup, plan, endAt),
+    daemonLoop(ctx, setup, plan),
+  ]);
+  for (const t of timers) clearTimeout(t);
+  chatBounded(ctx, setup);
+  // The last phase runs with PersistServers false: the final SIGTERM must take every server down.
+  const code = await stopDaemon(ctx, setup.world);
+  s.log(`daemon stopped (exit ${code})`);
+  await new Promise((r) => setTimeout(r, 1000));
+  const left = scanOurs(run);
+  check(
+    s,
+    'nothing-left-after-sigterm',
+    left.length === 0,
+    () => `left after SIGTERM: ${left.map((p) => `${p.kind} ${p.key} ${p.pid}`).join(', ')}`,
+  );
+  const figures = rssFigures(args.seed, args.durationMs, setup.world.starts);
+  const result = summary(s, figures);
+  console.log(`SOAK_RESULT ${JSON.stringify(result)}`);
+  const out = args.out ?? (args.durationMs >= 120_000 ? join(BENCH, 'SOAK.md') : null);
+  if (out)
+    writeReport(out, s, figures, `npm run soak -- --seconds ${Math.round(args.durationMs / 1000)} --seed ${args.seed}`);
+  exitCode = s.violations.length === 0 ? 0 : 1;
+} catch (err) {
+  console.error(`soak: ${(err as Error).stack ?? String(err)}`);
+} finally {
+  for (const t of timers) clearTimeout(t);
+  if (setup.world.daemon) await stopDaemon(ctx, setup.world).catch(() => null);
+  const swept = sweep();
+  if (swept > 0) s.log(`swept ${swept} leftover processes`);
+  reference.close();
+  await setup.cdn.close();
+  await setup.hook.close();
+  if (exitCode === 0) await tmp.cleanup();
+  else console.log(`soak: kept ${tmp.path} (daemon.log, instances/) for a look`);
+}
+console.log(
+  `soak: ${exitCode === 0 ? 'PASS' : 'FAIL'}, ${s.violations.length} violations, seed ${args.seed} (reproduce: ${reproduce})`,
+);
+process.exit(exitCode);
+
+/** RSS of the last daemon a minute after its start, and at the end (for runs of 2 minutes or more). */
+function rssFigures(seed: number, durationMs: number, daemonStarts: number): Figures {
+  const last = s.rss.at(-1);
+  const mine = last ? s.rss.filter((r) => r.daemon === last.daemon) : [];
+  const first = mine[0];
+  const base = first ? mine.find((r) => r.at - first.at >= 60_000) : undefined;
+  const figures: Figures = { seed, durationMs, rssStartMb: base?.mb ?? null, rssEndMb: last?.mb ?? null, daemonStarts };
+  if (durationMs >= 120_000 && base && last) {
+    check(
+      s,
+      'rss-stable',
+      Math.abs(last.mb - base.mb) <= 10,
+      () => `RSS ${base.mb.toFixed(1)} MB after a minute, ${last.mb.toFixed(1)} MB at the end`,
+    );
+  }
+  return figures;
+}

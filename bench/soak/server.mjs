@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+/**
+ * The soak's game server (node:http only). It speaks the watchdog's launch contract (cvars watchdog.key,
+ * watchdog.baseUrl, watchdog.checkin_interval, net.port; the secret in ROBUST_CVAR_watchdog__token) and, at each
+ * launch, reads how to misbehave from `<SOAK_DIR>/modes/<key>` (one word; absent = normal):
+ *   exit-at-start    exits 3 before listening or checking in (a startup failure)
+ *   crash-loop       checks in, then exits 1 after 500 ms
+ *   ignore-shutdown  answers /shutdown and /update with 200 and stays up (the daemon must kill it)
+ *   slow-start       waits 1.5 s before listening and checking in
+ *   fork             starts two children in its process group (they carry `soak-child` in their argv)
+ *   old-secret       also checks in with the previous launch's secret (must be refused, changing nothing)
+ * Leak guard: exits 99 after SOAK_LIFETIME_MS. It never exits because the daemon is gone: with
+ * PersistServers a server must outlive a daemon restart.
+ */
+import { spawn } from 'node:child_process';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import { join } from 'node:path';
+
+const cvars = new Map();
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length - 1; i++) {
+  if (argv[i] !== '--cvar') continue;
+  const kv = argv[++i];
+  const eq = kv.indexOf('=');
+  if (eq > 0) cvars.set(kv.slice(0, eq), kv.slice(eq + 1));
+}
+const key = cvars.get('watchdog.key') ?? '';
+const base = cvars.get('watchdog.baseUrl');
+const token = process.env.ROBUST_CVAR_watchdog__token ?? '';
+const port = Number(cvars.get('net.port') ?? 0);
+const intervalMs = Number(cvars.get('watchdog.checkin_interval') ?? 15) * 1000;
+const dir = process.env.SOAK_DIR ?? '.';
+const read = (file) => {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return '';
+  }
+};
+const mode = read(join(dir, 'modes', key)) || 'normal';
+console.log(`soak server ${key} pid ${process.pid} mode ${mode}`);
+
+setTimeout(() => process.exit(99), Number(process.env.SOAK_LIFETIME_MS ?? 900_000)).unref();
+// A timer keeps the process alive whatever else it does (an exit is always deliberate).
+setInterval(() => {}, 60_000);
+
+if (mode === 'exit-at-start') process.exit(3);
+
+const secretsDir = join(dir, 'secrets');
+mkdirSync(secretsDir, { recursive: true });
+const oldSecret = read(join(secretsDir, key));
+writeFileSync(join(secretsDir, key), token);
+
+if (mode === 'fork') {
+  for (let i = 0; i < 2; i++) {
+    const code = 'setInterval(() => {}, 60000)';
+    // argv after the code: a marker the soak's /proc scan recognises, the run, the key and the parent pid.
+    spawn(process.execPath, ['-e', code, 'soak-child', cvars.get('soak.run') ?? '', key, String(process.pid)], {
+      stdio: 'ignore',
+    });
+  }
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 2 });
+function ping(secret) {
+  if (!key || !base || !secret) return;
+  const url = new URL(`server_api/${encodeURIComponent(key)}/ping`, base);
+  const headers = {
+    Authorization: `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`,
+    'Content-Length': '0',
+  };
+  const req = request(url, { method: 'POST', headers, agent }, (res) => res.resume());
+  req.setTimeout(3000, () => req.destroy());
+  req.on('error', () => {});
+  req.end();
+}
+
+const digest = (s) => createHash('sha256').update(s).digest();
+const expected = digest(token);
+function serve() {
+  createServer((req, res) => {
+    const given = req.headers.watchdogtoken;
+    const ok =
+      token !== '' &&
+      req.method === 'POST' &&
+      (req.url === '/shutdown' || req.url === '/update') &&
+      typeof given === 'string' &&
+      timingSafeEqual(digest(given), expected);
+    res.writeHead(ok ? 200 : 404, { Connection: 'close' });
+    const leave = ok && mode !== 'ignore-shutdown';
+    res.end(ok ? 'Success' : 'Not Found', () => leave && setImmediate(() => process.exit(0)));
+    req.resume();
+  })
+    .on('error', (err) => console.error(`API port ${port}: ${err.message}`))
+    .listen(port, '127.0.0.1');
+  ping(token);
+  setInterval(() => {
+    ping(token);
+    if (mode === 'old-secret' && oldSecret && oldSecret !== token) ping(oldSecret);
+  }, intervalMs);
+  if (mode === 'crash-loop') setTimeout(() => process.exit(1), 500);
+}
+
+if (mode === 'slow-start') setTimeout(serve, 1500);
+else serve();

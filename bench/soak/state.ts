@@ -1,0 +1,155 @@
+import type { SoakInstance } from './config.ts';
+
+/** What the soak knows and has seen, shared by the fault injectors and the invariant checks. */
+
+export const INVARIANTS = [
+  'one-server-per-instance',
+  'one-holder-per-port',
+  'no-orphan',
+  'no-orphan-child',
+  'relaunch-within-bound',
+  'hang-killed-within-bound',
+  'stopped-stays-down',
+  'bin-complete',
+  'data-json-parses',
+  'control-answers',
+  'chat-bounded',
+  'nothing-left-after-sigterm',
+  'rss-stable',
+  'loop-lag-p99',
+] as const;
+export type Invariant = (typeof INVARIANTS)[number];
+
+export const FAULT_KINDS = [
+  'sigkill-server',
+  'sigstop-sigcont',
+  'sigstop-hang',
+  'exit-at-start',
+  'crash-loop',
+  'ignore-shutdown',
+  'slow-start',
+  'fork',
+  'old-secret',
+  'control-burst',
+  'control-same-moment',
+  'daemon-kill-persist',
+  'daemon-kill-no-persist',
+  'config-reload',
+  'update-ok',
+  'update-truncate',
+  'update-wrong-hash',
+  'update-stall',
+  'update-cdn-down',
+  'webhook-429',
+  'webhook-500',
+  'webhook-silent',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface Status {
+  state: string;
+  pid: number | null;
+  restarts: number;
+  startupFailures: number;
+}
+
+export interface Track extends SoakInstance {
+  configured: boolean;
+  /** When it was (re)configured: a new instance has no server yet. */
+  configuredAt: number;
+  status: Status | null;
+  /** No live server process since then (null: one is up). */
+  downSince: number | null;
+  downExcused: boolean;
+  downReported: boolean;
+  /** Server pids seen that were not the status pid, with when that was first seen. */
+  mismatch: Map<number, number>;
+  /** Time the last request that may start it (restart, update, rollback, daemon start, reload) was answered. */
+  kickAt: number;
+  /** When a status asked for after the last kick said stopped.* (null: not since). */
+  stoppedSeenAt: number | null;
+  /** Events that may each bring a chat message or two (faults, accepted control, daemon starts, reloads). */
+  episodes: number;
+}
+
+export interface Hang {
+  key: string;
+  pid: number;
+  at: number;
+  reported: boolean;
+}
+
+export interface Violation {
+  at: number;
+  invariant: Invariant;
+  detail: string;
+}
+
+export interface SoakState {
+  startedAt: number;
+  run: string;
+  dir: string;
+  tracks: Map<string, Track>;
+  hangs: Hang[];
+  /** Set while a daemon answers; null while it is down or starting. */
+  daemonReadyAt: number | null;
+  daemonPid: number | null;
+  daemonUrl: string;
+  faults: Map<FaultKind, number>;
+  checks: Map<Invariant, number>;
+  violations: Violation[];
+  relaunchMs: number[];
+  hangKillMs: number[];
+  rss: Array<{ at: number; daemon: number; mb: number }>;
+  /** The daemon's p99 per scrape, the idle reference's over the same window, and whether that one was starved. */
+  lagP99: Array<{ at: number; ms: number; machine: number | null; disturbed: boolean }>;
+  /** Children that outlived their server, with when that was first seen. */
+  orphanChildren: Map<number, number>;
+  /** Times bin/ was seen missing with bin.prev whole (between the install's two renames). */
+  binSwapWindows: number;
+  log: (line: string) => void;
+}
+
+export function newTrack(i: SoakInstance, now: number): Track {
+  return {
+    ...i,
+    configured: true,
+    configuredAt: now,
+    status: null,
+    downSince: null,
+    downExcused: false,
+    downReported: false,
+    mismatch: new Map(),
+    kickAt: now,
+    stoppedSeenAt: null,
+    episodes: 0,
+  };
+}
+
+export function check(s: SoakState, inv: Invariant, ok: boolean, detail: () => string): boolean {
+  s.checks.set(inv, (s.checks.get(inv) ?? 0) + 1);
+  if (!ok) {
+    const v = { at: Date.now(), invariant: inv, detail: detail() };
+    s.violations.push(v);
+    s.log(`VIOLATION ${inv} at +${((v.at - s.startedAt) / 1000).toFixed(1)} s: ${v.detail}`);
+  }
+  return ok;
+}
+
+export function countFault(s: SoakState, kind: FaultKind, key?: string): void {
+  s.faults.set(kind, (s.faults.get(kind) ?? 0) + 1);
+  const t = key === undefined ? undefined : s.tracks.get(key);
+  if (t) t.episodes++;
+}
+
+/** Marks that `key` (or every instance) was legitimately asked to run at `at`. */
+export function kick(s: SoakState, at: number, key?: string): void {
+  for (const t of s.tracks.values()) {
+    if (key !== undefined && t.key !== key) continue;
+    t.kickAt = Math.max(t.kickAt, at);
+    t.stoppedSeenAt = null;
+    t.episodes++;
+  }
+}
+
+export const since = (s: SoakState, at: number = Date.now()) => `+${((at - s.startedAt) / 1000).toFixed(1)} s`;

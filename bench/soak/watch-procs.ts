@@ -1,0 +1,159 @@
+import { DAEMON_SETTLE_MS, hangBoundMs, ORPHAN_GRACE_MS, RELAUNCH_BOUND_MS } from './bounds.ts';
+import { isLive, listeningPorts, type OurProcess, scanOurs, tcpListeners } from './procscan.ts';
+import { check, type SoakState, since, type Track } from './state.ts';
+
+/** The checks made from /proc every scan (500 ms): copies, ports, orphans, relaunches and hang kills. */
+
+const settled = (s: SoakState, now: number) => s.daemonReadyAt !== null && now - s.daemonReadyAt > DAEMON_SETTLE_MS;
+
+function oneServerPerInstance(s: SoakState, servers: OurProcess[]): void {
+  const byKey = new Map<string, number[]>();
+  for (const p of servers) byKey.set(p.key, [...(byKey.get(p.key) ?? []), p.pid]);
+  for (const [key, pids] of byKey) {
+    // The scan is not atomic: an old server read alive may have died before the new one was read. Re-read both.
+    const live = pids.length > 1 ? pids.filter(isLive) : pids;
+    check(s, 'one-server-per-instance', live.length <= 1, () => `${key} has ${live.length} servers: ${live.join(' ')}`);
+  }
+}
+
+function oneHolderPerPort(s: SoakState, procs: OurProcess[]): void {
+  const listeners = tcpListeners();
+  const holders = new Map<number, Set<number>>();
+  for (const p of procs) {
+    for (const port of listeningPorts(p.pid, listeners)) holders.set(port, (holders.get(port) ?? new Set()).add(p.pid));
+  }
+  for (const [port, pids] of holders) {
+    const live = [...pids].filter(isLive);
+    check(s, 'one-holder-per-port', live.length <= 1, () => `port ${port} is held by ${live.join(' ')}`);
+  }
+}
+
+function noOrphans(s: SoakState, servers: OurProcess[], now: number): void {
+  const seen = new Set<number>();
+  for (const p of servers) {
+    seen.add(p.pid);
+    const t = s.tracks.get(p.key);
+    const expected = t?.configured ? (t.status?.pid ?? null) : null;
+    if (!t || p.pid === expected) {
+      t?.mismatch.delete(p.pid);
+      if (settled(s, now)) check(s, 'no-orphan', true, () => '');
+      continue;
+    }
+    const first = t.mismatch.get(p.pid) ?? now;
+    t.mismatch.set(p.pid, first);
+    if (!settled(s, now) || s.daemonReadyAt === null) continue;
+    const since0 = Math.max(first, s.daemonReadyAt + DAEMON_SETTLE_MS);
+    if (now - since0 > ORPHAN_GRACE_MS) {
+      check(s, 'no-orphan', false, () => `${p.key}: server ${p.pid} alive while the daemon says ${expected}`);
+      // Reported once, then watched again from now.
+      t.mismatch.set(p.pid, now);
+    } else check(s, 'no-orphan', true, () => '');
+  }
+  for (const t of s.tracks.values()) for (const pid of t.mismatch.keys()) if (!seen.has(pid)) t.mismatch.delete(pid);
+}
+
+function noOrphanChildren(s: SoakState, children: OurProcess[], now: number): void {
+  const seen = new Set<number>();
+  for (const c of children) {
+    seen.add(c.pid);
+    if (c.parent !== null && isLive(c.parent)) {
+      s.orphanChildren.delete(c.pid);
+      if (settled(s, now)) check(s, 'no-orphan-child', true, () => '');
+      continue;
+    }
+    const first = s.orphanChildren.get(c.pid) ?? now;
+    s.orphanChildren.set(c.pid, first);
+    // A child may outlive its server only while no daemon runs (an adopted server's group is killed on its exit).
+    if (settled(s, now) && now - Math.max(first, (s.daemonReadyAt ?? now) + DAEMON_SETTLE_MS) > ORPHAN_GRACE_MS) {
+      check(s, 'no-orphan-child', false, () => `${c.key}: child ${c.pid} outlived its server ${c.parent}`);
+      s.orphanChildren.set(c.pid, now);
+    } else check(s, 'no-orphan-child', true, () => '');
+  }
+  for (const pid of s.orphanChildren.keys()) if (!seen.has(pid)) s.orphanChildren.delete(pid);
+}
+
+function relaunches(s: SoakState, t: Track, up: boolean, now: number): void {
+  if (!t.configured) {
+    t.downSince = null;
+    return;
+  }
+  if (!up) {
+    if (t.downSince === null) {
+      t.downSince = now;
+      t.downExcused = false;
+      t.downReported = false;
+    }
+    const excused = t.downExcused || !settled(s, now) || (s.daemonReadyAt ?? now) + DAEMON_SETTLE_MS > t.downSince;
+    if (!excused && !t.downReported && now - Math.max(t.downSince, t.configuredAt) > RELAUNCH_BOUND_MS) {
+      t.downReported = true;
+      check(
+        s,
+        'relaunch-within-bound',
+        false,
+        () => `${t.key}: no server since ${since(s, t.downSince ?? now)} (state ${t.status?.state})`,
+      );
+    }
+    return;
+  }
+  if (t.downSince === null) return;
+  const excused = t.downExcused || (s.daemonReadyAt ?? now) > t.downSince;
+  if (!excused && !t.downReported) {
+    s.relaunchMs.push(now - t.downSince);
+    check(
+      s,
+      'relaunch-within-bound',
+      now - t.downSince <= RELAUNCH_BOUND_MS,
+      () => `${t.key}: relaunched after ${now - t.downSince!} ms`,
+    );
+  }
+  t.downSince = null;
+}
+
+function hangKills(s: SoakState, now: number): void {
+  for (const h of s.hangs) {
+    const t = s.tracks.get(h.key);
+    const bound = hangBoundMs(t?.timeoutSeconds ?? 10);
+    if (!isLive(h.pid)) {
+      // A daemon restart during the freeze moves the deadline (the new daemon arms the timeout at adoption).
+      const undisturbed = s.daemonReadyAt !== null && s.daemonReadyAt < h.at;
+      if (undisturbed) s.hangKillMs.push(now - h.at);
+      check(
+        s,
+        'hang-killed-within-bound',
+        now - h.at <= bound || !undisturbed,
+        () => `${h.key}: frozen server ${h.pid} killed ${now - h.at} ms after SIGSTOP`,
+      );
+      h.reported = true;
+      continue;
+    }
+    const from = Math.max(h.at, (s.daemonReadyAt ?? now) + DAEMON_SETTLE_MS);
+    if (!h.reported && settled(s, now) && t?.configured && now - from > bound) {
+      h.reported = true;
+      check(
+        s,
+        'hang-killed-within-bound',
+        false,
+        () => `${h.key}: frozen server ${h.pid} alive ${now - h.at} ms after SIGSTOP`,
+      );
+    }
+  }
+  s.hangs = s.hangs.filter((h) => !h.reported);
+}
+
+export function scanTick(s: SoakState): OurProcess[] {
+  const now = Date.now();
+  const procs = scanOurs(s.run);
+  const servers = procs.filter((p) => p.kind === 'server');
+  oneServerPerInstance(s, servers);
+  oneHolderPerPort(s, procs);
+  noOrphans(s, servers, now);
+  noOrphanChildren(
+    s,
+    procs.filter((p) => p.kind === 'child'),
+    now,
+  );
+  const upKeys = new Set(servers.map((p) => p.key));
+  for (const t of s.tracks.values()) relaunches(s, t, upKeys.has(t.key), now);
+  hangKills(s, now);
+  return procs;
+}

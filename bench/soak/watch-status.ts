@@ -1,0 +1,122 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readMemory } from '../lib/proc.ts';
+import { fingerprint } from './builds.ts';
+import { check, type SoakState, type Status, since } from './state.ts';
+
+/** The checks made from the daemon's own answers and the instance folders: status, bin/, data.json, RSS, lag. */
+
+interface ApiStatus extends Status {
+  key: string;
+}
+
+/** States in which an instance is rightly without a server for longer than a back-off. */
+const EXCUSED = /^(stopped|updating|rolling-back)/;
+
+export async function statusTick(s: SoakState): Promise<void> {
+  if (s.daemonReadyAt === null) return;
+  const sentAt = Date.now();
+  let list: ApiStatus[];
+  try {
+    const res = await fetch(`${s.daemonUrl}/api/instances`, { signal: AbortSignal.timeout(5000) });
+    if (!res.ok) return;
+    list = (await res.json()) as ApiStatus[];
+  } catch {
+    return;
+  }
+  if (s.daemonReadyAt === null || s.daemonReadyAt > sentAt) return;
+  const now = Date.now();
+  for (const st of list) {
+    const t = s.tracks.get(st.key);
+    if (!t) continue;
+    const before = t.status;
+    t.status = { state: st.state, pid: st.pid, restarts: st.restarts, startupFailures: st.startupFailures };
+    if (EXCUSED.test(st.state) && t.downSince !== null) t.downExcused = true;
+    // A launch that ended before a scan saw it (an exit at start) still ends the wait for a relaunch.
+    if (t.downSince !== null && st.pid !== null && before?.pid !== st.pid) {
+      if (!t.downExcused && !t.downReported && t.downSince >= s.daemonReadyAt) s.relaunchMs.push(now - t.downSince);
+      t.downSince = now;
+      t.downExcused = EXCUSED.test(st.state);
+    }
+    const stopped = st.state.startsWith('stopped');
+    if (stopped && t.stoppedSeenAt === null && sentAt > t.kickAt) t.stoppedSeenAt = sentAt;
+    if (!stopped && t.stoppedSeenAt !== null) {
+      check(
+        s,
+        'stopped-stays-down',
+        t.kickAt > t.stoppedSeenAt,
+        () =>
+          `${t.key}: stopped at ${since(s, t.stoppedSeenAt!)}, ${st.state} at ${since(s, now)} with no request since`,
+      );
+      t.stoppedSeenAt = null;
+    } else if (stopped) check(s, 'stopped-stays-down', true, () => '');
+  }
+}
+
+/** bin/ of every Manifest instance is one known build whole; every data.json parses. */
+export function filesTick(s: SoakState, known: ReadonlySet<string>): void {
+  for (const t of s.tracks.values()) {
+    const dir = join(s.dir, 'instances', t.key);
+    const data = join(dir, 'data.json');
+    if (existsSync(data)) {
+      let ok = true;
+      try {
+        JSON.parse(readFileSync(data, 'utf8'));
+      } catch {
+        ok = false;
+      }
+      check(s, 'data-json-parses', ok, () => `${t.key}: data.json does not parse`);
+    }
+    if (!t.manifest || !existsSync(join(dir, 'data.json'))) continue;
+    // Before the first install completes there is no bin/ at all; after it, bin/ must always be whole. Between the
+    // install's two renames (bin → bin.prev, staging → bin) bin/ is missing and the old build whole in bin.prev
+    // (src/updates/install/install.ts, put back at start if the daemon died there): that is allowed, and counted.
+    const print = fingerprint(join(dir, 'bin'));
+    const prev = existsSync(join(dir, 'bin')) ? null : fingerprint(join(dir, 'bin.prev'));
+    if (print === null && prev === null && !existsSync(join(dir, 'bin'))) continue;
+    if (print === null && prev !== null) s.binSwapWindows++;
+    const whole = print !== null ? known.has(print) : prev !== null && known.has(prev);
+    check(
+      s,
+      'bin-complete',
+      whole,
+      () => `${t.key}: bin/ is ${print === null ? 'missing or empty' : 'no known build'}`,
+    );
+  }
+}
+
+const LAG = /^watchdog_event_loop_lag_p99_seconds(?:\{[^}]*\})?\s+([0-9.eE+-]+)/m;
+
+/**
+ * RSS of the daemon and its event-loop lag p99 since the previous scrape. A p99 of 20 ms or more is a violation
+ * unless an idle reference process lagged 10 ms or more over the same window (`reference`): then the machine was
+ * starved (other people's tests on two cores), and the window is counted as disturbed, with both figures kept.
+ */
+export async function metricsTick(
+  s: SoakState,
+  countLag: boolean,
+  reference: () => Promise<number | null>,
+): Promise<void> {
+  if (s.daemonPid === null || s.daemonReadyAt === null) return;
+  const mem = readMemory(s.daemonPid);
+  if (mem) s.rss.push({ at: Date.now(), daemon: s.daemonPid, mb: mem.rss / 1048576 });
+  try {
+    const res = await fetch(`${s.daemonUrl}/metrics`, { signal: AbortSignal.timeout(5000) });
+    const text = await res.text();
+    const machine = await reference();
+    const value = LAG.exec(text)?.[1];
+    if (value === undefined || !countLag) return;
+    const ms = Number(value) * 1000;
+    const disturbed = ms >= 20 && machine !== null && machine >= 10;
+    s.lagP99.push({ at: Date.now(), ms, machine, disturbed });
+    if (!disturbed)
+      check(
+        s,
+        'loop-lag-p99',
+        ms < 20,
+        () => `event-loop lag p99 ${ms.toFixed(1)} ms (idle reference: ${machine?.toFixed(1) ?? '?'} ms)`,
+      );
+  } catch {
+    // A scrape that fails (the daemon being killed) is not a lag reading.
+  }
+}

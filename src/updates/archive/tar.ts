@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
-import { link, symlink } from 'node:fs/promises';
+import { link, lstat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Parser, type ReadEntry } from 'tar';
@@ -92,9 +92,15 @@ async function writeEntry(entry: ReadEntry, x: Extraction): Promise<void> {
     const target = entry.linkpath ?? '';
     if (type === 'SymbolicLink') checkSymlinkTarget(name, target);
     else checkHardlinkTarget(name, target);
+    const linked = type === 'Link' ? join(x.tree.root, ...entrySegments(target)) : '';
+    // link(2) does not follow a symbolic link: the new name is that same link read from another folder, where its
+    // relative target can climb out (`a/l/x` → `..` is inside, `l` hard-linked to it is `l` → `..`, outside).
+    if (type === 'Link' && (await lstat(linked).catch(() => null))?.isSymbolicLink()) {
+      refuseEntry(name, `it is a hard link to the symbolic link "${target}", which would point elsewhere from here`);
+    }
     const dest = await x.tree.place(name, segments);
     if (type === 'Link') {
-      await link(join(x.tree.root, ...entrySegments(target)), dest);
+      await link(linked, dest);
       return;
     }
     await symlink(target, dest);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { UpdateError } from '../../errors.ts';
 
@@ -141,12 +141,29 @@ const removals = new Map<string, Promise<void>>();
 function removeLater(instanceDir: string, path: string): void {
   const key = resolve(instanceDir);
   const done = (removals.get(key) ?? Promise.resolve())
-    .then(() => rm(path, { recursive: true, force: true, maxRetries: 3 }))
+    .then(() => removeOneByOne(path))
+    // What the careful pass could not remove (it changed under it, say) gets one plain attempt.
+    .catch(() => rm(path, { recursive: true, force: true, maxRetries: 3 }))
     .catch(() => undefined);
   removals.set(key, done);
   void done.then(() => {
     if (removals.get(key) === done) removals.delete(key);
   });
+}
+
+/**
+ * Removes a folder tree one file-system call at a time (never following links). `rm` with `recursive` starts a
+ * call for every entry at once, which queues hundreds of requests in libuv's pool of four threads ahead of whatever
+ * the daemon does next: run in the background after an install, it held up data.json and the launch of the new
+ * server by as long as it ran itself (bench/downtime.ts). One call at a time leaves the other threads free.
+ */
+async function removeOneByOne(path: string): Promise<void> {
+  for (const entry of await readdir(path, { withFileTypes: true })) {
+    const inner = join(path, entry.name);
+    if (entry.isDirectory()) await removeOneByOne(inner);
+    else await unlink(inner);
+  }
+  await rmdir(path);
 }
 
 /** Resolves once every older build displaced by installs into `instanceDir` so far is removed (or failed to be). */

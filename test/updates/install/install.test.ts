@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import {
@@ -73,6 +73,30 @@ install(
       [],
       'removed once oldBuildsRemoved resolves',
     );
+  },
+);
+
+install(
+  'installArchive :: the displaced build is removed folder by folder, links removed and never followed',
+  async (ctx) => {
+    const outside = join(ctx.dir, 'outside');
+    await mkdir(join(outside, 'keep'), { recursive: true });
+    await writeFile(join(outside, 'keep', 'file'), 'not part of any build');
+    // The build that will be displaced: nested folders, and links to a folder and a file outside the instance.
+    await mkdir(join(ctx.inst, 'bin.prev', 'Resources', 'deep', 'er'), { recursive: true });
+    await writeFile(join(ctx.inst, 'bin.prev', 'Resources', 'deep', 'er', 'f.bin'), 'x'.repeat(10_000));
+    await symlink(outside, join(ctx.inst, 'bin.prev', 'Resources', 'to-outside'));
+    await symlink(join(outside, 'keep', 'file'), join(ctx.inst, 'bin.prev', 'file-link'));
+    const archive = join(ctx.dir, 'A.zip');
+    await writeZip(archive, sampleBuild('A'));
+    await installArchive({ archive, instanceDir: ctx.inst, signal: never() });
+    await oldBuildsRemoved(ctx.inst);
+    assert.equal(
+      (await readdir(join(ctx.inst, '.update'))).filter((n) => !n.startsWith('.')),
+      [],
+    );
+    assert.is(await read(join(outside, 'keep', 'file')), 'not part of any build', 'what the links pointed at is kept');
+    assert.is(await read(join(ctx.inst, 'bin.prev', 'marker')), 'old build');
   },
 );
 

@@ -63,7 +63,7 @@ export function createRunProcess(host: ProcessHost) {
         },
       );
       if (stopped) server.proc.kill('SIGKILL');
-      for (const cmd of pending.splice(0)) execute(cmd);
+      for (const cmd of pending.splice(0)) safely(cmd);
     };
 
     const execute = (cmd: ProcessCommand) => {
@@ -121,6 +121,26 @@ export function createRunProcess(host: ProcessHost) {
       }
     };
 
+    /**
+     * Runs a command without ever throwing out of the actor. XState never runs the cleanup of a callback actor that
+     * failed, so its server would live on while the machine, told of an exit with unknown status, launched the next
+     * one beside it: two servers for one instance. A command meant to end the server that fails ends it with a kill
+     * (its exit is reported as usual); a failed update notice or detach is only logged, as their own failures are.
+     */
+    const safely = (cmd: ProcessCommand) => {
+      try {
+        execute(cmd);
+      } catch (err) {
+        host.log.error(`the ${cmd.type} command failed`, { pid: owned?.proc.pid, error: describeError(err) });
+        if (cmd.type === 'NOTIFY_UPDATE' || cmd.type === 'DETACH') return;
+        try {
+          owned?.proc.kill('SIGKILL');
+        } catch (killErr) {
+          host.log.error('killing the server failed', { pid: owned?.proc.pid, error: describeError(killErr) });
+        }
+      }
+    };
+
     /** A second stop request while one is under way, or an update notice to a server that is going anyway. */
     const moot = (cmd: ProcessCommand): boolean => {
       if (cmd.type === 'LEAVE' || cmd.type === 'NOTIFY_UPDATE') return going !== null;
@@ -143,7 +163,7 @@ export function createRunProcess(host: ProcessHost) {
       });
     }
 
-    receive(execute);
+    receive(safely);
     return () => {
       stopped = true;
       const server = owned as OwnedServer | null;

@@ -35,8 +35,26 @@ export function summary(s: SoakState, f: Figures): Record<string, unknown> {
   };
 }
 
-export function writeReport(file: string, s: SoakState, f: Figures, command: string): void {
+/** The lag paragraph: the daemon's p99 per scrape, and how starved the machine was over the same windows. */
+function lagLines(s: SoakState): string[] {
+  const ms = (xs: number[], p: number, digits = 1) => pct(xs, p)?.toFixed(digits) ?? 'n/a';
+  const all = s.lagP99.map((l) => l.ms);
   const calm = s.lagP99.filter((l) => !l.disturbed).map((l) => l.ms);
+  const waits = s.lagP99.map((l) => l.wait);
+  const disturbed = s.lagP99.filter((l) => l.disturbed).length;
+  return [
+    `Event-loop lag p99 per /metrics scrape (${all.length} scrapes, 5 s apart): p50 ${ms(all, 50)} ms, worst ${ms(all, 100)} ms;`,
+    `worst in a window the machine did not starve: ${ms(calm, 100)} ms. Starved windows (daemon ≥ 20 ms while its`,
+    'event-loop thread waited ≥ 100 ms for a CPU, or an idle reference process lagged ≥ 10 ms; not counted as checks):',
+    `${disturbed}. Run-queue wait of the loop thread per window: p50 ${ms(waits, 50, 0)} ms, worst ${ms(waits, 100, 0)} ms;`,
+    `the idle reference's p99: worst ${ms(
+      s.lagP99.map((l) => l.machine ?? 0),
+      100,
+    )} ms.`,
+  ];
+}
+
+export function writeReport(file: string, s: SoakState, f: Figures, command: string): void {
   const lines = [
     '# Soak run',
     '',
@@ -74,23 +92,7 @@ export function writeReport(file: string, s: SoakState, f: Figures, command: str
     '## Daemon RSS and event-loop lag',
     '',
     `RSS of the last daemon one minute after its start: ${f.rssStartMb?.toFixed(1) ?? 'n/a'} MB; at the end: ${f.rssEndMb?.toFixed(1) ?? 'n/a'} MB.`,
-    `Event-loop lag p99 (per /metrics scrape, ${s.lagP99.length} scrapes): p50 ${
-      pct(
-        s.lagP99.map((l) => l.ms),
-        50,
-      )?.toFixed(1) ?? 'n/a'
-    } ms, worst ${
-      pct(
-        s.lagP99.map((l) => l.ms),
-        100,
-      )?.toFixed(1) ?? 'n/a'
-    } ms; worst where the idle reference process was calm: ${pct(calm, 100)?.toFixed(1) ?? 'n/a'} ms.`,
-    `Scrapes disturbed by the machine (daemon ≥ 20 ms while the idle reference lagged ≥ 10 ms over the same window, not counted as violations): ${s.lagP99.filter((l) => l.disturbed).length}; the reference's worst p99: ${
-      pct(
-        s.lagP99.map((l) => l.machine ?? 0),
-        100,
-      )?.toFixed(1) ?? 'n/a'
-    } ms.`,
+    ...lagLines(s),
     '',
     '| time | daemon pid | RSS (MB) |',
     '| --- | --- | --- |',

@@ -74,6 +74,15 @@ function sweep(): number {
   return left.length;
 }
 
+// Interrupted (Ctrl-C, or the test's time limit): nothing of ours may outlive the soak.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    if (s.daemonPid !== null) process.kill(s.daemonPid, 'SIGKILL');
+    sweep();
+    console.log(`soak: interrupted by ${sig}, seed ${args.seed} (reproduce: ${reproduce}); kept ${tmp.path}`);
+    process.exit(1);
+  });
+}
 const setup = await setUp(tmp.path, run, args.durationMs + 5 * 60_000);
 const reference = startLagReference();
 let exitCode = 1;

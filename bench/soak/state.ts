@@ -102,7 +102,7 @@ export interface SoakState {
   hangKillMs: number[];
   rss: Array<{ at: number; daemon: number; mb: number }>;
   /** The daemon's p99 per scrape, the idle reference's over the same window, and whether that one was starved. */
-  lagP99: Array<{ at: number; ms: number; machine: number | null; disturbed: boolean }>;
+  lagP99: Array<{ at: number; ms: number; machine: number | null; wait: number; cpu: number; disturbed: boolean }>;
   /** Children that outlived their server, with when that was first seen. */
   orphanChildren: Map<number, number>;
   /** Times bin/ was seen missing with bin.prev whole (between the install's two renames). */

@@ -16,7 +16,7 @@ export interface FuzzOptions {
   numRuns: number;
   /** One run (one generated input) longer than this fails as a hang; default 5 s. */
   runTimeoutMs?: number;
-  /** The whole property stops generating after this long (the runs done so far count); default 15 s. */
+  /** The whole property stops generating after this long (the runs done so far count); default 10 s. */
   budgetMs?: number;
 }
 
@@ -48,7 +48,7 @@ export async function fuzz<Ts>(name: string, property: fc.IRawProperty<Ts>, opts
     seed,
     numRuns,
     timeout: opts.runTimeoutMs ?? 5_000,
-    interruptAfterTimeLimit: opts.budgetMs ?? 15_000,
+    interruptAfterTimeLimit: opts.budgetMs ?? 10_000,
     markInterruptAsFailure: false,
     includeErrorInReport: true,
   });

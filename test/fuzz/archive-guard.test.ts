@@ -19,7 +19,7 @@ import {
 } from '../../src/updates/archive/entry-guard.ts';
 import { extractArchive } from '../../src/updates/archive/extract.ts';
 import { tempSuite } from '../_support/env.ts';
-import { writeRawTar } from '../fixtures/archives/build.ts';
+import { type EntrySpec, writeRawTar, writeZip } from '../fixtures/archives/build.ts';
 import { fuzz, within } from './_fuzz.ts';
 
 /** `p` is `dir` or below it. */
@@ -190,6 +190,7 @@ archive('fuzz/archive :: real tar extraction leaves nothing outside and no link 
   const dest = join(parent, 'dest');
   const sentinel = join(parent, 'sentinel.txt');
   const tarFile = join(dir, 'fuzz.tar');
+  let extracted = 0;
   await fuzz(
     'archive/extract',
     fc.asyncProperty(tarEntries, async (entries) => {
@@ -198,9 +199,12 @@ archive('fuzz/archive :: real tar extraction leaves nothing outside and no link 
       await writeFile(sentinel, 'untouched');
       await writeRawTar(tarFile, entries);
       let error: unknown;
-      await within(5_000, 'extractArchive', extractArchive(tarFile, dest)).catch((err: unknown) => {
-        error = err;
-      });
+      await within(5_000, 'extractArchive', extractArchive(tarFile, dest)).then(
+        () => void extracted++,
+        (err: unknown) => {
+          error = err;
+        },
+      );
       if (error !== undefined) {
         assert.instance(error, UpdateError, `a refusal is an UpdateError, not ${String(error)}`);
       }
@@ -218,6 +222,90 @@ archive('fuzz/archive :: real tar extraction leaves nothing outside and no link 
     }),
     { seed: 0xa7c4_04, numRuns: 200, budgetMs: 12_000 },
   );
+  // Refusing everything would pass the checks above: some archives must have been extracted whole.
+  assert.ok(extracted >= 10, `only ${extracted} tar archives were extracted`);
+});
+
+/** Zip entry names: the tar alphabet and names yazl would refuse to write (put in after it wrote the archive). */
+const ZIP_NAMES = [
+  'a',
+  'l',
+  'a/l',
+  'a/b/l',
+  'l/x',
+  'a/l/x',
+  'a/',
+  'l/',
+  '../x',
+  '/etc',
+  'a\\..\\..\\x',
+  'C:/x',
+  './a',
+  'a//b',
+];
+
+/**
+ * A zip of `entries`, written by yazl under placeholder names of the same length (`A`, `BQQ`, …: yazl refuses
+ * `..` and absolute names), which are then swapped in byte for byte. Every name is ASCII, so no UTF-8 flag differs.
+ */
+async function writeAnyZip(path: string, entries: Array<{ name: string; link?: string; content?: string }>) {
+  const rename: Record<string, string> = {};
+  const specs: EntrySpec[] = entries.map((e, i) => {
+    const dir = e.name.endsWith('/') && e.link === undefined;
+    const body = String.fromCharCode(65 + i) + 'Q'.repeat(Math.max(0, e.name.length - 1 - (dir ? 1 : 0)));
+    const placeholder = dir ? `${body}/` : body.padEnd(e.name.length, 'Q');
+    rename[placeholder] = e.name;
+    if (dir) return { name: placeholder, dir: true };
+    if (e.link !== undefined) return { name: placeholder, symlinkTo: e.link };
+    return { name: placeholder, content: e.content ?? '1', store: true };
+  });
+  await writeZip(path, specs, rename);
+}
+
+archive('fuzz/archive :: real zip extraction leaves nothing outside and no link pointing out', async ({ dir }) => {
+  const parent = join(dir, 'parent');
+  const dest = join(parent, 'dest');
+  const sentinel = join(parent, 'sentinel.txt');
+  const zipFile = join(dir, 'fuzz.zip');
+  let extracted = 0;
+  const zipEntry = fc.oneof(
+    fc.record({ name: fc.constantFrom(...ZIP_NAMES), content: fc.constantFrom('1', '2') }),
+    fc.record({
+      name: fc.constantFrom(...ZIP_NAMES).filter((n) => !n.endsWith('/')),
+      link: fc.constantFrom(...TARGETS),
+    }),
+  );
+  await fuzz(
+    'archive/extract-zip',
+    fc.asyncProperty(fc.array(zipEntry, { minLength: 1, maxLength: 6 }), async (entries) => {
+      await rm(parent, { recursive: true, force: true });
+      await mkdir(dest, { recursive: true });
+      await writeFile(sentinel, 'untouched');
+      await writeAnyZip(zipFile, entries);
+      let error: unknown;
+      await within(5_000, 'extractArchive', extractArchive(zipFile, dest)).then(
+        () => void extracted++,
+        (err: unknown) => {
+          error = err;
+        },
+      );
+      if (error !== undefined) assert.instance(error, UpdateError, `a refusal is an UpdateError, not ${String(error)}`);
+      assert.equal(
+        (await walk(parent)).filter((p) => !inside(dest, p)),
+        [sentinel],
+        'nothing lands beside the folder',
+      );
+      assert.is(await readFile(sentinel, 'utf8'), 'untouched');
+      for (const p of await walk(dest)) {
+        if (!(await lstat(p)).isSymbolicLink()) continue;
+        const to = resolve(dirname(p), await readlink(p));
+        assert.ok(inside(dest, to), `${relative(dest, p)} → ${await readlink(p)} points outside (${to})`);
+      }
+    }),
+    { seed: 0xa7c4_05, numRuns: 150, budgetMs: 10_000 },
+  );
+  assert.ok(extracted >= 10, `only ${extracted} zip archives were extracted`);
+  if (process.env.FUZZ_REPORT) console.log(`zip archives extracted whole: ${extracted}`);
 });
 
 archive.run();

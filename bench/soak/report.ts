@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { FAULT_KINDS, INVARIANTS, type SoakState } from './state.ts';
 
 /** The run's figures: printed at the end, and written as Markdown (bench/SOAK.md) for long runs. */
@@ -54,6 +55,23 @@ function lagLines(s: SoakState): string[] {
   ];
 }
 
+/** What the daemons said they did, counted from daemon.log: adoptions, leftover shutdowns, refusals, drops. */
+function fromDaemonLog(s: SoakState): string[] {
+  let text = '';
+  try {
+    text = readFileSync(join(s.dir, 'daemon.log'), 'utf8');
+  } catch {
+    return [];
+  }
+  const count = (re: RegExp) => text.match(re)?.length ?? 0;
+  return [
+    `- daemon log: ${count(/adopted the server left running/g)} servers adopted after a daemon restart, ` +
+      `${count(/shutting down a server left behind/g)} leftovers shut down (PersistServers false), ` +
+      `${count(/check-in rejected: stale or wrong token/g)} check-ins refused for a stale or wrong secret, ` +
+      `${count(/chat webhook refused or unreachable; message dropped/g)} chat messages dropped after their retries`,
+  ];
+}
+
 export function writeReport(file: string, s: SoakState, f: Figures, command: string): void {
   const lines = [
     '# Soak run',
@@ -65,6 +83,7 @@ export function writeReport(file: string, s: SoakState, f: Figures, command: str
     `- result: **${s.violations.length === 0 ? 'pass' : 'FAIL'}**, ${s.violations.length} violations`,
     `- relaunch after a crash: ${s.relaunchMs.length} measured, p50 ${fmt(pct(s.relaunchMs, 50))}, worst ${fmt(pct(s.relaunchMs, 100))}`,
     `- frozen server to its kill: ${s.hangKillMs.length} measured, worst ${fmt(pct(s.hangKillMs, 100))}`,
+    ...fromDaemonLog(s),
     `- bin/ seen between the install's two renames (old build whole in bin.prev): ${s.binSwapWindows} times`,
     '',
     '## Faults injected',

@@ -8,13 +8,14 @@
  *   ignore-shutdown  answers /shutdown and /update with 200 and stays up (the daemon must kill it)
  *   slow-start       waits 1.5 s before listening and checking in
  *   fork             starts two children in its process group (they carry `soak-child` in their argv)
- *   old-secret       also checks in with the previous launch's secret (must be refused, changing nothing)
+ *   old-secret       also checks in with the previous launch's secret (must be refused, changing nothing);
+ *                    each answer is appended to <SOAK_DIR>/old-secret-answers as `<key> <status>`
  * Leak guard: exits 99 after SOAK_LIFETIME_MS. It never exits because the daemon is gone: with
  * PersistServers a server must outlive a daemon restart.
  */
 import { spawn } from 'node:child_process';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { join } from 'node:path';
 
@@ -64,14 +65,18 @@ if (mode === 'fork') {
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 2 });
-function ping(secret) {
+/** `onStatus` gets the daemon's answer (the soak checks that an old secret is always refused). */
+function ping(secret, onStatus = () => {}) {
   if (!key || !base || !secret) return;
   const url = new URL(`server_api/${encodeURIComponent(key)}/ping`, base);
   const headers = {
     Authorization: `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`,
     'Content-Length': '0',
   };
-  const req = request(url, { method: 'POST', headers, agent }, (res) => res.resume());
+  const req = request(url, { method: 'POST', headers, agent }, (res) => {
+    onStatus(res.statusCode);
+    res.resume();
+  });
   req.setTimeout(3000, () => req.destroy());
   req.on('error', () => {});
   req.end();
@@ -98,7 +103,8 @@ function serve() {
   ping(token);
   setInterval(() => {
     ping(token);
-    if (mode === 'old-secret' && oldSecret && oldSecret !== token) ping(oldSecret);
+    if (mode === 'old-secret' && oldSecret && oldSecret !== token)
+      ping(oldSecret, (status) => appendFileSync(join(dir, 'old-secret-answers'), `${key} ${status}\n`));
   }, intervalMs);
   if (mode === 'crash-loop') setTimeout(() => process.exit(1), 500);
 }

@@ -13,6 +13,7 @@ export const INVARIANTS = [
   'bin-complete',
   'data-json-parses',
   'control-answers',
+  'old-secret-refused',
   'chat-bounded',
   'nothing-left-after-sigterm',
   'rss-stable',

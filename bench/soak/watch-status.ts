@@ -8,6 +8,9 @@ import { check, type SoakState, type Status, since } from './state.ts';
 
 interface ApiStatus extends Status {
   key: string;
+  /** An update check asked for is running or queued: a build it finds restarts a stopped.failing instance. */
+  checking: boolean;
+  updatePending: boolean;
 }
 
 /** States in which an instance is rightly without a server for longer than a back-off. */
@@ -39,7 +42,9 @@ export async function statusTick(s: SoakState): Promise<void> {
       t.downExcused = EXCUSED.test(st.state);
     }
     const stopped = st.state.startsWith('stopped');
-    if (stopped && t.stoppedSeenAt === null && sentAt > t.kickAt) t.stoppedSeenAt = sentAt;
+    // Stopped for good only once no update check is under way (a build found restarts a failing instance).
+    const settledStop = stopped && !st.checking && !st.updatePending;
+    if (settledStop && t.stoppedSeenAt === null && sentAt > t.kickAt) t.stoppedSeenAt = sentAt;
     if (!stopped && t.stoppedSeenAt !== null) {
       check(
         s,
@@ -53,8 +58,33 @@ export async function statusTick(s: SoakState): Promise<void> {
   }
 }
 
+let oldSecretRead = 0;
+
+/** Every check-in a server made with its previous launch's secret was refused (401), as a stale token must be. */
+function oldSecretsRefused(s: SoakState): void {
+  let text = '';
+  try {
+    text = readFileSync(join(s.dir, 'old-secret-answers'), 'utf8');
+  } catch {
+    return;
+  }
+  const fresh = text.slice(oldSecretRead);
+  const end = fresh.lastIndexOf('\n') + 1;
+  oldSecretRead += end;
+  for (const line of fresh.slice(0, end).split('\n').filter(Boolean)) {
+    const [key, status] = line.split(' ');
+    check(
+      s,
+      'old-secret-refused',
+      status === '401',
+      () => `${key}: a check-in with the previous launch's secret got ${status}`,
+    );
+  }
+}
+
 /** bin/ of every Manifest instance is one known build whole; every data.json parses. */
 export function filesTick(s: SoakState, known: ReadonlySet<string>): void {
+  oldSecretsRefused(s);
   for (const t of s.tracks.values()) {
     const dir = join(s.dir, 'instances', t.key);
     const data = join(dir, 'data.json');

@@ -161,4 +161,46 @@ socket('fuzz/http socket :: garbage on one connection never stops another server
   assert.is(health.status, 200);
 });
 
+/** Check-in requests as servers (and others) send them: keys in every spelling, right and wrong secrets. */
+const ping = fc.record({
+  // Upper case only: on the wire `post` is no method at all (the parser answers 400), while fetch() upper-cases it.
+  method: fc.constantFrom('POST', 'POST', 'GET', 'PUT', 'DELETE'),
+  key: fc.constantFrom('alpha', 'beta', 'gamma', 'ghost', 'ALPHA', '%61lpha', 'alph%61', 'alpha%20', 'al%2Fpha', ''),
+  tail: fc.constantFrom('/ping', '/ping', '/ping/', '/ping?x=1', '/PING', '//ping', '/ping#f'),
+  auth: fc.oneof(
+    fc
+      .tuple(
+        fc.constantFrom('Basic ', 'basic ', 'BASIC  ', 'Basic\t', 'Bearer '),
+        fc.constantFrom('alpha', 'beta', 'gamma', 'ALPHA', ''),
+        fc.constantFrom(ALPHA_SECRET, BETA_SECRET, `${ALPHA_SECRET} `, '', 'x:y'),
+      )
+      .map(([scheme, user, secret]) => `${scheme}${b64(`${user}:${secret}`)}`),
+    fc.constantFrom(undefined, 'Basic', 'Basic !!', `Basic ${b64(`alpha:${ALPHA_SECRET}`)}=`),
+  ),
+});
+
+socket('fuzz/http socket :: a check-in gets the same answer from the fast path as from the app route', async (ctx) => {
+  const { fx, port } = ctx;
+  // The same routes without the fast path in front: the definition the fast path must agree with.
+  const { app } = fuzzApp(fx.registry, { admin: false, loopback: false });
+  const checkins = () => fx.alpha.calls.length + fx.beta.calls.length;
+  await fuzz(
+    'http/fast-path-agrees',
+    fc.asyncProperty(ping, async (r) => {
+      const path = `/server_api/${r.key}${r.tail}`;
+      const auth = r.auth === undefined ? '' : `${CRLF}Authorization: ${r.auth}`;
+      const before = checkins();
+      const viaSocket = await rawRequest(port, `${r.method} ${path} HTTP/1.1${auth}${CRLF}Content-Length: 0`, 3_000);
+      const countedBySocket = checkins() - before;
+      const headers: Record<string, string> = r.auth === undefined ? {} : { authorization: r.auth };
+      const viaApp = await app.request(path, { method: r.method, headers });
+      const countedByApp = checkins() - before - countedBySocket;
+      assert.is(viaSocket.status, viaApp.status, `${r.method} ${path} ${r.auth ?? '(no Authorization)'}`);
+      assert.is(countedBySocket, viaSocket.status === 200 ? 1 : 0, 'a check-in is counted exactly when answered 200');
+      assert.is(countedByApp, countedBySocket);
+    }),
+    { seed: 0x50c4_02, numRuns: 300, runTimeoutMs: 6_000 },
+  );
+});
+
 socket.run();

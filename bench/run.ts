@@ -1,8 +1,9 @@
 /**
- * `npm run bench [-- <id> ...]`: runs the benchmarks (all five by default: crash checkin update scale footprint),
+ * `npm run bench [-- <id> ...]`: runs the benchmarks (all six by default: crash checkin update scale footprint downtime),
  * prints every figure with its baseline and ratio, and, for a full run, writes bench/RESULTS.md (and RESULTS.json,
  * the same data for tools). `npm run bench -- --rerun <id> ...` reruns those benchmarks and replaces their sections
- * in the last full run's results, keeping the first figures in a note (for a figure disturbed by other load).
+ * in the last full run's results, keeping the first figures in a note (for a figure disturbed by other load); a
+ * benchmark the full run did not have is added after its sections.
  * Exits 0 whatever the verdicts: a missed target is a finding, printed as MISSED with its figures. See README.md.
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -44,6 +45,14 @@ const BENCHES: Record<string, { title: string; run: Bench }> = {
       (await import('./footprint.ts')).runFootprint({
         trials: 4,
         peerInstances: envNumber('BENCH_PEER_INSTANCES', 10),
+      }),
+  },
+  downtime: {
+    title: '6. Update downtime',
+    run: async () =>
+      (await import('./downtime.ts')).runDowntime({
+        megabytes: envNumber('BENCH_UPDATE_MB', 200),
+        rounds: envNumber('BENCH_DOWNTIME_ROUNDS', 6),
       }),
   },
 };
@@ -146,11 +155,19 @@ async function main(): Promise<void> {
     const reason =
       process.env.BENCH_RERUN_REASON ??
       "the full run's figures here were disturbed by other load on the shared machine";
+    const at = new Date().toISOString();
     const merged = previous.sections.map((old) => {
       const fresh = sections.find((s) => s.id === old.id);
-      return fresh ? { ...fresh, rerun: { at: new Date().toISOString(), reason, previous: sectionDigest(old) } } : old;
+      return fresh ? { ...fresh, rerun: { at, reason, previous: sectionDigest(old) } } : old;
     });
-    results = { ...previous, sections: merged };
+    // A benchmark newer than the full run is added after its sections (previous: '' says there was none).
+    const added = sections
+      .filter((s) => !previous?.sections.some((old) => old.id === s.id))
+      .map((s) => ({
+        ...s,
+        rerun: { at, reason: 'added to the full run, which did not have this benchmark yet', previous: '' },
+      }));
+    results = { ...previous, sections: [...merged, ...added] };
   }
   const out = process.env.BENCH_OUT ?? (full || previous ? join(BENCH, 'RESULTS.md') : null);
   if (out) {

@@ -5,16 +5,17 @@
  * Runs alternate (shell tgz, watchdog tgz, shell zip, watchdog zip) for three rounds; the daemon's RSS is sampled.
  * Then the daemon's extractor runs alone against tar xzf / unzip -q alone, and once under --cpu-prof.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostRid } from '../src/updates/platform.ts';
 import { fileSize, generateBuild, packBuild, sha256File } from './lib/build-gen.ts';
+import { startCdn, type BenchCdn } from './lib/cdn.ts';
 import { lightConfig, TOKEN } from './lib/config.ts';
-import { control, healthStates, startDaemon, type BenchDaemon } from './lib/daemon.ts';
+import { control, displacedBuildsGone, healthStates, startDaemon, type BenchDaemon } from './lib/daemon.ts';
 import { BENCH, ROOT, freePorts, tempDir } from './lib/env.ts';
 import { installServer } from './lib/launcher.ts';
-import { readMemory, resetPeak, signal, type MemoryReading } from './lib/proc.ts';
+import { readMemory, resetPeak, type MemoryReading } from './lib/proc.ts';
+import { runBash } from './lib/shell.ts';
 import { profileText, summarizeProfile } from './lib/cpu-profile.ts';
 import { figure, type Figure, type Section } from './lib/report.ts';
 import { median } from './lib/stats.ts';
@@ -25,27 +26,11 @@ const KEY = 'upd';
 
 type Format = 'tgz' | 'zip';
 
-function runShell(script: string, env: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const t0 = wallNow();
-    const child = spawn('bash', ['-c', script], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve(wallNow() - t0) : reject(new Error(`shell pipeline exited ${code}: ${err.slice(-500)}`)),
-    );
-  });
-}
-
 /**
  * Writes every dirty page back before a timed run, so no side pays for the writeback of the one before it (each run
  * leaves about 400 MB of archive and build in the page cache; without this the second of a pair ran 0.3–0.4 s slower).
  */
-const settle = (): Promise<number> => runShell('sync', {});
+const settle = (): Promise<number> => runBash('sync', {});
 
 /** The shell pipelines; `date +%s%N` between the steps (a few ms in all) gives the phase split. */
 const SHELL: Record<Format, string> = {
@@ -134,7 +119,7 @@ function rssSampler(pid: number): () => MemoryReading | null {
 export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Section, 'load' | 'durationMs'>> {
   const tmp = await tempDir('wd-bench-update-');
   const daemons: BenchDaemon[] = [];
-  let cdn: ChildProcess | null = null;
+  let cdn: BenchCdn | null = null;
   const figures: Figure[] = [];
   const notes: string[] = [];
   try {
@@ -165,28 +150,9 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     const firstSha = await sha256File(first);
     const genSeconds = (Date.now() - genStart) / 1000;
 
-    cdn = spawn(process.execPath, [join(BENCH, 'servers/static-server.mjs'), served], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let cdnOut = '';
-    cdn.stdout?.on('data', (d: Buffer) => (cdnOut += d.toString()));
-    const cdnPort = await waitFor('the static server', () => /listening (\d+)/.exec(cdnOut)?.[1], 15_000);
-    const cdnUrl = `http://127.0.0.1:${cdnPort}`;
-    const rid = hostRid();
-    let builds = 0;
-    const publish = async (url: string, sha: string): Promise<string> => {
-      const key = `b${++builds}`;
-      const doc = {
-        builds: {
-          [key]: {
-            time: new Date(Date.UTC(2030, 0, 1, 0, builds)).toISOString(),
-            server: { [rid]: { url, sha256: sha } },
-          },
-        },
-      };
-      await writeFile(join(served, 'manifest.json'), JSON.stringify(doc));
-      return key;
-    };
+    cdn = await startCdn(served);
+    const cdnUrl = cdn.url;
+    const publish = cdn.publish;
     await publish('first.tar.gz', firstSha);
 
     const script = await installServer('light-server.mjs', tmp.path);
@@ -203,7 +169,7 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
         instanceExtra: [
           'UpdateType: Manifest',
           'Updates:',
-          `  ManifestUrl: ${cdnUrl}/manifest.json`,
+          `  ManifestUrl: ${cdn.manifestUrl}`,
           '  DownloadTimeoutSeconds: 300',
         ],
       }),
@@ -227,7 +193,7 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
       const scratch = join(tmp.path, `shell-${format}-${round}`);
       await mkdir(scratch);
       await settle();
-      shellTimes[format].push(await runShell(SHELL[format], { D: scratch, URL: `${cdnUrl}/${a.name}`, SHA: a.sha }));
+      shellTimes[format].push(await runBash(SHELL[format], { D: scratch, URL: `${cdnUrl}/${a.name}`, SHA: a.sha }));
       const ns = (await readFile(join(scratch, 'phases'), 'utf8'))
         .trim()
         .split(' ')
@@ -294,6 +260,8 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
       const installed = (await readFile(join(wdDir, 'instances', KEY, 'bin', 'build.txt'), 'utf8')).trim();
       if (installed !== 'bench build') throw new Error(`bin/build.txt holds "${installed}" after the update`);
       await running();
+      // The daemon removes the build this update displaced in the background; the next timed run starts after it.
+      await waitFor('the displaced build to be removed', () => displacedBuildsGone(wdDir, KEY), 120_000, 100);
     };
     // Which side goes first alternates by round, so what one run leaves behind (freed pages, a relaunching server)
     // weighs on both alike.
@@ -319,7 +287,7 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
         const scratch = join(tmp.path, `extract-${format}-${round}`);
         await mkdir(join(scratch, 'ours'), { recursive: true });
         await settle();
-        extractOnly[format].tool.push(await runShell(EXTRACT_ONLY[format], { D: scratch, A: archives[format].file }));
+        extractOnly[format].tool.push(await runBash(EXTRACT_ONLY[format], { D: scratch, A: archives[format].file }));
         await settle();
         extractOnly[format].ours.push((await extractOnce(archives[format].file, join(scratch, 'ours'), null)).ms);
         await rm(scratch, { recursive: true, force: true });
@@ -376,8 +344,8 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     notes.push(
       'Watchdog phases, in the order they happened, each named by the point that ends it: from its log lines (`fetching build from manifest`, `downloaded server archive` (zip) or `downloaded and extracted server archive` (tar.gz, extracted as it downloads), `update available`, `installing update`, `update installed`) (the moment each line reached the bench). A line that did not show leaves its phase out of that run.',
       `Build: ${build.files} files, ${(build.bytes / MB).toFixed(0)} MB unpacked (BENCH_UPDATE_MB=${opts.megabytes}); tar.gz ${(archives.tgz.size / MB).toFixed(0)} MB, zip ${(archives.zip.size / MB).toFixed(0)} MB. Generated and packed in ${genSeconds.toFixed(1)} s (not timed).`,
-      'Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk, each after a `sync` (not timed) so that neither pays for the writeback of the run before it. Five rounds, each format shell-then-watchdog in even rounds and watchdog-then-shell in odd ones; figures are medians. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (a zip is downloaded to .update/ and then extracted to staging; a tar.gz is extracted to staging as it downloads, with no copy on disk; then swap bin → bin.prev, remove the build before that).',
-      "The watchdog's time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap and removal of the older bin.prev, and data.json. Its download, hash and extraction run during the check, while the old server still runs (the server is only told to leave once the new build is staged).",
+      'Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk, each after a `sync` (not timed) so that neither pays for the writeback of the run before it. Five rounds, each format shell-then-watchdog in even rounds and watchdog-then-shell in odd ones; figures are medians. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (a zip is downloaded to .update/ and then extracted to staging; a tar.gz is extracted to staging as it downloads, with no copy on disk; then swap bin → bin.prev; the build before that is removed in the background).',
+      "The watchdog's time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap, and data.json; the build the swap displaces from bin.prev is removed in the background after the launch, and the next run waits for that (not timed). Its download, hash and extraction run during the check, while the old server still runs (the server is only told to leave once the new build is staged).",
       `RSS: ${peakNote}; growth = peak − VmRSS just before POST /update. Each of the ${growth.length} runs, in order: ${growth.map((b, i) => `${(b / MB).toFixed(1)} MB (at the highest sample: ${growthSplit[i]} MB)`).join('; ')}. The daemon's RSS before the first run: ${firstRss === null ? 'n/a' : `${(firstRss / MB).toFixed(1)} MB`}.`,
       `Phases, medians — tar.gz shell: ${medianPhases(shellPhases.tgz)}; watchdog: ${medianPhases(wdPhases.tgz)}. zip shell: ${medianPhases(shellPhases.zip)}; watchdog: ${medianPhases(wdPhases.zip)}.`,
       `CPU profile of src/updates/archive/extract.ts extracting the tar.gz alone (\`node --cpu-prof bench/tools/extract-once.ts\`, main thread, extraction window only; idle = waiting for the thread pool or the disk): ${extractOnly.tgz.profile}`,
@@ -398,7 +366,7 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     };
   } finally {
     for (const d of daemons) await d.stop(15_000);
-    if (cdn?.pid) signal(cdn.pid, 'SIGTERM');
+    cdn?.stop();
     await tmp.cleanup();
   }
 }

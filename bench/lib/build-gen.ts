@@ -41,12 +41,18 @@ export async function generateBuild(dir: string, megabytes: number): Promise<{ f
   return { files: files + 2, bytes };
 }
 
+/** tar.gz (GNU tar + gzip, default level) of `srcDir`'s contents, as `<outDir>/<name>`. */
+export async function packTarGz(srcDir: string, outDir: string, name = 'build.tar.gz'): Promise<string> {
+  const tgz = join(outDir, name);
+  await run('tar', ['-czf', tgz, '-C', srcDir, '.'], { maxBuffer: 1 << 20 });
+  return tgz;
+}
+
 /** tar.gz (GNU tar + gzip, default level) and zip (Info-ZIP, default level) of `srcDir`'s contents. */
 export async function packBuild(srcDir: string, outDir: string): Promise<{ tgz: string; zip: string }> {
-  const tgz = join(outDir, 'build.tar.gz');
   const zip = join(outDir, 'build.zip');
-  await Promise.all([
-    run('tar', ['-czf', tgz, '-C', srcDir, '.'], { maxBuffer: 1 << 20 }),
+  const [tgz] = await Promise.all([
+    packTarGz(srcDir, outDir),
     run('zip', ['-q', '-r', zip, '.'], { cwd: srcDir, maxBuffer: 1 << 20 }),
   ]);
   return { tgz, zip };

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WATCHDOG } from './env.ts';
 import { signal } from './proc.ts';
@@ -161,4 +161,14 @@ export async function healthStates(url: string): Promise<Record<string, string>>
   const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(10_000) });
   if (!res.ok) throw new Error(`GET /health answered ${res.status}`);
   return ((await res.json()) as { instances: Record<string, string> }).instances;
+}
+
+/**
+ * True when the instance folder `<dir>/instances/<key>` holds no displaced build (`.update/old-*`): the daemon
+ * removes the build an update pushed out of bin.prev in the background after the launch, and a timed run that
+ * overlapped that removal would pay for the run before it.
+ */
+export async function displacedBuildsGone(dir: string, key: string): Promise<boolean> {
+  const left = await readdir(join(dir, 'instances', key, '.update')).catch(() => []);
+  return !left.some((n) => n.startsWith('old-'));
 }

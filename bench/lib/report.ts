@@ -32,7 +32,10 @@ export interface Section {
   durationMs: number;
   /** Set when the benchmark itself failed; its figures are then whatever it got to. */
   error?: string;
-  /** Set when this section replaced the one of the full run (`--rerun`): when, why, and what the first run gave. */
+  /**
+   * Set when this section replaced the one of the full run (`--rerun`): when, why, and what the first run gave; or,
+   * with `previous` empty, when a `--rerun` added it to a full run that did not have it.
+   */
   rerun?: { at: string; reason: string; previous: string };
 }
 
@@ -87,11 +90,13 @@ export function sectionMarkdown(s: Section): string {
     `Ran ${(s.durationMs / 1000).toFixed(1)} s; load average before ${s.load.before.map((l) => l.toFixed(2)).join(' / ')}, after ${s.load.after.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min).`,
     '',
   );
-  if (s.rerun)
+  if (s.rerun?.previous)
     lines.push(
       `**Rerun** at ${s.rerun.at} (\`npm run bench -- --rerun ${s.id}\`): ${s.rerun.reason}. The full run's figures were: ${s.rerun.previous}.`,
       '',
     );
+  else if (s.rerun)
+    lines.push(`**Run on its own** at ${s.rerun.at} (\`npm run bench -- --rerun ${s.id}\`): ${s.rerun.reason}.`, '');
   if (s.error) lines.push(`**The benchmark failed:** ${cell(s.error)}`, '');
   lines.push('| Figure | Value | Baseline | Ratio | Target | Verdict |', '| --- | ---: | --- | ---: | --- | --- |');
   for (const f of s.figures) {

@@ -1,6 +1,10 @@
 import type { MachineInfo } from './machine.ts';
 import { sectionMarkdown, type Section } from './report.ts';
 
+/** `lead` and the sections' titles, or nothing when there are none. */
+const titled = (list: readonly Section[], lead: string): string =>
+  list.length ? `${lead}${list.map((s) => s.title).join(', ')}.` : '';
+
 /** bench/RESULTS.md: when, where, with what, every figure with its baseline, ratio and verdict, and the commands. */
 export function resultsMarkdown(opts: {
   machine: MachineInfo;
@@ -28,14 +32,13 @@ export function resultsMarkdown(opts: {
     `- Node ${m.node}; packages: ${Object.entries(m.packages)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
-    `- Whole run: ${(opts.totalMs / 1000).toFixed(0)} s. The machine is shared with other engineers' test runs: each section gives the load average around it.${
-      sections.some((s) => s.rerun)
-        ? ` Rerun afterwards (their first figures are kept in their section): ${sections
-            .filter((s) => s.rerun)
-            .map((s) => s.title)
-            .join(', ')}.`
-        : ''
-    }`,
+    `- Whole run: ${(opts.totalMs / 1000).toFixed(0)} s. The machine is shared with other engineers' test runs: each section gives the load average around it.${titled(
+      sections.filter((s) => s.rerun?.previous),
+      ' Rerun afterwards (their first figures are kept in their section): ',
+    )}${titled(
+      sections.filter((s) => s.rerun && !s.rerun.previous),
+      ' Run on their own afterwards and added (newer than the full run): ',
+    )}`,
     `- Verdict: ${missed.length === 0 && failed.length === 0 ? 'every target met.' : [missed.length ? `MISSED: ${missed.join('; ')}.` : '', failed.length ? `Failed to run: ${failed.join(', ')}.` : ''].join(' ').trim()}`,
     '',
   ];

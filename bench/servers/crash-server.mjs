@@ -4,7 +4,9 @@
  * clock in every process) so every supervisor is measured the same way, by the process it relaunches:
  *   start <pid> <ms>   as soon as the module runs
  *   ready <pid> <ms>   up (under a watchdog: after its first check-in was answered 200)
- *   exit <pid> <ms>    just before process.exit(1) on SIGUSR2 (the bench's "crash now")
+ *   exit <pid> <ms>    just before process.exit(1) on SIGUSR2 (the bench's "crash now"), and just before
+ *                      process.exit(0) after answering the watchdog's POST /shutdown or /update (the moment players
+ *                      lose the server in a restart or an update; bench/downtime.ts measures from it)
  * appended to the file named by env CRASH_LOG. Under the watchdog (watchdog.* cvars and the token env) it checks in
  * every watchdog.checkin_interval seconds and answers POST /shutdown and /update on net.port (exit 0). Without a
  * watchdog (the spawn-loop floor, PM2) it is ready at once. It exits 99 after CRASH_LIFETIME_MS (leak guard).
@@ -67,7 +69,15 @@ if (key && base && token) {
       typeof given === 'string' &&
       timingSafeEqual(digest(given), digest(token));
     res.writeHead(ok ? 200 : 404, { Connection: 'close' });
-    res.end(ok ? 'Success' : 'Not Found', () => ok && setImmediate(() => process.exit(0)));
+    res.end(
+      ok ? 'Success' : 'Not Found',
+      () =>
+        ok &&
+        setImmediate(() => {
+          mark('exit');
+          process.exit(0);
+        }),
+    );
     req.resume();
   })
     .on('error', (err) => console.error(`API port ${port}: ${err.message}`))

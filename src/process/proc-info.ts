@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 
 /** Per-boot identity, so a start time from before a reboot never matches a process after it. */
@@ -92,7 +92,35 @@ export async function verifyProcess(pid: number, expect: { startTime: string; ar
   if (!isAlive(pid)) return false;
   const [startTime, cmdline] = await Promise.all([readProcessStartTime(pid), readCmdline(pid)]);
   if (startTime === null || startTime !== expect.startTime || cmdline === null) return false;
-  if (endsWith(cmdline, expect.args)) return true;
-  const [first, ...rest] = expect.args;
+  return matchesArgs(cmdline, expect.args);
+}
+
+/** The command-line rule of verifyProcess: the recorded tail, or the tail without an absolute program path. */
+function matchesArgs(cmdline: string[], args: string[]): boolean {
+  if (endsWith(cmdline, args)) return true;
+  const [first, ...rest] = args;
   return first !== undefined && isAbsolute(first) && rest.length > 0 && endsWith(cmdline, rest);
+}
+
+/**
+ * The live process whose command line matches `args` (as verifyProcess reads it) and whose environment holds
+ * `name=value`, found by scanning /proc; null when there is none (or no /proc). Only processes of this user can
+ * be read, which is every server a daemon of this user launched. A launch secret in the environment makes the
+ * match certain: it is fresh for every launch and never reused.
+ */
+export async function findProcessByEnv(args: string[], name: string, value: string): Promise<number | null> {
+  let pids: number[];
+  try {
+    pids = (await readdir('/proc')).filter((n) => /^\d+$/.test(n)).map(Number);
+  } catch {
+    return null;
+  }
+  const wanted = `${name}=${value}`;
+  for (const pid of pids) {
+    const cmdline = await readCmdline(pid);
+    if (cmdline === null || !matchesArgs(cmdline, args) || !isAlive(pid)) continue;
+    const environ = await readFile(`/proc/${pid}/environ`).catch(() => null);
+    if (environ?.toString('utf8').split('\0').includes(wanted)) return pid;
+  }
+  return null;
 }

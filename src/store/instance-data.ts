@@ -16,6 +16,18 @@ const LaunchSchema = v.object({
   launchedAt: v.string(),
 });
 
+/**
+ * A launch whose process is being spawned: written before the spawn and replaced by `launch` once the pid is
+ * known. A daemon killed in between leaves a server no `launch` names; the next daemon finds it by this secret
+ * (in the server's environment) and command line, and adopts or shuts it down instead of launching a second one.
+ */
+const SpawningSchema = v.object({
+  program: v.string(),
+  args: v.array(v.string()),
+  secret: v.string(),
+  launchedAt: v.string(),
+});
+
 const InstanceDataSchema = v.object({
   version: v.literal(1),
   updateType: v.nullable(v.string()),
@@ -23,10 +35,14 @@ const InstanceDataSchema = v.object({
   /** The revision in `bin.prev`, for rollback. Optional: files written before it existed stay valid. */
   previousRevision: v.optional(v.nullable(v.string()), null),
   launch: v.nullable(LaunchSchema),
+  /** Optional: files written before it existed stay valid, and most of the time there is none. */
+  spawning: v.optional(v.nullable(SpawningSchema)),
 });
 
 /** What reattaching needs of the last launch: pid, process start time, program, args and the current secret. */
 export type LaunchData = v.InferOutput<typeof LaunchSchema>;
+/** A launch being spawned (see SpawningSchema). */
+export type SpawningData = v.InferOutput<typeof SpawningSchema>;
 /** The watchdog's own data for one instance. Holds a secret: written with mode 0600. */
 export type InstanceData = v.InferOutput<typeof InstanceDataSchema>;
 

@@ -27,7 +27,13 @@ export interface InstanceDeps {
   /** The revision installed at start; from then on the machine's context holds it. */
   revision: string | null;
   recordRevision: (revision: string) => Promise<void>;
+  /** Records a launch (and clears the spawning record), or that none runs. */
   recordLaunch: (launch: LaunchRecord | null) => Promise<void>;
+  /**
+   * Records a launch about to be spawned, before its pid exists, so a daemon killed before `recordLaunch` leaves
+   * its server findable by the next one (by its secret). Optional: test doubles may leave it out.
+   */
+  recordSpawning?: (spawning: Omit<LaunchRecord, 'pid' | 'startTime'>) => Promise<void>;
   /** Swaps bin.prev back into bin and the revisions in data.json; returns the revision now installed (the `rollback` actor). */
   rollback: () => Promise<string | null>;
   /** The launch record of a verified server left by the previous daemon (for ADOPT). */

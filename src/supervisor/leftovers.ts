@@ -1,7 +1,9 @@
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
 import { shutdownGracefully } from '../process/graceful.ts';
-import { verifyProcess } from '../process/proc-info.ts';
+import { TOKEN_ENV } from '../process/launch-spec.ts';
+import { findProcessByEnv, readProcessStartTime, verifyProcess } from '../process/proc-info.ts';
+import type { SpawningData } from '../store/instance-data.ts';
 import { adoptedProcess } from './adopted-process.ts';
 import type { LaunchRecord } from './instance-deps.ts';
 
@@ -58,4 +60,18 @@ export function recordedBaseUrl(record: LaunchRecord): string | null {
     if (i > 0 && record.args[i - 1] === '--cvar' && arg.startsWith(prefix)) found = arg.slice(prefix.length);
   });
   return found;
+}
+
+/**
+ * The server of a launch the previous daemon was spawning when it died (data.json `spawning`, written before the
+ * spawn), as a launch record: found by its command line and the launch's secret in its environment. Null when
+ * there was no such launch, or its spawn never happened or the server is gone.
+ */
+export async function findSpawned(spawning: SpawningData | null, log: Logger): Promise<LaunchRecord | null> {
+  if (!spawning) return null;
+  const pid = await findProcessByEnv([spawning.program, ...spawning.args], TOKEN_ENV, spawning.secret);
+  const startTime = pid === null ? null : await readProcessStartTime(pid);
+  if (pid === null || startTime === null) return null;
+  log.warn('found a server the previous daemon launched but had not recorded yet', { pid });
+  return { ...spawning, pid, startTime };
 }

@@ -31,6 +31,11 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
       // The CLI's control token must not reach game servers through the inherited environment.
       const { WATCHDOG_TOKEN: _controlToken, ...env } = process.env;
       const spec = buildLaunchSpec({ key, instance, baseUrl: deps.baseUrl, secret, providerCvars, env });
+      // Written before the spawn: a daemon killed between the spawn and the launch record below would otherwise
+      // leave a server that the next daemon cannot see, and that one would launch a second copy beside it.
+      await deps
+        .recordSpawning?.({ program: spec.program, args: spec.args, secret, launchedAt: new Date().toISOString() })
+        .catch((err: unknown) => log.warn('could not record the spawn in data.json', { error: describeError(err) }));
       const proc = await spawnServer(spec, {
         logDir: join(instance.dir, 'logs'),
         persist: deps.config.persistServers,

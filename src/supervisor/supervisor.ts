@@ -10,7 +10,7 @@ import { createProvider } from '../updates/factory.ts';
 import { recoverInterruptedInstall, rollbackBin } from '../updates/install/install.ts';
 import { followAdoptedLog } from './adopted-process.ts';
 import { Instance } from './instance.ts';
-import { findLeftover, recordedBaseUrl, type Leftover } from './leftovers.ts';
+import { findLeftover, findSpawned, recordedBaseUrl, type Leftover } from './leftovers.ts';
 import { logUpdateProgress } from './update-progress-log.ts';
 
 /** What a configuration reload changed, by instance key. */
@@ -106,7 +106,10 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
     const updateType = instance.settings.UpdateType ?? null;
     const data = await readInstanceData(instance.dir, updateType, ilog);
     const store = dataWriter(instance.dir, { ...data, updateType });
-    const leftover = await findLeftover(data.launch, ilog);
+    // A server whose spawn the previous daemon had not recorded yet is newer than any `launch` record.
+    const leftover =
+      (await findLeftover(await findSpawned(data.spawning ?? null, ilog), ilog)) ??
+      (await findLeftover(data.launch, ilog));
     const inst = new Instance({
       config,
       instance,
@@ -116,7 +119,8 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       provider: providerFor(instance, ilog),
       revision: data.revision,
       recordRevision: (revision) => store.write({ previousRevision: store.current().revision, revision }),
-      recordLaunch: (launch) => store.write({ launch }),
+      recordLaunch: (launch) => store.write({ launch, spawning: null }),
+      recordSpawning: (spawning) => store.write({ spawning }),
       rollback: async () => {
         await rollbackBin(instance.dir);
         const { revision, previousRevision } = store.current();

@@ -1,5 +1,6 @@
 import { formatPath } from './issues.ts';
 import { INDEX, isMap, type ConfigPath } from './merge.ts';
+import { setOwn } from './own-key.ts';
 import { childSchema, entriesOf, KEY_ALIASES, unwrap, type AnySchema } from './schema-walk.ts';
 
 const ALIAS_BY_LOWER = new Map(Object.entries(KEY_ALIASES).map(([alias, name]) => [alias.toLowerCase(), name]));
@@ -45,7 +46,7 @@ export function canonicalKeys(
         continue;
       }
       seen.set(name.toLowerCase(), key);
-      out[name] = walk(child, childSchema(s, name), [...path, name]);
+      setOwn(out, name, walk(child, childSchema(s, name), [...path, name]));
     }
     return out;
   };
@@ -75,7 +76,7 @@ export function bindScalars(value: unknown, schema: AnySchema | undefined): unkn
   if (isMap(value)) {
     if (!entriesOf(s) && !('value' in s)) return value;
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(value)) out[k] = bindScalars(x, childSchema(s, k));
+    for (const [k, x] of Object.entries(value)) setOwn(out, k, bindScalars(x, childSchema(s, k)));
     return out;
   }
   if (typeof value === 'string') {

@@ -37,6 +37,13 @@ const REQUIRED_UPDATE_KEYS: Record<string, { key: string; expected: string }[]> 
 const str = (x: unknown): string | undefined => (typeof x === 'string' ? x : undefined);
 
 /**
+ * Map keys valibot's records skip without a word (its guard against prototype pollution), so an instance or an
+ * environment variable of one of these names would vanish from the configuration: reported here instead.
+ */
+const RESERVED_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
+const RESERVED = 'a name other than __proto__, prototype or constructor (JavaScript reserves them)';
+
+/**
  * Rules a schema cannot express. They read the merged raw settings defensively (a value of the wrong type is
  * the schema's problem, reported there), so every problem is found in one pass, whatever else is wrong.
  */
@@ -111,8 +118,12 @@ export async function checkSettings(
   const instances = isMap(servers) && isMap(servers.Instances) ? servers.Instances : {};
   const ports = new Map<number, string>();
   for (const [key, inst] of Object.entries(instances)) {
-    if (!isMap(inst)) continue;
     const base = ['Servers', 'Instances', key];
+    if (RESERVED_KEYS.has(key)) problem(base, `expected an instance id: ${RESERVED}`, inst);
+    if (!isMap(inst)) continue;
+    const env = isMap(inst.EnvironmentVariables) ? inst.EnvironmentVariables : {};
+    for (const name of Object.keys(env).filter((k) => RESERVED_KEYS.has(k)))
+      problem([...base, 'EnvironmentVariables', name], `expected ${RESERVED}`, env[name]);
 
     const type = str(inst.UpdateType);
     const updates = isMap(inst.Updates) ? inst.Updates : {};

@@ -1,3 +1,5 @@
+import { setOwn } from './own-key.ts';
+
 /** A key path into the configuration: object keys and list indices. */
 export type ConfigPath = readonly (string | number)[];
 
@@ -28,10 +30,10 @@ function dropEmpty(value: unknown, path: ConfigPath): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     if (v === null || v === undefined) {
-      if (isInstancesMap(path)) out[k] = {};
+      if (isInstancesMap(path)) setOwn(out, k, {});
       continue;
     }
-    out[k] = dropEmpty(v, [...path, k]);
+    setOwn(out, k, dropEmpty(v, [...path, k]));
   }
   return out;
 }
@@ -44,9 +46,12 @@ export function mergeLayers(layers: readonly { name: string; data: Record<string
   const merge = (into: Record<string, unknown>, from: Record<string, unknown>, path: ConfigPath, name: string) => {
     for (const [key, v] of Object.entries(from)) {
       // Keys are case-insensitive across layers too (an instance `main` set again as `MAIN` from the environment).
-      const k = key in into ? key : (Object.keys(into).find((x) => x.toLowerCase() === key.toLowerCase()) ?? key);
+      const k = Object.hasOwn(into, key)
+        ? key
+        : (Object.keys(into).find((x) => x.toLowerCase() === key.toLowerCase()) ?? key);
       const p = [...path, k];
-      const existing = into[k];
+      // Own keys only: `into.__proto__` or `into.constructor` would otherwise read what every object inherits.
+      const existing = Object.hasOwn(into, k) ? into[k] : undefined;
       if (isMap(v) && isMap(existing)) {
         merge(existing, v, p, name);
         continue;
@@ -55,11 +60,15 @@ export function mergeLayers(layers: readonly { name: string; data: Record<string
         // `Arguments__1=x` from the environment replaces one item of a list a file set, as in .NET.
         const list = [...existing];
         for (const [i, item] of Object.entries(v)) list[Number(i)] = item;
-        into[k] = list.filter((x) => x !== undefined);
+        setOwn(
+          into,
+          k,
+          list.filter((x) => x !== undefined),
+        );
         source.set(id(p), name);
         continue;
       }
-      into[k] = isMap(v) ? merge({}, v, p, name) : v;
+      setOwn(into, k, isMap(v) ? merge({}, v, p, name) : v);
       // A map keeps the name of the file that introduced it; a leaf or list, the last file that set it.
       source.set(id(p), name);
     }

@@ -37,6 +37,8 @@ const SOURCE = /^(appsettings\.yml[:\s]|environment variable [^:]+: |WATCHDOG_EN
 
 /** The invariants of one outcome, whatever the input. */
 function checkOutcome(r: LoadResult): void {
+  // Keys such as __proto__ must never reach Object.prototype through a merge.
+  assert.equal(Object.keys(Object.prototype), [], 'Object.prototype was changed');
   if (!r.ok) {
     assert.ok(r.problems.length > 0, 'a refused configuration names at least one problem');
     for (const p of r.problems) {
@@ -102,5 +104,54 @@ config('fuzz/config :: documents shaped like appsettings.yml, mostly right, with
   // The point of this generator is to reach the valid-config invariants; a generator drifted to all-refused would not.
   assert.ok(loaded >= 10, `only ${loaded} of the generated documents loaded`);
 });
+
+/** Keys no strict section knows, among them the ones a plain JavaScript object treats specially. */
+const UNKNOWN_KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'Bogus'];
+
+config(
+  'fuzz/config :: an unknown key added to any section of a valid document is reported, never dropped',
+  async ({ dir }) => {
+    let checked = 0;
+    await fuzz(
+      'config/unknown-key',
+      fc.asyncProperty(
+        appSettingsWith(1),
+        fc.constantFrom(...UNKNOWN_KEYS),
+        fc.nat(),
+        fc.constantFrom<unknown>(1, 'x', { A: 1 }),
+        async (generated, key, where, value) => {
+          // A copy to change (fast-check reuses generated values while shrinking); JSON keeps every key its own.
+          const doc = JSON.parse(JSON.stringify(generated)) as Record<string, unknown>;
+          const valid = await loadText(dir, stringify(doc));
+          if (!valid.ok) return;
+          // The strict maps of this document: the root, Servers, each instance (and its Updates), Timing, Admin, …
+          const servers = doc.Servers as Record<string, unknown>;
+          const instances = servers.Instances as Record<string, Record<string, unknown>>;
+          const maps: Array<[string, Record<string, unknown>]> = [
+            ['(root)', doc],
+            ['Servers', servers],
+            ['Servers.Instances', instances],
+            ...Object.entries(instances).map(([k, inst]): [string, Record<string, unknown>] => [k, inst]),
+          ];
+          for (const name of ['Timing', 'Admin', 'Notification', 'Process', 'Data'])
+            if (doc[name] !== undefined) maps.push([name, doc[name] as Record<string, unknown>]);
+          const [at, map] = maps[where % maps.length] ?? ['(root)', doc];
+          // Defined, not assigned: `map.__proto__ = …` would set the prototype instead of adding the key.
+          Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
+          const r = await loadText(dir, stringify(doc));
+          checked += 1;
+          assert.not.ok(r.ok, `${key} added under ${at} was accepted`);
+          if (!r.ok)
+            assert.ok(
+              r.problems.some((p) => p.includes(key)),
+              `${key} under ${at}: ${r.problems.join('\n')}`,
+            );
+        },
+      ),
+      { seed: 0x5eed_c0f4, numRuns: 200 },
+    );
+    assert.ok(checked >= 10, `only ${checked} valid documents were changed`);
+  },
+);
 
 config.run();

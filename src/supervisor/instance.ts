@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
 import { refusalOf } from '../../machines/instance.context.ts';
@@ -9,6 +8,7 @@ import { describeError } from '../errors.ts';
 import type { ControlAction, InstanceControl, InstanceStatus } from './contract.ts';
 import { alertMessage, requester } from '../notify/messages.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
+import { hasPreviousBuild } from '../updates/install/install.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { coalesceWindowMs, createCheckinCoalescer } from './checkin-coalescer.ts';
 import type { InstanceDeps } from './instance-deps.ts';
@@ -173,7 +173,7 @@ export class Instance implements InstanceControl {
 
   /** Whether an update provider is configured, and a previous build (`bin.prev`) kept to go back to. */
   private abilities(): { canUpdate: boolean; canRollback: boolean } {
-    return { canUpdate: this.deps.provider !== null, canRollback: existsSync(`${this.deps.instance.dir}/bin.prev`) };
+    return { canUpdate: this.deps.provider !== null, canRollback: hasPreviousBuild(this.deps.instance.dir) };
   }
 
   control(action: ControlAction): void {

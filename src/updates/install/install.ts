@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { chmod, lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { UpdateError } from '../../errors.ts';
@@ -177,14 +178,37 @@ export async function discardStaged(staging: string): Promise<void> {
   await rm(staging, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
 }
 
+/** True when `dir` is a folder with nothing in it (the `bin/` every instance folder gets before its first build). */
+async function isEmptyDir(dir: string): Promise<boolean> {
+  return readdir(dir).then(
+    (entries) => entries.length === 0,
+    () => false,
+  );
+}
+
+/**
+ * Whether `bin.prev` holds a previous build to roll back to: a folder with something in it. An empty one is no
+ * build (rolling back onto it left the instance with nothing to launch; found by the soak).
+ */
+export function hasPreviousBuild(instanceDir: string): boolean {
+  try {
+    return readdirSync(join(instanceDir, 'bin.prev')).length > 0;
+  } catch {
+    return false;
+  }
+}
+
 /** Renames `staging` to `bin` (bin → bin.prev); returns where the former bin.prev went, for removal, or null. */
 async function swapIn(instanceDir: string, staging: string): Promise<string | null> {
   const bin = join(instanceDir, 'bin');
   const prev = join(instanceDir, 'bin.prev');
   const trash = join(updateDir(instanceDir), scratchName('old'));
-  const hadPrev = await exists(prev);
-  if (hadPrev) await rename(prev, trash);
+  // An empty bin/ (before the first build) is not a build to keep: as bin.prev it would offer a rollback onto
+  // nothing, and it would displace a real previous build.
+  if (await isEmptyDir(bin)) await rmdir(bin);
   const hadBin = await exists(bin);
+  const hadPrev = hadBin && (await exists(prev));
+  if (hadPrev) await rename(prev, trash);
   if (hadBin) await rename(bin, prev);
   try {
     await rename(staging, bin);
@@ -206,11 +230,11 @@ export async function recoverInterruptedInstall(instanceDir: string): Promise<vo
   await rm(updateDir(instanceDir), { recursive: true, force: true });
 }
 
-/** Swaps `bin.prev` back into `bin`; the current build becomes `bin.prev`. UpdateError when there is no bin.prev. */
+/** Swaps `bin.prev` back into `bin`; the current build becomes `bin.prev`. UpdateError when bin.prev is missing or empty. */
 export async function rollbackBin(instanceDir: string): Promise<void> {
   const bin = join(instanceDir, 'bin');
   const prev = join(instanceDir, 'bin.prev');
-  if (!(await exists(prev))) {
+  if (!(await exists(prev)) || (await isEmptyDir(prev))) {
     throw new UpdateError(
       `cannot roll back ${instanceDir}: there is no previous build (bin.prev); one is kept after each update`,
     );

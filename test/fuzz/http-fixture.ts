@@ -3,7 +3,7 @@
  * a running server with a check-in secret, a binaries folder with one file and a server log), `beta` (no ApiToken,
  * stopped, refusing rollback and update as a real one would), and `gamma`, configured but still starting.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
 import { createBus } from '../../src/bus.ts';
@@ -22,6 +22,9 @@ export const ALPHA_TOKEN = 'tok:en';
 export const ALPHA_SECRET = 'alpha-secret';
 export const BETA_SECRET = 'beta-secret';
 export const ADMIN: AdminCredentials = { username: 'boss', password: 'pa:ss' };
+/** Contents no answer may ever carry: a hidden file of the binaries folder, and files outside it. */
+export const HIDDEN = 'hidden-bytes-0f1e';
+export const OUTSIDE = 'outside-bytes-9a8b';
 
 export interface Fixture {
   alpha: MemoryInstance;
@@ -36,7 +39,12 @@ export async function fixture(dir: string): Promise<Fixture> {
   await mkdir(join(alphaDir, 'logs'), { recursive: true });
   await writeFile(join(alphaDir, 'binaries', 'client.zip'), 'zip bytes');
   await writeFile(join(alphaDir, 'binaries', 'sub', 'a.txt'), 'a');
-  await writeFile(join(alphaDir, 'binaries', '.hidden'), 'hidden');
+  await writeFile(join(alphaDir, 'binaries', '.hidden'), HIDDEN);
+  // Beside the binaries folder, and linked from inside it: no route may ever serve it.
+  await writeFile(join(alphaDir, 'secret.txt'), OUTSIDE);
+  await writeFile(join(dir, 'secret.txt'), OUTSIDE);
+  await symlink('../secret.txt', join(alphaDir, 'binaries', 'out-link'));
+  await symlink('client.zip', join(alphaDir, 'binaries', 'in-link'));
   await writeFile(join(alphaDir, 'logs', 'server.log'), 'line 1\nline 2\n\u001b[31mred\u001b[0m\npartial');
   const alpha = memoryInstance('alpha', {
     apiToken: ALPHA_TOKEN,

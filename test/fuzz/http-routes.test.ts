@@ -2,13 +2,24 @@
  * Fuzzing every route of the daemon's HTTP app through `app.request()`: random methods, paths (each route's, with
  * odd keys, encodings, extra segments and queries, and junk), headers and bodies. Whatever arrives, the app answers
  * with a status below 500 (503 only where it is documented: an instance still starting, too many log followers),
- * never throws, and logs no "request failed".
+ * never throws, logs no "request failed", and never serves a hidden file of the binaries folder or a file outside it
+ * (through `..` in any encoding, or a link inside the folder that points out).
  */
 import fc from 'fast-check';
 import * as assert from 'uvu/assert';
 import { tempSuite } from '../_support/env.ts';
 import { fuzz, within } from './_fuzz.ts';
-import { ADMIN, ALPHA_SECRET, ALPHA_TOKEN, BETA_SECRET, type FuzzApp, fixture, fuzzApp } from './http-fixture.ts';
+import {
+  ADMIN,
+  ALPHA_SECRET,
+  ALPHA_TOKEN,
+  BETA_SECRET,
+  type FuzzApp,
+  fixture,
+  fuzzApp,
+  HIDDEN,
+  OUTSIDE,
+} from './http-fixture.ts';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const basic = (user: string, password: string) => `Basic ${b64(`${user}:${password}`)}`;
@@ -24,6 +35,9 @@ const ROUTES = [
   '/instances/{key}/binaries/client.zip',
   '/instances/{key}/binaries/sub/a.txt',
   '/instances/{key}/binaries/',
+  '/instances/{key}/binaries/out-link',
+  '/instances/{key}/binaries/in-link',
+  '/instances/{key}/binaries/.hidden',
   '/server_api/{key}/ping',
   '/watchdog/padlock',
   '/health',
@@ -76,6 +90,12 @@ const SEGMENTS = [
   'é',
   '%F0%9F%99%82',
   ';x',
+  'secret.txt',
+  'out-link',
+  'in-link',
+  '%2e%2e%2fsecret.txt',
+  '..%5csecret.txt',
+  '%2e%2e%2f%2e%2e%2fsecret.txt',
 ];
 
 const QUERIES = [
@@ -215,16 +235,18 @@ function checkStatus(status: number, what: string): void {
 
 type Req = typeof request extends fc.Arbitrary<infer T> ? T : never;
 
-async function send(target: FuzzApp, r: Req): Promise<Response> {
+async function send(target: FuzzApp, r: Req): Promise<{ res: Response; text: string }> {
   const method = r.method.toUpperCase();
   const init: RequestInit = { method: r.method, headers: r.headers };
   if (method !== 'GET' && method !== 'HEAD' && r.body !== undefined) init.body = r.body;
   const res = await target.app.request(r.path, init);
   // A followed log or the event stream never ends by itself: the status is all a fuzz run needs of it.
   const type = res.headers.get('content-type') ?? '';
-  if (/ndjson|event-stream/.test(type)) await res.body?.cancel();
-  else await res.arrayBuffer();
-  return res;
+  if (/ndjson|event-stream/.test(type)) {
+    await res.body?.cancel();
+    return { res, text: '' };
+  }
+  return { res, text: await res.text() };
 }
 
 const routes = tempSuite<{ apps: FuzzApp[] }>('fuzz/http routes', {
@@ -242,13 +264,16 @@ const routes = tempSuite<{ apps: FuzzApp[] }>('fuzz/http routes', {
 
 routes('fuzz/http :: any method, path, headers and body get an answer below 500, never a throw', async ({ apps }) => {
   const statuses = new Map<number, number>();
+  let served = 0;
   await fuzz(
     'http/routes',
     fc.asyncProperty(request, async (r) => {
       const target = apps[r.app];
       if (!target) throw new Error(`no app ${r.app}`);
-      const res = await within(4_000, `${r.method} ${r.path}`, send(target, r));
+      const { res, text } = await within(4_000, `${r.method} ${r.path}`, send(target, r));
       checkStatus(res.status, `${r.method} ${r.path}`);
+      assert.not.ok(text.includes(HIDDEN) || text.includes(OUTSIDE), `${r.method} ${r.path} served a file it must not`);
+      if (res.status === 200 && text === 'zip bytes') served += 1;
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       const failed = target.log.lines.filter((l) => l.includes('request failed'));
       assert.equal(failed, [], `${r.method} ${r.path} was logged as failed`);
@@ -258,6 +283,7 @@ routes('fuzz/http :: any method, path, headers and body get an answer below 500,
   // Past the routing: a generator that only ever reached 404 would prove nothing about the routes themselves.
   const reached = [...statuses.keys()].filter((s) => s !== 404);
   assert.ok(reached.length >= 5, `statuses seen: ${JSON.stringify([...statuses])}`);
+  assert.ok(served > 0, 'the binaries route served a file at least once, so the content check above had teeth');
   if (process.env.FUZZ_REPORT) console.log(`statuses: ${JSON.stringify([...statuses].sort((a, b) => a[0] - b[0]))}`);
 });
 

@@ -75,6 +75,30 @@ function fsCalls(lines: ReadonlyArray<{ line: string }>, root: string, from: num
   return calls;
 }
 
+/** The median ms from the exit stamp to a named point over `list` (NaN when no run saw it). */
+function medianAt(list: readonly Relaunch[], name: string): number {
+  return median(list.flatMap((r) => r.points.filter(([n]) => n === name).map(([, ms]) => ms)));
+}
+
+/**
+ * The update's extra time split at the launch: the daemon's part (exit → `server launched`) and the server's start
+ * (launch → ready), each against the restart's, and how much of the gap the background removal of the displaced
+ * build overlapped (its unlink/rmdir calls, summed, median per run).
+ */
+function splitText(update: readonly Relaunch[], floor: readonly Relaunch[]): string {
+  const part = (list: readonly Relaunch[]) => {
+    const spawned = medianAt(list, 'spawned');
+    return { daemon: spawned, server: medianAt(list, 'ready (server stamp)') - spawned };
+  };
+  const u = part(update);
+  const f = part(floor);
+  const removal = median(
+    update.map((r) => r.fs.filter((c) => c.what.includes('/old-*/')).reduce((a, c) => a + c.ms, 0)),
+  );
+  const ms = (v: number) => `${v.toFixed(0)} ms`;
+  return `Split at the launch (medians): exit → server launched ${ms(u.daemon)} for the update against ${ms(f.daemon)} for the restart (the daemon's part: the second check, the swap, data.json, the spawn); launch → ready ${ms(u.server)} against ${ms(f.server)} (the server starting). The removal of the displaced build, which runs in the background from the swap on, was busy for ${ms(removal)} of the update's gap (its file-system calls summed): it overlaps the launch and the new server's start-up.`;
+}
+
 /** Each distinct call's median duration over `list`, slowest first, those of 1 ms or more. */
 function medianCalls(list: readonly Relaunch[]): string {
   const names = [...new Set(list.flatMap((r) => r.fs.map((c) => c.what)))];
@@ -262,9 +286,10 @@ export async function runDowntime(opts: {
     notes.push(
       `Build: ${build.files} files, ${(build.bytes / MB).toFixed(0)} MB unpacked (BENCH_UPDATE_MB=${opts.megabytes}), tar.gz ${(size / MB).toFixed(0)} MB, served by bench/servers/static-server.mjs on 127.0.0.1; generated and packed in ${genSeconds.toFixed(1)} s (not timed). Each update publishes a new build key in manifest.json (the same archive).`,
       `Downtime = the new server's \`ready\` stamp − the old server's \`exit\` stamp, both written by bench/servers/crash-server.mjs with performance.timeOrigin + performance.now() (one clock for every process): \`exit\` just before it exits after answering the watchdog's POST /update (update) or POST /shutdown (restart), \`ready\` when its first check-in is answered 200. Both therefore include Node starting the server, the same on both sides.`,
-      `${opts.rounds} rounds after one uncounted update and restart; even rounds restart then update, odd ones update then restart. Before each request (not timed): wait until the daemon has removed the build the last update displaced (it does so in the background after the launch), then \`sync\`. The first build installed at daemon start is the same 200 MB build, so every counted update also moves a full old build out of bin.prev.`,
+      `${opts.rounds} rounds after one uncounted update and restart; even rounds restart then update, odd ones update then restart. Before each request (not timed): wait until the daemon has removed the build the last update displaced (it does so in the background, starting right after the swap), then \`sync\`. The first build installed at daemon start is the same 200 MB build, so every counted update also moves a full old build out of bin.prev.`,
       `Where the time goes, median ms after the old server's exit (daemon points are the moments its log lines reached the bench) — update: ${medianPoints(update)}; restart: ${medianPoints(floor)}.`,
       `The daemon's file-system calls in the instance folder during the gap (median ms per run; bench/instrument/fs-timing.mjs loaded with \`node --import\` times node:fs/promises rm, rename, writeFile, unlink and rmdir; the calls on a displaced build's files are summed) — update: ${medianCalls(update)}; restart: ${medianCalls(floor)}.`,
+      splitText(update, floor),
       `Every run (ms) — update: ${update.map((r) => r.downtime.toFixed(0)).join(', ')}; restart: ${floor.map((r) => r.downtime.toFixed(0)).join(', ')}.`,
     );
     return {

@@ -32,7 +32,7 @@ function envNumber(name: string): number | undefined {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return undefined;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}=${raw}: expected a positive number`);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name}=${raw}: expected a number of 0 or more`);
   return n;
 }
 

@@ -86,7 +86,7 @@ config('fuzz/config :: documents shaped like appsettings.yml, mostly wrong, with
     fc.asyncProperty(appSettingsWith(25), environment, async (doc, env) =>
       checkOutcome(await loadText(dir, stringify(doc), env)),
     ),
-    { seed: 0x5eed_c0f2, numRuns: 250 },
+    { seed: 0x5eed_c0f2, numRuns: 200 },
   );
 });
 
@@ -148,7 +148,7 @@ config(
             );
         },
       ),
-      { seed: 0x5eed_c0f4, numRuns: 200 },
+      { seed: 0x5eed_c0f4, numRuns: 120 },
     );
     assert.ok(checked >= 10, `only ${checked} valid documents were changed`);
   },

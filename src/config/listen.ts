@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * One address the HTTP server binds, from `Urls`. `localhost` is kept as a name: it binds 127.0.0.1 and, where
  * the host has IPv6, ::1 on the same port (as Kestrel does); `*` (also written `+`) is every interface of both
@@ -40,6 +42,15 @@ export function parseUrls(value: string): UrlsResult {
     if (host === '*' || host === '+') host = '*';
     else if (host.toLowerCase() === 'localhost') host = 'localhost';
     else if (host.startsWith('[')) host = host.slice(1, -1);
+    // What the pattern lets through but no listen() takes: brackets around anything but an IPv6 address
+    // (`[::::]`), and four numbers that are no IPv4 address (`999.1.1.1`). Refused here, not at start.
+    if (rawHost.startsWith('[') && isIP(host) !== 6)
+      return { ok: false, expected: `expected an IPv6 address inside [ ], such as http://[::1]:5000${where}` };
+    if (/^\d+\.\d+\.\d+\.\d+$/.test(host) && isIP(host) !== 4)
+      return {
+        ok: false,
+        expected: `expected an IPv4 address of four numbers 0-255, such as http://127.0.0.1:5000${where}`,
+      };
     listen.push({ host, port });
   }
   return { ok: true, listen };

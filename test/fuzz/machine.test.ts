@@ -229,7 +229,7 @@ machine('fuzz/machine :: random event sequences keep one process at most and ign
         h.stop();
       }
     }),
-    { seed: 0x57a7e_01, numRuns: 400 },
+    { seed: 0x57a7e_01, numRuns: 300 },
   );
   // The sequences must drive the machine through its states, or the invariants above were checked on too little.
   for (const state of [

@@ -171,6 +171,9 @@ export async function extractTar(
     parser.on('error', (err: unknown) => fail(err));
     parser.on('end', finish);
     input.on('error', (err) => fail(err));
+    // A stream that failed (or was destroyed) before we attached will never end nor emit again.
+    if (file.destroyed)
+      return fail(file.errored ?? new UpdateError('the archive stream was closed before extraction began'));
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
     input.pipe(parser);

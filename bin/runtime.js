@@ -2,13 +2,16 @@
 // same bin/ serves a checkout (src/, maybe a stale dist/) and the package and the image (dist/ only).
 import { existsSync } from 'node:fs';
 
+/** The bundles deploy/build.mjs writes to dist/app/, by the module they start from. */
+const BUNDLES = { 'cli/main': 'watchdog', 'demo/main': 'demo-server' };
+
 /**
- * The URL to import for `module` (e.g. `cli/main`), from the bin at `binUrl`. dist/ when WATCHDOG_RUNTIME=dist,
- * or when there is no src/ (the packed tarball); otherwise src/, after registering tsx, which a checkout has as
- * a dev dependency and the package does not depend on.
+ * The URL to import for `module` (e.g. `cli/main`), from the bin at `binUrl`. dist/ (the bundle of that module)
+ * when WATCHDOG_RUNTIME=dist, or when there is no src/ (the packed tarball); otherwise src/, after registering
+ * tsx, which a checkout has as a dev dependency and the package does not depend on.
  */
 export async function pickRuntime(binUrl, module) {
-  const compiled = new URL(`../dist/src/${module}.js`, binUrl);
+  const compiled = new URL(`../dist/app/${BUNDLES[module]}.js`, binUrl);
   const source = new URL(`../src/${module}.ts`, binUrl);
   const wanted = process.env.WATCHDOG_RUNTIME;
   if (wanted === 'dist' || (wanted !== 'src' && !existsSync(source))) {

@@ -21,13 +21,15 @@ test.before(async () => {
   await installedPackage();
 });
 
-test('the tarball holds the compiled daemon, the kit with its types and the dashboard assets; no sources', async () => {
+test('the tarball holds the bundled daemon and demo server, the kit with its types, the dashboard assets; no sources', async () => {
   const { files } = await installedPackage();
   for (const f of [
     'bin/watchdog',
     'bin/runtime.js',
     'dist/package.json',
-    'dist/src/cli/main.js',
+    'dist/app/watchdog.js',
+    'dist/app/demo-server.js',
+    'dist/app/assets/index.html',
     'dist/src/kit/index.js',
     'dist/src/kit/index.d.ts',
     'dist/src/kit/probe.d.ts',

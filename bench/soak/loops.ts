@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { MESSAGES_PER_EPISODE } from './bounds.ts';
 import type { SoakContext } from './context.ts';
 import { controlBurst, controlSameMoment, control, heal } from './faults-control.ts';
@@ -16,7 +18,7 @@ import type { Setup } from './setup.ts';
 import { check, type FaultKind } from './state.ts';
 import { scanTick } from './watch-procs.ts';
 import { filesTick, metricsTick, statusTick } from './watch-status.ts';
-import { daemonKill, reload } from './world.ts';
+import { daemonKill, reload, startDaemon } from './world.ts';
 
 /** The two loops of a run: the watcher (invariants, continuously) and the injector (faults, on the plan). */
 
@@ -34,24 +36,60 @@ export function chatBounded(ctx: SoakContext, setup: Setup): void {
 export async function watchLoop(ctx: SoakContext, setup: Setup, endAt: number, reference: LagReference): Promise<void> {
   let tick = 0;
   let lastStart: number | null = null;
+  // The daemon's answers are awaited apart, one at a time each: a slow answer must not stall the /proc scans,
+  // which time the relaunches.
+  let status: Promise<void> | null = null;
+  let metrics: Promise<void> | null = null;
+  let revival: Promise<void> | null = null;
   // Bounded: one turn per 500 ms until the end.
   while (Date.now() < endAt) {
     const at = Date.now();
+    if (revival === null && daemonDied(ctx, setup)) {
+      revival = startDaemon(ctx, setup.world).finally(() => {
+        revival = null;
+      });
+    }
     scanTick(ctx.s);
     if (tick % 2 === 0) {
-      await statusTick(ctx.s);
       filesTick(ctx.s, setup.known);
+      status ??= statusTick(ctx.s).finally(() => {
+        status = null;
+      });
     }
-    if (tick % 10 === 0) {
+    if (tick % 10 === 0 && metrics === null) {
       // The first scrape after a daemon start covers its start-up; lag is counted from the second on.
       const fresh = ctx.s.daemonReadyAt !== lastStart;
       lastStart = ctx.s.daemonReadyAt;
-      await metricsTick(ctx.s, !fresh, reference.read);
+      metrics = metricsTick(ctx.s, !fresh, reference.read).finally(() => {
+        metrics = null;
+      });
       chatBounded(ctx, setup);
     }
     tick++;
     await sleep(500 - (Date.now() - at));
   }
+  await Promise.all([status, metrics, revival]);
+}
+
+/**
+ * The daemon exits only when the soak kills or stops it: an exit of its own (a crash) is a violation, reported with
+ * the end of its log; a new daemon is started so the run goes on.
+ */
+function daemonDied(ctx: SoakContext, setup: Setup): boolean {
+  const d = setup.world.daemon;
+  if (d && !d.exited()) check(ctx.s, 'daemon-alive', true, () => '');
+  if (!d?.exited() || ctx.s.daemonReadyAt === null) return false;
+  ctx.s.daemonReadyAt = null;
+  ctx.s.daemonPid = null;
+  setup.world.daemon = null;
+  let tail = '';
+  try {
+    tail = readFileSync(join(ctx.s.dir, 'daemon.log'), 'utf8').split('\n').slice(-16).join('\n');
+  } catch {
+    // No log to quote.
+  }
+  check(ctx.s, 'daemon-alive', false, () => `daemon ${d.pid} exited on its own; its log ends:\n${tail}`);
+  return true;
 }
 
 async function inject(ctx: SoakContext, setup: Setup, kind: FaultKind): Promise<boolean> {
@@ -71,6 +109,8 @@ async function inject(ctx: SoakContext, setup: Setup, kind: FaultKind): Promise<
 export async function daemonLoop(ctx: SoakContext, setup: Setup, plan: Plan): Promise<void> {
   for (const due of plan.daemonKills) {
     await sleep(ctx.s.startedAt + due.atMs - Date.now());
+    // A daemon being revived after a crash is waited for (bounded), so no kill of the plan is skipped.
+    for (let i = 0; i < 300 && !setup.world.daemon; i++) await sleep(100);
     await daemonKill(ctx, setup.world, due.persist);
   }
 }

@@ -30,6 +30,8 @@ export function summary(s: SoakState, f: Figures): Record<string, unknown> {
     worstHangKillMs: s.hangKillMs.length ? Math.max(...s.hangKillMs) : null,
     lagP99MaxMs: s.lagP99.length ? Math.max(...s.lagP99.map((l) => l.ms)) : null,
     lagDisturbed: s.lagP99.filter((l) => l.disturbed).length,
+    lagMaxMs: s.lagMaxMs.length ? Math.max(...s.lagMaxMs) : null,
+    statusSlowestMs: s.statusMs.length ? Math.max(...s.statusMs) : null,
     binSwapWindows: s.binSwapWindows,
     rssStartMb: f.rssStartMb,
     rssEndMb: f.rssEndMb,
@@ -43,15 +45,15 @@ function lagLines(s: SoakState): string[] {
   const calm = s.lagP99.filter((l) => !l.disturbed).map((l) => l.ms);
   const waits = s.lagP99.map((l) => l.wait);
   const disturbed = s.lagP99.filter((l) => l.disturbed).length;
+  const reference = s.lagP99.map((l) => l.machine ?? 0);
   return [
     `Event-loop lag p99 per /metrics scrape (${all.length} scrapes, 5 s apart): p50 ${ms(all, 50)} ms, worst ${ms(all, 100)} ms;`,
     `worst in a window the machine did not starve: ${ms(calm, 100)} ms. Starved windows (daemon ≥ 20 ms while its`,
     'event-loop thread waited ≥ 100 ms for a CPU, or an idle reference process lagged ≥ 10 ms; not counted as checks):',
     `${disturbed}. Run-queue wait of the loop thread per window: p50 ${ms(waits, 50, 0)} ms, worst ${ms(waits, 100, 0)} ms;`,
-    `the idle reference's p99: worst ${ms(
-      s.lagP99.map((l) => l.machine ?? 0),
-      100,
-    )} ms.`,
+    `the idle reference's p99: worst ${ms(reference, 100)} ms. Largest single event-loop delay per window (a long block`,
+    `hides in a p99): p50 ${ms(s.lagMaxMs, 50)} ms, worst ${ms(s.lagMaxMs, 100)} ms. GET /api/instances answered in`,
+    `p50 ${ms(s.statusMs, 50, 0)} ms, slowest ${ms(s.statusMs, 100, 0)} ms (${s.statusMs.length} polls).`,
   ];
 }
 

@@ -41,6 +41,8 @@ const s: SoakState = {
   hangKillMs: [],
   rss: [],
   lagP99: [],
+  lagMaxMs: [],
+  statusMs: [],
   orphanChildren: new Map(),
   binSwapWindows: 0,
   log: (line) => console.log(`[soak +${((Date.now() - s.startedAt) / 1000).toFixed(1)} s] ${line}`),

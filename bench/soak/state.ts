@@ -16,6 +16,7 @@ export const INVARIANTS = [
   'old-secret-refused',
   'chat-bounded',
   'nothing-left-after-sigterm',
+  'daemon-alive',
   'rss-stable',
   'loop-lag-p99',
 ] as const;
@@ -104,6 +105,10 @@ export interface SoakState {
   rss: Array<{ at: number; daemon: number; mb: number }>;
   /** The daemon's p99 per scrape, the idle reference's over the same window, and whether that one was starved. */
   lagP99: Array<{ at: number; ms: number; machine: number | null; wait: number; cpu: number; disturbed: boolean }>;
+  /** The daemon's largest event-loop delay per scrape (ms): a single long block hides in a p99. */
+  lagMaxMs: number[];
+  /** How long each GET /api/instances took to answer (ms). */
+  statusMs: number[];
   /** Children that outlived their server, with when that was first seen. */
   orphanChildren: Map<number, number>;
   /** Times bin/ was seen missing with bin.prev whole (between the install's two renames). */

@@ -26,6 +26,8 @@ export async function statusTick(s: SoakState): Promise<void> {
     list = (await res.json()) as ApiStatus[];
   } catch {
     return;
+  } finally {
+    if (s.daemonReadyAt !== null) s.statusMs.push(Date.now() - sentAt);
   }
   if (s.daemonReadyAt === null || s.daemonReadyAt > sentAt) return;
   const now = Date.now();
@@ -76,11 +78,14 @@ function oldSecretsRefused(s: SoakState): void {
     check(
       s,
       'old-secret-refused',
-      status === '401',
+      !status?.startsWith('2'),
       () => `${key}: a check-in with the previous launch's secret got ${status}`,
     );
   }
 }
+
+/** Manifest instances whose bin/ has held a whole build once: from then on it must always hold one. */
+const installed = new Set<string>();
 
 /** bin/ of every Manifest instance is one known build whole; every data.json parses. */
 export function filesTick(s: SoakState, known: ReadonlySet<string>): void {
@@ -103,7 +108,8 @@ export function filesTick(s: SoakState, known: ReadonlySet<string>): void {
     // (src/updates/install/install.ts, put back at start if the daemon died there): that is allowed, and counted.
     const print = fingerprint(join(dir, 'bin'));
     const prev = existsSync(join(dir, 'bin')) ? null : fingerprint(join(dir, 'bin.prev'));
-    if (print === null && prev === null && !existsSync(join(dir, 'bin'))) continue;
+    if (print !== null && known.has(print)) installed.add(t.key);
+    if (!installed.has(t.key)) continue;
     if (print === null && prev !== null) s.binSwapWindows++;
     const whole = print !== null ? known.has(print) : prev !== null && known.has(prev);
     check(
@@ -116,6 +122,7 @@ export function filesTick(s: SoakState, known: ReadonlySet<string>): void {
 }
 
 const LAG = /^watchdog_event_loop_lag_p99_seconds(?:\{[^}]*\})?\s+([0-9.eE+-]+)/m;
+const LAG_MAX = /^watchdog_event_loop_lag_max_seconds(?:\{[^}]*\})?\s+([0-9.eE+-]+)/m;
 
 /** Time the daemon's main thread (the event loop) spent on a CPU and waiting for one, in ms (/proc/<pid>/schedstat). */
 function schedstat(pid: number): { run: number; wait: number } | null {
@@ -156,6 +163,7 @@ export async function metricsTick(
     const value = LAG.exec(text)?.[1];
     if (value === undefined || !countLag || !prev || !sched) return;
     const ms = Number(value) * 1000;
+    s.lagMaxMs.push(Number(LAG_MAX.exec(text)?.[1] ?? 0) * 1000);
     const wait = sched.wait - prev.wait;
     const cpu = sched.run - prev.run;
     const disturbed = ms >= 20 && ((machine !== null && machine >= 10) || wait >= STARVED_WAIT_MS);

@@ -82,6 +82,14 @@ export function reload(ctx: SoakContext, w: World): void {
 /** The final SIGTERM: every server shut down (PersistServers false in the last phase), the daemon gone. */
 export async function stopDaemon(ctx: SoakContext, w: World): Promise<number | null> {
   if (!w.daemon) return null;
+  if (w.config.persist) {
+    // The plan ends with PersistServers false, but a daemon revived after a crash keeps the phase it died in: a
+    // reload turns it off (the shutdown reads the setting then), so the final SIGTERM must still take every server.
+    w.config.persist = false;
+    writeConfig(w);
+    process.kill(w.daemon.pid, 'SIGHUP');
+    await new Promise((r) => setTimeout(r, 2000));
+  }
   ctx.s.daemonReadyAt = null;
   const code = await stopSoakDaemon(w.daemon, 30_000);
   w.daemon = null;

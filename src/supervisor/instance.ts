@@ -8,6 +8,7 @@ import { describeError } from '../errors.ts';
 import type { ControlAction, InstanceControl, InstanceStatus } from './contract.ts';
 import { alertMessage, requester } from '../notify/messages.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
+import { removeDisplacedBuilds } from '../updates/install/install.ts';
 import { hasPreviousBuild } from '../updates/install/install.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { coalesceWindowMs, createCheckinCoalescer } from './checkin-coalescer.ts';
@@ -109,6 +110,8 @@ export class Instance implements InstanceControl {
         break;
       case 'checkin':
         this.lastCheckinAt = at;
+        // The server is up: the build an update displaced may go now without slowing its start.
+        removeDisplacedBuilds(this.deps.instance.dir);
         bus.emit('instance:checkin', { key: this.key, launchId: e.launchId, at });
         break;
       case 'update-failed':

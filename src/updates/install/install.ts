@@ -104,8 +104,8 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
 
 /**
  * The second half: swaps a folder made by `stageArchive` into `bin/` (the old build becomes `bin.prev`). Resolves
- * once the new build is in `bin/`; the build that `bin.prev` held before is removed after that, in the background
- * (`oldBuildsRemoved`).
+ * once the new build is in `bin/`; the build that `bin.prev` held before is removed once the new server is up
+ * (`removeDisplacedBuilds`), in the background.
  */
 export async function commitStaged(
   instanceDir: string,
@@ -126,21 +126,38 @@ export async function commitStaged(
   } finally {
     await discardStaged(staging);
   }
-  // Last, with no await after it: the caller launches the new build while the removal runs.
   if (displaced) removeLater(instanceDir, displaced);
 }
 
 /** Removals of displaced builds still under way, per instance folder, each chained after the one before. */
 const removals = new Map<string, Promise<void>>();
+/** A displaced build per instance folder that waits for the new server to be up before it is removed. */
+const waiting = new Map<string, string>();
 
 /**
- * Removes a build the swap moved out of the way, without making the install wait for it: the install runs while
- * the instance's server is down (between the old server's exit and the new one's launch), and removing a full
- * build takes a while (1,600 files and 200 MB took about 0.45 s in bench/downtime.ts, a third of the server's
- * whole downtime). A failed removal only leaves the folder in `.update/`, which the daemon clears at start.
+ * Keeps a build the swap moved out of the way until `removeDisplacedBuilds` (the new server's first check-in): the
+ * install runs while the instance's server is down, and removing a full build (1,600 files and 200 MB took about
+ * 0.45 s in bench/downtime.ts) competes for the disk and CPU with the launch players wait for. One build waits at a
+ * time: an older one still waiting (its server never checked in) is removed now. A failed removal only leaves the
+ * folder in `.update/`, which the daemon clears at start.
  */
 function removeLater(instanceDir: string, path: string): void {
   const key = resolve(instanceDir);
+  const older = waiting.get(key);
+  waiting.set(key, path);
+  if (older) startRemoval(key, older);
+}
+
+/** Starts removing the build displaced by the last install into `instanceDir`, if one waits; returns at once. */
+export function removeDisplacedBuilds(instanceDir: string): void {
+  const key = resolve(instanceDir);
+  const path = waiting.get(key);
+  if (path === undefined) return;
+  waiting.delete(key);
+  startRemoval(key, path);
+}
+
+function startRemoval(key: string, path: string): void {
   const done = (removals.get(key) ?? Promise.resolve())
     .then(() => removeOneByOne(path))
     // What the careful pass could not remove (it changed under it, say) gets one plain attempt.
@@ -167,8 +184,9 @@ async function removeOneByOne(path: string): Promise<void> {
   await rmdir(path);
 }
 
-/** Resolves once every older build displaced by installs into `instanceDir` so far is removed (or failed to be). */
+/** Removes every build displaced by installs into `instanceDir` so far, without waiting for a check-in; resolves once done. */
 export function oldBuildsRemoved(instanceDir: string): Promise<void> {
+  removeDisplacedBuilds(instanceDir);
   return removals.get(resolve(instanceDir)) ?? Promise.resolve();
 }
 

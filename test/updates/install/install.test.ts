@@ -5,11 +5,13 @@ import * as assert from 'uvu/assert';
 import {
   installArchive,
   oldBuildsRemoved,
+  removeDisplacedBuilds,
   recoverInterruptedInstall,
   rollbackBin,
 } from '../../../src/updates/install/install.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { exists, type InstanceCtx as Ctx, instanceSuite, never, oldBuildInBin, read, rejects } from '../_support.ts';
+import { waitFor } from '../../_support/env.ts';
 
 /** bin/ still holds the pre-populated build and no staging folder is left behind. */
 async function untouched(ctx: Ctx): Promise<void> {
@@ -51,8 +53,11 @@ install(
   },
 );
 
+/** The displaced builds waiting or being removed in the instance's scratch folder. */
+const displacedBuilds = (inst: string) => readdirSync(join(inst, '.update')).filter((n) => n.startsWith('old-'));
+
 install(
-  'installArchive :: resolves with the new build in bin/ before the older build it displaces is removed (that waits until the server is launched: bench/downtime.ts), and oldBuildsRemoved waits for the removal',
+  'installArchive :: resolves with the new build in bin/ before the older build it displaces is removed (that waits until the new server checks in: bench/downtime.ts), and oldBuildsRemoved removes it at once',
   async (ctx) => {
     const a = join(ctx.dir, 'A.zip');
     await writeZip(a, sampleBuild('A'));
@@ -67,12 +72,38 @@ install(
     assert.equal(readdirSync(join(ctx.inst, '.update', displaced[0] as string)), ['marker'], 'it is the old build');
     assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'B');
     assert.is(await read(join(ctx.inst, 'bin.prev', 'build.txt')), 'A');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(displacedBuilds(ctx.inst), displaced, 'it waits for the new server to check in');
     await oldBuildsRemoved(ctx.inst);
     assert.equal(
       (await readdir(join(ctx.inst, '.update'))).filter((n) => !n.startsWith('.')),
       [],
       'removed once oldBuildsRemoved resolves',
     );
+  },
+);
+
+install(
+  'installArchive :: one displaced build waits at a time; removeDisplacedBuilds starts its removal',
+  async (ctx) => {
+    for (const name of ['A', 'B']) {
+      const archive = join(ctx.dir, `${name}.zip`);
+      await writeZip(archive, sampleBuild(name));
+      await installArchive({ archive, instanceDir: ctx.inst, signal: never() });
+    }
+    const first = displacedBuilds(ctx.inst);
+    assert.is(first.length, 1, 'the original build waits');
+    const c = join(ctx.dir, 'C.zip');
+    await writeZip(c, sampleBuild('C'));
+    await installArchive({ archive: c, instanceDir: ctx.inst, signal: never() });
+    await waitFor('the older waiting build to go', () => !displacedBuilds(ctx.inst).includes(first[0] as string), 5000);
+    const second = displacedBuilds(ctx.inst);
+    assert.is(second.length, 1, 'build A, displaced by C, waits in its place');
+    assert.is(await read(join(ctx.inst, '.update', second[0] as string, 'build.txt')), 'A');
+    removeDisplacedBuilds(ctx.inst);
+    await waitFor('A to go once the server is up', () => displacedBuilds(ctx.inst).length === 0, 5000);
+    assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'C');
+    assert.is(await read(join(ctx.inst, 'bin.prev', 'build.txt')), 'B');
   },
 );
 

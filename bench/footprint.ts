@@ -3,13 +3,19 @@
  * loads the same libraries and answers GET /health (bench/baselines/lib-floor.mjs). Launch → /health answering is
  * timed for both by polling every 5 ms; idle RSS is the median of 5 readings a few seconds after start. Trials
  * alternate floor, daemon; one uncounted warm-up pair first (tsx's transform cache, the page cache).
+ *
+ * Then the compiled daemon (issue 16: `npm run build`, bin/watchdog with WATCHDOG_RUNTIME=dist, as the package and
+ * the image run it) beside an idle PM2 daemon supervising the same demo server, in the same trials: idle RSS
+ * (target ≤ PM2's daemon) and launch → /health (target ≤ 300 ms).
  */
 import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { instanceKeys, lightConfig, TOKEN } from './lib/config.ts';
+import { buildDist } from './lib/dist-build.ts';
 import { installServer } from './lib/launcher.ts';
+import { pm2IdleTrial, privatePm2, type Pm2IdleTrial } from './lib/pm2.ts';
 import { PEER_NAME, childPids, getStatus, peerExe, peerYaml, skippedLine } from './lib/ss14.ts';
 import { BENCH, ROOT, WATCHDOG, freePorts, tempDir } from './lib/env.ts';
 import { isAlive, readMemory, signal } from './lib/proc.ts';
@@ -293,13 +299,45 @@ export async function runFootprint(opts: {
         nodeArgs,
         settled: (body) => (JSON.parse(body) as { instances: Record<string, string> }).instances.demo === 'running',
       });
+    const buildMs = await buildDist();
+    // The same daemon and demo server, compiled: what the package and the image run.
+    const compiledRun = () =>
+      trial({
+        args: [WATCHDOG, 'start'],
+        cwd: wdDir,
+        env: { WATCHDOG_RUNTIME: 'dist' },
+        port: wdPort,
+        settled: (body) => (JSON.parse(body) as { instances: Record<string, string> }).instances.demo === 'running',
+      });
+    let pm2Homes = 0;
+    const pm2Run = () =>
+      pm2IdleTrial({
+        home: join(tmp.path, `pm2-home-${pm2Homes++}`),
+        app: {
+          name: 'demo',
+          script: join(ROOT, 'bin/demo-server'),
+          interpreter: process.execPath,
+          exec_mode: 'fork',
+          autorestart: true,
+          args: ['--cvar', `net.port=${demoPort}`],
+          env: { WATCHDOG_RUNTIME: 'dist' },
+        },
+        ready: async () => (await getStatus(demoPort, '/status')) === 200,
+        settleMs: SETTLE_MS,
+      });
     await floorRun();
     await wdRun();
+    await compiledRun();
+    await pm2Run();
     const floor: Trial[] = [];
     const wd: Trial[] = [];
+    const compiled: Trial[] = [];
+    const pm2: Pm2IdleTrial[] = [];
     for (let i = 0; i < opts.trials; i++) {
       floor.push(await floorRun());
       wd.push(await wdRun());
+      compiled.push(await compiledRun());
+      pm2.push(await pm2Run());
     }
     const rssW = median(wd.map((t) => t.rss)) / MB;
     const rssF = median(floor.map((t) => t.rss)) / MB;
@@ -328,6 +366,40 @@ export async function runFootprint(opts: {
         note: readyW >= 500 ? `${(readyW - 500).toFixed(0)} ms over` : undefined,
       }),
     );
+    const rssC = median(compiled.map((t) => t.rss)) / MB;
+    const readyC = median(compiled.map((t) => t.readyMs));
+    const rssP = median(pm2.map((t) => t.rss)) / MB;
+    const startP = median(pm2.map((t) => t.startMs));
+    figures.push(
+      figure({
+        name: 'compiled daemon: idle RSS with the demo instance running',
+        value: rssC,
+        unit: 'MB',
+        baselines: [
+          { name: 'PM2 daemon idling with the same demo server', value: rssP },
+          { name: 'the daemon through tsx (above)', value: rssW },
+        ],
+        target: '≤ PM2 daemon',
+        met: rssC <= rssP,
+        note: rssC > rssP ? `${(rssC - rssP).toFixed(1)} MB over PM2's daemon` : undefined,
+      }),
+      figure({
+        name: 'compiled daemon: launch → /health answering',
+        value: readyC,
+        unit: 'ms',
+        baselines: [
+          { name: '`pm2 start` until it returns (daemon up, app launched)', value: startP },
+          { name: 'the daemon through tsx (above)', value: readyW },
+          { name: 'bare process, same libraries', value: readyF },
+        ],
+        target: '≤ 300 ms',
+        met: readyC <= 300,
+        note: readyC > 300 ? `${(readyC - 300).toFixed(0)} ms over` : undefined,
+      }),
+    );
+    notes.push(
+      `Compiled daemon (issue 16): \`npm run build\` first (${(buildMs / 1000).toFixed(1)} s: tsc to dist/, then esbuild bundles the daemon and the demo server into dist/app/), then \`WATCHDOG_RUNTIME=dist node bin/watchdog start\`, the demo server compiled too; measured as the daemon above. PM2 (v${await privatePm2(tmp.path).version()}): a fresh private PM2_HOME per trial, \`pm2 start\` of the same compiled demo server (fork mode), the app's /status polled until it answers, then ${SETTLE_MS / 1000} s, then the median of 5 VmRSS readings of PM2's daemon (pm2.pid, not the app); \`pm2 kill\`. PM2 has no health endpoint: its time is \`pm2 start\` from spawn to return, for context only. The four subjects alternate in each trial (floor, tsx daemon, compiled daemon, PM2), after one uncounted warm-up round. Trials — RSS (MB): compiled ${compiled.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; PM2 daemon ${pm2.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): compiled ${compiled.map((t) => t.readyMs.toFixed(0)).join(', ')}; pm2 start ${pm2.map((t) => t.startMs.toFixed(0)).join(', ')}.`,
+    );
     notes.push(
       `${opts.trials} alternating trials after one uncounted warm-up pair; medians. RSS = median of 5 VmRSS readings 200 ms apart, ${SETTLE_MS / 1000} s after /health answered (daemon: after the demo instance reported running). Trials (MB): watchdog ${wd.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; floor ${floor.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): watchdog ${wd.map((t) => t.readyMs.toFixed(0)).join(', ')}; floor ${floor.map((t) => t.readyMs.toFixed(0)).join(', ')}.`,
       "Launch → /health: from spawn() of `node bin/watchdog start` (or the floor) to the first 200 from GET /health, polled every 5 ms on fresh connections. Both go through tsx's register hook; the daemon also compiles its own TypeScript (cached by tsx after the first run), reads and validates its config and prepares the instance folder before it listens.",
@@ -351,6 +423,8 @@ export async function runFootprint(opts: {
     const commands = [
       'watchdog: node bin/watchdog start (one instance: bin/demo-server)',
       'floor: node bench/baselines/lib-floor.mjs',
+      'compiled watchdog: npm run build; WATCHDOG_RUNTIME=dist node bin/watchdog start (one instance: bin/demo-server, compiled)',
+      'PM2: PM2_HOME=<temp> pm2 start ecosystem.config.cjs (one app: bin/demo-server, compiled, fork mode); pm2 kill',
     ];
     await peerFootprint(tmp.path, opts.peerInstances ?? 10, Math.max(3, opts.trials - 1), figures, notes, commands);
     return {

@@ -3,8 +3,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT } from './env.ts';
-import { isAlive, signal } from './proc.ts';
-import { waitFor } from './wait.ts';
+import { isAlive, readMemory, signal } from './proc.ts';
+import { median } from './stats.ts';
+import { sleep, waitFor, wallNow } from './wait.ts';
 
 const run = promisify(execFile);
 const PM2 = join(ROOT, 'node_modules/pm2/bin/pm2');
@@ -54,4 +55,41 @@ export function privatePm2(home: string): Pm2 {
       return pkg.version;
     },
   };
+}
+
+export interface Pm2IdleTrial {
+  /** Spawn of `pm2 start` → it returns: the daemon started and the app launched. */
+  startMs: number;
+  /** Median of 5 VmRSS readings of PM2's daemon process (not its app), `settleMs` after the app answered. */
+  rss: number;
+}
+
+/**
+ * One PM2 daemon in a fresh private home, idling with one app: started, `ready` polled until the app answers, then
+ * `settleMs`, then its daemon's RSS (pid from `pm2.pid`); killed at the end.
+ */
+export async function pm2IdleTrial(opts: {
+  home: string;
+  app: Record<string, unknown>;
+  ready: () => Promise<boolean>;
+  settleMs: number;
+}): Promise<Pm2IdleTrial> {
+  const pm2 = privatePm2(opts.home);
+  try {
+    const t0 = wallNow();
+    await pm2.start([opts.app]);
+    const startMs = wallNow() - t0;
+    await waitFor('the PM2 app to answer', opts.ready, 30_000, 50);
+    const pid = Number((await readFile(join(opts.home, 'pm2.pid'), 'utf8')).trim());
+    await sleep(opts.settleMs);
+    const readings: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const m = readMemory(pid);
+      if (m) readings.push(m.rss);
+      await sleep(200);
+    }
+    return { startMs, rss: median(readings) };
+  } finally {
+    await pm2.kill();
+  }
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { chmod, lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import { flushTree } from './flush.ts';
 import { UpdateError } from '../../errors.ts';
 
 /**
@@ -90,6 +91,7 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
     }
     const program = programInBuild(opts.instanceDir, opts.runCommand ?? DEFAULT_RUN_COMMAND, staging);
     if (program) await makeExecutable(program);
+    await flushTree(staging, opts.signal);
     throwIfCancelled(opts.signal);
     return staging;
   } catch (err) {

@@ -1,0 +1,30 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { flushTree } from '../../../src/updates/install/flush.ts';
+import { tempSuite } from '../../_support/env.ts';
+
+const flush = tempSuite('install :: flushTree', { prefix: 'wd-flush-' });
+
+flush(
+  'syncs nested files and folders; links (even dangling) and FIFOs are passed over, never opened',
+  async ({ dir }) => {
+    await mkdir(join(dir, 'a', 'b'), { recursive: true });
+    await writeFile(join(dir, 'a', 'b', 'file'), 'x'.repeat(100_000));
+    await writeFile(join(dir, 'top'), 'y');
+    await symlink(join(dir, 'missing'), join(dir, 'a', 'dangling'));
+    // Opening a FIFO for reading blocks until a writer comes: a build holding one must not hang the install.
+    execFileSync('mkfifo', [join(dir, 'a', 'fifo')]);
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('flushTree hung (it opened the FIFO)')), 5000);
+    });
+    try {
+      await Promise.race([flushTree(dir, new AbortController().signal), hung]);
+    } finally {
+      clearTimeout(timer);
+    }
+  },
+);
+
+flush.run();

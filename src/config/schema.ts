@@ -26,25 +26,15 @@ const Port = v.pipe(
  */
 export const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 const TOO_LONG: string = `expected at most ${MAX_SECONDS} seconds (about 24 days, the longest timer)`;
-/** Seconds; fractions are allowed so tests can shrink every wait. */
-const Seconds = (def: number) =>
-  v.optional(
-    v.pipe(
-      v.number('expected a number of seconds'),
-      v.gtValue(0, 'expected a positive number of seconds'),
-      v.maxValue(MAX_SECONDS, TOO_LONG),
-    ),
-    def,
-  );
-const NonNegSeconds = (def: number) =>
-  v.optional(
-    v.pipe(
-      v.number('expected a number of seconds'),
-      v.minValue(0, 'expected zero or more seconds'),
-      v.maxValue(MAX_SECONDS, TOO_LONG),
-    ),
-    def,
-  );
+/** Seconds; fractions are allowed so tests can shrink every wait. `zero`: 0 is allowed too. */
+const secondsOf = (def: number, zero: boolean) => {
+  const lowest = zero
+    ? v.minValue<number, number, string>(0, 'expected zero or more seconds')
+    : v.gtValue<number, number, string>(0, 'expected a positive number of seconds');
+  return v.optional(v.pipe(v.number('expected a number of seconds'), lowest, v.maxValue(MAX_SECONDS, TOO_LONG)), def);
+};
+const Seconds = (def: number) => secondsOf(def, false);
+const NonNegSeconds = (def: number) => secondsOf(def, true);
 
 export const UPDATE_TYPES = ['Manifest', 'Git', 'CiServer', 'Local', 'Dummy'] as const;
 /** `Jenkins` is the real watchdog's name for `CiServer`; either may be written, and both mean `CiServer`. */

@@ -7,29 +7,14 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createActor, sendTo, setup } from 'xstate';
-import type { ProcessCommand, ProcessEvent } from '../../machines/instance.types.ts';
-import type { ExitStatus, ServerProcess } from '../../src/process/spawn.ts';
-import { createRunProcess, type ProcessHost } from '../../src/supervisor/run-process.ts';
+import type { ProcessHost } from '../../src/supervisor/run-process.ts';
 import { waitFor } from '../_support/env.ts';
 import { recordingLogger } from '../http/support.ts';
+import { fakeServer, runActor } from '../supervisor/_run-process.ts';
 
 /** An adopted server (pid 8181) that exits on SIGKILL, and a host whose shutdown windows cannot be read. */
 function brokenHost() {
-  let exit: (status: ExitStatus) => void = () => undefined;
-  const signals: string[] = [];
-  const proc: ServerProcess = {
-    pid: 8181,
-    startTime: '1@boot',
-    exited: new Promise((resolve) => {
-      exit = resolve;
-    }),
-    kill(signal = 'SIGKILL') {
-      signals.push(signal);
-      if (signal === 'SIGKILL') exit({ code: null, signal });
-    },
-    detach: () => undefined,
-  };
+  const { proc, signals } = fakeServer(8181);
   const log = recordingLogger('alpha');
   const host: ProcessHost = {
     key: 'alpha',
@@ -47,40 +32,16 @@ function brokenHost() {
   return { host, log, signals };
 }
 
-/** Invokes the actor as the instance machine does, keeping what it sends back and whether it failed. */
-function run(host: ProcessHost) {
-  const seen: ProcessEvent[] = [];
-  const failures: unknown[] = [];
-  const parent = setup({
-    types: { events: {} as ProcessEvent | { type: 'CMD'; cmd: ProcessCommand } },
-    actors: { runProcess: createRunProcess(host) },
-  }).createMachine({
-    invoke: {
-      id: 'process',
-      src: 'runProcess',
-      input: { key: 'alpha', launchId: 1, adoptPid: 8181 },
-      onError: { actions: ({ event }) => void failures.push(event.error) },
-    },
-    on: {
-      CMD: { actions: sendTo('process', ({ event }) => (event as { cmd: ProcessCommand }).cmd) },
-      PROCESS_STARTED: { actions: ({ event }) => void seen.push(event) },
-      PROCESS_EXITED: { actions: ({ event }) => void seen.push(event) },
-    },
-  });
-  const actor = createActor(parent).start();
-  return { seen, failures, actor, send: (cmd: ProcessCommand) => actor.send({ type: 'CMD', cmd }) };
-}
-
 const failing = suite('fuzz/runProcess command failures');
 
 failing('runProcess :: a stop command that throws kills the server and reports its exit; the actor lives', async () => {
   const h = brokenHost();
-  const r = run(h.host);
+  const r = runActor(h.host, 8181);
   r.send({ type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' });
   await waitFor('the exit', () => r.seen.find((e) => e.type === 'PROCESS_EXITED'), 2000);
   assert.equal(r.failures, [], 'the actor did not fail');
   assert.equal(h.signals, ['SIGKILL']);
-  assert.equal(r.seen.at(-1), { type: 'PROCESS_EXITED', launchId: 1, code: null, signal: 'SIGKILL' });
+  assert.equal(r.seen.at(-1), { type: 'PROCESS_EXITED', launchId: 7, code: null, signal: 'SIGKILL' });
   assert.ok(
     h.log.lines.some((l) => /the SHUTDOWN command failed.*Timing is gone/.test(l)),
     h.log.lines.join('\n'),
@@ -90,7 +51,7 @@ failing('runProcess :: a stop command that throws kills the server and reports i
 
 failing('runProcess :: an update notice that throws is only logged; the server keeps running', async () => {
   const h = brokenHost();
-  const r = run(h.host);
+  const r = runActor(h.host, 8181);
   r.send({ type: 'NOTIFY_UPDATE' });
   await new Promise((resolve) => setTimeout(resolve, 20));
   assert.equal(r.failures, []);

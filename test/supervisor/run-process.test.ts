@@ -5,34 +5,11 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createActor, sendTo, setup } from 'xstate';
-import type { ProcessCommand, ProcessEvent } from '../../machines/instance.types.ts';
-import type { ExitStatus, ServerProcess } from '../../src/process/spawn.ts';
-import { createRunProcess, type OwnedServer, type ProcessHost } from '../../src/supervisor/run-process.ts';
+import type { ProcessEvent } from '../../machines/instance.types.ts';
+import type { OwnedServer, ProcessHost } from '../../src/supervisor/run-process.ts';
 import { waitFor } from '../_support/env.ts';
 import { recordingLogger } from '../http/support.ts';
-
-/** A server that exits when the test says so, or when SIGKILLed; it records every signal. */
-function fakeServer(pid: number) {
-  let exit: (status: ExitStatus) => void = () => undefined;
-  const signals: string[] = [];
-  let detached = false;
-  const proc: ServerProcess = {
-    pid,
-    startTime: '1@boot',
-    exited: new Promise((resolve) => {
-      exit = resolve;
-    }),
-    kill(signal = 'SIGKILL') {
-      signals.push(signal);
-      if (signal === 'SIGKILL') exit({ code: null, signal });
-    },
-    detach() {
-      detached = true;
-    },
-  };
-  return { proc, signals, exit: (status: ExitStatus) => exit(status), detached: () => detached };
-}
+import { fakeServer, runActor } from './_run-process.ts';
 
 /** A host whose launch answers when the test says so; it records releases, dumps and the order of things. */
 function fakeHost(opts: { adoptable?: OwnedServer } = {}) {
@@ -59,31 +36,13 @@ function fakeHost(opts: { adoptable?: OwnedServer } = {}) {
   return { host, log, happened, answer: (outcome: OwnedServer | Error) => answer(outcome) };
 }
 
-/** A parent that invokes the actor as the instance machine does and keeps what it sends back. */
-function run(host: ProcessHost, adoptPid: number | null = null) {
-  const seen: ProcessEvent[] = [];
-  const parent = setup({
-    types: { events: {} as ProcessEvent | { type: 'CMD'; cmd: ProcessCommand } },
-    actors: { runProcess: createRunProcess(host) },
-  }).createMachine({
-    invoke: { id: 'process', src: 'runProcess', input: { key: 'alpha', launchId: 7, adoptPid } },
-    on: {
-      CMD: { actions: sendTo('process', ({ event }) => (event as { cmd: ProcessCommand }).cmd) },
-      PROCESS_STARTED: { actions: ({ event }) => void seen.push(event) },
-      PROCESS_EXITED: { actions: ({ event }) => void seen.push(event) },
-    },
-  });
-  const actor = createActor(parent).start();
-  return { seen, actor, send: (cmd: ProcessCommand) => actor.send({ type: 'CMD', cmd }) };
-}
-
 const exited = (seen: ProcessEvent[]) => seen.find((e) => e.type === 'PROCESS_EXITED');
 
 const test = suite('supervisor runProcess');
 
 test('the launch secret is reported before the spawn answers, then the pid; the exit clears the launch record', async () => {
   const h = fakeHost();
-  const r = run(h.host);
+  const r = runActor(h.host);
   assert.equal(r.seen, [{ type: 'PROCESS_STARTED', launchId: 7, secret: 'fresh-secret', pid: null }]);
   const server = fakeServer(4242);
   h.answer({ proc: server.proc, secret: 'fresh-secret' });
@@ -99,7 +58,7 @@ test('the launch secret is reported before the spawn answers, then the pid; the 
 
 test('a failed spawn is an exit with neither code nor signal, and is logged', async () => {
   const h = fakeHost();
-  const r = run(h.host);
+  const r = runActor(h.host);
   h.answer(new Error('ENOENT: no such program'));
   const e = await waitFor('the exit', () => exited(r.seen), 2000);
   assert.equal(e, { type: 'PROCESS_EXITED', launchId: 7, code: null, signal: null });
@@ -112,7 +71,7 @@ test('a failed spawn is an exit with neither code nor signal, and is logged', as
 
 test('commands sent before the spawn answers wait for it; a first hang is dumped, then killed; later stop requests are moot', async () => {
   const h = fakeHost();
-  const r = run(h.host);
+  const r = runActor(h.host);
   r.send({ type: 'KILL', reason: 'hang', dump: true });
   r.send({ type: 'LEAVE' });
   r.send({ type: 'NOTIFY_UPDATE' });
@@ -128,7 +87,7 @@ test('commands sent before the spawn answers wait for it; a first hang is dumped
 
 test('a hang again in the same loop is killed without a dump', async () => {
   const h = fakeHost();
-  const r = run(h.host);
+  const r = runActor(h.host);
   const server = fakeServer(6161);
   h.answer({ proc: server.proc, secret: 'fresh-secret' });
   await waitFor('the pid', () => r.seen.length === 2, 2000);
@@ -141,7 +100,7 @@ test('a hang again in the same loop is killed without a dump', async () => {
 
 test('detach: the launch record stays, a later exit is not reported, and stopping the actor kills nothing', async () => {
   const h = fakeHost();
-  const r = run(h.host);
+  const r = runActor(h.host);
   const server = fakeServer(7171);
   h.answer({ proc: server.proc, secret: 'fresh-secret' });
   await waitFor('the pid', () => r.seen.length === 2, 2000);
@@ -158,13 +117,13 @@ test('detach: the launch record stays, a later exit is not reported, and stoppin
 test('adoption: the recorded server is watched with its own secret; an unknown pid is an exit at once', async () => {
   const left = fakeServer(8181);
   const h = fakeHost({ adoptable: { proc: left.proc, secret: 'old-secret' } });
-  const adopted = run(h.host, 8181);
+  const adopted = runActor(h.host, 8181);
   assert.equal(adopted.seen, [{ type: 'PROCESS_STARTED', launchId: 7, secret: 'old-secret', pid: 8181 }]);
   assert.equal(h.happened, [], 'nothing was launched');
   adopted.actor.stop();
   assert.equal(left.signals, ['SIGKILL'], 'an adopted server is owned like a launched one');
 
-  const unknown = run(fakeHost().host, 9999);
+  const unknown = runActor(fakeHost().host, 9999);
   assert.equal(unknown.seen, [{ type: 'PROCESS_EXITED', launchId: 7, code: null, signal: null }]);
   unknown.actor.stop();
 });

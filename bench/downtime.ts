@@ -9,7 +9,7 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateBuild, fileSize, packTarGz, sha256File } from './lib/build-gen.ts';
-import { startCdn, type BenchCdn } from './lib/cdn.ts';
+import { manifestInstance, startCdn, type BenchCdn } from './lib/cdn.ts';
 import { lightConfig, TOKEN } from './lib/config.ts';
 import { control, displacedBuildsGone, instanceStatus, startDaemon, type BenchDaemon } from './lib/daemon.ts';
 import { BENCH, freePorts, tempDir } from './lib/env.ts';
@@ -159,10 +159,7 @@ export async function runDowntime(opts: {
         checkinSeconds: 1,
         timeoutSeconds: 30,
         instanceExtra: [
-          'UpdateType: Manifest',
-          'Updates:',
-          `  ManifestUrl: ${cdn.manifestUrl}`,
-          '  DownloadTimeoutSeconds: 300',
+          ...manifestInstance(cdn),
           // A server outlives a round by far; the lifetime is only the leak guard of a bench that died.
           `EnvironmentVariables: { CRASH_LOG: ${JSON.stringify(stamps)}, CRASH_LIFETIME_MS: "900000" }`,
         ],

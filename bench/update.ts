@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileSize, generateBuild, packBuild, sha256File } from './lib/build-gen.ts';
-import { startCdn, type BenchCdn } from './lib/cdn.ts';
+import { manifestInstance, startCdn, type BenchCdn } from './lib/cdn.ts';
 import { lightConfig, TOKEN } from './lib/config.ts';
 import { control, displacedBuildsGone, healthStates, startDaemon, type BenchDaemon } from './lib/daemon.ts';
 import { BENCH, ROOT, freePorts, tempDir } from './lib/env.ts';
@@ -166,12 +166,7 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
         instances: [{ key: KEY, port: port as number }],
         checkinSeconds: 1,
         timeoutSeconds: 30,
-        instanceExtra: [
-          'UpdateType: Manifest',
-          'Updates:',
-          `  ManifestUrl: ${cdn.manifestUrl}`,
-          '  DownloadTimeoutSeconds: 300',
-        ],
+        instanceExtra: [...manifestInstance(cdn)],
       }),
     );
     daemons.push(daemon);

@@ -19,6 +19,14 @@ export interface BenchCdn {
   stop(): void;
 }
 
+/** The instance lines (`instanceExtra` of lightConfig) that make an instance update from `cdn`. */
+export const manifestInstance = (cdn: BenchCdn): string[] => [
+  'UpdateType: Manifest',
+  'Updates:',
+  `  ManifestUrl: ${cdn.manifestUrl}`,
+  '  DownloadTimeoutSeconds: 300',
+];
+
 export async function startCdn(folder: string): Promise<BenchCdn> {
   const proc: ChildProcess = spawn(process.execPath, [join(BENCH, 'servers/static-server.mjs'), folder], {
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -205,26 +205,33 @@ archive('fuzz/archive :: real tar extraction leaves nothing outside and no link 
           error = err;
         },
       );
-      if (error !== undefined) {
-        assert.instance(error, UpdateError, `a refusal is an UpdateError, not ${String(error)}`);
-      }
-      assert.equal(
-        (await walk(parent)).filter((p) => !inside(dest, p)),
-        [sentinel],
-        'nothing lands beside the folder',
-      );
-      assert.is(await readFile(sentinel, 'utf8'), 'untouched');
-      for (const p of await walk(dest)) {
-        if (!(await lstat(p)).isSymbolicLink()) continue;
-        const to = resolve(dirname(p), await readlink(p));
-        assert.ok(inside(dest, to), `${relative(dest, p)} → ${await readlink(p)} points outside (${to})`);
-      }
+      await assertContained(error, { dest, parent, sentinel });
     }),
     { seed: 0xa7c4_04, numRuns: 150, budgetMs: 10_000 },
   );
   // Refusing everything would pass the checks above: some archives must have been extracted whole.
   assert.ok(extracted >= 10, `only ${extracted} tar archives were extracted`);
 });
+
+/**
+ * After an extraction into `dest` (a refusal, if any, must be an UpdateError): nothing landed beside it in `parent`
+ * but the untouched `sentinel`, and no link inside it points outside.
+ */
+async function assertContained(error: unknown, at: { dest: string; parent: string; sentinel: string }): Promise<void> {
+  const { dest, parent, sentinel } = at;
+  if (error !== undefined) assert.instance(error, UpdateError, `a refusal is an UpdateError, not ${String(error)}`);
+  assert.equal(
+    (await walk(parent)).filter((p) => !inside(dest, p)),
+    [sentinel],
+    'nothing lands beside the folder',
+  );
+  assert.is(await readFile(sentinel, 'utf8'), 'untouched');
+  for (const p of await walk(dest)) {
+    if (!(await lstat(p)).isSymbolicLink()) continue;
+    const to = resolve(dirname(p), await readlink(p));
+    assert.ok(inside(dest, to), `${relative(dest, p)} → ${await readlink(p)} points outside (${to})`);
+  }
+}
 
 /** Zip entry names: the tar alphabet and names yazl would refuse to write (put in after it wrote the archive). */
 const ZIP_NAMES = [
@@ -289,18 +296,7 @@ archive('fuzz/archive :: real zip extraction leaves nothing outside and no link 
           error = err;
         },
       );
-      if (error !== undefined) assert.instance(error, UpdateError, `a refusal is an UpdateError, not ${String(error)}`);
-      assert.equal(
-        (await walk(parent)).filter((p) => !inside(dest, p)),
-        [sentinel],
-        'nothing lands beside the folder',
-      );
-      assert.is(await readFile(sentinel, 'utf8'), 'untouched');
-      for (const p of await walk(dest)) {
-        if (!(await lstat(p)).isSymbolicLink()) continue;
-        const to = resolve(dirname(p), await readlink(p));
-        assert.ok(inside(dest, to), `${relative(dest, p)} → ${await readlink(p)} points outside (${to})`);
-      }
+      await assertContained(error, { dest, parent, sentinel });
     }),
     { seed: 0xa7c4_05, numRuns: 100, budgetMs: 8_000 },
   );

@@ -4,6 +4,45 @@ import type { AlertKind, RestartReason } from '../machines/instance.types.ts';
 // The machine's own words for why a server was relaunched and what deserves attention, defined there once.
 export type { AlertKind, RestartReason };
 
+/**
+ * What a chat notification is about; `Notification.Routes[].Events` names these. `loop` covers crash and hang loops;
+ * `scheduled-restart` and `hold` come from maintenance, which emits them as `instance:notice`.
+ */
+export const NOTICE_KINDS = [
+  'crash',
+  'hang',
+  'loop',
+  'failing',
+  'stopped',
+  'update-installed',
+  'update-failed',
+  'scheduled-restart',
+  'hold',
+] as const;
+export type NoticeKind = (typeof NOTICE_KINDS)[number];
+
+/**
+ * A notification for people, as `instance:notice` carries it to the chat routes (src/notify/). Alerts and updates
+ * are turned into notices by the notifier itself; anything else worth telling (maintenance) emits one directly.
+ */
+export interface Notice {
+  key: string;
+  kind: NoticeKind;
+  /** The whole story in one line: a Text message's content, an Embed's description. Names the key in backticks. */
+  message: string;
+  /** The embed's title; by default the kind's (`Scheduled restart`) and the instance. */
+  title?: string;
+  /** Why, in a few words: who stopped it, a hold's reason, a failed update's error, the policy a restart waits on. */
+  reason?: string;
+  exit?: { code: number | null; signal: string | null } | null;
+  revision?: string | null;
+  /** How long the server had been running, where known. */
+  uptimeMs?: number;
+  /** More embed fields (a deadline, a hold's end); Text shows only `message`. */
+  fields?: Array<{ name: string; value: string }>;
+  at: number;
+}
+
 export type UpdatePhase = 'check' | 'download' | 'verify' | 'extract' | 'install' | 'done' | 'none' | 'failed';
 
 /**
@@ -16,7 +55,17 @@ export type BusEvents = {
   'instance:checkin': { key: string; launchId: number; at: number };
   'instance:restart': { key: string; reason: RestartReason; at: number };
   /** `level` `info` for what a person asked for (an operator's stop); `alert` (or absent) for what deserves attention. */
-  'instance:alert': { key: string; kind: AlertKind; level?: 'alert' | 'info'; message: string; at: number };
+  'instance:alert': {
+    key: string;
+    kind: AlertKind;
+    level?: 'alert' | 'info';
+    message: string;
+    /** The exit that caused it (crash, failing, stopped), when known. */
+    exit?: { code: number | null; signal: string | null } | null;
+    at: number;
+  };
+  /** Something people are told in chat (see Notice); src/notify/ routes it by kind and instance. */
+  'instance:notice': Notice;
   'instance:update': {
     key: string;
     phase: UpdatePhase;
@@ -25,6 +74,8 @@ export type BusEvents = {
     total?: number | null;
     durationMs?: number;
     error?: string;
+    /** With `failed`: whether the check itself failed (a CDN down) or a found build could not be installed. */
+    during?: 'check' | 'install';
     at: number;
   };
   'instance:log': { key: string; stream: 'stdout' | 'stderr'; line: string; at: number };

@@ -97,7 +97,7 @@ export class Instance implements InstanceControl {
         if (e.kind === 'stopped') this.stopBy = '';
         if (level === 'info') log.info(message);
         else log.warn(message);
-        bus.emit('instance:alert', { key: this.key, kind: e.kind, level, message, at });
+        bus.emit('instance:alert', { key: this.key, kind: e.kind, level, message, exit: e.exit, at });
         break;
       }
       case 'restart':

@@ -21,6 +21,7 @@ export function createUpdateActor(host: UpdateHost) {
     const started = Date.now();
     const at = () => Date.now();
     host.bus.emit('instance:update', { key: host.instance.key, phase: 'check', revision: input.revision, at: at() });
+    let during: 'check' | 'install' = 'check';
     try {
       const check = await provider.check(input.revision, signal);
       if (!check.available) {
@@ -28,6 +29,7 @@ export function createUpdateActor(host: UpdateHost) {
         return { revision: input.revision, changed: false };
       }
       host.log.info('installing update', { from: input.revision, to: check.revision ?? '(newest)' });
+      during = 'install';
       const revision = await provider.apply(input.revision, signal);
       await host.recordRevision(revision);
       host.bus.emit('instance:update', {
@@ -42,7 +44,7 @@ export function createUpdateActor(host: UpdateHost) {
     } catch (err) {
       const message = describeError(err);
       // Logged once, where the machine reports the failure (instance.ts).
-      host.bus.emit('instance:update', { key: host.instance.key, phase: 'failed', error: message, at: at() });
+      host.bus.emit('instance:update', { key: host.instance.key, phase: 'failed', error: message, during, at: at() });
       throw err;
     }
   });

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { MaintenanceSchema } from './maintenance-schema.ts';
 
 /** Instance keys appear in paths and URLs: keep them to a safe, boring alphabet. */
 export const INSTANCE_KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -96,6 +97,7 @@ export const InstanceSchema = v.strictObject(
       v.pipe(Mapping('expected a map of names to strings'), v.record(v.string(), v.string('expected a value'))),
       {},
     ),
+    Maintenance: v.optional(MaintenanceSchema),
   },
   'expected a map of instance settings',
 );
@@ -128,6 +130,8 @@ export const TimingSchema = v.strictObject(
     WebhookTimeoutSeconds: Seconds(10),
     DumpTimeoutSeconds: Seconds(60),
     RejectedCheckinLogSeconds: NonNegSeconds(60),
+    /** How often a pending `When: Empty` maintenance action reads the server's player count. */
+    MaintenancePollSeconds: Seconds(5),
   },
   'expected a map of timings',
 );

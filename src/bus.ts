@@ -43,6 +43,8 @@ export interface Notice {
   at: number;
 }
 
+export type MaintenanceKind = 'scheduled-restart' | 'restart' | 'update' | 'hold';
+
 export type UpdatePhase = 'check' | 'download' | 'verify' | 'extract' | 'install' | 'done' | 'none' | 'failed';
 
 /**
@@ -76,6 +78,27 @@ export type BusEvents = {
     error?: string;
     /** With `failed`: whether the check itself failed (a CDN down) or a found build could not be installed. */
     during?: 'check' | 'install';
+    at: number;
+  };
+  /**
+   * Maintenance (issue 13), once when it begins and once when it is done, never per poll. `kind`: a restart from
+   * `RestartSchedule` (`scheduled-restart`), one asked for with `?when=` (`restart`), a found update waiting for its
+   * moment (`update`), or a `hold`. `when` is the policy (Now, RoundEnd, Empty); `until` a hold's end (ms).
+   */
+  'maintenance:pending': {
+    key: string;
+    kind: MaintenanceKind;
+    when?: string;
+    deadline?: number | null;
+    reason?: string;
+    until?: number;
+    at: number;
+  };
+  /** `how`: done (the server went), forced (MaxDelayMinutes ran out), released, expired (a hold), or dropped. */
+  'maintenance:done': {
+    key: string;
+    kind: MaintenanceKind;
+    how: 'done' | 'forced' | 'released' | 'expired' | 'dropped';
     at: number;
   };
   'instance:log': { key: string; stream: 'stdout' | 'stderr'; line: string; at: number };

@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { TOKEN } from './config.ts';
+import { KICK_MESSAGES } from './bounds.ts';
 import type { SoakContext } from './context.ts';
 import { check, countFault, kick, type SoakState } from './state.ts';
 
@@ -42,8 +43,13 @@ function post(
 export async function control(s: SoakState, key: string, action: Action): Promise<number> {
   const daemon = s.daemonReadyAt;
   const { status, body, retryAfter } = await post(s.daemonUrl, key, action);
-  // A daemon killed on purpose meanwhile explains a lost answer; the daemon that answers must answer well.
-  if (s.daemonReadyAt !== daemon || s.daemonReadyAt === null) return status;
+  const t = s.tracks.get(key);
+  // A daemon killed on purpose meanwhile explains a lost answer; the daemon that answers must answer well. A lost
+  // answer may still have been carried out, and told, before the kill.
+  if (s.daemonReadyAt !== daemon || s.daemonReadyAt === null) {
+    if (t) t.chatAllowance += KICK_MESSAGES;
+    return status;
+  }
   let reason = false;
   if (status === 409) {
     try {
@@ -58,9 +64,8 @@ export async function control(s: SoakState, key: string, action: Action): Promis
     status === 200 || reason || (status === 503 && retryAfter),
     () => `${action} ${key}: ${status} ${body.slice(0, 200)}`,
   );
-  const t = s.tracks.get(key);
   if (status === 200 && t) {
-    if (action === 'stop') t.episodes++;
+    if (action === 'stop') t.chatAllowance += KICK_MESSAGES;
     else kick(s, Date.now(), key);
   }
   return status;

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MESSAGES_PER_EPISODE } from './bounds.ts';
 import type { SoakContext } from './context.ts';
 import { controlBurst, controlSameMoment, control, heal } from './faults-control.ts';
 import { SERVER_FAULTS, type ServerFault, serverFault } from './faults-server.ts';
@@ -24,12 +23,16 @@ import { daemonKill, reload, startDaemon } from './world.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
-/** Every delivered chat message is owed to an episode on its instance: no flood. */
+/** Every delivered chat message is owed, by the loop rules, to a fault or a request on its instance: no flood. */
 export function chatBounded(ctx: SoakContext, setup: Setup): void {
   for (const t of ctx.s.tracks.values()) {
     const got = setup.hook.delivered.get(t.key) ?? 0;
-    const bound = MESSAGES_PER_EPISODE * (t.episodes + 1);
-    check(ctx.s, 'chat-bounded', got <= bound, () => `${t.key}: ${got} chat messages for ${t.episodes} episodes`);
+    check(
+      ctx.s,
+      'chat-bounded',
+      got <= t.chatAllowance,
+      () => `${t.key}: ${got} chat messages where its faults and requests allow ${t.chatAllowance}`,
+    );
   }
 }
 

@@ -38,6 +38,7 @@ const s: SoakState = {
   checks: new Map(),
   violations: [],
   relaunchMs: [],
+  relaunchExcessMs: [],
   hangKillMs: [],
   rss: [],
   lagP99: [],

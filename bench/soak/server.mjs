@@ -10,14 +10,20 @@
  *   fork             starts two children in its process group (they carry `soak-child` in their argv)
  *   old-secret       also checks in with the previous launch's secret (must be refused, changing nothing);
  *                    each answer is appended to <SOAK_DIR>/old-secret-answers as `<key> <status>`
- * Leak guard: exits 99 after SOAK_LIFETIME_MS. It never exits because the daemon is gone: with
+ * Runs at nice 10 (see below). Leak guard: exits 99 after SOAK_LIFETIME_MS. It never exits because the daemon is gone: with
  * PersistServers a server must outlive a daemon restart.
  */
 import { spawn } from 'node:child_process';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
+
+// Thirty of these on two cores, relaunched every few seconds, are the soak's load generator, not what it
+// measures: at nice 10 they yield the CPU to the daemon, whose event-loop lag is judged, as a benchmark's client
+// must not starve the system under test.
+setPriority(10);
 
 const cvars = new Map();
 const argv = process.argv.slice(2);

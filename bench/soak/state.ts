@@ -1,3 +1,4 @@
+import { FAULT_MESSAGES, KICK_MESSAGES, STREAK_RESET_MS } from './bounds.ts';
 import type { SoakInstance } from './config.ts';
 
 /** What the soak knows and has seen, shared by the fault injectors and the invariant checks. */
@@ -70,8 +71,12 @@ export interface Track extends SoakInstance {
   kickAt: number;
   /** When a status asked for after the last kick said stopped.* (null: not since). */
   stoppedSeenAt: number | null;
-  /** Events that may each bring a chat message or two (faults, accepted control, daemon starts, reloads). */
-  episodes: number;
+  /** When the server now up was first seen (null: none is). */
+  upSince: number | null;
+  /** Failures in a row with no run long enough to end the streak between them (never fewer than the daemon counts). */
+  streak: number;
+  /** Chat messages the loop rules allow so far: the sum over its faults and requests (bounds.ts). */
+  chatAllowance: number;
 }
 
 export interface Hang {
@@ -101,6 +106,8 @@ export interface SoakState {
   checks: Map<Invariant, number>;
   violations: Violation[];
   relaunchMs: number[];
+  /** Each measured relaunch time less the back-off due for its place in the streak (ms). */
+  relaunchExcessMs: number[];
   hangKillMs: number[];
   rss: Array<{ at: number; daemon: number; mb: number }>;
   /** The daemon's p99 per scrape, the idle reference's over the same window, and whether that one was starved. */
@@ -128,8 +135,23 @@ export function newTrack(i: SoakInstance, now: number): Track {
     mismatch: new Map(),
     kickAt: now,
     stoppedSeenAt: null,
-    episodes: 0,
+    upSince: null,
+    streak: 0,
+    chatAllowance: 0,
   };
+}
+
+/**
+ * The server of `t` is gone (seen at `at`): one more failure in its streak, unless its run was long enough to have
+ * ended the streak (STREAK_RESET_MS).
+ */
+export function serverDown(t: Track, at: number): void {
+  if (t.upSince !== null && at - t.upSince >= STREAK_RESET_MS) t.streak = 0;
+  t.streak++;
+  t.upSince = null;
+  t.downSince = at;
+  t.downExcused = false;
+  t.downReported = false;
 }
 
 export function check(s: SoakState, inv: Invariant, ok: boolean, detail: () => string): boolean {
@@ -145,7 +167,7 @@ export function check(s: SoakState, inv: Invariant, ok: boolean, detail: () => s
 export function countFault(s: SoakState, kind: FaultKind, key?: string): void {
   s.faults.set(kind, (s.faults.get(kind) ?? 0) + 1);
   const t = key === undefined ? undefined : s.tracks.get(key);
-  if (t) t.episodes++;
+  if (t) t.chatAllowance += FAULT_MESSAGES[kind];
 }
 
 /** Marks that `key` (or every instance) was legitimately asked to run at `at`. */
@@ -154,7 +176,9 @@ export function kick(s: SoakState, at: number, key?: string): void {
     if (key !== undefined && t.key !== key) continue;
     t.kickAt = Math.max(t.kickAt, at);
     t.stoppedSeenAt = null;
-    t.episodes++;
+    // A request (or a daemon start) begins the counts anew.
+    t.streak = 0;
+    t.chatAllowance += KICK_MESSAGES;
   }
 }
 

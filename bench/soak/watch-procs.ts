@@ -1,6 +1,6 @@
-import { DAEMON_SETTLE_MS, hangBoundMs, ORPHAN_GRACE_MS, RELAUNCH_BOUND_MS } from './bounds.ts';
+import { backoffMs, DAEMON_SETTLE_MS, hangBoundMs, ORPHAN_GRACE_MS, relaunchBoundMs } from './bounds.ts';
 import { isLive, listeningPorts, type OurProcess, scanOurs, tcpListeners } from './procscan.ts';
-import { check, type SoakState, since, type Track } from './state.ts';
+import { check, serverDown, type SoakState, since, type Track } from './state.ts';
 
 /** The checks made from /proc every scan (500 ms): copies, ports, orphans, relaunches and hang kills. */
 
@@ -80,35 +80,43 @@ function noOrphanChildren(s: SoakState, children: OurProcess[], now: number): vo
 function relaunches(s: SoakState, t: Track, up: boolean, now: number): void {
   if (!t.configured) {
     t.downSince = null;
+    t.upSince = null;
     return;
   }
   if (!up) {
-    if (t.downSince === null) {
-      t.downSince = now;
-      t.downExcused = false;
-      t.downReported = false;
-    }
-    const excused = t.downExcused || !settled(s, now) || (s.daemonReadyAt ?? now) + DAEMON_SETTLE_MS > t.downSince;
-    if (!excused && !t.downReported && now - Math.max(t.downSince, t.configuredAt) > RELAUNCH_BOUND_MS) {
+    if (t.downSince === null) serverDown(t, now);
+    const bound = relaunchBoundMs(t.streak);
+    const excused = t.downExcused || !settled(s, now) || (s.daemonReadyAt ?? now) + DAEMON_SETTLE_MS > t.downSince!;
+    if (!excused && !t.downReported && now - Math.max(t.downSince!, t.configuredAt) > bound) {
       t.downReported = true;
       check(
         s,
         'relaunch-within-bound',
         false,
-        () => `${t.key}: no server since ${since(s, t.downSince ?? now)} (state ${t.status?.state})`,
+        () =>
+          `${t.key}: no server since ${since(s, t.downSince ?? now)} (state ${t.status?.state}; failure ${t.streak} of its streak, bound ${bound} ms)`,
       );
     }
     return;
   }
+  t.upSince ??= now;
+  if (t.downSince !== null) relaunched(s, t, now);
+}
+
+/** A new server of `t` was seen at `now` after `t.downSince`: the relaunch is timed against its bound. */
+export function relaunched(s: SoakState, t: Track, now: number): void {
   if (t.downSince === null) return;
   const excused = t.downExcused || (s.daemonReadyAt ?? now) > t.downSince;
   if (!excused && !t.downReported) {
-    s.relaunchMs.push(now - t.downSince);
+    const took = now - t.downSince;
+    s.relaunchMs.push(took);
+    s.relaunchExcessMs.push(took - backoffMs(t.streak));
     check(
       s,
       'relaunch-within-bound',
-      now - t.downSince <= RELAUNCH_BOUND_MS,
-      () => `${t.key}: relaunched after ${now - t.downSince!} ms`,
+      took <= relaunchBoundMs(t.streak),
+      () =>
+        `${t.key}: relaunched after ${took} ms (failure ${t.streak} of its streak, back-off ${backoffMs(t.streak)} ms)`,
     );
   }
   t.downSince = null;

@@ -2,7 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readMemory } from '../lib/proc.ts';
 import { fingerprint } from './builds.ts';
-import { check, type SoakState, type Status, since } from './state.ts';
+import { isLive } from './procscan.ts';
+import { check, type SoakState, type Status, serverDown, since } from './state.ts';
+import { relaunched } from './watch-procs.ts';
 
 /** The checks made from the daemon's own answers and the instance folders: status, bin/, data.json, RSS, lag. */
 
@@ -37,11 +39,15 @@ export async function statusTick(s: SoakState): Promise<void> {
     const before = t.status;
     t.status = { state: st.state, pid: st.pid, restarts: st.restarts, startupFailures: st.startupFailures };
     if (EXCUSED.test(st.state) && t.downSince !== null) t.downExcused = true;
-    // A launch that ended before a scan saw it (an exit at start) still ends the wait for a relaunch.
+    // A launch the scans have not seen yet ends the wait for a relaunch; one that already ended (an exit at start)
+    // is another failure of the streak.
     if (t.downSince !== null && st.pid !== null && before?.pid !== st.pid) {
-      if (!t.downExcused && !t.downReported && t.downSince >= s.daemonReadyAt) s.relaunchMs.push(now - t.downSince);
-      t.downSince = now;
-      t.downExcused = EXCUSED.test(st.state);
+      relaunched(s, t, now);
+      if (isLive(st.pid)) t.upSince = now;
+      else {
+        serverDown(t, now);
+        t.downExcused = EXCUSED.test(st.state);
+      }
     }
     const stopped = st.state.startsWith('stopped');
     // Stopped for good only once no update check is under way (a build found restarts a failing instance).
@@ -135,15 +141,15 @@ function schedstat(pid: number): { run: number; wait: number } | null {
 }
 let lastSched: { pid: number; run: number; wait: number } | null = null;
 
-/** Largest run-queue wait of the daemon's event loop in a window that still counts as a calm machine (ms). */
-const STARVED_WAIT_MS = 100;
+/** An idle reference process lagging this much (p99, ms) over a window means the machine itself was starved. */
+const STARVED_REFERENCE_MS = 10;
 
 /**
  * RSS of the daemon and its event-loop lag p99 since the previous scrape. A p99 of 20 ms or more is a violation
- * unless the machine starved the daemon over that window: its event-loop thread waited 100 ms or more for a CPU
- * (run-queue wait, from schedstat: time it was ready to run and other processes ran), or an idle reference
- * process lagged 10 ms or more over the same window. Lag from the daemon's own work shows as CPU time, not as
- * run-queue wait. Such a window is counted as disturbed, with its figures kept; it is not a check.
+ * unless the machine starved every process over that window: an idle reference Node process at the daemon's
+ * priority lagged 10 ms or more too. The run-queue wait of the daemon's loop thread (schedstat: time it was ready
+ * to run while other processes ran) is kept beside each reading to tell the two causes apart; a starved window
+ * is logged with its figures and is not a check.
  */
 export async function metricsTick(
   s: SoakState,
@@ -166,7 +172,7 @@ export async function metricsTick(
     s.lagMaxMs.push(Number(LAG_MAX.exec(text)?.[1] ?? 0) * 1000);
     const wait = sched.wait - prev.wait;
     const cpu = sched.run - prev.run;
-    const disturbed = ms >= 20 && ((machine !== null && machine >= 10) || wait >= STARVED_WAIT_MS);
+    const disturbed = ms >= 20 && machine !== null && machine >= STARVED_REFERENCE_MS;
     s.lagP99.push({ at: Date.now(), ms, machine, wait, cpu, disturbed });
     const figures = `idle reference ${machine?.toFixed(1) ?? '?'} ms; the loop's thread: ${cpu.toFixed(0)} ms on a CPU, ${wait.toFixed(0)} ms waiting for one`;
     if (disturbed) s.log(`lag p99 ${ms.toFixed(1)} ms in a starved window (${figures})`);

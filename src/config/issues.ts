@@ -23,9 +23,14 @@ export function describeValue(value: unknown): string {
   return String(value);
 }
 
+/** Keys whose values are webhook URLs: a webhook's URL is its password, so a problem line never shows it. */
+const WEBHOOK_KEYS = new Set(['ChatWebhook', 'Webhook']);
+
 /** A problem line: `<file>: <key.path>: <expected>, got <found>`. */
 export function problemLine(file: string, path: ConfigPath, expected: string, found: unknown): string {
-  return `${file}: ${formatPath(path)}: ${expected}, got ${describeValue(found)}`;
+  const secret = typeof found === 'string' && WEBHOOK_KEYS.has(String(path.at(-1)));
+  const got = secret ? 'a value not shown here (a webhook URL holds its token)' : describeValue(found);
+  return `${file}: ${formatPath(path)}: ${expected}, got ${got}`;
 }
 
 /** Default valibot messages read "Invalid type: Expected X but received Y"; keep only the expectation. */

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { MaintenanceSchema } from './maintenance-schema.ts';
+import { NotificationSchema } from './notification-schema.ts';
 
 /** Instance keys appear in paths and URLs: keep them to a safe, boring alphabet. */
 export const INSTANCE_KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -179,16 +180,7 @@ export const AppSettingsSchema = v.strictObject(
       ),
       {},
     ),
-    Notification: v.optional(
-      v.strictObject(
-        {
-          // Also read as DiscordWebhook, the real watchdog's name (binding.ts).
-          ChatWebhook: v.optional(Url),
-        },
-        'expected a map with ChatWebhook (or DiscordWebhook)',
-      ),
-      {},
-    ),
+    Notification: v.optional(NotificationSchema, {}),
     Process: v.optional(
       v.strictObject(
         {

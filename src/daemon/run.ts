@@ -8,7 +8,8 @@ import { createAuditLog } from '../http/audit.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { startHttpServers } from '../http/server.ts';
 import { createLogger } from '../log.ts';
-import { createWebhookNotifier } from '../notify/webhook.ts';
+import { createNotifier } from '../notify/notifier.ts';
+import { routesFrom } from '../notify/routes.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
@@ -35,10 +36,13 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
 
   const startNotifier = (c: ResolvedConfig) => {
     const t = c.timing;
-    return c.webhook
-      ? createWebhookNotifier({
-          url: c.webhook,
+    const routes = routesFrom(c.settings.Notification);
+    const names = new Map(c.instances.map((i) => [i.key, i.name]));
+    return routes.length > 0
+      ? createNotifier({
+          routes,
           bus,
+          nameOf: (key) => names.get(key),
           log: log.child('notify'),
           retries: t.WebhookRetries,
           retryBaseMs: t.WebhookRetryBaseSeconds * 1000,
@@ -48,7 +52,9 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   };
   const webhookSettings = (c: ResolvedConfig) => {
     const t = c.timing;
-    return JSON.stringify([c.webhook, t.WebhookRetries, t.WebhookRetryBaseSeconds, t.WebhookTimeoutSeconds]);
+    const names = c.instances.map((i) => [i.key, i.name]);
+    const timing = [t.WebhookRetries, t.WebhookRetryBaseSeconds, t.WebhookTimeoutSeconds];
+    return JSON.stringify([c.settings.Notification, names, timing]);
   };
   let notifier = startNotifier(config);
   // The HTTP server must listen before the supervisor exists: servers need its bound address as watchdog.baseUrl.

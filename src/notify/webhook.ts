@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Bus, BusEvents } from '../bus.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import type { Payload } from './payload.ts';
 
-export interface WebhookOptions {
-  /** `Notification.ChatWebhook`. It carries the webhook's own token, so it is never logged. */
+export interface SenderOptions {
+  /** The webhook's URL. It carries the webhook's own token, so it is never logged: `label` is. */
   url: string;
-  bus: Bus;
+  /** Where the route was configured (`Notification.Routes[0]`), for log lines. */
+  label: string;
   /** Further attempts after a 429, a 5xx or a transport error. */
   retries: number;
   /** First back-off; doubles per attempt. A `Retry-After` answer takes precedence. */
@@ -22,7 +23,9 @@ export interface WebhookOptions {
   stopWaitMs?: number;
 }
 
-export interface WebhookNotifier {
+export interface WebhookSender {
+  /** Queues a JSON body; never throws, never waits. */
+  send(payload: Payload): void;
   stop(): Promise<void>;
 }
 
@@ -42,28 +45,29 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 /**
- * Posts every `instance:alert` to the chat webhook as `{"content": message, "allowed_mentions": {"parse": []}}`
- * (the real watchdog's `NotificationManager.cs` sends `allowed-mentions`, a key Discord ignores). Fire and forget:
- * the bus handler only queues, so an emitter never waits or sees an error; one message is sent at a time, in order.
+ * One webhook's queue: bodies are posted one at a time, in order, each retried on a 429 (after its `Retry-After`),
+ * a 5xx or a transport error. Each webhook has its own sender, so one that is rate-limited or down delays no other.
  *
  * @example
- * const notifier = createWebhookNotifier({ url, bus, retries: 3, retryBaseMs: 1000, timeoutMs: 10_000, log });
- * await notifier.stop();
+ * const hook = createWebhookSender({ url, label: 'Notification.ChatWebhook', retries: 3, retryBaseMs: 1000, timeoutMs: 10_000, log });
+ * hook.send({ content: 'Server `main` …', allowed_mentions: { parse: [] } });
+ * await hook.stop();
  */
-export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
+export function createWebhookSender(opts: SenderOptions): WebhookSender {
   const maxQueue = opts.maxQueue ?? 100;
   const maxDelayMs = opts.maxDelayMs ?? 60_000;
+  const route = opts.label;
   const queue: string[] = [];
   const halt = new AbortController();
   let pumping: Promise<void> | null = null;
   let stopped = false;
 
-  const post = async (content: string): Promise<Attempt> => {
+  const post = async (body: string): Promise<Attempt> => {
     try {
       const res = await fetch(opts.url, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ content, allowed_mentions: { parse: [] } }),
+        body,
         signal: AbortSignal.any([halt.signal, AbortSignal.timeout(opts.timeoutMs)]),
       });
       await res.arrayBuffer().catch(() => undefined);
@@ -79,19 +83,20 @@ export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
     }
   };
 
-  const deliver = async (content: string): Promise<void> => {
+  const deliver = async (body: string): Promise<void> => {
     for (let attempt = 0; ; attempt++) {
-      const result = await post(content);
+      const result = await post(body);
       if (result.ok) return;
       if (!result.retryable || attempt >= opts.retries || halt.signal.aborted) {
         opts.log.warn('chat webhook refused or unreachable; message dropped', {
+          route,
           problem: result.problem,
           attempts: attempt + 1,
         });
         return;
       }
       const delay = Math.min(maxDelayMs, result.retryAfterMs ?? opts.retryBaseMs * 2 ** attempt);
-      opts.log.debug('chat webhook: retrying', { problem: result.problem, delayMs: delay });
+      opts.log.debug('chat webhook: retrying', { route, problem: result.problem, delayMs: delay });
       try {
         await sleep(delay, undefined, { signal: halt.signal });
       } catch {
@@ -101,36 +106,32 @@ export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
   };
 
   const pump = async (): Promise<void> => {
-    for (let content = queue.shift(); content !== undefined && !halt.signal.aborted; content = queue.shift()) {
-      await deliver(content);
+    for (let body = queue.shift(); body !== undefined && !halt.signal.aborted; body = queue.shift()) {
+      await deliver(body);
     }
     pumping = null;
   };
 
-  const onAlert = (e: BusEvents['instance:alert']): void => {
-    try {
-      if (stopped) return;
-      queue.push(e.message);
-      if (queue.length > maxQueue) {
-        queue.shift();
-        opts.log.warn('chat webhook queue full; dropped the oldest message', { queued: queue.length });
-      }
-      pumping ??= pump().catch((err: unknown) => {
-        pumping = null;
-        opts.log.error('chat webhook sender failed', { error: describeError(err) });
-      });
-    } catch {
-      // Never throw into the emitter (mitt calls handlers synchronously).
-    }
-  };
-
-  opts.bus.on('instance:alert', onAlert);
-
   return {
+    send(payload) {
+      try {
+        if (stopped) return;
+        queue.push(JSON.stringify(payload));
+        if (queue.length > maxQueue) {
+          queue.shift();
+          opts.log.warn('chat webhook queue full; dropped the oldest message', { route, queued: queue.length });
+        }
+        pumping ??= pump().catch((err: unknown) => {
+          pumping = null;
+          opts.log.error('chat webhook sender failed', { route, error: describeError(err) });
+        });
+      } catch {
+        // Never throw into the emitter (mitt calls handlers synchronously).
+      }
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
-      opts.bus.off('instance:alert', onAlert);
       const running = pumping;
       if (running) {
         const timer = new AbortController();
@@ -141,7 +142,7 @@ export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
         timer.abort();
       }
       if (queue.length > 0 || pumping)
-        opts.log.warn('chat webhook: gave up on unsent messages at shutdown', { unsent: queue.length });
+        opts.log.warn('chat webhook: gave up on unsent messages at shutdown', { route, unsent: queue.length });
       queue.length = 0;
       halt.abort();
       await pumping;

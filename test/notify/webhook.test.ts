@@ -1,7 +1,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBus, type Bus } from '../../src/bus.ts';
-import { createWebhookNotifier, parseRetryAfter } from '../../src/notify/webhook.ts';
+import { NOTICE_KINDS } from '../../src/bus.ts';
+import { createNotifier, type NotifierOptions } from '../../src/notify/notifier.ts';
+import type { Route } from '../../src/notify/routes.ts';
+import { parseRetryAfter } from '../../src/notify/webhook.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { recorder } from '../process/helpers.ts';
 import { captureLog } from '../store/recording-logger.ts';
@@ -9,6 +12,16 @@ import { captureLog } from '../store/recording-logger.ts';
 const alert = (bus: Bus, message: string) =>
   bus.emit('instance:alert', { key: 'alpha', kind: 'crash', message, at: Date.now() });
 const base = { retries: 2, retryBaseMs: 20, timeoutMs: 2000 };
+/** `Notification.ChatWebhook`: every kind, every instance, as text. */
+const chatWebhook = (url: string): Route => ({
+  label: 'Notification.ChatWebhook',
+  url,
+  events: new Set(NOTICE_KINDS),
+  instances: null,
+  format: 'Text',
+});
+const createWebhookNotifier = ({ url, ...o }: { url: string } & Omit<NotifierOptions, 'routes'>) =>
+  createNotifier({ routes: [chatWebhook(url)], ...o });
 
 const hook = suite('webhook');
 
@@ -24,7 +37,7 @@ interface Hooked {
  */
 async function withNotifier(
   respond: Parameters<typeof recorder>[0],
-  opts: { path?: string } & Partial<Parameters<typeof createWebhookNotifier>[0]>,
+  opts: { path?: string } & Partial<Omit<NotifierOptions, 'routes'>>,
   run: (t: Hooked) => Promise<void>,
 ): Promise<void> {
   const { path = '', ...over } = opts;

@@ -3,6 +3,31 @@
  * server imports to speak the watchdog's and the launcher's HTTP API. The probe, which a launcher-side tool
  * needs rather than a server, is `game-server-watchdog/kit/probe`.
  */
+export {
+  AgonesSdk,
+  AgonesSdkError,
+  agonesPortFrom,
+  DEFAULT_AGONES_HTTP_PORT,
+  type AgonesSdkOptions,
+  type CallOptions,
+} from './agones.ts';
+export {
+  agonesOptionsFrom,
+  DEFAULT_AGONES_HEALTH_SECONDS,
+  startAgonesMode,
+  type AgonesMode,
+  type AgonesModeOptions,
+} from './agones-mode.ts';
+export { PLAYERS_KEY } from './agones-players.ts';
+export { DEFAULT_RETRY, NO_RETRY, type RetryPolicy } from './agones-retry.ts';
+export type { WatchOptions } from './agones-watch.ts';
+export {
+  GAME_SERVER_STATES,
+  type Counter,
+  type CounterUpdate,
+  type GameServer,
+  type GameServerState,
+} from './agones-wire.ts';
 export { createGameApi, sameSecret, UPDATE_REASONS, type GameApiOptions } from './api.ts';
 export type { ShutdownRequest, UpdateReason, UpdateRequest } from './api.ts';
 export {

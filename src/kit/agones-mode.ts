@@ -1,0 +1,166 @@
+import { createLogger, type Logger } from '../log.ts';
+import { AgonesSdk, type AgonesSdkOptions, agonesPortFrom } from './agones.ts';
+import { NO_RETRY } from './agones-retry.ts';
+import type { GameServer } from './agones-wire.ts';
+import { startPlayerReports } from './agones-players.ts';
+import type { Settings } from './settings.ts';
+
+/** Agones' health window is 5 s × 3 by default; a ping every 2 s misses it only when two in a row are lost. */
+export const DEFAULT_AGONES_HEALTH_SECONDS = 2;
+
+export interface AgonesModeOptions {
+  /** On or off; default: on when `AGONES_SDK_HTTP_PORT` is set in `env`. */
+  enabled?: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** The client to use; default one built from `sdkOptions` (port from `AGONES_SDK_HTTP_PORT`, else 9358). */
+  sdk?: AgonesSdk;
+  sdkOptions?: AgonesSdkOptions;
+  /** Seconds between `/health` pings (fractions allowed). */
+  healthIntervalSeconds?: number;
+  /** The player count, reported as the label `players` and the Counter `players`. */
+  players: () => number;
+  /** The GameServer moved to `Shutdown` (deleted, or shut down by someone else): leave at a convenient moment. */
+  onShutdownState?: (gs: GameServer) => void;
+  log?: Logger;
+}
+
+export interface AgonesMode {
+  readonly enabled: boolean;
+  /** The GameServer state last seen on the watch, if any. */
+  readonly state: string | undefined;
+  /** Marks the server Ready (once; retried until the SDK server answers or `stop`), then reports the players. */
+  ready(): Promise<void>;
+  /** The player count changed: report it now rather than at the next health ping. */
+  playersChanged(): void;
+  /** The server is leaving on its own: `/shutdown` (unless the GameServer is already `Shutdown`), then `stop()`. */
+  shutdown(why: string): Promise<void>;
+  /** Stops pings, the watch and any call still waiting for the SDK server. */
+  stop(): Promise<void>;
+}
+
+/** Agones options from the cvars: `agones.enabled` (unset: by the environment) and `agones.health_interval`. */
+export function agonesOptionsFrom(
+  settings: Settings,
+  env: NodeJS.ProcessEnv,
+): Pick<AgonesModeOptions, 'enabled' | 'env' | 'healthIntervalSeconds'> {
+  const raw = settings.string('agones.enabled').trim();
+  return {
+    enabled: raw === '' ? undefined : settings.bool('agones.enabled', false),
+    env,
+    healthIntervalSeconds: settings.float('agones.health_interval', DEFAULT_AGONES_HEALTH_SECONDS),
+  };
+}
+
+const DISABLED: AgonesMode = {
+  enabled: false,
+  state: undefined,
+  ready: async () => {},
+  playersChanged: () => {},
+  shutdown: async () => {},
+  stop: async () => {},
+};
+
+/**
+ * The kit's Agones mode: health pings from now on, `/ready` when the game says so, the player count as label and
+ * Counter, the GameServer watched for `Shutdown`, and `/shutdown` when the server leaves on its own. Nothing is
+ * thrown: failures are logged, and the SDK server is waited for while it is not up yet.
+ *
+ * @example
+ * const agones = startAgonesMode({ ...agonesOptionsFrom(settings, process.env), players: () => count, onShutdownState: leaveAtRoundEnd, log });
+ * await listen(app); void agones.ready();
+ * // leaving on its own: await agones.shutdown('round over'); process.exit(0);
+ */
+export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
+  const env = opts.env ?? process.env;
+  const enabled = opts.enabled ?? agonesPortFrom(env) !== undefined;
+  if (!enabled) return DISABLED;
+  const log = opts.log ?? createLogger('kit:agones');
+  const sdk = opts.sdk ?? new AgonesSdk({ env, ...opts.sdkOptions });
+  const stopping = new AbortController();
+  const signal = stopping.signal;
+  const intervalMs = Math.max(50, (opts.healthIntervalSeconds ?? DEFAULT_AGONES_HEALTH_SECONDS) * 1000);
+  const players = startPlayerReports({ sdk, players: opts.players, log, signal });
+  let state: string | undefined;
+  let readyCall: Promise<void> | undefined;
+  let healthy: boolean | undefined;
+  let shutdownNoticed = false;
+
+  const ping = async () => {
+    try {
+      await sdk.health({ signal, retry: { ...NO_RETRY, timeoutMs: intervalMs } });
+      if (healthy === false) log.info('Agones health pings answered again');
+      healthy = true;
+    } catch (err) {
+      if (signal.aborted) return;
+      // Before the SDK server is up every ping fails: say it once, not every interval.
+      if (healthy !== false) log.warn('Agones health ping failed', { error: (err as Error).message });
+      healthy = false;
+    }
+    if (readyCall && !signal.aborted) players.tick();
+  };
+  const timer = setInterval(() => void ping(), intervalMs);
+  void ping();
+
+  const watching = sdk.watchGameServer(
+    (gs) => {
+      const next = gs.status?.state;
+      if (next !== state)
+        log.info(`GameServer ${gs.object_meta?.name ?? ''} is ${next ?? 'in no state'}`.replace('  ', ' '));
+      state = next;
+      if (next === 'Shutdown' && !shutdownNoticed) {
+        shutdownNoticed = true;
+        opts.onShutdownState?.(gs);
+      }
+    },
+    signal,
+    { onError: (err) => log.debug('GameServer watch interrupted; reopening', { error: err.message }) },
+  );
+
+  log.info('Agones mode: the SDK server is at ' + sdk.baseUrl, { healthEverySeconds: intervalMs / 1000 });
+
+  const stop = async () => {
+    if (signal.aborted) return;
+    stopping.abort(new Error('Agones mode stopped'));
+    clearInterval(timer);
+    await Promise.allSettled([watching, readyCall, players.idle()]);
+  };
+
+  return {
+    enabled: true,
+    get state() {
+      return state;
+    },
+    ready() {
+      readyCall ??= (async () => {
+        try {
+          await sdk.ready({ signal, retry: { maxElapsedMs: Number.POSITIVE_INFINITY } });
+          log.info('told Agones the server is Ready');
+          players.tick(true);
+        } catch (err) {
+          if (!signal.aborted)
+            log.error('could not tell Agones the server is Ready', { error: (err as Error).message });
+        }
+      })();
+      return readyCall;
+    },
+    playersChanged: () => {
+      if (readyCall) players.tick();
+    },
+    async shutdown(why) {
+      if (signal.aborted) return;
+      if (state === 'Shutdown') {
+        log.info('the GameServer is already Shutdown; not asking again');
+      } else {
+        try {
+          // Bounded: a server that leaves must not hang on an SDK server that is gone.
+          await sdk.shutdown({ signal, retry: { maxElapsedMs: 5_000 } });
+          log.info(`asked Agones to shut the GameServer down (${why})`);
+        } catch (err) {
+          log.error('could not ask Agones to shut the GameServer down', { error: (err as Error).message });
+        }
+      }
+      await stop();
+    },
+    stop,
+  };
+}

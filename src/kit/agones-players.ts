@@ -1,0 +1,79 @@
+import type { Logger } from '../log.ts';
+import type { AgonesSdk } from './agones.ts';
+
+/** The name of both the label (`agones.dev/sdk-players`) and the Counter the player count goes to. */
+export const PLAYERS_KEY = 'players';
+
+export interface PlayerReports {
+  /** Reports the count if it changed since the last report (or always, with `force`). */
+  tick(force?: boolean): void;
+  /** Resolves once no report is running. */
+  idle(): Promise<void>;
+}
+
+/**
+ * Reports the player count to Agones, one report at a time (a change during a report is sent right after it). The
+ * label always; the Counter while it answers. A GameServer without a `players` Counter, or an Agones without the
+ * CountsAndLists feature, refuses the first Counter update: that is noted once and the Counter is left alone after.
+ */
+export function startPlayerReports(opts: {
+  sdk: AgonesSdk;
+  players: () => number;
+  log: Logger;
+  signal: AbortSignal;
+}): PlayerReports {
+  const { sdk, log, signal } = opts;
+  let reported: number | undefined;
+  let counter: 'untried' | 'on' | 'off' = 'untried';
+  let running: Promise<void> | undefined;
+  let again = false;
+
+  const report = async (count: number) => {
+    const call = { signal, retry: { maxElapsedMs: 5_000 } };
+    try {
+      await sdk.setLabel(PLAYERS_KEY, String(count), call);
+      reported = count;
+    } catch (err) {
+      if (!signal.aborted) log.warn('could not set the players label', { error: (err as Error).message });
+    }
+    if (counter === 'off' || signal.aborted) return;
+    try {
+      await sdk.setCounter(PLAYERS_KEY, count, call);
+      counter = 'on';
+    } catch (err) {
+      if (signal.aborted) return;
+      if (counter === 'untried') {
+        counter = 'off';
+        log.info('the players Counter is not available; reporting the player count as a label only', {
+          error: (err as Error).message,
+        });
+      } else {
+        log.warn('could not set the players Counter', { error: (err as Error).message });
+      }
+    }
+  };
+
+  const tick = (force = false) => {
+    if (signal.aborted) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    const count = opts.players();
+    if (!force && count === reported) return;
+    running = report(count).finally(() => {
+      running = undefined;
+      if (again) {
+        again = false;
+        tick();
+      }
+    });
+  };
+
+  return {
+    tick,
+    async idle() {
+      while (running) await running;
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import { ofetch } from 'ofetch';
+import * as v from 'valibot';
+import { backoffDelay, DEFAULT_RETRY, type RetryPolicy, sleep } from './agones-retry.ts';
+import { type GameServer, WatchErrorSchema, WatchResultSchema } from './agones-wire.ts';
+
+export interface WatchOptions {
+  /** Back-off between reconnects (`maxElapsedMs` is not used: a watch only ends by its signal). */
+  retry?: Partial<RetryPolicy>;
+  /** A stream that could not be opened, broke off, or carried a line that is not understood. */
+  onError?: (error: Error) => void;
+}
+
+/** Reads newline-separated JSON from `body`, calling `onLine` with each parsed line. Ends when the stream does. */
+async function readLines(body: ReadableStream<Uint8Array>, onLine: (value: unknown) => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for await (const chunk of body) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let nl = buffered.indexOf('\n');
+    while (nl !== -1) {
+      const line = buffered.slice(0, nl).trim();
+      buffered = buffered.slice(nl + 1);
+      if (line) onLine(JSON.parse(line));
+      nl = buffered.indexOf('\n');
+    }
+  }
+  const rest = buffered.trim();
+  if (rest) onLine(JSON.parse(rest));
+}
+
+/**
+ * `GET /watch/gameserver` on the SDK server at `baseUrl`, kept open: each `{"result": GameServer}` line goes to
+ * `onChange` (the SDK server sends the current GameServer first). When the stream cannot be opened, ends or breaks,
+ * it is opened again after a back-off that restarts from the shortest wait once a stream delivered something.
+ * Resolves when `signal` aborts; never rejects.
+ */
+export async function watchGameServer(
+  baseUrl: string,
+  onChange: (gs: GameServer) => void,
+  signal: AbortSignal,
+  opts: WatchOptions = {},
+): Promise<void> {
+  const policy = { ...DEFAULT_RETRY, ...opts.retry };
+  const report = (error: Error) => {
+    if (!signal.aborted) opts.onError?.(error);
+  };
+  let failures = 0;
+  while (!signal.aborted) {
+    // The per-attempt timeout covers only the wait for the answer's head: the stream itself stays open for good.
+    const attempt = new AbortController();
+    const stop = () => attempt.abort(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    const headTimer = setTimeout(() => attempt.abort(new Error('no answer')), policy.timeoutMs);
+    let delivered = false;
+    try {
+      const body = await ofetch(`${baseUrl}/watch/gameserver`, {
+        retry: 0,
+        responseType: 'stream',
+        signal: attempt.signal,
+      });
+      clearTimeout(headTimer);
+      await readLines(body, (value) => {
+        const change = v.safeParse(WatchResultSchema, value);
+        const failure = v.safeParse(WatchErrorSchema, value);
+        if (change.success) {
+          delivered = true;
+          onChange(change.output.result);
+        } else if (failure.success) {
+          report(new Error(`GET /watch/gameserver reported an error: ${failure.output.error.message ?? 'no message'}`));
+        } else {
+          report(new Error('GET /watch/gameserver sent a line that is not {"result": GameServer}'));
+        }
+      });
+      report(new Error('GET /watch/gameserver: the SDK server ended the stream'));
+    } catch (err) {
+      report(
+        new Error(`GET /watch/gameserver failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err }),
+      );
+    } finally {
+      clearTimeout(headTimer);
+      signal.removeEventListener('abort', stop);
+      attempt.abort();
+    }
+    failures = delivered ? 1 : failures + 1;
+    await sleep(backoffDelay(policy, failures), signal).catch(() => undefined);
+  }
+}

@@ -1,0 +1,228 @@
+import { FetchError, ofetch } from 'ofetch';
+import * as v from 'valibot';
+import { DEFAULT_RETRY, type RetryPolicy, retrying } from './agones-retry.ts';
+import { type WatchOptions, watchGameServer } from './agones-watch.ts';
+import {
+  type Counter,
+  type CounterUpdate,
+  CounterWireSchema,
+  counterUpdateBody,
+  type GameServer,
+  GameServerSchema,
+  int64String,
+} from './agones-wire.ts';
+
+/** The SDK server's REST port when `AGONES_SDK_HTTP_PORT` is not set (Agones' own default). */
+export const DEFAULT_AGONES_HTTP_PORT = 9358;
+
+export interface AgonesSdkOptions {
+  /** The SDK server's REST port; default `AGONES_SDK_HTTP_PORT` from `env`, else 9358. */
+  port?: number;
+  /** Default 127.0.0.1: the SDK server listens on the pod's loopback, and `localhost` may resolve to ::1 first. */
+  host?: string;
+  /** Where `AGONES_SDK_HTTP_PORT` is read; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** The default retry policy of every call (see `RetryPolicy`); a call may narrow it. */
+  retry?: Partial<RetryPolicy>;
+}
+
+export interface CallOptions {
+  /** Cancels the call, including its waits between attempts; it then rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Overrides parts of the client's policy for this call (`NO_RETRY` for a single attempt). */
+  retry?: Partial<RetryPolicy>;
+}
+
+/**
+ * An Agones SDK call that failed: the SDK server answered with an error (`status` is its HTTP status), or never
+ * answered within the retry policy (`status` null).
+ */
+export class AgonesSdkError extends Error {
+  override readonly name = 'AgonesSdkError';
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly call: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The port from `AGONES_SDK_HTTP_PORT`, or undefined when it is unset, empty or not a port number. */
+export function agonesPortFrom(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.AGONES_SDK_HTTP_PORT?.trim();
+  if (!raw || !/^\d+$/.test(raw)) return undefined;
+  const port = Number(raw);
+  return port > 0 && port < 65536 ? port : undefined;
+}
+
+/** Statuses a gateway sends while the service behind it is not up yet: worth another attempt. */
+const NOT_YET = new Set([502, 503, 504]);
+
+function reasonOf(err: unknown): string {
+  const cause = err instanceof Error ? err.cause : undefined;
+  if (cause instanceof Error) return cause.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * A small client of the Agones SDK server's REST API (the sidecar beside every game server in an Agones pod). Each
+ * call is retried with back-off while the SDK server does not answer yet (it may start after the game server), within
+ * the retry policy; an answer with an error status is final and thrown as `AgonesSdkError`.
+ *
+ * @example
+ * const sdk = new AgonesSdk(); // http://127.0.0.1:$AGONES_SDK_HTTP_PORT
+ * await sdk.ready();
+ * setInterval(() => void sdk.health({ retry: NO_RETRY }).catch(() => {}), 2000);
+ */
+export class AgonesSdk {
+  readonly baseUrl: string;
+  readonly policy: RetryPolicy;
+
+  constructor(opts: AgonesSdkOptions = {}) {
+    const port = opts.port ?? agonesPortFrom(opts.env ?? process.env) ?? DEFAULT_AGONES_HTTP_PORT;
+    const host = opts.host ?? '127.0.0.1';
+    this.baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    this.policy = { ...DEFAULT_RETRY, ...opts.retry };
+  }
+
+  /** The server can take players: the GameServer moves to `Ready`. */
+  ready(opts?: CallOptions): Promise<void> {
+    return this.empty('POST', '/ready', {}, opts);
+  }
+
+  /** One health ping; Agones marks the GameServer `Unhealthy` when pings stop for its health window. */
+  health(opts?: CallOptions): Promise<void> {
+    return this.empty('POST', '/health', {}, opts);
+  }
+
+  /** Ends this GameServer: Agones moves it to `Shutdown` and deletes its pod. */
+  shutdown(opts?: CallOptions): Promise<void> {
+    return this.empty('POST', '/shutdown', {}, opts);
+  }
+
+  /** Marks the GameServer `Allocated` (in use), as a matchmaker's allocation would. */
+  allocate(opts?: CallOptions): Promise<void> {
+    return this.empty('POST', '/allocate', {}, opts);
+  }
+
+  /** Holds the GameServer `Reserved` for `seconds` (0: until something else moves it), out of allocation. */
+  reserve(seconds: number, opts?: CallOptions): Promise<void> {
+    return this.empty('POST', '/reserve', { seconds: int64String(seconds, 'seconds') }, opts);
+  }
+
+  /** Sets the label `agones.dev/sdk-<key>` on the GameServer (Kubernetes label rules apply to key and value). */
+  setLabel(key: string, value: string, opts?: CallOptions): Promise<void> {
+    return this.empty('PUT', '/metadata/label', { key, value }, opts);
+  }
+
+  /** Sets the annotation `agones.dev/sdk-<key>` on the GameServer. */
+  setAnnotation(key: string, value: string, opts?: CallOptions): Promise<void> {
+    return this.empty('PUT', '/metadata/annotation', { key, value }, opts);
+  }
+
+  /** The GameServer as the SDK server holds it now. */
+  async getGameServer(opts?: CallOptions): Promise<GameServer> {
+    return this.parsed('GET', '/gameserver', undefined, GameServerSchema, opts);
+  }
+
+  /**
+   * Follows the GameServer: `onChange` gets the current one at once and each changed one after. A broken or ended
+   * stream is opened again with back-off; the promise resolves once `signal` aborts.
+   */
+  watchGameServer(onChange: (gs: GameServer) => void, signal: AbortSignal, opts?: WatchOptions): Promise<void> {
+    return watchGameServer(this.baseUrl, onChange, signal, { ...opts, retry: { ...this.policy, ...opts?.retry } });
+  }
+
+  /** A Counter (beta `CountsAndLists`); the SDK server refuses one the GameServer spec does not define. */
+  async getCounter(name: string, opts?: CallOptions): Promise<Counter> {
+    return counterOf(await this.parsed('GET', counterPath(name), undefined, CounterWireSchema, opts), name);
+  }
+
+  /** Sets a Counter's count (within 0 and its capacity). */
+  setCounter(name: string, count: number | bigint, opts?: CallOptions): Promise<Counter> {
+    return this.updateCounter(name, { count }, opts);
+  }
+
+  /** Updates a Counter: `count`, `capacity` or `countDiff`, each sent as an int64 string. */
+  async updateCounter(name: string, update: CounterUpdate, opts?: CallOptions): Promise<Counter> {
+    const body = counterUpdateBody(update);
+    return counterOf(await this.parsed('PATCH', counterPath(name), body, CounterWireSchema, opts), name);
+  }
+
+  private async empty(method: string, path: string, body: object, opts?: CallOptions): Promise<void> {
+    await this.request(method, path, body, opts);
+  }
+
+  private async parsed<S extends v.GenericSchema>(
+    method: string,
+    path: string,
+    body: object | undefined,
+    schema: S,
+    opts?: CallOptions,
+  ): Promise<v.InferOutput<S>> {
+    const data = await this.request(method, path, body, opts);
+    const result = v.safeParse(schema, data);
+    if (result.success) return result.output;
+    const where = result.issues.map((i) => `${v.getDotPath(i) ?? '(root)'}: ${i.message}`).join('; ');
+    throw new AgonesSdkError(
+      `${method} ${path}: the Agones SDK server's answer is not understood (${where})`,
+      200,
+      `${method} ${path}`,
+    );
+  }
+
+  private async request(method: string, path: string, body: object | undefined, opts?: CallOptions): Promise<unknown> {
+    const policy = { ...this.policy, ...opts?.retry };
+    const call = `${method} ${path}`;
+    const url = this.baseUrl + path;
+    const started = Date.now();
+    try {
+      return await retrying(
+        async (signal) => {
+          try {
+            const value: unknown = await ofetch(url, { method, body, retry: 0, signal, responseType: 'json' });
+            return { ok: true, value };
+          } catch (err) {
+            if (!(err instanceof FetchError) || !err.response) {
+              return { ok: false, retry: true, error: new AgonesSdkError(reasonOf(err), null, call, { cause: err }) };
+            }
+            const status = err.response.status;
+            const data = err.data as { message?: unknown } | undefined;
+            const detail = typeof data?.message === 'string' && data.message ? ` (${data.message})` : '';
+            const error = new AgonesSdkError(
+              `${call}: the Agones SDK server answered ${status}${detail}`,
+              status,
+              call,
+              {
+                cause: err,
+              },
+            );
+            return { ok: false, retry: NOT_YET.has(status), error };
+          }
+        },
+        policy,
+        opts?.signal,
+      );
+    } catch (err) {
+      if (!(err instanceof AgonesSdkError) || err.status !== null) throw err;
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      throw new AgonesSdkError(
+        `${call}: no answer from the Agones SDK server at ${this.baseUrl} within ${seconds} s (${err.message}); ` +
+          'is the SDK server running in this pod, and is AGONES_SDK_HTTP_PORT its REST port?',
+        null,
+        call,
+        { cause: err },
+      );
+    }
+  }
+}
+
+function counterPath(name: string): string {
+  return `/v1beta1/counters/${encodeURIComponent(name)}`;
+}
+
+function counterOf(wire: v.InferOutput<typeof CounterWireSchema>, name: string): Counter {
+  return { name: wire.name || name, count: Number(wire.count), capacity: Number(wire.capacity) };
+}

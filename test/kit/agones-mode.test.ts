@@ -1,0 +1,121 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { type AgonesModeOptions, startAgonesMode } from '../../src/kit/agones-mode.ts';
+import { type FakeAgonesSdk, startAgonesSdk } from '../_support/agones-sdk.ts';
+import { waitFor } from '../_support/env.ts';
+import { captureLog } from '../store/recording-logger.ts';
+
+const FAST = { initialDelayMs: 20, maxDelayMs: 100, timeoutMs: 1_000 };
+
+function modeOn(fake: FakeAgonesSdk, opts: Partial<AgonesModeOptions> & { players?: () => number } = {}) {
+  return startAgonesMode({
+    env: fake.env,
+    sdkOptions: { retry: FAST },
+    healthIntervalSeconds: 0.1,
+    players: () => 0,
+    log: captureLog(),
+    ...opts,
+  });
+}
+
+const mode = suite('agones mode (kit)');
+
+mode('off without AGONES_SDK_HTTP_PORT, unless told; on with it', async () => {
+  assert.is(startAgonesMode({ env: {}, players: () => 0, log: captureLog() }).enabled, false);
+  const fake = await startAgonesSdk();
+  const on = modeOn(fake);
+  const forcedOff = startAgonesMode({ enabled: false, env: fake.env, players: () => 0, log: captureLog() });
+  try {
+    assert.is(on.enabled, true);
+    assert.is(forcedOff.enabled, false);
+  } finally {
+    await on.stop();
+    await fake.close();
+  }
+});
+
+mode('health at its interval from the start, /ready once when asked, players as label and counter', async () => {
+  const fake = await startAgonesSdk();
+  let count = 2;
+  const agones = modeOn(fake, { players: () => count });
+  try {
+    await waitFor('three health pings', () => fake.callsTo('POST', '/health').length >= 3, 2_000);
+    assert.is(fake.callsTo('POST', '/ready').length, 0, 'not Ready before the game says so');
+    await Promise.all([agones.ready(), agones.ready()]);
+    assert.is(fake.callsTo('POST', '/ready').length, 1, 'once');
+    await waitFor('the players label', () => fake.gameServer().object_meta.labels['agones.dev/sdk-players'] === '2');
+    await waitFor('the players counter', () => fake.gameServer().status.counters.players?.count === '2');
+    count = 3;
+    agones.playersChanged();
+    await waitFor('the new count', () => fake.gameServer().status.counters.players?.count === '3', 2_000);
+    const pings = fake.callsTo('POST', '/health').map((c) => c.at);
+    const gaps = pings.slice(1).map((t, i) => t - (pings[i] ?? t));
+    assert.ok(
+      gaps.every((g) => g >= 50 && g <= 400),
+      `pings about 100 ms apart: ${gaps.join(', ')}`,
+    );
+  } finally {
+    await agones.stop();
+    await fake.close();
+  }
+  const after = fake.callsTo('POST', '/health').length;
+  await new Promise((r) => setTimeout(r, 250));
+  assert.is(fake.callsTo('POST', '/health').length, after, 'no ping after stop');
+});
+
+mode('a GameServer without the players counter: tried once, then the label alone', async () => {
+  const fake = await startAgonesSdk({ counters: false });
+  let count = 1;
+  const log = captureLog();
+  const agones = modeOn(fake, { players: () => count, log });
+  try {
+    await agones.ready();
+    await waitFor('label 1', () => fake.gameServer().object_meta.labels['agones.dev/sdk-players'] === '1');
+    count = 2;
+    agones.playersChanged();
+    await waitFor('label 2', () => fake.gameServer().object_meta.labels['agones.dev/sdk-players'] === '2');
+    assert.is(fake.callsTo('PATCH', '/v1beta1/counters/players').length, 1);
+    assert.is(log.lines.filter((l) => /players Counter is not available/.test(l)).length, 1, 'said once');
+    assert.is(log.lines.filter((l) => l.startsWith('warn')).length, 0, 'no warnings');
+  } finally {
+    await agones.stop();
+    await fake.close();
+  }
+});
+
+mode('the watch: Shutdown calls onShutdownState once; shutdown() then does not ask again', async () => {
+  const fake = await startAgonesSdk();
+  let told = 0;
+  const agones = modeOn(fake, { onShutdownState: () => told++ });
+  try {
+    await agones.ready();
+    await waitFor('the watch to see Ready', () => agones.state === 'Ready', 2_000);
+    fake.setState('Shutdown');
+    await waitFor('onShutdownState', () => told === 1, 2_000);
+    fake.setState('Shutdown');
+    await agones.shutdown('round over');
+    assert.is(told, 1);
+    assert.is(fake.callsTo('POST', '/shutdown').length, 0);
+  } finally {
+    await agones.stop();
+    await fake.close();
+  }
+});
+
+mode('shutdown() asks Agones to end the GameServer and stops the pings', async () => {
+  const fake = await startAgonesSdk();
+  const agones = modeOn(fake);
+  try {
+    await agones.ready();
+    await agones.shutdown('round over');
+    assert.is(fake.callsTo('POST', '/shutdown').length, 1);
+    assert.is(fake.gameServer().status.state, 'Shutdown');
+    const pings = fake.callsTo('POST', '/health').length;
+    await new Promise((r) => setTimeout(r, 250));
+    assert.is(fake.callsTo('POST', '/health').length, pings);
+  } finally {
+    await agones.stop();
+    await fake.close();
+  }
+});
+mode.run();

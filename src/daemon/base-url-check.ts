@@ -1,4 +1,3 @@
-import { ofetch } from 'ofetch';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 
@@ -10,6 +9,8 @@ import type { Logger } from '../log.ts';
 export async function checkBaseUrlReachesUs(baseUrl: string, log: Logger, timeoutMs = 3000): Promise<boolean> {
   const url = new URL('health', baseUrl).href;
   try {
+    // Loaded here, after the daemon listens: the HTTP client is not needed to start (bench/footprint.ts).
+    const { ofetch } = await import('ofetch');
     const res = await ofetch<{ pid?: number }>(url, { timeout: timeoutMs, retry: 0 });
     if (res.pid === process.pid) return true;
     log.warn(

@@ -1,4 +1,4 @@
-import { toJsonSchema } from '@valibot/to-json-schema';
+import type { toJsonSchema } from '@valibot/to-json-schema';
 import { Hono } from 'hono';
 import { apiRouteDocs } from './api-routes.ts';
 import { binariesRouteDocs } from './binaries-routes.ts';
@@ -103,13 +103,16 @@ function operation(doc: RouteDoc): JsonObject {
 }
 
 /** A valibot schema as JSON Schema 2020-12, OpenAPI 3.1's dialect, without its own `$schema`. */
-function jsonSchema(name: SchemaName): JsonObject {
-  const { $schema: _dialect, ...schema } = toJsonSchema(SCHEMAS[name], { target: 'draft-2020-12' }) as JsonObject;
+function jsonSchema(convert: typeof toJsonSchema, name: SchemaName): JsonObject {
+  const { $schema: _dialect, ...schema } = convert(SCHEMAS[name], { target: 'draft-2020-12' }) as JsonObject;
   return schema;
 }
 
-/** The OpenAPI 3.1 document of the whole HTTP API, built from the route tables and their valibot schemas. */
-export function openApiDocument(version: string): JsonObject {
+/**
+ * The OpenAPI 3.1 document of the whole HTTP API, built from the route tables and their valibot schemas (turned
+ * into JSON Schema by `convert`, @valibot/to-json-schema's, which the daemon loads on the first request only).
+ */
+export function openApiDocument(version: string, convert: typeof toJsonSchema): JsonObject {
   const paths: Record<string, JsonObject> = {};
   for (const doc of ROUTE_DOCS) paths[doc.path] = { ...paths[doc.path], [doc.method]: operation(doc) };
   return {
@@ -149,7 +152,9 @@ export function openApiDocument(version: string): JsonObject {
             "the daemon's Admin.Username and Admin.Password; while no Admin is configured, none from the loopback",
         },
       },
-      schemas: Object.fromEntries((Object.keys(SCHEMAS) as SchemaName[]).map((name) => [name, jsonSchema(name)])),
+      schemas: Object.fromEntries(
+        (Object.keys(SCHEMAS) as SchemaName[]).map((name) => [name, jsonSchema(convert, name)]),
+      ),
     },
   };
 }
@@ -158,8 +163,8 @@ export function openApiDocument(version: string): JsonObject {
 export function openapiRoutes({ version }: HttpDeps): Hono {
   const app = new Hono();
   let body: string | undefined;
-  app.get('/openapi.json', (c) => {
-    body ??= JSON.stringify(openApiDocument(version));
+  app.get('/openapi.json', async (c) => {
+    body ??= JSON.stringify(openApiDocument(version, (await import('@valibot/to-json-schema')).toJsonSchema));
     return c.body(body, 200, {
       'Content-Type': 'application/json; charset=utf-8',
     });

@@ -1,14 +1,16 @@
 /**
- * Prometheus metrics (issue 6 item 4): counters fed by the bus, gauges read from every instance's status at
- * scrape time. A private prom-client Registry, so nothing global leaks between daemons or tests.
+ * Prometheus metrics: counters fed by the bus, gauges read from every instance's status at scrape time. The bus is
+ * tallied from the start (tally.ts); prom-client and a private Registry (nothing global leaks between daemons or
+ * tests) are loaded at the first scrape, which keeps them out of the daemon's start-up and idle memory.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { AlertKind, Bus, BusEvents, RestartReason } from '../bus.ts';
 import { statePaths } from '../chart/index.ts';
 import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
-import { createFamilies } from './families.ts';
+import type { Families } from './families.ts';
 import { type ProcessStats, readProcessStats } from './proc-stats.ts';
+import { Tally } from './tally.ts';
 
 export interface MetricsCollector {
   /** The exposition text; reads /proc for each running server. */
@@ -44,15 +46,19 @@ const KINDS: Record<AlertKind, true> = {
   stopped: true,
 };
 const UPDATE_RESULTS = ['done', 'failed'] as const;
+/** prom-client's Registry.PROMETHEUS_CONTENT_TYPE, known before prom-client is loaded. */
+const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const { bus, registry } = opts;
   const readStats = opts.readStats ?? readProcessStats;
-  const reg = new Registry();
   const states = statePaths();
-  const families = createFamilies(reg);
-  const { info, state, sinceCheckin, uptime, startupFailures, restarts, alerts, updates } = families;
-  const { updateDuration, updateBytes, rss, cpu, lagMean, lagP99, lagMax, build } = families;
+  let loaded: Promise<{ reg: Registry; families: Families }> | null = null;
+  const load = async () => {
+    const [{ Registry }, { createFamilies }] = await Promise.all([import('prom-client'), import('./families.ts')]);
+    const reg = new Registry();
+    return { reg, families: createFamilies(reg) };
+  };
 
   const resolutionMs = 10;
   const loop = monitorEventLoopDelay({ resolution: resolutionMs });
@@ -63,6 +69,11 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
    * `check`: a provider may download (stage) the build during an earlier check and only swap it in at `done`.
    */
   const downloaded = new Map<string, number>();
+  const restarts = new Tally<'instance' | 'reason'>();
+  const alerts = new Tally<'instance' | 'kind'>();
+  const updates = new Tally<'instance' | 'result'>();
+  /** The last installed update of each instance: how long it took (s) and what it downloaded (bytes). */
+  const lastUpdate = new Map<string, { seconds?: number; bytes?: number }>();
   const onRestart = (e: BusEvents['instance:restart']) => restarts.inc({ instance: e.key, reason: e.reason });
   const onAlert = (e: BusEvents['instance:alert']) => alerts.inc({ instance: e.key, kind: e.kind });
   const onUpdate = (e: BusEvents['instance:update']) => {
@@ -71,9 +82,11 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     if (e.phase === 'failed') updates.inc({ instance: e.key, result: 'failed' });
     if (e.phase === 'done') {
       updates.inc({ instance: e.key, result: 'done' });
-      if (e.durationMs !== undefined) updateDuration.set({ instance: e.key }, e.durationMs / 1000);
+      const last = { ...lastUpdate.get(e.key) };
+      if (e.durationMs !== undefined) last.seconds = e.durationMs / 1000;
       const bytes = downloaded.get(e.key);
-      if (bytes !== undefined) updateBytes.set({ instance: e.key }, bytes);
+      if (bytes !== undefined) last.bytes = bytes;
+      lastUpdate.set(e.key, last);
       downloaded.delete(e.key);
     }
   };
@@ -82,13 +95,14 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   bus.on('instance:update', onUpdate);
 
   /** prom-client exposes a labelled counter only once touched: zero for every known instance, so rate() starts at 0. */
-  const touchCounters = (key: string) => {
+  const touchCounters = ({ restarts, alerts, updates }: Families, key: string) => {
     for (const reason of Object.keys(REASONS)) restarts.inc({ instance: key, reason }, 0);
     for (const kind of Object.keys(KINDS)) alerts.inc({ instance: key, kind }, 0);
     for (const result of UPDATE_RESULTS) updates.inc({ instance: key, result }, 0);
   };
 
-  const setInstance = (s: InstanceStatus, stats: ProcessStats | null, now: number) => {
+  const setInstance = (f: Families, s: InstanceStatus, stats: ProcessStats | null, now: number) => {
+    const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu } = f;
     const instance = s.key;
     info.set({ instance, name: s.name, revision: s.revision ?? '' }, 1);
     for (const path of states) state.set({ instance, state: path }, path === s.state ? 1 : 0);
@@ -96,7 +110,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     if (s.lastCheckinAt) sinceCheckin.set({ instance }, Math.max(0, (now - Date.parse(s.lastCheckinAt)) / 1000));
     if (s.uptimeSeconds !== null) uptime.set({ instance }, s.uptimeSeconds);
     startupFailures.set({ instance }, s.startupFailures);
-    touchCounters(instance);
+    touchCounters(f, instance);
     if (stats) {
       rss.set({ instance }, stats.rssBytes);
       // A counter tracking a total kept elsewhere: reset each scrape (below) and added, as counters cannot be set.
@@ -104,28 +118,39 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     }
   };
 
-  const refresh = async () => {
+  const refresh = async (f: Families) => {
     const statuses = registry.list().map((i) => i.status());
     const stats = await Promise.all(statuses.map((s) => (s.pid === null ? null : readStats(s.pid))));
     // Synchronous from here: a concurrent scrape sees one whole snapshot or the other.
     const now = Date.now();
-    for (const g of [info, state, sinceCheckin, uptime, startupFailures, rss]) g.reset();
-    cpu.reset();
-    for (const [i, s] of statuses.entries()) setInstance(s, stats[i] ?? null, now);
+    const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, updateDuration, updateBytes } = f;
+    for (const g of [info, state, sinceCheckin, uptime, startupFailures, rss, updateDuration, updateBytes]) g.reset();
+    // Counters cannot be set: each scrape starts them over and adds the totals kept outside.
+    for (const c of [cpu, f.restarts, f.alerts, f.updates]) c.reset();
+    for (const { labels, n } of restarts.entries()) f.restarts.inc(labels, n);
+    for (const { labels, n } of alerts.entries()) f.alerts.inc(labels, n);
+    for (const { labels, n } of updates.entries()) f.updates.inc(labels, n);
+    for (const [instance, last] of lastUpdate) {
+      if (last.seconds !== undefined) updateDuration.set({ instance }, last.seconds);
+      if (last.bytes !== undefined) updateBytes.set({ instance }, last.bytes);
+    }
+    for (const [i, s] of statuses.entries()) setInstance(f, s, stats[i] ?? null, now);
     // The histogram records whole timer intervals; the lag is what exceeds the sampling period.
     const ns = (v: number) => (Number.isFinite(v) ? Math.max(0, v / 1e9 - resolutionMs / 1000) : 0);
-    lagMean.set(ns(loop.mean));
-    lagP99.set(ns(loop.percentile(99)));
-    lagMax.set(ns(loop.max));
+    f.lagMean.set(ns(loop.mean));
+    f.lagP99.set(ns(loop.percentile(99)));
+    f.lagMax.set(ns(loop.max));
     loop.reset();
-    build.reset();
-    build.set({ version: opts.version ?? 'unknown' }, 1);
+    f.build.reset();
+    f.build.set({ version: opts.version ?? 'unknown' }, 1);
   };
 
   return {
-    contentType: reg.contentType,
+    contentType: CONTENT_TYPE,
     async metrics() {
-      await refresh();
+      loaded ??= load();
+      const { reg, families } = await loaded;
+      await refresh(families);
       return reg.metrics();
     },
     stop() {

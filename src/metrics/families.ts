@@ -2,6 +2,8 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 
 const I = ['instance'] as const;
 
+export type Families = ReturnType<typeof createFamilies>;
+
 /** Every metric family the daemon exposes, registered in `registry`; one line each, so the list reads as a table. */
 export function createFamilies(registry: Registry) {
   const registers = [registry];

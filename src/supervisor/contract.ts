@@ -26,6 +26,32 @@ export interface InstanceStatus {
   checking?: boolean;
   /** How the last server process ended (null before any has): why, its exit code or signal, and when (ISO). */
   lastExit: LastExitStatus | null;
+  /** Scheduled restarts and update checks, what is pending and any hold (absent: unknown). */
+  maintenance?: MaintenanceStatus;
+}
+
+/** `Now` | `RoundEnd` | `Empty`: when a restart or update is carried out (`Maintenance.When`, or `?when=`). */
+export type MaintenancePolicy = 'Now' | 'RoundEnd' | 'Empty';
+
+export interface MaintenanceStatus {
+  /** The instance's `Maintenance.When` (RoundEnd when unset). */
+  policy: MaintenancePolicy;
+  /**
+   * A restart or update waiting for its moment: what began it (`schedule`, a found `update`, a person's `request`),
+   * its policy, since when, the deadline of its forced graceful shutdown, and what it waits for now.
+   */
+  pending: {
+    action: 'restart' | 'update';
+    source: 'schedule' | 'update' | 'request';
+    when: MaintenancePolicy;
+    since: string;
+    deadline: string;
+    waitingFor: 'hold' | 'players' | 'round-end' | 'exit';
+  } | null;
+  nextRestart: string | null;
+  nextUpdateCheck: string | null;
+  /** Scheduled restarts and automatic update installs wait until `until` (ISO). */
+  hold: { reason: string; since: string; until: string } | null;
 }
 
 /** `reason`: crash | hang | stop | restart | update | shutdown (see `ExitReason` in machines/instance.types.ts). */
@@ -49,8 +75,15 @@ export interface InstanceControl {
    * it will be taken; the control route answers 409 with it before sending anything. Absent: always taken.
    */
   refusal?(action: ControlAction): string | null;
-  /** Queues a control action; never throws. */
-  control(action: ControlAction): void;
+  /**
+   * Queues a control action; never throws. `when` (restart and update only) carries it out by that policy
+   * instead: a restart without it is immediate, an update without it follows the instance's `Maintenance.When`.
+   */
+  control(action: ControlAction, when?: MaintenancePolicy): void;
+  /** Holds scheduled restarts and automatic update installs for `minutes` (absent: not supported). */
+  hold?(minutes: number, reason: string): void;
+  /** Ends a hold; false when there was none. */
+  release?(): boolean;
   /** Records a check-in authenticated with the current secret. */
   checkin(): void;
   status(): InstanceStatus;

@@ -30,7 +30,7 @@ export interface Notice {
   kind: NoticeKind;
   /** The whole story in one line: a Text message's content, an Embed's description. Names the key in backticks. */
   message: string;
-  /** The embed's title; by default the kind's (`Scheduled restart`) and the instance. */
+  /** The embed title's words (`Scheduled restart pending`), the instance after them; by default the kind's. */
   title?: string;
   /** Why, in a few words: who stopped it, a hold's reason, a failed update's error, the policy a restart waits on. */
   reason?: string;

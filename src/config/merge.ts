@@ -57,9 +57,14 @@ export function mergeLayers(layers: readonly { name: string; data: Record<string
         continue;
       }
       if (Array.isArray(existing) && isMap(v) && Object.keys(v).every((i) => INDEX.test(i))) {
-        // `Arguments__1=x` from the environment replaces one item of a list a file set, as in .NET.
+        // `Arguments__1=x` from the environment replaces one item of a list a file set, as in .NET; a map item
+        // (`Notification__Routes__0__Webhook=…`) has the keys set merged into it, so each may come from its own variable.
         const list = [...existing];
-        for (const [i, item] of Object.entries(v)) list[Number(i)] = item;
+        for (const [i, item] of Object.entries(v)) {
+          const old: unknown = list[Number(i)];
+          list[Number(i)] =
+            isMap(item) && isMap(old) ? merge(structuredClone(old), item, [...p, Number(i)], name) : item;
+        }
         setOwn(
           into,
           k,

@@ -1,5 +1,6 @@
 import type { Bus, BusEvents, Notice } from '../bus.ts';
 import { describeError } from '../errors.ts';
+import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
 import { noticeFromAlert, noticeFromUpdate, type LaunchSeen } from './notices.ts';
 import { payloadOf } from './payload.ts';
 import { routesFor, type Route } from './routes.ts';
@@ -17,10 +18,10 @@ export interface Notifier {
 }
 
 /**
- * Tells the chat what happened: alerts (crash, hang, loop, failing, stopped), installed and failed updates, and
- * every `instance:notice` (maintenance emits those), each to every route that wants its kind and instance, in the
- * route's format. One sender per webhook URL, so a 429 on one webhook holds up no other. Fire and forget: the bus
- * handlers only queue, so an emitter never waits or sees an error.
+ * Tells the chat what happened: alerts (crash, hang, loop, failing, stopped), installed and failed updates,
+ * maintenance as it begins and ends (`maintenance:pending`, `maintenance:done`) and any `instance:notice`, each to
+ * every route that wants its kind and instance, in the route's format. One sender per webhook URL, so a 429 on one
+ * webhook holds up no other. Fire and forget: the handlers only queue, so an emitter never waits or sees an error.
  *
  * @example
  * const notifier = createNotifier({ routes: routesFrom(settings.Notification), bus, log, retries: 3, retryBaseMs: 1000, timeoutMs: 10_000 });
@@ -33,32 +34,37 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     if (!senders.has(r.url)) senders.set(r.url, createWebhookSender({ ...senderOpts, url: r.url, label: r.label }));
   const launches = new Map<string, LaunchSeen>();
 
-  const notify = (n: Notice): void => {
+  /** Builds the notice and queues it for its routes; never throws into the emitter (mitt calls handlers inline). */
+  const tell = (make: () => Notice | null): void => {
     try {
-      for (const r of routesFor(routes, n)) senders.get(r.url)?.send(payloadOf(n, r.format, nameOf?.(n.key)));
+      const n = make();
+      if (n) for (const r of routesFor(routes, n)) senders.get(r.url)?.send(payloadOf(n, r.format, nameOf?.(n.key)));
     } catch (err) {
-      // Never throw into the emitter (mitt calls handlers synchronously).
-      opts.log.error('could not build a chat notification', { kind: n.kind, error: describeError(err) });
+      opts.log.error('could not build a chat notification', { error: describeError(err) });
     }
   };
   const onLaunch = (e: BusEvents['instance:launch']) => launches.set(e.key, { at: e.at, revision: e.revision });
-  const onAlert = (e: BusEvents['instance:alert']) => notify(noticeFromAlert(e, launches.get(e.key)));
-  const onUpdate = (e: BusEvents['instance:update']) => {
-    const n = noticeFromUpdate(e);
-    if (n) notify(n);
-  };
+  const onAlert = (e: BusEvents['instance:alert']) => tell(() => noticeFromAlert(e, launches.get(e.key)));
+  const onUpdate = (e: BusEvents['instance:update']) => tell(() => noticeFromUpdate(e));
+  const onNotice = (e: Notice) => tell(() => e);
+  const onPending = (e: BusEvents['maintenance:pending']) => tell(() => noticeFromPending(e));
+  const onDone = (e: BusEvents['maintenance:done']) => tell(() => noticeFromDone(e));
 
   bus.on('instance:launch', onLaunch);
   bus.on('instance:alert', onAlert);
   bus.on('instance:update', onUpdate);
-  bus.on('instance:notice', notify);
+  bus.on('instance:notice', onNotice);
+  bus.on('maintenance:pending', onPending);
+  bus.on('maintenance:done', onDone);
 
   return {
     async stop() {
       bus.off('instance:launch', onLaunch);
       bus.off('instance:alert', onAlert);
       bus.off('instance:update', onUpdate);
-      bus.off('instance:notice', notify);
+      bus.off('instance:notice', onNotice);
+      bus.off('maintenance:pending', onPending);
+      bus.off('maintenance:done', onDone);
       await Promise.allSettled([...senders.values()].map((s) => s.stop()));
     },
   };

@@ -86,7 +86,7 @@ export function embedOf(n: Notice, name?: string): Embed {
     .filter((f) => f.name.trim() !== '' && f.value.trim() !== '')
     .slice(0, LIMITS.fields)
     .map((f) => ({ ...f, name: clip(f.name, LIMITS.name), value: clip(f.value, LIMITS.value) }));
-  const title = clip(n.title ?? `${TITLES[n.kind]} · ${instanceLabel(n.key, name)}`, LIMITS.title);
+  const title = clip(`${n.title ?? TITLES[n.kind]} · ${instanceLabel(n.key, name)}`, LIMITS.title);
   // Within the 6000 total: the description gives way first, then fields from the end.
   const fieldChars = () => kept.reduce((sum, f) => sum + length(f.name) + length(f.value), 0);
   while (kept.length > 1 && length(title) + fieldChars() > LIMITS.total - 100) kept.pop();

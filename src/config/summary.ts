@@ -23,6 +23,7 @@ export function formatSummary(config: ResolvedConfig, cwd: string): string {
     `base url:  ${config.baseUrl ?? '(derived from the listen address)'}`,
     `log level: ${config.logLevel}`,
     `webhook:   ${config.webhook ? 'set' : 'none'} (Notification.ChatWebhook, or the real watchdog's DiscordWebhook)`,
+    `routes:    ${config.settings.Notification.Routes.length} (Notification.Routes); format ${config.settings.Notification.Format} (Notification.Format)`,
     `instances: ${config.instances.length}`,
   ];
   for (const i of config.instances) {

@@ -80,6 +80,11 @@ export const instanceSetup = setup({
     giveUp: ({ context }) => context.exitIntent === 'crash' && givesUp(context),
     /** The second unclean exit or hang kill after check-ins without a stable run between them, or a later one. */
     crashLoop: ({ context }) => inLoop(context),
+    /**
+     * A found update asks a running server to leave at once (POST /update). The daemon provides `false`: its
+     * maintenance policy (When, holds) decides when, and asks the server or sends RESTART itself.
+     */
+    asksOnFoundUpdate: () => true,
   },
   actions: {
     /** Every ProcessCommand goes through here: one for a process that is not owned is dropped, never thrown. */
@@ -200,8 +205,9 @@ export const instanceSetup = setup({
     checkFinished: enqueueActions(({ context, enqueue, event, check }) => {
       const available = checkAvailable(event);
       if (available) enqueue.assign({ updatePending: true });
-      if (available && check(inState('#instance.owning')))
+      if (available && check(inState('#instance.owning')) && check({ type: 'asksOnFoundUpdate' }))
         enqueue.sendTo('process', { type: 'NOTIFY_UPDATE' } satisfies ProcessCommand);
+      enqueue.emit({ type: 'update-checked', available });
       endCheck(context, enqueue);
     }),
     checkFailed: enqueueActions(({ context, enqueue, event }) => {

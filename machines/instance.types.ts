@@ -147,6 +147,8 @@ export type InstanceEmitted =
   | { type: 'checkin'; launchId: number }
   | { type: 'update-failed'; message: string }
   | { type: 'check-failed'; message: string }
+  /** An update check answered (the maintenance policy carries out a found update). */
+  | { type: 'update-checked'; available: boolean }
   | { type: 'rolled-back'; revision: string | null }
   | { type: 'rollback-failed'; message: string }
   /** ROLLBACK came where it cannot be done (updating, between crash relaunches, …); nothing changed. */

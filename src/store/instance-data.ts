@@ -28,6 +28,24 @@ const SpawningSchema = v.object({
   launchedAt: v.string(),
 });
 
+const Policy = v.picklist(['Now', 'RoundEnd', 'Empty']);
+/** A maintenance plan (issue 13): the pending restart or update and a hold, so both outlive a daemon restart. */
+const MaintenanceDataSchema = v.object({
+  pending: v.nullable(
+    v.object({
+      action: v.picklist(['restart', 'update']),
+      source: v.picklist(['schedule', 'update', 'request']),
+      when: Policy,
+      since: v.number(),
+      deadline: v.number(),
+      maxDelayMs: v.number(),
+      asked: v.boolean(),
+      carried: v.boolean(),
+    }),
+  ),
+  hold: v.nullable(v.object({ since: v.number(), until: v.number(), reason: v.string() })),
+});
+
 const InstanceDataSchema = v.object({
   version: v.literal(1),
   updateType: v.nullable(v.string()),
@@ -37,10 +55,14 @@ const InstanceDataSchema = v.object({
   launch: v.nullable(LaunchSchema),
   /** Optional: files written before it existed stay valid, and most of the time there is none. */
   spawning: v.optional(v.nullable(SpawningSchema)),
+  /** Optional: absent when nothing was ever pending or held. */
+  maintenance: v.optional(v.nullable(MaintenanceDataSchema)),
 });
 
 /** What reattaching needs of the last launch: pid, process start time, program, args and the current secret. */
 export type LaunchData = v.InferOutput<typeof LaunchSchema>;
+/** The maintenance plan kept for the next daemon (see MaintenanceDataSchema). */
+export type MaintenanceData = v.InferOutput<typeof MaintenanceDataSchema>;
 /** A launch being spawned (see SpawningSchema). */
 export type SpawningData = v.InferOutput<typeof SpawningSchema>;
 /** The watchdog's own data for one instance. Holds a secret: written with mode 0600. */

@@ -1,6 +1,7 @@
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
+import type { MaintenanceData } from '../store/instance-data.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 
 /** What data.json keeps of a launch, so a later daemon can adopt the server or clean up after a crash. */
@@ -36,6 +37,9 @@ export interface InstanceDeps {
   recordSpawning?: (spawning: Omit<LaunchRecord, 'pid' | 'startTime'>) => Promise<void>;
   /** Swaps bin.prev back into bin and the revisions in data.json; returns the revision now installed (the `rollback` actor). */
   rollback: () => Promise<string | null>;
+  /** The maintenance plan data.json kept (pending action, hold); optional: test doubles may leave it out. */
+  savedMaintenance?: MaintenanceData | null;
+  recordMaintenance?: (plan: MaintenanceData) => Promise<void>;
   /** The launch record of a verified server left by the previous daemon (for ADOPT). */
   adoptable: () => LaunchRecord | null;
 }

@@ -5,7 +5,7 @@ import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
-import type { ControlAction, InstanceControl, InstanceStatus } from './contract.ts';
+import type { ControlAction, InstanceControl, InstanceStatus, MaintenancePolicy } from './contract.ts';
 import { alertMessage, requester } from '../notify/messages.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
 import { removeDisplacedBuilds } from '../updates/install/install.ts';
@@ -13,6 +13,8 @@ import { hasPreviousBuild } from '../updates/install/install.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { coalesceWindowMs, createCheckinCoalescer } from './checkin-coalescer.ts';
 import type { InstanceDeps } from './instance-deps.ts';
+import { createMaintenance } from './maintenance-host.ts';
+import type { Maintenance } from './maintenance.ts';
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
 import { statePath } from './state-path.ts';
@@ -42,10 +44,18 @@ export class Instance implements InstanceControl {
     (launchId) => this.actor.send({ type: 'CHECKIN', launchId }),
   );
 
+  /** Scheduled restarts and update checks, policies and holds (issue 13). */
+  private maintenance: Maintenance;
+
   constructor(deps: InstanceDeps) {
     this.deps = deps;
     this.key = deps.instance.key;
     this.actor = this.createActor();
+    this.maintenance = createMaintenance(deps, {
+      live: () => this.actor.getSnapshot().matches({ owning: 'live' }),
+      secret: () => this.actor.getSnapshot().context.secret,
+      send: (event) => this.actor.send(event),
+    });
     deps.bus.on('control', this.onControl);
   }
 
@@ -60,6 +70,8 @@ export class Instance implements InstanceControl {
         checkUpdate: createCheckActor(deps),
         rollback: createRollbackActor(() => deps.rollback()),
       },
+      // A found update waits for the maintenance policy (When, holds) instead of asking the server at once.
+      guards: { asksOnFoundUpdate: () => false },
     });
     const actor = createActor(machine, {
       input: { key: this.key, timing: instanceTiming(deps.config, deps.instance), revision: deps.revision },
@@ -95,13 +107,18 @@ export class Instance implements InstanceControl {
         const level = e.kind === 'stopped' ? 'info' : 'alert';
         const message = alertMessage(this.key, e, e.kind === 'stopped' ? this.stopBy : undefined);
         if (e.kind === 'stopped') this.stopBy = '';
+        if (e.kind === 'stopped' || e.kind === 'failing') this.maintenance.serverGone();
         if (level === 'info') log.info(message);
         else log.warn(message);
         bus.emit('instance:alert', { key: this.key, kind: e.kind, level, message, exit: e.exit, at });
         break;
       }
       case 'restart':
+        this.maintenance.serverGone();
         bus.emit('instance:restart', { key: this.key, reason: e.reason, at });
+        break;
+      case 'update-checked':
+        this.maintenance.updateChecked(e.available);
         break;
       case 'launch':
         this.checkins.reset();
@@ -136,11 +153,13 @@ export class Instance implements InstanceControl {
   start(adoptPid: number | null): void {
     this.actor.start();
     this.actor.send(adoptPid === null ? { type: 'START' } : { type: 'ADOPT', pid: adoptPid });
+    this.maintenance.start(this.deps.savedMaintenance ?? null, adoptPid !== null);
   }
 
   /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
   async shutdown(persist: boolean, timeoutMs: number): Promise<void> {
     this.deps.bus.off('control', this.onControl);
+    this.maintenance.stop();
     this.actor.send({ type: 'SHUTDOWN', persist });
     const done = await waitForState(this.actor, 'exited', timeoutMs);
     if (!done) this.deps.log.warn('server did not finish shutting down in time; killing it');
@@ -157,6 +176,7 @@ export class Instance implements InstanceControl {
     // In place: the process and update hosts made in createActor hold this very object.
     Object.assign(this.deps, { config, instance, provider });
     this.actor.send({ type: 'CONFIG', timing: instanceTiming(config, instance) });
+    this.maintenance.reschedule();
   }
 
   apiToken(): string | undefined {
@@ -179,13 +199,23 @@ export class Instance implements InstanceControl {
     return { canUpdate: this.deps.provider !== null, canRollback: hasPreviousBuild(this.deps.instance.dir) };
   }
 
-  control(action: ControlAction): void {
+  control(action: ControlAction, when?: MaintenancePolicy): void {
     const log = this.deps.log;
-    log.info(`control: ${action}`);
-    if (action === 'restart') this.actor.send({ type: 'RESTART' });
+    log.info(`control: ${action}${when === undefined ? '' : ` (when ${when})`}`);
+    if (action === 'restart' && when !== undefined) this.maintenance.requestRestart(when);
+    else if (action === 'update' && when !== undefined) this.maintenance.requestUpdate(when);
+    else if (action === 'restart') this.actor.send({ type: 'RESTART' });
     else if (action === 'stop') this.actor.send({ type: 'STOP' });
     else if (action === 'update') this.actor.send({ type: 'UPDATE_CHECK' });
     else this.actor.send({ type: 'ROLLBACK' });
+  }
+
+  hold(minutes: number, reason: string): void {
+    this.maintenance.hold(minutes * 60_000, reason);
+  }
+
+  release(): boolean {
+    return this.maintenance.release();
   }
 
   checkin(): void {
@@ -219,6 +249,7 @@ export class Instance implements InstanceControl {
       ...this.abilities(),
       checking: c.check !== 'idle',
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
+      maintenance: this.maintenance.status(),
     };
   }
 }

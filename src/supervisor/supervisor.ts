@@ -128,6 +128,8 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
         return previousRevision;
       },
       adoptable: () => (leftover ? leftover.record : null),
+      savedMaintenance: data.maintenance ?? null,
+      recordMaintenance: (maintenance) => store.write({ maintenance }),
     });
     return { inst, instance, leftover };
   }

@@ -1,0 +1,166 @@
+/**
+ * Maintenance with the real daemon and demo servers (issue 13): a 6-field schedule restarts within its period,
+ * `When: Empty` waits while a UDP player is on and restarts within a poll of them leaving, `restart?when=RoundEnd`
+ * reaches the server as POST /update, and a hold holds back a schedule and outlives a daemon restart. One daemon
+ * (then its successor in the same folder) for all of it.
+ */
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { testConfig } from '../_support/config.ts';
+import { basic, daemonSuite, startDaemon, waitState, type StatusJson } from '../_support/daemon.ts';
+import { freePort, waitFor } from '../_support/env.ts';
+import { fixture, writeServerScript } from '../_support/fixtures.ts';
+import { udpPlayer } from '../demo/_demo.ts';
+import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
+
+type Status = StatusJson & { maintenance: MaintenanceStatus };
+const TOKEN = 'tok';
+const POLL_SECONDS = 0.2;
+
+interface Ctx {
+  ports: Record<'sched' | 'empty' | 'roundend' | 'held', number>;
+  /** The second daemon's configuration: the held instance alone (the others need not start again). */
+  heldYaml: string;
+}
+
+const maintenance = (lines: string[]) => ['      Maintenance:', ...lines.map((l) => `        ${l}`)].join('\n');
+
+const s = daemonSuite<Ctx>('e2e maintenance', {
+  prefix: 'wd-maint-',
+  ctx: { ports: { sched: 0, empty: 0, roundend: 0, held: 0 }, heldYaml: '' },
+  async config(ctx) {
+    for (const key of Object.keys(ctx.ports) as Array<keyof Ctx['ports']>) ctx.ports[key] = await freePort();
+    // A plain node fixture starts faster than the demo; the demo is there for its UDP players.
+    const runCommand = await writeServerScript(join(ctx.dir, 'server.sh'), fixture('log-starts.mjs'));
+    const extra = `  MaintenancePollSeconds: ${POLL_SECONDS}`;
+    const held = {
+      key: 'held',
+      port: ctx.ports.held,
+      runCommand,
+      extra: maintenance(['RestartSchedule: "*/2 * * * * *"', 'TimeZone: UTC', 'When: Now']),
+    };
+    ctx.heldYaml = testConfig({ extra, instances: [held] });
+    return testConfig({
+      extra,
+      instances: [
+        {
+          key: 'sched',
+          port: ctx.ports.sched,
+          runCommand,
+          extra: maintenance(['RestartSchedule: "*/5 * * * * *"', 'TimeZone: UTC', 'When: Now']),
+        },
+        { key: 'empty', port: ctx.ports.empty, extra: maintenance(['When: Empty', 'MaxDelayMinutes: 5']) },
+        { key: 'roundend', port: ctx.ports.roundend, runCommand },
+        held,
+      ],
+    });
+  },
+  async before(ctx) {
+    const d = ctx.daemon;
+    if (!d) throw new Error('no daemon');
+    await Promise.all(Object.keys(ctx.ports).map((key) => waitState(d, key, TOKEN, 'running')));
+  },
+});
+
+const status = async (ctx: Ctx & { daemon?: { status(k: string, t: string): Promise<StatusJson> } }, key: string) =>
+  (await ctx.daemon?.status(key, TOKEN)) as Status;
+
+const post = async (url: string, key: string, path: string) => {
+  const res = await fetch(`${url}/instances/${key}/${path}`, {
+    method: 'POST',
+    headers: { authorization: basic(key, TOKEN) },
+  });
+  return { status: res.status, text: await res.text() };
+};
+
+s('maintenance :: a 6-field schedule restarts the server within its period', async (ctx) => {
+  const d = ctx.daemon;
+  if (!d) throw new Error('no daemon');
+  const before = await status(ctx, 'sched');
+  assert.ok(before.maintenance.nextRestart, 'the next restart is shown');
+  const started = Date.now();
+  await waitState(d, 'sched', TOKEN, 'running', { notPid: before.pid, timeoutMs: 5_000 + 4_000 });
+  const after = await status(ctx, 'sched');
+  assert.ok(after.restarts > before.restarts, 'counted as a restart');
+  assert.ok(Date.now() - started < 9_000, 'within the 5 s period plus the relaunch');
+});
+
+s('maintenance :: When: Empty waits while a player is on, and restarts within a poll of 0', async (ctx) => {
+  const d = ctx.daemon;
+  if (!d) throw new Error('no daemon');
+  const player = await udpPlayer(ctx.ports.empty);
+  try {
+    assert.is(await player.send('join alice'), 'welcome alice');
+    const before = await status(ctx, 'empty');
+    const answer = await post(d.url, 'empty', 'restart?when=Empty');
+    assert.is(answer.status, 200, answer.text);
+    await waitFor('the restart pending for players', async () => {
+      const m = (await status(ctx, 'empty')).maintenance;
+      return m.pending?.waitingFor === 'players';
+    });
+    // Several polls go by with alice on: nothing happens.
+    await new Promise((r) => setTimeout(r, POLL_SECONDS * 1000 * 5));
+    const waiting = await status(ctx, 'empty');
+    assert.is(waiting.pid, before.pid, 'still the same server while a player is on');
+    assert.is(waiting.maintenance.pending?.when, 'Empty');
+    assert.is(await player.send('leave'), 'bye');
+    const left = Date.now();
+    await waitFor('the server to go once empty', async () => (await status(ctx, 'empty')).pid !== before.pid, 5_000);
+    // One poll, plus the graceful shutdown's answer.
+    assert.ok(Date.now() - left < POLL_SECONDS * 1000 + 1_500, `went ${Date.now() - left} ms after the player left`);
+    await waitState(d, 'empty', TOKEN, 'running', { notPid: before.pid });
+    assert.is((await status(ctx, 'empty')).maintenance.pending, null);
+  } finally {
+    await player.close();
+  }
+});
+
+s('maintenance :: restart?when=RoundEnd delivers POST /update to the server', async (ctx) => {
+  const d = ctx.daemon;
+  if (!d) throw new Error('no daemon');
+  const before = await status(ctx, 'roundend');
+  const mark = d.log().length;
+  assert.is((await post(d.url, 'roundend', 'restart?when=RoundEnd')).status, 200);
+  await waitState(d, 'roundend', TOKEN, 'running', { notPid: before.pid });
+  // The fixture logs the POST /update it was given and leaves (a game would wait for its round to end).
+  assert.match(d.log().slice(mark), /update requested \(reason UpdateAvailable\)/);
+  assert.is((await post(d.url, 'roundend', 'restart?when=Later')).status, 400, 'an unknown policy is refused');
+});
+
+s('maintenance :: a hold holds a schedule back and outlives a daemon restart', async (ctx) => {
+  const d = ctx.daemon;
+  if (!d) throw new Error('no daemon');
+  assert.is((await post(d.url, 'held', 'hold?minutes=10&reason=tournament')).status, 200);
+  const held = await status(ctx, 'held');
+  assert.is(held.maintenance.hold?.reason, 'tournament');
+  // The 2 s schedule fires at least once while held; the server stays.
+  await waitFor(
+    'the schedule to wait for the hold',
+    async () => {
+      const m = (await status(ctx, 'held')).maintenance;
+      return m.pending?.waitingFor === 'hold';
+    },
+    4_000,
+  );
+  assert.is((await status(ctx, 'held')).pid, held.pid, 'held: not restarted');
+
+  await d.stop();
+  const next = await startDaemon(ctx.heldYaml, { dir: ctx.dir });
+  ctx.daemon = next;
+  await waitState(next, 'held', TOKEN, 'running');
+  const after = (await next.status('held', TOKEN)) as Status;
+  assert.is(after.maintenance.hold?.reason, 'tournament', 'the hold was kept in data.json');
+  assert.is(after.maintenance.hold?.until, held.maintenance.hold?.until);
+  const pid = after.pid;
+  await waitFor(
+    'the schedule to wait for the kept hold',
+    async () => ((await next.status('held', TOKEN)) as Status).maintenance.pending?.waitingFor === 'hold',
+    4_000,
+  );
+  assert.is(((await next.status('held', TOKEN)) as Status).pid, pid, 'still held after the restart');
+  assert.is((await post(next.url, 'held', 'release')).status, 200);
+  await waitState(next, 'held', TOKEN, 'running', { notPid: pid, timeoutMs: 6_000 });
+  assert.is((await post(next.url, 'held', 'release')).status, 409, 'nothing left to release');
+});
+
+s.run();

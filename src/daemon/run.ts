@@ -8,7 +8,7 @@ import { createAuditLog } from '../http/audit.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { startHttpServers } from '../http/server.ts';
 import { createLogger } from '../log.ts';
-import { createNotifier } from '../notify/notifier.ts';
+import { createNotifier, type NotifierOptions } from '../notify/notifier.ts';
 import { routesFrom } from '../notify/routes.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
@@ -34,6 +34,8 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   const bus = createBus();
   let current = config;
 
+  // Kept across reloads, so a notifier made anew still knows each server's launch (for uptimes and revisions).
+  const launches: NonNullable<NotifierOptions['launches']> = new Map();
   const startNotifier = (c: ResolvedConfig) => {
     const t = c.timing;
     const routes = routesFrom(c.settings.Notification);
@@ -43,6 +45,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
           routes,
           bus,
           nameOf: (key) => names.get(key),
+          launches,
           log: log.child('notify'),
           retries: t.WebhookRetries,
           retryBaseMs: t.WebhookRetryBaseSeconds * 1000,

@@ -11,6 +11,8 @@ export interface NotifierOptions extends Omit<SenderOptions, 'url' | 'label'> {
   bus: Bus;
   /** An instance's display name (`Name`), for the embed's Instance field and title. */
   nameOf?: (key: string) => string | undefined;
+  /** Launches seen, by key; pass the previous notifier's on a reload so uptimes survive it. */
+  launches?: Map<string, LaunchSeen>;
 }
 
 export interface Notifier {
@@ -28,11 +30,10 @@ export interface Notifier {
  * await notifier.stop();
  */
 export function createNotifier(opts: NotifierOptions): Notifier {
-  const { routes, bus, nameOf, ...senderOpts } = opts;
+  const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), ...senderOpts } = opts;
   const senders = new Map<string, WebhookSender>();
   for (const r of routes)
     if (!senders.has(r.url)) senders.set(r.url, createWebhookSender({ ...senderOpts, url: r.url, label: r.label }));
-  const launches = new Map<string, LaunchSeen>();
 
   /** Builds the notice and queues it for its routes; never throws into the emitter (mitt calls handlers inline). */
   const tell = (make: () => Notice | null): void => {

@@ -10,6 +10,7 @@ commands:
   check [--config F] [--urls U]          validate the configuration and list the instances
   import [--config F] [--dry-run] [--force]     import the real watchdog's data.db (revisions, servers left running)
   restart|update|stop|rollback <key>     control an instance (--url, --token or WATCHDOG_TOKEN)
+  hold|release <key> [--for 2h] [--reason R]   hold scheduled restarts and update installs, or end the hold
   status [key] [--json] [--watch]        show instance states (every instance: the local config, or --user/--password)
   logs <key> [-f] [-n N] [--url U]       show a server's log (this machine's files, or the daemon at --url)
   chart [--format mermaid|dot|json] [--out F]   render the instance statechart

@@ -34,6 +34,17 @@ export const COMMANDS: Record<string, CommandEntry> = {
   update: { summary: 'update an instance', instanceKey: true, load: control('update') },
   stop: { summary: 'stop an instance', instanceKey: true, load: control('stop') },
   rollback: { summary: 'roll an instance back to its previous build', instanceKey: true, load: control('rollback') },
+  hold: {
+    summary: 'hold scheduled restarts and update installs',
+    instanceKey: true,
+    load: () => import('./commands/hold.ts').then((m) => ({ run: m.hold, usage: m.holdUsage, options: m.holdOptions })),
+  },
+  release: {
+    summary: 'end a maintenance hold',
+    instanceKey: true,
+    load: () =>
+      import('./commands/hold.ts').then((m) => ({ run: m.release, usage: m.releaseUsage, options: m.releaseOptions })),
+  },
   status: { summary: 'show instance states', instanceKey: true, load: () => import('./commands/status.ts') },
   logs: { summary: "show a server's log", instanceKey: true, load: () => import('./commands/logs.ts') },
   chart: { summary: 'render the instance statechart', load: () => import('./commands/chart.ts') },

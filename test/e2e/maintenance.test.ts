@@ -10,6 +10,7 @@ import { testConfig } from '../_support/config.ts';
 import { basic, daemonSuite, startDaemon, waitState, type StatusJson } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
+import { runCli } from '../cli/_run.ts';
 import { udpPlayer } from '../demo/_demo.ts';
 import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
 
@@ -130,7 +131,14 @@ s('maintenance :: restart?when=RoundEnd delivers POST /update to the server', as
 s('maintenance :: a hold holds a schedule back and outlives a daemon restart', async (ctx) => {
   const d = ctx.daemon;
   if (!d) throw new Error('no daemon');
-  assert.is((await post(d.url, 'held', 'hold?minutes=10&reason=tournament')).status, 200);
+  const cli = await runCli(
+    ['hold', 'held', '--for', '10m', '--reason', 'tournament', '--url', d.url, '--token', TOKEN],
+    {
+      cwd: ctx.dir,
+    },
+  );
+  assert.is(cli.code, 0, cli.stderr);
+  assert.match(cli.stdout, /maintenance of held held until/);
   const held = await status(ctx, 'held');
   assert.is(held.maintenance.hold?.reason, 'tournament');
   // The 2 s schedule fires at least once while held; the server stays.
@@ -158,7 +166,8 @@ s('maintenance :: a hold holds a schedule back and outlives a daemon restart', a
     4_000,
   );
   assert.is(((await next.status('held', TOKEN)) as Status).pid, pid, 'still held after the restart');
-  assert.is((await post(next.url, 'held', 'release')).status, 200);
+  const released = await runCli(['release', 'held', '--url', next.url, '--token', TOKEN], { cwd: ctx.dir });
+  assert.is(released.code, 0, released.stderr);
   await waitState(next, 'held', TOKEN, 'running', { notPid: pid, timeoutMs: 6_000 });
   assert.is((await post(next.url, 'held', 'release')).status, 409, 'nothing left to release');
 });

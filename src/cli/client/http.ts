@@ -38,12 +38,21 @@ export async function fetchStatus(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise
   return body;
 }
 
-/** `POST /instances/<key>/<action>`: queues restart, update, stop or rollback. */
-export async function postControl(ep: Endpoint, action: ControlAction, timeoutMs = TIMEOUT_MS): Promise<void> {
+/**
+ * `POST /instances/<key>/<action>`: queues restart, update, stop or rollback, or holds or releases maintenance;
+ * `query` carries `when` (restart, update) or `minutes` and `reason` (hold).
+ */
+export async function postControl(
+  ep: Endpoint,
+  action: ControlAction | 'hold' | 'release',
+  timeoutMs = TIMEOUT_MS,
+  query: Record<string, string> = {},
+): Promise<void> {
   try {
     await ofetch(path(ep, action), {
       method: 'POST',
       headers: { authorization: basic(ep.key, ep.token) },
+      query,
       retry: 0,
       timeout: timeoutMs,
       responseType: 'text',

@@ -10,7 +10,9 @@ import { TARGET_FLAGS, targetOf } from './target-flags.ts';
 
 export const usage = (
   action: string,
-) => `usage: watchdog ${action} <key> [--wait [--timeout S]] [--url URL] [--token T] [--config F] [--json]
+) => `usage: watchdog ${action} <key> [--when W] [--wait [--timeout S]] [--url URL] [--token T] [--config F] [--json]
+  --when W      restart and update: Now, RoundEnd (the server leaves when its round ends) or Empty (once it
+                reports 0 players); forced after Maintenance.MaxDelayMinutes. Without it a restart is immediate
   --wait        follow the instance until the outcome (running again with a new pid, stopped, or failed and why),
                 print it with the time it took; exit 1 on failure
   --timeout S   with --wait, give up after S seconds (default ${DEFAULT_TIMEOUT_S}; exit 1)
@@ -26,7 +28,10 @@ export const options = {
   json: { type: 'boolean' },
   wait: { type: 'boolean' },
   timeout: { type: 'string' },
+  when: { type: 'string' },
 } as const satisfies CommandOptions;
+
+const POLICIES = ['Now', 'RoundEnd', 'Empty'];
 
 /**
  * `watchdog restart|update|stop|rollback <key>`: POST /instances/<key>/<action> as Basic `<key>:<token>`.
@@ -47,10 +52,17 @@ export function control(action: ControlAction): Command {
       if (values.timeout !== undefined && !values.wait)
         throw new UsageError(`--timeout goes with --wait\n${usage(action)}`);
 
+      if (values.when !== undefined && !POLICIES.includes(values.when))
+        throw new UsageError(`--when takes ${POLICIES.join(', ')}, not "${values.when}"\n${usage(action)}`);
+      if (values.when !== undefined && action !== 'restart' && action !== 'update')
+        throw new UsageError(`--when goes with restart and update only\n${usage(action)}`);
+      const query: Record<string, string> = values.when === undefined ? {} : { when: values.when };
       const target = targetOf(action, values);
       const url = await target.url();
       if (!values.wait) {
-        await withInstanceList(target, async () => postControl({ url, key, token: await target.token(key) }, action));
+        await withInstanceList(target, async () =>
+          postControl({ url, key, token: await target.token(key) }, action, undefined, query),
+        );
         if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
         else process.stdout.write(`${action} requested for ${key} at ${url}\n`);
         return 0;
@@ -60,7 +72,7 @@ export function control(action: ControlAction): Command {
       const before = await withInstanceList(target, async () => {
         ep.token = await target.token(key);
         const status = await fetchStatus(ep);
-        await postControl(ep, action);
+        await postControl(ep, action, undefined, query);
         return status;
       });
       if (!values.json) process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n`);

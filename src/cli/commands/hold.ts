@@ -1,0 +1,77 @@
+import { UsageError } from '../../errors.ts';
+import { parseCommandArgs } from '../client/args.ts';
+import { postControl } from '../client/http.ts';
+import { withInstanceList } from '../client/instance-sources.ts';
+import { reportClientErrors } from '../client/report.ts';
+import type { Command, CommandOptions } from '../registry.ts';
+import { TARGET_FLAGS, targetOf } from './target-flags.ts';
+
+const TARGET_USAGE = `  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
+  --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
+  --config F    the appsettings.yml to read the address and token from`;
+
+export const holdUsage = `usage: watchdog hold <key> [--for DURATION] [--reason TEXT] [--url URL] [--token T] [--config F]
+  Holds scheduled restarts and automatic update installs (Maintenance) until the hold ends by itself or
+  \`watchdog release <key>\`; crash and hang handling go on. A restart or update asked for with a moment goes ahead.
+  --for DURATION   how long: 90s, 45m, 2h, 1d or minutes as a number (default 1h)
+  --reason TEXT    shown in the status and on the dashboard
+${TARGET_USAGE}`;
+
+export const releaseUsage = `usage: watchdog release <key> [--url URL] [--token T] [--config F]
+  Ends a hold now; what it held back goes ahead by the instance's policy.
+${TARGET_USAGE}`;
+
+export const holdOptions = {
+  ...TARGET_FLAGS,
+  for: { type: 'string' },
+  reason: { type: 'string' },
+} as const satisfies CommandOptions;
+export const releaseOptions = { ...TARGET_FLAGS } as const satisfies CommandOptions;
+
+const UNIT_MINUTES: Record<string, number> = { s: 1 / 60, m: 1, h: 60, d: 1440 };
+
+/** `2h` → 120; `90s` → 1.5; a plain number is minutes. Null when it is not a positive duration. */
+export function durationMinutes(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)\s*([smhd]?)$/i.exec(text.trim());
+  if (!m) return null;
+  const minutes = Number(m[1]) * (UNIT_MINUTES[(m[2] || 'm').toLowerCase()] ?? 1);
+  return minutes > 0 ? minutes : null;
+}
+
+function keyOf(positionals: string[], usage: string): string {
+  const [key, ...extra] = positionals;
+  if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage}`);
+  return key;
+}
+
+/** `watchdog hold <key> [--for 2h] [--reason …]`: POST /instances/<key>/hold?minutes=…&reason=…. */
+export const hold: Command = (args) =>
+  reportClientErrors('hold', async () => {
+    const { values, positionals } = parseCommandArgs(args, holdOptions, holdUsage);
+    const key = keyOf(positionals, holdUsage);
+    const minutes = values.for === undefined ? 60 : durationMinutes(values.for);
+    if (minutes === null)
+      throw new UsageError(`--for takes a duration such as 30m, 2h or 1d, not "${values.for ?? ''}"\n${holdUsage}`);
+    const target = targetOf('hold', values);
+    const url = await target.url();
+    const query = { minutes: String(minutes), ...(values.reason === undefined ? {} : { reason: values.reason }) };
+    await withInstanceList(target, async () =>
+      postControl({ url, key, token: await target.token(key) }, 'hold', undefined, query),
+    );
+    const until = new Date(Date.now() + minutes * 60_000).toISOString();
+    process.stdout.write(`maintenance of ${key} held until ${until} at ${url}\n`);
+    return 0;
+  });
+
+/** `watchdog release <key>`: POST /instances/<key>/release (409, exit 1, when nothing is held). */
+export const release: Command = (args) =>
+  reportClientErrors('release', async () => {
+    const { values, positionals } = parseCommandArgs(args, releaseOptions, releaseUsage);
+    const key = keyOf(positionals, releaseUsage);
+    const target = targetOf('release', values);
+    const url = await target.url();
+    await withInstanceList(target, async () => postControl({ url, key, token: await target.token(key) }, 'release'));
+    process.stdout.write(`maintenance of ${key} released at ${url}\n`);
+    return 0;
+  });

@@ -37,7 +37,9 @@ test('two routes with the real daemon: the install goes to one as text, the SIGK
 
       process.kill(up.pid as number, 'SIGKILL');
       await waitFor('the crash embed', () => ops.messages.length === 1, 8000);
-      const embed = (ops.messages[0]?.body as { embeds: Embed[] }).embeds[0] as Embed;
+      const body = ops.messages[0]?.body as { embeds?: Embed[] } | undefined;
+      const embed = body?.embeds?.[0] as Embed;
+      assert.ok(embed, 'an embed');
       assert.is(embed.title, 'Crashed · Demo station (demo)');
       assert.is(embed.color, 0xe74c3c);
       const fields = Object.fromEntries(embed.fields.map((f) => [f.name, f.value]));

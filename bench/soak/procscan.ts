@@ -8,7 +8,7 @@ export interface OurProcess {
   pid: number;
   kind: 'server' | 'child';
   key: string;
-  /** For a child: the server that forked it. */
+  /** For a child: the server that forked it (from its argv); for a server: its parent process. */
   parent: number | null;
 }
 
@@ -34,6 +34,13 @@ export function procState(pid: number): string | null {
   return stat === null ? null : (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? null);
 }
 
+/** The parent pid, or null when gone. */
+function parentOf(pid: number): number | null {
+  const stat = readText(`/proc/${pid}/stat`);
+  const ppid = stat === null ? Number.NaN : Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  return Number.isFinite(ppid) ? ppid : null;
+}
+
 export function scanOurs(run: string): OurProcess[] {
   const out: OurProcess[] = [];
   const runCvar = `soak.run=${run}`;
@@ -51,7 +58,7 @@ export function scanOurs(run: string): OurProcess[] {
     }
     if (!argv.includes(runCvar)) continue;
     const key = argv.find((a) => a.startsWith('watchdog.key='))?.slice('watchdog.key='.length);
-    if (key !== undefined && isLive(pid)) out.push({ pid, kind: 'server', key, parent: null });
+    if (key !== undefined && isLive(pid)) out.push({ pid, kind: 'server', key, parent: parentOf(pid) });
   }
   return out;
 }

@@ -8,7 +8,12 @@ const settled = (s: SoakState, now: number) => s.daemonReadyAt !== null && now -
 
 function oneServerPerInstance(s: SoakState, servers: OurProcess[]): void {
   const byKey = new Map<string, number[]>();
-  for (const p of servers) byKey.set(p.key, [...(byKey.get(p.key) ?? []), p.pid]);
+  const pids = new Set(servers.map((p) => p.pid));
+  for (const p of servers) {
+    // A server's fork between fork() and exec() still shows its parent's command line: a child, not a copy.
+    if (p.parent !== null && pids.has(p.parent)) continue;
+    byKey.set(p.key, [...(byKey.get(p.key) ?? []), p.pid]);
+  }
   for (const [key, pids] of byKey) {
     // The scan is not atomic: an old server read alive may have died before the new one was read. Re-read both.
     const live = pids.length > 1 ? pids.filter(isLive) : pids;

@@ -72,7 +72,11 @@ export function reload(ctx: SoakContext, w: World): void {
     const t = s.tracks.get(removed.key);
     if (t) t.configured = false;
   }
-  if (added) s.tracks.set(added.key, newTrack(added, now));
+  if (added) {
+    // The webhook counts by key over the whole run: an instance added back keeps what its first life allowed.
+    const before = s.tracks.get(added.key)?.chatAllowance ?? 0;
+    s.tracks.set(added.key, { ...newTrack(added, now), chatAllowance: before });
+  }
   const t = s.tracks.get(changed.key);
   if (t) t.timeoutSeconds = changed.timeoutSeconds;
   process.kill(w.daemon.pid, 'SIGHUP');

@@ -45,8 +45,9 @@ export const DAEMON_SETTLE_MS = ORPHAN_GRACE_MS;
  * loop at its second failure, and not after; a hang is told when it is the first of its loop, and its kill may
  * also be the second failure (2); launches that fail before a check-in are told once, when the daemon gives up.
  * A mode fault kills the running server (one failure) and then sets how the next launches behave: a crash-loop
- * adds the loop message, exit-at-start, slow-start and old-secret a give-up. Updates, control traffic as such and
- * webhook faults tell nothing; what a request starts is the request's own allowance (KICK_MESSAGES).
+ * adds the loop message, exit-at-start, slow-start and old-secret a give-up. Update faults, control traffic as such
+ * and webhook faults tell nothing of their own: what a request brings (an update installed or failed, a stop) is
+ * the request's allowance (KICK_MESSAGES).
  */
 export const FAULT_MESSAGES: Record<FaultKind, number> = {
   'sigkill-server': 1,
@@ -75,6 +76,8 @@ export const FAULT_MESSAGES: Record<FaultKind, number> = {
 
 /**
  * What a request that may start or stop an instance (a control request, a daemon start, a reload) may bring: a
- * stop is told once; a start resets the counts, so launches that still misbehave may give up once more.
+ * stop is told once, an update installed or failed once (a start also checks for one); a start resets the counts,
+ * so launches that still misbehave may give up once more. One of these: each ends with the instance running (or
+ * stopped), which the next one begins from.
  */
 export const KICK_MESSAGES = 1;

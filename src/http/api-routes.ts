@@ -8,7 +8,10 @@ import type { ControlAction, InstanceControl } from '../supervisor/contract.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
 import { type DashboardControl, type DashboardLog, errors, type RouteDoc } from './route-doc.ts';
 
-const ACTIONS: readonly ControlAction[] = ['restart', 'update', 'stop', 'rollback'];
+const ACTIONS: readonly DashboardAction[] = ['restart', 'update', 'stop', 'rollback', 'hold', 'release'];
+type DashboardAction = ControlAction | 'hold' | 'release';
+/** The dashboard's Hold button holds for an hour (`watchdog hold --for` sets any length). */
+const DASHBOARD_HOLD_MINUTES = 60;
 const MAX_LOG_LINES = 1000;
 
 /**
@@ -55,7 +58,7 @@ export const apiRouteDocs: readonly RouteDoc[] = [
           description: `the dashboard rule refuses, the ${DASHBOARD_HEADER} header is missing, or the instance has no ApiToken`,
           json: 'Error',
         },
-        ...errors(404, 405),
+        ...errors(404, 405, 409),
       },
     }),
   ),
@@ -94,7 +97,7 @@ export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
   });
   app.all('/api/instances/:key/log', methodNotAllowed('GET, HEAD'));
 
-  const control = (action: ControlAction) => (c: Context<AdminEnv>) => {
+  const control = (action: DashboardAction) => (c: Context<AdminEnv>) => {
     const key = c.req.param('key') ?? '';
     const user = c.get('adminUser');
     const remote = remoteAddress(c);
@@ -109,7 +112,7 @@ export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
         result: status === 200 ? 'accepted' : 'refused',
         at: Date.now(),
       });
-    const refuse = (status: 403 | 404, error: string) => {
+    const refuse = (status: 403 | 404 | 409, error: string) => {
       audit(status);
       log.warn(`dashboard control ${action} refused: ${error}`, { key: shown, remote: remote ?? '' });
       return c.json({ error }, status);
@@ -122,12 +125,17 @@ export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
     // An instance without an ApiToken refuses control, through the dashboard too.
     if (instance.apiToken() === undefined)
       return refuse(403, `instance ${shown} has no ApiToken, so control is disabled for it`);
+    let refused: string | null = null;
     try {
-      instance.control(action);
+      if (action === 'hold')
+        instance.hold?.(DASHBOARD_HOLD_MINUTES, `held from the dashboard${user ? ` by ${user}` : ''}`);
+      else if (action === 'release') refused = instance.release?.() ? null : 'nothing is held for this instance';
+      else instance.control(action);
     } catch (err) {
       audit(500);
       throw new Error(`control ${action} of instance ${key} failed: ${describeError(err)}`, { cause: err });
     }
+    if (refused !== null) return refuse(409, refused);
     audit(200);
     log.info(`dashboard control ${action} accepted`, { key, user: user ?? '(loopback)', remote: remote ?? '' });
     const body: DashboardControl = { key, action, accepted: true };

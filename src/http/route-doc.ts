@@ -6,13 +6,36 @@
  * fails when the app serves a route that no table lists.
  */
 import * as v from 'valibot';
-import type { InstanceStatus, LastExitStatus } from '../supervisor/contract.ts';
+import type { InstanceStatus, LastExitStatus, MaintenanceStatus } from '../supervisor/contract.ts';
 
 export const LastExitSchema = v.object({
   reason: v.picklist(['crash', 'hang', 'stop', 'restart', 'update', 'shutdown']),
   code: v.nullable(v.number()),
   signal: v.nullable(v.string()),
   at: v.pipe(v.string(), v.description('ISO 8601 time')),
+});
+
+const Iso = v.pipe(v.string(), v.description('ISO 8601 time'));
+const Policy = v.picklist(['Now', 'RoundEnd', 'Empty']);
+
+export const MaintenanceStatusSchema = v.object({
+  policy: v.pipe(Policy, v.description('Maintenance.When of the instance')),
+  pending: v.nullable(
+    v.object({
+      action: v.picklist(['restart', 'update']),
+      source: v.pipe(
+        v.picklist(['schedule', 'update', 'request']),
+        v.description('RestartSchedule, a found update, or a request with ?when='),
+      ),
+      when: Policy,
+      since: Iso,
+      deadline: v.pipe(Iso, v.description('when it is done with a graceful shutdown whatever the players')),
+      waitingFor: v.picklist(['hold', 'players', 'round-end', 'exit']),
+    }),
+  ),
+  nextRestart: v.nullable(Iso),
+  nextUpdateCheck: v.nullable(Iso),
+  hold: v.nullable(v.object({ reason: v.string(), since: Iso, until: Iso })),
 });
 
 export const InstanceStatusSchema = v.object({
@@ -35,12 +58,15 @@ export const InstanceStatusSchema = v.object({
   canRollback: v.optional(v.pipe(v.boolean(), v.description('a previous build (bin.prev) is kept'))),
   checking: v.optional(v.pipe(v.boolean(), v.description('an update check asked for is running or queued'))),
   lastExit: v.nullable(LastExitSchema),
+  maintenance: v.optional(MaintenanceStatusSchema),
 });
 
 /** Both ways: a field added to, dropped from or retyped in `InstanceStatus` without the schema fails the typecheck. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const statusMatches: Same<v.InferOutput<typeof InstanceStatusSchema>, InstanceStatus> = true;
 const lastExitMatches: Same<v.InferOutput<typeof LastExitSchema>, LastExitStatus> = true;
+const maintenanceMatches: Same<v.InferOutput<typeof MaintenanceStatusSchema>, MaintenanceStatus> = true;
+void maintenanceMatches;
 void statusMatches;
 void lastExitMatches;
 
@@ -66,7 +92,7 @@ export type DashboardLog = v.InferOutput<typeof DashboardLogSchema>;
 
 export const DashboardControlSchema = v.object({
   key: v.string(),
-  action: v.picklist(['restart', 'update', 'stop', 'rollback']),
+  action: v.picklist(['restart', 'update', 'stop', 'rollback', 'hold', 'release']),
   accepted: v.literal(true),
 });
 export type DashboardControl = v.InferOutput<typeof DashboardControlSchema>;
@@ -75,6 +101,7 @@ export type DashboardControl = v.InferOutput<typeof DashboardControlSchema>;
 export const SCHEMAS = {
   InstanceStatus: InstanceStatusSchema,
   LastExit: LastExitSchema,
+  MaintenanceStatus: MaintenanceStatusSchema,
   Error: ErrorSchema,
   UnknownInstance: UnknownInstanceSchema,
   Health: HealthSchema,

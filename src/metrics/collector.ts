@@ -102,7 +102,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   };
 
   const setInstance = (f: Families, s: InstanceStatus, stats: ProcessStats | null, now: number) => {
-    const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu } = f;
+    const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, maintenancePending, maintenanceNext } = f;
     const instance = s.key;
     info.set({ instance, name: s.name, revision: s.revision ?? '' }, 1);
     for (const path of states) state.set({ instance, state: path }, path === s.state ? 1 : 0);
@@ -110,6 +110,15 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     if (s.lastCheckinAt) sinceCheckin.set({ instance }, Math.max(0, (now - Date.parse(s.lastCheckinAt)) / 1000));
     if (s.uptimeSeconds !== null) uptime.set({ instance }, s.uptimeSeconds);
     startupFailures.set({ instance }, s.startupFailures);
+    const m = s.maintenance;
+    if (m) {
+      maintenancePending.set({ instance }, m.pending === null ? 0 : 1);
+      const at = (iso: string | null, what: string) => {
+        if (iso !== null) maintenanceNext.set({ instance, what }, Date.parse(iso) / 1000);
+      };
+      at(m.nextRestart, 'restart');
+      at(m.nextUpdateCheck, 'update-check');
+    }
     touchCounters(f, instance);
     if (stats) {
       rss.set({ instance }, stats.rssBytes);
@@ -124,7 +133,19 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     // Synchronous from here: a concurrent scrape sees one whole snapshot or the other.
     const now = Date.now();
     const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, updateDuration, updateBytes } = f;
-    for (const g of [info, state, sinceCheckin, uptime, startupFailures, rss, updateDuration, updateBytes]) g.reset();
+    const maintenance = [f.maintenancePending, f.maintenanceNext];
+    for (const g of [
+      info,
+      state,
+      sinceCheckin,
+      uptime,
+      startupFailures,
+      rss,
+      updateDuration,
+      updateBytes,
+      ...maintenance,
+    ])
+      g.reset();
     // Counters cannot be set: each scrape starts them over and adds the totals kept outside.
     for (const c of [cpu, f.restarts, f.alerts, f.updates]) c.reset();
     for (const { labels, n } of restarts.entries()) f.restarts.inc(labels, n);

@@ -28,6 +28,8 @@ export function createFamilies(registry: Registry) {
     lagMean: gauge('watchdog_event_loop_lag_seconds', "Mean delay of the daemon's event loop since the previous scrape."),
     lagP99: gauge('watchdog_event_loop_lag_p99_seconds', "99th percentile delay of the daemon's event loop since the previous scrape."),
     lagMax: gauge('watchdog_event_loop_lag_max_seconds', "Largest delay of the daemon's event loop since the previous scrape."),
+    maintenancePending: gauge('watchdog_maintenance_pending', '1 while a maintenance restart or update waits for its moment (policy, players, hold), else 0.', I),
+    maintenanceNext: gauge('watchdog_maintenance_next_scheduled_timestamp_seconds', 'Unix time of the next scheduled restart (what="restart") or update check (what="update-check"); absent when none is scheduled.', ['instance', 'what']),
     build: gauge('watchdog_build_info', 'Always 1; the label carries the daemon version.', ['version']),
   };
 }

@@ -79,6 +79,12 @@ s('maintenance :: a 6-field schedule restarts the server within its period', asy
   if (!d) throw new Error('no daemon');
   const before = await status(ctx, 'sched');
   assert.ok(before.maintenance.nextRestart, 'the next restart is shown');
+  const metrics = await (await fetch(`${d.url}/metrics`)).text();
+  assert.match(
+    metrics,
+    /^watchdog_maintenance_next_scheduled_timestamp_seconds\{instance="sched",what="restart"\} \d+/m,
+    'and on /metrics',
+  );
   const started = Date.now();
   await waitState(d, 'sched', TOKEN, 'running', { notPid: before.pid, timeoutMs: 5_000 + 4_000 });
   const after = await status(ctx, 'sched');

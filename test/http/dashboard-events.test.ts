@@ -128,6 +128,8 @@ events('events :: every streamed fact type arrives under its own event name', as
     bus.emit('instance:restart', { key: 'alpha', reason: 'request', at });
     bus.emit('instance:launch', { key: 'alpha', pid: 7, launchId: 2, revision: null, at });
     bus.emit('instance:checkin', { key: 'alpha', launchId: 2, at });
+    bus.emit('maintenance:pending', { key: 'alpha', kind: 'hold', reason: 'event', until: at + 60_000, at });
+    bus.emit('maintenance:done', { key: 'alpha', kind: 'hold', how: 'released', at });
     bus.emit('control', {
       key: 'alpha',
       action: 'restart',
@@ -138,13 +140,15 @@ events('events :: every streamed fact type arrives under its own event name', as
       at,
     });
     const seen: string[] = [];
-    for (let i = 0; i < 6; i++) seen.push((await sse.next()).event);
+    for (let i = 0; i < 8; i++) seen.push((await sse.next()).event);
     assert.equal(seen, [
       'instance:alert',
       'instance:update',
       'instance:restart',
       'instance:launch',
       'instance:checkin',
+      'maintenance:pending',
+      'maintenance:done',
       'control',
     ]);
     assert.equal([...STREAMED].sort(), [...seen, 'instance:state'].sort(), 'the test covers every streamed type');

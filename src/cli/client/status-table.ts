@@ -48,9 +48,38 @@ export function statusCells(row: StatusRow, now: number): string[] {
   ];
 }
 
+const inTime = (iso: string, now: number) => `in ${formatDuration((Date.parse(iso) - now) / 1000)}`;
+
+/**
+ * One line of maintenance for an instance, or null when it has none to show: what is pending and what it waits
+ * for, a hold, and the next scheduled restart and update check.
+ */
+export function maintenanceLine(row: StatusRow, now: number): string | null {
+  const m = row.maintenance;
+  if (!m) return null;
+  const parts: string[] = [];
+  const p = m.pending;
+  if (p) {
+    const waits = {
+      hold: 'held',
+      players: 'waiting for 0 players',
+      'round-end': 'waiting for the round end',
+      exit: 'under way',
+    };
+    parts.push(
+      `${p.action} pending (${p.source}, ${p.when}) since ${formatAge(p.since, now)}, ${waits[p.waitingFor]}, forced ${inTime(p.deadline, now)}`,
+    );
+  }
+  if (m.hold)
+    parts.push(`held until ${m.hold.until} (${inTime(m.hold.until, now)})${m.hold.reason ? `: ${m.hold.reason}` : ''}`);
+  if (m.nextRestart) parts.push(`next restart ${inTime(m.nextRestart, now)}`);
+  if (m.nextUpdateCheck) parts.push(`next update check ${inTime(m.nextUpdateCheck, now)}`);
+  return parts.length === 0 ? null : `${row.key} maintenance: ${parts.join('; ')}`;
+}
+
 /**
  * The `watchdog status` table: a header and one line per instance, columns padded to the widest
- * cell. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
+ * cell, then a maintenance line for each instance that has something scheduled, pending or held. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
  */
 export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
   const cells = rows.map((r) => statusCells(r, opts.now));
@@ -61,5 +90,6 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
   const body = cells.map((c) =>
     line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))),
   );
-  return [header, ...body].join('\n') + '\n';
+  const maintenance = rows.map((r) => maintenanceLine(r, opts.now)).filter((l): l is string => l !== null);
+  return [header, ...body, ...(maintenance.length > 0 ? ['', ...maintenance] : [])].join('\n') + '\n';
 }

@@ -15,6 +15,8 @@ export const STREAMED = [
   'instance:restart',
   'instance:launch',
   'instance:checkin',
+  'maintenance:pending',
+  'maintenance:done',
   'control',
 ] as const;
 type Streamed = (typeof STREAMED)[number];

@@ -125,16 +125,17 @@ test('a state change shows within 1 s of the transition (stop via the control AP
     assert.equal(await activeNodes(b, 'beta'), ['state:stopped.idle']);
     assert.equal(await activeNodes(b, 'alpha'), ['state:running'], 'alpha is untouched');
     assert.is(await b.page.textContent(`${card('beta')} [data-field="pid"]`), '—');
-    // The daemon's status says what applies: without UpdateType or a previous build, a stopped instance can only be started.
+    // The daemon's status says what applies: without UpdateType or a previous build, a stopped instance can only be started (or held).
     const status = (await statusOf(d, 'beta')) as unknown as Record<string, unknown>;
     assert.equal([status.canUpdate, status.canRollback], [false, false]);
     const enabled = () =>
       b.page.evaluate<string[]>(
         `[...document.querySelectorAll('${card('beta')} button[data-action]:not(:disabled)')].map((e) => e.textContent)`,
       );
+    // Hold applies to a stopped instance too: it holds its schedules.
     await waitFor(
-      'only Start enabled on beta',
-      async () => ((await enabled()).join() === 'Start' ? true : undefined),
+      'only Start and Hold enabled on beta',
+      async () => ((await enabled()).join() === 'Start,Hold' ? true : undefined),
       5000,
     );
     const events = await b.page.$$eval('#events li', (lis) => lis.map((li) => li.textContent ?? ''));

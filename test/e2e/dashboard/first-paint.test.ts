@@ -140,6 +140,8 @@ test('with scripts, the buttons follow the status: a stopped instance cannot be 
     update: { enabled: true, label: 'Update', why: '' },
     rollback: { enabled: true, label: 'Rollback', why: '' },
     stop: { enabled: false, label: 'Stop', why: 'already stopped' },
+    // A memory instance reports no maintenance: nothing to hold.
+    hold: { enabled: false, label: 'Hold', why: 'this watchdog does not report maintenance' },
   });
   assert.equal(
     Object.values(await buttons(b, 'alpha')).map((x) => [x.label, x.enabled]),
@@ -147,6 +149,7 @@ test('with scripts, the buttons follow the status: a stopped instance cannot be 
       ['Restart', true],
       ['Update', true],
       ['Rollback', true],
+      ['Hold', false],
       ['Stop', true],
     ],
   );

@@ -10,6 +10,9 @@ const TEXTS = {
     `The watchdog checks for a newer build of ${key}. When there is one, the server is asked to leave at the end of the current round, and the build is installed before it is launched again.`,
   Rollback: (key) =>
     `The previous build of ${key} (bin.prev) is put back in place of the current one and the server is launched on it; a running server is shut down gracefully first.`,
+  Hold: (key) =>
+    `Scheduled restarts and automatic update installs of ${key} wait for an hour (a found update is remembered); crashes and hangs are still handled. Release ends the hold early.`,
+  Release: (key) => `The hold on ${key} ends now; a restart or update it held back goes ahead by its policy.`,
   Stop: (key) =>
     `${key} is asked to leave at the end of the current round and then shuts down gracefully; if it cannot be asked, it is shut down gracefully at once. It stays stopped until you start it here or with \`watchdog restart ${key}\`.`,
 };

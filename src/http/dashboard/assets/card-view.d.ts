@@ -17,9 +17,10 @@ export type CardStatus = Pick<
   | 'canUpdate'
   | 'canRollback'
 > &
-  Partial<Pick<InstanceStatus, 'lastExit'>>;
+  Partial<Pick<InstanceStatus, 'lastExit' | 'maintenance'>>;
 
-export type CardAction = 'restart' | 'update' | 'stop' | 'rollback';
+/** `hold` is one button for hold and release: its label says which. */
+export type CardAction = 'restart' | 'update' | 'stop' | 'rollback' | 'hold';
 
 export const PALETTE_SIZE: number;
 export const ACTIONS: readonly CardAction[];

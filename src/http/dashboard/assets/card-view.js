@@ -6,7 +6,7 @@ import { formatDuration } from './shared.js';
 export const PALETTE_SIZE = 6;
 
 /** The action buttons, in the order the card shows them. */
-export const ACTIONS = ['restart', 'update', 'stop', 'rollback'];
+export const ACTIONS = ['restart', 'update', 'stop', 'rollback', 'hold'];
 
 /** The state pill's colour group: the first part of the state, except that a failing stop is its own group. */
 export function stateGroup(state) {
@@ -26,7 +26,7 @@ export function actionBlockers(status) {
   const { state } = status;
   if (state === 'exited') {
     const why = 'the watchdog is shutting down';
-    return { restart: why, update: why, stop: why, rollback: why };
+    return { restart: why, update: why, stop: why, rollback: why, hold: why };
   }
   const stopped = isStopped(state);
   return {
@@ -48,12 +48,15 @@ export function actionBlockers(status) {
             : status.canRollback === false
               ? 'no previous build (bin.prev) to go back to; one is kept after each update'
               : '',
+    // Hold (or Release) applies whenever the daemon reports maintenance; an older daemon does not.
+    hold: status.maintenance ? '' : 'this watchdog does not report maintenance',
   };
 }
 
-/** The text of an action's button: a stopped instance is started, not restarted. */
+/** The text of an action's button: a stopped instance is started, not restarted; a held one is released. */
 export function actionLabel(action, status) {
   if (action === 'restart') return isStopped(status.state) ? 'Start' : 'Restart';
+  if (action === 'hold') return status.maintenance?.hold ? 'Release' : 'Hold';
   return action[0].toUpperCase() + action.slice(1);
 }
 
@@ -69,7 +72,33 @@ export function cardFields(status, now) {
     restarts: String(status.restarts),
     failures: String(status.startupFailures),
     lastExit: lastExitText(status.lastExit, now),
+    maintenance: maintenanceText(status.maintenance, now),
   };
+}
+
+/**
+ * One line: a hold, else what is pending and what it waits for, else the next scheduled restart or update check;
+ * `—` when there is none (or from an older daemon).
+ */
+function maintenanceText(m, now) {
+  if (!m) return '—';
+  const until = (iso) => formatDuration((Date.parse(iso) - now) / 1000);
+  if (m.hold) return `held for ${until(m.hold.until)}${m.hold.reason ? `: ${m.hold.reason}` : ''}`;
+  const p = m.pending;
+  if (p) {
+    const waits = {
+      hold: 'held',
+      players: 'waits for 0 players',
+      'round-end': 'waits for the round end',
+      exit: 'under way',
+    };
+    return `${p.action} ${waits[p.waitingFor] ?? p.waitingFor}, forced in ${until(p.deadline)}`;
+  }
+  const next = [
+    m.nextRestart ? `restart in ${until(m.nextRestart)}` : '',
+    m.nextUpdateCheck ? `update check in ${until(m.nextUpdateCheck)}` : '',
+  ].filter(Boolean);
+  return next.length > 0 ? `next ${next.join(', ')}` : '—';
 }
 
 /** `hang (SIGKILL), 5s ago`; `—` before any exit or from an older daemon. */

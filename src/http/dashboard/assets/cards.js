@@ -47,7 +47,9 @@ export function ensureInstance(key) {
       inst.busy = true;
       renderButtons(inst);
       try {
-        await runAction(key, button.dataset.action, button.textContent);
+        // One button holds and releases: its label says which (card-view.js actionLabel).
+        const label = button.textContent;
+        await runAction(key, label === 'Release' ? 'release' : button.dataset.action, label);
       } finally {
         inst.busy = false;
         renderButtons(inst);
@@ -116,6 +118,7 @@ export function renderAges(inst) {
   setField(inst.card, 'uptime', fields.uptime);
   setField(inst.card, 'checkin', fields.checkin);
   setField(inst.card, 'lastExit', fields.lastExit);
+  setField(inst.card, 'maintenance', fields.maintenance);
 }
 
 export function showUpdate(inst, e) {

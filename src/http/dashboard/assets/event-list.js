@@ -15,6 +15,12 @@ function describe(type, e) {
       return `server launched, pid ${e.pid}${e.revision ? `, revision ${e.revision}` : ''}`;
     case 'instance:update':
       return `update ${e.phase}${e.revision ? ` (${e.revision})` : ''}${e.error ? `: ${e.error}` : ''}`;
+    case 'maintenance:pending':
+      return e.kind === 'hold'
+        ? `maintenance held until ${clockTime(e.until)}${e.reason ? `: ${e.reason}` : ''}`
+        : `${e.kind} pending (${e.when})`;
+    case 'maintenance:done':
+      return `${e.kind} ${e.how}`;
     case 'control':
       return `${e.action} ${e.result} (${e.status}) by ${e.user ?? 'a local client'}${e.remote ? ` from ${e.remote}` : ''}`;
     default:

@@ -5,8 +5,8 @@ import { type DemoServer, startDemoServer } from './server.ts';
 /**
  * Entry point of `bin/demo-server`: engine-style arguments and environment (src/demo/README.md),
  * one log line per event on stdout. Exits 0 on /shutdown, after /update, and on SIGTERM/SIGINT;
- * 2 on bad arguments or configuration; 1 when it cannot start (e.g. the port is taken); 3 on
- * `demo.crash_after`.
+ * 2 on bad arguments or configuration; 1 when it cannot start (e.g. the port is taken) or on a fatal error
+ * (after a clean stop, which tells Agones in Agones mode); 3 on `demo.crash_after`.
  */
 export async function runDemoServer(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   configureLogging({ write: (line) => process.stdout.write(line + '\n') });
@@ -15,7 +15,8 @@ export async function runDemoServer(argv: string[], env: NodeJS.ProcessEnv): Pro
   let signalled: string | undefined;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
-      if (server) void server.stop(0, `received ${signal}`);
+      // Whoever sends the signal is already ending the server (Agones sends SIGTERM as it deletes the pod).
+      if (server) void server.stop(0, `received ${signal}`, { tellAgones: false });
       else signalled = signal; // still starting: stop as soon as there is something to stop
     });
   }
@@ -28,12 +29,21 @@ export async function runDemoServer(argv: string[], env: NodeJS.ProcessEnv): Pro
     process.exit(2);
   }
   try {
-    server = await startDemoServer(settings, log, (code) => process.exit(code));
+    server = await startDemoServer(settings, log, (code) => process.exit(code), env);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const hint = e.code === 'EADDRINUSE' ? ' (another server uses this port; set net.port or status.bind)' : '';
     log.error(`cannot start: ${e.message}${hint}`);
     process.exit(e.name === 'SettingsError' ? 2 : 1);
   }
-  if (signalled) void server.stop(0, `received ${signalled}`);
+  if (signalled) void server.stop(0, `received ${signalled}`, { tellAgones: false });
+  const running = server;
+  const fatal = (err: unknown) => {
+    log.error(`fatal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    // A clean stop tells Agones (and closes the sockets); one that hangs must not keep a broken server alive.
+    setTimeout(() => process.exit(1), 5_000).unref();
+    void running.stop(1, `fatal error: ${err instanceof Error ? err.message : String(err)}`);
+  };
+  process.once('uncaughtException', fatal);
+  process.once('unhandledRejection', fatal);
 }

@@ -1,5 +1,6 @@
 import { serve } from '@hono/node-server';
 import type { Server } from 'node:http';
+import { type AgonesMode, agonesOptionsFrom, startAgonesMode } from '../kit/agones-mode.ts';
 import { createGameApi, type UpdateRequest } from '../kit/api.ts';
 import { checkinOptionsFrom, startCheckins, type Checkins } from '../kit/checkin.ts';
 import type { Settings } from '../kit/settings.ts';
@@ -9,9 +10,17 @@ import { infoOf, makePublicKey, statusOf } from './payloads.ts';
 import { startPlayers } from './players.ts';
 import { startRounds } from './rounds.ts';
 
+export interface StopOptions {
+  /**
+   * Whether to ask Agones to end the GameServer (`/shutdown`) before exiting; default true, as for every exit the
+   * server decides on. A signal is someone else ending the server (Agones itself, when it deletes the pod).
+   */
+  tellAgones?: boolean;
+}
+
 export interface DemoServer {
-  /** Leaves cleanly (check-ins, rounds, sockets), then calls `exit(code)`. Later calls are ignored. */
-  stop(code: number, why: string): Promise<void>;
+  /** Leaves cleanly (check-ins, rounds, sockets, Agones), then calls `exit(code)`. Later calls are ignored. */
+  stop(code: number, why: string, opts?: StopOptions): Promise<void>;
 }
 
 function listen(
@@ -42,18 +51,23 @@ function closeHttp(server: Server | undefined): Promise<void> {
 }
 
 /**
- * The demo game server: players over UDP, rounds, the kit's HTTP API and check-ins. `exit` ends the
- * process (injected so the composition root owns `process.exit`).
+ * The demo game server: players over UDP, rounds, the kit's HTTP API, check-ins and (with `AGONES_SDK_HTTP_PORT`
+ * in `env`, or `agones.enabled`) the kit's Agones mode. `exit` ends the process (injected so the composition root
+ * owns `process.exit`).
  */
 export async function startDemoServer(
   settings: Settings,
   log: Logger,
   exit: (code: number) => void,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<DemoServer> {
   for (const warning of settings.warnings) log.warn(warning);
   const config = readDemoConfig(settings, log);
   const publicKey = makePublicKey();
   let updatePending: UpdateRequest | undefined;
+  /** Why the server leaves at the next round end (or once nobody plays), when it does. */
+  let leaving: string | undefined;
+  let agones: AgonesMode | undefined;
   let stopping = false;
   let http: Server | undefined;
   let checkins: Checkins | undefined;
@@ -68,7 +82,8 @@ export async function startDemoServer(
     timeoutSeconds: config.playerTimeoutSeconds,
     log,
     onChange: (count) => {
-      if (count === 0 && updatePending) void stop(0, 'the last player left; restarting for the update');
+      agones?.playersChanged();
+      if (count === 0 && leaving) void stop(0, `the last player left; ${leaving}`);
     },
   });
   log.info(`game listening on udp://${config.udpHost}:${config.port}`);
@@ -79,13 +94,13 @@ export async function startDemoServer(
     log,
     players: () => players.count(),
     onRoundEnd: () => {
-      if (!updatePending) return true;
-      void stop(0, 'round over; restarting for the update');
+      if (!leaving) return true;
+      void stop(0, `round over; ${leaving}`);
       return false;
     },
   });
 
-  stop = async (code, why) => {
+  stop = async (code, why, opts = {}) => {
     if (stopping) return;
     stopping = true;
     log.info(`stopping: ${why}`, { code });
@@ -94,9 +109,33 @@ export async function startDemoServer(
     await rounds.stop();
     await players.close();
     await closeHttp(http);
+    // Last, once no player is served any more: Agones deletes the pod soon after it hears of it.
+    if (opts.tellAgones === false) await agones?.stop();
+    else await agones?.shutdown(why);
     log.info('stopped', { code });
     exit(code);
   };
+
+  /** Leaves at the end of this round, or now when nobody plays; players hear `announcement`. */
+  const leaveAtRoundEnd = (why: string, announcement: (now: boolean) => string) => {
+    leaving ??= why;
+    const empty = players.count() === 0;
+    const text = announcement(empty);
+    // Players hear it over the game socket; the log line is for whoever runs the server.
+    const told = players.broadcast(text);
+    if (empty) setTimeout(() => void stop(0, `no players; ${why} now`), 20);
+    else log.info(`announcement: ${text}`, { players: told });
+  };
+
+  agones = startAgonesMode({
+    ...agonesOptionsFrom(settings, env),
+    players: () => players.count(),
+    onShutdownState: () =>
+      leaveAtRoundEnd('leaving as the GameServer shuts down', (now) =>
+        now ? 'the server shuts down now' : `the server shuts down at the end of round ${rounds.current().id}`,
+      ),
+    log: log.child('agones'),
+  });
 
   if (config.statusEnabled) {
     const app = createGameApi({
@@ -117,15 +156,10 @@ export async function startDemoServer(
         const already = updatePending !== undefined;
         updatePending = { reason, message };
         log.info(`update received (${reason})${message ? `: ${message}` : ''}`, { alreadyPending: already });
-        const empty = players.count() === 0;
-        const announcement = `the server restarts for an update ${empty ? 'now' : `at the end of round ${rounds.current().id}`}`;
-        // Players hear it over the game socket; the log line is for whoever runs the server.
-        const told = players.broadcast(announcement);
-        if (empty) {
-          setTimeout(() => void stop(0, 'no players; restarting for the update now'), 20);
-        } else {
-          log.info(`announcement: ${announcement}`, { players: told });
-        }
+        leaveAtRoundEnd(
+          'restarting for the update',
+          (now) => `the server restarts for an update ${now ? 'now' : `at the end of round ${rounds.current().id}`}`,
+        );
       },
     });
     http = await listen(app, config.statusHost, config.statusPort);
@@ -134,6 +168,8 @@ export async function startDemoServer(
     log.info('status api disabled (status.enabled=false)');
   }
 
+  // The game takes players once it answers /status (or, without the HTTP API, once its socket is up).
+  void agones.ready();
   checkins = startCheckins({ ...checkinOptionsFrom(settings), userAgent: 'demo-server', log });
 
   if (config.crashAfterSeconds !== undefined) {
@@ -148,5 +184,5 @@ export async function startDemoServer(
     roundSeconds: config.roundSeconds,
     startupMs: Math.round(process.uptime() * 1000),
   });
-  return { stop: (code, why) => stop(code, why) };
+  return { stop: (code, why, opts) => stop(code, why, opts) };
 }

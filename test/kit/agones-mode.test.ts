@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type AgonesModeOptions, startAgonesMode } from '../../src/kit/agones-mode.ts';
+import { type AgonesModeOptions, agonesOptionsFrom, startAgonesMode } from '../../src/kit/agones-mode.ts';
+import { loadSettings } from '../../src/kit/settings.ts';
 import { type FakeAgonesSdk, startAgonesSdk } from '../_support/agones-sdk.ts';
 import { waitFor } from '../_support/env.ts';
 import { captureLog } from '../store/recording-logger.ts';
@@ -32,6 +33,20 @@ mode('off without AGONES_SDK_HTTP_PORT, unless told; on with it', async () => {
     await on.stop();
     await fake.close();
   }
+});
+
+mode('the cvars agones.enabled and agones.health_interval', () => {
+  const of = (...cvars: string[]) =>
+    agonesOptionsFrom(loadSettings({ argv: cvars.flatMap((c) => ['--cvar', c]), env: {} }), {});
+  assert.equal(of(), { enabled: undefined, env: {}, healthIntervalSeconds: 2 });
+  assert.is(of('agones.enabled=false').enabled, false);
+  assert.is(of('agones.enabled=true').enabled, true);
+  assert.is(of('agones.health_interval=0.5').healthIntervalSeconds, 0.5);
+  const env = { AGONES_SDK_HTTP_PORT: '9358' };
+  assert.is(
+    startAgonesMode({ ...of('agones.enabled=false'), env, players: () => 0, log: captureLog() }).enabled,
+    false,
+  );
 });
 
 mode('health at its interval from the start, /ready once when asked, players as label and counter', async () => {

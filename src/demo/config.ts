@@ -32,6 +32,8 @@ export interface DemoConfig {
   roundSeconds: number;
   playerTimeoutSeconds: number;
   crashAfterSeconds: number | undefined;
+  /** For tests: an uncaught error this many seconds after start (a fatal error, as opposed to a crash). */
+  throwAfterSeconds: number | undefined;
   ignoreShutdown: boolean;
 }
 
@@ -105,6 +107,7 @@ export function readDemoConfig(s: Settings, log: Logger): DemoConfig {
   const port = s.int('net.port', 1212);
   const bind = parseBind(s.string('status.bind'), port);
   const crashAfter = s.float('demo.crash_after', 0);
+  const throwAfter = s.float('demo.throw_after', 0);
   const privacy = {
     link: s.string('status.privacy_policy_link', 'https://example.com/privacy'),
     identifier: s.string('status.privacy_policy_identifier'),
@@ -138,6 +141,7 @@ export function readDemoConfig(s: Settings, log: Logger): DemoConfig {
     roundSeconds: Math.max(0.1, s.float('game.round_length', 300)),
     playerTimeoutSeconds: Math.max(0.1, s.float('demo.player_timeout', 30)),
     crashAfterSeconds: crashAfter > 0 ? crashAfter : undefined,
+    throwAfterSeconds: throwAfter > 0 ? throwAfter : undefined,
     ignoreShutdown: s.bool('demo.ignore_shutdown', false),
   };
 }

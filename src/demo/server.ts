@@ -72,6 +72,7 @@ export async function startDemoServer(
   let http: Server | undefined;
   let checkins: Checkins | undefined;
   let crashTimer: NodeJS.Timeout | undefined;
+  let throwTimer: NodeJS.Timeout | undefined;
 
   // Assigned below; the callbacks that use it only run once everything has started.
   let stop: DemoServer['stop'] = async () => {};
@@ -105,6 +106,7 @@ export async function startDemoServer(
     stopping = true;
     log.info(`stopping: ${why}`, { code });
     clearTimeout(crashTimer);
+    clearTimeout(throwTimer);
     await checkins?.stop();
     await rounds.stop();
     await players.close();
@@ -177,6 +179,12 @@ export async function startDemoServer(
       log.error(`crashing on purpose (demo.crash_after=${config.crashAfterSeconds})`);
       exit(3);
     }, config.crashAfterSeconds * 1000);
+  }
+  if (config.throwAfterSeconds !== undefined) {
+    const seconds = config.throwAfterSeconds;
+    throwTimer = setTimeout(() => {
+      throw new Error(`thrown on purpose (demo.throw_after=${seconds})`);
+    }, seconds * 1000);
   }
   log.info('demo server ready', {
     name: config.hostname,

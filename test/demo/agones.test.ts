@@ -133,4 +133,16 @@ agones('SIGTERM (Agones deleting the pod) exits without /shutdown', async () => 
     await demo.kill();
   }
 });
+agones('a fatal error: a clean stop that asks Agones for /shutdown, then exit 1', async () => {
+  const fake = await fakeSdk();
+  const demo = await startDemo([...FAST_HEALTH, '--cvar', 'demo.throw_after=0.5'], { env: fake.env });
+  try {
+    assert.equal(await exitWithin(demo, 8_000), { code: 1, signal: null });
+    assert.match(demo.output(), /fatal error: Error: thrown on purpose \(demo\.throw_after=0\.5\)/);
+    assert.is(fake.callsTo('POST', '/shutdown').length, 1);
+    assert.is(fake.gameServer().status.state, 'Shutdown');
+  } finally {
+    await demo.kill();
+  }
+});
 agones.run();

@@ -136,6 +136,8 @@ export class Instance implements InstanceControl {
         break;
       case 'check-failed':
         log.warn('update check failed', { error: e.message });
+        // A policy asked with `update?when=` belongs to this check only.
+        this.maintenance.updateChecked(false);
         break;
       case 'rolled-back':
         log.info('rolled back to the previous build', { revision: e.revision ?? '(unknown)' });

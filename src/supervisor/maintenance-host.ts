@@ -3,7 +3,8 @@ import type { MaintenanceData } from '../store/instance-data.ts';
 import { requestUpdate } from '../process/server-api.ts';
 import { readPlayers } from '../process/server-status.ts';
 import type { InstanceDeps } from './instance-deps.ts';
-import { Maintenance, type Clock } from './maintenance.ts';
+import { Maintenance } from './maintenance.ts';
+import type { Clock } from './maintenance-types.ts';
 import type { MaintenancePlan } from './maintenance-plan.ts';
 
 /** What the runner reads of the instance's statechart. */

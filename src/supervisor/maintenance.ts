@@ -4,12 +4,13 @@
  * the plan (pending action, hold) in data.json, and puts `maintenance:*` facts on the bus. The decisions are the
  * pure functions of `maintenance-plan.ts`; this module is their clock and their hands.
  */
-import type { Bus, MaintenanceKind } from '../bus.ts';
+import type { MaintenanceKind } from '../bus.ts';
 import { nextFire } from '../config/cron.ts';
-import type { MaintenancePolicy, MaintenanceSettings } from '../config/maintenance-schema.ts';
+import type { MaintenancePolicy } from '../config/maintenance-schema.ts';
 import { describeError } from '../errors.ts';
-import type { Logger } from '../log.ts';
 import type { MaintenanceStatus } from './contract.ts';
+import { maintenanceStatus } from './maintenance-status.ts';
+import type { Clock, MaintenanceHost } from './maintenance-types.ts';
 import {
   begin,
   EMPTY_PLAN,
@@ -21,46 +22,16 @@ import {
   nextStep,
   release,
   wakeAt,
-  waitsForHold,
   type MaintenancePlan,
   type PendingAction,
   type Step,
 } from './maintenance-plan.ts';
-
-/** The timers it arms: the real ones, or a test's simulated clock (xstate's SimulatedClock fits). */
-export interface Clock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(id: unknown): void;
-}
 
 const realClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
   clearTimeout: (id) => clearTimeout(id as NodeJS.Timeout),
 };
-
-/** What the runner needs of its instance; every effect goes through here. */
-export interface MaintenanceHost {
-  key: string;
-  log: Logger;
-  bus: Bus;
-  settings(): MaintenanceSettings | undefined;
-  pollMs(): number;
-  /** An update provider is configured, so UpdateSchedule has something to ask. */
-  canCheck(): boolean;
-  /** A server is running (launched or starting), so there is something to restart. */
-  serverLive(): boolean;
-  /** The server's player count from its public GET /status, or null when it did not answer. */
-  players(): Promise<number | null>;
-  /** POST /update to the server; false when it did not take it. */
-  askLeave(): Promise<boolean>;
-  /** A graceful restart (POST /shutdown, the usual waits, relaunch; a pending update is installed first). */
-  restart(): void;
-  checkUpdate(): void;
-  save(plan: MaintenancePlan): Promise<void>;
-  clock?: Clock;
-}
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
@@ -177,46 +148,14 @@ export class Maintenance {
   }
 
   status(): MaintenanceStatus {
-    const now = this.clock.now();
-    const p = this.plan.pending;
-    const h = this.plan.hold !== null && this.plan.hold.until > now ? this.plan.hold : null;
-    const waiting = (q: PendingAction) =>
-      waitsForHold(this.plan, now)
-        ? 'hold'
-        : q.carried
-          ? 'exit'
-          : q.when === 'Empty'
-            ? 'players'
-            : q.when === 'RoundEnd'
-              ? 'round-end'
-              : 'exit';
-    return {
-      policy: this.policy(),
-      pending:
-        p === null
-          ? null
-          : {
-              action: p.action,
-              source: p.source,
-              when: p.when,
-              since: new Date(p.since).toISOString(),
-              deadline: new Date(p.deadline).toISOString(),
-              waitingFor: waiting(p),
-            },
-      nextRestart: iso(this.nextRestart),
-      nextUpdateCheck: iso(this.nextCheck),
-      hold: h === null ? null : { reason: h.reason, since: iso(h.since) ?? '', until: iso(h.until) ?? '' },
-    };
+    const schedule = { policy: this.policy(), nextRestart: this.nextRestart, nextCheck: this.nextCheck };
+    return maintenanceStatus(this.plan, this.clock.now(), schedule);
   }
 
-  /** Epoch ms of the next scheduled restart or update check, or null (for the metrics gauge). */
+  /** Epoch ms of the next scheduled restart or update check, or null. */
   nextScheduled(): number | null {
     const times = [this.nextRestart, this.nextCheck].filter((t): t is number => t !== null);
     return times.length === 0 ? null : Math.min(...times);
-  }
-
-  pending(): boolean {
-    return this.plan.pending !== null;
   }
 
   private policy(): MaintenancePolicy {

@@ -271,6 +271,25 @@ holds('maintenance :: UpdateSchedule asks for checks; a scheduled restart skips 
   h.runner.stop();
 });
 
+holds('maintenance :: a config reload takes the new schedules at once', () => {
+  const h = harness({ RestartSchedule: '0 6 * * *', TimeZone: 'UTC' });
+  h.runner.start(null, false);
+  assert.is(h.runner.status().nextRestart, '2026-11-26T06:00:00.000Z');
+  h.settings = {
+    ...h.settings,
+    RestartSchedule: '30 13 * * *',
+    TimeZone: 'Europe/Berlin',
+    UpdateSchedule: '0 * * * *',
+  };
+  h.runner.reschedule();
+  assert.is(h.runner.status().nextRestart, '2026-11-25T12:30:00.000Z', '13:30 in Berlin');
+  assert.is(h.runner.status().nextUpdateCheck, '2026-11-25T13:00:00.000Z');
+  h.settings = { ...h.settings, RestartSchedule: undefined, UpdateSchedule: undefined };
+  h.runner.reschedule();
+  assert.is(h.runner.nextScheduled(), null);
+  h.runner.stop();
+});
+
 holds('maintenance :: a saved plan: the hold stays; a pending action stays only with an adopted server', () => {
   const plan: MaintenancePlan = {
     pending: {

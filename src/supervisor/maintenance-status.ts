@@ -1,0 +1,42 @@
+/** The `maintenance` field of the status JSON, from a maintenance plan at a time (pure). */
+import type { MaintenancePolicy, MaintenanceStatus } from './contract.ts';
+import { waitsForHold, type MaintenancePlan, type PendingAction } from './maintenance-plan.ts';
+
+const iso = (t: number) => new Date(t).toISOString();
+
+/** What a pending action waits for now: the hold, the players, the round end, or the exit it asked for. */
+function waitingFor(
+  plan: MaintenancePlan,
+  p: PendingAction,
+  now: number,
+): MaintenanceStatus['pending'] extends infer P ? (P extends { waitingFor: infer W } ? W : never) : never {
+  if (waitsForHold(plan, now)) return 'hold';
+  if (p.carried || p.when === 'Now') return 'exit';
+  return p.when === 'Empty' ? 'players' : 'round-end';
+}
+
+export function maintenanceStatus(
+  plan: MaintenancePlan,
+  now: number,
+  schedule: { policy: MaintenancePolicy; nextRestart: number | null; nextCheck: number | null },
+): MaintenanceStatus {
+  const p = plan.pending;
+  const h = plan.hold !== null && plan.hold.until > now ? plan.hold : null;
+  return {
+    policy: schedule.policy,
+    pending:
+      p === null
+        ? null
+        : {
+            action: p.action,
+            source: p.source,
+            when: p.when,
+            since: iso(p.since),
+            deadline: iso(p.deadline),
+            waitingFor: waitingFor(plan, p, now),
+          },
+    nextRestart: schedule.nextRestart === null ? null : iso(schedule.nextRestart),
+    nextUpdateCheck: schedule.nextCheck === null ? null : iso(schedule.nextCheck),
+    hold: h === null ? null : { reason: h.reason, since: iso(h.since), until: iso(h.until) },
+  };
+}

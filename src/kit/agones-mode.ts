@@ -82,6 +82,8 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
   const players = startPlayerReports({ sdk, players: opts.players, log, signal });
   let state: string | undefined;
   let readyCall: Promise<void> | undefined;
+  /** Players are reported once Agones has heard /ready: before, the GameServer takes nobody anyway. */
+  let isReady = false;
   let healthy: boolean | undefined;
   let shutdownNoticed = false;
 
@@ -96,7 +98,7 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
       if (healthy !== false) log.warn('Agones health ping failed', { error: (err as Error).message });
       healthy = false;
     }
-    if (readyCall && !signal.aborted) players.tick();
+    if (isReady && !signal.aborted) players.tick();
   };
   const timer = setInterval(() => void ping(), intervalMs);
   void ping();
@@ -104,8 +106,7 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
   const watching = sdk.watchGameServer(
     (gs) => {
       const next = gs.status?.state;
-      if (next !== state)
-        log.info(`GameServer ${gs.object_meta?.name ?? ''} is ${next ?? 'in no state'}`.replace('  ', ' '));
+      if (next !== state) log.info(`the GameServer is ${next ?? 'in no state'}`, { name: gs.object_meta?.name });
       state = next;
       if (next === 'Shutdown' && !shutdownNoticed) {
         shutdownNoticed = true;
@@ -135,6 +136,7 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
         try {
           await sdk.ready({ signal, retry: { maxElapsedMs: Number.POSITIVE_INFINITY } });
           log.info('told Agones the server is Ready');
+          isReady = true;
           players.tick(true);
         } catch (err) {
           if (!signal.aborted)
@@ -144,7 +146,7 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
       return readyCall;
     },
     playersChanged: () => {
-      if (readyCall) players.tick();
+      if (isReady) players.tick();
     },
     async shutdown(why) {
       if (signal.aborted) return;

@@ -108,7 +108,7 @@ export class AgonesSdk {
   }
 
   /** Holds the GameServer `Reserved` for `seconds` (0: until something else moves it), out of allocation. */
-  reserve(seconds: number, opts?: CallOptions): Promise<void> {
+  async reserve(seconds: number, opts?: CallOptions): Promise<void> {
     return this.empty('POST', '/reserve', { seconds: int64String(seconds, 'seconds') }, opts);
   }
 

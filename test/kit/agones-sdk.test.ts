@@ -32,6 +32,7 @@ client('lifecycle calls send {} and move the GameServer; getGameServer reads it'
     assert.equal(fake.callsTo('POST', path)[0]?.body, {}, path);
   }
   assert.equal(fake.callsTo('POST', '/reserve')[0]?.body, { seconds: '5' }, 'int64 as a JSON string');
+  assert.match(String(await sdk.reserve(0.5).catch((e: unknown) => e)), /seconds must be a whole number/);
   assert.ok(fake.calls.every((c) => c.status === 200));
 });
 

@@ -49,8 +49,9 @@ function lagLines(s: SoakState): string[] {
   const reference = s.lagP99.map((l) => l.machine ?? 0);
   return [
     `Event-loop lag p99 per /metrics scrape (${all.length} scrapes, 5 s apart): p50 ${ms(all, 50)} ms, worst ${ms(all, 100)} ms;`,
-    `worst in a window the machine did not starve: ${ms(calm, 100)} ms. Starved windows (daemon ≥ 20 ms while an idle`,
-    'reference process at the same priority lagged ≥ 10 ms too; not counted as checks):',
+    `worst in a window the machine did not starve: ${ms(calm, 100)} ms. Starved windows (daemon ≥ 20 ms while its`,
+    'event-loop thread waited for a CPU as long as could explain that by itself, 1 % of the samples 20 ms late each,',
+    'about 100 ms a window; or an idle reference process lagged ≥ 10 ms too; not counted as checks):',
     `${disturbed}. Run-queue wait of the loop thread per window: p50 ${ms(waits, 50, 0)} ms, worst ${ms(waits, 100, 0)} ms;`,
     `the idle reference's p99: worst ${ms(reference, 100)} ms. Largest single event-loop delay per window (a long block`,
     `hides in a p99): p50 ${ms(s.lagMaxMs, 50)} ms, worst ${ms(s.lagMaxMs, 100)} ms. GET /api/instances answered in`,

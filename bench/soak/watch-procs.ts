@@ -82,6 +82,13 @@ function noOrphanChildren(s: SoakState, children: OurProcess[], now: number): vo
   for (const pid of s.orphanChildren.keys()) if (!seen.has(pid)) s.orphanChildren.delete(pid);
 }
 
+/**
+ * Whether `at` falls in a start-up: a daemon's first DAEMON_SETTLE_MS (adoption, leftover shutdowns, thirty first
+ * launches at once) or an instance's first after a reload added it. A server down then is launched, not relaunched.
+ */
+const startingUp = (s: SoakState, t: Track, at: number) =>
+  at < (s.daemonReadyAt ?? at) + DAEMON_SETTLE_MS || at < t.configuredAt + DAEMON_SETTLE_MS;
+
 function relaunches(s: SoakState, t: Track, up: boolean, now: number): void {
   if (!t.configured) {
     t.downSince = null;
@@ -91,7 +98,7 @@ function relaunches(s: SoakState, t: Track, up: boolean, now: number): void {
   if (!up) {
     if (t.downSince === null) serverDown(t, now);
     const bound = relaunchBoundMs(t.streak);
-    const excused = t.downExcused || !settled(s, now) || (s.daemonReadyAt ?? now) + DAEMON_SETTLE_MS > t.downSince!;
+    const excused = t.downExcused || !settled(s, now) || startingUp(s, t, t.downSince!);
     if (!excused && !t.downReported && now - Math.max(t.downSince!, t.configuredAt) > bound) {
       t.downReported = true;
       check(
@@ -111,7 +118,7 @@ function relaunches(s: SoakState, t: Track, up: boolean, now: number): void {
 /** A new server of `t` was seen at `now` after `t.downSince`: the relaunch is timed against its bound. */
 export function relaunched(s: SoakState, t: Track, now: number): void {
   if (t.downSince === null) return;
-  const excused = t.downExcused || (s.daemonReadyAt ?? now) > t.downSince;
+  const excused = t.downExcused || startingUp(s, t, t.downSince);
   if (!excused && !t.downReported) {
     const took = now - t.downSince;
     s.relaunchMs.push(took);

@@ -117,6 +117,33 @@ late('calls wait for an SDK server that starts late', async () => {
   }
 });
 
+late('the watch opens again when the SDK server goes away and comes back', async () => {
+  const first = await startAgonesSdk();
+  const port = first.port;
+  const sdk = new AgonesSdk({ port, retry: FAST });
+  const seen: string[] = [];
+  const errors: Error[] = [];
+  const stop = new AbortController();
+  const watching = sdk.watchGameServer((gs) => seen.push(gs.status?.state ?? ''), stop.signal, {
+    onError: (e) => errors.push(e),
+  });
+  let second: FakeAgonesSdk | undefined;
+  try {
+    await waitFor('the first stream', () => seen.length === 1, 2_000);
+    await first.close();
+    second = await startAgonesSdk({ port });
+    second.setState('Allocated');
+    await waitFor('the reopened stream', () => seen.includes('Allocated'), 3_000);
+    assert.ok(errors.length >= 1, 'the break was reported');
+    assert.is(second.callsTo('GET', '/watch/gameserver').length, 1);
+  } finally {
+    stop.abort();
+    await watching;
+    await first.close();
+    await second?.close();
+  }
+});
+
 late('no SDK server: gives up within maxElapsedMs with an error saying where it looked', async () => {
   const port = await freePort();
   const sdk = new AgonesSdk({ port, retry: { ...FAST, maxElapsedMs: 300 } });

@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeError } from '../errors.ts';
+import { checkAgones } from './agones-checks.ts';
 import { checkSettings } from './checks.ts';
-import { formatIssues } from './issues.ts';
+import { formatIssues, problemLine } from './issues.ts';
 import { bindScalars, canonicalKeys } from './binding.ts';
 import { environmentLayers, environmentName } from './env-layer.ts';
 import { readLayers, type Layer } from './layers.ts';
@@ -71,6 +72,9 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
 
   const parsed = v.safeParse(AppSettingsSchema, bound);
   const checks = await checkSettings(bound, merged.sourceOf, cwd);
+  const agones = checkAgones(bound, opts.env, (path, expected, found) =>
+    checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found)),
+  );
   const problems = [
     ...keyProblems,
     ...(parsed.success ? [] : formatIssues(parsed.issues, AppSettingsSchema, merged.sourceOf)),
@@ -78,6 +82,6 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
 
-  const config = resolveConfig({ settings: parsed.output, checks, files: read.layers.map((l) => l.file), cwd });
+  const config = resolveConfig({ settings: parsed.output, checks, agones, files: read.layers.map((l) => l.file), cwd });
   return { ok: true, config, warnings: [...read.warnings, ...checks.warnings] };
 }

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { AgonesConfig } from './agones-schema.ts';
 import type { CheckResult } from './checks.ts';
 import type { ResolvedConfig, ResolvedInstance } from './resolved.ts';
 import type { AppSettings } from './schema.ts';
@@ -12,6 +13,7 @@ export function defaultRunCommand(platform: NodeJS.Platform = process.platform):
 export function resolveConfig(opts: {
   settings: AppSettings;
   checks: CheckResult;
+  agones: AgonesConfig | null;
   files: string[];
   cwd: string;
 }): ResolvedConfig {
@@ -46,6 +48,7 @@ export function resolveConfig(opts: {
     logOverrides: checks.logOverrides,
     timing: settings.Timing,
     admin: checks.admin,
+    agones: opts.agones,
     instances,
     settings,
   };

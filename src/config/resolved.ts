@@ -1,3 +1,4 @@
+import type { AgonesConfig } from './agones-schema.ts';
 import type { ListenAddress } from './listen.ts';
 import type { AppSettings, InstanceSettings, TimingSettings } from './schema.ts';
 import type { LogLevel } from '../log.ts';
@@ -37,6 +38,8 @@ export interface ResolvedConfig {
   logOverrides: Array<[scope: string, level: LogLevel]>;
   timing: TimingSettings;
   admin: { username: string; password: string } | undefined;
+  /** Agones mode (the daemon wraps its one instance for an Agones GameServer), or null when it is off. */
+  agones: AgonesConfig | null;
   instances: ResolvedInstance[];
   settings: AppSettings;
 }

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { AgonesSchema } from './agones-schema.ts';
 import { MaintenanceSchema } from './maintenance-schema.ts';
 import { NotificationSchema } from './notification-schema.ts';
 
@@ -206,6 +207,7 @@ export const AppSettingsSchema = v.strictObject(
       ),
     ),
     Timing: v.optional(TimingSchema, {}),
+    Agones: v.optional(AgonesSchema, {}),
     Servers: v.strictObject(
       {
         InstanceRoot: v.optional(

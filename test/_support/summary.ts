@@ -1,15 +1,33 @@
 // uvu prints Total/Passed/Skipped but never "N failed", and swallows errors thrown in hooks
-// (lukeed/uvu#80, #191): tee stdout, derive failures, and print the plain closing line CI reads.
+// (lukeed/uvu#80, #191): tee stdout, derive failures, and print the plain closing line CI reads. It also notes
+// when uvu names each file, and prints the slowest files at the end: npm test has a time budget to keep.
 const chunks: string[] = [];
+const files: Array<{ name: string; at: number }> = [];
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the ANSI sequences this strips
+const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
 const write = process.stdout.write.bind(process.stdout);
 process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-  chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+  const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+  chunks.push(text);
+  const file = /^(\S+\.test\.ts)\n?$/.exec(plain(text));
+  if (file?.[1]) files.push({ name: file[1], at: performance.now() });
   return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
 }) as typeof process.stdout.write;
 
+/** The ten slowest test files, from one file's name to the next (the last to the exit). */
+function slowest(): string {
+  const now = performance.now();
+  const took = files.map((f, i) => ({ name: f.name, s: ((files[i + 1]?.at ?? now) - f.at) / 1000 }));
+  took.sort((a, b) => b.s - a.s);
+  return took
+    .slice(0, 10)
+    .map((f) => `  ${f.s.toFixed(1).padStart(6)} s  ${f.name}`)
+    .join('\n');
+}
+
 process.on('exit', (code) => {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the ANSI sequences this strips
-  const out = chunks.join('').replace(/\x1b\[[0-9;]*m/g, '');
+  const out = plain(chunks.join(''));
+  if (files.length > 1) write(`slowest test files:\n${slowest()}\n`);
   const num = (label: string): number | undefined => {
     const m = out.match(new RegExp(`${label}:\\s+(\\d+)`));
     return m ? Number(m[1]) : undefined;

@@ -100,8 +100,14 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
     }
     if (isReady && !signal.aborted) players.tick();
   };
-  const timer = setInterval(() => void ping(), intervalMs);
-  void ping();
+  let pinging: Promise<void> | undefined;
+  const pingOnce = () => {
+    pinging ??= ping().finally(() => {
+      pinging = undefined;
+    });
+  };
+  const timer = setInterval(pingOnce, intervalMs);
+  pingOnce();
 
   const watching = sdk.watchGameServer(
     (gs) => {
@@ -123,7 +129,7 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
     if (signal.aborted) return;
     stopping.abort(new Error('Agones mode stopped'));
     clearInterval(timer);
-    await Promise.allSettled([watching, readyCall, players.idle()]);
+    await Promise.allSettled([watching, readyCall, pinging, players.idle()]);
   };
 
   return {

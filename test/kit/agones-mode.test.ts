@@ -54,7 +54,7 @@ mode('health at its interval from the start, /ready once when asked, players as 
   let count = 2;
   const agones = modeOn(fake, { players: () => count });
   try {
-    await waitFor('three health pings', () => fake.callsTo('POST', '/health').length >= 3, 2_000);
+    await waitFor('five health pings', () => fake.callsTo('POST', '/health').length >= 5, 2_000);
     assert.is(fake.callsTo('POST', '/ready').length, 0, 'not Ready before the game says so');
     await Promise.all([agones.ready(), agones.ready()]);
     assert.is(fake.callsTo('POST', '/ready').length, 1, 'once');
@@ -63,19 +63,25 @@ mode('health at its interval from the start, /ready once when asked, players as 
     count = 3;
     agones.playersChanged();
     await waitFor('the new count', () => fake.gameServer().status.counters.players?.count === '3', 2_000);
-    const pings = fake.callsTo('POST', '/health').map((c) => c.at);
+    // The first ping goes out at start, while the process is busiest: the pace is read from the second on.
+    const pings = fake
+      .callsTo('POST', '/health')
+      .map((c) => c.at)
+      .slice(1);
     const gaps = pings.slice(1).map((t, i) => t - (pings[i] ?? t));
-    assert.ok(
-      gaps.every((g) => g >= 50 && g <= 400),
-      `pings about 100 ms apart: ${gaps.join(', ')}`,
-    );
+    // Timer and loopback jitter move single pings (more so on a loaded machine); the pace and the longest gap do not.
+    const pace = ((pings.at(-1) ?? 0) - (pings[0] ?? 0)) / (pings.length - 1);
+    assert.ok(pace >= 70 && pace <= 200, `pings every 100 ms on average: ${gaps.join(', ')}`);
+    assert.ok(Math.max(...gaps) < 400, `no ping skipped: ${gaps.join(', ')}`);
+    await agones.stop();
+    await new Promise((r) => setTimeout(r, 50));
+    const after = fake.callsTo('POST', '/health').length;
+    await new Promise((r) => setTimeout(r, 300));
+    assert.is(fake.callsTo('POST', '/health').length, after, 'no ping after stop');
   } finally {
     await agones.stop();
     await fake.close();
   }
-  const after = fake.callsTo('POST', '/health').length;
-  await new Promise((r) => setTimeout(r, 250));
-  assert.is(fake.callsTo('POST', '/health').length, after, 'no ping after stop');
 });
 
 mode('a GameServer without the players counter: tried once, then the label alone', async () => {
@@ -125,8 +131,10 @@ mode('shutdown() asks Agones to end the GameServer and stops the pings', async (
     await agones.shutdown('round over');
     assert.is(fake.callsTo('POST', '/shutdown').length, 1);
     assert.is(fake.gameServer().status.state, 'Shutdown');
+    // A ping already on the wire when shutdown() began may still land; none may start after it.
+    await new Promise((r) => setTimeout(r, 50));
     const pings = fake.callsTo('POST', '/health').length;
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 300));
     assert.is(fake.callsTo('POST', '/health').length, pings);
   } finally {
     await agones.stop();

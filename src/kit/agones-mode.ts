@@ -89,7 +89,8 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
 
   const ping = async () => {
     try {
-      await sdk.health({ signal, retry: { ...NO_RETRY, timeoutMs: intervalMs } });
+      // A slow answer only skips the ticks it overlaps, so the timeout need not be shorter than a second.
+      await sdk.health({ signal, retry: { ...NO_RETRY, timeoutMs: Math.max(intervalMs, 1_000) } });
       if (healthy === false) log.info('Agones health pings answered again');
       healthy = true;
     } catch (err) {

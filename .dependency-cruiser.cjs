@@ -5,13 +5,13 @@
  *   config      src/config/
  *   services    src/process/, src/store/, src/updates/, src/notify/, src/chart/, src/import/, src/kit/
  *   instance    src/supervisor/ (src/supervisor/contract.ts is what the layers above read of an instance)
- *   views       src/metrics/, then src/http/
+ *   views       src/metrics/ and src/agones/ (the Agones wrapper), then src/http/
  *   roots       src/daemon/ (composition), then src/cli/; src/demo/ stands apart, on the kit alone
  * TypeScript 7 has no JS API, so sources are parsed with swc (@swc/core).
  */
 const BASE_FILES = '^src/(errors|log|bus)[.]ts$';
-const ABOVE_CONFIG = '^src/(process|store|updates|notify|chart|import|kit|supervisor|metrics|http|daemon|cli|demo)/';
-const ABOVE_SERVICES = '^src/(supervisor|metrics|http|daemon|cli|demo)/';
+const ABOVE_CONFIG = '^src/(process|store|updates|notify|chart|import|kit|supervisor|metrics|agones|http|daemon|cli|demo)/';
+const ABOVE_SERVICES = '^src/(supervisor|metrics|agones|http|daemon|cli|demo)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -63,16 +63,23 @@ module.exports = {
       name: 'instance-below-views',
       severity: 'error',
       from: { path: '^src/supervisor/' },
-      to: { path: '^src/(metrics|http|daemon|cli|demo)/' },
+      to: { path: '^src/(metrics|agones|http|daemon|cli|demo)/' },
     },
     {
       name: 'views-read-the-contract',
       severity: 'error',
-      comment: 'metrics/, http/ and cli/ see an instance through src/supervisor/contract.ts only; the daemon wires the rest.',
-      from: { path: '^src/(metrics|http|cli)/' },
+      comment: 'metrics/, agones/, http/ and cli/ see an instance through src/supervisor/contract.ts only; the daemon wires the rest.',
+      from: { path: '^src/(metrics|agones|http|cli)/' },
       to: { path: '^src/supervisor/', pathNot: '^src/supervisor/contract[.]ts$' },
     },
-    { name: 'metrics-below-http', severity: 'error', from: { path: '^src/metrics/' }, to: { path: '^src/(http|daemon|cli|demo)/' } },
+    { name: 'metrics-below-http', severity: 'error', from: { path: '^src/metrics/' }, to: { path: '^src/(agones|http|daemon|cli|demo)/' } },
+    {
+      name: 'agones-below-http',
+      severity: 'error',
+      comment: 'The Agones wrapper reads the bus and the contract; the daemon wires it and decorates the status.',
+      from: { path: '^src/agones/' },
+      to: { path: '^src/(metrics|http|daemon|cli|demo)/' },
+    },
     { name: 'http-below-daemon', severity: 'error', from: { path: '^src/http/' }, to: { path: '^src/(daemon|cli|demo)/' } },
     { name: 'daemon-below-cli', severity: 'error', from: { path: '^src/daemon/' }, to: { path: '^src/(cli|demo)/' } },
     {

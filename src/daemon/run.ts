@@ -11,6 +11,7 @@ import { createLogger } from '../log.ts';
 import { createNotifier, type NotifierOptions } from '../notify/notifier.ts';
 import { routesFrom } from '../notify/routes.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
+import { startAgones, withAgonesStatus } from './agones.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
 import { logRejectedCheckins } from './checkin-log.ts';
@@ -62,12 +63,14 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   let notifier = startNotifier(config);
   // The HTTP server must listen before the supervisor exists: servers need its bound address as watchdog.baseUrl.
   let supervisor: Supervisor | null = null;
-  const registry: InstanceRegistry = {
+  let agones: ReturnType<typeof startAgones> = null;
+  const instances: InstanceRegistry = {
     get: (key) => supervisor?.get(key),
     list: () => supervisor?.list() ?? [],
     // Servers left running by the previous daemon may check in, and a CDN may notify, before we are ready.
     starting: (key) => (supervisor ? supervisor.starting(key) : config.instances.some((i) => i.key === key)),
   };
+  const registry = withAgonesStatus(instances, () => agones);
   const startCheckinLog = (c: ResolvedConfig) =>
     logRejectedCheckins(
       bus,
@@ -99,6 +102,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     reachesUs: (url) => reachesUs(url, http.bound),
   });
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
+  agones = startAgones(config, bus, log, instances);
   await supervisor.start();
 
   let resolveDone: () => void = () => {};
@@ -114,6 +118,8 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       } catch (err) {
         log.error('error while stopping instances', { error: describeError(err) });
       }
+      // The server has left: in a pod, the GameServer goes with the daemon (docs/agones.md).
+      await agones?.daemonStopped();
       stopCheckinLog();
       await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
       log.info('stopped');

@@ -6,7 +6,7 @@
  * fails when the app serves a route that no table lists.
  */
 import * as v from 'valibot';
-import type { InstanceStatus, LastExitStatus, MaintenanceStatus } from '../supervisor/contract.ts';
+import type { AgonesStatus, InstanceStatus, LastExitStatus, MaintenanceStatus } from '../supervisor/contract.ts';
 
 export const LastExitSchema = v.object({
   reason: v.picklist(['crash', 'hang', 'stop', 'restart', 'update', 'shutdown']),
@@ -38,6 +38,15 @@ export const MaintenanceStatusSchema = v.object({
   hold: v.nullable(v.object({ reason: v.string(), since: Iso, until: Iso })),
 });
 
+export const AgonesStatusSchema = v.object({
+  gameServer: v.pipe(v.nullable(v.string()), v.description('the GameServer name, once the SDK server has told it')),
+  state: v.pipe(
+    v.nullable(v.string()),
+    v.description('the GameServer state: Scheduled, Ready, Allocated, Shutdown, …'),
+  ),
+  ready: v.pipe(v.boolean(), v.description('the watchdog has told Agones the server is Ready')),
+});
+
 export const InstanceStatusSchema = v.object({
   key: v.string(),
   name: v.string(),
@@ -59,6 +68,7 @@ export const InstanceStatusSchema = v.object({
   checking: v.optional(v.pipe(v.boolean(), v.description('an update check asked for is running or queued'))),
   lastExit: v.nullable(LastExitSchema),
   maintenance: v.optional(MaintenanceStatusSchema),
+  agones: v.optional(v.pipe(AgonesStatusSchema, v.description('Agones mode only: the GameServer this instance is'))),
 });
 
 /** Both ways: a field added to, dropped from or retyped in `InstanceStatus` without the schema fails the typecheck. */
@@ -66,6 +76,8 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const statusMatches: Same<v.InferOutput<typeof InstanceStatusSchema>, InstanceStatus> = true;
 const lastExitMatches: Same<v.InferOutput<typeof LastExitSchema>, LastExitStatus> = true;
 const maintenanceMatches: Same<v.InferOutput<typeof MaintenanceStatusSchema>, MaintenanceStatus> = true;
+const agonesMatches: Same<v.InferOutput<typeof AgonesStatusSchema>, AgonesStatus> = true;
+void agonesMatches;
 void maintenanceMatches;
 void statusMatches;
 void lastExitMatches;
@@ -102,6 +114,7 @@ export const SCHEMAS = {
   InstanceStatus: InstanceStatusSchema,
   LastExit: LastExitSchema,
   MaintenanceStatus: MaintenanceStatusSchema,
+  AgonesStatus: AgonesStatusSchema,
   Error: ErrorSchema,
   UnknownInstance: UnknownInstanceSchema,
   Health: HealthSchema,

@@ -28,6 +28,16 @@ export interface InstanceStatus {
   lastExit: LastExitStatus | null;
   /** Scheduled restarts and update checks, what is pending and any hold (absent: unknown). */
   maintenance?: MaintenanceStatus;
+  /** In Agones mode (docs/agones.md): the GameServer this instance is wrapped as (absent: not in Agones mode). */
+  agones?: AgonesStatus;
+}
+
+/** The GameServer as the Agones SDK server last reported it (null before it has), and whether Ready was sent. */
+export interface AgonesStatus {
+  gameServer: string | null;
+  /** The GameServer's state: Scheduled, Ready, Allocated, Shutdown, Unhealthy, … */
+  state: string | null;
+  ready: boolean;
 }
 
 /** `Now` | `RoundEnd` | `Empty`: when a restart or update is carried out (`Maintenance.When`, or `?when=`). */

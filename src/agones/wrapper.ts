@@ -1,0 +1,162 @@
+import type { Bus, BusEvents } from '../bus.ts';
+import type { AgonesConfig } from '../config/agones-schema.ts';
+import { AgonesSdk } from '../kit/agones.ts';
+import { startPlayerReports } from '../kit/agones-players.ts';
+import { NO_RETRY } from '../kit/agones-retry.ts';
+import type { Logger } from '../log.ts';
+import { readPlayers } from '../process/server-status.ts';
+import type { AgonesStatus } from '../supervisor/contract.ts';
+
+export interface AgonesWrapperOptions {
+  config: AgonesConfig;
+  /** The one instance the daemon wraps: its key, ApiPort (for its player count) and state now. */
+  instance: { key: string; apiPort: number; state: () => string };
+  bus: Bus;
+  log: Logger;
+  /** The client to use; default one on 127.0.0.1 at `config.port`. */
+  sdk?: AgonesSdk;
+}
+
+export interface AgonesWrapper {
+  status(): AgonesStatus;
+  /** The daemon is exiting and its server has left: `/shutdown` (unless already asked or Shutdown), then stop. */
+  daemonStopped(): Promise<void>;
+  /** Stops pings, player reports, the watch and every call still waiting for the SDK server. */
+  stop(): Promise<void>;
+}
+
+/**
+ * States in which the server is wanted and on its way: starting, running, being relaunched within its back-off
+ * budget, being updated or rolled back. Health pings go on through all of them, so a quick crash and relaunch in
+ * the pod does not get the GameServer marked Unhealthy.
+ */
+const alive = (state: string) => !state.startsWith('stopped') && state !== 'exited';
+const serving = (state: string) => state === 'running' || state === 'awaiting-checkin';
+
+/**
+ * The watchdog as the Agones wrapper of an engine server that knows nothing of Agones: `/ready` at the server's
+ * first check-in, `/health` on its own interval while the instance is alive, the player count (the server's
+ * `GET /status`) as the label and Counter `players`, and `/shutdown` once the instance is stopped for good (it gave
+ * up, or someone stopped it): in a pod, a server that is not coming back is a GameServer to replace.
+ */
+export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
+  const { config, instance, bus, log } = opts;
+  const sdk = opts.sdk ?? new AgonesSdk({ port: config.port });
+  const stopping = new AbortController();
+  const signal = stopping.signal;
+  const healthMs = config.healthSeconds * 1000;
+  let state = instance.state();
+  let wasAlive = alive(state);
+  let players = 0;
+  let readyCall: Promise<void> | undefined;
+  let ready = false;
+  let shutdownCall: Promise<void> | undefined;
+  let gameServer: string | null = null;
+  let gsState: string | null = null;
+  let healthy: boolean | undefined;
+  const reports = startPlayerReports({ sdk, players: () => players, log, signal });
+
+  const ping = async () => {
+    if (shutdownCall || !alive(state)) return;
+    try {
+      await sdk.health({ signal, retry: { ...NO_RETRY, timeoutMs: healthMs } });
+      if (healthy === false) log.info('Agones health pings answered again');
+      healthy = true;
+    } catch (err) {
+      if (signal.aborted) return;
+      // Before the SDK server is up every ping fails: said once, not every interval.
+      if (healthy !== false) log.warn('Agones health ping failed', { error: (err as Error).message });
+      healthy = false;
+    }
+  };
+  const healthTimer = setInterval(() => void ping(), healthMs);
+  void ping();
+
+  const readPlayerCount = async () => {
+    if (!ready || shutdownCall || !serving(state) || signal.aborted) return;
+    const count = await readPlayers(instance.apiPort, Math.min(2_000, config.playersSeconds * 1000));
+    if (count === null || signal.aborted) return;
+    players = count;
+    reports.tick();
+  };
+  const playersTimer = setInterval(() => void readPlayerCount(), config.playersSeconds * 1000);
+
+  const shutdown = (why: string): Promise<void> => {
+    shutdownCall ??= (async () => {
+      if (gsState === 'Shutdown') {
+        log.info(`the GameServer is already Shutdown; not asking again (${why})`);
+        return;
+      }
+      try {
+        // Bounded: the daemon's own exit must not wait long on an SDK server that is gone.
+        await sdk.shutdown({ signal, retry: { maxElapsedMs: 10_000 } });
+        log.info(`asked Agones to shut the GameServer down: ${why}`);
+      } catch (err) {
+        if (!signal.aborted)
+          log.error('could not ask Agones to shut the GameServer down', { error: (err as Error).message });
+      }
+    })();
+    return shutdownCall;
+  };
+
+  const onState = (e: BusEvents['instance:state']) => {
+    if (e.key !== instance.key) return;
+    state = e.state;
+    if (alive(state)) wasAlive = true;
+    // stopped.idle before the first launch is the daemon starting; after a life it is a stop (asked for, mostly).
+    if (state === 'stopped.failing') void shutdown('the server kept failing to start, and the watchdog gave up');
+    else if (state === 'stopped.idle' && wasAlive) void shutdown('the server was stopped and stays stopped');
+  };
+  const onCheckin = (e: BusEvents['instance:checkin']) => {
+    if (e.key !== instance.key || readyCall || shutdownCall) return;
+    // Once only: Ready again after a relaunch would move an Allocated GameServer back to Ready.
+    readyCall = (async () => {
+      try {
+        await sdk.ready({ signal, retry: { maxElapsedMs: Number.POSITIVE_INFINITY } });
+        ready = true;
+        log.info('told Agones the server is Ready');
+        await readPlayerCount();
+        reports.tick(true);
+      } catch (err) {
+        if (!signal.aborted) log.error('could not tell Agones the server is Ready', { error: (err as Error).message });
+      }
+    })();
+  };
+  bus.on('instance:state', onState);
+  bus.on('instance:checkin', onCheckin);
+
+  const watching = sdk.watchGameServer(
+    (gs) => {
+      const next = gs.status?.state ?? null;
+      if (next !== gsState) log.info(`GameServer ${gs.object_meta?.name ?? '(unnamed)'} is ${next ?? 'in no state'}`);
+      gameServer = gs.object_meta?.name ?? gameServer;
+      gsState = next;
+    },
+    signal,
+    { onError: (err) => log.debug('GameServer watch interrupted; reopening', { error: err.message }) },
+  );
+  log.info(`Agones mode: wrapping instance ${instance.key}; the SDK server is at ${sdk.baseUrl}`, {
+    healthEverySeconds: config.healthSeconds,
+  });
+
+  const stop = async () => {
+    if (signal.aborted) return;
+    bus.off('instance:state', onState);
+    bus.off('instance:checkin', onCheckin);
+    clearInterval(healthTimer);
+    clearInterval(playersTimer);
+    // A /shutdown under way is let finish (it is bounded) before the calls are cancelled.
+    await shutdownCall;
+    stopping.abort(new Error('Agones wrapper stopped'));
+    await Promise.allSettled([watching, readyCall, reports.idle()]);
+  };
+
+  return {
+    status: () => ({ gameServer, state: gsState, ready }),
+    async daemonStopped() {
+      await shutdown('the watchdog is stopping (the pod is going)');
+      await stop();
+    },
+    stop,
+  };
+}

@@ -1,0 +1,48 @@
+import { startAgonesWrapper, type AgonesWrapper } from '../agones/wrapper.ts';
+import type { Bus } from '../bus.ts';
+import type { ResolvedConfig } from '../config/resolved.ts';
+import type { Logger } from '../log.ts';
+import type { InstanceControl, InstanceRegistry } from '../supervisor/contract.ts';
+
+/**
+ * Agones mode for the composition root: the wrapper of the one configured instance (config checks made sure there
+ * is exactly one), or null when Agones mode is off. Made before the instances start, so it sees the first check-in.
+ */
+export function startAgones(config: ResolvedConfig, bus: Bus, log: Logger, registry: InstanceRegistry) {
+  const instance = config.instances[0];
+  if (!config.agones || !instance) return null;
+  return startAgonesWrapper({
+    config: config.agones,
+    instance: {
+      key: instance.key,
+      apiPort: instance.settings.ApiPort,
+      state: () => registry.get(instance.key)?.status().state ?? 'stopped.idle',
+    },
+    bus,
+    log: log.child('agones'),
+  });
+}
+
+/** The registry whose instances' status carries `agones` (the GameServer's name and state) while `wrapper` runs. */
+export function withAgonesStatus(registry: InstanceRegistry, wrapper: () => AgonesWrapper | null): InstanceRegistry {
+  const decorate = (control: InstanceControl): InstanceControl => {
+    const w = wrapper();
+    if (!w) return control;
+    // A proxy rather than a copy: every other member stays the instance's own, bound to it.
+    return new Proxy(control, {
+      get(target, prop) {
+        if (prop === 'status') return () => ({ ...target.status(), agones: w.status() });
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  };
+  return {
+    get: (key) => {
+      const control = registry.get(key);
+      return control && decorate(control);
+    },
+    list: () => registry.list().map(decorate),
+    starting: registry.starting,
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * Issue 14, "the watchdog as the wrapper": the real daemon in Agones mode with fixture engine servers (which know
+ * nothing of Agones) and the strict loopback fake of the SDK server (test/_support/agones-sdk.ts).
+ */
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { startAgonesSdk, type FakeAgonesSdk, type SdkCall } from '../_support/agones-sdk.ts';
+import { testConfig } from '../_support/config.ts';
+import { type RunningDaemon, type StatusJson, waitState, withDaemons } from '../_support/daemon.ts';
+import { freePort, ROOT, tempSuite, waitFor } from '../_support/env.ts';
+import { fixture, writeServerScript } from '../_support/fixtures.ts';
+
+const HEALTH_S = 0.2;
+/** How late a ping may come on a loaded 2-core machine and still count as on time. */
+const SLACK_MS = 500;
+const TOKEN = 'tok';
+
+type AgonesStatusJson = StatusJson & { agones?: { gameServer: string | null; state: string | null; ready: boolean } };
+
+const agonesKeys = (port: number | null, extra = '') =>
+  [
+    'Agones:',
+    ...(port === null ? [] : ['  Enabled: true', `  Port: ${port}`]),
+    `  HealthSeconds: ${HEALTH_S}`,
+    '  PlayersSeconds: 0.2',
+    extra,
+  ]
+    .filter(Boolean)
+    .join('\n');
+
+const posts = (sdk: FakeAgonesSdk, path: string) => sdk.callsTo('POST', path);
+
+/** The longest wait between two health pings within [from, to], the ends included. */
+function longestGap(health: SdkCall[], from: number, to: number): number {
+  const times = [from, ...health.map((c) => c.at).filter((t) => t > from && t < to), to];
+  let gap = 0;
+  for (let i = 1; i < times.length; i++) gap = Math.max(gap, (times[i] ?? 0) - (times[i - 1] ?? 0));
+  return gap;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const test = tempSuite<{ sdk?: FakeAgonesSdk }>('agones: the watchdog as the wrapper', {
+  prefix: 'wd-agones-',
+  after: async (ctx) => {
+    await ctx.sdk?.close();
+    ctx.sdk = undefined;
+  },
+});
+
+test('/ready at the first check-in, /health through a crash and relaunch, players, status; stop ends in /shutdown', async (ctx) => {
+  const sdk = await startAgonesSdk();
+  ctx.sdk = sdk;
+  const port = await freePort();
+  const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture('checkin-late.mjs'));
+  const yaml = testConfig({ instances: [{ port, runCommand: script }], extra: agonesKeys(sdk.port) });
+  await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
+    const d = await s.start(yaml, { CHECKIN_DELAY_MS: '1000' });
+    // Launched, not checked in yet: health pings already, no Ready.
+    await waitFor('a launched server', async () => (await d.status('demo', TOKEN)).pid !== null);
+    await waitFor('health pings', () => posts(sdk, '/health').length >= 2, 5_000);
+    assert.is((await d.status('demo', TOKEN)).state, 'starting');
+    assert.is(posts(sdk, '/ready').length, 0, 'no /ready before the first check-in');
+
+    const first = await waitState(d, 'demo', TOKEN, 'running');
+    await waitFor('/ready', () => posts(sdk, '/ready').length === 1, 5_000);
+    const checkedIn = Date.parse(first.lastCheckinAt ?? '');
+    assert.ok((posts(sdk, '/ready')[0]?.at ?? 0) >= checkedIn - 50, '/ready came after the check-in');
+
+    // The player count from the server's GET /status (the fixture says 0) as the label and the Counter.
+    await waitFor('the players label', () => sdk.gameServer().object_meta.labels['agones.dev/sdk-players'] === '0');
+    await waitFor('the players Counter', () => sdk.callsTo('PATCH', '/v1beta1/counters/players').length > 0);
+    const status = await waitFor('the GameServer in the status', async () => {
+      const st = (await d.status('demo', TOKEN)) as AgonesStatusJson;
+      return st.agones?.state === 'Ready' ? st : undefined;
+    });
+    assert.equal(status.agones, { gameServer: 'fake-gs', state: 'Ready', ready: true });
+
+    // A crash: relaunched at once, 1 s to check in again; the pings go on all along.
+    const killedAt = Date.now();
+    process.kill(first.pid ?? 0, 'SIGKILL');
+    const second = await waitState(d, 'demo', TOKEN, 'running', { notPid: first.pid });
+    await sleep(HEALTH_S * 1000 * 2);
+    const gap = longestGap(posts(sdk, '/health'), killedAt, Date.now());
+    assert.ok(gap <= HEALTH_S * 1000 + SLACK_MS, `health pings stopped for ${gap} ms through the relaunch`);
+    assert.is(posts(sdk, '/ready').length, 1, 'Ready once: again would free an Allocated GameServer');
+    assert.ok(second.restarts >= 1);
+
+    // stop: the server leaves (POST /update), then the GameServer is shut down and the pings end.
+    assert.is(await d.control('demo', TOKEN, 'stop'), 200);
+    await waitState(d, 'demo', TOKEN, 'stopped.idle');
+    const shutdown = await waitFor('/shutdown', () => posts(sdk, '/shutdown')[0], 5_000);
+    assert.is(shutdown.status, 200);
+    await sleep(HEALTH_S * 1000 * 4);
+    assert.is(posts(sdk, '/health').filter((c) => c.at > shutdown.at + 50).length, 0, 'no /health after /shutdown');
+    assert.is(sdk.gameServer().status.state, 'Shutdown');
+  });
+});
+
+test('a server that keeps failing at start: /shutdown once the watchdog gives up, then no more /health', async (ctx) => {
+  const sdk = await startAgonesSdk();
+  ctx.sdk = sdk;
+  const port = await freePort();
+  const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture('exit-at-once.mjs'));
+  const yaml = testConfig({ instances: [{ port, runCommand: script }], extra: agonesKeys(sdk.port) });
+  await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
+    const d = await s.start(yaml);
+    const failing = await waitState(d, 'demo', TOKEN, 'stopped.failing');
+    assert.is(failing.startupFailures, 3);
+    const shutdown = await waitFor('/shutdown', () => posts(sdk, '/shutdown')[0], 5_000);
+    assert.ok(posts(sdk, '/health').length > 0, 'pinged while it was still trying');
+    await sleep(HEALTH_S * 1000 * 4);
+    assert.is(posts(sdk, '/health').filter((c) => c.at > shutdown.at + 50).length, 0, 'no /health after giving up');
+    assert.is(posts(sdk, '/ready').length, 0, 'never Ready: it never checked in');
+    assert.is(posts(sdk, '/shutdown').length, 1);
+  });
+});
+
+test('AGONES_SDK_HTTP_PORT turns it on; the daemon stopping shuts the server down gracefully, then /shutdown', async (ctx) => {
+  const sdk = await startAgonesSdk();
+  ctx.sdk = sdk;
+  const port = await freePort();
+  const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture('log-starts.mjs'));
+  const yaml = testConfig({ instances: [{ port, runCommand: script }], extra: agonesKeys(null) });
+  await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
+    const d: RunningDaemon = await s.start(yaml, sdk.env);
+    await waitState(d, 'demo', TOKEN, 'running');
+    await waitFor('/ready', () => posts(sdk, '/ready').length === 1, 5_000);
+    assert.is(await d.stop(), 0);
+    assert.match(d.log(), /Watchdog stopping, shutting down\.\.\./, 'the server was asked to shut down gracefully');
+    assert.is(posts(sdk, '/shutdown').length, 1, '/shutdown as the daemon went');
+    const last = sdk.calls.at(-1);
+    assert.is(last?.path, '/shutdown', 'nothing after /shutdown');
+  });
+});
+
+test('Agones mode with two instances: exit 2, the problem named with its key path', async (ctx) => {
+  const yaml = testConfig({
+    instances: [
+      { key: 'a', port: 1 },
+      { key: 'b', port: 2 },
+    ],
+    extra: 'Agones:\n  Enabled: true',
+  });
+  await writeFile(join(ctx.dir, 'appsettings.yml'), yaml);
+  for (const env of [{}, { AGONES_SDK_HTTP_PORT: '9358' }] as Array<Record<string, string>>) {
+    if ('AGONES_SDK_HTTP_PORT' in env)
+      await writeFile(join(ctx.dir, 'appsettings.yml'), yaml.replace('Agones:\n  Enabled: true\n', ''));
+    const { code, out } = await runDaemon(ctx.dir, env);
+    assert.is(code, 2, out);
+    assert.match(out, /appsettings\.yml: Servers\.Instances: expected exactly one instance in Agones mode/);
+    assert.match(out, 'AGONES_SDK_HTTP_PORT' in env ? /AGONES_SDK_HTTP_PORT is set/ : /Agones\.Enabled is true/);
+  }
+});
+
+function runDaemon(cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [join(ROOT, 'bin/watchdog'), 'start'], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    proc.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    proc.stderr.on('data', (b: Buffer) => (out += b.toString()));
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+test.run();

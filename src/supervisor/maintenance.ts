@@ -96,7 +96,9 @@ export class Maintenance {
 
   /** `restart?when=…`: a restart at that moment (Now: at once), whatever a hold says. */
   requestRestart(when: MaintenancePolicy): void {
-    this.beginAction('restart', 'request', when);
+    // Without a running server there is no moment to wait for (nobody plays): as a plain restart, at once.
+    if (this.host.serverLive()) this.beginAction('restart', 'request', when);
+    else this.host.restart();
   }
 
   /** `update?when=…`: check now, and carry out a found update with that policy. */

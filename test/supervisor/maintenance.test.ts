@@ -260,6 +260,17 @@ holds('maintenance :: a restart asked for with ?when= is not held; release ends 
   h.runner.stop();
 });
 
+holds('maintenance :: a restart asked with ?when= of an instance without a server is done at once', () => {
+  const h = harness({});
+  h.live = false;
+  h.runner.start(null, false);
+  h.runner.requestRestart('Empty');
+  assert.equal(h.restarts, [0]);
+  assert.is(h.runner.status().pending, null, 'nothing waits');
+  assert.is(h.polls, 0);
+  h.runner.stop();
+});
+
 holds('maintenance :: UpdateSchedule asks for checks; a scheduled restart skips a stopped server', async () => {
   const h = harness({ UpdateSchedule: '*/2 * * * * *', RestartSchedule: '*/3 * * * * *', TimeZone: 'UTC' });
   h.live = false;

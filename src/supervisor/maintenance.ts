@@ -67,6 +67,9 @@ export class Maintenance {
       this.emitDone(kindOf(this.plan.pending), 'done');
       this.plan = finish(this.plan);
       this.persist();
+    } else if (this.plan.pending?.carried) {
+      // The previous daemon asked for the shutdown but was gone before the server went: ask again.
+      this.plan = { ...this.plan, pending: { ...this.plan.pending, carried: false } };
     }
     this.reschedule();
   }

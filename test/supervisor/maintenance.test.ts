@@ -324,6 +324,11 @@ holds('maintenance :: a saved plan: the hold stays; a pending action stays only 
   adopted.runner.start(plan, true);
   assert.is(adopted.runner.status().pending?.waitingFor, 'hold');
   adopted.runner.stop();
+  // A shutdown the previous daemon asked for, and did not see through, is asked for again.
+  const carried = harness({});
+  carried.runner.start({ pending: { ...plan.pending!, when: 'Now', carried: true }, hold: null }, true);
+  assert.equal(carried.restarts, [0]);
+  carried.runner.stop();
 });
 
 holds.run();

@@ -24,6 +24,11 @@ export function formatSummary(config: ResolvedConfig, cwd: string): string {
     `log level: ${config.logLevel}`,
     `webhook:   ${config.webhook ? 'set' : 'none'} (Notification.ChatWebhook, or the real watchdog's DiscordWebhook)`,
     `routes:    ${config.settings.Notification.Routes.length} (Notification.Routes); format ${config.settings.Notification.Format} (Notification.Format)`,
+    `agones:    ${
+      config.agones
+        ? `on: wraps the one instance for its GameServer (SDK server port ${config.agones.port}, /health every ${config.agones.healthSeconds} s)`
+        : 'off (Agones.Enabled, or AGONES_SDK_HTTP_PORT in the environment)'
+    }`,
     `instances: ${config.instances.length}`,
   ];
   for (const i of config.instances) {

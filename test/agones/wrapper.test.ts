@@ -77,6 +77,9 @@ test('/ready at the first check-in, /health through a crash and relaunch, player
       return st.agones?.state === 'Ready' ? st : undefined;
     });
     assert.equal(status.agones, { gameServer: 'fake-gs', state: 'Ready', ready: true });
+    // The dashboard (open to loopback while no Admin is configured) shows it on the card, the row unhidden.
+    const page = await (await fetch(`${d.url}/`)).text();
+    assert.match(page, '<div data-row="agones"><dt>agones</dt><dd data-field="agones">fake-gs: Ready</dd></div>');
 
     // A crash: relaunched at once, 1 s to check in again; the pings go on all along.
     const killedAt = Date.now();

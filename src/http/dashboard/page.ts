@@ -75,6 +75,7 @@ export function renderCard(template: string, status: CardStatus, color: number, 
       () => `<dd data-field="${field}">${escapeHtml(text)}</dd>`,
     );
   }
+  if (status.agones) html = fill(html, /<div data-row="agones" hidden>/, () => '<div data-row="agones">');
   const blockers = actionBlockers(status);
   for (const action of ACTIONS) {
     html = fill(

@@ -73,7 +73,14 @@ export function cardFields(status, now) {
     failures: String(status.startupFailures),
     lastExit: lastExitText(status.lastExit, now),
     maintenance: maintenanceText(status.maintenance, now),
+    agones: agonesText(status.agones),
   };
+}
+
+/** Agones mode: the GameServer's name and state (`watchdog-game-x7k2p: Allocated`); '' when not in Agones mode. */
+function agonesText(a) {
+  if (!a) return '';
+  return `${a.gameServer ?? 'GameServer not reported yet'}: ${a.state ?? (a.ready ? 'Ready sent' : 'not Ready yet')}`;
 }
 
 /**

@@ -119,6 +119,10 @@ export function renderAges(inst) {
   setField(inst.card, 'checkin', fields.checkin);
   setField(inst.card, 'lastExit', fields.lastExit);
   setField(inst.card, 'maintenance', fields.maintenance);
+  // Only in Agones mode: the GameServer this instance is wrapped as.
+  setField(inst.card, 'agones', fields.agones);
+  const agonesRow = inst.card.querySelector('[data-row="agones"]');
+  if (agonesRow) agonesRow.hidden = fields.agones === '';
 }
 
 export function showUpdate(inst, e) {

@@ -19,9 +19,11 @@ export interface AgonesWrapperOptions {
 
 export interface AgonesWrapper {
   status(): AgonesStatus;
-  /** The daemon is exiting and its server has left: `/shutdown` (unless already asked or Shutdown), then stop. */
-  daemonStopped(): Promise<void>;
-  /** Stops pings, player reports, the watch and every call still waiting for the SDK server. */
+  /**
+   * Stops pings, player reports, the watch and every call still waiting for the SDK server; a `/shutdown` under
+   * way is let finish first. No `/shutdown` of its own: the daemon stops on a signal, and in a pod a SIGTERM means
+   * the pod is already being deleted (docs/agones.md).
+   */
   stop(): Promise<void>;
 }
 
@@ -88,7 +90,7 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
         return;
       }
       try {
-        // Bounded: the daemon's own exit must not wait long on an SDK server that is gone.
+        // Bounded: the daemon's exit (which waits for it) must not hang on an SDK server that is gone.
         await sdk.shutdown({ signal, retry: { maxElapsedMs: 10_000 } });
         log.info(`asked Agones to shut the GameServer down: ${why}`);
       } catch (err) {
@@ -153,10 +155,6 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
 
   return {
     status: () => ({ gameServer, state: gsState, ready }),
-    async daemonStopped() {
-      await shutdown('the watchdog is stopping (the pod is going)');
-      await stop();
-    },
     stop,
   };
 }

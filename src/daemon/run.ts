@@ -118,8 +118,8 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       } catch (err) {
         log.error('error while stopping instances', { error: describeError(err) });
       }
-      // The server has left: in a pod, the GameServer goes with the daemon (docs/agones.md).
-      await agones?.daemonStopped();
+      // No /shutdown here: a signal to the daemon in a pod means the pod is already going (docs/agones.md).
+      await agones?.stop();
       stopCheckinLog();
       await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
       log.info('stopped');

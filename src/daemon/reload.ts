@@ -13,6 +13,8 @@ const RESTART_ONLY: ReadonlyArray<{ name: string; of: (c: ResolvedConfig) => unk
   { name: 'BaseUrl', of: (c) => c.settings.BaseUrl },
   { name: 'Process', of: (c) => c.settings.Process },
   { name: 'Servers.InstanceRoot', of: (c) => c.settings.Servers.InstanceRoot },
+  // The Agones wrapper is made once, for the instance it wraps (src/daemon/agones.ts).
+  { name: 'Agones', of: (c) => c.agones },
 ];
 
 /** The names of the restart-only settings that differ between the running and the reloaded configuration. */
@@ -22,7 +24,7 @@ export function restartOnlyChanges(running: ResolvedConfig, next: ResolvedConfig
 
 /**
  * The configuration a reload applies: `next`, with the restart-only settings of `running` (listen address,
- * BaseUrl, Process, instance root). Instance folders stay under the running root, so a changed InstanceRoot
+ * BaseUrl, Process, Agones, instance root). Instance folders stay under the running root, so a changed InstanceRoot
  * never moves a running instance away from its build and data.json.
  */
 export function pinRestartOnly(running: ResolvedConfig, next: ResolvedConfig): ResolvedConfig {
@@ -36,12 +38,14 @@ export function pinRestartOnly(running: ResolvedConfig, next: ResolvedConfig): R
     listen: running.listen,
     baseUrl: running.baseUrl,
     persistServers: running.persistServers,
+    agones: running.agones,
     instances,
     settings: {
       ...next.settings,
       Urls: running.settings.Urls,
       BaseUrl: running.settings.BaseUrl,
       Process: running.settings.Process,
+      Agones: running.settings.Agones,
       Servers: { ...next.settings.Servers, InstanceRoot: running.settings.Servers.InstanceRoot },
     },
   };

@@ -14,7 +14,7 @@ import { fixture, writeServerScript } from '../_support/fixtures.ts';
 
 const HEALTH_S = 0.2;
 /** How late a ping may come on a loaded 2-core machine and still count as on time. */
-const SLACK_MS = 500;
+const SLACK_MS = 700;
 const TOKEN = 'tok';
 
 type AgonesStatusJson = StatusJson & { agones?: { gameServer: string | null; state: string | null; ready: boolean } };
@@ -57,7 +57,7 @@ test('/ready at the first check-in, /health through a crash and relaunch, player
   const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture('checkin-late.mjs'));
   const yaml = testConfig({ instances: [{ port, runCommand: script }], extra: agonesKeys(sdk.port) });
   await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
-    const d = await s.start(yaml, { CHECKIN_DELAY_MS: '1000' });
+    const d = await s.start(yaml, { CHECKIN_DELAY_MS: '1500' });
     // Launched, not checked in yet: health pings already, no Ready.
     await waitFor('a launched server', async () => (await d.status('demo', TOKEN)).pid !== null);
     await waitFor('health pings', () => posts(sdk, '/health').length >= 2, 5_000);
@@ -81,7 +81,7 @@ test('/ready at the first check-in, /health through a crash and relaunch, player
     const page = await (await fetch(`${d.url}/`)).text();
     assert.match(page, '<div data-row="agones"><dt>agones</dt><dd data-field="agones">fake-gs: Ready</dd></div>');
 
-    // A crash: relaunched at once, 1 s to check in again; the pings go on all along.
+    // A crash: relaunched at once, 1.5 s to check in again; the pings go on all along (no gap near 1.5 s).
     const killedAt = Date.now();
     process.kill(first.pid ?? 0, 'SIGKILL');
     const second = await waitState(d, 'demo', TOKEN, 'running', { notPid: first.pid });
@@ -131,6 +131,18 @@ test('AGONES_SDK_HTTP_PORT turns it on; SIGTERM shuts the server down gracefully
     const d: RunningDaemon = await s.start(yaml, sdk.env);
     await waitState(d, 'demo', TOKEN, 'running');
     await waitFor('/ready', () => posts(sdk, '/ready').length === 1, 5_000);
+    // A reload to a second instance is refused as a start would be; the running one goes on.
+    const second = yaml.replace(
+      'Servers:\n  Instances:\n',
+      `Servers:\n  Instances:\n    other:\n      ApiPort: ${port + 1}\n`,
+    );
+    await writeFile(join(d.dir, 'appsettings.yml'), second);
+    d.proc.kill('SIGHUP');
+    await waitFor('the reload refused', () =>
+      /Servers\.Instances: expected exactly one instance in Agones mode/.test(d.log()),
+    );
+    assert.match(d.log(), /reload \(\S+\) refused/);
+    assert.is((await d.status('demo', TOKEN)).state, 'running');
     assert.is(await d.stop(), 0);
     assert.match(d.log(), /Watchdog stopping, shutting down\.\.\./, 'the server was asked to shut down gracefully');
     // The pod is being deleted when its daemon gets SIGTERM: Agones is already ending the GameServer.

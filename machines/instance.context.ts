@@ -115,13 +115,18 @@ function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
  * The current process exited: how it counts and what is said about it, decided once, here. An exit nobody asked
  * for, and a hang kill, become intent `crash`, which `decide` reads to give up or back off: a hang counts like a
  * crash (a startup failure before the first check-in, a step of the loop after it). The first hang's alert was
- * sent when it was killed (`hang`); the exit adds the loop's.
+ * sent when it was killed (`hang`); the exit adds the loop's. `leftForRestart`: the server was asked to leave at its
+ * round end for a restart, so a clean exit without another intent counts as that restart.
  */
 export function classifyExit(
   context: InstanceContext,
   exit: ExitInfo,
+  leftForRestart = false,
 ): { context: InstanceContext; emitted: InstanceEmitted[] } {
-  const c: InstanceContext = { ...context, lastExit: { ...exit, reason: exitReason(context, exit) } };
+  // A clean exit of a server asked to leave for a restart is that restart.
+  const asked = leftForRestart && context.exitIntent === null && !unclean(exit);
+  const before: InstanceContext = asked ? { ...context, exitIntent: 'restart' } : context;
+  const c: InstanceContext = { ...before, lastExit: { ...exit, reason: exitReason(before, exit) } };
   const emitted: InstanceEmitted[] = [];
   const restart = (reason: RestartReason) => {
     c.restarts += 1;

@@ -85,6 +85,11 @@ export const instanceSetup = setup({
      * maintenance policy (When, holds) decides when, and asks the server or sends RESTART itself.
      */
     asksOnFoundUpdate: () => true,
+    /**
+     * The server was asked to leave at its round end for a restart (maintenance, `POST /update`): its clean exit is
+     * that restart, not an exit nobody asked for. The daemon provides it from its maintenance plan.
+     */
+    leftForRestart: () => false,
   },
   actions: {
     /** Every ProcessCommand goes through here: one for a process that is not owned is dropped, never thrown. */
@@ -157,8 +162,8 @@ export const instanceSetup = setup({
      * The current process exited: record how, count it and say why the instance restarts, once, here. An exit
      * nobody asked for becomes intent `crash`, which `decide` reads to give up or back off.
      */
-    exited: enqueueActions(({ context, enqueue, event }) => {
-      const { context: next, emitted } = classifyExit(context, exitOf(event));
+    exited: enqueueActions(({ context, enqueue, event, check }) => {
+      const { context: next, emitted } = classifyExit(context, exitOf(event), check({ type: 'leftForRestart' }));
       enqueue.assign(next);
       for (const e of emitted) enqueue.emit(e);
     }),

@@ -71,7 +71,7 @@ export class Instance implements InstanceControl {
         rollback: createRollbackActor(() => deps.rollback()),
       },
       // A found update waits for the maintenance policy (When, holds) instead of asking the server at once.
-      guards: { asksOnFoundUpdate: () => false },
+      guards: { asksOnFoundUpdate: () => false, leftForRestart: () => this.maintenance.leftForRestart() },
     });
     const actor = createActor(machine, {
       input: { key: this.key, timing: instanceTiming(deps.config, deps.instance), revision: deps.revision },

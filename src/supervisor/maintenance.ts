@@ -157,6 +157,12 @@ export class Maintenance {
     return maintenanceStatus(this.plan, this.clock.now(), schedule);
   }
 
+  /** The server was asked to leave at its round end for a restart (so its clean exit is that restart). */
+  leftForRestart(): boolean {
+    const p = this.plan.pending;
+    return p !== null && p.action === 'restart' && p.asked;
+  }
+
   /** Epoch ms of the next scheduled restart or update check, or null. */
   nextScheduled(): number | null {
     const times = [this.nextRestart, this.nextCheck].filter((t): t is number => t !== null);

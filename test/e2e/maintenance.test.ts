@@ -12,9 +12,9 @@ import { freePort, waitFor } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
 import { runCli } from '../cli/_run.ts';
 import { udpPlayer } from '../demo/_demo.ts';
-import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
+import type { LastExitStatus, MaintenanceStatus } from '../../src/supervisor/contract.ts';
 
-type Status = StatusJson & { maintenance: MaintenanceStatus };
+type Status = StatusJson & { maintenance: MaintenanceStatus; lastExit: LastExitStatus | null };
 const TOKEN = 'tok';
 const POLL_SECONDS = 0.2;
 
@@ -140,6 +140,8 @@ s('maintenance :: restart?when=RoundEnd delivers POST /update to the server', as
   await waitState(d, 'roundend', TOKEN, 'running', { notPid: before.pid });
   // The fixture logs the POST /update it was given and leaves (a game would wait for its round to end).
   assert.match(d.log().slice(mark), /update requested \(reason UpdateAvailable\)/);
+  const after = await status(ctx, 'roundend');
+  assert.is(after.lastExit?.reason, 'restart', 'its exit is the restart asked for, not a crash');
   assert.is((await post(d.url, 'roundend', 'restart?when=Later')).status, 400, 'an unknown policy is refused');
 });
 

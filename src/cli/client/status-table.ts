@@ -77,9 +77,18 @@ export function maintenanceLine(row: StatusRow, now: number): string | null {
   return parts.length === 0 ? null : `${row.key} maintenance: ${parts.join('; ')}`;
 }
 
+/** Agones mode only: `demo agones: GameServer watchdog-game-x7k2p is Allocated`; null otherwise. */
+export function agonesLine(row: StatusRow): string | null {
+  const a = row.agones;
+  if (!a) return null;
+  const state = a.state ?? (a.ready ? 'Ready (asked)' : 'not Ready yet');
+  return `${row.key} agones: GameServer ${a.gameServer ?? '(not reported yet)'} is ${state}`;
+}
+
 /**
  * The `watchdog status` table: a header and one line per instance, columns padded to the widest
- * cell, then a maintenance line for each instance that has something scheduled, pending or held. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
+ * cell, then a maintenance line for each instance that has something scheduled, pending or held, and in Agones
+ * mode the GameServer's line. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
  */
 export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
   const cells = rows.map((r) => statusCells(r, opts.now));
@@ -90,6 +99,8 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
   const body = cells.map((c) =>
     line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))),
   );
-  const maintenance = rows.map((r) => maintenanceLine(r, opts.now)).filter((l): l is string => l !== null);
-  return [header, ...body, ...(maintenance.length > 0 ? ['', ...maintenance] : [])].join('\n') + '\n';
+  const extra = rows
+    .flatMap((r) => [maintenanceLine(r, opts.now), agonesLine(r)])
+    .filter((l): l is string => l !== null);
+  return [header, ...body, ...(extra.length > 0 ? ['', ...extra] : [])].join('\n') + '\n';
 }

@@ -58,10 +58,12 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
   let healthy: boolean | undefined;
   const reports = startPlayerReports({ sdk, players: () => players, log, signal });
 
+  let pinging: Promise<void> | undefined;
   const ping = async () => {
     if (shutdownCall || !alive(state)) return;
     try {
-      await sdk.health({ signal, retry: { ...NO_RETRY, timeoutMs: healthMs } });
+      // A slow answer skips the ticks it overlaps (one ping at a time), so it may take a second whatever the pace.
+      await sdk.health({ signal, retry: { ...NO_RETRY, timeoutMs: Math.max(healthMs, 1_000) } });
       if (healthy === false) log.info('Agones health pings answered again');
       healthy = true;
     } catch (err) {
@@ -71,8 +73,13 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
       healthy = false;
     }
   };
-  const healthTimer = setInterval(() => void ping(), healthMs);
-  void ping();
+  const tick = () => {
+    pinging ??= ping().finally(() => {
+      pinging = undefined;
+    });
+  };
+  const healthTimer = setInterval(tick, healthMs);
+  tick();
 
   const readPlayerCount = async () => {
     if (!ready || shutdownCall || !serving(state) || signal.aborted) return;
@@ -150,7 +157,7 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
     // A /shutdown under way is let finish (it is bounded) before the calls are cancelled.
     await shutdownCall;
     stopping.abort(new Error('Agones wrapper stopped'));
-    await Promise.allSettled([watching, readyCall, reports.idle()]);
+    await Promise.allSettled([watching, readyCall, reports.idle(), pinging]);
   };
 
   return {

@@ -15,6 +15,24 @@ export interface LaunchSpec {
 /** The environment variable the engine reads the check-in secret from (the cvar `watchdog.token`, `__` for `.`). */
 export const TOKEN_ENV = 'ROBUST_CVAR_watchdog__token';
 
+/** Where Agones tells a pod's processes its SDK server listens (REST and gRPC). */
+const AGONES_SDK_ENV = ['AGONES_SDK_HTTP_PORT', 'AGONES_SDK_GRPC_PORT'];
+
+/**
+ * What a game server inherits from the daemon's environment: all of it but the CLI's control token, and, when the
+ * daemon speaks to Agones for its server (Agones mode), the SDK server's address, so that a server which knows
+ * Agones (a kit-built one) does not speak for itself too: a GameServer has one voice. An instance's own
+ * EnvironmentVariables still set anything, these names included.
+ */
+export function inheritedEnv(
+  env: Record<string, string | undefined>,
+  opts: { agones: boolean },
+): Record<string, string | undefined> {
+  const { WATCHDOG_TOKEN: _controlToken, ...rest } = env;
+  if (opts.agones) for (const name of AGONES_SDK_ENV) delete rest[name];
+  return rest;
+}
+
 /**
  * The command line, working directory and environment of a launch, exactly as the real watchdog builds
  * them (its `ServerInstance.Actor.cs`). The secret goes into the environment only: argv is

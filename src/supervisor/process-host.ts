@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describeError } from '../errors.ts';
 import { dumpProcess } from '../process/dump.ts';
-import { buildLaunchSpec, generateSecret } from '../process/launch-spec.ts';
+import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch-spec.ts';
 import { spawnServer } from '../process/spawn.ts';
 import { adoptedProcess } from './adopted-process.ts';
 import type { InstanceDeps } from './instance-deps.ts';
@@ -28,8 +28,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
       const provider = deps.provider;
       const installed = revision();
       const providerCvars = provider?.launchCvars && installed !== null ? await provider.launchCvars(installed) : [];
-      // The CLI's control token must not reach game servers through the inherited environment.
-      const { WATCHDOG_TOKEN: _controlToken, ...env } = process.env;
+      const env = inheritedEnv(process.env, { agones: deps.config.agones !== null });
       const spec = buildLaunchSpec({ key, instance, baseUrl: deps.baseUrl, secret, providerCvars, env });
       // Written before the spawn: a daemon killed between the spawn and the launch record below would otherwise
       // leave a server that the next daemon cannot see, and that one would launch a second copy beside it.

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildLaunchSpec, generateSecret, TOKEN_ENV } from '../../src/process/launch-spec.ts';
+import { buildLaunchSpec, generateSecret, inheritedEnv, TOKEN_ENV } from '../../src/process/launch-spec.ts';
 import { instanceFor } from './helpers.ts';
 
 const spec = suite('launch-spec');
@@ -83,6 +83,26 @@ spec('launch-spec :: secrets are 64 random bytes in standard base64, new every t
   assert.is(Buffer.from(a, 'base64').length, 64);
   assert.is.not(a, b);
   assert.not.match(a, /:/);
+});
+
+spec('launch-spec :: a server inherits no control token, and in Agones mode not the SDK address either', () => {
+  const daemon = { PATH: '/bin', WATCHDOG_TOKEN: 'cli', AGONES_SDK_HTTP_PORT: '9358', AGONES_SDK_GRPC_PORT: '9357' };
+  assert.equal(inheritedEnv(daemon, { agones: false }), {
+    PATH: '/bin',
+    AGONES_SDK_HTTP_PORT: '9358',
+    AGONES_SDK_GRPC_PORT: '9357',
+  });
+  assert.equal(inheritedEnv(daemon, { agones: true }), { PATH: '/bin' }, 'one voice per GameServer: the daemon speaks');
+  assert.is(daemon.AGONES_SDK_HTTP_PORT, '9358', 'the daemon keeps its own environment');
+  const own = buildLaunchSpec({
+    key: 'alpha',
+    instance: instanceFor('/srv/alpha', '/srv/alpha/bin/server', { env: { AGONES_SDK_HTTP_PORT: '1' } }),
+    baseUrl: 'http://h/',
+    secret: 's',
+    providerCvars: [],
+    env: inheritedEnv(daemon, { agones: true }),
+  });
+  assert.is(own.env.AGONES_SDK_HTTP_PORT, '1', "an instance's EnvironmentVariables still set it");
 });
 
 spec.run();

@@ -35,6 +35,7 @@ export const MaintenanceStatusSchema = v.object({
   ),
   nextRestart: v.nullable(Iso),
   nextUpdateCheck: v.nullable(Iso),
+  staged: v.nullable(v.string()),
   hold: v.nullable(v.object({ reason: v.string(), since: Iso, until: Iso })),
 });
 

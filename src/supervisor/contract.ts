@@ -60,6 +60,11 @@ export interface MaintenanceStatus {
   } | null;
   nextRestart: string | null;
   nextUpdateCheck: string | null;
+  /**
+   * The revision of a found update already downloaded and made ready (CiServer, Manifest), so the install when its
+   * moment comes is only a swap; null when none waits or the provider does its work at install time (Git, Local).
+   */
+  staged: string | null;
   /** Scheduled restarts and automatic update installs wait until `until` (ISO). */
   hold: { reason: string; since: string; until: string } | null;
 }

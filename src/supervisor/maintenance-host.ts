@@ -37,6 +37,7 @@ export function createMaintenance(deps: InstanceDeps, machine: MachineAccess, cl
     checkUpdate: () => {
       if (deps.provider !== null) machine.send({ type: 'UPDATE_CHECK' });
     },
+    staged: () => deps.provider?.staged?.() ?? null,
     save: (plan: MaintenancePlan) => deps.recordMaintenance?.(plan as MaintenanceData) ?? Promise.resolve(),
     clock,
   });

@@ -19,6 +19,7 @@ export function maintenanceStatus(
   plan: MaintenancePlan,
   now: number,
   schedule: { policy: MaintenancePolicy; nextRestart: number | null; nextCheck: number | null },
+  staged: string | null = null,
 ): MaintenanceStatus {
   const p = plan.pending;
   const h = plan.hold !== null && plan.hold.until > now ? plan.hold : null;
@@ -37,6 +38,7 @@ export function maintenanceStatus(
           },
     nextRestart: schedule.nextRestart === null ? null : iso(schedule.nextRestart),
     nextUpdateCheck: schedule.nextCheck === null ? null : iso(schedule.nextCheck),
+    staged,
     hold: h === null ? null : { reason: h.reason, since: iso(h.since), until: iso(h.until) },
   };
 }

@@ -29,6 +29,8 @@ export interface MaintenanceHost {
   /** A graceful restart (POST /shutdown, the usual waits, relaunch; a pending update is installed first). */
   restart(): void;
   checkUpdate(): void;
+  /** The revision of a found update the provider has downloaded and staged for its install, or null. */
+  staged?(): string | null;
   save(plan: MaintenancePlan): Promise<void>;
   clock?: Clock;
 }

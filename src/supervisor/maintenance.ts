@@ -154,7 +154,7 @@ export class Maintenance {
 
   status(): MaintenanceStatus {
     const schedule = { policy: this.policy(), nextRestart: this.nextRestart, nextCheck: this.nextCheck };
-    return maintenanceStatus(this.plan, this.clock.now(), schedule);
+    return maintenanceStatus(this.plan, this.clock.now(), schedule, this.host.staged?.() ?? null);
   }
 
   /** The server was asked to leave at its round end for a restart (so its clean exit is that restart). */

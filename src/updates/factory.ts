@@ -18,12 +18,19 @@ const LOADERS: Record<'Manifest' | 'CiServer' | 'Git' | 'Local', Loaded> = {
  */
 function lazyProvider(type: keyof typeof LOADERS, ctx: ProviderContext): UpdateProvider {
   let loaded: Promise<UpdateProvider> | null = null;
-  const provider = () => (loaded ??= LOADERS[type](ctx));
+  let ready: UpdateProvider | null = null;
+  const provider = () =>
+    (loaded ??= LOADERS[type](ctx).then((p) => {
+      ready = p;
+      return p;
+    }));
   return {
     type,
     check: async (current, signal) => (await provider()).check(current, signal),
     apply: async (current, signal) => (await provider()).apply(current, signal),
     // By the first launch the check has loaded the provider; those that host no client add nothing.
+    // Not loaded yet means no check ran, so nothing is staged.
+    staged: () => ready?.staged?.() ?? null,
     launchCvars: async (revision) => (await (await provider()).launchCvars?.(revision)) ?? [],
   };
 }

@@ -33,6 +33,11 @@ export interface UpdateProvider {
   check(current: string | null, signal: AbortSignal): Promise<UpdateCheck>;
   /** Installs the newest build and returns its revision. */
   apply(current: string | null, signal: AbortSignal): Promise<string>;
+  /**
+   * The revision of a found build already downloaded and made ready (staged) by `check`, waiting for `apply` to swap
+   * it in, or null. Providers that do all their work in `apply` leave it out.
+   */
+  staged?(): string | null;
   /** `--cvar name=value` pairs appended to the launch arguments when a revision is installed (Local adds build.*). */
   launchCvars?(revision: string | null): Promise<Array<[string, string]>>;
 }

@@ -29,6 +29,7 @@ const heldFrom = (base: number): MaintenanceStatus => {
     },
     nextRestart: at(86_400_000),
     nextUpdateCheck: at(900_000),
+    staged: null,
     hold: { reason: 'tournament', since: at(-60_000), until: at(7_200_000) },
   };
 };
@@ -111,6 +112,11 @@ views('maintenance :: watchdog status prints a line with what is pending, the ho
   assert.is(
     line,
     'alpha maintenance: restart pending (schedule, Empty) since 1m ago, held, forced in 1h; held until 2026-11-25T14:00:00.000Z (in 2h): tournament; next restart in 1d; next update check in 15m',
+  );
+  const staged = { ...HELD, staged: '42' };
+  assert.match(
+    maintenanceLine({ key: 'alpha', state: 'running', maintenance: staged }, NOW) ?? '',
+    /held, forced in 1h; update 42 downloaded and staged; held until/,
   );
   const none = { ...HELD, pending: null, hold: null, nextRestart: null, nextUpdateCheck: null };
   assert.is(maintenanceLine({ key: 'alpha', state: 'running', maintenance: none }, NOW), null);

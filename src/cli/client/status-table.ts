@@ -70,6 +70,7 @@ export function maintenanceLine(row: StatusRow, now: number): string | null {
       `${p.action} pending (${p.source}, ${p.when}) since ${formatAge(p.since, now)}, ${waits[p.waitingFor]}, forced ${inTime(p.deadline, now)}`,
     );
   }
+  if (m.staged) parts.push(`update ${m.staged} downloaded and staged`);
   if (m.hold)
     parts.push(`held until ${m.hold.until} (${inTime(m.hold.until, now)})${m.hold.reason ? `: ${m.hold.reason}` : ''}`);
   if (m.nextRestart) parts.push(`next restart ${inTime(m.nextRestart, now)}`);

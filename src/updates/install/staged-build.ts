@@ -8,12 +8,15 @@ import { commitStaged, discardStaged } from './install.ts';
  * swaps the staged folder into `bin/` (`install`), which also keeps the downtime of an update short.
  *
  * One provider keeps at most one staged build, named by an id the provider chooses (what would be installed: key,
- * URL and hash). Work is serialised, so a check and an install running at once never fetch the same build twice or
+ * URL and hash); a newer build prepared later replaces it, and a folder is only kept once it was made in full. Work is serialised, so a check and an install running at once never fetch the same build twice or
  * pull a folder from under each other. A staged folder lives in `.update/`, which the daemon clears at start.
  */
 export interface StagedBuilds {
-  /** The staged folder for `id`: the one kept from before when still there, else `make()`'s (kept for later). */
-  prepare(id: string, make: () => Promise<string>): Promise<string>;
+  /**
+   * The staged folder for `id`: the one kept from before when still there, else `make()`'s (kept for later, as the
+   * build of `revision`).
+   */
+  prepare(id: string, make: () => Promise<string>, revision: string): Promise<string>;
   /** `prepare`, then swaps the folder into `bin/` and forgets it. */
   install(
     id: string,
@@ -21,10 +24,12 @@ export interface StagedBuilds {
     signal: AbortSignal,
     onPhase?: (phase: 'install') => void,
   ): Promise<void>;
+  /** The revision of the build staged and waiting for its install, or null (none, or it was installed). */
+  revision(): string | null;
 }
 
 export function createStagedBuilds(instanceDir: string): StagedBuilds {
-  let ready: { id: string; dir: string } | null = null;
+  let ready: { id: string; dir: string; revision: string | null } | null = null;
   let queue: Promise<unknown> = Promise.resolve();
 
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
@@ -33,29 +38,32 @@ export function createStagedBuilds(instanceDir: string): StagedBuilds {
     return run;
   };
 
-  const obtain = async (id: string, make: () => Promise<string>): Promise<string> => {
+  const obtain = async (id: string, make: () => Promise<string>, revision: string | null): Promise<string> => {
     if (
       ready?.id === id &&
       (await lstat(ready.dir).then(
         () => true,
         () => false,
       ))
-    )
+    ) {
+      if (revision !== null) ready.revision = revision;
       return ready.dir;
+    }
     if (ready) await discardStaged(ready.dir);
     ready = null;
     const dir = await make();
-    ready = { id, dir };
+    ready = { id, dir, revision };
     return dir;
   };
 
   return {
-    prepare: (id, make) => exclusive(() => obtain(id, make)),
+    prepare: (id, make, revision) => exclusive(() => obtain(id, make, revision)),
     install: (id, make, signal, onPhase) =>
       exclusive(async () => {
-        const dir = await obtain(id, make);
+        const dir = await obtain(id, make, null);
         ready = null;
         await commitStaged(instanceDir, dir, signal, onPhase);
       }),
+    revision: () => ready?.revision ?? null,
   };
 }

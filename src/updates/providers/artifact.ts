@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { archiveSink } from '../archive/sink.ts';
 import { describeUrl, fetchVerified } from '../fetch/download.ts';
 import { extractArchive } from '../archive/extract.ts';
-import { commitStaged, stageBuild, updateDir } from '../install/install.ts';
+import { stageBuild, updateDir } from '../install/install.ts';
 import type { ProviderContext } from '../provider.ts';
 
 export interface ArtifactSource {
@@ -53,10 +53,4 @@ export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource)
   } finally {
     await rm(archive, { force: true });
   }
-}
-
-/** `prepareFromUrl`, then swaps the staged build into `bin/` (the old one becomes `bin.prev`). */
-export async function installFromUrl(ctx: ProviderContext, opts: ArtifactSource): Promise<void> {
-  const staging = await prepareFromUrl(ctx, opts);
-  await commitStaged(ctx.instance.dir, staging, opts.signal, (phase) => ctx.progress({ phase }));
 }

@@ -79,7 +79,7 @@ export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
       const target = await newest(signal);
       if (target.key === current) return { available: false, revision: target.key };
       const { id, make } = stage(target, signal);
-      await staged.prepare(id, make);
+      await staged.prepare(id, make, target.key);
       return { available: true, revision: target.key };
     },
 
@@ -94,5 +94,7 @@ export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
       await staged.install(id, make, signal, (phase) => ctx.progress({ phase }));
       return target.key;
     },
+
+    staged: () => staged.revision(),
   };
 }

@@ -17,6 +17,7 @@ alpha.status = () => {
     pending: null,
     nextRestart: new Date(Date.now() + 3 * 3_600_000 + 30_000).toISOString(),
     nextUpdateCheck: null,
+    staged: null,
     hold:
       held === null
         ? null

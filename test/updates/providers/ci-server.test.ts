@@ -38,6 +38,17 @@ function job(ctx: Ctx, n: number | null, artifacts?: Array<{ fileName: string; r
 
 const art = (fileName: string) => ({ fileName, relativePath: `release/${fileName}` });
 
+/** Build `n` with its linux-x64 server zip (reading CI<n>) served where the artifact list says. */
+async function serveBuild(ctx: Ctx, n: number): Promise<void> {
+  const archive = join(ctx.dir, `ci${n}.zip`);
+  await writeZip(archive, sampleBuild(`CI${n}`));
+  job(ctx, n, [art('SS14.Server_linux-x64.zip')]);
+  ctx.cdn.set(`${JOB}/${n}/artifact/release/SS14.Server_linux-x64.zip`, { kind: 'file', file: archive });
+}
+
+/** How many artifact downloads the CI server was asked for. */
+const downloads = (ctx: Ctx) => ctx.cdn.requests.filter((r) => r.path.includes('/artifact/')).length;
+
 async function untouched(ctx: Ctx): Promise<void> {
   await oldBuildInBin(ctx.inst);
   assert.equal(await readdir(join(ctx.inst, '.update')).catch(() => []), []);
@@ -48,10 +59,46 @@ async function untouched(ctx: Ctx): Promise<void> {
 const ci = cdnSuite('ci-server provider');
 
 ci('ci-server :: the last successful build number is the revision', async (ctx) => {
-  job(ctx, 42, []);
+  await serveBuild(ctx, 42);
   assert.equal(await provider(ctx).check(null, never()), { available: true, revision: '42' });
   assert.equal(await provider(ctx).check('42', never()), { available: false, revision: '42' });
   assert.equal(await provider(ctx).check('41', never()), { available: true, revision: '42' });
+});
+
+ci('ci-server :: check downloads and stages the build it offers; the install is only the swap', async (ctx) => {
+  await serveBuild(ctx, 42);
+  const p = provider(ctx);
+  assert.is(p.staged?.(), null);
+  assert.equal(await p.check('41', never()), { available: true, revision: '42' });
+  assert.is(p.staged?.(), '42');
+  assert.is(downloads(ctx), 1);
+  await oldBuildInBin(ctx.inst);
+  const staging = await readdir(join(ctx.inst, '.update'));
+  assert.is(staging.length, 1, 'one complete staged folder, no download left over');
+  assert.is(await read(join(ctx.inst, '.update', staging[0] as string, 'build.txt')), 'CI42');
+  // A second check of the same build reuses it; the install must not fetch it again, so its route goes.
+  assert.equal(await p.check('41', never()), { available: true, revision: '42' });
+  ctx.cdn.set(`${JOB}/42/artifact/release/SS14.Server_linux-x64.zip`, { kind: 'status', status: 500 });
+  assert.is(await p.apply('41', never()), '42');
+  assert.is(downloads(ctx), 1);
+  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'CI42');
+  assert.equal(await readdir(join(ctx.inst, '.update')), []);
+  assert.is(p.staged?.(), null);
+});
+
+ci('ci-server :: a newer build found later replaces the staged one', async (ctx) => {
+  await serveBuild(ctx, 42);
+  const p = provider(ctx);
+  await p.check(null, never());
+  await serveBuild(ctx, 43);
+  assert.equal(await p.check(null, never()), { available: true, revision: '43' });
+  assert.is(p.staged?.(), '43');
+  const staging = await readdir(join(ctx.inst, '.update'));
+  assert.is(staging.length, 1, 'the build of 42 was removed');
+  assert.is(await read(join(ctx.inst, '.update', staging[0] as string, 'build.txt')), 'CI43');
+  assert.is(await p.apply(null, never()), '43');
+  assert.is(downloads(ctx), 2);
+  assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'CI43');
 });
 
 ci("ci-server :: installs the server archive for this platform from the build's artifact list", async (ctx) => {
@@ -107,6 +154,14 @@ bad('ci-server :: no successful build yet', async (ctx) => {
 bad('ci-server :: the artifact must answer 2xx', async (ctx) => {
   job(ctx, 5, [art('SS14.Server_linux-x64.zip')]);
   await rejects(provider(ctx).apply(null, never()), /answered HTTP 404/);
+  await untouched(ctx);
+});
+
+bad('ci-server :: a build that cannot be downloaded fails the check and stages nothing', async (ctx) => {
+  job(ctx, 5, [art('SS14.Server_linux-x64.zip')]);
+  const p = provider(ctx);
+  await rejects(p.check('4', never()), /answered HTTP 404/);
+  assert.is(p.staged?.(), null);
   await untouched(ctx);
 });
 

@@ -1,4 +1,4 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
@@ -7,16 +7,19 @@ import { segmentMatcher, splitPattern } from '../git/glob.ts';
 import { DEFAULT_GIT_TIMEOUTS, remoteHead, syncCheckout, type GitTimeouts, type RepoContext } from '../git/repo.ts';
 import { checkBranch, forkIdOf, parseRemote } from '../git/remote.ts';
 import { writeBuildJson, type BuildJson } from '../git/build-json.ts';
-import { commitStaged, discardStaged, stageArchive, updateDir } from '../install/install.ts';
+import { withBuildLog } from '../git/build-log.ts';
+import { discardStaged, stageArchive, updateDir } from '../install/install.ts';
+import { createStagedBuilds } from '../install/staged-build.ts';
 import { clientDownloadUrl, clientZipHash, createClientCvars } from './local-client.ts';
 import { hostPackagingRid } from '../platform.ts';
 import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.ts';
 
 /**
  * `UpdateType: Git` (the real watchdog's `UpdateProviderGit.cs`): watches `Updates.Branch` of the repository at
- * `Updates.BaseUrl`, and on an update clones or fetches it into `<instance>/source`, builds it (git/build.ts) with
- * the output in `logs/build.log`, and installs the server archive through the shared pipeline, so a failed build
- * or install leaves `bin/` as it was. Non-hybrid builds also publish the client zip in `binaries/`, get a
+ * `Updates.BaseUrl`. A check that finds a new commit clones or fetches it into `<instance>/source`, builds it
+ * (git/build.ts) with the output in `logs/build.log` and stages the server archive (install/staged-build.ts), so a
+ * failed build is a failed check and the install when the server has left is only the swap; a failed build or
+ * install leaves `bin/` as it was. Non-hybrid builds also publish the client zip in `binaries/`, get a
  * `build.json` in `bin/` as the real watchdog writes into their server archive (git/build-json.ts: the client's URL and
  * hash, the commit as version, the repository as fork id), and launches get `build.download_url`, `build.hash` and
  * `build.version` as cvars, so the URL and hash follow the zip actually published and a `BaseUrl` changed since.
@@ -33,6 +36,9 @@ export function createGitProvider(
   const buildLog = join(instance.dir, 'logs', 'build.log');
   const clientCvars = createClientCvars({ key: instance.key, dir: instance.dir, publicBaseUrl: ctx.publicBaseUrl });
   const clientPattern = updates.ClientArtifact ?? DEFAULT_CLIENT_PATTERN;
+  const staged = createStagedBuilds(instance.dir);
+  /** The client zip of a staged build, by commit, waiting in the scratch folder for its server's install. */
+  const stagedClients = new Map<string, { path: string; name: string }>();
 
   const repo = (sink?: WriteStream): RepoContext => ({
     instanceDir: instance.dir,
@@ -52,124 +58,145 @@ export function createGitProvider(
     return entries.filter((e) => e.isFile() && !e.name.startsWith('.') && matcher.test(e.name)).map((e) => e.name);
   };
 
-  async function build(current: string | null, signal: AbortSignal, sink: WriteStream): Promise<string> {
-    const rid = hostPackagingRid(updates.Platform);
-    ctx.progress({ phase: 'download' });
-    const head = await syncCheckout(repo(sink), signal);
-    const binExists = await lstat(join(instance.dir, 'bin')).then(
-      () => true,
-      () => false,
-    );
-    if (head === current && binExists) {
-      ctx.log.info('the checkout is already at the installed commit; nothing to build', { revision: head });
-      return head;
-    }
-    const plan = await planBuild(sourceDir, updates, rid);
-    if (plan.kind !== 'command' && updates.BuildCommand?.trim()) {
-      // Said, not refused: the engine's packaging wins (git/build.ts), and the operator should know theirs is unused.
-      ctx.log.warn('Updates.BuildCommand is ignored: the repository is built with its engine packaging', {
-        how: plan.kind,
-      });
-    }
-    await removeStaleArtifacts(sourceDir, plan);
-    ctx.log.info('building', {
-      revision: head,
-      platform: rid,
-      hybridACZ: updates.HybridACZ,
-      how: plan.kind,
-      log: buildLog,
-    });
-    await runBuild({
-      plan,
-      sourceDir,
-      instanceDir: instance.dir,
-      signal,
-      timeoutMs: timeouts.buildMs,
-      sink,
-      logHint: buildLog,
-    });
-
-    const server = await findArtifact(sourceDir, plan.serverPattern, 'Updates.Artifact');
-    const client =
-      plan.clientPattern === null ? null : await findArtifact(sourceDir, plan.clientPattern, 'Updates.ClientArtifact');
-    // The client zip waits in the scratch folder (same file system, cleared at daemon start) until the server is in.
-    let staged: string | null = null;
-    try {
-      let buildJson: BuildJson | null = null;
-      if (client) {
-        await mkdir(updateDir(instance.dir), { recursive: true });
-        staged = join(updateDir(instance.dir), `client-${basename(client)}`);
-        await rename(client, staged);
-        buildJson = {
-          download: clientDownloadUrl(ctx.publicBaseUrl, instance.key, basename(client)),
-          hash: await clientZipHash(staged),
-          version: head,
-          engine_version: '',
-          fork_id: forkIdOf(updates.BaseUrl),
-        };
+  /**
+   * Fetches `head`, builds it and extracts its server archive into a staging folder (with build.json), returned
+   * for `commitStaged`; the client zip waits in the scratch folder (same file system, cleared at daemon start)
+   * until its server is installed. Nothing in `bin/` or `binaries/` is touched, so this runs while the server plays.
+   */
+  async function prepare(head: string, signal: AbortSignal): Promise<string> {
+    return withBuildLog({ path: buildLog, key: instance.key, head }, async (sink) => {
+      const rid = hostPackagingRid(updates.Platform);
+      ctx.progress({ phase: 'download' });
+      const synced = await syncCheckout(repo(sink), signal);
+      if (synced !== head) {
+        throw new UpdateError(
+          `branch ${repo().branch} moved to ${synced} while ${head} was being fetched; the next check builds the newest commit`,
+        );
       }
-      const onPhase = (phase: 'extract' | 'install') => ctx.progress({ phase });
-      const newBin = await stageArchive({
-        archive: server,
-        instanceDir: instance.dir,
-        runCommand: instance.settings.RunCommand,
-        signal,
-        onPhase,
+      const plan = await planBuild(sourceDir, updates, rid);
+      if (plan.kind !== 'command' && updates.BuildCommand?.trim()) {
+        // Said, not refused: the engine's packaging wins (git/build.ts), and the operator should know theirs is unused.
+        ctx.log.warn('Updates.BuildCommand is ignored: the repository is built with its engine packaging', {
+          how: plan.kind,
+        });
+      }
+      await removeStaleArtifacts(sourceDir, plan);
+      ctx.log.info('building', {
+        revision: head,
+        platform: rid,
+        hybridACZ: updates.HybridACZ,
+        how: plan.kind,
+        log: buildLog,
       });
+      await runBuild({
+        plan,
+        sourceDir,
+        instanceDir: instance.dir,
+        signal,
+        timeoutMs: timeouts.buildMs,
+        sink,
+        logHint: buildLog,
+      });
+
+      const server = await findArtifact(sourceDir, plan.serverPattern, 'Updates.Artifact');
+      const client =
+        plan.clientPattern === null
+          ? null
+          : await findArtifact(sourceDir, plan.clientPattern, 'Updates.ClientArtifact');
+      // The client of a build staged before is replaced with it.
+      for (const [other, old] of stagedClients) {
+        stagedClients.delete(other);
+        await rm(old.path, { force: true });
+      }
+      let kept: { path: string; name: string } | null = null;
       try {
-        if (buildJson) await writeBuildJson(newBin, buildJson);
+        let buildJson: BuildJson | null = null;
+        if (client) {
+          await mkdir(updateDir(instance.dir), { recursive: true });
+          kept = { path: join(updateDir(instance.dir), `client-${basename(client)}`), name: basename(client) };
+          await rename(client, kept.path);
+          buildJson = {
+            download: clientDownloadUrl(ctx.publicBaseUrl, instance.key, kept.name),
+            hash: await clientZipHash(kept.path),
+            version: head,
+            engine_version: '',
+            fork_id: forkIdOf(updates.BaseUrl),
+          };
+        }
+        const newBin = await stageArchive({
+          archive: server,
+          instanceDir: instance.dir,
+          runCommand: instance.settings.RunCommand,
+          signal,
+          onPhase: (phase) => ctx.progress({ phase }),
+        });
+        try {
+          if (buildJson) await writeBuildJson(newBin, buildJson);
+        } catch (err) {
+          await discardStaged(newBin);
+          throw err;
+        }
+        await rm(server, { force: true });
+        if (kept) stagedClients.set(head, kept);
+        return newBin;
       } catch (err) {
-        await discardStaged(newBin);
+        if (kept) await rm(kept.path, { force: true });
         throw err;
       }
-      await commitStaged(instance.dir, newBin, signal, onPhase);
-    } catch (err) {
-      if (staged) await rm(staged, { force: true });
-      throw err;
-    }
-    await rm(server, { force: true });
-    if (client && staged) {
-      const name = basename(client);
-      await mkdir(binariesDir, { recursive: true });
-      for (const old of await publishedClients()) if (old !== name) await rm(join(binariesDir, old), { force: true });
-      await rename(staged, join(binariesDir, name));
-      ctx.log.info('client zip published', { file: join(binariesDir, name) });
-    }
-    return head;
+    });
+  }
+
+  /** Moves the client zip of the build of `head`, now installed, into binaries/ in place of the old one. */
+  async function publishClient(head: string): Promise<void> {
+    const kept = stagedClients.get(head);
+    if (!kept) return;
+    stagedClients.delete(head);
+    await mkdir(binariesDir, { recursive: true });
+    for (const old of await publishedClients())
+      if (old !== kept.name) await rm(join(binariesDir, old), { force: true });
+    await rename(kept.path, join(binariesDir, kept.name));
+    ctx.log.info('client zip published', { file: join(binariesDir, kept.name) });
+  }
+
+  /** The branch's newest commit, by ls-remote (no checkout needed, only a folder to run in). */
+  async function newest(signal: AbortSignal): Promise<string> {
+    await mkdir(instance.dir, { recursive: true });
+    return remoteHead(repo(), signal);
   }
 
   return {
     type: 'Git',
     async check(current: string | null, signal: AbortSignal): Promise<UpdateCheck> {
-      // ls-remote needs no checkout, only a folder to run in (the daemon normally made it already).
-      await mkdir(instance.dir, { recursive: true });
-      const head = await remoteHead(repo(), signal);
-      return { available: head !== current, revision: head };
+      const head = await newest(signal);
+      if (head === current) return { available: false, revision: head };
+      // Built and staged now, so a build that fails is a failed check (the server is not asked to leave for it)
+      // and the install when the hold or the players allow is only the swap.
+      await staged.prepare(head, () => prepare(head, signal), head);
+      return { available: true, revision: head };
     },
 
     async apply(current: string | null, signal: AbortSignal): Promise<string> {
-      await mkdir(join(instance.dir, 'logs'), { recursive: true });
-      const sink = createWriteStream(buildLog, { flags: 'w' });
-      const opened = new Promise<void>((resolve, reject) => sink.once('open', () => resolve()).once('error', reject));
-      try {
-        await opened;
-      } catch (err) {
-        throw new UpdateError(`cannot write the build log ${buildLog}`, { cause: err });
+      const head = await newest(signal);
+      const binExists = await lstat(join(instance.dir, 'bin')).then(
+        () => true,
+        () => false,
+      );
+      if (head === current && binExists) {
+        ctx.log.info('the installed build is at the newest commit; nothing to build', { revision: head });
+        return head;
       }
-      sink.write(`# update of instance ${instance.key} started ${new Date().toISOString()}\n`);
-      try {
-        const revision = await build(current, signal, sink);
-        sink.write(`# installed ${revision}\n`);
-        return revision;
-      } catch (err) {
-        sink.write(`# failed: ${err instanceof Error ? err.message : String(err)}\n`);
-        throw err instanceof UpdateError
-          ? err
-          : new UpdateError(`the Git update of ${instance.key} failed`, { cause: err });
-      } finally {
-        await new Promise<void>((resolve) => sink.end(resolve));
-      }
+      ctx.log.info('installing build', { revision: head });
+      await staged.install(
+        head,
+        () => prepare(head, signal),
+        signal,
+        (phase) => ctx.progress({ phase }),
+      );
+      await publishClient(head);
+      return head;
     },
+
+    staged: () => staged.revision(),
 
     async launchCvars(revision: string | null): Promise<Array<[string, string]>> {
       if (updates.HybridACZ) return [];

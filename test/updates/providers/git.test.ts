@@ -35,9 +35,10 @@ flow('git :: installs commit 1, sees the push, installs commit 2 with commit 1 k
   assert.is(await read(join(ctx.inst, 'bin.prev', 'VERSION')), '1\n');
   assert.equal(await provider.launchCvars?.(second), [], 'hybrid builds add no cvars');
 
-  // Asked again at the same commit with bin/ present: no rebuild.
+  // Asked again at the same commit with bin/ present: no rebuild (the log is still the last build's).
+  const log = await read(join(ctx.inst, 'logs', 'build.log'));
   assert.is(await provider.apply(second, live()), second);
-  assert.not.match(await read(join(ctx.inst, 'logs', 'build.log')), /building for/);
+  assert.is(await read(join(ctx.inst, 'logs', 'build.log')), log);
   assert.is(await read(join(ctx.inst, 'bin.prev', 'VERSION')), '1\n');
 });
 
@@ -111,6 +112,46 @@ flow('git :: a non-hybrid build publishes the client zip and launches get cvars 
   assert.is.not(renamed, revision);
 });
 
+const buildsLogged = (pctx: { log: { records: Array<{ msg: string }> } }) =>
+  pctx.log.records.filter((r) => r.msg === 'building').length;
+
+flow('git :: check builds and stages the commit it offers; the install is only the swap', async (ctx) => {
+  const { provider, pctx } = gitProvider(ctx, { HybridACZ: false });
+  assert.is(provider.staged?.(), null);
+  assert.equal(await provider.check(null, live()), { available: true, revision: ctx.repo.first });
+  assert.is(provider.staged?.(), ctx.repo.first);
+  assert.not.ok(await exists(join(ctx.inst, 'bin')), 'nothing installed by the check');
+  assert.not.ok(await exists(join(ctx.inst, 'binaries')), 'the client is not published before its server');
+  const scratch = (await readdir(join(ctx.inst, '.update'))).sort();
+  assert.equal(scratch.length, 2, 'one staged folder and its client zip');
+  assert.match(scratch[0] as string, /^client-Game\.Client\.zip$/);
+  assert.is(await read(join(ctx.inst, '.update', scratch[1] as string, 'VERSION')), '1\n');
+  const log = await read(join(ctx.inst, 'logs', 'build.log'));
+
+  assert.is(await provider.apply(null, live()), ctx.repo.first);
+  assert.is(buildsLogged(pctx), 1, 'no second build');
+  assert.is(await read(join(ctx.inst, 'logs', 'build.log')), log, 'no second fetch or build');
+  assert.is(await read(join(ctx.inst, 'bin', 'VERSION')), '1\n');
+  await clientPublished(ctx, provider, ctx.repo.first, 'Game.Client.zip');
+  assert.equal(await readdir(join(ctx.inst, '.update')), []);
+  assert.is(provider.staged?.(), null);
+});
+
+flow('git :: a newer commit found later replaces the staged build', async (ctx) => {
+  const { provider, pctx } = gitProvider(ctx, { HybridACZ: false });
+  await provider.check(null, live());
+  const second = await ctx.repo.commit({ VERSION: '2\n' }, 'version 2');
+  assert.equal(await provider.check(null, live()), { available: true, revision: second });
+  assert.is(provider.staged?.(), second);
+  const scratch = (await readdir(join(ctx.inst, '.update'))).sort();
+  assert.is(scratch.length, 2, 'the first build and its client are gone');
+  assert.is(await read(join(ctx.inst, '.update', scratch[1] as string, 'VERSION')), '2\n');
+  assert.is(await provider.apply(null, live()), second);
+  assert.is(buildsLogged(pctx), 2);
+  assert.is(await read(join(ctx.inst, 'bin', 'VERSION')), '2\n');
+  await clientPublished(ctx, provider, second, 'Game.Client.zip');
+});
+
 flow('git :: check failures are UpdateErrors naming the problem', async (ctx) => {
   await rejects(gitProvider(ctx, { Branch: 'nope' }).provider.check(null, live()), /no branch "nope"/);
   await rejects(
@@ -121,7 +162,12 @@ flow('git :: check failures are UpdateErrors naming the problem', async (ctx) =>
     gitProvider(ctx, { Branch: '--upload-pack=touch x' }).provider.check(null, live()),
     /not a valid branch name/,
   );
-  await rejects(gitProvider(ctx, { BaseUrl: join(ctx.dir, 'missing.git') }).provider.apply(null, live()), /git clone/);
+  await rejects(
+    gitProvider(ctx, { BaseUrl: join(ctx.dir, 'missing.git') }).provider.apply(null, live()),
+    /git ls-remote .* exited with code/,
+  );
+  // A clone that fails after the branch was found (here: too slow).
+  await rejects(gitProvider(ctx, {}, { transferMs: 1 }).provider.apply(null, live()), /git clone/);
   assert.not.ok(await exists(join(ctx.inst, 'source')), 'a failed clone leaves nothing behind');
   assert.not.ok(await exists(join(ctx.inst, 'bin')));
 });

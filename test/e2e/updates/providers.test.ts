@@ -128,7 +128,7 @@ test('Git: builds and runs commit 1; a push and POST /update build and run commi
   assert.is((await dataJson(d, 'git')).revision, second);
   assert.is(await builtLabel(d, 'git', 'bin.prev'), 'G1');
   assert.ok(
-    (await readFile(join(instanceDir(d, 'git'), 'logs', 'build.log'), 'utf8')).includes(`# installed ${second}`),
+    (await readFile(join(instanceDir(d, 'git'), 'logs', 'build.log'), 'utf8')).includes(`# staged ${second}`),
     'build output in logs/build.log',
   );
 });

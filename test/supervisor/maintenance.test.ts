@@ -75,6 +75,8 @@ interface Ctx {
   saved: MaintenancePlan[];
   events: Array<{ type: string } & Record<string, unknown>>;
   live: boolean;
+  /** What the provider says it has staged. */
+  staged: string | null;
   /** Advances the clock in steps of `stepMs`, letting the player polls answer between steps. */
   advance(ms: number, stepMs?: number): Promise<void>;
 }
@@ -98,6 +100,7 @@ function harness(settings: Partial<MaintenanceSettings>): Ctx {
     saved: [],
     events: [],
     live: true,
+    staged: null,
   } as unknown as Ctx;
   for (const type of ['maintenance:pending', 'maintenance:done'] as const)
     bus.on(type, (e: BusEvents[typeof type]) => ctx.events.push({ type, ...e }));
@@ -122,6 +125,7 @@ function harness(settings: Partial<MaintenanceSettings>): Ctx {
     checkUpdate: () => {
       ctx.checks += 1;
     },
+    staged: () => ctx.staged,
     save: async (plan) => {
       ctx.saved.push(plan);
     },
@@ -257,6 +261,19 @@ holds('maintenance :: a restart asked for with ?when= is not held; release ends 
   h.runner.hold(60_000, 'event');
   h.runner.requestRestart('Now');
   assert.equal(h.restarts, [0, 0], "a person's restart goes through a hold");
+  h.runner.stop();
+});
+
+holds('maintenance :: a held update says the provider has it staged', () => {
+  const h = harness({ When: 'Now' });
+  h.runner.start(null, false);
+  assert.is(h.runner.status().staged, null);
+  h.runner.hold(60_000, 'event');
+  h.staged = '42';
+  h.runner.updateChecked(true);
+  const s = h.runner.status();
+  assert.equal([s.pending?.action, s.pending?.waitingFor, s.staged], ['update', 'hold', '42']);
+  assert.equal(h.restarts, [], 'the install waits');
   h.runner.stop();
 });
 

@@ -2,7 +2,7 @@ import type { Bus, BusEvents } from '../bus.ts';
 import type { AgonesConfig } from '../config/agones-schema.ts';
 import { AgonesSdk } from '../kit/agones.ts';
 import { startPlayerReports } from '../kit/agones-players.ts';
-import { NO_RETRY } from '../kit/agones-retry.ts';
+import { callReady, followGameServer, startHealthPings } from '../kit/agones-pinger.ts';
 import type { Logger } from '../log.ts';
 import { readPlayers } from '../process/server-status.ts';
 import type { AgonesStatus } from '../supervisor/contract.ts';
@@ -55,31 +55,14 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
   let shutdownCall: Promise<void> | undefined;
   let gameServer: string | null = null;
   let gsState: string | null = null;
-  let healthy: boolean | undefined;
   const reports = startPlayerReports({ sdk, players: () => players, log, signal });
-
-  let pinging: Promise<void> | undefined;
-  const ping = async () => {
-    if (shutdownCall || !alive(state)) return;
-    try {
-      // A slow answer skips the ticks it overlaps (one ping at a time), so it may take a second whatever the pace.
-      await sdk.health({ signal, retry: { ...NO_RETRY, timeoutMs: Math.max(healthMs, 1_000) } });
-      if (healthy === false) log.info('Agones health pings answered again');
-      healthy = true;
-    } catch (err) {
-      if (signal.aborted) return;
-      // Before the SDK server is up every ping fails: said once, not every interval.
-      if (healthy !== false) log.warn('Agones health ping failed', { error: (err as Error).message });
-      healthy = false;
-    }
-  };
-  const tick = () => {
-    pinging ??= ping().finally(() => {
-      pinging = undefined;
-    });
-  };
-  const healthTimer = setInterval(tick, healthMs);
-  tick();
+  const pings = startHealthPings({
+    sdk,
+    intervalMs: healthMs,
+    signal,
+    log,
+    wanted: () => !shutdownCall && alive(state),
+  });
 
   const readPlayerCount = async () => {
     if (!ready || shutdownCall || !serving(state) || signal.aborted) return;
@@ -119,31 +102,19 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
   const onCheckin = (e: BusEvents['instance:checkin']) => {
     if (e.key !== instance.key || readyCall || shutdownCall) return;
     // Once only: Ready again after a relaunch would move an Allocated GameServer back to Ready.
-    readyCall = (async () => {
-      try {
-        await sdk.ready({ signal, retry: { maxElapsedMs: Number.POSITIVE_INFINITY } });
-        ready = true;
-        log.info('told Agones the server is Ready');
-        await readPlayerCount();
-        reports.tick(true);
-      } catch (err) {
-        if (!signal.aborted) log.error('could not tell Agones the server is Ready', { error: (err as Error).message });
-      }
-    })();
+    readyCall = callReady(sdk, signal, log, async () => {
+      ready = true;
+      await readPlayerCount();
+      reports.tick(true);
+    });
   };
   bus.on('instance:state', onState);
   bus.on('instance:checkin', onCheckin);
 
-  const watching = sdk.watchGameServer(
-    (gs) => {
-      const next = gs.status?.state ?? null;
-      if (next !== gsState) log.info(`GameServer ${gs.object_meta?.name ?? '(unnamed)'} is ${next ?? 'in no state'}`);
-      gameServer = gs.object_meta?.name ?? gameServer;
-      gsState = next;
-    },
-    signal,
-    { onError: (err) => log.debug('GameServer watch interrupted; reopening', { error: err.message }) },
-  );
+  const watching = followGameServer(sdk, signal, log, (gs) => {
+    gameServer = gs.object_meta?.name ?? gameServer;
+    gsState = gs.status?.state ?? null;
+  });
   log.info(`Agones mode: wrapping instance ${instance.key}; the SDK server is at ${sdk.baseUrl}`, {
     healthEverySeconds: config.healthSeconds,
   });
@@ -152,12 +123,12 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
     if (signal.aborted) return;
     bus.off('instance:state', onState);
     bus.off('instance:checkin', onCheckin);
-    clearInterval(healthTimer);
+    pings.stop();
     clearInterval(playersTimer);
     // A /shutdown under way is let finish (it is bounded) before the calls are cancelled.
     await shutdownCall;
     stopping.abort(new Error('Agones wrapper stopped'));
-    await Promise.allSettled([watching, readyCall, reports.idle(), pinging]);
+    await Promise.allSettled([watching, readyCall, reports.idle(), pings.idle()]);
   };
 
   return {

@@ -1,13 +1,6 @@
+import { agonesPortFrom } from '../kit/agones-port.ts';
 import { DEFAULT_SDK_PORT, type AgonesConfig } from './agones-schema.ts';
 import { isMap, type ConfigPath } from './merge.ts';
-
-/** `AGONES_SDK_HTTP_PORT` as a port, or undefined (unset, empty, not a port: then it does not turn Agones mode on). */
-function sdkPortOf(env: Record<string, string | undefined>): number | undefined {
-  const raw = env.AGONES_SDK_HTTP_PORT?.trim();
-  if (!raw || !/^\d+$/.test(raw)) return undefined;
-  const port = Number(raw);
-  return port > 0 && port < 65536 ? port : undefined;
-}
 
 /**
  * Whether Agones mode is on (`Agones.Enabled: true`, or `AGONES_SDK_HTTP_PORT` set and `Enabled` not false), and the
@@ -20,7 +13,7 @@ export function checkAgones(
   problem: (path: ConfigPath, expected: string, found: unknown) => void,
 ): AgonesConfig | null {
   const agones = isMap(raw.Agones) ? raw.Agones : {};
-  const envPort = sdkPortOf(env);
+  const envPort = agonesPortFrom(env);
   const enabled = agones.Enabled === true || (agones.Enabled !== false && envPort !== undefined);
   if (!enabled) return null;
   const servers = raw.Servers;

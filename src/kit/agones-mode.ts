@@ -1,6 +1,6 @@
 import { createLogger, type Logger } from '../log.ts';
 import { AgonesSdk, type AgonesSdkOptions, agonesPortFrom } from './agones.ts';
-import { NO_RETRY } from './agones-retry.ts';
+import { callReady, followGameServer, startHealthPings } from './agones-pinger.ts';
 import type { GameServer } from './agones-wire.ts';
 import { startPlayerReports } from './agones-players.ts';
 import type { Settings } from './settings.ts';
@@ -84,53 +84,33 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
   let readyCall: Promise<void> | undefined;
   /** Players are reported once Agones has heard /ready: before, the GameServer takes nobody anyway. */
   let isReady = false;
-  let healthy: boolean | undefined;
   let shutdownNoticed = false;
 
-  const ping = async () => {
-    try {
-      // A slow answer only skips the ticks it overlaps, so the timeout need not be shorter than a second.
-      await sdk.health({ signal, retry: { ...NO_RETRY, timeoutMs: Math.max(intervalMs, 1_000) } });
-      if (healthy === false) log.info('Agones health pings answered again');
-      healthy = true;
-    } catch (err) {
-      if (signal.aborted) return;
-      // Before the SDK server is up every ping fails: say it once, not every interval.
-      if (healthy !== false) log.warn('Agones health ping failed', { error: (err as Error).message });
-      healthy = false;
-    }
-    if (isReady && !signal.aborted) players.tick();
-  };
-  let pinging: Promise<void> | undefined;
-  const pingOnce = () => {
-    pinging ??= ping().finally(() => {
-      pinging = undefined;
-    });
-  };
-  const timer = setInterval(pingOnce, intervalMs);
-  pingOnce();
-
-  const watching = sdk.watchGameServer(
-    (gs) => {
-      const next = gs.status?.state;
-      if (next !== state) log.info(`the GameServer is ${next ?? 'in no state'}`, { name: gs.object_meta?.name });
-      state = next;
-      if (next === 'Shutdown' && !shutdownNoticed) {
-        shutdownNoticed = true;
-        opts.onShutdownState?.(gs);
-      }
-    },
+  const pings = startHealthPings({
+    sdk,
+    intervalMs,
     signal,
-    { onError: (err) => log.debug('GameServer watch interrupted; reopening', { error: err.message }) },
-  );
+    log,
+    after: () => {
+      if (isReady) players.tick();
+    },
+  });
+
+  const watching = followGameServer(sdk, signal, log, (gs) => {
+    state = gs.status?.state;
+    if (state === 'Shutdown' && !shutdownNoticed) {
+      shutdownNoticed = true;
+      opts.onShutdownState?.(gs);
+    }
+  });
 
   log.info('Agones mode: the SDK server is at ' + sdk.baseUrl, { healthEverySeconds: intervalMs / 1000 });
 
   const stop = async () => {
     if (signal.aborted) return;
     stopping.abort(new Error('Agones mode stopped'));
-    clearInterval(timer);
-    await Promise.allSettled([watching, readyCall, pinging, players.idle()]);
+    pings.stop();
+    await Promise.allSettled([watching, readyCall, pings.idle(), players.idle()]);
   };
 
   return {
@@ -139,17 +119,10 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
       return state;
     },
     ready() {
-      readyCall ??= (async () => {
-        try {
-          await sdk.ready({ signal, retry: { maxElapsedMs: Number.POSITIVE_INFINITY } });
-          log.info('told Agones the server is Ready');
-          isReady = true;
-          players.tick(true);
-        } catch (err) {
-          if (!signal.aborted)
-            log.error('could not tell Agones the server is Ready', { error: (err as Error).message });
-        }
-      })();
+      readyCall ??= callReady(sdk, signal, log, () => {
+        isReady = true;
+        players.tick(true);
+      });
       return readyCall;
     },
     playersChanged: () => {

@@ -1,5 +1,6 @@
 import { FetchError, ofetch } from 'ofetch';
 import * as v from 'valibot';
+import { agonesPortFrom } from './agones-port.ts';
 import { DEFAULT_RETRY, type RetryPolicy, retrying } from './agones-retry.ts';
 import { type WatchOptions, watchGameServer } from './agones-watch.ts';
 import {
@@ -11,6 +12,8 @@ import {
   GameServerSchema,
   int64String,
 } from './agones-wire.ts';
+
+export { agonesPortFrom };
 
 /** The SDK server's REST port when `AGONES_SDK_HTTP_PORT` is not set (Agones' own default). */
 export const DEFAULT_AGONES_HTTP_PORT = 9358;
@@ -47,14 +50,6 @@ export class AgonesSdkError extends Error {
   ) {
     super(message, options);
   }
-}
-
-/** The port from `AGONES_SDK_HTTP_PORT`, or undefined when it is unset, empty or not a port number. */
-export function agonesPortFrom(env: NodeJS.ProcessEnv): number | undefined {
-  const raw = env.AGONES_SDK_HTTP_PORT?.trim();
-  if (!raw || !/^\d+$/.test(raw)) return undefined;
-  const port = Number(raw);
-  return port > 0 && port < 65536 ? port : undefined;
 }
 
 /** Statuses a gateway sends while the service behind it is not up yet: worth another attempt. */

@@ -1,0 +1,102 @@
+import type { Logger } from '../log.ts';
+import type { AgonesSdk } from './agones.ts';
+import { NO_RETRY } from './agones-retry.ts';
+import type { GameServer } from './agones-wire.ts';
+
+export interface HealthPingsOptions {
+  sdk: AgonesSdk;
+  intervalMs: number;
+  signal: AbortSignal;
+  log: Logger;
+  /** Whether a ping is wanted at this tick; default always. */
+  wanted?: () => boolean;
+  /** After each ping, answered or not (unless `signal` aborted). */
+  after?: () => void;
+}
+
+export interface HealthPings {
+  /** Stops the interval; a ping in flight is let finish (or cancelled by `signal`). */
+  stop(): void;
+  /** Resolves once no ping is in flight. */
+  idle(): Promise<void>;
+}
+
+/**
+ * `/health` every `intervalMs`, one ping at a time: a slow answer skips the ticks it overlaps rather than piling
+ * pings up, so each may take a second whatever the pace. The first ping goes at once. Used by the kit's Agones mode
+ * and the watchdog's wrapper.
+ */
+export function startHealthPings(opts: HealthPingsOptions): HealthPings {
+  const { sdk, intervalMs, signal, log } = opts;
+  let healthy: boolean | undefined;
+  let pinging: Promise<void> | undefined;
+  const ping = async () => {
+    if (opts.wanted && !opts.wanted()) return;
+    try {
+      await sdk.health({ signal, retry: { ...NO_RETRY, timeoutMs: Math.max(intervalMs, 1_000) } });
+      if (healthy === false) log.info('Agones health pings answered again');
+      healthy = true;
+    } catch (err) {
+      if (signal.aborted) return;
+      // Before the SDK server is up every ping fails: said once, not every interval.
+      if (healthy !== false) log.warn('Agones health ping failed', { error: (err as Error).message });
+      healthy = false;
+    }
+    if (!signal.aborted) opts.after?.();
+  };
+  const tick = () => {
+    pinging ??= ping().finally(() => {
+      pinging = undefined;
+    });
+  };
+  const timer = setInterval(tick, intervalMs);
+  tick();
+  return {
+    stop: () => clearInterval(timer),
+    idle: async () => {
+      await pinging;
+    },
+  };
+}
+
+/**
+ * `/ready`, retried until the SDK server answers (it may start after the game server) or `signal` aborts, then
+ * `then`. Nothing is thrown: a failure is logged. Callers keep the promise so Ready is asked for once only.
+ */
+export async function callReady(
+  sdk: AgonesSdk,
+  signal: AbortSignal,
+  log: Logger,
+  then: () => void | Promise<void>,
+): Promise<void> {
+  try {
+    await sdk.ready({ signal, retry: { maxElapsedMs: Number.POSITIVE_INFINITY } });
+    log.info('told Agones the server is Ready');
+    await then();
+  } catch (err) {
+    if (!signal.aborted) log.error('could not tell Agones the server is Ready', { error: (err as Error).message });
+  }
+}
+
+/**
+ * Follows the GameServer until `signal` aborts (a broken watch is reopened), logging each change of its state;
+ * `onChange` gets every GameServer seen.
+ */
+export function followGameServer(
+  sdk: AgonesSdk,
+  signal: AbortSignal,
+  log: Logger,
+  onChange: (gs: GameServer) => void,
+): Promise<void> {
+  let last: string | undefined;
+  return sdk.watchGameServer(
+    (gs) => {
+      const next = gs.status?.state;
+      if (next !== last) log.info(`the GameServer is ${next ?? 'in no state'}`, { name: gs.object_meta?.name });
+      last = next;
+      onChange(gs);
+    },
+    signal,
+    { onError: (err) => log.debug('GameServer watch interrupted; reopening', { error: err.message }) },
+  );
+}

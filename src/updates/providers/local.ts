@@ -5,7 +5,8 @@ import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.t
 
 /**
  * `UpdateType: Local` (the real watchdog's `UpdateProviderLocal.cs`): the operator manages `bin/` by hand and names
- * the build in `Updates.CurrentVersion`; an "update" only adopts that name. The client zip is
+ * the build in `Updates.CurrentVersion`; an "update" only adopts that name, so there is nothing to download or stage
+ * ahead of the install (no `staged`). The client zip is
  * `binaries/SS14.Client.zip` (or the file `Updates.ClientZip` names there) and is served by the watchdog; launches
  * get `build.download_url` and `build.hash` for it.
  *

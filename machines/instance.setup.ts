@@ -90,6 +90,11 @@ export const instanceSetup = setup({
      * that restart, not an exit nobody asked for. The daemon provides it from its maintenance plan.
      */
     leftForRestart: () => false,
+    /**
+     * A pending update waits: the daemon provides `unaskedRelaunch` while a maintenance hold stands, so a server that
+     * crashes during a hold comes back on the installed build and the update stays pending until the hold ends.
+     */
+    installHeld: () => false,
   },
   actions: {
     /** Every ProcessCommand goes through here: one for a process that is not owned is dropped, never thrown. */

@@ -7,7 +7,7 @@
  * as the instance is in there. Every way out of a server (an exit, a failed spawn, a failed actor) ends in the
  * transient `decide`, as does every launch: it reads `exitIntent` (why the server went) and `updatePending`.
  */
-import { assign } from 'xstate';
+import { and, assign, not } from 'xstate';
 import { errorMessage } from './instance.context.ts';
 import { instanceSetup as s } from './instance.setup.ts';
 
@@ -88,7 +88,7 @@ export const instanceMachine = s.createMachine({
         { guard: 'rollbackRequested', target: 'rolling-back' },
         { guard: 'giveUp', target: 'stopped.failing', actions: 'settle' },
         { guard: 'crashLoop', target: 'restarting.backoff', actions: 'settle' },
-        { guard: 'updatePending', target: 'updating', actions: 'settle' },
+        { guard: and(['updatePending', not('installHeld')]), target: 'updating', actions: 'settle' },
         { target: 'owning', actions: 'settle' },
       ],
     },

@@ -1,6 +1,6 @@
 import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
-import { refusalOf } from '../../machines/instance.context.ts';
+import { refusalOf, unaskedRelaunch } from '../../machines/instance.context.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
@@ -71,7 +71,12 @@ export class Instance implements InstanceControl {
         rollback: createRollbackActor(() => deps.rollback()),
       },
       // A found update waits for the maintenance policy (When, holds) instead of asking the server at once.
-      guards: { asksOnFoundUpdate: () => false, leftForRestart: () => this.maintenance.leftForRestart() },
+      guards: {
+        asksOnFoundUpdate: () => false,
+        leftForRestart: () => this.maintenance.leftForRestart(),
+        // Crash handling is never held, the install it would bring is: the update waits for the hold's end.
+        installHeld: ({ context, event }) => unaskedRelaunch(context, event.type) && this.maintenance.installsHeld(),
+      },
     });
     const actor = createActor(machine, {
       input: { key: this.key, timing: instanceTiming(deps.config, deps.instance), revision: deps.revision },
@@ -245,6 +250,7 @@ export class Instance implements InstanceControl {
       uptimeSeconds: running && this.startedAt !== null ? Math.round((Date.now() - this.startedAt) / 1000) : null,
       startupFailures: c.startupFailures,
       restarts: c.restarts,
+      crashStreak: c.crashStreak,
       updatePending: c.updatePending,
       stopRequested: c.exitIntent === 'stop',
       // What the dashboard's buttons need.

@@ -21,6 +21,7 @@ import {
   needsPlayers,
   nextStep,
   release,
+  waitsForHold,
   wakeAt,
   type MaintenancePlan,
   type PendingAction,
@@ -115,7 +116,8 @@ export class Maintenance {
     const when = this.updateWhen;
     this.updateWhen = null;
     if (!available) return;
-    if (!this.host.serverLive()) return; // the machine installs it before the next launch
+    // Without a server the machine installs it before the next launch, unless a hold makes it wait (installsHeld).
+    if (!this.host.serverLive() && !heldAt(this.plan, this.clock.now())) return;
     this.beginAction('update', when === null ? 'update' : 'request', when ?? this.policy());
   }
 
@@ -123,6 +125,8 @@ export class Maintenance {
   serverGone(): void {
     const p = this.plan.pending;
     if (p === null) return;
+    // A held update was not installed by the relaunch (installsHeld): it waits for the hold's end still.
+    if (p.action === 'update' && waitsForHold(this.plan, this.clock.now())) return;
     const forced = p.carried && this.clock.now() >= p.deadline;
     this.emitDone(kindOf(p), forced ? 'forced' : 'done');
     this.plan = finish(this.plan);
@@ -161,6 +165,11 @@ export class Maintenance {
   leftForRestart(): boolean {
     const p = this.plan.pending;
     return p !== null && p.action === 'restart' && p.asked;
+  }
+
+  /** A hold stands, so a relaunch nobody asked for starts the installed build and a found update waits. */
+  installsHeld(): boolean {
+    return heldAt(this.plan, this.clock.now());
   }
 
   /** Epoch ms of the next scheduled restart or update check, or null. */

@@ -79,7 +79,14 @@ async function answerOldest<TIn, TOut>(
   await settle();
 }
 
-export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e: InspectionEvent) => void) {
+/** Guards the daemon provides, replaced for a test (the machine's defaults otherwise). */
+export type HarnessGuards = Parameters<typeof instanceMachine.provide>[0]['guards'];
+
+export function createHarness(
+  timing: Partial<InstanceTiming> = {},
+  inspect?: (e: InspectionEvent) => void,
+  guards?: HarnessGuards,
+) {
   const clock = new SimulatedClock();
   const processes: FakeProcess[] = [];
   const updates: Pending<UpdateInput, UpdateOutput>[] = [];
@@ -121,6 +128,7 @@ export function createHarness(timing: Partial<InstanceTiming> = {}, inspect?: (e
       checkUpdate: fromPromise<CheckOutput, CheckInput>(pending(checks)),
       rollback: fromPromise<RollbackOutput, RollbackInput>(pending(rollbacks)),
     },
+    ...(guards === undefined ? {} : { guards }),
   });
   const actor = createActor(machine, {
     clock,

@@ -277,6 +277,41 @@ holds('maintenance :: a held update says the provider has it staged', () => {
   h.runner.stop();
 });
 
+holds('maintenance :: a crash during a hold keeps a found update pending until the hold ends', async () => {
+  const h = harness({ When: 'Now' });
+  h.runner.start(null, false);
+  h.runner.hold(10_000, 'event');
+  h.runner.updateChecked(true);
+  assert.is(h.runner.installsHeld(), true, 'the machine relaunches a crashed server on the installed build');
+  h.runner.serverGone();
+  assert.equal([h.runner.status().pending?.action, h.runner.status().pending?.waitingFor], ['update', 'hold']);
+  await h.advance(11_000, 1000);
+  assert.equal(h.restarts, [10_000], 'the hold ran out: the update goes (When: Now)');
+  assert.is(h.runner.installsHeld(), false);
+  h.runner.serverGone();
+  assert.is(h.runner.status().pending, null);
+  assert.equal(
+    h.events.filter((e) => e.kind === 'update').map((e) => [e.type, e.how ?? e.when]),
+    [
+      ['maintenance:pending', 'Now'],
+      ['maintenance:done', 'done'],
+    ],
+  );
+  h.runner.stop();
+});
+
+holds('maintenance :: an update found while held and no server runs waits for the hold', () => {
+  const h = harness({ When: 'Now' });
+  h.runner.start(null, false);
+  h.live = false;
+  h.runner.updateChecked(true);
+  assert.is(h.runner.status().pending, null, 'unheld: the next launch installs it');
+  h.runner.hold(60_000, 'event');
+  h.runner.updateChecked(true);
+  assert.equal([h.runner.status().pending?.action, h.runner.status().pending?.waitingFor], ['update', 'hold']);
+  h.runner.stop();
+});
+
 holds('maintenance :: a restart asked with ?when= of an instance without a server is done at once', () => {
   const h = harness({});
   h.live = false;

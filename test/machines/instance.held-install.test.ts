@@ -1,0 +1,82 @@
+/**
+ * A crash during a maintenance hold (issue 13: while held, automatic update installs wait; crash handling is never
+ * held): the relaunch starts the installed build and the update stays pending. The daemon provides `installHeld`
+ * as `unaskedRelaunch` while a hold stands; here `held` stands in for its maintenance plan.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { unaskedRelaunch } from '../../machines/instance.context.ts';
+import { createHarness } from './harness.ts';
+
+const test = suite('instance :: relaunch during a maintenance hold');
+
+function heldHarness() {
+  const hold = { on: false };
+  const h = createHarness({}, undefined, {
+    installHeld: ({ context, event }) => hold.on && unaskedRelaunch(context, event.type),
+  });
+  return { h, hold };
+}
+
+test('held: a crash relaunches the installed build at once, the update stays pending', async () => {
+  const { h, hold } = heldHarness();
+  await h.run();
+  await h.checkUpdate(true);
+  hold.on = true;
+  h.proc().exit(1);
+  assert.is(h.state(), 'starting', 'relaunched without updating');
+  assert.is(h.updates.length, 0, 'no install started');
+  assert.is(h.context().updatePending, true);
+  assert.equal(h.restarts(), ['crash']);
+  // A hang kill is crash handling too.
+  h.checkin();
+  h.clock.increment(5_000);
+  h.clock.increment(5_000);
+  assert.is(h.proc().commands.at(-1)?.type, 'KILL');
+  h.proc().exit(null, 'SIGKILL');
+  assert.is(h.updates.length, 0, 'a hang kill relaunches the installed build too');
+  assert.equal(h.errors, []);
+  h.stop();
+});
+
+test('held: the back-off relaunch of a crash loop does not install either', async () => {
+  const { h, hold } = heldHarness();
+  await h.crashedOnce();
+  await h.checkUpdate(true);
+  hold.on = true;
+  h.proc().exit(1);
+  assert.is(h.state(), 'restarting.backoff');
+  h.clock.increment(60_000);
+  assert.is(h.state(), 'starting');
+  assert.is(h.updates.length, 0);
+  assert.is(h.context().updatePending, true);
+  h.stop();
+});
+
+test("held: a person's restart and the startup-failure limit still install; unheld, a crash installs", async () => {
+  const { h, hold } = heldHarness();
+  await h.run();
+  await h.checkUpdate(true);
+  hold.on = true;
+  h.actor.send({ type: 'RESTART' });
+  h.proc().exit(0);
+  assert.is(h.state(), 'updating', 'a requested restart installs');
+  await h.finishUpdate({ revision: 'r2', changed: true });
+  // Startup failures up to the limit (3) relaunch the installed build; at the limit the update is tried.
+  await h.checkUpdate(true);
+  h.proc().exit(1);
+  h.proc().exit(1);
+  assert.is(h.updates.length, 0, 'below the limit: no install');
+  h.proc().exit(1);
+  assert.is(h.state(), 'updating', 'at the limit a new build may be what it needs');
+  await h.finishUpdate({ revision: 'r3', changed: true });
+  h.checkin();
+  await h.checkUpdate(true);
+  hold.on = false;
+  h.proc().exit(1);
+  assert.is(h.state(), 'updating', 'without a hold a crash relaunch installs as before');
+  assert.equal(h.errors, []);
+  h.stop();
+});
+
+test.run();

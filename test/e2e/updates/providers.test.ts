@@ -8,6 +8,7 @@ import { writeZip } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
 import { LAUNCHER, layOutServerBuild, writeServerBuild } from '../../fixtures/builds/build.ts';
 import { createGitFixture, type GitFixture } from '../../fixtures/git/repo.ts';
+import type { MaintenanceStatus } from '../../../src/supervisor/contract.ts';
 import { builtLabel, dataJson, instanceDir, logSince, runningBuild, TOKEN, updatesConfig } from './_support.ts';
 
 /**
@@ -145,6 +146,30 @@ test('CiServer: runs the last successful build (1); build 2 succeeds, POST /upda
   assert.is(await builtLabel(d, 'ci'), 'CI2');
   assert.is(await builtLabel(d, 'ci', 'bin.prev'), 'CI1');
   assert.ok(ctx.cdn.requests.some((r) => r.path === `${JOB}/2/artifact/release/SS14.Server_linux-x64.zip`));
+});
+
+test('CiServer: a held update is downloaded and staged at once; the release only swaps it in', async (ctx) => {
+  const d = ctx.daemon!;
+  const first = await runningBuild(d, 'ci', ctx.ports.ci, 'CI2');
+  const artifact = `${JOB}/3/artifact/release/SS14.Server_linux-x64.zip`;
+  const downloads = () => ctx.cdn.requests.filter((r) => r.path === artifact).length;
+  const maintenance = async () => ((await d.status('ci', TOKEN)) as { maintenance?: MaintenanceStatus }).maintenance;
+  assert.is(await d.control('ci', TOKEN, 'hold?minutes=5&reason=staging'), 200);
+  await ciBuild(ctx, 3);
+  assert.is(await d.control('ci', TOKEN, 'update'), 200);
+  const held = await waitFor('the update to be staged and held', async () => {
+    const m = await maintenance();
+    return m?.staged === '3' && m.pending?.waitingFor === 'hold' ? m : null;
+  });
+  assert.is(held.pending?.action, 'update');
+  assert.is(downloads(), 1, 'downloaded while held');
+  assert.is((await d.status('ci', TOKEN)).pid, first.status.pid, 'the server plays on');
+  assert.is(await builtLabel(d, 'ci'), 'CI2');
+  assert.is(await d.control('ci', TOKEN, 'release'), 200);
+  const after = await runningBuild(d, 'ci', ctx.ports.ci, 'CI3', { notPid: first.status.pid });
+  assert.is(after.status.revision, '3');
+  assert.is(downloads(), 1, 'the install did not download it again');
+  assert.is((await maintenance())?.staged, null);
 });
 
 test('Dummy: revision 1 at start; POST /update restarts the server as revision 2, bin/ untouched', async (ctx) => {

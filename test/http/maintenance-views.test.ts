@@ -136,6 +136,8 @@ views('maintenance :: the card shows a maintenance line, and Hold turns into Rel
   });
   assert.match(waiting, /<dd data-field="maintenance">restart waits for 0 players, forced in (59 min|1 h)/);
   assert.match(waiting, /<button type="button" data-action="hold"[^>]*>Hold<\/button>/);
+  const staged = await page({ ...live, staged: '42' });
+  assert.match(staged, /<dd data-field="maintenance">held for [^<]*: tournament \(update 42 staged\)<\/dd>/);
 });
 
 views('maintenance :: /metrics has the pending gauge and the next scheduled times', async () => {

@@ -90,7 +90,9 @@ function agonesText(a) {
 function maintenanceText(m, now) {
   if (!m) return '—';
   const until = (iso) => formatDuration((Date.parse(iso) - now) / 1000);
-  if (m.hold) return `held for ${until(m.hold.until)}${m.hold.reason ? `: ${m.hold.reason}` : ''}`;
+  // A waiting update already downloaded (or built) needs only the swap when its moment comes.
+  const staged = m.staged ? ` (update ${m.staged} staged)` : '';
+  if (m.hold) return `held for ${until(m.hold.until)}${m.hold.reason ? `: ${m.hold.reason}` : ''}${staged}`;
   const p = m.pending;
   if (p) {
     const waits = {
@@ -99,7 +101,7 @@ function maintenanceText(m, now) {
       'round-end': 'waits for the round end',
       exit: 'under way',
     };
-    return `${p.action} ${waits[p.waitingFor] ?? p.waitingFor}, forced in ${until(p.deadline)}`;
+    return `${p.action} ${waits[p.waitingFor] ?? p.waitingFor}, forced in ${until(p.deadline)}${staged}`;
   }
   const next = [
     m.nextRestart ? `restart in ${until(m.nextRestart)}` : '',

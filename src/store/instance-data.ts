@@ -41,6 +41,8 @@ const MaintenanceDataSchema = v.object({
       maxDelayMs: v.number(),
       asked: v.boolean(),
       carried: v.boolean(),
+      /** Optional: plans written before it existed stay valid. */
+      forced: v.optional(v.boolean(), false),
     }),
   ),
   hold: v.nullable(v.object({ since: v.number(), until: v.number(), reason: v.string() })),

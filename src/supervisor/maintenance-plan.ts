@@ -23,6 +23,8 @@ export interface PendingAction {
   asked: boolean;
   /** The shutdown was asked for: only the exit is awaited now. */
   carried: boolean;
+  /** That shutdown was the deadline's (MaxDelayMinutes), not the policy's moment: its end is told as forced. */
+  forced: boolean;
 }
 
 export interface Hold {
@@ -63,7 +65,7 @@ export function begin(
 ): MaintenancePlan {
   if (plan.pending !== null && (req.source !== 'request' || plan.pending.carried)) return plan;
   const { now, ...rest } = req;
-  const pending = { ...rest, since: now, deadline: now + req.maxDelayMs, asked: false, carried: false };
+  const pending = { ...rest, since: now, deadline: now + req.maxDelayMs, asked: false, carried: false, forced: false };
   return { ...plan, pending };
 }
 
@@ -102,7 +104,11 @@ export function nextStep(
   const p = plan.pending;
   if (p === null || p.carried || waitsForHold(plan, now)) return { plan, step: null };
   const carried = { ...plan, pending: { ...p, carried: true } };
-  if (now >= p.deadline) return { plan: carried, step: { type: 'shutdown', forced: true } };
+  if (now >= p.deadline)
+    return {
+      plan: { ...plan, pending: { ...p, carried: true, forced: true } },
+      step: { type: 'shutdown', forced: true },
+    };
   if (p.when === 'Now') return { plan: carried, step: { type: 'shutdown', forced: false } };
   if (p.when === 'Empty' && players === 0) return { plan: carried, step: { type: 'shutdown', forced: false } };
   if (p.when === 'RoundEnd' && !p.asked)

@@ -127,8 +127,7 @@ export class Maintenance {
     if (p === null) return;
     // A held update was not installed by the relaunch (installsHeld): it waits for the hold's end still.
     if (p.action === 'update' && waitsForHold(this.plan, this.clock.now())) return;
-    const forced = p.carried && this.clock.now() >= p.deadline;
-    this.emitDone(kindOf(p), forced ? 'forced' : 'done');
+    this.emitDone(kindOf(p), p.forced ? 'forced' : 'done');
     this.plan = finish(this.plan);
     this.persist();
     this.arm();

@@ -192,6 +192,31 @@ policy('maintenance :: MaxDelayMinutes forces a graceful restart while players s
   h.runner.stop();
 });
 
+policy(
+  'maintenance :: a restart carried out at its moment and ending after the deadline is done, not forced',
+  async () => {
+    const h = harness({ When: 'Empty', MaxDelayMinutes: 0.5 });
+    h.runner.start(null, false);
+    h.players = [3, 0];
+    h.runner.requestRestart('Empty');
+    await h.advance(3_000, 1000);
+    assert.equal(h.restarts.length, 1, 'restarted on the poll that saw 0 players');
+    assert.ok((h.restarts[0] ?? Infinity) < 30_000, 'before the deadline');
+    // The server takes its time to leave (its round, the stop timeout): it is gone only after the deadline.
+    await h.advance(40_000, 1000);
+    assert.is(h.restarts.length, 1, 'no second, forced restart');
+    h.runner.serverGone();
+    assert.equal(h.events.at(-1), {
+      type: 'maintenance:done',
+      key: 'alpha',
+      kind: 'restart',
+      how: 'done',
+      at: START + 43_000,
+    });
+    h.runner.stop();
+  },
+);
+
 policy('maintenance :: RoundEnd asks the server once and waits for it to leave', async () => {
   const h = harness({});
   h.runner.start(null, false);
@@ -364,6 +389,7 @@ holds('maintenance :: a saved plan: the hold stays; a pending action stays only 
       maxDelayMs: 61_000,
       asked: false,
       carried: false,
+      forced: false,
     },
     hold: { since: START - 1000, until: START + 5000, reason: 'x' },
   };

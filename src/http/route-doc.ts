@@ -35,7 +35,10 @@ export const MaintenanceStatusSchema = v.object({
   ),
   nextRestart: v.nullable(Iso),
   nextUpdateCheck: v.nullable(Iso),
-  staged: v.nullable(v.string()),
+  staged: v.pipe(
+    v.nullable(v.string()),
+    v.description('revision of a found update already downloaded (or built) and staged for its install'),
+  ),
   hold: v.nullable(v.object({ reason: v.string(), since: Iso, until: Iso })),
 });
 
@@ -62,6 +65,9 @@ export const InstanceStatusSchema = v.object({
   uptimeSeconds: v.nullable(v.number()),
   startupFailures: v.number(),
   restarts: v.number(),
+  crashStreak: v.optional(
+    v.pipe(v.number(), v.description('crashes and hang kills after check-ins since the last stable run')),
+  ),
   updatePending: v.boolean(),
   stopRequested: v.boolean(),
   canUpdate: v.optional(v.pipe(v.boolean(), v.description('an update provider (UpdateType) is configured'))),

@@ -9,8 +9,8 @@ import type { AgonesStatus } from '../supervisor/contract.ts';
 
 export interface AgonesWrapperOptions {
   config: AgonesConfig;
-  /** The one instance the daemon wraps: its key, ApiPort (for its player count) and state now. */
-  instance: { key: string; apiPort: number; state: () => string };
+  /** The one instance the daemon wraps: its key, ApiPort (for its player count), state and crash streak now. */
+  instance: { key: string; apiPort: number; state: () => string; crashStreak: () => number };
   bus: Bus;
   log: Logger;
   /** The client to use; default one on 127.0.0.1 at `config.port`. */
@@ -28,9 +28,9 @@ export interface AgonesWrapper {
 }
 
 /**
- * States in which the server is wanted and on its way: starting, running, being relaunched within its back-off
- * budget, being updated or rolled back. Health pings go on through all of them, so a quick crash and relaunch in
- * the pod does not get the GameServer marked Unhealthy.
+ * States in which the server is wanted and on its way: starting, running, being relaunched, being updated or rolled
+ * back. Health pings go on through all of them, so a quick crash and relaunch in the pod does not get the GameServer
+ * marked Unhealthy; the back-off budget (`crashLoopLimit`) is counted apart.
  */
 const alive = (state: string) => !state.startsWith('stopped') && state !== 'exited';
 const serving = (state: string) => state === 'running' || state === 'awaiting-checkin';
@@ -55,13 +55,32 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
   let shutdownCall: Promise<void> | undefined;
   let gameServer: string | null = null;
   let gsState: string | null = null;
+  let looping = false;
+  /**
+   * A server that keeps crashing after check-ins is never given up on by the daemon, but in a pod it is a GameServer
+   * to replace: at `crashLoopLimit` crashes in one loop the pings stop and Agones marks it Unhealthy. Read at each
+   * tick, since a stable run ends the loop without a state change: the pings resume if Agones has not acted yet.
+   */
+  const withinBudget = () => {
+    const streak = instance.crashStreak();
+    const over = streak >= config.crashLoopLimit;
+    if (over && !looping)
+      log.warn(
+        `the server crashed ${streak} times in a row after checking in; no more Agones health pings, so Agones ` +
+          'marks the GameServer Unhealthy and replaces it (they resume after a stable run)',
+        { crashLoopLimit: config.crashLoopLimit },
+      );
+    else if (!over && looping) log.info('the crash loop is over (a stable run); Agones health pings resume');
+    looping = over;
+    return !over;
+  };
   const reports = startPlayerReports({ sdk, players: () => players, log, signal });
   const pings = startHealthPings({
     sdk,
     intervalMs: healthMs,
     signal,
     log,
-    wanted: () => !shutdownCall && alive(state),
+    wanted: () => !shutdownCall && alive(state) && withinBudget(),
   });
 
   const readPlayerCount = async () => {
@@ -117,6 +136,7 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
   });
   log.info(`Agones mode: wrapping instance ${instance.key}; the SDK server is at ${sdk.baseUrl}`, {
     healthEverySeconds: config.healthSeconds,
+    crashLoopLimit: config.crashLoopLimit,
   });
 
   const stop = async () => {

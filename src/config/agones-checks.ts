@@ -1,5 +1,5 @@
 import { agonesPortFrom } from '../kit/agones-port.ts';
-import { DEFAULT_SDK_PORT, type AgonesConfig } from './agones-schema.ts';
+import { DEFAULT_CRASH_LOOP_LIMIT, DEFAULT_SDK_PORT, type AgonesConfig } from './agones-schema.ts';
 import { isMap, type ConfigPath } from './merge.ts';
 
 /**
@@ -31,5 +31,6 @@ export function checkAgones(
     healthSeconds: num(agones.HealthSeconds, 2),
     port: num(agones.Port, envPort ?? DEFAULT_SDK_PORT),
     playersSeconds: num(agones.PlayersSeconds, 5),
+    crashLoopLimit: num(agones.CrashLoopLimit, DEFAULT_CRASH_LOOP_LIMIT),
   };
 }

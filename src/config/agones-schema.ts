@@ -4,6 +4,9 @@ import * as v from 'valibot';
 /** Agones' own default REST port of the SDK server, used when neither `Agones.Port` nor the variable says. */
 export const DEFAULT_SDK_PORT = 9358;
 
+/** Crashes in one loop before the GameServer is let go Unhealthy: about 15 s of relaunching at the default back-off. */
+export const DEFAULT_CRASH_LOOP_LIMIT = 5;
+
 const seconds = (def: number, max: number, why: string) =>
   v.optional(
     v.pipe(
@@ -29,10 +32,22 @@ export const AgonesSchema = v.strictObject(
         v.maxValue(65535, 'expected an integer 1-65535'),
       ),
     ),
+    /**
+     * Crashes in one loop (after check-ins, no stable run between them) after which `/health` stops, so Agones marks
+     * the GameServer Unhealthy and replaces the pod; at least 2, so one crash and relaunch never does.
+     */
+    CrashLoopLimit: v.optional(
+      v.pipe(
+        v.number('expected a whole number of crashes'),
+        v.integer('expected a whole number of crashes'),
+        v.minValue(2, 'expected at least 2 (a single crash and relaunch must keep the GameServer Healthy)'),
+      ),
+      DEFAULT_CRASH_LOOP_LIMIT,
+    ),
     /** How often the server's player count is read from its `GET /status`, for the `players` label and Counter. */
     PlayersSeconds: seconds(5, 3600, 'the player count would be stale for longer than an hour'),
   },
-  'expected a map of Agones settings (Enabled, HealthSeconds, Port, PlayersSeconds)',
+  'expected a map of Agones settings (Enabled, HealthSeconds, Port, PlayersSeconds, CrashLoopLimit)',
 );
 export type AgonesSettings = v.InferOutput<typeof AgonesSchema>;
 
@@ -41,4 +56,6 @@ export interface AgonesConfig {
   healthSeconds: number;
   port: number;
   playersSeconds: number;
+  /** `/health` stops once the instance's crash streak reaches this; it resumes if the streak ends (a stable run). */
+  crashLoopLimit: number;
 }

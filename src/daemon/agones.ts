@@ -17,6 +17,7 @@ export function startAgones(config: ResolvedConfig, bus: Bus, log: Logger, regis
       key: instance.key,
       apiPort: instance.settings.ApiPort,
       state: () => registry.get(instance.key)?.status().state ?? 'stopped.idle',
+      crashStreak: () => registry.get(instance.key)?.status().crashStreak ?? 0,
     },
     bus,
     log: log.child('agones'),

@@ -16,6 +16,8 @@ export interface InstanceStatus {
   uptimeSeconds: number | null;
   startupFailures: number;
   restarts: number;
+  /** Crashes and hang kills after check-ins since the last stable run (`StableRunSeconds`); absent: unknown. */
+  crashStreak?: number;
   updatePending: boolean;
   stopRequested: boolean;
   /** An update provider (`UpdateType`) is configured, so `update` can find a build (absent: unknown). */

@@ -25,12 +25,14 @@ test('off by default; on with Enabled: true (defaults filled in), or with AGONES
   assert.ok(off.ok && off.config.agones === null);
   const on = await load(dir, yaml(['Enabled: true']));
   assert.ok(on.ok);
-  assert.equal(on.config.agones, { healthSeconds: 2, port: 9358, playersSeconds: 5 });
+  assert.equal(on.config.agones, { healthSeconds: 2, port: 9358, playersSeconds: 5, crashLoopLimit: 5 });
   const byEnv = await load(dir, yaml(['HealthSeconds: 0.5']), { AGONES_SDK_HTTP_PORT: '9400' });
   assert.ok(byEnv.ok);
-  assert.equal(byEnv.config.agones, { healthSeconds: 0.5, port: 9400, playersSeconds: 5 });
+  assert.equal(byEnv.config.agones, { healthSeconds: 0.5, port: 9400, playersSeconds: 5, crashLoopLimit: 5 });
   const port = await load(dir, yaml(['Port: 9500']), { AGONES_SDK_HTTP_PORT: '9400' });
   assert.is(port.ok && port.config.agones?.port, 9500, 'Agones.Port wins over the variable');
+  const limit = await load(dir, yaml(['Enabled: true', 'CrashLoopLimit: 8']));
+  assert.is(limit.ok && limit.config.agones?.crashLoopLimit, 8);
 });
 
 test('Enabled: false wins over AGONES_SDK_HTTP_PORT, and then two instances are fine', async ({ dir }) => {
@@ -39,7 +41,10 @@ test('Enabled: false wins over AGONES_SDK_HTTP_PORT, and then two instances are 
 });
 
 test('every problem at once, with its key path: two instances, a bad interval, an unknown key', async ({ dir }) => {
-  const r = await load(dir, yaml(['Enabled: true', 'HealthSeconds: 0', 'Helth: 2', 'Port: 70000'], ['a', 'b']));
+  const r = await load(
+    dir,
+    yaml(['Enabled: true', 'HealthSeconds: 0', 'Helth: 2', 'Port: 70000', 'CrashLoopLimit: 1'], ['a', 'b']),
+  );
   assert.ok(!r.ok);
   const text = r.problems.join('\n');
   assert.match(
@@ -48,6 +53,10 @@ test('every problem at once, with its key path: two instances, a bad interval, a
   );
   assert.match(text, /Agones\.HealthSeconds: expected a positive number of seconds, got 0/);
   assert.match(text, /Agones\.Port: expected an integer 1-65535, got 70000/);
+  assert.match(
+    text,
+    /Agones\.CrashLoopLimit: expected at least 2 \(a single crash and relaunch must keep the GameServer Healthy\), got 1/,
+  );
   assert.match(text, /Agones\.Helth/);
 });
 

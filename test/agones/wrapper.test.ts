@@ -30,6 +30,9 @@ const agonesKeys = (port: number | null, extra = '') =>
     .filter(Boolean)
     .join('\n');
 
+/** The fields of the status JSON a crash loop shows in. */
+type LoopStatusJson = StatusJson & { crashStreak?: number; lastExit: { at: string } | null };
+
 const posts = (sdk: FakeAgonesSdk, path: string) => sdk.callsTo('POST', path);
 
 /** The longest wait between two health pings within [from, to], the ends included. */
@@ -118,6 +121,45 @@ test('a server that keeps failing at start: /shutdown once the watchdog gives up
     assert.is(posts(sdk, '/health').filter((c) => c.at > shutdown.at + 50).length, 0, 'no /health after giving up');
     assert.is(posts(sdk, '/ready').length, 0, 'never Ready: it never checked in');
     assert.is(posts(sdk, '/shutdown').length, 1);
+  });
+});
+
+test('a server that crashes again and again after checking in: /health goes on through one crash, stops at Agones.CrashLoopLimit', async (ctx) => {
+  const sdk = await startAgonesSdk();
+  ctx.sdk = sdk;
+  const port = await freePort();
+  const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture('log-starts.mjs'));
+  const yaml = testConfig({
+    instances: [{ port, runCommand: script }],
+    extra: agonesKeys(sdk.port, '  CrashLoopLimit: 3'),
+  });
+  await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
+    // Each run checks in at once and exits 99 (a crash) 0.7 s later; relaunches wait 0.3 s, 0.6 s, then 1 s.
+    const d = await s.start(yaml, { FIXTURE_LIFETIME_MS: '700' });
+    const streakAt = (n: number) =>
+      waitFor(`crash ${n} in the loop`, async () => {
+        const st = (await d.status('demo', TOKEN)) as LoopStatusJson;
+        return (st.crashStreak ?? 0) >= n ? st : undefined;
+      });
+    const first = await streakAt(1);
+    assert.is(first.crashStreak, 1, 'the first crash of the loop was seen on its own');
+    assert.is(posts(sdk, '/ready').length, 1, 'it checked in, so this is a crash loop, not startup failures');
+    const third = await streakAt(3);
+    const firstAt = Date.parse(first.lastExit?.at ?? '');
+    const thirdAt = Date.parse(third.lastExit?.at ?? '');
+    // Through the first and the second crash and their relaunches, the pings went on.
+    const gap = longestGap(posts(sdk, '/health'), firstAt, thirdAt);
+    assert.ok(gap <= HEALTH_S * 1000 + SLACK_MS, `health pings stopped for ${gap} ms before the limit`);
+    // At the third crash in a row they stop, while the daemon goes on relaunching it; no /shutdown, Agones acts.
+    const after = thirdAt + HEALTH_S * 1000 + SLACK_MS;
+    await waitFor('a relaunch past the limit', async () => {
+      const st = (await d.status('demo', TOKEN)) as LoopStatusJson;
+      return (st.crashStreak ?? 0) >= 4;
+    });
+    await sleep(Math.max(0, after + HEALTH_S * 1000 * 3 - Date.now()));
+    assert.is(posts(sdk, '/health').filter((c) => c.at > after).length, 0, 'no /health once the loop hit its limit');
+    assert.is(posts(sdk, '/shutdown').length, 0, 'no /shutdown: the GameServer is let go Unhealthy');
+    assert.match(d.log(), /crashed 3 times in a row after checking in; no more Agones health pings/);
   });
 });
 

@@ -177,11 +177,14 @@ let tmpCounter = 0;
 /**
  * Writes `<dir>/data.json` atomically: a temporary file in the same folder (mode 0600), fsync, rename over the
  * old one, fsync the folder. Concurrent calls for one folder are serialised, so the last call always wins.
+ * `durable: false` leaves out both fsyncs: still atomic, and still there after the daemon is killed (the kernel
+ * holds the write), but not through a power loss; for a note that a power loss makes moot.
  */
-export function writeInstanceData(dir: string, data: InstanceData): Promise<void> {
+export function writeInstanceData(dir: string, data: InstanceData, opts: { durable?: boolean } = {}): Promise<void> {
   const key = resolve(dir);
+  const durable = opts.durable ?? true;
   const previous = queues.get(key) ?? Promise.resolve();
-  const next = previous.catch(() => undefined).then(() => writeNow(key, data));
+  const next = previous.catch(() => undefined).then(() => writeNow(key, data, durable));
   queues.set(key, next);
   const forget = () => {
     if (queues.get(key) === next) queues.delete(key);
@@ -190,7 +193,7 @@ export function writeInstanceData(dir: string, data: InstanceData): Promise<void
   return next;
 }
 
-async function writeNow(dir: string, data: InstanceData): Promise<void> {
+async function writeNow(dir: string, data: InstanceData, durable: boolean): Promise<void> {
   const file = join(dir, DATA_FILE);
   tmpCounter += 1;
   const tmp = join(dir, `.${DATA_FILE}.${process.pid}.${tmpCounter}.tmp`);
@@ -198,7 +201,7 @@ async function writeNow(dir: string, data: InstanceData): Promise<void> {
     const handle = await open(tmp, 'wx', 0o600);
     try {
       await handle.writeFile(`${JSON.stringify(data, null, 2)}\n`, 'utf8');
-      await handle.sync();
+      if (durable) await handle.sync();
     } finally {
       await handle.close();
     }
@@ -209,7 +212,7 @@ async function writeNow(dir: string, data: InstanceData): Promise<void> {
       cause: err,
     });
   }
-  await syncDir(dir);
+  if (durable) await syncDir(dir);
 }
 
 /** Makes the rename durable. Not every platform can open a folder for fsync (Windows); the rename stands anyway. */

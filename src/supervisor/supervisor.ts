@@ -81,9 +81,9 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
   /** data.json writes for one instance go through one copy of its data, so fields never overwrite each other. */
   const dataWriter = (dir: string, initial: InstanceData) => {
     let data = initial;
-    const write = (patch: Partial<InstanceData>) => {
+    const write = (patch: Partial<InstanceData>, opts?: { durable?: boolean }) => {
       data = { ...data, ...patch };
-      return writeInstanceData(dir, data);
+      return writeInstanceData(dir, data, opts);
     };
     return { write, current: () => data };
   };
@@ -120,7 +120,9 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       revision: data.revision,
       recordRevision: (revision) => store.write({ previousRevision: store.current().revision, revision }),
       recordLaunch: (launch) => store.write({ launch, spawning: null }),
-      recordSpawning: (spawning) => store.write({ spawning }),
+      // Before the spawn and so inside the server's check-in window: it only has to outlive a killed daemon, which
+      // needs no fsync (a power loss takes the servers with it). Two fsyncs here cost a loaded disk hundreds of ms.
+      recordSpawning: (spawning) => store.write({ spawning }, { durable: false }),
       rollback: async () => {
         await rollbackBin(instance.dir);
         const { revision, previousRevision } = store.current();

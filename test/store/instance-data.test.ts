@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import {
@@ -41,6 +41,30 @@ s('data :: written then read back unchanged, mode 0600, no temporary file left',
   const st = await stat(join(dir, DATA_FILE));
   if (process.platform !== 'win32') assert.is(st.mode & 0o777, 0o600);
   assert.equal(await readdir(dir), [DATA_FILE]);
+});
+
+s('data :: a durable write fsyncs the file and the folder; durable: false neither, and is as whole', async ({ dir }) => {
+  // FileHandle.sync, counted on the prototype every handle shares.
+  const probe = await open(dir, 'r');
+  const proto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
+  await probe.close();
+  const sync = proto.sync;
+  let syncs = 0;
+  proto.sync = function (this: unknown) {
+    syncs++;
+    return sync.call(this);
+  };
+  try {
+    await writeInstanceData(dir, sample('a'));
+    assert.is(syncs, 2, 'the temporary file, then the folder after the rename');
+    syncs = 0;
+    await writeInstanceData(dir, sample('b'), { durable: false });
+    assert.is(syncs, 0);
+  } finally {
+    proto.sync = sync;
+  }
+  assert.equal(await readInstanceData(dir, 'Manifest', recordingLogger()), sample('b'));
+  assert.equal((await readdir(dir)).sort(), [DATA_FILE]);
 });
 
 s('data :: a rewrite replaces the file whole (rename, not in-place)', async ({ dir }) => {

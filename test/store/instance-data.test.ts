@@ -43,7 +43,7 @@ s('data :: written then read back unchanged, mode 0600, no temporary file left',
   assert.equal(await readdir(dir), [DATA_FILE]);
 });
 
-s('data :: a durable write fsyncs the file and the folder; durable: false neither, and is as whole', async ({ dir }) => {
+s('data :: a durable write fsyncs file and folder; durable: false neither', async ({ dir }) => {
   // FileHandle.sync, counted on the prototype every handle shares.
   const probe = await open(dir, 'r');
   const proto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };

@@ -83,9 +83,12 @@ ok('manifest :: installs the newest build for this platform and reports progress
   await writeZip(archive, sampleBuild('A'));
   await serveBuild(ctx, archive);
   const { p, pc } = provider(ctx);
+  assert.is(p.staged?.(), null);
   assert.equal(await p.check(null, never()), { available: true, revision: 'build-A' });
+  assert.is(p.staged?.(), 'build-A', 'the check staged it');
   assert.equal(await p.check('build-A', never()), { available: false, revision: 'build-A' });
   assert.is(await p.apply(null, never()), 'build-A');
+  assert.is(p.staged?.(), null, 'installed, so no longer staged');
   assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
   assert.is((await stat(join(ctx.inst, 'bin', 'Robust.Server'))).mode & 0o100, 0o100);
   assert.is(await read(join(ctx.inst, 'bin.prev', 'marker')), 'old build');

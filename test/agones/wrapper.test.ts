@@ -124,42 +124,63 @@ test('a server that keeps failing at start: /shutdown once the watchdog gives up
   });
 });
 
-test('a server that crashes again and again after checking in: /health goes on through one crash, stops at Agones.CrashLoopLimit', async (ctx) => {
+const STABLE_S = 1.8;
+
+test('a crash loop after check-ins: /health goes on through one crash, stops at Agones.CrashLoopLimit, resumes after a stable run', async (ctx) => {
   const sdk = await startAgonesSdk();
   ctx.sdk = sdk;
   const port = await freePort();
-  const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture('log-starts.mjs'));
+  // Each run checks in at once. The first exits 99 (a crash) 0.3 s after its start, the second 1 s after its own,
+  // both within StableRunSeconds (so they make one loop); the third stays up.
+  const starts = join(ctx.dir, 'starts.log');
+  const script = join(ctx.dir, 'server.sh');
+  await writeFile(
+    script,
+    [
+      '#!/bin/sh',
+      `n=$(cat "${starts}" 2>/dev/null | wc -l)`,
+      'if [ "$n" -eq 0 ]; then FIXTURE_LIFETIME_MS=300; export FIXTURE_LIFETIME_MS; fi',
+      'if [ "$n" -eq 1 ]; then FIXTURE_LIFETIME_MS=1000; export FIXTURE_LIFETIME_MS; fi',
+      `exec "${process.execPath}" "${fixture('log-starts.mjs')}" "$@"`,
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
   const yaml = testConfig({
     instances: [{ port, runCommand: script }],
-    extra: agonesKeys(sdk.port, '  CrashLoopLimit: 3'),
-  });
+    extra: agonesKeys(sdk.port, '  CrashLoopLimit: 2'),
+  }).replace('StableRunSeconds: 30', `StableRunSeconds: ${STABLE_S}`);
   await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
-    // Each run checks in at once and exits 99 (a crash) 0.7 s later; relaunches wait 0.3 s, 0.6 s, then 1 s.
-    const d = await s.start(yaml, { FIXTURE_LIFETIME_MS: '700' });
+    const d = await s.start(yaml, { START_LOG: starts });
+    const status = async () => (await d.status('demo', TOKEN)) as LoopStatusJson;
     const streakAt = (n: number) =>
       waitFor(`crash ${n} in the loop`, async () => {
-        const st = (await d.status('demo', TOKEN)) as LoopStatusJson;
+        const st = await status();
         return (st.crashStreak ?? 0) >= n ? st : undefined;
       });
     const first = await streakAt(1);
     assert.is(first.crashStreak, 1, 'the first crash of the loop was seen on its own');
     assert.is(posts(sdk, '/ready').length, 1, 'it checked in, so this is a crash loop, not startup failures');
-    const third = await streakAt(3);
+    const second = await streakAt(2);
     const firstAt = Date.parse(first.lastExit?.at ?? '');
-    const thirdAt = Date.parse(third.lastExit?.at ?? '');
-    // Through the first and the second crash and their relaunches, the pings went on.
-    const gap = longestGap(posts(sdk, '/health'), firstAt, thirdAt);
-    assert.ok(gap <= HEALTH_S * 1000 + SLACK_MS, `health pings stopped for ${gap} ms before the limit`);
-    // At the third crash in a row they stop, while the daemon goes on relaunching it; no /shutdown, Agones acts.
-    const after = thirdAt + HEALTH_S * 1000 + SLACK_MS;
-    await waitFor('a relaunch past the limit', async () => {
-      const st = (await d.status('demo', TOKEN)) as LoopStatusJson;
-      return (st.crashStreak ?? 0) >= 4;
-    });
-    await sleep(Math.max(0, after + HEALTH_S * 1000 * 3 - Date.now()));
-    assert.is(posts(sdk, '/health').filter((c) => c.at > after).length, 0, 'no /health once the loop hit its limit');
+    const secondAt = Date.parse(second.lastExit?.at ?? '');
+    // Through the first crash, its relaunch and the second run (a second long), the pings went on.
+    const gap = longestGap(posts(sdk, '/health'), firstAt, secondAt);
+    assert.ok(gap <= HEALTH_S * 1000 + SLACK_MS, `health pings stopped for ${gap} ms after one crash`);
+    // At the second crash in a row they stop, though the daemon relaunches it; no /shutdown: Agones acts.
+    const quietFrom = secondAt + HEALTH_S * 1000 + SLACK_MS;
+    // The third run checks in after the second crash, and is stable StableRunSeconds later at the earliest.
+    const quietTo = secondAt + STABLE_S * 1000;
+    await sleep(Math.max(0, quietTo - Date.now()));
+    const quiet = posts(sdk, '/health').filter((c) => c.at > quietFrom && c.at < quietTo);
+    assert.is(quiet.length, 0, 'no /health while the loop was at its limit');
     assert.is(posts(sdk, '/shutdown').length, 0, 'no /shutdown: the GameServer is let go Unhealthy');
-    assert.match(d.log(), /crashed 3 times in a row after checking in; no more Agones health pings/);
+    assert.match(d.log(), /crashed 2 times in a row after checking in; no more Agones health pings/);
+    // The third run stays up: after StableRunSeconds the loop is over and the pings come back.
+    await waitFor('the loop over', async () => (await status()).crashStreak === 0, 5_000);
+    const resumed = Date.now();
+    await waitFor('/health again', () => posts(sdk, '/health').some((c) => c.at >= resumed), 3_000);
+    assert.match(d.log(), /the crash loop is over \(a stable run\); Agones health pings resume/);
   });
 });
 

@@ -126,6 +126,8 @@ export class Instance implements InstanceControl {
         this.maintenance.updateChecked(e.available);
         break;
       case 'launch':
+        // Launched without the pending update: held back by a hold (at daemon start the plan is not taken up yet).
+        if (this.actor.getSnapshot().context.updatePending) this.maintenance.launchedWithUpdate();
         this.checkins.reset();
         this.startedAt = at;
         this.lastCheckinAt = null;

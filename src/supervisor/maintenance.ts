@@ -74,6 +74,14 @@ export class Maintenance {
     this.beginAction('update', when === null ? 'update' : 'request', when ?? this.policy());
   }
 
+  /**
+   * A server was launched with a found update still pending: a relaunch the machine kept on the installed build
+   * because of a hold (installsHeld). The update waits for the hold's end like any found update.
+   */
+  launchedWithUpdate(): void {
+    if (this.book.held()) this.beginAction('update', 'update', this.policy());
+  }
+
   /** The server went (asked or not): what was pending for it is done. */
   serverGone(): void {
     if (this.book.finish()) this.arm();

@@ -38,7 +38,8 @@ const s = daemonSuite<Ctx>('e2e maintenance', {
       key: 'held',
       port: ctx.ports.held,
       runCommand,
-      extra: maintenance(['RestartSchedule: "*/2 * * * * *"', 'TimeZone: UTC', 'When: Now']),
+      // Dummy: every check finds an update (revision + 1), for the crash during the hold.
+      extra: `      UpdateType: Dummy\n${maintenance(['RestartSchedule: "*/2 * * * * *"', 'TimeZone: UTC', 'When: Now'])}`,
     };
     ctx.heldYaml = testConfig({ extra, instances: [held] });
     return testConfig({
@@ -168,6 +169,18 @@ s('maintenance :: a hold holds a schedule back and outlives a daemon restart', a
     4_000,
   );
   assert.is((await status(ctx, 'held')).pid, held.pid, 'held: not restarted');
+
+  // A found update, then a crash during the hold: relaunched on the build it had; the update waits for the hold.
+  assert.is((await post(d.url, 'held', 'update')).status, 200);
+  await waitFor('the found update', async () => (await status(ctx, 'held')).updatePending === true, 4_000);
+  const crashed = await status(ctx, 'held');
+  process.kill(crashed.pid as number, 'SIGKILL');
+  await waitState(d, 'held', TOKEN, 'running', { notPid: crashed.pid });
+  const relaunched = await status(ctx, 'held');
+  assert.is(relaunched.revision, crashed.revision, 'the installed build');
+  assert.is(relaunched.updatePending, true, 'the update is still pending');
+  const m = relaunched.maintenance.pending;
+  assert.equal([m?.action, m?.waitingFor], ['update', 'hold']);
 
   await d.stop();
   const next = await startDaemon(ctx.heldYaml, { dir: ctx.dir });

@@ -325,6 +325,24 @@ holds('maintenance :: a crash during a hold keeps a found update pending until t
   h.runner.stop();
 });
 
+holds('maintenance :: a launch with an update still pending waits for the hold (after a crash)', () => {
+  const h = harness({ RestartSchedule: '*/10 * * * * *', TimeZone: 'UTC', When: 'Now' });
+  h.runner.start(null, false);
+  h.runner.launchedWithUpdate();
+  assert.is(h.runner.status().pending, null, 'unheld: the launch went through the install');
+  h.runner.hold(60_000, 'event');
+  h.clock.increment(10_000);
+  assert.is(h.runner.status().pending?.source, 'schedule');
+  // An update is found (the pending restart stays), then the server crashes and comes back without it.
+  h.runner.updateChecked(true);
+  h.runner.serverGone();
+  h.runner.launchedWithUpdate();
+  const s = h.runner.status();
+  assert.equal([s.pending?.action, s.pending?.waitingFor], ['update', 'hold']);
+  assert.equal(h.restarts, []);
+  h.runner.stop();
+});
+
 holds('maintenance :: an update found while held and no server runs waits for the hold', () => {
   const h = harness({ When: 'Now' });
   h.runner.start(null, false);

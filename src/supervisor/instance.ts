@@ -1,6 +1,6 @@
 import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
-import { refusalOf, unaskedRelaunch } from '../../machines/instance.context.ts';
+import { refusalOf } from '../../machines/instance.context.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
@@ -13,6 +13,7 @@ import { hasPreviousBuild } from '../updates/install/install.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { coalesceWindowMs, createCheckinCoalescer } from './checkin-coalescer.ts';
 import type { InstanceDeps } from './instance-deps.ts';
+import { maintenanceGuards, tellMaintenance } from './instance-maintenance.ts';
 import { createMaintenance } from './maintenance-host.ts';
 import type { Maintenance } from './maintenance.ts';
 import { createProcessHost } from './process-host.ts';
@@ -70,13 +71,7 @@ export class Instance implements InstanceControl {
         checkUpdate: createCheckActor(deps),
         rollback: createRollbackActor(() => deps.rollback()),
       },
-      // A found update waits for the maintenance policy (When, holds) instead of asking the server at once.
-      guards: {
-        asksOnFoundUpdate: () => false,
-        leftForRestart: () => this.maintenance.leftForRestart(),
-        // Crash handling is never held, the install it would bring is: the update waits for the hold's end.
-        installHeld: ({ context, event }) => unaskedRelaunch(context, event.type) && this.maintenance.installsHeld(),
-      },
+      guards: maintenanceGuards(() => this.maintenance),
     });
     const actor = createActor(machine, {
       input: { key: this.key, timing: instanceTiming(deps.config, deps.instance), revision: deps.revision },
@@ -106,28 +101,22 @@ export class Instance implements InstanceControl {
   private onEmitted(e: InstanceEmitted): void {
     const { bus, log } = this.deps;
     const at = Date.now();
+    tellMaintenance(this.maintenance, e, this.actor.getSnapshot().context);
     switch (e.type) {
       case 'alert': {
         // An operator's stop is information, not an alert.
         const level = e.kind === 'stopped' ? 'info' : 'alert';
         const message = alertMessage(this.key, e, e.kind === 'stopped' ? this.stopBy : undefined);
         if (e.kind === 'stopped') this.stopBy = '';
-        if (e.kind === 'stopped' || e.kind === 'failing') this.maintenance.serverGone();
         if (level === 'info') log.info(message);
         else log.warn(message);
         bus.emit('instance:alert', { key: this.key, kind: e.kind, level, message, exit: e.exit, at });
         break;
       }
       case 'restart':
-        this.maintenance.serverGone();
         bus.emit('instance:restart', { key: this.key, reason: e.reason, at });
         break;
-      case 'update-checked':
-        this.maintenance.updateChecked(e.available);
-        break;
       case 'launch':
-        // Launched without the pending update: held back by a hold (at daemon start the plan is not taken up yet).
-        if (this.actor.getSnapshot().context.updatePending) this.maintenance.launchedWithUpdate();
         this.checkins.reset();
         this.startedAt = at;
         this.lastCheckinAt = null;
@@ -143,8 +132,6 @@ export class Instance implements InstanceControl {
         break;
       case 'check-failed':
         log.warn('update check failed', { error: e.message });
-        // A policy asked with `update?when=` belongs to this check only.
-        this.maintenance.updateChecked(false);
         break;
       case 'rolled-back':
         log.info('rolled back to the previous build', { revision: e.revision ?? '(unknown)' });

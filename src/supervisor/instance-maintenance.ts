@@ -1,0 +1,42 @@
+/**
+ * Where an instance's statechart and its maintenance runner meet (issue 13): the guards the daemon provides from the
+ * maintenance plan, and what each fact the machine emits means for the runner.
+ */
+import { unaskedRelaunch, type InstanceContext } from '../../machines/instance.context.ts';
+import type { InstanceEmitted } from '../../machines/instance.types.ts';
+import type { Maintenance } from './maintenance.ts';
+
+/** The machine's guards that read the plan; `runner` is a getter, as the runner is made after the machine. */
+export function maintenanceGuards(runner: () => Maintenance) {
+  return {
+    // A found update waits for the maintenance policy (When, holds) instead of asking the server at once.
+    asksOnFoundUpdate: () => false,
+    leftForRestart: () => runner().leftForRestart(),
+    // Crash handling is never held, the install it would bring is: the update waits for the hold's end.
+    installHeld: ({ context, event }: { context: InstanceContext; event: { type: string } }) =>
+      unaskedRelaunch(context, event.type) && runner().installsHeld(),
+  };
+}
+
+/** Tells the runner what a fact the machine emitted means for it; `context` is the machine's as it is now. */
+export function tellMaintenance(runner: Maintenance, e: InstanceEmitted, context: InstanceContext): void {
+  switch (e.type) {
+    case 'alert':
+      if (e.kind === 'stopped' || e.kind === 'failing') runner.serverGone();
+      break;
+    case 'restart':
+      runner.serverGone();
+      break;
+    case 'update-checked':
+      runner.updateChecked(e.available);
+      break;
+    case 'check-failed':
+      // A policy asked with `update?when=` belongs to this check only.
+      runner.updateChecked(false);
+      break;
+    case 'launch':
+      // Launched without the pending update: held back by a hold (at daemon start the plan is not taken up yet).
+      if (context.updatePending) runner.launchedWithUpdate();
+      break;
+  }
+}

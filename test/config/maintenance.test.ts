@@ -34,7 +34,7 @@ test('maintenance: every problem at once, each with its Servers.Instances.<key>.
         '  When: Sometime',
         '  MaxDelayMinutes: -5',
       ],
-      beta: ['ApiPort: 1213', 'Maintenance:', '  MaxDelayMinutes: 0'],
+      beta: ['ApiPort: 1213', 'Maintenance:', '  MaxDelayMinutes: 0', '  MaxDelay: 5'],
     }),
   });
   const r = await loadConfig({ cwd: dir, env: {} });
@@ -51,6 +51,7 @@ test('maintenance: every problem at once, each with its Servers.Instances.<key>.
       `${at('alpha', 'When')}expected one of Now, RoundEnd, Empty, got "Sometime"`,
       `${at('alpha', 'MaxDelayMinutes')}expected a positive number of minutes, got -5`,
       `${at('beta', 'MaxDelayMinutes')}expected a positive number of minutes, got 0`,
+      `${at('beta', 'MaxDelay')}unknown key (expected one of RestartSchedule, UpdateSchedule, TimeZone, When, MaxDelayMinutes)`,
     ].sort(),
   );
 });

@@ -106,11 +106,16 @@ function serve() {
   })
     .on('error', (err) => console.error(`API port ${port}: ${err.message}`))
     .listen(port, '127.0.0.1');
-  ping(token);
-  setInterval(() => {
-    ping(token);
+  const stale = () => {
     if (mode === 'old-secret' && oldSecret && oldSecret !== token)
       ping(oldSecret, (status) => appendFileSync(join(dir, 'old-secret-answers'), `${key} ${status}\n`));
+  };
+  ping(token);
+  // At once as well as with every check-in: a launch cut short (a short run, a loaded machine) still tries one.
+  stale();
+  setInterval(() => {
+    ping(token);
+    stale();
   }, intervalMs);
   if (mode === 'crash-loop') setTimeout(() => process.exit(1), 500);
 }

@@ -35,8 +35,8 @@ export function tellMaintenance(runner: Maintenance, e: InstanceEmitted, context
       runner.updateChecked(false);
       break;
     case 'launch':
-      // Launched without the pending update: held back by a hold (at daemon start the plan is not taken up yet).
-      if (context.updatePending) runner.launchedWithUpdate();
+      // At daemon start the plan is not taken up yet: the first launch changes nothing.
+      runner.launched(context.updatePending);
       break;
   }
 }

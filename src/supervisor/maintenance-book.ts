@@ -64,12 +64,14 @@ export class MaintenanceBook {
     return true;
   }
 
-  /** The server went: the pending action is done; false when nothing was pending or a held update waits on. */
-  finish(): boolean {
+  /**
+   * The server went: the pending action is done; false when nothing was pending or a held update waits on. A held
+   * update is done only once a launch has `installed` it: a relaunch during the hold may not (installsHeld).
+   */
+  finish(installed = false): boolean {
     const p = this.plan.pending;
     if (p === null) return false;
-    // A held update was not installed by the relaunch (installsHeld): it waits for the hold's end still.
-    if (p.action === 'update' && waitsForHold(this.plan, this.clock.now())) return false;
+    if (p.action === 'update' && !installed && waitsForHold(this.plan, this.clock.now())) return false;
     announceDone(this.host, kindOf(p), p.forced ? 'forced' : 'done', this.clock.now());
     this.plan = finish(this.plan);
     this.persist();

@@ -75,11 +75,14 @@ export class Maintenance {
   }
 
   /**
-   * A server was launched with a found update still pending: a relaunch the machine kept on the installed build
-   * because of a hold (installsHeld). The update waits for the hold's end like any found update.
+   * A server was launched. With a found update still pending, the machine kept it on the installed build because of
+   * a hold (installsHeld): the update waits for the hold's end like any found update. Without one, a held update
+   * kept across the server's exit was installed on the way (a person's restart): it is done.
    */
-  launchedWithUpdate(): void {
-    if (this.book.held()) this.beginAction('update', 'update', this.policy());
+  launched(updatePending: boolean): void {
+    if (updatePending) {
+      if (this.book.held()) this.beginAction('update', 'update', this.policy());
+    } else if (this.book.plan.pending?.action === 'update' && this.book.finish(true)) this.arm();
   }
 
   /** The server went (asked or not): what was pending for it is done. */

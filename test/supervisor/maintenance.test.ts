@@ -328,7 +328,7 @@ holds('maintenance :: a crash during a hold keeps a found update pending until t
 holds('maintenance :: a launch with an update still pending waits for the hold (after a crash)', () => {
   const h = harness({ RestartSchedule: '*/10 * * * * *', TimeZone: 'UTC', When: 'Now' });
   h.runner.start(null, false);
-  h.runner.launchedWithUpdate();
+  h.runner.launched(true);
   assert.is(h.runner.status().pending, null, 'unheld: the launch went through the install');
   h.runner.hold(60_000, 'event');
   h.clock.increment(10_000);
@@ -336,10 +336,26 @@ holds('maintenance :: a launch with an update still pending waits for the hold (
   // An update is found (the pending restart stays), then the server crashes and comes back without it.
   h.runner.updateChecked(true);
   h.runner.serverGone();
-  h.runner.launchedWithUpdate();
+  h.runner.launched(true);
   const s = h.runner.status();
   assert.equal([s.pending?.action, s.pending?.waitingFor], ['update', 'hold']);
   assert.equal(h.restarts, []);
+  h.runner.stop();
+});
+
+holds("maintenance :: a person's restart during a hold installs the held update: done at its launch", () => {
+  const h = harness({ When: 'Now' });
+  h.runner.start(null, false);
+  h.runner.hold(60_000, 'event');
+  h.runner.updateChecked(true);
+  // The server goes for the restart; the update is still held until the launch shows it installed.
+  h.runner.serverGone();
+  assert.is(h.runner.status().pending?.action, 'update');
+  h.runner.launched(false);
+  assert.is(h.runner.status().pending, null);
+  assert.equal(h.events.at(-1), { type: 'maintenance:done', key: 'alpha', kind: 'update', how: 'done', at: START });
+  h.runner.release();
+  assert.equal(h.restarts, [], 'nothing left for the hold to let through');
   h.runner.stop();
 });
 

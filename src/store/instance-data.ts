@@ -1,4 +1,4 @@
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeError } from '../errors.ts';
@@ -108,8 +108,8 @@ export async function readInstanceData(dir: string, updateType: string | null, l
   const checked = why === undefined ? v.safeParse(InstanceDataSchema, parsed) : undefined;
   if (!checked?.success) {
     why ??= `unexpected content at ${checked?.issues.map((i) => v.getDotPath(i) ?? '(root)').join(', ')}`;
-    const aside = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     try {
+      const aside = await freeName(`${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`);
       await rename(file, aside);
       log.warn('data.json was corrupt; set it aside and starting without a known revision', {
         file,
@@ -168,6 +168,18 @@ export async function instanceDataKind(dir: string): Promise<'missing' | 'legacy
   } catch {
     return 'ours';
   }
+}
+
+/**
+ * `name`, or `name-2`, `name-3`, … when taken: a second corrupt file set aside within the same millisecond must not
+ * replace the first (rename overwrites), or the copy kept for a person to look at is lost.
+ */
+async function freeName(name: string): Promise<string> {
+  for (let n = 1; n < 1000; n++) {
+    const candidate = n === 1 ? name : `${name}-${n}`;
+    if (!(await stat(candidate).catch(() => null))) return candidate;
+  }
+  throw new Error(`could not find a free name beside ${name}`);
 }
 
 /** Pending writes per folder, so writes land in the order they were made. */

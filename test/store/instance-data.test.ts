@@ -97,6 +97,24 @@ for (const [what, text] of [
   });
 }
 
+s('data :: two corrupt files set aside within one millisecond are both kept', async ({ dir }) => {
+  // The same clock reading for both set-asides, as on a fast machine.
+  const toISOString = Date.prototype.toISOString;
+  Date.prototype.toISOString = () => '2026-01-01T00:00:00.000Z';
+  try {
+    for (const text of ['{', '[']) {
+      await writeFile(join(dir, DATA_FILE), text);
+      await readInstanceData(dir, 'Dummy', recordingLogger());
+    }
+  } finally {
+    Date.prototype.toISOString = toISOString;
+  }
+  const aside = `${DATA_FILE}.corrupt-2026-01-01T00-00-00-000Z`;
+  assert.equal((await readdir(dir)).sort(), [aside, `${aside}-2`]);
+  assert.is(await readFile(join(dir, aside), 'utf8'), '{', 'the first is not overwritten');
+  assert.is(await readFile(join(dir, `${aside}-2`), 'utf8'), '[');
+});
+
 s('data :: the warning about a corrupt file never carries its secret', async ({ dir }) => {
   await writeFile(join(dir, DATA_FILE), JSON.stringify(sample('r1')).slice(0, -3));
   const log = recordingLogger();

@@ -268,7 +268,11 @@ for (const c of CASES.filter((c) => THROUGH_THE_DAEMON.includes(c.name))) {
 }
 
 malformed('watchdog start :: every case named to run through the daemon exists', () => {
-  for (const name of THROUGH_THE_DAEMON) assert.ok(CASES.some((c) => c.name === name), name);
+  for (const name of THROUGH_THE_DAEMON)
+    assert.ok(
+      CASES.some((c) => c.name === name),
+      name,
+    );
 });
 
 malformed('load :: at least 12 distinct malformed configs are covered', () => {

@@ -121,3 +121,19 @@ export type Bus = Emitter<BusEvents>;
 export function createBus(): Bus {
   return mitt<BusEvents>();
 }
+
+/** Handlers by event name, as `subscribe` takes them. */
+export type BusHandlers = { [K in keyof BusEvents]?: (event: BusEvents[K]) => void };
+
+/**
+ * Subscribes each handler to its event; the function returned unsubscribes them all, so a subscriber lists its
+ * events once.
+ */
+export function subscribe(bus: Bus, handlers: BusHandlers): () => void {
+  // Each entry pairs a name with its own handler type, which the list form cannot say.
+  const entries = Object.entries(handlers) as Array<[keyof BusEvents, (event: BusEvents[keyof BusEvents]) => void]>;
+  for (const [type, handler] of entries) bus.on(type, handler);
+  return () => {
+    for (const [type, handler] of entries) bus.off(type, handler);
+  };
+}

@@ -1,4 +1,4 @@
-import type { Bus, BusEvents } from '../bus.ts';
+import { type Bus, type BusEvents, subscribe } from '../bus.ts';
 import type { AgonesConfig } from '../config/agones-schema.ts';
 import { AgonesSdk } from '../kit/agones.ts';
 import { startPlayerReports } from '../kit/agones-players.ts';
@@ -127,8 +127,7 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
       reports.tick(true);
     });
   };
-  bus.on('instance:state', onState);
-  bus.on('instance:checkin', onCheckin);
+  const unsubscribe = subscribe(bus, { 'instance:state': onState, 'instance:checkin': onCheckin });
 
   const watching = followGameServer(sdk, signal, log, (gs) => {
     gameServer = gs.object_meta?.name ?? gameServer;
@@ -141,8 +140,7 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
 
   const stop = async () => {
     if (signal.aborted) return;
-    bus.off('instance:state', onState);
-    bus.off('instance:checkin', onCheckin);
+    unsubscribe();
     pings.stop();
     clearInterval(playersTimer);
     // A /shutdown under way is let finish (it is bounded) before the calls are cancelled.

@@ -5,7 +5,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
-import type { AlertKind, Bus, BusEvents, RestartReason } from '../bus.ts';
+import { type AlertKind, type Bus, type BusEvents, type RestartReason, subscribe } from '../bus.ts';
 import { statePaths } from '../chart/index.ts';
 import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
 import type { Families } from './families.ts';
@@ -74,8 +74,6 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const updates = new Tally<'instance' | 'result'>();
   /** The last installed update of each instance: how long it took (s) and what it downloaded (bytes). */
   const lastUpdate = new Map<string, { seconds?: number; bytes?: number }>();
-  const onRestart = (e: BusEvents['instance:restart']) => restarts.inc({ instance: e.key, reason: e.reason });
-  const onAlert = (e: BusEvents['instance:alert']) => alerts.inc({ instance: e.key, kind: e.kind });
   const onUpdate = (e: BusEvents['instance:update']) => {
     if (e.phase === 'failed' || e.phase === 'none') downloaded.delete(e.key);
     if ((e.phase === 'download' || e.phase === 'verify') && e.bytes !== undefined) downloaded.set(e.key, e.bytes);
@@ -90,9 +88,11 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       downloaded.delete(e.key);
     }
   };
-  bus.on('instance:restart', onRestart);
-  bus.on('instance:alert', onAlert);
-  bus.on('instance:update', onUpdate);
+  const unsubscribe = subscribe(bus, {
+    'instance:restart': (e) => restarts.inc({ instance: e.key, reason: e.reason }),
+    'instance:alert': (e) => alerts.inc({ instance: e.key, kind: e.kind }),
+    'instance:update': onUpdate,
+  });
 
   /** prom-client exposes a labelled counter only once touched: zero for every known instance, so rate() starts at 0. */
   const touchCounters = ({ restarts, alerts, updates }: Families, key: string) => {
@@ -175,9 +175,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       return reg.metrics();
     },
     stop() {
-      bus.off('instance:restart', onRestart);
-      bus.off('instance:alert', onAlert);
-      bus.off('instance:update', onUpdate);
+      unsubscribe();
       loop.disable();
     },
   };

@@ -1,4 +1,4 @@
-import type { Bus, BusEvents, Notice } from '../bus.ts';
+import { type Bus, type Notice, subscribe } from '../bus.ts';
 import { describeError } from '../errors.ts';
 import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
 import { noticeFromAlert, noticeFromUpdate, type LaunchSeen } from './notices.ts';
@@ -44,28 +44,18 @@ export function createNotifier(opts: NotifierOptions): Notifier {
       opts.log.error('could not build a chat notification', { error: describeError(err) });
     }
   };
-  const onLaunch = (e: BusEvents['instance:launch']) => launches.set(e.key, { at: e.at, revision: e.revision });
-  const onAlert = (e: BusEvents['instance:alert']) => tell(() => noticeFromAlert(e, launches.get(e.key)));
-  const onUpdate = (e: BusEvents['instance:update']) => tell(() => noticeFromUpdate(e));
-  const onNotice = (e: Notice) => tell(() => e);
-  const onPending = (e: BusEvents['maintenance:pending']) => tell(() => noticeFromPending(e));
-  const onDone = (e: BusEvents['maintenance:done']) => tell(() => noticeFromDone(e));
-
-  bus.on('instance:launch', onLaunch);
-  bus.on('instance:alert', onAlert);
-  bus.on('instance:update', onUpdate);
-  bus.on('instance:notice', onNotice);
-  bus.on('maintenance:pending', onPending);
-  bus.on('maintenance:done', onDone);
+  const unsubscribe = subscribe(bus, {
+    'instance:launch': (e) => launches.set(e.key, { at: e.at, revision: e.revision }),
+    'instance:alert': (e) => tell(() => noticeFromAlert(e, launches.get(e.key))),
+    'instance:update': (e) => tell(() => noticeFromUpdate(e)),
+    'instance:notice': (e) => tell(() => e),
+    'maintenance:pending': (e) => tell(() => noticeFromPending(e)),
+    'maintenance:done': (e) => tell(() => noticeFromDone(e)),
+  });
 
   return {
     async stop() {
-      bus.off('instance:launch', onLaunch);
-      bus.off('instance:alert', onAlert);
-      bus.off('instance:update', onUpdate);
-      bus.off('instance:notice', onNotice);
-      bus.off('maintenance:pending', onPending);
-      bus.off('maintenance:done', onDone);
+      unsubscribe();
       await Promise.allSettled([...senders.values()].map((s) => s.stop()));
     },
   };

@@ -41,12 +41,8 @@ export class PlayerPoll {
 
   constructor(
     private readonly read: () => Promise<number | null>,
-    private readonly answered: (players: number | null) => void,
+    private readonly answered: (players: number) => void,
   ) {}
-
-  get polling(): boolean {
-    return this.inFlight;
-  }
 
   start(): void {
     if (this.inFlight) return;
@@ -54,7 +50,8 @@ export class PlayerPoll {
     this.read().then(
       (n) => {
         this.inFlight = false;
-        this.answered(n);
+        // A server that gives no count is asked again at the next poll, not at once.
+        if (n !== null) this.answered(n);
       },
       () => {
         this.inFlight = false;

@@ -171,6 +171,17 @@ policy('maintenance :: Empty restarts on the first poll that reports 0 players, 
   h.runner.stop();
 });
 
+policy('maintenance :: a server that gives no player count is asked again at the next poll, not at once', async () => {
+  const h = harness({ When: 'Empty' });
+  h.runner.start(null, false);
+  h.players = [];
+  h.runner.requestRestart('Empty');
+  await h.advance(2_500);
+  assert.is(h.polls, 3, 'one poll at once, then one a second, as with a count');
+  assert.equal(h.restarts, []);
+  h.runner.stop();
+});
+
 policy('maintenance :: MaxDelayMinutes forces a graceful restart while players stay on', async () => {
   const h = harness({ When: 'Empty', MaxDelayMinutes: 0.5 });
   h.runner.start(null, false);

@@ -6,7 +6,8 @@ export type { AlertKind, RestartReason };
 
 /**
  * What a chat notification is about; `Notification.Routes[].Events` names these. `loop` covers crash and hang loops;
- * `scheduled-restart` and `hold` come from maintenance, which emits them as `instance:notice`.
+ * `scheduled-restart` and `hold` come from maintenance's `maintenance:pending`/`maintenance:done`, which the notifier
+ * turns into notices (src/notify/maintenance-notices.ts).
  */
 export const NOTICE_KINDS = [
   'crash',
@@ -22,8 +23,8 @@ export const NOTICE_KINDS = [
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /**
- * A notification for people, as `instance:notice` carries it to the chat routes (src/notify/). Alerts and updates
- * are turned into notices by the notifier itself; anything else worth telling (maintenance) emits one directly.
+ * A notification for people, as the chat routes take it (src/notify/). Alerts, updates and maintenance events are
+ * turned into notices by the notifier itself; `instance:notice` carries one from anywhere else.
  */
 export interface Notice {
   key: string;

@@ -1,5 +1,6 @@
 /** `Agones`: the daemon as the wrapper of one engine server in an Agones GameServer pod (docs/agones.md). */
 import * as v from 'valibot';
+import { Port } from './port-schema.ts';
 
 /** Agones' own default REST port of the SDK server, used when neither `Agones.Port` nor the variable says. */
 export const DEFAULT_SDK_PORT = 9358;
@@ -24,14 +25,7 @@ export const AgonesSchema = v.strictObject(
     /** Between two `/health` pings; well inside Agones' window (periodSeconds × failureThreshold, 5 × 3 by default). */
     HealthSeconds: seconds(2, 60, 'a health ping further apart gets the GameServer marked Unhealthy'),
     /** The SDK server's REST port; default `AGONES_SDK_HTTP_PORT`, else 9358. */
-    Port: v.optional(
-      v.pipe(
-        v.number('expected an integer 1-65535'),
-        v.integer('expected an integer 1-65535'),
-        v.minValue(1, 'expected an integer 1-65535'),
-        v.maxValue(65535, 'expected an integer 1-65535'),
-      ),
-    ),
+    Port: v.optional(Port),
     /**
      * Crashes in one loop (after check-ins, no stable run between them) after which `/health` stops, so Agones marks
      * the GameServer Unhealthy and replaces the pod; at least 2, so one crash and relaunch never does.
@@ -49,7 +43,6 @@ export const AgonesSchema = v.strictObject(
   },
   'expected a map of Agones settings (Enabled, HealthSeconds, Port, PlayersSeconds, CrashLoopLimit)',
 );
-export type AgonesSettings = v.InferOutput<typeof AgonesSchema>;
 
 /** Agones mode as the daemon runs it. */
 export interface AgonesConfig {

@@ -4,11 +4,6 @@
  */
 import { Cron } from 'croner';
 
-/** The host's IANA time zone, the default of `Maintenance.TimeZone`. */
-export function hostTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone;
-}
-
 /** Why `zone` is not a time zone this host knows, or null when it is. */
 export function timeZoneProblem(zone: string): string | null {
   try {

@@ -4,6 +4,8 @@ import { cronProblem, timeZoneProblem } from './cron.ts';
 
 export const MAINTENANCE_POLICIES = ['Now', 'RoundEnd', 'Empty'] as const;
 export type MaintenancePolicy = (typeof MAINTENANCE_POLICIES)[number];
+/** The longest wait in minutes that a Node timer can keep (2^31-1 ms, about 24 days). */
+export const MAX_DELAY_MINUTES = 35_791;
 
 const Cron = v.pipe(
   v.string('expected a cron schedule such as "0 6 * * *"'),
@@ -37,7 +39,10 @@ export const MaintenanceSchema = v.strictObject(
         v.number('expected a number of minutes'),
         v.gtValue(0, 'expected a positive number of minutes'),
         // The deadline becomes a timer: keep it within the longest one (about 24 days).
-        v.maxValue(35_791, 'expected at most 35791 minutes (about 24 days, the longest timer)'),
+        v.maxValue(
+          MAX_DELAY_MINUTES,
+          `expected at most ${MAX_DELAY_MINUTES} minutes (about 24 days, the longest timer)`,
+        ),
       ),
       120,
     ),

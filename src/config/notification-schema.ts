@@ -36,4 +36,3 @@ export const NotificationSchema = v.strictObject(
 );
 
 export type NotificationSettings = v.InferOutput<typeof NotificationSchema>;
-export type RouteSettings = v.InferOutput<typeof RouteSchema>;

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { AgonesSchema } from './agones-schema.ts';
+import { Port } from './port-schema.ts';
 import { MaintenanceSchema } from './maintenance-schema.ts';
 import { NotificationSchema } from './notification-schema.ts';
 
@@ -17,12 +18,6 @@ const Mapping = (message: string) =>
   v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), message);
 /** Accepted because the real watchdog accepts it, ignored here; load.ts turns its presence into a warning. */
 const Ignored = v.optional(v.unknown());
-const Port = v.pipe(
-  v.number('expected an integer 1-65535'),
-  v.integer('expected an integer 1-65535'),
-  v.minValue(1, 'expected an integer 1-65535'),
-  v.maxValue(65535, 'expected an integer 1-65535'),
-);
 /**
  * The longest wait in seconds: every one becomes a Node timer, and a timer longer than 2^31-1 ms (about 24.8 days)
  * fires after 1 ms instead, so `TimeoutSeconds: 1e10` (or `1e400`, which is Infinity) would declare a hang at once.

@@ -1,4 +1,5 @@
 import { type Context, Hono } from 'hono';
+import { MAINTENANCE_POLICIES, MAX_DELAY_MINUTES } from '../config/maintenance-schema.ts';
 import { describeError } from '../errors.ts';
 import { authorize, refusal } from './authorize.ts';
 import type { HttpDeps } from './deps.ts';
@@ -7,10 +8,10 @@ import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
 const ACTIONS: readonly ControlAction[] = ['restart', 'update', 'stop', 'rollback'];
-const POLICIES: readonly MaintenancePolicy[] = ['Now', 'RoundEnd', 'Empty'];
+const POLICIES: readonly MaintenancePolicy[] = MAINTENANCE_POLICIES;
 /** A hold without `minutes` lasts an hour; the longest is the longest timer (about 24 days). */
 const HOLD_DEFAULT_MINUTES = 60;
-const HOLD_MAX_MINUTES = 35_791;
+const HOLD_MAX_MINUTES = MAX_DELAY_MINUTES;
 
 /** A request the route cannot take: its status and why. */
 type Refused = { status: 400 | 409; error: string };

@@ -6,6 +6,7 @@
  * fails when the app serves a route that no table lists.
  */
 import * as v from 'valibot';
+import { MAINTENANCE_POLICIES } from '../config/maintenance-schema.ts';
 import type { AgonesStatus, InstanceStatus, LastExitStatus, MaintenanceStatus } from '../supervisor/contract.ts';
 
 export const LastExitSchema = v.object({
@@ -16,7 +17,7 @@ export const LastExitSchema = v.object({
 });
 
 const Iso = v.pipe(v.string(), v.description('ISO 8601 time'));
-const Policy = v.picklist(['Now', 'RoundEnd', 'Empty']);
+const Policy = v.picklist(MAINTENANCE_POLICIES);
 
 export const MaintenanceStatusSchema = v.object({
   policy: v.pipe(Policy, v.description('Maintenance.When of the instance')),

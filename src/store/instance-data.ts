@@ -1,6 +1,7 @@
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
+import { MAINTENANCE_POLICIES } from '../config/maintenance-schema.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 
@@ -28,7 +29,7 @@ const SpawningSchema = v.object({
   launchedAt: v.string(),
 });
 
-const Policy = v.picklist(['Now', 'RoundEnd', 'Empty']);
+const Policy = v.picklist(MAINTENANCE_POLICIES);
 /** A maintenance plan (issue 13): the pending restart or update and a hold, so both outlive a daemon restart. */
 const MaintenanceDataSchema = v.object({
   pending: v.nullable(

@@ -63,8 +63,8 @@ export interface MaintenanceStatus {
   nextRestart: string | null;
   nextUpdateCheck: string | null;
   /**
-   * The revision of a found update already downloaded and made ready (CiServer, Manifest), so the install when its
-   * moment comes is only a swap; null when none waits or the provider does its work at install time (Git, Local).
+   * The revision of a found update already downloaded and made ready (CiServer, Manifest, Git), so the install when
+   * its moment comes is only a swap; null when none waits or the provider has nothing to fetch (Local, Dummy).
    */
   staged: string | null;
   /** Scheduled restarts and automatic update installs wait until `until` (ISO). */

@@ -1,9 +1,9 @@
 /** The `maintenance:*` facts the runner puts on the bus: once when an action or hold begins, once when it ends. */
-import type { MaintenanceKind } from '../bus.ts';
+import type { BusEvents, MaintenanceKind } from '../bus.ts';
 import type { MaintenanceHost } from './maintenance-types.ts';
 import type { PendingAction } from './maintenance-plan.ts';
 
-export type DoneHow = 'done' | 'forced' | 'released' | 'expired' | 'dropped';
+export type DoneHow = BusEvents['maintenance:done']['how'];
 
 /** A scheduled restart, a person's restart or an update, as the notifications name them. */
 export const kindOf = (p: PendingAction): MaintenanceKind =>

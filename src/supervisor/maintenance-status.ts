@@ -1,6 +1,6 @@
 /** The `maintenance` field of the status JSON, from a maintenance plan at a time (pure). */
 import type { MaintenancePolicy, MaintenanceStatus } from './contract.ts';
-import { waitsForHold, type MaintenancePlan, type PendingAction } from './maintenance-plan.ts';
+import { heldAt, waitsForHold, type MaintenancePlan, type PendingAction } from './maintenance-plan.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 
@@ -9,7 +9,7 @@ function waitingFor(
   plan: MaintenancePlan,
   p: PendingAction,
   now: number,
-): MaintenanceStatus['pending'] extends infer P ? (P extends { waitingFor: infer W } ? W : never) : never {
+): NonNullable<MaintenanceStatus['pending']>['waitingFor'] {
   if (waitsForHold(plan, now)) return 'hold';
   if (p.carried || p.when === 'Now') return 'exit';
   return p.when === 'Empty' ? 'players' : 'round-end';
@@ -22,7 +22,7 @@ export function maintenanceStatus(
   staged: string | null = null,
 ): MaintenanceStatus {
   const p = plan.pending;
-  const h = plan.hold !== null && plan.hold.until > now ? plan.hold : null;
+  const h = heldAt(plan, now) ? plan.hold : null;
   return {
     policy: schedule.policy,
     pending:

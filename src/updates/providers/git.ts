@@ -37,8 +37,8 @@ export function createGitProvider(
   const clientCvars = createClientCvars({ key: instance.key, dir: instance.dir, publicBaseUrl: ctx.publicBaseUrl });
   const clientPattern = updates.ClientArtifact ?? DEFAULT_CLIENT_PATTERN;
   const staged = createStagedBuilds(instance.dir);
-  /** The client zip of a staged build, by commit, waiting in the scratch folder for its server's install. */
-  const stagedClients = new Map<string, { path: string; name: string }>();
+  /** The client zip of the staged build, with its commit, waiting in the scratch folder for its server's install. */
+  let stagedClient: { head: string; path: string; name: string } | null = null;
 
   const repo = (sink?: WriteStream): RepoContext => ({
     instanceDir: instance.dir,
@@ -104,9 +104,9 @@ export function createGitProvider(
           ? null
           : await findArtifact(sourceDir, plan.clientPattern, 'Updates.ClientArtifact');
       // The client of a build staged before is replaced with it.
-      for (const [other, old] of stagedClients) {
-        stagedClients.delete(other);
-        await rm(old.path, { force: true });
+      if (stagedClient) {
+        await rm(stagedClient.path, { force: true });
+        stagedClient = null;
       }
       let kept: { path: string; name: string } | null = null;
       try {
@@ -137,7 +137,7 @@ export function createGitProvider(
           throw err;
         }
         await rm(server, { force: true });
-        if (kept) stagedClients.set(head, kept);
+        if (kept) stagedClient = { head, ...kept };
         return newBin;
       } catch (err) {
         if (kept) await rm(kept.path, { force: true });
@@ -148,9 +148,9 @@ export function createGitProvider(
 
   /** Moves the client zip of the build of `head`, now installed, into binaries/ in place of the old one. */
   async function publishClient(head: string): Promise<void> {
-    const kept = stagedClients.get(head);
-    if (!kept) return;
-    stagedClients.delete(head);
+    const kept = stagedClient;
+    if (kept?.head !== head) return;
+    stagedClient = null;
     await mkdir(binariesDir, { recursive: true });
     for (const old of await publishedClients())
       if (old !== kept.name) await rm(join(binariesDir, old), { force: true });

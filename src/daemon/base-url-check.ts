@@ -1,5 +1,32 @@
+import { get as httpGet } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+
+/**
+ * GET `url` and parse its JSON, on node:http(s): fetch would load Node's undici, several MB the daemon otherwise
+ * never needs while it idles (bench/footprint.ts).
+ */
+function getJson(url: string, timeoutMs: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const get = url.startsWith('https:') ? httpsGet : httpGet;
+    const req = get(url, { timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        if ((res.statusCode ?? 0) >= 400) return reject(new Error(`HTTP ${res.statusCode}`));
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        } catch (err) {
+          reject(new Error('the answer is not JSON', { cause: err }));
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+  });
+}
 
 /**
  * `BaseUrl` is the public address clients are given (the client download of Local and non-hybrid Git builds).
@@ -9,9 +36,7 @@ import type { Logger } from '../log.ts';
 export async function checkBaseUrlReachesUs(baseUrl: string, log: Logger, timeoutMs = 3000): Promise<boolean> {
   const url = new URL('health', baseUrl).href;
   try {
-    // Loaded here, after the daemon listens: the HTTP client is not needed to start (bench/footprint.ts).
-    const { ofetch } = await import('ofetch');
-    const res = await ofetch<{ pid?: number }>(url, { timeout: timeoutMs, retry: 0 });
+    const res = ((await getJson(url, timeoutMs)) ?? {}) as { pid?: unknown };
     if (res.pid === process.pid) return true;
     log.warn(
       `BaseUrl ${baseUrl} answers, but not from this watchdog (pid ${String(res.pid)}): clients given it (client downloads of Local and Git builds) reach another server. Game servers are not affected. Fix BaseUrl in appsettings.yml if clients should reach this watchdog there.`,

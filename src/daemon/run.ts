@@ -3,7 +3,7 @@ import { createBus } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { createApp } from '../http/app.ts';
-import { checkinFastPath } from '../http/checkin-fast-path.ts';
+import { checkinFastPath, firstOf, healthFastPath } from '../http/checkin-fast-path.ts';
 import { createAuditLog } from '../http/audit.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { startHttpServers } from '../http/server.ts';
@@ -80,7 +80,8 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     );
   let stopCheckinLog = startCheckinLog(config);
   const app = createApp({ registry, bus, log: log.child('http'), version: VERSION, admin: () => current.admin });
-  const http = await startHttpServers(app, config.listen, { fastPath: checkinFastPath(registry) });
+  const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, VERSION));
+  const http = await startHttpServers(app, config.listen, { fastPath });
   // After the bind: a daemon that cannot listen exits without having created any folder.
   const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
   const urls = http.bound.map((b) => b.url);

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authorize } from './authorize.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
+import { healthBody } from './info-routes.ts';
 
 /** Answers a request before the Hono app sees it, or returns false to leave it to the app. */
 export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -29,3 +30,28 @@ export function checkinFastPath(registry: InstanceRegistry): FastPath {
     return true;
   };
 }
+
+/**
+ * `GET /health` (and HEAD) answered on node:http with the app's body: health probes poll it all day, and a daemon
+ * whose only traffic is probes and check-ins then never builds a Fetch Request, which would load Node's undici
+ * (several MB, and tens of ms at start: bench/footprint.ts). A query or another method goes on to the app.
+ */
+export function healthFastPath(registry: InstanceRegistry, version: string): FastPath {
+  return (req, res) => {
+    if (req.url !== '/health' || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+    // As the app answers a HEAD: the type, no length.
+    if (req.method === 'HEAD') {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end();
+      return true;
+    }
+    const body = JSON.stringify(healthBody(registry, version));
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
+    return true;
+  };
+}
+
+/** The first of `paths` that answers. */
+export const firstOf =
+  (...paths: FastPath[]): FastPath =>
+  (req, res) =>
+    paths.some((p) => p(req, res));

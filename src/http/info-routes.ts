@@ -26,22 +26,24 @@ export const infoRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
+/**
+ * The body of `GET /health`. pid lets the daemon check at start that BaseUrl reaches this very process
+ * (src/daemon/base-url-check.ts); the uptime is the process's.
+ */
+export function healthBody(registry: HttpDeps['registry'], version: string): Health {
+  const instances: Record<string, string> = {};
+  for (const inst of registry.list()) instances[inst.key] = inst.status().state;
+  return { status: 'ok', version, pid: process.pid, uptimeSeconds: Math.floor(process.uptime()), instances };
+}
+
 /** `GET /watchdog/padlock` and `GET /health`, no auth; mounted at `/`. */
 export function infoRoutes({ registry, version }: HttpDeps): Hono {
   const app = new Hono();
-  const startedAt = Date.now();
 
   app.get('/watchdog/padlock', (c) => c.body(PADLOCK, 200, { 'Content-Type': 'text/plain; charset=utf-8' }));
   app.all('/watchdog/padlock', methodNotAllowed('GET, HEAD'));
 
-  app.get('/health', (c) => {
-    const instances: Record<string, string> = {};
-    for (const inst of registry.list()) instances[inst.key] = inst.status().state;
-    const uptimeSeconds = Math.floor((Date.now() - startedAt) / 1000);
-    // pid lets the daemon check at start that BaseUrl reaches this very process (src/daemon/base-url-check.ts).
-    const body: Health = { status: 'ok', version, pid: process.pid, uptimeSeconds, instances };
-    return c.json(body);
-  });
+  app.get('/health', (c) => c.json(healthBody(registry, version)));
   app.all('/health', methodNotAllowed('GET, HEAD'));
 
   return app;

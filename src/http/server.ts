@@ -1,5 +1,4 @@
-import { createServer } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
+import { createServer, type RequestListener } from 'node:http';
 import type { Hono } from 'hono';
 import type { ListenAddress } from '../config/listen.ts';
 import type { FastPath } from './checkin-fast-path.ts';
@@ -32,7 +31,21 @@ export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpSer
   const host = opts.host ?? '127.0.0.1';
   const graceMs = opts.graceMs ?? 250;
   return new Promise((resolve, reject) => {
-    const toApp = getRequestListener(app.fetch, { hostname: host });
+    // @hono/node-server reads the global Request as it loads, which loads Node's undici: it is loaded with the
+    // first request the fast path leaves to the app, not at start (bench/footprint.ts).
+    let loaded: RequestListener | null = null;
+    let loading: Promise<RequestListener> | null = null;
+    const toApp: RequestListener = (req, res) => {
+      if (loaded) return void loaded(req, res);
+      loading ??= import('@hono/node-server').then(({ getRequestListener }) => {
+        loaded = getRequestListener(app.fetch, { hostname: host });
+        return loaded;
+      });
+      loading.then(
+        (listener) => listener(req, res),
+        () => res.writeHead(500).end(),
+      );
+    };
     const fast = opts.fastPath;
     const server = createServer(fast ? (req, res) => void (fast(req, res) || toApp(req, res)) : toApp);
     const onError = (err: Error) =>

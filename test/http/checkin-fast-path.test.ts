@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
+import { checkinFastPath, firstOf, healthFastPath } from '../../src/http/checkin-fast-path.ts';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
 import { authCases, basic, harness, memoryInstance, memoryRegistry, type MemoryInstance } from './support.ts';
 
@@ -87,6 +87,34 @@ test('with the real app every answer is the one the app gives alone, headers inc
   }
   const accepted = ctx.alpha.calls.filter((c) => c === 'checkin').length;
   assert.ok(accepted >= 4, `accepted check-ins counted on both servers (${accepted})`);
+});
+
+test('GET and HEAD /health on the fast path answer as the app does, headers included; the rest goes to the app', async (ctx) => {
+  const registry = memoryRegistry(ctx.alpha);
+  const version = '9.9.9-test';
+  const plain = await startHttpServer(harness(registry).app, { port: 0 });
+  const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, version));
+  const fast = await startHttpServer(harness(registry).app, { port: 0, fastPath });
+  // An app that knows no route shows what the fast path leaves to the app.
+  const empty = new Hono();
+  empty.notFound((c) => c.text('app', 404));
+  const bare = await startHttpServer(empty, { port: 0, fastPath });
+  ctx.servers.push(plain, fast, bare);
+  for (const method of ['GET', 'HEAD']) {
+    const want = await answer(`${plain.url}/health`, { method });
+    const got = await answer(`${fast.url}/health`, { method });
+    assert.equal(got, want, method);
+    assert.equal((await answer(`${bare.url}/health`, { method })).status, 200, `${method}: from the fast path`);
+  }
+  const health = JSON.parse((await answer(`${fast.url}/health`, {})).body) as Record<string, unknown>;
+  assert.equal(health.instances, { alpha: ctx.alpha.status().state });
+  assert.is(health.version, version);
+  for (const [path, method] of [
+    ['/health', 'POST'],
+    ['/health?x=1', 'GET'],
+    ['/health/', 'GET'],
+  ] as const)
+    assert.equal((await answer(bare.url + path, { method })).body, 'app', `${method} ${path}`);
 });
 
 test.run();

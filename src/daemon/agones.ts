@@ -1,4 +1,4 @@
-import { startAgonesWrapper, type AgonesWrapper } from '../agones/wrapper.ts';
+import type { AgonesWrapper } from '../agones/wrapper.ts';
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
@@ -7,10 +7,17 @@ import type { InstanceControl, InstanceRegistry } from '../supervisor/contract.t
 /**
  * Agones mode for the composition root: the wrapper of the one configured instance (config checks made sure there
  * is exactly one), or null when Agones mode is off. Made before the instances start, so it sees the first check-in.
+ * Loaded only in Agones mode: the SDK client brings an HTTP client and its fetch polyfill, which load Node's undici.
  */
-export function startAgones(config: ResolvedConfig, bus: Bus, log: Logger, registry: InstanceRegistry) {
+export async function startAgones(
+  config: ResolvedConfig,
+  bus: Bus,
+  log: Logger,
+  registry: InstanceRegistry,
+): Promise<AgonesWrapper | null> {
   const instance = config.instances[0];
   if (!config.agones || !instance) return null;
+  const { startAgonesWrapper } = await import('../agones/wrapper.ts');
   return startAgonesWrapper({
     config: config.agones,
     instance: {

@@ -11,6 +11,7 @@ import { createLogger } from '../log.ts';
 import { createNotifier, type NotifierOptions } from '../notify/notifier.ts';
 import { routesFrom } from '../notify/routes.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
+import type { AgonesWrapper } from '../agones/wrapper.ts';
 import { startAgones, withAgonesStatus } from './agones.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
@@ -63,7 +64,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   let notifier = startNotifier(config);
   // The HTTP server must listen before the supervisor exists: servers need its bound address as watchdog.baseUrl.
   let supervisor: Supervisor | null = null;
-  let agones: ReturnType<typeof startAgones> = null;
+  let agones: AgonesWrapper | null = null;
   const instances: InstanceRegistry = {
     get: (key) => supervisor?.get(key),
     list: () => supervisor?.list() ?? [],
@@ -103,7 +104,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     reachesUs: (url) => reachesUs(url, http.bound),
   });
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
-  agones = startAgones(config, bus, log, instances);
+  agones = await startAgones(config, bus, log, instances);
   await supervisor.start();
 
   let resolveDone: () => void = () => {};

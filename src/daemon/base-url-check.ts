@@ -1,5 +1,4 @@
 import { get as httpGet } from 'node:http';
-import { get as httpsGet } from 'node:https';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 
@@ -7,9 +6,10 @@ import type { Logger } from '../log.ts';
  * GET `url` and parse its JSON, on node:http(s): fetch would load Node's undici, several MB the daemon otherwise
  * never needs while it idles (bench/footprint.ts).
  */
-function getJson(url: string, timeoutMs: number): Promise<unknown> {
+async function getJson(url: string, timeoutMs: number): Promise<unknown> {
+  // node:https (and with it TLS) only for an https BaseUrl: a daemon that never speaks TLS does not load it.
+  const get = url.startsWith('https:') ? (await import('node:https')).get : httpGet;
   return new Promise((resolve, reject) => {
-    const get = url.startsWith('https:') ? httpsGet : httpGet;
     const req = get(url, { timeout: timeoutMs }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));

@@ -76,8 +76,8 @@ export const FAULT_MESSAGES: Record<FaultKind, number> = {
 
 /**
  * What a request that may start or stop an instance (a control request, a daemon start, a reload) may bring: a
- * stop is told once, an update installed or failed once (a start also checks for one); a start resets the counts,
- * so launches that still misbehave may give up once more. One of these: each ends with the instance running (or
- * stopped), which the next one begins from.
+ * stop is told once; an update it finds is told as its maintenance begins and ends and as installed or failed
+ * (three; a start also checks for one); a start resets the counts, so launches that still misbehave may give up
+ * once more (no more than the update's three: the give-up ends the run the update began).
  */
-export const KICK_MESSAGES = 1;
+export const KICK_MESSAGES = 3;

@@ -2,12 +2,14 @@ import { join } from 'node:path';
 import { createBus } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
-import { createApp } from '../http/app.ts';
+import type { HttpDeps } from '../http/app.ts';
 import { checkinFastPath, firstOf, healthFastPath } from '../http/checkin-fast-path.ts';
 import { createAuditLog } from '../http/audit.ts';
+import { recordRecentEvents } from '../http/dashboard/recent-events.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { startHttpServers } from '../http/server.ts';
 import { createLogger } from '../log.ts';
+import { createMetricsCollector } from '../metrics/collector.ts';
 import { createNotifier, type NotifierOptions } from '../notify/notifier.ts';
 import { routesFrom } from '../notify/routes.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
@@ -80,7 +82,20 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       (key) => registry.get(key) !== undefined,
     );
   let stopCheckinLog = startCheckinLog(config);
-  const app = createApp({ registry, bus, log: log.child('http'), version: VERSION, admin: () => current.admin });
+  // What the app shows of the past is recorded from now on; the app itself (Hono, every route, the dashboard) is
+  // built at the first request the fast path leaves to it, so a daemon that only sees check-ins and health probes
+  // never loads it (bench/footprint.ts).
+  const metrics = createMetricsCollector({ bus, registry, version: VERSION });
+  const deps: HttpDeps = {
+    registry,
+    bus,
+    log: log.child('http'),
+    version: VERSION,
+    admin: () => current.admin,
+    metrics,
+    recent: recordRecentEvents(bus),
+  };
+  const app = () => import('../http/app.ts').then(({ createApp }) => createApp(deps));
   const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, VERSION));
   const http = await startHttpServers(app, config.listen, { fastPath });
   // After the bind: a daemon that cannot listen exits without having created any folder.
@@ -124,6 +139,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       await agones?.stop();
       stopCheckinLog();
       await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
+      metrics.stop();
       log.info('stopped');
       resolveDone();
     })();

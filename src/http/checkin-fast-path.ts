@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authorize } from './authorize.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
-import { healthBody } from './info-routes.ts';
+import { healthBody } from './health.ts';
 
 /** Answers a request before the Hono app sees it, or returns false to leave it to the app. */
 export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;

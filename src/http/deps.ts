@@ -2,6 +2,7 @@ import type { Bus } from '../bus.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsCollector } from '../metrics/collector.ts';
 import type { AdminCredentials } from './admin-auth.ts';
+import type { RecentEvents } from './dashboard/recent-events.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 
 /** What every route module receives from `createApp`. */
@@ -17,4 +18,6 @@ export interface HttpDeps {
   admin?: () => AdminCredentials | undefined;
   /** The Prometheus collector; `createApp` makes one subscribed to `bus` when absent. */
   metrics?: MetricsCollector;
+  /** The facts the dashboard's `hello` lists; `/events` starts recording when absent. */
+  recent?: RecentEvents;
 }

@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import type { HttpDeps } from './deps.ts';
 import { methodNotAllowed } from './request-info.ts';
-import { errors, type Health, type RouteDoc } from './route-doc.ts';
+import { healthBody } from './health.ts';
+import { errors, type RouteDoc } from './route-doc.ts';
 
 /** The real watchdog's padlock, byte for byte (its `WatchdogController.cs`). */
 export const PADLOCK = ' --\n|  |\n####\n####\n';
@@ -25,16 +26,6 @@ export const infoRouteDocs: readonly RouteDoc[] = [
     responses: { 200: { description: 'alive', json: 'Health' }, ...errors(405) },
   },
 ];
-
-/**
- * The body of `GET /health`. pid lets the daemon check at start that BaseUrl reaches this very process
- * (src/daemon/base-url-check.ts); the uptime is the process's.
- */
-export function healthBody(registry: HttpDeps['registry'], version: string): Health {
-  const instances: Record<string, string> = {};
-  for (const inst of registry.list()) instances[inst.key] = inst.status().state;
-  return { status: 'ok', version, pid: process.pid, uptimeSeconds: Math.floor(process.uptime()), instances };
-}
 
 /** `GET /watchdog/padlock` and `GET /health`, no auth; mounted at `/`. */
 export function infoRoutes({ registry, version }: HttpDeps): Hono {

@@ -11,6 +11,9 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
+/** The app, or how to build it: the daemon builds its app at the first request the fast path leaves to it. */
+export type AppSource = Hono | (() => Promise<Hono>);
+
 export interface ListenOptions {
   /** Default 127.0.0.1: the control API is not meant for the open network unless configured so. */
   host?: string;
@@ -27,23 +30,28 @@ function urlHost(host: string): string {
 }
 
 /** Listens on node:http with @hono/node-server's adapter (after `fastPath`, if given); rejects with an actionable message when the address cannot be bound. */
-export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpServer> {
+export function startHttpServer(app: AppSource, opts: ListenOptions): Promise<HttpServer> {
   const host = opts.host ?? '127.0.0.1';
   const graceMs = opts.graceMs ?? 250;
   return new Promise((resolve, reject) => {
     // @hono/node-server reads the global Request as it loads, which loads Node's undici: it is loaded with the
-    // first request the fast path leaves to the app, not at start (bench/footprint.ts).
+    // first request the fast path leaves to the app, not at start, and so is a lazy app (bench/footprint.ts).
     let loaded: RequestListener | null = null;
     let loading: Promise<RequestListener> | null = null;
     const toApp: RequestListener = (req, res) => {
       if (loaded) return void loaded(req, res);
-      loading ??= import('@hono/node-server').then(({ getRequestListener }) => {
-        loaded = getRequestListener(app.fetch, { hostname: host });
-        return loaded;
-      });
+      loading ??= Promise.all([import('@hono/node-server'), typeof app === 'function' ? app() : app]).then(
+        ([{ getRequestListener }, built]) => {
+          loaded = getRequestListener(built.fetch, { hostname: host });
+          return loaded;
+        },
+      );
       loading.then(
         (listener) => listener(req, res),
-        () => res.writeHead(500).end(),
+        () => {
+          loading = null; // the next request tries again
+          res.writeHead(500).end();
+        },
       );
     };
     const fast = opts.fastPath;
@@ -99,16 +107,26 @@ const NO_IPV6 = new Set(['EADDRNOTAVAIL', 'EAFNOSUPPORT', 'EPROTONOSUPPORT']);
  * host has no IPv6), as Kestrel does; `*` binds `::`, which takes IPv4 too, or `0.0.0.0` without IPv6. If one address cannot be bound, those already bound are closed again.
  */
 export async function startHttpServers(
-  app: Hono,
+  app: AppSource,
   addresses: readonly ListenAddress[],
   opts: Omit<ListenOptions, 'host' | 'port'> = {},
 ): Promise<HttpServers> {
   const servers: Array<{ server: HttpServer; address: BoundAddress }> = [];
+  // One app for every socket, built once.
+  let built: Promise<Hono> | null = null;
+  const shared: AppSource =
+    typeof app === 'function'
+      ? () =>
+          (built ??= app().catch((err: unknown) => {
+            built = null;
+            throw err;
+          }))
+      : app;
   const closeAll = () => Promise.all(servers.map((s) => s.server.close())).then(() => undefined);
   /** The port bound, or null when an optional address was skipped for want of IPv6. */
   const bind = async (name: string, host: string, port: number, optional = false): Promise<number | null> => {
     try {
-      const server = await startHttpServer(app, { ...opts, host, port });
+      const server = await startHttpServer(shared, { ...opts, host, port });
       servers.push({ server, address: { name, host, port: server.port, url: server.url } });
       return server.port;
     } catch (err) {

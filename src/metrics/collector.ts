@@ -1,12 +1,12 @@
 /**
  * Prometheus metrics: counters fed by the bus, gauges read from every instance's status at scrape time. The bus is
- * tallied from the start (tally.ts); prom-client and a private Registry (nothing global leaks between daemons or
- * tests) are loaded at the first scrape, which keeps them out of the daemon's start-up and idle memory.
+ * tallied from the start (tally.ts); prom-client, a private Registry (nothing global leaks between daemons or
+ * tests) and the chart's list of states are loaded at the first scrape, which keeps them out of the daemon's
+ * start-up and idle memory.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import { type AlertKind, type Bus, type BusEvents, type RestartReason, subscribe } from '../bus.ts';
-import { statePaths } from '../chart/index.ts';
 import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
 import type { Families } from './families.ts';
 import { type ProcessStats, readProcessStats } from './proc-stats.ts';
@@ -52,12 +52,15 @@ const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const { bus, registry } = opts;
   const readStats = opts.readStats ?? readProcessStats;
-  const states = statePaths();
-  let loaded: Promise<{ reg: Registry; families: Families }> | null = null;
+  let loaded: Promise<{ reg: Registry; families: Families; states: string[] }> | null = null;
   const load = async () => {
-    const [{ Registry }, { createFamilies }] = await Promise.all([import('prom-client'), import('./families.ts')]);
+    const [{ Registry }, { createFamilies }, { statePaths }] = await Promise.all([
+      import('prom-client'),
+      import('./families.ts'),
+      import('../chart/graph.ts'),
+    ]);
     const reg = new Registry();
-    return { reg, families: createFamilies(reg) };
+    return { reg, families: createFamilies(reg), states: statePaths() };
   };
 
   const resolutionMs = 10;
@@ -101,7 +104,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     for (const result of UPDATE_RESULTS) updates.inc({ instance: key, result }, 0);
   };
 
-  const setInstance = (f: Families, s: InstanceStatus, stats: ProcessStats | null, now: number) => {
+  const setInstance = (f: Families, states: string[], s: InstanceStatus, stats: ProcessStats | null, now: number) => {
     const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, maintenancePending, maintenanceNext } = f;
     const instance = s.key;
     info.set({ instance, name: s.name, revision: s.revision ?? '' }, 1);
@@ -127,7 +130,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     }
   };
 
-  const refresh = async (f: Families) => {
+  const refresh = async (f: Families, states: string[]) => {
     const statuses = registry.list().map((i) => i.status());
     const stats = await Promise.all(statuses.map((s) => (s.pid === null ? null : readStats(s.pid))));
     // Synchronous from here: a concurrent scrape sees one whole snapshot or the other.
@@ -155,7 +158,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       if (last.seconds !== undefined) updateDuration.set({ instance }, last.seconds);
       if (last.bytes !== undefined) updateBytes.set({ instance }, last.bytes);
     }
-    for (const [i, s] of statuses.entries()) setInstance(f, s, stats[i] ?? null, now);
+    for (const [i, s] of statuses.entries()) setInstance(f, states, s, stats[i] ?? null, now);
     // The histogram records whole timer intervals; the lag is what exceeds the sampling period.
     const ns = (v: number) => (Number.isFinite(v) ? Math.max(0, v / 1e9 - resolutionMs / 1000) : 0);
     f.lagMean.set(ns(loop.mean));
@@ -170,8 +173,8 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     contentType: CONTENT_TYPE,
     async metrics() {
       loaded ??= load();
-      const { reg, families } = await loaded;
-      await refresh(families);
+      const { reg, families, states } = await loaded;
+      await refresh(families, states);
       return reg.metrics();
     },
     stop() {

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkinFastPath, firstOf, healthFastPath } from '../../src/http/checkin-fast-path.ts';
-import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
+import { type HttpServer, startHttpServer, startHttpServers } from '../../src/http/server.ts';
 import { authCases, basic, harness, memoryInstance, memoryRegistry, type MemoryInstance } from './support.ts';
 
 const SECRET = 'se:cr:et';
@@ -115,6 +115,39 @@ test('GET and HEAD /health on the fast path answer as the app does, headers incl
     ['/health/', 'GET'],
   ] as const)
     assert.equal((await answer(bare.url + path, { method })).body, 'app', `${method} ${path}`);
+});
+
+test('a lazy app is built at the first request the fast path leaves to it, once for every socket, again after a failure', async (ctx) => {
+  const registry = memoryRegistry(ctx.alpha);
+  let builds = 0;
+  let fail = true;
+  const app = async () => {
+    builds++;
+    if (fail) throw new Error('the app failed to build');
+    const built = new Hono();
+    built.get('/hello', (c) => c.text('built'));
+    return built;
+  };
+  const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, '1.0.0'));
+  // localhost: 127.0.0.1 and, where there is IPv6, ::1; both sockets share one app.
+  const http = await startHttpServers(app, [{ host: 'localhost', port: 0 }], { fastPath });
+  ctx.servers.push({ url: '', port: 0, close: http.close });
+  const urls = http.bound.map((b) => b.url);
+  const first = urls[0] ?? '';
+  for (let i = 0; i < 3; i++) {
+    assert.is((await answer(`${first}/health`, {})).status, 200);
+    const ping = await answer(`${first}/server_api/alpha/ping`, {
+      method: 'POST',
+      headers: { authorization: basic('alpha', SECRET) },
+    });
+    assert.is(ping.status, 200);
+  }
+  assert.is(builds, 0, 'check-ins and health probes build no app');
+
+  assert.is((await answer(`${first}/hello`, {})).status, 500, 'a failed build answers 500');
+  fail = false;
+  for (const url of urls) assert.equal((await answer(`${url}/hello`, {})).body, 'built', url);
+  assert.is(builds, 2, 'built again after the failure, then once for every socket');
 });
 
 test.run();

@@ -1,25 +1,12 @@
 import { Hono } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import type { BusEvents } from '../../bus.ts';
-import { statePaths } from '../../chart/index.ts';
+import { statePaths } from '../../chart/graph.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { methodNotAllowed } from '../request-info.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
-
-/** The bus facts the dashboard shows; each goes out as an SSE event of the same name. */
-export const STREAMED = [
-  'instance:state',
-  'instance:alert',
-  'instance:update',
-  'instance:restart',
-  'instance:launch',
-  'instance:checkin',
-  'maintenance:pending',
-  'maintenance:done',
-  'control',
-] as const;
-type Streamed = (typeof STREAMED)[number];
+import { recordRecentEvents, STREAMED, type Streamed } from './recent-events.ts';
 
 export interface EventStreamOptions {
   /** At most one `instance:checkin` per instance per this many ms (servers may check in several times a second). */
@@ -30,7 +17,7 @@ export interface EventStreamOptions {
   logLinesPerSecond?: number;
   /** A client this many writes behind is disconnected, so a stalled browser cannot grow the daemon's memory. */
   maxPendingWrites?: number;
-  /** How many past events `hello` carries, so a freshly opened dashboard shows what just happened. */
+  /** How many past events `hello` carries when `deps.recent` is not given. */
   recentEvents?: number;
 }
 
@@ -50,11 +37,6 @@ export const eventRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
-/** Progress and check-ins are too frequent to list; they only update what the page shows. */
-const quiet = (type: Streamed, e: BusEvents[Streamed]) =>
-  type === 'instance:checkin' ||
-  (type === 'instance:update' && 'phase' in e && !['check', 'done', 'none', 'failed'].includes(e.phase));
-
 /**
  * `GET /events`: Server-Sent Events for the dashboard. First `hello` with every instance's status and the recent
  * listed events (`recent`, oldest first, `{ type, event }`), then the facts in STREAMED as they happen; instance
@@ -71,16 +53,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
   const access = adminAccess(deps);
   const states = statePaths();
 
-  // Kept for the app's lifetime, like the bus itself.
-  const recent: { type: Streamed; event: BusEvents[Streamed] }[] = [];
-  const keep = opts.recentEvents ?? 100;
-  for (const type of STREAMED) {
-    bus.on(type, (event) => {
-      if (quiet(type, event)) return;
-      recent.push({ type, event });
-      if (recent.length > keep) recent.shift();
-    });
-  }
+  const recent = deps.recent ?? recordRecentEvents(bus, opts.recentEvents);
 
   app.get('/events', access, (c) => {
     // Hono answers HEAD with the GET handler and drops the body unread, which would leave a stream subscribed for ever.
@@ -125,7 +98,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
         now: Date.now(),
         states,
         instances: registry.list().map((i) => i.status()),
-        recent,
+        recent: recent.list(),
         // The event names to listen for, so the page's list cannot drift from this one.
         events: withLogs ? [...STREAMED, 'instance:log'] : STREAMED,
       });

@@ -1,0 +1,47 @@
+import type { Bus, BusEvents } from '../../bus.ts';
+
+/** The bus facts the dashboard shows; each goes out as an SSE event of the same name. */
+export const STREAMED = [
+  'instance:state',
+  'instance:alert',
+  'instance:update',
+  'instance:restart',
+  'instance:launch',
+  'instance:checkin',
+  'maintenance:pending',
+  'maintenance:done',
+  'control',
+] as const;
+export type Streamed = (typeof STREAMED)[number];
+
+export interface RecentEvent {
+  type: Streamed;
+  event: BusEvents[Streamed];
+}
+
+/** The last listed facts, oldest first, that a freshly opened dashboard's `hello` carries. */
+export interface RecentEvents {
+  list(): readonly RecentEvent[];
+}
+
+/** Progress and check-ins are too frequent to list; they only update what the page shows. */
+const quiet = (type: Streamed, e: BusEvents[Streamed]) =>
+  type === 'instance:checkin' ||
+  (type === 'instance:update' && 'phase' in e && !['check', 'done', 'none', 'failed'].includes(e.phase));
+
+/**
+ * Keeps the last `keep` listed facts from now on, for as long as the bus lives. Started with the daemon rather than
+ * with the HTTP app, which is built at the first request it has to answer (src/http/server.ts): what happened
+ * before anyone opened the dashboard is still listed.
+ */
+export function recordRecentEvents(bus: Bus, keep = 100): RecentEvents {
+  const recent: RecentEvent[] = [];
+  for (const type of STREAMED) {
+    bus.on(type, (event) => {
+      if (quiet(type, event)) return;
+      recent.push({ type, event });
+      if (recent.length > keep) recent.shift();
+    });
+  }
+  return { list: () => recent };
+}

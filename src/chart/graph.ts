@@ -3,7 +3,7 @@
  * every transition. `toDirectedGraph` from `xstate/graph` gives the event, delayed and actor-result edges but
  * omits `always` edges, which are added from each node's `always` list.
  */
-import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
+import { type AnyStateMachine, type AnyStateNode, type AnyTransitionDefinition, and, not, or } from 'xstate';
 import { toDirectedGraph, type DirectedGraphNode } from 'xstate/graph';
 import { instanceMachine, statusPath } from '../../machines/instance.ts';
 
@@ -50,14 +50,27 @@ export interface ChartGraph {
 
 const pathOf = (node: AnyStateNode): string => statusPath(node.path.join('.'));
 
+/**
+ * xstate's guard combinators, told apart by the `check` each puts on the guard it returns. Not by the guard's
+ * function name: a bundler may rename it (esbuild made `and` `and2` in dist/app/, where the chart then read
+ * `updatePending and2 installHeld`).
+ */
+const checkOf = (guard: unknown): unknown => (guard as { check?: unknown }).check;
+const COMBINATORS = new Map<unknown, 'and' | 'or' | 'not'>([
+  [checkOf(and([])), 'and'],
+  [checkOf(or([])), 'or'],
+  [checkOf(not('')), 'not'],
+]);
+
 /** `and([a, b])` → `a and b`; `not(a)` → `not a`; a named guard → its name. */
 export function guardText(guard: unknown): string {
   if (typeof guard === 'string') return guard;
   if (typeof guard === 'function') {
     const parts = (guard as { guards?: unknown[] }).guards;
-    if (Array.isArray(parts)) {
-      if (guard.name === 'not') return `not ${guardText(parts[0])}`;
-      return parts.map(guardText).join(` ${guard.name} `);
+    const combinator = COMBINATORS.get(checkOf(guard));
+    if (combinator && Array.isArray(parts)) {
+      if (combinator === 'not') return `not ${guardText(parts[0])}`;
+      return parts.map(guardText).join(` ${combinator} `);
     }
     return guard.name || 'guard';
   }

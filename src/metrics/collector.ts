@@ -54,11 +54,15 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const readStats = opts.readStats ?? readProcessStats;
   let loaded: Promise<{ reg: Registry; families: Families; states: string[] }> | null = null;
   const load = async () => {
-    const [{ Registry }, { createFamilies }, { statePaths }] = await Promise.all([
+    // prom-client is CommonJS: Node gives its exports as named ones too, but the bundle in dist/app/ only as the
+    // default export, which both have (the compiled daemon answered every scrape with 500 when this took `Registry`
+    // by name).
+    const [{ default: promClient }, { createFamilies }, { statePaths }] = await Promise.all([
       import('prom-client'),
       import('./families.ts'),
       import('../chart/graph.ts'),
     ]);
+    const { Registry } = promClient;
     const reg = new Registry();
     return { reg, families: createFamilies(reg), states: statePaths() };
   };

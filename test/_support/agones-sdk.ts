@@ -209,3 +209,17 @@ export async function startAgonesSdk(opts: FakeAgonesSdkOptions = {}): Promise<F
       }),
   };
 }
+
+/**
+ * The health pings' pace so far: the mean gap (ms) from the second ping on, since the first goes out at start while
+ * the process is busiest, and every gap. Timer and loopback jitter move single pings (more so on a loaded machine);
+ * the pace and the longest gap do not, so tests assert on those.
+ */
+export function healthPace(fake: FakeAgonesSdk): { pace: number; gaps: number[] } {
+  const pings = fake
+    .callsTo('POST', '/health')
+    .map((c) => c.at)
+    .slice(1);
+  const gaps = pings.slice(1).map((t, i) => t - (pings[i] ?? t));
+  return { pace: ((pings.at(-1) ?? 0) - (pings[0] ?? 0)) / (pings.length - 1), gaps };
+}

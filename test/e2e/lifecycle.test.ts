@@ -10,6 +10,9 @@ import { alive } from './updates/_support.ts';
 const TIMEOUT_SECONDS = 3;
 const test = daemonSuite('e2e :: lifecycle with the demo server', {
   webhook: true,
+  // The checkout's own path, as `npm start` runs it: the daemon and the demo server through tsx (npm test runs
+  // the other suites' processes compiled: test/_support/runtime.ts).
+  env: { WATCHDOG_RUNTIME: 'src' },
   // UpdateType Dummy: the first launch "installs" revision 1 (src/updates/providers/dummy.ts); nothing here asks for
   // another update, so relaunches after a restart, a crash or a hang keep it.
   config: async ({ hook }) =>

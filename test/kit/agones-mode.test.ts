@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type AgonesModeOptions, agonesOptionsFrom, startAgonesMode } from '../../src/kit/agones-mode.ts';
 import { loadSettings } from '../../src/kit/settings.ts';
-import { type FakeAgonesSdk, startAgonesSdk } from '../_support/agones-sdk.ts';
+import { type FakeAgonesSdk, healthPace, startAgonesSdk } from '../_support/agones-sdk.ts';
 import { waitFor } from '../_support/env.ts';
 import { captureLog } from '../store/recording-logger.ts';
 
@@ -63,14 +63,7 @@ mode('health at its interval from the start, /ready once when asked, players as 
     count = 3;
     agones.playersChanged();
     await waitFor('the new count', () => fake.gameServer().status.counters.players?.count === '3', 2_000);
-    // The first ping goes out at start, while the process is busiest: the pace is read from the second on.
-    const pings = fake
-      .callsTo('POST', '/health')
-      .map((c) => c.at)
-      .slice(1);
-    const gaps = pings.slice(1).map((t, i) => t - (pings[i] ?? t));
-    // Timer and loopback jitter move single pings (more so on a loaded machine); the pace and the longest gap do not.
-    const pace = ((pings.at(-1) ?? 0) - (pings[0] ?? 0)) / (pings.length - 1);
+    const { pace, gaps } = healthPace(fake);
     assert.ok(pace >= 70 && pace <= 200, `pings every 100 ms on average: ${gaps.join(', ')}`);
     assert.ok(Math.max(...gaps) < 400, `no ping skipped: ${gaps.join(', ')}`);
     await agones.stop();

@@ -1,0 +1,21 @@
+// Loaded by `npm test` before any test file: every bin a test spawns (the daemon, the CLI, the demo server) runs
+// the compiled build of the sources under test, built here once (deploy/build.mjs, about 3 s), instead of going
+// through tsx, which costs each of the several hundred processes a test run starts over a second of CPU. That build
+// is also what the package and the image run. Unit tests still import src/ through tsx, and a suite that means
+// to cover the checkout's own path says WATCHDOG_RUNTIME=src (test/e2e/lifecycle.test.ts).
+// `WATCHDOG_RUNTIME=src npm test` runs everything through tsx and builds nothing.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from './env.ts';
+
+if (process.env.WATCHDOG_RUNTIME === undefined) {
+  const build = spawnSync(process.execPath, [join(ROOT, 'deploy/build.mjs')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (build.status !== 0) {
+    process.stderr.write(`npm test: the build failed (node deploy/build.mjs exited ${build.status})\n`);
+    process.exit(1);
+  }
+  process.env.WATCHDOG_RUNTIME = 'dist';
+}

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { isAlive, readCmdline, readProcessStartTime, verifyProcess } from '../../src/process/proc-info.ts';
 import { tempDir, waitFor } from '../_support/env.ts';
 import { spawnServer } from '../../src/process/spawn.ts';
-import { FIXTURES, instanceFor, killAll, launchFixture, specFor, track } from './helpers.ts';
+import { FIXTURES, apiUp, instanceFor, killAll, launchFixture, specFor, track } from './helpers.ts';
 
 const info = suite('proc-info');
 const children: ChildProcess[] = [];
@@ -68,7 +68,10 @@ info(
   async () => {
     const t = await tempDir('wd-procinfo-');
     try {
-      const { proc, spec } = await launchFixture(t.path, 'echo-env.mjs');
+      const { proc, spec, port } = await launchFixture(t.path, 'echo-env.mjs');
+      // The fixture starts through `#!/usr/bin/env node`: until env has exec'd node, a read of /proc/<pid>/cmdline
+      // can fall inside that second exec. Once the server answers, node runs it.
+      await waitFor('the fixture answers', () => apiUp(port));
       const startTime = proc.startTime ?? '';
       assert.ok(startTime);
       assert.ok(await verifyProcess(proc.pid, { startTime, args: spec.args }), 'launch args');

@@ -4,7 +4,7 @@
  * tests) and the chart's list of states are loaded at the first scrape, which keeps them out of the daemon's
  * start-up and idle memory.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import { type AlertKind, type Bus, type BusEvents, type RestartReason, subscribe } from '../bus.ts';
 import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
@@ -67,9 +67,12 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     return { reg, families: createFamilies(reg), states: statePaths() };
   };
 
+  // The event-loop monitor wakes the loop every resolutionMs, about 1 % of a core on a daemon with nothing else to
+  // do. It starts at the first scrape, so a daemon nobody scrapes never pays for it; that scrape has no window
+  // behind it and reports a lag of 0.
   const resolutionMs = 10;
-  const loop = monitorEventLoopDelay({ resolution: resolutionMs });
-  loop.enable();
+  let loop: IntervalHistogram | null = null;
+  let stopped = false;
 
   /**
    * Bytes of the last download, by instance: `done` reports the duration, progress events the size. Kept across a
@@ -164,11 +167,16 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     }
     for (const [i, s] of statuses.entries()) setInstance(f, states, s, stats[i] ?? null, now);
     // The histogram records whole timer intervals; the lag is what exceeds the sampling period.
-    const ns = (v: number) => (Number.isFinite(v) ? Math.max(0, v / 1e9 - resolutionMs / 1000) : 0);
-    f.lagMean.set(ns(loop.mean));
-    f.lagP99.set(ns(loop.percentile(99)));
-    f.lagMax.set(ns(loop.max));
-    loop.reset();
+    const ns = (v: number | undefined) =>
+      v !== undefined && Number.isFinite(v) ? Math.max(0, v / 1e9 - resolutionMs / 1000) : 0;
+    f.lagMean.set(ns(loop?.mean));
+    f.lagP99.set(ns(loop?.percentile(99)));
+    f.lagMax.set(ns(loop?.max));
+    loop?.reset();
+    if (!loop && !stopped) {
+      loop = monitorEventLoopDelay({ resolution: resolutionMs });
+      loop.enable();
+    }
     f.build.reset();
     f.build.set({ version: opts.version ?? 'unknown' }, 1);
   };
@@ -182,8 +190,9 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       return reg.metrics();
     },
     stop() {
+      stopped = true;
       unsubscribe();
-      loop.disable();
+      loop?.disable();
     },
   };
 }

@@ -197,6 +197,30 @@ expo('a collector passed in is used, and stop() lets go of the bus', async () =>
   );
 });
 
+expo(
+  'event-loop lag: nothing measured before the first scrape, then the time the loop was held since the last',
+  async () => {
+    const metrics = createMetricsCollector({ bus: createBus(), registry: memoryRegistry(memoryInstance('alpha')) });
+    const lagMax = async () => sample(parseExposition(await metrics.metrics()), 'watchdog_event_loop_lag_max_seconds');
+    try {
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      const hold = (ms: number) => {
+        const until = performance.now() + ms;
+        while (performance.now() < until);
+      };
+      hold(80);
+      assert.is(await lagMax(), 0, 'the monitor starts with the first scrape');
+      await sleep(30);
+      hold(80);
+      await sleep(30);
+      const held = (await lagMax()) ?? 0;
+      assert.ok(held >= 0.05 && held < 1, `an 80 ms hold is seen: ${held} s`);
+    } finally {
+      metrics.stop();
+    }
+  },
+);
+
 expo('other methods → 405', async () => {
   const { app } = setup();
   assert.is((await app.request('/metrics', { method: 'POST' })).status, 405);

@@ -29,6 +29,16 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/** `fn`, called once and its promise shared; a rejection is not kept, so the next call tries again. */
+function retryable<T>(fn: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | null = null;
+  return () =>
+    (pending ??= fn().catch((err: unknown) => {
+      pending = null;
+      throw err;
+    }));
+}
+
 /** Listens on node:http with @hono/node-server's adapter (after `fastPath`, if given); rejects with an actionable message when the address cannot be bound. */
 export function startHttpServer(app: AppSource, opts: ListenOptions): Promise<HttpServer> {
   const host = opts.host ?? '127.0.0.1';
@@ -37,21 +47,16 @@ export function startHttpServer(app: AppSource, opts: ListenOptions): Promise<Ht
     // @hono/node-server reads the global Request as it loads, which loads Node's undici: it is loaded with the
     // first request the fast path leaves to the app, not at start, and so is a lazy app (bench/footprint.ts).
     let loaded: RequestListener | null = null;
-    let loading: Promise<RequestListener> | null = null;
+    const load = retryable(() =>
+      Promise.all([import('@hono/node-server'), typeof app === 'function' ? app() : app]).then(
+        ([{ getRequestListener }, built]) => (loaded = getRequestListener(built.fetch, { hostname: host })),
+      ),
+    );
     const toApp: RequestListener = (req, res) => {
       if (loaded) return void loaded(req, res);
-      loading ??= Promise.all([import('@hono/node-server'), typeof app === 'function' ? app() : app]).then(
-        ([{ getRequestListener }, built]) => {
-          loaded = getRequestListener(built.fetch, { hostname: host });
-          return loaded;
-        },
-      );
-      loading.then(
+      load().then(
         (listener) => listener(req, res),
-        () => {
-          loading = null; // the next request tries again
-          res.writeHead(500).end();
-        },
+        () => res.writeHead(500).end(),
       );
     };
     const fast = opts.fastPath;
@@ -113,15 +118,7 @@ export async function startHttpServers(
 ): Promise<HttpServers> {
   const servers: Array<{ server: HttpServer; address: BoundAddress }> = [];
   // One app for every socket, built once.
-  let built: Promise<Hono> | null = null;
-  const shared: AppSource =
-    typeof app === 'function'
-      ? () =>
-          (built ??= app().catch((err: unknown) => {
-            built = null;
-            throw err;
-          }))
-      : app;
+  const shared: AppSource = typeof app === 'function' ? retryable(app) : app;
   const closeAll = () => Promise.all(servers.map((s) => s.server.close())).then(() => undefined);
   /** The port bound, or null when an optional address was skipped for want of IPv6. */
   const bind = async (name: string, host: string, port: number, optional = false): Promise<number | null> => {

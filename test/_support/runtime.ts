@@ -3,18 +3,29 @@
 // through tsx, which costs each of the several hundred processes a test run starts over a second of CPU. That build
 // is also what the package and the image run. Unit tests still import src/ through tsx, and a suite that means
 // to cover the checkout's own path says WATCHDOG_RUNTIME=src (test/e2e/lifecycle.test.ts).
-// `WATCHDOG_RUNTIME=src npm test` runs everything through tsx and builds nothing.
+// `WATCHDOG_RUNTIME=src npm test` runs everything through tsx and builds nothing until a suite asks (ensureDist).
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from './env.ts';
 
-if (process.env.WATCHDOG_RUNTIME === undefined) {
+let built = false;
+
+/** dist/ built from the sources under test, once per test process (test/dist/ packs it too). */
+export function ensureDist(): void {
+  if (built) return;
   const build = spawnSync(process.execPath, [join(ROOT, 'deploy/build.mjs')], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  if (build.status !== 0) {
-    process.stderr.write(`npm test: the build failed (node deploy/build.mjs exited ${build.status})\n`);
+  if (build.status !== 0) throw new Error(`the build failed (node deploy/build.mjs exited ${build.status})`);
+  built = true;
+}
+
+if (process.env.WATCHDOG_RUNTIME === undefined) {
+  try {
+    ensureDist();
+  } catch (err) {
+    process.stderr.write(`npm test: ${(err as Error).message}\n`);
     process.exit(1);
   }
   process.env.WATCHDOG_RUNTIME = 'dist';

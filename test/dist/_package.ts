@@ -1,6 +1,6 @@
 /**
  * The packed package, installed once per test process into a temp project outside the checkout (so nothing
- * resolves from the repository's node_modules): `npm run build`, `npm pack`, `npm install <tarball>`.
+ * resolves from the repository's node_modules): the build, `npm pack`, `npm install <tarball>`.
  * Shared by the suites of test/dist/, which each need an installed copy and would otherwise pay ~10 s apiece.
  */
 import { execFile } from 'node:child_process';
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT } from '../_support/env.ts';
+import { ensureDist } from '../_support/runtime.ts';
 
 const run = promisify(execFile);
 
@@ -30,8 +31,8 @@ async function install(): Promise<Installed> {
   process.once('exit', () => rmSync(root, { recursive: true, force: true }));
   const npm = (args: string[], cwd: string) =>
     run('npm', args, { cwd, env: { ...process.env, npm_config_update_notifier: 'false' }, maxBuffer: 16 << 20 });
-  await npm(['run', '-s', 'build'], ROOT);
-  // The build just ran; prepack would run it again.
+  // `npm run build`, or the one this test run already made (test/_support/runtime.ts); prepack would run it again.
+  ensureDist();
   const { stdout } = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', root], ROOT);
   const [report] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   if (!report) throw new Error(`npm pack reported nothing: ${stdout}`);

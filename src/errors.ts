@@ -33,3 +33,19 @@ export function describeError(err: unknown): string {
   }
   return String(err);
 }
+
+/**
+ * A launch that could not happen for a reason that is not the server's fault: the daemon is out of descriptors or
+ * memory (`resources`), or the game port is still held (`port`). Such a launch is retried with back-off and never
+ * counts as a startup failure.
+ */
+export class LaunchBlockedError extends ProcessError {
+  override name = 'LaunchBlockedError';
+  constructor(
+    readonly kind: 'resources' | 'port',
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}

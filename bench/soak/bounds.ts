@@ -72,6 +72,14 @@ export const FAULT_MESSAGES: Record<FaultKind, number> = {
   'webhook-429': 0,
   'webhook-500': 0,
   'webhook-silent': 0,
+  // Environment faults (faults-env.ts, faults-env-daemon.ts), each instance they strike (the daemon-wide ones: every
+  // instance running then) may crash, loop and give up once (3); a flood and a refused second daemon tell nothing.
+  'disk-full': 3,
+  'logs-removed': 3,
+  'request-flood': 0,
+  'descriptor-pressure': 3,
+  'escaping-helper': 3,
+  'second-daemon': 0,
 };
 
 /**

@@ -36,6 +36,8 @@ export interface SoakConfig {
   webhookUrl: string;
   lifetimeMs: number;
   instances: SoakInstance[];
+  /** Of ISSUE23_SETTINGS, what the daemon accepts (`watchdog check`); {} for a daemon that knows none of it. */
+  extraSettings: Record<string, unknown>;
 }
 
 export function soakYaml(c: SoakConfig): string {
@@ -60,15 +62,73 @@ export function soakYaml(c: SoakConfig): string {
         '--cvar',
         `soak.run=${c.run}`,
       ],
-      EnvironmentVariables: { SOAK_DIR: c.dir, SOAK_LIFETIME_MS: String(c.lifetimeMs) },
+      EnvironmentVariables: {
+        SOAK_DIR: c.dir,
+        SOAK_LIFETIME_MS: String(c.lifetimeMs),
+        SOAK_CHATTY_BPS: String(CHATTY_BYTES_PER_SECOND),
+        SOAK_CHATTY_MS: String(LOGS_REMOVED_CHATTY_MS),
+        SOAK_HELPER_LIFETIME_MS: String(ESCAPED_HELPER_LIFETIME_MS),
+      },
     };
   }
+  const { Timing: extraTiming, ...extra } = c.extraSettings as { Timing?: Record<string, unknown> };
   return stringify({
     Urls: `http://127.0.0.1:${c.daemonPort}`,
     Process: { PersistServers: c.persist },
     Notification: { ChatWebhook: c.webhookUrl },
     Serilog: { MinimumLevel: { Default: 'Information' } },
-    Timing: TIMING,
+    Timing: { ...TIMING, ...extraTiming },
     Servers: { InstanceRoot: 'instances', Instances: entries },
+    ...extra,
   });
 }
+
+// ---- The daemon's environment (issue 23): the faults that strike it and the bounds its logs are held to. ----
+
+/** Size of the small tmpfs the instance root lives on (the disk-full fault fills it, then frees it). */
+export const INSTANCE_FS_BYTES = 192 * 1024 * 1024;
+
+/**
+ * How server logs are bounded (`instances/<key>/logs/`): `keep` files of at most `maxBytes`. These are the daemon's
+ * built-in values (not configurable); the logs-bounded invariant holds each file to `maxBytes` + one line.
+ */
+export const SERVER_LOG_ROTATION = { maxBytes: 10 * 1024 * 1024, keep: 5 } as const;
+
+/** Bytes per second a `chatty` soak server prints (so a logs-removed fault reaches a rotation within its run). */
+export const CHATTY_BYTES_PER_SECOND = 1024 * 1024;
+
+/** audit.log's rotation: what AUDIT_SETTINGS asks of the daemon, and what the logs-bounded invariant holds it to. */
+export const AUDIT_ROTATION = { maxBytes: 256 * 1024, keep: 3 } as const;
+
+/**
+ * GUESSED configuration keys of features issue 23 adds (audit rotation, refused-request summaries, the connection
+ * cap), merged into appsettings.yml. The soak asks `watchdog check` first: a daemon that does not know them gets a
+ * configuration without them, and the soak says so at start. Rename here once the real keys are known.
+ */
+export const ISSUE23_SETTINGS: Record<string, unknown> = {
+  Audit: { MaxBytes: AUDIT_ROTATION.maxBytes, Keep: AUDIT_ROTATION.keep },
+  Timing: { RejectedRequestLogSeconds: 5 },
+};
+
+/** The daemon's stderr (daemon.log) may grow at most this much in any minute, whatever strangers send. */
+export const DAEMON_LOG_BYTES_PER_MINUTE = 1024 * 1024;
+
+/** After an environment fault ends, every instance it struck that was not stopped by request runs again within this. */
+export const RECOVERY_GRACE_MS = 20_000;
+
+/** The request flood: at most this many requests with junk credentials, over at most this long, this many at once. */
+export const FLOOD = { requests: 5000, maxMs: 4000, concurrency: 32 } as const;
+
+/** Descriptor pressure: the daemon's RLIMIT_NOFILE is set to its open descriptors + `headroom`, then `idle` idle
+ * connections (a header byte every `trickleMs`) are held for `holdMs`, then everything is released. */
+export const DESCRIPTORS = { headroom: 24, idle: 64, trickleMs: 2000, holdMs: 6000 } as const;
+
+/** A second daemon in the same folder must exit (code 1) within this, never answering on its own port. */
+export const SECOND_DAEMON_EXIT_MS = 5000;
+
+/** How long the instance file system stays full, and how long a chatty server runs after its logs/ is removed. */
+export const DISK_FULL_MS: [number, number] = [3000, 6000];
+export const LOGS_REMOVED_CHATTY_MS = 14_000;
+
+/** How long a helper that escaped its server's session lives at most (its own leak guard). */
+export const ESCAPED_HELPER_LIFETIME_MS = 30_000;

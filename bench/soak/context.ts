@@ -11,6 +11,8 @@ export interface SoakContext {
   later(ms: number, fn: () => void | Promise<void>): void;
   /** Instances a fault is still playing out on (a mode set, a frozen server), not to be picked again yet. */
   busy: Set<string>;
+  /** Instances an environment fault's recovery check waits on, with the check's time: the operator leaves them be. */
+  recovering: Map<string, number>;
 }
 
 export type ServerMode =
@@ -22,8 +24,11 @@ export type ServerMode =
   | 'fork'
   | 'old-secret';
 
+/** Modes a server takes for one launch only (it sets its mode file back to normal): environment faults. */
+export type OneShotMode = 'chatty' | 'escaping-helper';
+
 /** The soak server reads `<dir>/modes/<key>` at each launch (bench/soak/server.mjs). */
-export function setMode(s: SoakState, key: string, mode: ServerMode): void {
+export function setMode(s: SoakState, key: string, mode: ServerMode | OneShotMode): void {
   writeFileSync(join(s.dir, 'modes', key), mode);
 }
 

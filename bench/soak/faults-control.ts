@@ -65,8 +65,11 @@ export async function control(s: SoakState, key: string, action: Action): Promis
     () => `${action} ${key}: ${status} ${body.slice(0, 200)}`,
   );
   if (status === 200 && t) {
-    if (action === 'stop') t.chatAllowance += KICK_MESSAGES;
-    else kick(s, Date.now(), key);
+    if (action === 'stop') {
+      t.chatAllowance += KICK_MESSAGES;
+      t.stopRequestedAt = Date.now();
+      t.touchedAt = t.stopRequestedAt;
+    } else kick(s, Date.now(), key);
   }
   return status;
 }
@@ -91,11 +94,15 @@ export async function controlSameMoment(ctx: SoakContext): Promise<void> {
   await Promise.all(actions.map((a) => control(ctx.s, key, a)));
 }
 
-/** The operator's part: an instance left stopped for a while is restarted, so the soak keeps every server busy. */
+/**
+ * The operator's part: an instance left stopped for a while is restarted, so the soak keeps every server busy.
+ * Not one an environment fault's recovery check waits on: that one must come back without a person.
+ */
 export async function heal(ctx: SoakContext, stoppedForMs: number): Promise<void> {
   const now = Date.now();
   const stale = [...ctx.s.tracks.values()].filter(
-    (t) => t.configured && t.stoppedSeenAt !== null && now - t.stoppedSeenAt > stoppedForMs,
+    (t) =>
+      t.configured && !ctx.recovering.has(t.key) && t.stoppedSeenAt !== null && now - t.stoppedSeenAt > stoppedForMs,
   );
   await Promise.all(stale.map((t) => control(ctx.s, t.key, 'restart')));
 }

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SoakContext } from './context.ts';
 import { controlBurst, controlSameMoment, control, heal } from './faults-control.ts';
+import { diskFull, escapingHelper, logsRemoved } from './faults-env.ts';
+import { descriptorPressure, requestFlood, secondDaemon } from './faults-env-daemon.ts';
 import { SERVER_FAULTS, type ServerFault, serverFault } from './faults-server.ts';
 import {
   UPDATE_FAULTS,
@@ -16,6 +18,7 @@ import type { Plan } from './plan.ts';
 import type { Setup } from './setup.ts';
 import { check, type FaultKind } from './state.ts';
 import { scanTick } from './watch-procs.ts';
+import { healthTick, logsTick } from './watch-env.ts';
 import { filesTick, metricsTick, statusTick } from './watch-status.ts';
 import { daemonKill, reload, startDaemon } from './world.ts';
 
@@ -43,6 +46,7 @@ export async function watchLoop(ctx: SoakContext, setup: Setup, endAt: number, r
   // which time the relaunches.
   let status: Promise<void> | null = null;
   let metrics: Promise<void> | null = null;
+  let health: Promise<void> | null = null;
   let revival: Promise<void> | null = null;
   // Bounded: one turn per 500 ms until the end.
   while (Date.now() < endAt) {
@@ -55,6 +59,10 @@ export async function watchLoop(ctx: SoakContext, setup: Setup, endAt: number, r
     scanTick(ctx.s);
     if (tick % 2 === 0) {
       filesTick(ctx.s, setup.known);
+      logsTick(ctx.s);
+      health ??= healthTick(ctx.s).finally(() => {
+        health = null;
+      });
       status ??= statusTick(ctx.s).finally(() => {
         status = null;
       });
@@ -71,7 +79,7 @@ export async function watchLoop(ctx: SoakContext, setup: Setup, endAt: number, r
     tick++;
     await sleep(500 - (Date.now() - at));
   }
-  await Promise.all([status, metrics, revival]);
+  await Promise.all([status, metrics, health, revival]);
 }
 
 /**
@@ -95,11 +103,42 @@ function daemonDied(ctx: SoakContext, setup: Setup): boolean {
   return true;
 }
 
+/**
+ * Environment faults that last seconds run beside the fault loop (it goes on injecting meanwhile), one of a kind at
+ * a time; the loop awaits them before it ends.
+ */
+const background = new Map<FaultKind, Promise<unknown>>();
+
+function inBackground(kind: FaultKind, run: () => Promise<unknown>): boolean {
+  if (background.has(kind)) return false;
+  background.set(
+    kind,
+    run().finally(() => background.delete(kind)),
+  );
+  return true;
+}
+
 async function inject(ctx: SoakContext, setup: Setup, kind: FaultKind): Promise<boolean> {
   if ((SERVER_FAULTS as readonly string[]).includes(kind))
     return serverFault(ctx, kind as ServerFault, (key) => void control(ctx.s, key, 'restart'));
   // What goes through the daemon waits for one that answers (a restart may be under way).
   if (ctx.s.daemonReadyAt === null && !(kind in WEBHOOK_FAULTS)) return false;
+  if (kind === 'disk-full') {
+    if (setup.fs === null || background.has(kind)) return false;
+    // Whether a server was free to make chatty is known at once; the hold goes on in the background.
+    const hold = diskFull(ctx, setup.fs);
+    if (hold === null) return false;
+    background.set(
+      kind,
+      hold.finally(() => background.delete(kind)),
+    );
+    return true;
+  }
+  if (kind === 'logs-removed') return logsRemoved(ctx);
+  if (kind === 'escaping-helper') return escapingHelper(ctx);
+  if (kind === 'request-flood') return inBackground(kind, () => requestFlood(ctx));
+  if (kind === 'descriptor-pressure') return inBackground(kind, () => descriptorPressure(ctx));
+  if (kind === 'second-daemon') return inBackground(kind, () => secondDaemon(ctx));
   if (kind === 'control-burst') await controlBurst(ctx);
   else if (kind === 'control-same-moment') await controlSameMoment(ctx);
   else if (kind === 'config-reload') reload(ctx, setup.world);
@@ -136,4 +175,5 @@ export async function faultLoop(ctx: SoakContext, setup: Setup, plan: Plan, endA
     if (n % 3 === 0) await heal(ctx, 4000);
     await sleep(plan.everyMs - (Date.now() - at));
   }
+  await Promise.all(background.values());
 }

@@ -16,14 +16,16 @@ export interface Plan {
   next(): FaultKind;
 }
 
-export function makePlan(rng: Rng, durationMs: number): Plan {
+/** `skip`: kinds this machine cannot inject (reported as skipped), left out of the plan. */
+export function makePlan(rng: Rng, durationMs: number, skip: ReadonlySet<FaultKind> = new Set()): Plan {
+  const kinds = LOOP_KINDS.filter((k) => !skip.has(k));
   // First every kind once, in a shuffled order, so even a one-minute run sees them all; then random picks.
-  const firstPass = rng.sample(LOOP_KINDS, LOOP_KINDS.length);
+  const firstPass = rng.sample(kinds, kinds.length);
   const kills = durationMs >= 5 * 60_000 ? 6 : 3;
   // The first pass must fit in the run: minus the first daemon's start, the quiet end and the daemon restarts
   // (other faults go on during one, but those that need the daemon wait).
   const available = 0.85 * durationMs - 12_000 - kills * 4000;
-  const everyMs = Math.min(3000, Math.max(500, available / LOOP_KINDS.length));
+  const everyMs = Math.min(3000, Math.max(500, available / kinds.length));
   // The first daemon starts with PersistServers false; after each kill the next is true, true, false: a
   // no-persist daemon's leftovers meet a persist one, a persist one's are adopted, and the last phase (false)
   // ends with a SIGTERM that must take every server down.
@@ -35,6 +37,6 @@ export function makePlan(rng: Rng, durationMs: number): Plan {
     everyMs,
     daemonKills,
     quietMs: 6000,
-    next: () => firstPass.shift() ?? rng.pick(LOOP_KINDS),
+    next: () => firstPass.shift() ?? rng.pick(kinds),
   };
 }

@@ -24,6 +24,7 @@ export function summary(s: SoakState, f: Figures): Record<string, unknown> {
     seed: f.seed,
     seconds: Math.round(f.durationMs / 1000),
     faults: Object.fromEntries(FAULT_KINDS.map((k) => [k, s.faults.get(k) ?? 0])),
+    skipped: Object.fromEntries(s.skipped),
     checks: Object.fromEntries(INVARIANTS.map((k) => [k, s.checks.get(k) ?? 0])),
     violations: s.violations.length,
     worstRelaunchMs: s.relaunchMs.length ? Math.max(...s.relaunchMs) : null,
@@ -95,7 +96,9 @@ export function writeReport(file: string, s: SoakState, f: Figures, command: str
     '',
     '| kind | count |',
     '| --- | --- |',
-    ...FAULT_KINDS.map((k) => `| ${k} | ${s.faults.get(k) ?? 0} |`),
+    ...FAULT_KINDS.map(
+      (k) => `| ${k} | ${s.skipped.has(k) ? `skipped: ${s.skipped.get(k)}` : (s.faults.get(k) ?? 0)} |`,
+    ),
     '',
     '## Invariants',
     '',

@@ -4,6 +4,7 @@
  * run (exit 1) and prints the seed. bench/README.md ("Soak") describes it.
  */
 import { randomInt } from 'node:crypto';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH, tempDir } from '../lib/env.ts';
 import { parseSoakArgs } from './args.ts';
@@ -46,6 +47,7 @@ const s: SoakState = {
   statusMs: [],
   orphanChildren: new Map(),
   binSwapWindows: 0,
+  skipped: new Map(),
   log: (line) => console.log(`[soak +${((Date.now() - s.startedAt) / 1000).toFixed(1)} s] ${line}`),
 };
 const timers = new Set<NodeJS.Timeout>();
@@ -53,6 +55,7 @@ const ctx: SoakContext = {
   s,
   rng,
   busy: new Set(),
+  recovering: new Map(),
   later: (ms, fn) => {
     const timer = setTimeout(() => {
       timers.delete(timer);
@@ -87,12 +90,20 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 const setup = await setUp(tmp.path, run, args.durationMs + 5 * 60_000);
+if (setup.fsSkipped !== null) {
+  s.skipped.set('disk-full', setup.fsSkipped);
+  console.log(`soak: SKIPPED fault kind disk-full: ${setup.fsSkipped}`);
+}
+if (setup.refusedSettings.length > 0)
+  console.log(
+    `soak: this daemon refused ISSUE23_SETTINGS (bench/soak/config.ts), run without: ${setup.refusedSettings.join('; ')}`,
+  );
 const reference = startLagReference();
 let exitCode = 1;
 try {
   for (const i of setup.world.config.instances) s.tracks.set(i.key, newTrack(i, Date.now()));
   await startDaemon(ctx, setup.world);
-  const plan = makePlan(rng, args.durationMs);
+  const plan = makePlan(rng, args.durationMs, new Set(s.skipped.keys()));
   const endAt = s.startedAt + args.durationMs;
   await Promise.all([
     watchLoop(ctx, setup, endAt, reference),
@@ -127,6 +138,11 @@ try {
   const swept = sweep();
   if (swept > 0) s.log(`swept ${swept} leftover processes`);
   reference.close();
+  if (setup.fs) {
+    // Unmounting loses what the tmpfs holds: a failed run keeps a copy of the instance folders for a look.
+    if (exitCode !== 0) cpSync(setup.fs.path, join(tmp.path, 'instances.kept'), { recursive: true });
+    setup.fs.unmount();
+  }
   await setup.cdn.close();
   await setup.hook.close();
   if (exitCode === 0) await tmp.cleanup();

@@ -10,6 +10,10 @@
  *   fork             starts two children in its process group (they carry `soak-child` in their argv)
  *   old-secret       also checks in with the previous launch's secret (must be refused, changing nothing);
  *                    each answer is appended to <SOAK_DIR>/old-secret-answers as `<key> <status>`
+ *   chatty           prints SOAK_CHATTY_BPS bytes a second (1 KiB lines) for SOAK_CHATTY_MS, then is quiet
+ *   escaping-helper  (one launch: it sets its mode back to normal) once listening, starts a helper in its own
+ *                    session that ignores SIGTERM and holds the game port (argv `soak-child`), then exits 1
+ * A launch that cannot take its port exits 4, as a game server that cannot bind does.
  * Runs at nice 10 (see below). Leak guard: exits 99 after SOAK_LIFETIME_MS. It never exits because the daemon is gone: with
  * PersistServers a server must outlive a daemon restart.
  */
@@ -48,6 +52,11 @@ const read = (file) => {
 };
 const mode = read(join(dir, 'modes', key)) || 'normal';
 console.log(`soak server ${key} pid ${process.pid} mode ${mode}`);
+// A one-shot mode: only this launch escapes; the relaunches that follow are normal servers meeting the held port.
+if (mode === 'escaping-helper') writeFileSync(join(dir, 'modes', key), 'normal');
+// A log that cannot be written (a full disk, a removed folder) is the daemon's problem to survive, not this one's.
+process.stdout.on('error', () => {});
+process.stderr.on('error', () => {});
 
 setTimeout(() => process.exit(99), Number(process.env.SOAK_LIFETIME_MS ?? 900_000)).unref();
 // A timer keeps the process alive whatever else it does (an exit is always deliberate).
@@ -90,8 +99,36 @@ function ping(secret, onStatus = () => {}) {
 
 const digest = (s) => createHash('sha256').update(s).digest();
 const expected = digest(token);
+/** Prints about `SOAK_CHATTY_BPS` bytes a second in 1 KiB lines, for SOAK_CHATTY_MS (bounded). */
+function chatter() {
+  const line = `${key} chatty ${'x'.repeat(1000)}\n`;
+  const perTick = Math.max(1, Math.round(Number(process.env.SOAK_CHATTY_BPS ?? 65536) / 20 / line.length));
+  const until = Date.now() + Number(process.env.SOAK_CHATTY_MS ?? 10_000);
+  const timer = setInterval(() => {
+    if (Date.now() > until) return clearInterval(timer);
+    process.stdout.write(line.repeat(perTick));
+  }, 50);
+}
+
+/** Hands the listening socket to a helper in a session of its own that ignores SIGTERM, then crashes. */
+function handOffPort(server) {
+  const code = [
+    "process.on('SIGTERM', () => {});",
+    'let held = null;',
+    "process.on('message', (_m, handle) => { held = handle; process.disconnect(); });",
+    `setTimeout(() => process.exit(0), ${Number(process.env.SOAK_HELPER_LIFETIME_MS ?? 30_000)});`,
+  ].join(' ');
+  const helper = spawn(
+    process.execPath,
+    ['-e', code, 'soak-child', cvars.get('soak.run') ?? '', key, String(process.pid)],
+    { detached: true, stdio: ['ignore', 'ignore', 'ignore', 'ipc'] },
+  );
+  helper.send('server', server, () => setTimeout(() => process.exit(1), 300));
+  helper.unref();
+}
+
 function serve() {
-  createServer((req, res) => {
+  const server = createServer((req, res) => {
     const given = req.headers.watchdogtoken;
     const ok =
       token !== '' &&
@@ -104,8 +141,13 @@ function serve() {
     res.end(ok ? 'Success' : 'Not Found', () => leave && setImmediate(() => process.exit(0)));
     req.resume();
   })
-    .on('error', (err) => console.error(`API port ${port}: ${err.message}`))
-    .listen(port, '127.0.0.1');
+    .on('error', (err) => {
+      console.error(`API port ${port}: ${err.message}`);
+      if (err.code === 'EADDRINUSE') process.exit(4);
+    })
+    .listen(port, '127.0.0.1', () => {
+      if (mode === 'escaping-helper') handOffPort(server);
+    });
   const stale = () => {
     if (mode === 'old-secret' && oldSecret && oldSecret !== token)
       ping(oldSecret, (status) => appendFileSync(join(dir, 'old-secret-answers'), `${key} ${status}\n`));
@@ -120,5 +162,6 @@ function serve() {
   if (mode === 'crash-loop') setTimeout(() => process.exit(1), 500);
 }
 
+if (mode === 'chatty') chatter();
 if (mode === 'slow-start') setTimeout(serve, 1500);
 else serve();

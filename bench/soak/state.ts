@@ -20,6 +20,12 @@ export const INVARIANTS = [
   'daemon-alive',
   'rss-stable',
   'loop-lag-p99',
+  // The daemon's environment (issue 23): alive and answering, logs bounded, recovery once a fault ends.
+  'daemon-health',
+  'logs-bounded',
+  'recovered-after-fault',
+  'second-daemon-refused',
+  'junk-refused',
 ] as const;
 export type Invariant = (typeof INVARIANTS)[number];
 
@@ -46,6 +52,13 @@ export const FAULT_KINDS = [
   'webhook-429',
   'webhook-500',
   'webhook-silent',
+  // The daemon's environment (issue 23, bench/soak/faults-env.ts).
+  'disk-full',
+  'logs-removed',
+  'request-flood',
+  'descriptor-pressure',
+  'escaping-helper',
+  'second-daemon',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -77,6 +90,10 @@ export interface Track extends SoakInstance {
   streak: number;
   /** Chat messages the loop rules allow so far: the sum over its faults and requests (bounds.ts). */
   chatAllowance: number;
+  /** When a fault or a request last struck it (an environment fault's recovery check leaves such ones out). */
+  touchedAt: number;
+  /** When a stop it was asked for was taken (it is rightly down after that). */
+  stopRequestedAt: number;
 }
 
 export interface Hang {
@@ -120,6 +137,8 @@ export interface SoakState {
   orphanChildren: Map<number, number>;
   /** Times bin/ was seen missing with bin.prev whole (between the install's two renames). */
   binSwapWindows: number;
+  /** Fault kinds this machine cannot inject (a tmpfs that cannot be mounted), with why: reported, not hidden. */
+  skipped: Map<FaultKind, string>;
   log: (line: string) => void;
 }
 
@@ -138,6 +157,8 @@ export function newTrack(i: SoakInstance, now: number): Track {
     upSince: null,
     streak: 0,
     chatAllowance: 0,
+    touchedAt: now,
+    stopRequestedAt: 0,
   };
 }
 
@@ -167,7 +188,10 @@ export function check(s: SoakState, inv: Invariant, ok: boolean, detail: () => s
 export function countFault(s: SoakState, kind: FaultKind, key?: string): void {
   s.faults.set(kind, (s.faults.get(kind) ?? 0) + 1);
   const t = key === undefined ? undefined : s.tracks.get(key);
-  if (t) t.chatAllowance += FAULT_MESSAGES[kind];
+  if (t) {
+    t.chatAllowance += FAULT_MESSAGES[kind];
+    t.touchedAt = Date.now();
+  }
 }
 
 /** Marks that `key` (or every instance) was legitimately asked to run at `at`. */
@@ -179,6 +203,7 @@ export function kick(s: SoakState, at: number, key?: string): void {
     // A request (or a daemon start) begins the counts anew.
     t.streak = 0;
     t.chatAllowance += KICK_MESSAGES;
+    t.touchedAt = Math.max(t.touchedAt, at);
   }
 }
 

@@ -1,0 +1,114 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { signal } from '../lib/proc.ts';
+import { sleep } from '../lib/wait.ts';
+import { DISK_FULL_MS, ESCAPED_HELPER_LIFETIME_MS, LOGS_REMOVED_CHATTY_MS } from './config.ts';
+import { type SoakContext, pickRunning, setMode } from './context.ts';
+import { FAULT_MESSAGES } from './bounds.ts';
+import { isLive, scanOurs } from './procscan.ts';
+import { watchRecovery } from './recovery.ts';
+import type { SmallFs } from './smallfs.ts';
+import { countFault, type FaultKind, type Track } from './state.ts';
+
+/**
+ * Faults in the daemon's environment on the instance side (issue 23): the instance file system full, an instance's
+ * logs/ removed under a chatty server, and a server whose helper escapes its session holding the game port.
+ */
+
+const MiB = 1024 * 1024;
+
+/** Configured instances with a live server, not busy with another fault: those a daemon-wide fault strikes. */
+export function runningNow(ctx: SoakContext): Track[] {
+  return [...ctx.s.tracks.values()].filter(
+    (t) => t.configured && !ctx.busy.has(t.key) && t.status?.state === 'running' && t.status.pid !== null,
+  );
+}
+
+/** Each instance struck by a daemon-wide fault may tell what it brings (bounds.ts), without counting as touched. */
+export function allow(kind: FaultKind, keys: readonly Track[]): void {
+  for (const t of keys) t.chatAllowance += FAULT_MESSAGES[kind];
+}
+
+/** Sets a one-shot mode (the server sets it back at launch) and kills the server, so its relaunch takes it. */
+function relaunchAs(ctx: SoakContext, t: Track, pid: number, mode: 'chatty' | 'escaping-helper'): void {
+  setMode(ctx.s, t.key, mode);
+  signal(pid, 'SIGKILL');
+}
+
+/**
+ * Fills the instance root's tmpfs (a chatty server printing meanwhile), holds it full for a while, frees it. Null
+ * when no server was free to make chatty (nothing injected); else the hold, which ends with the space freed.
+ */
+export function diskFull(ctx: SoakContext, fs: SmallFs): Promise<void> | null {
+  const { s, rng } = ctx;
+  const chatty = pickRunning(ctx);
+  const pid = chatty?.status?.pid ?? null;
+  if (!chatty || pid === null || !isLive(pid)) return null;
+  countFault(s, 'disk-full', chatty.key);
+  ctx.busy.add(chatty.key);
+  relaunchAs(ctx, chatty, pid, 'chatty');
+  const struck = runningNow(ctx);
+  allow('disk-full', struck);
+  fs.fill();
+  const holdMs = rng.between(...DISK_FULL_MS);
+  s.log(
+    `fault disk-full: ${fs.path} filled (${Math.round(fs.free() / 1024)} KiB free) for ${Math.round(holdMs)} ms, ${chatty.key} chatty, ${struck.length} servers running`,
+  );
+  watchRecovery(ctx, 'disk-full', [chatty.key, ...struck.map((t) => t.key)], Date.now() + holdMs);
+  return sleep(holdMs).then(() => {
+    fs.release();
+    s.log(`fault disk-full ended: ${Math.round(fs.free() / MiB)} MiB free again`);
+    ctx.busy.delete(chatty.key);
+  });
+}
+
+/** Relaunches a server chatty, and removes its instances/<key>/logs/ while it prints (past a rotation's worth). */
+export function logsRemoved(ctx: SoakContext): boolean {
+  const { s } = ctx;
+  const t = pickRunning(ctx);
+  const pid = t?.status?.pid ?? null;
+  if (!t || pid === null || !isLive(pid)) return false;
+  countFault(s, 'logs-removed', t.key);
+  ctx.busy.add(t.key);
+  relaunchAs(ctx, t, pid, 'chatty');
+  const logs = join(s.dir, 'instances', t.key, 'logs');
+  s.log(`fault logs-removed on ${t.key}: relaunched chatty (was pid ${pid}); ${logs} goes in 1.5 s`);
+  ctx.later(1500, () => {
+    rmSync(logs, { recursive: true, force: true });
+    s.log(`fault logs-removed: removed ${logs}`);
+  });
+  const endsAt = Date.now() + 1500 + LOGS_REMOVED_CHATTY_MS;
+  ctx.later(endsAt - Date.now(), () => {
+    ctx.busy.delete(t.key);
+    s.log(`fault logs-removed ended on ${t.key}: the chatty server is quiet`);
+  });
+  watchRecovery(ctx, 'logs-removed', [t.key], endsAt);
+  return true;
+}
+
+/**
+ * Relaunches a server that hands its game port to a helper in a session of its own (ignoring SIGTERM) and then
+ * crashes; the helper lives ESCAPED_HELPER_LIFETIME_MS at most, and the instance must run again after that.
+ */
+export function escapingHelper(ctx: SoakContext): boolean {
+  const { s } = ctx;
+  const t = pickRunning(ctx);
+  const pid = t?.status?.pid ?? null;
+  if (!t || pid === null || !isLive(pid)) return false;
+  countFault(s, 'escaping-helper', t.key);
+  ctx.busy.add(t.key);
+  relaunchAs(ctx, t, pid, 'escaping-helper');
+  s.log(`fault escaping-helper on ${t.key} (was pid ${pid}): its relaunch hands port ${t.port} to a helper`);
+  // Reported, so the run shows the helper really escaped (bounded: one look, 4 s on).
+  ctx.later(4000, () => {
+    const helpers = scanOurs(s.run).filter((p) => p.kind === 'child' && p.key === t.key);
+    s.log(`fault escaping-helper on ${t.key}: helpers alive 4 s on: ${helpers.map((p) => p.pid).join(' ') || 'none'}`);
+  });
+  const endsAt = Date.now() + ESCAPED_HELPER_LIFETIME_MS + 2000;
+  ctx.later(endsAt - Date.now(), () => {
+    ctx.busy.delete(t.key);
+    s.log(`fault escaping-helper ended on ${t.key}: the helper's lifetime is over`);
+  });
+  watchRecovery(ctx, 'escaping-helper', [t.key], endsAt);
+  return true;
+}

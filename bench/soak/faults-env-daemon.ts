@@ -17,7 +17,7 @@ import { check, countFault } from './state.ts';
 /** Faults in the daemon's environment on the daemon side (issue 23): a flood, descriptor pressure, a second daemon. */
 
 /** One junk control request: wrong token, unknown key, malformed or missing credentials. */
-function junk(url: string, agent: Agent, key: string, variant: number): Promise<number> {
+function junk(url: string, agent: Agent, key: string, variant: number): Promise<number | string> {
   const auth = [
     `Basic ${Buffer.from(`${key}:not-${TOKEN}`).toString('base64')}`,
     `Basic ${Buffer.from(`nobody-${variant}:${TOKEN}`).toString('base64')}`,
@@ -33,8 +33,8 @@ function junk(url: string, agent: Agent, key: string, variant: number): Promise<
       res.on('end', () => resolve(res.statusCode ?? 0));
       res.on('error', () => resolve(0));
     });
-    req.setTimeout(2000, () => req.destroy());
-    req.on('error', () => resolve(0));
+    req.setTimeout(2000, () => req.destroy(new Error('no answer within 2 s')));
+    req.on('error', (err) => resolve(err.message));
     req.end();
   });
 }
@@ -48,13 +48,16 @@ export async function requestFlood(ctx: SoakContext): Promise<void> {
   countFault(s, 'request-flood');
   const agent = new Agent({ keepAlive: true, maxSockets: FLOOD.concurrency });
   const statuses = new Map<number, number>();
+  let lastError = '';
   const started = Date.now();
   const deadline = started + FLOOD.maxMs;
   let sent = 0;
   const worker = async () => {
     while (sent < FLOOD.requests && Date.now() < deadline) {
       sent++;
-      const status = await junk(s.daemonUrl, agent, rng.pick(keys), rng.int(0, 1_000_000));
+      const answer = await junk(s.daemonUrl, agent, rng.pick(keys), rng.int(0, 1_000_000));
+      const status = typeof answer === 'number' ? answer : 0;
+      if (typeof answer === 'string') lastError = answer;
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
     }
   };
@@ -62,7 +65,9 @@ export async function requestFlood(ctx: SoakContext): Promise<void> {
   agent.destroy();
   const taken = [...statuses].filter(([code]) => code >= 200 && code < 300).reduce((n, [, c]) => n + c, 0);
   const summary = [...statuses].map(([code, n]) => `${code || 'no answer'}: ${n}`).join(', ');
-  s.log(`fault request-flood: ${sent} junk requests in ${Date.now() - started} ms (${summary})`);
+  s.log(
+    `fault request-flood: ${sent} junk requests in ${Date.now() - started} ms (${summary})${lastError ? `; last error: ${lastError}` : ''}`,
+  );
   check(s, 'junk-refused', taken === 0, () => `${taken} of ${sent} requests with junk credentials were taken`);
 }
 
@@ -159,10 +164,18 @@ export async function secondDaemon(ctx: SoakContext): Promise<void> {
     await sleep(100);
   }
   const tookMs = Date.now() - started;
+  let leftovers = 0;
   if (code === undefined && proc.pid !== undefined) {
+    // It did not refuse (a violation, below): it is stopped, and the servers it launched are ended by pid, so one
+    // violation does not turn into a run of duplicates and orphans for every later check.
+    const launched = scanOurs(s.run).filter((p) => p.kind === 'server' && p.parent === proc.pid);
     signal(proc.pid, 'SIGTERM');
     for (let i = 0; i < 50 && code === undefined; i++) await sleep(100);
     if (code === undefined) signal(proc.pid, 'SIGKILL');
+    for (const p of launched.filter((x) => isLive(x.pid))) {
+      leftovers++;
+      for (const target of [-p.pid, p.pid]) signal(target, 'SIGKILL');
+    }
   }
   const live = new Map(
     scanOurs(s.run)
@@ -175,7 +188,8 @@ export async function secondDaemon(ctx: SoakContext): Promise<void> {
   });
   s.log(
     `fault second-daemon on port ${port}: ${code === undefined ? 'still running' : `exit ${code}`} after ${tookMs} ms` +
-      `${answered ? ', answered /health' : ''}; ${disturbed.length} of the first daemon's servers disturbed`,
+      `${answered ? ', answered /health' : ''}; ${disturbed.length} of the first daemon's servers disturbed` +
+      `${leftovers > 0 ? `; ended ${leftovers} servers it left` : ''} (its output: second-daemon.log)`,
   );
   check(
     s,

@@ -203,7 +203,8 @@ export function kick(s: SoakState, at: number, key?: string): void {
     // A request (or a daemon start) begins the counts anew.
     t.streak = 0;
     t.chatAllowance += KICK_MESSAGES;
-    t.touchedAt = Math.max(t.touchedAt, at);
+    // A request on it strikes it; a daemon start does not (it must not fix what a fault left broken for good).
+    if (key !== undefined) t.touchedAt = Math.max(t.touchedAt, at);
   }
 }
 

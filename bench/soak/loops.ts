@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { SoakContext } from './context.ts';
 import { controlBurst, controlSameMoment, control, heal } from './faults-control.ts';
 import { diskFull, escapingHelper, logsRemoved } from './faults-env.ts';
-import { descriptorPressure, requestFlood, secondDaemon } from './faults-env-daemon.ts';
+import { descriptorPressure, requestFlood } from './faults-env-daemon.ts';
+import { secondDaemon } from './faults-second-daemon.ts';
 import { SERVER_FAULTS, type ServerFault, serverFault } from './faults-server.ts';
 import {
   UPDATE_FAULTS,

@@ -120,8 +120,13 @@ export const ISSUE23_SETTINGS: Record<string, unknown> = {
 /** The daemon's stderr (daemon.log) may grow at most this much in any minute, whatever strangers send. */
 export const DAEMON_LOG_BYTES_PER_MINUTE = 512 * 1024;
 
-/** After an environment fault ends, every instance it struck that was not stopped by request runs again within this. */
+/**
+ * After an environment fault ends, every instance it struck that was not stopped by request runs again: looked at
+ * from RECOVERY_GRACE_MS on, and down for good if not seen running by RECOVERY_PATIENCE_MS later (30 servers
+ * starting at once on a loaded two-core machine take that long after a daemon restart).
+ */
 export const RECOVERY_GRACE_MS = 10_000;
+export const RECOVERY_PATIENCE_MS = 15_000;
 
 /** The request flood: at most this many requests with junk credentials, over at most this long, this many at once. */
 export const FLOOD = { requests: 5000, maxMs: 4000, concurrency: 32 } as const;

@@ -103,30 +103,42 @@ export async function descriptorPressure(ctx: SoakContext): Promise<void> {
   allow('descriptor-pressure', struck);
   setNofile(pid, String(limit), hard);
   const url = new URL(s.daemonUrl);
-  const sockets: Socket[] = [];
+  // Each connection sends a valid request head one byte at a time (the header value never ends), so it stays a
+  // request in progress, never a malformed one; a connection the daemon drops is replaced while the fault lasts.
   const header = 'POST /instances/x/restart HTTP/1.1\r\nHost: soak\r\nX-Slow: ';
-  for (let i = 0; i < DESCRIPTORS.idle; i++) {
-    const sock = connect(Number(url.port), '127.0.0.1');
-    sock.on('error', () => {});
-    sock.write(header[0] ?? 'P');
-    sockets.push(sock);
-  }
+  const conns: Array<{ sock: Socket; sent: number }> = [];
+  let opened = 0;
+  const topUp = () => {
+    for (let i = 0; i < DESCRIPTORS.idle && opened < DESCRIPTORS.idle * 20; i++) {
+      if (conns[i] && !conns[i]?.sock.destroyed) continue;
+      const sock = connect(Number(url.port), '127.0.0.1');
+      sock.on('error', () => {});
+      sock.write(header.slice(0, 1));
+      conns[i] = { sock, sent: 1 };
+      opened++;
+    }
+  };
+  topUp();
   const trickle = setInterval(() => {
-    for (const sock of sockets) if (!sock.destroyed) sock.write('x');
+    for (const c of conns)
+      if (!c.sock.destroyed) c.sock.write(c.sent < header.length ? (header[c.sent++] ?? 'x') : 'x');
   }, DESCRIPTORS.trickleMs);
+  const refill = setInterval(topUp, 250);
   await sleep(500);
   const victim = rng.pick(struck.length > 0 ? struck : [null]);
   if (victim?.status?.pid) signal(victim.status.pid, 'SIGKILL');
   s.log(
     `fault descriptor-pressure: daemon ${pid} NOFILE ${soft} -> ${limit} (holds ${openDescriptors(pid)}), ` +
-      `${sockets.filter((x) => !x.destroyed).length} idle connections, killed ${victim?.key ?? 'no server'}`,
+      `${conns.filter((c) => !c.sock.destroyed).length} idle connections, killed ${victim?.key ?? 'no server'}`,
   );
   await sleep(DESCRIPTORS.holdMs);
   clearInterval(trickle);
-  for (const sock of sockets) sock.destroy();
+  clearInterval(refill);
+  const alive = conns.filter((c) => !c.sock.destroyed).length;
+  for (const c of conns) c.sock.destroy();
   // A daemon killed meanwhile by the plan is gone with its limit; the next one starts with the soak's own.
   if (s.daemonPid === pid && isLive(pid)) setNofile(pid, soft, hard);
-  s.log(`fault descriptor-pressure ended: connections closed, NOFILE ${soft} again`);
+  s.log(`fault descriptor-pressure ended: ${alive} connections closed (${opened} opened in all), NOFILE ${soft} again`);
   watchRecovery(
     ctx,
     'descriptor-pressure',

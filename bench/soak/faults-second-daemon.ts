@@ -10,6 +10,9 @@ import { runningNow } from './faults-env.ts';
 import { isLive, scanOurs } from './procscan.ts';
 import { check, countFault } from './state.ts';
 
+/** Second daemons alive now (at most one): an interrupted soak kills them with the rest. */
+export const secondDaemons = new Set<number>();
+
 /**
  * Starts a second daemon in the same folder on another port: it must exit 1 at once, never answer on its port,
  * and leave every server of the first daemon alone.
@@ -23,8 +26,10 @@ export async function secondDaemon(ctx: SoakContext): Promise<void> {
   const url = `http://127.0.0.1:${port}`;
   const proc = spawn(process.execPath, [WATCHDOG, 'start', '--urls', url], { cwd: s.dir, stdio: ['ignore', out, out] });
   closeSync(out);
+  if (proc.pid !== undefined) secondDaemons.add(proc.pid);
   let code: number | null | undefined;
   proc.once('exit', (c) => {
+    if (proc.pid !== undefined) secondDaemons.delete(proc.pid);
     code = c;
   });
   const started = Date.now();

@@ -7,15 +7,18 @@ import { randomInt } from 'node:crypto';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH, tempDir } from '../lib/env.ts';
+import { signal } from '../lib/proc.ts';
 import { parseSoakArgs } from './args.ts';
 import type { SoakContext } from './context.ts';
 import { startLagReference } from './lag-reference.ts';
 import { chatBounded, daemonLoop, faultLoop, watchLoop } from './loops.ts';
+import { secondDaemons } from './faults-second-daemon.ts';
 import { makePlan } from './plan.ts';
 import { seededRng } from './prng.ts';
 import { scanOurs } from './procscan.ts';
 import { type Figures, summary, writeReport } from './report.ts';
 import { setUp } from './setup.ts';
+import type { SmallFs } from './smallfs.ts';
 import { check, newTrack, type SoakState } from './state.ts';
 import { startDaemon, stopDaemon } from './world.ts';
 
@@ -81,15 +84,23 @@ function sweep(): number {
 }
 
 // Interrupted (Ctrl-C, or the test's time limit): nothing of ours may outlive the soak.
+let smallFs: SmallFs | null = null;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {
     if (s.daemonPid !== null) process.kill(s.daemonPid, 'SIGKILL');
+    for (const pid of secondDaemons) signal(pid, 'SIGKILL');
     sweep();
+    try {
+      smallFs?.unmount();
+    } catch (err) {
+      console.log(`soak: could not unmount ${smallFs?.path}: ${(err as Error).message}`);
+    }
     console.log(`soak: interrupted by ${sig}, seed ${args.seed} (reproduce: ${reproduce}); kept ${tmp.path}`);
     process.exit(1);
   });
 }
 const setup = await setUp(tmp.path, run, args.durationMs + 5 * 60_000);
+smallFs = setup.fs;
 if (setup.fsSkipped !== null) {
   s.skipped.set('disk-full', setup.fsSkipped);
   console.log(`soak: SKIPPED fault kind disk-full: ${setup.fsSkipped}`);

@@ -15,6 +15,9 @@ export interface SoakDaemon {
   exit: Promise<number | null>;
 }
 
+/** Every daemon spawned and not yet exited, the one still starting included: an interrupted soak kills them all. */
+export const liveDaemons = new Set<number>();
+
 export async function startSoakDaemon(dir: string, port: number, timeoutMs = 30_000): Promise<SoakDaemon> {
   const log = openSync(join(dir, 'daemon.log'), 'a');
   // Its own process group is not needed (it is signalled by pid); its servers have their own groups anyway.
@@ -22,9 +25,11 @@ export async function startSoakDaemon(dir: string, port: number, timeoutMs = 30_
   closeSync(log);
   const pid = proc.pid;
   if (pid === undefined) throw new Error('could not spawn the daemon');
+  liveDaemons.add(pid);
   let done = false;
   const exit = new Promise<number | null>((resolve) =>
     proc.once('exit', (code) => {
+      liveDaemons.delete(pid);
       done = true;
       resolve(code);
     }),

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { BENCH, tempDir } from '../lib/env.ts';
 import { signal } from '../lib/proc.ts';
 import { parseSoakArgs } from './args.ts';
+import { liveDaemons } from './daemon.ts';
 import type { SoakContext } from './context.ts';
 import { startLagReference } from './lag-reference.ts';
 import { chatBounded, daemonLoop, faultLoop, watchLoop } from './loops.ts';
@@ -87,8 +88,8 @@ function sweep(): number {
 let smallFs: SmallFs | null = null;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {
-    if (s.daemonPid !== null) process.kill(s.daemonPid, 'SIGKILL');
-    for (const pid of secondDaemons) signal(pid, 'SIGKILL');
+    // By what was spawned, not s.daemonPid: a daemon still starting (a restart under way) is not known there yet.
+    for (const pid of [...liveDaemons, ...secondDaemons]) signal(pid, 'SIGKILL');
     sweep();
     try {
       smallFs?.unmount();

@@ -1,0 +1,202 @@
+import { createConnection, createServer, type Server } from 'node:net';
+import { resolve } from 'node:path';
+import type { ResolvedConfig } from '../config/resolved.ts';
+import { inodeLockName, lockNames } from './folder-lock-names.ts';
+
+/** What one watchdog owns alone: its instance root, and its working folder (logs/, the audit log). */
+export function ownedFolders(config: ResolvedConfig): string[] {
+  return [resolve(config.workDir, config.settings.Servers.InstanceRoot), config.workDir];
+}
+
+/** What the watchdog holding a folder says about itself when asked. */
+export interface LockHolder {
+  pid: number | null;
+  /** Where it listens; empty while it is still starting, and for `watchdog import`. */
+  urls: string[];
+  /** `start` (the daemon) or `import`. */
+  command: string;
+}
+
+/** Another watchdog holds the folder: nothing was touched, and the message says who, where and what to do. */
+export class FolderLockedError extends Error {
+  override name = 'FolderLockedError';
+  constructor(
+    readonly folder: string,
+    readonly holder: LockHolder,
+    options?: ErrorOptions,
+  ) {
+    super(describeHolder(folder, holder), options);
+  }
+}
+
+/** `another watchdog (pid N, listening on http://…) is running in <folder>`, and the variants of that. */
+export function describeHolder(folder: string, h: LockHolder): string {
+  const who = h.pid === null ? 'pid unknown: it did not answer' : `pid ${h.pid}`;
+  const doing =
+    h.command === 'import'
+      ? 'running `watchdog import`'
+      : h.urls.length > 0
+        ? `listening on ${h.urls.join(' and ')}`
+        : 'still starting';
+  return (
+    `another watchdog (${who}, ${doing}) is running in ${folder}; ` +
+    'stop it first, or give this one another working folder and Servers.InstanceRoot'
+  );
+}
+
+export interface FolderLock {
+  /** `abstract-socket` on Linux; `none` where the platform has no such lock (then nothing stops a second daemon). */
+  readonly mechanism: 'abstract-socket' | 'none';
+  /** Where this daemon listens, for the message a second one prints. */
+  announce(urls: string[]): void;
+  /** Also holds the inode names of locked folders made since the lock was taken (a first start creates the root). */
+  refresh(): Promise<void>;
+  release(): Promise<void>;
+}
+
+export interface LockOptions {
+  command: string;
+  platform?: NodeJS.Platform;
+  /** How long to wait for the holder to say who it is (default 1 s). */
+  answerTimeoutMs?: number;
+}
+
+/**
+ * Takes every folder's lock, or none: on Linux each folder's names (folder-lock-names.ts) are bound as abstract Unix
+ * sockets. Binding is atomic, so of two daemons started at once exactly one gets a name; the kernel frees it when
+ * the process ends however it ends (SIGKILL included), so a stale lock cannot exist. The holder answers a connection
+ * with its pid and URLs. Throws FolderLockedError when another process holds one; takes nothing then.
+ */
+export async function lockFolders(folders: string[], opts: LockOptions): Promise<FolderLock> {
+  const info: LockHolder = { pid: process.pid, urls: [], command: opts.command };
+  if ((opts.platform ?? process.platform) !== 'linux') return unlocked(info);
+  const servers: Server[] = [];
+  const held = new Set<string>();
+  const take = async (folder: string, name: string): Promise<void> => {
+    if (held.has(name)) return;
+    // A holder that ended between our bind and our question freed the name: bind again (bounded).
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const bound = await bindName(name, info);
+      if (bound.ok) {
+        servers.push(bound.server);
+        held.add(name);
+        return;
+      }
+      if (bound.code !== 'EADDRINUSE')
+        throw new Error(`cannot lock ${folder} against a second watchdog: ${bound.error.message}`, {
+          cause: bound.error,
+        });
+      const holder = await askHolder(name, opts.answerTimeoutMs ?? 1000);
+      if (holder !== 'gone') throw new FolderLockedError(folder, holder);
+    }
+    throw new FolderLockedError(folder, { pid: null, urls: [], command: 'start' });
+  };
+  try {
+    for (const f of folders) for (const name of await lockNames(f)) await take(f, name);
+  } catch (err) {
+    await Promise.all(servers.map(closeServer));
+    throw err;
+  }
+  return {
+    mechanism: 'abstract-socket',
+    announce: (urls) => {
+      info.urls = [...urls];
+    },
+    refresh: async () => {
+      for (const f of folders) {
+        const name = await inodeLockName(f);
+        if (name !== null) await take(f, name);
+      }
+    },
+    release: async () => {
+      await Promise.all(servers.splice(0).map(closeServer));
+      held.clear();
+    },
+  };
+}
+
+function unlocked(info: LockHolder): FolderLock {
+  return {
+    mechanism: 'none',
+    announce: (urls) => {
+      info.urls = [...urls];
+    },
+    refresh: async () => {},
+    release: async () => {},
+  };
+}
+
+type Bound = { ok: true; server: Server } | { ok: false; code: string | undefined; error: Error };
+
+function bindName(name: string, info: LockHolder): Promise<Bound> {
+  return new Promise((resolve) => {
+    const server = createServer((sock) => {
+      sock.on('error', () => {});
+      sock.end(`${JSON.stringify(info)}\n`);
+    });
+    server.once('error', (error: NodeJS.ErrnoException) => resolve({ ok: false, code: error.code, error }));
+    server.listen({ path: name, exclusive: true }, () => {
+      // Later errors (a client that resets) must not end the daemon; the lock stays held while the socket does.
+      server.on('error', () => {});
+      // The lock never keeps the process alive on its own.
+      server.unref();
+      resolve({ ok: true, server });
+    });
+  });
+}
+
+/** The holder's answer; `gone` when nobody holds the name any more (it ended a moment ago). */
+function askHolder(name: string, timeoutMs: number): Promise<LockHolder | 'gone'> {
+  return new Promise((resolve) => {
+    let text = '';
+    const unknown: LockHolder = { pid: null, urls: [], command: 'start' };
+    const sock = createConnection({ path: name });
+    const timer = setTimeout(() => {
+      sock.destroy();
+      resolve(unknown);
+    }, timeoutMs);
+    const finish = (result: LockHolder | 'gone') => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(result);
+    };
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => {
+      text += d;
+      if (text.length > 4096) finish(unknown);
+    });
+    sock.on('end', () => finish(parseHolder(text) ?? unknown));
+    sock.on('error', (err: NodeJS.ErrnoException) =>
+      finish(err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? 'gone' : unknown),
+    );
+  });
+}
+
+function parseHolder(text: string): LockHolder | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v !== 'object' || v === null) return null;
+    const o = v as Record<string, unknown>;
+    const pid = typeof o.pid === 'number' && Number.isInteger(o.pid) ? o.pid : null;
+    const urls = Array.isArray(o.urls)
+      ? o.urls
+          .filter((u): u is string => typeof u === 'string')
+          .slice(0, 8)
+          .map(printable)
+      : [];
+    const command = typeof o.command === 'string' ? printable(o.command) : 'start';
+    return { pid, urls, command };
+  } catch {
+    return null;
+  }
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** Anyone on the machine can answer on an abstract name: what it says is shown without control characters. */
+function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?').slice(0, 200);
+}

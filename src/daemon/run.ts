@@ -94,6 +94,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   // built at the first request the fast path leaves to it, so a daemon that only sees check-ins and health probes
   // never loads it (bench/footprint.ts).
   const metrics = createMetricsCollector({ bus, registry, version: VERSION });
+  let boundUrls: string[] = [];
   const deps: HttpDeps = {
     registry,
     bus,
@@ -102,6 +103,8 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     admin: () => current.admin,
     metrics,
     recent: recordRecentEvents(bus),
+    trustedProxies: () => current.settings.TrustedProxies,
+    ownOrigins: () => (current.baseUrl === undefined ? boundUrls : [current.baseUrl, ...boundUrls]),
   };
   const app = () => import('../http/app.ts').then(({ createApp }) => createApp(deps));
   const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, VERSION));
@@ -113,6 +116,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
   const urls = http.bound.map((b) => b.url);
   lock.announce(urls);
+  boundUrls = urls;
   const checkinUrl = checkinBaseUrl(http.bound);
   // BaseUrl is only what clients are given (client downloads, links); servers check in where we listen.
   const publicBaseUrl = config.baseUrl ?? `${checkinUrl}/`;

@@ -47,6 +47,8 @@ export function describeHolder(folder: string, h: LockHolder): string {
 export interface FolderLock {
   /** `abstract-socket` on Linux; `none` where the platform has no such lock (then nothing stops a second daemon). */
   readonly mechanism: 'abstract-socket' | 'none';
+  /** Why nothing is locked (mechanism `none`), for the warning the caller logs. */
+  readonly unavailable?: string;
   /** Where this daemon listens, for the message a second one prints. */
   announce(urls: string[]): void;
   /** Also holds the inode names of locked folders made since the lock was taken (a first start creates the root). */
@@ -69,7 +71,8 @@ export interface LockOptions {
  */
 export async function lockFolders(folders: string[], opts: LockOptions): Promise<FolderLock> {
   const info: LockHolder = { pid: process.pid, urls: [], command: opts.command };
-  if ((opts.platform ?? process.platform) !== 'linux') return unlocked(info);
+  const platform = opts.platform ?? process.platform;
+  if (platform !== 'linux') return unlocked(info, `${platform} has no abstract Unix sockets`);
   const servers: Server[] = [];
   const held = new Set<string>();
   const take = async (folder: string, name: string): Promise<void> => {
@@ -82,6 +85,7 @@ export async function lockFolders(folders: string[], opts: LockOptions): Promise
         held.add(name);
         return;
       }
+      if (bound.code !== undefined && UNAVAILABLE.has(bound.code)) throw new LockUnavailable(bound.error);
       if (bound.code !== 'EADDRINUSE')
         throw new Error(`cannot lock ${folder} against a second watchdog: ${bound.error.message}`, {
           cause: bound.error,
@@ -95,6 +99,9 @@ export async function lockFolders(folders: string[], opts: LockOptions): Promise
     for (const f of folders) for (const name of await lockNames(f)) await take(f, name);
   } catch (err) {
     await Promise.all(servers.map(closeServer));
+    // A sandbox that forbids such sockets: run without the lock rather than not at all, and say so.
+    if (err instanceof LockUnavailable)
+      return unlocked(info, `abstract Unix sockets are refused here (${err.message})`);
     throw err;
   }
   return {
@@ -115,9 +122,19 @@ export async function lockFolders(folders: string[], opts: LockOptions): Promise
   };
 }
 
-function unlocked(info: LockHolder): FolderLock {
+/** What a bind answers where abstract sockets exist but may not be used (seccomp, some sandboxes). */
+const UNAVAILABLE = new Set(['EPERM', 'EACCES', 'EAFNOSUPPORT', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+class LockUnavailable extends Error {
+  constructor(cause: Error) {
+    super(cause.message, { cause });
+  }
+}
+
+function unlocked(info: LockHolder, unavailable: string): FolderLock {
   return {
     mechanism: 'none',
+    unavailable,
     announce: (urls) => {
       info.urls = [...urls];
     },

@@ -41,7 +41,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   const lock = await lockFolders(ownedFolders(config), { command: 'start' });
   if (lock.mechanism === 'none')
     log.warn(
-      `no folder lock on ${process.platform}: nothing stops a second daemon in this folder from taking over its servers`,
+      `no folder lock (${lock.unavailable}): nothing stops a second daemon in this folder from taking over its servers`,
     );
   const bus = createBus();
   let current = config;

@@ -96,6 +96,7 @@ test('folder lock :: where there is no abstract socket namespace, nothing is loc
   const b = await lockFolders([ctx.dir], { command: 'start', platform: 'darwin' });
   assert.is(a.mechanism, 'none');
   assert.is(b.mechanism, 'none');
+  assert.is(a.unavailable, 'darwin has no abstract Unix sockets');
   await a.release();
   await b.release();
 });

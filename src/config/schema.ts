@@ -3,6 +3,7 @@ import { AgonesSchema } from './agones-schema.ts';
 import { Port } from './port-schema.ts';
 import { MaintenanceSchema } from './maintenance-schema.ts';
 import { NotificationSchema } from './notification-schema.ts';
+import { TrustedProxiesSchema } from './proxy-schema.ts';
 
 /** Instance keys appear in paths and URLs: keep them to a safe, boring alphabet. */
 export const INSTANCE_KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -137,6 +138,8 @@ export const AppSettingsSchema = v.strictObject(
   {
     BaseUrl: v.optional(Url),
     Urls: v.optional(v.string('expected a URL such as http://localhost:5000'), 'http://localhost:5000'),
+    // Reverse proxies whose forwarded client address is believed (proxy-schema.ts).
+    TrustedProxies: TrustedProxiesSchema,
     // The ASP.NET host's own sections, so a real watchdog's files load. What is not acted on is named in one warning.
     AllowedHosts: v.optional(Str()),
     Kestrel: Ignored,

@@ -18,6 +18,7 @@ import { startAgones, withAgonesStatus } from './agones.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
 import { logRejectedCheckins } from './checkin-log.ts';
+import { lockFolders, ownedFolders } from './folder-lock.ts';
 import { VERSION } from './version.ts';
 
 export interface Daemon {
@@ -35,6 +36,13 @@ export interface Daemon {
 /** Composition root: wires bus, notifier, audit log, HTTP server and supervisor, then starts every instance. */
 export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   const log = createLogger('watchdog');
+  // Before anything is read or made: a second daemon here would adopt or relaunch the first one's servers. Throws
+  // (exit 1, nothing touched) when another watchdog holds the instance root or this working folder (logs/, audit).
+  const lock = await lockFolders(ownedFolders(config), { command: 'start' });
+  if (lock.mechanism === 'none')
+    log.warn(
+      `no folder lock (${lock.unavailable}): nothing stops a second daemon in this folder from taking over its servers`,
+    );
   const bus = createBus();
   let current = config;
 
@@ -86,6 +94,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   // built at the first request the fast path leaves to it, so a daemon that only sees check-ins and health probes
   // never loads it (bench/footprint.ts).
   const metrics = createMetricsCollector({ bus, registry, version: VERSION });
+  let boundUrls: string[] = [];
   const deps: HttpDeps = {
     registry,
     bus,
@@ -94,13 +103,20 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     admin: () => current.admin,
     metrics,
     recent: recordRecentEvents(bus),
+    trustedProxies: () => current.settings.TrustedProxies,
+    ownOrigins: () => (current.baseUrl === undefined ? boundUrls : [current.baseUrl, ...boundUrls]),
   };
   const app = () => import('../http/app.ts').then(({ createApp }) => createApp(deps));
   const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, VERSION));
-  const http = await startHttpServers(app, config.listen, { fastPath });
+  const http = await startHttpServers(app, config.listen, { fastPath }).catch(async (err: unknown) => {
+    await lock.release();
+    throw err;
+  });
   // After the bind: a daemon that cannot listen exits without having created any folder.
   const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
   const urls = http.bound.map((b) => b.url);
+  lock.announce(urls);
+  boundUrls = urls;
   const checkinUrl = checkinBaseUrl(http.bound);
   // BaseUrl is only what clients are given (client downloads, links); servers check in where we listen.
   const publicBaseUrl = config.baseUrl ?? `${checkinUrl}/`;
@@ -121,6 +137,8 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
   agones = await startAgones(config, bus, log, instances);
   await supervisor.start();
+  // A first start has just made the instance root: hold its inode too, so a bind mount of it meets this lock.
+  await lock.refresh().catch((err: unknown) => log.warn(`folder lock: ${describeError(err)}`));
 
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((r) => (resolveDone = r));
@@ -140,6 +158,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       stopCheckinLog();
       await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
       metrics.stop();
+      await lock.release();
       log.info('stopped');
       resolveDone();
     })();

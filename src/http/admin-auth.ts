@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
 import { parseBasicAuth, secretsEqual } from './basic-auth.ts';
-import { remoteAddress } from './request-info.ts';
+import { clientOf } from './request-info.ts';
 
 /** `Admin.Username` / `Admin.Password` (or `PasswordFile`) from appsettings.yml. */
 export interface AdminCredentials {
@@ -63,9 +63,21 @@ export function decideAdminAccess(c: Context, opts: AdminAccessOptions): Decisio
     if (!userOk || !passwordOk) return { ok: false, status: 401, error: 'wrong admin user name or password' };
     return { ok: true, user: admin.username };
   }
-  const remote = remoteAddress(c);
+  const client = clientOf(c);
+  // Behind a proxy on this machine every client's socket comes from the loopback: a request that names a proxy
+  // which is not in TrustedProxies is not taken for a local one.
+  if (client.untrustedProxy !== null && isLoopback(client.peer)) {
+    return {
+      ok: false,
+      status: 403,
+      error:
+        `this request came through a proxy on this machine (it sent ${client.untrustedProxy}), so its client is not ` +
+        'known to be local; list the proxy in TrustedProxies, or set Admin.Username and Admin.Password',
+    };
+  }
   // No address (no socket) is refused like a remote client: a missing address must never open the dashboard.
-  const local = remote !== undefined && isLoopback(remote);
+  // From a trusted proxy it is the forwarded client's address that must be local, not the proxy's.
+  const local = client.address !== undefined && isLoopback(client.address);
   if (!local) {
     return {
       ok: false,

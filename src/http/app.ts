@@ -6,6 +6,7 @@ import { createMetricsCollector } from '../metrics/collector.ts';
 import { apiRoutes } from './api-routes.ts';
 import { binariesRoutes } from './binaries-routes.ts';
 import { controlRoutes } from './control-routes.ts';
+import { crossSiteGuard } from './cross-site.ts';
 import { eventRoutes } from './dashboard/events.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import type { HttpDeps } from './deps.ts';
@@ -14,6 +15,7 @@ import { logRoutes } from './log-routes.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { openapiRoutes } from './openapi-routes.ts';
 import { pingRoutes } from './ping-routes.ts';
+import { clientAddresses } from './request-info.ts';
 
 export type { HttpDeps } from './deps.ts';
 
@@ -31,6 +33,13 @@ export function createApp(deps: HttpDeps): Hono {
   const app = new Hono({ router: new RegExpRouter() });
   const log = deps.log;
 
+  // Before every route (Hono runs middleware in registration order): who the client is (TrustedProxies), and no
+  // state-changing request a browser sent on behalf of another site.
+  app.use(
+    '*',
+    clientAddresses(() => deps.trustedProxies?.() ?? []),
+  );
+  app.use('*', crossSiteGuard(deps));
   app.route('/instances', controlRoutes(deps));
   app.route('/instances', binariesRoutes(deps));
   app.route('/instances', logRoutes(deps));

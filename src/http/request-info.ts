@@ -1,13 +1,41 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import { type ClientInfo, clientInfo } from './forwarded.ts';
 
-/** The client's address; undefined when there is no socket (app.request() in tests). */
-export function remoteAddress(c: Context): string | undefined {
+/** The socket peer's address; undefined when there is no socket (app.request() in tests). */
+function peerAddress(c: Context): string | undefined {
   try {
     return getConnInfo(c).remote.address;
   } catch {
     return undefined;
   }
+}
+
+const CLIENT = 'watchdogClient';
+
+/**
+ * Works out who sent each request once (forwarded.ts), with `TrustedProxies` read per request so a reload applies;
+ * `remoteAddress` and `clientOf` read it. Registered on the whole app before any route.
+ */
+export function clientAddresses(trustedProxies: () => readonly string[]): MiddlewareHandler {
+  return async (c, next) => {
+    c.set(
+      CLIENT,
+      clientInfo(peerAddress(c), (name) => c.req.header(name), trustedProxies()),
+    );
+    await next();
+  };
+}
+
+/** Who sent the request; without the middleware (a route tested alone) the socket peer, no proxy trusted. */
+export function clientOf(c: Context): ClientInfo {
+  const set: unknown = c.get(CLIENT);
+  return (set as ClientInfo | undefined) ?? clientInfo(peerAddress(c), (name) => c.req.header(name), []);
+}
+
+/** The client's address (the forwarded one from a trusted proxy); undefined when unknown. */
+export function remoteAddress(c: Context): string | undefined {
+  return clientOf(c).address;
 }
 
 /**

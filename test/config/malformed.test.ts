@@ -198,6 +198,14 @@ const CASES: { name: string; files: Record<string, string[]>; dirs?: string[]; p
       ],
     },
     {
+      name: 'TrustedProxies entries that are no address or CIDR block',
+      files: { 'appsettings.yml': oneInstance([], ['TrustedProxies: [127.0.0.1, 10.0.0.0/40, proxy.local]']) },
+      problems: () => [
+        'appsettings.yml: TrustedProxies[1]: expected an IP address or a CIDR block such as 127.0.0.1, ::1 or 10.0.0.0/8, got "10.0.0.0/40"',
+        'appsettings.yml: TrustedProxies[2]: expected an IP address or a CIDR block such as 127.0.0.1, ::1 or 10.0.0.0/8, got "proxy.local"',
+      ],
+    },
+    {
       name: 'no Servers at all',
       files: { 'appsettings.yml': ['Urls: http://localhost:5000'] },
       problems: () => ['appsettings.yml: Servers: expected a map with Instances, got nothing'],

@@ -1,11 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { ResolvedInstance } from '../../config/resolved.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
 import { loadConfig } from '../../config/load.ts';
 import { printConfigProblems } from '../../config/summary.ts';
 import { UsageError, describeError } from '../../errors.ts';
 import type { CommandOptions } from '../registry.ts';
+import { FolderLockedError, lockFolders, ownedFolders, type FolderLock } from '../../daemon/folder-lock.ts';
 import { ownStartTime } from '../../import/data-db-import.ts';
 import { describeSystemdUnit, importedData, inspectRow, type InstanceImport } from '../../import/instance-import.ts';
 import { DATA_FILE, instanceDataKind, writeInstanceData } from '../../store/instance-data.ts';
@@ -116,6 +117,31 @@ export async function run(args: string[]): Promise<number> {
         'so this may miss its last write; stop it cleanly and run the import again\n',
     );
   }
+  // data.json is the daemon's to write while it runs; holding its lock also keeps a daemon from starting meanwhile.
+  let lock: FolderLock | null = null;
+  if (values['dry-run'] !== true) {
+    try {
+      lock = await lockFolders(ownedFolders(config), { command: 'import' });
+    } catch (err) {
+      if (!(err instanceof FolderLockedError)) throw err;
+      process.stderr.write(`watchdog import: ${err.message}; nothing imported\n`);
+      return 1;
+    }
+  }
+  try {
+    return await importAll(config, db, values, cwd);
+  } finally {
+    await lock?.release();
+  }
+}
+
+async function importAll(
+  config: ResolvedConfig,
+  db: WatchdogDb,
+  values: { 'dry-run'?: boolean; force?: boolean },
+  cwd: string,
+): Promise<number> {
+  const file = config.dataFile;
   const before = await ownStartTime();
   const opts = {
     dryRun: values['dry-run'] === true,

@@ -1,0 +1,41 @@
+import { isIP } from 'node:net';
+import * as v from 'valibot';
+
+/** One `TrustedProxies` entry: an address, or a CIDR block (`10.0.0.0/8`, `fd00::/8`). */
+export interface ProxyRange {
+  address: string;
+  prefix: number;
+  family: 'ipv4' | 'ipv6';
+}
+
+/** Parses an entry; null when it is neither an IP address nor a CIDR block with a prefix that fits its family. */
+export function parseProxyRange(text: string): ProxyRange | null {
+  const m = /^([^/\s]+)(?:\/(\d{1,3}))?$/.exec(text.trim());
+  if (!m) return null;
+  const address = m[1] ?? '';
+  const kind = isIP(address);
+  if (kind === 0) return null;
+  const max = kind === 4 ? 32 : 128;
+  const prefix = m[2] === undefined ? max : Number(m[2]);
+  if (prefix > max) return null;
+  return { address, prefix, family: kind === 4 ? 'ipv4' : 'ipv6' };
+}
+
+/**
+ * `TrustedProxies`: the reverse proxies whose `X-Forwarded-For` (or `Forwarded`) names the client. Only a request
+ * whose direct peer is one of these has its client address taken from those headers; from anyone else they are
+ * ignored, since any client can send them. Empty (the default): no proxy is trusted.
+ */
+export const TrustedProxiesSchema = v.optional(
+  v.array(
+    v.pipe(
+      v.string('expected an IP address or a CIDR block such as 10.0.0.0/8'),
+      v.check(
+        (s) => parseProxyRange(s) !== null,
+        'expected an IP address or a CIDR block such as 127.0.0.1, ::1 or 10.0.0.0/8',
+      ),
+    ),
+    'expected a list of proxy addresses such as [127.0.0.1, ::1]',
+  ),
+  [],
+);

@@ -1,0 +1,95 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import type { Bus } from '../bus.ts';
+import { remoteAddress, shownKey } from './request-info.ts';
+
+/** Methods that change nothing; every other one is a state-changing request. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The check-in routes: game servers post there, and they are no browsers. */
+const CHECKIN_PREFIX = '/server_api/';
+
+/**
+ * Why a browser marked this request as sent on behalf of another site, or null when it did not. A browser that
+ * once answered a Basic-auth prompt sends those credentials with any form POST to this origin, from any page; it
+ * also says where the request comes from, in `Sec-Fetch-Site` and `Origin`, which a page cannot change. The CLI,
+ * a build CDN and curl send neither, and stay unaffected. `ownOrigins` are the daemon's own (`BaseUrl`, the
+ * addresses it listens on); an Origin naming the host the request was addressed to (its Host) is own too.
+ */
+export function crossSiteReason(
+  header: (name: string) => string | undefined,
+  ownOrigins: readonly string[],
+): string | null {
+  const site = header('sec-fetch-site')?.trim().toLowerCase();
+  const origin = header('origin');
+  if (site === 'cross-site') return 'the browser marked it as sent from another site (Sec-Fetch-Site: cross-site)';
+  if (origin !== undefined) {
+    if (isOwnOrigin(origin.trim(), header('host'), ownOrigins)) return null;
+    return `it comes from a page on ${JSON.stringify(shownKey(origin))}, not from this watchdog (Origin)`;
+  }
+  if (site === 'same-site')
+    return 'the browser marked it as sent from another origin of this site (Sec-Fetch-Site: same-site)';
+  return null;
+}
+
+function isOwnOrigin(origin: string, host: string | undefined, ownOrigins: readonly string[]): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false; // `null` (a sandboxed page, a file), or junk
+  }
+  if (url.origin === 'null' || (url.protocol !== 'http:' && url.protocol !== 'https:')) return false;
+  if (ownOrigins.some((o) => sameOrigin(o, url))) return true;
+  if (host === undefined) return false;
+  // The scheme is not compared: behind a TLS-terminating proxy the page is https and the request reaches us as http.
+  try {
+    return new URL(`${url.protocol}//${host.trim()}`).host === url.host;
+  } catch {
+    return false;
+  }
+}
+
+function sameOrigin(own: string, url: URL): boolean {
+  try {
+    return new URL(own).origin === url.origin;
+  } catch {
+    return false;
+  }
+}
+
+/** `POST /instances/<key>/<action>` and `/api/instances/<key>/<action>`: the audit line's key and action. */
+function auditTarget(c: Context): { key: string; action: string } {
+  const m = /^\/(?:api\/)?instances\/([^/]+)\/([^/]+)$/.exec(c.req.path);
+  if (m) return { key: shownKey(decodeURIComponentSafe(m[1] ?? '')), action: shownKey(m[2] ?? '') };
+  return { key: '', action: shownKey(`${c.req.method} ${c.req.path}`) };
+}
+
+function decodeURIComponentSafe(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/**
+ * Refuses, with 403 and an audit line (`control`, refused), every state-changing request a browser marked as
+ * cross-site (crossSiteReason), on every route but the check-ins. Registered on the whole app before any route.
+ */
+export function crossSiteGuard(opts: { bus: Bus; ownOrigins?: () => readonly string[] }): MiddlewareHandler {
+  return async (c, next) => {
+    if (SAFE_METHODS.has(c.req.method) || c.req.path.startsWith(CHECKIN_PREFIX)) return next();
+    const reason = crossSiteReason((name) => c.req.header(name), opts.ownOrigins?.() ?? []);
+    if (reason === null) return next();
+    const error = `cross-site request refused: ${reason}; control requests come from the CLI, curl, a CDN or the dashboard on this watchdog's own address`;
+    opts.bus.emit('control', {
+      ...auditTarget(c),
+      user: undefined,
+      remote: remoteAddress(c),
+      status: 403,
+      result: 'refused',
+      reason: error,
+      at: Date.now(),
+    });
+    return c.json({ error }, 403);
+  };
+}

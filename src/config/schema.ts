@@ -68,6 +68,15 @@ export const UpdatesSchema = v.strictObject(
     // Install pipeline
     DownloadTimeoutSeconds: Seconds(120),
     Platform: v.optional(Str()),
+    // Disk space (issue 23): kept free beyond a build's declared size, and the most any archive may unpack to.
+    SpaceMarginMegabytes: v.optional(
+      v.pipe(v.number('expected a number of megabytes'), v.minValue(0, 'expected zero or more megabytes')),
+      64,
+    ),
+    MaxUnpackedMegabytes: v.optional(
+      v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),
+      20_000,
+    ),
   },
   'expected a map of provider settings',
 );

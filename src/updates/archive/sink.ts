@@ -1,5 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { type BodySink, writeFileFrom } from '../fetch/download.ts';
+import { DEFAULT_LIMITS, ensureSpace, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
+import { byteBudget } from './budget.ts';
 import { extractTar } from './tar.ts';
 import { formatOfHead, HEAD_BYTES } from './extract.ts';
 
@@ -12,24 +14,36 @@ import { formatOfHead, HEAD_BYTES } from './extract.ts';
  * A streamed extraction that fails part-way still reads the rest of the body without writing it anywhere, so the
  * download's own verdict comes first (fetchVerified): a damaged download is reported as cut short or as failing its
  * hash, not as a corrupt archive, and an archive refused for an unsafe entry is refused whatever its hash.
+ *
+ * Space: a download whose length is known is refused before its first byte when the disk cannot hold it plus
+ * `limits.marginBytes` (a zip is then checked again for its unpacked size, extract.ts); a tar streamed into
+ * `destDir` declares nothing ahead, so it may write at most `limits.ceilingBytes`.
  */
 export interface ArchiveSink {
   sink: BodySink;
   extracted(): boolean;
 }
 
-export function archiveSink(archive: string, destDir: string): ArchiveSink {
+export function archiveSink(archive: string, destDir: string, limits: SpaceLimits = DEFAULT_LIMITS): ArchiveSink {
   let extracted = false;
   return {
     extracted: () => extracted,
-    async sink(body, signal) {
+    async sink(body, signal, total) {
+      if (total !== null) {
+        try {
+          await ensureSpace(destDir, total + limits.marginBytes, 'the download');
+        } catch (err) {
+          body.destroy();
+          throw err;
+        }
+      }
       const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       const { head, done } = await readHead(chunks);
       const all = Readable.from(replay(head, done ? null : chunks), { objectMode: false });
       const format = formatOfHead(head);
       if (format !== 'gzip' && format !== 'tar') return writeFileFrom(all, archive, signal);
       extracted = true;
-      await extractWhileReading(all, destDir, signal, format === 'gzip');
+      await extractWhileReading(all, destDir, signal, format === 'gzip', unpackCap(null, limits));
     },
   };
 }
@@ -52,14 +66,20 @@ async function* replay(head: Buffer, rest: AsyncIterator<Buffer> | null): AsyncG
   for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
 }
 
-async function extractWhileReading(body: Readable, destDir: string, signal: AbortSignal, gzip: boolean): Promise<void> {
+async function extractWhileReading(
+  body: Readable,
+  destDir: string,
+  signal: AbortSignal,
+  gzip: boolean,
+  capBytes: number,
+): Promise<void> {
   const feed = new PassThrough({ highWaterMark: 1 << 18 });
   // The body may fail (a connection reset) before the extractor has attached to `feed` (it first reads the
   // staging folder): destroying `feed` with that error would then emit it to no listener and crash the daemon
   // (found by the soak). The error is rethrown below; the extractor finds it on `feed.errored` when it attaches.
   feed.on('error', () => {});
   const extraction: { settled: boolean; error?: unknown } = { settled: false };
-  const extracting = extractTar(feed, destDir, signal, gzip).then(
+  const extracting = extractTar(feed, destDir, signal, gzip, byteBudget(capBytes)).then(
     () => {
       extraction.settled = true;
     },

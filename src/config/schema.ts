@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { AgonesSchema } from './agones-schema.ts';
+import { DiskSchema } from './disk-schema.ts';
 import { Port } from './port-schema.ts';
 import { MaintenanceSchema } from './maintenance-schema.ts';
 import { NotificationSchema } from './notification-schema.ts';
@@ -212,6 +213,8 @@ export const AppSettingsSchema = v.strictObject(
     ),
     Timing: v.optional(TimingSchema, {}),
     Agones: v.optional(AgonesSchema, {}),
+    // Free space of the instance root and working folder (issue 23): disk-schema.ts.
+    Disk: v.optional(DiskSchema, {}),
     Servers: v.strictObject(
       {
         InstanceRoot: v.optional(

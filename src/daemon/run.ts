@@ -1,5 +1,5 @@
-import { join } from 'node:path';
-import { createBus } from '../bus.ts';
+import { join, resolve } from 'node:path';
+import { createBus, type DiskReading } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { HttpDeps } from '../http/app.ts';
@@ -17,6 +17,8 @@ import type { AgonesWrapper } from '../agones/wrapper.ts';
 import { startAgones, withAgonesStatus } from './agones.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
+import { withDiskStatus } from './disk-status.ts';
+import { type DiskWatch, watchDisks } from './disk-watch.ts';
 import { logRejectedCheckins } from './checkin-log.ts';
 import { VERSION } from './version.ts';
 
@@ -73,7 +75,13 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     // Servers left running by the previous daemon may check in, and a CDN may notify, before we are ready.
     starting: (key) => (supervisor ? supervisor.starting(key) : config.instances.some((i) => i.key === key)),
   };
-  const registry = withAgonesStatus(instances, () => agones);
+  // The disk watcher starts once the instance folders exist; until then there is nothing to show.
+  let diskWatch: DiskWatch | null = null;
+  const diskReadings = (): DiskReading[] => diskWatch?.readings() ?? [];
+  const registry = withDiskStatus(
+    withAgonesStatus(instances, () => agones),
+    diskReadings,
+  );
   const startCheckinLog = (c: ResolvedConfig) =>
     logRejectedCheckins(
       bus,
@@ -94,9 +102,10 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     admin: () => current.admin,
     metrics,
     recent: recordRecentEvents(bus),
+    disk: diskReadings,
   };
   const app = () => import('../http/app.ts').then(({ createApp }) => createApp(deps));
-  const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, VERSION));
+  const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, VERSION, diskReadings));
   const http = await startHttpServers(app, config.listen, { fastPath });
   // After the bind: a daemon that cannot listen exits without having created any folder.
   const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
@@ -121,6 +130,15 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
   agones = await startAgones(config, bus, log, instances);
   await supervisor.start();
+  diskWatch = watchDisks({
+    folders: [
+      { holds: 'instances', path: resolve(config.workDir, config.settings.Servers.InstanceRoot) },
+      { holds: 'working folder', path: config.workDir },
+    ],
+    settings: () => current.settings.Disk,
+    bus,
+    log: log.child('disk'),
+  });
 
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((r) => (resolveDone = r));
@@ -138,6 +156,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       // No /shutdown here: a signal to the daemon in a pod means the pod is already going (docs/agones.md).
       await agones?.stop();
       stopCheckinLog();
+      diskWatch?.stop();
       await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
       metrics.stop();
       log.info('stopped');

@@ -1,4 +1,4 @@
-import type { Bus } from '../bus.ts';
+import type { Bus, DiskReading } from '../bus.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsCollector } from '../metrics/collector.ts';
 import type { AdminCredentials } from './admin-auth.ts';
@@ -20,4 +20,6 @@ export interface HttpDeps {
   metrics?: MetricsCollector;
   /** The facts the dashboard's `hello` lists; `/events` starts recording when absent. */
   recent?: RecentEvents;
+  /** The disk watcher's last readings (src/daemon/disk-watch.ts), for `/health` and the dashboard; none when absent. */
+  disk?: () => DiskReading[];
 }

@@ -38,11 +38,11 @@ async function mountPointOf(path: string, dev: number): Promise<string> {
 /** Error codes that mean the disk (or the user's quota) is full. */
 const FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
 
-/** The ENOSPC or EDQUOT code of `err` or of any error in its `cause` chain, or null. */
-export function diskFullCode(err: unknown): string | null {
+/** The ENOSPC or EDQUOT error that is `err` or is in its `cause` chain, or null. */
+export function diskFullError(err: unknown): NodeJS.ErrnoException | null {
   for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (typeof code === 'string' && FULL_CODES.has(code)) return code;
+    if (typeof code === 'string' && FULL_CODES.has(code)) return e;
   }
   return null;
 }

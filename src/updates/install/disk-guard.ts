@@ -1,5 +1,5 @@
 import { UpdateError } from '../../errors.ts';
-import { diskFullCode, diskSpaceOf, formatBytes } from '../../store/disk-space.ts';
+import { diskFullError, diskSpaceOf, formatBytes } from '../../store/disk-space.ts';
 
 /**
  * An update that the disk cannot take: too little space for the build before anything is written (`short`), the
@@ -70,15 +70,16 @@ export function refuseOverCeiling(declaredBytes: number, limits: SpaceLimits): v
  */
 export async function asDiskFull(err: unknown, dir: string, what: string): Promise<DiskSpaceError | null> {
   if (err instanceof DiskSpaceError) return err;
-  const code = diskFullCode(err);
-  if (code === null) return null;
+  const full = diskFullError(err);
+  if (full === null) return null;
   const space = await diskSpaceOf(dir).catch(() => null);
   const where = space ? ` on ${space.mount}` : '';
-  const quota = code === 'EDQUOT' ? ' (the disk quota is used up)' : '';
+  const quota = full.code === 'EDQUOT' ? ', the disk quota is used up' : '';
+  // The system's error as the cause, not the wrapper that took it for a damaged archive.
   return new DiskSpaceError(
     'full',
-    `disk full${where} while ${what}${quota}: ${code}; nothing was installed and the partial files were removed, ` +
-      'free some space there, the installed build keeps running',
-    { cause: err },
+    `disk full${where} while ${what} (${full.message}${quota}); nothing was installed and the partial files were ` +
+      'removed; free some space there, the installed build keeps running',
+    { cause: full },
   );
 }

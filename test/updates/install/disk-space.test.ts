@@ -90,7 +90,7 @@ test('space :: a disk filling up mid-extraction is "disk full", not a corrupt ar
   fs.fill(Math.round(1.35 * MB));
   const err = await rejects(
     stageArchive({ archive, instanceDir: ctx.inst, signal: never(), limits: limits(0, 100) }),
-    /^disk full on \/.+ while writing the update: ENOSPC/,
+    /^disk full on \/.+ while writing the update \(ENOSPC: no space left on device/,
     DiskSpaceError,
   );
   assert.is((err as DiskSpaceError).reason, 'full');

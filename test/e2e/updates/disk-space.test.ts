@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -7,7 +8,7 @@ import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../_support/webhook.ts';
-import { writeZip } from '../../fixtures/archives/build.ts';
+import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
 import {
   describeArchive,
@@ -111,7 +112,7 @@ async function failedUpdate(ctx: Ctx, path: string, fill?: (archiveBytes: number
   const hook = ctx.hook as WebhookReceiver;
   const before = await runningBuild(d, KEY, ctx.port, 'A');
   const c = await describeArchive(path);
-  const name = `/files/C${++serial}.zip`;
+  const name = `/files/C${++serial}${path.endsWith('.tar.gz') ? '.tar.gz' : '.zip'}`;
   (ctx.cdn as Cdn).set(name, { kind: 'file', file: c.path });
   const offered: ManifestBuild = {
     key: `build-C${serial}`,
@@ -149,6 +150,24 @@ test('disk :: a build larger than the free space fails before staging, with the 
     message,
     new RegExp(
       `could not install an update \\(not enough disk space on ${fs.path}: needs 1[23](\\.\\d)? MB, has [34](\\.\\d)? MB`,
+    ),
+  );
+});
+
+test('disk :: a tar.gz larger than the free space is summed before unpacking, not streamed into a full disk', async (ctx) => {
+  const path = join(ctx.dir, 'C-big.tar.gz');
+  // About 6 MB to download, 12 MB unpacked: the download fits, the build does not.
+  const extra = [
+    { name: 'random.bin', content: randomBytes(6 * MB) },
+    { name: 'zeros.bin', content: Buffer.alloc(6 * MB) },
+  ];
+  await writeTar(path, await serverBuildEntries('C', extra), { gzip: true });
+  const fs = ctx.fs as SmallFs;
+  const message = await failedUpdate(ctx, path, () => 8 * MB);
+  assert.match(
+    message,
+    new RegExp(
+      `could not install an update \\(not enough disk space on ${fs.path}: needs 1[23](\\.\\d)? MB, has [12](\\.\\d)? MB`,
     ),
   );
 });

@@ -6,9 +6,13 @@ import type { InstanceControl, InstanceRegistry } from '../supervisor/contract.t
  * watcher has read them; so `GET /api/instances`, `watchdog status` and the dashboard's cards show a low disk.
  */
 export function withDiskStatus(registry: InstanceRegistry, readings: () => DiskReading[]): InstanceRegistry {
+  // One proxy per instance, made once: every check-in looks its instance up through here.
+  const made = new WeakMap<InstanceControl, InstanceControl>();
   const decorate = (control: InstanceControl): InstanceControl => {
+    const known = made.get(control);
+    if (known) return known;
     // A proxy rather than a copy: every other member stays the instance's own, bound to it.
-    return new Proxy(control, {
+    const proxy = new Proxy(control, {
       get(target, prop) {
         if (prop === 'status')
           return () => {
@@ -19,6 +23,8 @@ export function withDiskStatus(registry: InstanceRegistry, readings: () => DiskR
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
+    made.set(control, proxy);
+    return proxy;
   };
   return {
     get: (key) => {

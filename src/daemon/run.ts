@@ -78,10 +78,8 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   // The disk watcher starts once the instance folders exist; until then there is nothing to show.
   let diskWatch: DiskWatch | null = null;
   const diskReadings = (): DiskReading[] => diskWatch?.readings() ?? [];
-  const registry = withDiskStatus(
-    withAgonesStatus(instances, () => agones),
-    diskReadings,
-  );
+  const withAgones = withAgonesStatus(instances, () => agones);
+  const registry = withDiskStatus(withAgones, diskReadings);
   const startCheckinLog = (c: ResolvedConfig) =>
     logRejectedCheckins(
       bus,
@@ -105,7 +103,9 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     disk: diskReadings,
   };
   const app = () => import('../http/app.ts').then(({ createApp }) => createApp(deps));
-  const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, VERSION, diskReadings));
+  // The busiest paths skip the disk decoration of the status (a proxy call per member): check-ins read no status,
+  // and /health takes the readings as they are.
+  const fastPath = firstOf(checkinFastPath(withAgones), healthFastPath(withAgones, VERSION, diskReadings));
   const http = await startHttpServers(app, config.listen, { fastPath });
   // After the bind: a daemon that cannot listen exits without having created any folder.
   const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });

@@ -24,6 +24,3 @@ export function byteBudget(capBytes: number): ByteBudget {
     },
   };
 }
-
-/** No limit: for callers that check nothing (tests of the extractors themselves). */
-export const UNLIMITED: ByteBudget = { charge: () => undefined };

@@ -9,8 +9,12 @@ import { UpdateError } from '../../errors.ts';
  * directory, or the header sizes of a tar found in one listing pass (a tar.gz is inflated for it, not written).
  * A damaged archive is an UpdateError here, as it would be in the extraction.
  */
-export async function declaredSize(archive: string, format: 'zip' | 'tar' | 'gzip'): Promise<number> {
-  return format === 'zip' ? zipDeclared(archive) : tarDeclared(archive, format === 'gzip');
+export async function declaredSize(
+  archive: string,
+  format: 'zip' | 'tar' | 'gzip',
+  signal?: AbortSignal,
+): Promise<number> {
+  return format === 'zip' ? zipDeclared(archive) : tarDeclared(archive, format === 'gzip', signal);
 }
 
 async function zipDeclared(archive: string): Promise<number> {
@@ -30,24 +34,36 @@ async function zipDeclared(archive: string): Promise<number> {
   return total;
 }
 
-function tarDeclared(archive: string, gzip: boolean): Promise<number> {
+/** One pass over a (gzipped) tar, reading the headers and skipping the data; `signal` ends it early. */
+function tarDeclared(archive: string, gzip: boolean, signal?: AbortSignal): Promise<number> {
   return new Promise((resolve, reject) => {
     let total = 0;
     const file = createReadStream(archive, { highWaterMark: 1 << 18 });
     const input = gzip ? file.pipe(createGunzip({ chunkSize: 1 << 18 })) : file;
     const parser = new Parser({ strict: true });
+    const onAbort = () => {
+      file.destroy();
+      input.destroy();
+      reject(new UpdateError('extraction was cancelled', { cause: signal?.reason }));
+    };
     const fail = (err: unknown) => {
+      signal?.removeEventListener('abort', onAbort);
       file.destroy();
       input.destroy();
       const message = err instanceof Error ? err.message : String(err);
       reject(new UpdateError(`the tar archive is corrupt or unreadable (${message})`, { cause: err }));
     };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
     parser.on('entry', (entry: ReadEntry) => {
       total += entry.size ?? 0;
       entry.resume();
     });
     parser.on('error', fail);
-    parser.on('end', () => resolve(total));
+    parser.on('end', () => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(total);
+    });
     file.on('error', fail);
     if (input !== file) input.on('error', fail);
     input.pipe(parser);

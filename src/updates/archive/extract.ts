@@ -64,7 +64,7 @@ export async function extractArchive(
       `${archive} is not a zip, tar or tar.gz archive (unrecognised first bytes); the download is damaged or is not a build`,
     );
   }
-  const declared = await declaredSize(archive, format);
+  const declared = await declaredSize(archive, format, signal);
   refuseOverCeiling(declared, limits);
   await ensureSpace(destDir, declared + limits.marginBytes, 'the unpacked build');
   const budget = byteBudget(unpackCap(declared, limits));

@@ -120,7 +120,8 @@ function wrapTarError(err: unknown): UpdateError {
 /**
  * Extracts a tar or tar.gz, from a file or a stream, entry by entry; refuses unsafe entries (see entry-guard.ts).
  * A tar.gz is inflated by node:zlib's stream on the thread pool, beside the parsing and writing on the main thread
- * (as `tar xzf` pipes through a gzip process): tar's own inflate runs synchronously on the main thread.
+ * (as `tar xzf` pipes through a gzip process): tar's own inflate runs synchronously on the main thread. Every byte
+ * written is charged to `budget` (the cap on unpacked bytes, budget.ts).
  */
 export async function extractTar(
   archive: string | Readable,

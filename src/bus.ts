@@ -19,6 +19,7 @@ export const NOTICE_KINDS = [
   'update-failed',
   'scheduled-restart',
   'hold',
+  'disk',
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
@@ -27,6 +28,7 @@ export type NoticeKind = (typeof NOTICE_KINDS)[number];
  * turned into notices by the notifier itself; `instance:notice` carries one from anywhere else.
  */
 export interface Notice {
+  /** The instance; '' for a notice about the daemon's host (disk space), which every route wanting its kind gets. */
   key: string;
   kind: NoticeKind;
   /** The whole story in one line: a Text message's content, an Embed's description. Names the key in backticks. */
@@ -42,6 +44,29 @@ export interface Notice {
   /** More embed fields (a deadline, a hold's end); Text shows only `message`. */
   fields?: Array<{ name: string; value: string }>;
   at: number;
+}
+
+/**
+ * One file system the daemon watches, as the disk watcher last read it (src/daemon/disk-watch.ts, issue 23): the
+ * one holding the instance root, the one holding the working folder, or both when they are one (same `stat().dev`).
+ */
+export interface DiskReading {
+  /** What it holds: `instances`, `working folder`, or `instances and working folder`. */
+  holds: string;
+  /** The folder watched (the instance root when it holds both). */
+  path: string;
+  /** Its mount point; the folder itself when it could not be read. */
+  mount: string;
+  /** Bytes the daemon may still write there; null when it could not be read. */
+  freeBytes: number | null;
+  totalBytes: number | null;
+  /** Below this many free bytes it is low (`Disk.LowFreeMegabytes` or `Disk.LowFreePercent`, the lower). */
+  thresholdBytes: number | null;
+  low: boolean;
+  /** Why it could not be read (the folder was removed, EACCES), else null. */
+  error: string | null;
+  /** The figures in words: `instances on /data: 120 MB free of 10 GB (1.2 %), below the 1 GB threshold`. */
+  message: string;
 }
 
 export type MaintenanceKind = 'scheduled-restart' | 'restart' | 'update' | 'hold';
@@ -103,6 +128,12 @@ export type BusEvents = {
     at: number;
   };
   'instance:log': { key: string; stream: 'stdout' | 'stderr'; line: string; at: number };
+  /** Every file system the daemon watches, at every check (`Disk.CheckSeconds`). */
+  'disk:checked': { filesystems: DiskReading[]; at: number };
+  /** A watched file system went below its threshold: once, until it is back above it. */
+  'disk:low': DiskReading & { at: number };
+  /** A file system that was low is back above its threshold (with a little to spare, so it does not flap). */
+  'disk:recovered': DiskReading & { at: number };
   'checkin:rejected': { key: string; reason: string; remote: string | undefined; at: number };
   control: {
     key: string;

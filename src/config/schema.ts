@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { AgonesSchema } from './agones-schema.ts';
+import { DiskSchema } from './disk-schema.ts';
 import { Port } from './port-schema.ts';
 import { MaintenanceSchema } from './maintenance-schema.ts';
 import { NotificationSchema } from './notification-schema.ts';
@@ -69,6 +70,15 @@ export const UpdatesSchema = v.strictObject(
     // Install pipeline
     DownloadTimeoutSeconds: Seconds(120),
     Platform: v.optional(Str()),
+    // Disk space (issue 23): kept free beyond a build's declared size, and the most any archive may unpack to.
+    SpaceMarginMegabytes: v.optional(
+      v.pipe(v.number('expected a number of megabytes'), v.minValue(0, 'expected zero or more megabytes')),
+      64,
+    ),
+    MaxUnpackedMegabytes: v.optional(
+      v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),
+      20_000,
+    ),
   },
   'expected a map of provider settings',
 );
@@ -206,6 +216,8 @@ export const AppSettingsSchema = v.strictObject(
     ),
     Timing: v.optional(TimingSchema, {}),
     Agones: v.optional(AgonesSchema, {}),
+    // Free space of the instance root and working folder (issue 23): disk-schema.ts.
+    Disk: v.optional(DiskSchema, {}),
     Servers: v.strictObject(
       {
         InstanceRoot: v.optional(

@@ -1,5 +1,5 @@
-import { join } from 'node:path';
-import { createBus } from '../bus.ts';
+import { join, resolve } from 'node:path';
+import { createBus, type DiskReading } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { HttpDeps } from '../http/app.ts';
@@ -17,6 +17,8 @@ import type { AgonesWrapper } from '../agones/wrapper.ts';
 import { startAgones, withAgonesStatus } from './agones.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
+import { withDiskStatus } from './disk-status.ts';
+import { type DiskWatch, watchDisks } from './disk-watch.ts';
 import { logRejectedCheckins } from './checkin-log.ts';
 import { lockFolders, ownedFolders } from './folder-lock.ts';
 import { VERSION } from './version.ts';
@@ -81,7 +83,11 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     // Servers left running by the previous daemon may check in, and a CDN may notify, before we are ready.
     starting: (key) => (supervisor ? supervisor.starting(key) : config.instances.some((i) => i.key === key)),
   };
-  const registry = withAgonesStatus(instances, () => agones);
+  // The disk watcher starts once the instance folders exist; until then there is nothing to show.
+  let diskWatch: DiskWatch | null = null;
+  const diskReadings = (): DiskReading[] => diskWatch?.readings() ?? [];
+  const withAgones = withAgonesStatus(instances, () => agones);
+  const registry = withDiskStatus(withAgones, diskReadings);
   const startCheckinLog = (c: ResolvedConfig) =>
     logRejectedCheckins(
       bus,
@@ -105,9 +111,12 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     recent: recordRecentEvents(bus),
     trustedProxies: () => current.settings.TrustedProxies,
     ownOrigins: () => (current.baseUrl === undefined ? boundUrls : [current.baseUrl, ...boundUrls]),
+    disk: diskReadings,
   };
   const app = () => import('../http/app.ts').then(({ createApp }) => createApp(deps));
-  const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, VERSION));
+  // The busiest paths skip the disk decoration of the status (a proxy call per member): check-ins read no status,
+  // and /health takes the readings as they are.
+  const fastPath = firstOf(checkinFastPath(withAgones), healthFastPath(withAgones, VERSION, diskReadings));
   const http = await startHttpServers(app, config.listen, { fastPath }).catch(async (err: unknown) => {
     await lock.release();
     throw err;
@@ -139,6 +148,15 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   await supervisor.start();
   // A first start has just made the instance root: hold its inode too, so a bind mount of it meets this lock.
   await lock.refresh().catch((err: unknown) => log.warn(`folder lock: ${describeError(err)}`));
+  diskWatch = watchDisks({
+    folders: [
+      { holds: 'instances', path: resolve(config.workDir, config.settings.Servers.InstanceRoot) },
+      { holds: 'working folder', path: config.workDir },
+    ],
+    settings: () => current.settings.Disk,
+    bus,
+    log: log.child('disk'),
+  });
 
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((r) => (resolveDone = r));
@@ -156,6 +174,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       // No /shutdown here: a signal to the daemon in a pod means the pod is already going (docs/agones.md).
       await agones?.stop();
       stopCheckinLog();
+      diskWatch?.stop();
       await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
       metrics.stop();
       await lock.release();

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DiskReading } from '../bus.ts';
 import { authorize } from './authorize.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { healthBody } from './health.ts';
@@ -36,7 +37,7 @@ export function checkinFastPath(registry: InstanceRegistry): FastPath {
  * whose only traffic is probes and check-ins then never builds a Fetch Request, which would load Node's undici
  * (several MB, and tens of ms at start: bench/footprint.ts). A query or another method goes on to the app.
  */
-export function healthFastPath(registry: InstanceRegistry, version: string): FastPath {
+export function healthFastPath(registry: InstanceRegistry, version: string, disk?: () => DiskReading[]): FastPath {
   return (req, res) => {
     if (req.url !== '/health' || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
     // As the app answers a HEAD: the type, no length.
@@ -44,7 +45,7 @@ export function healthFastPath(registry: InstanceRegistry, version: string): Fas
       res.writeHead(200, { 'Content-Type': 'application/json' }).end();
       return true;
     }
-    const body = JSON.stringify(healthBody(registry, version));
+    const body = JSON.stringify(healthBody(registry, version, disk));
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
     return true;
   };

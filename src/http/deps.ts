@@ -1,4 +1,4 @@
-import type { Bus } from '../bus.ts';
+import type { Bus, DiskReading } from '../bus.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsCollector } from '../metrics/collector.ts';
 import type { AdminCredentials } from './admin-auth.ts';
@@ -24,4 +24,6 @@ export interface HttpDeps {
   trustedProxies?: () => readonly string[];
   /** The daemon's own origins (`BaseUrl`, the bound addresses): an `Origin` naming one is not cross-site. */
   ownOrigins?: () => readonly string[];
+  /** The disk watcher's last readings (src/daemon/disk-watch.ts), for `/health` and the dashboard; none when absent. */
+  disk?: () => DiskReading[];
 }

@@ -28,13 +28,13 @@ export const infoRouteDocs: readonly RouteDoc[] = [
 ];
 
 /** `GET /watchdog/padlock` and `GET /health`, no auth; mounted at `/`. */
-export function infoRoutes({ registry, version }: HttpDeps): Hono {
+export function infoRoutes({ registry, version, disk }: HttpDeps): Hono {
   const app = new Hono();
 
   app.get('/watchdog/padlock', (c) => c.body(PADLOCK, 200, { 'Content-Type': 'text/plain; charset=utf-8' }));
   app.all('/watchdog/padlock', methodNotAllowed('GET, HEAD'));
 
-  app.get('/health', (c) => c.json(healthBody(registry, version)));
+  app.get('/health', (c) => c.json(healthBody(registry, version, disk)));
   app.all('/health', methodNotAllowed('GET, HEAD'));
 
   return app;

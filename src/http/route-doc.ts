@@ -7,6 +7,7 @@
  */
 import * as v from 'valibot';
 import { MAINTENANCE_POLICIES } from '../config/maintenance-schema.ts';
+import type { DiskReading } from '../bus.ts';
 import type { AgonesStatus, InstanceStatus, LastExitStatus, MaintenanceStatus } from '../supervisor/contract.ts';
 
 export const LastExitSchema = v.object({
@@ -52,6 +53,21 @@ export const AgonesStatusSchema = v.object({
   ready: v.pipe(v.boolean(), v.description('the watchdog has told Agones the server is Ready')),
 });
 
+export const DiskReadingSchema = v.object({
+  holds: v.pipe(v.string(), v.description('instances, working folder, or instances and working folder')),
+  path: v.string(),
+  mount: v.string(),
+  freeBytes: v.nullable(v.number()),
+  totalBytes: v.nullable(v.number()),
+  thresholdBytes: v.nullable(v.number()),
+  low: v.pipe(
+    v.boolean(),
+    v.description('free space is below the threshold (Disk.LowFreeMegabytes or Disk.LowFreePercent)'),
+  ),
+  error: v.pipe(v.nullable(v.string()), v.description('why it could not be read (the folder removed, no permission)')),
+  message: v.pipe(v.string(), v.description('the figures in words, as the chat is told')),
+});
+
 export const InstanceStatusSchema = v.object({
   key: v.string(),
   name: v.string(),
@@ -77,6 +93,9 @@ export const InstanceStatusSchema = v.object({
   lastExit: v.nullable(LastExitSchema),
   maintenance: v.optional(MaintenanceStatusSchema),
   agones: v.optional(v.pipe(AgonesStatusSchema, v.description('Agones mode only: the GameServer this instance is'))),
+  disk: v.optional(
+    v.pipe(v.array(DiskReadingSchema), v.description('the file systems of the instance root and the working folder')),
+  ),
 });
 
 /** Both ways: a field added to, dropped from or retyped in `InstanceStatus` without the schema fails the typecheck. */
@@ -85,6 +104,8 @@ const statusMatches: Same<v.InferOutput<typeof InstanceStatusSchema>, InstanceSt
 const lastExitMatches: Same<v.InferOutput<typeof LastExitSchema>, LastExitStatus> = true;
 const maintenanceMatches: Same<v.InferOutput<typeof MaintenanceStatusSchema>, MaintenanceStatus> = true;
 const agonesMatches: Same<v.InferOutput<typeof AgonesStatusSchema>, AgonesStatus> = true;
+const diskMatches: Same<v.InferOutput<typeof DiskReadingSchema>, DiskReading> = true;
+void diskMatches;
 void agonesMatches;
 void maintenanceMatches;
 void statusMatches;
@@ -96,7 +117,12 @@ export const ErrorSchema = v.object({ error: v.string() });
 export const UnknownInstanceSchema = v.object({ error: v.string(), instances: v.optional(v.array(v.string())) });
 
 export const HealthSchema = v.object({
-  status: v.literal('ok'),
+  status: v.pipe(
+    v.picklist(['ok', 'degraded']),
+    v.description('degraded: something needs a person (see problems); the answer is still 200, the daemon still works'),
+  ),
+  problems: v.optional(v.pipe(v.array(v.string()), v.description('what is degraded, in words (a disk low on space)'))),
+  disk: v.optional(v.array(DiskReadingSchema)),
   version: v.string(),
   pid: v.number(),
   uptimeSeconds: v.number(),

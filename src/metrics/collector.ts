@@ -6,8 +6,9 @@
  */
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
-import { type AlertKind, type Bus, type BusEvents, type RestartReason, subscribe } from '../bus.ts';
+import { type AlertKind, type Bus, type BusEvents, type DiskReading, type RestartReason, subscribe } from '../bus.ts';
 import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
+import type { DiskFamilies } from './disk-gauges.ts';
 import type { Families } from './families.ts';
 import { type ProcessStats, readProcessStats } from './proc-stats.ts';
 import { Tally } from './tally.ts';
@@ -52,19 +53,20 @@ const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const { bus, registry } = opts;
   const readStats = opts.readStats ?? readProcessStats;
-  let loaded: Promise<{ reg: Registry; families: Families; states: string[] }> | null = null;
+  let loaded: Promise<{ reg: Registry; families: Families; disk: DiskFamilies; states: string[] }> | null = null;
   const load = async () => {
     // prom-client is CommonJS: Node gives its exports as named ones too, but the bundle in dist/app/ only as the
     // default export, which both have (the compiled daemon answered every scrape with 500 when this took `Registry`
     // by name).
-    const [{ default: promClient }, { createFamilies }, { statePaths }] = await Promise.all([
+    const [{ default: promClient }, { createFamilies }, { statePaths }, diskGauges] = await Promise.all([
       import('prom-client'),
       import('./families.ts'),
       import('../chart/graph.ts'),
+      import('./disk-gauges.ts'),
     ]);
     const { Registry } = promClient;
     const reg = new Registry();
-    return { reg, families: createFamilies(reg), states: statePaths() };
+    return { reg, families: createFamilies(reg), disk: diskGauges.createDiskFamilies(reg), states: statePaths() };
   };
 
   // The event-loop monitor wakes the loop every resolutionMs, about 1 % of a core on a daemon with nothing else to
@@ -98,7 +100,10 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       downloaded.delete(e.key);
     }
   };
+  /** The disk watcher's last readings, shown by the disk gauges (disk-gauges.ts). */
+  let disks: readonly DiskReading[] = [];
   const unsubscribe = subscribe(bus, {
+    'disk:checked': (e) => (disks = e.filesystems),
     'instance:restart': (e) => restarts.inc({ instance: e.key, reason: e.reason }),
     'instance:alert': (e) => alerts.inc({ instance: e.key, kind: e.kind }),
     'instance:update': onUpdate,
@@ -185,8 +190,10 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     contentType: CONTENT_TYPE,
     async metrics() {
       loaded ??= load();
-      const { reg, families, states } = await loaded;
+      const { reg, families, disk, states } = await loaded;
       await refresh(families, states);
+      const { setDiskFamilies } = await import('./disk-gauges.ts');
+      setDiskFamilies(disk, disks);
       return reg.metrics();
     },
     stop() {

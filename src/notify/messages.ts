@@ -78,8 +78,8 @@ export function updateInstalledMessage(key: string, revision: string | null | un
   return revision ? `Server \`${key}\` was updated to revision ${revision}.` : `Server \`${key}\` was updated.`;
 }
 
-/** The chat message for a found build that could not be installed; the server keeps the build it had. */
+/** The chat message for a found build that could not be installed; the server keeps (or starts on) the build it had. */
 export function updateFailedMessage(key: string, error: string | undefined): string {
   const why = error ? ` (${error})` : '';
-  return `Server \`${key}\` could not install an update${why}; it starts on the build it had.`;
+  return `Server \`${key}\` could not install an update${why}; it keeps the build it had.`;
 }

@@ -1,5 +1,6 @@
 import { type Bus, type Notice, subscribe } from '../bus.ts';
 import { describeError } from '../errors.ts';
+import { noticeFromDisk } from './disk-notices.ts';
 import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
 import { noticeFromAlert, noticeFromUpdate, type LaunchSeen } from './notices.ts';
 import { payloadOf } from './payload.ts';
@@ -21,7 +22,8 @@ export interface Notifier {
 
 /**
  * Tells the chat what happened: alerts (crash, hang, loop, failing, stopped), installed and failed updates,
- * maintenance as it begins and ends (`maintenance:pending`, `maintenance:done`) and any `instance:notice`, each to
+ * maintenance as it begins and ends (`maintenance:pending`, `maintenance:done`), disk space going low and coming
+ * back (`disk:low`, `disk:recovered`) and any `instance:notice`, each to
  * every route that wants its kind and instance, in the route's format. One sender per webhook URL, so a 429 on one
  * webhook holds up no other. Fire and forget: the handlers only queue, so an emitter never waits or sees an error.
  *
@@ -51,6 +53,8 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     'instance:notice': (e) => tell(() => e),
     'maintenance:pending': (e) => tell(() => noticeFromPending(e)),
     'maintenance:done': (e) => tell(() => noticeFromDone(e)),
+    'disk:low': (e) => tell(() => noticeFromDisk(e, false)),
+    'disk:recovered': (e) => tell(() => noticeFromDisk(e, true)),
   });
 
   return {

@@ -21,6 +21,7 @@ export const COLOURS: Record<NoticeKind, number> = {
   'scheduled-restart': BLUE,
   stopped: GREY,
   hold: GREY,
+  disk: DARK_RED,
 };
 
 const TITLES: Record<NoticeKind, string> = {
@@ -33,6 +34,7 @@ const TITLES: Record<NoticeKind, string> = {
   'update-failed': 'Update failed',
   'scheduled-restart': 'Scheduled restart',
   hold: 'Hold',
+  disk: 'Disk space',
 };
 
 export interface EmbedField {
@@ -75,7 +77,9 @@ export function formatUptime(ms: number): string {
 const instanceLabel = (key: string, name: string | undefined) => (name && name !== key ? `${name} (${key})` : key);
 
 export function embedOf(n: Notice, name?: string): Embed {
-  const fields: EmbedField[] = [{ name: 'Instance', value: instanceLabel(n.key, name), inline: true }];
+  // A notice about the daemon's host (key '') names no instance.
+  const label = n.key === '' ? '' : instanceLabel(n.key, name);
+  const fields: EmbedField[] = [{ name: 'Instance', value: label, inline: true }];
   const exit = describeExit(n.exit ?? null);
   if (exit) fields.push({ name: 'Exit', value: exit, inline: true });
   if (n.revision) fields.push({ name: 'Revision', value: n.revision, inline: true });
@@ -86,7 +90,10 @@ export function embedOf(n: Notice, name?: string): Embed {
     .filter((f) => f.name.trim() !== '' && f.value.trim() !== '')
     .slice(0, LIMITS.fields)
     .map((f) => ({ ...f, name: clip(f.name, LIMITS.name), value: clip(f.value, LIMITS.value) }));
-  const title = clip(`${n.title ?? TITLES[n.kind]} · ${instanceLabel(n.key, name)}`, LIMITS.title);
+  const title = clip(
+    label === '' ? (n.title ?? TITLES[n.kind]) : `${n.title ?? TITLES[n.kind]} · ${label}`,
+    LIMITS.title,
+  );
   // Within the 6000 total: the description gives way first, then fields from the end.
   const fieldChars = () => kept.reduce((sum, f) => sum + length(f.name) + length(f.value), 0);
   while (kept.length > 1 && length(title) + fieldChars() > LIMITS.total - 100) kept.pop();

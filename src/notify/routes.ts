@@ -38,13 +38,14 @@ export function routesFrom(settings: NotificationSettings): Route[] {
 }
 
 /**
- * The routes a notice goes to: every one that lists its kind (and its instance, if it lists instances), once per
- * webhook URL, so a webhook named by two routes gets one message, in the format of the first.
+ * The routes a notice goes to: every one that lists its kind (and its instance, if it lists instances; a notice about
+ * the daemon's host, key '', concerns them all), once per webhook URL, so a webhook named by two routes gets one
+ * message, in the format of the first.
  */
 export function routesFor(routes: readonly Route[], n: Notice): Route[] {
   const byUrl = new Map<string, Route>();
   for (const r of routes) {
-    if (!r.events.has(n.kind) || (r.instances && !r.instances.has(n.key)) || byUrl.has(r.url)) continue;
+    if (!r.events.has(n.kind) || (r.instances && n.key !== '' && !r.instances.has(n.key)) || byUrl.has(r.url)) continue;
     byUrl.set(r.url, r);
   }
   return [...byUrl.values()];

@@ -3,6 +3,7 @@
  * implements it; the layers above depend on this file only, so routes can be tested without the daemon.
  */
 import type { ExitReason } from '../../machines/instance.types.ts';
+import type { DiskReading } from '../bus.ts';
 
 export interface InstanceStatus {
   key: string;
@@ -32,6 +33,11 @@ export interface InstanceStatus {
   maintenance?: MaintenanceStatus;
   /** In Agones mode (docs/agones.md): the GameServer this instance is wrapped as (absent: not in Agones mode). */
   agones?: AgonesStatus;
+  /**
+   * The file systems the daemon watches (the instance root's and the working folder's), each with its free space and
+   * whether it is low (absent: not read yet, or an older daemon). The same for every instance.
+   */
+  disk?: DiskReading[];
 }
 
 /** The GameServer as the Agones SDK server last reported it (null before it has), and whether Ready was sent. */

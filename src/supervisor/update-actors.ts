@@ -8,6 +8,7 @@ import type {
   UpdateOutput,
 } from '../../machines/instance.types.ts';
 import { describeError } from '../errors.ts';
+import { DiskSpaceError } from '../updates/install/disk-guard.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 
 /** What the update actors read of an instance (its deps object, so a reload's new provider is used). */
@@ -43,11 +44,20 @@ export function createUpdateActor(host: UpdateHost) {
       return { revision, changed: revision !== input.revision };
     } catch (err) {
       const message = describeError(err);
+      // A found build the disk could not take failed to install, even when the check staged it (staged-build.ts).
+      if (diskSpaceError(err)) during = 'install';
       // Logged once, where the machine reports the failure (instance.ts).
       host.bus.emit('instance:update', { key: host.instance.key, phase: 'failed', error: message, during, at: at() });
       throw err;
     }
   });
+}
+
+/** Whether `err` (or what it wraps) is a disk-space failure: too little space, disk full, or the unpack cap. */
+function diskSpaceError(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++)
+    if (e instanceof DiskSpaceError) return true;
+  return false;
 }
 
 /** The `checkUpdate` actor: only asks the provider, for UPDATE_CHECK. */
@@ -58,8 +68,25 @@ export function createCheckActor(host: UpdateHost) {
       host.log.info('update requested, but this instance has no UpdateType');
       return { available: false };
     }
-    // A failure is logged once, where the machine reports it (instance.ts).
-    const check = await provider.check(input.revision, signal);
+    let check: Awaited<ReturnType<typeof provider.check>>;
+    try {
+      check = await provider.check(input.revision, signal);
+    } catch (err) {
+      // A failure is logged once, where the machine reports it (instance.ts), as a failed check (a CDN down, a
+      // damaged build: the next check tries again). A found build the disk cannot take is a failed update the
+      // operator must act on: it is told as one, and the check ends with nothing available, the server untouched.
+      if (!diskSpaceError(err)) throw err;
+      const error = describeError(err);
+      host.log.error('update failed; the installed build keeps running', { error });
+      host.bus.emit('instance:update', {
+        key: host.instance.key,
+        phase: 'failed',
+        error,
+        during: 'install',
+        at: Date.now(),
+      });
+      return { available: false };
+    }
     host.log.info(check.available ? 'update available' : 'no update available', { current: input.revision });
     return { available: check.available };
   });

@@ -87,9 +87,23 @@ export function agonesLine(row: StatusRow): string | null {
 }
 
 /**
+ * `disk space low: instances on /data: 120 MB free of 10 GB (1.2 %), below the 1 GB threshold`, once per file system
+ * that is low (every instance's status carries the same readings), and one for any that cannot be read.
+ */
+export function diskLines(rows: StatusRow[]): string[] {
+  const lines = new Set<string>();
+  for (const d of rows.flatMap((r) => r.disk ?? [])) {
+    if (d.low) lines.add(`disk space low: ${d.message}`);
+    else if (d.error !== null) lines.add(`disk: ${d.message}`);
+  }
+  return [...lines];
+}
+
+/**
  * The `watchdog status` table: a header and one line per instance, columns padded to the widest
  * cell, then a maintenance line for each instance that has something scheduled, pending or held, and in Agones
- * mode the GameServer's line. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
+ * mode the GameServer's line, then a line for each file system low on space. With `colour`, the header is bold and
+ * each STATE is coloured by `stateStyle`.
  */
 export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
   const cells = rows.map((r) => statusCells(r, opts.now));
@@ -102,6 +116,7 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
   );
   const extra = rows
     .flatMap((r) => [maintenanceLine(r, opts.now), agonesLine(r)])
-    .filter((l): l is string => l !== null);
+    .filter((l): l is string => l !== null)
+    .concat(diskLines(rows).map((l) => paint(l, 'red', opts.colour)));
   return [header, ...body, ...(extra.length > 0 ? ['', ...extra] : [])].join('\n') + '\n';
 }

@@ -19,6 +19,7 @@ import {
   shownName,
   stateGroup,
 } from './assets/card-view.js';
+import { lowDiskLines } from './assets/disk-view.js';
 
 export interface PageState {
   version: string;
@@ -118,6 +119,14 @@ export function renderPage(index: string, state: PageState): string {
     /(<section id="instances"[^>]*>)(<\/section>)/,
     (_all, open = '', close = '') => `${open}\n${cards}\n${close}`,
   );
+  const disk = lowDiskLines(statuses);
+  if (disk.length > 0)
+    html = fill(
+      html,
+      /<div id="disk-banner" class="disk-banner" role="alert" hidden><\/div>/,
+      () =>
+        `<div id="disk-banner" class="disk-banner" role="alert">${disk.map((l) => `<p class="disk-line">${escapeHtml(l)}</p>`).join('')}</div>`,
+    );
   html = fill(html, /<\/main>/, () => `</main>\n  <script type="application/json" id="initial-state">${json}</script>`);
   return html;
 }

@@ -1,5 +1,8 @@
 import { open } from 'node:fs/promises';
 import { UpdateError } from '../../errors.ts';
+import { DEFAULT_LIMITS, ensureSpace, refuseOverCeiling, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
+import { byteBudget } from './budget.ts';
+import { declaredSize } from './declared-size.ts';
 import { extractTar } from './tar.ts';
 import { extractZip } from './zip.ts';
 
@@ -39,8 +42,17 @@ export async function detectArchiveFormat(archive: string): Promise<ArchiveForma
  * Extracts a zip, tar or tar.gz (chosen by magic bytes) into `destDir`, which must exist. Refuses absolute paths,
  * `..`, links pointing outside, and device entries (UpdateError naming the entry); a corrupt archive is an
  * UpdateError too. On failure `destDir` may hold a partial tree: callers extract into a scratch folder.
+ *
+ * Before writing anything it reads the size the archive declares (declared-size.ts) and refuses one above
+ * `limits.ceilingBytes` or larger than the free space of `destDir` plus `limits.marginBytes` (DiskSpaceError); while
+ * writing, it stops at the cap derived from that size (install/disk-guard.ts `unpackCap`), counting bytes written.
  */
-export async function extractArchive(archive: string, destDir: string, signal?: AbortSignal): Promise<void> {
+export async function extractArchive(
+  archive: string,
+  destDir: string,
+  signal?: AbortSignal,
+  limits: SpaceLimits = DEFAULT_LIMITS,
+): Promise<void> {
   let format: ArchiveFormat | null;
   try {
     format = await detectArchiveFormat(archive);
@@ -52,6 +64,10 @@ export async function extractArchive(archive: string, destDir: string, signal?: 
       `${archive} is not a zip, tar or tar.gz archive (unrecognised first bytes); the download is damaged or is not a build`,
     );
   }
-  if (format === 'zip') await extractZip(archive, destDir, signal);
-  else await extractTar(archive, destDir, signal, format === 'gzip');
+  const declared = await declaredSize(archive, format, signal);
+  refuseOverCeiling(declared, limits);
+  await ensureSpace(destDir, declared + limits.marginBytes, 'the unpacked build');
+  const budget = byteBudget(unpackCap(declared, limits));
+  if (format === 'zip') await extractZip(archive, destDir, signal, budget);
+  else await extractTar(archive, destDir, signal, format === 'gzip', budget);
 }

@@ -1,5 +1,8 @@
 import { PassThrough, Readable } from 'node:stream';
+import { diskSpaceOf } from '../../store/disk-space.ts';
 import { type BodySink, writeFileFrom } from '../fetch/download.ts';
+import { DEFAULT_LIMITS, ensureSpace, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
+import { byteBudget } from './budget.ts';
 import { extractTar } from './tar.ts';
 import { formatOfHead, HEAD_BYTES } from './extract.ts';
 
@@ -12,26 +15,55 @@ import { formatOfHead, HEAD_BYTES } from './extract.ts';
  * A streamed extraction that fails part-way still reads the rest of the body without writing it anywhere, so the
  * download's own verdict comes first (fetchVerified): a damaged download is reported as cut short or as failing its
  * hash, not as a corrupt archive, and an archive refused for an unsafe entry is refused whatever its hash.
+ *
+ * Space: a download whose length is known is refused before its first byte when the disk cannot hold it plus
+ * `limits.marginBytes` (a zip is then checked again for its unpacked size, extract.ts). A tar streamed into
+ * `destDir` declares nothing ahead, so it may write at most `limits.ceilingBytes`, and it is streamed only when the
+ * disk has room for what it could plausibly unpack to (`roomToStream`); otherwise it is saved like a zip, and its
+ * headers are summed before anything is unpacked, so a disk too small for it fails with the figures.
  */
 export interface ArchiveSink {
   sink: BodySink;
   extracted(): boolean;
 }
 
-export function archiveSink(archive: string, destDir: string): ArchiveSink {
+export function archiveSink(archive: string, destDir: string, limits: SpaceLimits = DEFAULT_LIMITS): ArchiveSink {
   let extracted = false;
   return {
     extracted: () => extracted,
-    async sink(body, signal) {
+    async sink(body, signal, total) {
+      if (total !== null) {
+        try {
+          await ensureSpace(destDir, total + limits.marginBytes, 'the download');
+        } catch (err) {
+          body.destroy();
+          throw err;
+        }
+      }
       const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       const { head, done } = await readHead(chunks);
       const all = Readable.from(replay(head, done ? null : chunks), { objectMode: false });
       const format = formatOfHead(head);
-      if (format !== 'gzip' && format !== 'tar') return writeFileFrom(all, archive, signal);
+      const streamable = (format === 'gzip' || format === 'tar') && (await roomToStream(destDir, total, limits));
+      if (!streamable) return writeFileFrom(all, archive, signal);
       extracted = true;
-      await extractWhileReading(all, destDir, signal, format === 'gzip');
+      await extractWhileReading(all, destDir, signal, format === 'gzip', unpackCap(null, limits));
     },
   };
+}
+
+/** How many times its download size a tar.gz is assumed to unpack to at most, for the choice to stream it. */
+const PLAUSIBLE_RATIO = 20;
+
+/**
+ * Whether the disk of `destDir` holds what a tar of `total` bytes (null: unknown) could plausibly unpack to, with
+ * the margin: a build compresses some 3 to 5 times. An archive beyond that still stops at the cap (budget.ts).
+ */
+async function roomToStream(destDir: string, total: number | null, limits: SpaceLimits): Promise<boolean> {
+  const space = await diskSpaceOf(destDir).catch(() => null);
+  if (!space) return true;
+  const plausible = total === null ? limits.ceilingBytes : Math.min(limits.ceilingBytes, total * PLAUSIBLE_RATIO);
+  return space.freeBytes >= plausible + limits.marginBytes;
 }
 
 async function readHead(chunks: AsyncIterator<Buffer>): Promise<{ head: Buffer; done: boolean }> {
@@ -52,14 +84,20 @@ async function* replay(head: Buffer, rest: AsyncIterator<Buffer> | null): AsyncG
   for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
 }
 
-async function extractWhileReading(body: Readable, destDir: string, signal: AbortSignal, gzip: boolean): Promise<void> {
+async function extractWhileReading(
+  body: Readable,
+  destDir: string,
+  signal: AbortSignal,
+  gzip: boolean,
+  capBytes: number,
+): Promise<void> {
   const feed = new PassThrough({ highWaterMark: 1 << 18 });
   // The body may fail (a connection reset) before the extractor has attached to `feed` (it first reads the
   // staging folder): destroying `feed` with that error would then emit it to no listener and crash the daemon
   // (found by the soak). The error is rethrown below; the extractor finds it on `feed.errored` when it attaches.
   feed.on('error', () => {});
   const extraction: { settled: boolean; error?: unknown } = { settled: false };
-  const extracting = extractTar(feed, destDir, signal, gzip).then(
+  const extracting = extractTar(feed, destDir, signal, gzip, byteBudget(capBytes)).then(
     () => {
       extraction.settled = true;
     },

@@ -7,6 +7,7 @@ import { Parser, type ReadEntry } from 'tar';
 import { UpdateError } from '../../errors.ts';
 import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
 import { type EntryContents, writeEntryFile } from './entry-file.ts';
+import type { ByteBudget } from './budget.ts';
 import { createEntryPool, type EntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
 
@@ -28,6 +29,8 @@ interface Extraction {
   signal: AbortSignal;
   /** Ends the whole extraction with this error (a write beside others cannot throw into the parser's chain). */
   fail: (err: unknown) => void;
+  /** What the files may still write (the cap on unpacked bytes). */
+  budget?: ByteBudget;
 }
 
 /**
@@ -78,7 +81,7 @@ async function writeEntry(entry: ReadEntry, x: Extraction): Promise<void> {
   }
   if (FILE_TYPES.has(type)) {
     const write = async () =>
-      writeEntryFile(tarContents(entry), await x.tree.place(name, segments), entry.mode ?? null, x.signal);
+      writeEntryFile(tarContents(entry), await x.tree.place(name, segments), entry.mode ?? null, x.signal, x.budget);
     // The parser waits for this entry's data to be read, so a failed write must stop it from here.
     await x.pool.run(segments.join('/'), () => write().catch((err: unknown) => x.fail(err)));
     return;
@@ -117,13 +120,15 @@ function wrapTarError(err: unknown): UpdateError {
 /**
  * Extracts a tar or tar.gz, from a file or a stream, entry by entry; refuses unsafe entries (see entry-guard.ts).
  * A tar.gz is inflated by node:zlib's stream on the thread pool, beside the parsing and writing on the main thread
- * (as `tar xzf` pipes through a gzip process): tar's own inflate runs synchronously on the main thread.
+ * (as `tar xzf` pipes through a gzip process): tar's own inflate runs synchronously on the main thread. Every byte
+ * written is charged to `budget` (the cap on unpacked bytes, budget.ts).
  */
 export async function extractTar(
   archive: string | Readable,
   destDir: string,
   signal?: AbortSignal,
   gzip = false,
+  budget?: ByteBudget,
 ): Promise<void> {
   const tree = await createExtractTree(destDir);
   const pool = createEntryPool(PARALLEL_WRITES);
@@ -162,7 +167,7 @@ export async function extractTar(
       work = work.then(async () => {
         if (failure !== undefined) return void entry.resume();
         try {
-          await writeEntry(entry, { tree, pool, signal: halt.signal, fail });
+          await writeEntry(entry, { tree, pool, signal: halt.signal, fail, budget });
         } catch (err) {
           fail(err);
         }

@@ -5,6 +5,7 @@ import { openPromise, type Entry, type ZipFile } from 'yauzl';
 import { UpdateError } from '../../errors.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
 import { type EntryContents, writeEntryFile } from './entry-file.ts';
+import type { ByteBudget } from './budget.ts';
 import { createEntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
 
@@ -105,6 +106,7 @@ async function extractEntry(
   entry: Entry,
   tree: ExtractTree,
   signal?: AbortSignal,
+  budget?: ByteBudget,
 ): Promise<void> {
   const name = entry.fileName;
   const segments = entrySegments(name);
@@ -131,6 +133,7 @@ async function extractEntry(
     dest,
     mode !== null && (mode & 0o777) !== 0 ? mode : null,
     signal,
+    budget,
   );
 }
 
@@ -154,8 +157,16 @@ function isFile(entry: Entry): boolean {
   return !entry.fileName.endsWith('/') && (type === 0 || type === S_IFREG);
 }
 
-/** Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). */
-export async function extractZip(archive: string, destDir: string, signal?: AbortSignal): Promise<void> {
+/**
+ * Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). Every byte written
+ * is charged to `budget`.
+ */
+export async function extractZip(
+  archive: string,
+  destDir: string,
+  signal?: AbortSignal,
+  budget?: ByteBudget,
+): Promise<void> {
   let zip: ZipFile | undefined;
   let data: FileHandle | undefined;
   const pool = createEntryPool(PARALLEL_WRITES);
@@ -169,7 +180,7 @@ export async function extractZip(archive: string, destDir: string, signal?: Abor
     for await (const entry of opened.eachEntry()) {
       if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
       const file = isFile(entry) ? entrySegments(entry.fileName).join('/') : null;
-      await pool.run(file, () => extractEntry(opened, handle, entry, tree, signal));
+      await pool.run(file, () => extractEntry(opened, handle, entry, tree, signal, budget));
     }
     await pool.finish();
   } catch (err) {

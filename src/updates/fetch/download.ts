@@ -41,8 +41,11 @@ function checkExpectedHash(sha256: string | undefined, where: string): string | 
   return sha256.trim().toLowerCase();
 }
 
-/** Takes the body as it arrives (already being hashed); resolves once it has read all of it. */
-export type BodySink = (body: Readable, signal: AbortSignal) => Promise<void>;
+/**
+ * Takes the body as it arrives (already being hashed); resolves once it has read all of it. `total` is the length
+ * the server announced, or null.
+ */
+export type BodySink = (body: Readable, signal: AbortSignal, total: number | null) => Promise<void>;
 
 /**
  * Fetches `url` and hands its body to `sink` while hashing it; memory stays flat whatever the size. Throws
@@ -117,6 +120,7 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
     await sink(
       pipeline(res, meter, () => undefined),
       signal,
+      total,
     );
     if (total !== null && bytes !== total) {
       throw new UpdateError(`download of ${where} was cut short: got ${bytes} of ${total} bytes`);

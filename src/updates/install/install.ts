@@ -4,6 +4,7 @@ import { chmod, lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'n
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { flushTree } from './flush.ts';
 import { UpdateError } from '../../errors.ts';
+import { asDiskFull, type SpaceLimits } from './disk-guard.ts';
 
 /**
  * Installing a build into an instance folder without ever leaving it without one. The build is
@@ -21,6 +22,8 @@ export interface InstallOptions {
   runCommand?: string;
   signal: AbortSignal;
   onPhase?: (phase: 'extract' | 'install') => void;
+  /** Space to keep and the cap on unpacked bytes (disk-guard.ts); the defaults when left out. */
+  limits?: SpaceLimits;
 }
 
 /** The instance's scratch folder for downloads and staging; removed at daemon start. */
@@ -68,7 +71,7 @@ export function stageArchive(opts: InstallOptions): Promise<string> {
     opts.onPhase?.('extract');
     // Loaded here, not at daemon start: a daemon that never installs an archive never needs tar or yauzl.
     const { extractArchive } = await import('../archive/extract.ts');
-    await extractArchive(opts.archive, staging, opts.signal);
+    await extractArchive(opts.archive, staging, opts.signal, opts.limits);
   });
 }
 
@@ -77,7 +80,7 @@ export type StageOptions = Pick<InstallOptions, 'instanceDir' | 'runCommand' | '
 /**
  * Makes a fresh `.update/staging-*` folder, lets `fill` put the build in it, checks it holds something and gives
  * the program the execute bit. Returns the folder, ready for `commitStaged`; on failure it is removed and `bin/` was
- * never touched.
+ * never touched. A failure caused by a full disk is reported as that (DiskSpaceError), whatever wrapped it.
  */
 export async function stageBuild(opts: StageOptions, fill: (staging: string) => Promise<void>): Promise<string> {
   const staging = join(updateDir(opts.instanceDir), scratchName('staging'));
@@ -96,6 +99,9 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
     return staging;
   } catch (err) {
     await discardStaged(staging);
+    // After the discard: the free space it reports is what is left with the partial files gone.
+    const full = await asDiskFull(err, opts.instanceDir, 'writing the update');
+    if (full) throw full;
     if (err instanceof UpdateError) throw err;
     throw new UpdateError(
       `installing the build into ${join(opts.instanceDir, 'bin')} failed; bin/ was left as it was`,

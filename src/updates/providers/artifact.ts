@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { archiveSink } from '../archive/sink.ts';
 import { describeUrl, fetchVerified } from '../fetch/download.ts';
 import { extractArchive } from '../archive/extract.ts';
+import { limitsOf } from '../install/disk-guard.ts';
 import { stageBuild, updateDir } from '../install/install.ts';
 import type { ProviderContext } from '../provider.ts';
 
@@ -24,9 +25,10 @@ export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource)
   // One download at a time per instance: providers serialise their preparations (install/staged-build.ts).
   const archive = join(updateDir(instance.dir), 'download.part');
   const stage = { instanceDir: instance.dir, runCommand: instance.settings.RunCommand, signal: opts.signal };
+  const limits = limitsOf(instance.settings.Updates);
   try {
     return await stageBuild(stage, async (staging) => {
-      const into = archiveSink(archive, staging);
+      const into = archiveSink(archive, staging, limits);
       ctx.progress({ phase: 'download', bytes: 0, total: null });
       const { bytes } = await fetchVerified(
         {
@@ -48,7 +50,7 @@ export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource)
       });
       if (extracted) return;
       ctx.progress({ phase: 'extract' });
-      await extractArchive(archive, staging, opts.signal);
+      await extractArchive(archive, staging, opts.signal, limits);
     });
   } finally {
     await rm(archive, { force: true });

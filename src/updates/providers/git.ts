@@ -8,6 +8,7 @@ import { DEFAULT_GIT_TIMEOUTS, remoteHead, syncCheckout, type GitTimeouts, type 
 import { checkBranch, forkIdOf, parseRemote } from '../git/remote.ts';
 import { writeBuildJson, type BuildJson } from '../git/build-json.ts';
 import { withBuildLog } from '../git/build-log.ts';
+import { limitsOf } from '../install/disk-guard.ts';
 import { discardStaged, stageArchive, updateDir } from '../install/install.ts';
 import { createStagedBuilds } from '../install/staged-build.ts';
 import { clientDownloadUrl, clientZipHash, createClientCvars } from './local-client.ts';
@@ -129,6 +130,7 @@ export function createGitProvider(
           runCommand: instance.settings.RunCommand,
           signal,
           onPhase: (phase) => ctx.progress({ phase }),
+          limits: limitsOf(instance.settings.Updates),
         });
         try {
           if (buildJson) await writeBuildJson(newBin, buildJson);

@@ -47,7 +47,7 @@ test('a tar.gz download that fails before the extractor starts: the sink rejects
     const busy = busyThreadpool();
     const started = Date.now();
     // A signal nobody aborts: only the sink's own handling can end the extraction.
-    const err = await sink(cutShort(data, 1200), new AbortController().signal).then(
+    const err = await sink(cutShort(data, 1200), new AbortController().signal, null).then(
       () => null,
       (e: unknown) => e,
     );

@@ -3,6 +3,7 @@
 // Text from the daemon is only ever set with textContent, never as markup (server log lines are arbitrary text).
 import { appendLog, applyStatus, removeInstance, renderAges, showUpdate } from './cards.js';
 import { loadChart } from './chart.js';
+import { lowDiskLines, showDiskBanner } from './disk-view.js';
 import { addEvent } from './event-list.js';
 import { $, clock, instances } from './shared.js';
 
@@ -12,8 +13,16 @@ function setConnection(state, text) {
   el.textContent = text;
 }
 
+/** The banner over the page while a watched disk is low: every status carries the same readings. */
+function showDisk(statuses) {
+  showDiskBanner($('#disk-banner'), lowDiskLines(statuses));
+}
+
 function onEvent(type, e) {
-  if (e.instance) applyStatus(e.instance);
+  if (e.instance) {
+    applyStatus(e.instance);
+    showDisk([e.instance]);
+  }
   const inst = instances.get(e.key);
   if (type === 'instance:checkin') {
     if (inst?.status) inst.status.lastCheckinAt = new Date(e.at).toISOString();
@@ -34,6 +43,7 @@ function reconcile(statuses) {
   const keys = new Set(statuses.map((s) => s.key));
   for (const key of [...instances.keys()]) if (!keys.has(key)) removeInstance(key);
   for (const s of statuses) applyStatus(s);
+  showDisk(statuses);
 }
 
 function connect() {

@@ -1,0 +1,174 @@
+import { stat } from 'node:fs/promises';
+import type { Bus, DiskReading } from '../bus.ts';
+import type { DiskSettings } from '../config/disk-schema.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { diskSpaceOf, formatBytes, formatPercent } from '../store/disk-space.ts';
+
+/** A folder the daemon writes to, and what people call it: `instances`, `working folder`. */
+export interface WatchedFolder {
+  holds: string;
+  path: string;
+}
+
+export interface DiskWatchOptions {
+  folders: WatchedFolder[];
+  /** Read at every check, so a reload applies at the next one. */
+  settings: () => DiskSettings;
+  bus: Bus;
+  log: Logger;
+}
+
+export interface DiskWatch {
+  /** The last reading of every watched file system (empty before the first check is done). */
+  readings(): DiskReading[];
+  /** Resolves when the check under way (or the first one) is done; for tests and the first status. */
+  settled(): Promise<void>;
+  stop(): void;
+}
+
+const MB = 1_000_000;
+/** Back above the threshold by this share before it counts as recovered, so a disk at the line does not flap. */
+const HYSTERESIS = 0.05;
+
+/** The lower of `Disk.LowFreeMegabytes` and `Disk.LowFreePercent` of the file system's size. */
+export function thresholdOf(totalBytes: number, s: DiskSettings): number {
+  return Math.min(s.LowFreeMegabytes * MB, (totalBytes * s.LowFreePercent) / 100);
+}
+
+/**
+ * Watches the free space of the file systems holding `folders` every `Disk.CheckSeconds`: one reading per file
+ * system (folders with the same `stat().dev` share one), `disk:checked` on the bus at every check, and `disk:low` /
+ * `disk:recovered` once per crossing of the threshold. Never throws: a folder that is gone or unreadable is a
+ * reading with its error (logged once per change), and the watch goes on.
+ */
+export function watchDisks(opts: DiskWatchOptions): DiskWatch {
+  const { bus, log } = opts;
+  let last: DiskReading[] = [];
+  /** Which file systems (by `holds`) are low, and which could not be read, as last told. */
+  const low = new Set<string>();
+  const unreadable = new Map<string, string>();
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+
+  const check = async (): Promise<void> => {
+    try {
+      const readings = await readAll(opts.folders, opts.settings());
+      if (stopped) return;
+      last = readings;
+      const at = Date.now();
+      for (const r of readings) report(r, at);
+      bus.emit('disk:checked', { filesystems: readings, at });
+    } catch (err) {
+      // Not expected (every read is caught in readAll); said, and the next check tries again.
+      log.error('disk space check failed', { error: describeError(err) });
+    }
+  };
+
+  const report = (r: DiskReading, at: number) => {
+    if (r.error !== null) {
+      if (unreadable.get(r.holds) !== r.error) log.warn(`cannot read the disk space of ${r.holds}: ${r.error}`);
+      unreadable.set(r.holds, r.error);
+      return;
+    }
+    if (unreadable.delete(r.holds)) log.info(`the disk space of ${r.holds} can be read again`);
+    const wasLow = low.has(r.holds);
+    if (r.low && !wasLow) {
+      low.add(r.holds);
+      log.warn(`disk space low: ${r.message}`);
+      bus.emit('disk:low', { ...r, at });
+    } else if (!r.low && wasLow) {
+      low.delete(r.holds);
+      log.info(`disk space recovered: ${r.message}`);
+      bus.emit('disk:recovered', { ...r, at });
+    }
+  };
+
+  /** A reading is low below the threshold, and stays low until it is back above it with HYSTERESIS to spare. */
+  const readAll = async (folders: WatchedFolder[], s: DiskSettings): Promise<DiskReading[]> => {
+    const groups = await groupByDevice(folders);
+    return Promise.all(groups.map((g) => readOne(g, s, low.has(holdsOf(g)))));
+  };
+
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = check().finally(schedule);
+    }, opts.settings().CheckSeconds * 1000);
+    // The watch alone never keeps the daemon alive.
+    timer.unref();
+  };
+
+  running = check().finally(schedule);
+
+  return {
+    readings: () => last,
+    settled: () => running,
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+type Group = { folders: WatchedFolder[]; error: string | null };
+
+const holdsOf = (g: Group) => g.folders.map((f) => f.holds).join(' and ');
+
+/** Folders on one device together; a folder that cannot be read stands alone with its error. */
+async function groupByDevice(folders: WatchedFolder[]): Promise<Group[]> {
+  const groups: Group[] = [];
+  const byDev = new Map<number, Group>();
+  for (const f of folders) {
+    const info = await stat(f.path).catch((err: unknown) => describeError(err));
+    if (typeof info === 'string') {
+      groups.push({ folders: [f], error: info });
+      continue;
+    }
+    const same = byDev.get(info.dev);
+    if (same) same.folders.push(f);
+    else {
+      const g: Group = { folders: [f], error: null };
+      byDev.set(info.dev, g);
+      groups.push(g);
+    }
+  }
+  return groups;
+}
+
+async function readOne(g: Group, s: DiskSettings, wasLow: boolean): Promise<DiskReading> {
+  const holds = holdsOf(g);
+  const path = g.folders[0]?.path ?? '';
+  const unread = (error: string): DiskReading => ({
+    holds,
+    path,
+    mount: path,
+    freeBytes: null,
+    totalBytes: null,
+    thresholdBytes: null,
+    low: false,
+    error,
+    message: `${holds} (${path}): cannot read its disk space: ${error}`,
+  });
+  if (g.error !== null) return unread(g.error);
+  try {
+    const space = await diskSpaceOf(path);
+    const threshold = thresholdOf(space.totalBytes, s);
+    const isLow = space.freeBytes < (wasLow ? threshold * (1 + HYSTERESIS) : threshold);
+    const figures = `${holds} on ${space.mount}: ${formatBytes(space.freeBytes)} free of ${formatBytes(space.totalBytes)} (${formatPercent(space.freeBytes, space.totalBytes)})`;
+    return {
+      holds,
+      path,
+      mount: space.mount,
+      freeBytes: space.freeBytes,
+      totalBytes: space.totalBytes,
+      thresholdBytes: threshold,
+      low: isLow,
+      error: null,
+      message: `${figures}, ${isLow ? 'below' : 'above'} the ${formatBytes(threshold)} threshold`,
+    };
+  } catch (err) {
+    return unread(describeError(err));
+  }
+}

@@ -1,0 +1,70 @@
+import { stat, statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** The space of the file system holding a folder, as the daemon (not root's reserve) may use it. */
+export interface DiskSpace {
+  /** Where that file system is mounted: the highest parent folder on the same device. */
+  mount: string;
+  /** The device number (`stat().dev`): two folders with the same one share their space. */
+  dev: number;
+  /** Bytes an unprivileged writer may still use (`bavail × bsize`). */
+  freeBytes: number;
+  totalBytes: number;
+}
+
+/** Reads the space of the file system holding `path`; rejects when the folder is gone or cannot be read. */
+export async function diskSpaceOf(path: string): Promise<DiskSpace> {
+  const [info, fs] = await Promise.all([stat(path), statfs(path)]);
+  return {
+    mount: await mountPointOf(path, info.dev),
+    dev: info.dev,
+    freeBytes: fs.bavail * fs.bsize,
+    totalBytes: fs.blocks * fs.bsize,
+  };
+}
+
+/** The highest folder above `path` on device `dev` (its mount point), found by walking up; bounded by the depth. */
+async function mountPointOf(path: string, dev: number): Promise<string> {
+  let here = path;
+  for (;;) {
+    const up = dirname(here);
+    if (up === here) return here;
+    const info = await stat(up).catch(() => null);
+    if (!info || info.dev !== dev) return here;
+    here = up;
+  }
+}
+
+/** Error codes that mean the disk (or the user's quota) is full. */
+const FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
+
+/** The ENOSPC or EDQUOT error that is `err` or is in its `cause` chain, or null. */
+export function diskFullError(err: unknown): NodeJS.ErrnoException | null {
+  for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && FULL_CODES.has(code)) return e;
+  }
+  return null;
+}
+
+const UNITS = ['bytes', 'kB', 'MB', 'GB', 'TB', 'PB'];
+
+/** Decimal units, as disk vendors and `df -H` count: `120 MB`, `9.8 GB`, `512 bytes`. */
+export function formatBytes(bytes: number): string {
+  let n = Math.max(0, bytes);
+  let unit = 0;
+  while (n >= 1000 && unit < UNITS.length - 1) {
+    n /= 1000;
+    unit++;
+  }
+  if (unit === 0) return `${Math.round(n)} bytes`;
+  const digits = n < 10 ? 1 : 0;
+  return `${n.toFixed(digits).replace(/\.0$/, '')} ${UNITS[unit]}`;
+}
+
+/** A share of a whole as people read it: `1.2 %`, `37 %`, `0 %`. */
+export function formatPercent(part: number, whole: number): string {
+  if (whole <= 0) return '0 %';
+  const p = (part / whole) * 100;
+  return `${p < 10 ? p.toFixed(1).replace(/\.0$/, '') : Math.round(p)} %`;
+}

@@ -1,0 +1,201 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { parse, stringify } from 'yaml';
+import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
+import { freePort, tempDir, waitFor } from '../../_support/env.ts';
+import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../_support/webhook.ts';
+import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
+import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
+import {
+  describeArchive,
+  manifestDoc,
+  serverBuildEntries,
+  writeServerBuild,
+  type ManifestBuild,
+} from '../../fixtures/builds/build.ts';
+import { builtLabel, dataJson, manifestConfig, runningBuild, scratchLeft, TOKEN } from './_support.ts';
+
+/**
+ * Updates onto a small disk (issue 23), through the real daemon: its instance root on a 16 MB tmpfs, build A from a
+ * loopback CDN running. A build that does not fit is refused before staging with the figures; one whose declared
+ * size fits but whose files fill the disk is "disk full", not a corrupt archive; a zip bomb stops at the cap. Each is
+ * one update-failed chat message, and build A, its revision and its server (same pid) carry on.
+ */
+
+const MB = 1_000_000;
+const KEY = 'u';
+const MANIFEST = '/disk/manifest';
+const unavailable = tmpfsUnavailable();
+if (unavailable) console.log(`skipping the update disk-space e2e tests: ${unavailable}`);
+
+interface Ctx {
+  fs: SmallFs | null;
+  cdn: Cdn | null;
+  hook: WebhookReceiver | null;
+  daemon: RunningDaemon | null;
+  dir: string;
+  port: number;
+  good: ManifestBuild | null;
+  cleanup: (() => Promise<void>) | null;
+}
+
+const s = suite<Ctx>('e2e updates :: a disk too small for the build', {
+  fs: null,
+  cdn: null,
+  hook: null,
+  daemon: null,
+  dir: '',
+  port: 0,
+  good: null,
+  cleanup: null,
+});
+const test = unavailable ? s.skip : s;
+
+s.before(async (ctx) => {
+  if (unavailable) return;
+  try {
+    const tmp = await tempDir('wd-e2e-upd-disk-');
+    ctx.dir = tmp.path;
+    ctx.cleanup = tmp.cleanup;
+    ctx.fs = mountSmallFs(16 * MB);
+    ctx.hook = await startWebhookReceiver();
+    ctx.cdn = await startCdn();
+    const a = await writeServerBuild(join(ctx.dir, 'A.zip'), 'A');
+    ctx.cdn.set('/files/A.zip', { kind: 'file', file: a.path });
+    ctx.good = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: a.sha256 };
+    ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good]) });
+    ctx.port = await freePort();
+    const root = join(ctx.fs.path, 'instances');
+    await mkdir(root);
+    const config = parse(manifestConfig(KEY, ctx.port, ctx.cdn.url(MANIFEST), 10)) as {
+      Servers: { InstanceRoot?: string; Instances: Record<string, { Updates: Record<string, unknown> }> };
+      [k: string]: unknown;
+    };
+    config.Notification = { ChatWebhook: ctx.hook.url };
+    // A low-disk notice is not what these tests are about: the threshold is far below anything they leave.
+    config.Disk = { LowFreeMegabytes: 0.001, CheckSeconds: 60 };
+    config.Servers.InstanceRoot = root;
+    Object.assign(config.Servers.Instances[KEY]?.Updates ?? {}, {
+      SpaceMarginMegabytes: 0.5,
+      MaxUnpackedMegabytes: 50,
+    });
+    ctx.daemon = await startDaemon(stringify(config), { dir: ctx.dir });
+    await runningBuild(ctx.daemon, KEY, ctx.port, 'A');
+  } catch (err) {
+    console.error(err);
+    throw err;
+  }
+});
+
+s.after(async (ctx) => {
+  try {
+    await ctx.daemon?.stop();
+  } finally {
+    ctx.fs?.unmount();
+    await ctx.cdn?.close();
+    await ctx.hook?.close();
+    await ctx.cleanup?.();
+  }
+});
+
+s.after.each((ctx) => ctx.fs?.release());
+
+let serial = 0;
+
+/** Offers `path` as the newest build, asks for an update, and returns the update-failed chat message it caused. */
+async function failedUpdate(ctx: Ctx, path: string, fill?: (archiveBytes: number) => number): Promise<string> {
+  const d = ctx.daemon as RunningDaemon;
+  const hook = ctx.hook as WebhookReceiver;
+  const before = await runningBuild(d, KEY, ctx.port, 'A');
+  const c = await describeArchive(path);
+  const name = `/files/C${++serial}${path.endsWith('.tar.gz') ? '.tar.gz' : '.zip'}`;
+  (ctx.cdn as Cdn).set(name, { kind: 'file', file: c.path });
+  const offered: ManifestBuild = {
+    key: `build-C${serial}`,
+    time: '2024-06-01T10:00:00Z',
+    url: (ctx.cdn as Cdn).url(name),
+    sha256: c.sha256,
+  };
+  (ctx.cdn as Cdn).set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good as ManifestBuild, offered]) });
+  if (fill) (ctx.fs as SmallFs).fill(fill(c.size));
+  const seen = hook.messages.length;
+  assert.is(await d.control(KEY, TOKEN, 'update'), 200);
+  const failed = () => hook.messages.slice(seen).filter((m) => m.content.includes('could not install an update'));
+  const message = await waitFor('an update-failed chat message', () => failed()[0], 20_000);
+  // Settled: nothing may follow (a second message, a swap, a restart).
+  await new Promise((r) => setTimeout(r, 500));
+  assert.is(failed().length, 1, 'one update-failed message');
+  const after = await runningBuild(d, KEY, ctx.port, 'A');
+  assert.is(after.status.pid, before.status.pid, 'the running server was left alone');
+  assert.is(after.status.revision, 'build-A');
+  // The instance folders are on the small disk.
+  const where = { dir: (ctx.fs as SmallFs).path };
+  assert.is((await dataJson(where, KEY)).revision, 'build-A');
+  assert.is(await builtLabel(where, KEY), 'A', 'bin/ still holds build A');
+  assert.equal(await scratchLeft(where, KEY), [], 'no download or staging left behind');
+  assert.match(d.log(), /update failed; the installed build keeps running/);
+  return message.content;
+}
+
+test('disk :: a build larger than the free space fails before staging, with the figures', async (ctx) => {
+  const path = join(ctx.dir, 'C-big.zip');
+  await writeZip(path, await serverBuildEntries('C', [{ name: 'big.bin', content: Buffer.alloc(12 * MB, 1) }]));
+  const fs = ctx.fs as SmallFs;
+  const message = await failedUpdate(ctx, path, () => 4 * MB);
+  assert.match(
+    message,
+    new RegExp(
+      `could not install an update \\(not enough disk space on ${fs.path}: needs 1[23](\\.\\d)? MB, has [34](\\.\\d)? MB`,
+    ),
+  );
+});
+
+test('disk :: a tar.gz larger than the free space is summed before unpacking, not streamed into a full disk', async (ctx) => {
+  const path = join(ctx.dir, 'C-big.tar.gz');
+  // About 6 MB to download, 12 MB unpacked: the download fits, the build does not.
+  const extra = [
+    { name: 'random.bin', content: randomBytes(6 * MB) },
+    { name: 'zeros.bin', content: Buffer.alloc(6 * MB) },
+  ];
+  await writeTar(path, await serverBuildEntries('C', extra), { gzip: true });
+  const fs = ctx.fs as SmallFs;
+  const message = await failedUpdate(ctx, path, () => 8 * MB);
+  assert.match(
+    message,
+    new RegExp(
+      `could not install an update \\(not enough disk space on ${fs.path}: needs 1[23](\\.\\d)? MB, has [12](\\.\\d)? MB`,
+    ),
+  );
+});
+
+test('disk :: a disk filling up mid-extraction is "disk full", not a corrupt archive', async (ctx) => {
+  const path = join(ctx.dir, 'C-many.zip');
+  // 600 files of 2 kB declare 1.2 MB but take a 4 KiB page each on tmpfs (2.5 MB).
+  const files = Array.from({ length: 600 }, (_, i) => ({ name: `many/${i}.txt`, content: Buffer.alloc(2000, i) }));
+  await writeZip(path, await serverBuildEntries('C', files));
+  // Room for the download and for what the archive declares with the 0.5 MB margin, not for what it takes.
+  const message = await failedUpdate(ctx, path, (archive) => archive + 1.2 * MB + 0.5 * MB + 0.3 * MB);
+  assert.match(
+    message,
+    new RegExp(
+      `could not install an update \\(disk full on ${(ctx.fs as SmallFs).path} while writing the update \\(ENOSPC: no space left on device`,
+    ),
+  );
+  assert.not.match(message, /corrupt/);
+});
+
+test('disk :: a zip bomb stops at the cap, with a clear message', async (ctx) => {
+  const path = join(ctx.dir, 'C-bomb.zip');
+  await writeZip(path, await serverBuildEntries('C', [{ name: 'zeros.bin', content: Buffer.alloc(200 * MB) }]));
+  const message = await failedUpdate(ctx, path);
+  assert.match(
+    message,
+    /the archive declares 200 MB unpacked, more than the 50 MB Updates\.MaxUnpackedMegabytes allows/,
+  );
+});
+
+s.run();

@@ -1,0 +1,143 @@
+/**
+ * The install pipeline on a real small file system (tmpfs): a build larger than the free space is refused before
+ * anything is written, a disk filling up mid-extraction reads as "disk full" (not as a corrupt archive), and an
+ * archive cannot unpack beyond its cap; staging is removed and bin/ untouched every time.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { archiveSink } from '../../../src/updates/archive/sink.ts';
+import { DiskSpaceError, type SpaceLimits } from '../../../src/updates/install/disk-guard.ts';
+import { stageArchive } from '../../../src/updates/install/install.ts';
+import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
+import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
+import { never, oldBuildInBin, rejects } from '../_support.ts';
+
+const MB = 1_000_000;
+const unavailable = tmpfsUnavailable();
+if (unavailable) console.log(`skipping the disk-space install tests: ${unavailable}`);
+
+interface Ctx {
+  fs: SmallFs | null;
+  inst: string;
+  /** Off the small disk: where the archives are made. */
+  out: string;
+}
+
+const s = suite<Ctx>('install on a small disk', { fs: null, inst: '', out: '' });
+const test = unavailable ? s.skip : s;
+
+s.before.each(async (ctx) => {
+  if (unavailable) return;
+  ctx.out = await mkdtemp(join(tmpdir(), 'wd-disk-'));
+  ctx.fs = mountSmallFs(8 * MB);
+  ctx.inst = join(ctx.fs.path, 'instances', 'alpha');
+  await mkdir(join(ctx.inst, 'bin'), { recursive: true });
+  await writeFile(join(ctx.inst, 'bin', 'marker'), 'old build');
+});
+s.after.each(async (ctx) => {
+  try {
+    ctx.fs?.unmount();
+  } finally {
+    ctx.fs = null;
+    if (ctx.out) await rm(ctx.out, { recursive: true, force: true });
+  }
+});
+
+/** No staging folder is left in the instance's scratch folder. */
+async function noStaging(inst: string): Promise<void> {
+  const left = await readdir(join(inst, '.update')).catch(() => [] as string[]);
+  assert.equal(
+    left.filter((n) => n.startsWith('staging')),
+    [],
+    'staging removed',
+  );
+}
+
+const limits = (marginMb: number, ceilingMb: number): SpaceLimits => ({
+  marginBytes: marginMb * MB,
+  ceilingBytes: ceilingMb * MB,
+});
+
+test('space :: a build declaring more than the free space is refused before anything is written', async (ctx) => {
+  const fs = ctx.fs as SmallFs;
+  // 6 MB of one byte: small as a zip, large unpacked.
+  const archive = join(ctx.out, 'big.zip');
+  await writeZip(archive, [...sampleBuild('B'), { name: 'big.bin', content: Buffer.alloc(6 * MB, 1) }]);
+  fs.fill(3 * MB);
+  const before = fs.free();
+  const err = await rejects(
+    stageArchive({ archive, instanceDir: ctx.inst, signal: never(), limits: limits(1, 100) }),
+    /^not enough disk space on \/.+: needs 7(\.\d)? MB, has [23](\.\d)? MB/,
+    DiskSpaceError,
+  );
+  assert.is((err as DiskSpaceError).reason, 'short');
+  assert.match(err.message, fs.path);
+  assert.ok(fs.free() >= before - 64 * 1024, 'nothing was written');
+  await noStaging(ctx.inst);
+  await oldBuildInBin(ctx.inst);
+});
+
+test('space :: a disk filling up mid-extraction is "disk full", not a corrupt archive', async (ctx) => {
+  const fs = ctx.fs as SmallFs;
+  const archive = join(ctx.out, 'many.zip');
+  // 400 files of 3 kB declare 1.2 MB but take a 4 KiB page each on tmpfs (1.6 MB): the declared size fits, the
+  // files do not.
+  const files = Array.from({ length: 400 }, (_, i) => ({ name: `f/${i}.txt`, content: Buffer.alloc(3000, i) }));
+  await writeZip(archive, [...sampleBuild('C'), ...files]);
+  fs.fill(Math.round(1.35 * MB));
+  const err = await rejects(
+    stageArchive({ archive, instanceDir: ctx.inst, signal: never(), limits: limits(0, 100) }),
+    /^disk full on \/.+ while writing the update \(ENOSPC: no space left on device/,
+    DiskSpaceError,
+  );
+  assert.is((err as DiskSpaceError).reason, 'full');
+  assert.not.match(err.message, /corrupt/);
+  await noStaging(ctx.inst);
+  await oldBuildInBin(ctx.inst);
+});
+
+test('cap :: a zip bomb is refused by its declared size before a byte is unpacked', async (ctx) => {
+  const fs = ctx.fs as SmallFs;
+  const archive = join(ctx.inst, 'bomb.zip');
+  // 200 MB of zeros deflate to about 200 KB: it fits the small disk, its contents would not.
+  await writeZip(archive, [...sampleBuild('D'), { name: 'zeros.bin', content: Buffer.alloc(200 * MB) }]);
+  const size = (await readFile(archive)).length;
+  assert.ok(size < 400_000, `the bomb is small (${size} bytes)`);
+  const before = fs.free();
+  const err = await rejects(
+    stageArchive({ archive, instanceDir: ctx.inst, signal: never(), limits: limits(0, 5) }),
+    /^the archive declares 200 MB unpacked, more than the 5 MB Updates\.MaxUnpackedMegabytes allows/,
+    DiskSpaceError,
+  );
+  assert.is((err as DiskSpaceError).reason, 'cap');
+  assert.ok(fs.free() >= before - 64 * 1024, 'nothing was unpacked');
+  await noStaging(ctx.inst);
+  await oldBuildInBin(ctx.inst);
+});
+
+test('cap :: a tar.gz streamed as it downloads stops at the ceiling, counting bytes written', async (ctx) => {
+  const fs = ctx.fs as SmallFs;
+  const archive = join(ctx.out, 'stream.tar.gz');
+  await writeTar(archive, [...sampleBuild('E'), { name: 'zeros.bin', content: Buffer.alloc(20 * MB) }], {
+    gzip: true,
+  });
+  const data = await readFile(archive);
+  const staged = join(ctx.inst, '.update', 'staging-test');
+  await mkdir(staged, { recursive: true });
+  const before = fs.free();
+  const { sink } = archiveSink(join(ctx.inst, '.update', 'download.part'), staged, limits(0, 2));
+  const { Readable } = await import('node:stream');
+  const err = await rejects(
+    sink(Readable.from([data]), never(), data.length),
+    /^the archive unpacks to more than its cap of 2 MB/,
+    DiskSpaceError,
+  );
+  assert.is((err as DiskSpaceError).reason, 'cap');
+  const used = before - fs.free();
+  assert.ok(used <= 2 * MB + 256 * 1024, `stopped at the cap (${used} bytes used)`);
+});
+
+s.run();

@@ -18,6 +18,8 @@ import { startAgones, withAgonesStatus } from './agones.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
 import { logRejectedCheckins } from './checkin-log.ts';
+import { guardProcess } from './fault-guard.ts';
+import { logRefusedRequests } from './refused-log.ts';
 import { VERSION } from './version.ts';
 
 export interface Daemon {
@@ -33,10 +35,17 @@ export interface Daemon {
 }
 
 /** Composition root: wires bus, notifier, audit log, HTTP server and supervisor, then starts every instance. */
-export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
+export async function runDaemon(
+  config: ResolvedConfig,
+  opts: {
+    /** Handle errors escaping every handler (fault-guard.ts); the process entry sets it, in-process tests do not. */
+    guardProcess?: boolean;
+  } = {},
+): Promise<Daemon> {
   const log = createLogger('watchdog');
   const bus = createBus();
   let current = config;
+  const unguard = opts.guardProcess ? guardProcess(bus, log) : () => undefined;
 
   // Kept across reloads, so a notifier made anew still knows each server's launch (for uptimes and revisions).
   const launches: NonNullable<NotifierOptions['launches']> = new Map();
@@ -82,6 +91,11 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       (key) => registry.get(key) !== undefined,
     );
   let stopCheckinLog = startCheckinLog(config);
+  const stopRefusedLog = logRefusedRequests(
+    bus,
+    log.child('http'),
+    () => current.timing.RefusedRequestLogSeconds * 1000,
+  );
   // What the app shows of the past is recorded from now on; the app itself (Hono, every route, the dashboard) is
   // built at the first request the fast path leaves to it, so a daemon that only sees check-ins and health probes
   // never loads it (bench/footprint.ts).
@@ -99,7 +113,13 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, VERSION));
   const http = await startHttpServers(app, config.listen, { fastPath });
   // After the bind: a daemon that cannot listen exits without having created any folder.
-  const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
+  const audit = createAuditLog({
+    file: join(config.workDir, 'logs', 'audit.log'),
+    bus,
+    rotation: { maxBytes: config.settings.Logs.AuditLogMaxBytes, keep: config.settings.Logs.AuditLogFiles },
+    refusedEveryMs: () => current.timing.RefusedRequestLogSeconds * 1000,
+    retryMs: config.timing.LogRetrySeconds * 1000,
+  });
   const urls = http.bound.map((b) => b.url);
   const checkinUrl = checkinBaseUrl(http.bound);
   // BaseUrl is only what clients are given (client downloads, links); servers check in where we listen.
@@ -138,8 +158,10 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       // No /shutdown here: a signal to the daemon in a pod means the pod is already going (docs/agones.md).
       await agones?.stop();
       stopCheckinLog();
+      stopRefusedLog();
       await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
       metrics.stop();
+      unguard();
       log.info('stopped');
       resolveDone();
     })();

@@ -9,6 +9,8 @@ import type { Registry } from 'prom-client';
 import { type AlertKind, type Bus, type BusEvents, type RestartReason, subscribe } from '../bus.ts';
 import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
 import type { Families } from './families.ts';
+import type { ResilienceFamilies } from './resilience.ts';
+import { tallyResilience } from './resilience-tally.ts';
 import { type ProcessStats, readProcessStats } from './proc-stats.ts';
 import { Tally } from './tally.ts';
 
@@ -52,19 +54,27 @@ const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const { bus, registry } = opts;
   const readStats = opts.readStats ?? readProcessStats;
-  let loaded: Promise<{ reg: Registry; families: Families; states: string[] }> | null = null;
+  let loaded: Promise<{ reg: Registry; families: Families; states: string[]; resilience: ResilienceFamilies }> | null =
+    null;
   const load = async () => {
     // prom-client is CommonJS: Node gives its exports as named ones too, but the bundle in dist/app/ only as the
     // default export, which both have (the compiled daemon answered every scrape with 500 when this took `Registry`
     // by name).
-    const [{ default: promClient }, { createFamilies }, { statePaths }] = await Promise.all([
-      import('prom-client'),
-      import('./families.ts'),
-      import('../chart/graph.ts'),
-    ]);
+    const [{ default: promClient }, { createFamilies }, { statePaths }, { createResilienceFamilies }] =
+      await Promise.all([
+        import('prom-client'),
+        import('./families.ts'),
+        import('../chart/graph.ts'),
+        import('./resilience.ts'),
+      ]);
     const { Registry } = promClient;
     const reg = new Registry();
-    return { reg, families: createFamilies(reg), states: statePaths() };
+    return {
+      reg,
+      families: createFamilies(reg),
+      states: statePaths(),
+      resilience: createResilienceFamilies(reg),
+    };
   };
 
   // The event-loop monitor wakes the loop every resolutionMs, about 1 % of a core on a daemon with nothing else to
@@ -98,6 +108,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       downloaded.delete(e.key);
     }
   };
+  const resilience = tallyResilience(bus);
   const unsubscribe = subscribe(bus, {
     'instance:restart': (e) => restarts.inc({ instance: e.key, reason: e.reason }),
     'instance:alert': (e) => alerts.inc({ instance: e.key, kind: e.kind }),
@@ -185,13 +196,18 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     contentType: CONTENT_TYPE,
     async metrics() {
       loaded ??= load();
-      const { reg, families, states } = await loaded;
+      const { reg, families, states, resilience: rf } = await loaded;
       await refresh(families, states);
+      resilience.refresh(
+        rf,
+        registry.list().map((i) => i.key),
+      );
       return reg.metrics();
     },
     stop() {
       stopped = true;
       unsubscribe();
+      resilience.stop();
       loop?.disable();
     },
   };

@@ -1,5 +1,8 @@
 import { followLog } from '../process/log-tail.ts';
-import { DEFAULT_ROTATION, copyTruncate, type LogRotation } from '../process/log-file.ts';
+import { boundAppendedLog } from '../process/appended-log.ts';
+import { DEFAULT_ROTATION, type LogRotation } from '../process/log-file.ts';
+import { DEFAULT_LOG_RETRY_MS } from '../process/log-writer.ts';
+import { WriteOutage, type WriteHealth } from '../process/write-outage.ts';
 import { isAlive, readProcessStartTime } from '../process/proc-info.ts';
 import type { ServerProcess } from '../process/spawn.ts';
 
@@ -73,6 +76,8 @@ export interface AdoptedLogOptions {
   onLine: (line: string) => void;
   rotation?: LogRotation;
   pollMs?: number;
+  retryMs?: number;
+  health?: WriteHealth;
 }
 
 /**
@@ -82,12 +87,19 @@ export interface AdoptedLogOptions {
  */
 export function followAdoptedLog(opts: AdoptedLogOptions): { stop(): void } {
   const rotation = opts.rotation ?? DEFAULT_ROTATION;
-  const follower = followLog(opts.logDir, opts.onLine, {
-    intervalMs: opts.pollMs,
-    onPoll: (size) => {
-      if (size >= rotation.maxBytes) copyTruncate(opts.logDir, rotation.keep);
+  const bound = boundAppendedLog(
+    opts.logDir,
+    rotation,
+    new WriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health),
+  );
+  const follower = followLog(
+    opts.logDir,
+    (line) => {
+      bound.counted();
+      opts.onLine(line);
     },
-  });
+    { intervalMs: opts.pollMs, onPoll: bound.onPoll },
+  );
   let stopped = false;
   const stop = () => {
     if (stopped) return;

@@ -74,8 +74,8 @@ export class RotatingLogWriter {
   }
 
   /** Reopens when server.log is no longer the file held open (removed with its folder, or renamed away). */
-  #checkStillThere(): void {
-    if (Date.now() < this.#checkAt) return;
+  #checkStillThere(force: boolean): void {
+    if (!force && Date.now() < this.#checkAt) return;
     let ino = -1;
     try {
       ino = statSync(logPath(this.logDir)).ino;
@@ -112,14 +112,17 @@ export class RotatingLogWriter {
       return;
     }
     try {
-      if (this.#fd === null) this.#open();
-      else this.#checkStillThere();
       let data = Buffer.from(line + '\n', 'utf8');
+      const rotating = () => this.#size > 0 && this.#size + data.length > this.rotation.maxBytes;
+      // Checked before every rotation too: a rotation in a removed folder would otherwise recreate it silently,
+      // and the lines written into the removed file would be lost uncounted.
+      if (this.#fd === null) this.#open();
+      else this.#checkStillThere(rotating());
       if (this.#outage.failing) {
         const gap = `${this.#midLine ? '\n' : ''}${marker(`${this.#outage.dropped} line(s) dropped: ${LOG_NAME} could not be written (${this.#code})`)}\n`;
         data = Buffer.concat([Buffer.from(gap, 'utf8'), data]);
       }
-      if (this.#size > 0 && this.#size + data.length > this.rotation.maxBytes) {
+      if (rotating()) {
         this.#release();
         rotateLogs(this.logDir, this.rotation.keep);
         this.#open();

@@ -4,11 +4,11 @@ import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
 import type { LaunchSpec } from './launch-spec.ts';
-import { boundAppendedLog } from './appended-log.ts';
+import { followAppendedLog } from './appended-log.ts';
 import { DEFAULT_ROTATION, LineSplitter, logPath, rotateIfFull, type LogRotation } from './log-file.ts';
 import { DEFAULT_LOG_RETRY_MS, RotatingLogWriter, appendMarker, appendMarkerLine, marker } from './log-writer.ts';
 import { WriteOutage, type WriteHealth } from './write-outage.ts';
-import { followLog, type LogFollower } from './log-tail.ts';
+import type { LogFollower } from './log-tail.ts';
 import { readProcessStartTime } from './proc-info.ts';
 import { killGroup, reapStragglers } from './process-group.ts';
 
@@ -245,15 +245,16 @@ async function spawnPersistent(
   }
   const pid = child.pid;
   let detached = false;
-  const bound = boundAppendedLog(opts.logDir, rotation, outage);
-  const follower: LogFollower = followLog(
-    opts.logDir,
-    (line) => {
-      bound.counted();
-      emit('stdout', line);
-    },
-    { startOffset, intervalMs: opts.followMs, onPoll: bound.onPoll },
-  );
+  const follower: LogFollower = followAppendedLog({
+    logDir: opts.logDir,
+    rotation,
+    outage,
+    onLine: (line) => emit('stdout', line),
+    startOffset,
+    intervalMs: opts.followMs,
+    retryMs: opts.retryMs,
+    health: opts.health,
+  });
   const exited = new Promise<ExitStatus>((resolve) => {
     child.once('exit', (code, signal) => {
       reapStragglers(child, detached);

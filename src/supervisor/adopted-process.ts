@@ -1,5 +1,4 @@
-import { followLog } from '../process/log-tail.ts';
-import { boundAppendedLog } from '../process/appended-log.ts';
+import { followAppendedLog } from '../process/appended-log.ts';
 import { DEFAULT_ROTATION, type LogRotation } from '../process/log-file.ts';
 import { DEFAULT_LOG_RETRY_MS } from '../process/log-writer.ts';
 import { WriteOutage, type WriteHealth } from '../process/write-outage.ts';
@@ -87,19 +86,16 @@ export interface AdoptedLogOptions {
  */
 export function followAdoptedLog(opts: AdoptedLogOptions): { stop(): void } {
   const rotation = opts.rotation ?? DEFAULT_ROTATION;
-  const bound = boundAppendedLog(
-    opts.logDir,
+  const retryMs = opts.retryMs ?? DEFAULT_LOG_RETRY_MS;
+  const follower = followAppendedLog({
+    logDir: opts.logDir,
     rotation,
-    new WriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health),
-  );
-  const follower = followLog(
-    opts.logDir,
-    (line) => {
-      bound.counted();
-      opts.onLine(line);
-    },
-    { intervalMs: opts.pollMs, onPoll: bound.onPoll },
-  );
+    outage: new WriteOutage(retryMs, opts.health),
+    onLine: opts.onLine,
+    intervalMs: opts.pollMs,
+    retryMs,
+    health: opts.health,
+  });
   let stopped = false;
   const stop = () => {
     if (stopped) return;

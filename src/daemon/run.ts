@@ -116,7 +116,7 @@ export async function runDaemon(
   const audit = createAuditLog({
     file: join(config.workDir, 'logs', 'audit.log'),
     bus,
-    rotation: { maxBytes: config.settings.Logs.AuditLogMaxBytes, keep: config.settings.Logs.AuditLogFiles },
+    rotation: () => ({ maxBytes: current.settings.Logs.AuditLogMaxBytes, keep: current.settings.Logs.AuditLogFiles }),
     refusedEveryMs: () => current.timing.RefusedRequestLogSeconds * 1000,
     retryMs: config.timing.LogRetrySeconds * 1000,
   });

@@ -12,8 +12,8 @@ export interface AuditLogOptions {
   file: string;
   bus: Bus;
   log?: Logger;
-  /** `Logs.AuditLogMaxBytes` / `Logs.AuditLogFiles`; 10 MiB × 5 by default. */
-  rotation?: FileRotation;
+  /** `Logs.AuditLogMaxBytes` / `Logs.AuditLogFiles`, read at each line (a reload applies at once); 10 MiB × 5 by default. */
+  rotation?: () => FileRotation;
   /** `Timing.RefusedRequestLogSeconds` in ms: how often a source's further refusals are summarised. */
   refusedEveryMs?: () => number;
   /** `Timing.LogRetrySeconds` in ms: how often to try again while the file cannot be written. */
@@ -33,7 +33,7 @@ const DEFAULT_ROTATION: FileRotation = { maxBytes: 10 * 1024 * 1024, keep: 5 };
 export function createAuditLog(opts: AuditLogOptions): AuditLog {
   const log = opts.log ?? createLogger('audit');
   const retryMs = opts.retryMs ?? 5000;
-  const out = new RotatingFile(opts.file, opts.rotation ?? DEFAULT_ROTATION, {
+  const out = new RotatingFile(opts.file, opts.rotation ?? (() => DEFAULT_ROTATION), {
     retryMs,
     health: {
       onFailing: (code, message) =>

@@ -18,11 +18,15 @@ export class RotatingFile {
   #size = -1;
   readonly #outage: WriteOutage;
 
+  readonly #rotation: () => FileRotation;
+
+  /** `rotation` may be a function, read at each line, so a configuration reload applies at once. */
   constructor(
     readonly file: string,
-    readonly rotation: FileRotation,
+    rotation: FileRotation | (() => FileRotation),
     opts: { retryMs?: number; health?: WriteHealth } = {},
   ) {
+    this.#rotation = typeof rotation === 'function' ? rotation : () => rotation;
     this.#outage = new WriteOutage(opts.retryMs ?? 5000, opts.health);
   }
 
@@ -40,7 +44,8 @@ export class RotatingFile {
     try {
       // Measured once and then tracked; a failed write measures again, as it may have written part of a line.
       if (this.#size < 0) this.#size = sizeOf(this.file);
-      if (this.#size > 0 && this.#size + data.length > this.rotation.maxBytes) this.#rotate();
+      const rotation = this.#rotation();
+      if (this.#size > 0 && this.#size + data.length > rotation.maxBytes) this.#rotate(rotation.keep);
       mkdirSync(dirname(this.file), { recursive: true });
       appendFileSync(this.file, data);
       this.#size += data.length;
@@ -51,10 +56,10 @@ export class RotatingFile {
     }
   }
 
-  #rotate(): void {
+  #rotate(keep: number): void {
     const name = (i: number) => (i === 0 ? this.file : `${this.file}.${i}`);
-    rmSync(name(this.rotation.keep - 1), { force: true });
-    for (let i = this.rotation.keep - 2; i >= 0; i--) if (existsSync(name(i))) renameSync(name(i), name(i + 1));
+    rmSync(name(keep - 1), { force: true });
+    for (let i = keep - 2; i >= 0; i--) if (existsSync(name(i))) renameSync(name(i), name(i + 1));
     // keep = 1: the rename loop is empty and the one file was just removed.
     this.#size = 0;
   }

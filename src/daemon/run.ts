@@ -19,6 +19,7 @@ import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
 import { logRejectedCheckins } from './checkin-log.ts';
 import { guardProcess } from './fault-guard.ts';
+import { logServerLogHealth } from './log-health-log.ts';
 import { logRefusedRequests } from './refused-log.ts';
 import { VERSION } from './version.ts';
 
@@ -91,6 +92,7 @@ export async function runDaemon(
       (key) => registry.get(key) !== undefined,
     );
   let stopCheckinLog = startCheckinLog(config);
+  const stopLogHealthLog = logServerLogHealth(bus, log, () => current.timing.LogRetrySeconds * 1000);
   const stopRefusedLog = logRefusedRequests(
     bus,
     log.child('http'),
@@ -159,6 +161,7 @@ export async function runDaemon(
       await agones?.stop();
       stopCheckinLog();
       stopRefusedLog();
+      stopLogHealthLog();
       await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
       metrics.stop();
       unguard();

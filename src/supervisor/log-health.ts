@@ -1,6 +1,5 @@
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
-import type { Logger } from '../log.ts';
 import type { LogRotation } from '../process/log-file.ts';
 import type { WriteHealth } from '../process/write-outage.ts';
 
@@ -15,24 +14,19 @@ export function logRetryMs(config: ResolvedConfig): number {
 }
 
 /**
- * Reports a server log's outages: one line in the daemon's log when its lines start being dropped and one when it is
- * written again (with the count), and the facts on the bus for metrics (`watchdog_log_lines_dropped_total`).
+ * Puts a server log's outages on the bus: when its lines start being dropped, each dropped line, and when it is
+ * written again. The daemon's log says the first and the last once each (src/daemon/log-health-log.ts); metrics
+ * count the lines (`watchdog_log_lines_dropped_total`).
  */
-export function serverLogHealth(key: string, file: string, bus: Bus, log: Logger, retryMs: number): WriteHealth {
+export function serverLogHealth(key: string, file: string, bus: Bus): WriteHealth {
   return {
     onFailing(code, message) {
-      log.error(
-        `cannot write ${file} (${code}): dropping its lines and counting them, trying again every ${retryMs / 1000} s; ` +
-          'free space on that file system or fix the folder and it resumes by itself',
-        { error: message },
-      );
       bus.emit('log:failing', { key, file, code, message, at: Date.now() });
     },
     onDropped(lines) {
       bus.emit('log:dropped', { key, lines, at: Date.now() });
     },
     onResumed(dropped) {
-      log.info(`writing ${file} again; ${dropped} line(s) were dropped meanwhile`, { dropped });
       bus.emit('log:resumed', { key, file, dropped, at: Date.now() });
     },
   };

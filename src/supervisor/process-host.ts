@@ -43,7 +43,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
         persist: deps.config.persistServers,
         rotation: serverLogRotation(deps.config),
         retryMs,
-        health: serverLogHealth(key, join(logDir, 'server.log'), bus, log, retryMs),
+        health: serverLogHealth(key, join(logDir, 'server.log'), bus),
         onLine: (stream, line) => {
           bus.emit('instance:log', { key, stream, line, at: Date.now() });
           // Echoed into the daemon's log with the instance key; stderr lines stand out as warnings.

@@ -144,7 +144,7 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       logDir: `${instance.dir}/logs`,
       rotation: serverLogRotation(config),
       retryMs: logRetryMs(config),
-      health: serverLogHealth(key, `${instance.dir}/logs/server.log`, bus, log.child(key), logRetryMs(config)),
+      health: serverLogHealth(key, `${instance.dir}/logs/server.log`, bus),
       onLine: (line) => {
         bus.emit('instance:log', { key, stream: 'stdout', line, at: Date.now() });
         serverLog.info(line);

@@ -224,7 +224,11 @@ async function spawnPersistent(
       } catch (err) {
         outage.failed(err, 1);
       }
-      startOffset = fstatSync(fd).size;
+      try {
+        startOffset = fstatSync(fd).size;
+      } catch {
+        // A failing device: follow from the start of the file.
+      }
     }
     const out = fd ?? 'ignore';
     child = spawn(spec.program, spec.args, {

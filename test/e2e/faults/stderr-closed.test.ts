@@ -4,7 +4,7 @@ import { daemonSuite, waitState } from '../../_support/daemon.ts';
 import { freePort } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { killGroup, running, statusOf, waitStatus } from '../resilience/_support.ts';
-import { metricValue } from './_environment.ts';
+import { metricValue } from '../../_support/metric-value.ts';
 
 /**
  * Issue 23: the daemon's log is stderr; when whoever reads it goes away (a closed terminal, a pipe to a logger that

@@ -146,7 +146,38 @@ export type BusEvents = {
     reason?: string;
     at: number;
   };
+  // --- The daemon's own environment (issue 23): write failures, refused requests, escaped errors ---
+  /**
+   * A server's log could not be written (`code`: ENOSPC, ENOENT, EACCES, …): its lines are dropped from now on and
+   * counted, and the writer tries again every `Timing.LogRetrySeconds`. Once per outage, not per line.
+   */
+  'log:failing': { key: string; file: string; code: string; message: string; at: number };
+  /** Lines of a server's log that were not written (the count of this one report). */
+  'log:dropped': { key: string; lines: number; at: number };
+  /** A server's log is written again after an outage; `dropped` lines were lost meanwhile. */
+  'log:resumed': { key: string; file: string; dropped: number; at: number };
+  /**
+   * A request refused before its credentials were accepted (wrong user, unknown key, junk or missing credentials),
+   * on the control, status, log and admin routes. A stranger chooses how many: subscribers rate-limit by `remote`.
+   * `route` is one of a fixed few, so it may be a metric label; `key` and `user` are what the client sent (shown).
+   */
+  'request:refused': {
+    route: RefusedRoute;
+    action: string;
+    key: string | undefined;
+    user: string | undefined;
+    remote: string | undefined;
+    status: number;
+    reason: string;
+    at: number;
+  };
+  /** An error no code path caught (`uncaughtException`, `unhandledRejection`); the daemon goes on supervising. */
+  'daemon:fault': { kind: 'uncaught-exception' | 'unhandled-rejection'; message: string; at: number };
 };
+
+/** The routes a refused request is counted under; fixed, so a stranger cannot add label values. */
+export const REFUSED_ROUTES = ['control', 'status', 'logs', 'admin'] as const;
+export type RefusedRoute = (typeof REFUSED_ROUTES)[number];
 
 export type Bus = Emitter<BusEvents>;
 

@@ -25,8 +25,22 @@ const sink: Sink = {
   level: (process.env.WATCHDOG_LOG_LEVEL as LogLevel | undefined) ?? 'info',
   overrides: [],
   json: process.env.WATCHDOG_LOG_FORMAT === 'json',
-  write: (line) => process.stderr.write(line + '\n'),
+  write: (line) => writeStderr(line + '\n'),
 };
+
+/**
+ * stderr may be a pipe whose reader went away (EPIPE), a terminal that was closed (EIO) or a file on a full disk:
+ * the line is lost, the daemon goes on. Without a listener, the stream's `error` event would end the process.
+ */
+process.stderr.on('error', () => undefined);
+
+function writeStderr(text: string): void {
+  try {
+    process.stderr.write(text);
+  } catch {
+    // A synchronous failure (a file on a full disk): same as above.
+  }
+}
 
 /** The level in force per scope, cleared whenever the levels change. */
 const levels = new Map<string, number>();

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { AgonesSchema } from './agones-schema.ts';
 import { DiskSchema } from './disk-schema.ts';
+import { LogsSchema } from './logs-schema.ts';
 import { Port } from './port-schema.ts';
 import { MaintenanceSchema } from './maintenance-schema.ts';
 import { NotificationSchema } from './notification-schema.ts';
@@ -140,6 +141,10 @@ export const TimingSchema = v.strictObject(
     RejectedCheckinLogSeconds: NonNegSeconds(60),
     /** How often a pending `When: Empty` maintenance action reads the server's player count. */
     MaintenancePollSeconds: Seconds(5),
+    /** While a server's log cannot be written (full disk, removed folder), how often to try it again. */
+    LogRetrySeconds: Seconds(5),
+    /** After a source's first refused request is logged in full, one summary line per this long. */
+    RefusedRequestLogSeconds: Seconds(60),
   },
   'expected a map of timings',
 );
@@ -215,6 +220,7 @@ export const AppSettingsSchema = v.strictObject(
       ),
     ),
     Timing: v.optional(TimingSchema, {}),
+    Logs: v.optional(LogsSchema, {}),
     Agones: v.optional(AgonesSchema, {}),
     // Free space of the instance root and working folder (issue 23): disk-schema.ts.
     Disk: v.optional(DiskSchema, {}),

@@ -21,6 +21,9 @@ import { withDiskStatus } from './disk-status.ts';
 import { type DiskWatch, watchDisks } from './disk-watch.ts';
 import { logRejectedCheckins } from './checkin-log.ts';
 import { lockFolders, ownedFolders } from './folder-lock.ts';
+import { guardProcess } from './fault-guard.ts';
+import { logServerLogHealth } from './log-health-log.ts';
+import { logRefusedRequests } from './refused-log.ts';
 import { VERSION } from './version.ts';
 
 export interface Daemon {
@@ -36,7 +39,13 @@ export interface Daemon {
 }
 
 /** Composition root: wires bus, notifier, audit log, HTTP server and supervisor, then starts every instance. */
-export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
+export async function runDaemon(
+  config: ResolvedConfig,
+  opts: {
+    /** Handle errors escaping every handler (fault-guard.ts); the process entry sets it, in-process tests do not. */
+    guardProcess?: boolean;
+  } = {},
+): Promise<Daemon> {
   const log = createLogger('watchdog');
   // Before anything is read or made: a second daemon here would adopt or relaunch the first one's servers. Throws
   // (exit 1, nothing touched) when another watchdog holds the instance root or this working folder (logs/, audit).
@@ -47,6 +56,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     );
   const bus = createBus();
   let current = config;
+  const unguard = opts.guardProcess ? guardProcess(bus, log) : () => undefined;
 
   // Kept across reloads, so a notifier made anew still knows each server's launch (for uptimes and revisions).
   const launches: NonNullable<NotifierOptions['launches']> = new Map();
@@ -96,6 +106,12 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       (key) => registry.get(key) !== undefined,
     );
   let stopCheckinLog = startCheckinLog(config);
+  const stopLogHealthLog = logServerLogHealth(bus, log, () => current.timing.LogRetrySeconds * 1000);
+  const stopRefusedLog = logRefusedRequests(
+    bus,
+    log.child('http'),
+    () => current.timing.RefusedRequestLogSeconds * 1000,
+  );
   // What the app shows of the past is recorded from now on; the app itself (Hono, every route, the dashboard) is
   // built at the first request the fast path leaves to it, so a daemon that only sees check-ins and health probes
   // never loads it (bench/footprint.ts).
@@ -122,7 +138,13 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     throw err;
   });
   // After the bind: a daemon that cannot listen exits without having created any folder.
-  const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
+  const audit = createAuditLog({
+    file: join(config.workDir, 'logs', 'audit.log'),
+    bus,
+    rotation: () => ({ maxBytes: current.settings.Logs.AuditLogMaxBytes, keep: current.settings.Logs.AuditLogFiles }),
+    refusedEveryMs: () => current.timing.RefusedRequestLogSeconds * 1000,
+    retryMs: config.timing.LogRetrySeconds * 1000,
+  });
   const urls = http.bound.map((b) => b.url);
   lock.announce(urls);
   boundUrls = urls;
@@ -174,10 +196,13 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       // No /shutdown here: a signal to the daemon in a pod means the pod is already going (docs/agones.md).
       await agones?.stop();
       stopCheckinLog();
+      stopRefusedLog();
+      stopLogHealthLog();
       diskWatch?.stop();
       await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
       metrics.stop();
       await lock.release();
+      unguard();
       log.info('stopped');
       resolveDone();
     })();

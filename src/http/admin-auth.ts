@@ -1,6 +1,8 @@
 import { BlockList, isIP } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
+import type { Bus } from '../bus.ts';
 import { parseBasicAuth, secretsEqual } from './basic-auth.ts';
+import { reportRefused } from './refused.ts';
 import { clientOf } from './request-info.ts';
 
 /** `Admin.Username` / `Admin.Password` (or `PasswordFile`) from appsettings.yml. */
@@ -12,6 +14,8 @@ export interface AdminCredentials {
 export interface AdminAccessOptions {
   /** Read on every request, so a config reload applies at once; undefined → loopback clients only. */
   admin?: () => AdminCredentials | undefined;
+  /** Where a refusal is reported (`request:refused`); none in unit tests that do not look. */
+  bus?: Bus;
 }
 
 /** Who was let in: the admin user name, or `undefined` for an unauthenticated loopback client. */
@@ -103,6 +107,12 @@ export function adminAccess(opts: AdminAccessOptions): MiddlewareHandler<AdminEn
   return async (c, next) => {
     const d = decideAdminAccess(c, opts);
     if (!d.ok) {
+      reportRefused(opts.bus, c, {
+        route: 'admin',
+        action: `${c.req.method} ${c.req.path}`.slice(0, 200),
+        status: d.status,
+        reason: d.error,
+      });
       if (d.status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
       return c.json({ error: d.error }, d.status);
     }

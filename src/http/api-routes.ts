@@ -3,6 +3,7 @@ import { type Context, Hono } from 'hono';
 import { describeError } from '../errors.ts';
 import { tailLog } from '../process/log-tail.ts';
 import { adminAccess, type AdminEnv } from './admin-auth.ts';
+import { reportRefused } from './refused.ts';
 import type { HttpDeps } from './deps.ts';
 import type { ControlAction, InstanceControl } from '../supervisor/contract.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
@@ -117,11 +118,16 @@ export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
       log.warn(`dashboard control ${action} refused: ${error}`, { key: shown, remote: remote ?? '' });
       return c.json({ error }, status);
     };
+    // Refusals a client can repeat at will (no header, a made-up key) are rate-limited by source where written.
+    const reject = (status: 403 | 404, error: string) => {
+      reportRefused(bus, c, { route: 'admin', action: `dashboard ${action}`, key, user, status, reason: error });
+      return c.json({ error }, status);
+    };
 
     if (c.req.header(DASHBOARD_HEADER) === undefined)
-      return refuse(403, `control requests need the ${DASHBOARD_HEADER} header (sent by the dashboard)`);
+      return reject(403, `control requests need the ${DASHBOARD_HEADER} header (sent by the dashboard)`);
     const instance = registry.get(key);
-    if (!instance) return refuse(404, `no instance ${shown}`);
+    if (!instance) return reject(404, `no instance ${shown}`);
     // An instance without an ApiToken refuses control, through the dashboard too.
     if (instance.apiToken() === undefined)
       return refuse(403, `instance ${shown} has no ApiToken, so control is disabled for it`);

@@ -1,50 +1,103 @@
-import { createWriteStream, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Bus, BusEvents } from '../bus.ts';
 import { createLogger, type Logger } from '../log.ts';
+import { RotatingFile, type FileRotation } from '../store/rotating-file.ts';
+import { RefusalWindow } from './refusal-window.ts';
 
 export interface AuditLog {
-  /** Stops listening and flushes what was written. */
+  /** Stops listening; what was accepted is already written (appends are synchronous). */
   close(): Promise<void>;
 }
 
+export interface AuditLogOptions {
+  file: string;
+  bus: Bus;
+  log?: Logger;
+  /** `Logs.AuditLogMaxBytes` / `Logs.AuditLogFiles`, read at each line (a reload applies at once); 10 MiB × 5 by default. */
+  rotation?: () => FileRotation;
+  /** `Timing.RefusedRequestLogSeconds` in ms: how often a source's further refusals are summarised. */
+  refusedEveryMs?: () => number;
+  /** `Timing.LogRetrySeconds` in ms: how often to try again while the file cannot be written. */
+  retryMs?: number;
+}
+
+const DEFAULT_ROTATION: FileRotation = { maxBytes: 10 * 1024 * 1024, keep: 5 };
+
 /**
- * Appends every `control` event (accepted or refused) to `file` as one JSON line, with an ISO `time` next to the
- * epoch-ms `at`; an unknown user or remote address is `null`. Creates the folder. A write failure is logged,
- * never thrown into the emitter (bus handlers must not throw).
+ * Appends every `control` event (accepted or refused after the credentials were accepted) to `file` as one JSON
+ * line, with an ISO `time` next to the epoch-ms `at`; an unknown user or remote address is `null`. Requests refused
+ * before that (`request:refused`: junk credentials, wrong user, unknown key) are written like the rejected
+ * check-in log: the first from a source in full, then one `summary` line per interval while they go on. The file
+ * rotates by size and keeps a fixed number of files, so nobody can fill the disk through it. A write failure is
+ * logged once and the file is tried again later, never thrown into the emitter (bus handlers must not throw).
  */
-export function createAuditLog(opts: { file: string; bus: Bus; log?: Logger }): AuditLog {
+export function createAuditLog(opts: AuditLogOptions): AuditLog {
   const log = opts.log ?? createLogger('audit');
-  mkdirSync(dirname(opts.file), { recursive: true });
-  const out = createWriteStream(opts.file, { flags: 'a' });
-  let failed = false;
-  out.on('error', (err) => {
-    if (!failed) log.error(`cannot write the audit log ${opts.file}: ${err.message}`, { file: opts.file });
-    failed = true;
+  const retryMs = opts.retryMs ?? 5000;
+  const out = new RotatingFile(opts.file, opts.rotation ?? (() => DEFAULT_ROTATION), {
+    retryMs,
+    health: {
+      onFailing: (code, message) =>
+        log.error(
+          `cannot write the audit log ${opts.file} (${code}): ${message}; trying again every ${retryMs / 1000} s`,
+          {
+            file: opts.file,
+          },
+        ),
+      onResumed: (dropped) =>
+        log.info(`writing the audit log ${opts.file} again; ${dropped} line(s) were dropped meanwhile`, { dropped }),
+    },
   });
+  const write = (line: Record<string, unknown>) => out.append(JSON.stringify(line));
 
   const onControl = (e: BusEvents['control']) => {
-    if (failed) return;
     // null rather than an absent field, so every line has the same keys.
-    const line = {
+    write({
       time: new Date(e.at).toISOString(),
       ...e,
       user: e.user ?? null,
       remote: e.remote ?? null,
       reason: e.reason ?? null,
-    };
-    out.write(JSON.stringify(line) + '\n');
+    });
+  };
+  const refusals = new RefusalWindow({
+    everyMs: opts.refusedEveryMs ?? (() => 60_000),
+    onSummary: (s) => {
+      const at = Date.now();
+      write({
+        time: new Date(at).toISOString(),
+        summary: s.text,
+        remote: s.source,
+        refused: s.count,
+        seconds: s.seconds,
+        at,
+      });
+    },
+  });
+  const onRefused = (e: BusEvents['request:refused']) => {
+    if (!refusals.admit(e.remote)) return;
+    write({
+      time: new Date(e.at).toISOString(),
+      key: e.key ?? null,
+      action: e.action,
+      user: e.user ?? null,
+      remote: e.remote ?? null,
+      status: e.status,
+      result: 'refused',
+      reason: e.reason,
+      route: e.route,
+      at: e.at,
+    });
   };
   opts.bus.on('control', onControl);
+  opts.bus.on('request:refused', onRefused);
 
-  let closing: Promise<void> | null = null;
   return {
-    close: () =>
-      (closing ??= new Promise<void>((resolve) => {
-        opts.bus.off('control', onControl);
-        if (out.destroyed) return resolve();
-        out.end(() => resolve());
-        out.once('error', () => resolve());
-      })),
+    close: async () => {
+      opts.bus.off('control', onControl);
+      opts.bus.off('request:refused', onRefused);
+      // What was counted but not summarised yet is written now, so a flood just before a stop is not lost.
+      refusals.flush();
+      refusals.stop();
+    },
   };
 }

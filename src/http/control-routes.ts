@@ -2,6 +2,7 @@ import { type Context, Hono } from 'hono';
 import { MAINTENANCE_POLICIES, MAX_DELAY_MINUTES } from '../config/maintenance-schema.ts';
 import { describeError } from '../errors.ts';
 import { authorize, refusal } from './authorize.ts';
+import { reportRefused } from './refused.ts';
 import type { HttpDeps } from './deps.ts';
 import type { ControlAction, InstanceControl, MaintenancePolicy } from '../supervisor/contract.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
@@ -101,7 +102,8 @@ export const controlRouteDocs: readonly RouteDoc[] = [
 
 /**
  * `POST /:key/{restart,update,stop,rollback}` and `GET /:key/status`, Basic `<key>:<ApiToken>`; mounted at
- * `/instances`. Every control request, accepted or refused, is audited on the bus (`control`).
+ * `/instances`. Every control request whose credentials were accepted is audited on the bus (`control`), accepted or
+ * refused; one refused before that is a `request:refused`, rate-limited by source where it is written.
  */
 export function controlRoutes({ registry, bus, log }: HttpDeps): Hono {
   const app = new Hono();
@@ -123,8 +125,15 @@ export function controlRoutes({ registry, bus, log }: HttpDeps): Hono {
       });
 
     if (!auth.ok) {
-      audit(auth.status, auth.user);
-      log.warn(`control ${action} refused: ${auth.reason}`, { key: shown, status: auth.status, remote: remote ?? '' });
+      // Anyone can send these, as fast as they like: rate-limited in the audit and the daemon's log (refused.ts).
+      reportRefused(bus, c, {
+        route: 'control',
+        action,
+        key,
+        user: auth.user,
+        status: auth.status,
+        reason: auth.reason,
+      });
       return refusal(c, auth.status, auth.reason);
     }
     // What can be told at once is answered at once: a request the machine would refuse, or that has nothing to act
@@ -161,8 +170,19 @@ export function controlRoutes({ registry, bus, log }: HttpDeps): Hono {
   }
 
   app.get('/:key/status', (c) => {
-    const auth = authorize(c.req.header('authorization'), c.req.param('key'), registry, 'apiToken');
-    if (!auth.ok) return refusal(c, auth.status, auth.reason);
+    const key = c.req.param('key');
+    const auth = authorize(c.req.header('authorization'), key, registry, 'apiToken');
+    if (!auth.ok) {
+      reportRefused(bus, c, {
+        route: 'status',
+        action: 'status',
+        key,
+        user: auth.user,
+        status: auth.status,
+        reason: auth.reason,
+      });
+      return refusal(c, auth.status, auth.reason);
+    }
     return c.json(auth.instance.status());
   });
   app.all('/:key/status', methodNotAllowed('GET, HEAD'));

@@ -3,6 +3,7 @@ import { type Context, Hono } from 'hono';
 import { stream } from 'hono/streaming';
 import { followLines, readLastLines } from '../process/log-view.ts';
 import { ADMIN_CHALLENGE, decideAdminAccess } from './admin-auth.ts';
+import { reportRefused } from './refused.ts';
 import { instanceDir } from './api-routes.ts';
 import { authorize, refusal } from './authorize.ts';
 import { parseBasicAuth } from './basic-auth.ts';
@@ -82,14 +83,22 @@ function access(c: Context, key: string, deps: HttpDeps): Access {
       res: c.json({ error: `no instance ${shownKey(key)}`, instances: deps.registry.list().map((i) => i.key) }, 404),
     };
   }
-  if (asInstance) return { ok: false, res: refusal(c, asInstance.status, asInstance.reason) };
+  const refused = (status: number, reason: string, user?: string) =>
+    reportRefused(deps.bus, c, { route: 'logs', action: 'logs', key, user, status, reason });
+  if (asInstance) {
+    refused(asInstance.status, asInstance.reason, asInstance.user);
+    return { ok: false, res: refusal(c, asInstance.status, asInstance.reason) };
+  }
   if (deps.admin?.() !== undefined) {
+    refused(admin.status, admin.error);
     if (admin.status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
     return { ok: false, res: c.json({ error: admin.error }, admin.status) };
   }
   // No Admin configured and not on the loopback: the instance rule says what is wrong (401, 400 or 403).
   const auth = authorize(header, key, deps.registry, 'apiToken');
-  return auth.ok ? { ok: true, instance: auth.instance } : { ok: false, res: refusal(c, auth.status, auth.reason) };
+  if (auth.ok) return { ok: true, instance: auth.instance };
+  refused(auth.status, auth.reason, auth.user);
+  return { ok: false, res: refusal(c, auth.status, auth.reason) };
 }
 
 /** A whole-number query parameter from `min` to `max`; `fallback` when absent, null when invalid. */

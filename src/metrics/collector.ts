@@ -10,6 +10,8 @@ import { type AlertKind, type Bus, type BusEvents, type DiskReading, type Restar
 import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
 import type { DiskFamilies } from './disk-gauges.ts';
 import type { Families } from './families.ts';
+import type { ResilienceFamilies } from './resilience.ts';
+import { tallyResilience } from './resilience-tally.ts';
 import { type ProcessStats, readProcessStats } from './proc-stats.ts';
 import { Tally } from './tally.ts';
 
@@ -53,20 +55,34 @@ const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const { bus, registry } = opts;
   const readStats = opts.readStats ?? readProcessStats;
-  let loaded: Promise<{ reg: Registry; families: Families; disk: DiskFamilies; states: string[] }> | null = null;
+  let loaded: Promise<{
+    reg: Registry;
+    families: Families;
+    disk: DiskFamilies;
+    states: string[];
+    resilience: ResilienceFamilies;
+  }> | null = null;
   const load = async () => {
     // prom-client is CommonJS: Node gives its exports as named ones too, but the bundle in dist/app/ only as the
     // default export, which both have (the compiled daemon answered every scrape with 500 when this took `Registry`
     // by name).
-    const [{ default: promClient }, { createFamilies }, { statePaths }, diskGauges] = await Promise.all([
-      import('prom-client'),
-      import('./families.ts'),
-      import('../chart/graph.ts'),
-      import('./disk-gauges.ts'),
-    ]);
+    const [{ default: promClient }, { createFamilies }, { statePaths }, diskGauges, { createResilienceFamilies }] =
+      await Promise.all([
+        import('prom-client'),
+        import('./families.ts'),
+        import('../chart/graph.ts'),
+        import('./disk-gauges.ts'),
+        import('./resilience.ts'),
+      ]);
     const { Registry } = promClient;
     const reg = new Registry();
-    return { reg, families: createFamilies(reg), disk: diskGauges.createDiskFamilies(reg), states: statePaths() };
+    return {
+      reg,
+      families: createFamilies(reg),
+      disk: diskGauges.createDiskFamilies(reg),
+      states: statePaths(),
+      resilience: createResilienceFamilies(reg),
+    };
   };
 
   // The event-loop monitor wakes the loop every resolutionMs, about 1 % of a core on a daemon with nothing else to
@@ -102,6 +118,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   };
   /** The disk watcher's last readings, shown by the disk gauges (disk-gauges.ts). */
   let disks: readonly DiskReading[] = [];
+  const resilience = tallyResilience(bus);
   const unsubscribe = subscribe(bus, {
     'disk:checked': (e) => (disks = e.filesystems),
     'instance:restart': (e) => restarts.inc({ instance: e.key, reason: e.reason }),
@@ -190,15 +207,20 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     contentType: CONTENT_TYPE,
     async metrics() {
       loaded ??= load();
-      const { reg, families, disk, states } = await loaded;
+      const { reg, families, disk, states, resilience: rf } = await loaded;
       await refresh(families, states);
       const { setDiskFamilies } = await import('./disk-gauges.ts');
       setDiskFamilies(disk, disks);
+      resilience.refresh(
+        rf,
+        registry.list().map((i) => i.key),
+      );
       return reg.metrics();
     },
     stop() {
       stopped = true;
       unsubscribe();
+      resilience.stop();
       loop?.disable();
     },
   };

@@ -1,15 +1,4 @@
-import {
-  closeSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  rmSync,
-  statSync,
-  truncateSync,
-  writeSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 
@@ -72,45 +61,6 @@ export function copyTruncate(logDir: string, keep: number): void {
     copyFileSync(logPath(logDir), logPath(logDir, 1));
   }
   truncateSync(logPath(logDir), 0);
-}
-
-/** Appends whole lines to `<logDir>/server.log`, rotating when it would exceed `maxBytes`. */
-export class RotatingLogWriter {
-  #fd: number | null = null;
-  #size = 0;
-
-  constructor(
-    readonly logDir: string,
-    readonly rotation: LogRotation = DEFAULT_ROTATION,
-  ) {
-    mkdirSync(logDir, { recursive: true });
-    rotateIfFull(logDir, rotation);
-    this.#open();
-  }
-
-  #open(): void {
-    this.#fd = openSync(logPath(this.logDir), 'a');
-    this.#size = sizeOf(logPath(this.logDir));
-  }
-
-  writeLine(line: string): void {
-    if (this.#fd === null) return;
-    const data = Buffer.from(line + '\n', 'utf8');
-    if (this.#size > 0 && this.#size + data.length > this.rotation.maxBytes) {
-      closeSync(this.#fd);
-      rotateLogs(this.logDir, this.rotation.keep);
-      this.#open();
-    }
-    // Synchronous appends keep stdout and stderr lines whole and in order; a game server's log rate
-    // is far below what this costs the event loop.
-    writeSync(this.#fd, data);
-    this.#size += data.length;
-  }
-
-  close(): void {
-    if (this.#fd !== null) closeSync(this.#fd);
-    this.#fd = null;
-  }
 }
 
 /** Splits a byte stream into lines (LF or CRLF), decoding UTF-8 across chunk boundaries. */

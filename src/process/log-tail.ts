@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { LineSplitter, logPath } from './log-file.ts';
 
@@ -26,6 +26,14 @@ export async function tailLog(logDir: string, n: number, keep = 5): Promise<stri
   return n <= 0 ? [] : lines.slice(-n);
 }
 
+/** The file being followed, as `onPoll` sees it. */
+export interface FollowedFile {
+  /** server.log is no longer this file (removed, or replaced by another) while it is still being read. */
+  orphaned: boolean;
+  /** Empties the followed file in place, even when it was removed (Linux: through /proc/self/fd). */
+  truncate(): void;
+}
+
 export interface LogFollower {
   /** Reads whatever is new now (also called on every tick). */
   poll(): void;
@@ -42,7 +50,17 @@ export interface LogFollower {
 export function followLog(
   logDir: string,
   onLine: (line: string) => void,
-  opts: { intervalMs?: number; startOffset?: number; onPoll?: (size: number) => void } = {},
+  opts: {
+    intervalMs?: number;
+    startOffset?: number;
+    onPoll?: (size: number, file: FollowedFile) => void;
+    /**
+     * false: never leave the file first opened for one that replaced it, and say so (`file.orphaned`). For a
+     * file the server itself writes (PersistServers): its output keeps going to the file it was given, even
+     * after someone removed it, so that is the file to read. By default renames are followed like `tail -F`.
+     */
+    followRenames?: boolean;
+  } = {},
 ): LogFollower {
   const path = logPath(logDir);
   let fd: number | null = null;
@@ -80,6 +98,17 @@ export function followLog(
     }
   };
 
+  const truncateHeld = (): void => {
+    if (fd === null) return;
+    // Our descriptor is read-only; the proc link opens the same file, removed or not, for writing.
+    const rw = openSync(`/proc/self/fd/${fd}`, 'r+');
+    try {
+      ftruncateSync(rw, 0);
+    } finally {
+      closeSync(rw);
+    }
+  };
+
   const poll = (): void => {
     if (stopped) return;
     try {
@@ -87,10 +116,16 @@ export function followLog(
       if (fd === null && !open(missingAtStart ? 0 : (opts.startOffset ?? 'end'))) return;
       drain();
       let currentIno = ino;
+      let gone = false;
       try {
         currentIno = statSync(path).ino;
       } catch {
         // Renamed away and not recreated yet: keep the old file until it is.
+        gone = true;
+      }
+      if ((gone || currentIno !== ino) && fd !== null && opts.followRenames === false) {
+        opts.onPoll?.(offset, { orphaned: true, truncate: truncateHeld });
+        return;
       }
       if (currentIno !== ino && fd !== null) {
         closeSync(fd);
@@ -100,7 +135,7 @@ export function followLog(
         splitter = new LineSplitter();
         if (open(0)) drain();
       }
-      if (fd !== null) opts.onPoll?.(offset);
+      if (fd !== null) opts.onPoll?.(offset, { orphaned: false, truncate: truncateHeld });
     } catch {
       // A vanished file or a racing rotation: the next tick tries again.
     }

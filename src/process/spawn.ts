@@ -1,19 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
 import type { LaunchSpec } from './launch-spec.ts';
-import {
-  DEFAULT_ROTATION,
-  LineSplitter,
-  RotatingLogWriter,
-  copyTruncate,
-  logPath,
-  rotateIfFull,
-  type LogRotation,
-} from './log-file.ts';
-import { followLog, type LogFollower } from './log-tail.ts';
+import { followAppendedLog } from './appended-log.ts';
+import { DEFAULT_ROTATION, LineSplitter, logPath, rotateIfFull, type LogRotation } from './log-file.ts';
+import { DEFAULT_LOG_RETRY_MS, RotatingLogWriter, appendMarker, appendMarkerLine, marker } from './log-writer.ts';
+import { WriteOutage, type WriteHealth } from './write-outage.ts';
+import type { LogFollower } from './log-tail.ts';
 import { readProcessStartTime } from './proc-info.ts';
 import { killGroup, reapStragglers } from './process-group.ts';
 
@@ -51,6 +46,10 @@ export interface SpawnOptions {
   rotation?: LogRotation;
   /** Poll interval for following the log file in persist mode. */
   followMs?: number;
+  /** While server.log cannot be written, how often to try again (`Timing.LogRetrySeconds`). */
+  retryMs?: number;
+  /** Told when server.log stops being written, how many lines are dropped, and when it works again. */
+  health?: WriteHealth;
 }
 
 /** After 'exit', how long to wait for the pipes to drain; grandchildren may hold them open for ever. */
@@ -68,10 +67,6 @@ function launchError(spec: LaunchSpec, err: unknown): ProcessError {
   const code = (err as NodeJS.ErrnoException | null)?.code ?? 'error';
   const why = REASONS[code] ?? (err instanceof Error ? err.message : String(err));
   return new ProcessError(`cannot launch ${spec.program}: ${code} (${why}) — check RunCommand`, { cause: err });
-}
-
-function marker(text: string): string {
-  return `--- ${new Date().toISOString()} watchdog: ${text} ---`;
 }
 
 /** The line server.log gets at the end of each run: `exited with code 0`, `killed by signal SIGKILL`. */
@@ -108,7 +103,6 @@ export async function spawnServer(spec: LaunchSpec, opts: SpawnOptions): Promise
       `cannot launch ${spec.program}: its working directory ${spec.cwd} does not exist — check Servers.InstanceRoot`,
     );
   }
-  mkdirSync(opts.logDir, { recursive: true });
   const emit = (stream: 'stdout' | 'stderr', line: string) => {
     try {
       opts.onLine?.(stream, line);
@@ -127,7 +121,7 @@ async function spawnPiped(
   rotation: LogRotation,
   emit: Emit,
 ): Promise<ServerProcess> {
-  const writer = new RotatingLogWriter(opts.logDir, rotation);
+  const writer = new RotatingLogWriter(opts.logDir, rotation, { retryMs: opts.retryMs, health: opts.health });
   writer.writeLine(marker(`launching ${spec.program}`));
   const child = spawn(spec.program, spec.args, {
     cwd: spec.cwd,
@@ -209,45 +203,69 @@ async function spawnPersistent(
   rotation: LogRotation,
   emit: Emit,
 ): Promise<ServerProcess> {
-  rotateIfFull(opts.logDir, rotation);
-  const fd = openSync(logPath(opts.logDir), 'a');
-  let child: ChildProcess;
-  let startOffset: number;
+  // The daemon's own lines (launch, exit) and forced truncations count against the same outage as a piped log's.
+  const outage = new WriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
+  let fd: number | null = null;
   try {
-    writeSync(fd, marker(`launching ${spec.program}`) + '\n');
-    startOffset = fstatSync(fd).size;
-    child = spawn(spec.program, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', fd, fd] });
+    mkdirSync(opts.logDir, { recursive: true });
+    rotateIfFull(opts.logDir, rotation);
+    fd = openSync(logPath(opts.logDir), 'a');
+  } catch (err) {
+    // The server still runs, its output discarded for this run: a log folder we cannot open is no reason to
+    // leave the game down. The outage is reported; the next launch tries the folder again.
+    outage.failed(err, 0);
+  }
+  let child: ChildProcess;
+  let startOffset = 0;
+  try {
+    if (fd !== null) {
+      try {
+        writeSync(fd, marker(`launching ${spec.program}`) + '\n');
+      } catch (err) {
+        outage.failed(err, 1);
+      }
+      try {
+        startOffset = fstatSync(fd).size;
+      } catch {
+        // A failing device: follow from the start of the file.
+      }
+    }
+    const out = fd ?? 'ignore';
+    child = spawn(spec.program, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: ['ignore', out, out],
+    });
     const failure = await started(child);
     if (failure || child.pid === undefined) {
       const err = launchError(spec, failure);
-      writeSync(fd, marker(err.message) + '\n');
+      if (!appendMarker(opts.logDir, err.message)) outage.drop(1);
       throw err;
     }
   } finally {
     // The child holds its own copy of the descriptor.
-    closeSync(fd);
+    if (fd !== null) closeSync(fd);
   }
   const pid = child.pid;
   let detached = false;
-  const follower: LogFollower = followLog(opts.logDir, (line) => emit('stdout', line), {
+  const follower: LogFollower = followAppendedLog({
+    logDir: opts.logDir,
+    rotation,
+    outage,
+    onLine: (line) => emit('stdout', line),
     startOffset,
     intervalMs: opts.followMs,
-    onPoll: (size) => {
-      if (size >= rotation.maxBytes) copyTruncate(opts.logDir, rotation.keep);
-    },
+    retryMs: opts.retryMs,
+    health: opts.health,
   });
   const exited = new Promise<ExitStatus>((resolve) => {
     child.once('exit', (code, signal) => {
       reapStragglers(child, detached);
       follower.stop();
       // The file is the server's too (O_APPEND); once it is gone the run's end goes after its last line.
-      if (!detached) {
-        try {
-          appendFileSync(logPath(opts.logDir), exitMarker(pid, { code, signal }) + '\n');
-        } catch {
-          // A log that cannot be written must not lose the exit.
-        }
-      }
+      // A log that cannot be written must not lose the exit: the line is counted as dropped instead.
+      if (!detached && !appendMarkerLine(opts.logDir, exitMarker(pid, { code, signal }))) outage.drop(1);
       resolve({ code, signal });
     });
   });

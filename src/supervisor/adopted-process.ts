@@ -1,5 +1,7 @@
-import { followLog } from '../process/log-tail.ts';
-import { DEFAULT_ROTATION, copyTruncate, type LogRotation } from '../process/log-file.ts';
+import { followAppendedLog } from '../process/appended-log.ts';
+import { DEFAULT_ROTATION, type LogRotation } from '../process/log-file.ts';
+import { DEFAULT_LOG_RETRY_MS } from '../process/log-writer.ts';
+import { WriteOutage, type WriteHealth } from '../process/write-outage.ts';
 import { isAlive, readProcessStartTime } from '../process/proc-info.ts';
 import type { ServerProcess } from '../process/spawn.ts';
 
@@ -73,6 +75,8 @@ export interface AdoptedLogOptions {
   onLine: (line: string) => void;
   rotation?: LogRotation;
   pollMs?: number;
+  retryMs?: number;
+  health?: WriteHealth;
 }
 
 /**
@@ -82,11 +86,15 @@ export interface AdoptedLogOptions {
  */
 export function followAdoptedLog(opts: AdoptedLogOptions): { stop(): void } {
   const rotation = opts.rotation ?? DEFAULT_ROTATION;
-  const follower = followLog(opts.logDir, opts.onLine, {
+  const retryMs = opts.retryMs ?? DEFAULT_LOG_RETRY_MS;
+  const follower = followAppendedLog({
+    logDir: opts.logDir,
+    rotation,
+    outage: new WriteOutage(retryMs, opts.health),
+    onLine: opts.onLine,
     intervalMs: opts.pollMs,
-    onPoll: (size) => {
-      if (size >= rotation.maxBytes) copyTruncate(opts.logDir, rotation.keep);
-    },
+    retryMs,
+    health: opts.health,
   });
   let stopped = false;
   const stop = () => {

@@ -4,6 +4,7 @@ import { dumpProcess } from '../process/dump.ts';
 import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch-spec.ts';
 import { spawnServer } from '../process/spawn.ts';
 import { adoptedProcess } from './adopted-process.ts';
+import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import type { OwnedServer, ProcessHost } from './run-process.ts';
 
@@ -35,9 +36,14 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
       await deps
         .recordSpawning?.({ program: spec.program, args: spec.args, secret, launchedAt: new Date().toISOString() })
         .catch((err: unknown) => log.warn('could not record the spawn in data.json', { error: describeError(err) }));
+      const logDir = join(instance.dir, 'logs');
+      const retryMs = logRetryMs(deps.config);
       const proc = await spawnServer(spec, {
-        logDir: join(instance.dir, 'logs'),
+        logDir,
         persist: deps.config.persistServers,
+        rotation: serverLogRotation(deps.config),
+        retryMs,
+        health: serverLogHealth(key, join(logDir, 'server.log'), bus),
         onLine: (stream, line) => {
           bus.emit('instance:log', { key, stream, line, at: Date.now() });
           // Echoed into the daemon's log with the instance key; stderr lines stand out as warnings.

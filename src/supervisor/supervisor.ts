@@ -4,11 +4,13 @@ import { describeError } from '../errors.ts';
 import type { InstanceRegistry } from './contract.ts';
 import { createDataDbImport } from '../import/data-db-import.ts';
 import type { Logger } from '../log.ts';
-import { readInstanceData, writeInstanceData, type InstanceData } from '../store/instance-data.ts';
+import { readInstanceData } from '../store/instance-data.ts';
 import { prepareInstanceDir } from '../store/instance-dir.ts';
 import { createProvider } from '../updates/factory.ts';
 import { recoverInterruptedInstall, rollbackBin } from '../updates/install/install.ts';
 import { followAdoptedLog } from './adopted-process.ts';
+import { createDataWriter } from './data-writer.ts';
+import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import { Instance } from './instance.ts';
 import { findLeftover, findSpawned, recordedBaseUrl, type Leftover } from './leftovers.ts';
 import { logUpdateProgress } from './update-progress-log.ts';
@@ -78,16 +80,6 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       progress: (p) => bus.emit('instance:update', { key: instance.key, ...p, at: Date.now() }),
     });
 
-  /** data.json writes for one instance go through one copy of its data, so fields never overwrite each other. */
-  const dataWriter = (dir: string, initial: InstanceData) => {
-    let data = initial;
-    const write = (patch: Partial<InstanceData>, opts?: { durable?: boolean }) => {
-      data = { ...data, ...patch };
-      return writeInstanceData(dir, data, opts);
-    };
-    return { write, current: () => data };
-  };
-
   // The real watchdog's data.db (Data.File): read once, and only when an instance without data.json needs it.
   const dataDb = createDataDbImport({ file: config.dataFile, persistServers: () => config.persistServers, log });
 
@@ -105,7 +97,12 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
     await dataDb.importInto(instance, ilog);
     const updateType = instance.settings.UpdateType ?? null;
     const data = await readInstanceData(instance.dir, updateType, ilog);
-    const store = dataWriter(instance.dir, { ...data, updateType });
+    const store = createDataWriter(
+      instance.dir,
+      { ...data, updateType },
+      ilog,
+      () => config.timing.LogRetrySeconds * 1000,
+    );
     // A server whose spawn the previous daemon had not recorded yet is newer than any `launch` record.
     const leftover =
       (await findLeftover(await findSpawned(data.spawning ?? null, ilog), ilog)) ??
@@ -145,6 +142,9 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       pid: leftover.record.pid,
       startTime: leftover.record.startTime,
       logDir: `${instance.dir}/logs`,
+      rotation: serverLogRotation(config),
+      retryMs: logRetryMs(config),
+      health: serverLogHealth(key, `${instance.dir}/logs/server.log`, bus),
       onLine: (line) => {
         bus.emit('instance:log', { key, stream: 'stdout', line, at: Date.now() });
         serverLog.info(line);

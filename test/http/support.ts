@@ -88,6 +88,8 @@ export interface Harness {
   log: RecordingLogger;
   controls: BusEvents['control'][];
   rejections: BusEvents['checkin:rejected'][];
+  /** Requests refused before their credentials were accepted (rate-limited where they are written). */
+  refused: BusEvents['request:refused'][];
 }
 
 export function harness(registry: InstanceRegistry): Harness {
@@ -97,7 +99,9 @@ export function harness(registry: InstanceRegistry): Harness {
   const rejections: BusEvents['checkin:rejected'][] = [];
   bus.on('control', (e) => controls.push(e));
   bus.on('checkin:rejected', (e) => rejections.push(e));
-  return { app: createApp({ registry, bus, log, version: '9.9.9-test' }), bus, log, controls, rejections };
+  const refused: BusEvents['request:refused'][] = [];
+  bus.on('request:refused', (e) => refused.push(e));
+  return { app: createApp({ registry, bus, log, version: '9.9.9-test' }), bus, log, controls, rejections, refused };
 }
 
 export const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');

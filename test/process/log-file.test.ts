@@ -1,7 +1,8 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { LineSplitter, RotatingLogWriter, copyTruncate, rotateIfFull } from '../../src/process/log-file.ts';
+import { LineSplitter, copyTruncate, rotateIfFull } from '../../src/process/log-file.ts';
+import { RotatingLogWriter } from '../../src/process/log-writer.ts';
 import { followLog, tailLog } from '../../src/process/log-tail.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 

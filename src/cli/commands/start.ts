@@ -57,7 +57,7 @@ export async function run(args: string[]): Promise<number> {
   process.on('SIGHUP', onEarlyHup);
   process.on('SIGINT', onEarlyStop);
   process.on('SIGTERM', onEarlyStop);
-  const daemon = await runDaemon(config);
+  const daemon = await runDaemon(config, { guardProcess: true });
   const reload = startConfigReload({
     mainFile: resolve(loadOptions.cwd, values.config ?? 'appsettings.yml'),
     load: () => loadConfig(loadOptions),

@@ -1,0 +1,41 @@
+import type { Bus } from '../bus.ts';
+import type { Logger } from '../log.ts';
+
+/** At most this many faults are logged with their stack per minute; the rest are counted (metrics) only. */
+const LOGGED_PER_MINUTE = 20;
+
+/**
+ * Keeps the daemon supervising when an error escapes every handler (`uncaughtException`, `unhandledRejection`):
+ * it is logged with its stack and put on the bus (`daemon:fault`, counted in `watchdog_uncaught_errors_total`).
+ * Why this is safe here, and what an operator sees, is in docs/architecture.md ("When something escapes").
+ * Returns the function that removes the handlers.
+ */
+export function guardProcess(bus: Bus, log: Logger): () => void {
+  let windowStart = 0;
+  let logged = 0;
+  const report = (kind: 'uncaught-exception' | 'unhandled-rejection', err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err);
+    const now = Date.now();
+    if (now - windowStart >= 60_000) {
+      windowStart = now;
+      logged = 0;
+    }
+    if (++logged <= LOGGED_PER_MINUTE) {
+      const stack = err instanceof Error ? (err.stack ?? message) : message;
+      log.error(`unexpected error (${kind}), the daemon goes on supervising; please report it: ${message}`, { stack });
+    }
+    try {
+      bus.emit('daemon:fault', { kind, message, at: now });
+    } catch {
+      // A subscriber failing here would only recurse.
+    }
+  };
+  const onException = (err: Error) => report('uncaught-exception', err);
+  const onRejection = (reason: unknown) => report('unhandled-rejection', reason);
+  process.on('uncaughtException', onException);
+  process.on('unhandledRejection', onRejection);
+  return () => {
+    process.off('uncaughtException', onException);
+    process.off('unhandledRejection', onRejection);
+  };
+}

@@ -1,0 +1,106 @@
+import { mkdirSync, truncateSync } from 'node:fs';
+import { copyTruncate, logPath, type LogRotation } from './log-file.ts';
+import { followLog, type LogFollower } from './log-tail.ts';
+import { RotatingLogWriter } from './log-writer.ts';
+import type { WriteHealth, WriteOutage } from './write-outage.ts';
+
+/** What follows and bounds a server.log the server appends to itself (PersistServers). */
+export interface AppendedLogBound {
+  /** Called for each line the follower read, so a forced truncation knows how many it cost. */
+  counted(): void;
+  /** The follower's `onPoll`: rotates by copy-and-truncate once the file has reached its size. */
+  onPoll(size: number): void;
+}
+
+/**
+ * Keeps a server.log bounded that another process holds open with O_APPEND. When the copy to server.log.1 fails
+ * (full disk, removed folder) the file is truncated anyway: the lines since the last rotation are lost and counted
+ * as dropped, but the server can go on logging and the file cannot grow until the disk is full for good. The
+ * outage ends at the next rotation that copies again.
+ */
+export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: WriteOutage): AppendedLogBound {
+  let lines = 0;
+  return {
+    counted: () => {
+      lines += 1;
+    },
+    onPoll(size) {
+      if (size < rotation.maxBytes) return;
+      try {
+        copyTruncate(logDir, rotation.keep);
+        lines = 0;
+        outage.succeeded();
+      } catch (err) {
+        try {
+          mkdirSync(logDir, { recursive: true });
+          truncateSync(logPath(logDir), 0);
+          outage.failed(err, lines);
+          lines = 0;
+        } catch (again) {
+          // Not even a truncation works (read-only, gone): nothing was lost yet; the next poll tries again.
+          outage.failed(again, 0);
+        }
+      }
+    },
+  };
+}
+
+export interface AppendedLogOptions {
+  logDir: string;
+  rotation: LogRotation;
+  /** The outage the daemon's own lines to this log count against too. */
+  outage: WriteOutage;
+  onLine: (line: string) => void;
+  startOffset?: number;
+  intervalMs?: number;
+  retryMs?: number;
+  health?: WriteHealth;
+}
+
+/**
+ * Follows a server.log the server appends to itself (PersistServers), bounded by `boundAppendedLog`. When someone
+ * removes the file (or all of `logs/`) while the server runs, the server goes on writing into the removed file,
+ * which nobody sees and which would grow for ever: its lines are then copied into a new server.log (rotated like a
+ * piped one), and the removed file is emptied whenever it reaches the rotation size. That lasts until the next
+ * launch, which writes to the new file itself.
+ */
+export function followAppendedLog(opts: AppendedLogOptions): LogFollower {
+  const { logDir, rotation, outage } = opts;
+  const bound = boundAppendedLog(logDir, rotation, outage);
+  let copy: RotatingLogWriter | null = null;
+  const follower = followLog(
+    logDir,
+    (line) => {
+      bound.counted();
+      copy?.writeLine(line);
+      opts.onLine(line);
+    },
+    {
+      startOffset: opts.startOffset,
+      intervalMs: opts.intervalMs,
+      followRenames: false,
+      onPoll(size, file) {
+        if (!file.orphaned) return bound.onPoll(size);
+        if (!copy) {
+          outage.failed(Object.assign(new Error(`${logPath(logDir)} was removed`), { code: 'ENOENT' }), 0);
+          copy = new RotatingLogWriter(logDir, rotation, { retryMs: opts.retryMs, health: opts.health });
+          outage.succeeded();
+        }
+        if (size < rotation.maxBytes) return;
+        try {
+          file.truncate();
+        } catch (err) {
+          // Not on Linux, or the proc link is gone: the removed file grows until the server exits.
+          outage.failed(err, 0);
+        }
+      },
+    },
+  );
+  return {
+    poll: follower.poll,
+    stop() {
+      follower.stop();
+      copy?.close();
+    },
+  };
+}

@@ -1,0 +1,170 @@
+import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import { DEFAULT_ROTATION, LOG_NAME, logPath, rotateIfFull, rotateLogs, type LogRotation } from './log-file.ts';
+import { WriteOutage, type WriteHealth } from './write-outage.ts';
+
+export interface LogWriterOptions {
+  /** While the file cannot be written, how often to try again (ms); lines in between are dropped and counted. */
+  retryMs?: number;
+  health?: WriteHealth;
+}
+
+/** The default for `Timing.LogRetrySeconds`. */
+export const DEFAULT_LOG_RETRY_MS = 5000;
+
+/**
+ * Appends whole lines to `<logDir>/server.log`, rotating when it would exceed `maxBytes`. Never throws: a line that
+ * cannot be written (full disk, removed folder, lost permissions, …) is dropped and counted, and the writer tries
+ * again once per `retryMs`, recreating the folder, until writing works; then it notes the gap in the file.
+ */
+export class RotatingLogWriter {
+  #fd: number | null = null;
+  #ino = -1;
+  #size = 0;
+  #closed = false;
+  /** A write failed part-way through a line: the next one starts on a line of its own. */
+  #midLine = false;
+  /** When to check that server.log is still the file we hold open (someone may remove `logs/`). */
+  #checkAt = 0;
+  /** Lines written since that check: lost if the file turns out to have been removed. */
+  #sinceCheck = 0;
+  #code = '';
+  readonly #outage: WriteOutage;
+
+  constructor(
+    readonly logDir: string,
+    readonly rotation: LogRotation = DEFAULT_ROTATION,
+    opts: LogWriterOptions = {},
+  ) {
+    const health = opts.health ?? {};
+    this.#outage = new WriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, {
+      ...health,
+      onFailing: (code, message) => {
+        this.#code = code;
+        health.onFailing?.(code, message);
+      },
+    });
+    try {
+      mkdirSync(logDir, { recursive: true });
+      rotateIfFull(logDir, rotation);
+      this.#open();
+    } catch (err) {
+      this.#outage.failed(err, 0);
+    }
+  }
+
+  #open(): void {
+    mkdirSync(this.logDir, { recursive: true });
+    this.#fd = openSync(logPath(this.logDir), 'a');
+    const st = fstatSync(this.#fd);
+    this.#ino = st.ino;
+    this.#size = st.size;
+    this.#checkAt = Date.now() + this.#outage.retryMs;
+    this.#sinceCheck = 0;
+  }
+
+  #release(): void {
+    if (this.#fd !== null) {
+      try {
+        closeSync(this.#fd);
+      } catch {
+        // Closing a descriptor whose device failed can fail too; it is gone either way.
+      }
+    }
+    this.#fd = null;
+  }
+
+  /** Reopens when server.log is no longer the file held open (removed with its folder, or renamed away). */
+  #checkStillThere(force: boolean): void {
+    if (!force && Date.now() < this.#checkAt) return;
+    let ino = -1;
+    try {
+      ino = statSync(logPath(this.logDir)).ino;
+    } catch {
+      // Gone: reopened below.
+    }
+    if (ino === this.#ino) {
+      this.#checkAt = Date.now() + this.#outage.retryMs;
+      this.#sinceCheck = 0;
+      return;
+    }
+    const lost = this.#sinceCheck;
+    this.#release();
+    this.#outage.failed(Object.assign(new Error(`${logPath(this.logDir)} was removed`), { code: 'ENOENT' }), lost);
+    this.#open();
+  }
+
+  #write(data: Buffer): void {
+    if (this.#fd === null) throw new Error('server.log is not open');
+    let done = 0;
+    try {
+      while (done < data.length) done += writeSync(this.#fd, data, done, data.length - done);
+    } catch (err) {
+      this.#midLine ||= done > 0;
+      throw err;
+    }
+    this.#size += data.length;
+  }
+
+  writeLine(line: string): void {
+    if (this.#closed) return;
+    if (!this.#outage.mayTry()) {
+      this.#outage.drop(1);
+      return;
+    }
+    try {
+      let data = Buffer.from(line + '\n', 'utf8');
+      const rotating = () => this.#size > 0 && this.#size + data.length > this.rotation.maxBytes;
+      // Checked before every rotation too: a rotation in a removed folder would otherwise recreate it silently,
+      // and the lines written into the removed file would be lost uncounted.
+      if (this.#fd === null) this.#open();
+      else this.#checkStillThere(rotating());
+      if (this.#outage.failing) {
+        const gap = `${this.#midLine ? '\n' : ''}${marker(`${this.#outage.dropped} line(s) dropped: ${LOG_NAME} could not be written (${this.#code})`)}\n`;
+        data = Buffer.concat([Buffer.from(gap, 'utf8'), data]);
+      }
+      if (rotating()) {
+        this.#release();
+        rotateLogs(this.logDir, this.rotation.keep);
+        this.#open();
+      }
+      // Synchronous appends keep stdout and stderr lines whole and in order; a game server's log rate
+      // is far below what this costs the event loop.
+      this.#write(data);
+      this.#midLine = false;
+      this.#sinceCheck += 1;
+      this.#outage.succeeded();
+    } catch (err) {
+      this.#release();
+      this.#outage.failed(err, 1);
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#release();
+  }
+}
+
+/** A line the daemon itself adds to server.log: `--- <time> watchdog: <text> ---`. */
+export function marker(text: string): string {
+  return `--- ${new Date().toISOString()} watchdog: ${text} ---`;
+}
+
+/**
+ * Appends one of the daemon's own lines to a log the server holds open (PersistServers); false when it could not
+ * (the caller counts it), never an exception.
+ */
+export function appendMarker(logDir: string, text: string): boolean {
+  return appendMarkerLine(logDir, marker(text));
+}
+
+/** `appendMarker` for a line already made (`exitMarker`). */
+export function appendMarkerLine(logDir: string, line: string): boolean {
+  try {
+    mkdirSync(logDir, { recursive: true });
+    appendFileSync(logPath(logDir), line + '\n');
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,33 @@
+import type { Bus } from '../bus.ts';
+import type { ResolvedConfig } from '../config/resolved.ts';
+import type { LogRotation } from '../process/log-file.ts';
+import type { WriteHealth } from '../process/write-outage.ts';
+
+/** The rotation `Logs.ServerLogMaxBytes` / `Logs.ServerLogFiles` configure. */
+export function serverLogRotation(config: ResolvedConfig): LogRotation {
+  return { maxBytes: config.settings.Logs.ServerLogMaxBytes, keep: config.settings.Logs.ServerLogFiles };
+}
+
+/** `Timing.LogRetrySeconds` in ms. */
+export function logRetryMs(config: ResolvedConfig): number {
+  return config.timing.LogRetrySeconds * 1000;
+}
+
+/**
+ * Puts a server log's outages on the bus: when its lines start being dropped, each dropped line, and when it is
+ * written again. The daemon's log says the first and the last once each (src/daemon/log-health-log.ts); metrics
+ * count the lines (`watchdog_log_lines_dropped_total`).
+ */
+export function serverLogHealth(key: string, file: string, bus: Bus): WriteHealth {
+  return {
+    onFailing(code, message) {
+      bus.emit('log:failing', { key, file, code, message, at: Date.now() });
+    },
+    onDropped(lines) {
+      bus.emit('log:dropped', { key, lines, at: Date.now() });
+    },
+    onResumed(dropped) {
+      bus.emit('log:resumed', { key, file, dropped, at: Date.now() });
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import * as assert from 'uvu/assert';
+import { tempSuite } from '../_support/env.ts';
+import { serversYaml, writeFiles } from './files.ts';
+import { runWatchdog } from './watchdog-bin.ts';
+
+const logs = tempSuite('config :: Logs and the log timings', { prefix: 'wd-cfglogs-' });
+
+logs('logs :: bad sizes, counts and waits exit 2 with one clear line each', async ({ dir }) => {
+  await writeFiles(dir, {
+    'bad.yml': serversYaml(
+      { alpha: ['ApiToken: t', 'ApiPort: 1212'] },
+      {
+        top: [
+          'Logs:',
+          '  ServerLogMaxBytes: 10',
+          '  ServerLogFiles: 1.5',
+          '  AuditLogFiles: 0',
+          '  AuditLogMaxBytes: lots',
+          '  Sizes: 1',
+          'Timing:',
+          '  LogRetrySeconds: 0',
+          '  RefusedRequestLogSeconds: -1',
+        ],
+      },
+    ),
+  });
+  const r = await runWatchdog(['check', '--config', 'bad.yml'], dir, { ...process.env, WATCHDOG_ENV: '' });
+  assert.is(r.status, 2, r.stderr);
+  const expected = [
+    'bad.yml: Logs.ServerLogMaxBytes: expected at least 1024 bytes, got 10',
+    'bad.yml: Logs.ServerLogFiles: expected a whole number of files, got 1.5',
+    'bad.yml: Logs.AuditLogFiles: expected at least 1 file, got 0',
+    'bad.yml: Logs.AuditLogMaxBytes: expected a whole number of bytes, got "lots"',
+    'bad.yml: Timing.LogRetrySeconds: expected a positive number of seconds, got 0',
+    'bad.yml: Timing.RefusedRequestLogSeconds: expected a positive number of seconds, got -1',
+  ];
+  const lines = r.stderr.trimEnd().split('\n');
+  assert.equal(
+    expected.filter((e) => !lines.includes(e)),
+    [],
+    r.stderr,
+  );
+  assert.ok(
+    lines.some((l) => l.startsWith('bad.yml: Logs.Sizes:')),
+    'an unknown key is named',
+  );
+});
+
+logs('logs :: the defaults pass, and good values are accepted', async ({ dir }) => {
+  await writeFiles(dir, {
+    'appsettings.yml': serversYaml(
+      { alpha: ['ApiToken: t', 'ApiPort: 1212'] },
+      {
+        top: [
+          'Logs:',
+          '  ServerLogMaxBytes: 1048576',
+          '  ServerLogFiles: 1',
+          '  AuditLogMaxBytes: 1024',
+          '  AuditLogFiles: 100',
+          'Timing:',
+          '  LogRetrySeconds: 0.05',
+          '  RefusedRequestLogSeconds: 600',
+        ],
+      },
+    ),
+  });
+  const r = await runWatchdog(['check'], dir, { ...process.env, WATCHDOG_ENV: '' });
+  assert.is(r.status, 0, r.stderr);
+});
+
+logs.run();

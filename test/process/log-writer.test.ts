@@ -1,0 +1,168 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { boundAppendedLog } from '../../src/process/appended-log.ts';
+import { RotatingLogWriter } from '../../src/process/log-writer.ts';
+import { WriteOutage } from '../../src/process/write-outage.ts';
+import { tempDir } from '../_support/env.ts';
+import { mountSmallFs, tmpfsUnavailable } from '../_support/tmpfs.ts';
+
+/** A WriteHealth that records what it was told. */
+function recorder() {
+  const seen = { failing: [] as string[], dropped: 0, resumed: [] as number[] };
+  return {
+    seen,
+    health: {
+      onFailing: (code: string) => seen.failing.push(code),
+      onDropped: (n: number) => {
+        seen.dropped += n;
+      },
+      onResumed: (n: number) => seen.resumed.push(n),
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const onDisk = suite('log-writer :: on a full disk (a real tmpfs)');
+const unavailable = tmpfsUnavailable();
+
+const FULL =
+  'log-writer :: drops and counts lines on ENOSPC, tries again per retryMs, resumes by itself with a gap marker';
+if (unavailable) {
+  console.log(`skipped "${FULL}": ${unavailable}`);
+  onDisk.skip(FULL, () => undefined);
+} else {
+  onDisk(FULL, async () => {
+    const fs = mountSmallFs(256 * 1024);
+    try {
+      const dir = join(fs.path, 'logs');
+      const r = recorder();
+      const w = new RotatingLogWriter(dir, { maxBytes: 1024 * 1024, keep: 2 }, { retryMs: 50, health: r.health });
+      w.writeLine('before');
+      fs.fill(0);
+      for (let i = 0; i < 5000; i++) w.writeLine(`lost ${i} ${'y'.repeat(100)}`);
+      assert.equal(r.seen.failing, ['ENOSPC'], 'told once');
+      assert.ok(r.seen.dropped > 0, 'counted');
+      assert.is(r.seen.resumed.length, 0);
+      const dropped = r.seen.dropped;
+      fs.release();
+      // Within the retry interval lines are still dropped without touching the disk...
+      w.writeLine('too soon');
+      assert.is(r.seen.dropped, dropped + 1);
+      await sleep(80);
+      // ...then the next line is written, after a line saying what was lost.
+      w.writeLine('after');
+      w.close();
+      assert.equal(r.seen.resumed, [dropped + 1]);
+      const text = await readFile(join(dir, 'server.log'), 'utf8');
+      assert.match(text, /^before\n/);
+      assert.match(
+        text,
+        new RegExp(
+          `watchdog: ${dropped + 1} line\\(s\\) dropped: server\\.log could not be written \\(ENOSPC\\) ---\\nafter\\n$`,
+        ),
+      );
+      // A line torn by ENOSPC part-way is ended before the marker, which starts a line of its own.
+      assert.ok(
+        text.split('\n').some((l) => /^--- \S+ watchdog: \d+ line\(s\) dropped/.test(l)),
+        'the marker is a line of its own',
+      );
+    } finally {
+      fs.unmount();
+    }
+  });
+}
+
+onDisk.run();
+
+// ---
+
+const folder = suite('log-writer :: the folder goes away');
+
+folder('log-writer :: a removed logs/ is recreated, across rotations, and nothing throws', async () => {
+  const tmp = await tempDir('wd-logwriter-');
+  try {
+    const dir = join(tmp.path, 'logs');
+    const r = recorder();
+    const w = new RotatingLogWriter(dir, { maxBytes: 200, keep: 2 }, { retryMs: 20, health: r.health });
+    for (let i = 0; i < 20; i++) w.writeLine(`one ${i}`);
+    await rm(dir, { recursive: true });
+    // The next rotation renames inside a folder that is gone: ENOENT, dropped, not thrown.
+    for (let i = 0; i < 40; i++) w.writeLine(`two ${i}`);
+    await sleep(40);
+    for (let i = 0; i < 40; i++) {
+      w.writeLine(`three ${i}`);
+      await sleep(1);
+    }
+    w.close();
+    assert.ok(r.seen.failing.includes('ENOENT'), `told: ${r.seen.failing.join(', ')}`);
+    assert.ok(r.seen.resumed.length >= 1, 'resumed');
+    assert.match(await readFile(join(dir, 'server.log'), 'utf8'), /three 39\n$/);
+  } finally {
+    await tmp.cleanup();
+  }
+});
+
+folder('log-writer :: a log folder that cannot be made drops lines from the start, and never throws', async () => {
+  const tmp = await tempDir('wd-logwriter-');
+  try {
+    writeFileSync(join(tmp.path, 'logs'), 'a file where the folder should be');
+    const r = recorder();
+    const w = new RotatingLogWriter(join(tmp.path, 'logs'), undefined, { retryMs: 10, health: r.health });
+    for (let i = 0; i < 10; i++) w.writeLine(`x ${i}`);
+    w.close();
+    assert.is(r.seen.failing.length, 1);
+    assert.match(r.seen.failing[0] ?? '', /^E(EXIST|NOTDIR)$/);
+    assert.is(r.seen.dropped, 10);
+  } finally {
+    await tmp.cleanup();
+  }
+});
+
+folder.run();
+
+// ---
+
+const appended = suite('appended-log :: a log the server writes itself (PersistServers)');
+
+appended(
+  'appended-log :: rotates by copy-and-truncate; when the copy fails it truncates anyway and counts the lines',
+  async () => {
+    const tmp = await tempDir('wd-appended-');
+    try {
+      const dir = join(tmp.path, 'logs');
+      mkdirSync(dir);
+      const r = recorder();
+      const bound = boundAppendedLog(dir, { maxBytes: 100, keep: 2 }, new WriteOutage(10, r.health));
+      await writeFile(join(dir, 'server.log'), 'a\n'.repeat(60));
+      for (let i = 0; i < 60; i++) bound.counted();
+      bound.onPoll(120);
+      assert.is((await readFile(join(dir, 'server.log.1'), 'utf8')).length, 120, 'copied');
+      assert.is((await readFile(join(dir, 'server.log'), 'utf8')).length, 0, 'truncated');
+      assert.is(r.seen.dropped, 0);
+
+      // server.log.1 made a folder: the copy fails, the log is truncated all the same and the lines counted.
+      await rm(join(dir, 'server.log.1'));
+      mkdirSync(join(dir, 'server.log.1'));
+      await writeFile(join(dir, 'server.log'), 'b\n'.repeat(70));
+      for (let i = 0; i < 70; i++) bound.counted();
+      bound.onPoll(140);
+      assert.is((await readFile(join(dir, 'server.log'), 'utf8')).length, 0, 'bounded even so');
+      assert.is(r.seen.dropped, 70);
+      assert.is(r.seen.failing.length, 1);
+
+      // A working copy ends the outage.
+      await rm(join(dir, 'server.log.1'), { recursive: true });
+      await writeFile(join(dir, 'server.log'), 'c\n'.repeat(60));
+      bound.onPoll(120);
+      assert.equal(r.seen.resumed, [70]);
+    } finally {
+      await tmp.cleanup();
+    }
+  },
+);
+
+appended.run();

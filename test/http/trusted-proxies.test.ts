@@ -20,7 +20,7 @@ const LOCAL = '127.0.0.9';
 interface Ctx {
   server: HttpServer | null;
   trusted: string[];
-  controls: BusEvents['control'][];
+  refusals: BusEvents['request:refused'][];
 }
 
 function get(
@@ -54,11 +54,11 @@ function get(
   });
 }
 
-const test = suite<Ctx>('trusted proxies :: over a real socket', { server: null, trusted: [], controls: [] });
+const test = suite<Ctx>('trusted proxies :: over a real socket', { server: null, trusted: [], refusals: [] });
 
 test.before(async (ctx) => {
   const bus = createBus();
-  bus.on('control', (e) => ctx.controls.push(e));
+  bus.on('request:refused', (e) => ctx.refusals.push(e));
   const app = createApp({
     registry: memoryRegistry(memoryInstance('alpha', { apiToken: 't' })),
     bus,
@@ -72,19 +72,19 @@ test.after(async (ctx) => {
   await ctx.server?.close();
 });
 test.before.each((ctx) => {
-  ctx.controls.length = 0;
+  ctx.refusals.length = 0;
   ctx.trusted = [PROXY, '10.0.0.0/8'];
 });
 
-/** The audited remote of a (refused: wrong token) control request sent from `from` with `headers`. */
+/** The remote of a refused (wrong token) control request, as audited, sent from `from` with `headers`. */
 async function auditedRemote(ctx: Ctx, from: string, headers: Record<string, string>): Promise<string | undefined> {
   const res = await get(ctx, from, 'POST', '/instances/alpha/restart', {
     authorization: basic('alpha', 'wrong'),
     ...headers,
   });
   assert.is(res.status, 401);
-  assert.is(ctx.controls.length, 1);
-  return ctx.controls[0]!.remote;
+  assert.is(ctx.refusals.length, 1);
+  return ctx.refusals[0]!.remote;
 }
 
 test('the audit remote is the forwarded client when the peer is a trusted proxy', async (ctx) => {
@@ -103,7 +103,7 @@ test('Forwarded (RFC 7239) is read when there is no X-Forwarded-For', async (ctx
 
 test('from a peer that is not trusted, the forwarded headers are ignored', async (ctx) => {
   assert.is(await auditedRemote(ctx, LOCAL, { 'x-forwarded-for': '203.0.113.7' }), LOCAL);
-  ctx.controls.length = 0;
+  ctx.refusals.length = 0;
   ctx.trusted = [];
   assert.is(await auditedRemote(ctx, PROXY, { 'x-forwarded-for': '203.0.113.7' }), PROXY, 'none configured');
 });

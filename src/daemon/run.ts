@@ -12,6 +12,7 @@ import { createLogger } from '../log.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { createNotifier, type NotifierOptions } from '../notify/notifier.ts';
 import { routesFrom } from '../notify/routes.ts';
+import { detectTracking } from '../process/tracking.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
 import type { AgonesWrapper } from '../agones/wrapper.ts';
 import { startAgones, withAgonesStatus } from './agones.ts';
@@ -110,6 +111,12 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     instances: config.instances.length,
   });
 
+  const tracking = await detectTracking({
+    workDir: config.workDir,
+    forceMarker: config.settings.Process.Tracking === 'Environment',
+    killMs: () => current.timing.StragglerKillSeconds * 1000,
+  });
+  log.info(`process tracking: ${tracking.description}`);
   supervisor = createSupervisor({
     config,
     bus,
@@ -117,6 +124,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     baseUrl: checkinUrl,
     publicBaseUrl,
     reachesUs: (url) => reachesUs(url, http.bound),
+    tracking,
   });
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
   agones = await startAgones(config, bus, log, instances);

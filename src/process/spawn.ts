@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions as ChildSpawnOptions } from 'node:child_process';
 import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
+import { inCgroup } from './cgroup.ts';
+import { execError } from './exec-check.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import {
   DEFAULT_ROTATION,
@@ -51,6 +53,8 @@ export interface SpawnOptions {
   rotation?: LogRotation;
   /** Poll interval for following the log file in persist mode. */
   followMs?: number;
+  /** A cgroup folder the server is put in before it runs (process tracking, `src/process/tracking.ts`). */
+  cgroup?: string | null;
 }
 
 /** After 'exit', how long to wait for the pipes to drain; grandchildren may hold them open for ever. */
@@ -82,6 +86,24 @@ export function exitMarker(pid: number, status: ExitStatus): string {
       ? `server (pid ${pid}) ended, status unknown`
       : `server (pid ${pid}) exited with code ${status.code}`,
   );
+}
+
+/**
+ * Spawns the server, inside `cgroup` when given (through a shell that joins it and then execs the server, so the pid
+ * and command line are the server's), and waits for the outcome: a failure is what a direct spawn would report.
+ */
+async function startChild(
+  spec: LaunchSpec,
+  cgroup: string | null | undefined,
+  options: ChildSpawnOptions,
+): Promise<{ child: ChildProcess | null; failure: Error | null }> {
+  if (cgroup) {
+    const failure = await execError(spec.program);
+    if (failure) return { child: null, failure };
+  }
+  const { file, args } = cgroup ? inCgroup(cgroup, spec.program, spec.args) : { file: spec.program, args: spec.args };
+  const child = spawn(file, args, options);
+  return { child, failure: await started(child) };
 }
 
 /** Waits for the outcome of spawn(): 'spawn' when exec succeeded, 'error' when it did not. */
@@ -129,14 +151,13 @@ async function spawnPiped(
 ): Promise<ServerProcess> {
   const writer = new RotatingLogWriter(opts.logDir, rotation);
   writer.writeLine(marker(`launching ${spec.program}`));
-  const child = spawn(spec.program, spec.args, {
+  const { child, failure } = await startChild(spec, opts.cgroup, {
     cwd: spec.cwd,
     env: spec.env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const failure = await started(child);
-  if (failure || child.pid === undefined) {
+  if (failure || child?.pid === undefined) {
     const err = launchError(spec, failure);
     writer.writeLine(marker(err.message));
     writer.close();
@@ -212,22 +233,28 @@ async function spawnPersistent(
   rotateIfFull(opts.logDir, rotation);
   const fd = openSync(logPath(opts.logDir), 'a');
   let child: ChildProcess;
+  let pid: number;
   let startOffset: number;
   try {
     writeSync(fd, marker(`launching ${spec.program}`) + '\n');
     startOffset = fstatSync(fd).size;
-    child = spawn(spec.program, spec.args, { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', fd, fd] });
-    const failure = await started(child);
-    if (failure || child.pid === undefined) {
-      const err = launchError(spec, failure);
+    const start = await startChild(spec, opts.cgroup, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: ['ignore', fd, fd],
+    });
+    if (start.failure || start.child?.pid === undefined) {
+      const err = launchError(spec, start.failure);
       writeSync(fd, marker(err.message) + '\n');
       throw err;
     }
+    child = start.child;
+    pid = start.child.pid;
   } finally {
     // The child holds its own copy of the descriptor.
     closeSync(fd);
   }
-  const pid = child.pid;
   let detached = false;
   const follower: LogFollower = followLog(opts.logDir, (line) => emit('stdout', line), {
     startOffset,

@@ -1,10 +1,13 @@
 import { join } from 'node:path';
 import { describeError } from '../errors.ts';
 import { dumpProcess } from '../process/dump.ts';
+import { MARKER_ENV } from '../process/launch-marker.ts';
 import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch-spec.ts';
 import { spawnServer } from '../process/spawn.ts';
 import { adoptedProcess } from './adopted-process.ts';
 import type { InstanceDeps } from './instance-deps.ts';
+import { clearForLaunch } from './port-guard.ts';
+import { trackedProcess } from './tracked-process.ts';
 import type { OwnedServer, ProcessHost } from './run-process.ts';
 
 /** The process side of an instance for its `runProcess` actor: spawn, adopt, dump, and the launch record. */
@@ -30,14 +33,34 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
       const providerCvars = provider?.launchCvars && installed !== null ? await provider.launchCvars(installed) : [];
       const env = inheritedEnv(process.env, { agones: deps.config.agones !== null });
       const spec = buildLaunchSpec({ key, instance, baseUrl: deps.baseUrl, secret, providerCvars, env });
+      const { tracking } = deps;
+      // What the previous launch left (a helper in its own session holding the game port) goes first; a port
+      // held by someone else's process throws LaunchBlockedError.
+      await clearForLaunch({
+        key,
+        port: instance.settings.ApiPort,
+        tracking,
+        log,
+        waitMs: deps.config.timing.StragglerKillSeconds * 1000,
+      });
+      const track = tracking ? await tracking.begin(key) : null;
+      if (track) spec.env[MARKER_ENV] = track.marker;
+      const tracked = { cgroup: track?.cgroup ?? null, marker: track?.marker ?? null };
       // Written before the spawn: a daemon killed between the spawn and the launch record below would otherwise
       // leave a server that the next daemon cannot see, and that one would launch a second copy beside it.
       await deps
-        .recordSpawning?.({ program: spec.program, args: spec.args, secret, launchedAt: new Date().toISOString() })
+        .recordSpawning?.({
+          program: spec.program,
+          args: spec.args,
+          secret,
+          launchedAt: new Date().toISOString(),
+          ...tracked,
+        })
         .catch((err: unknown) => log.warn('could not record the spawn in data.json', { error: describeError(err) }));
-      const proc = await spawnServer(spec, {
+      const spawned = await spawnServer(spec, {
         logDir: join(instance.dir, 'logs'),
         persist: deps.config.persistServers,
+        cgroup: track?.cgroup,
         onLine: (stream, line) => {
           bus.emit('instance:log', { key, stream, line, at: Date.now() });
           // Echoed into the daemon's log with the instance key; stderr lines stand out as warnings.
@@ -45,6 +68,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
           else serverLog.info(line);
         },
       });
+      const proc = tracking && track ? trackedProcess(spawned, track, tracking, log) : spawned;
       log.info('server launched', { pid: proc.pid, revision: installed ?? '(none)' });
       bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision: installed, at: Date.now() });
       deps
@@ -55,6 +79,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
           args: spec.args,
           secret,
           launchedAt: new Date().toISOString(),
+          ...tracked,
         })
         .catch((err: unknown) => log.warn('could not record the launch in data.json', { error: describeError(err) }));
       return { proc, secret };
@@ -64,7 +89,12 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
       const record = deps.adoptable();
       if (!record || record.pid !== pid) return null;
       log.info('adopted the server left running by the previous daemon', { pid });
-      return { proc: adoptedProcess(pid, record.startTime), secret: record.secret };
+      const adopted = adoptedProcess(pid, record.startTime);
+      const { tracking } = deps;
+      // Its launch's cgroup and marker, as recorded, so what it leaves goes with it as for a launch of ours.
+      const track = record.marker ? { marker: record.marker, cgroup: record.cgroup ?? null } : null;
+      const proc = tracking && track ? trackedProcess(adopted, track, tracking, log) : adopted;
+      return { proc, secret: record.secret };
     },
 
     async dump(proc) {

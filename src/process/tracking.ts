@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  cgroup2Mount,
+  cgroupOf,
+  killAndRemove,
+  killCgroupNow,
+  ownCgroupPath,
+  probeCgroups,
+  removeEmptyBelow,
+  subgroups,
+} from './cgroup.ts';
+import { instanceMarker, killMarked, markerOf, newLaunchMarker } from './launch-marker.ts';
+
+/** How one launch is tracked: the marker its environment carries and, in cgroup mode, its cgroup. */
+export interface LaunchTrack {
+  marker: string;
+  /** Absolute cgroup folder, or null without cgroups. */
+  cgroup: string | null;
+}
+
+/**
+ * Finds and ends every process a launch created, including those that left its process group or session. Every
+ * method but `begin` never throws.
+ */
+export interface ProcessTracking {
+  readonly mode: 'cgroup' | 'marker';
+  /** For the daemon log: `cgroup v2 (<folder>)` or `environment marker (<why no cgroup>)`. */
+  readonly description: string;
+  /** A new launch of instance `key`: its marker and, in cgroup mode, its cgroup (created). */
+  begin(key: string): Promise<LaunchTrack>;
+  /** Kills what is left of a launch (after its leader exited) and removes its cgroup; returns the pids killed. */
+  end(track: LaunchTrack): Promise<number[]>;
+  /** The synchronous part of a kill, for an actor's cleanup: the launch's whole cgroup at once. */
+  killNow(track: LaunchTrack): void;
+  /** Kills every leftover of any earlier launch of `key` (before a relaunch); returns the pids killed. */
+  sweep(key: string): Promise<number[]>;
+  /** Whether `pid` was started by a launch of `key` (it carries its marker or sits in one of its cgroups). */
+  owns(pid: number, key: string): Promise<boolean>;
+}
+
+export interface TrackingOptions {
+  /** The daemon's folder (its working directory): names its cgroups and markers, so daemons in other folders differ. */
+  workDir: string;
+  /** `Process.Tracking: Environment`: use the marker even where cgroups would work. */
+  forceMarker: boolean;
+  /** How long killing may take before giving up (Timing.StragglerKillSeconds, read at each use: a reload changes it). */
+  killMs: () => number;
+}
+
+/** A short id of the daemon's folder. */
+function daemonId(workDir: string): string {
+  return createHash('sha256').update(workDir).digest('hex').slice(0, 12);
+}
+
+/**
+ * Decides how launches are tracked: cgroup v2 when there is a cgroup2 mount and this daemon may create and join
+ * cgroups below its own (root with a writable tree, or systemd's `Delegate=yes`), else the environment marker.
+ * In cgroup mode it removes the empty cgroups earlier daemons left (populated ones belong to servers still running).
+ */
+export async function detectTracking(opts: TrackingOptions): Promise<ProcessTracking> {
+  const id = daemonId(opts.workDir);
+  const why = opts.forceMarker ? 'Process.Tracking is Environment' : await cgroupUnavailable();
+  if (why !== null) return markerTracking(id, opts.killMs, why);
+  const mount = (await cgroup2Mount()) as string;
+  const base = join(mount, (await ownCgroupPath()) as string, `watchdog-${id}`);
+  const probe = await probeCgroups(base);
+  if (probe !== null) return markerTracking(id, opts.killMs, probe);
+  await removeEmptyBelow(base);
+  return cgroupTracking(id, mount, base, opts.killMs);
+}
+
+async function cgroupUnavailable(): Promise<string | null> {
+  if (process.platform !== 'linux') return `not Linux (${process.platform})`;
+  if ((await cgroup2Mount()) === null) return 'no cgroup2 file system is mounted';
+  if ((await ownCgroupPath()) === null) return 'this process has no cgroup v2 path in /proc/self/cgroup';
+  return null;
+}
+
+function markerTracking(id: string, killMs: () => number, why: string): ProcessTracking {
+  return {
+    mode: 'marker',
+    description: `environment marker (${why})`,
+    begin: async (key) => ({ marker: newLaunchMarker(id, key), cgroup: null }),
+    end: async (track) => {
+      // A cgroup recorded by an earlier daemon that had them still holds that launch's processes.
+      const inGroup = track.cgroup ? await killAndRemove(track.cgroup, killMs()) : [];
+      return [...inGroup, ...(await killMarked(track.marker, killMs()))];
+    },
+    killNow: (track) => {
+      if (track.cgroup) killCgroupNow(track.cgroup);
+    },
+    sweep: (key) => killMarked(instanceMarker(id, key), killMs()),
+    owns: async (pid, key) => (await markerOf(pid))?.startsWith(instanceMarker(id, key)) ?? false,
+  };
+}
+
+function cgroupTracking(id: string, mount: string, base: string, killMs: () => number): ProcessTracking {
+  const marker = markerTracking(id, killMs, '');
+  const keyDir = (key: string) => join(base, key);
+  return {
+    mode: 'cgroup',
+    description: `cgroup v2 (${base})`,
+    async begin(key) {
+      const track = await marker.begin(key);
+      const cgroup = join(keyDir(key), track.marker.slice(track.marker.lastIndexOf('/') + 1));
+      await mkdir(cgroup, { recursive: true });
+      return { ...track, cgroup };
+    },
+    end: async (track) => (track.cgroup ? killAndRemove(track.cgroup, killMs()) : marker.end(track)),
+    killNow: marker.killNow,
+    async sweep(key) {
+      const killed: number[] = [];
+      for (const dir of await subgroups(keyDir(key))) killed.push(...(await killAndRemove(dir, killMs())));
+      // A process of a launch that could not join its cgroup, or of one made before cgroups were in use.
+      killed.push(...(await marker.sweep(key)));
+      return killed;
+    },
+    async owns(pid, key) {
+      const group = await cgroupOf(pid, mount);
+      return (group?.startsWith(`${keyDir(key)}/`) ?? false) || marker.owns(pid, key);
+    },
+  };
+}

@@ -145,6 +145,7 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
       }
       // No /shutdown here: a signal to the daemon in a pod means the pod is already going (docs/agones.md).
       await agones?.stop();
+      await tracking.close();
       stopCheckinLog();
       await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
       metrics.stop();

@@ -9,6 +9,7 @@ import {
   ownCgroupPath,
   probeCgroups,
   removeEmptyBelow,
+  removeWhenEmpty,
   subgroups,
 } from './cgroup.ts';
 import { instanceMarker, killMarked, markerOf, newLaunchMarker } from './launch-marker.ts';
@@ -38,6 +39,8 @@ export interface ProcessTracking {
   sweep(key: string): Promise<number[]>;
   /** Whether `pid` was started by a launch of `key` (it carries its marker or sits in one of its cgroups). */
   owns(pid: number, key: string): Promise<boolean>;
+  /** At daemon exit: removes this daemon's cgroup folder if no server is left in it (PersistServers keeps them). */
+  close(): Promise<void>;
 }
 
 export interface TrackingOptions {
@@ -93,6 +96,7 @@ function markerTracking(id: string, killMs: () => number, why: string): ProcessT
     },
     sweep: (key) => killMarked(instanceMarker(id, key), killMs()),
     owns: async (pid, key) => (await markerOf(pid))?.startsWith(instanceMarker(id, key)) ?? false,
+    close: async () => undefined,
   };
 }
 
@@ -120,6 +124,10 @@ function cgroupTracking(id: string, mount: string, base: string, killMs: () => n
     async owns(pid, key) {
       const group = await cgroupOf(pid, mount);
       return (group?.startsWith(`${keyDir(key)}/`) ?? false) || marker.owns(pid, key);
+    },
+    async close() {
+      await removeEmptyBelow(base);
+      await removeWhenEmpty(base, 0);
     },
   };
 }

@@ -69,12 +69,13 @@ export async function probeCgroups(base: string): Promise<string | null> {
   }
   try {
     const { file, args } = inCgroup(dir, '/bin/sh', ['-c', 'exit 0']);
-    const code = await new Promise<number | null>((resolve) => {
+    const outcome = await new Promise<number | string | null>((resolve) => {
       const child = spawn(file, args, { stdio: 'ignore' });
-      child.once('error', () => resolve(null));
+      child.once('error', (err: NodeJS.ErrnoException) => resolve(`cannot run ${file}: ${err.code ?? err.message}`));
       child.once('exit', (c) => resolve(c));
     });
-    return code === 0 ? null : `cannot move a process into ${dir} (exit ${code})`;
+    if (typeof outcome === 'string') return outcome;
+    return outcome === 0 ? null : `cannot move a process into ${dir} (exit ${outcome})`;
   } finally {
     await removeWhenEmpty(dir, 1000);
   }

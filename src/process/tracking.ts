@@ -29,7 +29,10 @@ export interface ProcessTracking {
   readonly mode: 'cgroup' | 'marker';
   /** For the daemon log: `cgroup v2 (<folder>)` or `environment marker (<why no cgroup>)`. */
   readonly description: string;
-  /** A new launch of instance `key`: its marker and, in cgroup mode, its cgroup (created). */
+  /**
+   * A new launch of instance `key`: its marker and, in cgroup mode, its cgroup (created; null when it could not be,
+   * and then the marker tracks the launch). Never throws.
+   */
   begin(key: string): Promise<LaunchTrack>;
   /** Kills what is left of a launch (after its leader exited) and removes its cgroup; returns the pids killed. */
   end(track: LaunchTrack): Promise<number[]>;
@@ -109,8 +112,12 @@ function cgroupTracking(id: string, mount: string, base: string, killMs: () => n
     async begin(key) {
       const track = await marker.begin(key);
       const cgroup = join(keyDir(key), track.marker.slice(track.marker.lastIndexOf('/') + 1));
-      await mkdir(cgroup, { recursive: true });
-      return { ...track, cgroup };
+      // Without its cgroup (the tree was removed, no descriptors left) the launch is still tracked by its marker.
+      const made = await mkdir(cgroup, { recursive: true }).then(
+        () => true,
+        () => false,
+      );
+      return { ...track, cgroup: made ? cgroup : null };
     },
     end: async (track) => (track.cgroup ? killAndRemove(track.cgroup, killMs()) : marker.end(track)),
     killNow: marker.killNow,

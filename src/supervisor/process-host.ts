@@ -45,6 +45,8 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
       });
       const track = tracking ? await tracking.begin(key) : null;
       if (track) spec.env[MARKER_ENV] = track.marker;
+      if (tracking?.mode === 'cgroup' && track?.cgroup === null)
+        log.warn("could not create the launch's cgroup; tracking its processes by their environment marker");
       const tracked = { cgroup: track?.cgroup ?? null, marker: track?.marker ?? null };
       // Written before the spawn: a daemon killed between the spawn and the launch record below would otherwise
       // leave a server that the next daemon cannot see, and that one would launch a second copy beside it.
@@ -57,7 +59,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
           ...tracked,
         })
         .catch((err: unknown) => log.warn('could not record the spawn in data.json', { error: describeError(err) }));
-      const spawned = await spawnServer(spec, {
+      const spawning = spawnServer(spec, {
         logDir: join(instance.dir, 'logs'),
         persist: deps.config.persistServers,
         cgroup: track?.cgroup,
@@ -67,6 +69,11 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
           if (stream === 'stderr') serverLog.warn(line);
           else serverLog.info(line);
         },
+      });
+      // A launch that never started leaves no cgroup behind.
+      const spawned = await spawning.catch(async (err: unknown) => {
+        if (tracking && track) await tracking.end(track);
+        throw err;
       });
       const proc = tracking && track ? trackedProcess(spawned, track, tracking, log) : spawned;
       log.info('server launched', { pid: proc.pid, revision: installed ?? '(none)' });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -9,7 +10,7 @@ import { testConfig } from '../../_support/config.ts';
 import { reported, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { crash, isAlive, killGroup, running, waitStatus } from '../resilience/_support.ts';
+import { crash, fixedUrls, isAlive, killGroup, running, waitStatus } from '../resilience/_support.ts';
 
 /**
  * escaper.mjs starts a helper in a session of its own that ignores SIGTERM and holds the game port. Before process
@@ -181,6 +182,27 @@ function modeSuite(mode: Mode) {
     assert.match(d.log(), `port ${ctx.port} held by pid ${helper} (${name}), left from the previous launch`);
     assert.not.ok(isAlive(helper), 'the helper was killed');
     assert.is((await d.status(KEY, TOKEN)).startupFailures, 0);
+  });
+
+  it('PersistServers: an adopted server takes its helper with it, by its recorded launch', async (ctx) => {
+    for (const d of ctx.daemons) await d.stop();
+    ctx.yaml = fixedUrls(ctx.yaml.replace(/^ {2}PersistServers: false$/m, '  PersistServers: true'), await freePort());
+    let d = await start(ctx);
+    const server = await serverRunning(ctx, 'running');
+    const helper = await helperOf(ctx, server);
+    assert.is(await d.stop(), 0);
+    assert.ok(isAlive(server) && isAlive(helper), 'both left running for the next daemon');
+    const { launch } = JSON.parse(await readFile(join(ctx.dir, 'instances', KEY, 'data.json'), 'utf8'));
+    assert.is(typeof launch.marker, 'string');
+    d = await start(ctx);
+    await waitFor('the adoption', () => /adopted the server left running/.test(d.log()), 10_000);
+    process.kill(server, 'SIGKILL');
+    const next = await serverRunning(ctx, 'relaunched after the adopted server died', server);
+    assert.is.not(await helperOf(ctx, next), helper, 'the new helper (kept for cleanup)');
+    assert.not.ok(isAlive(helper), "the adopted server's helper is gone");
+    assert.match(d.log(), /killed 1 process\(es\) the server left behind when it exited/);
+    if (launch.cgroup) assert.not.ok(existsSync(launch.cgroup), 'its recorded cgroup is removed');
+    assert.is(mode === 'cgroup', Boolean(launch.cgroup));
   });
 
   test.run();

@@ -82,16 +82,23 @@ export async function probeCgroups(base: string): Promise<string | null> {
 }
 
 /**
- * Kills every process in the cgroup `dir` and its children: `cgroup.kill` where the kernel has it (5.14+), else
- * SIGKILL to every pid listed until none is left. Returns the pids that were there. Never throws.
+ * Kills every process in the cgroup `dir` and below it: `cgroup.kill` where the kernel has it (5.14+), else SIGKILL
+ * to every pid listed. Returns the pids that were there. Never throws.
  */
 export async function killCgroup(dir: string): Promise<number[]> {
-  const pids = await cgroupPids(dir);
+  const pids = await treePids(dir);
   if (existsSync(join(dir, 'cgroup.kill'))) {
     await writeFile(join(dir, 'cgroup.kill'), '1').catch(() => undefined);
   } else {
     for (const pid of pids) signal(pid);
   }
+  return pids;
+}
+
+/** The pids in `dir` and every cgroup below it. */
+async function treePids(dir: string): Promise<number[]> {
+  const pids = await cgroupPids(dir);
+  for (const child of await subgroups(dir)) pids.push(...(await treePids(child)));
   return pids;
 }
 
@@ -113,22 +120,27 @@ function signal(pid: number): void {
 }
 
 /**
- * Kills what is left in `dir` until it is empty (bounded by `timeoutMs`), then removes it; returns the pids that
- * were killed. A cgroup that cannot be emptied in time stays, and the next sweep tries again. Never throws.
+ * Kills what is left in `dir` (and below it) until it is empty, then removes it, its children first; returns the
+ * pids that were killed. Bounded by `timeoutMs`: a cgroup that cannot be emptied in time stays, and the next sweep
+ * tries again. Never throws.
  */
 export async function killAndRemove(dir: string, timeoutMs: number): Promise<number[]> {
   if (!existsSync(dir)) return [];
   const killed = new Set<number>();
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    for (const child of await subgroups(dir)) for (const pid of await killAndRemove(child, 0)) killed.add(pid);
     const left = await killCgroup(dir);
     for (const pid of left) killed.add(pid);
     if (left.length === 0 || Date.now() >= deadline) break;
     await new Promise((r) => setTimeout(r, 20));
   }
-  await removeWhenEmpty(dir, Math.max(0, deadline - Date.now()));
+  await removeTree(dir, deadline);
   return [...killed];
+}
+
+async function removeTree(dir: string, deadline: number): Promise<void> {
+  for (const child of await subgroups(dir)) await removeTree(child, deadline);
+  await removeWhenEmpty(dir, Math.max(0, deadline - Date.now()));
 }
 
 /** The child cgroups of `dir` (folders; the interface files are plain files). */

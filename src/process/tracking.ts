@@ -70,11 +70,20 @@ export async function detectTracking(opts: TrackingOptions): Promise<ProcessTrac
   const why = opts.forceMarker ? 'Process.Tracking is Environment' : await cgroupUnavailable();
   if (why !== null) return markerTracking(id, opts.killMs, why);
   const mount = (await cgroup2Mount()) as string;
-  const base = join(mount, (await ownCgroupPath()) as string, `watchdog-${id}`);
+  const base = (await cgroupFolderOf(opts.workDir)) as string;
   const probe = await probeCgroups(base);
   if (probe !== null) return markerTracking(id, opts.killMs, probe);
   await removeEmptyBelow(base);
   return cgroupTracking(id, mount, base, opts.killMs);
+}
+
+/**
+ * The cgroup folder a daemon working in `workDir` puts its launches under (it may not exist), or null without
+ * cgroup v2. It is below this process's own cgroup, so a daemon started by this process would use the same.
+ */
+export async function cgroupFolderOf(workDir: string): Promise<string | null> {
+  const [mount, own] = [await cgroup2Mount(), await ownCgroupPath()];
+  return mount === null || own === null ? null : join(mount, own, `watchdog-${daemonId(workDir)}`);
 }
 
 async function cgroupUnavailable(): Promise<string | null> {

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite, type Test } from 'uvu';
+import { killAndRemove } from '../../src/process/cgroup.ts';
+import { cgroupFolderOf } from '../../src/process/tracking.ts';
 
 /** Repository root, for locating bin/ and fixtures from any test. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -21,9 +23,18 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A fresh folder under the system's temp folder. Its cleanup also removes the cgroups of a daemon that worked there
+ * (process tracking): a daemon killed by a test, or one that left servers running, leaves them behind otherwise.
+ */
 export async function tempDir(prefix = 'wd-test-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
-  return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
+  const cleanup = async () => {
+    const cgroups = await cgroupFolderOf(path);
+    if (cgroups) await killAndRemove(cgroups, 2000);
+    await rm(path, { recursive: true, force: true });
+  };
+  return { path, cleanup };
 }
 
 /**

@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { killAndRemove } from '../../../src/process/cgroup.ts';
 import { statFields, verifyProcess } from '../../../src/process/proc-info.ts';
 import { detectTracking } from '../../../src/process/tracking.ts';
 import { testConfig } from '../../_support/config.ts';
@@ -30,7 +29,7 @@ interface Ctx {
   daemons: RunningDaemon[];
   pids: Set<number>;
   cleanup: () => Promise<void>;
-  /** The cgroup folder the daemon named in its log (cgroup mode), removed after the suite. */
+  /** The cgroup folder the daemon named in its log (cgroup mode); tempDir's cleanup removes it. */
   base: string | null;
 }
 
@@ -121,7 +120,6 @@ function modeSuite(mode: Mode) {
   test.after(async (ctx) => {
     for (const d of ctx.daemons) await d.stop();
     for (const pid of ctx.pids) killGroup(pid);
-    if (ctx.base) await killAndRemove(ctx.base, 2000);
     await ctx.cleanup();
   });
 

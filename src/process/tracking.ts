@@ -22,8 +22,8 @@ export interface LaunchTrack {
 }
 
 /**
- * Finds and ends every process a launch created, including those that left its process group or session. Every
- * method but `begin` never throws.
+ * Finds and ends every process a launch created, including those that left its process group or session. None of
+ * its methods throws.
  */
 export interface ProcessTracking {
   readonly mode: 'cgroup' | 'marker';

@@ -103,6 +103,11 @@ export type BusEvents = {
     at: number;
   };
   'instance:log': { key: string; stream: 'stdout' | 'stderr'; line: string; at: number };
+  /**
+   * Processes a launch left behind that process tracking killed (its cgroup, or its environment marker): when its
+   * server exited, or before the next launch (from an earlier launch or daemon, or holding the game port).
+   */
+  'instance:stragglers': { key: string; pids: number[]; when: 'exit' | 'relaunch'; at: number };
   'checkin:rejected': { key: string; reason: string; remote: string | undefined; at: number };
   control: {
     key: string;

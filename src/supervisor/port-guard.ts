@@ -11,6 +11,8 @@ export interface PortGuardOptions {
   log: Logger;
   /** How long a killed leftover may take to let go of the port (Timing.StragglerKillSeconds). */
   waitMs: number;
+  /** Told the pids killed (the bus's `instance:stragglers`). */
+  report?: (pids: number[]) => void;
 }
 
 /** The holders of `port`, one entry per process. */
@@ -38,8 +40,10 @@ export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
     } else foreign.push(h);
   }
   const swept = (await tracking?.sweep(key).catch(() => [])) ?? [];
-  if (swept.length > 0)
+  if (swept.length > 0) {
     log.warn(`killed ${swept.length} process(es) left by earlier launches`, { pids: swept.join(' ') });
+    opts.report?.(swept);
+  }
   const first = foreign[0];
   if (first) {
     throw new LaunchBlockedError(

@@ -15,6 +15,8 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
   const { bus, log } = deps;
   const key = deps.instance.key;
   const serverLog = log.child('server');
+  const stragglers = (when: 'exit' | 'relaunch') => (pids: number[]) =>
+    bus.emit('instance:stragglers', { key, pids, when, at: Date.now() });
   return {
     key,
     log,
@@ -42,6 +44,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
         tracking,
         log,
         waitMs: deps.config.timing.StragglerKillSeconds * 1000,
+        report: stragglers('relaunch'),
       });
       const track = tracking ? await tracking.begin(key) : null;
       if (track) spec.env[MARKER_ENV] = track.marker;
@@ -75,7 +78,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
         if (tracking && track) await tracking.end(track);
         throw err;
       });
-      const proc = tracking && track ? trackedProcess(spawned, track, tracking, log) : spawned;
+      const proc = tracking && track ? trackedProcess(spawned, track, tracking, log, stragglers('exit')) : spawned;
       log.info('server launched', { pid: proc.pid, revision: installed ?? '(none)' });
       bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision: installed, at: Date.now() });
       deps
@@ -100,7 +103,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
       const { tracking } = deps;
       // Its launch's cgroup and marker, as recorded, so what it leaves goes with it as for a launch of ours.
       const track = record.marker ? { marker: record.marker, cgroup: record.cgroup ?? null } : null;
-      const proc = tracking && track ? trackedProcess(adopted, track, tracking, log) : adopted;
+      const proc = tracking && track ? trackedProcess(adopted, track, tracking, log, stragglers('exit')) : adopted;
       return { proc, secret: record.secret };
     },
 

@@ -13,6 +13,8 @@ export function trackedProcess(
   track: LaunchTrack,
   tracking: ProcessTracking,
   log: Logger,
+  /** Told the pids killed after the exit (the bus's `instance:stragglers`). */
+  report: (pids: number[]) => void,
 ): ServerProcess {
   let detached = false;
   const exited = proc.exited.then(async (status) => {
@@ -23,6 +25,7 @@ export function trackedProcess(
         pid: proc.pid,
         pids: killed.join(' '),
       });
+      report(killed);
     }
     return status;
   });

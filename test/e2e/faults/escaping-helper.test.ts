@@ -9,6 +9,7 @@ import { testConfig } from '../../_support/config.ts';
 import { reported, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
+import { parseExposition, sample } from '../../http/metrics-support.ts';
 import { crash, fixedUrls, isAlive, killGroup, running, waitStatus } from '../resilience/_support.ts';
 
 /**
@@ -75,6 +76,15 @@ async function serverRunning(ctx: Ctx, what: string, notPid: number | null = nul
   const s = await waitStatus(ctx.daemon!, KEY, TOKEN, what, (st) => running(st) && st.pid !== notPid, 20_000);
   ctx.pids.add(s.pid!);
   return s.pid!;
+}
+
+/** `watchdog_stragglers_killed_total` of the instance, by `when`, from the daemon's /metrics. */
+async function stragglerCounts(d: RunningDaemon): Promise<Record<'exit' | 'relaunch', number | undefined>> {
+  const res = await fetch(`${d.url}/metrics`);
+  assert.is(res.status, 200);
+  const families = parseExposition(await res.text());
+  const count = (when: string) => sample(families, 'watchdog_stragglers_killed_total', { instance: KEY, when });
+  return { exit: count('exit'), relaunch: count('relaunch') };
 }
 
 function modeSuite(mode: Mode) {
@@ -163,6 +173,7 @@ function modeSuite(mode: Mode) {
     assert.is(s.startupFailures, 0, 'no failed start');
     assert.match(ctx.daemon!.log(), /killed 1 process\(es\) the server left behind when it exited/);
     assert.not.match(ctx.daemon!.log(), /EADDRINUSE/);
+    assert.equal(await stragglerCounts(ctx.daemon!), { exit: 1, relaunch: 0 });
   });
 
   it('a killed daemon: the next one names the helper on the port, kills it and launches', async (ctx) => {
@@ -180,6 +191,7 @@ function modeSuite(mode: Mode) {
     assert.match(d.log(), `port ${ctx.port} held by pid ${helper} (${name}), left from the previous launch`);
     assert.not.ok(isAlive(helper), 'the helper was killed');
     assert.is((await d.status(KEY, TOKEN)).startupFailures, 0);
+    assert.equal(await stragglerCounts(d), { exit: 0, relaunch: 1 });
   });
 
   it('PersistServers: an adopted server takes its helper with it, by its recorded launch', async (ctx) => {

@@ -45,6 +45,12 @@ export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
     opts.report?.(swept);
   }
   const first = foreign[0];
+  if (first?.pid === process.pid) {
+    throw new LaunchBlockedError(
+      'port',
+      `port ${port} is this watchdog's own: ApiPort must differ from the ports in Urls`,
+    );
+  }
   if (first) {
     throw new LaunchBlockedError(
       'port',

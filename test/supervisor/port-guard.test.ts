@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LaunchBlockedError } from '../../src/errors.ts';
@@ -73,6 +74,24 @@ test('a holder left by an earlier launch of the instance is named, killed, and t
     );
   } finally {
     await release(h.child);
+  }
+});
+
+test("the daemon's own port: said so, not a stranger's", async (ctx) => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  try {
+    await clearForLaunch({ key: 'a', port, tracking: ctx.tracking, log: captureLog(), waitMs: 100 }).then(
+      () => assert.unreachable('the launch should be blocked'),
+      (e: unknown) =>
+        assert.is(
+          (e as Error).message,
+          `port ${port} is this watchdog's own: ApiPort must differ from the ports in Urls`,
+        ),
+    );
+  } finally {
+    server.close();
   }
 });
 

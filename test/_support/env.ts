@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,13 +25,17 @@ export async function freePort(): Promise<number> {
 
 /**
  * A fresh folder under the system's temp folder. Its cleanup also removes the cgroups of a daemon that worked there
- * (process tracking): a daemon killed by a test, or one that left servers running, leaves them behind otherwise.
+ * or in a folder directly inside it (process tracking): a daemon killed by a test, or one that left servers
+ * running, leaves them behind otherwise.
  */
 export async function tempDir(prefix = 'wd-test-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   const cleanup = async () => {
-    const cgroups = await cgroupFolderOf(path);
-    if (cgroups) await killAndRemove(cgroups, 2000);
+    const inside = await readdir(path, { withFileTypes: true }).catch(() => []);
+    for (const dir of [path, ...inside.filter((e) => e.isDirectory()).map((e) => join(path, e.name))]) {
+      const cgroups = await cgroupFolderOf(dir);
+      if (cgroups) await killAndRemove(cgroups, 2000);
+    }
     await rm(path, { recursive: true, force: true });
   };
   return { path, cleanup };

@@ -134,6 +134,11 @@ export type BusEvents = {
   'disk:low': DiskReading & { at: number };
   /** A file system that was low is back above its threshold (with a little to spare, so it does not flap). */
   'disk:recovered': DiskReading & { at: number };
+  /**
+   * Processes a launch left behind that process tracking killed (its cgroup, or its environment marker): when its
+   * server exited, or before the next launch (from an earlier launch or daemon, or holding the game port).
+   */
+  'instance:stragglers': { key: string; pids: number[]; when: 'exit' | 'relaunch'; at: number };
   'checkin:rejected': { key: string; reason: string; remote: string | undefined; at: number };
   control: {
     key: string;

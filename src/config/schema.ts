@@ -145,6 +145,8 @@ export const TimingSchema = v.strictObject(
     LogRetrySeconds: Seconds(5),
     /** After a source's first refused request is logged in full, one summary line per this long. */
     RefusedRequestLogSeconds: Seconds(60),
+    /** How long killing what a launch left (its cgroup, its marked processes) and freeing its game port may take. */
+    StragglerKillSeconds: Seconds(5),
   },
   'expected a map of timings',
 );
@@ -201,6 +203,8 @@ export const AppSettingsSchema = v.strictObject(
           PersistServers: v.optional(v.boolean('expected true or false'), false),
           // Systemd is accepted so a real watchdog's config loads; servers still run as our own child processes.
           Mode: v.optional(v.picklist(['Basic', 'Systemd'], 'expected Basic or Systemd')),
+          // How a launch's processes are found and ended: Auto (a cgroup per launch where possible) or Environment.
+          Tracking: v.optional(v.picklist(['Auto', 'Environment'], 'expected Auto or Environment'), 'Auto'),
           UnitManagementMode: Ignored,
           UnitPrefix: Ignored,
           Manager: Ignored,

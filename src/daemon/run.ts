@@ -12,6 +12,7 @@ import { createLogger } from '../log.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { createNotifier, type NotifierOptions } from '../notify/notifier.ts';
 import { routesFrom } from '../notify/routes.ts';
+import { detectTracking } from '../process/tracking.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
 import type { AgonesWrapper } from '../agones/wrapper.ts';
 import { startAgones, withAgonesStatus } from './agones.ts';
@@ -157,6 +158,12 @@ export async function runDaemon(
     instances: config.instances.length,
   });
 
+  const tracking = await detectTracking({
+    workDir: config.workDir,
+    forceMarker: config.settings.Process.Tracking === 'Environment',
+    killMs: () => current.timing.StragglerKillSeconds * 1000,
+  });
+  log.info(`process tracking: ${tracking.description}`);
   supervisor = createSupervisor({
     config,
     bus,
@@ -164,6 +171,7 @@ export async function runDaemon(
     baseUrl: checkinUrl,
     publicBaseUrl,
     reachesUs: (url) => reachesUs(url, http.bound),
+    tracking,
   });
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
   agones = await startAgones(config, bus, log, instances);
@@ -195,6 +203,7 @@ export async function runDaemon(
       }
       // No /shutdown here: a signal to the daemon in a pod means the pod is already going (docs/agones.md).
       await agones?.stop();
+      await tracking.close();
       stopCheckinLog();
       stopRefusedLog();
       stopLogHealthLog();

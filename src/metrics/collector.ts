@@ -100,6 +100,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const restarts = new Tally<'instance' | 'reason'>();
   const alerts = new Tally<'instance' | 'kind'>();
   const updates = new Tally<'instance' | 'result'>();
+  const stragglers = new Tally<'instance' | 'when'>();
   /** The last installed update of each instance: how long it took (s) and what it downloaded (bytes). */
   const lastUpdate = new Map<string, { seconds?: number; bytes?: number }>();
   const onUpdate = (e: BusEvents['instance:update']) => {
@@ -124,13 +125,16 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     'instance:restart': (e) => restarts.inc({ instance: e.key, reason: e.reason }),
     'instance:alert': (e) => alerts.inc({ instance: e.key, kind: e.kind }),
     'instance:update': onUpdate,
+    'instance:stragglers': (e) => stragglers.inc({ instance: e.key, when: e.when }, e.pids.length),
   });
 
   /** prom-client exposes a labelled counter only once touched: zero for every known instance, so rate() starts at 0. */
-  const touchCounters = ({ restarts, alerts, updates }: Families, key: string) => {
+  const touchCounters = (f: Families, key: string) => {
+    const { restarts, alerts, updates } = f;
     for (const reason of Object.keys(REASONS)) restarts.inc({ instance: key, reason }, 0);
     for (const kind of Object.keys(KINDS)) alerts.inc({ instance: key, kind }, 0);
     for (const result of UPDATE_RESULTS) updates.inc({ instance: key, result }, 0);
+    for (const when of ['exit', 'relaunch']) f.stragglers.inc({ instance: key, when }, 0);
   };
 
   const setInstance = (f: Families, states: string[], s: InstanceStatus, stats: ProcessStats | null, now: number) => {
@@ -179,7 +183,8 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     ])
       g.reset();
     // Counters cannot be set: each scrape starts them over and adds the totals kept outside.
-    for (const c of [cpu, f.restarts, f.alerts, f.updates]) c.reset();
+    for (const c of [cpu, f.restarts, f.alerts, f.updates, f.stragglers]) c.reset();
+    for (const { labels, n } of stragglers.entries()) f.stragglers.inc(labels, n);
     for (const { labels, n } of restarts.entries()) f.restarts.inc(labels, n);
     for (const { labels, n } of alerts.entries()) f.alerts.inc(labels, n);
     for (const { labels, n } of updates.entries()) f.updates.inc(labels, n);

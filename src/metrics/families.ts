@@ -30,6 +30,7 @@ export function createFamilies(registry: Registry) {
     lagMax: gauge('watchdog_event_loop_lag_max_seconds', "Largest delay of the daemon's event loop since the previous scrape (0 at the first)."),
     maintenancePending: gauge('watchdog_maintenance_pending', '1 while a maintenance restart or update waits for its moment (policy, players, hold), else 0.', I),
     maintenanceNext: gauge('watchdog_maintenance_next_scheduled_timestamp_seconds', 'Unix time of the next scheduled restart (what="restart") or update check (what="update-check"); absent when none is scheduled.', ['instance', 'what']),
+    stragglers: counter('watchdog_stragglers_killed_total', 'Processes a launch left behind (outside its process group), killed when its server exited (when="exit") or before the next launch (when="relaunch").', ['instance', 'when']),
     build: gauge('watchdog_build_info', 'Always 1; the label carries the daemon version.', ['version']),
   };
 }

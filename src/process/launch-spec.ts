@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { ResolvedInstance } from '../config/resolved.ts';
+import { MARKER_ENV } from './launch-marker.ts';
 
 /** Everything `spawnServer` needs to start one game server; built fresh for every launch. */
 export interface LaunchSpec {
@@ -19,7 +20,8 @@ export const TOKEN_ENV = 'ROBUST_CVAR_watchdog__token';
 const AGONES_SDK_ENV = ['AGONES_SDK_HTTP_PORT', 'AGONES_SDK_GRPC_PORT'];
 
 /**
- * What a game server inherits from the daemon's environment: all of it but the CLI's control token, and, when the
+ * What a game server inherits from the daemon's environment: all of it but the CLI's control token and a launch
+ * marker (each launch gets its own), and, when the
  * daemon speaks to Agones for its server (Agones mode), the SDK server's address, so that a server which knows
  * Agones (a kit-built one) does not speak for itself too: a GameServer has one voice. An instance's own
  * EnvironmentVariables still set anything, these names included.
@@ -28,7 +30,8 @@ export function inheritedEnv(
   env: Record<string, string | undefined>,
   opts: { agones: boolean },
 ): Record<string, string | undefined> {
-  const { WATCHDOG_TOKEN: _controlToken, ...rest } = env;
+  // A marker the daemon itself inherited (started from a server's shell) would make its servers look like another's.
+  const { WATCHDOG_TOKEN: _controlToken, [MARKER_ENV]: _marker, ...rest } = env;
   if (opts.agones) for (const name of AGONES_SDK_ENV) delete rest[name];
   return rest;
 }

@@ -19,9 +19,10 @@ export function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL
 }
 
 /**
- * When the leader exits, what is left of its group (children it did not take down) is killed at once,
- * as systemd's KillMode=control-group does: they would hold the game's ports and files against the
- * next launch. Done immediately, while the group id cannot have been reused. Not after `detach()`.
+ * When the leader exits, what is left of its group (children it did not take down) is killed at once: they would
+ * hold the game's ports and files against the next launch. Done immediately, while the group id cannot have been
+ * reused. Not after `detach()`. This reaches only the group: a child that moved to a session or group of its own is
+ * found by process tracking (`tracking.ts`: the launch's cgroup, or its environment marker).
  */
 export function reapStragglers(child: ChildProcess, detached: boolean): void {
   if (!detached) killGroup(child, 'SIGKILL');

@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions as ChildSpawnOptions } from 'node:child_process';
 import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
+import { inCgroup } from './cgroup.ts';
+import { execError } from './exec-check.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { followAppendedLog } from './appended-log.ts';
 import { DEFAULT_ROTATION, LineSplitter, logPath, rotateIfFull, type LogRotation } from './log-file.ts';
@@ -50,6 +52,8 @@ export interface SpawnOptions {
   retryMs?: number;
   /** Told when server.log stops being written, how many lines are dropped, and when it works again. */
   health?: WriteHealth;
+  /** A cgroup folder the server is put in before it runs (process tracking, `src/process/tracking.ts`). */
+  cgroup?: string | null;
 }
 
 /** After 'exit', how long to wait for the pipes to drain; grandchildren may hold them open for ever. */
@@ -77,6 +81,24 @@ export function exitMarker(pid: number, status: ExitStatus): string {
       ? `server (pid ${pid}) ended, status unknown`
       : `server (pid ${pid}) exited with code ${status.code}`,
   );
+}
+
+/**
+ * Spawns the server, inside `cgroup` when given (through a shell that joins it and then execs the server, so the pid
+ * and command line are the server's), and waits for the outcome: a failure is what a direct spawn would report.
+ */
+async function startChild(
+  spec: LaunchSpec,
+  cgroup: string | null | undefined,
+  options: ChildSpawnOptions,
+): Promise<{ child: ChildProcess | null; failure: Error | null }> {
+  if (cgroup) {
+    const failure = await execError(spec.program);
+    if (failure) return { child: null, failure };
+  }
+  const { file, args } = cgroup ? inCgroup(cgroup, spec.program, spec.args) : { file: spec.program, args: spec.args };
+  const child = spawn(file, args, options);
+  return { child, failure: await started(child) };
 }
 
 /** Waits for the outcome of spawn(): 'spawn' when exec succeeded, 'error' when it did not. */
@@ -123,14 +145,13 @@ async function spawnPiped(
 ): Promise<ServerProcess> {
   const writer = new RotatingLogWriter(opts.logDir, rotation, { retryMs: opts.retryMs, health: opts.health });
   writer.writeLine(marker(`launching ${spec.program}`));
-  const child = spawn(spec.program, spec.args, {
+  const { child, failure } = await startChild(spec, opts.cgroup, {
     cwd: spec.cwd,
     env: spec.env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const failure = await started(child);
-  if (failure || child.pid === undefined) {
+  if (failure || child?.pid === undefined) {
     const err = launchError(spec, failure);
     writer.writeLine(marker(err.message));
     writer.close();
@@ -216,6 +237,7 @@ async function spawnPersistent(
     outage.failed(err, 0);
   }
   let child: ChildProcess;
+  let pid: number;
   let startOffset = 0;
   try {
     if (fd !== null) {
@@ -231,23 +253,23 @@ async function spawnPersistent(
       }
     }
     const out = fd ?? 'ignore';
-    child = spawn(spec.program, spec.args, {
+    const start = await startChild(spec, opts.cgroup, {
       cwd: spec.cwd,
       env: spec.env,
       detached: true,
       stdio: ['ignore', out, out],
     });
-    const failure = await started(child);
-    if (failure || child.pid === undefined) {
-      const err = launchError(spec, failure);
+    if (start.failure || start.child?.pid === undefined) {
+      const err = launchError(spec, start.failure);
       if (!appendMarker(opts.logDir, err.message)) outage.drop(1);
       throw err;
     }
+    child = start.child;
+    pid = start.child.pid;
   } finally {
     // The child holds its own copy of the descriptor.
     if (fd !== null) closeSync(fd);
   }
-  const pid = child.pid;
   let detached = false;
   const follower: LogFollower = followAppendedLog({
     logDir: opts.logDir,

@@ -15,6 +15,9 @@ const LaunchSchema = v.object({
   args: v.array(v.string()),
   secret: v.string(),
   launchedAt: v.string(),
+  /** Process tracking (optional: files written before it existed stay valid). */
+  cgroup: v.optional(v.nullable(v.string())),
+  marker: v.optional(v.nullable(v.string())),
 });
 
 /**
@@ -27,6 +30,9 @@ const SpawningSchema = v.object({
   args: v.array(v.string()),
   secret: v.string(),
   launchedAt: v.string(),
+  /** Process tracking (optional: files written before it existed stay valid). */
+  cgroup: v.optional(v.nullable(v.string())),
+  marker: v.optional(v.nullable(v.string())),
 });
 
 const Policy = v.picklist(MAINTENANCE_POLICIES);

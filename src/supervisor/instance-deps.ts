@@ -1,6 +1,7 @@
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
+import type { ProcessTracking } from '../process/tracking.ts';
 import type { MaintenanceData } from '../store/instance-data.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 
@@ -12,6 +13,10 @@ export interface LaunchRecord {
   args: string[];
   secret: string;
   launchedAt: string;
+  /** The launch's cgroup (process tracking in cgroup mode), so a later daemon kills the right one. */
+  cgroup?: string | null;
+  /** The launch's marker (`WATCHDOG_LAUNCH` in its environment). Optional: records from before it have none. */
+  marker?: string | null;
 }
 
 /**
@@ -42,4 +47,6 @@ export interface InstanceDeps {
   recordMaintenance?: (plan: MaintenanceData) => Promise<void>;
   /** The launch record of a verified server left by the previous daemon (for ADOPT). */
   adoptable: () => LaunchRecord | null;
+  /** How the processes of a launch are found and ended (`src/process/tracking.ts`); optional: test doubles may leave it out. */
+  tracking?: ProcessTracking;
 }

@@ -1,11 +1,14 @@
 import { join } from 'node:path';
 import { describeError } from '../errors.ts';
 import { dumpProcess } from '../process/dump.ts';
+import { MARKER_ENV } from '../process/launch-marker.ts';
 import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch-spec.ts';
 import { spawnServer } from '../process/spawn.ts';
 import { adoptedProcess } from './adopted-process.ts';
 import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import type { InstanceDeps } from './instance-deps.ts';
+import { clearForLaunch } from './port-guard.ts';
+import { trackedProcess } from './tracked-process.ts';
 import type { OwnedServer, ProcessHost } from './run-process.ts';
 
 /** The process side of an instance for its `runProcess` actor: spawn, adopt, dump, and the launch record. */
@@ -13,6 +16,8 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
   const { bus, log } = deps;
   const key = deps.instance.key;
   const serverLog = log.child('server');
+  const stragglers = (when: 'exit' | 'relaunch') => (pids: number[]) =>
+    bus.emit('instance:stragglers', { key, pids, when, at: Date.now() });
   return {
     key,
     log,
@@ -31,19 +36,41 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
       const providerCvars = provider?.launchCvars && installed !== null ? await provider.launchCvars(installed) : [];
       const env = inheritedEnv(process.env, { agones: deps.config.agones !== null });
       const spec = buildLaunchSpec({ key, instance, baseUrl: deps.baseUrl, secret, providerCvars, env });
+      const { tracking } = deps;
+      // What the previous launch left (a helper in its own session holding the game port) goes first; a port
+      // held by someone else's process throws LaunchBlockedError.
+      await clearForLaunch({
+        key,
+        port: instance.settings.ApiPort,
+        tracking,
+        log,
+        waitMs: deps.config.timing.StragglerKillSeconds * 1000,
+        report: stragglers('relaunch'),
+      });
+      const track = tracking ? await tracking.begin(key) : null;
+      if (track) spec.env[MARKER_ENV] = track.marker;
+      if (tracking?.mode === 'cgroup' && track?.cgroup === null)
+        log.warn("could not create the launch's cgroup; tracking its processes by their environment marker");
+      const tracked = { cgroup: track?.cgroup ?? null, marker: track?.marker ?? null };
       // Written before the spawn: a daemon killed between the spawn and the launch record below would otherwise
       // leave a server that the next daemon cannot see, and that one would launch a second copy beside it.
       await deps
-        .recordSpawning?.({ program: spec.program, args: spec.args, secret, launchedAt: new Date().toISOString() })
+        .recordSpawning?.({
+          program: spec.program,
+          args: spec.args,
+          secret,
+          launchedAt: new Date().toISOString(),
+          ...tracked,
+        })
         .catch((err: unknown) => log.warn('could not record the spawn in data.json', { error: describeError(err) }));
       const logDir = join(instance.dir, 'logs');
-      const retryMs = logRetryMs(deps.config);
-      const proc = await spawnServer(spec, {
+      const spawning = spawnServer(spec, {
         logDir,
         persist: deps.config.persistServers,
         rotation: serverLogRotation(deps.config),
-        retryMs,
+        retryMs: logRetryMs(deps.config),
         health: serverLogHealth(key, join(logDir, 'server.log'), bus),
+        cgroup: track?.cgroup,
         onLine: (stream, line) => {
           bus.emit('instance:log', { key, stream, line, at: Date.now() });
           // Echoed into the daemon's log with the instance key; stderr lines stand out as warnings.
@@ -51,6 +78,12 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
           else serverLog.info(line);
         },
       });
+      // A launch that never started leaves no cgroup behind.
+      const spawned = await spawning.catch(async (err: unknown) => {
+        if (tracking && track) await tracking.end(track);
+        throw err;
+      });
+      const proc = tracking && track ? trackedProcess(spawned, track, tracking, log, stragglers('exit')) : spawned;
       log.info('server launched', { pid: proc.pid, revision: installed ?? '(none)' });
       bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision: installed, at: Date.now() });
       deps
@@ -61,6 +94,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
           args: spec.args,
           secret,
           launchedAt: new Date().toISOString(),
+          ...tracked,
         })
         .catch((err: unknown) => log.warn('could not record the launch in data.json', { error: describeError(err) }));
       return { proc, secret };
@@ -70,7 +104,12 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
       const record = deps.adoptable();
       if (!record || record.pid !== pid) return null;
       log.info('adopted the server left running by the previous daemon', { pid });
-      return { proc: adoptedProcess(pid, record.startTime), secret: record.secret };
+      const adopted = adoptedProcess(pid, record.startTime);
+      const { tracking } = deps;
+      // Its launch's cgroup and marker, as recorded, so what it leaves goes with it as for a launch of ours.
+      const track = record.marker ? { marker: record.marker, cgroup: record.cgroup ?? null } : null;
+      const proc = tracking && track ? trackedProcess(adopted, track, tracking, log, stragglers('exit')) : adopted;
+      return { proc, secret: record.secret };
     },
 
     async dump(proc) {

@@ -4,6 +4,7 @@ import { describeError } from '../errors.ts';
 import type { InstanceRegistry } from './contract.ts';
 import { createDataDbImport } from '../import/data-db-import.ts';
 import type { Logger } from '../log.ts';
+import type { ProcessTracking } from '../process/tracking.ts';
 import { readInstanceData } from '../store/instance-data.ts';
 import { prepareInstanceDir } from '../store/instance-dir.ts';
 import { createProvider } from '../updates/factory.ts';
@@ -54,6 +55,8 @@ export interface SupervisorOptions {
   publicBaseUrl: string;
   /** Whether a server told to check in at this URL reaches this daemon (for adopting servers left running). */
   reachesUs?: (url: string) => boolean;
+  /** How launches' processes are tracked (detected at start); without it only process groups are killed. */
+  tracking?: ProcessTracking;
 }
 
 export function createSupervisor(opts: SupervisorOptions): Supervisor {
@@ -127,6 +130,7 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
         return previousRevision;
       },
       adoptable: () => (leftover ? leftover.record : null),
+      tracking: opts.tracking,
       savedMaintenance: data.maintenance ?? null,
       recordMaintenance: (maintenance) => store.write({ maintenance }),
     });

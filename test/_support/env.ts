@@ -1,9 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite, type Test } from 'uvu';
+import { killAndRemove } from '../../src/process/cgroup.ts';
+import { cgroupFolderOf } from '../../src/process/tracking.ts';
 
 /** Repository root, for locating bin/ and fixtures from any test. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -21,9 +23,22 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A fresh folder under the system's temp folder. Its cleanup also removes the cgroups of a daemon that worked there
+ * or in a folder directly inside it (process tracking): a daemon killed by a test, or one that left servers
+ * running, leaves them behind otherwise.
+ */
 export async function tempDir(prefix = 'wd-test-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
-  return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
+  const cleanup = async () => {
+    const inside = await readdir(path, { withFileTypes: true }).catch(() => []);
+    for (const dir of [path, ...inside.filter((e) => e.isDirectory()).map((e) => join(path, e.name))]) {
+      const cgroups = await cgroupFolderOf(dir);
+      if (cgroups) await killAndRemove(cgroups, 2000);
+    }
+    await rm(path, { recursive: true, force: true });
+  };
+  return { path, cleanup };
 }
 
 /**

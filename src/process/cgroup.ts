@@ -1,0 +1,177 @@
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * cgroup v2 plumbing for process tracking: one cgroup per launch, below a folder of this daemon's in its own cgroup.
+ * A process cannot leave a cgroup by changing its session or group, so killing the cgroup takes every process
+ * a launch created (systemd's KillMode=control-group, done by us).
+ */
+
+/** Where the cgroup2 file system is mounted (`/sys/fs/cgroup` on systemd hosts, `…/unified` on hybrid ones). */
+export async function cgroup2Mount(): Promise<string | null> {
+  const text = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
+  for (const line of text.split('\n')) {
+    // `<id> <parent> <dev> <root> <mount point> <options> [optional…] - <fstype> <source> <super options>`
+    const [before, after] = line.split(' - ');
+    if (after?.split(' ')[0] === 'cgroup2') return before?.split(' ')[4] ?? null;
+  }
+  return null;
+}
+
+/** This process's cgroup v2 path (the `0::` line of /proc/self/cgroup), or null. */
+export async function ownCgroupPath(): Promise<string | null> {
+  const text = await readFile('/proc/self/cgroup', 'utf8').catch(() => '');
+  const line = text.split('\n').find((l) => l.startsWith('0::'));
+  return line ? line.slice(3) : null;
+}
+
+/** The absolute cgroup folder `pid` is in on the cgroup2 mount `mount`, or null (gone, or no cgroup v2). */
+export async function cgroupOf(pid: number, mount: string): Promise<string | null> {
+  const text = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '');
+  const line = text.split('\n').find((l) => l.startsWith('0::'));
+  return line ? join(mount, line.slice(3)) : null;
+}
+
+/** The pids in a cgroup (empty when it is gone). */
+export async function cgroupPids(dir: string): Promise<number[]> {
+  const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter((l) => /^\d+$/.test(l))
+    .map(Number);
+}
+
+/**
+ * The shell line that moves itself into a cgroup and then becomes the server (`exec` keeps the pid): the server is
+ * in the cgroup before it runs a single instruction, so nothing it forks can escape. Arguments: `$1` is the
+ * cgroup's `cgroup.procs`, then the program and its arguments.
+ */
+export const JOIN_AND_EXEC =
+  'echo $$ > "$1" || { echo "watchdog: cannot move the server into its cgroup ($1)" >&2; exit 125; }; shift; exec "$@"';
+
+/** The command that launches `program args` inside the cgroup `dir`. */
+export function inCgroup(dir: string, program: string, args: string[]): { file: string; args: string[] } {
+  return { file: '/bin/sh', args: ['-c', JOIN_AND_EXEC, 'sh', join(dir, 'cgroup.procs'), program, ...args] };
+}
+
+/**
+ * Whether this daemon can run launches in cgroups below `base`: creates it, moves a short-lived shell into a child
+ * of it the way a launch does, and removes the child. Resolves null when it works, else why not.
+ */
+export async function probeCgroups(base: string): Promise<string | null> {
+  const dir = join(base, `probe-${process.pid}`);
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (err) {
+    return `cannot create ${base}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
+  }
+  try {
+    const { file, args } = inCgroup(dir, '/bin/sh', ['-c', 'exit 0']);
+    const outcome = await new Promise<number | string | null>((resolve) => {
+      const child = spawn(file, args, { stdio: 'ignore' });
+      child.once('error', (err: NodeJS.ErrnoException) => resolve(`cannot run ${file}: ${err.code ?? err.message}`));
+      child.once('exit', (c) => resolve(c));
+    });
+    if (typeof outcome === 'string') return outcome;
+    return outcome === 0 ? null : `cannot move a process into ${dir} (exit ${outcome})`;
+  } finally {
+    await removeWhenEmpty(dir, 1000);
+  }
+}
+
+/**
+ * Kills every process in the cgroup `dir` and below it: `cgroup.kill` where the kernel has it (5.14+), else SIGKILL
+ * to every pid listed. Returns the pids that were there. Never throws.
+ */
+export async function killCgroup(dir: string): Promise<number[]> {
+  const pids = await treePids(dir);
+  if (existsSync(join(dir, 'cgroup.kill'))) {
+    await writeFile(join(dir, 'cgroup.kill'), '1').catch(() => undefined);
+  } else {
+    for (const pid of pids) signal(pid);
+  }
+  return pids;
+}
+
+/** The pids in `dir` and every cgroup below it. */
+async function treePids(dir: string): Promise<number[]> {
+  const pids = await cgroupPids(dir);
+  for (const child of await subgroups(dir)) pids.push(...(await treePids(child)));
+  return pids;
+}
+
+/** The synchronous form of killCgroup, for a caller that cannot wait (an actor's cleanup). Never throws. */
+export function killCgroupNow(dir: string): void {
+  try {
+    writeFileSync(join(dir, 'cgroup.kill'), '1');
+  } catch {
+    // No cgroup.kill (older kernel) or gone: the async killCgroup at the exit takes care of it.
+  }
+}
+
+function signal(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Gone already.
+  }
+}
+
+/**
+ * Kills what is left in `dir` (and below it) until it is empty, then removes it, its children first; returns the
+ * pids that were killed. Bounded by `timeoutMs`: a cgroup that cannot be emptied in time stays, and the next sweep
+ * tries again. Never throws.
+ */
+export async function killAndRemove(dir: string, timeoutMs: number): Promise<number[]> {
+  if (!existsSync(dir)) return [];
+  const killed = new Set<number>();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const left = await killCgroup(dir);
+    for (const pid of left) killed.add(pid);
+    if (left.length === 0 || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await removeTree(dir, deadline);
+  return [...killed];
+}
+
+async function removeTree(dir: string, deadline: number): Promise<void> {
+  for (const child of await subgroups(dir)) await removeTree(child, deadline);
+  await removeWhenEmpty(dir, Math.max(0, deadline - Date.now()));
+}
+
+/** The child cgroups of `dir` (folders; the interface files are plain files). */
+export async function subgroups(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isDirectory()).map((e) => join(dir, e.name));
+}
+
+/**
+ * Removes an emptied cgroup. Its last processes may still be exiting right after a kill (rmdir says EBUSY until
+ * they are reaped), so this retries for up to `timeoutMs`. Resolves whether it is gone.
+ */
+export async function removeWhenEmpty(dir: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await rmdir(dir);
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return true;
+      if (code !== 'EBUSY' || Date.now() >= deadline) return false;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Removes the empty cgroups below `base` (launches of earlier daemons that ended); populated ones stay. */
+export async function removeEmptyBelow(base: string): Promise<void> {
+  for (const child of await subgroups(base)) {
+    await removeEmptyBelow(child);
+    await removeWhenEmpty(child, 0);
+  }
+}

@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { isAlive } from './proc-info.ts';
+
+/**
+ * The environment variable every launch carries: `<daemon folder id>/<instance key>/<launch id>`. Every process the
+ * server starts inherits it (whatever session or group it moves to), so where there is no cgroup a launch's
+ * leftovers are found by it. Not a secret: it only says whose process it is.
+ */
+export const MARKER_ENV = 'WATCHDOG_LAUNCH';
+
+/** What marks the processes of one instance (`<daemon id>/<key>/`); a launch's marker starts with it. */
+export function instanceMarker(daemonId: string, key: string): string {
+  return `${daemonId}/${key}/`;
+}
+
+/** A fresh marker for one launch of the instance. */
+export function newLaunchMarker(daemonId: string, key: string): string {
+  return `${instanceMarker(daemonId, key)}${randomBytes(6).toString('hex')}`;
+}
+
+/** The value of the marker in a process's environment, or null (none, gone, or not ours to read). */
+export async function markerOf(pid: number): Promise<string | null> {
+  const environ = await readFile(`/proc/${pid}/environ`).catch(() => null);
+  if (!environ) return null;
+  const prefix = `${MARKER_ENV}=`;
+  for (const entry of environ.toString('utf8').split('\0'))
+    if (entry.startsWith(prefix)) return entry.slice(prefix.length);
+  return null;
+}
+
+/**
+ * The live processes whose marker starts with `prefix` (a launch's whole marker, or an instance's), this daemon
+ * excepted (it may have been started from a shell that carries one). Empty without /proc.
+ */
+export async function findMarked(prefix: string): Promise<number[]> {
+  const names = await readdir('/proc').catch(() => [] as string[]);
+  const found: number[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (pid === process.pid) continue;
+    const marker = await markerOf(pid);
+    if (marker?.startsWith(prefix) && isAlive(pid)) found.push(pid);
+  }
+  return found;
+}
+
+/**
+ * SIGKILLs every process marked with `prefix` until none is left (bounded by `timeoutMs`: a process forking as fast
+ * as it is killed cannot hold us for ever); returns the pids killed. Never throws.
+ */
+export async function killMarked(prefix: string, timeoutMs: number): Promise<number[]> {
+  const killed = new Set<number>();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pids = await findMarked(prefix);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        killed.add(pid);
+      } catch {
+        // Gone already.
+      }
+    }
+    if (pids.length === 0 || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return [...killed];
+}

@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  cgroup2Mount,
+  cgroupOf,
+  killAndRemove,
+  killCgroupNow,
+  ownCgroupPath,
+  probeCgroups,
+  removeEmptyBelow,
+  removeWhenEmpty,
+  subgroups,
+} from './cgroup.ts';
+import { instanceMarker, killMarked, markerOf, newLaunchMarker } from './launch-marker.ts';
+
+/** How one launch is tracked: the marker its environment carries and, in cgroup mode, its cgroup. */
+export interface LaunchTrack {
+  marker: string;
+  /** Absolute cgroup folder, or null without cgroups. */
+  cgroup: string | null;
+}
+
+/**
+ * Finds and ends every process a launch created, including those that left its process group or session. None of
+ * its methods throws.
+ */
+export interface ProcessTracking {
+  readonly mode: 'cgroup' | 'marker';
+  /** For the daemon log: `cgroup v2 (<folder>)` or `environment marker (<why no cgroup>)`. */
+  readonly description: string;
+  /**
+   * A new launch of instance `key`: its marker and, in cgroup mode, its cgroup (created; null when it could not be,
+   * and then the marker tracks the launch). Never throws.
+   */
+  begin(key: string): Promise<LaunchTrack>;
+  /** Kills what is left of a launch (after its leader exited) and removes its cgroup; returns the pids killed. */
+  end(track: LaunchTrack): Promise<number[]>;
+  /** The synchronous part of a kill, for an actor's cleanup: the launch's whole cgroup at once. */
+  killNow(track: LaunchTrack): void;
+  /** Kills every leftover of any earlier launch of `key` (before a relaunch); returns the pids killed. */
+  sweep(key: string): Promise<number[]>;
+  /** Whether `pid` was started by a launch of `key` (it carries its marker or sits in one of its cgroups). */
+  owns(pid: number, key: string): Promise<boolean>;
+  /** At daemon exit: removes this daemon's cgroup folder if no server is left in it (PersistServers keeps them). */
+  close(): Promise<void>;
+}
+
+export interface TrackingOptions {
+  /** The daemon's folder (its working directory): names its cgroups and markers, so daemons in other folders differ. */
+  workDir: string;
+  /** `Process.Tracking: Environment`: use the marker even where cgroups would work. */
+  forceMarker: boolean;
+  /** How long killing may take before giving up (Timing.StragglerKillSeconds, read at each use: a reload changes it). */
+  killMs: () => number;
+}
+
+/** A short id of the daemon's folder. */
+function daemonId(workDir: string): string {
+  return createHash('sha256').update(workDir).digest('hex').slice(0, 12);
+}
+
+/**
+ * Decides how launches are tracked: cgroup v2 when there is a cgroup2 mount and this daemon may create and join
+ * cgroups below its own (root with a writable tree, or systemd's `Delegate=yes`), else the environment marker.
+ * In cgroup mode it removes the empty cgroups earlier daemons left (populated ones belong to servers still running).
+ */
+export async function detectTracking(opts: TrackingOptions): Promise<ProcessTracking> {
+  const id = daemonId(opts.workDir);
+  const why = opts.forceMarker ? 'Process.Tracking is Environment' : await cgroupUnavailable();
+  if (why !== null) return markerTracking(id, opts.killMs, why);
+  const mount = (await cgroup2Mount()) as string;
+  const base = (await cgroupFolderOf(opts.workDir)) as string;
+  const probe = await probeCgroups(base);
+  if (probe !== null) return markerTracking(id, opts.killMs, probe);
+  await removeEmptyBelow(base);
+  return cgroupTracking(id, mount, base, opts.killMs);
+}
+
+/**
+ * The cgroup folder a daemon working in `workDir` puts its launches under (it may not exist), or null without
+ * cgroup v2. It is below this process's own cgroup, so a daemon started by this process would use the same.
+ */
+export async function cgroupFolderOf(workDir: string): Promise<string | null> {
+  const [mount, own] = [await cgroup2Mount(), await ownCgroupPath()];
+  return mount === null || own === null ? null : join(mount, own, `watchdog-${daemonId(workDir)}`);
+}
+
+async function cgroupUnavailable(): Promise<string | null> {
+  if (process.platform !== 'linux') return `not Linux (${process.platform})`;
+  if ((await cgroup2Mount()) === null) return 'no cgroup2 file system is mounted';
+  if ((await ownCgroupPath()) === null) return 'this process has no cgroup v2 path in /proc/self/cgroup';
+  return null;
+}
+
+function markerTracking(id: string, killMs: () => number, why: string): ProcessTracking {
+  return {
+    mode: 'marker',
+    description: `environment marker (${why})`,
+    begin: async (key) => ({ marker: newLaunchMarker(id, key), cgroup: null }),
+    end: async (track) => {
+      // A cgroup recorded by an earlier daemon that had them still holds that launch's processes.
+      const inGroup = track.cgroup ? await killAndRemove(track.cgroup, killMs()) : [];
+      return [...inGroup, ...(await killMarked(track.marker, killMs()))];
+    },
+    killNow: (track) => {
+      if (track.cgroup) killCgroupNow(track.cgroup);
+    },
+    sweep: (key) => killMarked(instanceMarker(id, key), killMs()),
+    owns: async (pid, key) => (await markerOf(pid))?.startsWith(instanceMarker(id, key)) ?? false,
+    close: async () => undefined,
+  };
+}
+
+function cgroupTracking(id: string, mount: string, base: string, killMs: () => number): ProcessTracking {
+  const marker = markerTracking(id, killMs, '');
+  const keyDir = (key: string) => join(base, key);
+  return {
+    mode: 'cgroup',
+    description: `cgroup v2 (${base})`,
+    async begin(key) {
+      const track = await marker.begin(key);
+      const cgroup = join(keyDir(key), track.marker.slice(track.marker.lastIndexOf('/') + 1));
+      // Without its cgroup (the tree was removed, no descriptors left) the launch is still tracked by its marker.
+      const made = await mkdir(cgroup, { recursive: true }).then(
+        () => true,
+        () => false,
+      );
+      return { ...track, cgroup: made ? cgroup : null };
+    },
+    end: async (track) => (track.cgroup ? killAndRemove(track.cgroup, killMs()) : marker.end(track)),
+    killNow: marker.killNow,
+    async sweep(key) {
+      const killed: number[] = [];
+      for (const dir of await subgroups(keyDir(key))) killed.push(...(await killAndRemove(dir, killMs())));
+      // A process of a launch that could not join its cgroup, or of one made before cgroups were in use.
+      killed.push(...(await marker.sweep(key)));
+      return killed;
+    },
+    async owns(pid, key) {
+      const group = await cgroupOf(pid, mount);
+      return (group?.startsWith(`${keyDir(key)}/`) ?? false) || marker.owns(pid, key);
+    },
+    async close() {
+      await removeEmptyBelow(base);
+      await removeWhenEmpty(base, 0);
+    },
+  };
+}

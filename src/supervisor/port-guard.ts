@@ -1,0 +1,74 @@
+import { LaunchBlockedError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { portHolders, type PortHolder } from '../process/port-holders.ts';
+import type { ProcessTracking } from '../process/tracking.ts';
+
+export interface PortGuardOptions {
+  key: string;
+  /** The instance's ApiPort: its TCP listener, and the same number on UDP (the engine's game port by default). */
+  port: number;
+  tracking: ProcessTracking | undefined;
+  log: Logger;
+  /** How long a killed leftover may take to let go of the port (Timing.StragglerKillSeconds). */
+  waitMs: number;
+  /** Told the pids killed (the bus's `instance:stragglers`). */
+  report?: (pids: number[]) => void;
+}
+
+/** The holders of `port`, one entry per process. */
+async function holdersOf(port: number): Promise<PortHolder[]> {
+  const seen = new Map<number, PortHolder>();
+  for (const h of await portHolders(port)) if (!seen.has(h.pid)) seen.set(h.pid, h);
+  return [...seen.values()];
+}
+
+const who = (port: number, h: PortHolder) => `port ${port} held by pid ${h.pid} (${h.name})`;
+
+/**
+ * Before a launch: ends every leftover of earlier launches of the instance (`tracking.sweep`), and makes sure its game
+ * port is free. A holder that is ours (it carries the instance's marker or sits in one of its cgroups) is named in the
+ * log and killed; one that is not is left alone. Throws `LaunchBlockedError('port', …)` when the port is held by a
+ * process that is not ours, or still held once ours were killed and `waitMs` has passed.
+ */
+export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
+  const { port, key, tracking, log } = opts;
+  const holders = port > 0 ? await holdersOf(port) : [];
+  const foreign: PortHolder[] = [];
+  for (const h of holders) {
+    if (tracking && (await tracking.owns(h.pid, key))) {
+      log.warn(`${who(port, h)}, left from the previous launch; killing it`, { pid: h.pid, proto: h.proto });
+    } else foreign.push(h);
+  }
+  const swept = (await tracking?.sweep(key).catch(() => [])) ?? [];
+  if (swept.length > 0) {
+    log.warn(`killed ${swept.length} process(es) left by earlier launches`, { pids: swept.join(' ') });
+    opts.report?.(swept);
+  }
+  const first = foreign[0];
+  if (first?.pid === process.pid) {
+    throw new LaunchBlockedError(
+      'port',
+      `port ${port} is this watchdog's own: ApiPort must differ from the ports in Urls`,
+    );
+  }
+  if (first) {
+    throw new LaunchBlockedError(
+      'port',
+      `${who(port, first)}, which this watchdog did not start; the server cannot start until it is freed`,
+    );
+  }
+  if (holders.length === 0) return;
+  const deadline = Date.now() + opts.waitMs;
+  for (;;) {
+    const left = await holdersOf(port);
+    const still = left[0];
+    if (!still) return;
+    if (Date.now() >= deadline) {
+      throw new LaunchBlockedError(
+        'port',
+        `${who(port, still)}, still held ${opts.waitMs / 1000} s after the previous launch's processes were killed`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,35 @@
+/** Helpers for tests that need a real process holding a port (not a suite: no `.test.ts`). */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { waitFor } from '../_support/env.ts';
+
+/**
+ * Starts a node process that binds `proto` on 127.0.0.1 (port 0 unless given) with `env` on top of ours; resolves
+ * with it and the port once it is bound. The caller kills it.
+ */
+export async function holdPort(
+  proto: 'tcp' | 'udp',
+  opts: { port?: number; env?: Record<string, string> } = {},
+): Promise<{ child: ChildProcess; pid: number; port: number }> {
+  const port = opts.port ?? 0;
+  const code =
+    proto === 'tcp'
+      ? `const s = require('node:net').createServer(); s.listen(${port}, '127.0.0.1', () => process.stdout.write(String(s.address().port)));`
+      : `const s = require('node:dgram').createSocket('udp4'); s.bind(${port}, '127.0.0.1', () => process.stdout.write(String(s.address().port)));`;
+  const child = spawn(process.execPath, ['-e', `${code} setTimeout(() => process.exit(0), 30000);`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...opts.env },
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  const bound = await waitFor(`a ${proto} socket bound`, () => Number(out.trim()) || undefined, 5000);
+  if (child.pid === undefined) throw new Error('could not start the port holder');
+  return { child, pid: child.pid, port: bound };
+}
+
+/** Kills a holder started by holdPort and waits for its exit. */
+export async function release(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await gone;
+}

@@ -2,6 +2,7 @@ import { type Bus, type Notice, subscribe } from '../bus.ts';
 import { describeError } from '../errors.ts';
 import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
 import { noticeFromAlert, noticeFromUpdate, type LaunchSeen } from './notices.ts';
+import { noticeFromBlocked, noticeFromUnblocked } from './launch-notices.ts';
 import { payloadOf } from './payload.ts';
 import { routesFor, type Route } from './routes.ts';
 import { createWebhookSender, type SenderOptions, type WebhookSender } from './webhook.ts';
@@ -51,6 +52,8 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     'instance:notice': (e) => tell(() => e),
     'maintenance:pending': (e) => tell(() => noticeFromPending(e)),
     'maintenance:done': (e) => tell(() => noticeFromDone(e)),
+    'instance:launch-blocked': (e) => tell(() => noticeFromBlocked(e)),
+    'instance:launch-unblocked': (e) => tell(() => noticeFromUnblocked(e)),
   });
 
   return {

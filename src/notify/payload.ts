@@ -21,6 +21,7 @@ export const COLOURS: Record<NoticeKind, number> = {
   'scheduled-restart': BLUE,
   stopped: GREY,
   hold: GREY,
+  'launch-blocked': RED,
 };
 
 const TITLES: Record<NoticeKind, string> = {
@@ -33,6 +34,7 @@ const TITLES: Record<NoticeKind, string> = {
   'update-failed': 'Update failed',
   'scheduled-restart': 'Scheduled restart',
   hold: 'Hold',
+  'launch-blocked': 'Cannot launch',
 };
 
 export interface EmbedField {

@@ -3,6 +3,7 @@ import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, writeSync } 
 import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
+import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import {
   DEFAULT_ROTATION,
@@ -65,6 +66,8 @@ const REASONS: Record<string, string> = {
 };
 
 function launchError(spec: LaunchSpec, err: unknown): ProcessError {
+  const blocked = resourceBlock(err);
+  if (blocked) return blocked;
   const code = (err as NodeJS.ErrnoException | null)?.code ?? 'error';
   const why = REASONS[code] ?? (err instanceof Error ? err.message : String(err));
   return new ProcessError(`cannot launch ${spec.program}: ${code} (${why}) — check RunCommand`, { cause: err });
@@ -94,7 +97,9 @@ function started(child: ChildProcess): Promise<Error | null> {
 
 /**
  * Launches a game server in its own process group (`detached: true`), its output going to
- * `<logDir>/server.log`. Rejects with a ProcessError naming the program when it cannot be started.
+ * `<logDir>/server.log`. Rejects with a ProcessError naming the program when it cannot be started, and with a
+ * LaunchBlockedError (kind `resources`) when the daemon lacks the descriptors or memory to start it, whether the
+ * spawn itself or opening the log said so.
  *
  * @example
  * const proc = await spawnServer(spec, { logDir: join(dir, 'logs'), persist: false, onLine: (s, l) => log.info(l) });
@@ -116,7 +121,11 @@ export async function spawnServer(spec: LaunchSpec, opts: SpawnOptions): Promise
       // A subscriber's bug must not stop the log.
     }
   };
-  return opts.persist ? spawnPersistent(spec, opts, rotation, emit) : spawnPiped(spec, opts, rotation, emit);
+  try {
+    return await (opts.persist ? spawnPersistent(spec, opts, rotation, emit) : spawnPiped(spec, opts, rotation, emit));
+  } catch (err) {
+    throw resourceBlock(err) ?? err;
+  }
 }
 
 type Emit = (stream: 'stdout' | 'stderr', line: string) => void;
@@ -129,12 +138,21 @@ async function spawnPiped(
 ): Promise<ServerProcess> {
   const writer = new RotatingLogWriter(opts.logDir, rotation);
   writer.writeLine(marker(`launching ${spec.program}`));
-  const child = spawn(spec.program, spec.args, {
-    cwd: spec.cwd,
-    env: spec.env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  let child: ChildProcess;
+  try {
+    child = spawn(spec.program, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (err) {
+    // Node throws what it does not report as an 'error' event (ENOMEM among them).
+    const e = launchError(spec, err);
+    writer.writeLine(marker(e.message));
+    writer.close();
+    throw e;
+  }
   const failure = await started(child);
   if (failure || child.pid === undefined) {
     const err = launchError(spec, failure);

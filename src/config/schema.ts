@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { AgonesSchema } from './agones-schema.ts';
+import { ConnectionsSchema } from './connections-schema.ts';
 import { Port } from './port-schema.ts';
 import { MaintenanceSchema } from './maintenance-schema.ts';
 import { NotificationSchema } from './notification-schema.ts';
@@ -202,6 +203,7 @@ export const AppSettingsSchema = v.strictObject(
       ),
     ),
     Timing: v.optional(TimingSchema, {}),
+    Connections: v.optional(ConnectionsSchema, {}),
     Agones: v.optional(AgonesSchema, {}),
     Servers: v.strictObject(
       {

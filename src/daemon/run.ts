@@ -4,6 +4,8 @@ import type { ResolvedConfig } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { HttpDeps } from '../http/app.ts';
 import { checkinFastPath, firstOf, healthFastPath } from '../http/checkin-fast-path.ts';
+import { createConnectionGuard } from '../http/connection-guard.ts';
+import { connectionLimits } from '../http/connection-limits.ts';
 import { createAuditLog } from '../http/audit.ts';
 import { recordRecentEvents } from '../http/dashboard/recent-events.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
@@ -85,7 +87,10 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
   // What the app shows of the past is recorded from now on; the app itself (Hono, every route, the dashboard) is
   // built at the first request the fast path leaves to it, so a daemon that only sees check-ins and health probes
   // never loads it (bench/footprint.ts).
-  const metrics = createMetricsCollector({ bus, registry, version: VERSION });
+  // Connections cannot take the descriptors launches need nor starve check-ins (issue 23; connection-guard.ts).
+  const limits = connectionLimits(config.settings.Connections);
+  const guard = createConnectionGuard(limits);
+  const metrics = createMetricsCollector({ bus, registry, version: VERSION, connections: () => guard.counts() });
   const deps: HttpDeps = {
     registry,
     bus,
@@ -96,8 +101,11 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     recent: recordRecentEvents(bus),
   };
   const app = () => import('../http/app.ts').then(({ createApp }) => createApp(deps));
-  const fastPath = firstOf(checkinFastPath(registry), healthFastPath(registry, VERSION));
-  const http = await startHttpServers(app, config.listen, { fastPath });
+  const fastPath = firstOf(
+    checkinFastPath(registry, (req) => guard.trust(req.socket)),
+    healthFastPath(registry, VERSION),
+  );
+  const http = await startHttpServers(app, config.listen, { fastPath, guard, timeouts: limits });
   // After the bind: a daemon that cannot listen exits without having created any folder.
   const audit = createAuditLog({ file: join(config.workDir, 'logs', 'audit.log'), bus });
   const urls = http.bound.map((b) => b.url);
@@ -108,6 +116,8 @@ export async function runDaemon(config: ResolvedConfig): Promise<Daemon> {
     checkinUrl,
     baseUrl: publicBaseUrl,
     instances: config.instances.length,
+    maxConnections: limits.maxConnections,
+    maxConnectionsPerSource: limits.maxPerSource,
   });
 
   supervisor = createSupervisor({

@@ -9,6 +9,7 @@ import type { Registry } from 'prom-client';
 import { type AlertKind, type Bus, type BusEvents, type RestartReason, subscribe } from '../bus.ts';
 import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
 import type { Families } from './families.ts';
+import type { ConnectionFamilies, ConnectionFigures } from './connection-metrics.ts';
 import { type ProcessStats, readProcessStats } from './proc-stats.ts';
 import { Tally } from './tally.ts';
 
@@ -26,6 +27,8 @@ export interface MetricsOptions {
   version?: string;
   /** Reads a server's RSS and CPU time; /proc by default. */
   readStats?: (pid: number) => Promise<ProcessStats | null>;
+  /** The HTTP connection guard's figures, read at each scrape (absent: no connection metrics). */
+  connections?: () => ConnectionFigures;
 }
 
 // Records, so adding a reason or kind to src/bus.ts without listing it here fails to type-check.
@@ -52,19 +55,27 @@ const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const { bus, registry } = opts;
   const readStats = opts.readStats ?? readProcessStats;
-  let loaded: Promise<{ reg: Registry; families: Families; states: string[] }> | null = null;
+  let loaded: Promise<{
+    reg: Registry;
+    families: Families;
+    states: string[];
+    connections: ConnectionFamilies | null;
+  }> | null = null;
   const load = async () => {
     // prom-client is CommonJS: Node gives its exports as named ones too, but the bundle in dist/app/ only as the
     // default export, which both have (the compiled daemon answered every scrape with 500 when this took `Registry`
     // by name).
-    const [{ default: promClient }, { createFamilies }, { statePaths }] = await Promise.all([
-      import('prom-client'),
-      import('./families.ts'),
-      import('../chart/graph.ts'),
-    ]);
+    const [{ default: promClient }, { createFamilies }, { statePaths }, { createConnectionFamilies }] =
+      await Promise.all([
+        import('prom-client'),
+        import('./families.ts'),
+        import('../chart/graph.ts'),
+        import('./connection-metrics.ts'),
+      ]);
     const { Registry } = promClient;
     const reg = new Registry();
-    return { reg, families: createFamilies(reg), states: statePaths() };
+    const connections = opts.connections ? createConnectionFamilies(reg) : null;
+    return { reg, families: createFamilies(reg), states: statePaths(), connections };
   };
 
   // The event-loop monitor wakes the loop every resolutionMs, about 1 % of a core on a daemon with nothing else to
@@ -185,8 +196,12 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     contentType: CONTENT_TYPE,
     async metrics() {
       loaded ??= load();
-      const { reg, families, states } = await loaded;
+      const { reg, families, states, connections } = await loaded;
       await refresh(families, states);
+      if (connections && opts.connections) {
+        const { setConnectionFamilies } = await import('./connection-metrics.ts');
+        setConnectionFamilies(connections, opts.connections());
+      }
       return reg.metrics();
     },
     stop() {

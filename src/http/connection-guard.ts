@@ -34,8 +34,9 @@ const REFUSAL =
 /**
  * Caps the daemon's HTTP connections, in total and per client address, without starving check-ins. When a cap is
  * reached, the new connection takes the place of the oldest one that is waiting for a request (headers not yet
- * arrived, or idle between keep-alive requests) and never carried an accepted check-in; only when there is none is
- * the new one refused. An attacker holding every slot with idle connections therefore loses the oldest of them to
+ * arrived, or idle between keep-alive requests) and never carried an accepted check-in, else of the oldest one
+ * with a request in flight that never carried one; only when every connection carried a check-in is the new one
+ * refused. An attacker holding every slot with idle connections therefore loses the oldest of them to
  * each new client, a game server's included (its request follows at once, unlike the idle ones'), and a connection
  * that carried a check-in keeps its place. Game servers and strangers may share an address (127.0.0.1), so the
  * per-source cap works the same way: it never refuses a client while an idle stranger holds a slot.
@@ -51,12 +52,20 @@ export function createConnectionGuard(limits: { maxConnections: number; maxPerSo
   const refused: Record<ConnectionCap, number> = { total: 0, source: 0 };
   const evicted: Record<ConnectionCap, number> = { total: 0, source: 0 };
 
+  /**
+   * The connection to give way: the oldest idle one that never carried a check-in; failing that, the oldest busy
+   * one that never did (a body trickled in byte by byte keeps a request in flight as surely as a dashboard's event
+   * stream does, and supervision comes before either). Never one that carried a check-in.
+   */
   const evictable = (sockets: Iterable<Socket>): Socket | undefined => {
+    let busy: Socket | undefined;
     for (const s of sockets) {
       const h = held.get(s);
-      if (h && !h.trusted && h.busy === 0) return s;
+      if (!h || h.trusted) continue;
+      if (h.busy === 0) return s;
+      busy ??= s;
     }
-    return undefined;
+    return busy;
   };
 
   const release = (socket: Socket) => {
@@ -92,8 +101,10 @@ export function createConnectionGuard(limits: { maxConnections: number; maxPerSo
       return;
     }
     held.set(socket, { source, busy: 0, trusted: false });
-    if (peers) peers.add(socket);
-    else bySource.set(source, new Set([socket]));
+    // Looked up again: making room may have emptied and dropped this source's set.
+    const set = bySource.get(source) ?? new Set<Socket>();
+    set.add(socket);
+    bySource.set(source, set);
     socket.once('close', () => release(socket));
   };
 

@@ -4,6 +4,7 @@
  * get through, connections that carried one keep their place, and slow headers are cut.
  */
 import { connect, type Socket } from 'node:net';
+import { Hono } from 'hono';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
@@ -62,17 +63,17 @@ test.after.each(async (ctx) => {
 async function serve(ctx: Ctx, maxConnections: number, maxPerSource: number, headersTimeoutMs = 10_000) {
   const alpha = memoryInstance('alpha', { secret: SECRET });
   const guard = createConnectionGuard({ maxConnections, maxPerSource });
-  const server = await startHttpServer(
-    async () => {
-      throw new Error('the app is never needed here');
-    },
-    {
-      port: 0,
-      guard,
-      fastPath: checkinFastPath(memoryRegistry(alpha), (req) => guard.trust(req.socket)),
-      timeouts: { headersTimeoutMs, requestTimeoutMs: headersTimeoutMs * 2, keepAliveTimeoutMs: 60_000 },
-    },
-  );
+  // An app that reads every body before it answers, as an upload route does.
+  const app = new Hono();
+  app.post('*', async (c) => c.text(`read ${(await c.req.text()).length} bytes`));
+  // A request cut by an eviction ends its body read with "aborted": expected here, not worth a stack on stderr.
+  app.onError((_err, c) => c.text('aborted', 500));
+  const server = await startHttpServer(app, {
+    port: 0,
+    guard,
+    fastPath: checkinFastPath(memoryRegistry(alpha), (req) => guard.trust(req.socket)),
+    timeouts: { headersTimeoutMs, requestTimeoutMs: headersTimeoutMs * 2, keepAliveTimeoutMs: 60_000 },
+  });
   ctx.server = server;
   ctx.guard = guard;
   return { port: server.port, guard, alpha };
@@ -139,6 +140,43 @@ test('guard :: the per-source cap evicts within its source and leaves other sour
   assert.equal(guard.counts().evicted, { total: 0, source: 3 });
   const server = await track(ctx, open(port, '127.0.0.2'));
   assert.is(await checkin(server), 'HTTP/1.1 200', 'a check-in from the flooding address still gets through');
+});
+
+test('guard :: requests whose body never ends hold no slot against a check-in, and idle ones go first', async (ctx) => {
+  const { port, guard } = await serve(ctx, 6, 6);
+  const slow: Client[] = [];
+  for (let i = 0; i < 4; i++) {
+    const c = await track(ctx, open(port));
+    // Headers complete, body promised and never sent: the request stays in flight.
+    c.socket.write('POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n');
+    slow.push(c);
+  }
+  const idle = [await track(ctx, open(port)), await track(ctx, open(port))];
+  await waitFor('6 held', () => guard.counts().open === 6 || undefined, 2000);
+  const a = await track(ctx, open(port));
+  assert.is(await checkin(a), 'HTTP/1.1 200');
+  const b = await track(ctx, open(port));
+  assert.is(await checkin(b), 'HTTP/1.1 200');
+  await waitFor('the idle ones went first', () => idle.every((c) => c.closed) || undefined, 2000);
+  assert.ok(
+    slow.every((c) => !c.closed),
+    'no request in flight was cut while idle connections could go',
+  );
+  const c = await track(ctx, open(port));
+  assert.is(await checkin(c), 'HTTP/1.1 200', 'then the oldest request in flight gives way');
+  await waitFor('the oldest slow one cut', () => slow[0]?.closed || undefined, 2000);
+  assert.equal(guard.counts().refused, { total: 0, source: 0 });
+});
+
+test('guard :: with one connection per source, each newcomer of that source replaces the last', async (ctx) => {
+  const { port, guard } = await serve(ctx, 10, 1);
+  const first = await track(ctx, open(port, '127.0.0.2'));
+  const second = await track(ctx, open(port, '127.0.0.2'));
+  await waitFor('the first replaced', () => first.closed || undefined, 2000);
+  const third = await track(ctx, open(port, '127.0.0.2'));
+  await waitFor('the second replaced', () => second.closed || undefined, 2000);
+  assert.not.ok(third.closed);
+  assert.equal(guard.counts().evicted, { total: 0, source: 2 });
 });
 
 test('guard :: a client sending nothing, or a header byte now and then, is answered 408 and closed', async (ctx) => {

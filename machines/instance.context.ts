@@ -105,11 +105,14 @@ export const givesUp = (c: InstanceContext): boolean =>
   !c.checkedIn && !c.updatePending && c.startupFailures >= c.timing.startupFailureLimit;
 
 /**
- * `decide` was entered for a relaunch nobody asked for: after a crash or hang kill (intent `crash`) or at the end of
- * a crash loop's back-off. A server at its startup-failure limit is not one: a new build may be what it needs.
+ * `decide` was entered for a relaunch nobody asked for: after a crash or hang kill (intent `crash`), at the end of
+ * a crash loop's back-off, or to retry a blocked launch. A server at its startup-failure limit is not one: a new
+ * build may be what it needs.
  */
 export const unaskedRelaunch = (c: InstanceContext, eventType: string): boolean =>
-  (c.exitIntent === 'crash' || eventType.startsWith('xstate.after.backoff.')) &&
+  (c.exitIntent === 'crash' ||
+    eventType.startsWith('xstate.after.backoff.') ||
+    eventType.startsWith('xstate.after.blockedBackoff.')) &&
   c.startupFailures < c.timing.startupFailureLimit;
 
 /** Why the process that just exited ended, from the intent it was going with. */

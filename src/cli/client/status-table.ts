@@ -86,10 +86,17 @@ export function agonesLine(row: StatusRow): string | null {
   return `${row.key} agones: GameServer ${a.gameServer ?? '(not reported yet)'} is ${state}`;
 }
 
+/** While launches are blocked: `demo blocked: the watchdog is out of file descriptors (EMFILE) (3 attempts)`. */
+export function blockedLine(row: StatusRow): string | null {
+  const b = row.launchBlocked;
+  if (!b) return null;
+  return `${row.key} blocked: ${b.message} (${b.attempts} attempt${b.attempts === 1 ? '' : 's'}; retried until it works)`;
+}
+
 /**
  * The `watchdog status` table: a header and one line per instance, columns padded to the widest
- * cell, then a maintenance line for each instance that has something scheduled, pending or held, and in Agones
- * mode the GameServer's line. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
+ * cell, then a maintenance line for each instance that has something scheduled, pending or held, what blocks an
+ * instance's launches while they are blocked, and in Agones mode the GameServer's line. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
  */
 export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
   const cells = rows.map((r) => statusCells(r, opts.now));
@@ -101,7 +108,7 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
     line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))),
   );
   const extra = rows
-    .flatMap((r) => [maintenanceLine(r, opts.now), agonesLine(r)])
+    .flatMap((r) => [maintenanceLine(r, opts.now), blockedLine(r), agonesLine(r)])
     .filter((l): l is string => l !== null);
   return [header, ...body, ...(extra.length > 0 ? ['', ...extra] : [])].join('\n') + '\n';
 }

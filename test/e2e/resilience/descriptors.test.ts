@@ -77,12 +77,14 @@ if (!skipped(A))
       assert.match(daemon.log(), 'maxConnections=128', 'the cap derives from the limit: half of 256');
       const first = await waitStatus(daemon, 'demo', 'tok', 'running', (s) => s.state === 'running', 15_000);
       const port = Number(new URL(daemon.url).port);
-      // Well past the cap, for four check-in timeouts; a stranger would keep this up for ever.
-      pressure = holdIdle(port, 200, 1200);
+      // Well past the cap, for three check-in timeouts; a stranger would keep this up for ever.
+      pressure = holdIdle(port, 300, 1500);
       let worstAge = 0;
-      const until = Date.now() + 6000;
+      const until = Date.now() + 4500;
       while (Date.now() < until) {
-        const s = await statusOf(daemon, 'demo', 'tok');
+        // This client's own idle keep-alive connection may be the oldest, and so the one to give way: ask again.
+        const d = daemon;
+        const s = await statusOf(d, 'demo', 'tok').catch(() => statusOf(d, 'demo', 'tok'));
         assert.is(s.pid, first.pid, 'the same server runs throughout');
         assert.ok(['running', 'awaiting-checkin'].includes(s.state), s.state);
         if (s.lastCheckinAt) worstAge = Math.max(worstAge, Date.now() - Date.parse(s.lastCheckinAt));
@@ -93,7 +95,7 @@ if (!skipped(A))
       assert.is(end.restarts, 0, 'never relaunched');
       assert.ok(worstAge < 1500, `a check-in was answered at least every 1.5 s (worst gap ${worstAge} ms)`);
       // On a loaded machine fewer get opened; what matters is that it is several times the cap.
-      assert.ok(figures.opened >= 500, `opened ${figures.opened}`);
+      assert.ok(figures.opened >= 400, `opened ${figures.opened}`);
       assert.ok(figures.held <= 128, `the daemon held at most its cap of them (${figures.held})`);
       const metrics = await metricsText(daemon);
       const dropped = (action: string, cap: string) =>
@@ -115,7 +117,7 @@ if (!skipped(A))
       );
       assert.not.match(daemon.log(), 'EMFILE', 'the daemon never ran out of descriptors');
       console.log(
-        `  descriptor pressure: ${figures.opened} idle connections in 6 s against a cap of 128 (limit ${LIMIT}); ` +
+        `  descriptor pressure: ${figures.opened} idle connections in 4.5 s against a cap of 128 (limit ${LIMIT}); ` +
           `${evicted} evicted (per-source cap 64), none refused; worst check-in gap ${worstAge} ms (interval 300 ms, timeout 1500 ms)`,
       );
     } finally {
@@ -166,7 +168,7 @@ if (!skipped(B))
         15_000,
       );
       // Blocked a few times while the pressure lasts: retried, never counted.
-      await new Promise((r) => setTimeout(r, 2000));
+      await new Promise((r) => setTimeout(r, 1200));
       pressure.release();
       const back = await waitStatus(
         d,

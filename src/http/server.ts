@@ -32,9 +32,9 @@ export interface ListenOptions {
 }
 
 /**
- * node:http's timeouts: a connection whose request headers have not all arrived in time (one that sends nothing, or
- * a byte every few seconds) gets 408 and is closed; Node looks for such connections every `connectionsCheckingInterval`,
- * so that is a fraction of the shorter timeout.
+ * node:http's timeouts: a connection whose request headers have not all arrived in time (one that sends nothing,
+ * or a byte every few seconds) gets 408 and is closed. Node looks for such connections every
+ * `connectionsCheckingInterval`, so that is a fraction of the shorter timeout.
  */
 function serverOptions(t: ListenOptions['timeouts']) {
   if (!t) return {};

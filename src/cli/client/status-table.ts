@@ -86,7 +86,7 @@ export function agonesLine(row: StatusRow): string | null {
   return `${row.key} agones: GameServer ${a.gameServer ?? '(not reported yet)'} is ${state}`;
 }
 
-/** While launches are blocked: `demo blocked: the watchdog is out of file descriptors (EMFILE) (3 attempts)`. */
+/** While launches are blocked: `demo blocked: the watchdog is out of file descriptors (EMFILE) (3 attempts; …)`. */
 export function blockedLine(row: StatusRow): string | null {
   const b = row.launchBlocked;
   if (!b) return null;
@@ -96,7 +96,8 @@ export function blockedLine(row: StatusRow): string | null {
 /**
  * The `watchdog status` table: a header and one line per instance, columns padded to the widest
  * cell, then a maintenance line for each instance that has something scheduled, pending or held, what blocks an
- * instance's launches while they are blocked, and in Agones mode the GameServer's line. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
+ * instance's launches while they are blocked, and in Agones mode the GameServer's line. With `colour`, the header
+ * is bold and each STATE is coloured by `stateStyle`.
  */
 export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
   const cells = rows.map((r) => statusCells(r, opts.now));

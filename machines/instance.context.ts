@@ -12,6 +12,7 @@ import type {
   InstanceEvent,
   InstanceTiming,
   LastExit,
+  LaunchBlock,
   RestartReason,
 } from './instance.types.ts';
 
@@ -44,6 +45,8 @@ export interface InstanceContext {
   lastExit: LastExit | null;
   /** The `updateCheck` child: none, one running, or one running and another asked for meanwhile. */
   check: 'idle' | 'running' | 'queued';
+  /** The current blocked-launch episode, or null; it never touches `startupFailures`. */
+  blocked: LaunchBlock | null;
 }
 
 /**
@@ -66,6 +69,11 @@ export function want(current: ExitIntent | null, next: ExitIntent): ExitIntent {
 /** The crash-loop back-off before relaunch number `crashStreak` (≥ 2): doubling from the initial delay, capped. */
 export function backoffMs(timing: InstanceTiming, crashStreak: number): number {
   return Math.min(timing.backoffInitialMs * 2 ** Math.max(0, crashStreak - 2), timing.backoffMaxMs);
+}
+
+/** The wait before retrying blocked launch number `attempts` (≥ 1): the initial back-off, doubling, capped. */
+export function blockedBackoffMs(timing: InstanceTiming, attempts: number): number {
+  return Math.min(timing.backoffInitialMs * 2 ** Math.max(0, attempts - 1), timing.backoffMaxMs);
 }
 
 /**
@@ -97,11 +105,14 @@ export const givesUp = (c: InstanceContext): boolean =>
   !c.checkedIn && !c.updatePending && c.startupFailures >= c.timing.startupFailureLimit;
 
 /**
- * `decide` was entered for a relaunch nobody asked for: after a crash or hang kill (intent `crash`) or at the end of
- * a crash loop's back-off. A server at its startup-failure limit is not one: a new build may be what it needs.
+ * `decide` was entered for a relaunch nobody asked for: after a crash or hang kill (intent `crash`), at the end of
+ * a crash loop's back-off, or to retry a blocked launch. A server at its startup-failure limit is not one: a new
+ * build may be what it needs.
  */
 export const unaskedRelaunch = (c: InstanceContext, eventType: string): boolean =>
-  (c.exitIntent === 'crash' || eventType.startsWith('xstate.after.backoff.')) &&
+  (c.exitIntent === 'crash' ||
+    eventType.startsWith('xstate.after.backoff.') ||
+    eventType.startsWith('xstate.after.blockedBackoff.')) &&
   c.startupFailures < c.timing.startupFailureLimit;
 
 /** Why the process that just exited ended, from the intent it was going with. */
@@ -215,6 +226,7 @@ export type ControlRequest = 'restart' | 'update' | 'stop' | 'rollback';
 export const ROLLBACK_BUSY = {
   updating: 'an update is being installed; roll back once it is done',
   backoff: 'the server is between crash relaunches; stop the instance, then roll back',
+  blocked: 'the launch is blocked and retried with back-off; stop the instance, then roll back',
   rollingBack: 'a rollback is already under way',
 } as const;
 
@@ -236,6 +248,7 @@ export function refusalOf(
   if (action !== 'rollback') return null;
   if (state === 'updating') return ROLLBACK_BUSY.updating;
   if (state === 'restarting.backoff') return ROLLBACK_BUSY.backoff;
+  if (state === 'restarting.blocked') return ROLLBACK_BUSY.blocked;
   if (state === 'rolling-back') return ROLLBACK_BUSY.rollingBack;
   if (!facts.canRollback)
     return 'no previous build to roll back to (bin.prev is missing; one is kept after each update)';

@@ -6,6 +6,7 @@ import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, stateIn
 import {
   alertOf,
   backoffMs,
+  blockedBackoffMs,
   checkAvailable,
   classifyExit,
   endCheck,
@@ -43,6 +44,7 @@ const inState = (id: string) =>
 /** Where ROLLBACK is refused, and why (it is allowed while stopped or while a server is owned); `refusalOf` agrees. */
 const REFUSALS = [
   ['#instance.updating', ROLLBACK_BUSY.updating],
+  ['#instance.restarting.blocked', ROLLBACK_BUSY.blocked],
   ['#instance.restarting', ROLLBACK_BUSY.backoff],
   ['#instance.rolling-back', ROLLBACK_BUSY.rollingBack],
 ] as const;
@@ -66,6 +68,7 @@ export const instanceSetup = setup({
     hangAfter: ({ context }) => context.timing.checkinTimeoutMs - Math.floor(context.timing.checkinTimeoutMs / 2),
     stopTimeout: ({ context }) => context.timing.stopTimeoutMs,
     backoff: ({ context }) => backoffMs(context.timing, context.crashStreak),
+    blockedBackoff: ({ context }) => blockedBackoffMs(context.timing, context.blocked?.attempts ?? 1),
     stableRun: ({ context }) => context.timing.stableRunMs,
   },
   guards: {
@@ -76,6 +79,8 @@ export const instanceSetup = setup({
     shuttingDown: ({ context }) => context.exitIntent === 'shutdown',
     stopRequested: ({ context }) => context.exitIntent === 'stop',
     rollbackRequested: ({ context }) => context.exitIntent === 'rollback',
+    /** `decide` was entered because the launch was blocked (PROCESS_BLOCKED): no server ran, so nothing counts. */
+    launchBlocked: ({ event }) => event.type === 'PROCESS_BLOCKED',
     /** The startup-failure limit is reached and no pending update could still change the outcome. */
     giveUp: ({ context }) => context.exitIntent === 'crash' && givesUp(context),
     /** The second unclean exit or hang kill after check-ins without a stable run between them, or a later one. */
@@ -145,9 +150,26 @@ export const instanceSetup = setup({
       enqueue.assign({ pid: null, secret: null });
       enqueue.cancel('stable');
     }),
-    started: assign(({ context, event }) =>
-      event.type === 'PROCESS_STARTED' ? { secret: event.secret, pid: event.pid ?? context.pid } : {},
+    /** With a pid the spawn succeeded: a blocked-launch episode, if any, is over. */
+    started: enqueueActions(({ context, enqueue, event }) => {
+      if (event.type !== 'PROCESS_STARTED') return;
+      enqueue.assign({ secret: event.secret, pid: event.pid ?? context.pid });
+      if (event.pid === null || context.blocked === null) return;
+      enqueue.emit({ type: 'launch-unblocked', kind: context.blocked.kind, attempts: context.blocked.attempts });
+      enqueue.assign({ blocked: null });
+    }),
+    /** PROCESS_BLOCKED: one more attempt of the episode; the server's counts are left alone. */
+    blocked: assign(({ context, event }) =>
+      event.type === 'PROCESS_BLOCKED'
+        ? { blocked: { kind: event.kind, message: event.message, attempts: (context.blocked?.attempts ?? 0) + 1 } }
+        : {},
     ),
+    /** Entering `restarting.blocked`: says what blocked the launch and when it is tried again. */
+    announceBlocked: enqueueActions(({ context, enqueue }) => {
+      const b = context.blocked;
+      if (b === null) return;
+      enqueue.emit({ type: 'launch-blocked', ...b, retryMs: blockedBackoffMs(context.timing, b.attempts) });
+    }),
     checkin: enqueueActions(({ context, enqueue }) => {
       if (!context.checkedIn) {
         enqueue.assign({ checkedIn: true, startupFailures: 0 });

@@ -42,6 +42,7 @@ export const instanceMachine = s.createMachine({
     exitIntent: null,
     lastExit: null,
     check: 'idle',
+    blocked: null,
   }),
   initial: 'stopped',
   on: {
@@ -56,6 +57,8 @@ export const instanceMachine = s.createMachine({
   states: {
     stopped: {
       initial: 'idle',
+      // A stop ends a blocked-launch episode: the next start is told afresh if it is blocked again.
+      entry: assign({ blocked: null }),
       on: {
         RESTART: { target: 'decide', actions: 'clearDown' },
         ROLLBACK: { target: 'rolling-back', actions: 'clearDown' },
@@ -86,6 +89,7 @@ export const instanceMachine = s.createMachine({
         { guard: 'shuttingDown', target: 'exited' },
         { guard: 'stopRequested', target: 'stopped.idle' },
         { guard: 'rollbackRequested', target: 'rolling-back' },
+        { guard: 'launchBlocked', target: 'restarting.blocked', actions: 'settle' },
         { guard: 'giveUp', target: 'stopped.failing', actions: 'settle' },
         { guard: 'crashLoop', target: 'restarting.backoff', actions: 'settle' },
         { guard: and(['updatePending', not('installHeld')]), target: 'updating', actions: 'settle' },
@@ -129,6 +133,7 @@ export const instanceMachine = s.createMachine({
       on: {
         PROCESS_STARTED: { guard: 'currentLaunch', actions: 'started' },
         PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'exited' },
+        PROCESS_BLOCKED: { guard: 'currentLaunch', target: 'decide', actions: 'blocked' },
         RESTART: {
           target: '.stopping',
           actions: [
@@ -172,15 +177,22 @@ export const instanceMachine = s.createMachine({
         },
       },
     },
+    /** Waiting to launch again, with no server: `RESTART` launches at once, `STOP` stays stopped. */
     restarting: {
       initial: 'backoff',
+      on: {
+        STOP: { target: 'stopped.idle', actions: assign({ exitIntent: 'stop' }) },
+        RESTART: { target: 'decide', actions: 'clearDown' },
+      },
       states: {
-        backoff: {
-          after: { backoff: '#instance.decide' },
-          on: {
-            STOP: { target: '#instance.stopped.idle', actions: assign({ exitIntent: 'stop' }) },
-            RESTART: { target: '#instance.decide', actions: 'clearDown' },
-          },
+        backoff: { after: { backoff: '#instance.decide' } },
+        /**
+         * The launch was blocked by the daemon's resources or a held game port: retried after its own back-off, which
+         * doubles per attempt up to the cap. Never gives up, and counts no startup failure.
+         */
+        blocked: {
+          entry: 'announceBlocked',
+          after: { blockedBackoff: '#instance.decide' },
         },
       },
     },

@@ -69,6 +69,11 @@ export type InstanceEvent =
   | { type: 'PROCESS_STARTED'; launchId: number; secret: string; pid: number | null }
   /** The process is gone; a failed spawn is an exit with neither code nor signal. */
   | { type: 'PROCESS_EXITED'; launchId: number; code: number | null; signal: string | null }
+  /**
+   * The launch could not happen for a reason that is not the server's fault (the daemon is out of descriptors or
+   * memory, the game port is still held): no process ran, nothing counts against the server, it is retried.
+   */
+  | { type: 'PROCESS_BLOCKED'; launchId: number; kind: LaunchBlockKind; message: string }
   /** The daemon is exiting: persist=true detaches from the server, false shuts it down gracefully. */
   | { type: 'SHUTDOWN'; persist: boolean }
   /** Config reload: new timings apply from the next timer armed. */
@@ -103,8 +108,20 @@ export interface ProcessInput {
   adoptPid: number | null;
 }
 
-/** Events the runProcess actor sends back: PROCESS_STARTED, PROCESS_EXITED. */
-export type ProcessEvent = Extract<InstanceEvent, { type: 'PROCESS_STARTED' | 'PROCESS_EXITED' }>;
+/** Events the runProcess actor sends back: PROCESS_STARTED, PROCESS_EXITED, PROCESS_BLOCKED. */
+export type ProcessEvent = Extract<InstanceEvent, { type: 'PROCESS_STARTED' | 'PROCESS_EXITED' | 'PROCESS_BLOCKED' }>;
+
+/** Why a launch was blocked: the daemon's own resources (EMFILE, ENFILE, EAGAIN, ENOMEM) or a game port still held. */
+export type LaunchBlockKind = 'resources' | 'port';
+
+/** A blocked-launch episode: from the first blocked launch to the next launch that spawns (or a stop). */
+export interface LaunchBlock {
+  kind: LaunchBlockKind;
+  /** What blocked the last attempt, in words a person can act on. */
+  message: string;
+  /** Blocked attempts in this episode (1 at the first). */
+  attempts: number;
+}
 
 /** Input and output of the `update` promise actor (check, then apply when available). */
 export interface UpdateInput {
@@ -152,4 +169,8 @@ export type InstanceEmitted =
   | { type: 'rolled-back'; revision: string | null }
   | { type: 'rollback-failed'; message: string }
   /** ROLLBACK came where it cannot be done (updating, between crash relaunches, …); nothing changed. */
-  | { type: 'rollback-refused'; reason: string };
+  | { type: 'rollback-refused'; reason: string }
+  /** A launch was blocked (see LaunchBlock) and is retried in `retryMs`; `attempts` 1 starts an episode. */
+  | { type: 'launch-blocked'; kind: LaunchBlockKind; message: string; attempts: number; retryMs: number }
+  /** A launch spawned again after `attempts` blocked ones: the episode is over. */
+  | { type: 'launch-unblocked'; kind: LaunchBlockKind; attempts: number };

@@ -20,6 +20,8 @@ export const NOTICE_KINDS = [
   'scheduled-restart',
   'hold',
   'disk',
+  // A launch blocked by the daemon's resources or a held game port (issue 23): once per episode, and its end.
+  'launch-blocked',
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
@@ -139,6 +141,21 @@ export type BusEvents = {
    * server exited, or before the next launch (from an earlier launch or daemon, or holding the game port).
    */
   'instance:stragglers': { key: string; pids: number[]; when: 'exit' | 'relaunch'; at: number };
+  /**
+   * A launch could not happen for a reason that is not the server's fault (`resources`: the daemon is out of
+   * descriptors or memory; `port`: the game port is still held) and is retried in `retryMs`. `attempts` counts the
+   * episode: 1 begins one. Never a startup failure.
+   */
+  'instance:launch-blocked': {
+    key: string;
+    kind: 'resources' | 'port';
+    message: string;
+    attempts: number;
+    retryMs: number;
+    at: number;
+  };
+  /** A launch spawned again after `attempts` blocked ones: the episode is over. */
+  'instance:launch-unblocked': { key: string; kind: 'resources' | 'port'; attempts: number; at: number };
   'checkin:rejected': { key: string; reason: string; remote: string | undefined; at: number };
   control: {
     key: string;

@@ -3,6 +3,7 @@ import type { LogLevel } from './resolved.ts';
 import { formatPath, problemLine } from './issues.ts';
 import { parseUrls, type ListenAddress } from './listen.ts';
 import { isMap, type ConfigPath } from './merge.ts';
+import { checkConnections } from './connections-checks.ts';
 import { checkRouteInstances } from './notification-checks.ts';
 import { readSecretFile } from './secret-file.ts';
 import { isOwnScope, unusedSettings } from './unused.ts';
@@ -152,6 +153,7 @@ export async function checkSettings(
   }
 
   checkRouteInstances(raw, problem);
+  checkConnections(raw, problem);
 
   return { problems, warnings, listen, logLevel, logOverrides, admin, tokenFiles };
 }

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { AgonesSchema } from './agones-schema.ts';
 import { DiskSchema } from './disk-schema.ts';
 import { LogsSchema } from './logs-schema.ts';
+import { ConnectionsSchema } from './connections-schema.ts';
 import { Port } from './port-schema.ts';
 import { MaintenanceSchema } from './maintenance-schema.ts';
 import { NotificationSchema } from './notification-schema.ts';
@@ -225,6 +226,7 @@ export const AppSettingsSchema = v.strictObject(
     ),
     Timing: v.optional(TimingSchema, {}),
     Logs: v.optional(LogsSchema, {}),
+    Connections: v.optional(ConnectionsSchema, {}),
     Agones: v.optional(AgonesSchema, {}),
     // Free space of the instance root and working folder (issue 23): disk-schema.ts.
     Disk: v.optional(DiskSchema, {}),

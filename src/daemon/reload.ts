@@ -15,6 +15,8 @@ const RESTART_ONLY: ReadonlyArray<{ name: string; of: (c: ResolvedConfig) => unk
   { name: 'Servers.InstanceRoot', of: (c) => c.settings.Servers.InstanceRoot },
   // The Agones wrapper is made once, for the instance it wraps (src/daemon/agones.ts).
   { name: 'Agones', of: (c) => c.agones },
+  // Caps and timeouts are set on the listening sockets when they are made.
+  { name: 'Connections', of: (c) => c.settings.Connections },
 ];
 
 /** The names of the restart-only settings that differ between the running and the reloaded configuration. */

@@ -4,6 +4,8 @@ import type { ResolvedConfig } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { HttpDeps } from '../http/app.ts';
 import { checkinFastPath, firstOf, healthFastPath } from '../http/checkin-fast-path.ts';
+import { createConnectionGuard } from '../http/connection-guard.ts';
+import { connectionLimits } from '../http/connection-limits.ts';
 import { createAuditLog } from '../http/audit.ts';
 import { recordRecentEvents } from '../http/dashboard/recent-events.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
@@ -116,7 +118,10 @@ export async function runDaemon(
   // What the app shows of the past is recorded from now on; the app itself (Hono, every route, the dashboard) is
   // built at the first request the fast path leaves to it, so a daemon that only sees check-ins and health probes
   // never loads it (bench/footprint.ts).
-  const metrics = createMetricsCollector({ bus, registry, version: VERSION });
+  // Connections cannot take the descriptors launches need nor starve check-ins (connection-guard.ts).
+  const limits = connectionLimits(config.settings.Connections);
+  const guard = createConnectionGuard(limits);
+  const metrics = createMetricsCollector({ bus, registry, version: VERSION, connections: () => guard.counts() });
   let boundUrls: string[] = [];
   const deps: HttpDeps = {
     registry,
@@ -133,11 +138,16 @@ export async function runDaemon(
   const app = () => import('../http/app.ts').then(({ createApp }) => createApp(deps));
   // The busiest paths skip the disk decoration of the status (a proxy call per member): check-ins read no status,
   // and /health takes the readings as they are.
-  const fastPath = firstOf(checkinFastPath(withAgones), healthFastPath(withAgones, VERSION, diskReadings));
-  const http = await startHttpServers(app, config.listen, { fastPath }).catch(async (err: unknown) => {
-    await lock.release();
-    throw err;
-  });
+  const fastPath = firstOf(
+    checkinFastPath(withAgones, (req) => guard.trust(req.socket)),
+    healthFastPath(withAgones, VERSION, diskReadings),
+  );
+  const http = await startHttpServers(app, config.listen, { fastPath, guard, timeouts: limits }).catch(
+    async (err: unknown) => {
+      await lock.release();
+      throw err;
+    },
+  );
   // After the bind: a daemon that cannot listen exits without having created any folder.
   const audit = createAuditLog({
     file: join(config.workDir, 'logs', 'audit.log'),
@@ -156,6 +166,8 @@ export async function runDaemon(
     checkinUrl,
     baseUrl: publicBaseUrl,
     instances: config.instances.length,
+    maxConnections: limits.maxConnections,
+    maxConnectionsPerSource: limits.maxPerSource,
   });
 
   const tracking = await detectTracking({

@@ -17,7 +17,11 @@ const SUFFIX = '/ping';
  * the app's route (src/http/ping-routes.ts): anything else (another method, a query, an odd key, any refusal with
  * its status, challenge and `checkin:rejected` fact) goes on to that route, which stays the whole definition.
  */
-export function checkinFastPath(registry: InstanceRegistry): FastPath {
+export function checkinFastPath(
+  registry: InstanceRegistry,
+  /** Told of each accepted check-in (the connection guard keeps such connections: connection-guard.ts). */
+  onAccepted?: (req: IncomingMessage) => void,
+): FastPath {
   return (req, res) => {
     const url = req.url ?? '';
     if (req.method !== 'POST' || !url.startsWith(PREFIX) || !url.endsWith(SUFFIX)) return false;
@@ -26,6 +30,7 @@ export function checkinFastPath(registry: InstanceRegistry): FastPath {
     const auth = authorize(req.headers.authorization, raw, registry, 'checkinSecret');
     if (!auth.ok) return false;
     auth.instance.checkin();
+    onAccepted?.(req);
     req.resume(); // a body, if any, is not read: drain it so the connection stays usable
     res.writeHead(200, { 'Content-Type': 'text/plain; charset=UTF-8', 'Content-Length': '0' }).end();
     return true;

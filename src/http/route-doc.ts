@@ -73,7 +73,9 @@ export const InstanceStatusSchema = v.object({
   name: v.string(),
   state: v.pipe(
     v.string(),
-    v.description('dotted path of the active state: running, awaiting-checkin, stopped.idle, restarting.backoff, …'),
+    v.description(
+      'dotted path of the active state: running, awaiting-checkin, stopped.idle, restarting.backoff, restarting.blocked, …',
+    ),
   ),
   pid: v.nullable(v.number()),
   revision: v.nullable(v.string()),
@@ -90,6 +92,12 @@ export const InstanceStatusSchema = v.object({
   canUpdate: v.optional(v.pipe(v.boolean(), v.description('an update provider (UpdateType) is configured'))),
   canRollback: v.optional(v.pipe(v.boolean(), v.description('a previous build (bin.prev) is kept'))),
   checking: v.optional(v.pipe(v.boolean(), v.description('an update check asked for is running or queued'))),
+  launchBlocked: v.optional(
+    v.pipe(
+      v.object({ kind: v.picklist(['resources', 'port']), message: v.string(), attempts: v.number() }),
+      v.description("launches blocked by the watchdog's resources or a held game port: why, and how many"),
+    ),
+  ),
   lastExit: v.nullable(LastExitSchema),
   maintenance: v.optional(MaintenanceStatusSchema),
   agones: v.optional(v.pipe(AgonesStatusSchema, v.description('Agones mode only: the GameServer this instance is'))),

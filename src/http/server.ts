@@ -2,6 +2,8 @@ import { createServer, type RequestListener } from 'node:http';
 import type { Hono } from 'hono';
 import type { ListenAddress } from '../config/listen.ts';
 import type { FastPath } from './checkin-fast-path.ts';
+import type { ConnectionGuard } from './connection-guard.ts';
+import type { ConnectionLimits } from './connection-limits.ts';
 
 export interface HttpServer {
   /** `http://host:port`, no trailing slash. */
@@ -23,6 +25,26 @@ export interface ListenOptions {
   graceMs?: number;
   /** Tried before the app on every request (checkin-fast-path.ts); the app answers whatever it leaves. */
   fastPath?: FastPath;
+  /** Connection caps shared by every socket of the daemon (connection-guard.ts); none by default. */
+  guard?: ConnectionGuard;
+  /** Header, request and keep-alive timeouts (`Connections`); Node's defaults when absent. */
+  timeouts?: Pick<ConnectionLimits, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs'>;
+}
+
+/**
+ * node:http's timeouts: a connection whose request headers have not all arrived in time (one that sends nothing,
+ * or a byte every few seconds) gets 408 and is closed. Node looks for such connections every
+ * `connectionsCheckingInterval`, so that is a fraction of the shorter timeout.
+ */
+function serverOptions(t: ListenOptions['timeouts']) {
+  if (!t) return {};
+  const shortest = Math.min(t.headersTimeoutMs, t.requestTimeoutMs);
+  return {
+    headersTimeout: t.headersTimeoutMs,
+    requestTimeout: t.requestTimeoutMs,
+    keepAliveTimeout: t.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(shortest / 4))),
+  };
 }
 
 function urlHost(host: string): string {
@@ -60,7 +82,12 @@ export function startHttpServer(app: AppSource, opts: ListenOptions): Promise<Ht
       );
     };
     const fast = opts.fastPath;
-    const server = createServer(fast ? (req, res) => void (fast(req, res) || toApp(req, res)) : toApp);
+    const server = createServer(
+      serverOptions(opts.timeouts),
+      fast ? (req, res) => void (fast(req, res) || toApp(req, res)) : toApp,
+    );
+    if (opts.timeouts) server.keepAliveTimeout = opts.timeouts.keepAliveTimeoutMs;
+    opts.guard?.attach(server);
     const onError = (err: Error) =>
       reject(
         new Error(`cannot listen on ${host}:${opts.port}: ${err.message} (is another watchdog running? change Urls)`, {

@@ -12,6 +12,7 @@ import type { DiskFamilies } from './disk-gauges.ts';
 import type { Families } from './families.ts';
 import type { ResilienceFamilies } from './resilience.ts';
 import { tallyResilience } from './resilience-tally.ts';
+import type { ConnectionFamilies, ConnectionFigures } from './connection-metrics.ts';
 import { type ProcessStats, readProcessStats } from './proc-stats.ts';
 import { Tally } from './tally.ts';
 
@@ -29,6 +30,8 @@ export interface MetricsOptions {
   version?: string;
   /** Reads a server's RSS and CPU time; /proc by default. */
   readStats?: (pid: number) => Promise<ProcessStats | null>;
+  /** The HTTP connection guard's figures, read at each scrape (absent: no connection metrics). */
+  connections?: () => ConnectionFigures;
 }
 
 // Records, so adding a reason or kind to src/bus.ts without listing it here fails to type-check.
@@ -61,19 +64,27 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     disk: DiskFamilies;
     states: string[];
     resilience: ResilienceFamilies;
+    connections: ConnectionFamilies | null;
   }> | null = null;
   const load = async () => {
     // prom-client is CommonJS: Node gives its exports as named ones too, but the bundle in dist/app/ only as the
     // default export, which both have (the compiled daemon answered every scrape with 500 when this took `Registry`
     // by name).
-    const [{ default: promClient }, { createFamilies }, { statePaths }, diskGauges, { createResilienceFamilies }] =
-      await Promise.all([
-        import('prom-client'),
-        import('./families.ts'),
-        import('../chart/graph.ts'),
-        import('./disk-gauges.ts'),
-        import('./resilience.ts'),
-      ]);
+    const [
+      { default: promClient },
+      { createFamilies },
+      { statePaths },
+      diskGauges,
+      { createResilienceFamilies },
+      { createConnectionFamilies },
+    ] = await Promise.all([
+      import('prom-client'),
+      import('./families.ts'),
+      import('../chart/graph.ts'),
+      import('./disk-gauges.ts'),
+      import('./resilience.ts'),
+      import('./connection-metrics.ts'),
+    ]);
     const { Registry } = promClient;
     const reg = new Registry();
     return {
@@ -82,6 +93,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       disk: diskGauges.createDiskFamilies(reg),
       states: statePaths(),
       resilience: createResilienceFamilies(reg),
+      connections: opts.connections ? createConnectionFamilies(reg) : null,
     };
   };
 
@@ -212,7 +224,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     contentType: CONTENT_TYPE,
     async metrics() {
       loaded ??= load();
-      const { reg, families, disk, states, resilience: rf } = await loaded;
+      const { reg, families, disk, states, resilience: rf, connections } = await loaded;
       await refresh(families, states);
       const { setDiskFamilies } = await import('./disk-gauges.ts');
       setDiskFamilies(disk, disks);
@@ -220,6 +232,10 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
         rf,
         registry.list().map((i) => i.key),
       );
+      if (connections && opts.connections) {
+        const { setConnectionFamilies } = await import('./connection-metrics.ts');
+        setConnectionFamilies(connections, opts.connections());
+      }
       return reg.metrics();
     },
     stop() {

@@ -3,6 +3,7 @@ import { describeError } from '../errors.ts';
 import { noticeFromDisk } from './disk-notices.ts';
 import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
 import { noticeFromAlert, noticeFromUpdate, type LaunchSeen } from './notices.ts';
+import { noticeFromBlocked, noticeFromUnblocked } from './launch-notices.ts';
 import { payloadOf } from './payload.ts';
 import { routesFor, type Route } from './routes.ts';
 import { createWebhookSender, type SenderOptions, type WebhookSender } from './webhook.ts';
@@ -55,6 +56,8 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     'maintenance:done': (e) => tell(() => noticeFromDone(e)),
     'disk:low': (e) => tell(() => noticeFromDisk(e, false)),
     'disk:recovered': (e) => tell(() => noticeFromDisk(e, true)),
+    'instance:launch-blocked': (e) => tell(() => noticeFromBlocked(e)),
+    'instance:launch-unblocked': (e) => tell(() => noticeFromUnblocked(e)),
   });
 
   return {

@@ -22,6 +22,7 @@ export const COLOURS: Record<NoticeKind, number> = {
   stopped: GREY,
   hold: GREY,
   disk: DARK_RED,
+  'launch-blocked': RED,
 };
 
 const TITLES: Record<NoticeKind, string> = {
@@ -35,6 +36,7 @@ const TITLES: Record<NoticeKind, string> = {
   'scheduled-restart': 'Scheduled restart',
   hold: 'Hold',
   disk: 'Disk space',
+  'launch-blocked': 'Cannot launch',
 };
 
 export interface EmbedField {

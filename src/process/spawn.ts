@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
 import { inCgroup } from './cgroup.ts';
 import { execError } from './exec-check.ts';
+import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { followAppendedLog } from './appended-log.ts';
 import { DEFAULT_ROTATION, LineSplitter, logPath, rotateIfFull, type LogRotation } from './log-file.ts';
@@ -68,6 +69,8 @@ const REASONS: Record<string, string> = {
 };
 
 function launchError(spec: LaunchSpec, err: unknown): ProcessError {
+  const blocked = resourceBlock(err);
+  if (blocked) return blocked;
   const code = (err as NodeJS.ErrnoException | null)?.code ?? 'error';
   const why = REASONS[code] ?? (err instanceof Error ? err.message : String(err));
   return new ProcessError(`cannot launch ${spec.program}: ${code} (${why}) — check RunCommand`, { cause: err });
@@ -97,7 +100,13 @@ async function startChild(
     if (failure) return { child: null, failure };
   }
   const { file, args } = cgroup ? inCgroup(cgroup, spec.program, spec.args) : { file: spec.program, args: spec.args };
-  const child = spawn(file, args, options);
+  let child: ChildProcess;
+  try {
+    child = spawn(file, args, options);
+  } catch (err) {
+    // Node throws what it does not report as an 'error' event (ENOMEM among them).
+    return { child: null, failure: err instanceof Error ? err : new Error(String(err)) };
+  }
   return { child, failure: await started(child) };
 }
 
@@ -111,7 +120,9 @@ function started(child: ChildProcess): Promise<Error | null> {
 
 /**
  * Launches a game server in its own process group (`detached: true`), its output going to
- * `<logDir>/server.log`. Rejects with a ProcessError naming the program when it cannot be started.
+ * `<logDir>/server.log`. Rejects with a ProcessError naming the program when it cannot be started, and with a
+ * LaunchBlockedError (kind `resources`) when the daemon lacks the descriptors or memory to start it, whether the
+ * spawn itself or opening the log said so.
  *
  * @example
  * const proc = await spawnServer(spec, { logDir: join(dir, 'logs'), persist: false, onLine: (s, l) => log.info(l) });
@@ -132,7 +143,11 @@ export async function spawnServer(spec: LaunchSpec, opts: SpawnOptions): Promise
       // A subscriber's bug must not stop the log.
     }
   };
-  return opts.persist ? spawnPersistent(spec, opts, rotation, emit) : spawnPiped(spec, opts, rotation, emit);
+  try {
+    return await (opts.persist ? spawnPersistent(spec, opts, rotation, emit) : spawnPiped(spec, opts, rotation, emit));
+  } catch (err) {
+    throw resourceBlock(err) ?? err;
+  }
 }
 
 type Emit = (stream: 'stdout' | 'stderr', line: string) => void;

@@ -8,7 +8,10 @@ import type { DiskReading } from '../bus.ts';
 export interface InstanceStatus {
   key: string;
   name: string;
-  /** Dotted path of the active state: `running`, `awaiting-checkin`, `stopped.idle`, `restarting.backoff`, … */
+  /**
+   * Dotted path of the active state: `running`, `awaiting-checkin`, `stopped.idle`, `restarting.backoff`,
+   * `restarting.blocked`, …
+   */
   state: string;
   pid: number | null;
   revision: string | null;
@@ -27,6 +30,11 @@ export interface InstanceStatus {
   canRollback?: boolean;
   /** An update check asked for (`update`) is running or queued; `watchdog update --wait` waits for its answer. */
   checking?: boolean;
+  /**
+   * While launches are blocked by the daemon's resources or a held game port (state `restarting.blocked`, and the
+   * launch after it until it spawns): what blocked the last one and how many were; absent otherwise.
+   */
+  launchBlocked?: { kind: 'resources' | 'port'; message: string; attempts: number };
   /** How the last server process ended (null before any has): why, its exit code or signal, and when (ISO). */
   lastExit: LastExitStatus | null;
   /** Scheduled restarts and update checks, what is pending and any hold (absent: unknown). */

@@ -6,7 +6,7 @@ import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { ControlAction, InstanceControl, InstanceStatus, MaintenancePolicy } from './contract.ts';
-import { alertMessage, requester } from '../notify/messages.ts';
+import { alertMessage, formatDelay, requester } from '../notify/messages.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
 import { removeDisplacedBuilds } from '../updates/install/install.ts';
 import { hasPreviousBuild } from '../updates/install/install.ts';
@@ -142,6 +142,21 @@ export class Instance implements InstanceControl {
       case 'rollback-refused':
         log.warn(`rollback refused: ${e.reason}`);
         break;
+      case 'launch-blocked':
+        log.warn(`cannot launch: ${e.message}; retrying in ${formatDelay(e.retryMs)}`, { attempt: e.attempts });
+        bus.emit('instance:launch-blocked', {
+          key: this.key,
+          kind: e.kind,
+          message: e.message,
+          attempts: e.attempts,
+          retryMs: e.retryMs,
+          at,
+        });
+        break;
+      case 'launch-unblocked':
+        log.info(`launched again after ${e.attempts} blocked attempt${e.attempts === 1 ? '' : 's'}`);
+        bus.emit('instance:launch-unblocked', { key: this.key, kind: e.kind, attempts: e.attempts, at });
+        break;
     }
   }
 
@@ -245,6 +260,7 @@ export class Instance implements InstanceControl {
       // What the dashboard's buttons need.
       ...this.abilities(),
       checking: c.check !== 'idle',
+      ...(c.blocked === null ? {} : { launchBlocked: { ...c.blocked } }),
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
       maintenance: this.maintenance.status(),
     };

@@ -3,6 +3,7 @@ import type { ProcessCommand, ProcessEvent, ProcessInput } from '../../machines/
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { shutdownGracefully, leave } from '../process/graceful.ts';
+import { resourceBlock } from '../process/launch-blocked.ts';
 import { requestUpdate } from '../process/server-api.ts';
 import type { ServerProcess } from '../process/spawn.ts';
 
@@ -20,7 +21,10 @@ export interface ProcessHost {
   shutdownWindows(): { requestMs: number; exitMs: number };
   /** A fresh check-in secret for a launch. */
   secret(): string;
-  /** Spawns a new server with this secret (launch spec, data.json record); rejects with a ProcessError. */
+  /**
+   * Spawns a new server with this secret (launch spec, data.json record); rejects with a ProcessError, or a
+   * LaunchBlockedError when the launch could not happen for a reason that is not the server's fault.
+   */
   launch(launchId: number, secret: string): Promise<OwnedServer>;
   /** The server recorded by the previous daemon, verified alive; null when it cannot be adopted. */
   adopt(pid: number): OwnedServer | null;
@@ -157,6 +161,14 @@ export function createRunProcess(host: ProcessHost) {
       // Valid before the spawn: a fast server may check in before we hear back from spawn().
       send({ type: 'PROCESS_STARTED', launchId, secret, pid: null });
       host.launch(launchId, secret).then(watch, (err: unknown) => {
+        // Out of descriptors or memory anywhere on the way (the provider's cvars, the log, the spawn), or the game
+        // port held: no server ran, so nothing counts against it.
+        const blocked = resourceBlock(err);
+        if (blocked) {
+          host.log.warn('launch blocked', { kind: blocked.kind, error: describeError(blocked) });
+          send({ type: 'PROCESS_BLOCKED', launchId, kind: blocked.kind, message: blocked.message });
+          return;
+        }
         host.log.error('launch failed', { error: describeError(err) });
         // A failed spawn is an exit with neither code nor signal (a startup failure to the machine).
         send({ type: 'PROCESS_EXITED', launchId, code: null, signal: null });

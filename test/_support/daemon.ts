@@ -36,12 +36,20 @@ export const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${use
 /** Starts the real daemon (`bin/watchdog start`) in a fresh temp folder with the given appsettings.yml text. */
 export async function startDaemon(
   yaml: string,
-  opts: { env?: Record<string, string>; dir?: string; files?: Record<string, string> } = {},
+  opts: {
+    env?: Record<string, string>;
+    dir?: string;
+    files?: Record<string, string>;
+    /** A command the daemon runs under, which execs it (`['prlimit', '--nofile=128:128', '--']`). */
+    wrap?: string[];
+  } = {},
 ): Promise<RunningDaemon> {
   const tmp = opts.dir ? { path: opts.dir, cleanup: async () => {} } : await tempDir('wd-e2e-');
   await writeFile(join(tmp.path, 'appsettings.yml'), yaml);
   for (const [name, text] of Object.entries(opts.files ?? {})) await writeFile(join(tmp.path, name), text);
-  const proc = spawn(process.execPath, [join(ROOT, 'bin/watchdog'), 'start', '--log-level', 'debug'], {
+  const argv = [process.execPath, join(ROOT, 'bin/watchdog'), 'start', '--log-level', 'debug'];
+  const [command = process.execPath, ...args] = [...(opts.wrap ?? []), ...argv];
+  const proc = spawn(command, args, {
     cwd: tmp.path,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

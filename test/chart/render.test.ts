@@ -29,6 +29,7 @@ graph('chart :: every state of the machine, with its kind and initial child, nam
     'restarting.stopping',
     'restarting',
     'restarting.backoff',
+    'restarting.blocked',
     'rolling-back',
     'exited',
   ]);
@@ -70,6 +71,7 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
     'awaiting-checkin hangAfter restarting.stopping',
     'restarting.stopping stopTimeout restarting.stopping',
     'restarting.backoff backoff decide',
+    'restarting.blocked blockedBackoff decide',
   ]);
   const done = edges.find((e) => e.source === 'updating' && e.kind === 'done');
   assert.is(done?.label, 'update done');
@@ -79,8 +81,9 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
   assert.equal([internal?.internal, internal?.target], [true, '']);
 });
 
-graph('chart :: the statechart stays small: at most 40 transitions', () => {
-  assert.ok(chartGraph().edges.length <= 40, `${chartGraph().edges.length} transitions`);
+// 43 since launches blocked by the daemon's resources (issue 23) got a state of their own.
+graph('chart :: the statechart stays small: at most 43 transitions', () => {
+  assert.ok(chartGraph().edges.length <= 43, `${chartGraph().edges.length} transitions`);
 });
 
 graph('chart :: guards read as text, combinators included', () => {
@@ -181,8 +184,11 @@ formats('chart :: DOT arrows join states, never cluster names or a state to itse
     assert.not.ok(compound.has(tail) || compound.has(head), `${tail} -> ${head} names a cluster`);
     assert.is.not(tail, head, 'no self-loops: what stays in a state is listed in it');
   }
-  // PROCESS_EXITED is declared once, on owning: one arrow leaving the owning cluster.
-  assert.match(text, /-> "decide" \[label="PROCESS_EXITED \[currentLaunch\]"[^\n]*ltail="cluster_owning"/);
+  // PROCESS_EXITED (and PROCESS_BLOCKED) are declared once, on owning: one arrow leaving the owning cluster.
+  assert.match(
+    text,
+    /-> "decide" \[label="PROCESS_EXITED \[currentLaunch\]\nPROCESS_BLOCKED \[currentLaunch\]"[^\n]*ltail="cluster_owning"/,
+  );
   assert.match(text, /"restarting.stopping" \[label=<stopping<br\/>[^\n]*after stopTimeout/);
   assert.match(text, /subgraph "cluster_legend"/);
   for (const meaning of ['an event', 'an actor finished', 'a timer ran out', 'taken at once'])

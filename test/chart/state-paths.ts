@@ -8,6 +8,7 @@ export const STATUS_PATHS = [
   'awaiting-checkin',
   'restarting.stopping',
   'restarting.backoff',
+  'restarting.blocked',
   'rolling-back',
   'exited',
 ];

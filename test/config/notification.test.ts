@@ -40,7 +40,7 @@ test('notification: Format and Routes load, names and choices in any case; ChatW
       [
         'Notification.ChatWebhook',
         'https://chat.example/hooks/all',
-        'crash,hang,loop,failing,stopped,update-installed,update-failed,scheduled-restart,hold,disk',
+        'crash,hang,loop,failing,stopped,update-installed,update-failed,scheduled-restart,hold,disk,launch-blocked',
         null,
         'Embed',
       ],
@@ -73,7 +73,8 @@ test('notification: every problem at once, with its key path, and no webhook URL
   const problems = r.ok ? [] : r.problems;
   const f = 'appsettings.yml: Notification';
   const hidden = 'got a value not shown here (a webhook URL holds its token)';
-  const kinds = 'crash, hang, loop, failing, stopped, update-installed, update-failed, scheduled-restart, hold, disk';
+  const kinds =
+    'crash, hang, loop, failing, stopped, update-installed, update-failed, scheduled-restart, hold, disk, launch-blocked';
   assert.equal(
     [...problems].sort(),
     [

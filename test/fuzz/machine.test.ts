@@ -28,6 +28,8 @@ type Step =
   | { t: 'CHECKIN'; back: number }
   | { t: 'STARTED'; back: number; pid: number | null }
   | { t: 'EXITED'; back: number; code: number | null; signal: string | null }
+  /** The launch was blocked (the daemon's descriptors, a held game port): no process ran. */
+  | { t: 'BLOCKED'; back: number; kind: 'resources' | 'port' }
   | { t: 'ACTOR_FAILS' }
   | { t: 'ADVANCE'; ms: number }
   | { t: 'UPDATE_DONE'; changed: boolean }
@@ -85,6 +87,10 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       code: fc.constantFrom(0, 1, null),
       signal: fc.constantFrom(null, 'SIGKILL', 'SIGTERM'),
     }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('BLOCKED' as const), back, kind: fc.constantFrom('resources', 'port') }),
   },
   {
     weight: 3,
@@ -157,6 +163,13 @@ async function apply(h: Harness, s: Step, failed: Failed): Promise<void> {
       });
     case 'EXITED':
       return h.actor.send({ type: 'PROCESS_EXITED', launchId: launchId(s.back), code: s.code, signal: s.signal });
+    case 'BLOCKED':
+      return h.actor.send({
+        type: 'PROCESS_BLOCKED',
+        launchId: launchId(s.back),
+        kind: s.kind,
+        message: `blocked (${s.kind})`,
+      });
     case 'ACTOR_FAILS': {
       const held = h.processes.filter((p) => !p.stopped && !failed.has(p)).at(-1);
       if (!held) return;
@@ -237,6 +250,7 @@ machine('fuzz/machine :: random event sequences keep one process at most and ign
     'awaiting-checkin',
     'restarting.stopping',
     'restarting.backoff',
+    'restarting.blocked',
     'stopped.failing',
     'updating',
     'rolling-back',

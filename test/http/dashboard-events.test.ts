@@ -140,8 +140,17 @@ events('events :: every streamed fact type arrives under its own event name', as
       result: 'accepted',
       at,
     });
+    bus.emit('instance:launch-blocked', {
+      key: 'alpha',
+      kind: 'resources',
+      message: 'the watchdog is out of file descriptors (EMFILE)',
+      attempts: 1,
+      retryMs: 1000,
+      at,
+    });
+    bus.emit('instance:launch-unblocked', { key: 'alpha', kind: 'resources', attempts: 1, at });
     const seen: string[] = [];
-    for (let i = 0; i < 8; i++) seen.push((await sse.next()).event);
+    for (let i = 0; i < 10; i++) seen.push((await sse.next()).event);
     assert.equal(seen, [
       'instance:alert',
       'instance:update',
@@ -151,6 +160,8 @@ events('events :: every streamed fact type arrives under its own event name', as
       'maintenance:pending',
       'maintenance:done',
       'control',
+      'instance:launch-blocked',
+      'instance:launch-unblocked',
     ]);
     assert.equal([...STREAMED].sort(), [...seen, 'instance:state'].sort(), 'the test covers every streamed type');
   } finally {

@@ -226,4 +226,35 @@ expo('other methods → 405', async () => {
   assert.is((await app.request('/metrics', { method: 'POST' })).status, 405);
 });
 
+expo('connections: open now, and refused or evicted by cap, from the guard at each scrape', async () => {
+  const figures = { open: 7, refused: { total: 1, source: 2 }, evicted: { total: 3, source: 40 } };
+  const metrics = createMetricsCollector({
+    bus: createBus(),
+    registry: memoryRegistry(memoryInstance('alpha')),
+    connections: () => figures,
+  });
+  try {
+    let families = parseExposition(await metrics.metrics());
+    assert.is(sample(families, 'watchdog_http_connections'), 7);
+    const dropped = (action: string, cap: string) =>
+      sample(families, 'watchdog_http_connections_dropped_total', { action, cap });
+    assert.equal(
+      [
+        dropped('refused', 'total'),
+        dropped('refused', 'source'),
+        dropped('evicted', 'total'),
+        dropped('evicted', 'source'),
+      ],
+      [1, 2, 3, 40],
+    );
+    figures.evicted.source = 45;
+    figures.open = 2;
+    families = parseExposition(await metrics.metrics());
+    assert.is(dropped('evicted', 'source'), 45, 'the counter follows the guard, not added twice');
+    assert.is(sample(families, 'watchdog_http_connections'), 2);
+  } finally {
+    metrics.stop();
+  }
+});
+
 expo.run();

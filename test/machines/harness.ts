@@ -38,6 +38,8 @@ export interface FakeProcess {
   started(pid: number): void;
   exit(code: number | null, signal?: string | null): void;
   spawnFailed(): void;
+  /** The launch was blocked (runProcess got a LaunchBlockedError from the host): no process ran. */
+  blocked(kind: 'resources' | 'port', message?: string): void;
   /** Makes the actor itself fail (its receive handler throws), as a broken runProcess would. */
   fail(): void;
 }
@@ -106,6 +108,8 @@ export function createHarness(
       exit: (code, signal = null) => sendBack({ type: 'PROCESS_EXITED', launchId: input.launchId, code, signal }),
       // As runProcess reports it: an exit with neither code nor signal.
       spawnFailed: () => sendBack({ type: 'PROCESS_EXITED', launchId: input.launchId, code: null, signal: null }),
+      blocked: (kind, message = `blocked (${kind})`) =>
+        sendBack({ type: 'PROCESS_BLOCKED', launchId: input.launchId, kind, message }),
       fail: () => {
         failNext = true;
         self.send({ type: 'NOTIFY_UPDATE' });

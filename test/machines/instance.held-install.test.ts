@@ -79,4 +79,24 @@ test("held: a person's restart and the startup-failure limit still install; unhe
   h.stop();
 });
 
+test('held: the retry of a launch blocked after a crash does not install either', async () => {
+  const { h, hold } = heldHarness();
+  await h.run();
+  await h.checkUpdate(true);
+  hold.on = true;
+  h.proc().exit(1);
+  h.proc().blocked('resources');
+  assert.is(h.state(), 'restarting.blocked');
+  h.clock.increment(60_000);
+  assert.is(h.state(), 'starting', 'retried on the installed build');
+  assert.is(h.updates.length, 0, 'no install started');
+  assert.is(h.context().updatePending, true);
+  hold.on = false;
+  h.proc().blocked('resources');
+  h.clock.increment(60_000);
+  assert.is(h.state(), 'updating', 'once the hold is gone the pending update goes first');
+  assert.equal(h.errors, []);
+  h.stop();
+});
+
 test.run();

@@ -15,6 +15,7 @@ import type {
 } from 'xstate';
 import { TestModel, toDirectedGraph, type DirectedGraphNode, type StatePath } from 'xstate/graph';
 import { backoffMs, instanceMachine, type InstanceMachineEvent } from '../../machines/instance.ts';
+import { blockedBackoffMs } from '../../machines/instance.context.ts';
 import type { InstanceInput, RollbackOutput, UpdateOutput } from '../../machines/instance.types.ts';
 import { createHarness, TIMING, type Harness } from './harness.ts';
 
@@ -106,6 +107,9 @@ function eventsFor(types: string[]) {
           break;
         case 'PROCESS_EXITED':
           if (owning) out.push({ type, launchId, code: 0, signal: null }, { type, launchId, code: 1, signal: null });
+          break;
+        case 'PROCESS_BLOCKED':
+          if (owning) out.push({ type, launchId, kind: 'resources', message: 'out of file descriptors (EMFILE)' });
           break;
         case 'xstate.error.actor.process':
           if (owning) out.push({ type, error: new Error('actor failed') });
@@ -207,6 +211,8 @@ function delayOf(type: string, h: Harness): number {
       return t.stopTimeoutMs;
     case 'backoff':
       return backoffMs(t, c.crashStreak);
+    case 'blockedBackoff':
+      return blockedBackoffMs(t, c.blocked?.attempts ?? 1);
     default:
       throw new Error(`model: unknown delay in ${type}`);
   }
@@ -220,6 +226,8 @@ async function execute(h: Harness, e: ModelEvent): Promise<void> {
       return h.proc().started(e.pid ?? 1); // the fake reports its own launch id
     case 'PROCESS_EXITED':
       return h.proc().exit(e.code, e.signal);
+    case 'PROCESS_BLOCKED':
+      return h.proc().blocked(e.kind, e.message);
     case 'xstate.error.actor.process':
       return h.proc().fail();
     case 'xstate.done.actor.update':

@@ -44,6 +44,7 @@ export function runActor(host: ProcessHost, adoptPid: number | null = null) {
       CMD: { actions: sendTo('process', ({ event }) => (event as { cmd: ProcessCommand }).cmd) },
       PROCESS_STARTED: { actions: ({ event }) => void seen.push(event) },
       PROCESS_EXITED: { actions: ({ event }) => void seen.push(event) },
+      PROCESS_BLOCKED: { actions: ({ event }) => void seen.push(event) },
     },
   });
   const actor = createActor(parent).start();

@@ -6,6 +6,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ProcessEvent } from '../../machines/instance.types.ts';
+import { LaunchBlockedError } from '../../src/errors.ts';
 import type { OwnedServer, ProcessHost } from '../../src/supervisor/run-process.ts';
 import { waitFor } from '../_support/env.ts';
 import { recordingLogger } from '../http/support.ts';
@@ -54,6 +55,41 @@ test('the launch secret is reported before the spawn answers, then the pid; the 
   assert.equal(h.happened, ['launch fresh-secret', 'released exited']);
   r.actor.stop();
   assert.equal(server.signals, ['SIGKILL'], 'stopping the actor still signals the group, for stragglers');
+});
+
+test('a launch blocked by a held port is PROCESS_BLOCKED with its words, never an exit', async () => {
+  const h = fakeHost();
+  const r = runActor(h.host);
+  h.answer(new LaunchBlockedError('port', 'port 1212 held by pid 77 (helper), left from the previous launch'));
+  const e = await waitFor('the block', () => r.seen.find((x) => x.type === 'PROCESS_BLOCKED'), 2000);
+  assert.equal(e, {
+    type: 'PROCESS_BLOCKED',
+    launchId: 7,
+    kind: 'port',
+    message: 'port 1212 held by pid 77 (helper), left from the previous launch',
+  });
+  assert.is(exited(r.seen), undefined);
+  r.actor.stop();
+});
+
+test('a launch that ran out of descriptors anywhere on the way is blocked by resources', async () => {
+  const h = fakeHost();
+  const r = runActor(h.host);
+  // As fs.openSync throws it: a plain Error with an errno code, not yet a LaunchBlockedError.
+  h.answer(Object.assign(new Error("EMFILE: too many open files, open 'server.log'"), { code: 'EMFILE' }));
+  const e = await waitFor('the block', () => r.seen.find((x) => x.type === 'PROCESS_BLOCKED'), 2000);
+  assert.equal(e, {
+    type: 'PROCESS_BLOCKED',
+    launchId: 7,
+    kind: 'resources',
+    message: 'the watchdog is out of file descriptors (EMFILE)',
+  });
+  assert.is(exited(r.seen), undefined);
+  assert.ok(
+    h.log.lines.some((l) => l.includes('launch blocked')),
+    h.log.lines.join('\n'),
+  );
+  r.actor.stop();
 });
 
 test('a failed spawn is an exit with neither code nor signal, and is logged', async () => {

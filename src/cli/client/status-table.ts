@@ -86,6 +86,13 @@ export function agonesLine(row: StatusRow): string | null {
   return `${row.key} agones: GameServer ${a.gameServer ?? '(not reported yet)'} is ${state}`;
 }
 
+/** While launches are blocked: `demo blocked: the watchdog is out of file descriptors (EMFILE) (3 attempts; …)`. */
+export function blockedLine(row: StatusRow): string | null {
+  const b = row.launchBlocked;
+  if (!b) return null;
+  return `${row.key} blocked: ${b.message} (${b.attempts} attempt${b.attempts === 1 ? '' : 's'}; retried until it works)`;
+}
+
 /**
  * `disk space low: instances on /data: 120 MB free of 10 GB (1.2 %), below the 1 GB threshold`, once per file system
  * that is low (every instance's status carries the same readings), and one for any that cannot be read.
@@ -101,9 +108,9 @@ export function diskLines(rows: StatusRow[]): string[] {
 
 /**
  * The `watchdog status` table: a header and one line per instance, columns padded to the widest
- * cell, then a maintenance line for each instance that has something scheduled, pending or held, and in Agones
- * mode the GameServer's line, then a line for each file system low on space. With `colour`, the header is bold and
- * each STATE is coloured by `stateStyle`.
+ * cell, then a maintenance line for each instance that has something scheduled, pending or held, what blocks an
+ * instance's launches while they are blocked, and in Agones mode the GameServer's line, then a line for each file
+ * system low on space. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
  */
 export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
   const cells = rows.map((r) => statusCells(r, opts.now));
@@ -115,7 +122,7 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
     line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))),
   );
   const extra = rows
-    .flatMap((r) => [maintenanceLine(r, opts.now), agonesLine(r)])
+    .flatMap((r) => [maintenanceLine(r, opts.now), blockedLine(r), agonesLine(r)])
     .filter((l): l is string => l !== null)
     .concat(diskLines(rows).map((l) => paint(l, 'red', opts.colour)));
   return [header, ...body, ...(extra.length > 0 ? ['', ...extra] : [])].join('\n') + '\n';

@@ -11,6 +11,8 @@ export const STREAMED = [
   'maintenance:pending',
   'maintenance:done',
   'control',
+  'instance:launch-blocked',
+  'instance:launch-unblocked',
 ] as const;
 export type Streamed = (typeof STREAMED)[number];
 

@@ -95,6 +95,25 @@ plain('header names the columns; rows are aligned; no escape codes', () => {
   assert.not.match(lines[1]!, /\s$/, 'no trailing spaces');
 });
 
+plain('a blocked instance gets a line saying what blocks it, after the table', () => {
+  const blocked: StatusRow = {
+    key: 'gamma',
+    state: 'restarting.blocked',
+    launchBlocked: { kind: 'resources', message: 'the watchdog is out of file descriptors (EMFILE)', attempts: 3 },
+  };
+  const lines = renderStatusTable([...rows, blocked], { colour: false, now })
+    .trimEnd()
+    .split('\n');
+  assert.is(
+    lines.at(-1),
+    'gamma blocked: the watchdog is out of file descriptors (EMFILE) (3 attempts; retried until it works)',
+  );
+  assert.not.ok(
+    renderStatusTable(rows, { colour: false, now }).includes('blocked:'),
+    'nothing for instances that are not blocked',
+  );
+});
+
 plain('an empty list is the header alone', () => {
   assert.is(renderStatusTable([], { colour: false, now }).split('\n').filter(Boolean).length, 1);
 });

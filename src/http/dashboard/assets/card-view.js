@@ -43,11 +43,13 @@ export function actionBlockers(status) {
         ? 'an update is being installed; roll back once it is done'
         : state === 'restarting.backoff'
           ? 'the server is between crash relaunches; stop the instance, then roll back'
-          : state === 'rolling-back'
-            ? 'a rollback is already under way'
-            : status.canRollback === false
-              ? 'no previous build (bin.prev) to go back to; one is kept after each update'
-              : '',
+          : state === 'restarting.blocked'
+            ? 'the launch is blocked and retried with back-off; stop the instance, then roll back'
+            : state === 'rolling-back'
+              ? 'a rollback is already under way'
+              : status.canRollback === false
+                ? 'no previous build (bin.prev) to go back to; one is kept after each update'
+                : '',
     // Hold (or Release) applies whenever the daemon reports maintenance; an older daemon does not.
     hold: status.maintenance ? '' : 'this watchdog does not report maintenance',
   };

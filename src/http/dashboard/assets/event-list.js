@@ -21,6 +21,10 @@ function describe(type, e) {
         : `${e.kind} pending (${e.when})`;
     case 'maintenance:done':
       return `${e.kind} ${e.how}`;
+    case 'instance:launch-blocked':
+      return `cannot launch: ${e.message}; retry ${e.attempts} in ${Math.round(e.retryMs / 100) / 10} s`;
+    case 'instance:launch-unblocked':
+      return `launched again after ${e.attempts} blocked attempt${e.attempts === 1 ? '' : 's'}`;
     case 'control':
       return `${e.action} ${e.result} (${e.status}) by ${e.user ?? 'a local client'}${e.remote ? ` from ${e.remote}` : ''}`;
     default:

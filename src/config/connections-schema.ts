@@ -1,0 +1,45 @@
+import * as v from 'valibot';
+
+/** The longest Node timer, in seconds (a longer one fires after 1 ms); schema.ts says the same of its waits. */
+const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+const seconds = (def: number) =>
+  v.optional(
+    v.pipe(
+      v.number('expected a number of seconds'),
+      v.gtValue(0, 'expected a positive number of seconds'),
+      v.maxValue(MAX_SECONDS, `expected at most ${MAX_SECONDS} seconds (about 24 days, the longest timer)`),
+    ),
+    def,
+  );
+const count = () =>
+  v.optional(
+    v.pipe(
+      v.number('expected a whole number of connections'),
+      v.integer('expected a whole number of connections'),
+      v.minValue(1, 'expected at least 1 connection'),
+    ),
+  );
+
+/**
+ * `Connections`: how many HTTP connections the daemon holds, and for how long an idle or slow one is kept, so
+ * that connections cannot take the descriptors launches and logs need, nor starve check-ins (issue 23).
+ * Unset caps are derived from the descriptor limit at start (src/http/connection-limits.ts). Read at start only.
+ */
+export const ConnectionsSchema = v.strictObject(
+  {
+    /** Open connections at most, over every address of `Urls`; default half the descriptor limit (≤ 4096). */
+    MaxConnections: count(),
+    /** Open connections from one client address at most; default half of MaxConnections. */
+    MaxConnectionsPerSource: count(),
+    /** A request's headers must have arrived this long after it began (a check-in sends them at once). */
+    HeadersTimeoutSeconds: seconds(10),
+    /** A whole request (headers and body) must have arrived this long after it began. */
+    RequestTimeoutSeconds: seconds(60),
+    /** An idle keep-alive connection is closed after this long (a check-in comes every 15 s). */
+    KeepAliveTimeoutSeconds: seconds(20),
+  },
+  'expected a map of connection settings',
+);
+
+export type ConnectionsSettings = v.InferOutput<typeof ConnectionsSchema>;

@@ -1,0 +1,130 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** Why a connection was refused or evicted: the total cap, or its source's. Bounded labels for the metrics. */
+export type ConnectionCap = 'total' | 'source';
+
+/** What the metrics read: open connections, and those refused or evicted, by the cap that was hit. */
+export interface ConnectionCounts {
+  open: number;
+  refused: Record<ConnectionCap, number>;
+  evicted: Record<ConnectionCap, number>;
+}
+
+export interface ConnectionGuard {
+  /** Puts a listening server's connections under the caps (every server of the daemon shares them). */
+  attach(server: Server): void;
+  /** The connection carried an accepted check-in: it is never evicted. */
+  trust(socket: Socket): void;
+  counts(): ConnectionCounts;
+}
+
+interface Held {
+  source: string;
+  /** Requests in flight (headers received, response not finished): such a connection is never evicted. */
+  busy: number;
+  trusted: boolean;
+}
+
+/** What a refused client reads, if it reads at all; then the socket is destroyed, its descriptor freed at once. */
+const REFUSAL =
+  'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 40\r\n\r\n' +
+  'too many connections; try again shortly\n';
+
+/**
+ * Caps the daemon's HTTP connections, in total and per client address, without starving check-ins. When a cap is
+ * reached, the new connection takes the place of the oldest one that is waiting for a request (headers not yet
+ * arrived, or idle between keep-alive requests) and never carried an accepted check-in, else of the oldest one
+ * with a request in flight that never carried one; only when every connection carried a check-in is the new one
+ * refused. An attacker holding every slot with idle connections therefore loses the oldest of them to
+ * each new client, a game server's included (its request follows at once, unlike the idle ones'), and a connection
+ * that carried a check-in keeps its place. Game servers and strangers may share an address (127.0.0.1), so the
+ * per-source cap works the same way: it never refuses a client while an idle stranger holds a slot.
+ *
+ * @example
+ * const guard = createConnectionGuard({ maxConnections: 512, maxPerSource: 256 });
+ * guard.attach(server);
+ */
+export function createConnectionGuard(limits: { maxConnections: number; maxPerSource: number }): ConnectionGuard {
+  // Insertion order is connection order: the first evictable one found is the oldest.
+  const held = new Map<Socket, Held>();
+  const bySource = new Map<string, Set<Socket>>();
+  const refused: Record<ConnectionCap, number> = { total: 0, source: 0 };
+  const evicted: Record<ConnectionCap, number> = { total: 0, source: 0 };
+
+  /**
+   * The connection to give way: the oldest idle one that never carried a check-in; failing that, the oldest busy
+   * one that never did (a body trickled in byte by byte keeps a request in flight as surely as a dashboard's event
+   * stream does, and supervision comes before either). Never one that carried a check-in.
+   */
+  const evictable = (sockets: Iterable<Socket>): Socket | undefined => {
+    let busy: Socket | undefined;
+    for (const s of sockets) {
+      const h = held.get(s);
+      if (!h || h.trusted) continue;
+      if (h.busy === 0) return s;
+      busy ??= s;
+    }
+    return busy;
+  };
+
+  const release = (socket: Socket) => {
+    const h = held.get(socket);
+    if (!h) return;
+    held.delete(socket);
+    const peers = bySource.get(h.source);
+    peers?.delete(socket);
+    if (peers?.size === 0) bySource.delete(h.source);
+  };
+
+  /** Frees a slot under `cap` for a new connection: true when there is one (now), false to refuse. */
+  const makeRoom = (cap: ConnectionCap, among: Iterable<Socket>): boolean => {
+    const victim = evictable(among);
+    if (!victim) return false;
+    evicted[cap] += 1;
+    release(victim);
+    victim.destroy();
+    return true;
+  };
+
+  const admit = (socket: Socket) => {
+    const source = socket.remoteAddress ?? 'unknown';
+    const peers = bySource.get(source);
+    const room =
+      ((peers?.size ?? 0) < limits.maxPerSource || makeRoom('source', peers ?? [])) &&
+      (held.size < limits.maxConnections || makeRoom('total', held.keys()));
+    if (!room) {
+      refused[(peers?.size ?? 0) >= limits.maxPerSource ? 'source' : 'total'] += 1;
+      socket.on('error', () => undefined);
+      socket.write(REFUSAL);
+      socket.destroy();
+      return;
+    }
+    held.set(socket, { source, busy: 0, trusted: false });
+    // Looked up again: making room may have emptied and dropped this source's set.
+    const set = bySource.get(source) ?? new Set<Socket>();
+    set.add(socket);
+    bySource.set(source, set);
+    socket.once('close', () => release(socket));
+  };
+
+  return {
+    attach(server) {
+      // After node:http's own listener (added when the server was made): a socket destroyed here simply closes.
+      server.on('connection', admit);
+      server.on('request', (req, res) => {
+        const h = held.get(req.socket);
+        if (!h) return;
+        h.busy += 1;
+        res.once('close', () => {
+          h.busy -= 1;
+        });
+      });
+    },
+    trust(socket) {
+      const h = held.get(socket);
+      if (h) h.trusted = true;
+    },
+    counts: () => ({ open: held.size, refused: { ...refused }, evicted: { ...evicted } }),
+  };
+}

@@ -1,0 +1,198 @@
+/**
+ * Issue 23, "exhausted descriptors leave an instance down for good", on the real daemon under a real low
+ * descriptor limit (`prlimit`) with a real fixture server and real idle connections from 127.0.0.1:
+ * (a) with the derived connection cap, idle connections holding every slot never stop the server's check-ins, so it
+ *     is never killed as hung;
+ * (b) with the cap set above the limit on purpose, the connections do exhaust the daemon's descriptors: the relaunch
+ *     after a crash is blocked (EMFILE), retried with back-off, and the instance runs again by itself once the
+ *     connections are gone, never `stopped.failing`, with one chat message for the episode and one at its end.
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { testConfig } from '../../_support/config.ts';
+import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
+import { startWebhookReceiver } from '../../_support/webhook.ts';
+import { statusOf, waitStatus } from './_support.ts';
+
+const FIXTURE = join(ROOT, 'test/fixtures/servers/exit-on-file.mjs');
+const LIMIT = 256;
+const hasPrlimit = spawnSync('prlimit', ['--version']).status === 0;
+
+/** Opens idle connections (they never send a byte) to `port`, about `perSecond` (in batches every 10 ms), at most `max`. */
+function holdIdle(port: number, perSecond: number, max: number) {
+  const sockets = new Set<Socket>();
+  let opened = 0;
+  let closedByDaemon = 0;
+  const batch = Math.max(1, Math.round(perSecond / 100));
+  const timer = setInterval(() => {
+    for (let i = 0; i < batch && opened < max; i++) {
+      opened += 1;
+      const s = connect(port, '127.0.0.1');
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        if (sockets.delete(s)) closedByDaemon += 1;
+      });
+      sockets.add(s);
+    }
+  }, 10);
+  return {
+    figures: () => ({ opened, held: sockets.size, closedByDaemon }),
+    release() {
+      clearInterval(timer);
+      const all = [...sockets];
+      sockets.clear();
+      for (const s of all) s.destroy();
+    },
+  };
+}
+
+const metricsText = async (d: RunningDaemon) =>
+  (await fetch(`${d.url}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+
+const test = suite('e2e :: resilience: descriptor pressure');
+
+function skipped(name: string): boolean {
+  if (hasPrlimit) return false;
+  console.log(`skipped "${name}": prlimit (util-linux) is not installed, so the daemon cannot get a low limit`);
+  test.skip(name, () => {});
+  return true;
+}
+
+const A = 'idle connections holding the cap never stop check-ins: the server is not killed as hung';
+if (!skipped(A))
+  test(A, async () => {
+    const tmp = await tempDir('wd-fds-a-');
+    let daemon: RunningDaemon | undefined;
+    let pressure: ReturnType<typeof holdIdle> | undefined;
+    try {
+      const yaml = testConfig({
+        instances: [{ port: await freePort(), runCommand: FIXTURE, timeoutSeconds: 1.5 }],
+      });
+      daemon = await startDaemon(yaml, { dir: tmp.path, wrap: ['prlimit', `--nofile=${LIMIT}:${LIMIT}`, '--'] });
+      assert.match(daemon.log(), 'maxConnections=128', 'the cap derives from the limit: half of 256');
+      const first = await waitStatus(daemon, 'demo', 'tok', 'running', (s) => s.state === 'running', 15_000);
+      const port = Number(new URL(daemon.url).port);
+      // Well past the cap, for three check-in timeouts; a stranger would keep this up for ever.
+      pressure = holdIdle(port, 300, 1500);
+      let worstAge = 0;
+      const until = Date.now() + 4500;
+      while (Date.now() < until) {
+        // This client's own idle keep-alive connection may be the oldest, and so the one to give way: ask again.
+        const d = daemon;
+        const s = await statusOf(d, 'demo', 'tok').catch(() => statusOf(d, 'demo', 'tok'));
+        assert.is(s.pid, first.pid, 'the same server runs throughout');
+        assert.ok(['running', 'awaiting-checkin'].includes(s.state), s.state);
+        if (s.lastCheckinAt) worstAge = Math.max(worstAge, Date.now() - Date.parse(s.lastCheckinAt));
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const figures = pressure.figures();
+      const end = await statusOf(daemon, 'demo', 'tok');
+      assert.is(end.restarts, 0, 'never relaunched');
+      assert.ok(worstAge < 1500, `a check-in was answered at least every 1.5 s (worst gap ${worstAge} ms)`);
+      // On a loaded machine fewer get opened; what matters is that it is several times the cap.
+      assert.ok(figures.opened >= 400, `opened ${figures.opened}`);
+      assert.ok(figures.held <= 128, `the daemon held at most its cap of them (${figures.held})`);
+      const metrics = await metricsText(daemon);
+      const dropped = (action: string, cap: string) =>
+        Number(
+          new RegExp(`watchdog_http_connections_dropped_total\\{action="${action}",cap="${cap}"\\} (\\d+)`).exec(
+            metrics,
+          )?.[1],
+        );
+      // Every connection comes from 127.0.0.1: the per-source cap (64, half of 128) is the one reached.
+      const evicted = dropped('evicted', 'source') + dropped('evicted', 'total');
+      assert.is(
+        dropped('refused', 'source') + dropped('refused', 'total'),
+        0,
+        'nobody was refused: idle ones made room',
+      );
+      assert.ok(
+        evicted >= figures.opened - 128,
+        `idle connections were evicted for newcomers (${evicted} of ${figures.opened})`,
+      );
+      assert.not.match(daemon.log(), 'EMFILE', 'the daemon never ran out of descriptors');
+      console.log(
+        `  descriptor pressure: ${figures.opened} idle connections in 4.5 s against a cap of 128 (limit ${LIMIT}); ` +
+          `${evicted} evicted (per-source cap 64), none refused; worst check-in gap ${worstAge} ms (interval 300 ms, timeout 1500 ms)`,
+      );
+    } finally {
+      pressure?.release();
+      await daemon?.stop();
+      await tmp.cleanup();
+    }
+  });
+
+const B = 'a relaunch blocked by EMFILE is retried and runs again once the descriptors are back, never failing';
+if (!skipped(B))
+  test(B, async () => {
+    const tmp = await tempDir('wd-fds-b-');
+    const hook = await startWebhookReceiver();
+    let daemon: RunningDaemon | undefined;
+    let pressure: ReturnType<typeof holdIdle> | undefined;
+    try {
+      const exitFile = join(tmp.path, 'crash-now');
+      const yaml = testConfig({
+        webhook: hook.url,
+        // The cap set above the limit on purpose, so connections can take every descriptor.
+        extra: '  WebhookRetries: 12\nConnections:\n  MaxConnections: 5000\n  MaxConnectionsPerSource: 5000',
+        instances: [
+          {
+            port: await freePort(),
+            runCommand: FIXTURE,
+            timeoutSeconds: 30,
+            extra: `      EnvironmentVariables:\n        EXIT_FILE: ${JSON.stringify(exitFile)}`,
+          },
+        ],
+      });
+      daemon = await startDaemon(yaml, { dir: tmp.path, wrap: ['prlimit', `--nofile=${LIMIT}:${LIMIT}`, '--'] });
+      const d = daemon;
+      const first = await waitStatus(d, 'demo', 'tok', 'running', (s) => s.state === 'running', 15_000);
+      const port = Number(new URL(d.url).port);
+      pressure = holdIdle(port, 400, 2000);
+      // At its limit the daemon accepts a connection only to close it at once (libuv's EMFILE rule).
+      await waitFor(
+        'the daemon out of descriptors',
+        () => (pressure && pressure.figures().closedByDaemon >= 20) || undefined,
+        10_000,
+      );
+      await writeFile(exitFile, 'crash\n');
+      await waitFor(
+        'a blocked relaunch in the log',
+        () =>
+          /cannot launch: the watchdog is out of file descriptors \(EMFILE\); retrying in/.test(d.log()) || undefined,
+        15_000,
+      );
+      // Blocked a few times while the pressure lasts: retried, never counted.
+      await new Promise((r) => setTimeout(r, 1200));
+      pressure.release();
+      const back = await waitStatus(
+        d,
+        'demo',
+        'tok',
+        'running again on a new server',
+        (s) => s.state === 'running' && s.pid !== null && s.pid !== first.pid,
+        20_000,
+      );
+      assert.is(back.startupFailures, 0, 'a blocked launch is no startup failure');
+      assert.not.match(d.log(), 'stopped.failing');
+      assert.match(d.log(), /state restarting\.blocked/);
+      const texts = () => hook.messages.map((m) => JSON.stringify(m.body));
+      await waitFor('both chat messages', () => texts().some((t) => t.includes('launched again')) || undefined, 20_000);
+      const blocked = texts().filter((t) => t.includes('cannot launch'));
+      assert.is(blocked.length, 1, `one message for the episode:\n${texts().join('\n')}`);
+      assert.match(blocked[0] ?? '', 'out of file descriptors (EMFILE)');
+      assert.is(texts().filter((t) => t.includes('launched again')).length, 1);
+    } finally {
+      pressure?.release();
+      await daemon?.stop();
+      await hook.close();
+      await tmp.cleanup();
+    }
+  });
+
+test.run();

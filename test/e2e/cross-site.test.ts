@@ -74,8 +74,12 @@ test('a cross-site POST is refused with 403 and audited; the same POST from curl
   assert.is(line.key, 'alpha');
   assert.is(line.remote, '127.0.0.1');
   assert.match(String(line.reason), 'Sec-Fetch-Site: cross-site');
-  const s = await (await fetch(`${d.url}/instances/alpha/status`, { headers: auth })).json();
-  assert.is((s as { stopRequested: boolean }).stopRequested, false, 'not stopped');
+  // Under load the supervisor may still be starting (503) when the refused request is already answered.
+  const s = await waitFor('the status', async () => {
+    const res = await fetch(`${d.url}/instances/alpha/status`, { headers: auth });
+    return res.ok ? ((await res.json()) as { stopRequested: boolean }) : undefined;
+  });
+  assert.is(s.stopRequested, false, 'not stopped');
 
   const curl = await send(d, '/instances/alpha/stop', { method: 'POST', headers: auth });
   assert.is(curl.status, 200, curl.body);

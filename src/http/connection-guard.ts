@@ -23,6 +23,8 @@ interface Held {
   source: string;
   /** Requests in flight (headers received, response not finished): such a connection is never evicted. */
   busy: number;
+  /** Requests answered on it: a keep-alive connection a client has used is kept over one that never sent one. */
+  served: number;
   trusted: boolean;
 }
 
@@ -33,10 +35,9 @@ const REFUSAL =
 
 /**
  * Caps the daemon's HTTP connections, in total and per client address, without starving check-ins. When a cap is
- * reached, the new connection takes the place of the oldest one that is waiting for a request (headers not yet
- * arrived, or idle between keep-alive requests) and never carried an accepted check-in, else of the oldest one
- * with a request in flight that never carried one; only when every connection carried a check-in is the new one
- * refused. An attacker holding every slot with idle connections therefore loses the oldest of them to
+ * reached, the new connection takes the place of one that never carried an accepted check-in: the oldest that has
+ * not completed a request, else the oldest idle keep-alive one, else the oldest with a request in flight; only when
+ * every connection carried a check-in is the new one refused. An attacker holding every slot with idle connections therefore loses the oldest of them to
  * each new client, a game server's included (its request follows at once, unlike the idle ones'), and a connection
  * that carried a check-in keeps its place. Game servers and strangers may share an address (127.0.0.1), so the
  * per-source cap works the same way: it never refuses a client while an idle stranger holds a slot.
@@ -53,19 +54,23 @@ export function createConnectionGuard(limits: { maxConnections: number; maxPerSo
   const evicted: Record<ConnectionCap, number> = { total: 0, source: 0 };
 
   /**
-   * The connection to give way: the oldest idle one that never carried a check-in; failing that, the oldest busy
-   * one that never did (a body trickled in byte by byte keeps a request in flight as surely as a dashboard's event
-   * stream does, and supervision comes before either). Never one that carried a check-in.
+   * The connection to give way, among those that never carried a check-in: the oldest that has not completed a
+   * request yet (silent, or trickling its headers); failing that, the oldest idle keep-alive one (its client
+   * reconnects, but a CLI that reuses it may see a reset: hence last but one); failing that, the oldest busy one (a
+   * body trickled in byte by byte keeps a request in flight as surely as a dashboard's event stream does, and
+   * supervision comes before either). Never one that carried a check-in.
    */
   const evictable = (sockets: Iterable<Socket>): Socket | undefined => {
+    let idle: Socket | undefined;
     let busy: Socket | undefined;
     for (const s of sockets) {
       const h = held.get(s);
       if (!h || h.trusted) continue;
-      if (h.busy === 0) return s;
-      busy ??= s;
+      if (h.busy > 0) busy ??= s;
+      else if (h.served > 0) idle ??= s;
+      else return s;
     }
-    return busy;
+    return idle ?? busy;
   };
 
   const release = (socket: Socket) => {
@@ -100,7 +105,7 @@ export function createConnectionGuard(limits: { maxConnections: number; maxPerSo
       socket.destroy();
       return;
     }
-    held.set(socket, { source, busy: 0, trusted: false });
+    held.set(socket, { source, busy: 0, served: 0, trusted: false });
     // Looked up again: making room may have emptied and dropped this source's set.
     const set = bySource.get(source) ?? new Set<Socket>();
     set.add(socket);
@@ -118,6 +123,7 @@ export function createConnectionGuard(limits: { maxConnections: number; maxPerSo
         h.busy += 1;
         res.once('close', () => {
           h.busy -= 1;
+          h.served += 1;
         });
       });
     },

@@ -168,6 +168,28 @@ test('guard :: requests whose body never ends hold no slot against a check-in, a
   assert.equal(guard.counts().refused, { total: 0, source: 0 });
 });
 
+test('guard :: a keep-alive connection a client has used outlasts newer ones that never sent a request', async (ctx) => {
+  const { port, guard } = await serve(ctx, 4, 4);
+  // The CLI's connection: one answered request, then idle between requests (not a check-in, so not trusted).
+  const used = await track(ctx, open(port));
+  used.socket.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n');
+  await waitFor('its answer', () => /HTTP\/1\.1 200/.test(used.received) || undefined, 2000);
+  const silent: Client[] = [];
+  for (let i = 0; i < 3; i++) silent.push(await track(ctx, open(port)));
+  await waitFor('4 held', () => guard.counts().open === 4 || undefined, 2000);
+  for (let i = 0; i < 3; i++) await track(ctx, open(port));
+  await waitFor('the silent ones evicted', () => silent.every((c) => c.closed) || undefined, 2000);
+  assert.not.ok(used.closed, 'the used keep-alive connection kept its place');
+  const next = await track(ctx, open(port));
+  await waitFor(
+    'then one of the newcomers, never the used one',
+    () => guard.counts().evicted.source === 4 || undefined,
+    2000,
+  );
+  assert.not.ok(used.closed);
+  assert.not.ok(next.closed);
+});
+
 test('guard :: with one connection per source, each newcomer of that source replaces the last', async (ctx) => {
   const { port, guard } = await serve(ctx, 10, 1);
   const first = await track(ctx, open(port, '127.0.0.2'));

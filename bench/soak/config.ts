@@ -36,8 +36,6 @@ export interface SoakConfig {
   webhookUrl: string;
   lifetimeMs: number;
   instances: SoakInstance[];
-  /** Of ISSUE23_SETTINGS, what the daemon accepts (`watchdog check`); {} for a daemon that knows none of it. */
-  extraSettings: Record<string, unknown>;
 }
 
 export function soakYaml(c: SoakConfig): string {
@@ -71,7 +69,6 @@ export function soakYaml(c: SoakConfig): string {
       },
     };
   }
-  const { Timing: extraTiming, ...extra } = c.extraSettings as { Timing?: Record<string, unknown> };
   return stringify({
     Urls: `http://127.0.0.1:${c.daemonPort}`,
     Process: { PersistServers: c.persist },
@@ -84,9 +81,15 @@ export function soakYaml(c: SoakConfig): string {
         Override: Object.fromEntries(c.instances.map((i) => [`watchdog.${i.key}.server`, 'Warning'])),
       },
     },
-    Timing: { ...TIMING, ...extraTiming },
+    // Refused requests are summarised every 5 s instead of 60, so a flood's summaries land within a short soak.
+    Timing: { ...TIMING, RefusedRequestLogSeconds: 5 },
+    Logs: {
+      ServerLogMaxBytes: SERVER_LOG_ROTATION.maxBytes,
+      ServerLogFiles: SERVER_LOG_ROTATION.keep,
+      AuditLogMaxBytes: AUDIT_ROTATION.maxBytes,
+      AuditLogFiles: AUDIT_ROTATION.keep,
+    },
     Servers: { InstanceRoot: 'instances', Instances: entries },
-    ...extra,
   });
 }
 
@@ -96,26 +99,16 @@ export function soakYaml(c: SoakConfig): string {
 export const INSTANCE_FS_BYTES = 192 * 1024 * 1024;
 
 /**
- * How server logs are bounded (`instances/<key>/logs/`): `keep` files of at most `maxBytes`. These are the daemon's
- * built-in values (not configurable); the logs-bounded invariant holds each file to `maxBytes` + one line.
+ * How server logs are bounded (`instances/<key>/logs/`, `Logs.ServerLog*`): `keep` files of at most `maxBytes`; the
+ * logs-bounded invariant holds each file to `maxBytes` + one line.
  */
 export const SERVER_LOG_ROTATION = { maxBytes: 10 * 1024 * 1024, keep: 5 } as const;
 
 /** Bytes per second a `chatty` soak server prints (so a logs-removed fault reaches a rotation within its run). */
 export const CHATTY_BYTES_PER_SECOND = 1024 * 1024;
 
-/** audit.log's rotation: what AUDIT_SETTINGS asks of the daemon, and what the logs-bounded invariant holds it to. */
+/** audit.log's rotation (`Logs.AuditLog*`), and what the logs-bounded invariant holds it to. */
 export const AUDIT_ROTATION = { maxBytes: 256 * 1024, keep: 3 } as const;
-
-/**
- * GUESSED configuration keys of features issue 23 adds (audit rotation, refused-request summaries, the connection
- * cap), merged into appsettings.yml. The soak asks `watchdog check` first: a daemon that does not know them gets a
- * configuration without them, and the soak says so at start. Rename here once the real keys are known.
- */
-export const ISSUE23_SETTINGS: Record<string, unknown> = {
-  Audit: { MaxBytes: AUDIT_ROTATION.maxBytes, Keep: AUDIT_ROTATION.keep },
-  Timing: { RejectedRequestLogSeconds: 5 },
-};
 
 /** The daemon's stderr (daemon.log) may grow at most this much in any minute, whatever strangers send. */
 export const DAEMON_LOG_BYTES_PER_MINUTE = 512 * 1024;

@@ -106,10 +106,6 @@ if (setup.fsSkipped !== null) {
   s.skipped.set('disk-full', setup.fsSkipped);
   console.log(`soak: SKIPPED fault kind disk-full: ${setup.fsSkipped}`);
 }
-if (setup.refusedSettings.length > 0)
-  console.log(
-    `soak: this daemon refused ISSUE23_SETTINGS (bench/soak/config.ts), run without: ${setup.refusedSettings.join('; ')}`,
-  );
 const reference = startLagReference();
 let exitCode = 1;
 try {

@@ -1,10 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH, freePorts, WATCHDOG } from '../lib/env.ts';
+import { BENCH, freePorts } from '../lib/env.ts';
 import { type Build, makeBuild } from './builds.ts';
 import { type SoakCdn, startCdn } from './cdn.ts';
-import { INSTANCE_FS_BYTES, ISSUE23_SETTINGS, type SoakConfig, type SoakInstance, soakYaml } from './config.ts';
+import { INSTANCE_FS_BYTES, type SoakInstance } from './config.ts';
 import { type SmallFs, tryMountSmallFs } from './smallfs.ts';
 import { type SoakWebhook, startWebhook } from './webhook.ts';
 import type { World } from './world.ts';
@@ -28,30 +27,6 @@ export interface Setup {
   /** The tmpfs the instance root lives on (the disk-full fault's disk), or why it could not be mounted. */
   fs: SmallFs | null;
   fsSkipped: string | null;
-  /** Keys of ISSUE23_SETTINGS the daemon refused (it does not have those features yet): left out, and said. */
-  refusedSettings: string[];
-}
-
-/**
- * Which parts of ISSUE23_SETTINGS this daemon accepts: `watchdog check` is asked with each part added alone; what
- * it refuses (exit 2: a key it does not know) is left out.
- */
-function acceptedSettings(config: SoakConfig): { accepted: Record<string, unknown>; refused: string[] } {
-  const accepted: Record<string, unknown> = {};
-  const refused: string[] = [];
-  const file = join(config.dir, 'appsettings.probe.yml');
-  for (const [key, value] of Object.entries(ISSUE23_SETTINGS)) {
-    writeFileSync(file, soakYaml({ ...config, extraSettings: { [key]: value } }));
-    const res = spawnSync(process.execPath, [WATCHDOG, 'check', '--config', file], {
-      cwd: config.dir,
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    if (res.status === 0) accepted[key] = value;
-    else refused.push(`${key} (${(res.stderr ?? '').trim().split('\n')[0] ?? `exit ${res.status}`})`);
-  }
-  rmSync(file, { force: true });
-  return { accepted, refused };
 }
 
 export async function setUp(dir: string, run: string, lifetimeMs: number): Promise<Setup> {
@@ -94,14 +69,11 @@ export async function setUp(dir: string, run: string, lifetimeMs: number): Promi
       webhookUrl: hook.url,
       lifetimeMs,
       instances,
-      extraSettings: {},
     },
     daemon: null,
     spares,
     starts: 0,
   };
-  const { accepted, refused } = acceptedSettings(world.config);
-  world.config.extraSettings = accepted;
   // The instance root on a small disk of its own, mounted before any daemon writes there.
   const mounted = tryMountSmallFs(join(dir, 'instances'), INSTANCE_FS_BYTES);
   return {
@@ -112,6 +84,5 @@ export async function setUp(dir: string, run: string, lifetimeMs: number): Promi
     known: new Set(builds.map((b) => b.fingerprint)),
     fs: typeof mounted === 'string' ? null : mounted,
     fsSkipped: typeof mounted === 'string' ? mounted : null,
-    refusedSettings: refused,
   };
 }

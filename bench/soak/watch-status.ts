@@ -15,8 +15,12 @@ interface ApiStatus extends Status {
   updatePending: boolean;
 }
 
-/** States in which an instance is rightly without a server for longer than a back-off. */
-const EXCUSED = /^(stopped|updating|rolling-back)/;
+/**
+ * States in which an instance is rightly without a server for longer than a back-off. A launch blocked by the
+ * daemon's environment (descriptors, a held port) is retried on a back-off of its own; recovered-after-fault holds
+ * it to coming back once the fault is over.
+ */
+const EXCUSED = /^(stopped|updating|rolling-back|restarting\.blocked)/;
 
 export async function statusTick(s: SoakState): Promise<void> {
   if (s.daemonReadyAt === null) return;

@@ -50,6 +50,12 @@ export async function control(s: SoakState, key: string, action: Action): Promis
     if (t) t.chatAllowance += KICK_MESSAGES;
     return status;
   }
+  // A daemon whose descriptor limit was lowered under its connection cap cannot accept every connection (the
+  // kernel resets them): lost at the connection level then, the request was never taken.
+  if (status === 0 && Date.now() < s.starvedUntil) {
+    s.log(`control ${action} ${key}: no answer while the daemon is out of descriptors (${body})`);
+    return status;
+  }
   let reason = false;
   if (status === 409) {
     try {

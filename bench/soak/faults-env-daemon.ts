@@ -101,6 +101,7 @@ export async function descriptorPressure(ctx: SoakContext): Promise<void> {
   countFault(s, 'descriptor-pressure');
   const struck = runningNow(ctx);
   allow('descriptor-pressure', struck);
+  s.starvedUntil = Number.POSITIVE_INFINITY;
   setNofile(pid, String(limit), hard);
   const url = new URL(s.daemonUrl);
   // Each connection sends a valid request head one byte at a time (the header value never ends), so it stays a
@@ -138,6 +139,8 @@ export async function descriptorPressure(ctx: SoakContext): Promise<void> {
   for (const c of conns) c.sock.destroy();
   // A daemon killed meanwhile by the plan is gone with its limit; the next one starts with the soak's own.
   if (s.daemonPid === pid && isLive(pid)) setNofile(pid, soft, hard);
+  // A connection accepted just before the limit came back may still be reset.
+  s.starvedUntil = Date.now() + 1000;
   s.log(`fault descriptor-pressure ended: ${alive} connections closed (${opened} opened in all), NOFILE ${soft} again`);
   watchRecovery(
     ctx,

@@ -38,6 +38,7 @@ const s: SoakState = {
   hangs: [],
   daemonReadyAt: null,
   daemonPid: null,
+  starvedUntil: 0,
   daemonUrl: '',
   faults: new Map(),
   checks: new Map(),

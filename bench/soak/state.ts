@@ -118,6 +118,11 @@ export interface SoakState {
   /** Set while a daemon answers; null while it is down or starting. */
   daemonReadyAt: number | null;
   daemonPid: number | null;
+  /**
+   * Until when the daemon's descriptor limit is lowered under it (descriptor-pressure): below its connection cap, so
+   * the kernel resets connections it cannot accept. 0 when not.
+   */
+  starvedUntil: number;
   daemonUrl: string;
   faults: Map<FaultKind, number>;
   checks: Map<Invariant, number>;

@@ -29,8 +29,12 @@ const reportedCopies = new Set<string>();
 function oneHolderPerPort(s: SoakState, procs: OurProcess[]): void {
   const listeners = tcpListeners();
   const holders = new Map<number, Set<number>>();
+  const scanned = new Set(procs.map((p) => p.pid));
   for (const p of procs) {
-    for (const port of listeningPorts(p.pid, listeners)) holders.set(port, (holders.get(port) ?? new Set()).add(p.pid));
+    // A child holding its own server's socket (an escaping helper is handed it) shares that server's hold.
+    const holder = p.kind === 'child' && p.parent !== null && scanned.has(p.parent) ? p.parent : p.pid;
+    for (const port of listeningPorts(p.pid, listeners))
+      holders.set(port, (holders.get(port) ?? new Set()).add(holder));
   }
   for (const [port, pids] of holders) {
     const live = [...pids].filter(isLive);

@@ -2,7 +2,8 @@ import type { AgonesWrapper } from '../agones/wrapper.ts';
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
-import type { InstanceControl, InstanceRegistry } from '../supervisor/contract.ts';
+import type { InstanceRegistry } from '../supervisor/contract.ts';
+import { withStatusExtras } from './status-extras.ts';
 
 /**
  * Agones mode for the composition root: the wrapper of the one configured instance (config checks made sure there
@@ -33,24 +34,8 @@ export async function startAgones(
 
 /** The registry whose instances' status carries `agones` (the GameServer's name and state) while `wrapper` runs. */
 export function withAgonesStatus(registry: InstanceRegistry, wrapper: () => AgonesWrapper | null): InstanceRegistry {
-  const decorate = (control: InstanceControl): InstanceControl => {
+  return withStatusExtras(registry, () => {
     const w = wrapper();
-    if (!w) return control;
-    // A proxy rather than a copy: every other member stays the instance's own, bound to it.
-    return new Proxy(control, {
-      get(target, prop) {
-        if (prop === 'status') return () => ({ ...target.status(), agones: w.status() });
-        const value: unknown = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-  };
-  return {
-    get: (key) => {
-      const control = registry.get(key);
-      return control && decorate(control);
-    },
-    list: () => registry.list().map(decorate),
-    starting: registry.starting,
-  };
+    return w ? { agones: w.status() } : null;
+  });
 }

@@ -12,8 +12,6 @@ import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { startHttpServers } from '../http/server.ts';
 import { createLogger } from '../log.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
-import { createNotifier, type NotifierOptions } from '../notify/notifier.ts';
-import { routesFrom } from '../notify/routes.ts';
 import { detectTracking } from '../process/tracking.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
 import type { AgonesWrapper } from '../agones/wrapper.ts';
@@ -26,6 +24,7 @@ import { logRejectedCheckins } from './checkin-log.ts';
 import { lockFolders, ownedFolders } from './folder-lock.ts';
 import { guardProcess } from './fault-guard.ts';
 import { logServerLogHealth } from './log-health-log.ts';
+import { hostNotifier } from './notifier-host.ts';
 import { logRefusedRequests } from './refused-log.ts';
 import { VERSION } from './version.ts';
 
@@ -61,32 +60,7 @@ export async function runDaemon(
   let current = config;
   const unguard = opts.guardProcess ? guardProcess(bus, log) : () => undefined;
 
-  // Kept across reloads, so a notifier made anew still knows each server's launch (for uptimes and revisions).
-  const launches: NonNullable<NotifierOptions['launches']> = new Map();
-  const startNotifier = (c: ResolvedConfig) => {
-    const t = c.timing;
-    const routes = routesFrom(c.settings.Notification);
-    const names = new Map(c.instances.map((i) => [i.key, i.name]));
-    return routes.length > 0
-      ? createNotifier({
-          routes,
-          bus,
-          nameOf: (key) => names.get(key),
-          launches,
-          log: log.child('notify'),
-          retries: t.WebhookRetries,
-          retryBaseMs: t.WebhookRetryBaseSeconds * 1000,
-          timeoutMs: t.WebhookTimeoutSeconds * 1000,
-        })
-      : null;
-  };
-  const webhookSettings = (c: ResolvedConfig) => {
-    const t = c.timing;
-    const names = c.instances.map((i) => [i.key, i.name]);
-    const timing = [t.WebhookRetries, t.WebhookRetryBaseSeconds, t.WebhookTimeoutSeconds];
-    return JSON.stringify([c.settings.Notification, names, timing]);
-  };
-  let notifier = startNotifier(config);
+  const notifier = hostNotifier(config, bus, log.child('notify'));
   // The HTTP server must listen before the supervisor exists: servers need its bound address as watchdog.baseUrl.
   let supervisor: Supervisor | null = null;
   let agones: AgonesWrapper | null = null;
@@ -220,7 +194,7 @@ export async function runDaemon(
       stopRefusedLog();
       stopLogHealthLog();
       diskWatch?.stop();
-      await Promise.allSettled([notifier?.stop(), audit.close(), http.close()]);
+      await Promise.allSettled([notifier.stop(), audit.close(), http.close()]);
       metrics.stop();
       await lock.release();
       unguard();
@@ -234,12 +208,7 @@ export async function runDaemon(
     if (shuttingDown) return { added: [], removed: [], updated: [], failed: [] };
     const previous = current;
     current = next;
-    if (webhookSettings(previous) !== webhookSettings(next)) {
-      // The old notifier finishes what it queued (bounded by its stop wait) while the new one takes new alerts.
-      const old = notifier;
-      notifier = startNotifier(next);
-      void old?.stop();
-    }
+    notifier.reconfigure(next);
     if (previous.timing.RejectedCheckinLogSeconds !== next.timing.RejectedCheckinLogSeconds) {
       stopCheckinLog();
       stopCheckinLog = startCheckinLog(next);

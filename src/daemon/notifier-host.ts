@@ -1,0 +1,57 @@
+import type { Bus } from '../bus.ts';
+import type { ResolvedConfig } from '../config/resolved.ts';
+import type { Logger } from '../log.ts';
+import { createNotifier, type Notifier, type NotifierOptions } from '../notify/notifier.ts';
+import { routesFrom } from '../notify/routes.ts';
+
+/** The chat notifier across configuration reloads: made anew only when what it sends, or where, changed. */
+export interface NotifierHost {
+  reconfigure(next: ResolvedConfig): void;
+  stop(): Promise<void>;
+}
+
+/** What a notifier is made from: a change of any of it makes a new one. */
+const webhookSettings = (c: ResolvedConfig) => {
+  const t = c.timing;
+  const names = c.instances.map((i) => [i.key, i.name]);
+  const timing = [t.WebhookRetries, t.WebhookRetryBaseSeconds, t.WebhookTimeoutSeconds];
+  return JSON.stringify([c.settings.Notification, names, timing]);
+};
+
+export function hostNotifier(config: ResolvedConfig, bus: Bus, log: Logger): NotifierHost {
+  // Kept across reloads, so a notifier made anew still knows each server's launch (for uptimes and revisions).
+  const launches: NonNullable<NotifierOptions['launches']> = new Map();
+  const start = (c: ResolvedConfig): Notifier | null => {
+    const t = c.timing;
+    const routes = routesFrom(c.settings.Notification);
+    const names = new Map(c.instances.map((i) => [i.key, i.name]));
+    return routes.length > 0
+      ? createNotifier({
+          routes,
+          bus,
+          nameOf: (key) => names.get(key),
+          launches,
+          log,
+          retries: t.WebhookRetries,
+          retryBaseMs: t.WebhookRetryBaseSeconds * 1000,
+          timeoutMs: t.WebhookTimeoutSeconds * 1000,
+        })
+      : null;
+  };
+  let current = config;
+  let notifier = start(config);
+  return {
+    reconfigure(next) {
+      const previous = current;
+      current = next;
+      if (webhookSettings(previous) === webhookSettings(next)) return;
+      // The old notifier finishes what it queued (bounded by its stop wait) while the new one takes new alerts.
+      const old = notifier;
+      notifier = start(next);
+      void old?.stop();
+    },
+    stop: async () => {
+      await notifier?.stop();
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import type { ChildProcess } from 'node:child_process';
+import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { followAppendedLog } from './appended-log.ts';
+import type { LaunchSpec } from './launch-spec.ts';
+import { logPath, rotateIfFull, type LogRotation } from './log-file.ts';
+import type { LogFollower } from './log-tail.ts';
+import { DEFAULT_LOG_RETRY_MS, appendMarker, appendMarkerLine, marker } from './log-writer.ts';
+import { reapStragglers } from './process-group.ts';
+import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
+import { exitMarker, handleOf, launchError, startChild } from './start-child.ts';
+import { WriteOutage } from './write-outage.ts';
+
+/**
+ * PersistServers: the server writes straight to server.log (O_APPEND), never to a pipe, so it outlives the daemon;
+ * the daemon follows the file for its own log and rotates it by copy-and-truncate.
+ */
+export async function spawnPersistent(
+  spec: LaunchSpec,
+  opts: SpawnOptions,
+  rotation: LogRotation,
+  emit: Emit,
+): Promise<ServerProcess> {
+  // The daemon's own lines (launch, exit) and forced truncations count against the same outage as a piped log's.
+  const outage = new WriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
+  let fd: number | null = null;
+  try {
+    mkdirSync(opts.logDir, { recursive: true });
+    rotateIfFull(opts.logDir, rotation);
+    fd = openSync(logPath(opts.logDir), 'a');
+  } catch (err) {
+    // The server still runs, its output discarded for this run: a log folder we cannot open is no reason to
+    // leave the game down. The outage is reported; the next launch tries the folder again.
+    outage.failed(err, 0);
+  }
+  let child: ChildProcess;
+  let pid: number;
+  let startOffset = 0;
+  try {
+    if (fd !== null) {
+      try {
+        writeSync(fd, marker(`launching ${spec.program}`) + '\n');
+      } catch (err) {
+        outage.failed(err, 1);
+      }
+      try {
+        startOffset = fstatSync(fd).size;
+      } catch {
+        // A failing device: follow from the start of the file.
+      }
+    }
+    const out = fd ?? 'ignore';
+    const start = await startChild(spec, opts.cgroup, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: ['ignore', out, out],
+    });
+    if (start.failure || start.child?.pid === undefined) {
+      const err = launchError(spec, start.failure);
+      if (!appendMarker(opts.logDir, err.message)) outage.drop(1);
+      throw err;
+    }
+    child = start.child;
+    pid = start.child.pid;
+  } finally {
+    // The child holds its own copy of the descriptor.
+    if (fd !== null) closeSync(fd);
+  }
+  let detached = false;
+  const follower: LogFollower = followAppendedLog({
+    logDir: opts.logDir,
+    rotation,
+    outage,
+    onLine: (line) => emit('stdout', line),
+    startOffset,
+    intervalMs: opts.followMs,
+    retryMs: opts.retryMs,
+    health: opts.health,
+  });
+  const exited = new Promise<ExitStatus>((resolve) => {
+    child.once('exit', (code, signal) => {
+      reapStragglers(child, detached);
+      follower.stop();
+      // The file is the server's too (O_APPEND); once it is gone the run's end goes after its last line.
+      // A log that cannot be written must not lose the exit: the line is counted as dropped instead.
+      if (!detached && !appendMarkerLine(opts.logDir, exitMarker(pid, { code, signal }))) outage.drop(1);
+      resolve({ code, signal });
+    });
+  });
+  return handleOf(child, pid, exited, () => {
+    detached = true;
+    follower.stop();
+    child.unref();
+  });
+}

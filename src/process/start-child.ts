@@ -1,0 +1,86 @@
+/**
+ * Starting a server's process, for both log modes of spawn.ts: the spawn, its errors, and the handle it gives.
+ */
+import { spawn, type ChildProcess, type SpawnOptions as ChildSpawnOptions } from 'node:child_process';
+import { ProcessError } from '../errors.ts';
+import { inCgroup } from './cgroup.ts';
+import { execError } from './exec-check.ts';
+import { resourceBlock } from './launch-blocked.ts';
+import type { LaunchSpec } from './launch-spec.ts';
+import { marker } from './log-writer.ts';
+import { readProcessStartTime } from './proc-info.ts';
+import { killGroup } from './process-group.ts';
+import type { ExitStatus, ServerProcess } from './server-process.ts';
+
+const REASONS: Record<string, string> = {
+  ENOENT: 'file not found',
+  EACCES: 'permission denied (is it executable?)',
+  ENOEXEC: 'not an executable format',
+  ENOTDIR: 'a path component is not a folder',
+  E2BIG: 'argument list too long',
+};
+
+export function launchError(spec: LaunchSpec, err: unknown): ProcessError {
+  const blocked = resourceBlock(err);
+  if (blocked) return blocked;
+  const code = (err as NodeJS.ErrnoException | null)?.code ?? 'error';
+  const why = REASONS[code] ?? (err instanceof Error ? err.message : String(err));
+  return new ProcessError(`cannot launch ${spec.program}: ${code} (${why}) — check RunCommand`, { cause: err });
+}
+
+/** The line server.log gets at the end of each run: `exited with code 0`, `killed by signal SIGKILL`. */
+export function exitMarker(pid: number, status: ExitStatus): string {
+  if (status.signal !== null) return marker(`server (pid ${pid}) killed by signal ${status.signal}`);
+  return marker(
+    status.code === null
+      ? `server (pid ${pid}) ended, status unknown`
+      : `server (pid ${pid}) exited with code ${status.code}`,
+  );
+}
+
+/**
+ * Spawns the server, inside `cgroup` when given (through a shell that joins it and then execs the server, so the pid
+ * and command line are the server's), and waits for the outcome: a failure is what a direct spawn would report.
+ */
+export async function startChild(
+  spec: LaunchSpec,
+  cgroup: string | null | undefined,
+  options: ChildSpawnOptions,
+): Promise<{ child: ChildProcess | null; failure: Error | null }> {
+  if (cgroup) {
+    const failure = await execError(spec.program);
+    if (failure) return { child: null, failure };
+  }
+  const { file, args } = cgroup ? inCgroup(cgroup, spec.program, spec.args) : { file: spec.program, args: spec.args };
+  let child: ChildProcess;
+  try {
+    child = spawn(file, args, options);
+  } catch (err) {
+    // Node throws what it does not report as an 'error' event (ENOMEM among them).
+    return { child: null, failure: err instanceof Error ? err : new Error(String(err)) };
+  }
+  return { child, failure: await started(child) };
+}
+
+/** Waits for the outcome of spawn(): 'spawn' when exec succeeded, 'error' when it did not. */
+function started(child: ChildProcess): Promise<Error | null> {
+  return new Promise((resolve) => {
+    child.once('spawn', () => resolve(null));
+    child.once('error', (err) => resolve(err));
+  });
+}
+
+export async function handleOf(
+  child: ChildProcess,
+  pid: number,
+  exited: Promise<ExitStatus>,
+  detach: () => void,
+): Promise<ServerProcess> {
+  return {
+    pid,
+    startTime: await readProcessStartTime(pid),
+    exited,
+    kill: (signal) => killGroup(child, signal),
+    detach,
+  };
+}

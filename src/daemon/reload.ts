@@ -6,6 +6,7 @@ import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { ReconfigureResult } from '../supervisor/supervisor.ts';
+import { reloadRetryMs, starvedOnly } from './reload-retry.ts';
 
 /** Settings read once at start: a reload logs that they changed and keeps the running values. */
 const RESTART_ONLY: ReadonlyArray<{ name: string; of: (c: ResolvedConfig) => unknown }> = [
@@ -198,10 +199,22 @@ export interface ConfigReloadOptions extends ReloaderOptions {
 export function startConfigReload(opts: ConfigReloadOptions): { reloader: ConfigReloader; stop: () => void } {
   const reloader = createConfigReloader(opts);
   let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  let retries = 0;
   const run = (trigger: string) => {
     if (stopped) return;
+    clearTimeout(retry);
     void reloader.reload(trigger).then((outcome) => {
       if (outcome.kind === 'applied') opts.onApplied?.(reloader.current());
+      if (stopped || outcome.kind !== 'invalid' || !starvedOnly(outcome.problems)) {
+        retries = 0;
+        return;
+      }
+      const ms = reloadRetryMs(reloader.current().timing, retries++);
+      opts.log.warn(
+        `the configuration could not be read for want of descriptors or memory; reloading again in ${ms / 1000} s`,
+      );
+      retry = setTimeout(() => run(trigger), ms);
     });
   };
   const onHup = () => run('SIGHUP');
@@ -216,6 +229,7 @@ export function startConfigReload(opts: ConfigReloadOptions): { reloader: Config
     reloader,
     stop() {
       stopped = true;
+      clearTimeout(retry);
       process.off('SIGHUP', onHup);
       unwatch();
     },

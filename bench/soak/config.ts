@@ -95,14 +95,18 @@ export function soakYaml(c: SoakConfig): string {
 
 // ---- The daemon's environment (issue 23): the faults that strike it and the bounds its logs are held to. ----
 
-/** Size of the small tmpfs the instance root lives on (the disk-full fault fills it, then frees it). */
-export const INSTANCE_FS_BYTES = 192 * 1024 * 1024;
+/**
+ * Size of the small tmpfs the instance root lives on (the disk-full fault fills it, then frees it): room for every
+ * instance's logs at their bound (SERVER_LOG_ROTATION) and its builds, so that only the fault fills it.
+ */
+export const INSTANCE_FS_BYTES = 256 * 1024 * 1024;
 
 /**
  * How server logs are bounded (`instances/<key>/logs/`, `Logs.ServerLog*`): `keep` files of at most `maxBytes`; the
- * logs-bounded invariant holds each file to `maxBytes` + one line.
+ * logs-bounded invariant holds each file to `maxBytes` + one line. Small, so a chatty server rotates every second
+ * and thirty-odd instances at their bound (about 100 MiB) leave the small disk to the disk-full fault.
  */
-export const SERVER_LOG_ROTATION = { maxBytes: 10 * 1024 * 1024, keep: 5 } as const;
+export const SERVER_LOG_ROTATION = { maxBytes: 1024 * 1024, keep: 3 } as const;
 
 /** Bytes per second a `chatty` soak server prints (so a logs-removed fault reaches a rotation within its run). */
 export const CHATTY_BYTES_PER_SECOND = 1024 * 1024;

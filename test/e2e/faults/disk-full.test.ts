@@ -78,7 +78,10 @@ for (const persist of [false, true]) {
       assert.is(after.pid, pid, 'never relaunched');
       assert.is(after.state, 'running');
       if (!persist) {
-        assert.match(daemon.log(), /cannot write \S+server\.log \(ENOSPC\): dropping its lines.*free space on that file system/);
+        assert.match(
+          daemon.log(),
+          /cannot write \S+server\.log \(ENOSPC\): dropping its lines.*free space on that file system/,
+        );
         assert.match(daemon.log(), /writing \S+server\.log again; \d+ line\(s\) were dropped meanwhile/);
         assert.is(daemon.log().match(/cannot write \S+server\.log/g)?.length, 1, 'told once, not per line');
         const text = [

@@ -8,8 +8,11 @@ import type { WriteHealth, WriteOutage } from './write-outage.ts';
 export interface AppendedLogBound {
   /** Called for each line the follower read, so a forced truncation knows how many it cost. */
   counted(): void;
-  /** The follower's `onPoll`: rotates by copy-and-truncate once the file has reached its size. */
-  onPoll(size: number): void;
+  /**
+   * The follower's `onPoll`: rotates by copy-and-truncate once the file has reached its size, or would before the
+   * next poll; `emptied` tells the follower the file starts over.
+   */
+  onPoll(size: number, emptied?: () => void): void;
 }
 
 /**
@@ -20,20 +23,30 @@ export interface AppendedLogBound {
  */
 export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: WriteOutage): AppendedLogBound {
   let lines = 0;
+  /** The size at the previous poll; unknown at the first (an adopted file's size is no growth). */
+  let last: number | null = null;
   return {
     counted: () => {
       lines += 1;
     },
-    onPoll(size) {
-      if (size < rotation.maxBytes) return;
+    onPoll(size, emptied) {
+      // Rotating only once the size is reached leaves the file a poll's worth of output past it: a server printing
+      // 1 MiB/s overshoots by 250 KiB. Rotating when the next poll would pass it keeps the file near its bound.
+      const growth = last === null ? 0 : Math.max(0, size - last);
+      last = size;
+      if (size + growth < rotation.maxBytes) return;
       try {
-        copyTruncate(logDir, rotation.keep);
+        copyTruncate(logDir, rotation.keep, rotation.maxBytes);
+        last = 0;
+        emptied?.();
         lines = 0;
         outage.succeeded();
       } catch (err) {
         try {
           mkdirSync(logDir, { recursive: true });
           truncateSync(logPath(logDir), 0);
+          last = 0;
+          emptied?.();
           outage.failed(err, lines);
           lines = 0;
         } catch (again) {
@@ -52,6 +65,8 @@ export interface AppendedLogOptions {
   outage: WriteOutage;
   onLine: (line: string) => void;
   startOffset?: number;
+  /** Where to read at the start instead of server.log (`followLog`'s `source`). */
+  source?: string;
   intervalMs?: number;
   retryMs?: number;
   health?: WriteHealth;
@@ -77,10 +92,11 @@ export function followAppendedLog(opts: AppendedLogOptions): LogFollower {
     },
     {
       startOffset: opts.startOffset,
+      source: opts.source,
       intervalMs: opts.intervalMs,
       followRenames: false,
       onPoll(size, file) {
-        if (!file.orphaned) return bound.onPoll(size);
+        if (!file.orphaned) return bound.onPoll(size, file.emptied);
         if (!copy) {
           outage.failed(Object.assign(new Error(`${logPath(logDir)} was removed`), { code: 'ENOENT' }), 0);
           copy = new RotatingLogWriter(logDir, rotation, { retryMs: opts.retryMs, health: opts.health });

@@ -1,6 +1,7 @@
-import { copyFileSync, existsSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { copyCapped } from './log-copy.ts';
 
 /** How a server's log is bounded: `keep` files (server.log, server.log.1 … .keep-1) of at most `maxBytes`. */
 export interface LogRotation {
@@ -43,22 +44,33 @@ export function rotateLogs(logDir: string, keep: number): void {
   if (existsSync(logPath(logDir))) renameSync(logPath(logDir), logPath(logDir, 1));
 }
 
-/** Rotates when server.log has reached `maxBytes`; used at launch time. */
+/**
+ * Rotates when server.log has reached `maxBytes`; used at launch time. A file past its bound (a server that wrote
+ * to it while no watchdog followed it) is rotated as its last `maxBytes` only, so server.log.1 keeps the bound.
+ */
 export function rotateIfFull(logDir: string, rotation: LogRotation): boolean {
-  if (sizeOf(logPath(logDir)) < rotation.maxBytes) return false;
-  rotateLogs(logDir, rotation.keep);
+  const size = sizeOf(logPath(logDir));
+  if (size < rotation.maxBytes) return false;
+  if (size <= rotation.maxBytes || rotation.keep <= 1) {
+    rotateLogs(logDir, rotation.keep);
+    return true;
+  }
+  shiftRotated(logDir, rotation.keep);
+  copyCapped(logPath(logDir), logPath(logDir, 1), rotation.maxBytes);
+  rmSync(logPath(logDir), { force: true });
   return true;
 }
 
 /**
  * Rotation for a file another process holds open with O_APPEND (PersistServers): copy it to
  * server.log.1, then truncate it in place. The writer's next append lands at the new end of file.
- * Lines written between the copy and the truncation are lost (logrotate's `copytruncate` trade-off).
+ * Lines written between the copy and the truncation are lost (logrotate's `copytruncate` trade-off). The copy
+ * keeps at most `maxBytes` (`copyCapped`).
  */
-export function copyTruncate(logDir: string, keep: number): void {
+export function copyTruncate(logDir: string, keep: number, maxBytes = Infinity): void {
   if (keep > 1) {
     shiftRotated(logDir, keep);
-    copyFileSync(logPath(logDir), logPath(logDir, 1));
+    copyCapped(logPath(logDir), logPath(logDir, 1), maxBytes);
   }
   truncateSync(logPath(logDir), 0);
 }

@@ -32,6 +32,11 @@ export interface FollowedFile {
   orphaned: boolean;
   /** Empties the followed file in place, even when it was removed (Linux: through /proc/self/fd). */
   truncate(): void;
+  /**
+   * Says the file was just emptied by path (copy-and-truncate): reading goes on from its start. Left to notice by
+   * itself, a writer faster than one poll refills the file past the old offset, and the lines in between are lost.
+   */
+  emptied(): void;
 }
 
 export interface LogFollower {
@@ -60,6 +65,11 @@ export function followLog(
      * after someone removed it, so that is the file to read. By default renames are followed like `tail -F`.
      */
     followRenames?: boolean;
+    /**
+     * Opens this path at the start instead of server.log: `/proc/<pid>/fd/1` of an adopted server that writes into a
+     * removed server.log (with `followRenames: false`). Falls back to server.log when it cannot be opened.
+     */
+    source?: string;
   } = {},
 ): LogFollower {
   const path = logPath(logDir);
@@ -69,9 +79,9 @@ export function followLog(
   let splitter = new LineSplitter();
   let stopped = false;
 
-  const open = (start: number | 'end'): boolean => {
+  const open = (start: number | 'end', from = path): boolean => {
     try {
-      fd = openSync(path, 'r');
+      fd = openSync(from, 'r');
     } catch {
       return false;
     }
@@ -98,6 +108,14 @@ export function followLog(
     }
   };
 
+  const rewind = (): void => {
+    // What the splitter holds is the head of a line whose rest went with the truncation.
+    const last = splitter.flush();
+    if (last !== null) onLine(last);
+    splitter = new LineSplitter();
+    offset = 0;
+  };
+
   const truncateHeld = (): void => {
     if (fd === null) return;
     // Our descriptor is read-only; the proc link opens the same file, removed or not, for writing.
@@ -107,6 +125,7 @@ export function followLog(
     } finally {
       closeSync(rw);
     }
+    rewind();
   };
 
   const poll = (): void => {
@@ -124,7 +143,7 @@ export function followLog(
         gone = true;
       }
       if ((gone || currentIno !== ino) && fd !== null && opts.followRenames === false) {
-        opts.onPoll?.(offset, { orphaned: true, truncate: truncateHeld });
+        opts.onPoll?.(offset, { orphaned: true, truncate: truncateHeld, emptied: rewind });
         return;
       }
       if (currentIno !== ino && fd !== null) {
@@ -135,13 +154,14 @@ export function followLog(
         splitter = new LineSplitter();
         if (open(0)) drain();
       }
-      if (fd !== null) opts.onPoll?.(offset, { orphaned: false, truncate: truncateHeld });
+      if (fd !== null) opts.onPoll?.(offset, { orphaned: false, truncate: truncateHeld, emptied: rewind });
     } catch {
       // A vanished file or a racing rotation: the next tick tries again.
     }
   };
 
-  const missingAtStart = !open(opts.startOffset ?? 'end');
+  const missingAtStart =
+    !(opts.source !== undefined && open(opts.startOffset ?? 'end', opts.source)) && !open(opts.startOffset ?? 'end');
   const timer = setInterval(poll, opts.intervalMs ?? 250);
   timer.unref();
   return {

@@ -1,5 +1,7 @@
+import { readlinkSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { followAppendedLog } from '../process/appended-log.ts';
-import { DEFAULT_ROTATION, type LogRotation } from '../process/log-file.ts';
+import { DEFAULT_ROTATION, LOG_NAME, type LogRotation } from '../process/log-file.ts';
 import { DEFAULT_LOG_RETRY_MS } from '../process/log-writer.ts';
 import { WriteOutage, type WriteHealth } from '../process/write-outage.ts';
 import { isAlive, readProcessStartTime } from '../process/proc-info.ts';
@@ -80,6 +82,23 @@ export interface AdoptedLogOptions {
 }
 
 /**
+ * The adopted server's stdout when it is our server.log removed (with logs/) while it ran, else null. It goes on
+ * writing there, unseen and unbounded, and the server.log now in logs/ (the previous daemon's copy, or none) gets
+ * nothing: that removed file is the one to follow, through the proc link, as the daemon that launched it did.
+ */
+export function removedLogOf(pid: number, logDir: string): string | null {
+  const link = `/proc/${pid}/fd/1`;
+  try {
+    // The kernel names a removed file by the path it had, resolved; logs/ itself may be gone, its parent is not.
+    const was = join(realpathSync(dirname(logDir)), 'logs', LOG_NAME);
+    return readlinkSync(link) === `${was} (deleted)` ? link : null;
+  } catch {
+    // Not Linux, not ours to read, or the server is gone: follow logs/server.log as usual.
+    return null;
+  }
+}
+
+/**
  * Follows the log of an adopted server while it runs: its lines are echoed like a launched server's, and the
  * file is bounded by copy-and-truncate (the server holds it open with O_APPEND), as `spawnServer` does in
  * persist mode. Stops by itself once the server is gone; `stop()` ends it sooner (daemon exit).
@@ -92,6 +111,7 @@ export function followAdoptedLog(opts: AdoptedLogOptions): { stop(): void } {
     rotation,
     outage: new WriteOutage(retryMs, opts.health),
     onLine: opts.onLine,
+    source: removedLogOf(opts.pid, opts.logDir) ?? undefined,
     intervalMs: opts.pollMs,
     retryMs,
     health: opts.health,

@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { LineSplitter, copyTruncate, rotateIfFull } from '../../src/process/log-file.ts';
@@ -48,6 +48,30 @@ logs('log-file :: launch-time rotation only when full; copyTruncate empties in p
   assert.is((await readFile(join(ctx.dir, 'server.log.2'), 'utf8')).length, 100);
 });
 
+logs(
+  'log-file :: a file grown past its bound is rotated as its last maxBytes, whole lines, with a note',
+  async (ctx) => {
+    const line = (i: number) => `line ${String(i).padStart(5, '0')} ${'x'.repeat(50)}\n`; // 62 bytes
+    const text = Array.from({ length: 200 }, (_, i) => line(i)).join('');
+    await writeFile(join(ctx.dir, 'server.log'), text);
+    assert.is(rotateIfFull(ctx.dir, { maxBytes: 4096, keep: 3 }), true);
+    const rotated = await readFile(join(ctx.dir, 'server.log.1'), 'utf8');
+    assert.ok(Buffer.byteLength(rotated) <= 4096, `within the bound (${Buffer.byteLength(rotated)} bytes)`);
+    assert.ok(Buffer.byteLength(rotated) > 4096 - 2 * 62 - 200, 'as much as fits');
+    const [note, ...kept] = rotated.split('\n').slice(0, -1);
+    assert.match(note!, /watchdog: \d+ bytes cut from the start/);
+    assert.equal(kept, text.split('\n').slice(-kept.length - 1, -1), 'whole lines, the newest, in order');
+    assert.equal((await readdir(ctx.dir)).sort(), ['server.log.1']);
+
+    // copyTruncate caps its copy the same way; a file within the bound is copied as it is.
+    await writeFile(join(ctx.dir, 'server.log'), text);
+    copyTruncate(ctx.dir, 3, 4096);
+    assert.ok((await readFile(join(ctx.dir, 'server.log.1'), 'utf8')).length <= 4096);
+    assert.is(await readFile(join(ctx.dir, 'server.log'), 'utf8'), '');
+    assert.is(await readFile(join(ctx.dir, 'server.log.2'), 'utf8'), rotated);
+  },
+);
+
 logs('log-file :: tailLog returns the last n lines across rotated files', async (ctx) => {
   await writeFile(join(ctx.dir, 'server.log.1'), 'a\nb\nc\n');
   await writeFile(join(ctx.dir, 'server.log'), 'd\ne\n');
@@ -79,6 +103,34 @@ logs('log-file :: followLog sees appends, rotation by rename and truncation', as
   } finally {
     f.stop();
     w.close();
+  }
+});
+
+logs('log-file :: after copy-and-truncate at a poll, a writer faster than the next poll loses no line', async (ctx) => {
+  const path = join(ctx.dir, 'server.log');
+  await writeFile(path, '');
+  const seen: string[] = [];
+  let rotate = false;
+  const f = followLog(ctx.dir, (l) => seen.push(l), {
+    intervalMs: 60_000, // polled by hand below
+    followRenames: false,
+    onPoll(_size, file) {
+      if (!rotate) return;
+      rotate = false;
+      copyTruncate(ctx.dir, 2);
+      file.emptied();
+    },
+  });
+  try {
+    await appendFile(path, 'a1\na2\n');
+    rotate = true;
+    f.poll();
+    // More than the offset reached before the truncation: only `emptied()` tells the follower to start over.
+    await appendFile(path, 'b1 longer than before\nb2 longer than before\n');
+    f.poll();
+    assert.equal(seen, ['a1', 'a2', 'b1 longer than before', 'b2 longer than before']);
+  } finally {
+    f.stop();
   }
 });
 

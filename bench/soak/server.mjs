@@ -52,8 +52,9 @@ const read = (file) => {
 };
 const mode = read(join(dir, 'modes', key)) || 'normal';
 console.log(`soak server ${key} pid ${process.pid} mode ${mode}`);
-// A one-shot mode: only this launch escapes; the relaunches that follow are normal servers meeting the held port.
-if (mode === 'escaping-helper') writeFileSync(join(dir, 'modes', key), 'normal');
+// One-shot modes: only this launch escapes (the relaunches that follow are normal servers meeting the held port), or
+// chatters (a relaunch after a daemon restart must not flood a log no daemon follows yet).
+if (mode === 'escaping-helper' || mode === 'chatty') writeFileSync(join(dir, 'modes', key), 'normal');
 // A log that cannot be written (a full disk, a removed folder) is the daemon's problem to survive, not this one's.
 process.stdout.on('error', () => {});
 process.stderr.on('error', () => {});

@@ -10,7 +10,7 @@
  *   fork             starts two children in its process group (they carry `soak-child` in their argv)
  *   old-secret       also checks in with the previous launch's secret (must be refused, changing nothing);
  *                    each answer is appended to <SOAK_DIR>/old-secret-answers as `<key> <status>`
- *   chatty           prints SOAK_CHATTY_BPS bytes a second (1 KiB lines) for SOAK_CHATTY_MS, then is quiet
+ *   chatty           (one launch) prints SOAK_CHATTY_BPS bytes a second (1 KiB lines) for SOAK_CHATTY_MS, then is quiet
  *   escaping-helper  (one launch: it sets its mode back to normal) once listening, starts a helper in its own
  *                    session that ignores SIGTERM and holds the game port (argv `soak-child`), then exits 1
  * A launch that cannot take its port exits 4, as a game server that cannot bind does.

@@ -198,7 +198,7 @@ export type BusEvents = {
 };
 
 /** The routes a refused request is counted under; fixed, so a stranger cannot add label values. */
-export const REFUSED_ROUTES = ['control', 'status', 'logs', 'admin'] as const;
+export const REFUSED_ROUTES = ['control', 'status', 'logs', 'admin', 'cross-site'] as const;
 export type RefusedRoute = (typeof REFUSED_ROUTES)[number];
 
 export type Bus = Emitter<BusEvents>;

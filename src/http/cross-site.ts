@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Bus } from '../bus.ts';
-import { remoteAddress, shownKey } from './request-info.ts';
+import { reportRefused } from './refused.ts';
+import { shownKey } from './request-info.ts';
 
 /** Methods that change nothing; every other one is a state-changing request. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -57,10 +58,10 @@ function sameOrigin(own: string, url: URL): boolean {
 }
 
 /** `POST /instances/<key>/<action>` and `/api/instances/<key>/<action>`: the audit line's key and action. */
-function auditTarget(c: Context): { key: string; action: string } {
+function auditTarget(c: Context): { key?: string; action: string } {
   const m = /^\/(?:api\/)?instances\/([^/]+)\/([^/]+)$/.exec(c.req.path);
-  if (m) return { key: shownKey(decodeURIComponentSafe(m[1] ?? '')), action: shownKey(m[2] ?? '') };
-  return { key: '', action: shownKey(`${c.req.method} ${c.req.path}`) };
+  if (m) return { key: decodeURIComponentSafe(m[1] ?? ''), action: m[2] ?? '' };
+  return { action: `${c.req.method} ${c.req.path}`.slice(0, 200) };
 }
 
 function decodeURIComponentSafe(s: string): string {
@@ -72,8 +73,9 @@ function decodeURIComponentSafe(s: string): string {
 }
 
 /**
- * Refuses, with 403 and an audit line (`control`, refused), every state-changing request a browser marked as
- * cross-site (crossSiteReason), on every route but the check-ins. Registered on the whole app before any route.
+ * Refuses, with 403 and a refused-request fact (`request:refused`, audited like every refusal before credentials),
+ * every state-changing request a browser marked as cross-site (crossSiteReason), on every route but the check-ins.
+ * Registered on the whole app before any route.
  */
 export function crossSiteGuard(opts: { bus: Bus; ownOrigins?: () => readonly string[] }): MiddlewareHandler {
   return async (c, next) => {
@@ -81,15 +83,9 @@ export function crossSiteGuard(opts: { bus: Bus; ownOrigins?: () => readonly str
     const reason = crossSiteReason((name) => c.req.header(name), opts.ownOrigins?.() ?? []);
     if (reason === null) return next();
     const error = `cross-site request refused: ${reason}; control requests come from the CLI, curl, a CDN or the dashboard on this watchdog's own address`;
-    opts.bus.emit('control', {
-      ...auditTarget(c),
-      user: undefined,
-      remote: remoteAddress(c),
-      status: 403,
-      result: 'refused',
-      reason: error,
-      at: Date.now(),
-    });
+    // Sent before any credentials, so a stranger can repeat it at will: rate-limited by source like every such
+    // refusal (the first in full in the daemon's log and audit.log, then summaries), never a line per request.
+    reportRefused(opts.bus, c, { route: 'cross-site', ...auditTarget(c), status: 403, reason: error });
     return c.json({ error }, 403);
   };
 }

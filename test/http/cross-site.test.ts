@@ -21,6 +21,8 @@ function setup(ownOrigins: string[] = []) {
   const bus = createBus();
   const controls: BusEvents['control'][] = [];
   bus.on('control', (e) => controls.push(e));
+  const refusals: BusEvents['request:refused'][] = [];
+  bus.on('request:refused', (e) => refusals.push(e));
   const app = fromLoopback(
     createApp({
       registry: memoryRegistry(alpha),
@@ -30,7 +32,7 @@ function setup(ownOrigins: string[] = []) {
       ownOrigins: () => ownOrigins,
     }),
   );
-  return { app, alpha, bus, controls };
+  return { app, alpha, bus, controls, refusals };
 }
 
 const HOST = 'watchdog.test:5000';
@@ -74,11 +76,13 @@ for (const [name, headers, why] of REFUSED) {
     assert.match(body.error, /^cross-site request refused: /);
     assert.match(body.error, why);
     assert.equal(ctx.alpha.calls, [], 'the restart was not done');
-    assert.is(ctx.controls.length, 1);
-    const e = ctx.controls[0]!;
+    // Before any credentials: a refused-request fact (rate-limited by source), not a control event.
+    assert.is(ctx.controls.length, 0);
+    assert.is(ctx.refusals.length, 1);
+    const e = ctx.refusals[0]!;
     assert.equal(
-      { key: e.key, action: e.action, status: e.status, result: e.result, remote: e.remote, reason: e.reason },
-      { key: 'alpha', action: 'restart', status: 403, result: 'refused', remote: '127.0.0.1', reason: body.error },
+      { route: e.route, key: e.key, action: e.action, status: e.status, remote: e.remote, reason: e.reason },
+      { route: 'cross-site', key: 'alpha', action: 'restart', status: 403, remote: '127.0.0.1', reason: body.error },
     );
   });
 }
@@ -93,25 +97,29 @@ refused('cross-site :: the dashboard API refuses a cross-site POST even with its
   assert.is(res.status, 403);
   assert.match(((await res.json()) as { error: string }).error, 'cross-site');
   assert.equal(ctx.alpha.calls, []);
-  assert.is(ctx.controls[0]?.action, 'stop');
+  assert.is(ctx.refusals[0]?.action, 'stop');
 });
 
-refused('cross-site :: the refusal is one JSON line in audit.log', async () => {
+refused('cross-site :: the refusal is one JSON line in audit.log; a flood of them is summarised', async () => {
   const tmp = await tempDir('wd-xsite-');
   try {
     const ctx = setup();
     const file = join(tmp.path, 'logs', 'audit.log');
     const audit = createAuditLog({ file, bus: ctx.bus });
-    await restart(ctx, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' });
+    for (let i = 0; i < 201; i++)
+      await restart(ctx, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' });
     await audit.close();
     const lines = (await readFile(file, 'utf8')).trim().split('\n');
-    assert.is(lines.length, 1);
+    // The first in full; the other 200, sent by anyone without credentials, as one summary line.
+    assert.is(lines.length, 2, lines.join('\n'));
+    assert.is((JSON.parse(lines[1]!) as { refused: number }).refused, 200);
     const line = JSON.parse(lines[0]!) as Record<string, unknown>;
     assert.is(line.status, 403);
     assert.is(line.result, 'refused');
     assert.is(line.key, 'alpha');
     assert.is(line.action, 'restart');
     assert.match(String(line.reason), 'cross-site request refused');
+    assert.is(line.route, 'cross-site');
     assert.is(line.remote, '127.0.0.1');
     assert.not.match(lines[0]!, basic('alpha', 't').slice(6), 'no credentials in the line');
   } finally {

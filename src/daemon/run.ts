@@ -116,7 +116,14 @@ export async function runDaemon(
     checkinFastPath(withAgones, (req) => guard.trust(req.socket)),
     healthFastPath(withAgones, VERSION, diskReadings),
   );
-  const http = await startHttpServers(app, config.listen, { fastPath, guard, timeouts: limits }).catch(
+  // At most one line a minute: while descriptors run out, every connection attempt may fail its accept.
+  let acceptErrorAt = Number.NEGATIVE_INFINITY;
+  const onError = (err: Error) => {
+    if (Date.now() - acceptErrorAt < 60_000) return;
+    acceptErrorAt = Date.now();
+    log.warn(`the HTTP listener cannot accept connections: ${err.message}`, { error: describeError(err) });
+  };
+  const http = await startHttpServers(app, config.listen, { fastPath, guard, timeouts: limits, onError }).catch(
     async (err: unknown) => {
       await lock.release();
       throw err;

@@ -29,6 +29,11 @@ export interface ListenOptions {
   guard?: ConnectionGuard;
   /** Header, request and keep-alive timeouts (`Connections`); Node's defaults when absent. */
   timeouts?: Pick<ConnectionLimits, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs'>;
+  /**
+   * An error of the listening socket once it listens (`accept` failing with EMFILE when the process is out of
+   * descriptors): the socket goes on listening. Without a listener it would escape as an uncaught error.
+   */
+  onError?: (err: Error) => void;
 }
 
 /**
@@ -97,6 +102,7 @@ export function startHttpServer(app: AppSource, opts: ListenOptions): Promise<Ht
     server.once('error', onError);
     server.once('listening', () => {
       server.off('error', onError);
+      server.on('error', (err) => opts.onError?.(err));
       const addr = server.address();
       const port = typeof addr === 'object' && addr ? addr.port : opts.port;
       let closing: Promise<void> | null = null;

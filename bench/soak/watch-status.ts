@@ -133,6 +133,8 @@ export function filesTick(s: SoakState, known: ReadonlySet<string>): void {
 
 const LAG = /^watchdog_event_loop_lag_p99_seconds(?:\{[^}]*\})?\s+([0-9.eE+-]+)/m;
 const LAG_MAX = /^watchdog_event_loop_lag_max_seconds(?:\{[^}]*\})?\s+([0-9.eE+-]+)/m;
+const UNCAUGHT = /^watchdog_uncaught_errors_total(?:\{[^}]*\})?\s+([0-9.eE+-]+)/gm;
+const escapedReported = new Set<number>();
 
 /** Time the daemon's main thread (the event loop) spent on a CPU and waiting for one, in ms (/proc/<pid>/schedstat). */
 function schedstat(pid: number): { run: number; wait: number } | null {
@@ -177,6 +179,14 @@ export async function metricsTick(
   try {
     const res = await fetch(`${s.daemonUrl}/metrics`, { signal: AbortSignal.timeout(5000) });
     const text = await res.text();
+    // An error that escaped every handler is caught and counted (watchdog_uncaught_errors_total), so the daemon
+    // staying alive proves nothing about it: any count is a violation.
+    const escaped = [...text.matchAll(UNCAUGHT)].reduce((n, m) => n + Number(m[1]), 0);
+    const pid = s.daemonPid;
+    // Once per daemon: its count only grows.
+    const ok = escaped === 0 || escapedReported.has(pid);
+    if (escaped > 0) escapedReported.add(pid);
+    check(s, 'no-escaped-error', ok, () => `daemon ${pid}: ${escaped} error(s) escaped every handler (see daemon.log)`);
     const machine = await reference();
     const sched = schedstat(s.daemonPid);
     const prev = lastSched?.pid === s.daemonPid ? lastSched : null;

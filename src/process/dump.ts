@@ -1,17 +1,19 @@
 import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
-import { access, chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import type { Logger } from '../log.ts';
 
-export type DumpType = 'Normal' | 'WithHeap' | 'Triage' | 'Full';
+import { type DumpType, requestDump } from './dotnet-diagnostics.ts';
+import { executable, findDiagnosticsSocket, loadedCoreclr, processState, runtimeCreatedump } from './dotnet-process.ts';
+
+export type { DumpType };
 
 export interface DumpOptions {
   /** `<instance>/dumps`. */
   dumpsDir: string;
-  /** `TimeoutDumpType`; only createdump distinguishes them (gcore always writes a full core). */
+  /** `TimeoutDumpType`; the runtime and createdump honour it (gcore always writes a full core). */
   type: DumpType;
-  /** The dumper is killed after this long (Timing.DumpTimeoutSeconds). */
+  /** All the dumpers tried share this bound (Timing.DumpTimeoutSeconds); one still running at it is killed. */
   timeoutMs: number;
   /** The server's program: a self-contained .NET build ships `createdump` beside it. */
   program: string;
@@ -35,15 +37,6 @@ const CREATEDUMP_FLAGS: Record<DumpType, string> = {
   Triage: '--triage',
   Full: '--full',
 };
-
-async function executable(path: string): Promise<boolean> {
-  try {
-    await access(path, constants.X_OK);
-    return (await stat(path)).isFile();
-  } catch {
-    return false;
-  }
-}
 
 async function findOnPath(name: string, searchPath: string): Promise<string | null> {
   for (const dir of searchPath.split(delimiter)) {
@@ -120,52 +113,100 @@ export async function pruneDumps(dumpsDir: string, keep: number, maxBytes = DUMP
   await Promise.all(doomed.map(({ n }) => rm(join(dumpsDir, n), { force: true, recursive: true })));
 }
 
+/** How a dump was taken, as the log line names it. */
+export type DumpMethod = 'diagnostics-ipc' | 'createdump' | 'gcore';
+
 /**
- * Dumps a hung server before it is killed (`DumpOnTimeout`): `createdump` beside the program or on PATH
- * (the .NET runtime's dumper, honouring the dump type), else `gcore` from gdb, else just a log line.
- * Bounded by `timeoutMs`; keeps the newest 3 dumps, at most 4 GiB together (`keep`, `maxBytes`). Resolves the dump's path, or null. Never rejects.
+ * A stopped process (state T: SIGSTOP, or a job-control stop) cannot answer its diagnostics socket, and a hang kill
+ * follows the dump anyway: resume it so its runtime writes the dump. The threads that hung stay where they were (a
+ * deadlock is not undone by SIGCONT), which is what an operator wants in the dump; a dumper that ptrace-attaches
+ * instead would see the same stacks but not the runtime's own view (no IPC-taken dump, no crash report).
+ */
+async function resumeIfStopped(pid: number, log: Logger): Promise<void> {
+  if ((await processState(pid)) !== 'T') return;
+  try {
+    process.kill(pid, 'SIGCONT');
+    log.info('the hung server was stopped; resumed it (SIGCONT) so its runtime can write the dump', { pid });
+  } catch {
+    // Gone already: the request below fails and says so.
+  }
+}
+
+const exists = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
+
+/**
+ * Dumps a hung server before it is killed (`DumpOnTimeout`), the first way that works within `timeoutMs` in all:
+ * 1. the .NET runtime itself over its diagnostics IPC socket (what the real watchdog's `WriteDump` does), with the
+ *    dump type; the runtime runs its own createdump;
+ * 2. `createdump` of the runtime the process loaded (found through its libcoreclr.so), else beside the program, else
+ *    on PATH, with the dump type;
+ * 3. `gcore` from gdb: always a full core (GBs for a .NET server), so only for a server that is not .NET, or when
+ *    the .NET ways failed (the log says which and why);
+ * else just a log line. Keeps the newest 3 dumps, at most 4 GiB together (`keep`, `maxBytes`). Resolves the
+ * dump's path, or null. Never rejects.
  */
 export async function dumpProcess(pid: number, opts: DumpOptions): Promise<string | null> {
   const searchPath = opts.searchPath ?? process.env.PATH ?? '';
+  const deadline = Date.now() + opts.timeoutMs;
+  const left = () => Math.max(0, deadline - Date.now());
+  const { log } = opts;
   try {
     // A dump holds the server's memory (tokens, players' data): the folder and each dump are the daemon user's only,
     // like data.json. The dumper writes with its own mode (gcore's follows the umask), so the folder closes the gap.
     await mkdir(opts.dumpsDir, { recursive: true, mode: 0o700 });
     await chmod(opts.dumpsDir, 0o700);
     const base = join(opts.dumpsDir, dumpName());
-    const createdump = (await executable(join(dirname(opts.program), 'createdump')))
-      ? join(dirname(opts.program), 'createdump')
-      : await findOnPath('createdump', searchPath);
-    let written: string | null = null;
-    if (createdump) {
-      const code = await runBounded(
-        createdump,
-        [CREATEDUMP_FLAGS[opts.type], '-f', base, String(pid)],
-        opts.timeoutMs,
-        opts.log,
-      );
-      if (code === 0) written = base;
-    } else {
-      const gcore = await findOnPath('gcore', searchPath);
-      if (!gcore) {
-        opts.log.warn('no dumper found (createdump beside the server or on PATH, or gcore from gdb); no dump taken', {
-          pid,
-        });
-        return null;
-      }
-      // gcore appends the pid: <base>.<pid>
-      const code = await runBounded(gcore, ['-o', base, String(pid)], opts.timeoutMs, opts.log);
-      if (code === 0) written = `${base}.${pid}`;
+    const failed: string[] = [];
+    let written: { file: string; method: DumpMethod } | null = null;
+
+    const socket = await findDiagnosticsSocket(pid);
+    if (socket) {
+      await resumeIfStopped(pid, log);
+      const r = await requestDump(socket, base, opts.type, left());
+      if (r.ok && (await exists(base))) written = { file: base, method: 'diagnostics-ipc' };
+      else failed.push(`diagnostics IPC: ${r.ok ? `the runtime reported success but wrote no ${base}` : r.reason}`);
     }
-    if (written && !(await stat(written).catch(() => null))) written = null;
+    const dotnet = socket !== null || (await loadedCoreclr(pid)) !== null;
+
+    if (!written && left() > 0) {
+      const createdump =
+        (await runtimeCreatedump(pid)) ??
+        ((await executable(join(dirname(opts.program), 'createdump')))
+          ? join(dirname(opts.program), 'createdump')
+          : await findOnPath('createdump', searchPath));
+      if (createdump) {
+        const code = await runBounded(createdump, [CREATEDUMP_FLAGS[opts.type], '-f', base, String(pid)], left(), log);
+        if (code === 0 && (await exists(base))) written = { file: base, method: 'createdump' };
+        else failed.push(`createdump (${createdump}): ${code === null ? 'killed or did not start' : `exit ${code}`}`);
+      }
+    }
+
+    if (!written && left() > 0) {
+      const gcore = await findOnPath('gcore', searchPath);
+      if (gcore) {
+        if (dotnet)
+          log.warn('the .NET dumpers failed; falling back to gcore, which writes a full core (GBs)', { pid, failed });
+        // gcore appends the pid: <base>.<pid>
+        const code = await runBounded(gcore, ['-o', base, String(pid)], left(), log);
+        if (code === 0 && (await exists(`${base}.${pid}`))) written = { file: `${base}.${pid}`, method: 'gcore' };
+        else failed.push(`gcore: ${code === null ? 'killed or did not start' : `exit ${code}`}`);
+      } else if (!dotnet || failed.length === 0) failed.push('no dumper found (createdump, or gcore from gdb)');
+    }
+
     if (written) {
-      await chmod(written, 0o600);
-      opts.log.info('dump written', { pid, file: written });
-    } else await Promise.all([base, `${base}.${pid}`].map((f) => rm(f, { force: true }))); // half-written by a killed dumper
+      await chmod(written.file, 0o600);
+      const bytes = (await stat(written.file)).size;
+      log.info('dump written', { pid, file: written.file, method: written.method, type: opts.type, bytes });
+      if (failed.length > 0) log.info('dumpers tried before it', { pid, failed });
+    } else {
+      if (left() === 0) failed.push(`out of time (${opts.timeoutMs} ms)`);
+      log.warn('no dump taken', { pid, failed });
+      await Promise.all([base, `${base}.${pid}`].map((f) => rm(f, { force: true }))); // half-written by a killed dumper
+    }
     await pruneDumps(opts.dumpsDir, opts.keep ?? DUMPS_KEEP, opts.maxBytes);
-    return written;
+    return written?.file ?? null;
   } catch (err) {
-    opts.log.warn('dump failed', { pid, error: err instanceof Error ? err.message : String(err) });
+    log.warn('dump failed', { pid, error: err instanceof Error ? err.message : String(err) });
     return null;
   }
 }

@@ -1,0 +1,165 @@
+/**
+ * A client for the .NET runtime's diagnostics IPC, enough to ask a running .NET process for a dump of itself, as
+ * `DiagnosticsClient.WriteDump` (Microsoft.Diagnostics.NETCore.Client) does for the real SS14.Watchdog.
+ *
+ * The wire format is the one in dotnet/diagnostics' "Diagnostic IPC Protocol" document (ipc-protocol.md): a 20-byte
+ * header (`DOTNET_IPC_V1\0`, uint16 total size, uint8 command set, uint8 command id, uint16 reserved, little-endian)
+ * and a payload; one command per connection, one reply, then the runtime closes it. Dump commands are in command set
+ * 0x01. The reply is the Server set (0xFF) with OK (0x00, payload int32 HRESULT) or Error (0xFF, payload uint32
+ * HRESULT, and since GenerateCoreDump3 a UTF-16 message).
+ */
+import { createConnection } from 'node:net';
+
+const MAGIC = Buffer.from('DOTNET_IPC_V1\0', 'latin1');
+export const HEADER_SIZE = 20;
+const DUMP_SET = 0x01;
+const SERVER_SET = 0xff;
+const SERVER_OK = 0x00;
+const SERVER_ERROR = 0xff;
+/** GenerateCoreDump3 (runtime 8+: error replies carry a message), then 2 (6+: flags), then the original 1. */
+const DUMP_COMMANDS = [0x03, 0x02, 0x01] as const;
+/** The runtime's answer to a command id it does not know: try the older one. */
+export const E_UNKNOWN_COMMAND = 0x80131385;
+
+/** `TimeoutDumpType`: what the dump holds (the runtime's MINIDUMP_TYPE levels). */
+export type DumpType = 'Normal' | 'WithHeap' | 'Triage' | 'Full';
+
+/** `uint dumpType` of CreateCoreDump. */
+export const DUMP_TYPE_CODES: Record<DumpType, number> = { Normal: 1, WithHeap: 2, Triage: 3, Full: 4 };
+
+export interface IpcReply {
+  commandSet: number;
+  commandId: number;
+  payload: Buffer;
+}
+
+/** What a dump request came to: `ok`, or why not, with the runtime's HRESULT when it sent one. */
+export type IpcDumpResult = { ok: true; command: number } | { ok: false; reason: string; hresult?: number };
+
+/** One message: header then payload. */
+export function encodeMessage(commandSet: number, commandId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const size = HEADER_SIZE + payload.length;
+  if (size > 0xffff) throw new RangeError(`an IPC message of ${size} bytes does not fit the uint16 size field`);
+  const header = Buffer.alloc(HEADER_SIZE);
+  MAGIC.copy(header, 0);
+  header.writeUInt16LE(size, 14);
+  header.writeUInt8(commandSet, 16);
+  header.writeUInt8(commandId, 17);
+  header.writeUInt16LE(0, 18);
+  return Buffer.concat([header, payload]);
+}
+
+/** The protocol's `string`: uint32 length in UTF-16 units including the terminating NUL, then the units. */
+export function encodeString(s: string): Buffer {
+  const units = Buffer.from(`${s}\0`, 'utf16le');
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(units.length / 2, 0);
+  return Buffer.concat([len, units]);
+}
+
+/** Reads a protocol `string` at `offset`; null when the buffer is too short for what its length says. */
+export function decodeString(buf: Buffer, offset: number): string | null {
+  if (buf.length < offset + 4) return null;
+  const units = buf.readUInt32LE(offset);
+  const end = offset + 4 + units * 2;
+  if (units === 0) return '';
+  if (buf.length < end) return null;
+  return buf.toString('utf16le', offset + 4, end).replace(/\0$/, '');
+}
+
+/** CreateCoreDump's payload: dump path, dump type, flags (0: no logging to the target's console, no crash report). */
+export function dumpPayload(path: string, type: DumpType): Buffer {
+  const nums = Buffer.alloc(8);
+  nums.writeUInt32LE(DUMP_TYPE_CODES[type], 0);
+  nums.writeUInt32LE(0, 4);
+  return Buffer.concat([encodeString(path), nums]);
+}
+
+/** Parses a whole reply, or says what is wrong with it. */
+export function decodeReply(buf: Buffer): IpcReply | string {
+  if (buf.length < HEADER_SIZE) return `a short reply (${buf.length} bytes, a header is ${HEADER_SIZE})`;
+  if (!buf.subarray(0, MAGIC.length).equals(MAGIC)) return 'a reply without the DOTNET_IPC_V1 magic';
+  const size = buf.readUInt16LE(14);
+  if (size < HEADER_SIZE) return `a reply whose header gives a size of ${size}`;
+  if (buf.length < size) return `a short reply (${buf.length} of the ${size} bytes its header announces)`;
+  return { commandSet: buf.readUInt8(16), commandId: buf.readUInt8(17), payload: buf.subarray(HEADER_SIZE, size) };
+}
+
+/**
+ * Sends one message on a fresh connection and reads the one reply. Resolves the reply, or a sentence saying why
+ * there is none (connect error, the runtime closed early, nothing within `timeoutMs`); never rejects.
+ */
+export function exchange(socketPath: string, message: Buffer, timeoutMs: number): Promise<IpcReply | string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let got = 0;
+    let done = false;
+    const sock = createConnection(socketPath);
+    const finish = (r: IpcReply | string) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(r);
+    };
+    const timer = setTimeout(() => finish(`no reply within ${timeoutMs} ms`), Math.max(0, timeoutMs));
+    sock.on('connect', () => sock.write(message));
+    sock.on('data', (d: Buffer) => {
+      chunks.push(d);
+      got += d.length;
+      if (got < HEADER_SIZE) return;
+      const all = Buffer.concat(chunks);
+      const size = all.readUInt16LE(14);
+      if (got >= size || size < HEADER_SIZE) finish(decodeReply(all));
+    });
+    sock.on('error', (err: NodeJS.ErrnoException) => finish(`the socket failed: ${err.code ?? err.message}`));
+    sock.on('close', () =>
+      finish(got === 0 ? 'the runtime closed the connection without a reply' : decodeReply(Buffer.concat(chunks))),
+    );
+  });
+}
+
+/** Interprets the reply to a dump command. */
+function dumpOutcome(reply: IpcReply | string, command: number): IpcDumpResult {
+  if (typeof reply === 'string') return { ok: false, reason: reply };
+  if (reply.commandSet !== SERVER_SET)
+    return { ok: false, reason: `an unexpected reply (command set ${reply.commandSet})` };
+  const hr = reply.payload.length >= 4 ? reply.payload.readUInt32LE(0) : undefined;
+  if (reply.commandId === SERVER_OK) {
+    // OK carries the dump's HRESULT; an OK with a failure code is still a failure.
+    if (hr !== undefined && hr !== 0)
+      return { ok: false, reason: `the runtime answered HRESULT 0x${hex(hr)}`, hresult: hr };
+    return { ok: true, command };
+  }
+  if (reply.commandId === SERVER_ERROR) {
+    const message = command === 0x03 ? decodeString(reply.payload, 4) : null;
+    const code = hr === undefined ? 'an error without a code' : `HRESULT 0x${hex(hr)}`;
+    return { ok: false, reason: message ? `${message.trim()} (${code})` : `the runtime refused: ${code}`, hresult: hr };
+  }
+  return { ok: false, reason: `an unexpected reply (command id ${reply.commandId})` };
+}
+
+const hex = (n: number) => n.toString(16).toUpperCase().padStart(8, '0');
+
+/**
+ * Asks the runtime listening on `socketPath` to write a dump of its process to `dumpPath` (a path as the target
+ * process sees it), trying the newest dump command first and an older one when the runtime does not know it, as
+ * the diagnostics client library does. The whole exchange, dump included, is bounded by `timeoutMs`.
+ */
+export async function requestDump(
+  socketPath: string,
+  dumpPath: string,
+  type: DumpType,
+  timeoutMs: number,
+): Promise<IpcDumpResult> {
+  const deadline = Date.now() + timeoutMs;
+  const payload = dumpPayload(dumpPath, type);
+  let last: IpcDumpResult = { ok: false, reason: 'no dump command was tried' };
+  for (const command of DUMP_COMMANDS) {
+    const left = deadline - Date.now();
+    if (left <= 0) return { ok: false, reason: `no reply within ${timeoutMs} ms` };
+    last = dumpOutcome(await exchange(socketPath, encodeMessage(DUMP_SET, command, payload), left), command);
+    if (last.ok || last.hresult !== E_UNKNOWN_COMMAND) return last;
+  }
+  return last;
+}

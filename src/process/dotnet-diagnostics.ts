@@ -153,7 +153,13 @@ export async function requestDump(
   timeoutMs: number,
 ): Promise<IpcDumpResult> {
   const deadline = Date.now() + timeoutMs;
-  const payload = dumpPayload(dumpPath, type);
+  let payload: Buffer;
+  try {
+    payload = dumpPayload(dumpPath, type);
+    encodeMessage(DUMP_SET, DUMP_COMMANDS[0], payload);
+  } catch (err) {
+    return { ok: false, reason: `the request cannot be sent: ${(err as Error).message}` };
+  }
   let last: IpcDumpResult = { ok: false, reason: 'no dump command was tried' };
   for (const command of DUMP_COMMANDS) {
     const left = deadline - Date.now();

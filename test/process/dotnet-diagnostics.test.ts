@@ -173,10 +173,15 @@ ipc('dotnet-diagnostics :: a runtime that never answers is given up on at the bo
   assert.is(seen.length, 1, 'the request did arrive');
 });
 
-ipc('dotnet-diagnostics :: no socket at that path is a reason, not a rejection', async (ctx) => {
-  const r = await requestDump(join(ctx.dir, 'absent.sock'), '/x', 'Normal', 2000);
-  assert.match(!r.ok ? r.reason : '', /the socket failed: ENOENT/);
-});
+ipc(
+  'dotnet-diagnostics :: no socket at that path, or a path too long for a message, is a reason, not a rejection',
+  async (ctx) => {
+    const r = await requestDump(join(ctx.dir, 'absent.sock'), '/x', 'Normal', 2000);
+    assert.match(!r.ok ? r.reason : '', /the socket failed: ENOENT/);
+    const long = await requestDump(join(ctx.dir, 'absent.sock'), `/${'x'.repeat(40_000)}`, 'Normal', 2000);
+    assert.match(!long.ok ? long.reason : '', /cannot be sent: .*does not fit the uint16 size field/);
+  },
+);
 
 /** A process (sleep) with its TMPDIR in the test folder, and a fake runtime socket where .NET would put its own. */
 async function fakeDotnetProcess(ctx: { dir: string; servers: Server[]; pids: number[] }, answer: Answer) {

@@ -117,10 +117,10 @@ export async function pruneDumps(dumpsDir: string, keep: number, maxBytes = DUMP
 export type DumpMethod = 'diagnostics-ipc' | 'createdump' | 'gcore';
 
 /**
- * A stopped process (state T: SIGSTOP, or a job-control stop) cannot answer its diagnostics socket, and a hang kill
- * follows the dump anyway: resume it so its runtime writes the dump. The threads that hung stay where they were (a
- * deadlock is not undone by SIGCONT), which is what an operator wants in the dump; a dumper that ptrace-attaches
- * instead would see the same stacks but not the runtime's own view (no IPC-taken dump, no crash report).
+ * A stopped process (state T: SIGSTOP, or a job-control stop) cannot answer its diagnostics socket. It is about to
+ * be killed, so resume it and let its runtime write the dump: what hung (a deadlock, a busy loop) is still stuck
+ * where it was, and the runtime's own dump needs no ptrace privilege from the daemon (the runtime lets its createdump
+ * attach), where a createdump or gcore of ours is refused under Yama ptrace_scope=1 without CAP_SYS_PTRACE.
  */
 async function resumeIfStopped(pid: number, log: Logger): Promise<void> {
   if ((await processState(pid)) !== 'T') return;

@@ -1,4 +1,5 @@
 import { UsageError, describeError } from '../errors.ts';
+import { didYouMean } from '../config/suggest.ts';
 import { COMMANDS } from './registry.ts';
 
 export type { Command } from './registry.ts';
@@ -13,7 +14,7 @@ commands:
   hold|release <key> [--for 2h] [--reason R]   hold scheduled restarts and update installs, or end the hold
   status [key] [--json] [--watch]        show instance states (every instance: the local config, or --user/--password)
   logs <key> [-f] [-n N] [--url U]       show a server's log (this machine's files, or the daemon at --url)
-  chart [--format mermaid|dot|json] [--out F]   render the instance statechart
+  chart [--format mermaid|dot|json|svg] [--out F]   render the instance statechart
   probe <address> [--json]               read a game server's /status and /info as a launcher does
   manifest <dir> --base-url URL [--out F]       add a build to a manifest
   completion bash|zsh|fish               print a shell completion script
@@ -48,7 +49,8 @@ export async function main(argv: string[]): Promise<number> {
   const args = name === first ? rest : argv;
   const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!entry) {
-    process.stderr.write(`watchdog: unknown command "${name}"\n\n${USAGE}`);
+    const hint = didYouMean(name, Object.keys(COMMANDS));
+    process.stderr.write(`watchdog: unknown command "${name}"${hint}; \`watchdog --help\` lists the commands\n`);
     return 2;
   }
   try {

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { ConfigPath } from './merge.ts';
+import { closest } from './suggest.ts';
 import { entriesOf, keyNames, schemaAt, unwrap, type AnySchema } from './schema-walk.ts';
 
 /** `Servers.Instances.alpha.ApiPort`; odd keys quoted (`Servers.Instances."a b"`), list items as `Arguments[1]`. */
@@ -39,31 +40,16 @@ function expectation(issue: v.BaseIssue<unknown>): string {
   return `expected ${issue.expected ?? 'a valid value'}`;
 }
 
-function closest(word: string, candidates: string[]): string | undefined {
-  const lower = word.toLowerCase();
-  const hit = candidates.find((c) => c.toLowerCase() === lower);
-  if (hit) return hit;
-  // One or two edits apart (a dropped, added or changed letter) reads as a typo.
-  const dist = (a: string, b: string) => {
-    const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-    for (let i = 1; i <= a.length; i += 1) {
-      let prev = row[0] ?? 0;
-      row[0] = i;
-      for (let j = 1; j <= b.length; j += 1) {
-        const tmp = row[j] ?? 0;
-        row[j] = Math.min((row[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-        prev = tmp;
-      }
-    }
-    return row[b.length] ?? Infinity;
-  };
-  let best: string | undefined;
-  let bestD = 3;
-  for (const c of candidates) {
-    const d = dist(lower, c.toLowerCase());
-    if (d < bestD) [best, bestD] = [c, d];
-  }
-  return best;
+/**
+ * Where else in the schema a key of this name is allowed (`DiscordWebhook` at the top level belongs under
+ * `Notification`): the paths of named entries, not of map keys a user chooses (instances, routes).
+ */
+function elsewhere(root: AnySchema, key: string, depth = 3, at: ConfigPath = []): ConfigPath[] {
+  const entries = entriesOf(unwrap(root, {}));
+  if (!entries || depth === 0) return [];
+  const found: ConfigPath[] = keyNames(entries).some((k) => k.toLowerCase() === key.toLowerCase()) ? [at] : [];
+  for (const [name, child] of Object.entries(entries)) found.push(...elsewhere(child, key, depth - 1, [...at, name]));
+  return found;
 }
 
 /** One line per issue, deduplicated, each naming the file that supplied the value. */
@@ -83,7 +69,12 @@ export function formatIssues(
       const allowed = keyNames((parent && entriesOf(unwrap(parent, {}))) ?? {});
       const key = String(last.key);
       const guess = closest(key, allowed);
-      const hint = guess ? `did you mean ${guess}?` : `expected one of ${allowed.join(', ')}`;
+      const home = guess ? [] : elsewhere(root, key).filter((p) => p.length > 0);
+      const hint = guess
+        ? `did you mean ${guess}?`
+        : home.length > 0
+          ? `it belongs under ${home.map(formatPath).join(' or ')}`
+          : `expected one of ${allowed.join(', ')}`;
       lines.push(`${file}: ${formatPath(path)}: unknown key (${hint})`);
     } else if (issue.type === 'strict_object' && issue.input === undefined && last?.origin === 'key') {
       // A required key is missing: say what its own schema expects.

@@ -41,7 +41,13 @@ export function parseYaml(text: string, name: string): Parsed {
     const msg = e.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? e.message;
     return pos ? `${name}:${pos.line}:${pos.col}: ${msg}` : `${name}: ${msg}`;
   };
-  if (doc.errors.length > 0) return { ok: false, problems: doc.errors.map(where) };
+  if (doc.errors.length > 0) {
+    // After the first syntax error the parser's further messages describe its own confusion ("Implicit keys need
+    // to be on a single line" under a misindented key), so only that one is shown; duplicate keys each stand alone.
+    const firstSyntax = doc.errors.find((e) => e.code !== 'DUPLICATE_KEY');
+    const shown = doc.errors.filter((e) => e === firstSyntax || e.code === 'DUPLICATE_KEY');
+    return { ok: false, problems: shown.map(where) };
+  }
   const warnings = doc.warnings.map(where);
   // .NET reads every YAML scalar as the text written (`ApiToken: 0123` is "0123", not 123); numbers and booleans
   // are bound from that text later, where the schema expects one (binding.ts).
@@ -90,9 +96,12 @@ export async function readLayers(main: string, env: string, cwd: string): Promis
       const code = errCode(err);
       if (index > 0 && code === 'ENOENT') continue;
       if (code === 'ENOENT') {
-        problems.push(
-          `${basename(file)} not found in ${dirname(file)} (run the watchdog from the folder that holds it, or pass --config FILE)`,
-        );
+        // Only the default name can have been picked without --config; any other name came from --config.
+        const advice =
+          basename(file) === 'appsettings.yml'
+            ? 'run the watchdog from the folder that holds it, or pass --config FILE'
+            : 'check the path given to --config';
+        problems.push(`${basename(file)} not found in ${dirname(file)} (${advice})`);
       } else {
         problems.push(`${name}: cannot read the file (${code ?? String(err)}); check that it is a readable file`);
       }

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
 /**
  * One address the HTTP server binds, from `Urls`. `localhost` is kept as a name: it binds 127.0.0.1 and, where
@@ -54,4 +54,21 @@ export function parseUrls(value: string): UrlsResult {
     listen.push({ host, port });
   }
   return { ok: true, listen };
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** 127.0.0.0/8, ::1 and IPv4-mapped 127.x (`::ffff:127.0.0.1`, which BlockList matches against the IPv4 subnet). */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  return LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** A listen address only this machine can reach: `localhost` or a loopback address (not `*`, `0.0.0.0`, a LAN IP). */
+export function listensOnLoopbackOnly(address: ListenAddress): boolean {
+  return address.host === 'localhost' || isLoopback(address.host);
 }

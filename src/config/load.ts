@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { describeError } from '../errors.ts';
 import { checkAgones } from './agones-checks.ts';
 import { checkSettings } from './checks.ts';
+import { engineTimeoutLines, type ExposedTokenPolicy, exposedTokenLines } from './exposure.ts';
 import { formatIssues, problemLine } from './issues.ts';
 import { bindScalars, canonicalKeys } from './binding.ts';
 import { environmentLayers, environmentName } from './env-layer.ts';
@@ -26,6 +27,11 @@ export interface LoadOptions {
   env: Record<string, string | undefined>;
   /** `--urls`: wins over every file and variable. */
   urls?: string;
+  /**
+   * A weak or example token while `Urls` reaches beyond this machine: a problem (`start`, unless
+   * `--allow-weak-tokens`) or a warning (`check`, the default).
+   */
+  exposedTokens?: ExposedTokenPolicy;
 }
 
 const ENV_NAME = /^[A-Za-z0-9_-]+$/;
@@ -75,13 +81,17 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   const agones = checkAgones(bound, opts.env, (path, expected, found) =>
     checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found)),
   );
+  const policy = opts.exposedTokens ?? 'warn';
+  const exposed = exposedTokenLines(bound, checks.listen, checks.tokenFiles, merged.sourceOf, policy);
   const problems = [
     ...keyProblems,
     ...(parsed.success ? [] : formatIssues(parsed.issues, AppSettingsSchema, merged.sourceOf)),
     ...checks.problems,
+    ...(policy === 'refuse' ? exposed : []),
   ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
 
   const config = resolveConfig({ settings: parsed.output, checks, agones, files: read.layers.map((l) => l.file), cwd });
-  return { ok: true, config, warnings: [...read.warnings, ...checks.warnings] };
+  const warnings = [...read.warnings, ...checks.warnings, ...(policy === 'warn' ? exposed : [])];
+  return { ok: true, config, warnings: [...warnings, ...engineTimeoutLines(bound, merged.sourceOf)] };
 }

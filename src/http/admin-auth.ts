@@ -1,6 +1,6 @@
-import { BlockList, isIP } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Bus } from '../bus.ts';
+import { isLoopback } from '../config/listen.ts';
 import { parseBasicAuth, secretsEqual } from './basic-auth.ts';
 import { reportRefused } from './refused.ts';
 import { clientOf } from './request-info.ts';
@@ -27,17 +27,7 @@ export type AdminEnv = { Variables: { adminUser: AdminUser } };
 /** The challenge for the admin routes; its own realm so a browser never offers an instance's credentials. */
 export const ADMIN_CHALLENGE = 'Basic realm="watchdog admin", charset="UTF-8"';
 
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-/** 127.0.0.0/8, ::1 and IPv4-mapped 127.x (`::ffff:127.0.0.1`, which BlockList matches against the IPv4 subnet). */
-export function isLoopback(address: string | undefined): boolean {
-  if (!address) return false;
-  const family = isIP(address);
-  if (family === 0) return false;
-  return LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
+export { isLoopback };
 
 /**
  * A Host header naming this machine (`localhost`, `*.localhost`, a loopback address), with or without a port.

@@ -8,6 +8,7 @@ import { adoptedProcess } from './adopted-process.ts';
 import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { clearForLaunch } from './port-guard.ts';
+import { echoServerLine } from './server-echo.ts';
 import { trackedProcess } from './tracked-process.ts';
 import type { OwnedServer, ProcessHost } from './run-process.ts';
 
@@ -71,12 +72,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
         retryMs: logRetryMs(deps.config),
         health: serverLogHealth(key, join(logDir, 'server.log'), bus),
         cgroup: track?.cgroup,
-        onLine: (stream, line) => {
-          bus.emit('instance:log', { key, stream, line, at: Date.now() });
-          // Echoed into the daemon's log with the instance key; stderr lines stand out as warnings.
-          if (stream === 'stderr') serverLog.warn(line);
-          else serverLog.info(line);
-        },
+        onLine: (stream, line) => echoServerLine(bus, serverLog, key, stream, line),
       });
       // A launch that never started leaves no cgroup behind.
       const spawned = await spawning.catch(async (err: unknown) => {

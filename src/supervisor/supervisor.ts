@@ -14,6 +14,7 @@ import { createDataWriter } from './data-writer.ts';
 import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import { Instance } from './instance.ts';
 import { findLeftover, findSpawned, recordedBaseUrl, type Leftover } from './leftovers.ts';
+import { echoServerLine } from './server-echo.ts';
 import { logUpdateProgress } from './update-progress-log.ts';
 
 /** What a configuration reload changed, by instance key. */
@@ -149,10 +150,7 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       rotation: serverLogRotation(config),
       retryMs: logRetryMs(config),
       health: serverLogHealth(key, `${instance.dir}/logs/server.log`, bus),
-      onLine: (line) => {
-        bus.emit('instance:log', { key, stream: 'stdout', line, at: Date.now() });
-        serverLog.info(line);
-      },
+      onLine: (line) => echoServerLine(bus, serverLog, key, 'stdout', line),
     });
     // The next launch follows its own output; stop at once rather than at the next liveness poll.
     const onLaunch = (e: { key: string }) => {

@@ -1,7 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { statePaths } from '../../src/chart/index.ts';
 import { renderChart } from '../../src/chart/render.ts';
+import { NODE_ID_PREFIX, renderChartSvg } from '../../src/chart/svg.ts';
 import { tempSuite } from '../_support/env.ts';
 import { runWatchdog } from '../config/watchdog-bin.ts';
 
@@ -24,6 +26,15 @@ cli('chart :: prints Mermaid by default, DOT and JSON on request', async ({ dir 
   assert.is(json.stdout, renderChart('json'));
 });
 
+cli('chart :: --format svg writes the drawing the dashboard serves, one node per state', async ({ dir }) => {
+  const r = await chart(['--format', 'svg', '--out', 'chart.svg'], dir);
+  assert.is(r.status, 0, r.stderr);
+  const svg = await readFile(join(dir, 'chart.svg'), 'utf8');
+  assert.is(svg, `${await renderChartSvg()}\n`);
+  assert.match(svg, /^<svg\b[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  for (const path of statePaths()) assert.match(svg, `id="${NODE_ID_PREFIX}${path.replace(/-/g, '&#45;')}"`, path);
+});
+
 cli('chart :: --out writes the file (folders created), relative to where it runs', async ({ dir }) => {
   const r = await chart(['--format', 'dot', '--out', 'out/chart.dot'], dir);
   assert.is(r.status, 0, r.stderr);
@@ -35,7 +46,7 @@ cli('chart :: a bad format or option prints the usage and exits 2', async ({ dir
   const bad = await chart(['--format', 'png'], dir);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, 'unknown format "png"');
-  assert.match(bad.stderr, 'usage: watchdog chart [--format mermaid|dot|json] [--out FILE]');
+  assert.match(bad.stderr, 'usage: watchdog chart [--format mermaid|dot|json|svg] [--out FILE]');
   assert.is(bad.stdout, '');
   const unknown = await chart(['--colour'], dir);
   assert.is(unknown.status, 2);

@@ -217,7 +217,9 @@ urls('load :: Urls forms map to a bind address', async ({ dir }) => {
     ['http://10.1.2.3:5004', '10.1.2.3', 5004],
   ];
   for (const [value, host, port] of cases) {
-    await writeFiles(dir, { 'appsettings.yml': oneInstance(['ApiToken: t'], [`Urls: "${value}"`]) });
+    await writeFiles(dir, {
+      'appsettings.yml': oneInstance(['ApiToken: a-long-enough-test-token'], [`Urls: "${value}"`]),
+    });
     const r = ok(await loadConfig({ cwd: dir, env: {} }));
     assert.equal(r.config.listen, [{ host, port }], value);
     assert.equal(r.warnings, [], value);
@@ -226,7 +228,10 @@ urls('load :: Urls forms map to a bind address', async ({ dir }) => {
 
 urls('load :: every address of a ;-separated Urls is bound, and a bad one is named', async ({ dir }) => {
   await writeFiles(dir, {
-    'appsettings.yml': oneInstance(['ApiToken: t'], ['Urls: "http://localhost:5000; http://*:6000"']),
+    'appsettings.yml': oneInstance(
+      ['ApiToken: a-long-enough-test-token'],
+      ['Urls: "http://localhost:5000; http://*:6000"'],
+    ),
   });
   const r = ok(await loadConfig({ cwd: dir, env: {} }));
   assert.equal(r.config.listen, [

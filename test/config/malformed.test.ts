@@ -19,6 +19,19 @@ const CASES: { name: string; files: Record<string, string[]>; dirs?: string[]; p
       ],
     },
     {
+      // The parser goes on with "Implicit keys need to be on a single line" at the same place: noise, not shown.
+      name: 'a key indented under a scalar: the first YAML error only',
+      files: {
+        'appsettings.yml': ['Servers:', '  Instances:', '    alpha:', '      ApiPort: 1212', '        Name: x'],
+      },
+      problems: () => ['appsettings.yml:4:16: Nested mappings are not allowed in compact mappings'],
+    },
+    {
+      name: 'a setting at the top level that belongs in a section',
+      files: { 'appsettings.yml': [...oneInstance(), 'DiscordWebhook: https://discord.invalid/api/webhooks/1/x'] },
+      problems: () => ['appsettings.yml: DiscordWebhook: unknown key (it belongs under Notification)'],
+    },
+    {
       name: 'duplicate key in YAML',
       files: { 'appsettings.yml': [...oneInstance(), '      ApiPort: 1213'] },
       problems: () => ['appsettings.yml:5:7: Map keys must be unique'],

@@ -156,9 +156,22 @@ s('maintenance :: a hold holds a schedule back and outlives a daemon restart', a
     },
   );
   assert.is(cli.code, 0, cli.stderr);
-  assert.match(cli.stdout, /maintenance of held held until/);
+  const first = await status(ctx, 'held');
+  assert.is(first.maintenance.hold?.reason, 'tournament');
+  // The CLI prints the daemon's own end time, not one it computed.
+  assert.is(cli.stdout, `maintenance of held held until ${first.maintenance.hold?.until} at ${d.url}\n`);
+  // A shorter hold replaces it, and the CLI says what it replaced; then the 10 minutes again.
+  const shorter = await runCli(['hold', 'held', '--for', '90s', '--url', d.url, '--token', TOKEN], { cwd: ctx.dir });
+  assert.is(shorter.code, 0, shorter.stderr);
+  assert.match(shorter.stdout, `(shortened: the hold it replaces ran until ${first.maintenance.hold?.until})`);
+  const again = await runCli(
+    ['hold', 'held', '--for', '10m', '--reason', 'tournament', '--url', d.url, '--token', TOKEN],
+    {
+      cwd: ctx.dir,
+    },
+  );
+  assert.not.match(again.stdout, /shortened/, 'a longer hold says nothing of the kind');
   const held = await status(ctx, 'held');
-  assert.is(held.maintenance.hold?.reason, 'tournament');
   // The 2 s schedule fires at least once while held; the server stays.
   await waitFor(
     'the schedule to wait for the hold',

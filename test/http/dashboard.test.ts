@@ -1,4 +1,4 @@
-/** The dashboard page, its assets and the statechart SVG (src/http/dashboard/routes.ts, chart-svg.ts). */
+/** The dashboard page, its assets and the statechart SVG (src/http/dashboard/routes.ts, src/chart/svg.ts). */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
 import { chartGraph, statePaths } from '../../src/chart/index.ts';
 import { createApp } from '../../src/http/app.ts';
-import { mergeParallelEdges, NODE_ID_PREFIX } from '../../src/http/dashboard/chart-svg.ts';
+import { mergeParallelEdges, NODE_ID_PREFIX } from '../../src/chart/svg.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
 import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
 

@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from '../../errors.ts';
+import { didYouMean } from '../../config/suggest.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -13,10 +14,28 @@ export function parseCommandArgs<O extends Options>(args: string[], options: O, 
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
-      throw new UsageError(`${(err as Error).message}\n${usage}`, { cause: err });
+      throw new UsageError(`${parseProblem(code, (err as Error).message, options)}\n${usage}`, { cause: err });
     }
     throw err;
   }
+}
+
+/**
+ * parseArgs's message in the CLI's words: its unknown-option text advises `-- "--bogus"` with an unbalanced quote,
+ * which is never what a person who mistyped an option wants.
+ */
+function parseProblem(code: string, message: string, options: Options): string {
+  const option = /'(-[^']*)'/.exec(message)?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) {
+    const known = Object.entries(options).flatMap(([name, o]) => [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]);
+    return `unknown option ${option}${didYouMean(option.replace(/=.*/, ''), known)}`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) {
+    const name = option.split(' ')[0];
+    if (/does not take/.test(message)) return `${name} takes no value`;
+    if (/argument missing/.test(message)) return `${name} needs a value`;
+  }
+  return message;
 }
 
 /** A positive number option (`--interval 0.5`); undefined when the option was not given. */

@@ -81,7 +81,15 @@ export function createTarget(opts: TargetOptions): Target {
     urlGiven: givenUrl !== undefined,
     tokenGiven: pickToken({ flag: opts.token, env: opts.env.WATCHDOG_TOKEN }) !== undefined,
     async url() {
-      if (givenUrl) return normaliseUrl(givenUrl);
+      if (givenUrl) {
+        // `localhost:5000` would otherwise fail later as "unknown scheme", which reads like a network problem.
+        if (!/^https?:\/\//i.test(givenUrl)) {
+          const from = opts.url ? '--url' : 'WATCHDOG_URL';
+          const guess = /^[a-z][a-z0-9+.-]*:\/\//i.test(givenUrl) ? '' : ` (did you mean http://${givenUrl}?)`;
+          throw new ClientError(`${from} "${givenUrl}" is not an http:// or https:// address${guess}`, 2);
+        }
+        return normaliseUrl(givenUrl);
+      }
       const { config } = await loadLocal();
       if (!config) return DEFAULT_URL;
       const derived = clientUrlFromUrls(config.settings.Urls);

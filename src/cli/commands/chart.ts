@@ -1,47 +1,34 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { describeError } from '../../errors.ts';
+import { UsageError, describeError } from '../../errors.ts';
+import { parseCommandArgs } from '../client/args.ts';
 import { CHART_FORMATS, isChartFormat, renderChart } from '../../chart/render.ts';
+import { renderChartSvg } from '../../chart/svg.ts';
 import type { CommandOptions } from '../registry.ts';
 
-const USAGE = `usage: watchdog chart [--format ${CHART_FORMATS.join('|')}] [--out FILE]
+/** The text formats, and the SVG the dashboard shows (drawn by Graphviz in WebAssembly: no `dot` binary needed). */
+const FORMATS = [...CHART_FORMATS, 'svg'] as const;
+
+const USAGE = `usage: watchdog chart [--format ${FORMATS.join('|')}] [--out FILE]
   Renders the instance statechart from the machine itself (machines/instance.ts).
-  --format, -f   mermaid (default: a stateDiagram-v2), dot (Graphviz) or json (states and transitions)
-  --out, -o      write to FILE instead of standard output
-`;
+  --format, -f   mermaid (default: a stateDiagram-v2), dot (Graphviz), json (states and transitions) or svg
+                 (the drawing the dashboard shows at /statechart.svg)
+  --out, -o      write to FILE instead of standard output`;
 
 export const usage = USAGE;
 export const options = {
   format: { type: 'string', short: 'f' },
   out: { type: 'string', short: 'o' },
-  help: { type: 'boolean', short: 'h' },
 } as const satisfies CommandOptions;
 
-/** `watchdog chart [--format mermaid|dot|json] [--out FILE]`. Exit 0 ok, 1 the file could not be written, 2 usage. */
+/** `watchdog chart [--format mermaid|dot|json|svg] [--out FILE]`. Exit 0 ok, 1 the file could not be written, 2 usage. */
 export async function run(args: string[]): Promise<number> {
-  let values: { format?: string; out?: string; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args,
-      options,
-    }));
-  } catch (err) {
-    process.stderr.write(`watchdog chart: ${describeError(err)}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const { values, positionals } = parseCommandArgs(args, options, USAGE);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${USAGE}`);
   const format = values.format ?? 'mermaid';
-  if (!isChartFormat(format)) {
-    process.stderr.write(
-      `watchdog chart: unknown format "${format}"; choose one of ${CHART_FORMATS.join(', ')}\n${USAGE}`,
-    );
-    return 2;
-  }
-  const text = renderChart(format);
+  if (format !== 'svg' && !isChartFormat(format))
+    throw new UsageError(`unknown format "${format}"; choose one of ${FORMATS.join(', ')}\n${USAGE}`);
+  const text = format === 'svg' ? `${await renderChartSvg()}\n` : renderChart(format);
   if (values.out === undefined) {
     process.stdout.write(text);
     return 0;

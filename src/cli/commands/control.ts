@@ -8,20 +8,28 @@ import { withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import { TARGET_FLAGS, targetOf } from './target-flags.ts';
 
-export const usage = (
-  action: string,
-) => `usage: watchdog ${action} <key> [--when W] [--wait [--timeout S]] [--url URL] [--token T] [--config F] [--json]
-  --when W      restart and update: Now, RoundEnd (the server leaves when its round ends) or Empty (once it
-                reports 0 players); forced after Maintenance.MaxDelayMinutes. Without it a restart is immediate
-  --wait        follow the instance until the outcome (running again with a new pid, stopped, or failed and why),
+const DEFAULT_TIMEOUT_S = 300;
+
+/** `--when` applies to restart and update only: a stop or a rollback is never put off to a round end. */
+const takesWhen = (action: string) => action === 'restart' || action === 'update';
+
+export const usage = (action: string) =>
+  [
+    `usage: watchdog ${action} <key>${takesWhen(action) ? ' [--when W]' : ''} [--wait [--timeout S]] [--url URL] [--token T] [--config F] [--json]`,
+    ...(takesWhen(action)
+      ? [
+          '  --when W      Now, RoundEnd (the server leaves when its round ends) or Empty (once it reports 0 players);',
+          '                forced after Maintenance.MaxDelayMinutes. Without it a restart is immediate',
+        ]
+      : []),
+    `  --wait        follow the instance until the outcome (running again with a new pid, stopped, or failed and why),
                 print it with the time it took; exit 1 on failure
   --timeout S   with --wait, give up after S seconds (default ${DEFAULT_TIMEOUT_S}; exit 1)
   --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
   --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
   --config F    the appsettings.yml to read the address and token from
-  --json        print the outcome as JSON`;
-
-const DEFAULT_TIMEOUT_S = 300;
+  --json        print the outcome as JSON`,
+  ].join('\n');
 
 export const options = {
   ...TARGET_FLAGS,
@@ -54,7 +62,7 @@ export function control(action: ControlAction): Command {
 
       if (values.when !== undefined && !POLICIES.includes(values.when))
         throw new UsageError(`--when takes ${POLICIES.join(', ')}, not "${values.when}"\n${usage(action)}`);
-      if (values.when !== undefined && action !== 'restart' && action !== 'update')
+      if (values.when !== undefined && !takesWhen(action))
         throw new UsageError(`--when goes with restart and update only\n${usage(action)}`);
       const query: Record<string, string> = values.when === undefined ? {} : { when: values.when };
       const target = targetOf(action, values);

@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
-import { postControl } from '../client/http.ts';
+import { fetchStatus, postControl } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { Command, CommandOptions } from '../registry.ts';
@@ -10,11 +10,12 @@ const TARGET_USAGE = `  --url URL     the watchdog's address (default: WATCHDOG_
   --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
   --config F    the appsettings.yml to read the address and token from`;
 
-export const holdUsage = `usage: watchdog hold <key> [--for DURATION] [--reason TEXT] [--url URL] [--token T] [--config F]
+export const holdUsage = `usage: watchdog hold <key> [--for D] [--reason R] [--url URL] [--token T] [--config F]
   Holds scheduled restarts and automatic update installs (Maintenance) until the hold ends by itself or
   \`watchdog release <key>\`; crash and hang handling go on. A restart or update asked for with a moment goes ahead.
-  --for DURATION   how long: 90s, 45m, 2h, 1d or minutes as a number (default 1h)
-  --reason TEXT    shown in the status and on the dashboard
+  A new hold replaces the one in place, even a longer one (the command says so).
+  --for D       how long: 90s, 45m, 2h, 1d or minutes as a number (default 1h)
+  --reason R    shown in the status and on the dashboard
 ${TARGET_USAGE}`;
 
 export const releaseUsage = `usage: watchdog release <key> [--url URL] [--token T] [--config F]
@@ -56,11 +57,25 @@ export const hold: Command = (args) =>
     const target = targetOf('hold', values);
     const url = await target.url();
     const query = { minutes: String(minutes), ...(values.reason === undefined ? {} : { reason: values.reason }) };
-    await withInstanceList(target, async () =>
-      postControl({ url, key, token: await target.token(key) }, 'hold', undefined, query),
-    );
-    const until = new Date(Date.now() + minutes * 60_000).toISOString();
-    process.stdout.write(`maintenance of ${key} held until ${until} at ${url}\n`);
+    const held = await withInstanceList(target, async () => {
+      const ep = { url, key, token: await target.token(key) };
+      // The status reads only improve the message: the hold is taken whether or not they answer.
+      const current = () =>
+        fetchStatus(ep).then(
+          (s) => s.maintenance?.hold ?? null,
+          () => null,
+        );
+      const before = await current();
+      await postControl(ep, 'hold', undefined, query);
+      return { before, after: await current() };
+    });
+    // The daemon's own end time: a clock computed here would differ by the request's round trip, or by more.
+    const until = held.after?.until ?? new Date(Date.now() + minutes * 60_000).toISOString();
+    const shortened =
+      held.before && Date.parse(held.before.until) > Date.parse(until)
+        ? ` (shortened: the hold it replaces ran until ${held.before.until})`
+        : '';
+    process.stdout.write(`maintenance of ${key} held until ${until} at ${url}${shortened}\n`);
     return 0;
   });
 

@@ -8,18 +8,21 @@ import { configureLogging, createLogger, parseLogLevel } from '../../log.ts';
 import { startConfigReload } from '../../daemon/reload.ts';
 import { runDaemon } from '../../daemon/run.ts';
 
-export const usage = `usage: watchdog [start] [--config FILE] [--urls URLS] [--log-level LEVEL] [--log-format json]
+export const usage = `usage: watchdog [start] [--config FILE] [--urls URLS] [--log-level LEVEL] [--log-format json] [--allow-weak-tokens]
   Runs the daemon until SIGINT/SIGTERM; SIGHUP or a change to the configuration files reloads it.
   --config FILE       the main configuration file (default: ./appsettings.yml)
   --urls URLS         where to listen, overriding Urls (e.g. http://localhost:5000)
   --log-level LEVEL   debug, info, warn or error (overrides Serilog.MinimumLevel)
-  --log-format json   one JSON object per log line`;
+  --log-format json   one JSON object per log line
+  --allow-weak-tokens start even though Urls reaches beyond this machine and an instance's ApiToken is the
+                      documentation's example or shorter than 16 characters (refused without it)`;
 
 export const options = {
   config: { type: 'string' },
   urls: { type: 'string' },
   'log-level': { type: 'string' },
   'log-format': { type: 'string' },
+  'allow-weak-tokens': { type: 'boolean' },
 } as const satisfies CommandOptions;
 
 /**
@@ -33,7 +36,13 @@ export async function run(args: string[]): Promise<number> {
   if (cliLevel !== undefined && !parseLogLevel(cliLevel))
     throw new UsageError(`--log-level: expected debug, info, warn or error, got "${cliLevel}"`);
 
-  const loadOptions = { file: values.config, cwd: process.cwd(), env: process.env, urls: values.urls };
+  const loadOptions = {
+    file: values.config,
+    cwd: process.cwd(),
+    env: process.env,
+    urls: values.urls,
+    exposedTokens: values['allow-weak-tokens'] ? ('warn' as const) : ('refuse' as const),
+  };
   const loaded = await loadConfig(loadOptions);
   if (!loaded.ok) {
     printConfigProblems(loaded.problems);

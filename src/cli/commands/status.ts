@@ -16,11 +16,12 @@ const USAGE = `usage: watchdog status [key] [--json] [--watch] [--interval S] [-
   key           one instance (default: every instance: all the daemon's with Admin credentials, else each one
                 in the local appsettings.yml with its own token)
   --json        print the status JSON (an object for one key, an array otherwise)
-  --watch       redraw every --interval seconds (default 2) until Ctrl-C
+  --watch       redraw every --interval seconds until Ctrl-C
+  --interval S  with --watch, seconds between redraws (default 2; fractions allowed)
   --count N     with --watch, stop after N redraws
-  --user U, --password P   the daemon's Admin credentials (default: WATCHDOG_ADMIN=user:password, which keeps the
-                password out of the process list); they list every instance, with or without a local config
-  --url, --token, --config   as for watchdog restart`;
+  --user U      the daemon's Admin user, with --password P (default: WATCHDOG_ADMIN=user:password, which keeps
+                the password out of the process list); they list every instance, with or without a local config
+  --url URL, --token T, --config F   as for watchdog restart`;
 export const usage = USAGE;
 
 export const options = {

@@ -5,7 +5,7 @@ import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { methodNotAllowed } from '../request-info.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
-import { cachedChartSvg } from './chart-svg.ts';
+import { cachedChartSvg } from '../../chart/svg.ts';
 import { dashboardPage } from './page.ts';
 
 /** The dashboard's files, anchored to this module so the daemon's working directory does not matter. */

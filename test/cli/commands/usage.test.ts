@@ -32,7 +32,7 @@ usage('unknown options', async ({ cwd }) => {
   ]) {
     const r = await runCli(args, { cwd });
     assert.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
-    assert.match(r.stderr, /Unknown option/);
+    assert.match(r.stderr, /unknown option -/);
     assert.match(r.stderr, `usage: watchdog ${args[0]}`);
   }
 });
@@ -45,13 +45,75 @@ usage('bad values and extra arguments', async ({ cwd }) => {
     [['logs', 'demo', '-n', '-3'], /ambiguous/],
     [['stop', 'demo', 'other'], /unexpected argument "other"/],
     [['status', 'a', 'b'], /unexpected argument "b"/],
-    [['restart', 'demo', '--url'], /argument missing/],
+    [['restart', 'demo', '--url'], /--url needs a value\n/],
+    [['status', 'demo', '--json=yes'], /--json takes no value\n/],
   ];
   for (const [args, message] of cases) {
     const r = await runCli(args, { cwd });
     assert.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, message);
   }
+});
+
+usage('a mistyped command or option: "did you mean", exit 2, no wall of help', async ({ cwd }) => {
+  const command = await runCli(['statsu'], { cwd });
+  assert.is(command.code, 2);
+  assert.is(
+    command.stderr,
+    'watchdog: unknown command "statsu" (did you mean "status"?); `watchdog --help` lists the commands\n',
+  );
+  const far = await runCli(['frobnicate'], { cwd });
+  assert.is(far.code, 2);
+  assert.is(far.stderr, 'watchdog: unknown command "frobnicate"; `watchdog --help` lists the commands\n');
+  const option = await runCli(['status', '--jsno'], { cwd });
+  assert.is(option.code, 2);
+  assert.match(
+    option.stderr,
+    /^watchdog status: unknown option --jsno \(did you mean "--json"\?\)\nusage: watchdog status/,
+  );
+  assert.not.match(option.stderr, /positional argument/, "not the parser's advice about positionals");
+});
+
+usage('--url without a scheme is a usage error that shows the fix, before anything is sent', async ({ cwd }) => {
+  const r = await runCli(['status', 'demo', '--url', 'localhost:5000', '--token', 'sekrit-token-4'], { cwd });
+  assert.is(r.code, 2);
+  assert.is(
+    r.stderr,
+    'watchdog status: --url "localhost:5000" is not an http:// or https:// address (did you mean http://localhost:5000?)\n',
+  );
+  const env = await runCli(['restart', 'demo', '--token', 'sekrit-token-4'], { cwd, env: { WATCHDOG_URL: 'ftp://x' } });
+  assert.is(env.code, 2);
+  assert.match(env.stderr, 'WATCHDOG_URL "ftp://x" is not an http:// or https:// address\n');
+});
+
+usage('help of stop and rollback: no --when, which only restart and update take', async ({ cwd }) => {
+  for (const action of ['stop', 'rollback', 'restart', 'update']) {
+    const r = await runCli([action, '-h'], { cwd });
+    assert.is(r.code, 0);
+    assert.match(r.stdout, `usage: watchdog ${action} <key>`);
+    assert.is(/--when/.test(r.stdout), action === 'restart' || action === 'update', action);
+  }
+});
+
+usage('every option line of hold and status is described, in one column', async ({ cwd }) => {
+  for (const command of ['hold', 'status']) {
+    const r = await runCli([command, '-h'], { cwd });
+    const [synopsis = '', ...lines] = r.stdout.trimEnd().split('\n');
+    for (const flag of synopsis.match(/--[a-z]+/g) ?? [])
+      assert.ok(
+        lines.some((l) => l.includes(flag)),
+        `${command}: ${flag} is described`,
+      );
+    // An option's description starts in column 16, as in every other command's help.
+    for (const line of lines.filter((l) => /^ {2}--[a-z]+ [A-Z]?\s/.test(l) && !l.includes(',')))
+      assert.match(line, /^ {2}\S.{11} {1,}\S/, line);
+  }
+});
+
+usage('check --config with a missing file says to check that path', async ({ cwd }) => {
+  const r = await runCli(['check', '--config', 'nope.yml'], { cwd });
+  assert.is(r.code, 2);
+  assert.match(r.stderr + r.stdout, `nope.yml not found in ${cwd} (check the path given to --config)`);
 });
 
 usage.run();

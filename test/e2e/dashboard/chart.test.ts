@@ -5,7 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EDGE_STYLE } from '../../../src/chart/dot-edges.ts';
-import { renderChartSvg } from '../../../src/http/dashboard/chart-svg.ts';
+import { renderChartSvg } from '../../../src/chart/svg.ts';
 import { type Browser, openBrowser, screenshot } from './browser.ts';
 
 interface Label {

@@ -1,9 +1,11 @@
 /**
- * The instance statechart as SVG for the dashboard, rendered once from the machine (src/chart) by Graphviz in
- * WebAssembly (@viz-js/viz), so the daemon needs no `dot` binary and the browser no CDN.
+ * The instance statechart as SVG (the dashboard's `/statechart.svg`, `watchdog chart --format svg`), rendered from
+ * the machine by Graphviz in WebAssembly (@viz-js/viz), so neither the daemon nor the CLI needs a `dot` binary and
+ * the browser no CDN.
  */
-import { type ChartEdge, type ChartGraph, chartGraph, toDot } from '../../chart/index.ts';
-import type { Logger } from '../../log.ts';
+import type { Logger } from '../log.ts';
+import { toDot } from './dot.ts';
+import { type ChartEdge, type ChartGraph, chartGraph } from './graph.ts';
 
 /** The id of a state's node in the SVG: `state:` + its dotted path (`state:stopped.idle`). */
 export const NODE_ID_PREFIX = 'state:';

@@ -87,11 +87,10 @@ test('status --json: the status object; without a key, every instance with its o
   assert.match(table.stdout, /\nbeta +running/);
 });
 
-test('status on a terminal: states coloured; NO_COLOR turns colour off', async (ctx) => {
-  if (spawnSync('script', ['--version']).status !== 0) {
-    console.warn('skipped: script(1) is not installed, no pseudo-terminal to run the CLI on');
-    return;
-  }
+const TTY_TEST = 'status on a terminal: states coloured; NO_COLOR turns colour off';
+const hasScript = spawnSync('script', ['--version']).status === 0;
+if (!hasScript) console.log(`skipped "${TTY_TEST}": script(1) is not installed, no pseudo-terminal to run the CLI on`);
+(hasScript ? test : test.skip)(TTY_TEST, async (ctx) => {
   const onTty = (env: Record<string, string>) => {
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(WATCHDOG)} status demo --url ${d(ctx).url}`;
     return spawnSync('script', ['-qec', command, '/dev/null'], {

@@ -86,6 +86,7 @@ export function alertOf(context: InstanceContext, kind: AlertKind, backoff: numb
     type: 'alert',
     kind,
     exit: kind === 'hang' || kind === 'hang-loop' || last === null ? null : { code: last.code, signal: last.signal },
+    detail: kind === 'hang' || kind === 'hang-loop' ? null : (last?.detail ?? null),
     failures:
       kind === 'crash' || kind === 'crash-loop' || kind === 'hang-loop' ? context.crashStreak : context.startupFailures,
     backoffMs: backoff,
@@ -117,6 +118,7 @@ export const unaskedRelaunch = (c: InstanceContext, eventType: string): boolean 
 
 /** Why the process that just exited ended, from the intent it was going with. */
 function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
+  if (exit.failure !== undefined) return 'launch-failed';
   switch (c.exitIntent) {
     case 'shutdown':
     case 'stop':
@@ -145,7 +147,13 @@ export function classifyExit(
   // A clean exit of a server asked to leave for a restart is that restart.
   const asked = leftForRestart && context.exitIntent === null && !unclean(exit);
   const before: InstanceContext = asked ? { ...context, exitIntent: 'restart' } : context;
-  const c: InstanceContext = { ...before, lastExit: { ...exit, reason: exitReason(before, exit) } };
+  const reason = exitReason(before, exit);
+  // The server's last words explain an exit nobody asked for; after a requested one they are its goodbye.
+  const detail = exit.failure ?? (reason === 'crash' && unclean(exit) ? (exit.lastLine ?? null) : null);
+  const c: InstanceContext = {
+    ...before,
+    lastExit: { code: exit.code, signal: exit.signal, reason, detail },
+  };
   const emitted: InstanceEmitted[] = [];
   const restart = (reason: RestartReason) => {
     c.restarts += 1;
@@ -167,7 +175,8 @@ export function classifyExit(
       if (!c.checkedIn) {
         c.startupFailures += 1;
         if (givesUp(c)) emitted.push(alertOf(c, 'failing'));
-        else restart(hang ? 'hang' : 'startup-failure');
+        // A launch that failed is tried again, but no server ran: not a restart (the counter counts runs).
+        else if (reason !== 'launch-failed') restart(hang ? 'hang' : 'startup-failure');
       } else if (hang || unclean(exit)) {
         c.crashStreak += 1;
         if (hang) c.loopHangs += 1;
@@ -202,8 +211,11 @@ export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export const exitOf = (event: InstanceMachineEvent): ExitInfo =>
-  event.type === 'PROCESS_EXITED' ? { code: event.code, signal: event.signal } : { code: null, signal: null };
+export const exitOf = (event: InstanceMachineEvent): ExitInfo => {
+  if (event.type !== 'PROCESS_EXITED') return { code: null, signal: null };
+  const { code, signal, failure, lastLine } = event;
+  return { code, signal, ...(failure === undefined ? {} : { failure }), ...(lastLine === undefined ? {} : { lastLine }) };
+};
 
 /** A check ended: release its child, and start the one queued during it, if any, as a fresh UPDATE_CHECK. */
 export function endCheck(

@@ -28,18 +28,29 @@ export interface InstanceInput {
 export interface ExitInfo {
   code: number | null;
   signal: string | null;
+  /** Set when no server ran: why the launch failed (`cannot launch bin/x: ENOENT … check RunCommand`). */
+  failure?: string;
+  /** The server's last line of output, when it wrote one: often the reason it ended (`EADDRINUSE`). */
+  lastLine?: string;
 }
 
 /**
  * Why the last server process ended, as the status API shows it: an exit nobody asked for is a `crash` (clean or
  * not: the code tells), a kill after missed check-ins a `hang`, a clean exit while an update was pending an
- * `update`; the others were requested (a rollback's shutdown is a `restart`).
+ * `update`; the others were requested (a rollback's shutdown is a `restart`). `launch-failed`: no server ran.
  */
-export type ExitReason = 'crash' | 'hang' | 'stop' | 'restart' | 'update' | 'shutdown';
+export type ExitReason = 'crash' | 'hang' | 'stop' | 'restart' | 'update' | 'shutdown' | 'launch-failed';
 
 /** The last exit as the machine records it: its status and why. */
-export interface LastExit extends ExitInfo {
+export interface LastExit {
+  code: number | null;
+  signal: string | null;
   reason: ExitReason;
+  /**
+   * What says why, in words an operator can act on: the launch error, or the server's last line after an exit
+   * nobody asked for; null otherwise.
+   */
+  detail: string | null;
 }
 
 /**
@@ -68,7 +79,7 @@ export type InstanceEvent =
    */
   | { type: 'PROCESS_STARTED'; launchId: number; secret: string; pid: number | null }
   /** The process is gone; a failed spawn is an exit with neither code nor signal. */
-  | { type: 'PROCESS_EXITED'; launchId: number; code: number | null; signal: string | null }
+  | ({ type: 'PROCESS_EXITED'; launchId: number } & ExitInfo)
   /**
    * The launch could not happen for a reason that is not the server's fault (the daemon is out of descriptors or
    * memory, the game port is still held): no process ran, nothing counts against the server, it is retried.
@@ -158,7 +169,15 @@ export type RestartReason = 'crash' | 'hang' | 'request' | 'update' | 'startup-f
 
 /** What the machine emits (actor.on); the supervisor bridges these onto the bus. */
 export type InstanceEmitted =
-  | { type: 'alert'; kind: AlertKind; exit: ExitInfo | null; failures: number; backoffMs: number | null }
+  | {
+      type: 'alert';
+      kind: AlertKind;
+      exit: ExitInfo | null;
+      /** The last exit's detail (launch error, or the server's last line): what the message says why with. */
+      detail: string | null;
+      failures: number;
+      backoffMs: number | null;
+    }
   | { type: 'restart'; reason: RestartReason }
   | { type: 'launch'; launchId: number }
   | { type: 'checkin'; launchId: number }

@@ -11,9 +11,16 @@ import type { DiskReading } from '../bus.ts';
 import type { AgonesStatus, InstanceStatus, LastExitStatus, MaintenanceStatus } from '../supervisor/contract.ts';
 
 export const LastExitSchema = v.object({
-  reason: v.picklist(['crash', 'hang', 'stop', 'restart', 'update', 'shutdown']),
+  reason: v.pipe(
+    v.picklist(['crash', 'hang', 'stop', 'restart', 'update', 'shutdown', 'launch-failed']),
+    v.description('launch-failed: no server ran (see detail)'),
+  ),
   code: v.nullable(v.number()),
   signal: v.nullable(v.string()),
+  detail: v.pipe(
+    v.nullable(v.string()),
+    v.description("why, in words: the launch error, or the server's last output line after a crash"),
+  ),
   at: v.pipe(v.string(), v.description('ISO 8601 time')),
 });
 

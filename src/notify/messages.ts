@@ -12,6 +12,13 @@ export function describeExit(exit: ExitInfo | null): string | null {
   return null;
 }
 
+/** The reason in a chat message: one line, at most 200 characters, in backticks (a backtick inside would end them). */
+export function quotedDetail(detail: string | null): string | null {
+  if (!detail) return null;
+  const line = detail.replace(/\s+/g, ' ').trim().replace(/`/g, "'");
+  return `\`${line.length > 200 ? `${line.slice(0, 197)}...` : line}\``;
+}
+
 /**
  * Who asked for a control action, from its audit record: `by boss from 10.0.0.5`; a request made with the
  * instance's own token (its user is the key) `with its API token from 127.0.0.1`; '' when nothing is known.
@@ -45,18 +52,22 @@ export function formatDelay(ms: number): string {
 export function alertMessage(key: string, e: AlertEvent, stoppedBy?: string): string {
   const server = `Server \`${key}\``;
   const exit = describeExit(e.exit);
+  const detail = quotedDetail(e.detail);
+  // With the server's last line the cause is usually in it; the logs still hold the rest.
+  const checkLogs = detail ? `Last output: ${detail}. ${CHECK_LOGS}` : CHECK_LOGS;
   switch (e.kind) {
     case 'crash':
-      if (e.exit?.signal) return `${server} exited with signal ${e.exit.signal}. ${CHECK_LOGS}`;
+      if (e.exit?.signal) return `${server} exited with signal ${e.exit.signal}. ${checkLogs}`;
       if (e.exit && e.exit.code !== null)
-        return `${server} exited with non-clean exit code ${e.exit.code}. ${CHECK_LOGS}`;
-      return `${server} exited unexpectedly. ${CHECK_LOGS}`;
+        return `${server} exited with non-clean exit code ${e.exit.code}. ${checkLogs}`;
+      return `${server} exited unexpectedly. ${checkLogs}`;
     case 'hang':
       return `${server} timed out and will be killed. ${CHECK_LOGS}`;
     case 'failing': {
       const attempts = `${e.failures} attempt${e.failures === 1 ? '' : 's'}`;
-      // A spawn failure has no exit status: the program never ran.
-      const last = exit ?? 'could not be launched';
+      // A spawn failure has no exit status: the program never ran; its detail says why (a missing RunCommand).
+      const status = exit ?? 'could not be launched';
+      const last = detail ? `${status}${exit ? ',' : ':'} ${detail}` : status;
       return `${server} is failing to start (${attempts}, last: ${last}), needs manual intervention or update.`;
     }
     case 'stopped':

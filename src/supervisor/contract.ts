@@ -90,6 +90,8 @@ export interface LastExitStatus {
   reason: ExitReason;
   code: number | null;
   signal: string | null;
+  /** Why, in words: the launch error, or the server's last output line after a crash; null otherwise. */
+  detail: string | null;
   at: string;
 }
 

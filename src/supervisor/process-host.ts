@@ -12,6 +12,9 @@ import { echoServerLine } from './server-echo.ts';
 import { trackedProcess } from './tracked-process.ts';
 import type { OwnedServer, ProcessHost } from './run-process.ts';
 
+/** The server's last output line is kept to say why it ended; a line longer than this is cut. */
+const LAST_LINE_CHARS = 300;
+
 /** The process side of an instance for its `runProcess` actor: spawn, adopt, dump, and the launch record. */
 export function createProcessHost(deps: InstanceDeps, revision: () => string | null): ProcessHost {
   const { bus, log } = deps;
@@ -65,6 +68,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
         })
         .catch((err: unknown) => log.warn('could not record the spawn in data.json', { error: describeError(err) }));
       const logDir = join(instance.dir, 'logs');
+      let lastLine: string | undefined;
       const spawning = spawnServer(spec, {
         logDir,
         persist: deps.config.persistServers,
@@ -72,7 +76,10 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
         retryMs: logRetryMs(deps.config),
         health: serverLogHealth(key, join(logDir, 'server.log'), bus),
         cgroup: track?.cgroup,
-        onLine: (stream, line) => echoServerLine(bus, serverLog, key, stream, line),
+        onLine: (stream, line) => {
+          if (line.trim() !== '') lastLine = line.trim().slice(0, LAST_LINE_CHARS);
+          echoServerLine(bus, serverLog, key, stream, line);
+        },
       });
       // A launch that never started leaves no cgroup behind.
       const spawned = await spawning.catch(async (err: unknown) => {
@@ -93,7 +100,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
           ...tracked,
         })
         .catch((err: unknown) => log.warn('could not record the launch in data.json', { error: describeError(err) }));
-      return { proc, secret };
+      return { proc, secret, lastLine: () => lastLine };
     },
 
     adopt(pid): OwnedServer | null {

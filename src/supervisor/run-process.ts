@@ -11,6 +11,8 @@ import type { ServerProcess } from '../process/spawn.ts';
 export interface OwnedServer {
   proc: ServerProcess;
   secret: string;
+  /** Its last line of output so far (a launched server; an adopted one's output is not followed here). */
+  lastLine?: () => string | undefined;
 }
 
 /** What the runProcess actor needs from its instance; all I/O beyond the server itself goes through here. */
@@ -59,7 +61,15 @@ export function createRunProcess(host: ProcessHost) {
         (status) => {
           if (detached) return;
           host.released('exited');
-          if (!detached) send({ type: 'PROCESS_EXITED', launchId, code: status.code, signal: status.signal });
+          const lastLine = server.lastLine?.();
+          if (!detached)
+            send({
+              type: 'PROCESS_EXITED',
+              launchId,
+              code: status.code,
+              signal: status.signal,
+              ...(lastLine === undefined ? {} : { lastLine }),
+            });
         },
         (err: unknown) => {
           host.log.error('lost track of the server process', { pid: server.proc.pid, error: describeError(err) });
@@ -170,8 +180,10 @@ export function createRunProcess(host: ProcessHost) {
           return;
         }
         host.log.error('launch failed', { error: describeError(err) });
-        // A failed spawn is an exit with neither code nor signal (a startup failure to the machine).
-        send({ type: 'PROCESS_EXITED', launchId, code: null, signal: null });
+        // A failed spawn is an exit with neither code nor signal (a startup failure to the machine), and its reason:
+        // the message names the program and what to fix; the cause chain stays in the log line above.
+        const failure = err instanceof Error ? err.message : String(err);
+        send({ type: 'PROCESS_EXITED', launchId, code: null, signal: null, failure });
       });
     }
 

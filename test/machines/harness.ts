@@ -36,8 +36,9 @@ export interface FakeProcess {
   stopped: boolean;
   /** Reports the launch's secret (`secret-<launchId>`) and its pid. */
   started(pid: number): void;
-  exit(code: number | null, signal?: string | null): void;
-  spawnFailed(): void;
+  exit(code: number | null, signal?: string | null, lastLine?: string): void;
+  /** The spawn failed (no server ran), with the launch error's message. */
+  spawnFailed(failure?: string): void;
   /** The launch was blocked (runProcess got a LaunchBlockedError from the host): no process ran. */
   blocked(kind: 'resources' | 'port', message?: string): void;
   /** Makes the actor itself fail (its receive handler throws), as a broken runProcess would. */
@@ -105,9 +106,17 @@ export function createHarness(
       stopped: false,
       started: (pid) =>
         sendBack({ type: 'PROCESS_STARTED', launchId: input.launchId, secret: `secret-${input.launchId}`, pid }),
-      exit: (code, signal = null) => sendBack({ type: 'PROCESS_EXITED', launchId: input.launchId, code, signal }),
+      exit: (code, signal = null, lastLine?: string) =>
+        sendBack({
+          type: 'PROCESS_EXITED',
+          launchId: input.launchId,
+          code,
+          signal,
+          ...(lastLine === undefined ? {} : { lastLine }),
+        }),
       // As runProcess reports it: an exit with neither code nor signal.
-      spawnFailed: () => sendBack({ type: 'PROCESS_EXITED', launchId: input.launchId, code: null, signal: null }),
+      spawnFailed: (failure = 'cannot launch /srv/bin/server: ENOENT (file not found) — check RunCommand') =>
+        sendBack({ type: 'PROCESS_EXITED', launchId: input.launchId, code: null, signal: null, failure }),
       blocked: (kind, message = `blocked (${kind})`) =>
         sendBack({ type: 'PROCESS_BLOCKED', launchId: input.launchId, kind, message }),
       fail: () => {

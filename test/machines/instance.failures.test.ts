@@ -19,6 +19,7 @@ startup('instance :: three exits before a check-in give up with exactly one aler
     type: 'alert',
     kind: 'failing',
     exit: { code: 3, signal: null },
+    detail: null,
     failures: 3,
     backoffMs: null,
   });
@@ -36,9 +37,39 @@ startup('instance :: a spawn failure counts as a startup failure instead of idli
   h.proc().spawnFailed();
   h.proc().spawnFailed();
   assert.is(h.state(), 'stopped.failing');
-  assert.equal(h.context().lastExit, { code: null, signal: null, reason: 'crash' });
+  assert.equal(h.context().lastExit, {
+    code: null,
+    signal: null,
+    reason: 'launch-failed',
+    detail: 'cannot launch /srv/bin/server: ENOENT (file not found) — check RunCommand',
+  });
   assert.equal(h.alerts(), ['failing']);
+  const failing = h.emitted.find((e) => e.type === 'alert' && e.kind === 'failing');
+  assert.match(failing?.type === 'alert' ? (failing.detail ?? '') : '', /check RunCommand$/, 'chat hears why');
+  // No server ran: retried, but no restart is counted.
+  assert.equal(h.restarts(), []);
+  assert.is(h.context().restarts, 0);
 });
+
+startup(
+  'instance :: the last line of a server that failed unasked is the detail; a requested exit has none',
+  async ({ h }) => {
+    await h.launch();
+    h.proc().exit(1, null, 'Error: listen EADDRINUSE: address already in use 127.0.0.1:1212');
+    assert.equal(h.context().lastExit, {
+      code: 1,
+      signal: null,
+      reason: 'crash',
+      detail: 'Error: listen EADDRINUSE: address already in use 127.0.0.1:1212',
+    });
+    h.proc().exit(0, null, 'bye');
+    assert.is(h.context().lastExit?.detail, null, 'a clean exit: its last line is no reason');
+    h.checkin();
+    h.actor.send({ type: 'RESTART' });
+    h.proc().exit(0, null, 'Goodbye.');
+    assert.equal(h.context().lastExit, { code: 0, signal: null, reason: 'restart', detail: null });
+  },
+);
 
 startup('instance :: RESTART from failing clears the count and launches', async ({ h }) => {
   await h.failing();
@@ -67,7 +98,7 @@ startup('instance :: a failing runProcess actor is an exit, not a dead instance'
   await h.run();
   h.proc().fail();
   assert.is(h.state(), 'starting');
-  assert.equal(h.context().lastExit, { code: null, signal: null, reason: 'crash' });
+  assert.equal(h.context().lastExit, { code: null, signal: null, reason: 'crash', detail: null });
   // An unknown exit status is not a clean one.
   assert.equal(h.restarts(), ['crash']);
   h.proc().fail();
@@ -104,6 +135,7 @@ crash('instance :: a crash after a check-in alerts and relaunches at once', asyn
     type: 'alert',
     kind: 'crash',
     exit: { code: null, signal: 'SIGSEGV' },
+    detail: null,
     failures: 1,
     backoffMs: null,
   });
@@ -134,6 +166,7 @@ crash('instance :: a crash loop alerts once and backs off, doubling up to the ca
     type: 'alert',
     kind: 'crash-loop',
     exit: { code: 1, signal: null },
+    detail: null,
     failures: 2,
     backoffMs: 1_000,
   });
@@ -219,12 +252,12 @@ hangs(
     assert.equal(waits, [1_000, 2_000, 4_000, 8_000, 8_000]);
     assert.equal(h.alerts(), ['hang', 'hang-loop']);
     const loop = h.emitted.find((e) => e.type === 'alert' && e.kind === 'hang-loop');
-    assert.equal(loop, { type: 'alert', kind: 'hang-loop', exit: null, failures: 2, backoffMs: 1_000 });
+    assert.equal(loop, { type: 'alert', kind: 'hang-loop', exit: null, detail: null, failures: 2, backoffMs: 1_000 });
     const dumps = h.processes
       .flatMap((p) => p.commands)
       .filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump);
     assert.is(dumps.length, 1, 'one dump per loop');
-    assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang' });
+    assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang', detail: null });
     assert.ok(h.restarts().every((r) => r === 'hang'));
   },
 );
@@ -282,7 +315,7 @@ hangs(
       h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length,
       1,
     );
-    assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang' });
+    assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang', detail: null });
   },
 );
 
@@ -307,14 +340,14 @@ hangs('instance :: lastExit names why the last server went', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'RESTART' });
   h.proc().exit(0);
-  assert.equal(h.context().lastExit, { code: 0, signal: null, reason: 'restart' });
+  assert.equal(h.context().lastExit, { code: 0, signal: null, reason: 'restart', detail: null });
   h.checkin();
   h.proc().exit(2);
-  assert.equal(h.context().lastExit, { code: 2, signal: null, reason: 'crash' });
+  assert.equal(h.context().lastExit, { code: 2, signal: null, reason: 'crash', detail: null });
   h.checkin();
   h.actor.send({ type: 'STOP' });
   h.proc().exit(0);
-  assert.equal(h.context().lastExit, { code: 0, signal: null, reason: 'stop' });
+  assert.equal(h.context().lastExit, { code: 0, signal: null, reason: 'stop', detail: null });
 });
 
 hangs.run();

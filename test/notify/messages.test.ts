@@ -5,6 +5,7 @@ import { alertMessage, formatDelay, requester, type AlertEvent } from '../../src
 const alert = (e: Partial<AlertEvent> & Pick<AlertEvent, 'kind'>): AlertEvent => ({
   type: 'alert',
   exit: null,
+  detail: null,
   failures: 0,
   backoffMs: null,
   ...e,
@@ -25,6 +26,41 @@ messages('messages :: a crash names the key and the signal or exit code', () => 
     alertMessage('beta', alert({ kind: 'crash' })),
     'Server `beta` exited unexpectedly. Check server logs for possible causes.',
   );
+});
+
+messages('messages :: the reason in words, when the machine has one: quoted, one line, bounded', () => {
+  assert.is(
+    alertMessage(
+      'alpha',
+      alert({
+        kind: 'failing',
+        failures: 3,
+        detail: 'cannot launch /srv/bin/x: ENOENT (file not found) — check RunCommand',
+      }),
+    ),
+    'Server `alpha` is failing to start (3 attempts, last: could not be launched: `cannot launch /srv/bin/x: ENOENT (file not found) — check RunCommand`), needs manual intervention or update.',
+  );
+  assert.is(
+    alertMessage(
+      'alpha',
+      alert({
+        kind: 'failing',
+        failures: 3,
+        exit: { code: 1, signal: null },
+        detail: 'Error: listen EADDRINUSE: address already in use 127.0.0.1:1212',
+      }),
+    ),
+    'Server `alpha` is failing to start (3 attempts, last: exit code 1, `Error: listen EADDRINUSE: address already in use 127.0.0.1:1212`), needs manual intervention or update.',
+  );
+  assert.is(
+    alertMessage('alpha', alert({ kind: 'crash', exit: { code: 134, signal: null }, detail: 'fatal: `oops`\n  at x' })),
+    "Server `alpha` exited with non-clean exit code 134. Last output: `fatal: 'oops' at x`. Check server logs for possible causes.",
+  );
+  const long = alertMessage(
+    'alpha',
+    alert({ kind: 'crash', exit: { code: 1, signal: null }, detail: 'x'.repeat(500) }),
+  );
+  assert.ok(long.includes(`\`${'x'.repeat(197)}...\``), 'cut at 200 characters');
 });
 
 messages('messages :: hang, failing, stopped, crash-loop', () => {

@@ -92,12 +92,18 @@ test('a launch that ran out of descriptors anywhere on the way is blocked by res
   r.actor.stop();
 });
 
-test('a failed spawn is an exit with neither code nor signal, and is logged', async () => {
+test('a failed spawn is an exit with neither code nor signal, carrying the error, and is logged', async () => {
   const h = fakeHost();
   const r = runActor(h.host);
-  h.answer(new Error('ENOENT: no such program'));
+  h.answer(new Error('ENOENT: no such program', { cause: new Error('spawn detail') }));
   const e = await waitFor('the exit', () => exited(r.seen), 2000);
-  assert.equal(e, { type: 'PROCESS_EXITED', launchId: 7, code: null, signal: null });
+  assert.equal(e, {
+    type: 'PROCESS_EXITED',
+    launchId: 7,
+    code: null,
+    signal: null,
+    failure: 'ENOENT: no such program',
+  });
   assert.ok(
     h.log.lines.some((l) => /launch failed.*ENOENT/.test(l)),
     h.log.lines.join('\n'),

@@ -12,12 +12,17 @@ export interface Outcome {
   ms: number;
 }
 
-/** The last exit in words: `crash, exit code 1`, `hang, signal SIGKILL`. */
+/**
+ * The last exit in words: `crash, exit code 1`, `hang, signal SIGKILL`, `launch failed: cannot launch … check
+ * RunCommand`; a crash's detail (the server's last line) after a colon.
+ */
 function lastExitText(s: StatusRow): string {
   const e = s.lastExit;
   if (!e) return '';
+  const why = e.detail ? `: ${e.detail}` : '';
+  if (e.reason === 'launch-failed') return `last exit: launch failed${why}`;
   const how = e.signal !== null ? `signal ${e.signal}` : e.code !== null ? `exit code ${e.code}` : 'status unknown';
-  return `last exit: ${e.reason}, ${how}`;
+  return `last exit: ${e.reason}, ${how}${why}`;
 }
 
 const running = (s: StatusRow) => `running, pid ${s.pid ?? '?'}, revision ${s.revision ?? '(none)'}`;

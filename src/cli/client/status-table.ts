@@ -24,12 +24,25 @@ function uptime(row: StatusRow, now: number): string {
   return Number.isNaN(started) ? '-' : formatDuration((now - started) / 1000);
 }
 
-/** `hang (SIGKILL) 5s ago`, `crash (code 1) 2m ago`, `stop (code 0) …`; `-` before any exit (or from an older daemon). */
+/**
+ * `hang (SIGKILL) 5s ago`, `crash (code 1) 2m ago`, `launch-failed 5s ago`; `-` before any exit (or from an older
+ * daemon). Its detail is a line under the table (`exitLine`).
+ */
 export function lastExitCell(row: StatusRow, now: number): string {
   const e = row.lastExit;
   if (!e) return '-';
+  if (e.reason === 'launch-failed') return `${e.reason} ${formatAge(e.at, now)}`;
   const status = e.signal !== null ? e.signal : e.code !== null ? `code ${e.code}` : 'status unknown';
   return `${e.reason} (${status}) ${formatAge(e.at, now)}`;
+}
+
+/**
+ * `<key> last exit: cannot launch … check RunCommand`: why the last run ended, while the instance is not running
+ * (once it runs again the reason is history; `--json` keeps it). Null when there is nothing to say.
+ */
+export function exitLine(row: StatusRow): string | null {
+  const detail = row.lastExit?.detail;
+  return detail && row.state !== 'running' ? `${row.key} last exit: ${detail}` : null;
 }
 
 /** One table row of plain cells, in COLUMNS order. */
@@ -108,7 +121,7 @@ export function diskLines(rows: StatusRow[]): string[] {
 
 /**
  * The `watchdog status` table: a header and one line per instance, columns padded to the widest
- * cell, then a maintenance line for each instance that has something scheduled, pending or held, what blocks an
+ * cell, then why the last run of an instance that is not running ended, a maintenance line for each instance that has something scheduled, pending or held, what blocks an
  * instance's launches while they are blocked, and in Agones mode the GameServer's line, then a line for each file
  * system low on space. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
  */
@@ -122,7 +135,7 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
     line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))),
   );
   const extra = rows
-    .flatMap((r) => [maintenanceLine(r, opts.now), blockedLine(r), agonesLine(r)])
+    .flatMap((r) => [exitLine(r), maintenanceLine(r, opts.now), blockedLine(r), agonesLine(r)])
     .filter((l): l is string => l !== null)
     .concat(diskLines(rows).map((l) => paint(l, 'red', opts.colour)));
   return [header, ...body, ...(extra.length > 0 ? ['', ...extra] : [])].join('\n') + '\n';

@@ -58,11 +58,11 @@ cells('every column, dashes for nulls, ages and uptimes formatted', () => {
 cells('the last exit: why, the code or signal, how long ago', () => {
   const at = '2024-05-01T11:59:55.000Z';
   assert.is(
-    statusCells({ ...rows[0]!, lastExit: { reason: 'hang', code: null, signal: 'SIGKILL', at } }, now)[8],
+    statusCells({ ...rows[0]!, lastExit: { reason: 'hang', code: null, signal: 'SIGKILL', detail: null, at } }, now)[8],
     'hang (SIGKILL) 5s ago',
   );
   assert.is(
-    statusCells({ ...rows[0]!, lastExit: { reason: 'crash', code: 1, signal: null, at } }, now)[8],
+    statusCells({ ...rows[0]!, lastExit: { reason: 'crash', code: 1, signal: null, detail: null, at } }, now)[8],
     'crash (code 1) 5s ago',
   );
 });

@@ -5,6 +5,7 @@ import { testConfig } from '../../_support/config.ts';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
+import { runCli } from '../../cli/_run.ts';
 import { killGroup, running, waitStatus, statusOf } from '../resilience/_support.ts';
 
 /** A RunCommand that cannot be executed is a startup failure (the real watchdog idles instead), never a daemon problem. */
@@ -43,6 +44,14 @@ for (const [key, code, why] of [
       `\\[watchdog:${key}\\] launch failed .*cannot launch ${program.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: ${code} \\(${why}\\) — check RunCommand`,
     );
     assert.match(d.log(), line);
+    // The reason is in the status, where the CLI, the card and chat read it; no server ran, so no restart counted.
+    const exit = (s as { lastExit?: { reason: string; detail: string | null } }).lastExit;
+    assert.is(exit?.reason, 'launch-failed');
+    assert.match(exit?.detail ?? '', new RegExp(`: ${code} \\(${why}\\) — check RunCommand$`));
+    assert.is((s as { restarts?: number }).restarts, 0, 'RESTARTS counts runs, and none started');
+    const cli = await runCli(['status', key, '--url', d.url, '--token', 'tok'], { cwd: ctx.dir });
+    assert.match(cli.stdout, `${key} last exit: cannot launch ${program}: ${code}`);
+    assert.match(cli.stdout, /launch-failed \d+s ago/);
     assert.is((await fetch(`${d.url}/health`)).status, 200, 'daemon alive');
     await waitStatus(d, 'ok', 'tok', 'the healthy instance running', running);
   });

@@ -112,11 +112,17 @@ function maintenanceText(m, now) {
   return next.length > 0 ? `next ${next.join(', ')}` : '—';
 }
 
-/** `hang (SIGKILL), 5s ago`; `—` before any exit or from an older daemon. */
+/**
+ * `hang (SIGKILL), 5s ago`; `launch failed, 5s ago: cannot launch … check RunCommand`; a crash with the server's
+ * last line after a colon; `—` before any exit or from an older daemon.
+ */
 function lastExitText(exit, now) {
   if (!exit) return '—';
+  const ago = `${formatDuration((now - Date.parse(exit.at)) / 1000)} ago`;
+  const why = exit.detail ? `: ${exit.detail}` : '';
+  if (exit.reason === 'launch-failed') return `launch failed, ${ago}${why}`;
   const status = exit.signal !== null ? exit.signal : exit.code !== null ? `code ${exit.code}` : 'status unknown';
-  return `${exit.reason} (${status}), ${formatDuration((now - Date.parse(exit.at)) / 1000)} ago`;
+  return `${exit.reason} (${status}), ${ago}${why}`;
 }
 
 /** The name shown beside the key, when it says more than the key. */

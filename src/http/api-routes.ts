@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { type Context, Hono } from 'hono';
 import { describeError } from '../errors.ts';
+import { requester } from '../notify/messages.ts';
 import { tailLog } from '../process/log-tail.ts';
 import { adminAccess, type AdminEnv } from './admin-auth.ts';
 import { reportRefused } from './refused.ts';
@@ -136,7 +137,7 @@ export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
       if (action === 'hold')
         instance.hold?.(DASHBOARD_HOLD_MINUTES, `held from the dashboard${user ? ` by ${user}` : ''}`);
       else if (action === 'release') refused = instance.release?.() ? null : 'nothing is held for this instance';
-      else instance.control(action);
+      else instance.control(action, { by: requester(key, user, remote) });
     } catch (err) {
       audit(500);
       throw new Error(`control ${action} of instance ${key} failed: ${describeError(err)}`, { cause: err });

@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { MAINTENANCE_POLICIES, MAX_DELAY_MINUTES } from '../config/maintenance-schema.ts';
 import { describeError } from '../errors.ts';
+import { requester } from '../notify/messages.ts';
 import { authorize, refusal } from './authorize.ts';
 import { reportRefused } from './refused.ts';
 import type { HttpDeps } from './deps.ts';
@@ -17,7 +18,12 @@ const HOLD_MAX_MINUTES = MAX_DELAY_MINUTES;
 /** A request the route cannot take: its status and why. */
 type Refused = { status: 400 | 409; error: string };
 /** Does what the request asks of the instance, or says why it cannot. */
-type Perform = (instance: InstanceControl, query: (name: string) => string | undefined) => Refused | null;
+type Perform = (
+  instance: InstanceControl,
+  query: (name: string) => string | undefined,
+  /** Who asked: `with its API token from 127.0.0.1`. */
+  by: string,
+) => Refused | null;
 
 const WHEN_DOC = {
   name: 'when',
@@ -27,7 +33,7 @@ const WHEN_DOC = {
 } as const;
 
 function performControl(action: ControlAction): Perform {
-  return (instance, query) => {
+  return (instance, query, by) => {
     const when = query('when');
     if (when !== undefined && !(POLICIES as readonly string[]).includes(when))
       return { status: 400, error: `when must be one of ${POLICIES.join(', ')}, not "${when}"` };
@@ -35,7 +41,7 @@ function performControl(action: ControlAction): Perform {
       return { status: 400, error: `when applies to restart and update only, not ${action}` };
     const refused = instance.refusal?.(action) ?? null;
     if (refused !== null) return { status: 409, error: refused };
-    instance.control(action, when as MaintenancePolicy | undefined);
+    instance.control(action, { when: when as MaintenancePolicy | undefined, by });
     return null;
   };
 }
@@ -140,7 +146,7 @@ export function controlRoutes({ registry, bus, log }: HttpDeps): Hono {
     // on, is refused here with its reason instead of being accepted and then logged as refused.
     let refused: Refused | null;
     try {
-      refused = perform(auth.instance, (name) => c.req.query(name));
+      refused = perform(auth.instance, (name) => c.req.query(name), requester(key, auth.user, remote));
     } catch (err) {
       // The contract says control() never throws; if it does, the audit still records the attempt.
       audit(500, auth.user);

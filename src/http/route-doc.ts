@@ -96,6 +96,12 @@ export const InstanceStatusSchema = v.object({
   ),
   updatePending: v.boolean(),
   stopRequested: v.boolean(),
+  stoppedBy: v.optional(
+    v.pipe(
+      v.nullable(v.object({ by: v.string(), at: Iso })),
+      v.description("an operator's stop, kept across daemon restarts until a restart or rollback: who and when"),
+    ),
+  ),
   canUpdate: v.optional(v.pipe(v.boolean(), v.description('an update provider (UpdateType) is configured'))),
   canRollback: v.optional(v.pipe(v.boolean(), v.description('a previous build (bin.prev) is kept'))),
   checking: v.optional(v.pipe(v.boolean(), v.description('an update check asked for is running or queued'))),

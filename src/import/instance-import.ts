@@ -67,7 +67,14 @@ export async function inspectRow(
 
 /** The data.json an import writes: the revision for the current UpdateType, and the server found (if any). */
 export function importedData(found: InstanceImport, updateType: string | null): InstanceData {
-  return { version: 1, updateType, revision: found.revision, previousRevision: null, launch: found.launch };
+  return {
+    version: 1,
+    updateType,
+    revision: found.revision,
+    previousRevision: null,
+    launch: found.launch,
+    stopped: null,
+  };
 }
 
 /** One sentence on what happens to the persisted server, for the daemon log and `watchdog import`. */

@@ -55,6 +55,8 @@ const MaintenanceDataSchema = v.object({
   hold: v.nullable(v.object({ since: v.number(), until: v.number(), reason: v.string() })),
 });
 
+const StopSchema = v.object({ by: v.string(), at: v.string() });
+
 const InstanceDataSchema = v.object({
   version: v.literal(1),
   updateType: v.nullable(v.string()),
@@ -66,19 +68,26 @@ const InstanceDataSchema = v.object({
   spawning: v.optional(v.nullable(SpawningSchema)),
   /** Optional: absent when nothing was ever pending or held. */
   maintenance: v.optional(v.nullable(MaintenanceDataSchema)),
+  /**
+   * An operator's stop (who, when): the instance stays stopped across daemon restarts until a restart or rollback.
+   * Optional: files written before it existed stay valid.
+   */
+  stopped: v.optional(v.nullable(StopSchema), null),
 });
 
 /** What reattaching needs of the last launch: pid, process start time, program, args and the current secret. */
 export type LaunchData = v.InferOutput<typeof LaunchSchema>;
 /** The maintenance plan kept for the next daemon (see MaintenanceDataSchema). */
 export type MaintenanceData = v.InferOutput<typeof MaintenanceDataSchema>;
+/** An operator's stop, kept for the next daemon (see InstanceDataSchema.stopped). */
+export type StopData = v.InferOutput<typeof StopSchema>;
 /** A launch being spawned (see SpawningSchema). */
 export type SpawningData = v.InferOutput<typeof SpawningSchema>;
 /** The watchdog's own data for one instance. Holds a secret: written with mode 0600. */
 export type InstanceData = v.InferOutput<typeof InstanceDataSchema>;
 
 export function defaultInstanceData(updateType: string | null): InstanceData {
-  return { version: 1, updateType, revision: null, previousRevision: null, launch: null };
+  return { version: 1, updateType, revision: null, previousRevision: null, launch: null, stopped: null };
 }
 
 /**

@@ -37,6 +37,11 @@ export interface InstanceStatus {
   launchBlocked?: { kind: 'resources' | 'port'; message: string; attempts: number };
   /** How the last server process ended (null before any has): why, its exit code or signal, and when (ISO). */
   lastExit: LastExitStatus | null;
+  /**
+   * An operator's stop that keeps the instance stopped, across daemon restarts too, until a restart or rollback:
+   * who (`by boss from 10.0.0.5`, '' when unknown) and when (ISO). Null otherwise (absent: an older daemon).
+   */
+  stoppedBy?: { by: string; at: string } | null;
   /** Scheduled restarts and update checks, what is pending and any hold (absent: unknown). */
   maintenance?: MaintenanceStatus;
   /** In Agones mode (docs/agones.md): the GameServer this instance is wrapped as (absent: not in Agones mode). */
@@ -86,6 +91,14 @@ export interface MaintenanceStatus {
 }
 
 /** `reason`: crash | hang | stop | restart | update | shutdown (see `ExitReason` in machines/instance.types.ts). */
+/** How a control action was asked for. */
+export interface ControlOptions {
+  /** Restart and update only: carry it out by this policy instead of at once. */
+  when?: MaintenancePolicy;
+  /** Who asked, for the chat message and the remembered stop (`by boss from 10.0.0.5`); '' when unknown. */
+  by?: string;
+}
+
 export interface LastExitStatus {
   reason: ExitReason;
   code: number | null;
@@ -112,7 +125,7 @@ export interface InstanceControl {
    * Queues a control action; never throws. `when` (restart and update only) carries it out by that policy
    * instead: a restart without it is immediate, an update without it follows the instance's `Maintenance.When`.
    */
-  control(action: ControlAction, when?: MaintenancePolicy): void;
+  control(action: ControlAction, opts?: ControlOptions): void;
   /** Holds scheduled restarts and automatic update installs for `minutes` (absent: not supported). */
   hold?(minutes: number, reason: string): void;
   /** Ends a hold; false when there was none. */

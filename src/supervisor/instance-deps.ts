@@ -2,7 +2,7 @@ import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
-import type { MaintenanceData } from '../store/instance-data.ts';
+import type { MaintenanceData, StopData } from '../store/instance-data.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 
 /** What data.json keeps of a launch, so a later daemon can adopt the server or clean up after a crash. */
@@ -45,6 +45,9 @@ export interface InstanceDeps {
   /** The maintenance plan data.json kept (pending action, hold); optional: test doubles may leave it out. */
   savedMaintenance?: MaintenanceData | null;
   recordMaintenance?: (plan: MaintenanceData) => Promise<void>;
+  /** An operator's stop that data.json kept: the instance stays stopped at start. Optional in test doubles. */
+  savedStop?: StopData | null;
+  recordStop?: (stop: StopData | null) => Promise<void>;
   /** The launch record of a verified server left by the previous daemon (for ADOPT). */
   adoptable: () => LaunchRecord | null;
   /** How the processes of a launch are found and ended (`src/process/tracking.ts`); optional: test doubles may leave it out. */

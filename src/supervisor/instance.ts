@@ -2,11 +2,11 @@ import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
 import { refusalOf } from '../../machines/instance.context.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
-import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
-import type { ControlAction, InstanceControl, InstanceStatus, MaintenancePolicy } from './contract.ts';
-import { alertMessage, formatDelay, requester } from '../notify/messages.ts';
+import type { ControlAction, ControlOptions, InstanceControl, InstanceStatus } from './contract.ts';
+import type { StopData } from '../store/instance-data.ts';
+import { alertMessage, formatDelay } from '../notify/messages.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
 import { removeDisplacedBuilds } from '../updates/install/install.ts';
 import { hasPreviousBuild } from '../updates/install/install.ts';
@@ -32,12 +32,10 @@ export class Instance implements InstanceControl {
   private startedAt: number | null = null;
   private lastCheckinAt: number | null = null;
   private lastState: string | null = null;
-  /** Who asked for the last accepted stop (from its `control` event), for the chat message when the server goes. */
+  /** Who asked for the last accepted stop, for the chat message when the server goes. */
   private stopBy = '';
-  private readonly onControl = (e: BusEvents['control']): void => {
-    if (e.key === this.key && e.action === 'stop' && e.result === 'accepted')
-      this.stopBy = requester(this.key, e.user, e.remote);
-  };
+  /** An operator's stop, kept in data.json so the instance stays stopped across daemon restarts. */
+  private stopped: StopData | null;
   /** The machine's lastExit as last seen, and when it was first seen (the machine has no clock). */
   private lastExit: { exit: LastExit; at: number } | null = null;
   private checkins = createCheckinCoalescer(
@@ -51,13 +49,13 @@ export class Instance implements InstanceControl {
   constructor(deps: InstanceDeps) {
     this.deps = deps;
     this.key = deps.instance.key;
+    this.stopped = deps.savedStop ?? null;
     this.actor = this.createActor();
     this.maintenance = createMaintenance(deps, {
       live: () => this.actor.getSnapshot().matches({ owning: 'live' }),
       secret: () => this.actor.getSnapshot().context.secret,
       send: (event) => this.actor.send(event),
     });
-    deps.bus.on('control', this.onControl);
   }
 
   private createActor(): InstanceActor {
@@ -160,16 +158,26 @@ export class Instance implements InstanceControl {
     }
   }
 
-  /** Starts the actor: adopt a live server from the previous daemon, or check for updates and launch. */
+  /**
+   * Starts the actor: adopt a live server from the previous daemon, or check for updates and launch. An instance an
+   * operator stopped stays stopped (a server of it still running, a stop that had not finished, is stopped again).
+   */
   start(adoptPid: number | null): void {
     this.actor.start();
-    this.actor.send(adoptPid === null ? { type: 'START' } : { type: 'ADOPT', pid: adoptPid });
+    if (adoptPid !== null) this.actor.send({ type: 'ADOPT', pid: adoptPid });
+    else if (this.stopped === null) this.actor.send({ type: 'START' });
+    if (this.stopped !== null) {
+      const { by, at } = this.stopped;
+      this.deps.log.info(
+        `stays stopped: stopped ${by ? `${by} ` : ''}at ${at}; \`watchdog restart ${this.key}\` (or the dashboard's Start) starts it`,
+      );
+      if (adoptPid !== null) this.actor.send({ type: 'STOP' });
+    }
     this.maintenance.start(this.deps.savedMaintenance ?? null, adoptPid !== null);
   }
 
   /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
   async shutdown(persist: boolean, timeoutMs: number): Promise<void> {
-    this.deps.bus.off('control', this.onControl);
     this.maintenance.stop();
     this.actor.send({ type: 'SHUTDOWN', persist });
     const done = await waitForState(this.actor, 'exited', timeoutMs);
@@ -210,15 +218,30 @@ export class Instance implements InstanceControl {
     return { canUpdate: this.deps.provider !== null, canRollback: hasPreviousBuild(this.deps.instance.dir) };
   }
 
-  control(action: ControlAction, when?: MaintenancePolicy): void {
+  control(action: ControlAction, { when, by = '' }: ControlOptions = {}): void {
     const log = this.deps.log;
     log.info(`control: ${action}${when === undefined ? '' : ` (when ${when})`}`);
+    // A stop is remembered until someone starts the server again (a restart, or a rollback, which starts it).
+    if (action === 'stop') {
+      this.stopBy = by;
+      this.remember({ by, at: new Date().toISOString() });
+    } else if (action === 'restart' || action === 'rollback') this.remember(null);
     if (action === 'restart' && when !== undefined) this.maintenance.requestRestart(when);
     else if (action === 'update' && when !== undefined) this.maintenance.requestUpdate(when);
     else if (action === 'restart') this.actor.send({ type: 'RESTART' });
     else if (action === 'stop') this.actor.send({ type: 'STOP' });
     else if (action === 'update') this.actor.send({ type: 'UPDATE_CHECK' });
     else this.actor.send({ type: 'ROLLBACK' });
+  }
+
+  private remember(stop: StopData | null): void {
+    if (stop === null && this.stopped === null) return;
+    this.stopped = stop;
+    this.deps
+      .recordStop?.(stop)
+      .catch((err: unknown) =>
+        this.deps.log.warn('could not record the stop in data.json', { error: describeError(err) }),
+      );
   }
 
   hold(minutes: number, reason: string): void {
@@ -257,6 +280,7 @@ export class Instance implements InstanceControl {
       crashStreak: c.crashStreak,
       updatePending: c.updatePending,
       stopRequested: c.exitIntent === 'stop',
+      stoppedBy: this.stopped === null ? null : { ...this.stopped },
       // What the dashboard's buttons need.
       ...this.abilities(),
       checking: c.check !== 'idle',

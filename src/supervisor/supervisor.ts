@@ -134,6 +134,8 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       tracking: opts.tracking,
       savedMaintenance: data.maintenance ?? null,
       recordMaintenance: (maintenance) => store.write({ maintenance }),
+      savedStop: data.stopped ?? null,
+      recordStop: (stopped) => store.write({ stopped }),
     });
     return { inst, instance, leftover };
   }

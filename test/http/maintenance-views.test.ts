@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
 import { maintenanceLine } from '../../src/cli/client/status-table.ts';
 import { createApp } from '../../src/http/app.ts';
-import type { MaintenancePolicy, MaintenanceStatus } from '../../src/supervisor/contract.ts';
+import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
 import { parseExposition, sample } from './metrics-support.ts';
 import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger, type MemoryInstance } from './support.ts';
 
@@ -41,7 +41,7 @@ function maintained(maintenance: MaintenanceStatus): MemoryInstance & { held: bo
   const status = inst.status;
   inst.held = maintenance.hold !== null;
   inst.status = () => ({ ...status(), maintenance: { ...maintenance, hold: inst.held ? maintenance.hold : null } });
-  inst.control = (action, when?: MaintenancePolicy) => void inst.calls.push(`control:${action}:${when ?? '-'}`);
+  inst.control = (action, opts) => void inst.calls.push(`control:${action}:${opts?.when ?? '-'}`);
   inst.hold = (minutes, reason) => {
     inst.held = true;
     inst.calls.push(`hold:${minutes}:${reason}`);

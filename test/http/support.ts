@@ -8,6 +8,7 @@ import { createApp } from '../../src/http/app.ts';
 import { type Bus, type BusEvents, createBus } from '../../src/bus.ts';
 import type {
   ControlAction,
+  ControlOptions,
   InstanceControl,
   InstanceRegistry,
   InstanceStatus,
@@ -36,7 +37,8 @@ export function memoryInstance(
     dir: opts.binariesDir ?? `/nonexistent/instances/${key}/binaries`,
     apiToken: () => inst.token,
     checkinSecret: () => inst.secret,
-    control: (action: ControlAction) => void inst.calls.push(`control:${action}`),
+    control: (action: ControlAction, opts?: ControlOptions) =>
+      void inst.calls.push(`control:${action}${opts?.by ? ` (${opts.by})` : ''}`),
     checkin: () => void inst.calls.push('checkin'),
     status: (): InstanceStatus => ({
       key,

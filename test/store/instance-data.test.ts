@@ -26,6 +26,7 @@ const sample = (revision: string | null, updateType: string | null = 'Manifest')
     secret: 'very-secret-value',
     launchedAt: '2024-05-01T10:00:00.000Z',
   },
+  stopped: null,
 });
 
 s('data :: missing file → defaults, no warning', async ({ dir }) => {

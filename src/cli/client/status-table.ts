@@ -36,6 +36,13 @@ export function lastExitCell(row: StatusRow, now: number): string {
   return `${e.reason} (${status}) ${formatAge(e.at, now)}`;
 }
 
+/** `<key> stopped by boss from 10.0.0.5 at …; \`watchdog restart <key>\` starts it`, while an operator's stop holds. */
+export function stoppedLine(row: StatusRow): string | null {
+  const s = row.stoppedBy;
+  if (!s || row.state !== 'stopped.idle') return null;
+  return `${row.key} stopped ${s.by ? `${s.by} ` : ''}at ${s.at}; it stays stopped across daemon restarts until \`watchdog restart ${row.key}\``;
+}
+
 /**
  * `<key> last exit: cannot launch … check RunCommand`: why the last run ended, while the instance is not running
  * (once it runs again the reason is history; `--json` keeps it). Null when there is nothing to say.
@@ -135,7 +142,7 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
     line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))),
   );
   const extra = rows
-    .flatMap((r) => [exitLine(r), maintenanceLine(r, opts.now), blockedLine(r), agonesLine(r)])
+    .flatMap((r) => [stoppedLine(r), exitLine(r), maintenanceLine(r, opts.now), blockedLine(r), agonesLine(r)])
     .filter((l): l is string => l !== null)
     .concat(diskLines(rows).map((l) => paint(l, 'red', opts.colour)));
   return [header, ...body, ...(extra.length > 0 ? ['', ...extra] : [])].join('\n') + '\n';

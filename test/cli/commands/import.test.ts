@@ -134,6 +134,7 @@ test("without --dry-run it writes data.json (the running server's launch record 
     revision: '2.0.0',
     previousRevision: null,
     launch: null,
+    stopped: null,
   });
   assert.is((await dataJson(ctx.cwd, 'gamma'))?.revision, null);
   assert.is((await dataJson(ctx.cwd, 'delta'))?.revision, 'mine', 'an existing data.json is left alone');

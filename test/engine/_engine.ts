@@ -3,9 +3,10 @@
  * (bench/peers/robust-engine/bundle.ts), an instance's ports and config.toml, an appsettings.yml for engines, and a
  * suite that is registered as skipped, with one line saying why, when the engine cannot run here.
  */
+import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { readFileSync, rmSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Test } from 'uvu';
 import { stringify } from 'yaml';
@@ -19,6 +20,7 @@ import { basic, type DaemonCtx, daemonSuite, type RunningDaemon } from '../_supp
 import { freePort } from '../_support/env.ts';
 import { killGroup } from '../_support/procs.ts';
 import { skippedSuite } from '../_support/skip.ts';
+import { type BuiltArchive, describeArchive } from '../fixtures/builds/build.ts';
 
 export { ENGINE_CHECKIN_SECONDS, ENGINE_SKIP };
 
@@ -168,4 +170,21 @@ export function procState(pid: number): string | null {
 export function gone(pid: number): boolean {
   const st = procState(pid);
   return st === null || st === 'Z';
+}
+
+/**
+ * Packs the unpacked bundle as a server build (a tar.gz whose root is the bundle's root) plus `build.txt` naming
+ * `label`, so two builds differ. gzip -1: the archive is 35 MiB unpacked and the suite has a time budget.
+ */
+export async function packEngineBuild(bundleDir: string, out: string, label: string): Promise<BuiltArchive> {
+  const marker = join(dirname(out), `label-${label}`);
+  await mkdir(marker, { recursive: true });
+  await writeFile(join(marker, 'build.txt'), `${label}\n`);
+  const args = ['-I', 'gzip -1', '-cf', out, '-C', bundleDir, ...(await readdir(bundleDir)), '-C', marker, 'build.txt'];
+  await new Promise<void>((ok, fail) =>
+    execFile('tar', args, { timeout: 120_000 }, (err, _out, stderr) =>
+      err ? fail(new Error(`packing the engine build ${out} failed: ${stderr || err.message}`, { cause: err })) : ok(),
+    ),
+  );
+  return describeArchive(out);
 }

@@ -16,7 +16,7 @@ import {
   engineBundle,
   engineConfigToml,
 } from '../../bench/peers/robust-engine/bundle.ts';
-import { basic, type DaemonCtx, daemonSuite, type RunningDaemon } from '../_support/daemon.ts';
+import { basic, type DaemonCtx, daemonSuite, type RunningDaemon, waitState } from '../_support/daemon.ts';
 import { freePort } from '../_support/env.ts';
 import { killGroup } from '../_support/procs.ts';
 import { skippedSuite } from '../_support/skip.ts';
@@ -27,6 +27,13 @@ export { ENGINE_CHECKIN_SECONDS, ENGINE_SKIP };
 if (ENGINE_SKIP) console.log(`engine: skipped (${ENGINE_SKIP})`);
 
 export const TOKEN = 'engine-tok';
+
+/** Startup takes 1.5 s on a quiet machine (3.2 s seen); a loaded 2-core machine needs room. */
+const START_MS = 45_000;
+
+/** Waits until instance `key` runs an engine that has checked in (not `notPid`: a relaunch); its status. */
+export const running = (d: RunningDaemon, key: string, notPid?: number) =>
+  waitState(d, key, TOKEN, 'running', { notPid, timeoutMs: START_MS });
 
 let exitHook = false;
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { type RunningDaemon, waitState } from '../_support/daemon.ts';
+import { contractArgv } from '../_support/config.ts';
 import { waitFor } from '../_support/env.ts';
 import { runCli } from '../cli/_run.ts';
 import { launchSecret } from '../e2e/resilience/_support.ts';
@@ -14,6 +14,7 @@ import {
   gone,
   ping,
   prepareEngine,
+  running,
   procState,
   serverLog,
   TOKEN,
@@ -30,8 +31,6 @@ import {
 
 /** The hang instance's TimeoutSeconds: above the engine's fixed 15 s check-in period. */
 const HANG_TIMEOUT_S = ENGINE_CHECKIN_SECONDS + 5;
-/** Startup takes 1.5 s on a quiet machine (3.2 s seen); a loaded 2-core machine needs room. */
-const START_MS = 45_000;
 
 interface Ctx {
   program: string;
@@ -54,9 +53,6 @@ const test = engineSuite<Ctx>('engine :: lifecycle of the real engine', {
     ]);
   },
 });
-
-const running = (d: RunningDaemon, key: string, notPid?: number) =>
-  waitState(d, key, TOKEN, 'running', { notPid, timeoutMs: START_MS });
 
 test('both engines start, check in and are running', async (ctx) => {
   const d = ctx.daemon!;
@@ -97,19 +93,7 @@ test('launch: argv, working directory and environment as the engine sees them; i
   const dir = join(ctx.dir, 'instances', 'life');
   const argv = (await readFile(`/proc/${s.pid}/cmdline`, 'utf8')).split('\0').slice(0, -1);
   const baseUrl = `http://127.0.0.1:${new URL(d.url).port}`;
-  assert.equal(argv, [
-    ctx.program,
-    '--cvar',
-    'watchdog.key=life',
-    '--cvar',
-    `watchdog.baseUrl=${baseUrl}`,
-    '--config-file',
-    join(dir, 'config.toml'),
-    '--data-dir',
-    join(dir, 'data'),
-    '--cvar',
-    'game.hostname=Engine Life',
-  ]);
+  assert.equal(argv, [ctx.program, ...contractArgv('life', baseUrl, dir), '--cvar', 'game.hostname=Engine Life']);
   assert.is(await readlink(`/proc/${s.pid}/cwd`), dir, 'the instance folder is the working directory');
   const secret = (await launchSecret(s.pid!)) ?? '';
   assert.is(Buffer.from(secret, 'base64').length, 64, 'the check-in secret: 64 random bytes, base64');

@@ -1,5 +1,5 @@
 import * as assert from 'uvu/assert';
-import { type RunningDaemon, startDaemon, waitState } from '../_support/daemon.ts';
+import { startDaemon } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { crash, pidsWith } from '../e2e/resilience/_support.ts';
 import {
@@ -9,6 +9,7 @@ import {
   engineYaml,
   gone,
   prepareEngine,
+  running,
   serverLog,
   TOKEN,
   unpackedEngine,
@@ -20,8 +21,6 @@ import {
  * later, reaches the new daemon. The daemon listens on a fixed port: the engine checks in to the address it was
  * launched with.
  */
-
-const START_MS = 45_000;
 
 interface Ctx {
   engine: EngineInstance;
@@ -43,10 +42,8 @@ const test = engineSuite<Ctx>('engine :: PersistServers adoption of the real eng
   },
 });
 
-const running = (d: RunningDaemon) => waitState(d, 'keep', TOKEN, 'running', { timeoutMs: START_MS });
-
 test('the engine runs and checks in under the first daemon', async (ctx) => {
-  const s = await running(ctx.daemon!);
+  const s = await running(ctx.daemon!, 'keep');
   ctx.pid = s.pid!;
   ctx.pids.add(ctx.pid);
   assert.ok(s.lastCheckinAt, 'checked in');
@@ -57,7 +54,7 @@ test('daemon SIGKILL: the engine keeps running; the next daemon adopts it (same 
   assert.not.ok(gone(ctx.pid), 'the engine outlived its daemon');
   ctx.daemon = await startDaemon(ctx.yaml, { dir: ctx.dir });
   ctx.adoptedAt = Date.now();
-  const s = await running(ctx.daemon);
+  const s = await running(ctx.daemon, 'keep');
   assert.is(s.pid, ctx.pid, 'the same engine');
   assert.equal(await pidsWith(`${ctx.dir}/instances/keep/config.toml`), [ctx.pid], 'one engine, not two');
   assert.not.match(ctx.daemon.log(), /server launched/, 'the new daemon launched nothing');

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { type RunningDaemon, waitState } from '../_support/daemon.ts';
+import type { RunningDaemon } from '../_support/daemon.ts';
 import { waitFor } from '../_support/env.ts';
 import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
 import { manifestDoc, type BuiltArchive, type ManifestBuild } from '../fixtures/builds/build.ts';
@@ -13,6 +13,7 @@ import {
   gone,
   packEngineBuild,
   prepareEngine,
+  running,
   serverLog,
   TOKEN,
   unpackedEngine,
@@ -28,7 +29,6 @@ import {
  * real watchdog does with this engine too.
  */
 
-const START_MS = 45_000;
 const RUN_COMMAND = 'bin/RobustToolbox/bin/Server/Robust.Server';
 
 interface Ctx {
@@ -71,9 +71,6 @@ const test = engineSuite<Ctx>('engine :: updates of the real engine (Dummy, Mani
   },
   after: (ctx) => ctx.cdn?.close(),
 });
-
-const running = (d: RunningDaemon, key: string, notPid?: number) =>
-  waitState(d, key, TOKEN, 'running', { notPid, timeoutMs: START_MS });
 
 /** Argv[0] of a process, as the kernel has it. */
 const program = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0')[0];

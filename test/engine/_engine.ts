@@ -22,7 +22,7 @@ import { killGroup } from '../_support/procs.ts';
 import { skippedSuite } from '../_support/skip.ts';
 import { type BuiltArchive, describeArchive } from '../fixtures/builds/build.ts';
 
-export { ENGINE_CHECKIN_SECONDS, ENGINE_SKIP };
+export { ENGINE_CHECKIN_SECONDS };
 
 if (ENGINE_SKIP) console.log(`engine: skipped (${ENGINE_SKIP})`);
 
@@ -49,7 +49,7 @@ export async function unpackedEngine(): Promise<{ dir: string; program: string }
 }
 
 /** A UDP port that was free a moment ago on 127.0.0.1: the engine's game port (`net.port`). */
-export function freeUdpPort(): Promise<number> {
+function freeUdpPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const sock = createSocket('udp4');
     sock.once('error', reject);

@@ -116,6 +116,15 @@ async function updateAcknowledged(d: RunningDaemon, dir: string, key: string, pi
   assert.not.match(d.log().slice(from), /did not accept POST \/update|kill/i);
 }
 
+/** Restarts `key` (control `restart`): the old engine `pid` gone, a new one running (added to `pids`); its status. */
+async function restarted(d: RunningDaemon, key: string, pid: number, pids: Set<number>) {
+  assert.is(await d.control(key, TOKEN, 'restart'), 200);
+  const after = await running(d, key, pid);
+  pids.add(after.pid!);
+  assert.ok(gone(pid), `the old engine ${pid} is gone`);
+  return after;
+}
+
 test('three engines run under the first daemon; Dummy is revision 1', async (ctx) => {
   for (const key of ['keep', 'dummy', 'man']) {
     const s = await running(ctx.daemon!, key);
@@ -153,10 +162,7 @@ test('Dummy update of an adopted engine: acknowledged, pending while the engine 
   const d = ctx.daemon!;
   const before = await running(d, 'dummy');
   await updateAcknowledged(d, ctx.dir, 'dummy', before.pid!, '1');
-  assert.is(await d.control('dummy', TOKEN, 'restart'), 200);
-  const after = await running(d, 'dummy', before.pid!);
-  ctx.pids.add(after.pid!);
-  assert.ok(gone(before.pid!));
+  const after = await restarted(d, 'dummy', before.pid!, ctx.pids);
   assert.is(after.revision, '2');
   assert.is(after.updatePending, false);
 });
@@ -172,10 +178,7 @@ test('Manifest update of an adopted engine to B: acknowledged and pending; a res
   });
   ctx.cdn.set('/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
   await updateAcknowledged(d, ctx.dir, 'man', before.pid!, 'build-A');
-  assert.is(await d.control('man', TOKEN, 'restart'), 200);
-  const after = await running(d, 'man', before.pid!);
-  ctx.pids.add(after.pid!);
-  assert.ok(gone(before.pid!));
+  const after = await restarted(d, 'man', before.pid!, ctx.pids);
   assert.is(after.revision, 'build-B');
   assert.is(await builtLabel(d, 'man'), 'B');
   assert.is(await builtLabel(d, 'man', 'bin.prev'), 'A');

@@ -14,6 +14,23 @@ export interface InstanceOpts {
   extra?: string;
 }
 
+/**
+ * The argv a launch starts with, before the instance's `Arguments`: the launch contract the engine parses
+ * (`watchdog.key`, `watchdog.baseUrl` as the daemon's address, then the instance's config.toml and data folder).
+ */
+export function contractArgv(key: string, baseUrl: string, instanceDir: string): string[] {
+  return [
+    '--cvar',
+    `watchdog.key=${key}`,
+    '--cvar',
+    `watchdog.baseUrl=${baseUrl}`,
+    '--config-file',
+    join(instanceDir, 'config.toml'),
+    '--data-dir',
+    join(instanceDir, 'data'),
+  ];
+}
+
 /** An appsettings.yml for tests: loopback on a free port, every wait shrunk. */
 export function testConfig(opts: {
   webhook?: string;

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { testConfig } from '../_support/config.ts';
+import { contractArgv, testConfig } from '../_support/config.ts';
 import { waitState, withDaemons } from '../_support/daemon.ts';
 import { freePort } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
@@ -38,14 +38,7 @@ test('argv, environment and working directory match the contract exactly', () =>
     // Where the daemon listens (Urls: http://127.0.0.1:0), spelt as the real watchdog passes Kestrel's address.
     const baseUrl = `http://127.0.0.1:${new URL(d.url).port}`;
     assert.equal(echo.argv, [
-      '--cvar',
-      'watchdog.key=echo',
-      '--cvar',
-      `watchdog.baseUrl=${baseUrl}`,
-      '--config-file',
-      join(dir, 'config.toml'),
-      '--data-dir',
-      join(dir, 'data'),
+      ...contractArgv('echo', baseUrl, dir),
       '--cvar',
       `net.port=${port}`,
       '--cvar',

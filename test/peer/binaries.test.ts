@@ -6,14 +6,13 @@
  */
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { freePort, tempDir } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
 import {
   difference,
   killPid,
-  peerAvailable,
+  peerSuite,
   peerConfig,
   peerProgram,
   pidsWith,
@@ -67,7 +66,11 @@ async function ask(base: string, path: string, method = 'GET'): Promise<Answer> 
   };
 }
 
-const test = suite<Ctx>('peer :: the binaries/ folder over HTTP, real vs ours', { sides: {}, dirs: [], answers: {} });
+const test = peerSuite<Ctx>('peer :: the binaries/ folder over HTTP, real vs ours', {
+  sides: {},
+  dirs: [],
+  answers: {},
+});
 
 test.before(async (ctx) => {
   try {
@@ -191,4 +194,4 @@ test('a dot-file is hidden by both (404)', (ctx) => {
   assert.is(ours.status, 404, 'ours hides them too');
 });
 
-if (peerAvailable) test.run();
+test.run();

@@ -17,7 +17,6 @@
 import { readFile, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDaemon } from '../_support/daemon.ts';
 import { waitFor } from '../_support/env.ts';
@@ -125,7 +124,7 @@ async function running(pid: number): Promise<boolean> {
   return stat !== '' && !/\) Z /.test(stat);
 }
 
-const test = suite<Ctx>('peer :: launch, control, check-in and hang contract, real vs ours', {
+const test = peer.peerSuite<Ctx>('peer :: launch, control, check-in and hang contract, real vs ours', {
   dir: '',
   cleanup: async () => {},
   urlsPort: 0,
@@ -389,4 +388,4 @@ test('the launches are identical: argv, cwd, the 64-byte token, EnvironmentVaria
   );
 });
 
-if (peer.peerAvailable) test.run();
+test.run();

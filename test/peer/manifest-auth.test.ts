@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
 import { type BuiltArchive, manifestDoc, writeServerBuild } from '../fixtures/builds/build.ts';
-import { peerAvailable, peerConfig, sidesSuite } from './_peer.ts';
+import { peerConfig, sidesSuite } from './_peer.ts';
 
 const KEY = 'main';
 const USER = 'cdn-user';
@@ -96,4 +96,4 @@ test('both install and run the build, send Basic <user:password> to the CDN, and
   }
 });
 
-if (peerAvailable) test.run();
+test.run();

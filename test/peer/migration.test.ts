@@ -7,7 +7,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import initSqlJs from 'sql.js';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDaemon, type RunningDaemon, type StatusJson } from '../_support/daemon.ts';
 import { waitFor } from '../_support/env.ts';
@@ -132,7 +131,7 @@ const init = (): Ctx => ({
   token: '',
 });
 
-const test = suite<Ctx>('peer :: migration from the real watchdog (PersistServers)', init());
+const test = peer.peerSuite<Ctx>('peer :: migration from the real watchdog (PersistServers)', init());
 test.before(setUp);
 test.after(tearDown);
 
@@ -198,9 +197,9 @@ test("its check-ins (the real watchdog's token) keep being accepted past 3 × Ti
   assert.ok(peer.isAlive(ctx.server), 'PersistServers: our daemon leaves it running too');
 });
 
-if (peer.peerAvailable) test.run();
+test.run();
 
-const off = suite<Ctx>('peer :: migration from the real watchdog, PersistServers turned off for ours', init());
+const off = peer.peerSuite<Ctx>('peer :: migration from the real watchdog, PersistServers turned off for ours', init());
 off.before(setUp);
 off.after(tearDown);
 
@@ -238,4 +237,4 @@ off(
   },
 );
 
-if (peer.peerAvailable) off.run();
+off.run();

@@ -18,7 +18,6 @@ import {
   exitsIn,
   isAlive,
   type PeerInstance,
-  peerAvailable,
   peerConfig,
   pidsWith,
   postAs,
@@ -273,4 +272,4 @@ test('nohttp: stop cannot be delivered: ours shuts the server down and a later r
   );
 });
 
-if (peerAvailable) test.run();
+test.run();

@@ -7,7 +7,6 @@
 import { lstat, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import initSqlJs from 'sql.js';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startDaemon, type StatusJson } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
@@ -17,7 +16,7 @@ import {
   difference,
   isRunningState,
   killPid,
-  peerAvailable,
+  peerSuite,
   peerProgram,
   pidsWith,
   SERILOG,
@@ -136,7 +135,7 @@ const post = async (side: Side, action: string) => {
   return res.status;
 };
 
-const test = suite<Ctx>('peer :: Manifest updates from a loopback CDN, real vs ours', {
+const test = peerSuite<Ctx>('peer :: Manifest updates from a loopback CDN, real vs ours', {
   files: null,
   cdn: null,
   a: null,
@@ -309,4 +308,4 @@ test("ours in the real watchdog's folder takes over build B as installed: revisi
   assert.match(ours.log(), `imported from the real watchdog's data file: revision build-B`);
 });
 
-if (peerAvailable) test.run();
+test.run();

@@ -1,0 +1,217 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
+import { freePort, waitFor } from '../_support/env.ts';
+import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
+import { manifestDoc, type BuiltArchive, type ManifestBuild } from '../fixtures/builds/build.ts';
+import { crash, pidsWith } from '../e2e/resilience/_support.ts';
+import { builtLabel, dataJson, instanceDir } from '../e2e/updates/_support.ts';
+import {
+  ENGINE_CHECKIN_SECONDS,
+  type EngineInstance,
+  engineSuite,
+  engineYaml,
+  gone,
+  packEngineBuild,
+  prepareEngine,
+  running,
+  serverLog,
+  TOKEN,
+  unpackedEngine,
+} from './_engine.ts';
+
+/**
+ * `PersistServers: true` and updates with the real engine, in one daemon so the waits overlap.
+ *
+ * Adoption: a daemon killed outright (SIGKILL) leaves its engines running, the next daemon in the same folder adopts
+ * them (same pids, no second launch), and the engine's next check-in, up to 15 s later, reaches the new daemon. The
+ * daemon listens on a fixed port: an engine checks in to the address it was launched with.
+ *
+ * Updates, of adopted engines: `UpdateType: Dummy` counts the revision up; `UpdateType: Manifest` installs the engine
+ * bundle itself, packed as a tar.gz build and served from a loopback CDN, into the instance's bin/ and runs it from
+ * there (`RunCommand` relative to the instance: the engine finds its roots from its own binary). An update is
+ * announced with POST /update. The engine acknowledges it but has no game to end a round, so it never leaves: the
+ * update stays pending until a restart, which installs it before the next launch. The real watchdog does the same
+ * with this engine.
+ */
+
+const RUN_COMMAND = 'bin/RobustToolbox/bin/Server/Robust.Server';
+
+interface Ctx {
+  cdn: Cdn;
+  yaml: string;
+  dummy: EngineInstance;
+  man: EngineInstance;
+  keep: EngineInstance;
+  /** The engines' pids under the first daemon. */
+  first: Record<string, number>;
+  /** When the second daemon was listening (ms). */
+  adoptedAt: number;
+  a: BuiltArchive;
+  b: BuiltArchive;
+  builds: ManifestBuild[];
+}
+
+const test = engineSuite<Ctx>('engine :: PersistServers adoption and updates of the real engine', {
+  ctx: {} as Ctx,
+  config: async (ctx) => {
+    const bundle = await unpackedEngine();
+    ctx.cdn = await startCdn();
+    [ctx.a, ctx.b] = await Promise.all([
+      packEngineBuild(bundle.dir, join(ctx.dir, 'A.tar.gz'), 'A'),
+      packEngineBuild(bundle.dir, join(ctx.dir, 'B.tar.gz'), 'B'),
+    ]);
+    ctx.cdn.set('/files/A.tar.gz', { kind: 'file', file: ctx.a.path });
+    ctx.cdn.set('/files/B.tar.gz', { kind: 'file', file: ctx.b.path });
+    ctx.builds = [
+      { key: 'build-A', time: '2026-01-01T10:00:00Z', url: ctx.cdn.url('/files/A.tar.gz'), sha256: ctx.a.sha256 },
+    ];
+    ctx.cdn.set('/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
+    ctx.dummy = await prepareEngine(ctx.dir, 'dummy');
+    ctx.man = await prepareEngine(ctx.dir, 'man');
+    ctx.keep = await prepareEngine(ctx.dir, 'keep');
+    ctx.first = {};
+    ctx.yaml = engineYaml(
+      [
+        { engine: ctx.keep, runCommand: bundle.program },
+        { engine: ctx.dummy, runCommand: bundle.program, more: { UpdateType: 'Dummy' } },
+        {
+          engine: ctx.man,
+          runCommand: RUN_COMMAND,
+          more: {
+            UpdateType: 'Manifest',
+            Updates: { ManifestUrl: ctx.cdn.url('/manifest'), Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
+          },
+        },
+      ],
+      { urlsPort: await freePort(), persist: true },
+    );
+    return ctx.yaml;
+  },
+  after: (ctx) => ctx.cdn?.close(),
+});
+
+/** Argv[0] of a process, as the kernel has it. */
+const program = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0')[0];
+
+/**
+ * Asks for an update and checks what the engine does with it: POST /update reaches it (its log), it answers 2xx and
+ * stays (same pid, the revision unchanged, the update pending).
+ */
+async function updateAcknowledged(d: RunningDaemon, dir: string, key: string, pid: number, revision: string) {
+  const from = d.log().length;
+  const engineFrom = (await serverLog(dir, key)).length;
+  assert.is(await d.control(key, TOKEN, 'update'), 200);
+  await waitFor(`${key}: the engine told of the update`, async () =>
+    /statushost\.http: POST \/update from 127\.0\.0\.1/.test((await serverLog(dir, key)).slice(engineFrom)),
+  );
+  assert.match(d.log().slice(from), new RegExp(`\\[watchdog:${key}\\] update available`));
+  await new Promise((r) => setTimeout(r, 2000));
+  const s = await d.status(key, TOKEN);
+  assert.is(s.state, 'running');
+  assert.is(s.pid, pid, 'the engine stays: nothing in it ends a round');
+  assert.is(s.revision, revision, 'nothing installed under a running engine');
+  assert.is(s.updatePending, true);
+  assert.not.match(d.log().slice(from), /did not accept POST \/update|kill/i);
+}
+
+/** Restarts `key` (control `restart`): the old engine `pid` gone, a new one running (added to `pids`); its status. */
+async function restarted(d: RunningDaemon, key: string, pid: number, pids: Set<number>) {
+  assert.is(await d.control(key, TOKEN, 'restart'), 200);
+  const after = await running(d, key, pid);
+  pids.add(after.pid!);
+  assert.ok(gone(pid), `the old engine ${pid} is gone`);
+  return after;
+}
+
+test('three engines run under the first daemon; Dummy is revision 1', async (ctx) => {
+  for (const key of ['keep', 'dummy', 'man']) {
+    const s = await running(ctx.daemon!, key);
+    ctx.pids.add(s.pid!);
+    ctx.first[key] = s.pid!;
+  }
+  assert.is((await ctx.daemon!.status('dummy', TOKEN)).revision, '1');
+});
+
+test('Manifest: build A is installed before the first launch and the engine runs from bin/', async (ctx) => {
+  const d = ctx.daemon!;
+  const s = await running(d, 'man');
+  assert.is(s.revision, 'build-A');
+  assert.is((await dataJson(d, 'man')).revision, 'build-A');
+  assert.is(await builtLabel(d, 'man'), 'A');
+  assert.is(await program(s.pid!), join(instanceDir(d, 'man'), RUN_COMMAND));
+  assert.match(await serverLog(ctx.dir, 'man'), /Server Version 289\.0\.0\.0 -> Ready/);
+});
+
+test('daemon SIGKILL: the engines keep running; the next daemon adopts them (same pids, no second launch)', async (ctx) => {
+  await crash(ctx.daemon!);
+  for (const pid of Object.values(ctx.first)) assert.not.ok(gone(pid), `engine ${pid} outlived its daemon`);
+  ctx.daemon = await startDaemon(ctx.yaml, { dir: ctx.dir });
+  ctx.adoptedAt = Date.now();
+  for (const [key, pid] of Object.entries(ctx.first)) {
+    const s = await running(ctx.daemon, key);
+    assert.is(s.pid, pid, `${key}: the same engine`);
+    assert.equal(await pidsWith(`${ctx.dir}/instances/${key}/config.toml`), [pid], `${key}: one engine, not two`);
+  }
+  assert.is((await ctx.daemon.status('man', TOKEN)).revision, 'build-A', 'the installed build is still known');
+  assert.not.match(ctx.daemon.log(), /server launched/, 'the new daemon launched nothing');
+});
+
+test('Dummy update of an adopted engine: acknowledged, pending while the engine runs; a restart installs revision 2', async (ctx) => {
+  const d = ctx.daemon!;
+  const before = await running(d, 'dummy');
+  await updateAcknowledged(d, ctx.dir, 'dummy', before.pid!, '1');
+  const after = await restarted(d, 'dummy', before.pid!, ctx.pids);
+  assert.is(after.revision, '2');
+  assert.is(after.updatePending, false);
+});
+
+test('Manifest update of an adopted engine to B: acknowledged and pending; a restart installs B and runs it', async (ctx) => {
+  const d = ctx.daemon!;
+  const before = await running(d, 'man');
+  ctx.builds.push({
+    key: 'build-B',
+    time: '2026-01-02T10:00:00Z',
+    url: ctx.cdn.url('/files/B.tar.gz'),
+    sha256: ctx.b.sha256,
+  });
+  ctx.cdn.set('/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
+  await updateAcknowledged(d, ctx.dir, 'man', before.pid!, 'build-A');
+  const after = await restarted(d, 'man', before.pid!, ctx.pids);
+  assert.is(after.revision, 'build-B');
+  assert.is(await builtLabel(d, 'man'), 'B');
+  assert.is(await builtLabel(d, 'man', 'bin.prev'), 'A');
+  const data = await dataJson(d, 'man');
+  assert.is(data.revision, 'build-B');
+  assert.is(data.previousRevision, 'build-A');
+  const log = await serverLog(ctx.dir, 'man');
+  assert.match(log.slice(log.lastIndexOf('Server -> Starting')), /Server Version 289\.0\.0\.0 -> Ready/);
+});
+
+test(`the adopted engine's next check-in (every ${ENGINE_CHECKIN_SECONDS} s) reaches the new daemon`, async (ctx) => {
+  const d = ctx.daemon!;
+  const s = await waitFor(
+    'a check-in after the adoption',
+    async () => {
+      const now = await d.status('keep', TOKEN);
+      return now.lastCheckinAt && Date.parse(now.lastCheckinAt) >= ctx.adoptedAt ? now : undefined;
+    },
+    (ENGINE_CHECKIN_SECONDS + 15) * 1000,
+    200,
+  );
+  assert.is(s.pid, ctx.first.keep);
+  assert.is(s.state, 'running');
+  assert.not.match(d.log(), /check-in rejected/);
+  assert.not.match(await serverLog(ctx.dir, 'keep'), /Failed to send ping to watchdog/);
+});
+
+test('daemon SIGTERM with PersistServers: every engine is left running for the next daemon', async (ctx) => {
+  const d = ctx.daemon!;
+  const pids = await Promise.all(['keep', 'dummy', 'man'].map(async (k) => (await running(d, k)).pid!));
+  assert.is(await d.stop(30_000), 0);
+  for (const pid of pids) assert.not.ok(gone(pid), `engine ${pid} still runs (the suite kills it afterwards)`);
+  assert.not.match(await serverLog(ctx.dir, 'keep'), /shutting down\.\.\./);
+});
+
+test.run();

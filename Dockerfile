@@ -11,6 +11,9 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 
 # 1. Compile: the full dependency tree (TypeScript included) and the sources, to dist/.
 FROM ${NODE_IMAGE} AS build
+# Set only where the registry is reached through a TLS-intercepting proxy (deploy/image.sh passes the host's
+# setting): npm then trusts that proxy's CA, in this stage only. A build argument is not kept in the image.
+ARG NODE_EXTRA_CA_CERTS
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
@@ -22,6 +25,7 @@ RUN npm run build
 
 # 2. Production dependencies only: no TypeScript, no tsx, no test or bench tools.
 FROM ${NODE_IMAGE} AS deps
+ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts

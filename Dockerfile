@@ -28,7 +28,9 @@ FROM ${NODE_IMAGE} AS deps
 ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts
+# --omit=optional too: valibot names typescript as an optional peer, which npm then keeps under --omit=dev alone
+# (with its native compiler binary). No production dependency has another optional one.
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund --ignore-scripts
 
 # 3. The image: node, the production dependencies, the compiled JavaScript and bin/ (which runs dist/ because
 # there is no src/ here). Nothing else from the build stage.

@@ -68,8 +68,8 @@ layers=true
 say "building $tag FROM $base (buildah bud --isolation chroot, at most ${build_seconds}s)"
 started=$SECONDS
 # --pull=never: the base is stored by now, and a localhost/ name has no registry to ask. --format docker: the
-# OCI format has no HEALTHCHECK, and buildah would drop it.
-if ! timeout "$build_seconds" buildah bud --isolation chroot --network host --layers="$layers" --pull=never --format docker \
+# OCI format has no HEALTHCHECK, and buildah would drop it. --force-rm: a failed build leaves no containers.
+if ! timeout "$build_seconds" buildah bud --isolation chroot --network host --layers="$layers" --pull=never --format docker --force-rm \
   --build-arg NODE_IMAGE="$base" "${ca_args[@]}" --tag "$tag" --file Dockerfile . >&2; then
   die "buildah bud failed or took over ${build_seconds}s (its output is above)"
 fi

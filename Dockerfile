@@ -1,11 +1,15 @@
 # The watchdog daemon as a container image (issue 16). Build from the repository root:
 #   docker build -t game-server-watchdog .
+# or, with no container engine and no registry to pull node:20-bookworm-slim from, with buildah
+# (deploy/image.sh, `npm run image`: it makes a base image from the machine's node first):
+#   deploy/image.sh --tag localhost/game-server-watchdog:latest
 # Run it with the configuration folder mounted at /config (appsettings.yml, and appsettings.<env>.yml /
 # appsettings.Secret.yml beside it) and a writable volume at /data (instance folders, logs, data.db):
 #   docker run -v ./config:/config:ro -v watchdog-data:/data -p 5000:5000 \
 #     -e Servers__Instances__main__ApiToken=... game-server-watchdog
-# docs/production.md ("The container image") explains each choice; test/dist/image.test.ts runs this file's
-# final ENTRYPOINT + CMD with its ENV and WORKDIR as a process, so keep those in the plain forms it parses.
+# docs/production.md ("The container image") explains each choice. test/image/image.e2e.ts builds this file
+# that way and runs the image; test/dist/image.test.ts runs its final ENTRYPOINT + CMD with its ENV and WORKDIR
+# as a plain process, so keep those in the plain forms it parses.
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 

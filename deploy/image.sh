@@ -8,8 +8,8 @@
 # Usage: deploy/image.sh [--tag NAME] [--no-pull]     (npm run image)
 #   --tag NAME   the image's name (default localhost/game-server-watchdog:latest)
 #   --no-pull    do not try the registry for node:20-bookworm-slim (same as WATCHDOG_IMAGE_PULL_SECONDS=0)
-# Intermediate layers are cached (--layers), so a rebuild after a source change reruns only `npm run build`;
-# WATCHDOG_IMAGE_LAYERS=0 builds without the cache and keeps none. Needs root (buildah's storage) and network
+# No layer cache by default, so a build leaves no unnamed images behind, only the two it names (the base and
+# --tag); WATCHDOG_IMAGE_LAYERS=1 caches each step (--layers) for quicker rebuilds after a source change. Needs root (buildah's storage) and network
 # access to the npm registry, which every RUN shares with the host. Bounded: $WATCHDOG_IMAGE_BUILD_SECONDS (1200).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,14 +63,14 @@ fi
 # does (the local base image holds that file at the same path). buildah passes *_proxy variables by itself.
 ca_args=()
 [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && ca_args=(--build-arg NODE_EXTRA_CA_CERTS="$NODE_EXTRA_CA_CERTS")
-layers=true
-[ "${WATCHDOG_IMAGE_LAYERS:-1}" = 0 ] && layers=false
+layers=false
+[ "${WATCHDOG_IMAGE_LAYERS:-0}" = 1 ] && layers=true
 say "building $tag FROM $base (buildah bud --isolation chroot, at most ${build_seconds}s)"
 started=$SECONDS
 # --pull=never: the base is stored by now, and a localhost/ name has no registry to ask. --format docker: the
 # OCI format has no HEALTHCHECK, and buildah would drop it. --force-rm: a failed build leaves no containers.
-if ! timeout "$build_seconds" buildah bud --isolation chroot --network host --layers="$layers" --pull=never --format docker --force-rm \
-  --build-arg NODE_IMAGE="$base" "${ca_args[@]}" --tag "$tag" --file Dockerfile . >&2; then
+if ! timeout "$build_seconds" buildah bud --isolation chroot --network host --layers="$layers" --pull=never \
+  --format docker --force-rm --build-arg NODE_IMAGE="$base" "${ca_args[@]}" --tag "$tag" --file Dockerfile . >&2; then
   die "buildah bud failed or took over ${build_seconds}s (its output is above)"
 fi
 say "built $tag in $((SECONDS - started))s: $(buildah images --format '{{.Size}}' "$tag")"

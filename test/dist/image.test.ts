@@ -1,9 +1,10 @@
 /**
- * Issue 16, "the container image": no image can be built or pulled here, so the final stage's process is run as
- * a process: the Dockerfile's ENTRYPOINT + CMD, its ENV and WORKDIR, read from the Dockerfile itself so this test
- * cannot drift from it. The image's /app (production dependencies, dist/, bin/, package.json, no src/) is stood
- * in for by the packed package installed into a temp project, which is the same set of files; /config and /data
- * are temp folders. Also checked: the Dockerfile's shape (stages, non-root user, production-only dependencies,
+ * Issue 16, "the container image", in seconds: the final stage's process is run as a plain process, the
+ * Dockerfile's ENTRYPOINT + CMD, its ENV and WORKDIR, read from the Dockerfile itself so this test cannot drift
+ * from it. The image itself is built and run by test/image/image.e2e.ts (`npm run test:image`, minutes, with
+ * buildah), outside `npm test`. Here the image's /app (production dependencies, dist/, bin/, package.json, no
+ * src/) is stood in for by the packed package installed into a temp project, which is the same set of files;
+ * /config and /data are temp folders. Also checked: the Dockerfile's shape (stages, non-root user, production-only dependencies,
  * the HEALTHCHECK), the HEALTHCHECK command against the running daemon, the .NET-style environment overrides,
  * and that SIGTERM stops the daemon and its game server cleanly.
  */

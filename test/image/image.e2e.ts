@@ -51,7 +51,7 @@ test.after(async () => {
 
 it('deploy/image.sh builds the Dockerfile into an image', async () => {
   const began = Date.now();
-  // No layer cache: the build leaves no unnamed intermediate images behind, only the tag removed at the end.
+  // No layer cache (the script's default): the build leaves no unnamed images, only the tag removed at the end.
   const out = await run('bash', [join(ROOT, 'deploy/image.sh'), '--tag', tag], {
     cwd: ROOT,
     env: { ...process.env, WATCHDOG_IMAGE_LAYERS: '0' },

@@ -40,7 +40,7 @@ async function stopAll(): Promise<void> {
   if (proc && proc.exitCode === null && proc.signalCode === null) {
     const ended = new Promise((r) => proc.once('exit', r));
     proc.kill('SIGKILL');
-    await Promise.race([ended, new Promise((r) => setTimeout(r, 10_000))]);
+    await Promise.race([ended, new Promise((r) => setTimeout(r, 10_000).unref())]);
   }
 }
 
@@ -205,7 +205,10 @@ it('ENTRYPOINT + CMD in a container: /health, the HEALTHCHECK, the demo server a
 
     // docker stop: SIGTERM to the container's main process (buildah run itself does not forward it).
     process.kill(health.pid, 'SIGTERM');
-    const code = await Promise.race([exit, new Promise<'running'>((r) => setTimeout(() => r('running'), 60_000))]);
+    const code = await Promise.race([
+      exit,
+      new Promise<'running'>((r) => setTimeout(() => r('running'), 60_000).unref()),
+    ]);
     assert.is(code, 0, `the container ends with exit 0 after SIGTERM: ${output.slice(-2000)}`);
     await waitFor('the demo server gone', () => !alive(status.pid), 10_000);
     assert.match(output, /^\{.*"msg"/m, 'JSON log lines (--log-format json from CMD)');

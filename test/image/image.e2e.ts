@@ -8,13 +8,13 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { chown, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chown, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { finalStage, parseStages } from '../dist/_dockerfile.ts';
+import { demoRunning, imageFolders, writeDemoSettings } from '../dist/_image-run.ts';
 import { freePort, ROOT, waitFor } from '../_support/env.ts';
 import { alive, killGroup } from '../_support/procs.ts';
 import { buildah, type ImageConfig, imageConfig, removeQuietly, whyNoBuildah } from './_buildah.ts';
@@ -117,30 +117,14 @@ async function procStatus(pid: number, field: string): Promise<string[]> {
 it('ENTRYPOINT + CMD in a container: /health, the HEALTHCHECK, the demo server as uid 1000, then SIGTERM', async () => {
   assert.ok(config, 'the image was built');
   const began = Date.now();
-  const dir = await mkdtemp(join(tmpdir(), 'wd-image-run-'));
+  const { root: dir, config: cfg, data } = await imageFolders('wd-image-run-');
   try {
-    const cfg = join(dir, 'config');
-    const data = join(dir, 'data');
-    await mkdir(cfg);
-    await mkdir(data);
     // Like a volume an operator prepares: writable by the image's user, uid 1000.
     await chown(data, 1000, 1000);
     const port = await freePort();
     const gamePort = await freePort();
     const token = `image-test-${process.pid}`;
-    const settings = [
-      `BaseUrl: http://127.0.0.1:${port}/`,
-      'Servers:',
-      '  Instances:',
-      '    main:',
-      `      ApiPort: ${gamePort}`,
-      '      UpdateType: Dummy',
-      '      RunCommand: /app/bin/demo-server',
-      `      Arguments: ["--cvar", "net.port=${gamePort}"]`,
-      '      TimeoutSeconds: 30',
-      '',
-    ];
-    await writeFile(join(cfg, 'appsettings.yml'), settings.join('\n'));
+    await writeDemoSettings(cfg, { daemonPort: port, gamePort, runCommand: '/app/bin/demo-server' });
     // The token in the secrets file beside it, not in any process's argv.
     await writeFile(
       join(cfg, 'appsettings.Secret.yml'),
@@ -187,17 +171,7 @@ it('ENTRYPOINT + CMD in a container: /health, the HEALTHCHECK, the demo server a
     const hc = config.Healthcheck?.Test.slice(1) ?? [];
     await buildah(['run', '--isolation', 'chroot', '--env', urls, ctr, '--', ...hc]);
 
-    const auth = { authorization: `Basic ${Buffer.from(`main:${token}`).toString('base64')}` };
-    const status = await waitFor(
-      'the demo server running',
-      async () => {
-        const res = await fetch(`${base}/instances/main/status`, { headers: auth });
-        const body = (await res.json()) as { state?: string; pid?: number };
-        return body.state === 'running' && body.pid ? { pid: body.pid } : undefined;
-      },
-      60_000,
-      200,
-    );
+    const status = await demoRunning(base, token, 60_000);
     started.server = status.pid;
     assert.equal(await procStatus(status.pid, 'Uid'), ['1000', '1000', '1000', '1000'], 'the server runs as uid 1000');
     assert.is(await readlink(`/proc/${status.pid}/root`), daemonRoot, 'the server runs in the same container');

@@ -32,16 +32,21 @@ const containers: string[] = [];
 const started: { run?: ChildProcess; daemon?: number; server?: number } = {};
 let config: ImageConfig | undefined;
 
-/** Ends what the run test started, if a failure left it running, and waits (bounded) for the container to end. */
+/**
+ * Ends what the run test started, if a failure left it running. The daemon first: `buildah run` then ends by
+ * itself and removes its run folder (/var/tmp/buildah*), which a SIGKILL to it would leave behind; it gets one
+ * only if it is still there after 10 s.
+ */
 async function stopAll(): Promise<void> {
   if (started.daemon && alive(started.daemon)) process.kill(started.daemon, 'SIGKILL');
   killGroup(started.server);
   const proc = started.run;
-  if (proc && proc.exitCode === null && proc.signalCode === null) {
-    const ended = new Promise((r) => proc.once('exit', r));
-    proc.kill('SIGKILL');
-    await Promise.race([ended, new Promise((r) => setTimeout(r, 10_000).unref())]);
-  }
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  const ended = new Promise((r) => proc.once('exit', r));
+  const within = (ms: number) => Promise.race([ended, new Promise((r) => setTimeout(() => r('late'), ms).unref())]);
+  if ((await within(10_000)) !== 'late') return;
+  proc.kill('SIGKILL');
+  await within(10_000);
 }
 
 test.after(async () => {

@@ -1,16 +1,16 @@
 /**
- * Issue 16, "the container image": no image can be built or pulled here, so the final stage's process is run as
- * a process: the Dockerfile's ENTRYPOINT + CMD, its ENV and WORKDIR, read from the Dockerfile itself so this test
- * cannot drift from it. The image's /app (production dependencies, dist/, bin/, package.json, no src/) is stood
- * in for by the packed package installed into a temp project, which is the same set of files; /config and /data
- * are temp folders. Also checked: the Dockerfile's shape (stages, non-root user, production-only dependencies,
+ * Issue 16, "the container image", in seconds: the final stage's process is run as a plain process, the
+ * Dockerfile's ENTRYPOINT + CMD, its ENV and WORKDIR, read from the Dockerfile itself so this test cannot drift
+ * from it. The image itself is built and run by test/image/image.e2e.ts (`npm run test:image`, minutes, with
+ * buildah), outside `npm test`. Here the image's /app (production dependencies, dist/, bin/, package.json, no
+ * src/) is stood in for by the packed package installed into a temp project, which is the same set of files;
+ * /config and /data are temp folders. Also checked: the Dockerfile's shape (stages, non-root user, production-only dependencies,
  * the HEALTHCHECK), the HEALTHCHECK command against the running daemon, the .NET-style environment overrides,
  * and that SIGTERM stops the daemon and its game server cleanly.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { suite } from 'uvu';
@@ -18,6 +18,7 @@ import * as assert from 'uvu/assert';
 import { freePort, ROOT, waitFor } from '../_support/env.ts';
 import { alive, killGroup } from '../_support/procs.ts';
 import { finalStage, parseStages, type Stage } from './_dockerfile.ts';
+import { demoRunning, imageFolders, writeDemoSettings } from './_image-run.ts';
 import { installedPackage } from './_package.ts';
 
 const run = promisify(execFile);
@@ -66,12 +67,8 @@ test.after(() => {
 
 test('ENTRYPOINT + CMD with the image ENV and WORKDIR: /health, the HEALTHCHECK, env overrides, then SIGTERM', async () => {
   const { pkg } = await installedPackage();
-  const root = await mkdtemp(join(tmpdir(), 'wd-image-'));
+  const { root, config, data } = await imageFolders('wd-image-');
   try {
-    const config = join(root, 'config');
-    const data = join(root, 'data');
-    await mkdir(config);
-    await mkdir(data);
     // The image's absolute paths, on this machine.
     const mounts: [string, string][] = [
       ['/app/', `${pkg}/`],
@@ -88,21 +85,7 @@ test('ENTRYPOINT + CMD with the image ENV and WORKDIR: /health, the HEALTHCHECK,
     const token = 'token-from-the-environment';
     // The file has no ApiToken and no Urls: they come from the environment, as an operator's `docker run -e`
     // (or a Kubernetes Secret) gives them. The game server is the image's own demo server.
-    await writeFile(
-      join(config, 'appsettings.yml'),
-      [
-        `BaseUrl: http://127.0.0.1:${daemonPort}/`,
-        'Servers:',
-        '  Instances:',
-        '    main:',
-        `      ApiPort: ${gamePort}`,
-        '      UpdateType: Dummy',
-        `      RunCommand: ${here('/app/bin/demo-server')}`,
-        `      Arguments: ["--cvar", "net.port=${gamePort}"]`,
-        '      TimeoutSeconds: 30',
-        '',
-      ].join('\n'),
-    );
+    await writeDemoSettings(config, { daemonPort, gamePort, runCommand: here('/app/bin/demo-server') });
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: root,
@@ -150,17 +133,7 @@ test('ENTRYPOINT + CMD with the image ENV and WORKDIR: /health, the HEALTHCHECK,
 
     // The instance token came from Servers__Instances__main__ApiToken; the demo server (compiled, from /app/bin)
     // launches and checks in.
-    const auth = { authorization: `Basic ${Buffer.from(`main:${token}`).toString('base64')}` };
-    const status = await waitFor(
-      'the demo server running',
-      async () => {
-        const res = await fetch(`${base}/instances/main/status`, { headers: auth });
-        const body = (await res.json()) as { state?: string; pid?: number };
-        return body.state === 'running' ? body : undefined;
-      },
-      20_000,
-      100,
-    );
+    const status = await demoRunning(base, token, 20_000);
     started.server = status.pid;
     assert.ok(existsSync(join(data, 'instances/main')), 'instance folders go to the WORKDIR volume, /data');
     const wrong = await fetch(`${base}/instances/main/status`, {

@@ -22,6 +22,8 @@ export const NOTICE_KINDS = [
   'disk',
   // A launch blocked by the daemon's resources or a held game port (issue 23): once per episode, and its end.
   'launch-blocked',
+  // Update checks failing for Timing.UpdateCheckAlertMinutes, and working again (issue 25).
+  'update-check',
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
@@ -146,6 +148,8 @@ export type BusEvents = {
    * descriptors or memory; `port`: the game port is still held) and is retried in `retryMs`. `attempts` counts the
    * episode: 1 begins one. Never a startup failure.
    */
+  /** An update check ended: found an update or none (`ok`), or failed with `error` (src/supervisor/update-check-record.ts). */
+  'instance:update-check': { key: string; ok: boolean; available: boolean; error: string | null; at: number };
   'instance:launch-blocked': {
     key: string;
     kind: 'resources' | 'port';

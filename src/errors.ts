@@ -29,9 +29,25 @@ export class UsageError extends Error {
 export function describeError(err: unknown): string {
   if (err instanceof Error) {
     const cause = err.cause instanceof Error ? err.cause.message : '';
-    return cause === '' || err.message.includes(cause) ? err.message : `${err.message}: ${cause}`;
+    const root = rootCause(err);
+    if (cause === '' || err.message.includes(cause) || (root !== '' && err.message.includes(root))) return err.message;
+    return `${err.message}: ${cause}`;
   }
   return String(err);
+}
+
+/**
+ * The innermost cause's message, or '' when `err` has no cause. Node's fetch fails with a bare "fetch failed" whose
+ * cause (or its cause) says what went wrong: `getaddrinfo ENOTFOUND cdn.example.org`, `connect ECONNREFUSED …`.
+ */
+export function rootCause(err: unknown): string {
+  let cur: unknown = err instanceof Error ? err.cause : undefined;
+  let found = '';
+  for (let depth = 0; cur instanceof Error && depth < 8; depth += 1) {
+    found = cur.message;
+    cur = cur.cause;
+  }
+  return found;
 }
 
 /**

@@ -148,6 +148,15 @@ export const TimingSchema = v.strictObject(
     RefusedRequestLogSeconds: Seconds(60),
     /** How long killing what a launch left (its cgroup, its marked processes) and freeing its game port may take. */
     StragglerKillSeconds: Seconds(5),
+    /** Update checks that have failed for this long get one chat notice (`update-check`); 0: at the first failure. */
+    UpdateCheckAlertMinutes: v.optional(
+      v.pipe(
+        v.number('expected a number of minutes'),
+        v.minValue(0, 'expected zero or more minutes'),
+        v.maxValue(MAX_SECONDS / 60, TOO_LONG),
+      ),
+      60,
+    ),
   },
   'expected a map of timings',
 );

@@ -8,7 +8,13 @@
 import * as v from 'valibot';
 import { MAINTENANCE_POLICIES } from '../config/maintenance-schema.ts';
 import type { DiskReading } from '../bus.ts';
-import type { AgonesStatus, InstanceStatus, LastExitStatus, MaintenanceStatus } from '../supervisor/contract.ts';
+import type {
+  AgonesStatus,
+  InstanceStatus,
+  LastExitStatus,
+  MaintenanceStatus,
+  UpdateCheckStatus,
+} from '../supervisor/contract.ts';
 
 export const LastExitSchema = v.object({
   reason: v.pipe(
@@ -25,6 +31,14 @@ export const LastExitSchema = v.object({
 });
 
 const Iso = v.pipe(v.string(), v.description('ISO 8601 time'));
+
+export const UpdateCheckSchema = v.object({
+  at: Iso,
+  result: v.picklist(['available', 'none', 'failed']),
+  error: v.nullable(v.string()),
+  failingSince: v.nullable(Iso),
+  lastSuccessAt: v.nullable(Iso),
+});
 const Policy = v.picklist(MAINTENANCE_POLICIES);
 
 export const MaintenanceStatusSchema = v.object({
@@ -105,6 +119,12 @@ export const InstanceStatusSchema = v.object({
   canUpdate: v.optional(v.pipe(v.boolean(), v.description('an update provider (UpdateType) is configured'))),
   canRollback: v.optional(v.pipe(v.boolean(), v.description('a previous build (bin.prev) is kept'))),
   checking: v.optional(v.pipe(v.boolean(), v.description('an update check asked for is running or queued'))),
+  updateCheck: v.optional(
+    v.pipe(
+      v.nullable(UpdateCheckSchema),
+      v.description('the last update check: what it found, or why it failed and since when; null before the first'),
+    ),
+  ),
   launchBlocked: v.optional(
     v.pipe(
       v.object({ kind: v.picklist(['resources', 'port']), message: v.string(), attempts: v.number() }),
@@ -126,11 +146,13 @@ const lastExitMatches: Same<v.InferOutput<typeof LastExitSchema>, LastExitStatus
 const maintenanceMatches: Same<v.InferOutput<typeof MaintenanceStatusSchema>, MaintenanceStatus> = true;
 const agonesMatches: Same<v.InferOutput<typeof AgonesStatusSchema>, AgonesStatus> = true;
 const diskMatches: Same<v.InferOutput<typeof DiskReadingSchema>, DiskReading> = true;
+const updateCheckMatches: Same<v.InferOutput<typeof UpdateCheckSchema>, UpdateCheckStatus> = true;
 void diskMatches;
 void agonesMatches;
 void maintenanceMatches;
 void statusMatches;
 void lastExitMatches;
+void updateCheckMatches;
 
 export const ErrorSchema = v.object({ error: v.string() });
 

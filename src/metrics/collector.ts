@@ -12,6 +12,8 @@ import type { DiskFamilies } from './disk-gauges.ts';
 import type { Families } from './families.ts';
 import type { ResilienceFamilies } from './resilience.ts';
 import { tallyResilience } from './resilience-tally.ts';
+import { tallyUpdateChecks } from './update-check-tally.ts';
+import type { UpdateCheckFamilies } from './update-checks.ts';
 import type { ConnectionFamilies, ConnectionFigures } from './connection-metrics.ts';
 import { type ProcessStats, readProcessStats } from './proc-stats.ts';
 import { Tally } from './tally.ts';
@@ -64,6 +66,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     disk: DiskFamilies;
     states: string[];
     resilience: ResilienceFamilies;
+    checks: UpdateCheckFamilies;
     connections: ConnectionFamilies | null;
   }> | null = null;
   const load = async () => {
@@ -77,6 +80,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       diskGauges,
       { createResilienceFamilies },
       { createConnectionFamilies },
+      { createUpdateCheckFamilies },
     ] = await Promise.all([
       import('prom-client'),
       import('./families.ts'),
@@ -84,6 +88,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       import('./disk-gauges.ts'),
       import('./resilience.ts'),
       import('./connection-metrics.ts'),
+      import('./update-checks.ts'),
     ]);
     const { Registry } = promClient;
     const reg = new Registry();
@@ -93,6 +98,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       disk: diskGauges.createDiskFamilies(reg),
       states: statePaths(),
       resilience: createResilienceFamilies(reg),
+      checks: createUpdateCheckFamilies(reg),
       connections: opts.connections ? createConnectionFamilies(reg) : null,
     };
   };
@@ -132,6 +138,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   /** The disk watcher's last readings, shown by the disk gauges (disk-gauges.ts). */
   let disks: readonly DiskReading[] = [];
   const resilience = tallyResilience(bus);
+  const updateChecks = tallyUpdateChecks(bus);
   const unsubscribe = subscribe(bus, {
     'disk:checked': (e) => (disks = e.filesystems),
     'instance:restart': (e) => restarts.inc({ instance: e.key, reason: e.reason }),
@@ -224,14 +231,13 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     contentType: CONTENT_TYPE,
     async metrics() {
       loaded ??= load();
-      const { reg, families, disk, states, resilience: rf, connections } = await loaded;
+      const { reg, families, disk, states, resilience: rf, checks, connections } = await loaded;
       await refresh(families, states);
       const { setDiskFamilies } = await import('./disk-gauges.ts');
       setDiskFamilies(disk, disks);
-      resilience.refresh(
-        rf,
-        registry.list().map((i) => i.key),
-      );
+      const keys = registry.list().map((i) => i.key);
+      resilience.refresh(rf, keys);
+      updateChecks.refresh(checks, keys);
       if (connections && opts.connections) {
         const { setConnectionFamilies } = await import('./connection-metrics.ts');
         setConnectionFamilies(connections, opts.connections());
@@ -242,6 +248,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       stopped = true;
       unsubscribe();
       resilience.stop();
+      updateChecks.stop();
       loop?.disable();
     },
   };

@@ -23,6 +23,7 @@ export const COLOURS: Record<NoticeKind, number> = {
   hold: GREY,
   disk: DARK_RED,
   'launch-blocked': RED,
+  'update-check': BLUE,
 };
 
 const TITLES: Record<NoticeKind, string> = {
@@ -37,6 +38,7 @@ const TITLES: Record<NoticeKind, string> = {
   hold: 'Hold',
   disk: 'Disk space',
   'launch-blocked': 'Cannot launch',
+  'update-check': 'Update checks',
 };
 
 export interface EmbedField {

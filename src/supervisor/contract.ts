@@ -42,6 +42,8 @@ export interface InstanceStatus {
    * who (`by boss from 10.0.0.5`, '' when unknown) and when (ISO). Null otherwise (absent: an older daemon).
    */
   stoppedBy?: { by: string; at: string } | null;
+  /** The last update check's outcome; null before the first (absent: an older daemon). */
+  updateCheck?: UpdateCheckStatus | null;
   /** Scheduled restarts and update checks, what is pending and any hold (absent: unknown). */
   maintenance?: MaintenanceStatus;
   /** In Agones mode (docs/agones.md): the GameServer this instance is wrapped as (absent: not in Agones mode). */
@@ -91,6 +93,19 @@ export interface MaintenanceStatus {
 }
 
 /** `reason`: crash | hang | stop | restart | update | shutdown (see `ExitReason` in machines/instance.types.ts). */
+/** The last update check's outcome (issue 25): a failing check is shown, not read as "no update". */
+export interface UpdateCheckStatus {
+  /** When it ended (ISO). */
+  at: string;
+  result: 'available' | 'none' | 'failed';
+  /** Why it failed, with its cause (`cannot fetch the manifest at …: getaddrinfo ENOTFOUND …`); null otherwise. */
+  error: string | null;
+  /** The first of the failures in a row (ISO); null while checks work. */
+  failingSince: string | null;
+  /** The last check that worked (ISO); null when none has since the daemon started. */
+  lastSuccessAt: string | null;
+}
+
 /** How a control action was asked for. */
 export interface ControlOptions {
   /** Restart and update only: carry it out by this policy instead of at once. */

@@ -17,6 +17,7 @@ import { maintenanceGuards, tellMaintenance } from './instance-maintenance.ts';
 import { createMaintenance } from './maintenance-host.ts';
 import type { Maintenance } from './maintenance.ts';
 import { createProcessHost } from './process-host.ts';
+import { type CheckRecord, createCheckRecord } from './update-check-record.ts';
 import { createRunProcess } from './run-process.ts';
 import { statePath } from './state-path.ts';
 import { instanceTiming } from './timing.ts';
@@ -45,11 +46,18 @@ export class Instance implements InstanceControl {
 
   /** Scheduled restarts and update checks, policies and holds (issue 13). */
   private maintenance: Maintenance;
+  /** What the update checks found, or why they failed. */
+  private checks: CheckRecord;
 
   constructor(deps: InstanceDeps) {
     this.deps = deps;
     this.key = deps.instance.key;
     this.stopped = deps.savedStop ?? null;
+    this.checks = createCheckRecord({
+      key: this.key,
+      bus: deps.bus,
+      alertAfterMs: () => this.deps.config.timing.UpdateCheckAlertMinutes * 60_000,
+    });
     this.actor = this.createActor();
     this.maintenance = createMaintenance(deps, {
       live: () => this.actor.getSnapshot().matches({ owning: 'live' }),
@@ -130,6 +138,10 @@ export class Instance implements InstanceControl {
         break;
       case 'check-failed':
         log.warn('update check failed', { error: e.message });
+        this.checks.failed(e.message, at);
+        break;
+      case 'update-checked':
+        this.checks.succeeded(e.available, at);
         break;
       case 'rolled-back':
         log.info('rolled back to the previous build', { revision: e.revision ?? '(unknown)' });
@@ -286,6 +298,7 @@ export class Instance implements InstanceControl {
       checking: c.check !== 'idle',
       ...(c.blocked === null ? {} : { launchBlocked: { ...c.blocked } }),
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
+      updateCheck: this.checks.status(),
       maintenance: this.maintenance.status(),
     };
   }

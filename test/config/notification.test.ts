@@ -40,7 +40,7 @@ test('notification: Format and Routes load, names and choices in any case; ChatW
       [
         'Notification.ChatWebhook',
         'https://chat.example/hooks/all',
-        'crash,hang,loop,failing,stopped,update-installed,update-failed,scheduled-restart,hold,disk,launch-blocked',
+        'crash,hang,loop,failing,stopped,update-installed,update-failed,scheduled-restart,hold,disk,launch-blocked,update-check',
         null,
         'Embed',
       ],
@@ -74,7 +74,7 @@ test('notification: every problem at once, with its key path, and no webhook URL
   const f = 'appsettings.yml: Notification';
   const hidden = 'got a value not shown here (a webhook URL holds its token)';
   const kinds =
-    'crash, hang, loop, failing, stopped, update-installed, update-failed, scheduled-restart, hold, disk, launch-blocked';
+    'crash, hang, loop, failing, stopped, update-installed, update-failed, scheduled-restart, hold, disk, launch-blocked, update-check';
   assert.equal(
     [...problems].sort(),
     [

@@ -117,6 +117,11 @@ control('calls control() and audits it with the admin user and the result', asyn
     assert.equal(await res.json(), { key: 'alpha', action, accepted: true });
   }
   assert.equal(a.calls, ['control:restart', 'control:update', 'control:stop', 'control:rollback']);
+  // Who asked travels with the call (a remembered stop and its chat message name them).
+  assert.ok(
+    a.requesters.every((r) => r.startsWith('by ops')),
+    a.requesters.join(', '),
+  );
   assert.is(controls.length, 4);
   assert.equal(
     { ...controls[0], at: 0 },

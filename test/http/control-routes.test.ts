@@ -38,6 +38,7 @@ control('control routes :: the password is everything after the first colon (a t
   const t = setup();
   assert.is((await send(t.app, 'POST', '/instances/colon/restart', basic('colon', 'a:b::c:'))).status, 200);
   assert.equal(t.colon.calls, ['control:restart']);
+  assert.match(t.colon.requesters[0] ?? '', /^with its API token/, 'the instance token asked');
   assert.is((await send(t.app, 'POST', '/instances/colon/restart', basic('colon', 'a'))).status, 401);
   assert.is((await send(t.app, 'POST', '/instances/colon/restart', basic('colon', 'a:b::c'))).status, 401);
   assert.equal(t.colon.calls, ['control:restart']);

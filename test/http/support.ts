@@ -18,6 +18,8 @@ import type { LogFields, Logger } from '../../src/log.ts';
 export interface MemoryInstance extends InstanceControl {
   /** `control:<action>` and `checkin`, in call order. */
   calls: string[];
+  /** Who asked, for each `control:` call (the `by` the route passed), in call order. */
+  requesters: string[];
   token: string | undefined;
   secret: string | undefined;
   state: string;
@@ -31,14 +33,17 @@ export function memoryInstance(
   const inst: MemoryInstance = {
     key,
     calls: [],
+    requesters: [],
     token: opts.apiToken,
     secret: opts.secret,
     state: opts.state ?? 'running',
     dir: opts.binariesDir ?? `/nonexistent/instances/${key}/binaries`,
     apiToken: () => inst.token,
     checkinSecret: () => inst.secret,
-    control: (action: ControlAction, opts?: ControlOptions) =>
-      void inst.calls.push(`control:${action}${opts?.by ? ` (${opts.by})` : ''}`),
+    control: (action: ControlAction, opts?: ControlOptions) => {
+      inst.calls.push(`control:${action}`);
+      inst.requesters.push(opts?.by ?? '');
+    },
     checkin: () => void inst.calls.push('checkin'),
     status: (): InstanceStatus => ({
       key,

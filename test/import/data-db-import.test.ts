@@ -37,6 +37,7 @@ s('import :: writes data.json with the revision once, logs it, and leaves data.d
     revision: '9.9.9',
     previousRevision: null,
     launch: null,
+    stopped: null,
   });
   assert.ok(
     log.lines.some((l) =>
@@ -76,6 +77,7 @@ s(
       revision: 'ra',
       previousRevision: null,
       launch: null,
+      stopped: null,
     });
     assert.is((await readInstanceData(b.dir, null, log)).revision, 'mine');
     // The real watchdog stopped writing data.json when it moved to data.db: the row there is the newer one.

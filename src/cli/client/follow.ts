@@ -70,8 +70,16 @@ export function judge(
           ? done(false, `${running(now)}: the update was not installed (see the daemon log)`)
           : done(true, running(now));
       }
-      if (now.updatePending !== true && !pending)
+      if (now.updatePending !== true && !pending) {
+        // A daemon that reports its checks: "no update" only from a check that ended after the request and worked.
+        const check = now.updateCheck;
+        if (check !== undefined) {
+          if (check === null || check.at === before.updateCheck?.at) return null;
+          if (check.result === 'failed')
+            return done(false, `the update check failed: ${check.error ?? 'no reason given'}; the instance runs on`);
+        }
         return done(true, `no update available; ${now.state === 'running' ? running(now) : now.state}`);
+      }
       if (now.state.startsWith('stopped.'))
         return done(true, `an update is available; the instance is stopped, so it is installed at its next start`);
       return null;

@@ -36,6 +36,14 @@ export function lastExitCell(row: StatusRow, now: number): string {
   return `${e.reason} (${status}) ${formatAge(e.at, now)}`;
 }
 
+/** `<key> update checks failing since … (last success …): <error>`, while the last check failed. */
+export function checkLine(row: StatusRow): string | null {
+  const c = row.updateCheck;
+  if (!c || c.result !== 'failed') return null;
+  const success = c.lastSuccessAt ? `last success ${c.lastSuccessAt}` : 'none has worked since the daemon started';
+  return `${row.key} update checks failing since ${c.failingSince ?? c.at} (${success}): ${c.error ?? 'no reason given'}`;
+}
+
 /** `<key> stopped by boss from 10.0.0.5 at …; \`watchdog restart <key>\` starts it`, while an operator's stop holds. */
 export function stoppedLine(row: StatusRow): string | null {
   const s = row.stoppedBy;
@@ -142,7 +150,14 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
     line(c.map((cell, i) => (i === 1 ? paint(cell, stateStyle(cell), opts.colour) : cell))),
   );
   const extra = rows
-    .flatMap((r) => [stoppedLine(r), exitLine(r), maintenanceLine(r, opts.now), blockedLine(r), agonesLine(r)])
+    .flatMap((r) => [
+      stoppedLine(r),
+      exitLine(r),
+      checkLine(r),
+      maintenanceLine(r, opts.now),
+      blockedLine(r),
+      agonesLine(r),
+    ])
     .filter((l): l is string => l !== null)
     .concat(diskLines(rows).map((l) => paint(l, 'red', opts.colour)));
   return [header, ...body, ...(extra.length > 0 ? ['', ...extra] : [])].join('\n') + '\n';

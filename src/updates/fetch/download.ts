@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { pipeline, type Readable, Transform } from 'node:stream';
 import { pipeline as pipelineAsync } from 'node:stream/promises';
-import { UpdateError } from '../../errors.ts';
+import { UpdateError, rootCause } from '../../errors.ts';
 import { httpGet } from './http-get.ts';
 
 export interface FetchOptions {
@@ -83,7 +83,8 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
       return new UpdateError(`download of ${where} was cut short: got ${bytes} of ${total} bytes`, { cause: err });
     }
     if (err instanceof UpdateError) return mismatch() ?? err;
-    return new UpdateError(`download of ${where} failed`, { cause: err });
+    const why = rootCause(err) || (err instanceof Error ? err.message : '');
+    return new UpdateError(`download of ${where} failed${why ? `: ${why}` : ''}`, { cause: err });
   };
 
   try {

@@ -1,4 +1,4 @@
-import { UpdateError } from '../../errors.ts';
+import { UpdateError, rootCause } from '../../errors.ts';
 import { describeUrl } from './download.ts';
 
 /** `Authorization: Basic …` when both user name and password are set, else no header. */
@@ -27,7 +27,7 @@ export async function fetchJson(
     });
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
-      throw new UpdateError(`${where} answered HTTP ${res.status} ${res.statusText}`.trim());
+      throw new UpdateError(`the ${where} answered HTTP ${res.status} ${res.statusText}`.trim());
     }
     text = await res.text();
   } catch (err) {
@@ -35,7 +35,8 @@ export async function fetchJson(
     if (opts.signal.aborted) throw new UpdateError(`fetching the ${where} was cancelled`, { cause: err });
     if (timeout.aborted)
       throw new UpdateError(`the ${where} did not answer within ${opts.timeoutMs / 1000} s`, { cause: err });
-    throw new UpdateError(`cannot fetch the ${where}`, { cause: err });
+    const why = rootCause(err);
+    throw new UpdateError(`cannot fetch the ${where}${why ? `: ${why}` : ''}`, { cause: err });
   }
   try {
     return JSON.parse(text) as unknown;

@@ -1,7 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import type { UpdateCheckStatus } from '../../../src/supervisor/contract.ts';
 import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
+import { metricValue } from '../../_support/metric-value.ts';
+import { runCli } from '../../cli/_run.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn, type Route } from '../../fixtures/archives/serve.ts';
@@ -102,6 +105,35 @@ async function refusedUpdate(ctx: Ctx, why: RegExp): Promise<void> {
 test('manifest answers HTTP 500', async (ctx) => {
   await offer(ctx, { manifest: { kind: 'status', status: 500 } });
   await refusedUpdate(ctx, /manifest at http:\/\/127\.0\.0\.1:\d+\/fork\/test\/manifest answered HTTP 500/);
+});
+
+test('a failed check is a failed outcome, not "no update": --wait, status, the table, /metrics', async (ctx) => {
+  const d = ctx.daemon!;
+  const ep = ['--url', d.url, '--token', TOKEN];
+  ctx.cdn.set(MANIFEST, { kind: 'status', status: 503 });
+  const failed = await runCli(['update', KEY, '--wait', ...ep], { cwd: ctx.dir });
+  assert.is(failed.code, 1, failed.stdout);
+  assert.match(failed.stdout, /update of f failed: the update check failed: the manifest at \S+ answered HTTP 503/);
+  const s = (await d.status(KEY, TOKEN)) as unknown as { updateCheck: UpdateCheckStatus };
+  assert.is(s.updateCheck.result, 'failed');
+  assert.match(s.updateCheck.error ?? '', 'answered HTTP 503');
+  assert.ok(s.updateCheck.failingSince !== null, 'failing since');
+  const table = await runCli(['status', KEY, ...ep], { cwd: ctx.dir });
+  assert.match(table.stdout, `f update checks failing since ${s.updateCheck.failingSince}`);
+  assert.ok(
+    ((await metricValue(d.url, 'watchdog_update_checks_total', { instance: KEY, result: 'failed' })) ?? 0) >= 1,
+  );
+
+  // The CDN answers again: the next check works, says so, and the failing run is over.
+  ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good]) });
+  const none = await runCli(['update', KEY, '--wait', ...ep], { cwd: ctx.dir });
+  assert.is(none.code, 0, none.stdout);
+  assert.match(none.stdout, 'no update available');
+  const ok = (await d.status(KEY, TOKEN)) as unknown as { updateCheck: UpdateCheckStatus };
+  assert.equal([ok.updateCheck.result, ok.updateCheck.failingSince], ['none', null]);
+  assert.ok(
+    ((await metricValue(d.url, 'watchdog_update_check_last_success_timestamp_seconds', { instance: KEY })) ?? 0) > 0,
+  );
 });
 
 test('manifest is not JSON', async (ctx) => {

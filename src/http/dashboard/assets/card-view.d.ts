@@ -17,7 +17,7 @@ export type CardStatus = Pick<
   | 'canUpdate'
   | 'canRollback'
 > &
-  Partial<Pick<InstanceStatus, 'lastExit' | 'maintenance' | 'agones' | 'disk'>>;
+  Partial<Pick<InstanceStatus, 'lastExit' | 'maintenance' | 'agones' | 'disk' | 'updateCheck'>>;
 
 /** `hold` is one button for hold and release: its label says which. */
 export type CardAction = 'restart' | 'update' | 'stop' | 'rollback' | 'hold';

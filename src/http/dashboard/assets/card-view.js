@@ -74,9 +74,14 @@ export function cardFields(status, now) {
     restarts: String(status.restarts),
     failures: String(status.startupFailures),
     lastExit: lastExitText(status.lastExit, now),
-    maintenance: maintenanceText(status.maintenance, now),
+    maintenance: checkText(status.updateCheck) || maintenanceText(status.maintenance, now),
     agones: agonesText(status.agones),
   };
+}
+
+/** A failing update check, which matters more than the schedule: `update check failing: <error>`; '' otherwise. */
+function checkText(check) {
+  return check?.result === 'failed' ? `update check failing: ${check.error ?? 'no reason given'}` : '';
 }
 
 /** Agones mode: the GameServer's name and state (`watchdog-game-x7k2p: Allocated`); '' when not in Agones mode. */

@@ -55,7 +55,10 @@ export async function runEngine(opts: EngineOptions): Promise<Omit<Section, 'loa
   if (opts.timeoutSeconds <= ENGINE_CHECKIN_SECONDS)
     throw new Error(`TimeoutSeconds ${opts.timeoutSeconds} would see false hangs: the engine checks in every 15 s`);
   const bundle = await engineBundle();
-  const tmp = await tempDir('wd-bench-engine-');
+  const tmp = await tempDir('wd-bench-engine-').catch(async (err: unknown) => {
+    await bundle.cleanup();
+    throw err;
+  });
   const running: EngineSubject[] = [];
   let cdn: BenchCdn | null = null;
   const notes: string[] = [];
@@ -118,12 +121,19 @@ export async function runEngine(opts: EngineOptions): Promise<Omit<Section, 'loa
       ),
       pair('restart downtime: status port down → up', down.restart.ours, down.restart.theirs, 'ms'),
       pair('update + restart downtime: status port down → up', down.update.ours, down.update.theirs, 'ms'),
+      pair('of which restart: status port down → launched', down.restartLaunch.ours, down.restartLaunch.theirs, 'ms'),
+      pair(
+        'of which update + restart: status port down → launched',
+        down.updateLaunch.ours,
+        down.updateLaunch.theirs,
+        'ms',
+      ),
     ];
     notes.push(
       `Engine: ${bundle.program.slice(bundle.dir.length + 1)} from the bundle (RobustToolbox engine 289, placeholder content), its config.toml from bench/peers/robust-engine/bundle.ts in \`instances/<key>/\` of each watchdog's folder; both watchdogs launch it the same way (argv, token in the environment, the instance folder as working directory). TimeoutSeconds ${opts.timeoutSeconds} for crashes and hangs, DumpOnTimeout false; the engine checks in every ${ENGINE_CHECKIN_SECONDS} s, fixed.`,
       `Crash: SIGKILL of the engine once it has checked in and its status port answers, alternating which watchdog goes first. Ours with its crash back-off shrunk to 1 ms (\`${NO_BACKOFF.join('`, `')}\`), as the real one has none. "Relaunched" is the watchdog's launch line reaching the bench (ours \`server launched\`, theirs \`Launched!\` at Debug); "status port" is the first 200 from GET /status on the engine's port, polled every 25 ms once the killed pid is gone; "check-in" is ours \`lastCheckinAt\` from its status API, theirs the \`Received ping from server.\` Trace line. Samples (ms) — ${spread('relaunched', crash.launch)}; ${spread('status', crash.status)}; ${spread('check-in', crash.checkin)}.`,
       `Hang: both engines SIGSTOPped at the same moment; detection = the stopped pid gone (/proc polled every 20 ms) − the last check-in the watchdog took. Expect TimeoutSeconds plus the watchdog's timer and kill; a check-in in flight at the stop can make a sample shorter by its age. Samples (ms) — ours ${list(hang.ours)}; theirs ${list(hang.theirs)}.`,
-      `Downtime: GET /status on the engine's port polled every 20 ms (a fresh connection each); downtime = the first poll that fails → the first that answers 200 again, ±20 ms. Restart: POST /instances/upd/restart (both: /shutdown to the engine, which exits within ~0.2 s, then a launch). Update: the engine without game content never leaves on /update, so an update here is what both watchdogs can do with it: publish a new build (the bundle as a zip, ${builds.zipMiB.toFixed(1)} MiB, a build.txt naming it) in its Manifest, POST /instances/upd/update, wait until the watchdog has taken it in and told the engine (ours: downloaded, verified, unpacked and staged, \`maintenance.staged\`; theirs: \`sending update notification\`), then POST /instances/upd/restart. Ours installs the staged build between the exit and the launch (a swap); the real one downloads, hashes and unpacks after the exit. After each, bin/build.txt names the new build. Samples (ms) — ${spread('restart', down.restart)}; ${spread('update + restart', down.update)}.`,
+      `Downtime: GET /status on the engine's port polled every 20 ms (a fresh connection each); downtime = the first poll that fails → the first that answers 200 again, ±20 ms. Restart: POST /instances/upd/restart (both: /shutdown to the engine, which exits within ~0.2 s, then a launch). Update: the engine without game content never leaves on /update, so an update here is what both watchdogs can do with it: publish a new build (the bundle as a zip, ${builds.zipMiB.toFixed(1)} MiB, a build.txt naming it) in its Manifest, POST /instances/upd/update, wait until the watchdog has taken it in and told the engine (ours: downloaded, verified, unpacked and staged, \`maintenance.staged\`; theirs: \`sending update notification\`), then POST /instances/upd/restart. Ours installs the staged build between the exit and the launch (a swap); the real one downloads, hashes and unpacks after the exit. After each, bin/build.txt names the new build. Samples (ms) — ${spread('restart', down.restart)}; ${spread('update + restart', down.update)}; down → launched, ${spread('restart', down.restartLaunch)}; ${spread('update + restart', down.updateLaunch)}. The rest of each downtime is the engine starting (launch → status answering).`,
     );
     return {
       ...base,
@@ -135,8 +145,9 @@ export async function runEngine(opts: EngineOptions): Promise<Omit<Section, 'loa
       ],
     };
   } finally {
-    await Promise.all(running.map((s) => s.stop()));
+    await Promise.allSettled(running.map((s) => s.stop()));
     cdn?.stop();
-    await tmp.cleanup();
+    // The runner runs each benchmark once per process: the unpacked engine is not needed after this.
+    await Promise.all([tmp.cleanup(), bundle.cleanup()]);
   }
 }

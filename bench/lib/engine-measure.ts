@@ -147,8 +147,8 @@ export async function measureDowntime(
   rounds: number,
   publish: (who: 'ours' | 'real') => Promise<string>,
   first: { ours: string; real: string },
-): Promise<{ restart: Samples; update: Samples }> {
-  const out = { restart: samples(), update: samples() };
+): Promise<{ restart: Samples; update: Samples; restartLaunch: Samples; updateLaunch: Samples }> {
+  const out = { restart: samples(), update: samples(), restartLaunch: samples(), updateLaunch: samples() };
   const who = (s: EngineSubject) => (s === ours ? 'ours' : 'real');
   const since = new Map<EngineSubject, number>();
   for (const s of [ours, real]) {
@@ -178,7 +178,11 @@ export async function measureDowntime(
         if (pid === old) throw new Error(`${s.name}: the engine (${pid}) was not relaunched by the restart`);
         if (key !== null && (await runningBuild(s)) !== key)
           throw new Error(`${s.name}: after the update bin/build.txt does not name ${key}`);
-        (s === ours ? out[kind].ours : out[kind].theirs).push(up - down);
+        const launched = s.launchedAfter(down);
+        if (launched === null) throw new Error(`${s.name}: no launch line after the ${kind}`);
+        const side = s === ours ? 'ours' : 'theirs';
+        out[kind][side].push(up - down);
+        out[kind === 'restart' ? 'restartLaunch' : 'updateLaunch'][side].push(launched - down);
       }
     }
   }

@@ -102,7 +102,9 @@ export function sectionMarkdown(s: Section): string {
     lines.push(`**Run on its own** at ${s.rerun.at} (\`npm run bench -- --rerun ${s.id}\`): ${s.rerun.reason}.`, '');
   if (s.error) lines.push(`**The benchmark failed:** ${cell(s.error)}`, '');
   if (s.skipped) lines.push(`**Skipped:** ${cell(s.skipped)}`, '');
-  lines.push('| Figure | Value | Baseline | Ratio | Target | Verdict |', '| --- | ---: | --- | ---: | --- | --- |');
+  // A skipped or failed section may have no figures: no empty table then.
+  if (s.figures.length)
+    lines.push('| Figure | Value | Baseline | Ratio | Target | Verdict |', '| --- | ---: | --- | ---: | --- | --- |');
   for (const f of s.figures) {
     const base = f.baselines.map((b) => `${b.name}: ${fmt(b.value, f.unit)}`).join('<br>') || '—';
     const ratios = f.baselines.map((b) => ratio(f.value, b.value)).join('<br>') || '—';

@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { engineConfigToml } from '../peers/robust-engine/bundle.ts';
-import { basic, instanceStatus, startDaemon, type BenchDaemon } from './daemon.ts';
+import { control, instanceStatus, startDaemon, type BenchDaemon } from './daemon.ts';
 import { readEnvironVar } from './proc.ts';
 import { childPids, PEER_NAME, startPeer, type Peer } from './ss14.ts';
 import { waitFor } from './wait.ts';
@@ -49,16 +49,6 @@ async function prepareInstance(cwd: string, i: EngineInstance): Promise<string> 
   return dir;
 }
 
-async function controlRequest(url: string, key: string, action: string): Promise<number> {
-  const res = await fetch(`${url}/instances/${key}/${action}`, {
-    method: 'POST',
-    headers: { authorization: basic(key, ENGINE_TOKEN) },
-    signal: AbortSignal.timeout(30_000),
-  });
-  await res.arrayBuffer();
-  return res.status;
-}
-
 const lineAfter = (lines: ReadonlyArray<{ line: string; at: number }>, re: RegExp, since: number): number | null =>
   lines.find((l) => l.at >= since && re.test(l.line))?.at ?? null;
 
@@ -91,7 +81,7 @@ export async function oursWithEngine(cwd: string, i: EngineInstance, timing: str
       return at ? Date.parse(at) : null;
     },
     launchedAfter: (since) => lineAfter(daemon.lines(), /server launched/, since),
-    control: (action) => controlRequest(daemon.url, i.key, action),
+    control: (action) => control(daemon.url, i.key, ENGINE_TOKEN, action),
     async updateNoticed(revision, _since, timeoutMs) {
       // Staged (downloaded, verified, unpacked) and the engine asked to leave at its round end.
       await waitFor(
@@ -149,7 +139,7 @@ export async function realWithEngine(
     enginePid: async () => engine(),
     lastCheckin: async () => peer.lines().findLast((l) => /Received ping from server/.test(l.line))?.at ?? null,
     launchedAfter: (since) => lineAfter(peer.lines(), /Launched!/, since),
-    control: (action) => controlRequest(peer.url, i.key, action),
+    control: (action) => control(peer.url, i.key, ENGINE_TOKEN, action),
     async updateNoticed(_revision, since, timeoutMs) {
       // It keeps the update for the next start and tells the engine (POST /update), which acknowledges and stays.
       await waitFor(

@@ -63,22 +63,21 @@ export async function runEngine(opts: EngineOptions): Promise<Omit<Section, 'loa
   let cdn: BenchCdn | null = null;
   const notes: string[] = [];
   try {
-    const [p1, p2, p3, p4, p5, p6, p7, p8, peerPort] = (await freePorts(9)) as number[] as [
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ];
+    // A status (TCP) and a game (UDP) port per engine, 4 engines; and the real watchdog's own port.
+    const ports = await freePorts(9);
+    const port = (i: number) => ports[i] as number;
+    const peerPort = port(8);
     // Phase 1: the engine as RunCommand (absolute, the bundle's own program) for crashes and hangs.
     const eng = { key: 'eng', runCommand: bundle.program, timeoutSeconds: opts.timeoutSeconds };
-    running.push(await oursWithEngine(join(tmp.path, 'ours'), { ...eng, statusPort: p1, gamePort: p2 }, NO_BACKOFF));
     running.push(
-      await realWithEngine(built.exe, join(tmp.path, 'real'), peerPort, { ...eng, statusPort: p3, gamePort: p4 }),
+      await oursWithEngine(join(tmp.path, 'ours'), { ...eng, statusPort: port(0), gamePort: port(1) }, NO_BACKOFF),
+    );
+    running.push(
+      await realWithEngine(built.exe, join(tmp.path, 'real'), peerPort, {
+        ...eng,
+        statusPort: port(2),
+        gamePort: port(3),
+      }),
     );
     const [ours, real] = running as [EngineSubject, EngineSubject];
     const crash = await measureCrash(ours, real, opts.rounds);
@@ -94,15 +93,15 @@ export async function runEngine(opts: EngineOptions): Promise<Omit<Section, 'loa
     running.push(
       await oursWithEngine(
         join(tmp.path, 'ours-upd'),
-        { ...upd, statusPort: p5, gamePort: p6, manifestUrl: manifest('ours') },
+        { ...upd, statusPort: port(4), gamePort: port(5), manifestUrl: manifest('ours') },
         [],
       ),
     );
     running.push(
       await realWithEngine(built.exe, join(tmp.path, 'real-upd'), peerPort, {
         ...upd,
-        statusPort: p7,
-        gamePort: p8,
+        statusPort: port(6),
+        gamePort: port(7),
         manifestUrl: manifest('real'),
       }),
     );

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- <id> ...]`: runs the benchmarks (all six by default: crash checkin update scale footprint downtime),
+ * `npm run bench [-- <id> ...]`: runs the benchmarks (all seven by default: crash checkin update scale footprint downtime engine),
  * prints every figure with its baseline and ratio, and, for a full run, writes bench/RESULTS.md (and RESULTS.json,
  * the same data for tools). `npm run bench -- --rerun <id> ...` reruns those benchmarks and replaces their sections
  * in the last full run's results, keeping the first figures in a note (for a figure disturbed by other load); a
@@ -53,6 +53,15 @@ const BENCHES: Record<string, { title: string; run: Bench }> = {
       (await import('./downtime.ts')).runDowntime({
         megabytes: envNumber('BENCH_UPDATE_MB', 200),
         rounds: envNumber('BENCH_DOWNTIME_ROUNDS', 6),
+      }),
+  },
+  engine: {
+    title: '7. Real engine: ours and the real SS14.Watchdog',
+    run: async () =>
+      (await import('./engine.ts')).runEngine({
+        rounds: envNumber('BENCH_ENGINE_ROUNDS', 5),
+        hangs: envNumber('BENCH_ENGINE_HANGS', 3),
+        timeoutSeconds: envNumber('BENCH_ENGINE_TIMEOUT', 20),
       }),
   },
 };
@@ -142,9 +151,11 @@ async function main(): Promise<void> {
     s.figures.filter((f) => f.verdict === 'MISSED').map((f) => `${s.id}: ${f.name}`),
   );
   const failed = sections.filter((s) => s.error).map((s) => s.id);
+  const skipped = sections.filter((s) => s.skipped).map((s) => s.id);
   const verdict = [
     missed.length ? `MISSED: ${missed.join('; ')}` : '',
     failed.length ? `FAILED: ${failed.join(', ')}` : '',
+    skipped.length ? `SKIPPED: ${skipped.join(', ')}` : '',
   ]
     .filter(Boolean)
     .join('; ');

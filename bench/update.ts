@@ -23,6 +23,13 @@ import { sleep, waitFor, wallNow } from './lib/wait.ts';
 
 const MB = 1 << 20;
 const KEY = 'upd';
+/**
+ * Most the daemon's install may take, as a multiple of the shell's `curl && sha256sum && tar|unzip` (median over
+ * the rounds): the shell runs the three one after the other, the daemon hashes and unpacks while it downloads.
+ * A zip's central directory sits at its end, so its entries can only be written once the last bytes are in: it
+ * gains less than a tar.gz does.
+ */
+const UPDATE_TARGET: Record<Format, number> = { tgz: 0.7, zip: 0.9 };
 
 type Format = 'tgz' | 'zip';
 
@@ -302,15 +309,16 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
       const w = median(wdTimes[format]);
       const s = median(shellTimes[format]);
       const tool = format === 'tgz' ? 'curl && sha256sum -c && tar xzf' : 'curl && sha256sum -c && unzip -q';
+      const limit = UPDATE_TARGET[format];
       figures.push(
         figure({
           name: `${format === 'tgz' ? 'tar.gz' : 'zip'}: POST /update → installed (median of ${wdTimes[format].length})`,
           value: w / 1000,
           unit: 's',
           baselines: [{ name: tool, value: s / 1000 }],
-          target: '≤ 1.0× shell',
-          met: w <= s,
-          note: w > s ? `${(w / s).toFixed(2)}× the shell, ${((w - s) / 1000).toFixed(2)} s slower` : undefined,
+          target: `≤ ${limit.toFixed(1)}× shell`,
+          met: w <= limit * s,
+          note: w > limit * s ? `${(w / s).toFixed(2)}× the shell, over ${limit.toFixed(1)}×` : undefined,
         }),
       );
     }

@@ -32,6 +32,8 @@ export interface Section {
   durationMs: number;
   /** Set when the benchmark itself failed; its figures are then whatever it got to. */
   error?: string;
+  /** Set when it could not run on this machine (a missing runtime or peer): why. Not a failure. */
+  skipped?: string;
   /**
    * Set when this section replaced the one of the full run (`--rerun`): when, why, and what the first run gave; or,
    * with `previous` empty, when a `--rerun` added it to a full run that did not have it.
@@ -66,7 +68,7 @@ export function ratio(value: number, baseline: number): string {
 export function sectionDigest(s: Section): string {
   const load = `load ${s.load.before.map((l) => l.toFixed(2)).join(' / ')}`;
   const figures = s.figures.filter((f) => f.target).map((f) => `${f.name} ${fmt(f.value, f.unit)} (${f.verdict})`);
-  return `${load}; ${s.error ? 'failed' : figures.join('; ')}`;
+  return `${load}; ${s.error ? 'failed' : s.skipped ? `skipped (${s.skipped})` : figures.join('; ')}`;
 }
 
 export function printSection(s: Section, write: (line: string) => void): void {
@@ -74,6 +76,7 @@ export function printSection(s: Section, write: (line: string) => void): void {
     `\n== ${s.title} (${(s.durationMs / 1000).toFixed(1)} s, load ${s.load.before.map((l) => l.toFixed(2)).join(' ')}) ==`,
   );
   if (s.error) write(`  ERROR: ${s.error}`);
+  if (s.skipped) write(`  SKIPPED: ${s.skipped}`);
   for (const f of s.figures) {
     const bases = f.baselines.map((b) => `${b.name} ${fmt(b.value, f.unit)} → ${ratio(f.value, b.value)}`).join(' | ');
     const target = f.target ? ` | target ${f.target}: ${f.verdict}` : '';
@@ -98,7 +101,10 @@ export function sectionMarkdown(s: Section): string {
   else if (s.rerun)
     lines.push(`**Run on its own** at ${s.rerun.at} (\`npm run bench -- --rerun ${s.id}\`): ${s.rerun.reason}.`, '');
   if (s.error) lines.push(`**The benchmark failed:** ${cell(s.error)}`, '');
-  lines.push('| Figure | Value | Baseline | Ratio | Target | Verdict |', '| --- | ---: | --- | ---: | --- | --- |');
+  if (s.skipped) lines.push(`**Skipped:** ${cell(s.skipped)}`, '');
+  // A skipped or failed section may have no figures: no empty table then.
+  if (s.figures.length)
+    lines.push('| Figure | Value | Baseline | Ratio | Target | Verdict |', '| --- | ---: | --- | ---: | --- | --- |');
   for (const f of s.figures) {
     const base = f.baselines.map((b) => `${b.name}: ${fmt(b.value, f.unit)}`).join('<br>') || '—';
     const ratios = f.baselines.map((b) => ratio(f.value, b.value)).join('<br>') || '—';

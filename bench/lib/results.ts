@@ -18,6 +18,7 @@ export function resultsMarkdown(opts: {
     s.figures.filter((f) => f.verdict === 'MISSED').map((f) => `${s.title}: ${f.name}${f.note ? ` (${f.note})` : ''}`),
   );
   const failed = sections.filter((s) => s.error).map((s) => s.title);
+  const skipped = sections.filter((s) => s.skipped).map((s) => `${s.title} (${s.skipped})`);
   // A rerun's reason is written into its section, not here.
   const env = Object.entries(process.env)
     .filter(([k]) => k.startsWith('BENCH_') && k !== 'BENCH_RERUN_REASON')
@@ -39,7 +40,7 @@ export function resultsMarkdown(opts: {
       sections.filter((s) => s.rerun && !s.rerun.previous),
       ' Run on their own afterwards and added (newer than the full run): ',
     )}`,
-    `- Verdict: ${missed.length === 0 && failed.length === 0 ? 'every target met.' : [missed.length ? `MISSED: ${missed.join('; ')}.` : '', failed.length ? `Failed to run: ${failed.join(', ')}.` : ''].join(' ').trim()}`,
+    `- Verdict: ${missed.length === 0 && failed.length === 0 ? 'every target met.' : [missed.length ? `MISSED: ${missed.join('; ')}.` : '', failed.length ? `Failed to run: ${failed.join(', ')}.` : ''].join(' ').trim()}${skipped.length ? ` Skipped: ${skipped.join('; ')}.` : ''}`,
     '',
   ];
   for (const s of sections) lines.push(sectionMarkdown(s), '');

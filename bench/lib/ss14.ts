@@ -48,14 +48,22 @@ export interface PeerInstance {
   arguments: string[];
   timeoutSeconds: number;
   env?: Record<string, string>;
+  /** More lines inside the instance (`UpdateType: Manifest`, …), without their indent. */
+  extra?: string[];
+}
+
+export interface PeerLogOptions {
+  /** Logger namespaces logged at Verbose (the rest stays at Warning), e.g. its ServerInstance's pings and launches. */
+  verbose?: string[];
 }
 
 /** appsettings.yml for the real watchdog: console log at Warning (Information logs every request), loopback Urls. */
-export function peerYaml(port: number, instances: PeerInstance[]): string {
+export function peerYaml(port: number, instances: PeerInstance[], log: PeerLogOptions = {}): string {
+  const overrides = (log.verbose ?? []).map((ns) => `${ns}: Verbose`).join(', ');
   const lines = [
     'Serilog:',
     '  Using: [ "Serilog.Sinks.Console" ]',
-    '  MinimumLevel: { Default: Warning }',
+    `  MinimumLevel: { Default: Warning${overrides ? `, Override: { ${overrides} }` : ''} }`,
     '  WriteTo: [ { Name: Console } ]',
     `Urls: http://127.0.0.1:${port}`,
     'Servers:',
@@ -72,6 +80,7 @@ export function peerYaml(port: number, instances: PeerInstance[]): string {
       `      Arguments: ${JSON.stringify(i.arguments)}`,
     );
     if (i.env && Object.keys(i.env).length) lines.push(`      EnvironmentVariables: ${JSON.stringify(i.env)}`);
+    for (const l of i.extra ?? []) lines.push(`      ${l}`);
   }
   return lines.join('\n') + '\n';
 }
@@ -84,6 +93,8 @@ export interface Peer {
   /** Wall time of the first 200 from GET /watchdog/padlock. */
   readyAt: number;
   log(): string;
+  /** Every output line so far with the wall time it reached the bench. */
+  lines(): ReadonlyArray<{ line: string; at: number }>;
   /** SIGTERM (the real watchdog then stops its servers), SIGKILL after graceMs; also SIGKILLs any child left. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -123,9 +134,9 @@ export async function startPeer(
   dir: string,
   port: number,
   instances: PeerInstance[],
-  opts: { pollMs?: number; timeoutMs?: number } = {},
+  opts: { pollMs?: number; timeoutMs?: number; log?: PeerLogOptions } = {},
 ): Promise<Peer> {
-  await writeFile(join(dir, 'appsettings.yml'), peerYaml(port, instances));
+  await writeFile(join(dir, 'appsettings.yml'), peerYaml(port, instances, opts.log));
   const spawnedAt = wallNow();
   const proc = spawn(exe, [], {
     cwd: dir,
@@ -133,8 +144,16 @@ export async function startPeer(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
+  let partial = '';
+  const timed: Array<{ line: string; at: number }> = [];
   const keep = (d: Buffer) => {
-    if (out.length < 200_000) out += d.toString('utf8');
+    const at = wallNow();
+    const text = d.toString('utf8');
+    if (out.length < 200_000) out += text;
+    // Timed lines are for benches that log at Verbose on purpose; bounded all the same.
+    const lines = (partial + text).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) if (timed.length < 100_000) timed.push({ line, at });
   };
   proc.stdout?.on('data', keep);
   proc.stderr?.on('data', keep);
@@ -167,7 +186,7 @@ export async function startPeer(
       opts.timeoutMs ?? 60_000,
       opts.pollMs ?? 5,
     );
-    return { pid, url: `http://127.0.0.1:${port}`, proc, spawnedAt, readyAt, log: () => out, stop };
+    return { pid, url: `http://127.0.0.1:${port}`, proc, spawnedAt, readyAt, log: () => out, lines: () => timed, stop };
   } catch (err) {
     await stop(2000);
     throw err;

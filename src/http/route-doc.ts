@@ -119,6 +119,20 @@ export const InstanceStatusSchema = v.object({
   canUpdate: v.optional(v.pipe(v.boolean(), v.description('an update provider (UpdateType) is configured'))),
   canRollback: v.optional(v.pipe(v.boolean(), v.description('a previous build (bin.prev) is kept'))),
   checking: v.optional(v.pipe(v.boolean(), v.description('an update check asked for is running or queued'))),
+  download: v.optional(
+    v.pipe(
+      v.nullable(
+        v.object({
+          bytes: v.number(),
+          total: v.nullable(v.number()),
+          bytesPerSecond: v.nullable(v.number()),
+          etaSeconds: v.nullable(v.number()),
+          since: Iso,
+        }),
+      ),
+      v.description("an update's download while it runs: bytes, total, average rate and time left; null otherwise"),
+    ),
+  ),
   updateCheck: v.optional(
     v.pipe(
       v.nullable(UpdateCheckSchema),

@@ -42,6 +42,8 @@ export interface InstanceStatus {
    * who (`by boss from 10.0.0.5`, '' when unknown) and when (ISO). Null otherwise (absent: an older daemon).
    */
   stoppedBy?: { by: string; at: string } | null;
+  /** An update's download while it runs; null otherwise (absent: an older daemon). */
+  download?: DownloadProgress | null;
   /** The last update check's outcome; null before the first (absent: an older daemon). */
   updateCheck?: UpdateCheckStatus | null;
   /** Scheduled restarts and update checks, what is pending and any hold (absent: unknown). */
@@ -104,6 +106,19 @@ export interface UpdateCheckStatus {
   failingSince: string | null;
   /** The last check that worked (ISO); null when none has since the daemon started. */
   lastSuccessAt: string | null;
+}
+
+/** An update's download while it runs (issue 25). */
+export interface DownloadProgress {
+  bytes: number;
+  /** The size the server announced; null when it sent none. */
+  total: number | null;
+  /** Average since the download began; null in its first half second. */
+  bytesPerSecond: number | null;
+  /** Time left at that rate; null without a total or a rate. */
+  etaSeconds: number | null;
+  /** When the download began (ISO). */
+  since: string;
 }
 
 /** How a control action was asked for. */

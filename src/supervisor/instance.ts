@@ -2,6 +2,7 @@ import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
 import { refusalOf } from '../../machines/instance.context.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
+import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { ControlAction, ControlOptions, InstanceControl, InstanceStatus } from './contract.ts';
@@ -18,6 +19,7 @@ import { createMaintenance } from './maintenance-host.ts';
 import type { Maintenance } from './maintenance.ts';
 import { createProcessHost } from './process-host.ts';
 import { type CheckRecord, createCheckRecord } from './update-check-record.ts';
+import { createDownloadProgress } from './download-progress.ts';
 import { createRunProcess } from './run-process.ts';
 import { statePath } from './state-path.ts';
 import { instanceTiming } from './timing.ts';
@@ -48,6 +50,11 @@ export class Instance implements InstanceControl {
   private maintenance: Maintenance;
   /** What the update checks found, or why they failed. */
   private checks: CheckRecord;
+  /** The running update's download, from its progress events. */
+  private download = createDownloadProgress();
+  private readonly onUpdateProgress = (e: BusEvents['instance:update']): void => {
+    if (e.key === this.key) this.download.seen(e);
+  };
 
   constructor(deps: InstanceDeps) {
     this.deps = deps;
@@ -58,6 +65,7 @@ export class Instance implements InstanceControl {
       bus: deps.bus,
       alertAfterMs: () => this.deps.config.timing.UpdateCheckAlertMinutes * 60_000,
     });
+    deps.bus.on('instance:update', this.onUpdateProgress);
     this.actor = this.createActor();
     this.maintenance = createMaintenance(deps, {
       live: () => this.actor.getSnapshot().matches({ owning: 'live' }),
@@ -139,9 +147,11 @@ export class Instance implements InstanceControl {
       case 'check-failed':
         log.warn('update check failed', { error: e.message });
         this.checks.failed(e.message, at);
+        this.download.end();
         break;
       case 'update-checked':
         this.checks.succeeded(e.available, at);
+        this.download.end();
         break;
       case 'rolled-back':
         log.info('rolled back to the previous build', { revision: e.revision ?? '(unknown)' });
@@ -190,6 +200,7 @@ export class Instance implements InstanceControl {
 
   /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
   async shutdown(persist: boolean, timeoutMs: number): Promise<void> {
+    this.deps.bus.off('instance:update', this.onUpdateProgress);
     this.maintenance.stop();
     this.actor.send({ type: 'SHUTDOWN', persist });
     const done = await waitForState(this.actor, 'exited', timeoutMs);
@@ -299,6 +310,7 @@ export class Instance implements InstanceControl {
       ...(c.blocked === null ? {} : { launchBlocked: { ...c.blocked } }),
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
       updateCheck: this.checks.status(),
+      download: this.download.status(),
       maintenance: this.maintenance.status(),
     };
   }

@@ -175,7 +175,8 @@ export function createRunProcess(host: ProcessHost) {
         // port held: no server ran, so nothing counts against it.
         const blocked = resourceBlock(err);
         if (blocked) {
-          host.log.warn('launch blocked', { kind: blocked.kind, error: describeError(blocked) });
+          // The instance logs the block once per attempt, with its retry delay; the cause chain goes to debug.
+          host.log.debug('launch blocked', { kind: blocked.kind, error: describeError(blocked) });
           send({ type: 'PROCESS_BLOCKED', launchId, kind: blocked.kind, message: blocked.message });
           return;
         }

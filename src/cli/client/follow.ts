@@ -1,5 +1,7 @@
 import type { ControlAction } from '../../supervisor/contract.ts';
+import { formatBytes } from '../../store/disk-space.ts';
 import { ClientError } from './errors.ts';
+import { formatDuration } from './format.ts';
 import { fetchStatus, type Endpoint } from './http.ts';
 import type { StatusRow } from './status-table.ts';
 
@@ -87,6 +89,18 @@ export function judge(
 }
 
 /**
+ * A running download in one line: `downloading 12.3 MB of 200 MB, 4.1 MB/s, about 46 s left`; null when none runs.
+ */
+export function downloadLine(s: StatusRow): string | null {
+  const d = s.download;
+  if (!d) return null;
+  const of = d.total !== null ? ` of ${formatBytes(d.total)}` : '';
+  const rate = d.bytesPerSecond !== null ? `, ${formatBytes(d.bytesPerSecond)}/s` : '';
+  const eta = d.etaSeconds !== null ? `, about ${formatDuration(d.etaSeconds)} left` : '';
+  return `downloading ${formatBytes(d.bytes)}${of}${rate}${eta}`;
+}
+
+/**
  * Follows an instance after a control request until its outcome (running again with a new pid, stopped, or failed
  * and why), polling its status. Rejects with a ClientError after `timeoutMs`.
  */
@@ -94,7 +108,7 @@ export async function followOutcome(
   ep: Endpoint,
   action: ControlAction,
   before: StatusRow,
-  opts: { timeoutMs: number; intervalMs?: number; startedAt?: number },
+  opts: { timeoutMs: number; intervalMs?: number; startedAt?: number; onStatus?: (s: StatusRow) => void },
 ): Promise<Outcome> {
   const start = opts.startedAt ?? Date.now();
   const deadline = start + opts.timeoutMs;
@@ -103,6 +117,7 @@ export async function followOutcome(
   for (;;) {
     const now = await fetchStatus(ep, Math.max(1000, Math.min(10_000, deadline - Date.now())));
     last = now;
+    opts.onStatus?.(now);
     if (now.updatePending === true || now.state === 'updating') pending = true;
     const outcome = judge(action, before, now, pending);
     if (outcome) return { ...outcome, ms: Date.now() - start };

@@ -2,7 +2,8 @@ import { UsageError } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { parseCommandArgs } from '../client/args.ts';
-import { followOutcome } from '../client/follow.ts';
+import { downloadLine, followOutcome } from '../client/follow.ts';
+import type { StatusRow } from '../client/status-table.ts';
 import { fetchStatus, postControl } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
@@ -84,7 +85,22 @@ export function control(action: ControlAction): Command {
         return status;
       });
       if (!values.json) process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n`);
-      const outcome = await followOutcome(ep, action, before, { timeoutMs: timeoutS * 1000, startedAt });
+      // On a terminal, a running download is shown in place (bytes, rate, time left); never in a pipe or --json.
+      const progress = !values.json && process.stderr.isTTY === true;
+      let shown = false;
+      const onStatus = (s: StatusRow) => {
+        const line = downloadLine(s);
+        if (line !== null) process.stderr.write(`\r\x1b[K${line}`);
+        else if (shown) process.stderr.write('\r\x1b[K');
+        shown = line !== null;
+      };
+      const outcome = await followOutcome(ep, action, before, {
+        timeoutMs: timeoutS * 1000,
+        startedAt,
+        ...(progress ? { onStatus } : {}),
+      }).finally(() => {
+        if (shown) process.stderr.write('\r\x1b[K');
+      });
       const seconds = Math.round(outcome.ms / 100) / 10;
       if (values.json) {
         const { state, pid, revision, lastExit } = outcome.status;

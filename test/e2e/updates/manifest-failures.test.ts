@@ -1,7 +1,7 @@
-import { writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import type { UpdateCheckStatus } from '../../../src/supervisor/contract.ts';
+import type { DownloadProgress, UpdateCheckStatus } from '../../../src/supervisor/contract.ts';
 import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
 import { metricValue } from '../../_support/metric-value.ts';
 import { runCli } from '../../cli/_run.ts';
@@ -165,6 +165,33 @@ test('download stalls past Updates.DownloadTimeoutSeconds (1 s)', async (ctx) =>
   const c = await writeServerBuild(join(ctx.dir, 'C-stall.zip'), 'C');
   await offer(ctx, { route: { kind: 'stall', file: c.path, sendBytes: 100 }, sha256: c.sha256 });
   await refusedUpdate(ctx, /did not finish within 1 s/);
+});
+
+test('a running download is in the status (bytes, total, since) and gone once it ends', async (ctx) => {
+  const d = ctx.daemon!;
+  const c = await writeServerBuild(join(ctx.dir, 'C-progress.zip'), 'C');
+  await offer(ctx, { route: { kind: 'stall', file: c.path, sendBytes: 100 }, sha256: c.sha256 });
+  const from = d.log().length;
+  assert.is(await d.control(KEY, TOKEN, 'update'), 200);
+  type WithDownload = { download: DownloadProgress | null };
+  const seen = await waitFor(
+    'the download in the status',
+    async () => {
+      const download = ((await d.status(KEY, TOKEN)) as unknown as WithDownload).download;
+      return download && download.bytes > 0 ? download : undefined;
+    },
+    5_000,
+    50,
+  );
+  assert.is(seen.bytes, 100);
+  assert.is(seen.total, (await stat(c.path)).size);
+  assert.ok(Date.parse(seen.since) <= Date.now());
+  await waitFor('the stall to fail the update', () => /did not finish within 1 s/.test(logSince(d, from)), 15_000);
+  await waitFor(
+    'the download gone from the status',
+    async () => ((await d.status(KEY, TOKEN)) as unknown as WithDownload).download === null,
+    5_000,
+  );
 });
 
 test('corrupt archive (hash matches)', async (ctx) => {

@@ -214,7 +214,12 @@ export function errorMessage(err: unknown): string {
 export const exitOf = (event: InstanceMachineEvent): ExitInfo => {
   if (event.type !== 'PROCESS_EXITED') return { code: null, signal: null };
   const { code, signal, failure, lastLine } = event;
-  return { code, signal, ...(failure === undefined ? {} : { failure }), ...(lastLine === undefined ? {} : { lastLine }) };
+  return {
+    code,
+    signal,
+    ...(failure === undefined ? {} : { failure }),
+    ...(lastLine === undefined ? {} : { lastLine }),
+  };
 };
 
 /** A check ended: release its child, and start the one queued during it, if any, as a fresh UPDATE_CHECK. */

@@ -90,7 +90,10 @@ test('a launch that ran out of descriptors anywhere on the way is blocked by res
     h.log.lines.some((l) => l.startsWith('debug') && l.includes('launch blocked')),
     h.log.lines.join('\n'),
   );
-  assert.not.ok(h.log.lines.some((l) => l.startsWith('warn')), h.log.lines.join('\n'));
+  assert.not.ok(
+    h.log.lines.some((l) => l.startsWith('warn')),
+    h.log.lines.join('\n'),
+  );
   r.actor.stop();
 });
 

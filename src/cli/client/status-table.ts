@@ -39,7 +39,7 @@ export function lastExitCell(row: StatusRow, now: number): string {
 /** `<key> update checks failing since … (last success …): <error>`, while the last check failed. */
 export function checkLine(row: StatusRow): string | null {
   const c = row.updateCheck;
-  if (!c || c.result !== 'failed') return null;
+  if (c?.result !== 'failed') return null;
   const success = c.lastSuccessAt ? `last success ${c.lastSuccessAt}` : 'none has worked since the daemon started';
   return `${row.key} update checks failing since ${c.failingSince ?? c.at} (${success}): ${c.error ?? 'no reason given'}`;
 }

@@ -14,6 +14,7 @@ export async function loadChart() {
   if ($('svg', holder)) {
     chartReady = true;
     highlightChart();
+    showActive(holder);
     return;
   }
   try {
@@ -30,9 +31,20 @@ export async function loadChart() {
     holder.replaceChildren(document.importNode(svg, true));
     chartReady = true;
     highlightChart();
+    showActive(holder);
   } catch (err) {
     holder.textContent = `The statechart could not be loaded (${err instanceof Error ? err.message : String(err)}).`;
   }
+}
+
+/** At the readable size the chart is wider than its box: start scrolled to the first instance's state. */
+function showActive(holder) {
+  const node = $('g.node.active', holder);
+  if (!node || holder.scrollWidth <= holder.clientWidth) return;
+  const box = node.getBoundingClientRect();
+  const view = holder.getBoundingClientRect();
+  holder.scrollLeft += box.left + box.width / 2 - (view.left + view.width / 2);
+  holder.scrollTop += box.top + box.height / 2 - (view.top + view.height / 2);
 }
 
 /** One button between the readable size (the box scrolls sideways) and the whole chart in the box's width. */

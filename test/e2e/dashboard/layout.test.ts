@@ -11,7 +11,7 @@ import type { InstanceControl, InstanceRegistry } from '../../../src/supervisor/
 import { waitFor } from '../../_support/env.ts';
 import { memoryInstance } from '../../http/support.ts';
 import { appSuite } from './app-suite.ts';
-import { type Browser, screenshot } from './browser.ts';
+import { type Browser, screenshot, withoutScripts } from './browser.ts';
 import { measureLayout } from './layout-checks.ts';
 
 /** A key as long as operators write them, with no place to break it, so a cut key or a tight card shows. */
@@ -104,9 +104,7 @@ test('the first paint, before any script runs, has the recent events and the sta
   assert.match(events, `<span class="event-key" data-color="0">${LONG_KEY}</span>`);
   assert.match(/<div id="chart"[^>]*>([\s\S]*?)<\/div>\s*<\/section>/.exec(html)?.[1] ?? '', /<svg width="\d+"/);
 
-  const cdp = await b.context.newCDPSession(b.page);
-  await cdp.send('Emulation.setScriptExecutionDisabled', { value: true });
-  try {
+  await withoutScripts(b, async () => {
     await b.page.setViewportSize({ width: 1024, height: 900 });
     await b.page.goto(`${server!.url}/`, { waitUntil: 'load' });
     await screenshot(b.page, 'layout/dashboard-first-paint-1024.png');
@@ -120,10 +118,7 @@ test('the first paint, before any script runs, has the recent events and the sta
       `${LONG_KEY} s02`,
     );
     assert.equal((await measureLayout(b.page)).problems, []);
-  } finally {
-    await cdp.send('Emulation.setScriptExecutionDisabled', { value: false });
-    await cdp.detach();
-  }
+  });
 });
 
 test('the statechart keeps readable labels in a box that scrolls, and fits the width on request', async ({

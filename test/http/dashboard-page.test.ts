@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { CardStatus } from '../../src/http/dashboard/assets/card-view.js';
-import { colorSlots, renderPage } from '../../src/http/dashboard/page.ts';
+import { colorSlots, type PageState, renderPage } from '../../src/http/dashboard/page.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
 import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
 
@@ -24,6 +24,9 @@ const status = (over: Partial<CardStatus> & { key: string }): CardStatus => ({
   stopRequested: false,
   ...over,
 });
+/** The page without events, with a stand-in chart: these tests are about the cards. */
+const renderBare = (html: string, state: Omit<PageState, 'recent'>) =>
+  renderPage(html, { ...state, recent: [] }, { svg: '<svg viewBox="0 0 10 10"></svg>' });
 const index = () => readFile(join(ASSETS_DIR, 'index.html'), 'utf8');
 const cardOf = (html: string, key: string) =>
   /<article class="card"[^>]*>[\s\S]*?<\/article>/g.exec(html.slice(html.indexOf(`data-key="${key}"`) - 30))?.[0] ?? '';
@@ -58,7 +61,7 @@ test('GET / carries every instance card, sorted by key, with its facts', async (
 });
 
 test('buttons: a stopped instance cannot be stopped; no Rollback without bin.prev, no Update without a provider', async () => {
-  const html = renderPage(await index(), {
+  const html = renderBare(await index(), {
     version: '1',
     now: Date.now(),
     instances: [
@@ -83,7 +86,7 @@ test('buttons: a stopped instance cannot be stopped; no Rollback without bin.pre
 });
 
 test('buttons during an update and a rollback: what the statechart takes, as the daemon does', async () => {
-  const html = renderPage(await index(), {
+  const html = renderBare(await index(), {
     version: '1',
     now: Date.now(),
     instances: [
@@ -104,7 +107,7 @@ test('buttons during an update and a rollback: what the statechart takes, as the
 
 test('names are escaped, and no text can close the inlined JSON', async () => {
   const evil = '</script><script>alert(1)</script><img src=x onerror=alert(2)>';
-  const html = renderPage(await index(), {
+  const html = renderBare(await index(), {
     version: '1',
     now: Date.now(),
     instances: [status({ key: 'k', name: evil })],
@@ -131,13 +134,73 @@ test('colours: a slot per key in key order, the same for the same keys', () => {
 test('a template that no longer has a field the renderer fills is an error, not a silently blank card', () => {
   assert.throws(
     () =>
-      renderPage('<template id="instance-card"><article class="card"></article></template>', {
+      renderBare('<template id="instance-card"><article class="card"></article></template>', {
         version: '1',
         now: 0,
         instances: [status({ key: 'x' })],
       }),
     /matched 0 times/,
   );
+});
+
+test('the recent events are listed newest first, in UTC, escaped, each key in its card colour', async () => {
+  const at = Date.UTC(2026, 0, 2, 3, 4, 5);
+  const html = renderPage(
+    await index(),
+    {
+      version: '1',
+      now: at,
+      instances: [status({ key: 'a-rather-long-instance-key' })],
+      recent: [
+        {
+          type: 'instance:state',
+          event: { key: 'a-rather-long-instance-key', state: 'running', previous: 'starting', at },
+        },
+        {
+          type: 'instance:alert',
+          event: { key: '<b>', kind: 'crash', message: '<img src=x onerror=1>', at: at + 1000 },
+        },
+      ],
+    },
+    { svg: '<svg viewBox="0 0 10 10"></svg>' },
+  );
+  const list = /<ol id="events"[^>]*>([\s\S]*?)<\/ol>/.exec(html)?.[1] ?? '';
+  const rows = list.match(/<li[\s\S]*?<\/li>/g) ?? [];
+  assert.is(rows.length, 2);
+  assert.match(rows[0] ?? '', 'alert (crash): &lt;img src=x onerror=1&gt;');
+  assert.match(rows[0] ?? '', '<time datetime="2026-01-02T03:04:06.000Z">03:04:06</time>');
+  assert.match(rows[0] ?? '', '<span class="event-key">&lt;b&gt;</span>', 'no card, no colour');
+  assert.match(rows[1] ?? '', '<span class="event-key" data-color="0">a-rather-long-instance-key</span>');
+  assert.match(rows[1] ?? '', 'state starting → running');
+  assert.not.match(html, '<img src=x');
+  const json = /<script type="application\/json" id="initial-state">([\s\S]*?)<\/script>/.exec(html)?.[1] ?? '';
+  assert.is((JSON.parse(json) as PageState).recent.length, 2, 'the page relists them in local time');
+});
+
+test('the statechart is in the page at its readable size, each instance state marked in its colour', async () => {
+  const svg =
+    '<svg viewBox="0.00 0.00 1905.00 936.00"><g id="state:running" class="node"><text>running</text></g>' +
+    '<g id="state:stopped.idle" class="node"><text>idle</text></g></svg>';
+  const html = renderPage(
+    await index(),
+    {
+      version: '1',
+      now: 0,
+      recent: [],
+      instances: [status({ key: 'b' }), status({ key: 'a' }), status({ key: 'c', state: 'updating' })],
+    },
+    { svg },
+  );
+  const chart = /<div id="chart"[^>]*>([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '';
+  assert.match(chart, '<svg width="2286" height="1123" viewBox="0.00 0.00 1905.00 936.00">');
+  assert.match(chart, '<g id="state:running" class="node active" data-color="0" data-instances="a b">');
+  assert.match(chart, '<g id="state:stopped.idle" class="node">', 'no instance there');
+  const failed = renderPage(
+    await index(),
+    { version: '1', now: 0, recent: [], instances: [] },
+    { error: 'Graphviz failed <x>' },
+  );
+  assert.match(failed, 'The statechart could not be drawn (Graphviz failed &lt;x&gt;).');
 });
 
 test.run();

@@ -6,7 +6,7 @@ import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { methodNotAllowed } from '../request-info.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
-import { recordRecentEvents, STREAMED, type Streamed } from './recent-events.ts';
+import { recentEventsOf, STREAMED, type Streamed } from './recent-events.ts';
 
 export interface EventStreamOptions {
   /** At most one `instance:checkin` per instance per this many ms (servers may check in several times a second). */
@@ -53,7 +53,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
   const access = adminAccess(deps);
   const states = statePaths();
 
-  const recent = deps.recent ?? recordRecentEvents(bus, opts.recentEvents);
+  const recent = recentEventsOf(deps, opts.recentEvents);
 
   app.get('/events', access, (c) => {
     // Hono answers HEAD with the GET handler and drops the body unread, which would leave a stream subscribed for ever.

@@ -20,16 +20,20 @@ import {
   stateGroup,
 } from './assets/card-view.js';
 import { lowDiskLines } from './assets/disk-view.js';
+import { escapeHtml, keysByState, renderChart, renderEvents } from './first-paint.ts';
+import type { RecentEvent } from './recent-events.ts';
 
 export interface PageState {
   version: string;
   /** Server time (ms) the page was made at: ages are computed from it, and the page corrects its clock by it. */
   now: number;
   instances: CardStatus[];
+  /** The recent listed events, oldest first, as `hello` carries them. */
+  recent: readonly RecentEvent[];
 }
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch);
+/** The statechart SVG, or why it could not be drawn (the page still comes, with the reason in the chart box). */
+export type ChartSource = { svg: string } | { error: string };
 
 /** Replaces the one occurrence of `pattern` (a missing one is a bug: the template and this file disagree). */
 function fill(html: string, pattern: RegExp, replace: (...groups: string[]) => string): string {
@@ -92,8 +96,8 @@ export function renderCard(template: string, status: CardStatus, color: number, 
   return html;
 }
 
-/** `index.html` with the cards, the version and the inlined state. */
-export function renderPage(index: string, state: PageState): string {
+/** `index.html` with the cards, the events, the statechart, the version and the inlined state. */
+export function renderPage(index: string, state: PageState, chart: ChartSource): string {
   const template = /<template id="instance-card">([\s\S]*?)<\/template>/.exec(index)?.[1];
   if (template === undefined) throw new Error('dashboard page: index.html has no <template id="instance-card">');
   const statuses = [...state.instances].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -119,6 +123,16 @@ export function renderPage(index: string, state: PageState): string {
     /(<section id="instances"[^>]*>)(<\/section>)/,
     (_all, open = '', close = '') => `${open}\n${cards}\n${close}`,
   );
+  html = fill(
+    html,
+    /<ol id="events" class="events" aria-live="polite"><\/ol>/,
+    () => `<ol id="events" class="events" aria-live="polite">${renderEvents(state.recent, colors)}</ol>`,
+  );
+  html = fill(html, /(<div id="chart" class="chart"[^>]*>)(<\/div>)/, (_all, open = '', close = '') =>
+    'svg' in chart
+      ? `${open}${renderChart(chart.svg, keysByState(statuses), colors)}${close}`
+      : `${open}The statechart could not be drawn (${escapeHtml(chart.error)}).${close}`,
+  );
   const disk = lowDiskLines(statuses);
   if (disk.length > 0)
     html = fill(
@@ -132,13 +146,13 @@ export function renderPage(index: string, state: PageState): string {
 }
 
 /** Reads `index.html` once; each request renders it with the instances as they are now. */
-export function dashboardPage(assetsDir: string): (state: PageState) => Promise<string> {
+export function dashboardPage(assetsDir: string): (state: PageState, chart: ChartSource) => Promise<string> {
   let index: Promise<string> | null = null;
-  return async (state) => {
+  return async (state, chart) => {
     index ??= readFile(join(assetsDir, 'index.html'), 'utf8').catch((err: unknown) => {
       index = null;
       throw err;
     });
-    return renderPage(await index, state);
+    return renderPage(await index, state, chart);
   };
 }

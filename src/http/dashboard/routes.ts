@@ -1,12 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type MiddlewareHandler } from 'hono';
+import { describeError } from '../../errors.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { methodNotAllowed } from '../request-info.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { cachedChartSvg } from '../../chart/svg.ts';
-import { dashboardPage } from './page.ts';
+import { type ChartSource, dashboardPage } from './page.ts';
+import { recentEventsOf } from './recent-events.ts';
 
 /** The dashboard's files, anchored to this module so the daemon's working directory does not matter. */
 export const ASSETS_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
@@ -62,13 +64,28 @@ export function dashboardRoutes(deps: HttpDeps): Hono {
   const chart = cachedChartSvg(deps.log.child('chart'));
 
   const page = dashboardPage(ASSETS_DIR);
+  const recent = recentEventsOf(deps);
+  // A chart that cannot be drawn is logged and said in its box; the page still comes.
+  const chartSource = (): Promise<ChartSource> =>
+    chart().then(
+      (svg) => ({ svg }),
+      (err: unknown) => {
+        deps.log.warn('cannot draw the statechart for the dashboard', { error: describeError(err) });
+        return { error: err instanceof Error ? err.message : String(err) };
+      },
+    );
 
-  // The page with the instances in it (page.ts), so it shows them before any script has run.
-  app.get('/', access, securityHeaders, async (c) =>
-    c.html(
-      await page({ version: deps.version, now: Date.now(), instances: deps.registry.list().map((i) => i.status()) }),
-    ),
-  );
+  // The page with the instances, the recent events and the chart in it (page.ts), so it shows them before any
+  // script has run.
+  app.get('/', access, securityHeaders, async (c) => {
+    const state = {
+      version: deps.version,
+      now: Date.now(),
+      instances: deps.registry.list().map((i) => i.status()),
+      recent: recent.list(),
+    };
+    return c.html(await page(state, await chartSource()));
+  });
   app.get('/statechart.svg', access, securityHeaders, async (c) =>
     c.body(await chart(), 200, { 'Content-Type': 'image/svg+xml; charset=utf-8' }),
   );

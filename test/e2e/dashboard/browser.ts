@@ -66,6 +66,18 @@ export async function openBrowser(viewport = { width: 1440, height: 900 }): Prom
   };
 }
 
+/** Runs `fn` with the page's scripts disabled: what the daemon's HTML shows on its own (the first paint). */
+export async function withoutScripts<T>(b: Browser, fn: () => Promise<T>): Promise<T> {
+  const cdp = await b.context.newCDPSession(b.page);
+  await cdp.send('Emulation.setScriptExecutionDisabled', { value: true });
+  try {
+    return await fn();
+  } finally {
+    await cdp.send('Emulation.setScriptExecutionDisabled', { value: false });
+    await cdp.detach();
+  }
+}
+
 export async function screenshot(page: Page, name: string): Promise<string> {
   await mkdir(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, name);

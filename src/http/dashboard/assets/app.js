@@ -4,7 +4,7 @@
 import { appendLog, applyStatus, removeInstance, renderAges, showUpdate } from './cards.js';
 import { loadChart } from './chart.js';
 import { lowDiskLines, showDiskBanner } from './disk-view.js';
-import { addEvent } from './event-list.js';
+import { addEvent, listEvents } from './event-list.js';
 import { $, clock, instances } from './shared.js';
 
 function setConnection(state, text) {
@@ -61,8 +61,7 @@ function connect() {
     clock.skewMs = hello.now - Date.now();
     $('#version').textContent = `v${hello.version}`;
     reconcile(hello.instances);
-    $('#events').replaceChildren();
-    for (const { type, event } of hello.recent ?? []) addEvent(type, event);
+    listEvents(hello.recent);
     setConnection('live', 'live');
   });
   source.addEventListener('error', () => {
@@ -94,8 +93,10 @@ function adoptInitialState() {
     clock.skewMs = initial.now - Date.now();
     $('#version').textContent = `v${initial.version}`;
     reconcile(initial.instances);
+    // The same events as sent, in the browser's time zone (the daemon wrote UTC).
+    listEvents(initial.recent);
   } catch {
-    // The cards as sent stay; `hello` brings the state.
+    // The cards and events as sent stay; `hello` brings the state.
   }
 }
 

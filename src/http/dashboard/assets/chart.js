@@ -1,24 +1,63 @@
-// The statechart: the SVG the daemon renders from the machine, with each instance's state node highlighted.
+// The statechart: the SVG the daemon renders from the machine, with each instance's state node highlighted. The
+// daemon sends the page with the SVG in it (../first-paint.ts); it is fetched only when the page came without.
 import { $, instances } from './shared.js';
 
 const NODE_PREFIX = 'state:';
 const SVG_NS = 'http://www.w3.org/2000/svg';
+/** As the daemon sizes it (first-paint.ts CHART_SCALE): the smallest labels near 11 px. */
+const CHART_SCALE = 1.2;
 let chartReady = false;
 
 export async function loadChart() {
   const holder = $('#chart');
+  setUpFit(holder);
+  if ($('svg', holder)) {
+    chartReady = true;
+    highlightChart();
+    showActive(holder);
+    return;
+  }
   try {
     const res = await fetch('/statechart.svg');
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     const doc = new DOMParser().parseFromString(await res.text(), 'image/svg+xml');
     const svg = doc.documentElement;
     if (svg.nodeName !== 'svg') throw new Error('not an SVG document');
+    const box = svg.getAttribute('viewBox')?.trim().split(/\s+/).map(Number);
+    if (box?.length === 4) {
+      svg.setAttribute('width', String(Math.round(box[2] * CHART_SCALE)));
+      svg.setAttribute('height', String(Math.round(box[3] * CHART_SCALE)));
+    }
     holder.replaceChildren(document.importNode(svg, true));
     chartReady = true;
     highlightChart();
+    showActive(holder);
   } catch (err) {
     holder.textContent = `The statechart could not be loaded (${err instanceof Error ? err.message : String(err)}).`;
   }
+}
+
+/** At the readable size the chart is wider than its box: start scrolled to the first instance's state. */
+function showActive(holder) {
+  const node = $('g.node.active', holder);
+  if (!node || holder.scrollWidth <= holder.clientWidth) return;
+  const box = node.getBoundingClientRect();
+  const view = holder.getBoundingClientRect();
+  holder.scrollLeft += box.left + box.width / 2 - (view.left + view.width / 2);
+  holder.scrollTop += box.top + box.height / 2 - (view.top + view.height / 2);
+}
+
+/** One button between the readable size (the box scrolls sideways) and the whole chart in the box's width. */
+function setUpFit(holder) {
+  const button = $('#chart-fit');
+  if (!button) return;
+  button.hidden = false;
+  button.addEventListener('click', () => {
+    const fit = holder.dataset.fit !== 'true';
+    holder.dataset.fit = String(fit);
+    button.setAttribute('aria-pressed', String(fit));
+    button.textContent = fit ? 'Actual size' : 'Fit to width';
+  });
 }
 
 /** Marks each instance's state node: filled in the instance's colour, with a tag of instance keys above it. */
@@ -28,7 +67,7 @@ export function highlightChart() {
   for (const node of svg.querySelectorAll('g.node.active')) {
     node.classList.remove('active');
     node.removeAttribute('data-instances');
-    node.style.removeProperty('--highlight');
+    node.removeAttribute('data-color');
   }
   for (const tag of svg.querySelectorAll('g.instance-tag')) tag.remove();
   // Badges go last in the drawing's top group (nodes share its coordinates), so no edge is drawn over them.
@@ -45,7 +84,8 @@ export function highlightChart() {
     if (!node) continue;
     node.classList.add('active');
     node.dataset.instances = list.map((i) => i.key).join(' ');
-    node.style.setProperty('--highlight', list[0].color);
+    // The stylesheet maps the colour slot to the instance's colour, as the daemon's first paint marks it.
+    node.dataset.color = list[0].card.dataset.color;
     // Badges measured before any is added, so the node's own box places them all.
     const box = node.getBBox();
     let x = box.x;

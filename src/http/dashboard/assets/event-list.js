@@ -1,56 +1,36 @@
-// The list of recent events, newest first.
+// The list of recent events, newest first. The daemon sends the page with the recent ones already listed
+// (../first-paint.ts, by the rules in event-view.js, in UTC); the page lists them again in local time.
+import { eventLevel, eventText } from './event-view.js';
 import { $, clockTime, instances } from './shared.js';
 
 const MAX_EVENTS = 200;
 
-function describe(type, e) {
-  switch (type) {
-    case 'instance:state':
-      return `state ${e.previous ?? '(new)'} → ${e.state}`;
-    case 'instance:alert':
-      return e.level === 'info' ? e.message : `alert (${e.kind}): ${e.message}`;
-    case 'instance:restart':
-      return `restarting (${e.reason})`;
-    case 'instance:launch':
-      return `server launched, pid ${e.pid}${e.revision ? `, revision ${e.revision}` : ''}`;
-    case 'instance:update':
-      return `update ${e.phase}${e.revision ? ` (${e.revision})` : ''}${e.error ? `: ${e.error}` : ''}`;
-    case 'maintenance:pending':
-      return e.kind === 'hold'
-        ? `maintenance held until ${clockTime(e.until)}${e.reason ? `: ${e.reason}` : ''}`
-        : `${e.kind} pending (${e.when})`;
-    case 'maintenance:done':
-      return `${e.kind} ${e.how}`;
-    case 'instance:launch-blocked':
-      return `cannot launch: ${e.message}; retry ${e.attempts} in ${Math.round(e.retryMs / 100) / 10} s`;
-    case 'instance:launch-unblocked':
-      return `launched again after ${e.attempts} blocked attempt${e.attempts === 1 ? '' : 's'}`;
-    case 'control':
-      return `${e.action} ${e.result} (${e.status}) by ${e.user ?? 'a local client'}${e.remote ? ` from ${e.remote}` : ''}`;
-    default:
-      return type;
-  }
-}
-
 export function addEvent(type, e) {
   const li = document.createElement('li');
   li.dataset.type = type;
-  // An operator's stop comes as an alert of level info: shown, not in the alert colour.
-  if (type === 'instance:alert' && e.level === 'info') li.dataset.level = 'info';
+  const level = eventLevel(type, e);
+  if (level) li.dataset.level = level;
   li.dataset.key = e.key;
   const time = document.createElement('time');
   time.dateTime = new Date(e.at).toISOString();
   time.textContent = clockTime(e.at);
   const key = document.createElement('span');
   key.className = 'event-key';
-  const color = instances.get(e.key)?.color;
-  if (color) key.style.setProperty('--instance-color', color);
+  // The stylesheet maps the instance's colour slot to its colour, as on the card.
+  const color = instances.get(e.key)?.card.dataset.color;
+  if (color) key.dataset.color = color;
   key.textContent = e.key;
   const text = document.createElement('span');
   text.className = 'event-text';
-  text.textContent = describe(type, e);
+  text.textContent = eventText(type, e, clockTime);
   li.append(time, key, text);
   const list = $('#events');
   list.prepend(li);
   while (list.children.length > MAX_EVENTS) list.lastElementChild.remove();
+}
+
+/** Replaces the list with `recent` (oldest first), as `hello` and the page's inlined state carry it. */
+export function listEvents(recent) {
+  $('#events').replaceChildren();
+  for (const { type, event } of recent ?? []) addEvent(type, event);
 }

@@ -108,6 +108,10 @@ export const InstanceSchema = v.strictObject(
       {},
     ),
     Maintenance: v.optional(MaintenanceSchema),
+    /** When the server's process tree has more resident memory than this, it restarts by its `Maintenance.When`. */
+    MemoryLimitMB: v.optional(
+      v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),
+    ),
   },
   'expected a map of instance settings',
 );

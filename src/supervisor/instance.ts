@@ -20,7 +20,8 @@ import { maintenanceGuards, tellMaintenance } from './instance-maintenance.ts';
 import { createMaintenance } from './maintenance-host.ts';
 import type { Maintenance } from './maintenance.ts';
 import { createProcessHost } from './process-host.ts';
-import { ResourceSampler } from './resource-sampler.ts';
+import { memoryOverLimit } from './memory-limit.ts';
+import { ResourceSampler, type Sample } from './resource-sampler.ts';
 import { type CheckRecord, createCheckRecord } from './update-check-record.ts';
 import { createDownloadProgress } from './download-progress.ts';
 import { createRunProcess } from './run-process.ts';
@@ -61,6 +62,8 @@ export class Instance implements InstanceControl {
   /** CPU, memory and players of the running server, for the status and metrics. */
   private sampler: ResourceSampler;
   private sampledPid: number | null = null;
+  /** The server that was asked to restart for its memory: once per run. */
+  private memoryRestartPid: number | null = null;
 
   constructor(deps: InstanceDeps) {
     this.deps = deps;
@@ -81,6 +84,7 @@ export class Instance implements InstanceControl {
       // Not longer than the interval: a server too busy to answer is "unknown" this time, not a backlog of reads.
       readPlayers: () => readPlayers(this.deps.instance.settings.ApiPort, Math.min(2000, this.sampleMs())),
       intervalMs: () => this.sampleMs(),
+      onSample: (sample) => this.checkMemory(sample),
     });
     this.actor = this.createActor();
     this.maintenance = createMaintenance(deps, {
@@ -240,6 +244,19 @@ export class Instance implements InstanceControl {
     Object.assign(this.deps, { config, instance, provider });
     this.actor.send({ type: 'CONFIG', timing: instanceTiming(config, instance) });
     this.maintenance.reschedule();
+  }
+
+  /**
+   * Past `MemoryLimitMB`: the server is asked to leave for a restart by its `Maintenance.When` (at round end by
+   * default, forced after `MaxDelayMinutes`), once per run, with why in the log and the chat notice.
+   */
+  private checkMemory(sample: Sample): void {
+    const why = memoryOverLimit(sample.rssBytes, this.deps.instance.settings.MemoryLimitMB);
+    if (why === null || this.memoryRestartPid === sample.pid) return;
+    this.memoryRestartPid = sample.pid;
+    const when = this.deps.instance.settings.Maintenance?.When ?? 'RoundEnd';
+    this.deps.log.warn(`${why}; restarting it (${when})`, { pid: sample.pid });
+    this.maintenance.requestRestart(when, why);
   }
 
   private sampleMs(): number {

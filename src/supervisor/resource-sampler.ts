@@ -50,6 +50,8 @@ export interface ResourceSamplerOptions {
   readPlayers: () => Promise<number | null>;
   /** Time between samples (Timing.ResourceSampleSeconds), read at each one: a reload changes it. */
   intervalMs: () => number;
+  /** Told each new sample (the memory limit's check). */
+  onSample?: (sample: Sample) => void;
   now?: () => number;
 }
 
@@ -97,6 +99,7 @@ export class ResourceSampler {
       if (this.opts.server()?.pid !== server.pid) return;
       this.last = tree === null ? null : nextSample(this.last, server.pid, tree, this.now(), server.startedAt);
       this.players = { pid: server.pid, count: players };
+      if (this.last !== null) this.opts.onSample?.(this.last);
     } finally {
       this.busy = false;
       if (!this.stopped) {

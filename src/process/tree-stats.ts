@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 import { statFields } from './proc-info.ts';
 
 /**
@@ -11,17 +11,33 @@ export const CLOCK_TICKS_PER_SECOND = 100;
 /** What the tree reader needs of /proc, so the arithmetic can be tested with a made-up one. */
 export interface ProcSource {
   /** Every pid in /proc (empty when there is no /proc). */
-  pids(): Promise<number[]>;
+  pids(): number[];
   /** The text of /proc/<pid>/<file>, or null when the process has gone. */
-  read(pid: number, file: 'stat' | 'status'): Promise<string | null>;
+  read(pid: number, file: 'stat' | 'status'): string | null;
 }
 
+/**
+ * The real /proc, read synchronously: its files are made by the kernel on read and never wait for a disk, and a
+ * synchronous read costs about 10 µs where fs/promises' open-read-close costs 20 times that in CPU (a scan of a host's
+ * few hundred processes: about a millisecond, against 20).
+ */
 export const procfs: ProcSource = {
-  async pids() {
-    const names = await readdir('/proc').catch(() => [] as string[]);
-    return names.filter((n) => /^\d+$/.test(n)).map(Number);
+  pids() {
+    try {
+      return readdirSync('/proc')
+        .filter((n) => /^\d+$/.test(n))
+        .map(Number);
+    } catch {
+      return [];
+    }
   },
-  read: (pid, file) => readFile(`/proc/${pid}/${file}`, 'utf8').catch(() => null),
+  read(pid, file) {
+    try {
+      return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+    } catch {
+      return null;
+    }
+  },
 };
 
 export interface TreeStats {
@@ -58,15 +74,15 @@ function parseStat(pid: number, text: string): ProcEntry | null {
  * leads one) and every descendant of it, wherever it moved, found in one pass over /proc (no process spawned).
  * Null when the server itself has gone or is a zombie.
  */
-export async function readTreeStats(rootPid: number, proc: ProcSource = procfs): Promise<TreeStats | null> {
+export function readTreeStats(rootPid: number, proc: ProcSource = procfs): TreeStats | null {
   if (!Number.isInteger(rootPid) || rootPid <= 0) return null;
-  const rootText = await proc.read(rootPid, 'stat');
+  const rootText = proc.read(rootPid, 'stat');
   const root = rootText === null ? null : parseStat(rootPid, rootText);
   if (root === null || root.state === 'Z') return null;
   const entries = new Map<number, ProcEntry>([[rootPid, root]]);
-  for (const pid of await proc.pids()) {
+  for (const pid of proc.pids()) {
     if (pid === rootPid) continue;
-    const text = await proc.read(pid, 'stat');
+    const text = proc.read(pid, 'stat');
     const e = text === null ? null : parseStat(pid, text);
     if (e !== null && e.state !== 'Z') entries.set(pid, e);
   }
@@ -74,7 +90,7 @@ export async function readTreeStats(rootPid: number, proc: ProcSource = procfs):
   let rssBytes = 0;
   let ticks = 0;
   for (const e of members) {
-    const status = await proc.read(e.pid, 'status');
+    const status = proc.read(e.pid, 'status');
     // A process that went between the two reads counts for neither.
     if (status === null) continue;
     // Kernel threads and zombies have no VmRSS line: no resident memory of their own.

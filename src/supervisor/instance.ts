@@ -80,7 +80,7 @@ export class Instance implements InstanceControl {
         const pid = this.actor.getSnapshot().context.pid;
         return pid === null ? null : { pid, startedAt: this.startedAt };
       },
-      readTree: (pid) => readTreeStats(pid),
+      readTree: async (pid) => readTreeStats(pid),
       // Not longer than the interval: a server too busy to answer is "unknown" this time, not a backlog of reads.
       readPlayers: () => readPlayers(this.deps.instance.settings.ApiPort, Math.min(2000, this.sampleMs())),
       intervalMs: () => this.sampleMs(),

@@ -23,8 +23,8 @@ interface Fake {
 /** A /proc of the given processes: stat in proc(5)'s layout (fields 1-17), status with its VmRSS line. */
 function fakeProc(procs: Record<number, Fake>): ProcSource {
   return {
-    pids: async () => Object.keys(procs).map(Number),
-    read: async (pid, file) => {
+    pids: () => Object.keys(procs).map(Number),
+    read: (pid, file) => {
       const p = procs[pid];
       if (!p) return null;
       if (file === 'status')
@@ -52,7 +52,7 @@ tree('sums the group and every descendant; leaves out strangers and zombies', as
     200: { ppid: 1, pgid: 200, ticks: [999, 999, 0, 0], rssKb: 99999 },
     201: { ppid: 200, pgid: 200, ticks: [999, 0, 0, 0], rssKb: 99999 },
   });
-  const stats = await readTreeStats(100, proc);
+  const stats = readTreeStats(100, proc);
   assert.equal(stats, { rssBytes: (1000 + 200 + 300 + 10) * 1024, cpuSeconds: 2.02, processes: 4 });
 });
 
@@ -62,14 +62,14 @@ tree('a server that is not a group leader takes only its descendants, not the gr
     100: { ppid: 50, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
     101: { ppid: 100, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
   });
-  assert.equal(await readTreeStats(100, proc), { rssBytes: 2000 * 1024, cpuSeconds: 2, processes: 2 });
+  assert.equal(readTreeStats(100, proc), { rssBytes: 2000 * 1024, cpuSeconds: 2, processes: 2 });
 });
 
 tree('a server that has gone or is a zombie, or no pid at all → null', async () => {
   const proc = fakeProc({ 100: { ppid: 1, pgid: 100, state: 'Z', ticks: [1, 1, 0, 0], rssKb: null } });
-  assert.is(await readTreeStats(100, proc), null);
-  assert.is(await readTreeStats(7, proc), null);
-  for (const pid of [0, -1, 1.5, Number.NaN]) assert.is(await readTreeStats(pid, proc), null, String(pid));
+  assert.is(readTreeStats(100, proc), null);
+  assert.is(readTreeStats(7, proc), null);
+  for (const pid of [0, -1, 1.5, Number.NaN]) assert.is(readTreeStats(pid, proc), null, String(pid));
 });
 
 tree('a real tree: a group leader and its busy child, both counted from /proc', async () => {
@@ -83,8 +83,8 @@ tree('a real tree: a group leader and its busy child, both counted from /proc', 
     const pid = leader.pid as number;
     const stats = await waitFor(
       'two processes and the child CPU time',
-      async () => {
-        const s = await readTreeStats(pid);
+      () => {
+        const s = readTreeStats(pid);
         return s !== null && s.processes === 2 && s.cpuSeconds >= 0.3 ? s : undefined;
       },
       30_000,

@@ -71,10 +71,14 @@ function parseStat(pid: number, text: string): ProcEntry | null {
 
 /**
  * The memory and CPU time of a server and everything it started: the processes of its process group (the server
- * leads one) and every descendant of it, wherever it moved, found in one pass over /proc (no process spawned).
- * Null when the server itself has gone or is a zombie.
+ * leads one), `alsoPids` (its launch's cgroup, which holds a helper that double-forked away from both) and every
+ * descendant of any of those, found in one pass over /proc (no process spawned). Null when the server itself has
+ * gone or is a zombie.
  */
-export function readTreeStats(rootPid: number, proc: ProcSource = procfs): TreeStats | null {
+export function readTreeStats(
+  rootPid: number,
+  { proc = procfs, alsoPids = [] }: { proc?: ProcSource; alsoPids?: readonly number[] } = {},
+): TreeStats | null {
   if (!Number.isInteger(rootPid) || rootPid <= 0) return null;
   const rootText = proc.read(rootPid, 'stat');
   const root = rootText === null ? null : parseStat(rootPid, rootText);
@@ -86,7 +90,7 @@ export function readTreeStats(rootPid: number, proc: ProcSource = procfs): TreeS
     const e = text === null ? null : parseStat(pid, text);
     if (e !== null && e.state !== 'Z') entries.set(pid, e);
   }
-  const members = treeOf(root, entries);
+  const members = treeOf(root, entries, new Set(alsoPids));
   let rssBytes = 0;
   let ticks = 0;
   for (const e of members) {
@@ -101,12 +105,12 @@ export function readTreeStats(rootPid: number, proc: ProcSource = procfs): TreeS
   return { rssBytes, cpuSeconds: ticks / CLOCK_TICKS_PER_SECOND, processes: members.length };
 }
 
-/** The root, its process group, and the descendants of any of those (a child of a group member that left it). */
-function treeOf(root: ProcEntry, entries: Map<number, ProcEntry>): ProcEntry[] {
+/** The root, its process group, the extra pids, and the descendants of any of those. */
+function treeOf(root: ProcEntry, entries: Map<number, ProcEntry>, also: Set<number>): ProcEntry[] {
   const children = new Map<number, ProcEntry[]>();
   for (const e of entries.values()) children.set(e.ppid, [...(children.get(e.ppid) ?? []), e]);
   const seen = new Set<number>();
-  const queue = [root, ...[...entries.values()].filter((e) => e.pgid === root.pid)];
+  const queue = [root, ...[...entries.values()].filter((e) => e.pgid === root.pid || also.has(e.pid))];
   const out: ProcEntry[] = [];
   while (queue.length > 0) {
     const e = queue.shift() as ProcEntry;

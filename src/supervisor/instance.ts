@@ -10,6 +10,7 @@ import type { StopData } from '../store/instance-data.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
 import { readPlayers } from '../process/server-status.ts';
+import { cgroupPids } from '../process/cgroup.ts';
 import { readTreeStats } from '../process/tree-stats.ts';
 import { removeDisplacedBuilds } from '../updates/install/install.ts';
 import { hasPreviousBuild } from '../updates/install/install.ts';
@@ -62,6 +63,8 @@ export class Instance implements InstanceControl {
   /** CPU, memory and players of the running server, for the status and metrics. */
   private sampler: ResourceSampler;
   private sampledPid: number | null = null;
+  /** The launch cgroup of the server with this pid (cgroup tracking), whose every process counts as the server's. */
+  private launchCgroup: { pid: number; cgroup: string | null } | null = null;
   /** The server that was asked to restart for its memory: once per run. */
   private memoryRestartPid: number | null = null;
 
@@ -80,7 +83,10 @@ export class Instance implements InstanceControl {
         const pid = this.actor.getSnapshot().context.pid;
         return pid === null ? null : { pid, startedAt: this.startedAt };
       },
-      readTree: async (pid) => readTreeStats(pid),
+      readTree: async (pid) => {
+        const cgroup = this.launchCgroup?.pid === pid ? this.launchCgroup.cgroup : null;
+        return readTreeStats(pid, { alsoPids: cgroup === null ? [] : await cgroupPids(cgroup) });
+      },
       // Not longer than the interval: a server too busy to answer is "unknown" this time, not a backlog of reads.
       readPlayers: () => readPlayers(this.deps.instance.settings.ApiPort, Math.min(2000, this.sampleMs())),
       intervalMs: () => this.sampleMs(),
@@ -97,7 +103,11 @@ export class Instance implements InstanceControl {
   private createActor(): InstanceActor {
     const { deps } = this;
     const log = deps.log;
-    const processHost = createProcessHost(deps, () => this.actor.getSnapshot().context.revision);
+    const processHost = createProcessHost(
+      deps,
+      () => this.actor.getSnapshot().context.revision,
+      (pid, cgroup) => (this.launchCgroup = { pid, cgroup }),
+    );
     const machine = instanceMachine.provide({
       actors: {
         runProcess: createRunProcess(processHost),

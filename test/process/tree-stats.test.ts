@@ -52,7 +52,7 @@ tree('sums the group and every descendant; leaves out strangers and zombies', as
     200: { ppid: 1, pgid: 200, ticks: [999, 999, 0, 0], rssKb: 99999 },
     201: { ppid: 200, pgid: 200, ticks: [999, 0, 0, 0], rssKb: 99999 },
   });
-  const stats = readTreeStats(100, proc);
+  const stats = readTreeStats(100, { proc });
   assert.equal(stats, { rssBytes: (1000 + 200 + 300 + 10) * 1024, cpuSeconds: 2.02, processes: 4 });
 });
 
@@ -62,14 +62,32 @@ tree('a server that is not a group leader takes only its descendants, not the gr
     100: { ppid: 50, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
     101: { ppid: 100, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
   });
-  assert.equal(readTreeStats(100, proc), { rssBytes: 2000 * 1024, cpuSeconds: 2, processes: 2 });
+  assert.equal(readTreeStats(100, { proc }), { rssBytes: 2000 * 1024, cpuSeconds: 2, processes: 2 });
 });
+
+tree(
+  "the launch's cgroup: a helper that double-forked out of the group and the tree counts, with its children",
+  async () => {
+    const proc = fakeProc({
+      100: { ppid: 1, pgid: 100, ticks: [100, 0, 0, 0], rssKb: 1000 },
+      300: { ppid: 1, pgid: 300, ticks: [50, 0, 0, 0], rssKb: 500 },
+      301: { ppid: 300, pgid: 300, ticks: [50, 0, 0, 0], rssKb: 500 },
+      400: { ppid: 1, pgid: 400, ticks: [999, 0, 0, 0], rssKb: 9999 },
+    });
+    assert.equal(readTreeStats(100, { proc, alsoPids: [100, 300, 999] }), {
+      rssBytes: 2000 * 1024,
+      cpuSeconds: 2,
+      processes: 3,
+    });
+    assert.is(readTreeStats(100, { proc })?.processes, 1, 'without the cgroup: the server alone');
+  },
+);
 
 tree('a server that has gone or is a zombie, or no pid at all → null', async () => {
   const proc = fakeProc({ 100: { ppid: 1, pgid: 100, state: 'Z', ticks: [1, 1, 0, 0], rssKb: null } });
-  assert.is(readTreeStats(100, proc), null);
-  assert.is(readTreeStats(7, proc), null);
-  for (const pid of [0, -1, 1.5, Number.NaN]) assert.is(readTreeStats(pid, proc), null, String(pid));
+  assert.is(readTreeStats(100, { proc }), null);
+  assert.is(readTreeStats(7, { proc }), null);
+  for (const pid of [0, -1, 1.5, Number.NaN]) assert.is(readTreeStats(pid, { proc }), null, String(pid));
 });
 
 tree('a real tree: a group leader and its busy child, both counted from /proc', async () => {

@@ -144,12 +144,13 @@ export function showUpdate(inst, e) {
   box.dataset.phase = e.phase;
   const known = typeof e.total === 'number' && e.total > 0;
   if (e.phase === 'download' && known) bar.value = Math.min(1, (e.bytes ?? 0) / e.total);
-  // The download's start, by the daemon's clock (`at`): a start (no bytes yet) or a smaller count begins afresh.
-  if (e.phase !== 'download') inst.download = null;
-  else if (!inst.download || !e.bytes || e.bytes < inst.download.bytes) inst.download = { at: e.at, bytes: e.bytes ?? 0 };
-  else inst.download.bytes = e.bytes;
   else if (e.phase === 'done') bar.value = 1;
   else bar.removeAttribute('value'); // indeterminate
+  // The download's start, by the daemon's clock (`at`): a start (no bytes yet) or a smaller count begins afresh.
+  if (e.phase !== 'download') inst.download = null;
+  else if (!inst.download || !e.bytes || e.bytes < inst.download.bytes)
+    inst.download = { at: e.at, bytes: e.bytes ?? 0 };
+  else inst.download.bytes = e.bytes;
   const texts = {
     check: 'checking for an update…',
     download: `downloading ${formatBytes(e.bytes ?? 0)}${known ? ` of ${formatBytes(e.total)}` : ''}${rateText(inst.download, e, known)}`,

@@ -108,6 +108,10 @@ export const InstanceSchema = v.strictObject(
       {},
     ),
     Maintenance: v.optional(MaintenanceSchema),
+    /** When the server's process tree has more resident memory than this, it restarts by its `Maintenance.When`. */
+    MemoryLimitMB: v.optional(
+      v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),
+    ),
   },
   'expected a map of instance settings',
 );
@@ -148,6 +152,8 @@ export const TimingSchema = v.strictObject(
     RefusedRequestLogSeconds: Seconds(60),
     /** How long killing what a launch left (its cgroup, its marked processes) and freeing its game port may take. */
     StragglerKillSeconds: Seconds(5),
+    /** While a server runs, how often its CPU, memory and player count are read for the status and metrics. */
+    ResourceSampleSeconds: Seconds(5),
     /** Update checks that have failed for this long get one chat notice (`update-check`); 0: at the first failure. */
     UpdateCheckAlertMinutes: v.optional(
       v.pipe(

@@ -13,6 +13,7 @@ import type {
   InstanceStatus,
   LastExitStatus,
   MaintenanceStatus,
+  ResourceStatus,
   UpdateCheckStatus,
 } from '../supervisor/contract.ts';
 
@@ -31,6 +32,14 @@ export const LastExitSchema = v.object({
 });
 
 const Iso = v.pipe(v.string(), v.description('ISO 8601 time'));
+
+export const ResourceSchema = v.object({
+  cpuPercent: v.pipe(v.number(), v.description('CPU since the previous sample, in % of one core (200: two cores)')),
+  cpuSeconds: v.pipe(v.number(), v.description('CPU time of the tree since the launch')),
+  rssBytes: v.pipe(v.number(), v.description('resident memory of every process of the tree, summed')),
+  processes: v.number(),
+  at: Iso,
+});
 
 export const UpdateCheckSchema = v.object({
   at: Iso,
@@ -151,6 +160,15 @@ export const InstanceStatusSchema = v.object({
   disk: v.optional(
     v.pipe(v.array(DiskReadingSchema), v.description('the file systems of the instance root and the working folder')),
   ),
+  resources: v.optional(
+    v.pipe(
+      v.nullable(ResourceSchema),
+      v.description('CPU and memory of the server and what it started, at the last sample; null when none runs'),
+    ),
+  ),
+  players: v.optional(
+    v.pipe(v.nullable(v.number()), v.description("players by the server's /status at the last sample; null: unknown")),
+  ),
 });
 
 /** Both ways: a field added to, dropped from or retyped in `InstanceStatus` without the schema fails the typecheck. */
@@ -161,6 +179,8 @@ const maintenanceMatches: Same<v.InferOutput<typeof MaintenanceStatusSchema>, Ma
 const agonesMatches: Same<v.InferOutput<typeof AgonesStatusSchema>, AgonesStatus> = true;
 const diskMatches: Same<v.InferOutput<typeof DiskReadingSchema>, DiskReading> = true;
 const updateCheckMatches: Same<v.InferOutput<typeof UpdateCheckSchema>, UpdateCheckStatus> = true;
+const resourceMatches: Same<v.InferOutput<typeof ResourceSchema>, ResourceStatus> = true;
+void resourceMatches;
 void diskMatches;
 void agonesMatches;
 void maintenanceMatches;

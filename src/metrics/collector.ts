@@ -15,11 +15,10 @@ import { tallyResilience } from './resilience-tally.ts';
 import { tallyUpdateChecks } from './update-check-tally.ts';
 import type { UpdateCheckFamilies } from './update-checks.ts';
 import type { ConnectionFamilies, ConnectionFigures } from './connection-metrics.ts';
-import { type ProcessStats, readProcessStats } from './proc-stats.ts';
 import { Tally } from './tally.ts';
 
 export interface MetricsCollector {
-  /** The exposition text; reads /proc for each running server. */
+  /** The exposition text; a server's CPU, memory and players are its status's last sample. */
   metrics(): Promise<string>;
   readonly contentType: string;
   /** Stops listening on the bus and the event-loop monitor. */
@@ -30,8 +29,6 @@ export interface MetricsOptions {
   bus: Bus;
   registry: InstanceRegistry;
   version?: string;
-  /** Reads a server's RSS and CPU time; /proc by default. */
-  readStats?: (pid: number) => Promise<ProcessStats | null>;
   /** The HTTP connection guard's figures, read at each scrape (absent: no connection metrics). */
   connections?: () => ConnectionFigures;
 }
@@ -59,7 +56,6 @@ const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const { bus, registry } = opts;
-  const readStats = opts.readStats ?? readProcessStats;
   let loaded: Promise<{
     reg: Registry;
     families: Families;
@@ -156,8 +152,9 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     for (const when of ['exit', 'relaunch']) f.stragglers.inc({ instance: key, when }, 0);
   };
 
-  const setInstance = (f: Families, states: string[], s: InstanceStatus, stats: ProcessStats | null, now: number) => {
-    const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, maintenancePending, maintenanceNext } = f;
+  const setInstance = (f: Families, states: string[], s: InstanceStatus, now: number) => {
+    const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, players } = f;
+    const { maintenancePending, maintenanceNext } = f;
     const instance = s.key;
     info.set({ instance, name: s.name, revision: s.revision ?? '' }, 1);
     for (const path of states) state.set({ instance, state: path }, path === s.state ? 1 : 0);
@@ -175,17 +172,18 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       at(m.nextUpdateCheck, 'update-check');
     }
     touchCounters(f, instance);
-    if (stats) {
-      rss.set({ instance }, stats.rssBytes);
+    const r = s.resources;
+    if (r) {
+      rss.set({ instance }, r.rssBytes);
       // A counter tracking a total kept elsewhere: reset each scrape (below) and added, as counters cannot be set.
-      cpu.inc({ instance }, stats.cpuSeconds);
+      cpu.inc({ instance }, r.cpuSeconds);
     }
+    if (typeof s.players === 'number') players.set({ instance }, s.players);
   };
 
   const refresh = async (f: Families, states: string[]) => {
+    // Synchronous: a concurrent scrape sees one whole snapshot or the other.
     const statuses = registry.list().map((i) => i.status());
-    const stats = await Promise.all(statuses.map((s) => (s.pid === null ? null : readStats(s.pid))));
-    // Synchronous from here: a concurrent scrape sees one whole snapshot or the other.
     const now = Date.now();
     const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, updateDuration, updateBytes } = f;
     const maintenance = [f.maintenancePending, f.maintenanceNext];
@@ -196,6 +194,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       uptime,
       startupFailures,
       rss,
+      f.players,
       updateDuration,
       updateBytes,
       ...maintenance,
@@ -211,7 +210,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       if (last.seconds !== undefined) updateDuration.set({ instance }, last.seconds);
       if (last.bytes !== undefined) updateBytes.set({ instance }, last.bytes);
     }
-    for (const [i, s] of statuses.entries()) setInstance(f, states, s, stats[i] ?? null, now);
+    for (const s of statuses) setInstance(f, states, s, now);
     // The histogram records whole timer intervals; the lag is what exceeds the sampling period.
     const ns = (v: number | undefined) =>
       v !== undefined && Number.isFinite(v) ? Math.max(0, v / 1e9 - resolutionMs / 1000) : 0;

@@ -59,7 +59,8 @@ export function noticeFromPending(e: Pending): Notice {
     key: e.key,
     kind: 'scheduled-restart',
     title: `${what.title} pending`,
-    message: `${server} ${what.text} ${moment(e.when)}${latest}.`,
+    // A reason is the daemon's own (a memory limit passed): it replaces "(requested)".
+    message: `${server} ${e.reason ? `will restart (${e.reason})` : what.text} ${moment(e.when)}${latest}.`,
     fields,
     at: e.at,
   };

@@ -55,6 +55,27 @@ export interface InstanceStatus {
    * whether it is low (absent: not read yet, or an older daemon). The same for every instance.
    */
   disk?: DiskReading[];
+  /**
+   * CPU and memory of the server and the processes it started, sampled every `Timing.ResourceSampleSeconds` while
+   * it runs; null when none runs or before the first sample (absent: an older daemon).
+   */
+  resources?: ResourceStatus | null;
+  /** Players on the server by its `/status`, read at the same interval; null when unknown (absent: an older daemon). */
+  players?: number | null;
+}
+
+/** One sample of a running server's process tree (its process group and every descendant). */
+export interface ResourceStatus {
+  /** CPU used since the previous sample, in % of one core (200 = two cores busy). */
+  cpuPercent: number;
+  /** CPU time of the tree since the launch, in seconds (what `watchdog_instance_cpu_seconds_total` reports). */
+  cpuSeconds: number;
+  /** Resident memory of the tree, summed over its processes. */
+  rssBytes: number;
+  /** How many processes the tree had. */
+  processes: number;
+  /** When it was sampled (ISO). */
+  at: string;
 }
 
 /** The GameServer as the Agones SDK server last reported it (null before it has), and whether Ready was sent. */

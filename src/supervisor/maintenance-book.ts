@@ -51,15 +51,25 @@ export class MaintenanceBook {
   }
 
   /** A restart or update begins (see `begin`); false when the plan stays as it was. */
-  begin(action: 'restart' | 'update', source: PendingAction['source'], when: MaintenancePolicy): boolean {
+  begin(
+    action: 'restart' | 'update',
+    source: PendingAction['source'],
+    when: MaintenancePolicy,
+    reason?: string,
+  ): boolean {
     const before = this.plan.pending;
     const maxDelayMs = (this.host.settings()?.MaxDelayMinutes ?? 120) * 60_000;
     this.plan = begin(this.plan, { action, source, when, maxDelayMs, now: this.clock.now() });
     const p = this.plan.pending;
     if (p === null || p === before) return false;
     if (before !== null) announceDone(this.host, kindOf(before), 'dropped', this.clock.now());
-    this.host.log.info(`maintenance ${action} pending`, { when, source, deadline: iso(p.deadline) });
-    announcePending(this.host, p);
+    this.host.log.info(`maintenance ${action} pending`, {
+      when,
+      source,
+      deadline: iso(p.deadline),
+      ...(reason ? { reason } : {}),
+    });
+    announcePending(this.host, p, reason);
     this.persist();
     return true;
   }

@@ -9,12 +9,13 @@ export type DoneHow = BusEvents['maintenance:done']['how'];
 export const kindOf = (p: PendingAction): MaintenanceKind =>
   p.action === 'update' ? 'update' : p.source === 'schedule' ? 'scheduled-restart' : 'restart';
 
-export function announcePending(host: MaintenanceHost, p: PendingAction): void {
+export function announcePending(host: MaintenanceHost, p: PendingAction, reason?: string): void {
   host.bus.emit('maintenance:pending', {
     key: host.key,
     kind: kindOf(p),
     when: p.when,
     deadline: p.deadline,
+    ...(reason ? { reason } : {}),
     at: p.since,
   });
 }

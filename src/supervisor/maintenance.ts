@@ -51,10 +51,13 @@ export class Maintenance {
     this.evaluate(null);
   }
 
-  /** `restart?when=…`: a restart at that moment (Now: at once), whatever a hold says. */
-  requestRestart(when: MaintenancePolicy): void {
+  /**
+   * `restart?when=…`: a restart at that moment (Now: at once), whatever a hold says. `reason` (the daemon's own
+   * request, such as a memory limit) goes with its chat notice.
+   */
+  requestRestart(when: MaintenancePolicy, reason?: string): void {
     // Without a running server there is no moment to wait for (nobody plays): as a plain restart, at once.
-    if (this.host.serverLive()) this.beginAction('restart', 'request', when);
+    if (this.host.serverLive()) this.beginAction('restart', 'request', when, reason);
     else this.host.restart();
   }
 
@@ -128,8 +131,13 @@ export class Maintenance {
     return this.host.settings()?.When ?? 'RoundEnd';
   }
 
-  private beginAction(action: 'restart' | 'update', source: PendingAction['source'], when: MaintenancePolicy): void {
-    if (this.book.begin(action, source, when)) this.evaluate(null);
+  private beginAction(
+    action: 'restart' | 'update',
+    source: PendingAction['source'],
+    when: MaintenancePolicy,
+    reason?: string,
+  ): void {
+    if (this.book.begin(action, source, when, reason)) this.evaluate(null);
   }
 
   private wake(): void {

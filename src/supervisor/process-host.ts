@@ -15,8 +15,16 @@ import type { OwnedServer, ProcessHost } from './run-process.ts';
 /** The server's last output line is kept to say why it ended; a line longer than this is cut. */
 const LAST_LINE_CHARS = 300;
 
-/** The process side of an instance for its `runProcess` actor: spawn, adopt, dump, and the launch record. */
-export function createProcessHost(deps: InstanceDeps, revision: () => string | null): ProcessHost {
+/**
+ * The process side of an instance for its `runProcess` actor: spawn, adopt, dump, and the launch record. `owned`
+ * hears of each server launched or adopted and its launch's cgroup (null without one), whose processes are the
+ * server's own for the resource samples.
+ */
+export function createProcessHost(
+  deps: InstanceDeps,
+  revision: () => string | null,
+  owned?: (pid: number, cgroup: string | null) => void,
+): ProcessHost {
   const { bus, log } = deps;
   const key = deps.instance.key;
   const serverLog = log.child('server');
@@ -88,6 +96,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
       });
       const proc = tracking && track ? trackedProcess(spawned, track, tracking, log, stragglers('exit')) : spawned;
       log.info('server launched', { pid: proc.pid, revision: installed ?? '(none)' });
+      owned?.(proc.pid, track?.cgroup ?? null);
       bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision: installed, at: Date.now() });
       deps
         .recordLaunch({
@@ -112,6 +121,7 @@ export function createProcessHost(deps: InstanceDeps, revision: () => string | n
       // Its launch's cgroup and marker, as recorded, so what it leaves goes with it as for a launch of ours.
       const track = record.marker ? { marker: record.marker, cgroup: record.cgroup ?? null } : null;
       const proc = tracking && track ? trackedProcess(adopted, track, tracking, log, stragglers('exit')) : adopted;
+      owned?.(pid, track?.cgroup ?? null);
       return { proc, secret: record.secret };
     },
 

@@ -41,11 +41,16 @@ test('status <key>: the table, tokens from the local config, no colour through a
   const r = await cli(ctx, withUrl(ctx, 'status', 'demo'));
   ok(r);
   const [header, row, ...rest] = r.stdout.trimEnd().split('\n');
-  assert.match(header!, /^KEY +STATE +REVISION +PID +UPTIME +LAST CHECK-IN +RESTARTS +FAILURES +LAST EXIT$/);
+  assert.match(
+    header!,
+    /^KEY +STATE +REVISION +PID +UPTIME +CPU +MEM +PLAYERS +LAST CHECK-IN +RESTARTS +FAILURES +LAST EXIT$/,
+  );
   assert.equal(rest, []);
   assert.match(
     row!,
-    new RegExp(`^demo +running +\\S+ +${before.pid} +\\d+[smh].* +\\d+s ago +\\d+ +0 +(-|\\w+ \\(.*\\) .* ago)$`),
+    new RegExp(
+      `^demo +running +\\S+ +${before.pid} +\\d+[smh].* +(\\d+(\\.\\d)?%|-) +(\\d+(\\.\\d)? [kMG]B|-) +(\\d+|-) +\\d+s ago +\\d+ +0 +(-|\\w+ \\(.*\\) .* ago)$`,
+    ),
   );
   assert.not.ok(r.stdout.includes(ESC), 'no escape codes when stdout is not a TTY');
 });

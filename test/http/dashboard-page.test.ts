@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { CardStatus } from '../../src/http/dashboard/assets/card-view.js';
-import { colorSlots, type PageState, renderPage } from '../../src/http/dashboard/page.ts';
+import { colorSlots, type PageState, renderCard, renderPage } from '../../src/http/dashboard/page.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
 import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
 
@@ -58,6 +58,30 @@ test('GET / carries every instance card, sorted by key, with its facts', async (
   assert.not.match(html, 'connecting…');
   assert.match(html, '<script type="application/json" id="initial-state">');
   assert.equal(await (await app.request('/', { method: 'HEAD' })).text(), '');
+});
+
+test("a running server's CPU, memory and players are on its card from the first paint; dashes when unknown", async () => {
+  const template = await index();
+  const at = '2024-05-01T12:00:00.000Z';
+  const sampled = status({
+    key: 'alpha',
+    resources: { cpuPercent: 12.4, cpuSeconds: 30, rssBytes: 1.5 * 1024 ** 3, processes: 3, at },
+    players: 17,
+  });
+  const card = renderCard(template, sampled, 0, Date.parse(at));
+  assert.match(card, '<dd data-field="cpu">12 %</dd>');
+  assert.match(card, '<dd data-field="memory">1.5 GiB (3 processes)</dd>');
+  assert.match(card, '<dd data-field="players">17</dd>');
+  const low = renderCard(
+    template,
+    { ...sampled, resources: { cpuPercent: 0.44, cpuSeconds: 1, rssBytes: 300 * 1024 ** 2, processes: 1, at } },
+    0,
+    Date.parse(at),
+  );
+  assert.match(low, '<dd data-field="cpu">0.4 %</dd>');
+  assert.match(low, '<dd data-field="memory">300.0 MiB</dd>');
+  const none = renderCard(template, status({ key: 'beta', pid: null, resources: null, players: null }), 0, 0);
+  for (const field of ['cpu', 'memory', 'players']) assert.match(none, `<dd data-field="${field}">—</dd>`);
 });
 
 test('buttons: a stopped instance cannot be stopped; no Rollback without bin.prev, no Update without a provider', async () => {

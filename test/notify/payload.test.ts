@@ -65,6 +65,14 @@ test('maintenance: pending and done read as one announcement each', () => {
     'Server `main` restarted for its schedule: forced, its MaxDelayMinutes ran out, so it was shut down gracefully.',
   );
   assert.is(forced.title, 'Scheduled restart forced');
+  // The daemon's own restart (a memory limit) says why instead of "(requested)".
+  const reason = 'memory 2.1 GB over MemoryLimitMB 2048';
+  const memory = noticeFromPending({ key: 'main', kind: 'restart', when: 'RoundEnd', deadline: at, reason, at });
+  assert.is(
+    memory.message,
+    'Server `main` will restart (memory 2.1 GB over MemoryLimitMB 2048) when its round ends, at the latest at 06:00 UTC on 2026-11-25.',
+  );
+  assert.is(memory.reason, reason);
   const released = noticeFromDone({ key: 'main', kind: 'hold', how: 'released', at });
   assert.equal(
     [released.kind, released.message],

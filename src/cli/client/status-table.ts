@@ -1,4 +1,5 @@
 import type { InstanceStatus } from '../../supervisor/contract.ts';
+import { formatBytes } from '../../store/disk-space.ts';
 import { paint, stateStyle, visibleLength } from './colour.ts';
 import { formatAge, formatDuration } from './format.ts';
 
@@ -11,6 +12,9 @@ export const COLUMNS = [
   'REVISION',
   'PID',
   'UPTIME',
+  'CPU',
+  'MEM',
+  'PLAYERS',
   'LAST CHECK-IN',
   'RESTARTS',
   'FAILURES',
@@ -60,6 +64,17 @@ export function exitLine(row: StatusRow): string | null {
   return detail && row.state !== 'running' ? `${row.key} last exit: ${detail}` : null;
 }
 
+/**
+ * CPU in % of one core (`12%`, `0.4%`, `230%`) and the resident memory of the server's process tree (`1.2 GB`), at
+ * the daemon's last sample; `-` when none runs, before the first sample, or from an older daemon.
+ */
+export function resourceCells(row: StatusRow): [cpu: string, mem: string] {
+  const r = row.resources;
+  if (!r) return ['-', '-'];
+  const cpu = r.cpuPercent < 10 ? r.cpuPercent.toFixed(1).replace(/\.0$/, '') : String(Math.round(r.cpuPercent));
+  return [`${cpu}%`, formatBytes(r.rssBytes)];
+}
+
 /** One table row of plain cells, in COLUMNS order. */
 export function statusCells(row: StatusRow, now: number): string[] {
   const dash = (v: string | number | null | undefined) => (v === null || v === undefined || v === '' ? '-' : String(v));
@@ -69,6 +84,8 @@ export function statusCells(row: StatusRow, now: number): string[] {
     dash(row.revision),
     dash(row.pid),
     uptime(row, now),
+    ...resourceCells(row),
+    dash(row.players),
     formatAge(row.lastCheckinAt, now),
     dash(row.restarts),
     dash(row.startupFailures),

@@ -51,18 +51,60 @@ const ESC = String.fromCharCode(27);
 const cells = suite('statusCells :: one row');
 
 cells('every column, dashes for nulls, ages and uptimes formatted', () => {
-  assert.equal(statusCells(rows[0]!, now), ['alpha', 'running', 'abc123', '4242', '1h 2m', '3s ago', '2', '0', '-']);
-  assert.equal(statusCells(rows[1]!, now), ['b', 'stopped.failing', '-', '-', '-', 'never', '11', '3', '-']);
+  assert.equal(statusCells(rows[0]!, now), [
+    'alpha',
+    'running',
+    'abc123',
+    '4242',
+    '1h 2m',
+    '-',
+    '-',
+    '-',
+    '3s ago',
+    '2',
+    '0',
+    '-',
+  ]);
+  assert.equal(statusCells(rows[1]!, now), [
+    'b',
+    'stopped.failing',
+    '-',
+    '-',
+    '-',
+    '-',
+    '-',
+    '-',
+    'never',
+    '11',
+    '3',
+    '-',
+  ]);
+});
+
+cells('CPU in % of one core, the memory of the process tree in decimal units, the players', () => {
+  const at = '2024-05-01T11:59:58.000Z';
+  const sampled = (cpuPercent: number, rssBytes: number, players: number | null) =>
+    statusCells(
+      { ...rows[0]!, resources: { cpuPercent, cpuSeconds: 1, rssBytes, processes: 1, at }, players },
+      now,
+    ).slice(5, 8);
+  assert.equal(sampled(12.4, 2_100_000_000, 17), ['12%', '2.1 GB', '17']);
+  assert.equal(sampled(0.4, 350_000_000, 0), ['0.4%', '350 MB', '0']);
+  assert.equal(sampled(0, 45_600_000, null), ['0%', '46 MB', '-']);
+  assert.equal(sampled(231.6, 999, 3), ['232%', '999 bytes', '3']);
 });
 
 cells('the last exit: why, the code or signal, how long ago', () => {
   const at = '2024-05-01T11:59:55.000Z';
   assert.is(
-    statusCells({ ...rows[0]!, lastExit: { reason: 'hang', code: null, signal: 'SIGKILL', detail: null, at } }, now)[8],
+    statusCells(
+      { ...rows[0]!, lastExit: { reason: 'hang', code: null, signal: 'SIGKILL', detail: null, at } },
+      now,
+    )[11],
     'hang (SIGKILL) 5s ago',
   );
   assert.is(
-    statusCells({ ...rows[0]!, lastExit: { reason: 'crash', code: 1, signal: null, detail: null, at } }, now)[8],
+    statusCells({ ...rows[0]!, lastExit: { reason: 'crash', code: 1, signal: null, detail: null, at } }, now)[11],
     'crash (code 1) 5s ago',
   );
 });

@@ -18,6 +18,7 @@ const test = daemonSuite<{ browser?: Browser }>('e2e :: dashboard in Chromium', 
         { key: 'alpha', port: await freePort() },
         { key: 'beta', port: await freePort() },
       ],
+      extra: '  ResourceSampleSeconds: 0.5',
     }),
   before: async (ctx) => {
     ctx.browser = await openBrowser();
@@ -91,6 +92,11 @@ test('the page loads: both instances, their facts, and the running node highligh
     async () => /ago$/.test((await b.page.textContent(`${card('alpha')} [data-field="checkin"]`)) ?? ''),
     10_000,
   );
+  // The daemon's samples of the server: CPU, its tree's memory, and the players its /status gives (the demo: 0).
+  const field = (name: string) => b.page.textContent(`${card('alpha')} [data-field="${name}"]`);
+  await waitFor('CPU, memory and players on the card', async () => (await field('players')) === '0', 15_000);
+  assert.match((await field('cpu')) ?? '', /^\d+(\.\d)? %$/);
+  assert.match((await field('memory')) ?? '', /^\d+\.\d (MiB|GiB)( \(\d+ processes\))?$/);
   assert.equal(await activeNodes(b, 'alpha'), ['state:running']);
   assert.equal(await activeNodes(b, 'beta'), ['state:running']);
   assert.is(await b.page.textContent('#conn'), 'live');

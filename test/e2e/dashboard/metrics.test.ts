@@ -7,7 +7,8 @@ import { type Family, parseExposition, sample } from '../../http/metrics-support
 
 const TOKEN = 'tok';
 const test = daemonSuite('e2e :: metrics follow the instance', {
-  config: async () => testConfig({ instances: [{ key: 'demo', port: await freePort() }] }),
+  config: async () =>
+    testConfig({ instances: [{ key: 'demo', port: await freePort() }], extra: '  ResourceSampleSeconds: 0.3' }),
 });
 
 async function scrape(d: RunningDaemon): Promise<Family[]> {
@@ -39,7 +40,9 @@ test("running: one-hot state, a recent check-in, the server's memory and CPU tim
     'running with a check-in',
     (f) =>
       activeState(f)?.join() === 'running' &&
-      sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'demo' }) !== undefined,
+      sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'demo' }) !== undefined &&
+      // The daemon samples the server's CPU time every Timing.ResourceSampleSeconds, from its launch on.
+      (sample(f, 'watchdog_instance_cpu_seconds_total', { instance: 'demo' }) ?? 0) > 0,
     d,
   );
   assert.ok((sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'demo' }) ?? 99) < 5);

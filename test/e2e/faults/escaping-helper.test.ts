@@ -118,7 +118,7 @@ function modeSuite(mode: Mode) {
             extra: `      EnvironmentVariables: ${JSON.stringify(env)}`,
           },
         ],
-        extra: '  StragglerKillSeconds: 2',
+        extra: '  StragglerKillSeconds: 2\n  ResourceSampleSeconds: 0.3',
       }).replace(
         /^ {2}PersistServers: false$/m,
         `  PersistServers: false\n  Tracking: ${mode === 'marker' ? 'Environment' : 'Auto'}`,
@@ -156,6 +156,11 @@ function modeSuite(mode: Mode) {
       assert.ok(data.launch.cgroup?.startsWith(ctx.base!), `the launch record names its cgroup: ${data.launch.cgroup}`);
       assert.ok(data.launch.cgroup.endsWith(cgroup!.slice(3)), `the helper is in the launch's cgroup (${cgroup})`);
     } else assert.is(data.launch.cgroup, null);
+    // The helper's memory and CPU are the server's, in its own session or not (status `resources`).
+    await waitFor('the helper counted in the resources', async () => {
+      const s = (await ctx.daemon!.status(KEY, TOKEN)) as unknown as { pid: number; resources: { processes: number } };
+      return s.pid === server && (s.resources?.processes ?? 0) >= 2 ? true : undefined;
+    });
     // Launched through the cgroup wrapper or not, the record still verifies the server (PersistServers adoption).
     assert.ok(
       await verifyProcess(server, {

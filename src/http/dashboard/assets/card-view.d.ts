@@ -17,7 +17,9 @@ export type CardStatus = Pick<
   | 'canUpdate'
   | 'canRollback'
 > &
-  Partial<Pick<InstanceStatus, 'lastExit' | 'maintenance' | 'agones' | 'disk' | 'updateCheck'>>;
+  Partial<
+    Pick<InstanceStatus, 'lastExit' | 'maintenance' | 'agones' | 'disk' | 'updateCheck' | 'resources' | 'players'>
+  >;
 
 /** `hold` is one button for hold and release: its label says which. */
 export type CardAction = 'restart' | 'update' | 'stop' | 'rollback' | 'hold';

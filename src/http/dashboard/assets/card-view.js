@@ -1,6 +1,6 @@
 // What an instance card shows, as pure functions of the instance's status: used by the page (cards.js) and by the
 // daemon, which renders the cards into the first HTML response (../page.ts), so both show the same thing.
-import { formatDuration } from './shared.js';
+import { formatBytes, formatDuration } from './shared.js';
 
 /** Instance colours: none of them green, red, amber or orange, which mean health (the state pill, the connection). */
 export const PALETTE_SIZE = 6;
@@ -70,6 +70,7 @@ export function cardFields(status, now) {
     pid: status.pid === null ? '—' : String(status.pid),
     revision: status.revision ?? '—',
     uptime: status.startedAt ? age(status.startedAt) : '—',
+    ...resourceTexts(status),
     checkin: status.lastCheckinAt ? `${age(status.lastCheckinAt)} ago` : 'never',
     restarts: String(status.restarts),
     failures: String(status.startupFailures),
@@ -77,6 +78,19 @@ export function cardFields(status, now) {
     maintenance: checkText(status.updateCheck) || maintenanceText(status.maintenance, now),
     agones: agonesText(status.agones),
   };
+}
+
+/**
+ * The daemon's last sample of the running server: CPU in % of one core, the resident memory of its process tree (and
+ * how many processes that is, when more than one), the players by its /status; `—` when unknown or none runs.
+ */
+function resourceTexts(status) {
+  const r = status.resources;
+  const cpu = r
+    ? `${r.cpuPercent < 10 ? String(Math.round(r.cpuPercent * 10) / 10) : Math.round(r.cpuPercent)} %`
+    : '—';
+  const memory = r ? `${formatBytes(r.rssBytes)}${r.processes > 1 ? ` (${r.processes} processes)` : ''}` : '—';
+  return { cpu, memory, players: typeof status.players === 'number' ? String(status.players) : '—' };
 }
 
 /** A failing update check, which matters more than the schedule: `update check failing: <error>`; '' otherwise. */

@@ -91,7 +91,8 @@ function renderCard(inst) {
   name.title = shownName(s);
   $('.state-pill', card).dataset.group = stateGroup(s.state);
   const fields = cardFields(s, serverNow());
-  for (const field of ['state', 'pid', 'revision', 'restarts', 'failures']) setField(card, field, fields[field]);
+  for (const field of ['state', 'pid', 'revision', 'cpu', 'memory', 'players', 'restarts', 'failures'])
+    setField(card, field, fields[field]);
   card.dataset.state = s.state;
   renderAges(inst);
   renderButtons(inst);

@@ -1,0 +1,77 @@
+/**
+ * `MemoryLimitMB` (issue 25): a demo server whose process tree passes the limit is asked to restart by its
+ * `Maintenance.When` through the maintenance machinery, once per run, and chat hears why. `When: Empty` with a UDP
+ * player on keeps the restart waiting, so the test sees several samples of one run ask only once.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { testConfig } from '../_support/config.ts';
+import { waitState, withDaemons } from '../_support/daemon.ts';
+import { freePort, waitFor } from '../_support/env.ts';
+import { udpPlayer } from '../demo/_demo.ts';
+import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
+
+const test = suite('e2e :: a server over MemoryLimitMB restarts by its policy');
+const TOKEN = 'tok';
+const SAMPLE_SECONDS = 0.2;
+
+test('over the limit: a restart pending for 0 players, asked once per run, said in chat; done when empty', () =>
+  withDaemons({ webhook: true }, async ({ hook, start }) => {
+    const port = await freePort();
+    const yaml = testConfig({
+      webhook: hook!.url,
+      extra: `  ResourceSampleSeconds: ${SAMPLE_SECONDS}\n  MaintenancePollSeconds: ${SAMPLE_SECONDS}`,
+      // Any node server is over 1 MB.
+      instances: [{ port, extra: '      MemoryLimitMB: 1\n      Maintenance:\n        When: Empty' }],
+    });
+    const d = await start(yaml);
+    const first = await waitState(d, 'demo', TOKEN, 'running');
+    const player = await udpPlayer(port);
+    try {
+      assert.is(await player.send('join alice'), 'welcome alice');
+      const status = async () =>
+        (await d.status('demo', TOKEN)) as unknown as { pid: number | null; maintenance: MaintenanceStatus };
+      const pending = await waitFor('the memory restart pending', async () => {
+        const s = await status();
+        return s.maintenance.pending ? s.maintenance.pending : undefined;
+      });
+      assert.is(pending.action, 'restart');
+      assert.is(pending.when, 'Empty');
+      assert.ok(Date.parse(pending.deadline) > Date.now(), 'with a deadline ahead');
+      const notice = await waitFor('the chat notice', () =>
+        hook!.messages.find((m) => m.content.includes('MemoryLimitMB')),
+      );
+      assert.match(
+        notice.content,
+        /`demo` will restart \(memory \d+(\.\d)? MB over MemoryLimitMB 1\) as soon as no players are on/,
+      );
+
+      // Many samples of the same run go by with alice on: asked once, and the same server runs.
+      await new Promise((r) => setTimeout(r, SAMPLE_SECONDS * 1000 * 8));
+      const lines = d
+        .log()
+        .split('\n')
+        .filter((l) => /over MemoryLimitMB 1; restarting it/.test(l));
+      assert.is(lines.length, 1, lines.join('\n'));
+      assert.is((await status()).pid, first.pid);
+      assert.is(hook!.messages.filter((m) => m.content.includes('MemoryLimitMB')).length, 1);
+
+      // Alice leaves: the restart is carried out; the new run is over the limit too, and is asked again (its own run).
+      assert.is(await player.send('leave'), 'bye');
+      await waitState(d, 'demo', TOKEN, 'running', { notPid: first.pid, timeoutMs: 20_000 });
+      await waitFor('the next run asked too', () =>
+        d
+          .log()
+          .split('\n')
+          .filter((l) => /over MemoryLimitMB 1; restarting it/.test(l)).length >= 2
+          ? true
+          : undefined,
+      );
+    } finally {
+      await player.close();
+      // The limit would restart it for ever: stop it before the daemon goes.
+      await d.control('demo', TOKEN, 'stop');
+    }
+  }));
+
+test.run();

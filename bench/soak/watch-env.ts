@@ -11,6 +11,12 @@ import { check, type SoakState } from './state.ts';
 
 /** A line may cross the bound (the writer rotates before the line that would pass it, or copy-truncates at a poll). */
 const LINE_SLACK = 1024 * 1024;
+/**
+ * With PersistServers a server writes its own server.log; while no daemon runs (killed, starting) nothing bounds it,
+ * so a chatty server grows it by its rate times the outage. The size bound holds again this long after a daemon is
+ * ready: its follower's first poll (0.5 s) rotates the file.
+ */
+const SERVER_LOG_SETTLE_MS = 2000;
 /** /health may be slow to answer while the machine or the daemon is loaded (descriptor pressure): its patience. */
 const HEALTH_PATIENCE_MS = 8000;
 
@@ -76,6 +82,7 @@ const kib = (n: number) => `${Math.round(n / 1024)} KiB`;
 /** Every server's logs/: at most `keep` files, each at most `maxBytes` (and a line). */
 function serverLogs(s: SoakState): void {
   const { maxBytes, keep } = SERVER_LOG_ROTATION;
+  const daemonBounds = s.daemonReadyAt !== null && Date.now() - s.daemonReadyAt >= SERVER_LOG_SETTLE_MS;
   for (const key of names(join(s.dir, 'instances'))) {
     const dir = join(s.dir, 'instances', key, 'logs');
     const logs = names(dir).filter((n) => /^server\.log(\.\d+)?$/.test(n));
@@ -86,6 +93,7 @@ function serverLogs(s: SoakState): void {
       () => `${key}: ${logs.length} server logs (${logs.join(', ')}), keep is ${keep}`,
     );
     for (const name of logs) {
+      if (!daemonBounds) continue;
       const bytes = size(join(dir, name));
       bounded(
         s,

@@ -9,9 +9,6 @@ import type { ControlAction, ControlOptions, InstanceControl, InstanceStatus } f
 import type { StopData } from '../store/instance-data.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
-import { readPlayers } from '../process/server-status.ts';
-import { cgroupPids } from '../process/cgroup.ts';
-import { readTreeStats } from '../process/tree-stats.ts';
 import { removeDisplacedBuilds } from '../updates/install/install.ts';
 import { hasPreviousBuild } from '../updates/install/install.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
@@ -21,8 +18,7 @@ import { maintenanceGuards, tellMaintenance } from './instance-maintenance.ts';
 import { createMaintenance } from './maintenance-host.ts';
 import type { Maintenance } from './maintenance.ts';
 import { createProcessHost } from './process-host.ts';
-import { memoryOverLimit } from './memory-limit.ts';
-import { ResourceSampler, type Sample } from './resource-sampler.ts';
+import { createInstanceResources } from './instance-resources.ts';
 import { type CheckRecord, createCheckRecord } from './update-check-record.ts';
 import { createDownloadProgress } from './download-progress.ts';
 import { createRunProcess } from './run-process.ts';
@@ -60,13 +56,8 @@ export class Instance implements InstanceControl {
   private readonly onUpdateProgress = (e: BusEvents['instance:update']): void => {
     if (e.key === this.key) this.download.seen(e);
   };
-  /** CPU, memory and players of the running server, for the status and metrics. */
-  private sampler: ResourceSampler;
-  private sampledPid: number | null = null;
-  /** The launch cgroup of the server with this pid (cgroup tracking), whose every process counts as the server's. */
-  private launchCgroup: { pid: number; cgroup: string | null } | null = null;
-  /** The server that was asked to restart for its memory: once per run. */
-  private memoryRestartPid: number | null = null;
+  /** CPU, memory and players of the running server, and MemoryLimitMB. */
+  private resources: ReturnType<typeof createInstanceResources>;
 
   constructor(deps: InstanceDeps) {
     this.deps = deps;
@@ -78,20 +69,14 @@ export class Instance implements InstanceControl {
       alertAfterMs: () => this.deps.config.timing.UpdateCheckAlertMinutes * 60_000,
     });
     deps.bus.on('instance:update', this.onUpdateProgress);
-    this.sampler = new ResourceSampler({
-      server: () => {
+    this.resources = createInstanceResources(
+      deps,
+      () => {
         const pid = this.actor.getSnapshot().context.pid;
         return pid === null ? null : { pid, startedAt: this.startedAt };
       },
-      readTree: async (pid) => {
-        const cgroup = this.launchCgroup?.pid === pid ? this.launchCgroup.cgroup : null;
-        return readTreeStats(pid, { alsoPids: cgroup === null ? [] : await cgroupPids(cgroup) });
-      },
-      // Not longer than the interval: a server too busy to answer is "unknown" this time, not a backlog of reads.
-      readPlayers: () => readPlayers(this.deps.instance.settings.ApiPort, Math.min(2000, this.sampleMs())),
-      intervalMs: () => this.sampleMs(),
-      onSample: (sample) => this.checkMemory(sample),
-    });
+      (when, why) => this.maintenance.requestRestart(when, why),
+    );
     this.actor = this.createActor();
     this.maintenance = createMaintenance(deps, {
       live: () => this.actor.getSnapshot().matches({ owning: 'live' }),
@@ -106,7 +91,7 @@ export class Instance implements InstanceControl {
     const processHost = createProcessHost(
       deps,
       () => this.actor.getSnapshot().context.revision,
-      (pid, cgroup) => (this.launchCgroup = { pid, cgroup }),
+      (pid, cgroup) => this.resources.launched(pid, cgroup),
     );
     const machine = instanceMachine.provide({
       actors: {
@@ -125,10 +110,7 @@ export class Instance implements InstanceControl {
       next: (snap) => {
         const exit = snap.context.lastExit;
         if (exit !== null && exit !== this.lastExit?.exit) this.lastExit = { exit, at: Date.now() };
-        if (snap.context.pid !== this.sampledPid) {
-          this.sampledPid = snap.context.pid;
-          if (this.sampledPid !== null) this.sampler.wake();
-        }
+        this.resources.pidSeen(snap.context.pid);
         const state = statePath(snap.value);
         if (state === this.lastState) return;
         deps.bus.emit('instance:state', { key: this.key, state, previous: this.lastState, at: Date.now() });
@@ -236,7 +218,7 @@ export class Instance implements InstanceControl {
   async shutdown(persist: boolean, timeoutMs: number): Promise<void> {
     this.deps.bus.off('instance:update', this.onUpdateProgress);
     this.maintenance.stop();
-    this.sampler.stop();
+    this.resources.stop();
     this.actor.send({ type: 'SHUTDOWN', persist });
     const done = await waitForState(this.actor, 'exited', timeoutMs);
     if (!done) this.deps.log.warn('server did not finish shutting down in time; killing it');
@@ -254,23 +236,6 @@ export class Instance implements InstanceControl {
     Object.assign(this.deps, { config, instance, provider });
     this.actor.send({ type: 'CONFIG', timing: instanceTiming(config, instance) });
     this.maintenance.reschedule();
-  }
-
-  /**
-   * Past `MemoryLimitMB`: the server is asked to leave for a restart by its `Maintenance.When` (at round end by
-   * default, forced after `MaxDelayMinutes`), once per run, with why in the log and the chat notice.
-   */
-  private checkMemory(sample: Sample): void {
-    const why = memoryOverLimit(sample.rssBytes, this.deps.instance.settings.MemoryLimitMB);
-    if (why === null || this.memoryRestartPid === sample.pid) return;
-    this.memoryRestartPid = sample.pid;
-    const when = this.deps.instance.settings.Maintenance?.When ?? 'RoundEnd';
-    this.deps.log.warn(`${why}; restarting it (${when})`, { pid: sample.pid });
-    this.maintenance.requestRestart(when, why);
-  }
-
-  private sampleMs(): number {
-    return this.deps.config.timing.ResourceSampleSeconds * 1000;
   }
 
   apiToken(): string | undefined {
@@ -364,8 +329,8 @@ export class Instance implements InstanceControl {
       updateCheck: this.checks.status(),
       download: this.download.status(),
       maintenance: this.maintenance.status(),
-      resources: this.sampler.resources(c.pid),
-      players: this.sampler.playerCount(c.pid),
+      resources: this.resources.resources(c.pid),
+      players: this.resources.players(c.pid),
     };
   }
 }

@@ -1,11 +1,11 @@
 /**
  * The daemon's part of a relaunch, server exit → next spawn, measured on one or more builds of the daemon side by
- * side: `node --import tsx bench/tools/launch-gap.ts [--rounds N] [--crash] [--engine] [<checkout> …]` (default:
+ * side: `node --import tsx bench/tools/launch-gap.ts [--rounds N] [--crash] [--engine] [--marker] [<checkout> …]` (default:
  * this checkout). Each checkout's compiled daemon (`bin/watchdog` with WATCHDOG_RUNTIME=dist: run `npm run build` in
  * it first) supervises one server on a loopback port: bench/servers/crash-server.mjs, or with `--engine` the real
  * engine (bench/peers/robust-engine). Rounds alternate between the daemons. A restart is POST
  * /instances/<key>/restart (the server exits 0 on the watchdog's /shutdown); `--crash` adds SIGKILL crashes with the
- * crash back-off shrunk to 1 ms. The exit is the moment the old server's /proc entry turns zombie or goes (polled
+ * crash back-off shrunk to 1 ms; `--marker` tracks launches by their environment marker instead of cgroups. The exit is the moment the old server's /proc entry turns zombie or goes (polled
  * every 2 ms); the gap ends when the daemon's `server launched` line reaches this script. Lines
  * `TIMING <point> <wall ms>` that a build prints (temporary instrumentation) are reported as medians after the exit.
  */
@@ -33,6 +33,7 @@ const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf('--rounds') + 1] || 20) || 20;
 const crash = args.includes('--crash');
 const engine = args.includes('--engine');
+const marker = args.includes('--marker');
 const checkouts = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--rounds');
 if (checkouts.length === 0) checkouts.push(ROOT);
 
@@ -76,6 +77,7 @@ try {
           `      RunCommand: ${JSON.stringify(program)}`,
           '      TimeoutSeconds: 30',
           '      DumpOnTimeout: false',
+          ...(marker ? ['Process:', '  Tracking: Environment'] : []),
           '',
         ].join('\n')
       : lightConfig({
@@ -85,7 +87,7 @@ try {
           timeoutSeconds: 30,
           timing,
           instanceExtra: ['EnvironmentVariables: { CRASH_LIFETIME_MS: "900000" }'],
-        });
+        }) + (marker ? 'Process:\n  Tracking: Environment\n' : '');
     const daemon = await startDaemon(dir, yaml, {
       program: join(resolve(checkout), 'bin/watchdog'),
       env: { WATCHDOG_RUNTIME: 'dist' },

@@ -30,11 +30,18 @@ export interface DaemonOptions {
   /** Seconds to wait for `listening on`. */
   startTimeoutMs?: number;
   logLevel?: string;
+  /** Another checkout's bin/watchdog (bench/tools/launch-gap.ts compares builds); this checkout's by default. */
+  program?: string;
 }
 
 export async function startDaemon(dir: string, yaml: string, opts: DaemonOptions = {}): Promise<BenchDaemon> {
   await writeFile(join(dir, 'appsettings.yml'), yaml);
-  const args = [...(opts.nodeArgs ?? []), WATCHDOG, 'start', ...(opts.logLevel ? ['--log-level', opts.logLevel] : [])];
+  const args = [
+    ...(opts.nodeArgs ?? []),
+    opts.program ?? WATCHDOG,
+    'start',
+    ...(opts.logLevel ? ['--log-level', opts.logLevel] : []),
+  ];
   const spawnedAt = wallNow();
   const proc = spawn(process.execPath, args, {
     cwd: dir,

@@ -35,16 +35,24 @@ export async function markerOf(pid: number): Promise<string | null> {
  */
 export async function findMarked(prefix: string): Promise<number[]> {
   const names = await readdir('/proc').catch(() => [] as string[]);
+  const pids = names.filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid).map(Number);
   const found: number[] = [];
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    const pid = Number(name);
-    if (pid === process.pid) continue;
-    const marker = await markerOf(pid);
-    if (marker?.startsWith(prefix) && isAlive(pid)) found.push(pid);
-  }
-  return found;
+  // Several reads in flight at once: this runs on the way to a relaunch, and one read after another waits a turn
+  // of a busy event loop and thread pool each.
+  let next = 0;
+  const worker = async () => {
+    while (next < pids.length) {
+      const pid = pids[next++] as number;
+      const marker = await markerOf(pid);
+      if (marker?.startsWith(prefix) && isAlive(pid)) found.push(pid);
+    }
+  };
+  await Promise.all(Array.from({ length: SCAN_PARALLEL }, worker));
+  return found.sort((a, b) => a - b);
 }
+
+/** How many /proc/<pid>/environ reads a scan keeps in flight. */
+const SCAN_PARALLEL = 8;
 
 /**
  * SIGKILLs every process marked with `prefix` until none is left (bounded by `timeoutMs`: a process forking as fast

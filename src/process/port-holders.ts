@@ -1,4 +1,6 @@
+import { createSocket } from 'node:dgram';
 import { readdir, readFile, readlink } from 'node:fs/promises';
+import { createServer } from 'node:net';
 
 /** A process holding a socket bound to a port. */
 export interface PortHolder {
@@ -29,13 +31,20 @@ export function socketInodes(table: string, port: number, proto: 'tcp' | 'udp'):
   return inodes;
 }
 
-async function inodesFor(port: number, proto: 'tcp' | 'udp'): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (const file of [proto, `${proto}6`]) {
-    const table = await readFile(`/proc/net/${file}`, 'utf8').catch(() => '');
-    for (const inode of socketInodes(table, port, proto)) found.add(inode);
-  }
-  return found;
+/** The four tables read at once: this runs before every launch, and each read waits its turn in a busy loop. */
+async function wantedInodes(port: number): Promise<Map<string, 'tcp' | 'udp'>> {
+  const files = [
+    ['tcp', 'tcp'],
+    ['tcp6', 'tcp'],
+    ['udp', 'udp'],
+    ['udp6', 'udp'],
+  ] as const;
+  const tables = await Promise.all(files.map(([file]) => readFile(`/proc/net/${file}`, 'utf8').catch(() => '')));
+  const wanted = new Map<string, 'tcp' | 'udp'>();
+  files.forEach(([, proto], i) => {
+    for (const inode of socketInodes(tables[i] ?? '', port, proto)) wanted.set(inode, proto);
+  });
+  return wanted;
 }
 
 /**
@@ -48,9 +57,7 @@ async function inodesFor(port: number, proto: 'tcp' | 'udp'): Promise<Set<string
  * for (const h of await portHolders(1212)) log.warn(`port 1212 held by pid ${h.pid} (${h.name})`);
  */
 export async function portHolders(port: number): Promise<PortHolder[]> {
-  const wanted = new Map<string, 'tcp' | 'udp'>();
-  for (const proto of ['tcp', 'udp'] as const)
-    for (const inode of await inodesFor(port, proto)) wanted.set(inode, proto);
+  const wanted = await wantedInodes(port);
   if (wanted.size === 0) return [];
   const holders: PortHolder[] = [];
   const names = await readdir('/proc').catch(() => [] as string[]);
@@ -69,4 +76,39 @@ export async function portHolders(port: number): Promise<PortHolder[]> {
     for (const proto of protos) holders.push({ pid, name, proto });
   }
   return holders;
+}
+
+/** Whether a TCP listener on `port` could bind the wildcard address (`::`, both IPv4 and IPv6) right now. */
+function tcpBinds(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen({ port, host: '::', ipv6Only: false, exclusive: true }, () => srv.close(() => resolve(true)));
+  });
+}
+
+/** Whether a UDP socket could bind `port` on the wildcard address (`::`, both IPv4 and IPv6) right now. */
+function udpBinds(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = createSocket({ type: 'udp6', ipv6Only: false });
+    sock.once('error', () => {
+      try {
+        sock.close();
+      } catch {
+        // Never bound: nothing to close.
+      }
+      resolve(false);
+    });
+    sock.bind({ port, address: '::', exclusive: true }, () => sock.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Whether nothing holds `port`: a TCP listener and a UDP socket both bind it on the wildcard address, which the
+ * kernel refuses while any process listens on it over TCP or has a UDP socket bound to it, on any address. Cheap
+ * (no /proc), so it comes before `portHolders`, whose /proc/net/tcp alone can hold thousands of closed
+ * connections. False whenever a bind fails, for whatever reason (no IPv6, a holder): then look with `portHolders`.
+ */
+export async function portBindsFree(port: number): Promise<boolean> {
+  return (await tcpBinds(port)) && (await udpBinds(port));
 }

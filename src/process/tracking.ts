@@ -115,6 +115,13 @@ function markerTracking(id: string, killMs: () => number, why: string): ProcessT
 function cgroupTracking(id: string, mount: string, base: string, killMs: () => number): ProcessTracking {
   const marker = markerTracking(id, killMs, '');
   const keyDir = (key: string) => join(base, key);
+  /**
+   * The instances whose leftovers a sweep has also looked for by their marker in every process: a scan of all of
+   * /proc, tens to hundreds of ms on a loaded machine, on the way to a relaunch. Needed once per daemon for each
+   * (an earlier daemon may have tracked launches by marker alone), and again after a launch whose cgroup could not
+   * be made. Any other launch ran in its cgroup from its first instruction on, and so did all it started.
+   */
+  const scanned = new Set<string>();
   return {
     mode: 'cgroup',
     description: `cgroup v2 (${base})`,
@@ -126,6 +133,7 @@ function cgroupTracking(id: string, mount: string, base: string, killMs: () => n
         () => true,
         () => false,
       );
+      if (!made) scanned.delete(key);
       return { ...track, cgroup: made ? cgroup : null };
     },
     end: async (track) => (track.cgroup ? killAndRemove(track.cgroup, killMs()) : marker.end(track)),
@@ -133,8 +141,11 @@ function cgroupTracking(id: string, mount: string, base: string, killMs: () => n
     async sweep(key) {
       const killed: number[] = [];
       for (const dir of await subgroups(keyDir(key))) killed.push(...(await killAndRemove(dir, killMs())));
-      // A process of a launch that could not join its cgroup, or of one made before cgroups were in use.
-      killed.push(...(await marker.sweep(key)));
+      // A process of a launch that had no cgroup, or of one made before cgroups were in use.
+      if (!scanned.has(key)) {
+        scanned.add(key);
+        killed.push(...(await marker.sweep(key)));
+      }
       return killed;
     },
     async owns(pid, key) {

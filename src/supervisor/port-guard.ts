@@ -1,6 +1,6 @@
 import { LaunchBlockedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { portHolders, type PortHolder } from '../process/port-holders.ts';
+import { portBindsFree, portHolders, type PortHolder } from '../process/port-holders.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
 
 export interface PortGuardOptions {
@@ -17,6 +17,7 @@ export interface PortGuardOptions {
 
 /** The holders of `port`, one entry per process. */
 async function holdersOf(port: number): Promise<PortHolder[]> {
+  if (await portBindsFree(port)) return [];
   const seen = new Map<number, PortHolder>();
   for (const h of await portHolders(port)) if (!seen.has(h.pid)) seen.set(h.pid, h);
   return [...seen.values()];

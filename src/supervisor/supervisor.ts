@@ -120,9 +120,12 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       provider: providerFor(instance, ilog),
       revision: data.revision,
       recordRevision: (revision) => store.write({ previousRevision: store.current().revision, revision }),
-      recordLaunch: (launch) => store.write({ launch, spawning: null }),
-      // Before the spawn and so inside the server's check-in window: it only has to outlive a killed daemon, which
-      // needs no fsync (a power loss takes the servers with it). Two fsyncs here cost a loaded disk hundreds of ms.
+      // The launch records only have to outlive a killed daemon, which needs no fsync: a power loss takes the servers
+      // with them, and a stale record names a pid that is then dead. Two fsyncs cost a loaded disk hundreds of ms,
+      // and writes to data.json queue: the record cleared at an exit would hold up the spawning record of the
+      // relaunch that follows it, before its spawn.
+      recordLaunch: (launch) => store.write({ launch, spawning: null }, { durable: false }),
+      // Before the spawn and so inside the server's check-in window.
       recordSpawning: (spawning) => store.write({ spawning }, { durable: false }),
       rollback: async () => {
         await rollbackBin(instance.dir);

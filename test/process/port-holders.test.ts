@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { portHolders, socketInodes } from '../../src/process/port-holders.ts';
+import { portBindsFree, portHolders, socketInodes } from '../../src/process/port-holders.ts';
 import { holdPort, release } from './_port-holder.ts';
 
 const test = suite('process :: port holders');
@@ -26,6 +26,18 @@ test('a bound UDP socket is found too', async () => {
     assert.equal(await portHolders(h.port), [{ pid: h.pid, name: NODE_NAME, proto: 'udp' }]);
   } finally {
     await release(h.child);
+  }
+});
+
+test('portBindsFree :: false while a TCP listener or a UDP socket holds the port, true once it is let go', async () => {
+  for (const proto of ['tcp', 'udp'] as const) {
+    const h = await holdPort(proto);
+    try {
+      assert.is(await portBindsFree(h.port), false, `held over ${proto}`);
+    } finally {
+      await release(h.child);
+    }
+    assert.is(await portBindsFree(h.port), true, `free once the ${proto} holder has exited`);
   }
 });
 

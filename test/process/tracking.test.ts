@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -93,6 +93,41 @@ for (const mode of ['cgroup', 'marker'] as const) {
   });
 
   if (mode === 'cgroup') {
+    it("a sweep scans for the instance's marker once per daemon, not before every relaunch", async () => {
+      const tracking = await detectTracking({
+        workDir: `/tracking-test-scan-${process.pid}`,
+        forceMarker: false,
+        killMs: () => 2000,
+      });
+      const base = /\((.+)\)/.exec(tracking.description)![1]!;
+      const pids: number[] = [];
+      try {
+        // Marked but in no cgroup of ours: what a daemon that tracked by marker alone left.
+        const before = await launchEscaper({ marker: (await tracking.begin('k')).marker, cgroup: null });
+        pids.push(before);
+        assert.equal(await tracking.sweep('k'), [before], 'the first sweep finds it by its marker');
+        await waitFor('it is gone', () => !isAlive(before), 2000);
+        const inGroup = await launchEscaper(await tracking.begin('k'));
+        const outside = await launchEscaper({ marker: (await tracking.begin('k')).marker, cgroup: null });
+        pids.push(inGroup, outside);
+        assert.equal(await tracking.sweep('k'), [inGroup], 'later sweeps take the cgroups alone');
+        assert.ok(isAlive(outside), 'no second scan of /proc');
+        // A launch whose cgroup cannot be made (here the instance's cgroup may have no children) is tracked by its
+        // marker alone, so the sweep after it scans again.
+        await tracking.sweep('f');
+        mkdirSync(join(base, 'f'));
+        writeFileSync(join(base, 'f', 'cgroup.max.descendants'), '0');
+        const track = await tracking.begin('f');
+        assert.is(track.cgroup, null, 'no cgroup for it');
+        const unjoined = await launchEscaper(track);
+        pids.push(unjoined);
+        assert.equal(await tracking.sweep('f'), [unjoined], 'the next sweep finds it by its marker');
+      } finally {
+        for (const pid of pids) killGroup(pid);
+        await tracking.close();
+      }
+    });
+
     it('an empty cgroup left by an earlier daemon is removed at start; a populated one stays', async (ctx) => {
       const base = /\((.+)\)/.exec(ctx.tracking!.description)![1]!;
       const empty = join(base, 'k', 'stale');

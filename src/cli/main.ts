@@ -8,6 +8,7 @@ export const USAGE = `usage: watchdog [command] [options]
 
 commands:
   start [--config F] [--urls U] [--log-level L]   run the daemon (the default command)
+  start <key> [--wait]                   start a stopped instance (kept stopped across daemon restarts until then)
   check [--config F] [--urls U]          validate the configuration and list the instances
   import [--config F] [--dry-run] [--force]     import the real watchdog's data.db (revisions, servers left running)
   restart|update|stop|rollback <key>     control an instance (--url, --token or WATCHDOG_TOKEN)

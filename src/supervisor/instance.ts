@@ -207,7 +207,7 @@ export class Instance implements InstanceControl {
     if (this.stopped !== null) {
       const { by, at } = this.stopped;
       this.deps.log.info(
-        `stays stopped: stopped ${by ? `${by} ` : ''}at ${at}; \`watchdog restart ${this.key}\` (or the dashboard's Start) starts it`,
+        `stays stopped: stopped ${by ? `${by} ` : ''}at ${at}; \`watchdog start ${this.key}\` (or the dashboard's Start) starts it`,
       );
       if (adoptPid !== null) this.actor.send({ type: 'STOP' });
     }

@@ -1,6 +1,7 @@
 /**
  * An operator's stop is remembered (issue 25): kept in data.json with who and when, the instance stays stopped when
- * the daemon starts again, until a restart (the dashboard's Start). A daemon shutdown is not an operator's stop.
+ * the daemon starts again, until a restart (`watchdog start <key>`, the dashboard's Start). A daemon shutdown is not
+ * an operator's stop.
  * The real daemon, the demo server, real restarts of the daemon in one folder.
  */
 import { readFile } from 'node:fs/promises';
@@ -43,9 +44,14 @@ test('stop, daemon restart: still stopped, saying who stopped it; restart, daemo
     const table = await runCli(['status', 'lrp', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.match(table.stdout, `lrp stopped with its API token from 127.0.0.1 at ${data.stopped?.at}`);
 
-    // A restart starts it and forgets the stop; a daemon shutdown is not a stop, so it runs after the next start.
-    const restart = await runCli(['restart', 'lrp', '--wait', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
-    assert.is(restart.code, 0, restart.stderr);
+    // `watchdog start lrp` (a restart, sent only to a stopped instance) starts it and forgets the stop; a daemon
+    // shutdown is not a stop, so it runs after the next start.
+    const start = await runCli(['start', 'lrp', '--wait', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
+    assert.is(start.code, 0, start.stderr);
+    assert.match(start.stdout, /restart of lrp done: running, pid \d+/);
+    const again = await runCli(['start', 'lrp', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
+    assert.is(again.code, 0, again.stderr);
+    assert.is(again.stdout, 'lrp is running, not stopped; nothing to start (watchdog restart lrp restarts it)\n');
     assert.is(((await d.status('lrp', TOKEN)) as unknown as { stoppedBy: unknown }).stoppedBy, null);
     assert.is(await d.stop(), 0);
     d = await startDaemon(yaml, { dir: dir.path });

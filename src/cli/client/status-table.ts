@@ -52,7 +52,7 @@ export function checkLine(row: StatusRow): string | null {
 export function stoppedLine(row: StatusRow): string | null {
   const s = row.stoppedBy;
   if (!s || row.state !== 'stopped.idle') return null;
-  return `${row.key} stopped ${s.by ? `${s.by} ` : ''}at ${s.at}; it stays stopped across daemon restarts until \`watchdog restart ${row.key}\``;
+  return `${row.key} stopped ${s.by ? `${s.by} ` : ''}at ${s.at}; it stays stopped across daemon restarts until \`watchdog start ${row.key}\``;
 }
 
 /**

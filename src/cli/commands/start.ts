@@ -10,6 +10,8 @@ import { runDaemon } from '../../daemon/run.ts';
 
 export const usage = `usage: watchdog [start] [--config FILE] [--urls URLS] [--log-level LEVEL] [--log-format json] [--allow-weak-tokens]
   Runs the daemon until SIGINT/SIGTERM; SIGHUP or a change to the configuration files reloads it.
+  \`watchdog start <key> [--wait] [--url URL] [--token T]\` instead starts a stopped instance of a running daemon
+  (options as for watchdog restart; a running instance is left alone).
   --config FILE       the main configuration file (default: ./appsettings.yml)
   --urls URLS         where to listen, overriding Urls (e.g. http://localhost:5000)
   --log-level LEVEL   debug, info, warn or error (overrides Serilog.MinimumLevel)
@@ -25,11 +27,30 @@ export const options = {
   'allow-weak-tokens': { type: 'boolean' },
 } as const satisfies CommandOptions;
 
+/** Options of either form of start that take a value: the word after one is its value, not an instance key. */
+const VALUE_OPTIONS = new Set(['--config', '--urls', '--log-level', '--log-format', '--url', '--token', '--timeout']);
+
+/** Whether the arguments name an instance (`watchdog start lrp --wait`) rather than only the daemon's options. */
+function instanceKeyGiven(args: string[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] ?? '';
+    if (a === '--') return i + 1 < args.length;
+    if (VALUE_OPTIONS.has(a)) i++;
+    else if (!a.startsWith('-')) return true;
+  }
+  return false;
+}
+
 /**
  * `watchdog [start] [--config F] [--urls U] [--log-level L]`: runs the daemon until SIGINT/SIGTERM. SIGHUP, or a change to
  * the configuration files, reloads the configuration.
  */
 export async function run(args: string[]): Promise<number> {
+  // `watchdog start <key>`: a client command that starts a stopped instance, not the daemon.
+  if (instanceKeyGiven(args)) {
+    const { startInstance } = await import('./start-instance.ts');
+    return startInstance(args);
+  }
   const { values, positionals } = parseCommandArgs(args, options, usage);
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
   const cliLevel = values['log-level'];

@@ -15,6 +15,8 @@ export function createInstanceResources(
   deps: InstanceDeps,
   server: () => { pid: number; startedAt: number | null } | null,
   requestRestart: (when: MaintenancePolicy, why: string) => void,
+  /** The current server has checked in: before that it is starting, and its memory says nothing yet. */
+  checkedIn: () => boolean,
 ) {
   const sampleMs = () => deps.config.timing.ResourceSampleSeconds * 1000;
   /** The launch cgroup of the server with this pid (cgroup tracking), whose every process counts as the server's. */
@@ -26,7 +28,7 @@ export function createInstanceResources(
   /** Past `MemoryLimitMB`: ask the server to leave for a restart by its `Maintenance.When`, with why. */
   const checkMemory = (sample: Sample) => {
     const why = memoryOverLimit(sample.rssBytes, deps.instance.settings.MemoryLimitMB);
-    if (why === null || memoryRestartPid === sample.pid) return;
+    if (why === null || memoryRestartPid === sample.pid || !checkedIn()) return;
     memoryRestartPid = sample.pid;
     const when = deps.instance.settings.Maintenance?.When ?? 'RoundEnd';
     deps.log.warn(`${why}; restarting it (${when})`, { pid: sample.pid });

@@ -76,6 +76,7 @@ export class Instance implements InstanceControl {
         return pid === null ? null : { pid, startedAt: this.startedAt };
       },
       (when, why) => this.maintenance.requestRestart(when, why),
+      () => this.actor.getSnapshot().context.checkedIn,
     );
     this.actor = this.createActor();
     this.maintenance = createMaintenance(deps, {

@@ -25,10 +25,21 @@ test('over the limit: a restart pending for 0 players, asked once per run, said 
       instances: [{ port, extra: '      MemoryLimitMB: 1\n      Maintenance:\n        When: Empty' }],
     });
     const d = await start(yaml);
-    const first = await waitState(d, 'demo', TOKEN, 'running');
     const player = await udpPlayer(port);
     try {
-      assert.is(await player.send('join alice'), 'welcome alice');
+      // Alice joins as soon as the game port answers, before the server checks in: the limit is looked at only once
+      // it has, and by then a player is on, so the restart waits.
+      await waitFor(
+        'alice on the server',
+        () =>
+          player.send('join alice', 200).then(
+            (r) => (r === 'welcome alice' ? true : undefined),
+            () => undefined,
+          ),
+        20_000,
+        100,
+      );
+      const first = await waitState(d, 'demo', TOKEN, 'running');
       const status = async () =>
         (await d.status('demo', TOKEN)) as unknown as { pid: number | null; maintenance: MaintenanceStatus };
       const pending = await waitFor('the memory restart pending', async () => {
@@ -68,7 +79,7 @@ test('over the limit: a restart pending for 0 players, asked once per run, said 
           : undefined,
       );
     } finally {
-      await player.close();
+      await player.close().catch(() => undefined);
       // The limit would restart it for ever: stop it before the daemon goes.
       await d.control('demo', TOKEN, 'stop');
     }

@@ -4,18 +4,19 @@
  * serves the direct checks; the daemon runs its own. Skipped, with one line saying why, where the engine cannot run.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ENGINE_SKIP, engineBundle, engineConfigToml } from '../../bench/peers/robust-engine/bundle.ts';
+import { ENGINE_SKIP } from '../../bench/peers/robust-engine/bundle.ts';
+import { prepareEngine, unpackedEngine } from './_engine.ts';
 import { requestDump } from '../../src/process/dotnet-diagnostics.ts';
 import { findDiagnosticsSocket } from '../../src/process/dotnet-process.ts';
 import { dumpProcess } from '../../src/process/dump.ts';
 import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
-import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { tempDir, waitFor } from '../_support/env.ts';
 import { killGroup } from '../_support/procs.ts';
 import { waitStatus } from '../e2e/resilience/_support.ts';
 import { captureLog } from '../store/recording-logger.ts';
@@ -39,8 +40,8 @@ const DOTNET_DUMP = findDotnetDump();
 const test = suite('engine :: hang dumps of the real engine');
 const it = ENGINE_SKIP ? test.skip : test;
 const withTool = ENGINE_SKIP || !DOTNET_DUMP ? test.skip : test;
-if (ENGINE_SKIP) console.log(`engine hang dumps skipped: ${ENGINE_SKIP}`);
-else if (!DOTNET_DUMP) console.log('engine hang dumps: the dotnet-dump check is skipped: no dotnet-dump installed');
+if (!ENGINE_SKIP && !DOTNET_DUMP)
+  console.log('engine hang dumps: the dotnet-dump check is skipped: no dotnet-dump installed');
 
 const state: {
   dir: string;
@@ -67,11 +68,10 @@ async function assertCore(file: string): Promise<number> {
 }
 
 /** An instance folder with the engine's config.toml on fresh ports. */
-async function instanceDir(dir: string): Promise<{ dir: string; statusPort: number }> {
-  await mkdir(dir, { recursive: true });
-  const statusPort = await freePort();
-  await writeFile(join(dir, 'config.toml'), engineConfigToml({ statusPort, gamePort: await freePort() }));
-  return { dir, statusPort };
+/** An instance folder with its config.toml (free TCP status and UDP game ports), as the engine suites make it. */
+async function instanceDir(root: string, key: string): Promise<{ dir: string; statusPort: number }> {
+  const { statusPort } = await prepareEngine(root, key);
+  return { dir: join(root, 'instances', key), statusPort };
 }
 
 test.before(async () => {
@@ -79,11 +79,8 @@ test.before(async () => {
   const tmp = await tempDir('wd-engine-dumps-');
   state.dir = tmp.path;
   state.cleanup = tmp.cleanup;
-  const bundle = await engineBundle();
-  const { program } = bundle;
-  // The unpacked bundle is shared by every engine suite of this test process: removed when the process exits.
-  process.once('exit', () => rmSync(dirname(bundle.dir), { recursive: true, force: true }));
-  const inst = await instanceDir(join(tmp.path, 'direct'));
+  const { program } = await unpackedEngine();
+  const inst = await instanceDir(tmp.path, 'direct');
   // Launched as the watchdog would, less the check-in settings: these checks dump it directly.
   const engine = spawn(
     program,
@@ -156,7 +153,7 @@ it('without its socket, the createdump of the runtime it loaded (via libcoreclr.
   await rename(state.socket, hidden); // the IPC out of reach, as with DOTNET_EnableDiagnostics=0
   try {
     const log = captureLog();
-    const { program } = await engineBundle();
+    const { program } = await unpackedEngine();
     const file = await dumpProcess(state.engine?.pid ?? 0, {
       dumpsDir: join(state.dir, 'fallback-dumps'),
       type: 'Normal',
@@ -176,9 +173,9 @@ it('without its socket, the createdump of the runtime it loaded (via libcoreclr.
 });
 
 it('a hang under the daemon (DumpOnTimeout, Normal) leaves one dump of tens of MB, taken over the IPC', async () => {
-  const { program } = await engineBundle();
+  const { program } = await unpackedEngine();
   const dir = join(state.dir, 'daemon');
-  const inst = await instanceDir(join(dir, 'instances/real'));
+  const inst = await instanceDir(dir, 'real');
   const yaml = [
     'Urls: http://127.0.0.1:0',
     'Process:',

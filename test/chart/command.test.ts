@@ -5,7 +5,7 @@ import { statePaths } from '../../src/chart/index.ts';
 import { renderChart } from '../../src/chart/render.ts';
 import { NODE_ID_PREFIX, renderChartSvg } from '../../src/chart/svg.ts';
 import { tempSuite } from '../_support/env.ts';
-import { runWatchdog } from '../config/watchdog-bin.ts';
+import { runWatchdog } from '../_support/watchdog-bin.ts';
 
 /** `bin/watchdog chart …` as a real process, from a folder that is not the project. */
 const chart = (args: string[], cwd: string) => runWatchdog(['chart', ...args], cwd);

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { and, not, setup } from 'xstate';
 import { chartGraph, guardText, mermaidNodeId, statePaths, toMermaid, renderChart } from '../../src/chart/index.ts';
 import { instanceMachine } from '../../machines/instance.ts';
-import { STATUS_PATHS } from './state-paths.ts';
+import { STATUS_PATHS } from './_support/state-paths.ts';
 
 // --- the graph read from the machine
 

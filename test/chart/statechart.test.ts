@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { renderChart } from '../../src/chart/render.ts';
 import { ROOT } from '../_support/env.ts';
-import { STATUS_PATHS } from './state-paths.ts';
+import { STATUS_PATHS } from './_support/state-paths.ts';
 
 const docs = suite('docs/statechart.md');
 

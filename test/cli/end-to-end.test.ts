@@ -7,7 +7,7 @@ import { testConfig } from '../_support/config.ts';
 import { metricValue } from '../_support/metric-value.ts';
 import { type DaemonCtx, daemonSuite, waitState } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
-import { WATCHDOG, cliEnv, runCli, spawnCli, type CliResult } from './_run.ts';
+import { WATCHDOG, cliEnv, runCli, spawnCli, type CliResult } from '../_support/cli.ts';
 
 /**
  * Every CLI command, run as a real process against the real daemon hosting real demo servers:

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { loadConfig, type LoadResult } from '../../src/config/load.ts';
 import type { ResolvedConfig } from '../../src/config/resolved.ts';
 import { tempSuite } from '../_support/env.ts';
-import { oneInstance, serversYaml, writeFiles } from './files.ts';
+import { oneInstance, serversYaml, writeFiles } from './_support/files.ts';
 
 const makeSuite = (name: string) => tempSuite(name, { prefix: 'wd-config-' });
 

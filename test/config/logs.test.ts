@@ -1,7 +1,7 @@
 import * as assert from 'uvu/assert';
 import { tempSuite } from '../_support/env.ts';
-import { serversYaml, writeFiles } from './files.ts';
-import { runWatchdog } from './watchdog-bin.ts';
+import { serversYaml, writeFiles } from './_support/files.ts';
+import { runWatchdog } from '../_support/watchdog-bin.ts';
 
 const logs = tempSuite('config :: Logs and the log timings', { prefix: 'wd-cfglogs-' });
 

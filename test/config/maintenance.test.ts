@@ -1,7 +1,7 @@
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config/load.ts';
 import { tempSuite } from '../_support/env.ts';
-import { serversYaml, writeFiles } from './files.ts';
+import { serversYaml, writeFiles } from './_support/files.ts';
 
 const test = tempSuite('config :: Maintenance', { prefix: 'wd-maint-config-' });
 

@@ -2,7 +2,7 @@ import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config/load.ts';
 import { routesFrom } from '../../src/notify/routes.ts';
 import { tempSuite } from '../_support/env.ts';
-import { serversYaml, writeFiles } from './files.ts';
+import { serversYaml, writeFiles } from './_support/files.ts';
 
 const test = tempSuite('config :: Notification', { prefix: 'wd-notify-config-' });
 const instances = { alpha: ['ApiPort: 1212'], beta: ['ApiPort: 1213'] };

@@ -1,7 +1,7 @@
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config/load.ts';
 import { tempSuite } from '../_support/env.ts';
-import { oneInstance, writeFiles } from './files.ts';
+import { oneInstance, writeFiles } from './_support/files.ts';
 
 const test = tempSuite('config :: process tracking keys', { prefix: 'wd-config-' });
 

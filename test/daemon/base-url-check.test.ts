@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { checkBaseUrlReachesUs } from '../../src/daemon/base-url-check.ts';
-import { recordingLogger } from '../store/recording-logger.ts';
+import { recordingLogger } from '../_support/recording-logger.ts';
 
 /** A loopback /health that answers with `pid`, standing in for a daemon (this one, or another). */
 async function health(pid: number): Promise<{ server: Server; baseUrl: string }> {

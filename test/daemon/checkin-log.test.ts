@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
 import { logRejectedCheckins } from '../../src/daemon/checkin-log.ts';
-import { recordingLogger } from '../store/recording-logger.ts';
+import { recordingLogger } from '../_support/recording-logger.ts';
 
 const test = suite('rejected check-in log');
 

@@ -13,7 +13,7 @@ import type { DiskSettings } from '../../src/config/disk-schema.ts';
 import { watchDisks } from '../../src/daemon/disk-watch.ts';
 import { waitFor } from '../_support/env.ts';
 import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../_support/tmpfs.ts';
-import { recordingLogger } from '../store/recording-logger.ts';
+import { recordingLogger } from '../_support/recording-logger.ts';
 
 const MB = 1_000_000;
 const unavailable = tmpfsUnavailable();

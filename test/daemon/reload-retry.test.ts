@@ -11,7 +11,7 @@ import type { ResolvedConfig } from '../../src/config/resolved.ts';
 import { startConfigReload } from '../../src/daemon/reload.ts';
 import { reloadRetryMs, starvedOnly } from '../../src/daemon/reload-retry.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
-import { recordingLogger } from '../store/recording-logger.ts';
+import { recordingLogger } from '../_support/recording-logger.ts';
 
 const test = tempSuite('daemon :: a reload refused for want of descriptors is tried again');
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir, waitFor } from '../_support/env.ts';
-import { startDemo } from './_demo.ts';
+import { startDemo } from '../_support/demo.ts';
 
 interface Ping {
   method: string;

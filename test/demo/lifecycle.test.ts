@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { validateInfo } from '../../src/kit/schemas.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
-import { exitWithin, post, startDemo, udpPlayer } from './_demo.ts';
+import { exitWithin, post, startDemo, udpPlayer } from '../_support/demo.ts';
 
 const TOKEN = { ROBUST_CVAR_watchdog__token: 'tok' };
 const statusOf = async (base: string) =>

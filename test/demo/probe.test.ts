@@ -3,7 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ProbeResult } from '../../src/kit/probe.ts';
 import { freePort } from '../_support/env.ts';
-import { type RunningDemo, startDemo, WATCHDOG_BIN } from './_demo.ts';
+import { type RunningDemo, startDemo, WATCHDOG_BIN } from '../_support/demo.ts';
 
 /** Runs `bin/watchdog probe ...` and collects its output and exit code. */
 function watchdogProbe(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -17,9 +17,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { freePort, ROOT, waitFor } from '../_support/env.ts';
 import { alive, killGroup } from '../_support/procs.ts';
-import { finalStage, parseStages, type Stage } from './_dockerfile.ts';
-import { demoRunning, imageFolders, writeDemoSettings } from './_image-run.ts';
-import { installedPackage } from './_package.ts';
+import { finalStage, parseStages, type Stage } from '../_support/dockerfile.ts';
+import { demoRunning, imageFolders, writeDemoSettings } from '../_support/image-run.ts';
+import { installedPackage } from './_support/package.ts';
 
 const run = promisify(execFile);
 const test = suite('dist: the container image, run as a process');

@@ -28,7 +28,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { ROOT } from '../_support/env.ts';
-import { finalStage, parseStages } from './_dockerfile.ts';
+import { finalStage, parseStages } from '../_support/dockerfile.ts';
 
 const run = promisify(execFile);
 const DIR = join(ROOT, 'deploy/kubernetes');

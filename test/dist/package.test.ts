@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ROOT } from '../_support/env.ts';
-import { installedPackage } from './_package.ts';
+import { installedPackage } from './_support/package.ts';
 
 const run = promisify(execFile);
 const test = suite('dist: the packed package');

@@ -2,7 +2,7 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
 import { basic, daemonSuite, type RunningDaemon, waitState } from '../_support/daemon.ts';
 import { freePort } from '../_support/env.ts';
-import { launchSecret } from './resilience/_support.ts';
+import { launchSecret } from './resilience/_support/daemon-crash.ts';
 
 // A token with ':' in it: the password is everything after the FIRST colon (RFC 7617; the real watchdog refuses it).
 const TOKEN = 'to:k:en';

@@ -6,7 +6,7 @@ import { testConfig } from '../_support/config.ts';
 import { withDaemons } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
-import { runCli } from '../cli/_run.ts';
+import { runCli } from '../_support/cli.ts';
 
 const test = suite('e2e :: a hang loop is a loop');
 

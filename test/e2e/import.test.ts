@@ -7,7 +7,7 @@ import { startDaemon, type RunningDaemon } from '../_support/daemon.ts';
 import { freePort, tempDir, tempSuite } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
 import { writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
-import * as rs from './resilience/_support.ts';
+import * as rs from './resilience/_support/daemon-crash.ts';
 
 /**
  * Migrating from the real watchdog: its data.db (made here with its own migrations) names a server it left

@@ -10,8 +10,8 @@ import { testConfig } from '../_support/config.ts';
 import { basic, daemonSuite, startDaemon, waitState, type StatusJson } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
-import { runCli } from '../cli/_run.ts';
-import { udpPlayer } from '../demo/_demo.ts';
+import { runCli } from '../_support/cli.ts';
+import { udpPlayer } from '../_support/demo.ts';
 import type { LastExitStatus, MaintenanceStatus } from '../../src/supervisor/contract.ts';
 
 type Status = StatusJson & { maintenance: MaintenanceStatus; lastExit: LastExitStatus | null };

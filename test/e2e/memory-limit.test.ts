@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
 import { waitState, withDaemons } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
-import { udpPlayer } from '../demo/_demo.ts';
+import { udpPlayer } from '../_support/demo.ts';
 import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
 
 const test = suite('e2e :: a server over MemoryLimitMB restarts by its policy');

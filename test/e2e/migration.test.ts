@@ -9,8 +9,8 @@ import { freePort, ROOT, tempDir, waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 import { writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
-import { cvarOf, environOf, installFixture, startDownJenkins, type DownJenkins } from './real-install.ts';
-import * as rs from './resilience/_support.ts';
+import { cvarOf, environOf, installFixture, startDownJenkins, type DownJenkins } from './_support/real-install.ts';
+import * as rs from './resilience/_support/daemon-crash.ts';
 
 /**
  * The acceptance test of the drop-in migration: the folder of a real SS14.Watchdog installation

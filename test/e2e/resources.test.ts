@@ -7,8 +7,8 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
 import { daemonSuite, type RunningDaemon, waitState } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
-import { runCli } from '../cli/_run.ts';
-import { udpPlayer } from '../demo/_demo.ts';
+import { runCli } from '../_support/cli.ts';
+import { udpPlayer } from '../_support/demo.ts';
 import { parseExposition, sample } from '../http/metrics-support.ts';
 import type { ResourceStatus } from '../../src/supervisor/contract.ts';
 

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, startDaemon, waitState } from '../_support/daemon.ts';
 import { freePort, tempDir } from '../_support/env.ts';
-import { runCli } from '../cli/_run.ts';
+import { runCli } from '../_support/cli.ts';
 
 const test = suite('e2e :: a stop is remembered across daemon restarts');
 const TOKEN = 'tok';

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { contractArgv } from '../_support/config.ts';
 import { waitFor } from '../_support/env.ts';
-import { runCli } from '../cli/_run.ts';
-import { launchSecret } from '../e2e/resilience/_support.ts';
+import { runCli } from '../_support/cli.ts';
+import { launchSecret } from '../e2e/resilience/_support/daemon-crash.ts';
 import {
   ENGINE_CHECKIN_SECONDS,
   type EngineInstance,
@@ -19,7 +19,7 @@ import {
   serverLog,
   TOKEN,
   unpackedEngine,
-} from './_engine.ts';
+} from './_support/engine.ts';
 
 /**
  * The real engine (Robust.Server) under the real daemon, through the scenarios of the fake-engine e2e suites: the

@@ -5,8 +5,8 @@ import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
 import { manifestDoc, type BuiltArchive, type ManifestBuild } from '../fixtures/builds/build.ts';
-import { crash, pidsWith } from '../e2e/resilience/_support.ts';
-import { builtLabel, dataJson, instanceDir } from '../e2e/updates/_support.ts';
+import { crash, pidsWith } from '../e2e/resilience/_support/daemon-crash.ts';
+import { builtLabel, dataJson, instanceDir } from '../e2e/_support/updates.ts';
 import {
   ENGINE_CHECKIN_SECONDS,
   type EngineInstance,
@@ -19,7 +19,7 @@ import {
   serverLog,
   TOKEN,
   unpackedEngine,
-} from './_engine.ts';
+} from './_support/engine.ts';
 
 /**
  * `PersistServers: true` and updates with the real engine, in one daemon so the waits overlap.

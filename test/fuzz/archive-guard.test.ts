@@ -20,7 +20,7 @@ import {
 import { extractArchive } from '../../src/updates/archive/extract.ts';
 import { tempSuite } from '../_support/env.ts';
 import { type EntrySpec, writeRawTar, writeZip } from '../fixtures/archives/build.ts';
-import { fuzz, within } from './_fuzz.ts';
+import { fuzz, within } from './_support/fuzz.ts';
 
 /** `p` is `dir` or below it. */
 function inside(dir: string, p: string): boolean {

@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { extractArchive } from '../../src/updates/archive/extract.ts';
 import { tempSuite } from '../_support/env.ts';
 import { writeRawTar } from '../fixtures/archives/build.ts';
-import { rejects } from '../updates/_support.ts';
+import { rejects } from '../updates/_support/instance-suite.ts';
 
 const hardlinks = tempSuite('fuzz/archive hard links', { prefix: 'wd-fuzz-hardlink-' });
 

@@ -8,7 +8,7 @@
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config/load.ts';
 import { tempSuite } from '../_support/env.ts';
-import { serversYaml, writeFiles } from '../config/files.ts';
+import { serversYaml, writeFiles } from '../config/_support/files.ts';
 
 const reserved = tempSuite('fuzz/config reserved keys', { prefix: 'wd-fuzz-config-' });
 

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { loadConfig, type LoadResult } from '../../src/config/load.ts';
 import { tempSuite } from '../_support/env.ts';
-import { oneInstance, writeFiles } from '../config/files.ts';
-import { within } from './_fuzz.ts';
+import { oneInstance, writeFiles } from '../config/_support/files.ts';
+import { within } from './_support/fuzz.ts';
 
 const A = 'appsettings.yml: Servers.Instances.alpha';
 

@@ -6,7 +6,7 @@
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config/load.ts';
 import { tempSuite } from '../_support/env.ts';
-import { oneInstance, writeFiles } from '../config/files.ts';
+import { oneInstance, writeFiles } from '../config/_support/files.ts';
 
 const urls = tempSuite('fuzz/config Urls', { prefix: 'wd-fuzz-urls-' });
 

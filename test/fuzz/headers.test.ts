@@ -12,7 +12,7 @@ import { parseBasicAuth, secretsEqual } from '../../src/http/basic-auth.ts';
 import { shownKey } from '../../src/http/request-info.ts';
 import { checkWatchdogToken, parseShutdownBody, parseUpdateBody, UPDATE_REASONS } from '../../src/kit/api-watchdog.ts';
 import { memoryInstance, memoryRegistry } from '../http/support.ts';
-import { fuzz } from './_fuzz.ts';
+import { fuzz } from './_support/fuzz.ts';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 

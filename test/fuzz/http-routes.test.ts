@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import * as assert from 'uvu/assert';
 import { tempSuite } from '../_support/env.ts';
-import { fuzz, within } from './_fuzz.ts';
+import { fuzz, within } from './_support/fuzz.ts';
 import {
   ADMIN,
   ALPHA_SECRET,
@@ -19,7 +19,7 @@ import {
   fuzzApp,
   HIDDEN,
   OUTSIDE,
-} from './http-fixture.ts';
+} from './_support/http-fixture.ts';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const basic = (user: string, password: string) => `Basic ${b64(`${user}:${password}`)}`;

@@ -12,8 +12,8 @@ import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
 import { type HttpServers, startHttpServers } from '../../src/http/server.ts';
 import { tempSuite } from '../_support/env.ts';
 import { rawRequest } from '../http/support.ts';
-import { fuzz, within } from './_fuzz.ts';
-import { ALPHA_SECRET, BETA_SECRET, type Fixture, fixture, fuzzApp } from './http-fixture.ts';
+import { fuzz, within } from './_support/fuzz.ts';
+import { ALPHA_SECRET, BETA_SECRET, type Fixture, fixture, fuzzApp } from './_support/http-fixture.ts';
 
 const CRLF = '\r\n';
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');

@@ -12,7 +12,7 @@ import { AddressError, normaliseAddress } from '../../src/kit/probe-address.ts';
 import { parseArgs, SettingsError } from '../../src/kit/settings-args.ts';
 import { inferTags, validateTags } from '../../src/kit/tags.ts';
 import { recordingLogger } from '../http/support.ts';
-import { fuzz } from './_fuzz.ts';
+import { fuzz } from './_support/fuzz.ts';
 
 const TOKEN = 'game:token';
 

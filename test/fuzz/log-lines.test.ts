@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LineSplitter } from '../../src/process/log-file.ts';
-import { fuzz } from './_fuzz.ts';
+import { fuzz } from './_support/fuzz.ts';
 
 /** Output as servers write it: text in any script, CRLF and LF line ends, empty lines, an unterminated tail. */
 const output = fc

@@ -14,7 +14,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { InstanceTiming } from '../../machines/instance.types.ts';
 import { createHarness, type FakeProcess, type Harness } from '../machines/harness.ts';
-import { fuzz } from './_fuzz.ts';
+import { fuzz } from './_support/fuzz.ts';
 
 /** Status paths of the states inside `owning`, where the machine holds a server process. */
 const OWNING = new Set(['starting', 'running', 'awaiting-checkin', 'restarting.stopping']);

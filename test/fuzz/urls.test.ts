@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseUrls } from '../../src/config/listen.ts';
-import { fuzz } from './_fuzz.ts';
+import { fuzz } from './_support/fuzz.ts';
 
 /**
  * A host `listen()` can take: a keyword, an IP address, or a name for the resolver (which cannot be judged without

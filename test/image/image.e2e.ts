@@ -13,11 +13,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { finalStage, parseStages } from '../dist/_dockerfile.ts';
-import { demoRunning, imageFolders, writeDemoSettings } from '../dist/_image-run.ts';
+import { finalStage, parseStages } from '../_support/dockerfile.ts';
+import { demoRunning, imageFolders, writeDemoSettings } from '../_support/image-run.ts';
 import { freePort, ROOT, waitFor } from '../_support/env.ts';
 import { alive, killGroup } from '../_support/procs.ts';
-import { buildah, type ImageConfig, imageConfig, removeQuietly, whyNoBuildah } from './_buildah.ts';
+import { buildah, type ImageConfig, imageConfig, removeQuietly, whyNoBuildah } from './_support/buildah.ts';
 
 const run = promisify(execFile);
 const test = suite('image: built with buildah, run in a container');

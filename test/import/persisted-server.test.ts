@@ -7,8 +7,8 @@ import { checkPersistedServer } from '../../src/import/persisted-server.ts';
 import { isAlive, readProcessStartTime } from '../../src/process/proc-info.ts';
 import { findLeftover } from '../../src/supervisor/leftovers.ts';
 import { tempSuite } from '../_support/env.ts';
-import { instanceFor } from '../process/helpers.ts';
-import { recordingLogger } from '../store/recording-logger.ts';
+import { instanceFor } from '../_support/fixture-servers.ts';
+import { recordingLogger } from '../_support/recording-logger.ts';
 
 /** Real processes checked against /proc, as the import does with a pid from the real watchdog's data.db. */
 interface Ctx {

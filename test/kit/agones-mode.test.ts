@@ -4,7 +4,7 @@ import { type AgonesModeOptions, agonesOptionsFrom, startAgonesMode } from '../.
 import { loadSettings } from '../../src/kit/settings.ts';
 import { type FakeAgonesSdk, healthPace, startAgonesSdk } from '../_support/agones-sdk.ts';
 import { waitFor } from '../_support/env.ts';
-import { captureLog } from '../store/recording-logger.ts';
+import { captureLog } from '../_support/recording-logger.ts';
 
 const FAST = { initialDelayMs: 20, maxDelayMs: 100, timeoutMs: 1_000 };
 

@@ -10,8 +10,8 @@ import {
 import { loadSettings } from '../../src/kit/settings.ts';
 import type { Logger } from '../../src/log.ts';
 import { freePort, waitFor } from '../_support/env.ts';
-import { recorder } from '../process/helpers.ts';
-import { captureLog } from '../store/recording-logger.ts';
+import { recorder } from '../_support/fixture-servers.ts';
+import { captureLog } from '../_support/recording-logger.ts';
 
 /** A loopback HTTP server in the watchdog's place. `answer` picks the status; null never answers. */
 async function fakeWatchdog(answer: () => number | null = () => 200) {

@@ -9,7 +9,7 @@ import { AddressError, derivedConnectAddress, normaliseAddress, probe } from '..
 import { formatProbe } from '../../src/kit/probe-format.ts';
 import type { Info, Status } from '../../src/kit/schemas.ts';
 import { freePort } from '../_support/env.ts';
-import { assertThrowsWith } from './throws.ts';
+import { assertThrowsWith } from './_support/throws.ts';
 import {
   INFO_ACZ,
   INFO_EXTERNAL,

@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { envCvars, loadSettings, parseArgs, SettingsError } from '../../src/kit/settings.ts';
 import { tempSuite } from '../_support/env.ts';
-import { assertThrowsWith } from './throws.ts';
+import { assertThrowsWith } from './_support/throws.ts';
 
 const args = suite('settings :: argv');
 

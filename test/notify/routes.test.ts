@@ -7,8 +7,8 @@ import { COLOURS, type Embed } from '../../src/notify/payload.ts';
 import { routesFrom } from '../../src/notify/routes.ts';
 import { waitFor } from '../_support/env.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
-import { recorder } from '../process/helpers.ts';
-import { captureLog } from '../store/recording-logger.ts';
+import { recorder } from '../_support/fixture-servers.ts';
+import { captureLog } from '../_support/recording-logger.ts';
 
 const timing = { retries: 2, retryBaseMs: 20, timeoutMs: 2000 };
 const T0 = Date.UTC(2026, 10, 25, 6, 0, 0);

@@ -6,8 +6,8 @@ import { createNotifier, type NotifierOptions } from '../../src/notify/notifier.
 import type { Route } from '../../src/notify/routes.ts';
 import { parseRetryAfter } from '../../src/notify/webhook.ts';
 import { freePort, waitFor } from '../_support/env.ts';
-import { recorder } from '../process/helpers.ts';
-import { captureLog } from '../store/recording-logger.ts';
+import { recorder } from '../_support/fixture-servers.ts';
+import { captureLog } from '../_support/recording-logger.ts';
 
 const alert = (bus: Bus, message: string) =>
   bus.emit('instance:alert', { key: 'alpha', kind: 'crash', message, at: Date.now() });

@@ -19,7 +19,7 @@ import {
   startSide,
   type RunningSide,
   type SideName,
-} from './_peer.ts';
+} from './_support/peer.ts';
 
 const KEY = 'main';
 const ZIP = Buffer.from('PK\u0005\u0006' + '\u0000'.repeat(18), 'latin1'); // an empty zip archive, 22 bytes

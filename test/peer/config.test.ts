@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { freePort } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
-import { difference, postAs, SERILOG, sidesSuite } from './_peer.ts';
+import { difference, postAs, SERILOG, sidesSuite } from './_support/peer.ts';
 
 const SERVER = fixture('log-starts.mjs');
 

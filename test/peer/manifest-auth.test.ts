@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
 import { type BuiltArchive, manifestDoc, writeServerBuild } from '../fixtures/builds/build.ts';
-import { peerConfig, sidesSuite } from './_peer.ts';
+import { peerConfig, sidesSuite } from './_support/peer.ts';
 
 const KEY = 'main';
 const USER = 'cdn-user';

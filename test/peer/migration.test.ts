@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { startDaemon, type RunningDaemon, type StatusJson } from '../_support/daemon.ts';
 import { waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
-import * as peer from './_peer.ts';
+import * as peer from './_support/peer.ts';
 
 const KEY = 'main';
 const TOKEN = 't';

@@ -18,7 +18,7 @@ import {
   sidesSuite,
   startsIn,
   writeBehave,
-} from './_peer.ts';
+} from './_support/peer.ts';
 
 const CRASH = 'c';
 const HANG = 'h';

@@ -27,7 +27,7 @@ import {
   sleep,
   startsIn,
   writeBehave,
-} from './_peer.ts';
+} from './_support/peer.ts';
 
 const TOKEN = 't';
 const TIMEOUT_S = 2;

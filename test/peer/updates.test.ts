@@ -22,7 +22,7 @@ import {
   SERILOG,
   sleep,
   startReal,
-} from './_peer.ts';
+} from './_support/peer.ts';
 
 const KEY = 'main';
 const TOKEN = 't';

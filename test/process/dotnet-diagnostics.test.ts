@@ -14,7 +14,7 @@ import { findDiagnosticsSocket, processState } from '../../src/process/dotnet-pr
 import { dumpProcess } from '../../src/process/dump.ts';
 import { statFields } from '../../src/process/proc-info.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
-import { captureLog } from '../store/recording-logger.ts';
+import { captureLog } from '../_support/recording-logger.ts';
 
 /** A request as the fake runtime received it. */
 interface Seen {

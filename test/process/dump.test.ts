@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { type DumpOptions, dumpProcess } from '../../src/process/dump.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
-import { captureLog } from '../store/recording-logger.ts';
+import { captureLog } from '../_support/recording-logger.ts';
 
 const dump = tempSuite('dump', {
   prefix: 'wd-dump-',

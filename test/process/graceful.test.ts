@@ -3,7 +3,7 @@ import { createLogger } from '../../src/log.ts';
 import { leave, shutdownGracefully } from '../../src/process/graceful.ts';
 import { requestUpdate } from '../../src/process/server-api.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
-import { apiUp, killAll, launchFixture, readLog } from './helpers.ts';
+import { apiUp, killAll, launchFixture, readLog } from '../_support/fixture-servers.ts';
 
 const log = createLogger('test');
 const windows = { requestMs: 300, exitMs: 300, log };

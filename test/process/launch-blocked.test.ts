@@ -58,7 +58,7 @@ for (const mode of ['piped', 'persist'] as const) {
           process.execPath,
           '--import',
           'tsx',
-          join(ROOT, 'test/process/emfile-parent.ts'),
+          join(ROOT, 'test/process/_support/emfile-parent.ts'),
           JSON.stringify({ spec, logDir }),
           mode,
         ],

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildLaunchSpec, generateSecret, inheritedEnv, TOKEN_ENV } from '../../src/process/launch-spec.ts';
-import { instanceFor } from './helpers.ts';
+import { instanceFor } from '../_support/fixture-servers.ts';
 
 const spec = suite('launch-spec');
 

@@ -6,7 +6,7 @@ import { generateSecret } from '../../src/process/launch-spec.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
 import { type SpawnOptions, spawnServer } from '../../src/process/spawn.ts';
 import { ROOT, freePort, tempSuite, waitFor } from '../_support/env.ts';
-import { FIXTURES, instanceFor, killAll, readLog, specFor, track } from './helpers.ts';
+import { FIXTURES, instanceFor, killAll, readLog, specFor, track } from '../_support/fixture-servers.ts';
 
 const persist = tempSuite('spawn persist', { prefix: 'wd-persist-', after: () => killAll() });
 
@@ -27,7 +27,7 @@ persist(
     const logDir = join(ctx.dir, 'logs');
     const parent = spawn(
       process.execPath,
-      ['--import', 'tsx', join(ROOT, 'test/process/persist-parent.ts'), JSON.stringify({ spec, logDir })],
+      ['--import', 'tsx', join(ROOT, 'test/process/_support/persist-parent.ts'), JSON.stringify({ spec, logDir })],
       {
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'inherit'],

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { portBindsFree, portHolders, socketInodes } from '../../src/process/port-holders.ts';
-import { holdPort, release } from './_port-holder.ts';
+import { holdPort, release } from '../_support/port-holder.ts';
 
 const test = suite('process :: port holders');
 

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { isAlive, readCmdline, readProcessStartTime, verifyProcess } from '../../src/process/proc-info.ts';
 import { tempDir, waitFor } from '../_support/env.ts';
 import { spawnServer } from '../../src/process/spawn.ts';
-import { FIXTURES, apiUp, instanceFor, killAll, launchFixture, specFor, track } from './helpers.ts';
+import { FIXTURES, apiUp, instanceFor, killAll, launchFixture, specFor, track } from '../_support/fixture-servers.ts';
 
 const info = suite('proc-info');
 const children: ChildProcess[] = [];

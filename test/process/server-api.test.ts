@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { requestShutdown, requestUpdate } from '../../src/process/server-api.ts';
 import { freePort } from '../_support/env.ts';
-import { recorder } from './helpers.ts';
+import { recorder } from '../_support/fixture-servers.ts';
 
 const api = suite('server-api');
 

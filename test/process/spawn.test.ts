@@ -6,7 +6,15 @@ import type { LaunchSpec } from '../../src/process/launch-spec.ts';
 import { isAlive, readCmdline } from '../../src/process/proc-info.ts';
 import { spawnServer } from '../../src/process/spawn.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
-import { FIXTURES, instanceFor, killAll, launchFixture, readLog, recorder, specFor } from './helpers.ts';
+import {
+  FIXTURES,
+  instanceFor,
+  killAll,
+  launchFixture,
+  readLog,
+  recorder,
+  specFor,
+} from '../_support/fixture-servers.ts';
 
 // Zombie-aware: killed grandchildren are reparented to init and may linger as zombies until it reaps them.
 const alive = isAlive;

@@ -9,7 +9,7 @@ import {
   type InstanceData,
 } from '../../src/store/instance-data.ts';
 import { tempSuite } from '../_support/env.ts';
-import { recordingLogger } from './recording-logger.ts';
+import { recordingLogger } from '../_support/recording-logger.ts';
 
 const s = tempSuite('store/instance-data', { prefix: 'wd-store-' });
 

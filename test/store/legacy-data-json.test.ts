@@ -9,7 +9,7 @@ import {
   writeInstanceData,
 } from '../../src/store/instance-data.ts';
 import { tempSuite } from '../_support/env.ts';
-import { recordingLogger } from './recording-logger.ts';
+import { recordingLogger } from '../_support/recording-logger.ts';
 
 /** data.json as an older real watchdog wrote it (its InstanceData class: `CurrentRevision` only). */
 const s = tempSuite("store/instance-data: the real watchdog's data.json", { prefix: 'wd-legacy-' });

@@ -6,7 +6,7 @@ import { defaultInstanceData, writeInstanceData } from '../../src/store/instance
 import { createDataWriter } from '../../src/supervisor/data-writer.ts';
 import { waitFor } from '../_support/env.ts';
 import { mountSmallFs, tmpfsUnavailable } from '../_support/tmpfs.ts';
-import { recordingLogger } from '../store/recording-logger.ts';
+import { recordingLogger } from '../_support/recording-logger.ts';
 
 const test = suite('supervisor/data-writer');
 const NAME =

@@ -8,8 +8,8 @@ import { MARKER_ENV } from '../../src/process/launch-marker.ts';
 import { detectTracking, type ProcessTracking } from '../../src/process/tracking.ts';
 import { clearForLaunch } from '../../src/supervisor/port-guard.ts';
 import { waitFor } from '../_support/env.ts';
-import { holdPort, release } from '../process/_port-holder.ts';
-import { captureLog } from '../store/recording-logger.ts';
+import { holdPort, release } from '../_support/port-holder.ts';
+import { captureLog } from '../_support/recording-logger.ts';
 
 const test = suite<{ tracking: ProcessTracking }>('supervisor :: the game port before a launch', {
   tracking: null as unknown as ProcessTracking,

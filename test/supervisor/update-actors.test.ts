@@ -12,7 +12,7 @@ import { UpdateError } from '../../src/errors.ts';
 import { createCheckActor, createUpdateActor, type UpdateHost } from '../../src/supervisor/update-actors.ts';
 import { DiskSpaceError } from '../../src/updates/install/disk-guard.ts';
 import type { UpdateProvider } from '../../src/updates/provider.ts';
-import { recordingLogger } from '../store/recording-logger.ts';
+import { recordingLogger } from '../_support/recording-logger.ts';
 
 /** A host whose provider's check fails with `error`; records the update facts on its bus. */
 function hostFailingWith(error: Error) {

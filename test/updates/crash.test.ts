@@ -6,7 +6,7 @@ import { recoverInterruptedInstall } from '../../src/updates/install/install.ts'
 import { ROOT, waitFor } from '../_support/env.ts';
 import { writeZip, type EntrySpec } from '../fixtures/archives/build.ts';
 import type { Route } from '../fixtures/archives/serve.ts';
-import { cdnSuite, type CdnCtx, exists, oldBuildInBin, sha256Of } from './_support.ts';
+import { cdnSuite, type CdnCtx, exists, oldBuildInBin, sha256Of } from './_support/instance-suite.ts';
 
 /**
  * The process installing an update dies by SIGKILL (as the daemon would) mid-download and mid-extract; the

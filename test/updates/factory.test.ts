@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { UPDATE_TYPES } from '../../src/config/schema.ts';
 import { createProvider } from '../../src/updates/factory.ts';
 import { providerContext } from '../fixtures/git/context.ts';
-import { never, rejects } from './_support.ts';
+import { never, rejects } from './_support/instance-suite.ts';
 
 const factory = suite('factory');
 

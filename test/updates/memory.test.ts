@@ -11,7 +11,7 @@ import { createManifestProvider } from '../../src/updates/providers/manifest.ts'
 import { ROOT } from '../_support/env.ts';
 import { writeLargeZip } from '../fixtures/archives/build.ts';
 import { providerContext } from '../fixtures/git/context.ts';
-import { instanceSuite, never } from './_support.ts';
+import { instanceSuite, never } from './_support/instance-suite.ts';
 
 /** Serves `folder` from a separate process: an in-process server's own socket buffers would count against us. */
 async function startStaticServer(folder: string): Promise<{ origin: string; child: ChildProcess }> {

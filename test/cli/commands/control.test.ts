@@ -6,7 +6,7 @@ import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture, writeServerScript } from '../../_support/fixtures.ts';
-import { runCli, type CliResult } from '../_run.ts';
+import { runCli, type CliResult } from '../../_support/cli.ts';
 
 /**
  * Control tells the truth (issue 12): what the daemon can tell at once is refused at once (409 with the reason, exit

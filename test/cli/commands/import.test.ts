@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
 import { tempDir } from '../../_support/env.ts';
 import { writeWatchdogDb } from '../../fixtures/watchdog-db/build.ts';
-import { runCli } from '../_run.ts';
+import { runCli } from '../../_support/cli.ts';
 
 /**
  * `watchdog import` as a real process in a temp folder: a data.db made with the real watchdog's schema, one

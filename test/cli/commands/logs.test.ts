@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { logPath, rotateLogs } from '../../../src/process/log-file.ts';
 import { testConfig } from '../../_support/config.ts';
 import { tempDir, waitFor } from '../../_support/env.ts';
-import { runCli, spawnCli } from '../_run.ts';
+import { runCli, spawnCli } from '../../_support/cli.ts';
 
 interface Ctx {
   cwd: string;

@@ -12,7 +12,7 @@ import { UsageError } from '../../../src/errors.ts';
 import { basic } from '../../_support/daemon.ts';
 import { tempDir } from '../../_support/env.ts';
 import { serveLoopback } from '../../_support/webhook.ts';
-import { runCli } from '../_run.ts';
+import { runCli } from '../../_support/cli.ts';
 
 const duration = suite('watchdog hold :: --for durations');
 

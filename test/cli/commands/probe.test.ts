@@ -11,7 +11,7 @@ import {
   startEngineServer,
   type EngineServer,
 } from '../../fixtures/engine/payloads.ts';
-import { runCli } from '../_run.ts';
+import { runCli } from '../../_support/cli.ts';
 
 /**
  * `watchdog probe <address>` as a real process against a loopback node:http server whose /status and /info

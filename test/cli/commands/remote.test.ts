@@ -6,7 +6,7 @@ import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture, writeServerScript } from '../../_support/fixtures.ts';
-import { runCli, spawnCli, type CliResult } from '../_run.ts';
+import { runCli, spawnCli, type CliResult } from '../../_support/cli.ts';
 
 /**
  * The CLI from another machine's point of view: run from an empty folder (no appsettings.yml), the daemon named by

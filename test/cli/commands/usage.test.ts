@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { testConfig } from '../../_support/config.ts';
 import { freePort } from '../../_support/env.ts';
-import { cliSuite, runCli } from '../_run.ts';
+import { cliSuite, runCli } from '../../_support/cli.ts';
 
 const usage = cliSuite('watchdog CLI :: usage errors exit 2 with the usage text', 'wd-cli-usage-');
 

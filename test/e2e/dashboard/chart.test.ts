@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EDGE_STYLE } from '../../../src/chart/dot-edges.ts';
 import { renderChartSvg } from '../../../src/chart/svg.ts';
-import { type Browser, openBrowser, screenshot } from './browser.ts';
+import { type Browser, openBrowser, screenshot } from './_support/browser.ts';
 
 interface Label {
   text: string;

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
 import { daemonSuite, type RunningDaemon, type StatusJson, waitState } from '../../_support/daemon.ts';
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
-import { type Browser, openBrowser, screenshot } from './browser.ts';
+import { type Browser, openBrowser, screenshot } from './_support/browser.ts';
 
 const TOKEN = 'tok';
 const test = daemonSuite<{ browser?: Browser }>('e2e :: dashboard in Chromium', {

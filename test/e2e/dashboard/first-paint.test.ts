@@ -11,8 +11,8 @@ import { promisify } from 'node:util';
 import * as assert from 'uvu/assert';
 import { tempDir, waitFor } from '../../_support/env.ts';
 import { type MemoryInstance, memoryInstance, memoryRegistry } from '../../http/support.ts';
-import { appSuite } from './app-suite.ts';
-import { ARTIFACTS, type Browser, CHROMIUM, screenshot, withoutScripts } from './browser.ts';
+import { appSuite } from './_support/app-suite.ts';
+import { ARTIFACTS, type Browser, CHROMIUM, screenshot, withoutScripts } from './_support/browser.ts';
 
 /** A memory instance whose status carries the fields the buttons read (`canUpdate`, `canRollback`). */
 function withStatus(inst: MemoryInstance, extra: Record<string, unknown>): MemoryInstance {

@@ -10,9 +10,9 @@ import { createBus } from '../../../src/bus.ts';
 import type { InstanceControl, InstanceRegistry } from '../../../src/supervisor/contract.ts';
 import { waitFor } from '../../_support/env.ts';
 import { memoryInstance } from '../../http/support.ts';
-import { appSuite } from './app-suite.ts';
-import { type Browser, screenshot, withoutScripts } from './browser.ts';
-import { measureLayout } from './layout-checks.ts';
+import { appSuite } from './_support/app-suite.ts';
+import { type Browser, screenshot, withoutScripts } from './_support/browser.ts';
+import { measureLayout } from './_support/layout-checks.ts';
 
 /** A key as long as operators write them, with no place to break it, so a cut key or a tight card shows. */
 const LONG_KEY = 'lrp_eu_west_main_1';

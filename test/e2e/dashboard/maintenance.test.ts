@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import type { MaintenanceStatus } from '../../../src/supervisor/contract.ts';
 import { waitFor } from '../../_support/env.ts';
 import { memoryInstance, memoryRegistry } from '../../http/support.ts';
-import { appSuite } from './app-suite.ts';
+import { appSuite } from './_support/app-suite.ts';
 
 const alpha = memoryInstance('alpha', { apiToken: 't' });
 let held: { reason: string; until: number } | null = null;

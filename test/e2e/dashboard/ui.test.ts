@@ -8,8 +8,8 @@ import { createBus } from '../../../src/bus.ts';
 import type { AdminCredentials } from '../../../src/http/admin-auth.ts';
 import { waitFor } from '../../_support/env.ts';
 import { basic, memoryInstance, memoryRegistry } from '../../http/support.ts';
-import { appSuite } from './app-suite.ts';
-import { type Browser, screenshot } from './browser.ts';
+import { appSuite } from './_support/app-suite.ts';
+import { type Browser, screenshot } from './_support/browser.ts';
 
 const test = appSuite('e2e :: dashboard page logic in Chromium', {
   ctx: {

@@ -6,7 +6,7 @@ import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import * as rs from '../resilience/_support.ts';
+import * as rs from '../resilience/_support/daemon-crash.ts';
 
 /**
  * PersistServers: true (servers outlive the daemon; the next one verifies and reattaches them). The tests share

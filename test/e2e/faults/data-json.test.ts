@@ -5,7 +5,7 @@ import { testConfig } from '../../_support/config.ts';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { killGroup, running, waitStatus } from '../resilience/_support.ts';
+import { killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
 
 /** A damaged data.json is set aside with a warning, never a crash. */
 const DAMAGE = {

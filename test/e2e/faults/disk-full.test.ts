@@ -7,9 +7,9 @@ import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { mountSmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
-import { killGroup, running, statusOf, waitStatus } from '../resilience/_support.ts';
+import { killGroup, running, statusOf, waitStatus } from '../resilience/_support/daemon-crash.ts';
 import { metricValue } from '../../_support/metric-value.ts';
-import { lastChat, withInstanceRoot } from './_environment.ts';
+import { lastChat, withInstanceRoot } from './_support/environment.ts';
 
 /**
  * Issue 23: a full disk under the instance root ended the daemon with ENOSPC from the server-log writer. Now the

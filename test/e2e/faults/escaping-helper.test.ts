@@ -10,7 +10,7 @@ import { reported, startDaemon, type RunningDaemon } from '../../_support/daemon
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { parseExposition, sample } from '../../http/metrics-support.ts';
-import { crash, fixedUrls, isAlive, killGroup, running, waitStatus } from '../resilience/_support.ts';
+import { crash, fixedUrls, isAlive, killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
 
 /**
  * escaper.mjs starts a helper in a session of its own that ignores SIGTERM and holds the game port. Before process

@@ -5,7 +5,7 @@ import { testConfig } from '../../_support/config.ts';
 import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { isAlive, killGroup, running, waitStatus } from '../resilience/_support.ts';
+import { isAlive, killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
 
 /** forker.mjs starts two grandchildren in its process group and writes their pids to PIDS_FILE. */
 /** Where forker.mjs writes the pids of its two children. */

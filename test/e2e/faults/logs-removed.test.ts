@@ -6,8 +6,8 @@ import { testConfig } from '../../_support/config.ts';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { killGroup, running, statusOf, waitStatus } from '../resilience/_support.ts';
-import { lastChat } from './_environment.ts';
+import { killGroup, running, statusOf, waitStatus } from '../resilience/_support/daemon-crash.ts';
+import { lastChat } from './_support/environment.ts';
 
 /**
  * Issue 23: removing `instances/<key>/logs/` while a chatty server ran ended the daemon with ENOENT at the next

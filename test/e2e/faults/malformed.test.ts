@@ -4,7 +4,7 @@ import { testConfig } from '../../_support/config.ts';
 import { daemonSuite, type StatusJson } from '../../_support/daemon.ts';
 import { freePort } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { killGroup, running, sleep, statusOf, waitStatus } from '../resilience/_support.ts';
+import { killGroup, running, sleep, statusOf, waitStatus } from '../resilience/_support/daemon-crash.ts';
 
 /**
  * 1,000 malformed requests across every route, sent as raw bytes (fetch refuses to send most of them), while a

@@ -7,8 +7,8 @@ import { testConfig } from '../../_support/config.ts';
 import { withDaemons, type DaemonScratch, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { crash, fixedUrls, killGroup, running, waitStatus } from '../resilience/_support.ts';
-import { lastChat } from './_environment.ts';
+import { crash, fixedUrls, killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
+import { lastChat } from './_support/environment.ts';
 
 /**
  * Issue 23 (soak): with PersistServers a chatty server's logs/ was removed, the daemon SIGKILLed and restarted, and

@@ -9,7 +9,7 @@ import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { writeWatchdogDb } from '../../fixtures/watchdog-db/build.ts';
-import * as rs from '../resilience/_support.ts';
+import * as rs from '../resilience/_support/daemon-crash.ts';
 
 /**
  * One daemon per folder (issue 23): a second `watchdog start` where one runs (another --urls, another working folder

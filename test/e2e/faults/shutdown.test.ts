@@ -3,7 +3,15 @@ import { testConfig } from '../../_support/config.ts';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { isAlive, killGroup, logLines, running, sleep, waitStatus, statusOf } from '../resilience/_support.ts';
+import {
+  isAlive,
+  killGroup,
+  logLines,
+  running,
+  sleep,
+  waitStatus,
+  statusOf,
+} from '../resilience/_support/daemon-crash.ts';
 
 /** Servers that do not cooperate with a shutdown (the real watchdog loses an instance whose server's API is down). */
 const test = daemonSuite('e2e :: faults: servers that ignore /shutdown or have no HTTP API', {

@@ -3,7 +3,7 @@ import { testConfig } from '../../_support/config.ts';
 import { daemonSuite, waitState } from '../../_support/daemon.ts';
 import { freePort } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { killGroup, running, statusOf, waitStatus } from '../resilience/_support.ts';
+import { killGroup, running, statusOf, waitStatus } from '../resilience/_support/daemon-crash.ts';
 import { metricValue } from '../../_support/metric-value.ts';
 
 /**

@@ -18,7 +18,7 @@ import {
   sleep,
   waitStatus,
   statusOf,
-} from '../resilience/_support.ts';
+} from '../resilience/_support/daemon-crash.ts';
 
 /**
  * Tokens containing `:` (RFC 7617: the password is everything after the first colon; the real watchdog refuses such

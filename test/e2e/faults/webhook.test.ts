@@ -5,7 +5,7 @@ import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { killGroup, running, waitStatus } from '../resilience/_support.ts';
+import { killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
 
 /**
  * The chat webhook is outside the machine, so it is faked (a real HTTP server on loopback) and made to fail in

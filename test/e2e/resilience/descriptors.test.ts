@@ -17,7 +17,7 @@ import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { startWebhookReceiver } from '../../_support/webhook.ts';
-import { statusOf, waitStatus } from './_support.ts';
+import { statusOf, waitStatus } from './_support/daemon-crash.ts';
 
 const FIXTURE = join(ROOT, 'test/fixtures/servers/exit-on-file.mjs');
 const LIMIT = 256;

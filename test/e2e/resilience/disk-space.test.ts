@@ -9,7 +9,7 @@ import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture, writeServerScript } from '../../_support/fixtures.ts';
 import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../_support/webhook.ts';
-import { running, statusOf, waitStatus } from './_support.ts';
+import { running, statusOf, waitStatus } from './_support/daemon-crash.ts';
 
 /**
  * Disk space as a condition (issue 23): the real daemon with its instance root on a small tmpfs, a quiet server

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
-import { killGroup, waitStatus } from './_support.ts';
+import { killGroup, waitStatus } from './_support/daemon-crash.ts';
 
 const test = suite('e2e :: dumps before the hang kill (DumpOnTimeout)');
 

@@ -6,7 +6,7 @@ import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import * as rs from './_support.ts';
+import * as rs from './_support/daemon-crash.ts';
 
 const test = suite('e2e :: PersistServers off: servers left by a crashed daemon are shut down before new ones launch');
 

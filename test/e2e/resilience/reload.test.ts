@@ -6,7 +6,7 @@ import { testConfig, type InstanceOpts } from '../../_support/config.ts';
 import { basic, startDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { isAlive, killGroup, logLines, running, waitStatus, statusOf } from './_support.ts';
+import { isAlive, killGroup, logLines, running, waitStatus, statusOf } from './_support/daemon-crash.ts';
 
 const test = suite('e2e :: configuration reload (file watch and SIGHUP)');
 

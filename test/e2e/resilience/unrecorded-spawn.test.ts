@@ -6,7 +6,7 @@ import { testConfig } from '../../_support/config.ts';
 import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import * as rs from './_support.ts';
+import * as rs from './_support/daemon-crash.ts';
 
 /**
  * Found by the soak (bench/soak, seed 20261125): a daemon SIGKILLed after spawning a server but before writing

@@ -5,9 +5,17 @@ import * as assert from 'uvu/assert';
 import { reported, startDaemon, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
-import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
-import * as rs from '../resilience/_support.ts';
-import { buildStatus, builtLabel, dataJson, instanceDir, runningBuild, scratchLeft, TOKEN } from './_support.ts';
+import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_support/crash-builds.ts';
+import * as rs from '../resilience/_support/daemon-crash.ts';
+import {
+  buildStatus,
+  builtLabel,
+  dataJson,
+  instanceDir,
+  runningBuild,
+  scratchLeft,
+  TOKEN,
+} from '../_support/updates.ts';
 
 /**
  * The daemon SIGKILLed in the middle of a Manifest update with `Process.PersistServers: true`, then started again

@@ -5,9 +5,9 @@ import * as assert from 'uvu/assert';
 import { reported, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
-import { crash } from '../resilience/_support.ts';
-import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_crash-builds.ts';
-import { alive, builtLabel, dataJson, instanceDir, runningBuild, scratchLeft, TOKEN } from './_support.ts';
+import { crash } from '../resilience/_support/daemon-crash.ts';
+import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_support/crash-builds.ts';
+import { alive, builtLabel, dataJson, instanceDir, runningBuild, scratchLeft, TOKEN } from '../_support/updates.ts';
 
 /**
  * The daemon SIGKILLed in the middle of an update (issue 4, Done-when 2, last item), then started again in the same

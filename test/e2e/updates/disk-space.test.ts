@@ -17,7 +17,7 @@ import {
   writeServerBuild,
   type ManifestBuild,
 } from '../../fixtures/builds/build.ts';
-import { builtLabel, dataJson, manifestConfig, runningBuild, scratchLeft, TOKEN } from './_support.ts';
+import { builtLabel, dataJson, manifestConfig, runningBuild, scratchLeft, TOKEN } from '../_support/updates.ts';
 
 /**
  * Updates onto a small disk (issue 23), through the real daemon: its instance root on a 16 MB tmpfs, build A from a

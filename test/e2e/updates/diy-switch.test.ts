@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
 import { freePort, ROOT } from '../../_support/env.ts';
 import { layOutServerBuild, writeServerBuild } from '../../fixtures/builds/build.ts';
-import { dataJson, instanceDir, logSince, runningBuild, TOKEN, updatesConfig } from './_support.ts';
+import { dataJson, instanceDir, logSince, runningBuild, TOKEN, updatesConfig } from '../_support/updates.ts';
 
 /**
  * The do-it-yourself two-directory switch with the real daemon (issue 4, Done-when 3; Build item 7):

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import type { DownloadProgress, UpdateCheckStatus } from '../../../src/supervisor/contract.ts';
 import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
 import { metricValue } from '../../_support/metric-value.ts';
-import { runCli } from '../../cli/_run.ts';
+import { runCli } from '../../_support/cli.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn, type Route } from '../../fixtures/archives/serve.ts';
@@ -15,7 +15,15 @@ import {
   writeServerBuild,
   type ManifestBuild,
 } from '../../fixtures/builds/build.ts';
-import { builtLabel, dataJson, logSince, manifestConfig, runningBuild, scratchLeft, TOKEN } from './_support.ts';
+import {
+  builtLabel,
+  dataJson,
+  logSince,
+  manifestConfig,
+  runningBuild,
+  scratchLeft,
+  TOKEN,
+} from '../_support/updates.ts';
 
 /**
  * Failed updates through the real daemon (issue 4, Done-when 2): one daemon runs build A from a loopback CDN; for

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
-import { runCli } from '../../cli/_run.ts';
+import { runCli } from '../../_support/cli.ts';
 import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../../fixtures/builds/build.ts';
 import {
   builtLabel,
@@ -15,7 +15,7 @@ import {
   runningBuild,
   scratchLeft,
   TOKEN,
-} from './_support.ts';
+} from '../_support/updates.ts';
 
 /**
  * UpdateType Manifest end to end (issue 4, Done-when 1): the real daemon installs build A from a loopback CDN at

@@ -9,7 +9,15 @@ import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
 import { LAUNCHER, layOutServerBuild, writeServerBuild } from '../../fixtures/builds/build.ts';
 import { createGitFixture, type GitFixture } from '../../fixtures/git/repo.ts';
 import type { MaintenanceStatus } from '../../../src/supervisor/contract.ts';
-import { builtLabel, dataJson, instanceDir, logSince, runningBuild, TOKEN, updatesConfig } from './_support.ts';
+import {
+  builtLabel,
+  dataJson,
+  instanceDir,
+  logSince,
+  runningBuild,
+  TOKEN,
+  updatesConfig,
+} from '../_support/updates.ts';
 
 /**
  * Local, Git, CiServer and Dummy end to end (issue 4, Done-when 3): one daemon runs an instance of each, every one

@@ -6,7 +6,7 @@ import {
   entryDestination,
   entrySegments,
 } from '../../../src/updates/archive/entry-guard.ts';
-import { rejects } from '../_support.ts';
+import { rejects } from '../_support/instance-suite.ts';
 
 const paths = suite('entry paths');
 

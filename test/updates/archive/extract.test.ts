@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { detectArchiveFormat, extractArchive } from '../../../src/updates/archive/extract.ts';
 import { tempSuite } from '../../_support/env.ts';
 import { sampleBuild, writeRawTar, writeTar, writeZip, type EntrySpec } from '../../fixtures/archives/build.ts';
-import { entryExists, rejects } from '../_support.ts';
+import { entryExists, rejects } from '../_support/instance-suite.ts';
 
 interface Ctx {
   dir: string;

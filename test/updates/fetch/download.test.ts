@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { fetchVerified, writeFileFrom, type FetchOptions } from '../../../src/updates/fetch/download.ts';
 import { sampleBuild, writeZip } from '../../fixtures/archives/build.ts';
-import { cdnSuite, never, rejects, sha256Of } from '../_support.ts';
+import { cdnSuite, never, rejects, sha256Of } from '../_support/instance-suite.ts';
 
 /** Into a file, as the zip path of archive/sink.ts does (prepareFromUrl removes that file whatever happens). */
 const downloadVerified = (opts: FetchOptions & { dest: string }) =>

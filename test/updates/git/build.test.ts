@@ -6,7 +6,7 @@ import { UpdatesSchema } from '../../../src/config/schema.ts';
 import { findArtifact, planBuild } from '../../../src/updates/git/build.ts';
 import { globFiles } from '../../../src/updates/git/glob.ts';
 import { tempSuite } from '../../_support/env.ts';
-import { rejects } from '../_support.ts';
+import { rejects } from '../_support/instance-suite.ts';
 
 const updates = (extra: Record<string, unknown> = {}) => v.parse(UpdatesSchema, extra);
 

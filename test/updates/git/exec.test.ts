@@ -3,7 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runChecked, runChild } from '../../../src/updates/git/exec.ts';
 import { waitFor } from '../../_support/env.ts';
-import { never, processGone, rejects } from '../_support.ts';
+import { never, processGone, rejects } from '../_support/instance-suite.ts';
 
 const exec = suite('git-exec');
 const base = () => ({

@@ -7,7 +7,7 @@ import { checkBranch, forkIdOf, gitEnv, parseRemote } from '../../../src/updates
 import { remoteHead, DEFAULT_GIT_TIMEOUTS } from '../../../src/updates/git/repo.ts';
 import { tempDir } from '../../_support/env.ts';
 import { recordingLogger } from '../../fixtures/git/context.ts';
-import { never, rejects } from '../_support.ts';
+import { never, rejects } from '../_support/instance-suite.ts';
 
 const remote = suite('git-remote');
 const isUpdateError = (e: unknown) => e instanceof UpdateError;

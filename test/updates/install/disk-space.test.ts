@@ -13,7 +13,7 @@ import { DiskSpaceError, type SpaceLimits } from '../../../src/updates/install/d
 import { stageArchive } from '../../../src/updates/install/install.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
-import { never, oldBuildInBin, rejects } from '../_support.ts';
+import { never, oldBuildInBin, rejects } from '../_support/instance-suite.ts';
 
 const MB = 1_000_000;
 const unavailable = tmpfsUnavailable();

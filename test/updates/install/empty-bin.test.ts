@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { hasPreviousBuild, installArchive, rollbackBin } from '../../../src/updates/install/install.ts';
 import { sampleBuild, writeZip } from '../../fixtures/archives/build.ts';
-import { exists, instanceSuite, never, read, rejects } from '../_support.ts';
+import { exists, instanceSuite, never, read, rejects } from '../_support/instance-suite.ts';
 
 /**
  * Found by the soak (bench/soak, seed 20261125): an instance's first build, installed over the empty bin/ every

@@ -10,7 +10,15 @@ import {
   rollbackBin,
 } from '../../../src/updates/install/install.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
-import { exists, type InstanceCtx as Ctx, instanceSuite, never, oldBuildInBin, read, rejects } from '../_support.ts';
+import {
+  exists,
+  type InstanceCtx as Ctx,
+  instanceSuite,
+  never,
+  oldBuildInBin,
+  read,
+  rejects,
+} from '../_support/instance-suite.ts';
 import { waitFor } from '../../_support/env.ts';
 
 /** bin/ still holds the pre-populated build and no staging folder is left behind. */

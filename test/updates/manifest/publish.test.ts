@@ -10,7 +10,15 @@ import { publishBuild } from '../../../src/updates/manifest/publish.ts';
 import { ROOT } from '../../_support/env.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { providerContext } from '../../fixtures/git/context.ts';
-import { type CdnCtx, cdnSuite, type InstanceCtx, instanceSuite, never, rejects, sha256Of } from '../_support.ts';
+import {
+  type CdnCtx,
+  cdnSuite,
+  type InstanceCtx,
+  instanceSuite,
+  never,
+  rejects,
+  sha256Of,
+} from '../_support/instance-suite.ts';
 
 const run = promisify(execFile);
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as assert from 'uvu/assert';
 import { ROOT } from '../../_support/env.ts';
-import { type InstanceCtx, instanceSuite } from '../_support.ts';
+import { type InstanceCtx, instanceSuite } from '../_support/instance-suite.ts';
 
 /**
  * The do-it-yourself two-directory scheme (docs/diy-updates.md): the real scripts of docs/switch/, run

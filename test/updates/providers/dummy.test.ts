@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import * as assert from 'uvu/assert';
 import { createDummyProvider } from '../../../src/updates/providers/dummy.ts';
 import { providerContext } from '../../fixtures/git/context.ts';
-import { instanceSuite, never as live, rejects } from '../_support.ts';
+import { instanceSuite, never as live, rejects } from '../_support/instance-suite.ts';
 
 const dummy = instanceSuite('dummy', { instance: 'empty' });
 

@@ -2,8 +2,8 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { ENGINE_LAYOUT, createEngineTools, type EngineTools, type StubCall } from '../../fixtures/git/engine-tools.ts';
-import { exists, never as live, read } from '../_support.ts';
-import { clientPublished, type GitCtx, gitProvider, gitSuite } from './_git.ts';
+import { exists, never as live, read } from '../_support/instance-suite.ts';
+import { clientPublished, type GitCtx, gitProvider, gitSuite } from './_support/git.ts';
 
 /**
  * The Git provider building engine repositories for real: the build runs stub `dotnet` and

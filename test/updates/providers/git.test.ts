@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { GitTimeouts } from '../../../src/updates/git/repo.ts';
 import { waitFor } from '../../_support/env.ts';
-import { exists, never as live, processGone, read, rejects } from '../_support.ts';
-import { clientPublished, type GitCtx, gitProvider as engineless, gitSuite } from './_git.ts';
+import { exists, never as live, processGone, read, rejects } from '../_support/instance-suite.ts';
+import { clientPublished, type GitCtx, gitProvider as engineless, gitSuite } from './_support/git.ts';
 
 /** These tests build with the fixture's build.sh, not the engine's packaging. */
 const gitProvider = (ctx: GitCtx, updates: Record<string, unknown> = {}, timeouts?: Partial<GitTimeouts>) =>

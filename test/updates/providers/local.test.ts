@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { createLocalProvider } from '../../../src/updates/providers/local.ts';
 import { providerContext } from '../../fixtures/git/context.ts';
-import { type InstanceCtx, instanceSuite, never as live, rejects } from '../_support.ts';
+import { type InstanceCtx, instanceSuite, never as live, rejects } from '../_support/instance-suite.ts';
 
 /** A Local provider for the instance with these Updates settings (none: no Updates section at all). */
 function localProvider(

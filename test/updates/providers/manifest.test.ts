@@ -19,7 +19,7 @@ import {
   read,
   rejects,
   sha256Of as sha256,
-} from '../_support.ts';
+} from '../_support/instance-suite.ts';
 
 function provider(ctx: Ctx, updates: Record<string, unknown> = {}) {
   const pc = providerContext({

@@ -5,8 +5,8 @@
 import { createServer } from 'node:http';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ROOT } from '../_support/env.ts';
-import { serveLoopback } from '../_support/webhook.ts';
+import { ROOT } from '../../_support/env.ts';
+import { serveLoopback } from '../../_support/webhook.ts';
 
 export const INSTALL_FIXTURE = join(ROOT, 'test/fixtures/migration');
 

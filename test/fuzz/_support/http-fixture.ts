@@ -6,17 +6,17 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
-import { createBus } from '../../src/bus.ts';
-import { createApp } from '../../src/http/app.ts';
-import type { AdminCredentials } from '../../src/http/admin-auth.ts';
-import type { InstanceRegistry } from '../../src/supervisor/contract.ts';
+import { createBus } from '../../../src/bus.ts';
+import { createApp } from '../../../src/http/app.ts';
+import type { AdminCredentials } from '../../../src/http/admin-auth.ts';
+import type { InstanceRegistry } from '../../../src/supervisor/contract.ts';
 import {
   fromLoopback,
   type MemoryInstance,
   memoryInstance,
   type RecordingLogger,
   recordingLogger,
-} from '../http/support.ts';
+} from '../../http/support.ts';
 
 export const ALPHA_TOKEN = 'tok:en';
 export const ALPHA_SECRET = 'alpha-secret';
@@ -43,7 +43,7 @@ export async function fixture(dir: string): Promise<Fixture> {
   // Beside the binaries folder, and linked from inside it: no route may ever serve it.
   await writeFile(join(alphaDir, 'secret.txt'), OUTSIDE);
   await writeFile(join(dir, 'secret.txt'), OUTSIDE);
-  await symlink('../secret.txt', join(alphaDir, 'binaries', 'out-link'));
+  await symlink('../../secret.txt', join(alphaDir, 'binaries', 'out-link'));
   await symlink('client.zip', join(alphaDir, 'binaries', 'in-link'));
   await writeFile(join(alphaDir, 'logs', 'server.log'), 'line 1\nline 2\n\u001b[31mred\u001b[0m\npartial');
   const alpha = memoryInstance('alpha', {

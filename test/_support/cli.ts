@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { suite, type Test } from 'uvu';
-import { ROOT, tempDir } from '../_support/env.ts';
+import { ROOT, tempDir } from './env.ts';
 
 export const WATCHDOG = join(ROOT, 'bin/watchdog');
 

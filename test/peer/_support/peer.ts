@@ -13,10 +13,10 @@ import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { suite, type Test } from 'uvu';
-import { skippedSuite } from '../_support/skip.ts';
-import { reported, startDaemon } from '../_support/daemon.ts';
-import { freePort, ROOT, tempDir, waitFor } from '../_support/env.ts';
-import { alive as isAlive, killGroup as killPid } from '../_support/procs.ts';
+import { skippedSuite } from '../../_support/skip.ts';
+import { reported, startDaemon } from '../../_support/daemon.ts';
+import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
+import { alive as isAlive, killGroup as killPid } from '../../_support/procs.ts';
 
 export { isAlive, killPid };
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from '../_support/env.ts';
+import { ROOT } from './env.ts';
 
 export interface BinResult {
   status: number | null;

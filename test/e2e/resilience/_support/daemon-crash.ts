@@ -5,12 +5,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isAlive, readProcessStartTime } from '../../../src/process/proc-info.ts';
-import { basic, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
-import { waitFor } from '../../_support/env.ts';
+import { isAlive, readProcessStartTime } from '../../../../src/process/proc-info.ts';
+import { basic, type RunningDaemon, type StatusJson } from '../../../_support/daemon.ts';
+import { waitFor } from '../../../_support/env.ts';
 
 export { isAlive, readProcessStartTime };
-export { killGroup } from '../../_support/procs.ts';
+export { killGroup } from '../../../_support/procs.ts';
 
 /** Pins `Urls` to a fixed port: servers left running check in to the address they were launched with. */
 export function fixedUrls(yaml: string, port: number): string {

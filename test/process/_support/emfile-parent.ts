@@ -5,9 +5,9 @@
  * Usage: node --import tsx emfile-parent.ts '<json {spec, logDir}>' piped|persist
  */
 import { closeSync, openSync } from 'node:fs';
-import { LaunchBlockedError } from '../../src/errors.ts';
-import type { LaunchSpec } from '../../src/process/launch-spec.ts';
-import { spawnServer } from '../../src/process/spawn.ts';
+import { LaunchBlockedError } from '../../../src/errors.ts';
+import type { LaunchSpec } from '../../../src/process/launch-spec.ts';
+import { spawnServer } from '../../../src/process/spawn.ts';
 
 const { spec, logDir } = JSON.parse(process.argv[2] ?? '{}') as { spec: LaunchSpec; logDir: string };
 const persist = process.argv[3] === 'persist';

@@ -1,6 +1,6 @@
 /** Helpers for tests that need a real process holding a port (not a suite: no `.test.ts`). */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { waitFor } from '../_support/env.ts';
+import { waitFor } from './env.ts';
 
 /**
  * Starts a node process that binds `proto` on 127.0.0.1 (port 0 unless given) with `env` on top of ours; resolves

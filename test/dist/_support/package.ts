@@ -9,8 +9,8 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT } from '../_support/env.ts';
-import { ensureDist } from '../_support/runtime.ts';
+import { ROOT } from '../../_support/env.ts';
+import { ensureDist } from '../../_support/runtime.ts';
 
 const run = promisify(execFile);
 

@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor } from '../_support/env.ts';
+import { waitFor } from './env.ts';
 
 export interface ImageFolders {
   /** The temp folder holding both; remove it when done. */

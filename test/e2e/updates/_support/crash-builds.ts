@@ -1,11 +1,16 @@
 /** The two builds the daemon-killed-mid-update suites install (crash.test.ts, crash-persist.test.ts). Not a test file. */
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort, tempDir, waitFor } from '../../_support/env.ts';
-import type { EntrySpec } from '../../fixtures/archives/build.ts';
-import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
-import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../../fixtures/builds/build.ts';
-import { manifestConfig, type UpdatesConfigOptions } from './_support.ts';
+import { freePort, tempDir, waitFor } from '../../../_support/env.ts';
+import type { EntrySpec } from '../../../fixtures/archives/build.ts';
+import { startCdn, type Cdn } from '../../../fixtures/archives/serve.ts';
+import {
+  manifestDoc,
+  writeServerBuild,
+  type BuiltArchive,
+  type ManifestBuild,
+} from '../../../fixtures/builds/build.ts';
+import { manifestConfig, type UpdatesConfigOptions } from '../../_support/updates.ts';
 
 export interface CrashBuilds {
   /** The temporary folder everything lives in; `cleanup` removes it. */

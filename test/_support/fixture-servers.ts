@@ -6,7 +6,7 @@ import type { ResolvedInstance } from '../../src/config/resolved.ts';
 import { InstanceSchema } from '../../src/config/schema.ts';
 import { buildLaunchSpec, generateSecret, type LaunchSpec } from '../../src/process/launch-spec.ts';
 import { spawnServer, type ServerProcess, type SpawnOptions } from '../../src/process/spawn.ts';
-import { ROOT, freePort } from '../_support/env.ts';
+import { ROOT, freePort } from './env.ts';
 
 export const FIXTURES = join(ROOT, 'test/fixtures/servers');
 

@@ -40,7 +40,7 @@ const ODD_STRINGS = [
   '__proto__',
   'constructor',
   'a:b:c',
-  '../../etc/passwd',
+  '../../../etc/passwd',
   '\u0000',
   '\n\t',
   'é🙂\u202e',
@@ -312,6 +312,6 @@ export const environment: fc.Arbitrary<Record<string, string>> = fc
       fc.oneof(fc.constantFrom(...ODD_STRINGS), fc.string({ maxLength: 8 })),
       { maxKeys: 3 },
     ),
-    fc.option(fc.constantFrom('Staging', 'Production', '../x', ' ', 'a b'), { nil: undefined }),
+    fc.option(fc.constantFrom('Staging', 'Production', '../../x', ' ', 'a b'), { nil: undefined }),
   )
   .map(([vars, env]) => (env === undefined ? vars : { ...vars, WATCHDOG_ENV: env }));

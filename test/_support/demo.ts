@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { join } from 'node:path';
-import { freePort, ROOT, waitFor } from '../_support/env.ts';
+import { freePort, ROOT, waitFor } from './env.ts';
 
 export const DEMO_BIN = join(ROOT, 'bin/demo-server');
 export const WATCHDOG_BIN = join(ROOT, 'bin/watchdog');

@@ -8,9 +8,9 @@ import { lstat, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promis
 import { join } from 'node:path';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { UpdateError } from '../../src/errors.ts';
-import { tempSuite } from '../_support/env.ts';
-import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
+import { UpdateError } from '../../../src/errors.ts';
+import { tempSuite } from '../../_support/env.ts';
+import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
 
 /** `dir`: the test's temp folder; `inst`: the instance folder `<dir>/instances/alpha`. */
 export interface InstanceCtx {

@@ -5,7 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { ROOT, tempDir } from '../../_support/env.ts';
+import { ROOT, tempDir } from '../../../_support/env.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Screenshots land here (gitignored); CI keeps the folder as the run's artefacts. */

@@ -5,8 +5,8 @@
  * left something referenced).
  * Usage: node --import tsx persist-parent.ts '<json {spec, logDir}>'
  */
-import type { LaunchSpec } from '../../src/process/launch-spec.ts';
-import { spawnServer } from '../../src/process/spawn.ts';
+import type { LaunchSpec } from '../../../src/process/launch-spec.ts';
+import { spawnServer } from '../../../src/process/spawn.ts';
 
 const { spec, logDir } = JSON.parse(process.argv[2] ?? '{}') as { spec: LaunchSpec; logDir: string };
 let resolveLine: (line: string) => void = () => {};

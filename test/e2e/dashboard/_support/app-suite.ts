@@ -3,12 +3,12 @@
  * socket, with an in-memory registry, so a test decides exactly what the page is shown (not a suite itself).
  */
 import { type Test, suite } from 'uvu';
-import { createBus } from '../../../src/bus.ts';
-import { createApp } from '../../../src/http/app.ts';
-import type { HttpDeps } from '../../../src/http/deps.ts';
-import { type HttpServer, startHttpServer } from '../../../src/http/server.ts';
-import { reported } from '../../_support/daemon.ts';
-import { recordingLogger } from '../../http/support.ts';
+import { createBus } from '../../../../src/bus.ts';
+import { createApp } from '../../../../src/http/app.ts';
+import type { HttpDeps } from '../../../../src/http/deps.ts';
+import { type HttpServer, startHttpServer } from '../../../../src/http/server.ts';
+import { reported } from '../../../_support/daemon.ts';
+import { recordingLogger } from '../../../http/support.ts';
 import { type Browser, openBrowser } from './browser.ts';
 
 export interface AppCtx {

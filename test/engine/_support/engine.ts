@@ -15,12 +15,12 @@ import {
   ENGINE_SKIP,
   engineBundle,
   engineConfigToml,
-} from '../../bench/peers/robust-engine/bundle.ts';
-import { basic, type DaemonCtx, daemonSuite, type RunningDaemon, waitState } from '../_support/daemon.ts';
-import { freePort } from '../_support/env.ts';
-import { killGroup } from '../_support/procs.ts';
-import { skippedSuite } from '../_support/skip.ts';
-import { type BuiltArchive, describeArchive } from '../fixtures/builds/build.ts';
+} from '../../../bench/peers/robust-engine/bundle.ts';
+import { basic, type DaemonCtx, daemonSuite, type RunningDaemon, waitState } from '../../_support/daemon.ts';
+import { freePort } from '../../_support/env.ts';
+import { killGroup } from '../../_support/procs.ts';
+import { skippedSuite } from '../../_support/skip.ts';
+import { type BuiltArchive, describeArchive } from '../../fixtures/builds/build.ts';
 
 export { ENGINE_CHECKIN_SECONDS };
 

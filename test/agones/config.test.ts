@@ -20,7 +20,9 @@ async function load(dir: string, text: string, env: Record<string, string> = {})
   return loadConfig({ cwd: dir, env });
 }
 
-test('off by default; on with Enabled: true (defaults filled in), or with AGONES_SDK_HTTP_PORT', async ({ dir }) => {
+test('config :: off by default; on with Enabled: true (defaults filled in), or with AGONES_SDK_HTTP_PORT', async ({
+  dir,
+}) => {
   const off = await load(dir, yaml([]));
   assert.ok(off.ok && off.config.agones === null);
   const on = await load(dir, yaml(['Enabled: true']));
@@ -35,12 +37,14 @@ test('off by default; on with Enabled: true (defaults filled in), or with AGONES
   assert.is(limit.ok && limit.config.agones?.crashLoopLimit, 8);
 });
 
-test('Enabled: false wins over AGONES_SDK_HTTP_PORT, and then two instances are fine', async ({ dir }) => {
+test('config :: Enabled: false wins over AGONES_SDK_HTTP_PORT, and then two instances are fine', async ({ dir }) => {
   const r = await load(dir, yaml(['Enabled: false'], ['a', 'b']), { AGONES_SDK_HTTP_PORT: '9358' });
   assert.ok(r.ok && r.config.agones === null);
 });
 
-test('every problem at once, with its key path: two instances, a bad interval, an unknown key', async ({ dir }) => {
+test('config :: every problem at once, with its key path: two instances, a bad interval, an unknown key', async ({
+  dir,
+}) => {
   const r = await load(
     dir,
     yaml(['Enabled: true', 'HealthSeconds: 0', 'Helth: 2', 'Port: 70000', 'CrashLoopLimit: 1'], ['a', 'b']),
@@ -60,7 +64,9 @@ test('every problem at once, with its key path: two instances, a bad interval, a
   assert.match(text, /Agones\.Helth/);
 });
 
-test('the variable names itself as the reason; Agones__Enabled from the environment counts too', async ({ dir }) => {
+test('config :: the variable names itself as the reason; Agones__Enabled from the environment counts too', async ({
+  dir,
+}) => {
   const env = await load(dir, yaml([], ['a', 'b']), { AGONES_SDK_HTTP_PORT: '9358' });
   assert.ok(!env.ok);
   assert.match(env.problems.join('\n'), /AGONES_SDK_HTTP_PORT is set/);

@@ -53,7 +53,7 @@ const test = tempSuite<{ sdk?: FakeAgonesSdk }>('agones: the watchdog as the wra
   },
 });
 
-test('/ready at the first check-in, /health through a crash and relaunch, players, status; stop ends in /shutdown', async (ctx) => {
+test('wrapper :: /ready at the first check-in, /health through a crash and relaunch, players, status; stop ends in /shutdown', async (ctx) => {
   const sdk = await startAgonesSdk();
   ctx.sdk = sdk;
   const port = await freePort();
@@ -105,7 +105,7 @@ test('/ready at the first check-in, /health through a crash and relaunch, player
   });
 });
 
-test('a server that keeps failing at start: /shutdown once the watchdog gives up, then no more /health', async (ctx) => {
+test('wrapper :: a server that keeps failing at start: /shutdown once the watchdog gives up, then no more /health', async (ctx) => {
   const sdk = await startAgonesSdk();
   ctx.sdk = sdk;
   const port = await freePort();
@@ -126,7 +126,7 @@ test('a server that keeps failing at start: /shutdown once the watchdog gives up
 
 const STABLE_S = 1.8;
 
-test('a crash loop after check-ins: /health goes on through one crash, stops at Agones.CrashLoopLimit, resumes after a stable run', async (ctx) => {
+test('wrapper :: a crash loop after check-ins: /health goes on through one crash, stops at Agones.CrashLoopLimit, resumes after a stable run', async (ctx) => {
   const sdk = await startAgonesSdk();
   ctx.sdk = sdk;
   const port = await freePort();
@@ -184,7 +184,7 @@ test('a crash loop after check-ins: /health goes on through one crash, stops at 
   });
 });
 
-test('AGONES_SDK_HTTP_PORT turns it on; SIGTERM shuts the server down gracefully, and calls no /shutdown', async (ctx) => {
+test('wrapper :: AGONES_SDK_HTTP_PORT turns it on; SIGTERM shuts the server down gracefully, and calls no /shutdown', async (ctx) => {
   const sdk = await startAgonesSdk();
   ctx.sdk = sdk;
   const port = await freePort();
@@ -214,7 +214,7 @@ test('AGONES_SDK_HTTP_PORT turns it on; SIGTERM shuts the server down gracefully
   });
 });
 
-test('Agones mode with two instances: exit 2, the problem named with its key path', async (ctx) => {
+test('wrapper :: Agones mode with two instances: exit 2, the problem named with its key path', async (ctx) => {
   const yaml = testConfig({
     instances: [
       { key: 'a', port: 1 },

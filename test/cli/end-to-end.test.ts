@@ -36,7 +36,7 @@ const running = (ctx: Ctx, key: string, notPid?: number | null) =>
   waitState(d(ctx), key, tokenOf(key), 'running', { notPid, timeoutMs: 20_000 });
 const ok = (r: CliResult) => assert.is(r.code, 0, `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 
-test('status <key>: the table, tokens from the local config, no colour through a pipe', async (ctx) => {
+test('end-to-end :: status <key>: the table, tokens from the local config, no colour through a pipe', async (ctx) => {
   const before = await running(ctx, 'demo');
   const r = await cli(ctx, withUrl(ctx, 'status', 'demo'));
   ok(r);
@@ -55,7 +55,7 @@ test('status <key>: the table, tokens from the local config, no colour through a
   assert.not.ok(r.stdout.includes(ESC), 'no escape codes when stdout is not a TTY');
 });
 
-test('status --json: the status object; without a key, every instance with its own token', async (ctx) => {
+test('end-to-end :: status --json: the status object; without a key, every instance with its own token', async (ctx) => {
   await running(ctx, 'beta');
   const [one, all, table] = await Promise.all([
     cli(ctx, withUrl(ctx, 'status', 'demo', '--json')),
@@ -117,7 +117,7 @@ if (!hasScript) console.log(`skipped "${TTY_TEST}": script(1) is not installed, 
   assert.not.ok(plain.stdout.includes(ESC), 'NO_COLOR: no escape codes');
 });
 
-test('restart: exit 0, and the server comes back with a new pid', async (ctx) => {
+test('end-to-end :: restart: exit 0, and the server comes back with a new pid', async (ctx) => {
   const before = await running(ctx, 'demo');
   const r = await cli(ctx, withUrl(ctx, 'restart', 'demo'));
   ok(r);
@@ -126,7 +126,7 @@ test('restart: exit 0, and the server comes back with a new pid', async (ctx) =>
   assert.ok(after.restarts >= before.restarts);
 });
 
-test('update without an update provider: exit 1 naming the reason (409), and the instance runs on', async (ctx) => {
+test('end-to-end :: update without an update provider: exit 1 naming the reason (409), and the instance runs on', async (ctx) => {
   const before = await running(ctx, 'demo');
   const r = await cli(ctx, withUrl(ctx, 'update', 'demo', '--json'));
   assert.is(r.code, 1, r.stderr);
@@ -135,7 +135,7 @@ test('update without an update provider: exit 1 naming the reason (409), and the
   assert.is((await running(ctx, 'demo')).pid, before.pid);
 });
 
-test('stop: exit 0, the state becomes stopped.idle; restart brings it back', async (ctx) => {
+test('end-to-end :: stop: exit 0, the state becomes stopped.idle; restart brings it back', async (ctx) => {
   const before = await running(ctx, 'demo');
   ok(await cli(ctx, withUrl(ctx, 'stop', 'demo')));
   await waitState(d(ctx), 'demo', 'tok', 'stopped.idle', { timeoutMs: 20_000 });
@@ -149,7 +149,7 @@ test('stop: exit 0, the state becomes stopped.idle; restart brings it back', asy
   assert.is.not(back.pid, before.pid);
 });
 
-test('logs -n N: the last N lines of the server log', async (ctx) => {
+test('end-to-end :: logs -n N: the last N lines of the server log', async (ctx) => {
   await running(ctx, 'demo');
   const logFile = join(d(ctx).dir, 'instances', 'demo', 'logs', 'server.log');
   await waitFor('some server output', async () => (await readFile(logFile, 'utf8')).split('\n').length > 3);
@@ -164,7 +164,7 @@ test('logs -n N: the last N lines of the server log', async (ctx) => {
   assert.equal(file.slice(at, at + 3), printed);
 });
 
-test('logs -f: new server output streams until the CLI is stopped (killed by pid, exit 0)', async (ctx) => {
+test('end-to-end :: logs -f: new server output streams until the CLI is stopped (killed by pid, exit 0)', async (ctx) => {
   const before = await running(ctx, 'demo');
   const follow = spawnCli(['logs', 'demo', '-f', '-n', '0'], { cwd: d(ctx).dir });
   try {
@@ -199,7 +199,7 @@ test('logs -f: new server output streams until the CLI is stopped (killed by pid
     assert.ok(all.includes(line), `followed line is in the log: ${line}`);
 });
 
-test('status --watch: redraws every interval, stops after --count or on SIGINT', async (ctx) => {
+test('end-to-end :: status --watch: redraws every interval, stops after --count or on SIGINT', async (ctx) => {
   await running(ctx, 'demo');
   const counted = await cli(ctx, withUrl(ctx, 'status', 'demo', '--watch', '--interval', '0.2', '--count', '3'));
   ok(counted);
@@ -217,7 +217,7 @@ test('status --watch: redraws every interval, stops after --count or on SIGINT',
   for (const line of r.stdout.trimEnd().split('\n')) assert.is((JSON.parse(line) as { key: string }).key, 'demo');
 });
 
-test('the address from the local Urls (http://*:port → localhost), no --url or --token', async (ctx) => {
+test('end-to-end :: the address from the local Urls (http://*:port → localhost), no --url or --token', async (ctx) => {
   const port = new URL(d(ctx).url).port;
   const dir = join(d(ctx).dir, 'operator');
   await mkdir(dir);
@@ -231,7 +231,7 @@ test('the address from the local Urls (http://*:port → localhost), no --url or
   assert.match(r.stdout, /\ndemo +running/);
 });
 
-test('wrong token: exit 1 with the 401 message, the token never printed; --token beats WATCHDOG_TOKEN beats the config', async (ctx) => {
+test('end-to-end :: wrong token: exit 1 with the 401 message, the token never printed; --token beats WATCHDOG_TOKEN beats the config', async (ctx) => {
   const [flag, env, action, flagWins] = await Promise.all([
     cli(ctx, withUrl(ctx, 'status', 'demo', '--token', 'wrong-sekrit')),
     cli(ctx, withUrl(ctx, 'status', 'demo'), { WATCHDOG_TOKEN: 'wrong-sekrit' }),
@@ -251,7 +251,7 @@ test('wrong token: exit 1 with the 401 message, the token never printed; --token
   assert.is((JSON.parse(flagWins.stdout) as { key: string }).key, 'demo');
 });
 
-test('wrong token for update and stop: exit 1 with the 401 message; the refused stop leaves the instance running', async (ctx) => {
+test('end-to-end :: wrong token for update and stop: exit 1 with the 401 message; the refused stop leaves the instance running', async (ctx) => {
   const before = await running(ctx, 'demo');
   const count = (re: RegExp) => d(ctx).log().match(re)?.length ?? 0;
   const acceptedBefore = count(/control (update|stop) accepted/g);
@@ -283,7 +283,7 @@ test('wrong token for update and stop: exit 1 with the 401 message; the refused 
   assert.is(after.updatePending, false);
 });
 
-test('unknown instance and an instance without ApiToken: exit 1, saying which', async (ctx) => {
+test('end-to-end :: unknown instance and an instance without ApiToken: exit 1, saying which', async (ctx) => {
   const [unknown, tokenless] = await Promise.all([
     cli(ctx, withUrl(ctx, 'restart', 'nope', '--token', 'x')),
     cli(ctx, withUrl(ctx, 'status', 'gamma', '--token', 'x')),
@@ -298,7 +298,7 @@ test('unknown instance and an instance without ApiToken: exit 1, saying which', 
   );
 });
 
-test('usage errors: exit 2 with the usage text, nothing sent', async (ctx) => {
+test('end-to-end :: usage errors: exit 2 with the usage text, nothing sent', async (ctx) => {
   const [noKey, unknownOption] = await Promise.all([
     cli(ctx, withUrl(ctx, 'stop')),
     cli(ctx, withUrl(ctx, 'status', 'demo', '--colour')),
@@ -310,7 +310,7 @@ test('usage errors: exit 2 with the usage text, nothing sent', async (ctx) => {
   assert.is((await d(ctx).status('demo', 'tok')).stopRequested, false, 'the bare stop did not reach the daemon');
 });
 
-test('daemon down: once it has stopped, exit 1 with "no watchdog answering"', async (ctx) => {
+test('end-to-end :: daemon down: once it has stopped, exit 1 with "no watchdog answering"', async (ctx) => {
   const url = d(ctx).url;
   assert.is(await d(ctx).stop(), 0);
   const r = await cli(ctx, withUrl(ctx, 'status', 'demo'));

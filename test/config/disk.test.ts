@@ -5,7 +5,7 @@ import { oneInstance, writeFiles } from './_support/files.ts';
 
 const test = tempSuite('config :: Disk and the update space limits', { prefix: 'wd-disk-config-' });
 
-test('disk: defaults when nothing is set', async ({ dir }) => {
+test('disk :: defaults when nothing is set', async ({ dir }) => {
   await writeFiles(dir, { 'appsettings.yml': oneInstance() });
   const r = await loadConfig({ cwd: dir, env: {} });
   if (!r.ok) throw new Error(r.problems.join('\n'));
@@ -14,7 +14,7 @@ test('disk: defaults when nothing is set', async ({ dir }) => {
   assert.equal([u?.SpaceMarginMegabytes, u?.MaxUnpackedMegabytes], [64, 20_000]);
 });
 
-test('disk: every bad value at once, with its key path', async ({ dir }) => {
+test('disk :: every bad value at once, with its key path', async ({ dir }) => {
   await writeFiles(dir, {
     'appsettings.yml': oneInstance(
       ['Updates:', '  SpaceMarginMegabytes: -1', '  MaxUnpackedMegabytes: 0'],

@@ -22,7 +22,7 @@ async function load(dir: string, instance: string[], urls: string, exposedTokens
   return loadConfig({ cwd: dir, env: {}, exposedTokens });
 }
 
-test('check: a short or example token beyond loopback is a warning naming the key, never the token', async ({
+test('exposure :: check: a short or example token beyond loopback is a warning naming the key, never the token', async ({
   dir,
 }) => {
   const cases: Array<[string, string]> = [
@@ -45,7 +45,9 @@ test('check: a short or example token beyond loopback is a warning naming the ke
   }
 });
 
-test('no finding on loopback only, or with a long token, or for a token file that is long enough', async ({ dir }) => {
+test('exposure :: no finding on loopback only, or with a long token, or for a token file that is long enough', async ({
+  dir,
+}) => {
   for (const urls of ['http://localhost:5000', 'http://127.0.0.1:5000', 'http://[::1]:5000']) {
     const r = await load(dir, ['ApiToken: t'], urls, 'refuse');
     assert.ok(r.ok && !r.warnings.some((w) => w.includes('ApiToken')), urls);
@@ -57,7 +59,9 @@ test('no finding on loopback only, or with a long token, or for a token file tha
   assert.ok(file.ok, file.ok ? '' : file.problems.join('\n'));
 });
 
-test('start: the same finding is a problem, naming ApiTokenFile when the token came from a file', async ({ dir }) => {
+test('exposure :: start: the same finding is a problem, naming ApiTokenFile when the token came from a file', async ({
+  dir,
+}) => {
   await writeFile(join(dir, 'token.txt'), 'abc\n');
   const r = await load(dir, ['ApiTokenFile: token.txt'], 'http://localhost:5000;http://*:6000', 'refuse');
   assert.equal(r.ok ? [] : r.problems, [
@@ -65,7 +69,9 @@ test('start: the same finding is a problem, naming ApiTokenFile when the token c
   ]);
 });
 
-test('an engine server with TimeoutSeconds under 30 is a warning; another program is not', async ({ dir }) => {
+test('exposure :: an engine server with TimeoutSeconds under 30 is a warning; another program is not', async ({
+  dir,
+}) => {
   const urls = 'http://localhost:5000';
   const engine = await load(dir, [`ApiToken: ${LONG}`, 'TimeoutSeconds: 20'], urls);
   assert.equal(engine.ok ? engine.warnings.filter((w) => w.includes('TimeoutSeconds')) : ['refused'], [
@@ -87,7 +93,7 @@ test('an engine server with TimeoutSeconds under 30 is a warning; another progra
   }
 });
 
-test('every token shipped in this repository is known as an example', async () => {
+test('exposure :: every token shipped in this repository is known as an example', async () => {
   const files = ['appsettings.yml', 'deploy/kubernetes/secret.yaml', 'README.md', 'docs/production.md'];
   for (const file of files) {
     const text = await readFile(join(ROOT, file), 'utf8');
@@ -98,7 +104,7 @@ test('every token shipped in this repository is known as an example', async () =
   }
 });
 
-test('bin/watchdog: start refuses the shipped config on *:0 (exit 2), check warns, --allow-weak-tokens starts', async ({
+test('exposure :: bin/watchdog: start refuses the shipped config on *:0 (exit 2), check warns, --allow-weak-tokens starts', async ({
   dir,
 }) => {
   const config = join(ROOT, 'appsettings.yml');

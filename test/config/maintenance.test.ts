@@ -5,7 +5,7 @@ import { serversYaml, writeFiles } from './_support/files.ts';
 
 const test = tempSuite('config :: Maintenance', { prefix: 'wd-maint-config-' });
 
-test('maintenance: a good section loads, with When and MaxDelayMinutes defaulted', async ({ dir }) => {
+test('maintenance :: a good section loads, with When and MaxDelayMinutes defaulted', async ({ dir }) => {
   await writeFiles(dir, {
     'appsettings.yml': serversYaml({
       alpha: ['ApiPort: 1212', 'Maintenance:', '  RestartSchedule: "*/5 * * * * *"', '  TimeZone: Europe/Berlin'],
@@ -20,7 +20,7 @@ test('maintenance: a good section loads, with When and MaxDelayMinutes defaulted
   );
 });
 
-test('maintenance: every problem at once, each with its Servers.Instances.<key>.Maintenance.<Key> path', async ({
+test('maintenance :: every problem at once, each with its Servers.Instances.<key>.Maintenance.<Key> path', async ({
   dir,
 }) => {
   await writeFiles(dir, {

@@ -7,7 +7,7 @@ import { serversYaml, writeFiles } from './_support/files.ts';
 const test = tempSuite('config :: Notification', { prefix: 'wd-notify-config-' });
 const instances = { alpha: ['ApiPort: 1212'], beta: ['ApiPort: 1213'] };
 
-test('notification: Format and Routes load, names and choices in any case; ChatWebhook stays the route for all', async ({
+test('notification :: Format and Routes load, names and choices in any case; ChatWebhook stays the route for all', async ({
   dir,
 }) => {
   await writeFiles(dir, {
@@ -50,7 +50,7 @@ test('notification: Format and Routes load, names and choices in any case; ChatW
   );
 });
 
-test('notification: every problem at once, with its key path, and no webhook URL in any line', async ({ dir }) => {
+test('notification :: every problem at once, with its key path, and no webhook URL in any line', async ({ dir }) => {
   await writeFiles(dir, {
     'appsettings.yml': serversYaml(instances, {
       top: [

@@ -5,7 +5,7 @@ import { oneInstance, writeFiles } from './_support/files.ts';
 
 const test = tempSuite('config :: process tracking keys', { prefix: 'wd-config-' });
 
-test('defaults: Auto, and 5 s to kill what a launch left', async ({ dir }) => {
+test('tracking :: defaults: Auto, and 5 s to kill what a launch left', async ({ dir }) => {
   await writeFiles(dir, { 'appsettings.yml': oneInstance() });
   const r = await loadConfig({ cwd: dir, env: {} });
   if (!r.ok) return assert.unreachable(r.problems.join('\n'));
@@ -13,7 +13,7 @@ test('defaults: Auto, and 5 s to kill what a launch left', async ({ dir }) => {
   assert.is(r.config.timing.StragglerKillSeconds, 5);
 });
 
-test('Environment by file or by variable; fractions of seconds', async ({ dir }) => {
+test('tracking :: Environment by file or by variable; fractions of seconds', async ({ dir }) => {
   await writeFiles(dir, {
     'appsettings.yml': oneInstance(
       [],
@@ -29,7 +29,7 @@ test('Environment by file or by variable; fractions of seconds', async ({ dir })
   assert.is(v.ok && v.config.settings.Process.Tracking, 'Environment');
 });
 
-test('a bad value names the key and the choices', async ({ dir }) => {
+test('tracking :: a bad value names the key and the choices', async ({ dir }) => {
   await writeFiles(dir, {
     'appsettings.yml': oneInstance([], ['Process:', '  Tracking: Cgroup', 'Timing:', '  StragglerKillSeconds: -1']),
   });

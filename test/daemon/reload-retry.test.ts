@@ -28,7 +28,9 @@ async function configIn(dir: string, backoff: string): Promise<ResolvedConfig> {
   return loaded.config;
 }
 
-test("only problems of the daemon's own resources count, and the retries back off to the cap", async ({ dir }) => {
+test("reload-retry :: only problems of the daemon's own resources count, and the retries back off to the cap", async ({
+  dir,
+}) => {
   assert.ok(starvedOnly([STARVED, STARVED.replace('EMFILE', 'ENFILE')]));
   assert.not.ok(starvedOnly([]));
   assert.not.ok(starvedOnly([STARVED, 'Servers.Instances.a.ApiPort: expected a port']));
@@ -39,7 +41,7 @@ test("only problems of the daemon's own resources count, and the retries back of
   );
 });
 
-test('SIGHUP while starved: refused twice, then applied without another signal', async ({ dir }) => {
+test('reload-retry :: SIGHUP while starved: refused twice, then applied without another signal', async ({ dir }) => {
   const initial = await configIn(dir, 'BackoffInitialSeconds: 0.05\n  BackoffMaxSeconds: 0.1');
   const next = await configIn(dir, 'BackoffInitialSeconds: 0.05\n  BackoffMaxSeconds: 0.2');
   let loads = 0;
@@ -67,7 +69,7 @@ test('SIGHUP while starved: refused twice, then applied without another signal',
   }
 });
 
-test('a reload refused for what the files say is not tried again', async ({ dir }) => {
+test('reload-retry :: a reload refused for what the files say is not tried again', async ({ dir }) => {
   const initial = await configIn(dir, 'BackoffInitialSeconds: 0.05\n  BackoffMaxSeconds: 0.1');
   let loads = 0;
   const reload = startConfigReload({

@@ -22,7 +22,7 @@ agones.after.each(async () => {
 });
 
 agones(
-  '/ready once after it serves, /health at its interval, players as label and counter, /shutdown before leaving after /update',
+  'agones :: /ready once after it serves, /health at its interval, players as label and counter, /shutdown before leaving after /update',
   async () => {
     const fake = await fakeSdk();
     const demo = await startDemo([...FAST_HEALTH, '--cvar', 'game.round_length=1'], { env: { ...TOKEN, ...fake.env } });
@@ -70,7 +70,7 @@ agones(
 );
 
 agones(
-  'an SDK server that starts 3 s after the game server: still Ready; a /shutdown request ends in /shutdown',
+  'agones :: an SDK server that starts 3 s after the game server: still Ready; a /shutdown request ends in /shutdown',
   async () => {
     const started = Date.now();
     const fake = await fakeSdk({ delayMs: 3_000 });
@@ -95,7 +95,7 @@ agones(
   },
 );
 
-agones('a GameServer moved to Shutdown makes it leave at round end; no counter is tolerated', async () => {
+agones('agones :: a GameServer moved to Shutdown makes it leave at round end; no counter is tolerated', async () => {
   const fake = await fakeSdk({ counters: false });
   const demo = await startDemo([...FAST_HEALTH, '--cvar', 'game.round_length=1'], { env: fake.env });
   const player = await udpPlayer(demo.port);
@@ -117,7 +117,7 @@ agones('a GameServer moved to Shutdown makes it leave at round end; no counter i
   }
 });
 
-agones('SIGTERM (Agones deleting the pod) exits without /shutdown', async () => {
+agones('agones :: SIGTERM (Agones deleting the pod) exits without /shutdown', async () => {
   const fake = await fakeSdk();
   const demo = await startDemo(FAST_HEALTH, { env: fake.env });
   try {
@@ -130,7 +130,7 @@ agones('SIGTERM (Agones deleting the pod) exits without /shutdown', async () => 
     await demo.kill();
   }
 });
-agones('a fatal error: a clean stop that asks Agones for /shutdown, then exit 1', async () => {
+agones('agones :: a fatal error: a clean stop that asks Agones for /shutdown, then exit 1', async () => {
   const fake = await fakeSdk();
   const demo = await startDemo([...FAST_HEALTH, '--cvar', 'demo.throw_after=0.5'], { env: fake.env });
   try {

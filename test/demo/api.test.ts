@@ -30,7 +30,7 @@ api.after(async (ctx) => {
   await ctx.demo?.kill();
 });
 
-api('GET /status → 200 JSON with CORS that passes the schema', async ({ demo }) => {
+api('api :: GET /status → 200 JSON with CORS that passes the schema', async ({ demo }) => {
   const res = await fetch(`${demo!.base}/status`);
   assert.is(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
@@ -44,20 +44,23 @@ api('GET /status → 200 JSON with CORS that passes the schema', async ({ demo }
   assert.type(body.round_id, 'number');
 });
 
-api('GET /info → 200 JSON with CORS that passes the schema, both connect-address spellings', async ({ demo }) => {
-  const res = await fetch(`${demo!.base}/info`);
-  assert.is(res.status, 200);
-  assert.is(res.headers.get('access-control-allow-origin'), '*');
-  const body = (await res.json()) as Record<string, unknown>;
-  assert.equal(validateInfo(body).problems, []);
-  assert.ok('connect_address' in body && 'connect_addrees' in body);
-  const auth = body.auth as { mode: string; public_key: string };
-  assert.is(auth.mode, 'Required');
-  assert.is(Buffer.from(auth.public_key, 'base64').length, 32, '32-byte public key');
-});
+api(
+  'api :: GET /info → 200 JSON with CORS that passes the schema, both connect-address spellings',
+  async ({ demo }) => {
+    const res = await fetch(`${demo!.base}/info`);
+    assert.is(res.status, 200);
+    assert.is(res.headers.get('access-control-allow-origin'), '*');
+    const body = (await res.json()) as Record<string, unknown>;
+    assert.equal(validateInfo(body).problems, []);
+    assert.ok('connect_address' in body && 'connect_addrees' in body);
+    const auth = body.auth as { mode: string; public_key: string };
+    assert.is(auth.mode, 'Required');
+    assert.is(Buffer.from(auth.public_key, 'base64').length, 32, '32-byte public key');
+  },
+);
 
 for (const path of ['/status', '/info']) {
-  api(`HEAD ${path} → 200, headers only`, async ({ demo }) => {
+  api(`api :: HEAD ${path} → 200, headers only`, async ({ demo }) => {
     const res = await fetch(`${demo!.base}${path}`, { method: 'HEAD' });
     assert.is(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
@@ -66,7 +69,7 @@ for (const path of ['/status', '/info']) {
   });
 }
 
-api('unknown paths and wrong methods → 404 Not Found', async ({ demo }) => {
+api('api :: unknown paths and wrong methods → 404 Not Found', async ({ demo }) => {
   for (const [method, path] of [
     ['GET', '/nope'],
     ['POST', '/status'],
@@ -80,15 +83,15 @@ api('unknown paths and wrong methods → 404 Not Found', async ({ demo }) => {
 });
 
 for (const route of ['/shutdown', '/update']) {
-  api(`POST ${route} without WatchdogToken → 400 Expected WatchdogToken header`, async ({ demo }) => {
+  api(`api :: POST ${route} without WatchdogToken → 400 Expected WatchdogToken header`, async ({ demo }) => {
     const r = await post(`${demo!.base}${route}`, {}, '{}');
     assert.equal(r, { status: 400, text: 'Expected WatchdogToken header' });
   });
-  api(`POST ${route} with a wrong token → 401 Unauthorized`, async ({ demo }) => {
+  api(`api :: POST ${route} with a wrong token → 401 Unauthorized`, async ({ demo }) => {
     const r = await post(`${demo!.base}${route}`, { WatchdogToken: `${SECRET}x` }, '{}');
     assert.equal(r, { status: 401, text: 'Unauthorized' });
   });
-  api(`POST ${route} with malformed JSON → 400 BadRequest`, async ({ demo }) => {
+  api(`api :: POST ${route} with malformed JSON → 400 BadRequest`, async ({ demo }) => {
     const r = await post(
       `${demo!.base}${route}`,
       { WatchdogToken: SECRET, 'Content-Type': 'application/json' },
@@ -98,13 +101,13 @@ for (const route of ['/shutdown', '/update']) {
   });
 }
 
-api('POST /shutdown with a non-object body → 400', async ({ demo }) => {
+api('api :: POST /shutdown with a non-object body → 400', async ({ demo }) => {
   assert.is((await post(`${demo!.base}/shutdown`, { WatchdogToken: SECRET }, '"bye"')).status, 400);
   assert.is((await post(`${demo!.base}/shutdown`, { WatchdogToken: SECRET })).status, 400, 'no body');
 });
 
 api(
-  'POST /shutdown (text/plain body, as the watchdog sends it) → 200 Success; demo.ignore_shutdown keeps it running',
+  'api :: POST /shutdown (text/plain body, as the watchdog sends it) → 200 Success; demo.ignore_shutdown keeps it running',
   async ({ demo }) => {
     const r = await post(
       `${demo!.base}/shutdown`,
@@ -119,7 +122,7 @@ api(
 );
 
 api(
-  'POST /update with players on → 200 Success, announced to each joined player over UDP, still running; the last leave ends it with 0',
+  'api :: POST /update with players on → 200 Success, announced to each joined player over UDP, still running; the last leave ends it with 0',
   async ({ demo }) => {
     const alice = await udpPlayer(demo!.port);
     const bob = await udpPlayer(demo!.port);
@@ -179,7 +182,7 @@ off.after(async (ctx) => {
 });
 
 for (const route of ['/shutdown', '/update']) {
-  off(`POST ${route} → 404 Not Found, and the server keeps running`, async ({ demo }) => {
+  off(`api :: POST ${route} → 404 Not Found, and the server keeps running`, async ({ demo }) => {
     const r = await post(`${demo!.base}${route}`, { WatchdogToken: 'anything' }, '{}');
     assert.equal(r, { status: 404, text: 'Not Found' });
     assert.is((await fetch(`${demo!.base}/status`)).status, 200);

@@ -49,7 +49,7 @@ const test = suite('demo :: check-ins with a watchdog on loopback');
 // 64 random bytes in base64, like the watchdog's secret: may contain + / =.
 const SECRET = Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 37 + 11) % 256)).toString('base64');
 
-test('launched exactly as the watchdog launches it: well-formed check-ins, at once and then repeatedly', async () => {
+test('checkin :: launched exactly as the watchdog launches it: well-formed check-ins, at once and then repeatedly', async () => {
   const wd = await fakeWatchdog();
   const dir = await tempDir('wd-demo-');
   const demo = await startDemo(
@@ -89,7 +89,7 @@ test('launched exactly as the watchdog launches it: well-formed check-ins, at on
   }
 });
 
-test('a base URL without a trailing slash (the real watchdog sends http://localhost:5000) works', async () => {
+test('checkin :: a base URL without a trailing slash (the real watchdog sends http://localhost:5000) works', async () => {
   const wd = await fakeWatchdog();
   const demo = await startDemo(
     [
@@ -113,7 +113,7 @@ test('a base URL without a trailing slash (the real watchdog sends http://localh
   }
 });
 
-test('no check-ins without a token; the log says why', async () => {
+test('checkin :: no check-ins without a token; the log says why', async () => {
   const wd = await fakeWatchdog();
   const demo = await startDemo([
     '--cvar',
@@ -133,7 +133,7 @@ test('no check-ins without a token; the log says why', async () => {
   }
 });
 
-test('an unreachable watchdog is logged, and the server keeps serving', async () => {
+test('checkin :: an unreachable watchdog is logged, and the server keeps serving', async () => {
   const wd = await fakeWatchdog();
   await wd.close(); // nobody listens on this port any more
   const demo = await startDemo(

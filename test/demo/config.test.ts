@@ -27,19 +27,19 @@ const BINDS: Array<[string, { host: string; port: number }]> = [
   [':7000', { host: '0.0.0.0', port: 7000 }],
 ];
 for (const [raw, expected] of BINDS) {
-  test(`status.bind ${JSON.stringify(raw)} → ${expected.host} ${expected.port}`, () =>
+  test(`config :: status.bind ${JSON.stringify(raw)} → ${expected.host} ${expected.port}`, () =>
     assert.equal(parseBind(raw, 1212), expected));
 }
-test('a bad status.bind is a clear error', () => {
+test('config :: a bad status.bind is a clear error', () => {
   assert.throws(() => parseBind('a:b:c', 1212), /status.bind "a:b:c" is not host:port/);
 });
 
-test('hub.tags: comma list, trimmed, empties dropped', () => {
+test('config :: hub.tags: comma list, trimmed, empties dropped', () => {
   assert.equal(splitTags('a, ,b,,c '), ['a', 'b', 'c']);
   assert.equal(splitTags(''), []);
 });
 
-test('status.links: JSON array; bad entries skipped with a warning; bad JSON → none', () => {
+test('config :: status.links: JSON array; bad entries skipped with a warning; bad JSON → none', () => {
   const { log, lines } = collect();
   assert.equal(
     parseLinks('[{"name":"W","icon":"wiki","url":"https://w"},{"name":1},{"name":"S","url":"https://s"}]', log),
@@ -54,7 +54,7 @@ test('status.links: JSON array; bad entries skipped with a warning; bad JSON →
   assert.equal(parseLinks('', log), []);
 });
 
-test('defaults and the engine spelling of auth.mode', () => {
+test('config :: defaults and the engine spelling of auth.mode', () => {
   const { log } = collect();
   const d = readDemoConfig(loadSettings({ argv: [] }), log);
   assert.is(d.port, 1212);

@@ -13,7 +13,7 @@ const statusOf = async (base: string) =>
 
 const exits = suite('demo :: how it ends');
 
-exits('POST /shutdown → 200, logs the reason, exits 0 at once', async () => {
+exits('lifecycle :: POST /shutdown → 200, logs the reason, exits 0 at once', async () => {
   const demo = await startDemo([], { env: TOKEN });
   try {
     const r = await post(`${demo.base}/shutdown`, { WatchdogToken: 'tok' }, '{"Reason":"Watchdog shutting down."}');
@@ -25,7 +25,7 @@ exits('POST /shutdown → 200, logs the reason, exits 0 at once', async () => {
   }
 });
 
-exits('POST /update with no players → 200 and exits 0 at once', async () => {
+exits('lifecycle :: POST /update with no players → 200 and exits 0 at once', async () => {
   const demo = await startDemo(['--cvar', 'game.round_length=600'], { env: TOKEN });
   try {
     assert.is((await post(`${demo.base}/update`, { WatchdogToken: 'tok' })).status, 200);
@@ -37,7 +37,7 @@ exits('POST /update with no players → 200 and exits 0 at once', async () => {
   }
 });
 
-exits('POST /update with a player → waits for the round end, records it, exits 0', async () => {
+exits('lifecycle :: POST /update with a player → waits for the round end, records it, exits 0', async () => {
   const dir = await tempDir('wd-demo-');
   const demo = await startDemo(['--cvar', 'game.round_length=1.5', '--data-dir', join(dir.path, 'data')], {
     env: TOKEN,
@@ -65,7 +65,7 @@ exits('POST /update with a player → waits for the round end, records it, exits
 });
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  exits(`${signal} → exits 0 cleanly`, async () => {
+  exits(`lifecycle :: ${signal} → exits 0 cleanly`, async () => {
     const demo = await startDemo();
     try {
       process.kill(demo.pid, signal);
@@ -77,7 +77,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-exits('demo.crash_after → exit code 3', async () => {
+exits('lifecycle :: demo.crash_after → exit code 3', async () => {
   const demo = await startDemo(['--cvar', 'demo.crash_after=0.3']);
   try {
     assert.equal(await exitWithin(demo), { code: 3, signal: null });
@@ -87,7 +87,7 @@ exits('demo.crash_after → exit code 3', async () => {
   }
 });
 
-exits('a malformed --cvar → exit 2 with a clear message', async () => {
+exits('lifecycle :: a malformed --cvar → exit 2 with a clear message', async () => {
   const demo = await startDemo(['--cvar', 'game.hostname'], { ready: null });
   try {
     assert.equal(await exitWithin(demo), { code: 2, signal: null });
@@ -97,7 +97,7 @@ exits('a malformed --cvar → exit 2 with a clear message', async () => {
   }
 });
 
-exits('the port already taken → exit 1 naming the problem', async () => {
+exits('lifecycle :: the port already taken → exit 1 naming the problem', async () => {
   const port = await freePort();
   const blocker = createServer();
   await new Promise<void>((r) => blocker.listen(port, '127.0.0.1', r));
@@ -115,7 +115,7 @@ exits.run();
 // ---
 const game = suite('demo :: players, rounds and settings');
 
-game('players join, ping, leave and time out over UDP; /status counts them', async () => {
+game('lifecycle :: players join, ping, leave and time out over UDP; /status counts them', async () => {
   const demo = await startDemo(['--cvar', 'demo.player_timeout=0.6']);
   const a = await udpPlayer(demo.port);
   const b = await udpPlayer(demo.port);
@@ -138,7 +138,7 @@ game('players join, ping, leave and time out over UDP; /status counts them', asy
   }
 });
 
-game('config.toml and cvars feed /status and /info; round ids continue from rounds.json', async () => {
+game('lifecycle :: config.toml and cvars feed /status and /info; round ids continue from rounds.json', async () => {
   const dir = await tempDir('wd-demo-');
   const config = join(dir.path, 'config.toml');
   await writeFile(
@@ -199,7 +199,7 @@ game('config.toml and cvars feed /status and /info; round ids continue from roun
   }
 });
 
-game('status.bind moves the HTTP API; status.enabled=false turns it off', async () => {
+game('lifecycle :: status.bind moves the HTTP API; status.enabled=false turns it off', async () => {
   const other = await freePort();
   const moved = await startDemo(['--cvar', `status.bind=127.0.0.1:${other}`]);
   try {
@@ -222,7 +222,7 @@ game('status.bind moves the HTTP API; status.enabled=false turns it off', async 
   }
 });
 
-game('rounds follow one another at game.round_length', async () => {
+game('lifecycle :: rounds follow one another at game.round_length', async () => {
   const demo = await startDemo(['--cvar', 'game.round_length=0.3']);
   try {
     await waitFor('round 3', async () => (await statusOf(demo.base)).round_id >= 3);

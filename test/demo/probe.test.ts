@@ -40,7 +40,7 @@ test.after(async (ctx) => {
   await ctx.demo?.kill();
 });
 
-test('prints name, players, inferred lang:en and 18+, region name, links, connect address; exit 0', async ({
+test('probe :: prints name, players, inferred lang:en and 18+, region name, links, connect address; exit 0', async ({
   demo,
 }) => {
   const r = await watchdogProbe([`127.0.0.1:${demo!.port}`]);
@@ -59,7 +59,7 @@ test('prints name, players, inferred lang:en and 18+, region name, links, connec
   }
 });
 
-test('--json prints exactly the documented shape', async ({ demo }) => {
+test('probe :: --json prints exactly the documented shape', async ({ demo }) => {
   const r = await watchdogProbe([`127.0.0.1:${demo!.port}`, '--json']);
   assert.is(r.code, 0, r.stderr);
   const json = JSON.parse(r.stdout) as ProbeResult;
@@ -82,7 +82,7 @@ test('--json prints exactly the documented shape', async ({ demo }) => {
   assert.is((json.status as { name: string }).name, '[EN][18+] Test');
 });
 
-test('an unreachable server → exit 1 with the problems listed', async () => {
+test('probe :: an unreachable server → exit 1 with the problems listed', async () => {
   const port = await freePort();
   const r = await watchdogProbe([`127.0.0.1:${port}`, '--json']);
   assert.is(r.code, 1);
@@ -93,7 +93,7 @@ test('an unreachable server → exit 1 with the problems listed', async () => {
   );
 });
 
-test('usage errors → exit 2', async () => {
+test('probe :: usage errors → exit 2', async () => {
   assert.is((await watchdogProbe([])).code, 2);
   assert.is((await watchdogProbe(['a', 'b'])).code, 2);
   const bad = await watchdogProbe(['ftp://x']);

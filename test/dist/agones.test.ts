@@ -116,20 +116,20 @@ const appsettings = parseYaml(configMap.data?.['appsettings.yml'] ?? '') as {
 const problems = (fn: ValidateFunction, o: unknown) =>
   fn(o) ? [] : (fn.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
 
-test('kustomization.yaml lists the ConfigMap and the Fleet, and every manifest is a file here', async () => {
+test('agones :: kustomization.yaml lists the ConfigMap and the Fleet, and every manifest is a file here', async () => {
   const k = await load<{ resources: string[] }>('kustomization.yaml');
   assert.equal([...k.resources].sort(), ['configmap.yaml', 'fleet.yaml']);
   const files = (await readdir(DIR)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
   assert.equal(files, ['configmap.yaml', 'fleet.yaml', 'gameserver.yaml']);
 });
 
-test('the GameServer and the Fleet validate against the Agones CRD schemas, closed to unknown fields', () => {
+test('agones :: the GameServer and the Fleet validate against the Agones CRD schemas, closed to unknown fields', () => {
   assert.equal(problems(validate.GameServer, gameServer), [], 'gameserver.yaml');
   assert.equal(problems(validate.Fleet, fleet), [], 'fleet.yaml');
   new ConfigMap(configMap).validate();
 });
 
-test('the validator bites: a misspelt field, a wrong type and an unknown enum value are refused', () => {
+test('agones :: the validator bites: a misspelt field, a wrong type and an unknown enum value are refused', () => {
   const broken = (edit: (spec: Json) => void) => {
     const copy = structuredClone(gameServer);
     edit(copy.spec);
@@ -142,7 +142,7 @@ test('the validator bites: a misspelt field, a wrong type and an unknown enum va
   assert.ok(broken((s) => (pod(s).imagePullPolice = 'Always')).some((p) => /additional properties/.test(p)));
 });
 
-test("the health window fits the watchdog's health interval", () => {
+test("agones :: the health window fits the watchdog's health interval", () => {
   const every = appsettings.Agones?.HealthSeconds ?? 2;
   const h = gsSpec.health;
   assert.not.ok(h.disabled, 'health checking on');
@@ -152,7 +152,7 @@ test("the health window fits the watchdog's health interval", () => {
   assert.ok(h.initialDelaySeconds >= every, 'the daemon has started before the first period is judged');
 });
 
-test("the GameServer's port is the instance's ApiPort, on TCP and UDP, and the names agree", () => {
+test("agones :: the GameServer's port is the instance's ApiPort, on TCP and UDP, and the names agree", () => {
   const instances = Object.entries(appsettings.Servers.Instances);
   assert.is(instances.length, 1, 'Agones mode wraps exactly one instance');
   const [, instance] = instances[0]!;
@@ -172,12 +172,12 @@ test("the GameServer's port is the instance's ApiPort, on TCP and UDP, and the n
   assert.ok((pod.terminationGracePeriodSeconds ?? 30) > 10, 'time for the graceful shutdown (5 s + 5 s)');
 });
 
-test("the Fleet's template is the GameServer's spec", () => {
+test("agones :: the Fleet's template is the GameServer's spec", () => {
   const template = (fleet.spec.template as { spec: unknown }).spec;
   assert.equal(template, gameServer.spec);
 });
 
-test("the ConfigMap's appsettings.yml passes `watchdog check` in Agones mode", async () => {
+test("agones :: the ConfigMap's appsettings.yml passes `watchdog check` in Agones mode", async () => {
   const dir = await mkdtemp(join(tmpdir(), 'wd-agones-'));
   try {
     const file = join(dir, 'appsettings.yml');

@@ -28,7 +28,7 @@ const dockerfile = await readFile(join(ROOT, 'Dockerfile'), 'utf8');
 const stages: Stage[] = parseStages(dockerfile);
 const image = finalStage(stages);
 
-test('the Dockerfile: multi-stage, production dependencies only, non-root, a HEALTHCHECK, node runs bin/watchdog', () => {
+test('image :: the Dockerfile: multi-stage, production dependencies only, non-root, a HEALTHCHECK, node runs bin/watchdog', () => {
   assert.ok(stages.length >= 2, 'multi-stage');
   const last = stages.at(-1)!;
   const copies = last.instructions.filter((i) => i.op === 'COPY').map((i) => i.args);
@@ -65,7 +65,7 @@ test.after(() => {
   killGroup(started.server);
 });
 
-test('ENTRYPOINT + CMD with the image ENV and WORKDIR: /health, the HEALTHCHECK, env overrides, then SIGTERM', async () => {
+test('image :: ENTRYPOINT + CMD with the image ENV and WORKDIR: /health, the HEALTHCHECK, env overrides, then SIGTERM', async () => {
   const { pkg } = await installedPackage();
   const { root, config, data } = await imageFolders('wd-image-');
   try {

@@ -85,12 +85,12 @@ const secret = ofKind<ISecret>('Secret')[0]!;
 const pod = statefulSet.spec!.template.spec!;
 const container = pod.containers[0]!;
 
-test('kustomization.yaml lists exactly the manifests of the folder', async () => {
+test('kubernetes :: kustomization.yaml lists exactly the manifests of the folder', async () => {
   const k = parseYaml(await readFile(join(DIR, 'kustomization.yaml'), 'utf8')) as { resources: string[] };
   assert.equal([...k.resources].sort(), [...new Set(all.map((m) => m.file))].sort());
 });
 
-test('every object validates against the Kubernetes OpenAPI schemas', () => {
+test('kubernetes :: every object validates against the Kubernetes OpenAPI schemas', () => {
   assert.ok(
     statefulSet && configMap && secret && services.length === 2,
     'a StatefulSet, 2 Services, a ConfigMap, a Secret',
@@ -106,7 +106,7 @@ test('every object validates against the Kubernetes OpenAPI schemas', () => {
   }
 });
 
-test('no field the Kubernetes API does not define (tsc excess-property check against the generated types)', async () => {
+test('kubernetes :: no field the Kubernetes API does not define (tsc excess-property check against the generated types)', async () => {
   // Inside the checkout, so kubernetes-models resolves from its node_modules; .tmp/ is git-ignored.
   await mkdir(join(ROOT, '.tmp'), { recursive: true });
   const dir = await mkdtemp(join(ROOT, '.tmp', 'k8s-types-'));
@@ -137,7 +137,7 @@ test('no field the Kubernetes API does not define (tsc excess-property check aga
   }
 });
 
-test('the objects refer to each other and to the image consistently', async () => {
+test('kubernetes :: the objects refer to each other and to the image consistently', async () => {
   const spec = statefulSet.spec!;
   const podLabels = spec.template.metadata?.labels ?? {};
   const selects = (selector: Record<string, string> | undefined) =>
@@ -195,7 +195,7 @@ test('the objects refer to each other and to the image consistently', async () =
   assert.ok((pod.terminationGracePeriodSeconds ?? 30) > 10, 'time for the graceful shutdown (5 s + 5 s)');
 });
 
-test("the ConfigMap's appsettings.yml, with the Secret as environment, passes `watchdog check`", async () => {
+test("kubernetes :: the ConfigMap's appsettings.yml, with the Secret as environment, passes `watchdog check`", async () => {
   const dir = await mkdtemp(join(tmpdir(), 'wd-k8s-'));
   try {
     await mkdir(join(dir, 'config'));

@@ -21,7 +21,7 @@ test.before(async () => {
   await installedPackage();
 });
 
-test('the tarball holds the bundled daemon and demo server, the kit with its types, the dashboard assets; no sources', async () => {
+test('package :: the tarball holds the bundled daemon and demo server, the kit with its types, the dashboard assets; no sources', async () => {
   const { files } = await installedPackage();
   for (const f of [
     'bin/watchdog',
@@ -44,7 +44,7 @@ test('the tarball holds the bundled daemon and demo server, the kit with its typ
   );
 });
 
-test('tsx is neither installed nor a production dependency, so nothing can load it at run time', async () => {
+test('package :: tsx is neither installed nor a production dependency, so nothing can load it at run time', async () => {
   const { project, pkg } = await installedPackage();
   const manifest = JSON.parse(await readFile(join(pkg, 'package.json'), 'utf8')) as {
     dependencies?: Record<string, string>;
@@ -54,7 +54,7 @@ test('tsx is neither installed nor a production dependency, so nothing can load 
   assert.not.ok(existsSync(join(project, 'node_modules/typescript')), 'node_modules/typescript absent');
 });
 
-test('plain JavaScript imports the kit, serves /status on 127.0.0.1 and probes it', async () => {
+test('package :: plain JavaScript imports the kit, serves /status on 127.0.0.1 and probes it', async () => {
   const { project } = await installedPackage();
   const script = join(project, 'game.mjs');
   await writeFile(
@@ -82,7 +82,7 @@ const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, async
   assert.is(out.probedName, 'plain js');
 });
 
-test('the kit type-checks from a TypeScript consumer through the exports map', async () => {
+test('package :: the kit type-checks from a TypeScript consumer through the exports map', async () => {
   const { project } = await installedPackage();
   await writeFile(
     join(project, 'game.ts'),
@@ -109,7 +109,7 @@ export const wrong: Status = { name: 'x', players: 'many' };
   assert.not.ok('failed' in r, `tsc: ${r.stdout}${r.stderr}`);
 });
 
-test('watchdog --version and watchdog check run from the installed package', async () => {
+test('package :: watchdog --version and watchdog check run from the installed package', async () => {
   const { project } = await installedPackage();
   const bin = join(project, 'node_modules/.bin/watchdog');
   const version = await run(bin, ['--version'], { cwd: project });

@@ -29,7 +29,7 @@ async function call(d: RunningDaemon, method: string, path: string, authorizatio
   return res;
 }
 
-test('control and ping: every auth case answers its status code', async ({ daemon, secret }) => {
+test('auth :: control and ping: every auth case answers its status code', async ({ daemon, secret }) => {
   const d = daemon!;
   assert.ok(secret, 'read the launch secret');
   const families: Array<{ path: (k: string) => string; good: string }> = [
@@ -63,7 +63,7 @@ test('control and ping: every auth case answers its status code', async ({ daemo
   }
 });
 
-test('an instance without ApiToken refuses control; wrong methods are refused', async ({ daemon }) => {
+test('auth :: an instance without ApiToken refuses control; wrong methods are refused', async ({ daemon }) => {
   const d = daemon!;
   assert.is((await call(d, 'POST', '/instances/beta/restart', basic('beta', ''))).status, 401);
   assert.is((await call(d, 'POST', '/instances/beta/restart', basic('beta', 'anything'))).status, 401);
@@ -71,7 +71,7 @@ test('an instance without ApiToken refuses control; wrong methods are refused', 
   assert.ok(get.status === 404 || get.status === 405, `GET on a control route: ${get.status}`);
 });
 
-test('padlock and health answer without auth', async ({ daemon }) => {
+test('auth :: padlock and health answer without auth', async ({ daemon }) => {
   const d = daemon!;
   const pad = await fetch(`${d.url}/watchdog/padlock`);
   assert.is(pad.status, 200);

@@ -7,7 +7,7 @@ import { ROOT, tempDir } from '../_support/env.ts';
 
 const test = suite('e2e :: bad configuration');
 
-test('watchdog start with a bad config exits 2, lists every problem, touches nothing', async () => {
+test('config :: watchdog start with a bad config exits 2, lists every problem, touches nothing', async () => {
   const tmp = await tempDir('wd-e2e-');
   try {
     await writeFile(
@@ -44,7 +44,7 @@ test('watchdog start with a bad config exits 2, lists every problem, touches not
   }
 });
 
-test('a missing appsettings.yml exits 2 naming the folder', async () => {
+test('config :: a missing appsettings.yml exits 2 naming the folder', async () => {
   const tmp = await tempDir('wd-e2e-');
   try {
     const r = spawnSync(process.execPath, [join(ROOT, 'bin/watchdog')], {
@@ -87,7 +87,7 @@ async function runUntil(dir: string, args: string[], until: RegExp): Promise<{ o
   return { out, code: await exited };
 }
 
-test('--log-level wins over Serilog.MinimumLevel both ways; --log-format json writes one JSON object a line', async () => {
+test('config :: --log-level wins over Serilog.MinimumLevel both ways; --log-format json writes one JSON object a line', async () => {
   const tmp = await tempDir('wd-e2e-');
   try {
     const config = (level: string) =>

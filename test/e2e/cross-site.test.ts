@@ -60,7 +60,10 @@ const auditLines = async (dir: string) =>
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
-test('a cross-site POST is refused with 403 and audited; the same POST from curl is taken', async ({ daemon, dir }) => {
+test('cross-site :: a cross-site POST is refused with 403 and audited; the same POST from curl is taken', async ({
+  daemon,
+  dir,
+}) => {
   const d = daemon!;
   const auth = { authorization: basic('alpha', TOKEN) };
   const evil = await send(d, '/instances/alpha/stop', {
@@ -86,7 +89,9 @@ test('a cross-site POST is refused with 403 and audited; the same POST from curl
   await waitFor('the accepted audit line', async () => (await auditLines(dir)).some((l) => l.status === 200));
 });
 
-test('through the trusted proxy, only a local forwarded client passes the loopback rule', async ({ daemon }) => {
+test('cross-site :: through the trusted proxy, only a local forwarded client passes the loopback rule', async ({
+  daemon,
+}) => {
   const d = daemon!;
   const remote = await send(d, '/api/instances', { from: PROXY, headers: { 'x-forwarded-for': '203.0.113.9' } });
   assert.is(remote.status, 403, remote.body);

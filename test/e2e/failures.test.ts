@@ -8,7 +8,7 @@ import { fixture, writeServerScript } from '../_support/fixtures.ts';
 
 const test = suite('e2e :: servers that fail to start');
 
-test('exits at once three times → stopped.failing with exactly one webhook; restart clears it', () =>
+test('failures :: exits at once three times → stopped.failing with exactly one webhook; restart clears it', () =>
   withDaemons({ webhook: true }, async ({ dir, hook, start }) => {
     const script = await writeServerScript(join(dir, 'server.sh'), fixture('exit-at-once.mjs'));
     const port = await freePort();
@@ -32,7 +32,7 @@ test('exits at once three times → stopped.failing with exactly one webhook; re
     assert.is(back.startupFailures, 0);
   }));
 
-test('RunCommand missing → counted as startup failures with a clear log line; the daemon stays up', () =>
+test('failures :: RunCommand missing → counted as startup failures with a clear log line; the daemon stays up', () =>
   withDaemons({}, async ({ start }) => {
     const port = await freePort();
     const d = await start(testConfig({ instances: [{ port, runCommand: '/nonexistent/server' }] }));

@@ -10,7 +10,7 @@ import { runCli } from '../_support/cli.ts';
 
 const test = suite('e2e :: a hang loop is a loop');
 
-test('a server that hangs after each check-in: relaunches back off, two chat messages, one dump, lastExit hang', () =>
+test('hang-loop :: a server that hangs after each check-in: relaunches back off, two chat messages, one dump, lastExit hang', () =>
   withDaemons({ prefix: 'wd-hangloop-', webhook: true }, async ({ dir: tmp, hook, start }) => {
     const script = await writeServerScript(join(tmp, 'server.sh'), fixture('hang.mjs'));
     // A stand-in for the .NET createdump beside the program (a real core of node is ~800 MB): a small file per dump.

@@ -127,7 +127,7 @@ function importSuite(name: string, secret: string) {
 const persist = importSuite('e2e :: import from the real watchdog, PersistServers on', 'persisted-token-from-data-db');
 
 persist(
-  'the server the real watchdog left running is adopted: same pid, no second launch, check-ins with the persisted token accepted past TimeoutSeconds',
+  'import :: the server the real watchdog left running is adopted: same pid, no second launch, check-ins with the persisted token accepted past TimeoutSeconds',
   async (ctx) => {
     const startedAt = Date.now();
     const d = await daemon(ctx, true);
@@ -168,7 +168,7 @@ persist(
 );
 
 persist(
-  'a persisted pid that is another program is not adopted and left alive; the instance launches its own server',
+  'import :: a persisted pid that is another program is not adopted and left alive; the instance launches its own server',
   async (ctx) => {
     const d = ctx.daemons[0]!;
     const unrelated = ctx.unrelated!.pid;
@@ -188,7 +188,7 @@ persist(
 );
 
 persist(
-  'the import is not repeated: the next daemon adopts from data.json, and data.db stays untouched',
+  'import :: the import is not repeated: the next daemon adopts from data.json, and data.db stays untouched',
   async (ctx) => {
     const first = ctx.daemons[0]!;
     const beta = (await rs.statusOf(first, 'beta', TOKEN)).pid;
@@ -215,7 +215,7 @@ persist.run();
 const off = importSuite('e2e :: import from the real watchdog, PersistServers off', 'another-persisted-token');
 
 off(
-  'a verified server left running is shut down gracefully (with the persisted token) before the new launch',
+  'import :: a verified server left running is shut down gracefully (with the persisted token) before the new launch',
   async (ctx) => {
     const d = await daemon(ctx, false);
     const s = await rs.waitStatus(
@@ -249,21 +249,24 @@ const broken = tempSuite('e2e :: import from a data.db that is not SQLite', {
   after: (ctx) => ctx.d?.stop(),
 });
 
-broken('a warning names the file and the problem; the daemon starts its instances without the import', async (ctx) => {
-  await writeFile(join(ctx.dir, 'data.db'), "this is not the real watchdog's database\n");
-  const d = await startDaemon(
-    testConfig({ instances: [{ key: 'alpha', port: await freePort(), runCommand: SERVER }] }),
-    { dir: ctx.dir },
-  );
-  ctx.d = d;
-  const s = await rs.waitStatus(d, 'alpha', TOKEN, 'running', rs.running);
-  assert.is(s.revision, null);
-  assert.match(
-    d.log(),
-    `could not import from the real watchdog's data file; starting without it file=${join(ctx.dir, 'data.db')}`,
-  );
-  assert.match(d.log(), 'data.db is not an SQLite database');
-  assert.is(await readFile(join(ctx.dir, 'data.db'), 'utf8'), "this is not the real watchdog's database\n");
-});
+broken(
+  'import :: a warning names the file and the problem; the daemon starts its instances without the import',
+  async (ctx) => {
+    await writeFile(join(ctx.dir, 'data.db'), "this is not the real watchdog's database\n");
+    const d = await startDaemon(
+      testConfig({ instances: [{ key: 'alpha', port: await freePort(), runCommand: SERVER }] }),
+      { dir: ctx.dir },
+    );
+    ctx.d = d;
+    const s = await rs.waitStatus(d, 'alpha', TOKEN, 'running', rs.running);
+    assert.is(s.revision, null);
+    assert.match(
+      d.log(),
+      `could not import from the real watchdog's data file; starting without it file=${join(ctx.dir, 'data.db')}`,
+    );
+    assert.match(d.log(), 'data.db is not an SQLite database');
+    assert.is(await readFile(join(ctx.dir, 'data.db'), 'utf8'), "this is not the real watchdog's database\n");
+  },
+);
 
 broken.run();

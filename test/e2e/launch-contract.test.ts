@@ -15,7 +15,7 @@ interface Echo {
   env: Record<string, string>;
 }
 
-test('argv, environment and working directory match the contract exactly', () =>
+test('launch-contract :: argv, environment and working directory match the contract exactly', () =>
   withDaemons({}, async ({ dir: tmp, start }) => {
     const script = await writeServerScript(join(tmp, 'server.sh'), fixture('echo-env.mjs'));
     const echoFile = join(tmp, 'echo.json');

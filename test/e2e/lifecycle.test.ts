@@ -60,7 +60,7 @@ const gone = (pid: number) => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('reaches running; status reports state, pid, revision and last check-in', async ({ daemon }) => {
+test('lifecycle :: reaches running; status reports state, pid, revision and last check-in', async ({ daemon }) => {
   const d = daemon!;
   const s = await running(d);
   assert.type(s.pid, 'number');
@@ -69,7 +69,7 @@ test('reaches running; status reports state, pid, revision and last check-in', a
   assert.is(s.startupFailures, 0);
 });
 
-test('restart: the server gets /shutdown, comes back with a new pid and secret; the old secret is refused', async ({
+test('lifecycle :: restart: the server gets /shutdown, comes back with a new pid and secret; the old secret is refused', async ({
   daemon,
 }) => {
   const d = daemon!;
@@ -86,7 +86,7 @@ test('restart: the server gets /shutdown, comes back with a new pid and secret; 
   assert.is(await ping(d, newSecret), 200);
 });
 
-test('stop: the server gets /update, exits, is not relaunched, the webhook says so; restart brings it back', async ({
+test('lifecycle :: stop: the server gets /update, exits, is not relaunched, the webhook says so; restart brings it back', async ({
   daemon,
   hook,
 }) => {
@@ -112,7 +112,7 @@ test('stop: the server gets /update, exits, is not relaunched, the webhook says 
   assert.is.not(back.pid, before.pid);
 });
 
-test('SIGKILL of the server: relaunched, and the webhook names the signal', async ({ daemon, hook }) => {
+test('lifecycle :: SIGKILL of the server: relaunched, and the webhook names the signal', async ({ daemon, hook }) => {
   const d = daemon!;
   const before = await running(d);
   const sent = hook!.messages.length;
@@ -123,7 +123,7 @@ test('SIGKILL of the server: relaunched, and the webhook names the signal', asyn
   );
 });
 
-test('SIGSTOP of the server: killed TimeoutSeconds after its last check-in, not before, relaunched, webhook', async ({
+test('lifecycle :: SIGSTOP of the server: killed TimeoutSeconds after its last check-in, not before, relaunched, webhook', async ({
   daemon,
   hook,
 }) => {

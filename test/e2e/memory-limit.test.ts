@@ -15,7 +15,7 @@ const test = suite('e2e :: a server over MemoryLimitMB restarts by its policy');
 const TOKEN = 'tok';
 const SAMPLE_SECONDS = 0.2;
 
-test('over the limit: a restart pending for 0 players, asked once per run, said in chat; done when empty', () =>
+test('memory-limit :: over the limit: a restart pending for 0 players, asked once per run, said in chat; done when empty', () =>
   withDaemons({ webhook: true }, async ({ hook, start }) => {
     const port = await freePort();
     const yaml = testConfig({

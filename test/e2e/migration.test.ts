@@ -194,7 +194,7 @@ test.after(async (ctx) => {
   await ctx.cleanup();
 });
 
-test("watchdog check accepts the installation's files as they are: exit 0, one warning line naming what is ignored, the Development layer applied", async (ctx) => {
+test("migration :: watchdog check accepts the installation's files as they are: exit 0, one warning line naming what is ignored, the Development layer applied", async (ctx) => {
   const before = await readdir(ctx.dir, { recursive: true });
   const r = runCheck(ctx, watchdogEnv(ctx));
   assert.is(r.status, 0, r.stderr);
@@ -252,7 +252,7 @@ test("watchdog check accepts the installation's files as they are: exit 0, one w
   assert.equal((await readdir(ctx.dir, { recursive: true })).sort(), before.sort(), 'check wrote nothing');
 });
 
-test('the daemon in the same folder imports data.db: the server left running is adopted (same pid, no second launch), lrp launches, revisions from data.db', async (ctx) => {
+test('migration :: the daemon in the same folder imports data.db: the server left running is adopted (same pid, no second launch), lrp launches, revisions from data.db', async (ctx) => {
   const d = await startDaemon(ctx.yaml, {
     dir: ctx.dir,
     env: watchdogEnv(ctx, { Servers__Instances__lrp__ApiToken: ENV_TOKEN }),
@@ -292,7 +292,7 @@ test('the daemon in the same folder imports data.db: the server left running is 
   );
 });
 
-test('servers check in at a loopback address of the daemon, not the unreachable BaseUrl, and stay running past three TimeoutSeconds', async (ctx) => {
+test('migration :: servers check in at a loopback address of the daemon, not the unreachable BaseUrl, and stay running past three TimeoutSeconds', async (ctx) => {
   const d = ctx.daemon!;
   await assertLaunchedByDaemon(ctx, d, ctx.lrp);
   assert.is(
@@ -331,7 +331,7 @@ test('servers check in at a loopback address of the daemon, not the unreachable 
   assert.is(ctx.hook!.messages.length, 0, 'nothing to tell the chat');
 });
 
-test('both Urls answer /health for the same daemon; Servers__Instances__lrp__ApiToken wins over the file; the numeric ApiToken works', async (ctx) => {
+test('migration :: both Urls answer /health for the same daemon; Servers__Instances__lrp__ApiToken wins over the file; the numeric ApiToken works', async (ctx) => {
   const d = ctx.daemon!;
   const pids: number[] = [];
   for (const port of [ctx.ports.daemon, ctx.ports.daemon2]) {
@@ -347,7 +347,7 @@ test('both Urls answer /health for the same daemon; Servers__Instances__lrp__Api
   assert.is(await statusCode(d.url, 'wizards', '123457'), 401);
 });
 
-test('the Jenkins instance asks the CI server of its Updates; one that is down changes nothing', async (ctx) => {
+test('migration :: the Jenkins instance asks the CI server of its Updates; one that is down changes nothing', async (ctx) => {
   const d = ctx.daemon!;
   const jenkins = ctx.jenkins!;
   assert.equal(jenkins.paths, [], 'an adopted server is not updated at start');
@@ -379,7 +379,7 @@ test('the Jenkins instance asks the CI server of its Updates; one that is down c
   );
 });
 
-test('a hang is caught after the Development TimeoutSeconds: the DiscordWebhook is told and wizards relaunches on its imported build', async (ctx) => {
+test('migration :: a hang is caught after the Development TimeoutSeconds: the DiscordWebhook is told and wizards relaunches on its imported build', async (ctx) => {
   const d = ctx.daemon!;
   const hook = ctx.hook!;
   const asked = ctx.jenkins!.paths.length;

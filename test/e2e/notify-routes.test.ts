@@ -8,7 +8,7 @@ import { startWebhookReceiver } from '../_support/webhook.ts';
 
 const test = suite('e2e :: notification routes');
 
-test('two routes with the real daemon: the install goes to one as text, the SIGKILL crash to the other as an embed', async () => {
+test('notify-routes :: two routes with the real daemon: the install goes to one as text, the SIGKILL crash to the other as an embed', async () => {
   const ops = await startWebhookReceiver();
   const players = await startWebhookReceiver();
   try {

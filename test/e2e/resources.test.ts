@@ -26,7 +26,7 @@ const test = daemonSuite<{ port: number }>('e2e :: CPU, memory and players of a 
 
 const status = async (d: RunningDaemon) => (await d.status('demo', TOKEN)) as unknown as Status;
 
-test('status JSON, table and /metrics: CPU, the tree memory and the players the demo reports', async (ctx) => {
+test('resources :: status JSON, table and /metrics: CPU, the tree memory and the players the demo reports', async (ctx) => {
   const d = ctx.daemon!;
   const running = await waitState(d, 'demo', TOKEN, 'running');
   const player = await udpPlayer(ctx.port);
@@ -68,7 +68,7 @@ test('status JSON, table and /metrics: CPU, the tree memory and the players the 
   }
 });
 
-test('stopped: no resources, no players, and no such series in /metrics', async (ctx) => {
+test('resources :: stopped: no resources, no players, and no such series in /metrics', async (ctx) => {
   const d = ctx.daemon!;
   assert.is(await d.control('demo', TOKEN, 'stop'), 200);
   await waitState(d, 'demo', TOKEN, 'stopped.idle');

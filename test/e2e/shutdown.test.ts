@@ -65,7 +65,7 @@ function killGroup(pid: number): void {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  test(`${signal}: every server is shut down gracefully, the daemon exits 0, no process is left`, async () => {
+  test(`shutdown :: ${signal}: every server is shut down gracefully, the daemon exits 0, no process is left`, async () => {
     const [p1, p2] = [await freePort(), await freePort()];
     const d = await startDaemon(
       testConfig({
@@ -100,7 +100,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-test('SIGTERM with a forking server and one that ignores /shutdown: daemon exits 0; every server, child and group member is gone; the deaf one is killed only after the exit window', async () => {
+test('shutdown :: SIGTERM with a forking server and one that ignores /shutdown: daemon exits 0; every server, child and group member is gone; the deaf one is killed only after the exit window', async () => {
   const tmp = await tempDir('wd-e2e-shutdown-');
   const pidsFile = join(tmp.path, 'forker.pids');
   // A fixture leaked by a failed run exits on its own after a minute.

@@ -16,7 +16,7 @@ import { runCli } from '../_support/cli.ts';
 const test = suite('e2e :: a stop is remembered across daemon restarts');
 const TOKEN = 'tok';
 
-test('stop, daemon restart: still stopped, saying who stopped it; restart, daemon restart: running', async () => {
+test('stop-remembered :: stop, daemon restart: still stopped, saying who stopped it; restart, daemon restart: running', async () => {
   const dir = await tempDir('wd-stop-kept-');
   const yaml = testConfig({ instances: [{ key: 'lrp', port: await freePort() }] });
   let d: RunningDaemon | null = null;

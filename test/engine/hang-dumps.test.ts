@@ -109,7 +109,7 @@ test.after(async () => {
   await state.cleanup();
 });
 
-it('the runtime writes a Normal dump over its diagnostics IPC: an ELF core of tens of MB', async () => {
+it('hang-dumps :: the runtime writes a Normal dump over its diagnostics IPC: an ELF core of tens of MB', async () => {
   state.normal = join(state.dir, 'normal.core');
   const r = await requestDump(state.socket, state.normal, 'Normal', 120_000);
   assert.equal(r, { ok: true, command: 3 }, 'GenerateCoreDump3 accepted by a .NET 10 runtime');
@@ -117,7 +117,7 @@ it('the runtime writes a Normal dump over its diagnostics IPC: an ELF core of te
   assert.ok(size > NORMAL_MIN && size < NORMAL_MAX, `a Normal dump of ${(size / MB).toFixed(1)} MB`);
 });
 
-it('a Full dump holds the whole heap: several times the size of a Normal one', async () => {
+it('hang-dumps :: a Full dump holds the whole heap: several times the size of a Normal one', async () => {
   const full = join(state.dir, 'full.core');
   const r = await requestDump(state.socket, full, 'Full', 120_000);
   assert.ok(r.ok, JSON.stringify(r));
@@ -127,13 +127,13 @@ it('a Full dump holds the whole heap: several times the size of a Normal one', a
   await rm(full, { force: true }); // hundreds of MB
 });
 
-it('a refused request says why, in the runtime own words', async () => {
+it('hang-dumps :: a refused request says why, in the runtime own words', async () => {
   const r = await requestDump(state.socket, join(state.dir, 'no/such/folder/x.core'), 'Normal', 120_000);
   assert.is(r.ok, false);
   assert.match(!r.ok ? r.reason : '', /Could not create output file.*HRESULT 0x[0-9A-F]{8}/s);
 });
 
-withTool('dotnet-dump reads the Normal dump: the managed threads are there', async () => {
+withTool('hang-dumps :: dotnet-dump reads the Normal dump: the managed threads are there', async () => {
   const out = await new Promise<string>((resolve, reject) =>
     execFile(
       DOTNET_DUMP ?? 'dotnet-dump',
@@ -148,7 +148,7 @@ withTool('dotnet-dump reads the Normal dump: the managed threads are there', asy
   assert.match(out, /\(Finalizer\)/);
 });
 
-it('without its socket, the createdump of the runtime it loaded (via libcoreclr.so) writes the dump', async () => {
+it('hang-dumps :: without its socket, the createdump of the runtime it loaded (via libcoreclr.so) writes the dump', async () => {
   const hidden = `${state.socket}.hidden`;
   await rename(state.socket, hidden); // the IPC out of reach, as with DOTNET_EnableDiagnostics=0
   try {
@@ -172,7 +172,7 @@ it('without its socket, the createdump of the runtime it loaded (via libcoreclr.
   }
 });
 
-it('a hang under the daemon (DumpOnTimeout, Normal) leaves one dump of tens of MB, taken over the IPC', async () => {
+it('hang-dumps :: a hang under the daemon (DumpOnTimeout, Normal) leaves one dump of tens of MB, taken over the IPC', async () => {
   const { program } = await unpackedEngine();
   const dir = join(state.dir, 'daemon');
   const inst = await instanceDir(dir, 'real');

@@ -54,7 +54,7 @@ const test = engineSuite<Ctx>('engine :: lifecycle of the real engine', {
   },
 });
 
-test('both engines start, check in and are running', async (ctx) => {
+test('lifecycle :: both engines start, check in and are running', async (ctx) => {
   const d = ctx.daemon!;
   for (const key of ['life', 'hang']) {
     const s = await running(d, key);
@@ -65,7 +65,7 @@ test('both engines start, check in and are running', async (ctx) => {
   }
 });
 
-test('hang: the engine is frozen (SIGSTOP) right after it has checked in', async (ctx) => {
+test('lifecycle :: hang: the engine is frozen (SIGSTOP) right after it has checked in', async (ctx) => {
   const d = ctx.daemon!;
   const s = await running(d, 'hang');
   process.kill(s.pid!, 'SIGSTOP');
@@ -87,7 +87,7 @@ test('hang: the engine is frozen (SIGSTOP) right after it has checked in', async
   ctx.frozen = { pid: s.pid!, lastCheckin, at, killed };
 });
 
-test('launch: argv, working directory and environment as the engine sees them; its log shows the cvars', async (ctx) => {
+test('lifecycle :: launch: argv, working directory and environment as the engine sees them; its log shows the cvars', async (ctx) => {
   const d = ctx.daemon!;
   const s = await running(d, 'life');
   const dir = join(ctx.dir, 'instances', 'life');
@@ -107,7 +107,7 @@ test('launch: argv, working directory and environment as the engine sees them; i
   assert.not.match(log, /Failed to send ping to watchdog/, 'every check-in was accepted');
 });
 
-test('watchdog probe reads the engine’s /status and /info', async (ctx) => {
+test('lifecycle :: watchdog probe reads the engine’s /status and /info', async (ctx) => {
   const cli = await runCli(['probe', `127.0.0.1:${ctx.life.statusPort}`, '--json'], { cwd: ctx.dir });
   assert.is(cli.code, 0, cli.stderr);
   const probe = JSON.parse(cli.stdout) as { status: { name: string; players: number }; info: unknown };
@@ -117,7 +117,7 @@ test('watchdog probe reads the engine’s /status and /info', async (ctx) => {
   assert.match(await serverLog(ctx.dir, 'life'), /statushost\.http: GET \/info from/, 'the engine answered it');
 });
 
-test('restart: /shutdown with a Reason, the engine leaves on its own, a new pid; the old secret is refused', async (ctx) => {
+test('lifecycle :: restart: /shutdown with a Reason, the engine leaves on its own, a new pid; the old secret is refused', async (ctx) => {
   const d = ctx.daemon!;
   const before = await running(d, 'life');
   const oldSecret = (await launchSecret(before.pid!))!;
@@ -136,7 +136,7 @@ test('restart: /shutdown with a Reason, the engine leaves on its own, a new pid;
   assert.is(await ping(d, 'life', newSecret), 200);
 });
 
-test('crash (SIGKILL): relaunched with a new pid, running again', async (ctx) => {
+test('lifecycle :: crash (SIGKILL): relaunched with a new pid, running again', async (ctx) => {
   const d = ctx.daemon!;
   const before = await running(d, 'life');
   process.kill(before.pid!, 'SIGKILL');
@@ -145,7 +145,7 @@ test('crash (SIGKILL): relaunched with a new pid, running again', async (ctx) =>
   assert.match(await serverLog(ctx.dir, 'life'), new RegExp(`server \\(pid ${before.pid}\\) killed by signal SIGKILL`));
 });
 
-test('stop: the engine acknowledges /update but has no round to end, so it stays; a restart ends it and relaunches', async (ctx) => {
+test('lifecycle :: stop: the engine acknowledges /update but has no round to end, so it stays; a restart ends it and relaunches', async (ctx) => {
   const d = ctx.daemon!;
   const before = await running(d, 'life');
   const from = d.log().length;
@@ -171,7 +171,7 @@ test('stop: the engine acknowledges /update but has no round to end, so it stays
   assert.is((await d.status('life', TOKEN)).stopRequested, false);
 });
 
-test(`hang: killed ${HANG_TIMEOUT_S} s after its last check-in, not before, and relaunched`, async (ctx) => {
+test(`lifecycle :: hang: killed ${HANG_TIMEOUT_S} s after its last check-in, not before, and relaunched`, async (ctx) => {
   const d = ctx.daemon!;
   const { pid, lastCheckin, at } = ctx.frozen;
   const timeoutMs = HANG_TIMEOUT_S * 1000;
@@ -186,7 +186,7 @@ test(`hang: killed ${HANG_TIMEOUT_S} s after its last check-in, not before, and 
   assert.match(await serverLog(ctx.dir, 'hang'), new RegExp(`server \\(pid ${pid}\\) killed by signal SIGKILL`));
 });
 
-test('daemon SIGTERM: each engine gets /shutdown, runs its shutdown sequence and exits; the daemon exits 0', async (ctx) => {
+test('lifecycle :: daemon SIGTERM: each engine gets /shutdown, runs its shutdown sequence and exits; the daemon exits 0', async (ctx) => {
   const d = ctx.daemon!;
   const pids = await Promise.all(['life', 'hang'].map(async (k) => (await running(d, k)).pid!));
   const from = d.log().length;

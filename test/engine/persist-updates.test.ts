@@ -125,7 +125,7 @@ async function restarted(d: RunningDaemon, key: string, pid: number, pids: Set<n
   return after;
 }
 
-test('three engines run under the first daemon; Dummy is revision 1', async (ctx) => {
+test('persist-updates :: three engines run under the first daemon; Dummy is revision 1', async (ctx) => {
   for (const key of ['keep', 'dummy', 'man']) {
     const s = await running(ctx.daemon!, key);
     ctx.pids.add(s.pid!);
@@ -134,7 +134,7 @@ test('three engines run under the first daemon; Dummy is revision 1', async (ctx
   assert.is((await ctx.daemon!.status('dummy', TOKEN)).revision, '1');
 });
 
-test('Manifest: build A is installed before the first launch and the engine runs from bin/', async (ctx) => {
+test('persist-updates :: Manifest: build A is installed before the first launch and the engine runs from bin/', async (ctx) => {
   const d = ctx.daemon!;
   const s = await running(d, 'man');
   assert.is(s.revision, 'build-A');
@@ -144,7 +144,7 @@ test('Manifest: build A is installed before the first launch and the engine runs
   assert.match(await serverLog(ctx.dir, 'man'), /Server Version 289\.0\.0\.0 -> Ready/);
 });
 
-test('daemon SIGKILL: the engines keep running; the next daemon adopts them (same pids, no second launch)', async (ctx) => {
+test('persist-updates :: daemon SIGKILL: the engines keep running; the next daemon adopts them (same pids, no second launch)', async (ctx) => {
   await crash(ctx.daemon!);
   for (const pid of Object.values(ctx.first)) assert.not.ok(gone(pid), `engine ${pid} outlived its daemon`);
   ctx.daemon = await startDaemon(ctx.yaml, { dir: ctx.dir });
@@ -158,7 +158,7 @@ test('daemon SIGKILL: the engines keep running; the next daemon adopts them (sam
   assert.not.match(ctx.daemon.log(), /server launched/, 'the new daemon launched nothing');
 });
 
-test('Dummy update of an adopted engine: acknowledged, pending while the engine runs; a restart installs revision 2', async (ctx) => {
+test('persist-updates :: Dummy update of an adopted engine: acknowledged, pending while the engine runs; a restart installs revision 2', async (ctx) => {
   const d = ctx.daemon!;
   const before = await running(d, 'dummy');
   await updateAcknowledged(d, ctx.dir, 'dummy', before.pid!, '1');
@@ -167,7 +167,7 @@ test('Dummy update of an adopted engine: acknowledged, pending while the engine 
   assert.is(after.updatePending, false);
 });
 
-test('Manifest update of an adopted engine to B: acknowledged and pending; a restart installs B and runs it', async (ctx) => {
+test('persist-updates :: Manifest update of an adopted engine to B: acknowledged and pending; a restart installs B and runs it', async (ctx) => {
   const d = ctx.daemon!;
   const before = await running(d, 'man');
   ctx.builds.push({
@@ -189,7 +189,7 @@ test('Manifest update of an adopted engine to B: acknowledged and pending; a res
   assert.match(log.slice(log.lastIndexOf('Server -> Starting')), /Server Version 289\.0\.0\.0 -> Ready/);
 });
 
-test(`the adopted engine's next check-in (every ${ENGINE_CHECKIN_SECONDS} s) reaches the new daemon`, async (ctx) => {
+test(`persist-updates :: the adopted engine's next check-in (every ${ENGINE_CHECKIN_SECONDS} s) reaches the new daemon`, async (ctx) => {
   const d = ctx.daemon!;
   const s = await waitFor(
     'a check-in after the adoption',
@@ -206,7 +206,7 @@ test(`the adopted engine's next check-in (every ${ENGINE_CHECKIN_SECONDS} s) rea
   assert.not.match(await serverLog(ctx.dir, 'keep'), /Failed to send ping to watchdog/);
 });
 
-test('daemon SIGTERM with PersistServers: every engine is left running for the next daemon', async (ctx) => {
+test('persist-updates :: daemon SIGTERM with PersistServers: every engine is left running for the next daemon', async (ctx) => {
   const d = ctx.daemon!;
   const pids = await Promise.all(['keep', 'dummy', 'man'].map(async (k) => (await running(d, k)).pid!));
   assert.is(await d.stop(30_000), 0);

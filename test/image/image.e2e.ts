@@ -54,7 +54,7 @@ test.after(async () => {
   if (!why) await removeQuietly(containers, tag);
 });
 
-it('deploy/image.sh builds the Dockerfile into an image', async () => {
+it('image :: deploy/image.sh builds the Dockerfile into an image', async () => {
   const began = Date.now();
   // No layer cache (the script's default): the build leaves no unnamed images, only the tag removed at the end.
   const out = await run('bash', [join(ROOT, 'deploy/image.sh'), '--tag', tag], {
@@ -71,7 +71,7 @@ it('deploy/image.sh builds the Dockerfile into an image', async () => {
   config = await imageConfig(tag);
 });
 
-it("the image's configuration is the Dockerfile's final stage", () => {
+it("image :: the image's configuration is the Dockerfile's final stage", () => {
   assert.ok(config, 'the image was built');
   const stage = finalStage(parseStages(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')));
   assert.is(config.User, 'node');
@@ -82,7 +82,7 @@ it("the image's configuration is the Dockerfile's final stage", () => {
   assert.equal(config.Healthcheck?.Test.slice(1), stage.healthcheck, 'the HEALTHCHECK is kept (docker format)');
 });
 
-it('the image holds dist/ and production dependencies: no src/, no TypeScript sources, no dev dependency', async () => {
+it('image :: the image holds dist/ and production dependencies: no src/, no TypeScript sources, no dev dependency', async () => {
   assert.ok(config, 'the image was built');
   const ctr = await buildah(['from', '--quiet', '--pull=never', '--name', `watchdog-image-fs-${process.pid}`, tag]);
   containers.push(ctr);
@@ -119,7 +119,7 @@ async function procStatus(pid: number, field: string): Promise<string[]> {
   return line?.split(/\s+/).slice(1) ?? [];
 }
 
-it('ENTRYPOINT + CMD in a container: /health, the HEALTHCHECK, the demo server as uid 1000, then SIGTERM', async () => {
+it('image :: ENTRYPOINT + CMD in a container: /health, the HEALTHCHECK, the demo server as uid 1000, then SIGTERM', async () => {
   assert.ok(config, 'the image was built');
   const began = Date.now();
   const { root: dir, config: cfg, data } = await imageFolders('wd-image-run-');

@@ -21,7 +21,7 @@ function modeOn(fake: FakeAgonesSdk, opts: Partial<AgonesModeOptions> & { player
 
 const mode = suite('agones mode (kit)');
 
-mode('off without AGONES_SDK_HTTP_PORT, unless told; on with it', async () => {
+mode('agones-mode :: off without AGONES_SDK_HTTP_PORT, unless told; on with it', async () => {
   assert.is(startAgonesMode({ env: {}, players: () => 0, log: captureLog() }).enabled, false);
   const fake = await startAgonesSdk();
   const on = modeOn(fake);
@@ -35,7 +35,7 @@ mode('off without AGONES_SDK_HTTP_PORT, unless told; on with it', async () => {
   }
 });
 
-mode('the cvars agones.enabled and agones.health_interval', () => {
+mode('agones-mode :: the cvars agones.enabled and agones.health_interval', () => {
   const of = (...cvars: string[]) =>
     agonesOptionsFrom(loadSettings({ argv: cvars.flatMap((c) => ['--cvar', c]), env: {} }), {});
   assert.equal(of(), { enabled: undefined, env: {}, healthIntervalSeconds: 2 });
@@ -49,35 +49,38 @@ mode('the cvars agones.enabled and agones.health_interval', () => {
   );
 });
 
-mode('health at its interval from the start, /ready once when asked, players as label and counter', async () => {
-  const fake = await startAgonesSdk();
-  let count = 2;
-  const agones = modeOn(fake, { players: () => count });
-  try {
-    await waitFor('five health pings', () => fake.callsTo('POST', '/health').length >= 5, 2_000);
-    assert.is(fake.callsTo('POST', '/ready').length, 0, 'not Ready before the game says so');
-    await Promise.all([agones.ready(), agones.ready()]);
-    assert.is(fake.callsTo('POST', '/ready').length, 1, 'once');
-    await waitFor('the players label', () => fake.gameServer().object_meta.labels['agones.dev/sdk-players'] === '2');
-    await waitFor('the players counter', () => fake.gameServer().status.counters.players?.count === '2');
-    count = 3;
-    agones.playersChanged();
-    await waitFor('the new count', () => fake.gameServer().status.counters.players?.count === '3', 2_000);
-    const { pace, gaps } = healthPace(fake);
-    assert.ok(pace >= 70 && pace <= 200, `pings every 100 ms on average: ${gaps.join(', ')}`);
-    assert.ok(Math.max(...gaps) < 400, `no ping skipped: ${gaps.join(', ')}`);
-    await agones.stop();
-    await new Promise((r) => setTimeout(r, 50));
-    const after = fake.callsTo('POST', '/health').length;
-    await new Promise((r) => setTimeout(r, 300));
-    assert.is(fake.callsTo('POST', '/health').length, after, 'no ping after stop');
-  } finally {
-    await agones.stop();
-    await fake.close();
-  }
-});
+mode(
+  'agones-mode :: health at its interval from the start, /ready once when asked, players as label and counter',
+  async () => {
+    const fake = await startAgonesSdk();
+    let count = 2;
+    const agones = modeOn(fake, { players: () => count });
+    try {
+      await waitFor('five health pings', () => fake.callsTo('POST', '/health').length >= 5, 2_000);
+      assert.is(fake.callsTo('POST', '/ready').length, 0, 'not Ready before the game says so');
+      await Promise.all([agones.ready(), agones.ready()]);
+      assert.is(fake.callsTo('POST', '/ready').length, 1, 'once');
+      await waitFor('the players label', () => fake.gameServer().object_meta.labels['agones.dev/sdk-players'] === '2');
+      await waitFor('the players counter', () => fake.gameServer().status.counters.players?.count === '2');
+      count = 3;
+      agones.playersChanged();
+      await waitFor('the new count', () => fake.gameServer().status.counters.players?.count === '3', 2_000);
+      const { pace, gaps } = healthPace(fake);
+      assert.ok(pace >= 70 && pace <= 200, `pings every 100 ms on average: ${gaps.join(', ')}`);
+      assert.ok(Math.max(...gaps) < 400, `no ping skipped: ${gaps.join(', ')}`);
+      await agones.stop();
+      await new Promise((r) => setTimeout(r, 50));
+      const after = fake.callsTo('POST', '/health').length;
+      await new Promise((r) => setTimeout(r, 300));
+      assert.is(fake.callsTo('POST', '/health').length, after, 'no ping after stop');
+    } finally {
+      await agones.stop();
+      await fake.close();
+    }
+  },
+);
 
-mode('a GameServer without the players counter: tried once, then the label alone', async () => {
+mode('agones-mode :: a GameServer without the players counter: tried once, then the label alone', async () => {
   const fake = await startAgonesSdk({ counters: false });
   let count = 1;
   const log = captureLog();
@@ -101,7 +104,7 @@ mode('a GameServer without the players counter: tried once, then the label alone
   }
 });
 
-mode('the watch: Shutdown calls onShutdownState once; shutdown() then does not ask again', async () => {
+mode('agones-mode :: the watch: Shutdown calls onShutdownState once; shutdown() then does not ask again', async () => {
   const fake = await startAgonesSdk();
   let told = 0;
   const agones = modeOn(fake, { onShutdownState: () => told++ });
@@ -120,7 +123,7 @@ mode('the watch: Shutdown calls onShutdownState once; shutdown() then does not a
   }
 });
 
-mode('shutdown() asks Agones to end the GameServer and stops the pings', async () => {
+mode('agones-mode :: shutdown() asks Agones to end the GameServer and stops the pings', async () => {
   const fake = await startAgonesSdk();
   const agones = modeOn(fake);
   try {

@@ -16,27 +16,30 @@ client.after.each(async (ctx) => {
   await ctx.sdk.close();
 });
 
-client('lifecycle calls send {} and move the GameServer; getGameServer reads it', async ({ sdk: fake }) => {
-  const sdk = new AgonesSdk({ port: fake.port, retry: FAST });
-  assert.is(sdk.baseUrl, `http://127.0.0.1:${fake.port}`);
-  await sdk.health();
-  await sdk.ready();
-  assert.is((await sdk.getGameServer()).status?.state, 'Ready');
-  await sdk.allocate();
-  assert.is(fake.gameServer().status.state, 'Allocated');
-  await sdk.reserve(5);
-  assert.is(fake.gameServer().status.state, 'Reserved');
-  await sdk.shutdown();
-  assert.is((await sdk.getGameServer()).status?.state, 'Shutdown');
-  for (const path of ['/health', '/ready', '/allocate', '/shutdown']) {
-    assert.equal(fake.callsTo('POST', path)[0]?.body, {}, path);
-  }
-  assert.equal(fake.callsTo('POST', '/reserve')[0]?.body, { seconds: '5' }, 'int64 as a JSON string');
-  assert.match(String(await sdk.reserve(0.5).catch((e: unknown) => e)), /seconds must be a whole number/);
-  assert.ok(fake.calls.every((c) => c.status === 200));
-});
+client(
+  'agones-sdk :: lifecycle calls send {} and move the GameServer; getGameServer reads it',
+  async ({ sdk: fake }) => {
+    const sdk = new AgonesSdk({ port: fake.port, retry: FAST });
+    assert.is(sdk.baseUrl, `http://127.0.0.1:${fake.port}`);
+    await sdk.health();
+    await sdk.ready();
+    assert.is((await sdk.getGameServer()).status?.state, 'Ready');
+    await sdk.allocate();
+    assert.is(fake.gameServer().status.state, 'Allocated');
+    await sdk.reserve(5);
+    assert.is(fake.gameServer().status.state, 'Reserved');
+    await sdk.shutdown();
+    assert.is((await sdk.getGameServer()).status?.state, 'Shutdown');
+    for (const path of ['/health', '/ready', '/allocate', '/shutdown']) {
+      assert.equal(fake.callsTo('POST', path)[0]?.body, {}, path);
+    }
+    assert.equal(fake.callsTo('POST', '/reserve')[0]?.body, { seconds: '5' }, 'int64 as a JSON string');
+    assert.match(String(await sdk.reserve(0.5).catch((e: unknown) => e)), /seconds must be a whole number/);
+    assert.ok(fake.calls.every((c) => c.status === 200));
+  },
+);
 
-client('labels and annotations land with the agones.dev/sdk- prefix', async ({ sdk: fake }) => {
+client('agones-sdk :: labels and annotations land with the agones.dev/sdk- prefix', async ({ sdk: fake }) => {
   const sdk = new AgonesSdk({ env: fake.env, retry: FAST });
   await sdk.setLabel('players', '3');
   await sdk.setAnnotation('map', 'dust');
@@ -46,7 +49,7 @@ client('labels and annotations land with the agones.dev/sdk- prefix', async ({ s
   assert.equal(fake.callsTo('PUT', '/metadata/label')[0]?.body, { key: 'players', value: '3' });
 });
 
-client('counters: int64 values travel as strings and come back as numbers', async ({ sdk: fake }) => {
+client('agones-sdk :: counters: int64 values travel as strings and come back as numbers', async ({ sdk: fake }) => {
   const sdk = new AgonesSdk({ port: fake.port, retry: FAST });
   assert.equal(await sdk.getCounter('players'), { name: 'players', count: 0, capacity: 100 });
   assert.equal(await sdk.setCounter('players', 7), { name: 'players', count: 7, capacity: 100 });
@@ -64,7 +67,7 @@ client('counters: int64 values travel as strings and come back as numbers', asyn
   assert.match(String(half), /count must be a whole number/);
 });
 
-client('an error answer is final: 404 is thrown at once, with the call and status', async () => {
+client('agones-sdk :: an error answer is final: 404 is thrown at once, with the call and status', async () => {
   const fake = await startAgonesSdk({ counters: false });
   try {
     const sdk = new AgonesSdk({ port: fake.port, retry: FAST });
@@ -79,7 +82,7 @@ client('an error answer is final: 404 is thrown at once, with the call and statu
 });
 
 client(
-  'watchGameServer: the current GameServer first, then every change; ends with its signal',
+  'agones-sdk :: watchGameServer: the current GameServer first, then every change; ends with its signal',
   async ({ sdk: fake }) => {
     const sdk = new AgonesSdk({ port: fake.port, retry: FAST });
     const seen: GameServer[] = [];
@@ -98,7 +101,7 @@ client.run();
 // ---
 const late = suite('agones sdk :: an SDK server that is late or absent');
 
-late('calls wait for an SDK server that starts late', async () => {
+late('agones-sdk :: calls wait for an SDK server that starts late', async () => {
   const fake = await startAgonesSdk({ delayMs: 400 });
   try {
     const sdk = new AgonesSdk({ port: fake.port, retry: FAST });
@@ -117,7 +120,7 @@ late('calls wait for an SDK server that starts late', async () => {
   }
 });
 
-late('the watch opens again when the SDK server goes away and comes back', async () => {
+late('agones-sdk :: the watch opens again when the SDK server goes away and comes back', async () => {
   const first = await startAgonesSdk();
   const port = first.port;
   const sdk = new AgonesSdk({ port, retry: FAST });
@@ -144,7 +147,7 @@ late('the watch opens again when the SDK server goes away and comes back', async
   }
 });
 
-late('no SDK server: gives up within maxElapsedMs with an error saying where it looked', async () => {
+late('agones-sdk :: no SDK server: gives up within maxElapsedMs with an error saying where it looked', async () => {
   const port = await freePort();
   const sdk = new AgonesSdk({ port, retry: { ...FAST, maxElapsedMs: 300 } });
   const t0 = Date.now();
@@ -159,7 +162,7 @@ late('no SDK server: gives up within maxElapsedMs with an error saying where it 
   assert.match((err as Error).message, /AGONES_SDK_HTTP_PORT/);
 });
 
-late('a cancel ends the waiting at once', async () => {
+late('agones-sdk :: a cancel ends the waiting at once', async () => {
   const sdk = new AgonesSdk({ port: await freePort(), retry: { ...FAST, maxElapsedMs: Number.POSITIVE_INFINITY } });
   const stop = new AbortController();
   setTimeout(() => stop.abort(new Error('cancelled by the test')), 150);
@@ -169,7 +172,7 @@ late('a cancel ends the waiting at once', async () => {
   assert.match((err as Error).message, /cancelled by the test/);
 });
 
-late('AGONES_SDK_HTTP_PORT picks the port; junk is ignored', () => {
+late('agones-sdk :: AGONES_SDK_HTTP_PORT picks the port; junk is ignored', () => {
   assert.is(agonesPortFrom({ AGONES_SDK_HTTP_PORT: '9400' }), 9400);
   assert.is(agonesPortFrom({ AGONES_SDK_HTTP_PORT: 'x' }), undefined);
   assert.is(agonesPortFrom({}), undefined);
@@ -180,26 +183,29 @@ late.run();
 // ---
 const strict = suite('agones sdk :: the fake is strict');
 
-strict('unknown path 404, wrong method 405 with Allow, bad bodies 400, numbers for int64 400', async () => {
-  const fake = await startAgonesSdk();
-  try {
-    const send = async (method: string, path: string, body?: string) =>
-      (await fetch(fake.url + path, { method, body, headers: { 'content-type': 'application/json' } })).status;
-    assert.is(await send('POST', '/readyy', '{}'), 404);
-    assert.is(await send('GET', '/ready'), 405);
-    assert.is((await fetch(`${fake.url}/ready`)).headers.get('allow'), 'POST');
-    assert.is(await send('POST', '/watch/gameserver', '{}'), 405);
-    assert.is(await send('POST', '/health'), 400, 'an empty body, as the real gateway refuses for /health');
-    assert.is(await send('POST', '/ready', '[]'), 400);
-    assert.is(await send('POST', '/ready', 'ready'), 400);
-    assert.is(await send('POST', '/reserve', '{"seconds":5}'), 400);
-    assert.is(await send('PATCH', '/v1beta1/counters/players', '{"count":3}'), 400);
-    assert.is(await send('PATCH', '/v1beta1/counters/players', '{"count":"3"}'), 200);
-    assert.is(fake.calls.length, 10, 'every request recorded');
-    assert.ok(fake.calls.every((c) => typeof c.at === 'number' && c.at > 0));
-    assert.is(fake.gameServer().status.state, 'Scheduled', 'refused calls changed nothing');
-  } finally {
-    await fake.close();
-  }
-});
+strict(
+  'agones-sdk :: unknown path 404, wrong method 405 with Allow, bad bodies 400, numbers for int64 400',
+  async () => {
+    const fake = await startAgonesSdk();
+    try {
+      const send = async (method: string, path: string, body?: string) =>
+        (await fetch(fake.url + path, { method, body, headers: { 'content-type': 'application/json' } })).status;
+      assert.is(await send('POST', '/readyy', '{}'), 404);
+      assert.is(await send('GET', '/ready'), 405);
+      assert.is((await fetch(`${fake.url}/ready`)).headers.get('allow'), 'POST');
+      assert.is(await send('POST', '/watch/gameserver', '{}'), 405);
+      assert.is(await send('POST', '/health'), 400, 'an empty body, as the real gateway refuses for /health');
+      assert.is(await send('POST', '/ready', '[]'), 400);
+      assert.is(await send('POST', '/ready', 'ready'), 400);
+      assert.is(await send('POST', '/reserve', '{"seconds":5}'), 400);
+      assert.is(await send('PATCH', '/v1beta1/counters/players', '{"count":3}'), 400);
+      assert.is(await send('PATCH', '/v1beta1/counters/players', '{"count":"3"}'), 200);
+      assert.is(fake.calls.length, 10, 'every request recorded');
+      assert.ok(fake.calls.every((c) => typeof c.at === 'number' && c.at > 0));
+      assert.is(fake.gameServer().status.state, 'Scheduled', 'refused calls changed nothing');
+    } finally {
+      await fake.close();
+    }
+  },
+);
 strict.run();

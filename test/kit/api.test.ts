@@ -50,7 +50,7 @@ function fresh(ctx: Ctx): void {
 const pub = suite<Ctx>('api :: public endpoints', {} as Ctx);
 pub.before.each(fresh);
 
-pub('GET /status: JSON with CORS, tags defaulted, game fields kept, passes the schema', async ({ app }) => {
+pub('api :: GET /status: JSON with CORS, tags defaulted, game fields kept, passes the schema', async ({ app }) => {
   const res = await app.request('/status');
   assert.is(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
@@ -60,7 +60,7 @@ pub('GET /status: JSON with CORS, tags defaulted, game fields kept, passes the s
   assert.equal(validateStatus(body).problems, []);
 });
 
-pub('GET /info: both connect-address spellings, CORS, passes the schema', async ({ app }) => {
+pub('api :: GET /info: both connect-address spellings, CORS, passes the schema', async ({ app }) => {
   const res = await app.request('/info');
   assert.is(res.status, 200);
   assert.is(res.headers.get('access-control-allow-origin'), '*');
@@ -71,7 +71,7 @@ pub('GET /info: both connect-address spellings, CORS, passes the schema', async 
 });
 
 for (const path of ['/status', '/info']) {
-  pub(`HEAD ${path}: headers only`, async ({ app }) => {
+  pub(`api :: HEAD ${path}: headers only`, async ({ app }) => {
     const res = await app.request(path, { method: 'HEAD' });
     assert.is(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
@@ -89,19 +89,19 @@ const NOT_FOUND: Array<[string, string]> = [
   ['GET', '/Status'],
 ];
 for (const [method, path] of NOT_FOUND) {
-  pub(`${method} ${path} → 404 Not Found`, async ({ app }) => {
+  pub(`api :: ${method} ${path} → 404 Not Found`, async ({ app }) => {
     const res = await app.request(path, { method });
     assert.is(res.status, 404);
     assert.is(await res.text(), 'Not Found');
   });
 }
 
-pub('games can add routes to the app', async ({ app }) => {
+pub('api :: games can add routes to the app', async ({ app }) => {
   app.get('/players', (c) => c.json(['a']));
   assert.equal(await (await app.request('/players')).json(), ['a']);
 });
 
-pub('a failing status callback → 500 InternalServerError, logged', async () => {
+pub('api :: a failing status callback → 500 InternalServerError, logged', async () => {
   const logged: string[] = [];
   const app = createGameApi({
     status: () => {
@@ -125,20 +125,20 @@ const guard = suite<Ctx>('api :: WatchdogToken guard', {} as Ctx);
 guard.before.each(fresh);
 
 for (const route of ['/shutdown', '/update']) {
-  guard(`${route}: token unset → 404 and the callback is not called`, async (ctx) => {
+  guard(`api :: ${route}: token unset → 404 and the callback is not called`, async (ctx) => {
     ctx.token = '';
     const res = await ctx.app.request(route, { method: 'POST', headers: { WatchdogToken: 'x' }, body: '{}' });
     assert.is(res.status, 404);
     assert.is(await res.text(), 'Not Found');
     assert.is(ctx.shutdowns.length + ctx.updates.length, 0);
   });
-  guard(`${route}: header missing → 400 Expected WatchdogToken header`, async (ctx) => {
+  guard(`api :: ${route}: header missing → 400 Expected WatchdogToken header`, async (ctx) => {
     const res = await ctx.app.request(route, { method: 'POST', body: '{}' });
     assert.is(res.status, 400);
     assert.is(await res.text(), 'Expected WatchdogToken header');
     assert.is(ctx.shutdowns.length + ctx.updates.length, 0);
   });
-  guard(`${route}: wrong token → 401 Unauthorized, token never logged`, async (ctx) => {
+  guard(`api :: ${route}: wrong token → 401 Unauthorized, token never logged`, async (ctx) => {
     const res = await ctx.app.request(route, {
       method: 'POST',
       headers: { WatchdogToken: 'secret-tokeN' },
@@ -149,7 +149,7 @@ for (const route of ['/shutdown', '/update']) {
     assert.is(ctx.shutdowns.length + ctx.updates.length, 0);
     assert.not.ok(ctx.logged.join('\n').includes('secret-tok'), 'no token in logs');
   });
-  guard(`${route}: header name is case-insensitive`, async (ctx) => {
+  guard(`api :: ${route}: header name is case-insensitive`, async (ctx) => {
     const res = await ctx.app.request(route, {
       method: 'POST',
       headers: { watchdogtoken: 'secret-token' },
@@ -159,7 +159,7 @@ for (const route of ['/shutdown', '/update']) {
   });
 }
 
-guard('sameSecret compares exactly', () => {
+guard('api :: sameSecret compares exactly', () => {
   assert.ok(sameSecret('abc', 'abc'));
   assert.not.ok(sameSecret('abc', 'abcd'));
   assert.not.ok(sameSecret('', 'a'));
@@ -177,14 +177,14 @@ const post = (ctx: Ctx, route: string, body: string | undefined, contentType = '
     body,
   });
 
-shutdown("the watchdog's body (text/plain JSON) → 200 Success with the reason", async (ctx) => {
+shutdown("api :: the watchdog's body (text/plain JSON) → 200 Success with the reason", async (ctx) => {
   const res = await post(ctx, '/shutdown', '{"Reason":"Watchdog shutting down."}');
   assert.is(res.status, 200);
   assert.is(await res.text(), 'Success');
   assert.equal(ctx.shutdowns, [{ reason: 'Watchdog shutting down.' }]);
 });
 
-shutdown('{} → 200 with no reason; lower-case reason is ignored', async (ctx) => {
+shutdown('api :: {} → 200 with no reason; lower-case reason is ignored', async (ctx) => {
   assert.is((await post(ctx, '/shutdown', '{}', 'application/json')).status, 200);
   assert.is((await post(ctx, '/shutdown', '{"reason":"x"}')).status, 200);
   assert.equal(ctx.shutdowns, [{ reason: null }, { reason: null }]);
@@ -199,7 +199,7 @@ const BAD_SHUTDOWN: Array<[string, string | undefined]> = [
   ['a numeric Reason', '{"Reason":5}'],
 ];
 for (const [what, body] of BAD_SHUTDOWN) {
-  shutdown(`${what} → 400 BadRequest, nothing happens`, async (ctx) => {
+  shutdown(`api :: ${what} → 400 BadRequest, nothing happens`, async (ctx) => {
     const res = await post(ctx, '/shutdown', body);
     assert.is(res.status, 400);
     assert.is(await res.text(), 'BadRequest');
@@ -228,7 +228,7 @@ const UPDATES: Array<[string, string | undefined, UpdateRequest]> = [
   ['{} → Other', '{}', { reason: 'Other', message: null }],
 ];
 for (const [what, body, expected] of UPDATES) {
-  update(`${what}`, async (ctx) => {
+  update(`api :: ${what}`, async (ctx) => {
     const res = await post(ctx, '/update', body, 'application/json');
     assert.is(res.status, 200);
     assert.is(await res.text(), 'Success');
@@ -243,7 +243,7 @@ const BAD_UPDATE: Array<[string, string]> = [
   ['a numeric Message', '{"Message":3}'],
 ];
 for (const [what, body] of BAD_UPDATE) {
-  update(`${what} → 400 BadRequest`, async (ctx) => {
+  update(`api :: ${what} → 400 BadRequest`, async (ctx) => {
     const res = await post(ctx, '/update', body, 'application/json');
     assert.is(res.status, 400);
     assert.is(await res.text(), 'BadRequest');

@@ -40,9 +40,9 @@ const URLS: Array<[string, string]> = [
   ['https://wd.example/a/b', 'https://wd.example/a/server_api/k1/ping'],
 ];
 for (const [base, expected] of URLS) {
-  url(`${base} → ${expected}`, () => assert.is(checkinUrl(base, 'k1').href, expected));
+  url(`checkin :: ${base} → ${expected}`, () => assert.is(checkinUrl(base, 'k1').href, expected));
 }
-url('cvars: watchdog.key, watchdog.baseUrl, token from the env, checkin_interval', () => {
+url('checkin :: cvars: watchdog.key, watchdog.baseUrl, token from the env, checkin_interval', () => {
   const s = loadSettings({
     argv: [
       '--cvar',
@@ -62,7 +62,7 @@ url.run();
 // ---
 const pings = suite('checkin :: pinging');
 
-pings('first at once, then every interval: POST, path, Basic key:token, no body', async () => {
+pings('checkin :: first at once, then every interval: POST, path, Basic key:token, no body', async () => {
   const wd = await fakeWatchdog();
   const { log } = collect();
   const results: CheckinResult[] = [];
@@ -91,7 +91,7 @@ pings('first at once, then every interval: POST, path, Basic key:token, no body'
   }
 });
 
-pings('the first ping does not wait for the interval', async () => {
+pings('checkin :: the first ping does not wait for the interval', async () => {
   const wd = await fakeWatchdog();
   const c = startCheckins({ key: 'k', baseUrl: wd.base, token: 't', intervalSeconds: 3600, log: collect().log });
   try {
@@ -108,7 +108,7 @@ for (const [missing, opts] of [
   ['token', { key: 'k', baseUrl: 'http://127.0.0.1:9/', token: undefined }],
   ['a valid baseUrl', { key: 'k', baseUrl: 'not a url', token: 't' }],
 ] as const) {
-  pings(`without ${missing} nothing is sent`, async () => {
+  pings(`checkin :: without ${missing} nothing is sent`, async () => {
     const { log, lines } = collect();
     const c = startCheckins({ ...opts, log });
     assert.not.ok(c.enabled);
@@ -118,7 +118,7 @@ for (const [missing, opts] of [
   });
 }
 
-pings('a refused check-in is logged with status and reason, never thrown, and retried', async () => {
+pings('checkin :: a refused check-in is logged with status and reason, never thrown, and retried', async () => {
   const wd = await fakeWatchdog(() => 401);
   const { log, lines } = collect();
   const c = startCheckins({ key: 'k', baseUrl: wd.base, token: 'hunter2', intervalSeconds: 0.1, log });
@@ -137,7 +137,7 @@ pings('a refused check-in is logged with status and reason, never thrown, and re
   }
 });
 
-pings('an unreachable watchdog is logged with the transport error', async () => {
+pings('checkin :: an unreachable watchdog is logged with the transport error', async () => {
   const port = await freePort();
   const { log, lines } = collect();
   const c = startCheckins({ key: 'k', baseUrl: `http://127.0.0.1:${port}/`, token: 't', intervalSeconds: 60, log });
@@ -153,7 +153,7 @@ pings('an unreachable watchdog is logged with the transport error', async () => 
   }
 });
 
-pings('stop(): no further check-ins, and a hanging attempt is aborted promptly', async () => {
+pings('checkin :: stop(): no further check-ins, and a hanging attempt is aborted promptly', async () => {
   let answering = true;
   const wd = await fakeWatchdog(() => (answering ? 200 : null));
   const c: Checkins = startCheckins({

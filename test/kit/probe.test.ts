@@ -50,7 +50,7 @@ const ADDRESSES = TABLE.trim()
 ADDRESSES.push(['  127.0.0.1  ', 'http://127.0.0.1:1212/status']);
 for (const [input, statusUrl] of ADDRESSES) {
   const infoUrl = statusUrl.replace(/status$/, 'info');
-  addr(`${JSON.stringify(input)} → ${statusUrl}`, () => {
+  addr(`probe :: ${JSON.stringify(input)} → ${statusUrl}`, () => {
     const a = normaliseAddress(input);
     assert.is(a.statusUrl.href, statusUrl);
     assert.is(a.infoUrl.href, infoUrl);
@@ -68,12 +68,12 @@ const BAD: Array<[string, RegExp]> = [
   ['a b', /spaces/],
 ];
 for (const [input, message] of BAD) {
-  addr(`${JSON.stringify(input)} → AddressError`, () => {
+  addr(`probe :: ${JSON.stringify(input)} → AddressError`, () => {
     assertThrowsWith(() => normaliseAddress(input), AddressError, message);
   });
 }
 
-addr('derived connect address: host and port of the info URL', () => {
+addr('probe :: derived connect address: host and port of the info URL', () => {
   assert.is(derivedConnectAddress(normaliseAddress('h').infoUrl), 'udp://h:1212/');
   assert.is(derivedConnectAddress(normaliseAddress('ss14s://h').infoUrl), 'udp://h:443/');
   assert.is(derivedConnectAddress(normaliseAddress('http://h').infoUrl), 'udp://h:80/');
@@ -136,41 +136,44 @@ live.after(
     }),
 );
 
-live('a valid server: tags explicit and inferred, regions, derived connect address, no problems', async (ctx) => {
-  ctx.status = { name: '[EN][18+] Test', players: 3, soft_max_players: 20, tags: ['region:eu_w', 'rp:low'] };
-  ctx.info = GOOD_INFO;
-  const d = await probe(`127.0.0.1:${ctx.port}`);
-  const r = d.result;
-  assert.equal(r.problems, []);
-  assert.is(r.statusUrl, `http://127.0.0.1:${ctx.port}/status`);
-  assert.equal(r.tags, { explicit: ['region:eu_w', 'rp:low'], inferred: ['lang:en', '18+'] });
-  assert.equal(r.regions, [{ tag: 'region:eu_w', code: 'eu_w', name: 'Western Europe' }]);
-  assert.is(r.connectAddress, `udp://127.0.0.1:${ctx.port}/`);
-  assert.is(Object.keys(r).join(' '), 'address statusUrl infoUrl status info tags regions connectAddress problems');
-  const text = formatProbe(d);
-  for (const part of [
-    '[EN][18+] Test',
-    '3 / 20',
-    'lang:en, 18+',
-    'eu_w (Western Europe)',
-    'Optional',
-    'Wiki [wiki] https://wiki.example',
-    'identifier ex, version 2',
-    '(derived',
-    'no problems',
-  ]) {
-    assert.ok(text.includes(part), `missing ${part} in:\n${text}`);
-  }
-});
+live(
+  'probe :: a valid server: tags explicit and inferred, regions, derived connect address, no problems',
+  async (ctx) => {
+    ctx.status = { name: '[EN][18+] Test', players: 3, soft_max_players: 20, tags: ['region:eu_w', 'rp:low'] };
+    ctx.info = GOOD_INFO;
+    const d = await probe(`127.0.0.1:${ctx.port}`);
+    const r = d.result;
+    assert.equal(r.problems, []);
+    assert.is(r.statusUrl, `http://127.0.0.1:${ctx.port}/status`);
+    assert.equal(r.tags, { explicit: ['region:eu_w', 'rp:low'], inferred: ['lang:en', '18+'] });
+    assert.equal(r.regions, [{ tag: 'region:eu_w', code: 'eu_w', name: 'Western Europe' }]);
+    assert.is(r.connectAddress, `udp://127.0.0.1:${ctx.port}/`);
+    assert.is(Object.keys(r).join(' '), 'address statusUrl infoUrl status info tags regions connectAddress problems');
+    const text = formatProbe(d);
+    for (const part of [
+      '[EN][18+] Test',
+      '3 / 20',
+      'lang:en, 18+',
+      'eu_w (Western Europe)',
+      'Optional',
+      'Wiki [wiki] https://wiki.example',
+      'identifier ex, version 2',
+      '(derived',
+      'no problems',
+    ]) {
+      assert.ok(text.includes(part), `missing ${part} in:\n${text}`);
+    }
+  },
+);
 
-live('an explicit connect address is reported as given', async (ctx) => {
+live('probe :: an explicit connect address is reported as given', async (ctx) => {
   ctx.status = { name: 'x', players: 0 };
   ctx.info = { ...GOOD_INFO, connect_address: 'udp://play.example:1212/' };
   const r = (await probe(`127.0.0.1:${ctx.port}`)).result;
   assert.is(r.connectAddress, 'udp://play.example:1212/');
 });
 
-live('an invalid server: every problem with a status./info. path', async (ctx) => {
+live('probe :: an invalid server: every problem with a status./info. path', async (ctx) => {
   ctx.status = { name: 'x', players: -1, tags: ['region:mars'] };
   // Icon names are case-sensitive in the launcher.
   ctx.info = { auth: { mode: 'Sometimes' }, build: null, links: [{ name: 'D', icon: 'Discord', url: 'ftp://x' }] };
@@ -180,7 +183,7 @@ live('an invalid server: every problem with a status./info. path', async (ctx) =
   assert.match(formatProbe(d), /4 problems:/);
 });
 
-live('tag problems appear when the shape is right', async (ctx) => {
+live('probe :: tag problems appear when the shape is right', async (ctx) => {
   ctx.status = { name: 'x', players: 1, tags: ['region:mars'] };
   ctx.info = GOOD_INFO;
   const r = (await probe(`http://127.0.0.1:${ctx.port}/raw`)).result;
@@ -191,7 +194,7 @@ live('tag problems appear when the shape is right', async (ctx) => {
   assert.equal(r.regions, []);
 });
 
-live('non-JSON and HTTP errors are problems', async (ctx) => {
+live('probe :: non-JSON and HTTP errors are problems', async (ctx) => {
   const r = (await probe(`http://127.0.0.1:${ctx.port}/text`)).result;
   assert.is(r.problems.length, 2);
   assert.match(r.problems[0]?.message ?? '', /not JSON/);
@@ -200,7 +203,7 @@ live('non-JSON and HTTP errors are problems', async (ctx) => {
   assert.is(r.connectAddress, null);
 });
 
-live('a server that does not answer in time is a problem, not a hang', async (ctx) => {
+live('probe :: a server that does not answer in time is a problem, not a hang', async (ctx) => {
   const r = (await probe(`http://127.0.0.1:${ctx.port}/slow`, { timeoutMs: 200 })).result;
   assert.equal(
     r.problems.map((p) => p.path),
@@ -209,7 +212,7 @@ live('a server that does not answer in time is a problem, not a hang', async (ct
   assert.match(r.problems[0]?.message ?? '', /no answer within 0.2 s/);
 });
 
-live('an unreachable server is a problem', async () => {
+live('probe :: an unreachable server is a problem', async () => {
   const port = await freePort();
   const r = (await probe(`127.0.0.1:${port}`)).result;
   assert.equal(
@@ -239,7 +242,7 @@ async function probeClean(server: EngineServer, status: string, info: string) {
 }
 
 engine(
-  'in a round, client hosted by the watchdog: game fields, launcher icons and a null icon, null hashes',
+  'probe :: in a round, client hosted by the watchdog: game fields, launcher icons and a null icon, null hashes',
   async (ctx) => {
     const d = await probeClean(ctx.engine, STATUS_IN_ROUND, INFO_EXTERNAL);
     assert.is(d.status?.name, "Wizard's Den [EN] +18", 'the \\u escapes decoded');
@@ -270,7 +273,7 @@ engine(
 );
 
 engine(
-  'in the lobby, hybrid ACZ build: no tags, map null, empty build strings, no links, no privacy policy',
+  'probe :: in the lobby, hybrid ACZ build: no tags, map null, empty build strings, no links, no privacy policy',
   async (ctx) => {
     const d = await probeClean(ctx.engine, STATUS_LOBBY, INFO_ACZ);
     assert.equal(d.result.tags.explicit, []);
@@ -285,13 +288,13 @@ engine(
   },
 );
 
-engine('no build prepared: build null, auth disabled with a null public key', async (ctx) => {
+engine('probe :: no build prepared: build null, auth disabled with a null public key', async (ctx) => {
   const d = await probeClean(ctx.engine, STATUS_LOBBY, INFO_NO_BUILD);
   assert.is(d.info?.build, null);
   assert.match(formatProbe(d), /^build: +\(none\)$/m);
 });
 
-engine('fields the launcher reads with fixed types are still checked', async (ctx) => {
+engine('probe :: fields the launcher reads with fixed types are still checked', async (ctx) => {
   const bad = JSON.parse(STATUS_IN_ROUND) as Record<string, unknown>;
   Object.assign(ctx.engine.bodies, {
     status: JSON.stringify({ ...bad, run_level: 'InRound', round_start_time: 'yesterday' }),

@@ -6,14 +6,14 @@ import { INFO_ACZ, INFO_EXTERNAL, INFO_NO_BUILD, STATUS_IN_ROUND, STATUS_LOBBY }
 
 const status = suite('schemas :: Status');
 
-status('a full status passes and keeps extra fields', () => {
+status('schemas :: a full status passes and keeps extra fields', () => {
   const raw = { name: 'Test', players: 3, soft_max_players: 32, tags: ['18+', 'region:eu_w'], round_id: 7 };
   const r = validateStatus(raw);
   assert.equal(r.problems, []);
   assert.equal(r.value, raw);
 });
 
-status('tags and soft_max_players are optional', () => {
+status('schemas :: tags and soft_max_players are optional', () => {
   assert.equal(validateStatus({ name: 'x', players: 0 }).problems, []);
 });
 
@@ -58,14 +58,14 @@ const BAD_STATUS: Array<[string, unknown, string, RegExp]> = [
   ['unknown region', { name: 'x', players: 1, tags: ['region:mars'] }, 'tags.0', /unknown region code/],
 ];
 for (const [what, raw, path, message] of BAD_STATUS) {
-  status(`problem: ${what} → ${path || '(root)'}`, () => {
+  status(`schemas :: problem: ${what} → ${path || '(root)'}`, () => {
     const { problems } = validateStatus(raw);
     const hit = problems.find((p) => p.path === path);
     assert.ok(hit, `expected a problem at "${path}", got ${JSON.stringify(problems)}`);
     assert.match(hit.message, message);
   });
 }
-status('what a real engine sends passes: game fields, lobby with map null and no tags, .NET escapes', () => {
+status('schemas :: what a real engine sends passes: game fields, lobby with map null and no tags, .NET escapes', () => {
   for (const body of [STATUS_IN_ROUND, STATUS_LOBBY]) {
     const raw = JSON.parse(body) as Record<string, unknown>;
     const r = validateStatus(raw);
@@ -102,11 +102,11 @@ const GOOD: Info = {
   privacy_policy: { link: 'https://example.com/privacy', identifier: 'example', version: '1' },
 };
 
-info('a full info passes', () => {
+info('schemas :: a full info passes', () => {
   assert.equal(validateInfo(GOOD).problems, []);
 });
 
-info('either spelling of the connect address is accepted; build may be null; desc/privacy optional', () => {
+info('schemas :: either spelling of the connect address is accepted; build may be null; desc/privacy optional', () => {
   assert.equal(
     validateInfo({ connect_addrees: 'udp://h:1/', auth: { mode: 'Disabled' }, build: null, links: [] }).problems,
     [],
@@ -116,7 +116,7 @@ info('either spelling of the connect address is accepted; build may be null; des
 });
 
 info(
-  'what a real engine sends passes: ACZ, watchdog-hosted client, no build; links and privacy policy optional',
+  'schemas :: what a real engine sends passes: ACZ, watchdog-hosted client, no build; links and privacy policy optional',
   () => {
     for (const body of [INFO_ACZ, INFO_EXTERNAL, INFO_NO_BUILD])
       assert.equal(validateInfo(JSON.parse(body)).problems, [], body);
@@ -124,7 +124,7 @@ info(
   },
 );
 
-info("links: the launcher's icon names, the spec's, a null icon or none", () => {
+info("schemas :: links: the launcher's icon names, the spec's, a null icon or none", () => {
   const icons = ['discord', 'github', 'telegram', 'web', 'wiki', 'forum', 'chat', 'codehost', null];
   const links = icons.map((icon, i) => ({ name: `L${i}`, icon, url: `https://l${i}.example` }));
   assert.equal(
@@ -196,7 +196,7 @@ const BAD_INFO: Array<[string, unknown, string, RegExp]> = [
   ['desc not a string', { ...base, desc: 5 }, 'desc', /desc must be a string/],
 ];
 for (const [what, raw, path, message] of BAD_INFO) {
-  info(`problem: ${what} → ${path}`, () => {
+  info(`schemas :: problem: ${what} → ${path}`, () => {
     const { problems } = validateInfo(raw);
     const hit = problems.find((p) => p.path === path);
     assert.ok(hit, `expected a problem at "${path}", got ${JSON.stringify(problems)}`);
@@ -204,7 +204,7 @@ for (const [what, raw, path, message] of BAD_INFO) {
   });
 }
 
-info('infoForWire writes the connect address under both spellings, first', () => {
+info('schemas :: infoForWire writes the connect address under both spellings, first', () => {
   const wire = infoForWire({ ...base, auth: { mode: 'Required' }, connect_addrees: 'udp://x:1/' });
   assert.is(wire.connect_address, 'udp://x:1/');
   assert.is(wire.connect_addrees, 'udp://x:1/');

@@ -8,7 +8,7 @@ import { assertThrowsWith } from './_support/throws.ts';
 
 const args = suite('settings :: argv');
 
-args('--cvar splits at the first =, keeps order; --config-file and --data-dir are read', () => {
+args('settings :: --cvar splits at the first =, keeps order; --config-file and --data-dir are read', () => {
   const p = parseArgs([
     '--cvar',
     'a.b=1',
@@ -31,17 +31,17 @@ args('--cvar splits at the first =, keeps order; --config-file and --data-dir ar
   assert.equal(p.warnings, []);
 });
 
-args('an empty value is allowed (name=)', () => {
+args('settings :: an empty value is allowed (name=)', () => {
   assert.equal(parseArgs(['--cvar', 'hub.tags=']).cvars, [['hub.tags', '']]);
 });
 
-args('unknown arguments warn and are skipped', () => {
+args('settings :: unknown arguments warn and are skipped', () => {
   const p = parseArgs(['--frobnicate', '--cvar', 'x=1', 'stray']);
   assert.equal(p.cvars, [['x', '1']]);
   assert.equal(p.warnings, ['Unknown argument: --frobnicate', 'Unknown argument: stray']);
 });
 
-args('engine arguments the kit does not implement consume their value and warn once', () => {
+args('settings :: engine arguments the kit does not implement consume their value and warn once', () => {
   const p = parseArgs(['--loglevel', 'net=debug', '--cvar', 'x=1']);
   assert.equal(p.cvars, [['x', '1']]);
   assert.is(p.warnings.length, 1);
@@ -56,7 +56,7 @@ const malformed: Array<[string, string[], RegExp]> = [
   ['--data-dir with no value', ['--data-dir'], /--data-dir needs a value/],
 ];
 for (const [what, argv, message] of malformed) {
-  args(`malformed: ${what} → SettingsError`, () => {
+  args(`settings :: malformed: ${what} → SettingsError`, () => {
     assertThrowsWith(() => parseArgs(argv), SettingsError, message);
   });
 }
@@ -65,7 +65,7 @@ args.run();
 // ---
 const env = suite('settings :: environment');
 
-env('ROBUST_CVAR_a__b → a.b with case kept; ROBUST_CVARS split on ; and the first =', () => {
+env('settings :: ROBUST_CVAR_a__b → a.b with case kept; ROBUST_CVARS split on ; and the first =', () => {
   const list = envCvars({
     ROBUST_CVARS: 'game.hostname=Hi=There;;hub.tags=a,b',
     ROBUST_CVAR_watchdog__baseUrl: 'http://x',
@@ -80,7 +80,7 @@ env('ROBUST_CVAR_a__b → a.b with case kept; ROBUST_CVARS split on ; and the fi
   ]);
 });
 
-env('a ROBUST_CVARS entry without = is an error naming the variable', () => {
+env('settings :: a ROBUST_CVARS entry without = is an error naming the variable', () => {
   assert.throws(() => envCvars({ ROBUST_CVARS: 'oops' }), /ROBUST_CVARS: expected name=value/);
 });
 env.run();
@@ -88,7 +88,7 @@ env.run();
 // ---
 const layering = tempSuite('settings :: layering and typed getters');
 
-layering('defaults < config file < ROBUST_CVARS < ROBUST_CVAR_* < argv (in order)', async ({ dir }) => {
+layering('settings :: defaults < config file < ROBUST_CVARS < ROBUST_CVAR_* < argv (in order)', async ({ dir }) => {
   const file = join(dir, 'config.toml');
   await writeFile(
     file,
@@ -128,21 +128,21 @@ layering('defaults < config file < ROBUST_CVARS < ROBUST_CVAR_* < argv (in order
   assert.is(s.configFile, file);
 });
 
-layering('a missing config file is only remembered', () => {
+layering('settings :: a missing config file is only remembered', () => {
   const s = loadSettings({ argv: ['--config-file', '/nonexistent/config.toml', '--data-dir', '/nonexistent/data'] });
   assert.is(s.configFile, '/nonexistent/config.toml');
   assert.is(s.dataDir, '/nonexistent/data');
   assert.equal(s.names(), []);
 });
 
-layering('a TOML array becomes JSON text', async ({ dir }) => {
+layering('settings :: a TOML array becomes JSON text', async ({ dir }) => {
   const file = join(dir, 'config.toml');
   await writeFile(file, '[status]\nlinks = [{ name = "Wiki", icon = "wiki", url = "https://w" }]\n');
   const s = loadSettings({ argv: ['--config-file', file] });
   assert.equal(JSON.parse(s.string('status.links')), [{ name: 'Wiki', icon: 'wiki', url: 'https://w' }]);
 });
 
-layering('a broken config file is an error naming file and line', async ({ dir }) => {
+layering('settings :: a broken config file is an error naming file and line', async ({ dir }) => {
   const file = join(dir, 'config.toml');
   await writeFile(file, '[game]\nhostname = \n');
   assert.throws(
@@ -151,7 +151,7 @@ layering('a broken config file is an error naming file and line', async ({ dir }
   );
 });
 
-layering('typed getters: defaults when unset, parsed values, clear errors on the wrong type', () => {
+layering('settings :: typed getters: defaults when unset, parsed values, clear errors on the wrong type', () => {
   const s = loadSettings({
     argv: ['--cvar', 'i=42', '--cvar', 'f=0.25', '--cvar', 'b=False', '--cvar', 'bad=abc', '--cvar', 'neg=-3'],
   });

@@ -52,7 +52,7 @@ const CASES: Array<[string, string, string[], string[]]> = [
 ];
 
 for (const [rule, name, tags, expected] of CASES) {
-  infer(`${rule}: ${JSON.stringify(name)} + ${JSON.stringify(tags)}`, () => {
+  infer(`tags :: ${rule}: ${JSON.stringify(name)} + ${JSON.stringify(tags)}`, () => {
     assert.equal(inferTags(name, tags), expected);
   });
 }
@@ -94,7 +94,7 @@ const TAGS: Array<[string, RegExp | null]> = [
 ];
 
 for (const [tag, problem] of TAGS) {
-  validate(`${JSON.stringify(tag)} → ${problem ? 'problem' : 'valid'}`, () => {
+  validate(`tags :: ${JSON.stringify(tag)} → ${problem ? 'problem' : 'valid'}`, () => {
     const found = validateTags(['ok', tag]);
     if (problem === null) {
       assert.equal(found, []);
@@ -111,7 +111,7 @@ validate.run();
 // ---
 const regions = suite('tags :: regions');
 
-regions('the table has the 21 codes of the spec with their names', () => {
+regions('tags :: the table has the 21 codes of the spec with their names', () => {
   assert.equal(Object.keys(REGIONS).sort(), [
     'af_c',
     'af_n',
@@ -140,14 +140,14 @@ regions('the table has the 21 codes of the spec with their names', () => {
   assert.is(regionName('toString'), undefined, 'no prototype keys');
 });
 
-regions('regionsOf picks the known region tags with names', () => {
+regions('tags :: regionsOf picks the known region tags with names', () => {
   assert.equal(regionsOf(['18+', 'region:eu_w', 'region:mars', 'region:as_se']), [
     { tag: 'region:eu_w', code: 'eu_w', name: 'Western Europe' },
     { tag: 'region:as_se', code: 'as_se', name: 'Southeast Asia' },
   ]);
 });
 
-regions('languageName judges the primary subtag', () => {
+regions('tags :: languageName judges the primary subtag', () => {
   assert.is(languageName('en-GB'), 'English');
   assert.is(languageName('ru'), 'Russian');
   assert.is(languageName('zz'), undefined);

@@ -7,7 +7,7 @@ import { clip, embedOf, formatUptime, LIMITS, payloadOf } from '../../src/notify
 const test = suite('notify :: payloads');
 const chars = (s: string) => [...s].length;
 
-test('payload: an oversized notice stays within every Discord embed limit', () => {
+test('payload :: an oversized notice stays within every Discord embed limit', () => {
   const n: Notice = {
     key: 'alpha',
     kind: 'crash',
@@ -32,7 +32,7 @@ test('payload: an oversized notice stays within every Discord embed limit', () =
   assert.equal(text.allowed_mentions, { parse: [] });
 });
 
-test('payload: empty fields are left out; clip and uptime read naturally', () => {
+test('payload :: empty fields are left out; clip and uptime read naturally', () => {
   const e = embedOf({
     key: 'a',
     kind: 'hold',
@@ -51,7 +51,7 @@ test('payload: empty fields are left out; clip and uptime read naturally', () =>
   for (const [text, ms] of Object.entries(uptimes)) assert.is(formatUptime(ms), text);
 });
 
-test('maintenance: pending and done read as one announcement each', () => {
+test('payload :: maintenance: pending and done read as one announcement each', () => {
   const at = Date.UTC(2026, 10, 25, 6, 0, 0);
   const pending = noticeFromPending({ key: 'main', kind: 'update', when: 'RoundEnd', deadline: at + 3_600_000, at });
   assert.is(pending.kind, 'scheduled-restart');

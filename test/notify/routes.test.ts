@@ -47,7 +47,7 @@ async function withRoutes(
 
 const test = suite('notify :: routes and embeds');
 
-test('embed: a crash after a launch carries title, description, red, timestamp and the documented fields', async () => {
+test('routes :: embed: a crash after a launch carries title, description, red, timestamp and the documented fields', async () => {
   await withRoutes(
     1,
     ([url]) => ({ ChatWebhook: url, Format: 'Embed', Routes: [] }),
@@ -80,7 +80,7 @@ test('embed: a crash after a launch carries title, description, red, timestamp a
   );
 });
 
-test('embed: colour by kind, for alerts, updates, maintenance and a notice', async () => {
+test('routes :: embed: colour by kind, for alerts, updates, maintenance and a notice', async () => {
   await withRoutes(
     1,
     ([url]) => ({ ChatWebhook: url, Format: 'Embed', Routes: [] }),
@@ -147,7 +147,7 @@ test('embed: colour by kind, for alerts, updates, maintenance and a notice', asy
   );
 });
 
-test('two routes: each receives only its kinds and instances; ChatWebhook gets everything as text', async () => {
+test('routes :: two routes: each receives only its kinds and instances; ChatWebhook gets everything as text', async () => {
   await withRoutes(
     3,
     ([chat, ops, maint]) => ({
@@ -185,7 +185,7 @@ test('two routes: each receives only its kinds and instances; ChatWebhook gets e
   );
 });
 
-test('one webhook named by two matching routes gets the message once', async () => {
+test('routes :: one webhook named by two matching routes gets the message once', async () => {
   await withRoutes(
     1,
     ([url]) => ({
@@ -203,7 +203,7 @@ test('one webhook named by two matching routes gets the message once', async () 
   );
 });
 
-test('a 429 on one webhook does not delay another; logs name the route, never the URL', async () => {
+test('routes :: a 429 on one webhook does not delay another; logs name the route, never the URL', async () => {
   const slow = await recorder((_r, i) =>
     i === 1 ? { status: 429, headers: { 'Retry-After': '1.5' } } : { status: 204 },
   );

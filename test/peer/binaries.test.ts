@@ -140,7 +140,7 @@ test.after(async (ctx) => {
 
 const both = (ctx: Ctx, label: string) => [ctx.answers[label]!.real!, ctx.answers[label]!.ours!] as const;
 
-test('the client zip: 200, the same bytes and length; HEAD: 200 with the length and no body', (ctx) => {
+test('binaries :: the client zip: 200, the same bytes and length; HEAD: 200 with the length and no body', (ctx) => {
   const [real, ours] = both(ctx, 'zip');
   for (const a of [real, ours]) {
     assert.is(a.status, 200);
@@ -156,14 +156,14 @@ test('the client zip: 200, the same bytes and length; HEAD: 200 with the length 
   for (const a of [rh, oh]) assert.equal([a.status, a.length, a.body.length], [200, String(ZIP.length), 0]);
 });
 
-test('a file in a subfolder is served by both; a missing file and a folder are 404 in both', (ctx) => {
+test('binaries :: a file in a subfolder is served by both; a missing file and a folder are 404 in both', (ctx) => {
   for (const a of both(ctx, 'sub')) assert.equal([a.status, a.body.toString()], [200, 'notes\n']);
   for (const a of both(ctx, 'missing')) assert.is(a.status, 404);
   for (const a of both(ctx, 'folder')) assert.is(a.status, 404, 'no folder listing');
   for (const a of both(ctx, 'unknownKey')) assert.is(a.status, 404);
 });
 
-test('nothing outside binaries/ is reachable through an encoded ../ in either', (ctx) => {
+test('binaries :: nothing outside binaries/ is reachable through an encoded ../ in either', (ctx) => {
   const [real, ours] = both(ctx, 'traversal');
   for (const a of [real, ours]) assert.not.match(a.body.toString(), 'Servers:', 'appsettings.yml not served');
   assert.is(real.status, 404);
@@ -171,7 +171,7 @@ test('nothing outside binaries/ is reachable through an encoded ../ in either', 
   difference(`binaries/ with an encoded ../: ours 400, the real watchdog ${real.status}`);
 });
 
-test('a symbolic link to a file outside binaries/: the real watchdog follows it, ours does not', (ctx) => {
+test('binaries :: a symbolic link to a file outside binaries/: the real watchdog follows it, ours does not', (ctx) => {
   const [real, ours] = both(ctx, 'symlinkOut');
   assert.is(real.status, 200, 'the real watchdog answers 200 (and a body that does not match its Content-Length)');
   assert.is(ours.status, 404, 'ours never serves a file outside binaries/');
@@ -181,14 +181,14 @@ test('a symbolic link to a file outside binaries/: the real watchdog follows it,
   );
 });
 
-test('other methods: the real watchdog 404, ours 405 with Allow', (ctx) => {
+test('binaries :: other methods: the real watchdog 404, ours 405 with Allow', (ctx) => {
   const [real, ours] = both(ctx, 'post');
   assert.is(real.status, 404);
   assert.equal([ours.status, ours.allow], [405, 'GET, HEAD']);
   difference('binaries/: POST answers 405 with Allow: GET, HEAD (ours), 404 (real)');
 });
 
-test('a dot-file is hidden by both (404)', (ctx) => {
+test('binaries :: a dot-file is hidden by both (404)', (ctx) => {
   const [real, ours] = both(ctx, 'dotfile');
   assert.is(real.status, 404, 'ASP.NET static files exclude dot-files');
   assert.is(ours.status, 404, 'ours hides them too');

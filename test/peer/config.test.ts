@@ -106,14 +106,14 @@ const DIFFERENCES = [
 ];
 
 for (const name of ['real', 'ours'] as const) {
-  test(`${name}: lower-case keys bind (apitoken, apiport, runcommand, arguments)`, async (ctx) => {
+  test(`config :: ${name}: lower-case keys bind (apitoken, apiport, runcommand, arguments)`, async (ctx) => {
     const side = ctx.sides[name]!.run;
     assert.is(await authAs(name, side.url, 'lower', 'lower', 'lower-token'), 200);
     assert.is(await authAs(name, side.url, 'lower', 'lower', 'wrong'), 401);
   });
 
   for (const c of DIFFERENCES) {
-    test(`${name}: ${c.title}`, async (ctx) => {
+    test(`config :: ${name}: ${c.title}`, async (ctx) => {
       const side = ctx.sides[name]!.run;
       const codes: number[] = [];
       for (const password of c.passwords) codes.push(await authAs(name, side.url, c.key, c.key, password));

@@ -183,7 +183,7 @@ for (const name of ['real', 'ours'] as const) {
     FIXTURE_LIFETIME_MS: '120000',
   });
 
-  test(`${name}: launches the server once and it checks in`, async (ctx) => {
+  test(`contract :: ${name}: launches the server once and it checks in`, async (ctx) => {
     const side: Side = { stop: null, log: () => '', launches: [], controls: [], codes: {}, hangKillMs: 0 };
     ctx.sides[name] = side;
     if (name === 'real') {
@@ -210,7 +210,7 @@ for (const name of ['real', 'ours'] as const) {
     await waitFor(`${name}: the first check-in`, pingSeen, 10_000, 100);
   });
 
-  test(`${name}: control status codes`, async (ctx) => {
+  test(`contract :: ${name}: control status codes`, async (ctx) => {
     const side = ctx.sides[name]!;
     const url = `${base(ctx)}/instances/${KEY}/update`;
     side.codes = {
@@ -250,7 +250,7 @@ for (const name of ['real', 'ours'] as const) {
     }
   });
 
-  test(`${name}: restart sends POST /shutdown with the launch's WatchdogToken and a Reason, then relaunches`, async (ctx) => {
+  test(`contract :: ${name}: restart sends POST /shutdown with the launch's WatchdogToken and a Reason, then relaunches`, async (ctx) => {
     const side = ctx.sides[name]!;
     const first = side.launches[0]!;
     assert.is(await post(`${base(ctx)}/instances/${KEY}/restart`, `Basic ${b64(`${KEY}:${TOKEN}`)}`), 200);
@@ -283,7 +283,7 @@ for (const name of ['real', 'ours'] as const) {
     assert.equal(second.argv, first.argv, 'the same argv at the relaunch');
   });
 
-  test(`${name}: a check-in with the previous launch's token, or a wrong one, is 401; the current one is 200`, async (ctx) => {
+  test(`contract :: ${name}: a check-in with the previous launch's token, or a wrong one, is 401; the current one is 200`, async (ctx) => {
     const side = ctx.sides[name]!;
     const [first, second] = [side.launches[0]!, side.launches[1]!];
     const ping = (token: string) => post(`${base(ctx)}/server_api/${KEY}/ping`, `Basic ${b64(`${KEY}:${token}`)}`);
@@ -292,7 +292,7 @@ for (const name of ['real', 'ours'] as const) {
     assert.is(await ping(second.env.ROBUST_CVAR_watchdog__token!), 200, 'the current token');
   });
 
-  test(`${name}: a server that stops checking in (SIGSTOP) is killed about TimeoutSeconds later and relaunched`, async (ctx) => {
+  test(`contract :: ${name}: a server that stops checking in (SIGSTOP) is killed about TimeoutSeconds later and relaunched`, async (ctx) => {
     const side = ctx.sides[name]!;
     const hung = side.launches[1]!;
     await peer.sleep(600); // a few check-ins of the current launch
@@ -315,7 +315,7 @@ for (const name of ['real', 'ours'] as const) {
     assert.is(side.launches.length, 3, 'relaunched once');
   });
 
-  test(`${name}: stop sends POST /update with the token; the server exits and stays down`, async (ctx) => {
+  test(`contract :: ${name}: stop sends POST /update with the token; the server exits and stays down`, async (ctx) => {
     const side = ctx.sides[name]!;
     const current = side.launches[2]!;
     await waitFor(
@@ -350,7 +350,7 @@ for (const name of ['real', 'ours'] as const) {
   });
 }
 
-test('the launches are identical: argv, cwd, the 64-byte token, EnvironmentVariables', async (ctx) => {
+test('contract :: the launches are identical: argv, cwd, the 64-byte token, EnvironmentVariables', async (ctx) => {
   const real = ctx.sides.real!.launches[0]!;
   const ours = ctx.sides.ours!.launches[0]!;
   const instance = join(ctx.dir, 'instances', KEY);

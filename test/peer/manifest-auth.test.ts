@@ -68,7 +68,7 @@ const test = sidesSuite<{ apiPort: number }, Shared>(
   },
 );
 
-test('both install and run the build, send Basic <user:password> to the CDN, and not to the host it redirects the archive to', async (ctx) => {
+test('manifest-auth :: both install and run the build, send Basic <user:password> to the CDN, and not to the host it redirects the archive to', async (ctx) => {
   const expected = `Basic ${Buffer.from(`${USER}:${PASS}`).toString('base64')}`;
   for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;

@@ -136,11 +136,11 @@ test.before(setUp);
 test.after(tearDown);
 
 test(
-  'the real watchdog launches the server; on SIGTERM it leaves it running with its pid and token in data.db',
+  'migration :: the real watchdog launches the server; on SIGTERM it leaves it running with its pid and token in data.db',
   realLeavesServer,
 );
 
-test('our daemon, started in the same folder, adopts that server: same pid, running, no second launch', async (ctx) => {
+test('migration :: our daemon, started in the same folder, adopts that server: same pid, running, no second launch', async (ctx) => {
   assert.ok(ctx.server > 0 && peer.isAlive(ctx.server), 'the server the real watchdog left is running');
   const startedAt = Date.now();
   const ours = await startDaemon(await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8'), {
@@ -175,7 +175,7 @@ test('our daemon, started in the same folder, adopts that server: same pid, runn
   );
 });
 
-test("its check-ins (the real watchdog's token) keep being accepted past 3 × TimeoutSeconds", async (ctx) => {
+test("migration :: its check-ins (the real watchdog's token) keep being accepted past 3 × TimeoutSeconds", async (ctx) => {
   assert.ok(ctx.ours, 'our daemon runs');
   await peer.sleep(3 * TIMEOUT_S * 1000 + 500);
   const s = await status(ctx);
@@ -203,10 +203,10 @@ const off = peer.peerSuite<Ctx>('peer :: migration from the real watchdog, Persi
 off.before(setUp);
 off.after(tearDown);
 
-off('the real watchdog leaves its server running (PersistServers: true there)', realLeavesServer);
+off('migration :: the real watchdog leaves its server running (PersistServers: true there)', realLeavesServer);
 
 off(
-  'ours with PersistServers: false shuts it down gracefully with the persisted token, then launches its own',
+  'migration :: ours with PersistServers: false shuts it down gracefully with the persisted token, then launches its own',
   async (ctx) => {
     assert.ok(ctx.server > 0 && peer.isAlive(ctx.server), 'the server the real watchdog left is running');
     const yaml = (await readFile(join(ctx.dir, 'appsettings.yml'), 'utf8')).replace(

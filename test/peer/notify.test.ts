@@ -76,7 +76,7 @@ const test = sidesSuite<Kept>('peer :: chat notifications, real vs ours', {
   },
 });
 
-test('a crash after the first check-in: one notification each, with the exit status', async (ctx) => {
+test('notify :: a crash after the first check-in: one notification each, with the exit status', async (ctx) => {
   const real = await message(ctx.sides.real!, 'crash', /^Server `c` exited with non-clean/);
   assert.is(
     ctx.sides.real!.hook.messages.filter((m) => m.content.startsWith('Server `c`')).length,
@@ -92,7 +92,7 @@ test('a crash after the first check-in: one notification each, with the exit sta
   difference('crash notification: ours says "exit code 1", the real watchdog prints its ProcessExitStatus record');
 });
 
-test('the JSON that turns mentions off: the real watchdog writes "allowed-mentions" (which Discord ignores), ours "allowed_mentions"', (ctx) => {
+test('notify :: the JSON that turns mentions off: the real watchdog writes "allowed-mentions" (which Discord ignores), ours "allowed_mentions"', (ctx) => {
   const real = ctx.sides.real!.hook.messages[0]!.body as Record<string, unknown>;
   const ours = ctx.sides.ours!.hook.messages[0]!.body as Record<string, unknown>;
   assert.equal(real['allowed-mentions'], { parse: [] });
@@ -103,7 +103,7 @@ test('the JSON that turns mentions off: the real watchdog writes "allowed-mentio
   );
 });
 
-test('a hang (SIGSTOP): the server is killed and a notification says so', async (ctx) => {
+test('notify :: a hang (SIGSTOP): the server is killed and a notification says so', async (ctx) => {
   for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
     // The launch running once h has checked in (the real watchdog logs each check-in request; ours shows it).
@@ -134,7 +134,7 @@ test('a hang (SIGSTOP): the server is killed and a notification says so', async 
   difference('hang notification: "timed out and will be killed" (ours) vs "timed and will be killed" (real)');
 });
 
-test('stop: "has exited after manual stop request" from both', async (ctx) => {
+test('notify :: stop: "has exited after manual stop request" from both', async (ctx) => {
   for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
     await waitFor(
@@ -164,7 +164,7 @@ test('stop: "has exited after manual stop request" from both', async (ctx) => {
     console.log(`peer: notifications, ${name}: ${JSON.stringify(texts(ctx.sides[name]!))}`);
 });
 
-test("after the hang kill the real watchdog also reports the killed server's exit; ours reports the hang once", (ctx) => {
+test("notify :: after the hang kill the real watchdog also reports the killed server's exit; ours reports the hang once", (ctx) => {
   const real = texts(ctx.sides.real!).filter((t) => t.startsWith(`Server \`${HANG}\``));
   const ours = texts(ctx.sides.ours!).filter((t) => t.startsWith(`Server \`${HANG}\``));
   assert.ok(

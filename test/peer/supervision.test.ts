@@ -111,7 +111,7 @@ async function onlyServer(name: SideName, side: Side, key: Key): Promise<number>
   return pid!;
 }
 
-test('early: a server that exits before checking in is launched 3 times, then left down, by both', async (ctx) => {
+test('supervision :: early: a server that exits before checking in is launched 3 times, then left down, by both', async (ctx) => {
   for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
     await launchesOf(side, 'early', 3, 20_000);
@@ -130,7 +130,7 @@ test('early: a server that exits before checking in is launched 3 times, then le
   }
 });
 
-test('silent: a server that never checks in is killed about TimeoutSeconds after launch by both; both give up after 3', async (ctx) => {
+test('supervision :: silent: a server that never checks in is killed about TimeoutSeconds after launch by both; both give up after 3', async (ctx) => {
   for (const name of ['real', 'ours'] as const) {
     const starts = await launchesOf(ctx.sides[name]!, 'silent', 3, (TIMEOUT_S * 3 + 15) * 1000);
     // Between the fork times of two launches: TimeoutSeconds, plus the kill and the relaunch; ours arms its
@@ -155,7 +155,7 @@ test('silent: a server that never checks in is killed about TimeoutSeconds after
   assert.is(ours.length, 3, 'ours: left down after the third');
 });
 
-test('crash: a server that checks in then exits 1: the real watchdog relaunches at once each time, ours backs off', async (ctx) => {
+test('supervision :: crash: a server that checks in then exits 1: the real watchdog relaunches at once each time, ours backs off', async (ctx) => {
   const [real, ours] = [ctx.sides.real!, ctx.sides.ours!];
   // From each crash (the server's own exit stamp) to the fork of the next launch, both in ms since boot.
   const delays = async (side: Side, atLeast: number) => {
@@ -185,7 +185,7 @@ test('crash: a server that checks in then exits 1: the real watchdog relaunches 
   );
 });
 
-test('deaf: restart of a server that answers /shutdown but never exits: both kill it about 5 s later and relaunch', async (ctx) => {
+test('supervision :: deaf: restart of a server that answers /shutdown but never exits: both kill it about 5 s later and relaunch', async (ctx) => {
   const measure = async (name: SideName) => {
     const side = ctx.sides[name]!;
     const pid = await onlyServer(name, side, 'deaf');
@@ -219,7 +219,7 @@ test('deaf: restart of a server that answers /shutdown but never exits: both kil
   }
 });
 
-test('nohttp: stop cannot be delivered: ours shuts the server down and a later restart relaunches it', async (ctx) => {
+test('supervision :: nohttp: stop cannot be delivered: ours shuts the server down and a later restart relaunches it', async (ctx) => {
   type Result = { stop: number; aliveAfterStop: boolean; restart: number; relaunched: boolean; loopDied: boolean };
   const within = async (what: string, check: () => Promise<boolean>, ms: number) => {
     try {

@@ -171,7 +171,7 @@ test.after(async (ctx) => {
 });
 
 for (const name of ['real', 'ours'] as const) {
-  test(`${name}: installs build A from the manifest before the first launch`, async (ctx) => {
+  test(`updates :: ${name}: installs build A from the manifest before the first launch`, async (ctx) => {
     const side: Side = {
       dir: (await tempDir(`wd-peer-upd-${name}-`)).path,
       urlsPort: await freePort(),
@@ -204,12 +204,12 @@ for (const name of ['real', 'ours'] as const) {
   });
 }
 
-test('bin/ holds the same files, contents and modes under both', async (ctx) => {
+test('updates :: bin/ holds the same files, contents and modes under both', async (ctx) => {
   assert.equal(ctx.sides.ours!.trees.A, ctx.sides.real!.trees.A);
 });
 
 for (const name of ['real', 'ours'] as const) {
-  test(`${name}: the manifest gains B; POST /update: the server is told, leaves, and comes back on B`, async (ctx) => {
+  test(`updates :: ${name}: the manifest gains B; POST /update: the server is told, leaves, and comes back on B`, async (ctx) => {
     if (ctx.builds.length === 1) {
       ctx.builds.push({
         key: 'build-B',
@@ -247,11 +247,11 @@ for (const name of ['real', 'ours'] as const) {
   });
 }
 
-test('bin/ after the update is the same under both', async (ctx) => {
+test('updates :: bin/ after the update is the same under both', async (ctx) => {
   assert.equal(ctx.sides.ours!.trees.B, ctx.sides.real!.trees.B);
 });
 
-test('POST /update with nothing newer in the manifest: the server is not told, not relaunched, nothing downloaded, by both', async (ctx) => {
+test('updates :: POST /update with nothing newer in the manifest: the server is not told, not relaunched, nothing downloaded, by both', async (ctx) => {
   const before = ctx.cdn!.requests.length;
   const pids: Partial<Record<SideName, number>> = {};
   for (const name of ['real', 'ours'] as const) {
@@ -281,7 +281,7 @@ test('POST /update with nothing newer in the manifest: the server is not told, n
   );
 });
 
-test("ours in the real watchdog's folder takes over build B as installed: revision from data.db, no download", async (ctx) => {
+test("updates :: ours in the real watchdog's folder takes over build B as installed: revision from data.db, no download", async (ctx) => {
   const side = ctx.sides.real!;
   assert.is(await side.stop!(), 0);
   side.stop = null;

@@ -41,7 +41,7 @@ test.before(async (ctx) => {
 
 test.after(async (ctx) => ctx.cleanup());
 
-test('appsettings.Development.yml passes `watchdog check`, with its instance, update type and timeout', async (ctx) => {
+test('upstream :: appsettings.Development.yml passes `watchdog check`, with its instance, update type and timeout', async (ctx) => {
   const { code, out } = await check(join(PEER_SRC, 'SS14.Watchdog/appsettings.Development.yml'), ctx.dir);
   assert.is(code, 0, out);
   assert.match(out, 'configuration is valid');
@@ -51,7 +51,7 @@ test('appsettings.Development.yml passes `watchdog check`, with its instance, up
   assert.match(out, join(ctx.dir, 'bin/instances/syndicate_mothership'), 'Servers.InstanceRoot bound');
 });
 
-test('the published appsettings.yml (no Servers): the real watchdog runs with no instance, ours refuses it', async (ctx) => {
+test('upstream :: the published appsettings.yml (no Servers): the real watchdog runs with no instance, ours refuses it', async (ctx) => {
   // The published copy: the build's patch took Serilog.Sinks.Loki out of Serilog.Using (see bench/peers).
   const published = join(dirname(await peerProgram()), 'appsettings.yml');
   await copyFile(published, join(ctx.dir, 'appsettings.yml'));

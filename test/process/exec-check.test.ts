@@ -23,7 +23,7 @@ function spawnCode(file: string): Promise<string | null> {
   });
 }
 
-test('every kind of RunCommand gets the code a direct spawn gets', async ({ dir }) => {
+test('exec-check :: every kind of RunCommand gets the code a direct spawn gets', async ({ dir }) => {
   const files: Record<string, { mode: number; text?: string; folder?: boolean }> = {
     'script.sh': { mode: 0o755, text: '#!/bin/sh\nexit 0\n' },
     'not-executable.sh': { mode: 0o644, text: '#!/bin/sh\nexit 0\n' },

@@ -18,7 +18,7 @@ const numbered = (from: number, to: number) => Array.from({ length: to - from + 
 
 const tail = logsSuite('readLastLines :: the last N lines of server.log', 'wd-cli-log-');
 
-tail('the last N complete lines, and the byte offset they end at', ({ dir }) => {
+tail('log-view :: the last N complete lines, and the byte offset they end at', ({ dir }) => {
   writeFileSync(logPath(dir), numbered(1, 100).join('\n') + '\n');
   const t = readLastLines(dir, 3);
   assert.equal(t.lines, ['line 98', 'line 99', 'line 100']);
@@ -27,7 +27,7 @@ tail('the last N complete lines, and the byte offset they end at', ({ dir }) => 
   assert.ok(t.found);
 });
 
-tail('an unterminated last line is kept apart, and the offset stops before it', ({ dir }) => {
+tail('log-view :: an unterminated last line is kept apart, and the offset stops before it', ({ dir }) => {
   writeFileSync(logPath(dir), 'one\r\ntwo\nthr');
   const t = readLastLines(dir, 50);
   assert.equal(t.lines, ['one', 'two']);
@@ -35,7 +35,7 @@ tail('an unterminated last line is kept apart, and the offset stops before it', 
   assert.is(t.offset, 'one\r\ntwo\n'.length);
 });
 
-tail('reaches into server.log.1 and .2 when server.log is short', ({ dir }) => {
+tail('log-view :: reaches into server.log.1 and .2 when server.log is short', ({ dir }) => {
   writeFileSync(logPath(dir, 2), numbered(1, 5).join('\n') + '\n');
   writeFileSync(logPath(dir, 1), numbered(6, 8).join('\n') + '\n');
   writeFileSync(logPath(dir), numbered(9, 10).join('\n') + '\n');
@@ -44,7 +44,7 @@ tail('reaches into server.log.1 and .2 when server.log is short', ({ dir }) => {
   assert.equal(readLastLines(dir, 0).lines, []);
 });
 
-tail('no server.log yet: nothing, found false', ({ dir }) => {
+tail('log-view :: no server.log yet: nothing, found false', ({ dir }) => {
   const t = readLastLines(dir, 10);
   assert.equal(t, { lines: [], partial: null, offset: 0, found: false });
 });
@@ -55,27 +55,30 @@ tail.run();
 
 const follow = logsSuite('followLines :: new lines until told to stop', 'wd-cli-follow-');
 
-follow('continues exactly at the offset, across a rotation, and finishes a partial line on stop', async ({ dir }) => {
-  writeFileSync(logPath(dir), 'old 1\nold 2\nhalf');
-  const t = readLastLines(dir, 1);
-  assert.equal(t.lines, ['old 2']);
-  const got: string[] = [];
-  let stop: () => void = () => {};
-  const until = new Promise<void>((r) => (stop = r));
-  const following = followLines(dir, t.offset, (l) => got.push(l), until);
-  appendFileSync(logPath(dir), ' done\nnew 1\n');
-  await waitFor('lines after the offset', () => got.length >= 2);
-  assert.equal(got, ['half done', 'new 1']);
-  rotateLogs(dir, 5);
-  appendFileSync(logPath(dir, 1), 'late in the old file\n');
-  writeFileSync(logPath(dir), 'after rotation\ntail without newline');
-  await waitFor('the rotated file drained and the new one read', () => got.includes('after rotation'));
-  stop();
-  await following;
-  assert.equal(got, ['half done', 'new 1', 'late in the old file', 'after rotation', 'tail without newline']);
-});
+follow(
+  'log-view :: continues exactly at the offset, across a rotation, and finishes a partial line on stop',
+  async ({ dir }) => {
+    writeFileSync(logPath(dir), 'old 1\nold 2\nhalf');
+    const t = readLastLines(dir, 1);
+    assert.equal(t.lines, ['old 2']);
+    const got: string[] = [];
+    let stop: () => void = () => {};
+    const until = new Promise<void>((r) => (stop = r));
+    const following = followLines(dir, t.offset, (l) => got.push(l), until);
+    appendFileSync(logPath(dir), ' done\nnew 1\n');
+    await waitFor('lines after the offset', () => got.length >= 2);
+    assert.equal(got, ['half done', 'new 1']);
+    rotateLogs(dir, 5);
+    appendFileSync(logPath(dir, 1), 'late in the old file\n');
+    writeFileSync(logPath(dir), 'after rotation\ntail without newline');
+    await waitFor('the rotated file drained and the new one read', () => got.includes('after rotation'));
+    stop();
+    await following;
+    assert.equal(got, ['half done', 'new 1', 'late in the old file', 'after rotation', 'tail without newline']);
+  },
+);
 
-follow('a log that appears later is read from its start', async ({ dir }) => {
+follow('log-view :: a log that appears later is read from its start', async ({ dir }) => {
   const got: string[] = [];
   let stop: () => void = () => {};
   const following = followLines(dir, 0, (l) => got.push(l), new Promise<void>((r) => (stop = r)));

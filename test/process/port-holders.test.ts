@@ -9,7 +9,7 @@ const test = suite('process :: port holders');
 /** What /proc/<pid>/comm shows for a node process: its program's name, cut to 15 bytes. */
 const NODE_NAME = basename(process.execPath).slice(0, 15);
 
-test('a TCP listener is found by pid and name', async () => {
+test('port-holders :: a TCP listener is found by pid and name', async () => {
   const h = await holdPort('tcp');
   try {
     const found = await portHolders(h.port);
@@ -20,7 +20,7 @@ test('a TCP listener is found by pid and name', async () => {
   assert.equal(await portHolders(h.port), [], 'nothing once it has exited');
 });
 
-test('a bound UDP socket is found too', async () => {
+test('port-holders :: a bound UDP socket is found too', async () => {
   const h = await holdPort('udp');
   try {
     assert.equal(await portHolders(h.port), [{ pid: h.pid, name: NODE_NAME, proto: 'udp' }]);

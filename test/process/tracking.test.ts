@@ -65,7 +65,7 @@ for (const mode of ['cgroup', 'marker'] as const) {
     await ctx.tracking?.close();
   });
 
-  it('a child that left the session dies with its launch', async (ctx) => {
+  it('tracking :: a child that left the session dies with its launch', async (ctx) => {
     const tracking = ctx.tracking!;
     assert.is(tracking.mode, mode);
     const track = await tracking.begin('k');
@@ -79,7 +79,7 @@ for (const mode of ['cgroup', 'marker'] as const) {
     if (track.cgroup) assert.not.ok(existsSync(track.cgroup), 'the cgroup is removed');
   });
 
-  it('a sweep before a relaunch ends what earlier launches left', async (ctx) => {
+  it('tracking :: a sweep before a relaunch ends what earlier launches left', async (ctx) => {
     const tracking = ctx.tracking!;
     const first = await launchEscaper(await tracking.begin('k'));
     const second = await launchEscaper(await tracking.begin('k'));
@@ -93,7 +93,7 @@ for (const mode of ['cgroup', 'marker'] as const) {
   });
 
   if (mode === 'cgroup') {
-    it("a sweep scans for the instance's marker once per daemon, not before every relaunch", async () => {
+    it("tracking :: a sweep scans for the instance's marker once per daemon, not before every relaunch", async () => {
       const tracking = await detectTracking({
         workDir: `/tracking-test-scan-${process.pid}`,
         forceMarker: false,
@@ -128,7 +128,7 @@ for (const mode of ['cgroup', 'marker'] as const) {
       }
     });
 
-    it('an empty cgroup left by an earlier daemon is removed at start; a populated one stays', async (ctx) => {
+    it('tracking :: an empty cgroup left by an earlier daemon is removed at start; a populated one stays', async (ctx) => {
       const base = /\((.+)\)/.exec(ctx.tracking!.description)![1]!;
       const empty = join(base, 'k', 'stale');
       mkdirSync(empty, { recursive: true });

@@ -38,7 +38,7 @@ function fakeProc(procs: Record<number, Fake>): ProcSource {
 
 const tree = suite('process :: tree stats');
 
-tree('sums the group and every descendant; leaves out strangers and zombies', async () => {
+tree('tree-stats :: sums the group and every descendant; leaves out strangers and zombies', async () => {
   const proc = fakeProc({
     100: { ppid: 1, pgid: 100, ticks: [100, 50, 20, 10], rssKb: 1000, comm: 'Robust.Server (x) y' },
     101: { ppid: 100, pgid: 100, ticks: [10, 0, 0, 0], rssKb: 200 },
@@ -56,17 +56,20 @@ tree('sums the group and every descendant; leaves out strangers and zombies', as
   assert.equal(stats, { rssBytes: (1000 + 200 + 300 + 10) * 1024, cpuSeconds: 2.02, processes: 4 });
 });
 
-tree('a server that is not a group leader takes only its descendants, not the group it sits in', async () => {
-  const proc = fakeProc({
-    50: { ppid: 1, pgid: 50, ticks: [500, 0, 0, 0], rssKb: 5000 },
-    100: { ppid: 50, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
-    101: { ppid: 100, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
-  });
-  assert.equal(readTreeStats(100, { proc }), { rssBytes: 2000 * 1024, cpuSeconds: 2, processes: 2 });
-});
+tree(
+  'tree-stats :: a server that is not a group leader takes only its descendants, not the group it sits in',
+  async () => {
+    const proc = fakeProc({
+      50: { ppid: 1, pgid: 50, ticks: [500, 0, 0, 0], rssKb: 5000 },
+      100: { ppid: 50, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
+      101: { ppid: 100, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
+    });
+    assert.equal(readTreeStats(100, { proc }), { rssBytes: 2000 * 1024, cpuSeconds: 2, processes: 2 });
+  },
+);
 
 tree(
-  "the launch's cgroup: a helper that double-forked out of the group and the tree counts, with its children",
+  "tree-stats :: the launch's cgroup: a helper that double-forked out of the group and the tree counts, with its children",
   async () => {
     const proc = fakeProc({
       100: { ppid: 1, pgid: 100, ticks: [100, 0, 0, 0], rssKb: 1000 },
@@ -83,14 +86,14 @@ tree(
   },
 );
 
-tree('a server that has gone or is a zombie, or no pid at all → null', async () => {
+tree('tree-stats :: a server that has gone or is a zombie, or no pid at all → null', async () => {
   const proc = fakeProc({ 100: { ppid: 1, pgid: 100, state: 'Z', ticks: [1, 1, 0, 0], rssKb: null } });
   assert.is(readTreeStats(100, { proc }), null);
   assert.is(readTreeStats(7, { proc }), null);
   for (const pid of [0, -1, 1.5, Number.NaN]) assert.is(readTreeStats(pid, { proc }), null, String(pid));
 });
 
-tree('a real tree: a group leader and its busy child, both counted from /proc', async () => {
+tree('tree-stats :: a real tree: a group leader and its busy child, both counted from /proc', async () => {
   // The child burns 300 ms of CPU (by its own count; at most 20 s on a busy machine), then both idle until killed.
   const burn =
     'const t = Date.now(); const used = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };' +
@@ -119,7 +122,7 @@ tree('a real tree: a group leader and its busy child, both counted from /proc', 
 const math = suite('supervisor :: resource sample arithmetic');
 const read = (cpuSeconds: number, rssBytes = 1) => ({ cpuSeconds, rssBytes, processes: 1 });
 
-math('the first sample: CPU over the time since the launch', () => {
+math('tree-stats :: the first sample: CPU over the time since the launch', () => {
   const s = nextSample(null, 10, read(2), 20_000, 10_000);
   assert.is(s.cpuPercent, 20);
   assert.is(s.cpuSeconds, 2);
@@ -127,7 +130,7 @@ math('the first sample: CPU over the time since the launch', () => {
   assert.is(nextSample(null, 10, read(2), 20_000, null).cpuPercent, 0);
 });
 
-math('then CPU over the interval, in % of one core: two busy cores read 200', () => {
+math('tree-stats :: then CPU over the interval, in % of one core: two busy cores read 200', () => {
   const a = nextSample(null, 10, read(2), 20_000, 10_000);
   const b = nextSample(a, 10, read(12), 25_000, 10_000);
   assert.is(b.cpuPercent, 200);
@@ -136,17 +139,20 @@ math('then CPU over the interval, in % of one core: two busy cores read 200', ()
   assert.is(c.cpuPercent, 1);
 });
 
-math('a falling CPU sum (a helper gone, not reaped in the tree) counts 0, and the total never goes back', () => {
-  const a = nextSample(null, 10, read(5), 10_000, 0);
-  const b = nextSample(a, 10, read(3), 15_000, 0);
-  assert.is(b.cpuPercent, 0);
-  assert.is(b.cpuSeconds, 5);
-  const c = nextSample(b, 10, read(4), 20_000, 0);
-  assert.is(c.cpuPercent, 20);
-  assert.is(c.cpuSeconds, 6);
-});
+math(
+  'tree-stats :: a falling CPU sum (a helper gone, not reaped in the tree) counts 0, and the total never goes back',
+  () => {
+    const a = nextSample(null, 10, read(5), 10_000, 0);
+    const b = nextSample(a, 10, read(3), 15_000, 0);
+    assert.is(b.cpuPercent, 0);
+    assert.is(b.cpuSeconds, 5);
+    const c = nextSample(b, 10, read(4), 20_000, 0);
+    assert.is(c.cpuPercent, 20);
+    assert.is(c.cpuSeconds, 6);
+  },
+);
 
-math('a new server (another pid) starts over', () => {
+math('tree-stats :: a new server (another pid) starts over', () => {
   const a = nextSample(null, 10, read(50), 10_000, 0);
   const b = nextSample(a, 11, read(1), 20_000, 15_000);
   assert.is(b.cpuSeconds, 1);

@@ -48,7 +48,7 @@ function runSoak(): Promise<{ code: number | null; out: string }> {
   });
 }
 
-test(`a ${SECONDS} s soak (seed ${SEED}) passes with every fault kind injected`, async () => {
+test(`soak :: a ${SECONDS} s soak (seed ${SEED}) passes with every fault kind injected`, async () => {
   const { code, out } = await runSoak();
   const line = out.split('\n').find((l) => l.startsWith('SOAK_RESULT '));
   assert.ok(line, `the soak printed no result:\n${out.slice(-4000)}`);

@@ -36,22 +36,22 @@ const MAPPED: Record<string, Array<[urls: string, client: string]>> = {
   ],
 };
 for (const [title, cases] of Object.entries(MAPPED)) {
-  test(title, () => {
+  test(`client-url :: ${title}`, () => {
     for (const [urls, client] of cases) assert.is(url(urls), client);
   });
 }
 
-test('port 0 cannot be reached by a client, and says to use --url', () => {
+test('client-url :: port 0 cannot be reached by a client, and says to use --url', () => {
   assert.match(problem('http://127.0.0.1:0'), /port 0.*--url/);
 });
 
-test('junk is a problem naming what was found', () => {
+test('client-url :: junk is a problem naming what was found', () => {
   assert.match(problem('localhost:5000'), /"localhost:5000"/);
   assert.match(problem('ftp://x:21'), /ftp:\/\/x:21/);
   assert.match(problem('  '), /empty/);
 });
 
-test('default and --url normalisation', () => {
+test('client-url :: default and --url normalisation', () => {
   assert.is(DEFAULT_URL, 'http://localhost:5000');
   assert.is(normaliseUrl('http://127.0.0.1:9/'), 'http://127.0.0.1:9');
   assert.is(normaliseUrl('http://127.0.0.1:9'), 'http://127.0.0.1:9');

@@ -50,7 +50,7 @@ const ESC = String.fromCharCode(27);
 
 const cells = suite('statusCells :: one row');
 
-cells('every column, dashes for nulls, ages and uptimes formatted', () => {
+cells('status-table :: every column, dashes for nulls, ages and uptimes formatted', () => {
   assert.equal(statusCells(rows[0]!, now), [
     'alpha',
     'running',
@@ -81,7 +81,7 @@ cells('every column, dashes for nulls, ages and uptimes formatted', () => {
   ]);
 });
 
-cells('CPU in % of one core, the memory of the process tree in decimal units, the players', () => {
+cells('status-table :: CPU in % of one core, the memory of the process tree in decimal units, the players', () => {
   const at = '2024-05-01T11:59:58.000Z';
   const sampled = (cpuPercent: number, rssBytes: number, players: number | null) =>
     statusCells(
@@ -94,7 +94,7 @@ cells('CPU in % of one core, the memory of the process tree in decimal units, th
   assert.equal(sampled(231.6, 999, 3), ['232%', '999 bytes', '3']);
 });
 
-cells('the last exit: why, the code or signal, how long ago', () => {
+cells('status-table :: the last exit: why, the code or signal, how long ago', () => {
   const at = '2024-05-01T11:59:55.000Z';
   assert.is(
     statusCells(
@@ -109,7 +109,7 @@ cells('the last exit: why, the code or signal, how long ago', () => {
   );
 });
 
-cells('uptime falls back to startedAt when uptimeSeconds is absent', () => {
+cells('status-table :: uptime falls back to startedAt when uptimeSeconds is absent', () => {
   assert.is(statusCells(rows[2]!, now)[4], '2m');
 });
 
@@ -119,7 +119,7 @@ cells.run();
 
 const plain = suite('renderStatusTable :: without colour');
 
-plain('header names the columns; rows are aligned; no escape codes', () => {
+plain('status-table :: header names the columns; rows are aligned; no escape codes', () => {
   const out = renderStatusTable(rows, { colour: false, now });
   assert.not.ok(out.includes(ESC), 'no ANSI');
   const lines = out.trimEnd().split('\n');
@@ -137,7 +137,7 @@ plain('header names the columns; rows are aligned; no escape codes', () => {
   assert.not.match(lines[1]!, /\s$/, 'no trailing spaces');
 });
 
-plain('a blocked instance gets a line saying what blocks it, after the table', () => {
+plain('status-table :: a blocked instance gets a line saying what blocks it, after the table', () => {
   const blocked: StatusRow = {
     key: 'gamma',
     state: 'restarting.blocked',
@@ -156,7 +156,7 @@ plain('a blocked instance gets a line saying what blocks it, after the table', (
   );
 });
 
-plain('an empty list is the header alone', () => {
+plain('status-table :: an empty list is the header alone', () => {
   assert.is(renderStatusTable([], { colour: false, now }).split('\n').filter(Boolean).length, 1);
 });
 
@@ -166,7 +166,7 @@ plain.run();
 
 const colour = suite('renderStatusTable :: with colour');
 
-colour('states coloured by kind; alignment measured without escape codes', () => {
+colour('status-table :: states coloured by kind; alignment measured without escape codes', () => {
   const extra: StatusRow[] = [
     { key: 'd', state: 'stopped.idle' },
     { key: 'e', state: 'restarting.backoff' },
@@ -185,7 +185,7 @@ colour('states coloured by kind; alignment measured without escape codes', () =>
   assert.is(strip(out), renderStatusTable([...rows, ...extra], { colour: false, now }));
 });
 
-colour('stateStyle covers the state families', () => {
+colour('status-table :: stateStyle covers the state families', () => {
   const families = {
     running: 'green',
     'awaiting-checkin': 'yellow',
@@ -199,7 +199,7 @@ colour('stateStyle covers the state families', () => {
   assert.is(paint('x', 'green', false), 'x');
 });
 
-colour('colour only on a TTY and without NO_COLOR', () => {
+colour('status-table :: colour only on a TTY and without NO_COLOR', () => {
   assert.ok(colourEnabled({ isTTY: true }, {}));
   assert.not.ok(colourEnabled({ isTTY: false }, {}));
   assert.not.ok(colourEnabled({}, {}));

@@ -45,7 +45,7 @@ async function rejection(p: Promise<unknown>): Promise<ClientError> {
   throw new Error('expected a ClientError');
 }
 
-test('no config at all: the default address, and flag or env tokens still work', async (ctx) => {
+test('target :: no config at all: the default address, and flag or env tokens still work', async (ctx) => {
   assert.is(await target(ctx).url(), 'http://localhost:5000');
   assert.is(await target(ctx, { url: 'http://127.0.0.1:7/' }).url(), 'http://127.0.0.1:7');
   assert.is(await target(ctx, { token: 'flag' }).token('demo'), 'flag');
@@ -53,19 +53,19 @@ test('no config at all: the default address, and flag or env tokens still work',
   assert.equal(ctx.warnings, [], 'a missing appsettings.yml is not worth a warning');
 });
 
-test('no token anywhere: exit 2, saying where a token can come from', async (ctx) => {
+test('target :: no token anywhere: exit 2, saying where a token can come from', async (ctx) => {
   const err = await rejection(target(ctx).token('demo'));
   assert.is(err.exitCode, 2);
   assert.match(err.message, /no token for instance demo: pass --token, set WATCHDOG_TOKEN/);
 });
 
-test('Urls of the local config becomes the client address; --url wins', async (ctx) => {
+test('target :: Urls of the local config becomes the client address; --url wins', async (ctx) => {
   await writeFile(join(ctx.cwd, 'appsettings.yml'), config('http://*:5123'));
   assert.is(await target(ctx).url(), 'http://localhost:5123');
   assert.is(await target(ctx, { url: 'http://127.0.0.1:9' }).url(), 'http://127.0.0.1:9');
 });
 
-test('token precedence: --token, then WATCHDOG_TOKEN, then the instance ApiToken', async (ctx) => {
+test('target :: token precedence: --token, then WATCHDOG_TOKEN, then the instance ApiToken', async (ctx) => {
   await writeFile(join(ctx.cwd, 'appsettings.yml'), config('http://*:5123'));
   assert.is(await target(ctx, { token: 'flag', env: { WATCHDOG_TOKEN: 'env' } }).token('demo'), 'flag');
   assert.is(await target(ctx, { env: { WATCHDOG_TOKEN: 'env' } }).token('demo'), 'env');
@@ -77,7 +77,7 @@ test('token precedence: --token, then WATCHDOG_TOKEN, then the instance ApiToken
   assert.is(unknown.message, 'no instance "nope" (instances: demo, beta)');
 });
 
-test('WATCHDOG_URL sets the address when --url is not given, over the local Urls', async (ctx) => {
+test('target :: WATCHDOG_URL sets the address when --url is not given, over the local Urls', async (ctx) => {
   await writeFile(join(ctx.cwd, 'appsettings.yml'), config('http://*:5123'));
   const env = { WATCHDOG_URL: 'http://127.0.0.1:8/' };
   assert.is(await target(ctx, { env }).url(), 'http://127.0.0.1:8');
@@ -87,7 +87,7 @@ test('WATCHDOG_URL sets the address when --url is not given, over the local Urls
   assert.is(await target(ctx, { env: { WATCHDOG_URL: '' } }).url(), 'http://localhost:5123', 'blank counts as unset');
 });
 
-test('Admin credentials: --user/--password, else WATCHDOG_ADMIN split at the first colon; half given is exit 2', async (ctx) => {
+test('target :: Admin credentials: --user/--password, else WATCHDOG_ADMIN split at the first colon; half given is exit 2', async (ctx) => {
   assert.is(target(ctx).admin(), undefined);
   assert.equal(target(ctx, { env: { WATCHDOG_ADMIN: 'boss:pa:ss' } }).admin(), { username: 'boss', password: 'pa:ss' });
   assert.equal(target(ctx, { user: 'u', password: 'p', env: { WATCHDOG_ADMIN: 'boss:x' } }).admin(), {
@@ -109,34 +109,34 @@ test('Admin credentials: --user/--password, else WATCHDOG_ADMIN split at the fir
   }
 });
 
-test('ApiTokenFile is read, trailing newline trimmed', async (ctx) => {
+test('target :: ApiTokenFile is read, trailing newline trimmed', async (ctx) => {
   await writeFile(join(ctx.cwd, 'beta.token'), 'from-file\n');
   await writeFile(join(ctx.cwd, 'appsettings.yml'), config('http://127.0.0.1:5123', '      ApiTokenFile: beta.token'));
   assert.is(await target(ctx).token('beta'), 'from-file');
   assert.is(await target(ctx).url(), 'http://127.0.0.1:5123');
 });
 
-test('Urls with port 0: exit 2, pass --url', async (ctx) => {
+test('target :: Urls with port 0: exit 2, pass --url', async (ctx) => {
   await writeFile(join(ctx.cwd, 'appsettings.yml'), config('http://127.0.0.1:0'));
   const err = await rejection(target(ctx).url());
   assert.is(err.exitCode, 2);
   assert.match(err.message, /port 0.*--url/);
 });
 
-test('an invalid appsettings.yml in the folder: a warning, then the defaults', async (ctx) => {
+test('target :: an invalid appsettings.yml in the folder: a warning, then the defaults', async (ctx) => {
   await writeFile(join(ctx.cwd, 'appsettings.yml'), 'Servers: [1, 2\n');
   assert.is(await target(ctx).url(), 'http://localhost:5000');
   assert.is(ctx.warnings.length, 1);
   assert.match(ctx.warnings[0]!, /going on without the local config: .*appsettings\.yml could not be read/);
 });
 
-test('an explicit --config that cannot be used: exit 2 with its problems', async (ctx) => {
+test('target :: an explicit --config that cannot be used: exit 2 with its problems', async (ctx) => {
   const err = await rejection(target(ctx, { configFile: 'missing.yml' }).url());
   assert.is(err.exitCode, 2);
   assert.match(err.message, /--config could not be used:\n {2}.*missing\.yml/);
 });
 
-test('config() for commands that need it: exit 2 naming the file', async (ctx) => {
+test('target :: config() for commands that need it: exit 2 naming the file', async (ctx) => {
   const err = await rejection(target(ctx).config('watchdog logs'));
   assert.is(err.exitCode, 2);
   assert.match(err.message, /watchdog logs needs the local config, and .*appsettings\.yml could not be read/);

@@ -72,7 +72,7 @@ const audit = async (ctx: Ctx) =>
       (l) => JSON.parse(l) as { key: string; action: string; status: number; result: string; reason: string | null },
     );
 
-test('update without a provider and rollback without bin.prev: exit 1 naming the reason; the audit says refused and why', async (ctx) => {
+test('control :: update without a provider and rollback without bin.prev: exit 1 naming the reason; the audit says refused and why', async (ctx) => {
   const before = await running(ctx);
   const update = await cli(ctx, ['update', 'demo']);
   assert.is(update.code, 1, update.stdout);
@@ -95,7 +95,7 @@ test('update without a provider and rollback without bin.prev: exit 1 naming the
   assert.is((await d(ctx).status('demo', 'tok')).pid, before.pid, 'nothing happened to the server');
 });
 
-test('the HTTP answer itself: 409 with JSON {error}', async (ctx) => {
+test('control :: the HTTP answer itself: 409 with JSON {error}', async (ctx) => {
   await running(ctx);
   const res = await fetch(`${d(ctx).url}/instances/demo/rollback`, {
     method: 'POST',
@@ -106,7 +106,7 @@ test('the HTTP answer itself: 409 with JSON {error}', async (ctx) => {
   assert.match(body.error ?? '', /no previous build/);
 });
 
-test('restart --wait: reports the new pid and revision with the time it took, exit 0', async (ctx) => {
+test('control :: restart --wait: reports the new pid and revision with the time it took, exit 0', async (ctx) => {
   const before = await running(ctx);
   const r = await cli(ctx, ['restart', 'demo', '--wait', '--timeout', '25']);
   assert.is(r.code, 0, r.stderr);
@@ -116,7 +116,7 @@ test('restart --wait: reports the new pid and revision with the time it took, ex
   assert.is((await d(ctx).status('demo', 'tok')).pid, Number(m![1]));
 });
 
-test('stop --wait then restart --wait --json: stopped, then running with a new pid', async (ctx) => {
+test('control :: stop --wait then restart --wait --json: stopped, then running with a new pid', async (ctx) => {
   const before = await running(ctx);
   const stop = await cli(ctx, ['stop', 'demo', '--wait', '--timeout', '25']);
   assert.is(stop.code, 0, stop.stderr);
@@ -130,7 +130,7 @@ test('stop --wait then restart --wait --json: stopped, then running with a new p
   assert.type(out.seconds, 'number');
 });
 
-test('restart --wait on a server that fails to start: exit 1 saying it is failing and why', async (ctx) => {
+test('control :: restart --wait on a server that fails to start: exit 1 saying it is failing and why', async (ctx) => {
   await waitFor(
     'broken gave up',
     async () => (await d(ctx).status('broken', 'tok-broken')).state === 'stopped.failing',
@@ -145,7 +145,7 @@ test('restart --wait on a server that fails to start: exit 1 saying it is failin
   );
 });
 
-test('update --wait with a provider: 200 at once, then running again with a new pid on the new revision', async (ctx) => {
+test('control :: update --wait with a provider: 200 at once, then running again with a new pid on the new revision', async (ctx) => {
   const before = await waitFor(
     'dummy running',
     async () => {
@@ -168,7 +168,7 @@ test('update --wait with a provider: 200 at once, then running again with a new 
   );
 });
 
-test('--timeout bounds the wait: exit 1 saying what it waited for', async (ctx) => {
+test('control :: --timeout bounds the wait: exit 1 saying what it waited for', async (ctx) => {
   await running(ctx);
   // A frozen server cannot leave, so the restart cannot finish inside the timeout however fast the host is.
   const { pid } = await d(ctx).status('demo', 'tok');

@@ -24,7 +24,7 @@ async function pooled<T>(jobs: (() => Promise<T>)[], limit = 4): Promise<T[]> {
 
 const help = cliSuite('watchdog CLI :: -h/--help and -V/--version', 'wd-cli-conventions-');
 
-help('every command: -h or --help prints its usage on stdout and exits 0', async ({ cwd }) => {
+help('conventions :: every command: -h or --help prints its usage on stdout and exits 0', async ({ cwd }) => {
   const names = Object.keys(COMMANDS);
   assert.ok(names.length >= 13, 'the command list from the dispatcher');
   // One flag a command, the two alternating, so each is tried on half the commands: the dispatcher reads both the
@@ -44,7 +44,7 @@ help('every command: -h or --help prints its usage on stdout and exits 0', async
 });
 
 help(
-  '--help wins over other arguments, even ones that would be errors; `help <command>` is the same',
+  'conventions :: --help wins over other arguments, even ones that would be errors; `help <command>` is the same',
   async ({ cwd }) => {
     const [withOthers, bogus, helpStatus, top] = await Promise.all([
       runCli(['restart', 'demo', '--url', 'http://127.0.0.1:9', '--help'], { cwd }),
@@ -61,7 +61,7 @@ help(
   },
 );
 
-help('--version and -V print the package version', async ({ cwd }) => {
+help('conventions :: --version and -V print the package version', async ({ cwd }) => {
   const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   for (const flag of ['--version', '-V']) {
     const r = await runCli([flag], { cwd });
@@ -70,7 +70,7 @@ help('--version and -V print the package version', async ({ cwd }) => {
   }
 });
 
-help('a bad option to start is a usage error (exit 2), not a crash', async ({ cwd }) => {
+help('conventions :: a bad option to start is a usage error (exit 2), not a crash', async ({ cwd }) => {
   const r = await runCli(['start', '--bogus'], { cwd });
   assert.is(r.code, 2, r.stderr);
   assert.match(r.stderr, /unknown option --bogus\n/);
@@ -105,7 +105,7 @@ for (const shell of ['bash', 'zsh', 'fish']) {
   });
 }
 
-completion('an unknown shell is a usage error', async ({ cwd }) => {
+completion('conventions :: an unknown shell is a usage error', async ({ cwd }) => {
   const bad = await runCli(['completion', 'tcsh'], { cwd });
   assert.is(bad.code, 2);
   assert.match(bad.stderr, /unknown shell "tcsh"; choose one of bash, zsh, fish/);
@@ -120,7 +120,7 @@ function bashComplete(script: string, cwd: string, words: string[]): string[] {
 }
 
 completion(
-  "bash: commands, a command's flags, option values, and instance keys from ./appsettings.yml",
+  "conventions :: bash: commands, a command's flags, option values, and instance keys from ./appsettings.yml",
   async ({ cwd }) => {
     const r = await runCli(['completion', 'bash'], { cwd });
     const script = join(cwd, 'watchdog.bash');
@@ -155,7 +155,7 @@ completion.run();
 const check = cliSuite('watchdog check :: RunCommand that nothing will install', 'wd-cli-conventions-');
 
 check(
-  'warns for a missing or non-executable RunCommand under UpdateType none, Local or Dummy; not when a provider installs it',
+  'conventions :: warns for a missing or non-executable RunCommand under UpdateType none, Local or Dummy; not when a provider installs it',
   async ({ cwd }) => {
     const exe = join(cwd, 'server.sh');
     const plain = join(cwd, 'plain.txt');

@@ -83,7 +83,7 @@ const dataJson = async (cwd: string, key: string): Promise<Record<string, unknow
     () => null,
   );
 
-test('--dry-run prints what it found per instance and writes nothing', async (ctx) => {
+test('import :: --dry-run prints what it found per instance and writes nothing', async (ctx) => {
   const db = join(ctx.cwd, 'data.db');
   const old = new Date('2022-02-02T00:00:00Z');
   await utimes(db, old, old);
@@ -114,7 +114,7 @@ test('--dry-run prints what it found per instance and writes nothing', async (ct
   assert.is((await stat(db)).mtimeMs, old.getTime(), 'data.db mtime unchanged');
 });
 
-test("without --dry-run it writes data.json (the running server's launch record with the persisted token); a second run skips them", async (ctx) => {
+test("import :: without --dry-run it writes data.json (the running server's launch record with the persisted token); a second run skips them", async (ctx) => {
   const r = await runCli(['import'], { cwd: ctx.cwd });
   assert.is(r.code, 0, r.stderr);
   assert.match(
@@ -147,7 +147,7 @@ test("without --dry-run it writes data.json (the running server's launch record 
   assert.match(forced.stdout, 'delta: revision 4.0.0; no server pid');
 });
 
-test('PersistServers off: the running server would be shut down before a new launch', async (ctx) => {
+test('import :: PersistServers off: the running server would be shut down before a new launch', async (ctx) => {
   const yaml = (await readFile(join(ctx.cwd, 'appsettings.yml'), 'utf8')).replace(
     'PersistServers: true',
     'PersistServers: false',
@@ -160,7 +160,7 @@ test('PersistServers off: the running server would be shut down before a new lau
   );
 });
 
-test('a data file that is not SQLite, or none → exit 1 naming it; bad options → exit 2', async (ctx) => {
+test('import :: a data file that is not SQLite, or none → exit 1 naming it; bad options → exit 2', async (ctx) => {
   const db = join(ctx.cwd, 'data.db');
   await writeFile(db, 'definitely not sqlite');
   let r = await runCli(['import'], { cwd: ctx.cwd });

@@ -37,7 +37,7 @@ test.after.each((ctx) => ctx.cleanup());
 
 const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
 
-test('-n N prints the last N lines; the default is 50', async ({ cwd, logDir }) => {
+test('logs :: -n N prints the last N lines; the default is 50', async ({ cwd, logDir }) => {
   mkdirSync(logDir, { recursive: true });
   writeFileSync(logPath(logDir), lines(1, 80).join('\n') + '\n');
   const three = await runCli(['logs', 'demo', '-n', '3'], { cwd });
@@ -49,7 +49,7 @@ test('-n N prints the last N lines; the default is 50', async ({ cwd, logDir }) 
   assert.is(long.stdout, 'line 80\n');
 });
 
-test('--config points at a config elsewhere', async ({ cwd, logDir }) => {
+test('logs :: --config points at a config elsewhere', async ({ cwd, logDir }) => {
   mkdirSync(logDir, { recursive: true });
   writeFileSync(logPath(logDir), 'hello\n');
   const sub = join(cwd, 'elsewhere');
@@ -62,13 +62,13 @@ test('--config points at a config elsewhere', async ({ cwd, logDir }) => {
   assert.is(here.stdout, 'hello\n');
 });
 
-test('an instance the config does not name: exit 1, listing the ones it does', async ({ cwd }) => {
+test('logs :: an instance the config does not name: exit 1, listing the ones it does', async ({ cwd }) => {
   const r = await runCli(['logs', 'nope'], { cwd });
   assert.is(r.code, 1);
   assert.is(r.stderr, 'watchdog logs: no instance "nope" (instances: demo, other)\n');
 });
 
-test('no config: exit 2, naming the file looked for', async ({ cwd }) => {
+test('logs :: no config: exit 2, naming the file looked for', async ({ cwd }) => {
   const empty = join(cwd, 'empty');
   mkdirSync(empty);
   const r = await runCli(['logs', 'demo'], { cwd: empty });
@@ -76,7 +76,7 @@ test('no config: exit 2, naming the file looked for', async ({ cwd }) => {
   assert.match(r.stderr, /watchdog logs needs the local config/);
 });
 
-test('-f prints the tail, then new lines across a rotation, until SIGINT (exit 0)', async ({ cwd, logDir }) => {
+test('logs :: -f prints the tail, then new lines across a rotation, until SIGINT (exit 0)', async ({ cwd, logDir }) => {
   mkdirSync(logDir, { recursive: true });
   writeFileSync(logPath(logDir), lines(1, 10).join('\n') + '\n');
   const cli = spawnCli(['logs', 'demo', '-f', '-n', '2'], { cwd });

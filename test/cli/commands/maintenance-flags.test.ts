@@ -16,21 +16,24 @@ import { runCli } from '../../_support/cli.ts';
 
 const duration = suite('watchdog hold :: --for durations');
 
-duration('durationMinutes: s, m, h, d or plain minutes, any case, fractions; anything else is null', () => {
-  const ok: Array<[string, number]> = [
-    ['2h', 120],
-    ['90s', 1.5],
-    ['45m', 45],
-    ['1d', 1440],
-    ['30', 30],
-    ['1.5h', 90],
-    [' 2H ', 120],
-    ['10 m', 10],
-  ];
-  for (const [text, minutes] of ok) assert.is(durationMinutes(text), minutes, text);
-  for (const bad of ['', '0', '0m', '0.0h', '-1h', 'abc', '2w', '2h30m', '1e3', 'h', '.5h', '2.h'])
-    assert.is(durationMinutes(bad), null, JSON.stringify(bad));
-});
+duration(
+  'maintenance-flags :: durationMinutes: s, m, h, d or plain minutes, any case, fractions; anything else is null',
+  () => {
+    const ok: Array<[string, number]> = [
+      ['2h', 120],
+      ['90s', 1.5],
+      ['45m', 45],
+      ['1d', 1440],
+      ['30', 30],
+      ['1.5h', 90],
+      [' 2H ', 120],
+      ['10 m', 10],
+    ];
+    for (const [text, minutes] of ok) assert.is(durationMinutes(text), minutes, text);
+    for (const bad of ['', '0', '0m', '0.0h', '-1h', 'abc', '2w', '2h30m', '1e3', 'h', '.5h', '2.h'])
+      assert.is(durationMinutes(bad), null, JSON.stringify(bad));
+  },
+);
 
 duration.run();
 
@@ -69,38 +72,44 @@ flags.after((ctx) => ctx.close());
 
 const cli = (ctx: Ctx, args: string[]) => runCli([...args, '--url', ctx.url, '--token', 'tok'], { cwd: ctx.cwd });
 
-flags('--when and --for reach the daemon as the policy, the minutes and the reason', async (ctx) => {
-  // Side by side: each costs a Node start.
-  const [restart, held] = await Promise.all([
-    cli(ctx, ['restart', 'demo', '--when', 'RoundEnd']),
-    cli(ctx, ['hold', 'demo', '--for', '2h', '--reason', 'cup final']),
-  ]);
-  assert.equal([restart.code, held.code], [0, 0], restart.stderr + held.stderr);
-  assert.match(held.stdout, /maintenance of demo held until \d{4}-\d\d-\d\dT/);
-  assert.equal([...ctx.requests].sort(), [
-    '/instances/demo/hold?minutes=120&reason=cup+final',
-    '/instances/demo/restart?when=RoundEnd',
-  ]);
-});
+flags(
+  'maintenance-flags :: --when and --for reach the daemon as the policy, the minutes and the reason',
+  async (ctx) => {
+    // Side by side: each costs a Node start.
+    const [restart, held] = await Promise.all([
+      cli(ctx, ['restart', 'demo', '--when', 'RoundEnd']),
+      cli(ctx, ['hold', 'demo', '--for', '2h', '--reason', 'cup final']),
+    ]);
+    assert.equal([restart.code, held.code], [0, 0], restart.stderr + held.stderr);
+    assert.match(held.stdout, /maintenance of demo held until \d{4}-\d\d-\d\dT/);
+    assert.equal([...ctx.requests].sort(), [
+      '/instances/demo/hold?minutes=120&reason=cup+final',
+      '/instances/demo/restart?when=RoundEnd',
+    ]);
+  },
+);
 
-flags('a bad --when, --when on stop and a bad --for are usage errors before any request', async (ctx) => {
-  const usage = async (run: Promise<number>, message: string) => {
-    const err = await run.then(
-      () => null,
-      (e: unknown) => e,
+flags(
+  'maintenance-flags :: a bad --when, --when on stop and a bad --for are usage errors before any request',
+  async (ctx) => {
+    const usage = async (run: Promise<number>, message: string) => {
+      const err = await run.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      assert.instance(err, UsageError);
+      assert.match((err as Error).message, message);
+    };
+    const target = ['--url', ctx.url, '--token', 'tok'];
+    const before = ctx.requests.length;
+    await usage(
+      control('update')(['demo', '--when', 'Later', ...target]),
+      '--when takes Now, RoundEnd, Empty, not "Later"',
     );
-    assert.instance(err, UsageError);
-    assert.match((err as Error).message, message);
-  };
-  const target = ['--url', ctx.url, '--token', 'tok'];
-  const before = ctx.requests.length;
-  await usage(
-    control('update')(['demo', '--when', 'Later', ...target]),
-    '--when takes Now, RoundEnd, Empty, not "Later"',
-  );
-  await usage(control('stop')(['demo', '--when', 'Now', ...target]), '--when goes with restart and update only');
-  await usage(hold(['demo', '--for', '2w', ...target]), '--for takes a duration such as 30m, 2h or 1d, not "2w"');
-  assert.is(ctx.requests.length, before, 'nothing was sent');
-});
+    await usage(control('stop')(['demo', '--when', 'Now', ...target]), '--when goes with restart and update only');
+    await usage(hold(['demo', '--for', '2w', ...target]), '--for takes a duration such as 30m, 2h or 1d, not "2w"');
+    assert.is(ctx.requests.length, before, 'nothing was sent');
+  },
+);
 
 flags.run();

@@ -58,7 +58,7 @@ test.after(async (ctx) => {
   await ctx.cleanup();
 });
 
-test('exit 1; the problems listed with their paths', async ({ port, cwd }) => {
+test('probe :: exit 1; the problems listed with their paths', async ({ port, cwd }) => {
   const r = await runCli(['probe', `127.0.0.1:${port}`], { cwd });
   assert.is(r.code, 1, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
   assert.is(r.stderr, '');
@@ -68,7 +68,7 @@ test('exit 1; the problems listed with their paths', async ({ port, cwd }) => {
   assert.not.match(r.stdout, 'no problems');
 });
 
-test('--json: exit 1, the same problems by path', async ({ port, cwd }) => {
+test('probe :: --json: exit 1, the same problems by path', async ({ port, cwd }) => {
   const r = await runCli(['probe', `127.0.0.1:${port}`, '--json'], { cwd });
   assert.is(r.code, 1, r.stderr);
   const json = JSON.parse(r.stdout) as { problems: Array<{ path: string; message: string }> };
@@ -102,7 +102,7 @@ engine.after(async (ctx) => {
   await ctx.cleanup();
 });
 
-engine('in a round with links (launcher icons, a null icon): exit 0, no problems', async (ctx) => {
+engine('probe :: in a round with links (launcher icons, a null icon): exit 0, no problems', async (ctx) => {
   Object.assign(ctx.engine!.bodies, { status: STATUS_IN_ROUND, info: INFO_EXTERNAL });
   const r = await runCli(['probe', `127.0.0.1:${ctx.engine!.port}`], { cwd: ctx.cwd });
   assert.is(r.code, 0, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
@@ -111,18 +111,21 @@ engine('in a round with links (launcher icons, a null icon): exit 0, no problems
   assert.match(r.stdout, /valid: no problems found\n$/);
 });
 
-engine('--json, hybrid ACZ build without links in the lobby: exit 0, the payloads as received', async (ctx) => {
-  Object.assign(ctx.engine!.bodies, { status: STATUS_LOBBY, info: INFO_ACZ });
-  const r = await runCli(['probe', `127.0.0.1:${ctx.engine!.port}`, '--json'], { cwd: ctx.cwd });
-  assert.is(r.code, 0, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  const json = JSON.parse(r.stdout) as {
-    problems: unknown[];
-    info: Record<string, unknown>;
-    status: Record<string, unknown>;
-  };
-  assert.equal(json.problems, []);
-  assert.equal(json.info, JSON.parse(INFO_ACZ));
-  assert.equal(json.status, JSON.parse(STATUS_LOBBY));
-});
+engine(
+  'probe :: --json, hybrid ACZ build without links in the lobby: exit 0, the payloads as received',
+  async (ctx) => {
+    Object.assign(ctx.engine!.bodies, { status: STATUS_LOBBY, info: INFO_ACZ });
+    const r = await runCli(['probe', `127.0.0.1:${ctx.engine!.port}`, '--json'], { cwd: ctx.cwd });
+    assert.is(r.code, 0, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
+    const json = JSON.parse(r.stdout) as {
+      problems: unknown[];
+      info: Record<string, unknown>;
+      status: Record<string, unknown>;
+    };
+    assert.equal(json.problems, []);
+    assert.equal(json.info, JSON.parse(INFO_ACZ));
+    assert.equal(json.status, JSON.parse(STATUS_LOBBY));
+  },
+);
 
 engine.run();

@@ -68,7 +68,7 @@ const ok = (r: CliResult) => assert.is(r.code, 0, `exit ${r.code}\nstdout: ${r.s
 const serverLog = (ctx: Ctx) => join(d(ctx).dir, 'instances', 'demo', 'logs', 'server.log');
 const ticks = (text: string) => [...text.matchAll(/^tick (\d+)$/gm)].map((m) => Number(m[1]));
 
-test('status without a key and without a local config: every instance, with Admin credentials', async (ctx) => {
+test('remote :: status without a key and without a local config: every instance, with Admin credentials', async (ctx) => {
   const [table, json] = await Promise.all([
     remote(ctx, ['status'], { WATCHDOG_ADMIN: ADMIN }),
     remote(ctx, ['status', '--json'], { WATCHDOG_ADMIN: ADMIN }),
@@ -88,7 +88,7 @@ test('status without a key and without a local config: every instance, with Admi
   assert.not.match(table.stdout + table.stderr + json.stderr, 'admin-pw');
 });
 
-test('status without a key: an instance token alone, or nothing, says a key or Admin credentials are needed (exit 2)', async (ctx) => {
+test('remote :: status without a key: an instance token alone, or nothing, says a key or Admin credentials are needed (exit 2)', async (ctx) => {
   const needs =
     /watchdog status: listing every instance needs Admin credentials \(--user and --password, or WATCHDOG_ADMIN=user:password\)/;
   const [token, nothing, wrong] = await Promise.all([
@@ -110,7 +110,7 @@ test('status without a key: an instance token alone, or nothing, says a key or A
   assert.not.match(wrong.stderr, 'sekrit');
 });
 
-test('logs -n N over WATCHDOG_URL: the last N lines, with the instance token or as Admin', async (ctx) => {
+test('remote :: logs -n N over WATCHDOG_URL: the last N lines, with the instance token or as Admin', async (ctx) => {
   await waitFor('ticks in server.log', async () => ticks(await readFile(serverLog(ctx), 'utf8')).length >= 5, 20_000);
   const [asToken, asAdmin] = await Promise.all([
     remote(ctx, ['logs', 'demo', '-n', '3'], { WATCHDOG_TOKEN: 'tok' }),
@@ -138,7 +138,7 @@ test('logs -n N over WATCHDOG_URL: the last N lines, with the instance token or 
   assert.match(none.stderr, /needs its token \(--token or WATCHDOG_TOKEN\) or Admin credentials/);
 });
 
-test('logs -f over --url: the tail, then new lines as the server prints them, each once, until SIGINT (exit 0)', async (ctx) => {
+test('remote :: logs -f over --url: the tail, then new lines as the server prints them, each once, until SIGINT (exit 0)', async (ctx) => {
   const follow = spawnCli(['logs', 'demo', '-f', '-n', '2', '--url', d(ctx).url], {
     cwd: ctx.empty,
     env: { WATCHDOG_TOKEN: 'tok' },
@@ -156,7 +156,7 @@ test('logs -f over --url: the tail, then new lines as the server prints them, ea
   assert.is(r.stderr, '');
 });
 
-test('an unknown instance: the same message from every command, listing the instances', async (ctx) => {
+test('remote :: an unknown instance: the same message from every command, listing the instances', async (ctx) => {
   const message = 'no instance "nope" (instances: demo, beta)\n';
   const admin = { WATCHDOG_ADMIN: ADMIN };
   const here = (args: string[], env: Record<string, string> = {}) =>

@@ -9,7 +9,7 @@ import { cliSuite, runCli } from '../../_support/cli.ts';
 const usage = cliSuite('watchdog CLI :: usage errors exit 2 with the usage text', 'wd-cli-usage-');
 
 for (const action of ['restart', 'update', 'stop', 'rollback']) {
-  usage(`${action} without a key`, async ({ cwd }) => {
+  usage(`usage :: ${action} without a key`, async ({ cwd }) => {
     const r = await runCli([action], { cwd });
     assert.is(r.code, 2, r.stderr);
     assert.match(r.stderr, `watchdog ${action}: missing the instance key`);
@@ -18,13 +18,13 @@ for (const action of ['restart', 'update', 'stop', 'rollback']) {
   });
 }
 
-usage('logs without a key', async ({ cwd }) => {
+usage('usage :: logs without a key', async ({ cwd }) => {
   const r = await runCli(['logs', '-f'], { cwd });
   assert.is(r.code, 2, r.stderr);
   assert.match(r.stderr, 'usage: watchdog logs <key>');
 });
 
-usage('unknown options', async ({ cwd }) => {
+usage('usage :: unknown options', async ({ cwd }) => {
   for (const args of [
     ['status', '--bogus'],
     ['restart', 'demo', '--force'],
@@ -37,7 +37,7 @@ usage('unknown options', async ({ cwd }) => {
   }
 });
 
-usage('bad values and extra arguments', async ({ cwd }) => {
+usage('usage :: bad values and extra arguments', async ({ cwd }) => {
   const cases: [string[], RegExp][] = [
     [['status', 'demo', '--interval', '0'], /--interval: expected a positive number/],
     [['status', 'demo', '--watch', '--count', 'many'], /--count: expected a whole number/],
@@ -55,7 +55,7 @@ usage('bad values and extra arguments', async ({ cwd }) => {
   }
 });
 
-usage('a mistyped command or option: "did you mean", exit 2, no wall of help', async ({ cwd }) => {
+usage('usage :: a mistyped command or option: "did you mean", exit 2, no wall of help', async ({ cwd }) => {
   const command = await runCli(['statsu'], { cwd });
   assert.is(command.code, 2);
   assert.is(
@@ -74,19 +74,25 @@ usage('a mistyped command or option: "did you mean", exit 2, no wall of help', a
   assert.not.match(option.stderr, /positional argument/, "not the parser's advice about positionals");
 });
 
-usage('--url without a scheme is a usage error that shows the fix, before anything is sent', async ({ cwd }) => {
-  const r = await runCli(['status', 'demo', '--url', 'localhost:5000', '--token', 'sekrit-token-4'], { cwd });
-  assert.is(r.code, 2);
-  assert.is(
-    r.stderr,
-    'watchdog status: --url "localhost:5000" is not an http:// or https:// address (did you mean http://localhost:5000?)\n',
-  );
-  const env = await runCli(['restart', 'demo', '--token', 'sekrit-token-4'], { cwd, env: { WATCHDOG_URL: 'ftp://x' } });
-  assert.is(env.code, 2);
-  assert.match(env.stderr, 'WATCHDOG_URL "ftp://x" is not an http:// or https:// address\n');
-});
+usage(
+  'usage :: --url without a scheme is a usage error that shows the fix, before anything is sent',
+  async ({ cwd }) => {
+    const r = await runCli(['status', 'demo', '--url', 'localhost:5000', '--token', 'sekrit-token-4'], { cwd });
+    assert.is(r.code, 2);
+    assert.is(
+      r.stderr,
+      'watchdog status: --url "localhost:5000" is not an http:// or https:// address (did you mean http://localhost:5000?)\n',
+    );
+    const env = await runCli(['restart', 'demo', '--token', 'sekrit-token-4'], {
+      cwd,
+      env: { WATCHDOG_URL: 'ftp://x' },
+    });
+    assert.is(env.code, 2);
+    assert.match(env.stderr, 'WATCHDOG_URL "ftp://x" is not an http:// or https:// address\n');
+  },
+);
 
-usage('help of stop and rollback: no --when, which only restart and update take', async ({ cwd }) => {
+usage('usage :: help of stop and rollback: no --when, which only restart and update take', async ({ cwd }) => {
   for (const action of ['stop', 'rollback', 'restart', 'update']) {
     const r = await runCli([action, '-h'], { cwd });
     assert.is(r.code, 0);
@@ -95,7 +101,7 @@ usage('help of stop and rollback: no --when, which only restart and update take'
   }
 });
 
-usage('every option line of hold and status is described, in one column', async ({ cwd }) => {
+usage('usage :: every option line of hold and status is described, in one column', async ({ cwd }) => {
   for (const command of ['hold', 'status']) {
     const r = await runCli([command, '-h'], { cwd });
     const [synopsis = '', ...lines] = r.stdout.trimEnd().split('\n');
@@ -110,7 +116,7 @@ usage('every option line of hold and status is described, in one column', async 
   }
 });
 
-usage('check --config with a missing file says to check that path', async ({ cwd }) => {
+usage('usage :: check --config with a missing file says to check that path', async ({ cwd }) => {
   const r = await runCli(['check', '--config', 'nope.yml'], { cwd });
   assert.is(r.code, 2);
   assert.match(r.stderr + r.stdout, `nope.yml not found in ${cwd} (check the path given to --config)`);
@@ -123,7 +129,7 @@ usage.run();
 const down = cliSuite('watchdog CLI :: no daemon answering', 'wd-cli-usage-');
 
 down(
-  'restart against a closed port: exit 1, the address and how to start it; the token never printed',
+  'usage :: restart against a closed port: exit 1, the address and how to start it; the token never printed',
   async ({ cwd }) => {
     const port = await freePort();
     const r = await runCli(['restart', 'demo', '--url', `http://127.0.0.1:${port}/`, '--token', 'sekrit-token-1'], {
@@ -140,7 +146,7 @@ down(
 
 for (const action of ['update', 'rollback']) {
   down(
-    `${action} against a closed port: exit 1, the same "no watchdog answering" message; the token never printed`,
+    `usage :: ${action} against a closed port: exit 1, the same "no watchdog answering" message; the token never printed`,
     async ({ cwd }) => {
       const port = await freePort();
       const r = await runCli([action, 'demo', '--url', `http://127.0.0.1:${port}`, '--token', 'sekrit-token-3'], {
@@ -156,38 +162,44 @@ for (const action of ['update', 'rollback']) {
   );
 }
 
-down('logs does not talk to the daemon: with none answering it still prints the local server.log', async ({ cwd }) => {
-  const dir = join(cwd, 'logs-only');
-  const logDir = join(dir, 'instances', 'demo', 'logs');
-  await mkdir(logDir, { recursive: true });
-  // Urls names a port nobody listens on; logs must not try it.
-  const yaml = testConfig({ instances: [{ key: 'demo', port: 4203 }] });
-  await writeFile(
-    join(dir, 'appsettings.yml'),
-    yaml.replace('Urls: http://127.0.0.1:0', `Urls: http://*:${await freePort()}`),
-  );
-  await writeFile(join(logDir, 'server.log'), 'one\ntwo\n');
-  const r = await runCli(['logs', 'demo', '-n', '1'], { cwd: dir });
-  assert.is(r.code, 0, r.stderr);
-  assert.is(r.stdout, 'two\n');
-  assert.is(r.stderr, '');
-});
+down(
+  'usage :: logs does not talk to the daemon: with none answering it still prints the local server.log',
+  async ({ cwd }) => {
+    const dir = join(cwd, 'logs-only');
+    const logDir = join(dir, 'instances', 'demo', 'logs');
+    await mkdir(logDir, { recursive: true });
+    // Urls names a port nobody listens on; logs must not try it.
+    const yaml = testConfig({ instances: [{ key: 'demo', port: 4203 }] });
+    await writeFile(
+      join(dir, 'appsettings.yml'),
+      yaml.replace('Urls: http://127.0.0.1:0', `Urls: http://*:${await freePort()}`),
+    );
+    await writeFile(join(logDir, 'server.log'), 'one\ntwo\n');
+    const r = await runCli(['logs', 'demo', '-n', '1'], { cwd: dir });
+    assert.is(r.code, 0, r.stderr);
+    assert.is(r.stdout, 'two\n');
+    assert.is(r.stderr, '');
+  },
+);
 
-down('status with WATCHDOG_TOKEN and no local config at all; localhost tries every address', async ({ cwd }) => {
-  const port = await freePort();
-  const r = await runCli(['status', 'demo', '--url', `http://localhost:${port}`], {
-    cwd,
-    env: { WATCHDOG_TOKEN: 'sekrit-token-2' },
-  });
-  assert.is(r.code, 1);
-  assert.is(
-    r.stderr,
-    `watchdog status: no watchdog answering at http://localhost:${port} — is it running? (start it with: watchdog start)\n`,
-  );
-  assert.not.match(r.stderr + r.stdout, 'sekrit');
-});
+down(
+  'usage :: status with WATCHDOG_TOKEN and no local config at all; localhost tries every address',
+  async ({ cwd }) => {
+    const port = await freePort();
+    const r = await runCli(['status', 'demo', '--url', `http://localhost:${port}`], {
+      cwd,
+      env: { WATCHDOG_TOKEN: 'sekrit-token-2' },
+    });
+    assert.is(r.code, 1);
+    assert.is(
+      r.stderr,
+      `watchdog status: no watchdog answering at http://localhost:${port} — is it running? (start it with: watchdog start)\n`,
+    );
+    assert.not.match(r.stderr + r.stdout, 'sekrit');
+  },
+);
 
-down('status --watch keeps trying and stops after --count redraws', async ({ cwd }) => {
+down('usage :: status --watch keeps trying and stops after --count redraws', async ({ cwd }) => {
   const port = await freePort();
   const r = await runCli(
     [
@@ -211,7 +223,7 @@ down('status --watch keeps trying and stops after --count redraws', async ({ cwd
 });
 
 down(
-  'status of every configured instance: the address from Urls, one message for all, no empty table',
+  'usage :: status of every configured instance: the address from Urls, one message for all, no empty table',
   async ({ cwd }) => {
     const port = await freePort();
     const dir = join(cwd, 'configured');
@@ -241,7 +253,7 @@ const port5000Busy = () =>
     srv.listen(5000, '127.0.0.1', () => srv.close(() => resolve(false)));
   });
 
-down('no --url and no config: http://localhost:5000', async ({ cwd }) => {
+down('usage :: no --url and no config: http://localhost:5000', async ({ cwd }) => {
   if (await port5000Busy()) {
     console.warn('skipped the default-address check: something listens on 127.0.0.1:5000');
     return;
@@ -254,7 +266,7 @@ down('no --url and no config: http://localhost:5000', async ({ cwd }) => {
   );
 });
 
-down('no token for the instance anywhere: exit 2 before any request', async ({ cwd }) => {
+down('usage :: no token for the instance anywhere: exit 2 before any request', async ({ cwd }) => {
   const r = await runCli(['restart', 'demo', '--url', 'http://127.0.0.1:9'], { cwd });
   assert.is(r.code, 2);
   assert.match(r.stderr, /watchdog restart: no token for instance demo: pass --token, set WATCHDOG_TOKEN/);

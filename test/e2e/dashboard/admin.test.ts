@@ -31,7 +31,7 @@ const get = async (url: string, authorization?: string) => {
   return { status: res.status, challenge: res.headers.get('www-authenticate') };
 };
 
-test('a loopback client without credentials is challenged; wrong ones are refused; right ones are served', async ({
+test('admin :: a loopback client without credentials is challenged; wrong ones are refused; right ones are served', async ({
   daemon,
 }) => {
   const d = daemon!;
@@ -59,7 +59,7 @@ test('a loopback client without credentials is challenged; wrong ones are refuse
   assert.is((await get(`${d.url}/events`)).status, 401);
 });
 
-test('a reloaded config with a new password applies at once; the old one is refused', async (ctx) => {
+test('admin :: a reloaded config with a new password applies at once; the old one is refused', async (ctx) => {
   const d = ctx.daemon!;
   const file = join(d.dir, 'appsettings.yml');
   assert.ok((await readFile(file, 'utf8')).includes('first-secret'));

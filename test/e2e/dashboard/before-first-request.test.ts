@@ -47,7 +47,9 @@ async function hello(url: string): Promise<{ recent: { type: string; event: { ke
   throw new Error(`no hello in ${text.slice(0, 200)}`);
 }
 
-test('a crash seen only through /health is counted by /metrics and listed in hello', async ({ daemon }) => {
+test('before-first-request :: a crash seen only through /health is counted by /metrics and listed in hello', async ({
+  daemon,
+}) => {
   const d = daemon!;
   const pid = d.proc.pid ?? 0;
   const first = await waitFor(

@@ -70,7 +70,7 @@ async function watchState(
   return { at, close: () => abort.abort() };
 }
 
-test('the page loads: both instances, their facts, and the running node highlighted for each', async ({
+test('dashboard :: the page loads: both instances, their facts, and the running node highlighted for each', async ({
   daemon,
   browser,
 }) => {
@@ -103,7 +103,10 @@ test('the page loads: both instances, their facts, and the running node highligh
   await screenshot(b.page, 'dashboard-loaded.png');
 });
 
-test('a state change shows within 1 s of the transition (stop via the control API)', async ({ daemon, browser }) => {
+test('dashboard :: a state change shows within 1 s of the transition (stop via the control API)', async ({
+  daemon,
+  browser,
+}) => {
   const d = daemon!;
   const b = browser!;
   // Stamp every change of beta's state pill with the page's clock (same machine, same clock as the daemon).
@@ -154,7 +157,10 @@ test('a state change shows within 1 s of the transition (stop via the control AP
   }
 });
 
-test('the Restart button, once confirmed, restarts the instance (the pid changes)', async ({ daemon, browser }) => {
+test('dashboard :: the Restart button, once confirmed, restarts the instance (the pid changes)', async ({
+  daemon,
+  browser,
+}) => {
   const d = daemon!;
   const b = browser!;
   const before: StatusJson = await inState(d, 'alpha', 'running');
@@ -193,7 +199,7 @@ test('the Restart button, once confirmed, restarts the instance (the pid changes
   );
 });
 
-test('screenshot: two instances in different states, logs open', async ({ daemon, browser }) => {
+test('dashboard :: screenshot: two instances in different states, logs open', async ({ daemon, browser }) => {
   const d = daemon!;
   const b = browser!;
   await inState(d, 'alpha', 'running');

@@ -67,7 +67,7 @@ function assertStoppedButtons(got: Record<string, ButtonView>) {
   assert.match(got.update?.why ?? '', 'UpdateType');
 }
 
-test('without running any script, the first response shows every instance, its state and the right buttons', async ({
+test('first-paint :: without running any script, the first response shows every instance, its state and the right buttons', async ({
   server,
   browser,
 }) => {
@@ -92,7 +92,7 @@ test('without running any script, the first response shows every instance, its s
   });
 });
 
-test('a plain `chromium --headless --screenshot` of the page (no waiting for scripts) shows the instances', async ({
+test('first-paint :: a plain `chromium --headless --screenshot` of the page (no waiting for scripts) shows the instances', async ({
   server,
 }) => {
   // What an operator would run. A PNG cannot be read here, so the same plain run also dumps the DOM it painted.
@@ -122,7 +122,7 @@ test('a plain `chromium --headless --screenshot` of the page (no waiting for scr
   }
 });
 
-test('with scripts, the buttons follow the status: a stopped instance cannot be stopped or rolled back', async ({
+test('first-paint :: with scripts, the buttons follow the status: a stopped instance cannot be stopped or rolled back', async ({
   server,
   browser,
 }) => {
@@ -165,7 +165,9 @@ test('with scripts, the buttons follow the status: a stopped instance cannot be 
   assert.equal(b.errors, []);
 });
 
-test('the Stop dialog says what stop does: leave at round end, then a graceful shutdown', async ({ browser }) => {
+test('first-paint :: the Stop dialog says what stop does: leave at round end, then a graceful shutdown', async ({
+  browser,
+}) => {
   const b = browser!;
   await b.page.click(button('alpha', 'stop'));
   await b.page.locator('dialog#confirm').waitFor({ state: 'visible' });
@@ -177,7 +179,7 @@ test('the Stop dialog says what stop does: leave at round end, then a graceful s
   assert.equal(alpha.calls, []);
 });
 
-test('the state pill never wraps and the log takes the card width, even in a narrow window', async ({
+test('first-paint :: the state pill never wraps and the log takes the card width, even in a narrow window', async ({
   server,
   browser,
 }) => {

@@ -72,7 +72,7 @@ const live = (b: Browser) =>
   waitFor('live', async () => (await b.page.textContent('#conn')) === 'live' || undefined, 15_000);
 
 for (const count of [1, 3, 30]) {
-  test(`${count} instance(s) at 360, 1024 and 1600 px: nothing overflows, overlaps or leaves a hole`, async ({
+  test(`layout :: ${count} instance(s) at 360, 1024 and 1600 px: nothing overflows, overlaps or leaves a hole`, async ({
     server,
     browser,
   }) => {
@@ -92,7 +92,7 @@ for (const count of [1, 3, 30]) {
   });
 }
 
-test('the first paint, before any script runs, has the recent events and the statechart', async ({
+test('layout :: the first paint, before any script runs, has the recent events and the statechart', async ({
   server,
   browser,
 }) => {
@@ -121,7 +121,7 @@ test('the first paint, before any script runs, has the recent events and the sta
   });
 });
 
-test('the statechart keeps readable labels in a box that scrolls, and fits the width on request', async ({
+test('layout :: the statechart keeps readable labels in a box that scrolls, and fits the width on request', async ({
   server,
   browser,
 }) => {
@@ -148,7 +148,7 @@ test('the statechart keeps readable labels in a box that scrolls, and fits the w
   await screenshot(b.page, 'layout/dashboard-chart-fitted-1024.png');
 });
 
-test('a long server-log line wraps inside the card at 360 px; nothing is cut or widens the page', async ({
+test('layout :: a long server-log line wraps inside the card at 360 px; nothing is cut or widens the page', async ({
   server,
   browser,
   bus,

@@ -45,7 +45,7 @@ const card = 'article.card[data-key="alpha"]';
 const field = `${card} [data-field="maintenance"]`;
 const holdButton = `${card} button[data-action="hold"]`;
 
-test('the card shows the next restart; Hold holds for an hour, then the button releases', async ({
+test('maintenance :: the card shows the next restart; Hold holds for an hour, then the button releases', async ({
   server,
   browser,
 }) => {

@@ -34,7 +34,7 @@ const when = (what: string, check: (f: Family[]) => boolean, d: RunningDaemon) =
     100,
   );
 
-test("running: one-hot state, a recent check-in, the server's memory and CPU time", async ({ daemon }) => {
+test("metrics :: running: one-hot state, a recent check-in, the server's memory and CPU time", async ({ daemon }) => {
   const d = daemon!;
   const f = await when(
     'running with a check-in',
@@ -59,7 +59,7 @@ test("running: one-hot state, a recent check-in, the server's memory and CPU tim
   assert.equal(api[0], await d.status('demo', TOKEN));
 });
 
-test('a requested restart counts once under reason="request", and the state comes back to running', async ({
+test('metrics :: a requested restart counts once under reason="request", and the state comes back to running', async ({
   daemon,
 }) => {
   const d = daemon!;
@@ -76,7 +76,7 @@ test('a requested restart counts once under reason="request", and the state come
   assert.ok((sample(f, 'watchdog_instance_uptime_seconds', { instance: 'demo' }) ?? 99) < 10, 'uptime starts over');
 });
 
-test('a stop: stopped.idle, no process series, the stop alert counted', async ({ daemon }) => {
+test('metrics :: a stop: stopped.idle, no process series, the stop alert counted', async ({ daemon }) => {
   const d = daemon!;
   assert.is(await d.control('demo', TOKEN, 'stop'), 200);
   const f = await when('stopped.idle', (f) => activeState(f)?.join() === 'stopped.idle', d);

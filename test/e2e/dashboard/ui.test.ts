@@ -32,7 +32,7 @@ const text = async (b: Browser, sel: string) => (await b.page.textContent(sel)) 
 const until = (what: string, check: () => Promise<boolean>) =>
   waitFor(what, async () => (await check()) || undefined, 10_000);
 
-test('version, both cards and the chart with each instance on its own node', async ({ browser }) => {
+test('ui :: version, both cards and the chart with each instance on its own node', async ({ browser }) => {
   const b = browser!;
   assert.is(await text(b, '#version'), 'v9.9.9');
   assert.is(await text(b, `${card('alpha')} .state-pill`), 'running');
@@ -43,7 +43,7 @@ test('version, both cards and the chart with each instance on its own node', asy
   ]);
 });
 
-test('a download shows a progress bar that follows bytes/total, then the installed revision', async ({
+test('ui :: a download shows a progress bar that follows bytes/total, then the installed revision', async ({
   bus,
   browser,
 }) => {
@@ -75,7 +75,7 @@ test('a download shows a progress bar that follows bytes/total, then the install
   );
 });
 
-test('Cancel in the confirmation dialog does nothing; confirming calls control()', async ({ alpha, browser }) => {
+test('ui :: Cancel in the confirmation dialog does nothing; confirming calls control()', async ({ alpha, browser }) => {
   const b = browser!;
   alpha.calls.length = 0;
   await b.page.click(`${card('alpha')} button[data-action="stop"]`);
@@ -91,7 +91,7 @@ test('Cancel in the confirmation dialog does nothing; confirming calls control()
   await until('the result', async () => (await text(b, `${card('alpha')} .action-result`)) === 'stop accepted');
 });
 
-test('a refused action shows why (instance without ApiToken)', async ({ beta, browser }) => {
+test('ui :: a refused action shows why (instance without ApiToken)', async ({ beta, browser }) => {
   const b = browser!;
   await b.page.click(`${card('beta')} button[data-action="restart"]`);
   await b.page.click('#confirm-ok');
@@ -101,7 +101,7 @@ test('a refused action shows why (instance without ApiToken)', async ({ beta, br
   b.errors.length = 0; // the deliberate 403
 });
 
-test('server log lines stream in as plain text, never as markup', async ({ bus, browser }) => {
+test('ui :: server log lines stream in as plain text, never as markup', async ({ bus, browser }) => {
   const b = browser!;
   await b.page.click(`${card('alpha')} details.log summary`);
   const evil = '<img src=x onerror="window.pwned = 1"><b>bold</b>';
@@ -113,7 +113,7 @@ test('server log lines stream in as plain text, never as markup', async ({ bus, 
   assert.is(await b.page.evaluate('window.pwned'), undefined);
 });
 
-test('state and alert facts update the card, the chart and the event list', async ({ bus, alpha, browser }) => {
+test('ui :: state and alert facts update the card, the chart and the event list', async ({ bus, alpha, browser }) => {
   const b = browser!;
   alpha.state = 'awaiting-checkin';
   bus.emit('instance:state', { key: 'alpha', state: 'awaiting-checkin', previous: 'running', at: Date.now() });
@@ -133,7 +133,7 @@ test('state and alert facts update the card, the chart and the event list', asyn
   assert.equal(browser!.errors, []);
 });
 
-test('with Admin configured the page needs the credentials, and works with them', async (ctx) => {
+test('ui :: with Admin configured the page needs the credentials, and works with them', async (ctx) => {
   const b = ctx.browser!;
   ctx.admin = { username: 'ops', password: 'secret' };
   try {

@@ -94,7 +94,7 @@ test.after(async (ctx) => {
   await ctx.cleanup();
 });
 
-test('a pid recorded in data.json that now belongs to an unrelated process is neither adopted nor killed', async (ctx) => {
+test('daemon-killed :: a pid recorded in data.json that now belongs to an unrelated process is neither adopted nor killed', async (ctx) => {
   const d = await start(ctx);
   ctx.pids = await runningPids(ctx, 'running', () => true);
   const unrelated = ctx.unrelated!.pid;
@@ -107,7 +107,7 @@ test('a pid recorded in data.json that now belongs to an unrelated process is ne
   assert.is(rs.logLines(d, /\[watchdog:a\] server launched/).length, 1);
 });
 
-test('SIGKILLed while servers run, restarted: the same pids are adopted, nothing is launched twice, check-ins are accepted', async (ctx) => {
+test('daemon-killed :: SIGKILLed while servers run, restarted: the same pids are adopted, nothing is launched twice, check-ins are accepted', async (ctx) => {
   const first = ctx.pids;
   await rs.crash(ctx.d!);
   await rs.sleep(300);
@@ -144,7 +144,7 @@ test('SIGKILLed while servers run, restarted: the same pids are adopted, nothing
   }
 });
 
-test('an adopted server keeps writing its log to logs/, and the daemon echoes it', async (ctx) => {
+test('daemon-killed :: an adopted server keeps writing its log to logs/, and the daemon echoes it', async (ctx) => {
   const file = join(ctx.dir, 'instances/a/logs/server.log');
   const size = (await stat(file)).size;
   await waitFor('server.log to grow', async () => (await stat(file)).size > size, 5000);
@@ -154,7 +154,7 @@ test('an adopted server keeps writing its log to logs/, and the daemon echoes it
   );
 });
 
-test('an adopted server that dies is relaunched like any other', async (ctx) => {
+test('daemon-killed :: an adopted server that dies is relaunched like any other', async (ctx) => {
   const d = ctx.d!;
   rs.killGroup(ctx.pids.a);
   const relaunched = await rs.waitStatus(d, 'a', TOKEN, 'relaunched', (s) => rs.running(s) && s.pid !== ctx.pids.a);
@@ -163,7 +163,7 @@ test('an adopted server that dies is relaunched like any other', async (ctx) => 
   ctx.pids = { ...ctx.pids, a: relaunched.pid! };
 });
 
-test('SIGTERM leaves the servers running, and the next daemon adopts them', async (ctx) => {
+test('daemon-killed :: SIGTERM leaves the servers running, and the next daemon adopts them', async (ctx) => {
   const left = ctx.pids;
   assert.is(await ctx.d!.stop(), 0, 'daemon exit code');
   for (const key of KEYS) assert.ok(rs.isAlive(left[key]!), `${key} survives SIGTERM`);
@@ -172,7 +172,7 @@ test('SIGTERM leaves the servers running, and the next daemon adopts them', asyn
   assert.is(rs.logLines(d, /server launched/).length, 0);
 });
 
-test('the check-in timeout is armed for an adopted server: one that stops checking in is killed and relaunched', async (ctx) => {
+test('daemon-killed :: the check-in timeout is armed for an adopted server: one that stops checking in is killed and relaunched', async (ctx) => {
   const hung = ctx.pids.b!;
   process.kill(hung, 'SIGSTOP');
   const after = await rs.waitStatus(

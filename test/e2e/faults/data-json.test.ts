@@ -33,7 +33,7 @@ const test = daemonSuite('e2e :: faults: data.json truncated or garbage', {
 });
 
 for (const kind of Object.keys(DAMAGE) as Kind[]) {
-  test(`${kind}: set aside as data.json.corrupt-*, the instance runs and records its launch in a new data.json`, async (ctx) => {
+  test(`data-json :: ${kind}: set aside as data.json.corrupt-*, the instance runs and records its launch in a new data.json`, async (ctx) => {
     const d = ctx.daemon!;
     const s = await waitStatus(d, kind, 'tok', 'running', running);
     ctx.pids.push(s.pid!);

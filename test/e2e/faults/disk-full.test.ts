@@ -21,7 +21,7 @@ const test = suite('e2e :: faults: a full disk under the instance root');
 const unavailable = tmpfsUnavailable();
 
 for (const persist of [false, true]) {
-  const name = `PersistServers ${persist}: the daemon and the instance survive a full disk, and server.log resumes by itself`;
+  const name = `disk-full :: PersistServers ${persist}: the daemon and the instance survive a full disk, and server.log resumes by itself`;
   if (unavailable) {
     console.log(`skipped "${name}": ${unavailable}`);
     test.skip(name, () => undefined);

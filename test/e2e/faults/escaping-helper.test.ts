@@ -133,7 +133,7 @@ function modeSuite(mode: Mode) {
     await ctx.cleanup();
   });
 
-  it('the daemon says which tracking it uses', async (ctx) => {
+  it('escaping-helper :: the daemon says which tracking it uses', async (ctx) => {
     // Said right after `listening on`, which is all startDaemon waits for.
     const line = await waitFor('the tracking line', () => /process tracking: (.*)/.exec(ctx.daemon!.log())?.[1], 5000);
     if (mode === 'cgroup') {
@@ -143,7 +143,7 @@ function modeSuite(mode: Mode) {
     } else assert.is(line?.trim(), 'environment marker (Process.Tracking is Environment)');
   });
 
-  it('a crash: the helper dies with its server, and the relaunch runs', async (ctx) => {
+  it('escaping-helper :: a crash: the helper dies with its server, and the relaunch runs', async (ctx) => {
     const server = await serverRunning(ctx, 'running');
     const helper = await helperOf(ctx, server);
     // It really left: a session and process group of its own.
@@ -181,7 +181,7 @@ function modeSuite(mode: Mode) {
     assert.equal(await stragglerCounts(ctx.daemon!), { exit: 1, relaunch: 0 });
   });
 
-  it('a killed daemon: the next one names the helper on the port, kills it and launches', async (ctx) => {
+  it('escaping-helper :: a killed daemon: the next one names the helper on the port, kills it and launches', async (ctx) => {
     const server = await serverRunning(ctx, 'running');
     const helper = await helperOf(ctx, server);
     const name = (await readFile(`/proc/${helper}/comm`, 'utf8')).trim();
@@ -199,7 +199,7 @@ function modeSuite(mode: Mode) {
     assert.equal(await stragglerCounts(d), { exit: 0, relaunch: 1 });
   });
 
-  it('PersistServers: an adopted server takes its helper with it, by its recorded launch', async (ctx) => {
+  it('escaping-helper :: PersistServers: an adopted server takes its helper with it, by its recorded launch', async (ctx) => {
     for (const d of ctx.daemons) await d.stop();
     ctx.yaml = fixedUrls(ctx.yaml.replace(/^ {2}PersistServers: false$/m, '  PersistServers: true'), await freePort());
     let d = await start(ctx);

@@ -52,7 +52,7 @@ async function relaunched(ctx: Ctx, key: string, old: number, what: string, time
   ctx.pids.add(next.pid!);
 }
 
-test('none of its children survive a restart', async (ctx) => {
+test('forker :: none of its children survive a restart', async (ctx) => {
   const before = await family(ctx, 'r');
   assert.is(await ctx.daemon!.control('r', 'tok', 'restart'), 200);
   await relaunched(ctx, 'r', before.pid, 'relaunched', 15_000);
@@ -60,7 +60,7 @@ test('none of its children survive a restart', async (ctx) => {
   assert.not.ok(isAlive(before.pid));
 });
 
-test('none of its children survive a hang kill', async (ctx) => {
+test('forker :: none of its children survive a hang kill', async (ctx) => {
   const before = await family(ctx, 'k');
   // A frozen main loop: no more check-ins; the hang kill must take the whole group.
   process.kill(before.pid, 'SIGSTOP');

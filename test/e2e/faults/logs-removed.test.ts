@@ -28,7 +28,7 @@ for (const persist of [false, true]) {
     after: (ctx) => killGroup(ctx.pid),
   });
 
-  test('the folder is recreated, lines and rotation resume, the server is never relaunched', async (ctx) => {
+  test('logs-removed :: the folder is recreated, lines and rotation resume, the server is never relaunched', async (ctx) => {
     const d = ctx.daemon!;
     const s = await waitStatus(d, 'chatty', 'tok', 'running', running);
     ctx.pid = s.pid;

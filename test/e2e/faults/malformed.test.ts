@@ -203,7 +203,7 @@ const test = daemonSuite('e2e :: faults: 1,000 malformed requests', {
   after: (ctx) => killGroup(ctx.pid),
 });
 
-test('right status codes, no crash, and check-ins keep the instance running throughout', async (ctx) => {
+test('malformed :: right status codes, no crash, and check-ins keep the instance running throughout', async (ctx) => {
   const d = ctx.daemon!;
   const port = Number(new URL(d.url).port);
   const probes = Array.from({ length: 1000 }, (_, i) =>

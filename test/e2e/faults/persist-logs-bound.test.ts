@@ -108,7 +108,7 @@ async function started(d: RunningDaemon, notPid?: number): Promise<number> {
   return st.pid!;
 }
 
-test('logs/ removed, the daemon killed and restarted: the adopter copies the removed file, bounded', async () => {
+test('persist-logs-bound :: logs/ removed, the daemon killed and restarted: the adopter copies the removed file, bounded', async () => {
   await withDaemons({ prefix: 'wd-plogs-' }, async (s) => {
     const { yaml, logDir } = await setup(s);
     const sizes = watchSizes(logDir);
@@ -158,7 +158,7 @@ test('logs/ removed, the daemon killed and restarted: the adopter copies the rem
 });
 
 for (const persist of [true, false]) {
-  test(`server.log grown while no daemon ran: the next daemon (PersistServers ${persist}) rotates it within the bound`, async () => {
+  test(`persist-logs-bound :: server.log grown while no daemon ran: the next daemon (PersistServers ${persist}) rotates it within the bound`, async () => {
     await withDaemons({ prefix: 'wd-plogs-' }, async (s) => {
       const { yaml, logDir } = await setup(s);
       const sizes = watchSizes(logDir);

@@ -9,7 +9,7 @@ import { freePort, ROOT, tempDir } from '../../_support/env.ts';
 
 const test = suite("e2e :: faults: the daemon's port is taken");
 
-test('exits 1 with the cause said once, having created no folder and launched nothing', async () => {
+test('port-taken :: exits 1 with the cause said once, having created no folder and launched nothing', async () => {
   const tmp = await tempDir('wd-port-taken-');
   const blocker = createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

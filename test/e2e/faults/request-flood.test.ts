@@ -60,7 +60,7 @@ const test = daemonSuite('e2e :: faults: a flood of refused control requests', {
   after: (ctx) => killGroup(ctx.pid),
 });
 
-test(`${FLOOD} refused requests grow audit.log and the daemon log by under ${BOUND_BYTES} bytes each`, async (ctx) => {
+test(`request-flood :: ${FLOOD} refused requests grow audit.log and the daemon log by under ${BOUND_BYTES} bytes each`, async (ctx) => {
   const d = ctx.daemon!;
   ctx.pid = (await waitStatus(d, 'chatty', 'tok', 'running', running)).pid;
   // Status polls while the instance was being prepared were refused (503): let their window close first.
@@ -135,20 +135,23 @@ const rotation = daemonSuite('e2e :: faults: audit.log rotation', {
   after: (ctx) => killGroup(ctx.pid),
 });
 
-rotation('accepted actions rotate audit.log at its size and keep at most AuditLogFiles files', async (ctx) => {
-  const d = ctx.daemon!;
-  ctx.pid = (await waitStatus(d, 'chatty', 'tok', 'running', running)).pid;
-  for (let i = 0; i < 40; i++) assert.is(await d.control('chatty', 'tok', i % 2 === 0 ? 'hold' : 'release'), 200);
-  const files = (await readdir(join(ctx.dir, 'logs'))).filter((n) => n.startsWith('audit.log')).sort();
-  assert.equal(files, ['audit.log', 'audit.log.1', 'audit.log.2']);
-  for (const f of files) {
-    const size = (await stat(join(ctx.dir, 'logs', f))).size;
-    assert.ok(size <= 1024, `${f} is ${size} bytes`);
-  }
-  // The newest lines are in audit.log, whole.
-  const last = (await readFile(join(ctx.dir, 'logs', 'audit.log'), 'utf8')).trim().split('\n').at(-1) ?? '';
-  assert.is((JSON.parse(last) as { action: string }).action, 'release');
-});
+rotation(
+  'request-flood :: accepted actions rotate audit.log at its size and keep at most AuditLogFiles files',
+  async (ctx) => {
+    const d = ctx.daemon!;
+    ctx.pid = (await waitStatus(d, 'chatty', 'tok', 'running', running)).pid;
+    for (let i = 0; i < 40; i++) assert.is(await d.control('chatty', 'tok', i % 2 === 0 ? 'hold' : 'release'), 200);
+    const files = (await readdir(join(ctx.dir, 'logs'))).filter((n) => n.startsWith('audit.log')).sort();
+    assert.equal(files, ['audit.log', 'audit.log.1', 'audit.log.2']);
+    for (const f of files) {
+      const size = (await stat(join(ctx.dir, 'logs', f))).size;
+      assert.ok(size <= 1024, `${f} is ${size} bytes`);
+    }
+    // The newest lines are in audit.log, whole.
+    const last = (await readFile(join(ctx.dir, 'logs', 'audit.log'), 'utf8')).trim().split('\n').at(-1) ?? '';
+    assert.is((JSON.parse(last) as { action: string }).action, 'release');
+  },
+);
 
 test.run();
 rotation.run();

@@ -34,7 +34,7 @@ for (const [key, code, why] of [
   ['missing', 'ENOENT', 'file not found'],
   ['noexec', 'EACCES', 'permission denied \\(is it executable\\?\\)'],
 ] as const) {
-  test(`${key}: three startup failures, then stopped.failing with a clear log line; the daemon is fine`, async (ctx) => {
+  test(`run-command :: ${key}: three startup failures, then stopped.failing with a clear log line; the daemon is fine`, async (ctx) => {
     const d = ctx.daemon!;
     const s = await waitStatus(d, key, 'tok', 'stopped.failing', (st) => st.state === 'stopped.failing', 20_000);
     assert.is(s.startupFailures, 3);

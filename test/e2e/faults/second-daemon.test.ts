@@ -125,7 +125,7 @@ test.after(async (ctx) => {
   for (const c of ctx.cleanups) await c();
 });
 
-test('a second daemon with other --urls exits 1 at once, names the first, and changes nothing', async (ctx) => {
+test('second-daemon :: a second daemon with other --urls exits 1 at once, names the first, and changes nothing', async (ctx) => {
   const first = await startDaemon(ctx.yaml, { dir: ctx.dir });
   ctx.daemons.push(first);
   ctx.first = first;
@@ -155,7 +155,7 @@ test('a second daemon with other --urls exits 1 at once, names the first, and ch
   assert.equal(await rs.pidsWith(join(ctx.dir, 'instances/a/config.toml')), [ctx.pid], 'exactly one server');
 });
 
-test('a daemon in another working folder with the same instance root is refused too', async (ctx) => {
+test('second-daemon :: a daemon in another working folder with the same instance root is refused too', async (ctx) => {
   const tmp = await tempDir('wd-second-other-');
   ctx.cleanups.push(tmp.cleanup);
   const yaml = ctx.yaml
@@ -169,7 +169,7 @@ test('a daemon in another working folder with the same instance root is refused 
   assert.is((await rs.statusOf(ctx.first!, 'a', TOKEN)).pid, ctx.pid);
 });
 
-test('watchdog import refuses while the daemon holds the folder, and writes nothing', async (ctx) => {
+test('second-daemon :: watchdog import refuses while the daemon holds the folder, and writes nothing', async (ctx) => {
   const db = join(ctx.dir, 'data.db');
   await writeWatchdogDb(db, [{ Key: 'a', Revision: 'imported-9', PersistedToken: 'x', PersistedPid: null }]);
   try {
@@ -184,7 +184,7 @@ test('watchdog import refuses while the daemon holds the folder, and writes noth
   }
 });
 
-test('SIGKILLed, the daemon leaves no lock: the next one starts at once and adopts the server', async (ctx) => {
+test('second-daemon :: SIGKILLed, the daemon leaves no lock: the next one starts at once and adopts the server', async (ctx) => {
   await rs.crash(ctx.first!);
   assert.ok(rs.isAlive(ctx.pid), 'the server survives (PersistServers)');
   const t0 = Date.now();
@@ -197,7 +197,7 @@ test('SIGKILLed, the daemon leaves no lock: the next one starts at once and adop
   assert.is(rs.logLines(next, /server launched/).length, 0, 'nothing launched');
 });
 
-test('two daemons started at the same moment in one folder: exactly one runs', async (ctx) => {
+test('second-daemon :: two daemons started at the same moment in one folder: exactly one runs', async (ctx) => {
   const tmp = await tempDir('wd-second-race-');
   ctx.cleanups.push(tmp.cleanup);
   const yaml = testConfig({ instances: [{ key: 'r', port: await freePort(), runCommand: fixture('echo-env.mjs') }] });

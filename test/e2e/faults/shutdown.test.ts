@@ -29,7 +29,7 @@ const test = daemonSuite('e2e :: faults: servers that ignore /shutdown or have n
   },
 });
 
-test('ignores /shutdown: on restart it is killed once the exit window has passed, and relaunched', async (ctx) => {
+test('shutdown :: ignores /shutdown: on restart it is killed once the exit window has passed, and relaunched', async (ctx) => {
   const d = ctx.daemon!;
   const old = (await waitStatus(d, 'ig', 'tok', 'running', running)).pid!;
   ctx.pids.add(old);
@@ -48,7 +48,7 @@ test('ignores /shutdown: on restart it is killed once the exit window has passed
   assert.match(d.log(), /\[watchdog:ig\] server did not exit after the shutdown request; killing it .*waitedMs=1000/);
 });
 
-test('HTTP API closed: stop falls back to a graceful shutdown, then a kill, and the instance ends stopped.idle', async (ctx) => {
+test('shutdown :: HTTP API closed: stop falls back to a graceful shutdown, then a kill, and the instance ends stopped.idle', async (ctx) => {
   const d = ctx.daemon!;
   const old = (await waitStatus(d, 'nh', 'tok', 'running', running)).pid!;
   ctx.pids.add(old);

@@ -18,7 +18,7 @@ const test = daemonSuite('e2e :: faults: nobody reads the daemon log any more', 
   after: (ctx) => ctx.pids.forEach(killGroup),
 });
 
-test('stderr closed: the daemon goes on logging into nothing and supervising', async (ctx) => {
+test('stderr-closed :: stderr closed: the daemon goes on logging into nothing and supervising', async (ctx) => {
   const d = ctx.daemon!;
   const first = await waitStatus(d, 'alpha', 'tok', 'running', running);
   ctx.pids.push(first.pid!);

@@ -107,7 +107,7 @@ const ping = async (d: RunningDaemon, password: string) => {
   return res.status;
 };
 
-test('a server whose secret contains ":" checks in, and keeps the instance running', async (ctx) => {
+test('token-colon :: a server whose secret contains ":" checks in, and keeps the instance running', async (ctx) => {
   const d = ctx.daemon!;
   const s = await waitStatus(d, 'c', API_TOKEN, 'adopted', (st) => running(st) && st.pid === ctx.own);
   const since = Date.now();
@@ -129,7 +129,7 @@ test('a server whose secret contains ":" checks in, and keeps the instance runni
   assert.is(await ping(d, `${SECRET}:`), 401);
 });
 
-test('an ApiToken containing ":" works for control; the adopted server is shut down with its ":" secret', async (ctx) => {
+test('token-colon :: an ApiToken containing ":" works for control; the adopted server is shut down with its ":" secret', async (ctx) => {
   const d = ctx.daemon!;
   const status = async (token: string) =>
     (await fetch(`${d.url}/instances/c/status`, { headers: { authorization: basic('c', token) } })).status;

@@ -112,7 +112,7 @@ test.after(async () => {
 });
 
 for (const mode of MODES) {
-  test(`webhook ${mode === 'down' ? 'down' : mode === 'slow' ? 'slow (10 s)' : `answering ${mode}`}: hang kills on schedule, a restart at once, the daemon fine`, async () => {
+  test(`webhook :: webhook ${mode === 'down' ? 'down' : mode === 'slow' ? 'slow (10 s)' : `answering ${mode}`}: hang kills on schedule, a restart at once, the daemon fine`, async () => {
     const c = cases.get(mode)!;
     const d = c.daemon;
     const o = await c.outcome;

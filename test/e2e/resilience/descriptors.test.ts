@@ -63,7 +63,7 @@ function skipped(name: string): boolean {
   return true;
 }
 
-const A = 'idle connections holding the cap never stop check-ins: the server is not killed as hung';
+const A = 'descriptors :: idle connections holding the cap never stop check-ins: the server is not killed as hung';
 if (!skipped(A))
   test(A, async () => {
     const tmp = await tempDir('wd-fds-a-');
@@ -127,7 +127,8 @@ if (!skipped(A))
     }
   });
 
-const B = 'a relaunch blocked by EMFILE is retried and runs again once the descriptors are back, never failing';
+const B =
+  'descriptors :: a relaunch blocked by EMFILE is retried and runs again once the descriptors are back, never failing';
 if (!skipped(B))
   test(B, async () => {
     const tmp = await tempDir('wd-fds-b-');

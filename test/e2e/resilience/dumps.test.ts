@@ -72,7 +72,7 @@ test.after(async () => {
   for (const c of cleanups) await c();
 });
 
-test('gcore writes a core of the hung server before the kill; only the newest 3 dumps are kept', async () => {
+test('dumps :: gcore writes a core of the hung server before the kill; only the newest 3 dumps are kept', async () => {
   const s = await setup(30);
   // Three older dumps: the first new one must push out the oldest.
   for (const [i, name] of [
@@ -99,7 +99,7 @@ test('gcore writes a core of the hung server before the kill; only the newest 3 
   assert.equal([...magic], [0x7f, 0x45, 0x4c, 0x46], 'an ELF core file: gcore attached while the server still ran');
 });
 
-test('a dumper that takes too long is killed after DumpTimeoutSeconds, and the hang kill follows regardless', async () => {
+test('dumps :: a dumper that takes too long is killed after DumpTimeoutSeconds, and the hang kill follows regardless', async () => {
   const bin = await tempDir('wd-fakebin-');
   cleanups.push(bin.cleanup);
   const fakeBin = bin.path;

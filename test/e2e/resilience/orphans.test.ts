@@ -12,7 +12,7 @@ const test = suite('e2e :: PersistServers off: servers left by a crashed daemon 
 
 const TOKEN = 'tok';
 
-test('SIGKILLed daemon: its leftover is found in data.json, shut down gracefully, then replaced; an unrelated pid is left alone', async () => {
+test('orphans :: SIGKILLed daemon: its leftover is found in data.json, shut down gracefully, then replaced; an unrelated pid is left alone', async () => {
   const tmp = await tempDir('wd-orphans-');
   const unrelated = rs.startSleep();
   // A node fixture dies of EPIPE once the daemon holding its stdout pipe is gone; a real server (which ignores

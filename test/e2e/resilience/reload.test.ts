@@ -12,7 +12,7 @@ const test = suite('e2e :: configuration reload (file watch and SIGHUP)');
 
 const ECHO = fixture('echo-env.mjs');
 
-test('invalid keeps the running config; valid adds, removes (all of them) and updates; restart-only keys are not applied; SIGHUP rereads ApiTokenFile', async () => {
+test('reload :: invalid keeps the running config; valid adds, removes (all of them) and updates; restart-only keys are not applied; SIGHUP rereads ApiTokenFile', async () => {
   const tmp = await tempDir('wd-reload-');
   const [pa, pb, px, pc] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const tokenFile = join(tmp.path, 'a.token');

@@ -28,7 +28,7 @@ async function unrecord(dir: string): Promise<void> {
 }
 
 for (const persist of [true, false]) {
-  test(`PersistServers ${persist}: it is ${persist ? 'adopted' : 'shut down before the new launch'}, never doubled`, async () => {
+  test(`unrecorded-spawn :: PersistServers ${persist}: it is ${persist ? 'adopted' : 'shut down before the new launch'}, never doubled`, async () => {
     const tmp = await tempDir('wd-unrecorded-');
     const [port, urls] = [await freePort(), await freePort()];
     const yaml = (p: boolean) =>

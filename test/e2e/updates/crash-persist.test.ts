@@ -150,7 +150,7 @@ async function restartAndCheckAdopted(ctx: Ctx): Promise<void> {
   assert.is((await rs.statusOf(d, KEY, TOKEN)).revision, 'build-A');
 }
 
-test('SIGKILL mid-download: the server keeps running, the next daemon adopts it, bin/ and the revision stay A', async (ctx) => {
+test('crash-persist :: SIGKILL mid-download: the server keeps running, the next daemon adopts it, bin/ and the revision stay A', async (ctx) => {
   const d = current(ctx);
   assert.is((await rs.statusOf(d, KEY, TOKEN)).pid, ctx.pidA);
   // B's archive: announced in full, a third sent, the rest held back (a CDN that streams slowly). It stays
@@ -171,7 +171,7 @@ test('SIGKILL mid-download: the server keeps running, the next daemon adopts it,
   await restartAndCheckAdopted(ctx);
 });
 
-test('SIGKILL mid-extract: the server keeps running, the next daemon adopts it, the half-extracted build is gone', async (ctx) => {
+test('crash-persist :: SIGKILL mid-extract: the server keeps running, the next daemon adopts it, the half-extracted build is gone', async (ctx) => {
   const d = current(ctx);
   ctx.cdn.set('/files/B.zip', { kind: 'file', file: ctx.b.path });
   assert.is(await d.control(KEY, TOKEN, 'update'), 200);

@@ -39,7 +39,7 @@ test.after(async (ctx) => {
 
 const scratch = (ctx: Ctx) => join(ctx.root, 'wd', 'instances', KEY, '.update');
 
-test('SIGKILL mid-download: at restart the partial download is gone, bin/ still holds A, A runs', async (ctx) => {
+test('crash :: SIGKILL mid-download: at restart the partial download is gone, bin/ still holds A, A runs', async (ctx) => {
   let d = ctx.d!;
   const before = await runningBuild(d, KEY, ctx.port, 'A');
   // B's archive: announced in full, a third sent, the rest held back (a CDN that streams slowly).
@@ -67,7 +67,7 @@ test('SIGKILL mid-download: at restart the partial download is gone, bin/ still 
   assert.is(after.status.revision, 'build-A');
 });
 
-test('SIGKILL mid-extract: at restart the half-extracted build is gone, then B installs completely and runs', async (ctx) => {
+test('crash :: SIGKILL mid-extract: at restart the half-extracted build is gone, then B installs completely and runs', async (ctx) => {
   let d = ctx.d!;
   const before = await runningBuild(d, KEY, ctx.port, 'A');
   ctx.cdn.set('/files/B.zip', { kind: 'file', file: ctx.b.path });

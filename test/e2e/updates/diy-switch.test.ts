@@ -47,14 +47,14 @@ async function operator(ctx: Ctx, script: string): Promise<{ stdout: string; std
   });
 }
 
-test('serverA runs as revision 1 through the currentServer link', async (ctx) => {
+test('diy-switch :: serverA runs as revision 1 through the currentServer link', async (ctx) => {
   const { status, server } = await runningBuild(ctx.daemon!, KEY, ctx.port, 'SA');
   assert.is(status.revision, '1');
   assert.is(server.cwd, instanceDir(ctx.daemon!, KEY));
   assert.is(await readlink(join(ctx.instance, 'currentServer')), 'serverA/Robust.Server');
 });
 
-test('unpack B into inactiveBin/, ./switch: the server restarts on serverB as revision 2', async (ctx) => {
+test('diy-switch :: unpack B into inactiveBin/, ./switch: the server restarts on serverB as revision 2', async (ctx) => {
   const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'SA');
   const from = ctx.daemon!.log().length;
   const out = await operator(
@@ -74,7 +74,7 @@ test('unpack B into inactiveBin/, ./switch: the server restarts on serverB as re
   assert.is(await readlink(join(ctx.instance, 'inactiveBin')), 'serverA');
 });
 
-test('./switch again goes back to serverA (revision 3)', async (ctx) => {
+test('diy-switch :: ./switch again goes back to serverA (revision 3)', async (ctx) => {
   const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'SB');
   await operator(ctx, './switch');
   const after = await runningBuild(ctx.daemon!, KEY, ctx.port, 'SA', { notPid: before.status.pid });

@@ -110,12 +110,12 @@ async function refusedUpdate(ctx: Ctx, why: RegExp): Promise<void> {
   assert.equal(await scratchLeft(d, KEY), [], 'no download or staging left behind');
 }
 
-test('manifest answers HTTP 500', async (ctx) => {
+test('manifest-failures :: manifest answers HTTP 500', async (ctx) => {
   await offer(ctx, { manifest: { kind: 'status', status: 500 } });
   await refusedUpdate(ctx, /manifest at http:\/\/127\.0\.0\.1:\d+\/fork\/test\/manifest answered HTTP 500/);
 });
 
-test('a failed check is a failed outcome, not "no update": --wait, status, the table, /metrics', async (ctx) => {
+test('manifest-failures :: a failed check is a failed outcome, not "no update": --wait, status, the table, /metrics', async (ctx) => {
   const d = ctx.daemon!;
   const ep = ['--url', d.url, '--token', TOKEN];
   ctx.cdn.set(MANIFEST, { kind: 'status', status: 503 });
@@ -144,24 +144,24 @@ test('a failed check is a failed outcome, not "no update": --wait, status, the t
   );
 });
 
-test('manifest is not JSON', async (ctx) => {
+test('manifest-failures :: manifest is not JSON', async (ctx) => {
   await offer(ctx, { manifest: { kind: 'text', body: '<html>502 Bad Gateway</html>', type: 'text/html' } });
   await refusedUpdate(ctx, /is not JSON \(it starts with/);
 });
 
-test('no build for this platform', async (ctx) => {
+test('manifest-failures :: no build for this platform', async (ctx) => {
   const c = await describeArchive(join(ctx.dir, 'A.zip'));
   await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: c.sha256, platform: 'win-x64' });
   await refusedUpdate(ctx, /no server archive for this platform linux-x64 .*it offers win-x64/);
 });
 
-test('hash mismatch', async (ctx) => {
+test('manifest-failures :: hash mismatch', async (ctx) => {
   const c = await writeServerBuild(join(ctx.dir, 'C-hash.zip'), 'C');
   await offer(ctx, { route: { kind: 'file', file: c.path }, sha256: '0'.repeat(64) });
   await refusedUpdate(ctx, /does not match its expected SHA-256/);
 });
 
-test('truncated download', async (ctx) => {
+test('manifest-failures :: truncated download', async (ctx) => {
   const c = await writeServerBuild(join(ctx.dir, 'C-trunc.zip'), 'C', {
     extra: [{ name: 'pad.bin', content: 'p'.repeat(50_000), store: true }],
   });
@@ -169,13 +169,13 @@ test('truncated download', async (ctx) => {
   await refusedUpdate(ctx, /cut short: got 4000 of \d+ bytes/);
 });
 
-test('download stalls past Updates.DownloadTimeoutSeconds (1 s)', async (ctx) => {
+test('manifest-failures :: download stalls past Updates.DownloadTimeoutSeconds (1 s)', async (ctx) => {
   const c = await writeServerBuild(join(ctx.dir, 'C-stall.zip'), 'C');
   await offer(ctx, { route: { kind: 'stall', file: c.path, sendBytes: 100 }, sha256: c.sha256 });
   await refusedUpdate(ctx, /did not finish within 1 s/);
 });
 
-test('a running download is in the status (bytes, total, since) and gone once it ends', async (ctx) => {
+test('manifest-failures :: a running download is in the status (bytes, total, since) and gone once it ends', async (ctx) => {
   const d = ctx.daemon!;
   const c = await writeServerBuild(join(ctx.dir, 'C-progress.zip'), 'C');
   await offer(ctx, { route: { kind: 'stall', file: c.path, sendBytes: 100 }, sha256: c.sha256 });
@@ -202,7 +202,7 @@ test('a running download is in the status (bytes, total, since) and gone once it
   );
 });
 
-test('corrupt archive (hash matches)', async (ctx) => {
+test('manifest-failures :: corrupt archive (hash matches)', async (ctx) => {
   const path = join(ctx.dir, 'C-corrupt.zip');
   await writeFile(path, Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(4000, 7)]));
   await offerArchive(ctx, path);
@@ -243,7 +243,7 @@ for (const { what, file, entry, rename, why } of [
     why: ESCAPING_LINK,
   },
 ]) {
-  test(`${what} (hash matches)`, async (ctx) => {
+  test(`manifest-failures :: ${what} (hash matches)`, async (ctx) => {
     const path = join(ctx.dir, file);
     const entries = [...(await serverBuildEntries('C')), entry];
     if (file.endsWith('.tar.gz')) await writeTar(path, entries, { gzip: true });

@@ -57,7 +57,7 @@ const test = daemonSuite<Cdned>('e2e updates :: manifest', {
   after: (ctx) => ctx.cdn?.close(),
 });
 
-test('installs build A before the first launch: bin/, data.json, status and the server agree', async (ctx) => {
+test('manifest :: installs build A before the first launch: bin/, data.json, status and the server agree', async (ctx) => {
   const { status, server } = await runningBuild(ctx.daemon!, KEY, ctx.port, 'A');
   assert.is(status.revision, 'build-A');
   assert.is((await dataJson(ctx.daemon!, KEY)).revision, 'build-A');
@@ -69,7 +69,7 @@ test('installs build A before the first launch: bin/, data.json, status and the 
   assert.match(ctx.daemon!.log(), /installing build from manifest.*revision=build-A/);
 });
 
-test('the manifest gains B; POST /update: the server gets /update, leaves and comes back on B', async (ctx) => {
+test('manifest :: the manifest gains B; POST /update: the server gets /update, leaves and comes back on B', async (ctx) => {
   const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'A');
   const from = ctx.daemon!.log().length;
   ctx.builds.push({
@@ -100,7 +100,7 @@ test('the manifest gains B; POST /update: the server gets /update, leaves and co
   assert.match(metrics, new RegExp(`^watchdog_updates_total\\{instance="${KEY}",result="done"\\} [1-9]`, 'm'));
 });
 
-test('POST /rollback: back on A (server restarted); data.json says build-A, bin.prev holds B', async (ctx) => {
+test('manifest :: POST /rollback: back on A (server restarted); data.json says build-A, bin.prev holds B', async (ctx) => {
   const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'B');
   assert.is(await ctx.daemon!.control(KEY, TOKEN, 'rollback'), 200);
   await runningBuild(ctx.daemon!, KEY, ctx.port, 'A', { notPid: before.status.pid });
@@ -112,7 +112,7 @@ test('POST /rollback: back on A (server restarted); data.json says build-A, bin.
   assert.match(ctx.daemon!.log(), /rolled back to the previous build.*revision=build-A/);
 });
 
-test('after POST /rollback the status names the build that runs (build-A)', async (ctx) => {
+test('manifest :: after POST /rollback the status names the build that runs (build-A)', async (ctx) => {
   await runningBuild(ctx.daemon!, KEY, ctx.port, 'A');
   assert.is((await dataJson(ctx.daemon!, KEY)).revision, 'build-A');
   assert.is(
@@ -122,7 +122,7 @@ test('after POST /rollback the status names the build that runs (build-A)', asyn
   );
 });
 
-test('watchdog rollback <key> --url --token: swaps again (B), server restarted', async (ctx) => {
+test('manifest :: watchdog rollback <key> --url --token: swaps again (B), server restarted', async (ctx) => {
   const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'A');
   const cli = await runCli(['rollback', KEY, '--url', ctx.daemon!.url, '--token', TOKEN], { cwd: ROOT });
   assert.is(cli.code, 0, cli.stderr);
@@ -133,7 +133,7 @@ test('watchdog rollback <key> --url --token: swaps again (B), server restarted',
   assert.is((await dataJson(ctx.daemon!, KEY)).revision, 'build-B');
 });
 
-test('update again with nothing new: no restart, the server stays', async (ctx) => {
+test('manifest :: update again with nothing new: no restart, the server stays', async (ctx) => {
   const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'B');
   const from = ctx.daemon!.log().length;
   assert.is(await ctx.daemon!.control(KEY, TOKEN, 'update'), 200);

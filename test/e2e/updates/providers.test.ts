@@ -98,7 +98,7 @@ const test = daemonSuite<Sources>('e2e updates :: Local, Git, CiServer and Dummy
   after: (ctx) => ctx.cdn?.close(),
 });
 
-test('Local: runs the build in bin/, revision = CurrentVersion, launched with build.download_url and build.hash', async (ctx) => {
+test('providers :: Local: runs the build in bin/, revision = CurrentVersion, launched with build.download_url and build.hash', async (ctx) => {
   const d = ctx.daemon!;
   const { status, server } = await runningBuild(d, 'local', ctx.ports.local, 'L');
   assert.is(status.revision, 'v1');
@@ -123,7 +123,7 @@ test('Local: runs the build in bin/, revision = CurrentVersion, launched with bu
   assert.is((await d.status('local', TOKEN)).pid, status.pid);
 });
 
-test('Git: builds and runs commit 1; a push and POST /update build and run commit 2', async (ctx) => {
+test('providers :: Git: builds and runs commit 1; a push and POST /update build and run commit 2', async (ctx) => {
   const d = ctx.daemon!;
   const first = await runningBuild(d, 'git', ctx.ports.git, 'G1', { timeoutMs: 30_000 });
   assert.is(first.status.revision, ctx.gitFirst);
@@ -142,7 +142,7 @@ test('Git: builds and runs commit 1; a push and POST /update build and run commi
   );
 });
 
-test('CiServer: runs the last successful build (1); build 2 succeeds, POST /update runs it', async (ctx) => {
+test('providers :: CiServer: runs the last successful build (1); build 2 succeeds, POST /update runs it', async (ctx) => {
   const d = ctx.daemon!;
   const first = await runningBuild(d, 'ci', ctx.ports.ci, 'CI1');
   assert.is(first.status.revision, '1');
@@ -156,7 +156,7 @@ test('CiServer: runs the last successful build (1); build 2 succeeds, POST /upda
   assert.ok(ctx.cdn.requests.some((r) => r.path === `${JOB}/2/artifact/release/SS14.Server_linux-x64.zip`));
 });
 
-test('CiServer: a held update is downloaded and staged at once; the release only swaps it in', async (ctx) => {
+test('providers :: CiServer: a held update is downloaded and staged at once; the release only swaps it in', async (ctx) => {
   const d = ctx.daemon!;
   const first = await runningBuild(d, 'ci', ctx.ports.ci, 'CI2');
   const artifact = `${JOB}/3/artifact/release/SS14.Server_linux-x64.zip`;
@@ -180,7 +180,7 @@ test('CiServer: a held update is downloaded and staged at once; the release only
   assert.is((await maintenance())?.staged, null);
 });
 
-test('Dummy: revision 1 at start; POST /update restarts the server as revision 2, bin/ untouched', async (ctx) => {
+test('providers :: Dummy: revision 1 at start; POST /update restarts the server as revision 2, bin/ untouched', async (ctx) => {
   const d = ctx.daemon!;
   const first = await runningBuild(d, 'dummy', ctx.ports.dummy, 'D');
   assert.is(first.status.revision, '1');

@@ -32,7 +32,7 @@ function cutShort(data: Buffer, bytes: number): Readable {
   );
 }
 
-test('a tar.gz download that fails before the extractor starts: the sink rejects with its error, nothing escapes', async () => {
+test('sink :: a tar.gz download that fails before the extractor starts: the sink rejects with its error, nothing escapes', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'wd-sink-'));
   const uncaught: unknown[] = [];
   const onUncaught = (err: unknown) => uncaught.push(err);

@@ -18,7 +18,7 @@ async function emptyBin(inst: string): Promise<void> {
   await mkdir(join(inst, 'bin'), { recursive: true });
 }
 
-test('the first build over an empty bin/ leaves no bin.prev, so there is nothing to roll back to', async (ctx) => {
+test('empty-bin :: the first build over an empty bin/ leaves no bin.prev, so there is nothing to roll back to', async (ctx) => {
   await emptyBin(ctx.inst);
   const archive = join(ctx.dir, 'A.zip');
   await writeZip(archive, sampleBuild('A'));
@@ -30,7 +30,7 @@ test('the first build over an empty bin/ leaves no bin.prev, so there is nothing
   assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A', 'bin/ untouched');
 });
 
-test('an empty bin.prev (left by an older version) is no previous build: rollback refused, bin/ untouched', async (ctx) => {
+test('empty-bin :: an empty bin.prev (left by an older version) is no previous build: rollback refused, bin/ untouched', async (ctx) => {
   await emptyBin(ctx.inst);
   const archive = join(ctx.dir, 'A.zip');
   await writeZip(archive, sampleBuild('A'));
@@ -41,7 +41,7 @@ test('an empty bin.prev (left by an older version) is no previous build: rollbac
   assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'A');
 });
 
-test('an empty bin/ does not displace a real bin.prev: the new build goes in, the previous one stays', async (ctx) => {
+test('empty-bin :: an empty bin/ does not displace a real bin.prev: the new build goes in, the previous one stays', async (ctx) => {
   await emptyBin(ctx.inst);
   await mkdir(join(ctx.inst, 'bin.prev'));
   await writeFile(join(ctx.inst, 'bin.prev', 'build.txt'), 'old');

@@ -7,7 +7,7 @@ import { tempSuite } from '../../_support/env.ts';
 const flush = tempSuite('install :: flushTree', { prefix: 'wd-flush-' });
 
 flush(
-  'syncs nested files and folders; links (even dangling) and FIFOs are passed over, never opened',
+  'flush :: syncs nested files and folders; links (even dangling) and FIFOs are passed over, never opened',
   async ({ dir }) => {
     await mkdir(join(dir, 'a', 'b'), { recursive: true });
     await writeFile(join(dir, 'a', 'b', 'file'), 'x'.repeat(100_000));

@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { suite } from 'uvu';
 
 /** A small real file system (tmpfs) mounted in a temp folder, for full-disk tests. */
 export interface SmallFs {
@@ -68,4 +70,42 @@ export function mountSmallFs(sizeBytes: number): SmallFs {
       }
     },
   };
+}
+
+export interface SmallDiskCtx {
+  /** The test's small disk (null only where no tmpfs can be mounted, and then no test runs). */
+  fs: SmallFs | null;
+  /** A temp folder off the small disk. */
+  work: string;
+}
+
+/**
+ * A suite whose every test gets a fresh small disk of `bytes` and a temp folder off it, both gone after the test;
+ * `prepare` then lays out what the tests expect on the disk. Where no tmpfs can be mounted, one line says so and
+ * `test` registers every test as skipped.
+ */
+export function smallDiskSuite<C extends object = Record<never, never>>(
+  name: string,
+  bytes: number,
+  prepare: (ctx: C & SmallDiskCtx & { fs: SmallFs }) => Promise<void>,
+) {
+  const unavailable = tmpfsUnavailable();
+  if (unavailable) console.log(`skipping "${name}": ${unavailable}`);
+  const s = suite<C & SmallDiskCtx>(name, { fs: null, work: '' } as C & SmallDiskCtx);
+  s.before.each(async (ctx) => {
+    if (unavailable) return;
+    ctx.work = await mkdtemp(join(tmpdir(), 'wd-work-'));
+    const fs = mountSmallFs(bytes);
+    ctx.fs = fs;
+    await prepare(Object.assign(ctx, { fs }));
+  });
+  s.after.each(async (ctx) => {
+    try {
+      ctx.fs?.unmount();
+    } finally {
+      ctx.fs = null;
+      if (ctx.work) await rm(ctx.work, { recursive: true, force: true });
+    }
+  });
+  return { s, test: unavailable ? s.skip : s };
 }

@@ -3,47 +3,22 @@
  * one `disk:recovered` when it is freed, folders on one device read as one file system, and a removed folder is a
  * reading with its error while the watch goes on.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type BusEvents, createBus } from '../../src/bus.ts';
 import type { DiskSettings } from '../../src/config/disk-schema.ts';
 import { watchDisks } from '../../src/daemon/disk-watch.ts';
 import { waitFor } from '../_support/env.ts';
-import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../_support/tmpfs.ts';
+import { type SmallFs, smallDiskSuite } from '../_support/tmpfs.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';
 
 const MB = 1_000_000;
-const unavailable = tmpfsUnavailable();
-if (unavailable) console.log(`skipping the disk watcher tests: ${unavailable}`);
-
 // A 4 MB disk: low below 1 MB (the lower of 1 MB and 50 % of 4 MB), read every 30 ms.
 const settings: DiskSettings = { LowFreeMegabytes: 1, LowFreePercent: 50, CheckSeconds: 0.03 };
 
-interface Ctx {
-  fs: SmallFs | null;
-  /** A folder off the small disk, as the working folder. */
-  work: string;
-}
-
-const s = suite<Ctx>('disk watch', { fs: null, work: '' });
-const test = unavailable ? s.skip : s;
-
-s.before.each(async (ctx) => {
-  if (unavailable) return;
-  ctx.work = await mkdtemp(join(tmpdir(), 'wd-work-'));
-  ctx.fs = mountSmallFs(4 * MB);
+const { s, test } = smallDiskSuite('disk watch', 4 * MB, async (ctx) => {
   await mkdir(join(ctx.fs.path, 'instances'));
-});
-s.after.each(async (ctx) => {
-  try {
-    ctx.fs?.unmount();
-  } finally {
-    ctx.fs = null;
-    if (ctx.work) await rm(ctx.work, { recursive: true, force: true });
-  }
 });
 
 /** Starts a watcher and records what it puts on the bus. */

@@ -40,28 +40,25 @@ interface Loaded {
   object: Manifest;
 }
 
+interface Model {
+  validate: (o: Manifest) => void;
+  iface: string;
+  from: string;
+}
+
+/** A kubernetes-models class checks a manifest; `I<Kind>` of module `from` is its TypeScript interface. */
+const model = (Kind: new (o: never) => { validate(): void }, from: string): Model => ({
+  validate: (o) => new Kind(o as never).validate(),
+  iface: `I${from.split('/').pop()}`,
+  from,
+});
+
 /** The model (and its TypeScript interface's import) for each kind the manifests use. */
-const MODELS: Record<string, { validate: (o: Manifest) => void; iface: string; from: string }> = {
-  'apps/v1 StatefulSet': {
-    validate: (o) => new StatefulSet(o as unknown as IStatefulSet).validate(),
-    iface: 'IStatefulSet',
-    from: 'kubernetes-models/apps/v1/StatefulSet',
-  },
-  'v1 Service': {
-    validate: (o) => new Service(o as unknown as IService).validate(),
-    iface: 'IService',
-    from: 'kubernetes-models/v1/Service',
-  },
-  'v1 ConfigMap': {
-    validate: (o) => new ConfigMap(o as unknown as IConfigMap).validate(),
-    iface: 'IConfigMap',
-    from: 'kubernetes-models/v1/ConfigMap',
-  },
-  'v1 Secret': {
-    validate: (o) => new Secret(o as unknown as ISecret).validate(),
-    iface: 'ISecret',
-    from: 'kubernetes-models/v1/Secret',
-  },
+const MODELS: Record<string, Model> = {
+  'apps/v1 StatefulSet': model(StatefulSet, 'kubernetes-models/apps/v1/StatefulSet'),
+  'v1 Service': model(Service, 'kubernetes-models/v1/Service'),
+  'v1 ConfigMap': model(ConfigMap, 'kubernetes-models/v1/ConfigMap'),
+  'v1 Secret': model(Secret, 'kubernetes-models/v1/Secret'),
 };
 
 async function loadAll(): Promise<Loaded[]> {

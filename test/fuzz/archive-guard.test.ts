@@ -186,26 +186,12 @@ async function walk(dir: string): Promise<string[]> {
 }
 
 archive('fuzz/archive :: real tar extraction leaves nothing outside and no link pointing out', async ({ dir }) => {
-  const parent = join(dir, 'parent');
-  const dest = join(parent, 'dest');
-  const sentinel = join(parent, 'sentinel.txt');
   const tarFile = join(dir, 'fuzz.tar');
   let extracted = 0;
   await fuzz(
     'archive/extract',
     fc.asyncProperty(tarEntries, async (entries) => {
-      await rm(parent, { recursive: true, force: true });
-      await mkdir(dest, { recursive: true });
-      await writeFile(sentinel, 'untouched');
-      await writeRawTar(tarFile, entries);
-      let error: unknown;
-      await within(5_000, 'extractArchive', extractArchive(tarFile, dest)).then(
-        () => void extracted++,
-        (err: unknown) => {
-          error = err;
-        },
-      );
-      await assertContained(error, { dest, parent, sentinel });
+      if (await extractContained(dir, tarFile, (file) => writeRawTar(file, entries))) extracted++;
     }),
     { seed: 0xa7c4_04, numRuns: 150, budgetMs: 10_000 },
   );
@@ -214,11 +200,25 @@ archive('fuzz/archive :: real tar extraction leaves nothing outside and no link 
 });
 
 /**
- * After an extraction into `dest` (a refusal, if any, must be an UpdateError): nothing landed beside it in `parent`
- * but the untouched `sentinel`, and no link inside it points outside.
+ * Extracts the archive `write` puts at `file` into `<dir>/parent/dest`, beside an untouched sentinel file, and
+ * asserts that a refusal, if any, is an UpdateError, that nothing landed beside `dest` and that no link inside it
+ * points outside. True when the archive was extracted rather than refused.
  */
-async function assertContained(error: unknown, at: { dest: string; parent: string; sentinel: string }): Promise<void> {
-  const { dest, parent, sentinel } = at;
+async function extractContained(dir: string, file: string, write: (file: string) => Promise<void>): Promise<boolean> {
+  const parent = join(dir, 'parent');
+  const dest = join(parent, 'dest');
+  const sentinel = join(parent, 'sentinel.txt');
+  await rm(parent, { recursive: true, force: true });
+  await mkdir(dest, { recursive: true });
+  await writeFile(sentinel, 'untouched');
+  await write(file);
+  let error: unknown;
+  await within(5_000, 'extractArchive', extractArchive(file, dest)).then(
+    () => undefined,
+    (err: unknown) => {
+      error = err;
+    },
+  );
   if (error !== undefined) assert.instance(error, UpdateError, `a refusal is an UpdateError, not ${String(error)}`);
   assert.equal(
     (await walk(parent)).filter((p) => !inside(dest, p)),
@@ -231,6 +231,7 @@ async function assertContained(error: unknown, at: { dest: string; parent: strin
     const to = resolve(dirname(p), await readlink(p));
     assert.ok(inside(dest, to), `${relative(dest, p)} → ${await readlink(p)} points outside (${to})`);
   }
+  return error === undefined;
 }
 
 /** Zip entry names: the tar alphabet and names yazl would refuse to write (put in after it wrote the archive). */
@@ -270,9 +271,6 @@ async function writeAnyZip(path: string, entries: Array<{ name: string; link?: s
 }
 
 archive('fuzz/archive :: real zip extraction leaves nothing outside and no link pointing out', async ({ dir }) => {
-  const parent = join(dir, 'parent');
-  const dest = join(parent, 'dest');
-  const sentinel = join(parent, 'sentinel.txt');
   const zipFile = join(dir, 'fuzz.zip');
   let extracted = 0;
   const zipEntry = fc.oneof(
@@ -285,18 +283,7 @@ archive('fuzz/archive :: real zip extraction leaves nothing outside and no link 
   await fuzz(
     'archive/extract-zip',
     fc.asyncProperty(fc.array(zipEntry, { minLength: 1, maxLength: 6 }), async (entries) => {
-      await rm(parent, { recursive: true, force: true });
-      await mkdir(dest, { recursive: true });
-      await writeFile(sentinel, 'untouched');
-      await writeAnyZip(zipFile, entries);
-      let error: unknown;
-      await within(5_000, 'extractArchive', extractArchive(zipFile, dest)).then(
-        () => void extracted++,
-        (err: unknown) => {
-          error = err;
-        },
-      );
-      await assertContained(error, { dest, parent, sentinel });
+      if (await extractContained(dir, zipFile, (file) => writeAnyZip(file, entries))) extracted++;
     }),
     { seed: 0xa7c4_05, numRuns: 100, budgetMs: 8_000 },
   );

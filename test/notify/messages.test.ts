@@ -11,6 +11,9 @@ const alert = (e: Partial<AlertEvent> & Pick<AlertEvent, 'kind'>): AlertEvent =>
   ...e,
 });
 
+/** The message for `alpha` failing to start after 3 attempts. */
+const failingAlpha = (e: Partial<AlertEvent>) => alertMessage('alpha', alert({ kind: 'failing', failures: 3, ...e }));
+
 const messages = suite('messages');
 
 messages('messages :: a crash names the key and the signal or exit code', () => {
@@ -30,26 +33,14 @@ messages('messages :: a crash names the key and the signal or exit code', () => 
 
 messages('messages :: the reason in words, when the machine has one: quoted, one line, bounded', () => {
   assert.is(
-    alertMessage(
-      'alpha',
-      alert({
-        kind: 'failing',
-        failures: 3,
-        detail: 'cannot launch /srv/bin/x: ENOENT (file not found) — check RunCommand',
-      }),
-    ),
+    failingAlpha({ detail: 'cannot launch /srv/bin/x: ENOENT (file not found) — check RunCommand' }),
     'Server `alpha` is failing to start (3 attempts, last: could not be launched: `cannot launch /srv/bin/x: ENOENT (file not found) — check RunCommand`), needs manual intervention or update.',
   );
   assert.is(
-    alertMessage(
-      'alpha',
-      alert({
-        kind: 'failing',
-        failures: 3,
-        exit: { code: 1, signal: null },
-        detail: 'Error: listen EADDRINUSE: address already in use 127.0.0.1:1212',
-      }),
-    ),
+    failingAlpha({
+      exit: { code: 1, signal: null },
+      detail: 'Error: listen EADDRINUSE: address already in use 127.0.0.1:1212',
+    }),
     'Server `alpha` is failing to start (3 attempts, last: exit code 1, `Error: listen EADDRINUSE: address already in use 127.0.0.1:1212`), needs manual intervention or update.',
   );
   assert.is(

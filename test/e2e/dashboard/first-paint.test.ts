@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { tempDir, waitFor } from '../../_support/env.ts';
 import { type MemoryInstance, memoryInstance, memoryRegistry } from '../../http/support.ts';
 import { appSuite } from './_support/app-suite.ts';
-import { ARTIFACTS, type Browser, CHROMIUM, screenshot, withoutScripts } from './_support/browser.ts';
+import { ARTIFACTS, type Browser, CHROMIUM, screenshot, untilLive, withoutScripts } from './_support/browser.ts';
 
 /** A memory instance whose status carries the fields the buttons read (`canUpdate`, `canRollback`). */
 function withStatus(inst: MemoryInstance, extra: Record<string, unknown>): MemoryInstance {
@@ -127,8 +127,7 @@ test('first-paint :: with scripts, the buttons follow the status: a stopped inst
   browser,
 }) => {
   const b = browser!;
-  await b.page.goto(`${server!.url}/`);
-  await waitFor('live', async () => (await b.page.textContent('#conn')) === 'live' || undefined, 10_000);
+  await untilLive(b, `${server!.url}/`);
   assertStoppedButtons(await buttons(b, 'beta'));
   assert.equal(await buttons(b, 'gamma'), {
     restart: { enabled: true, label: 'Start', why: '' },

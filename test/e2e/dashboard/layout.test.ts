@@ -11,7 +11,7 @@ import type { InstanceControl, InstanceRegistry } from '../../../src/supervisor/
 import { waitFor } from '../../_support/env.ts';
 import { memoryInstance } from '../../http/support.ts';
 import { appSuite } from './_support/app-suite.ts';
-import { type Browser, screenshot, withoutScripts } from './_support/browser.ts';
+import { type Browser, screenshot, untilLive, withoutScripts } from './_support/browser.ts';
 import { measureLayout } from './_support/layout-checks.ts';
 
 /** A key as long as operators write them, with no place to break it, so a cut key or a tight card shows. */
@@ -68,8 +68,7 @@ const test = appSuite('e2e :: dashboard layout at 360, 1024 and 1600 px', {
   },
 });
 
-const live = (b: Browser) =>
-  waitFor('live', async () => (await b.page.textContent('#conn')) === 'live' || undefined, 15_000);
+const live = (b: Browser) => untilLive(b, undefined, 15_000);
 
 for (const count of [1, 3, 30]) {
   test(`layout :: ${count} instance(s) at 360, 1024 and 1600 px: nothing overflows, overlaps or leaves a hole`, async ({

@@ -7,6 +7,7 @@ import type { MaintenanceStatus } from '../../../src/supervisor/contract.ts';
 import { waitFor } from '../../_support/env.ts';
 import { memoryInstance, memoryRegistry } from '../../http/support.ts';
 import { appSuite } from './_support/app-suite.ts';
+import { untilLive } from './_support/browser.ts';
 
 const alpha = memoryInstance('alpha', { apiToken: 't' });
 let held: { reason: string; until: number } | null = null;
@@ -50,8 +51,7 @@ test('maintenance :: the card shows the next restart; Hold holds for an hour, th
   browser,
 }) => {
   const b = browser!;
-  await b.page.goto(`${server!.url}/`);
-  await waitFor('live', async () => (await b.page.textContent('#conn')) === 'live' || undefined, 10_000);
+  await untilLive(b, `${server!.url}/`);
   assert.match((await b.page.textContent(field)) ?? '', /^next restart in 3 h/);
   assert.is(await b.page.textContent(holdButton), 'Hold');
 

@@ -9,7 +9,7 @@ import type { AdminCredentials } from '../../../src/http/admin-auth.ts';
 import { waitFor } from '../../_support/env.ts';
 import { basic, memoryInstance, memoryRegistry } from '../../http/support.ts';
 import { appSuite } from './_support/app-suite.ts';
-import { type Browser, screenshot } from './_support/browser.ts';
+import { type Browser, screenshot, untilLive } from './_support/browser.ts';
 
 const test = appSuite('e2e :: dashboard page logic in Chromium', {
   ctx: {
@@ -23,7 +23,7 @@ const test = appSuite('e2e :: dashboard page logic in Chromium', {
   before: async ({ browser, server }) => {
     await browser!.page.goto(`${server!.url}/`);
     await browser!.page.waitForSelector('#chart svg g.node.active');
-    await waitFor('live', async () => (await browser!.page.textContent('#conn')) === 'live', 10_000);
+    await untilLive(browser!);
   },
 });
 

@@ -108,98 +108,101 @@ async function started(d: RunningDaemon, notPid?: number): Promise<number> {
   return st.pid!;
 }
 
-test('persist-logs-bound :: logs/ removed, the daemon killed and restarted: the adopter copies the removed file, bounded', async () => {
+/** The first daemon (PersistServers) and its chatty server, under a size watch of logs/ that `body` steers. */
+interface ChattyRun {
+  s: DaemonScratch;
+  yaml: (persist: boolean) => string;
+  logDir: string;
+  sizes: ReturnType<typeof watchSizes>;
+  d1: RunningDaemon;
+  pid: number;
+}
+
+async function withChattyServer(body: (run: ChattyRun) => Promise<void>): Promise<void> {
   await withDaemons({ prefix: 'wd-plogs-' }, async (s) => {
     const { yaml, logDir } = await setup(s);
     const sizes = watchSizes(logDir);
     try {
       const d1 = await s.start(yaml(true));
-      const pid = await started(d1);
-      await waitFor('a rotation', () => size(join(logDir, 'server.log.1')) > 0, 10_000);
-      await rm(logDir, { recursive: true, force: true });
-      await linesArrive(logDir, 'lines copied into a new server.log');
-
-      sizes.watched = false;
-      await crash(d1);
-      await new Promise((r) => setTimeout(r, 500));
-      const d2 = await s.start(yaml(true));
-      assert.is(await started(d2), pid, 'adopted, not relaunched');
-      await new Promise((r) => setTimeout(r, 600));
-      sizes.watched = true;
-      await linesArrive(logDir, 'the adopter copies what the server writes into the removed file');
-      assert.is(statSync(`/proc/${pid}/fd/1`).nlink, 0, 'the server still writes into the removed file');
-      assert.ok(
-        statSync(`/proc/${pid}/fd/1`).size < MAX + FOLLOW_SLACK,
-        'the removed file is emptied, not left to grow',
-      );
-      await waitFor('rotation of the copy', () => size(join(logDir, 'server.log.2')) > 0, 15_000);
-
-      // A relaunch writes the new server.log itself.
-      killGroup(pid);
-      const next = await started(d2, pid);
-      await waitFor(
-        'the new server writes server.log itself',
-        () => statSync(`/proc/${next}/fd/1`).ino === statSync(join(logDir, 'server.log')).ino,
-        10_000,
-      );
-      await waitFor(
-        'a rotation after the relaunch',
-        () =>
-          /^chat \d+ /m.test(readFileSync(join(logDir, 'server.log.1'), 'utf8')) &&
-          size(join(logDir, 'server.log')) > 0,
-        10_000,
-      );
-      assert.equal(sizes.over, [], 'every file in logs/ within its bound');
-      assert.not.match(d2.log(), /uncaught|unhandled/i);
+      await body({ s, yaml, logDir, sizes, d1, pid: await started(d1) });
     } finally {
       sizes.stop();
     }
+  });
+}
+
+test('persist-logs-bound :: logs/ removed, the daemon killed and restarted: the adopter copies the removed file, bounded', async () => {
+  await withChattyServer(async ({ s, yaml, logDir, sizes, d1, pid }) => {
+    await waitFor('a rotation', () => size(join(logDir, 'server.log.1')) > 0, 10_000);
+    await rm(logDir, { recursive: true, force: true });
+    await linesArrive(logDir, 'lines copied into a new server.log');
+
+    sizes.watched = false;
+    await crash(d1);
+    await new Promise((r) => setTimeout(r, 500));
+    const d2 = await s.start(yaml(true));
+    assert.is(await started(d2), pid, 'adopted, not relaunched');
+    await new Promise((r) => setTimeout(r, 600));
+    sizes.watched = true;
+    await linesArrive(logDir, 'the adopter copies what the server writes into the removed file');
+    assert.is(statSync(`/proc/${pid}/fd/1`).nlink, 0, 'the server still writes into the removed file');
+    assert.ok(statSync(`/proc/${pid}/fd/1`).size < MAX + FOLLOW_SLACK, 'the removed file is emptied, not left to grow');
+    await waitFor('rotation of the copy', () => size(join(logDir, 'server.log.2')) > 0, 15_000);
+
+    // A relaunch writes the new server.log itself.
+    killGroup(pid);
+    const next = await started(d2, pid);
+    await waitFor(
+      'the new server writes server.log itself',
+      () => statSync(`/proc/${next}/fd/1`).ino === statSync(join(logDir, 'server.log')).ino,
+      10_000,
+    );
+    await waitFor(
+      'a rotation after the relaunch',
+      () =>
+        /^chat \d+ /m.test(readFileSync(join(logDir, 'server.log.1'), 'utf8')) && size(join(logDir, 'server.log')) > 0,
+      10_000,
+    );
+    assert.equal(sizes.over, [], 'every file in logs/ within its bound');
+    assert.not.match(d2.log(), /uncaught|unhandled/i);
   });
 });
 
 for (const persist of [true, false]) {
   test(`persist-logs-bound :: server.log grown while no daemon ran: the next daemon (PersistServers ${persist}) rotates it within the bound`, async () => {
-    await withDaemons({ prefix: 'wd-plogs-' }, async (s) => {
-      const { yaml, logDir } = await setup(s);
-      const sizes = watchSizes(logDir);
-      try {
-        const d1 = await s.start(yaml(true));
-        const pid = await started(d1);
+    await withChattyServer(async ({ s, yaml, logDir, sizes, d1, pid }) => {
+      sizes.watched = false;
+      await crash(d1);
+      await grows(logDir, 3);
+      const d2 = await s.start(yaml(persist));
+      const now = await started(d2, persist ? undefined : pid);
+      assert.is(now === pid, persist, persist ? 'adopted' : 'the leftover shut down, a new server launched');
+      await waitFor('server.log back within its bound', () => size(join(logDir, 'server.log')) < MAX, 10_000);
+      sizes.watched = true;
+      assert.ok(size(join(logDir, 'server.log.1')) <= MAX + LINE, 'the rotated file within its bound');
+      assert.match(readFileSync(join(logDir, 'server.log.1'), 'utf8'), /bytes cut from the start/);
+      await linesArrive(logDir, 'lines keep arriving');
+
+      if (persist) {
+        // Once more, with the server gone too before the next daemon: the launch rotates the grown file.
         sizes.watched = false;
-        await crash(d1);
+        await crash(d2);
         await grows(logDir, 3);
-        const d2 = await s.start(yaml(persist));
-        const now = await started(d2, persist ? undefined : pid);
-        assert.is(now === pid, persist, persist ? 'adopted' : 'the leftover shut down, a new server launched');
+        killGroup(now);
+        const d3 = await s.start(yaml(persist));
+        await started(d3, now);
+        assert.ok(size(join(logDir, 'server.log.1')) <= MAX + LINE, 'rotated at launch within its bound');
         await waitFor('server.log back within its bound', () => size(join(logDir, 'server.log')) < MAX, 10_000);
         sizes.watched = true;
-        assert.ok(size(join(logDir, 'server.log.1')) <= MAX + LINE, 'the rotated file within its bound');
-        assert.match(readFileSync(join(logDir, 'server.log.1'), 'utf8'), /bytes cut from the start/);
-        await linesArrive(logDir, 'lines keep arriving');
-
-        if (persist) {
-          // Once more, with the server gone too before the next daemon: the launch rotates the grown file.
-          sizes.watched = false;
-          await crash(d2);
-          await grows(logDir, 3);
-          killGroup(now);
-          const d3 = await s.start(yaml(persist));
-          await started(d3, now);
-          assert.ok(size(join(logDir, 'server.log.1')) <= MAX + LINE, 'rotated at launch within its bound');
-          await waitFor('server.log back within its bound', () => size(join(logDir, 'server.log')) < MAX, 10_000);
-          sizes.watched = true;
-        } else {
-          // Without PersistServers the new server's log is the daemon's pipe (a killed daemon takes it along, so
-          // nothing grows unwatched): removed logs/ come back, rotation too.
-          await rm(logDir, { recursive: true, force: true });
-          await linesArrive(logDir, 'lines in a new server.log');
-          await waitFor('a rotation after the removal', () => size(join(logDir, 'server.log.1')) > 0, 10_000);
-        }
-        await linesArrive(logDir, 'lines keep arriving after the launch');
-        assert.equal(sizes.over, [], 'every file in logs/ within its bound');
-      } finally {
-        sizes.stop();
+      } else {
+        // Without PersistServers the new server's log is the daemon's pipe (a killed daemon takes it along, so
+        // nothing grows unwatched): removed logs/ come back, rotation too.
+        await rm(logDir, { recursive: true, force: true });
+        await linesArrive(logDir, 'lines in a new server.log');
+        await waitFor('a rotation after the removal', () => size(join(logDir, 'server.log.1')) > 0, 10_000);
       }
+      await linesArrive(logDir, 'lines keep arriving after the launch');
+      assert.equal(sizes.over, [], 'every file in logs/ within its bound');
     });
   });
 }

@@ -49,16 +49,24 @@ const auditSize = async (dir: string) => (await stat(join(dir, 'logs', 'audit.lo
  * stranger without credentials could fill the disk. Now the first from a source is written in full and the rest
  * are summarised once per interval, and counted in `watchdog_refused_requests_total`.
  */
-const test = daemonSuite('e2e :: faults: a flood of refused control requests', {
-  prefix: 'wd-flood-',
-  ctx: { pid: null as number | null },
-  config: async () =>
-    testConfig({
-      instances: [{ key: 'chatty', port: await freePort(), runCommand: fixture('log-starts.mjs') }],
-      extra: '  RefusedRequestLogSeconds: 0.5',
-    }),
-  after: (ctx) => killGroup(ctx.pid),
-});
+/** A daemon with one chatty instance, `extra` added to its config; the server's group is killed after each test. */
+const chattySuite = (name: string, prefix: string, extra: string) =>
+  daemonSuite(name, {
+    prefix,
+    ctx: { pid: null as number | null },
+    config: async () =>
+      testConfig({
+        instances: [{ key: 'chatty', port: await freePort(), runCommand: fixture('log-starts.mjs') }],
+        extra,
+      }),
+    after: (ctx) => killGroup(ctx.pid),
+  });
+
+const test = chattySuite(
+  'e2e :: faults: a flood of refused control requests',
+  'wd-flood-',
+  '  RefusedRequestLogSeconds: 0.5',
+);
 
 test(`request-flood :: ${FLOOD} refused requests grow audit.log and the daemon log by under ${BOUND_BYTES} bytes each`, async (ctx) => {
   const d = ctx.daemon!;
@@ -124,16 +132,11 @@ test(`request-flood :: ${FLOOD} refused requests grow audit.log and the daemon l
   assert.is(d.proc.exitCode, null);
 });
 
-const rotation = daemonSuite('e2e :: faults: audit.log rotation', {
-  prefix: 'wd-auditrot-',
-  ctx: { pid: null as number | null },
-  config: async () =>
-    testConfig({
-      instances: [{ key: 'chatty', port: await freePort(), runCommand: fixture('log-starts.mjs') }],
-      extra: 'Logs:\n  AuditLogMaxBytes: 1024\n  AuditLogFiles: 3',
-    }),
-  after: (ctx) => killGroup(ctx.pid),
-});
+const rotation = chattySuite(
+  'e2e :: faults: audit.log rotation',
+  'wd-auditrot-',
+  'Logs:\n  AuditLogMaxBytes: 1024\n  AuditLogFiles: 3',
+);
 
 rotation(
   'request-flood :: accepted actions rotate audit.log at its size and keep at most AuditLogFiles files',

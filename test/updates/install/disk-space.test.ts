@@ -3,47 +3,21 @@
  * anything is written, a disk filling up mid-extraction reads as "disk full" (not as a corrupt archive), and an
  * archive cannot unpack beyond its cap; staging is removed and bin/ untouched every time.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { archiveSink } from '../../../src/updates/archive/sink.ts';
 import { DiskSpaceError, type SpaceLimits } from '../../../src/updates/install/disk-guard.ts';
 import { stageArchive } from '../../../src/updates/install/install.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
-import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
+import { type SmallFs, smallDiskSuite } from '../../_support/tmpfs.ts';
 import { never, oldBuildInBin, rejects } from '../_support/instance-suite.ts';
 
 const MB = 1_000_000;
-const unavailable = tmpfsUnavailable();
-if (unavailable) console.log(`skipping the disk-space install tests: ${unavailable}`);
-
-interface Ctx {
-  fs: SmallFs | null;
-  inst: string;
-  /** Off the small disk: where the archives are made. */
-  out: string;
-}
-
-const s = suite<Ctx>('install on a small disk', { fs: null, inst: '', out: '' });
-const test = unavailable ? s.skip : s;
-
-s.before.each(async (ctx) => {
-  if (unavailable) return;
-  ctx.out = await mkdtemp(join(tmpdir(), 'wd-disk-'));
-  ctx.fs = mountSmallFs(8 * MB);
+const { s, test } = smallDiskSuite<{ inst: string }>('install on a small disk', 8 * MB, async (ctx) => {
   ctx.inst = join(ctx.fs.path, 'instances', 'alpha');
   await mkdir(join(ctx.inst, 'bin'), { recursive: true });
   await writeFile(join(ctx.inst, 'bin', 'marker'), 'old build');
-});
-s.after.each(async (ctx) => {
-  try {
-    ctx.fs?.unmount();
-  } finally {
-    ctx.fs = null;
-    if (ctx.out) await rm(ctx.out, { recursive: true, force: true });
-  }
 });
 
 /** No staging folder is left in the instance's scratch folder. */
@@ -64,7 +38,7 @@ const limits = (marginMb: number, ceilingMb: number): SpaceLimits => ({
 test('space :: a build declaring more than the free space is refused before anything is written', async (ctx) => {
   const fs = ctx.fs as SmallFs;
   // 6 MB of one byte: small as a zip, large unpacked.
-  const archive = join(ctx.out, 'big.zip');
+  const archive = join(ctx.work, 'big.zip');
   await writeZip(archive, [...sampleBuild('B'), { name: 'big.bin', content: Buffer.alloc(6 * MB, 1) }]);
   fs.fill(3 * MB);
   const before = fs.free();
@@ -82,7 +56,7 @@ test('space :: a build declaring more than the free space is refused before anyt
 
 test('space :: a disk filling up mid-extraction is "disk full", not a corrupt archive', async (ctx) => {
   const fs = ctx.fs as SmallFs;
-  const archive = join(ctx.out, 'many.zip');
+  const archive = join(ctx.work, 'many.zip');
   // 400 files of 3 kB declare 1.2 MB but take a 4 KiB page each on tmpfs (1.6 MB): the declared size fits, the
   // files do not.
   const files = Array.from({ length: 400 }, (_, i) => ({ name: `f/${i}.txt`, content: Buffer.alloc(3000, i) }));
@@ -120,7 +94,7 @@ test('cap :: a zip bomb is refused by its declared size before a byte is unpacke
 
 test('cap :: a tar.gz streamed as it downloads stops at the ceiling, counting bytes written', async (ctx) => {
   const fs = ctx.fs as SmallFs;
-  const archive = join(ctx.out, 'stream.tar.gz');
+  const archive = join(ctx.work, 'stream.tar.gz');
   await writeTar(archive, [...sampleBuild('E'), { name: 'zeros.bin', content: Buffer.alloc(20 * MB) }], {
     gzip: true,
   });

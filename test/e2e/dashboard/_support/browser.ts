@@ -5,7 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { ROOT, tempDir } from '../../../_support/env.ts';
+import { ROOT, tempDir, waitFor } from '../../../_support/env.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Screenshots land here (gitignored); CI keeps the folder as the run's artefacts. */
@@ -64,6 +64,12 @@ export async function openBrowser(viewport = { width: 1440, height: 900 }): Prom
       await profile.cleanup();
     },
   };
+}
+
+/** Until the page says its event stream is live (`#conn`); `url`, when given, is loaded first. */
+export async function untilLive(b: Browser, url?: string, ms = 10_000): Promise<void> {
+  if (url !== undefined) await b.page.goto(url);
+  await waitFor('live', async () => (await b.page.textContent('#conn')) === 'live' || undefined, ms);
 }
 
 /** Runs `fn` with the page's scripts disabled: what the daemon's HTML shows on its own (the first paint). */

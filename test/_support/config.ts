@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { ROOT } from './env.ts';
 
 export const DEMO = join(ROOT, 'bin/demo-server');
@@ -69,4 +70,20 @@ export function testConfig(opts: {
     );
   }
   return lines.join('\n') + '\n';
+}
+
+/**
+ * appsettings.yml as YAML from objects: the daemon on loopback (`urlsPort`, 0 by default), PersistServers
+ * (false by default), `timing` as the Timing section and `instances` (key → the instance's keys) as the instances.
+ */
+export function appsettingsYaml(
+  instances: Record<string, unknown>,
+  opts: { urlsPort?: number; persist?: boolean; timing: Record<string, number> },
+): string {
+  return stringify({
+    Urls: `http://127.0.0.1:${opts.urlsPort ?? 0}`,
+    Process: { PersistServers: opts.persist ?? false },
+    Timing: opts.timing,
+    Servers: { Instances: instances },
+  });
 }

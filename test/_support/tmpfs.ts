@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { suite } from 'uvu';
+import { suite, type Test } from 'uvu';
 
 /** A small real file system (tmpfs) mounted in a temp folder, for full-disk tests. */
 export interface SmallFs {
@@ -108,4 +108,30 @@ export function smallDiskSuite<C extends object = Record<never, never>>(
     }
   });
   return { s, test: unavailable ? s.skip : s };
+}
+
+/**
+ * Registers `title` on `test` to run `body` on a fresh small disk of `bytes`, unmounted after it; where no tmpfs
+ * can be mounted, the test is registered as skipped and one line says why.
+ */
+export function onSmallDisk<C>(
+  test: Test<C>,
+  title: string,
+  bytes: number,
+  body: (fs: SmallFs) => Promise<void>,
+): void {
+  const unavailable = tmpfsUnavailable();
+  if (unavailable) {
+    console.log(`skipped "${title}": ${unavailable}`);
+    test.skip(title, () => undefined);
+    return;
+  }
+  test(title, async () => {
+    const fs = mountSmallFs(bytes);
+    try {
+      await body(fs);
+    } finally {
+      fs.unmount();
+    }
+  });
 }

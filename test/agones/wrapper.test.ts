@@ -1,15 +1,15 @@
 /**
- * Issue 14, "the watchdog as the wrapper": the real daemon in Agones mode with fixture engine servers (which know
- * nothing of Agones) and the strict loopback fake of the SDK server (test/_support/agones-sdk.ts).
+ * The watchdog as the wrapper: the real daemon in Agones mode with fixture engine servers (which know nothing of
+ * Agones) and the strict loopback fake of the SDK server (test/_support/agones-sdk.ts).
  */
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { startAgonesSdk, type FakeAgonesSdk, type SdkCall } from '../_support/agones-sdk.ts';
+import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, type StatusJson, waitState, withDaemons } from '../_support/daemon.ts';
-import { freePort, ROOT, tempSuite, waitFor } from '../_support/env.ts';
+import { freePort, tempSuite, waitFor } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
 
 const HEALTH_S = 0.2;
@@ -233,22 +233,10 @@ test('wrapper :: Agones mode with two instances: exit 2, the problem named with 
   }
 });
 
-function runDaemon(cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [join(ROOT, 'bin/watchdog'), 'start'], {
-      cwd,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    proc.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    proc.stderr.on('data', (b: Buffer) => (out += b.toString()));
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    });
-  });
+/** `watchdog start` in `cwd`, to completion (it is expected to refuse): its exit code and all it wrote. */
+async function runDaemon(cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const r = await runCli(['start'], { cwd, env, timeoutMs: 15_000 });
+  return { code: r.code, out: r.stdout + r.stderr };
 }
 
 test.run();

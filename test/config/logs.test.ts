@@ -3,28 +3,31 @@ import { tempSuite } from '../_support/env.ts';
 import { serversYaml, writeFiles } from './_support/files.ts';
 import { runWatchdog } from '../_support/watchdog-bin.ts';
 
+/** Writes `file` (one instance, `top` as its daemon-wide lines) into `dir`, then runs `watchdog <args>` there. */
+async function checkTop(dir: string, file: string, args: string[], top: string[]) {
+  await writeFiles(dir, { [file]: serversYaml({ alpha: ['ApiToken: t', 'ApiPort: 1212'] }, { top }) });
+  return runWatchdog(args, dir, { ...process.env, WATCHDOG_ENV: '' });
+}
+
 const logs = tempSuite('config :: Logs and the log timings', { prefix: 'wd-cfglogs-' });
 
 logs('logs :: bad sizes, counts and waits exit 2 with one clear line each', async ({ dir }) => {
-  await writeFiles(dir, {
-    'bad.yml': serversYaml(
-      { alpha: ['ApiToken: t', 'ApiPort: 1212'] },
-      {
-        top: [
-          'Logs:',
-          '  ServerLogMaxBytes: 10',
-          '  ServerLogFiles: 1.5',
-          '  AuditLogFiles: 0',
-          '  AuditLogMaxBytes: lots',
-          '  Sizes: 1',
-          'Timing:',
-          '  LogRetrySeconds: 0',
-          '  RefusedRequestLogSeconds: -1',
-        ],
-      },
-    ),
-  });
-  const r = await runWatchdog(['check', '--config', 'bad.yml'], dir, { ...process.env, WATCHDOG_ENV: '' });
+  const r = await checkTop(
+    dir,
+    'bad.yml',
+    ['check', '--config', 'bad.yml'],
+    [
+      'Logs:',
+      '  ServerLogMaxBytes: 10',
+      '  ServerLogFiles: 1.5',
+      '  AuditLogFiles: 0',
+      '  AuditLogMaxBytes: lots',
+      '  Sizes: 1',
+      'Timing:',
+      '  LogRetrySeconds: 0',
+      '  RefusedRequestLogSeconds: -1',
+    ],
+  );
   assert.is(r.status, 2, r.stderr);
   const expected = [
     'bad.yml: Logs.ServerLogMaxBytes: expected at least 1024 bytes, got 10',
@@ -47,24 +50,21 @@ logs('logs :: bad sizes, counts and waits exit 2 with one clear line each', asyn
 });
 
 logs('logs :: the defaults pass, and good values are accepted', async ({ dir }) => {
-  await writeFiles(dir, {
-    'appsettings.yml': serversYaml(
-      { alpha: ['ApiToken: t', 'ApiPort: 1212'] },
-      {
-        top: [
-          'Logs:',
-          '  ServerLogMaxBytes: 1048576',
-          '  ServerLogFiles: 1',
-          '  AuditLogMaxBytes: 1024',
-          '  AuditLogFiles: 100',
-          'Timing:',
-          '  LogRetrySeconds: 0.05',
-          '  RefusedRequestLogSeconds: 600',
-        ],
-      },
-    ),
-  });
-  const r = await runWatchdog(['check'], dir, { ...process.env, WATCHDOG_ENV: '' });
+  const r = await checkTop(
+    dir,
+    'appsettings.yml',
+    ['check'],
+    [
+      'Logs:',
+      '  ServerLogMaxBytes: 1048576',
+      '  ServerLogFiles: 1',
+      '  AuditLogMaxBytes: 1024',
+      '  AuditLogFiles: 100',
+      'Timing:',
+      '  LogRetrySeconds: 0.05',
+      '  RefusedRequestLogSeconds: 600',
+    ],
+  );
   assert.is(r.status, 0, r.stderr);
 });
 

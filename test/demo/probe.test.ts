@@ -1,25 +1,12 @@
-import { spawn } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ProbeResult } from '../../src/kit/probe.ts';
+import { runCli } from '../_support/cli.ts';
 import { freePort } from '../_support/env.ts';
-import { type RunningDemo, startDemo, WATCHDOG_BIN } from '../_support/demo.ts';
+import { type RunningDemo, startDemo } from '../_support/demo.ts';
 
 /** Runs `bin/watchdog probe ...` and collects its output and exit code. */
-function watchdogProbe(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [WATCHDOG_BIN, 'probe', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
-    p.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const watchdogProbe = (args: string[]) => runCli(['probe', ...args], { cwd: process.cwd() });
 
 interface Ctx {
   demo?: RunningDemo;

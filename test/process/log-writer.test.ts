@@ -7,7 +7,7 @@ import { boundAppendedLog } from '../../src/process/appended-log.ts';
 import { RotatingLogWriter } from '../../src/process/log-writer.ts';
 import { WriteOutage } from '../../src/process/write-outage.ts';
 import { tempDir } from '../_support/env.ts';
-import { mountSmallFs, tmpfsUnavailable } from '../_support/tmpfs.ts';
+import { onSmallDisk } from '../_support/tmpfs.ts';
 
 /** A WriteHealth that records what it was told. */
 function recorder() {
@@ -27,54 +27,43 @@ function recorder() {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const onDisk = suite('log-writer :: on a full disk (a real tmpfs)');
-const unavailable = tmpfsUnavailable();
 
 const FULL =
   'log-writer :: drops and counts lines on ENOSPC, tries again per retryMs, resumes by itself with a gap marker';
-if (unavailable) {
-  console.log(`skipped "${FULL}": ${unavailable}`);
-  onDisk.skip(FULL, () => undefined);
-} else {
-  onDisk(FULL, async () => {
-    const fs = mountSmallFs(256 * 1024);
-    try {
-      const dir = join(fs.path, 'logs');
-      const r = recorder();
-      const w = new RotatingLogWriter(dir, { maxBytes: 1024 * 1024, keep: 2 }, { retryMs: 50, health: r.health });
-      w.writeLine('before');
-      fs.fill(0);
-      for (let i = 0; i < 5000; i++) w.writeLine(`lost ${i} ${'y'.repeat(100)}`);
-      assert.equal(r.seen.failing, ['ENOSPC'], 'told once');
-      assert.ok(r.seen.dropped > 0, 'counted');
-      assert.is(r.seen.resumed.length, 0);
-      const dropped = r.seen.dropped;
-      fs.release();
-      // Within the retry interval lines are still dropped without touching the disk...
-      w.writeLine('too soon');
-      assert.is(r.seen.dropped, dropped + 1);
-      await sleep(80);
-      // ...then the next line is written, after a line saying what was lost.
-      w.writeLine('after');
-      w.close();
-      assert.equal(r.seen.resumed, [dropped + 1]);
-      const text = await readFile(join(dir, 'server.log'), 'utf8');
-      assert.match(text, /^before\n/);
-      assert.match(
-        text,
-        new RegExp(
-          `watchdog: ${dropped + 1} line\\(s\\) dropped: server\\.log could not be written \\(ENOSPC\\) ---\\nafter\\n$`,
-        ),
-      );
-      // A line torn by ENOSPC part-way is ended before the marker, which starts a line of its own.
-      assert.ok(
-        text.split('\n').some((l) => /^--- \S+ watchdog: \d+ line\(s\) dropped/.test(l)),
-        'the marker is a line of its own',
-      );
-    } finally {
-      fs.unmount();
-    }
-  });
-}
+onSmallDisk(onDisk, FULL, 256 * 1024, async (fs) => {
+  const dir = join(fs.path, 'logs');
+  const r = recorder();
+  const w = new RotatingLogWriter(dir, { maxBytes: 1024 * 1024, keep: 2 }, { retryMs: 50, health: r.health });
+  w.writeLine('before');
+  fs.fill(0);
+  for (let i = 0; i < 5000; i++) w.writeLine(`lost ${i} ${'y'.repeat(100)}`);
+  assert.equal(r.seen.failing, ['ENOSPC'], 'told once');
+  assert.ok(r.seen.dropped > 0, 'counted');
+  assert.is(r.seen.resumed.length, 0);
+  const dropped = r.seen.dropped;
+  fs.release();
+  // Within the retry interval lines are still dropped without touching the disk...
+  w.writeLine('too soon');
+  assert.is(r.seen.dropped, dropped + 1);
+  await sleep(80);
+  // ...then the next line is written, after a line saying what was lost.
+  w.writeLine('after');
+  w.close();
+  assert.equal(r.seen.resumed, [dropped + 1]);
+  const text = await readFile(join(dir, 'server.log'), 'utf8');
+  assert.match(text, /^before\n/);
+  assert.match(
+    text,
+    new RegExp(
+      `watchdog: ${dropped + 1} line\\(s\\) dropped: server\\.log could not be written \\(ENOSPC\\) ---\\nafter\\n$`,
+    ),
+  );
+  // A line torn by ENOSPC part-way is ended before the marker, which starts a line of its own.
+  assert.ok(
+    text.split('\n').some((l) => /^--- \S+ watchdog: \d+ line\(s\) dropped/.test(l)),
+    'the marker is a line of its own',
+  );
+});
 
 onDisk.run();
 

@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RotatingFile } from '../../src/store/rotating-file.ts';
 import { tempDir } from '../_support/env.ts';
-import { mountSmallFs, tmpfsUnavailable } from '../_support/tmpfs.ts';
+import { onSmallDisk } from '../_support/tmpfs.ts';
 
 const rot = suite('store/rotating-file');
 
@@ -24,37 +24,26 @@ rot('rotating-file :: rotates by size and keeps `keep` files, the newest lines w
 });
 
 const FULL = 'rotating-file :: a full disk drops and counts lines; writing resumes once space is back';
-const unavailable = tmpfsUnavailable();
-if (unavailable) {
-  console.log(`skipped "${FULL}": ${unavailable}`);
-  rot.skip(FULL, () => undefined);
-} else {
-  rot(FULL, async () => {
-    const fs = mountSmallFs(64 * 1024);
-    try {
-      const file = join(fs.path, 'audit.log');
-      const told: string[] = [];
-      const f = new RotatingFile(
-        file,
-        { maxBytes: 1024 * 1024, keep: 2 },
-        {
-          retryMs: 20,
-          health: { onFailing: (code) => told.push(code), onResumed: (n) => told.push(`resumed ${n}`) },
-        },
-      );
-      fs.fill(0);
-      for (let i = 0; i < 2000; i++) f.append('z'.repeat(200));
-      assert.equal(told, ['ENOSPC']);
-      assert.ok(f.dropped > 0);
-      fs.release();
-      await new Promise((r) => setTimeout(r, 40));
-      f.append('back');
-      assert.match(told.at(-1) ?? '', /^resumed \d+$/);
-      assert.match(await readFile(file, 'utf8'), /back\n$/);
-    } finally {
-      fs.unmount();
-    }
-  });
-}
+onSmallDisk(rot, FULL, 64 * 1024, async (fs) => {
+  const file = join(fs.path, 'audit.log');
+  const told: string[] = [];
+  const f = new RotatingFile(
+    file,
+    { maxBytes: 1024 * 1024, keep: 2 },
+    {
+      retryMs: 20,
+      health: { onFailing: (code) => told.push(code), onResumed: (n) => told.push(`resumed ${n}`) },
+    },
+  );
+  fs.fill(0);
+  for (let i = 0; i < 2000; i++) f.append('z'.repeat(200));
+  assert.equal(told, ['ENOSPC']);
+  assert.ok(f.dropped > 0);
+  fs.release();
+  await new Promise((r) => setTimeout(r, 40));
+  f.append('back');
+  assert.match(told.at(-1) ?? '', /^resumed \d+$/);
+  assert.match(await readFile(file, 'utf8'), /back\n$/);
+});
 
 rot.run();

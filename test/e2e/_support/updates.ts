@@ -4,7 +4,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { appsettingsYaml } from '../../_support/config.ts';
 import type { RunningDaemon, StatusJson } from '../../_support/daemon.ts';
 import { waitFor } from '../../_support/env.ts';
 
@@ -51,10 +51,10 @@ export function updatesConfig(instances: UpdateInstance[], opts: UpdatesConfigOp
       EnvironmentVariables: { FIXTURE_LIFETIME_MS: '120000', ...i.env },
     };
   }
-  return stringify({
-    Urls: `http://127.0.0.1:${opts.urlsPort ?? 0}`,
-    Process: { PersistServers: opts.persistServers ?? false },
-    Timing: {
+  return appsettingsYaml(entries, {
+    urlsPort: opts.urlsPort,
+    persist: opts.persistServers,
+    timing: {
       ShutdownRequestSeconds: 1,
       ShutdownExitSeconds: 1,
       BackoffInitialSeconds: 0.3,
@@ -63,7 +63,6 @@ export function updatesConfig(instances: UpdateInstance[], opts: UpdatesConfigOp
       WebhookRetryBaseSeconds: 0.1,
       RejectedCheckinLogSeconds: 0,
     },
-    Servers: { Instances: entries },
   });
 }
 

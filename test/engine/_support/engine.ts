@@ -9,7 +9,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Test } from 'uvu';
-import { stringify } from 'yaml';
+import { appsettingsYaml } from '../../_support/config.ts';
 import {
   ENGINE_CHECKIN_SECONDS,
   ENGINE_SKIP,
@@ -106,11 +106,10 @@ export function engineYaml(instances: EngineYamlInstance[], opts: { urlsPort?: n
       ...i.more,
     };
   }
-  return stringify({
-    Urls: `http://127.0.0.1:${opts.urlsPort ?? 0}`,
-    Process: { PersistServers: opts.persist ?? false },
+  return appsettingsYaml(entries, {
+    ...opts,
     // The engine leaves within 0.7 s of /shutdown when idle; a loaded 2-core machine gets room on top.
-    Timing: {
+    timing: {
       ShutdownRequestSeconds: 3,
       ShutdownExitSeconds: 5,
       BackoffInitialSeconds: 0.3,
@@ -118,7 +117,6 @@ export function engineYaml(instances: EngineYamlInstance[], opts: { urlsPort?: n
       StableRunSeconds: 60,
       RejectedCheckinLogSeconds: 0,
     },
-    Servers: { Instances: entries },
   });
 }
 

@@ -35,6 +35,23 @@ const limits = (marginMb: number, ceilingMb: number): SpaceLimits => ({
   ceilingBytes: ceilingMb * MB,
 });
 
+/** Staging `archive` into `inst` is refused with a DiskSpaceError of `reason` whose message matches `message`. */
+async function refusedStaging(
+  archive: string,
+  inst: string,
+  space: SpaceLimits,
+  message: RegExp,
+  reason: DiskSpaceError['reason'],
+): Promise<DiskSpaceError> {
+  const err = await rejects(
+    stageArchive({ archive, instanceDir: inst, signal: never(), limits: space }),
+    message,
+    DiskSpaceError,
+  );
+  assert.is((err as DiskSpaceError).reason, reason);
+  return err as DiskSpaceError;
+}
+
 test('space :: a build declaring more than the free space is refused before anything is written', async (ctx) => {
   const fs = ctx.fs as SmallFs;
   // 6 MB of one byte: small as a zip, large unpacked.
@@ -42,12 +59,13 @@ test('space :: a build declaring more than the free space is refused before anyt
   await writeZip(archive, [...sampleBuild('B'), { name: 'big.bin', content: Buffer.alloc(6 * MB, 1) }]);
   fs.fill(3 * MB);
   const before = fs.free();
-  const err = await rejects(
-    stageArchive({ archive, instanceDir: ctx.inst, signal: never(), limits: limits(1, 100) }),
+  const err = await refusedStaging(
+    archive,
+    ctx.inst,
+    limits(1, 100),
     /^not enough disk space on \/.+: needs 7(\.\d)? MB, has [23](\.\d)? MB/,
-    DiskSpaceError,
+    'short',
   );
-  assert.is((err as DiskSpaceError).reason, 'short');
   assert.match(err.message, fs.path);
   assert.ok(fs.free() >= before - 64 * 1024, 'nothing was written');
   await noStaging(ctx.inst);
@@ -62,12 +80,13 @@ test('space :: a disk filling up mid-extraction is "disk full", not a corrupt ar
   const files = Array.from({ length: 400 }, (_, i) => ({ name: `f/${i}.txt`, content: Buffer.alloc(3000, i) }));
   await writeZip(archive, [...sampleBuild('C'), ...files]);
   fs.fill(Math.round(1.35 * MB));
-  const err = await rejects(
-    stageArchive({ archive, instanceDir: ctx.inst, signal: never(), limits: limits(0, 100) }),
+  const err = await refusedStaging(
+    archive,
+    ctx.inst,
+    limits(0, 100),
     /^disk full on \/.+ while writing the update \(ENOSPC: no space left on device/,
-    DiskSpaceError,
+    'full',
   );
-  assert.is((err as DiskSpaceError).reason, 'full');
   assert.not.match(err.message, /corrupt/);
   await noStaging(ctx.inst);
   await oldBuildInBin(ctx.inst);
@@ -81,12 +100,13 @@ test('cap :: a zip bomb is refused by its declared size before a byte is unpacke
   const size = (await readFile(archive)).length;
   assert.ok(size < 400_000, `the bomb is small (${size} bytes)`);
   const before = fs.free();
-  const err = await rejects(
-    stageArchive({ archive, instanceDir: ctx.inst, signal: never(), limits: limits(0, 5) }),
+  await refusedStaging(
+    archive,
+    ctx.inst,
+    limits(0, 5),
     /^the archive declares 200 MB unpacked, more than the 5 MB Updates\.MaxUnpackedMegabytes allows/,
-    DiskSpaceError,
+    'cap',
   );
-  assert.is((err as DiskSpaceError).reason, 'cap');
   assert.ok(fs.free() >= before - 64 * 1024, 'nothing was unpacked');
   await noStaging(ctx.inst);
   await oldBuildInBin(ctx.inst);

@@ -223,3 +223,15 @@ export async function withDaemons(
     await tmp.cleanup();
   }
 }
+
+/** Stops `daemon` (if any), then releases the rest in order, even when stopping fails: for a suite's `after`. */
+export async function stopThenRelease(
+  daemon: RunningDaemon | null,
+  release: Array<() => unknown | Promise<unknown>>,
+): Promise<void> {
+  try {
+    await daemon?.stop();
+  } finally {
+    for (const r of release) await r();
+  }
+}

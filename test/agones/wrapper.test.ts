@@ -53,12 +53,21 @@ const test = tempSuite<{ sdk?: FakeAgonesSdk }>('agones: the watchdog as the wra
   },
 });
 
-test('wrapper :: /ready at the first check-in, /health through a crash and relaunch, players, status; stop ends in /shutdown', async (ctx) => {
+/**
+ * A fake SDK server (closed after the test) and a config running `fixtureName` as the one instance on `port`, with
+ * Agones enabled in the file when `enabled`, else left for AGONES_SDK_HTTP_PORT to turn on.
+ */
+async function wrapping(ctx: { dir: string; sdk?: FakeAgonesSdk }, fixtureName: string, enabled: boolean) {
   const sdk = await startAgonesSdk();
   ctx.sdk = sdk;
   const port = await freePort();
-  const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture('checkin-late.mjs'));
-  const yaml = testConfig({ instances: [{ port, runCommand: script }], extra: agonesKeys(sdk.port) });
+  const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture(fixtureName));
+  const yaml = testConfig({ instances: [{ port, runCommand: script }], extra: agonesKeys(enabled ? sdk.port : null) });
+  return { sdk, yaml, port };
+}
+
+test('wrapper :: /ready at the first check-in, /health through a crash and relaunch, players, status; stop ends in /shutdown', async (ctx) => {
+  const { sdk, yaml } = await wrapping(ctx, 'checkin-late.mjs', true);
   await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
     const d = await s.start(yaml, { CHECKIN_DELAY_MS: '1500' });
     // Launched, not checked in yet: health pings already, no Ready.
@@ -106,11 +115,7 @@ test('wrapper :: /ready at the first check-in, /health through a crash and relau
 });
 
 test('wrapper :: a server that keeps failing at start: /shutdown once the watchdog gives up, then no more /health', async (ctx) => {
-  const sdk = await startAgonesSdk();
-  ctx.sdk = sdk;
-  const port = await freePort();
-  const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture('exit-at-once.mjs'));
-  const yaml = testConfig({ instances: [{ port, runCommand: script }], extra: agonesKeys(sdk.port) });
+  const { sdk, yaml } = await wrapping(ctx, 'exit-at-once.mjs', true);
   await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
     const d = await s.start(yaml);
     const failing = await waitState(d, 'demo', TOKEN, 'stopped.failing');
@@ -185,11 +190,7 @@ test('wrapper :: a crash loop after check-ins: /health goes on through one crash
 });
 
 test('wrapper :: AGONES_SDK_HTTP_PORT turns it on; SIGTERM shuts the server down gracefully, and calls no /shutdown', async (ctx) => {
-  const sdk = await startAgonesSdk();
-  ctx.sdk = sdk;
-  const port = await freePort();
-  const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture('log-starts.mjs'));
-  const yaml = testConfig({ instances: [{ port, runCommand: script }], extra: agonesKeys(null) });
+  const { sdk, yaml, port } = await wrapping(ctx, 'log-starts.mjs', false);
   await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
     const d: RunningDaemon = await s.start(yaml, sdk.env);
     await waitState(d, 'demo', TOKEN, 'running');

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { appsettingsYaml } from '../../_support/config.ts';
 import type { RunningDaemon, StatusJson } from '../../_support/daemon.ts';
 import { waitFor } from '../../_support/env.ts';
+import type { Cdn } from '../../fixtures/archives/serve.ts';
+import { describeArchive, type ManifestBuild, manifestDoc, writeServerBuild } from '../../fixtures/builds/build.ts';
 
 export const TOKEN = 'tok';
 
@@ -163,3 +165,29 @@ export const logSince = (d: RunningDaemon, from: number) => d.log().slice(from);
 export { reported } from '../../_support/daemon.ts';
 
 export { alive } from '../../_support/procs.ts';
+
+/** Serves build A (a zip made in `dir`) and a manifest at `manifestPath` that lists it alone; returns its entry. */
+export async function serveBuildA(cdn: Cdn, dir: string, manifestPath: string): Promise<ManifestBuild> {
+  const a = await writeServerBuild(join(dir, 'A.zip'), 'A');
+  cdn.set('/files/A.zip', { kind: 'file', file: a.path });
+  const good = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: cdn.url('/files/A.zip'), sha256: a.sha256 };
+  cdn.set(manifestPath, { kind: 'json', body: manifestDoc([good]) });
+  return good;
+}
+
+/**
+ * Serves the archive at `path` as build `key` beside `good` in the manifest at `manifestPath`, both hashes the
+ * archives' own; returns the archive as described.
+ */
+export async function offerBuild(
+  cdn: Cdn,
+  manifestPath: string,
+  good: ManifestBuild,
+  offered: { path: string; key: string; time: string; route: string },
+) {
+  const c = await describeArchive(offered.path);
+  cdn.set(offered.route, { kind: 'file', file: c.path });
+  const entry: ManifestBuild = { key: offered.key, time: offered.time, url: cdn.url(offered.route), sha256: c.sha256 };
+  cdn.set(manifestPath, { kind: 'json', body: manifestDoc([good, entry]) });
+  return c;
+}

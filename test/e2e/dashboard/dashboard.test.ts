@@ -6,11 +6,15 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { daemonSuite, type RunningDaemon, type StatusJson, waitState } from '../../_support/daemon.ts';
+import { type DaemonCtx, daemonSuite, type RunningDaemon, type StatusJson, waitState } from '../../_support/daemon.ts';
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { type Browser, openBrowser, screenshot } from './_support/browser.ts';
 
 const TOKEN = 'tok';
+/** A test body given the daemon and the browser the suite started. */
+const inPage = (fn: (d: RunningDaemon, b: Browser) => Promise<void>) => (ctx: DaemonCtx & { browser?: Browser }) =>
+  fn(ctx.daemon!, ctx.browser!);
+
 const test = daemonSuite<{ browser?: Browser }>('e2e :: dashboard in Chromium', {
   config: async () =>
     testConfig({
@@ -70,153 +74,148 @@ async function watchState(
   return { at, close: () => abort.abort() };
 }
 
-test('dashboard :: the page loads: both instances, their facts, and the running node highlighted for each', async ({
-  daemon,
-  browser,
-}) => {
-  const d = daemon!;
-  const b = browser!;
-  const [alpha, beta] = [await inState(d, 'alpha', 'running'), await inState(d, 'beta', 'running')];
-  const res = await b.page.goto(`${d.url}/`);
-  assert.is(res?.status(), 200);
-  await b.page.waitForSelector('#chart svg g.node');
-  await waitFor(
-    'both cards running',
-    async () => (await pillText(b, 'alpha')) === 'running' && (await pillText(b, 'beta')) === 'running',
-    10_000,
-  );
-  assert.is(await b.page.textContent(`${card('alpha')} [data-field="pid"]`), String(alpha.pid));
-  assert.is(await b.page.textContent(`${card('beta')} [data-field="pid"]`), String(beta.pid));
-  await waitFor(
-    'a check-in age',
-    async () => /ago$/.test((await b.page.textContent(`${card('alpha')} [data-field="checkin"]`)) ?? ''),
-    10_000,
-  );
-  // The daemon's samples of the server: CPU, its tree's memory, and the players its /status gives (the demo: 0).
-  const field = (name: string) => b.page.textContent(`${card('alpha')} [data-field="${name}"]`);
-  await waitFor('CPU, memory and players on the card', async () => (await field('players')) === '0', 15_000);
-  assert.match((await field('cpu')) ?? '', /^\d+(\.\d)? %$/);
-  assert.match((await field('memory')) ?? '', /^\d+\.\d (MiB|GiB)( \(\d+ processes\))?$/);
-  assert.equal(await activeNodes(b, 'alpha'), ['state:running']);
-  assert.equal(await activeNodes(b, 'beta'), ['state:running']);
-  assert.is(await b.page.textContent('#conn'), 'live');
-  await screenshot(b.page, 'dashboard-loaded.png');
-});
+test(
+  'dashboard :: the page loads: both instances, their facts, and the running node highlighted for each',
+  inPage(async (d, b) => {
+    const [alpha, beta] = [await inState(d, 'alpha', 'running'), await inState(d, 'beta', 'running')];
+    const res = await b.page.goto(`${d.url}/`);
+    assert.is(res?.status(), 200);
+    await b.page.waitForSelector('#chart svg g.node');
+    await waitFor(
+      'both cards running',
+      async () => (await pillText(b, 'alpha')) === 'running' && (await pillText(b, 'beta')) === 'running',
+      10_000,
+    );
+    assert.is(await b.page.textContent(`${card('alpha')} [data-field="pid"]`), String(alpha.pid));
+    assert.is(await b.page.textContent(`${card('beta')} [data-field="pid"]`), String(beta.pid));
+    await waitFor(
+      'a check-in age',
+      async () => /ago$/.test((await b.page.textContent(`${card('alpha')} [data-field="checkin"]`)) ?? ''),
+      10_000,
+    );
+    // The daemon's samples of the server: CPU, its tree's memory, and the players its /status gives (the demo: 0).
+    const field = (name: string) => b.page.textContent(`${card('alpha')} [data-field="${name}"]`);
+    await waitFor('CPU, memory and players on the card', async () => (await field('players')) === '0', 15_000);
+    assert.match((await field('cpu')) ?? '', /^\d+(\.\d)? %$/);
+    assert.match((await field('memory')) ?? '', /^\d+\.\d (MiB|GiB)( \(\d+ processes\))?$/);
+    assert.equal(await activeNodes(b, 'alpha'), ['state:running']);
+    assert.equal(await activeNodes(b, 'beta'), ['state:running']);
+    assert.is(await b.page.textContent('#conn'), 'live');
+    await screenshot(b.page, 'dashboard-loaded.png');
+  }),
+);
 
-test('dashboard :: a state change shows within 1 s of the transition (stop via the control API)', async ({
-  daemon,
-  browser,
-}) => {
-  const d = daemon!;
-  const b = browser!;
-  // Stamp every change of beta's state pill with the page's clock (same machine, same clock as the daemon).
-  await b.page.evaluate(`(() => {
+test(
+  'dashboard :: a state change shows within 1 s of the transition (stop via the control API)',
+  inPage(async (d, b) => {
+    // Stamp every change of beta's state pill with the page's clock (same machine, same clock as the daemon).
+    await b.page.evaluate(`(() => {
     const seen = (window.seenStates = []);
     const pill = document.querySelector('article.card[data-key="beta"] .state-pill');
     if (!pill) throw new Error('no beta card');
     new MutationObserver(() => seen.push({ state: pill.textContent, t: Date.now() }))
       .observe(pill, { childList: true, characterData: true, subtree: true });
   })()`);
-  const watch = await watchState(d, 'beta', 'stopped.idle');
-  try {
-    assert.is(await d.control('beta', TOKEN, 'stop'), 200);
-    const at = await waitFor('the daemon reaching stopped.idle', () => Promise.race([watch.at, delay(200)]), 15_000);
-    const shown = await waitFor(
-      'the page showing stopped.idle',
-      () =>
-        b.page.evaluate<{ state: string; t: number } | undefined>(
-          "window.seenStates.find((s) => s.state === 'stopped.idle')",
-        ),
+    const watch = await watchState(d, 'beta', 'stopped.idle');
+    try {
+      assert.is(await d.control('beta', TOKEN, 'stop'), 200);
+      const at = await waitFor('the daemon reaching stopped.idle', () => Promise.race([watch.at, delay(200)]), 15_000);
+      const shown = await waitFor(
+        'the page showing stopped.idle',
+        () =>
+          b.page.evaluate<{ state: string; t: number } | undefined>(
+            "window.seenStates.find((s) => s.state === 'stopped.idle')",
+          ),
+        10_000,
+      );
+      const lag = shown.t - at;
+      assert.ok(lag < 1000, `the page showed stopped.idle ${lag} ms after the transition`);
+      assert.equal(await activeNodes(b, 'beta'), ['state:stopped.idle']);
+      assert.equal(await activeNodes(b, 'alpha'), ['state:running'], 'alpha is untouched');
+      assert.is(await b.page.textContent(`${card('beta')} [data-field="pid"]`), '—');
+      // The daemon's status says what applies: without UpdateType or a previous build, a stopped instance can only be started (or held).
+      const status = (await statusOf(d, 'beta')) as unknown as Record<string, unknown>;
+      assert.equal([status.canUpdate, status.canRollback], [false, false]);
+      const enabled = () =>
+        b.page.evaluate<string[]>(
+          `[...document.querySelectorAll('${card('beta')} button[data-action]:not(:disabled)')].map((e) => e.textContent)`,
+        );
+      // Hold applies to a stopped instance too: it holds its schedules.
+      await waitFor(
+        'only Start and Hold enabled on beta',
+        async () => ((await enabled()).join() === 'Start,Hold' ? true : undefined),
+        5000,
+      );
+      const events = await b.page.$$eval('#events li', (lis) => lis.map((li) => li.textContent ?? ''));
+      assert.ok(
+        events.some((e) => e.includes('beta') && e.includes('stopped.idle')),
+        events.slice(0, 5).join(' | '),
+      );
+    } finally {
+      watch.close();
+    }
+  }),
+);
+
+test(
+  'dashboard :: the Restart button, once confirmed, restarts the instance (the pid changes)',
+  inPage(async (d, b) => {
+    const before: StatusJson = await inState(d, 'alpha', 'running');
+    await b.page.click(`${card('alpha')} button[data-action="restart"]`);
+    const dialog = b.page.locator('dialog#confirm');
+    await dialog.waitFor({ state: 'visible' });
+    assert.is(await b.page.textContent('#confirm-title'), 'Restart alpha?');
+    await screenshot(b.page, 'dashboard-confirm.png');
+    await b.page.click('#confirm-ok');
+    await dialog.waitFor({ state: 'hidden' });
+    const after = await inState(d, 'alpha', 'running', before.pid);
+    assert.is(after.restarts, before.restarts + 1);
+    await waitFor(
+      'the card showing the new pid',
+      async () => (await b.page.textContent(`${card('alpha')} [data-field="pid"]`)) === String(after.pid),
       10_000,
     );
-    const lag = shown.t - at;
-    assert.ok(lag < 1000, `the page showed stopped.idle ${lag} ms after the transition`);
-    assert.equal(await activeNodes(b, 'beta'), ['state:stopped.idle']);
-    assert.equal(await activeNodes(b, 'alpha'), ['state:running'], 'alpha is untouched');
-    assert.is(await b.page.textContent(`${card('beta')} [data-field="pid"]`), '—');
-    // The daemon's status says what applies: without UpdateType or a previous build, a stopped instance can only be started (or held).
-    const status = (await statusOf(d, 'beta')) as unknown as Record<string, unknown>;
-    assert.equal([status.canUpdate, status.canRollback], [false, false]);
-    const enabled = () =>
-      b.page.evaluate<string[]>(
-        `[...document.querySelectorAll('${card('beta')} button[data-action]:not(:disabled)')].map((e) => e.textContent)`,
-      );
-    // Hold applies to a stopped instance too: it holds its schedules.
+    assert.is(await b.page.textContent(`${card('alpha')} .action-result`), 'restart accepted');
+    assert.equal(await activeNodes(b, 'alpha'), ['state:running']);
+    // The dashboard's request is audited like any control request.
     await waitFor(
-      'only Start and Hold enabled on beta',
-      async () => ((await enabled()).join() === 'Start,Hold' ? true : undefined),
-      5000,
+      'the audit line',
+      async () => {
+        const { readFile } = await import('node:fs/promises');
+        const lines = (await readFile(join(d.dir, 'logs', 'audit.log'), 'utf8').catch(() => ''))
+          .trim()
+          .split('\n')
+          .filter(Boolean);
+        return lines
+          .map((l) => JSON.parse(l) as { key: string; action: string; result: string; remote: string | null })
+          .find(
+            (l) => l.key === 'alpha' && l.action === 'restart' && l.result === 'accepted' && l.remote === '127.0.0.1',
+          );
+      },
+      10_000,
     );
-    const events = await b.page.$$eval('#events li', (lis) => lis.map((li) => li.textContent ?? ''));
-    assert.ok(
-      events.some((e) => e.includes('beta') && e.includes('stopped.idle')),
-      events.slice(0, 5).join(' | '),
+  }),
+);
+
+test(
+  'dashboard :: screenshot: two instances in different states, logs open',
+  inPage(async (d, b) => {
+    await inState(d, 'alpha', 'running');
+    await inState(d, 'beta', 'stopped.idle');
+    for (const key of ['alpha', 'beta']) await b.page.click(`${card(key)} details.log summary`);
+    await waitFor(
+      "log lines in alpha's card",
+      async () => ((await b.page.textContent(`${card('alpha')} .log-lines`)) ?? '').split('\n').length > 2,
+      10_000,
     );
-  } finally {
-    watch.close();
-  }
-});
-
-test('dashboard :: the Restart button, once confirmed, restarts the instance (the pid changes)', async ({
-  daemon,
-  browser,
-}) => {
-  const d = daemon!;
-  const b = browser!;
-  const before: StatusJson = await inState(d, 'alpha', 'running');
-  await b.page.click(`${card('alpha')} button[data-action="restart"]`);
-  const dialog = b.page.locator('dialog#confirm');
-  await dialog.waitFor({ state: 'visible' });
-  assert.is(await b.page.textContent('#confirm-title'), 'Restart alpha?');
-  await screenshot(b.page, 'dashboard-confirm.png');
-  await b.page.click('#confirm-ok');
-  await dialog.waitFor({ state: 'hidden' });
-  const after = await inState(d, 'alpha', 'running', before.pid);
-  assert.is(after.restarts, before.restarts + 1);
-  await waitFor(
-    'the card showing the new pid',
-    async () => (await b.page.textContent(`${card('alpha')} [data-field="pid"]`)) === String(after.pid),
-    10_000,
-  );
-  assert.is(await b.page.textContent(`${card('alpha')} .action-result`), 'restart accepted');
-  assert.equal(await activeNodes(b, 'alpha'), ['state:running']);
-  // The dashboard's request is audited like any control request.
-  await waitFor(
-    'the audit line',
-    async () => {
-      const { readFile } = await import('node:fs/promises');
-      const lines = (await readFile(join(d.dir, 'logs', 'audit.log'), 'utf8').catch(() => ''))
-        .trim()
-        .split('\n')
-        .filter(Boolean);
-      return lines
-        .map((l) => JSON.parse(l) as { key: string; action: string; result: string; remote: string | null })
-        .find(
-          (l) => l.key === 'alpha' && l.action === 'restart' && l.result === 'accepted' && l.remote === '127.0.0.1',
-        );
-    },
-    10_000,
-  );
-});
-
-test('dashboard :: screenshot: two instances in different states, logs open', async ({ daemon, browser }) => {
-  const d = daemon!;
-  const b = browser!;
-  await inState(d, 'alpha', 'running');
-  await inState(d, 'beta', 'stopped.idle');
-  for (const key of ['alpha', 'beta']) await b.page.click(`${card(key)} details.log summary`);
-  await waitFor(
-    "log lines in alpha's card",
-    async () => ((await b.page.textContent(`${card('alpha')} .log-lines`)) ?? '').split('\n').length > 2,
-    10_000,
-  );
-  assert.equal(b.errors, [], 'no console or page errors');
-  const path = await screenshot(b.page, 'dashboard.png');
-  // The committed picture in docs/ is refreshed only on request, so test runs leave the work tree clean.
-  if (process.env.WATCHDOG_UPDATE_DOCS === '1') {
-    await mkdir(join(ROOT, 'docs'), { recursive: true });
-    await copyFile(path, join(ROOT, 'docs', 'dashboard.png'));
-  }
-});
+    assert.equal(b.errors, [], 'no console or page errors');
+    const path = await screenshot(b.page, 'dashboard.png');
+    // The committed picture in docs/ is refreshed only on request, so test runs leave the work tree clean.
+    if (process.env.WATCHDOG_UPDATE_DOCS === '1') {
+      await mkdir(join(ROOT, 'docs'), { recursive: true });
+      await copyFile(path, join(ROOT, 'docs', 'dashboard.png'));
+    }
+  }),
+);
 
 test.run();

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import * as assert from 'uvu/assert';
 import { tempDir, waitFor } from '../../_support/env.ts';
 import { type MemoryInstance, memoryInstance, memoryRegistry } from '../../http/support.ts';
-import { appSuite } from './_support/app-suite.ts';
+import { appSuite, onPage } from './_support/app-suite.ts';
 import { ARTIFACTS, type Browser, CHROMIUM, screenshot, untilLive, withoutScripts } from './_support/browser.ts';
 
 /** A memory instance whose status carries the fields the buttons read (`canUpdate`, `canRollback`). */
@@ -67,30 +67,29 @@ function assertStoppedButtons(got: Record<string, ButtonView>) {
   assert.match(got.update?.why ?? '', 'UpdateType');
 }
 
-test('first-paint :: without running any script, the first response shows every instance, its state and the right buttons', async ({
-  server,
-  browser,
-}) => {
-  const b = browser!;
-  await withoutScripts(b, async () => {
-    await b.page.goto(`${server!.url}/`, { waitUntil: 'load' });
-    await screenshot(b.page, 'dashboard-first-paint.png');
-    for (const key of ['alpha', 'beta', 'gamma']) {
-      const box = await b.page.locator(`${card(key)} h2.key`).boundingBox();
-      assert.ok(
-        box && box.width > 0 && box.y + box.height <= 800,
-        `${key}'s name is on screen: ${JSON.stringify(box)}`,
-      );
-      assert.is(await b.page.textContent(`${card(key)} h2.key`), key);
-    }
-    assert.is(await b.page.textContent(`${card('beta')} .state-pill`), 'stopped.idle');
-    assert.is(await b.page.textContent(`${card('alpha')} [data-field="pid"]`), '4242');
-    assert.is(await b.page.textContent('#version'), 'v9.9.9');
-    assert.not.match((await b.page.textContent('#conn')) ?? '', 'connecting');
-    assertStoppedButtons(await buttons(b, 'beta'));
-    assert.is((await buttons(b, 'alpha')).stop?.enabled, true);
-  });
-});
+test(
+  'first-paint :: without running any script, the first response shows every instance, its state and the right buttons',
+  onPage(async ({ b, url }) => {
+    await withoutScripts(b, async () => {
+      await b.page.goto(url, { waitUntil: 'load' });
+      await screenshot(b.page, 'dashboard-first-paint.png');
+      for (const key of ['alpha', 'beta', 'gamma']) {
+        const box = await b.page.locator(`${card(key)} h2.key`).boundingBox();
+        assert.ok(
+          box && box.width > 0 && box.y + box.height <= 800,
+          `${key}'s name is on screen: ${JSON.stringify(box)}`,
+        );
+        assert.is(await b.page.textContent(`${card(key)} h2.key`), key);
+      }
+      assert.is(await b.page.textContent(`${card('beta')} .state-pill`), 'stopped.idle');
+      assert.is(await b.page.textContent(`${card('alpha')} [data-field="pid"]`), '4242');
+      assert.is(await b.page.textContent('#version'), 'v9.9.9');
+      assert.not.match((await b.page.textContent('#conn')) ?? '', 'connecting');
+      assertStoppedButtons(await buttons(b, 'beta'));
+      assert.is((await buttons(b, 'alpha')).stop?.enabled, true);
+    });
+  }),
+);
 
 test('first-paint :: a plain `chromium --headless --screenshot` of the page (no waiting for scripts) shows the instances', async ({
   server,
@@ -122,47 +121,46 @@ test('first-paint :: a plain `chromium --headless --screenshot` of the page (no 
   }
 });
 
-test('first-paint :: with scripts, the buttons follow the status: a stopped instance cannot be stopped or rolled back', async ({
-  server,
-  browser,
-}) => {
-  const b = browser!;
-  await untilLive(b, `${server!.url}/`);
-  assertStoppedButtons(await buttons(b, 'beta'));
-  assert.equal(await buttons(b, 'gamma'), {
-    restart: { enabled: true, label: 'Start', why: '' },
-    update: { enabled: true, label: 'Update', why: '' },
-    rollback: { enabled: true, label: 'Rollback', why: '' },
-    stop: { enabled: false, label: 'Stop', why: 'already stopped' },
-    // A memory instance reports no maintenance: nothing to hold.
-    hold: { enabled: false, label: 'Hold', why: 'this watchdog does not report maintenance' },
-  });
-  assert.equal(
-    Object.values(await buttons(b, 'alpha')).map((x) => [x.label, x.enabled]),
-    [
-      ['Restart', true],
-      ['Update', true],
-      ['Rollback', true],
-      ['Hold', false],
-      ['Stop', true],
-    ],
-  );
-  // Clicking the disabled Stop does nothing; once the instance runs, Stop applies.
-  await b.page.click(button('beta', 'stop'), { force: true });
-  assert.is(await b.page.locator('dialog#confirm').isVisible(), false);
-  assert.equal(beta.calls, []);
-  beta.state = 'running';
-  await b.page.reload(); // nothing announces a memory instance's change on the bus: load the page again
+test(
+  'first-paint :: with scripts, the buttons follow the status: a stopped instance cannot be stopped or rolled back',
+  onPage(async ({ b, url }) => {
+    await untilLive(b, url);
+    assertStoppedButtons(await buttons(b, 'beta'));
+    assert.equal(await buttons(b, 'gamma'), {
+      restart: { enabled: true, label: 'Start', why: '' },
+      update: { enabled: true, label: 'Update', why: '' },
+      rollback: { enabled: true, label: 'Rollback', why: '' },
+      stop: { enabled: false, label: 'Stop', why: 'already stopped' },
+      // A memory instance reports no maintenance: nothing to hold.
+      hold: { enabled: false, label: 'Hold', why: 'this watchdog does not report maintenance' },
+    });
+    assert.equal(
+      Object.values(await buttons(b, 'alpha')).map((x) => [x.label, x.enabled]),
+      [
+        ['Restart', true],
+        ['Update', true],
+        ['Rollback', true],
+        ['Hold', false],
+        ['Stop', true],
+      ],
+    );
+    // Clicking the disabled Stop does nothing; once the instance runs, Stop applies.
+    await b.page.click(button('beta', 'stop'), { force: true });
+    assert.is(await b.page.locator('dialog#confirm').isVisible(), false);
+    assert.equal(beta.calls, []);
+    beta.state = 'running';
+    await b.page.reload(); // nothing announces a memory instance's change on the bus: load the page again
 
-  await waitFor(
-    'beta running',
-    async () => (await b.page.textContent(`${card('beta')} .state-pill`)) === 'running' || undefined,
-    10_000,
-  );
-  const running = await buttons(b, 'beta');
-  assert.equal([running.stop?.enabled, running.restart?.label, running.rollback?.enabled], [true, 'Restart', false]);
-  assert.equal(b.errors, []);
-});
+    await waitFor(
+      'beta running',
+      async () => (await b.page.textContent(`${card('beta')} .state-pill`)) === 'running' || undefined,
+      10_000,
+    );
+    const running = await buttons(b, 'beta');
+    assert.equal([running.stop?.enabled, running.restart?.label, running.rollback?.enabled], [true, 'Restart', false]);
+    assert.equal(b.errors, []);
+  }),
+);
 
 test('first-paint :: the Stop dialog says what stop does: leave at round end, then a graceful shutdown', async ({
   browser,
@@ -178,50 +176,49 @@ test('first-paint :: the Stop dialog says what stop does: leave at round end, th
   assert.equal(alpha.calls, []);
 });
 
-test('first-paint :: the state pill never wraps and the log takes the card width, even in a narrow window', async ({
-  server,
-  browser,
-}) => {
-  const b = browser!;
-  await b.page.setViewportSize({ width: 420, height: 800 });
-  alpha.state = 'awaiting-checkin'; // the longest state, with a hyphen a browser may break at
-  try {
-    await b.page.goto(`${server!.url}/`);
-    await b.page.waitForSelector(`${card('alpha')} .state-pill`);
-    for (const key of ['alpha', 'beta', 'gamma']) {
-      // One client rect per line box the text takes.
-      const lines = await b.page.evaluate<number>(`(() => {
+test(
+  'first-paint :: the state pill never wraps and the log takes the card width, even in a narrow window',
+  onPage(async ({ b, url }) => {
+    await b.page.setViewportSize({ width: 420, height: 800 });
+    alpha.state = 'awaiting-checkin'; // the longest state, with a hyphen a browser may break at
+    try {
+      await b.page.goto(url);
+      await b.page.waitForSelector(`${card('alpha')} .state-pill`);
+      for (const key of ['alpha', 'beta', 'gamma']) {
+        // One client rect per line box the text takes.
+        const lines = await b.page.evaluate<number>(`(() => {
         const range = document.createRange();
         range.selectNodeContents(document.querySelector(${JSON.stringify(`${card(key)} .state-pill`)}));
         return range.getClientRects().length;
       })()`);
-      assert.is(lines, 1, `${key}'s pill is on one line`);
-      assert.is(
-        await b.page.evaluate(
-          `getComputedStyle(document.querySelector(${JSON.stringify(`${card(key)} .state-pill`)})).whiteSpace`,
-        ),
-        'nowrap',
-      );
-    }
-    const log = await b.page.evaluate(`(() => {
+        assert.is(lines, 1, `${key}'s pill is on one line`);
+        assert.is(
+          await b.page.evaluate(
+            `getComputedStyle(document.querySelector(${JSON.stringify(`${card(key)} .state-pill`)})).whiteSpace`,
+          ),
+          'nowrap',
+        );
+      }
+      const log = await b.page.evaluate(`(() => {
       const s = getComputedStyle(document.querySelector(${JSON.stringify(`${card('alpha')} .log-lines`)}));
       return { whiteSpace: s.whiteSpace, wordBreak: s.wordBreak, overflowX: s.overflowX };
     })()`);
-    // A long line wraps (layout.test.ts shows one): nothing cut, and a word broken only when it alone is too wide.
-    assert.equal(log, { whiteSpace: 'pre-wrap', wordBreak: 'normal', overflowX: 'auto' });
-    await b.page.click(`${card('alpha')} details.log summary`);
-    const [pre, inner] = await b.page.evaluate<[number, number]>(`(() => {
+      // A long line wraps (layout.test.ts shows one): nothing cut, and a word broken only when it alone is too wide.
+      assert.equal(log, { whiteSpace: 'pre-wrap', wordBreak: 'normal', overflowX: 'auto' });
+      await b.page.click(`${card('alpha')} details.log summary`);
+      const [pre, inner] = await b.page.evaluate<[number, number]>(`(() => {
       const card = document.querySelector(${JSON.stringify(card('alpha'))});
       const s = getComputedStyle(card);
       const inner = card.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
       return [card.querySelector('.log-lines').getBoundingClientRect().width, inner];
     })()`);
-    assert.ok(Math.abs(pre - inner) < 2, `the log takes the card's width (${pre} of ${inner} px)`);
-    await screenshot(b.page, 'dashboard-narrow.png');
-  } finally {
-    alpha.state = 'running';
-    await b.page.setViewportSize({ width: 1280, height: 800 });
-  }
-});
+      assert.ok(Math.abs(pre - inner) < 2, `the log takes the card's width (${pre} of ${inner} px)`);
+      await screenshot(b.page, 'dashboard-narrow.png');
+    } finally {
+      alpha.state = 'running';
+      await b.page.setViewportSize({ width: 1280, height: 800 });
+    }
+  }),
+);
 
 test.run();

@@ -10,7 +10,7 @@ import { createBus } from '../../../src/bus.ts';
 import type { InstanceControl, InstanceRegistry } from '../../../src/supervisor/contract.ts';
 import { waitFor } from '../../_support/env.ts';
 import { memoryInstance } from '../../http/support.ts';
-import { appSuite } from './_support/app-suite.ts';
+import { appSuite, onPage } from './_support/app-suite.ts';
 import { type Browser, screenshot, untilLive, withoutScripts } from './_support/browser.ts';
 import { measureLayout } from './_support/layout-checks.ts';
 
@@ -91,61 +91,59 @@ for (const count of [1, 3, 30]) {
   });
 }
 
-test('layout :: the first paint, before any script runs, has the recent events and the statechart', async ({
-  server,
-  browser,
-}) => {
-  const b = browser!;
-  show(3);
-  const html = await (await fetch(`${server!.url}/`)).text();
-  const events = /<ol id="events"[^>]*>([\s\S]*?)<\/ol>/.exec(html)?.[1] ?? '';
-  assert.is(events.match(/<li /g)?.length, 3, 'three listed events');
-  assert.match(events, `<span class="event-key" data-color="0">${LONG_KEY}</span>`);
-  assert.match(/<div id="chart"[^>]*>([\s\S]*?)<\/div>\s*<\/section>/.exec(html)?.[1] ?? '', /<svg width="\d+"/);
+test(
+  'layout :: the first paint, before any script runs, has the recent events and the statechart',
+  onPage(async ({ b, url }) => {
+    show(3);
+    const html = await (await fetch(url)).text();
+    const events = /<ol id="events"[^>]*>([\s\S]*?)<\/ol>/.exec(html)?.[1] ?? '';
+    assert.is(events.match(/<li /g)?.length, 3, 'three listed events');
+    assert.match(events, `<span class="event-key" data-color="0">${LONG_KEY}</span>`);
+    assert.match(/<div id="chart"[^>]*>([\s\S]*?)<\/div>\s*<\/section>/.exec(html)?.[1] ?? '', /<svg width="\d+"/);
 
-  await withoutScripts(b, async () => {
+    await withoutScripts(b, async () => {
+      await b.page.setViewportSize({ width: 1024, height: 900 });
+      await b.page.goto(url, { waitUntil: 'load' });
+      await screenshot(b.page, 'layout/dashboard-first-paint-1024.png');
+      assert.is(await b.page.locator('#events li').count(), 3);
+      assert.not.match((await b.page.textContent('main')) ?? '', 'Waiting for events');
+      const chart = await b.page.locator('#chart svg').boundingBox();
+      assert.ok(chart && chart.height > 300, `the chart is drawn: ${JSON.stringify(chart)}`);
+      // Both running instances' state is marked before any script ran.
+      assert.is(
+        await b.page.getAttribute('#chart g.node.active[id="state:running"]', 'data-instances'),
+        `${LONG_KEY} s02`,
+      );
+      assert.equal((await measureLayout(b.page)).problems, []);
+    });
+  }),
+);
+
+test(
+  'layout :: the statechart keeps readable labels in a box that scrolls, and fits the width on request',
+  onPage(async ({ b, url }) => {
     await b.page.setViewportSize({ width: 1024, height: 900 });
-    await b.page.goto(`${server!.url}/`, { waitUntil: 'load' });
-    await screenshot(b.page, 'layout/dashboard-first-paint-1024.png');
-    assert.is(await b.page.locator('#events li').count(), 3);
-    assert.not.match((await b.page.textContent('main')) ?? '', 'Waiting for events');
-    const chart = await b.page.locator('#chart svg').boundingBox();
-    assert.ok(chart && chart.height > 300, `the chart is drawn: ${JSON.stringify(chart)}`);
-    // Both running instances' state is marked before any script ran.
-    assert.is(
-      await b.page.getAttribute('#chart g.node.active[id="state:running"]', 'data-instances'),
-      `${LONG_KEY} s02`,
-    );
-    assert.equal((await measureLayout(b.page)).problems, []);
-  });
-});
-
-test('layout :: the statechart keeps readable labels in a box that scrolls, and fits the width on request', async ({
-  server,
-  browser,
-}) => {
-  const b = browser!;
-  await b.page.setViewportSize({ width: 1024, height: 900 });
-  await b.page.goto(`${server!.url}/`);
-  await live(b);
-  const smallest = () =>
-    b.page.$$eval('#chart svg text', (ts) => Math.min(...ts.map((t) => t.getBoundingClientRect().height)));
-  const box = () =>
-    b.page.$eval('#chart', (c) => ({
-      scroll: c.scrollWidth,
-      client: c.clientWidth,
-      svg: c.querySelector('svg')!.getBoundingClientRect().width,
-    }));
-  assert.ok((await smallest()) >= 10, `the smallest label is ${await smallest()} px tall`);
-  const actual = await box();
-  assert.ok(actual.scroll > actual.client, `the chart scrolls inside its box: ${JSON.stringify(actual)}`);
-  assert.ok(await b.page.evaluate('document.scrollingElement.scrollWidth <= innerWidth'), 'not the page');
-  await b.page.click('#chart-fit');
-  const fitted = await box();
-  assert.ok(Math.abs(fitted.svg - fitted.client) < 2, `fitted: ${JSON.stringify(fitted)}`);
-  assert.is(await b.page.textContent('#chart-fit'), 'Actual size');
-  await screenshot(b.page, 'layout/dashboard-chart-fitted-1024.png');
-});
+    await b.page.goto(url);
+    await live(b);
+    const smallest = () =>
+      b.page.$$eval('#chart svg text', (ts) => Math.min(...ts.map((t) => t.getBoundingClientRect().height)));
+    const box = () =>
+      b.page.$eval('#chart', (c) => ({
+        scroll: c.scrollWidth,
+        client: c.clientWidth,
+        svg: c.querySelector('svg')!.getBoundingClientRect().width,
+      }));
+    assert.ok((await smallest()) >= 10, `the smallest label is ${await smallest()} px tall`);
+    const actual = await box();
+    assert.ok(actual.scroll > actual.client, `the chart scrolls inside its box: ${JSON.stringify(actual)}`);
+    assert.ok(await b.page.evaluate('document.scrollingElement.scrollWidth <= innerWidth'), 'not the page');
+    await b.page.click('#chart-fit');
+    const fitted = await box();
+    assert.ok(Math.abs(fitted.svg - fitted.client) < 2, `fitted: ${JSON.stringify(fitted)}`);
+    assert.is(await b.page.textContent('#chart-fit'), 'Actual size');
+    await screenshot(b.page, 'layout/dashboard-chart-fitted-1024.png');
+  }),
+);
 
 test('layout :: a long server-log line wraps inside the card at 360 px; nothing is cut or widens the page', async ({
   server,

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import type { MaintenanceStatus } from '../../../src/supervisor/contract.ts';
 import { waitFor } from '../../_support/env.ts';
 import { memoryInstance, memoryRegistry } from '../../http/support.ts';
-import { appSuite } from './_support/app-suite.ts';
+import { appSuite, onPage } from './_support/app-suite.ts';
 import { untilLive } from './_support/browser.ts';
 
 const alpha = memoryInstance('alpha', { apiToken: 't' });
@@ -46,32 +46,31 @@ const card = 'article.card[data-key="alpha"]';
 const field = `${card} [data-field="maintenance"]`;
 const holdButton = `${card} button[data-action="hold"]`;
 
-test('maintenance :: the card shows the next restart; Hold holds for an hour, then the button releases', async ({
-  server,
-  browser,
-}) => {
-  const b = browser!;
-  await untilLive(b, `${server!.url}/`);
-  assert.match((await b.page.textContent(field)) ?? '', /^next restart in 3 h/);
-  assert.is(await b.page.textContent(holdButton), 'Hold');
+test(
+  'maintenance :: the card shows the next restart; Hold holds for an hour, then the button releases',
+  onPage(async ({ b, url }) => {
+    await untilLive(b, url);
+    assert.match((await b.page.textContent(field)) ?? '', /^next restart in 3 h/);
+    assert.is(await b.page.textContent(holdButton), 'Hold');
 
-  await b.page.click(holdButton);
-  await b.page.locator('dialog#confirm').waitFor({ state: 'visible' });
-  assert.match((await b.page.textContent('#confirm-text')) ?? '', 'wait for an hour');
-  await b.page.click('#confirm-ok');
-  await waitFor('the hold', async () => (alpha.calls.includes('hold:60') ? true : undefined), 5_000);
-  assert.match(held?.reason ?? '', 'held from the dashboard');
+    await b.page.click(holdButton);
+    await b.page.locator('dialog#confirm').waitFor({ state: 'visible' });
+    assert.match((await b.page.textContent('#confirm-text')) ?? '', 'wait for an hour');
+    await b.page.click('#confirm-ok');
+    await waitFor('the hold', async () => (alpha.calls.includes('hold:60') ? true : undefined), 5_000);
+    assert.match(held?.reason ?? '', 'held from the dashboard');
 
-  await b.page.reload(); // a memory instance's change is not on the bus: load the page again
-  await b.page.waitForSelector(holdButton);
-  assert.match((await b.page.textContent(field)) ?? '', /^held for (59 min|1 h)/);
-  assert.is(await b.page.textContent(holdButton), 'Release');
-  await b.page.click(holdButton);
-  await b.page.locator('dialog#confirm').waitFor({ state: 'visible' });
-  await b.page.click('#confirm-ok');
-  await waitFor('the release', async () => (alpha.calls.includes('release') ? true : undefined), 5_000);
-  assert.is(held, null);
-  assert.equal(b.errors, []);
-});
+    await b.page.reload(); // a memory instance's change is not on the bus: load the page again
+    await b.page.waitForSelector(holdButton);
+    assert.match((await b.page.textContent(field)) ?? '', /^held for (59 min|1 h)/);
+    assert.is(await b.page.textContent(holdButton), 'Release');
+    await b.page.click(holdButton);
+    await b.page.locator('dialog#confirm').waitFor({ state: 'visible' });
+    await b.page.click('#confirm-ok');
+    await waitFor('the release', async () => (alpha.calls.includes('release') ? true : undefined), 5_000);
+    assert.is(held, null);
+    assert.equal(b.errors, []);
+  }),
+);
 
 test.run();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
+import { type RunningDaemon, startDaemon, stopThenRelease } from '../../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture, writeServerScript } from '../../_support/fixtures.ts';
 import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
@@ -31,15 +31,9 @@ interface Ctx {
 const s = suite<Ctx>('e2e :: disk space low and back', { fs: null, hook: null, daemon: null, cleanup: null });
 const test = unavailable ? s.skip : s;
 
-s.after(async (ctx) => {
-  try {
-    await ctx.daemon?.stop();
-  } finally {
-    ctx.fs?.unmount();
-    await ctx.hook?.close();
-    await ctx.cleanup?.();
-  }
-});
+s.after((ctx) =>
+  stopThenRelease(ctx.daemon, [() => ctx.fs?.unmount(), () => ctx.hook?.close(), () => ctx.cleanup?.()]),
+);
 
 const diskMessages = (hook: WebhookReceiver) => hook.messages.filter((m) => m.content.startsWith('Disk space'));
 

@@ -4,20 +4,23 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse, stringify } from 'yaml';
-import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
+import { type RunningDaemon, startDaemon, stopThenRelease } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../_support/webhook.ts';
 import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
+import { serverBuildEntries, type ManifestBuild } from '../../fixtures/builds/build.ts';
 import {
-  describeArchive,
-  manifestDoc,
-  serverBuildEntries,
-  writeServerBuild,
-  type ManifestBuild,
-} from '../../fixtures/builds/build.ts';
-import { builtLabel, dataJson, manifestConfig, runningBuild, scratchLeft, TOKEN } from '../_support/updates.ts';
+  builtLabel,
+  dataJson,
+  manifestConfig,
+  offerBuild,
+  runningBuild,
+  scratchLeft,
+  serveBuildA,
+  TOKEN,
+} from '../_support/updates.ts';
 
 /**
  * Updates onto a small disk (issue 23), through the real daemon: its instance root on a 16 MB tmpfs, build A from a
@@ -64,10 +67,7 @@ s.before(async (ctx) => {
     ctx.fs = mountSmallFs(16 * MB);
     ctx.hook = await startWebhookReceiver();
     ctx.cdn = await startCdn();
-    const a = await writeServerBuild(join(ctx.dir, 'A.zip'), 'A');
-    ctx.cdn.set('/files/A.zip', { kind: 'file', file: a.path });
-    ctx.good = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: a.sha256 };
-    ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good]) });
+    ctx.good = await serveBuildA(ctx.cdn, ctx.dir, MANIFEST);
     ctx.port = await freePort();
     const root = join(ctx.fs.path, 'instances');
     await mkdir(root);
@@ -91,16 +91,14 @@ s.before(async (ctx) => {
   }
 });
 
-s.after(async (ctx) => {
-  try {
-    await ctx.daemon?.stop();
-  } finally {
-    ctx.fs?.unmount();
-    await ctx.cdn?.close();
-    await ctx.hook?.close();
-    await ctx.cleanup?.();
-  }
-});
+s.after((ctx) =>
+  stopThenRelease(ctx.daemon, [
+    () => ctx.fs?.unmount(),
+    () => ctx.cdn?.close(),
+    () => ctx.hook?.close(),
+    () => ctx.cleanup?.(),
+  ]),
+);
 
 s.after.each((ctx) => ctx.fs?.release());
 
@@ -111,16 +109,12 @@ async function failedUpdate(ctx: Ctx, path: string, fill?: (archiveBytes: number
   const d = ctx.daemon as RunningDaemon;
   const hook = ctx.hook as WebhookReceiver;
   const before = await runningBuild(d, KEY, ctx.port, 'A');
-  const c = await describeArchive(path);
-  const name = `/files/C${++serial}${path.endsWith('.tar.gz') ? '.tar.gz' : '.zip'}`;
-  (ctx.cdn as Cdn).set(name, { kind: 'file', file: c.path });
-  const offered: ManifestBuild = {
-    key: `build-C${serial}`,
+  const c = await offerBuild(ctx.cdn as Cdn, MANIFEST, ctx.good as ManifestBuild, {
+    path,
+    key: `build-C${++serial}`,
     time: '2024-06-01T10:00:00Z',
-    url: (ctx.cdn as Cdn).url(name),
-    sha256: c.sha256,
-  };
-  (ctx.cdn as Cdn).set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good as ManifestBuild, offered]) });
+    route: `/files/C${serial}${path.endsWith('.tar.gz') ? '.tar.gz' : '.zip'}`,
+  });
   if (fill) (ctx.fs as SmallFs).fill(fill(c.size));
   const seen = hook.messages.length;
   assert.is(await d.control(KEY, TOKEN, 'update'), 200);
@@ -141,17 +135,18 @@ async function failedUpdate(ctx: Ctx, path: string, fill?: (archiveBytes: number
   return message.content;
 }
 
+/** The failure message of a build that does not fit on `fs`; `needs` and `has` match the whole MB figures. */
+const notEnoughSpace = (fs: SmallFs, needs: string, has: string) =>
+  new RegExp(
+    `could not install an update \\(not enough disk space on ${fs.path}: needs ${needs}(\\.\\d)? MB, has ${has}(\\.\\d)? MB`,
+  );
+
 test('disk :: a build larger than the free space fails before staging, with the figures', async (ctx) => {
   const path = join(ctx.dir, 'C-big.zip');
   await writeZip(path, await serverBuildEntries('C', [{ name: 'big.bin', content: Buffer.alloc(12 * MB, 1) }]));
   const fs = ctx.fs as SmallFs;
   const message = await failedUpdate(ctx, path, () => 4 * MB);
-  assert.match(
-    message,
-    new RegExp(
-      `could not install an update \\(not enough disk space on ${fs.path}: needs 1[23](\\.\\d)? MB, has [34](\\.\\d)? MB`,
-    ),
-  );
+  assert.match(message, notEnoughSpace(fs, '1[23]', '[34]'));
 });
 
 test('disk :: a tar.gz larger than the free space is summed before unpacking, not streamed into a full disk', async (ctx) => {
@@ -164,12 +159,7 @@ test('disk :: a tar.gz larger than the free space is summed before unpacking, no
   await writeTar(path, await serverBuildEntries('C', extra), { gzip: true });
   const fs = ctx.fs as SmallFs;
   const message = await failedUpdate(ctx, path, () => 8 * MB);
-  assert.match(
-    message,
-    new RegExp(
-      `could not install an update \\(not enough disk space on ${fs.path}: needs 1[23](\\.\\d)? MB, has [12](\\.\\d)? MB`,
-    ),
-  );
+  assert.match(message, notEnoughSpace(fs, '1[23]', '[12]'));
 });
 
 test('disk :: a disk filling up mid-extraction is "disk full", not a corrupt archive', async (ctx) => {

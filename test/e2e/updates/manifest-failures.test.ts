@@ -22,6 +22,7 @@ import {
   manifestConfig,
   runningBuild,
   scratchLeft,
+  serveBuildA,
   TOKEN,
 } from '../_support/updates.ts';
 
@@ -46,10 +47,7 @@ const test = daemonSuite<Cdned>('e2e updates :: failed manifest updates change n
   ctx: {} as Cdned,
   config: async (ctx) => {
     ctx.cdn = await startCdn();
-    const a = await writeServerBuild(join(ctx.dir, 'A.zip'), 'A');
-    ctx.cdn.set('/files/A.zip', { kind: 'file', file: a.path });
-    ctx.good = { key: 'build-A', time: '2024-05-01T10:00:00Z', url: ctx.cdn.url('/files/A.zip'), sha256: a.sha256 };
-    ctx.cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good]) });
+    ctx.good = await serveBuildA(ctx.cdn, ctx.dir, MANIFEST);
     ctx.port = await freePort();
     return manifestConfig(KEY, ctx.port, ctx.cdn.url(MANIFEST), 1);
   },

@@ -41,3 +41,9 @@ export function appSuite<C extends object = Record<never, never>>(
   });
   return s;
 }
+
+/** A test body given the browser and the page's address (`<server>/`), both set up by the suite's `before`. */
+export const onPage =
+  <C extends AppCtx>(fn: (page: { b: Browser; url: string }, ctx: C) => Promise<void>) =>
+  (ctx: C) =>
+    fn({ b: ctx.browser!, url: `${ctx.server!.url}/` }, ctx);

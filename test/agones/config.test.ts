@@ -1,4 +1,4 @@
-/** Issue 14: the Agones keys, when Agones mode is on, and its one-instance rule, through the real config loader. */
+/** The Agones keys, when Agones mode is on, and its one-instance rule, through the real config loader. */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';

@@ -1,4 +1,4 @@
-/** Issue 14: where a person sees the GameServer of an instance in Agones mode besides the status JSON. */
+/** Where a person sees the GameServer of an instance in Agones mode besides the status JSON. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { cardFields } from '../../src/http/dashboard/assets/card-view.js';

@@ -81,7 +81,7 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
   assert.equal([internal?.internal, internal?.target], [true, '']);
 });
 
-// 43 since launches blocked by the daemon's resources (issue 23) got a state of their own.
+// 43 since launches blocked by the daemon's resources got a state of their own.
 graph('chart :: the statechart stays small: at most 43 transitions', () => {
   assert.ok(chartGraph().edges.length <= 43, `${chartGraph().edges.length} transitions`);
 });

@@ -1,5 +1,5 @@
 /**
- * Issue 14, "Agones manifests": deploy/agones/ checked without a cluster.
+ * Agones manifests: deploy/agones/ checked without a cluster.
  *
  * What is covered, exactly:
  * 1. Schema: the GameServer and the Fleet are validated with ajv against the openAPIV3Schema of Agones' own CRDs

@@ -1,5 +1,5 @@
 /**
- * Issue 16, "the container image", in seconds: the final stage's process is run as a plain process, the
+ * The container image, in seconds: the final stage's process is run as a plain process, the
  * Dockerfile's ENTRYPOINT + CMD, its ENV and WORKDIR, read from the Dockerfile itself so this test cannot drift
  * from it. The image itself is built and run by test/image/image.e2e.ts (`npm run test:image`, minutes, with
  * buildah), outside `npm test`. Here the image's /app (production dependencies, dist/, bin/, package.json, no

@@ -1,5 +1,5 @@
 /**
- * Issue 16, "Kubernetes manifests": deploy/kubernetes/ checked without a cluster.
+ * Kubernetes manifests: deploy/kubernetes/ checked without a cluster.
  *
  * What is covered, exactly:
  * 1. Schema: every object is validated by kubernetes-models (4.5.1), whose validators are compiled from the

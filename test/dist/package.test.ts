@@ -1,5 +1,5 @@
 /**
- * Issue 16, "the kit as a package": the packed tarball, installed into a project of its own, gives plain
+ * The kit as a package: the packed tarball, installed into a project of its own, gives plain
  * JavaScript the kit (`game-server-watchdog/kit`, `/kit/probe`) with its types, and a `watchdog` bin that runs
  * the compiled daemon with no TypeScript loader anywhere.
  */

@@ -34,7 +34,7 @@ test('auth :: control and ping: every auth case answers its status code', async 
   assert.ok(secret, 'read the launch secret');
   const families: Array<{ path: (k: string) => string; good: string }> = [
     // Ping first: the restarts that answer 200 below end the launch whose secret it uses. (An update without a
-    // provider would be refused with 409, issue 12.)
+    // provider would be refused with 409.)
     { path: (k) => `/server_api/${k}/ping`, good: secret! },
     { path: (k) => `/instances/${k}/restart`, good: TOKEN },
   ];

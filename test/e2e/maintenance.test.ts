@@ -1,5 +1,5 @@
 /**
- * Maintenance with the real daemon and demo servers (issue 13): a 6-field schedule restarts within its period,
+ * Maintenance with the real daemon and demo servers: a 6-field schedule restarts within its period,
  * `When: Empty` waits while a UDP player is on and restarts within a poll of them leaving, `restart?when=RoundEnd`
  * reaches the server as POST /update, and a hold holds back a schedule and outlives a daemon restart. One daemon
  * (then its successor in the same folder) for all of it.

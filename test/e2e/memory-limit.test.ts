@@ -1,5 +1,5 @@
 /**
- * `MemoryLimitMB` (issue 25): a demo server whose process tree passes the limit is asked to restart by its
+ * `MemoryLimitMB`: a demo server whose process tree passes the limit is asked to restart by its
  * `Maintenance.When` through the maintenance machinery, once per run, and chat hears why. `When: Empty` with a UDP
  * player on keeps the restart waiting, so the test sees several samples of one run ask only once.
  */

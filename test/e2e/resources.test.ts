@@ -1,5 +1,5 @@
 /**
- * Resource use at a glance (issue 25): the real daemon samples a running demo server's process tree and its
+ * Resource use at a glance: the real daemon samples a running demo server's process tree and its
  * `/status` players, and shows them in the status JSON, the `watchdog status` table and `/metrics`; a stopped
  * instance shows none.
  */

@@ -1,5 +1,5 @@
 /**
- * An operator's stop is remembered (issue 25): kept in data.json with who and when, the instance stays stopped when
+ * An operator's stop is remembered: kept in data.json with who and when, the instance stays stopped when
  * the daemon starts again, until a restart (`watchdog start <key>`, the dashboard's Start). A daemon shutdown is not
  * an operator's stop.
  * The real daemon, the demo server, real restarts of the daemon in one folder.

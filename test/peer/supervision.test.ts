@@ -150,7 +150,7 @@ test('supervision :: silent: a server that never checks in is killed about Timeo
   assert.not.ok(isAlive(real[2]![1]), 'real: the third silent server was killed too');
   assert.match(ctx.sides.real!.run.log(), 'silent shut down before sending ping on attempt 3');
   assert.match(ctx.sides.real!.run.log(), 'silent is failing to start, giving up until update or manual intervention.');
-  // Ours counts a hang-kill before the first check-in as a startup failure too (issue 12): parity.
+  // Ours counts a hang-kill before the first check-in as a startup failure too: parity.
   const ours = await startsIn(startLog(ctx.sides.ours!, 'silent'));
   assert.is(ours.length, 3, 'ours: left down after the third');
 });

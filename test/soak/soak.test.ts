@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { ROOT } from '../_support/env.ts';
 
 /**
- * The soak (issue 15, item 1) for 60 seconds with a fixed seed, run as `npm run soak` runs it, as a child process
+ * The soak for 60 seconds with a fixed seed, run as `npm run soak` runs it, as a child process
  * (bench/ is not imported from test/): the real daemon, 30 real servers, every fault kind, every invariant. It
  * must pass with no violation and have injected each kind it implements at least once.
  */

@@ -9,7 +9,7 @@ import { fixture, writeServerScript } from '../../_support/fixtures.ts';
 import { runCli, type CliResult } from '../../_support/cli.ts';
 
 /**
- * Control tells the truth (issue 12): what the daemon can tell at once is refused at once (409 with the reason, exit
+ * Control tells the truth: what the daemon can tell at once is refused at once (409 with the reason, exit
  * 1, audited as refused), and `--wait` follows the instance to the outcome. `demo` runs the demo server without an
  * update provider and without `bin.prev`; `broken` runs a server that exits before checking in.
  */

@@ -1,5 +1,5 @@
 /**
- * The CLI's maintenance flags (issue 13): `--for` of `watchdog hold` (durationMinutes) and `--when` of
+ * The CLI's maintenance flags: `--for` of `watchdog hold` (durationMinutes) and `--when` of
  * `watchdog restart|update`. The real CLI posts to a strict loopback stand-in for the daemon that records what it
  * is asked and answers only the control routes of instance `demo` with its token.
  */

@@ -1,5 +1,5 @@
 /**
- * The dashboard's maintenance line and Hold/Release button in Chromium (issue 13), against the HTTP app with a
+ * The dashboard's maintenance line and Hold/Release button in Chromium, against the HTTP app with a
  * memory instance whose hold the button sets and clears.
  */
 import * as assert from 'uvu/assert';

@@ -12,7 +12,7 @@ import { metricValue } from '../../_support/metric-value.ts';
 import { lastChat, withInstanceRoot } from './_support/environment.ts';
 
 /**
- * Issue 23: a full disk under the instance root ended the daemon with ENOSPC from the server-log writer. Now the
+ * A full disk under the instance root ended the daemon with ENOSPC from the server-log writer. Now the
  * daemon stays up, the instance stays supervised (same server, check-ins accepted), dropped lines are counted,
  * and the log resumes by itself once space returns. Both log paths: piped (PersistServers false) and the server
  * writing the file itself (true).

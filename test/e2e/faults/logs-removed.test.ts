@@ -10,7 +10,7 @@ import { killGroup, running, statusOf, waitStatus } from '../resilience/_support
 import { lastChat } from './_support/environment.ts';
 
 /**
- * Issue 23: removing `instances/<key>/logs/` while a chatty server ran ended the daemon with ENOENT at the next
+ * Removing `instances/<key>/logs/` while a chatty server ran ended the daemon with ENOENT at the next
  * rotation. Now the folder is recreated and the lines resume, rotation included, with the same server running.
  * With PersistServers the server keeps writing into the removed file: its lines are copied into the new one.
  */

@@ -11,7 +11,7 @@ import { crash, fixedUrls, killGroup, running, waitStatus } from '../resilience/
 import { lastChat } from './_support/environment.ts';
 
 /**
- * Issue 23 (soak): with PersistServers a chatty server's logs/ was removed, the daemon SIGKILLed and restarted, and
+ * Found by the soak: with PersistServers a chatty server's logs/ was removed, the daemon SIGKILLed and restarted, and
  * server.log reached 12 MiB, server.log.1 after a launch 12.5 MiB, for a bound of 10 MiB. A server writes its own
  * server.log then, and while no daemon follows it (killed, starting, shutting a leftover down) nothing bounds it; a
  * daemon adopting a server that writes into a removed server.log followed the copy nobody writes any more.

@@ -45,7 +45,7 @@ async function flood(d: RunningDaemon): Promise<number[]> {
 const auditSize = async (dir: string) => (await stat(join(dir, 'logs', 'audit.log')).catch(() => null))?.size ?? 0;
 
 /**
- * Issue 23: every refused control request appended ~570 bytes to audit.log and a WARN line to the daemon's log, so a
+ * Every refused control request appended ~570 bytes to audit.log and a WARN line to the daemon's log, so a
  * stranger without credentials could fill the disk. Now the first from a source is written in full and the rest
  * are summarised once per interval, and counted in `watchdog_refused_requests_total`.
  */

@@ -12,7 +12,7 @@ import { writeWatchdogDb } from '../../fixtures/watchdog-db/build.ts';
 import * as rs from '../resilience/_support/daemon-crash.ts';
 
 /**
- * One daemon per folder (issue 23): a second `watchdog start` where one runs (another --urls, another working folder
+ * One daemon per folder: a second `watchdog start` where one runs (another --urls, another working folder
  * with the same instance root, or `watchdog import`) exits 1 at once naming the first, and changes nothing; a
  * SIGKILLed daemon leaves no lock behind; of two started at the same moment exactly one runs.
  */

@@ -7,7 +7,7 @@ import { killGroup, running, statusOf, waitStatus } from '../resilience/_support
 import { metricValue } from '../../_support/metric-value.ts';
 
 /**
- * Issue 23: the daemon's log is stderr; when whoever reads it goes away (a closed terminal, a pipe to a logger that
+ * The daemon's log is stderr; when whoever reads it goes away (a closed terminal, a pipe to a logger that
  * died) every further line fails with EPIPE or EIO. That loses the lines, not the daemon.
  */
 const test = daemonSuite('e2e :: faults: nobody reads the daemon log any more', {

@@ -1,5 +1,5 @@
 /**
- * Issue 23, "exhausted descriptors leave an instance down for good", on the real daemon under a real low
+ * Exhausted descriptors used to leave an instance down for good; checked here on the real daemon under a real low
  * descriptor limit (`prlimit`) with a real fixture server and real idle connections from 127.0.0.1:
  * (a) with the derived connection cap, idle connections holding every slot never stop the server's check-ins, so it
  *     is never killed as hung;

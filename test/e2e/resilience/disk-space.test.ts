@@ -12,7 +12,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../_support/webho
 import { running, statusOf, waitStatus } from './_support/daemon-crash.ts';
 
 /**
- * Disk space as a condition (issue 23): the real daemon with its instance root on a small tmpfs, a quiet server
+ * Disk space as a condition: the real daemon with its instance root on a small tmpfs, a quiet server
  * running there, and a loopback chat webhook. Filling the disk makes /health (still 200), /metrics, the status JSON,
  * `watchdog status` and the dashboard say so, and exactly one chat message arrive; freeing it, one more.
  */

@@ -10,7 +10,7 @@ import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_support/cr
 import { alive, builtLabel, dataJson, instanceDir, runningBuild, scratchLeft, TOKEN } from '../_support/updates.ts';
 
 /**
- * The daemon SIGKILLed in the middle of an update (issue 4, Done-when 2, last item), then started again in the same
+ * The daemon SIGKILLed in the middle of an update, then started again in the same
  * folder: the interrupted download or extraction is cleaned away, bin/ holds a whole build, and the instance runs.
  * Manifest checks download and extract ahead (install/staged-build.ts), so the kill lands while build A still runs.
  */

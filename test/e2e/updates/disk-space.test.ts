@@ -23,7 +23,7 @@ import {
 } from '../_support/updates.ts';
 
 /**
- * Updates onto a small disk (issue 23), through the real daemon: its instance root on a 16 MB tmpfs, build A from a
+ * Updates onto a small disk, through the real daemon: its instance root on a 16 MB tmpfs, build A from a
  * loopback CDN running. A build that does not fit is refused before staging with the figures; one whose declared
  * size fits but whose files fill the disk is "disk full", not a corrupt archive; a zip bomb stops at the cap. Each is
  * one update-failed chat message, and build A, its revision and its server (same pid) carry on.

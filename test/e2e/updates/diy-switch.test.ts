@@ -9,7 +9,7 @@ import { layOutServerBuild, writeServerBuild } from '../../fixtures/builds/build
 import { dataJson, instanceDir, logSince, runningBuild, TOKEN, updatesConfig } from '../_support/updates.ts';
 
 /**
- * The do-it-yourself two-directory switch with the real daemon (issue 4, Done-when 3; Build item 7):
+ * The do-it-yourself two-directory switch with the real daemon:
  * `docs/switch/setup.sh` prepares the instance, the operator unpacks a build into `inactiveBin/` exactly as
  * docs/diy-updates.md says, runs `./switch`, and the Dummy instance restarts on the other directory.
  */

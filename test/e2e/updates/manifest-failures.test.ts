@@ -27,7 +27,7 @@ import {
 } from '../_support/updates.ts';
 
 /**
- * Failed updates through the real daemon (issue 4, Done-when 2): one daemon runs build A from a loopback CDN; for
+ * Failed updates through the real daemon: one daemon runs build A from a loopback CDN; for
  * each case the CDN switches its answer to a broken build C and the test asks for an update. Each failure must be
  * logged with its reason and leave bin/, the revision and the running server (same pid) as they were.
  */

@@ -18,7 +18,7 @@ import {
 } from '../_support/updates.ts';
 
 /**
- * UpdateType Manifest end to end (issue 4, Done-when 1): the real daemon installs build A from a loopback CDN at
+ * UpdateType Manifest end to end: the real daemon installs build A from a loopback CDN at
  * start, moves to build B on `POST /instances/<key>/update`, and rolls back over HTTP and with `watchdog rollback`.
  * A is a zip, B a tar.gz: both formats go through the daemon.
  */

@@ -20,7 +20,7 @@ import {
 } from '../_support/updates.ts';
 
 /**
- * Local, Git, CiServer and Dummy end to end (issue 4, Done-when 3): one daemon runs an instance of each, every one
+ * Local, Git, CiServer and Dummy end to end: one daemon runs an instance of each, every one
  * launching a real server build; each test asks for an update the way an operator or a CI job would.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The real SS14.Watchdog as a test oracle (issue 17, item 2): locating and building it
+ * The real SS14.Watchdog as a test oracle: locating and building it
  * (bench/peers/ss14-watchdog/build.sh), running it in a folder, and the helpers the differential suites share.
  * Not a suite itself (no tests are registered here).
  *

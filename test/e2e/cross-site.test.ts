@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
 import { basic, daemonSuite, type RunningDaemon } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
+import { type RawRequest, rawRequest } from '../_support/http-request.ts';
 
 /**
  * Browsers against the control API, on the real daemon: a cross-site POST is refused with 403 and a line in
@@ -24,35 +24,7 @@ const test = daemonSuite('e2e :: cross-site requests and a trusted proxy', {
     }),
 });
 
-function send(
-  d: RunningDaemon,
-  path: string,
-  opts: { method?: string; from?: string; headers?: Record<string, string> },
-) {
-  const url = new URL(path, d.url);
-  return new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: opts.method ?? 'GET',
-        localAddress: opts.from,
-        headers: { connection: 'close', ...opts.headers },
-        timeout: 5000,
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
-    req.on('error', reject);
-    req.end();
-  });
-}
+const send = (d: RunningDaemon, path: string, opts: RawRequest) => rawRequest(new URL(path, d.url), opts);
 
 const auditLines = async (dir: string) =>
   (await readFile(join(dir, 'logs/audit.log'), 'utf8').catch(() => ''))

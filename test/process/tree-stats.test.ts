@@ -56,17 +56,14 @@ tree('tree-stats :: sums the group and every descendant; leaves out strangers an
   assert.equal(stats, { rssBytes: (1000 + 200 + 300 + 10) * 1024, cpuSeconds: 2.02, processes: 4 });
 });
 
-tree(
-  'tree-stats :: a server that is not a group leader takes only its descendants, not the group it sits in',
-  async () => {
-    const proc = fakeProc({
-      50: { ppid: 1, pgid: 50, ticks: [500, 0, 0, 0], rssKb: 5000 },
-      100: { ppid: 50, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
-      101: { ppid: 100, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
-    });
-    assert.equal(readTreeStats(100, { proc }), { rssBytes: 2000 * 1024, cpuSeconds: 2, processes: 2 });
-  },
-);
+tree('tree-stats :: a server that is not a group leader takes its descendants, not its group', async () => {
+  const proc = fakeProc({
+    50: { ppid: 1, pgid: 50, ticks: [500, 0, 0, 0], rssKb: 5000 },
+    100: { ppid: 50, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
+    101: { ppid: 100, pgid: 50, ticks: [100, 0, 0, 0], rssKb: 1000 },
+  });
+  assert.equal(readTreeStats(100, { proc }), { rssBytes: 2000 * 1024, cpuSeconds: 2, processes: 2 });
+});
 
 tree(
   "tree-stats :: the launch's cgroup: a helper that double-forked out of the group and the tree counts, with its children",
@@ -139,18 +136,15 @@ math('tree-stats :: then CPU over the interval, in % of one core: two busy cores
   assert.is(c.cpuPercent, 1);
 });
 
-math(
-  'tree-stats :: a falling CPU sum (a helper gone, not reaped in the tree) counts 0, and the total never goes back',
-  () => {
-    const a = nextSample(null, 10, read(5), 10_000, 0);
-    const b = nextSample(a, 10, read(3), 15_000, 0);
-    assert.is(b.cpuPercent, 0);
-    assert.is(b.cpuSeconds, 5);
-    const c = nextSample(b, 10, read(4), 20_000, 0);
-    assert.is(c.cpuPercent, 20);
-    assert.is(c.cpuSeconds, 6);
-  },
-);
+math('tree-stats :: a falling CPU sum (a helper gone, not reaped) counts 0, and the total never goes back', () => {
+  const a = nextSample(null, 10, read(5), 10_000, 0);
+  const b = nextSample(a, 10, read(3), 15_000, 0);
+  assert.is(b.cpuPercent, 0);
+  assert.is(b.cpuSeconds, 5);
+  const c = nextSample(b, 10, read(4), 20_000, 0);
+  assert.is(c.cpuPercent, 20);
+  assert.is(c.cpuSeconds, 6);
+});
 
 math('tree-stats :: a new server (another pid) starts over', () => {
   const a = nextSample(null, 10, read(50), 10_000, 0);

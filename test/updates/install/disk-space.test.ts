@@ -20,14 +20,15 @@ const { s, test } = smallDiskSuite<{ inst: string }>('install on a small disk', 
   await writeFile(join(ctx.inst, 'bin', 'marker'), 'old build');
 });
 
-/** No staging folder is left in the instance's scratch folder. */
-async function noStaging(inst: string): Promise<void> {
+/** After a refused install: no staging folder left in the instance's scratch folder, and bin/ as it was. */
+async function leftAsItWas(inst: string): Promise<void> {
   const left = await readdir(join(inst, '.update')).catch(() => [] as string[]);
   assert.equal(
     left.filter((n) => n.startsWith('staging')),
     [],
     'staging removed',
   );
+  await oldBuildInBin(inst);
 }
 
 const limits = (marginMb: number, ceilingMb: number): SpaceLimits => ({
@@ -68,8 +69,7 @@ test('space :: a build declaring more than the free space is refused before anyt
   );
   assert.match(err.message, fs.path);
   assert.ok(fs.free() >= before - 64 * 1024, 'nothing was written');
-  await noStaging(ctx.inst);
-  await oldBuildInBin(ctx.inst);
+  await leftAsItWas(ctx.inst);
 });
 
 test('space :: a disk filling up mid-extraction is "disk full", not a corrupt archive', async (ctx) => {
@@ -88,8 +88,7 @@ test('space :: a disk filling up mid-extraction is "disk full", not a corrupt ar
     'full',
   );
   assert.not.match(err.message, /corrupt/);
-  await noStaging(ctx.inst);
-  await oldBuildInBin(ctx.inst);
+  await leftAsItWas(ctx.inst);
 });
 
 test('cap :: a zip bomb is refused by its declared size before a byte is unpacked', async (ctx) => {
@@ -108,8 +107,7 @@ test('cap :: a zip bomb is refused by its declared size before a byte is unpacke
     'cap',
   );
   assert.ok(fs.free() >= before - 64 * 1024, 'nothing was unpacked');
-  await noStaging(ctx.inst);
-  await oldBuildInBin(ctx.inst);
+  await leftAsItWas(ctx.inst);
 });
 
 test('cap :: a tar.gz streamed as it downloads stops at the ceiling, counting bytes written', async (ctx) => {

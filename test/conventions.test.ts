@@ -51,7 +51,7 @@ function checkedFiles(): string[] {
 
 const test = suite('conventions');
 
-test('test titles :: the reader finds titles of suites, conditional aliases and templates', () => {
+test('test titles :: the reader finds titles of suites, their aliases and templates', () => {
   const source = [
     "const s = suite('x');",
     'const it = why ? s.skip : s;',
@@ -60,6 +60,8 @@ test('test titles :: the reader finds titles of suites, conditional aliases and 
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template title
     'it(`${mode} :: three`, () => {});',
     "helper('not a title');",
+    "const { s: d, test: t } = smallDiskSuite('y', 1, prepare);",
+    "t('four :: b', () => {});",
     's.run();',
   ].join('\n');
   const titles = titlesOf(source);
@@ -70,6 +72,7 @@ test('test titles :: the reader finds titles of suites, conditional aliases and 
       ['s', 'two', 4],
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a template title as the reader gives it back
       ['it', '${mode} :: three', 5],
+      ['t', 'four :: b', 8],
     ],
   );
 });

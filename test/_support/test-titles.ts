@@ -1,8 +1,9 @@
 /**
  * Reads the titles a test file registers, without running it: uvu has no listing mode, and importing a test file
- * would start its daemons and builds. A suite is a name the file runs (`s.run();` alone on a line), or an alias
- * chosen by a condition (`const it = why ? s.skip : s;`); a title is the string or template literal that opens
- * `s(…)`, `s.skip(…)` or `s.only(…)`. A title held in a variable cannot be read this way and is not listed.
+ * would start its daemons and builds. A suite is a name the file runs (`s.run();` alone on a line), an alias
+ * chosen by a condition (`const it = why ? s.skip : s;`) or a name a suite helper returns (`const { s, test } =
+ * smallDiskSuite(…)`); a title is the string or template literal that opens `s(…)`, `s.skip(…)` or `s.only(…)`.
+ * A title held in a variable cannot be read this way and is not listed.
  */
 import { readFileSync } from 'node:fs';
 
@@ -23,6 +24,11 @@ export function suiteNames(source: string): string[] {
     ...source.matchAll(/^\s*const ([A-Za-z_$][\w$]*) = [^;\n]*\? ([A-Za-z_$][\w$]*)(?:\.skip)? : \2(?:\.skip)?;/gm),
   ];
   for (const [, alias = '', of = ''] of aliases) if (names.has(of)) names.add(alias);
+  // A helper that makes the suite and its conditional alias at once: `const { s, test } = smallDiskSuite(…)`.
+  for (const [, bound = ''] of source.matchAll(/^\s*const \{([^}]*)\} = \w*[sS]uite\b/gm)) {
+    for (const part of bound.split(',')) names.add((part.split(':').pop() ?? '').trim());
+  }
+  names.delete('');
   return [...names];
 }
 

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type ProcSource, readTreeStats } from '../../src/process/tree-stats.ts';
-import { nextSample } from '../../src/supervisor/resource-sampler.ts';
+import { nextSample, type Sample } from '../../src/supervisor/resource-sampler.ts';
 import { killGroup } from '../_support/procs.ts';
 import { waitFor } from '../_support/env.ts';
 
@@ -119,7 +119,7 @@ tree('tree-stats :: a real tree: a group leader and its busy child, both counted
 const math = suite('supervisor :: resource sample arithmetic');
 const read = (cpuSeconds: number, rssBytes = 1) => ({ cpuSeconds, rssBytes, processes: 1 });
 
-math('tree-stats :: the first sample: CPU over the time since the launch', () => {
+math('sample :: the first sample: CPU over the time since the launch', () => {
   const s = nextSample(null, 10, read(2), 20_000, 10_000);
   assert.is(s.cpuPercent, 20);
   assert.is(s.cpuSeconds, 2);
@@ -127,26 +127,30 @@ math('tree-stats :: the first sample: CPU over the time since the launch', () =>
   assert.is(nextSample(null, 10, read(2), 20_000, null).cpuPercent, 0);
 });
 
-math('tree-stats :: then CPU over the interval, in % of one core: two busy cores read 200', () => {
-  const a = nextSample(null, 10, read(2), 20_000, 10_000);
-  const b = nextSample(a, 10, read(12), 25_000, 10_000);
-  assert.is(b.cpuPercent, 200);
-  assert.is(b.cpuSeconds, 12);
-  const c = nextSample(b, 10, read(12.05), 30_000, 10_000);
-  assert.is(c.cpuPercent, 1);
+/** nextSample over successive readings of pid 10 (`[cpuSeconds, atMs]`), each from the sample before it. */
+function samples(launchedAt: number | null, ...readings: Array<[number, number]>): Sample[] {
+  const out: Sample[] = [];
+  for (const [cpuSeconds, at] of readings)
+    out.push(nextSample(out.at(-1) ?? null, 10, read(cpuSeconds), at, launchedAt));
+  return out;
+}
+
+math('sample :: then CPU over the interval, in % of one core: two busy cores read 200', () => {
+  const [, b, c] = samples(10_000, [2, 20_000], [12, 25_000], [12.05, 30_000]);
+  assert.is(b?.cpuPercent, 200);
+  assert.is(b?.cpuSeconds, 12);
+  assert.is(c?.cpuPercent, 1);
 });
 
-math('tree-stats :: a falling CPU sum (a helper gone, not reaped) counts 0, and the total never goes back', () => {
-  const a = nextSample(null, 10, read(5), 10_000, 0);
-  const b = nextSample(a, 10, read(3), 15_000, 0);
-  assert.is(b.cpuPercent, 0);
-  assert.is(b.cpuSeconds, 5);
-  const c = nextSample(b, 10, read(4), 20_000, 0);
-  assert.is(c.cpuPercent, 20);
-  assert.is(c.cpuSeconds, 6);
+math('sample :: a falling CPU sum (a helper gone, not reaped) counts 0, and the total never goes back', () => {
+  const [, b, c] = samples(0, [5, 10_000], [3, 15_000], [4, 20_000]);
+  assert.is(b?.cpuPercent, 0);
+  assert.is(b?.cpuSeconds, 5);
+  assert.is(c?.cpuPercent, 20);
+  assert.is(c?.cpuSeconds, 6);
 });
 
-math('tree-stats :: a new server (another pid) starts over', () => {
+math('sample :: a new server (another pid) starts over', () => {
   const a = nextSample(null, 10, read(50), 10_000, 0);
   const b = nextSample(a, 11, read(1), 20_000, 15_000);
   assert.is(b.cpuSeconds, 1);

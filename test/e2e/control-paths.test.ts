@@ -25,7 +25,8 @@ import { manifestDoc } from '../fixtures/builds/build.ts';
 
 const test = suite('e2e control paths :: both routes answer alike');
 const TOKEN = 'tok';
-const VERBS = ['hold', 'release', 'restart', 'update', 'stop', 'rollback'] as const;
+/** Release before and after a hold: refused with nothing held, then taken. */
+const VERBS = ['release', 'hold', 'release', 'restart', 'update', 'stop', 'rollback'] as const;
 type Verb = (typeof VERBS)[number];
 
 /** What a status poll reads here. */
@@ -261,6 +262,7 @@ const listen = (port: number): Promise<Server> =>
   });
 
 function assertAlike(rows: { api: string[]; ui: string[] }[]): void {
+    console.log(rows.map((r) => r.api.map((a, i) => `${a}  |  ${r.ui[i]}`).join('\n')).join('\n'));
   const api = rows.flatMap((r) => r.api);
   const ui = rows.flatMap((r) => r.ui);
   assert.equal(ui, api, 'the dashboard path answers as the ApiToken path');

@@ -262,7 +262,6 @@ const listen = (port: number): Promise<Server> =>
   });
 
 function assertAlike(rows: { api: string[]; ui: string[] }[]): void {
-    console.log(rows.map((r) => r.api.map((a, i) => `${a}  |  ${r.ui[i]}`).join('\n')).join('\n'));
   const api = rows.flatMap((r) => r.api);
   const ui = rows.flatMap((r) => r.ui);
   assert.equal(ui, api, 'the dashboard path answers as the ApiToken path');

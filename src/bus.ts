@@ -161,7 +161,11 @@ export type BusEvents = {
   /** A launch spawned again after `attempts` blocked ones: the episode is over. */
   'instance:launch-unblocked': { key: string; kind: 'resources' | 'port'; attempts: number; at: number };
   'checkin:rejected': { key: string; reason: string; remote: string | undefined; at: number };
-  control: {
+  /**
+   * A control request whose credentials were accepted (`/instances/:key/<verb>` or the dashboard's
+   * `/api/instances/:key/<verb>`), taken or refused; the audit log writes each.
+   */
+  'instance:control': {
     key: string;
     action: string;
     user: string | undefined;

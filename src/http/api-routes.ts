@@ -1,20 +1,20 @@
 import { dirname, join } from 'node:path';
-import { type Context, Hono } from 'hono';
-import { describeError } from '../errors.ts';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { requester } from '../notify/messages.ts';
 import { tailLog } from '../process/log-tail.ts';
+import type { InstanceControl } from '../supervisor/contract.ts';
 import { adminAccess, type AdminEnv } from './admin-auth.ts';
-import { reportRefused } from './refused.ts';
+import { auditControl, CONTROL_VERBS, carryOut } from './control.ts';
+import { WHEN_DOC } from './control-routes.ts';
 import type { HttpDeps } from './deps.ts';
-import type { ControlAction, InstanceControl } from '../supervisor/contract.ts';
+import { reportRefused } from './refused.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
 import { type DashboardControl, type DashboardLog, errors, type RouteDoc } from './route-doc.ts';
 
-const ACTIONS: readonly DashboardAction[] = ['restart', 'update', 'stop', 'rollback', 'hold', 'release'];
-type DashboardAction = ControlAction | 'hold' | 'release';
-/** The dashboard's Hold button holds for an hour (`watchdog hold --for` sets any length). */
-const DASHBOARD_HOLD_MINUTES = 60;
 const MAX_LOG_LINES = 1000;
+
+/** The routes behind `adminAccess` and `dashboardInstance`: the admin user and the instance the path names. */
+type DashboardEnv = { Variables: AdminEnv['Variables'] & { instance: InstanceControl } };
 
 /**
  * The header the dashboard sends with every control request. A page on another site cannot add a custom header
@@ -45,14 +45,15 @@ export const apiRouteDocs: readonly RouteDoc[] = [
     query: [{ name: 'n', type: 'integer', description: `how many lines (default 100, at most ${MAX_LOG_LINES})` }],
     responses: { 200: { description: 'the lines', json: 'DashboardLog' }, ...errors(400, 401, 403, 404, 405) },
   },
-  ...ACTIONS.map(
+  ...CONTROL_VERBS.map(
     (action): RouteDoc => ({
       method: 'post',
       path: `/api/instances/{key}/${action}`,
       tag: 'dashboard',
       access: 'admin',
       header: DASHBOARD_HEADER,
-      summary: `the dashboard's ${action}, audited with the Admin user`,
+      summary: `the dashboard's ${action}: answered as POST /instances/{key}/${action}, audited with the Admin user`,
+      ...(action === 'restart' || action === 'update' ? { query: [WHEN_DOC] } : {}),
       responses: {
         200: { description: 'taken', json: 'DashboardControl' },
         ...errors(400, 401),
@@ -72,14 +73,45 @@ export function instanceDir(instance: InstanceControl): string {
 }
 
 /**
+ * For the dashboard's control requests, after `adminAccess`: the dashboard's header, then the instance the path
+ * names (set as `c.var.instance`), which must have an ApiToken: an instance without one refuses control, through
+ * the dashboard too. Refusals a client can repeat at will (no header, a made-up key) are rate-limited by source
+ * where they are written; the missing ApiToken is audited like a refused control request.
+ */
+function dashboardInstance({ registry, bus, log }: HttpDeps): MiddlewareHandler<DashboardEnv> {
+  return async (c, next) => {
+    const key = c.req.param('key') ?? '';
+    const user = c.var.adminUser;
+    const verb = c.req.path.slice(c.req.path.lastIndexOf('/') + 1);
+    const reject = (status: 403 | 404, error: string) => {
+      reportRefused(bus, c, { route: 'admin', action: `dashboard ${verb}`, key, user, status, reason: error });
+      return c.json({ error }, status);
+    };
+    if (c.req.header(DASHBOARD_HEADER) === undefined)
+      return reject(403, `control requests need the ${DASHBOARD_HEADER} header (sent by the dashboard)`);
+    const instance = registry.get(key);
+    if (!instance) return reject(404, `no instance ${shownKey(key)}`);
+    if (instance.apiToken() === undefined) {
+      const error = `instance ${shownKey(key)} has no ApiToken, so control is disabled for it`;
+      const remote = remoteAddress(c);
+      auditControl(bus, key, verb, { user, remote }, { status: 403, error });
+      log.warn(`control ${verb} refused: ${error}`, { key, via: 'dashboard', remote: remote ?? '' });
+      return c.json({ error }, 403);
+    }
+    c.set('instance', instance);
+    await next();
+  };
+}
+
+/**
  * Admin routes for the dashboard and scripts (same access rule as the dashboard):
  * `GET /api/instances` every instance's status; `GET /api/instances/:key/log?n=100` the tail of its server log;
- * `POST /api/instances/:key/{restart,update,stop,rollback}` control through the same `control()` as
- * `POST /instances/:key/<action>`, audited on the bus as `control` with the admin user name.
+ * `POST /api/instances/:key/<verb>` control through the same `carryOut` as `POST /instances/:key/<verb>` (control.ts),
+ * audited on the bus as `instance:control` with the admin user name.
  */
-export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
-  const { registry, bus, log } = deps;
-  const app = new Hono<AdminEnv>();
+export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
+  const { registry } = deps;
+  const app = new Hono<DashboardEnv>();
   const access = adminAccess(deps);
 
   app.get('/api/instances', access, (c) => c.json(registry.list().map((i) => i.status())));
@@ -99,58 +131,25 @@ export function apiRoutes(deps: HttpDeps): Hono<AdminEnv> {
   });
   app.all('/api/instances/:key/log', methodNotAllowed('GET, HEAD'));
 
-  const control = (action: DashboardAction) => (c: Context<AdminEnv>) => {
-    const key = c.req.param('key') ?? '';
-    const user = c.get('adminUser');
-    const remote = remoteAddress(c);
-    const shown = shownKey(key);
-    const audit = (status: number) =>
-      bus.emit('control', {
-        key: shown,
-        action,
+  const instance = dashboardInstance(deps);
+  for (const verb of CONTROL_VERBS) {
+    app.post(`/api/instances/:key/${verb}`, access, instance, (c) => {
+      const user = c.var.adminUser;
+      const remote = remoteAddress(c);
+      const answer = carryOut(deps, c.var.instance, verb, {
+        query: (name) => c.req.query(name),
         user,
         remote,
-        status,
-        result: status === 200 ? 'accepted' : 'refused',
-        at: Date.now(),
+        by: requester(c.var.instance.key, user, remote),
+        // The Hold button sends no reason; the status then says where the hold came from.
+        holdReason: `held from the dashboard${user ? ` by ${user}` : ''}`,
+        via: 'dashboard',
       });
-    const refuse = (status: 403 | 404 | 409, error: string) => {
-      audit(status);
-      log.warn(`dashboard control ${action} refused: ${error}`, { key: shown, remote: remote ?? '' });
-      return c.json({ error }, status);
-    };
-    // Refusals a client can repeat at will (no header, a made-up key) are rate-limited by source where written.
-    const reject = (status: 403 | 404, error: string) => {
-      reportRefused(bus, c, { route: 'admin', action: `dashboard ${action}`, key, user, status, reason: error });
-      return c.json({ error }, status);
-    };
-
-    if (c.req.header(DASHBOARD_HEADER) === undefined)
-      return reject(403, `control requests need the ${DASHBOARD_HEADER} header (sent by the dashboard)`);
-    const instance = registry.get(key);
-    if (!instance) return reject(404, `no instance ${shown}`);
-    // An instance without an ApiToken refuses control, through the dashboard too.
-    if (instance.apiToken() === undefined)
-      return refuse(403, `instance ${shown} has no ApiToken, so control is disabled for it`);
-    let refused: string | null = null;
-    try {
-      if (action === 'hold')
-        instance.hold?.(DASHBOARD_HOLD_MINUTES, `held from the dashboard${user ? ` by ${user}` : ''}`);
-      else if (action === 'release') refused = instance.release?.() ? null : 'nothing is held for this instance';
-      else instance.control(action, { by: requester(key, user, remote) });
-    } catch (err) {
-      audit(500);
-      throw new Error(`control ${action} of instance ${key} failed: ${describeError(err)}`, { cause: err });
-    }
-    if (refused !== null) return refuse(409, refused);
-    audit(200);
-    log.info(`dashboard control ${action} accepted`, { key, user: user ?? '(loopback)', remote: remote ?? '' });
-    const body: DashboardControl = { key, action, accepted: true };
-    return c.json(body);
-  };
-  for (const action of ACTIONS) {
-    app.post(`/api/instances/:key/${action}`, access, control(action));
-    app.all(`/api/instances/:key/${action}`, methodNotAllowed('POST'));
+      if ('error' in answer) return c.json({ error: answer.error }, answer.status);
+      const body: DashboardControl = { key: c.var.instance.key, action: verb, accepted: true };
+      return c.json(body);
+    });
+    app.all(`/api/instances/:key/${verb}`, methodNotAllowed('POST'));
   }
   return app;
 }

@@ -20,11 +20,12 @@ import { clientAddresses } from './request-info.ts';
 export type { HttpDeps } from './deps.ts';
 
 /**
- * The watchdog's HTTP API (README.md, "HTTP API"). Only builds the app; `startHttpServer` listens. Authentication
- * is done inside each route (the key in the path selects the secret), so there is no prefix middleware whose
- * registration order could leave a route open (Hono runs middleware in registration order, so a route registered
- * before its guard is served unguarded). The admin routes (dashboard, `/events`, `/metrics`, `/api/*`) put
- * `adminAccess` in front of each handler, for the same reason.
+ * The watchdog's HTTP API (README.md, "HTTP API"). Only builds the app; `startHttpServer` listens. Each sub-app
+ * puts its authentication middleware in front of each of its handlers (`apiToken` and `checkinSecret` from
+ * instance-auth.ts, where the key in the path selects the secret; `adminAccess` for the dashboard, `/events`,
+ * `/metrics` and `/api/*`), never under a path prefix: the sub-apps share prefixes (`/instances` also serves the
+ * unauthenticated binaries), and Hono runs middleware in registration order, so a route registered before a
+ * prefix guard would be served unguarded.
  */
 export function createApp(deps: HttpDeps): Hono {
   // RegExpRouter matches every route with one regex. Hono's default SmartRouter silently falls back to the trie

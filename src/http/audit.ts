@@ -49,7 +49,7 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
   });
   const write = (line: Record<string, unknown>) => out.append(JSON.stringify(line));
 
-  const onControl = (e: BusEvents['control']) => {
+  const onControl = (e: BusEvents['instance:control']) => {
     // null rather than an absent field, so every line has the same keys.
     write({
       time: new Date(e.at).toISOString(),
@@ -88,12 +88,12 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
       at: e.at,
     });
   };
-  opts.bus.on('control', onControl);
+  opts.bus.on('instance:control', onControl);
   opts.bus.on('request:refused', onRefused);
 
   return {
     close: async () => {
-      opts.bus.off('control', onControl);
+      opts.bus.off('instance:control', onControl);
       opts.bus.off('request:refused', onRefused);
       // What was counted but not summarised yet is written now, so a flood just before a stop is not lost.
       refusals.flush();

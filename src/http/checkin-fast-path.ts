@@ -1,11 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DiskReading } from '../bus.ts';
+import type { IncomingMessage } from 'node:http';
+import type { FastPath } from './fast-path.ts';
 import { authorize } from './authorize.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
-import { healthBody } from './health.ts';
-
-/** Answers a request before the Hono app sees it, or returns false to leave it to the app. */
-export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 const PREFIX = '/server_api/';
 const SUFFIX = '/ping';
@@ -36,28 +32,3 @@ export function checkinFastPath(
     return true;
   };
 }
-
-/**
- * `GET /health` (and HEAD) answered on node:http with the app's body: health probes poll it all day, and a daemon
- * whose only traffic is probes and check-ins then never builds a Fetch Request, which would load Node's undici
- * (several MB, and tens of ms at start: bench/footprint.ts). A query or another method goes on to the app.
- */
-export function healthFastPath(registry: InstanceRegistry, version: string, disk?: () => DiskReading[]): FastPath {
-  return (req, res) => {
-    if (req.url !== '/health' || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
-    // As the app answers a HEAD: the type, no length.
-    if (req.method === 'HEAD') {
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end();
-      return true;
-    }
-    const body = JSON.stringify(healthBody(registry, version, disk));
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
-    return true;
-  };
-}
-
-/** The first of `paths` that answers. */
-export const firstOf =
-  (...paths: FastPath[]): FastPath =>
-  (req, res) =>
-    paths.some((p) => p(req, res));

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type Context, Hono } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { stream } from 'hono/streaming';
 import { followLines, readLastLines } from '../process/log-view.ts';
 import { ADMIN_CHALLENGE, decideAdminAccess } from './admin-auth.ts';
@@ -63,6 +63,8 @@ export const logRouteDocs: readonly RouteDoc[] = [
 ];
 
 type Access = { ok: true; instance: InstanceControl } | { ok: false; res: Response };
+/** The log route's environment: the instance its credentials admitted. */
+type LogEnv = { Variables: { instance: InstanceControl } };
 
 /**
  * Basic `<key>:<ApiToken>` as for status, or the admin rule of the dashboard (Admin credentials, else a loopback
@@ -101,6 +103,16 @@ function access(c: Context, key: string, deps: HttpDeps): Access {
   return { ok: false, res: refusal(c, auth.status, auth.reason) };
 }
 
+/** `access` as the route's middleware: answers a refusal, else sets `c.var.instance`. */
+function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
+  return async (c, next) => {
+    const allowed = access(c, c.req.param('key') ?? '', deps);
+    if (!allowed.ok) return allowed.res;
+    c.set('instance', allowed.instance);
+    await next();
+  };
+}
+
 /** A whole-number query parameter from `min` to `max`; `fallback` when absent, null when invalid. */
 const whole = <F extends number | undefined>(
   raw: string | undefined,
@@ -118,14 +130,12 @@ const whole = <F extends number | undefined>(
  * `{"line"}` (an empty line every 15 s while the log is quiet), for `seconds` (default 600, at most 3600), ending with `{"end":"lifetime","from":<offset>}`; `from=<offset>`
  * resumes there without a tail. The reading and following are the CLI's own (src/process/log-view.ts).
  */
-export function logRoutes(deps: HttpDeps): Hono {
-  const app = new Hono();
+export function logRoutes(deps: HttpDeps): Hono<LogEnv> {
+  const app = new Hono<LogEnv>();
   let followers = 0;
 
-  app.get('/:key/logs', (c) => {
+  app.get('/:key/logs', logAccess(deps), (c) => {
     const key = c.req.param('key');
-    const allowed = access(c, key, deps);
-    if (!allowed.ok) return allowed.res;
     const lines = whole(c.req.query('lines'), 50, 0, MAX_LINES);
     const seconds = whole(c.req.query('seconds'), DEFAULT_SECONDS, 1, MAX_SECONDS);
     const from = whole(c.req.query('from'), undefined, 0, Number.MAX_SAFE_INTEGER);
@@ -137,7 +147,7 @@ export function logRoutes(deps: HttpDeps): Hono {
         400,
       );
     }
-    const logDir = join(instanceDir(allowed.instance), 'logs');
+    const logDir = join(instanceDir(c.var.instance), 'logs');
     const tail =
       from === undefined ? readLastLines(logDir, lines) : { lines: [], partial: null, offset: from, found: true };
     if (c.req.query('follow') !== '1') {

@@ -8,6 +8,7 @@
 import * as v from 'valibot';
 import { MAINTENANCE_POLICIES } from '../config/maintenance-schema.ts';
 import type { DiskReading } from '../bus.ts';
+import { CONTROL_VERBS } from './control.ts';
 import type {
   AgonesStatus,
   InstanceStatus,
@@ -215,7 +216,7 @@ export type DashboardLog = v.InferOutput<typeof DashboardLogSchema>;
 
 export const DashboardControlSchema = v.object({
   key: v.string(),
-  action: v.picklist(['restart', 'update', 'stop', 'rollback', 'hold', 'release']),
+  action: v.picklist(CONTROL_VERBS),
   accepted: v.literal(true),
 });
 export type DashboardControl = v.InferOutput<typeof DashboardControlSchema>;

@@ -13,8 +13,8 @@ import { basic, memoryInstance, memoryRegistry, recordingLogger, fromLoopback } 
 
 function setup(instances: InstanceControl[], admin?: AdminCredentials) {
   const bus = createBus();
-  const controls: BusEvents['control'][] = [];
-  bus.on('control', (e) => controls.push(e));
+  const controls: BusEvents['instance:control'][] = [];
+  bus.on('instance:control', (e) => controls.push(e));
   const refused: BusEvents['request:refused'][] = [];
   bus.on('request:refused', (e) => refused.push(e));
   const log = recordingLogger();

@@ -86,9 +86,9 @@ audit('audit :: appends to an existing file and stops writing after close()', as
     result: 'accepted' as const,
     at: Date.now(),
   };
-  bus.emit('control', event);
+  bus.emit('instance:control', event);
   await log.close();
-  bus.emit('control', { ...event, action: 'restart' });
+  bus.emit('instance:control', { ...event, action: 'restart' });
   await log.close(); // idempotent
   const text = await readFile(file, 'utf8');
   const lines = text.trim().split('\n');
@@ -106,7 +106,7 @@ audit('audit :: a file that cannot be written is reported, and the bus keeps wor
   const logger = recordingLogger('audit');
   const log = createAuditLog({ file, bus, log: logger });
   let delivered = 0;
-  bus.on('control', () => delivered++);
+  bus.on('instance:control', () => delivered++);
   const event = {
     key: 'k',
     action: 'stop',
@@ -116,11 +116,11 @@ audit('audit :: a file that cannot be written is reported, and the bus keeps wor
     result: 'accepted' as const,
     at: Date.now(),
   };
-  bus.emit('control', event);
+  bus.emit('instance:control', event);
   await waitFor('the write failure to be logged', () =>
     logger.lines.some((l) => l.includes('cannot write the audit log')),
   );
-  bus.emit('control', event);
+  bus.emit('instance:control', event);
   assert.is(delivered, 2);
   await log.close();
   await tmp.cleanup();

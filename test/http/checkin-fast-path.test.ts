@@ -2,7 +2,9 @@
 import { Hono } from 'hono';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkinFastPath, firstOf, healthFastPath } from '../../src/http/checkin-fast-path.ts';
+import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
+import { firstOf } from '../../src/http/fast-path.ts';
+import { healthFastPath } from '../../src/http/health.ts';
 import { type HttpServer, startHttpServer, startHttpServers } from '../../src/http/server.ts';
 import { authCases, basic, harness, memoryInstance, memoryRegistry, type MemoryInstance } from './support.ts';
 

@@ -19,8 +19,8 @@ import { basic, fromLoopback, memoryInstance, memoryRegistry, recordingLogger } 
 function setup(ownOrigins: string[] = []) {
   const alpha = memoryInstance('alpha', { apiToken: 't', secret: 's' });
   const bus = createBus();
-  const controls: BusEvents['control'][] = [];
-  bus.on('control', (e) => controls.push(e));
+  const controls: BusEvents['instance:control'][] = [];
+  bus.on('instance:control', (e) => controls.push(e));
   const refusals: BusEvents['request:refused'][] = [];
   bus.on('request:refused', (e) => refusals.push(e));
   const app = fromLoopback(

@@ -131,7 +131,7 @@ events('events :: every streamed fact type arrives under its own event name', as
     bus.emit('instance:checkin', { key: 'alpha', launchId: 2, at });
     bus.emit('maintenance:pending', { key: 'alpha', kind: 'hold', reason: 'event', until: at + 60_000, at });
     bus.emit('maintenance:done', { key: 'alpha', kind: 'hold', how: 'released', at });
-    bus.emit('control', {
+    bus.emit('instance:control', {
       key: 'alpha',
       action: 'restart',
       user: 'alpha',
@@ -159,7 +159,7 @@ events('events :: every streamed fact type arrives under its own event name', as
       'instance:checkin',
       'maintenance:pending',
       'maintenance:done',
-      'control',
+      'instance:control',
       'instance:launch-blocked',
       'instance:launch-unblocked',
     ]);
@@ -199,7 +199,7 @@ events('events :: cancelling the stream unsubscribes from the bus', async () => 
   while (listeners(bus, 'instance:state') !== before && Date.now() < deadline)
     await new Promise((r) => setTimeout(r, 10));
   assert.is(listeners(bus, 'instance:state'), before);
-  assert.is(listeners(bus, 'control'), before, 'every type is let go');
+  assert.is(listeners(bus, 'instance:control'), before, 'every type is let go');
   bus.emit('instance:state', { key: 'alpha', state: 'running', previous: null, at: 1 }); // nothing may throw
 });
 

@@ -93,7 +93,7 @@ export interface Harness {
   app: Hono;
   bus: Bus;
   log: RecordingLogger;
-  controls: BusEvents['control'][];
+  controls: BusEvents['instance:control'][];
   rejections: BusEvents['checkin:rejected'][];
   /** Requests refused before their credentials were accepted (rate-limited where they are written). */
   refused: BusEvents['request:refused'][];
@@ -102,9 +102,9 @@ export interface Harness {
 export function harness(registry: InstanceRegistry): Harness {
   const bus = createBus();
   const log = recordingLogger();
-  const controls: BusEvents['control'][] = [];
+  const controls: BusEvents['instance:control'][] = [];
   const rejections: BusEvents['checkin:rejected'][] = [];
-  bus.on('control', (e) => controls.push(e));
+  bus.on('instance:control', (e) => controls.push(e));
   bus.on('checkin:rejected', (e) => rejections.push(e));
   const refused: BusEvents['request:refused'][] = [];
   bus.on('request:refused', (e) => refused.push(e));

@@ -74,7 +74,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
             if (e.at - prev < checkinEveryMs) return;
             lastCheckin.set(e.key, e.at);
           }
-          sender.send(type, type === 'control' ? e : { ...e, instance: statusOf(e.key) });
+          sender.send(type, type === 'instance:control' ? e : { ...e, instance: statusOf(e.key) });
         });
       }
       const logLimiter = rateLimiter(logRate);

@@ -10,7 +10,7 @@ export const STREAMED = [
   'instance:checkin',
   'maintenance:pending',
   'maintenance:done',
-  'control',
+  'instance:control',
   'instance:launch-blocked',
   'instance:launch-unblocked',
 ] as const;

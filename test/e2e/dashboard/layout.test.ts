@@ -56,7 +56,7 @@ const test = appSuite('e2e :: dashboard layout at 360, 1024 and 1600 px', {
     // Listed facts the first paint and `hello` carry (the page's recorder starts with the app).
     bus.emit('instance:state', { key: LONG_KEY, state: 'running', previous: 'starting', at });
     bus.emit('instance:alert', { key: 's01', kind: 'crash', message: 'the server exited with code 1', at: at + 1000 });
-    bus.emit('control', {
+    bus.emit('instance:control', {
       key: LONG_KEY,
       action: 'restart',
       result: 'accepted',

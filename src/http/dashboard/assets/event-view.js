@@ -24,7 +24,7 @@ export function eventText(type, e, time) {
       return `cannot launch: ${e.message}; retry ${e.attempts} in ${Math.round(e.retryMs / 100) / 10} s`;
     case 'instance:launch-unblocked':
       return `launched again after ${e.attempts} blocked attempt${e.attempts === 1 ? '' : 's'}`;
-    case 'control':
+    case 'instance:control':
       return `${e.action} ${e.result} (${e.status}) by ${e.user ?? 'a local client'}${e.remote ? ` from ${e.remote}` : ''}`;
     default:
       return type;

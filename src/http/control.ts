@@ -1,0 +1,115 @@
+import type { Bus } from '../bus.ts';
+import { MAINTENANCE_POLICIES, MAX_DELAY_MINUTES } from '../config/maintenance-schema.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { ControlAction, InstanceControl, MaintenancePolicy } from '../supervisor/contract.ts';
+import { shownKey } from './request-info.ts';
+
+/** What the control routes carry out: the instance's control actions, then holding and releasing its maintenance. */
+export const CONTROL_VERBS = ['restart', 'update', 'stop', 'rollback', 'hold', 'release'] as const satisfies readonly (
+  | ControlAction
+  | 'hold'
+  | 'release'
+)[];
+export type ControlVerb = (typeof CONTROL_VERBS)[number];
+
+/** A hold without `minutes` lasts an hour; the longest is the longest timer (about 24 days). */
+export const HOLD_DEFAULT_MINUTES = 60;
+const HOLD_MAX_MINUTES = MAX_DELAY_MINUTES;
+const POLICIES: readonly MaintenancePolicy[] = MAINTENANCE_POLICIES;
+
+/** Taken (done in the background), or refused at once with a reason a person can act on. */
+export type ControlAnswer = { status: 200 } | { status: 400 | 409; error: string };
+
+/** Who sent a control request whose credentials were accepted, and what it asked beyond the verb. */
+export interface ControlRequest {
+  /** The query parameter `name` (`when`, `minutes`, `reason`). */
+  query: (name: string) => string | undefined;
+  /** The user the credentials named: the key (ApiToken), the admin, or undefined (a loopback client). */
+  user: string | undefined;
+  remote: string | undefined;
+  /** Who asked, in words, for the chat message and a remembered stop: `with its API token from 127.0.0.1`. */
+  by: string;
+  /** A hold's reason when the request gives none. */
+  holdReason: string;
+  /** Which route it came through, for the daemon's log line. */
+  via: 'api' | 'dashboard';
+}
+
+const isPolicy = (when: string): when is MaintenancePolicy => (POLICIES as readonly string[]).includes(when);
+
+/**
+ * What a verb asks of the instance, or why it cannot be done. The instance is asked for its refusal before
+ * anything is sent, so a request the machine would refuse is answered 409 with the reason instead of being taken
+ * and then logged as refused.
+ */
+function perform(instance: InstanceControl, verb: ControlVerb, req: ControlRequest): ControlAnswer {
+  if (verb === 'hold') {
+    const text = req.query('minutes');
+    const minutes = text === undefined ? HOLD_DEFAULT_MINUTES : Number(text);
+    if (!Number.isFinite(minutes) || minutes <= 0 || minutes > HOLD_MAX_MINUTES)
+      return { status: 400, error: `minutes must be a positive number up to ${HOLD_MAX_MINUTES}, not "${text}"` };
+    if (instance.hold === undefined) return { status: 409, error: 'this instance cannot be held' };
+    instance.hold(minutes, (req.query('reason') ?? req.holdReason).slice(0, 200));
+    return { status: 200 };
+  }
+  if (verb === 'release')
+    return instance.release?.() ? { status: 200 } : { status: 409, error: 'nothing is held for this instance' };
+  const when = req.query('when');
+  if (when !== undefined && !isPolicy(when))
+    return { status: 400, error: `when must be one of ${POLICIES.join(', ')}, not "${when}"` };
+  if (when !== undefined && verb !== 'restart' && verb !== 'update')
+    return { status: 400, error: `when applies to restart and update only, not ${verb}` };
+  const refused = instance.refusal?.(verb) ?? null;
+  if (refused !== null) return { status: 409, error: refused };
+  instance.control(verb, { when, by: req.by });
+  return { status: 200 };
+}
+
+/** Puts a control request on the bus for the audit log and the dashboard (`instance:control`). */
+export function auditControl(
+  bus: Bus,
+  key: string,
+  verb: string,
+  req: Pick<ControlRequest, 'user' | 'remote'>,
+  answer: { status: number; error?: string },
+): void {
+  bus.emit('instance:control', {
+    key: shownKey(key),
+    action: verb,
+    user: req.user === undefined ? undefined : shownKey(req.user),
+    remote: req.remote,
+    status: answer.status,
+    result: answer.status === 200 ? 'accepted' : 'refused',
+    ...(answer.error === undefined ? {} : { reason: answer.error }),
+    at: Date.now(),
+  });
+}
+
+/**
+ * The one way a control request is carried out, from `/instances/:key/<verb>` (ApiToken) and
+ * `/api/instances/:key/<verb>` (the dashboard) alike, so both answer the same in every state: performs it or says
+ * why not, audits it on the bus, and logs it. The routes differ only in how they authenticate and how they write
+ * an accepted answer.
+ */
+export function carryOut(
+  deps: { bus: Bus; log: Logger },
+  instance: InstanceControl,
+  verb: ControlVerb,
+  req: ControlRequest,
+): ControlAnswer {
+  let answer: ControlAnswer;
+  try {
+    answer = perform(instance, verb, req);
+  } catch (err) {
+    // The contract says control() never throws; if it does, the audit still records the attempt.
+    auditControl(deps.bus, instance.key, verb, req, { status: 500 });
+    throw new Error(`control ${verb} of instance ${instance.key} failed: ${describeError(err)}`, { cause: err });
+  }
+  auditControl(deps.bus, instance.key, verb, req, answer);
+  const fields = { key: instance.key, via: req.via, user: req.user ?? '(loopback)', remote: req.remote ?? '' };
+  if ('error' in answer)
+    deps.log.warn(`control ${verb} refused: ${answer.error}`, { ...fields, status: answer.status });
+  else deps.log.info(`control ${verb} accepted`, fields);
+  return answer;
+}

@@ -1,0 +1,362 @@
+/**
+ * The two control paths answer alike: `POST /instances/<key>/<verb>` (the instance's ApiToken) and the dashboard's
+ * `POST /api/instances/<key>/<verb>` (Admin, here the loopback, and the dashboard's header) give the same status and
+ * error text for every verb in every state an operator can meet.
+ *
+ * Each state has a pair of identical instances, one asked through each path, so both get the same requests in the
+ * same order; after a verb was taken, both are brought back to the state before the next one. States that would pass
+ * in a moment are held by real fixtures, not by timing: a server that never checks in (starting), a loopback CDN
+ * that stalls the build (updating), a server that ignores /shutdown (stopping, and the stop before a rollback), the
+ * game port held by this process (launch blocked), a server that exits at once (stopped after failing), one that
+ * exits a second after checking in (the back-off after a crash, made long).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { type InstanceOpts, testConfig } from '../_support/config.ts';
+import { basic, type RunningDaemon, withDaemons } from '../_support/daemon.ts';
+import { freePort, waitFor } from '../_support/env.ts';
+import { fixture } from '../_support/fixtures.ts';
+import { killGroup } from '../_support/procs.ts';
+import { type Cdn, startCdn } from '../fixtures/archives/serve.ts';
+import { manifestDoc } from '../fixtures/builds/build.ts';
+
+const test = suite('e2e control paths :: both routes answer alike');
+const TOKEN = 'tok';
+/** Release before and after a hold: refused with nothing held, then taken. */
+const VERBS = ['release', 'hold', 'release', 'restart', 'update', 'stop', 'rollback'] as const;
+type Verb = (typeof VERBS)[number];
+
+/** What a status poll reads here. */
+interface Status {
+  state: string;
+  pid: number | null;
+  lastCheckinAt: string | null;
+  checking?: boolean;
+  stopRequested: boolean;
+}
+
+/** One answer, reduced to what both paths must share: the status, and the error text or `taken`. */
+type Answer = `${number} ${string}`;
+
+interface Harness {
+  d: RunningDaemon;
+  status(key: string): Promise<Status>;
+  /** Sends `verb` through the ApiToken path: how the pairs are brought into their states. */
+  ctl(key: string, verb: Verb): Promise<number>;
+  /** Polls until `pred` holds (bounded), and returns that status. */
+  until(key: string, what: string, pred: (s: Status) => boolean, timeoutMs?: number): Promise<Status>;
+}
+
+function harness(d: RunningDaemon): Harness {
+  const status = async (key: string) => (await d.status(key, TOKEN)) as unknown as Status;
+  return {
+    d,
+    status,
+    ctl: (key, verb) => d.control(key, TOKEN, verb),
+    async until(key, what, pred, timeoutMs = 30_000) {
+      let last: Status | undefined;
+      try {
+        return await waitFor(
+          `${key} ${what}`,
+          async () => {
+            last = await status(key);
+            return pred(last) ? last : undefined;
+          },
+          timeoutMs,
+          100,
+        );
+      } catch (err) {
+        throw new Error(`${(err as Error).message}; last seen ${JSON.stringify(last)}`, { cause: err });
+      }
+    },
+  };
+}
+
+/** The state names, loosely: a status shows the machine's state path, whose outer names may change. */
+const is = (re: RegExp) => (s: Status) => re.test(s.state) && s.checking !== true;
+const stoppedIdle = is(/^stopped(\.idle)?$/);
+const failing = is(/(^|\.)failing$/);
+const starting = (s: Status) => is(/(^|\.)starting$/)(s) && s.pid !== null;
+const running = (s: Status) =>
+  is(/(^|\.)running$/)(s) && s.pid !== null && s.lastCheckinAt !== null && !s.stopRequested;
+const backoff = is(/(^|\.)backoff$/);
+const blocked = is(/(^|\.)blocked$/);
+// An update in progress counts as a check asked for (`checking`).
+const updating = (s: Status) => /(^|\.)updating/.test(s.state);
+/** Being stopped, its server still there: a stop asked of a running server (which may show as running still). */
+const stopping = (s: Status) =>
+  s.pid !== null && (is(/(^|\.)stopping$/)(s) || (is(/(^|\.)running$/)(s) && s.stopRequested));
+
+/** A state an operator can meet: its instances' settings, and how to bring one into it from wherever a verb left it. */
+interface StateCase {
+  name: string;
+  instance: Omit<InstanceOpts, 'key' | 'port'>;
+  enter(h: Harness, key: string): Promise<void>;
+}
+
+/** Waits for `target`, or for `rest`, from which `step` (a control request) leads on towards it. */
+async function reach(
+  h: Harness,
+  key: string,
+  name: string,
+  target: (s: Status) => boolean,
+  steps: Array<[(s: Status) => boolean, Verb]>,
+): Promise<void> {
+  for (let i = 0; i <= steps.length + 1; i++) {
+    const s = await h.until(key, `${name} (or a state leading there)`, (x) => target(x) || steps.some(([p]) => p(x)));
+    if (target(s)) return;
+    const step = steps.find(([p]) => p(s));
+    if (step) await h.ctl(key, step[1]);
+  }
+  await h.until(key, name, target);
+}
+
+const DUMMY_NOW = '      UpdateType: Dummy\n      Maintenance:\n        When: Now';
+
+/** States on a daemon with short timings (the testConfig defaults, two startup failures give up). */
+function quickStates(manifestUrl: string): StateCase[] {
+  return [
+    {
+      name: 'stopped',
+      instance: { extra: DUMMY_NOW },
+      enter: (h, k) => reach(h, k, 'stopped', stoppedIdle, [[running, 'stop']]),
+    },
+    {
+      name: 'failing',
+      instance: { runCommand: fixture('exit-at-once.mjs'), extra: DUMMY_NOW },
+      enter: (h, k) => reach(h, k, 'stopped after failing', failing, []),
+    },
+    {
+      name: 'starting',
+      instance: {
+        runCommand: fixture('checkin-late.mjs'),
+        timeoutSeconds: 600,
+        extra: `${DUMMY_NOW}\n      EnvironmentVariables:\n        CHECKIN_DELAY_MS: "600000"`,
+      },
+      enter: (h, k) => reach(h, k, 'starting', starting, [[stoppedIdle, 'restart']]),
+    },
+    {
+      name: 'running',
+      instance: { extra: DUMMY_NOW },
+      enter: (h, k) => reach(h, k, 'running', running, [[stoppedIdle, 'restart']]),
+    },
+    {
+      // The build's download stalls: the first install before the first launch stays in progress.
+      name: 'updating',
+      instance: {
+        extra: [
+          '      UpdateType: Manifest',
+          '      Updates:',
+          `        ManifestUrl: ${manifestUrl}`,
+          '        Platform: linux-x64',
+          '        DownloadTimeoutSeconds: 900',
+        ].join('\n'),
+      },
+      enter: (h, k) => reach(h, k, 'updating', updating, []),
+    },
+  ];
+}
+
+/** States on a daemon whose back-offs and stop timeouts outlast the test, so they hold once reached. */
+function slowStates(): StateCase[] {
+  return [
+    {
+      // The server checks in, then exits after a second: the second such crash in a row waits out the back-off.
+      name: 'backoff',
+      instance: {
+        runCommand: fixture('checkin-late.mjs'),
+        extra: `${DUMMY_NOW}\n      EnvironmentVariables:\n        CHECKIN_DELAY_MS: "0"\n        FIXTURE_LIFETIME_MS: "1000"`,
+      },
+      enter: (h, k) => reach(h, k, 'restarting back-off', backoff, [[stoppedIdle, 'restart']]),
+    },
+    {
+      // The game port is held by this process (see the test), so every launch is blocked.
+      name: 'blocked',
+      instance: { extra: DUMMY_NOW },
+      enter: (h, k) => reach(h, k, 'launch blocked', blocked, [[stoppedIdle, 'restart']]),
+    },
+    {
+      name: 'stopping',
+      instance: { runCommand: fixture('ignore-shutdown.mjs'), extra: DUMMY_NOW },
+      enter: (h, k) =>
+        reach(h, k, 'stopping', stopping, [
+          [running, 'stop'],
+          [stoppedIdle, 'restart'],
+        ]),
+    },
+    {
+      // A rollback stops the server first; bin.prev is there (see the test), so a rollback is taken.
+      name: 'rolling-back',
+      instance: { runCommand: fixture('ignore-shutdown.mjs'), extra: DUMMY_NOW },
+      enter: (h, k) =>
+        reach(h, k, 'stopping for a rollback', stopping, [
+          [running, 'rollback'],
+          [stoppedIdle, 'restart'],
+        ]),
+    },
+  ];
+}
+
+const pairOf = (name: string) => ({ api: `${name}-api`, ui: `${name}-ui` });
+
+/** `verb` through the ApiToken path: its answer, and whether an accepted one had the route's own body (empty). */
+async function viaApiToken(d: RunningDaemon, key: string, verb: Verb): Promise<Answer> {
+  const res = await fetch(`${d.url}/instances/${key}/${verb}`, {
+    method: 'POST',
+    headers: { authorization: basic(key, TOKEN) },
+  });
+  const text = await res.text();
+  if (res.status === 200) return `200 ${text === '' ? 'taken' : `unexpected body ${text}`}`;
+  return `${res.status} ${(JSON.parse(text) as { error: string }).error}`;
+}
+
+/** `verb` as the dashboard sends it (from the loopback, no Admin configured, with its header). */
+async function viaDashboard(d: RunningDaemon, key: string, verb: Verb): Promise<Answer> {
+  const res = await fetch(`${d.url}/api/instances/${key}/${verb}`, {
+    method: 'POST',
+    headers: { 'x-watchdog-dashboard': '1' },
+  });
+  const body = (await res.json()) as { error?: string; accepted?: boolean; key?: string; action?: string };
+  if (res.status === 200)
+    return `200 ${body.accepted === true && body.key === key && body.action === verb ? 'taken' : `unexpected body ${JSON.stringify(body)}`}`;
+  return `${res.status} ${body.error}`;
+}
+
+/** Every verb in `c`'s state through both paths: the answers as `state verb: status text`, per path. */
+async function drive(h: Harness, c: StateCase): Promise<{ api: string[]; ui: string[] }> {
+  const { api, ui } = pairOf(c.name);
+  const out = { api: [] as string[], ui: [] as string[] };
+  for (const verb of VERBS) {
+    await Promise.all([c.enter(h, api), c.enter(h, ui)]);
+    const [a, b] = await Promise.all([viaApiToken(h.d, api, verb), viaDashboard(h.d, ui, verb)]);
+    out.api.push(`${c.name} ${verb}: ${a}`);
+    out.ui.push(`${c.name} ${verb}: ${b}`);
+  }
+  return out;
+}
+
+/** The instances of `cases`, a pair each, on free ports. */
+async function pairs(cases: StateCase[]): Promise<InstanceOpts[]> {
+  const out: InstanceOpts[] = [];
+  for (const c of cases) {
+    const { api, ui } = pairOf(c.name);
+    for (const key of [api, ui]) out.push({ ...c.instance, key, port: await freePort() });
+  }
+  return out;
+}
+
+/** Ends the servers the daemon still runs (the ones ignoring /shutdown would hold its stop for the slow timeout). */
+async function killServers(h: Harness, cases: StateCase[]): Promise<void> {
+  for (const c of cases)
+    for (const key of Object.values(pairOf(c.name))) killGroup((await h.status(key).catch(() => null))?.pid);
+}
+
+const listen = (port: number): Promise<Server> =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+
+function assertAlike(rows: { api: string[]; ui: string[] }[]): void {
+  const api = rows.flatMap((r) => r.api);
+  const ui = rows.flatMap((r) => r.ui);
+  assert.equal(ui, api, 'the dashboard path answers as the ApiToken path');
+  assert.not.ok(
+    api.some((a) => a.includes('unexpected body')),
+    api.join('\n'),
+  );
+}
+
+test('stopped, stopped after failing, starting, running, updating: the same answers', async () => {
+  let cdn: Cdn | undefined;
+  try {
+    await withDaemons({ prefix: 'wd-paths-' }, async (s) => {
+      cdn = await startCdn();
+      const build = join(s.dir, 'build.zip');
+      await writeFile(build, Buffer.alloc(64 * 1024, 1));
+      cdn.set('/build.zip', { kind: 'stall', file: build, sendBytes: 1024 });
+      const doc = manifestDoc([
+        { key: 'b1', time: '2024-05-01T10:00:00Z', url: cdn.url('/build.zip'), sha256: 'a'.repeat(64) },
+      ]);
+      cdn.set('/manifest', { kind: 'json', body: doc });
+      const cases = quickStates(cdn.url('/manifest'));
+      const yaml = testConfig({ instances: await pairs(cases), extra: '  StartupFailureLimit: 2' });
+      const h = harness(await s.start(yaml));
+      try {
+        const rows = await Promise.all(cases.map((c) => drive(h, c))).catch((err: unknown) => {
+          console.error(h.d.log().slice(-4000));
+          throw err;
+        });
+        assertAlike(rows);
+        const all = rows.flatMap((r) => r.api);
+        assert.ok(
+          all.some((a) => a.startsWith('updating rollback: 409')),
+          `a rollback during an update is refused:\n${all.join('\n')}`,
+        );
+        assert.ok(
+          all.some((a) => a.startsWith('running restart: 200')),
+          `a restart of a running server is taken:\n${all.join('\n')}`,
+        );
+      } finally {
+        await killServers(h, cases);
+      }
+    });
+  } finally {
+    await cdn?.close();
+  }
+});
+
+test('restarting back-off, launch blocked, stopping, stopping for a rollback: the same answers', async () => {
+  const held: Server[] = [];
+  try {
+    await withDaemons({ prefix: 'wd-paths-' }, async (s) => {
+      const cases = slowStates();
+      const instances = await pairs(cases);
+      for (const i of instances) {
+        if (i.key?.startsWith('blocked-')) held.push(await listen(i.port));
+        if (i.key?.startsWith('rolling-back-')) {
+          const prev = join(s.dir, 'instances', i.key, 'bin.prev');
+          await mkdir(prev, { recursive: true });
+          await writeFile(join(prev, 'README'), 'the build before\n');
+        }
+      }
+      const yaml = testConfig({ instances }).replace(
+        /Timing:\n(?: {2}\S.*\n)*/,
+        [
+          'Timing:',
+          '  ShutdownRequestSeconds: 900',
+          '  ShutdownExitSeconds: 900',
+          '  BackoffInitialSeconds: 900',
+          '  BackoffMaxSeconds: 900',
+          '  StableRunSeconds: 30',
+          '  StartupFailureLimit: 100',
+          '  RejectedCheckinLogSeconds: 0',
+          '',
+        ].join('\n'),
+      );
+      const h = harness(await s.start(yaml));
+      try {
+        const rows = await Promise.all(cases.map((c) => drive(h, c))).catch((err: unknown) => {
+          console.error(h.d.log().slice(-4000));
+          throw err;
+        });
+        assertAlike(rows);
+        const all = rows.flatMap((r) => r.api);
+        assert.ok(
+          all.some((a) => a.startsWith('backoff rollback: 409')),
+          `a rollback during a back-off is refused:\n${all.join('\n')}`,
+        );
+      } finally {
+        await killServers(h, cases);
+      }
+    });
+  } finally {
+    for (const server of held) server.close();
+  }
+});
+
+test.run();

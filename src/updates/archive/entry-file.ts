@@ -24,6 +24,34 @@ const setMode = (fd: number, mode: number) =>
 const closeFile = (fd: number) =>
   new Promise<void>((resolve, reject) => close(fd, (err) => (err ? reject(err) : resolve())));
 
+/**
+ * Takes a (small) entry's whole data off its source at once, before its file is even opened, so the source can
+ * move on to the next entry while this one is written (a tar parser waits until an entry's data is taken).
+ * `signal` stops the source as in writeEntryFile. The caller bounds the size.
+ */
+export async function readWhole(contents: EntryContents, signal?: AbortSignal): Promise<EntryContents> {
+  signal?.throwIfAborted();
+  const stop = () => contents.stop();
+  signal?.addEventListener('abort', stop, { once: true });
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of contents.chunks) chunks.push(chunk);
+  } catch (err) {
+    signal?.throwIfAborted();
+    throw err;
+  } finally {
+    signal?.removeEventListener('abort', stop);
+  }
+  // One write for the file, not one per piece it arrived in.
+  const whole = chunks.length === 1 ? chunks : [Buffer.concat(chunks)];
+  return {
+    chunks: (async function* () {
+      yield* whole;
+    })(),
+    stop: () => {},
+  };
+}
+
 /** Read once: setting it is the only way to read it, and nothing in the daemon changes it. */
 const UMASK = process.umask();
 

@@ -1,7 +1,6 @@
-import { close, open } from 'node:fs';
 import { symlink } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { openPromise, type Entry, type ZipFile } from 'yauzl';
+import type { Entry, ZipFile } from 'yauzl';
 import { UpdateError } from '../../errors.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
 import { writeEntryFile } from './entry-file.ts';
@@ -9,6 +8,7 @@ import type { ByteBudget } from './budget.ts';
 import { createEntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
 import { openContents } from './zip-data.ts';
+import { openZip } from './zip-open.ts';
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -74,10 +74,6 @@ async function extractEntry(
   );
 }
 
-const openForReading = (path: string) =>
-  new Promise<number>((resolve, reject) => open(path, 'r', (err, fd) => (err ? reject(err) : resolve(fd))));
-const closeQuietly = (fd: number) => new Promise<void>((resolve) => close(fd, () => resolve()));
-
 function wrapZipError(err: unknown): UpdateError {
   if (err instanceof UpdateError) return err;
   const message = err instanceof Error ? err.message : String(err);
@@ -109,14 +105,11 @@ export async function extractZip(
   budget?: ByteBudget,
 ): Promise<void> {
   let zip: ZipFile | undefined;
-  let fd: number | undefined;
   const pool = createEntryPool(PARALLEL_WRITES);
   try {
-    const opened = await openPromise(archive, { lazyEntries: true, autoClose: false, validateEntrySizes: true });
+    // One descriptor for the directory and every entry's data (an open and a close per entry otherwise).
+    const { zip: opened, fd: data } = await openZip(archive, { autoClose: false, validateEntrySizes: true });
     zip = opened;
-    // One descriptor for every entry's data (an open and a close per entry otherwise).
-    const data = await openForReading(archive);
-    fd = data;
     const tree = await createExtractTree(destDir);
     for await (const entry of opened.eachEntry()) {
       if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
@@ -131,6 +124,5 @@ export async function extractZip(
   } finally {
     await pool.idle();
     zip?.close();
-    if (fd !== undefined) await closeQuietly(fd);
   }
 }

@@ -4,15 +4,17 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { extractArchive } from '../../../src/updates/archive/extract.ts';
 import { tempSuite } from '../../_support/env.ts';
+import { ZipFile } from 'yazl';
 import { writeZip } from '../../fixtures/archives/build.ts';
 import { rejects } from '../_support.ts';
 
 /*
- * Small zip entries (most of a build) are read with their local header in one call and inflated at once
- * (src/updates/archive/zip-data.ts); larger ones are streamed. These pin the small path's edges.
+ * How a zip is read (src/updates/archive/zip-open.ts, zip-data.ts): its central directory in one call, small
+ * entries (most of a build) with their local header in one call and inflated at once, larger ones streamed.
+ * These pin the edges of those paths.
  */
 
-const small = tempSuite('zip small entries', {
+const small = tempSuite('zip reading', {
   ctx: { dest: '' },
   before: async (ctx) => {
     ctx.dest = join(ctx.dir, 'dest');
@@ -91,6 +93,47 @@ small('a small entry whose data overflows the file is a corrupt archive', async 
   const cut = Buffer.concat([zip.subarray(0, 1000), zip.subarray(cdOffset)]);
   cut.writeUInt32LE(1000, cut.length - (zip.length - eocd) + 16);
   await writeFile(archive, cut);
+  await rejects(extractArchive(archive, ctx.dest), /zip archive is corrupt/);
+});
+
+/** A zip made with yazl's own options (a comment, zip64 records), which the fixture's builder does not take. */
+async function yazlZip(path: string, files: Record<string, string>, end: { comment?: string; zip64?: boolean }) {
+  const zip = new ZipFile();
+  for (const [name, content] of Object.entries(files)) {
+    zip.addBuffer(Buffer.from(content), name, { mode: 0o100644, forceZip64Format: end.zip64 ?? false });
+  }
+  const forceZip64Format = end.zip64 ?? false;
+  zip.end({ comment: end.comment ?? '', forceZip64Format });
+  const chunks: Buffer[] = [];
+  for await (const chunk of zip.outputStream as AsyncIterable<Buffer>) chunks.push(chunk);
+  await writeFile(path, Buffer.concat(chunks));
+}
+
+small('a long archive comment after the directory, and zip64 records: both still extract', async (ctx) => {
+  const files = { 'a.txt': 'a'.repeat(3000), 'd/b.txt': randomBytes(40_000).toString('hex') };
+  const cases = [
+    ['comment', { comment: 'c'.repeat(60_000) }],
+    ['zip64', { zip64: true }],
+  ] as const;
+  for (const [label, end] of cases) {
+    const archive = join(ctx.dir, `${label}.zip`);
+    await yazlZip(archive, files, end);
+    const dest = join(ctx.dest, label);
+    await mkdir(dest);
+    await extractArchive(archive, dest);
+    for (const [name, content] of Object.entries(files)) {
+      assert.is(await readFile(join(dest, name), 'utf8'), content, `${label}: ${name}`);
+    }
+  }
+});
+
+small('a directory offset pointing past the end is a corrupt archive', async (ctx) => {
+  const archive = join(ctx.dir, 'b.zip');
+  await writeZip(archive, [{ name: 'f.txt', content: 'z'.repeat(100) }]);
+  const zip = await readFile(archive);
+  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  zip.writeUInt32LE(zip.length + 1000, eocd + 16);
+  await writeFile(archive, zip);
   await rejects(extractArchive(archive, ctx.dest), /zip archive is corrupt/);
 });
 

@@ -22,7 +22,7 @@ const EXTRA_SLACK = 256;
 const SMALL_ENTRY = 256 * 1024;
 
 /** `length` bytes at `position` of the open archive, fewer only where the file ends. */
-function readAt(fd: number, position: number, length: number): Promise<Buffer> {
+export function readAt(fd: number, position: number, length: number): Promise<Buffer> {
   const buffer = Buffer.allocUnsafe(length);
   return new Promise((resolve, reject) => {
     const more = (filled: number) => {
@@ -41,7 +41,7 @@ function readAt(fd: number, position: number, length: number): Promise<Buffer> {
  * `length` bytes from `start`, read through the shared descriptor. Not an fs ReadStream on it: destroying one (an
  * error, a cancel) closes the descriptor under the entries still being read beside it, whatever `autoClose` says.
  */
-async function* readRange(fd: number, start: number, length: number): AsyncGenerator<Buffer> {
+export async function* readRange(fd: number, start: number, length: number): AsyncGenerator<Buffer> {
   for (let pos = start, end = start + length; pos < end; ) {
     const piece = await readAt(fd, pos, Math.min(READ_CHUNK, end - pos));
     if (piece.length === 0) throw new UpdateError(`the zip archive ended inside the data at offset ${pos}`);

@@ -1,6 +1,7 @@
 import { close, fstat, open, read } from 'node:fs';
 import { Readable } from 'node:stream';
 import { fromRandomAccessReaderPromise, type Options, RandomAccessReader, type ZipFile } from 'yauzl';
+import { readAt, readRange } from './zip-data.ts';
 
 const EOCD_SIGNATURE = 0x06054b50;
 const EOCD_BYTES = 22;
@@ -48,40 +49,14 @@ class TailCachedReader extends RandomAccessReader {
   override _readStreamForRange(start: number, end: number): Readable {
     const hit = this.cached(start, end - start);
     if (hit) return Readable.from([hit], { objectMode: false });
-    const { fd } = this;
     // Not an fs ReadStream on the descriptor: destroying one would close it under the other entries' reads.
-    return Readable.from(
-      (async function* () {
-        for (let pos = start; pos < end; ) {
-          const size = Math.min(1 << 20, end - pos);
-          const buffer = Buffer.allocUnsafe(size);
-          const n = await new Promise<number>((resolve, reject) => read(fd, buffer, 0, size, pos, cb(resolve, reject)));
-          if (n === 0) throw new Error(`the zip archive ended at offset ${pos}`);
-          pos += n;
-          yield buffer.subarray(0, n);
-        }
-      })(),
-      { objectMode: false },
-    );
+    return Readable.from(readRange(this.fd, start, end - start), { objectMode: false });
   }
 
   override close(callback: (err: Error | null) => void): void {
     // Never an error: yauzl would emit it where nothing listens any more.
     close(this.fd, () => callback(null));
   }
-}
-
-async function readAt(fd: number, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(length);
-  let filled = 0;
-  while (filled < length) {
-    const n = await new Promise<number>((resolve, reject) =>
-      read(fd, buffer, filled, length - filled, position + filled, cb(resolve, reject)),
-    );
-    if (n === 0) break;
-    filled += n;
-  }
-  return buffer.subarray(0, filled);
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { Parser, type ReadEntry } from 'tar';
 import { UpdateError } from '../../errors.ts';
 import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
-import { type EntryContents, writeEntryFile } from './entry-file.ts';
+import { type EntryContents, readWhole, writeEntryFile } from './entry-file.ts';
 import type { ByteBudget } from './budget.ts';
 import { createEntryPool, type EntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
@@ -21,6 +21,11 @@ const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 const DIR_TYPES = new Set(['Directory', 'GNUDumpDir']);
 /** Files written side by side (entry-pool.ts); their data still arrives one after the other. */
 const PARALLEL_WRITES = 6;
+/**
+ * Files at most this large are taken off the parser whole before their file is opened: the parser waits for an
+ * entry's data to be taken, so streaming them held it for an open's thread-pool trip per file, one file at a time.
+ */
+const SMALL_FILE = 256 * 1024;
 
 interface Extraction {
   tree: ExtractTree;
@@ -80,8 +85,12 @@ async function writeEntry(entry: ReadEntry, x: Extraction): Promise<void> {
     return;
   }
   if (FILE_TYPES.has(type)) {
-    const write = async () =>
-      writeEntryFile(tarContents(entry), await x.tree.place(name, segments), entry.mode ?? null, x.signal, x.budget);
+    const write = async () => {
+      const streamed = tarContents(entry);
+      const contents =
+        (entry.size ?? Number.POSITIVE_INFINITY) <= SMALL_FILE ? await readWhole(streamed, x.signal) : streamed;
+      await writeEntryFile(contents, await x.tree.place(name, segments), entry.mode ?? null, x.signal, x.budget);
+    };
     // The parser waits for this entry's data to be read, so a failed write must stop it from here.
     await x.pool.run(segments.join('/'), () => write().catch((err: unknown) => x.fail(err)));
     return;

@@ -6,7 +6,7 @@ import { extractArchive } from '../../../src/updates/archive/extract.ts';
 import { tempSuite } from '../../_support/env.ts';
 import { ZipFile } from 'yazl';
 import { writeZip } from '../../fixtures/archives/build.ts';
-import { rejects } from '../_support.ts';
+import { rejects } from '../_support/instance-suite.ts';
 
 /*
  * How a zip is read (src/updates/archive/zip-open.ts, zip-data.ts): its central directory in one call, small

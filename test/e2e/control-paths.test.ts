@@ -271,7 +271,7 @@ function assertAlike(rows: { api: string[]; ui: string[] }[]): void {
   );
 }
 
-test('stopped, stopped after failing, starting, running, updating: the same answers', async () => {
+test('control paths :: stopped, stopped after failing, starting, running, updating: the same answers', async () => {
   let cdn: Cdn | undefined;
   try {
     await withDaemons({ prefix: 'wd-paths-' }, async (s) => {
@@ -310,7 +310,7 @@ test('stopped, stopped after failing, starting, running, updating: the same answ
   }
 });
 
-test('restarting back-off, launch blocked, stopping, stopping for a rollback: the same answers', async () => {
+test('control paths :: restarting back-off, launch blocked, stopping, stopping for a rollback: the same answers', async () => {
   const held: Server[] = [];
   try {
     await withDaemons({ prefix: 'wd-paths-' }, async (s) => {

@@ -44,7 +44,7 @@ async function padLocalExtra(archive: string, padding: number): Promise<void> {
   await writeFile(archive, out);
 }
 
-small('stored and deflated small entries come out byte for byte, with their modes', async (ctx) => {
+small('zip read :: stored and deflated small entries come out byte for byte, with their modes', async (ctx) => {
   const random = randomBytes(100_000).toString('hex');
   const text = randomBytes(60_000).toString('base64');
   const archive = join(ctx.dir, 'b.zip');
@@ -60,20 +60,23 @@ small('stored and deflated small entries come out byte for byte, with their mode
   assert.is(await readFile(join(ctx.dest, 'one.txt'), 'utf8'), 'x');
 });
 
-small('a local extra field longer than the central directory says: the data is still found', async (ctx) => {
-  for (const store of [true, false]) {
-    const archive = join(ctx.dir, `padded-${store}.zip`);
-    const content = randomBytes(20_000).toString('hex');
-    await writeZip(archive, [{ name: 'f.txt', content, store }]);
-    await padLocalExtra(archive, 4000);
-    const dest = join(ctx.dest, String(store));
-    await mkdir(dest);
-    await extractArchive(archive, dest);
-    assert.is(await readFile(join(dest, 'f.txt'), 'utf8'), content, store ? 'stored' : 'deflated');
-  }
-});
+small(
+  'zip read :: a local extra field longer than the central directory says: the data is still found',
+  async (ctx) => {
+    for (const store of [true, false]) {
+      const archive = join(ctx.dir, `padded-${store}.zip`);
+      const content = randomBytes(20_000).toString('hex');
+      await writeZip(archive, [{ name: 'f.txt', content, store }]);
+      await padLocalExtra(archive, 4000);
+      const dest = join(ctx.dest, String(store));
+      await mkdir(dest);
+      await extractArchive(archive, dest);
+      assert.is(await readFile(join(dest, 'f.txt'), 'utf8'), content, store ? 'stored' : 'deflated');
+    }
+  },
+);
 
-small('a local header offset that points past the end is a corrupt archive, nothing hangs', async (ctx) => {
+small('zip read :: a local header offset that points past the end is a corrupt archive, nothing hangs', async (ctx) => {
   const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [{ name: 'f.txt', content: 'y'.repeat(5000) }]);
   const zip = await readFile(archive);
@@ -83,7 +86,7 @@ small('a local header offset that points past the end is a corrupt archive, noth
   await rejects(extractArchive(archive, ctx.dest), /zip archive is corrupt/);
 });
 
-small('a small entry whose data overflows the file is a corrupt archive', async (ctx) => {
+small('zip read :: a small entry whose data overflows the file is a corrupt archive', async (ctx) => {
   const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [{ name: 'f.txt', content: randomBytes(3000).toString('hex'), store: true }]);
   const zip = await readFile(archive);
@@ -109,7 +112,7 @@ async function yazlZip(path: string, files: Record<string, string>, end: { comme
   await writeFile(path, Buffer.concat(chunks));
 }
 
-small('a long archive comment after the directory, and zip64 records: both still extract', async (ctx) => {
+small('zip read :: a long archive comment after the directory, and zip64 records: both still extract', async (ctx) => {
   const files = { 'a.txt': 'a'.repeat(3000), 'd/b.txt': randomBytes(40_000).toString('hex') };
   const cases = [
     ['comment', { comment: 'c'.repeat(60_000) }],
@@ -127,7 +130,7 @@ small('a long archive comment after the directory, and zip64 records: both still
   }
 });
 
-small('a directory offset pointing past the end is a corrupt archive', async (ctx) => {
+small('zip read :: a directory offset pointing past the end is a corrupt archive', async (ctx) => {
   const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [{ name: 'f.txt', content: 'z'.repeat(100) }]);
   const zip = await readFile(archive);

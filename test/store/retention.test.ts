@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { expired, type Retained } from '../../src/backups/retention.ts';
+import { expired, type Retained } from '../../src/store/retention.ts';
 
 const DAY = 86_400_000;
 const NOW = Date.parse('2026-11-28T00:00:00Z');

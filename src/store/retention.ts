@@ -30,3 +30,12 @@ export function expired<T extends Retained>(items: readonly T[], rule: Retention
   const keep = new Set(kept);
   return newestFirst.filter((item) => !keep.has(item)).reverse();
 }
+
+const GB = 1_000_000_000;
+
+/** A `Retention.*` setting (Keep, KeepDays, MaxSizeGB) as `expired` takes it. */
+export const retentionRule = (r: { Keep: number; KeepDays: number; MaxSizeGB: number }): RetentionRule => ({
+  keep: r.Keep,
+  keepDays: r.KeepDays,
+  maxBytes: r.MaxSizeGB * GB,
+});

@@ -7,7 +7,7 @@ export type MaintenancePolicy = (typeof MAINTENANCE_POLICIES)[number];
 /** The longest wait in minutes that a Node timer can keep (2^31-1 ms, about 24 days). */
 export const MAX_DELAY_MINUTES = 35_791;
 
-const Cron = v.pipe(
+export const Cron = v.pipe(
   v.string('expected a cron schedule such as "0 6 * * *"'),
   v.check(
     (s) => cronProblem(s) === null,
@@ -15,7 +15,7 @@ const Cron = v.pipe(
   ),
 );
 
-const TimeZone = v.pipe(
+export const TimeZone = v.pipe(
   v.string('expected an IANA time zone name such as Europe/Berlin'),
   v.check(
     (s) => timeZoneProblem(s) === null,

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { AgonesSchema } from './agones-schema.ts';
+import { BackupsSchema, RetentionSchema } from './backups-schema.ts';
 import { DiskSchema } from './disk-schema.ts';
 import { LogsSchema } from './logs-schema.ts';
 import { ConnectionsSchema } from './connections-schema.ts';
@@ -108,6 +109,8 @@ export const InstanceSchema = v.strictObject(
       {},
     ),
     Maintenance: v.optional(MaintenanceSchema),
+    Backups: v.optional(BackupsSchema, {}),
+    Retention: v.optional(RetentionSchema, {}),
     /** When the server's process tree has more resident memory than this, it restarts by its `Maintenance.When`. */
     MemoryLimitMB: v.optional(
       v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import type { Logger } from '../log.ts';
+import { expired, type RetentionRule } from '../store/retention.ts';
 
 import { type DumpType, requestDump } from './dotnet-diagnostics.ts';
 import { executable, findDiagnosticsSocket, loadedCoreclr, processState, runtimeCreatedump } from './dotnet-process.ts';
@@ -20,15 +21,12 @@ export interface DumpOptions {
   log: Logger;
   /** Where to look for dumpers; defaults to PATH. */
   searchPath?: string;
-  /** Dumps kept in dumpsDir, newest first (default 3). */
-  keep?: number;
-  /** Total size of the dumps kept (default `DUMPS_MAX_BYTES`); the newest dump is kept whatever its size. */
-  maxBytes?: number;
+  /** Which dumps are kept (`Retention.Dumps`); the newest is kept whatever its size. */
+  retention?: RetentionRule;
 }
 
-/** The dumps of one instance are bounded by count and by total size. */
-export const DUMPS_KEEP = 3;
-export const DUMPS_MAX_BYTES = 4 * 1024 ** 3;
+/** The dumps of one instance are bounded by count and by total size (the defaults of `Retention.Dumps`). */
+export const DUMPS_RETENTION: RetentionRule = { keep: 3, keepDays: 0, maxBytes: 4 * 1024 ** 3 };
 
 /** createdump's flag per dump type (dotnet/runtime `src/coreclr/debug/createdump/main.cpp`). */
 const CREATEDUMP_FLAGS: Record<DumpType, string> = {
@@ -92,25 +90,17 @@ function runBounded(program: string, args: string[], timeoutMs: number, log: Log
   });
 }
 
-/**
- * Keeps the newest `keep` entries named dump_* (files or gcore's `<name>.<pid>`), and of those only as many as fit
- * in `maxBytes` together, newest first; the newest is kept whatever its size (it is the one just taken).
- */
-export async function pruneDumps(dumpsDir: string, keep: number, maxBytes = DUMPS_MAX_BYTES): Promise<void> {
+/** Applies the retention rule to the entries named dump_* (files, or gcore's `<name>.<pid>`), by modification time. */
+export async function pruneDumps(dumpsDir: string, rule: RetentionRule): Promise<void> {
   const names = (await readdir(dumpsDir).catch(() => [] as string[])).filter((n) => n.startsWith('dump_'));
   const dated = await Promise.all(
-    names.map(async (n) => {
-      const st = await stat(join(dumpsDir, n)).catch(() => null);
-      return { n, t: st?.mtimeMs ?? 0, size: st?.size ?? 0 };
+    names.map(async (id) => {
+      const st = await stat(join(dumpsDir, id)).catch(() => null);
+      return { id, at: st?.mtimeMs ?? 0, bytes: st?.size ?? 0 };
     }),
   );
-  dated.sort((a, b) => b.t - a.t || b.n.localeCompare(a.n));
-  let total = 0;
-  const doomed = dated.filter((d, i) => {
-    total += d.size;
-    return i >= keep || (i > 0 && total > maxBytes);
-  });
-  await Promise.all(doomed.map(({ n }) => rm(join(dumpsDir, n), { force: true, recursive: true })));
+  const doomed = expired(dated, rule, Date.now());
+  await Promise.all(doomed.map(({ id }) => rm(join(dumpsDir, id), { force: true, recursive: true })));
 }
 
 /** How a dump was taken, as the log line names it. */
@@ -203,7 +193,7 @@ export async function dumpProcess(pid: number, opts: DumpOptions): Promise<strin
       log.warn('no dump taken', { pid, failed });
       await Promise.all([base, `${base}.${pid}`].map((f) => rm(f, { force: true }))); // half-written by a killed dumper
     }
-    await pruneDumps(opts.dumpsDir, opts.keep ?? DUMPS_KEEP, opts.maxBytes);
+    await pruneDumps(opts.dumpsDir, opts.retention ?? DUMPS_RETENTION);
     return written?.file ?? null;
   } catch (err) {
     log.warn('dump failed', { pid, error: err instanceof Error ? err.message : String(err) });

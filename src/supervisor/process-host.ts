@@ -4,6 +4,7 @@ import { dumpProcess } from '../process/dump.ts';
 import { MARKER_ENV } from '../process/launch-marker.ts';
 import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch-spec.ts';
 import { spawnServer } from '../process/spawn.ts';
+import { retentionRule } from '../store/retention.ts';
 import { adoptedProcess } from './adopted-process.ts';
 import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import type { InstanceDeps } from './instance-deps.ts';
@@ -135,6 +136,7 @@ export function createProcessHost(
           timeoutMs: deps.config.timing.DumpTimeoutSeconds * 1000,
           program: deps.instance.program,
           log,
+          retention: retentionRule(s.Retention.Dumps),
         });
       } catch (err) {
         log.warn('dump failed', { error: describeError(err) });

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { type DumpOptions, dumpProcess } from '../../src/process/dump.ts';
+import { type DumpOptions, DUMPS_RETENTION, dumpProcess } from '../../src/process/dump.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 import { captureLog } from '../_support/recording-logger.ts';
@@ -126,11 +126,11 @@ dump(
       await utimes(f, 1_600_000_000 + i, 1_600_000_000 + i);
     }
     const opts = optsIn(ctx.dir, { dumpsDir: dumps, type: 'Full', program: join(ctx.dir, 'bin', 'x') });
-    const file = await dumpProcess(4242, { ...opts, maxBytes: 1000 });
+    const file = await dumpProcess(4242, { ...opts, retention: { ...DUMPS_RETENTION, maxBytes: 1000 } });
     assert.ok(file);
     // 600 (new) + 300 fits in 1000; the older 300 does not.
     assert.equal((await readdir(dumps)).sort(), ['dump_2020-01-02_00-00-00', file?.split('/').pop() ?? ''].sort());
-    const only = await dumpProcess(4242, { ...opts, maxBytes: 100 });
+    const only = await dumpProcess(4242, { ...opts, retention: { ...DUMPS_RETENTION, maxBytes: 100 } });
     assert.equal(
       await readdir(dumps),
       [only?.split('/').pop() ?? ''],

@@ -1,0 +1,49 @@
+import { PassThrough } from 'node:stream';
+import { describeError } from '../errors.ts';
+import { lastLines, runChild } from '../updates/git/exec.ts';
+import type { BackupManifest } from './manifest.ts';
+
+/** How `Backups.AfterCommand` ended: the exit status and the end of its output, for the log, status and chat. */
+export interface AfterCommandResult {
+  ok: boolean;
+  /** `exit code 0`, `exit code 3`, `killed by SIGKILL`, `took longer than 600 s and was stopped`, `could not start …`. */
+  status: string;
+  /** The last lines of stdout and stderr together. */
+  output: string;
+}
+
+/**
+ * Runs the operator's off-host copy (rclone, rsync, restic, aws) after a snapshot: the program and its arguments as
+ * configured (no shell), in the instance folder, in its own process group, bounded by `timeoutMs`, with the
+ * snapshot in its environment: WATCHDOG_BACKUP_PATH (the archive), WATCHDOG_BACKUP_MANIFEST, WATCHDOG_BACKUP_ID and
+ * WATCHDOG_INSTANCE. Never throws: a failure is its result.
+ */
+export async function runAfterCommand(
+  command: readonly string[],
+  snapshot: BackupManifest & { archive: string },
+  opts: { cwd: string; timeoutMs: number; signal?: AbortSignal },
+): Promise<AfterCommandResult> {
+  const [program, ...args] = command;
+  if (program === undefined) return { ok: false, status: 'no program configured', output: '' };
+  const env = {
+    ...process.env,
+    WATCHDOG_BACKUP_PATH: snapshot.archive,
+    WATCHDOG_BACKUP_MANIFEST: snapshot.archive.replace(/\.tar\.gz$/, '.json'),
+    WATCHDOG_BACKUP_ID: snapshot.id,
+    WATCHDOG_INSTANCE: snapshot.instance,
+  };
+  try {
+    const result = await runChild(program, args, {
+      cwd: opts.cwd,
+      env,
+      signal: opts.signal ?? new AbortController().signal,
+      timeoutMs: opts.timeoutMs,
+      sink: new PassThrough().resume(),
+      what: 'Backups.AfterCommand',
+    });
+    const status = result.signal ? `killed by ${result.signal}` : `exit code ${result.code}`;
+    return { ok: result.code === 0, status, output: lastLines(result.tail, 10) };
+  } catch (err) {
+    return { ok: false, status: describeError(err), output: '' };
+  }
+}

@@ -1,0 +1,163 @@
+import { join } from 'node:path';
+import type { BackupsSettings, RetentionSettings } from '../config/backups-schema.ts';
+import { describeError } from '../errors.ts';
+import { expired, retentionRule } from '../store/retention.ts';
+import { type AfterCommandResult, runAfterCommand } from './after-command.ts';
+import { type BackupEntry, listBackups, removeBackup } from './catalog.ts';
+import type { BackupKind, BackupManifest } from './manifest.ts';
+import { restoreSnapshot } from './restore.ts';
+import { BackupError, takeSnapshot } from './snapshot.ts';
+
+const MB = 1_000_000;
+/** The longest a `sqlite3 .backup` of one database may take before the snapshot fails. */
+const SQLITE_TIMEOUT_MS = 10 * 60_000;
+
+/** How a snapshot went, for the status, `/metrics` and chat. */
+export type BackupOutcome =
+  | { ok: true; kind: BackupKind; id: string; bytes: number; archiveBytes: number; removed: string[]; at: number }
+  | { ok: false; kind: BackupKind; reason: 'space' | 'failed'; error: string; at: number };
+
+export interface BackupReports {
+  taken(outcome: BackupOutcome): void;
+  afterCommand(id: string, result: AfterCommandResult): void;
+  /** A manifest that could not be read (left alone). */
+  unreadable(file: string, err: Error): void;
+}
+
+export interface InstanceBackupsOptions {
+  key: string;
+  instanceDir: string;
+  settings: () => { backups: BackupsSettings; retention: RetentionSettings };
+  reports: BackupReports;
+  now?: () => number;
+}
+
+/**
+ * One instance's snapshots: taken one at a time (a scheduled one waits for one before an update), retention applied
+ * after each, `Backups.AfterCommand` started after each and not awaited (an update does not wait for an upload);
+ * a snapshot being copied off-host is not removed by retention until its copy ended.
+ */
+export class InstanceBackups {
+  readonly dir: string;
+  #queue: Promise<unknown> = Promise.resolve();
+  #uploading = new Set<string>();
+  #last: BackupOutcome | null = null;
+  /** Ends off-host copies still running when the daemon stops (they run in their own process group). */
+  readonly #stopping = new AbortController();
+  readonly #now: () => number;
+
+  constructor(private readonly opts: InstanceBackupsOptions) {
+    this.dir = join(opts.instanceDir, 'backups');
+    this.#now = opts.now ?? Date.now;
+  }
+
+  get last(): BackupOutcome | null {
+    return this.#last;
+  }
+
+  list(): Promise<BackupEntry[]> {
+    return listBackups(this.dir, this.opts.reports.unreadable);
+  }
+
+  async find(id: string): Promise<BackupEntry | null> {
+    return (await this.list()).find((b) => b.id === id) ?? null;
+  }
+
+  /** The newest `before-update` snapshot taken before installing `revision`: what a rollback from it restores. */
+  async takenBefore(revision: string | null): Promise<BackupEntry | null> {
+    if (revision === null) return null;
+    return (await this.list()).find((b) => b.kind === 'before-update' && b.revisionAfter === revision) ?? null;
+  }
+
+  /** Takes a snapshot; rejects with a BackupError (also reported) when it could not be taken. */
+  take(req: {
+    kind: BackupKind;
+    revision: string | null;
+    revisionAfter?: string | null;
+    quiet: boolean;
+  }): Promise<BackupManifest> {
+    const run = this.#queue.then(() => this.#take(req));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Restores a snapshot; the caller has stopped the server and snapshotted the current data. Serialized with `take`. */
+  restore(entry: BackupEntry): Promise<void> {
+    const { backups } = this.opts.settings();
+    const run = this.#queue.then(() =>
+      restoreSnapshot(this.opts.instanceDir, entry, backups.SpaceMarginMegabytes * MB),
+    );
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  async #take(req: { kind: BackupKind; revision: string | null; revisionAfter?: string | null; quiet: boolean }) {
+    const { backups, retention } = this.opts.settings();
+    try {
+      const manifest = await takeSnapshot({
+        ...req,
+        instance: this.opts.key,
+        instanceDir: this.opts.instanceDir,
+        backupsDir: this.dir,
+        sqlite: { program: backups.Sqlite3Path, timeoutMs: SQLITE_TIMEOUT_MS },
+        marginBytes: backups.SpaceMarginMegabytes * MB,
+        now: new Date(this.#now()),
+      });
+      const removed = await this.#applyRetention(retention);
+      this.#report({
+        ok: true,
+        kind: req.kind,
+        id: manifest.id,
+        bytes: manifest.bytes,
+        archiveBytes: manifest.archiveBytes,
+        removed,
+        at: this.#now(),
+      });
+      if (backups.AfterCommand)
+        this.#startAfterCommand(backups, { ...manifest, archive: join(this.dir, `${manifest.id}.tar.gz`) });
+      return manifest;
+    } catch (err) {
+      const e = err instanceof BackupError ? err : new BackupError('failed', describeError(err), { cause: err });
+      this.#report({ ok: false, kind: req.kind, reason: e.reason, error: e.message, at: this.#now() });
+      throw e;
+    }
+  }
+
+  /** Removes what `Retention.Backups` says, except snapshots still being copied off-host; returns their ids. */
+  async #applyRetention(retention: RetentionSettings): Promise<string[]> {
+    const entries = await this.list();
+    const items = entries.map((b) => ({ ...b, at: Date.parse(b.takenAt), bytes: b.archiveBytes }));
+    const doomed = expired(items, retentionRule(retention.Backups), this.#now());
+    const removed: string[] = [];
+    for (const entry of doomed) {
+      if (this.#uploading.has(entry.id)) continue;
+      await removeBackup(entry);
+      removed.push(entry.id);
+    }
+    return removed;
+  }
+
+  #startAfterCommand(backups: BackupsSettings, snapshot: BackupManifest & { archive: string }): void {
+    const command = backups.AfterCommand;
+    if (!command) return;
+    this.#uploading.add(snapshot.id);
+    void runAfterCommand(command, snapshot, {
+      cwd: this.opts.instanceDir,
+      timeoutMs: backups.AfterCommandTimeoutSeconds * 1000,
+      signal: this.#stopping.signal,
+    })
+      .then((result) => this.opts.reports.afterCommand(snapshot.id, result))
+      .finally(() => this.#uploading.delete(snapshot.id));
+  }
+
+  /** Stops off-host copies still running; waits for a snapshot under way. */
+  async close(): Promise<void> {
+    this.#stopping.abort(new Error('the daemon is stopping'));
+    await this.#queue;
+  }
+
+  #report(outcome: BackupOutcome): void {
+    this.#last = outcome;
+    this.opts.reports.taken(outcome);
+  }
+}

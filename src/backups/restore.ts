@@ -1,0 +1,93 @@
+import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describeError } from '../errors.ts';
+import { diskSpaceOf, formatBytes } from '../store/disk-space.ts';
+import type { BackupEntry } from './catalog.ts';
+import { hashFile, SNAPSHOT_PATHS } from './collect.ts';
+import { BackupError } from './snapshot.ts';
+
+/**
+ * Puts a snapshot's data/ and config.toml back into the instance folder. The caller has stopped the server and
+ * taken a snapshot of the current data first. The archive is unpacked beside data/ and every file checked against
+ * the manifest's SHA-256 before anything is replaced; then each of data/ and config.toml is swapped by rename, and
+ * put back as it was if a swap fails. A damaged or foreign archive leaves the instance as it was.
+ */
+export async function restoreSnapshot(instanceDir: string, entry: BackupEntry, marginBytes: number): Promise<void> {
+  const space = await diskSpaceOf(instanceDir).catch(() => null);
+  if (space !== null && space.freeBytes < entry.bytes + marginBytes)
+    throw new BackupError(
+      'space',
+      `not enough disk space on ${space.mount} to restore ${entry.id}: needs ${formatBytes(entry.bytes + marginBytes)}, has ${formatBytes(space.freeBytes)}`,
+    );
+  const staging = await mkdtemp(join(instanceDir, '.restore-'));
+  try {
+    await unpackVerified(entry, staging);
+    await swapIn(instanceDir, staging, entry);
+  } catch (err) {
+    if (err instanceof BackupError) throw err;
+    throw new BackupError(
+      'failed',
+      `restoring ${entry.id} failed, the data was left as it was: ${describeError(err)}`,
+      {
+        cause: err,
+      },
+    );
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+async function unpackVerified(entry: BackupEntry, staging: string): Promise<void> {
+  const { extract } = await import('tar');
+  const expected = new Map(entry.files.map((f) => [f.path, f]));
+  const unexpected: string[] = [];
+  await extract({
+    file: entry.archive,
+    cwd: staging,
+    strict: true,
+    // Only what the manifest lists (and the manifest): nothing else is written, links least of all.
+    filter: (path, e) => {
+      const clean = path.replace(/^\.\//, '').replace(/\/$/, '');
+      const type = 'type' in e ? e.type : 'File';
+      if (type === 'Directory') return true;
+      const ok = (type === 'File' || type === 'OldFile') && (expected.has(clean) || clean === 'manifest.json');
+      if (!ok) unexpected.push(clean);
+      return ok;
+    },
+  });
+  if (unexpected.length > 0)
+    throw new Error(`${entry.archive} holds entries its manifest does not list: ${unexpected.slice(0, 5).join(', ')}`);
+  for (const file of entry.files) {
+    const got = await hashFile(join(staging, file.path)).catch(() => null);
+    if (got === null) throw new Error(`${entry.archive} lacks ${file.path}, which its manifest lists`);
+    if (got.sha256 !== file.sha256 || got.bytes !== file.bytes)
+      throw new Error(
+        `${file.path} in ${entry.archive} does not match its manifest (SHA-256 or size): the archive is damaged`,
+      );
+  }
+}
+
+/** Swaps each of SNAPSHOT_PATHS the snapshot holds (data/ always: a snapshot of no data restores an empty folder). */
+async function swapIn(instanceDir: string, staging: string, entry: BackupEntry): Promise<void> {
+  await mkdir(join(staging, 'data'), { recursive: true });
+  const held = new Set((await readdir(staging)).filter((n) => (SNAPSHOT_PATHS as readonly string[]).includes(n)));
+  const swapped: string[] = [];
+  try {
+    for (const name of held) {
+      const live = join(instanceDir, name);
+      const aside = join(staging, `${name}.replaced`);
+      await rename(live, aside).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+      });
+      swapped.push(name);
+      await rename(join(staging, name), live);
+    }
+  } catch (err) {
+    // Back as it was: each path that was moved aside returns.
+    for (const name of swapped.reverse()) {
+      await rm(join(instanceDir, name), { recursive: true, force: true }).catch(() => {});
+      await rename(join(staging, `${name}.replaced`), join(instanceDir, name)).catch(() => {});
+    }
+    throw new Error(`could not put ${entry.id} in place: ${describeError(err)}`, { cause: err });
+  }
+}

@@ -1,0 +1,117 @@
+import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describeError } from '../errors.ts';
+import { diskFullError, diskSpaceOf, formatBytes } from '../store/disk-space.ts';
+import { listBackups } from './catalog.ts';
+import { collect, listSources, SNAPSHOT_PATHS } from './collect.ts';
+import type { BackupKind, BackupManifest } from './manifest.ts';
+import { snapshotId } from './snapshot-id.ts';
+import type { SqliteCopyOptions } from './sqlite-copy.ts';
+
+/** Why a snapshot was not taken: `space` (too little before it began, or the disk filled) or `failed` (anything else). */
+export class BackupError extends Error {
+  override name = 'BackupError';
+  constructor(
+    readonly reason: 'space' | 'failed',
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+export interface SnapshotRequest {
+  instance: string;
+  instanceDir: string;
+  /** Where snapshots are kept: `<instance>/backups`. */
+  backupsDir: string;
+  kind: BackupKind;
+  revision: string | null;
+  revisionAfter?: string | null;
+  /** No server runs (see `collect`). */
+  quiet: boolean;
+  sqlite: SqliteCopyOptions;
+  /** Kept free on the disk beyond what the snapshot needs. */
+  marginBytes: number;
+  now?: Date;
+}
+
+/**
+ * Takes a snapshot of the instance's data and config.toml into `<backupsDir>/<id>.tar.gz` with its manifest beside it
+ * (`<id>.json`) and inside it. Copies go to a staging folder in `backupsDir` first (databases through SQLite's online
+ * backup), then into the archive, written under a temporary name and renamed: a snapshot that exists is whole. On
+ * any failure nothing is left behind and a BackupError says why.
+ */
+export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest> {
+  await mkdir(req.backupsDir, { recursive: true });
+  const taken = new Set((await listBackups(req.backupsDir)).map((b) => b.id));
+  const id = snapshotId(req.now ?? new Date(), req.revision, taken);
+  const staging = await mkdtemp(join(req.backupsDir, '.staging-'));
+  const archive = join(req.backupsDir, `${id}.tar.gz`);
+  const partial = `${archive}.partial`;
+  try {
+    const sources = await listSources(req.instanceDir);
+    await ensureRoom(req, sources.bytes);
+    const got = await collect({ ...req, stagingDir: staging, sources });
+    const manifest: BackupManifest = {
+      format: 1,
+      id,
+      instance: req.instance,
+      kind: req.kind,
+      takenAt: (req.now ?? new Date()).toISOString(),
+      revision: req.revision,
+      revisionAfter: req.revisionAfter ?? null,
+      files: got.files,
+      skipped: got.skipped,
+      bytes: got.bytes,
+      archiveBytes: 0,
+    };
+    await writeFile(join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    const { create } = await import('tar');
+    const members = [
+      'manifest.json',
+      ...SNAPSHOT_PATHS.filter((p) => got.files.some((f) => f.path === p || f.path.startsWith(`${p}/`))),
+    ];
+    await create({ gzip: true, file: partial, cwd: staging, portable: true }, members);
+    const done = { ...manifest, archiveBytes: (await stat(partial)).size };
+    await writeFile(join(req.backupsDir, `${id}.json.partial`), `${JSON.stringify(done, null, 2)}\n`);
+    await rename(partial, archive);
+    await rename(join(req.backupsDir, `${id}.json.partial`), join(req.backupsDir, `${id}.json`));
+    return done;
+  } catch (err) {
+    await Promise.all([
+      rm(partial, { force: true }),
+      rm(archive, { force: true }),
+      rm(join(req.backupsDir, `${id}.json.partial`), { force: true }),
+    ]);
+    throw asBackupError(err, req);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** Staging copies plus an archive no larger than them, plus the margin. */
+async function ensureRoom(req: SnapshotRequest, bytes: number): Promise<void> {
+  const space = await diskSpaceOf(req.backupsDir).catch(() => null);
+  const needs = 2 * bytes + req.marginBytes;
+  if (space === null || space.freeBytes >= needs) return;
+  throw new BackupError(
+    'space',
+    `not enough disk space on ${space.mount} for a snapshot of ${req.instance}: needs ${formatBytes(needs)} ` +
+      `(twice its ${formatBytes(bytes)} of data, plus Backups.SpaceMarginMegabytes), has ${formatBytes(space.freeBytes)}`,
+  );
+}
+
+function asBackupError(err: unknown, req: SnapshotRequest): BackupError {
+  if (err instanceof BackupError) return err;
+  const full = diskFullError(err);
+  if (full)
+    return new BackupError(
+      'space',
+      `the disk filled while taking a snapshot of ${req.instance} (${full.code}); nothing was kept`,
+      {
+        cause: err,
+      },
+    );
+  return new BackupError('failed', `the snapshot of ${req.instance} failed: ${describeError(err)}`, { cause: err });
+}

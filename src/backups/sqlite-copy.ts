@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process';
+import { open } from 'node:fs/promises';
+import { describeError } from '../errors.ts';
+
+/**
+ * SQLite databases under `data/` are copied with SQLite's online backup (the `sqlite3` program's `.backup`), which
+ * takes the database's locks and copies a consistent state even while the server writes: a raw copy of a database
+ * being written, or of its file without its `-wal`, can be torn.
+ */
+
+const MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** The files SQLite keeps beside a database; the online backup already holds what they hold. */
+export const SQLITE_SIDECARS = ['-wal', '-shm', '-journal'] as const;
+
+/** True when the file starts with SQLite's header (a database, whatever its name). */
+export async function isSqliteDatabase(path: string): Promise<boolean> {
+  const file = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(MAGIC.length);
+    const { bytesRead } = await file.read(head, 0, head.length, 0);
+    return bytesRead === MAGIC.length && head.equals(MAGIC);
+  } finally {
+    await file.close();
+  }
+}
+
+export interface SqliteCopyOptions {
+  /** The `sqlite3` program (a name on PATH or a path). */
+  program: string;
+  timeoutMs: number;
+}
+
+/**
+ * Copies the database `source` to `target` with `.backup`. The target path goes in as a quoted argument of the dot
+ * command; paths with a quote are refused rather than escaped (the daemon names its targets itself).
+ */
+export function copySqliteDatabase(source: string, target: string, opts: SqliteCopyOptions): Promise<void> {
+  if (target.includes("'") || target.includes('\n'))
+    return Promise.reject(new Error(`cannot back up to ${JSON.stringify(target)}: the path holds a quote`));
+  return new Promise((resolve, reject) => {
+    execFile(
+      opts.program,
+      // -bail: stop at the first error; the database is opened read-only, so a backup never changes it.
+      ['-bail', '-readonly', source, `.backup '${target}'`],
+      { timeout: opts.timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 * 1024, windowsHide: true },
+      (err, _stdout, stderr) => {
+        if (!err) return resolve();
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT')
+          return reject(
+            new Error(
+              `cannot back up the SQLite database ${source}: the program "${opts.program}" is not installed ` +
+                '(Debian: apt-get install sqlite3; or set Backups.Sqlite3Path)',
+              { cause: err },
+            ),
+          );
+        const why = (err as { killed?: boolean }).killed
+          ? `it took longer than ${opts.timeoutMs / 1000} s (the database stayed locked by a writer?)`
+          : stderr.trim() || describeError(err);
+        reject(new Error(`cannot back up the SQLite database ${source}: ${why}`, { cause: err }));
+      },
+    );
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * One retention rule for everything the daemon keeps piling up per instance (snapshots, dumps, rotated logs): keep
+ * the newest `keep`, and anything younger than `keepDays`; then, oldest first, drop what is over `maxBytes`. The
+ * newest item is always kept, whatever its size: a snapshot just taken is never deleted by its own retention.
+ */
+export interface RetentionRule {
+  keep: number;
+  keepDays: number;
+  maxBytes: number;
+}
+
+export interface Retained {
+  id: string;
+  /** Epoch milliseconds. */
+  at: number;
+  bytes: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The items the rule removes, oldest first. Pure: the caller deletes them. */
+export function expired<T extends Retained>(items: readonly T[], rule: RetentionRule, now: number): T[] {
+  const newestFirst = [...items].sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1));
+  const kept = newestFirst.filter((item, i) => i < Math.max(1, rule.keep) || now - item.at < rule.keepDays * DAY_MS);
+  let total = kept.reduce((sum, item) => sum + item.bytes, 0);
+  for (let i = kept.length - 1; i > 0 && total > rule.maxBytes; i--) {
+    total -= kept[i]?.bytes ?? 0;
+    kept.splice(i, 1);
+  }
+  const keep = new Set(kept);
+  return newestFirst.filter((item) => !keep.has(item)).reverse();
+}
+
+const GB = 1_000_000_000;
+
+/** A `Retention.*` setting (Keep, KeepDays, MaxSizeGB) as `expired` takes it. */
+export const retentionRule = (r: { Keep: number; KeepDays: number; MaxSizeGB: number }): RetentionRule => ({
+  keep: r.Keep,
+  keepDays: r.KeepDays,
+  maxBytes: r.MaxSizeGB * GB,
+});

@@ -1,0 +1,115 @@
+/**
+ * One instance's snapshots end to end below the daemon: retention after each snapshot, `Backups.AfterCommand` run
+ * as a real process with the snapshot in its environment, failures reported, and the snapshot taken before an
+ * install found again by the revision it preceded.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { type BackupOutcome, InstanceBackups } from '../../src/backups/instance-backups.ts';
+import { BackupsSchema, RetentionSchema } from '../../src/config/backups-schema.ts';
+import * as v from 'valibot';
+import type { AfterCommandResult } from '../../src/backups/after-command.ts';
+
+interface Ctx {
+  dir: string;
+  outcomes: BackupOutcome[];
+  after: Array<{ id: string; result: AfterCommandResult }>;
+}
+const test = suite<Ctx>('instance backups', { dir: '', outcomes: [], after: [] });
+
+test.before.each(async (ctx) => {
+  ctx.dir = await mkdtemp(join(tmpdir(), 'wd-backups-'));
+  ctx.outcomes = [];
+  ctx.after = [];
+  await mkdir(join(ctx.dir, 'data'), { recursive: true });
+  await writeFile(join(ctx.dir, 'data', 'save.txt'), 'round 1');
+});
+test.after.each(async (ctx) => {
+  await rm(ctx.dir, { recursive: true, force: true });
+});
+
+function backupsOf(ctx: Ctx, backups: unknown, retention: unknown, clock: { t: number }): InstanceBackups {
+  return new InstanceBackups({
+    key: 'alpha',
+    instanceDir: ctx.dir,
+    settings: () => ({ backups: v.parse(BackupsSchema, backups), retention: v.parse(RetentionSchema, retention) }),
+    reports: {
+      taken: (o) => ctx.outcomes.push(o),
+      afterCommand: (id, result) => ctx.after.push({ id, result }),
+      unreadable: (file, err) => assert.unreachable(`${file}: ${err.message}`),
+    },
+    now: () => clock.t,
+  });
+}
+
+const waitFor = async (what: string, ok: () => boolean) => {
+  for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(ok(), what);
+};
+
+test('instance backups :: retention keeps the newest Keep after each snapshot and says what it removed', async (ctx) => {
+  const clock = { t: Date.parse('2026-11-01T00:00:00Z') };
+  const b = backupsOf(ctx, {}, { Backups: { Keep: 2, KeepDays: 0 } }, clock);
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    clock.t += 3_600_000;
+    ids.push((await b.take({ kind: 'scheduled', revision: `r${i}`, quiet: false })).id);
+  }
+  assert.equal(
+    (await b.list()).map((e) => e.id),
+    [ids[3], ids[2]],
+  );
+  assert.equal(
+    ctx.outcomes.map((o) => (o.ok ? o.removed : null)),
+    [[], [], [ids[0]], [ids[1]]],
+  );
+  await b.close();
+});
+
+test('instance backups :: AfterCommand runs with the snapshot in its environment, its status reported', async (ctx) => {
+  const seen = join(ctx.dir, 'seen.txt');
+  const script = `printf '%s\\n%s\\n%s\\n' "$WATCHDOG_BACKUP_PATH" "$WATCHDOG_BACKUP_ID" "$WATCHDOG_INSTANCE" > ${seen}; echo uploaded; exit 3`;
+  const b = backupsOf(ctx, { AfterCommand: ['sh', '-c', script] }, {}, { t: Date.now() });
+  const m = await b.take({ kind: 'manual', revision: 'r1', quiet: false });
+  await waitFor('AfterCommand reported', () => ctx.after.length === 1);
+  assert.equal(ctx.after[0], { id: m.id, result: { ok: false, status: 'exit code 3', output: 'uploaded' } });
+  const [path, id, instance] = (await readFile(seen, 'utf8')).trim().split('\n');
+  assert.is(path, join(ctx.dir, 'backups', `${m.id}.tar.gz`));
+  assert.is(id, m.id);
+  assert.is(instance, 'alpha');
+  await b.close();
+});
+
+test('instance backups :: an AfterCommand over its time is stopped and says so', async (ctx) => {
+  const b = backupsOf(ctx, { AfterCommand: ['sleep', '30'], AfterCommandTimeoutSeconds: 0.3 }, {}, { t: Date.now() });
+  await b.take({ kind: 'manual', revision: 'r1', quiet: false });
+  await waitFor('AfterCommand reported', () => ctx.after.length === 1);
+  assert.is(ctx.after[0]?.result.ok, false);
+  assert.match(ctx.after[0]?.result.status ?? '', /took longer than 0.3 s and was stopped/);
+  await b.close();
+});
+
+test('instance backups :: a failed snapshot is reported and rejects; the one before an install is found by revision', async (ctx) => {
+  const b = backupsOf(ctx, { SpaceMarginMegabytes: 1e15 }, {}, { t: Date.now() });
+  const err = await b
+    .take({ kind: 'before-update', revision: 'r1', revisionAfter: 'r2', quiet: true })
+    .catch((e: unknown) => e);
+  assert.instance(err, Error);
+  assert.equal(
+    ctx.outcomes.map((o) => [o.ok, o.ok ? '' : o.reason]),
+    [[false, 'space']],
+  );
+  assert.is(b.last?.ok, false);
+
+  const ok = backupsOf(ctx, {}, {}, { t: Date.now() });
+  const m = await ok.take({ kind: 'before-update', revision: 'r1', revisionAfter: 'r2', quiet: true });
+  assert.is((await ok.takenBefore('r2'))?.id, m.id);
+  assert.is(await ok.takenBefore('r1'), null);
+  await ok.close();
+  await b.close();
+});
+
+test.run();

@@ -1,0 +1,131 @@
+/**
+ * Snapshots of an instance's data: a real SQLite database written by a real `sqlite3` process while the snapshot is
+ * taken comes back whole (integrity_check ok, every row committed before it began); the manifest's hashes hold; a
+ * restore swaps data/ and config.toml and a damaged archive leaves them alone.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { listBackups } from '../../src/backups/catalog.ts';
+import { restoreSnapshot } from '../../src/backups/restore.ts';
+import { BackupError, takeSnapshot, type SnapshotRequest } from '../../src/backups/snapshot.ts';
+import { sql, sqliteUnavailable, startWriter } from './_support/sqlite.ts';
+
+const unavailable = sqliteUnavailable();
+if (unavailable) console.log(`skipping the snapshot tests: ${unavailable}`);
+
+const s = suite<{ dir: string }>('backups', { dir: '' });
+const test = unavailable ? s.skip : s;
+
+s.before.each(async (ctx) => {
+  ctx.dir = await mkdtemp(join(tmpdir(), 'wd-backup-'));
+  await mkdir(join(ctx.dir, 'data', 'replays'), { recursive: true });
+  await writeFile(join(ctx.dir, 'config.toml'), '[net]\nport = 1212\n');
+  await writeFile(join(ctx.dir, 'data', 'replays', 'round-1.zip'), 'replay bytes');
+});
+s.after.each(async (ctx) => {
+  await rm(ctx.dir, { recursive: true, force: true });
+});
+
+const request = (dir: string, over: Partial<SnapshotRequest> = {}): SnapshotRequest => ({
+  instance: 'alpha',
+  instanceDir: dir,
+  backupsDir: join(dir, 'backups'),
+  kind: 'manual',
+  revision: 'rev-1',
+  quiet: false,
+  sqlite: { program: 'sqlite3', timeoutMs: 60_000 },
+  marginBytes: 0,
+  ...over,
+});
+
+test('snapshot :: a database being written comes back whole with every row committed before it', async ({ dir }) => {
+  const db = join(dir, 'data', 'preferences.db');
+  const writer = startWriter(db, { maxRows: 5_000, everyMs: 2 });
+  try {
+    for (let i = 0; i < 200 && Number(sql(db, 'SELECT count(*) FROM rows;')) < 100; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    const before = Number(sql(db, 'SELECT count(*) FROM rows;'));
+    assert.ok(before >= 100, `the writer wrote ${before} rows`);
+    const manifest = await takeSnapshot(request(dir));
+    const after = Number(sql(db, 'SELECT count(*) FROM rows;'));
+    assert.ok(after > before, 'the writer kept writing while the snapshot was taken');
+    assert.equal(manifest.files.find((f) => f.path === 'data/preferences.db')?.sqlite, true);
+    assert.not.ok(
+      manifest.files.some((f) => f.path.endsWith('-wal') || f.path.endsWith('-shm')),
+      'no sidecars',
+    );
+
+    const [entry] = await listBackups(join(dir, 'backups'));
+    assert.ok(entry, 'the snapshot is listed');
+    const target = await mkdtemp(join(tmpdir(), 'wd-restore-'));
+    try {
+      await restoreSnapshot(target, entry, 0);
+      const restored = join(target, 'data', 'preferences.db');
+      assert.is(sql(restored, 'PRAGMA integrity_check;'), 'ok');
+      const rows = Number(sql(restored, 'SELECT count(*) FROM rows;'));
+      assert.ok(
+        rows >= before && rows <= after,
+        `restored ${rows} rows; ${before} before the snapshot, ${after} after`,
+      );
+      assert.is(await readFile(join(target, 'data', 'replays', 'round-1.zip'), 'utf8'), 'replay bytes');
+      assert.is(await readFile(join(target, 'config.toml'), 'utf8'), '[net]\nport = 1212\n');
+    } finally {
+      await rm(target, { recursive: true, force: true });
+    }
+  } finally {
+    await writer.stop();
+  }
+});
+
+test('snapshot :: the manifest lists sizes and hashes, names the revisions and skips links', async ({ dir }) => {
+  await symlink('/etc/passwd', join(dir, 'data', 'outside'));
+  const m = await takeSnapshot(request(dir, { kind: 'before-update', revisionAfter: 'rev-2' }));
+  assert.match(m.id, /^\d{8}T\d{6}Z-rev-1$/);
+  assert.is(m.revisionAfter, 'rev-2');
+  assert.equal(
+    m.files.map((f) => [f.path, f.bytes]),
+    [
+      ['config.toml', 18],
+      ['data/replays/round-1.zip', 12],
+    ],
+  );
+  assert.equal(m.skipped, [{ path: 'data/outside', reason: 'a symbolic link' }]);
+  assert.equal((await readdir(join(dir, 'backups'))).sort(), [`${m.id}.json`, `${m.id}.tar.gz`]);
+});
+
+test('snapshot :: two in one second keep both', async ({ dir }) => {
+  const now = new Date('2026-11-28T03:00:00Z');
+  const a = await takeSnapshot(request(dir, { now }));
+  const b = await takeSnapshot(request(dir, { now }));
+  assert.is.not(a.id, b.id);
+  assert.is((await listBackups(join(dir, 'backups'))).length, 2);
+});
+
+test('snapshot :: too little space is refused before anything is written', async ({ dir }) => {
+  const err = await takeSnapshot(request(dir, { marginBytes: Number.MAX_SAFE_INTEGER })).catch((e: unknown) => e);
+  assert.instance(err, BackupError);
+  assert.is((err as BackupError).reason, 'space');
+  assert.match((err as Error).message, /not enough disk space .* for a snapshot of alpha/);
+  assert.equal(await readdir(join(dir, 'backups')), []);
+});
+
+test('restore :: a damaged archive leaves data/ and config.toml as they were', async ({ dir }) => {
+  await takeSnapshot(request(dir));
+  const [entry] = await listBackups(join(dir, 'backups'));
+  assert.ok(entry);
+  await writeFile(join(dir, 'data', 'replays', 'round-1.zip'), 'changed since');
+  const manifest = { ...entry, files: entry.files.map((f) => ({ ...f, sha256: '0'.repeat(64) })) };
+  const err = await restoreSnapshot(dir, manifest, 0).catch((e: unknown) => e);
+  assert.instance(err, BackupError);
+  assert.match((err as Error).message, /does not match its manifest/);
+  assert.is(await readFile(join(dir, 'data', 'replays', 'round-1.zip'), 'utf8'), 'changed since');
+  assert.not.ok(
+    (await readdir(dir)).some((n) => n.startsWith('.restore-')),
+    'no staging left',
+  );
+});
+
+s.run();

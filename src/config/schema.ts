@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { AgonesSchema } from './agones-schema.ts';
+import { ConsoleSchema, HubSchema } from './console-hub-schema.ts';
 import { DiskSchema } from './disk-schema.ts';
 import { LogsSchema } from './logs-schema.ts';
 import { ConnectionsSchema } from './connections-schema.ts';
@@ -108,6 +109,8 @@ export const InstanceSchema = v.strictObject(
       {},
     ),
     Maintenance: v.optional(MaintenanceSchema),
+    Console: ConsoleSchema,
+    Hub: HubSchema,
     /** When the server's process tree has more resident memory than this, it restarts by its `Maintenance.When`. */
     MemoryLimitMB: v.optional(
       v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),

@@ -3,14 +3,14 @@
  * Layers, bottom up; a module may import its own layer and the layers below, never one above:
  *   base        machines/ (pure statecharts), src/errors.ts, src/log.ts, src/bus.ts
  *   config      src/config/
- *   services    src/process/, src/store/, src/updates/, src/backups/, src/notify/, src/chart/, src/import/, src/kit/
+ *   services    src/process/, src/store/, src/updates/, src/backups/, src/hub/, src/notify/, src/chart/, src/import/, src/kit/
  *   instance    src/supervisor/ (src/supervisor/contract.ts is what the layers above read of an instance)
  *   views       src/metrics/ and src/agones/ (the Agones wrapper), then src/http/
  *   roots       src/daemon/ (composition), then src/cli/; src/demo/ stands apart, on the kit alone
  * TypeScript 7 has no JS API, so sources are parsed with swc (@swc/core).
  */
 const BASE_FILES = '^src/(errors|log|bus)[.]ts$';
-const ABOVE_CONFIG = '^src/(process|store|updates|backups|notify|chart|import|kit|supervisor|metrics|agones|http|daemon|cli|demo)/';
+const ABOVE_CONFIG = '^src/(process|store|updates|backups|hub|notify|chart|import|kit|supervisor|metrics|agones|http|daemon|cli|demo)/';
 const ABOVE_SERVICES = '^src/(supervisor|metrics|agones|http|daemon|cli|demo)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -48,7 +48,7 @@ module.exports = {
       name: 'services-below-instance',
       severity: 'error',
       comment: 'Processes, updates, storage, chat, charts and the import do not know the supervisor, HTTP or the CLI.',
-      from: { path: '^src/(process|store|updates|backups|notify|chart|import)/' },
+      from: { path: '^src/(process|store|updates|backups|hub|notify|chart|import)/' },
       to: { path: ABOVE_SERVICES },
     },
     {

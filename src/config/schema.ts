@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { AgonesSchema } from './agones-schema.ts';
 import { BackupsSchema, RetentionSchema } from './backups-schema.ts';
+import { ConsoleSchema, HubSchema } from './console-hub-schema.ts';
 import { DiskSchema } from './disk-schema.ts';
 import { LogsSchema } from './logs-schema.ts';
 import { ConnectionsSchema } from './connections-schema.ts';
@@ -111,6 +112,8 @@ export const InstanceSchema = v.strictObject(
     Maintenance: v.optional(MaintenanceSchema),
     Backups: v.optional(BackupsSchema, {}),
     Retention: v.optional(RetentionSchema, {}),
+    Console: ConsoleSchema,
+    Hub: HubSchema,
     /** When the server's process tree has more resident memory than this, it restarts by its `Maintenance.When`. */
     MemoryLimitMB: v.optional(
       v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),

@@ -44,6 +44,8 @@ export interface SpawnOptions {
   health?: WriteHealth;
   /** A cgroup folder the server is put in before it runs (process tracking, `src/process/tracking.ts`). */
   cgroup?: string | null;
+  /** The console FIFO's path (`console-fifo.ts`): it becomes the server's standard input. Absent: /dev/null. */
+  console?: string | null;
 }
 
 /** Where spawn.ts hands each line of a server's output (with `persist`, both streams arrive as 'stdout'). */

@@ -6,6 +6,7 @@ import { logPath, rotateIfFull, type LogRotation } from './log-file.ts';
 import type { LogFollower } from './log-tail.ts';
 import { DEFAULT_LOG_RETRY_MS, appendMarker, appendMarkerLine, marker } from './log-writer.ts';
 import { reapStragglers } from './process-group.ts';
+import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 import { exitMarker, handleOf, launchError, startChild } from './start-child.ts';
 import { WriteOutage } from './write-outage.ts';
@@ -49,12 +50,15 @@ export async function spawnPersistent(
       }
     }
     const out = fd ?? 'ignore';
+    const stdin = await consoleStdin(opts.console, (m) => {
+      if (!appendMarker(opts.logDir, m)) outage.drop(1);
+    });
     const start = await startChild(spec, opts.cgroup, {
       cwd: spec.cwd,
       env: spec.env,
       detached: true,
-      stdio: ['ignore', out, out],
-    });
+      stdio: [stdin ?? 'ignore', out, out],
+    }).finally(() => closeConsoleStdin(stdin));
     if (start.failure || start.child?.pid === undefined) {
       const err = launchError(spec, start.failure);
       if (!appendMarker(opts.logDir, err.message)) outage.drop(1);

@@ -7,6 +7,7 @@ import { DEFAULT_ROTATION, LineSplitter, type LogRotation } from './log-file.ts'
 import { RotatingLogWriter, marker } from './log-writer.ts';
 import { reapStragglers } from './process-group.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
+import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import { spawnPersistent } from './spawn-persistent.ts';
 import { exitMarker, handleOf, launchError, startChild } from './start-child.ts';
 
@@ -55,12 +56,13 @@ async function spawnPiped(
 ): Promise<ServerProcess> {
   const writer = new RotatingLogWriter(opts.logDir, rotation, { retryMs: opts.retryMs, health: opts.health });
   writer.writeLine(marker(`launching ${spec.program}`));
+  const stdin = await consoleStdin(opts.console, (m) => writer.writeLine(marker(m)));
   const { child, failure } = await startChild(spec, opts.cgroup, {
     cwd: spec.cwd,
     env: spec.env,
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+    stdio: [stdin ?? 'ignore', 'pipe', 'pipe'],
+  }).finally(() => closeConsoleStdin(stdin));
   if (failure || child?.pid === undefined) {
     const err = launchError(spec, failure);
     writer.writeLine(marker(err.message));

@@ -1,0 +1,57 @@
+/** `Servers.Instances.<key>.Console` and `.Hub`: the server console, and watching the hub list it advertises to. */
+import * as v from 'valibot';
+
+const Positive = (def: number, unit: string) =>
+  v.optional(
+    v.pipe(v.number(`expected a number of ${unit}`), v.gtValue(0, `expected a positive number of ${unit}`)),
+    def,
+  );
+
+/**
+ * Full server-console access for the instance's token holders and Admin: off unless asked for. Each command is one
+ * line of at most `MaxCommandBytes`; a caller may send `CommandsPerMinute`.
+ */
+export const ConsoleSchema = v.optional(
+  v.union(
+    [
+      v.boolean('expected true or false'),
+      v.strictObject(
+        {
+          Enabled: v.optional(v.boolean('expected true or false'), true),
+          CommandsPerMinute: Positive(30, 'commands'),
+        },
+        'expected true, false or a map with Enabled and CommandsPerMinute',
+      ),
+    ],
+    'expected true, false or a map with Enabled and CommandsPerMinute',
+  ),
+  false,
+);
+
+/**
+ * The hub watch, for a server that advertises (`hub.advertise` in its config.toml or cvars): how often each hub is
+ * asked, how long the server may be missing before chat hears of it, and whether it then restarts (by its
+ * `Maintenance.When`) when the re-advertise command did not bring it back.
+ */
+export const HubSchema = v.optional(
+  v.strictObject(
+    {
+      Watch: v.optional(v.boolean('expected true or false'), true),
+      CheckSeconds: Positive(300, 'seconds'),
+      MissingMinutes: Positive(15, 'minutes'),
+      RestartWhenMissing: v.optional(v.boolean('expected true or false'), false),
+    },
+    'expected a map of hub watch settings (Watch, CheckSeconds, MissingMinutes, RestartWhenMissing)',
+  ),
+  {},
+);
+
+export type ConsoleSetting = v.InferOutput<typeof ConsoleSchema>;
+export type HubWatchSettings = v.InferOutput<typeof HubSchema>;
+
+/** The console settings whichever form they were written in; null when it is off. */
+export function consoleOf(setting: ConsoleSetting): { commandsPerMinute: number } | null {
+  if (setting === false) return null;
+  if (setting === true) return { commandsPerMinute: 30 };
+  return setting.Enabled ? { commandsPerMinute: setting.CommandsPerMinute } : null;
+}

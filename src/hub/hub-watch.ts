@@ -1,0 +1,127 @@
+import { describeError } from '../errors.ts';
+import { type AdvertiseEvent, advertiseEventOf } from './advertise-log.ts';
+import type { Listing } from './hub-listing.ts';
+import type { HubSettings } from './hub-settings.ts';
+
+/** One hub as the watch last saw it. */
+export interface HubState {
+  hub: string;
+  listing: Listing | 'unknown';
+  /** Since when (epoch ms) it has not listed the server; null while listed or unknown. */
+  missingSince: number | null;
+  /** The last thing that went wrong: the hub unreachable, or the engine's refused advertise (status and text). */
+  lastError: string | null;
+  /** The re-advertise command was sent for this absence. */
+  readvertised: boolean;
+  /** The absence was told (once). */
+  told: boolean;
+}
+
+export interface HubReports {
+  /** Missing for longer than the limit (after a re-advertise, when there is a console): once per absence. */
+  missing(hub: string, address: string, since: number, why: string | null): void;
+  /** Listed again after an absence that was told. */
+  back(hub: string, address: string, missingMs: number): void;
+  readvertised(hub: string): void;
+}
+
+export interface HubWatchOptions {
+  settings: HubSettings;
+  missingAfterMs: number;
+  now: () => number;
+  check: (hub: string, address: string) => Promise<Listing>;
+  /** Sends the engine's `hub_advertise_now` through the console; absent when the console is off. */
+  readvertise?: () => Promise<void>;
+  reports: HubReports;
+}
+
+/**
+ * Watches whether the hubs a server advertises to list it: `poll()` asks each hub (a timer the daemon owns calls
+ * it while the server runs), `line()` reads the engine's hub lines from its log. An absence longer than
+ * `missingAfterMs` first gets the engine's re-advertise command (with a console), then, still missing at the next
+ * poll, is told once; a hub that cannot be reached is not an absence (the hub is down, not the server).
+ */
+export class HubWatch {
+  #address: string;
+  readonly #hubs: Map<string, HubState>;
+
+  constructor(private readonly opts: HubWatchOptions) {
+    this.#address = opts.settings.serverUrl;
+    this.#hubs = new Map(opts.settings.hubUrls.map((hub) => [hub, fresh(hub)]));
+  }
+
+  /** The address checked: `hub.server_url`, or what the engine guessed and logged; '' until known. */
+  get address(): string {
+    return this.#address;
+  }
+
+  states(): HubState[] {
+    return [...this.#hubs.values()].map((s) => ({ ...s }));
+  }
+
+  /** A new launch: absences start over (a server needs its first advertise interval before a hub lists it). */
+  reset(): void {
+    for (const hub of this.#hubs.keys()) this.#hubs.set(hub, fresh(hub));
+  }
+
+  line(text: string): AdvertiseEvent | null {
+    const event = advertiseEventOf(text);
+    if (event === null) return null;
+    if ((event.type === 'guessed' || event.type === 'advertised') && this.opts.settings.serverUrl === '')
+      this.#address = event.address;
+    if (event.type === 'refused' || event.type === 'failed') {
+      const state = this.#hubs.get(event.hub);
+      if (state)
+        state.lastError =
+          event.type === 'refused'
+            ? `the hub refused the advertisement: [${event.status}] ${event.text}`
+            : 'the server could not reach the hub (an exception in its log)';
+    }
+    return event;
+  }
+
+  async poll(): Promise<void> {
+    if (this.#address === '') return;
+    for (const state of this.#hubs.values()) await this.#pollOne(state);
+  }
+
+  async #pollOne(state: HubState): Promise<void> {
+    let listing: Listing;
+    try {
+      listing = await this.opts.check(state.hub, this.#address);
+    } catch (err) {
+      state.listing = 'unknown';
+      state.lastError = describeError(err);
+      return;
+    }
+    const now = this.opts.now();
+    if (listing === 'listed') {
+      if (state.told && state.missingSince !== null)
+        this.opts.reports.back(state.hub, this.#address, now - state.missingSince);
+      Object.assign(state, fresh(state.hub), { listing });
+      return;
+    }
+    state.listing = 'missing';
+    state.missingSince ??= now;
+    if (state.told || now - state.missingSince < this.opts.missingAfterMs) return;
+    if (this.opts.readvertise && !state.readvertised) {
+      state.readvertised = true;
+      await this.opts.readvertise().catch((err: unknown) => {
+        state.lastError = `the re-advertise command failed: ${describeError(err)}`;
+      });
+      this.opts.reports.readvertised(state.hub);
+      return;
+    }
+    state.told = true;
+    this.opts.reports.missing(state.hub, this.#address, state.missingSince, state.lastError);
+  }
+}
+
+const fresh = (hub: string): HubState => ({
+  hub,
+  listing: 'unknown',
+  missingSince: null,
+  lastError: null,
+  readvertised: false,
+  told: false,
+});

@@ -1,0 +1,117 @@
+import { execFile } from 'node:child_process';
+import { close, constants, lstat, open, rm, write } from 'node:fs';
+import { promisify } from 'node:util';
+import { describeError } from '../errors.ts';
+
+/**
+ * A server's console: a FIFO in the instance folder that is the server's standard input. The engine reads console
+ * commands line by line from a redirected standard input (RobustToolbox `SystemConsoleManager`), each run with full
+ * server-console rights. The server gets the FIFO opened read-write, so it never sees end-of-file while no writer
+ * holds it: a daemon that exits leaves it waiting, and the next daemon (adopting a server it kept running) writes to
+ * the same FIFO. Each command is one `write` of at most PIPE_BUF bytes, so commands from two senders never mix.
+ */
+
+export const CONSOLE_FIFO = 'console.fifo';
+/** Linux's PIPE_BUF: a write up to this size is atomic. A command line is bounded well below it. */
+export const MAX_COMMAND_BYTES = 1024;
+
+const pLstat = promisify(lstat);
+const pOpen = promisify(open);
+const pClose = promisify(close);
+const pWrite = promisify(write);
+
+export class ConsoleError extends Error {
+  override name = 'ConsoleError';
+  constructor(
+    readonly reason: 'invalid' | 'not-reading' | 'failed',
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** Makes `path` a FIFO (replacing a stale file of another kind) and opens it read-write for the server's stdin. */
+export async function openConsoleForServer(path: string): Promise<number> {
+  const info = await pLstat(path).catch(() => null);
+  if (info !== null && !info.isFIFO()) await promisify(rm)(path, { force: true, recursive: true });
+  if (info === null || !info.isFIFO()) {
+    // Node has no mkfifo; coreutils' is on every Linux the daemon runs on.
+    await promisify(execFile)('mkfifo', ['-m', '600', path], { timeout: 10_000 }).catch((err: unknown) => {
+      throw new ConsoleError('failed', `cannot make the console FIFO ${path}: ${describeError(err)}`, { cause: err });
+    });
+  }
+  // O_RDWR on a FIFO does not wait for a writer (Linux), and the server holding a write end never reads EOF.
+  // Blocking: the server reads it as its stdin, and .NET does not expect EAGAIN there.
+  return pOpen(path, constants.O_RDWR);
+}
+
+/**
+ * The server's stdin for a launch: the console FIFO opened read-write, or null without a console. A console that
+ * cannot be made never keeps the game down: the server starts without one and `problem` says why (its log).
+ */
+export async function consoleStdin(
+  path: string | null | undefined,
+  problem: (message: string) => void,
+): Promise<number | null> {
+  if (!path) return null;
+  try {
+    return await openConsoleForServer(path);
+  } catch (err) {
+    problem(`the console is off for this run: ${describeError(err)}`);
+    return null;
+  }
+}
+
+/** After the spawn: the child holds its own copy; the daemon keeps none (it writes through fresh opens). */
+export function closeConsoleStdin(fd: number | null): void {
+  if (fd !== null) close(fd, () => {});
+}
+
+/** Why a command cannot be sent as it is, or null: one line of printable text within the bound. */
+export function commandProblem(command: string): string | null {
+  if (command.trim() === '') return 'the command is empty';
+  if (Buffer.byteLength(command, 'utf8') > MAX_COMMAND_BYTES - 1)
+    return `the command is longer than ${MAX_COMMAND_BYTES - 1} bytes`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (/[\u0000-\u001f\u007f]/.test(command)) return 'the command holds a newline or another control character';
+  return null;
+}
+
+/**
+ * Writes one command line to the server's console. Fails as `not-reading` when no server holds the FIFO (ENXIO:
+ * it is not running, or was launched before its console was enabled) or its input is full (EAGAIN: it stopped
+ * reading), without ever blocking the daemon.
+ */
+export async function sendConsoleCommand(path: string, command: string): Promise<void> {
+  const problem = commandProblem(command);
+  if (problem !== null) throw new ConsoleError('invalid', `refused: ${problem}`);
+  let fd: number;
+  try {
+    fd = await pOpen(path, constants.O_WRONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENXIO' || code === 'ENOENT')
+      throw new ConsoleError(
+        'not-reading',
+        'the server has no console open (it is not running, or was started before Console was enabled)',
+        { cause: err },
+      );
+    throw new ConsoleError('failed', `cannot open the console ${path}: ${describeError(err)}`, { cause: err });
+  }
+  try {
+    const line = Buffer.from(`${command}\n`, 'utf8');
+    const { bytesWritten } = await pWrite(fd, line, 0, line.length, null);
+    if (bytesWritten !== line.length) throw new Error(`only ${bytesWritten} of ${line.length} bytes were written`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EAGAIN')
+      throw new ConsoleError('not-reading', "the server's console input is full: it is not reading commands", {
+        cause: err,
+      });
+    throw err instanceof ConsoleError
+      ? err
+      : new ConsoleError('failed', `cannot write to the console: ${describeError(err)}`, { cause: err });
+  } finally {
+    await pClose(fd).catch(() => {});
+  }
+}

@@ -13,6 +13,7 @@ import { listBackups } from '../../src/backups/catalog.ts';
 import { restoreSnapshot } from '../../src/backups/restore.ts';
 import { sql, sqliteUnavailable, startWriter } from '../backups/_support/sqlite.ts';
 import { runCli } from '../_support/cli.ts';
+import { metricValue } from '../_support/metric-value.ts';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
@@ -97,6 +98,10 @@ test('backups :: scheduled snapshots of a database being written, retention, res
       'the manual snapshot is listed',
     );
     assert.match(daemon.log(), /backup taken/);
+    const ok = (await metricValue(daemon.url, 'watchdog_backups_total', { instance: KEY, result: 'ok' })) ?? 0;
+    assert.ok(ok >= 4, `watchdog_backups_total ok: ${ok}`);
+    assert.is(await metricValue(daemon.url, 'watchdog_backups_total', { instance: KEY, result: 'failed' }), 0);
+    assert.ok(((await metricValue(daemon.url, 'watchdog_backup_last_size_bytes', { instance: KEY })) ?? 0) > 0);
   } finally {
     await writer.stop();
     if (d) await d.stop();

@@ -120,10 +120,11 @@ export function createBackupHost(deps: InstanceDeps, revision: () => string | nu
     control,
     /**
      * Before an install swaps builds (no server runs): the snapshot the rollback of that build restores. Unless
-     * `Backups.BeforeUpdate` is false; a failure rejects, so the install does not happen.
+     * `Backups.BeforeUpdate` is false or no build is installed yet; a failure rejects, so the install does not happen.
      */
     async beforeInstall(to: string | null): Promise<void> {
-      if (!deps.instance.settings.Backups.BeforeUpdate) return;
+      // The first install (no build yet) has no build's data to protect.
+      if (!deps.instance.settings.Backups.BeforeUpdate || revision() === null) return;
       await backups.take({ kind: 'before-update', revision: revision(), revisionAfter: to, quiet: true });
     },
     status(): BackupStatus | null {

@@ -62,6 +62,48 @@ export interface InstanceStatus {
   resources?: ResourceStatus | null;
   /** Players on the server by its `/status`, read at the same interval; null when unknown (absent: an older daemon). */
   players?: number | null;
+  /** The last snapshot of the instance's data, taken or failed; null before the first (absent: an older daemon). */
+  backup?: BackupStatus | null;
+}
+
+/** The last snapshot of an instance's data (`Backups`). */
+export interface BackupStatus {
+  /** When it ended (ISO). */
+  at: string;
+  ok: boolean;
+  /** before-update, manual, scheduled or before-restore. */
+  kind: string;
+  /** The snapshot taken; null when it failed. */
+  id: string | null;
+  /** Its compressed size; null when it failed. */
+  archiveBytes: number | null;
+  /** Why it failed; null when it worked. */
+  error: string | null;
+  /** The last snapshot that worked (ISO); null when none has since the daemon started. */
+  lastSuccessAt: string | null;
+}
+
+/** One snapshot as `watchdog backups` and `GET /instances/<key>/backups` list it. */
+export interface BackupListing {
+  id: string;
+  kind: string;
+  takenAt: string;
+  /** The build installed when it was taken. */
+  revision: string | null;
+  /** For before-update: the build that was about to be installed. */
+  revisionAfter: string | null;
+  /** The files' total size, and the archive's. */
+  bytes: number;
+  archiveBytes: number;
+  files: number;
+}
+
+/** An instance's snapshots, for the routes. */
+export interface InstanceBackupsControl {
+  /** Newest first. */
+  list(): Promise<BackupListing[]>;
+  /** Takes a snapshot now (of a running server too); rejects with the reason, `space` when the disk is the cause. */
+  take(by: string): Promise<BackupListing>;
 }
 
 /** One sample of a running server's process tree (its process group and every descendant). */
@@ -186,6 +228,8 @@ export interface InstanceControl {
   status(): InstanceStatus;
   /** Absolute path of `instances/<key>/binaries`. */
   binariesDir(): string;
+  /** Snapshots of the instance's data (absent: not supported). */
+  backups?: InstanceBackupsControl;
 }
 
 export interface InstanceRegistry {

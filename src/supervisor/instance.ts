@@ -5,7 +5,14 @@ import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
-import type { ControlAction, ControlOptions, InstanceControl, InstanceStatus } from './contract.ts';
+import type {
+  ControlAction,
+  ControlOptions,
+  InstanceBackupsControl,
+  InstanceControl,
+  InstanceStatus,
+} from './contract.ts';
+import { type BackupHost, createBackupHost } from './backup-host.ts';
 import type { StopData } from '../store/instance-data.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
@@ -31,6 +38,7 @@ type InstanceActor = Actor<typeof instanceMachine>;
 /** One supervised instance: its statechart actor, provided with real I/O, plus the view the HTTP layer reads. */
 export class Instance implements InstanceControl {
   readonly key: string;
+  readonly backups: InstanceBackupsControl;
   private deps: InstanceDeps;
   private actor: InstanceActor;
   private startedAt: number | null = null;
@@ -58,6 +66,8 @@ export class Instance implements InstanceControl {
   };
   /** CPU, memory and players of the running server, and MemoryLimitMB. */
   private resources: ReturnType<typeof createInstanceResources>;
+  /** Snapshots of the instance's data: before installs, on a schedule, on request. */
+  private backupHost: BackupHost;
 
   constructor(deps: InstanceDeps) {
     this.deps = deps;
@@ -78,6 +88,12 @@ export class Instance implements InstanceControl {
       (when, why) => this.maintenance.requestRestart(when, why),
       () => this.actor.getSnapshot().context.checkedIn,
     );
+    this.backupHost = createBackupHost(
+      deps,
+      () => this.actor.getSnapshot().context.revision,
+      () => this.actor.getSnapshot().context.pid !== null,
+    );
+    this.backups = this.backupHost.control;
     this.actor = this.createActor();
     this.maintenance = createMaintenance(deps, {
       live: () => this.actor.getSnapshot().matches({ owning: 'live' }),
@@ -97,7 +113,7 @@ export class Instance implements InstanceControl {
     const machine = instanceMachine.provide({
       actors: {
         runProcess: createRunProcess(processHost),
-        update: createUpdateActor(deps),
+        update: createUpdateActor(deps, (to) => this.backupHost.beforeInstall(to)),
         checkUpdate: createCheckActor(deps),
         rollback: createRollbackActor(() => deps.rollback()),
       },
@@ -213,6 +229,7 @@ export class Instance implements InstanceControl {
       if (adoptPid !== null) this.actor.send({ type: 'STOP' });
     }
     this.maintenance.start(this.deps.savedMaintenance ?? null, adoptPid !== null);
+    this.backupHost.start();
   }
 
   /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
@@ -220,6 +237,7 @@ export class Instance implements InstanceControl {
     this.deps.bus.off('instance:update', this.onUpdateProgress);
     this.maintenance.stop();
     this.resources.stop();
+    void this.backupHost.stop();
     this.actor.send({ type: 'SHUTDOWN', persist });
     const done = await waitForState(this.actor, 'exited', timeoutMs);
     if (!done) this.deps.log.warn('server did not finish shutting down in time; killing it');
@@ -237,6 +255,7 @@ export class Instance implements InstanceControl {
     Object.assign(this.deps, { config, instance, provider });
     this.actor.send({ type: 'CONFIG', timing: instanceTiming(config, instance) });
     this.maintenance.reschedule();
+    this.backupHost.reschedule();
   }
 
   apiToken(): string | undefined {
@@ -332,6 +351,7 @@ export class Instance implements InstanceControl {
       maintenance: this.maintenance.status(),
       resources: this.resources.resources(c.pid),
       players: this.resources.players(c.pid),
+      backup: this.backupHost.status(),
     };
   }
 }

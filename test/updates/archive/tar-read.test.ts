@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { extractArchive } from '../../../src/updates/archive/extract.ts';
 import { tempSuite } from '../../_support/env.ts';
 import { writeRawTar } from '../../fixtures/archives/build.ts';
-import { rejects } from '../_support.ts';
+import { rejects } from '../_support/instance-suite.ts';
 
 /*
  * Tar entries of up to 256 KB are taken off the parser whole before their file is opened
@@ -20,7 +20,7 @@ const tar = tempSuite('tar reading', {
   },
 });
 
-tar('small entries that straddle inflate chunks come out byte for byte, with their modes', async (ctx) => {
+tar('tar read :: small entries that straddle inflate chunks come out byte for byte, with their modes', async (ctx) => {
   // 100 KB each: several of them span the 256 KB pieces gunzip hands over, so an entry arrives in two.
   const contents = Array.from({ length: 8 }, () => randomBytes(50_000).toString('hex'));
   const archive = join(ctx.dir, 'b.tar.gz');
@@ -37,7 +37,7 @@ tar('small entries that straddle inflate chunks come out byte for byte, with the
   assert.is((await stat(join(ctx.dest, 'd/f1'))).mode & 0o777, 0o644);
 });
 
-tar('a tar.gz cut inside a small entry fails instead of waiting forever', async (ctx) => {
+tar('tar read :: a tar.gz cut inside a small entry fails instead of waiting forever', async (ctx) => {
   const archive = join(ctx.dir, 'b.tar.gz');
   await writeRawTar(archive, [{ path: 'f.bin', type: 'File', content: randomBytes(100_000).toString('hex') }], {
     gzip: true,

@@ -235,39 +235,3 @@ export function endCheck(
   enqueue.stopChild('updateCheck');
   if (context.check === 'queued') enqueue.raise({ type: 'UPDATE_CHECK' });
 }
-
-/** The control requests a person (or a CDN) makes of an instance. */
-export type ControlRequest = 'restart' | 'update' | 'stop' | 'rollback';
-
-/** Why ROLLBACK is refused in a state that cannot take it (the machine emits these as `rollback-refused` too). */
-export const ROLLBACK_BUSY = {
-  updating: 'an update is being installed; roll back once it is done',
-  backoff: 'the server is between crash relaunches; stop the instance, then roll back',
-  blocked: 'the launch is blocked and retried with back-off; stop the instance, then roll back',
-  rollingBack: 'a rollback is already under way',
-} as const;
-
-/**
- * Why a control request cannot be done now, or null when the machine takes it: a function of the state (its status
- * path, as `statusPath` names it) and of what the configuration and the instance folder hold, so the daemon can
- * answer at once instead of accepting a request the machine would refuse or that cannot find anything to do.
- *
- * @example
- * refusalOf('rollback', 'running', { canUpdate: true, canRollback: false }); // 'no previous build to roll back to (bin.prev is missing)'
- */
-export function refusalOf(
-  action: ControlRequest,
-  state: string,
-  facts: { canUpdate: boolean; canRollback: boolean },
-): string | null {
-  if (state === 'exited') return 'the watchdog is shutting down';
-  if (action === 'update' && !facts.canUpdate) return 'no update provider: UpdateType is not set for this instance';
-  if (action !== 'rollback') return null;
-  if (state === 'updating') return ROLLBACK_BUSY.updating;
-  if (state === 'restarting.backoff') return ROLLBACK_BUSY.backoff;
-  if (state === 'restarting.blocked') return ROLLBACK_BUSY.blocked;
-  if (state === 'rolling-back') return ROLLBACK_BUSY.rollingBack;
-  if (!facts.canRollback)
-    return 'no previous build to roll back to (bin.prev is missing; one is kept after each update)';
-  return null;
-}

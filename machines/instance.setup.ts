@@ -15,11 +15,11 @@ import {
   firstHang,
   givesUp,
   inLoop,
-  ROLLBACK_BUSY,
   want,
   type InstanceContext,
   type InstanceMachineEvent,
 } from './instance.context.ts';
+import type { BusyTag } from './instance.refusals.ts';
 import type {
   CheckInput,
   CheckOutput,
@@ -41,20 +41,13 @@ const notProvided = (name: string) => () => {
 const inState = (id: string) =>
   stateIn(id) as unknown as GuardPredicate<InstanceContext, InstanceMachineEvent, undefined, never>;
 
-/** Where ROLLBACK is refused, and why (it is allowed while stopped or while a server is owned); `refusalOf` agrees. */
-const REFUSALS = [
-  ['#instance.updating', ROLLBACK_BUSY.updating],
-  ['#instance.restarting.blocked', ROLLBACK_BUSY.blocked],
-  ['#instance.restarting', ROLLBACK_BUSY.backoff],
-  ['#instance.rolling-back', ROLLBACK_BUSY.rollingBack],
-] as const;
-
 export const instanceSetup = setup({
   types: {
     context: {} as InstanceContext,
     events: {} as InstanceMachineEvent,
     input: {} as InstanceInput,
     emitted: {} as InstanceEmitted,
+    tags: {} as 'busy' | BusyTag,
   },
   actors: {
     update: fromPromise<UpdateOutput, UpdateInput>(notProvided('update')),
@@ -210,10 +203,6 @@ export const instanceSetup = setup({
     rollbackFailed: enqueueActions(({ context, enqueue }, message: string) => {
       if (context.exitIntent === 'rollback') enqueue.assign({ exitIntent: null });
       enqueue.emit({ type: 'rollback-failed', message });
-    }),
-    refuseRollback: enqueueActions(({ enqueue, check }) => {
-      const reason = REFUSALS.find(([state]) => check(inState(state)))?.[1] ?? 'not possible in this state';
-      enqueue.emit({ type: 'rollback-refused', reason });
     }),
     /**
      * One check at a time; UPDATE_CHECK during one is remembered (it may be about a build published since). The

@@ -52,7 +52,6 @@ export const instanceMachine = s.createMachine({
     'xstate.done.actor.updateCheck': { actions: 'checkFinished' },
     'xstate.error.actor.updateCheck': { actions: 'checkFailed' },
     SHUTDOWN: { target: '.exited' },
-    ROLLBACK: { actions: 'refuseRollback' },
   },
   states: {
     stopped: {
@@ -97,6 +96,7 @@ export const instanceMachine = s.createMachine({
       ],
     },
     updating: {
+      tags: ['busy', 'installing'],
       entry: assign({ updatePending: false }),
       exit: 'checkAfterUpdate',
       invoke: {
@@ -185,18 +185,20 @@ export const instanceMachine = s.createMachine({
         RESTART: { target: 'decide', actions: 'clearDown' },
       },
       states: {
-        backoff: { after: { backoff: '#instance.decide' } },
+        backoff: { tags: ['busy', 'backing-off'], after: { backoff: '#instance.decide' } },
         /**
          * The launch was blocked by the daemon's resources or a held game port: retried after its own back-off, which
          * doubles per attempt up to the cap. Never gives up, and counts no startup failure.
          */
         blocked: {
+          tags: ['busy', 'launch-blocked'],
           entry: 'announceBlocked',
           after: { blockedBackoff: '#instance.decide' },
         },
       },
     },
     'rolling-back': {
+      tags: ['busy', 'rolling-back'],
       invoke: {
         id: 'rollback',
         src: 'rollback',
@@ -216,6 +218,6 @@ export const instanceMachine = s.createMachine({
         ],
       },
     },
-    exited: { type: 'final' },
+    exited: { type: 'final', tags: ['busy', 'shutting-down'] },
   },
 });

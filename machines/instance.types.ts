@@ -187,8 +187,6 @@ export type InstanceEmitted =
   | { type: 'update-checked'; available: boolean }
   | { type: 'rolled-back'; revision: string | null }
   | { type: 'rollback-failed'; message: string }
-  /** ROLLBACK came where it cannot be done (updating, between crash relaunches, …); nothing changed. */
-  | { type: 'rollback-refused'; reason: string }
   /** A launch was blocked (see LaunchBlock) and is retried in `retryMs`; `attempts` 1 starts an episode. */
   | { type: 'launch-blocked'; kind: LaunchBlockKind; message: string; attempts: number; retryMs: number }
   /** A launch spawned again after `attempts` blocked ones: the episode is over. */

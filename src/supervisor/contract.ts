@@ -2,6 +2,7 @@
  * The instance contract: what http/, metrics/, cli/ and the daemon read of a supervised instance. The supervisor
  * implements it; the layers above depend on this file only, so routes can be tested without the daemon.
  */
+import type { ControlAction } from '../../machines/instance.refusals.ts';
 import type { ExitReason } from '../../machines/instance.types.ts';
 import type { DiskReading } from '../bus.ts';
 
@@ -159,7 +160,7 @@ export interface LastExitStatus {
   at: string;
 }
 
-export type ControlAction = 'restart' | 'update' | 'stop' | 'rollback';
+export type { ControlAction } from '../../machines/instance.refusals.ts';
 
 export interface InstanceControl {
   readonly key: string;

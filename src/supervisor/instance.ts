@@ -1,6 +1,6 @@
 import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
-import { refusalOf } from '../../machines/instance.context.ts';
+import { busyRefusal, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
@@ -176,9 +176,6 @@ export class Instance implements InstanceControl {
       case 'rollback-failed':
         log.error('rollback failed', { error: e.message });
         break;
-      case 'rollback-refused':
-        log.warn(`rollback refused: ${e.reason}`);
-        break;
       case 'launch-blocked':
         log.warn(`cannot launch: ${e.message}; retrying in ${formatDelay(e.retryMs)}`, { attempt: e.attempts });
         bus.emit('instance:launch-blocked', {
@@ -250,8 +247,7 @@ export class Instance implements InstanceControl {
 
   /** Why `action` cannot be done now (the daemon answers 409 with it), or null when the machine takes it. */
   refusal(action: ControlAction): string | null {
-    const state = statePath(this.actor.getSnapshot().value);
-    return refusalOf(action, state, this.abilities());
+    return refusalOf(this.actor.getSnapshot(), action, this.abilities());
   }
 
   /** Whether an update provider is configured, and a previous build (`bin.prev`) kept to go back to. */
@@ -261,6 +257,13 @@ export class Instance implements InstanceControl {
 
   control(action: ControlAction, { when, by = '' }: ControlOptions = {}): void {
     const log = this.deps.log;
+    // The HTTP layer asks `refusal` first and answers 409. What the machine cannot take is dropped here for every
+    // caller; a missing provider or bin.prev is left to the actors, which say so in the log.
+    const refused = busyRefusal(this.actor.getSnapshot(), action);
+    if (refused !== null) {
+      log.warn(`${action} refused: ${refused}`);
+      return;
+    }
     log.info(`control: ${action}${when === undefined ? '' : ` (when ${when})`}`);
     // A stop is remembered until someone starts the server again (a restart, or a rollback, which starts it).
     if (action === 'stop') {
@@ -269,10 +272,7 @@ export class Instance implements InstanceControl {
     } else if (action === 'restart' || action === 'rollback') this.remember(null);
     if (action === 'restart' && when !== undefined) this.maintenance.requestRestart(when);
     else if (action === 'update' && when !== undefined) this.maintenance.requestUpdate(when);
-    else if (action === 'restart') this.actor.send({ type: 'RESTART' });
-    else if (action === 'stop') this.actor.send({ type: 'STOP' });
-    else if (action === 'update') this.actor.send({ type: 'UPDATE_CHECK' });
-    else this.actor.send({ type: 'ROLLBACK' });
+    else this.actor.send(CONTROL_EVENT[action]);
   }
 
   private remember(stop: StopData | null): void {

@@ -7,6 +7,7 @@ import { suite, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, fromCallback, fromPromise, SimulatedClock, type InspectionEvent, type StateValue } from 'xstate';
 import { instanceMachine, statusPath } from '../../machines/instance.ts';
+import { type ControlAction, refusalOf } from '../../machines/instance.refusals.ts';
 import type {
   CheckInput,
   CheckOutput,
@@ -169,6 +170,8 @@ export function createHarness(
       if (!p) throw new Error('no process was spawned');
       return p;
     },
+    /** Why the machine refuses `action` now (an update provider and a previous build are there), or null. */
+    refusal: (action: ControlAction) => refusalOf(actor.getSnapshot(), action, { canUpdate: true, canRollback: true }),
     alerts: () => emitted.flatMap((e) => (e.type === 'alert' ? [e.kind] : [])),
     restarts: () => emitted.flatMap((e) => (e.type === 'restart' ? [e.reason] : [])),
     checkin: () => actor.send({ type: 'CHECKIN', launchId: actor.getSnapshot().context.launchId }),

@@ -13,9 +13,11 @@ import type {
   InspectionEvent,
   SnapshotFrom,
 } from 'xstate';
+import { transition } from 'xstate';
 import { TestModel, toDirectedGraph, type DirectedGraphNode, type StatePath } from 'xstate/graph';
 import { backoffMs, instanceMachine, type InstanceMachineEvent } from '../../machines/instance.ts';
 import { blockedBackoffMs } from '../../machines/instance.context.ts';
+import { BUSY_REASONS, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
 import type { InstanceInput, RollbackOutput, UpdateOutput } from '../../machines/instance.types.ts';
 import { createHarness, TIMING, type Harness } from './harness.ts';
 
@@ -341,6 +343,32 @@ model('instance model :: every state and every declared transition is taken by a
     plans.size >= want.transitions.length / 3,
     `${plans.size} paths for ${want.transitions.length} transitions`,
   );
+});
+
+model('instance model :: in every state, a refused control request changes nothing and says why by its tags', () => {
+  const { logic } = recordingLogic();
+  const testModel = new TestModel(logic, { events: eventsFor(eventTypes()), serializeState: serialize, input });
+  const reasons = new Set<string>(Object.values(BUSY_REASONS));
+  const facts = { canUpdate: true, canRollback: true };
+  let refused = 0;
+  for (const { state } of testModel.getShortestPaths()) {
+    if (state.status !== 'active') continue;
+    for (const action of ['restart', 'update', 'stop', 'rollback'] as const) {
+      const why = refusalOf(state, action, facts);
+      if (why === null) continue;
+      refused += 1;
+      assert.ok(reasons.has(why), `${JSON.stringify(state.value)} refuses ${action} with a tag's reason: ${why}`);
+      assert.ok(state.hasTag('busy'), `${JSON.stringify(state.value)} refuses ${action}, so it is tagged busy`);
+      const [next] = transition(instanceMachine, state, CONTROL_EVENT[action]);
+      assert.equal(next.value, state.value, `${action} refused in ${JSON.stringify(state.value)} keeps the state`);
+      assert.equal(
+        next.context,
+        state.context,
+        `${action} refused in ${JSON.stringify(state.value)} keeps the context`,
+      );
+    }
+  }
+  assert.ok(refused > 0, 'some state refuses something');
 });
 
 model.run();

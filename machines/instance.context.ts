@@ -4,7 +4,6 @@
  */
 import type {
   AlertKind,
-  CheckOutput,
   ExitInfo,
   ExitIntent,
   ExitReason,
@@ -43,21 +42,15 @@ export interface InstanceContext {
   exitIntent: ExitIntent | null;
   /** How and why the last server process ended (the supervisor stamps the time). */
   lastExit: LastExit | null;
-  /** The `updateCheck` child: none, one running, or one running and another asked for meanwhile. */
-  check: 'idle' | 'running' | 'queued';
   /** The current blocked-launch episode, or null; it never touches `startupFailures`. */
   blocked: LaunchBlock | null;
 }
 
 /**
  * InstanceEvent plus the machine's own: the delayed STABLE (a run lasted `stableRunMs` after its first check-in)
- * and the results of the spawned `updateCheck` child (an invoke's results are typed by XState; a spawn's are not).
+ * and UPDATE_FOUND, raised by the update-check region for the server region when a check finds a build.
  */
-export type InstanceMachineEvent =
-  | InstanceEvent
-  | { type: 'STABLE' }
-  | { type: 'xstate.done.actor.updateCheck'; output: CheckOutput }
-  | { type: 'xstate.error.actor.updateCheck'; error: unknown };
+export type InstanceMachineEvent = InstanceEvent | { type: 'STABLE' } | { type: 'UPDATE_FOUND' };
 
 const RANK: Record<ExitIntent, number> = { crash: 0, hang: 1, stop: 2, restart: 2, rollback: 2, shutdown: 3 };
 
@@ -201,11 +194,6 @@ export const inLoop = (c: InstanceContext): boolean =>
   c.crashStreak >= 2 &&
   (c.lastExit?.reason === 'hang' || unclean(c.lastExit));
 
-/** The result of a finished update check. */
-export function checkAvailable(event: InstanceMachineEvent): boolean {
-  return event.type === 'xstate.done.actor.updateCheck' && event.output.available;
-}
-
 /** The message of a rejected actor, for the emitted `*-failed` facts. */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -221,17 +209,3 @@ export const exitOf = (event: InstanceMachineEvent): ExitInfo => {
     ...(lastLine === undefined ? {} : { lastLine }),
   };
 };
-
-/** A check ended: release its child, and start the one queued during it, if any, as a fresh UPDATE_CHECK. */
-export function endCheck(
-  context: InstanceContext,
-  enqueue: {
-    assign(a: Partial<InstanceContext>): void;
-    stopChild(id: string): void;
-    raise(e: InstanceMachineEvent): void;
-  },
-): void {
-  enqueue.assign({ check: 'idle' });
-  enqueue.stopChild('updateCheck');
-  if (context.check === 'queued') enqueue.raise({ type: 'UPDATE_CHECK' });
-}

@@ -2,15 +2,23 @@
  * The instance statechart's vocabulary: the named actors (placeholders the supervisor replaces with
  * `.provide()`), delays computed from context, guards and actions. The states live in `instance.ts`.
  */
-import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, stateIn, type GuardPredicate } from 'xstate';
+import {
+  and,
+  assign,
+  emit,
+  enqueueActions,
+  fromCallback,
+  fromPromise,
+  or,
+  setup,
+  stateIn,
+  type GuardPredicate,
+} from 'xstate';
 import {
   alertOf,
   backoffMs,
   blockedBackoffMs,
-  checkAvailable,
   classifyExit,
-  endCheck,
-  errorMessage,
   exitOf,
   firstHang,
   givesUp,
@@ -68,10 +76,20 @@ export const instanceSetup = setup({
     currentLaunch: ({ context, event }) => 'launchId' in event && event.launchId === context.launchId,
     graceful: ({ event }) => event.type === 'SHUTDOWN' && !event.persist,
     updatePending: ({ context }) => context.updatePending,
-    updateAvailable: ({ event }) => checkAvailable(event),
     shuttingDown: ({ context }) => context.exitIntent === 'shutdown',
     stopRequested: ({ context }) => context.exitIntent === 'stop',
     rollbackRequested: ({ context }) => context.exitIntent === 'rollback',
+    /**
+     * An install runs, or is about to (`decide` may enter `updating`; a failing server relaunches for a found build):
+     * a check asked for meanwhile waits for it, so it looks from the revision installed and never beside the install.
+     */
+    installAhead: or([
+      stateIn('#instance.server.updating'),
+      stateIn('#instance.server.decide'),
+      and([stateIn('#instance.server.stopped.failing'), 'updatePending']),
+    ]),
+    /** Another update check was asked for while this one ran: it runs next. */
+    askedAgain: stateIn('#instance.updateCheck.running.again'),
     /** `decide` was entered because the launch was blocked (PROCESS_BLOCKED): no server ran, so nothing counts. */
     launchBlocked: ({ event }) => event.type === 'PROCESS_BLOCKED',
     /** The startup-failure limit is reached and no pending update could still change the outcome. */
@@ -97,7 +115,7 @@ export const instanceSetup = setup({
   actions: {
     /** Every ProcessCommand goes through here: one for a process that is not owned is dropped, never thrown. */
     tell: enqueueActions(({ enqueue, check }, command: ProcessCommand) => {
-      if (check(inState('#instance.owning'))) enqueue.sendTo('process', command);
+      if (check(inState('#instance.server.owning'))) enqueue.sendTo('process', command);
     }),
     /** START, RESTART and ROLLBACK of an instance without a server clear what kept it down. */
     clearDown: assign({ startupFailures: 0, crashStreak: 0, loopHangs: 0, exitIntent: null }),
@@ -110,9 +128,10 @@ export const instanceSetup = setup({
     })),
     /** STOP: remembered wherever a server is, or is about to be, running; a stopped instance is left as it is. */
     requestStop: enqueueActions(({ context, enqueue, check }) => {
-      if (check(inState('#instance.stopped'))) return;
+      if (check(inState('#instance.server.stopped'))) return;
       enqueue.assign({ exitIntent: want(context.exitIntent, 'stop') });
-      if (check(inState('#instance.owning'))) enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
+      if (check(inState('#instance.server.owning')))
+        enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
     }),
     shutdown: assign(({ context }) => ({ exitIntent: want(context.exitIntent, 'shutdown') })),
     /** Missed check-ins: the first hang of a loop is told and dumped, later ones only killed (`firstHang`). */
@@ -175,7 +194,7 @@ export const instanceSetup = setup({
      * stable yet, so the loop is not forgotten; it is asked again after another stableRunMs.
      */
     stable: enqueueActions(({ enqueue, check }) => {
-      if (check(inState('#instance.owning.live.running'))) enqueue.assign({ crashStreak: 0, loopHangs: 0 });
+      if (check(inState('#instance.server.owning.live.running'))) enqueue.assign({ crashStreak: 0, loopHangs: 0 });
       else enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
     }),
     /**
@@ -204,40 +223,17 @@ export const instanceSetup = setup({
       if (context.exitIntent === 'rollback') enqueue.assign({ exitIntent: null });
       enqueue.emit({ type: 'rollback-failed', message });
     }),
-    /**
-     * One check at a time; UPDATE_CHECK during one is remembered (it may be about a build published since). The
-     * update before a launch checks too, so a request during it waits for it the same way (`checkAfterUpdate`).
-     */
-    requestCheck: enqueueActions(({ context, enqueue, check }) => {
-      if (context.check !== 'idle' || check(inState('#instance.updating'))) {
-        enqueue.assign({ check: 'queued' });
-        return;
-      }
-      enqueue.assign({ check: 'running' });
-      enqueue.spawnChild('checkUpdate', { id: 'updateCheck', input: { key: context.key, revision: context.revision } });
-    }),
-    /** Leaving `updating`: a check asked for during it runs now, unless a check of its own is still running. */
-    checkAfterUpdate: enqueueActions(({ context, enqueue, self }) => {
-      if (context.check !== 'queued' || self.getSnapshot().children?.updateCheck !== undefined) return;
-      enqueue.assign({ check: 'idle' });
-      enqueue.raise({ type: 'UPDATE_CHECK' });
-    }),
     /** A found update is remembered (a later "none" never cancels it) and a running server is asked to leave. */
-    checkFinished: enqueueActions(({ context, enqueue, event, check }) => {
-      const available = checkAvailable(event);
-      if (available) enqueue.assign({ updatePending: true });
-      if (available && check(inState('#instance.owning')) && check({ type: 'asksOnFoundUpdate' }))
+    recordCheck: enqueueActions(({ enqueue, check }, { available }: CheckOutput) => {
+      if (available) {
+        enqueue.assign({ updatePending: true });
+        enqueue.raise({ type: 'UPDATE_FOUND' });
+      }
+      if (available && check(inState('#instance.server.owning')) && check({ type: 'asksOnFoundUpdate' }))
         enqueue.sendTo('process', { type: 'NOTIFY_UPDATE' } satisfies ProcessCommand);
       enqueue.emit({ type: 'update-checked', available });
-      endCheck(context, enqueue);
     }),
-    checkFailed: enqueueActions(({ context, enqueue, event }) => {
-      enqueue.emit({
-        type: 'check-failed',
-        message: errorMessage(event.type === 'xstate.error.actor.updateCheck' ? event.error : undefined),
-      });
-      endCheck(context, enqueue);
-    }),
+    checkFailed: emit((_, message: string) => ({ type: 'check-failed' as const, message })),
     /**
      * A failed runProcess actor is an exit with unknown status of the current launch. The error event names no
      * launch, so it counts only if the `process` child now held is the one that failed. (The graph traversal's

@@ -22,7 +22,8 @@ export function statusPath(path: string): string {
   return path === 'owning.stopping' ? 'restarting.stopping' : path;
 }
 
-const toOwningStopping = '#instance.owning.stopping';
+const toOwningStopping = '#instance.server.owning.stopping';
+const toDecide = '#instance.server.decide';
 
 export const instanceMachine = s.createMachine({
   id: 'instance',
@@ -41,183 +42,227 @@ export const instanceMachine = s.createMachine({
     updatePending: true,
     exitIntent: null,
     lastExit: null,
-    check: 'idle',
     blocked: null,
   }),
-  initial: 'stopped',
+  type: 'parallel',
   on: {
     CONFIG: { actions: assign({ timing: ({ event }) => event.timing }) },
-    STOP: { actions: 'requestStop' },
-    UPDATE_CHECK: { actions: 'requestCheck' },
-    'xstate.done.actor.updateCheck': { actions: 'checkFinished' },
-    'xstate.error.actor.updateCheck': { actions: 'checkFailed' },
-    SHUTDOWN: { target: '.exited' },
   },
   states: {
-    stopped: {
-      initial: 'idle',
-      // A stop ends a blocked-launch episode: the next start is told afresh if it is blocked again.
-      entry: assign({ blocked: null }),
+    /** The server's life: its status is the path in this region (`stopped.idle`, `owning.live.running`). */
+    server: {
+      initial: 'stopped',
       on: {
-        RESTART: { target: 'decide', actions: 'clearDown' },
-        ROLLBACK: { target: 'rolling-back', actions: 'clearDown' },
+        STOP: { actions: 'requestStop' },
+        SHUTDOWN: { target: '.exited' },
       },
       states: {
-        idle: {
+        stopped: {
+          initial: 'idle',
+          // A stop ends a blocked-launch episode: the next start is told afresh if it is blocked again.
+          entry: assign({ blocked: null }),
           on: {
-            START: { target: '#instance.decide', actions: 'clearDown' },
-            ADOPT: { target: '#instance.owning.live.running' },
+            RESTART: { target: 'decide', actions: 'clearDown' },
+            ROLLBACK: { target: 'rolling-back', actions: 'clearDown' },
           },
-        },
-        failing: {
-          on: {
-            // A new build may fix what kept failing: reset the count and try it (the real watchdog keeps the
-            // count at the limit, so the next failure gives up again at once).
-            'xstate.done.actor.updateCheck': {
-              guard: 'updateAvailable',
-              target: '#instance.decide',
-              actions: ['checkFinished', assign({ startupFailures: 0 })],
-            },
-          },
-        },
-      },
-    },
-    /** Transient: every launch and every end of a server passes here, and leaves by the first that applies. */
-    decide: {
-      always: [
-        { guard: 'shuttingDown', target: 'exited' },
-        { guard: 'stopRequested', target: 'stopped.idle' },
-        { guard: 'rollbackRequested', target: 'rolling-back' },
-        { guard: 'launchBlocked', target: 'restarting.blocked', actions: 'settle' },
-        { guard: 'giveUp', target: 'stopped.failing', actions: 'settle' },
-        { guard: 'crashLoop', target: 'restarting.backoff', actions: 'settle' },
-        { guard: and(['updatePending', not('installHeld')]), target: 'updating', actions: 'settle' },
-        { target: 'owning', actions: 'settle' },
-      ],
-    },
-    updating: {
-      tags: ['busy', 'installing'],
-      entry: assign({ updatePending: false }),
-      exit: 'checkAfterUpdate',
-      invoke: {
-        id: 'update',
-        src: 'update',
-        input: ({ context }) => ({ key: context.key, revision: context.revision }),
-        onDone: { target: 'decide', actions: { type: 'installed', params: ({ event }) => event.output } },
-        // A failed update is reported and the installed build starts anyway.
-        onError: {
-          target: 'decide',
-          actions: { type: 'updateFailed', params: ({ event }) => errorMessage(event.error) },
-        },
-      },
-      on: {
-        // Withdraws a STOP given during the update.
-        RESTART: { actions: 'clearDown' },
-      },
-    },
-    owning: {
-      initial: 'live',
-      entry: 'launch',
-      exit: 'disown',
-      invoke: {
-        id: 'process',
-        src: 'runProcess',
-        input: ({ context, event }) => ({
-          key: context.key,
-          launchId: context.launchId,
-          adoptPid: event.type === 'ADOPT' ? event.pid : null,
-        }),
-        // The actor itself failed (unhandled, it would stop this machine: statelyai/xstate#5088).
-        onError: { actions: 'processFailed' },
-      },
-      on: {
-        PROCESS_STARTED: { guard: 'currentLaunch', actions: 'started' },
-        PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'exited' },
-        PROCESS_BLOCKED: { guard: 'currentLaunch', target: 'decide', actions: 'blocked' },
-        RESTART: {
-          target: '.stopping',
-          actions: [
-            { type: 'request', params: 'restart' },
-            { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' } },
-          ],
-        },
-        ROLLBACK: {
-          target: '.stopping',
-          actions: [
-            { type: 'request', params: 'rollback' },
-            { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Rollback requested by the watchdog' } },
-          ],
-        },
-        SHUTDOWN: {
-          guard: 'graceful',
-          target: '.stopping',
-          actions: ['shutdown', { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Watchdog stopping' } }],
-        },
-        STABLE: { actions: 'stable' },
-      },
-      states: {
-        /** The server is wanted: check-ins count here, not while it is being stopped. */
-        live: {
-          initial: 'starting',
-          on: { CHECKIN: { guard: 'currentLaunch', target: '.running', actions: 'checkin' } },
           states: {
-            starting: { after: { checkinTimeout: { target: toOwningStopping, actions: 'hang' } } },
-            running: { after: { degradedAfter: 'awaiting-checkin' } },
-            'awaiting-checkin': { after: { hangAfter: { target: toOwningStopping, actions: 'hang' } } },
-          },
-        },
-        stopping: {
-          after: {
-            stopTimeout: {
-              target: 'stopping',
-              reenter: true,
-              actions: { type: 'tell', params: { type: 'KILL', reason: 'stop-timeout' } },
+            idle: {
+              on: {
+                START: { target: toDecide, actions: 'clearDown' },
+                ADOPT: { target: '#instance.server.owning.live.running' },
+              },
+            },
+            failing: {
+              on: {
+                // A new build may fix what kept failing: reset the count and try it (the real watchdog keeps the
+                // count at the limit, so the next failure gives up again at once).
+                UPDATE_FOUND: { target: toDecide, actions: assign({ startupFailures: 0 }) },
+              },
             },
           },
         },
-      },
-    },
-    /** Waiting to launch again, with no server: `RESTART` launches at once, `STOP` stays stopped. */
-    restarting: {
-      initial: 'backoff',
-      on: {
-        STOP: { target: 'stopped.idle', actions: assign({ exitIntent: 'stop' }) },
-        RESTART: { target: 'decide', actions: 'clearDown' },
-      },
-      states: {
-        backoff: { tags: ['busy', 'backing-off'], after: { backoff: '#instance.decide' } },
-        /**
-         * The launch was blocked by the daemon's resources or a held game port: retried after its own back-off, which
-         * doubles per attempt up to the cap. Never gives up, and counts no startup failure.
-         */
-        blocked: {
-          tags: ['busy', 'launch-blocked'],
-          entry: 'announceBlocked',
-          after: { blockedBackoff: '#instance.decide' },
+        /** Transient: every launch and every end of a server passes here, and leaves by the first that applies. */
+        decide: {
+          always: [
+            { guard: 'shuttingDown', target: 'exited' },
+            { guard: 'stopRequested', target: 'stopped.idle' },
+            { guard: 'rollbackRequested', target: 'rolling-back' },
+            { guard: 'launchBlocked', target: 'restarting.blocked', actions: 'settle' },
+            { guard: 'giveUp', target: 'stopped.failing', actions: 'settle' },
+            { guard: 'crashLoop', target: 'restarting.backoff', actions: 'settle' },
+            { guard: and(['updatePending', not('installHeld')]), target: 'updating', actions: 'settle' },
+            { target: 'owning', actions: 'settle' },
+          ],
         },
+        updating: {
+          tags: ['busy', 'installing'],
+          entry: assign({ updatePending: false }),
+          invoke: {
+            id: 'update',
+            src: 'update',
+            input: ({ context }) => ({ key: context.key, revision: context.revision }),
+            onDone: { target: toDecide, actions: { type: 'installed', params: ({ event }) => event.output } },
+            // A failed update is reported and the installed build starts anyway.
+            onError: {
+              target: 'decide',
+              actions: { type: 'updateFailed', params: ({ event }) => errorMessage(event.error) },
+            },
+          },
+          on: {
+            // Withdraws a STOP given during the update.
+            RESTART: { actions: 'clearDown' },
+          },
+        },
+        owning: {
+          initial: 'live',
+          entry: 'launch',
+          exit: 'disown',
+          invoke: {
+            id: 'process',
+            src: 'runProcess',
+            input: ({ context, event }) => ({
+              key: context.key,
+              launchId: context.launchId,
+              adoptPid: event.type === 'ADOPT' ? event.pid : null,
+            }),
+            // The actor itself failed (unhandled, it would stop this machine: statelyai/xstate#5088).
+            onError: { actions: 'processFailed' },
+          },
+          on: {
+            PROCESS_STARTED: { guard: 'currentLaunch', actions: 'started' },
+            PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'exited' },
+            PROCESS_BLOCKED: { guard: 'currentLaunch', target: 'decide', actions: 'blocked' },
+            RESTART: {
+              target: '.stopping',
+              actions: [
+                { type: 'request', params: 'restart' },
+                { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' } },
+              ],
+            },
+            ROLLBACK: {
+              target: '.stopping',
+              actions: [
+                { type: 'request', params: 'rollback' },
+                { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Rollback requested by the watchdog' } },
+              ],
+            },
+            SHUTDOWN: {
+              guard: 'graceful',
+              target: '.stopping',
+              actions: ['shutdown', { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Watchdog stopping' } }],
+            },
+            STABLE: { actions: 'stable' },
+          },
+          states: {
+            /** The server is wanted: check-ins count here, not while it is being stopped. */
+            live: {
+              initial: 'starting',
+              on: { CHECKIN: { guard: 'currentLaunch', target: '.running', actions: 'checkin' } },
+              states: {
+                starting: { after: { checkinTimeout: { target: toOwningStopping, actions: 'hang' } } },
+                running: { after: { degradedAfter: 'awaiting-checkin' } },
+                'awaiting-checkin': { after: { hangAfter: { target: toOwningStopping, actions: 'hang' } } },
+              },
+            },
+            stopping: {
+              after: {
+                stopTimeout: {
+                  target: 'stopping',
+                  reenter: true,
+                  actions: { type: 'tell', params: { type: 'KILL', reason: 'stop-timeout' } },
+                },
+              },
+            },
+          },
+        },
+        /** Waiting to launch again, with no server: `RESTART` launches at once, `STOP` stays stopped. */
+        restarting: {
+          initial: 'backoff',
+          on: {
+            STOP: { target: 'stopped.idle', actions: assign({ exitIntent: 'stop' }) },
+            RESTART: { target: 'decide', actions: 'clearDown' },
+          },
+          states: {
+            backoff: { tags: ['busy', 'backing-off'], after: { backoff: toDecide } },
+            /**
+             * The launch was blocked by the daemon's resources or a held game port: retried after its own back-off, which
+             * doubles per attempt up to the cap. Never gives up, and counts no startup failure.
+             */
+            blocked: {
+              tags: ['busy', 'launch-blocked'],
+              entry: 'announceBlocked',
+              after: { blockedBackoff: toDecide },
+            },
+          },
+        },
+        'rolling-back': {
+          tags: ['busy', 'rolling-back'],
+          invoke: {
+            id: 'rollback',
+            src: 'rollback',
+            input: ({ context }) => ({ key: context.key }),
+            onDone: { target: toDecide, actions: { type: 'rolledBack', params: ({ event }) => event.output } },
+            onError: [
+              // The server was stopped for the rollback: it comes back on the build still installed.
+              {
+                guard: 'rollbackRequested',
+                target: 'decide',
+                actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) },
+              },
+              {
+                target: 'stopped.idle',
+                actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) },
+              },
+            ],
+          },
+        },
+        exited: { type: 'final', tags: ['busy', 'shutting-down'] },
       },
     },
-    'rolling-back': {
-      tags: ['busy', 'rolling-back'],
-      invoke: {
-        id: 'rollback',
-        src: 'rollback',
-        input: ({ context }) => ({ key: context.key }),
-        onDone: { target: 'decide', actions: { type: 'rolledBack', params: ({ event }) => event.output } },
-        onError: [
-          // The server was stopped for the rollback: it comes back on the build still installed.
-          {
-            guard: 'rollbackRequested',
-            target: 'decide',
-            actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) },
+    /**
+     * Update checks, one at a time: one asked for while one runs is remembered (it may be about a build published
+     * since) and runs after it. The daemon's exit ends checking.
+     */
+    updateCheck: {
+      initial: 'idle',
+      on: { SHUTDOWN: '.off' },
+      states: {
+        idle: { on: { UPDATE_CHECK: 'queued' } },
+        queued: {
+          always: { guard: not('installAhead'), target: 'running' },
+          on: { UPDATE_CHECK: 'queued' },
+        },
+        running: {
+          initial: 'once',
+          invoke: {
+            id: 'updateCheck',
+            src: 'checkUpdate',
+            input: ({ context }) => ({ key: context.key, revision: context.revision }),
+            onDone: [
+              {
+                guard: 'askedAgain',
+                target: 'queued',
+                actions: { type: 'recordCheck', params: ({ event }) => event.output },
+              },
+              { target: 'idle', actions: { type: 'recordCheck', params: ({ event }) => event.output } },
+            ],
+            onError: [
+              {
+                guard: 'askedAgain',
+                target: 'queued',
+                actions: { type: 'checkFailed', params: ({ event }) => errorMessage(event.error) },
+              },
+              { target: 'idle', actions: { type: 'checkFailed', params: ({ event }) => errorMessage(event.error) } },
+            ],
           },
-          {
-            target: 'stopped.idle',
-            actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) },
+          states: {
+            once: { on: { UPDATE_CHECK: 'again' } },
+            /** Another check was asked for: it runs when this one ends. */
+            again: { on: { UPDATE_CHECK: 'again' } },
           },
-        ],
+        },
+        off: { type: 'final', tags: ['busy', 'shutting-down'] },
       },
     },
-    exited: { type: 'final', tags: ['busy', 'shutting-down'] },
   },
 });

@@ -80,7 +80,7 @@ export class Instance implements InstanceControl {
     );
     this.actor = this.createActor();
     this.maintenance = createMaintenance(deps, {
-      live: () => this.actor.getSnapshot().matches({ owning: 'live' }),
+      live: () => this.actor.getSnapshot().matches({ server: { owning: 'live' } }),
       secret: () => this.actor.getSnapshot().context.secret,
       send: (event) => this.actor.send(event),
     });
@@ -218,7 +218,7 @@ export class Instance implements InstanceControl {
     this.maintenance.stop();
     this.resources.stop();
     this.actor.send({ type: 'SHUTDOWN', persist });
-    const done = await waitForState(this.actor, 'exited', timeoutMs);
+    const done = await waitForExit(this.actor, timeoutMs);
     if (!done) this.deps.log.warn('server did not finish shutting down in time; killing it');
     this.checkins.reset();
     this.actor.stop();
@@ -324,7 +324,7 @@ export class Instance implements InstanceControl {
       stoppedBy: this.stopped === null ? null : { ...this.stopped },
       // What the dashboard's buttons need.
       ...this.abilities(),
-      checking: c.check !== 'idle',
+      checking: snap.matches({ updateCheck: 'queued' }) || snap.matches({ updateCheck: 'running' }),
       ...(c.blocked === null ? {} : { launchBlocked: { ...c.blocked } }),
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
       updateCheck: this.checks.status(),
@@ -336,15 +336,17 @@ export class Instance implements InstanceControl {
   }
 }
 
-function waitForState(actor: InstanceActor, state: string, timeoutMs: number): Promise<boolean> {
+/** Resolves true once the server region has exited (the daemon's shutdown), false after `timeoutMs`. */
+function waitForExit(actor: InstanceActor, timeoutMs: number): Promise<boolean> {
+  const exited = (snap: ReturnType<InstanceActor['getSnapshot']>) => snap.matches({ server: 'exited' });
   return new Promise((resolve) => {
-    if (actor.getSnapshot().matches(state as never)) return resolve(true);
+    if (exited(actor.getSnapshot())) return resolve(true);
     const timer = setTimeout(() => {
       sub.unsubscribe();
       resolve(false);
     }, timeoutMs);
     const sub = actor.subscribe((snap) => {
-      if (snap.matches(state as never)) {
+      if (exited(snap)) {
         clearTimeout(timer);
         sub.unsubscribe();
         resolve(true);

@@ -2,11 +2,13 @@ import type { StateValue } from 'xstate';
 import { statusPath } from '../../machines/instance.ts';
 
 /**
- * `{ stopped: 'idle' }` → `stopped.idle`; `'running'` → `running`; named as the status shows it
- * (`{ owning: { live: 'running' } }` → `running`). Parallel states never occur in the instance chart.
+ * The status name of the machine's `server` region: `{ server: { stopped: 'idle' }, … }` → `stopped.idle`, named as
+ * the status shows it (`{ owning: { live: 'running' } }` → `running`). The other regions have status fields of their
+ * own (`checking`).
  */
 export function statePath(value: StateValue): string {
-  return statusPath(machinePath(value));
+  const server = typeof value === 'string' ? value : (value.server ?? value);
+  return statusPath(machinePath(server as StateValue));
 }
 
 function machinePath(value: StateValue): string {

@@ -16,6 +16,7 @@ graph('chart :: every state of the machine, with its kind and initial child, nam
   const paths = g.states.map((s) => s.path);
   assert.equal(paths, [
     '',
+    'server',
     'stopped',
     'stopped.idle',
     'stopped.failing',
@@ -32,8 +33,18 @@ graph('chart :: every state of the machine, with its kind and initial child, nam
     'restarting.blocked',
     'rolling-back',
     'exited',
+    'updateCheck',
+    'updateCheck.idle',
+    'updateCheck.queued',
+    'updateCheck.running',
+    'updateCheck.running.once',
+    'updateCheck.running.again',
+    'updateCheck.off',
   ]);
   const by = new Map(g.states.map((s) => [s.path, s]));
+  assert.is(by.get('')?.kind, 'parallel', 'the server and its update checks are regions of one machine');
+  assert.is(by.get('stopped')?.parent, 'server');
+  assert.is(by.get('updateCheck.queued')?.transient, false, 'a guarded always may wait');
   assert.is(by.get('owning')?.initial, 'owning.live');
   assert.is(by.get('owning.live')?.initial, 'starting');
   assert.is(by.get('running')?.parent, 'owning.live');
@@ -45,7 +56,7 @@ graph('chart :: every state of the machine, with its kind and initial child, nam
 
 graph('chart :: always edges, which toDirectedGraph omits, are all there in priority order', () => {
   const decide = chartGraph().edges.filter((e) => e.source === 'decide');
-  assert.equal(decide.length, (instanceMachine.root.states.decide?.always ?? []).length);
+  assert.equal(decide.length, (instanceMachine.root.states.server?.states.decide?.always ?? []).length);
   assert.ok(decide.every((e) => e.kind === 'always'));
   assert.equal(decide[0], {
     source: 'decide',
@@ -81,9 +92,9 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
   assert.equal([internal?.internal, internal?.target], [true, '']);
 });
 
-// 43 since launches blocked by the daemon's resources (issue 23) got a state of their own.
-graph('chart :: the statechart stays small: at most 43 transitions', () => {
-  assert.ok(chartGraph().edges.length <= 43, `${chartGraph().edges.length} transitions`);
+// 49 since the update checks became a region of their own (idle, queued, running, off).
+graph('chart :: the statechart stays small: at most 49 transitions', () => {
+  assert.ok(chartGraph().edges.length <= 49, `${chartGraph().edges.length} transitions`);
 });
 
 graph('chart :: guards read as text, combinators included', () => {
@@ -144,11 +155,12 @@ formats('chart :: Mermaid draws every edge once, root edges from "any state", th
   const lines = text.split('\n');
   assert.is(lines[0], 'stateDiagram-v2');
   const arrows = lines.filter((l) => / --> /.test(l));
-  // one per edge, plus the initial and final markers
-  assert.is(arrows.length, chartGraph().edges.length + 2);
+  // one per edge, plus the initial marker and one per final state (the server's exited, the checks' off)
+  assert.is(arrows.length, chartGraph().edges.length + 3);
+  assert.ok(lines.includes('  updateCheck_off --> [*]'));
   assert.ok(lines.includes('  [*] --> stopped_idle'));
   assert.ok(lines.includes('  exited --> [*]'));
-  assert.ok(lines.includes('  any_state --> exited: SHUTDOWN'));
+  assert.ok(lines.includes('  server --> exited: SHUTDOWN'));
   assert.ok(lines.includes('  any_state --> any_state: CONFIG'));
   assert.ok(lines.includes('  running --> awaiting_checkin: after degradedAfter'));
   assert.ok(lines.includes('  decide --> stopped_failing: always [giveUp]'));
@@ -163,7 +175,8 @@ formats('chart :: DOT groups compound states in clusters and quotes every id', (
   );
   assert.match(text, /subgraph "cluster_owning.live" \{/);
   assert.match(text, /"decide" \[label=<decide>, shape=diamond/);
-  assert.match(text, /"exited" \[label=<exited>, shape=doublecircle\];/);
+  assert.match(text, /"exited" \[label=<exited[^\n]*shape=doublecircle\];/);
+  assert.match(text, /subgraph "cluster_updateCheck" \{/);
   assert.match(text, /"awaiting-checkin" -> "restarting.stopping" \[label="after hangAfter"/);
   assert.ok(text.trimEnd().endsWith('}'));
   const open = (text.match(/\{/g) ?? []).length;

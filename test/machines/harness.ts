@@ -58,14 +58,20 @@ function pending<TIn, TOut>(list: Pending<TIn, TOut>[]) {
     new Promise<TOut>((resolve, reject) => list.push({ input, signal, resolve, reject }));
 }
 
-/** `{ stopped: 'idle' }` → `stopped.idle`, named as the status shows it (`owning.live.running` → `running`). */
+const dotted = (v: StateValue): string => {
+  if (typeof v === 'string') return v;
+  const [key, inner] = Object.entries(v)[0] ?? ['', undefined];
+  return inner === undefined ? key : `${key}.${dotted(inner)}`;
+};
+
+/** The server region's `{ stopped: 'idle' }` → `stopped.idle`, named as the status shows it (`owning.live.running` → `running`). */
 export function pathOf(value: StateValue): string {
-  const path = (v: StateValue): string => {
-    if (typeof v === 'string') return v;
-    const [key, inner] = Object.entries(v)[0] ?? ['', undefined];
-    return inner === undefined ? key : `${key}.${path(inner)}`;
-  };
-  return statusPath(path(value));
+  return statusPath(dotted(typeof value === 'string' ? value : (value.server as StateValue)));
+}
+
+/** The update-check region's path: `idle`, `queued`, `running.once`, `running.again`, `off`. */
+export function checkPathOf(value: StateValue): string {
+  return typeof value === 'string' ? value : dotted(value.updateCheck as StateValue);
 }
 
 /** Lets promise callbacks (a resolved fake update or check) reach the machine. */
@@ -163,6 +169,7 @@ export function createHarness(
     emitted,
     errors,
     state: () => pathOf(actor.getSnapshot().value),
+    check: () => checkPathOf(actor.getSnapshot().value),
     context: () => actor.getSnapshot().context,
     /** The newest process child. */
     proc: (): FakeProcess => {

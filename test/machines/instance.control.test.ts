@@ -142,7 +142,7 @@ check('instance :: no update while failing leaves it failing', async ({ h }) => 
   await h.failing();
   await h.checkUpdate(false);
   assert.is(h.state(), 'stopped.failing');
-  assert.is(h.context().check, 'idle');
+  assert.is(h.check(), 'idle');
 });
 
 check('instance :: a later "no update" never cancels a pending one', async ({ h }) => {
@@ -161,7 +161,7 @@ check('instance :: one check at a time; a failed check is reported and changes n
   assert.is(h.state(), 'running');
   assert.ok(h.emitted.some((e) => e.type === 'check-failed' && e.message === 'manifest unreachable'));
   assert.is(h.context().updatePending, false);
-  assert.is(h.context().check, 'idle');
+  assert.is(h.check(), 'idle');
   assert.is(h.checks.length, 0, 'nothing was queued, so nothing follows');
   h.actor.send({ type: 'UPDATE_CHECK' });
   assert.is(h.checks.length, 1, 'a new check can start after the failed one');
@@ -175,15 +175,15 @@ check('instance :: requests during a check are queued: exactly one more check ru
   h.actor.send({ type: 'UPDATE_CHECK' });
   h.actor.send({ type: 'UPDATE_CHECK' });
   assert.is(h.checks.length, 1, 'never two checks at once');
-  assert.is(h.context().check, 'queued');
+  assert.is(h.check(), 'running.again');
   await h.finishCheck(false);
   assert.is(h.checks.length, 1, 'the queued check started when the first ended');
   assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
-  assert.is(h.context().check, 'running');
+  assert.is(h.check(), 'running.once');
   // The build the requests were about was published after the first check looked: the second one finds it.
   await h.finishCheck(true);
   assert.is(h.checks.length, 0, 'three extra requests made one extra check, not three');
-  assert.is(h.context().check, 'idle');
+  assert.is(h.check(), 'idle');
   assert.is(h.context().updatePending, true);
   assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
 });
@@ -236,7 +236,7 @@ check(
     assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
     await h.finishCheck(false);
     assert.is(h.checks.length, 0);
-    assert.is(h.context().check, 'idle');
+    assert.is(h.check(), 'idle');
   },
 );
 

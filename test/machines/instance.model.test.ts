@@ -18,7 +18,7 @@ import { TestModel, toDirectedGraph, type DirectedGraphNode, type StatePath } fr
 import { backoffMs, instanceMachine, type InstanceMachineEvent } from '../../machines/instance.ts';
 import { blockedBackoffMs } from '../../machines/instance.context.ts';
 import { BUSY_REASONS, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
-import type { InstanceInput, RollbackOutput, UpdateOutput } from '../../machines/instance.types.ts';
+import type { CheckOutput, InstanceInput, RollbackOutput, UpdateOutput } from '../../machines/instance.types.ts';
 import { createHarness, TIMING, type Harness } from './harness.ts';
 
 type Snap = SnapshotFrom<typeof instanceMachine>;
@@ -27,6 +27,8 @@ type ModelEvent =
   | InstanceMachineEvent
   | { type: 'xstate.done.actor.update'; output: UpdateOutput }
   | { type: 'xstate.done.actor.rollback'; output: RollbackOutput }
+  | { type: 'xstate.done.actor.updateCheck'; output: CheckOutput }
+  | { type: 'xstate.error.actor.updateCheck'; error: Error }
   | { type: 'xstate.error.actor.update' | 'xstate.error.actor.rollback' | 'xstate.error.actor.process'; error: Error }
   | { type: `xstate.after.${string}` };
 
@@ -82,7 +84,8 @@ function eventsFor(types: string[]) {
         if (leaf.some((id) => type.endsWith(`.${id}`))) out.push({ type: type as `xstate.after.${string}` });
         continue;
       }
-      const owning = within(s, 'instance.owning');
+      const owning = within(s, 'instance.server.owning');
+      const checking = within(s, 'instance.updateCheck.running');
       switch (type) {
         case 'START':
         case 'RESTART':
@@ -117,23 +120,25 @@ function eventsFor(types: string[]) {
           if (owning) out.push({ type, error: new Error('actor failed') });
           break;
         case 'xstate.done.actor.update':
-          if (within(s, 'instance.updating')) out.push({ type, output: { revision: 'r2', changed: true } });
+          if (within(s, 'instance.server.updating')) out.push({ type, output: { revision: 'r2', changed: true } });
           break;
         case 'xstate.error.actor.update':
-          if (within(s, 'instance.updating')) out.push({ type, error: new Error('CDN down') });
+          if (within(s, 'instance.server.updating')) out.push({ type, error: new Error('CDN down') });
           break;
         case 'xstate.done.actor.rollback':
-          if (within(s, 'instance.rolling-back')) out.push({ type, output: { revision: 'r0' } });
+          if (within(s, 'instance.server.rolling-back')) out.push({ type, output: { revision: 'r0' } });
           break;
         case 'xstate.error.actor.rollback':
-          if (within(s, 'instance.rolling-back')) out.push({ type, error: new Error('no bin.prev') });
+          if (within(s, 'instance.server.rolling-back')) out.push({ type, error: new Error('no bin.prev') });
           break;
         case 'xstate.done.actor.updateCheck':
-          if (c.check !== 'idle')
-            out.push({ type, output: { available: true } }, { type, output: { available: false } });
+          if (checking) out.push({ type, output: { available: true } }, { type, output: { available: false } });
           break;
         case 'xstate.error.actor.updateCheck':
-          if (c.check !== 'idle') out.push({ type, error: new Error('no manifest') });
+          if (checking) out.push({ type, error: new Error('no manifest') });
+          break;
+        case 'UPDATE_FOUND':
+          // Raised by the update-check region itself when a check finds a build (the done event above).
           break;
         default:
           throw new Error(`model: no payload for event type ${type}; add it to eventsFor()`);
@@ -155,11 +160,10 @@ function serialize(s: Snap): string {
     Math.min(c.startupFailures, c.timing.startupFailureLimit),
     Math.min(c.crashStreak, 2),
     c.updatePending,
-    c.check,
   ];
   if (s.status === 'done') return JSON.stringify(s.value);
-  if (within(s, 'instance.owning')) return JSON.stringify([...base, c.exitIntent, c.checkedIn]);
-  if (within(s, 'instance.updating') || within(s, 'instance.rolling-back'))
+  if (within(s, 'instance.server.owning')) return JSON.stringify([...base, c.exitIntent, c.checkedIn]);
+  if (within(s, 'instance.server.updating') || within(s, 'instance.server.rolling-back'))
     return JSON.stringify([...base, c.exitIntent]);
   return JSON.stringify(base);
 }

@@ -38,6 +38,8 @@ export interface InstanceContext {
   loopHangs: number;
   /** Run the update actor before the next launch. True at daemon start. */
   updatePending: boolean;
+  /** Who asked for the last STOP ('' when unknown): the stopped alert names them. */
+  stopBy: string;
   /** Why the server is going away; read and spent by `decide`. */
   exitIntent: ExitIntent | null;
   /** How and why the last server process ended (the supervisor stamps the time). */
@@ -73,7 +75,11 @@ export function blockedBackoffMs(timing: InstanceTiming, attempts: number): numb
  * The alert as emitted: exit status (none for a hang: the kill was ours), the count that matters for its kind, the
  * back-off.
  */
-export function alertOf(context: InstanceContext, kind: AlertKind, backoff: number | null = null): InstanceEmitted {
+export function alertOf(
+  context: InstanceContext,
+  kind: AlertKind,
+  backoff: number | null = null,
+): Extract<InstanceEmitted, { type: 'alert' }> {
   const last = context.lastExit;
   return {
     type: 'alert',
@@ -157,7 +163,7 @@ export function classifyExit(
     case 'shutdown':
       break;
     case 'stop':
-      emitted.push(alertOf(c, 'stopped'));
+      emitted.push({ ...alertOf(c, 'stopped'), by: c.stopBy });
       break;
     case 'restart':
     case 'rollback':

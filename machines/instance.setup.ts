@@ -41,6 +41,9 @@ import type {
   UpdateOutput,
 } from './instance.types.ts';
 
+/** Who asked for a STOP; '' when unknown. */
+const stopByOf = (event: InstanceMachineEvent): string => (event.type === 'STOP' ? (event.by ?? '') : '');
+
 const notProvided = (name: string) => () => {
   throw new Error(`instance machine: actor "${name}" not provided; supply it with instanceMachine.provide({ actors })`);
 };
@@ -67,7 +70,6 @@ export const instanceSetup = setup({
     checkinTimeout: ({ context }) => context.timing.checkinTimeoutMs,
     degradedAfter: ({ context }) => Math.floor(context.timing.checkinTimeoutMs / 2),
     hangAfter: ({ context }) => context.timing.checkinTimeoutMs - Math.floor(context.timing.checkinTimeoutMs / 2),
-    stopTimeout: ({ context }) => context.timing.stopTimeoutMs,
     backoff: ({ context }) => backoffMs(context.timing, context.crashStreak),
     blockedBackoff: ({ context }) => blockedBackoffMs(context.timing, context.blocked?.attempts ?? 1),
     stableRun: ({ context }) => context.timing.stableRunMs,
@@ -127,12 +129,14 @@ export const instanceSetup = setup({
       exitIntent: want(context.exitIntent, intent),
     })),
     /** STOP: remembered wherever a server is, or is about to be, running; a stopped instance is left as it is. */
-    requestStop: enqueueActions(({ context, enqueue, check }) => {
+    requestStop: enqueueActions(({ context, enqueue, event, check }) => {
       if (check(inState('#instance.server.stopped'))) return;
-      enqueue.assign({ exitIntent: want(context.exitIntent, 'stop') });
+      enqueue.assign({ exitIntent: want(context.exitIntent, 'stop'), stopBy: stopByOf(event) });
       if (check(inState('#instance.server.owning')))
         enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
     }),
+    /** STOP with no server to end (between relaunches): the stop and who asked, nothing else. */
+    recordStop: assign(({ event }) => ({ exitIntent: 'stop' as const, stopBy: stopByOf(event) })),
     shutdown: assign(({ context }) => ({ exitIntent: want(context.exitIntent, 'shutdown') })),
     /** Missed check-ins: the first hang of a loop is told and dumped, later ones only killed (`firstHang`). */
     hang: enqueueActions(({ context, enqueue }) => {

@@ -41,6 +41,7 @@ export const instanceMachine = s.createMachine({
     loopHangs: 0,
     updatePending: true,
     exitIntent: null,
+    stopBy: '',
     lastExit: null,
     blocked: null,
   }),
@@ -164,22 +165,19 @@ export const instanceMachine = s.createMachine({
                 'awaiting-checkin': { after: { hangAfter: { target: toOwningStopping, actions: 'hang' } } },
               },
             },
-            stopping: {
-              after: {
-                stopTimeout: {
-                  target: 'stopping',
-                  reenter: true,
-                  actions: { type: 'tell', params: { type: 'KILL', reason: 'stop-timeout' } },
-                },
-              },
-            },
+            /**
+             * No timer here: runProcess escalates (the shutdown request's and the exit's windows, then SIGKILL to the
+             * process group, whose exit always follows). It alone knows what it asked and when; a second timer here
+             * only raced it.
+             */
+            stopping: {},
           },
         },
         /** Waiting to launch again, with no server: `RESTART` launches at once, `STOP` stays stopped. */
         restarting: {
           initial: 'backoff',
           on: {
-            STOP: { target: 'stopped.idle', actions: assign({ exitIntent: 'stop' }) },
+            STOP: { target: 'stopped.idle', actions: 'recordStop' },
             RESTART: { target: 'decide', actions: 'clearDown' },
           },
           states: {

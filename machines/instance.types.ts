@@ -7,8 +7,6 @@
 export interface InstanceTiming {
   /** `TimeoutSeconds`: no check-in for this long (since launch or the last check-in) is a hang. */
   checkinTimeoutMs: number;
-  /** Safety net in `restarting.stopping`: if no exit was reported this long after asking, send KILL again. */
-  stopTimeoutMs: number;
   /** Crash-loop back-off: the first relaunch is immediate, the second waits this, doubling up to the cap. */
   backoffInitialMs: number;
   backoffMaxMs: number;
@@ -68,7 +66,8 @@ export type InstanceEvent =
   /** Daemon start with PersistServers: a live server from the previous daemon was verified; watch it. */
   | { type: 'ADOPT'; pid: number }
   | { type: 'RESTART' }
-  | { type: 'STOP' }
+  /** Stop the server and keep it stopped; `by` says who asked (`by boss from 10.0.0.5`), for the stopped alert. */
+  | { type: 'STOP'; by?: string }
   | { type: 'UPDATE_CHECK' }
   /** Swap `bin.prev` back into `bin/` and relaunch on it (a running server is shut down gracefully first). */
   | { type: 'ROLLBACK' }
@@ -103,11 +102,9 @@ export type ProcessCommand =
   /** An update is available: POST /update; a delivery failure is only logged. */
   | { type: 'NOTIFY_UPDATE' }
   /**
-   * Hang: dump if configured and `dump` (the first hang of a loop only), then kill the process group. Stop timeout:
-   * kill again.
+   * Hang: dump if configured and `dump` (the first hang of a loop only), then kill the process group.
    */
   | { type: 'KILL'; reason: 'hang'; dump: boolean }
-  | { type: 'KILL'; reason: 'stop-timeout' }
   /** PersistServers: forget the process without killing it (the cleanup must not kill). */
   | { type: 'DETACH' };
 
@@ -177,6 +174,8 @@ export type InstanceEmitted =
       detail: string | null;
       failures: number;
       backoffMs: number | null;
+      /** A `stopped` alert: who asked for the stop ('' when unknown). */
+      by?: string;
     }
   | { type: 'restart'; reason: RestartReason }
   | { type: 'launch'; launchId: number }

@@ -36,8 +36,6 @@ export class Instance implements InstanceControl {
   private startedAt: number | null = null;
   private lastCheckinAt: number | null = null;
   private lastState: string | null = null;
-  /** Who asked for the last accepted stop, for the chat message when the server goes. */
-  private stopBy = '';
   /** An operator's stop, kept in data.json so the instance stays stopped across daemon restarts. */
   private stopped: StopData | null;
   /** The machine's lastExit as last seen, and when it was first seen (the machine has no clock). */
@@ -137,8 +135,7 @@ export class Instance implements InstanceControl {
       case 'alert': {
         // An operator's stop is information, not an alert.
         const level = e.kind === 'stopped' ? 'info' : 'alert';
-        const message = alertMessage(this.key, e, e.kind === 'stopped' ? this.stopBy : undefined);
-        if (e.kind === 'stopped') this.stopBy = '';
+        const message = alertMessage(this.key, e, e.by);
         if (level === 'info') log.info(message);
         else log.warn(message);
         bus.emit('instance:alert', { key: this.key, kind: e.kind, level, message, exit: e.exit, at });
@@ -207,7 +204,7 @@ export class Instance implements InstanceControl {
       this.deps.log.info(
         `stays stopped: stopped ${by ? `${by} ` : ''}at ${at}; \`watchdog start ${this.key}\` (or the dashboard's Start) starts it`,
       );
-      if (adoptPid !== null) this.actor.send({ type: 'STOP' });
+      if (adoptPid !== null) this.actor.send({ type: 'STOP', by });
     }
     this.maintenance.start(this.deps.savedMaintenance ?? null, adoptPid !== null);
   }
@@ -267,11 +264,11 @@ export class Instance implements InstanceControl {
     log.info(`control: ${action}${when === undefined ? '' : ` (when ${when})`}`);
     // A stop is remembered until someone starts the server again (a restart, or a rollback, which starts it).
     if (action === 'stop') {
-      this.stopBy = by;
       this.remember({ by, at: new Date().toISOString() });
     } else if (action === 'restart' || action === 'rollback') this.remember(null);
     if (action === 'restart' && when !== undefined) this.maintenance.requestRestart(when);
     else if (action === 'update' && when !== undefined) this.maintenance.requestUpdate(when);
+    else if (action === 'stop') this.actor.send({ type: 'STOP', by });
     else this.actor.send(CONTROL_EVENT[action]);
   }
 

@@ -80,7 +80,6 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
     'starting checkinTimeout restarting.stopping',
     'running degradedAfter awaiting-checkin',
     'awaiting-checkin hangAfter restarting.stopping',
-    'restarting.stopping stopTimeout restarting.stopping',
     'restarting.backoff backoff decide',
     'restarting.blocked blockedBackoff decide',
   ]);
@@ -202,7 +201,7 @@ formats('chart :: DOT arrows join states, never cluster names or a state to itse
     text,
     /-> "decide" \[label="PROCESS_EXITED \[currentLaunch\]\nPROCESS_BLOCKED \[currentLaunch\]"[^\n]*ltail="cluster_owning"/,
   );
-  assert.match(text, /"restarting.stopping" \[label=<stopping<br\/>[^\n]*after stopTimeout/);
+  assert.match(text, /"updateCheck.running.again" \[label=<again<br\/>[^\n]*UPDATE_CHECK/);
   assert.match(text, /subgraph "cluster_legend"/);
   for (const meaning of ['an event', 'an actor finished', 'a timer ran out', 'taken at once'])
     assert.match(text, meaning);

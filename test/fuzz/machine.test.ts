@@ -46,7 +46,6 @@ const back = fc.oneof(
 
 const timing: fc.Arbitrary<InstanceTiming> = fc.record({
   checkinTimeoutMs: fc.constantFrom(1, 2, 1_000, 10_000),
-  stopTimeoutMs: fc.constantFrom(1, 3_000),
   backoffInitialMs: fc.constantFrom(0, 1_000),
   backoffMaxMs: fc.constantFrom(0, 8_000),
   stableRunMs: fc.constantFrom(1, 60_000),

@@ -23,7 +23,6 @@ import type {
 
 export const TIMING: InstanceTiming = {
   checkinTimeoutMs: 10_000,
-  stopTimeoutMs: 3_000,
   backoffInitialMs: 1_000,
   backoffMaxMs: 8_000,
   stableRunMs: 60_000,

@@ -30,6 +30,21 @@ control('instance :: STOP while starting asks the server to leave; its exit stop
   assert.is(h.context().exitIntent, 'stop');
 });
 
+control('instance :: STOP carries who asked to the stopped alert; a later stop names its own asker', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'STOP', by: 'by boss from 10.0.0.5' });
+  assert.equal(h.proc().commands, [{ type: 'LEAVE' }]);
+  h.proc().exit(0);
+  const stopped = () => h.emitted.flatMap((e) => (e.type === 'alert' && e.kind === 'stopped' ? [e.by] : []));
+  assert.equal(stopped(), ['by boss from 10.0.0.5']);
+  h.actor.send({ type: 'RESTART' });
+  h.proc().started(200);
+  h.checkin();
+  h.actor.send({ type: 'STOP' });
+  h.proc().exit(0);
+  assert.equal(stopped(), ['by boss from 10.0.0.5', ''], 'an unknown asker is not the previous one');
+});
+
 control('instance :: STOP while running, then RESTART launches again', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'STOP' });

@@ -213,8 +213,6 @@ function delayOf(type: string, h: Harness): number {
       return Math.floor(t.checkinTimeoutMs / 2);
     case 'hangAfter':
       return t.checkinTimeoutMs - Math.floor(t.checkinTimeoutMs / 2);
-    case 'stopTimeout':
-      return t.stopTimeoutMs;
     case 'backoff':
       return backoffMs(t, c.crashStreak);
     case 'blockedBackoff':

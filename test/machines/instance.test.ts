@@ -157,17 +157,15 @@ hang('instance :: a stale exit from an older launch never touches the newer one'
   assert.is(h.context().pid, null);
 });
 
-hang('instance :: an unanswered stop re-sends KILL after each stop timeout', async ({ h }) => {
+hang('instance :: a stop is escalated by the process actor alone: the machine waits for the exit', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'RESTART' });
   assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' }]);
-  h.clock.increment(TIMING.stopTimeoutMs);
-  h.clock.increment(TIMING.stopTimeoutMs);
+  h.clock.increment(TIMING.checkinTimeoutMs * 10);
   assert.is(h.state(), 'restarting.stopping');
-  assert.equal(h.proc().commands.slice(1), [
-    { type: 'KILL', reason: 'stop-timeout' },
-    { type: 'KILL', reason: 'stop-timeout' },
-  ]);
+  assert.equal(h.proc().commands.length, 1, 'no second command from a timer of its own');
+  h.proc().exit(null, 'SIGKILL');
+  assert.is(h.state(), 'starting');
 });
 
 hang('instance :: CONFIG changes the timeout from the next timer armed', async ({ h }) => {

@@ -9,6 +9,7 @@ import {
   enqueueActions,
   fromCallback,
   fromPromise,
+  not,
   or,
   setup,
   stateIn,
@@ -76,6 +77,8 @@ export const instanceSetup = setup({
   },
   guards: {
     currentLaunch: ({ context, event }) => 'launchId' in event && event.launchId === context.launchId,
+    /** A check-in of the current launch while the server is wanted (not while it is being stopped). */
+    checkinCounts: and(['currentLaunch', not(stateIn('#instance.lifecycle.server.stopping'))]),
     graceful: ({ event }) => event.type === 'SHUTDOWN' && !event.persist,
     updatePending: ({ context }) => context.updatePending,
     shuttingDown: ({ context }) => context.exitIntent === 'shutdown',
@@ -86,9 +89,9 @@ export const instanceSetup = setup({
      * a check asked for meanwhile waits for it, so it looks from the revision installed and never beside the install.
      */
     installAhead: or([
-      stateIn('#instance.server.updating'),
-      stateIn('#instance.server.decide'),
-      and([stateIn('#instance.server.stopped.failing'), 'updatePending']),
+      stateIn('#instance.lifecycle.updating'),
+      stateIn('#instance.lifecycle.decide'),
+      and([stateIn('#instance.lifecycle.stopped.failing'), 'updatePending']),
     ]),
     /** Another update check was asked for while this one ran: it runs next. */
     askedAgain: stateIn('#instance.updateCheck.running.again'),
@@ -117,7 +120,7 @@ export const instanceSetup = setup({
   actions: {
     /** Every ProcessCommand goes through here: one for a process that is not owned is dropped, never thrown. */
     tell: enqueueActions(({ enqueue, check }, command: ProcessCommand) => {
-      if (check(inState('#instance.server.owning'))) enqueue.sendTo('process', command);
+      if (check(inState('#instance.lifecycle.server'))) enqueue.sendTo('process', command);
     }),
     /** START, RESTART and ROLLBACK of an instance without a server clear what kept it down. */
     clearDown: assign({ startupFailures: 0, crashStreak: 0, loopHangs: 0, exitIntent: null }),
@@ -130,9 +133,9 @@ export const instanceSetup = setup({
     })),
     /** STOP: remembered wherever a server is, or is about to be, running; a stopped instance is left as it is. */
     requestStop: enqueueActions(({ context, enqueue, event, check }) => {
-      if (check(inState('#instance.server.stopped'))) return;
+      if (check(inState('#instance.lifecycle.stopped'))) return;
       enqueue.assign({ exitIntent: want(context.exitIntent, 'stop'), stopBy: stopByOf(event) });
-      if (check(inState('#instance.server.owning')))
+      if (check(inState('#instance.lifecycle.server')))
         enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
     }),
     /** STOP with no server to end (between relaunches): the stop and who asked, nothing else. */
@@ -145,7 +148,7 @@ export const instanceSetup = setup({
       enqueue.assign({ exitIntent: want(context.exitIntent, 'hang') });
       enqueue.sendTo('process', { type: 'KILL', reason: 'hang', dump: first } satisfies ProcessCommand);
     }),
-    /** Entering `owning`: a new launch id; an adopted server has checked in already (it ran under the last daemon). */
+    /** Entering `server`: a new launch id; an adopted server has checked in already (it ran under the last daemon). */
     launch: enqueueActions(({ enqueue, event }) => {
       const adopted = event.type === 'ADOPT';
       enqueue.assign({
@@ -157,7 +160,7 @@ export const instanceSetup = setup({
       enqueue.emit(({ context }) => ({ type: 'launch', launchId: context.launchId }));
     }),
     /**
-     * Leaving `owning` (the invoked process is stopped right after). With SHUTDOWN {persist} the server is told
+     * Leaving `server` (the invoked process is stopped right after). With SHUTDOWN {persist} the server is told
      * to DETACH first, so the actor's cleanup leaves it running for the next daemon.
      */
     disown: enqueueActions(({ enqueue, event }) => {
@@ -198,7 +201,7 @@ export const instanceSetup = setup({
      * stable yet, so the loop is not forgotten; it is asked again after another stableRunMs.
      */
     stable: enqueueActions(({ enqueue, check }) => {
-      if (check(inState('#instance.server.owning.live.running'))) enqueue.assign({ crashStreak: 0, loopHangs: 0 });
+      if (check(inState('#instance.lifecycle.server.running'))) enqueue.assign({ crashStreak: 0, loopHangs: 0 });
       else enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
     }),
     /**
@@ -233,7 +236,7 @@ export const instanceSetup = setup({
         enqueue.assign({ updatePending: true });
         enqueue.raise({ type: 'UPDATE_FOUND' });
       }
-      if (available && check(inState('#instance.server.owning')) && check({ type: 'asksOnFoundUpdate' }))
+      if (available && check(inState('#instance.lifecycle.server')) && check({ type: 'asksOnFoundUpdate' }))
         enqueue.sendTo('process', { type: 'NOTIFY_UPDATE' } satisfies ProcessCommand);
       enqueue.emit({ type: 'update-checked', available });
     }),

@@ -3,8 +3,9 @@
  * actors, delays, guards and actions; `src/supervisor` supplies the actors with `.provide()`. No I/O, no clock,
  * no randomness.
  *
- * The server process is invoked by `owning`, the parent of every state that has one, so it lives exactly as long
- * as the instance is in there. Every way out of a server (an exit, a failed spawn, a failed actor) ends in the
+ * Two regions run side by side: `lifecycle`, the server's life, and `updateCheck`. The status shows the path in
+ * `lifecycle` as it is (`server.running`, `stopped.idle`). The server process is invoked by `server`, the parent of
+ * every state that has one, so it lives exactly as long as the instance is in there. Every way out of a server (an exit, a failed spawn, a failed actor) ends in the
  * transient `decide`, as does every launch: it reads `exitIntent` (why the server went) and `updatePending`.
  */
 import { and, assign, not } from 'xstate';
@@ -13,17 +14,8 @@ import { instanceSetup as s } from './instance.setup.ts';
 
 export { backoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.context.ts';
 
-/**
- * The status name of a machine state path. The status API, the logs, the metrics and the chart's node ids keep the
- * names they had before `owning` grouped the server states.
- */
-export function statusPath(path: string): string {
-  if (path.startsWith('owning.live.')) return path.slice('owning.live.'.length);
-  return path === 'owning.stopping' ? 'restarting.stopping' : path;
-}
-
-const toOwningStopping = '#instance.server.owning.stopping';
-const toDecide = '#instance.server.decide';
+const toStopping = '#instance.lifecycle.server.stopping';
+const toDecide = '#instance.lifecycle.decide';
 
 export const instanceMachine = s.createMachine({
   id: 'instance',
@@ -50,8 +42,8 @@ export const instanceMachine = s.createMachine({
     CONFIG: { actions: assign({ timing: ({ event }) => event.timing }) },
   },
   states: {
-    /** The server's life: its status is the path in this region (`stopped.idle`, `owning.live.running`). */
-    server: {
+    /** The server's life: the status shows the path in this region (`stopped.idle`, `server.running`). */
+    lifecycle: {
       initial: 'stopped',
       on: {
         STOP: { actions: 'requestStop' },
@@ -70,7 +62,7 @@ export const instanceMachine = s.createMachine({
             idle: {
               on: {
                 START: { target: toDecide, actions: 'clearDown' },
-                ADOPT: { target: '#instance.server.owning.live.running' },
+                ADOPT: { target: '#instance.lifecycle.server.running' },
               },
             },
             failing: {
@@ -92,7 +84,7 @@ export const instanceMachine = s.createMachine({
             { guard: 'giveUp', target: 'stopped.failing', actions: 'settle' },
             { guard: 'crashLoop', target: 'restarting.backoff', actions: 'settle' },
             { guard: and(['updatePending', not('installHeld')]), target: 'updating', actions: 'settle' },
-            { target: 'owning', actions: 'settle' },
+            { target: 'server', actions: 'settle' },
           ],
         },
         updating: {
@@ -114,8 +106,9 @@ export const instanceMachine = s.createMachine({
             RESTART: { actions: 'clearDown' },
           },
         },
-        owning: {
-          initial: 'live',
+        /** A server process is owned: being started, running, or being stopped. */
+        server: {
+          initial: 'starting',
           entry: 'launch',
           exit: 'disown',
           invoke: {
@@ -153,18 +146,13 @@ export const instanceMachine = s.createMachine({
               actions: ['shutdown', { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Watchdog stopping' } }],
             },
             STABLE: { actions: 'stable' },
+            // Check-ins count while the server is wanted, not while it is being stopped.
+            CHECKIN: { guard: 'checkinCounts', target: '.running', actions: 'checkin' },
           },
           states: {
-            /** The server is wanted: check-ins count here, not while it is being stopped. */
-            live: {
-              initial: 'starting',
-              on: { CHECKIN: { guard: 'currentLaunch', target: '.running', actions: 'checkin' } },
-              states: {
-                starting: { after: { checkinTimeout: { target: toOwningStopping, actions: 'hang' } } },
-                running: { after: { degradedAfter: 'awaiting-checkin' } },
-                'awaiting-checkin': { after: { hangAfter: { target: toOwningStopping, actions: 'hang' } } },
-              },
-            },
+            starting: { after: { checkinTimeout: { target: toStopping, actions: 'hang' } } },
+            running: { after: { degradedAfter: 'awaiting-checkin' } },
+            'awaiting-checkin': { after: { hangAfter: { target: toStopping, actions: 'hang' } } },
             /**
              * No timer here: runProcess escalates (the shutdown request's and the exit's windows, then SIGKILL to the
              * process group, whose exit always follows). It alone knows what it asked and when; a second timer here

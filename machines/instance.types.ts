@@ -108,7 +108,7 @@ export type ProcessCommand =
   /** PersistServers: forget the process without killing it (the cleanup must not kill). */
   | { type: 'DETACH' };
 
-/** Input of the `runProcess` callback actor, invoked as `process` by the `owning` state for each launch. */
+/** Input of the `runProcess` callback actor, invoked as `process` by the `server` state for each launch. */
 export interface ProcessInput {
   key: string;
   launchId: number;

@@ -5,13 +5,13 @@
  */
 import { type AnyStateMachine, type AnyStateNode, type AnyTransitionDefinition, and, not, or } from 'xstate';
 import { toDirectedGraph, type DirectedGraphNode } from 'xstate/graph';
-import { instanceMachine, statusPath } from '../../machines/instance.ts';
+import { instanceMachine } from '../../machines/instance.ts';
 
 export interface ChartState {
   /**
-   * Dotted path as the status API shows it: the `server` region's states without the region's key
-   * (`stopped.idle`, `running` for the machine's `server.owning.live.running`), the other regions' with it
-   * (`updateCheck.running.once`); `''` is the machine itself ("any state").
+   * Dotted path as the status API shows it: the `lifecycle` region's states by their path in it (`stopped.idle`,
+   * `server.running`), the other regions' with the region's key (`updateCheck.running.once`); `''` is the machine
+   * itself ("any state").
    */
   path: string;
   /** Its own key (`idle`); the machine id for the root. */
@@ -50,10 +50,10 @@ export interface ChartGraph {
   edges: ChartEdge[];
 }
 
-/** The status shows the `server` region's path; the other regions are told apart by their key. */
+/** The status shows the path in the `lifecycle` region; the other regions' states are told apart by their key. */
+const LIFECYCLE = 'lifecycle';
 const pathOf = (node: AnyStateNode): string =>
-  node.path[0] === SERVER && node.path.length > 1 ? statusPath(node.path.slice(1).join('.')) : node.path.join('.');
-const SERVER = 'server';
+  (node.path[0] === LIFECYCLE && node.path.length > 1 ? node.path.slice(1) : node.path).join('.');
 
 /**
  * xstate's guard combinators, told apart by the `check` each puts on the guard it returns. Not by the guard's
@@ -143,11 +143,11 @@ export function chartGraph(machine: AnyStateMachine = instanceMachine): ChartGra
   return { id: machine.id, initial: pathOf(initialLeaf(machine.root)), states, edges };
 }
 
-/** The dotted paths a status can show: every leaf of the `server` region except transient ones, in chart order. */
+/** The dotted paths a status can show: every leaf of the `lifecycle` region except transient ones, in chart order. */
 export function statePaths(graph: ChartGraph = chartGraph()): string[] {
   const byPath = new Map(graph.states.map((s) => [s.path, s]));
   const inServer = (s: ChartState): boolean =>
-    s.parent === SERVER || (s.parent !== null && inServer(byPath.get(s.parent) ?? s));
+    s.parent === LIFECYCLE || (s.parent !== null && inServer(byPath.get(s.parent) ?? s));
   return graph.states
     .filter((s) => (s.kind === 'atomic' || s.kind === 'final') && !s.transient && inServer(s))
     .map((s) => s.path);

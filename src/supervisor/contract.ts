@@ -10,8 +10,8 @@ export interface InstanceStatus {
   key: string;
   name: string;
   /**
-   * Dotted path of the active state: `running`, `awaiting-checkin`, `stopped.idle`, `restarting.backoff`,
-   * `restarting.blocked`, …
+   * The machine's state path in its `lifecycle` region: `server.running`, `server.awaiting-checkin`, `stopped.idle`,
+   * `restarting.backoff`, `restarting.blocked`, …
    */
   state: string;
   pid: number | null;

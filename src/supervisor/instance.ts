@@ -78,7 +78,10 @@ export class Instance implements InstanceControl {
     );
     this.actor = this.createActor();
     this.maintenance = createMaintenance(deps, {
-      live: () => this.actor.getSnapshot().matches({ server: { owning: 'live' } }),
+      live: () => {
+        const snap = this.actor.getSnapshot();
+        return snap.matches({ lifecycle: 'server' }) && !snap.matches({ lifecycle: { server: 'stopping' } });
+      },
       secret: () => this.actor.getSnapshot().context.secret,
       send: (event) => this.actor.send(event),
     });
@@ -335,7 +338,7 @@ export class Instance implements InstanceControl {
 
 /** Resolves true once the server region has exited (the daemon's shutdown), false after `timeoutMs`. */
 function waitForExit(actor: InstanceActor, timeoutMs: number): Promise<boolean> {
-  const exited = (snap: ReturnType<InstanceActor['getSnapshot']>) => snap.matches({ server: 'exited' });
+  const exited = (snap: ReturnType<InstanceActor['getSnapshot']>) => snap.matches({ lifecycle: 'exited' });
   return new Promise((resolve) => {
     if (exited(actor.getSnapshot())) return resolve(true);
     const timer = setTimeout(() => {

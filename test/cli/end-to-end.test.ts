@@ -33,7 +33,7 @@ const cli = (ctx: Ctx, args: string[], env?: Record<string, string>): Promise<Cl
 const withUrl = (ctx: Ctx, ...args: string[]) => [...args, '--url', d(ctx).url];
 const tokenOf = (key: string) => (key === 'demo' ? 'tok' : 'tok-beta');
 const running = (ctx: Ctx, key: string, notPid?: number | null) =>
-  waitState(d(ctx), key, tokenOf(key), 'running', { notPid, timeoutMs: 20_000 });
+  waitState(d(ctx), key, tokenOf(key), 'server.running', { notPid, timeoutMs: 20_000 });
 const ok = (r: CliResult) => assert.is(r.code, 0, `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 
 test('status <key>: the table, tokens from the local config, no colour through a pipe', async (ctx) => {
@@ -65,7 +65,7 @@ test('status --json: the status object; without a key, every instance with its o
   ok(one);
   const s = JSON.parse(one.stdout) as Record<string, unknown>;
   assert.is(s.key, 'demo');
-  assert.is(s.state, 'running');
+  assert.is(s.state, 'server.running');
   assert.type(s.pid, 'number');
   for (const field of [
     'name',
@@ -277,7 +277,7 @@ test('wrong token for update and stop: exit 1 with the 401 message; the refused 
   await new Promise((r) => setTimeout(r, 1000));
   assert.is(count(/control (update|stop) accepted/g), acceptedBefore, 'no update or stop accepted');
   const after = await d(ctx).status('demo', 'tok');
-  assert.is(after.state, 'running');
+  assert.is(after.state, 'server.running');
   assert.is(after.pid, before.pid, 'the same server process, not stopped or restarted');
   assert.is(after.stopRequested, false);
   assert.is(after.updatePending, false);

@@ -22,7 +22,7 @@ test('stop, daemon restart: still stopped, saying who stopped it; restart, daemo
   let d: RunningDaemon | null = null;
   try {
     d = await startDaemon(yaml, { dir: dir.path });
-    await waitState(d, 'lrp', TOKEN, 'running');
+    await waitState(d, 'lrp', TOKEN, 'server.running');
     const stop = await runCli(['stop', 'lrp', '--wait', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(stop.code, 0, stop.stderr);
     const data = JSON.parse(await readFile(join(dir.path, 'instances/lrp/data.json'), 'utf8')) as {
@@ -55,7 +55,7 @@ test('stop, daemon restart: still stopped, saying who stopped it; restart, daemo
     assert.is(((await d.status('lrp', TOKEN)) as unknown as { stoppedBy: unknown }).stoppedBy, null);
     assert.is(await d.stop(), 0);
     d = await startDaemon(yaml, { dir: dir.path });
-    await waitState(d, 'lrp', TOKEN, 'running');
+    await waitState(d, 'lrp', TOKEN, 'server.running');
     const after = JSON.parse(await readFile(join(dir.path, 'instances/lrp/data.json'), 'utf8')) as { stopped: unknown };
     assert.is(after.stopped, null);
   } finally {

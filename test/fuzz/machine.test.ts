@@ -17,7 +17,7 @@ import { createHarness, type FakeProcess, type Harness } from '../machines/harne
 import { fuzz } from './_fuzz.ts';
 
 /** Status paths of the states inside `owning`, where the machine holds a server process. */
-const OWNING = new Set(['starting', 'running', 'awaiting-checkin', 'restarting.stopping']);
+const OWNING = new Set(['server.starting', 'server.running', 'server.awaiting-checkin', 'server.stopping']);
 
 type Step =
   | { t: 'START' | 'RESTART' | 'STOP' | 'UPDATE_CHECK' | 'ROLLBACK' }
@@ -245,9 +245,9 @@ machine('fuzz/machine :: random event sequences keep one process at most and ign
   );
   // The sequences must drive the machine through its states, or the invariants above were checked on too little.
   for (const state of [
-    'running',
-    'awaiting-checkin',
-    'restarting.stopping',
+    'server.running',
+    'server.awaiting-checkin',
+    'server.stopping',
     'restarting.backoff',
     'restarting.blocked',
     'stopped.failing',

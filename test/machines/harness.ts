@@ -6,7 +6,7 @@
 import { suite, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, fromCallback, fromPromise, SimulatedClock, type InspectionEvent, type StateValue } from 'xstate';
-import { instanceMachine, statusPath } from '../../machines/instance.ts';
+import { instanceMachine } from '../../machines/instance.ts';
 import { type ControlAction, refusalOf } from '../../machines/instance.refusals.ts';
 import type {
   CheckInput,
@@ -63,9 +63,9 @@ const dotted = (v: StateValue): string => {
   return inner === undefined ? key : `${key}.${dotted(inner)}`;
 };
 
-/** The server region's `{ stopped: 'idle' }` → `stopped.idle`, named as the status shows it (`owning.live.running` → `running`). */
+/** The path in the lifecycle region, as the status shows it: `stopped.idle`, `server.running`. */
 export function pathOf(value: StateValue): string {
-  return statusPath(dotted(typeof value === 'string' ? value : (value.server as StateValue)));
+  return dotted(typeof value === 'string' ? value : (value.lifecycle as StateValue));
 }
 
 /** The update-check region's path: `idle`, `queued`, `running.once`, `running.again`, `off`. */

@@ -20,7 +20,7 @@ control('instance :: STOP while stopped does nothing', async ({ h }) => {
 control('instance :: STOP while starting asks the server to leave; its exit stops the instance', async ({ h }) => {
   await h.launch();
   h.actor.send({ type: 'STOP' });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.proc().commands, [{ type: 'LEAVE' }]);
   h.proc().exit(0);
   assert.is(h.state(), 'stopped.idle');
@@ -52,7 +52,7 @@ control('instance :: STOP while running, then RESTART launches again', async ({ 
   h.proc().exit(0);
   assert.is(h.state(), 'stopped.idle');
   h.actor.send({ type: 'RESTART' });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(h.context().exitIntent, null);
   assert.is(h.processes.length, 2);
 });
@@ -60,10 +60,10 @@ control('instance :: STOP while running, then RESTART launches again', async ({ 
 control('instance :: RESTART while running shuts the server down, then relaunches', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'RESTART' });
-  assert.is(h.state(), 'restarting.stopping');
+  assert.is(h.state(), 'server.stopping');
   assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' }]);
   h.proc().exit(0);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.restarts(), ['request']);
   assert.is(h.context().exitIntent, null);
 });
@@ -71,7 +71,7 @@ control('instance :: RESTART while running shuts the server down, then relaunche
 control('instance :: RESTART during a back-off launches now; STOP there goes idle without an alert', async ({ h }) => {
   await crashLoop(h);
   h.actor.send({ type: 'RESTART' });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(h.context().crashStreak, 0);
   h.checkin();
   h.proc().exit(1);
@@ -96,11 +96,11 @@ control('instance :: STOP after RESTART during the shutdown wins; RESTART after 
   h.checkin();
   h.clock.increment(TIMING.checkinTimeoutMs / 2);
   h.clock.increment(TIMING.checkinTimeoutMs / 2); // hang: restarting.stopping
-  assert.is(h.state(), 'restarting.stopping');
+  assert.is(h.state(), 'server.stopping');
   h.actor.send({ type: 'STOP' });
   h.actor.send({ type: 'RESTART' });
   h.proc().exit(null, 'SIGKILL');
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.restarts(), ['request'], 'the stopped relaunch was not a restart; the second one was');
 });
 
@@ -115,17 +115,17 @@ check(
   async ({ h }) => {
     await h.run();
     h.actor.send({ type: 'UPDATE_CHECK' });
-    assert.is(h.state(), 'running');
+    assert.is(h.state(), 'server.running');
     assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
     await h.finishCheck(true);
-    assert.is(h.state(), 'running');
+    assert.is(h.state(), 'server.running');
     assert.is(h.context().updatePending, true);
     assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
     h.proc().exit(0);
     assert.is(h.state(), 'updating');
     assert.equal(h.restarts(), ['update']);
     await h.finishUpdate({ revision: 'r2', changed: true });
-    assert.is(h.state(), 'starting');
+    assert.is(h.state(), 'server.starting');
     assert.is(h.context().revision, 'r2');
   },
 );
@@ -148,9 +148,9 @@ check('instance :: an update found while failing resets the count, installs and 
   assert.is(h.state(), 'updating');
   assert.is(h.context().startupFailures, 0);
   await h.finishUpdate({ revision: 'r2', changed: true });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   h.proc().exit(1);
-  assert.is(h.state(), 'starting', 'the new build gets its own three tries');
+  assert.is(h.state(), 'server.starting', 'the new build gets its own three tries');
 });
 
 check('instance :: no update while failing leaves it failing', async ({ h }) => {
@@ -173,7 +173,7 @@ check('instance :: one check at a time; a failed check is reported and changes n
   h.actor.send({ type: 'UPDATE_CHECK' });
   assert.is(h.checks.length, 1);
   await h.failCheck('manifest unreachable');
-  assert.is(h.state(), 'running');
+  assert.is(h.state(), 'server.running');
   assert.ok(h.emitted.some((e) => e.type === 'check-failed' && e.message === 'manifest unreachable'));
   assert.is(h.context().updatePending, false);
   assert.is(h.check(), 'idle');
@@ -228,7 +228,7 @@ check(
       'not beside the install: against the old revision it would find the build being installed',
     );
     await h.finishUpdate({ revision: 'r2', changed: true });
-    assert.is(h.state(), 'starting');
+    assert.is(h.state(), 'server.starting');
     assert.is(h.checks.length, 1, 'the queued check was not lost in the transition');
     assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r2' });
     await h.finishCheck(false);
@@ -246,7 +246,7 @@ check(
     h.actor.send({ type: 'UPDATE_CHECK' });
     assert.is(h.checks.length, 0, "no check beside the update's own");
     await h.finishUpdate({ revision: 'r1', changed: false });
-    assert.is(h.state(), 'starting');
+    assert.is(h.state(), 'server.starting');
     assert.is(h.checks.length, 1, 'one check once the update is done');
     assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
     await h.finishCheck(false);
@@ -272,7 +272,7 @@ shutdown('instance :: SHUTDOWN with persist detaches from the running server', a
 shutdown('instance :: SHUTDOWN without persist shuts the server down and ends once it exits', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'SHUTDOWN', persist: false });
-  assert.is(h.state(), 'restarting.stopping');
+  assert.is(h.state(), 'server.stopping');
   assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Watchdog stopping' }]);
   h.proc().exit(0);
   assert.is(h.state(), 'exited');

@@ -32,7 +32,7 @@ type ModelEvent =
   | { type: 'xstate.error.actor.update' | 'xstate.error.actor.rollback' | 'xstate.error.actor.process'; error: Error }
   | { type: `xstate.after.${string}` };
 
-/** Whether the snapshot is in the state node with this id (`instance.owning`). */
+/** Whether the snapshot is in the state node with this id (`instance.lifecycle.server`). */
 const within = (s: Snap, id: string): boolean => s._nodes.some((n) => n.id === id);
 
 // A stable run never ends a loop by itself here: STABLE is a model event, sent when the path says so.
@@ -84,7 +84,7 @@ function eventsFor(types: string[]) {
         if (leaf.some((id) => type.endsWith(`.${id}`))) out.push({ type: type as `xstate.after.${string}` });
         continue;
       }
-      const owning = within(s, 'instance.server.owning');
+      const owned = within(s, 'instance.lifecycle.server');
       const checking = within(s, 'instance.updateCheck.running');
       switch (type) {
         case 'START':
@@ -105,31 +105,31 @@ function eventsFor(types: string[]) {
           out.push({ type, persist: true }, { type, persist: false });
           break;
         case 'CHECKIN':
-          if (owning) out.push({ type, launchId });
+          if (owned) out.push({ type, launchId });
           break;
         case 'PROCESS_STARTED':
-          if (owning) out.push({ type, launchId, secret: `secret-${launchId}`, pid: 1000 + launchId });
+          if (owned) out.push({ type, launchId, secret: `secret-${launchId}`, pid: 1000 + launchId });
           break;
         case 'PROCESS_EXITED':
-          if (owning) out.push({ type, launchId, code: 0, signal: null }, { type, launchId, code: 1, signal: null });
+          if (owned) out.push({ type, launchId, code: 0, signal: null }, { type, launchId, code: 1, signal: null });
           break;
         case 'PROCESS_BLOCKED':
-          if (owning) out.push({ type, launchId, kind: 'resources', message: 'out of file descriptors (EMFILE)' });
+          if (owned) out.push({ type, launchId, kind: 'resources', message: 'out of file descriptors (EMFILE)' });
           break;
         case 'xstate.error.actor.process':
-          if (owning) out.push({ type, error: new Error('actor failed') });
+          if (owned) out.push({ type, error: new Error('actor failed') });
           break;
         case 'xstate.done.actor.update':
-          if (within(s, 'instance.server.updating')) out.push({ type, output: { revision: 'r2', changed: true } });
+          if (within(s, 'instance.lifecycle.updating')) out.push({ type, output: { revision: 'r2', changed: true } });
           break;
         case 'xstate.error.actor.update':
-          if (within(s, 'instance.server.updating')) out.push({ type, error: new Error('CDN down') });
+          if (within(s, 'instance.lifecycle.updating')) out.push({ type, error: new Error('CDN down') });
           break;
         case 'xstate.done.actor.rollback':
-          if (within(s, 'instance.server.rolling-back')) out.push({ type, output: { revision: 'r0' } });
+          if (within(s, 'instance.lifecycle.rolling-back')) out.push({ type, output: { revision: 'r0' } });
           break;
         case 'xstate.error.actor.rollback':
-          if (within(s, 'instance.server.rolling-back')) out.push({ type, error: new Error('no bin.prev') });
+          if (within(s, 'instance.lifecycle.rolling-back')) out.push({ type, error: new Error('no bin.prev') });
           break;
         case 'xstate.done.actor.updateCheck':
           if (checking) out.push({ type, output: { available: true } }, { type, output: { available: false } });
@@ -162,8 +162,8 @@ function serialize(s: Snap): string {
     c.updatePending,
   ];
   if (s.status === 'done') return JSON.stringify(s.value);
-  if (within(s, 'instance.server.owning')) return JSON.stringify([...base, c.exitIntent, c.checkedIn]);
-  if (within(s, 'instance.server.updating') || within(s, 'instance.server.rolling-back'))
+  if (within(s, 'instance.lifecycle.server')) return JSON.stringify([...base, c.exitIntent, c.checkedIn]);
+  if (within(s, 'instance.lifecycle.updating') || within(s, 'instance.lifecycle.rolling-back'))
     return JSON.stringify([...base, c.exitIntent]);
   return JSON.stringify(base);
 }

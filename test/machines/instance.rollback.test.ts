@@ -9,14 +9,14 @@ rollback(
   async ({ h }) => {
     await h.run();
     h.actor.send({ type: 'ROLLBACK' });
-    assert.is(h.state(), 'restarting.stopping');
+    assert.is(h.state(), 'server.stopping');
     assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Rollback requested by the watchdog' }]);
     assert.is(h.rollbacks.length, 0, 'bin/ is not touched while the server runs');
     h.proc().exit(0);
     assert.is(h.state(), 'rolling-back');
     assert.equal(h.rollbacks[0]?.input, { key: 'alpha' });
     await h.finishRollback('r0');
-    assert.is(h.state(), 'starting');
+    assert.is(h.state(), 'server.starting');
     assert.is(h.context().revision, 'r0', 'status and the next update check see the rolled-back revision');
     assert.is(h.processes.length, 2);
     assert.equal(h.restarts(), ['request']);
@@ -31,7 +31,7 @@ rollback('instance :: a failed rollback of a running server relaunches the insta
   h.actor.send({ type: 'ROLLBACK' });
   h.proc().exit(0);
   await h.failRollback('no bin.prev');
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(h.context().revision, 'r1');
   assert.ok(h.emitted.some((e) => e.type === 'rollback-failed' && e.message === 'no bin.prev'));
 });
@@ -47,7 +47,7 @@ rollback('instance :: ROLLBACK while stopped rolls back and launches; a failure 
   assert.is(h.processes.length, 1);
   h.actor.send({ type: 'ROLLBACK' });
   await h.finishRollback('r0');
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(h.context().revision, 'r0');
   assert.is(h.context().exitIntent, null, 'the rollback withdrew the stop');
 });

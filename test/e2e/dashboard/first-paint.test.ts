@@ -152,12 +152,12 @@ test('with scripts, the buttons follow the status: a stopped instance cannot be 
   await b.page.click(button('beta', 'stop'), { force: true });
   assert.is(await b.page.locator('dialog#confirm').isVisible(), false);
   assert.equal(beta.calls, []);
-  beta.state = 'running';
+  beta.state = 'server.running';
   await b.page.reload(); // nothing announces a memory instance's change on the bus: load the page again
 
   await waitFor(
     'beta running',
-    async () => (await b.page.textContent(`${card('beta')} .state-pill`)) === 'running' || undefined,
+    async () => (await b.page.textContent(`${card('beta')} .state-pill`)) === 'server.running' || undefined,
     10_000,
   );
   const running = await buttons(b, 'beta');
@@ -183,7 +183,7 @@ test('the state pill never wraps and the log takes the card width, even in a nar
 }) => {
   const b = browser!;
   await b.page.setViewportSize({ width: 420, height: 800 });
-  alpha.state = 'awaiting-checkin'; // the longest state, with a hyphen a browser may break at
+  alpha.state = 'server.awaiting-checkin'; // the longest state, with a hyphen a browser may break at
   try {
     await b.page.goto(`${server!.url}/`);
     await b.page.waitForSelector(`${card('alpha')} .state-pill`);
@@ -218,7 +218,7 @@ test('the state pill never wraps and the log takes the card width, even in a nar
     assert.ok(Math.abs(pre - inner) < 2, `the log takes the card's width (${pre} of ${inner} px)`);
     await screenshot(b.page, 'dashboard-narrow.png');
   } finally {
-    alpha.state = 'running';
+    alpha.state = 'server.running';
     await b.page.setViewportSize({ width: 1280, height: 800 });
   }
 });

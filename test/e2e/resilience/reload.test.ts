@@ -41,7 +41,7 @@ test('invalid keeps the running config; valid adds, removes (all of them) and up
       ['b', 'tok'],
       ['x', 'tok'],
     ] as const) {
-      before[key] = (await waitStatus(d, key, token, 'running', running)).pid!;
+      before[key] = (await waitStatus(d, key, token, 'server.running', running)).pid!;
       pids.add(before[key]!);
     }
 

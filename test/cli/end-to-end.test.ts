@@ -49,7 +49,7 @@ test('status <key>: the table, tokens from the local config, no colour through a
   assert.match(
     row!,
     new RegExp(
-      `^demo +running +\\S+ +${before.pid} +\\d+[smh].* +(\\d+(\\.\\d)?%|-) +(\\d+(\\.\\d)? [kMG]B|-) +(\\d+|-) +\\d+s ago +\\d+ +0 +(-|\\w+ \\(.*\\) .* ago)$`,
+      `^demo +server\\.running +\\S+ +${before.pid} +\\d+[smh].* +(\\d+(\\.\\d)?%|-) +(\\d+(\\.\\d)? [kMG]B|-) +(\\d+|-) +\\d+s ago +\\d+ +0 +(-|\\w+ \\(.*\\) .* ago)$`,
     ),
   );
   assert.not.ok(r.stdout.includes(ESC), 'no escape codes when stdout is not a TTY');
@@ -88,8 +88,8 @@ test('status --json: the status object; without a key, every instance with its o
   );
   assert.match(all.stderr, /no token for instance gamma/);
   assert.is(table.code, 2);
-  assert.match(table.stdout, /\ndemo +running/);
-  assert.match(table.stdout, /\nbeta +running/);
+  assert.match(table.stdout, /\ndemo +server\.running/);
+  assert.match(table.stdout, /\nbeta +server\.running/);
 });
 
 const TTY_TEST = 'status on a terminal: states coloured; NO_COLOR turns colour off';
@@ -108,12 +108,12 @@ if (!hasScript) console.log(`skipped "${TTY_TEST}": script(1) is not installed, 
   const coloured = onTty({});
   assert.is(coloured.status, 0, coloured.stdout);
   assert.ok(
-    coloured.stdout.includes(`${ESC}[32mrunning${ESC}[39m`),
+    coloured.stdout.includes(`${ESC}[32mserver.running${ESC}[39m`),
     `green running in ${JSON.stringify(coloured.stdout)}`,
   );
   const plain = onTty({ NO_COLOR: '1' });
   assert.is(plain.status, 0);
-  assert.match(plain.stdout, /demo +running/);
+  assert.match(plain.stdout, /demo +server\.running/);
   assert.not.ok(plain.stdout.includes(ESC), 'NO_COLOR: no escape codes');
 });
 
@@ -228,7 +228,7 @@ test('the address from the local Urls (http://*:port → localhost), no --url or
   await writeFile(join(dir, 'appsettings.yml'), yaml);
   const r = await runCli(['status', 'demo'], { cwd: dir });
   ok(r);
-  assert.match(r.stdout, /\ndemo +running/);
+  assert.match(r.stdout, /\ndemo +server\.running/);
 });
 
 test('wrong token: exit 1 with the 401 message, the token never printed; --token beats WATCHDOG_TOKEN beats the config', async (ctx) => {

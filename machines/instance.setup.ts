@@ -102,11 +102,6 @@ export const instanceSetup = setup({
     /** The second unclean exit or hang kill after check-ins without a stable run between them, or a later one. */
     crashLoop: ({ context }) => inLoop(context),
     /**
-     * A found update asks a running server to leave at once (POST /update). The daemon provides `false`: its
-     * maintenance policy (When, holds) decides when, and asks the server or sends RESTART itself.
-     */
-    asksOnFoundUpdate: () => true,
-    /**
      * The server was asked to leave at its round end for a restart (maintenance, `POST /update`): its clean exit is
      * that restart, not an exit nobody asked for. The daemon provides it from its maintenance plan.
      */
@@ -230,14 +225,15 @@ export const instanceSetup = setup({
       if (context.exitIntent === 'rollback') enqueue.assign({ exitIntent: null });
       enqueue.emit({ type: 'rollback-failed', message });
     }),
-    /** A found update is remembered (a later "none" never cancels it) and a running server is asked to leave. */
-    recordCheck: enqueueActions(({ enqueue, check }, { available }: CheckOutput) => {
+    /**
+     * A found update is remembered (a later "none" never cancels it). When a running server leaves for it is the
+     * daemon's maintenance policy's to say (When, holds): it asks the server or sends RESTART.
+     */
+    recordCheck: enqueueActions(({ enqueue }, { available }: CheckOutput) => {
       if (available) {
         enqueue.assign({ updatePending: true });
         enqueue.raise({ type: 'UPDATE_FOUND' });
       }
-      if (available && check(inState('#instance.lifecycle.server')) && check({ type: 'asksOnFoundUpdate' }))
-        enqueue.sendTo('process', { type: 'NOTIFY_UPDATE' } satisfies ProcessCommand);
       enqueue.emit({ type: 'update-checked', available });
     }),
     checkFailed: emit((_, message: string) => ({ type: 'check-failed' as const, message })),

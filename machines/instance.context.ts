@@ -40,6 +40,11 @@ export interface InstanceContext {
   updatePending: boolean;
   /** Who asked for the last STOP ('' when unknown): the stopped alert names them. */
   stopBy: string;
+  /**
+   * `decide` was entered to retry a launch nobody asked for: a crash loop's or a blocked launch's back-off ran out.
+   * Set by those timers, cleared on leaving `decide`; never true at rest.
+   */
+  retrying: boolean;
   /** Why the server is going away; read and spent by `decide`. */
   exitIntent: ExitIntent | null;
   /** How and why the last server process ended (the supervisor stamps the time). */
@@ -109,11 +114,8 @@ export const givesUp = (c: InstanceContext): boolean =>
  * a crash loop's back-off, or to retry a blocked launch. A server at its startup-failure limit is not one: a new
  * build may be what it needs.
  */
-export const unaskedRelaunch = (c: InstanceContext, eventType: string): boolean =>
-  (c.exitIntent === 'crash' ||
-    eventType.startsWith('xstate.after.backoff.') ||
-    eventType.startsWith('xstate.after.blockedBackoff.')) &&
-  c.startupFailures < c.timing.startupFailureLimit;
+export const unaskedRelaunch = (c: InstanceContext): boolean =>
+  (c.exitIntent === 'crash' || c.retrying) && c.startupFailures < c.timing.startupFailureLimit;
 
 /** Why the process that just exited ended, from the intent it was going with. */
 function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {

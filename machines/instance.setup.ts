@@ -208,6 +208,8 @@ export const instanceSetup = setup({
       enqueue.assign(next);
       for (const e of emitted) enqueue.emit(e);
     }),
+    /** A back-off ran out: `decide` is entered to retry a launch nobody asked for (`unaskedRelaunch`). */
+    retry: assign({ retrying: true }),
     /** Leaving `decide` for a launch, an update, a back-off or giving up: the intent is spent. */
     settle: assign({ exitIntent: null }),
     installed: assign(({ context }, out: UpdateOutput) => ({

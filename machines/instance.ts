@@ -33,6 +33,7 @@ export const instanceMachine = s.createMachine({
     loopHangs: 0,
     updatePending: true,
     exitIntent: null,
+    retrying: false,
     stopBy: '',
     lastExit: null,
     blocked: null,
@@ -76,6 +77,7 @@ export const instanceMachine = s.createMachine({
         },
         /** Transient: every launch and every end of a server passes here, and leaves by the first that applies. */
         decide: {
+          exit: assign({ retrying: false }),
           always: [
             { guard: 'shuttingDown', target: 'exited' },
             { guard: 'stopRequested', target: 'stopped.idle' },
@@ -169,7 +171,10 @@ export const instanceMachine = s.createMachine({
             RESTART: { target: 'decide', actions: 'clearDown' },
           },
           states: {
-            backoff: { tags: ['busy', 'backing-off'], after: { backoff: toDecide } },
+            backoff: {
+              tags: ['busy', 'backing-off'],
+              after: { backoff: { target: toDecide, actions: 'retry' } },
+            },
             /**
              * The launch was blocked by the daemon's resources or a held game port: retried after its own back-off, which
              * doubles per attempt up to the cap. Never gives up, and counts no startup failure.
@@ -177,7 +182,7 @@ export const instanceMachine = s.createMachine({
             blocked: {
               tags: ['busy', 'launch-blocked'],
               entry: 'announceBlocked',
-              after: { blockedBackoff: toDecide },
+              after: { blockedBackoff: { target: toDecide, actions: 'retry' } },
             },
           },
         },

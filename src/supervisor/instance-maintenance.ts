@@ -11,8 +11,7 @@ export function maintenanceGuards(runner: () => Maintenance) {
   return {
     leftForRestart: () => runner().leftForRestart(),
     // Crash handling is never held, the install it would bring is: the update waits for the hold's end.
-    installHeld: ({ context, event }: { context: InstanceContext; event: { type: string } }) =>
-      unaskedRelaunch(context, event.type) && runner().installsHeld(),
+    installHeld: ({ context }: { context: InstanceContext }) => unaskedRelaunch(context) && runner().installsHeld(),
   };
 }
 

@@ -13,7 +13,7 @@ const test = suite('instance :: relaunch during a maintenance hold');
 function heldHarness() {
   const hold = { on: false };
   const h = createHarness({}, undefined, {
-    installHeld: ({ context, event }) => hold.on && unaskedRelaunch(context, event.type),
+    installHeld: ({ context }) => hold.on && unaskedRelaunch(context),
   });
   return { h, hold };
 }

@@ -51,7 +51,10 @@ test('stop, daemon restart: still stopped, saying who stopped it; restart, daemo
     assert.match(start.stdout, /restart of lrp done: running, pid \d+/);
     const again = await runCli(['start', 'lrp', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(again.code, 0, again.stderr);
-    assert.is(again.stdout, 'lrp is server.running, not stopped; nothing to start (watchdog restart lrp restarts it)\n');
+    assert.is(
+      again.stdout,
+      'lrp is server.running, not stopped; nothing to start (watchdog restart lrp restarts it)\n',
+    );
     assert.is(((await d.status('lrp', TOKEN)) as unknown as { stoppedBy: unknown }).stoppedBy, null);
     assert.is(await d.stop(), 0);
     d = await startDaemon(yaml, { dir: dir.path });

@@ -137,7 +137,7 @@ function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
  * The current process exited: how it counts and what is said about it, decided once, here. An exit nobody asked
  * for, and a hang kill, become intent `crash`, which `decide` reads to give up or back off: a hang counts like a
  * crash (a startup failure before the first check-in, a step of the loop after it). The first hang's alert was
- * sent when it was killed (`hang`); the exit adds the loop's. `leftForRestart`: the server was asked to leave at its
+ * sent when it was killed (`killHung`); the exit adds the loop's. `leftForRestart`: the server was asked to leave at its
  * round end for a restart, so a clean exit without another intent counts as that restart.
  */
 export function classifyExit(

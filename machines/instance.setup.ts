@@ -120,7 +120,7 @@ export const instanceSetup = setup({
     /** START, RESTART and ROLLBACK of an instance without a server clear what kept it down. */
     clearDown: assign({ startupFailures: 0, crashStreak: 0, loopHangs: 0, exitIntent: null }),
     /** The same for a server that must go first; a shutdown already under way still wins. */
-    request: assign(({ context }, intent: 'restart' | 'rollback') => ({
+    requestRelaunch: assign(({ context }, intent: 'restart' | 'rollback') => ({
       startupFailures: 0,
       crashStreak: 0,
       loopHangs: 0,
@@ -135,16 +135,16 @@ export const instanceSetup = setup({
     }),
     /** STOP with no server to end (between relaunches): the stop and who asked, nothing else. */
     recordStop: assign(({ event }) => ({ exitIntent: 'stop' as const, stopBy: stopByOf(event) })),
-    shutdown: assign(({ context }) => ({ exitIntent: want(context.exitIntent, 'shutdown') })),
+    requestShutdown: assign(({ context }) => ({ exitIntent: want(context.exitIntent, 'shutdown') })),
     /** Missed check-ins: the first hang of a loop is told and dumped, later ones only killed (`firstHang`). */
-    hang: enqueueActions(({ context, enqueue }) => {
+    killHung: enqueueActions(({ context, enqueue }) => {
       const first = firstHang(context);
       if (first) enqueue.emit(alertOf(context, 'hang'));
       enqueue.assign({ exitIntent: want(context.exitIntent, 'hang') });
       enqueue.sendTo('process', { type: 'KILL', reason: 'hang', dump: first } satisfies ProcessCommand);
     }),
     /** Entering `server`: a new launch id; an adopted server has checked in already (it ran under the last daemon). */
-    launch: enqueueActions(({ enqueue, event }) => {
+    beginLaunch: enqueueActions(({ enqueue, event }) => {
       const adopted = event.type === 'ADOPT';
       enqueue.assign({
         launchId: ({ context }) => context.launchId + 1,
@@ -158,14 +158,14 @@ export const instanceSetup = setup({
      * Leaving `server` (the invoked process is stopped right after). With SHUTDOWN {persist} the server is told
      * to DETACH first, so the actor's cleanup leaves it running for the next daemon.
      */
-    disown: enqueueActions(({ enqueue, event }) => {
+    releaseServer: enqueueActions(({ enqueue, event }) => {
       if (event.type === 'SHUTDOWN' && event.persist)
         enqueue.sendTo('process', { type: 'DETACH' } satisfies ProcessCommand);
       enqueue.assign({ pid: null, secret: null });
       enqueue.cancel('stable');
     }),
     /** With a pid the spawn succeeded: a blocked-launch episode, if any, is over. */
-    started: enqueueActions(({ context, enqueue, event }) => {
+    recordStart: enqueueActions(({ context, enqueue, event }) => {
       if (event.type !== 'PROCESS_STARTED') return;
       enqueue.assign({ secret: event.secret, pid: event.pid ?? context.pid });
       if (event.pid === null || context.blocked === null) return;
@@ -173,18 +173,18 @@ export const instanceSetup = setup({
       enqueue.assign({ blocked: null });
     }),
     /** PROCESS_BLOCKED: one more attempt of the episode; the server's counts are left alone. */
-    blocked: assign(({ context, event }) =>
+    recordBlock: assign(({ context, event }) =>
       event.type === 'PROCESS_BLOCKED'
         ? { blocked: { kind: event.kind, message: event.message, attempts: (context.blocked?.attempts ?? 0) + 1 } }
         : {},
     ),
     /** Entering `restarting.blocked`: says what blocked the launch and when it is tried again. */
-    announceBlocked: enqueueActions(({ context, enqueue }) => {
+    announceBlock: enqueueActions(({ context, enqueue }) => {
       const b = context.blocked;
       if (b === null) return;
       enqueue.emit({ type: 'launch-blocked', ...b, retryMs: blockedBackoffMs(context.timing, b.attempts) });
     }),
-    checkin: enqueueActions(({ context, enqueue }) => {
+    recordCheckin: enqueueActions(({ context, enqueue }) => {
       if (!context.checkedIn) {
         enqueue.assign({ checkedIn: true, startupFailures: 0 });
         enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
@@ -195,7 +195,7 @@ export const instanceSetup = setup({
      * A run lasted stableRunMs after its first check-in. One whose check-in is overdue now may be hanging: it is not
      * stable yet, so the loop is not forgotten; it is asked again after another stableRunMs.
      */
-    stable: enqueueActions(({ enqueue, check }) => {
+    endLoopIfStable: enqueueActions(({ enqueue, check }) => {
       if (check(inState('#instance.lifecycle.server.running'))) enqueue.assign({ crashStreak: 0, loopHangs: 0 });
       else enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
     }),
@@ -203,7 +203,7 @@ export const instanceSetup = setup({
      * The current process exited: record how, count it and say why the instance restarts, once, here. An exit
      * nobody asked for becomes intent `crash`, which `decide` reads to give up or back off.
      */
-    exited: enqueueActions(({ context, enqueue, event, check }) => {
+    recordExit: enqueueActions(({ context, enqueue, event, check }) => {
       const { context: next, emitted } = classifyExit(context, exitOf(event), check({ type: 'leftForRestart' }));
       enqueue.assign(next);
       for (const e of emitted) enqueue.emit(e);
@@ -211,19 +211,19 @@ export const instanceSetup = setup({
     /** A back-off ran out: `decide` is entered to retry a launch nobody asked for (`unaskedRelaunch`). */
     retry: assign({ retrying: true }),
     /** Leaving `decide` for a launch, an update, a back-off or giving up: the intent is spent. */
-    settle: assign({ exitIntent: null }),
-    installed: assign(({ context }, out: UpdateOutput) => ({
+    spendIntent: assign({ exitIntent: null }),
+    recordInstall: assign(({ context }, out: UpdateOutput) => ({
       revision: out.revision ?? context.revision,
       // A new build gets its own startup tries (the real watchdog resets its count the same way).
       startupFailures: out.changed ? 0 : context.startupFailures,
     })),
-    updateFailed: emit((_, message: string) => ({ type: 'update-failed' as const, message })),
-    rolledBack: enqueueActions(({ context, enqueue }, out: RollbackOutput) => {
+    reportUpdateFailure: emit((_, message: string) => ({ type: 'update-failed' as const, message })),
+    recordRollback: enqueueActions(({ context, enqueue }, out: RollbackOutput) => {
       enqueue.assign({ revision: out.revision, exitIntent: context.exitIntent === 'stop' ? 'stop' : null });
       enqueue.emit({ type: 'rolled-back', revision: out.revision });
     }),
     /** A failed rollback relaunches a server that was stopped for it, on the build still installed. */
-    rollbackFailed: enqueueActions(({ context, enqueue }, message: string) => {
+    reportRollbackFailure: enqueueActions(({ context, enqueue }, message: string) => {
       if (context.exitIntent === 'rollback') enqueue.assign({ exitIntent: null });
       enqueue.emit({ type: 'rollback-failed', message });
     }),
@@ -238,13 +238,13 @@ export const instanceSetup = setup({
       }
       enqueue.emit({ type: 'update-checked', available });
     }),
-    checkFailed: emit((_, message: string) => ({ type: 'check-failed' as const, message })),
+    reportCheckFailure: emit((_, message: string) => ({ type: 'check-failed' as const, message })),
     /**
      * A failed runProcess actor is an exit with unknown status of the current launch. The error event names no
      * launch, so it counts only if the `process` child now held is the one that failed. (The graph traversal's
      * stand-in `self` holds no children; there the error counts.)
      */
-    processFailed: enqueueActions(({ context, self, enqueue }) => {
+    exitOnActorFailure: enqueueActions(({ context, self, enqueue }) => {
       const held = self.getSnapshot().children?.process;
       if (held !== undefined && held.getSnapshot().status !== 'error') return;
       enqueue.raise({ type: 'PROCESS_EXITED', launchId: context.launchId, code: null, signal: null });

@@ -82,11 +82,11 @@ export const instanceMachine = s.createMachine({
             { guard: 'shuttingDown', target: 'exited' },
             { guard: 'stopRequested', target: 'stopped.idle' },
             { guard: 'rollbackRequested', target: 'rolling-back' },
-            { guard: 'launchBlocked', target: 'restarting.blocked', actions: 'settle' },
-            { guard: 'giveUp', target: 'stopped.failing', actions: 'settle' },
-            { guard: 'crashLoop', target: 'restarting.backoff', actions: 'settle' },
-            { guard: and(['updatePending', not('installHeld')]), target: 'updating', actions: 'settle' },
-            { target: 'server', actions: 'settle' },
+            { guard: 'launchBlocked', target: 'restarting.blocked', actions: 'spendIntent' },
+            { guard: 'giveUp', target: 'stopped.failing', actions: 'spendIntent' },
+            { guard: 'crashLoop', target: 'restarting.backoff', actions: 'spendIntent' },
+            { guard: and(['updatePending', not('installHeld')]), target: 'updating', actions: 'spendIntent' },
+            { target: 'server', actions: 'spendIntent' },
           ],
         },
         updating: {
@@ -96,11 +96,11 @@ export const instanceMachine = s.createMachine({
             id: 'update',
             src: 'update',
             input: ({ context }) => ({ key: context.key, revision: context.revision }),
-            onDone: { target: toDecide, actions: { type: 'installed', params: ({ event }) => event.output } },
+            onDone: { target: toDecide, actions: { type: 'recordInstall', params: ({ event }) => event.output } },
             // A failed update is reported and the installed build starts anyway.
             onError: {
               target: 'decide',
-              actions: { type: 'updateFailed', params: ({ event }) => errorMessage(event.error) },
+              actions: { type: 'reportUpdateFailure', params: ({ event }) => errorMessage(event.error) },
             },
           },
           on: {
@@ -111,8 +111,8 @@ export const instanceMachine = s.createMachine({
         /** A server process is owned: being started, running, or being stopped. */
         server: {
           initial: 'starting',
-          entry: 'launch',
-          exit: 'disown',
+          entry: 'beginLaunch',
+          exit: 'releaseServer',
           invoke: {
             id: 'process',
             src: 'runProcess',
@@ -122,39 +122,42 @@ export const instanceMachine = s.createMachine({
               adoptPid: event.type === 'ADOPT' ? event.pid : null,
             }),
             // The actor itself failed (unhandled, it would stop this machine: statelyai/xstate#5088).
-            onError: { actions: 'processFailed' },
+            onError: { actions: 'exitOnActorFailure' },
           },
           on: {
-            PROCESS_STARTED: { guard: 'currentLaunch', actions: 'started' },
-            PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'exited' },
-            PROCESS_BLOCKED: { guard: 'currentLaunch', target: 'decide', actions: 'blocked' },
+            PROCESS_STARTED: { guard: 'currentLaunch', actions: 'recordStart' },
+            PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'recordExit' },
+            PROCESS_BLOCKED: { guard: 'currentLaunch', target: 'decide', actions: 'recordBlock' },
             RESTART: {
               target: '.stopping',
               actions: [
-                { type: 'request', params: 'restart' },
-                { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' } },
+                { type: 'requestRelaunch', params: 'restart' },
+                { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Restart requested by the watchdog' } },
               ],
             },
             ROLLBACK: {
               target: '.stopping',
               actions: [
-                { type: 'request', params: 'rollback' },
-                { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Rollback requested by the watchdog' } },
+                { type: 'requestRelaunch', params: 'rollback' },
+                { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Rollback requested by the watchdog' } },
               ],
             },
             SHUTDOWN: {
               guard: 'graceful',
               target: '.stopping',
-              actions: ['shutdown', { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Watchdog stopping' } }],
+              actions: [
+                'requestShutdown',
+                { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Watchdog stopping' } },
+              ],
             },
-            STABLE: { actions: 'stable' },
+            STABLE: { actions: 'endLoopIfStable' },
             // Check-ins count while the server is wanted, not while it is being stopped.
-            CHECKIN: { guard: 'checkinCounts', target: '.running', actions: 'checkin' },
+            CHECKIN: { guard: 'checkinCounts', target: '.running', actions: 'recordCheckin' },
           },
           states: {
-            starting: { after: { checkinTimeout: { target: toStopping, actions: 'hang' } } },
+            starting: { after: { checkinTimeout: { target: toStopping, actions: 'killHung' } } },
             running: { after: { degradedAfter: 'awaiting-checkin' } },
-            'awaiting-checkin': { after: { hangAfter: { target: toStopping, actions: 'hang' } } },
+            'awaiting-checkin': { after: { hangAfter: { target: toStopping, actions: 'killHung' } } },
             /**
              * No timer here: runProcess escalates (the shutdown request's and the exit's windows, then SIGKILL to the
              * process group, whose exit always follows). It alone knows what it asked and when; a second timer here
@@ -181,7 +184,7 @@ export const instanceMachine = s.createMachine({
              */
             blocked: {
               tags: ['busy', 'launch-blocked'],
-              entry: 'announceBlocked',
+              entry: 'announceBlock',
               after: { blockedBackoff: { target: toDecide, actions: 'retry' } },
             },
           },
@@ -192,17 +195,17 @@ export const instanceMachine = s.createMachine({
             id: 'rollback',
             src: 'rollback',
             input: ({ context }) => ({ key: context.key }),
-            onDone: { target: toDecide, actions: { type: 'rolledBack', params: ({ event }) => event.output } },
+            onDone: { target: toDecide, actions: { type: 'recordRollback', params: ({ event }) => event.output } },
             onError: [
               // The server was stopped for the rollback: it comes back on the build still installed.
               {
                 guard: 'rollbackRequested',
                 target: 'decide',
-                actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) },
+                actions: { type: 'reportRollbackFailure', params: ({ event }) => errorMessage(event.error) },
               },
               {
                 target: 'stopped.idle',
-                actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) },
+                actions: { type: 'reportRollbackFailure', params: ({ event }) => errorMessage(event.error) },
               },
             ],
           },
@@ -241,9 +244,12 @@ export const instanceMachine = s.createMachine({
               {
                 guard: 'askedAgain',
                 target: 'queued',
-                actions: { type: 'checkFailed', params: ({ event }) => errorMessage(event.error) },
+                actions: { type: 'reportCheckFailure', params: ({ event }) => errorMessage(event.error) },
               },
-              { target: 'idle', actions: { type: 'checkFailed', params: ({ event }) => errorMessage(event.error) } },
+              {
+                target: 'idle',
+                actions: { type: 'reportCheckFailure', params: ({ event }) => errorMessage(event.error) },
+              },
             ],
           },
           states: {

@@ -91,13 +91,13 @@ export type InstanceEvent =
 
 /**
  * Commands the machine sends to its `process` child (the runProcess actor) with sendTo. Once the server is being
- * shut down or killed, a later SHUTDOWN, LEAVE or NOTIFY_UPDATE is ignored: a second request while it goes
+ * shut down or killed, a later STOP_GRACEFULLY, LEAVE or NOTIFY_UPDATE is ignored: a second request while it goes
  * changes only what the machine does after the exit.
  */
 export type ProcessCommand =
   /** Graceful shutdown: POST /shutdown, wait for the exit, then kill the process group. */
-  | { type: 'SHUTDOWN'; reason: string }
-  /** Stop on request: POST /update so the game leaves at a convenient moment; if undeliverable, SHUTDOWN. */
+  | { type: 'STOP_GRACEFULLY'; reason: string }
+  /** Stop on request: POST /update so the game leaves at a convenient moment; if undeliverable, STOP_GRACEFULLY. */
   | { type: 'LEAVE' }
   /** An update is available: POST /update; a delivery failure is only logged. */
   | { type: 'NOTIFY_UPDATE' }

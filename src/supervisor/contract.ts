@@ -3,6 +3,7 @@
  * implements it; the layers above depend on this file only, so routes can be tested without the daemon.
  */
 import type { ControlAction } from '../../machines/instance.refusals.ts';
+import type { MaintenancePolicy } from '../config/maintenance-schema.ts';
 import type { ExitReason } from '../../machines/instance.types.ts';
 import type { DiskReading } from '../bus.ts';
 
@@ -88,7 +89,7 @@ export interface AgonesStatus {
 }
 
 /** `Now` | `RoundEnd` | `Empty`: when a restart or update is carried out (`Maintenance.When`, or `?when=`). */
-export type MaintenancePolicy = 'Now' | 'RoundEnd' | 'Empty';
+export type { MaintenancePolicy } from '../config/maintenance-schema.ts';
 
 export interface MaintenanceStatus {
   /** The instance's `Maintenance.When` (RoundEnd when unset). */

@@ -92,7 +92,7 @@ export function createRunProcess(host: ProcessHost) {
         host.log.error(`${what} failed; killing the server`, { pid: server.proc.pid, error: describeError(err) });
       if (moot(cmd)) return;
       switch (cmd.type) {
-        case 'SHUTDOWN':
+        case 'STOP_GRACEFULLY':
           going = 'shutdown';
           shutdownGracefully(server.proc, { ...opts, reason: cmd.reason }).catch((err: unknown) => {
             failed('graceful shutdown')(err);
@@ -158,7 +158,7 @@ export function createRunProcess(host: ProcessHost) {
     /** A second stop request while one is under way, or an update notice to a server that is going anyway. */
     const moot = (cmd: ProcessCommand): boolean => {
       if (cmd.type === 'LEAVE' || cmd.type === 'NOTIFY_UPDATE') return going !== null;
-      if (cmd.type === 'SHUTDOWN') return going === 'shutdown' || going === 'kill';
+      if (cmd.type === 'STOP_GRACEFULLY') return going === 'shutdown' || going === 'kill';
       return false;
     };
 

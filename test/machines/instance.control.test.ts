@@ -61,7 +61,7 @@ control('instance :: RESTART while running shuts the server down, then relaunche
   await h.run();
   h.actor.send({ type: 'RESTART' });
   assert.is(h.state(), 'server.stopping');
-  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' }]);
+  assert.equal(h.proc().commands, [{ type: 'STOP_GRACEFULLY', reason: 'Restart requested by the watchdog' }]);
   h.proc().exit(0);
   assert.is(h.state(), 'server.starting');
   assert.equal(h.restarts(), ['request']);
@@ -273,7 +273,7 @@ shutdown('instance :: SHUTDOWN without persist shuts the server down and ends on
   await h.run();
   h.actor.send({ type: 'SHUTDOWN', persist: false });
   assert.is(h.state(), 'server.stopping');
-  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Watchdog stopping' }]);
+  assert.equal(h.proc().commands, [{ type: 'STOP_GRACEFULLY', reason: 'Watchdog stopping' }]);
   h.proc().exit(0);
   assert.is(h.state(), 'exited');
   assert.equal(h.restarts(), []);

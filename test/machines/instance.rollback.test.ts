@@ -10,7 +10,7 @@ rollback(
     await h.run();
     h.actor.send({ type: 'ROLLBACK' });
     assert.is(h.state(), 'server.stopping');
-    assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Rollback requested by the watchdog' }]);
+    assert.equal(h.proc().commands, [{ type: 'STOP_GRACEFULLY', reason: 'Rollback requested by the watchdog' }]);
     assert.is(h.rollbacks.length, 0, 'bin/ is not touched while the server runs');
     h.proc().exit(0);
     assert.is(h.state(), 'rolling-back');

@@ -160,7 +160,7 @@ hang('instance :: a stale exit from an older launch never touches the newer one'
 hang('instance :: a stop is escalated by the process actor alone: the machine waits for the exit', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'RESTART' });
-  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' }]);
+  assert.equal(h.proc().commands, [{ type: 'STOP_GRACEFULLY', reason: 'Restart requested by the watchdog' }]);
   h.clock.increment(TIMING.checkinTimeoutMs * 10);
   assert.is(h.state(), 'server.stopping');
   assert.equal(h.proc().commands.length, 1, 'no second command from a timer of its own');

@@ -37,7 +37,7 @@ export interface ProcessHost {
 }
 
 /**
- * The `runProcess` actor: one per launch, invoked by the statechart's `owning` state as `process`. It owns the
+ * The `runProcess` actor: one per launch, invoked by the statechart's `server` state as `process`. It owns the
  * server from spawn to exit, executes the machine's ProcessCommands, and reports PROCESS_* events (the launch's
  * secret first, so the machine's context holds it before the server can check in). The cleanup kills the process
  * group unless the machine detached it (PersistServers) — statelyai/xstate#4630: exit actions do not run on

@@ -105,7 +105,7 @@ export const InstanceStatusSchema = v.object({
   state: v.pipe(
     v.string(),
     v.description(
-      'dotted path of the active state: running, awaiting-checkin, stopped.idle, restarting.backoff, restarting.blocked, …',
+      'dotted path of the active state: server.running, server.awaiting-checkin, stopped.idle, restarting.backoff, …',
     ),
   ),
   pid: v.nullable(v.number()),

@@ -2,6 +2,8 @@
  * The instance contract: what http/, metrics/, cli/ and the daemon read of a supervised instance. The supervisor
  * implements it; the layers above depend on this file only, so routes can be tested without the daemon.
  */
+import type { ControlAction } from '../../machines/instance.refusals.ts';
+import type { MaintenancePolicy } from '../config/maintenance-schema.ts';
 import type { ExitReason } from '../../machines/instance.types.ts';
 import type { DiskReading } from '../bus.ts';
 
@@ -9,8 +11,8 @@ export interface InstanceStatus {
   key: string;
   name: string;
   /**
-   * Dotted path of the active state: `running`, `awaiting-checkin`, `stopped.idle`, `restarting.backoff`,
-   * `restarting.blocked`, …
+   * The machine's state path in its `lifecycle` region: `server.running`, `server.awaiting-checkin`, `stopped.idle`,
+   * `restarting.backoff`, `restarting.blocked`, …
    */
   state: string;
   pid: number | null;
@@ -129,7 +131,7 @@ export interface AgonesStatus {
 }
 
 /** `Now` | `RoundEnd` | `Empty`: when a restart or update is carried out (`Maintenance.When`, or `?when=`). */
-export type MaintenancePolicy = 'Now' | 'RoundEnd' | 'Empty';
+export type { MaintenancePolicy } from '../config/maintenance-schema.ts';
 
 export interface MaintenanceStatus {
   /** The instance's `Maintenance.When` (RoundEnd when unset). */
@@ -201,7 +203,7 @@ export interface LastExitStatus {
   at: string;
 }
 
-export type ControlAction = 'restart' | 'update' | 'stop' | 'rollback';
+export type { ControlAction } from '../../machines/instance.refusals.ts';
 
 export interface InstanceControl {
   readonly key: string;

@@ -4,7 +4,9 @@ import { refusalOf } from '../../machines/instance.context.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { consoleOf } from '../config/console-hub-schema.ts';
 import { describeError } from '../errors.ts';
+import { CONSOLE_FIFO, sendConsoleCommand } from '../process/console-fifo.ts';
 import type { ControlAction, ControlOptions, InstanceControl, InstanceStatus } from './contract.ts';
 import type { StopData } from '../store/instance-data.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
@@ -298,6 +300,14 @@ export class Instance implements InstanceControl {
     if (c.secret !== null) this.checkins.checkin(c.launchId);
   }
 
+  consoleSettings(): { commandsPerMinute: number } | null {
+    return consoleOf(this.deps.instance.settings.Console);
+  }
+
+  sendConsole(command: string): Promise<void> {
+    return sendConsoleCommand(`${this.deps.instance.dir}/${CONSOLE_FIFO}`, command);
+  }
+
   binariesDir(): string {
     return `${this.deps.instance.dir}/binaries`;
   }
@@ -325,6 +335,7 @@ export class Instance implements InstanceControl {
       // What the dashboard's buttons need.
       ...this.abilities(),
       checking: c.check !== 'idle',
+      console: this.consoleSettings() !== null,
       ...(c.blocked === null ? {} : { launchBlocked: { ...c.blocked } }),
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
       updateCheck: this.checks.status(),

@@ -174,6 +174,8 @@ export type BusEvents = {
     result: 'accepted' | 'refused';
     /** Why it was refused, when the daemon said (409: no update provider, no previous build, …). */
     reason?: string;
+    /** A console request (action `console`): the command line sent or refused; null when the body had none. */
+    command?: string | null;
     at: number;
   };
   // --- The daemon's own environment (issue 23): write failures, refused requests, escaped errors ---

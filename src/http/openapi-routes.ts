@@ -2,6 +2,7 @@ import type { toJsonSchema } from '@valibot/to-json-schema';
 import { Hono } from 'hono';
 import { apiRouteDocs } from './api-routes.ts';
 import { binariesRouteDocs } from './binaries-routes.ts';
+import { consoleRouteDocs } from './console-routes.ts';
 import { controlRouteDocs } from './control-routes.ts';
 import { eventRouteDocs } from './dashboard/events.ts';
 import { dashboardRouteDocs } from './dashboard/routes.ts';
@@ -31,6 +32,7 @@ const openapiRouteDocs: readonly RouteDoc[] = [
 /** Every route the app serves, from the tables beside the route modules (test/http/openapi.test.ts keeps it whole). */
 export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...controlRouteDocs,
+  ...consoleRouteDocs,
   ...logRouteDocs,
   ...binariesRouteDocs,
   ...pingRouteDocs,
@@ -98,6 +100,9 @@ function operation(doc: RouteDoc): JsonObject {
       `${doc.method}${doc.path.replace(/[^A-Za-z0-9]+(\w?)/g, (_, c: string) => c.toUpperCase())}` || doc.method,
     security: SECURITY[doc.access],
     ...(parameters.length > 0 ? { parameters } : {}),
+    ...(doc.body === undefined
+      ? {}
+      : { requestBody: { required: true, content: { 'application/json': { schema: ref(doc.body) } } } }),
     responses,
   };
 }

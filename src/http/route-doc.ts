@@ -221,6 +221,14 @@ export const DashboardControlSchema = v.object({
 });
 export type DashboardControl = v.InferOutput<typeof DashboardControlSchema>;
 
+export const ConsoleCommandSchema = v.object({
+  command: v.pipe(
+    v.string(),
+    v.description('one console command line: printable, no newline or control character, at most 1023 bytes'),
+  ),
+});
+export const ConsoleSentSchema = v.object({ sent: v.literal(true) });
+
 /** The named schemas of the document's `components.schemas`. */
 export const SCHEMAS = {
   InstanceStatus: InstanceStatusSchema,
@@ -233,6 +241,8 @@ export const SCHEMAS = {
   Logs: LogsSchema,
   DashboardLog: DashboardLogSchema,
   DashboardControl: DashboardControlSchema,
+  ConsoleCommand: ConsoleCommandSchema,
+  ConsoleSent: ConsoleSentSchema,
 } as const;
 export type SchemaName = keyof typeof SCHEMAS;
 
@@ -243,7 +253,7 @@ export type SchemaName = keyof typeof SCHEMAS;
  */
 export type Access = 'none' | 'instance' | 'launch' | 'admin' | 'instance-or-admin';
 
-export type StatusCode = 200 | 400 | 401 | 403 | 404 | 405 | 409 | 503;
+export type StatusCode = 200 | 400 | 401 | 403 | 404 | 405 | 409 | 413 | 429 | 500 | 503;
 
 export interface ResponseDoc {
   description: string;
@@ -268,6 +278,8 @@ export interface RouteDoc {
   summary: string;
   access: Access;
   query?: readonly QueryDoc[];
+  /** A JSON request body of this schema. */
+  body?: SchemaName;
   /** A request header the route needs (the dashboard's control header). */
   header?: string;
   responses: Partial<Record<StatusCode, ResponseDoc | string>>;
@@ -281,6 +293,9 @@ export const ERRORS = {
   404: 'unknown instance',
   405: 'wrong method (with Allow)',
   409: 'refused at once, with the reason (no update provider, no previous build, rollback while updating, shutting down, …)',
+  413: 'the request body is too large',
+  429: 'too many requests from this caller; wait a little',
+  500: 'the daemon failed to carry it out (the reason says why)',
   503: 'a configured instance the daemon is still starting (with Retry-After: 1)',
 } as const satisfies Record<Exclude<StatusCode, 200>, string>;
 

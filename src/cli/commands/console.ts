@@ -19,7 +19,8 @@ const TIMEOUT_MS = 10_000;
 export const usage = `usage: watchdog console <key> [command …] [--wait S] [--url URL] [--token T] [--config F]
   With a command: send it to the server's console and print the server's log lines that follow, until the log
   has been quiet for ${QUIET_MS / 1000} s or S seconds have passed (--wait, default ${DEFAULT_WAIT_S}).
-  Without one: a prompt that sends each line you type and shows the server's output as it comes, until Ctrl-D.
+  Without one: a prompt that sends each line you type (or pipe in) and shows the server's output as it comes,
+  until Ctrl-D or the end of input (then as above for the last command's output).
   The instance needs Console: true (full server-console rights); exit 1 when the daemon refuses the command.
   --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
   --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
@@ -51,54 +52,90 @@ async function postCommand(log: RemoteLog, command: string): Promise<void> {
   }
 }
 
-/** Follows the log from now on; resolves once the stream is open, with the promise of its end. */
-async function startFollowing(log: RemoteLog, stop: Interruption, onLine: (line: string) => void) {
+/**
+ * Follows the log from now on; resolves once the stream is open, with the promise of its end (in an object: an
+ * async function returning a promise would wait for it).
+ */
+async function startFollowing(
+  log: RemoteLog,
+  stop: Interruption,
+  onLine: (line: string) => void,
+): Promise<{ following: Promise<void> }> {
   let opened: () => void = () => {};
   const open = new Promise<void>((resolve) => (opened = resolve));
   const following = followRemoteLog(log, 0, onLine, stop, warnTo('console'), opened);
   // A follow that fails before it opens (refused, unreachable) ends the wait too, and says why.
   await Promise.race([open, following]);
-  return following;
+  return { following };
+}
+
+/**
+ * Ends the follow once the log has been quiet for QUIET_MS after `settle()`, or `waitMs` after it at the latest:
+ * the output of the last command sent is then taken to be complete.
+ */
+function quietEnd(stop: Interruption) {
+  let quiet: NodeJS.Timeout | undefined;
+  let cap: NodeJS.Timeout | undefined;
+  let settling = false;
+  return {
+    heard: () => {
+      if (!settling) return;
+      clearTimeout(quiet);
+      quiet = setTimeout(stop.trigger, QUIET_MS);
+    },
+    settle(waitMs: number) {
+      settling = true;
+      cap = setTimeout(stop.trigger, waitMs);
+      this.heard();
+    },
+    dispose() {
+      clearTimeout(quiet);
+      clearTimeout(cap);
+    },
+  };
 }
 
 /** One command, then its output until quiet or `waitMs`. */
 async function sendOne(log: RemoteLog, command: string, waitMs: number): Promise<number> {
   const stop = onInterrupt();
-  let quiet: NodeJS.Timeout | undefined;
-  const hush = () => {
-    clearTimeout(quiet);
-    quiet = setTimeout(stop.trigger, QUIET_MS);
-  };
-  const cap = setTimeout(stop.trigger, waitMs);
+  const end = quietEnd(stop);
   try {
-    const following = await startFollowing(log, stop, (line) => {
+    const { following } = await startFollowing(log, stop, (line) => {
       write(line);
-      hush();
+      end.heard();
     });
     await postCommand(log, command).catch((err: unknown) => {
       stop.trigger();
       throw err;
     });
-    hush();
+    end.settle(waitMs);
     await following;
     return 0;
   } finally {
-    clearTimeout(quiet);
-    clearTimeout(cap);
+    end.dispose();
     stop.trigger();
     stop.dispose();
   }
 }
 
 /** The prompt: each line typed is sent; the server's output is printed as it comes; Ctrl-D ends it. */
-async function interactive(log: RemoteLog): Promise<number> {
+async function interactive(log: RemoteLog, waitMs: number): Promise<number> {
   const stop = onInterrupt();
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+  const end = quietEnd(stop);
   let refused = 0;
+  let rl: ReturnType<typeof createInterface> | undefined;
   try {
-    const following = await startFollowing(log, stop, write);
+    const { following } = await startFollowing(log, stop, (line) => {
+      write(line);
+      end.heard();
+    });
+    // Made only now: readline's iterator loses what is read before the loop starts (piped input, its end).
+    const tty = process.stdin.isTTY === true;
+    rl = createInterface({ input: process.stdin, output: tty ? process.stdout : undefined, terminal: tty });
+    rl.on('SIGINT', () => rl?.close());
+    const prompt = () => (tty ? rl?.prompt() : undefined);
     rl.setPrompt(`${log.key}> `);
-    rl.prompt();
+    prompt();
     for await (const line of rl) {
       if (line.trim() !== '') {
         await postCommand(log, line).catch((err: unknown) => {
@@ -107,13 +144,15 @@ async function interactive(log: RemoteLog): Promise<number> {
           warnTo('console')(err.message);
         });
       }
-      rl.prompt();
+      prompt();
     }
-    stop.trigger();
+    // End of input (Ctrl-D, or the end of piped commands): the last command's answer is still shown.
+    end.settle(waitMs);
     await following;
     return refused > 0 ? 1 : 0;
   } finally {
-    rl.close();
+    end.dispose();
+    rl?.close();
     stop.trigger();
     stop.dispose();
   }
@@ -132,7 +171,7 @@ export async function run(args: string[]): Promise<number> {
     const url = await target.url();
     const log: RemoteLog = { url, key, authorization: basic(key, await target.token(key)), as: 'token' };
     return withInstanceList(target, () =>
-      words.length > 0 ? sendOne(log, words.join(' '), waitS * 1000) : interactive(log),
+      words.length > 0 ? sendOne(log, words.join(' '), waitS * 1000) : interactive(log, waitS * 1000),
     );
   });
 }

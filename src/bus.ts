@@ -24,6 +24,8 @@ export const NOTICE_KINDS = [
   'launch-blocked',
   // Update checks failing for Timing.UpdateCheckAlertMinutes, and working again (issue 25).
   'update-check',
+  // A server missing from a hub it advertises to for longer than Hub.MissingMinutes, and listed again.
+  'hub',
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 

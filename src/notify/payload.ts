@@ -24,6 +24,7 @@ export const COLOURS: Record<NoticeKind, number> = {
   disk: DARK_RED,
   'launch-blocked': RED,
   'update-check': BLUE,
+  hub: RED,
 };
 
 const TITLES: Record<NoticeKind, string> = {
@@ -39,6 +40,7 @@ const TITLES: Record<NoticeKind, string> = {
   disk: 'Disk space',
   'launch-blocked': 'Cannot launch',
   'update-check': 'Update checks',
+  hub: 'Hub listing',
 };
 
 export interface EmbedField {

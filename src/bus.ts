@@ -26,6 +26,8 @@ export const NOTICE_KINDS = [
   'update-check',
   // A snapshot of an instance's data that failed, or its off-host copy (Backups.AfterCommand) that failed.
   'backup',
+  // A server missing from a hub it advertises to for longer than Hub.MissingMinutes, and listed again.
+  'hub',
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
@@ -193,6 +195,8 @@ export type BusEvents = {
     result: 'accepted' | 'refused';
     /** Why it was refused, when the daemon said (409: no update provider, no previous build, …). */
     reason?: string;
+    /** A console request (action `console`): the command line sent or refused; null when the body had none. */
+    command?: string | null;
     at: number;
   };
   // --- The daemon's own environment (issue 23): write failures, refused requests, escaped errors ---

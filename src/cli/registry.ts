@@ -63,6 +63,11 @@ export const COMMANDS: Record<string, CommandEntry> = {
   },
   status: { summary: 'show instance states', instanceKey: true, load: () => import('./commands/status.ts') },
   logs: { summary: "show a server's log", instanceKey: true, load: () => import('./commands/logs.ts') },
+  console: {
+    summary: "send commands to a server's console",
+    instanceKey: true,
+    load: () => import('./commands/console.ts'),
+  },
   chart: { summary: 'render the instance statechart', load: () => import('./commands/chart.ts') },
   probe: { summary: "read a game server's /status and /info", load: () => import('./commands/probe.ts') },
   manifest: { summary: 'add a build to a manifest', load: () => import('./commands/manifest.ts') },

@@ -14,7 +14,7 @@ import { type DashboardControl, type DashboardLog, errors, type RouteDoc } from 
 const MAX_LOG_LINES = 1000;
 
 /** The routes behind `adminAccess` and `dashboardInstance`: the admin user and the instance the path names. */
-type DashboardEnv = { Variables: AdminEnv['Variables'] & { instance: InstanceControl } };
+export type DashboardEnv = { Variables: AdminEnv['Variables'] & { instance: InstanceControl } };
 
 /**
  * The header the dashboard sends with every control request. A page on another site cannot add a custom header
@@ -78,7 +78,7 @@ export function instanceDir(instance: InstanceControl): string {
  * the dashboard too. Refusals a client can repeat at will (no header, a made-up key) are rate-limited by source
  * where they are written; the missing ApiToken is audited like a refused control request.
  */
-function dashboardInstance({ registry, bus, log }: HttpDeps): MiddlewareHandler<DashboardEnv> {
+export function dashboardInstance({ registry, bus, log }: HttpDeps): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     const key = c.req.param('key') ?? '';
     const user = c.var.adminUser;

@@ -6,6 +6,7 @@ import { createMetricsCollector } from '../metrics/collector.ts';
 import { apiRoutes } from './api-routes.ts';
 import { backupRoutes } from './backup-routes.ts';
 import { binariesRoutes } from './binaries-routes.ts';
+import { consoleRoutes } from './console-routes.ts';
 import { controlRoutes } from './control-routes.ts';
 import { crossSiteGuard } from './cross-site.ts';
 import { eventRoutes } from './dashboard/events.ts';
@@ -46,6 +47,7 @@ export function createApp(deps: HttpDeps): Hono {
   app.route('/instances', binariesRoutes(deps));
   app.route('/instances', logRoutes(deps));
   app.route('/instances', backupRoutes(deps));
+  app.route('/', consoleRoutes(deps));
   app.route('/server_api', pingRoutes(deps));
   app.route('/', infoRoutes(deps));
   app.route('/', openapiRoutes(deps));

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { apiRouteDocs } from './api-routes.ts';
 import { backupRouteDocs } from './backup-routes.ts';
 import { binariesRouteDocs } from './binaries-routes.ts';
+import { consoleRouteDocs } from './console-routes.ts';
 import { controlRouteDocs } from './control-routes.ts';
 import { eventRouteDocs } from './dashboard/events.ts';
 import { dashboardRouteDocs } from './dashboard/routes.ts';
@@ -33,6 +34,7 @@ const openapiRouteDocs: readonly RouteDoc[] = [
 export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...controlRouteDocs,
   ...backupRouteDocs,
+  ...consoleRouteDocs,
   ...logRouteDocs,
   ...binariesRouteDocs,
   ...pingRouteDocs,
@@ -100,6 +102,9 @@ function operation(doc: RouteDoc): JsonObject {
       `${doc.method}${doc.path.replace(/[^A-Za-z0-9]+(\w?)/g, (_, c: string) => c.toUpperCase())}` || doc.method,
     security: SECURITY[doc.access],
     ...(parameters.length > 0 ? { parameters } : {}),
+    ...(doc.body === undefined
+      ? {}
+      : { requestBody: { required: true, content: { 'application/json': { schema: ref(doc.body) } } } }),
     responses,
   };
 }

@@ -248,6 +248,13 @@ export const BackupSchema = v.object({
   files: v.number(),
 });
 export type Backup = v.InferOutput<typeof BackupSchema>;
+export const ConsoleCommandSchema = v.object({
+  command: v.pipe(
+    v.string(),
+    v.description('one console command line: printable, no newline or control character, at most 1023 bytes'),
+  ),
+});
+export const ConsoleSentSchema = v.object({ sent: v.literal(true) });
 
 /** The named schemas of the document's `components.schemas`. */
 export const SCHEMAS = {
@@ -262,6 +269,8 @@ export const SCHEMAS = {
   DashboardLog: DashboardLogSchema,
   DashboardControl: DashboardControlSchema,
   Backup: BackupSchema,
+  ConsoleCommand: ConsoleCommandSchema,
+  ConsoleSent: ConsoleSentSchema,
 } as const;
 export type SchemaName = keyof typeof SCHEMAS;
 
@@ -272,7 +281,7 @@ export type SchemaName = keyof typeof SCHEMAS;
  */
 export type Access = 'none' | 'instance' | 'launch' | 'admin' | 'instance-or-admin';
 
-export type StatusCode = 200 | 400 | 401 | 403 | 404 | 405 | 409 | 500 | 503 | 507;
+export type StatusCode = 200 | 400 | 401 | 403 | 404 | 405 | 409 | 413 | 429 | 500 | 503 | 507;
 
 export interface ResponseDoc {
   description: string;
@@ -297,6 +306,8 @@ export interface RouteDoc {
   summary: string;
   access: Access;
   query?: readonly QueryDoc[];
+  /** A JSON request body of this schema. */
+  body?: SchemaName;
   /** A request header the route needs (the dashboard's control header). */
   header?: string;
   responses: Partial<Record<StatusCode, ResponseDoc | string>>;
@@ -310,7 +321,9 @@ export const ERRORS = {
   404: 'unknown instance',
   405: 'wrong method (with Allow)',
   409: 'refused at once, with the reason (no update provider, no previous build, rollback while updating, shutting down, …)',
-  500: 'the work failed, with the reason',
+  413: 'the request body is too large',
+  429: 'too many requests from this caller; wait a little',
+  500: 'the daemon failed to carry it out (the reason says why)',
   503: 'a configured instance the daemon is still starting (with Retry-After: 1)',
   507: 'not enough disk space for it, with the reason',
 } as const satisfies Record<Exclude<StatusCode, 200>, string>;

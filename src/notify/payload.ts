@@ -25,6 +25,7 @@ export const COLOURS: Record<NoticeKind, number> = {
   'launch-blocked': RED,
   'update-check': BLUE,
   backup: DARK_RED,
+  hub: RED,
 };
 
 const TITLES: Record<NoticeKind, string> = {
@@ -41,6 +42,7 @@ const TITLES: Record<NoticeKind, string> = {
   'launch-blocked': 'Cannot launch',
   'update-check': 'Update checks',
   backup: 'Backup failed',
+  hub: 'Hub listing',
 };
 
 export interface EmbedField {

@@ -62,6 +62,8 @@ export interface InstanceStatus {
    * it runs; null when none runs or before the first sample (absent: an older daemon).
    */
   resources?: ResourceStatus | null;
+  /** The server console (`Console`) is enabled for the instance (absent: an older daemon, read as off). */
+  console?: boolean;
   /** Players on the server by its `/status`, read at the same interval; null when unknown (absent: an older daemon). */
   players?: number | null;
   /** The last snapshot of the instance's data, taken or failed; null before the first (absent: an older daemon). */
@@ -225,6 +227,13 @@ export interface InstanceControl {
   hold?(minutes: number, reason: string): void;
   /** Ends a hold; false when there was none. */
   release?(): boolean;
+  /** The server console's limits when `Console` enables it, null when it is off (absent: no console). */
+  consoleSettings?(): { commandsPerMinute: number } | null;
+  /**
+   * Writes one command line to the server's console; rejects with a `ConsoleError` (process/console-fifo.ts):
+   * `invalid` (a newline, control characters, too long), `not-reading` (no server holds the console), `failed`.
+   */
+  sendConsole?(command: string): Promise<void>;
   /** Records a check-in authenticated with the current secret. */
   checkin(): void;
   status(): InstanceStatus;

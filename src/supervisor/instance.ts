@@ -4,6 +4,7 @@ import { busyRefusal, CONTROL_EVENT, refusalOf } from '../../machines/instance.r
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { consoleOf } from '../config/console-hub-schema.ts';
 import { describeError } from '../errors.ts';
 import type {
   ControlAction,
@@ -13,6 +14,7 @@ import type {
   InstanceStatus,
 } from './contract.ts';
 import { type BackupHost, createBackupHost } from './backup-host.ts';
+import { CONSOLE_FIFO, sendConsoleCommand } from '../process/console-fifo.ts';
 import type { StopData } from '../store/instance-data.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
@@ -317,6 +319,14 @@ export class Instance implements InstanceControl {
     if (c.secret !== null) this.checkins.checkin(c.launchId);
   }
 
+  consoleSettings(): { commandsPerMinute: number } | null {
+    return consoleOf(this.deps.instance.settings.Console);
+  }
+
+  sendConsole(command: string): Promise<void> {
+    return sendConsoleCommand(`${this.deps.instance.dir}/${CONSOLE_FIFO}`, command);
+  }
+
   binariesDir(): string {
     return `${this.deps.instance.dir}/binaries`;
   }
@@ -344,6 +354,7 @@ export class Instance implements InstanceControl {
       // What the dashboard's buttons need.
       ...this.abilities(),
       checking: snap.matches({ updateCheck: 'queued' }) || snap.matches({ updateCheck: 'running' }),
+      console: this.consoleSettings() !== null,
       ...(c.blocked === null ? {} : { launchBlocked: { ...c.blocked } }),
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
       updateCheck: this.checks.status(),

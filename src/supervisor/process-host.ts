@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import { consoleOf } from '../config/console-hub-schema.ts';
 import { describeError } from '../errors.ts';
+import { CONSOLE_FIFO } from '../process/console-fifo.ts';
 import { dumpProcess } from '../process/dump.ts';
 import { MARKER_ENV } from '../process/launch-marker.ts';
 import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch-spec.ts';
@@ -85,6 +87,8 @@ export function createProcessHost(
         retryMs: logRetryMs(deps.config),
         health: serverLogHealth(key, join(logDir, 'server.log'), bus),
         cgroup: track?.cgroup,
+        // The FIFO stays in the instance folder, so a server the next daemon adopts keeps its console.
+        console: consoleOf(instance.settings.Console) ? join(instance.dir, CONSOLE_FIFO) : null,
         onLine: (stream, line) => {
           if (line.trim() !== '') lastLine = line.trim().slice(0, LAST_LINE_CHARS);
           echoServerLine(bus, serverLog, key, stream, line);

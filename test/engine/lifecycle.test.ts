@@ -26,7 +26,6 @@ import {
  * launch contract as the engine sees it, check-in, `watchdog probe`, restart, crash, stop, hang and the daemon's
  * SIGTERM. One daemon runs two engines: `life` takes the requests one after another while `hang`, frozen early,
  * waits out its TimeoutSeconds (the engine checks in every 15 s, fixed, so TimeoutSeconds must be above that).
- * The console is not tested: it does not exist yet.
  */
 
 /** The hang instance's TimeoutSeconds: above the engine's fixed 15 s check-in period. */

@@ -69,7 +69,8 @@ async function readRecords(
 /**
  * `GET /instances/<key>/logs?follow=1`: the last N lines, then new ones until `stop`. The daemon ends each stream
  * after a bounded lifetime with the offset reached; the next request resumes there, so nothing is printed twice.
- * A stream that ends without that record means the daemon went away: a ClientError (exit 1).
+ * A stream that ends without that record means the daemon went away: a ClientError (exit 1). `opened` is told when
+ * the first stream has started, so a caller can act and be sure to see the lines its action causes.
  */
 export async function followRemoteLog(
   log: RemoteLog,
@@ -77,6 +78,7 @@ export async function followRemoteLog(
   write: (line: string) => void,
   stop: Interruption,
   note: (m: string) => void,
+  opened?: () => void,
 ): Promise<void> {
   let from: number | undefined;
   for (let first = true; !stop.interrupted; first = false) {
@@ -113,7 +115,9 @@ export async function followRemoteLog(
         body,
         (r) => {
           if (typeof r.line === 'string') write(r.line);
-          else if (first && r.found === false) note(`no log yet for ${log.key}; waiting for its server.log to appear`);
+          // The first record comes once the daemon has fixed where the stream starts: what follows is new.
+          if (first && r.found !== undefined) opened?.();
+          if (first && r.found === false) note(`no log yet for ${log.key}; waiting for its server.log to appear`);
         },
         heard,
       ).catch((err: unknown) => {

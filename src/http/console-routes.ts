@@ -1,0 +1,160 @@
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Bus } from '../bus.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { ConsoleError, commandProblem, MAX_COMMAND_BYTES } from '../process/console-fifo.ts';
+import type { InstanceControl } from '../supervisor/contract.ts';
+import { dashboardInstance, DASHBOARD_HEADER, type DashboardEnv } from './api-routes.ts';
+import { adminAccess } from './admin-auth.ts';
+import type { HttpDeps } from './deps.ts';
+import { createConsoleRate, type ConsoleRate } from './console-rate.ts';
+import { apiToken, type InstanceEnv } from './instance-auth.ts';
+import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
+import { errors, type RouteDoc } from './route-doc.ts';
+
+/** A body holds one command line and a little JSON around it; anything larger is refused unread. */
+const MAX_BODY_BYTES = MAX_COMMAND_BYTES * 4;
+
+const CONSOLE_RESPONSES: RouteDoc['responses'] = {
+  200: { description: 'sent to the server console', json: 'ConsoleSent' },
+  400: {
+    description:
+      'no JSON {"command": …}, or a command that is empty, too long, or holds a newline or control character',
+    json: 'Error',
+  },
+  ...errors(401),
+  403: { description: 'the credentials are refused, or the console is off for the instance (Console)', json: 'Error' },
+  ...errors(404, 405),
+  409: { description: 'no server holds the console: none runs, or it started before Console was on', json: 'Error' },
+  ...errors(413, 429, 500),
+};
+
+/** These routes for the OpenAPI document (route-doc.ts). */
+export const consoleRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/instances/{key}/console',
+    tag: 'control',
+    access: 'instance',
+    summary:
+      "send one command line to the server's console (full server-console rights; Console must be on); answered once written, the output is in the server log",
+    body: 'ConsoleCommand',
+    responses: { ...CONSOLE_RESPONSES, ...errors(503) },
+  },
+  {
+    method: 'post',
+    path: '/api/instances/{key}/console',
+    tag: 'dashboard',
+    access: 'admin',
+    header: DASHBOARD_HEADER,
+    summary: "the dashboard's console: answered as POST /instances/{key}/console, audited with the Admin user",
+    body: 'ConsoleCommand',
+    responses: CONSOLE_RESPONSES,
+  },
+];
+
+type Answer = { status: 200 } | { status: 400 | 403 | 409 | 413 | 429 | 500; error: string };
+
+interface Caller {
+  user: string | undefined;
+  remote: string | undefined;
+  via: 'api' | 'dashboard';
+}
+
+/** The command of a `{"command": "…"}` body, or why there is none. */
+async function readCommand(c: Context): Promise<string | { error: string }> {
+  const body: unknown = await c.req.json().catch(() => undefined);
+  const command = typeof body === 'object' && body !== null ? (body as { command?: unknown }).command : undefined;
+  return typeof command === 'string' ? command : { error: 'expected a JSON body {"command": "<console command>"}' };
+}
+
+/**
+ * One console request, from either route: console on, the command well formed, the caller within its rate, then
+ * written to the server. Every request that got this far (sent or refused) is audited with who sent it and the
+ * command (`instance:control`, action `console`), and logged without the command: it may hold a secret.
+ */
+async function send(
+  deps: { bus: Bus; log: Logger; rate: ConsoleRate },
+  instance: InstanceControl,
+  command: string | { error: string },
+  caller: Caller,
+): Promise<Answer> {
+  const answer = await attempt(deps.rate, instance, command, caller);
+  deps.bus.emit('instance:control', {
+    key: shownKey(instance.key),
+    action: 'console',
+    user: caller.user === undefined ? undefined : shownKey(caller.user),
+    remote: caller.remote,
+    status: answer.status,
+    result: answer.status === 200 ? 'accepted' : 'refused',
+    ...('error' in answer ? { reason: answer.error } : {}),
+    command: typeof command === 'string' ? command.slice(0, MAX_COMMAND_BYTES) : null,
+    at: Date.now(),
+  });
+  const fields = { key: instance.key, via: caller.via, user: caller.user ?? '(loopback)', remote: caller.remote ?? '' };
+  if ('error' in answer)
+    deps.log.warn(`console command refused: ${answer.error}`, { ...fields, status: answer.status });
+  else deps.log.info('console command sent', fields);
+  return answer;
+}
+
+async function attempt(
+  rate: ConsoleRate,
+  instance: InstanceControl,
+  command: string | { error: string },
+  caller: Caller,
+): Promise<Answer> {
+  const settings = instance.consoleSettings?.() ?? null;
+  if (settings === null || instance.sendConsole === undefined)
+    return { status: 403, error: `the console is off for instance ${shownKey(instance.key)} (set Console: true)` };
+  if (typeof command !== 'string') return { status: 400, error: command.error };
+  const problem = commandProblem(command);
+  if (problem !== null) return { status: 400, error: `refused: ${problem}` };
+  const who = `${instance.key}\u0000${caller.user ?? ''}\u0000${caller.remote ?? ''}`;
+  if (!rate.admit(who, settings.commandsPerMinute))
+    return { status: 429, error: `more than ${settings.commandsPerMinute} console commands a minute; wait a little` };
+  try {
+    await instance.sendConsole(command);
+    return { status: 200 };
+  } catch (err) {
+    // Whatever went wrong is still answered and audited as this command's outcome.
+    if (!(err instanceof ConsoleError)) return { status: 500, error: `cannot send the command: ${describeError(err)}` };
+    const status = err.reason === 'invalid' ? 400 : err.reason === 'not-reading' ? 409 : 500;
+    return { status, error: err.message };
+  }
+}
+
+const tooLarge = (c: Context) => c.json({ error: `the body is larger than ${MAX_BODY_BYTES} bytes` }, 413);
+
+/**
+ * `POST /instances/:key/console` (Basic `<key>:<ApiToken>`) and the dashboard's `POST /api/instances/:key/console`
+ * (the dashboard rule and header): one command line to the server's console. Mounted at `/`.
+ */
+export function consoleRoutes(deps: HttpDeps): Hono {
+  const rate = createConsoleRate();
+  const ctx = { bus: deps.bus, log: deps.log, rate };
+  const limit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+
+  const api = new Hono<InstanceEnv>();
+  api.post('/instances/:key/console', apiToken(deps, 'control'), limit, async (c) => {
+    const caller: Caller = { user: c.var.user, remote: remoteAddress(c), via: 'api' };
+    const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
+    return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
+  });
+  api.all('/instances/:key/console', methodNotAllowed('POST'));
+
+  const dashboard = new Hono<DashboardEnv>();
+  dashboard.post('/api/instances/:key/console', adminAccess(deps), dashboardInstance(deps), limit, async (c) => {
+    const caller: Caller = { user: c.var.adminUser, remote: remoteAddress(c), via: 'dashboard' };
+    const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
+    return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
+  });
+  dashboard.all('/api/instances/:key/console', methodNotAllowed('POST'));
+
+  const app = new Hono();
+  app.route('/', api);
+  app.route('/', dashboard);
+  return app;
+}

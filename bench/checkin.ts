@@ -84,7 +84,7 @@ async function superviseTen(
     'all 10 instances running',
     async () => {
       const states = await healthStates(daemon.url);
-      return keys.every((k) => states[k] === 'running');
+      return keys.every((k) => states[k] === 'server.running');
     },
     60_000,
     100,
@@ -267,7 +267,7 @@ export async function runCheckin(opts: { seconds: number }): Promise<Omit<Sectio
         value: falseTimeouts,
         unit: '',
         target: '0 (restarts unchanged, no hang line, all 10 still running)',
-        met: falseTimeouts === 0 && keys.every((k) => states[k] === 'running'),
+        met: falseTimeouts === 0 && keys.every((k) => states[k] === 'server.running'),
       }),
     );
     const cpuOf = (name: string) => ({

@@ -209,7 +209,7 @@ export async function runDowntime(opts: {
         ['installed', when(/update installed/)],
         ['spawned', when(/server launched/)],
         ['ready (server stamp)', next.at],
-        ['running (daemon)', when(/state running\b/)],
+        ['running (daemon)', when(/state server\.running\b/)],
       ];
       if (revision !== null) {
         const st = await instanceStatus(d.url, KEY, TOKEN);

@@ -106,7 +106,7 @@ async function measure(s: Subject, keys: string[], frozenCount: number): Promise
           `${s.hangKills()} servers killed for not checking in while starting (relaunch storm); giving up`,
         );
       const { body } = await getHealth(s.url);
-      const waiting = keys.filter((k) => body.instances[k] !== 'running');
+      const waiting = keys.filter((k) => body.instances[k] !== 'server.running');
       lastWaiting = waiting.length
         ? `${waiting.length} not running yet (${waiting
             .slice(0, 5)

@@ -20,7 +20,7 @@ const MiB = 1024 * 1024;
 /** Configured instances with a live server, not busy with another fault: those a daemon-wide fault strikes. */
 export function runningNow(ctx: SoakContext): Track[] {
   return [...ctx.s.tracks.values()].filter(
-    (t) => t.configured && !ctx.busy.has(t.key) && t.status?.state === 'running' && t.status.pid !== null,
+    (t) => t.configured && !ctx.busy.has(t.key) && t.status?.state === 'server.running' && t.status.pid !== null,
   );
 }
 

@@ -13,7 +13,7 @@ import { check, type FaultKind, since, type Track } from './state.ts';
  * need a person either; the check only waits while a daemon restarts and settles.
  */
 
-const RUNNING = /^(running|awaiting-checkin)/;
+const RUNNING = /^server\.(running|awaiting-checkin)/;
 
 const excused = (t: Track | undefined, from: number) =>
   !t?.configured || t.touchedAt > from || t.stopRequestedAt > from || t.configuredAt > from;

@@ -4,7 +4,6 @@
  */
 import type {
   AlertKind,
-  CheckOutput,
   ExitInfo,
   ExitIntent,
   ExitReason,
@@ -39,25 +38,26 @@ export interface InstanceContext {
   loopHangs: number;
   /** Run the update actor before the next launch. True at daemon start. */
   updatePending: boolean;
+  /** Who asked for the last STOP ('' when unknown): the stopped alert names them. */
+  stopBy: string;
+  /**
+   * `decide` was entered to retry a launch nobody asked for: a crash loop's or a blocked launch's back-off ran out.
+   * Set by those timers, cleared on leaving `decide`; never true at rest.
+   */
+  retrying: boolean;
   /** Why the server is going away; read and spent by `decide`. */
   exitIntent: ExitIntent | null;
   /** How and why the last server process ended (the supervisor stamps the time). */
   lastExit: LastExit | null;
-  /** The `updateCheck` child: none, one running, or one running and another asked for meanwhile. */
-  check: 'idle' | 'running' | 'queued';
   /** The current blocked-launch episode, or null; it never touches `startupFailures`. */
   blocked: LaunchBlock | null;
 }
 
 /**
  * InstanceEvent plus the machine's own: the delayed STABLE (a run lasted `stableRunMs` after its first check-in)
- * and the results of the spawned `updateCheck` child (an invoke's results are typed by XState; a spawn's are not).
+ * and UPDATE_FOUND, raised by the update-check region for the server region when a check finds a build.
  */
-export type InstanceMachineEvent =
-  | InstanceEvent
-  | { type: 'STABLE' }
-  | { type: 'xstate.done.actor.updateCheck'; output: CheckOutput }
-  | { type: 'xstate.error.actor.updateCheck'; error: unknown };
+export type InstanceMachineEvent = InstanceEvent | { type: 'STABLE' } | { type: 'UPDATE_FOUND' };
 
 const RANK: Record<ExitIntent, number> = { crash: 0, hang: 1, stop: 2, restart: 2, rollback: 2, shutdown: 3 };
 
@@ -80,7 +80,11 @@ export function blockedBackoffMs(timing: InstanceTiming, attempts: number): numb
  * The alert as emitted: exit status (none for a hang: the kill was ours), the count that matters for its kind, the
  * back-off.
  */
-export function alertOf(context: InstanceContext, kind: AlertKind, backoff: number | null = null): InstanceEmitted {
+export function alertOf(
+  context: InstanceContext,
+  kind: AlertKind,
+  backoff: number | null = null,
+): Extract<InstanceEmitted, { type: 'alert' }> {
   const last = context.lastExit;
   return {
     type: 'alert',
@@ -110,11 +114,8 @@ export const givesUp = (c: InstanceContext): boolean =>
  * a crash loop's back-off, or to retry a blocked launch. A server at its startup-failure limit is not one: a new
  * build may be what it needs.
  */
-export const unaskedRelaunch = (c: InstanceContext, eventType: string): boolean =>
-  (c.exitIntent === 'crash' ||
-    eventType.startsWith('xstate.after.backoff.') ||
-    eventType.startsWith('xstate.after.blockedBackoff.')) &&
-  c.startupFailures < c.timing.startupFailureLimit;
+export const unaskedRelaunch = (c: InstanceContext): boolean =>
+  (c.exitIntent === 'crash' || c.retrying) && c.startupFailures < c.timing.startupFailureLimit;
 
 /** Why the process that just exited ended, from the intent it was going with. */
 function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
@@ -136,7 +137,7 @@ function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
  * The current process exited: how it counts and what is said about it, decided once, here. An exit nobody asked
  * for, and a hang kill, become intent `crash`, which `decide` reads to give up or back off: a hang counts like a
  * crash (a startup failure before the first check-in, a step of the loop after it). The first hang's alert was
- * sent when it was killed (`hang`); the exit adds the loop's. `leftForRestart`: the server was asked to leave at its
+ * sent when it was killed (`killHung`); the exit adds the loop's. `leftForRestart`: the server was asked to leave at its
  * round end for a restart, so a clean exit without another intent counts as that restart.
  */
 export function classifyExit(
@@ -164,7 +165,7 @@ export function classifyExit(
     case 'shutdown':
       break;
     case 'stop':
-      emitted.push(alertOf(c, 'stopped'));
+      emitted.push({ ...alertOf(c, 'stopped'), by: c.stopBy });
       break;
     case 'restart':
     case 'rollback':
@@ -201,11 +202,6 @@ export const inLoop = (c: InstanceContext): boolean =>
   c.crashStreak >= 2 &&
   (c.lastExit?.reason === 'hang' || unclean(c.lastExit));
 
-/** The result of a finished update check. */
-export function checkAvailable(event: InstanceMachineEvent): boolean {
-  return event.type === 'xstate.done.actor.updateCheck' && event.output.available;
-}
-
 /** The message of a rejected actor, for the emitted `*-failed` facts. */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -221,53 +217,3 @@ export const exitOf = (event: InstanceMachineEvent): ExitInfo => {
     ...(lastLine === undefined ? {} : { lastLine }),
   };
 };
-
-/** A check ended: release its child, and start the one queued during it, if any, as a fresh UPDATE_CHECK. */
-export function endCheck(
-  context: InstanceContext,
-  enqueue: {
-    assign(a: Partial<InstanceContext>): void;
-    stopChild(id: string): void;
-    raise(e: InstanceMachineEvent): void;
-  },
-): void {
-  enqueue.assign({ check: 'idle' });
-  enqueue.stopChild('updateCheck');
-  if (context.check === 'queued') enqueue.raise({ type: 'UPDATE_CHECK' });
-}
-
-/** The control requests a person (or a CDN) makes of an instance. */
-export type ControlRequest = 'restart' | 'update' | 'stop' | 'rollback';
-
-/** Why ROLLBACK is refused in a state that cannot take it (the machine emits these as `rollback-refused` too). */
-export const ROLLBACK_BUSY = {
-  updating: 'an update is being installed; roll back once it is done',
-  backoff: 'the server is between crash relaunches; stop the instance, then roll back',
-  blocked: 'the launch is blocked and retried with back-off; stop the instance, then roll back',
-  rollingBack: 'a rollback is already under way',
-} as const;
-
-/**
- * Why a control request cannot be done now, or null when the machine takes it: a function of the state (its status
- * path, as `statusPath` names it) and of what the configuration and the instance folder hold, so the daemon can
- * answer at once instead of accepting a request the machine would refuse or that cannot find anything to do.
- *
- * @example
- * refusalOf('rollback', 'running', { canUpdate: true, canRollback: false }); // 'no previous build to roll back to (bin.prev is missing)'
- */
-export function refusalOf(
-  action: ControlRequest,
-  state: string,
-  facts: { canUpdate: boolean; canRollback: boolean },
-): string | null {
-  if (state === 'exited') return 'the watchdog is shutting down';
-  if (action === 'update' && !facts.canUpdate) return 'no update provider: UpdateType is not set for this instance';
-  if (action !== 'rollback') return null;
-  if (state === 'updating') return ROLLBACK_BUSY.updating;
-  if (state === 'restarting.backoff') return ROLLBACK_BUSY.backoff;
-  if (state === 'restarting.blocked') return ROLLBACK_BUSY.blocked;
-  if (state === 'rolling-back') return ROLLBACK_BUSY.rollingBack;
-  if (!facts.canRollback)
-    return 'no previous build to roll back to (bin.prev is missing; one is kept after each update)';
-  return null;
-}

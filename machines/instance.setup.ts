@@ -2,24 +2,33 @@
  * The instance statechart's vocabulary: the named actors (placeholders the supervisor replaces with
  * `.provide()`), delays computed from context, guards and actions. The states live in `instance.ts`.
  */
-import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, stateIn, type GuardPredicate } from 'xstate';
+import {
+  and,
+  assign,
+  emit,
+  enqueueActions,
+  fromCallback,
+  fromPromise,
+  not,
+  or,
+  setup,
+  stateIn,
+  type GuardPredicate,
+} from 'xstate';
 import {
   alertOf,
   backoffMs,
   blockedBackoffMs,
-  checkAvailable,
   classifyExit,
-  endCheck,
-  errorMessage,
   exitOf,
   firstHang,
   givesUp,
   inLoop,
-  ROLLBACK_BUSY,
   want,
   type InstanceContext,
   type InstanceMachineEvent,
 } from './instance.context.ts';
+import type { BusyTag } from './instance.refusals.ts';
 import type {
   CheckInput,
   CheckOutput,
@@ -33,6 +42,9 @@ import type {
   UpdateOutput,
 } from './instance.types.ts';
 
+/** Who asked for a STOP; '' when unknown. */
+const stopByOf = (event: InstanceMachineEvent): string => (event.type === 'STOP' ? (event.by ?? '') : '');
+
 const notProvided = (name: string) => () => {
   throw new Error(`instance machine: actor "${name}" not provided; supply it with instanceMachine.provide({ actors })`);
 };
@@ -41,20 +53,13 @@ const notProvided = (name: string) => () => {
 const inState = (id: string) =>
   stateIn(id) as unknown as GuardPredicate<InstanceContext, InstanceMachineEvent, undefined, never>;
 
-/** Where ROLLBACK is refused, and why (it is allowed while stopped or while a server is owned); `refusalOf` agrees. */
-const REFUSALS = [
-  ['#instance.updating', ROLLBACK_BUSY.updating],
-  ['#instance.restarting.blocked', ROLLBACK_BUSY.blocked],
-  ['#instance.restarting', ROLLBACK_BUSY.backoff],
-  ['#instance.rolling-back', ROLLBACK_BUSY.rollingBack],
-] as const;
-
 export const instanceSetup = setup({
   types: {
     context: {} as InstanceContext,
     events: {} as InstanceMachineEvent,
     input: {} as InstanceInput,
     emitted: {} as InstanceEmitted,
+    tags: {} as 'busy' | BusyTag,
   },
   actors: {
     update: fromPromise<UpdateOutput, UpdateInput>(notProvided('update')),
@@ -66,30 +71,36 @@ export const instanceSetup = setup({
     checkinTimeout: ({ context }) => context.timing.checkinTimeoutMs,
     degradedAfter: ({ context }) => Math.floor(context.timing.checkinTimeoutMs / 2),
     hangAfter: ({ context }) => context.timing.checkinTimeoutMs - Math.floor(context.timing.checkinTimeoutMs / 2),
-    stopTimeout: ({ context }) => context.timing.stopTimeoutMs,
     backoff: ({ context }) => backoffMs(context.timing, context.crashStreak),
     blockedBackoff: ({ context }) => blockedBackoffMs(context.timing, context.blocked?.attempts ?? 1),
     stableRun: ({ context }) => context.timing.stableRunMs,
   },
   guards: {
     currentLaunch: ({ context, event }) => 'launchId' in event && event.launchId === context.launchId,
+    /** A check-in of the current launch while the server is wanted (not while it is being stopped). */
+    checkinCounts: and(['currentLaunch', not(stateIn('#instance.lifecycle.server.stopping'))]),
     graceful: ({ event }) => event.type === 'SHUTDOWN' && !event.persist,
     updatePending: ({ context }) => context.updatePending,
-    updateAvailable: ({ event }) => checkAvailable(event),
     shuttingDown: ({ context }) => context.exitIntent === 'shutdown',
     stopRequested: ({ context }) => context.exitIntent === 'stop',
     rollbackRequested: ({ context }) => context.exitIntent === 'rollback',
+    /**
+     * An install runs, or is about to (`decide` may enter `updating`; a failing server relaunches for a found build):
+     * a check asked for meanwhile waits for it, so it looks from the revision installed and never beside the install.
+     */
+    installAhead: or([
+      stateIn('#instance.lifecycle.updating'),
+      stateIn('#instance.lifecycle.decide'),
+      and([stateIn('#instance.lifecycle.stopped.failing'), 'updatePending']),
+    ]),
+    /** Another update check was asked for while this one ran: it runs next. */
+    askedAgain: stateIn('#instance.updateCheck.running.again'),
     /** `decide` was entered because the launch was blocked (PROCESS_BLOCKED): no server ran, so nothing counts. */
     launchBlocked: ({ event }) => event.type === 'PROCESS_BLOCKED',
     /** The startup-failure limit is reached and no pending update could still change the outcome. */
     giveUp: ({ context }) => context.exitIntent === 'crash' && givesUp(context),
     /** The second unclean exit or hang kill after check-ins without a stable run between them, or a later one. */
     crashLoop: ({ context }) => inLoop(context),
-    /**
-     * A found update asks a running server to leave at once (POST /update). The daemon provides `false`: its
-     * maintenance policy (When, holds) decides when, and asks the server or sends RESTART itself.
-     */
-    asksOnFoundUpdate: () => true,
     /**
      * The server was asked to leave at its round end for a restart (maintenance, `POST /update`): its clean exit is
      * that restart, not an exit nobody asked for. The daemon provides it from its maintenance plan.
@@ -104,33 +115,36 @@ export const instanceSetup = setup({
   actions: {
     /** Every ProcessCommand goes through here: one for a process that is not owned is dropped, never thrown. */
     tell: enqueueActions(({ enqueue, check }, command: ProcessCommand) => {
-      if (check(inState('#instance.owning'))) enqueue.sendTo('process', command);
+      if (check(inState('#instance.lifecycle.server'))) enqueue.sendTo('process', command);
     }),
     /** START, RESTART and ROLLBACK of an instance without a server clear what kept it down. */
     clearDown: assign({ startupFailures: 0, crashStreak: 0, loopHangs: 0, exitIntent: null }),
     /** The same for a server that must go first; a shutdown already under way still wins. */
-    request: assign(({ context }, intent: 'restart' | 'rollback') => ({
+    requestRelaunch: assign(({ context }, intent: 'restart' | 'rollback') => ({
       startupFailures: 0,
       crashStreak: 0,
       loopHangs: 0,
       exitIntent: want(context.exitIntent, intent),
     })),
     /** STOP: remembered wherever a server is, or is about to be, running; a stopped instance is left as it is. */
-    requestStop: enqueueActions(({ context, enqueue, check }) => {
-      if (check(inState('#instance.stopped'))) return;
-      enqueue.assign({ exitIntent: want(context.exitIntent, 'stop') });
-      if (check(inState('#instance.owning'))) enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
+    requestStop: enqueueActions(({ context, enqueue, event, check }) => {
+      if (check(inState('#instance.lifecycle.stopped'))) return;
+      enqueue.assign({ exitIntent: want(context.exitIntent, 'stop'), stopBy: stopByOf(event) });
+      if (check(inState('#instance.lifecycle.server')))
+        enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
     }),
-    shutdown: assign(({ context }) => ({ exitIntent: want(context.exitIntent, 'shutdown') })),
+    /** STOP with no server to end (between relaunches): the stop and who asked, nothing else. */
+    recordStop: assign(({ event }) => ({ exitIntent: 'stop' as const, stopBy: stopByOf(event) })),
+    requestShutdown: assign(({ context }) => ({ exitIntent: want(context.exitIntent, 'shutdown') })),
     /** Missed check-ins: the first hang of a loop is told and dumped, later ones only killed (`firstHang`). */
-    hang: enqueueActions(({ context, enqueue }) => {
+    killHung: enqueueActions(({ context, enqueue }) => {
       const first = firstHang(context);
       if (first) enqueue.emit(alertOf(context, 'hang'));
       enqueue.assign({ exitIntent: want(context.exitIntent, 'hang') });
       enqueue.sendTo('process', { type: 'KILL', reason: 'hang', dump: first } satisfies ProcessCommand);
     }),
-    /** Entering `owning`: a new launch id; an adopted server has checked in already (it ran under the last daemon). */
-    launch: enqueueActions(({ enqueue, event }) => {
+    /** Entering `server`: a new launch id; an adopted server has checked in already (it ran under the last daemon). */
+    beginLaunch: enqueueActions(({ enqueue, event }) => {
       const adopted = event.type === 'ADOPT';
       enqueue.assign({
         launchId: ({ context }) => context.launchId + 1,
@@ -141,17 +155,17 @@ export const instanceSetup = setup({
       enqueue.emit(({ context }) => ({ type: 'launch', launchId: context.launchId }));
     }),
     /**
-     * Leaving `owning` (the invoked process is stopped right after). With SHUTDOWN {persist} the server is told
+     * Leaving `server` (the invoked process is stopped right after). With SHUTDOWN {persist} the server is told
      * to DETACH first, so the actor's cleanup leaves it running for the next daemon.
      */
-    disown: enqueueActions(({ enqueue, event }) => {
+    releaseServer: enqueueActions(({ enqueue, event }) => {
       if (event.type === 'SHUTDOWN' && event.persist)
         enqueue.sendTo('process', { type: 'DETACH' } satisfies ProcessCommand);
       enqueue.assign({ pid: null, secret: null });
       enqueue.cancel('stable');
     }),
     /** With a pid the spawn succeeded: a blocked-launch episode, if any, is over. */
-    started: enqueueActions(({ context, enqueue, event }) => {
+    recordStart: enqueueActions(({ context, enqueue, event }) => {
       if (event.type !== 'PROCESS_STARTED') return;
       enqueue.assign({ secret: event.secret, pid: event.pid ?? context.pid });
       if (event.pid === null || context.blocked === null) return;
@@ -159,18 +173,18 @@ export const instanceSetup = setup({
       enqueue.assign({ blocked: null });
     }),
     /** PROCESS_BLOCKED: one more attempt of the episode; the server's counts are left alone. */
-    blocked: assign(({ context, event }) =>
+    recordBlock: assign(({ context, event }) =>
       event.type === 'PROCESS_BLOCKED'
         ? { blocked: { kind: event.kind, message: event.message, attempts: (context.blocked?.attempts ?? 0) + 1 } }
         : {},
     ),
     /** Entering `restarting.blocked`: says what blocked the launch and when it is tried again. */
-    announceBlocked: enqueueActions(({ context, enqueue }) => {
+    announceBlock: enqueueActions(({ context, enqueue }) => {
       const b = context.blocked;
       if (b === null) return;
       enqueue.emit({ type: 'launch-blocked', ...b, retryMs: blockedBackoffMs(context.timing, b.attempts) });
     }),
-    checkin: enqueueActions(({ context, enqueue }) => {
+    recordCheckin: enqueueActions(({ context, enqueue }) => {
       if (!context.checkedIn) {
         enqueue.assign({ checkedIn: true, startupFailures: 0 });
         enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
@@ -181,80 +195,56 @@ export const instanceSetup = setup({
      * A run lasted stableRunMs after its first check-in. One whose check-in is overdue now may be hanging: it is not
      * stable yet, so the loop is not forgotten; it is asked again after another stableRunMs.
      */
-    stable: enqueueActions(({ enqueue, check }) => {
-      if (check(inState('#instance.owning.live.running'))) enqueue.assign({ crashStreak: 0, loopHangs: 0 });
+    endLoopIfStable: enqueueActions(({ enqueue, check }) => {
+      if (check(inState('#instance.lifecycle.server.running'))) enqueue.assign({ crashStreak: 0, loopHangs: 0 });
       else enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
     }),
     /**
      * The current process exited: record how, count it and say why the instance restarts, once, here. An exit
      * nobody asked for becomes intent `crash`, which `decide` reads to give up or back off.
      */
-    exited: enqueueActions(({ context, enqueue, event, check }) => {
+    recordExit: enqueueActions(({ context, enqueue, event, check }) => {
       const { context: next, emitted } = classifyExit(context, exitOf(event), check({ type: 'leftForRestart' }));
       enqueue.assign(next);
       for (const e of emitted) enqueue.emit(e);
     }),
+    /** A back-off ran out: `decide` is entered to retry a launch nobody asked for (`unaskedRelaunch`). */
+    retry: assign({ retrying: true }),
     /** Leaving `decide` for a launch, an update, a back-off or giving up: the intent is spent. */
-    settle: assign({ exitIntent: null }),
-    installed: assign(({ context }, out: UpdateOutput) => ({
+    spendIntent: assign({ exitIntent: null }),
+    recordInstall: assign(({ context }, out: UpdateOutput) => ({
       revision: out.revision ?? context.revision,
       // A new build gets its own startup tries (the real watchdog resets its count the same way).
       startupFailures: out.changed ? 0 : context.startupFailures,
     })),
-    updateFailed: emit((_, message: string) => ({ type: 'update-failed' as const, message })),
-    rolledBack: enqueueActions(({ context, enqueue }, out: RollbackOutput) => {
+    reportUpdateFailure: emit((_, message: string) => ({ type: 'update-failed' as const, message })),
+    recordRollback: enqueueActions(({ context, enqueue }, out: RollbackOutput) => {
       enqueue.assign({ revision: out.revision, exitIntent: context.exitIntent === 'stop' ? 'stop' : null });
       enqueue.emit({ type: 'rolled-back', revision: out.revision });
     }),
     /** A failed rollback relaunches a server that was stopped for it, on the build still installed. */
-    rollbackFailed: enqueueActions(({ context, enqueue }, message: string) => {
+    reportRollbackFailure: enqueueActions(({ context, enqueue }, message: string) => {
       if (context.exitIntent === 'rollback') enqueue.assign({ exitIntent: null });
       enqueue.emit({ type: 'rollback-failed', message });
     }),
-    refuseRollback: enqueueActions(({ enqueue, check }) => {
-      const reason = REFUSALS.find(([state]) => check(inState(state)))?.[1] ?? 'not possible in this state';
-      enqueue.emit({ type: 'rollback-refused', reason });
-    }),
     /**
-     * One check at a time; UPDATE_CHECK during one is remembered (it may be about a build published since). The
-     * update before a launch checks too, so a request during it waits for it the same way (`checkAfterUpdate`).
+     * A found update is remembered (a later "none" never cancels it). When a running server leaves for it is the
+     * daemon's maintenance policy's to say (When, holds): it asks the server or sends RESTART.
      */
-    requestCheck: enqueueActions(({ context, enqueue, check }) => {
-      if (context.check !== 'idle' || check(inState('#instance.updating'))) {
-        enqueue.assign({ check: 'queued' });
-        return;
+    recordCheck: enqueueActions(({ enqueue }, { available }: CheckOutput) => {
+      if (available) {
+        enqueue.assign({ updatePending: true });
+        enqueue.raise({ type: 'UPDATE_FOUND' });
       }
-      enqueue.assign({ check: 'running' });
-      enqueue.spawnChild('checkUpdate', { id: 'updateCheck', input: { key: context.key, revision: context.revision } });
-    }),
-    /** Leaving `updating`: a check asked for during it runs now, unless a check of its own is still running. */
-    checkAfterUpdate: enqueueActions(({ context, enqueue, self }) => {
-      if (context.check !== 'queued' || self.getSnapshot().children?.updateCheck !== undefined) return;
-      enqueue.assign({ check: 'idle' });
-      enqueue.raise({ type: 'UPDATE_CHECK' });
-    }),
-    /** A found update is remembered (a later "none" never cancels it) and a running server is asked to leave. */
-    checkFinished: enqueueActions(({ context, enqueue, event, check }) => {
-      const available = checkAvailable(event);
-      if (available) enqueue.assign({ updatePending: true });
-      if (available && check(inState('#instance.owning')) && check({ type: 'asksOnFoundUpdate' }))
-        enqueue.sendTo('process', { type: 'NOTIFY_UPDATE' } satisfies ProcessCommand);
       enqueue.emit({ type: 'update-checked', available });
-      endCheck(context, enqueue);
     }),
-    checkFailed: enqueueActions(({ context, enqueue, event }) => {
-      enqueue.emit({
-        type: 'check-failed',
-        message: errorMessage(event.type === 'xstate.error.actor.updateCheck' ? event.error : undefined),
-      });
-      endCheck(context, enqueue);
-    }),
+    reportCheckFailure: emit((_, message: string) => ({ type: 'check-failed' as const, message })),
     /**
      * A failed runProcess actor is an exit with unknown status of the current launch. The error event names no
      * launch, so it counts only if the `process` child now held is the one that failed. (The graph traversal's
      * stand-in `self` holds no children; there the error counts.)
      */
-    processFailed: enqueueActions(({ context, self, enqueue }) => {
+    exitOnActorFailure: enqueueActions(({ context, self, enqueue }) => {
       const held = self.getSnapshot().children?.process;
       if (held !== undefined && held.getSnapshot().status !== 'error') return;
       enqueue.raise({ type: 'PROCESS_EXITED', launchId: context.launchId, code: null, signal: null });

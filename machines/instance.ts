@@ -3,8 +3,9 @@
  * actors, delays, guards and actions; `src/supervisor` supplies the actors with `.provide()`. No I/O, no clock,
  * no randomness.
  *
- * The server process is invoked by `owning`, the parent of every state that has one, so it lives exactly as long
- * as the instance is in there. Every way out of a server (an exit, a failed spawn, a failed actor) ends in the
+ * Two regions run side by side: `lifecycle`, the server's life, and `updateCheck`. The status shows the path in
+ * `lifecycle` as it is (`server.running`, `stopped.idle`). The server process is invoked by `server`, the parent of
+ * every state that has one, so it lives exactly as long as the instance is in there. Every way out of a server (an exit, a failed spawn, a failed actor) ends in the
  * transient `decide`, as does every launch: it reads `exitIntent` (why the server went) and `updatePending`.
  */
 import { and, assign, not } from 'xstate';
@@ -13,16 +14,8 @@ import { instanceSetup as s } from './instance.setup.ts';
 
 export { backoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.context.ts';
 
-/**
- * The status name of a machine state path. The status API, the logs, the metrics and the chart's node ids keep the
- * names they had before `owning` grouped the server states.
- */
-export function statusPath(path: string): string {
-  if (path.startsWith('owning.live.')) return path.slice('owning.live.'.length);
-  return path === 'owning.stopping' ? 'restarting.stopping' : path;
-}
-
-const toOwningStopping = '#instance.owning.stopping';
+const toStopping = '#instance.lifecycle.server.stopping';
+const toDecide = '#instance.lifecycle.decide';
 
 export const instanceMachine = s.createMachine({
   id: 'instance',
@@ -40,182 +33,233 @@ export const instanceMachine = s.createMachine({
     loopHangs: 0,
     updatePending: true,
     exitIntent: null,
+    retrying: false,
+    stopBy: '',
     lastExit: null,
-    check: 'idle',
     blocked: null,
   }),
-  initial: 'stopped',
+  type: 'parallel',
   on: {
     CONFIG: { actions: assign({ timing: ({ event }) => event.timing }) },
-    STOP: { actions: 'requestStop' },
-    UPDATE_CHECK: { actions: 'requestCheck' },
-    'xstate.done.actor.updateCheck': { actions: 'checkFinished' },
-    'xstate.error.actor.updateCheck': { actions: 'checkFailed' },
-    SHUTDOWN: { target: '.exited' },
-    ROLLBACK: { actions: 'refuseRollback' },
   },
   states: {
-    stopped: {
-      initial: 'idle',
-      // A stop ends a blocked-launch episode: the next start is told afresh if it is blocked again.
-      entry: assign({ blocked: null }),
+    /** The server's life: the status shows the path in this region (`stopped.idle`, `server.running`). */
+    lifecycle: {
+      initial: 'stopped',
       on: {
-        RESTART: { target: 'decide', actions: 'clearDown' },
-        ROLLBACK: { target: 'rolling-back', actions: 'clearDown' },
+        STOP: { actions: 'requestStop' },
+        SHUTDOWN: { target: '.exited' },
       },
       states: {
-        idle: {
+        stopped: {
+          initial: 'idle',
+          // A stop ends a blocked-launch episode: the next start is told afresh if it is blocked again.
+          entry: assign({ blocked: null }),
           on: {
-            START: { target: '#instance.decide', actions: 'clearDown' },
-            ADOPT: { target: '#instance.owning.live.running' },
+            RESTART: { target: 'decide', actions: 'clearDown' },
+            ROLLBACK: { target: 'rolling-back', actions: 'clearDown' },
           },
-        },
-        failing: {
-          on: {
-            // A new build may fix what kept failing: reset the count and try it (the real watchdog keeps the
-            // count at the limit, so the next failure gives up again at once).
-            'xstate.done.actor.updateCheck': {
-              guard: 'updateAvailable',
-              target: '#instance.decide',
-              actions: ['checkFinished', assign({ startupFailures: 0 })],
-            },
-          },
-        },
-      },
-    },
-    /** Transient: every launch and every end of a server passes here, and leaves by the first that applies. */
-    decide: {
-      always: [
-        { guard: 'shuttingDown', target: 'exited' },
-        { guard: 'stopRequested', target: 'stopped.idle' },
-        { guard: 'rollbackRequested', target: 'rolling-back' },
-        { guard: 'launchBlocked', target: 'restarting.blocked', actions: 'settle' },
-        { guard: 'giveUp', target: 'stopped.failing', actions: 'settle' },
-        { guard: 'crashLoop', target: 'restarting.backoff', actions: 'settle' },
-        { guard: and(['updatePending', not('installHeld')]), target: 'updating', actions: 'settle' },
-        { target: 'owning', actions: 'settle' },
-      ],
-    },
-    updating: {
-      entry: assign({ updatePending: false }),
-      exit: 'checkAfterUpdate',
-      invoke: {
-        id: 'update',
-        src: 'update',
-        input: ({ context }) => ({ key: context.key, revision: context.revision }),
-        onDone: { target: 'decide', actions: { type: 'installed', params: ({ event }) => event.output } },
-        // A failed update is reported and the installed build starts anyway.
-        onError: {
-          target: 'decide',
-          actions: { type: 'updateFailed', params: ({ event }) => errorMessage(event.error) },
-        },
-      },
-      on: {
-        // Withdraws a STOP given during the update.
-        RESTART: { actions: 'clearDown' },
-      },
-    },
-    owning: {
-      initial: 'live',
-      entry: 'launch',
-      exit: 'disown',
-      invoke: {
-        id: 'process',
-        src: 'runProcess',
-        input: ({ context, event }) => ({
-          key: context.key,
-          launchId: context.launchId,
-          adoptPid: event.type === 'ADOPT' ? event.pid : null,
-        }),
-        // The actor itself failed (unhandled, it would stop this machine: statelyai/xstate#5088).
-        onError: { actions: 'processFailed' },
-      },
-      on: {
-        PROCESS_STARTED: { guard: 'currentLaunch', actions: 'started' },
-        PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'exited' },
-        PROCESS_BLOCKED: { guard: 'currentLaunch', target: 'decide', actions: 'blocked' },
-        RESTART: {
-          target: '.stopping',
-          actions: [
-            { type: 'request', params: 'restart' },
-            { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' } },
-          ],
-        },
-        ROLLBACK: {
-          target: '.stopping',
-          actions: [
-            { type: 'request', params: 'rollback' },
-            { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Rollback requested by the watchdog' } },
-          ],
-        },
-        SHUTDOWN: {
-          guard: 'graceful',
-          target: '.stopping',
-          actions: ['shutdown', { type: 'tell', params: { type: 'SHUTDOWN', reason: 'Watchdog stopping' } }],
-        },
-        STABLE: { actions: 'stable' },
-      },
-      states: {
-        /** The server is wanted: check-ins count here, not while it is being stopped. */
-        live: {
-          initial: 'starting',
-          on: { CHECKIN: { guard: 'currentLaunch', target: '.running', actions: 'checkin' } },
           states: {
-            starting: { after: { checkinTimeout: { target: toOwningStopping, actions: 'hang' } } },
-            running: { after: { degradedAfter: 'awaiting-checkin' } },
-            'awaiting-checkin': { after: { hangAfter: { target: toOwningStopping, actions: 'hang' } } },
-          },
-        },
-        stopping: {
-          after: {
-            stopTimeout: {
-              target: 'stopping',
-              reenter: true,
-              actions: { type: 'tell', params: { type: 'KILL', reason: 'stop-timeout' } },
+            idle: {
+              on: {
+                START: { target: toDecide, actions: 'clearDown' },
+                ADOPT: { target: '#instance.lifecycle.server.running' },
+              },
+            },
+            failing: {
+              on: {
+                // A new build may fix what kept failing: reset the count and try it (the real watchdog keeps the
+                // count at the limit, so the next failure gives up again at once).
+                UPDATE_FOUND: { target: toDecide, actions: assign({ startupFailures: 0 }) },
+              },
             },
           },
         },
-      },
-    },
-    /** Waiting to launch again, with no server: `RESTART` launches at once, `STOP` stays stopped. */
-    restarting: {
-      initial: 'backoff',
-      on: {
-        STOP: { target: 'stopped.idle', actions: assign({ exitIntent: 'stop' }) },
-        RESTART: { target: 'decide', actions: 'clearDown' },
-      },
-      states: {
-        backoff: { after: { backoff: '#instance.decide' } },
-        /**
-         * The launch was blocked by the daemon's resources or a held game port: retried after its own back-off, which
-         * doubles per attempt up to the cap. Never gives up, and counts no startup failure.
-         */
-        blocked: {
-          entry: 'announceBlocked',
-          after: { blockedBackoff: '#instance.decide' },
+        /** Transient: every launch and every end of a server passes here, and leaves by the first that applies. */
+        decide: {
+          exit: assign({ retrying: false }),
+          always: [
+            { guard: 'shuttingDown', target: 'exited' },
+            { guard: 'stopRequested', target: 'stopped.idle' },
+            { guard: 'rollbackRequested', target: 'rolling-back' },
+            { guard: 'launchBlocked', target: 'restarting.blocked', actions: 'spendIntent' },
+            { guard: 'giveUp', target: 'stopped.failing', actions: 'spendIntent' },
+            { guard: 'crashLoop', target: 'restarting.backoff', actions: 'spendIntent' },
+            { guard: and(['updatePending', not('installHeld')]), target: 'updating', actions: 'spendIntent' },
+            { target: 'server', actions: 'spendIntent' },
+          ],
         },
+        updating: {
+          tags: ['busy', 'installing'],
+          entry: assign({ updatePending: false }),
+          invoke: {
+            id: 'update',
+            src: 'update',
+            input: ({ context }) => ({ key: context.key, revision: context.revision }),
+            onDone: { target: toDecide, actions: { type: 'recordInstall', params: ({ event }) => event.output } },
+            // A failed update is reported and the installed build starts anyway.
+            onError: {
+              target: 'decide',
+              actions: { type: 'reportUpdateFailure', params: ({ event }) => errorMessage(event.error) },
+            },
+          },
+          on: {
+            // Withdraws a STOP given during the update.
+            RESTART: { actions: 'clearDown' },
+          },
+        },
+        /** A server process is owned: being started, running, or being stopped. */
+        server: {
+          initial: 'starting',
+          entry: 'beginLaunch',
+          exit: 'releaseServer',
+          invoke: {
+            id: 'process',
+            src: 'runProcess',
+            input: ({ context, event }) => ({
+              key: context.key,
+              launchId: context.launchId,
+              adoptPid: event.type === 'ADOPT' ? event.pid : null,
+            }),
+            // The actor itself failed (unhandled, it would stop this machine: statelyai/xstate#5088).
+            onError: { actions: 'exitOnActorFailure' },
+          },
+          on: {
+            PROCESS_STARTED: { guard: 'currentLaunch', actions: 'recordStart' },
+            PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'recordExit' },
+            PROCESS_BLOCKED: { guard: 'currentLaunch', target: 'decide', actions: 'recordBlock' },
+            RESTART: {
+              target: '.stopping',
+              actions: [
+                { type: 'requestRelaunch', params: 'restart' },
+                { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Restart requested by the watchdog' } },
+              ],
+            },
+            ROLLBACK: {
+              target: '.stopping',
+              actions: [
+                { type: 'requestRelaunch', params: 'rollback' },
+                { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Rollback requested by the watchdog' } },
+              ],
+            },
+            SHUTDOWN: {
+              guard: 'graceful',
+              target: '.stopping',
+              actions: [
+                'requestShutdown',
+                { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Watchdog stopping' } },
+              ],
+            },
+            STABLE: { actions: 'endLoopIfStable' },
+            // Check-ins count while the server is wanted, not while it is being stopped.
+            CHECKIN: { guard: 'checkinCounts', target: '.running', actions: 'recordCheckin' },
+          },
+          states: {
+            starting: { after: { checkinTimeout: { target: toStopping, actions: 'killHung' } } },
+            running: { after: { degradedAfter: 'awaiting-checkin' } },
+            'awaiting-checkin': { after: { hangAfter: { target: toStopping, actions: 'killHung' } } },
+            /**
+             * No timer here: runProcess escalates (the shutdown request's and the exit's windows, then SIGKILL to the
+             * process group, whose exit always follows). It alone knows what it asked and when; a second timer here
+             * only raced it.
+             */
+            stopping: {},
+          },
+        },
+        /** Waiting to launch again, with no server: `RESTART` launches at once, `STOP` stays stopped. */
+        restarting: {
+          initial: 'backoff',
+          on: {
+            STOP: { target: 'stopped.idle', actions: 'recordStop' },
+            RESTART: { target: 'decide', actions: 'clearDown' },
+          },
+          states: {
+            backoff: {
+              tags: ['busy', 'backing-off'],
+              after: { backoff: { target: toDecide, actions: 'retry' } },
+            },
+            /**
+             * The launch was blocked by the daemon's resources or a held game port: retried after its own back-off, which
+             * doubles per attempt up to the cap. Never gives up, and counts no startup failure.
+             */
+            blocked: {
+              tags: ['busy', 'launch-blocked'],
+              entry: 'announceBlock',
+              after: { blockedBackoff: { target: toDecide, actions: 'retry' } },
+            },
+          },
+        },
+        'rolling-back': {
+          tags: ['busy', 'rolling-back'],
+          invoke: {
+            id: 'rollback',
+            src: 'rollback',
+            input: ({ context }) => ({ key: context.key }),
+            onDone: { target: toDecide, actions: { type: 'recordRollback', params: ({ event }) => event.output } },
+            onError: [
+              // The server was stopped for the rollback: it comes back on the build still installed.
+              {
+                guard: 'rollbackRequested',
+                target: 'decide',
+                actions: { type: 'reportRollbackFailure', params: ({ event }) => errorMessage(event.error) },
+              },
+              {
+                target: 'stopped.idle',
+                actions: { type: 'reportRollbackFailure', params: ({ event }) => errorMessage(event.error) },
+              },
+            ],
+          },
+        },
+        exited: { type: 'final', tags: ['busy', 'shutting-down'] },
       },
     },
-    'rolling-back': {
-      invoke: {
-        id: 'rollback',
-        src: 'rollback',
-        input: ({ context }) => ({ key: context.key }),
-        onDone: { target: 'decide', actions: { type: 'rolledBack', params: ({ event }) => event.output } },
-        onError: [
-          // The server was stopped for the rollback: it comes back on the build still installed.
-          {
-            guard: 'rollbackRequested',
-            target: 'decide',
-            actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) },
+    /**
+     * Update checks, one at a time: one asked for while one runs is remembered (it may be about a build published
+     * since) and runs after it. The daemon's exit ends checking.
+     */
+    updateCheck: {
+      initial: 'idle',
+      on: { SHUTDOWN: '.off' },
+      states: {
+        idle: { on: { UPDATE_CHECK: 'queued' } },
+        queued: {
+          always: { guard: not('installAhead'), target: 'running' },
+          on: { UPDATE_CHECK: 'queued' },
+        },
+        running: {
+          initial: 'once',
+          invoke: {
+            id: 'updateCheck',
+            src: 'checkUpdate',
+            input: ({ context }) => ({ key: context.key, revision: context.revision }),
+            onDone: [
+              {
+                guard: 'askedAgain',
+                target: 'queued',
+                actions: { type: 'recordCheck', params: ({ event }) => event.output },
+              },
+              { target: 'idle', actions: { type: 'recordCheck', params: ({ event }) => event.output } },
+            ],
+            onError: [
+              {
+                guard: 'askedAgain',
+                target: 'queued',
+                actions: { type: 'reportCheckFailure', params: ({ event }) => errorMessage(event.error) },
+              },
+              {
+                target: 'idle',
+                actions: { type: 'reportCheckFailure', params: ({ event }) => errorMessage(event.error) },
+              },
+            ],
           },
-          {
-            target: 'stopped.idle',
-            actions: { type: 'rollbackFailed', params: ({ event }) => errorMessage(event.error) },
+          states: {
+            once: { on: { UPDATE_CHECK: 'again' } },
+            /** Another check was asked for: it runs when this one ends. */
+            again: { on: { UPDATE_CHECK: 'again' } },
           },
-        ],
+        },
+        off: { type: 'final', tags: ['busy', 'shutting-down'] },
       },
     },
-    exited: { type: 'final' },
   },
 });

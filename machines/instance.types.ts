@@ -7,8 +7,6 @@
 export interface InstanceTiming {
   /** `TimeoutSeconds`: no check-in for this long (since launch or the last check-in) is a hang. */
   checkinTimeoutMs: number;
-  /** Safety net in `restarting.stopping`: if no exit was reported this long after asking, send KILL again. */
-  stopTimeoutMs: number;
   /** Crash-loop back-off: the first relaunch is immediate, the second waits this, doubling up to the cap. */
   backoffInitialMs: number;
   backoffMaxMs: number;
@@ -68,7 +66,8 @@ export type InstanceEvent =
   /** Daemon start with PersistServers: a live server from the previous daemon was verified; watch it. */
   | { type: 'ADOPT'; pid: number }
   | { type: 'RESTART' }
-  | { type: 'STOP' }
+  /** Stop the server and keep it stopped; `by` says who asked (`by boss from 10.0.0.5`), for the stopped alert. */
+  | { type: 'STOP'; by?: string }
   | { type: 'UPDATE_CHECK' }
   /** Swap `bin.prev` back into `bin/` and relaunch on it (a running server is shut down gracefully first). */
   | { type: 'ROLLBACK' }
@@ -92,26 +91,24 @@ export type InstanceEvent =
 
 /**
  * Commands the machine sends to its `process` child (the runProcess actor) with sendTo. Once the server is being
- * shut down or killed, a later SHUTDOWN, LEAVE or NOTIFY_UPDATE is ignored: a second request while it goes
+ * shut down or killed, a later STOP_GRACEFULLY, LEAVE or NOTIFY_UPDATE is ignored: a second request while it goes
  * changes only what the machine does after the exit.
  */
 export type ProcessCommand =
   /** Graceful shutdown: POST /shutdown, wait for the exit, then kill the process group. */
-  | { type: 'SHUTDOWN'; reason: string }
-  /** Stop on request: POST /update so the game leaves at a convenient moment; if undeliverable, SHUTDOWN. */
+  | { type: 'STOP_GRACEFULLY'; reason: string }
+  /** Stop on request: POST /update so the game leaves at a convenient moment; if undeliverable, STOP_GRACEFULLY. */
   | { type: 'LEAVE' }
   /** An update is available: POST /update; a delivery failure is only logged. */
   | { type: 'NOTIFY_UPDATE' }
   /**
-   * Hang: dump if configured and `dump` (the first hang of a loop only), then kill the process group. Stop timeout:
-   * kill again.
+   * Hang: dump if configured and `dump` (the first hang of a loop only), then kill the process group.
    */
   | { type: 'KILL'; reason: 'hang'; dump: boolean }
-  | { type: 'KILL'; reason: 'stop-timeout' }
   /** PersistServers: forget the process without killing it (the cleanup must not kill). */
   | { type: 'DETACH' };
 
-/** Input of the `runProcess` callback actor, invoked as `process` by the `owning` state for each launch. */
+/** Input of the `runProcess` callback actor, invoked as `process` by the `server` state for each launch. */
 export interface ProcessInput {
   key: string;
   launchId: number;
@@ -177,6 +174,8 @@ export type InstanceEmitted =
       detail: string | null;
       failures: number;
       backoffMs: number | null;
+      /** A `stopped` alert: who asked for the stop ('' when unknown). */
+      by?: string;
     }
   | { type: 'restart'; reason: RestartReason }
   | { type: 'launch'; launchId: number }
@@ -187,8 +186,6 @@ export type InstanceEmitted =
   | { type: 'update-checked'; available: boolean }
   | { type: 'rolled-back'; revision: string | null }
   | { type: 'rollback-failed'; message: string }
-  /** ROLLBACK came where it cannot be done (updating, between crash relaunches, …); nothing changed. */
-  | { type: 'rollback-refused'; reason: string }
   /** A launch was blocked (see LaunchBlock) and is retried in `retryMs`; `attempts` 1 starts an episode. */
   | { type: 'launch-blocked'; kind: LaunchBlockKind; message: string; attempts: number; retryMs: number }
   /** A launch spawned again after `attempts` blocked ones: the episode is over. */

@@ -24,6 +24,10 @@ export const NOTICE_KINDS = [
   'launch-blocked',
   // Update checks failing for Timing.UpdateCheckAlertMinutes, and working again (issue 25).
   'update-check',
+  // A snapshot of an instance's data that failed, or its off-host copy (Backups.AfterCommand) that failed.
+  'backup',
+  // A server missing from a hub it advertises to for longer than Hub.MissingMinutes, and listed again.
+  'hub',
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
@@ -150,6 +154,23 @@ export type BusEvents = {
    */
   /** An update check ended: found an update or none (`ok`), or failed with `error` (src/supervisor/update-check-record.ts). */
   'instance:update-check': { key: string; ok: boolean; available: boolean; error: string | null; at: number };
+  /**
+   * A snapshot of the instance's data was taken (`ok`) or failed (`reason` space: the disk; failed: anything else).
+   * `removed`: the snapshots retention deleted after it.
+   */
+  'instance:backup': {
+    key: string;
+    ok: boolean;
+    kind: string;
+    id: string | null;
+    bytes: number | null;
+    archiveBytes: number | null;
+    error: string | null;
+    removed: string[];
+    at: number;
+  };
+  /** `Backups.AfterCommand` ended for a snapshot: its status (`exit code 0`, …) and the end of its output. */
+  'instance:backup-copied': { key: string; id: string; ok: boolean; status: string; output: string; at: number };
   'instance:launch-blocked': {
     key: string;
     kind: 'resources' | 'port';

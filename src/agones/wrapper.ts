@@ -33,7 +33,7 @@ export interface AgonesWrapper {
  * marked Unhealthy; the back-off budget (`crashLoopLimit`) is counted apart.
  */
 const alive = (state: string) => !state.startsWith('stopped') && state !== 'exited';
-const serving = (state: string) => state === 'running' || state === 'awaiting-checkin';
+const serving = (state: string) => state === 'server.running' || state === 'server.awaiting-checkin';
 
 /**
  * The watchdog as the Agones wrapper of an engine server that knows nothing of Agones: `/ready` at the server's

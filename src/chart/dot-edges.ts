@@ -1,8 +1,8 @@
 /**
  * Where each transition of the chart is drawn in DOT. Graphviz draws edges between nodes only, so a transition
  * from or into a compound state is drawn from or to a leaf inside it and clipped at the cluster's border
- * (`ltail`/`lhead`). One declared on a compound state that leads into that same state (`owning` → `stopping`,
- * `live` → `running`) is drawn from each sibling subtree that it leaves; where it re-enters its target it is
+ * (`ltail`/`lhead`). One declared on a compound state that leads into that same state (`server` → `server.stopping`,
+ * `server` → `server.running`) is drawn from each sibling subtree that it leaves; where it re-enters its target it is
  * listed in that state, as transitions without a target and self-loops are.
  */
 import type { ChartEdge, ChartGraph, ChartState } from './graph.ts';

@@ -5,18 +5,20 @@
  */
 import { type AnyStateMachine, type AnyStateNode, type AnyTransitionDefinition, and, not, or } from 'xstate';
 import { toDirectedGraph, type DirectedGraphNode } from 'xstate/graph';
-import { instanceMachine, statusPath } from '../../machines/instance.ts';
+import { instanceMachine } from '../../machines/instance.ts';
 
 export interface ChartState {
   /**
-   * Dotted path as the status API shows it (`stopped.idle`, `running` for the machine's `owning.live.running`);
-   * `''` is the machine itself ("any state").
+   * Dotted path as the status API shows it: the `lifecycle` region's states by their path in it (`stopped.idle`,
+   * `server.running`), the other regions' with the region's key (`updateCheck.running.once`); `''` is the machine
+   * itself ("any state").
    */
   path: string;
   /** Its own key (`idle`); the machine id for the root. */
   name: string;
   parent: string | null;
-  kind: 'atomic' | 'compound' | 'final';
+  /** `parallel`: the machine itself, whose regions (`server`, `updateCheck`) are active together. */
+  kind: 'atomic' | 'compound' | 'parallel' | 'final';
   /** Path of the initial child of a compound state. */
   initial: string | null;
   /** A state left at once by `always` transitions; never shown as the active state. */
@@ -48,7 +50,10 @@ export interface ChartGraph {
   edges: ChartEdge[];
 }
 
-const pathOf = (node: AnyStateNode): string => statusPath(node.path.join('.'));
+/** The status shows the path in the `lifecycle` region; the other regions' states are told apart by their key. */
+const LIFECYCLE = 'lifecycle';
+const pathOf = (node: AnyStateNode): string =>
+  (node.path[0] === LIFECYCLE && node.path.length > 1 ? node.path.slice(1) : node.path).join('.');
 
 /**
  * xstate's guard combinators, told apart by the `check` each puts on the guard it returns. Not by the guard's
@@ -104,9 +109,14 @@ function edge(source: AnyStateNode, t: AnyTransitionDefinition, target: AnyState
   };
 }
 
-/** Descends through initial children to the leaf a transition into `node` lands in. */
+/** Descends through initial children (a parallel state's first region) to the leaf a transition into `node` lands in. */
 function initialLeaf(node: AnyStateNode): AnyStateNode {
-  const first = node.type === 'compound' ? node.initial.target[0] : undefined;
+  const first =
+    node.type === 'compound'
+      ? node.initial.target[0]
+      : node.type === 'parallel'
+        ? Object.values(node.states)[0]
+        : undefined;
   return first ? initialLeaf(first) : node;
 }
 
@@ -120,9 +130,10 @@ export function chartGraph(machine: AnyStateMachine = instanceMachine): ChartGra
       path: pathOf(node),
       name: node.key,
       parent: node.parent ? pathOf(node.parent) : null,
-      kind: node.type === 'final' ? 'final' : node.type === 'compound' ? 'compound' : 'atomic',
+      kind: node.type === 'final' || node.type === 'compound' || node.type === 'parallel' ? node.type : 'atomic',
       initial: initial ? pathOf(initial) : null,
-      transient: (node.always?.length ?? 0) > 0 && node.type === 'atomic',
+      // Left at once: an unguarded `always` (a guarded one, as `updateCheck.queued` has, may wait).
+      transient: node.type === 'atomic' && (node.always ?? []).some((t) => t.guard === undefined),
     });
     for (const e of g.edges) edges.push(edge(node, e.transition, e.target));
     for (const t of node.always ?? []) for (const target of t.target ?? [node]) edges.push(edge(node, t, target));
@@ -132,7 +143,12 @@ export function chartGraph(machine: AnyStateMachine = instanceMachine): ChartGra
   return { id: machine.id, initial: pathOf(initialLeaf(machine.root)), states, edges };
 }
 
-/** The dotted paths a status can show: every leaf except transient ones, in chart order. */
+/** The dotted paths a status can show: every leaf of the `lifecycle` region except transient ones, in chart order. */
 export function statePaths(graph: ChartGraph = chartGraph()): string[] {
-  return graph.states.filter((s) => s.kind !== 'compound' && !s.transient).map((s) => s.path);
+  const byPath = new Map(graph.states.map((s) => [s.path, s]));
+  const inServer = (s: ChartState): boolean =>
+    s.parent === LIFECYCLE || (s.parent !== null && inServer(byPath.get(s.parent) ?? s));
+  return graph.states
+    .filter((s) => (s.kind === 'atomic' || s.kind === 'final') && !s.transient && inServer(s))
+    .map((s) => s.path);
 }

@@ -17,13 +17,11 @@ const GROUP_STYLES: Record<string, string> = {
   stopped: 'fill:#eceff1,stroke:#607d8b',
   decide: 'fill:#f3e5f5,stroke:#7b1fa2',
   updating: 'fill:#e3f2fd,stroke:#1e88e5',
-  owning: 'fill:#f1f8e9,stroke:#7cb342',
-  starting: 'fill:#e8f5e9,stroke:#43a047',
-  running: 'fill:#c8e6c9,stroke:#2e7d32',
-  'awaiting-checkin': 'fill:#fff8e1,stroke:#f9a825',
+  server: 'fill:#c8e6c9,stroke:#2e7d32',
   restarting: 'fill:#fbe9e7,stroke:#e64a19',
   'rolling-back': 'fill:#e3f2fd,stroke:#1e88e5',
   exited: 'fill:#f5f5f5,stroke:#424242',
+  updateCheck: 'fill:#fffde7,stroke:#f9a825',
 };
 
 export interface MermaidOptions {

@@ -13,6 +13,7 @@ commands:
   import [--config F] [--dry-run] [--force]     import the real watchdog's data.db (revisions, servers left running)
   restart|update|stop|rollback <key>     control an instance (--url, --token or WATCHDOG_TOKEN)
   hold|release <key> [--for 2h] [--reason R]   hold scheduled restarts and update installs, or end the hold
+  backup|backups <key>                   take a snapshot of an instance's data now, or list its snapshots
   status [key] [--json] [--watch]        show instance states (every instance: the local config, or --user/--password)
   logs <key> [-f] [-n N] [--url U]       show a server's log (this machine's files, or the daemon at --url)
   console <key> [command …]              send a command to the server console (a prompt without one)

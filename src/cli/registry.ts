@@ -45,6 +45,22 @@ export const COMMANDS: Record<string, CommandEntry> = {
     load: () =>
       import('./commands/hold.ts').then((m) => ({ run: m.release, usage: m.releaseUsage, options: m.releaseOptions })),
   },
+  backup: {
+    summary: "take a snapshot of an instance's data",
+    instanceKey: true,
+    load: () =>
+      import('./commands/backups.ts').then((m) => ({ run: m.backup, usage: m.backupUsage, options: m.backupOptions })),
+  },
+  backups: {
+    summary: "list the snapshots of an instance's data",
+    instanceKey: true,
+    load: () =>
+      import('./commands/backups.ts').then((m) => ({
+        run: m.backups,
+        usage: m.backupsUsage,
+        options: m.backupsOptions,
+      })),
+  },
   status: { summary: 'show instance states', instanceKey: true, load: () => import('./commands/status.ts') },
   logs: { summary: "show a server's log", instanceKey: true, load: () => import('./commands/logs.ts') },
   console: {

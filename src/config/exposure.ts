@@ -71,7 +71,7 @@ function runsEngine(inst: Record<string, unknown>): boolean {
 
 /**
  * An engine server checks in every 15 s; with `TimeoutSeconds` under two periods the daemon declares it late
- * (`awaiting-checkin`, at half the timeout) between two ordinary check-ins, and logs it every time.
+ * (`server.awaiting-checkin`, at half the timeout) between two ordinary check-ins, and logs it every time.
  */
 export function engineTimeoutLines(raw: Record<string, unknown>, sourceOf: (p: ConfigPath) => string): string[] {
   const servers = raw.Servers;
@@ -83,7 +83,7 @@ export function engineTimeoutLines(raw: Record<string, unknown>, sourceOf: (p: C
     if (typeof timeout !== 'number' || timeout >= 2 * ENGINE_CHECKIN_SECONDS) continue;
     const path = ['Servers', 'Instances', key, 'TimeoutSeconds'];
     lines.push(
-      `${sourceOf(path)}: ${formatPath(path)}: ${timeout} is under ${2 * ENGINE_CHECKIN_SECONDS}: the engine checks in every ${ENGINE_CHECKIN_SECONDS} s, so the instance would be reported late (awaiting-checkin) between ordinary check-ins${timeout <= ENGINE_CHECKIN_SECONDS ? ' and killed as hung' : ''}; use 30 or more (the default is 90)`,
+      `${sourceOf(path)}: ${formatPath(path)}: ${timeout} is under ${2 * ENGINE_CHECKIN_SECONDS}: the engine checks in every ${ENGINE_CHECKIN_SECONDS} s, so the instance would be reported late (server.awaiting-checkin) between ordinary check-ins${timeout <= ENGINE_CHECKIN_SECONDS ? ' and killed as hung' : ''}; use 30 or more (the default is 90)`,
     );
   }
   return lines;

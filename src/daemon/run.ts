@@ -21,6 +21,7 @@ import { startAgones, withAgonesStatus } from './agones.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
 import { withDiskStatus } from './disk-status.ts';
+import { startHubWatches } from './hub-watches.ts';
 import { type DiskWatch, watchDisks } from './disk-watch.ts';
 import { logRejectedCheckins } from './checkin-log.ts';
 import { lockFolders, ownedFolders } from './folder-lock.ts';
@@ -170,6 +171,8 @@ export async function runDaemon(
   });
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
   agones = await startAgones(config, bus, log, instances);
+  // Before the instances start: a server's first run is watched too.
+  const hubWatches = startHubWatches({ config: () => current, bus, log: log.child('hub'), registry: instances });
   await supervisor.start();
   // A first start has just made the instance root: hold its inode too, so a bind mount of it meets this lock.
   await lock.refresh().catch((err: unknown) => log.warn(`folder lock: ${describeError(err)}`));
@@ -203,6 +206,7 @@ export async function runDaemon(
       stopRefusedLog();
       stopLogHealthLog();
       diskWatch?.stop();
+      hubWatches.stop();
       await Promise.allSettled([notifier.stop(), audit.close(), http.close()]);
       metrics.stop();
       await lock.release();

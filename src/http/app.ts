@@ -4,6 +4,7 @@ import { RegExpRouter } from 'hono/router/reg-exp-router';
 import { describeError } from '../errors.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { apiRoutes } from './api-routes.ts';
+import { backupRoutes } from './backup-routes.ts';
 import { binariesRoutes } from './binaries-routes.ts';
 import { consoleRoutes } from './console-routes.ts';
 import { controlRoutes } from './control-routes.ts';
@@ -45,6 +46,7 @@ export function createApp(deps: HttpDeps): Hono {
   app.route('/instances', controlRoutes(deps));
   app.route('/instances', binariesRoutes(deps));
   app.route('/instances', logRoutes(deps));
+  app.route('/instances', backupRoutes(deps));
   app.route('/', consoleRoutes(deps));
   app.route('/server_api', pingRoutes(deps));
   app.route('/', infoRoutes(deps));

@@ -1,6 +1,7 @@
 import type { toJsonSchema } from '@valibot/to-json-schema';
 import { Hono } from 'hono';
 import { apiRouteDocs } from './api-routes.ts';
+import { backupRouteDocs } from './backup-routes.ts';
 import { binariesRouteDocs } from './binaries-routes.ts';
 import { consoleRouteDocs } from './console-routes.ts';
 import { controlRouteDocs } from './control-routes.ts';
@@ -32,6 +33,7 @@ const openapiRouteDocs: readonly RouteDoc[] = [
 /** Every route the app serves, from the tables beside the route modules (test/http/openapi.test.ts keeps it whole). */
 export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...controlRouteDocs,
+  ...backupRouteDocs,
   ...consoleRouteDocs,
   ...logRouteDocs,
   ...binariesRouteDocs,
@@ -135,6 +137,7 @@ export function openApiDocument(version: string, convert: typeof toJsonSchema): 
       { name: 'check-in', description: "the game server's check-in" },
       { name: 'logs', description: 'server logs' },
       { name: 'binaries', description: "the instance's build files" },
+      { name: 'backups', description: "snapshots of the instance's data and config.toml" },
       { name: 'info', description: 'health, padlock, metrics, this document' },
       {
         name: 'dashboard',

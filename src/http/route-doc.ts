@@ -105,7 +105,7 @@ export const InstanceStatusSchema = v.object({
   state: v.pipe(
     v.string(),
     v.description(
-      'dotted path of the active state: running, awaiting-checkin, stopped.idle, restarting.backoff, restarting.blocked, …',
+      'dotted path of the active state: server.running, server.awaiting-checkin, stopped.idle, restarting.backoff, …',
     ),
   ),
   pid: v.nullable(v.number()),
@@ -176,6 +176,22 @@ export const InstanceStatusSchema = v.object({
   players: v.optional(
     v.pipe(v.nullable(v.number()), v.description("players by the server's /status at the last sample; null: unknown")),
   ),
+  backup: v.optional(
+    v.pipe(
+      v.nullable(
+        v.object({
+          at: Iso,
+          ok: v.boolean(),
+          kind: v.string(),
+          id: v.nullable(v.string()),
+          archiveBytes: v.nullable(v.number()),
+          error: v.nullable(v.string()),
+          lastSuccessAt: v.nullable(Iso),
+        }),
+      ),
+      v.description("the last snapshot of the instance's data, taken or failed; null before the first"),
+    ),
+  ),
 });
 
 /** Both ways: a field added to, dropped from or retyped in `InstanceStatus` without the schema fails the typecheck. */
@@ -227,6 +243,17 @@ export const DashboardControlSchema = v.object({
 });
 export type DashboardControl = v.InferOutput<typeof DashboardControlSchema>;
 
+export const BackupSchema = v.object({
+  id: v.string(),
+  kind: v.pipe(v.string(), v.description('before-update, manual, scheduled or before-restore')),
+  takenAt: Iso,
+  revision: v.pipe(v.nullable(v.string()), v.description('the build installed when it was taken')),
+  revisionAfter: v.pipe(v.nullable(v.string()), v.description('before-update: the build about to be installed')),
+  bytes: v.pipe(v.number(), v.description("the files' total size")),
+  archiveBytes: v.pipe(v.number(), v.description('the compressed archive')),
+  files: v.number(),
+});
+export type Backup = v.InferOutput<typeof BackupSchema>;
 export const ConsoleCommandSchema = v.object({
   command: v.pipe(
     v.string(),
@@ -247,6 +274,7 @@ export const SCHEMAS = {
   Logs: LogsSchema,
   DashboardLog: DashboardLogSchema,
   DashboardControl: DashboardControlSchema,
+  Backup: BackupSchema,
   ConsoleCommand: ConsoleCommandSchema,
   ConsoleSent: ConsoleSentSchema,
 } as const;
@@ -259,7 +287,7 @@ export type SchemaName = keyof typeof SCHEMAS;
  */
 export type Access = 'none' | 'instance' | 'launch' | 'admin' | 'instance-or-admin';
 
-export type StatusCode = 200 | 400 | 401 | 403 | 404 | 405 | 409 | 413 | 429 | 500 | 503;
+export type StatusCode = 200 | 400 | 401 | 403 | 404 | 405 | 409 | 413 | 429 | 500 | 503 | 507;
 
 export interface ResponseDoc {
   description: string;
@@ -280,7 +308,7 @@ export interface RouteDoc {
   method: 'get' | 'post';
   /** The full path as OpenAPI writes it (`{key}`, not `:key`). */
   path: string;
-  tag: 'control' | 'check-in' | 'logs' | 'binaries' | 'info' | 'dashboard';
+  tag: 'control' | 'check-in' | 'logs' | 'binaries' | 'backups' | 'info' | 'dashboard';
   summary: string;
   access: Access;
   query?: readonly QueryDoc[];
@@ -303,6 +331,7 @@ export const ERRORS = {
   429: 'too many requests from this caller; wait a little',
   500: 'the daemon failed to carry it out (the reason says why)',
   503: 'a configured instance the daemon is still starting (with Retry-After: 1)',
+  507: 'not enough disk space for it, with the reason',
 } as const satisfies Record<Exclude<StatusCode, 200>, string>;
 
 /** The error answers for `codes`, each with its `{"error": …}` body. */

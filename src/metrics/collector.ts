@@ -14,6 +14,7 @@ import type { ResilienceFamilies } from './resilience.ts';
 import { tallyResilience } from './resilience-tally.ts';
 import { tallyUpdateChecks } from './update-check-tally.ts';
 import type { UpdateCheckFamilies } from './update-checks.ts';
+import { type BackupFamilies, tallyBackups } from './backups.ts';
 import type { ConnectionFamilies, ConnectionFigures } from './connection-metrics.ts';
 import { Tally } from './tally.ts';
 
@@ -63,6 +64,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     states: string[];
     resilience: ResilienceFamilies;
     checks: UpdateCheckFamilies;
+    backupFamilies: BackupFamilies;
     connections: ConnectionFamilies | null;
   }> | null = null;
   const load = async () => {
@@ -95,6 +97,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       states: statePaths(),
       resilience: createResilienceFamilies(reg),
       checks: createUpdateCheckFamilies(reg),
+      backupFamilies: await (await import('./backups.ts')).createBackupFamilies(reg),
       connections: opts.connections ? createConnectionFamilies(reg) : null,
     };
   };
@@ -135,6 +138,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   let disks: readonly DiskReading[] = [];
   const resilience = tallyResilience(bus);
   const updateChecks = tallyUpdateChecks(bus);
+  const backups = tallyBackups(bus);
   const unsubscribe = subscribe(bus, {
     'disk:checked': (e) => (disks = e.filesystems),
     'instance:restart': (e) => restarts.inc({ instance: e.key, reason: e.reason }),
@@ -230,13 +234,14 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     contentType: CONTENT_TYPE,
     async metrics() {
       loaded ??= load();
-      const { reg, families, disk, states, resilience: rf, checks, connections } = await loaded;
+      const { reg, families, disk, states, resilience: rf, checks, backupFamilies, connections } = await loaded;
       await refresh(families, states);
       const { setDiskFamilies } = await import('./disk-gauges.ts');
       setDiskFamilies(disk, disks);
       const keys = registry.list().map((i) => i.key);
       resilience.refresh(rf, keys);
       updateChecks.refresh(checks, keys);
+      backups.refresh(backupFamilies, keys);
       if (connections && opts.connections) {
         const { setConnectionFamilies } = await import('./connection-metrics.ts');
         setConnectionFamilies(connections, opts.connections());
@@ -248,6 +253,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       unsubscribe();
       resilience.stop();
       updateChecks.stop();
+      backups.stop();
       loop?.disable();
     },
   };

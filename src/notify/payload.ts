@@ -24,6 +24,8 @@ export const COLOURS: Record<NoticeKind, number> = {
   disk: DARK_RED,
   'launch-blocked': RED,
   'update-check': BLUE,
+  backup: DARK_RED,
+  hub: RED,
 };
 
 const TITLES: Record<NoticeKind, string> = {
@@ -39,6 +41,8 @@ const TITLES: Record<NoticeKind, string> = {
   disk: 'Disk space',
   'launch-blocked': 'Cannot launch',
   'update-check': 'Update checks',
+  backup: 'Backup failed',
+  hub: 'Hub listing',
 };
 
 export interface EmbedField {

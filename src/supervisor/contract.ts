@@ -2,6 +2,8 @@
  * The instance contract: what http/, metrics/, cli/ and the daemon read of a supervised instance. The supervisor
  * implements it; the layers above depend on this file only, so routes can be tested without the daemon.
  */
+import type { ControlAction } from '../../machines/instance.refusals.ts';
+import type { MaintenancePolicy } from '../config/maintenance-schema.ts';
 import type { ExitReason } from '../../machines/instance.types.ts';
 import type { DiskReading } from '../bus.ts';
 
@@ -9,8 +11,8 @@ export interface InstanceStatus {
   key: string;
   name: string;
   /**
-   * Dotted path of the active state: `running`, `awaiting-checkin`, `stopped.idle`, `restarting.backoff`,
-   * `restarting.blocked`, …
+   * The machine's state path in its `lifecycle` region: `server.running`, `server.awaiting-checkin`, `stopped.idle`,
+   * `restarting.backoff`, `restarting.blocked`, …
    */
   state: string;
   pid: number | null;
@@ -64,6 +66,48 @@ export interface InstanceStatus {
   console?: boolean;
   /** Players on the server by its `/status`, read at the same interval; null when unknown (absent: an older daemon). */
   players?: number | null;
+  /** The last snapshot of the instance's data, taken or failed; null before the first (absent: an older daemon). */
+  backup?: BackupStatus | null;
+}
+
+/** The last snapshot of an instance's data (`Backups`). */
+export interface BackupStatus {
+  /** When it ended (ISO). */
+  at: string;
+  ok: boolean;
+  /** before-update, manual, scheduled or before-restore. */
+  kind: string;
+  /** The snapshot taken; null when it failed. */
+  id: string | null;
+  /** Its compressed size; null when it failed. */
+  archiveBytes: number | null;
+  /** Why it failed; null when it worked. */
+  error: string | null;
+  /** The last snapshot that worked (ISO); null when none has since the daemon started. */
+  lastSuccessAt: string | null;
+}
+
+/** One snapshot as `watchdog backups` and `GET /instances/<key>/backups` list it. */
+export interface BackupListing {
+  id: string;
+  kind: string;
+  takenAt: string;
+  /** The build installed when it was taken. */
+  revision: string | null;
+  /** For before-update: the build that was about to be installed. */
+  revisionAfter: string | null;
+  /** The files' total size, and the archive's. */
+  bytes: number;
+  archiveBytes: number;
+  files: number;
+}
+
+/** An instance's snapshots, for the routes. */
+export interface InstanceBackupsControl {
+  /** Newest first. */
+  list(): Promise<BackupListing[]>;
+  /** Takes a snapshot now (of a running server too); rejects with the reason, `space` when the disk is the cause. */
+  take(by: string): Promise<BackupListing>;
 }
 
 /** One sample of a running server's process tree (its process group and every descendant). */
@@ -89,7 +133,7 @@ export interface AgonesStatus {
 }
 
 /** `Now` | `RoundEnd` | `Empty`: when a restart or update is carried out (`Maintenance.When`, or `?when=`). */
-export type MaintenancePolicy = 'Now' | 'RoundEnd' | 'Empty';
+export type { MaintenancePolicy } from '../config/maintenance-schema.ts';
 
 export interface MaintenanceStatus {
   /** The instance's `Maintenance.When` (RoundEnd when unset). */
@@ -161,7 +205,7 @@ export interface LastExitStatus {
   at: string;
 }
 
-export type ControlAction = 'restart' | 'update' | 'stop' | 'rollback';
+export type { ControlAction } from '../../machines/instance.refusals.ts';
 
 export interface InstanceControl {
   readonly key: string;
@@ -195,6 +239,8 @@ export interface InstanceControl {
   status(): InstanceStatus;
   /** Absolute path of `instances/<key>/binaries`. */
   binariesDir(): string;
+  /** Snapshots of the instance's data (absent: not supported). */
+  backups?: InstanceBackupsControl;
 }
 
 export interface InstanceRegistry {

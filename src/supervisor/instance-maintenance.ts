@@ -9,12 +9,9 @@ import type { Maintenance } from './maintenance.ts';
 /** The machine's guards that read the plan; `runner` is a getter, as the runner is made after the machine. */
 export function maintenanceGuards(runner: () => Maintenance) {
   return {
-    // A found update waits for the maintenance policy (When, holds) instead of asking the server at once.
-    asksOnFoundUpdate: () => false,
     leftForRestart: () => runner().leftForRestart(),
     // Crash handling is never held, the install it would bring is: the update waits for the hold's end.
-    installHeld: ({ context, event }: { context: InstanceContext; event: { type: string } }) =>
-      unaskedRelaunch(context, event.type) && runner().installsHeld(),
+    installHeld: ({ context }: { context: InstanceContext }) => unaskedRelaunch(context) && runner().installsHeld(),
   };
 }
 

@@ -1,13 +1,20 @@
 import { createActor, type Actor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
-import { refusalOf } from '../../machines/instance.context.ts';
+import { busyRefusal, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/console-hub-schema.ts';
 import { describeError } from '../errors.ts';
+import type {
+  ControlAction,
+  ControlOptions,
+  InstanceBackupsControl,
+  InstanceControl,
+  InstanceStatus,
+} from './contract.ts';
+import { type BackupHost, createBackupHost } from './backup-host.ts';
 import { CONSOLE_FIFO, sendConsoleCommand } from '../process/console-fifo.ts';
-import type { ControlAction, ControlOptions, InstanceControl, InstanceStatus } from './contract.ts';
 import type { StopData } from '../store/instance-data.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
@@ -33,13 +40,12 @@ type InstanceActor = Actor<typeof instanceMachine>;
 /** One supervised instance: its statechart actor, provided with real I/O, plus the view the HTTP layer reads. */
 export class Instance implements InstanceControl {
   readonly key: string;
+  readonly backups: InstanceBackupsControl;
   private deps: InstanceDeps;
   private actor: InstanceActor;
   private startedAt: number | null = null;
   private lastCheckinAt: number | null = null;
   private lastState: string | null = null;
-  /** Who asked for the last accepted stop, for the chat message when the server goes. */
-  private stopBy = '';
   /** An operator's stop, kept in data.json so the instance stays stopped across daemon restarts. */
   private stopped: StopData | null;
   /** The machine's lastExit as last seen, and when it was first seen (the machine has no clock). */
@@ -60,6 +66,8 @@ export class Instance implements InstanceControl {
   };
   /** CPU, memory and players of the running server, and MemoryLimitMB. */
   private resources: ReturnType<typeof createInstanceResources>;
+  /** Snapshots of the instance's data: before installs, on a schedule, on request. */
+  private backupHost: BackupHost;
 
   constructor(deps: InstanceDeps) {
     this.deps = deps;
@@ -80,9 +88,18 @@ export class Instance implements InstanceControl {
       (when, why) => this.maintenance.requestRestart(when, why),
       () => this.actor.getSnapshot().context.checkedIn,
     );
+    this.backupHost = createBackupHost(
+      deps,
+      () => this.actor.getSnapshot().context.revision,
+      () => this.actor.getSnapshot().context.pid !== null,
+    );
+    this.backups = this.backupHost.control;
     this.actor = this.createActor();
     this.maintenance = createMaintenance(deps, {
-      live: () => this.actor.getSnapshot().matches({ owning: 'live' }),
+      live: () => {
+        const snap = this.actor.getSnapshot();
+        return snap.matches({ lifecycle: 'server' }) && !snap.matches({ lifecycle: { server: 'stopping' } });
+      },
       secret: () => this.actor.getSnapshot().context.secret,
       send: (event) => this.actor.send(event),
     });
@@ -99,7 +116,7 @@ export class Instance implements InstanceControl {
     const machine = instanceMachine.provide({
       actors: {
         runProcess: createRunProcess(processHost),
-        update: createUpdateActor(deps),
+        update: createUpdateActor(deps, (to) => this.backupHost.beforeInstall(to)),
         checkUpdate: createCheckActor(deps),
         rollback: createRollbackActor(() => deps.rollback()),
       },
@@ -139,8 +156,7 @@ export class Instance implements InstanceControl {
       case 'alert': {
         // An operator's stop is information, not an alert.
         const level = e.kind === 'stopped' ? 'info' : 'alert';
-        const message = alertMessage(this.key, e, e.kind === 'stopped' ? this.stopBy : undefined);
-        if (e.kind === 'stopped') this.stopBy = '';
+        const message = alertMessage(this.key, e, e.by);
         if (level === 'info') log.info(message);
         else log.warn(message);
         bus.emit('instance:alert', { key: this.key, kind: e.kind, level, message, exit: e.exit, at });
@@ -178,9 +194,6 @@ export class Instance implements InstanceControl {
       case 'rollback-failed':
         log.error('rollback failed', { error: e.message });
         break;
-      case 'rollback-refused':
-        log.warn(`rollback refused: ${e.reason}`);
-        break;
       case 'launch-blocked':
         log.warn(`cannot launch: ${e.message}; retrying in ${formatDelay(e.retryMs)}`, { attempt: e.attempts });
         bus.emit('instance:launch-blocked', {
@@ -212,9 +225,10 @@ export class Instance implements InstanceControl {
       this.deps.log.info(
         `stays stopped: stopped ${by ? `${by} ` : ''}at ${at}; \`watchdog start ${this.key}\` (or the dashboard's Start) starts it`,
       );
-      if (adoptPid !== null) this.actor.send({ type: 'STOP' });
+      if (adoptPid !== null) this.actor.send({ type: 'STOP', by });
     }
     this.maintenance.start(this.deps.savedMaintenance ?? null, adoptPid !== null);
+    this.backupHost.start();
   }
 
   /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
@@ -222,8 +236,9 @@ export class Instance implements InstanceControl {
     this.deps.bus.off('instance:update', this.onUpdateProgress);
     this.maintenance.stop();
     this.resources.stop();
+    void this.backupHost.stop();
     this.actor.send({ type: 'SHUTDOWN', persist });
-    const done = await waitForState(this.actor, 'exited', timeoutMs);
+    const done = await waitForExit(this.actor, timeoutMs);
     if (!done) this.deps.log.warn('server did not finish shutting down in time; killing it');
     this.checkins.reset();
     this.actor.stop();
@@ -239,6 +254,7 @@ export class Instance implements InstanceControl {
     Object.assign(this.deps, { config, instance, provider });
     this.actor.send({ type: 'CONFIG', timing: instanceTiming(config, instance) });
     this.maintenance.reschedule();
+    this.backupHost.reschedule();
   }
 
   apiToken(): string | undefined {
@@ -252,8 +268,7 @@ export class Instance implements InstanceControl {
 
   /** Why `action` cannot be done now (the daemon answers 409 with it), or null when the machine takes it. */
   refusal(action: ControlAction): string | null {
-    const state = statePath(this.actor.getSnapshot().value);
-    return refusalOf(action, state, this.abilities());
+    return refusalOf(this.actor.getSnapshot(), action, this.abilities());
   }
 
   /** Whether an update provider is configured, and a previous build (`bin.prev`) kept to go back to. */
@@ -263,18 +278,22 @@ export class Instance implements InstanceControl {
 
   control(action: ControlAction, { when, by = '' }: ControlOptions = {}): void {
     const log = this.deps.log;
+    // The HTTP layer asks `refusal` first and answers 409. What the machine cannot take is dropped here for every
+    // caller; a missing provider or bin.prev is left to the actors, which say so in the log.
+    const refused = busyRefusal(this.actor.getSnapshot(), action);
+    if (refused !== null) {
+      log.warn(`${action} refused: ${refused}`);
+      return;
+    }
     log.info(`control: ${action}${when === undefined ? '' : ` (when ${when})`}`);
     // A stop is remembered until someone starts the server again (a restart, or a rollback, which starts it).
     if (action === 'stop') {
-      this.stopBy = by;
       this.remember({ by, at: new Date().toISOString() });
     } else if (action === 'restart' || action === 'rollback') this.remember(null);
     if (action === 'restart' && when !== undefined) this.maintenance.requestRestart(when);
     else if (action === 'update' && when !== undefined) this.maintenance.requestUpdate(when);
-    else if (action === 'restart') this.actor.send({ type: 'RESTART' });
-    else if (action === 'stop') this.actor.send({ type: 'STOP' });
-    else if (action === 'update') this.actor.send({ type: 'UPDATE_CHECK' });
-    else this.actor.send({ type: 'ROLLBACK' });
+    else if (action === 'stop') this.actor.send({ type: 'STOP', by });
+    else this.actor.send(CONTROL_EVENT[action]);
   }
 
   private remember(stop: StopData | null): void {
@@ -335,7 +354,7 @@ export class Instance implements InstanceControl {
       stoppedBy: this.stopped === null ? null : { ...this.stopped },
       // What the dashboard's buttons need.
       ...this.abilities(),
-      checking: c.check !== 'idle',
+      checking: snap.matches({ updateCheck: 'queued' }) || snap.matches({ updateCheck: 'running' }),
       console: this.consoleSettings() !== null,
       ...(c.blocked === null ? {} : { launchBlocked: { ...c.blocked } }),
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
@@ -344,19 +363,22 @@ export class Instance implements InstanceControl {
       maintenance: this.maintenance.status(),
       resources: this.resources.resources(c.pid),
       players: this.resources.players(c.pid),
+      backup: this.backupHost.status(),
     };
   }
 }
 
-function waitForState(actor: InstanceActor, state: string, timeoutMs: number): Promise<boolean> {
+/** Resolves true once the server region has exited (the daemon's shutdown), false after `timeoutMs`. */
+function waitForExit(actor: InstanceActor, timeoutMs: number): Promise<boolean> {
+  const exited = (snap: ReturnType<InstanceActor['getSnapshot']>) => snap.matches({ lifecycle: 'exited' });
   return new Promise((resolve) => {
-    if (actor.getSnapshot().matches(state as never)) return resolve(true);
+    if (exited(actor.getSnapshot())) return resolve(true);
     const timer = setTimeout(() => {
       sub.unsubscribe();
       resolve(false);
     }, timeoutMs);
     const sub = actor.subscribe((snap) => {
-      if (snap.matches(state as never)) {
+      if (exited(snap)) {
         clearTimeout(timer);
         sub.unsubscribe();
         resolve(true);

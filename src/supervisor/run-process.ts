@@ -37,7 +37,7 @@ export interface ProcessHost {
 }
 
 /**
- * The `runProcess` actor: one per launch, invoked by the statechart's `owning` state as `process`. It owns the
+ * The `runProcess` actor: one per launch, invoked by the statechart's `server` state as `process`. It owns the
  * server from spawn to exit, executes the machine's ProcessCommands, and reports PROCESS_* events (the launch's
  * secret first, so the machine's context holds it before the server can check in). The cleanup kills the process
  * group unless the machine detached it (PersistServers) — statelyai/xstate#4630: exit actions do not run on
@@ -92,7 +92,7 @@ export function createRunProcess(host: ProcessHost) {
         host.log.error(`${what} failed; killing the server`, { pid: server.proc.pid, error: describeError(err) });
       if (moot(cmd)) return;
       switch (cmd.type) {
-        case 'SHUTDOWN':
+        case 'STOP_GRACEFULLY':
           going = 'shutdown';
           shutdownGracefully(server.proc, { ...opts, reason: cmd.reason }).catch((err: unknown) => {
             failed('graceful shutdown')(err);
@@ -158,7 +158,7 @@ export function createRunProcess(host: ProcessHost) {
     /** A second stop request while one is under way, or an update notice to a server that is going anyway. */
     const moot = (cmd: ProcessCommand): boolean => {
       if (cmd.type === 'LEAVE' || cmd.type === 'NOTIFY_UPDATE') return going !== null;
-      if (cmd.type === 'SHUTDOWN') return going === 'shutdown' || going === 'kill';
+      if (cmd.type === 'STOP_GRACEFULLY') return going === 'shutdown' || going === 'kill';
       return false;
     };
 

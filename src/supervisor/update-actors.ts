@@ -7,7 +7,7 @@ import type {
   UpdateInput,
   UpdateOutput,
 } from '../../machines/instance.types.ts';
-import { describeError } from '../errors.ts';
+import { describeError, UpdateError } from '../errors.ts';
 import { DiskSpaceError } from '../updates/install/disk-guard.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 
@@ -15,7 +15,11 @@ import type { InstanceDeps } from './instance-deps.ts';
 export type UpdateHost = Pick<InstanceDeps, 'instance' | 'log' | 'bus' | 'provider' | 'recordRevision'>;
 
 /** The `update` actor: check, and install when available, before a launch. Rejections become `update-failed`. */
-export function createUpdateActor(host: UpdateHost) {
+export function createUpdateActor(
+  host: UpdateHost,
+  /** Runs before the build is swapped in: the data snapshot (`Backups.BeforeUpdate`); a rejection stops the install. */
+  beforeInstall: (to: string | null) => Promise<void> = async () => {},
+) {
   return fromPromise<UpdateOutput, UpdateInput>(async ({ input, signal }) => {
     const provider = host.provider;
     if (!provider) return { revision: input.revision, changed: false };
@@ -31,6 +35,9 @@ export function createUpdateActor(host: UpdateHost) {
       }
       host.log.info('installing update', { from: input.revision, to: check.revision ?? '(newest)' });
       during = 'install';
+      await beforeInstall(check.revision ?? null).catch((err: unknown) => {
+        throw new UpdateError(`not installed, the snapshot before it failed: ${describeError(err)}`, { cause: err });
+      });
       const revision = await provider.apply(input.revision, signal);
       await host.recordRevision(revision);
       host.bus.emit('instance:update', {

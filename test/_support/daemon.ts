@@ -128,7 +128,7 @@ export function waitState(
     async () => {
       const s = await d.status(key, token);
       if (s.state !== state || s.pid === opts.notPid) return undefined;
-      return state !== 'running' || s.pid !== null ? s : undefined;
+      return state !== 'server.running' || s.pid !== null ? s : undefined;
     },
     opts.timeoutMs ?? 15_000,
   );

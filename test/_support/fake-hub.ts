@@ -9,13 +9,15 @@ import type { AddressInfo } from 'node:net';
  *   has no name; else the advertisement is kept until `expireMs` from now, and 204.
  * - `GET /api/servers`: `[{address, statusData, inferredTags}]` of the advertisements not expired.
  * - `GET /api/servers/info?url=<address>`: that server's /info while listed, 404 otherwise.
- * Tests drop a server (`drop`) to stand for an expired advertisement.
+ * Tests drop a server (`drop`) to stand for an expired advertisement, and `list` one to stand for an accepted one.
  */
 export interface FakeHub {
   /** With its trailing slash, as `hub.hub_urls` entries are written. */
   url: string;
   listed(): string[];
   drop(address: string): void;
+  /** Lists `address` as an accepted advertisement would (for a server that cannot answer the hub's checks). */
+  list(address: string, name?: string): void;
   requests: Array<{ method: string; path: string }>;
   close(): Promise<void>;
 }
@@ -113,6 +115,8 @@ export async function startFakeHub(opts: { expireMs?: number } = {}): Promise<Fa
     url: `http://127.0.0.1:${port}/`,
     listed: () => live().map(([a]) => a),
     drop: (address) => adverts.delete(address),
+    list: (address, name = 'listed by the test') =>
+      adverts.set(address, { status: { name }, info: {}, expires: Date.now() + (opts.expireMs ?? 180_000) }),
     requests,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };

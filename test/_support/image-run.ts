@@ -57,7 +57,7 @@ export async function demoRunning(base: string, token: string, timeoutMs: number
     async () => {
       const res = await fetch(`${base}/instances/main/status`, { headers: auth });
       const body = (await res.json()) as { state?: string; pid?: number };
-      return body.state === 'running' && body.pid ? { pid: body.pid } : undefined;
+      return body.state === 'server.running' && body.pid ? { pid: body.pid } : undefined;
     },
     timeoutMs,
     100,

@@ -9,7 +9,7 @@ const test = suite('agones: status views');
 const row: InstanceStatus = {
   key: 'game',
   name: 'game',
-  state: 'running',
+  state: 'server.running',
   pid: 42,
   revision: '7',
   lastCheckinAt: null,

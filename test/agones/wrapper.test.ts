@@ -73,10 +73,10 @@ test('wrapper :: /ready at the first check-in, /health through a crash and relau
     // Launched, not checked in yet: health pings already, no Ready.
     await waitFor('a launched server', async () => (await d.status('demo', TOKEN)).pid !== null);
     await waitFor('health pings', () => posts(sdk, '/health').length >= 2, 5_000);
-    assert.is((await d.status('demo', TOKEN)).state, 'starting');
+    assert.is((await d.status('demo', TOKEN)).state, 'server.starting');
     assert.is(posts(sdk, '/ready').length, 0, 'no /ready before the first check-in');
 
-    const first = await waitState(d, 'demo', TOKEN, 'running');
+    const first = await waitState(d, 'demo', TOKEN, 'server.running');
     await waitFor('/ready', () => posts(sdk, '/ready').length === 1, 5_000);
     const checkedIn = Date.parse(first.lastCheckinAt ?? '');
     assert.ok((posts(sdk, '/ready')[0]?.at ?? 0) >= checkedIn - 50, '/ready came after the check-in');
@@ -96,7 +96,7 @@ test('wrapper :: /ready at the first check-in, /health through a crash and relau
     // A crash: relaunched at once, 1.5 s to check in again; the pings go on all along (no gap near 1.5 s).
     const killedAt = Date.now();
     process.kill(first.pid ?? 0, 'SIGKILL');
-    const second = await waitState(d, 'demo', TOKEN, 'running', { notPid: first.pid });
+    const second = await waitState(d, 'demo', TOKEN, 'server.running', { notPid: first.pid });
     await sleep(HEALTH_S * 1000 * 2);
     const gap = longestGap(posts(sdk, '/health'), killedAt, Date.now());
     assert.ok(gap <= HEALTH_S * 1000 + SLACK_MS, `health pings stopped for ${gap} ms through the relaunch`);
@@ -193,7 +193,7 @@ test('wrapper :: AGONES_SDK_HTTP_PORT turns it on; SIGTERM shuts the server down
   const { sdk, yaml, port } = await wrapping(ctx, 'log-starts.mjs', false);
   await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
     const d: RunningDaemon = await s.start(yaml, sdk.env);
-    await waitState(d, 'demo', TOKEN, 'running');
+    await waitState(d, 'demo', TOKEN, 'server.running');
     await waitFor('/ready', () => posts(sdk, '/ready').length === 1, 5_000);
     // A reload to a second instance is refused as a start would be; the running one goes on.
     const second = yaml.replace(
@@ -206,7 +206,7 @@ test('wrapper :: AGONES_SDK_HTTP_PORT turns it on; SIGTERM shuts the server down
       /Servers\.Instances: expected exactly one instance in Agones mode/.test(d.log()),
     );
     assert.match(d.log(), /reload \(\S+\) refused/);
-    assert.is((await d.status('demo', TOKEN)).state, 'running');
+    assert.is((await d.status('demo', TOKEN)).state, 'server.running');
     assert.is(await d.stop(), 0);
     assert.match(d.log(), /Watchdog stopping, shutting down\.\.\./, 'the server was asked to shut down gracefully');
     // The pod is being deleted when its daemon gets SIGTERM: Agones is already ending the GameServer.

@@ -16,28 +16,37 @@ graph('chart :: every state of the machine, with its kind and initial child, nam
   const paths = g.states.map((s) => s.path);
   assert.equal(paths, [
     '',
+    'lifecycle',
     'stopped',
     'stopped.idle',
     'stopped.failing',
     'decide',
     'updating',
-    'owning',
-    'owning.live',
-    'starting',
-    'running',
-    'awaiting-checkin',
-    'restarting.stopping',
+    'server',
+    'server.starting',
+    'server.running',
+    'server.awaiting-checkin',
+    'server.stopping',
     'restarting',
     'restarting.backoff',
     'restarting.blocked',
     'rolling-back',
     'exited',
+    'updateCheck',
+    'updateCheck.idle',
+    'updateCheck.queued',
+    'updateCheck.running',
+    'updateCheck.running.once',
+    'updateCheck.running.again',
+    'updateCheck.off',
   ]);
   const by = new Map(g.states.map((s) => [s.path, s]));
-  assert.is(by.get('owning')?.initial, 'owning.live');
-  assert.is(by.get('owning.live')?.initial, 'starting');
-  assert.is(by.get('running')?.parent, 'owning.live');
-  assert.is(by.get('restarting.stopping')?.parent, 'owning');
+  assert.is(by.get('')?.kind, 'parallel', 'the server and its update checks are regions of one machine');
+  assert.is(by.get('stopped')?.parent, 'lifecycle');
+  assert.is(by.get('updateCheck.queued')?.transient, false, 'a guarded always may wait');
+  assert.is(by.get('server')?.initial, 'server.starting');
+  assert.is(by.get('server.running')?.parent, 'server');
+  assert.is(by.get('server.stopping')?.parent, 'server');
   assert.is(by.get('decide')?.transient, true);
   assert.is(by.get('exited')?.kind, 'final');
   assert.is(by.get('stopped.idle')?.parent, 'stopped');
@@ -45,7 +54,7 @@ graph('chart :: every state of the machine, with its kind and initial child, nam
 
 graph('chart :: always edges, which toDirectedGraph omits, are all there in priority order', () => {
   const decide = chartGraph().edges.filter((e) => e.source === 'decide');
-  assert.equal(decide.length, (instanceMachine.root.states.decide?.always ?? []).length);
+  assert.equal(decide.length, (instanceMachine.root.states.lifecycle?.states.decide?.always ?? []).length);
   assert.ok(decide.every((e) => e.kind === 'always'));
   assert.equal(decide[0], {
     source: 'decide',
@@ -58,7 +67,7 @@ graph('chart :: always edges, which toDirectedGraph omits, are all there in prio
     label: 'always [shuttingDown]',
   });
   assert.is(decide.at(-1)?.label, 'always', 'the last one is the unguarded fallback');
-  assert.is(decide.at(-1)?.target, 'owning');
+  assert.is(decide.at(-1)?.target, 'server');
   assert.is(decide.find((e) => e.target === 'restarting.backoff')?.guard, 'crashLoop');
 });
 
@@ -66,10 +75,9 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
   const edges = chartGraph().edges;
   const after = edges.filter((e) => e.kind === 'after').map((e) => `${e.source} ${e.delay} ${e.target}`);
   assert.equal(after, [
-    'starting checkinTimeout restarting.stopping',
-    'running degradedAfter awaiting-checkin',
-    'awaiting-checkin hangAfter restarting.stopping',
-    'restarting.stopping stopTimeout restarting.stopping',
+    'server.starting checkinTimeout server.stopping',
+    'server.running degradedAfter server.awaiting-checkin',
+    'server.awaiting-checkin hangAfter server.stopping',
     'restarting.backoff backoff decide',
     'restarting.blocked blockedBackoff decide',
   ]);
@@ -81,9 +89,10 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
   assert.equal([internal?.internal, internal?.target], [true, '']);
 });
 
-// 43 since launches blocked by the daemon's resources got a state of their own.
-graph('chart :: the statechart stays small: at most 43 transitions', () => {
-  assert.ok(chartGraph().edges.length <= 43, `${chartGraph().edges.length} transitions`);
+// 49 since the update checks became a region of their own (idle, queued, running, off); 48 with check-ins
+// declared once on `server`.
+graph('chart :: the statechart stays small: at most 49 transitions', () => {
+  assert.ok(chartGraph().edges.length <= 49, `${chartGraph().edges.length} transitions`);
 });
 
 graph('chart :: guards read as text, combinators included', () => {
@@ -144,13 +153,14 @@ formats('chart :: Mermaid draws every edge once, root edges from "any state", th
   const lines = text.split('\n');
   assert.is(lines[0], 'stateDiagram-v2');
   const arrows = lines.filter((l) => / --> /.test(l));
-  // one per edge, plus the initial and final markers
-  assert.is(arrows.length, chartGraph().edges.length + 2);
+  // one per edge, plus the initial marker and one per final state (the server's exited, the checks' off)
+  assert.is(arrows.length, chartGraph().edges.length + 3);
+  assert.ok(lines.includes('  updateCheck_off --> [*]'));
   assert.ok(lines.includes('  [*] --> stopped_idle'));
   assert.ok(lines.includes('  exited --> [*]'));
-  assert.ok(lines.includes('  any_state --> exited: SHUTDOWN'));
+  assert.ok(lines.includes('  lifecycle --> exited: SHUTDOWN'));
   assert.ok(lines.includes('  any_state --> any_state: CONFIG'));
-  assert.ok(lines.includes('  running --> awaiting_checkin: after degradedAfter'));
+  assert.ok(lines.includes('  server_running --> server_awaiting_checkin: after degradedAfter'));
   assert.ok(lines.includes('  decide --> stopped_failing: always [giveUp]'));
 });
 
@@ -161,10 +171,11 @@ formats('chart :: DOT groups compound states in clusters and quotes every id', (
     text,
     /subgraph "cluster_stopped" \{\n\s+label=<<b>stopped<\/b>>;[^\n]*\n\s+"stopped.idle" \[label=<idle>\];/,
   );
-  assert.match(text, /subgraph "cluster_owning.live" \{/);
+  assert.match(text, /subgraph "cluster_server" \{/);
   assert.match(text, /"decide" \[label=<decide>, shape=diamond/);
-  assert.match(text, /"exited" \[label=<exited>, shape=doublecircle\];/);
-  assert.match(text, /"awaiting-checkin" -> "restarting.stopping" \[label="after hangAfter"/);
+  assert.match(text, /"exited" \[label=<exited[^\n]*shape=doublecircle\];/);
+  assert.match(text, /subgraph "cluster_updateCheck" \{/);
+  assert.match(text, /"server.awaiting-checkin" -> "server.stopping" \[label="after hangAfter"/);
   assert.ok(text.trimEnd().endsWith('}'));
   const open = (text.match(/\{/g) ?? []).length;
   const close = (text.match(/\}/g) ?? []).length;
@@ -184,12 +195,12 @@ formats('chart :: DOT arrows join states, never cluster names or a state to itse
     assert.not.ok(compound.has(tail) || compound.has(head), `${tail} -> ${head} names a cluster`);
     assert.is.not(tail, head, 'no self-loops: what stays in a state is listed in it');
   }
-  // PROCESS_EXITED (and PROCESS_BLOCKED) are declared once, on owning: one arrow leaving the owning cluster.
+  // PROCESS_EXITED (and PROCESS_BLOCKED) are declared once, on server: one arrow leaving the server cluster.
   assert.match(
     text,
-    /-> "decide" \[label="PROCESS_EXITED \[currentLaunch\]\nPROCESS_BLOCKED \[currentLaunch\]"[^\n]*ltail="cluster_owning"/,
+    /-> "decide" \[label="PROCESS_EXITED \[currentLaunch\]\nPROCESS_BLOCKED \[currentLaunch\]"[^\n]*ltail="cluster_server"/,
   );
-  assert.match(text, /"restarting.stopping" \[label=<stopping<br\/>[^\n]*after stopTimeout/);
+  assert.match(text, /"updateCheck.running.again" \[label=<again<br\/>[^\n]*UPDATE_CHECK/);
   assert.match(text, /subgraph "cluster_legend"/);
   for (const meaning of ['an event', 'an actor finished', 'a timer ran out', 'taken at once'])
     assert.match(text, meaning);

@@ -22,7 +22,7 @@ docs('statechart :: the committed chart is what the machine renders today', asyn
 docs('statechart :: the prose explains every state the status can show', async () => {
   const md = await readFile(join(ROOT, 'docs/statechart.md'), 'utf8');
   // The leaves, and the two parents the prose explains too.
-  for (const path of [...STATUS_PATHS, 'decide', 'owning']) {
+  for (const path of [...STATUS_PATHS, 'decide', 'server']) {
     assert.match(md, `**\`${path}\`**`, `a paragraph for ${path}`);
   }
 });

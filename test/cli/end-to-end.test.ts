@@ -33,7 +33,7 @@ const cli = (ctx: Ctx, args: string[], env?: Record<string, string>): Promise<Cl
 const withUrl = (ctx: Ctx, ...args: string[]) => [...args, '--url', d(ctx).url];
 const tokenOf = (key: string) => (key === 'demo' ? 'tok' : 'tok-beta');
 const running = (ctx: Ctx, key: string, notPid?: number | null) =>
-  waitState(d(ctx), key, tokenOf(key), 'running', { notPid, timeoutMs: 20_000 });
+  waitState(d(ctx), key, tokenOf(key), 'server.running', { notPid, timeoutMs: 20_000 });
 const ok = (r: CliResult) => assert.is(r.code, 0, `exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 
 test('end-to-end :: status <key>: the table, tokens from the local config, no colour through a pipe', async (ctx) => {
@@ -49,7 +49,7 @@ test('end-to-end :: status <key>: the table, tokens from the local config, no co
   assert.match(
     row!,
     new RegExp(
-      `^demo +running +\\S+ +${before.pid} +\\d+[smh].* +(\\d+(\\.\\d)?%|-) +(\\d+(\\.\\d)? [kMG]B|-) +(\\d+|-) +\\d+s ago +\\d+ +0 +(-|\\w+ \\(.*\\) .* ago)$`,
+      `^demo +server\\.running +\\S+ +${before.pid} +\\d+[smh].* +(\\d+(\\.\\d)?%|-) +(\\d+(\\.\\d)? [kMG]B|-) +(\\d+|-) +\\d+s ago +\\d+ +0 +(-|\\w+ \\(.*\\) .* ago)$`,
     ),
   );
   assert.not.ok(r.stdout.includes(ESC), 'no escape codes when stdout is not a TTY');
@@ -65,7 +65,7 @@ test('end-to-end :: status --json: the status object; without a key, every insta
   ok(one);
   const s = JSON.parse(one.stdout) as Record<string, unknown>;
   assert.is(s.key, 'demo');
-  assert.is(s.state, 'running');
+  assert.is(s.state, 'server.running');
   assert.type(s.pid, 'number');
   for (const field of [
     'name',
@@ -88,8 +88,8 @@ test('end-to-end :: status --json: the status object; without a key, every insta
   );
   assert.match(all.stderr, /no token for instance gamma/);
   assert.is(table.code, 2);
-  assert.match(table.stdout, /\ndemo +running/);
-  assert.match(table.stdout, /\nbeta +running/);
+  assert.match(table.stdout, /\ndemo +server\.running/);
+  assert.match(table.stdout, /\nbeta +server\.running/);
 });
 
 const TTY_TEST = 'status on a terminal: states coloured; NO_COLOR turns colour off';
@@ -108,12 +108,12 @@ if (!hasScript) console.log(`skipped "${TTY_TEST}": script(1) is not installed, 
   const coloured = onTty({});
   assert.is(coloured.status, 0, coloured.stdout);
   assert.ok(
-    coloured.stdout.includes(`${ESC}[32mrunning${ESC}[39m`),
+    coloured.stdout.includes(`${ESC}[32mserver.running${ESC}[39m`),
     `green running in ${JSON.stringify(coloured.stdout)}`,
   );
   const plain = onTty({ NO_COLOR: '1' });
   assert.is(plain.status, 0);
-  assert.match(plain.stdout, /demo +running/);
+  assert.match(plain.stdout, /demo +server\.running/);
   assert.not.ok(plain.stdout.includes(ESC), 'NO_COLOR: no escape codes');
 });
 
@@ -228,7 +228,7 @@ test('end-to-end :: the address from the local Urls (http://*:port → localhost
   await writeFile(join(dir, 'appsettings.yml'), yaml);
   const r = await runCli(['status', 'demo'], { cwd: dir });
   ok(r);
-  assert.match(r.stdout, /\ndemo +running/);
+  assert.match(r.stdout, /\ndemo +server\.running/);
 });
 
 test('end-to-end :: wrong token: exit 1 with the 401 message, the token never printed; --token beats WATCHDOG_TOKEN beats the config', async (ctx) => {
@@ -277,7 +277,7 @@ test('end-to-end :: wrong token for update and stop: exit 1 with the 401 message
   await new Promise((r) => setTimeout(r, 1000));
   assert.is(count(/control (update|stop) accepted/g), acceptedBefore, 'no update or stop accepted');
   const after = await d(ctx).status('demo', 'tok');
-  assert.is(after.state, 'running');
+  assert.is(after.state, 'server.running');
   assert.is(after.pid, before.pid, 'the same server process, not stopped or restarted');
   assert.is(after.stopRequested, false);
   assert.is(after.updatePending, false);

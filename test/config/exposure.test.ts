@@ -75,7 +75,7 @@ test('exposure :: an engine server with TimeoutSeconds under 30 is a warning; an
   const urls = 'http://localhost:5000';
   const engine = await load(dir, [`ApiToken: ${LONG}`, 'TimeoutSeconds: 20'], urls);
   assert.equal(engine.ok ? engine.warnings.filter((w) => w.includes('TimeoutSeconds')) : ['refused'], [
-    `${T}.TimeoutSeconds: 20 is under 30: the engine checks in every 15 s, so the instance would be reported late (awaiting-checkin) between ordinary check-ins; use 30 or more (the default is 90)`,
+    `${T}.TimeoutSeconds: 20 is under 30: the engine checks in every 15 s, so the instance would be reported late (server.awaiting-checkin) between ordinary check-ins; use 30 or more (the default is 90)`,
   ]);
   const named = await load(
     dir,

@@ -1,4 +1,5 @@
 import * as assert from 'uvu/assert';
+import { NOTICE_KINDS } from '../../src/bus.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { routesFrom } from '../../src/notify/routes.ts';
 import { tempSuite } from '../_support/env.ts';
@@ -37,13 +38,7 @@ test('notification :: Format and Routes load, names and choices in any case; Cha
   assert.equal(
     routes.map((x) => [x.label, x.url, [...x.events].join(','), x.instances && [...x.instances], x.format]),
     [
-      [
-        'Notification.ChatWebhook',
-        'https://chat.example/hooks/all',
-        'crash,hang,loop,failing,stopped,update-installed,update-failed,scheduled-restart,hold,disk,launch-blocked,update-check',
-        null,
-        'Embed',
-      ],
+      ['Notification.ChatWebhook', 'https://chat.example/hooks/all', NOTICE_KINDS.join(','), null, 'Embed'],
       ['Notification.Routes[0]', 'https://chat.example/hooks/ops', 'crash,hang,loop', ['alpha'], 'Text'],
       ['Notification.Routes[1]', 'https://chat.example/hooks/maint', 'scheduled-restart,hold', null, 'Embed'],
     ],
@@ -73,8 +68,7 @@ test('notification :: every problem at once, with its key path, and no webhook U
   const problems = r.ok ? [] : r.problems;
   const f = 'appsettings.yml: Notification';
   const hidden = 'got a value not shown here (a webhook URL holds its token)';
-  const kinds =
-    'crash, hang, loop, failing, stopped, update-installed, update-failed, scheduled-restart, hold, disk, launch-blocked, update-check';
+  const kinds = NOTICE_KINDS.join(', ');
   assert.equal(
     [...problems].sort(),
     [

@@ -16,7 +16,7 @@ const test = daemonSuite<{ secret?: string }>('e2e :: auth order on the real dae
       ],
     }),
   before: async (ctx) => {
-    const s = await waitState(ctx.daemon!, 'alpha', TOKEN, 'running');
+    const s = await waitState(ctx.daemon!, 'alpha', TOKEN, 'server.running');
     ctx.secret = await launchSecret(s.pid!);
   },
 });

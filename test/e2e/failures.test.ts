@@ -28,7 +28,7 @@ test('failures :: exits at once three times → stopped.failing with exactly one
     // The operator fixes the server and restarts: the failure count is cleared and it runs.
     await writeServerScript(script, DEMO);
     assert.is(await d.control('demo', 'tok', 'restart'), 200);
-    const back = await waitState(d, 'demo', 'tok', 'running');
+    const back = await waitState(d, 'demo', 'tok', 'server.running');
     assert.is(back.startupFailures, 0);
   }));
 

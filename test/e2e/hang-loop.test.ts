@@ -26,7 +26,7 @@ test('hang-loop :: a server that hangs after each check-in: relaunches back off,
       d
         .log()
         .split('\n')
-        .filter((l) => /\[watchdog:demo\] state restarting\.stopping/.test(l)).length;
+        .filter((l) => /\[watchdog:demo\] state server\.stopping/.test(l)).length;
     await waitFor('five hang kills', () => hangs() >= 5, 40_000);
     const log = d.log();
     const backoffs = log.split('\n').filter((l) => /\[watchdog:demo\] state restarting\.backoff/.test(l)).length;

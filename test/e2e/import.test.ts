@@ -151,7 +151,7 @@ persist(
     const later = await rs.statusOf(d, 'alpha', TOKEN);
     assert.equal(
       [later.state, later.pid, later.restarts],
-      ['running', ctx.old, 0],
+      ['server.running', ctx.old, 0],
       'still the same server after TimeoutSeconds',
     );
     assert.ok(
@@ -258,7 +258,7 @@ broken(
       { dir: ctx.dir },
     );
     ctx.d = d;
-    const s = await rs.waitStatus(d, 'alpha', TOKEN, 'running', rs.running);
+    const s = await rs.waitStatus(d, 'alpha', TOKEN, 'server.running', rs.running);
     assert.is(s.revision, null);
     assert.match(
       d.log(),

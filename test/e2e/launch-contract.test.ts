@@ -32,7 +32,7 @@ test('launch-contract :: argv, environment and working directory match the contr
       ],
     });
     const d = await start(yaml);
-    const s = await waitState(d, 'echo', 'tok', 'running');
+    const s = await waitState(d, 'echo', 'tok', 'server.running');
     const echo = JSON.parse(await readFile(echoFile, 'utf8')) as Echo;
     const dir = join(tmp, 'instances', 'echo');
     // Where the daemon listens (Urls: http://127.0.0.1:0), spelt as the real watchdog passes Kestrel's address.

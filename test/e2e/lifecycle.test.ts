@@ -23,7 +23,7 @@ const test = daemonSuite('e2e :: lifecycle with the demo server', {
 });
 
 const token = 'tok';
-const running = (d: RunningDaemon, notPid?: number | null) => waitState(d, 'demo', token, 'running', { notPid });
+const running = (d: RunningDaemon, notPid?: number | null) => waitState(d, 'demo', token, 'server.running', { notPid });
 
 /** The secret a server got, read from its environment (root can read /proc/<pid>/environ). */
 async function secretOf(pid: number): Promise<string> {

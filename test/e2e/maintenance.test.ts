@@ -60,7 +60,7 @@ const s = daemonSuite<Ctx>('e2e maintenance', {
   async before(ctx) {
     const d = ctx.daemon;
     if (!d) throw new Error('no daemon');
-    await Promise.all(Object.keys(ctx.ports).map((key) => waitState(d, key, TOKEN, 'running')));
+    await Promise.all(Object.keys(ctx.ports).map((key) => waitState(d, key, TOKEN, 'server.running')));
   },
 });
 
@@ -87,7 +87,7 @@ s('maintenance :: a 6-field schedule restarts the server within its period', asy
     'and on /metrics',
   );
   const started = Date.now();
-  await waitState(d, 'sched', TOKEN, 'running', { notPid: before.pid, timeoutMs: 5_000 + 4_000 });
+  await waitState(d, 'sched', TOKEN, 'server.running', { notPid: before.pid, timeoutMs: 5_000 + 4_000 });
   const after = await status(ctx, 'sched');
   assert.ok(after.restarts > before.restarts, 'counted as a restart');
   assert.ok(Date.now() - started < 9_000, 'within the 5 s period plus the relaunch');
@@ -125,7 +125,7 @@ s('maintenance :: When: Empty waits while a player is on, and restarts within a 
     );
     const took = Date.now() - left;
     assert.ok(took < POLL_SECONDS * 1000 + 1_000, `restarting ${took} ms after the player left`);
-    await waitState(d, 'empty', TOKEN, 'running', { notPid: before.pid });
+    await waitState(d, 'empty', TOKEN, 'server.running', { notPid: before.pid });
     assert.is((await status(ctx, 'empty')).maintenance.pending, null);
   } finally {
     await player.close();
@@ -138,7 +138,7 @@ s('maintenance :: restart?when=RoundEnd delivers POST /update to the server', as
   const before = await status(ctx, 'roundend');
   const mark = d.log().length;
   assert.is((await post(d.url, 'roundend', 'restart?when=RoundEnd')).status, 200);
-  await waitState(d, 'roundend', TOKEN, 'running', { notPid: before.pid });
+  await waitState(d, 'roundend', TOKEN, 'server.running', { notPid: before.pid });
   // The fixture logs the POST /update it was given and leaves (a game would wait for its round to end).
   assert.match(d.log().slice(mark), /update requested \(reason UpdateAvailable\)/);
   const after = await status(ctx, 'roundend');
@@ -188,7 +188,7 @@ s('maintenance :: a hold holds a schedule back and outlives a daemon restart', a
   await waitFor('the found update', async () => (await status(ctx, 'held')).updatePending === true, 4_000);
   const crashed = await status(ctx, 'held');
   process.kill(crashed.pid as number, 'SIGKILL');
-  await waitState(d, 'held', TOKEN, 'running', { notPid: crashed.pid });
+  await waitState(d, 'held', TOKEN, 'server.running', { notPid: crashed.pid });
   const relaunched = await status(ctx, 'held');
   assert.is(relaunched.revision, crashed.revision, 'the installed build');
   assert.is(relaunched.updatePending, true, 'the update is still pending');
@@ -198,7 +198,7 @@ s('maintenance :: a hold holds a schedule back and outlives a daemon restart', a
   await d.stop();
   const next = await startDaemon(ctx.heldYaml, { dir: ctx.dir });
   ctx.daemon = next;
-  await waitState(next, 'held', TOKEN, 'running');
+  await waitState(next, 'held', TOKEN, 'server.running');
   const after = (await next.status('held', TOKEN)) as Status;
   assert.is(after.maintenance.hold?.reason, 'tournament', 'the hold was kept in data.json');
   assert.is(after.maintenance.hold?.until, held.maintenance.hold?.until);
@@ -211,7 +211,7 @@ s('maintenance :: a hold holds a schedule back and outlives a daemon restart', a
   assert.is(((await next.status('held', TOKEN)) as Status).pid, pid, 'still held after the restart');
   const released = await runCli(['release', 'held', '--url', next.url, '--token', TOKEN], { cwd: ctx.dir });
   assert.is(released.code, 0, released.stderr);
-  await waitState(next, 'held', TOKEN, 'running', { notPid: pid, timeoutMs: 6_000 });
+  await waitState(next, 'held', TOKEN, 'server.running', { notPid: pid, timeoutMs: 6_000 });
   assert.is((await post(next.url, 'held', 'release')).status, 409, 'nothing left to release');
 });
 

@@ -39,7 +39,7 @@ test('memory-limit :: over the limit: a restart pending for 0 players, asked onc
         20_000,
         100,
       );
-      const first = await waitState(d, 'demo', TOKEN, 'running');
+      const first = await waitState(d, 'demo', TOKEN, 'server.running');
       const status = async () =>
         (await d.status('demo', TOKEN)) as unknown as { pid: number | null; maintenance: MaintenanceStatus };
       const pending = await waitFor('the memory restart pending', async () => {
@@ -69,7 +69,7 @@ test('memory-limit :: over the limit: a restart pending for 0 players, asked onc
 
       // Alice leaves: the restart is carried out; the new run is over the limit too, and is asked again (its own run).
       assert.is(await player.send('leave'), 'bye');
-      await waitState(d, 'demo', TOKEN, 'running', { notPid: first.pid, timeoutMs: 20_000 });
+      await waitState(d, 'demo', TOKEN, 'server.running', { notPid: first.pid, timeoutMs: 20_000 });
       await waitFor('the next run asked too', () =>
         d
           .log()

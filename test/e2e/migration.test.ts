@@ -258,8 +258,8 @@ test('migration :: the daemon in the same folder imports data.db: the server lef
     env: watchdogEnv(ctx, { Servers__Instances__lrp__ApiToken: ENV_TOKEN }),
   });
   ctx.daemon = d;
-  const wizards = (await rs.waitStatus(d, 'wizards', TOKEN.wizards, 'running', rs.running)) as Status;
-  const lrp = (await rs.waitStatus(d, 'lrp', TOKEN.lrp, 'running', rs.running)) as Status;
+  const wizards = (await rs.waitStatus(d, 'wizards', TOKEN.wizards, 'server.running', rs.running)) as Status;
+  const lrp = (await rs.waitStatus(d, 'lrp', TOKEN.lrp, 'server.running', rs.running)) as Status;
   ctx.lrp = lrp.pid ?? 0;
   ctx.servers.add(ctx.lrp);
 
@@ -315,7 +315,7 @@ test('migration :: servers check in at a loopback address of the daemon, not the
     const s = await status(d, key);
     assert.equal(
       [s.state, s.pid, s.restarts, s.startupFailures],
-      ['running', pid, 0, 0],
+      ['server.running', pid, 0, 0],
       `${key}: same server, never restarted`,
     );
     assert.ok(
@@ -374,7 +374,7 @@ test('migration :: the Jenkins instance asks the CI server of its Updates; one t
   const s = await status(d, 'wizards');
   assert.equal(
     [s.state, s.pid, s.revision, s.updatePending, s.restarts],
-    ['running', ctx.old, REVISION.wizards, pending, 0],
+    ['server.running', ctx.old, REVISION.wizards, pending, 0],
     'as before the check',
   );
 });

@@ -30,7 +30,7 @@ test('notify-routes :: two routes with the real daemon: the install goes to one 
           ].join('\n'),
         }),
       );
-      const up = await waitState(d, 'demo', 'tok', 'running');
+      const up = await waitState(d, 'demo', 'tok', 'server.running');
       await waitFor('the install notice', () => players.messages.length === 1, 5000);
       assert.is(players.messages[0]?.content, 'Server `demo` was updated to revision 1.');
       assert.is(ops.messages.length, 0, 'ops wants no updates');
@@ -46,7 +46,7 @@ test('notify-routes :: two routes with the real daemon: the install goes to one 
       assert.is(fields.Exit, 'signal SIGKILL');
       assert.is(fields.Revision, '1');
       assert.match(fields.Uptime ?? '', /^\d+ s$/);
-      await waitState(d, 'demo', 'tok', 'running', { notPid: up.pid });
+      await waitState(d, 'demo', 'tok', 'server.running', { notPid: up.pid });
       await new Promise((r) => setTimeout(r, 300));
       assert.is(players.messages.length, 1, 'players got no crash (and the relaunch installed nothing)');
       assert.is(ops.messages.length, 1);

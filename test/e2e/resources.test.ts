@@ -28,7 +28,7 @@ const status = async (d: RunningDaemon) => (await d.status('demo', TOKEN)) as un
 
 test('resources :: status JSON, table and /metrics: CPU, the tree memory and the players the demo reports', async (ctx) => {
   const d = ctx.daemon!;
-  const running = await waitState(d, 'demo', TOKEN, 'running');
+  const running = await waitState(d, 'demo', TOKEN, 'server.running');
   const player = await udpPlayer(ctx.port);
   try {
     assert.is(await player.send('join alice'), 'welcome alice');

@@ -82,7 +82,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
             `${k} running`,
             async () => {
               const s = await d.status(k, 'tok');
-              return s.state === 'running' ? s.pid : undefined;
+              return s.state === 'server.running' ? s.pid : undefined;
             },
             15_000,
           ),
@@ -132,7 +132,7 @@ test('shutdown :: SIGTERM with a forking server and one that ignores /shutdown: 
                 `${k} running`,
                 async () => {
                   const s = await d.status(k, 'tok');
-                  return s.state === 'running' ? s.pid : undefined;
+                  return s.state === 'server.running' ? s.pid : undefined;
                 },
                 15_000,
               ),

@@ -22,7 +22,7 @@ test('stop-remembered :: stop, daemon restart: still stopped, saying who stopped
   let d: RunningDaemon | null = null;
   try {
     d = await startDaemon(yaml, { dir: dir.path });
-    await waitState(d, 'lrp', TOKEN, 'running');
+    await waitState(d, 'lrp', TOKEN, 'server.running');
     const stop = await runCli(['stop', 'lrp', '--wait', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(stop.code, 0, stop.stderr);
     const data = JSON.parse(await readFile(join(dir.path, 'instances/lrp/data.json'), 'utf8')) as {
@@ -51,11 +51,14 @@ test('stop-remembered :: stop, daemon restart: still stopped, saying who stopped
     assert.match(start.stdout, /restart of lrp done: running, pid \d+/);
     const again = await runCli(['start', 'lrp', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(again.code, 0, again.stderr);
-    assert.is(again.stdout, 'lrp is running, not stopped; nothing to start (watchdog restart lrp restarts it)\n');
+    assert.is(
+      again.stdout,
+      'lrp is server.running, not stopped; nothing to start (watchdog restart lrp restarts it)\n',
+    );
     assert.is(((await d.status('lrp', TOKEN)) as unknown as { stoppedBy: unknown }).stoppedBy, null);
     assert.is(await d.stop(), 0);
     d = await startDaemon(yaml, { dir: dir.path });
-    await waitState(d, 'lrp', TOKEN, 'running');
+    await waitState(d, 'lrp', TOKEN, 'server.running');
     const after = JSON.parse(await readFile(join(dir.path, 'instances/lrp/data.json'), 'utf8')) as { stopped: unknown };
     assert.is(after.stopped, null);
   } finally {

@@ -200,7 +200,14 @@ it('hang-dumps :: a hang under the daemon (DumpOnTimeout, Normal) leaves one dum
   ].join('\n');
   const d = await startDaemon(yaml, { dir });
   state.daemons.push(d);
-  const first = await waitStatus(d, 'real', 'tok', 'running', (s) => s.state === 'running' && s.pid !== null, 60_000);
+  const first = await waitStatus(
+    d,
+    'real',
+    'tok',
+    'server.running',
+    (s) => s.state === 'server.running' && s.pid !== null,
+    60_000,
+  );
   const pid = first.pid ?? 0;
   state.pids.add(pid);
   process.kill(pid, 'SIGSTOP'); // the hang

@@ -153,7 +153,7 @@ test('lifecycle :: stop: the engine acknowledges /update but has no round to end
   await waitFor('the stop request to be recorded', async () => (await d.status('life', TOKEN)).stopRequested, 10_000);
   await new Promise((r) => setTimeout(r, 3000));
   const s = await d.status('life', TOKEN);
-  assert.is(s.state, 'running', 'the daemon waits for the engine to leave, as the real watchdog does');
+  assert.is(s.state, 'server.running', 'the daemon waits for the engine to leave, as the real watchdog does');
   assert.is(s.pid, before.pid);
   assert.not.ok(gone(before.pid!), 'the engine is still there');
   assert.match(

@@ -109,7 +109,7 @@ async function updateAcknowledged(d: RunningDaemon, dir: string, key: string, pi
   assert.match(d.log().slice(from), new RegExp(`\\[watchdog:${key}\\] update available`));
   await new Promise((r) => setTimeout(r, 2000));
   const s = await d.status(key, TOKEN);
-  assert.is(s.state, 'running');
+  assert.is(s.state, 'server.running');
   assert.is(s.pid, pid, 'the engine stays: nothing in it ends a round');
   assert.is(s.revision, revision, 'nothing installed under a running engine');
   assert.is(s.updatePending, true);
@@ -201,7 +201,7 @@ test(`persist-updates :: the adopted engine's next check-in (every ${ENGINE_CHEC
     200,
   );
   assert.is(s.pid, ctx.first.keep);
-  assert.is(s.state, 'running');
+  assert.is(s.state, 'server.running');
   assert.not.match(d.log(), /check-in rejected/);
   assert.not.match(await serverLog(ctx.dir, 'keep'), /Failed to send ping to watchdog/);
 });

@@ -17,7 +17,7 @@ import { createHarness, type FakeProcess, type Harness } from '../machines/harne
 import { fuzz } from './_support/fuzz.ts';
 
 /** Status paths of the states inside `owning`, where the machine holds a server process. */
-const OWNING = new Set(['starting', 'running', 'awaiting-checkin', 'restarting.stopping']);
+const OWNING = new Set(['server.starting', 'server.running', 'server.awaiting-checkin', 'server.stopping']);
 
 type Step =
   | { t: 'START' | 'RESTART' | 'STOP' | 'UPDATE_CHECK' | 'ROLLBACK' }
@@ -46,7 +46,6 @@ const back = fc.oneof(
 
 const timing: fc.Arbitrary<InstanceTiming> = fc.record({
   checkinTimeoutMs: fc.constantFrom(1, 2, 1_000, 10_000),
-  stopTimeoutMs: fc.constantFrom(1, 3_000),
   backoffInitialMs: fc.constantFrom(0, 1_000),
   backoffMaxMs: fc.constantFrom(0, 8_000),
   stableRunMs: fc.constantFrom(1, 60_000),
@@ -246,9 +245,9 @@ machine('fuzz/machine :: random event sequences keep one process at most and ign
   );
   // The sequences must drive the machine through its states, or the invariants above were checked on too little.
   for (const state of [
-    'running',
-    'awaiting-checkin',
-    'restarting.stopping',
+    'server.running',
+    'server.awaiting-checkin',
+    'server.stopping',
     'restarting.backoff',
     'restarting.blocked',
     'stopped.failing',

@@ -37,13 +37,13 @@ const failing = suite('fuzz/runProcess command failures');
 failing('runProcess :: a stop command that throws kills the server and reports its exit; the actor lives', async () => {
   const h = brokenHost();
   const r = runActor(h.host, 8181);
-  r.send({ type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' });
+  r.send({ type: 'STOP_GRACEFULLY', reason: 'Restart requested by the watchdog' });
   await waitFor('the exit', () => r.seen.find((e) => e.type === 'PROCESS_EXITED'), 2000);
   assert.equal(r.failures, [], 'the actor did not fail');
   assert.equal(h.signals, ['SIGKILL']);
   assert.equal(r.seen.at(-1), { type: 'PROCESS_EXITED', launchId: 7, code: null, signal: 'SIGKILL' });
   assert.ok(
-    h.log.lines.some((l) => /the SHUTDOWN command failed.*Timing is gone/.test(l)),
+    h.log.lines.some((l) => /the STOP_GRACEFULLY command failed.*Timing is gone/.test(l)),
     h.log.lines.join('\n'),
   );
   r.actor.stop();

@@ -42,7 +42,7 @@ list('every instance status, as the control API shows one', async () => {
   assert.equal(body, [a.status(), b.status()]);
   assert.equal(
     body.map((s) => s.state),
-    ['running', 'stopped.idle'],
+    ['server.running', 'stopped.idle'],
   );
 });
 

@@ -97,7 +97,7 @@ events(
       assert.is(hello.event, 'hello');
       const h = hello.data as { version: string; now: number; states: string[]; instances: { key: string }[] };
       assert.is(h.version, '1.2.3');
-      assert.ok(h.states.includes('stopped.idle') && h.states.includes('running'));
+      assert.ok(h.states.includes('stopped.idle') && h.states.includes('server.running'));
       assert.equal(
         h.instances.map((i) => i.key),
         ['alpha'],
@@ -105,12 +105,12 @@ events(
       assert.ok(Math.abs(h.now - Date.now()) < 5000);
 
       alpha.state = 'stopped.idle';
-      bus.emit('instance:state', { key: 'alpha', state: 'stopped.idle', previous: 'running', at: 1 });
+      bus.emit('instance:state', { key: 'alpha', state: 'stopped.idle', previous: 'server.running', at: 1 });
       const m = await sse.next();
       assert.is(m.event, 'instance:state');
       const d = m.data as BusEvents['instance:state'] & { instance: { state: string } };
       assert.is(d.state, 'stopped.idle');
-      assert.is(d.previous, 'running');
+      assert.is(d.previous, 'server.running');
       assert.is(d.instance.state, 'stopped.idle', 'the status after the fact rides along');
     } finally {
       await sse.cancel();
@@ -200,7 +200,7 @@ events('events :: cancelling the stream unsubscribes from the bus', async () => 
     await new Promise((r) => setTimeout(r, 10));
   assert.is(listeners(bus, 'instance:state'), before);
   assert.is(listeners(bus, 'instance:control'), before, 'every type is let go');
-  bus.emit('instance:state', { key: 'alpha', state: 'running', previous: null, at: 1 }); // nothing may throw
+  bus.emit('instance:state', { key: 'alpha', state: 'server.running', previous: null, at: 1 }); // nothing may throw
 });
 
 events('events :: log lines only with ?logs=1, rate-limited with a skipped count', async () => {
@@ -244,7 +244,7 @@ events('events :: hello carries the recent listed events, oldest first, without 
   bus.emit('instance:checkin', { key: 'alpha', launchId: 1, at });
   bus.emit('instance:update', { key: 'alpha', phase: 'download', bytes: 1, total: 2, at });
   bus.emit('instance:update', { key: 'alpha', phase: 'done', revision: 'r2', durationMs: 5, at });
-  bus.emit('instance:state', { key: 'alpha', state: 'running', previous: 'starting', at });
+  bus.emit('instance:state', { key: 'alpha', state: 'server.running', previous: 'server.starting', at });
   const sse = sseReader(await app.request('/events'));
   try {
     const hello = (await sse.next()).data as { recent: { type: string; event: { key: string } }[] };

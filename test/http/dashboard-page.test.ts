@@ -14,7 +14,7 @@ const test = suite('dashboard :: the page rendered with the instances');
 
 const status = (over: Partial<CardStatus> & { key: string }): CardStatus => ({
   name: over.key,
-  state: 'running',
+  state: 'server.running',
   pid: 7,
   revision: 'r1',
   lastCheckinAt: null,
@@ -92,7 +92,7 @@ test('buttons: a stopped instance cannot be stopped; no Rollback without bin.pre
       status({ key: 'a', state: 'stopped.idle', pid: null, canUpdate: false, canRollback: false }),
       status({ key: 'b', canUpdate: true, canRollback: true }),
       status({ key: 'c', state: 'restarting.backoff', stopRequested: false, canRollback: true }),
-      status({ key: 'd', state: 'running', stopRequested: true }),
+      status({ key: 'd', state: 'server.running', stopRequested: true }),
     ],
   });
   const a = cardOf(html, 'a');
@@ -178,7 +178,7 @@ test('the recent events are listed newest first, in UTC, escaped, each key in it
       recent: [
         {
           type: 'instance:state',
-          event: { key: 'a-rather-long-instance-key', state: 'running', previous: 'starting', at },
+          event: { key: 'a-rather-long-instance-key', state: 'server.running', previous: 'server.starting', at },
         },
         {
           type: 'instance:alert',
@@ -195,7 +195,7 @@ test('the recent events are listed newest first, in UTC, escaped, each key in it
   assert.match(rows[0] ?? '', '<time datetime="2026-01-02T03:04:06.000Z">03:04:06</time>');
   assert.match(rows[0] ?? '', '<span class="event-key">&lt;b&gt;</span>', 'no card, no colour');
   assert.match(rows[1] ?? '', '<span class="event-key" data-color="0">a-rather-long-instance-key</span>');
-  assert.match(rows[1] ?? '', 'state starting → running');
+  assert.match(rows[1] ?? '', 'state server.starting → server.running');
   assert.not.match(html, '<img src=x');
   const json = /<script type="application\/json" id="initial-state">([\s\S]*?)<\/script>/.exec(html)?.[1] ?? '';
   assert.is((JSON.parse(json) as PageState).recent.length, 2, 'the page relists them in local time');
@@ -203,7 +203,7 @@ test('the recent events are listed newest first, in UTC, escaped, each key in it
 
 test('the statechart is in the page at its readable size, each instance state marked in its colour', async () => {
   const svg =
-    '<svg viewBox="0.00 0.00 1905.00 936.00"><g id="state:running" class="node"><text>running</text></g>' +
+    '<svg viewBox="0.00 0.00 1905.00 936.00"><g id="state:server.running" class="node"><text>server.running</text></g>' +
     '<g id="state:stopped.idle" class="node"><text>idle</text></g></svg>';
   const html = renderPage(
     await index(),
@@ -217,7 +217,7 @@ test('the statechart is in the page at its readable size, each instance state ma
   );
   const chart = /<div id="chart"[^>]*>([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '';
   assert.match(chart, '<svg width="2286" height="1123" viewBox="0.00 0.00 1905.00 936.00">');
-  assert.match(chart, '<g id="state:running" class="node active" data-color="0" data-instances="a b">');
+  assert.match(chart, '<g id="state:server.running" class="node active" data-color="0" data-instances="a b">');
   assert.match(chart, '<g id="state:stopped.idle" class="node">', 'no instance there');
   const failed = renderPage(
     await index(),

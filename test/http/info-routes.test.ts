@@ -22,7 +22,7 @@ info('info routes :: padlock needs no auth, and other methods → 405', async ()
 });
 
 info('info routes :: GET /health reports status, version, uptime and each instance state', async () => {
-  const a = memoryInstance('alpha', { state: 'running' });
+  const a = memoryInstance('alpha', { state: 'server.running' });
   const b = memoryInstance('beta', { state: 'stopped.failing' });
   const { app } = harness(memoryRegistry(a, b));
   const res = await send(app, 'GET', '/health');
@@ -40,10 +40,10 @@ info('info routes :: GET /health reports status, version, uptime and each instan
   // The process's uptime, whole seconds (this test process stands in for the daemon).
   const uptime = process.uptime();
   assert.ok(body.uptimeSeconds <= uptime && body.uptimeSeconds >= Math.floor(uptime) - 1, String(body.uptimeSeconds));
-  assert.equal(body.instances, { alpha: 'running', beta: 'stopped.failing' });
-  b.state = 'running';
+  assert.equal(body.instances, { alpha: 'server.running', beta: 'stopped.failing' });
+  b.state = 'server.running';
   const again = (await (await send(app, 'GET', '/health')).json()) as { instances: Record<string, string> };
-  assert.is(again.instances.beta, 'running', 'health reads live state');
+  assert.is(again.instances.beta, 'server.running', 'health reads live state');
 });
 
 info('info routes :: GET /health with no instances', async () => {

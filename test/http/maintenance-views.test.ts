@@ -108,18 +108,18 @@ routes.run();
 const views = suite('maintenance :: status line, card and metrics');
 
 views('maintenance :: watchdog status prints a line with what is pending, the hold and the next times', () => {
-  const line = maintenanceLine({ key: 'alpha', state: 'running', maintenance: HELD }, NOW);
+  const line = maintenanceLine({ key: 'alpha', state: 'server.running', maintenance: HELD }, NOW);
   assert.is(
     line,
     'alpha maintenance: restart pending (schedule, Empty) since 1m ago, held, forced in 1h; held until 2026-11-25T14:00:00.000Z (in 2h): tournament; next restart in 1d; next update check in 15m',
   );
   const staged = { ...HELD, staged: '42' };
   assert.match(
-    maintenanceLine({ key: 'alpha', state: 'running', maintenance: staged }, NOW) ?? '',
+    maintenanceLine({ key: 'alpha', state: 'server.running', maintenance: staged }, NOW) ?? '',
     /held, forced in 1h; update 42 downloaded and staged; held until/,
   );
   const none = { ...HELD, pending: null, hold: null, nextRestart: null, nextUpdateCheck: null };
-  assert.is(maintenanceLine({ key: 'alpha', state: 'running', maintenance: none }, NOW), null);
+  assert.is(maintenanceLine({ key: 'alpha', state: 'server.running', maintenance: none }, NOW), null);
 });
 
 views('maintenance :: the card shows a maintenance line, and Hold turns into Release while held', async () => {

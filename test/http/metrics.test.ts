@@ -67,7 +67,7 @@ expo('state is one-hot over every state path of the chart, and moves with the in
       [expected],
     );
   };
-  await check('running');
+  await check('server.running');
   alpha.state = 'stopped.idle';
   await check('stopped.idle');
   alpha.state = 'restarting.backoff';

@@ -36,7 +36,7 @@ export function memoryInstance(
     requesters: [],
     token: opts.apiToken,
     secret: opts.secret,
-    state: opts.state ?? 'running',
+    state: opts.state ?? 'server.running',
     dir: opts.binariesDir ?? `/nonexistent/instances/${key}/binaries`,
     apiToken: () => inst.token,
     checkinSecret: () => inst.secret,

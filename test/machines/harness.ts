@@ -6,7 +6,8 @@
 import { suite, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, fromCallback, fromPromise, SimulatedClock, type InspectionEvent, type StateValue } from 'xstate';
-import { instanceMachine, statusPath } from '../../machines/instance.ts';
+import { instanceMachine } from '../../machines/instance.ts';
+import { type ControlAction, refusalOf } from '../../machines/instance.refusals.ts';
 import type {
   CheckInput,
   CheckOutput,
@@ -22,7 +23,6 @@ import type {
 
 export const TIMING: InstanceTiming = {
   checkinTimeoutMs: 10_000,
-  stopTimeoutMs: 3_000,
   backoffInitialMs: 1_000,
   backoffMaxMs: 8_000,
   stableRunMs: 60_000,
@@ -57,14 +57,20 @@ function pending<TIn, TOut>(list: Pending<TIn, TOut>[]) {
     new Promise<TOut>((resolve, reject) => list.push({ input, signal, resolve, reject }));
 }
 
-/** `{ stopped: 'idle' }` → `stopped.idle`, named as the status shows it (`owning.live.running` → `running`). */
+const dotted = (v: StateValue): string => {
+  if (typeof v === 'string') return v;
+  const [key, inner] = Object.entries(v)[0] ?? ['', undefined];
+  return inner === undefined ? key : `${key}.${dotted(inner)}`;
+};
+
+/** The path in the lifecycle region, as the status shows it: `stopped.idle`, `server.running`. */
 export function pathOf(value: StateValue): string {
-  const path = (v: StateValue): string => {
-    if (typeof v === 'string') return v;
-    const [key, inner] = Object.entries(v)[0] ?? ['', undefined];
-    return inner === undefined ? key : `${key}.${path(inner)}`;
-  };
-  return statusPath(path(value));
+  return dotted(typeof value === 'string' ? value : (value.lifecycle as StateValue));
+}
+
+/** The update-check region's path: `idle`, `queued`, `running.once`, `running.again`, `off`. */
+export function checkPathOf(value: StateValue): string {
+  return typeof value === 'string' ? value : dotted(value.updateCheck as StateValue);
 }
 
 /** Lets promise callbacks (a resolved fake update or check) reach the machine. */
@@ -162,6 +168,7 @@ export function createHarness(
     emitted,
     errors,
     state: () => pathOf(actor.getSnapshot().value),
+    check: () => checkPathOf(actor.getSnapshot().value),
     context: () => actor.getSnapshot().context,
     /** The newest process child. */
     proc: (): FakeProcess => {
@@ -169,6 +176,8 @@ export function createHarness(
       if (!p) throw new Error('no process was spawned');
       return p;
     },
+    /** Why the machine refuses `action` now (an update provider and a previous build are there), or null. */
+    refusal: (action: ControlAction) => refusalOf(actor.getSnapshot(), action, { canUpdate: true, canRollback: true }),
     alerts: () => emitted.flatMap((e) => (e.type === 'alert' ? [e.kind] : [])),
     restarts: () => emitted.flatMap((e) => (e.type === 'restart' ? [e.reason] : [])),
     checkin: () => actor.send({ type: 'CHECKIN', launchId: actor.getSnapshot().context.launchId }),

@@ -20,7 +20,7 @@ control('instance :: STOP while stopped does nothing', async ({ h }) => {
 control('instance :: STOP while starting asks the server to leave; its exit stops the instance', async ({ h }) => {
   await h.launch();
   h.actor.send({ type: 'STOP' });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.proc().commands, [{ type: 'LEAVE' }]);
   h.proc().exit(0);
   assert.is(h.state(), 'stopped.idle');
@@ -30,6 +30,21 @@ control('instance :: STOP while starting asks the server to leave; its exit stop
   assert.is(h.context().exitIntent, 'stop');
 });
 
+control('instance :: STOP carries who asked to the stopped alert; a later stop names its own asker', async ({ h }) => {
+  await h.run();
+  h.actor.send({ type: 'STOP', by: 'by boss from 10.0.0.5' });
+  assert.equal(h.proc().commands, [{ type: 'LEAVE' }]);
+  h.proc().exit(0);
+  const stopped = () => h.emitted.flatMap((e) => (e.type === 'alert' && e.kind === 'stopped' ? [e.by] : []));
+  assert.equal(stopped(), ['by boss from 10.0.0.5']);
+  h.actor.send({ type: 'RESTART' });
+  h.proc().started(200);
+  h.checkin();
+  h.actor.send({ type: 'STOP' });
+  h.proc().exit(0);
+  assert.equal(stopped(), ['by boss from 10.0.0.5', ''], 'an unknown asker is not the previous one');
+});
+
 control('instance :: STOP while running, then RESTART launches again', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'STOP' });
@@ -37,7 +52,7 @@ control('instance :: STOP while running, then RESTART launches again', async ({ 
   h.proc().exit(0);
   assert.is(h.state(), 'stopped.idle');
   h.actor.send({ type: 'RESTART' });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(h.context().exitIntent, null);
   assert.is(h.processes.length, 2);
 });
@@ -45,10 +60,10 @@ control('instance :: STOP while running, then RESTART launches again', async ({ 
 control('instance :: RESTART while running shuts the server down, then relaunches', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'RESTART' });
-  assert.is(h.state(), 'restarting.stopping');
-  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' }]);
+  assert.is(h.state(), 'server.stopping');
+  assert.equal(h.proc().commands, [{ type: 'STOP_GRACEFULLY', reason: 'Restart requested by the watchdog' }]);
   h.proc().exit(0);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.restarts(), ['request']);
   assert.is(h.context().exitIntent, null);
 });
@@ -56,7 +71,7 @@ control('instance :: RESTART while running shuts the server down, then relaunche
 control('instance :: RESTART during a back-off launches now; STOP there goes idle without an alert', async ({ h }) => {
   await crashLoop(h);
   h.actor.send({ type: 'RESTART' });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(h.context().crashStreak, 0);
   h.checkin();
   h.proc().exit(1);
@@ -81,11 +96,11 @@ control('instance :: STOP after RESTART during the shutdown wins; RESTART after 
   h.checkin();
   h.clock.increment(TIMING.checkinTimeoutMs / 2);
   h.clock.increment(TIMING.checkinTimeoutMs / 2); // hang: restarting.stopping
-  assert.is(h.state(), 'restarting.stopping');
+  assert.is(h.state(), 'server.stopping');
   h.actor.send({ type: 'STOP' });
   h.actor.send({ type: 'RESTART' });
   h.proc().exit(null, 'SIGKILL');
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.restarts(), ['request'], 'the stopped relaunch was not a restart; the second one was');
 });
 
@@ -96,21 +111,21 @@ control.run();
 const check = harnessSuite('instance update checks');
 
 check(
-  'instance :: an update found while running asks the server to leave, and the relaunch installs it',
+  'instance :: an update found while running is remembered, not asked for; the relaunch installs it',
   async ({ h }) => {
     await h.run();
     h.actor.send({ type: 'UPDATE_CHECK' });
-    assert.is(h.state(), 'running');
+    assert.is(h.state(), 'server.running');
     assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
     await h.finishCheck(true);
-    assert.is(h.state(), 'running');
+    assert.is(h.state(), 'server.running');
     assert.is(h.context().updatePending, true);
-    assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
+    assert.equal(h.proc().commands, [], "when the server leaves is the maintenance policy's to say");
     h.proc().exit(0);
     assert.is(h.state(), 'updating');
     assert.equal(h.restarts(), ['update']);
     await h.finishUpdate({ revision: 'r2', changed: true });
-    assert.is(h.state(), 'starting');
+    assert.is(h.state(), 'server.starting');
     assert.is(h.context().revision, 'r2');
   },
 );
@@ -133,16 +148,16 @@ check('instance :: an update found while failing resets the count, installs and 
   assert.is(h.state(), 'updating');
   assert.is(h.context().startupFailures, 0);
   await h.finishUpdate({ revision: 'r2', changed: true });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   h.proc().exit(1);
-  assert.is(h.state(), 'starting', 'the new build gets its own three tries');
+  assert.is(h.state(), 'server.starting', 'the new build gets its own three tries');
 });
 
 check('instance :: no update while failing leaves it failing', async ({ h }) => {
   await h.failing();
   await h.checkUpdate(false);
   assert.is(h.state(), 'stopped.failing');
-  assert.is(h.context().check, 'idle');
+  assert.is(h.check(), 'idle');
 });
 
 check('instance :: a later "no update" never cancels a pending one', async ({ h }) => {
@@ -150,7 +165,7 @@ check('instance :: a later "no update" never cancels a pending one', async ({ h 
   await h.checkUpdate(true);
   await h.checkUpdate(false);
   assert.is(h.context().updatePending, true);
-  assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
+  assert.equal(h.proc().commands, []);
 });
 
 check('instance :: one check at a time; a failed check is reported and changes nothing', async ({ h }) => {
@@ -158,10 +173,10 @@ check('instance :: one check at a time; a failed check is reported and changes n
   h.actor.send({ type: 'UPDATE_CHECK' });
   assert.is(h.checks.length, 1);
   await h.failCheck('manifest unreachable');
-  assert.is(h.state(), 'running');
+  assert.is(h.state(), 'server.running');
   assert.ok(h.emitted.some((e) => e.type === 'check-failed' && e.message === 'manifest unreachable'));
   assert.is(h.context().updatePending, false);
-  assert.is(h.context().check, 'idle');
+  assert.is(h.check(), 'idle');
   assert.is(h.checks.length, 0, 'nothing was queued, so nothing follows');
   h.actor.send({ type: 'UPDATE_CHECK' });
   assert.is(h.checks.length, 1, 'a new check can start after the failed one');
@@ -175,17 +190,17 @@ check('instance :: requests during a check are queued: exactly one more check ru
   h.actor.send({ type: 'UPDATE_CHECK' });
   h.actor.send({ type: 'UPDATE_CHECK' });
   assert.is(h.checks.length, 1, 'never two checks at once');
-  assert.is(h.context().check, 'queued');
+  assert.is(h.check(), 'running.again');
   await h.finishCheck(false);
   assert.is(h.checks.length, 1, 'the queued check started when the first ended');
   assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
-  assert.is(h.context().check, 'running');
+  assert.is(h.check(), 'running.once');
   // The build the requests were about was published after the first check looked: the second one finds it.
   await h.finishCheck(true);
   assert.is(h.checks.length, 0, 'three extra requests made one extra check, not three');
-  assert.is(h.context().check, 'idle');
+  assert.is(h.check(), 'idle');
   assert.is(h.context().updatePending, true);
-  assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
+  assert.equal(h.proc().commands, []);
 });
 
 check('instance :: a request during a check that fails still gets its check', async ({ h }) => {
@@ -197,7 +212,7 @@ check('instance :: a request during a check that fails still gets its check', as
   await h.finishCheck(true);
   assert.is(h.checks.length, 0);
   assert.is(h.context().updatePending, true);
-  assert.equal(h.proc().commands, [{ type: 'NOTIFY_UPDATE' }]);
+  assert.equal(h.proc().commands, []);
 });
 
 check(
@@ -213,7 +228,7 @@ check(
       'not beside the install: against the old revision it would find the build being installed',
     );
     await h.finishUpdate({ revision: 'r2', changed: true });
-    assert.is(h.state(), 'starting');
+    assert.is(h.state(), 'server.starting');
     assert.is(h.checks.length, 1, 'the queued check was not lost in the transition');
     assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r2' });
     await h.finishCheck(false);
@@ -231,12 +246,12 @@ check(
     h.actor.send({ type: 'UPDATE_CHECK' });
     assert.is(h.checks.length, 0, "no check beside the update's own");
     await h.finishUpdate({ revision: 'r1', changed: false });
-    assert.is(h.state(), 'starting');
+    assert.is(h.state(), 'server.starting');
     assert.is(h.checks.length, 1, 'one check once the update is done');
     assert.equal(h.checks[0]?.input, { key: 'alpha', revision: 'r1' });
     await h.finishCheck(false);
     assert.is(h.checks.length, 0);
-    assert.is(h.context().check, 'idle');
+    assert.is(h.check(), 'idle');
   },
 );
 
@@ -257,8 +272,8 @@ shutdown('instance :: SHUTDOWN with persist detaches from the running server', a
 shutdown('instance :: SHUTDOWN without persist shuts the server down and ends once it exits', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'SHUTDOWN', persist: false });
-  assert.is(h.state(), 'restarting.stopping');
-  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Watchdog stopping' }]);
+  assert.is(h.state(), 'server.stopping');
+  assert.equal(h.proc().commands, [{ type: 'STOP_GRACEFULLY', reason: 'Watchdog stopping' }]);
   h.proc().exit(0);
   assert.is(h.state(), 'exited');
   assert.equal(h.restarts(), []);

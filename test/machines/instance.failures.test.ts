@@ -8,9 +8,9 @@ const startup = harnessSuite('instance startup failures');
 startup('instance :: three exits before a check-in give up with exactly one alert', async ({ h }) => {
   await h.launch();
   h.proc().exit(1);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   h.proc().exit(2);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   h.proc().exit(3);
   assert.is(h.state(), 'stopped.failing');
   assert.equal(h.alerts(), ['failing']);
@@ -74,10 +74,10 @@ startup(
 startup('instance :: RESTART from failing clears the count and launches', async ({ h }) => {
   await h.failing();
   h.actor.send({ type: 'RESTART' });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(h.context().startupFailures, 0);
   h.proc().exit(1);
-  assert.is(h.state(), 'starting', 'one more failure does not give up again at once');
+  assert.is(h.state(), 'server.starting', 'one more failure does not give up again at once');
 });
 
 startup('instance :: a check-in resets the startup failure count', async ({ h }) => {
@@ -90,19 +90,19 @@ startup('instance :: a check-in resets the startup failure count', async ({ h })
   h.proc().exit(0);
   h.proc().exit(1);
   h.proc().exit(1);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.alerts(), []);
 });
 
 startup('instance :: a failing runProcess actor is an exit, not a dead instance', async ({ h }) => {
   await h.run();
   h.proc().fail();
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.context().lastExit, { code: null, signal: null, reason: 'crash', detail: null });
   // An unknown exit status is not a clean one.
   assert.equal(h.restarts(), ['crash']);
   h.proc().fail();
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(h.context().startupFailures, 1);
 });
 
@@ -112,7 +112,7 @@ startup('instance :: a late failure report from an earlier process actor is drop
   const current = h.proc();
   // The error event XState relays from a failed child; a test can only forge it, hence the cast.
   h.actor.send({ type: 'xstate.error.actor.process', error: new Error('late') } as never);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(current.stopped, false);
   assert.is(h.context().startupFailures, 0);
 });
@@ -126,7 +126,7 @@ const crash = harnessSuite('instance crash loops');
 crash('instance :: a crash after a check-in alerts and relaunches at once', async ({ h }) => {
   await h.run();
   h.proc().exit(null, 'SIGSEGV');
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.alerts(), ['crash']);
   assert.equal(h.restarts(), ['crash']);
   assert.is(h.context().restarts, 1);
@@ -157,7 +157,7 @@ crash('instance :: a crash loop alerts once and backs off, doubling up to the ca
       waited += 250;
     }
     waits.push(waited);
-    assert.is(h.state(), 'starting');
+    assert.is(h.state(), 'server.starting');
   }
   assert.equal(waits, [1_000, 2_000, 4_000, 8_000, 8_000, 8_000]);
   assert.equal(h.alerts(), ['crash', 'crash-loop']);
@@ -185,7 +185,7 @@ crash('instance :: a stable run ends the loop: the next crash alerts and relaunc
   }
   assert.is(h.context().crashStreak, 0);
   h.proc().exit(1);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.alerts(), ['crash', 'crash-loop', 'crash']);
 });
 
@@ -201,7 +201,7 @@ crash('instance :: a run shorter than stableRunMs does not end the loop', async 
 crash('instance :: a clean exit after a check-in relaunches at once without an alert', async ({ h }) => {
   await h.run();
   h.proc().exit(0);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.restarts(), ['exit']);
   assert.equal(h.alerts(), []);
   assert.is(h.updates.length, 0, 'no update is due, so none runs');
@@ -241,7 +241,7 @@ hangs(
   async ({ h }) => {
     await h.run();
     hangAndDie(h);
-    assert.is(h.state(), 'starting', 'the first hang relaunches at once');
+    assert.is(h.state(), 'server.starting', 'the first hang relaunches at once');
     const waits: number[] = [];
     for (let i = 0; i < 5; i++) {
       h.checkin();
@@ -276,7 +276,7 @@ hangs('instance :: a stable run ends a hang loop: the next hang is told and dump
   }
   assert.is(h.context().crashStreak, 0);
   hangAndDie(h);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.alerts(), ['hang', 'hang-loop', 'hang']);
   assert.equal(
     h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length,
@@ -304,7 +304,7 @@ hangs(
   async ({ h }) => {
     await h.launch();
     hangAndDie(h);
-    assert.is(h.state(), 'starting');
+    assert.is(h.state(), 'server.starting');
     assert.is(h.context().startupFailures, 1);
     hangAndDie(h);
     hangAndDie(h);
@@ -383,7 +383,7 @@ build('instance :: an update that installs a new build resets the count before t
   await h.finishUpdate({ revision: 'r2', changed: true });
   assert.is(h.context().startupFailures, 0);
   h.proc().exit(1);
-  assert.is(h.state(), 'starting', 'one failure of the new build does not give up');
+  assert.is(h.state(), 'server.starting', 'one failure of the new build does not give up');
   h.proc().exit(1);
   h.proc().exit(1);
   assert.is(h.state(), 'stopped.failing');

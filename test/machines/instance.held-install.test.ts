@@ -13,7 +13,7 @@ const test = suite('instance :: relaunch during a maintenance hold');
 function heldHarness() {
   const hold = { on: false };
   const h = createHarness({}, undefined, {
-    installHeld: ({ context, event }) => hold.on && unaskedRelaunch(context, event.type),
+    installHeld: ({ context }) => hold.on && unaskedRelaunch(context),
   });
   return { h, hold };
 }
@@ -24,7 +24,7 @@ test('held: a crash relaunches the installed build at once, the update stays pen
   await h.checkUpdate(true);
   hold.on = true;
   h.proc().exit(1);
-  assert.is(h.state(), 'starting', 'relaunched without updating');
+  assert.is(h.state(), 'server.starting', 'relaunched without updating');
   assert.is(h.updates.length, 0, 'no install started');
   assert.is(h.context().updatePending, true);
   assert.equal(h.restarts(), ['crash']);
@@ -47,7 +47,7 @@ test('held: the back-off relaunch of a crash loop does not install either', asyn
   h.proc().exit(1);
   assert.is(h.state(), 'restarting.backoff');
   h.clock.increment(60_000);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(h.updates.length, 0);
   assert.is(h.context().updatePending, true);
   h.stop();
@@ -88,7 +88,7 @@ test('held: the retry of a launch blocked after a crash does not install either'
   h.proc().blocked('resources');
   assert.is(h.state(), 'restarting.blocked');
   h.clock.increment(60_000);
-  assert.is(h.state(), 'starting', 'retried on the installed build');
+  assert.is(h.state(), 'server.starting', 'retried on the installed build');
   assert.is(h.updates.length, 0, 'no install started');
   assert.is(h.context().updatePending, true);
   hold.on = false;

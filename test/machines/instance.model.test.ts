@@ -13,10 +13,12 @@ import type {
   InspectionEvent,
   SnapshotFrom,
 } from 'xstate';
+import { transition } from 'xstate';
 import { TestModel, toDirectedGraph, type DirectedGraphNode, type StatePath } from 'xstate/graph';
 import { backoffMs, instanceMachine, type InstanceMachineEvent } from '../../machines/instance.ts';
 import { blockedBackoffMs } from '../../machines/instance.context.ts';
-import type { InstanceInput, RollbackOutput, UpdateOutput } from '../../machines/instance.types.ts';
+import { BUSY_REASONS, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
+import type { CheckOutput, InstanceInput, RollbackOutput, UpdateOutput } from '../../machines/instance.types.ts';
 import { createHarness, TIMING, type Harness } from './harness.ts';
 
 type Snap = SnapshotFrom<typeof instanceMachine>;
@@ -25,10 +27,12 @@ type ModelEvent =
   | InstanceMachineEvent
   | { type: 'xstate.done.actor.update'; output: UpdateOutput }
   | { type: 'xstate.done.actor.rollback'; output: RollbackOutput }
+  | { type: 'xstate.done.actor.updateCheck'; output: CheckOutput }
+  | { type: 'xstate.error.actor.updateCheck'; error: Error }
   | { type: 'xstate.error.actor.update' | 'xstate.error.actor.rollback' | 'xstate.error.actor.process'; error: Error }
   | { type: `xstate.after.${string}` };
 
-/** Whether the snapshot is in the state node with this id (`instance.owning`). */
+/** Whether the snapshot is in the state node with this id (`instance.lifecycle.server`). */
 const within = (s: Snap, id: string): boolean => s._nodes.some((n) => n.id === id);
 
 // A stable run never ends a loop by itself here: STABLE is a model event, sent when the path says so.
@@ -80,7 +84,8 @@ function eventsFor(types: string[]) {
         if (leaf.some((id) => type.endsWith(`.${id}`))) out.push({ type: type as `xstate.after.${string}` });
         continue;
       }
-      const owning = within(s, 'instance.owning');
+      const owned = within(s, 'instance.lifecycle.server');
+      const checking = within(s, 'instance.updateCheck.running');
       switch (type) {
         case 'START':
         case 'RESTART':
@@ -100,38 +105,40 @@ function eventsFor(types: string[]) {
           out.push({ type, persist: true }, { type, persist: false });
           break;
         case 'CHECKIN':
-          if (owning) out.push({ type, launchId });
+          if (owned) out.push({ type, launchId });
           break;
         case 'PROCESS_STARTED':
-          if (owning) out.push({ type, launchId, secret: `secret-${launchId}`, pid: 1000 + launchId });
+          if (owned) out.push({ type, launchId, secret: `secret-${launchId}`, pid: 1000 + launchId });
           break;
         case 'PROCESS_EXITED':
-          if (owning) out.push({ type, launchId, code: 0, signal: null }, { type, launchId, code: 1, signal: null });
+          if (owned) out.push({ type, launchId, code: 0, signal: null }, { type, launchId, code: 1, signal: null });
           break;
         case 'PROCESS_BLOCKED':
-          if (owning) out.push({ type, launchId, kind: 'resources', message: 'out of file descriptors (EMFILE)' });
+          if (owned) out.push({ type, launchId, kind: 'resources', message: 'out of file descriptors (EMFILE)' });
           break;
         case 'xstate.error.actor.process':
-          if (owning) out.push({ type, error: new Error('actor failed') });
+          if (owned) out.push({ type, error: new Error('actor failed') });
           break;
         case 'xstate.done.actor.update':
-          if (within(s, 'instance.updating')) out.push({ type, output: { revision: 'r2', changed: true } });
+          if (within(s, 'instance.lifecycle.updating')) out.push({ type, output: { revision: 'r2', changed: true } });
           break;
         case 'xstate.error.actor.update':
-          if (within(s, 'instance.updating')) out.push({ type, error: new Error('CDN down') });
+          if (within(s, 'instance.lifecycle.updating')) out.push({ type, error: new Error('CDN down') });
           break;
         case 'xstate.done.actor.rollback':
-          if (within(s, 'instance.rolling-back')) out.push({ type, output: { revision: 'r0' } });
+          if (within(s, 'instance.lifecycle.rolling-back')) out.push({ type, output: { revision: 'r0' } });
           break;
         case 'xstate.error.actor.rollback':
-          if (within(s, 'instance.rolling-back')) out.push({ type, error: new Error('no bin.prev') });
+          if (within(s, 'instance.lifecycle.rolling-back')) out.push({ type, error: new Error('no bin.prev') });
           break;
         case 'xstate.done.actor.updateCheck':
-          if (c.check !== 'idle')
-            out.push({ type, output: { available: true } }, { type, output: { available: false } });
+          if (checking) out.push({ type, output: { available: true } }, { type, output: { available: false } });
           break;
         case 'xstate.error.actor.updateCheck':
-          if (c.check !== 'idle') out.push({ type, error: new Error('no manifest') });
+          if (checking) out.push({ type, error: new Error('no manifest') });
+          break;
+        case 'UPDATE_FOUND':
+          // Raised by the update-check region itself when a check finds a build (the done event above).
           break;
         default:
           throw new Error(`model: no payload for event type ${type}; add it to eventsFor()`);
@@ -153,11 +160,10 @@ function serialize(s: Snap): string {
     Math.min(c.startupFailures, c.timing.startupFailureLimit),
     Math.min(c.crashStreak, 2),
     c.updatePending,
-    c.check,
   ];
   if (s.status === 'done') return JSON.stringify(s.value);
-  if (within(s, 'instance.owning')) return JSON.stringify([...base, c.exitIntent, c.checkedIn]);
-  if (within(s, 'instance.updating') || within(s, 'instance.rolling-back'))
+  if (within(s, 'instance.lifecycle.server')) return JSON.stringify([...base, c.exitIntent, c.checkedIn]);
+  if (within(s, 'instance.lifecycle.updating') || within(s, 'instance.lifecycle.rolling-back'))
     return JSON.stringify([...base, c.exitIntent]);
   return JSON.stringify(base);
 }
@@ -207,8 +213,6 @@ function delayOf(type: string, h: Harness): number {
       return Math.floor(t.checkinTimeoutMs / 2);
     case 'hangAfter':
       return t.checkinTimeoutMs - Math.floor(t.checkinTimeoutMs / 2);
-    case 'stopTimeout':
-      return t.stopTimeoutMs;
     case 'backoff':
       return backoffMs(t, c.crashStreak);
     case 'blockedBackoff':
@@ -341,6 +345,32 @@ model('instance model :: every state and every declared transition is taken by a
     plans.size >= want.transitions.length / 3,
     `${plans.size} paths for ${want.transitions.length} transitions`,
   );
+});
+
+model('instance model :: in every state, a refused control request changes nothing and says why by its tags', () => {
+  const { logic } = recordingLogic();
+  const testModel = new TestModel(logic, { events: eventsFor(eventTypes()), serializeState: serialize, input });
+  const reasons = new Set<string>(Object.values(BUSY_REASONS));
+  const facts = { canUpdate: true, canRollback: true };
+  let refused = 0;
+  for (const { state } of testModel.getShortestPaths()) {
+    if (state.status !== 'active') continue;
+    for (const action of ['restart', 'update', 'stop', 'rollback'] as const) {
+      const why = refusalOf(state, action, facts);
+      if (why === null) continue;
+      refused += 1;
+      assert.ok(reasons.has(why), `${JSON.stringify(state.value)} refuses ${action} with a tag's reason: ${why}`);
+      assert.ok(state.hasTag('busy'), `${JSON.stringify(state.value)} refuses ${action}, so it is tagged busy`);
+      const [next] = transition(instanceMachine, state, CONTROL_EVENT[action]);
+      assert.equal(next.value, state.value, `${action} refused in ${JSON.stringify(state.value)} keeps the state`);
+      assert.equal(
+        next.context,
+        state.context,
+        `${action} refused in ${JSON.stringify(state.value)} keeps the context`,
+      );
+    }
+  }
+  assert.ok(refused > 0, 'some state refuses something');
 });
 
 model.run();

@@ -19,7 +19,7 @@ launch('instance :: START checks for an update, then launches the installed revi
   assert.is(h.state(), 'updating');
   assert.equal(h.updates[0]?.input, { key: 'alpha', revision: 'r1' });
   await h.finishUpdate({ revision: 'r2', changed: true });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(h.context().revision, 'r2');
   assert.is(h.context().updatePending, false);
   assert.equal(h.proc().input, { key: 'alpha', launchId: 1, adoptPid: null });
@@ -29,7 +29,7 @@ launch('instance :: START checks for an update, then launches the installed revi
 launch('instance :: a failed update is reported and the old build starts', async ({ h }) => {
   h.actor.send({ type: 'START' });
   await h.failUpdate('CDN down');
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(h.context().revision, 'r1');
   assert.ok(h.emitted.some((e) => e.type === 'update-failed' && e.message === 'CDN down'));
   assert.is(h.processes.length, 1);
@@ -58,7 +58,7 @@ launch('instance :: RESTART during the update withdraws an earlier STOP', async 
   h.actor.send({ type: 'STOP' });
   h.actor.send({ type: 'RESTART' });
   await h.finishUpdate();
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
 });
 
 launch('instance :: the first check-in runs the server and records its pid', async ({ h }) => {
@@ -66,14 +66,14 @@ launch('instance :: the first check-in runs the server and records its pid', asy
   assert.is(h.context().pid, 4321);
   assert.is(h.context().checkedIn, false);
   h.checkin();
-  assert.is(h.state(), 'running');
+  assert.is(h.state(), 'server.running');
   assert.is(h.context().checkedIn, true);
   assert.equal(h.emitted.at(-1), { type: 'checkin', launchId: 1 });
 });
 
 launch('instance :: ADOPT watches a live server without launching or updating', ({ h }) => {
   h.actor.send({ type: 'ADOPT', pid: 777 });
-  assert.is(h.state(), 'running');
+  assert.is(h.state(), 'server.running');
   assert.equal(h.proc().input, { key: 'alpha', launchId: 1, adoptPid: 777 });
   assert.is(h.context().pid, 777);
   assert.is(h.context().checkedIn, true);
@@ -93,13 +93,13 @@ const hang = harnessSuite('instance check-ins');
 hang('instance :: no check-in within the timeout after launch is a hang', async ({ h }) => {
   await h.launch();
   h.clock.increment(TIMING.checkinTimeoutMs - 1);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   h.clock.increment(1);
-  assert.is(h.state(), 'restarting.stopping');
+  assert.is(h.state(), 'server.stopping');
   assert.equal(h.alerts(), ['hang']);
   assert.equal(h.proc().commands, [{ type: 'KILL', reason: 'hang', dump: true }]);
   h.proc().exit(null, 'SIGKILL');
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.equal(h.restarts(), ['hang']);
   // A server that never checked in failed to start, whoever killed it (the real watchdog counts it the same way).
   assert.is(h.context().startupFailures, 1);
@@ -110,13 +110,13 @@ hang('instance :: no check-in within the timeout after launch is a hang', async 
 hang('instance :: half the timeout without a check-in is degraded, the other half a hang', async ({ h }) => {
   await h.run();
   h.clock.increment(TIMING.checkinTimeoutMs / 2);
-  assert.is(h.state(), 'awaiting-checkin');
+  assert.is(h.state(), 'server.awaiting-checkin');
   h.checkin();
-  assert.is(h.state(), 'running');
+  assert.is(h.state(), 'server.running');
   h.clock.increment(TIMING.checkinTimeoutMs / 2);
-  assert.is(h.state(), 'awaiting-checkin');
+  assert.is(h.state(), 'server.awaiting-checkin');
   h.clock.increment(TIMING.checkinTimeoutMs / 2);
-  assert.is(h.state(), 'restarting.stopping');
+  assert.is(h.state(), 'server.stopping');
   assert.equal(h.alerts(), ['hang']);
   assert.equal(h.proc().commands, [{ type: 'KILL', reason: 'hang', dump: true }]);
 });
@@ -127,7 +127,7 @@ hang('instance :: every check-in while running restarts the timer', async ({ h }
     h.clock.increment(TIMING.checkinTimeoutMs / 2 - 1);
     h.checkin();
   }
-  assert.is(h.state(), 'running');
+  assert.is(h.state(), 'server.running');
   assert.equal(h.alerts(), []);
 });
 
@@ -136,9 +136,9 @@ hang('instance :: a stale check-in from an older launch is ignored', async ({ h 
   h.proc().exit(1);
   assert.is(h.context().launchId, 2);
   h.actor.send({ type: 'CHECKIN', launchId: 1 });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   h.clock.increment(TIMING.checkinTimeoutMs);
-  assert.is(h.state(), 'restarting.stopping');
+  assert.is(h.state(), 'server.stopping');
 });
 
 hang('instance :: a stale exit from an older launch never touches the newer one', async ({ h }) => {
@@ -146,28 +146,26 @@ hang('instance :: a stale exit from an older launch never touches the newer one'
   const first = h.proc();
   h.actor.send({ type: 'RESTART' });
   first.exit(0);
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   const second = h.proc();
   first.exit(1); // ignored by the stopped child already; and even if it were delivered:
   h.actor.send({ type: 'PROCESS_EXITED', launchId: 1, code: 1, signal: null });
   h.actor.send({ type: 'PROCESS_STARTED', launchId: 1, secret: 'old', pid: 1 });
-  assert.is(h.state(), 'starting');
+  assert.is(h.state(), 'server.starting');
   assert.is(second.stopped, false);
   assert.is(h.context().startupFailures, 0);
   assert.is(h.context().pid, null);
 });
 
-hang('instance :: an unanswered stop re-sends KILL after each stop timeout', async ({ h }) => {
+hang('instance :: a stop is escalated by the process actor alone: the machine waits for the exit', async ({ h }) => {
   await h.run();
   h.actor.send({ type: 'RESTART' });
-  assert.equal(h.proc().commands, [{ type: 'SHUTDOWN', reason: 'Restart requested by the watchdog' }]);
-  h.clock.increment(TIMING.stopTimeoutMs);
-  h.clock.increment(TIMING.stopTimeoutMs);
-  assert.is(h.state(), 'restarting.stopping');
-  assert.equal(h.proc().commands.slice(1), [
-    { type: 'KILL', reason: 'stop-timeout' },
-    { type: 'KILL', reason: 'stop-timeout' },
-  ]);
+  assert.equal(h.proc().commands, [{ type: 'STOP_GRACEFULLY', reason: 'Restart requested by the watchdog' }]);
+  h.clock.increment(TIMING.checkinTimeoutMs * 10);
+  assert.is(h.state(), 'server.stopping');
+  assert.equal(h.proc().commands.length, 1, 'no second command from a timer of its own');
+  h.proc().exit(null, 'SIGKILL');
+  assert.is(h.state(), 'server.starting');
 });
 
 hang('instance :: CONFIG changes the timeout from the next timer armed', async ({ h }) => {
@@ -175,9 +173,9 @@ hang('instance :: CONFIG changes the timeout from the next timer armed', async (
   h.actor.send({ type: 'CONFIG', timing: { ...TIMING, checkinTimeoutMs: 2_000 } });
   h.checkin();
   h.clock.increment(1_000);
-  assert.is(h.state(), 'awaiting-checkin');
+  assert.is(h.state(), 'server.awaiting-checkin');
   h.clock.increment(1_000);
-  assert.is(h.state(), 'restarting.stopping');
+  assert.is(h.state(), 'server.stopping');
 });
 
 hang.run();

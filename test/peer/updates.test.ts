@@ -290,7 +290,7 @@ test("updates :: ours in the real watchdog's folder takes over build B as instal
   ctx.extra.push(() => ours.stop());
   await runningBuild(side.apiPort, 'B');
   const s = await waitFor(
-    'running',
+    'server.running',
     async () => {
       const st = await ourStatus(side);
       return isRunningState(st.state) ? st : undefined;

@@ -36,7 +36,7 @@ const instance = {
   dir: '/nonexistent/alpha',
   apiToken: 't',
   program: '/nonexistent/alpha/bin/server',
-  settings: { TimeoutSeconds: 10, ApiPort: 1 },
+  settings: { TimeoutSeconds: 10, ApiPort: 1, Backups: { BeforeUpdate: true }, Retention: {} },
 } as unknown as ResolvedInstance;
 
 /** A provider whose check answers only when the test says so (or is aborted). */

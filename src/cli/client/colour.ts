@@ -26,18 +26,11 @@ export function paint(text: string, style: Style | undefined, on: boolean): stri
 
 /** The colour of a dotted state path: green running, yellow in transition, red failing, dim idle. */
 export function stateStyle(state: string): Style | undefined {
-  if (state === 'running') return 'green';
+  if (state === 'server.running') return 'green';
   if (state === 'stopped.failing' || state.startsWith('stopped.failing.')) return 'red';
   if (state === 'stopped.idle' || state.startsWith('stopped.idle.')) return 'dim';
   const top = state.split('.')[0];
-  if (
-    top === 'awaiting-checkin' ||
-    top === 'restarting' ||
-    top === 'updating' ||
-    top === 'starting' ||
-    top === 'rolling-back'
-  )
-    return 'yellow';
+  if (top === 'server' || top === 'restarting' || top === 'updating' || top === 'rolling-back') return 'yellow';
   return undefined;
 }
 

@@ -45,7 +45,8 @@ export function judge(
     const why = [`${now.startupFailures ?? '?'} startup failures`, lastExitText(now)].filter(Boolean).join('; ');
     return done(false, `failing to start (${why}); it stays stopped until a restart or a new build`);
   }
-  const relaunched = now.state === 'running' && now.pid !== null && now.pid !== undefined && now.pid !== before.pid;
+  const relaunched =
+    now.state === 'server.running' && now.pid !== null && now.pid !== undefined && now.pid !== before.pid;
   switch (action) {
     case 'stop':
       return now.state === 'stopped.idle' ? done(true, 'stopped') : null;
@@ -80,7 +81,7 @@ export function judge(
           if (check.result === 'failed')
             return done(false, `the update check failed: ${check.error ?? 'no reason given'}; the instance runs on`);
         }
-        return done(true, `no update available; ${now.state === 'running' ? running(now) : now.state}`);
+        return done(true, `no update available; ${now.state === 'server.running' ? running(now) : now.state}`);
       }
       if (now.state.startsWith('stopped.'))
         return done(true, `an update is available; the instance is stopped, so it is installed at its next start`);

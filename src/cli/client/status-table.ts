@@ -61,7 +61,7 @@ export function stoppedLine(row: StatusRow): string | null {
  */
 export function exitLine(row: StatusRow): string | null {
   const detail = row.lastExit?.detail;
-  return detail && row.state !== 'running' ? `${row.key} last exit: ${detail}` : null;
+  return detail && row.state !== 'server.running' ? `${row.key} last exit: ${detail}` : null;
 }
 
 /**

@@ -8,7 +8,7 @@ const rows: StatusRow[] = [
   {
     key: 'alpha',
     name: 'Alpha',
-    state: 'running',
+    state: 'server.running',
     pid: 4242,
     revision: 'abc123',
     lastCheckinAt: '2024-05-01T11:59:57.000Z',
@@ -37,7 +37,7 @@ const rows: StatusRow[] = [
   // What an older daemon might send: no uptimeSeconds.
   {
     key: 'gamma',
-    state: 'awaiting-checkin',
+    state: 'server.awaiting-checkin',
     pid: 7,
     revision: '1.0',
     lastCheckinAt: '2024-05-01T11:59:00.000Z',
@@ -53,7 +53,7 @@ const cells = suite('statusCells :: one row');
 cells('status-table :: every column, dashes for nulls, ages and uptimes formatted', () => {
   assert.equal(statusCells(rows[0]!, now), [
     'alpha',
-    'running',
+    'server.running',
     'abc123',
     '4242',
     '1h 2m',
@@ -128,9 +128,9 @@ plain('status-table :: header names the columns; rows are aligned; no escape cod
   // Each column starts at the same offset on every line.
   const stateAt = lines[0]!.indexOf('STATE');
   const revAt = lines[0]!.indexOf('REVISION');
-  assert.is(lines[1]!.indexOf('running'), stateAt);
+  assert.is(lines[1]!.indexOf('server.running'), stateAt);
   assert.is(lines[2]!.indexOf('stopped.failing'), stateAt);
-  assert.is(lines[3]!.indexOf('awaiting-checkin'), stateAt);
+  assert.is(lines[3]!.indexOf('server.awaiting-checkin'), stateAt);
   assert.is(lines[1]!.indexOf('abc123'), revAt);
   assert.is(lines[2]!.slice(revAt, revAt + 1), '-');
   assert.match(lines[1]!, /3s ago/);
@@ -174,9 +174,9 @@ colour('status-table :: states coloured by kind; alignment measured without esca
     { key: 'g', state: 'rolling-back' },
   ];
   const out = renderStatusTable([...rows, ...extra], { colour: true, now });
-  assert.ok(out.includes(`${ESC}[32mrunning${ESC}[39m`), 'running green');
+  assert.ok(out.includes(`${ESC}[32mserver.running${ESC}[39m`), 'running green');
   assert.ok(out.includes(`${ESC}[31mstopped.failing${ESC}[39m`), 'failing red');
-  assert.ok(out.includes(`${ESC}[33mawaiting-checkin${ESC}[39m`), 'awaiting yellow');
+  assert.ok(out.includes(`${ESC}[33mserver.awaiting-checkin${ESC}[39m`), 'awaiting yellow');
   assert.ok(out.includes(`${ESC}[2mstopped.idle${ESC}[22m`), 'idle dim');
   assert.ok(out.includes(`${ESC}[33mrestarting.backoff${ESC}[39m`), 'restarting yellow');
   assert.ok(out.includes(`${ESC}[33mrolling-back${ESC}[39m`), 'rolling back yellow');
@@ -187,9 +187,10 @@ colour('status-table :: states coloured by kind; alignment measured without esca
 
 colour('status-table :: stateStyle covers the state families', () => {
   const families = {
-    running: 'green',
-    'awaiting-checkin': 'yellow',
-    starting: 'yellow',
+    'server.running': 'green',
+    'server.awaiting-checkin': 'yellow',
+    'server.starting': 'yellow',
+    'server.stopping': 'yellow',
     'updating.downloading': 'yellow',
     'stopped.failing': 'red',
     'stopped.idle': 'dim',

@@ -60,7 +60,7 @@ const running = (ctx: Ctx) =>
     'demo running',
     async () => {
       const s = await d(ctx).status('demo', 'tok');
-      return s.state === 'running' && s.pid !== null ? s : undefined;
+      return s.state === 'server.running' && s.pid !== null ? s : undefined;
     },
     20_000,
   );
@@ -125,7 +125,7 @@ test('control :: stop --wait then restart --wait --json: stopped, then running w
   assert.is(start.code, 0, start.stderr);
   const out = JSON.parse(start.stdout) as { ok: boolean; state: string; pid: number; seconds: number };
   assert.is(out.ok, true);
-  assert.is(out.state, 'running');
+  assert.is(out.state, 'server.running');
   assert.is.not(out.pid, before.pid);
   assert.type(out.seconds, 'number');
 });
@@ -150,7 +150,7 @@ test('control :: update --wait with a provider: 200 at once, then running again 
     'dummy running',
     async () => {
       const s = await d(ctx).status('dummy', 'tok-dummy');
-      return s.state === 'running' && s.pid !== null ? s : undefined;
+      return s.state === 'server.running' && s.pid !== null ? s : undefined;
     },
     20_000,
   );
@@ -158,7 +158,7 @@ test('control :: update --wait with a provider: 200 at once, then running again 
   assert.is(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { ok: boolean; state: string; pid: number; revision: string };
   assert.is(out.ok, true);
-  assert.is(out.state, 'running');
+  assert.is(out.state, 'server.running');
   assert.is.not(out.pid, before.pid);
   assert.is(out.revision, String(Number(before.revision) + 1));
   const lines = (await audit(ctx)).filter((l) => l.key === 'dummy' && l.action === 'update');

@@ -141,7 +141,7 @@ export async function runningBuild(
       `${key} running build ${build}`,
       async () => {
         const status = await d.status(key, TOKEN);
-        if (status.state !== 'running' || status.pid === null || status.pid === opts.notPid) return undefined;
+        if (status.state !== 'server.running' || status.pid === null || status.pid === opts.notPid) return undefined;
         const server = await buildStatus(port);
         return server.build === build && server.pid === status.pid ? { status, server } : undefined;
       },

@@ -54,7 +54,7 @@ test('before-first-request :: a crash seen only through /health is counted by /m
   const pid = d.proc.pid ?? 0;
   const first = await waitFor(
     'demo running, seen through /health',
-    async () => ((await healthState(d.url)) === 'running' ? (await children(pid))[0] : undefined),
+    async () => ((await healthState(d.url)) === 'server.running' ? (await children(pid))[0] : undefined),
     15_000,
     50,
   );
@@ -63,7 +63,7 @@ test('before-first-request :: a crash seen only through /health is counted by /m
     'demo relaunched, seen through /health',
     async () => {
       const [now] = await children(pid);
-      return now !== undefined && now !== first && (await healthState(d.url)) === 'running';
+      return now !== undefined && now !== first && (await healthState(d.url)) === 'server.running';
     },
     15_000,
     50,

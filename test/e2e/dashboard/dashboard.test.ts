@@ -77,13 +77,13 @@ async function watchState(
 test(
   'dashboard :: the page loads: both instances, their facts, and the running node highlighted for each',
   inPage(async (d, b) => {
-    const [alpha, beta] = [await inState(d, 'alpha', 'running'), await inState(d, 'beta', 'running')];
+    const [alpha, beta] = [await inState(d, 'alpha', 'server.running'), await inState(d, 'beta', 'server.running')];
     const res = await b.page.goto(`${d.url}/`);
     assert.is(res?.status(), 200);
     await b.page.waitForSelector('#chart svg g.node');
     await waitFor(
       'both cards running',
-      async () => (await pillText(b, 'alpha')) === 'running' && (await pillText(b, 'beta')) === 'running',
+      async () => (await pillText(b, 'alpha')) === 'server.running' && (await pillText(b, 'beta')) === 'server.running',
       10_000,
     );
     assert.is(await b.page.textContent(`${card('alpha')} [data-field="pid"]`), String(alpha.pid));
@@ -98,8 +98,8 @@ test(
     await waitFor('CPU, memory and players on the card', async () => (await field('players')) === '0', 15_000);
     assert.match((await field('cpu')) ?? '', /^\d+(\.\d)? %$/);
     assert.match((await field('memory')) ?? '', /^\d+\.\d (MiB|GiB)( \(\d+ processes\))?$/);
-    assert.equal(await activeNodes(b, 'alpha'), ['state:running']);
-    assert.equal(await activeNodes(b, 'beta'), ['state:running']);
+    assert.equal(await activeNodes(b, 'alpha'), ['state:server.running']);
+    assert.equal(await activeNodes(b, 'beta'), ['state:server.running']);
     assert.is(await b.page.textContent('#conn'), 'live');
     await screenshot(b.page, 'dashboard-loaded.png');
   }),
@@ -131,7 +131,7 @@ test(
       const lag = shown.t - at;
       assert.ok(lag < 1000, `the page showed stopped.idle ${lag} ms after the transition`);
       assert.equal(await activeNodes(b, 'beta'), ['state:stopped.idle']);
-      assert.equal(await activeNodes(b, 'alpha'), ['state:running'], 'alpha is untouched');
+      assert.equal(await activeNodes(b, 'alpha'), ['state:server.running'], 'alpha is untouched');
       assert.is(await b.page.textContent(`${card('beta')} [data-field="pid"]`), '—');
       // The daemon's status says what applies: without UpdateType or a previous build, a stopped instance can only be started (or held).
       const status = (await statusOf(d, 'beta')) as unknown as Record<string, unknown>;
@@ -160,7 +160,7 @@ test(
 test(
   'dashboard :: the Restart button, once confirmed, restarts the instance (the pid changes)',
   inPage(async (d, b) => {
-    const before: StatusJson = await inState(d, 'alpha', 'running');
+    const before: StatusJson = await inState(d, 'alpha', 'server.running');
     await b.page.click(`${card('alpha')} button[data-action="restart"]`);
     const dialog = b.page.locator('dialog#confirm');
     await dialog.waitFor({ state: 'visible' });
@@ -168,7 +168,7 @@ test(
     await screenshot(b.page, 'dashboard-confirm.png');
     await b.page.click('#confirm-ok');
     await dialog.waitFor({ state: 'hidden' });
-    const after = await inState(d, 'alpha', 'running', before.pid);
+    const after = await inState(d, 'alpha', 'server.running', before.pid);
     assert.is(after.restarts, before.restarts + 1);
     await waitFor(
       'the card showing the new pid',
@@ -176,7 +176,7 @@ test(
       10_000,
     );
     assert.is(await b.page.textContent(`${card('alpha')} .action-result`), 'restart accepted');
-    assert.equal(await activeNodes(b, 'alpha'), ['state:running']);
+    assert.equal(await activeNodes(b, 'alpha'), ['state:server.running']);
     // The dashboard's request is audited like any control request.
     await waitFor(
       'the audit line',
@@ -200,7 +200,7 @@ test(
 test(
   'dashboard :: screenshot: two instances in different states, logs open',
   inPage(async (d, b) => {
-    await inState(d, 'alpha', 'running');
+    await inState(d, 'alpha', 'server.running');
     await inState(d, 'beta', 'stopped.idle');
     for (const key of ['alpha', 'beta']) await b.page.click(`${card(key)} details.log summary`);
     await waitFor(

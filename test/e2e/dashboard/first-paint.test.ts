@@ -148,12 +148,12 @@ test(
     await b.page.click(button('beta', 'stop'), { force: true });
     assert.is(await b.page.locator('dialog#confirm').isVisible(), false);
     assert.equal(beta.calls, []);
-    beta.state = 'running';
+    beta.state = 'server.running';
     await b.page.reload(); // nothing announces a memory instance's change on the bus: load the page again
 
     await waitFor(
       'beta running',
-      async () => (await b.page.textContent(`${card('beta')} .state-pill`)) === 'running' || undefined,
+      async () => (await b.page.textContent(`${card('beta')} .state-pill`)) === 'server.running' || undefined,
       10_000,
     );
     const running = await buttons(b, 'beta');
@@ -180,7 +180,7 @@ test(
   'first-paint :: the state pill never wraps and the log takes the card width, even in a narrow window',
   onPage(async ({ b, url }) => {
     await b.page.setViewportSize({ width: 420, height: 800 });
-    alpha.state = 'awaiting-checkin'; // the longest state, with a hyphen a browser may break at
+    alpha.state = 'server.awaiting-checkin'; // the longest state, with a hyphen a browser may break at
     try {
       await b.page.goto(url);
       await b.page.waitForSelector(`${card('alpha')} .state-pill`);
@@ -215,7 +215,7 @@ test(
       assert.ok(Math.abs(pre - inner) < 2, `the log takes the card's width (${pre} of ${inner} px)`);
       await screenshot(b.page, 'dashboard-narrow.png');
     } finally {
-      alpha.state = 'running';
+      alpha.state = 'server.running';
       await b.page.setViewportSize({ width: 1280, height: 800 });
     }
   }),

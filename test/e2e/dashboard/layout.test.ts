@@ -19,7 +19,7 @@ const LONG_KEY = 'lrp_eu_west_main_1';
 const at = Date.parse('2026-01-01T00:00:00.000Z');
 
 function instance(key: string, i: number): InstanceControl {
-  const inst = memoryInstance(key, { apiToken: 't', state: i % 3 === 1 ? 'stopped.idle' : 'running' });
+  const inst = memoryInstance(key, { apiToken: 't', state: i % 3 === 1 ? 'stopped.idle' : 'server.running' });
   const status = inst.status;
   inst.status = () => ({
     ...status(),
@@ -54,7 +54,7 @@ const test = appSuite('e2e :: dashboard layout at 360, 1024 and 1600 px', {
   before: ({ bus }) => {
     show(3);
     // Listed facts the first paint and `hello` carry (the page's recorder starts with the app).
-    bus.emit('instance:state', { key: LONG_KEY, state: 'running', previous: 'starting', at });
+    bus.emit('instance:state', { key: LONG_KEY, state: 'server.running', previous: 'server.starting', at });
     bus.emit('instance:alert', { key: 's01', kind: 'crash', message: 'the server exited with code 1', at: at + 1000 });
     bus.emit('instance:control', {
       key: LONG_KEY,
@@ -111,7 +111,7 @@ test(
       assert.ok(chart && chart.height > 300, `the chart is drawn: ${JSON.stringify(chart)}`);
       // Both running instances' state is marked before any script ran.
       assert.is(
-        await b.page.getAttribute('#chart g.node.active[id="state:running"]', 'data-instances'),
+        await b.page.getAttribute('#chart g.node.active[id="state:server.running"]', 'data-instances'),
         `${LONG_KEY} s02`,
       );
       assert.equal((await measureLayout(b.page)).problems, []);

@@ -39,7 +39,7 @@ test("metrics :: running: one-hot state, a recent check-in, the server's memory 
   const f = await when(
     'running with a check-in',
     (f) =>
-      activeState(f)?.join() === 'running' &&
+      activeState(f)?.join() === 'server.running' &&
       sample(f, 'watchdog_instance_seconds_since_checkin', { instance: 'demo' }) !== undefined &&
       // The daemon samples the server's CPU time every Timing.ResourceSampleSeconds, from its launch on.
       (sample(f, 'watchdog_instance_cpu_seconds_total', { instance: 'demo' }) ?? 0) > 0,
@@ -55,7 +55,7 @@ test("metrics :: running: one-hot state, a recent check-in, the server's memory 
   assert.is(restarts(f, 'request'), 0);
   const api = (await (await fetch(`${d.url}/api/instances`)).json()) as { key: string; state: string; pid: number }[];
   assert.is(api.length, 1);
-  assert.is(api[0]?.state, 'running');
+  assert.is(api[0]?.state, 'server.running');
   assert.equal(api[0], await d.status('demo', TOKEN));
 });
 
@@ -67,7 +67,7 @@ test('metrics :: a requested restart counts once under reason="request", and the
   assert.is(await d.control('demo', TOKEN, 'restart'), 200);
   const f = await when(
     'restart counted and running again',
-    (f) => restarts(f, 'request') === 1 && activeState(f)?.join() === 'running',
+    (f) => restarts(f, 'request') === 1 && activeState(f)?.join() === 'server.running',
     d,
   );
   assert.is(restarts(f, 'crash'), 0);

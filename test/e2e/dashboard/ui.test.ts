@@ -35,7 +35,7 @@ const until = (what: string, check: () => Promise<boolean>) =>
 test('ui :: version, both cards and the chart with each instance on its own node', async ({ browser }) => {
   const b = browser!;
   assert.is(await text(b, '#version'), 'v9.9.9');
-  assert.is(await text(b, `${card('alpha')} .state-pill`), 'running');
+  assert.is(await text(b, `${card('alpha')} .state-pill`), 'server.running');
   assert.is(await text(b, `${card('beta')} .state-pill`), 'stopped.idle');
   assert.equal(await b.page.$$eval('#chart g.instance-tag', (tags) => tags.map((t) => t.textContent).sort()), [
     'alpha',
@@ -115,17 +115,22 @@ test('ui :: server log lines stream in as plain text, never as markup', async ({
 
 test('ui :: state and alert facts update the card, the chart and the event list', async ({ bus, alpha, browser }) => {
   const b = browser!;
-  alpha.state = 'awaiting-checkin';
-  bus.emit('instance:state', { key: 'alpha', state: 'awaiting-checkin', previous: 'running', at: Date.now() });
+  alpha.state = 'server.awaiting-checkin';
+  bus.emit('instance:state', {
+    key: 'alpha',
+    state: 'server.awaiting-checkin',
+    previous: 'server.running',
+    at: Date.now(),
+  });
   bus.emit('instance:alert', {
     key: 'alpha',
     kind: 'hang',
     message: 'Server `alpha` stopped checking in',
     at: Date.now(),
   });
-  await until('the pill', async () => (await text(b, `${card('alpha')} .state-pill`)) === 'awaiting-checkin');
+  await until('the pill', async () => (await text(b, `${card('alpha')} .state-pill`)) === 'server.awaiting-checkin');
   assert.equal(await b.page.$$eval('#chart g.node.active[data-instances~="alpha"]', (n) => n.map((x) => x.id)), [
-    'state:awaiting-checkin',
+    'state:server.awaiting-checkin',
   ]);
   await until('the alert', async () =>
     (await text(b, '#events li[data-type="instance:alert"]')).includes('stopped checking in'),
@@ -146,7 +151,7 @@ test('ui :: with Admin configured the page needs the credentials, and works with
     assert.is(ok?.status(), 200);
     await b.page.waitForSelector('#chart svg g.node.active');
     await until('live over SSE with credentials', async () => (await text(b, '#conn')) === 'live');
-    assert.is(await text(b, `${card('alpha')} .state-pill`), 'awaiting-checkin');
+    assert.is(await text(b, `${card('alpha')} .state-pill`), 'server.awaiting-checkin');
   } finally {
     ctx.admin = undefined;
     await b.page.setExtraHTTPHeaders({});

@@ -96,7 +96,7 @@ test.after(async (ctx) => {
 
 test('daemon-killed :: a pid recorded in data.json that now belongs to an unrelated process is neither adopted nor killed', async (ctx) => {
   const d = await start(ctx);
-  ctx.pids = await runningPids(ctx, 'running', () => true);
+  ctx.pids = await runningPids(ctx, 'server.running', () => true);
   const unrelated = ctx.unrelated!.pid;
   assert.is.not(ctx.pids.a, unrelated, 'a launched its own server');
   assert.ok(rs.isAlive(unrelated), 'the unrelated process was not killed');
@@ -138,7 +138,7 @@ test('daemon-killed :: SIGKILLed while servers run, restarted: the same pids are
   await rs.sleep(TIMEOUT_S * 1000 + 500);
   for (const key of KEYS) {
     const s = await rs.statusOf(d, key, TOKEN);
-    assert.is(s.state, 'running', `${key} still running after TimeoutSeconds`);
+    assert.is(s.state, 'server.running', `${key} still running after TimeoutSeconds`);
     assert.is(s.pid, first[key]);
     assert.is(s.restarts, 0);
   }

@@ -35,7 +35,7 @@ const test = daemonSuite('e2e :: faults: data.json truncated or garbage', {
 for (const kind of Object.keys(DAMAGE) as Kind[]) {
   test(`data-json :: ${kind}: set aside as data.json.corrupt-*, the instance runs and records its launch in a new data.json`, async (ctx) => {
     const d = ctx.daemon!;
-    const s = await waitStatus(d, kind, 'tok', 'running', running);
+    const s = await waitStatus(d, kind, 'tok', 'server.running', running);
     ctx.pids.push(s.pid!);
     const dir = join(ctx.dir, 'instances', kind);
     const aside = (await readdir(dir)).filter((n) => n.startsWith('data.json.corrupt-'));

@@ -41,7 +41,7 @@ for (const persist of [false, true]) {
       });
       d = await startDaemon(withInstanceRoot(yaml, join(fs.path, 'instances')), { dir: tmp.path });
       const daemon = d;
-      pid = (await waitStatus(daemon, 'chatty', 'tok', 'running', running)).pid;
+      pid = (await waitStatus(daemon, 'chatty', 'tok', 'server.running', running)).pid;
       const logDir = join(fs.path, 'instances', 'chatty', 'logs');
       await waitFor('chat lines in server.log', async () => (await lastChat(logDir)) > 100, 10_000);
 
@@ -76,7 +76,7 @@ for (const persist of [false, true]) {
       );
       const after = await statusOf(daemon, 'chatty', 'tok');
       assert.is(after.pid, pid, 'never relaunched');
-      assert.is(after.state, 'running');
+      assert.is(after.state, 'server.running');
       if (!persist) {
         assert.match(
           daemon.log(),

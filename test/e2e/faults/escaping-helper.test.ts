@@ -144,7 +144,7 @@ function modeSuite(mode: Mode) {
   });
 
   it('escaping-helper :: a crash: the helper dies with its server, and the relaunch runs', async (ctx) => {
-    const server = await serverRunning(ctx, 'running');
+    const server = await serverRunning(ctx, 'server.running');
     const helper = await helperOf(ctx, server);
     // It really left: a session and process group of its own.
     const [, , group, session] = statFields(await readFile(`/proc/${helper}/stat`, 'utf8'));
@@ -182,7 +182,7 @@ function modeSuite(mode: Mode) {
   });
 
   it('escaping-helper :: a killed daemon: the next one names the helper on the port, kills it and launches', async (ctx) => {
-    const server = await serverRunning(ctx, 'running');
+    const server = await serverRunning(ctx, 'server.running');
     const helper = await helperOf(ctx, server);
     const name = (await readFile(`/proc/${helper}/comm`, 'utf8')).trim();
     await crash(ctx.daemon!);
@@ -203,7 +203,7 @@ function modeSuite(mode: Mode) {
     for (const d of ctx.daemons) await d.stop();
     ctx.yaml = fixedUrls(ctx.yaml.replace(/^ {2}PersistServers: false$/m, '  PersistServers: true'), await freePort());
     let d = await start(ctx);
-    const server = await serverRunning(ctx, 'running');
+    const server = await serverRunning(ctx, 'server.running');
     const helper = await helperOf(ctx, server);
     assert.is(await d.stop(), 0);
     assert.ok(isAlive(server) && isAlive(helper), 'both left running for the next daemon');

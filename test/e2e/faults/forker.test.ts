@@ -32,7 +32,7 @@ type Ctx = DaemonCtx & { pids: Set<number> };
 
 /** The running server and the grandchildren it reported (alive). */
 async function family(ctx: Ctx, key: string): Promise<{ pid: number; children: number[] }> {
-  const s = await waitStatus(ctx.daemon!, key, 'tok', 'running', running);
+  const s = await waitStatus(ctx.daemon!, key, 'tok', 'server.running', running);
   ctx.pids.add(s.pid!);
   const children = await waitFor(
     `${key}'s grandchildren`,

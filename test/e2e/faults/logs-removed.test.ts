@@ -30,7 +30,7 @@ for (const persist of [false, true]) {
 
   test('logs-removed :: the folder is recreated, lines and rotation resume, the server is never relaunched', async (ctx) => {
     const d = ctx.daemon!;
-    const s = await waitStatus(d, 'chatty', 'tok', 'running', running);
+    const s = await waitStatus(d, 'chatty', 'tok', 'server.running', running);
     ctx.pid = s.pid;
     const logDir = join(ctx.dir, 'instances', 'chatty', 'logs');
     await waitFor('a rotation (server.log.1)', () => existsSync(join(logDir, 'server.log.1')), 10_000);
@@ -53,7 +53,7 @@ for (const persist of [false, true]) {
     }
     const after = await statusOf(d, 'chatty', 'tok');
     assert.is(after.pid, s.pid, 'the same server');
-    assert.is(after.state, 'running');
+    assert.is(after.state, 'server.running');
     assert.is(d.proc.exitCode, null, 'the daemon is alive');
     assert.match(d.log(), /cannot write \S+server\.log \((ENOENT|ENOTDIR)\)/);
     assert.not.match(d.log(), /uncaught|unhandled/i);

@@ -198,7 +198,7 @@ const test = daemonSuite('e2e :: faults: 1,000 malformed requests', {
       instances: [{ key: KEY, port: await freePort(), runCommand: fixture('echo-env.mjs'), timeoutSeconds: 3 }],
     }),
   before: async (ctx) => {
-    ctx.pid = (await waitStatus(ctx.daemon!, KEY, TOKEN, 'running', running)).pid;
+    ctx.pid = (await waitStatus(ctx.daemon!, KEY, TOKEN, 'server.running', running)).pid;
   },
   after: (ctx) => killGroup(ctx.pid),
 });
@@ -234,7 +234,7 @@ test('malformed :: right status codes, no crash, and check-ins keep the instance
   assert.is(wrong.length, 0, `${wrong.length} wrong answers:\n${wrong.slice(0, 30).join('\n')}`);
   assert.ok(states.length >= 40, 'sampled throughout');
   for (const s of states) {
-    assert.is(s.state, 'running', `state during the flood: ${s.state}`);
+    assert.is(s.state, 'server.running', `state during the flood: ${s.state}`);
     assert.is(s.pid, ctx.pid, 'never relaunched');
     assert.is(s.restarts, 0);
   }

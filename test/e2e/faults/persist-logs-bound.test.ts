@@ -103,7 +103,7 @@ test.after(() => {
 });
 
 async function started(d: RunningDaemon, notPid?: number): Promise<number> {
-  const st = await waitStatus(d, 'chatty', TOKEN, 'running', (x) => running(x) && x.pid !== notPid, 15_000);
+  const st = await waitStatus(d, 'chatty', TOKEN, 'server.running', (x) => running(x) && x.pid !== notPid, 15_000);
   pids.add(st.pid!);
   return st.pid!;
 }

@@ -70,7 +70,7 @@ const test = chattySuite(
 
 test(`request-flood :: ${FLOOD} refused requests grow audit.log and the daemon log by under ${BOUND_BYTES} bytes each`, async (ctx) => {
   const d = ctx.daemon!;
-  ctx.pid = (await waitStatus(d, 'chatty', 'tok', 'running', running)).pid;
+  ctx.pid = (await waitStatus(d, 'chatty', 'tok', 'server.running', running)).pid;
   // Status polls while the instance was being prepared were refused (503): let their window close first.
   await new Promise((r) => setTimeout(r, 1200));
   const auditBefore = await auditSize(ctx.dir);
@@ -142,7 +142,7 @@ rotation(
   'request-flood :: accepted actions rotate audit.log at its size and keep at most AuditLogFiles files',
   async (ctx) => {
     const d = ctx.daemon!;
-    ctx.pid = (await waitStatus(d, 'chatty', 'tok', 'running', running)).pid;
+    ctx.pid = (await waitStatus(d, 'chatty', 'tok', 'server.running', running)).pid;
     for (let i = 0; i < 40; i++) assert.is(await d.control('chatty', 'tok', i % 2 === 0 ? 'hold' : 'release'), 200);
     const files = (await readdir(join(ctx.dir, 'logs'))).filter((n) => n.startsWith('audit.log')).sort();
     assert.equal(files, ['audit.log', 'audit.log.1', 'audit.log.2']);

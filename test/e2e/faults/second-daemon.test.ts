@@ -129,7 +129,7 @@ test('second-daemon :: a second daemon with other --urls exits 1 at once, names 
   const first = await startDaemon(ctx.yaml, { dir: ctx.dir });
   ctx.daemons.push(first);
   ctx.first = first;
-  const s = await rs.waitStatus(first, 'a', TOKEN, 'running', rs.running);
+  const s = await rs.waitStatus(first, 'a', TOKEN, 'server.running', rs.running);
   ctx.pid = s.pid!;
   ctx.servers.add(ctx.pid);
   await rs.sleep(300);
@@ -148,7 +148,7 @@ test('second-daemon :: a second daemon with other --urls exits 1 at once, names 
   assert.is(await readFile(join(ctx.dir, 'instances/a/data.json'), 'utf8'), data);
   await rs.sleep(500);
   const after = await rs.statusOf(first, 'a', TOKEN);
-  assert.is(after.state, 'running');
+  assert.is(after.state, 'server.running');
   assert.is(after.pid, ctx.pid, 'the server keeps its pid');
   assert.is(after.restarts, 0);
   assert.is(rs.logLines(first, /server launched/).length, 1, 'launched once');

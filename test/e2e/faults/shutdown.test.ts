@@ -31,7 +31,7 @@ const test = daemonSuite('e2e :: faults: servers that ignore /shutdown or have n
 
 test('shutdown :: ignores /shutdown: on restart it is killed once the exit window has passed, and relaunched', async (ctx) => {
   const d = ctx.daemon!;
-  const old = (await waitStatus(d, 'ig', 'tok', 'running', running)).pid!;
+  const old = (await waitStatus(d, 'ig', 'tok', 'server.running', running)).pid!;
   ctx.pids.add(old);
   const asked = Date.now();
   assert.is(await d.control('ig', 'tok', 'restart'), 200);
@@ -50,7 +50,7 @@ test('shutdown :: ignores /shutdown: on restart it is killed once the exit windo
 
 test('shutdown :: HTTP API closed: stop falls back to a graceful shutdown, then a kill, and the instance ends stopped.idle', async (ctx) => {
   const d = ctx.daemon!;
-  const old = (await waitStatus(d, 'nh', 'tok', 'running', running)).pid!;
+  const old = (await waitStatus(d, 'nh', 'tok', 'server.running', running)).pid!;
   ctx.pids.add(old);
   assert.is(await d.control('nh', 'tok', 'stop'), 200);
   const s = await waitStatus(d, 'nh', 'tok', 'stopped.idle', (st) => st.state === 'stopped.idle', 15_000);
@@ -67,7 +67,7 @@ test('shutdown :: HTTP API closed: stop falls back to a graceful shutdown, then 
   // It stays down (the real watchdog loses the instance here; ours keeps it and obeys the stop).
   await sleep(1000);
   assert.is((await statusOf(d, 'nh', 'tok')).state, 'stopped.idle');
-  assert.is((await statusOf(d, 'ig', 'tok')).state, 'running', 'the other instance is unaffected');
+  assert.is((await statusOf(d, 'ig', 'tok')).state, 'server.running', 'the other instance is unaffected');
 });
 
 test.run();

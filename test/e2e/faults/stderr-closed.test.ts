@@ -20,18 +20,18 @@ const test = daemonSuite('e2e :: faults: nobody reads the daemon log any more', 
 
 test('stderr-closed :: stderr closed: the daemon goes on logging into nothing and supervising', async (ctx) => {
   const d = ctx.daemon!;
-  const first = await waitStatus(d, 'alpha', 'tok', 'running', running);
+  const first = await waitStatus(d, 'alpha', 'tok', 'server.running', running);
   ctx.pids.push(first.pid!);
   // Close our end of the daemon's stderr pipe: its next log line meets EPIPE.
   d.proc.stderr?.destroy();
   // A restart makes it log (control accepted, shutdown, launch) and proves it still supervises.
   assert.is(await d.control('alpha', 'tok', 'restart'), 200);
-  const next = await waitState(d, 'alpha', 'tok', 'running', { notPid: first.pid });
+  const next = await waitState(d, 'alpha', 'tok', 'server.running', { notPid: first.pid });
   ctx.pids.push(next.pid!);
   assert.ok(next.pid !== first.pid, 'relaunched');
   await new Promise((r) => setTimeout(r, 300));
   assert.is(d.proc.exitCode, null, 'the daemon is alive');
-  assert.is((await statusOf(d, 'alpha', 'tok')).state, 'running');
+  assert.is((await statusOf(d, 'alpha', 'tok')).state, 'server.running');
   // Handled where the log writes, not caught at the top as an escaped error.
   for (const kind of ['uncaught-exception', 'unhandled-rejection'])
     assert.is(await metricValue(d.url, 'watchdog_uncaught_errors_total', { kind }), 0, kind);

@@ -120,7 +120,7 @@ test('token-colon :: a server whose secret contains ":" checks in, and keeps the
   );
   await sleep(3500); // longer than TimeoutSeconds: only accepted check-ins keep it running
   const later = await statusOf(d, 'c', API_TOKEN);
-  assert.is(later.state, 'running');
+  assert.is(later.state, 'server.running');
   assert.is(later.pid, s.pid);
   assert.is(later.restarts, 0);
   // Everything after the FIRST colon is the password: a prefix of it is wrong.

@@ -70,7 +70,7 @@ async function observe(d: RunningDaemon, startedAt: number): Promise<Outcome> {
   const hangKillsMs = Date.now() - startedAt;
   if (s.pid) servers.add(s.pid);
   // A control restart is acted on at once too (hang.mjs acknowledges /shutdown and stays: killed after 1 + 1 s).
-  const before = await waitStatus(d, 'h', 'tok', 'running', running);
+  const before = await waitStatus(d, 'h', 'tok', 'server.running', running);
   const asked = Date.now();
   if ((await d.control('h', 'tok', 'restart')) !== 200) throw new Error('restart refused');
   const after = await waitStatus(d, 'h', 'tok', 'relaunched', (st) => st.pid !== null && st.pid !== before.pid, 10_000);

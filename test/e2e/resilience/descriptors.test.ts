@@ -75,7 +75,14 @@ if (!skipped(A))
       });
       daemon = await startDaemon(yaml, { dir: tmp.path, wrap: ['prlimit', `--nofile=${LIMIT}:${LIMIT}`, '--'] });
       assert.match(daemon.log(), 'maxConnections=128', 'the cap derives from the limit: half of 256');
-      const first = await waitStatus(daemon, 'demo', 'tok', 'running', (s) => s.state === 'running', 15_000);
+      const first = await waitStatus(
+        daemon,
+        'demo',
+        'tok',
+        'server.running',
+        (s) => s.state === 'server.running',
+        15_000,
+      );
       const port = Number(new URL(daemon.url).port);
       // Well past the cap, for three check-in timeouts; a stranger would keep this up for ever.
       pressure = holdIdle(port, 300, 1500);
@@ -86,7 +93,7 @@ if (!skipped(A))
         const d = daemon;
         const s = await statusOf(d, 'demo', 'tok').catch(() => statusOf(d, 'demo', 'tok'));
         assert.is(s.pid, first.pid, 'the same server runs throughout');
-        assert.ok(['running', 'awaiting-checkin'].includes(s.state), s.state);
+        assert.ok(['server.running', 'server.awaiting-checkin'].includes(s.state), s.state);
         if (s.lastCheckinAt) worstAge = Math.max(worstAge, Date.now() - Date.parse(s.lastCheckinAt));
         await new Promise((r) => setTimeout(r, 200));
       }
@@ -152,7 +159,7 @@ if (!skipped(B))
       });
       daemon = await startDaemon(yaml, { dir: tmp.path, wrap: ['prlimit', `--nofile=${LIMIT}:${LIMIT}`, '--'] });
       const d = daemon;
-      const first = await waitStatus(d, 'demo', 'tok', 'running', (s) => s.state === 'running', 15_000);
+      const first = await waitStatus(d, 'demo', 'tok', 'server.running', (s) => s.state === 'server.running', 15_000);
       const port = Number(new URL(d.url).port);
       pressure = holdIdle(port, 400, 2000);
       // At its limit the daemon accepts a connection only to close it at once (libuv's EMFILE rule).
@@ -176,7 +183,7 @@ if (!skipped(B))
         'demo',
         'tok',
         'running again on a new server',
-        (s) => s.state === 'running' && s.pid !== null && s.pid !== first.pid,
+        (s) => s.state === 'server.running' && s.pid !== null && s.pid !== first.pid,
         20_000,
       );
       assert.is(back.startupFailures, 0, 'a blocked launch is no startup failure');

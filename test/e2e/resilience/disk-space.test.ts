@@ -82,7 +82,7 @@ test('disk :: fill, every view says so and one chat message; free, one more', as
   }).replace('Servers:\n', `Servers:\n  InstanceRoot: ${JSON.stringify(root)}\n`);
   const d = await startDaemon(yaml, { dir: tmp.path });
   ctx.daemon = d;
-  const before = await waitStatus(d, 'demo', 'tok', 'running', running);
+  const before = await waitStatus(d, 'demo', 'tok', 'server.running', running);
 
   const ok = await waitFor('a first disk reading in /health', async () => {
     const h = await health(d);

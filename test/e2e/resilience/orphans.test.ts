@@ -38,8 +38,8 @@ test('orphans :: SIGKILLed daemon: its leftover is found in data.json, shut down
   try {
     const d1 = await startDaemon(yaml, { dir: tmp.path });
     daemons.push(d1);
-    const a1 = (await rs.waitStatus(d1, 'a', TOKEN, 'running', rs.running)).pid!;
-    const b1 = (await rs.waitStatus(d1, 'b', TOKEN, 'running', rs.running)).pid!;
+    const a1 = (await rs.waitStatus(d1, 'a', TOKEN, 'server.running', rs.running)).pid!;
+    const b1 = (await rs.waitStatus(d1, 'b', TOKEN, 'server.running', rs.running)).pid!;
     pids.add(a1).add(b1);
 
     await rs.crash(d1);
@@ -53,7 +53,7 @@ test('orphans :: SIGKILLed daemon: its leftover is found in data.json, shut down
     const d2 = await startDaemon(yaml, { dir: tmp.path });
     daemons.push(d2);
     const a2 = await rs.waitStatus(d2, 'a', TOKEN, 'replaced', (s) => rs.running(s) && s.pid !== a1);
-    const b2 = await rs.waitStatus(d2, 'b', TOKEN, 'running', rs.running);
+    const b2 = await rs.waitStatus(d2, 'b', TOKEN, 'server.running', rs.running);
     pids.add(a2.pid!).add(b2.pid!);
 
     assert.not.ok(rs.isAlive(a1), 'the leftover is gone');

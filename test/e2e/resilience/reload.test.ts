@@ -41,7 +41,7 @@ test('reload :: invalid keeps the running config; valid adds, removes (all of th
       ['b', 'tok'],
       ['x', 'tok'],
     ] as const) {
-      before[key] = (await waitStatus(d, key, token, 'running', running)).pid!;
+      before[key] = (await waitStatus(d, key, token, 'server.running', running)).pid!;
       pids.add(before[key]!);
     }
 

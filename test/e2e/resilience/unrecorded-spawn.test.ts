@@ -45,14 +45,14 @@ for (const persist of [true, false]) {
       // Launched with PersistServers true so the server writes its own log and outlives the killed daemon.
       const d1 = await startDaemon(yaml(true), { dir: tmp.path });
       daemons.push(d1);
-      const a1 = (await rs.waitStatus(d1, 'a', TOKEN, 'running', rs.running)).pid!;
+      const a1 = (await rs.waitStatus(d1, 'a', TOKEN, 'server.running', rs.running)).pid!;
       pids.add(a1);
       await rs.crash(d1);
       await unrecord(tmp.path);
 
       const d2 = await startDaemon(yaml(persist), { dir: tmp.path });
       daemons.push(d2);
-      const a2 = await rs.waitStatus(d2, 'a', TOKEN, 'running', rs.running, 15_000);
+      const a2 = await rs.waitStatus(d2, 'a', TOKEN, 'server.running', rs.running, 15_000);
       pids.add(a2.pid!);
       assert.match(d2.log(), /found a server the previous daemon launched but had not recorded yet/);
       if (persist) {

@@ -131,7 +131,7 @@ async function restartAndCheckAdopted(ctx: Ctx): Promise<void> {
   );
   await rs.sleep(TIMEOUT_S * 1000 + 500);
   const later = await rs.statusOf(d, KEY, TOKEN);
-  assert.is(later.state, 'running', 'still running after TimeoutSeconds');
+  assert.is(later.state, 'server.running', 'still running after TimeoutSeconds');
   assert.is(later.pid, ctx.pidA);
   assert.is(later.restarts, 0);
   assert.ok(

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -83,6 +83,7 @@ s.before(async (ctx) => {
       SpaceMarginMegabytes: 0.5,
       MaxUnpackedMegabytes: 50,
     });
+    Object.assign(config.Servers.Instances[KEY] ?? {}, { Backups: { SpaceMarginMegabytes: 0 } });
     ctx.daemon = await startDaemon(stringify(config), { dir: ctx.dir });
     await runningBuild(ctx.daemon, KEY, ctx.port, 'A');
   } catch (err) {
@@ -186,6 +187,48 @@ test('disk :: a zip bomb stops at the cap, with a clear message', async (ctx) =>
     message,
     /the archive declares 200 MB unpacked, more than the 50 MB Updates\.MaxUnpackedMegabytes allows/,
   );
+});
+
+test('disk :: a disk that fills during the snapshot before the install fails the update; build A runs on', async (ctx) => {
+  const d = ctx.daemon as RunningDaemon;
+  const hook = ctx.hook as WebhookReceiver;
+  const fs = ctx.fs as SmallFs;
+  const inst = join(fs.path, 'instances', KEY);
+  // 400 files of 3 000 random bytes: listed as 1.2 MB, twice that is what the snapshot checks for, but each copy
+  // takes a whole 4 KiB page, so the disk fills while the snapshot is taken.
+  await mkdir(join(inst, 'data', 'saves'), { recursive: true });
+  for (let i = 0; i < 400; i++) await writeFile(join(inst, 'data', 'saves', `slot-${i}.bin`), randomBytes(3_000));
+  try {
+    const path = join(ctx.dir, 'C-snap.zip');
+    await writeZip(path, await serverBuildEntries('C'));
+    const before = await runningBuild(d, KEY, ctx.port, 'A');
+    await offerBuild(ctx.cdn as Cdn, MANIFEST, ctx.good as ManifestBuild, {
+      path,
+      key: `build-C${++serial}`,
+      time: '2024-06-01T10:00:00Z',
+      route: `/files/C${serial}.zip`,
+    });
+    fs.fill(2 * 400 * 3_000 + 300_000);
+    const seen = hook.messages.length;
+    assert.is(await d.control(KEY, TOKEN, 'update'), 200);
+    const failed = () => hook.messages.slice(seen).filter((m) => m.content.includes('could not install an update'));
+    const message = await waitFor('an update-failed chat message', () => failed()[0], 30_000);
+    assert.match(
+      message.content,
+      /could not install an update \(not installed, the snapshot before it failed: the disk filled while taking a snapshot of u \(ENOSPC\); nothing was kept/,
+    );
+    const after = await runningBuild(d, KEY, ctx.port, 'A', { notPid: before.status.pid });
+    assert.is(after.status.revision, 'build-A', 'the installed build runs on');
+    assert.is(await builtLabel({ dir: fs.path }, KEY), 'A', 'bin/ still holds build A');
+    assert.equal(await readdir(join(inst, 'backups')), [], 'no snapshot, staging or partial archive left');
+    const { backup } = (await d.status(KEY, TOKEN)) as unknown as {
+      backup: { ok: boolean; kind: string; error: string };
+    };
+    assert.equal([backup.ok, backup.kind], [false, 'before-update'], 'the status shows the failed snapshot');
+    assert.match(backup.error, /the disk filled/);
+  } finally {
+    await rm(join(inst, 'data', 'saves'), { recursive: true, force: true });
+  }
 });
 
 s.run();

@@ -146,7 +146,7 @@ test('manifest :: update again with nothing new: no restart, the server stays', 
   await new Promise((r) => setTimeout(r, 500));
   const s = await ctx.daemon!.status(KEY, TOKEN);
   assert.is(s.pid, before.status.pid);
-  assert.is(s.state, 'running');
+  assert.is(s.state, 'server.running');
 });
 
 test.run();

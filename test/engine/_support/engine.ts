@@ -33,7 +33,7 @@ const START_MS = 45_000;
 
 /** Waits until instance `key` runs an engine that has checked in (not `notPid`: a relaunch); its status. */
 export const running = (d: RunningDaemon, key: string, notPid?: number) =>
-  waitState(d, key, TOKEN, 'running', { notPid, timeoutMs: START_MS });
+  waitState(d, key, TOKEN, 'server.running', { notPid, timeoutMs: START_MS });
 
 let exitHook = false;
 

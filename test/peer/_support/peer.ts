@@ -351,7 +351,7 @@ const CLOCK_TICKS = (() => {
 })();
 
 /** The status `state` of a running server: `running`, or a dotted path ending in it (the statechart may nest it). */
-export const isRunningState = (state: string): boolean => state === 'running' || state.endsWith('.running');
+export const isRunningState = (state: string): boolean => state === 'server.running' || state.endsWith('.running');
 
 /** Alive and not a zombie (a server whose watchdog died is re-parented, and may not be reaped at once). */
 export async function isRunningPid(pid: number): Promise<boolean> {

@@ -8,9 +8,14 @@ export const PALETTE_SIZE = 6;
 /** The action buttons, in the order the card shows them. */
 export const ACTIONS = ['restart', 'update', 'stop', 'rollback', 'hold'];
 
-/** The state pill's colour group: the first part of the state, except that a failing stop is its own group. */
+/**
+ * The state pill's colour group: the first part of the state, except that a failing stop is its own group, a server's
+ * states are each their own (`server.running` → running) and a server being stopped looks like a restart.
+ */
 export function stateGroup(state) {
-  return state === 'stopped.failing' ? 'failing' : state.split('.')[0];
+  if (state === 'stopped.failing') return 'failing';
+  if (state === 'server.stopping') return 'restarting';
+  return state.startsWith('server.') ? state.slice('server.'.length) : state.split('.')[0];
 }
 
 const isStopped = (state) => state.startsWith('stopped.');

@@ -47,7 +47,7 @@ export function waitStatus(
   );
 }
 
-export const running = (s: StatusJson) => s.state === 'running' && s.pid !== null;
+export const running = (s: StatusJson) => s.state === 'server.running' && s.pid !== null;
 
 /** SIGKILLs the daemon (a crash: nothing of its shutdown runs) and waits for it to be gone. */
 export async function crash(d: RunningDaemon): Promise<void> {

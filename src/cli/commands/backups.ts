@@ -1,0 +1,94 @@
+import { ofetch } from 'ofetch';
+import { UsageError } from '../../errors.ts';
+import { formatBytes } from '../../store/disk-space.ts';
+import type { BackupListing } from '../../supervisor/contract.ts';
+import { parseCommandArgs } from '../client/args.ts';
+import { basic, type Endpoint, explainFailure } from '../client/http.ts';
+import { withInstanceList } from '../client/instance-sources.ts';
+import { reportClientErrors } from '../client/report.ts';
+import type { Command, CommandOptions } from '../registry.ts';
+import { TARGET_FLAGS, targetOf } from './target-flags.ts';
+
+const TARGET_USAGE = `  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
+  --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
+  --config F    the appsettings.yml to read the address and token from`;
+
+export const backupsUsage = `usage: watchdog backups <key> [--json] [--url URL] [--token T] [--config F]
+  Lists the snapshots of the instance's data, newest first: when, why (before-update, manual, scheduled,
+  before-restore), the build it was taken on, and its size.
+  --json        the list as JSON
+${TARGET_USAGE}`;
+
+export const backupUsage = `usage: watchdog backup <key> [--timeout S] [--json] [--url URL] [--token T] [--config F]
+  Takes a snapshot of the instance's data/ and config.toml now, running server or not (SQLite databases are copied
+  with SQLite's online backup), applies Retention.Backups and starts Backups.AfterCommand; prints what it took.
+  --timeout S   how long to wait for it (default 600)
+  --json        the snapshot as JSON
+${TARGET_USAGE}`;
+
+export const backupsOptions = { ...TARGET_FLAGS, json: { type: 'boolean' } } as const satisfies CommandOptions;
+export const backupOptions = { ...backupsOptions, timeout: { type: 'string' } } as const satisfies CommandOptions;
+
+function keyOf(positionals: string[], usage: string): string {
+  const [key, ...extra] = positionals;
+  if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage}`);
+  return key;
+}
+
+const backupsUrl = (ep: Endpoint) => `${ep.url}/instances/${encodeURIComponent(ep.key)}/backups`;
+
+/** One line per snapshot: `20261128T031500Z-rev  2026-11-28T03:15:00Z  before-update  rev → rev2  12.3 MB`. */
+export function backupLine(b: BackupListing): string {
+  const build = b.revisionAfter ? `${b.revision ?? '-'} → ${b.revisionAfter}` : (b.revision ?? '-');
+  return [b.id, b.takenAt, b.kind.padEnd(14), build, `${formatBytes(b.archiveBytes)} (${b.files} files)`].join('  ');
+}
+
+/** `watchdog backups <key>`: GET /instances/<key>/backups. */
+export const backups: Command = (args) =>
+  reportClientErrors('backups', async () => {
+    const { values, positionals } = parseCommandArgs(args, backupsOptions, backupsUsage);
+    const key = keyOf(positionals, backupsUsage);
+    const target = targetOf('backups', values);
+    const url = await target.url();
+    const list = await withInstanceList(target, async () => {
+      const ep = { url, key, token: await target.token(key) };
+      return ofetch<BackupListing[]>(backupsUrl(ep), {
+        headers: { authorization: basic(key, ep.token) },
+        retry: 0,
+        timeout: 10_000,
+      }).catch((err: unknown) => {
+        throw explainFailure(err, ep, 'the backup list');
+      });
+    });
+    if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+    else if (list.length === 0) process.stdout.write(`no backups of ${key} yet\n`);
+    else process.stdout.write(`${list.map(backupLine).join('\n')}\n`);
+    return 0;
+  });
+
+/** `watchdog backup <key>`: POST /instances/<key>/backups, and what was taken. */
+export const backup: Command = (args) =>
+  reportClientErrors('backup', async () => {
+    const { values, positionals } = parseCommandArgs(args, backupOptions, backupUsage);
+    const key = keyOf(positionals, backupUsage);
+    const seconds = values.timeout === undefined ? 600 : Number(values.timeout);
+    if (!(seconds > 0))
+      throw new UsageError(`--timeout takes a number of seconds, not "${values.timeout}"\n${backupUsage}`);
+    const target = targetOf('backup', values);
+    const url = await target.url();
+    const taken = await withInstanceList(target, async () => {
+      const ep = { url, key, token: await target.token(key) };
+      return ofetch<BackupListing>(backupsUrl(ep), {
+        method: 'POST',
+        headers: { authorization: basic(key, ep.token) },
+        retry: 0,
+        timeout: seconds * 1000,
+      }).catch((err: unknown) => {
+        throw explainFailure(err, ep, 'the backup', seconds * 1000);
+      });
+    });
+    if (values.json) process.stdout.write(`${JSON.stringify(taken, null, 2)}\n`);
+    else process.stdout.write(`backup of ${key} taken: ${backupLine(taken)}\n`);
+    return 0;
+  });

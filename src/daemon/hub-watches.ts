@@ -1,0 +1,124 @@
+import { join } from 'node:path';
+import { type Bus, subscribe } from '../bus.ts';
+import { consoleOf } from '../config/console-hub-schema.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { describeError } from '../errors.ts';
+import { checkListing } from '../hub/hub-listing.ts';
+import { hubSettingsOf } from '../hub/hub-settings.ts';
+import { HubWatch } from '../hub/hub-watch.ts';
+import type { Logger } from '../log.ts';
+import type { InstanceRegistry } from '../supervisor/contract.ts';
+
+/** The engine's command that advertises to the hubs at once (RobustToolbox `AdvertiseNowCommand`). */
+export const READVERTISE_COMMAND = 'hub_advertise_now';
+/** A live server's state path ends so, whatever groups it (`running`, `server.running`, …`awaiting-checkin`). */
+const RUNNING = /(^|\.)(running|awaiting-checkin)$/;
+
+interface Watched {
+  watch: HubWatch;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Watches, for every instance whose server advertises to a hub (`hub.advertise` in what the engine reads: its
+ * config.toml, `ROBUST_CVAR_*`, `--cvar` in Arguments), whether the hubs list it while it runs (src/hub/). Each run
+ * starts afresh; the engine's hub lines in its log feed the watch. A server missing longer than `Hub.MissingMinutes`
+ * first gets the re-advertise command when its console is on, then is one `hub` chat notice, and with
+ * `Hub.RestartWhenMissing` a restart by its `Maintenance.When`; listed again is one notice more.
+ */
+export function startHubWatches(opts: {
+  config: () => ResolvedConfig;
+  bus: Bus;
+  log: Logger;
+  registry: InstanceRegistry;
+}) {
+  const { bus, log, registry } = opts;
+  const watched = new Map<string, Watched>();
+  const instanceOf = (key: string) => opts.config().instances.find((i) => i.key === key);
+
+  const stop = (key: string) => {
+    const w = watched.get(key);
+    if (w) clearInterval(w.timer);
+    watched.delete(key);
+  };
+
+  const start = (instance: ResolvedInstance) => {
+    stop(instance.key);
+    const hub = instance.settings.Hub;
+    if (!hub.Watch) return;
+    const argv = ['--config-file', join(instance.dir, 'config.toml'), ...instance.settings.Arguments];
+    let settings: ReturnType<typeof hubSettingsOf>;
+    try {
+      settings = hubSettingsOf(argv, { ...process.env, ...instance.settings.EnvironmentVariables });
+    } catch (err) {
+      log.warn('cannot read the hub settings; not watching the hub listing', {
+        key: instance.key,
+        error: describeError(err),
+      });
+      return;
+    }
+    if (settings === null) return;
+    for (const problem of settings.problems) log.warn(`hub advertising will fail: ${problem}`, { key: instance.key });
+    const key = instance.key;
+    const notice = (message: string, reason?: string) =>
+      bus.emit('instance:notice', { key, kind: 'hub', message, ...(reason ? { reason } : {}), at: Date.now() });
+    const consoleOn = consoleOf(instance.settings.Console) !== null;
+    const watch = new HubWatch({
+      settings,
+      missingAfterMs: hub.MissingMinutes * 60_000,
+      now: Date.now,
+      check: (url, address) => checkListing(url, address, { timeoutMs: Math.min(10_000, hub.CheckSeconds * 1000) }),
+      readvertise: consoleOn
+        ? async () => {
+            await registry.get(key)?.sendConsole?.(READVERTISE_COMMAND);
+          }
+        : undefined,
+      reports: {
+        readvertised: (url) => log.info(`not listed by ${url}: sent ${READVERTISE_COMMAND} to the server`, { key }),
+        missing: (url, address, since, why) => {
+          const minutes = Math.round((Date.now() - since) / 60_000);
+          log.warn('the server is missing from a hub it advertises to', { key, hub: url, address, why: why ?? '' });
+          notice(`Server \`${key}\` (${address}) has not been listed by ${url} for ${minutes} min`, why ?? undefined);
+          if (!hub.RestartWhenMissing) return;
+          const when = instance.settings.Maintenance?.When ?? 'RoundEnd';
+          registry.get(key)?.control('restart', { when, by: 'the hub watch' });
+        },
+        back: (url, address, ms) => {
+          log.info('the server is listed by the hub again', { key, hub: url, address });
+          notice(`Server \`${key}\` is listed by ${url} again, after ${Math.round(ms / 60_000)} min`);
+        },
+      },
+    });
+    // Polls are never concurrent: one still running when the next is due is skipped.
+    let polling = false;
+    const timer = setInterval(() => {
+      if (polling) return;
+      polling = true;
+      void watch.poll().finally(() => {
+        polling = false;
+      });
+    }, hub.CheckSeconds * 1000);
+    timer.unref();
+    watched.set(key, { watch, timer });
+  };
+
+  const unsubscribe = subscribe(bus, {
+    'instance:state': (e) => {
+      const running = RUNNING.test(e.state);
+      if (running && !watched.has(e.key)) {
+        const instance = instanceOf(e.key);
+        if (instance) start(instance);
+      } else if (!running) stop(e.key);
+    },
+    'instance:log': (e) => watched.get(e.key)?.watch.line(e.line),
+  });
+
+  return {
+    /** The hubs of each watched instance as last seen. */
+    states: (key: string) => watched.get(key)?.watch.states() ?? null,
+    stop(): void {
+      unsubscribe();
+      for (const key of [...watched.keys()]) stop(key);
+    },
+  };
+}

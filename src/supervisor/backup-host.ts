@@ -1,0 +1,153 @@
+import { type BackupOutcome, InstanceBackups } from '../backups/instance-backups.ts';
+import type { BackupEntry } from '../backups/catalog.ts';
+import type { BackupManifest } from '../backups/manifest.ts';
+import { nextFire } from '../config/cron.ts';
+import { describeError } from '../errors.ts';
+import type { BackupListing, BackupStatus, InstanceBackupsControl } from './contract.ts';
+import type { InstanceDeps } from './instance-deps.ts';
+
+/** The longest a Node timer waits; a later fire is reached by waking early and arming again. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const listing = (m: BackupManifest | BackupEntry): BackupListing => ({
+  id: m.id,
+  kind: m.kind,
+  takenAt: m.takenAt,
+  revision: m.revision,
+  revisionAfter: m.revisionAfter,
+  bytes: m.bytes,
+  archiveBytes: m.archiveBytes,
+  files: m.files.length,
+});
+
+/**
+ * An instance's snapshots as the daemon runs them: before each install (`Backups.BeforeUpdate`), on
+ * `Backups.Schedule`, and on request; each outcome on the bus (`instance:backup`, metrics and the status read it), a
+ * failure also a chat notice, and `Backups.AfterCommand`'s end as `instance:backup-copied`.
+ */
+export function createBackupHost(deps: InstanceDeps, revision: () => string | null, serverRunning: () => boolean) {
+  const key = deps.instance.key;
+  let lastSuccessAt: number | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  const notice = (message: string, reason: string) =>
+    deps.bus.emit('instance:notice', { key, kind: 'backup', message, reason, at: Date.now() });
+
+  const backups = new InstanceBackups({
+    key,
+    instanceDir: deps.instance.dir,
+    settings: () => ({ backups: deps.instance.settings.Backups, retention: deps.instance.settings.Retention }),
+    reports: {
+      taken: (o: BackupOutcome) => {
+        if (o.ok) lastSuccessAt = o.at;
+        deps.bus.emit('instance:backup', {
+          key,
+          ok: o.ok,
+          kind: o.kind,
+          id: o.ok ? o.id : null,
+          bytes: o.ok ? o.bytes : null,
+          archiveBytes: o.ok ? o.archiveBytes : null,
+          error: o.ok ? null : o.error,
+          removed: o.ok ? o.removed : [],
+          at: o.at,
+        });
+        if (o.ok)
+          deps.log.info('backup taken', {
+            id: o.id,
+            kind: o.kind,
+            bytes: o.archiveBytes,
+            removed: o.removed.join(' '),
+          });
+        else {
+          deps.log.error('backup failed', { kind: o.kind, error: o.error });
+          notice(`The ${o.kind} backup of \`${key}\` failed: ${o.error}`, o.error);
+        }
+      },
+      afterCommand: (id, r) => {
+        deps.bus.emit('instance:backup-copied', {
+          key,
+          id,
+          ok: r.ok,
+          status: r.status,
+          output: r.output,
+          at: Date.now(),
+        });
+        if (r.ok) deps.log.info('Backups.AfterCommand done', { id });
+        else {
+          deps.log.error('Backups.AfterCommand failed', { id, status: r.status, output: r.output });
+          notice(`The off-host copy of backup ${id} of \`${key}\` failed (${r.status})`, r.output || r.status);
+        }
+      },
+      unreadable: (file, err) =>
+        deps.log.warn('a backup manifest cannot be read; left alone', { file, error: err.message }),
+    },
+  });
+
+  const take = (kind: 'manual' | 'scheduled', by = '') => {
+    if (by) deps.log.info(`backup asked for ${by}`);
+    return backups.take({ kind, revision: revision(), quiet: !serverRunning() });
+  };
+
+  /** Arms the timer for the next `Backups.Schedule` fire (again after each, and on a config reload). */
+  const arm = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    const { Schedule, TimeZone } = deps.instance.settings.Backups;
+    if (!Schedule) return;
+    let at: number | null;
+    try {
+      at = nextFire(Schedule, TimeZone, Date.now());
+    } catch (err) {
+      deps.log.error('cannot compute the next backup time', { schedule: Schedule, error: describeError(err) });
+      return;
+    }
+    if (at === null) return;
+    const ms = Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS);
+    timer = setTimeout(() => {
+      if (Date.now() < at) return arm();
+      // The outcome is reported by `taken`; the rejection is only the same failure again.
+      take('scheduled').catch(() => {});
+      arm();
+    }, ms);
+    timer.unref();
+  };
+
+  const control: InstanceBackupsControl = {
+    list: async () => (await backups.list()).map(listing),
+    take: async (by) => listing(await take('manual', by)),
+  };
+
+  return {
+    control,
+    /**
+     * Before an install swaps builds (no server runs): the snapshot the rollback of that build restores. Unless
+     * `Backups.BeforeUpdate` is false or no build is installed yet; a failure rejects, so the install does not happen.
+     */
+    async beforeInstall(to: string | null): Promise<void> {
+      // The first install (no build yet) has no build's data to protect.
+      if (!deps.instance.settings.Backups.BeforeUpdate || revision() === null) return;
+      await backups.take({ kind: 'before-update', revision: revision(), revisionAfter: to, quiet: true });
+    },
+    status(): BackupStatus | null {
+      const o = backups.last;
+      if (o === null) return null;
+      return {
+        at: new Date(o.at).toISOString(),
+        ok: o.ok,
+        kind: o.kind,
+        id: o.ok ? o.id : null,
+        archiveBytes: o.ok ? o.archiveBytes : null,
+        error: o.ok ? null : o.error,
+        lastSuccessAt: lastSuccessAt === null ? null : new Date(lastSuccessAt).toISOString(),
+      };
+    },
+    backups,
+    start: arm,
+    reschedule: arm,
+    async stop(): Promise<void> {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await backups.close();
+    },
+  };
+}
+export type BackupHost = ReturnType<typeof createBackupHost>;

@@ -1,0 +1,113 @@
+/**
+ * Backups through the real daemon: a demo server runs while a real `sqlite3` process keeps writing a database under
+ * its data/; `Backups.Schedule` takes snapshots every second, retention keeps the newest two, a scheduled snapshot
+ * restores to a database that passes integrity_check with rows in it, and `watchdog backup` / `watchdog backups`
+ * take and list them over HTTP.
+ */
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { listBackups } from '../../src/backups/catalog.ts';
+import { restoreSnapshot } from '../../src/backups/restore.ts';
+import { sql, sqliteUnavailable, startWriter } from '../backups/_support/sqlite.ts';
+import { runCli } from '../_support/cli.ts';
+import { metricValue } from '../_support/metric-value.ts';
+import { testConfig } from '../_support/config.ts';
+import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
+import { freePort, tempDir, waitFor } from '../_support/env.ts';
+
+const unavailable = sqliteUnavailable();
+if (unavailable) console.log(`skipping the backup e2e test: ${unavailable}`);
+const s = suite('e2e :: backups');
+const test = unavailable ? s.skip : s;
+const KEY = 'bk';
+const TOKEN = 'tok';
+
+interface BackupStatus {
+  ok: boolean;
+  kind: string;
+  id: string | null;
+}
+
+test('backups :: scheduled snapshots of a database being written, retention, restore, CLI', async () => {
+  const dir = await tempDir('wd-backups-e2e-');
+  const inst = join(dir.path, 'instances', KEY);
+  await mkdir(join(inst, 'data'), { recursive: true });
+  const writer = startWriter(join(inst, 'data', 'game.db'), { maxRows: 50_000, everyMs: 5 });
+  const yaml = testConfig({
+    instances: [
+      {
+        key: KEY,
+        port: await freePort(),
+        extra: [
+          '      Backups:',
+          "        Schedule: '* * * * * *'",
+          '      Retention:',
+          '        Backups: { Keep: 2, KeepDays: 0 }',
+        ].join('\n'),
+      },
+    ],
+  });
+  let d: RunningDaemon | null = null;
+  const target = await mkdtemp(join(tmpdir(), 'wd-backups-restore-'));
+  try {
+    d = await startDaemon(yaml, { dir: dir.path });
+    const daemon = d;
+    // Three scheduled snapshots seen in the status (one a second); retention keeps two of them.
+    const seen = new Set<string>();
+    await waitFor(
+      'three scheduled snapshots',
+      async () => {
+        const backup = ((await daemon.status(KEY, TOKEN)) as unknown as { backup: BackupStatus | null }).backup;
+        assert.ok(backup === null || backup.ok, `a snapshot failed: ${JSON.stringify(backup)}`);
+        if (backup?.id && backup.kind === 'scheduled') seen.add(backup.id);
+        return seen.size >= 3 ? true : undefined;
+      },
+      30_000,
+    );
+    const archives = async () => (await readdir(join(inst, 'backups'))).filter((n) => n.endsWith('.tar.gz'));
+    await waitFor('retention to keep two', async () => ((await archives()).length === 2 ? true : undefined), 10_000);
+
+    const [newest] = await listBackups(join(inst, 'backups'));
+    assert.ok(newest, 'a snapshot is listed');
+    assert.is(newest.kind, 'scheduled');
+    assert.equal(
+      newest.files.filter((f) => f.sqlite).map((f) => f.path),
+      ['data/game.db'],
+    );
+    await restoreSnapshot(target, newest, 0);
+    const restored = join(target, 'data', 'game.db');
+    assert.is(sql(restored, 'PRAGMA integrity_check;'), 'ok');
+    const rows = Number(sql(restored, 'SELECT count(*) FROM rows;'));
+    assert.ok(
+      rows > 0 && rows <= Number(sql(join(inst, 'data', 'game.db'), 'SELECT count(*) FROM rows;')),
+      `${rows} rows`,
+    );
+
+    const took = await runCli(['backup', KEY, '--url', daemon.url, '--token', TOKEN], { cwd: dir.path });
+    assert.is(took.code, 0, took.stderr);
+    assert.match(took.stdout, new RegExp(`^backup of ${KEY} taken: \\d{8}T\\d{6}Z\\S* .* manual`));
+    const list = await runCli(['backups', KEY, '--json', '--url', daemon.url, '--token', TOKEN], { cwd: dir.path });
+    assert.is(list.code, 0, list.stderr);
+    const listed = JSON.parse(list.stdout) as Array<{ kind: string; files: number }>;
+    assert.ok(listed.length >= 1 && listed.length <= 3, `retention bounds the list: ${listed.length}`);
+    assert.ok(
+      listed.some((b) => b.kind === 'manual'),
+      'the manual snapshot is listed',
+    );
+    assert.match(daemon.log(), /backup taken/);
+    const ok = (await metricValue(daemon.url, 'watchdog_backups_total', { instance: KEY, result: 'ok' })) ?? 0;
+    assert.ok(ok >= 4, `watchdog_backups_total ok: ${ok}`);
+    assert.is(await metricValue(daemon.url, 'watchdog_backups_total', { instance: KEY, result: 'failed' }), 0);
+    assert.ok(((await metricValue(daemon.url, 'watchdog_backup_last_size_bytes', { instance: KEY })) ?? 0) > 0);
+  } finally {
+    await writer.stop();
+    if (d) await d.stop();
+    await rm(target, { recursive: true, force: true });
+    await dir.cleanup();
+  }
+});
+
+s.run();

@@ -1,0 +1,75 @@
+/**
+ * The hub watch through the real daemon: a console-echo server whose config.toml advertises to a strict fake hub on
+ * loopback. Listed, then dropped from the hub: the daemon sends the engine's re-advertise command through the
+ * console first, then tells chat once; listed again, chat hears that too.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { testConfig } from '../_support/config.ts';
+import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
+import { freePort, ROOT, tempDir, waitFor } from '../_support/env.ts';
+import { type FakeHub, startFakeHub } from '../_support/fake-hub.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
+
+const test = suite('e2e :: hub watch');
+const ECHO = join(ROOT, 'test/fixtures/servers/console-echo.mjs');
+
+test('hub watch :: dropped from the hub: re-advertise through the console, then one notice; listed again: one more', async () => {
+  const dir = await tempDir('wd-hub-');
+  let hub: FakeHub | null = null;
+  let chat: WebhookReceiver | null = null;
+  let d: RunningDaemon | null = null;
+  try {
+    hub = await startFakeHub();
+    chat = await startWebhookReceiver();
+    const port = await freePort();
+    const address = `ss14://127.0.0.1:${port}`;
+    await mkdir(join(dir.path, 'instances', 'adv'), { recursive: true });
+    await writeFile(
+      join(dir.path, 'instances', 'adv', 'config.toml'),
+      `[hub]\nadvertise = true\nserver_url = "${address}"\nhub_urls = "${hub.url}"\n`,
+    );
+    hub.list(address);
+    const yaml = testConfig({
+      webhook: chat.url,
+      instances: [
+        {
+          key: 'adv',
+          port,
+          runCommand: ECHO,
+          extra: ['      Console: true', '      Hub: { CheckSeconds: 0.2, MissingMinutes: 0.01 }'].join('\n'),
+        },
+      ],
+    });
+    d = await startDaemon(yaml, { dir: dir.path });
+    const daemon = d;
+    const checks = () => (hub as FakeHub).requests.filter((r) => r.path === '/api/servers/info').length;
+    await waitFor('the daemon asking the hub', () => (checks() >= 2 ? true : undefined), 15_000);
+    const hubNotices = () => (chat as WebhookReceiver).messages.filter((m) => m.content.includes('listed by'));
+    assert.equal(hubNotices(), [], 'listed: nothing to tell');
+
+    hub.drop(address);
+    await waitFor(
+      'the re-advertise command',
+      () => (daemon.log().includes('console: hub_advertise_now') ? true : undefined),
+      15_000,
+    );
+    const missing = await waitFor('one hub notice', () => hubNotices()[0], 15_000);
+    assert.match(missing.content, new RegExp(`Server \`adv\` \\(${address}\\) has not been listed by ${hub.url}`));
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.is(hubNotices().length, 1, 'told once while it stays missing');
+
+    hub.list(address);
+    const back = await waitFor('listed again', () => hubNotices()[1], 15_000);
+    assert.match(back.content, /Server `adv` is listed by .* again/);
+  } finally {
+    if (d) await d.stop();
+    await hub?.close();
+    await chat?.close();
+    await dir.cleanup();
+  }
+});
+
+test.run();

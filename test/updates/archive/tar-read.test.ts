@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, stat, truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { extractArchive } from '../../../src/updates/archive/extract.ts';
+import { tempSuite } from '../../_support/env.ts';
+import { writeRawTar } from '../../fixtures/archives/build.ts';
+import { rejects } from '../_support/instance-suite.ts';
+
+/*
+ * Tar entries of up to 256 KB are taken off the parser whole before their file is opened
+ * (src/updates/archive/tar.ts); larger ones are streamed. These pin the whole-entry path's edges.
+ */
+
+const tar = tempSuite('tar reading', {
+  ctx: { dest: '' },
+  before: async (ctx) => {
+    ctx.dest = join(ctx.dir, 'dest');
+    await mkdir(ctx.dest);
+  },
+});
+
+tar('tar read :: small entries that straddle inflate chunks come out byte for byte, with their modes', async (ctx) => {
+  // 100 KB each: several of them span the 256 KB pieces gunzip hands over, so an entry arrives in two.
+  const contents = Array.from({ length: 8 }, () => randomBytes(50_000).toString('hex'));
+  const archive = join(ctx.dir, 'b.tar.gz');
+  await writeRawTar(
+    archive,
+    contents.map((content, i) => ({ path: `d/f${i}`, type: 'File', mode: i === 0 ? 0o755 : 0o644, content })),
+    { gzip: true },
+  );
+  await extractArchive(archive, ctx.dest);
+  for (const [i, content] of contents.entries()) {
+    assert.ok((await readFile(join(ctx.dest, `d/f${i}`), 'utf8')) === content, `f${i} intact`);
+  }
+  assert.is((await stat(join(ctx.dest, 'd/f0'))).mode & 0o777, 0o755);
+  assert.is((await stat(join(ctx.dest, 'd/f1'))).mode & 0o777, 0o644);
+});
+
+tar('tar read :: a tar.gz cut inside a small entry fails instead of waiting forever', async (ctx) => {
+  const archive = join(ctx.dir, 'b.tar.gz');
+  await writeRawTar(archive, [{ path: 'f.bin', type: 'File', content: randomBytes(100_000).toString('hex') }], {
+    gzip: true,
+  });
+  await truncate(archive, Math.floor((await stat(archive)).size / 2));
+  await rejects(extractArchive(archive, ctx.dest), /tar archive is corrupt .*unexpected end of file/);
+});
+
+tar.run();

@@ -61,9 +61,9 @@ test('console :: watchdog console sends a command and prints the answer, before 
   const servers = new Set<number>();
   try {
     d = await startDaemon(yaml, { dir: dir.path });
-    const first = await waitState(d, 'con', TOKEN, 'running');
+    const first = await waitState(d, 'con', TOKEN, 'server.running');
     if (first.pid !== null) servers.add(first.pid);
-    const off = await waitState(d, 'off', TOKEN, 'running');
+    const off = await waitState(d, 'off', TOKEN, 'server.running');
     if (off.pid !== null) servers.add(off.pid);
 
     const sent = await runCli(['console', 'con', 'hello', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
@@ -117,7 +117,7 @@ test('console :: watchdog console sends a command and prints the answer, before 
     // The daemon goes; the server stays (PersistServers) and is adopted by the next daemon, console and all.
     assert.is(await d.stop(), 0);
     d = await startDaemon(yaml, { dir: dir.path });
-    const adopted = await waitState(d, 'con', TOKEN, 'running');
+    const adopted = await waitState(d, 'con', TOKEN, 'server.running');
     assert.is(adopted.pid, first.pid, 'the same server, adopted');
     const again = await runCli(['console', 'con', 'again', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(again.code, 0, again.stderr);

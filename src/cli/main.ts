@@ -16,6 +16,7 @@ commands:
   backup|backups <key>                   take a snapshot of an instance's data now, or list its snapshots
   status [key] [--json] [--watch]        show instance states (every instance: the local config, or --user/--password)
   logs <key> [-f] [-n N] [--url U]       show a server's log (this machine's files, or the daemon at --url)
+  console <key> [command …]              send a command to the server console (a prompt without one)
   chart [--format mermaid|dot|json|svg] [--out F]   render the instance statechart
   probe <address> [--json]               read a game server's /status and /info as a launcher does
   manifest <dir> --base-url URL [--out F]       add a build to a manifest

@@ -129,6 +129,12 @@ export const InstanceStatusSchema = v.object({
   canUpdate: v.optional(v.pipe(v.boolean(), v.description('an update provider (UpdateType) is configured'))),
   canRollback: v.optional(v.pipe(v.boolean(), v.description('a previous build (bin.prev) is kept'))),
   checking: v.optional(v.pipe(v.boolean(), v.description('an update check asked for is running or queued'))),
+  console: v.optional(
+    v.pipe(
+      v.boolean(),
+      v.description('the server console (Console) is on: POST /instances/{key}/console takes commands'),
+    ),
+  ),
   download: v.optional(
     v.pipe(
       v.nullable(

@@ -320,7 +320,8 @@ export class Instance implements InstanceControl {
   }
 
   consoleSettings(): { commandsPerMinute: number } | null {
-    return consoleOf(this.deps.instance.settings.Console);
+    // Settings made without the parser (embedders, tests) may lack the key: off, as the parser's default.
+    return consoleOf(this.deps.instance.settings.Console ?? false);
   }
 
   sendConsole(command: string): Promise<void> {

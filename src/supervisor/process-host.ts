@@ -88,7 +88,7 @@ export function createProcessHost(
         health: serverLogHealth(key, join(logDir, 'server.log'), bus),
         cgroup: track?.cgroup,
         // The FIFO stays in the instance folder, so a server the next daemon adopts keeps its console.
-        console: consoleOf(instance.settings.Console) ? join(instance.dir, CONSOLE_FIFO) : null,
+        console: consoleOf(instance.settings.Console ?? false) ? join(instance.dir, CONSOLE_FIFO) : null,
         onLine: (stream, line) => {
           if (line.trim() !== '') lastLine = line.trim().slice(0, LAST_LINE_CHARS);
           echoServerLine(bus, serverLog, key, stream, line);

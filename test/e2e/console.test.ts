@@ -53,7 +53,7 @@ test('console :: watchdog console sends a command and prints the answer, before 
   const yaml = testConfig({
     persist: true,
     instances: [
-      { key: 'con', port: await freePort(), runCommand: ECHO, extra: '      Console: { CommandsPerMinute: 3 }' },
+      { key: 'con', port: await freePort(), runCommand: ECHO, extra: '      Console: { CommandsPerMinute: 4 }' },
       { key: 'off', port: await freePort(), runCommand: ECHO },
     ],
   }).replace('Urls: http://127.0.0.1:0', `Urls: http://127.0.0.1:${daemonPort}`);
@@ -96,22 +96,22 @@ test('console :: watchdog console sends a command and prints the answer, before 
     assert.is(dash.status, 200, await dash.clone().text());
     assert.equal(await dash.json(), { sent: true });
 
-    // CommandsPerMinute: 3 per caller: hello (CLI) and two more over the token route, then refused.
-    for (const n of [1, 2]) {
+    // CommandsPerMinute: 4 per caller: hello (CLI) and three more over the token route, then refused.
+    for (const n of [1, 2, 3]) {
       const r = await post(d, '/instances/con/console', JSON.stringify({ command: `n${n}` }), auth);
       assert.is(r.status, 200, `command ${n}`);
     }
-    const over = await post(d, '/instances/con/console', JSON.stringify({ command: 'n3' }), auth);
+    const over = await post(d, '/instances/con/console', JSON.stringify({ command: 'n4' }), auth);
     assert.is(over.status, 429);
-    assert.match(((await over.json()) as { error: string }).error, 'more than 3 console commands a minute');
+    assert.match(((await over.json()) as { error: string }).error, 'more than 4 console commands a minute');
 
     const serverLog = () => readFile(join(dir.path, 'instances/con/logs/server.log'), 'utf8');
-    const answered = ['console: hello', 'console: from dash', 'console: n1', 'console: n2'];
+    const answered = ['console: hello', 'console: from dash', 'console: n1', 'console: n2', 'console: n3'];
     const log = await waitFor('the answers in server.log', async () => {
       const text = await serverLog();
       return answered.every((line) => text.includes(line)) ? text : undefined;
     });
-    assert.not.match(log, 'console: n3');
+    assert.not.match(log, 'console: n4');
     assert.not.match(log, 'console: quit');
 
     // The daemon goes; the server stays (PersistServers) and is adopted by the next daemon, console and all.
@@ -130,6 +130,13 @@ test('console :: watchdog console sends a command and prints the answer, before 
     assert.match(prompt.stdout, 'console: one');
     assert.match(prompt.stdout, 'console: two');
 
+    // No server reading the console (the instance stopped): 409 at once, never a request left hanging.
+    assert.is(await d.control('con', TOKEN, 'stop'), 200);
+    await waitState(d, 'con', TOKEN, 'stopped.idle');
+    const stopped = await post(d, '/instances/con/console', JSON.stringify({ command: 'anyone there' }), auth);
+    assert.is(stopped.status, 409);
+    assert.match(((await stopped.json()) as { error: string }).error, 'the server has no console open');
+
     const audit = (await readFile(join(dir.path, 'logs/audit.log'), 'utf8').catch(() => ''))
       .split('\n')
       .filter(Boolean);
@@ -138,7 +145,7 @@ test('console :: watchdog console sends a command and prints the answer, before 
       lines.some((l) => l.command === command && l.status === status && typeof l.user === 'string');
     assert.ok(seen('hello', 200), 'the sent command is audited with who sent it');
     assert.ok(seen('a\nquit', 400), 'the refused newline too');
-    assert.ok(seen('n3', 429), 'and the one over the rate');
+    assert.ok(seen('n4', 429), 'and the one over the rate');
     assert.ok(
       lines.some((l) => l.key === 'off' && l.status === 403),
       'and the one to an instance with the console off',

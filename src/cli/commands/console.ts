@@ -21,6 +21,7 @@ export const usage = `usage: watchdog console <key> [command …] [--wait S] [--
   has been quiet for ${QUIET_MS / 1000} s or S seconds have passed (--wait, default ${DEFAULT_WAIT_S}).
   Without one: a prompt that sends each line you type (or pipe in) and shows the server's output as it comes,
   until Ctrl-D or the end of input (then as above for the last command's output).
+  Put -- before a command with words that start with - (watchdog console main -- ban -p …).
   The instance needs Console: true (full server-console rights); exit 1 when the daemon refuses the command.
   --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
   --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)

@@ -40,6 +40,28 @@ function confirmAction(key, label) {
   });
 }
 
+/**
+ * Sends one line to the server console (shown only where the instance has `Console` on); its output arrives in the
+ * server log below. Resolves true when the daemon took it.
+ */
+export async function sendConsole(key, command, result) {
+  try {
+    const res = await fetch(`/api/instances/${encodeURIComponent(key)}/console`, {
+      method: 'POST',
+      headers: { 'X-Watchdog-Dashboard': '1', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ command }),
+    });
+    const body = await res.json().catch(() => ({}));
+    result.textContent = res.ok ? 'sent' : `refused (${res.status}): ${body.error ?? res.statusText}`;
+    result.dataset.ok = String(res.ok);
+    return res.ok;
+  } catch (err) {
+    result.textContent = `failed: ${err instanceof Error ? err.message : String(err)} — is the watchdog running?`;
+    result.dataset.ok = 'false';
+    return false;
+  }
+}
+
 /** Confirms, then sends `action`; the card shows the answer. The caller disables the buttons meanwhile. */
 export async function runAction(key, action, label) {
   if (!(await confirmAction(key, label))) return;

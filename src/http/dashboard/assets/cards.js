@@ -1,6 +1,6 @@
 // One card per instance: its facts, buttons, update progress and server log. The daemon sends the page with the
 // cards already filled in (page.ts, by the rules in card-view.js); this module adopts them and keeps them current.
-import { runAction } from './actions.js';
+import { runAction, sendConsole } from './actions.js';
 import { ACTIONS, PALETTE_SIZE, actionBlockers, actionLabel, cardFields, shownName, stateGroup } from './card-view.js';
 import { highlightChart } from './chart.js';
 import { $, formatBytes, formatDuration, instances, serverNow } from './shared.js';
@@ -56,6 +56,19 @@ export function ensureInstance(key) {
       }
     });
   }
+  const form = /** @type {HTMLFormElement} */ ($('form.console', card));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const input = /** @type {HTMLInputElement} */ (form.elements.namedItem('command'));
+    if (input.value.trim() === '') return;
+    input.disabled = true;
+    try {
+      if (await sendConsole(key, input.value, $('.console-result', form))) input.value = '';
+    } finally {
+      input.disabled = false;
+      input.focus();
+    }
+  });
   instances.set(key, inst);
   void loadLog(inst);
   return inst;
@@ -94,6 +107,8 @@ function renderCard(inst) {
   for (const field of ['state', 'pid', 'revision', 'cpu', 'memory', 'players', 'restarts', 'failures'])
     setField(card, field, fields[field]);
   card.dataset.state = s.state;
+  // The console panel only where the instance enables it (Console); the daemon refuses it elsewhere anyway.
+  $('form.console', card).hidden = s.console !== true;
   renderAges(inst);
   renderButtons(inst);
 }

@@ -4,7 +4,7 @@
  * timed for both by polling every 5 ms; idle RSS is the median of 5 readings a few seconds after start. Trials
  * alternate floor, daemon; one uncounted warm-up pair first (tsx's transform cache, the page cache).
  *
- * Then the compiled daemon (issue 16: `npm run build`, bin/watchdog with WATCHDOG_RUNTIME=dist, as the package and
+ * Then the compiled daemon (`npm run build`, bin/watchdog with WATCHDOG_RUNTIME=dist, as the package and
  * the image run it) beside an idle PM2 daemon supervising the same demo server, in the same trials: idle RSS
  * (target ≤ PM2's daemon) and launch → /health (target ≤ 300 ms).
  */
@@ -398,7 +398,7 @@ export async function runFootprint(opts: {
       }),
     );
     notes.push(
-      `Compiled daemon (issue 16): \`npm run build\` first (${(buildMs / 1000).toFixed(1)} s: tsc to dist/, then esbuild bundles the daemon and the demo server into dist/app/), then \`WATCHDOG_RUNTIME=dist node bin/watchdog start\`, the demo server compiled too; measured as the daemon above. PM2 (v${await privatePm2(tmp.path).version()}): a fresh private PM2_HOME per trial, \`pm2 start\` of the same compiled demo server (fork mode), the app's /status polled until it answers, then ${SETTLE_MS / 1000} s, then the median of 5 VmRSS readings of PM2's daemon (pm2.pid, not the app); \`pm2 kill\`. PM2 has no health endpoint: its time is \`pm2 start\` from spawn to return, for context only. The four subjects alternate in each trial (floor, tsx daemon, compiled daemon, PM2), after one uncounted warm-up round. Trials — RSS (MB): compiled ${compiled.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; PM2 daemon ${pm2.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): compiled ${compiled.map((t) => t.readyMs.toFixed(0)).join(', ')}; pm2 start ${pm2.map((t) => t.startMs.toFixed(0)).join(', ')}.`,
+      `Compiled daemon: \`npm run build\` first (${(buildMs / 1000).toFixed(1)} s: tsc to dist/, then esbuild bundles the daemon and the demo server into dist/app/), then \`WATCHDOG_RUNTIME=dist node bin/watchdog start\`, the demo server compiled too; measured as the daemon above. PM2 (v${await privatePm2(tmp.path).version()}): a fresh private PM2_HOME per trial, \`pm2 start\` of the same compiled demo server (fork mode), the app's /status polled until it answers, then ${SETTLE_MS / 1000} s, then the median of 5 VmRSS readings of PM2's daemon (pm2.pid, not the app); \`pm2 kill\`. PM2 has no health endpoint: its time is \`pm2 start\` from spawn to return, for context only. The four subjects alternate in each trial (floor, tsx daemon, compiled daemon, PM2), after one uncounted warm-up round. Trials — RSS (MB): compiled ${compiled.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; PM2 daemon ${pm2.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): compiled ${compiled.map((t) => t.readyMs.toFixed(0)).join(', ')}; pm2 start ${pm2.map((t) => t.startMs.toFixed(0)).join(', ')}.`,
     );
     notes.push(
       `${opts.trials} alternating trials after one uncounted warm-up pair; medians. RSS = median of 5 VmRSS readings 200 ms apart, ${SETTLE_MS / 1000} s after /health answered (daemon: after the demo instance reported running). Trials (MB): watchdog ${wd.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; floor ${floor.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): watchdog ${wd.map((t) => t.readyMs.toFixed(0)).join(', ')}; floor ${floor.map((t) => t.readyMs.toFixed(0)).join(', ')}.`,

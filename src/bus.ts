@@ -20,9 +20,9 @@ export const NOTICE_KINDS = [
   'scheduled-restart',
   'hold',
   'disk',
-  // A launch blocked by the daemon's resources or a held game port (issue 23): once per episode, and its end.
+  // A launch blocked by the daemon's resources or a held game port: once per episode, and its end.
   'launch-blocked',
-  // Update checks failing for Timing.UpdateCheckAlertMinutes, and working again (issue 25).
+  // Update checks failing for Timing.UpdateCheckAlertMinutes, and working again.
   'update-check',
   // A snapshot of an instance's data that failed, or its off-host copy (Backups.AfterCommand) that failed.
   'backup',
@@ -55,7 +55,7 @@ export interface Notice {
 }
 
 /**
- * One file system the daemon watches, as the disk watcher last read it (src/daemon/disk-watch.ts, issue 23): the
+ * One file system the daemon watches, as the disk watcher last read it (src/daemon/disk-watch.ts): the
  * one holding the instance root, the one holding the working folder, or both when they are one (same `stat().dev`).
  */
 export interface DiskReading {
@@ -115,7 +115,7 @@ export type BusEvents = {
     at: number;
   };
   /**
-   * Maintenance (issue 13), once when it begins and once when it is done, never per poll. `kind`: a restart from
+   * Maintenance, once when it begins and once when it is done, never per poll. `kind`: a restart from
    * `RestartSchedule` (`scheduled-restart`), one asked for with `?when=` (`restart`), a found update waiting for its
    * moment (`update`), or a `hold`. `when` is the policy (Now, RoundEnd, Empty); `until` a hold's end (ms).
    */
@@ -199,7 +199,7 @@ export type BusEvents = {
     command?: string | null;
     at: number;
   };
-  // --- The daemon's own environment (issue 23): write failures, refused requests, escaped errors ---
+  // --- The daemon's own environment: write failures, refused requests, escaped errors ---
   /**
    * A server's log could not be written (`code`: ENOSPC, ENOENT, EACCES, …): its lines are dropped from now on and
    * counted, and the writer tries again every `Timing.LogRetrySeconds`. Once per outage, not per line.

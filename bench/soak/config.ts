@@ -93,7 +93,7 @@ export function soakYaml(c: SoakConfig): string {
   });
 }
 
-// ---- The daemon's environment (issue 23): the faults that strike it and the bounds its logs are held to. ----
+// ---- The daemon's environment: the faults that strike it and the bounds its logs are held to. ----
 
 /**
  * Size of the small tmpfs the instance root lives on (the disk-full fault fills it, then frees it): room for every

@@ -12,7 +12,7 @@ import { isLive } from './procscan.ts';
 import { watchRecovery } from './recovery.ts';
 import { check, countFault } from './state.ts';
 
-/** Faults in the daemon's environment on the daemon side (issue 23): a request flood and descriptor pressure. */
+/** Faults in the daemon's environment on the daemon side: a request flood and descriptor pressure. */
 
 /** One junk control request: wrong token, unknown key, malformed or missing credentials. */
 function junk(url: string, agent: Agent, key: string, variant: number): Promise<number | string> {

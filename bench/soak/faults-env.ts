@@ -11,7 +11,7 @@ import type { SmallFs } from './smallfs.ts';
 import { countFault, type FaultKind, type Track } from './state.ts';
 
 /**
- * Faults in the daemon's environment on the instance side (issue 23): the instance file system full, an instance's
+ * Faults in the daemon's environment on the instance side: the instance file system full, an instance's
  * logs/ removed under a chatty server, and a server whose helper escapes its session holding the game port.
  */
 

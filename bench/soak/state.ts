@@ -20,7 +20,7 @@ export const INVARIANTS = [
   'daemon-alive',
   'rss-stable',
   'loop-lag-p99',
-  // The daemon's environment (issue 23): alive and answering, logs bounded, recovery once a fault ends.
+  // The daemon's environment: alive and answering, logs bounded, recovery once a fault ends.
   'daemon-health',
   'logs-bounded',
   'recovered-after-fault',
@@ -54,7 +54,7 @@ export const FAULT_KINDS = [
   'webhook-429',
   'webhook-500',
   'webhook-silent',
-  // The daemon's environment (issue 23, bench/soak/faults-env.ts).
+  // The daemon's environment (bench/soak/faults-env.ts).
   'disk-full',
   'logs-removed',
   'request-flood',

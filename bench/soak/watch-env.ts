@@ -5,7 +5,7 @@ import { isLive } from './procscan.ts';
 import { check, type SoakState } from './state.ts';
 
 /**
- * The checks the environment faults add (issue 23): the daemon alive and answering at every check, and every log
+ * The checks the environment faults add: the daemon alive and answering at every check, and every log
  * it writes within its bound whatever strangers send or the disk does.
  */
 

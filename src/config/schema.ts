@@ -74,7 +74,7 @@ export const UpdatesSchema = v.strictObject(
     // Install pipeline
     DownloadTimeoutSeconds: Seconds(120),
     Platform: v.optional(Str()),
-    // Disk space (issue 23): kept free beyond a build's declared size, and the most any archive may unpack to.
+    // Disk space: kept free beyond a build's declared size, and the most any archive may unpack to.
     SpaceMarginMegabytes: v.optional(
       v.pipe(v.number('expected a number of megabytes'), v.minValue(0, 'expected zero or more megabytes')),
       64,
@@ -249,7 +249,7 @@ export const AppSettingsSchema = v.strictObject(
     Logs: v.optional(LogsSchema, {}),
     Connections: v.optional(ConnectionsSchema, {}),
     Agones: v.optional(AgonesSchema, {}),
-    // Free space of the instance root and working folder (issue 23): disk-schema.ts.
+    // Free space of the instance root and working folder: disk-schema.ts.
     Disk: v.optional(DiskSchema, {}),
     Servers: v.strictObject(
       {

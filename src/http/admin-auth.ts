@@ -43,7 +43,7 @@ export function isLoopbackHost(host: string | undefined): boolean {
 
 type Decision = { ok: true; user: AdminUser } | { ok: false; status: 400 | 401 | 403; error: string };
 
-/** The access rule for the dashboard, `/events`, `/metrics` and `/api/*` (issue 6). */
+/** The access rule for the dashboard, `/events`, `/metrics` and `/api/*`. */
 export function decideAdminAccess(c: Context, opts: AdminAccessOptions): Decision {
   const admin = opts.admin?.();
   if (admin) {

@@ -5,7 +5,7 @@ const L = ['holds', 'mount'] as const;
 
 export type DiskFamilies = ReturnType<typeof createDiskFamilies>;
 
-/** The disk-space gauges (issue 23), registered in `registry`: one series per watched file system. */
+/** The disk-space gauges, registered in `registry`: one series per watched file system. */
 export function createDiskFamilies(registry: Registry) {
   const registers = [registry];
   const gauge = (name: string, help: string) => new Gauge<(typeof L)[number]>({ name, help, labelNames: L, registers });

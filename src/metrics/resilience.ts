@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client';
 
-/** The families of what the daemon's environment did to it (issue 23): dropped log lines, refusals, escaped errors. */
+/** The families of what the daemon's environment did to it: dropped log lines, refusals, escaped errors. */
 export function createResilienceFamilies(registry: Registry) {
   const registers = [registry];
   // biome-ignore format: one metric a line

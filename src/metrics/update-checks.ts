@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
-/** Update checks by result, and when one last worked (issue 25): a failing check is an alert rule away. */
+/** Update checks by result, and when one last worked: a failing check is an alert rule away. */
 export function createUpdateCheckFamilies(registry: Registry) {
   const registers = [registry];
   // biome-ignore format: one metric a line

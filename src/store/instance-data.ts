@@ -36,7 +36,7 @@ const SpawningSchema = v.object({
 });
 
 const Policy = v.picklist(MAINTENANCE_POLICIES);
-/** A maintenance plan (issue 13): the pending restart or update and a hold, so both outlive a daemon restart. */
+/** A maintenance plan: the pending restart or update and a hold, so both outlive a daemon restart. */
 const MaintenanceDataSchema = v.object({
   pending: v.nullable(
     v.object({

@@ -162,7 +162,7 @@ export interface MaintenanceStatus {
 }
 
 /** `reason`: crash | hang | stop | restart | update | shutdown (see `ExitReason` in machines/instance.types.ts). */
-/** The last update check's outcome (issue 25): a failing check is shown, not read as "no update". */
+/** The last update check's outcome: a failing check is shown, not read as "no update". */
 export interface UpdateCheckStatus {
   /** When it ended (ISO). */
   at: string;
@@ -175,7 +175,7 @@ export interface UpdateCheckStatus {
   lastSuccessAt: string | null;
 }
 
-/** An update's download while it runs (issue 25). */
+/** An update's download while it runs. */
 export interface DownloadProgress {
   bytes: number;
   /** The size the server announced; null when it sent none. */

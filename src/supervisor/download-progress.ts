@@ -4,7 +4,7 @@ import type { DownloadProgress } from './contract.ts';
 type UpdateEvent = BusEvents['instance:update'];
 
 /**
- * A running update's download as the status shows it (issue 25): bytes, total, the average rate since the download
+ * A running update's download as the status shows it: bytes, total, the average rate since the download
  * began and, with a total, the time left. Fed every `instance:update` of its instance; a download starting (no bytes
  * yet) begins afresh, and anything but `download` ends it.
  */

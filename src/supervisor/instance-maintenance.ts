@@ -1,5 +1,5 @@
 /**
- * Where an instance's statechart and its maintenance runner meet (issue 13): the guards the daemon provides from the
+ * Where an instance's statechart and its maintenance runner meet: the guards the daemon provides from the
  * maintenance plan, and what each fact the machine emits means for the runner.
  */
 import { unaskedRelaunch, type InstanceContext } from '../../machines/instance.context.ts';

@@ -55,7 +55,7 @@ export class Instance implements InstanceControl {
     (launchId) => this.actor.send({ type: 'CHECKIN', launchId }),
   );
 
-  /** Scheduled restarts and update checks, policies and holds (issue 13). */
+  /** Scheduled restarts and update checks, policies and holds. */
   private maintenance: Maintenance;
   /** What the update checks found, or why they failed. */
   private checks: CheckRecord;

@@ -1,5 +1,5 @@
 /**
- * Maintenance of one instance as pure data and functions of the time (issue 13): the pending restart or update,
+ * Maintenance of one instance as pure data and functions of the time: the pending restart or update,
  * its policy and deadline, and a hold. No timers and no I/O: `maintenance.ts` asks `nextStep` what to do at a
  * time and with a player count, and carries it out. Times are epoch milliseconds.
  */

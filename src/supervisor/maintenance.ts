@@ -1,5 +1,5 @@
 /**
- * Carries out one instance's maintenance (issue 13): wakes up for the `RestartSchedule` and `UpdateSchedule`
+ * Carries out one instance's maintenance: wakes up for the `RestartSchedule` and `UpdateSchedule`
  * (maintenance-schedule.ts) and for deadlines and hold ends, polls the server's player count for `When: Empty`
  * (maintenance-timers.ts), and asks the server to leave at round end or restarts it. The plan, kept in data.json
  * and told on the bus, is maintenance-book.ts; the decisions are the pure functions of maintenance-plan.ts.

@@ -9,7 +9,7 @@ import { daemonSuite, type RunningDaemon, waitState } from '../_support/daemon.t
 import { freePort, waitFor } from '../_support/env.ts';
 import { runCli } from '../_support/cli.ts';
 import { udpPlayer } from '../_support/demo.ts';
-import { parseExposition, sample } from '../http/metrics-support.ts';
+import { parseExposition, sample } from '../http/_support/metrics.ts';
 import type { ResourceStatus } from '../../src/supervisor/contract.ts';
 
 const TOKEN = 'tok';

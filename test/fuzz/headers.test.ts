@@ -11,7 +11,7 @@ import { authorize } from '../../src/http/authorize.ts';
 import { parseBasicAuth, secretsEqual } from '../../src/http/basic-auth.ts';
 import { shownKey } from '../../src/http/request-info.ts';
 import { checkWatchdogToken, parseShutdownBody, parseUpdateBody, UPDATE_REASONS } from '../../src/kit/api-watchdog.ts';
-import { memoryInstance, memoryRegistry } from '../http/support.ts';
+import { memoryInstance, memoryRegistry } from '../http/_support/app.ts';
 import { fuzz } from './_support/fuzz.ts';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
 import { type HttpServers, startHttpServers } from '../../src/http/server.ts';
 import { tempSuite } from '../_support/env.ts';
-import { rawRequest } from '../http/support.ts';
+import { rawRequest } from '../http/_support/app.ts';
 import { fuzz, within } from './_support/fuzz.ts';
 import { ALPHA_SECRET, BETA_SECRET, type Fixture, fixture, fuzzApp } from './_support/http-fixture.ts';
 

@@ -11,7 +11,7 @@ import { createGameApi, type ShutdownRequest, type UpdateRequest } from '../../s
 import { AddressError, normaliseAddress } from '../../src/kit/probe-address.ts';
 import { parseArgs, SettingsError } from '../../src/kit/settings-args.ts';
 import { inferTags, validateTags } from '../../src/kit/tags.ts';
-import { recordingLogger } from '../http/support.ts';
+import { recordingLogger } from '../http/_support/app.ts';
 import { fuzz } from './_support/fuzz.ts';
 
 const TOKEN = 'game:token';

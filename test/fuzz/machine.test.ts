@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { InstanceTiming } from '../../machines/instance.types.ts';
-import { createHarness, type FakeProcess, type Harness } from '../machines/harness.ts';
+import { createHarness, type FakeProcess, type Harness } from '../machines/_support/harness.ts';
 import { fuzz } from './_support/fuzz.ts';
 
 /** Status paths of the states inside `owning`, where the machine holds a server process. */

@@ -9,8 +9,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ProcessHost } from '../../src/supervisor/run-process.ts';
 import { waitFor } from '../_support/env.ts';
-import { recordingLogger } from '../http/support.ts';
-import { fakeServer, runActor } from '../supervisor/_run-process.ts';
+import { recordingLogger } from '../http/_support/app.ts';
+import { fakeServer, runActor } from '../supervisor/_support/run-process.ts';
 
 /** An adopted server (pid 8181) that exits on SIGKILL, and a host whose shutdown windows cannot be read. */
 function brokenHost() {

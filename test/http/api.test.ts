@@ -9,7 +9,7 @@ import { createApp } from '../../src/http/app.ts';
 import type { AdminCredentials } from '../../src/http/admin-auth.ts';
 import type { InstanceControl } from '../../src/supervisor/contract.ts';
 import { tempDir } from '../_support/env.ts';
-import { basic, memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
+import { basic, memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './_support/app.ts';
 
 function setup(instances: InstanceControl[], admin?: AdminCredentials) {
   const bus = createBus();
@@ -32,7 +32,7 @@ function setup(instances: InstanceControl[], admin?: AdminCredentials) {
 
 const list = suite('api :: GET /api/instances');
 
-list('every instance status, as the control API shows one', async () => {
+list('api :: every instance status, as the control API shows one', async () => {
   const a = memoryInstance('alpha', { apiToken: 't' });
   const b = memoryInstance('beta', { state: 'stopped.idle' });
   const { app } = setup([a, b]);
@@ -46,7 +46,7 @@ list('every instance status, as the control API shows one', async () => {
   );
 });
 
-list('no instances → []; POST → 405', async () => {
+list('api :: no instances → []; POST → 405', async () => {
   const { app } = setup([]);
   assert.equal(await (await app.request('/api/instances')).json(), []);
   assert.is((await app.request('/api/instances', { method: 'POST' })).status, 405);
@@ -65,7 +65,7 @@ logs.before.each(async (ctx) => {
 });
 logs.after.each(async (ctx) => ctx.cleanup());
 
-logs('the last n lines, reaching into the rotated log; default 100', async ({ dir }) => {
+logs('api :: the last n lines, reaching into the rotated log; default 100', async ({ dir }) => {
   const inst = memoryInstance('alpha', { binariesDir: join(dir, 'binaries') });
   assert.is(instanceDir(inst), dir, 'the folder above binaries/');
   await mkdir(join(dir, 'logs'));
@@ -80,7 +80,7 @@ logs('the last n lines, reaching into the rotated log; default 100', async ({ di
   assert.is(dflt.lines.at(-1), 'new 1');
 });
 
-logs('no log yet → []; a log written later is read', async ({ dir }) => {
+logs('api :: no log yet → []; a log written later is read', async ({ dir }) => {
   const inst: InstanceControl = memoryInstance('alpha', { binariesDir: join(dir, 'elsewhere', 'binaries') });
   await mkdir(join(dir, 'elsewhere', 'logs'), { recursive: true });
   const { app } = setup([inst]);
@@ -89,7 +89,7 @@ logs('no log yet → []; a log written later is read', async ({ dir }) => {
   assert.equal(await (await app.request('/api/instances/alpha/log')).json(), { key: 'alpha', lines: ['hello'] });
 });
 
-logs('bad n → 400; unknown instance → 404', async () => {
+logs('api :: bad n → 400; unknown instance → 404', async () => {
   const { app } = setup([memoryInstance('alpha')]);
   for (const n of ['0', '-1', 'abc', '1001', '1.5', '']) {
     assert.is((await app.request(`/api/instances/alpha/log?n=${n}`)).status, 400, `n=${n}`);
@@ -104,7 +104,7 @@ logs.run();
 const control = suite('api :: POST /api/instances/:key/:action (dashboard control)');
 const header = { [DASHBOARD_HEADER]: '1' };
 
-control('calls control() and audits it with the admin user and the result', async () => {
+control('api :: calls control() and audits it with the admin user and the result', async () => {
   const a = memoryInstance('alpha', { apiToken: 't' });
   const admin = { username: 'ops', password: 'pw' };
   const { app, controls } = setup([a], admin);
@@ -130,7 +130,7 @@ control('calls control() and audits it with the admin user and the result', asyn
 });
 
 control(
-  'without the dashboard header → 403, reported as refused, nothing done (a cross-site form cannot send it)',
+  'api :: without the dashboard header → 403, reported as refused, nothing done (a cross-site form cannot send it)',
   async () => {
     const a = memoryInstance('alpha', { apiToken: 't' });
     const { app, controls, refused } = setup([a]);
@@ -149,7 +149,7 @@ control(
   },
 );
 
-control('an instance without ApiToken refuses control here too; unknown instance → 404; GET → 405', async () => {
+control('api :: an instance without ApiToken refuses control here too; unknown instance → 404; GET → 405', async () => {
   const a = memoryInstance('alpha');
   const { app, controls, refused } = setup([a]);
   const res = await app.request('/api/instances/alpha/restart', { method: 'POST', headers: header });
@@ -169,7 +169,7 @@ control('an instance without ApiToken refuses control here too; unknown instance
   assert.is((await app.request('/api/instances/alpha/explode', { method: 'POST', headers: header })).status, 404);
 });
 
-control('admin credentials are checked before anything is done', async () => {
+control('api :: admin credentials are checked before anything is done', async () => {
   const a = memoryInstance('alpha', { apiToken: 't' });
   const { app, controls } = setup([a], { username: 'ops', password: 'pw' });
   const res = await app.request('/api/instances/alpha/stop', {
@@ -181,7 +181,7 @@ control('admin credentials are checked before anything is done', async () => {
   assert.equal(controls, []);
 });
 
-control('a control key with control characters is cleaned in the refusal event', async () => {
+control('api :: a control key with control characters is cleaned in the refusal event', async () => {
   const { app, refused } = setup([]);
   await app.request('/api/instances/a%1b%5b31m/stop', { method: 'POST', headers: header });
   assert.is(refused[0]?.key, 'a?[31m');

@@ -2,7 +2,7 @@ import { HTTPException } from 'hono/http-exception';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { InstanceStatus } from '../../src/supervisor/contract.ts';
-import { basic, harness, memoryInstance, memoryRegistry, send } from './support.ts';
+import { basic, harness, memoryInstance, memoryRegistry, send } from './_support/app.ts';
 
 const app = suite('app');
 

@@ -6,7 +6,7 @@ import { createBus } from '../../src/bus.ts';
 import { createAuditLog } from '../../src/http/audit.ts';
 import { startHttpServer } from '../../src/http/server.ts';
 import { tempDir, waitFor } from '../_support/env.ts';
-import { basic, harness, memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
+import { basic, harness, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 interface Line {
   time: string;

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseBasicAuth, secretsEqual } from '../../src/http/basic-auth.ts';
-import { b64 } from './support.ts';
+import { b64 } from './_support/app.ts';
 
 const parse = suite('basic-auth :: parseBasicAuth');
 

@@ -6,7 +6,7 @@ import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
 import { firstOf } from '../../src/http/fast-path.ts';
 import { healthFastPath } from '../../src/http/health.ts';
 import { type HttpServer, startHttpServer, startHttpServers } from '../../src/http/server.ts';
-import { authCases, basic, harness, memoryInstance, memoryRegistry, type MemoryInstance } from './support.ts';
+import { authCases, basic, harness, memoryInstance, memoryRegistry, type MemoryInstance } from './_support/app.ts';
 
 const SECRET = 'se:cr:et';
 
@@ -35,7 +35,7 @@ test.after.each(async (ctx) => {
   await Promise.all(ctx.servers.map((s) => s.close()));
 });
 
-test('an accepted check-in never reaches the app; everything else does', async (ctx) => {
+test('checkin-fast-path :: an accepted check-in never reaches the app; everything else does', async (ctx) => {
   const registry = memoryRegistry(ctx.alpha);
   // An app that knows no route: whatever it answers, the fast path left to it.
   const empty = new Hono();
@@ -66,7 +66,7 @@ test('an accepted check-in never reaches the app; everything else does', async (
   assert.equal(ctx.alpha.calls, ['checkin'], 'only the accepted check-in counted');
 });
 
-test('with the real app every answer is the one the app gives alone, headers included', async (ctx) => {
+test('checkin-fast-path :: with the real app every answer is the one the app gives alone, headers included', async (ctx) => {
   const registry = memoryRegistry(ctx.alpha);
   const plain = await startHttpServer(harness(registry).app, { port: 0 });
   const fast = await startHttpServer(harness(registry).app, { port: 0, fastPath: checkinFastPath(registry) });
@@ -91,7 +91,7 @@ test('with the real app every answer is the one the app gives alone, headers inc
   assert.ok(accepted >= 4, `accepted check-ins counted on both servers (${accepted})`);
 });
 
-test('GET and HEAD /health on the fast path answer as the app does, headers included; the rest goes to the app', async (ctx) => {
+test('checkin-fast-path :: GET and HEAD /health on the fast path answer as the app does, headers included; the rest goes to the app', async (ctx) => {
   const registry = memoryRegistry(ctx.alpha);
   const version = '9.9.9-test';
   const plain = await startHttpServer(harness(registry).app, { port: 0 });
@@ -119,7 +119,7 @@ test('GET and HEAD /health on the fast path answer as the app does, headers incl
     assert.equal((await answer(bare.url + path, { method })).body, 'app', `${method} ${path}`);
 });
 
-test('a lazy app is built at the first request the fast path leaves to it, once for every socket, again after a failure', async (ctx) => {
+test('checkin-fast-path :: a lazy app is built at the first request the fast path leaves to it, once for every socket, again after a failure', async (ctx) => {
   const registry = memoryRegistry(ctx.alpha);
   let builds = 0;
   let fail = true;

@@ -12,7 +12,7 @@ import { type ConnectionGuard, createConnectionGuard } from '../../src/http/conn
 import { connectionLimits, descriptorLimit } from '../../src/http/connection-limits.ts';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
 import { waitFor } from '../_support/env.ts';
-import { basic, memoryInstance, memoryRegistry } from './support.ts';
+import { basic, memoryInstance, memoryRegistry } from './_support/app.ts';
 
 const SECRET = 'secret';
 const CHECKIN = `POST /server_api/alpha/ping HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic('alpha', SECRET)}\r\nContent-Length: 0\r\n\r\n`;

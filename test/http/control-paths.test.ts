@@ -8,7 +8,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CONTROL_VERBS } from '../../src/http/control.ts';
-import { basic, fromLoopback, harness, type MemoryInstance, memoryInstance, memoryRegistry } from './support.ts';
+import { basic, fromLoopback, harness, type MemoryInstance, memoryInstance, memoryRegistry } from './_support/app.ts';
 
 const test = suite('http control paths :: one answer');
 

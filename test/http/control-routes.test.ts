@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { authCases, basic, harness, memoryInstance, memoryRegistry, send } from './support.ts';
+import { authCases, basic, harness, memoryInstance, memoryRegistry, send } from './_support/app.ts';
 
 const TOKEN = 'tok-alpha-0123456789';
 

@@ -14,7 +14,7 @@ import { createAuditLog } from '../../src/http/audit.ts';
 import { crossSiteReason } from '../../src/http/cross-site.ts';
 import { DASHBOARD_HEADER } from '../../src/http/api-routes.ts';
 import { tempDir } from '../_support/env.ts';
-import { basic, fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
+import { basic, fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 function setup(ownOrigins: string[] = []) {
   const alpha = memoryInstance('alpha', { apiToken: 't', secret: 's' });

@@ -11,7 +11,7 @@ import { createBus } from '../../src/bus.ts';
 import { type AdminCredentials, isLoopback, isLoopbackHost } from '../../src/http/admin-auth.ts';
 import { createApp } from '../../src/http/app.ts';
 import { startHttpServer } from '../../src/http/server.ts';
-import { b64, basic, memoryInstance, memoryRegistry, recordingLogger, send, fromLoopback } from './support.ts';
+import { b64, basic, memoryInstance, memoryRegistry, recordingLogger, send, fromLoopback } from './_support/app.ts';
 
 const ADMIN_ROUTES = [
   '/',
@@ -70,7 +70,7 @@ addr.run();
 const admin = suite('admin access :: with Admin configured');
 const creds = { username: 'ops', password: 'pa:ss wörd' };
 
-admin('no or non-Basic header → 401 with the admin challenge on every admin route', async () => {
+admin('dashboard-access :: no or non-Basic header → 401 with the admin challenge on every admin route', async () => {
   const { app } = appWith({ admin: creds, loopback: true });
   for (const path of ADMIN_ROUTES) {
     for (const header of [undefined, 'Bearer abc']) {
@@ -81,7 +81,7 @@ admin('no or non-Basic header → 401 with the admin challenge on every admin ro
   }
 });
 
-admin('malformed Basic → 400; wrong user or password → 401; right → 200', async () => {
+admin('dashboard-access :: malformed Basic → 400; wrong user or password → 401; right → 200', async () => {
   const { app } = appWith({ admin: creds, loopback: true });
   assert.is((await send(app, 'GET', '/api/instances', 'Basic !!!')).status, 400);
   assert.is((await send(app, 'GET', '/api/instances', `Basic ${b64('no-colon')}`)).status, 400);
@@ -98,7 +98,7 @@ admin('malformed Basic → 400; wrong user or password → 401; right → 200', 
   }
 });
 
-admin('credentials are required even from loopback, and a reload applies at once', async () => {
+admin('dashboard-access :: credentials are required even from loopback, and a reload applies at once', async () => {
   const { app, setAdmin } = appWith({ loopback: true });
   const server = await startHttpServer(app, { port: 0 });
   try {
@@ -117,7 +117,7 @@ admin('credentials are required even from loopback, and a reload applies at once
   }
 });
 
-admin('the routes of the control API keep their own auth (no admin needed)', async () => {
+admin('dashboard-access :: the routes of the control API keep their own auth (no admin needed)', async () => {
   const { app } = appWith({ admin: creds, loopback: true });
   assert.is((await send(app, 'GET', '/health')).status, 200);
   assert.is((await send(app, 'GET', '/instances/alpha/status', basic('alpha', 't'))).status, 200);
@@ -129,7 +129,7 @@ admin.run();
 
 const local = suite('admin access :: without Admin');
 
-local('no socket and no test option → 403, never silently let in', async () => {
+local('dashboard-access :: no socket and no test option → 403, never silently let in', async () => {
   const { app } = appWith({});
   for (const path of ADMIN_ROUTES) {
     const res = await send(app, 'GET', path);
@@ -139,7 +139,7 @@ local('no socket and no test option → 403, never silently let in', async () =>
   }
 });
 
-local('a loopback client over a real socket is served, without credentials', async () => {
+local('dashboard-access :: a loopback client over a real socket is served, without credentials', async () => {
   const { app } = appWith({});
   const server = await startHttpServer(app, { port: 0 });
   try {
@@ -155,7 +155,7 @@ local('a loopback client over a real socket is served, without credentials', asy
   }
 });
 
-local('a loopback client naming another host (DNS rebinding) → 403', async () => {
+local('dashboard-access :: a loopback client naming another host (DNS rebinding) → 403', async () => {
   const { app } = appWith({});
   const server = await startHttpServer(app, { port: 0 });
   try {

@@ -8,7 +8,7 @@ import { createApp } from '../../src/http/app.ts';
 import type { CardStatus } from '../../src/http/dashboard/assets/card-view.js';
 import { colorSlots, type PageState, renderCard, renderPage } from '../../src/http/dashboard/page.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
-import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
+import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './_support/app.ts';
 
 const test = suite('dashboard :: the page rendered with the instances');
 
@@ -33,7 +33,7 @@ const cardOf = (html: string, key: string) =>
 const buttonOf = (card: string, action: string) =>
   new RegExp(`<button[^>]*data-action="${action}"[^>]*>[^<]*</button>`).exec(card)?.[0] ?? '';
 
-test('GET / carries every instance card, sorted by key, with its facts', async () => {
+test('dashboard-page :: GET / carries every instance card, sorted by key, with its facts', async () => {
   const app = fromLoopback(
     createApp({
       registry: memoryRegistry(
@@ -60,7 +60,7 @@ test('GET / carries every instance card, sorted by key, with its facts', async (
   assert.equal(await (await app.request('/', { method: 'HEAD' })).text(), '');
 });
 
-test("a running server's CPU, memory and players are on its card from the first paint; dashes when unknown", async () => {
+test("dashboard-page :: a running server's CPU, memory and players are on its card from the first paint; dashes when unknown", async () => {
   const template = await index();
   const at = '2024-05-01T12:00:00.000Z';
   const sampled = status({
@@ -84,7 +84,7 @@ test("a running server's CPU, memory and players are on its card from the first 
   for (const field of ['cpu', 'memory', 'players']) assert.match(none, `<dd data-field="${field}">—</dd>`);
 });
 
-test('buttons: a stopped instance cannot be stopped; no Rollback without bin.prev, no Update without a provider', async () => {
+test('dashboard-page :: buttons: a stopped instance cannot be stopped; no Rollback without bin.prev, no Update without a provider', async () => {
   const html = renderBare(await index(), {
     version: '1',
     now: Date.now(),
@@ -109,7 +109,7 @@ test('buttons: a stopped instance cannot be stopped; no Rollback without bin.pre
   assert.match(buttonOf(cardOf(html, 'd'), 'stop'), /disabled title="a stop is already under way"/);
 });
 
-test('buttons during an update and a rollback: what the statechart takes, as the daemon does', async () => {
+test('dashboard-page :: buttons during an update and a rollback: what the statechart takes, as the daemon does', async () => {
   const html = renderBare(await index(), {
     version: '1',
     now: Date.now(),
@@ -129,7 +129,7 @@ test('buttons during an update and a rollback: what the statechart takes, as the
   assert.match(buttonOf(cardOf(html, 'u'), 'rollback'), 'roll back once it is done');
 });
 
-test('names are escaped, and no text can close the inlined JSON', async () => {
+test('dashboard-page :: names are escaped, and no text can close the inlined JSON', async () => {
   const evil = '</script><script>alert(1)</script><img src=x onerror=alert(2)>';
   const html = renderBare(await index(), {
     version: '1',
@@ -142,7 +142,7 @@ test('names are escaped, and no text can close the inlined JSON', async () => {
   assert.is((JSON.parse(json) as { instances: CardStatus[] }).instances[0]?.name, evil);
 });
 
-test('colours: a slot per key in key order, the same for the same keys', () => {
+test('dashboard-page :: colours: a slot per key in key order, the same for the same keys', () => {
   assert.equal(
     [...colorSlots(['b', 'a', 'c'])],
     [
@@ -155,7 +155,7 @@ test('colours: a slot per key in key order, the same for the same keys', () => {
   assert.is(many.get('k6'), 0, 'wraps around the palette');
 });
 
-test('a template that no longer has a field the renderer fills is an error, not a silently blank card', () => {
+test('dashboard-page :: a template that no longer has a field the renderer fills is an error, not a silently blank card', () => {
   assert.throws(
     () =>
       renderBare('<template id="instance-card"><article class="card"></article></template>', {
@@ -167,7 +167,7 @@ test('a template that no longer has a field the renderer fills is an error, not 
   );
 });
 
-test('the recent events are listed newest first, in UTC, escaped, each key in its card colour', async () => {
+test('dashboard-page :: the recent events are listed newest first, in UTC, escaped, each key in its card colour', async () => {
   const at = Date.UTC(2026, 0, 2, 3, 4, 5);
   const html = renderPage(
     await index(),
@@ -201,7 +201,7 @@ test('the recent events are listed newest first, in UTC, escaped, each key in it
   assert.is((JSON.parse(json) as PageState).recent.length, 2, 'the page relists them in local time');
 });
 
-test('the statechart is in the page at its readable size, each instance state marked in its colour', async () => {
+test('dashboard-page :: the statechart is in the page at its readable size, each instance state marked in its colour', async () => {
   const svg =
     '<svg viewBox="0.00 0.00 1905.00 936.00"><g id="state:server.running" class="node"><text>server.running</text></g>' +
     '<g id="state:stopped.idle" class="node"><text>idle</text></g></svg>';

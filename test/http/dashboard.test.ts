@@ -8,7 +8,7 @@ import { chartGraph, statePaths } from '../../src/chart/index.ts';
 import { createApp } from '../../src/http/app.ts';
 import { mergeParallelEdges, NODE_ID_PREFIX } from '../../src/chart/svg.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
-import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
+import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './_support/app.ts';
 
 const app = fromLoopback(
   createApp({
@@ -21,7 +21,7 @@ const app = fromLoopback(
 
 const page = suite('dashboard :: page and assets');
 
-page('GET / → the page, with a strict Content-Security-Policy', async () => {
+page('dashboard :: GET / → the page, with a strict Content-Security-Policy', async () => {
   const res = await app.request('/');
   assert.is(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', 'text/html');
@@ -36,7 +36,7 @@ page('GET / → the page, with a strict Content-Security-Policy', async () => {
   assert.not.match(html, /<script>|\son[a-z]+=/i, 'no inline script or handler (the CSP would block it)');
 });
 
-page('every asset the page names, and every module those import, is served with its type', async () => {
+page('dashboard :: every asset the page names, and every module those import, is served with its type', async () => {
   const html = await (await app.request('/')).text();
   const refs = [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1] ?? '');
   assert.ok(refs.includes('/dashboard/app.js') && refs.includes('/dashboard/style.css'), refs.join());
@@ -61,7 +61,7 @@ page('every asset the page names, and every module those import, is served with 
   );
 });
 
-page('no asset loads anything from another origin (no CDN)', async () => {
+page('dashboard :: no asset loads anything from another origin (no CDN)', async () => {
   const files = await readdir(ASSETS_DIR);
   assert.ok(files.length >= 3);
   for (const f of files) {
@@ -75,7 +75,7 @@ page('no asset loads anything from another origin (no CDN)', async () => {
   }
 });
 
-page('paths outside the assets folder, unknown files and other methods are refused', async () => {
+page('dashboard :: paths outside the assets folder, unknown files and other methods are refused', async () => {
   for (const path of [
     '/dashboard/../package.json',
     '/dashboard/%2e%2e/package.json',
@@ -96,19 +96,22 @@ page.run();
 
 const chart = suite('dashboard :: statechart SVG');
 
-chart('GET /statechart.svg: an inlineable SVG with a node id for every state a status can show', async () => {
-  const res = await app.request('/statechart.svg');
-  assert.is(res.status, 200);
-  assert.match(res.headers.get('content-type') ?? '', 'image/svg+xml');
-  const svg = await res.text();
-  assert.ok(svg.startsWith('<svg'), 'no XML prolog, so it can be inlined');
-  assert.match(svg, /viewBox="[\d. ]+"/);
-  assert.not.match(svg.slice(0, svg.indexOf('>')), /\swidth="/, 'no fixed size: CSS scales it');
-  const ids = new Set([...svg.matchAll(/\sid="([^"]+)"/g)].map((m) => (m[1] ?? '').replace(/&#45;/g, '-')));
-  for (const path of statePaths()) assert.ok(ids.has(`${NODE_ID_PREFIX}${path}`), `node for ${path}`);
-});
+chart(
+  'dashboard :: GET /statechart.svg: an inlineable SVG with a node id for every state a status can show',
+  async () => {
+    const res = await app.request('/statechart.svg');
+    assert.is(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', 'image/svg+xml');
+    const svg = await res.text();
+    assert.ok(svg.startsWith('<svg'), 'no XML prolog, so it can be inlined');
+    assert.match(svg, /viewBox="[\d. ]+"/);
+    assert.not.match(svg.slice(0, svg.indexOf('>')), /\swidth="/, 'no fixed size: CSS scales it');
+    const ids = new Set([...svg.matchAll(/\sid="([^"]+)"/g)].map((m) => (m[1] ?? '').replace(/&#45;/g, '-')));
+    for (const path of statePaths()) assert.ok(ids.has(`${NODE_ID_PREFIX}${path}`), `node for ${path}`);
+  },
+);
 
-chart('parallel transitions merge into one arrow that keeps every label', () => {
+chart('dashboard :: parallel transitions merge into one arrow that keeps every label', () => {
   const graph = chartGraph();
   const merged = mergeParallelEdges(graph);
   assert.ok(merged.edges.length < graph.edges.length);

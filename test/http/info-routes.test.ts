@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { harness, memoryInstance, memoryRegistry, send } from './support.ts';
+import { harness, memoryInstance, memoryRegistry, send } from './_support/app.ts';
 
 const info = suite('info routes');
 

@@ -18,7 +18,7 @@ function hasIpv6Loopback(): Promise<boolean> {
 
 const servers = suite('http :: every address of Urls is bound');
 
-servers('two addresses: both answer, both close', async () => {
+servers('listen-addresses :: two addresses: both answer, both close', async () => {
   const http = await startHttpServers(app, [
     { host: '127.0.0.1', port: 0 },
     { host: '127.0.0.1', port: 0 },
@@ -42,58 +42,67 @@ servers('two addresses: both answer, both close', async () => {
   }
 });
 
-servers('localhost binds 127.0.0.1 and, where the host has IPv6, ::1 on the same port', async () => {
-  const http = await startHttpServers(app, [{ host: 'localhost', port: 0 }]);
-  try {
-    const [v4, v6] = http.bound;
-    assert.is(v4?.host, '127.0.0.1');
-    assert.is(v4?.name, 'localhost');
-    if (await hasIpv6Loopback()) {
-      assert.is(v6?.host, '::1');
-      assert.is(v6?.port, v4?.port, 'the same port on both loopbacks');
-      assert.is((await fetch(`http://[::1]:${v6?.port}/health`)).status, 200);
-    } else {
-      assert.is(http.bound.length, 1, 'no ::1 where the host has no IPv6');
+servers(
+  'listen-addresses :: localhost binds 127.0.0.1 and, where the host has IPv6, ::1 on the same port',
+  async () => {
+    const http = await startHttpServers(app, [{ host: 'localhost', port: 0 }]);
+    try {
+      const [v4, v6] = http.bound;
+      assert.is(v4?.host, '127.0.0.1');
+      assert.is(v4?.name, 'localhost');
+      if (await hasIpv6Loopback()) {
+        assert.is(v6?.host, '::1');
+        assert.is(v6?.port, v4?.port, 'the same port on both loopbacks');
+        assert.is((await fetch(`http://[::1]:${v6?.port}/health`)).status, 200);
+      } else {
+        assert.is(http.bound.length, 1, 'no ::1 where the host has no IPv6');
+      }
+      assert.is((await fetch(`http://127.0.0.1:${v4?.port}/health`)).status, 200);
+    } finally {
+      await http.close();
     }
-    assert.is((await fetch(`http://127.0.0.1:${v4?.port}/health`)).status, 200);
-  } finally {
-    await http.close();
-  }
-});
+  },
+);
 
-servers('* binds every interface of both families (:: dual-stack), or every IPv4 one without IPv6', async () => {
-  const http = await startHttpServers(app, [{ host: '*', port: 0 }]);
-  try {
-    assert.is(http.bound.length, 1);
-    const only = http.bound[0];
-    assert.is(only?.name, '*');
-    assert.is((await fetch(`http://127.0.0.1:${only?.port}/health`)).status, 200, 'IPv4 loopback');
-    if (await hasIpv6Loopback()) {
-      assert.is(only?.host, '::');
-      assert.is((await fetch(`http://[::1]:${only?.port}/health`)).status, 200, 'IPv6 loopback');
-    } else assert.is(only?.host, '0.0.0.0');
-  } finally {
-    await http.close();
-  }
-});
+servers(
+  'listen-addresses :: * binds every interface of both families (:: dual-stack), or every IPv4 one without IPv6',
+  async () => {
+    const http = await startHttpServers(app, [{ host: '*', port: 0 }]);
+    try {
+      assert.is(http.bound.length, 1);
+      const only = http.bound[0];
+      assert.is(only?.name, '*');
+      assert.is((await fetch(`http://127.0.0.1:${only?.port}/health`)).status, 200, 'IPv4 loopback');
+      if (await hasIpv6Loopback()) {
+        assert.is(only?.host, '::');
+        assert.is((await fetch(`http://[::1]:${only?.port}/health`)).status, 200, 'IPv6 loopback');
+      } else assert.is(only?.host, '0.0.0.0');
+    } finally {
+      await http.close();
+    }
+  },
+);
 
-servers('an address that cannot be bound fails the start and closes the ones already bound', async () => {
-  const first = await startHttpServers(app, [{ host: '127.0.0.1', port: 0 }]);
-  const taken = first.bound[0]?.port ?? 0;
-  let err: unknown;
-  try {
-    await startHttpServers(app, [
-      { host: '127.0.0.1', port: 0 },
-      { host: '127.0.0.1', port: taken },
-    ]);
-  } catch (e) {
-    err = e;
-  } finally {
-    await first.close();
-  }
-  assert.instance(err, Error);
-  assert.match((err as Error).message, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${taken}: .*EADDRINUSE`));
-});
+servers(
+  'listen-addresses :: an address that cannot be bound fails the start and closes the ones already bound',
+  async () => {
+    const first = await startHttpServers(app, [{ host: '127.0.0.1', port: 0 }]);
+    const taken = first.bound[0]?.port ?? 0;
+    let err: unknown;
+    try {
+      await startHttpServers(app, [
+        { host: '127.0.0.1', port: 0 },
+        { host: '127.0.0.1', port: taken },
+      ]);
+    } catch (e) {
+      err = e;
+    } finally {
+      await first.close();
+    }
+    assert.instance(err, Error);
+    assert.match((err as Error).message, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${taken}: .*EADDRINUSE`));
+  },
+);
 
 servers.run();
 
@@ -107,27 +116,30 @@ const bound = (name: string, host: string, port: number): BoundAddress => ({
   url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
 });
 
-address('a loopback address the daemon bound, spelt as Kestrel reports it, never a public one', () => {
-  assert.is(
-    checkinBaseUrl([bound('localhost', '127.0.0.1', 5000), bound('localhost', '::1', 5000)]),
-    'http://localhost:5000',
-  );
-  assert.is(
-    checkinBaseUrl([bound('10.0.0.5', '10.0.0.5', 5001), bound('127.0.0.1', '127.0.0.1', 5002)]),
-    'http://127.0.0.1:5002',
-  );
-  assert.is(checkinBaseUrl([bound('0.0.0.0', '0.0.0.0', 5003)]), 'http://127.0.0.1:5003');
-  assert.is(checkinBaseUrl([bound('*', '::', 5004)]), 'http://127.0.0.1:5004', 'dual-stack :: takes IPv4');
-  assert.is(checkinBaseUrl([bound('::1', '::1', 5006)]), 'http://[::1]:5006');
-  assert.is(
-    checkinBaseUrl([bound('10.0.0.5', '10.0.0.5', 5005)]),
-    'http://10.0.0.5:5005',
-    'no loopback bound: where it listens',
-  );
-  assert.throws(() => checkinBaseUrl([]), /listens nowhere/);
-});
+address(
+  'listen-addresses :: a loopback address the daemon bound, spelt as Kestrel reports it, never a public one',
+  () => {
+    assert.is(
+      checkinBaseUrl([bound('localhost', '127.0.0.1', 5000), bound('localhost', '::1', 5000)]),
+      'http://localhost:5000',
+    );
+    assert.is(
+      checkinBaseUrl([bound('10.0.0.5', '10.0.0.5', 5001), bound('127.0.0.1', '127.0.0.1', 5002)]),
+      'http://127.0.0.1:5002',
+    );
+    assert.is(checkinBaseUrl([bound('0.0.0.0', '0.0.0.0', 5003)]), 'http://127.0.0.1:5003');
+    assert.is(checkinBaseUrl([bound('*', '::', 5004)]), 'http://127.0.0.1:5004', 'dual-stack :: takes IPv4');
+    assert.is(checkinBaseUrl([bound('::1', '::1', 5006)]), 'http://[::1]:5006');
+    assert.is(
+      checkinBaseUrl([bound('10.0.0.5', '10.0.0.5', 5005)]),
+      'http://10.0.0.5:5005',
+      'no loopback bound: where it listens',
+    );
+    assert.throws(() => checkinBaseUrl([]), /listens nowhere/);
+  },
+);
 
-address('a recorded check-in address reaches us when a socket we bound answers it', () => {
+address('listen-addresses :: a recorded check-in address reaches us when a socket we bound answers it', () => {
   const local = [bound('localhost', '127.0.0.1', 5000)];
   assert.ok(reachesUs('http://localhost:5000', local), "the real watchdog's spelling");
   assert.ok(reachesUs('http://localhost:5000/', local));

@@ -7,7 +7,7 @@ import { createBus } from '../../src/bus.ts';
 import type { AdminCredentials } from '../../src/http/admin-auth.ts';
 import { createApp } from '../../src/http/app.ts';
 import { tempDir } from '../_support/env.ts';
-import { basic, memoryInstance, memoryRegistry, recordingLogger, send, fromLoopback } from './support.ts';
+import { basic, memoryInstance, memoryRegistry, recordingLogger, send, fromLoopback } from './_support/app.ts';
 
 interface Ctx {
   dir: string;
@@ -71,7 +71,7 @@ test.before.each(async (ctx) => {
 });
 test.after.each((ctx) => ctx.cleanup());
 
-test('the last N lines with the instance token; default 50; bad values → 400', async ({ dir }) => {
+test('log-routes :: the last N lines with the instance token; default 50; bad values → 400', async ({ dir }) => {
   const a = app(dir);
   const res = await send(a, 'GET', '/instances/alpha/logs?lines=2', basic('alpha', 'tok'));
   assert.is(res.status, 200);
@@ -87,7 +87,9 @@ test('the last N lines with the instance token; default 50; bad values → 400',
   assert.is((await send(a, 'POST', '/instances/alpha/logs', basic('alpha', 'tok'))).status, 405);
 });
 
-test('instance rule without Admin: no header 401, wrong token 401, other key 403, unknown 404', async ({ dir }) => {
+test('log-routes :: instance rule without Admin: no header 401, wrong token 401, other key 403, unknown 404', async ({
+  dir,
+}) => {
   const a = app(dir);
   const none = await send(a, 'GET', '/instances/alpha/logs');
   assert.is(none.status, 401);
@@ -99,7 +101,7 @@ test('instance rule without Admin: no header 401, wrong token 401, other key 403
   assert.not.ok('instances' in ((await ghost.json()) as object), 'an instance token does not learn the other keys');
 });
 
-test('Admin credentials read any instance; an unknown key lists the instances; a wrong password is 401', async ({
+test('log-routes :: Admin credentials read any instance; an unknown key lists the instances; a wrong password is 401', async ({
   dir,
 }) => {
   const a = app(dir, { admin: ADMIN });
@@ -119,12 +121,14 @@ test('Admin credentials read any instance; an unknown key lists the instances; a
   );
 });
 
-test('a loopback client without Admin configured reads without credentials, like the dashboard', async ({ dir }) => {
+test('log-routes :: a loopback client without Admin configured reads without credentials, like the dashboard', async ({
+  dir,
+}) => {
   const a = app(dir, { loopback: true });
   assert.is((await send(a, 'GET', '/instances/alpha/logs')).status, 200);
 });
 
-test('follow=1: the tail, new lines as they are written, then the end of its lifetime and where to resume', async ({
+test('log-routes :: follow=1: the tail, new lines as they are written, then the end of its lifetime and where to resume', async ({
   dir,
   logDir,
 }) => {
@@ -145,7 +149,7 @@ test('follow=1: the tail, new lines as they are written, then the end of its lif
   assert.equal(resumed.map((r) => r.line).filter(Boolean), ['five'], 'nothing twice, nothing skipped');
 });
 
-test('HEAD with follow=1 answers the headers without following', async ({ dir }) => {
+test('log-routes :: HEAD with follow=1 answers the headers without following', async ({ dir }) => {
   const res = await send(app(dir), 'HEAD', '/instances/alpha/logs?follow=1', basic('alpha', 'tok'));
   assert.is(res.status, 200);
   assert.is(await res.text(), '');

@@ -1,5 +1,5 @@
 /**
- * Where maintenance shows (issue 13): the control routes' `?when=`, hold and release (HTTP and the dashboard's
+ * Where maintenance shows: the control routes' `?when=`, hold and release (HTTP and the dashboard's
  * API), the status line of `watchdog status`, the dashboard card, and the /metrics gauges; against a memory
  * instance whose maintenance status the test sets.
  */
@@ -9,8 +9,8 @@ import { createBus } from '../../src/bus.ts';
 import { maintenanceLine } from '../../src/cli/client/status-table.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
-import { parseExposition, sample } from './metrics-support.ts';
-import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger, type MemoryInstance } from './support.ts';
+import { parseExposition, sample } from './_support/metrics.ts';
+import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger, type MemoryInstance } from './_support/app.ts';
 
 const NOW = Date.parse('2026-11-25T12:00:00Z');
 

@@ -9,8 +9,8 @@ import { statePaths } from '../../src/chart/index.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { InstanceStatus } from '../../src/supervisor/contract.ts';
 import { createMetricsCollector } from '../../src/metrics/collector.ts';
-import { parseExposition, sample } from './metrics-support.ts';
-import { type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './support.ts';
+import { parseExposition, sample } from './_support/metrics.ts';
+import { type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './_support/app.ts';
 
 function setup(alpha: MemoryInstance = memoryInstance('alpha', { apiToken: 't' })) {
   const bus = createBus();
@@ -32,7 +32,7 @@ function setup(alpha: MemoryInstance = memoryInstance('alpha', { apiToken: 't' }
 
 const expo = suite('metrics :: exposition');
 
-expo('text format 0.0.4, every family typed and described, and the names the issue asks for', async () => {
+expo('metrics :: text format 0.0.4, every family typed and described, and the names the issue asks for', async () => {
   const { app } = setup();
   const res = await app.request('/metrics');
   assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
@@ -56,7 +56,7 @@ expo('text format 0.0.4, every family typed and described, and the names the iss
   assert.ok((sample(families, 'watchdog_event_loop_lag_max_seconds') ?? -1) >= 0);
 });
 
-expo('state is one-hot over every state path of the chart, and moves with the instance', async () => {
+expo('metrics :: state is one-hot over every state path of the chart, and moves with the instance', async () => {
   const { alpha, scrape } = setup();
   const check = async (expected: string) => {
     const f = (await scrape()).find((x) => x.name === 'watchdog_instance_state');
@@ -74,7 +74,7 @@ expo('state is one-hot over every state path of the chart, and moves with the in
   await check('restarting.backoff');
 });
 
-expo('restart, alert and update counters start at zero and count bus facts', async () => {
+expo('metrics :: restart, alert and update counters start at zero and count bus facts', async () => {
   const { bus, scrape } = setup();
   let f = await scrape();
   for (const reason of ['crash', 'hang', 'request', 'update', 'startup-failure', 'exit']) {
@@ -109,7 +109,7 @@ function emit(bus: Bus) {
 }
 
 expo(
-  'check-in age, startup failures and uptime follow the status; absent series when there is nothing to show',
+  'metrics :: check-in age, startup failures and uptime follow the status; absent series when there is nothing to show',
   async () => {
     const alpha = memoryInstance('alpha');
     let status: InstanceStatus = {
@@ -133,7 +133,7 @@ expo(
   },
 );
 
-expo('label values with quotes, backslashes and newlines survive the round trip', async () => {
+expo('metrics :: label values with quotes, backslashes and newlines survive the round trip', async () => {
   const alpha = memoryInstance('alpha');
   const name = 'Quote " back\\slash\nnew line';
   const base = alpha.status();
@@ -144,7 +144,7 @@ expo('label values with quotes, backslashes and newlines survive the round trip'
   assert.equal(info, { instance: 'alpha', name, revision: 'r"1' });
 });
 
-expo("a server's sampled CPU time, memory and players; gone with the sample", async () => {
+expo("metrics :: a server's sampled CPU time, memory and players; gone with the sample", async () => {
   const alpha = memoryInstance('alpha');
   const base = alpha.status();
   const resources = {
@@ -174,7 +174,7 @@ expo("a server's sampled CPU time, memory and players; gone with the sample", as
     assert.is(sample(f, name, { instance: 'alpha' }), undefined, name);
 });
 
-expo('a collector passed in is used, and stop() lets go of the bus', async () => {
+expo('metrics :: a collector passed in is used, and stop() lets go of the bus', async () => {
   const bus = createBus();
   const registry = memoryRegistry(memoryInstance('alpha'));
   const metrics = createMetricsCollector({ bus, registry, version: 'x' });
@@ -194,7 +194,7 @@ expo('a collector passed in is used, and stop() lets go of the bus', async () =>
 });
 
 expo(
-  'event-loop lag: nothing measured before the first scrape, then the time the loop was held since the last',
+  'metrics :: event-loop lag: nothing measured before the first scrape, then the time the loop was held since the last',
   async () => {
     const metrics = createMetricsCollector({ bus: createBus(), registry: memoryRegistry(memoryInstance('alpha')) });
     const lagMax = async () => sample(parseExposition(await metrics.metrics()), 'watchdog_event_loop_lag_max_seconds');
@@ -217,12 +217,12 @@ expo(
   },
 );
 
-expo('other methods → 405', async () => {
+expo('metrics :: other methods → 405', async () => {
   const { app } = setup();
   assert.is((await app.request('/metrics', { method: 'POST' })).status, 405);
 });
 
-expo('connections: open now, and refused or evicted by cap, from the guard at each scrape', async () => {
+expo('metrics :: connections: open now, and refused or evicted by cap, from the guard at each scrape', async () => {
   const figures = { open: 7, refused: { total: 1, source: 2 }, evicted: { total: 3, source: 40 } };
   const metrics = createMetricsCollector({
     bus: createBus(),

@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { harness, memoryInstance, memoryRegistry, send } from './support.ts';
+import { harness, memoryInstance, memoryRegistry, send } from './_support/app.ts';
 
 const openapi = suite('openapi');
 

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { authCases, basic, harness, memoryInstance, memoryRegistry, send } from './support.ts';
+import { authCases, basic, harness, memoryInstance, memoryRegistry, send } from './_support/app.ts';
 
 const SECRET = 'launch-secret-1';
 
@@ -128,7 +128,7 @@ reasons.run();
 const starting = suite('ping and control routes :: an instance still being started');
 
 starting(
-  'a configured instance not ready yet answers 503 with Retry-After, a check-in is not a rejection, an unknown key stays 404',
+  'ping-routes :: a configured instance not ready yet answers 503 with Retry-After, a check-in is not a rejection, an unknown key stays 404',
   async () => {
     const alpha = memoryInstance('alpha', { apiToken: 'api-token', secret: SECRET });
     const registry = { ...memoryRegistry(alpha), starting: (key: string) => key === 'late' };

@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
 import { tempDir, waitFor } from '../_support/env.ts';
-import { authCases, b64, basic, harness, memoryInstance, memoryRegistry, rawRequest } from './support.ts';
+import { authCases, b64, basic, harness, memoryInstance, memoryRegistry, rawRequest } from './_support/app.ts';
 
 const TOKEN = 'api:token:with:colons';
 const SECRET = 'launch-secret';

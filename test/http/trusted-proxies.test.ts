@@ -12,7 +12,7 @@ import type { BusEvents } from '../../src/bus.ts';
 import { createApp } from '../../src/http/app.ts';
 import { clientInfo, forwardedChain } from '../../src/http/forwarded.ts';
 import { startHttpServer, type HttpServer } from '../../src/http/server.ts';
-import { basic, memoryInstance, memoryRegistry, recordingLogger } from './support.ts';
+import { basic, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 const PROXY = '127.0.0.5';
 const LOCAL = '127.0.0.9';
@@ -87,28 +87,28 @@ async function auditedRemote(ctx: Ctx, from: string, headers: Record<string, str
   return ctx.refusals[0]!.remote;
 }
 
-test('the audit remote is the forwarded client when the peer is a trusted proxy', async (ctx) => {
+test('trusted-proxies :: the audit remote is the forwarded client when the peer is a trusted proxy', async (ctx) => {
   assert.is(await auditedRemote(ctx, PROXY, { 'x-forwarded-for': '203.0.113.7' }), '203.0.113.7');
 });
 
-test('past a chain of trusted proxies, the nearest untrusted hop is the client (what the client wrote is not)', async (ctx) => {
+test('trusted-proxies :: past a chain of trusted proxies, the nearest untrusted hop is the client (what the client wrote is not)', async (ctx) => {
   const chain = { 'x-forwarded-for': '127.0.0.1, 198.51.100.2, 10.1.2.3' };
   assert.is(await auditedRemote(ctx, PROXY, chain), '198.51.100.2');
 });
 
-test('Forwarded (RFC 7239) is read when there is no X-Forwarded-For', async (ctx) => {
+test('trusted-proxies :: Forwarded (RFC 7239) is read when there is no X-Forwarded-For', async (ctx) => {
   const fwd = { forwarded: 'for=192.0.2.60;proto=http, for="[2001:db8::1]:4711"' };
   assert.is(await auditedRemote(ctx, PROXY, fwd), '2001:db8::1');
 });
 
-test('from a peer that is not trusted, the forwarded headers are ignored', async (ctx) => {
+test('trusted-proxies :: from a peer that is not trusted, the forwarded headers are ignored', async (ctx) => {
   assert.is(await auditedRemote(ctx, LOCAL, { 'x-forwarded-for': '203.0.113.7' }), LOCAL);
   ctx.refusals.length = 0;
   ctx.trusted = [];
   assert.is(await auditedRemote(ctx, PROXY, { 'x-forwarded-for': '203.0.113.7' }), PROXY, 'none configured');
 });
 
-test('dashboard rule: through a trusted proxy a remote client is not local, even though the proxy is', async (ctx) => {
+test('trusted-proxies :: dashboard rule: through a trusted proxy a remote client is not local, even though the proxy is', async (ctx) => {
   const remote = await get(ctx, PROXY, 'GET', '/api/instances', { 'x-forwarded-for': '203.0.113.7' });
   assert.is(remote.status, 403);
   assert.match(remote.body, 'only to clients on this machine');
@@ -120,7 +120,7 @@ test('dashboard rule: through a trusted proxy a remote client is not local, even
   assert.is(direct.status, 200, 'a client on the proxy machine itself, forwarding nothing');
 });
 
-test('dashboard rule: a loopback peer that names a proxy it is not trusted for is refused', async (ctx) => {
+test('trusted-proxies :: dashboard rule: a loopback peer that names a proxy it is not trusted for is refused', async (ctx) => {
   ctx.trusted = [];
   const named: Array<Record<string, string>> = [
     { 'x-forwarded-for': '127.0.0.1' },
@@ -143,21 +143,24 @@ test.run();
 
 const parse = suite('trusted proxies :: parsing');
 
-parse('forwardedChain reads X-Forwarded-For first, ports and brackets stripped, junk kept as unknown', () => {
-  const h = (o: Record<string, string>) => (n: string) => o[n];
-  assert.equal(forwardedChain(h({ 'x-forwarded-for': '1.2.3.4:5, [::1]:80, ::ffff:10.0.0.1, junk' })), [
-    '1.2.3.4',
-    '::1',
-    '10.0.0.1',
-    undefined,
-  ]);
-  assert.equal(forwardedChain(h({ 'x-forwarded-for': '1.1.1.1', forwarded: 'for=2.2.2.2' })), ['1.1.1.1']);
-  assert.equal(forwardedChain(h({ forwarded: 'for=_hidden, by=1.1.1.1;for=3.3.3.3' })), [undefined, '3.3.3.3']);
-  const long = Array.from({ length: 1000 }, () => '9.9.9.9').join(',');
-  assert.is(forwardedChain(h({ 'x-forwarded-for': long })).length, 32, 'bounded');
-});
+parse(
+  'trusted-proxies :: forwardedChain reads X-Forwarded-For first, ports and brackets stripped, junk kept as unknown',
+  () => {
+    const h = (o: Record<string, string>) => (n: string) => o[n];
+    assert.equal(forwardedChain(h({ 'x-forwarded-for': '1.2.3.4:5, [::1]:80, ::ffff:10.0.0.1, junk' })), [
+      '1.2.3.4',
+      '::1',
+      '10.0.0.1',
+      undefined,
+    ]);
+    assert.equal(forwardedChain(h({ 'x-forwarded-for': '1.1.1.1', forwarded: 'for=2.2.2.2' })), ['1.1.1.1']);
+    assert.equal(forwardedChain(h({ forwarded: 'for=_hidden, by=1.1.1.1;for=3.3.3.3' })), [undefined, '3.3.3.3']);
+    const long = Array.from({ length: 1000 }, () => '9.9.9.9').join(',');
+    assert.is(forwardedChain(h({ 'x-forwarded-for': long })).length, 32, 'bounded');
+  },
+);
 
-parse('clientInfo: an IPv4-mapped peer matches an IPv4 trusted entry', () => {
+parse('trusted-proxies :: clientInfo: an IPv4-mapped peer matches an IPv4 trusted entry', () => {
   const info = clientInfo('::ffff:127.0.0.5', (n) => (n === 'x-forwarded-for' ? '8.8.8.8' : undefined), [PROXY]);
   assert.equal(info, { address: '8.8.8.8', peer: PROXY, forwarded: true, untrustedProxy: null });
 });

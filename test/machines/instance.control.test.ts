@@ -1,5 +1,5 @@
 import * as assert from 'uvu/assert';
-import { crashLoop, harnessSuite, TIMING } from './harness.ts';
+import { crashLoop, harnessSuite, TIMING } from './_support/harness.ts';
 
 // --- STOP and RESTART
 

@@ -1,12 +1,12 @@
 /**
- * A crash during a maintenance hold (issue 13: while held, automatic update installs wait; crash handling is never
+ * A crash during a maintenance hold (while held, automatic update installs wait; crash handling is never
  * held): the relaunch starts the installed build and the update stays pending. The daemon provides `installHeld`
  * as `unaskedRelaunch` while a hold stands; here `held` stands in for its maintenance plan.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { unaskedRelaunch } from '../../machines/instance.context.ts';
-import { createHarness } from './harness.ts';
+import { createHarness } from './_support/harness.ts';
 
 const test = suite('instance :: relaunch during a maintenance hold');
 
@@ -18,7 +18,7 @@ function heldHarness() {
   return { h, hold };
 }
 
-test('held: a crash relaunches the installed build at once, the update stays pending', async () => {
+test('held-install :: held: a crash relaunches the installed build at once, the update stays pending', async () => {
   const { h, hold } = heldHarness();
   await h.run();
   await h.checkUpdate(true);
@@ -39,7 +39,7 @@ test('held: a crash relaunches the installed build at once, the update stays pen
   h.stop();
 });
 
-test('held: the back-off relaunch of a crash loop does not install either', async () => {
+test('held-install :: held: the back-off relaunch of a crash loop does not install either', async () => {
   const { h, hold } = heldHarness();
   await h.crashedOnce();
   await h.checkUpdate(true);
@@ -53,7 +53,7 @@ test('held: the back-off relaunch of a crash loop does not install either', asyn
   h.stop();
 });
 
-test("held: a person's restart and the startup-failure limit still install; unheld, a crash installs", async () => {
+test("held-install :: held: a person's restart and the startup-failure limit still install; unheld, a crash installs", async () => {
   const { h, hold } = heldHarness();
   await h.run();
   await h.checkUpdate(true);
@@ -79,7 +79,7 @@ test("held: a person's restart and the startup-failure limit still install; unhe
   h.stop();
 });
 
-test('held: the retry of a launch blocked after a crash does not install either', async () => {
+test('held-install :: held: the retry of a launch blocked after a crash does not install either', async () => {
   const { h, hold } = heldHarness();
   await h.run();
   await h.checkUpdate(true);

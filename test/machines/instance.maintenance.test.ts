@@ -1,11 +1,11 @@
 /**
- * A server asked to leave at its round end for a maintenance restart (issue 13): its clean exit is that restart
+ * A server asked to leave at its round end for a maintenance restart: its clean exit is that restart
  * (the daemon provides the `leftForRestart` guard from its maintenance plan); any other exit stays what it was.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { classifyExit } from '../../machines/instance.context.ts';
-import { createHarness } from './harness.ts';
+import { createHarness } from './_support/harness.ts';
 
 const exits = suite('instance :: exit after a maintenance round-end request');
 

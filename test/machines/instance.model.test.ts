@@ -19,7 +19,7 @@ import { backoffMs, instanceMachine, type InstanceMachineEvent } from '../../mac
 import { blockedBackoffMs } from '../../machines/instance.context.ts';
 import { BUSY_REASONS, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
 import type { CheckOutput, InstanceInput, RollbackOutput, UpdateOutput } from '../../machines/instance.types.ts';
-import { createHarness, TIMING, type Harness } from './harness.ts';
+import { createHarness, TIMING, type Harness } from './_support/harness.ts';
 
 type Snap = SnapshotFrom<typeof instanceMachine>;
 /** The declared events plus XState's own: actor results and timers, which the executor produces for real. */

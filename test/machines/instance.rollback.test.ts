@@ -1,6 +1,6 @@
 import * as assert from 'uvu/assert';
 import { BUSY_REASONS, refusalOf } from '../../machines/instance.refusals.ts';
-import { crashLoop, harnessSuite } from './harness.ts';
+import { crashLoop, harnessSuite } from './_support/harness.ts';
 
 const rollback = harnessSuite('instance rollback');
 

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { backoffMs } from '../../machines/instance.ts';
-import { harnessSuite, TIMING } from './harness.ts';
+import { harnessSuite, TIMING } from './_support/harness.ts';
 
 // --- launch: update first, then the process
 

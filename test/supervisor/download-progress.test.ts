@@ -9,7 +9,7 @@ const test = suite('supervisor :: download progress');
 const ev = (phase: BusEvents['instance:update']['phase'], at: number, bytes?: number, total?: number | null) =>
   ({ key: 'a', phase, at, bytes, total }) as BusEvents['instance:update'];
 
-test('bytes, total, the average rate since the start, time left; a new download starts afresh; other phases end it', () => {
+test('download-progress :: bytes, total, the average rate since the start, time left; a new download starts afresh; other phases end it', () => {
   const p = createDownloadProgress();
   assert.is(p.status(), null);
   p.seen(ev('check', 0));

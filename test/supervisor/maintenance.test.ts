@@ -1,5 +1,5 @@
 /**
- * Maintenance on a simulated clock (issue 13): cron times across DST, the Empty policy, MaxDelayMinutes, holds, and
+ * Maintenance on a simulated clock: cron times across DST, the Empty policy, MaxDelayMinutes, holds, and
  * a plan kept across a daemon restart. The runner (src/supervisor/maintenance.ts) runs with a fake host that
  * records what it was asked to do and answers the player polls from a list the test sets.
  */

@@ -6,13 +6,13 @@ import { memoryOverLimit } from '../../src/supervisor/memory-limit.ts';
 const test = suite('supervisor :: MemoryLimitMB');
 const MiB = 1024 * 1024;
 
-test('within the limit, at it, or no limit: nothing to do', () => {
+test('memory-limit :: within the limit, at it, or no limit: nothing to do', () => {
   assert.is(memoryOverLimit(100 * MiB, 2048), null);
   assert.is(memoryOverLimit(2048 * MiB, 2048), null);
   assert.is(memoryOverLimit(64 * 1024 * MiB, undefined), null);
 });
 
-test('past it: how much, against the configured figure', () => {
+test('memory-limit :: past it: how much, against the configured figure', () => {
   assert.is(memoryOverLimit(2048 * MiB + 1, 2048), 'memory 2.1 GB over MemoryLimitMB 2048');
   assert.is(memoryOverLimit(600 * MiB, 512.5), 'memory 629 MB over MemoryLimitMB 512.5');
 });

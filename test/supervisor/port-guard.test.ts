@@ -25,7 +25,7 @@ async function markerFor(tracking: ProcessTracking, key: string): Promise<string
   return (await tracking.begin(key)).marker;
 }
 
-test('a port held by a process that is not ours: reported exactly, launch blocked, holder left alone', async (ctx) => {
+test('port-guard :: a port held by a process that is not ours: reported exactly, launch blocked, holder left alone', async (ctx) => {
   const h = await holdPort('tcp');
   const log = captureLog();
   try {
@@ -46,7 +46,7 @@ test('a port held by a process that is not ours: reported exactly, launch blocke
   }
 });
 
-test("another instance's process is not this one's either", async (ctx) => {
+test("port-guard :: another instance's process is not this one's either", async (ctx) => {
   const h = await holdPort('udp', { env: { [MARKER_ENV]: await markerFor(ctx.tracking, 'other') } });
   try {
     await clearForLaunch({ key: 'a', port: h.port, tracking: ctx.tracking, log: captureLog(), waitMs: 500 }).then(
@@ -59,7 +59,7 @@ test("another instance's process is not this one's either", async (ctx) => {
   }
 });
 
-test('a holder left by an earlier launch of the instance is named, killed, and the port is free', async (ctx) => {
+test('port-guard :: a holder left by an earlier launch of the instance is named, killed, and the port is free', async (ctx) => {
   const h = await holdPort('tcp', { env: { [MARKER_ENV]: await markerFor(ctx.tracking, 'a') } });
   const log = captureLog();
   try {
@@ -77,7 +77,7 @@ test('a holder left by an earlier launch of the instance is named, killed, and t
   }
 });
 
-test("the daemon's own port: said so, not a stranger's", async (ctx) => {
+test("port-guard :: the daemon's own port: said so, not a stranger's", async (ctx) => {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -95,7 +95,7 @@ test("the daemon's own port: said so, not a stranger's", async (ctx) => {
   }
 });
 
-test('a free port and nothing left: no word, no error', async (ctx) => {
+test('port-guard :: a free port and nothing left: no word, no error', async (ctx) => {
   const log = captureLog();
   await clearForLaunch({ key: 'a', port: 1, tracking: ctx.tracking, log, waitMs: 100 });
   assert.equal(log.lines, []);

@@ -9,8 +9,8 @@ import type { ProcessEvent } from '../../machines/instance.types.ts';
 import { LaunchBlockedError } from '../../src/errors.ts';
 import type { OwnedServer, ProcessHost } from '../../src/supervisor/run-process.ts';
 import { waitFor } from '../_support/env.ts';
-import { recordingLogger } from '../http/support.ts';
-import { fakeServer, runActor } from './_run-process.ts';
+import { recordingLogger } from '../http/_support/app.ts';
+import { fakeServer, runActor } from './_support/run-process.ts';
 
 /** A host whose launch answers when the test says so; it records releases, dumps and the order of things. */
 function fakeHost(opts: { adoptable?: OwnedServer } = {}) {
@@ -41,7 +41,7 @@ const exited = (seen: ProcessEvent[]) => seen.find((e) => e.type === 'PROCESS_EX
 
 const test = suite('supervisor runProcess');
 
-test('the launch secret is reported before the spawn answers, then the pid; the exit clears the launch record', async () => {
+test('run-process :: the launch secret is reported before the spawn answers, then the pid; the exit clears the launch record', async () => {
   const h = fakeHost();
   const r = runActor(h.host);
   assert.equal(r.seen, [{ type: 'PROCESS_STARTED', launchId: 7, secret: 'fresh-secret', pid: null }]);
@@ -57,7 +57,7 @@ test('the launch secret is reported before the spawn answers, then the pid; the 
   assert.equal(server.signals, ['SIGKILL'], 'stopping the actor still signals the group, for stragglers');
 });
 
-test('a launch blocked by a held port is PROCESS_BLOCKED with its words, never an exit', async () => {
+test('run-process :: a launch blocked by a held port is PROCESS_BLOCKED with its words, never an exit', async () => {
   const h = fakeHost();
   const r = runActor(h.host);
   h.answer(new LaunchBlockedError('port', 'port 1212 held by pid 77 (helper), left from the previous launch'));
@@ -72,7 +72,7 @@ test('a launch blocked by a held port is PROCESS_BLOCKED with its words, never a
   r.actor.stop();
 });
 
-test('a launch that ran out of descriptors anywhere on the way is blocked by resources', async () => {
+test('run-process :: a launch that ran out of descriptors anywhere on the way is blocked by resources', async () => {
   const h = fakeHost();
   const r = runActor(h.host);
   // As fs.openSync throws it: a plain Error with an errno code, not yet a LaunchBlockedError.
@@ -97,7 +97,7 @@ test('a launch that ran out of descriptors anywhere on the way is blocked by res
   r.actor.stop();
 });
 
-test('a failed spawn is an exit with neither code nor signal, carrying the error, and is logged', async () => {
+test('run-process :: a failed spawn is an exit with neither code nor signal, carrying the error, and is logged', async () => {
   const h = fakeHost();
   const r = runActor(h.host);
   h.answer(new Error('ENOENT: no such program', { cause: new Error('spawn detail') }));
@@ -116,7 +116,7 @@ test('a failed spawn is an exit with neither code nor signal, carrying the error
   r.actor.stop();
 });
 
-test('commands sent before the spawn answers wait for it; a first hang is dumped, then killed; later stop requests are moot', async () => {
+test('run-process :: commands sent before the spawn answers wait for it; a first hang is dumped, then killed; later stop requests are moot', async () => {
   const h = fakeHost();
   const r = runActor(h.host);
   r.send({ type: 'KILL', reason: 'hang', dump: true });
@@ -132,7 +132,7 @@ test('commands sent before the spawn answers wait for it; a first hang is dumped
   r.actor.stop();
 });
 
-test('a hang again in the same loop is killed without a dump', async () => {
+test('run-process :: a hang again in the same loop is killed without a dump', async () => {
   const h = fakeHost();
   const r = runActor(h.host);
   const server = fakeServer(6161);
@@ -145,7 +145,7 @@ test('a hang again in the same loop is killed without a dump', async () => {
   r.actor.stop();
 });
 
-test('detach: the launch record stays, a later exit is not reported, and stopping the actor kills nothing', async () => {
+test('run-process :: detach: the launch record stays, a later exit is not reported, and stopping the actor kills nothing', async () => {
   const h = fakeHost();
   const r = runActor(h.host);
   const server = fakeServer(7171);
@@ -161,7 +161,7 @@ test('detach: the launch record stays, a later exit is not reported, and stoppin
   assert.is(exited(r.seen), undefined);
 });
 
-test('adoption: the recorded server is watched with its own secret; an unknown pid is an exit at once', async () => {
+test('run-process :: adoption: the recorded server is watched with its own secret; an unknown pid is an exit at once', async () => {
   const left = fakeServer(8181);
   const h = fakeHost({ adoptable: { proc: left.proc, secret: 'old-secret' } });
   const adopted = runActor(h.host, 8181);

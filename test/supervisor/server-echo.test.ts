@@ -3,11 +3,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
 import { echoServerLine, withoutLeadingTimestamp } from '../../src/supervisor/server-echo.ts';
-import { recordingLogger } from '../http/support.ts';
+import { recordingLogger } from '../http/_support/app.ts';
 
 const test = suite('supervisor :: server lines in the daemon log');
 
-test('a timestamp the server put first is dropped; anything else is kept as written', () => {
+test('server-echo :: a timestamp the server put first is dropped; anything else is kept as written', () => {
   const cases: Array<[string, string]> = [
     ['2026-11-28T00:07:53.531Z INFO  [demo] round 1 started', 'INFO  [demo] round 1 started'],
     ['[2026-11-28 00:07:53,531] WARN low tick rate', 'WARN low tick rate'],
@@ -20,7 +20,7 @@ test('a timestamp the server put first is dropped; anything else is kept as writ
   for (const [line, shown] of cases) assert.is(withoutLeadingTimestamp(line), shown, line);
 });
 
-test('echoServerLine: the bus gets the line as the server wrote it, the log without its timestamp', () => {
+test('server-echo :: echoServerLine: the bus gets the line as the server wrote it, the log without its timestamp', () => {
   const bus = createBus();
   const seen: string[] = [];
   bus.on('instance:log', (e) => seen.push(`${e.key} ${e.stream} ${e.line}`));

@@ -1,5 +1,5 @@
 /**
- * The update actors and disk-space failures (issue 23): providers stage a found build during the check, so a disk
+ * The update actors and disk-space failures: providers stage a found build during the check, so a disk
  * that cannot take it fails the check; that must still reach people as a failed update (during: install), while a
  * CDN that is down stays a failed check, told to nobody.
  */

@@ -16,7 +16,7 @@ function setup(alertAfterMs: number) {
   return { record: createCheckRecord({ key: 'a', bus, alertAfterMs: () => alertAfterMs }), checks, notices };
 }
 
-test('failures in a row: one notice once they last alertAfterMs, one when a check works again', () => {
+test('update-check-record :: failures in a row: one notice once they last alertAfterMs, one when a check works again', () => {
   const { record, checks, notices } = setup(30 * MIN);
   assert.is(record.status(), null, 'nothing before the first check');
   record.succeeded(false, 0);
@@ -55,7 +55,7 @@ test('failures in a row: one notice once they last alertAfterMs, one when a chec
   );
 });
 
-test('alertAfterMs 0: the first failure is told; a success without a notice before it says nothing', () => {
+test('update-check-record :: alertAfterMs 0: the first failure is told; a success without a notice before it says nothing', () => {
   const { record, notices } = setup(0);
   record.succeeded(false, 0);
   assert.is(notices.length, 0);

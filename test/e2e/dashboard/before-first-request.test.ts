@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
-import { parseExposition, sample } from '../../http/metrics-support.ts';
+import { parseExposition, sample } from '../../http/_support/metrics.ts';
 
 const test = daemonSuite('e2e :: facts from before the first request to the app', {
   config: async () => testConfig({ instances: [{ key: 'demo', port: await freePort() }] }),

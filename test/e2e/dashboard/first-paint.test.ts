@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as assert from 'uvu/assert';
 import { tempDir, waitFor } from '../../_support/env.ts';
-import { type MemoryInstance, memoryInstance, memoryRegistry } from '../../http/support.ts';
+import { type MemoryInstance, memoryInstance, memoryRegistry } from '../../http/_support/app.ts';
 import { appSuite, onPage } from './_support/app-suite.ts';
 import { ARTIFACTS, type Browser, CHROMIUM, screenshot, untilLive, withoutScripts } from './_support/browser.ts';
 

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { createBus } from '../../../src/bus.ts';
 import type { InstanceControl, InstanceRegistry } from '../../../src/supervisor/contract.ts';
 import { waitFor } from '../../_support/env.ts';
-import { memoryInstance } from '../../http/support.ts';
+import { memoryInstance } from '../../http/_support/app.ts';
 import { appSuite, onPage } from './_support/app-suite.ts';
 import { type Browser, screenshot, untilLive, withoutScripts } from './_support/browser.ts';
 import { measureLayout } from './_support/layout-checks.ts';

@@ -5,7 +5,7 @@
 import * as assert from 'uvu/assert';
 import type { MaintenanceStatus } from '../../../src/supervisor/contract.ts';
 import { waitFor } from '../../_support/env.ts';
-import { memoryInstance, memoryRegistry } from '../../http/support.ts';
+import { memoryInstance, memoryRegistry } from '../../http/_support/app.ts';
 import { appSuite, onPage } from './_support/app-suite.ts';
 import { untilLive } from './_support/browser.ts';
 

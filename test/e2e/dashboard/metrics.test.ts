@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
 import { daemonSuite, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
-import { type Family, parseExposition, sample } from '../../http/metrics-support.ts';
+import { type Family, parseExposition, sample } from '../../http/_support/metrics.ts';
 
 const TOKEN = 'tok';
 const test = daemonSuite('e2e :: metrics follow the instance', {

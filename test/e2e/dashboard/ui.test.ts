@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { createBus } from '../../../src/bus.ts';
 import type { AdminCredentials } from '../../../src/http/admin-auth.ts';
 import { waitFor } from '../../_support/env.ts';
-import { basic, memoryInstance, memoryRegistry } from '../../http/support.ts';
+import { basic, memoryInstance, memoryRegistry } from '../../http/_support/app.ts';
 import { appSuite } from './_support/app-suite.ts';
 import { type Browser, screenshot, untilLive } from './_support/browser.ts';
 

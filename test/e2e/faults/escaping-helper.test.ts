@@ -9,7 +9,7 @@ import { testConfig } from '../../_support/config.ts';
 import { reported, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { parseExposition, sample } from '../../http/metrics-support.ts';
+import { parseExposition, sample } from '../../http/_support/metrics.ts';
 import { crash, fixedUrls, isAlive, killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
 
 /**

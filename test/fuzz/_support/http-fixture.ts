@@ -16,7 +16,7 @@ import {
   memoryInstance,
   type RecordingLogger,
   recordingLogger,
-} from '../../http/support.ts';
+} from '../../http/_support/app.ts';
 
 export const ALPHA_TOKEN = 'tok:en';
 export const ALPHA_SECRET = 'alpha-secret';

@@ -8,7 +8,7 @@ import { createApp } from '../../../../src/http/app.ts';
 import type { HttpDeps } from '../../../../src/http/deps.ts';
 import { type HttpServer, startHttpServer } from '../../../../src/http/server.ts';
 import { reported } from '../../../_support/daemon.ts';
-import { recordingLogger } from '../../../http/support.ts';
+import { recordingLogger } from '../../../http/_support/app.ts';
 import { type Browser, openBrowser } from './browser.ts';
 
 export interface AppCtx {

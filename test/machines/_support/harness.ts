@@ -6,8 +6,8 @@
 import { suite, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, fromCallback, fromPromise, SimulatedClock, type InspectionEvent, type StateValue } from 'xstate';
-import { instanceMachine } from '../../machines/instance.ts';
-import { type ControlAction, refusalOf } from '../../machines/instance.refusals.ts';
+import { instanceMachine } from '../../../machines/instance.ts';
+import { type ControlAction, refusalOf } from '../../../machines/instance.refusals.ts';
 import type {
   CheckInput,
   CheckOutput,
@@ -19,7 +19,7 @@ import type {
   RollbackOutput,
   UpdateInput,
   UpdateOutput,
-} from '../../machines/instance.types.ts';
+} from '../../../machines/instance.types.ts';
 
 export const TIMING: InstanceTiming = {
   checkinTimeoutMs: 10_000,

@@ -297,7 +297,8 @@ export async function runFootprint(opts: {
         env: {},
         port: wdPort,
         nodeArgs,
-        settled: (body) => (JSON.parse(body) as { instances: Record<string, string> }).instances.demo === 'server.running',
+        settled: (body) =>
+          (JSON.parse(body) as { instances: Record<string, string> }).instances.demo === 'server.running',
       });
     const buildMs = await buildDist();
     // The same daemon and demo server, compiled: what the package and the image run.
@@ -307,7 +308,8 @@ export async function runFootprint(opts: {
         cwd: wdDir,
         env: { WATCHDOG_RUNTIME: 'dist' },
         port: wdPort,
-        settled: (body) => (JSON.parse(body) as { instances: Record<string, string> }).instances.demo === 'server.running',
+        settled: (body) =>
+          (JSON.parse(body) as { instances: Record<string, string> }).instances.demo === 'server.running',
       });
     let pm2Homes = 0;
     const pm2Run = () =>

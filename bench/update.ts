@@ -178,7 +178,12 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     );
     daemons.push(daemon);
     const running = () =>
-      waitFor('the instance to run', async () => (await healthStates(daemon.url))[KEY] === 'server.running', 60_000, 50);
+      waitFor(
+        'the instance to run',
+        async () => (await healthStates(daemon.url))[KEY] === 'server.running',
+        60_000,
+        50,
+      );
     await running();
 
     const shellTimes: Record<Format, number[]> = { tgz: [], zip: [] };

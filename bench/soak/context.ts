@@ -35,7 +35,12 @@ export function setMode(s: SoakState, key: string, mode: ServerMode | OneShotMod
 /** A configured, running instance with a server, not busy with another fault; null when there is none. */
 export function pickRunning(ctx: SoakContext, filter: (t: Track) => boolean = () => true): Track | null {
   const candidates = [...ctx.s.tracks.values()].filter(
-    (t) => t.configured && !ctx.busy.has(t.key) && t.status?.state === 'server.running' && t.status.pid !== null && filter(t),
+    (t) =>
+      t.configured &&
+      !ctx.busy.has(t.key) &&
+      t.status?.state === 'server.running' &&
+      t.status.pid !== null &&
+      filter(t),
   );
   return candidates.length === 0 ? null : ctx.rng.pick(candidates);
 }

@@ -101,7 +101,9 @@ try {
       'a server to check in',
       async () => {
         const st = await instanceStatus(s.daemon.url, KEY, TOKEN);
-        return st.state === 'server.running' && st.pid !== null && st.pid !== old && st.lastCheckinAt ? st.pid : undefined;
+        return st.state === 'server.running' && st.pid !== null && st.pid !== old && st.lastCheckinAt
+          ? st.pid
+          : undefined;
       },
       120_000,
       50,

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConsoleError } from '../../src/process/console-fifo.ts';
-import { basic, fromLoopback, harness, memoryInstance, memoryRegistry, send } from './support.ts';
+import { basic, fromLoopback, harness, memoryInstance, memoryRegistry, send } from './_support/app.ts';
 
 const TOKEN = 'tok-console-0123456789';
 

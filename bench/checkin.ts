@@ -3,19 +3,19 @@
  * secret of one of 10 supervised light servers, versus a bare node:http server doing the same Basic check. Runs
  * alternate (bare, watchdog, bare, watchdog) after a warm-up of each, so load drift hits both alike.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon, { type Result } from 'autocannon';
 import { instanceKeys, lightConfig, TOKEN } from './lib/config.ts';
-import { summarizeProfile, profileText } from './lib/cpu-profile.ts';
-import { healthStates, instanceStatus, startDaemon, type BenchDaemon } from './lib/daemon.ts';
+import { profileText, summarizeProfile } from './lib/cpu-profile.ts';
+import { type BenchDaemon, healthStates, instanceStatus, startDaemon } from './lib/daemon.ts';
 import { BENCH, freePorts, tempDir } from './lib/env.ts';
 import { installServer } from './lib/launcher.ts';
 import { CLK_TCK, readCpuTicks, readEnvironVar, signal } from './lib/proc.ts';
-import { figure, type Figure, type Section } from './lib/report.ts';
-import { PEER_NAME, peerExe, peerServer, skippedLine, startPeer, type Peer } from './lib/ss14.ts';
+import { type Figure, figure, type Section } from './lib/report.ts';
+import { PEER_NAME, type Peer, peerExe, peerServer, skippedLine, startPeer } from './lib/ss14.ts';
 import { median } from './lib/stats.ts';
 import { waitFor, wallNow } from './lib/wait.ts';
 

@@ -8,13 +8,13 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { control, startDaemon, type BenchDaemon } from './lib/daemon.ts';
+import { type BenchDaemon, control, startDaemon } from './lib/daemon.ts';
 import { BENCH, freePorts, tempDir } from './lib/env.ts';
 import { installServer } from './lib/launcher.ts';
 import { privatePm2 } from './lib/pm2.ts';
 import { signal } from './lib/proc.ts';
-import { figure, type Figure, type Section } from './lib/report.ts';
-import { PEER_NAME, peerExe, skippedLine, startPeer, type Peer } from './lib/ss14.ts';
+import { type Figure, figure, type Section } from './lib/report.ts';
+import { PEER_NAME, type Peer, peerExe, skippedLine, startPeer } from './lib/ss14.ts';
 import { summarize } from './lib/stats.ts';
 import { sleep, waitFor } from './lib/wait.ts';
 

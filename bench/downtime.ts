@@ -8,14 +8,14 @@
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateBuild, fileSize, packTarGz, sha256File } from './lib/build-gen.ts';
-import { manifestInstance, startCdn, type BenchCdn } from './lib/cdn.ts';
+import { fileSize, generateBuild, packTarGz, sha256File } from './lib/build-gen.ts';
+import { type BenchCdn, manifestInstance, startCdn } from './lib/cdn.ts';
 import { lightConfig, TOKEN } from './lib/config.ts';
-import { control, displacedBuildsGone, instanceStatus, startDaemon, type BenchDaemon } from './lib/daemon.ts';
+import { type BenchDaemon, control, displacedBuildsGone, instanceStatus, startDaemon } from './lib/daemon.ts';
 import { BENCH, freePorts, tempDir } from './lib/env.ts';
 import { installServer } from './lib/launcher.ts';
+import { type Figure, figure, type Section } from './lib/report.ts';
 import { runBash } from './lib/shell.ts';
-import { figure, type Figure, type Section } from './lib/report.ts';
 import { median, summarize } from './lib/stats.ts';
 import { sleep, waitFor } from './lib/wait.ts';
 

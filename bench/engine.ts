@@ -6,15 +6,15 @@
  * the real one's Trace log line). Skipped, with the reason, when the engine or the real watchdog cannot run here.
  */
 import { join } from 'node:path';
-import { ENGINE_CHECKIN_SECONDS, ENGINE_SKIP, engineBundle } from './peers/robust-engine/bundle.ts';
-import { startCdn, type BenchCdn } from './lib/cdn.ts';
-import { measureCrash, measureDowntime, measureHangs, type Samples } from './lib/engine-measure.ts';
+import { type BenchCdn, startCdn } from './lib/cdn.ts';
 import { engineBuilds } from './lib/engine-builds.ts';
-import { oursWithEngine, realWithEngine, type EngineSubject } from './lib/engine-subjects.ts';
+import { measureCrash, measureDowntime, measureHangs, type Samples } from './lib/engine-measure.ts';
+import { type EngineSubject, oursWithEngine, realWithEngine } from './lib/engine-subjects.ts';
 import { freePorts, tempDir } from './lib/env.ts';
-import { figure, type Figure, type Section } from './lib/report.ts';
+import { type Figure, figure, type Section } from './lib/report.ts';
 import { PEER_NAME, peerExe } from './lib/ss14.ts';
 import { summarize } from './lib/stats.ts';
+import { ENGINE_CHECKIN_SECONDS, ENGINE_SKIP, engineBundle } from './peers/robust-engine/bundle.ts';
 
 const TITLE = '7. Real engine: ours and the real SS14.Watchdog';
 

@@ -10,7 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BENCH } from './lib/env.ts';
 import { loadAverage, machineInfo } from './lib/machine.ts';
-import { printSection, sectionDigest, type Section } from './lib/report.ts';
+import { printSection, type Section, sectionDigest } from './lib/report.ts';
 import { resultsMarkdown } from './lib/results.ts';
 
 type Bench = () => Promise<Omit<Section, 'load' | 'durationMs'>>;

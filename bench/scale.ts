@@ -6,7 +6,7 @@
  * steady window, event-loop lag (an instrument loaded with --import), GET /health latency, and hang detection:
  * SIGSTOP 20 servers, each must be killed within TimeoutSeconds + 1 s.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
@@ -17,8 +17,8 @@ import { instanceStatus, startDaemon } from './lib/daemon.ts';
 import { BENCH, freePorts, tempDir } from './lib/env.ts';
 import { installServer } from './lib/launcher.ts';
 import { CLK_TCK, isAlive, readCpuTicks, readMemory, signal } from './lib/proc.ts';
-import { figure, type Figure, type Section } from './lib/report.ts';
-import { mergedPercentile, summarize, type Summary } from './lib/stats.ts';
+import { type Figure, figure, type Section } from './lib/report.ts';
+import { mergedPercentile, type Summary, summarize } from './lib/stats.ts';
 import { sleep, waitFor, wallNow } from './lib/wait.ts';
 
 const MB = 1 << 20;

@@ -9,11 +9,11 @@ import {
   enqueueActions,
   fromCallback,
   fromPromise,
+  type GuardPredicate,
   not,
   or,
   setup,
   stateIn,
-  type GuardPredicate,
 } from 'xstate';
 import {
   alertOf,
@@ -23,10 +23,10 @@ import {
   exitOf,
   firstHang,
   givesUp,
-  inLoop,
-  want,
   type InstanceContext,
   type InstanceMachineEvent,
+  inLoop,
+  want,
 } from './instance.context.ts';
 import type { BusyTag } from './instance.refusals.ts';
 import type {

@@ -2,7 +2,7 @@
  * The loopback CDN of the update benchmarks: bench/servers/static-server.mjs serving one folder, and a
  * manifest.json in it that names one build at a time (what `UpdateType: Manifest` reads).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hostRid } from '../../src/updates/platform.ts';

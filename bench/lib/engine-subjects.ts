@@ -6,9 +6,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { engineConfigToml } from '../peers/robust-engine/bundle.ts';
-import { control, instanceStatus, startDaemon, type BenchDaemon } from './daemon.ts';
+import { type BenchDaemon, control, instanceStatus, startDaemon } from './daemon.ts';
 import { readEnvironVar } from './proc.ts';
-import { childPids, PEER_NAME, startPeer, type Peer } from './ss14.ts';
+import { childPids, PEER_NAME, type Peer, startPeer } from './ss14.ts';
 import { waitFor } from './wait.ts';
 
 export const ENGINE_TOKEN = 'bench-token';

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { cpus, loadavg, totalmem, freemem, release, type as osType } from 'node:os';
+import { cpus, freemem, loadavg, type as osType, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './env.ts';
 

@@ -1,5 +1,5 @@
 import type { MachineInfo } from './machine.ts';
-import { sectionMarkdown, type Section } from './report.ts';
+import { type Section, sectionMarkdown } from './report.ts';
 
 /** `lead` and the sections' titles, or nothing when there are none. */
 const titled = (list: readonly Section[], lead: string): string =>

@@ -4,7 +4,7 @@
  * appsettings.yml, ready when GET /watchdog/padlock answers 200, stopped by its pid. When it cannot be built (no
  * dotnet, no snapshot), `peerExe()` says why and the sections print one line and go on without it.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';

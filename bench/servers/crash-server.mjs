@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { createHash, timingSafeEqual } from 'node:crypto';
 /**
  * Bench server for the crash → relaunch gap. It stamps its own wall time (performance.timeOrigin + now, the same
  * clock in every process) so every supervisor is measured the same way, by the process it relaunches:
@@ -13,8 +14,7 @@
  * Self-contained on purpose: the bench copies it beside a node shebang (see bench/lib/launcher.ts).
  */
 import { appendFileSync } from 'node:fs';
-import { request, createServer } from 'node:http';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, request } from 'node:http';
 
 const now = () => performance.timeOrigin + performance.now();
 const logFile = process.env.CRASH_LOG;

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
-import { TOKEN } from './config.ts';
 import { KICK_MESSAGES } from './bounds.ts';
+import { TOKEN } from './config.ts';
 import type { SoakContext } from './context.ts';
 import { check, countFault, kick, type SoakState } from './state.ts';
 

@@ -1,5 +1,5 @@
 import { signal } from '../lib/proc.ts';
-import { type ServerMode, type SoakContext, pickRunning, setMode } from './context.ts';
+import { pickRunning, type ServerMode, type SoakContext, setMode } from './context.ts';
 import { isLive } from './procscan.ts';
 import { countFault, type FaultKind } from './state.ts';
 

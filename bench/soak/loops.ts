@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SoakContext } from './context.ts';
-import { controlBurst, controlSameMoment, control, heal } from './faults-control.ts';
+import { control, controlBurst, controlSameMoment, heal } from './faults-control.ts';
 import { diskFull, escapingHelper, logsRemoved } from './faults-env.ts';
 import { descriptorPressure, requestFlood } from './faults-env-daemon.ts';
 import { secondDaemon } from './faults-second-daemon.ts';
@@ -18,8 +18,8 @@ import type { LagReference } from './lag-reference.ts';
 import type { Plan } from './plan.ts';
 import type { Setup } from './setup.ts';
 import { check, type FaultKind } from './state.ts';
-import { scanTick } from './watch-procs.ts';
 import { healthTick, logsTick } from './watch-env.ts';
+import { scanTick } from './watch-procs.ts';
 import { filesTick, metricsTick, statusTick } from './watch-status.ts';
 import { daemonKill, reload, startDaemon } from './world.ts';
 

@@ -1,5 +1,5 @@
 import type { Rng } from './prng.ts';
-import { type FaultKind, FAULT_KINDS } from './state.ts';
+import { FAULT_KINDS, type FaultKind } from './state.ts';
 
 /** What the fault loop injects when, decided up front from the seed. */
 

@@ -1,6 +1,6 @@
 import { backoffMs, DAEMON_SETTLE_MS, hangBoundMs, ORPHAN_GRACE_MS, relaunchBoundMs } from './bounds.ts';
 import { isLive, listeningPorts, type OurProcess, scanOurs, tcpListeners } from './procscan.ts';
-import { check, serverDown, type SoakState, since, type Track } from './state.ts';
+import { check, type SoakState, serverDown, since, type Track } from './state.ts';
 
 /** The checks made from /proc every scan (500 ms): copies, ports, orphans, relaunches and hang kills. */
 

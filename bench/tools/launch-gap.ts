@@ -11,14 +11,14 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { engineBundle, engineConfigToml } from '../peers/robust-engine/bundle.ts';
 import { lightConfig, TOKEN } from '../lib/config.ts';
-import { control, instanceStatus, startDaemon, type BenchDaemon } from '../lib/daemon.ts';
+import { type BenchDaemon, control, instanceStatus, startDaemon } from '../lib/daemon.ts';
 import { freePorts, ROOT, tempDir } from '../lib/env.ts';
 import { installServer } from '../lib/launcher.ts';
 import { signal } from '../lib/proc.ts';
 import { median, percentile } from '../lib/stats.ts';
 import { sleep, waitFor, wallNow } from '../lib/wait.ts';
+import { engineBundle, engineConfigToml } from '../peers/robust-engine/bundle.ts';
 
 const KEY = 'gap';
 

@@ -3,7 +3,7 @@
  * Transitions that stay in their state (actions only, or leaving and re-entering it) are listed inside it instead
  * of drawn as self-loops, whose stacked labels Graphviz lets overlap; every arrow's colour is in the legend.
  */
-import { drawnEdges, EDGE_STYLE, type DrawnKind } from './dot-edges.ts';
+import { type DrawnKind, drawnEdges, EDGE_STYLE } from './dot-edges.ts';
 import type { ChartGraph, ChartState } from './graph.ts';
 
 const q = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;

@@ -4,7 +4,7 @@
  * omits `always` edges, which are added from each node's `always` list.
  */
 import { type AnyStateMachine, type AnyStateNode, type AnyTransitionDefinition, and, not, or } from 'xstate';
-import { toDirectedGraph, type DirectedGraphNode } from 'xstate/graph';
+import { type DirectedGraphNode, toDirectedGraph } from 'xstate/graph';
 import { instanceMachine } from '../../machines/instance.ts';
 
 export interface ChartState {

@@ -1,13 +1,14 @@
 /** The chart module's public surface: the graph data, its renderings, and the state-path helpers the dashboard uses. */
+
+export { toDot } from './dot.ts';
 export {
-  chartGraph,
-  guardText,
-  statePaths,
   type ChartEdge,
   type ChartGraph,
   type ChartState,
+  chartGraph,
   type EdgeKind,
+  guardText,
+  statePaths,
 } from './graph.ts';
-export { mermaidNodeId, toMermaid, type MermaidOptions } from './mermaid.ts';
-export { toDot } from './dot.ts';
-export { CHART_FORMATS, isChartFormat, renderChart, type ChartFormat } from './render.ts';
+export { type MermaidOptions, mermaidNodeId, toMermaid } from './mermaid.ts';
+export { CHART_FORMATS, type ChartFormat, isChartFormat, renderChart } from './render.ts';

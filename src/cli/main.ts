@@ -1,5 +1,5 @@
-import { UsageError, describeError } from '../errors.ts';
 import { didYouMean } from '../config/suggest.ts';
+import { describeError, UsageError } from '../errors.ts';
 import { COMMANDS } from './registry.ts';
 
 export type { Command } from './registry.ts';

@@ -1,6 +1,6 @@
 import { agonesPortFrom } from '../kit/agones-port.ts';
-import { DEFAULT_CRASH_LOOP_LIMIT, DEFAULT_SDK_PORT, type AgonesConfig } from './agones-schema.ts';
-import { isMap, type ConfigPath } from './merge.ts';
+import { type AgonesConfig, DEFAULT_CRASH_LOOP_LIMIT, DEFAULT_SDK_PORT } from './agones-schema.ts';
+import { type ConfigPath, isMap } from './merge.ts';
 
 /**
  * Whether Agones mode is on (`Agones.Enabled: true`, or `AGONES_SDK_HTTP_PORT` set and `Enabled` not false), and the

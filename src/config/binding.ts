@@ -1,7 +1,7 @@
 import { formatPath } from './issues.ts';
-import { INDEX, isMap, type ConfigPath } from './merge.ts';
+import { type ConfigPath, INDEX, isMap } from './merge.ts';
 import { setOwn } from './own-key.ts';
-import { childSchema, entriesOf, KEY_ALIASES, unwrap, type AnySchema } from './schema-walk.ts';
+import { type AnySchema, childSchema, entriesOf, KEY_ALIASES, unwrap } from './schema-walk.ts';
 
 const ALIAS_BY_LOWER = new Map(Object.entries(KEY_ALIASES).map(([alias, name]) => [alias.toLowerCase(), name]));
 

@@ -1,10 +1,10 @@
 import { parseLogLevel } from '../log.ts';
-import type { LogLevel } from './resolved.ts';
-import { formatPath, problemLine } from './issues.ts';
-import { parseUrls, type ListenAddress } from './listen.ts';
-import { isMap, type ConfigPath } from './merge.ts';
 import { checkConnections } from './connections-checks.ts';
+import { formatPath, problemLine } from './issues.ts';
+import { type ListenAddress, parseUrls } from './listen.ts';
+import { type ConfigPath, isMap } from './merge.ts';
 import { checkRouteInstances } from './notification-checks.ts';
+import type { LogLevel } from './resolved.ts';
 import { readSecretFile } from './secret-file.ts';
 import { isOwnScope, unusedSettings } from './unused.ts';
 

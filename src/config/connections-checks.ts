@@ -1,4 +1,4 @@
-import { isMap, type ConfigPath } from './merge.ts';
+import { type ConfigPath, isMap } from './merge.ts';
 
 /**
  * `Connections`: a per-source cap above the total one could never apply, and Node refuses a headers timeout longer

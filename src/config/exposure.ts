@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { formatPath } from './issues.ts';
 import { type ListenAddress, listensOnLoopbackOnly } from './listen.ts';
-import { isMap, type ConfigPath } from './merge.ts';
+import { type ConfigPath, isMap } from './merge.ts';
 
 /** Shorter tokens are guessable by anyone who can reach the port; 16 characters of a generated token is ~96 bits. */
 export const MIN_EXPOSED_TOKEN_LENGTH = 16;

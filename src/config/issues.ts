@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { ConfigPath } from './merge.ts';
+import { type AnySchema, entriesOf, keyNames, schemaAt, unwrap } from './schema-walk.ts';
 import { closest } from './suggest.ts';
-import { entriesOf, keyNames, schemaAt, unwrap, type AnySchema } from './schema-walk.ts';
 
 /** `Servers.Instances.alpha.ApiPort`; odd keys quoted (`Servers.Instances."a b"`), list items as `Arguments[1]`. */
 export function formatPath(path: ConfigPath): string {

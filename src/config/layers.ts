@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, extname, join, relative, isAbsolute } from 'node:path';
+import { basename, dirname, extname, isAbsolute, join, relative } from 'node:path';
 import { parseDocument, visit, type YAMLError } from 'yaml';
 
 /** One parsed YAML file of the layered configuration. */

@@ -1,4 +1,4 @@
-import { isMap, type ConfigPath } from './merge.ts';
+import { type ConfigPath, isMap } from './merge.ts';
 
 /**
  * `Notification.Routes[].Instances` must name configured instances: a misspelt id would quietly send that route

@@ -1,13 +1,13 @@
 import * as v from 'valibot';
 import { AgonesSchema } from './agones-schema.ts';
 import { BackupsSchema, RetentionSchema } from './backups-schema.ts';
+import { ConnectionsSchema } from './connections-schema.ts';
 import { ConsoleSchema, HubSchema } from './console-hub-schema.ts';
 import { DiskSchema } from './disk-schema.ts';
 import { LogsSchema } from './logs-schema.ts';
-import { ConnectionsSchema } from './connections-schema.ts';
-import { Port } from './port-schema.ts';
 import { MaintenanceSchema } from './maintenance-schema.ts';
 import { NotificationSchema } from './notification-schema.ts';
+import { Port } from './port-schema.ts';
 import { TrustedProxiesSchema } from './proxy-schema.ts';
 
 /** Instance keys appear in paths and URLs: keep them to a safe, boring alphabet. */

@@ -1,4 +1,4 @@
-import { subscribe, type Bus } from '../bus.ts';
+import { type Bus, subscribe } from '../bus.ts';
 import type { Logger } from '../log.ts';
 
 /** What a person can do about a write error, by its code; it resumes by itself once that is done. */

@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
 import type { LoadResult } from '../config/load.ts';
 import { defaultRunCommand } from '../config/resolve.ts';

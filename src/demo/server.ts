@@ -1,8 +1,8 @@
-import { serve } from '@hono/node-server';
 import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
 import { type AgonesMode, agonesOptionsFrom, startAgonesMode } from '../kit/agones-mode.ts';
 import { createGameApi, type UpdateRequest } from '../kit/api.ts';
-import { checkinOptionsFrom, startCheckins, type Checkins } from '../kit/checkin.ts';
+import { type Checkins, checkinOptionsFrom, startCheckins } from '../kit/checkin.ts';
 import type { Settings } from '../kit/settings.ts';
 import type { Logger } from '../log.ts';
 import { readDemoConfig } from './config.ts';

@@ -3,7 +3,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { requester } from '../notify/messages.ts';
 import { tailLog } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
-import { adminAccess, type AdminEnv } from './admin-auth.ts';
+import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { auditControl, CONTROL_VERBS, carryOut } from './control.ts';
 import { WHEN_DOC } from './control-routes.ts';
 import type { HttpDeps } from './deps.ts';

@@ -1,6 +1,6 @@
 import type { Bus, BusEvents } from '../bus.ts';
 import { createLogger, type Logger } from '../log.ts';
-import { RotatingFile, type FileRotation } from '../store/rotating-file.ts';
+import { type FileRotation, RotatingFile } from '../store/rotating-file.ts';
 import { RefusalWindow } from './refusal-window.ts';
 
 export interface AuditLog {

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import { parseBasicAuth, secretsEqual, WWW_AUTHENTICATE } from './basic-auth.ts';
 import type { InstanceControl, InstanceRegistry } from '../supervisor/contract.ts';
+import { parseBasicAuth, secretsEqual, WWW_AUTHENTICATE } from './basic-auth.ts';
 
 /** Which secret the password must match: the configured ApiToken (control, status) or the launch's check-in secret. */
 export type Credential = 'apiToken' | 'checkinSecret';

@@ -5,8 +5,8 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { Hono } from 'hono';
 import type { HttpDeps } from './deps.ts';
 import { methodNotAllowed } from './request-info.ts';
-import { decodeSegments, resolveInside } from './safe-path.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
+import { decodeSegments, resolveInside } from './safe-path.ts';
 
 const contentType = (name: string): string =>
   name.toLowerCase().endsWith('.zip') ? 'application/zip' : 'application/octet-stream';

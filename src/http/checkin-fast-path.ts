@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import type { FastPath } from './fast-path.ts';
-import { authorize } from './authorize.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
+import { authorize } from './authorize.ts';
+import type { FastPath } from './fast-path.ts';
 
 const PREFIX = '/server_api/';
 const SUFFIX = '/ping';

@@ -1,9 +1,9 @@
 import type { Bus, DiskReading } from '../bus.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsCollector } from '../metrics/collector.ts';
+import type { InstanceRegistry } from '../supervisor/contract.ts';
 import type { AdminCredentials } from './admin-auth.ts';
 import type { RecentEvents } from './dashboard/recent-events.ts';
-import type { InstanceRegistry } from '../supervisor/contract.ts';
 
 /** What every route module receives from `createApp`. */
 export interface HttpDeps {

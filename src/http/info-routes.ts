@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { HttpDeps } from './deps.ts';
-import { methodNotAllowed } from './request-info.ts';
 import { healthBody } from './health.ts';
+import { methodNotAllowed } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
 /** The real watchdog's padlock, byte for byte (its `WatchdogController.cs`). */

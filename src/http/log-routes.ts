@@ -2,13 +2,13 @@ import { join } from 'node:path';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { stream } from 'hono/streaming';
 import { followLines, readLastLines } from '../process/log-view.ts';
+import type { InstanceControl } from '../supervisor/contract.ts';
 import { ADMIN_CHALLENGE, decideAdminAccess } from './admin-auth.ts';
-import { reportRefused } from './refused.ts';
 import { instanceDir } from './api-routes.ts';
 import { authorize, refusal } from './authorize.ts';
 import { parseBasicAuth } from './basic-auth.ts';
 import type { HttpDeps } from './deps.ts';
-import type { InstanceControl } from '../supervisor/contract.ts';
+import { reportRefused } from './refused.ts';
 import { methodNotAllowed, shownKey } from './request-info.ts';
 import { errors, type Logs, type RouteDoc } from './route-doc.ts';
 

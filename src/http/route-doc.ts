@@ -6,9 +6,8 @@
  * fails when the app serves a route that no table lists.
  */
 import * as v from 'valibot';
-import { MAINTENANCE_POLICIES } from '../config/maintenance-schema.ts';
 import type { DiskReading } from '../bus.ts';
-import { CONTROL_VERBS } from './control.ts';
+import { MAINTENANCE_POLICIES } from '../config/maintenance-schema.ts';
 import type {
   AgonesStatus,
   InstanceStatus,
@@ -17,6 +16,7 @@ import type {
   ResourceStatus,
   UpdateCheckStatus,
 } from '../supervisor/contract.ts';
+import { CONTROL_VERBS } from './control.ts';
 
 export const LastExitSchema = v.object({
   reason: v.pipe(

@@ -1,9 +1,9 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { Hono } from 'hono';
 import type { ListenAddress } from '../config/listen.ts';
-import type { FastPath } from './fast-path.ts';
 import type { ConnectionGuard } from './connection-guard.ts';
 import type { ConnectionLimits } from './connection-limits.ts';
+import type { FastPath } from './fast-path.ts';
 
 export interface HttpServer {
   /** `http://host:port`, no trailing slash. */

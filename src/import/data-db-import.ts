@@ -3,13 +3,13 @@ import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { readProcessStartTime } from '../process/proc-info.ts';
 import { instanceDataKind, writeInstanceData } from '../store/instance-data.ts';
-import { readWatchdogDb, watchdogDbExists, type WatchdogDb } from '../store/watchdog-db.ts';
+import { readWatchdogDb, type WatchdogDb, watchdogDbExists } from '../store/watchdog-db.ts';
 import {
   describeServer,
   describeSystemdUnit,
+  type InstanceImport,
   importedData,
   inspectRow,
-  type InstanceImport,
 } from './instance-import.ts';
 
 /** This process's start time: servers the old watchdog left started before it. */

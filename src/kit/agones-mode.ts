@@ -1,8 +1,8 @@
 import { createLogger, type Logger } from '../log.ts';
 import { AgonesSdk, type AgonesSdkOptions, agonesPortFrom } from './agones.ts';
 import { callReady, followGameServer, startHealthPings } from './agones-pinger.ts';
-import type { GameServer } from './agones-wire.ts';
 import { startPlayerReports } from './agones-players.ts';
+import type { GameServer } from './agones-wire.ts';
 import type { Settings } from './settings.ts';
 
 /** Agones' health window is 5 s × 3 by default; a ping every 2 s misses it only when two in a row are lost. */

@@ -1,4 +1,4 @@
-import { Hono, type Context } from 'hono';
+import { type Context, Hono } from 'hono';
 import { createLogger, type Logger } from '../log.ts';
 import {
   checkWatchdogToken,
@@ -12,9 +12,9 @@ import type { Info, Status } from './schemas.ts';
 import { infoForWire } from './schemas-wire.ts';
 
 export {
+  type ShutdownRequest,
   sameSecret,
   UPDATE_REASONS,
-  type ShutdownRequest,
   type UpdateReason,
   type UpdateRequest,
 } from './api-watchdog.ts';

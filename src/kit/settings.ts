@@ -1,7 +1,7 @@
 import { type CvarAssignment, parseArgs, SettingsError } from './settings-args.ts';
 import { envCvars, readConfigFile } from './settings-sources.ts';
 
-export { SettingsError, parseArgs, splitAssignment, type CvarAssignment, type ParsedArgs } from './settings-args.ts';
+export { type CvarAssignment, type ParsedArgs, parseArgs, SettingsError, splitAssignment } from './settings-args.ts';
 export { envCvars, flattenToml, readConfigFile } from './settings-sources.ts';
 
 /** Where a cvar's current value came from, lowest precedence first. */

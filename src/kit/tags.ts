@@ -1,6 +1,6 @@
 import { isRegionCode } from './regions.ts';
 
-export { REGIONS, isRegionCode, regionName, regionsOf, type RegionCode, type RegionTag } from './regions.ts';
+export { isRegionCode, REGIONS, type RegionCode, type RegionTag, regionName, regionsOf } from './regions.ts';
 
 /** The tag that turns all inference off. Compared exactly, as the launcher does. */
 export const NO_TAG_INFER = 'no_tag_infer';

@@ -8,15 +8,15 @@ import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import { type AlertKind, type Bus, type BusEvents, type DiskReading, type RestartReason, subscribe } from '../bus.ts';
 import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
+import { type BackupFamilies, tallyBackups } from './backups.ts';
+import type { ConnectionFamilies, ConnectionFigures } from './connection-metrics.ts';
 import type { DiskFamilies } from './disk-gauges.ts';
 import type { Families } from './families.ts';
 import type { ResilienceFamilies } from './resilience.ts';
 import { tallyResilience } from './resilience-tally.ts';
+import { Tally } from './tally.ts';
 import { tallyUpdateChecks } from './update-check-tally.ts';
 import type { UpdateCheckFamilies } from './update-checks.ts';
-import { type BackupFamilies, tallyBackups } from './backups.ts';
-import type { ConnectionFamilies, ConnectionFigures } from './connection-metrics.ts';
-import { Tally } from './tally.ts';
 
 export interface MetricsCollector {
   /** The exposition text; a server's CPU, memory and players are its status's last sample. */

@@ -1,4 +1,4 @@
-import { REFUSED_ROUTES, subscribe, type Bus } from '../bus.ts';
+import { type Bus, REFUSED_ROUTES, subscribe } from '../bus.ts';
 import type { ResilienceFamilies } from './resilience.ts';
 import { Tally } from './tally.ts';
 

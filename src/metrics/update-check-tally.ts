@@ -1,4 +1,4 @@
-import { subscribe, type Bus } from '../bus.ts';
+import { type Bus, subscribe } from '../bus.ts';
 import { Tally } from './tally.ts';
 import type { UpdateCheckFamilies } from './update-checks.ts';
 

@@ -1,11 +1,11 @@
 import { type Bus, type Notice, subscribe } from '../bus.ts';
 import { describeError } from '../errors.ts';
 import { noticeFromDisk } from './disk-notices.ts';
-import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
-import { noticeFromAlert, noticeFromUpdate, type LaunchSeen } from './notices.ts';
 import { noticeFromBlocked, noticeFromUnblocked } from './launch-notices.ts';
+import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
+import { type LaunchSeen, noticeFromAlert, noticeFromUpdate } from './notices.ts';
 import { payloadOf } from './payload.ts';
-import { routesFor, type Route } from './routes.ts';
+import { type Route, routesFor } from './routes.ts';
 import { createWebhookSender, type SenderOptions, type WebhookSender } from './webhook.ts';
 
 export interface NotifierOptions extends Omit<SenderOptions, 'url' | 'label'> {

@@ -1,5 +1,5 @@
 import { mkdirSync, truncateSync } from 'node:fs';
-import { copyTruncate, logPath, type LogRotation } from './log-file.ts';
+import { copyTruncate, type LogRotation, logPath } from './log-file.ts';
 import { followLog, type LogFollower } from './log-tail.ts';
 import { RotatingLogWriter } from './log-writer.ts';
 import type { WriteHealth, WriteOutage } from './write-outage.ts';

@@ -3,7 +3,7 @@
  * so that runtime's `createdump`), and whether it is stopped.
  */
 import { constants } from 'node:fs';
-import { access, readFile, readdir, stat } from 'node:fs/promises';
+import { access, readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { statFields } from './proc-info.ts';
 

@@ -1,6 +1,6 @@
 import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
-import { DEFAULT_ROTATION, LOG_NAME, logPath, rotateIfFull, rotateLogs, type LogRotation } from './log-file.ts';
-import { WriteOutage, type WriteHealth } from './write-outage.ts';
+import { DEFAULT_ROTATION, LOG_NAME, type LogRotation, logPath, rotateIfFull, rotateLogs } from './log-file.ts';
+import { type WriteHealth, WriteOutage } from './write-outage.ts';
 
 export interface LogWriterOptions {
   /** While the file cannot be written, how often to try again (ms); lines in between are dropped and counted. */

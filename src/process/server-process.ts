@@ -1,8 +1,9 @@
 /**
  * What a launched game server is to its owner (src/process/spawn.ts makes one; adopted-process.ts another).
  */
-import type { WriteHealth } from './write-outage.ts';
+
 import type { LogRotation } from './log-file.ts';
+import type { WriteHealth } from './write-outage.ts';
 
 export interface ExitStatus {
   code: number | null;

@@ -1,12 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { followAppendedLog } from './appended-log.ts';
-import type { LaunchSpec } from './launch-spec.ts';
-import { logPath, rotateIfFull, type LogRotation } from './log-file.ts';
-import type { LogFollower } from './log-tail.ts';
-import { DEFAULT_LOG_RETRY_MS, appendMarker, appendMarkerLine, marker } from './log-writer.ts';
-import { reapStragglers } from './process-group.ts';
 import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
+import type { LaunchSpec } from './launch-spec.ts';
+import { type LogRotation, logPath, rotateIfFull } from './log-file.ts';
+import type { LogFollower } from './log-tail.ts';
+import { appendMarker, appendMarkerLine, DEFAULT_LOG_RETRY_MS, marker } from './log-writer.ts';
+import { reapStragglers } from './process-group.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 import { exitMarker, handleOf, launchError, startChild } from './start-child.ts';
 import { WriteOutage } from './write-outage.ts';

@@ -1,13 +1,13 @@
-import type { Socket } from 'node:net';
 import { stat } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
+import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { DEFAULT_ROTATION, LineSplitter, type LogRotation } from './log-file.ts';
-import { RotatingLogWriter, marker } from './log-writer.ts';
+import { marker, RotatingLogWriter } from './log-writer.ts';
 import { reapStragglers } from './process-group.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
-import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import { spawnPersistent } from './spawn-persistent.ts';
 import { exitMarker, handleOf, launchError, startChild } from './start-child.ts';
 

@@ -1,7 +1,7 @@
 /**
  * Starting a server's process, for both log modes of spawn.ts: the spawn, its errors, and the handle it gives.
  */
-import { spawn, type ChildProcess, type SpawnOptions as ChildSpawnOptions } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions as ChildSpawnOptions, spawn } from 'node:child_process';
 import { ProcessError } from '../errors.ts';
 import { inCgroup } from './cgroup.ts';
 import { execError } from './exec-check.ts';

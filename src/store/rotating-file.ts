@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { WriteOutage, type WriteHealth } from '../process/write-outage.ts';
+import { type WriteHealth, WriteOutage } from '../process/write-outage.ts';
 
 export interface FileRotation {
   /** Rotate before a line would take the file past this size. */

@@ -1,5 +1,5 @@
-import { type BackupOutcome, InstanceBackups } from '../backups/instance-backups.ts';
 import type { BackupEntry } from '../backups/catalog.ts';
+import { type BackupOutcome, InstanceBackups } from '../backups/instance-backups.ts';
 import type { BackupManifest } from '../backups/manifest.ts';
 import { nextFire } from '../config/cron.ts';
 import { describeError } from '../errors.ts';

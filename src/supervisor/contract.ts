@@ -3,9 +3,9 @@
  * implements it; the layers above depend on this file only, so routes can be tested without the daemon.
  */
 import type { ControlAction } from '../../machines/instance.refusals.ts';
-import type { MaintenancePolicy } from '../config/maintenance-schema.ts';
 import type { ExitReason } from '../../machines/instance.types.ts';
 import type { DiskReading } from '../bus.ts';
+import type { MaintenancePolicy } from '../config/maintenance-schema.ts';
 
 export interface InstanceStatus {
   key: string;

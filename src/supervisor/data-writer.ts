@@ -1,6 +1,6 @@
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { writeInstanceData, type InstanceData } from '../store/instance-data.ts';
+import { type InstanceData, writeInstanceData } from '../store/instance-data.ts';
 
 export interface DataWriter {
   /**

@@ -2,7 +2,7 @@
  * Where an instance's statechart and its maintenance runner meet: the guards the daemon provides from the
  * maintenance plan, and what each fact the machine emits means for the runner.
  */
-import { unaskedRelaunch, type InstanceContext } from '../../machines/instance.context.ts';
+import { type InstanceContext, unaskedRelaunch } from '../../machines/instance.context.ts';
 import type { InstanceEmitted } from '../../machines/instance.types.ts';
 import type { Maintenance } from './maintenance.ts';
 

@@ -1,11 +1,19 @@
-import { createActor, type Actor } from 'xstate';
-import { instanceMachine } from '../../machines/instance.ts';
+import { type Actor, createActor } from 'xstate';
 import { busyRefusal, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
+import { instanceMachine } from '../../machines/instance.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
-import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/console-hub-schema.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
+import { alertMessage, formatDelay } from '../notify/messages.ts';
+import { CONSOLE_FIFO, sendConsoleCommand } from '../process/console-fifo.ts';
+import type { StopData } from '../store/instance-data.ts';
+import { providerSettingsChanged } from '../updates/factory.ts';
+import { hasPreviousBuild, removeDisplacedBuilds } from '../updates/install/install.ts';
+import type { UpdateProvider } from '../updates/provider.ts';
+import { type BackupHost, createBackupHost } from './backup-host.ts';
+import { coalesceWindowMs, createCheckinCoalescer } from './checkin-coalescer.ts';
 import type {
   ControlAction,
   ControlOptions,
@@ -13,27 +21,18 @@ import type {
   InstanceControl,
   InstanceStatus,
 } from './contract.ts';
-import { type BackupHost, createBackupHost } from './backup-host.ts';
-import { CONSOLE_FIFO, sendConsoleCommand } from '../process/console-fifo.ts';
-import type { StopData } from '../store/instance-data.ts';
-import { alertMessage, formatDelay } from '../notify/messages.ts';
-import { providerSettingsChanged } from '../updates/factory.ts';
-import { removeDisplacedBuilds } from '../updates/install/install.ts';
-import { hasPreviousBuild } from '../updates/install/install.ts';
-import type { UpdateProvider } from '../updates/provider.ts';
-import { coalesceWindowMs, createCheckinCoalescer } from './checkin-coalescer.ts';
+import { createDownloadProgress } from './download-progress.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { maintenanceGuards, tellMaintenance } from './instance-maintenance.ts';
-import { createMaintenance } from './maintenance-host.ts';
-import type { Maintenance } from './maintenance.ts';
-import { createProcessHost } from './process-host.ts';
 import { createInstanceResources } from './instance-resources.ts';
-import { type CheckRecord, createCheckRecord } from './update-check-record.ts';
-import { createDownloadProgress } from './download-progress.ts';
+import type { Maintenance } from './maintenance.ts';
+import { createMaintenance } from './maintenance-host.ts';
+import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
 import { statePath } from './state-path.ts';
 import { instanceTiming } from './timing.ts';
 import { createCheckActor, createRollbackActor, createUpdateActor } from './update-actors.ts';
+import { type CheckRecord, createCheckRecord } from './update-check-record.ts';
 
 type InstanceActor = Actor<typeof instanceMachine>;
 

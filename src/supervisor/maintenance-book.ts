@@ -12,12 +12,12 @@ import {
   finish,
   heldAt,
   hold,
-  nextStep,
-  release,
-  waitsForHold,
   type MaintenancePlan,
+  nextStep,
   type PendingAction,
+  release,
   type Step,
+  waitsForHold,
 } from './maintenance-plan.ts';
 import type { Clock, MaintenanceHost } from './maintenance-types.ts';
 

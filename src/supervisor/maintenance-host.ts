@@ -1,11 +1,12 @@
 /** Binds an instance's maintenance runner to its machine, its server's API and its data.json. */
-import type { MaintenanceData } from '../store/instance-data.ts';
+
 import { requestUpdate } from '../process/server-api.ts';
 import { readPlayers } from '../process/server-status.ts';
+import type { MaintenanceData } from '../store/instance-data.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { Maintenance } from './maintenance.ts';
-import type { Clock } from './maintenance-types.ts';
 import type { MaintenancePlan } from './maintenance-plan.ts';
+import type { Clock } from './maintenance-types.ts';
 
 /** What the runner reads of the instance's statechart. */
 export interface MachineAccess {

@@ -1,7 +1,7 @@
 /** The `maintenance:*` facts the runner puts on the bus: once when an action or hold begins, once when it ends. */
 import type { BusEvents, MaintenanceKind } from '../bus.ts';
-import type { MaintenanceHost } from './maintenance-types.ts';
 import type { PendingAction } from './maintenance-plan.ts';
+import type { MaintenanceHost } from './maintenance-types.ts';
 
 export type DoneHow = BusEvents['maintenance:done']['how'];
 

@@ -1,6 +1,6 @@
 /** The `maintenance` field of the status JSON, from a maintenance plan at a time (pure). */
 import type { MaintenancePolicy, MaintenanceStatus } from './contract.ts';
-import { heldAt, waitsForHold, type MaintenancePlan, type PendingAction } from './maintenance-plan.ts';
+import { heldAt, type MaintenancePlan, type PendingAction, waitsForHold } from './maintenance-plan.ts';
 
 const iso = (t: number) => new Date(t).toISOString();
 

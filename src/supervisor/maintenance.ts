@@ -7,7 +7,7 @@
 import type { MaintenancePolicy } from '../config/maintenance-schema.ts';
 import type { MaintenanceStatus } from './contract.ts';
 import { MaintenanceBook } from './maintenance-book.ts';
-import { needsPlayers, wakeAt, type MaintenancePlan, type PendingAction, type Step } from './maintenance-plan.ts';
+import { type MaintenancePlan, needsPlayers, type PendingAction, type Step, wakeAt } from './maintenance-plan.ts';
 import { MaintenanceSchedule } from './maintenance-schedule.ts';
 import { maintenanceStatus } from './maintenance-status.ts';
 import { PlayerPoll, realClock, Waker } from './maintenance-timers.ts';

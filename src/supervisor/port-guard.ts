@@ -1,6 +1,6 @@
 import { LaunchBlockedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { portBindsFree, portHolders, type PortHolder } from '../process/port-holders.ts';
+import { type PortHolder, portBindsFree, portHolders } from '../process/port-holders.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
 
 export interface PortGuardOptions {

@@ -8,12 +8,12 @@ import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch
 import { spawnServer } from '../process/spawn.ts';
 import { retentionRule } from '../store/retention.ts';
 import { adoptedProcess } from './adopted-process.ts';
-import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import type { InstanceDeps } from './instance-deps.ts';
+import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import { clearForLaunch } from './port-guard.ts';
+import type { OwnedServer, ProcessHost } from './run-process.ts';
 import { echoServerLine } from './server-echo.ts';
 import { trackedProcess } from './tracked-process.ts';
-import type { OwnedServer, ProcessHost } from './run-process.ts';
 
 /** The server's last output line is kept to say why it ended; a line longer than this is cut. */
 const LAST_LINE_CHARS = 300;

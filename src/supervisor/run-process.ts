@@ -2,7 +2,7 @@ import { fromCallback } from 'xstate';
 import type { ProcessCommand, ProcessEvent, ProcessInput } from '../../machines/instance.types.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { shutdownGracefully, leave } from '../process/graceful.ts';
+import { leave, shutdownGracefully } from '../process/graceful.ts';
 import { resourceBlock } from '../process/launch-blocked.ts';
 import { requestUpdate } from '../process/server-api.ts';
 import type { ServerProcess } from '../process/spawn.ts';

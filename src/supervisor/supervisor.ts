@@ -1,7 +1,6 @@
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
-import type { InstanceRegistry } from './contract.ts';
 import { createDataDbImport } from '../import/data-db-import.ts';
 import type { Logger } from '../log.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
@@ -10,10 +9,11 @@ import { prepareInstanceDir } from '../store/instance-dir.ts';
 import { createProvider } from '../updates/factory.ts';
 import { recoverInterruptedInstall, rollbackBin } from '../updates/install/install.ts';
 import { followAdoptedLog } from './adopted-process.ts';
+import type { InstanceRegistry } from './contract.ts';
 import { createDataWriter } from './data-writer.ts';
-import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import { Instance } from './instance.ts';
-import { findLeftover, findSpawned, recordedBaseUrl, type Leftover } from './leftovers.ts';
+import { findLeftover, findSpawned, type Leftover, recordedBaseUrl } from './leftovers.ts';
+import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import { echoServerLine } from './server-echo.ts';
 import { logUpdateProgress } from './update-progress-log.ts';
 

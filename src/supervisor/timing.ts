@@ -1,5 +1,5 @@
-import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { InstanceTiming } from '../../machines/instance.types.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 
 const ms = (seconds: number) => Math.round(seconds * 1000);
 

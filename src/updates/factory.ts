@@ -1,6 +1,6 @@
 import type { ResolvedInstance } from '../config/resolved.ts';
-import { createDummyProvider } from './providers/dummy.ts';
 import type { ProviderContext, UpdateProvider } from './provider.ts';
+import { createDummyProvider } from './providers/dummy.ts';
 
 type Loaded = (ctx: ProviderContext) => Promise<UpdateProvider>;
 

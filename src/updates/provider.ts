@@ -1,6 +1,6 @@
+import type { UpdatePhase } from '../bus.ts';
 import type { ResolvedInstance } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
-import type { UpdatePhase } from '../bus.ts';
 
 export interface UpdateProgress {
   phase: UpdatePhase;

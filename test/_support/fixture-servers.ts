@@ -5,8 +5,8 @@ import * as v from 'valibot';
 import type { ResolvedInstance } from '../../src/config/resolved.ts';
 import { InstanceSchema } from '../../src/config/schema.ts';
 import { buildLaunchSpec, generateSecret, type LaunchSpec } from '../../src/process/launch-spec.ts';
-import { spawnServer, type ServerProcess, type SpawnOptions } from '../../src/process/spawn.ts';
-import { ROOT, freePort } from './env.ts';
+import { type ServerProcess, type SpawnOptions, spawnServer } from '../../src/process/spawn.ts';
+import { freePort, ROOT } from './env.ts';
 
 export const FIXTURES = join(ROOT, 'test/fixtures/servers');
 

@@ -1,5 +1,5 @@
 /** Helpers for tests that need a real process holding a port (not a suite: no `.test.ts`). */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { waitFor } from './env.ts';
 
 /**

@@ -1,8 +1,8 @@
 /** Where a person sees the GameServer of an instance in Agones mode besides the status JSON. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cardFields } from '../../src/http/dashboard/assets/card-view.js';
 import { agonesLine, renderStatusTable } from '../../src/cli/client/status-table.ts';
+import { cardFields } from '../../src/http/dashboard/assets/card-view.js';
 import type { InstanceStatus } from '../../src/supervisor/contract.ts';
 
 const test = suite('agones: status views');

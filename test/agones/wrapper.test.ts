@@ -5,7 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { startAgonesSdk, type FakeAgonesSdk, type SdkCall } from '../_support/agones-sdk.ts';
+import { type FakeAgonesSdk, type SdkCall, startAgonesSdk } from '../_support/agones-sdk.ts';
 import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, type StatusJson, waitState, withDaemons } from '../_support/daemon.ts';

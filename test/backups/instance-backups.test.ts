@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type BackupOutcome, InstanceBackups } from '../../src/backups/instance-backups.ts';
-import { BackupsSchema, RetentionSchema } from '../../src/config/backups-schema.ts';
 import * as v from 'valibot';
 import type { AfterCommandResult } from '../../src/backups/after-command.ts';
+import { type BackupOutcome, InstanceBackups } from '../../src/backups/instance-backups.ts';
+import { BackupsSchema, RetentionSchema } from '../../src/config/backups-schema.ts';
 
 interface Ctx {
   dir: string;

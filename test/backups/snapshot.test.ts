@@ -10,7 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { listBackups } from '../../src/backups/catalog.ts';
 import { restoreSnapshot } from '../../src/backups/restore.ts';
-import { BackupError, takeSnapshot, type SnapshotRequest } from '../../src/backups/snapshot.ts';
+import { BackupError, type SnapshotRequest, takeSnapshot } from '../../src/backups/snapshot.ts';
 import { sql, sqliteUnavailable, startWriter } from './_support/sqlite.ts';
 
 const unavailable = sqliteUnavailable();

@@ -1,8 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { and, not, setup } from 'xstate';
-import { chartGraph, guardText, mermaidNodeId, statePaths, toMermaid, renderChart } from '../../src/chart/index.ts';
 import { instanceMachine } from '../../machines/instance.ts';
+import { chartGraph, guardText, mermaidNodeId, renderChart, statePaths, toMermaid } from '../../src/chart/index.ts';
 import { STATUS_PATHS } from './_support/state-paths.ts';
 
 // --- the graph read from the machine

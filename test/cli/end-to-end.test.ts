@@ -3,11 +3,11 @@ import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { type CliResult, cliEnv, runCli, spawnCli, WATCHDOG } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
-import { metricValue } from '../_support/metric-value.ts';
 import { type DaemonCtx, daemonSuite, waitState } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
-import { WATCHDOG, cliEnv, runCli, spawnCli, type CliResult } from '../_support/cli.ts';
+import { metricValue } from '../_support/metric-value.ts';
 
 /**
  * Every CLI command, run as a real process against the real daemon hosting real demo servers:

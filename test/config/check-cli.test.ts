@@ -1,8 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import * as assert from 'uvu/assert';
 import { tempSuite } from '../_support/env.ts';
-import { oneInstance, serversYaml, writeFiles } from './_support/files.ts';
 import { runWatchdog } from '../_support/watchdog-bin.ts';
+import { oneInstance, serversYaml, writeFiles } from './_support/files.ts';
 
 /** `bin/watchdog check …` as a real process, from `cwd`, without a WATCHDOG_ENV of the caller's. */
 const check = (args: string[], cwd: string) =>

@@ -10,8 +10,8 @@ import * as assert from 'uvu/assert';
 import { EXAMPLE_TOKENS } from '../../src/config/exposure.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { ROOT, tempSuite, waitFor } from '../_support/env.ts';
-import { oneInstance, writeFiles } from './_support/files.ts';
 import { runWatchdog } from '../_support/watchdog-bin.ts';
+import { oneInstance, writeFiles } from './_support/files.ts';
 
 const test = tempSuite('config :: exposed tokens and engine timeouts', { prefix: 'wd-exposure-' });
 const LONG = 'f3b1c2d4e5a6978812345678';

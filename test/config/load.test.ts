@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { loadConfig, type LoadResult } from '../../src/config/load.ts';
+import { type LoadResult, loadConfig } from '../../src/config/load.ts';
 import type { ResolvedConfig } from '../../src/config/resolved.ts';
 import { tempSuite } from '../_support/env.ts';
 import { oneInstance, serversYaml, writeFiles } from './_support/files.ts';

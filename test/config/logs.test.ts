@@ -1,7 +1,7 @@
 import * as assert from 'uvu/assert';
 import { tempSuite } from '../_support/env.ts';
-import { serversYaml, writeFiles } from './_support/files.ts';
 import { runWatchdog } from '../_support/watchdog-bin.ts';
+import { serversYaml, writeFiles } from './_support/files.ts';
 
 /** Writes `file` (one instance, `top` as its daemon-wide lines) into `dir`, then runs `watchdog <args>` there. */
 async function checkTop(dir: string, file: string, args: string[], top: string[]) {

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config/load.ts';
 import { tempSuite } from '../_support/env.ts';
-import { oneInstance, serversYaml, writeFiles } from './_support/files.ts';
 import { runWatchdog } from '../_support/watchdog-bin.ts';
+import { oneInstance, serversYaml, writeFiles } from './_support/files.ts';
 
 const A = 'appsettings.yml: Servers.Instances.alpha';
 

@@ -10,8 +10,8 @@ import { type BusEvents, createBus } from '../../src/bus.ts';
 import type { DiskSettings } from '../../src/config/disk-schema.ts';
 import { watchDisks } from '../../src/daemon/disk-watch.ts';
 import { waitFor } from '../_support/env.ts';
-import { type SmallFs, smallDiskSuite } from '../_support/tmpfs.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';
+import { type SmallFs, smallDiskSuite } from '../_support/tmpfs.ts';
 
 const MB = 1_000_000;
 // A 4 MB disk: low below 1 MB (the lower of 1 MB and 50 % of 4 MB), read every 30 ms.

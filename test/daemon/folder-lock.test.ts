@@ -3,9 +3,9 @@ import { mkdir, realpath, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { tempSuite } from '../_support/env.ts';
+import { describeHolder, type FolderLock, FolderLockedError, lockFolders } from '../../src/daemon/folder-lock.ts';
 import { canonicalPath, lockNames } from '../../src/daemon/folder-lock-names.ts';
-import { describeHolder, FolderLockedError, lockFolders, type FolderLock } from '../../src/daemon/folder-lock.ts';
+import { tempSuite } from '../_support/env.ts';
 
 const test = tempSuite<{ locks: FolderLock[] }>('daemon :: folder lock', {
   prefix: 'wd-lock-',

@@ -1,8 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type FakeAgonesSdk, type FakeAgonesSdkOptions, healthPace, startAgonesSdk } from '../_support/agones-sdk.ts';
-import { waitFor } from '../_support/env.ts';
 import { exitWithin, post, startDemo, udpPlayer } from '../_support/demo.ts';
+import { waitFor } from '../_support/env.ts';
 
 const TOKEN = { ROBUST_CVAR_watchdog__token: 'tok' };
 /** Health every 0.2 s instead of 2 s, so a second of watching sees several. */

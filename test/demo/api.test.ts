@@ -1,8 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { validateInfo, validateStatus } from '../../src/kit/schemas.ts';
-import { waitFor } from '../_support/env.ts';
 import { exitWithin, post, type RunningDemo, startDemo, udpPlayer } from '../_support/demo.ts';
+import { waitFor } from '../_support/env.ts';
 
 const SECRET = 'c2VjcmV0+/with=special';
 

@@ -1,11 +1,11 @@
+import { readdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { tempDir, waitFor } from '../_support/env.ts';
 import { startDemo } from '../_support/demo.ts';
+import { tempDir, waitFor } from '../_support/env.ts';
 
 interface Ping {
   method: string;

@@ -1,11 +1,11 @@
-import { createServer } from 'node:net';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { validateInfo } from '../../src/kit/schemas.ts';
-import { freePort, tempDir, waitFor } from '../_support/env.ts';
 import { exitWithin, post, startDemo, udpPlayer } from '../_support/demo.ts';
+import { freePort, tempDir, waitFor } from '../_support/env.ts';
 
 const TOKEN = { ROBUST_CVAR_watchdog__token: 'tok' };
 const statusOf = async (base: string) =>

@@ -2,8 +2,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ProbeResult } from '../../src/kit/probe.ts';
 import { runCli } from '../_support/cli.ts';
-import { freePort } from '../_support/env.ts';
 import { type RunningDemo, startDemo } from '../_support/demo.ts';
+import { freePort } from '../_support/env.ts';
 
 /** Runs `bin/watchdog probe ...` and collects its output and exit code. */
 const watchdogProbe = (args: string[]) => runCli(['probe', ...args], { cwd: process.cwd() });

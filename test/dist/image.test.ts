@@ -15,10 +15,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { freePort, ROOT, waitFor } from '../_support/env.ts';
-import { alive, killGroup } from '../_support/procs.ts';
 import { finalStage, parseStages, type Stage } from '../_support/dockerfile.ts';
+import { freePort, ROOT, waitFor } from '../_support/env.ts';
 import { demoRunning, imageFolders, writeDemoSettings } from '../_support/image-run.ts';
+import { alive, killGroup } from '../_support/procs.ts';
 import { installedPackage } from './_support/package.ts';
 
 const run = promisify(execFile);

@@ -20,15 +20,15 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { type IStatefulSet, StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { ConfigMap, type IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { type ISecret, Secret } from 'kubernetes-models/v1/Secret';
 import { type IService, Service } from 'kubernetes-models/v1/Service';
-import { type IStatefulSet, StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import { ROOT } from '../_support/env.ts';
 import { finalStage, parseStages } from '../_support/dockerfile.ts';
+import { ROOT } from '../_support/env.ts';
 
 const run = promisify(execFile);
 const DIR = join(ROOT, 'deploy/kubernetes');

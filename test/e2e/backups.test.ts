@@ -11,12 +11,12 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { listBackups } from '../../src/backups/catalog.ts';
 import { restoreSnapshot } from '../../src/backups/restore.ts';
-import { sql, sqliteUnavailable, startWriter } from '../backups/_support/sqlite.ts';
 import { runCli } from '../_support/cli.ts';
-import { metricValue } from '../_support/metric-value.ts';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
+import { metricValue } from '../_support/metric-value.ts';
+import { sql, sqliteUnavailable, startWriter } from '../backups/_support/sqlite.ts';
 
 const unavailable = sqliteUnavailable();
 if (unavailable) console.log(`skipping the backup e2e test: ${unavailable}`);

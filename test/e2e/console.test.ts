@@ -3,11 +3,12 @@
  * `console: <line>`), `watchdog console`, the dashboard's route and the audit log; the console survives a daemon
  * restart with PersistServers (the adopted server keeps reading the same FIFO).
  */
+
+import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
 import { cliEnv, runCli, WATCHDOG } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { basic, type RunningDaemon, startDaemon, waitState } from '../_support/daemon.ts';

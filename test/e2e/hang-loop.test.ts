@@ -1,12 +1,12 @@
-import { chmod, readFile, readdir, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { withDaemons } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
-import { runCli } from '../_support/cli.ts';
 
 const test = suite('e2e :: a hang loop is a loop');
 

@@ -3,8 +3,8 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../_support/config.ts';
 import { basic, daemonSuite, type RunningDaemon, waitState } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
-import { launchSecret } from './resilience/_support/daemon-crash.ts';
 import { alive } from './_support/updates.ts';
+import { launchSecret } from './resilience/_support/daemon-crash.ts';
 
 /** The demo instance's TimeoutSeconds (the hang deadline after its last check-in). */
 const TIMEOUT_SECONDS = 3;

@@ -6,13 +6,13 @@
  */
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import type { LastExitStatus, MaintenanceStatus } from '../../src/supervisor/contract.ts';
+import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
-import { basic, daemonSuite, startDaemon, waitState, type StatusJson } from '../_support/daemon.ts';
+import { basic, daemonSuite, type StatusJson, startDaemon, waitState } from '../_support/daemon.ts';
+import { udpPlayer } from '../_support/demo.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
-import { runCli } from '../_support/cli.ts';
-import { udpPlayer } from '../_support/demo.ts';
-import type { LastExitStatus, MaintenanceStatus } from '../../src/supervisor/contract.ts';
 
 type Status = StatusJson & { maintenance: MaintenanceStatus; lastExit: LastExitStatus | null };
 const TOKEN = 'tok';

@@ -5,11 +5,11 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
 import { testConfig } from '../_support/config.ts';
 import { waitState, withDaemons } from '../_support/daemon.ts';
-import { freePort, waitFor } from '../_support/env.ts';
 import { udpPlayer } from '../_support/demo.ts';
-import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
+import { freePort, waitFor } from '../_support/env.ts';
 
 const test = suite('e2e :: a server over MemoryLimitMB restarts by its policy');
 const TOKEN = 'tok';

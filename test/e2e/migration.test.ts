@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readCmdline } from '../../src/process/proc-info.ts';
-import { basic, startDaemon, type RunningDaemon, type StatusJson } from '../_support/daemon.ts';
+import { basic, type RunningDaemon, type StatusJson, startDaemon } from '../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 import { writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
-import { cvarOf, environOf, installFixture, startDownJenkins, type DownJenkins } from './_support/real-install.ts';
+import { cvarOf, type DownJenkins, environOf, installFixture, startDownJenkins } from './_support/real-install.ts';
 import * as rs from './resilience/_support/daemon-crash.ts';
 
 /**

@@ -4,13 +4,13 @@
  * instance shows none.
  */
 import * as assert from 'uvu/assert';
+import type { ResourceStatus } from '../../src/supervisor/contract.ts';
+import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { daemonSuite, type RunningDaemon, waitState } from '../_support/daemon.ts';
-import { freePort, waitFor } from '../_support/env.ts';
-import { runCli } from '../_support/cli.ts';
 import { udpPlayer } from '../_support/demo.ts';
+import { freePort, waitFor } from '../_support/env.ts';
 import { parseExposition, sample } from '../http/_support/metrics.ts';
-import type { ResourceStatus } from '../../src/supervisor/contract.ts';
 
 const TOKEN = 'tok';
 type Status = { state: string; pid: number | null; resources: ResourceStatus | null; players: number | null };

@@ -8,10 +8,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, startDaemon, waitState } from '../_support/daemon.ts';
 import { freePort, tempDir } from '../_support/env.ts';
-import { runCli } from '../_support/cli.ts';
 
 const test = suite('e2e :: a stop is remembered across daemon restarts');
 const TOKEN = 'tok';

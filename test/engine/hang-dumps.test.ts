@@ -11,15 +11,15 @@ import { delimiter, join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ENGINE_SKIP } from '../../bench/peers/robust-engine/bundle.ts';
-import { prepareEngine, unpackedEngine } from './_support/engine.ts';
 import { requestDump } from '../../src/process/dotnet-diagnostics.ts';
 import { findDiagnosticsSocket } from '../../src/process/dotnet-process.ts';
 import { dumpProcess } from '../../src/process/dump.ts';
 import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
 import { tempDir, waitFor } from '../_support/env.ts';
 import { killGroup } from '../_support/procs.ts';
-import { waitStatus } from '../e2e/resilience/_support/daemon-crash.ts';
 import { captureLog } from '../_support/recording-logger.ts';
+import { waitStatus } from '../e2e/resilience/_support/daemon-crash.ts';
+import { prepareEngine, unpackedEngine } from './_support/engine.ts';
 
 const MB = 1024 * 1024;
 /** A Normal dump of the idle engine was 26 MB; "tens of MB" with room for another runtime patch or core count. */

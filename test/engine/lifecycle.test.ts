@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { runCli } from '../_support/cli.ts';
 import { contractArgv } from '../_support/config.ts';
 import { waitFor } from '../_support/env.ts';
-import { runCli } from '../_support/cli.ts';
 import { launchSecret } from '../e2e/resilience/_support/daemon-crash.ts';
 import {
   ENGINE_CHECKIN_SECONDS,
@@ -14,8 +14,8 @@ import {
   gone,
   ping,
   prepareEngine,
-  running,
   procState,
+  running,
   serverLog,
   TOKEN,
   unpackedEngine,

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
-import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
-import { manifestDoc, type BuiltArchive, type ManifestBuild } from '../fixtures/builds/build.ts';
-import { crash, pidsWith } from '../e2e/resilience/_support/daemon-crash.ts';
 import { builtLabel, dataJson, instanceDir } from '../e2e/_support/updates.ts';
+import { crash, pidsWith } from '../e2e/resilience/_support/daemon-crash.ts';
+import { type Cdn, startCdn } from '../fixtures/archives/serve.ts';
+import { type BuiltArchive, type ManifestBuild, manifestDoc } from '../fixtures/builds/build.ts';
 import {
   ENGINE_CHECKIN_SECONDS,
   type EngineInstance,

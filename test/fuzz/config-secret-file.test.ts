@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { loadConfig, type LoadResult } from '../../src/config/load.ts';
+import { type LoadResult, loadConfig } from '../../src/config/load.ts';
 import { tempSuite } from '../_support/env.ts';
 import { oneInstance, writeFiles } from '../config/_support/files.ts';
 import { within } from './_support/fuzz.ts';

@@ -3,7 +3,7 @@
  * Node timer were accepted.
  */
 import * as assert from 'uvu/assert';
-import { loadConfig, type LoadResult } from '../../src/config/load.ts';
+import { type LoadResult, loadConfig } from '../../src/config/load.ts';
 import { MAX_SECONDS } from '../../src/config/schema.ts';
 import { instanceTiming } from '../../src/supervisor/timing.ts';
 import { tempSuite } from '../_support/env.ts';

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type BusEvents, createBus } from '../../src/bus.ts';
+import type { AdminCredentials } from '../../src/http/admin-auth.ts';
 import { DASHBOARD_HEADER, instanceDir } from '../../src/http/api-routes.ts';
 import { createApp } from '../../src/http/app.ts';
-import type { AdminCredentials } from '../../src/http/admin-auth.ts';
 import type { InstanceControl } from '../../src/supervisor/contract.ts';
 import { tempDir } from '../_support/env.ts';
-import { basic, memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './_support/app.ts';
+import { basic, fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 function setup(instances: InstanceControl[], admin?: AdminCredentials) {
   const bus = createBus();

@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
 import { tempDir, waitFor } from '../_support/env.ts';
-import { harness, type Harness, memoryInstance, memoryRegistry, rawRequest, send } from './_support/app.ts';
+import { type Harness, harness, memoryInstance, memoryRegistry, rawRequest, send } from './_support/app.ts';
 
 const SECRET_TEXT = 'TOP-SECRET-OUTSIDE-CONTENT';
 const ZIP = Buffer.from('PK\u0003\u0004 pretend client zip');

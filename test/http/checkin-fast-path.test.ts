@@ -6,7 +6,7 @@ import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
 import { firstOf } from '../../src/http/fast-path.ts';
 import { healthFastPath } from '../../src/http/health.ts';
 import { type HttpServer, startHttpServer, startHttpServers } from '../../src/http/server.ts';
-import { authCases, basic, harness, memoryInstance, memoryRegistry, type MemoryInstance } from './_support/app.ts';
+import { authCases, basic, harness, type MemoryInstance, memoryInstance, memoryRegistry } from './_support/app.ts';
 
 const SECRET = 'se:cr:et';
 

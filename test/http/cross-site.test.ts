@@ -7,12 +7,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createBus } from '../../src/bus.ts';
 import type { BusEvents } from '../../src/bus.ts';
+import { createBus } from '../../src/bus.ts';
+import { DASHBOARD_HEADER } from '../../src/http/api-routes.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createAuditLog } from '../../src/http/audit.ts';
 import { crossSiteReason } from '../../src/http/cross-site.ts';
-import { DASHBOARD_HEADER } from '../../src/http/api-routes.ts';
 import { tempDir } from '../_support/env.ts';
 import { basic, fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 

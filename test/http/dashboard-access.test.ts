@@ -11,7 +11,7 @@ import { createBus } from '../../src/bus.ts';
 import { type AdminCredentials, isLoopback, isLoopbackHost } from '../../src/http/admin-auth.ts';
 import { createApp } from '../../src/http/app.ts';
 import { startHttpServer } from '../../src/http/server.ts';
-import { b64, basic, memoryInstance, memoryRegistry, recordingLogger, send, fromLoopback } from './_support/app.ts';
+import { b64, basic, fromLoopback, memoryInstance, memoryRegistry, recordingLogger, send } from './_support/app.ts';
 
 const ADMIN_ROUTES = [
   '/',

@@ -8,7 +8,7 @@ import { STREAMED } from '../../src/http/dashboard/recent-events.ts';
 import type { HttpDeps } from '../../src/http/deps.ts';
 import { startHttpServer } from '../../src/http/server.ts';
 import { waitFor } from '../_support/env.ts';
-import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './_support/app.ts';
+import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 interface SseMessage {
   event: string;

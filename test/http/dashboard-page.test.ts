@@ -8,7 +8,7 @@ import { createApp } from '../../src/http/app.ts';
 import type { CardStatus } from '../../src/http/dashboard/assets/card-view.js';
 import { colorSlots, type PageState, renderCard, renderPage } from '../../src/http/dashboard/page.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
-import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './_support/app.ts';
+import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 const test = suite('dashboard :: the page rendered with the instances');
 

@@ -5,10 +5,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
 import { chartGraph, statePaths } from '../../src/chart/index.ts';
-import { createApp } from '../../src/http/app.ts';
 import { mergeParallelEdges, NODE_ID_PREFIX } from '../../src/chart/svg.ts';
+import { createApp } from '../../src/http/app.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
-import { memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './_support/app.ts';
+import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 const app = fromLoopback(
   createApp({

@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
+import { Hono } from 'hono';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Hono } from 'hono';
-import { startHttpServers, type BoundAddress } from '../../src/http/server.ts';
 import { checkinBaseUrl, reachesUs } from '../../src/daemon/checkin-address.ts';
+import { type BoundAddress, startHttpServers } from '../../src/http/server.ts';
 
 const app = new Hono().get('/health', (c) => c.json({ pid: process.pid }));
 

@@ -7,7 +7,7 @@ import { createBus } from '../../src/bus.ts';
 import type { AdminCredentials } from '../../src/http/admin-auth.ts';
 import { createApp } from '../../src/http/app.ts';
 import { tempDir } from '../_support/env.ts';
-import { basic, memoryInstance, memoryRegistry, recordingLogger, send, fromLoopback } from './_support/app.ts';
+import { basic, fromLoopback, memoryInstance, memoryRegistry, recordingLogger, send } from './_support/app.ts';
 
 interface Ctx {
   dir: string;

@@ -9,8 +9,8 @@ import { createBus } from '../../src/bus.ts';
 import { maintenanceLine } from '../../src/cli/client/status-table.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
+import { fromLoopback, type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 import { parseExposition, sample } from './_support/metrics.ts';
-import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger, type MemoryInstance } from './_support/app.ts';
 
 const NOW = Date.parse('2026-11-25T12:00:00Z');
 

@@ -7,10 +7,10 @@ import * as assert from 'uvu/assert';
 import { type Bus, createBus } from '../../src/bus.ts';
 import { statePaths } from '../../src/chart/index.ts';
 import { createApp } from '../../src/http/app.ts';
-import type { InstanceStatus } from '../../src/supervisor/contract.ts';
 import { createMetricsCollector } from '../../src/metrics/collector.ts';
+import type { InstanceStatus } from '../../src/supervisor/contract.ts';
+import { fromLoopback, type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 import { parseExposition, sample } from './_support/metrics.ts';
-import { type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger, fromLoopback } from './_support/app.ts';
 
 function setup(alpha: MemoryInstance = memoryInstance('alpha', { apiToken: 't' })) {
   const bus = createBus();

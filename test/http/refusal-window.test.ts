@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { OTHER_SOURCES, RefusalWindow, sourceOf, type RefusalSummary } from '../../src/http/refusal-window.ts';
+import { OTHER_SOURCES, type RefusalSummary, RefusalWindow, sourceOf } from '../../src/http/refusal-window.ts';
 
 function windowAt(maxSources?: number) {
   let now = 1_000_000;

@@ -7,11 +7,11 @@
 import { request } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createBus } from '../../src/bus.ts';
 import type { BusEvents } from '../../src/bus.ts';
+import { createBus } from '../../src/bus.ts';
 import { createApp } from '../../src/http/app.ts';
 import { clientInfo, forwardedChain } from '../../src/http/forwarded.ts';
-import { startHttpServer, type HttpServer } from '../../src/http/server.ts';
+import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
 import { basic, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 const PROXY = '127.0.0.5';

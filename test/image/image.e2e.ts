@@ -14,8 +14,8 @@ import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { finalStage, parseStages } from '../_support/dockerfile.ts';
-import { demoRunning, imageFolders, writeDemoSettings } from '../_support/image-run.ts';
 import { freePort, ROOT, waitFor } from '../_support/env.ts';
+import { demoRunning, imageFolders, writeDemoSettings } from '../_support/image-run.ts';
 import { alive, killGroup } from '../_support/procs.ts';
 import { buildah, type ImageConfig, imageConfig, removeQuietly, whyNoBuildah } from './_support/buildah.ts';
 

@@ -2,11 +2,11 @@ import { mkdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { createDataDbImport } from '../../src/import/data-db-import.ts';
-import { DATA_FILE, readInstanceData, writeInstanceData, defaultInstanceData } from '../../src/store/instance-data.ts';
-import { writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
+import { DATA_FILE, defaultInstanceData, readInstanceData, writeInstanceData } from '../../src/store/instance-data.ts';
 import { instanceFor } from '../_support/fixture-servers.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';
 import { watchdogDbSuite } from '../_support/watchdog-db-suite.ts';
+import { writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
 
 /** The import the daemon runs per instance at start (no server processes here: see the e2e and persisted-server). */
 const s = watchdogDbSuite('import/data-db-import', 'wd-import-db-');

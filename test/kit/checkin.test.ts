@@ -1,11 +1,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
+  type CheckinResult,
+  type Checkins,
   checkinOptionsFrom,
   checkinUrl,
   startCheckins,
-  type CheckinResult,
-  type Checkins,
 } from '../../src/kit/checkin.ts';
 import { loadSettings } from '../../src/kit/settings.ts';
 import type { Logger } from '../../src/log.ts';

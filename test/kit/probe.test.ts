@@ -1,7 +1,7 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createGameApi } from '../../src/kit/api.ts';
@@ -9,16 +9,16 @@ import { AddressError, derivedConnectAddress, normaliseAddress, probe } from '..
 import { formatProbe } from '../../src/kit/probe-format.ts';
 import type { Info, Status } from '../../src/kit/schemas.ts';
 import { freePort } from '../_support/env.ts';
-import { assertThrowsWith } from './_support/throws.ts';
 import {
+  type EngineServer,
   INFO_ACZ,
   INFO_EXTERNAL,
   INFO_NO_BUILD,
   STATUS_IN_ROUND,
   STATUS_LOBBY,
   startEngineServer,
-  type EngineServer,
 } from '../fixtures/engine/payloads.ts';
+import { assertThrowsWith } from './_support/throws.ts';
 
 const addr = suite('probe :: address normalisation');
 

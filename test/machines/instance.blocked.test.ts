@@ -1,6 +1,6 @@
 import * as assert from 'uvu/assert';
 import type { InstanceEmitted } from '../../machines/instance.types.ts';
-import { harnessSuite, TIMING, type Harness } from './_support/harness.ts';
+import { type Harness, harnessSuite, TIMING } from './_support/harness.ts';
 
 // --- launches blocked by the daemon's resources or a held game port (never the server's fault)
 

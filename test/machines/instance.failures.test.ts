@@ -1,5 +1,5 @@
 import * as assert from 'uvu/assert';
-import { crashLoop, createHarness, harnessSuite, TIMING, type Harness } from './_support/harness.ts';
+import { crashLoop, createHarness, type Harness, harnessSuite, TIMING } from './_support/harness.ts';
 
 // --- exits before a first check-in
 

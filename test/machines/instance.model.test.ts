@@ -14,12 +14,12 @@ import type {
   SnapshotFrom,
 } from 'xstate';
 import { transition } from 'xstate';
-import { TestModel, toDirectedGraph, type DirectedGraphNode, type StatePath } from 'xstate/graph';
-import { backoffMs, instanceMachine, type InstanceMachineEvent } from '../../machines/instance.ts';
+import { type DirectedGraphNode, type StatePath, TestModel, toDirectedGraph } from 'xstate/graph';
 import { blockedBackoffMs } from '../../machines/instance.context.ts';
 import { BUSY_REASONS, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
+import { backoffMs, type InstanceMachineEvent, instanceMachine } from '../../machines/instance.ts';
 import type { CheckOutput, InstanceInput, RollbackOutput, UpdateOutput } from '../../machines/instance.types.ts';
-import { createHarness, TIMING, type Harness } from './_support/harness.ts';
+import { createHarness, type Harness, TIMING } from './_support/harness.ts';
 
 type Snap = SnapshotFrom<typeof instanceMachine>;
 /** The declared events plus XState's own: actor results and timers, which the executor produces for real. */

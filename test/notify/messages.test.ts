@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { alertMessage, formatDelay, requester, type AlertEvent } from '../../src/notify/messages.ts';
+import { type AlertEvent, alertMessage, formatDelay, requester } from '../../src/notify/messages.ts';
 
 const alert = (e: Partial<AlertEvent> & Pick<AlertEvent, 'kind'>): AlertEvent => ({
   type: 'alert',

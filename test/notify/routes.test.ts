@@ -1,14 +1,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createBus, type Bus, type Notice } from '../../src/bus.ts';
+import { type Bus, createBus, type Notice } from '../../src/bus.ts';
 import type { NotificationSettings } from '../../src/config/notification-schema.ts';
 import { createNotifier, type Notifier } from '../../src/notify/notifier.ts';
 import { COLOURS, type Embed } from '../../src/notify/payload.ts';
 import { routesFrom } from '../../src/notify/routes.ts';
 import { waitFor } from '../_support/env.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 import { recorder } from '../_support/fixture-servers.ts';
 import { captureLog } from '../_support/recording-logger.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 
 const timing = { retries: 2, retryBaseMs: 20, timeoutMs: 2000 };
 const T0 = Date.UTC(2026, 10, 25, 6, 0, 0);

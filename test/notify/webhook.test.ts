@@ -1,7 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createBus, type Bus } from '../../src/bus.ts';
-import { NOTICE_KINDS } from '../../src/bus.ts';
+import { type Bus, createBus, NOTICE_KINDS } from '../../src/bus.ts';
 import { createNotifier, type NotifierOptions } from '../../src/notify/notifier.ts';
 import type { Route } from '../../src/notify/routes.ts';
 import { parseRetryAfter } from '../../src/notify/webhook.ts';

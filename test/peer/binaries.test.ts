@@ -12,13 +12,13 @@ import { fixture } from '../_support/fixtures.ts';
 import {
   difference,
   killPid,
-  peerSuite,
   peerConfig,
   peerProgram,
+  peerSuite,
   pidsWith,
-  startSide,
   type RunningSide,
   type SideName,
+  startSide,
 } from './_support/peer.ts';
 
 const KEY = 'main';

@@ -14,7 +14,7 @@
  * it speaks the engine's contract (test/fixtures/servers/_lib.mjs) and appends each launch and each control
  * request it receives to JSON-lines files.
  */
-import { readFile, writeFile, chmod } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as assert from 'uvu/assert';

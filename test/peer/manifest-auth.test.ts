@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
-import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
+import { type Cdn, startCdn } from '../fixtures/archives/serve.ts';
 import { type BuiltArchive, manifestDoc, writeServerBuild } from '../fixtures/builds/build.ts';
 import { peerConfig, sidesSuite } from './_support/peer.ts';
 

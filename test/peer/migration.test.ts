@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import initSqlJs from 'sql.js';
 import * as assert from 'uvu/assert';
-import { startDaemon, type RunningDaemon, type StatusJson } from '../_support/daemon.ts';
+import { type RunningDaemon, type StatusJson, startDaemon } from '../_support/daemon.ts';
 import { waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
 import * as peer from './_support/peer.ts';

@@ -8,16 +8,16 @@ import { lstat, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import initSqlJs from 'sql.js';
 import * as assert from 'uvu/assert';
-import { startDaemon, type StatusJson } from '../_support/daemon.ts';
+import { type StatusJson, startDaemon } from '../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../_support/env.ts';
-import { startCdn, type Cdn } from '../fixtures/archives/serve.ts';
-import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../fixtures/builds/build.ts';
+import { type Cdn, startCdn } from '../fixtures/archives/serve.ts';
+import { type BuiltArchive, type ManifestBuild, manifestDoc, writeServerBuild } from '../fixtures/builds/build.ts';
 import {
   difference,
   isRunningState,
   killPid,
-  peerSuite,
   peerProgram,
+  peerSuite,
   pidsWith,
   SERILOG,
   sleep,

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import * as assert from 'uvu/assert';
 import { freePort, ROOT, tempDir } from '../_support/env.ts';
-import { difference, PEER_SRC, peerSuite, peerProgram, startReal } from './_support/peer.ts';
+import { difference, PEER_SRC, peerProgram, peerSuite, startReal } from './_support/peer.ts';
 
 const run = promisify(execFile);
 

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { type DumpOptions, DUMPS_RETENTION, dumpProcess } from '../../src/process/dump.ts';
+import { DUMPS_RETENTION, type DumpOptions, dumpProcess } from '../../src/process/dump.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 import { captureLog } from '../_support/recording-logger.ts';

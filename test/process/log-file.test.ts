@@ -1,9 +1,9 @@
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { LineSplitter, copyTruncate, rotateIfFull } from '../../src/process/log-file.ts';
-import { RotatingLogWriter } from '../../src/process/log-writer.ts';
+import { copyTruncate, LineSplitter, rotateIfFull } from '../../src/process/log-file.ts';
 import { followLog, tailLog } from '../../src/process/log-tail.ts';
+import { RotatingLogWriter } from '../../src/process/log-writer.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 
 const logs = tempSuite('log-file', { prefix: 'wd-logs-' });

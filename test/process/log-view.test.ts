@@ -1,8 +1,8 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { followLines, readLastLines } from '../../src/process/log-view.ts';
 import { logPath, rotateLogs } from '../../src/process/log-file.ts';
+import { followLines, readLastLines } from '../../src/process/log-view.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 
 /** A suite whose `dir` is a fresh, empty logs folder inside the test's temp folder (removed with it). */

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { generateSecret } from '../../src/process/launch-spec.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
 import { type SpawnOptions, spawnServer } from '../../src/process/spawn.ts';
-import { ROOT, freePort, tempSuite, waitFor } from '../_support/env.ts';
+import { freePort, ROOT, tempSuite, waitFor } from '../_support/env.ts';
 import { FIXTURES, instanceFor, killAll, readLog, specFor, track } from '../_support/fixture-servers.ts';
 
 const persist = tempSuite('spawn persist', { prefix: 'wd-persist-', after: () => killAll() });

@@ -1,12 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isAlive, readCmdline, readProcessStartTime, verifyProcess } from '../../src/process/proc-info.ts';
-import { tempDir, waitFor } from '../_support/env.ts';
 import { spawnServer } from '../../src/process/spawn.ts';
-import { FIXTURES, apiUp, instanceFor, killAll, launchFixture, specFor, track } from '../_support/fixture-servers.ts';
+import { tempDir, waitFor } from '../_support/env.ts';
+import { apiUp, FIXTURES, instanceFor, killAll, launchFixture, specFor, track } from '../_support/fixture-servers.ts';
 
 const info = suite('proc-info');
 const children: ChildProcess[] = [];

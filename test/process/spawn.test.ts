@@ -1,4 +1,4 @@
-import { chmod, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { ProcessError } from '../../src/errors.ts';

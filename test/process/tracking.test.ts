@@ -7,8 +7,8 @@ import { inCgroup } from '../../src/process/cgroup.ts';
 import { MARKER_ENV } from '../../src/process/launch-marker.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
 import { detectTracking, type LaunchTrack, type ProcessTracking } from '../../src/process/tracking.ts';
-import { killGroup } from '../_support/procs.ts';
 import { waitFor } from '../_support/env.ts';
+import { killGroup } from '../_support/procs.ts';
 
 /**
  * A launch whose leader starts a child in a session of its own (setsid) and exits: `end` must find and kill the child

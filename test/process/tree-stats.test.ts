@@ -7,8 +7,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type ProcSource, readTreeStats } from '../../src/process/tree-stats.ts';
 import { nextSample, type Sample } from '../../src/supervisor/resource-sampler.ts';
-import { killGroup } from '../_support/procs.ts';
 import { waitFor } from '../_support/env.ts';
+import { killGroup } from '../_support/procs.ts';
 
 interface Fake {
   ppid: number;

@@ -4,9 +4,9 @@ import * as assert from 'uvu/assert';
 import {
   DATA_FILE,
   defaultInstanceData,
+  type InstanceData,
   readInstanceData,
   writeInstanceData,
-  type InstanceData,
 } from '../../src/store/instance-data.ts';
 import { tempSuite } from '../_support/env.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';

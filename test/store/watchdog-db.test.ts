@@ -2,8 +2,8 @@ import { readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { readWatchdogDb, WatchdogDbError } from '../../src/store/watchdog-db.ts';
-import { watchdogDbBytes, writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
 import { watchdogDbSuite } from '../_support/watchdog-db-suite.ts';
+import { watchdogDbBytes, writeWatchdogDb } from '../fixtures/watchdog-db/build.ts';
 
 const s = watchdogDbSuite('store/watchdog-db', 'wd-db-');
 

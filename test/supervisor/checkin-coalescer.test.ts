@@ -1,9 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
+  type CoalescerClock,
   coalesceWindowMs,
   createCheckinCoalescer,
-  type CoalescerClock,
 } from '../../src/supervisor/checkin-coalescer.ts';
 
 /** A manual clock: timers fire only when the test advances time past them. */

@@ -5,8 +5,8 @@ import * as assert from 'uvu/assert';
 import { defaultInstanceData, writeInstanceData } from '../../src/store/instance-data.ts';
 import { createDataWriter } from '../../src/supervisor/data-writer.ts';
 import { waitFor } from '../_support/env.ts';
-import { mountSmallFs, tmpfsUnavailable } from '../_support/tmpfs.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';
+import { mountSmallFs, tmpfsUnavailable } from '../_support/tmpfs.ts';
 
 const test = suite('supervisor/data-writer');
 const NAME =

@@ -11,7 +11,7 @@ import type { ResolvedConfig, ResolvedInstance } from '../../src/config/resolved
 import { Instance } from '../../src/supervisor/instance.ts';
 import type { UpdateProvider } from '../../src/updates/provider.ts';
 import { waitFor } from '../_support/env.ts';
-import { recordingLogger, type RecordingLogger } from '../http/_support/app.ts';
+import { type RecordingLogger, recordingLogger } from '../http/_support/app.ts';
 
 const config = {
   persistServers: false,

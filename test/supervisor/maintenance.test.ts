@@ -6,7 +6,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SimulatedClock } from 'xstate';
-import { createBus, type BusEvents } from '../../src/bus.ts';
+import { type BusEvents, createBus } from '../../src/bus.ts';
 import { cronProblem, nextFire } from '../../src/config/cron.ts';
 import type { MaintenanceSettings } from '../../src/config/maintenance-schema.ts';
 import type { Logger } from '../../src/log.ts';

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createBus, type Bus, type BusEvents } from '../../src/bus.ts';
+import { type Bus, type BusEvents, createBus } from '../../src/bus.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import type { LogFields, Logger } from '../../src/log.ts';
 import { createSupervisor } from '../../src/supervisor/supervisor.ts';

@@ -1,12 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { recoverInterruptedInstall } from '../../src/updates/install/install.ts';
 import { ROOT, waitFor } from '../_support/env.ts';
-import { writeZip, type EntrySpec } from '../fixtures/archives/build.ts';
+import { type EntrySpec, writeZip } from '../fixtures/archives/build.ts';
 import type { Route } from '../fixtures/archives/serve.ts';
-import { cdnSuite, type CdnCtx, exists, oldBuildInBin, sha256Of } from './_support/instance-suite.ts';
+import { type CdnCtx, cdnSuite, exists, oldBuildInBin, sha256Of } from './_support/instance-suite.ts';
 
 /**
  * The process installing an update dies by SIGKILL (as the daemon would) mid-download and mid-extract; the

@@ -4,6 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { archiveHasPlatform, isClientArchiveName, serverArchivePlatform } from '../../src/updates/archive/names.ts';
 import {
+  type Host,
   hostPackagingRid,
   hostRid,
   isMusl,
@@ -11,7 +12,6 @@ import {
   readLibcEvidence,
   ridFallbacks,
   THIS_HOST,
-  type Host,
 } from '../../src/updates/platform.ts';
 import { tempDir } from '../_support/env.ts';
 

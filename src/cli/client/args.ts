@@ -1,6 +1,6 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { UsageError } from '../../errors.ts';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { didYouMean } from '../../config/suggest.ts';
+import { UsageError } from '../../errors.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 

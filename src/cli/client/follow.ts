@@ -1,8 +1,8 @@
-import type { ControlAction } from '../../supervisor/contract.ts';
 import { formatBytes } from '../../store/disk-space.ts';
+import type { ControlAction } from '../../supervisor/contract.ts';
 import { ClientError } from './errors.ts';
 import { formatDuration } from './format.ts';
-import { fetchStatus, type Endpoint } from './http.ts';
+import { type Endpoint, fetchStatus } from './http.ts';
 import type { StatusRow } from './status-table.ts';
 
 /** How a followed control request ended. */

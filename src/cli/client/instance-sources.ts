@@ -1,5 +1,5 @@
 import { fetchAllStatus } from './http.ts';
-import { namingInstances, type InstanceSources } from './instances.ts';
+import { type InstanceSources, namingInstances } from './instances.ts';
 import type { Target } from './target.ts';
 
 /** How long the list of instances may take when it only decorates an error message. */

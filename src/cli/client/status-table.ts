@@ -1,5 +1,5 @@
-import type { InstanceStatus } from '../../supervisor/contract.ts';
 import { formatBytes } from '../../store/disk-space.ts';
+import type { InstanceStatus } from '../../supervisor/contract.ts';
 import { paint, stateStyle, visibleLength } from './colour.ts';
 import { formatAge, formatDuration } from './format.ts';
 

@@ -1,8 +1,8 @@
 import type { ResolvedConfig } from '../../config/resolved.ts';
-import { DEFAULT_URL, clientUrlFromUrls, normaliseUrl } from './client-url.ts';
+import { clientUrlFromUrls, DEFAULT_URL, normaliseUrl } from './client-url.ts';
 import { ClientError } from './errors.ts';
-import { loadLocalConfig, requireConfig, type LocalConfig } from './local-config.ts';
 import { UnknownInstanceError } from './instances.ts';
+import { type LocalConfig, loadLocalConfig, requireConfig } from './local-config.ts';
 import { pickToken } from './token.ts';
 
 /** Admin credentials (`Admin.Username`/`Password` on the daemon), for `GET /api/instances` and any instance's log. */

@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { UsageError, describeError } from '../../errors.ts';
-import { parseCommandArgs } from '../client/args.ts';
 import { CHART_FORMATS, isChartFormat, renderChart } from '../../chart/render.ts';
 import { renderChartSvg } from '../../chart/svg.ts';
+import { describeError, UsageError } from '../../errors.ts';
+import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
 
 /** The text formats, and the SVG the dashboard shows (drawn by Graphviz in WebAssembly: no `dot` binary needed). */

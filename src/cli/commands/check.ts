@@ -2,8 +2,8 @@ import { loadConfig } from '../../config/load.ts';
 import { formatSummary, printConfigProblems } from '../../config/summary.ts';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
-import type { CommandOptions } from '../registry.ts';
 import { runCommandWarnings } from '../client/run-command-check.ts';
+import type { CommandOptions } from '../registry.ts';
 
 export { printConfigProblems };
 

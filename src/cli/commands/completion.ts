@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
-import { type CompletionSpec, SHELLS, isShell, renderCompletion } from '../completion/scripts.ts';
+import { type CompletionSpec, isShell, renderCompletion, SHELLS } from '../completion/scripts.ts';
 import { COMMANDS, type CommandOptions } from '../registry.ts';
 
 const USAGE = `usage: watchdog completion ${SHELLS.join('|')}

@@ -1,12 +1,12 @@
 import { UsageError } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
-import type { Command, CommandOptions } from '../registry.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { downloadLine, followOutcome } from '../client/follow.ts';
-import type { StatusRow } from '../client/status-table.ts';
 import { fetchStatus, postControl } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
+import type { StatusRow } from '../client/status-table.ts';
+import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, targetOf } from './target-flags.ts';
 
 const DEFAULT_TIMEOUT_S = 300;

@@ -1,16 +1,16 @@
 import { mkdir } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
 import { loadConfig } from '../../config/load.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
 import { printConfigProblems } from '../../config/summary.ts';
-import { UsageError, describeError } from '../../errors.ts';
-import type { CommandOptions } from '../registry.ts';
-import { FolderLockedError, lockFolders, ownedFolders, type FolderLock } from '../../daemon/folder-lock.ts';
+import { type FolderLock, FolderLockedError, lockFolders, ownedFolders } from '../../daemon/folder-lock.ts';
+import { describeError, UsageError } from '../../errors.ts';
 import { ownStartTime } from '../../import/data-db-import.ts';
-import { describeSystemdUnit, importedData, inspectRow, type InstanceImport } from '../../import/instance-import.ts';
+import { describeSystemdUnit, type InstanceImport, importedData, inspectRow } from '../../import/instance-import.ts';
 import { DATA_FILE, instanceDataKind, writeInstanceData } from '../../store/instance-data.ts';
-import { readWatchdogDb, watchdogDbExists, type WatchdogDb } from '../../store/watchdog-db.ts';
+import { readWatchdogDb, type WatchdogDb, watchdogDbExists } from '../../store/watchdog-db.ts';
+import type { CommandOptions } from '../registry.ts';
 
 const USAGE = `usage: watchdog import [--config FILE] [--dry-run] [--force]
   Imports the real watchdog's data file (Data.File) for every instance without a data.json of ours; run it with the

@@ -1,12 +1,12 @@
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
 import { printConfigProblems } from '../../config/summary.ts';
-import { UsageError } from '../../errors.ts';
-import { parseCommandArgs } from '../client/args.ts';
-import type { CommandOptions } from '../registry.ts';
-import { configureLogging, createLogger, parseLogLevel } from '../../log.ts';
 import { startConfigReload } from '../../daemon/reload.ts';
 import { runDaemon } from '../../daemon/run.ts';
+import { UsageError } from '../../errors.ts';
+import { configureLogging, createLogger, parseLogLevel } from '../../log.ts';
+import { parseCommandArgs } from '../client/args.ts';
+import type { CommandOptions } from '../registry.ts';
 
 export const usage = `usage: watchdog [start] [--config FILE] [--urls URLS] [--log-level LEVEL] [--log-format json] [--allow-weak-tokens]
   Runs the daemon until SIGINT/SIGTERM; SIGHUP or a change to the configuration files reloads it.

@@ -1,12 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type MiddlewareHandler } from 'hono';
+import { cachedChartSvg } from '../../chart/svg.ts';
 import { describeError } from '../../errors.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { methodNotAllowed } from '../request-info.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
-import { cachedChartSvg } from '../../chart/svg.ts';
 import { type ChartSource, dashboardPage } from './page.ts';
 import { recentEventsOf } from './recent-events.ts';
 

@@ -3,8 +3,8 @@ import { diskSpaceOf } from '../../store/disk-space.ts';
 import { type BodySink, writeFileFrom } from '../fetch/download.ts';
 import { DEFAULT_LIMITS, ensureSpace, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
 import { byteBudget } from './budget.ts';
-import { extractTar } from './tar.ts';
 import { formatOfHead, HEAD_BYTES } from './extract.ts';
+import { extractTar } from './tar.ts';
 
 /**
  * Where a downloaded server archive goes as it arrives. A tar or tar.gz is extracted into `destDir` during the

@@ -1,13 +1,13 @@
 import { createReadStream } from 'node:fs';
-import { createGunzip } from 'node:zlib';
 import { link, lstat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { UpdateError } from '../../errors.ts';
-import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
-import { type EntryContents, readWhole, writeEntryFile } from './entry-file.ts';
 import type { ByteBudget } from './budget.ts';
+import { type EntryContents, readWhole, writeEntryFile } from './entry-file.ts';
+import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
 import { createEntryPool, type EntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { pipeline, type Readable, Transform } from 'node:stream';
 import { pipeline as pipelineAsync } from 'node:stream/promises';
-import { UpdateError, rootCause } from '../../errors.ts';
+import { rootCause, UpdateError } from '../../errors.ts';
 import { httpGet } from './http-get.ts';
 
 export interface FetchOptions {

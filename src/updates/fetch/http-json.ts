@@ -1,4 +1,4 @@
-import { UpdateError, rootCause } from '../../errors.ts';
+import { rootCause, UpdateError } from '../../errors.ts';
 import { describeUrl } from './download.ts';
 
 /** `Authorization: Basic …` when both user name and password are set, else no header. */

@@ -4,15 +4,15 @@ import type { Writable } from 'node:stream';
 import type { UpdatesSettings } from '../../config/schema.ts';
 import { UpdateError } from '../../errors.ts';
 import {
+  type BuildStep,
   CLIENT_SCRIPT,
-  ENGINE_ENV,
-  SERVER_SCRIPT,
   detectEngine,
+  ENGINE_ENV,
+  type EngineKind,
   hasClientScript,
   packagingSteps,
   pythonSteps,
-  type BuildStep,
-  type EngineKind,
+  SERVER_SCRIPT,
 } from './engine.ts';
 import { runChecked } from './exec.ts';
 import { globFiles } from './glob.ts';

@@ -1,10 +1,10 @@
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { UpdateError, describeError } from '../../errors.ts';
+import { describeError, UpdateError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { runChecked, runChild, type RunResult } from './exec.ts';
-import { gitEnv, type GitRemote } from './remote.ts';
+import { type RunResult, runChecked, runChild } from './exec.ts';
+import { type GitRemote, gitEnv } from './remote.ts';
 
 /**
  * The checkout in `<instance>/source`, as the real watchdog's `UpdateProviderGit.cs` keeps it: a shallow clone of one

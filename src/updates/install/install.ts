@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { chmod, lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { flushTree } from './flush.ts';
 import { UpdateError } from '../../errors.ts';
 import { asDiskFull, type SpaceLimits } from './disk-guard.ts';
+import { flushTree } from './flush.ts';
 
 /**
  * Installing a build into an instance folder without ever leaving it without one. The build is

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { UpdateError, UsageError } from '../../errors.ts';
-import { isClientArchiveName, serverArchivePlatform, SERVER_ARCHIVE_EXAMPLES } from '../archive/names.ts';
+import { isClientArchiveName, SERVER_ARCHIVE_EXAMPLES, serverArchivePlatform } from '../archive/names.ts';
 import { sha256File } from '../fetch/hash-file.ts';
 import { type ManifestArchive, type ManifestBuild, parseManifest } from './schema.ts';
 

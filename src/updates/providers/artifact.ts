@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { extractArchive } from '../archive/extract.ts';
 import { archiveSink } from '../archive/sink.ts';
 import { describeUrl, fetchVerified } from '../fetch/download.ts';
-import { extractArchive } from '../archive/extract.ts';
 import { limitsOf } from '../install/disk-guard.ts';
 import { stageBuild, updateDir } from '../install/install.ts';
 import type { ProviderContext } from '../provider.ts';

@@ -1,12 +1,12 @@
 import * as v from 'valibot';
 import { UpdateError } from '../../errors.ts';
 import { archiveHasPlatform, isClientArchiveName } from '../archive/names.ts';
-import { prepareFromUrl } from './artifact.ts';
 import { describeUrl } from '../fetch/download.ts';
 import { fetchJson } from '../fetch/http-json.ts';
+import { createStagedBuilds } from '../install/staged-build.ts';
 import { hostRid, ridFallbacks } from '../platform.ts';
 import type { ProviderContext, UpdateProvider } from '../provider.ts';
-import { createStagedBuilds } from '../install/staged-build.ts';
+import { prepareFromUrl } from './artifact.ts';
 
 /** `<BaseUrl>/job/<JobName>/api/json`; only the last successful build matters. */
 const JobSchema = v.looseObject({

@@ -3,17 +3,17 @@ import { lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
 import { DEFAULT_CLIENT_PATTERN, findArtifact, planBuild, removeStaleArtifacts, runBuild } from '../git/build.ts';
-import { segmentMatcher, splitPattern } from '../git/glob.ts';
-import { DEFAULT_GIT_TIMEOUTS, remoteHead, syncCheckout, type GitTimeouts, type RepoContext } from '../git/repo.ts';
-import { checkBranch, forkIdOf, parseRemote } from '../git/remote.ts';
-import { writeBuildJson, type BuildJson } from '../git/build-json.ts';
+import { type BuildJson, writeBuildJson } from '../git/build-json.ts';
 import { withBuildLog } from '../git/build-log.ts';
+import { segmentMatcher, splitPattern } from '../git/glob.ts';
+import { checkBranch, forkIdOf, parseRemote } from '../git/remote.ts';
+import { DEFAULT_GIT_TIMEOUTS, type GitTimeouts, type RepoContext, remoteHead, syncCheckout } from '../git/repo.ts';
 import { limitsOf } from '../install/disk-guard.ts';
 import { discardStaged, stageArchive, updateDir } from '../install/install.ts';
 import { createStagedBuilds } from '../install/staged-build.ts';
-import { clientDownloadUrl, clientZipHash, createClientCvars } from './local-client.ts';
 import { hostPackagingRid } from '../platform.ts';
 import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.ts';
+import { clientDownloadUrl, clientZipHash, createClientCvars } from './local-client.ts';
 
 /**
  * `UpdateType: Git` (the real watchdog's `UpdateProviderGit.cs`): watches `Updates.Branch` of the repository at

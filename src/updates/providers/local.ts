@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
-import { createClientCvars, findClientZip } from './local-client.ts';
 import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.ts';
+import { createClientCvars, findClientZip } from './local-client.ts';
 
 /**
  * `UpdateType: Local` (the real watchdog's `UpdateProviderLocal.cs`): the operator manages `bin/` by hand and names

@@ -1,11 +1,11 @@
 import { UpdateError } from '../../errors.ts';
-import { prepareFromUrl } from './artifact.ts';
 import { describeUrl } from '../fetch/download.ts';
 import { basicAuthHeaders, fetchJson } from '../fetch/http-json.ts';
+import { createStagedBuilds } from '../install/staged-build.ts';
 import { newestBuild, parseManifest } from '../manifest/schema.ts';
 import { hostRid, pickPlatform, ridFallbacks } from '../platform.ts';
 import type { ProviderContext, UpdateProvider } from '../provider.ts';
-import { createStagedBuilds } from '../install/staged-build.ts';
+import { prepareFromUrl } from './artifact.ts';
 
 interface Target {
   key: string;

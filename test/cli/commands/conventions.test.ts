@@ -3,9 +3,9 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { COMMANDS } from '../../../src/cli/registry.ts';
+import { type CliResult, cliSuite, runCli } from '../../_support/cli.ts';
 import { testConfig } from '../../_support/config.ts';
 import { ROOT } from '../../_support/env.ts';
-import { cliSuite, runCli, type CliResult } from '../../_support/cli.ts';
 
 /** Runs `jobs` at most `limit` at a time (two shared cores: every CLI start compiles TypeScript). */
 async function pooled<T>(jobs: (() => Promise<T>)[], limit = 4): Promise<T[]> {

@@ -1,12 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFile, mkdir, readdir, readFile, readlink, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runCli } from '../../_support/cli.ts';
 import { testConfig } from '../../_support/config.ts';
 import { tempDir } from '../../_support/env.ts';
 import { writeWatchdogDb } from '../../fixtures/watchdog-db/build.ts';
-import { runCli } from '../../_support/cli.ts';
 
 /**
  * `watchdog import` as a real process in a temp folder: a data.db made with the real watchdog's schema, one

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { logPath, rotateLogs } from '../../../src/process/log-file.ts';
+import { runCli, spawnCli } from '../../_support/cli.ts';
 import { testConfig } from '../../_support/config.ts';
 import { tempDir, waitFor } from '../../_support/env.ts';
-import { runCli, spawnCli } from '../../_support/cli.ts';
 
 interface Ctx {
   cwd: string;

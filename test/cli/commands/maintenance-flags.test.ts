@@ -9,10 +9,10 @@ import * as assert from 'uvu/assert';
 import { control } from '../../../src/cli/commands/control.ts';
 import { durationMinutes, hold } from '../../../src/cli/commands/hold.ts';
 import { UsageError } from '../../../src/errors.ts';
+import { runCli } from '../../_support/cli.ts';
 import { basic } from '../../_support/daemon.ts';
 import { tempDir } from '../../_support/env.ts';
 import { serveLoopback } from '../../_support/webhook.ts';
-import { runCli } from '../../_support/cli.ts';
 
 const duration = suite('watchdog hold :: --for durations');
 

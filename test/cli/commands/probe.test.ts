@@ -2,16 +2,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runCli } from '../../_support/cli.ts';
 import { tempDir } from '../../_support/env.ts';
 import {
+  type EngineServer,
   INFO_ACZ,
   INFO_EXTERNAL,
   STATUS_IN_ROUND,
   STATUS_LOBBY,
   startEngineServer,
-  type EngineServer,
 } from '../../fixtures/engine/payloads.ts';
-import { runCli } from '../../_support/cli.ts';
 
 /**
  * `watchdog probe <address>` as a real process against a loopback node:http server whose /status and /info

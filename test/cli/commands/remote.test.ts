@@ -2,11 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { type CliResult, runCli, spawnCli } from '../../_support/cli.ts';
 import { testConfig } from '../../_support/config.ts';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture, writeServerScript } from '../../_support/fixtures.ts';
-import { runCli, spawnCli, type CliResult } from '../../_support/cli.ts';
 
 /**
  * The CLI from another machine's point of view: run from an empty folder (no appsettings.yml), the daemon named by

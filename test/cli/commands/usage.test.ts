@@ -1,10 +1,10 @@
-import * as assert from 'uvu/assert';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { cliSuite, runCli } from '../../_support/cli.ts';
 import { testConfig } from '../../_support/config.ts';
 import { freePort } from '../../_support/env.ts';
-import { cliSuite, runCli } from '../../_support/cli.ts';
 
 const usage = cliSuite('watchdog CLI :: usage errors exit 2 with the usage text', 'wd-cli-usage-');
 

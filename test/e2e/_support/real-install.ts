@@ -2,8 +2,9 @@
  * Helpers for migration.test.ts (not a suite itself): lay out the real-watchdog installation of
  * test/fixtures/migration/ in a folder, a Jenkins that is down, and what /proc says about a server.
  */
-import { createServer } from 'node:http';
+
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { ROOT } from '../../_support/env.ts';
 import { serveLoopback } from '../../_support/webhook.ts';

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { statFields, verifyProcess } from '../../../src/process/proc-info.ts';
 import { detectTracking } from '../../../src/process/tracking.ts';
 import { testConfig } from '../../_support/config.ts';
-import { reported, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { type RunningDaemon, reported, startDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { parseExposition, sample } from '../../http/_support/metrics.ts';

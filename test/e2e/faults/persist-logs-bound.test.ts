@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { withDaemons, type DaemonScratch, type RunningDaemon } from '../../_support/daemon.ts';
+import { type DaemonScratch, type RunningDaemon, withDaemons } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { crash, fixedUrls, killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:http';
 import { readdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -5,8 +5,8 @@ import { testConfig } from '../../_support/config.ts';
 import { basic, daemonSuite, type RunningDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
 import { metricValue } from '../../_support/metric-value.ts';
+import { killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
 
 /** The flood: this many refused control requests, this many at a time, all to 127.0.0.1. */
 const FLOOD = 3000;

@@ -1,12 +1,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { runCli } from '../../_support/cli.ts';
 import { testConfig } from '../../_support/config.ts';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { runCli } from '../../_support/cli.ts';
-import { killGroup, running, waitStatus, statusOf } from '../resilience/_support/daemon-crash.ts';
+import { killGroup, running, statusOf, waitStatus } from '../resilience/_support/daemon-crash.ts';
 
 /** A RunCommand that cannot be executed is a startup failure (the real watchdog idles instead), never a daemon problem. */
 const test = daemonSuite('e2e :: faults: RunCommand missing or not executable', {

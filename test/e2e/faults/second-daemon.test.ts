@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { writeWatchdogDb } from '../../fixtures/watchdog-db/build.ts';

@@ -9,8 +9,8 @@ import {
   logLines,
   running,
   sleep,
-  waitStatus,
   statusOf,
+  waitStatus,
 } from '../resilience/_support/daemon-crash.ts';
 
 /** Servers that do not cooperate with a shutdown (the real watchdog loses an instance whose server's API is down). */

@@ -3,8 +3,8 @@ import { testConfig } from '../../_support/config.ts';
 import { daemonSuite, waitState } from '../../_support/daemon.ts';
 import { freePort } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { killGroup, running, statusOf, waitStatus } from '../resilience/_support/daemon-crash.ts';
 import { metricValue } from '../../_support/metric-value.ts';
+import { killGroup, running, statusOf, waitStatus } from '../resilience/_support/daemon-crash.ts';
 
 /**
  * The daemon's log is stderr; when whoever reads it goes away (a closed terminal, a pipe to a logger that

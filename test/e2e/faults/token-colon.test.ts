@@ -16,8 +16,8 @@ import {
   readProcessStartTime,
   running,
   sleep,
-  waitStatus,
   statusOf,
+  waitStatus,
 } from '../resilience/_support/daemon-crash.ts';
 
 /**

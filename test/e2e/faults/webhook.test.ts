@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { startWebhookReceiver } from '../../_support/webhook.ts';
 import { statusOf, waitStatus } from './_support/daemon-crash.ts';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { killGroup, waitStatus } from './_support/daemon-crash.ts';
 

@@ -2,11 +2,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { testConfig, type InstanceOpts } from '../../_support/config.ts';
+import { type InstanceOpts, testConfig } from '../../_support/config.ts';
 import { basic, startDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
-import { isAlive, killGroup, logLines, running, waitStatus, statusOf } from './_support/daemon-crash.ts';
+import { isAlive, killGroup, logLines, running, statusOf, waitStatus } from './_support/daemon-crash.ts';
 
 const test = suite('e2e :: configuration reload (file watch and SIGHUP)');
 

@@ -2,11 +2,9 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { reported, startDaemon, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
+import { type RunningDaemon, reported, type StatusJson, startDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
-import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_support/crash-builds.ts';
-import * as rs from '../resilience/_support/daemon-crash.ts';
 import {
   buildStatus,
   builtLabel,
@@ -16,6 +14,8 @@ import {
   scratchLeft,
   TOKEN,
 } from '../_support/updates.ts';
+import * as rs from '../resilience/_support/daemon-crash.ts';
+import { type CrashBuilds, crashBuilds, extractionUnderWay } from './_support/crash-builds.ts';
 
 /**
  * The daemon SIGKILLed in the middle of a Manifest update with `Process.PersistServers: true`, then started again

@@ -2,12 +2,12 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { reported, startDaemon, type RunningDaemon } from '../../_support/daemon.ts';
+import { type RunningDaemon, reported, startDaemon } from '../../_support/daemon.ts';
 import { waitFor } from '../../_support/env.ts';
 import { manifestDoc } from '../../fixtures/builds/build.ts';
-import { crash } from '../resilience/_support/daemon-crash.ts';
-import { crashBuilds, extractionUnderWay, type CrashBuilds } from './_support/crash-builds.ts';
 import { alive, builtLabel, dataJson, instanceDir, runningBuild, scratchLeft, TOKEN } from '../_support/updates.ts';
+import { crash } from '../resilience/_support/daemon-crash.ts';
+import { type CrashBuilds, crashBuilds, extractionUnderWay } from './_support/crash-builds.ts';
 
 /**
  * The daemon SIGKILLed in the middle of an update, then started again in the same

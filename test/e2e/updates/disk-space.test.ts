@@ -9,8 +9,8 @@ import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../_support/webhook.ts';
 import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
-import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
-import { serverBuildEntries, type ManifestBuild } from '../../fixtures/builds/build.ts';
+import { type Cdn, startCdn } from '../../fixtures/archives/serve.ts';
+import { type ManifestBuild, serverBuildEntries } from '../../fixtures/builds/build.ts';
 import {
   builtLabel,
   dataJson,

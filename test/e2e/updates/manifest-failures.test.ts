@@ -2,18 +2,18 @@ import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { DownloadProgress, UpdateCheckStatus } from '../../../src/supervisor/contract.ts';
-import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
-import { metricValue } from '../../_support/metric-value.ts';
 import { runCli } from '../../_support/cli.ts';
+import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
+import { metricValue } from '../../_support/metric-value.ts';
 import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
-import { startCdn, type Cdn, type Route } from '../../fixtures/archives/serve.ts';
+import { type Cdn, type Route, startCdn } from '../../fixtures/archives/serve.ts';
 import {
   describeArchive,
+  type ManifestBuild,
   manifestDoc,
   serverBuildEntries,
   writeServerBuild,
-  type ManifestBuild,
 } from '../../fixtures/builds/build.ts';
 import {
   builtLabel,

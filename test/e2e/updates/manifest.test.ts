@@ -1,11 +1,11 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { runCli } from '../../_support/cli.ts';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
-import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
-import { runCli } from '../../_support/cli.ts';
-import { manifestDoc, writeServerBuild, type BuiltArchive, type ManifestBuild } from '../../fixtures/builds/build.ts';
+import { type Cdn, startCdn } from '../../fixtures/archives/serve.ts';
+import { type BuiltArchive, type ManifestBuild, manifestDoc, writeServerBuild } from '../../fixtures/builds/build.ts';
 import {
   builtLabel,
   dataJson,

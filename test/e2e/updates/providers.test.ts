@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import type { MaintenanceStatus } from '../../../src/supervisor/contract.ts';
 import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { writeZip } from '../../fixtures/archives/build.ts';
-import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
+import { type Cdn, startCdn } from '../../fixtures/archives/serve.ts';
 import { LAUNCHER, layOutServerBuild, writeServerBuild } from '../../fixtures/builds/build.ts';
 import { createGitFixture, type GitFixture } from '../../fixtures/git/repo.ts';
-import type { MaintenanceStatus } from '../../../src/supervisor/contract.ts';
 import {
   builtLabel,
   dataJson,

@@ -9,13 +9,13 @@ import { readFileSync, rmSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Test } from 'uvu';
-import { appsettingsYaml } from '../../_support/config.ts';
 import {
   ENGINE_CHECKIN_SECONDS,
   ENGINE_SKIP,
   engineBundle,
   engineConfigToml,
 } from '../../../bench/peers/robust-engine/bundle.ts';
+import { appsettingsYaml } from '../../_support/config.ts';
 import { basic, type DaemonCtx, daemonSuite, type RunningDaemon, waitState } from '../../_support/daemon.ts';
 import { freePort } from '../../_support/env.ts';
 import { killGroup } from '../../_support/procs.ts';

@@ -7,8 +7,8 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
 import { createBus } from '../../../src/bus.ts';
-import { createApp } from '../../../src/http/app.ts';
 import type { AdminCredentials } from '../../../src/http/admin-auth.ts';
+import { createApp } from '../../../src/http/app.ts';
 import type { InstanceRegistry } from '../../../src/supervisor/contract.ts';
 import {
   fromLoopback,

@@ -4,8 +4,9 @@
  */
 import { connect } from 'node:net';
 import type { Hono } from 'hono';
-import { createApp } from '../../../src/http/app.ts';
 import { type Bus, type BusEvents, createBus } from '../../../src/bus.ts';
+import { createApp } from '../../../src/http/app.ts';
+import type { LogFields, Logger } from '../../../src/log.ts';
 import type {
   ControlAction,
   ControlOptions,
@@ -13,7 +14,6 @@ import type {
   InstanceRegistry,
   InstanceStatus,
 } from '../../../src/supervisor/contract.ts';
-import type { LogFields, Logger } from '../../../src/log.ts';
 
 export interface MemoryInstance extends InstanceControl {
   /** `control:<action>` and `checkin`, in call order. */

@@ -5,9 +5,9 @@
  */
 import { suite, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createActor, fromCallback, fromPromise, SimulatedClock, type InspectionEvent, type StateValue } from 'xstate';
-import { instanceMachine } from '../../../machines/instance.ts';
+import { createActor, fromCallback, fromPromise, type InspectionEvent, SimulatedClock, type StateValue } from 'xstate';
 import { type ControlAction, refusalOf } from '../../../machines/instance.refusals.ts';
+import { instanceMachine } from '../../../machines/instance.ts';
 import type {
   CheckInput,
   CheckOutput,

@@ -7,16 +7,16 @@
  * every peer suite registers its tests as skipped (`peerSuite`, `sidesSuite`), so the closing line counts them, and
  * one line says why (printed once per run, by this module).
  */
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { suite, type Test } from 'uvu';
-import { skippedSuite } from '../../_support/skip.ts';
 import { reported, startDaemon } from '../../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { alive as isAlive, killGroup as killPid } from '../../_support/procs.ts';
+import { skippedSuite } from '../../_support/skip.ts';
 
 export { isAlive, killPid };
 

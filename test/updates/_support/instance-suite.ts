@@ -10,7 +10,7 @@ import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { UpdateError } from '../../../src/errors.ts';
 import { tempSuite } from '../../_support/env.ts';
-import { startCdn, type Cdn } from '../../fixtures/archives/serve.ts';
+import { type Cdn, startCdn } from '../../fixtures/archives/serve.ts';
 
 /** `dir`: the test's temp folder; `inst`: the instance folder `<dir>/instances/alpha`. */
 export interface InstanceCtx {

@@ -1,10 +1,10 @@
-import { lstat, mkdir, readdir, readFile, readlink, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, readdir, readFile, readlink, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { detectArchiveFormat, extractArchive } from '../../../src/updates/archive/extract.ts';
 import { tempSuite } from '../../_support/env.ts';
-import { sampleBuild, writeRawTar, writeTar, writeZip, type EntrySpec } from '../../fixtures/archives/build.ts';
+import { type EntrySpec, sampleBuild, writeRawTar, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { entryExists, rejects } from '../_support/instance-suite.ts';
 
 interface Ctx {

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { ZipFile } from 'yazl';
 import { extractArchive } from '../../../src/updates/archive/extract.ts';
 import { tempSuite } from '../../_support/env.ts';
-import { ZipFile } from 'yazl';
 import { writeZip } from '../../fixtures/archives/build.ts';
 import { rejects } from '../_support/instance-suite.ts';
 

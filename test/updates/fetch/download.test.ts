@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { fetchVerified, writeFileFrom, type FetchOptions } from '../../../src/updates/fetch/download.ts';
+import { type FetchOptions, fetchVerified, writeFileFrom } from '../../../src/updates/fetch/download.ts';
 import { sampleBuild, writeZip } from '../../fixtures/archives/build.ts';
 import { cdnSuite, never, rejects, sha256Of } from '../_support/instance-suite.ts';
 

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import * as v from 'valibot';
 import * as assert from 'uvu/assert';
+import * as v from 'valibot';
 import { UpdatesSchema } from '../../../src/config/schema.ts';
 import { findArtifact, planBuild } from '../../../src/updates/git/build.ts';
 import { globFiles } from '../../../src/updates/git/glob.ts';

@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { UpdateError } from '../../../src/errors.ts';
 import { checkBranch, forkIdOf, gitEnv, parseRemote } from '../../../src/updates/git/remote.ts';
-import { remoteHead, DEFAULT_GIT_TIMEOUTS } from '../../../src/updates/git/repo.ts';
+import { DEFAULT_GIT_TIMEOUTS, remoteHead } from '../../../src/updates/git/repo.ts';
 import { tempDir } from '../../_support/env.ts';
 import { recordingLogger } from '../../fixtures/git/context.ts';
 import { never, rejects } from '../_support/instance-suite.ts';

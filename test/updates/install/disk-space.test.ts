@@ -9,8 +9,8 @@ import * as assert from 'uvu/assert';
 import { archiveSink } from '../../../src/updates/archive/sink.ts';
 import { DiskSpaceError, type SpaceLimits } from '../../../src/updates/install/disk-guard.ts';
 import { stageArchive } from '../../../src/updates/install/install.ts';
-import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { type SmallFs, smallDiskSuite } from '../../_support/tmpfs.ts';
+import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { never, oldBuildInBin, rejects } from '../_support/instance-suite.ts';
 
 const MB = 1_000_000;

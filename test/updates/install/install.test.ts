@@ -5,21 +5,21 @@ import * as assert from 'uvu/assert';
 import {
   installArchive,
   oldBuildsRemoved,
-  removeDisplacedBuilds,
   recoverInterruptedInstall,
+  removeDisplacedBuilds,
   rollbackBin,
 } from '../../../src/updates/install/install.ts';
+import { waitFor } from '../../_support/env.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import {
-  exists,
   type InstanceCtx as Ctx,
+  exists,
   instanceSuite,
   never,
   oldBuildInBin,
   read,
   rejects,
 } from '../_support/instance-suite.ts';
-import { waitFor } from '../../_support/env.ts';
 
 /** bin/ still holds the pre-populated build and no staging folder is left behind. */
 async function untouched(ctx: Ctx): Promise<void> {

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { chooseArtifact, createCiServerProvider } from '../../../src/updates/providers/ci-server.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { providerContext } from '../../fixtures/git/context.ts';
-import { cdnSuite, type CdnCtx as Ctx, never, oldBuildInBin, read, rejects } from '../_support/instance-suite.ts';
+import { type CdnCtx as Ctx, cdnSuite, never, oldBuildInBin, read, rejects } from '../_support/instance-suite.ts';
 
 const JOB = '/job/Space%20Station';
 

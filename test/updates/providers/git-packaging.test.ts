@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { ENGINE_LAYOUT, createEngineTools, type EngineTools, type StubCall } from '../../fixtures/git/engine-tools.ts';
+import { createEngineTools, ENGINE_LAYOUT, type EngineTools, type StubCall } from '../../fixtures/git/engine-tools.ts';
 import { exists, never as live, read } from '../_support/instance-suite.ts';
 import { clientPublished, type GitCtx, gitProvider, gitSuite } from './_support/git.ts';
 

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import type { GitTimeouts } from '../../../src/updates/git/repo.ts';
 import { waitFor } from '../../_support/env.ts';
 import { exists, never as live, processGone, read, rejects } from '../_support/instance-suite.ts';
-import { clientPublished, type GitCtx, gitProvider as engineless, gitSuite } from './_support/git.ts';
+import { clientPublished, gitProvider as engineless, type GitCtx, gitSuite } from './_support/git.ts';
 
 /** These tests build with the fixture's build.sh, not the engine's packaging. */
 const gitProvider = (ctx: GitCtx, updates: Record<string, unknown> = {}, timeouts?: Partial<GitTimeouts>) =>

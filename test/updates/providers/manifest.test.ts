@@ -4,15 +4,15 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../../src/config/load.ts';
-import { createManifestProvider } from '../../../src/updates/providers/manifest.ts';
 import { newestBuild, parseManifest } from '../../../src/updates/manifest/schema.ts';
 import type { UpdateProvider } from '../../../src/updates/provider.ts';
+import { createManifestProvider } from '../../../src/updates/providers/manifest.ts';
 import { sampleBuild, writeRawTar, writeTar, writeZip } from '../../fixtures/archives/build.ts';
-import { providerContext, recordingLogger } from '../../fixtures/git/context.ts';
 import type { Route } from '../../fixtures/archives/serve.ts';
+import { providerContext, recordingLogger } from '../../fixtures/git/context.ts';
 import {
-  cdnSuite,
   type CdnCtx as Ctx,
+  cdnSuite,
   exists,
   never,
   oldBuildInBin,

@@ -1,7 +1,7 @@
 // One card per instance: its facts, buttons, update progress and server log. The daemon sends the page with the
 // cards already filled in (page.ts, by the rules in card-view.js); this module adopts them and keeps them current.
 import { runAction, sendConsole } from './actions.js';
-import { ACTIONS, PALETTE_SIZE, actionBlockers, actionLabel, cardFields, shownName, stateGroup } from './card-view.js';
+import { ACTIONS, actionBlockers, actionLabel, cardFields, PALETTE_SIZE, shownName, stateGroup } from './card-view.js';
 import { highlightChart } from './chart.js';
 import { $, formatBytes, formatDuration, instances, serverNow } from './shared.js';
 

@@ -2,7 +2,7 @@
  * A uvu suite for the dashboard page in headless Chromium against the real HTTP app (not the daemon) on a loopback
  * socket, with an in-memory registry, so a test decides exactly what the page is shown (not a suite itself).
  */
-import { type Test, suite } from 'uvu';
+import { suite, type Test } from 'uvu';
 import { createBus } from '../../../../src/bus.ts';
 import { createApp } from '../../../../src/http/app.ts';
 import type { HttpDeps } from '../../../../src/http/deps.ts';

@@ -2,15 +2,15 @@
  * Helpers shared by the resilience and fault-injection e2e suites (not a suite itself: no `.test.ts`).
  * Everything here drives the real daemon (`bin/watchdog start`) and real processes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlive, readProcessStartTime } from '../../../../src/process/proc-info.ts';
 import { basic, type RunningDaemon, type StatusJson } from '../../../_support/daemon.ts';
 import { waitFor } from '../../../_support/env.ts';
 
-export { isAlive, readProcessStartTime };
 export { killGroup } from '../../../_support/procs.ts';
+export { isAlive, readProcessStartTime };
 
 /** Pins `Urls` to a fixed port: servers left running check in to the address they were launched with. */
 export function fixedUrls(yaml: string, port: number): string {

@@ -3,12 +3,12 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort, tempDir, waitFor } from '../../../_support/env.ts';
 import type { EntrySpec } from '../../../fixtures/archives/build.ts';
-import { startCdn, type Cdn } from '../../../fixtures/archives/serve.ts';
+import { type Cdn, startCdn } from '../../../fixtures/archives/serve.ts';
 import {
-  manifestDoc,
-  writeServerBuild,
   type BuiltArchive,
   type ManifestBuild,
+  manifestDoc,
+  writeServerBuild,
 } from '../../../fixtures/builds/build.ts';
 import { manifestConfig, type UpdatesConfigOptions } from '../../_support/updates.ts';
 

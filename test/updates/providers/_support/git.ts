@@ -3,9 +3,9 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { GitTimeouts } from '../../../../src/updates/git/repo.ts';
 import type { UpdateProvider } from '../../../../src/updates/provider.ts';
 import { createGitProvider } from '../../../../src/updates/providers/git.ts';
-import type { GitTimeouts } from '../../../../src/updates/git/repo.ts';
 import { providerContext } from '../../../fixtures/git/context.ts';
 import { createGitFixture, type GitFixture } from '../../../fixtures/git/repo.ts';
 import {
@@ -14,8 +14,8 @@ import {
   type InstanceCtx,
   instanceSuite,
   read,
-  sha256Of,
   type SuiteOptions,
+  sha256Of,
 } from '../../_support/instance-suite.ts';
 
 export interface GitCtx extends InstanceCtx {

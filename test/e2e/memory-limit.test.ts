@@ -57,24 +57,28 @@ test('memory-limit :: over the limit: a restart pending for 0 players, asked onc
         /`demo` will restart \(memory \d+(\.\d)? MB over MemoryLimitMB 1\) as soon as no players are on/,
       );
 
-      // Many samples of the same run go by with alice on: asked once, and the same server runs.
+      // Many samples of the same run go by with alice on: asked once, and the same server runs. (Under load a run
+      // may check in before alice's join lands and be restarted at once, empty: only alice's run is counted.)
+      const told = hook!.messages.filter((m) => m.content.includes('MemoryLimitMB')).length;
       await new Promise((r) => setTimeout(r, SAMPLE_SECONDS * 1000 * 8));
       const lines = d
         .log()
         .split('\n')
-        .filter((l) => /over MemoryLimitMB 1; restarting it/.test(l));
+        .filter((l) => /over MemoryLimitMB 1; restarting it/.test(l) && l.endsWith(`pid=${first.pid}`));
       assert.is(lines.length, 1, lines.join('\n'));
       assert.is((await status()).pid, first.pid);
-      assert.is(hook!.messages.filter((m) => m.content.includes('MemoryLimitMB')).length, 1);
+      assert.is(hook!.messages.filter((m) => m.content.includes('MemoryLimitMB')).length, told, 'told once per run');
 
       // Alice leaves: the restart is carried out; the new run is over the limit too, and is asked again (its own run).
+      const from = d.log().length;
       assert.is(await player.send('leave'), 'bye');
       await waitState(d, 'demo', TOKEN, 'server.running', { notPid: first.pid, timeoutMs: 20_000 });
       await waitFor('the next run asked too', () =>
         d
           .log()
+          .slice(from)
           .split('\n')
-          .filter((l) => /over MemoryLimitMB 1; restarting it/.test(l)).length >= 2
+          .some((l) => /over MemoryLimitMB 1; restarting it/.test(l))
           ? true
           : undefined,
       );

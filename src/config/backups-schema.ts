@@ -1,17 +1,9 @@
 /** `Servers.Instances.<key>.Backups` and `.Retention`: snapshots of an instance's data, and how long things are kept. */
 import * as v from 'valibot';
 import { Cron, TimeZone } from './maintenance-schema.ts';
+import { wholeNumber } from './whole-number.ts';
 
-const Count = (def: number) =>
-  v.optional(
-    v.pipe(
-      v.number('expected a whole number'),
-      v.integer('expected a whole number'),
-      v.minValue(0, 'expected 0 or more'),
-      v.maxValue(10_000, 'expected at most 10000'),
-    ),
-    def,
-  );
+const Count = (def: number) => wholeNumber('items', 0, 10_000, def);
 const NonNegative = (def: number, unit: string) =>
   v.optional(v.pipe(v.number(`expected a number of ${unit}`), v.minValue(0, `expected 0 or more ${unit}`)), def);
 

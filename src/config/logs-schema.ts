@@ -1,26 +1,10 @@
 import * as v from 'valibot';
+import { wholeNumber } from './whole-number.ts';
 
 /** A whole number of bytes, at least `min`. */
-const Bytes = (def: number, min: number) =>
-  v.optional(
-    v.pipe(
-      v.number('expected a whole number of bytes'),
-      v.integer('expected a whole number of bytes'),
-      v.minValue(min, `expected at least ${min} bytes`),
-    ),
-    def,
-  );
+const Bytes = (def: number, min: number) => wholeNumber('bytes', min, Number.MAX_SAFE_INTEGER, def);
 /** How many files a rotated log keeps, the current one included. */
-const Files = (def: number) =>
-  v.optional(
-    v.pipe(
-      v.number('expected a whole number of files'),
-      v.integer('expected a whole number of files'),
-      v.minValue(1, 'expected at least 1 file'),
-      v.maxValue(100, 'expected at most 100 files'),
-    ),
-    def,
-  );
+const Files = (def: number) => wholeNumber('files', 1, 100, def);
 
 const MiB = 1024 * 1024;
 

@@ -55,3 +55,11 @@ export function wholeNumber(name: string, value: string | undefined, min: number
     throw new UsageError(`${name}: expected a whole number of at least ${min}, got "${value}"\n${usage}`);
   return n;
 }
+
+/** The one instance key a command takes (`watchdog hold <key>`); a missing or extra argument is a usage error. */
+export function instanceKeyArg(positionals: string[], usage: string): string {
+  const [key, ...extra] = positionals;
+  if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage}`);
+  return key;
+}

@@ -1,8 +1,7 @@
 import { ofetch } from 'ofetch';
-import { UsageError } from '../../errors.ts';
 import { formatBytes } from '../../store/disk-space.ts';
 import type { BackupListing } from '../../supervisor/contract.ts';
-import { parseCommandArgs } from '../client/args.ts';
+import { instanceKeyArg, parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { basic, type Endpoint, explainFailure } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
@@ -29,13 +28,6 @@ ${TARGET_USAGE}`;
 export const backupsOptions = { ...TARGET_FLAGS, json: { type: 'boolean' } } as const satisfies CommandOptions;
 export const backupOptions = { ...backupsOptions, timeout: { type: 'string' } } as const satisfies CommandOptions;
 
-function keyOf(positionals: string[], usage: string): string {
-  const [key, ...extra] = positionals;
-  if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
-  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage}`);
-  return key;
-}
-
 const backupsUrl = (ep: Endpoint) => `${ep.url}/instances/${encodeURIComponent(ep.key)}/backups`;
 
 /** One line per snapshot: `20261128T031500Z-rev  2026-11-28T03:15:00Z  before-update  rev → rev2  12.3 MB`. */
@@ -48,7 +40,7 @@ export function backupLine(b: BackupListing): string {
 export const backups: Command = (args) =>
   reportClientErrors('backups', async () => {
     const { values, positionals } = parseCommandArgs(args, backupsOptions, backupsUsage);
-    const key = keyOf(positionals, backupsUsage);
+    const key = instanceKeyArg(positionals, backupsUsage);
     const target = targetOf('backups', values);
     const url = await target.url();
     const list = await withInstanceList(target, async () => {
@@ -71,10 +63,8 @@ export const backups: Command = (args) =>
 export const backup: Command = (args) =>
   reportClientErrors('backup', async () => {
     const { values, positionals } = parseCommandArgs(args, backupOptions, backupUsage);
-    const key = keyOf(positionals, backupUsage);
-    const seconds = values.timeout === undefined ? 600 : Number(values.timeout);
-    if (!(seconds > 0))
-      throw new UsageError(`--timeout takes a number of seconds, not "${values.timeout}"\n${backupUsage}`);
+    const key = instanceKeyArg(positionals, backupUsage);
+    const seconds = positiveNumber('--timeout', values.timeout, backupUsage) ?? 600;
     const target = targetOf('backup', values);
     const url = await target.url();
     const taken = await withInstanceList(target, async () => {

@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.ts';
-import { parseCommandArgs } from '../client/args.ts';
+import { instanceKeyArg, parseCommandArgs } from '../client/args.ts';
 import { fetchStatus, postControl } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
@@ -39,18 +39,11 @@ export function durationMinutes(text: string): number | null {
   return minutes > 0 ? minutes : null;
 }
 
-function keyOf(positionals: string[], usage: string): string {
-  const [key, ...extra] = positionals;
-  if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
-  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage}`);
-  return key;
-}
-
 /** `watchdog hold <key> [--for 2h] [--reason …]`: POST /instances/<key>/hold?minutes=…&reason=…. */
 export const hold: Command = (args) =>
   reportClientErrors('hold', async () => {
     const { values, positionals } = parseCommandArgs(args, holdOptions, holdUsage);
-    const key = keyOf(positionals, holdUsage);
+    const key = instanceKeyArg(positionals, holdUsage);
     const minutes = values.for === undefined ? 60 : durationMinutes(values.for);
     if (minutes === null)
       throw new UsageError(`--for takes a duration such as 30m, 2h or 1d, not "${values.for ?? ''}"\n${holdUsage}`);
@@ -83,7 +76,7 @@ export const hold: Command = (args) =>
 export const release: Command = (args) =>
   reportClientErrors('release', async () => {
     const { values, positionals } = parseCommandArgs(args, releaseOptions, releaseUsage);
-    const key = keyOf(positionals, releaseUsage);
+    const key = instanceKeyArg(positionals, releaseUsage);
     const target = targetOf('release', values);
     const url = await target.url();
     await withInstanceList(target, async () => postControl({ url, key, token: await target.token(key) }, 'release'));

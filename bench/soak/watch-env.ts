@@ -82,7 +82,12 @@ const kib = (n: number) => `${Math.round(n / 1024)} KiB`;
 /** Every server's logs/: at most `keep` files, each at most `maxBytes` (and a line). */
 function serverLogs(s: SoakState): void {
   const { maxBytes, keep } = SERVER_LOG_ROTATION;
-  const daemonBounds = s.daemonReadyAt !== null && Date.now() - s.daemonReadyAt >= SERVER_LOG_SETTLE_MS;
+  // Nor while the daemon is out of descriptors (descriptor-pressure): it cannot open the rotated copy, so a server
+  // that writes its own log outgrows the bound until the daemon has descriptors and a poll again.
+  const daemonBounds =
+    s.daemonReadyAt !== null &&
+    Date.now() - s.daemonReadyAt >= SERVER_LOG_SETTLE_MS &&
+    Date.now() - s.starvedUntil >= SERVER_LOG_SETTLE_MS;
   for (const key of names(join(s.dir, 'instances'))) {
     const dir = join(s.dir, 'instances', key, 'logs');
     const logs = names(dir).filter((n) => /^server\.log(\.\d+)?$/.test(n));

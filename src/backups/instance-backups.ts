@@ -59,10 +59,6 @@ export class InstanceBackups {
     return listBackups(this.dir, this.opts.reports.unreadable);
   }
 
-  async find(id: string): Promise<BackupEntry | null> {
-    return (await this.list()).find((b) => b.id === id) ?? null;
-  }
-
   /** The newest `before-update` snapshot taken before installing `revision`: what a rollback from it restores. */
   async takenBefore(revision: string | null): Promise<BackupEntry | null> {
     if (revision === null) return null;

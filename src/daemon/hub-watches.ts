@@ -114,8 +114,6 @@ export function startHubWatches(opts: {
   });
 
   return {
-    /** The hubs of each watched instance as last seen. */
-    states: (key: string) => watched.get(key)?.watch.states() ?? null,
     stop(): void {
       unsubscribe();
       for (const key of [...watched.keys()]) stop(key);

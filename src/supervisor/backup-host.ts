@@ -140,7 +140,6 @@ export function createBackupHost(deps: InstanceDeps, revision: () => string | nu
         lastSuccessAt: lastSuccessAt === null ? null : new Date(lastSuccessAt).toISOString(),
       };
     },
-    backups,
     start: arm,
     reschedule: arm,
     async stop(): Promise<void> {

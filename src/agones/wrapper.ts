@@ -1,8 +1,8 @@
 import { type Bus, type BusEvents, subscribe } from '../bus.ts';
-import type { AgonesConfig } from '../config/agones-schema.ts';
-import { AgonesSdk } from '../kit/agones.ts';
-import { callReady, followGameServer, startHealthPings } from '../kit/agones-pinger.ts';
-import { startPlayerReports } from '../kit/agones-players.ts';
+import type { AgonesConfig } from '../config/sections/agones.ts';
+import { callReady, followGameServer, startHealthPings } from '../kit/agones/pinger.ts';
+import { startPlayerReports } from '../kit/agones/players.ts';
+import { AgonesSdk } from '../kit/agones/sdk.ts';
 import type { Logger } from '../log.ts';
 import { readPlayers } from '../process/server-status.ts';
 import type { AgonesStatus } from '../supervisor/contract.ts';

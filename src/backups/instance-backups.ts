@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { BackupsSettings, RetentionSettings } from '../config/backups-schema.ts';
+import type { BackupsSettings, RetentionSettings } from '../config/sections/backups.ts';
 import { describeError } from '../errors.ts';
 import { expired, retentionRule } from '../store/retention.ts';
 import { type AfterCommandResult, runAfterCommand } from './after-command.ts';

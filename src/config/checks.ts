@@ -1,11 +1,11 @@
 import { parseLogLevel } from '../log.ts';
-import { checkConnections } from './connections-checks.ts';
 import { formatPath, problemLine } from './issues.ts';
 import { type ListenAddress, parseUrls } from './listen.ts';
 import { type ConfigPath, isMap } from './merge.ts';
-import { checkRouteInstances } from './notification-checks.ts';
 import type { LogLevel } from './resolved.ts';
 import { readSecretFile } from './secret-file.ts';
+import { checkConnections } from './sections/connections.ts';
+import { checkRouteInstances } from './sections/notification.ts';
 import { isOwnScope, unusedSettings } from './unused.ts';
 
 /** What the checks beyond the schema found, and the values they computed for resolution. */

@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeError } from '../errors.ts';
-import { checkAgones } from './agones-checks.ts';
 import { bindScalars, canonicalKeys } from './binding.ts';
 import { checkSettings } from './checks.ts';
 import { environmentLayers, environmentName } from './env-layer.ts';
@@ -12,6 +11,7 @@ import { mergeLayers } from './merge.ts';
 import { resolveConfig } from './resolve.ts';
 import type { ResolvedConfig } from './resolved.ts';
 import { AppSettingsSchema } from './schema.ts';
+import { checkAgones } from './sections/agones.ts';
 
 export type LoadResult = { ok: true; config: ResolvedConfig; warnings: string[] } | { ok: false; problems: string[] };
 

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import type { AgonesConfig } from './agones-schema.ts';
 import type { CheckResult } from './checks.ts';
 import type { ResolvedConfig, ResolvedInstance } from './resolved.ts';
 import type { AppSettings } from './schema.ts';
+import type { AgonesConfig } from './sections/agones.ts';
 
 /** The engine's server program, as the real watchdog defaults `RunCommand` (its `InstanceConfiguration.cs`). */
 export function defaultRunCommand(platform: NodeJS.Platform = process.platform): string {

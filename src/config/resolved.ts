@@ -1,7 +1,7 @@
 import type { LogLevel } from '../log.ts';
-import type { AgonesConfig } from './agones-schema.ts';
 import type { ListenAddress } from './listen.ts';
 import type { AppSettings, InstanceSettings, TimingSettings } from './schema.ts';
+import type { AgonesConfig } from './sections/agones.ts';
 
 export type { LogLevel };
 

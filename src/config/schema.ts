@@ -1,14 +1,14 @@
 import * as v from 'valibot';
-import { AgonesSchema } from './agones-schema.ts';
-import { BackupsSchema, RetentionSchema } from './backups-schema.ts';
-import { ConnectionsSchema } from './connections-schema.ts';
-import { ConsoleSchema, HubSchema } from './console-hub-schema.ts';
-import { DiskSchema } from './disk-schema.ts';
-import { LogsSchema } from './logs-schema.ts';
-import { MaintenanceSchema } from './maintenance-schema.ts';
-import { NotificationSchema } from './notification-schema.ts';
-import { Port } from './port-schema.ts';
-import { TrustedProxiesSchema } from './proxy-schema.ts';
+import { AgonesSchema } from './sections/agones.ts';
+import { BackupsSchema, RetentionSchema } from './sections/backups.ts';
+import { ConnectionsSchema } from './sections/connections.ts';
+import { ConsoleSchema, HubSchema } from './sections/console-hub.ts';
+import { DiskSchema } from './sections/disk.ts';
+import { LogsSchema } from './sections/logs.ts';
+import { MaintenanceSchema } from './sections/maintenance.ts';
+import { NotificationSchema } from './sections/notification.ts';
+import { Port } from './sections/port.ts';
+import { TrustedProxiesSchema } from './sections/proxy.ts';
 
 /** Instance keys appear in paths and URLs: keep them to a safe, boring alphabet. */
 export const INSTANCE_KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -177,7 +177,7 @@ export const AppSettingsSchema = v.strictObject(
   {
     BaseUrl: v.optional(Url),
     Urls: v.optional(v.string('expected a URL such as http://localhost:5000'), 'http://localhost:5000'),
-    // Reverse proxies whose forwarded client address is believed (proxy-schema.ts).
+    // Reverse proxies whose forwarded client address is believed (sections/proxy.ts).
     TrustedProxies: TrustedProxiesSchema,
     // The ASP.NET host's own sections, so a real watchdog's files load. What is not acted on is named in one warning.
     AllowedHosts: v.optional(Str()),
@@ -249,7 +249,7 @@ export const AppSettingsSchema = v.strictObject(
     Logs: v.optional(LogsSchema, {}),
     Connections: v.optional(ConnectionsSchema, {}),
     Agones: v.optional(AgonesSchema, {}),
-    // Free space of the instance root and working folder: disk-schema.ts.
+    // Free space of the instance root and working folder: sections/disk.ts.
     Disk: v.optional(DiskSchema, {}),
     Servers: v.strictObject(
       {

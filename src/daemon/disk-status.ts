@@ -1,6 +1,6 @@
 import type { DiskReading } from '../bus.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
-import { withStatusExtras } from './status-extras.ts';
+import { withStatusExtras } from '../supervisor/status-extras.ts';
 
 /**
  * The registry whose instances' status carries `disk` (the watched file systems, src/daemon/disk-watch.ts) once the

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { Bus, DiskReading } from '../bus.ts';
-import type { DiskSettings } from '../config/disk-schema.ts';
+import type { DiskSettings } from '../config/sections/disk.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { diskSpaceOf, formatBytes, formatPercent } from '../store/disk-space.ts';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { type Bus, subscribe } from '../bus.ts';
-import { consoleOf } from '../config/console-hub-schema.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { consoleOf } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
 import { checkListing } from '../hub/hub-listing.ts';
 import { hubSettingsOf } from '../hub/hub-settings.ts';

@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { startAgones, withAgonesStatus } from '../agones/start.ts';
 import type { AgonesWrapper } from '../agones/wrapper.ts';
 import { createBus, type DiskReading } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
@@ -17,7 +18,6 @@ import { createMetricsCollector } from '../metrics/collector.ts';
 import { detectTracking } from '../process/tracking.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
-import { startAgones, withAgonesStatus } from './agones.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
 import { logRejectedCheckins } from './checkin-log.ts';

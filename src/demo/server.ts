@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { type AgonesMode, agonesOptionsFrom, startAgonesMode } from '../kit/agones-mode.ts';
+import { type AgonesMode, agonesOptionsFrom, startAgonesMode } from '../kit/agones/mode.ts';
 import { createGameApi, type UpdateRequest } from '../kit/api.ts';
 import { type Checkins, checkinOptionsFrom, startCheckins } from '../kit/checkin.ts';
 import type { Settings } from '../kit/settings.ts';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { ConnectionsSettings } from '../config/connections-schema.ts';
+import type { ConnectionsSettings } from '../config/sections/connections.ts';
 
 /** Caps and timeouts for the daemon's listening sockets, in numbers (connection-guard.ts, server.ts). */
 export interface ConnectionLimits {

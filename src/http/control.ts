@@ -1,5 +1,5 @@
 import type { Bus } from '../bus.ts';
-import { MAINTENANCE_POLICIES, MAX_DELAY_MINUTES } from '../config/maintenance-schema.ts';
+import { MAINTENANCE_POLICIES, MAX_DELAY_MINUTES } from '../config/sections/maintenance.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { ControlAction, InstanceControl, MaintenancePolicy } from '../supervisor/contract.ts';

@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { parseProxyRange } from '../config/proxy-schema.ts';
+import { parseProxyRange } from '../config/sections/proxy.ts';
 
 /** Who sent a request, as far as the daemon may believe it. */
 export interface ClientInfo {

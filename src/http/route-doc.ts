@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import type { DiskReading } from '../bus.ts';
-import { MAINTENANCE_POLICIES } from '../config/maintenance-schema.ts';
+import { MAINTENANCE_POLICIES } from '../config/sections/maintenance.ts';
 import type {
   AgonesStatus,
   InstanceStatus,

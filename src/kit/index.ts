@@ -8,30 +8,30 @@
 // dependency (and a version of it that might not match the kit's Hono).
 export { serve } from '@hono/node-server';
 export {
+  type AgonesMode,
+  type AgonesModeOptions,
+  agonesOptionsFrom,
+  DEFAULT_AGONES_HEALTH_SECONDS,
+  startAgonesMode,
+} from './agones/mode.ts';
+export { PLAYERS_KEY } from './agones/players.ts';
+export { DEFAULT_RETRY, NO_RETRY, type RetryPolicy } from './agones/retry.ts';
+export {
   AgonesSdk,
   AgonesSdkError,
   type AgonesSdkOptions,
   agonesPortFrom,
   type CallOptions,
   DEFAULT_AGONES_HTTP_PORT,
-} from './agones.ts';
-export {
-  type AgonesMode,
-  type AgonesModeOptions,
-  agonesOptionsFrom,
-  DEFAULT_AGONES_HEALTH_SECONDS,
-  startAgonesMode,
-} from './agones-mode.ts';
-export { PLAYERS_KEY } from './agones-players.ts';
-export { DEFAULT_RETRY, NO_RETRY, type RetryPolicy } from './agones-retry.ts';
-export type { WatchOptions } from './agones-watch.ts';
+} from './agones/sdk.ts';
+export type { WatchOptions } from './agones/watch.ts';
 export {
   type Counter,
   type CounterUpdate,
   GAME_SERVER_STATES,
   type GameServer,
   type GameServerState,
-} from './agones-wire.ts';
+} from './agones/wire.ts';
 export type { ShutdownRequest, UpdateReason, UpdateRequest } from './api.ts';
 export { createGameApi, type GameApiOptions, sameSecret, UPDATE_REASONS } from './api.ts';
 export {

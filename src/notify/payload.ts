@@ -1,5 +1,5 @@
 import type { Notice, NoticeKind } from '../bus.ts';
-import type { NotifyFormat } from '../config/notification-schema.ts';
+import type { NotifyFormat } from '../config/sections/notification.ts';
 import { describeExit } from './messages.ts';
 
 /** Discord's limits (its Embed Limits table), counted in characters as it counts them (code points). */

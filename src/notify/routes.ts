@@ -1,5 +1,5 @@
 import { NOTICE_KINDS, type Notice, type NoticeKind } from '../bus.ts';
-import type { NotificationSettings, NotifyFormat } from '../config/notification-schema.ts';
+import type { NotificationSettings, NotifyFormat } from '../config/sections/notification.ts';
 
 /** One chat destination as the notifier uses it. */
 export interface Route {

@@ -1,7 +1,7 @@
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
-import { MAINTENANCE_POLICIES } from '../config/maintenance-schema.ts';
+import { MAINTENANCE_POLICIES } from '../config/sections/maintenance.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 

@@ -5,7 +5,7 @@
 import type { ControlAction } from '../../machines/instance.refusals.ts';
 import type { ExitReason } from '../../machines/instance.types.ts';
 import type { DiskReading } from '../bus.ts';
-import type { MaintenancePolicy } from '../config/maintenance-schema.ts';
+import type { MaintenancePolicy } from '../config/sections/maintenance.ts';
 
 export interface InstanceStatus {
   key: string;
@@ -133,7 +133,7 @@ export interface AgonesStatus {
 }
 
 /** `Now` | `RoundEnd` | `Empty`: when a restart or update is carried out (`Maintenance.When`, or `?when=`). */
-export type { MaintenancePolicy } from '../config/maintenance-schema.ts';
+export type { MaintenancePolicy } from '../config/sections/maintenance.ts';
 
 export interface MaintenanceStatus {
   /** The instance's `Maintenance.When` (RoundEnd when unset). */

@@ -2,22 +2,11 @@ import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
-import type { MaintenanceData, StopData } from '../store/instance-data.ts';
+import type { LaunchData, MaintenanceData, StopData } from '../store/instance-data.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 
-/** What data.json keeps of a launch, so a later daemon can adopt the server or clean up after a crash. */
-export interface LaunchRecord {
-  pid: number;
-  startTime: string;
-  program: string;
-  args: string[];
-  secret: string;
-  launchedAt: string;
-  /** The launch's cgroup (process tracking in cgroup mode), so a later daemon kills the right one. */
-  cgroup?: string | null;
-  /** The launch's marker (`WATCHDOG_LAUNCH` in its environment). Optional: records from before it have none. */
-  marker?: string | null;
-}
+/** A launch as data.json records it, so a later daemon can find, verify and adopt its server. */
+export type LaunchRecord = LaunchData;
 
 /**
  * What an instance is made of: its settings and the daemon's I/O. A config reload replaces `config`, `instance` and

@@ -3,8 +3,8 @@ import { busyRefusal, CONTROL_EVENT, refusalOf } from '../../machines/instance.r
 import { instanceMachine } from '../../machines/instance.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
-import { consoleOf } from '../config/console-hub-schema.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { consoleOf } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
 import { CONSOLE_FIFO, sendConsoleCommand } from '../process/console-fifo.ts';

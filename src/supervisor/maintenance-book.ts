@@ -2,7 +2,7 @@
  * One instance's maintenance plan as the runner (maintenance.ts) changes it: every change is kept in data.json and
  * told on the bus once (maintenance-notices.ts). What a change is, is the pure functions of maintenance-plan.ts.
  */
-import type { MaintenancePolicy } from '../config/maintenance-schema.ts';
+import type { MaintenancePolicy } from '../config/sections/maintenance.ts';
 import { describeError } from '../errors.ts';
 import { announceDone, announceHold, announcePending, kindOf } from './maintenance-notices.ts';
 import {

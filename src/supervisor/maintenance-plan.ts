@@ -3,7 +3,7 @@
  * its policy and deadline, and a hold. No timers and no I/O: `maintenance.ts` asks `nextStep` what to do at a
  * time and with a player count, and carries it out. Times are epoch milliseconds.
  */
-import type { MaintenancePolicy } from '../config/maintenance-schema.ts';
+import type { MaintenancePolicy } from '../config/sections/maintenance.ts';
 
 /**
  * What began a pending action: a `RestartSchedule` fire (`schedule`), a found update (`update`), or a person's

@@ -1,6 +1,6 @@
 /** What the maintenance runner (maintenance.ts) needs of its instance and of time. */
 import type { Bus } from '../bus.ts';
-import type { MaintenanceSettings } from '../config/maintenance-schema.ts';
+import type { MaintenanceSettings } from '../config/sections/maintenance.ts';
 import type { Logger } from '../log.ts';
 import type { MaintenancePlan } from './maintenance-plan.ts';
 

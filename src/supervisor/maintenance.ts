@@ -4,7 +4,7 @@
  * (maintenance-timers.ts), and asks the server to leave at round end or restarts it. The plan, kept in data.json
  * and told on the bus, is maintenance-book.ts; the decisions are the pure functions of maintenance-plan.ts.
  */
-import type { MaintenancePolicy } from '../config/maintenance-schema.ts';
+import type { MaintenancePolicy } from '../config/sections/maintenance.ts';
 import type { MaintenanceStatus } from './contract.ts';
 import { MaintenanceBook } from './maintenance-book.ts';
 import { type MaintenancePlan, needsPlayers, type PendingAction, type Step, wakeAt } from './maintenance-plan.ts';

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
-import { consoleOf } from '../config/console-hub-schema.ts';
+import { consoleOf } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
+import { adoptedProcess } from '../process/adopted-process.ts';
 import { CONSOLE_FIFO } from '../process/console-fifo.ts';
 import { dumpProcess } from '../process/dump.ts';
 import { MARKER_ENV } from '../process/launch-marker.ts';
 import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch-spec.ts';
 import { spawnServer } from '../process/spawn.ts';
 import { retentionRule } from '../store/retention.ts';
-import { adoptedProcess } from './adopted-process.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import { clearForLaunch } from './port-guard.ts';

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import type { AfterCommandResult } from '../../src/backups/after-command.ts';
 import { type BackupOutcome, InstanceBackups } from '../../src/backups/instance-backups.ts';
-import { BackupsSchema, RetentionSchema } from '../../src/config/backups-schema.ts';
+import { BackupsSchema, RetentionSchema } from '../../src/config/sections/backups.ts';
 
 interface Ctx {
   dir: string;

@@ -7,7 +7,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { type BusEvents, createBus } from '../../src/bus.ts';
-import type { DiskSettings } from '../../src/config/disk-schema.ts';
+import type { DiskSettings } from '../../src/config/sections/disk.ts';
 import { watchDisks } from '../../src/daemon/disk-watch.ts';
 import { waitFor } from '../_support/env.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';

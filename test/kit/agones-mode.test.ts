@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type AgonesModeOptions, agonesOptionsFrom, startAgonesMode } from '../../src/kit/agones-mode.ts';
+import { type AgonesModeOptions, agonesOptionsFrom, startAgonesMode } from '../../src/kit/agones/mode.ts';
 import { loadSettings } from '../../src/kit/settings.ts';
 import { type FakeAgonesSdk, healthPace, startAgonesSdk } from '../_support/agones-sdk.ts';
 import { waitFor } from '../_support/env.ts';

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { AgonesSdk, AgonesSdkError, agonesPortFrom } from '../../src/kit/agones.ts';
-import type { GameServer } from '../../src/kit/agones-wire.ts';
+import { AgonesSdk, AgonesSdkError, agonesPortFrom } from '../../src/kit/agones/sdk.ts';
+import type { GameServer } from '../../src/kit/agones/wire.ts';
 import { type FakeAgonesSdk, startAgonesSdk } from '../_support/agones-sdk.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 

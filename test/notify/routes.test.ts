@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type Bus, createBus, type Notice } from '../../src/bus.ts';
-import type { NotificationSettings } from '../../src/config/notification-schema.ts';
+import type { NotificationSettings } from '../../src/config/sections/notification.ts';
 import { createNotifier, type Notifier } from '../../src/notify/notifier.ts';
 import { COLOURS, type Embed } from '../../src/notify/payload.ts';
 import { routesFrom } from '../../src/notify/routes.ts';

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { SimulatedClock } from 'xstate';
 import { type BusEvents, createBus } from '../../src/bus.ts';
 import { cronProblem, nextFire } from '../../src/config/cron.ts';
-import type { MaintenanceSettings } from '../../src/config/maintenance-schema.ts';
+import type { MaintenanceSettings } from '../../src/config/sections/maintenance.ts';
 import type { Logger } from '../../src/log.ts';
 import { Maintenance } from '../../src/supervisor/maintenance.ts';
 import type { MaintenancePlan } from '../../src/supervisor/maintenance-plan.ts';

@@ -1,5 +1,5 @@
-import type { Logger } from '../log.ts';
-import type { AgonesSdk } from './agones.ts';
+import type { Logger } from '../../log.ts';
+import type { AgonesSdk } from './sdk.ts';
 
 /** The name of both the label (`agones.dev/sdk-players`) and the Counter the player count goes to. */
 export const PLAYERS_KEY = 'players';

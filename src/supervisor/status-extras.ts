@@ -1,4 +1,4 @@
-import type { InstanceControl, InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
+import type { InstanceControl, InstanceRegistry, InstanceStatus } from './contract.ts';
 
 /** What the daemon adds to every instance's status beside the instance's own facts (the GameServer, the disks). */
 export type StatusExtras = Pick<InstanceStatus, 'agones' | 'disk'>;

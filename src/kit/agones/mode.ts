@@ -1,9 +1,9 @@
-import { createLogger, type Logger } from '../log.ts';
-import { AgonesSdk, type AgonesSdkOptions, agonesPortFrom } from './agones.ts';
-import { callReady, followGameServer, startHealthPings } from './agones-pinger.ts';
-import { startPlayerReports } from './agones-players.ts';
-import type { GameServer } from './agones-wire.ts';
-import type { Settings } from './settings.ts';
+import { createLogger, type Logger } from '../../log.ts';
+import type { Settings } from '../settings.ts';
+import { callReady, followGameServer, startHealthPings } from './pinger.ts';
+import { startPlayerReports } from './players.ts';
+import { AgonesSdk, type AgonesSdkOptions, agonesPortFrom } from './sdk.ts';
+import type { GameServer } from './wire.ts';
 
 /** Agones' health window is 5 s × 3 by default; a ping every 2 s misses it only when two in a row are lost. */
 export const DEFAULT_AGONES_HEALTH_SECONDS = 2;

@@ -1,9 +1,9 @@
-import type { AgonesWrapper } from '../agones/wrapper.ts';
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
-import { withStatusExtras } from './status-extras.ts';
+import { withStatusExtras } from '../supervisor/status-extras.ts';
+import type { AgonesWrapper } from './wrapper.ts';
 
 /**
  * Agones mode for the composition root: the wrapper of the one configured instance (config checks made sure there
@@ -18,7 +18,7 @@ export async function startAgones(
 ): Promise<AgonesWrapper | null> {
   const instance = config.instances[0];
   if (!config.agones || !instance) return null;
-  const { startAgonesWrapper } = await import('../agones/wrapper.ts');
+  const { startAgonesWrapper } = await import('./wrapper.ts');
   return startAgonesWrapper({
     config: config.agones,
     instance: {

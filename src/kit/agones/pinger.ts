@@ -1,7 +1,7 @@
-import type { Logger } from '../log.ts';
-import type { AgonesSdk } from './agones.ts';
-import { NO_RETRY } from './agones-retry.ts';
-import type { GameServer } from './agones-wire.ts';
+import type { Logger } from '../../log.ts';
+import { NO_RETRY } from './retry.ts';
+import type { AgonesSdk } from './sdk.ts';
+import type { GameServer } from './wire.ts';
 
 export interface HealthPingsOptions {
   sdk: AgonesSdk;

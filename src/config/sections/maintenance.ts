@@ -1,6 +1,6 @@
 /** `Servers.Instances.<key>.Maintenance`: when an instance is restarted and checked for updates, and how. */
 import * as v from 'valibot';
-import { cronProblem, timeZoneProblem } from './cron.ts';
+import { cronProblem, timeZoneProblem } from '../cron.ts';
 
 export const MAINTENANCE_POLICIES = ['Now', 'RoundEnd', 'Empty'] as const;
 export type MaintenancePolicy = (typeof MAINTENANCE_POLICIES)[number];

@@ -1,7 +1,7 @@
 /** `Servers.Instances.<key>.Backups` and `.Retention`: snapshots of an instance's data, and how long things are kept. */
 import * as v from 'valibot';
-import { Cron, TimeZone } from './maintenance-schema.ts';
-import { wholeNumber } from './whole-number.ts';
+import { wholeNumber } from '../whole-number.ts';
+import { Cron, TimeZone } from './maintenance.ts';
 
 const Count = (def: number) => wholeNumber('items', 0, 10_000, def);
 const NonNegative = (def: number, unit: string) =>

@@ -1,11 +1,11 @@
 import { readlinkSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { followAppendedLog } from '../process/appended-log.ts';
-import { DEFAULT_ROTATION, LOG_NAME, type LogRotation } from '../process/log-file.ts';
-import { DEFAULT_LOG_RETRY_MS } from '../process/log-writer.ts';
-import { isAlive, readProcessStartTime } from '../process/proc-info.ts';
-import type { ServerProcess } from '../process/spawn.ts';
-import { type WriteHealth, WriteOutage } from '../process/write-outage.ts';
+import { followAppendedLog } from './appended-log.ts';
+import { DEFAULT_ROTATION, LOG_NAME, type LogRotation } from './log-file.ts';
+import { DEFAULT_LOG_RETRY_MS } from './log-writer.ts';
+import { isAlive, readProcessStartTime } from './proc-info.ts';
+import type { ServerProcess } from './spawn.ts';
+import { type WriteHealth, WriteOutage } from './write-outage.ts';
 
 /**
  * Whether the adopted server still runs. A zombie counts as gone: the old daemon, its parent, is dead, and a

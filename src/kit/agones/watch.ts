@@ -1,7 +1,7 @@
 import { ofetch } from 'ofetch';
 import * as v from 'valibot';
-import { backoffDelay, DEFAULT_RETRY, type RetryPolicy, sleep } from './agones-retry.ts';
-import { type GameServer, WatchErrorSchema, WatchResultSchema } from './agones-wire.ts';
+import { backoffDelay, DEFAULT_RETRY, type RetryPolicy, sleep } from './retry.ts';
+import { type GameServer, WatchErrorSchema, WatchResultSchema } from './wire.ts';
 
 export interface WatchOptions {
   /** Back-off between reconnects (`maxElapsedMs` is not used: a watch only ends by its signal). */

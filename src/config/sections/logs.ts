@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { wholeNumber } from './whole-number.ts';
+import { wholeNumber } from '../whole-number.ts';
 
 /** A whole number of bytes, at least `min`. */
 const Bytes = (def: number, min: number) => wholeNumber('bytes', min, Number.MAX_SAFE_INTEGER, def);

@@ -1,8 +1,8 @@
 import { FetchError, ofetch } from 'ofetch';
 import * as v from 'valibot';
-import { agonesPortFrom } from './agones-port.ts';
-import { DEFAULT_RETRY, type RetryPolicy, retrying } from './agones-retry.ts';
-import { type WatchOptions, watchGameServer } from './agones-watch.ts';
+import { agonesPortFrom } from './port.ts';
+import { DEFAULT_RETRY, type RetryPolicy, retrying } from './retry.ts';
+import { type WatchOptions, watchGameServer } from './watch.ts';
 import {
   type Counter,
   type CounterUpdate,
@@ -11,7 +11,7 @@ import {
   type GameServer,
   GameServerSchema,
   int64String,
-} from './agones-wire.ts';
+} from './wire.ts';
 
 export { agonesPortFrom };
 

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { NOTICE_KINDS } from '../bus.ts';
+import { NOTICE_KINDS } from '../../bus.ts';
+import { type ConfigPath, isMap } from '../merge.ts';
 
 export const NOTIFY_FORMATS = ['Text', 'Embed'] as const;
 export type NotifyFormat = (typeof NOTIFY_FORMATS)[number];
@@ -18,7 +19,7 @@ export const RouteSchema = v.strictObject(
       v.array(v.picklist(NOTICE_KINDS, KINDS), `expected a list of event kinds (${NOTICE_KINDS.join(', ')})`),
       v.minLength(1, `expected at least one event kind (${NOTICE_KINDS.join(', ')})`),
     ),
-    // Checked against Servers.Instances in notification-checks.ts.
+    // Checked against Servers.Instances by checkRouteInstances below.
     Instances: v.optional(v.array(v.string('expected an instance id'), 'expected a list of instance ids')),
     Format: v.optional(Format),
   },
@@ -36,3 +37,30 @@ export const NotificationSchema = v.strictObject(
 );
 
 export type NotificationSettings = v.InferOutput<typeof NotificationSchema>;
+
+/**
+ * `Notification.Routes[].Instances` must name configured instances: a misspelt id would quietly send that route
+ * nothing. Reads the raw settings defensively, as checks.ts does (a wrong type is the schema's problem).
+ */
+export function checkRouteInstances(
+  raw: Record<string, unknown>,
+  problem: (path: ConfigPath, expected: string, found: unknown) => void,
+): void {
+  const servers = raw.Servers;
+  const known = Object.keys(isMap(servers) && isMap(servers.Instances) ? servers.Instances : {});
+  const notification = raw.Notification;
+  const routes = isMap(notification) ? notification.Routes : undefined;
+  if (!Array.isArray(routes)) return;
+  routes.forEach((route: unknown, i) => {
+    const instances = isMap(route) ? route.Instances : undefined;
+    if (!Array.isArray(instances)) return;
+    instances.forEach((id: unknown, j) => {
+      if (typeof id === 'string' && !known.includes(id))
+        problem(
+          ['Notification', 'Routes', i, 'Instances', j],
+          `expected an instance id from Servers.Instances (${known.join(', ') || 'none configured'})`,
+          id,
+        );
+    });
+  });
+}

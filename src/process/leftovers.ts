@@ -1,15 +1,14 @@
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
-import { shutdownGracefully } from '../process/graceful.ts';
-import { TOKEN_ENV } from '../process/launch-spec.ts';
-import { findProcessByEnv, readProcessStartTime, verifyProcess } from '../process/proc-info.ts';
-import type { SpawningData } from '../store/instance-data.ts';
+import type { LaunchData, SpawningData } from '../store/instance-data.ts';
 import { adoptedProcess } from './adopted-process.ts';
-import type { LaunchRecord } from './instance-deps.ts';
+import { shutdownGracefully } from './graceful.ts';
+import { TOKEN_ENV } from './launch-spec.ts';
+import { findProcessByEnv, readProcessStartTime, verifyProcess } from './proc-info.ts';
 
 /** A server a previous daemon launched that is verifiably still running. */
 export interface Leftover {
-  record: LaunchRecord;
+  record: LaunchData;
   /** Graceful shutdown (POST /shutdown with its recorded secret, then kill its group), for PersistServers: false. */
   shutDown(config: ResolvedConfig, instance: ResolvedInstance): Promise<void>;
 }
@@ -19,7 +18,7 @@ export interface Leftover {
  * the launch record: after a reboot or a long time, the pid may belong to an unrelated process, which we must
  * neither adopt nor kill.
  */
-export async function findLeftover(record: LaunchRecord | null, log: Logger): Promise<Leftover | null> {
+export async function findLeftover(record: LaunchData | null, log: Logger): Promise<Leftover | null> {
   if (!record) return null;
   const verified = await verifyProcess(record.pid, {
     startTime: record.startTime,
@@ -53,7 +52,7 @@ export async function findLeftover(record: LaunchRecord | null, log: Logger): Pr
  * The `watchdog.baseUrl` the recorded server was launched with (where it checks in), or null if not found.
  * The last one wins, as in the engine: `Arguments` may override the watchdog's own.
  */
-export function recordedBaseUrl(record: LaunchRecord): string | null {
+export function recordedBaseUrl(record: LaunchData): string | null {
   const prefix = 'watchdog.baseUrl=';
   let found: string | null = null;
   record.args.forEach((arg, i) => {
@@ -67,7 +66,7 @@ export function recordedBaseUrl(record: LaunchRecord): string | null {
  * spawn), as a launch record: found by its command line and the launch's secret in its environment. Null when
  * there was no such launch, or its spawn never happened or the server is gone.
  */
-export async function findSpawned(spawning: SpawningData | null, log: Logger): Promise<LaunchRecord | null> {
+export async function findSpawned(spawning: SpawningData | null, log: Logger): Promise<LaunchData | null> {
   if (!spawning) return null;
   const pid = await findProcessByEnv([spawning.program, ...spawning.args], TOKEN_ENV, spawning.secret);
   const startTime = pid === null ? null : await readProcessStartTime(pid);

@@ -45,6 +45,10 @@ export interface InstanceContext {
    * Set by those timers, cleared on leaving `decide`; never true at rest.
    */
   retrying: boolean;
+  /** The last ROLLBACK asked for the matching data snapshot too. */
+  rollbackWithData: boolean;
+  /** The snapshot the last RESTORE asked for; read when `restoring` is entered. */
+  restoreFrom: string | null;
   /** Why the server is going away; read and spent by `decide`. */
   exitIntent: ExitIntent | null;
   /** How and why the last server process ended (the supervisor stamps the time). */
@@ -59,7 +63,15 @@ export interface InstanceContext {
  */
 export type InstanceMachineEvent = InstanceEvent | { type: 'STABLE' } | { type: 'UPDATE_FOUND' };
 
-const RANK: Record<ExitIntent, number> = { crash: 0, hang: 1, stop: 2, restart: 2, rollback: 2, shutdown: 3 };
+const RANK: Record<ExitIntent, number> = {
+  crash: 0,
+  hang: 1,
+  stop: 2,
+  restart: 2,
+  rollback: 2,
+  restore: 2,
+  shutdown: 3,
+};
 
 /** The intent after a request: the daemon's shutdown beats everything, a person's request beats a hang kill. */
 export function want(current: ExitIntent | null, next: ExitIntent): ExitIntent {
@@ -127,6 +139,7 @@ function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
     case 'hang':
       return c.exitIntent;
     case 'rollback':
+    case 'restore':
       return 'restart';
     default:
       return c.updatePending && !unclean(exit) ? 'update' : 'crash';
@@ -169,6 +182,7 @@ export function classifyExit(
       break;
     case 'restart':
     case 'rollback':
+    case 'restore':
       restart('request');
       break;
     default:

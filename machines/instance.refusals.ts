@@ -4,8 +4,8 @@
  */
 import type { InstanceEvent } from './instance.types.ts';
 
-/** The control requests a person (or a CDN) makes of an instance. */
-export type ControlAction = 'restart' | 'update' | 'stop' | 'rollback';
+/** The control requests a person (or a CDN) makes of an instance; `restore` puts a data snapshot back. */
+export type ControlAction = 'restart' | 'update' | 'stop' | 'rollback' | 'restore';
 
 /** The event each control action sends to the machine. */
 export const CONTROL_EVENT = {
@@ -13,6 +13,8 @@ export const CONTROL_EVENT = {
   update: { type: 'UPDATE_CHECK' },
   stop: { type: 'STOP' },
   rollback: { type: 'ROLLBACK' },
+  // Which snapshot does not change whether the machine takes it.
+  restore: { type: 'RESTORE', id: '' },
 } as const satisfies Record<ControlAction, InstanceEvent>;
 
 /**
@@ -24,6 +26,7 @@ export const BUSY_REASONS = {
   'backing-off': 'the server is between crash relaunches; stop the instance, then roll back',
   'launch-blocked': 'the launch is blocked and retried with back-off; stop the instance, then roll back',
   'rolling-back': 'a rollback is already under way',
+  restoring: 'a backup is being restored',
   'shutting-down': 'the watchdog is shutting down',
 } as const;
 

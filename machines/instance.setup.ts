@@ -36,6 +36,8 @@ import type {
   InstanceInput,
   ProcessCommand,
   ProcessInput,
+  RestoreInput,
+  RestoreOutput,
   RollbackInput,
   RollbackOutput,
   UpdateInput,
@@ -65,6 +67,7 @@ export const instanceSetup = setup({
     update: fromPromise<UpdateOutput, UpdateInput>(notProvided('update')),
     checkUpdate: fromPromise<CheckOutput, CheckInput>(notProvided('checkUpdate')),
     rollback: fromPromise<RollbackOutput, RollbackInput>(notProvided('rollback')),
+    restore: fromPromise<RestoreOutput, RestoreInput>(notProvided('restore')),
     runProcess: fromCallback<ProcessCommand, ProcessInput>(notProvided('runProcess')),
   },
   delays: {
@@ -84,6 +87,7 @@ export const instanceSetup = setup({
     shuttingDown: ({ context }) => context.exitIntent === 'shutdown',
     stopRequested: ({ context }) => context.exitIntent === 'stop',
     rollbackRequested: ({ context }) => context.exitIntent === 'rollback',
+    restoreRequested: ({ context }) => context.exitIntent === 'restore',
     /**
      * An install runs, or is about to (`decide` may enter `updating`; a failing server relaunches for a found build):
      * a check asked for meanwhile waits for it, so it looks from the revision installed and never beside the install.
@@ -117,10 +121,10 @@ export const instanceSetup = setup({
     tell: enqueueActions(({ enqueue, check }, command: ProcessCommand) => {
       if (check(inState('#instance.lifecycle.server'))) enqueue.sendTo('process', command);
     }),
-    /** START, RESTART and ROLLBACK of an instance without a server clear what kept it down. */
+    /** START, RESTART, ROLLBACK and RESTORE of an instance without a server clear what kept it down. */
     clearDown: assign({ startupFailures: 0, crashStreak: 0, loopHangs: 0, exitIntent: null }),
     /** The same for a server that must go first; a shutdown already under way still wins. */
-    requestRelaunch: assign(({ context }, intent: 'restart' | 'rollback') => ({
+    requestRelaunch: assign(({ context }, intent: 'restart' | 'rollback' | 'restore') => ({
       startupFailures: 0,
       crashStreak: 0,
       loopHangs: 0,
@@ -218,6 +222,8 @@ export const instanceSetup = setup({
       startupFailures: out.changed ? 0 : context.startupFailures,
     })),
     reportUpdateFailure: emit((_, message: string) => ({ type: 'update-failed' as const, message })),
+    noteRollback: assign({ rollbackWithData: ({ event }) => event.type === 'ROLLBACK' && event.withData === true }),
+    noteRestore: assign({ restoreFrom: ({ event }) => (event.type === 'RESTORE' ? event.id : null) }),
     recordRollback: enqueueActions(({ context, enqueue }, out: RollbackOutput) => {
       enqueue.assign({ revision: out.revision, exitIntent: context.exitIntent === 'stop' ? 'stop' : null });
       enqueue.emit({ type: 'rolled-back', revision: out.revision });
@@ -226,6 +232,15 @@ export const instanceSetup = setup({
     reportRollbackFailure: enqueueActions(({ context, enqueue }, message: string) => {
       if (context.exitIntent === 'rollback') enqueue.assign({ exitIntent: null });
       enqueue.emit({ type: 'rollback-failed', message });
+    }),
+    recordRestore: enqueueActions(({ context, enqueue }, out: RestoreOutput) => {
+      enqueue.assign({ exitIntent: context.exitIntent === 'stop' ? 'stop' : null });
+      enqueue.emit({ type: 'restored', id: context.restoreFrom ?? '', saved: out.saved });
+    }),
+    /** A failed restore relaunches a server that was stopped for it, on the data it had. */
+    reportRestoreFailure: enqueueActions(({ context, enqueue }, message: string) => {
+      if (context.exitIntent === 'restore') enqueue.assign({ exitIntent: null });
+      enqueue.emit({ type: 'restore-failed', id: context.restoreFrom ?? '', message });
     }),
     /**
      * A found update is remembered (a later "none" never cancels it). When a running server leaves for it is the

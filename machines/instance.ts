@@ -35,6 +35,8 @@ export const instanceMachine = s.createMachine({
     exitIntent: null,
     retrying: false,
     stopBy: '',
+    rollbackWithData: false,
+    restoreFrom: null,
     lastExit: null,
     blocked: null,
   }),
@@ -57,7 +59,8 @@ export const instanceMachine = s.createMachine({
           entry: assign({ blocked: null }),
           on: {
             RESTART: { target: 'decide', actions: 'clearDown' },
-            ROLLBACK: { target: 'rolling-back', actions: 'clearDown' },
+            ROLLBACK: { target: 'rolling-back', actions: ['clearDown', 'noteRollback'] },
+            RESTORE: { target: 'restoring', actions: ['clearDown', 'noteRestore'] },
           },
           states: {
             idle: {
@@ -82,6 +85,7 @@ export const instanceMachine = s.createMachine({
             { guard: 'shuttingDown', target: 'exited' },
             { guard: 'stopRequested', target: 'stopped.idle' },
             { guard: 'rollbackRequested', target: 'rolling-back' },
+            { guard: 'restoreRequested', target: 'restoring' },
             { guard: 'launchBlocked', target: 'restarting.blocked', actions: 'spendIntent' },
             { guard: 'giveUp', target: 'stopped.failing', actions: 'spendIntent' },
             { guard: 'crashLoop', target: 'restarting.backoff', actions: 'spendIntent' },
@@ -139,7 +143,19 @@ export const instanceMachine = s.createMachine({
               target: '.stopping',
               actions: [
                 { type: 'requestRelaunch', params: 'rollback' },
+                'noteRollback',
                 { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Rollback requested by the watchdog' } },
+              ],
+            },
+            RESTORE: {
+              target: '.stopping',
+              actions: [
+                { type: 'requestRelaunch', params: 'restore' },
+                'noteRestore',
+                {
+                  type: 'tell',
+                  params: { type: 'STOP_GRACEFULLY', reason: 'Backup restore requested by the watchdog' },
+                },
               ],
             },
             SHUTDOWN: {
@@ -194,7 +210,7 @@ export const instanceMachine = s.createMachine({
           invoke: {
             id: 'rollback',
             src: 'rollback',
-            input: ({ context }) => ({ key: context.key }),
+            input: ({ context }) => ({ key: context.key, withData: context.rollbackWithData }),
             onDone: { target: toDecide, actions: { type: 'recordRollback', params: ({ event }) => event.output } },
             onError: [
               // The server was stopped for the rollback: it comes back on the build still installed.
@@ -206,6 +222,28 @@ export const instanceMachine = s.createMachine({
               {
                 target: 'stopped.idle',
                 actions: { type: 'reportRollbackFailure', params: ({ event }) => errorMessage(event.error) },
+              },
+            ],
+          },
+        },
+        /** Puts a data snapshot back (after snapshotting what it replaces), then launches. */
+        restoring: {
+          tags: ['busy', 'restoring'],
+          invoke: {
+            id: 'restore',
+            src: 'restore',
+            input: ({ context }) => ({ key: context.key, id: context.restoreFrom ?? '' }),
+            onDone: { target: toDecide, actions: { type: 'recordRestore', params: ({ event }) => event.output } },
+            onError: [
+              // The server was stopped for the restore: it comes back on the data it had.
+              {
+                guard: 'restoreRequested',
+                target: 'decide',
+                actions: { type: 'reportRestoreFailure', params: ({ event }) => errorMessage(event.error) },
+              },
+              {
+                target: 'stopped.idle',
+                actions: { type: 'reportRestoreFailure', params: ({ event }) => errorMessage(event.error) },
               },
             ],
           },

@@ -57,7 +57,7 @@ export interface LastExit {
  * stronger one wins (`want` in instance.setup.ts): shutdown over stop, restart and rollback (the latest of
  * those three), and those over hang.
  */
-export type ExitIntent = 'crash' | 'hang' | 'stop' | 'restart' | 'rollback' | 'shutdown';
+export type ExitIntent = 'crash' | 'hang' | 'stop' | 'restart' | 'rollback' | 'restore' | 'shutdown';
 
 /** Events the machine accepts. */
 export type InstanceEvent =
@@ -69,8 +69,13 @@ export type InstanceEvent =
   /** Stop the server and keep it stopped; `by` says who asked (`by boss from 10.0.0.5`), for the stopped alert. */
   | { type: 'STOP'; by?: string }
   | { type: 'UPDATE_CHECK' }
-  /** Swap `bin.prev` back into `bin/` and relaunch on it (a running server is shut down gracefully first). */
-  | { type: 'ROLLBACK' }
+  /**
+   * Swap `bin.prev` back into `bin/` and relaunch on it (a running server is shut down gracefully first); `withData`
+   * also puts back the data snapshot taken before the build being removed was installed.
+   */
+  | { type: 'ROLLBACK'; withData?: boolean }
+  /** Put the data snapshot `id` back and relaunch (a running server is shut down gracefully first). */
+  | { type: 'RESTORE'; id: string }
   | { type: 'CHECKIN'; launchId: number }
   /**
    * What the runProcess actor knows of its launch: the check-in secret first (before the spawn, since a fast
@@ -154,9 +159,24 @@ export interface CheckOutput {
 /** Input and output of the `rollback` promise actor: swaps `bin.prev` back; the revision now installed. */
 export interface RollbackInput {
   key: string;
+  /** Also restore the snapshot taken before the build being removed was installed. */
+  withData: boolean;
 }
 export interface RollbackOutput {
   revision: string | null;
+}
+
+/**
+ * Input and output of the `restore` promise actor: snapshots the current data (`before-restore`), then puts snapshot
+ * `id` back; the safety snapshot's id.
+ */
+export interface RestoreInput {
+  key: string;
+  id: string;
+}
+export interface RestoreOutput {
+  /** The `before-restore` snapshot of the data that was replaced. */
+  saved: string;
 }
 
 /** What deserves a person's attention; the notifier turns these into chat messages. */
@@ -186,6 +206,8 @@ export type InstanceEmitted =
   | { type: 'update-checked'; available: boolean }
   | { type: 'rolled-back'; revision: string | null }
   | { type: 'rollback-failed'; message: string }
+  | { type: 'restored'; id: string; saved: string }
+  | { type: 'restore-failed'; id: string; message: string }
   /** A launch was blocked (see LaunchBlock) and is retried in `retryMs`; `attempts` 1 starts an episode. */
   | { type: 'launch-blocked'; kind: LaunchBlockKind; message: string; attempts: number; retryMs: number }
   /** A launch spawned again after `attempts` blocked ones: the episode is over. */

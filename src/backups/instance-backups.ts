@@ -41,6 +41,8 @@ export class InstanceBackups {
   readonly dir: string;
   #queue: Promise<unknown> = Promise.resolve();
   #uploading = new Set<string>();
+  /** Snapshots being restored: retention leaves them alone until the restore is over. */
+  #restoring = new Set<string>();
   #last: BackupOutcome | null = null;
   /** Ends off-host copies still running when the daemon stops (they run in their own process group). */
   readonly #stopping = new AbortController();
@@ -77,8 +79,43 @@ export class InstanceBackups {
     return run;
   }
 
+  /** The snapshot named `id`, or null. */
+  async find(id: string): Promise<BackupEntry | null> {
+    return (await this.list()).find((b) => b.id === id) ?? null;
+  }
+
+  /**
+   * Puts `entry` back in place of the current data, which is snapshotted first (`before-restore`), then runs `then`
+   * (a rollback swaps the build there). When `then` fails, the data it replaced is put back, so a failed rollback
+   * leaves data and build as they were. No server may run. Resolves with the safety snapshot and `then`'s result.
+   */
+  async replaceData<T>(
+    entry: BackupEntry,
+    revision: string | null,
+    then: () => Promise<T>,
+  ): Promise<{ saved: BackupManifest; result: T }> {
+    this.#restoring.add(entry.id);
+    try {
+      const saved = await this.take({ kind: 'before-restore', revision, quiet: true });
+      await this.#restore(entry);
+      try {
+        return { saved, result: await then() };
+      } catch (err) {
+        await this.#restore({ ...saved, archive: join(this.dir, `${saved.id}.tar.gz`) }).catch((undo: unknown) => {
+          throw new Error(
+            `${describeError(err)}; putting the replaced data back from ${saved.id} failed too: ${describeError(undo)}`,
+            { cause: undo },
+          );
+        });
+        throw err;
+      }
+    } finally {
+      this.#restoring.delete(entry.id);
+    }
+  }
+
   /** Restores a snapshot; the caller has stopped the server and snapshotted the current data. Serialized with `take`. */
-  restore(entry: BackupEntry): Promise<void> {
+  #restore(entry: BackupEntry): Promise<void> {
     const { backups } = this.opts.settings();
     const run = this.#queue.then(() =>
       restoreSnapshot(this.opts.instanceDir, entry, backups.SpaceMarginMegabytes * MB),
@@ -119,14 +156,14 @@ export class InstanceBackups {
     }
   }
 
-  /** Removes what `Retention.Backups` says, except snapshots still being copied off-host; returns their ids. */
+  /** Removes what `Retention.Backups` says, except snapshots still being copied off-host or restored; their ids. */
   async #applyRetention(retention: RetentionSettings): Promise<string[]> {
     const entries = await this.list();
     const items = entries.map((b) => ({ ...b, at: Date.parse(b.takenAt), bytes: b.archiveBytes }));
     const doomed = expired(items, retentionRule(retention.Backups), this.#now());
     const removed: string[] = [];
     for (const entry of doomed) {
-      if (this.#uploading.has(entry.id)) continue;
+      if (this.#uploading.has(entry.id) || this.#restoring.has(entry.id)) continue;
       await removeBackup(entry);
       removed.push(entry.id);
     }

@@ -11,9 +11,10 @@ commands:
   start <key> [--wait]                   start a stopped instance (kept stopped across daemon restarts until then)
   check [--config F] [--urls U]          validate the configuration and list the instances
   import [--config F] [--dry-run] [--force]     import the real watchdog's data.db (revisions, servers left running)
-  restart|update|stop|rollback <key>     control an instance (--url, --token or WATCHDOG_TOKEN)
+  restart|update|stop|rollback <key>     control an instance (--url, --token or WATCHDOG_TOKEN); rollback --with-data
   hold|release <key> [--for 2h] [--reason R]   hold scheduled restarts and update installs, or end the hold
   backup|backups <key>                   take a snapshot of an instance's data now, or list its snapshots
+  restore <key> <backup> [--wait]        put a snapshot of an instance's data back (the server restarts)
   status [key] [--json] [--watch]        show instance states (every instance: the local config, or --user/--password)
   logs <key> [-f] [-n N] [--url U]       show a server's log (this machine's files, or the daemon at --url)
   console <key> [command …]              send a command to the server console (a prompt without one)

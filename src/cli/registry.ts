@@ -1,4 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
+import type { ControlAction } from '../supervisor/contract.ts';
 
 /** A CLI command: takes its own arguments, returns the exit code (0 ok, 1 refused or failed, 2 usage or config). */
 export type Command = (args: string[]) => Promise<number>;
@@ -22,7 +23,7 @@ export interface CommandEntry {
   load: () => Promise<CommandModule>;
 }
 
-const control = (action: 'restart' | 'update' | 'stop' | 'rollback') => () =>
+const control = (action: ControlAction) => () =>
   import('./commands/control.ts').then((m) => ({ run: m.control(action), usage: m.usage(action), options: m.options }));
 
 /** Every command `watchdog` dispatches to, in the order `watchdog --help` lists them. */
@@ -33,7 +34,12 @@ export const COMMANDS: Record<string, CommandEntry> = {
   restart: { summary: 'restart an instance', instanceKey: true, load: control('restart') },
   update: { summary: 'update an instance', instanceKey: true, load: control('update') },
   stop: { summary: 'stop an instance', instanceKey: true, load: control('stop') },
-  rollback: { summary: 'roll an instance back to its previous build', instanceKey: true, load: control('rollback') },
+  rollback: {
+    summary: 'roll an instance back to its previous build (and its data)',
+    instanceKey: true,
+    load: control('rollback'),
+  },
+  restore: { summary: "put a backup of an instance's data back", instanceKey: true, load: control('restore') },
   hold: {
     summary: 'hold scheduled restarts and update installs',
     instanceKey: true,

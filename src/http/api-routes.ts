@@ -5,7 +5,7 @@ import { tailLog } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { auditControl, CONTROL_VERBS, carryOut } from './control.ts';
-import { WHEN_DOC } from './control-routes.ts';
+import { controlQueryDocs } from './control-routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
@@ -53,7 +53,7 @@ export const apiRouteDocs: readonly RouteDoc[] = [
       access: 'admin',
       header: DASHBOARD_HEADER,
       summary: `the dashboard's ${action}: answered as POST /instances/{key}/${action}, audited with the Admin user`,
-      ...(action === 'restart' || action === 'update' ? { query: [WHEN_DOC] } : {}),
+      ...controlQueryDocs(action),
       responses: {
         200: { description: 'taken', json: 'DashboardControl' },
         ...errors(400, 401),
@@ -133,10 +133,10 @@ export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
 
   const instance = dashboardInstance(deps);
   for (const verb of CONTROL_VERBS) {
-    app.post(`/api/instances/:key/${verb}`, access, instance, (c) => {
+    app.post(`/api/instances/:key/${verb}`, access, instance, async (c) => {
       const user = c.var.adminUser;
       const remote = remoteAddress(c);
-      const answer = carryOut(deps, c.var.instance, verb, {
+      const answer = await carryOut(deps, c.var.instance, verb, {
         query: (name) => c.req.query(name),
         user,
         remote,

@@ -1,21 +1,50 @@
 import { Hono } from 'hono';
 import { requester } from '../notify/messages.ts';
-import type { ControlAction } from '../supervisor/contract.ts';
-import { CONTROL_VERBS, carryOut, HOLD_DEFAULT_MINUTES } from './control.ts';
+import { CONTROL_VERBS, type ControlVerb, carryOut, HOLD_DEFAULT_MINUTES } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { methodNotAllowed, remoteAddress } from './request-info.ts';
-import { errors, type RouteDoc } from './route-doc.ts';
+import { errors, type QueryDoc, type RouteDoc } from './route-doc.ts';
 
-const ACTIONS = CONTROL_VERBS.filter((v): v is ControlAction => v !== 'hold' && v !== 'release');
+const ACTIONS = CONTROL_VERBS.filter(
+  (v): v is Exclude<ControlVerb, 'hold' | 'release'> => v !== 'hold' && v !== 'release',
+);
 
 /** The `when` query parameter of restart and update, as the OpenAPI document describes it. */
-export const WHEN_DOC = {
+const WHEN_DOC = {
   name: 'when',
   type: 'string',
   description:
     'restart and update: Now (graceful shutdown at once), RoundEnd (the server leaves when its round ends) or Empty (when it reports 0 players); forced after Maintenance.MaxDelayMinutes. A restart without it is immediate',
 } as const;
+
+/** The query parameters a control verb reads, for the OpenAPI document of both control paths. */
+export function controlQueryDocs(action: ControlVerb): { query?: QueryDoc[] } {
+  if (action === 'restart' || action === 'update') return { query: [WHEN_DOC] };
+  if (action === 'rollback')
+    return {
+      query: [
+        {
+          name: 'withData',
+          type: 'string',
+          description:
+            'true: also put back the data snapshot taken before the installed build was installed (the current data is snapshotted first); 409 when there is none',
+        },
+      ],
+    };
+  if (action === 'restore')
+    return {
+      query: [
+        {
+          name: 'backup',
+          type: 'string',
+          description:
+            'required: the snapshot to put back (GET /instances/{key}/backups lists them); the server is stopped gracefully, the current data snapshotted, the snapshot restored and the server started',
+        },
+      ],
+    };
+  return {};
+}
 
 /** These routes for the OpenAPI document (route-doc.ts). */
 export const controlRouteDocs: readonly RouteDoc[] = [
@@ -26,7 +55,7 @@ export const controlRouteDocs: readonly RouteDoc[] = [
       tag: 'control',
       access: 'instance',
       summary: `${action} the instance; taken at once and done in the background, or refused at once with the reason`,
-      ...(action === 'restart' || action === 'update' ? { query: [WHEN_DOC] } : {}),
+      ...controlQueryDocs(action),
       responses: { 200: 'taken (empty body)', ...errors(400, 401, 403, 404, 405, 409, 503) },
     }),
   ),
@@ -74,10 +103,10 @@ export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   const app = new Hono<InstanceEnv>();
   const control = apiToken(deps, 'control');
   for (const verb of CONTROL_VERBS) {
-    app.post(`/:key/${verb}`, control, (c) => {
+    app.post(`/:key/${verb}`, control, async (c) => {
       const user = c.var.user;
       const remote = remoteAddress(c);
-      const answer = carryOut(deps, c.var.instance, verb, {
+      const answer = await carryOut(deps, c.var.instance, verb, {
         query: (name) => c.req.query(name),
         user,
         remote,

@@ -6,11 +6,15 @@ import type { ControlAction, InstanceControl, MaintenancePolicy } from '../super
 import { shownKey } from './request-info.ts';
 
 /** What the control routes carry out: the instance's control actions, then holding and releasing its maintenance. */
-export const CONTROL_VERBS = ['restart', 'update', 'stop', 'rollback', 'hold', 'release'] as const satisfies readonly (
-  | ControlAction
-  | 'hold'
-  | 'release'
-)[];
+export const CONTROL_VERBS = [
+  'restart',
+  'update',
+  'stop',
+  'rollback',
+  'restore',
+  'hold',
+  'release',
+] as const satisfies readonly (ControlAction | 'hold' | 'release')[];
 export type ControlVerb = (typeof CONTROL_VERBS)[number];
 
 /** A hold without `minutes` lasts an hour; the longest is the longest timer (about 24 days). */
@@ -38,12 +42,20 @@ export interface ControlRequest {
 
 const isPolicy = (when: string): when is MaintenancePolicy => (POLICIES as readonly string[]).includes(when);
 
+/** A yes/no query parameter: true, false, 1, 0 or absent (false); anything else is a 400 saying so. */
+function flag(req: ControlRequest, name: string): boolean | { status: 400; error: string } {
+  const text = req.query(name);
+  if (text === undefined || text === 'false' || text === '0') return false;
+  if (text === 'true' || text === '1' || text === '') return true;
+  return { status: 400, error: `${name} must be true or false, not "${text}"` };
+}
+
 /**
  * What a verb asks of the instance, or why it cannot be done. The instance is asked for its refusal before
  * anything is sent, so a request the machine would refuse is answered 409 with the reason instead of being taken
- * and then logged as refused.
+ * and then logged as refused. A rollback with data and a restore also need their snapshot to exist.
  */
-function perform(instance: InstanceControl, verb: ControlVerb, req: ControlRequest): ControlAnswer {
+async function perform(instance: InstanceControl, verb: ControlVerb, req: ControlRequest): Promise<ControlAnswer> {
   if (verb === 'hold') {
     const text = req.query('minutes');
     const minutes = text === undefined ? HOLD_DEFAULT_MINUTES : Number(text);
@@ -60,10 +72,38 @@ function perform(instance: InstanceControl, verb: ControlVerb, req: ControlReque
     return { status: 400, error: `when must be one of ${POLICIES.join(', ')}, not "${when}"` };
   if (when !== undefined && verb !== 'restart' && verb !== 'update')
     return { status: 400, error: `when applies to restart and update only, not ${verb}` };
+  const withData = flag(req, 'withData');
+  if (typeof withData !== 'boolean') return withData;
+  if (withData && verb !== 'rollback') return { status: 400, error: `withData applies to rollback only, not ${verb}` };
+  const snapshot = req.query('backup');
+  if (verb === 'restore' && !snapshot)
+    return { status: 400, error: 'restore needs the backup to put back: ?backup=<id> (watchdog backups lists them)' };
+  if (snapshot !== undefined && verb !== 'restore')
+    return { status: 400, error: `backup applies to restore only, not ${verb}` };
   const refused = instance.refusal?.(verb) ?? null;
   if (refused !== null) return { status: 409, error: refused };
-  instance.control(verb, { when, by: req.by });
+  const missing = await missingSnapshot(instance, withData, snapshot);
+  if (missing !== null) return { status: 409, error: missing };
+  instance.control(verb, { when, by: req.by, withData, snapshot });
   return { status: 200 };
+}
+
+/** Why the snapshot a rollback with data or a restore puts back is not there, or null. */
+async function missingSnapshot(
+  instance: InstanceControl,
+  withData: boolean,
+  snapshot: string | undefined,
+): Promise<string | null> {
+  if (!withData && snapshot === undefined) return null;
+  const backups = instance.backups;
+  if (backups === undefined) return 'this daemon keeps no backups for the instance';
+  if (snapshot !== undefined)
+    return (await backups.has(snapshot))
+      ? null
+      : `there is no backup ${snapshot} of ${shownKey(instance.key)} (watchdog backups lists them)`;
+  return (await backups.forRollback()) !== null
+    ? null
+    : 'no snapshot was taken before the installed build was installed; roll back without withData to keep the current data';
 }
 
 /** Puts a control request on the bus for the audit log and the dashboard (`instance:control`). */
@@ -92,15 +132,15 @@ export function auditControl(
  * why not, audits it on the bus, and logs it. The routes differ only in how they authenticate and how they write
  * an accepted answer.
  */
-export function carryOut(
+export async function carryOut(
   deps: { bus: Bus; log: Logger },
   instance: InstanceControl,
   verb: ControlVerb,
   req: ControlRequest,
-): ControlAnswer {
+): Promise<ControlAnswer> {
   let answer: ControlAnswer;
   try {
-    answer = perform(instance, verb, req);
+    answer = await perform(instance, verb, req);
   } catch (err) {
     // The contract says control() never throws; if it does, the audit still records the attempt.
     auditControl(deps.bus, instance.key, verb, req, { status: 500 });

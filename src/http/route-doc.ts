@@ -192,6 +192,21 @@ export const InstanceStatusSchema = v.object({
       v.description("the last snapshot of the instance's data, taken or failed; null before the first"),
     ),
   ),
+  restore: v.optional(
+    v.pipe(
+      v.nullable(
+        v.object({
+          at: Iso,
+          ok: v.boolean(),
+          id: v.pipe(v.nullable(v.string()), v.description('the snapshot put back')),
+          saved: v.pipe(v.nullable(v.string()), v.description('the before-restore snapshot of the data it replaced')),
+          rollback: v.pipe(v.boolean(), v.description('a rollback with data, not a restore')),
+          error: v.nullable(v.string()),
+        }),
+      ),
+      v.description('the last restore of a snapshot (restore, or rollback with data); null before the first'),
+    ),
+  ),
 });
 
 /** Both ways: a field added to, dropped from or retyped in `InstanceStatus` without the schema fails the typecheck. */
@@ -252,6 +267,9 @@ export const BackupSchema = v.object({
   bytes: v.pipe(v.number(), v.description("the files' total size")),
   archiveBytes: v.pipe(v.number(), v.description('the compressed archive')),
   files: v.number(),
+  forRollback: v.optional(
+    v.pipe(v.boolean(), v.description('the snapshot a rollback with withData=true puts back (listings only)')),
+  ),
 });
 export type Backup = v.InferOutput<typeof BackupSchema>;
 export const ConsoleCommandSchema = v.object({

@@ -36,7 +36,7 @@ export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: 
       last = size;
       if (size + growth < rotation.maxBytes) return;
       try {
-        copyTruncate(logDir, rotation.keep, rotation.maxBytes);
+        copyTruncate(logDir, rotation.keep, rotation.maxBytes, rotation.retention);
         last = 0;
         emptied?.();
         lines = 0;

@@ -1,12 +1,17 @@
 import { existsSync, renameSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { expired, type RetentionRule } from '../store/retention.ts';
 import { copyCapped } from './log-copy.ts';
 
-/** How a server's log is bounded: `keep` files (server.log, server.log.1 … .keep-1) of at most `maxBytes`. */
+/**
+ * How a server's log is bounded: `keep` files (server.log, server.log.1 … .keep-1) of at most `maxBytes`, the hard
+ * cap; `retention` (the instance's `Retention.Logs`) may remove rotated ones sooner.
+ */
 export interface LogRotation {
   maxBytes: number;
   keep: number;
+  retention?: RetentionRule;
 }
 
 export const DEFAULT_ROTATION: LogRotation = { maxBytes: 10 * 1024 * 1024, keep: 5 };
@@ -34,14 +39,34 @@ function shiftRotated(logDir: string, keep: number): void {
   }
 }
 
+/**
+ * Removes the rotated logs (server.log.1 … .keep-1) that `rule` expires: the oldest, which are the highest numbers, so
+ * the rest stay numbered in a row. The newest is always kept.
+ */
+export function pruneRotated(logDir: string, keep: number, rule: RetentionRule | undefined, now = Date.now()): void {
+  if (rule === undefined) return;
+  const rotated: { id: string; index: number; at: number; bytes: number }[] = [];
+  for (let index = 1; index < keep; index++) {
+    try {
+      const st = statSync(logPath(logDir, index));
+      // Equal times (a burst of rotations) sort by number: a higher one is older.
+      rotated.push({ id: String(keep - index).padStart(3, '0'), index, at: st.mtimeMs, bytes: st.size });
+    } catch {
+      // Not there (yet): nothing to remove.
+    }
+  }
+  for (const old of expired(rotated, rule, now)) rmSync(logPath(logDir, old.index), { force: true });
+}
+
 /** Renames server.log to server.log.1 (shifting older ones); with keep = 1 the old log is simply dropped. */
-export function rotateLogs(logDir: string, keep: number): void {
+export function rotateLogs(logDir: string, keep: number, retention?: RetentionRule): void {
   if (keep <= 1) {
     rmSync(logPath(logDir), { force: true });
     return;
   }
   shiftRotated(logDir, keep);
   if (existsSync(logPath(logDir))) renameSync(logPath(logDir), logPath(logDir, 1));
+  pruneRotated(logDir, keep, retention);
 }
 
 /**
@@ -52,12 +77,13 @@ export function rotateIfFull(logDir: string, rotation: LogRotation): boolean {
   const size = sizeOf(logPath(logDir));
   if (size < rotation.maxBytes) return false;
   if (size <= rotation.maxBytes || rotation.keep <= 1) {
-    rotateLogs(logDir, rotation.keep);
+    rotateLogs(logDir, rotation.keep, rotation.retention);
     return true;
   }
   shiftRotated(logDir, rotation.keep);
   copyCapped(logPath(logDir), logPath(logDir, 1), rotation.maxBytes);
   rmSync(logPath(logDir), { force: true });
+  pruneRotated(logDir, rotation.keep, rotation.retention);
   return true;
 }
 
@@ -67,12 +93,13 @@ export function rotateIfFull(logDir: string, rotation: LogRotation): boolean {
  * Lines written between the copy and the truncation are lost (logrotate's `copytruncate` trade-off). The copy
  * keeps at most `maxBytes` (`copyCapped`).
  */
-export function copyTruncate(logDir: string, keep: number, maxBytes = Infinity): void {
+export function copyTruncate(logDir: string, keep: number, maxBytes = Infinity, retention?: RetentionRule): void {
   if (keep > 1) {
     shiftRotated(logDir, keep);
     copyCapped(logPath(logDir), logPath(logDir, 1), maxBytes);
   }
   truncateSync(logPath(logDir), 0);
+  pruneRotated(logDir, keep, retention);
 }
 
 /** Splits a byte stream into lines (LF or CRLF), decoding UTF-8 across chunk boundaries. */

@@ -124,7 +124,7 @@ export class RotatingLogWriter {
       }
       if (rotating()) {
         this.#release();
-        rotateLogs(this.logDir, this.rotation.keep);
+        rotateLogs(this.logDir, this.rotation.keep, this.rotation.retention);
         this.#open();
       }
       // Synchronous appends keep stdout and stderr lines whole and in order; a game server's log rate

@@ -3,7 +3,7 @@ import { type BackupOutcome, InstanceBackups } from '../backups/instance-backups
 import type { BackupManifest } from '../backups/manifest.ts';
 import { nextFire } from '../config/cron.ts';
 import { describeError } from '../errors.ts';
-import type { BackupListing, BackupStatus, InstanceBackupsControl } from './contract.ts';
+import type { BackupListing, BackupStatus, InstanceBackupsControl, RestoreStatus } from './contract.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 
 /** The longest a Node timer waits; a later fire is reached by waking early and arming again. */
@@ -111,9 +111,51 @@ export function createBackupHost(deps: InstanceDeps, revision: () => string | nu
     timer.unref();
   };
 
+  /** The snapshot a rollback from the installed build puts back: the newest taken just before it was installed. */
+  const forRollback = () => backups.takenBefore(revision());
+
+  let lastRestore: RestoreStatus | null = null;
+  /** Puts `entry` back (then `then`), remembering the outcome for the status and telling chat of a failure. */
+  const putBack = async <T>(
+    entry: BackupEntry | null,
+    id: string | null,
+    rollback: boolean,
+    then: () => Promise<T>,
+  ) => {
+    const record = (saved: string | null, error: string | null) => {
+      lastRestore = { at: new Date().toISOString(), ok: error === null, id, saved, rollback, error };
+    };
+    try {
+      if (entry === null)
+        throw new Error(
+          rollback
+            ? `no snapshot was taken before build ${revision() ?? '(unknown)'} was installed; roll back without --with-data to keep the current data`
+            : `there is no backup ${id} of ${key} (watchdog backups ${key} lists them)`,
+        );
+      const { saved, result } = await backups.replaceData(entry, revision(), then);
+      record(saved.id, null);
+      return { saved: saved.id, result };
+    } catch (err) {
+      const message = describeError(err);
+      record(null, message);
+      notice(`Restoring ${id ? `backup ${id}` : 'the data'} of \`${key}\` failed: ${message}`, message);
+      throw err;
+    }
+  };
+
   const control: InstanceBackupsControl = {
-    list: async () => (await backups.list()).map(listing),
+    list: async () => {
+      const rollbackId = (await forRollback())?.id;
+      return (await backups.list()).map((b) => ({ ...listing(b), forRollback: b.id === rollbackId }));
+    },
     take: async (by) => listing(await take('manual', by)),
+    async forRollback() {
+      const entry = await forRollback();
+      return entry === null ? null : { ...listing(entry), forRollback: true };
+    },
+    async has(id) {
+      return (await backups.find(id)) !== null;
+    },
   };
 
   return {
@@ -127,6 +169,19 @@ export function createBackupHost(deps: InstanceDeps, revision: () => string | nu
       if (!deps.instance.settings.Backups.BeforeUpdate || revision() === null) return;
       await backups.take({ kind: 'before-update', revision: revision(), revisionAfter: to, quiet: true });
     },
+    /**
+     * `ROLLBACK` with data (no server runs): the current data is snapshotted, the snapshot taken before the installed
+     * build replaces it, then `swapBuild` puts the previous build back; if that fails, the data goes back too.
+     */
+    async rollBackWithData(swapBuild: () => Promise<string | null>): Promise<string | null> {
+      const entry = await forRollback();
+      return (await putBack(entry, entry?.id ?? null, true, swapBuild)).result;
+    },
+    /** `RESTORE` (no server runs): the current data is snapshotted, then snapshot `id` replaces it. */
+    async restore(id: string): Promise<{ saved: string }> {
+      return { saved: (await putBack(await backups.find(id), id, false, async () => {})).saved };
+    },
+    restoreStatus: (): RestoreStatus | null => lastRestore,
     status(): BackupStatus | null {
       const o = backups.last;
       if (o === null) return null;

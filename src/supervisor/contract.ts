@@ -68,6 +68,23 @@ export interface InstanceStatus {
   players?: number | null;
   /** The last snapshot of the instance's data, taken or failed; null before the first (absent: an older daemon). */
   backup?: BackupStatus | null;
+  /** The last restore of a snapshot (`restore`, or `rollback --with-data`); null before the first. */
+  restore?: RestoreStatus | null;
+}
+
+/** The last time a snapshot was put back in place of the instance's data. */
+export interface RestoreStatus {
+  /** When it ended (ISO). */
+  at: string;
+  ok: boolean;
+  /** The snapshot put back (or that could not be). */
+  id: string | null;
+  /** The `before-restore` snapshot of the data it replaced; null when the restore failed before taking it. */
+  saved: string | null;
+  /** A `rollback --with-data` (the build went back too), not a `restore`. */
+  rollback: boolean;
+  /** Why it failed; null when it worked. */
+  error: string | null;
 }
 
 /** The last snapshot of an instance's data (`Backups`). */
@@ -100,6 +117,8 @@ export interface BackupListing {
   bytes: number;
   archiveBytes: number;
   files: number;
+  /** The snapshot `rollback --with-data` puts back: taken just before the installed build was installed. */
+  forRollback?: boolean;
 }
 
 /** An instance's snapshots, for the routes. */
@@ -108,6 +127,10 @@ export interface InstanceBackupsControl {
   list(): Promise<BackupListing[]>;
   /** Takes a snapshot now (of a running server too); rejects with the reason, `space` when the disk is the cause. */
   take(by: string): Promise<BackupListing>;
+  /** The snapshot a rollback with data would put back, or null when none matches the installed build. */
+  forRollback(): Promise<BackupListing | null>;
+  /** Whether snapshot `id` exists. */
+  has(id: string): Promise<boolean>;
 }
 
 /** One sample of a running server's process tree (its process group and every descendant). */
@@ -194,6 +217,10 @@ export interface ControlOptions {
   when?: MaintenancePolicy;
   /** Who asked, for the chat message and the remembered stop (`by boss from 10.0.0.5`); '' when unknown. */
   by?: string;
+  /** Rollback only: also put back the data snapshot taken before the installed build was installed. */
+  withData?: boolean;
+  /** Restore only: the snapshot to put back. */
+  snapshot?: string;
 }
 
 export interface LastExitStatus {

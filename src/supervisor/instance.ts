@@ -31,7 +31,7 @@ import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
 import { statePath } from './state-path.ts';
 import { instanceTiming } from './timing.ts';
-import { createCheckActor, createRollbackActor, createUpdateActor } from './update-actors.ts';
+import { createCheckActor, createRestoreActor, createRollbackActor, createUpdateActor } from './update-actors.ts';
 import { type CheckRecord, createCheckRecord } from './update-check-record.ts';
 
 type InstanceActor = Actor<typeof instanceMachine>;
@@ -117,7 +117,10 @@ export class Instance implements InstanceControl {
         runProcess: createRunProcess(processHost),
         update: createUpdateActor(deps, (to) => this.backupHost.beforeInstall(to)),
         checkUpdate: createCheckActor(deps),
-        rollback: createRollbackActor(() => deps.rollback()),
+        rollback: createRollbackActor((withData) =>
+          withData ? this.backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback(),
+        ),
+        restore: createRestoreActor((id) => this.backupHost.restore(id)),
       },
       guards: maintenanceGuards(() => this.maintenance),
     });
@@ -192,6 +195,12 @@ export class Instance implements InstanceControl {
         break;
       case 'rollback-failed':
         log.error('rollback failed', { error: e.message });
+        break;
+      case 'restored':
+        log.info(`restored backup ${e.id}; the data it replaced is kept as backup ${e.saved}`);
+        break;
+      case 'restore-failed':
+        log.error(`restoring backup ${e.id} failed`, { error: e.message });
         break;
       case 'launch-blocked':
         log.warn(`cannot launch: ${e.message}; retrying in ${formatDelay(e.retryMs)}`, { attempt: e.attempts });
@@ -275,7 +284,7 @@ export class Instance implements InstanceControl {
     return { canUpdate: this.deps.provider !== null, canRollback: hasPreviousBuild(this.deps.instance.dir) };
   }
 
-  control(action: ControlAction, { when, by = '' }: ControlOptions = {}): void {
+  control(action: ControlAction, { when, by = '', withData, snapshot }: ControlOptions = {}): void {
     const log = this.deps.log;
     // The HTTP layer asks `refusal` first and answers 409. What the machine cannot take is dropped here for every
     // caller; a missing provider or bin.prev is left to the actors, which say so in the log.
@@ -284,14 +293,17 @@ export class Instance implements InstanceControl {
       log.warn(`${action} refused: ${refused}`);
       return;
     }
-    log.info(`control: ${action}${when === undefined ? '' : ` (when ${when})`}`);
-    // A stop is remembered until someone starts the server again (a restart, or a rollback, which starts it).
+    const what = [when && `when ${when}`, withData && 'with data', snapshot && `backup ${snapshot}`].filter(Boolean);
+    log.info(`control: ${action}${what.length === 0 ? '' : ` (${what.join(', ')})`}`);
+    // A stop is remembered until someone starts the server again (a restart, rollback or restore, which start it).
     if (action === 'stop') {
       this.remember({ by, at: new Date().toISOString() });
-    } else if (action === 'restart' || action === 'rollback') this.remember(null);
+    } else if (action !== 'update') this.remember(null);
     if (action === 'restart' && when !== undefined) this.maintenance.requestRestart(when);
     else if (action === 'update' && when !== undefined) this.maintenance.requestUpdate(when);
     else if (action === 'stop') this.actor.send({ type: 'STOP', by });
+    else if (action === 'rollback') this.actor.send({ type: 'ROLLBACK', withData: withData === true });
+    else if (action === 'restore') this.actor.send({ type: 'RESTORE', id: snapshot ?? '' });
     else this.actor.send(CONTROL_EVENT[action]);
   }
 
@@ -363,6 +375,7 @@ export class Instance implements InstanceControl {
       resources: this.resources.resources(c.pid),
       players: this.resources.players(c.pid),
       backup: this.backupHost.status(),
+      restore: this.backupHost.restoreStatus(),
     };
   }
 }

@@ -1,11 +1,20 @@
 import type { Bus } from '../bus.ts';
-import type { ResolvedConfig } from '../config/resolved.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { LogRotation } from '../process/log-file.ts';
 import type { WriteHealth } from '../process/write-outage.ts';
+import { retentionRule } from '../store/retention.ts';
 
-/** The rotation `Logs.ServerLogMaxBytes` / `Logs.ServerLogFiles` configure. */
-export function serverLogRotation(config: ResolvedConfig): LogRotation {
-  return { maxBytes: config.settings.Logs.ServerLogMaxBytes, keep: config.settings.Logs.ServerLogFiles };
+/**
+ * The rotation `Logs.ServerLogMaxBytes` / `Logs.ServerLogFiles` configure (the cap), and the instance's
+ * `Retention.Logs`, which may remove rotated logs sooner.
+ */
+export function serverLogRotation(config: ResolvedConfig, instance: ResolvedInstance): LogRotation {
+  const rule = instance.settings.Retention.Logs;
+  return {
+    maxBytes: config.settings.Logs.ServerLogMaxBytes,
+    keep: config.settings.Logs.ServerLogFiles,
+    ...(rule === undefined ? {} : { retention: retentionRule(rule) }),
+  };
 }
 
 /** `Timing.LogRetrySeconds` in ms. */

@@ -83,7 +83,7 @@ export function createProcessHost(
       const spawning = spawnServer(spec, {
         logDir,
         persist: deps.config.persistServers,
-        rotation: serverLogRotation(deps.config),
+        rotation: serverLogRotation(deps.config, deps.instance),
         retryMs: logRetryMs(deps.config),
         health: serverLogHealth(key, join(logDir, 'server.log'), bus),
         cgroup: track?.cgroup,

@@ -152,7 +152,7 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       pid: leftover.record.pid,
       startTime: leftover.record.startTime,
       logDir: `${instance.dir}/logs`,
-      rotation: serverLogRotation(config),
+      rotation: serverLogRotation(config, instance),
       retryMs: logRetryMs(config),
       health: serverLogHealth(key, `${instance.dir}/logs/server.log`, bus),
       onLine: (line) => echoServerLine(bus, serverLog, key, 'stdout', line),

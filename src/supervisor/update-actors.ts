@@ -2,6 +2,8 @@ import { fromPromise } from 'xstate';
 import type {
   CheckInput,
   CheckOutput,
+  RestoreInput,
+  RestoreOutput,
   RollbackInput,
   RollbackOutput,
   UpdateInput,
@@ -103,6 +105,13 @@ export function createCheckActor(host: UpdateHost) {
  * The `rollback` actor: swaps `bin.prev` back into `bin/` (and the revisions in data.json). The machine invokes it
  * only with no server running; a failure (no bin.prev) is reported by the machine as `rollback-failed`.
  */
-export function createRollbackActor(rollback: () => Promise<string | null>) {
-  return fromPromise<RollbackOutput, RollbackInput>(async () => ({ revision: await rollback() }));
+export function createRollbackActor(rollback: (withData: boolean) => Promise<string | null>) {
+  return fromPromise<RollbackOutput, RollbackInput>(async ({ input }) => ({
+    revision: await rollback(input.withData),
+  }));
+}
+
+/** The `restore` actor: snapshots the current data, then puts snapshot `id` back; invoked with no server running. */
+export function createRestoreActor(restore: (id: string) => Promise<RestoreOutput>) {
+  return fromPromise<RestoreOutput, RestoreInput>(({ input }) => restore(input.id));
 }

@@ -12,6 +12,16 @@ import { basic, fromLoopback, harness, type MemoryInstance, memoryInstance, memo
 
 const test = suite('http control paths :: one answer');
 
+const LISTING = {
+  kind: 'before-update',
+  takenAt: '2026-01-01T00:00:00.000Z',
+  revision: 'r0',
+  revisionAfter: 'r1',
+  bytes: 1,
+  archiveBytes: 1,
+  files: 1,
+};
+
 /** A pair of instances alike, one for each path, refusing `refused` verbs with a reason; holds are recorded. */
 function pair(refused: Record<string, string> = {}): { api: MemoryInstance; ui: MemoryInstance } {
   const make = (key: string) => {
@@ -93,6 +103,56 @@ test('control paths :: query parameters are read alike', async () => {
     '409 nothing is held for this instance',
   ]);
   assert.ok(ui.calls.includes('hold:5:event'), 'the dashboard path reads minutes and reason');
+});
+
+test('control paths :: rollback withData and restore need their snapshot, on both alike', async () => {
+  const { api, ui } = pair();
+  const h = harness(memoryRegistry(api, ui));
+  const asks = [
+    ['rollback', '?withData=true'],
+    ['rollback', '?withData=maybe'],
+    ['restore', ''],
+    ['restore', '?backup=snap-1'],
+    ['restart', '?withData=1'],
+    ['stop', '?backup=snap-1'],
+  ] as const;
+  const noBackups = [];
+  for (const [verb, query] of asks) noBackups.push(await both(h, `${verb}`, query));
+  assert.equal(noBackups, [
+    ['409 this daemon keeps no backups for the instance', '409 this daemon keeps no backups for the instance'],
+    ['400 withData must be true or false, not "maybe"', '400 withData must be true or false, not "maybe"'],
+    [
+      '400 restore needs the backup to put back: ?backup=<id> (watchdog backups lists them)',
+      '400 restore needs the backup to put back: ?backup=<id> (watchdog backups lists them)',
+    ],
+    ['409 this daemon keeps no backups for the instance', '409 this daemon keeps no backups for the instance'],
+    ['400 withData applies to rollback only, not restart', '400 withData applies to rollback only, not restart'],
+    ['400 backup applies to restore only, not stop', '400 backup applies to restore only, not stop'],
+  ]);
+  // With snapshots: the one a rollback puts back, and snap-1 only.
+  let matching: string | null = null;
+  for (const inst of [api, ui])
+    inst.backups = {
+      list: async () => [],
+      take: async () => {
+        throw new Error('not here');
+      },
+      forRollback: async () => (matching === null ? null : { ...LISTING, id: matching, forRollback: true }),
+      has: async (id) => id === 'snap-1',
+    };
+  assert.equal(await both(h, 'rollback', '?withData=true'), [
+    '409 no snapshot was taken before the installed build was installed; roll back without withData to keep the current data',
+    '409 no snapshot was taken before the installed build was installed; roll back without withData to keep the current data',
+  ]);
+  matching = 'snap-0';
+  assert.equal(await both(h, 'rollback', '?withData=true'), ['200', '200']);
+  assert.equal(await both(h, 'restore', '?backup=snap-2'), [
+    '409 there is no backup snap-2 of a (watchdog backups lists them)',
+    '409 there is no backup snap-2 of b (watchdog backups lists them)',
+  ]);
+  assert.equal(await both(h, 'restore', '?backup=snap-1'), ['200', '200']);
+  assert.equal(api.calls, ['control:rollback:withData', 'control:restore:backup=snap-1']);
+  assert.equal(ui.calls, api.calls);
 });
 
 test('control paths :: both audit alike, naming their own requester', async () => {

@@ -18,7 +18,13 @@ import { type DirectedGraphNode, type StatePath, TestModel, toDirectedGraph } fr
 import { blockedBackoffMs } from '../../machines/instance.context.ts';
 import { BUSY_REASONS, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
 import { backoffMs, type InstanceMachineEvent, instanceMachine } from '../../machines/instance.ts';
-import type { CheckOutput, InstanceInput, RollbackOutput, UpdateOutput } from '../../machines/instance.types.ts';
+import type {
+  CheckOutput,
+  InstanceInput,
+  RestoreOutput,
+  RollbackOutput,
+  UpdateOutput,
+} from '../../machines/instance.types.ts';
 import { createHarness, type Harness, TIMING } from './_support/harness.ts';
 
 type Snap = SnapshotFrom<typeof instanceMachine>;
@@ -27,9 +33,17 @@ type ModelEvent =
   | InstanceMachineEvent
   | { type: 'xstate.done.actor.update'; output: UpdateOutput }
   | { type: 'xstate.done.actor.rollback'; output: RollbackOutput }
+  | { type: 'xstate.done.actor.restore'; output: RestoreOutput }
   | { type: 'xstate.done.actor.updateCheck'; output: CheckOutput }
   | { type: 'xstate.error.actor.updateCheck'; error: Error }
-  | { type: 'xstate.error.actor.update' | 'xstate.error.actor.rollback' | 'xstate.error.actor.process'; error: Error }
+  | {
+      type:
+        | 'xstate.error.actor.update'
+        | 'xstate.error.actor.rollback'
+        | 'xstate.error.actor.restore'
+        | 'xstate.error.actor.process';
+      error: Error;
+    }
   | { type: `xstate.after.${string}` };
 
 /** Whether the snapshot is in the state node with this id (`instance.lifecycle.server`). */
@@ -92,8 +106,13 @@ function eventsFor(types: string[]) {
         case 'STOP':
         case 'UPDATE_CHECK':
         case 'STABLE':
-        case 'ROLLBACK':
           out.push({ type });
+          break;
+        case 'ROLLBACK':
+          out.push({ type }, { type, withData: true });
+          break;
+        case 'RESTORE':
+          out.push({ type, id: 'snap-1' });
           break;
         case 'ADOPT':
           out.push({ type, pid: 4242 });
@@ -131,6 +150,12 @@ function eventsFor(types: string[]) {
         case 'xstate.error.actor.rollback':
           if (within(s, 'instance.lifecycle.rolling-back')) out.push({ type, error: new Error('no bin.prev') });
           break;
+        case 'xstate.done.actor.restore':
+          if (within(s, 'instance.lifecycle.restoring')) out.push({ type, output: { saved: 'saved-1' } });
+          break;
+        case 'xstate.error.actor.restore':
+          if (within(s, 'instance.lifecycle.restoring')) out.push({ type, error: new Error('no space left') });
+          break;
         case 'xstate.done.actor.updateCheck':
           if (checking) out.push({ type, output: { available: true } }, { type, output: { available: false } });
           break;
@@ -163,7 +188,7 @@ function serialize(s: Snap): string {
   ];
   if (s.status === 'done') return JSON.stringify(s.value);
   if (within(s, 'instance.lifecycle.server')) return JSON.stringify([...base, c.exitIntent, c.checkedIn]);
-  if (within(s, 'instance.lifecycle.updating') || within(s, 'instance.lifecycle.rolling-back'))
+  if (['updating', 'rolling-back', 'restoring'].some((id) => within(s, `instance.lifecycle.${id}`)))
     return JSON.stringify([...base, c.exitIntent]);
   return JSON.stringify(base);
 }
@@ -246,6 +271,10 @@ async function execute(h: Harness, e: ModelEvent): Promise<void> {
       return h.finishRollback(e.output.revision);
     case 'xstate.error.actor.rollback':
       return h.failRollback(e.error.message);
+    case 'xstate.done.actor.restore':
+      return h.finishRestore(e.output.saved);
+    case 'xstate.error.actor.restore':
+      return h.failRestore(e.error.message);
     case 'START':
     case 'RESTART':
     case 'STOP':
@@ -254,6 +283,7 @@ async function execute(h: Harness, e: ModelEvent): Promise<void> {
     case 'ADOPT':
     case 'CONFIG':
     case 'ROLLBACK':
+    case 'RESTORE':
     case 'SHUTDOWN':
       return h.actor.send(e);
     // Launch ids in model events come from whichever snapshot the traversal kept for a state; use the real one.
@@ -355,7 +385,7 @@ model('instance model :: in every state, a refused control request changes nothi
   let refused = 0;
   for (const { state } of testModel.getShortestPaths()) {
     if (state.status !== 'active') continue;
-    for (const action of ['restart', 'update', 'stop', 'rollback'] as const) {
+    for (const action of ['restart', 'update', 'stop', 'rollback', 'restore'] as const) {
       const why = refusalOf(state, action, facts);
       if (why === null) continue;
       refused += 1;

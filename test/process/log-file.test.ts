@@ -1,7 +1,7 @@
-import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { copyTruncate, LineSplitter, rotateIfFull } from '../../src/process/log-file.ts';
+import { copyTruncate, LineSplitter, pruneRotated, rotateIfFull } from '../../src/process/log-file.ts';
 import { followLog, tailLog } from '../../src/process/log-tail.ts';
 import { RotatingLogWriter } from '../../src/process/log-writer.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
@@ -33,6 +33,43 @@ logs('log-file :: the writer rotates at maxBytes and keeps `keep` files', async 
   assert.is(all.at(-1), 'line 049');
   assert.ok(all.length < 50 && all.length >= 22);
   assert.equal(all, all.slice().sort());
+});
+
+logs(
+  'log-file :: Retention.Logs removes rotated logs sooner than the cap, oldest first, numbers in a row',
+  async (ctx) => {
+    const day = 86_400_000;
+    const now = Date.now();
+    // server.log.1 … .6, a day older each, 10 bytes each.
+    for (let i = 1; i <= 6; i++) {
+      const file = join(ctx.dir, `server.log.${i}`);
+      await writeFile(file, `${String(i).padStart(9, '0')}\n`);
+      await utimes(file, (now - i * day) / 1000, (now - i * day) / 1000);
+    }
+    const files = async () => (await readdir(ctx.dir)).sort();
+    // Keep 2, and anything younger than 3.5 days: .1 … .3.
+    pruneRotated(ctx.dir, 10, { keep: 2, keepDays: 3.5, maxBytes: 1e9 }, now);
+    assert.equal(await files(), ['server.log.1', 'server.log.2', 'server.log.3']);
+    // Then at most 25 bytes together: the oldest goes.
+    pruneRotated(ctx.dir, 10, { keep: 2, keepDays: 3.5, maxBytes: 25 }, now);
+    assert.equal(await files(), ['server.log.1', 'server.log.2']);
+    // Keep 0 still keeps the newest; no rule removes nothing.
+    pruneRotated(ctx.dir, 10, undefined, now);
+    assert.equal(await files(), ['server.log.1', 'server.log.2']);
+    pruneRotated(ctx.dir, 10, { keep: 0, keepDays: 0, maxBytes: 0 }, now);
+    assert.equal(await files(), ['server.log.1']);
+  },
+);
+
+logs('log-file :: the writer applies Retention.Logs at each rotation', async (ctx) => {
+  const w = new RotatingLogWriter(ctx.dir, {
+    maxBytes: 100,
+    keep: 10,
+    retention: { keep: 2, keepDays: 0, maxBytes: 1e9 },
+  });
+  for (let i = 0; i < 100; i++) w.writeLine(`line ${String(i).padStart(3, '0')}`);
+  w.close();
+  assert.equal((await readdir(ctx.dir)).sort(), ['server.log', 'server.log.1', 'server.log.2']);
 });
 
 logs('log-file :: launch-time rotation only when full; copyTruncate empties in place', async (ctx) => {

@@ -27,6 +27,13 @@ function lastExitText(s: StatusRow): string {
   return `last exit: ${e.reason}, ${how}${why}`;
 }
 
+/** `, on the data of backup X (the data it replaced is backup Y)` when a restore ended between the two statuses. */
+function dataText(before: StatusRow, now: StatusRow): string {
+  const r = now.restore;
+  if (!r?.ok || r.at === before.restore?.at) return '';
+  return `, on the data of backup ${r.id ?? '?'} (the data it replaced is backup ${r.saved ?? '?'})`;
+}
+
 const running = (s: StatusRow) => `running, pid ${s.pid ?? '?'}, revision ${s.revision ?? '(none)'}`;
 
 /**
@@ -60,12 +67,19 @@ export function judge(
           `${running(now)}, but the revision did not change: the rollback failed (see the daemon log)`,
         );
       }
-      if (relaunched) return done(true, `${running(now)} (was ${before.revision ?? '(none)'})`);
+      if (relaunched) return done(true, `${running(now)} (was ${before.revision ?? '(none)'})${dataText(before, now)}`);
       return now.state === 'stopped.idle' && now.revision !== before.revision
         ? done(true, `stopped, rolled back to revision ${now.revision ?? '(none)'}`)
         : now.state === 'stopped.idle'
           ? done(false, 'stopped, still on the same build: the rollback failed (see the daemon log)')
           : null;
+    case 'restore': {
+      const r = now.restore;
+      if (!r || r.at === before.restore?.at) return null;
+      if (!r.ok) return done(false, `the restore failed: ${r.error ?? 'no reason given'}; the data is as it was`);
+      if (relaunched) return done(true, `${running(now)}${dataText(before, now)}`);
+      return now.state === 'stopped.idle' ? done(true, `stopped${dataText(before, now)}`) : null;
+    }
     case 'update':
       if (now.checking === true || now.state === 'updating') return null;
       if (relaunched && pending) {

@@ -1,5 +1,5 @@
 import { FetchError, ofetch } from 'ofetch';
-import type { ControlAction } from '../../supervisor/contract.ts';
+import type { BackupListing, ControlAction } from '../../supervisor/contract.ts';
 import { ClientError } from './errors.ts';
 import { UnknownInstanceError } from './instances.ts';
 import type { StatusRow } from './status-table.ts';
@@ -38,9 +38,21 @@ export async function fetchStatus(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise
   return body;
 }
 
+/** `GET /instances/<key>/backups`: the instance's snapshots, newest first. */
+export function fetchBackups(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise<BackupListing[]> {
+  return ofetch<BackupListing[]>(path(ep, 'backups'), {
+    headers: { authorization: basic(ep.key, ep.token) },
+    retry: 0,
+    timeout: timeoutMs,
+  }).catch((err: unknown) => {
+    throw explainFailure(err, ep, 'the backup list', timeoutMs);
+  });
+}
+
 /**
- * `POST /instances/<key>/<action>`: queues restart, update, stop or rollback, or holds or releases maintenance;
- * `query` carries `when` (restart, update) or `minutes` and `reason` (hold).
+ * `POST /instances/<key>/<action>`: queues restart, update, stop, rollback or restore, or holds or releases
+ * maintenance; `query` carries `when` (restart, update), `withData` (rollback), `backup` (restore) or `minutes` and
+ * `reason` (hold).
  */
 export async function postControl(
   ep: Endpoint,

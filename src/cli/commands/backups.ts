@@ -2,7 +2,7 @@ import { ofetch } from 'ofetch';
 import { formatBytes } from '../../store/disk-space.ts';
 import type { BackupListing } from '../../supervisor/contract.ts';
 import { instanceKeyArg, parseCommandArgs, positiveNumber } from '../client/args.ts';
-import { basic, type Endpoint, explainFailure } from '../client/http.ts';
+import { basic, type Endpoint, explainFailure, fetchBackups } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { Command, CommandOptions } from '../registry.ts';
@@ -33,7 +33,10 @@ const backupsUrl = (ep: Endpoint) => `${ep.url}/instances/${encodeURIComponent(e
 /** One line per snapshot: `20261128T031500Z-rev  2026-11-28T03:15:00Z  before-update  rev → rev2  12.3 MB`. */
 export function backupLine(b: BackupListing): string {
   const build = b.revisionAfter ? `${b.revision ?? '-'} → ${b.revisionAfter}` : (b.revision ?? '-');
-  return [b.id, b.takenAt, b.kind.padEnd(14), build, `${formatBytes(b.archiveBytes)} (${b.files} files)`].join('  ');
+  const size = `${formatBytes(b.archiveBytes)} (${b.files} files)`;
+  return [b.id, b.takenAt, b.kind.padEnd(14), build, size, ...(b.forRollback ? ['← rollback --with-data'] : [])].join(
+    '  ',
+  );
 }
 
 /** `watchdog backups <key>`: GET /instances/<key>/backups. */
@@ -43,16 +46,7 @@ export const backups: Command = (args) =>
     const key = instanceKeyArg(positionals, backupsUsage);
     const target = targetOf('backups', values);
     const url = await target.url();
-    const list = await withInstanceList(target, async () => {
-      const ep = { url, key, token: await target.token(key) };
-      return ofetch<BackupListing[]>(backupsUrl(ep), {
-        headers: { authorization: basic(key, ep.token) },
-        retry: 0,
-        timeout: 10_000,
-      }).catch((err: unknown) => {
-        throw explainFailure(err, ep, 'the backup list');
-      });
-    });
+    const list = await withInstanceList(target, async () => fetchBackups({ url, key, token: await target.token(key) }));
     if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
     else if (list.length === 0) process.stdout.write(`no backups of ${key} yet\n`);
     else process.stdout.write(`${list.map(backupLine).join('\n')}\n`);

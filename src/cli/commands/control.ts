@@ -2,7 +2,7 @@ import { UsageError } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { downloadLine, followOutcome } from '../client/follow.ts';
-import { fetchStatus, postControl } from '../client/http.ts';
+import { type Endpoint, fetchBackups, fetchStatus, postControl } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { StatusRow } from '../client/status-table.ts';
@@ -14,15 +14,35 @@ const DEFAULT_TIMEOUT_S = 300;
 /** `--when` applies to restart and update only: a stop or a rollback is never put off to a round end. */
 const takesWhen = (action: string) => action === 'restart' || action === 'update';
 
+const ARGS: Record<string, string> = {
+  restart: '<key> [--when W]',
+  update: '<key> [--when W]',
+  rollback: '<key> [--with-data]',
+  restore: '<key> <backup>',
+};
+
+const WHAT: Record<string, string[]> = {
+  restart: [
+    '  --when W      Now, RoundEnd (the server leaves when its round ends) or Empty (once it reports 0 players);',
+    '                forced after Maintenance.MaxDelayMinutes. Without it a restart is immediate',
+  ],
+  rollback: [
+    '  Puts the previous build back (a running server is stopped gracefully first) and starts it.',
+    '  --with-data   also put back the data snapshot taken just before the installed build was installed (the',
+    '                current data is snapshotted first, as before-restore); refused when there is none. Without it',
+    '                the data stays as it is, and the command says which snapshot --with-data would put back',
+  ],
+  restore: [
+    '  Stops the server gracefully, snapshots its current data (kind before-restore), puts <backup> back (an id',
+    '  from `watchdog backups <key>`) and starts the server again.',
+  ],
+};
+WHAT.update = WHAT.restart ?? [];
+
 export const usage = (action: string) =>
   [
-    `usage: watchdog ${action} <key>${takesWhen(action) ? ' [--when W]' : ''} [--wait [--timeout S]] [--url URL] [--token T] [--config F] [--json]`,
-    ...(takesWhen(action)
-      ? [
-          '  --when W      Now, RoundEnd (the server leaves when its round ends) or Empty (once it reports 0 players);',
-          '                forced after Maintenance.MaxDelayMinutes. Without it a restart is immediate',
-        ]
-      : []),
+    `usage: watchdog ${action} ${ARGS[action] ?? '<key>'} [--wait [--timeout S]] [--url URL] [--token T] [--config F] [--json]`,
+    ...(WHAT[action] ?? []),
     `  --wait        follow the instance until the outcome (running again with a new pid, stopped, or failed and why),
                 print it with the time it took; exit 1 on failure
   --timeout S   with --wait, give up after S seconds (default ${DEFAULT_TIMEOUT_S}; exit 1)
@@ -38,6 +58,7 @@ export const options = {
   wait: { type: 'boolean' },
   timeout: { type: 'string' },
   when: { type: 'string' },
+  'with-data': { type: 'boolean' },
 } as const satisfies CommandOptions;
 
 const POLICIES = ['Now', 'RoundEnd', 'Empty'];
@@ -53,7 +74,13 @@ export function control(action: ControlAction): Command {
       const { values, positionals } = parseCommandArgs(args, options, usage(action));
       const [key, ...extra] = positionals;
       if (key === undefined) throw new UsageError(`missing the instance key\n${usage(action)}`);
+      const backup = action === 'restore' ? extra.shift() : undefined;
+      if (action === 'restore' && backup === undefined)
+        throw new UsageError(`missing the backup to restore (watchdog backups ${key} lists them)\n${usage(action)}`);
       if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage(action)}`);
+      const withData = values['with-data'] === true;
+      if (withData && action !== 'rollback')
+        throw new UsageError(`--with-data goes with rollback only\n${usage(action)}`);
 
       const timeoutS = values.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(values.timeout);
       if (!Number.isFinite(timeoutS) || timeoutS <= 0)
@@ -65,15 +92,21 @@ export function control(action: ControlAction): Command {
         throw new UsageError(`--when takes ${POLICIES.join(', ')}, not "${values.when}"\n${usage(action)}`);
       if (values.when !== undefined && !takesWhen(action))
         throw new UsageError(`--when goes with restart and update only\n${usage(action)}`);
-      const query: Record<string, string> = values.when === undefined ? {} : { when: values.when };
+      const query: Record<string, string> = {
+        ...(values.when === undefined ? {} : { when: values.when }),
+        ...(withData ? { withData: 'true' } : {}),
+        ...(backup === undefined ? {} : { backup }),
+      };
       const target = targetOf(action, values);
       const url = await target.url();
       if (!values.wait) {
-        await withInstanceList(target, async () =>
-          postControl({ url, key, token: await target.token(key) }, action, undefined, query),
-        );
+        const hint = await withInstanceList(target, async () => {
+          const ep = { url, key, token: await target.token(key) };
+          await postControl(ep, action, undefined, query);
+          return action === 'rollback' && !withData ? dataHint(ep) : null;
+        });
         if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
-        else process.stdout.write(`${action} requested for ${key} at ${url}\n`);
+        else process.stdout.write(`${action} requested for ${key} at ${url}\n${hint ?? ''}`);
         return 0;
       }
       const startedAt = Date.now();
@@ -84,7 +117,9 @@ export function control(action: ControlAction): Command {
         await postControl(ep, action, undefined, query);
         return status;
       });
-      if (!values.json) process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n`);
+      const hint = action === 'rollback' && !withData && !values.json ? await dataHint(ep) : null;
+      if (!values.json)
+        process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n${hint ?? ''}`);
       // On a terminal, a running download is shown in place (bytes, rate, time left); never in a pipe or --json.
       const progress = !values.json && process.stderr.isTTY === true;
       let shown = false;
@@ -123,4 +158,17 @@ export function control(action: ControlAction): Command {
       }
       return outcome.ok ? 0 : 1;
     });
+}
+
+/**
+ * After a rollback without --with-data: which snapshot `--with-data` would have put back, or that there is none. Null
+ * when the daemon keeps no backups or cannot be asked (an older daemon): the rollback itself is what was asked for.
+ */
+async function dataHint(ep: Endpoint): Promise<string | null> {
+  const list = await fetchBackups(ep).catch(() => null);
+  if (list === null) return null;
+  const match = list.find((b) => b.forRollback === true);
+  return match
+    ? `the data stays as it is; backup ${match.id} (taken before ${match.revisionAfter ?? 'the build'} was installed) holds the data of the previous build: \`watchdog rollback ${ep.key} --with-data\` puts it back\n`
+    : 'the data stays as it is (no snapshot was taken before the installed build was installed)\n';
 }

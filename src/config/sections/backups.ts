@@ -38,22 +38,24 @@ export const BackupsSchema = v.strictObject(
 );
 
 /** One retention rule: the newest `Keep`, anything younger than `KeepDays`, then at most `MaxSizeGB` together. */
-const RuleSchema = (keep: number, keepDays: number, maxSizeGB: number) =>
-  v.optional(
-    v.strictObject(
-      { Keep: Count(keep), KeepDays: NonNegative(keepDays, 'days'), MaxSizeGB: NonNegative(maxSizeGB, 'gigabytes') },
-      'expected a map with Keep, KeepDays and MaxSizeGB',
-    ),
-    {},
+const Rule = (keep: number, keepDays: number, maxSizeGB: number) =>
+  v.strictObject(
+    { Keep: Count(keep), KeepDays: NonNegative(keepDays, 'days'), MaxSizeGB: NonNegative(maxSizeGB, 'gigabytes') },
+    'expected a map with Keep, KeepDays and MaxSizeGB',
   );
 
 /** What the daemon keeps piling up per instance, bounded by one rule each. The newest item is always kept. */
 export const RetentionSchema = v.strictObject(
   {
-    Backups: RuleSchema(10, 14, 10),
-    Dumps: RuleSchema(3, 0, 4.294967296),
+    Backups: v.optional(Rule(10, 14, 10), {}),
+    Dumps: v.optional(Rule(3, 0, 4.294967296), {}),
+    /**
+     * Rotated server logs (server.log.1 …), within the cap of `Logs.ServerLogFiles` × `Logs.ServerLogMaxBytes`.
+     * Absent: the cap alone decides.
+     */
+    Logs: v.optional(Rule(4, 0, 1000)),
   },
-  'expected a map of retention rules (Backups, Dumps)',
+  'expected a map of retention rules (Backups, Dumps, Logs)',
 );
 
 export type BackupsSettings = v.InferOutput<typeof BackupsSchema>;

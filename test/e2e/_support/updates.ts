@@ -94,6 +94,8 @@ export interface BuildStatus {
   pid: number;
   argv: string[];
   cwd: string;
+  /** A build with `schema.txt`: the database schema it runs on and the rows it reads. */
+  game?: { schema: number; rows: number };
 }
 
 export async function buildStatus(port: number): Promise<BuildStatus> {

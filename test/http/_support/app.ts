@@ -41,7 +41,8 @@ export function memoryInstance(
     apiToken: () => inst.token,
     checkinSecret: () => inst.secret,
     control: (action: ControlAction, opts?: ControlOptions) => {
-      inst.calls.push(`control:${action}`);
+      const extra = [opts?.withData && 'withData', opts?.snapshot && `backup=${opts.snapshot}`].filter(Boolean);
+      inst.calls.push(`control:${action}${extra.length > 0 ? `:${extra.join(',')}` : ''}`);
       inst.requesters.push(opts?.by ?? '');
     },
     checkin: () => void inst.calls.push('checkin'),

@@ -15,6 +15,8 @@ import type {
   InstanceTiming,
   ProcessCommand,
   ProcessInput,
+  RestoreInput,
+  RestoreOutput,
   RollbackInput,
   RollbackOutput,
   UpdateInput,
@@ -101,6 +103,7 @@ export function createHarness(
   const updates: Pending<UpdateInput, UpdateOutput>[] = [];
   const checks: Pending<CheckInput, CheckOutput>[] = [];
   const rollbacks: Pending<RollbackInput, RollbackOutput>[] = [];
+  const restores: Pending<RestoreInput, RestoreOutput>[] = [];
   const emitted: InstanceEmitted[] = [];
   const errors: unknown[] = [];
 
@@ -146,6 +149,7 @@ export function createHarness(
       update: fromPromise<UpdateOutput, UpdateInput>(pending(updates)),
       checkUpdate: fromPromise<CheckOutput, CheckInput>(pending(checks)),
       rollback: fromPromise<RollbackOutput, RollbackInput>(pending(rollbacks)),
+      restore: fromPromise<RestoreOutput, RestoreInput>(pending(restores)),
     },
     ...(guards === undefined ? {} : { guards }),
   });
@@ -165,6 +169,7 @@ export function createHarness(
     updates,
     checks,
     rollbacks,
+    restores,
     emitted,
     errors,
     state: () => pathOf(actor.getSnapshot().value),
@@ -191,6 +196,8 @@ export function createHarness(
     finishRollback: (revision: string | null = 'r0') =>
       answerOldest(rollbacks, 'rollback', (r) => r.resolve({ revision })),
     failRollback: (message = 'no bin.prev') => answerOldest(rollbacks, 'rollback', (r) => r.reject(new Error(message))),
+    finishRestore: (saved = 'saved-1') => answerOldest(restores, 'restore', (r) => r.resolve({ saved })),
+    failRestore: (message = 'no space left') => answerOldest(restores, 'restore', (r) => r.reject(new Error(message))),
     /** START, let the initial update finish, and report the process started: ends in `starting`. */
     async launch(pid = 100) {
       actor.send({ type: 'START' });

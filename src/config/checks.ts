@@ -1,7 +1,7 @@
 import { parseLogLevel } from '../log.ts';
 import { formatPath, problemLine } from './issues.ts';
 import { type ListenAddress, parseUrls } from './listen.ts';
-import { type ConfigPath, isMap } from './merge.ts';
+import { type ConfigPath, isMap, type ReportProblem } from './merge.ts';
 import type { LogLevel } from './resolved.ts';
 import { readSecretFile } from './secret-file.ts';
 import { checkConnections } from './sections/connections.ts';
@@ -56,7 +56,7 @@ export async function checkSettings(
 ): Promise<CheckResult> {
   const problems: string[] = [];
   const warnings: string[] = [];
-  const problem = (path: ConfigPath, expected: string, found: unknown) =>
+  const problem: ReportProblem = (path, expected, found) =>
     problems.push(problemLine(sourceOf(path), path, expected, found));
   const warn = (path: ConfigPath, text: string) => warnings.push(`${sourceOf(path)}: ${formatPath(path)}: ${text}`);
 

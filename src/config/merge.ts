@@ -3,6 +3,9 @@ import { setOwn } from './own-key.ts';
 /** A key path into the configuration: object keys and list indices. */
 export type ConfigPath = readonly (string | number)[];
 
+/** Where a cross-field check reports a problem: the key path, what was expected there, and what was found. */
+export type ReportProblem = (path: ConfigPath, expected: string, found: unknown) => void;
+
 export interface Merged {
   value: Record<string, unknown>;
   /** The file that supplied the value at `path` (or its nearest supplied ancestor); the first file otherwise. */

@@ -1,10 +1,9 @@
 import { dirname, join } from 'node:path';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { requester } from '../notify/messages.ts';
 import { tailLog } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
-import { auditControl, CONTROL_VERBS, carryOut } from './control.ts';
+import { auditControl, CONTROL_VERBS, carryOut, controlRequestOf } from './control.ts';
 import { controlQueryDocs } from './control-routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
@@ -135,16 +134,12 @@ export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
   for (const verb of CONTROL_VERBS) {
     app.post(`/api/instances/:key/${verb}`, access, instance, async (c) => {
       const user = c.var.adminUser;
-      const remote = remoteAddress(c);
-      const answer = await carryOut(deps, c.var.instance, verb, {
-        query: (name) => c.req.query(name),
-        user,
-        remote,
-        by: requester(c.var.instance.key, user, remote),
+      const req = controlRequestOf(c, c.var.instance.key, user, {
         // The Hold button sends no reason; the status then says where the hold came from.
         holdReason: `held from the dashboard${user ? ` by ${user}` : ''}`,
         via: 'dashboard',
       });
+      const answer = await carryOut(deps, c.var.instance, verb, req);
       if ('error' in answer) return c.json({ error: answer.error }, answer.status);
       const body: DashboardControl = { key: c.var.instance.key, action: verb, accepted: true };
       return c.json(body);

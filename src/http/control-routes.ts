@@ -1,9 +1,8 @@
 import { Hono } from 'hono';
-import { requester } from '../notify/messages.ts';
-import { CONTROL_VERBS, type ControlVerb, carryOut, HOLD_DEFAULT_MINUTES } from './control.ts';
+import { CONTROL_VERBS, type ControlVerb, carryOut, controlRequestOf, HOLD_DEFAULT_MINUTES } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
-import { methodNotAllowed, remoteAddress } from './request-info.ts';
+import { methodNotAllowed } from './request-info.ts';
 import { errors, type QueryDoc, type RouteDoc } from './route-doc.ts';
 
 const ACTIONS = CONTROL_VERBS.filter(
@@ -104,16 +103,9 @@ export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   const control = apiToken(deps, 'control');
   for (const verb of CONTROL_VERBS) {
     app.post(`/:key/${verb}`, control, async (c) => {
-      const user = c.var.user;
-      const remote = remoteAddress(c);
-      const answer = await carryOut(deps, c.var.instance, verb, {
-        query: (name) => c.req.query(name),
-        user,
-        remote,
-        by: requester(c.var.instance.key, user, remote),
-        holdReason: '',
-        via: 'api',
-      });
+      const { instance, user } = c.var;
+      const req = controlRequestOf(c, instance.key, user, { holdReason: '', via: 'api' });
+      const answer = await carryOut(deps, instance, verb, req);
       return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.body('', 200);
     });
     app.all(`/:key/${verb}`, methodNotAllowed('POST'));

@@ -1,9 +1,11 @@
+import type { Context } from 'hono';
 import type { Bus } from '../bus.ts';
 import { MAINTENANCE_POLICIES, MAX_DELAY_MINUTES } from '../config/sections/maintenance.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { requester } from '../notify/messages.ts';
 import type { ControlAction, InstanceControl, MaintenancePolicy } from '../supervisor/contract.ts';
-import { shownKey } from './request-info.ts';
+import { remoteAddress, shownKey } from './request-info.ts';
 
 /** What the control routes carry out: the instance's control actions, then holding and releasing its maintenance. */
 export const CONTROL_VERBS = [
@@ -38,6 +40,17 @@ export interface ControlRequest {
   holdReason: string;
   /** Which route it came through, for the daemon's log line. */
   via: 'api' | 'dashboard';
+}
+
+/** The control request a route received: its query parameters, who its credentials named and from where. */
+export function controlRequestOf(
+  c: Context,
+  key: string,
+  user: string | undefined,
+  how: Pick<ControlRequest, 'holdReason' | 'via'>,
+): ControlRequest {
+  const remote = remoteAddress(c);
+  return { query: (name) => c.req.query(name), user, remote, by: requester(key, user, remote), ...how };
 }
 
 const isPolicy = (when: string): when is MaintenancePolicy => (POLICIES as readonly string[]).includes(when);

@@ -20,10 +20,13 @@ const pOpen = promisify(open);
 const pClose = promisify(close);
 const pWrite = promisify(write);
 
+/** `invalid`: a newline, control characters or too long; `not-reading`: no server holds the console. */
+export type ConsoleFailure = 'invalid' | 'not-reading' | 'failed';
+
 export class ConsoleError extends Error {
   override name = 'ConsoleError';
   constructor(
-    readonly reason: 'invalid' | 'not-reading' | 'failed',
+    readonly reason: ConsoleFailure,
     message: string,
     options?: ErrorOptions,
   ) {

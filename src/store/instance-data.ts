@@ -8,18 +8,6 @@ import type { Logger } from '../log.ts';
 /** The watchdog's own per-instance file, in the instance folder. */
 export const DATA_FILE = 'data.json';
 
-const LaunchSchema = v.object({
-  pid: v.pipe(v.number(), v.integer(), v.minValue(1)),
-  startTime: v.string(),
-  program: v.string(),
-  args: v.array(v.string()),
-  secret: v.string(),
-  launchedAt: v.string(),
-  /** Process tracking (optional: files written before it existed stay valid). */
-  cgroup: v.optional(v.nullable(v.string())),
-  marker: v.optional(v.nullable(v.string())),
-});
-
 /**
  * A launch whose process is being spawned: written before the spawn and replaced by `launch` once the pid is
  * known. A daemon killed in between leaves a server no `launch` names; the next daemon finds it by this secret
@@ -33,6 +21,13 @@ const SpawningSchema = v.object({
   /** Process tracking (optional: files written before it existed stay valid). */
   cgroup: v.optional(v.nullable(v.string())),
   marker: v.optional(v.nullable(v.string())),
+});
+
+/** A launch once its process runs: the spawning record plus the pid and its start time, which identify it. */
+const LaunchSchema = v.object({
+  ...SpawningSchema.entries,
+  pid: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  startTime: v.string(),
 });
 
 const Policy = v.picklist(MAINTENANCE_POLICIES);

@@ -69,14 +69,15 @@ export function createProcessHost(
       const tracked = { cgroup: track?.cgroup ?? null, marker: track?.marker ?? null };
       // Written before the spawn: a daemon killed between the spawn and the launch record below would otherwise
       // leave a server that the next daemon cannot see, and that one would launch a second copy beside it.
+      const record = {
+        program: spec.program,
+        args: spec.args,
+        secret,
+        launchedAt: new Date().toISOString(),
+        ...tracked,
+      };
       await deps
-        .recordSpawning?.({
-          program: spec.program,
-          args: spec.args,
-          secret,
-          launchedAt: new Date().toISOString(),
-          ...tracked,
-        })
+        .recordSpawning?.(record)
         .catch((err: unknown) => log.warn('could not record the spawn in data.json', { error: describeError(err) }));
       const logDir = join(instance.dir, 'logs');
       let lastLine: string | undefined;
@@ -104,15 +105,7 @@ export function createProcessHost(
       owned?.(proc.pid, track?.cgroup ?? null);
       bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision: installed, at: Date.now() });
       deps
-        .recordLaunch({
-          pid: proc.pid,
-          startTime: proc.startTime ?? '',
-          program: spec.program,
-          args: spec.args,
-          secret,
-          launchedAt: new Date().toISOString(),
-          ...tracked,
-        })
+        .recordLaunch({ ...record, pid: proc.pid, startTime: proc.startTime ?? '' })
         .catch((err: unknown) => log.warn('could not record the launch in data.json', { error: describeError(err) }));
       return { proc, secret, lastLine: () => lastLine };
     },

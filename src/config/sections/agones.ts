@@ -1,7 +1,7 @@
 /** `Agones`: the daemon as the wrapper of one engine server in an Agones GameServer pod (docs/agones.md). */
 import * as v from 'valibot';
 import { agonesPortFrom } from '../../kit/agones/port.ts';
-import { type ConfigPath, isMap } from '../merge.ts';
+import { isMap, type ReportProblem } from '../merge.ts';
 import { Port } from './port.ts';
 
 /** Agones' own default REST port of the SDK server, used when neither `Agones.Port` nor the variable says. */
@@ -63,7 +63,7 @@ export interface AgonesConfig {
 export function checkAgones(
   raw: Record<string, unknown>,
   env: Record<string, string | undefined>,
-  problem: (path: ConfigPath, expected: string, found: unknown) => void,
+  problem: ReportProblem,
 ): AgonesConfig | null {
   const agones = isMap(raw.Agones) ? raw.Agones : {};
   const envPort = agonesPortFrom(env);

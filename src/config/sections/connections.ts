@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { type ConfigPath, isMap } from '../merge.ts';
+import { isMap, type ReportProblem } from '../merge.ts';
 
 /** The longest Node timer, in seconds (a longer one fires after 1 ms); schema.ts says the same of its waits. */
 const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
@@ -49,10 +49,7 @@ export type ConnectionsSettings = v.InferOutput<typeof ConnectionsSchema>;
  * `Connections`: a per-source cap above the total one could never apply, and Node refuses a headers timeout longer
  * than the request timeout. Reads the raw settings defensively, as checks.ts does (a wrong type is the schema's).
  */
-export function checkConnections(
-  raw: Record<string, unknown>,
-  problem: (path: ConfigPath, expected: string, found: unknown) => void,
-): void {
+export function checkConnections(raw: Record<string, unknown>, problem: ReportProblem): void {
   const c = raw.Connections;
   if (!isMap(c)) return;
   const num = (x: unknown) => (typeof x === 'number' ? x : undefined);

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { NOTICE_KINDS } from '../../bus.ts';
-import { type ConfigPath, isMap } from '../merge.ts';
+import { isMap, type ReportProblem } from '../merge.ts';
 
 export const NOTIFY_FORMATS = ['Text', 'Embed'] as const;
 export type NotifyFormat = (typeof NOTIFY_FORMATS)[number];
@@ -42,10 +42,7 @@ export type NotificationSettings = v.InferOutput<typeof NotificationSchema>;
  * `Notification.Routes[].Instances` must name configured instances: a misspelt id would quietly send that route
  * nothing. Reads the raw settings defensively, as checks.ts does (a wrong type is the schema's problem).
  */
-export function checkRouteInstances(
-  raw: Record<string, unknown>,
-  problem: (path: ConfigPath, expected: string, found: unknown) => void,
-): void {
+export function checkRouteInstances(raw: Record<string, unknown>, problem: ReportProblem): void {
   const servers = raw.Servers;
   const known = Object.keys(isMap(servers) && isMap(servers.Instances) ? servers.Instances : {});
   const notification = raw.Notification;

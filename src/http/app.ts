@@ -46,7 +46,7 @@ export function createApp(deps: HttpDeps): Hono {
   app.route('/instances', controlRoutes(deps));
   app.route('/instances', binariesRoutes(deps));
   app.route('/instances', logRoutes(deps));
-  app.route('/instances', backupRoutes(deps));
+  app.route('/', backupRoutes(deps));
   app.route('/', consoleRoutes(deps));
   app.route('/server_api', pingRoutes(deps));
   app.route('/', infoRoutes(deps));

@@ -1,5 +1,8 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { requester } from '../notify/messages.ts';
+import type { BackupListing, InstanceControl } from '../supervisor/contract.ts';
+import { adminAccess } from './admin-auth.ts';
+import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
 import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
@@ -31,39 +34,83 @@ export const backupRouteDocs: readonly RouteDoc[] = [
       ...errors(400, 401, 403, 404, 405, 500, 503, 507),
     },
   },
+  ...(['get', 'post'] as const).map(
+    (method): RouteDoc => ({
+      method,
+      path: '/api/instances/{key}/backups',
+      tag: 'dashboard',
+      access: 'admin',
+      header: DASHBOARD_HEADER,
+      summary: `the dashboard's backups: answered as ${method.toUpperCase()} /instances/{key}/backups${method === 'post' ? ', audited with the Admin user' : ''}`,
+      responses: {
+        200:
+          method === 'get'
+            ? { description: 'the snapshots', json: 'Backup', list: true }
+            : { description: 'the snapshot taken', json: 'Backup' },
+        ...errors(401, 403, 404, 405, ...(method === 'post' ? ([500, 507] as const) : [])),
+      },
+    }),
+  ),
 ];
 
+/** Who asked, as the routes know it. */
+interface Caller {
+  user: string | undefined;
+  remote: string | undefined;
+}
+
+const NO_BACKUPS = 'this daemon keeps no backups for the instance';
+
+async function list(instance: InstanceControl): Promise<Answer<BackupListing[]>> {
+  if (!instance.backups) return { status: 404, error: NO_BACKUPS };
+  return { status: 200, body: await instance.backups.list() };
+}
+
+/** Takes a snapshot now. A control request: audited (`instance:control`, action `backup`) whether it worked or not. */
+async function take(deps: HttpDeps, instance: InstanceControl, caller: Caller): Promise<Answer<BackupListing>> {
+  const audit = (status: number, error?: string) =>
+    auditControl(deps.bus, instance.key, 'backup', caller, { status, ...(error ? { error } : {}) });
+  if (!instance.backups) {
+    audit(404, 'no backups');
+    return { status: 404, error: NO_BACKUPS };
+  }
+  try {
+    const taken = await instance.backups.take(requester(instance.key, caller.user, caller.remote));
+    audit(200);
+    return { status: 200, body: taken };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    const status = (err as { reason?: string }).reason === 'space' ? 507 : 500;
+    audit(status, message);
+    return { status, error: message };
+  }
+}
+
+type Answer<T> = { status: 200; body: T } | { status: 404 | 500 | 507; error: string };
+const reply = <T>(c: Context, a: Answer<T>) => ('error' in a ? c.json({ error: a.error }, a.status) : c.json(a.body));
+
 /**
- * `GET` and `POST /:key/backups`, Basic `<key>:<ApiToken>`; mounted at `/instances`. Taking a snapshot is a control
- * request: audited (`instance:control`, action `backup`) whether it worked or not.
+ * `GET` and `POST /instances/:key/backups` (Basic `<key>:<ApiToken>`) and the dashboard's
+ * `/api/instances/:key/backups` (the dashboard rule and header): list the snapshots, or take one now. Mounted at `/`.
  */
-export function backupRoutes(deps: HttpDeps): Hono<InstanceEnv> {
-  const app = new Hono<InstanceEnv>();
-  app.get('/:key/backups', apiToken(deps, 'status'), async (c) => {
-    const backups = c.var.instance.backups;
-    if (!backups) return c.json({ error: 'this daemon keeps no backups for the instance' }, 404);
-    return c.json(await backups.list());
-  });
-  app.post('/:key/backups', apiToken(deps, 'control'), async (c) => {
-    const { instance, user } = c.var;
-    const remote = remoteAddress(c);
-    const audit = (status: number, error?: string) =>
-      auditControl(deps.bus, instance.key, 'backup', { user, remote }, { status, ...(error ? { error } : {}) });
-    if (!instance.backups) {
-      audit(404, 'no backups');
-      return c.json({ error: 'this daemon keeps no backups for the instance' }, 404);
-    }
-    try {
-      const taken = await instance.backups.take(requester(instance.key, user, remote));
-      audit(200);
-      return c.json(taken);
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      const status = (err as { reason?: string }).reason === 'space' ? 507 : 500;
-      audit(status, message);
-      return c.json({ error: message }, status);
-    }
-  });
-  app.all('/:key/backups', methodNotAllowed('GET, HEAD, POST'));
+export function backupRoutes(deps: HttpDeps): Hono {
+  const api = new Hono<InstanceEnv>();
+  api.get('/instances/:key/backups', apiToken(deps, 'status'), async (c) => reply(c, await list(c.var.instance)));
+  api.post('/instances/:key/backups', apiToken(deps, 'control'), async (c) =>
+    reply(c, await take(deps, c.var.instance, { user: c.var.user, remote: remoteAddress(c) })),
+  );
+  api.all('/instances/:key/backups', methodNotAllowed('GET, HEAD, POST'));
+
+  const dashboard = new Hono<DashboardEnv>();
+  const access = [adminAccess(deps), dashboardInstance(deps)] as const;
+  dashboard.get('/api/instances/:key/backups', ...access, async (c) => reply(c, await list(c.var.instance)));
+  dashboard.post('/api/instances/:key/backups', ...access, async (c) =>
+    reply(c, await take(deps, c.var.instance, { user: c.var.adminUser, remote: remoteAddress(c) })),
+  );
+  dashboard.all('/api/instances/:key/backups', methodNotAllowed('GET, HEAD, POST'));
+
+  const app = new Hono();
+  app.route('/', api);
+  app.route('/', dashboard);
   return app;
 }

@@ -6,19 +6,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { BackupListing } from '../../src/supervisor/contract.ts';
 import { basic, fromLoopback, harness, memoryInstance, memoryRegistry } from './_support/app.ts';
+import { LISTING } from './_support/backups.ts';
 
 const test = suite('http backup routes');
-
-const LISTING: BackupListing = {
-  id: '20261128T060000Z-r1',
-  kind: 'manual',
-  takenAt: '2026-11-28T06:00:00.000Z',
-  revision: 'r1',
-  revisionAfter: null,
-  bytes: 10,
-  archiveBytes: 5,
-  files: 2,
-};
 
 /** An instance `key` whose snapshots are `taken`; `failWith` makes the next take fail with that reason. */
 function withBackups(key: string, state: { failWith?: 'space' | 'failed' } = {}) {

@@ -9,18 +9,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CONTROL_VERBS } from '../../src/http/control.ts';
 import { basic, fromLoopback, harness, type MemoryInstance, memoryInstance, memoryRegistry } from './_support/app.ts';
+import { LISTING } from './_support/backups.ts';
 
 const test = suite('http control paths :: one answer');
-
-const LISTING = {
-  kind: 'before-update',
-  takenAt: '2026-01-01T00:00:00.000Z',
-  revision: 'r0',
-  revisionAfter: 'r1',
-  bytes: 1,
-  archiveBytes: 1,
-  files: 1,
-};
 
 /** A pair of instances alike, one for each path, refusing `refused` verbs with a reason; holds are recorded. */
 function pair(refused: Record<string, string> = {}): { api: MemoryInstance; ui: MemoryInstance } {

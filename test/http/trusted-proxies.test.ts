@@ -4,7 +4,7 @@
  * test connects from chosen loopback addresses (127.0.0.5 plays the proxy, 127.0.0.9 a client on this machine), so
  * the peer is the kernel's, not a header.
  */
-import { request } from 'node:http';
+
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { BusEvents } from '../../src/bus.ts';
@@ -12,6 +12,7 @@ import { createBus } from '../../src/bus.ts';
 import { createApp } from '../../src/http/app.ts';
 import { clientInfo, forwardedChain } from '../../src/http/forwarded.ts';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
+import { rawRequest } from '../_support/http-request.ts';
 import { basic, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 const PROXY = '127.0.0.5';
@@ -30,28 +31,8 @@ function get(
   path: string,
   headers: Record<string, string>,
 ): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: ctx.server!.port,
-        localAddress: from,
-        method,
-        path,
-        headers: { host: `localhost:${ctx.server!.port}`, connection: 'close', ...headers },
-        timeout: 5000,
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
-    req.on('error', reject);
-    req.end();
-  });
+  const url = new URL(path, `http://127.0.0.1:${ctx.server!.port}`);
+  return rawRequest(url, { method, from, headers: { host: `localhost:${ctx.server!.port}`, ...headers } });
 }
 
 const test = suite<Ctx>('trusted proxies :: over a real socket', { server: null, trusted: [], refusals: [] });

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describeError } from '../errors.ts';
-import { lastLines, runChild } from '../updates/git/exec.ts';
+import { lastLines, runChild } from '../process/run-child.ts';
 import type { BackupManifest } from './manifest.ts';
 
 /** How `Backups.AfterCommand` ended: the exit status and the end of its output, for the log, status and chat. */

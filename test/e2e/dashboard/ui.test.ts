@@ -138,6 +138,32 @@ test('ui :: state and alert facts update the card, the chart and the event list'
   assert.equal(browser!.errors, []);
 });
 
+test("ui :: the chart shows the operator's view; the button swaps in the developer's and back, instances still marked", async ({
+  browser,
+}) => {
+  const b = browser!;
+  const chartText = () => b.page.$$eval('#chart svg text', (ts) => ts.map((t) => t.textContent ?? ''));
+  const marked = () =>
+    b.page.$$eval('#chart g.node.active', (ns) => ns.map((n) => `${n.id} ${n.getAttribute('data-instances')}`));
+  assert.is(await b.page.getAttribute('#chart', 'data-view'), 'operator');
+  assert.ok((await chartText()).includes('backing off after crashes'), 'plain names');
+  assert.not.ok((await chartText()).includes('updateCheck'), 'no update-check region');
+  const before = await marked();
+  assert.ok(before.length > 0, 'an instance is marked');
+  assert.is(await text(b, '#chart-view'), 'Developer chart');
+  await b.page.click('#chart-view');
+  await until('the developer chart', async () => (await b.page.getAttribute('#chart', 'data-view')) === 'developer');
+  assert.ok((await chartText()).includes('updateCheck'), 'every region');
+  assert.equal(await marked(), before, 'the same states marked');
+  assert.is(await b.page.getAttribute('#chart-view', 'aria-pressed'), 'true');
+  await screenshot(b.page, 'dashboard-developer-chart.png');
+  await b.page.click('#chart-view');
+  await until('the operator view again', async () => (await b.page.getAttribute('#chart', 'data-view')) === 'operator');
+  assert.equal(await marked(), before);
+  assert.is(await b.page.getAttribute('#chart-developer-link', 'href'), '/statechart.svg?view=developer');
+  assert.equal(b.errors, []);
+});
+
 test('ui :: with Admin configured the page needs the credentials, and works with them', async (ctx) => {
   const b = ctx.browser!;
   ctx.admin = { username: 'ops', password: 'secret' };

@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BUSY_REASONS } from '../../machines/instance.refusals.ts';
 import { createBus } from '../../src/bus.ts';
+import { OPERATOR_STATES } from '../../src/chart/operator.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { CardStatus } from '../../src/http/dashboard/assets/card-view.js';
 import { escapeHtml } from '../../src/http/dashboard/first-paint.ts';
@@ -56,7 +57,8 @@ test('dashboard-page :: GET / carries every instance card, sorted by key, with i
   assert.match(cardOf(html, 'zeta'), '<dd data-field="pid">4242</dd>');
   assert.match(
     cardOf(html, 'alpha'),
-    '<span class="state-pill" data-field="state" data-group="stopped">stopped.idle</span>',
+    // Its tooltip is the state's name in the operator's view of the chart.
+    `<span class="state-pill" data-field="state" data-group="stopped" title="${escapeHtml(OPERATOR_STATES['stopped.idle'] ?? '')}">stopped.idle</span>`,
   );
   assert.match(html, '<span id="version" class="muted">v1.2.3</span>');
   assert.not.match(html, 'connecting…');

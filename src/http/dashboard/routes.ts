@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { CHART_VIEWS, isChartView } from '../../chart/operator.ts';
+import { CHART_VIEWS, isChartView, OPERATOR_STATES } from '../../chart/operator.ts';
 import { cachedChartSvg } from '../../chart/svg.ts';
 import { describeError } from '../../errors.ts';
 import { adminAccess } from '../admin-auth.ts';
@@ -91,6 +91,7 @@ export function dashboardRoutes(deps: HttpDeps): Hono {
       now: Date.now(),
       instances: deps.registry.list().map((i) => i.status()),
       recent: recent.list(),
+      stateNames: OPERATOR_STATES,
     };
     return c.html(await page(state, await chartSource()));
   });

@@ -129,6 +129,11 @@ test('ui :: state and alert facts update the card, the chart and the event list'
     at: Date.now(),
   });
   await until('the pill', async () => (await text(b, `${card('alpha')} .state-pill`)) === 'server.awaiting-checkin');
+  assert.is(
+    await b.page.getAttribute(`${card('alpha')} .state-pill`, 'title'),
+    'check-in overdue',
+    "the operator's name",
+  );
   assert.equal(await b.page.$$eval('#chart g.node.active[data-instances~="alpha"]', (n) => n.map((x) => x.id)), [
     'state:server.awaiting-checkin',
   ]);

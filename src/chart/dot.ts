@@ -18,13 +18,20 @@ function titled(name: string, inPlace: string[], bold = false): string {
   return `<${title}<br/>${lines}>`;
 }
 
-function legend(kinds: Set<DrawnKind>): string[] {
+/** What each arrow colour means in the legend: the developer's terms unless a view says it otherwise. */
+export type LegendText = Readonly<Record<DrawnKind, string>>;
+
+const DEVELOPER_LEGEND = Object.fromEntries(
+  (Object.keys(EDGE_STYLE) as DrawnKind[]).map((k) => [k, EDGE_STYLE[k].meaning]),
+) as LegendText;
+
+function legend(kinds: Set<DrawnKind>, meanings: LegendText): string[] {
   const rows = (Object.keys(EDGE_STYLE) as DrawnKind[])
     .filter((k) => kinds.has(k))
     // A filled cell draws the line: Graphviz's wasm build has no metrics for box-drawing characters.
     .map(
       (k) =>
-        `<tr><td><table border="0" cellspacing="0" cellpadding="0"><tr><td fixedsize="true" width="28" height="3" bgcolor="${EDGE_STYLE[k].color}"></td></tr></table></td><td align="left">${EDGE_STYLE[k].meaning}</td></tr>`,
+        `<tr><td><table border="0" cellspacing="0" cellpadding="0"><tr><td fixedsize="true" width="28" height="3" bgcolor="${EDGE_STYLE[k].color}"></td></tr></table></td><td align="left">${html(meanings[k])}</td></tr>`,
     );
   return [
     '  subgraph "cluster_legend" {',
@@ -35,7 +42,7 @@ function legend(kinds: Set<DrawnKind>): string[] {
   ];
 }
 
-export function toDot(graph: ChartGraph): string {
+export function toDot(graph: ChartGraph, meanings: LegendText = DEVELOPER_LEGEND): string {
   const lines = [
     `digraph ${q(graph.id)} {`,
     '  // Generated from machines/instance.ts by `watchdog chart --format dot`; do not edit by hand.',
@@ -77,6 +84,6 @@ export function toDot(graph: ChartGraph): string {
     if (e.lhead) attrs.push(`lhead=${q(`cluster_${e.lhead}`)}`);
     lines.push(`  ${nodeId(e.tail)} -> ${nodeId(e.head)} [${attrs.join(', ')}];`);
   }
-  lines.push(...legend(new Set(drawn.map((e) => e.kind))), '}');
+  lines.push(...legend(new Set(drawn.map((e) => e.kind)), meanings), '}');
   return lines.join('\n') + '\n';
 }

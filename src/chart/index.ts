@@ -11,4 +11,15 @@ export {
   statePaths,
 } from './graph.ts';
 export { type MermaidOptions, mermaidNodeId, toMermaid } from './mermaid.ts';
+export {
+  CHART_VIEWS,
+  type ChartView,
+  HIDDEN_REGIONS,
+  isChartView,
+  OPERATOR_STATES,
+  OPERATOR_WORDS,
+  operatorGraph,
+  operatorLabel,
+  unmappedParts,
+} from './operator.ts';
 export { CHART_FORMATS, type ChartFormat, isChartFormat, renderChart } from './render.ts';

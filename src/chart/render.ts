@@ -1,8 +1,9 @@
-/** `watchdog chart`: the instance statechart rendered from the machine in one of three formats. */
+/** `watchdog chart`: the instance statechart rendered from the machine in one of three formats, in either view. */
 import type { AnyStateMachine } from 'xstate';
 import { toDot } from './dot.ts';
 import { chartGraph } from './graph.ts';
 import { toMermaid } from './mermaid.ts';
+import { type ChartView, OPERATOR_LEGEND, viewGraph } from './operator.ts';
 
 export const CHART_FORMATS = ['mermaid', 'dot', 'json'] as const;
 export type ChartFormat = (typeof CHART_FORMATS)[number];
@@ -11,13 +12,13 @@ export function isChartFormat(value: string): value is ChartFormat {
   return (CHART_FORMATS as readonly string[]).includes(value);
 }
 
-export function renderChart(format: ChartFormat, machine?: AnyStateMachine): string {
-  const graph = chartGraph(machine);
+export function renderChart(format: ChartFormat, view: ChartView = 'developer', machine?: AnyStateMachine): string {
+  const graph = viewGraph(view, chartGraph(machine));
   switch (format) {
     case 'mermaid':
       return toMermaid(graph);
     case 'dot':
-      return toDot(graph);
+      return view === 'operator' ? toDot(graph, OPERATOR_LEGEND) : toDot(graph);
     case 'json':
       return JSON.stringify(graph, null, 2) + '\n';
   }

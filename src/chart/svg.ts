@@ -1,11 +1,12 @@
 /**
- * The instance statechart as SVG (the dashboard's `/statechart.svg`, `watchdog chart --format svg`), rendered from
- * the machine by Graphviz in WebAssembly (@viz-js/viz), so neither the daemon nor the CLI needs a `dot` binary and
- * the browser no CDN.
+ * The instance statechart as SVG, in the operator's or the developer's view (the dashboard's `/statechart.svg`,
+ * `watchdog chart --format svg`), rendered from the machine by Graphviz in WebAssembly (@viz-js/viz), so neither the
+ * daemon nor the CLI needs a `dot` binary and the browser no CDN.
  */
 import type { Logger } from '../log.ts';
 import { toDot } from './dot.ts';
 import { type ChartEdge, type ChartGraph, chartGraph } from './graph.ts';
+import { type ChartView, OPERATOR_LEGEND, viewGraph } from './operator.ts';
 
 /** The id of a state's node in the SVG: `state:` + its dotted path (`state:stopped.idle`). */
 export const NODE_ID_PREFIX = 'state:';
@@ -35,11 +36,12 @@ function inlineable(svg: string): string {
  * Renders the chart. Graphviz diagnostics go to `log` at debug level: the viz-js 3.31 build reassigns its
  * stderr hook to `console.error` after setting it up, so they would otherwise land on the daemon's stderr.
  */
-export async function renderChartSvg(log?: Logger, graph: ChartGraph = chartGraph()): Promise<string> {
+export async function renderChartSvg(log?: Logger, view: ChartView = 'developer'): Promise<string> {
   // Loaded on first use: the module carries Graphviz as ~1 MB of wasm, which a daemon nobody looks at need not hold.
   const { instance } = await import('@viz-js/viz');
   const viz = await instance();
-  const dot = toDot(mergeParallelEdges(graph));
+  const graph = mergeParallelEdges(viewGraph(view, chartGraph()));
+  const dot = view === 'operator' ? toDot(graph, OPERATOR_LEGEND) : toDot(graph);
   const original = console.error;
   const diagnostics: string[] = [];
   console.error = (...args: unknown[]) => void diagnostics.push(args.map(String).join(' '));
@@ -58,14 +60,18 @@ export async function renderChartSvg(log?: Logger, graph: ChartGraph = chartGrap
   return inlineable(result.output);
 }
 
-/** Renders on first use and keeps the text (the Graphviz instance, several MB of wasm memory, is let go). */
-export function cachedChartSvg(log?: Logger): () => Promise<string> {
-  let svg: Promise<string> | null = null;
-  return () => {
-    svg ??= renderChartSvg(log).catch((err: unknown) => {
-      svg = null;
-      throw err;
-    });
+/** Renders each view on first use and keeps the text (the Graphviz instance, several MB of wasm memory, is let go). */
+export function cachedChartSvg(log?: Logger): (view: ChartView) => Promise<string> {
+  const svgs = new Map<ChartView, Promise<string>>();
+  return (view) => {
+    let svg = svgs.get(view);
+    if (svg === undefined) {
+      svg = renderChartSvg(log, view).catch((err: unknown) => {
+        svgs.delete(view);
+        throw err;
+      });
+      svgs.set(view, svg);
+    }
     return svg;
   };
 }

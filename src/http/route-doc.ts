@@ -99,6 +99,11 @@ export const DiskReadingSchema = v.object({
   message: v.pipe(v.string(), v.description('the figures in words, as the chat is told')),
 });
 
+const ControlChoiceSchema = v.object({
+  allowed: v.boolean(),
+  reason: v.pipe(v.nullable(v.string()), v.description('why it is refused; null when it is taken')),
+});
+
 export const InstanceStatusSchema = v.object({
   key: v.string(),
   name: v.string(),
@@ -128,6 +133,19 @@ export const InstanceStatusSchema = v.object({
   ),
   canUpdate: v.optional(v.pipe(v.boolean(), v.description('an update provider (UpdateType) is configured'))),
   canRollback: v.optional(v.pipe(v.boolean(), v.description('a previous build (bin.prev) is kept'))),
+  controls: v.optional(
+    v.pipe(
+      v.object({
+        restart: ControlChoiceSchema,
+        update: ControlChoiceSchema,
+        stop: ControlChoiceSchema,
+        rollback: ControlChoiceSchema,
+      }),
+      v.description(
+        'per control action: whether it is taken now, and why not (the reason a control request gets with 409)',
+      ),
+    ),
+  ),
   checking: v.optional(v.pipe(v.boolean(), v.description('an update check asked for is running or queued'))),
   console: v.optional(
     v.pipe(

@@ -30,6 +30,11 @@ export interface InstanceStatus {
   canUpdate?: boolean;
   /** A previous build (`bin.prev`) is kept, so `rollback` has something to go back to (absent: unknown). */
   canRollback?: boolean;
+  /**
+   * Per control action, whether the instance takes it now and, when not, why: the answer the control routes give
+   * (409 with the reason), from the machine. The dashboard's buttons follow it (absent: an older daemon).
+   */
+  controls?: Record<ControlAction, ControlChoice>;
   /** An update check asked for (`update`) is running or queued; `watchdog update --wait` waits for its answer. */
   checking?: boolean;
   /**
@@ -85,6 +90,12 @@ export interface RestoreStatus {
   rollback: boolean;
   /** Why it failed; null when it worked. */
   error: string | null;
+}
+
+/** Whether a control action is taken now; `reason` says why not (null when it is). */
+export interface ControlChoice {
+  allowed: boolean;
+  reason: string | null;
 }
 
 /** The last snapshot of an instance's data (`Backups`). */

@@ -21,6 +21,7 @@ import type {
   InstanceControl,
   InstanceStatus,
 } from './contract.ts';
+import { controlChoices } from './control-choices.ts';
 import { createDownloadProgress } from './download-progress.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { maintenanceGuards, tellMaintenance } from './instance-maintenance.ts';
@@ -348,6 +349,7 @@ export class Instance implements InstanceControl {
     const c = snap.context;
     const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
     const running = c.pid !== null && this.startedAt !== null;
+    const abilities = this.abilities();
     return {
       key: this.key,
       name: this.deps.instance.name,
@@ -363,8 +365,9 @@ export class Instance implements InstanceControl {
       updatePending: c.updatePending,
       stopRequested: c.exitIntent === 'stop',
       stoppedBy: this.stopped === null ? null : { ...this.stopped },
-      // What the dashboard's buttons need.
-      ...this.abilities(),
+      // What the dashboard's buttons need: the control routes' own answers.
+      ...abilities,
+      controls: controlChoices(snap, abilities),
       checking: snap.matches({ updateCheck: 'queued' }) || snap.matches({ updateCheck: 'running' }),
       console: this.consoleSettings() !== null,
       ...(c.blocked === null ? {} : { launchBlocked: { ...c.blocked } }),

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { statePaths } from '../../src/chart/index.ts';
+import { operatorGraph, statePaths } from '../../src/chart/index.ts';
 import { renderChart } from '../../src/chart/render.ts';
 import { NODE_ID_PREFIX, renderChartSvg } from '../../src/chart/svg.ts';
 import { tempSuite } from '../_support/env.ts';
@@ -35,6 +35,28 @@ cli('chart :: --format svg writes the drawing the dashboard serves, one node per
   for (const path of statePaths()) assert.match(svg, `id="${NODE_ID_PREFIX}${path.replace(/-/g, '&#45;')}"`, path);
 });
 
+cli("chart :: --view operator draws the server's life in plain words, in every format", async ({ dir }) => {
+  const [dot, svg, json] = await Promise.all([
+    chart(['--format', 'dot', '--view', 'operator'], dir),
+    chart(['--format', 'svg', '--view', 'operator', '--out', 'op.svg'], dir),
+    chart(['--format', 'json', '--view', 'operator'], dir),
+  ]);
+  assert.is(dot.status, 0, dot.stderr);
+  assert.is(dot.stdout, renderChart('dot', 'operator'));
+  assert.match(dot.stdout, '"server.running" [label=<running');
+  assert.not.match(dot.stdout, 'updateCheck', 'the update-check region is the developer view');
+  assert.is(svg.status, 0, svg.stderr);
+  assert.match(svg.stderr, 'wrote the operator chart as svg');
+  const drawn = await readFile(join(dir, 'op.svg'), 'utf8');
+  assert.is(drawn, `${await renderChartSvg(undefined, 'operator')}\n`);
+  for (const path of statePaths()) assert.match(drawn, `id="${NODE_ID_PREFIX}${path.replace(/-/g, '&#45;')}"`, path);
+  assert.is(json.status, 0, json.stderr);
+  assert.equal(JSON.parse(json.stdout), operatorGraph());
+  const bad = await chart(['--view', 'manager'], dir);
+  assert.is(bad.status, 2);
+  assert.match(bad.stderr, 'unknown view "manager"; choose one of operator, developer');
+});
+
 cli('chart :: --out writes the file (folders created), relative to where it runs', async ({ dir }) => {
   const r = await chart(['--format', 'dot', '--out', 'out/chart.dot'], dir);
   assert.is(r.status, 0, r.stderr);
@@ -46,7 +68,10 @@ cli('chart :: a bad format or option prints the usage and exits 2', async ({ dir
   const bad = await chart(['--format', 'png'], dir);
   assert.is(bad.status, 2);
   assert.match(bad.stderr, 'unknown format "png"');
-  assert.match(bad.stderr, 'usage: watchdog chart [--format mermaid|dot|json|svg] [--out FILE]');
+  assert.match(
+    bad.stderr,
+    'usage: watchdog chart [--format mermaid|dot|json|svg] [--view operator|developer] [--out FILE]',
+  );
   assert.is(bad.stdout, '');
   const unknown = await chart(['--colour'], dir);
   assert.is(unknown.status, 2);

@@ -1,7 +1,8 @@
 /**
  * The two control paths answer alike: `POST /instances/<key>/<verb>` (the instance's ApiToken) and the dashboard's
  * `POST /api/instances/<key>/<verb>` (Admin, here the loopback, and the dashboard's header) give the same status and
- * error text for every verb in every state an operator can meet.
+ * error text for every verb in every state an operator can meet, and the status's `controls` (what the dashboard's
+ * buttons show) announce those answers.
  *
  * Each state has a pair of identical instances, one asked through each path, so both get the same requests in the
  * same order; after a verb was taken, both are brought back to the state before the next one. States that would pass
@@ -36,6 +37,8 @@ interface Status {
   lastCheckinAt: string | null;
   checking?: boolean;
   stopRequested: boolean;
+  /** Per control action, what the daemon says it would answer now. */
+  controls?: Record<string, { allowed: boolean; reason: string | null }>;
 }
 
 /** One answer, reduced to what both paths must share: the status, and the error text or `taken`. */
@@ -225,15 +228,27 @@ async function viaDashboard(d: RunningDaemon, key: string, verb: Verb): Promise<
   return `${res.status} ${body.error}`;
 }
 
-/** Every verb in `c`'s state through both paths: the answers as `state verb: status text`, per path. */
-async function drive(h: Harness, c: StateCase): Promise<{ api: string[]; ui: string[] }> {
+/**
+ * Every verb in `c`'s state through both paths: the answers as `state verb: status text`, per path; and for the
+ * control actions, the answer the status's `controls` announced just before (what the dashboard's buttons show).
+ */
+async function drive(
+  h: Harness,
+  c: StateCase,
+): Promise<{ api: string[]; ui: string[]; announced: string[]; controlAnswers: string[] }> {
   const { api, ui } = pairOf(c.name);
-  const out = { api: [] as string[], ui: [] as string[] };
+  const out = { api: [] as string[], ui: [] as string[], announced: [] as string[], controlAnswers: [] as string[] };
   for (const verb of VERBS) {
     await Promise.all([c.enter(h, api), c.enter(h, ui)]);
+    const choice = (await h.status(api)).controls?.[verb];
     const [a, b] = await Promise.all([viaApiToken(h.d, api, verb), viaDashboard(h.d, ui, verb)]);
     out.api.push(`${c.name} ${verb}: ${a}`);
     out.ui.push(`${c.name} ${verb}: ${b}`);
+    if (verb === 'hold' || verb === 'release') continue;
+    out.announced.push(
+      `${c.name} ${verb}: ${choice === undefined ? 'none' : choice.allowed ? '200 taken' : `409 ${choice.reason}`}`,
+    );
+    out.controlAnswers.push(`${c.name} ${verb}: ${a}`);
   }
   return out;
 }
@@ -275,6 +290,11 @@ async function driveAlike(h: Harness, cases: StateCase[], expected: string[]): P
     const api = rows.flatMap((r) => r.api);
     const ui = rows.flatMap((r) => r.ui);
     assert.equal(ui, api, 'the dashboard path answers as the ApiToken path');
+    assert.equal(
+      rows.flatMap((r) => r.announced),
+      rows.flatMap((r) => r.controlAnswers),
+      "the status's controls announce the answers",
+    );
     assert.not.ok(
       api.some((a) => a.includes('unexpected body')),
       api.join('\n'),

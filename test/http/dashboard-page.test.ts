@@ -3,12 +3,17 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { BUSY_REASONS } from '../../machines/instance.refusals.ts';
 import { createBus } from '../../src/bus.ts';
+import { OPERATOR_STATES } from '../../src/chart/operator.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { CardStatus } from '../../src/http/dashboard/assets/card-view.js';
+import { escapeHtml } from '../../src/http/dashboard/first-paint.ts';
 import { colorSlots, type PageState, renderCard, renderPage } from '../../src/http/dashboard/page.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
+import { crashLoop } from '../machines/_support/harness.ts';
 import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
+import { machineControls } from './_support/machine-controls.ts';
 
 const test = suite('dashboard :: the page rendered with the instances');
 
@@ -52,7 +57,8 @@ test('dashboard-page :: GET / carries every instance card, sorted by key, with i
   assert.match(cardOf(html, 'zeta'), '<dd data-field="pid">4242</dd>');
   assert.match(
     cardOf(html, 'alpha'),
-    '<span class="state-pill" data-field="state" data-group="stopped">stopped.idle</span>',
+    // Its tooltip is the state's name in the operator's view of the chart.
+    `<span class="state-pill" data-field="state" data-group="stopped" title="${escapeHtml(OPERATOR_STATES['stopped.idle'] ?? '')}">stopped.idle</span>`,
   );
   assert.match(html, '<span id="version" class="muted">v1.2.3</span>');
   assert.not.match(html, 'connecting…');
@@ -84,49 +90,74 @@ test("dashboard-page :: a running server's CPU, memory and players are on its ca
   for (const field of ['cpu', 'memory', 'players']) assert.match(none, `<dd data-field="${field}">—</dd>`);
 });
 
-test('dashboard-page :: buttons: a stopped instance cannot be stopped; no Rollback without bin.prev, no Update without a provider', async () => {
+test('dashboard-page :: buttons: each control action enabled or refused as the machine says, with its reason', async () => {
+  const stopped = await machineControls(() => {}, { canUpdate: false, canRollback: false });
+  const running = await machineControls((h) => h.run());
+  const backoff = await machineControls((h) => crashLoop(h));
   const html = renderBare(await index(), {
     version: '1',
     now: Date.now(),
     instances: [
-      status({ key: 'a', state: 'stopped.idle', pid: null, canUpdate: false, canRollback: false }),
-      status({ key: 'b', canUpdate: true, canRollback: true }),
-      status({ key: 'c', state: 'restarting.backoff', stopRequested: false, canRollback: true }),
-      status({ key: 'd', state: 'server.running', stopRequested: true }),
+      status({ key: 'a', pid: null, ...stopped }),
+      status({ key: 'b', ...running }),
+      status({ key: 'c', ...backoff }),
     ],
   });
   const a = cardOf(html, 'a');
   assert.match(buttonOf(a, 'restart'), />Start</);
   assert.not.match(buttonOf(a, 'restart'), 'disabled');
-  assert.match(buttonOf(a, 'stop'), / disabled title="already stopped"/);
-  assert.match(buttonOf(a, 'rollback'), /disabled title="no previous build \(bin\.prev\)/);
-  assert.match(buttonOf(a, 'update'), /disabled title="no update provider/);
+  // The machine takes a stop of a stopped instance (it is remembered across daemon restarts), so the button does.
+  assert.not.match(buttonOf(a, 'stop'), 'disabled');
+  assert.match(buttonOf(a, 'rollback'), ` disabled title="${escapeHtml(stopped.controls.rollback.reason ?? '')}"`);
+  assert.match(buttonOf(a, 'rollback'), 'bin.prev');
+  assert.match(buttonOf(a, 'update'), /disabled title="no update provider: UpdateType/);
   const b = cardOf(html, 'b');
   for (const action of ['restart', 'update', 'rollback', 'stop'])
     assert.not.match(buttonOf(b, action), 'disabled', action);
   assert.match(buttonOf(b, 'restart'), />Restart</);
-  assert.match(buttonOf(cardOf(html, 'c'), 'rollback'), /disabled title="the server is between crash relaunches/);
-  assert.match(buttonOf(cardOf(html, 'd'), 'stop'), /disabled title="a stop is already under way"/);
+  assert.is(backoff.state, 'restarting.backoff');
+  assert.match(buttonOf(cardOf(html, 'c'), 'rollback'), ` disabled title="${BUSY_REASONS['backing-off']}"`);
 });
 
-test('dashboard-page :: buttons during an update and a rollback: what the statechart takes, as the daemon does', async () => {
+test('dashboard-page :: buttons during an update and a rollback, and after shutdown: the machine decides, not the page', async () => {
+  const updating = await machineControls((h) => void h.actor.send({ type: 'START' }));
+  const rolling = await machineControls((h) => void h.actor.send({ type: 'ROLLBACK' }));
+  const exited = await machineControls((h) => void h.actor.send({ type: 'SHUTDOWN', persist: false }));
+  assert.equal([updating.state, rolling.state, exited.state], ['updating', 'rolling-back', 'exited']);
   const html = renderBare(await index(), {
     version: '1',
     now: Date.now(),
-    instances: [
-      status({ key: 'u', state: 'updating', canUpdate: true, canRollback: true }),
-      status({ key: 'us', state: 'updating', stopRequested: true, canUpdate: true }),
-      status({ key: 'r', state: 'rolling-back', canUpdate: true }),
-      status({ key: 'x', state: 'exited' }),
-    ],
+    instances: [status({ key: 'u', ...updating }), status({ key: 'r', ...rolling }), status({ key: 'x', ...exited })],
   });
   const enabled = (key: string) =>
     ['restart', 'update', 'rollback', 'stop'].filter((a) => !buttonOf(cardOf(html, key), a).includes('disabled'));
-  assert.equal(enabled('u'), ['update', 'stop'], 'an update request is queued; a stop is remembered');
-  assert.equal(enabled('us'), ['restart', 'update'], 'restart withdraws the stop');
+  // During an install the machine takes a Restart (it withdraws a Stop given meanwhile); the page used to refuse it.
+  assert.equal(enabled('u'), ['restart', 'update', 'stop']);
+  assert.match(buttonOf(cardOf(html, 'u'), 'rollback'), ` disabled title="${BUSY_REASONS.installing}"`);
   assert.equal(enabled('r'), ['update', 'stop']);
+  assert.match(buttonOf(cardOf(html, 'r'), 'restart'), ` disabled title="${BUSY_REASONS['rolling-back']}"`);
   assert.equal(enabled('x'), []);
-  assert.match(buttonOf(cardOf(html, 'u'), 'rollback'), 'roll back once it is done');
+  assert.match(buttonOf(cardOf(html, 'x'), 'stop'), BUSY_REASONS['shutting-down']);
+});
+
+test('dashboard-page :: the card shows what the status says: another answer in controls, another button', async () => {
+  const refused = { allowed: false, reason: 'a reason only the daemon knows' };
+  const taken = { allowed: true, reason: null };
+  const controls = { restart: refused, update: taken, stop: taken, rollback: taken };
+  const card = renderCard(await index(), status({ key: 'a', controls }), 0, 0);
+  assert.match(buttonOf(card, 'restart'), ' disabled title="a reason only the daemon knows"');
+  const flipped = renderCard(
+    await index(),
+    status({ key: 'a', controls: { ...controls, restart: taken, stop: refused } }),
+    0,
+    0,
+  );
+  assert.not.match(buttonOf(flipped, 'restart'), 'disabled');
+  assert.match(buttonOf(flipped, 'stop'), ' disabled title="a reason only the daemon knows"');
+  // From a daemon that sends no controls, every control button is left to the daemon to refuse.
+  const older = renderCard(await index(), status({ key: 'a', state: 'updating' }), 0, 0);
+  for (const action of ['restart', 'update', 'rollback', 'stop'])
+    assert.not.match(buttonOf(older, action), 'disabled', action);
 });
 
 test('dashboard-page :: names are escaped, and no text can close the inlined JSON', async () => {

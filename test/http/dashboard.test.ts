@@ -111,6 +111,26 @@ chart(
   },
 );
 
+chart(
+  'dashboard :: GET /statechart.svg?view=operator: plain names, a node for every status state; a bad view is 400',
+  async () => {
+    const res = await app.request('/statechart.svg?view=operator');
+    assert.is(res.status, 200);
+    const svg = await res.text();
+    assert.ok(svg.startsWith('<svg'));
+    const ids = new Set([...svg.matchAll(/\sid="([^"]+)"/g)].map((m) => (m[1] ?? '').replace(/&#45;/g, '-')));
+    for (const path of statePaths()) assert.ok(ids.has(`${NODE_ID_PREFIX}${path}`), `node for ${path}`);
+    assert.match(svg, '>backing off after crashes</text>');
+    assert.not.match(svg, 'updateCheck');
+    const developer = await (await app.request('/statechart.svg?view=developer')).text();
+    assert.is(developer, await (await app.request('/statechart.svg')).text(), 'developer is the default');
+    assert.match(developer, 'updateCheck');
+    const bad = await app.request('/statechart.svg?view=manager');
+    assert.is(bad.status, 400);
+    assert.match(((await bad.json()) as { error: string }).error, 'view must be one of operator, developer');
+  },
+);
+
 chart('dashboard :: parallel transitions merge into one arrow that keeps every label', () => {
   const graph = chartGraph();
   const merged = mergeParallelEdges(graph);

@@ -30,6 +30,8 @@ export interface PageState {
   instances: CardStatus[];
   /** The recent listed events, oldest first, as `hello` carries them. */
   recent: readonly RecentEvent[];
+  /** Each state's plain name in the operator's view of the chart, shown as the state pill's tooltip. */
+  stateNames?: Readonly<Record<string, string>>;
 }
 
 /** The statechart SVG, or why it could not be drawn (the page still comes, with the reason in the chart box). */
@@ -51,7 +53,13 @@ export function colorSlots(keys: readonly string[]): Map<string, number> {
   return new Map([...keys].sort().map((k, i) => [k, i % PALETTE_SIZE]));
 }
 
-export function renderCard(template: string, status: CardStatus, color: number, now: number): string {
+export function renderCard(
+  template: string,
+  status: CardStatus,
+  color: number,
+  now: number,
+  stateName?: string,
+): string {
   let html = template.trim();
   html = fill(
     html,
@@ -70,7 +78,7 @@ export function renderCard(template: string, status: CardStatus, color: number, 
     html,
     /<span class="state-pill" data-field="state"><\/span>/,
     () =>
-      `<span class="state-pill" data-field="state" data-group="${escapeHtml(stateGroup(status.state))}">${escapeHtml(status.state)}</span>`,
+      `<span class="state-pill" data-field="state" data-group="${escapeHtml(stateGroup(status.state))}"${stateName ? ` title="${escapeHtml(stateName)}"` : ''}>${escapeHtml(status.state)}</span>`,
   );
   for (const [field, text] of Object.entries(cardFields(status, now))) {
     if (field === 'state') continue;
@@ -102,7 +110,9 @@ export function renderPage(index: string, state: PageState, chart: ChartSource):
   if (template === undefined) throw new Error('dashboard page: index.html has no <template id="instance-card">');
   const statuses = [...state.instances].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const colors = colorSlots(statuses.map((s) => s.key));
-  const cards = statuses.map((s) => renderCard(template, s, colors.get(s.key) ?? 0, state.now)).join('\n');
+  const cards = statuses
+    .map((s) => renderCard(template, s, colors.get(s.key) ?? 0, state.now, state.stateNames?.[s.state]))
+    .join('\n');
   // `<` escaped so no text in it (an instance name) can close the script element.
   const json = JSON.stringify(state).replace(/</g, '\\u003c');
   const time = new Date(state.now).toISOString().slice(11, 19);

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type MiddlewareHandler } from 'hono';
+import { CHART_VIEWS, isChartView, OPERATOR_STATES } from '../../chart/operator.ts';
 import { cachedChartSvg } from '../../chart/svg.ts';
 import { describeError } from '../../errors.ts';
 import { adminAccess } from '../admin-auth.ts';
@@ -37,6 +38,13 @@ export const dashboardRouteDocs: readonly RouteDoc[] = [
     tag: 'dashboard',
     access: 'admin',
     summary: 'the instance statechart',
+    query: [
+      {
+        name: 'view',
+        type: 'string',
+        description: `${CHART_VIEWS.join(' or ')}: the server's life in plain words (the dashboard's first view), or every region and transition as the machine names them (default)`,
+      },
+    ],
     responses: { 200: { description: 'the statechart', media: 'image/svg+xml' }, ...errors(400, 401, 403) },
   },
   {
@@ -67,7 +75,7 @@ export function dashboardRoutes(deps: HttpDeps): Hono {
   const recent = recentEventsOf(deps);
   // A chart that cannot be drawn is logged and said in its box; the page still comes.
   const chartSource = (): Promise<ChartSource> =>
-    chart().then(
+    chart('operator').then(
       (svg) => ({ svg }),
       (err: unknown) => {
         deps.log.warn('cannot draw the statechart for the dashboard', { error: describeError(err) });
@@ -75,20 +83,24 @@ export function dashboardRoutes(deps: HttpDeps): Hono {
       },
     );
 
-  // The page with the instances, the recent events and the chart in it (page.ts), so it shows them before any
-  // script has run.
+  // The page with the instances, the recent events and the operator's chart in it (page.ts), so it shows them
+  // before any script has run; the developer's chart is fetched when asked for.
   app.get('/', access, securityHeaders, async (c) => {
     const state = {
       version: deps.version,
       now: Date.now(),
       instances: deps.registry.list().map((i) => i.status()),
       recent: recent.list(),
+      stateNames: OPERATOR_STATES,
     };
     return c.html(await page(state, await chartSource()));
   });
-  app.get('/statechart.svg', access, securityHeaders, async (c) =>
-    c.body(await chart(), 200, { 'Content-Type': 'image/svg+xml; charset=utf-8' }),
-  );
+  app.get('/statechart.svg', access, securityHeaders, async (c) => {
+    const view = c.req.query('view') ?? 'developer';
+    if (!isChartView(view))
+      return c.json({ error: `view must be one of ${CHART_VIEWS.join(', ')}, not "${view}"` }, 400);
+    return c.body(await chart(view), 200, { 'Content-Type': 'image/svg+xml; charset=utf-8' });
+  });
   app.get(
     '/dashboard/:file{[a-z-]+\\.(?:js|css|html|svg)}',
     access,

@@ -140,10 +140,14 @@ test(
         b.page.evaluate<string[]>(
           `[...document.querySelectorAll('${card('beta')} button[data-action]:not(:disabled)')].map((e) => e.textContent)`,
         );
-      // Hold applies to a stopped instance too: it holds its schedules.
+      // Hold applies to a stopped instance too: it holds its schedules. Stop too, as the machine takes it (it keeps
+      // the instance stopped across daemon restarts); the status's controls say so.
+      const controls = status.controls as Record<string, { allowed: boolean; reason: string | null }>;
+      assert.equal(controls.stop, { allowed: true, reason: null });
+      assert.is(controls.rollback?.allowed, false);
       await waitFor(
-        'only Start and Hold enabled on beta',
-        async () => ((await enabled()).join() === 'Start,Hold' ? true : undefined),
+        'only Start, Hold and Stop enabled on beta',
+        async () => ((await enabled()).join() === 'Start,Hold,Stop' ? true : undefined),
         5000,
       );
       const events = await b.page.$$eval('#events li', (lis) => lis.map((li) => li.textContent ?? ''));

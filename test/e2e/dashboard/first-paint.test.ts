@@ -1,8 +1,8 @@
 /**
  * The dashboard's first response and its buttons in headless Chromium, against the real HTTP app with an in-memory
  * registry: the page shows the instances before any script runs (a plain `chromium --headless --screenshot`), and
- * each button is enabled only where its action applies (a stopped instance cannot be stopped, an instance without
- * a previous build cannot be rolled back, one without an update provider cannot be updated).
+ * each button is enabled only where the machine takes its action (the status's `controls`: an instance without a
+ * previous build cannot be rolled back, one without an update provider cannot be updated).
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -11,28 +11,33 @@ import { promisify } from 'node:util';
 import * as assert from 'uvu/assert';
 import { tempDir, waitFor } from '../../_support/env.ts';
 import { type MemoryInstance, memoryInstance, memoryRegistry } from '../../http/_support/app.ts';
+import { machineControls } from '../../http/_support/machine-controls.ts';
 import { appSuite, onPage } from './_support/app-suite.ts';
 import { ARTIFACTS, type Browser, CHROMIUM, screenshot, untilLive, withoutScripts } from './_support/browser.ts';
 
-/** A memory instance whose status carries the fields the buttons read (`canUpdate`, `canRollback`). */
+/** A memory instance whose status carries the fields the buttons read (`controls`, from a real machine). */
 function withStatus(inst: MemoryInstance, extra: Record<string, unknown>): MemoryInstance {
   const status = inst.status;
   inst.status = () => ({ ...status(), ...extra });
   return inst;
 }
 
-const alpha = withStatus(memoryInstance('alpha', { apiToken: 't' }), { canUpdate: true, canRollback: true });
+/** The machine's answers in a state, without the state (the memory instance's own `state` is shown). */
+async function controlsIn(...args: Parameters<typeof machineControls>) {
+  const { controls, canUpdate, canRollback } = await machineControls(...args);
+  return { controls, canUpdate, canRollback };
+}
+
+const alpha = withStatus(memoryInstance('alpha', { apiToken: 't' }), await controlsIn((h) => h.run()));
 const beta = withStatus(memoryInstance('beta', { apiToken: 't', state: 'stopped.idle' }), {
   pid: null,
   startedAt: null,
-  canUpdate: false,
-  canRollback: false,
+  ...(await controlsIn(() => {}, { canUpdate: false, canRollback: false })),
 });
 const gamma = withStatus(memoryInstance('gamma', { apiToken: 't', state: 'stopped.idle' }), {
   pid: null,
   startedAt: null,
-  canUpdate: true,
-  canRollback: true,
+  ...(await controlsIn(() => {})),
 });
 
 const test = appSuite('e2e :: dashboard first paint and buttons in Chromium', {
@@ -59,8 +64,8 @@ function buttons(b: Browser, key: string): Promise<Record<string, ButtonView>> {
 
 function assertStoppedButtons(got: Record<string, ButtonView>) {
   assert.equal(got.restart, { enabled: true, label: 'Start', why: '' });
-  assert.is(got.stop?.enabled, false, 'no Stop on a stopped instance');
-  assert.match(got.stop?.why ?? '', 'already stopped');
+  // The machine takes a Stop of a stopped instance (it keeps it stopped across daemon restarts).
+  assert.equal(got.stop, { enabled: true, label: 'Stop', why: '' });
   assert.is(got.rollback?.enabled, false, 'no Rollback without a previous build');
   assert.match(got.rollback?.why ?? '', 'bin.prev');
   assert.is(got.update?.enabled, false, 'no Update without a provider');
@@ -122,7 +127,7 @@ test('first-paint :: a plain `chromium --headless --screenshot` of the page (no 
 });
 
 test(
-  'first-paint :: with scripts, the buttons follow the status: a stopped instance cannot be stopped or rolled back',
+  'first-paint :: with scripts, the buttons follow the status: without bin.prev a stopped instance cannot be rolled back',
   onPage(async ({ b, url }) => {
     await untilLive(b, url);
     assertStoppedButtons(await buttons(b, 'beta'));
@@ -130,7 +135,7 @@ test(
       restart: { enabled: true, label: 'Start', why: '' },
       update: { enabled: true, label: 'Update', why: '' },
       rollback: { enabled: true, label: 'Rollback', why: '' },
-      stop: { enabled: false, label: 'Stop', why: 'already stopped' },
+      stop: { enabled: true, label: 'Stop', why: '' },
       // A memory instance reports no maintenance: nothing to hold.
       hold: { enabled: false, label: 'Hold', why: 'this watchdog does not report maintenance' },
     });
@@ -144,8 +149,8 @@ test(
         ['Stop', true],
       ],
     );
-    // Clicking the disabled Stop does nothing; once the instance runs, Stop applies.
-    await b.page.click(button('beta', 'stop'), { force: true });
+    // Clicking the disabled Rollback does nothing.
+    await b.page.click(button('beta', 'rollback'), { force: true });
     assert.is(await b.page.locator('dialog#confirm').isVisible(), false);
     assert.equal(beta.calls, []);
     beta.state = 'server.running';

@@ -129,6 +129,11 @@ test('ui :: state and alert facts update the card, the chart and the event list'
     at: Date.now(),
   });
   await until('the pill', async () => (await text(b, `${card('alpha')} .state-pill`)) === 'server.awaiting-checkin');
+  assert.is(
+    await b.page.getAttribute(`${card('alpha')} .state-pill`, 'title'),
+    'check-in overdue',
+    "the operator's name",
+  );
   assert.equal(await b.page.$$eval('#chart g.node.active[data-instances~="alpha"]', (n) => n.map((x) => x.id)), [
     'state:server.awaiting-checkin',
   ]);
@@ -136,6 +141,32 @@ test('ui :: state and alert facts update the card, the chart and the event list'
     (await text(b, '#events li[data-type="instance:alert"]')).includes('stopped checking in'),
   );
   assert.equal(browser!.errors, []);
+});
+
+test("ui :: the chart shows the operator's view; the button swaps in the developer's and back, instances still marked", async ({
+  browser,
+}) => {
+  const b = browser!;
+  const chartText = () => b.page.$$eval('#chart svg text', (ts) => ts.map((t) => t.textContent ?? ''));
+  const marked = () =>
+    b.page.$$eval('#chart g.node.active', (ns) => ns.map((n) => `${n.id} ${n.getAttribute('data-instances')}`));
+  assert.is(await b.page.getAttribute('#chart', 'data-view'), 'operator');
+  assert.ok((await chartText()).includes('backing off after crashes'), 'plain names');
+  assert.not.ok((await chartText()).includes('updateCheck'), 'no update-check region');
+  const before = await marked();
+  assert.ok(before.length > 0, 'an instance is marked');
+  assert.is(await text(b, '#chart-view'), 'Developer chart');
+  await b.page.click('#chart-view');
+  await until('the developer chart', async () => (await b.page.getAttribute('#chart', 'data-view')) === 'developer');
+  assert.ok((await chartText()).includes('updateCheck'), 'every region');
+  assert.equal(await marked(), before, 'the same states marked');
+  assert.is(await b.page.getAttribute('#chart-view', 'aria-pressed'), 'true');
+  await screenshot(b.page, 'dashboard-developer-chart.png');
+  await b.page.click('#chart-view');
+  await until('the operator view again', async () => (await b.page.getAttribute('#chart', 'data-view')) === 'operator');
+  assert.equal(await marked(), before);
+  assert.is(await b.page.getAttribute('#chart-developer-link', 'href'), '/statechart.svg?view=developer');
+  assert.equal(b.errors, []);
 });
 
 test('ui :: with Admin configured the page needs the credentials, and works with them', async (ctx) => {

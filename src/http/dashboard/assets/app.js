@@ -5,7 +5,7 @@ import { appendLog, applyStatus, removeInstance, renderAges, showUpdate } from '
 import { loadChart } from './chart.js';
 import { lowDiskLines, showDiskBanner } from './disk-view.js';
 import { addEvent, listEvents } from './event-list.js';
-import { $, clock, instances } from './shared.js';
+import { $, clock, instances, stateNames } from './shared.js';
 
 function setConnection(state, text) {
   const el = $('#conn');
@@ -91,6 +91,7 @@ function adoptInitialState() {
   try {
     const initial = JSON.parse(el.textContent ?? '');
     clock.skewMs = initial.now - Date.now();
+    for (const [state, name] of Object.entries(initial.stateNames ?? {})) stateNames.set(state, name);
     $('#version').textContent = `v${initial.version}`;
     reconcile(initial.instances);
     // The same events as sent, in the browser's time zone (the daemon wrote UTC).

@@ -18,7 +18,10 @@ export type CardStatus = Pick<
   | 'canRollback'
 > &
   Partial<
-    Pick<InstanceStatus, 'lastExit' | 'maintenance' | 'agones' | 'disk' | 'updateCheck' | 'resources' | 'players'>
+    Pick<
+      InstanceStatus,
+      'lastExit' | 'maintenance' | 'agones' | 'disk' | 'updateCheck' | 'resources' | 'players' | 'controls'
+    >
   >;
 
 /** `hold` is one button for hold and release: its label says which. */

@@ -21,43 +21,19 @@ export function stateGroup(state) {
 const isStopped = (state) => state.startsWith('stopped.');
 
 /**
- * For each action, why it does not apply now ('' when it does), following the instance statechart and the daemon's
- * own refusals: Stop needs a server that runs or is about to; Restart is ignored during a rollback, and during an
- * update it only withdraws a stop; Update needs a provider (`canUpdate`; during an update it is queued, so it
- * applies); Rollback needs a previous build (`bin.prev`, `canRollback`) and a state that takes it. A field the
- * status lacks counts as "may apply": the daemon decides.
+ * For each action, why it does not apply now ('' when it does). The daemon says it for the control actions
+ * (`status.controls`: the machine's own answer, the one a control request gets), so the page keeps no rules of its
+ * own; a status without it (an older daemon) leaves them enabled and the daemon decides. Hold (or Release) applies
+ * wherever the daemon reports maintenance.
  */
 export function actionBlockers(status) {
-  const { state } = status;
-  if (state === 'exited') {
-    const why = 'the watchdog is shutting down';
-    return { restart: why, update: why, stop: why, rollback: why, hold: why };
+  const blockers = { hold: status.maintenance ? '' : 'this watchdog does not report maintenance' };
+  for (const action of ACTIONS) {
+    if (action === 'hold') continue;
+    const choice = status.controls?.[action];
+    blockers[action] = !choice || choice.allowed ? '' : choice.reason || 'not possible now';
   }
-  const stopped = isStopped(state);
-  return {
-    restart:
-      state === 'rolling-back'
-        ? 'a rollback is under way; the server starts when it is done'
-        : state === 'updating' && !status.stopRequested
-          ? 'an update is being installed; the server starts when it is done'
-          : '',
-    update: status.canUpdate === false ? 'no update provider (UpdateType) is configured' : '',
-    stop: stopped ? 'already stopped' : status.stopRequested ? 'a stop is already under way' : '',
-    rollback:
-      state === 'updating'
-        ? 'an update is being installed; roll back once it is done'
-        : state === 'restarting.backoff'
-          ? 'the server is between crash relaunches; stop the instance, then roll back'
-          : state === 'restarting.blocked'
-            ? 'the launch is blocked and retried with back-off; stop the instance, then roll back'
-            : state === 'rolling-back'
-              ? 'a rollback is already under way'
-              : status.canRollback === false
-                ? 'no previous build (bin.prev) to go back to; one is kept after each update'
-                : '',
-    // Hold (or Release) applies whenever the daemon reports maintenance; an older daemon does not.
-    hold: status.maintenance ? '' : 'this watchdog does not report maintenance',
-  };
+  return blockers;
 }
 
 /** The text of an action's button: a stopped instance is started, not restarted; a held one is released. */

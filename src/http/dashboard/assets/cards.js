@@ -3,7 +3,7 @@
 import { runAction, sendConsole } from './actions.js';
 import { ACTIONS, actionBlockers, actionLabel, cardFields, PALETTE_SIZE, shownName, stateGroup } from './card-view.js';
 import { highlightChart } from './chart.js';
-import { $, formatBytes, formatDuration, instances, serverNow } from './shared.js';
+import { $, formatBytes, formatDuration, instances, serverNow, stateNames } from './shared.js';
 
 const MAX_LOG_LINES = 300;
 
@@ -102,7 +102,10 @@ function renderCard(inst) {
   const name = $('.name', card);
   name.textContent = shownName(s);
   name.title = shownName(s);
-  $('.state-pill', card).dataset.group = stateGroup(s.state);
+  const pill = $('.state-pill', card);
+  pill.dataset.group = stateGroup(s.state);
+  // The operator's name for it, as the chart shows it.
+  pill.title = stateNames.get(s.state) ?? '';
   const fields = cardFields(s, serverNow());
   for (const field of ['state', 'pid', 'revision', 'cpu', 'memory', 'players', 'restarts', 'failures'])
     setField(card, field, fields[field]);

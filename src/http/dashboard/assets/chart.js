@@ -1,40 +1,87 @@
-// The statechart: the SVG the daemon renders from the machine, with each instance's state node highlighted. The
-// daemon sends the page with the SVG in it (../first-paint.ts); it is fetched only when the page came without.
+// The statechart: the SVG the daemon renders from the machine, with each instance's state node highlighted. Two
+// views: the operator's (the default, sent in the page by the daemon: ../first-paint.ts) and the developer's, fetched
+// when the operator asks for it. Both name their nodes by the machine's state path, so highlighting is the same.
 import { $, instances } from './shared.js';
 
 const NODE_PREFIX = 'state:';
 const SVG_NS = 'http://www.w3.org/2000/svg';
 /** As the daemon sizes it (first-paint.ts CHART_SCALE): the smallest labels near 11 px. */
 const CHART_SCALE = 1.2;
+const LABELS = {
+  operator: { button: 'Developer chart', aria: "Instance statechart, operator's view" },
+  developer: { button: "Operator's view", aria: "Instance statechart, developer's view" },
+};
 let chartReady = false;
+/** Each view's drawing once loaded (the page's own for the operator's view). */
+const drawings = new Map();
 
 export async function loadChart() {
   const holder = $('#chart');
   setUpFit(holder);
-  if ($('svg', holder)) {
+  setUpViews(holder);
+  const sent = $('svg', holder);
+  if (sent) {
+    drawings.set(holder.dataset.view ?? 'operator', sent);
     chartReady = true;
     highlightChart();
     showActive(holder);
     return;
   }
+  await showView(holder, holder.dataset.view ?? 'operator');
+}
+
+/** Shows `view`, fetched from the daemon the first time; says why in the box when it cannot be had. */
+async function showView(holder, view) {
   try {
-    const res = await fetch('/statechart.svg');
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    const doc = new DOMParser().parseFromString(await res.text(), 'image/svg+xml');
-    const svg = doc.documentElement;
-    if (svg.nodeName !== 'svg') throw new Error('not an SVG document');
-    const box = svg.getAttribute('viewBox')?.trim().split(/\s+/).map(Number);
-    if (box?.length === 4) {
-      svg.setAttribute('width', String(Math.round(box[2] * CHART_SCALE)));
-      svg.setAttribute('height', String(Math.round(box[3] * CHART_SCALE)));
+    let svg = drawings.get(view);
+    if (!svg) {
+      svg = await fetchChart(view);
+      drawings.set(view, svg);
     }
-    holder.replaceChildren(document.importNode(svg, true));
+    holder.replaceChildren(svg);
+    holder.dataset.view = view;
+    holder.setAttribute('aria-label', LABELS[view].aria);
+    const button = $('#chart-view');
+    if (button) {
+      button.textContent = LABELS[view].button;
+      button.setAttribute('aria-pressed', String(view === 'developer'));
+    }
     chartReady = true;
     highlightChart();
     showActive(holder);
   } catch (err) {
+    chartReady = false;
     holder.textContent = `The statechart could not be loaded (${err instanceof Error ? err.message : String(err)}).`;
   }
+}
+
+async function fetchChart(view) {
+  const res = await fetch(`/statechart.svg?view=${view}`);
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  const doc = new DOMParser().parseFromString(await res.text(), 'image/svg+xml');
+  const svg = doc.documentElement;
+  if (svg.nodeName !== 'svg') throw new Error('not an SVG document');
+  const box = svg.getAttribute('viewBox')?.trim().split(/\s+/).map(Number);
+  if (box?.length === 4) {
+    svg.setAttribute('width', String(Math.round(box[2] * CHART_SCALE)));
+    svg.setAttribute('height', String(Math.round(box[3] * CHART_SCALE)));
+  }
+  return document.importNode(svg, true);
+}
+
+/** One button between the operator's view and the developer's; the link beside it stays for a page without scripts. */
+function setUpViews(holder) {
+  const button = $('#chart-view');
+  if (!button) return;
+  button.hidden = false;
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      await showView(holder, holder.dataset.view === 'developer' ? 'operator' : 'developer');
+    } finally {
+      button.disabled = false;
+    }
+  });
 }
 
 /** At the readable size the chart is wider than its box: start scrolled to the first instance's state. */
@@ -64,6 +111,7 @@ function setUpFit(holder) {
 export function highlightChart() {
   if (!chartReady) return;
   const svg = $('#chart svg');
+  if (!svg) return;
   for (const node of svg.querySelectorAll('g.node.active')) {
     node.classList.remove('active');
     node.removeAttribute('data-instances');

@@ -5,6 +5,9 @@
 /** @type {Map<string, Instance>} */
 export const instances = new Map();
 
+/** Each state's plain name in the operator's view of the chart (the page's inlined state brings them). */
+export const stateNames = new Map();
+
 /** Server clock minus browser clock, set from `hello`, so ages are right even on a skewed browser. */
 export const clock = { skewMs: 0 };
 export const serverNow = () => Date.now() + clock.skewMs;

@@ -1,0 +1,188 @@
+/**
+ * The operator's view of the chart: the `lifecycle` region only (the server's life, where the status and the card's
+ * buttons live), each state under a plain name and each transition in plain words, with the card's buttons
+ * capitalised (`Restart`, `Stop`). It is derived from the machine's graph, never drawn by hand: the two tables
+ * below are the one place that names states and transitions for an operator, and a test fails when the machine has
+ * a state or a transition they do not name, so a new state cannot be left out unseen.
+ */
+import { type ChartEdge, type ChartGraph, type ChartState, chartGraph } from './graph.ts';
+
+/** The region the operator's view draws; its key is dropped from the paths, as the status drops it. */
+export const OPERATOR_REGION = 'lifecycle';
+
+/** Every state of the `lifecycle` region (status path → the name an operator reads), compound ones included. */
+export const OPERATOR_STATES: Readonly<Record<string, string>> = {
+  stopped: 'Stopped',
+  'stopped.idle': 'stopped: starts when asked',
+  'stopped.failing': 'gave up: it kept failing to start',
+  decide: 'watchdog decides',
+  updating: 'installing an update',
+  server: 'Server process',
+  'server.starting': 'starting: waits for its first check-in',
+  'server.running': 'running',
+  'server.awaiting-checkin': 'check-in overdue',
+  'server.stopping': 'stopping',
+  restarting: 'Waiting to launch again',
+  'restarting.backoff': 'backing off after crashes',
+  'restarting.blocked': 'launch blocked: no resources or port',
+  'rolling-back': 'rolling back to the previous build',
+  exited: 'watchdog shut down',
+};
+
+/** The machine's other regions, and where an operator sees them instead of in the drawing. */
+export const HIDDEN_REGIONS: Readonly<Record<string, string>> = {
+  updateCheck: "the card's maintenance line and the update progress bar",
+};
+
+/**
+ * Each transition of the region in words, keyed by its label in the developer chart (`CHECKIN [checkinCounts]`,
+ * `after backoff`, `update done`, `always [crashLoop]`); `null`: not drawn for an operator (bookkeeping that changes
+ * no state).
+ */
+export const OPERATOR_WORDS: Readonly<Record<string, string | null>> = {
+  STOP: 'Stop',
+  SHUTDOWN: 'the watchdog stops',
+  RESTART: 'Restart',
+  ROLLBACK: 'Rollback',
+  START: 'Start',
+  ADOPT: 'found running at watchdog start',
+  UPDATE_FOUND: 'an update was found',
+  'always [shuttingDown]': 'the watchdog is stopping',
+  'always [stopRequested]': 'a Stop was asked',
+  'always [rollbackRequested]': 'a Rollback was asked',
+  'always [launchBlocked]': 'the launch was blocked',
+  'always [giveUp]': 'too many failed starts',
+  'always [crashLoop]': 'crashing in a loop',
+  'always [updatePending and not installHeld]': 'an update waits to be installed',
+  always: 'otherwise: launch',
+  'update done': 'installed',
+  'update error': 'install failed',
+  'PROCESS_STARTED [currentLaunch]': null,
+  'PROCESS_EXITED [currentLaunch]': 'the server exited',
+  'PROCESS_BLOCKED [currentLaunch]': 'the launch was blocked',
+  'SHUTDOWN [graceful]': 'the watchdog stops',
+  STABLE: null,
+  'CHECKIN [checkinCounts]': 'check-in',
+  'process error': null,
+  'after checkinTimeout': 'no first check-in in time: killed',
+  'after degradedAfter': 'check-in late',
+  'after hangAfter': 'no check-in: hung, killed',
+  'after backoff': 'back-off over',
+  'after blockedBackoff': 'retry',
+  'rollback done': 'rolled back',
+  'rollback error [rollbackRequested]': 'rollback failed: relaunch',
+  'rollback error': 'rollback failed',
+};
+
+/**
+ * A transition declared on a compound state into one of its own children (`server` → `server.running` on a
+ * check-in) is drawn from each other child; these are the children its guard rules out (checked against the
+ * machine by a test), so the drawing shows no arrow the machine never takes.
+ */
+export const NEVER_FROM: Readonly<Record<string, readonly string[]>> = {
+  'CHECKIN [checkinCounts]': ['server.stopping'],
+};
+
+/** What each arrow colour means, said for an operator (the developer chart's legend names xstate's terms). */
+export const OPERATOR_LEGEND = {
+  event: 'capitalised: a button (or the same request by CLI or API); else what the server did',
+  result: 'an install or rollback finished or failed',
+  after: 'a time limit ran out',
+  always: 'the watchdog chose at once',
+} as const;
+
+/** The status path's plain name for an operator; the path itself for a state the table does not name (yet). */
+export function operatorLabel(path: string): string {
+  return OPERATOR_STATES[path] ?? path;
+}
+
+/**
+ * What the two tables miss of the machine's graph, said so a person can fix it: a state of the region without a
+ * name, a region neither drawn nor hidden, a transition without words. Empty when the view covers the machine.
+ */
+export function unmappedParts(graph: ChartGraph = chartGraph()): string[] {
+  const missing: string[] = [];
+  for (const s of graph.states) {
+    if (s.parent === '' && s.path !== OPERATOR_REGION && !(s.path in HIDDEN_REGIONS))
+      missing.push(`region "${s.path}" is neither drawn nor listed in HIDDEN_REGIONS`);
+    if (inRegion(graph, s) && s.path !== OPERATOR_REGION && !(s.path in OPERATOR_STATES))
+      missing.push(`state "${s.path}" has no name in OPERATOR_STATES`);
+  }
+  const inside = new Set(graph.states.filter((s) => inRegion(graph, s)).map((s) => s.path));
+  for (const e of graph.edges) {
+    if (inside.has(e.source) && !(e.label in OPERATOR_WORDS))
+      missing.push(`transition "${e.label}" (${e.source} → ${e.target}) has no words in OPERATOR_WORDS`);
+  }
+  return [...new Set(missing)];
+}
+
+function inRegion(graph: ChartGraph, s: ChartState): boolean {
+  return within(graph, s.path, OPERATOR_REGION);
+}
+
+/**
+ * The operator's graph: the region's states renamed, its transitions in words (those worded `null` left out) and
+ * merged per pair of states, one line per distinct wording. The region's own transitions hang off "any state".
+ * State paths stay the machine's, so the dashboard marks an instance's state in either view the same way.
+ */
+export function operatorGraph(graph: ChartGraph = chartGraph()): ChartGraph {
+  const asRoot = (path: string) => (path === OPERATOR_REGION ? '' : path);
+  const states: ChartState[] = [
+    { path: '', name: graph.id, parent: null, kind: 'parallel', initial: null, transient: false },
+  ];
+  for (const s of graph.states) {
+    if (s.path === OPERATOR_REGION || !inRegion(graph, s)) continue;
+    states.push({ ...s, name: operatorLabel(s.path), parent: s.parent === null ? null : asRoot(s.parent) });
+  }
+  const inside = new Set(graph.states.filter((s) => inRegion(graph, s)).map((s) => s.path));
+  const merged = new Map<string, ChartEdge>();
+  const add = (e: ChartEdge, words: string) => {
+    const edge: ChartEdge = { ...e, source: asRoot(e.source), target: asRoot(e.target), guard: null, label: words };
+    const k = JSON.stringify([edge.source, edge.target, edge.kind, edge.internal]);
+    const prev = merged.get(k);
+    if (!prev) merged.set(k, edge);
+    else if (!prev.label.split('\n').includes(words)) merged.set(k, { ...prev, label: `${prev.label}\n${words}` });
+  };
+  for (const e of graph.edges) {
+    if (!inside.has(e.source)) continue;
+    // A transition the table does not word yet is drawn under its label (the coverage test names it).
+    const words = e.label in OPERATOR_WORDS ? OPERATOR_WORDS[e.label] : e.label;
+    if (words === null || words === undefined) continue;
+    for (const source of sourcesOf(graph, e)) add({ ...e, source }, words);
+  }
+  return { id: graph.id, initial: graph.initial, states, edges: [...merged.values()] };
+}
+
+/**
+ * Where a transition is drawn from: its source, or, for one into the source's own child, each child it can leave
+ * and the target itself, where it is listed in place (`NEVER_FROM` rules some out).
+ */
+function sourcesOf(graph: ChartGraph, e: ChartEdge): string[] {
+  // The region's own transitions stay on "any state", the one node that stands for every state.
+  if (e.internal || e.source === OPERATOR_REGION || e.source === e.target || !within(graph, e.target, e.source))
+    return [e.source];
+  const never = NEVER_FROM[e.label] ?? [];
+  return graph.states
+    .filter((c) => c.parent === e.source && (c.path === e.target || !within(graph, e.target, c.path)))
+    .map((c) => c.path)
+    .filter((p) => !never.includes(p));
+}
+
+function within(graph: ChartGraph, path: string, ancestor: string): boolean {
+  const byPath = new Map(graph.states.map((x) => [x.path, x]));
+  for (let p: string | null | undefined = path; p != null; p = byPath.get(p)?.parent) if (p === ancestor) return true;
+  return false;
+}
+
+/** The two drawings of the chart: the operator's (the dashboard's default) and the developer's (every region). */
+export const CHART_VIEWS = ['operator', 'developer'] as const;
+export type ChartView = (typeof CHART_VIEWS)[number];
+
+export function isChartView(value: string): value is ChartView {
+  return (CHART_VIEWS as readonly string[]).includes(value);
+}
+
+/** The graph a view draws. */
+export function viewGraph(view: ChartView, graph: ChartGraph = chartGraph()): ChartGraph {
+  return view === 'operator' ? operatorGraph(graph) : graph;
+}

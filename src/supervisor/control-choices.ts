@@ -1,0 +1,25 @@
+/**
+ * What the status says of each control action: whether the instance takes it now and, when not, why. Computed by
+ * `refusalOf`, the function the control routes ask before they answer 409, so the dashboard's buttons and the
+ * routes cannot disagree.
+ */
+import {
+  CONTROL_EVENT,
+  type ControlAction,
+  type ControlFacts,
+  type ControlView,
+  refusalOf,
+} from '../../machines/instance.refusals.ts';
+import type { ControlChoice } from './contract.ts';
+
+/** Every control action, in the order the event table lists them. */
+const ACTIONS = Object.keys(CONTROL_EVENT) as ControlAction[];
+
+export function controlChoices(snapshot: ControlView, facts: ControlFacts): Record<ControlAction, ControlChoice> {
+  const choices = {} as Record<ControlAction, ControlChoice>;
+  for (const action of ACTIONS) {
+    const reason = refusalOf(snapshot, action, facts);
+    choices[action] = { allowed: reason === null, reason };
+  }
+  return choices;
+}

@@ -26,6 +26,7 @@ export const OPERATOR_STATES: Readonly<Record<string, string>> = {
   'restarting.backoff': 'backing off after crashes',
   'restarting.blocked': 'launch blocked: no resources or port',
   'rolling-back': 'rolling back to the previous build',
+  restoring: 'restoring a backup of the data',
   exited: 'watchdog shut down',
 };
 
@@ -44,12 +45,14 @@ export const OPERATOR_WORDS: Readonly<Record<string, string | null>> = {
   SHUTDOWN: 'the watchdog stops',
   RESTART: 'Restart',
   ROLLBACK: 'Rollback',
+  RESTORE: 'Restore',
   START: 'Start',
   ADOPT: 'found running at watchdog start',
   UPDATE_FOUND: 'an update was found',
   'always [shuttingDown]': 'the watchdog is stopping',
   'always [stopRequested]': 'a Stop was asked',
   'always [rollbackRequested]': 'a Rollback was asked',
+  'always [restoreRequested]': 'a Restore was asked',
   'always [launchBlocked]': 'the launch was blocked',
   'always [giveUp]': 'too many failed starts',
   'always [crashLoop]': 'crashing in a loop',
@@ -72,6 +75,9 @@ export const OPERATOR_WORDS: Readonly<Record<string, string | null>> = {
   'rollback done': 'rolled back',
   'rollback error [rollbackRequested]': 'rollback failed: relaunch',
   'rollback error': 'rollback failed',
+  'restore done': 'restored',
+  'restore error [restoreRequested]': 'restore failed: relaunch',
+  'restore error': 'restore failed',
 };
 
 /**

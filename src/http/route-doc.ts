@@ -140,6 +140,7 @@ export const InstanceStatusSchema = v.object({
         update: ControlChoiceSchema,
         stop: ControlChoiceSchema,
         rollback: ControlChoiceSchema,
+        restore: ControlChoiceSchema,
       }),
       v.description(
         'per control action: whether it is taken now, and why not (the reason a control request gets with 409)',

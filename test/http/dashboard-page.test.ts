@@ -143,7 +143,7 @@ test('dashboard-page :: buttons during an update and a rollback, and after shutd
 test('dashboard-page :: the card shows what the status says: another answer in controls, another button', async () => {
   const refused = { allowed: false, reason: 'a reason only the daemon knows' };
   const taken = { allowed: true, reason: null };
-  const controls = { restart: refused, update: taken, stop: taken, rollback: taken };
+  const controls = { restart: refused, update: taken, stop: taken, rollback: taken, restore: taken };
   const card = renderCard(await index(), status({ key: 'a', controls }), 0, 0);
   assert.match(buttonOf(card, 'restart'), ' disabled title="a reason only the daemon knows"');
   const flipped = renderCard(

@@ -31,6 +31,7 @@ graph('chart :: every state of the machine, with its kind and initial child, nam
     'restarting.backoff',
     'restarting.blocked',
     'rolling-back',
+    'restoring',
     'exited',
     'updateCheck',
     'updateCheck.idle',
@@ -89,10 +90,10 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
   assert.equal([internal?.internal, internal?.target], [true, '']);
 });
 
-// 49 since the update checks became a region of their own (idle, queued, running, off); 48 with check-ins
-// declared once on `server`.
-graph('chart :: the statechart stays small: at most 49 transitions', () => {
-  assert.ok(chartGraph().edges.length <= 49, `${chartGraph().edges.length} transitions`);
+// 54 since a backup can be restored (RESTORE from a stopped and a running server, its outcomes); 49 since the
+// update checks became a region of their own (idle, queued, running, off).
+graph('chart :: the statechart stays small: at most 54 transitions', () => {
+  assert.ok(chartGraph().edges.length <= 54, `${chartGraph().edges.length} transitions`);
 });
 
 graph('chart :: guards read as text, combinators included', () => {

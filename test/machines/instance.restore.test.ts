@@ -13,7 +13,11 @@ restore('instance :: ROLLBACK withData hands the flag to the rollback actor, onc
   h.actor.send({ type: 'STOP' });
   h.proc().exit(0);
   h.actor.send({ type: 'ROLLBACK' });
-  assert.equal(h.rollbacks.at(-1)?.input, { key: 'alpha', withData: false }, 'a later rollback without it keeps the data');
+  assert.equal(
+    h.rollbacks.at(-1)?.input,
+    { key: 'alpha', withData: false },
+    'a later rollback without it keeps the data',
+  );
 });
 
 restore(

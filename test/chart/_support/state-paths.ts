@@ -10,5 +10,6 @@ export const STATUS_PATHS = [
   'restarting.backoff',
   'restarting.blocked',
   'rolling-back',
+  'restoring',
   'exited',
 ];

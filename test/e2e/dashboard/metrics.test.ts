@@ -1,7 +1,7 @@
 /** `/metrics` and `/api/instances` of the real daemon, following a demo server through restart and stop. */
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { daemonSuite, type RunningDaemon } from '../../_support/daemon.ts';
+import { daemonSuite, type RunningDaemon, type StatusJson } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { type Family, parseExposition, sample } from '../../http/_support/metrics.ts';
 
@@ -53,10 +53,18 @@ test("metrics :: running: one-hot state, a recent check-in, the server's memory 
   assert.ok((sample(f, 'watchdog_instance_cpu_seconds_total', { instance: 'demo' }) ?? 0) > 0);
   assert.is(sample(f, 'watchdog_instance_startup_failures', { instance: 'demo' }), 0);
   assert.is(restarts(f, 'request'), 0);
-  const api = (await (await fetch(`${d.url}/api/instances`)).json()) as { key: string; state: string; pid: number }[];
-  assert.is(api.length, 1);
-  assert.is(api[0]?.state, 'server.running');
-  assert.equal(api[0], await d.status('demo', TOKEN));
+  // The dashboard's list and the instance's own status are the same JSON; a check-in or a resource sample between
+  // the two reads changes their timestamps, so they are compared on one pair of reads taken with nothing between.
+  const same = await waitFor(
+    'the dashboard list and the status to agree',
+    async () => {
+      const api = (await (await fetch(`${d.url}/api/instances`)).json()) as StatusJson[];
+      const own = await d.status('demo', TOKEN);
+      return api.length === 1 && JSON.stringify(api[0]) === JSON.stringify(own) ? own : undefined;
+    },
+    5_000,
+  );
+  assert.is(same.state, 'server.running');
 });
 
 test('metrics :: a requested restart counts once under reason="request", and the state comes back to running', async ({

@@ -173,6 +173,10 @@ test('layout :: a long server-log line wraps inside the card at 360 px; nothing 
   assert.ok(pre.lines > 5, `the line takes several lines: ${JSON.stringify(pre)}`);
   await screenshot(b.page, 'layout/dashboard-log-360.png');
   assert.equal((await measureLayout(b.page)).problems, []);
+  // The Backups panel open too (its instance keeps no backups here: the answer is said in the panel).
+  await b.page.click(`${card} details.backups summary`);
+  await b.page.waitForSelector(`${card} .backup-result:not(:empty)`);
+  assert.equal((await measureLayout(b.page)).problems, [], 'with the Backups panel open');
 });
 
 test.run();

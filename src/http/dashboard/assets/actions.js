@@ -17,11 +17,11 @@ const TEXTS = {
     `${key} is asked to leave at the end of the current round and then shuts down gracefully; if it cannot be asked, it is shut down gracefully at once. It stays stopped until you start it here or with \`watchdog restart ${key}\`.`,
 };
 
-/** Resolves true when the operator confirms in the modal dialog. */
-function confirmAction(key, label) {
+/** Resolves true when the operator confirms in the modal dialog; `text` says what happens (default: TEXTS). */
+function confirmAction(key, label, text) {
   const dialog = /** @type {HTMLDialogElement} */ ($('#confirm'));
   $('#confirm-title').textContent = `${label} ${key}?`;
-  $('#confirm-text').textContent = TEXTS[label]?.(key) ?? '';
+  $('#confirm-text').textContent = text ?? TEXTS[label]?.(key) ?? '';
   $('#confirm-ok').textContent = label;
   return new Promise((resolve) => {
     const done = (ok) => {
@@ -62,13 +62,17 @@ export async function sendConsole(key, command, result) {
   }
 }
 
-/** Confirms, then sends `action`; the card shows the answer. The caller disables the buttons meanwhile. */
-export async function runAction(key, action, label) {
-  if (!(await confirmAction(key, label))) return;
+/**
+ * Confirms, then sends `action` (with `opts.query`: a restore's backup, a rollback's withData); the card shows the
+ * answer. The caller disables the buttons meanwhile. Resolves true when the daemon took it.
+ */
+export async function runAction(key, action, label, opts = {}) {
+  if (!(await confirmAction(key, label, opts.text))) return false;
   const result = $('.action-result', instances.get(key)?.card ?? document.body);
+  const query = opts.query ? `?${new URLSearchParams(opts.query)}` : '';
   try {
     // The header marks the request as the dashboard's own (the daemon refuses control requests without it).
-    const res = await fetch(`/api/instances/${encodeURIComponent(key)}/${action}`, {
+    const res = await fetch(`/api/instances/${encodeURIComponent(key)}/${action}${query}`, {
       method: 'POST',
       headers: { 'X-Watchdog-Dashboard': '1' },
     });
@@ -77,8 +81,10 @@ export async function runAction(key, action, label) {
       ? `${action} accepted`
       : `${action} refused (${res.status}): ${body.error ?? res.statusText}`;
     result.dataset.ok = String(res.ok);
+    return res.ok;
   } catch (err) {
     result.textContent = `${action} failed: ${err instanceof Error ? err.message : String(err)} — is the watchdog running?`;
     result.dataset.ok = 'false';
+    return false;
   }
 }

@@ -20,7 +20,16 @@ export type CardStatus = Pick<
   Partial<
     Pick<
       InstanceStatus,
-      'lastExit' | 'maintenance' | 'agones' | 'disk' | 'updateCheck' | 'resources' | 'players' | 'controls'
+      | 'lastExit'
+      | 'maintenance'
+      | 'agones'
+      | 'disk'
+      | 'updateCheck'
+      | 'resources'
+      | 'players'
+      | 'controls'
+      | 'backup'
+      | 'restore'
     >
   >;
 

@@ -58,7 +58,22 @@ export function cardFields(status, now) {
     lastExit: lastExitText(status.lastExit, now),
     maintenance: checkText(status.updateCheck) || maintenanceText(status.maintenance, now),
     agones: agonesText(status.agones),
+    backup: backupText(status.backup, status.restore, now),
   };
+}
+
+/**
+ * The last snapshot (`scheduled 12.3 MiB, 5 min ago`, or `failed 2 min ago: …`) and a failed restore after it; `—`
+ * before the first since the daemon started.
+ */
+function backupText(backup, restore, now) {
+  const ago = (iso) => `${formatDuration((now - Date.parse(iso)) / 1000)} ago`;
+  const last = !backup
+    ? '—'
+    : backup.ok
+      ? `${backup.kind} ${formatBytes(backup.archiveBytes ?? 0)}, ${ago(backup.at)}`
+      : `${backup.kind} failed ${ago(backup.at)}: ${backup.error ?? 'no reason given'}`;
+  return restore && !restore.ok ? `${last}; restore failed ${ago(restore.at)}: ${restore.error ?? ''}` : last;
 }
 
 /**

@@ -1,6 +1,7 @@
 // One card per instance: its facts, buttons, update progress and server log. The daemon sends the page with the
 // cards already filled in (page.ts, by the rules in card-view.js); this module adopts them and keeps them current.
 import { runAction, sendConsole } from './actions.js';
+import { refreshBackups, wireBackups } from './backups.js';
 import { ACTIONS, actionBlockers, actionLabel, cardFields, PALETTE_SIZE, shownName, stateGroup } from './card-view.js';
 import { highlightChart } from './chart.js';
 import { $, formatBytes, formatDuration, instances, serverNow, stateNames } from './shared.js';
@@ -69,6 +70,7 @@ export function ensureInstance(key) {
       input.focus();
     }
   });
+  wireBackups(card, key);
   instances.set(key, inst);
   void loadLog(inst);
   return inst;
@@ -86,6 +88,7 @@ export function applyStatus(status) {
   if (!status) return;
   const inst = ensureInstance(status.key);
   const changed = inst.status?.state !== status.state;
+  refreshBackups(inst.card, status.key, inst.status, status);
   inst.status = status;
   renderCard(inst);
   if (changed) highlightChart();
@@ -107,7 +110,7 @@ function renderCard(inst) {
   // The operator's name for it, as the chart shows it.
   pill.title = stateNames.get(s.state) ?? '';
   const fields = cardFields(s, serverNow());
-  for (const field of ['state', 'pid', 'revision', 'cpu', 'memory', 'players', 'restarts', 'failures'])
+  for (const field of ['state', 'pid', 'revision', 'cpu', 'memory', 'players', 'restarts', 'failures', 'backup'])
     setField(card, field, fields[field]);
   card.dataset.state = s.state;
   // The console panel only where the instance enables it (Console); the daemon refuses it elsewhere anyway.

@@ -2,8 +2,10 @@
  * The instance statechart's context and the pure logic on it (intents, exits, back-off, alerts, checks). No XState
  * here: `instance.setup.ts` turns these into guards and actions.
  */
+import type { MaintenanceContext } from './instance.maintenance-plan.ts';
 import type {
   AlertKind,
+  MaintenancePolicy,
   ExitInfo,
   ExitIntent,
   ExitReason,
@@ -51,13 +53,22 @@ export interface InstanceContext {
   lastExit: LastExit | null;
   /** The current blocked-launch episode, or null; it never touches `startupFailures`. */
   blocked: LaunchBlock | null;
+  /** The maintenance region's pending action and hold (instance.maintenance-plan.ts). */
+  maintenance: MaintenanceContext;
 }
 
 /**
- * InstanceEvent plus the machine's own: the delayed STABLE (a run lasted `stableRunMs` after its first check-in)
- * and UPDATE_FOUND, raised by the update-check region for the server region when a check finds a build.
+ * InstanceEvent plus the machine's own, raised by one region for the others: the delayed STABLE (a run lasted
+ * `stableRunMs` after its first check-in); UPDATE_FOUND when a check finds a build (`when`: the policy the check was
+ * asked with, `at`: when it answered); SERVER_GONE when the current server exited and LAUNCHED when one was launched,
+ * for the maintenance region.
  */
-export type InstanceMachineEvent = InstanceEvent | { type: 'STABLE' } | { type: 'UPDATE_FOUND' };
+export type InstanceMachineEvent =
+  | InstanceEvent
+  | { type: 'STABLE' }
+  | { type: 'UPDATE_FOUND'; when: MaintenancePolicy | null; at: number }
+  | { type: 'SERVER_GONE' }
+  | { type: 'LAUNCHED' };
 
 const RANK: Record<ExitIntent, number> = { crash: 0, hang: 1, stop: 2, restart: 2, rollback: 2, shutdown: 3 };
 

@@ -132,7 +132,7 @@ function eventsFor(types: string[]) {
           if (within(s, 'instance.lifecycle.rolling-back')) out.push({ type, error: new Error('no bin.prev') });
           break;
         case 'xstate.done.actor.updateCheck':
-          if (checking) out.push({ type, output: { available: true } }, { type, output: { available: false } });
+          if (checking) out.push({ type, output: { available: true, at: 0 } }, { type, output: { available: false, at: 0 } });
           break;
         case 'xstate.error.actor.updateCheck':
           if (checking) out.push({ type, error: new Error('no manifest') });

@@ -13,9 +13,12 @@ import type {
   CheckOutput,
   InstanceEmitted,
   InstanceTiming,
+  MaintenanceRules,
+  PlayersInput,
   ProcessCommand,
   ProcessInput,
   RollbackInput,
+  ScheduleCommand,
   RollbackOutput,
   UpdateInput,
   UpdateOutput,
@@ -88,21 +91,37 @@ async function answerOldest<TIn, TOut>(
   await settle();
 }
 
-/** Guards the daemon provides, replaced for a test (the machine's defaults otherwise). */
-export type HarnessGuards = Parameters<typeof instanceMachine.provide>[0]['guards'];
+export const RULES: MaintenanceRules = { when: 'RoundEnd', maxDelayMs: 120 * 60_000, pollMs: 1_000 };
+
+/** Actors a test provides instead of the harness's fakes (the real schedule actor on the simulated clock, say). */
+type ActorOverrides = Parameters<typeof instanceMachine.provide>[0]['actors'];
 
 export function createHarness(
   timing: Partial<InstanceTiming> = {},
   inspect?: (e: InspectionEvent) => void,
-  guards?: HarnessGuards,
+  rules: Partial<MaintenanceRules> = {},
+  options: { now?: number; actors?: (clock: SimulatedClock) => ActorOverrides } = {},
 ) {
   const clock = new SimulatedClock();
+  if (options.now !== undefined) clock.set(options.now);
   const processes: FakeProcess[] = [];
   const updates: Pending<UpdateInput, UpdateOutput>[] = [];
   const checks: Pending<CheckInput, CheckOutput>[] = [];
   const rollbacks: Pending<RollbackInput, RollbackOutput>[] = [];
   const emitted: InstanceEmitted[] = [];
   const errors: unknown[] = [];
+  /** Answers for the player polls of `When: Empty`, in order; a poll with none left gets no count (null). */
+  const players: number[] = [];
+  /** When each poll was made (the clock's time). */
+  const pollTimes: number[] = [];
+  /** The schedule actor's way back to the machine (a RestartSchedule or UpdateSchedule fire), and its commands. */
+  const schedule: {
+    fire: ((e: { type: 'UPDATE_CHECK' } | { type: 'MAINTAIN'; source: 'schedule'; at: number }) => void) | null;
+    commands: ScheduleCommand[];
+  } = {
+    fire: null,
+    commands: [],
+  };
 
   const runProcess = fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive, self }) => {
     let failNext = false;
@@ -146,13 +165,24 @@ export function createHarness(
       update: fromPromise<UpdateOutput, UpdateInput>(pending(updates)),
       checkUpdate: fromPromise<CheckOutput, CheckInput>(pending(checks)),
       rollback: fromPromise<RollbackOutput, RollbackInput>(pending(rollbacks)),
+      readPlayers: fromPromise<number | null, PlayersInput>(async () => {
+        pollTimes.push(clock.now());
+        return players.shift() ?? null;
+      }),
+      maintenanceSchedule: fromCallback<ScheduleCommand, PlayersInput>(({ sendBack, receive }) => {
+        schedule.fire = sendBack;
+        receive((cmd) => schedule.commands.push(cmd));
+        return () => {
+          schedule.fire = null;
+        };
+      }),
+      ...options.actors?.(clock),
     },
-    ...(guards === undefined ? {} : { guards }),
   });
   const actor = createActor(machine, {
     clock,
     inspect,
-    input: { key: 'alpha', timing: { ...TIMING, ...timing }, revision: 'r1' },
+    input: { key: 'alpha', timing: { ...TIMING, ...timing }, revision: 'r1', maintenance: { ...RULES, ...rules } },
   });
   actor.on('*', (e) => emitted.push(e));
   actor.subscribe({ error: (err) => errors.push(err) });
@@ -167,6 +197,9 @@ export function createHarness(
     rollbacks,
     emitted,
     errors,
+    players,
+    pollTimes,
+    schedule,
     state: () => pathOf(actor.getSnapshot().value),
     check: () => checkPathOf(actor.getSnapshot().value),
     context: () => actor.getSnapshot().context,
@@ -185,7 +218,8 @@ export function createHarness(
     finishUpdate: (output: UpdateOutput = { revision: 'r1', changed: false }) =>
       answerOldest(updates, 'update', (u) => u.resolve(output)),
     failUpdate: (message = 'CDN down') => answerOldest(updates, 'update', (u) => u.reject(new Error(message))),
-    finishCheck: (available: boolean) => answerOldest(checks, 'update check', (c) => c.resolve({ available })),
+    finishCheck: (available: boolean) =>
+      answerOldest(checks, 'update check', (c) => c.resolve({ available, at: clock.now() })),
     failCheck: (message = 'manifest unreachable') =>
       answerOldest(checks, 'update check', (c) => c.reject(new Error(message))),
     finishRollback: (revision: string | null = 'r0') =>

@@ -125,13 +125,13 @@ export const maintenanceRegion = s.createStateConfig({
         'carrying-out': {
           entry: { type: 'restartForMaintenance', params: false },
           // Without a server there is nothing to restart: the next launch does what was pending.
+          // Without a server there is nothing to restart; once the server exited (the lifecycle left `server`), the
+          // restart is done.
           always: { guard: not('serverThere'), target: 'idle', actions: done },
-          on: { SERVER_GONE: { target: 'idle', actions: done } },
         },
         forced: {
           entry: { type: 'restartForMaintenance', params: true },
           always: { guard: not('serverThere'), target: 'idle', actions: { type: 'finishPending', params: 'forced' } },
-          on: { SERVER_GONE: { target: 'idle', actions: { type: 'finishPending', params: 'forced' } } },
         },
         off: { type: 'final' },
       },

@@ -100,7 +100,12 @@ export function createHarness(
   timing: Partial<InstanceTiming> = {},
   inspect?: (e: InspectionEvent) => void,
   rules: Partial<MaintenanceRules> = {},
-  options: { now?: number; actors?: (clock: SimulatedClock) => ActorOverrides } = {},
+  options: {
+    now?: number;
+    actors?: (clock: SimulatedClock) => ActorOverrides;
+    /** Player polls wait for `answerPoll` instead of answering at once from `players`. */
+    manualPolls?: boolean;
+  } = {},
 ) {
   const clock = new SimulatedClock();
   if (options.now !== undefined) clock.set(options.now);
@@ -114,6 +119,7 @@ export function createHarness(
   const players: number[] = [];
   /** When each poll was made (the clock's time). */
   const pollTimes: number[] = [];
+  const polls: Pending<PlayersInput, number | null>[] = [];
   /** The schedule actor's way back to the machine (a RestartSchedule or UpdateSchedule fire), and its commands. */
   const schedule: {
     fire: ((e: { type: 'UPDATE_CHECK' } | { type: 'MAINTAIN'; source: 'schedule'; at: number }) => void) | null;
@@ -165,9 +171,10 @@ export function createHarness(
       update: fromPromise<UpdateOutput, UpdateInput>(pending(updates)),
       checkUpdate: fromPromise<CheckOutput, CheckInput>(pending(checks)),
       rollback: fromPromise<RollbackOutput, RollbackInput>(pending(rollbacks)),
-      readPlayers: fromPromise<number | null, PlayersInput>(async () => {
+      readPlayers: fromPromise<number | null, PlayersInput>(({ input, signal }) => {
         pollTimes.push(clock.now());
-        return players.shift() ?? null;
+        if (options.manualPolls) return pending(polls)({ input, signal });
+        return Promise.resolve(players.shift() ?? null);
       }),
       maintenanceSchedule: fromCallback<ScheduleCommand, PlayersInput>(({ sendBack, receive }) => {
         schedule.fire = sendBack;
@@ -220,6 +227,8 @@ export function createHarness(
     failUpdate: (message = 'CDN down') => answerOldest(updates, 'update', (u) => u.reject(new Error(message))),
     finishCheck: (available: boolean) =>
       answerOldest(checks, 'update check', (c) => c.resolve({ available, at: clock.now() })),
+    answerPoll: (players: number | null) => answerOldest(polls, 'player poll', (p) => p.resolve(players)),
+    failPoll: () => answerOldest(polls, 'player poll', (p) => p.reject(new Error('no answer'))),
     failCheck: (message = 'manifest unreachable') =>
       answerOldest(checks, 'update check', (c) => c.reject(new Error(message))),
     finishRollback: (revision: string | null = 'r0') =>

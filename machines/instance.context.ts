@@ -5,7 +5,6 @@
 import type { MaintenanceContext } from './instance.maintenance-plan.ts';
 import type {
   AlertKind,
-  MaintenancePolicy,
   ExitInfo,
   ExitIntent,
   ExitReason,
@@ -14,6 +13,7 @@ import type {
   InstanceTiming,
   LastExit,
   LaunchBlock,
+  MaintenancePolicy,
   RestartReason,
 } from './instance.types.ts';
 

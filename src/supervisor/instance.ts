@@ -7,8 +7,8 @@ import { consoleOf } from '../config/console-hub-schema.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
-import { readPlayers } from '../process/server-status.ts';
 import { CONSOLE_FIFO, sendConsoleCommand } from '../process/console-fifo.ts';
+import { readPlayers } from '../process/server-status.ts';
 import type { StopData } from '../store/instance-data.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
 import { hasPreviousBuild, removeDisplacedBuilds } from '../updates/install/install.ts';
@@ -108,7 +108,6 @@ export class Instance implements InstanceControl {
       (plan) => this.deps.recordMaintenance?.(plan) ?? Promise.resolve(),
       deps.log.child('maintenance'),
     );
-    this.plan.takeUp(deps.savedMaintenance ?? null);
     this.actor = this.createActor();
   }
 
@@ -175,6 +174,9 @@ export class Instance implements InstanceControl {
         this.actor = this.createActor();
         this.actor.start();
         this.actor.send({ type: 'START' });
+        // The hold outlives the fresh machine; a pending action is done by the relaunch, as at a daemon restart.
+        const saved = this.plan.kept();
+        if (saved) this.actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: false, at: Date.now() });
       },
     });
     return actor;
@@ -263,8 +265,9 @@ export class Instance implements InstanceControl {
       if (adoptPid !== null) this.actor.send({ type: 'STOP', by });
     }
     // The previous daemon's plan: its hold stays; its pending action only with the server it was for.
-    const saved = this.deps.savedMaintenance;
+    const saved = this.deps.savedMaintenance ?? null;
     if (saved) this.actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: adoptPid !== null, at: Date.now() });
+    this.plan.start(saved, this.actor.getSnapshot());
     this.backupHost.start();
   }
 

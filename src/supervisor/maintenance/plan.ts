@@ -26,24 +26,35 @@ export function savedPlanOf(snap: InstanceSnapshot): SavedMaintenance {
   };
 }
 
-/** Keeps the plan in data.json each time it changes (never twice the same). */
+/**
+ * Keeps the plan in data.json each time it changes (never twice the same). It starts once the previous daemon's plan
+ * was handed to the machine, so the empty plan of a machine just made never overwrites it.
+ */
 export function createPlanKeeper(save: (plan: SavedMaintenance) => Promise<void>, log: Logger) {
+  let kept: SavedMaintenance | null = null;
   let last: string | null = null;
-  return {
-    /** The snapshot's plan as the last kept one at start: nothing to write until it changes. */
-    takeUp(plan: SavedMaintenance | null) {
-      last = JSON.stringify(plan ?? { pending: null, hold: null });
+  const keeper = {
+    /** `saved` is what data.json holds now; the snapshot's plan is written if it differs. */
+    start(saved: SavedMaintenance | null, snap: InstanceSnapshot) {
+      kept = saved ?? { pending: null, hold: null };
+      last = JSON.stringify(kept);
+      keeper.seen(snap);
     },
+    /** The plan last kept (null before `start`). */
+    kept: () => kept,
     seen(snap: InstanceSnapshot) {
+      if (last === null) return;
       const plan = savedPlanOf(snap);
       const json = JSON.stringify(plan);
       if (json === last) return;
       last = json;
+      kept = plan;
       save(plan).catch((err: unknown) =>
         log.warn('could not keep the maintenance plan in data.json', { error: describeError(err) }),
       );
     },
   };
+  return keeper;
 }
 
 type WaitingFor = NonNullable<MaintenanceStatus['pending']>['waitingFor'];

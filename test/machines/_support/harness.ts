@@ -1,7 +1,8 @@
 /**
- * Drives the instance machine on a SimulatedClock with hand-operated fakes for its four actors: the
- * process (records the commands it receives; the test reports its start and exit), the update, the
- * update check and the rollback (promises the test resolves or rejects).
+ * Drives the instance machine on a SimulatedClock with hand-operated fakes for its actors: the process (records
+ * the commands it receives; the test reports its start and exit), the update, the update check and the rollback
+ * (promises the test resolves or rejects), the player count (answered from a list, or by the test) and the
+ * maintenance schedule (whose way back, `schedule.fire`, the test may use).
  */
 import { suite, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -18,8 +19,8 @@ import type {
   ProcessCommand,
   ProcessInput,
   RollbackInput,
-  ScheduleCommand,
   RollbackOutput,
+  ScheduleCommand,
   UpdateInput,
   UpdateOutput,
 } from '../../../machines/instance.types.ts';

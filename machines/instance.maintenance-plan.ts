@@ -10,6 +10,7 @@ import type {
   MaintenanceRules,
   PendingAction,
   PendingSource,
+  SavedMaintenance,
 } from './instance.types.ts';
 
 export interface MaintenanceContext {
@@ -87,3 +88,40 @@ export const untilDeadline = (m: MaintenanceContext): number => Math.max(0, (m.p
 
 /** The wait until the hold's end, from the latest stamp. */
 export const untilHoldEnds = (m: MaintenanceContext): number => Math.max(0, (m.hold?.until ?? m.now) - m.now);
+
+/** How a restored plan's pending action is taken up: where it had got to, or `dropped` (the restart did it). */
+export type RestoreStep = 'forced' | 'carried' | 'asked' | 'pending' | 'dropped';
+
+export function restoreStep(saved: SavedMaintenance, adopted: boolean): RestoreStep | null {
+  const p = saved.pending;
+  if (p === null) return null;
+  // A pending action outlives the daemon only with the server it was for (an adopted one).
+  if (!adopted) return 'dropped';
+  if (p.forced && p.carried) return 'forced';
+  if (p.carried) return 'carried';
+  if (p.asked && p.when === 'RoundEnd') return 'asked';
+  return 'pending';
+}
+
+/** The region's context after the previous daemon's plan: its hold, and its pending action if it outlives it. */
+export function restored(
+  m: MaintenanceContext,
+  saved: SavedMaintenance,
+  adopted: boolean,
+  at: number,
+): MaintenanceContext {
+  const p = saved.pending;
+  const pending: PendingAction | null =
+    p === null || !adopted
+      ? null
+      : {
+          action: p.action,
+          source: p.source,
+          when: p.when,
+          since: p.since,
+          deadline: p.deadline,
+          maxDelayMs: p.maxDelayMs,
+          ...(p.reason ? { reason: p.reason } : {}),
+        };
+  return { ...m, pending, hold: saved.hold, now: at };
+}

@@ -29,7 +29,17 @@ import {
   unaskedRelaunch,
   want,
 } from './instance.context.ts';
-import { beginPending, endHold, holdFor, kindOf, untilDeadline, untilHoldEnds } from './instance.maintenance-plan.ts';
+import {
+  beginPending,
+  endHold,
+  holdFor,
+  kindOf,
+  type RestoreStep,
+  restored,
+  restoreStep,
+  untilDeadline,
+  untilHoldEnds,
+} from './instance.maintenance-plan.ts';
 import type { BusyTag } from './instance.refusals.ts';
 import type {
   CheckInput,
@@ -137,15 +147,8 @@ export const instanceSetup = setup({
      */
     installHeld: and([({ context }) => unaskedRelaunch(context), 'held']),
     /** What a RESTORE_MAINTENANCE brings back: how far the saved pending action got, and whether it outlives the restart. */
-    restores: ({ event }, step: 'forced' | 'carried' | 'asked' | 'pending' | 'dropped') => {
-      if (event.type !== 'RESTORE_MAINTENANCE' || event.saved.pending === null) return false;
-      const p = event.saved.pending;
-      if (!event.adopted) return step === 'dropped';
-      if (p.forced && p.carried) return step === 'forced';
-      if (p.carried) return step === 'carried';
-      if (p.asked && p.when === 'RoundEnd') return step === 'asked';
-      return step === 'pending';
-    },
+    restores: ({ event }, step: RestoreStep) =>
+      event.type === 'RESTORE_MAINTENANCE' && restoreStep(event.saved, event.adopted) === step,
     restoresHold: ({ event }) => event.type === 'RESTORE_MAINTENANCE' && event.saved.hold !== null,
   },
   actions: {
@@ -345,23 +348,11 @@ export const instanceSetup = setup({
       enqueue.emit({ type: 'maintenance-done', kind: 'hold', how });
     }),
     /** The previous daemon's plan: its hold, and its pending action when it outlives the restart. */
-    restorePlan: assign(({ context, event }) => {
-      if (event.type !== 'RESTORE_MAINTENANCE') return {};
-      const { saved, adopted, at } = event;
-      const p = saved.pending;
-      const pending =
-        p === null || !adopted
-          ? null
-          : {
-              action: p.action,
-              source: p.source,
-              when: p.when,
-              since: p.since,
-              deadline: p.deadline,
-              maxDelayMs: p.maxDelayMs,
-            };
-      return { maintenance: { ...context.maintenance, pending, hold: saved.hold, now: at } };
-    }),
+    restorePlan: assign(({ context, event }) =>
+      event.type === 'RESTORE_MAINTENANCE'
+        ? { maintenance: restored(context.maintenance, event.saved, event.adopted, event.at) }
+        : {},
+    ),
     /** A pending action the daemon's own restart carried out (it relaunched the server): told as done. */
     restoredDone: enqueueActions(({ enqueue, event }) => {
       if (event.type !== 'RESTORE_MAINTENANCE' || event.saved.pending === null) return;

@@ -114,6 +114,24 @@ function eventTypes(): string[] {
 
 // --- events with payloads, offered where the executor can produce them
 
+/** Events the maintenance region neither takes nor depends on. */
+const UNRELATED = new Set([
+  'ADOPT',
+  'CONFIG',
+  'PROCESS_BLOCKED',
+  'ROLLBACK',
+  'STABLE',
+  'CHECKIN',
+  'PROCESS_STARTED',
+  'SHUTDOWN',
+  'xstate.error.actor.process',
+  'xstate.error.actor.update',
+  'xstate.error.actor.updateCheck',
+  'xstate.done.actor.rollback',
+  'xstate.error.actor.rollback',
+]);
+const MAINTENANCE_TIMERS = ['.maintenanceDeadline.', '.holdEnds.', '.playerPoll.'];
+
 function eventsFor(types: string[]) {
   return (s: Snap): ModelEvent[] => {
     // A done actor takes no events (the machine's transition function would still compute some).
@@ -121,7 +139,14 @@ function eventsFor(types: string[]) {
     const c = s.context;
     const launchId = c.launchId;
     const out: ModelEvent[] = [];
+    // While maintenance is under way (an action pending, a hold), only what it reacts to is offered: the server's
+    // exits and launches, requests, checks and installs. The lifecycle's own paths are explored with maintenance
+    // idle; their product with every maintenance state would only slow the traversal.
+    const maintaining = !within(s, 'instance.maintenance.action.idle') || !within(s, 'instance.maintenance.hold.free');
     for (const type of types) {
+      if (maintaining && UNRELATED.has(type)) continue;
+      if (maintaining && type.startsWith('xstate.after.') && !MAINTENANCE_TIMERS.some((d) => type.includes(d)))
+        continue;
       if (type.startsWith('xstate.after.')) {
         // A timer of any active state (the maintenance deadline belongs to the compound `waiting`).
         const active = s._nodes.map((n) => n.id);

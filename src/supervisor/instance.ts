@@ -1,4 +1,4 @@
-import { type Actor, createActor, fromPromise } from 'xstate';
+import { type Actor, createActor } from 'xstate';
 import { busyRefusal, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
 import { instanceMachine } from '../../machines/instance.ts';
 import type { InstanceEmitted, LastExit, MaintenancePolicy, MaintenanceRules } from '../../machines/instance.types.ts';
@@ -8,7 +8,6 @@ import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
 import { CONSOLE_FIFO, sendConsoleCommand } from '../process/console-fifo.ts';
-import { readPlayers } from '../process/server-status.ts';
 import type { StopData } from '../store/instance-data.ts';
 import { providerSettingsChanged } from '../updates/factory.ts';
 import { hasPreviousBuild, removeDisplacedBuilds } from '../updates/install/install.ts';
@@ -27,6 +26,7 @@ import type { InstanceDeps } from './instance-deps.ts';
 import { createInstanceResources } from './instance-resources.ts';
 import { announce, isMaintenanceFact } from './maintenance/announce.ts';
 import { createPlanKeeper, maintenanceStatus } from './maintenance/plan.ts';
+import { createPlayersActor } from './maintenance/players.ts';
 import { createScheduleActor, MaintenanceSchedule } from './maintenance/schedule.ts';
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
@@ -36,9 +36,6 @@ import { createCheckActor, createRollbackActor, createUpdateActor } from './upda
 import { type CheckRecord, createCheckRecord } from './update-check-record.ts';
 
 type InstanceActor = Actor<typeof instanceMachine>;
-
-/** Answers from a server's API are given this long: a busy game loop may take a moment. */
-const PLAYERS_REQUEST_MS = 5000;
 
 /** One supervised instance: its statechart actor, provided with real I/O, plus the view the HTTP layer reads. */
 export class Instance implements InstanceControl {
@@ -140,9 +137,9 @@ export class Instance implements InstanceControl {
         update: createUpdateActor(deps, (to) => this.backupHost.beforeInstall(to)),
         checkUpdate: createCheckActor(deps),
         rollback: createRollbackActor(() => deps.rollback()),
-        readPlayers: fromPromise(() => {
-          const pollMs = this.deps.config.timing.MaintenancePollSeconds * 1000;
-          return readPlayers(this.deps.instance.settings.ApiPort, Math.min(PLAYERS_REQUEST_MS, pollMs));
+        readPlayers: createPlayersActor({
+          apiPort: () => this.deps.instance.settings.ApiPort,
+          pollMs: () => this.deps.config.timing.MaintenancePollSeconds * 1000,
         }),
         maintenanceSchedule: createScheduleActor(this.schedule),
       },

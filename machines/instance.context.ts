@@ -2,6 +2,7 @@
  * The instance statechart's context and the pure logic on it (intents, exits, back-off, alerts, checks). No XState
  * here: `instance.setup.ts` turns these into guards and actions.
  */
+import type { MaintenanceContext } from './instance.maintenance-plan.ts';
 import type {
   AlertKind,
   ExitInfo,
@@ -12,6 +13,7 @@ import type {
   InstanceTiming,
   LastExit,
   LaunchBlock,
+  MaintenancePolicy,
   RestartReason,
 } from './instance.types.ts';
 
@@ -55,13 +57,22 @@ export interface InstanceContext {
   lastExit: LastExit | null;
   /** The current blocked-launch episode, or null; it never touches `startupFailures`. */
   blocked: LaunchBlock | null;
+  /** The maintenance region's pending action and hold (instance.maintenance-plan.ts). */
+  maintenance: MaintenanceContext;
 }
 
 /**
- * InstanceEvent plus the machine's own: the delayed STABLE (a run lasted `stableRunMs` after its first check-in)
- * and UPDATE_FOUND, raised by the update-check region for the server region when a check finds a build.
+ * InstanceEvent plus the machine's own, raised by one region for the others: the delayed STABLE (a run lasted
+ * `stableRunMs` after its first check-in); UPDATE_FOUND when a check finds a build (`when`: the policy the check was
+ * asked with, `at`: when it answered); SERVER_GONE when the current server exited and LAUNCHED when one was launched,
+ * for the maintenance region.
  */
-export type InstanceMachineEvent = InstanceEvent | { type: 'STABLE' } | { type: 'UPDATE_FOUND' };
+export type InstanceMachineEvent =
+  | InstanceEvent
+  | { type: 'STABLE' }
+  | { type: 'UPDATE_FOUND'; when: MaintenancePolicy | null; at: number }
+  | { type: 'SERVER_GONE' }
+  | { type: 'LAUNCHED' };
 
 const RANK: Record<ExitIntent, number> = {
   crash: 0,

@@ -26,20 +26,35 @@ import {
   type InstanceContext,
   type InstanceMachineEvent,
   inLoop,
+  unaskedRelaunch,
   want,
 } from './instance.context.ts';
+import {
+  beginPending,
+  endHold,
+  holdFor,
+  kindOf,
+  type RestoreStep,
+  restored,
+  restoreStep,
+  untilDeadline,
+  untilHoldEnds,
+} from './instance.maintenance-plan.ts';
 import type { BusyTag } from './instance.refusals.ts';
 import type {
   CheckInput,
   CheckOutput,
   InstanceEmitted,
   InstanceInput,
+  MaintenanceOutcome,
+  PlayersInput,
   ProcessCommand,
   ProcessInput,
   RestoreInput,
   RestoreOutput,
   RollbackInput,
   RollbackOutput,
+  ScheduleCommand,
   UpdateInput,
   UpdateOutput,
 } from './instance.types.ts';
@@ -69,6 +84,13 @@ export const instanceSetup = setup({
     rollback: fromPromise<RollbackOutput, RollbackInput>(notProvided('rollback')),
     restore: fromPromise<RestoreOutput, RestoreInput>(notProvided('restore')),
     runProcess: fromCallback<ProcessCommand, ProcessInput>(notProvided('runProcess')),
+    /** `When: Empty`: the server's player count (null: it gave none). */
+    readPlayers: fromPromise<number | null, PlayersInput>(notProvided('readPlayers')),
+    /**
+     * `RestartSchedule` and `UpdateSchedule`: sends MAINTAIN {source: 'schedule'} and UPDATE_CHECK as they fire.
+     * Without one provided nothing is scheduled.
+     */
+    maintenanceSchedule: fromCallback<ScheduleCommand, PlayersInput>(() => undefined),
   },
   delays: {
     checkinTimeout: ({ context }) => context.timing.checkinTimeoutMs,
@@ -77,6 +99,9 @@ export const instanceSetup = setup({
     backoff: ({ context }) => backoffMs(context.timing, context.crashStreak),
     blockedBackoff: ({ context }) => blockedBackoffMs(context.timing, context.blocked?.attempts ?? 1),
     stableRun: ({ context }) => context.timing.stableRunMs,
+    maintenanceDeadline: ({ context }) => untilDeadline(context.maintenance),
+    holdEnds: ({ context }) => untilHoldEnds(context.maintenance),
+    playerPoll: ({ context }) => context.maintenance.rules.pollMs,
   },
   guards: {
     currentLaunch: ({ context, event }) => 'launchId' in event && event.launchId === context.launchId,
@@ -105,16 +130,30 @@ export const instanceSetup = setup({
     giveUp: ({ context }) => context.exitIntent === 'crash' && givesUp(context),
     /** The second unclean exit or hang kill after check-ins without a stable run between them, or a later one. */
     crashLoop: ({ context }) => inLoop(context),
+    /** A server is wanted and there (starting, running, awaiting a check-in): there is something to restart. */
+    serverLive: and([stateIn('#instance.lifecycle.server'), not(stateIn('#instance.lifecycle.server.stopping'))]),
+    serverThere: stateIn('#instance.lifecycle.server'),
+    held: stateIn('#instance.maintenance.hold.held'),
+    /** The pending action waits for the hold to end: a person's request (`?when=`) never does. */
+    waitsForHold: and(['held', ({ context }) => context.maintenance.pending?.source !== 'request']),
+    policyNow: ({ context }) => context.maintenance.pending?.when === 'Now',
+    policyEmpty: ({ context }) => context.maintenance.pending?.when === 'Empty',
+    pendingUpdate: ({ context }) => context.maintenance.pending?.action === 'update',
+    /** A pending update was installed: a server launched after `updating` (which spends `updatePending`). */
+    updateInstalled: and(['pendingUpdate', not('updatePending'), stateIn('#instance.lifecycle.server')]),
+    requested: ({ event }) => event.type === 'MAINTAIN' && event.source === 'request',
+    /** A build found by a check asked with `?when=`: it replaces what is pending, as a person's request does. */
+    updateRequested: ({ event }) => event.type === 'UPDATE_FOUND' && event.when !== null,
+    noPlayers: (_, players: number | null) => players === 0,
     /**
-     * The server was asked to leave at its round end for a restart (maintenance, `POST /update`): its clean exit is
-     * that restart, not an exit nobody asked for. The daemon provides it from its maintenance plan.
+     * A pending update waits: a server that crashes during a hold comes back on the installed build and the update
+     * stays pending until the hold ends (crash handling is never held, the install it would bring is).
      */
-    leftForRestart: () => false,
-    /**
-     * A pending update waits: the daemon provides `unaskedRelaunch` while a maintenance hold stands, so a server that
-     * crashes during a hold comes back on the installed build and the update stays pending until the hold ends.
-     */
-    installHeld: () => false,
+    installHeld: and([({ context }) => unaskedRelaunch(context), 'held']),
+    /** What a RESTORE_MAINTENANCE brings back: how far the saved pending action got, and whether it outlives the restart. */
+    restores: ({ event }, step: RestoreStep) =>
+      event.type === 'RESTORE_MAINTENANCE' && restoreStep(event.saved, event.adopted) === step,
+    restoresHold: ({ event }) => event.type === 'RESTORE_MAINTENANCE' && event.saved.hold !== null,
   },
   actions: {
     /** Every ProcessCommand goes through here: one for a process that is not owned is dropped, never thrown. */
@@ -157,6 +196,7 @@ export const instanceSetup = setup({
         secret: null,
       });
       enqueue.emit(({ context }) => ({ type: 'launch', launchId: context.launchId }));
+      enqueue.raise({ type: 'LAUNCHED' });
     }),
     /**
      * Leaving `server` (the invoked process is stopped right after). With SHUTDOWN {persist} the server is told
@@ -208,9 +248,15 @@ export const instanceSetup = setup({
      * nobody asked for becomes intent `crash`, which `decide` reads to give up or back off.
      */
     recordExit: enqueueActions(({ context, enqueue, event, check }) => {
-      const { context: next, emitted } = classifyExit(context, exitOf(event), check({ type: 'leftForRestart' }));
+      // Asked to leave at its round end for a restart (maintenance, `restart?when=RoundEnd`): a clean exit is that
+      // restart, not an exit nobody asked for.
+      const leftForRestart =
+        check(inState('#instance.maintenance.action.pending.waiting.RoundEnd.asked')) &&
+        context.maintenance.pending?.action === 'restart';
+      const { context: next, emitted } = classifyExit(context, exitOf(event), leftForRestart);
       enqueue.assign(next);
       for (const e of emitted) enqueue.emit(e);
+      enqueue.raise({ type: 'SERVER_GONE' });
     }),
     /** A back-off ran out: `decide` is entered to retry a launch nobody asked for (`unaskedRelaunch`). */
     retry: assign({ retrying: true }),
@@ -246,14 +292,88 @@ export const instanceSetup = setup({
      * A found update is remembered (a later "none" never cancels it). When a running server leaves for it is the
      * daemon's maintenance policy's to say (When, holds): it asks the server or sends RESTART.
      */
-    recordCheck: enqueueActions(({ enqueue }, { available }: CheckOutput) => {
+    recordCheck: enqueueActions(({ context, enqueue }, { available, at }: CheckOutput) => {
       if (available) {
         enqueue.assign({ updatePending: true });
-        enqueue.raise({ type: 'UPDATE_FOUND' });
+        enqueue.raise({ type: 'UPDATE_FOUND', when: context.maintenance.updateWhen, at });
       }
+      // A policy asked with `update?when=` belongs to this check only.
+      enqueue.assign({ maintenance: { ...context.maintenance, updateWhen: null } });
       enqueue.emit({ type: 'update-checked', available });
     }),
-    reportCheckFailure: emit((_, message: string) => ({ type: 'check-failed' as const, message })),
+    reportCheckFailure: enqueueActions(({ context, enqueue }, message: string) => {
+      enqueue.assign({ maintenance: { ...context.maintenance, updateWhen: null } });
+      enqueue.emit({ type: 'check-failed', message });
+    }),
+    rememberUpdateWhen: assign(({ context, event }) =>
+      event.type === 'UPDATE_CHECK' && event.when !== undefined
+        ? { maintenance: { ...context.maintenance, updateWhen: event.when } }
+        : {},
+    ),
+    /** A restart or update begins to wait for its moment; it is told once. */
+    beginPending: enqueueActions(({ context, enqueue, event }) => {
+      const m = context.maintenance;
+      const next =
+        event.type === 'MAINTAIN'
+          ? beginPending(m, { action: 'restart', ...event })
+          : event.type === 'UPDATE_FOUND'
+            ? beginPending(m, {
+                action: 'update',
+                source: event.when === null ? 'update' : 'request',
+                when: event.when,
+                at: event.at,
+              })
+            : // A launch kept on the installed build by a hold: the found update waits from the hold's latest stamp.
+              beginPending(m, { action: 'update', source: 'update', at: m.now });
+      enqueue.assign({ maintenance: next });
+      if (next.pending !== null)
+        enqueue.emit({ type: 'maintenance-pending', pending: next.pending, kind: kindOf(next.pending) });
+    }),
+    /** The pending action ends (`done`, `forced`, `dropped` for one a person's request replaces). */
+    finishPending: enqueueActions(({ context, enqueue }, how: MaintenanceOutcome) => {
+      const p = context.maintenance.pending;
+      if (p === null) return;
+      enqueue.emit({ type: 'maintenance-done', kind: kindOf(p), how });
+      enqueue.assign({ maintenance: { ...context.maintenance, pending: null } });
+    }),
+    /** RoundEnd: the server is told (POST /update) and leaves when its round ends; undeliverable, it is shut down. */
+    askToLeave: enqueueActions(({ enqueue, check }) => {
+      if (check(inState('#instance.lifecycle.server')))
+        enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
+      enqueue.emit({ type: 'maintenance-step', step: 'ask-leave', forced: false });
+    }),
+    /** The moment (or the deadline) came: a graceful restart, when there is a server to restart. */
+    restartForMaintenance: enqueueActions(({ enqueue, check }, forced: boolean) => {
+      if (!check(inState('#instance.lifecycle.server'))) return;
+      enqueue.emit({ type: 'maintenance-step', step: 'restart', forced });
+      enqueue.raise({ type: 'RESTART' });
+    }),
+    recordHold: enqueueActions(({ context, enqueue, event }) => {
+      if (event.type !== 'HOLD') return;
+      const next = holdFor(context.maintenance, event);
+      enqueue.assign({ maintenance: next });
+      if (context.maintenance.hold === null && next.hold !== null)
+        enqueue.emit({ type: 'hold-began', hold: next.hold });
+    }),
+    /** The hold ends: released at the event's time, or run out at its own end. */
+    endHold: enqueueActions(({ context, enqueue, event }, how: 'released' | 'expired') => {
+      const at =
+        event.type === 'RELEASE_HOLD' ? event.at : (context.maintenance.hold?.until ?? context.maintenance.now);
+      enqueue.assign({ maintenance: endHold(context.maintenance, at) });
+      enqueue.emit({ type: 'maintenance-done', kind: 'hold', how });
+    }),
+    /** The previous daemon's plan: its hold, and its pending action when it outlives the restart. */
+    restorePlan: assign(({ context, event }) =>
+      event.type === 'RESTORE_MAINTENANCE'
+        ? { maintenance: restored(context.maintenance, event.saved, event.adopted, event.at) }
+        : {},
+    ),
+    /** A pending action the daemon's own restart carried out (it relaunched the server): told as done. */
+    restoredDone: enqueueActions(({ enqueue, event }) => {
+      if (event.type !== 'RESTORE_MAINTENANCE' || event.saved.pending === null) return;
+      const p = { ...event.saved.pending };
+      enqueue.emit({ type: 'maintenance-done', kind: kindOf(p), how: 'done' });
+    }),
     /**
      * A failed runProcess actor is an exit with unknown status of the current launch. The error event names no
      * launch, so it counts only if the `process` child now held is the one that failed. (The graph traversal's

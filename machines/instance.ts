@@ -3,13 +3,16 @@
  * actors, delays, guards and actions; `src/supervisor` supplies the actors with `.provide()`. No I/O, no clock,
  * no randomness.
  *
- * Two regions run side by side: `lifecycle`, the server's life, and `updateCheck`. The status shows the path in
+ * Three regions run side by side: `lifecycle`, the server's life, `updateCheck`, and `maintenance`
+ * (instance.maintenance.ts). The status shows the path in
  * `lifecycle` as it is (`server.running`, `stopped.idle`). The server process is invoked by `server`, the parent of
  * every state that has one, so it lives exactly as long as the instance is in there. Every way out of a server (an exit, a failed spawn, a failed actor) ends in the
  * transient `decide`, as does every launch: it reads `exitIntent` (why the server went) and `updatePending`.
  */
-import { and, assign, not } from 'xstate';
+import { and, assign, not, sendTo } from 'xstate';
 import { errorMessage } from './instance.context.ts';
+import { maintenanceRegion } from './instance.maintenance.ts';
+import { noMaintenance } from './instance.maintenance-plan.ts';
 import { instanceSetup as s } from './instance.setup.ts';
 
 export { backoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.context.ts';
@@ -39,10 +42,20 @@ export const instanceMachine = s.createMachine({
     restoreFrom: null,
     lastExit: null,
     blocked: null,
+    maintenance: noMaintenance(input.maintenance),
   }),
   type: 'parallel',
   on: {
-    CONFIG: { actions: assign({ timing: ({ event }) => event.timing }) },
+    // New timings apply from the next timer armed; the schedules are computed again at once.
+    CONFIG: {
+      actions: [
+        assign(({ context, event }) => ({
+          timing: event.timing,
+          maintenance: { ...context.maintenance, rules: event.maintenance ?? context.maintenance.rules },
+        })),
+        sendTo('schedule', { type: 'RESCHEDULE' }),
+      ],
+    },
   },
   states: {
     /** The server's life: the status shows the path in this region (`stopped.idle`, `server.running`). */
@@ -259,10 +272,10 @@ export const instanceMachine = s.createMachine({
       initial: 'idle',
       on: { SHUTDOWN: '.off' },
       states: {
-        idle: { on: { UPDATE_CHECK: 'queued' } },
+        idle: { on: { UPDATE_CHECK: { target: 'queued', actions: 'rememberUpdateWhen' } } },
         queued: {
           always: { guard: not('installAhead'), target: 'running' },
-          on: { UPDATE_CHECK: 'queued' },
+          on: { UPDATE_CHECK: { target: 'queued', actions: 'rememberUpdateWhen' } },
         },
         running: {
           initial: 'once',
@@ -291,13 +304,14 @@ export const instanceMachine = s.createMachine({
             ],
           },
           states: {
-            once: { on: { UPDATE_CHECK: 'again' } },
+            once: { on: { UPDATE_CHECK: { target: 'again', actions: 'rememberUpdateWhen' } } },
             /** Another check was asked for: it runs when this one ends. */
-            again: { on: { UPDATE_CHECK: 'again' } },
+            again: { on: { UPDATE_CHECK: { target: 'again', actions: 'rememberUpdateWhen' } } },
           },
         },
         off: { type: 'final', tags: ['busy', 'shutting-down'] },
       },
     },
+    maintenance: maintenanceRegion,
   },
 });

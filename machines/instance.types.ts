@@ -16,11 +16,64 @@ export interface InstanceTiming {
   startupFailureLimit: number;
 }
 
+/** When a restart or found update is carried out while a server runs (config `Maintenance.When`). */
+export type MaintenancePolicy = 'Now' | 'RoundEnd' | 'Empty';
+
+export interface MaintenanceRules {
+  when: MaintenancePolicy;
+  /** A pending action is forced (a graceful shutdown) this long after it began or a hold ended. */
+  maxDelayMs: number;
+  /** How often `When: Empty` reads the player count. */
+  pollMs: number;
+}
+
+/**
+ * What began a pending action: a `RestartSchedule` fire (`schedule`), a found update (`update`), or a person's
+ * request with `?when=` (`request`). Only the first two wait for a hold: a person who names a moment means it.
+ */
+export type PendingSource = 'schedule' | 'update' | 'request';
+
+/** A restart or update waiting for its moment. Times are epoch ms, stamped by the supervisor on its events. */
+export interface PendingAction {
+  action: 'restart' | 'update';
+  source: PendingSource;
+  when: MaintenancePolicy;
+  since: number;
+  /** When it is forced, whatever the policy (MaxDelayMinutes after it began or a hold ended). */
+  deadline: number;
+  maxDelayMs: number;
+  /** Why the daemon itself asked (a memory limit passed); told with the pending notice. */
+  reason?: string;
+}
+
+export interface Hold {
+  since: number;
+  until: number;
+  reason: string;
+}
+
+/**
+ * The maintenance plan as data.json keeps it for the next daemon: the pending action with how far it got, and a hold.
+ * `asked`: the server was told to leave at its round end; `carried`: its shutdown was asked for; `forced`: by the
+ * deadline.
+ */
+export interface SavedMaintenance {
+  pending: (PendingAction & { asked: boolean; carried: boolean; forced: boolean }) | null;
+  hold: Hold | null;
+}
+
+/** How a pending action or hold ended, as the notices say it. */
+export type MaintenanceOutcome = 'done' | 'forced' | 'released' | 'expired' | 'dropped';
+/** A scheduled restart, a person's restart, an update, or a hold, as the notices name them. */
+export type MaintenanceKind = 'scheduled-restart' | 'restart' | 'update' | 'hold';
+
 export interface InstanceInput {
   key: string;
   timing: InstanceTiming;
   /** Installed revision from data.json, or null. */
   revision: string | null;
+  /** `Maintenance.When`, `MaxDelayMinutes` and the player poll of `When: Empty` (defaults: RoundEnd, 2 h, 10 s). */
+  maintenance?: MaintenanceRules;
 }
 
 export interface ExitInfo {
@@ -68,7 +121,8 @@ export type InstanceEvent =
   | { type: 'RESTART' }
   /** Stop the server and keep it stopped; `by` says who asked (`by boss from 10.0.0.5`), for the stopped alert. */
   | { type: 'STOP'; by?: string }
-  | { type: 'UPDATE_CHECK' }
+  /** `when`: a build it finds is carried out with that policy (`POST /update?when=`), not `Maintenance.When`. */
+  | { type: 'UPDATE_CHECK'; when?: MaintenancePolicy }
   /**
    * Swap `bin.prev` back into `bin/` and relaunch on it (a running server is shut down gracefully first); `withData`
    * also puts back the data snapshot taken before the build being removed was installed.
@@ -92,7 +146,17 @@ export type InstanceEvent =
   /** The daemon is exiting: persist=true detaches from the server, false shuts it down gracefully. */
   | { type: 'SHUTDOWN'; persist: boolean }
   /** Config reload: new timings apply from the next timer armed. */
-  | { type: 'CONFIG'; timing: InstanceTiming };
+  | { type: 'CONFIG'; timing: InstanceTiming; maintenance?: MaintenanceRules }
+  /**
+   * A restart at a moment: a person's `restart?when=` (`request`, never held; done at once without a server) or a
+   * `RestartSchedule` fire (`schedule`, skipped without a server). `at` is the supervisor's clock (epoch ms).
+   */
+  | { type: 'MAINTAIN'; source: 'schedule' | 'request'; when?: MaintenancePolicy; reason?: string; at: number }
+  /** Holds scheduled restarts and update installs for `ms` (a new hold replaces the end of one that stands). */
+  | { type: 'HOLD'; ms: number; reason: string; at: number }
+  | { type: 'RELEASE_HOLD'; at: number }
+  /** Daemon start: the plan the previous daemon left; a pending action outlives it only with an adopted server. */
+  | { type: 'RESTORE_MAINTENANCE'; saved: SavedMaintenance; adopted: boolean; at: number };
 
 /**
  * Commands the machine sends to its `process` child (the runProcess actor) with sendTo. Once the server is being
@@ -154,7 +218,17 @@ export interface CheckInput {
 }
 export interface CheckOutput {
   available: boolean;
+  /** When the answer came (epoch ms): a found update's maintenance deadline counts from it. */
+  at: number;
 }
+
+/** Input of the `readPlayers` promise actor (`When: Empty`): the player count, or null when the server gave none. */
+export interface PlayersInput {
+  key: string;
+}
+
+/** Commands to the `maintenanceSchedule` callback actor: the settings changed, compute the next fires again. */
+export type ScheduleCommand = { type: 'RESCHEDULE' };
 
 /** Input and output of the `rollback` promise actor: swaps `bin.prev` back; the revision now installed. */
 export interface RollbackInput {
@@ -205,6 +279,12 @@ export type InstanceEmitted =
   /** An update check answered (the maintenance policy carries out a found update). */
   | { type: 'update-checked'; available: boolean }
   | { type: 'rolled-back'; revision: string | null }
+  /** A restart or update began to wait for its moment (the supervisor keeps the plan and tells it). */
+  | { type: 'maintenance-pending'; pending: PendingAction; kind: Exclude<MaintenanceKind, 'hold'> }
+  | { type: 'hold-began'; hold: Hold }
+  | { type: 'maintenance-done'; kind: MaintenanceKind; how: MaintenanceOutcome }
+  /** The server was asked to leave at its round end, or restarted, for maintenance (`forced`: by the deadline). */
+  | { type: 'maintenance-step'; step: 'ask-leave' | 'restart'; forced: boolean }
   | { type: 'rollback-failed'; message: string }
   | { type: 'restored'; id: string; saved: string }
   | { type: 'restore-failed'; id: string; message: string }

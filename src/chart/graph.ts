@@ -85,9 +85,12 @@ export function guardText(guard: unknown): string {
 
 function describe(event: string, source: AnyStateNode): Pick<ChartEdge, 'kind' | 'delay' | 'label'> {
   if (event === '') return { kind: 'always', delay: null, label: 'always' };
-  const after = /^xstate\.after\.([^.]+)\./.exec(event);
-  if (after?.[1] && event === `xstate.after.${after[1]}.${source.id}`)
-    return { kind: 'after', delay: after[1], label: `after ${after[1]}` };
+  // The state's own timers, as the machine declares them (their event names are xstate's to choose).
+  const after = source.after.find((t) => t.eventType === event);
+  if (after !== undefined) {
+    const delay = String(after.delay);
+    return { kind: 'after', delay, label: `after ${delay}` };
+  }
   const actor = /^xstate\.(done|error)\.actor\.(.+)$/.exec(event);
   if (actor?.[1] && actor[2])
     return { kind: actor[1] === 'done' ? 'done' : 'error', delay: null, label: `${actor[2]} ${actor[1]}` };

@@ -33,6 +33,7 @@ export const OPERATOR_STATES: Readonly<Record<string, string>> = {
 /** The machine's other regions, and where an operator sees them instead of in the drawing. */
 export const HIDDEN_REGIONS: Readonly<Record<string, string>> = {
   updateCheck: "the card's maintenance line and the update progress bar",
+  maintenance: "the card's maintenance line (what waits, for what, forced when) and its Hold/Release button",
 };
 
 /**

@@ -63,7 +63,7 @@ export const MaintenanceStatusSchema = v.object({
       when: Policy,
       since: Iso,
       deadline: v.pipe(Iso, v.description('when it is done with a graceful shutdown whatever the players')),
-      waitingFor: v.picklist(['hold', 'players', 'round-end', 'exit']),
+      waitingFor: v.picklist(['hold', 'Empty', 'RoundEnd', 'exit']),
     }),
   ),
   nextRestart: v.nullable(Iso),

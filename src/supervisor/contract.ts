@@ -182,7 +182,7 @@ export interface MaintenanceStatus {
     when: MaintenancePolicy;
     since: string;
     deadline: string;
-    waitingFor: 'hold' | 'players' | 'round-end' | 'exit';
+    waitingFor: 'hold' | 'Empty' | 'RoundEnd' | 'exit';
   } | null;
   nextRestart: string | null;
   nextUpdateCheck: string | null;

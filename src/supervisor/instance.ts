@@ -1,7 +1,7 @@
 import { type Actor, createActor } from 'xstate';
 import { busyRefusal, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
 import { instanceMachine } from '../../machines/instance.ts';
-import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
+import type { InstanceEmitted, LastExit, MaintenancePolicy, MaintenanceRules } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
@@ -24,10 +24,11 @@ import type {
 import { controlChoices } from './control-choices.ts';
 import { createDownloadProgress } from './download-progress.ts';
 import type { InstanceDeps } from './instance-deps.ts';
-import { maintenanceGuards, tellMaintenance } from './instance-maintenance.ts';
 import { createInstanceResources } from './instance-resources.ts';
-import type { Maintenance } from './maintenance.ts';
-import { createMaintenance } from './maintenance-host.ts';
+import { announce, isMaintenanceFact } from './maintenance/announce.ts';
+import { createPlanKeeper, maintenanceStatus } from './maintenance/plan.ts';
+import { createPlayersActor } from './maintenance/players.ts';
+import { createScheduleActor, MaintenanceSchedule } from './maintenance/schedule.ts';
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
 import { statePath } from './state-path.ts';
@@ -55,8 +56,10 @@ export class Instance implements InstanceControl {
     (launchId) => this.actor.send({ type: 'CHECKIN', launchId }),
   );
 
-  /** Scheduled restarts and update checks, policies and holds. */
-  private maintenance: Maintenance;
+  /** When `RestartSchedule` and `UpdateSchedule` fire next (the `maintenanceSchedule` actor keeps it). */
+  private schedule: MaintenanceSchedule;
+  /** Keeps the maintenance region's plan (pending action, hold) in data.json as it changes. */
+  private plan: ReturnType<typeof createPlanKeeper>;
   /** What the update checks found, or why they failed. */
   private checks: CheckRecord;
   /** The running update's download, from its progress events. */
@@ -85,7 +88,7 @@ export class Instance implements InstanceControl {
         const pid = this.actor.getSnapshot().context.pid;
         return pid === null ? null : { pid, startedAt: this.startedAt };
       },
-      (when, why) => this.maintenance.requestRestart(when, why),
+      (when, why) => this.maintain(when, why),
       () => this.actor.getSnapshot().context.checkedIn,
     );
     this.backupHost = createBackupHost(
@@ -94,15 +97,31 @@ export class Instance implements InstanceControl {
       () => this.actor.getSnapshot().context.pid !== null,
     );
     this.backups = this.backupHost.control;
-    this.actor = this.createActor();
-    this.maintenance = createMaintenance(deps, {
-      live: () => {
-        const snap = this.actor.getSnapshot();
-        return snap.matches({ lifecycle: 'server' }) && !snap.matches({ lifecycle: { server: 'stopping' } });
-      },
-      secret: () => this.actor.getSnapshot().context.secret,
-      send: (event) => this.actor.send(event),
+    this.schedule = new MaintenanceSchedule({
+      settings: () => this.deps.instance.settings.Maintenance,
+      canCheck: () => this.deps.provider !== null,
+      log: deps.log.child('maintenance'),
     });
+    this.plan = createPlanKeeper(
+      (plan) => this.deps.recordMaintenance?.(plan) ?? Promise.resolve(),
+      deps.log.child('maintenance'),
+    );
+    this.actor = this.createActor();
+  }
+
+  /** `Maintenance.When`, `MaxDelayMinutes` and the player poll, as the machine takes them. */
+  private maintenanceRules(): MaintenanceRules {
+    const m = this.deps.instance.settings.Maintenance;
+    return {
+      when: m?.When ?? 'RoundEnd',
+      maxDelayMs: (m?.MaxDelayMinutes ?? 120) * 60_000,
+      pollMs: this.deps.config.timing.MaintenancePollSeconds * 1000,
+    };
+  }
+
+  /** A restart at the moment `when` names; `reason` (the daemon's own, such as a memory limit) goes with its notice. */
+  private maintain(when: MaintenancePolicy, reason?: string): void {
+    this.actor.send({ type: 'MAINTAIN', source: 'request', when, ...(reason ? { reason } : {}), at: Date.now() });
   }
 
   private createActor(): InstanceActor {
@@ -122,11 +141,20 @@ export class Instance implements InstanceControl {
           withData ? this.backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback(),
         ),
         restore: createRestoreActor((id) => this.backupHost.restore(id)),
+        readPlayers: createPlayersActor({
+          apiPort: () => this.deps.instance.settings.ApiPort,
+          pollMs: () => this.deps.config.timing.MaintenancePollSeconds * 1000,
+        }),
+        maintenanceSchedule: createScheduleActor(this.schedule),
       },
-      guards: maintenanceGuards(() => this.maintenance),
     });
     const actor = createActor(machine, {
-      input: { key: this.key, timing: instanceTiming(deps.config, deps.instance), revision: deps.revision },
+      input: {
+        key: this.key,
+        timing: instanceTiming(deps.config, deps.instance),
+        revision: deps.revision,
+        maintenance: this.maintenanceRules(),
+      },
     });
     actor.on('*', (e) => this.onEmitted(e as InstanceEmitted));
     actor.subscribe({
@@ -134,6 +162,7 @@ export class Instance implements InstanceControl {
         const exit = snap.context.lastExit;
         if (exit !== null && exit !== this.lastExit?.exit) this.lastExit = { exit, at: Date.now() };
         this.resources.pidSeen(snap.context.pid);
+        this.plan.seen(snap);
         const state = statePath(snap.value);
         if (state === this.lastState) return;
         deps.bus.emit('instance:state', { key: this.key, state, previous: this.lastState, at: Date.now() });
@@ -146,6 +175,9 @@ export class Instance implements InstanceControl {
         this.actor = this.createActor();
         this.actor.start();
         this.actor.send({ type: 'START' });
+        // The hold outlives the fresh machine; a pending action is done by the relaunch, as at a daemon restart.
+        const saved = this.plan.kept();
+        if (saved) this.actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: false, at: Date.now() });
       },
     });
     return actor;
@@ -154,7 +186,10 @@ export class Instance implements InstanceControl {
   private onEmitted(e: InstanceEmitted): void {
     const { bus, log } = this.deps;
     const at = Date.now();
-    tellMaintenance(this.maintenance, e, this.actor.getSnapshot().context);
+    if (isMaintenanceFact(e)) {
+      announce({ key: this.key, bus, log: log.child('maintenance') }, e, at);
+      return;
+    }
     switch (e.type) {
       case 'alert': {
         // An operator's stop is information, not an alert.
@@ -236,14 +271,16 @@ export class Instance implements InstanceControl {
       );
       if (adoptPid !== null) this.actor.send({ type: 'STOP', by });
     }
-    this.maintenance.start(this.deps.savedMaintenance ?? null, adoptPid !== null);
+    // The previous daemon's plan: its hold stays; its pending action only with the server it was for.
+    const saved = this.deps.savedMaintenance ?? null;
+    if (saved) this.actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: adoptPid !== null, at: Date.now() });
+    this.plan.start(saved, this.actor.getSnapshot());
     this.backupHost.start();
   }
 
   /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
   async shutdown(persist: boolean, timeoutMs: number): Promise<void> {
     this.deps.bus.off('instance:update', this.onUpdateProgress);
-    this.maintenance.stop();
     this.resources.stop();
     void this.backupHost.stop();
     this.actor.send({ type: 'SHUTDOWN', persist });
@@ -261,8 +298,7 @@ export class Instance implements InstanceControl {
     const provider = providerSettingsChanged(this.deps.instance, instance) ? makeProvider() : this.deps.provider;
     // In place: the process and update hosts made in createActor hold this very object.
     Object.assign(this.deps, { config, instance, provider });
-    this.actor.send({ type: 'CONFIG', timing: instanceTiming(config, instance) });
-    this.maintenance.reschedule();
+    this.actor.send({ type: 'CONFIG', timing: instanceTiming(config, instance), maintenance: this.maintenanceRules() });
     this.backupHost.reschedule();
   }
 
@@ -300,8 +336,8 @@ export class Instance implements InstanceControl {
     if (action === 'stop') {
       this.remember({ by, at: new Date().toISOString() });
     } else if (action !== 'update') this.remember(null);
-    if (action === 'restart' && when !== undefined) this.maintenance.requestRestart(when);
-    else if (action === 'update' && when !== undefined) this.maintenance.requestUpdate(when);
+    if (action === 'restart' && when !== undefined) this.maintain(when);
+    else if (action === 'update' && when !== undefined) this.actor.send({ type: 'UPDATE_CHECK', when });
     else if (action === 'stop') this.actor.send({ type: 'STOP', by });
     else if (action === 'rollback') this.actor.send({ type: 'ROLLBACK', withData: withData === true });
     else if (action === 'restore') this.actor.send({ type: 'RESTORE', id: snapshot ?? '' });
@@ -319,11 +355,14 @@ export class Instance implements InstanceControl {
   }
 
   hold(minutes: number, reason: string): void {
-    this.maintenance.hold(minutes * 60_000, reason);
+    this.actor.send({ type: 'HOLD', ms: minutes * 60_000, reason, at: Date.now() });
   }
 
+  /** Ends a hold; false when there was none. */
   release(): boolean {
-    return this.maintenance.release();
+    if (!this.actor.getSnapshot().matches({ maintenance: { hold: 'held' } })) return false;
+    this.actor.send({ type: 'RELEASE_HOLD', at: Date.now() });
+    return true;
   }
 
   checkin(): void {
@@ -374,7 +413,16 @@ export class Instance implements InstanceControl {
       lastExit: this.lastExit === null ? null : { ...this.lastExit.exit, at: new Date(this.lastExit.at).toISOString() },
       updateCheck: this.checks.status(),
       download: this.download.status(),
-      maintenance: this.maintenance.status(),
+      maintenance: maintenanceStatus(
+        snap,
+        Date.now(),
+        {
+          policy: this.maintenanceRules().when,
+          nextRestart: this.schedule.nextRestart,
+          nextCheck: this.schedule.nextCheck,
+        },
+        this.deps.provider?.staged?.() ?? null,
+      ),
       resources: this.resources.resources(c.pid),
       players: this.resources.players(c.pid),
       backup: this.backupHost.status(),

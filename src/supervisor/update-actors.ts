@@ -75,7 +75,7 @@ export function createCheckActor(host: UpdateHost) {
     const provider = host.provider;
     if (!provider) {
       host.log.info('update requested, but this instance has no UpdateType');
-      return { available: false };
+      return { available: false, at: Date.now() };
     }
     let check: Awaited<ReturnType<typeof provider.check>>;
     try {
@@ -94,10 +94,10 @@ export function createCheckActor(host: UpdateHost) {
         during: 'install',
         at: Date.now(),
       });
-      return { available: false };
+      return { available: false, at: Date.now() };
     }
     host.log.info(check.available ? 'update available' : 'no update available', { current: input.revision });
-    return { available: check.available };
+    return { available: check.available, at: Date.now() };
   });
 }
 

@@ -40,6 +40,26 @@ graph('chart :: every state of the machine, with its kind and initial child, nam
     'updateCheck.running.once',
     'updateCheck.running.again',
     'updateCheck.off',
+    'maintenance',
+    'maintenance.action',
+    'maintenance.action.idle',
+    'maintenance.action.pending',
+    'maintenance.action.pending.choosing',
+    'maintenance.action.pending.on-hold',
+    'maintenance.action.pending.waiting',
+    'maintenance.action.pending.waiting.RoundEnd',
+    'maintenance.action.pending.waiting.RoundEnd.asking',
+    'maintenance.action.pending.waiting.RoundEnd.asked',
+    'maintenance.action.pending.waiting.Empty',
+    'maintenance.action.pending.waiting.Empty.polling',
+    'maintenance.action.pending.waiting.Empty.resting',
+    'maintenance.action.carrying-out',
+    'maintenance.action.forced',
+    'maintenance.action.off',
+    'maintenance.hold',
+    'maintenance.hold.free',
+    'maintenance.hold.held',
+    'maintenance.hold.off',
   ]);
   const by = new Map(g.states.map((s) => [s.path, s]));
   assert.is(by.get('')?.kind, 'parallel', 'the server and its update checks are regions of one machine');
@@ -51,6 +71,8 @@ graph('chart :: every state of the machine, with its kind and initial child, nam
   assert.is(by.get('decide')?.transient, true);
   assert.is(by.get('exited')?.kind, 'final');
   assert.is(by.get('stopped.idle')?.parent, 'stopped');
+  assert.is(by.get('maintenance')?.kind, 'parallel', 'maintenance: its action and its hold side by side');
+  assert.is(by.get('maintenance.action.pending.choosing')?.transient, true);
 });
 
 graph('chart :: always edges, which toDirectedGraph omits, are all there in priority order', () => {
@@ -81,6 +103,9 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
     'server.awaiting-checkin hangAfter server.stopping',
     'restarting.backoff backoff decide',
     'restarting.blocked blockedBackoff decide',
+    'maintenance.action.pending.waiting maintenanceDeadline maintenance.action.forced',
+    'maintenance.action.pending.waiting.Empty.resting playerPoll maintenance.action.pending.waiting.Empty.polling',
+    'maintenance.hold.held holdEnds maintenance.hold.free',
   ]);
   const done = edges.find((e) => e.source === 'updating' && e.kind === 'done');
   assert.is(done?.label, 'update done');
@@ -90,10 +115,11 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
   assert.equal([internal?.internal, internal?.target], [true, '']);
 });
 
-// 54 since a backup can be restored (RESTORE from a stopped and a running server, its outcomes); 49 since the
-// update checks became a region of their own (idle, queued, running, off).
-graph('chart :: the statechart stays small: at most 54 transitions', () => {
-  assert.ok(chartGraph().edges.length <= 54, `${chartGraph().edges.length} transitions`);
+// 49 since the update checks became a region of their own (idle, queued, running, off); 84 since maintenance became
+// a region (35 of them: requests, holds, the restored plan); 89 since a backup can be restored (RESTORE from a
+// stopped and a running server, its outcomes).
+graph('chart :: the statechart stays small: at most 89 transitions', () => {
+  assert.ok(chartGraph().edges.length <= 89, `${chartGraph().edges.length} transitions`);
 });
 
 graph('chart :: guards read as text, combinators included', () => {
@@ -154,8 +180,9 @@ formats('chart :: Mermaid draws every edge once, root edges from "any state", th
   const lines = text.split('\n');
   assert.is(lines[0], 'stateDiagram-v2');
   const arrows = lines.filter((l) => / --> /.test(l));
-  // one per edge, plus the initial marker and one per final state (the server's exited, the checks' off)
-  assert.is(arrows.length, chartGraph().edges.length + 3);
+  // one per edge, plus the initial marker and one per final state (the server's exited, the checks' and the
+  // maintenance regions' off)
+  assert.is(arrows.length, chartGraph().edges.length + 5);
   assert.ok(lines.includes('  updateCheck_off --> [*]'));
   assert.ok(lines.includes('  [*] --> stopped_idle'));
   assert.ok(lines.includes('  exited --> [*]'));
@@ -210,6 +237,16 @@ formats('chart :: DOT arrows join states, never cluster names or a state to itse
 formats('chart :: JSON is the graph as data', () => {
   const parsed = JSON.parse(renderChart('json')) as ReturnType<typeof chartGraph>;
   assert.equal(parsed, chartGraph());
+  // The maintenance region is in the chart, with its hold beside it.
+  const paths = parsed.states.map((s) => s.path);
+  for (const p of ['maintenance.action.pending.waiting.RoundEnd', 'maintenance.action.forced', 'maintenance.hold.held'])
+    assert.ok(paths.includes(p), `${p} is charted`);
+  assert.ok(
+    parsed.edges.some(
+      (e) => e.source === 'maintenance.hold.free' && e.event === 'HOLD' && e.target === 'maintenance.hold.held',
+    ),
+    'HOLD holds',
+  );
 });
 
 formats.run();

@@ -104,7 +104,7 @@ s('maintenance :: When: Empty waits while a player is on, and restarts within a 
     assert.is(answer.status, 200, answer.text);
     await waitFor('the restart pending for players', async () => {
       const m = (await status(ctx, 'empty')).maintenance;
-      return m.pending?.waitingFor === 'players';
+      return m.pending?.waitingFor === 'Empty';
     });
     // Several polls go by with alice on: nothing happens.
     await new Promise((r) => setTimeout(r, POLL_SECONDS * 1000 * 5));

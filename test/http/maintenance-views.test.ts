@@ -132,7 +132,7 @@ views('maintenance :: the card shows a maintenance line, and Hold turns into Rel
   const waiting = await page({
     ...live,
     hold: null,
-    pending: { ...HELD.pending!, deadline: live.pending!.deadline, waitingFor: 'players' },
+    pending: { ...HELD.pending!, deadline: live.pending!.deadline, waitingFor: 'Empty' },
   });
   assert.match(waiting, /<dd data-field="maintenance">restart waits for 0 players, forced in (59 min|1 h)/);
   assert.match(waiting, /<button type="button" data-action="hold"[^>]*>Hold<\/button>/);

@@ -1,20 +1,22 @@
 /**
  * A crash during a maintenance hold (while held, automatic update installs wait; crash handling is never
- * held): the relaunch starts the installed build and the update stays pending. The daemon provides `installHeld`
- * as `unaskedRelaunch` while a hold stands; here `held` stands in for its maintenance plan.
+ * held): the relaunch starts the installed build and the update stays pending. `installHeld` reads the machine's
+ * own hold region; `hold.on` sends HOLD and RELEASE_HOLD.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { unaskedRelaunch } from '../../machines/instance.context.ts';
 import { createHarness } from './_support/harness.ts';
 
 const test = suite('instance :: relaunch during a maintenance hold');
 
 function heldHarness() {
-  const hold = { on: false };
-  const h = createHarness({}, undefined, {
-    installHeld: ({ context }) => hold.on && unaskedRelaunch(context),
-  });
+  const h = createHarness();
+  const hold = {
+    set on(held: boolean) {
+      const at = h.clock.now();
+      h.actor.send(held ? { type: 'HOLD', ms: 3_600_000, reason: 'event', at } : { type: 'RELEASE_HOLD', at });
+    },
+  };
   return { h, hold };
 }
 

@@ -1,6 +1,6 @@
 /**
  * A server asked to leave at its round end for a maintenance restart: its clean exit is that restart
- * (the daemon provides the `leftForRestart` guard from its maintenance plan); any other exit stays what it was.
+ * (the maintenance region is in `pending.waiting.RoundEnd.asked`); any other exit stays what it was.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -21,8 +21,10 @@ import { backoffMs, type InstanceMachineEvent, instanceMachine } from '../../mac
 import type {
   CheckOutput,
   InstanceInput,
+  MaintenanceRules,
   RestoreOutput,
   RollbackOutput,
+  SavedMaintenance,
   UpdateOutput,
 } from '../../machines/instance.types.ts';
 import { createHarness, type Harness, TIMING } from './_support/harness.ts';
@@ -36,12 +38,14 @@ type ModelEvent =
   | { type: 'xstate.done.actor.restore'; output: RestoreOutput }
   | { type: 'xstate.done.actor.updateCheck'; output: CheckOutput }
   | { type: 'xstate.error.actor.updateCheck'; error: Error }
+  | { type: 'xstate.done.actor.players'; output: number | null }
   | {
       type:
         | 'xstate.error.actor.update'
         | 'xstate.error.actor.rollback'
         | 'xstate.error.actor.restore'
-        | 'xstate.error.actor.process';
+        | 'xstate.error.actor.process'
+        | 'xstate.error.actor.players';
       error: Error;
     }
   | { type: `xstate.after.${string}` };
@@ -51,7 +55,35 @@ const within = (s: Snap, id: string): boolean => s._nodes.some((n) => n.id === i
 
 // A stable run never ends a loop by itself here: STABLE is a model event, sent when the path says so.
 const timing = { ...TIMING, stableRunMs: 1e9 };
-const input: InstanceInput = { key: 'alpha', timing, revision: 'r1' };
+// The maintenance region's waits are far beyond any path's clock steps, so no lifecycle step fires one of them.
+const rules: MaintenanceRules = { when: 'RoundEnd', maxDelayMs: 1e8, pollMs: 1e8 };
+const HOLD_MS = 1e8;
+const input: InstanceInput = { key: 'alpha', timing, revision: 'r1', maintenance: rules };
+
+/** Plans a previous daemon may have left: each way a pending action is taken up, and a hold alone. */
+const pendingSaved = (
+  how: Partial<{ asked: boolean; carried: boolean; forced: boolean }>,
+  when: 'RoundEnd' | 'Empty' = 'RoundEnd',
+) => ({
+  action: 'restart' as const,
+  source: 'schedule' as const,
+  when,
+  since: 0,
+  deadline: 1e8,
+  maxDelayMs: 1e8,
+  asked: false,
+  carried: false,
+  forced: false,
+  ...how,
+});
+const SAVED: Array<{ saved: SavedMaintenance; adopted: boolean }> = [
+  { saved: { pending: pendingSaved({ carried: true, forced: true }), hold: null }, adopted: true },
+  { saved: { pending: pendingSaved({ carried: true }), hold: null }, adopted: true },
+  { saved: { pending: pendingSaved({ asked: true }), hold: null }, adopted: true },
+  { saved: { pending: pendingSaved({}, 'Empty'), hold: null }, adopted: true },
+  { saved: { pending: pendingSaved({}), hold: null }, adopted: false },
+  { saved: { pending: null, hold: { since: 0, until: HOLD_MS, reason: 'kept' } }, adopted: false },
+];
 
 // --- the machine's declared transitions, identified the same way in traversal and execution
 
@@ -85,26 +117,56 @@ function eventTypes(): string[] {
 
 // --- events with payloads, offered where the executor can produce them
 
+/** Events the maintenance region neither takes nor depends on. */
+const UNRELATED = new Set([
+  'ADOPT',
+  'CONFIG',
+  'PROCESS_BLOCKED',
+  'ROLLBACK',
+  'STABLE',
+  'CHECKIN',
+  'PROCESS_STARTED',
+  'SHUTDOWN',
+  'xstate.error.actor.process',
+  'xstate.error.actor.update',
+  'xstate.error.actor.updateCheck',
+  'xstate.done.actor.rollback',
+  'xstate.error.actor.rollback',
+]);
+const MAINTENANCE_TIMERS = ['.maintenanceDeadline.', '.holdEnds.', '.playerPoll.'];
+
 function eventsFor(types: string[]) {
   return (s: Snap): ModelEvent[] => {
     // A done actor takes no events (the machine's transition function would still compute some).
     if (s.status === 'done') return [];
     const c = s.context;
     const launchId = c.launchId;
-    const leaf = s._nodes.filter((n) => n.type === 'atomic' || n.type === 'final').map((n) => n.id);
     const out: ModelEvent[] = [];
+    // While maintenance is under way (an action pending, a hold), only what it reacts to is offered: the server's
+    // exits and launches, requests, checks and installs. The lifecycle's own paths are explored with maintenance
+    // idle; their product with every maintenance state would only slow the traversal.
+    const maintaining = !within(s, 'instance.maintenance.action.idle') || !within(s, 'instance.maintenance.hold.free');
     for (const type of types) {
+      if (maintaining && UNRELATED.has(type)) continue;
+      if (maintaining && type.startsWith('xstate.after.') && !MAINTENANCE_TIMERS.some((d) => type.includes(d)))
+        continue;
       if (type.startsWith('xstate.after.')) {
-        if (leaf.some((id) => type.endsWith(`.${id}`))) out.push({ type: type as `xstate.after.${string}` });
+        // A timer of any active state (the maintenance deadline belongs to the compound `waiting`).
+        const active = s._nodes.map((n) => n.id);
+        if (active.some((id) => type.endsWith(`.${id}`))) out.push({ type: type as `xstate.after.${string}` });
         continue;
       }
       const owned = within(s, 'instance.lifecycle.server');
+      // Maintenance requests are offered where they matter (a running server, or none) with no check under way:
+      // the regions are independent otherwise, and the product of all their states would only slow the traversal.
+      const quiet =
+        within(s, 'instance.updateCheck.idle') &&
+        (within(s, 'instance.lifecycle.server.running') || within(s, 'instance.lifecycle.stopped.idle'));
       const checking = within(s, 'instance.updateCheck.running');
       switch (type) {
         case 'START':
         case 'RESTART':
         case 'STOP':
-        case 'UPDATE_CHECK':
         case 'STABLE':
           out.push({ type });
           break;
@@ -113,6 +175,42 @@ function eventsFor(types: string[]) {
           break;
         case 'RESTORE':
           out.push({ type, id: 'snap-1' });
+          break;
+        case 'UPDATE_CHECK':
+          out.push({ type });
+          if (quiet) out.push({ type, when: 'Now' });
+          break;
+        case 'MAINTAIN':
+          if (!quiet) break;
+          out.push(
+            { type, source: 'schedule', at: 0 },
+            { type, source: 'request', when: 'Now', at: 0 },
+            { type, source: 'request', when: 'Empty', at: 0 },
+          );
+          break;
+        case 'HOLD':
+          if (quiet) out.push({ type, ms: HOLD_MS, reason: 'event', at: 0 });
+          break;
+        case 'RELEASE_HOLD':
+          if (quiet) out.push({ type, at: 0 });
+          break;
+        case 'RESTORE_MAINTENANCE':
+          // Only at daemon start, before anything else happened to maintenance.
+          if (
+            quiet &&
+            within(s, 'instance.lifecycle.server.running') &&
+            within(s, 'instance.maintenance.action.idle') &&
+            within(s, 'instance.maintenance.hold.free')
+          )
+            for (const r of SAVED) out.push({ type, ...r, at: 0 });
+          break;
+        case 'xstate.done.actor.players':
+          if (within(s, 'instance.maintenance.action.pending.waiting.Empty.polling'))
+            out.push({ type, output: 0 }, { type, output: 3 });
+          break;
+        case 'xstate.error.actor.players':
+          if (within(s, 'instance.maintenance.action.pending.waiting.Empty.polling'))
+            out.push({ type, error: new Error('no answer') });
           break;
         case 'ADOPT':
           out.push({ type, pid: 4242 });
@@ -157,13 +255,17 @@ function eventsFor(types: string[]) {
           if (within(s, 'instance.lifecycle.restoring')) out.push({ type, error: new Error('no space left') });
           break;
         case 'xstate.done.actor.updateCheck':
-          if (checking) out.push({ type, output: { available: true } }, { type, output: { available: false } });
+          if (checking)
+            out.push({ type, output: { available: true, at: 0 } }, { type, output: { available: false, at: 0 } });
           break;
         case 'xstate.error.actor.updateCheck':
           if (checking) out.push({ type, error: new Error('no manifest') });
           break;
         case 'UPDATE_FOUND':
-          // Raised by the update-check region itself when a check finds a build (the done event above).
+        case 'SERVER_GONE':
+        case 'LAUNCHED':
+          // Raised by the machine itself for its other regions: when a check finds a build (the done event above),
+          // when a server exits, when one is launched.
           break;
         default:
           throw new Error(`model: no payload for event type ${type}; add it to eventsFor()`);
@@ -180,12 +282,14 @@ function eventsFor(types: string[]) {
  */
 function serialize(s: Snap): string {
   const c = s.context;
-  const base = [
+  const base: unknown[] = [
     s.value,
     Math.min(c.startupFailures, c.timing.startupFailureLimit),
     Math.min(c.crashStreak, 2),
     c.updatePending,
   ];
+  const m = c.maintenance;
+  base.push(m.pending === null ? null : [m.pending.action, m.pending.source, m.pending.when], m.updateWhen);
   if (s.status === 'done') return JSON.stringify(s.value);
   if (within(s, 'instance.lifecycle.server')) return JSON.stringify([...base, c.exitIntent, c.checkedIn]);
   if (['updating', 'rolling-back', 'restoring'].some((id) => within(s, `instance.lifecycle.${id}`)))
@@ -242,6 +346,12 @@ function delayOf(type: string, h: Harness): number {
       return backoffMs(t, c.crashStreak);
     case 'blockedBackoff':
       return blockedBackoffMs(t, c.blocked?.attempts ?? 1);
+    case 'maintenanceDeadline':
+    case 'holdEnds':
+    case 'playerPoll':
+      // The maintenance region's own timers run beside the lifecycle's; they are fired by their events here (see
+      // `execute`) and timed on the simulated clock in test/supervisor/maintenance.test.ts.
+      return 0;
     default:
       throw new Error(`model: unknown delay in ${type}`);
   }
@@ -275,6 +385,15 @@ async function execute(h: Harness, e: ModelEvent): Promise<void> {
       return h.finishRestore(e.output.saved);
     case 'xstate.error.actor.restore':
       return h.failRestore(e.error.message);
+    case 'xstate.done.actor.players':
+      return h.answerPoll(e.output);
+    case 'xstate.error.actor.players':
+      return h.failPoll();
+    case 'MAINTAIN':
+    case 'HOLD':
+    case 'RELEASE_HOLD':
+    case 'RESTORE_MAINTENANCE':
+      return h.actor.send({ ...e, at: h.clock.now() });
     case 'START':
     case 'RESTART':
     case 'STOP':
@@ -290,7 +409,12 @@ async function execute(h: Harness, e: ModelEvent): Promise<void> {
     case 'CHECKIN':
       return h.checkin();
     default:
-      if (e.type.startsWith('xstate.after.')) return h.clock.increment(delayOf(e.type, h));
+      if (e.type.startsWith('xstate.after.')) {
+        const ms = delayOf(e.type, h);
+        // A maintenance timer: its event, as its own timer would raise it (a clock step would fire others first).
+        if (ms === 0) return h.actor.send(e as unknown as InstanceMachineEvent);
+        return h.clock.increment(ms);
+      }
       throw new Error(`model: no executor for ${e.type}`);
   }
 }
@@ -341,7 +465,7 @@ model('instance model :: every state and every declared transition is taken by a
     }
   };
   for (const steps of plans.values()) {
-    const h = createHarness(timing, inspect);
+    const h = createHarness(timing, inspect, rules, { manualPolls: true });
     try {
       for (const [i, { event, expect }] of steps.entries()) {
         await execute(h, event);

@@ -1,17 +1,20 @@
 /**
- * Maintenance on a simulated clock: cron times across DST, the Empty policy, MaxDelayMinutes, holds, and
- * a plan kept across a daemon restart. The runner (src/supervisor/maintenance.ts) runs with a fake host that
- * records what it was asked to do and answers the player polls from a list the test sets.
+ * Maintenance on a simulated clock: cron times across DST, the Empty policy, MaxDelayMinutes, holds, and a plan
+ * kept across a daemon restart. The instance statechart's maintenance region runs with the machine tests' fakes,
+ * the real schedule actor and the supervisor's plan, status and bus announcements; the player polls answer from a
+ * list the test sets.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SimulatedClock } from 'xstate';
+import type { MaintenancePolicy, SavedMaintenance } from '../../machines/instance.types.ts';
 import { type BusEvents, createBus } from '../../src/bus.ts';
 import { cronProblem, nextFire } from '../../src/config/cron.ts';
 import type { MaintenanceSettings } from '../../src/config/sections/maintenance.ts';
 import type { Logger } from '../../src/log.ts';
-import { Maintenance } from '../../src/supervisor/maintenance.ts';
-import type { MaintenancePlan } from '../../src/supervisor/maintenance-plan.ts';
+import { announce, isMaintenanceFact } from '../../src/supervisor/maintenance/announce.ts';
+import { maintenanceStatus, savedPlanOf } from '../../src/supervisor/maintenance/plan.ts';
+import { createScheduleActor, MaintenanceSchedule } from '../../src/supervisor/maintenance/schedule.ts';
+import { createHarness, type Harness, settle } from '../machines/_support/harness.ts';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
@@ -61,22 +64,33 @@ cron.run();
 // ---
 
 interface Ctx {
-  clock: SimulatedClock;
-  runner: Maintenance;
+  h: Harness;
   settings: MaintenanceSettings;
+  schedule: MaintenanceSchedule;
   /** What the next polls answer, in order; null once the list is used up. */
   players: number[];
-  polls: number;
+  /** How many polls were made. */
+  polls(): number;
   /** When each poll was made, in ms since the start. */
-  pollTimes: number[];
+  pollTimes(): number[];
+  /** When the region restarted the server for maintenance, in ms since the start. */
   restarts: number[];
-  asks: number;
-  checks: number;
-  saved: MaintenancePlan[];
+  /** How many times the server was asked to leave at its round end (LEAVE). */
+  asks(): number;
   events: Array<{ type: string } & Record<string, unknown>>;
-  live: boolean;
   /** What the provider says it has staged. */
   staged: string | null;
+  status(): ReturnType<typeof maintenanceStatus>;
+  requestRestart(when: MaintenancePolicy): void;
+  /** An update check that answers at once. */
+  updateChecked(available: boolean): Promise<void>;
+  hold(ms: number, reason: string): void;
+  /** Ends a hold; false when there was none. */
+  release(): boolean;
+  /** The server goes (a clean exit) and is launched again: what was pending for it is done. */
+  serverGone(): Promise<void>;
+  /** Stops the server on request: no server runs afterwards. */
+  stopServer(): void;
   /** Advances the clock in steps of `stepMs`, letting the player polls answer between steps. */
   advance(ms: number, stepMs?: number): Promise<void>;
 }
@@ -84,83 +98,100 @@ interface Ctx {
 const START = Date.parse('2026-11-25T12:00:00Z');
 const POLL_MS = 1000;
 
-function harness(settings: Partial<MaintenanceSettings>): Ctx {
-  const clock = new SimulatedClock();
-  clock.set(START);
+/** An instance with a running, checked-in server at START; its check-ins are never overdue here. */
+async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
   const bus = createBus();
   const ctx = {
-    clock,
     settings: { When: 'RoundEnd', MaxDelayMinutes: 120, ...settings },
-    players: [],
-    polls: 0,
-    pollTimes: [],
     restarts: [],
-    asks: 0,
-    checks: 0,
-    saved: [],
     events: [],
-    live: true,
     staged: null,
   } as unknown as Ctx;
+  ctx.schedule = new MaintenanceSchedule({ settings: () => ctx.settings, canCheck: () => true, log: quiet });
+  const rules = () => ({
+    when: ctx.settings.When ?? 'RoundEnd',
+    maxDelayMs: (ctx.settings.MaxDelayMinutes ?? 120) * 60_000,
+    pollMs: POLL_MS,
+  });
+  const h = createHarness({ checkinTimeoutMs: 1e9 }, undefined, rules(), {
+    now: START,
+    actors: (clock) => ({ maintenanceSchedule: createScheduleActor(ctx.schedule, clock) }),
+  });
+  ctx.h = h;
   for (const type of ['maintenance:pending', 'maintenance:done'] as const)
     bus.on(type, (e: BusEvents[typeof type]) => ctx.events.push({ type, ...e }));
-  ctx.runner = new Maintenance({
-    key: 'alpha',
-    log: quiet,
-    bus,
-    settings: () => ctx.settings,
-    pollMs: () => POLL_MS,
-    canCheck: () => true,
-    serverLive: () => ctx.live,
-    players: async () => {
-      ctx.polls += 1;
-      ctx.pollTimes.push(clock.now() - START);
-      return ctx.players.shift() ?? null;
-    },
-    askLeave: async () => {
-      ctx.asks += 1;
-      return true;
-    },
-    restart: () => ctx.restarts.push(clock.now() - START),
-    checkUpdate: () => {
-      ctx.checks += 1;
-    },
-    staged: () => ctx.staged,
-    save: async (plan) => {
-      ctx.saved.push(plan);
-    },
-    clock,
+  h.actor.on('*', (e) => {
+    if (!isMaintenanceFact(e)) return;
+    announce({ key: 'alpha', bus, log: quiet }, e, h.clock.now());
+    if (e.type === 'maintenance-step' && e.step === 'restart') ctx.restarts.push(h.clock.now() - START);
   });
+  ctx.players = h.players;
+  ctx.polls = () => h.pollTimes.length;
+  ctx.pollTimes = () => h.pollTimes.map((t) => t - START);
+  ctx.asks = () => h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'LEAVE').length;
+  ctx.status = () =>
+    maintenanceStatus(
+      h.actor.getSnapshot(),
+      h.clock.now(),
+      { policy: rules().when, nextRestart: ctx.schedule.nextRestart, nextCheck: ctx.schedule.nextCheck },
+      ctx.staged,
+    );
+  const at = () => h.clock.now();
+  ctx.requestRestart = (when) => h.actor.send({ type: 'MAINTAIN', source: 'request', when, at: at() });
+  ctx.updateChecked = (available) => h.checkUpdate(available);
+  ctx.hold = (ms, reason) => h.actor.send({ type: 'HOLD', ms, reason, at: at() });
+  ctx.release = () => {
+    if (!h.actor.getSnapshot().matches({ maintenance: { hold: 'held' } })) return false;
+    h.actor.send({ type: 'RELEASE_HOLD', at: at() });
+    return true;
+  };
+  ctx.serverGone = async () => {
+    h.proc().exit(0);
+    if (h.state() === 'updating') await h.finishUpdate({ revision: 'r2', changed: true });
+    h.proc().started(200 + h.processes.length);
+    h.checkin();
+  };
+  ctx.stopServer = () => {
+    h.actor.send({ type: 'STOP' });
+    h.proc().exit(0);
+    assert.is(h.state(), 'stopped.idle');
+  };
   ctx.advance = async (ms, stepMs = 100) => {
     for (let done = 0; done < ms; done += stepMs) {
-      clock.increment(stepMs);
-      for (let i = 0; i < 5; i++) await Promise.resolve();
+      h.clock.increment(stepMs);
+      await settle();
     }
   };
+  await h.run();
   return ctx;
+}
+
+/** The harness's machine never errored; it is stopped. */
+function end(ctx: Ctx): void {
+  ctx.h.stop();
+  assert.equal(ctx.h.errors, [], 'the machine never errors');
 }
 
 const policy = suite('maintenance policies');
 
 policy('maintenance :: Empty restarts on the first poll that reports 0 players, and not before', async () => {
-  const h = harness({ When: 'Empty' });
-  h.runner.start(null, false);
-  h.players = [3, 2, 1, 0, 0];
-  h.runner.requestRestart('Empty');
+  const h = await harness({ When: 'Empty' });
+  h.players.push(3, 2, 1, 0, 0);
+  h.requestRestart('Empty');
   await h.advance(2_500);
-  assert.is(h.polls, 3, 'one poll at once, then one a second');
+  assert.is(h.polls(), 3, 'one poll at once, then one a second');
   assert.equal(h.restarts, [], 'players were on');
-  assert.is(h.runner.status().pending?.waitingFor, 'players');
+  assert.is(h.status().pending?.waitingFor, 'Empty');
   await h.advance(1_000);
-  assert.is(h.polls, 4);
+  assert.is(h.polls(), 4);
   assert.is(h.restarts.length, 1, 'restarted on the poll that said 0');
-  const fourth = h.pollTimes[3] ?? -1;
+  const fourth = h.pollTimes()[3] ?? -1;
   assert.ok((h.restarts[0] ?? -1) >= fourth && (h.restarts[0] ?? -1) <= fourth + 100, 'as its answer came');
   await h.advance(5_000);
-  assert.is(h.polls, 4, 'no polling once the restart is under way');
+  assert.is(h.polls(), 4, 'no polling once the restart is under way');
   assert.is(h.restarts.length, 1);
-  h.runner.serverGone();
-  assert.is(h.runner.status().pending, null);
+  await h.serverGone();
+  assert.is(h.status().pending, null);
   assert.equal(
     h.events.map((e) => [e.type, e.kind, e.how ?? e.when]),
     [
@@ -168,31 +199,29 @@ policy('maintenance :: Empty restarts on the first poll that reports 0 players, 
       ['maintenance:done', 'restart', 'done'],
     ],
   );
-  h.runner.stop();
+  end(h);
 });
 
 policy('maintenance :: a server that gives no player count is asked again at the next poll, not at once', async () => {
-  const h = harness({ When: 'Empty' });
-  h.runner.start(null, false);
-  h.players = [];
-  h.runner.requestRestart('Empty');
+  const h = await harness({ When: 'Empty' });
+  h.requestRestart('Empty');
   await h.advance(2_500);
-  assert.is(h.polls, 3, 'one poll at once, then one a second, as with a count');
+  assert.is(h.polls(), 3, 'one poll at once, then one a second, as with a count');
   assert.equal(h.restarts, []);
-  h.runner.stop();
+  end(h);
 });
 
 policy('maintenance :: MaxDelayMinutes forces a graceful restart while players stay on', async () => {
-  const h = harness({ When: 'Empty', MaxDelayMinutes: 0.5 });
-  h.runner.start(null, false);
-  h.players = Array.from({ length: 100 }, () => 7);
-  h.runner.requestRestart('Empty');
-  assert.is(h.runner.status().pending?.deadline, iso(START + 30_000));
+  const h = await harness({ When: 'Empty', MaxDelayMinutes: 0.5 });
+  h.players.push(...Array.from({ length: 100 }, () => 7));
+  h.requestRestart('Empty');
+  assert.is(h.status().pending?.deadline, iso(START + 30_000));
   await h.advance(29_000, 1000);
   assert.equal(h.restarts, []);
   await h.advance(2_000, 1000);
   assert.equal(h.restarts, [30_000], 'forced at the deadline');
-  h.runner.serverGone();
+  assert.is(h.h.proc().commands.at(-1)?.type, 'STOP_GRACEFULLY', 'a graceful shutdown');
+  await h.serverGone();
   assert.equal(h.events.at(-1), {
     type: 'maintenance:done',
     key: 'alpha',
@@ -200,23 +229,22 @@ policy('maintenance :: MaxDelayMinutes forces a graceful restart while players s
     how: 'forced',
     at: START + 31_000,
   });
-  h.runner.stop();
+  end(h);
 });
 
 policy(
   'maintenance :: a restart carried out at its moment and ending after the deadline is done, not forced',
   async () => {
-    const h = harness({ When: 'Empty', MaxDelayMinutes: 0.5 });
-    h.runner.start(null, false);
-    h.players = [3, 0];
-    h.runner.requestRestart('Empty');
+    const h = await harness({ When: 'Empty', MaxDelayMinutes: 0.5 });
+    h.players.push(3, 0);
+    h.requestRestart('Empty');
     await h.advance(3_000, 1000);
     assert.equal(h.restarts.length, 1, 'restarted on the poll that saw 0 players');
     assert.ok((h.restarts[0] ?? Infinity) < 30_000, 'before the deadline');
     // The server takes its time to leave (its round, the stop timeout): it is gone only after the deadline.
     await h.advance(40_000, 1000);
     assert.is(h.restarts.length, 1, 'no second, forced restart');
-    h.runner.serverGone();
+    await h.serverGone();
     assert.equal(h.events.at(-1), {
       type: 'maintenance:done',
       key: 'alpha',
@@ -224,31 +252,33 @@ policy(
       how: 'done',
       at: START + 43_000,
     });
-    h.runner.stop();
+    end(h);
   },
 );
 
 policy('maintenance :: RoundEnd asks the server once and waits for it to leave', async () => {
-  const h = harness({});
-  h.runner.start(null, false);
-  h.runner.requestRestart('RoundEnd');
+  const h = await harness({});
+  h.requestRestart('RoundEnd');
   await h.advance(10_000, 1000);
-  assert.is(h.asks, 1);
+  assert.is(h.asks(), 1);
   assert.equal(h.restarts, []);
-  assert.is(h.runner.status().pending?.waitingFor, 'round-end');
-  assert.is(h.polls, 0, 'RoundEnd reads no player count');
-  h.runner.stop();
+  assert.is(h.status().pending?.waitingFor, 'RoundEnd');
+  assert.is(h.polls(), 0, 'RoundEnd reads no player count');
+  // Its clean exit is the restart it was asked for, not an exit nobody asked for.
+  h.h.proc().exit(0);
+  assert.is(h.h.context().lastExit?.reason, 'restart');
+  assert.is(h.status().pending, null);
+  end(h);
 });
 
 policy('maintenance :: a found update follows When; a restart asked with Now goes at once', async () => {
-  const h = harness({ When: 'Now' });
-  h.runner.start(null, false);
-  h.runner.updateChecked(false);
+  const h = await harness({ When: 'Now' });
+  await h.updateChecked(false);
   assert.equal(h.restarts, [], 'no update, nothing to do');
-  h.runner.updateChecked(true);
+  await h.updateChecked(true);
   assert.equal(h.restarts, [0]);
   assert.is(h.events[0]?.kind, 'update');
-  h.runner.stop();
+  end(h);
 });
 
 policy.run();
@@ -258,13 +288,12 @@ policy.run();
 const holds = suite('maintenance holds and schedules');
 
 holds('maintenance :: a hold defers a scheduled restart, and its expiry releases it', async () => {
-  const h = harness({ RestartSchedule: '*/10 * * * * *', TimeZone: 'UTC', When: 'Now' });
-  h.runner.start(null, false);
-  assert.is(h.runner.status().nextRestart, iso(START + 10_000));
-  h.runner.hold(25_000, 'tournament');
+  const h = await harness({ RestartSchedule: '*/10 * * * * *', TimeZone: 'UTC', When: 'Now' });
+  assert.is(h.status().nextRestart, iso(START + 10_000));
+  h.hold(25_000, 'tournament');
   await h.advance(10_000, 1000);
   assert.equal(h.restarts, [], 'held');
-  const s = h.runner.status();
+  const s = h.status();
   assert.is(s.pending?.source, 'schedule');
   assert.is(s.pending?.waitingFor, 'hold');
   assert.equal(s.hold, { reason: 'tournament', since: iso(START), until: iso(START + 25_000) });
@@ -272,7 +301,7 @@ holds('maintenance :: a hold defers a scheduled restart, and its expiry releases
   assert.equal(h.restarts, [], 'still held; later fires add nothing while one is pending');
   await h.advance(2_000, 1000);
   assert.equal(h.restarts, [25_000], 'the hold ran out: restarted at once (When: Now)');
-  assert.is(h.runner.status().hold, null);
+  assert.is(h.status().hold, null);
   assert.equal(
     h.events.map((e) => [e.type, e.kind, e.how ?? e.when ?? e.reason]),
     [
@@ -281,51 +310,51 @@ holds('maintenance :: a hold defers a scheduled restart, and its expiry releases
       ['maintenance:done', 'hold', 'expired'],
     ],
   );
-  h.runner.stop();
+  end(h);
 });
 
 holds('maintenance :: a restart asked for with ?when= is not held; release ends a hold early', async () => {
-  const h = harness({ When: 'Now' });
-  h.runner.start(null, false);
-  h.runner.hold(60_000, 'event');
-  h.runner.updateChecked(true);
+  const h = await harness({ When: 'Now' });
+  h.hold(60_000, 'event');
+  await h.updateChecked(true);
   assert.equal(h.restarts, [], 'a found update waits');
-  assert.is(h.runner.release(), true);
+  assert.is(h.release(), true);
   assert.equal(h.restarts, [0], 'released: it goes');
-  assert.is(h.runner.release(), false, 'nothing left to release');
-  h.runner.serverGone();
-  h.runner.hold(60_000, 'event');
-  h.runner.requestRestart('Now');
+  assert.is(h.release(), false, 'nothing left to release');
+  await h.serverGone();
+  h.hold(60_000, 'event');
+  h.requestRestart('Now');
   assert.equal(h.restarts, [0, 0], "a person's restart goes through a hold");
-  h.runner.stop();
+  end(h);
 });
 
-holds('maintenance :: a held update says the provider has it staged', () => {
-  const h = harness({ When: 'Now' });
-  h.runner.start(null, false);
-  assert.is(h.runner.status().staged, null);
-  h.runner.hold(60_000, 'event');
+holds('maintenance :: a held update says the provider has it staged', async () => {
+  const h = await harness({ When: 'Now' });
+  assert.is(h.status().staged, null);
+  h.hold(60_000, 'event');
   h.staged = '42';
-  h.runner.updateChecked(true);
-  const s = h.runner.status();
+  await h.updateChecked(true);
+  const s = h.status();
   assert.equal([s.pending?.action, s.pending?.waitingFor, s.staged], ['update', 'hold', '42']);
   assert.equal(h.restarts, [], 'the install waits');
-  h.runner.stop();
+  end(h);
 });
 
 holds('maintenance :: a crash during a hold keeps a found update pending until the hold ends', async () => {
-  const h = harness({ When: 'Now' });
-  h.runner.start(null, false);
-  h.runner.hold(10_000, 'event');
-  h.runner.updateChecked(true);
-  assert.is(h.runner.installsHeld(), true, 'the machine relaunches a crashed server on the installed build');
-  h.runner.serverGone();
-  assert.equal([h.runner.status().pending?.action, h.runner.status().pending?.waitingFor], ['update', 'hold']);
+  const h = await harness({ When: 'Now' });
+  h.hold(10_000, 'event');
+  await h.updateChecked(true);
+  h.h.proc().exit(1);
+  assert.is(h.h.state(), 'server.starting', 'the machine relaunches a crashed server on the installed build');
+  assert.is(h.h.updates.length, 0, 'no install started');
+  assert.equal([h.status().pending?.action, h.status().pending?.waitingFor], ['update', 'hold']);
+  h.h.proc().started(300);
+  h.h.checkin();
   await h.advance(11_000, 1000);
   assert.equal(h.restarts, [10_000], 'the hold ran out: the update goes (When: Now)');
-  assert.is(h.runner.installsHeld(), false);
-  h.runner.serverGone();
-  assert.is(h.runner.status().pending, null);
+  await h.serverGone();
+  assert.is(h.h.context().revision, 'r2', 'installed on the way');
+  assert.is(h.status().pending, null);
   assert.equal(
     h.events.filter((e) => e.kind === 'update').map((e) => [e.type, e.how ?? e.when]),
     [
@@ -333,98 +362,102 @@ holds('maintenance :: a crash during a hold keeps a found update pending until t
       ['maintenance:done', 'done'],
     ],
   );
-  h.runner.stop();
+  end(h);
 });
 
-holds('maintenance :: a launch with an update still pending waits for the hold (after a crash)', () => {
-  const h = harness({ RestartSchedule: '*/10 * * * * *', TimeZone: 'UTC', When: 'Now' });
-  h.runner.start(null, false);
-  h.runner.launched(true);
-  assert.is(h.runner.status().pending, null, 'unheld: the launch went through the install');
-  h.runner.hold(60_000, 'event');
-  h.clock.increment(10_000);
-  assert.is(h.runner.status().pending?.source, 'schedule');
+holds('maintenance :: a launch with an update still pending waits for the hold (after a crash)', async () => {
+  const h = await harness({ RestartSchedule: '*/10 * * * * *', TimeZone: 'UTC', When: 'Now' });
+  assert.is(h.status().pending, null, 'unheld: the launch went through the install');
+  h.hold(60_000, 'event');
+  await h.advance(10_000, 1000);
+  assert.is(h.status().pending?.source, 'schedule');
   // An update is found (the pending restart stays), then the server crashes and comes back without it.
-  h.runner.updateChecked(true);
-  h.runner.serverGone();
-  h.runner.launched(true);
-  const s = h.runner.status();
+  await h.updateChecked(true);
+  h.h.proc().exit(1);
+  assert.is(h.h.state(), 'server.starting');
+  const s = h.status();
   assert.equal([s.pending?.action, s.pending?.waitingFor], ['update', 'hold']);
   assert.equal(h.restarts, []);
-  h.runner.stop();
+  end(h);
 });
 
-holds("maintenance :: a person's restart during a hold installs the held update: done at its launch", () => {
-  const h = harness({ When: 'Now' });
-  h.runner.start(null, false);
-  h.runner.hold(60_000, 'event');
-  h.runner.updateChecked(true);
+holds("maintenance :: a person's restart during a hold installs the held update: done at its launch", async () => {
+  const h = await harness({ When: 'Now' });
+  h.hold(60_000, 'event');
+  await h.updateChecked(true);
   // The server goes for the restart; the update is still held until the launch shows it installed.
-  h.runner.serverGone();
-  assert.is(h.runner.status().pending?.action, 'update');
-  h.runner.launched(false);
-  assert.is(h.runner.status().pending, null);
+  h.h.actor.send({ type: 'RESTART' });
+  h.h.proc().exit(0);
+  assert.is(h.h.state(), 'updating');
+  assert.is(h.status().pending?.action, 'update');
+  await h.h.finishUpdate({ revision: 'r2', changed: true });
+  assert.is(h.status().pending, null);
   assert.equal(h.events.at(-1), { type: 'maintenance:done', key: 'alpha', kind: 'update', how: 'done', at: START });
-  h.runner.release();
+  h.release();
   assert.equal(h.restarts, [], 'nothing left for the hold to let through');
-  h.runner.stop();
+  end(h);
 });
 
-holds('maintenance :: an update found while held and no server runs waits for the hold', () => {
-  const h = harness({ When: 'Now' });
-  h.runner.start(null, false);
-  h.live = false;
-  h.runner.updateChecked(true);
-  assert.is(h.runner.status().pending, null, 'unheld: the next launch installs it');
-  h.runner.hold(60_000, 'event');
-  h.runner.updateChecked(true);
-  assert.equal([h.runner.status().pending?.action, h.runner.status().pending?.waitingFor], ['update', 'hold']);
-  h.runner.stop();
+holds('maintenance :: an update found while held and no server runs waits for the hold', async () => {
+  const h = await harness({ When: 'Now' });
+  h.stopServer();
+  await h.updateChecked(true);
+  assert.is(h.status().pending, null, 'unheld: the next launch installs it');
+  h.hold(60_000, 'event');
+  await h.updateChecked(true);
+  assert.equal([h.status().pending?.action, h.status().pending?.waitingFor], ['update', 'hold']);
+  end(h);
 });
 
-holds('maintenance :: a restart asked with ?when= of an instance without a server is done at once', () => {
-  const h = harness({});
-  h.live = false;
-  h.runner.start(null, false);
-  h.runner.requestRestart('Empty');
-  assert.equal(h.restarts, [0]);
-  assert.is(h.runner.status().pending, null, 'nothing waits');
-  assert.is(h.polls, 0);
-  h.runner.stop();
+holds('maintenance :: a restart asked with ?when= of an instance without a server is done at once', async () => {
+  const h = await harness({});
+  h.stopServer();
+  h.requestRestart('Empty');
+  assert.is(h.h.state(), 'server.starting', 'restarted at once');
+  assert.is(h.status().pending, null, 'nothing waits');
+  assert.is(h.polls(), 0);
+  end(h);
 });
 
 holds('maintenance :: UpdateSchedule asks for checks; a scheduled restart skips a stopped server', async () => {
-  const h = harness({ UpdateSchedule: '*/2 * * * * *', RestartSchedule: '*/3 * * * * *', TimeZone: 'UTC' });
-  h.live = false;
-  h.runner.start(null, false);
-  await h.advance(6_000, 500);
-  assert.is(h.checks, 3);
-  assert.is(h.runner.status().pending, null, 'nothing to restart');
-  assert.is(h.runner.nextScheduled(), START + 8_000);
-  h.runner.stop();
+  const h = await harness({ UpdateSchedule: '*/2 * * * * *', RestartSchedule: '*/3 * * * * *', TimeZone: 'UTC' });
+  h.stopServer();
+  let checks = 0;
+  for (let i = 0; i < 12; i++) {
+    await h.advance(500, 500);
+    while (h.h.checks.length > 0) {
+      checks += 1;
+      await h.h.finishCheck(false);
+    }
+  }
+  assert.is(checks, 3);
+  assert.is(h.status().pending, null, 'nothing to restart');
+  assert.is(h.h.state(), 'stopped.idle');
+  assert.is(h.schedule.next(), START + 8_000);
+  end(h);
 });
 
-holds('maintenance :: a config reload takes the new schedules at once', () => {
-  const h = harness({ RestartSchedule: '0 6 * * *', TimeZone: 'UTC' });
-  h.runner.start(null, false);
-  assert.is(h.runner.status().nextRestart, '2026-11-26T06:00:00.000Z');
+holds('maintenance :: a config reload takes the new schedules at once', async () => {
+  const h = await harness({ RestartSchedule: '0 6 * * *', TimeZone: 'UTC' });
+  const reload = () => h.h.actor.send({ type: 'CONFIG', timing: h.h.context().timing });
+  assert.is(h.status().nextRestart, '2026-11-26T06:00:00.000Z');
   h.settings = {
     ...h.settings,
     RestartSchedule: '30 13 * * *',
     TimeZone: 'Europe/Berlin',
     UpdateSchedule: '0 * * * *',
   };
-  h.runner.reschedule();
-  assert.is(h.runner.status().nextRestart, '2026-11-25T12:30:00.000Z', '13:30 in Berlin');
-  assert.is(h.runner.status().nextUpdateCheck, '2026-11-25T13:00:00.000Z');
+  reload();
+  assert.is(h.status().nextRestart, '2026-11-25T12:30:00.000Z', '13:30 in Berlin');
+  assert.is(h.status().nextUpdateCheck, '2026-11-25T13:00:00.000Z');
   h.settings = { ...h.settings, RestartSchedule: undefined, UpdateSchedule: undefined };
-  h.runner.reschedule();
-  assert.is(h.runner.nextScheduled(), null);
-  h.runner.stop();
+  reload();
+  assert.is(h.schedule.next(), null);
+  end(h);
 });
 
-holds('maintenance :: a saved plan: the hold stays; a pending action stays only with an adopted server', () => {
-  const plan: MaintenancePlan = {
+holds('maintenance :: a saved plan: the hold stays; a pending action stays only with an adopted server', async () => {
+  const plan: SavedMaintenance = {
     pending: {
       action: 'restart',
       source: 'schedule',
@@ -438,20 +471,23 @@ holds('maintenance :: a saved plan: the hold stays; a pending action stays only 
     },
     hold: { since: START - 1000, until: START + 5000, reason: 'x' },
   };
-  const fresh = harness({});
-  fresh.runner.start(plan, false);
-  assert.is(fresh.runner.status().pending, null, 'the daemon restart relaunched the server');
-  assert.is(fresh.runner.status().hold?.reason, 'x');
-  fresh.runner.stop();
-  const adopted = harness({});
-  adopted.runner.start(plan, true);
-  assert.is(adopted.runner.status().pending?.waitingFor, 'hold');
-  adopted.runner.stop();
+  const restore = (h: Ctx, saved: SavedMaintenance, adopted: boolean) =>
+    h.h.actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted, at: START });
+  const fresh = await harness({});
+  restore(fresh, plan, false);
+  assert.is(fresh.status().pending, null, 'the daemon restart relaunched the server');
+  assert.is(fresh.status().hold?.reason, 'x');
+  end(fresh);
+  const adopted = await harness({});
+  restore(adopted, plan, true);
+  assert.is(adopted.status().pending?.waitingFor, 'hold');
+  assert.equal(savedPlanOf(adopted.h.actor.getSnapshot()), plan, 'kept again as it was taken up');
+  end(adopted);
   // A shutdown the previous daemon asked for, and did not see through, is asked for again.
-  const carried = harness({});
-  carried.runner.start({ pending: { ...plan.pending!, when: 'Now', carried: true }, hold: null }, true);
+  const carried = await harness({});
+  restore(carried, { pending: { ...plan.pending!, when: 'Now', carried: true }, hold: null }, true);
   assert.equal(carried.restarts, [0]);
-  carried.runner.stop();
+  end(carried);
 });
 
 holds.run();

@@ -42,8 +42,10 @@ const s = suite('update actors :: disk space');
 
 s('check :: a build the disk cannot take is a failed update, and the check finds nothing', async () => {
   const { host, updates, log } = hostFailingWith(new UpdateError('staging failed', { cause: short() }));
+  const before = Date.now();
   const out = await toPromise(createActor(createCheckActor(host), { input: { key: 'alpha', revision: 'A' } }).start());
-  assert.equal(out, { available: false });
+  assert.is(out.available, false);
+  assert.ok(out.at >= before, 'stamped with the time it answered');
   assert.is(updates.length, 1);
   assert.is(updates[0]?.phase, 'failed');
   assert.is(updates[0]?.during, 'install');

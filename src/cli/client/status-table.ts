@@ -107,8 +107,8 @@ export function maintenanceLine(row: StatusRow, now: number): string | null {
   if (p) {
     const waits = {
       hold: 'held',
-      players: 'waiting for 0 players',
-      'round-end': 'waiting for the round end',
+      Empty: 'waiting for 0 players',
+      RoundEnd: 'waiting for the round end',
       exit: 'under way',
     };
     parts.push(

@@ -1,7 +1,8 @@
 /**
- * Drives the instance machine on a SimulatedClock with hand-operated fakes for its four actors: the
- * process (records the commands it receives; the test reports its start and exit), the update, the
- * update check and the rollback (promises the test resolves or rejects).
+ * Drives the instance machine on a SimulatedClock with hand-operated fakes for its actors: the process (records
+ * the commands it receives; the test reports its start and exit), the update, the update check and the rollback
+ * (promises the test resolves or rejects), the player count (answered from a list, or by the test) and the
+ * maintenance schedule (whose way back, `schedule.fire`, the test may use).
  */
 import { suite, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,12 +14,15 @@ import type {
   CheckOutput,
   InstanceEmitted,
   InstanceTiming,
+  MaintenanceRules,
+  PlayersInput,
   ProcessCommand,
   ProcessInput,
   RestoreInput,
   RestoreOutput,
   RollbackInput,
   RollbackOutput,
+  ScheduleCommand,
   UpdateInput,
   UpdateOutput,
 } from '../../../machines/instance.types.ts';
@@ -90,15 +94,24 @@ async function answerOldest<TIn, TOut>(
   await settle();
 }
 
-/** Guards the daemon provides, replaced for a test (the machine's defaults otherwise). */
-export type HarnessGuards = Parameters<typeof instanceMachine.provide>[0]['guards'];
+export const RULES: MaintenanceRules = { when: 'RoundEnd', maxDelayMs: 120 * 60_000, pollMs: 1_000 };
+
+/** Actors a test provides instead of the harness's fakes (the real schedule actor on the simulated clock, say). */
+type ActorOverrides = Parameters<typeof instanceMachine.provide>[0]['actors'];
 
 export function createHarness(
   timing: Partial<InstanceTiming> = {},
   inspect?: (e: InspectionEvent) => void,
-  guards?: HarnessGuards,
+  rules: Partial<MaintenanceRules> = {},
+  options: {
+    now?: number;
+    actors?: (clock: SimulatedClock) => ActorOverrides;
+    /** Player polls wait for `answerPoll` instead of answering at once from `players`. */
+    manualPolls?: boolean;
+  } = {},
 ) {
   const clock = new SimulatedClock();
+  if (options.now !== undefined) clock.set(options.now);
   const processes: FakeProcess[] = [];
   const updates: Pending<UpdateInput, UpdateOutput>[] = [];
   const checks: Pending<CheckInput, CheckOutput>[] = [];
@@ -106,6 +119,19 @@ export function createHarness(
   const restores: Pending<RestoreInput, RestoreOutput>[] = [];
   const emitted: InstanceEmitted[] = [];
   const errors: unknown[] = [];
+  /** Answers for the player polls of `When: Empty`, in order; a poll with none left gets no count (null). */
+  const players: number[] = [];
+  /** When each poll was made (the clock's time). */
+  const pollTimes: number[] = [];
+  const polls: Pending<PlayersInput, number | null>[] = [];
+  /** The schedule actor's way back to the machine (a RestartSchedule or UpdateSchedule fire), and its commands. */
+  const schedule: {
+    fire: ((e: { type: 'UPDATE_CHECK' } | { type: 'MAINTAIN'; source: 'schedule'; at: number }) => void) | null;
+    commands: ScheduleCommand[];
+  } = {
+    fire: null,
+    commands: [],
+  };
 
   const runProcess = fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive, self }) => {
     let failNext = false;
@@ -150,13 +176,25 @@ export function createHarness(
       checkUpdate: fromPromise<CheckOutput, CheckInput>(pending(checks)),
       rollback: fromPromise<RollbackOutput, RollbackInput>(pending(rollbacks)),
       restore: fromPromise<RestoreOutput, RestoreInput>(pending(restores)),
+      readPlayers: fromPromise<number | null, PlayersInput>(({ input, signal }) => {
+        pollTimes.push(clock.now());
+        if (options.manualPolls) return pending(polls)({ input, signal });
+        return Promise.resolve(players.shift() ?? null);
+      }),
+      maintenanceSchedule: fromCallback<ScheduleCommand, PlayersInput>(({ sendBack, receive }) => {
+        schedule.fire = sendBack;
+        receive((cmd) => schedule.commands.push(cmd));
+        return () => {
+          schedule.fire = null;
+        };
+      }),
+      ...options.actors?.(clock),
     },
-    ...(guards === undefined ? {} : { guards }),
   });
   const actor = createActor(machine, {
     clock,
     inspect,
-    input: { key: 'alpha', timing: { ...TIMING, ...timing }, revision: 'r1' },
+    input: { key: 'alpha', timing: { ...TIMING, ...timing }, revision: 'r1', maintenance: { ...RULES, ...rules } },
   });
   actor.on('*', (e) => emitted.push(e));
   actor.subscribe({ error: (err) => errors.push(err) });
@@ -172,6 +210,9 @@ export function createHarness(
     restores,
     emitted,
     errors,
+    players,
+    pollTimes,
+    schedule,
     state: () => pathOf(actor.getSnapshot().value),
     check: () => checkPathOf(actor.getSnapshot().value),
     context: () => actor.getSnapshot().context,
@@ -190,7 +231,10 @@ export function createHarness(
     finishUpdate: (output: UpdateOutput = { revision: 'r1', changed: false }) =>
       answerOldest(updates, 'update', (u) => u.resolve(output)),
     failUpdate: (message = 'CDN down') => answerOldest(updates, 'update', (u) => u.reject(new Error(message))),
-    finishCheck: (available: boolean) => answerOldest(checks, 'update check', (c) => c.resolve({ available })),
+    finishCheck: (available: boolean) =>
+      answerOldest(checks, 'update check', (c) => c.resolve({ available, at: clock.now() })),
+    answerPoll: (players: number | null) => answerOldest(polls, 'player poll', (p) => p.resolve(players)),
+    failPoll: () => answerOldest(polls, 'player poll', (p) => p.reject(new Error('no answer'))),
     failCheck: (message = 'manifest unreachable') =>
       answerOldest(checks, 'update check', (c) => c.reject(new Error(message))),
     finishRollback: (revision: string | null = 'r0') =>

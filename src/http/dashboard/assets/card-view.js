@@ -114,8 +114,8 @@ function maintenanceText(m, now) {
   if (p) {
     const waits = {
       hold: 'held',
-      players: 'waits for 0 players',
-      'round-end': 'waits for the round end',
+      Empty: 'waits for 0 players',
+      RoundEnd: 'waits for the round end',
       exit: 'under way',
     };
     return `${p.action} ${waits[p.waitingFor] ?? p.waitingFor}, forced in ${until(p.deadline)}${staged}`;

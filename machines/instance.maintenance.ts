@@ -1,0 +1,161 @@
+/**
+ * The maintenance region of the instance statechart: scheduled restarts, restarts asked for a moment, and found
+ * updates, carried out while a server runs at the moment `Maintenance.When` names (Now, RoundEnd, Empty) or forced
+ * at their deadline (MaxDelayMinutes); and, beside them, a hold that defers all but a person's requests.
+ *
+ * `action`: `idle` → `pending` (waiting on the hold, or for its moment: the round end after asking the server to
+ * leave, or a poll that counts no players; the deadline runs meanwhile) → `carrying-out` or `forced` (a graceful
+ * RESTART; only the exit is awaited) → `idle` when the server is gone. `hold`: `free` or `held` until its end.
+ * The cron schedules and the player count are actors the supervisor provides; the leave request is LEAVE to the
+ * process actor.
+ */
+import { and, not, or } from 'xstate';
+import { instanceSetup as s } from './instance.setup.ts';
+
+const ACTION = '#instance.maintenance.action';
+const done = { type: 'finishPending', params: 'done' } as const;
+
+export const maintenanceRegion = s.createStateConfig({
+  type: 'parallel',
+  invoke: { id: 'schedule', src: 'maintenanceSchedule', input: ({ context }) => ({ key: context.key }) },
+  states: {
+    action: {
+      initial: 'idle',
+      on: { SHUTDOWN: '.off' },
+      states: {
+        idle: {
+          on: {
+            MAINTAIN: [
+              { guard: 'serverLive', target: 'pending', actions: 'beginPending' },
+              // Without a running server there is no moment to wait for (nobody plays): a plain restart, at once.
+              { guard: 'requested', actions: s.raise({ type: 'RESTART' }) },
+            ],
+            // Without a server the next launch installs it, unless a hold makes that wait.
+            UPDATE_FOUND: { guard: or(['serverLive', 'held']), target: 'pending', actions: 'beginPending' },
+            // A hold kept a relaunch on the installed build: the found update waits for the hold's end.
+            LAUNCHED: { guard: and(['updatePending', 'held']), target: 'pending', actions: 'beginPending' },
+            RESTORE_MAINTENANCE: [
+              { guard: { type: 'restores', params: 'forced' }, target: 'forced', actions: 'restorePlan' },
+              { guard: { type: 'restores', params: 'carried' }, target: 'carrying-out', actions: 'restorePlan' },
+              {
+                guard: { type: 'restores', params: 'asked' },
+                target: 'pending.waiting.RoundEnd.asked',
+                actions: 'restorePlan',
+              },
+              { guard: { type: 'restores', params: 'pending' }, target: 'pending', actions: 'restorePlan' },
+              { guard: { type: 'restores', params: 'dropped' }, actions: ['restoredDone', 'restorePlan'] },
+              { actions: 'restorePlan' },
+            ],
+          },
+        },
+        pending: {
+          initial: 'choosing',
+          always: { guard: 'updateInstalled', target: 'idle', actions: done },
+          on: {
+            // A person's policy replaces what was pending (a found update is installed by any relaunch anyway).
+            MAINTAIN: {
+              guard: 'requested',
+              target: 'pending',
+              reenter: true,
+              actions: [{ type: 'finishPending', params: 'dropped' }, 'beginPending'],
+            },
+            UPDATE_FOUND: {
+              guard: 'updateRequested',
+              target: 'pending',
+              reenter: true,
+              actions: [{ type: 'finishPending', params: 'dropped' }, 'beginPending'],
+            },
+            SERVER_GONE: { target: 'idle', actions: done },
+          },
+          states: {
+            choosing: {
+              always: [
+                { guard: 'waitsForHold', target: 'on-hold' },
+                { guard: 'policyNow', target: `${ACTION}.carrying-out` },
+                { guard: 'policyEmpty', target: 'waiting.Empty' },
+                { target: 'waiting.RoundEnd' },
+              ],
+            },
+            'on-hold': {
+              always: { guard: not('waitsForHold'), target: 'choosing' },
+              // A held update outlives the server's exit: the next launch keeps the installed build (installHeld).
+              on: { SERVER_GONE: { guard: 'pendingUpdate' } },
+            },
+            /** Waiting for the moment its policy names; at the deadline it is forced. */
+            waiting: {
+              // Entered by `choosing` (or a restored plan) at the child its policy names.
+              initial: 'RoundEnd',
+              always: { guard: 'waitsForHold', target: 'on-hold' },
+              after: { maintenanceDeadline: `${ACTION}.forced` },
+              states: {
+                RoundEnd: {
+                  initial: 'asking',
+                  states: {
+                    asking: { entry: 'askToLeave', always: 'asked' },
+                    /** The server was told (POST /update): its clean exit is the restart (`leftForRestart`). */
+                    asked: {},
+                  },
+                },
+                Empty: {
+                  initial: 'polling',
+                  states: {
+                    polling: {
+                      invoke: {
+                        id: 'players',
+                        src: 'readPlayers',
+                        input: ({ context }) => ({ key: context.key }),
+                        onDone: [
+                          {
+                            guard: { type: 'noPlayers', params: ({ event }) => event.output },
+                            target: `${ACTION}.carrying-out`,
+                          },
+                          { target: 'resting' },
+                        ],
+                        // A failed read is dropped: the next poll asks.
+                        onError: 'resting',
+                      },
+                    },
+                    resting: { after: { playerPoll: 'polling' } },
+                  },
+                },
+              },
+            },
+          },
+        },
+        'carrying-out': {
+          entry: { type: 'restartForMaintenance', params: false },
+          // Without a server there is nothing to restart: the next launch does what was pending.
+          // Without a server there is nothing to restart; once the server exited (the lifecycle left `server`), the
+          // restart is done.
+          always: { guard: not('serverThere'), target: 'idle', actions: done },
+        },
+        forced: {
+          entry: { type: 'restartForMaintenance', params: true },
+          always: { guard: not('serverThere'), target: 'idle', actions: { type: 'finishPending', params: 'forced' } },
+        },
+        off: { type: 'final' },
+      },
+    },
+    hold: {
+      initial: 'free',
+      on: { SHUTDOWN: '.off' },
+      states: {
+        free: {
+          on: {
+            HOLD: { target: 'held', actions: 'recordHold' },
+            RESTORE_MAINTENANCE: { guard: 'restoresHold', target: 'held' },
+          },
+        },
+        held: {
+          after: { holdEnds: { target: 'free', actions: { type: 'endHold', params: 'expired' } } },
+          on: {
+            // A new hold replaces the end of this one: its timer starts again.
+            HOLD: { target: 'held', reenter: true, actions: 'recordHold' },
+            RELEASE_HOLD: { target: 'free', actions: { type: 'endHold', params: 'released' } },
+          },
+        },
+        off: { type: 'final' },
+      },
+    },
+  },
+});

@@ -1,0 +1,69 @@
+/**
+ * What the maintenance region emits, put on the bus (`maintenance:*`, once when an action or hold begins, once when
+ * it ends; the notifier words them) and in the instance's log.
+ */
+import type { InstanceEmitted } from '../../../machines/instance.types.ts';
+import type { Bus } from '../../bus.ts';
+import type { Logger } from '../../log.ts';
+
+type MaintenanceEmitted = Extract<
+  InstanceEmitted,
+  { type: 'maintenance-pending' | 'hold-began' | 'maintenance-done' | 'maintenance-step' }
+>;
+
+const iso = (t: number) => new Date(t).toISOString();
+
+export function isMaintenanceFact(e: InstanceEmitted): e is MaintenanceEmitted {
+  return (
+    e.type === 'maintenance-pending' ||
+    e.type === 'hold-began' ||
+    e.type === 'maintenance-done' ||
+    e.type === 'maintenance-step'
+  );
+}
+
+export function announce(host: { key: string; bus: Bus; log: Logger }, e: MaintenanceEmitted, at: number): void {
+  const { key, bus, log } = host;
+  switch (e.type) {
+    case 'maintenance-pending': {
+      const p = e.pending;
+      log.info(`maintenance ${p.action} pending`, {
+        when: p.when,
+        source: p.source,
+        deadline: iso(p.deadline),
+        ...(p.reason ? { reason: p.reason } : {}),
+      });
+      bus.emit('maintenance:pending', {
+        key,
+        kind: e.kind,
+        when: p.when,
+        deadline: p.deadline,
+        ...(p.reason ? { reason: p.reason } : {}),
+        at: p.since,
+      });
+      break;
+    }
+    case 'hold-began':
+      log.info('maintenance held', { until: iso(e.hold.until), reason: e.hold.reason });
+      bus.emit('maintenance:pending', {
+        key,
+        kind: 'hold',
+        reason: e.hold.reason,
+        until: e.hold.until,
+        at: e.hold.since,
+      });
+      break;
+    case 'maintenance-done':
+      if (e.kind === 'hold') log.info(e.how === 'expired' ? 'maintenance hold ran out' : 'maintenance hold released');
+      bus.emit('maintenance:done', { key, kind: e.kind, how: e.how, at });
+      break;
+    case 'maintenance-step':
+      if (e.step === 'ask-leave')
+        log.info('maintenance: asking the server to leave at the end of its round (POST /update)');
+      else
+        log.info(
+          e.forced ? 'maintenance deadline reached; restarting the server' : 'maintenance: restarting the server',
+        );
+      break;
+  }
+}

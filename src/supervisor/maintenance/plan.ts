@@ -1,0 +1,100 @@
+/**
+ * The maintenance region as data.json keeps it and the status shows it: read off the instance's snapshot (its
+ * context and the state it is in), kept whenever it changes.
+ */
+import type { SnapshotFrom } from 'xstate';
+import type { instanceMachine } from '../../../machines/instance.ts';
+import type { SavedMaintenance } from '../../../machines/instance.types.ts';
+import { describeError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
+import type { MaintenancePolicy, MaintenanceStatus } from '../contract.ts';
+
+export type InstanceSnapshot = SnapshotFrom<typeof instanceMachine>;
+
+const action = (snap: InstanceSnapshot, state: 'forced' | 'carrying-out') =>
+  snap.matches({ maintenance: { action: state } });
+
+/** The plan to keep: the pending action and how far it got, and the hold. */
+export function savedPlanOf(snap: InstanceSnapshot): SavedMaintenance {
+  const { pending, hold } = snap.context.maintenance;
+  const forced = action(snap, 'forced');
+  const carried = forced || action(snap, 'carrying-out');
+  const asked = snap.matches({ maintenance: { action: { pending: { waiting: { RoundEnd: 'asked' } } } } });
+  return {
+    pending: pending === null ? null : { ...pending, asked, carried, forced },
+    hold,
+  };
+}
+
+/**
+ * Keeps the plan in data.json each time it changes (never twice the same). It starts once the previous daemon's plan
+ * was handed to the machine, so the empty plan of a machine just made never overwrites it.
+ */
+export function createPlanKeeper(save: (plan: SavedMaintenance) => Promise<void>, log: Logger) {
+  let kept: SavedMaintenance | null = null;
+  let last: string | null = null;
+  const keeper = {
+    /** `saved` is what data.json holds now; the snapshot's plan is written if it differs. */
+    start(saved: SavedMaintenance | null, snap: InstanceSnapshot) {
+      kept = saved ?? { pending: null, hold: null };
+      last = JSON.stringify(kept);
+      keeper.seen(snap);
+    },
+    /** The plan last kept (null before `start`). */
+    kept: () => kept,
+    seen(snap: InstanceSnapshot) {
+      if (last === null) return;
+      const plan = savedPlanOf(snap);
+      const json = JSON.stringify(plan);
+      if (json === last) return;
+      last = json;
+      kept = plan;
+      save(plan).catch((err: unknown) =>
+        log.warn('could not keep the maintenance plan in data.json', { error: describeError(err) }),
+      );
+    },
+  };
+  return keeper;
+}
+
+type WaitingFor = NonNullable<MaintenanceStatus['pending']>['waitingFor'];
+
+/** What a pending action waits for now: the hold, the moment its policy names, or the exit it asked for. */
+function waitingFor(snap: InstanceSnapshot): WaitingFor {
+  const at = (state: 'on-hold' | 'waiting') => snap.matches({ maintenance: { action: { pending: state } } });
+  if (at('on-hold')) return 'hold';
+  if (snap.matches({ maintenance: { action: { pending: { waiting: 'Empty' } } } })) return 'Empty';
+  if (at('waiting')) return 'RoundEnd';
+  return 'exit';
+}
+
+const iso = (t: number) => new Date(t).toISOString();
+
+/** The `maintenance` field of the status JSON at `now`. */
+export function maintenanceStatus(
+  snap: InstanceSnapshot,
+  now: number,
+  schedule: { policy: MaintenancePolicy; nextRestart: number | null; nextCheck: number | null },
+  staged: string | null = null,
+): MaintenanceStatus {
+  const { pending: p, hold } = snap.context.maintenance;
+  const h = hold !== null && hold.until > now && snap.matches({ maintenance: { hold: 'held' } }) ? hold : null;
+  return {
+    policy: schedule.policy,
+    pending:
+      p === null
+        ? null
+        : {
+            action: p.action,
+            source: p.source,
+            when: p.when,
+            since: iso(p.since),
+            deadline: iso(p.deadline),
+            waitingFor: waitingFor(snap),
+          },
+    nextRestart: schedule.nextRestart === null ? null : iso(schedule.nextRestart),
+    nextUpdateCheck: schedule.nextCheck === null ? null : iso(schedule.nextCheck),
+    staged,
+    hold: h === null ? null : { reason: h.reason, since: iso(h.since), until: iso(h.until) },
+  };
+}

@@ -47,6 +47,7 @@ export function beginPending(
     source: PendingSource;
     when?: MaintenancePolicy | null;
     reason?: string;
+    restore?: string;
     at: number;
   },
 ): MaintenanceContext {
@@ -59,6 +60,7 @@ export function beginPending(
     deadline: req.at + rules.maxDelayMs,
     maxDelayMs: rules.maxDelayMs,
     ...(req.reason ? { reason: req.reason } : {}),
+    ...(req.restore ? { restore: req.restore } : {}),
   };
   return { ...m, pending, now: req.at };
 }

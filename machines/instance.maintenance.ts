@@ -27,8 +27,9 @@ export const maintenanceRegion = s.createStateConfig({
           on: {
             MAINTAIN: [
               { guard: 'serverLive', target: 'pending', actions: 'beginPending' },
-              // Without a running server there is no moment to wait for (nobody plays): a plain restart, at once.
-              { guard: 'requested', actions: s.raise({ type: 'RESTART' }) },
+              // Without a running server there is no moment to wait for (nobody plays): a plain restart (or
+              // restore), at once.
+              { guard: 'requested', actions: 'restartNow' },
             ],
             // Without a server the next launch installs it, unless a hold makes that wait.
             UPDATE_FOUND: { guard: or(['serverLive', 'held']), target: 'pending', actions: 'beginPending' },

@@ -254,7 +254,11 @@ export const instanceSetup = setup({
         check(inState('#instance.maintenance.action.pending.waiting.RoundEnd.asked')) &&
         context.maintenance.pending?.action === 'restart';
       const { context: next, emitted } = classifyExit(context, exitOf(event), leftForRestart);
-      enqueue.assign(next);
+      // A restore's server left at its round end: the restart it counts as puts the backup back first.
+      const restore = leftForRestart && context.exitIntent === null ? context.maintenance.pending?.restore : undefined;
+      enqueue.assign(
+        restore && next.exitIntent === 'restart' ? { ...next, exitIntent: 'restore', restoreFrom: restore } : next,
+      );
       for (const e of emitted) enqueue.emit(e);
       enqueue.raise({ type: 'SERVER_GONE' });
     }),
@@ -342,11 +346,20 @@ export const instanceSetup = setup({
         enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
       enqueue.emit({ type: 'maintenance-step', step: 'ask-leave', forced: false });
     }),
-    /** The moment (or the deadline) came: a graceful restart, when there is a server to restart. */
-    restartForMaintenance: enqueueActions(({ enqueue, check }, forced: boolean) => {
+    /**
+     * The moment (or the deadline) came: a graceful restart, when there is a server to restart; a restore's restart
+     * is a RESTORE, which puts its backup back before the launch.
+     */
+    restartForMaintenance: enqueueActions(({ context, enqueue, check }, forced: boolean) => {
       if (!check(inState('#instance.lifecycle.server'))) return;
       enqueue.emit({ type: 'maintenance-step', step: 'restart', forced });
-      enqueue.raise({ type: 'RESTART' });
+      const restore = context.maintenance.pending?.restore;
+      enqueue.raise(restore ? { type: 'RESTORE', id: restore } : { type: 'RESTART' });
+    }),
+    /** A person's restart (or restore) with no server running: at once, there is no moment to wait for. */
+    restartNow: enqueueActions(({ enqueue, event }) => {
+      if (event.type !== 'MAINTAIN') return;
+      enqueue.raise(event.restore ? { type: 'RESTORE', id: event.restore } : { type: 'RESTART' });
     }),
     recordHold: enqueueActions(({ context, enqueue, event }) => {
       if (event.type !== 'HOLD') return;

@@ -44,6 +44,8 @@ export interface PendingAction {
   maxDelayMs: number;
   /** Why the daemon itself asked (a memory limit passed); told with the pending notice. */
   reason?: string;
+  /** A restore: the restart puts this backup of the data back while no server runs (`RESTORE`). */
+  restore?: string;
 }
 
 export interface Hold {
@@ -151,7 +153,15 @@ export type InstanceEvent =
    * A restart at a moment: a person's `restart?when=` (`request`, never held; done at once without a server) or a
    * `RestartSchedule` fire (`schedule`, skipped without a server). `at` is the supervisor's clock (epoch ms).
    */
-  | { type: 'MAINTAIN'; source: 'schedule' | 'request'; when?: MaintenancePolicy; reason?: string; at: number }
+  | {
+      type: 'MAINTAIN';
+      source: 'schedule' | 'request';
+      when?: MaintenancePolicy;
+      reason?: string;
+      /** A restore at the moment `when` names: the backup it puts back. */
+      restore?: string;
+      at: number;
+    }
   /** Holds scheduled restarts and update installs for `ms` (a new hold replaces the end of one that stands). */
   | { type: 'HOLD'; ms: number; reason: string; at: number }
   | { type: 'RELEASE_HOLD'; at: number }

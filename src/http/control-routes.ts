@@ -35,10 +35,15 @@ export function controlQueryDocs(action: ControlVerb): { query?: QueryDoc[] } {
     return {
       query: [
         {
+          ...WHEN_DOC,
+          description:
+            'when the server is stopped for the restore: Now, RoundEnd or Empty, as a restart (default: the instance\'s Maintenance.When)',
+        },
+        {
           name: 'backup',
           type: 'string',
           description:
-            'required: the snapshot to put back (GET /instances/{key}/backups lists them); the server is stopped gracefully, the current data snapshotted, the snapshot restored and the server started',
+            'required: the snapshot to put back (GET /instances/{key}/backups lists them); the server is stopped gracefully (at the moment `when` names), the current data snapshotted, the snapshot restored and the server started',
         },
       ],
     };

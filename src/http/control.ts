@@ -83,8 +83,8 @@ async function perform(instance: InstanceControl, verb: ControlVerb, req: Contro
   const when = req.query('when');
   if (when !== undefined && !isPolicy(when))
     return { status: 400, error: `when must be one of ${POLICIES.join(', ')}, not "${when}"` };
-  if (when !== undefined && verb !== 'restart' && verb !== 'update')
-    return { status: 400, error: `when applies to restart and update only, not ${verb}` };
+  if (when !== undefined && verb !== 'restart' && verb !== 'update' && verb !== 'restore')
+    return { status: 400, error: `when applies to restart, update and restore only, not ${verb}` };
   const withData = flag(req, 'withData');
   if (typeof withData !== 'boolean') return withData;
   if (withData && verb !== 'rollback') return { status: 400, error: `withData applies to rollback only, not ${verb}` };

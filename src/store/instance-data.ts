@@ -45,6 +45,8 @@ const MaintenanceDataSchema = v.object({
       carried: v.boolean(),
       /** Optional: plans written before it existed stay valid. */
       forced: v.optional(v.boolean(), false),
+      /** A restore's restart: the backup it puts back. */
+      restore: v.optional(v.string()),
     }),
   ),
   hold: v.nullable(v.object({ since: v.number(), until: v.number(), reason: v.string() })),

@@ -183,6 +183,8 @@ export interface MaintenanceStatus {
     since: string;
     deadline: string;
     waitingFor: 'hold' | 'Empty' | 'RoundEnd' | 'exit';
+    /** A restore's restart: the backup it puts back. */
+    restore?: string;
   } | null;
   nextRestart: string | null;
   nextUpdateCheck: string | null;

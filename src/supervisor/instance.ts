@@ -120,8 +120,16 @@ export class Instance implements InstanceControl {
   }
 
   /** A restart at the moment `when` names; `reason` (the daemon's own, such as a memory limit) goes with its notice. */
-  private maintain(when: MaintenancePolicy, reason?: string): void {
-    this.actor.send({ type: 'MAINTAIN', source: 'request', when, ...(reason ? { reason } : {}), at: Date.now() });
+  /** A restart (or a restore, `restore` naming the backup) by `when`, or the instance's `Maintenance.When`. */
+  private maintain(when: MaintenancePolicy | undefined, reason?: string, restore?: string): void {
+    this.actor.send({
+      type: 'MAINTAIN',
+      source: 'request',
+      ...(when ? { when } : {}),
+      ...(reason ? { reason } : {}),
+      ...(restore ? { restore } : {}),
+      at: Date.now(),
+    });
   }
 
   private createActor(): InstanceActor {
@@ -340,6 +348,8 @@ export class Instance implements InstanceControl {
     else if (action === 'update' && when !== undefined) this.actor.send({ type: 'UPDATE_CHECK', when });
     else if (action === 'stop') this.actor.send({ type: 'STOP', by });
     else if (action === 'rollback') this.actor.send({ type: 'ROLLBACK', withData: withData === true });
+    // A restore waits for the moment its policy names, as a restart does; `Now` is at once.
+    else if (action === 'restore' && when !== 'Now') this.maintain(when, `restore of backup ${snapshot}`, snapshot);
     else if (action === 'restore') this.actor.send({ type: 'RESTORE', id: snapshot ?? '' });
     else this.actor.send(CONTROL_EVENT[action]);
   }

@@ -11,14 +11,14 @@ import { TARGET_FLAGS, targetOf } from './target-flags.ts';
 
 const DEFAULT_TIMEOUT_S = 300;
 
-/** `--when` applies to restart and update only: a stop or a rollback is never put off to a round end. */
-const takesWhen = (action: string) => action === 'restart' || action === 'update';
+/** `--when` applies to restart, update and restore: a stop or a rollback is never put off to a round end. */
+const takesWhen = (action: string) => action === 'restart' || action === 'update' || action === 'restore';
 
 const ARGS: Record<string, string> = {
   restart: '<key> [--when W]',
   update: '<key> [--when W]',
   rollback: '<key> [--with-data]',
-  restore: '<key> <backup>',
+  restore: '<key> <backup> [--when W | --now]',
 };
 
 const WHAT: Record<string, string[]> = {
@@ -33,8 +33,10 @@ const WHAT: Record<string, string[]> = {
     '                the data stays as it is, and the command says which snapshot --with-data would put back',
   ],
   restore: [
-    '  Stops the server gracefully, snapshots its current data (kind before-restore), puts <backup> back (an id',
-    '  from `watchdog backups <key>`) and starts the server again.',
+    '  Stops the server gracefully at the moment Maintenance.When names (by default its round end), snapshots its',
+    '  current data (kind before-restore), puts <backup> back (an id from `watchdog backups <key>`) and starts it.',
+    '  --when W      Now, RoundEnd or Empty instead, as for a restart; forced after Maintenance.MaxDelayMinutes',
+    '  --now         the same as --when Now: stop the server gracefully at once',
   ],
 };
 WHAT.update = WHAT.restart ?? [];
@@ -59,6 +61,7 @@ export const options = {
   timeout: { type: 'string' },
   when: { type: 'string' },
   'with-data': { type: 'boolean' },
+  now: { type: 'boolean' },
 } as const satisfies CommandOptions;
 
 const POLICIES = ['Now', 'RoundEnd', 'Empty'];
@@ -79,6 +82,9 @@ export function control(action: ControlAction): Command {
         throw new UsageError(`missing the backup to restore (watchdog backups ${key} lists them)\n${usage(action)}`);
       if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage(action)}`);
       const withData = values['with-data'] === true;
+      if (values.now && action !== 'restore') throw new UsageError(`--now goes with restore only\n${usage(action)}`);
+      if (values.now && values.when !== undefined) throw new UsageError(`--now or --when, not both\n${usage(action)}`);
+      if (values.now) values.when = 'Now';
       if (withData && action !== 'rollback')
         throw new UsageError(`--with-data goes with rollback only\n${usage(action)}`);
 
@@ -91,7 +97,7 @@ export function control(action: ControlAction): Command {
       if (values.when !== undefined && !POLICIES.includes(values.when))
         throw new UsageError(`--when takes ${POLICIES.join(', ')}, not "${values.when}"\n${usage(action)}`);
       if (values.when !== undefined && !takesWhen(action))
-        throw new UsageError(`--when goes with restart and update only\n${usage(action)}`);
+        throw new UsageError(`--when goes with restart, update and restore only\n${usage(action)}`);
       const query: Record<string, string> = {
         ...(values.when === undefined ? {} : { when: values.when }),
         ...(withData ? { withData: 'true' } : {}),

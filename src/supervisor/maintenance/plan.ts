@@ -91,6 +91,7 @@ export function maintenanceStatus(
             since: iso(p.since),
             deadline: iso(p.deadline),
             waitingFor: waitingFor(snap),
+            ...(p.restore ? { restore: p.restore } : {}),
           },
     nextRestart: schedule.nextRestart === null ? null : iso(schedule.nextRestart),
     nextUpdateCheck: schedule.nextCheck === null ? null : iso(schedule.nextCheck),

@@ -53,7 +53,7 @@ const flags = suite<Ctx>('watchdog CLI :: --when and --for reach the daemon', {
 flags.before(async (ctx) => {
   const server = createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const routed = req.method === 'POST' && /^\/instances\/demo\/(restart|update|hold)$/.test(u.pathname);
+    const routed = req.method === 'POST' && /^\/instances\/demo\/(restart|update|hold|restore|rollback)$/.test(u.pathname);
     if (!routed) return res.writeHead(404).end();
     if (req.headers.authorization !== basic('demo', 'tok')) return res.writeHead(401).end();
     ctx.requests.push(`${u.pathname}${u.search}`);
@@ -72,22 +72,27 @@ flags.after((ctx) => ctx.close());
 
 const cli = (ctx: Ctx, args: string[]) => runCli([...args, '--url', ctx.url, '--token', 'tok'], { cwd: ctx.cwd });
 
-flags(
-  'maintenance-flags :: --when and --for reach the daemon as the policy, the minutes and the reason',
-  async (ctx) => {
-    // Side by side: each costs a Node start.
-    const [restart, held] = await Promise.all([
-      cli(ctx, ['restart', 'demo', '--when', 'RoundEnd']),
-      cli(ctx, ['hold', 'demo', '--for', '2h', '--reason', 'cup final']),
-    ]);
-    assert.equal([restart.code, held.code], [0, 0], restart.stderr + held.stderr);
-    assert.match(held.stdout, /maintenance of demo held until \d{4}-\d\d-\d\dT/);
-    assert.equal([...ctx.requests].sort(), [
-      '/instances/demo/hold?minutes=120&reason=cup+final',
-      '/instances/demo/restart?when=RoundEnd',
-    ]);
-  },
-);
+flags('maintenance-flags :: --when, --now, --with-data and --for reach the daemon as query parameters', async (ctx) => {
+  // Side by side: each costs a Node start.
+  const runs = await Promise.all([
+    cli(ctx, ['restart', 'demo', '--when', 'RoundEnd']),
+    cli(ctx, ['hold', 'demo', '--for', '2h', '--reason', 'cup final']),
+    cli(ctx, ['restore', 'demo', '20261128T060000Z-r1', '--now']),
+    cli(ctx, ['rollback', 'demo', '--with-data']),
+  ]);
+  assert.equal(
+    runs.map((r) => r.code),
+    [0, 0, 0, 0],
+    runs.map((r) => r.stderr).join(''),
+  );
+  assert.match(runs[1]?.stdout ?? '', /maintenance of demo held until \d{4}-\d\d-\d\dT/);
+  assert.equal([...ctx.requests].sort(), [
+    '/instances/demo/hold?minutes=120&reason=cup+final',
+    '/instances/demo/restart?when=RoundEnd',
+    '/instances/demo/restore?when=Now&backup=20261128T060000Z-r1',
+    '/instances/demo/rollback?withData=true',
+  ]);
+});
 
 flags(
   'maintenance-flags :: a bad --when, --when on stop and a bad --for are usage errors before any request',
@@ -106,8 +111,15 @@ flags(
       control('update')(['demo', '--when', 'Later', ...target]),
       '--when takes Now, RoundEnd, Empty, not "Later"',
     );
-    await usage(control('stop')(['demo', '--when', 'Now', ...target]), '--when goes with restart and update only');
+    await usage(
+      control('stop')(['demo', '--when', 'Now', ...target]),
+      '--when goes with restart, update and restore only',
+    );
     await usage(hold(['demo', '--for', '2w', ...target]), '--for takes a duration such as 30m, 2h or 1d, not "2w"');
+    await usage(control('restore')(['demo', ...target]), 'missing the backup to restore');
+    await usage(control('restore')(['demo', 'b1', '--now', '--when', 'Now', ...target]), '--now or --when, not both');
+    await usage(control('rollback')(['demo', '--now', ...target]), '--now goes with restore only');
+    await usage(control('restart')(['demo', '--with-data', ...target]), '--with-data goes with rollback only');
     assert.is(ctx.requests.length, before, 'nothing was sent');
   },
 );

@@ -48,8 +48,9 @@ function row(card, key, b) {
   button(
     'Restore',
     'restore',
-    { backup: b.id },
-    `${key} is shut down gracefully, its current data is kept as a new backup, and the data of ${b.id} is put back before it starts again.`,
+    // Now: an operator at the dashboard watches it happen (`watchdog restore` waits for the round end by default).
+    { backup: b.id, when: 'Now' },
+    `${key} is shut down gracefully now, its current data is kept as a new backup, and the data of ${b.id} is put back before it starts again.`,
   );
   if (b.forRollback)
     button(

@@ -104,11 +104,16 @@ test('rollback with data :: the old build reads its rows again; restore puts a s
     assert.match(missing.stderr, /there is no backup no-such-backup/);
     assert.is((await daemon.status(KEY, TOKEN)).pid, backOnA.status.pid, 'the refused requests left the server alone');
 
-    // A restore on request: B's data back under A would not start, so put the pre-update snapshot back again.
+    // A restore on request, at the round end (the default policy): B's data back under A would not start, so put the
+    // pre-update snapshot back again.
+    const from = daemon.log().length;
     const restored = await cli('restore', KEY, snapshot, '--wait', '--timeout', '60');
     assert.is(restored.code, 0, `${restored.stdout}\n${restored.stderr}`);
     assert.match(restored.stdout, new RegExp(`restore of ${KEY} done: running.*on the data of backup ${snapshot}`));
     await runningBuild(daemon, KEY, port, 'A', { notPid: backOnA.status.pid });
+    // It waited for the round end: the server was asked to leave (POST /update), not shut down.
+    assert.match(daemon.log().slice(from), /build A: update requested/);
+    assert.not.match(daemon.log().slice(from), /Backup restore requested by the watchdog/);
     assert.is((await daemon.status(KEY, TOKEN)).restore?.rollback, false);
 
     // A plain rollback says what --with-data would have done (nothing here) and keeps the data: B migrates it again.

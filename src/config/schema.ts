@@ -4,6 +4,7 @@ import { BackupsSchema, RetentionSchema } from './backups-schema.ts';
 import { ConnectionsSchema } from './connections-schema.ts';
 import { ConsoleSchema, HubSchema } from './console-hub-schema.ts';
 import { DiskSchema } from './disk-schema.ts';
+import { FilesSchema } from './files-schema.ts';
 import { LogsSchema } from './logs-schema.ts';
 import { MaintenanceSchema } from './maintenance-schema.ts';
 import { NotificationSchema } from './notification-schema.ts';
@@ -114,6 +115,7 @@ export const InstanceSchema = v.strictObject(
     Retention: v.optional(RetentionSchema, {}),
     Console: ConsoleSchema,
     Hub: HubSchema,
+    Files: FilesSchema,
     /** When the server's process tree has more resident memory than this, it restarts by its `Maintenance.When`. */
     MemoryLimitMB: v.optional(
       v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),

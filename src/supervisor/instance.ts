@@ -4,6 +4,7 @@ import { instanceMachine } from '../../machines/instance.ts';
 import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
 import { consoleOf } from '../config/console-hub-schema.ts';
+import { DEFAULT_FILE_FOLDERS } from '../config/files-schema.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
@@ -329,6 +330,11 @@ export class Instance implements InstanceControl {
 
   binariesDir(): string {
     return `${this.deps.instance.dir}/binaries`;
+  }
+
+  fileFolders(): readonly string[] {
+    // Settings made without the parser may lack the key: the parser's default then.
+    return this.deps.instance.settings.Files?.Folders ?? DEFAULT_FILE_FOLDERS;
   }
 
   status(): InstanceStatus {

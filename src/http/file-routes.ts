@@ -142,26 +142,22 @@ const segmentsAfter = (c: Context, filesAt: number): string[] =>
  */
 export function fileRoutes(deps: HttpDeps): Hono {
   const api = new Hono<InstanceEnv>();
-  for (const path of ['/instances/:key/files', '/instances/:key/files/*']) {
-    // Raw path: ['', 'instances', key, 'files', …].
-    api.get(path, apiToken(deps, 'status'), (c) =>
-      answer(deps, c, c.var.instance, segmentsAfter(c, 3), { user: c.var.user, remote: remoteAddress(c) }),
-    );
-    api.all(path, methodNotAllowed('GET, HEAD'));
-  }
+  // The wildcard matches the bare `…/files` too (the list of shared folders). Raw path: ['', 'instances', key, 'files', …].
+  api.get('/instances/:key/files/*', apiToken(deps, 'status'), (c) =>
+    answer(deps, c, c.var.instance, segmentsAfter(c, 3), { user: c.var.user, remote: remoteAddress(c) }),
+  );
+  api.all('/instances/:key/files/*', methodNotAllowed('GET, HEAD'));
 
   const dashboard = new Hono<AdminEnv>();
   const access = adminAccess(deps);
-  for (const path of ['/api/instances/:key/files', '/api/instances/:key/files/*']) {
-    dashboard.get(path, access, async (c) => {
-      const key = c.req.param('key') ?? '';
-      const instance = deps.registry.get(key);
-      if (!instance) return c.json({ error: `no instance ${shownKey(key)}` }, 404);
-      // Raw path: ['', 'api', 'instances', key, 'files', …].
-      return answer(deps, c, instance, segmentsAfter(c, 4), { user: c.var.adminUser, remote: remoteAddress(c) });
-    });
-    dashboard.all(path, methodNotAllowed('GET, HEAD'));
-  }
+  dashboard.get('/api/instances/:key/files/*', access, async (c) => {
+    const key = c.req.param('key') ?? '';
+    const instance = deps.registry.get(key);
+    if (!instance) return c.json({ error: `no instance ${shownKey(key)}` }, 404);
+    // Raw path: ['', 'api', 'instances', key, 'files', …].
+    return answer(deps, c, instance, segmentsAfter(c, 4), { user: c.var.adminUser, remote: remoteAddress(c) });
+  });
+  dashboard.all('/api/instances/:key/files/*', methodNotAllowed('GET, HEAD'));
 
   const app = new Hono();
   app.route('/', api);

@@ -34,7 +34,9 @@ function get(base: string, path: string, headers: Record<string, string> = {}): 
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
       },
     );
     req.on('timeout', () => req.destroy(new Error(`no answer to ${path} within 10 s`)));
@@ -186,6 +188,13 @@ s('files :: listing, download, ranges, escapes refused, not-shared refused, CLI 
     });
     assert.is(adminEscape.status, 400);
     assert.is((await get(url, `/api/instances/nope/files`, { authorization: ADMIN })).status, 404);
+
+    // The dashboard page carries the files panel, and its script is served.
+    const page = await get(url, '/', { authorization: ADMIN });
+    assert.match(page.body.toString(), /<details class="files">/);
+    const panel = await get(url, '/dashboard/files-panel.js', { authorization: ADMIN });
+    assert.is(panel.status, 200);
+    assert.match(panel.body.toString(), /export function attachFilesPanel/);
 
     // Downloads are audited with the file; listings are not.
     const audit = await readFile(join(dir.path, 'logs', 'audit.log'), 'utf8');

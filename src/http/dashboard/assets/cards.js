@@ -3,6 +3,7 @@
 import { runAction, sendConsole } from './actions.js';
 import { ACTIONS, actionBlockers, actionLabel, cardFields, PALETTE_SIZE, shownName, stateGroup } from './card-view.js';
 import { highlightChart } from './chart.js';
+import { attachFilesPanel } from './files-panel.js';
 import { $, formatBytes, formatDuration, instances, serverNow } from './shared.js';
 
 const MAX_LOG_LINES = 300;
@@ -69,6 +70,7 @@ export function ensureInstance(key) {
       input.focus();
     }
   });
+  attachFilesPanel(card, key);
   instances.set(key, inst);
   void loadLog(inst);
   return inst;

@@ -239,7 +239,16 @@ s('files :: listing, download, ranges, escapes refused, not-shared refused, CLI 
       cwd: dir.path,
     });
     assert.is(missing.code, 1);
-    assert.match(missing.stderr, /404/);
+    assert.match(missing.stderr, /404: data\/replays\/none\.zip of fk: no such file/);
+    const wrongToken = await runCli(['files', KEY, '--url', url, '--token', 'nope'], { cwd: dir.path });
+    assert.is(wrongToken.code, 1);
+    assert.match(wrongToken.stderr, /401: the token for instance fk was refused/);
+    const unknown = await runCli(['files', 'nope', ...target], { cwd: dir.path });
+    assert.is(unknown.code, 1);
+    assert.match(unknown.stderr, /nope/);
+    const aFile = await runCli(['files', KEY, 'dumps/empty.dmp', ...target], { cwd: dir.path });
+    assert.is(aFile.code, 1);
+    assert.match(aFile.stderr, /is a file, not a folder/);
   } finally {
     if (d) await d.stop();
     await rm(dir.path, { recursive: true, force: true });

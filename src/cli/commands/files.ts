@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
-import { ofetch } from 'ofetch';
+import { FetchError } from 'ofetch';
 import { UsageError } from '../../errors.ts';
 import type { FileListing } from '../../http/shared-files.ts';
 import { formatBytes } from '../../store/disk-space.ts';
@@ -70,6 +70,45 @@ export function listingTable(listing: FileListing): string {
   return lines.join('\n');
 }
 
+/** Until the answer's headers arrive; a download's body then takes as long as it takes. */
+const CONNECT_MS = 10_000;
+
+/**
+ * One GET of a shared path, streamed: the response once it is a success. A refusal or an unreachable daemon becomes
+ * the same message the other commands print (explainFailure reads an ofetch error, so a refusal is put in one).
+ */
+async function getShared(
+  ep: Endpoint,
+  path: string,
+  what: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(new DOMException('no answer', 'TimeoutError')), CONNECT_MS);
+  const res = await fetch(filesUrl(ep, path), {
+    headers: { authorization: basic(ep.key, ep.token), ...headers },
+    signal: abort.signal,
+  })
+    .catch((err: unknown) => {
+      throw explainFailure(err, ep, what, CONNECT_MS);
+    })
+    .finally(() => clearTimeout(timer));
+  if (res.ok || res.status === 416) return res;
+  const data: unknown = await res.json().catch(() => undefined);
+  const reason = typeof data === 'object' && data !== null ? (data as { error?: unknown }).error : undefined;
+  // The route's own refusals name the path; the rest (credentials, unknown instance) read as for every command.
+  if (
+    (res.status === 404 && reason !== 'unknown instance') ||
+    (res.status === 403 && /shared folder/.test(`${reason}`))
+  )
+    throw new ClientError(
+      `${res.status}: ${path || '/'} of ${ep.key}: ${res.status === 404 ? 'no such file or folder (see watchdog files)' : reason}`,
+    );
+  throw explainFailure(Object.assign(new FetchError(`${res.status}`), { status: res.status, data }), ep, what);
+}
+
+const isListing = (res: Response) => res.headers.get('content-type')?.startsWith('application/json') === true;
+
 /** `watchdog files <key> [path]`: GET /instances/<key>/files/<path>. */
 export const files: Command = (args) =>
   reportClientErrors('files', async () => {
@@ -77,18 +116,15 @@ export const files: Command = (args) =>
     const [key, path] = keyAndPath(positionals, filesUsage, false);
     const target = targetOf('files', values);
     const url = await target.url();
-    const listing = await withInstanceList(target, async () => {
-      const ep = { url, key, token: await target.token(key) };
-      return ofetch<FileListing>(filesUrl(ep, path), {
-        headers: { authorization: basic(key, ep.token) },
-        retry: 0,
-        timeout: 10_000,
-      }).catch((err: unknown) => {
-        throw explainFailure(err, ep, `the files of ${path || 'the shared folders'}`);
-      });
-    });
-    if (typeof listing !== 'object' || !Array.isArray(listing.entries))
+    const res = await withInstanceList(target, async () =>
+      getShared({ url, key, token: await target.token(key) }, path, `the files of ${path || 'the shared folders'}`),
+    );
+    if (!isListing(res)) {
+      // A file: not read into memory here.
+      await res.body?.cancel();
       throw new ClientError(`${path} is a file, not a folder: download it with watchdog fetch ${key} ${path}`);
+    }
+    const listing = (await res.json()) as FileListing;
     if (values.json) process.stdout.write(`${JSON.stringify(listing, null, 2)}\n`);
     else if (listing.entries.length === 0) process.stdout.write(`${path || 'no shared folders exist yet'}: empty\n`);
     else process.stdout.write(`${listingTable(listing)}\n`);
@@ -105,23 +141,20 @@ export const fetchFile: Command = (args) =>
     const have = values.continue ? ((await stat(out).catch(() => null))?.size ?? 0) : 0;
     const target = targetOf('fetch', values);
     const url = await target.url();
-    const ep = { url, key, token: await target.token(key) };
-    const headers: Record<string, string> = { authorization: basic(key, ep.token) };
-    if (have > 0) headers.range = `bytes=${have}-`;
-    const res = await fetch(filesUrl(ep, path), { headers }).catch((err: unknown) => {
-      throw explainFailure(err, ep, `the file ${path}`);
-    });
-    if (res.status === 416 && have > 0) {
+    const res = await withInstanceList(target, async () =>
+      getShared({ url, key, token: await target.token(key) }, path, `the file ${path}`, {
+        ...(have > 0 ? { range: `bytes=${have}-` } : {}),
+      }),
+    );
+    if (res.status === 416) {
+      await res.body?.cancel();
       process.stderr.write(`${out} is already complete (${formatBytes(have)})\n`);
       return 0;
     }
-    if (!res.ok || !res.body) {
-      const body = (await res.json().catch(() => null)) as { error?: unknown } | null;
-      const reason = typeof body?.error === 'string' ? body.error : res.statusText;
-      throw new ClientError(`${res.status}: the watchdog at ${url} refused ${path} of ${key}: ${reason}`);
-    }
-    if (res.headers.get('content-type')?.startsWith('application/json'))
+    if (isListing(res) || !res.body) {
+      await res.body?.cancel();
       throw new ClientError(`${path} is a folder: list it with watchdog files ${key} ${path}`);
+    }
     const append = res.status === 206;
     const sink = out === '-' ? process.stdout : createWriteStream(out, { flags: append ? 'a' : 'w' });
     await pipeline(Readable.fromWeb(res.body as unknown as NodeReadableStream<Uint8Array>), sink);

@@ -26,7 +26,7 @@ export interface FileListing {
 export type Located =
   | { kind: 'root' }
   | { kind: 'inside'; path: string; relative: string }
-  /** 400 (the path itself is refused) or 404 (nothing servable there, or it resolves outside its folder). */
+  /** 400: the path itself is refused; 403: not under a shared folder; 404: nothing visible there, or it leads out. */
   | { kind: 'refused'; status: 400 | 403 | 404; reason: string };
 
 /**

@@ -197,6 +197,8 @@ export type BusEvents = {
     reason?: string;
     /** A console request (action `console`): the command line sent or refused; null when the body had none. */
     command?: string | null;
+    /** A download (action `download`): the file's path under the instance folder. */
+    file?: string;
     at: number;
   };
   // --- The daemon's own environment: write failures, refused requests, escaped errors ---

@@ -18,6 +18,8 @@ commands:
   status [key] [--json] [--watch]        show instance states (every instance: the local config, or --user/--password)
   logs <key> [-f] [-n N] [--url U]       show a server's log (this machine's files, or the daemon at --url)
   console <key> [command …]              send a command to the server console (a prompt without one)
+  files <key> [path]                     list the shared folders (Files.Folders) or a folder in them
+  fetch <key> <path> [--out F]           download a shared file (--continue resumes a partial one)
   chart [--format mermaid|dot|json|svg] [--out F]   render the instance statechart
   probe <address> [--json]               read a game server's /status and /info as a launcher does
   manifest <dir> --base-url URL [--out F]       add a build to a manifest

@@ -74,6 +74,18 @@ export const COMMANDS: Record<string, CommandEntry> = {
     instanceKey: true,
     load: () => import('./commands/console.ts'),
   },
+  files: {
+    summary: "list an instance's shared files",
+    instanceKey: true,
+    load: () =>
+      import('./commands/files.ts').then((m) => ({ run: m.files, usage: m.filesUsage, options: m.filesOptions })),
+  },
+  fetch: {
+    summary: "download one of an instance's shared files",
+    instanceKey: true,
+    load: () =>
+      import('./commands/files.ts').then((m) => ({ run: m.fetchFile, usage: m.fetchUsage, options: m.fetchOptions })),
+  },
   chart: { summary: 'render the instance statechart', load: () => import('./commands/chart.ts') },
   probe: { summary: "read a game server's /status and /info", load: () => import('./commands/probe.ts') },
   manifest: { summary: 'add a build to a manifest', load: () => import('./commands/manifest.ts') },

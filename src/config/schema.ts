@@ -4,6 +4,7 @@ import { BackupsSchema, RetentionSchema } from './sections/backups.ts';
 import { ConnectionsSchema } from './sections/connections.ts';
 import { ConsoleSchema, HubSchema } from './sections/console-hub.ts';
 import { DiskSchema } from './sections/disk.ts';
+import { FilesSchema } from './sections/files.ts';
 import { LogsSchema } from './sections/logs.ts';
 import { MaintenanceSchema } from './sections/maintenance.ts';
 import { NotificationSchema } from './sections/notification.ts';
@@ -114,6 +115,7 @@ export const InstanceSchema = v.strictObject(
     Retention: v.optional(RetentionSchema, {}),
     Console: ConsoleSchema,
     Hub: HubSchema,
+    Files: FilesSchema,
     /** When the server's process tree has more resident memory than this, it restarts by its `Maintenance.When`. */
     MemoryLimitMB: v.optional(
       v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),

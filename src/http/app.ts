@@ -12,6 +12,7 @@ import { crossSiteGuard } from './cross-site.ts';
 import { eventRoutes } from './dashboard/events.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
 import type { HttpDeps } from './deps.ts';
+import { fileRoutes } from './file-routes.ts';
 import { infoRoutes } from './info-routes.ts';
 import { logRoutes } from './log-routes.ts';
 import { metricsRoutes } from './metrics-routes.ts';
@@ -48,6 +49,7 @@ export function createApp(deps: HttpDeps): Hono {
   app.route('/instances', logRoutes(deps));
   app.route('/', backupRoutes(deps));
   app.route('/', consoleRoutes(deps));
+  app.route('/', fileRoutes(deps));
   app.route('/server_api', pingRoutes(deps));
   app.route('/', infoRoutes(deps));
   app.route('/', openapiRoutes(deps));

@@ -37,7 +37,7 @@ export function controlQueryDocs(action: ControlVerb): { query?: QueryDoc[] } {
         {
           ...WHEN_DOC,
           description:
-            'when the server is stopped for the restore: Now, RoundEnd or Empty, as a restart (default: the instance\'s Maintenance.When)',
+            "when the server is stopped for the restore: Now, RoundEnd or Empty, as a restart (default: the instance's Maintenance.When)",
         },
         {
           name: 'backup',

@@ -8,6 +8,7 @@ import { controlRouteDocs } from './control-routes.ts';
 import { eventRouteDocs } from './dashboard/events.ts';
 import { dashboardRouteDocs } from './dashboard/routes.ts';
 import type { HttpDeps } from './deps.ts';
+import { fileRouteDocs } from './file-routes.ts';
 import { infoRouteDocs } from './info-routes.ts';
 import { logRouteDocs } from './log-routes.ts';
 import { metricsRouteDocs } from './metrics-routes.ts';
@@ -35,6 +36,7 @@ export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...controlRouteDocs,
   ...backupRouteDocs,
   ...consoleRouteDocs,
+  ...fileRouteDocs,
   ...logRouteDocs,
   ...binariesRouteDocs,
   ...pingRouteDocs,
@@ -138,6 +140,7 @@ export function openApiDocument(version: string, convert: typeof toJsonSchema): 
       { name: 'logs', description: 'server logs' },
       { name: 'binaries', description: "the instance's build files" },
       { name: 'backups', description: "snapshots of the instance's data and config.toml" },
+      { name: 'files', description: 'read-only listing and download of the folders in Files.Folders' },
       { name: 'info', description: 'health, padlock, metrics, this document' },
       {
         name: 'dashboard',

@@ -17,6 +17,7 @@ import type {
   UpdateCheckStatus,
 } from '../supervisor/contract.ts';
 import { CONTROL_VERBS } from './control.ts';
+import type { FileListing } from './shared-files.ts';
 
 export const LastExitSchema = v.object({
   reason: v.pipe(
@@ -298,6 +299,20 @@ export const ConsoleCommandSchema = v.object({
   ),
 });
 export const ConsoleSentSchema = v.object({ sent: v.literal(true) });
+export const FileListingSchema = v.object({
+  path: v.pipe(v.string(), v.description("the folder under instances/<key>/; '' for the list of shared folders")),
+  entries: v.array(
+    v.object({
+      name: v.string(),
+      type: v.picklist(['file', 'folder']),
+      size: v.pipe(v.number(), v.description('bytes; 0 for a folder')),
+      modified: Iso,
+    }),
+  ),
+  truncated: v.pipe(v.number(), v.description('entries left out past the first 5000')),
+});
+const fileListingMatches: Same<v.InferOutput<typeof FileListingSchema>, FileListing> = true;
+void fileListingMatches;
 
 /** The named schemas of the document's `components.schemas`. */
 export const SCHEMAS = {
@@ -314,6 +329,7 @@ export const SCHEMAS = {
   Backup: BackupSchema,
   ConsoleCommand: ConsoleCommandSchema,
   ConsoleSent: ConsoleSentSchema,
+  FileListing: FileListingSchema,
 } as const;
 export type SchemaName = keyof typeof SCHEMAS;
 
@@ -324,7 +340,7 @@ export type SchemaName = keyof typeof SCHEMAS;
  */
 export type Access = 'none' | 'instance' | 'launch' | 'admin' | 'instance-or-admin';
 
-export type StatusCode = 200 | 400 | 401 | 403 | 404 | 405 | 409 | 413 | 429 | 500 | 503 | 507;
+export type StatusCode = 200 | 206 | 400 | 401 | 403 | 404 | 405 | 409 | 413 | 416 | 429 | 500 | 503 | 507;
 
 export interface ResponseDoc {
   description: string;
@@ -345,7 +361,7 @@ export interface RouteDoc {
   method: 'get' | 'post';
   /** The full path as OpenAPI writes it (`{key}`, not `:key`). */
   path: string;
-  tag: 'control' | 'check-in' | 'logs' | 'binaries' | 'backups' | 'info' | 'dashboard';
+  tag: 'control' | 'check-in' | 'logs' | 'binaries' | 'backups' | 'files' | 'info' | 'dashboard';
   summary: string;
   access: Access;
   query?: readonly QueryDoc[];
@@ -365,11 +381,12 @@ export const ERRORS = {
   405: 'wrong method (with Allow)',
   409: 'refused at once, with the reason (no update provider, no previous build, rollback while updating, shutting down, …)',
   413: 'the request body is too large',
+  416: 'the Range starts past the end of the file (with Content-Range: bytes */<size>)',
   429: 'too many requests from this caller; wait a little',
   500: 'the daemon failed to carry it out (the reason says why)',
   503: 'a configured instance the daemon is still starting (with Retry-After: 1)',
   507: 'not enough disk space for it, with the reason',
-} as const satisfies Record<Exclude<StatusCode, 200>, string>;
+} as const satisfies Record<Exclude<StatusCode, 200 | 206>, string>;
 
 /** The error answers for `codes`, each with its `{"error": …}` body. */
 export function errors(...codes: (keyof typeof ERRORS)[]): Partial<Record<StatusCode, ResponseDoc>> {

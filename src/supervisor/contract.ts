@@ -279,6 +279,8 @@ export interface InstanceControl {
   status(): InstanceStatus;
   /** Absolute path of `instances/<key>/binaries`. */
   binariesDir(): string;
+  /** The folders under `instances/<key>/` shared read-only by `Files` (absent: none). */
+  fileFolders?(): readonly string[];
   /** Snapshots of the instance's data (absent: not supported). */
   backups?: InstanceBackupsControl;
 }

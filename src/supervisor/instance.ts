@@ -5,6 +5,7 @@ import type { InstanceEmitted, LastExit, MaintenancePolicy, MaintenanceRules } f
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
+import { DEFAULT_FILE_FOLDERS } from '../config/sections/files.ts';
 import { describeError } from '../errors.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
 import { CONSOLE_FIFO, sendConsoleCommand } from '../process/console-fifo.ts';
@@ -391,6 +392,11 @@ export class Instance implements InstanceControl {
 
   binariesDir(): string {
     return `${this.deps.instance.dir}/binaries`;
+  }
+
+  fileFolders(): readonly string[] {
+    // Settings made without the parser may lack the key: the parser's default then.
+    return this.deps.instance.settings.Files?.Folders ?? DEFAULT_FILE_FOLDERS;
   }
 
   status(): InstanceStatus {

@@ -53,7 +53,8 @@ const flags = suite<Ctx>('watchdog CLI :: --when and --for reach the daemon', {
 flags.before(async (ctx) => {
   const server = createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const routed = req.method === 'POST' && /^\/instances\/demo\/(restart|update|hold|restore|rollback)$/.test(u.pathname);
+    const routed =
+      req.method === 'POST' && /^\/instances\/demo\/(restart|update|hold|restore|rollback)$/.test(u.pathname);
     if (!routed) return res.writeHead(404).end();
     if (req.headers.authorization !== basic('demo', 'tok')) return res.writeHead(401).end();
     ctx.requests.push(`${u.pathname}${u.search}`);

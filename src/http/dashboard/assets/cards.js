@@ -4,6 +4,7 @@ import { runAction, sendConsole } from './actions.js';
 import { refreshBackups, wireBackups } from './backups.js';
 import { ACTIONS, actionBlockers, actionLabel, cardFields, PALETTE_SIZE, shownName, stateGroup } from './card-view.js';
 import { highlightChart } from './chart.js';
+import { attachFilesPanel } from './files-panel.js';
 import { $, formatBytes, formatDuration, instances, serverNow, stateNames } from './shared.js';
 
 const MAX_LOG_LINES = 300;
@@ -71,6 +72,7 @@ export function ensureInstance(key) {
     }
   });
   wireBackups(card, key);
+  attachFilesPanel(card, key);
   instances.set(key, inst);
   void loadLog(inst);
   return inst;

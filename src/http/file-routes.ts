@@ -1,0 +1,166 @@
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { type Context, Hono } from 'hono';
+import type { InstanceControl } from '../supervisor/contract.ts';
+import { type AdminEnv, adminAccess } from './admin-auth.ts';
+import { instanceDir } from './api-routes.ts';
+import { parseRange } from './byte-range.ts';
+import type { HttpDeps } from './deps.ts';
+import { apiToken, type InstanceEnv } from './instance-auth.ts';
+import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
+import { errors, type RouteDoc, type StatusCode } from './route-doc.ts';
+import { listFolder, listRoot, locate, openLocated } from './shared-files.ts';
+
+const RESPONSES: RouteDoc['responses'] = {
+  200: { description: 'a folder: its listing (JSON); a file: its bytes', json: 'FileListing' },
+  206: {
+    description: 'the single byte range the Range header asked for, with Content-Range',
+    media: 'application/octet-stream',
+  },
+  400: {
+    description:
+      'bad percent-encoding, an empty or dot segment, a separator or NUL inside a segment, or bad credentials',
+    json: 'Error',
+  },
+  ...errors(401),
+  403: {
+    description: 'the credentials are refused, or the path is not under a folder of Files.Folders',
+    json: 'Error',
+  },
+  404: {
+    description: 'unknown instance, or nothing visible there (missing, hidden, or outside its folder)',
+    json: 'Error',
+  },
+  ...errors(405, 416),
+};
+
+const summary = (via: string) =>
+  `${via}: list a folder of Files.Folders (instances/<key>/…; the bare path lists the folders) or download a file below one (one byte range with Range); read-only`;
+
+/** These routes for the OpenAPI document (route-doc.ts); HEAD is answered too. */
+export const fileRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/instances/{key}/files/{path}',
+    tag: 'files',
+    access: 'instance',
+    summary: summary('the shared files'),
+    responses: { ...RESPONSES, ...errors(503) },
+  },
+  {
+    method: 'get',
+    path: '/api/instances/{key}/files/{path}',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: summary("the dashboard's files"),
+    responses: RESPONSES,
+  },
+];
+
+interface Caller {
+  user: string | undefined;
+  remote: string | undefined;
+}
+
+/**
+ * Answers one files request: `rawSegments` are the still-encoded segments after `files/`. A download (a file, whole
+ * or a range, not HEAD) is audited as `instance:control` action `download` with the file's path; listings are not.
+ */
+async function answer(
+  deps: HttpDeps,
+  c: Context,
+  instance: InstanceControl,
+  rawSegments: string[],
+  caller: Caller,
+): Promise<Response> {
+  const folders = instance.fileFolders?.() ?? [];
+  const dir = instanceDir(instance);
+  const where = await locate(dir, folders, rawSegments);
+  if (where.kind === 'refused') return c.json({ error: where.reason }, where.status);
+  if (where.kind === 'root') return c.json(await listRoot(dir, folders));
+
+  const opened = await openLocated(where.path);
+  if (!opened) return c.json({ error: 'not found' }, 404);
+  const { file, stats } = opened;
+  if (stats.isDirectory()) {
+    await file.close();
+    return c.json(await listFolder(where.path, where.relative));
+  }
+  if (!stats.isFile()) {
+    await file.close();
+    return c.json({ error: 'not found' }, 404);
+  }
+  const size = stats.size;
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/octet-stream',
+    'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(where.relative.split('/').at(-1) ?? '')}`,
+    'Accept-Ranges': 'bytes',
+    'Last-Modified': stats.mtime.toUTCString(),
+  };
+  const range = parseRange(c.req.header('range'), size);
+  if (range.kind === 'unsatisfiable') {
+    await file.close();
+    return c.json({ error: `the range starts past the end of the file (${size} bytes)` }, 416, {
+      'Content-Range': `bytes */${size}`,
+    });
+  }
+  const [start, end, status] =
+    range.kind === 'part' ? [range.start, range.end, 206 as const] : [0, size - 1, 200 as const];
+  headers['Content-Length'] = String(size === 0 ? 0 : end - start + 1);
+  if (status === 206) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
+  // Hono answers HEAD by running this GET handler and dropping the body; do not open a stream nobody reads.
+  if (c.req.method === 'HEAD' || size === 0) {
+    await file.close();
+    return c.body(null, status, headers);
+  }
+  audit(deps, instance, where.relative, caller, status);
+  // createReadStream closes the handle at the end or when the client goes away (the web stream is cancelled).
+  const web = Readable.toWeb(file.createReadStream({ start, end })) as NodeReadableStream<Uint8Array>;
+  return c.body(web as unknown as ReadableStream, status, headers);
+}
+
+function audit(deps: HttpDeps, instance: InstanceControl, file: string, caller: Caller, status: StatusCode): void {
+  deps.bus.emit('instance:control', {
+    key: shownKey(instance.key),
+    action: 'download',
+    user: caller.user === undefined ? undefined : shownKey(caller.user),
+    remote: caller.remote,
+    status,
+    result: 'accepted',
+    file,
+    at: Date.now(),
+  });
+}
+
+/** The raw segments after `files` of a path `…/<key>/files/…`: index of `files` in the split path, plus one. */
+const segmentsAfter = (c: Context, filesAt: number): string[] =>
+  new URL(c.req.url).pathname.split('/').slice(filesAt + 1);
+
+/**
+ * `GET|HEAD /instances/:key/files[/…]` (Basic `<key>:<ApiToken>`) and the dashboard's `/api/instances/:key/files[/…]`
+ * (the dashboard rule): the folders of `Files.Folders`, read-only. Mounted at `/`.
+ */
+export function fileRoutes(deps: HttpDeps): Hono {
+  const api = new Hono<InstanceEnv>();
+  // The wildcard matches the bare `…/files` too (the list of shared folders). Raw path: ['', 'instances', key, 'files', …].
+  api.get('/instances/:key/files/*', apiToken(deps, 'status'), (c) =>
+    answer(deps, c, c.var.instance, segmentsAfter(c, 3), { user: c.var.user, remote: remoteAddress(c) }),
+  );
+  api.all('/instances/:key/files/*', methodNotAllowed('GET, HEAD'));
+
+  const dashboard = new Hono<AdminEnv>();
+  const access = adminAccess(deps);
+  dashboard.get('/api/instances/:key/files/*', access, async (c) => {
+    const key = c.req.param('key') ?? '';
+    const instance = deps.registry.get(key);
+    if (!instance) return c.json({ error: `no instance ${shownKey(key)}` }, 404);
+    // Raw path: ['', 'api', 'instances', key, 'files', …].
+    return answer(deps, c, instance, segmentsAfter(c, 4), { user: c.var.adminUser, remote: remoteAddress(c) });
+  });
+  dashboard.all('/api/instances/:key/files/*', methodNotAllowed('GET, HEAD'));
+
+  const app = new Hono();
+  app.route('/', api);
+  app.route('/', dashboard);
+  return app;
+}

@@ -1,6 +1,7 @@
 /**
- * The dashboard's Backups panel in Chromium against the real daemon and a demo server: the card's last-backup line,
- * Back up now, the list, and Restore through the confirmation dialog, which restarts the server on the data put back.
+ * The card's panels in Chromium against the real daemon and a demo server. Backups: the last-backup line, Back up
+ * now, the list, and Restore through the confirmation dialog, which restarts the server on the data put back.
+ * Files: the shared folders, a folder opened, and a file's download link that serves the file.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { type Browser, openBrowser, untilLive } from './_support/browser.ts';
 const TOKEN = 'tok';
 const card = 'article.card[data-key="alpha"]';
 
-const test = daemonSuite<{ browser?: Browser }>('e2e :: dashboard backups in Chromium', {
+const test = daemonSuite<{ browser?: Browser }>('e2e :: dashboard panels in Chromium', {
   config: async () => testConfig({ instances: [{ key: 'alpha', port: await freePort() }] }),
   before: async (ctx) => {
     ctx.browser = await openBrowser();
@@ -63,6 +64,31 @@ test('backups :: Back up now lists the snapshot; Restore puts its data back and 
     10_000,
   );
   assert.match((await b.page.textContent(`${card} .backup-list li`)) ?? '', /before-restore/);
+  assert.equal(b.errors, [], 'no console or page errors');
+});
+
+test('files :: the Files panel lists the shared folders, opens logs and links a file that downloads', async (ctx: DaemonCtx & {
+  browser?: Browser;
+}) => {
+  const d = ctx.daemon!;
+  const b = ctx.browser!;
+  await untilLive(b, d.url);
+  await b.page.click(`${card} details.files summary`);
+  const names = () => b.page.$$eval(`${card} .files-rows tr td:first-child`, (tds) => tds.map((t) => t.textContent));
+  await waitFor('the shared folders', async () => ((await names()).includes('logs/') ? true : undefined), 10_000);
+  await b.page.click(`${card} .files-rows button:text-is("logs/")`);
+  await waitFor('server.log listed', async () => ((await names()).includes('server.log') ? true : undefined), 10_000);
+  assert.is(await b.page.textContent(`${card} .files-path`), 'logs');
+  const href = await b.page.getAttribute(`${card} .files-rows a:text-is("server.log")`, 'href');
+  const res = await fetch(new URL(href ?? '', d.url));
+  assert.is(res.status, 200);
+  assert.match(await res.text(), /./, 'the server log has lines');
+  await b.page.click(`${card} .files-up`);
+  await waitFor(
+    'back at the shared folders',
+    async () => ((await names()).includes('logs/') ? true : undefined),
+    10_000,
+  );
   assert.equal(b.errors, [], 'no console or page errors');
 });
 

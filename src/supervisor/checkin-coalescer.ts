@@ -5,6 +5,7 @@
  * throughput). A check-in inside the window is handed on when the window ends, so the machine hears of every
  * check-in at most one window late: its hang deadline can only move later, by less than a window, never earlier.
  */
+import { realClock, type TimerClock } from './timer-clock.ts';
 
 export interface CheckinCoalescer {
   /** A check-in of launch `launchId` was accepted. */
@@ -12,19 +13,6 @@ export interface CheckinCoalescer {
   /** A new launch: its first check-in goes through at once; a check-in still held for the old one is dropped. */
   reset(): void;
 }
-
-/** The timer functions used, replaceable in tests. */
-export interface CoalescerClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const realClock: CoalescerClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 /** The window for a check-in timeout: 1 % of it, at most 250 ms (a 90 s timeout gets 250 ms, a 2 s one 20 ms). */
 export function coalesceWindowMs(checkinTimeoutMs: number): number {
@@ -34,7 +22,7 @@ export function coalesceWindowMs(checkinTimeoutMs: number): number {
 export function createCheckinCoalescer(
   windowMs: () => number,
   forward: (launchId: number) => void,
-  clock: CoalescerClock = realClock,
+  clock: TimerClock = realClock,
 ): CheckinCoalescer {
   let lastForwardAt = Number.NEGATIVE_INFINITY;
   let held: number | null = null;

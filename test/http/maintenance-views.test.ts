@@ -111,12 +111,12 @@ views('maintenance :: watchdog status prints a line with what is pending, the ho
   const line = maintenanceLine({ key: 'alpha', state: 'server.running', maintenance: HELD }, NOW);
   assert.is(
     line,
-    'alpha maintenance: restart pending (schedule, Empty) since 1m ago, held, forced in 1h; held until 2026-11-25T14:00:00.000Z (in 2h): tournament; next restart in 1d; next update check in 15m',
+    'alpha maintenance: restart held (schedule, Empty) since 1m ago, forced in 1h; held until 2026-11-25T14:00:00.000Z (in 2h): tournament; next restart in 1d; next update check in 15m',
   );
   const staged = { ...HELD, staged: '42' };
   assert.match(
     maintenanceLine({ key: 'alpha', state: 'server.running', maintenance: staged }, NOW) ?? '',
-    /held, forced in 1h; update 42 downloaded and staged; held until/,
+    /since 1m ago, forced in 1h; update 42 downloaded and staged; held until/,
   );
   const none = { ...HELD, pending: null, hold: null, nextRestart: null, nextUpdateCheck: null };
   assert.is(maintenanceLine({ key: 'alpha', state: 'server.running', maintenance: none }, NOW), null);

@@ -1,17 +1,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  type CoalescerClock,
-  coalesceWindowMs,
-  createCheckinCoalescer,
-} from '../../src/supervisor/checkin-coalescer.ts';
+import { coalesceWindowMs, createCheckinCoalescer } from '../../src/supervisor/checkin-coalescer.ts';
+import type { TimerClock } from '../../src/supervisor/timer-clock.ts';
 
 /** A manual clock: timers fire only when the test advances time past them. */
 function manualClock() {
   let now = 1_000_000;
   let timers: { at: number; fn: () => void; id: number }[] = [];
   let nextId = 1;
-  const clock: CoalescerClock = {
+  const clock: TimerClock = {
     now: () => now,
     setTimeout: (fn, ms) => {
       const id = nextId++;

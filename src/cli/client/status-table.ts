@@ -1,3 +1,4 @@
+import { pendingText } from '../../http/dashboard/assets/card-view.js';
 import { formatBytes } from '../../store/disk-space.ts';
 import type { InstanceStatus } from '../../supervisor/contract.ts';
 import { paint, stateStyle, visibleLength } from './colour.ts';
@@ -105,14 +106,8 @@ export function maintenanceLine(row: StatusRow, now: number): string | null {
   const parts: string[] = [];
   const p = m.pending;
   if (p) {
-    const waits = {
-      hold: 'held',
-      Empty: 'waiting for 0 players',
-      RoundEnd: 'waiting for the round end',
-      exit: 'under way',
-    };
     parts.push(
-      `${p.action} pending (${p.source}, ${p.when}) since ${formatAge(p.since, now)}, ${waits[p.waitingFor]}, forced ${inTime(p.deadline, now)}`,
+      `${pendingText(p)} (${p.source}, ${p.when}) since ${formatAge(p.since, now)}, forced ${inTime(p.deadline, now)}`,
     );
   }
   if (m.staged) parts.push(`update ${m.staged} downloaded and staged`);

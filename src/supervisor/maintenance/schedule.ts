@@ -3,12 +3,14 @@
  * it sends MAINTAIN {source: 'schedule'} and UPDATE_CHECK as they fire, and computes them again on RESCHEDULE (a
  * config reload). The next times are kept where the status reads them.
  */
+
 import { fromCallback } from 'xstate';
 import type { PlayersInput, ScheduleCommand } from '../../../machines/instance.types.ts';
 import { nextFire } from '../../config/cron.ts';
 import type { MaintenanceSettings } from '../../config/sections/maintenance.ts';
 import { describeError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
+import { realClock, type TimerClock } from '../timer-clock.ts';
 
 export interface ScheduleHost {
   settings(): MaintenanceSettings | undefined;
@@ -60,21 +62,8 @@ export class MaintenanceSchedule {
   }
 }
 
-/** The timers the actor arms: the real ones, or a test's simulated clock (xstate's SimulatedClock fits). */
-export interface Clock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(id: unknown): void;
-}
-
-const realClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
-  clearTimeout: (id) => clearTimeout(id as NodeJS.Timeout),
-};
-
 /** The actor: one timer at a time, at the schedule's next fire. */
-export function createScheduleActor(schedule: MaintenanceSchedule, clock: Clock = realClock) {
+export function createScheduleActor(schedule: MaintenanceSchedule, clock: TimerClock = realClock) {
   return fromCallback<ScheduleCommand, PlayersInput>(({ sendBack, receive }) => {
     let timer: unknown = null;
     const arm = () => {

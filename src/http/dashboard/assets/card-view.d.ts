@@ -43,3 +43,5 @@ export function actionBlockers(status: CardStatus): Record<CardAction, string>;
 export function actionLabel(action: CardAction, status: CardStatus): string;
 export function cardFields(status: CardStatus, now: number): Record<string, string>;
 export function shownName(status: CardStatus): string;
+/** A pending maintenance action and what it waits for: `restart waits for the round end`. */
+export function pendingText(pending: NonNullable<NonNullable<InstanceStatus['maintenance']>['pending']>): string;

@@ -43,6 +43,20 @@ export function actionLabel(action, status) {
   return action[0].toUpperCase() + action.slice(1);
 }
 
+/** What a pending maintenance action waits for, in words; the CLI's status table says it the same way. */
+const WAITING_FOR = {
+  hold: 'held',
+  Empty: 'waits for 0 players',
+  RoundEnd: 'waits for the round end',
+  exit: 'under way',
+};
+
+/** A pending action and what it waits for: `restart waits for the round end`, `restore of <backup> held`. */
+export function pendingText(pending) {
+  const action = pending.restore ? `restore of ${pending.restore}` : pending.action;
+  return `${action} ${WAITING_FOR[pending.waitingFor] ?? pending.waitingFor}`;
+}
+
 /** The card's text fields (`data-field` → text) at server time `now` (ms). */
 export function cardFields(status, now) {
   const age = (iso) => formatDuration((now - Date.parse(iso)) / 1000);
@@ -111,15 +125,7 @@ function maintenanceText(m, now) {
   const staged = m.staged ? ` (update ${m.staged} staged)` : '';
   if (m.hold) return `held for ${until(m.hold.until)}${m.hold.reason ? `: ${m.hold.reason}` : ''}${staged}`;
   const p = m.pending;
-  if (p) {
-    const waits = {
-      hold: 'held',
-      Empty: 'waits for 0 players',
-      RoundEnd: 'waits for the round end',
-      exit: 'under way',
-    };
-    return `${p.action} ${waits[p.waitingFor] ?? p.waitingFor}, forced in ${until(p.deadline)}${staged}`;
-  }
+  if (p) return `${pendingText(p)}, forced in ${until(p.deadline)}${staged}`;
   const next = [
     m.nextRestart ? `restart in ${until(m.nextRestart)}` : '',
     m.nextUpdateCheck ? `update check in ${until(m.nextUpdateCheck)}` : '',

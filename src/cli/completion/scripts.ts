@@ -42,9 +42,19 @@ const positional = (c: CompletionCommand): 'instance' | 'shell' | 'dir' | undefi
   c.instanceKey ? 'instance' : c.name === 'completion' ? 'shell' : c.name === 'manifest' ? 'dir' : undefined;
 
 const flagWords = (f: CompletionFlag): string[] => [`--${f.long}`, ...(f.short ? [`-${f.short}`] : [])];
+/** How a shell completes a flag's value: files, folders, one of a list, or nothing. */
+interface ValueActions {
+  file: string;
+  dir: string;
+  list: (values: string[]) => string;
+  none: string;
+}
+
 /** One `case` arm per flag that takes a value (`cmd:--flag|cmd:-f) <action>; <ret> ;;`), for bash and zsh. */
-const flagValueCases = (spec: CompletionSpec, action: (values: CompletionFlag['values']) => string, ret: string) =>
-  spec.commands.flatMap((c) =>
+const flagValueCases = (spec: CompletionSpec, how: ValueActions, ret: string) => {
+  const action = (values: CompletionFlag['values']) =>
+    values === 'file' ? how.file : values === 'dir' ? how.dir : Array.isArray(values) ? how.list(values) : how.none;
+  return spec.commands.flatMap((c) =>
     c.flags
       .filter((f) => f.takesValue)
       .map(
@@ -54,20 +64,19 @@ const flagValueCases = (spec: CompletionSpec, action: (values: CompletionFlag['v
             .join('|')}) ${action(f.values)}; ${ret} ;;`,
       ),
   );
+};
 const topLevel = (spec: CompletionSpec) =>
   [...spec.commands.map((c) => c.name), '--help', '-h', '--version', '-V'].join(' ');
 
 function bash(spec: CompletionSpec): string {
   const valueCases = flagValueCases(
     spec,
-    (values) =>
-      values === 'file'
-        ? 'COMPREPLY=($(compgen -f -- "$cur"))'
-        : values === 'dir'
-          ? 'COMPREPLY=($(compgen -d -- "$cur"))'
-          : Array.isArray(values)
-            ? `COMPREPLY=($(compgen -W "${values.join(' ')}" -- "$cur"))`
-            : 'COMPREPLY=()',
+    {
+      file: 'COMPREPLY=($(compgen -f -- "$cur"))',
+      dir: 'COMPREPLY=($(compgen -d -- "$cur"))',
+      list: (values) => `COMPREPLY=($(compgen -W "${values.join(' ')}" -- "$cur"))`,
+      none: 'COMPREPLY=()',
+    },
     'return 0',
   );
   const flagCases = spec.commands.map((c) => `    ${c.name}) flags="${c.flags.flatMap(flagWords).join(' ')}" ;;`);
@@ -112,14 +121,7 @@ complete -F _watchdog watchdog
 function zsh(spec: CompletionSpec): string {
   const valueCases = flagValueCases(
     spec,
-    (values) =>
-      values === 'file'
-        ? '_files'
-        : values === 'dir'
-          ? '_files -/'
-          : Array.isArray(values)
-            ? `compadd -- ${values.join(' ')}`
-            : ':',
+    { file: '_files', dir: '_files -/', list: (values) => `compadd -- ${values.join(' ')}`, none: ':' },
     'return',
   );
   const flagCases = spec.commands.map((c) => `    ${c.name}) flags=(${c.flags.flatMap(flagWords).join(' ')}) ;;`);

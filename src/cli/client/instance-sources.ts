@@ -1,4 +1,4 @@
-import { fetchAllStatus } from './http.ts';
+import { type Endpoint, fetchAllStatus } from './http.ts';
 import { type InstanceSources, namingInstances } from './instances.ts';
 import type { Target } from './target.ts';
 
@@ -15,6 +15,15 @@ export function instanceSources(target: Target): InstanceSources {
       (await fetchAllStatus(await target.url(), target.admin(), LIST_TIMEOUT_MS)).map((r) => r.key),
     fromLocalConfig: async () => (await target.localConfig())?.instances.map((i) => i.key),
   };
+}
+
+/**
+ * Runs `body` against instance `key` of the target's daemon (its address, the key's token); an unknown instance is
+ * reported with the instances that do exist.
+ */
+export async function atInstance<T>(target: Target, key: string, body: (ep: Endpoint) => Promise<T>): Promise<T> {
+  const url = await target.url();
+  return withInstanceList(target, async () => body({ url, key, token: await target.token(key) }));
 }
 
 /** Runs `body`; an unknown instance it runs into is reported with the instances that do exist. */

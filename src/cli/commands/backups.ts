@@ -3,7 +3,7 @@ import { formatBytes } from '../../store/disk-space.ts';
 import type { BackupListing } from '../../supervisor/contract.ts';
 import { instanceKeyArg, parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { basic, type Endpoint, explainFailure, fetchBackups } from '../client/http.ts';
-import { withInstanceList } from '../client/instance-sources.ts';
+import { atInstance } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, targetOf } from './target-flags.ts';
@@ -44,9 +44,7 @@ export const backups: Command = (args) =>
   reportClientErrors('backups', async () => {
     const { values, positionals } = parseCommandArgs(args, backupsOptions, backupsUsage);
     const key = instanceKeyArg(positionals, backupsUsage);
-    const target = targetOf('backups', values);
-    const url = await target.url();
-    const list = await withInstanceList(target, async () => fetchBackups({ url, key, token: await target.token(key) }));
+    const list = await atInstance(targetOf('backups', values), key, (ep) => fetchBackups(ep));
     if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
     else if (list.length === 0) process.stdout.write(`no backups of ${key} yet\n`);
     else process.stdout.write(`${list.map(backupLine).join('\n')}\n`);
@@ -59,19 +57,16 @@ export const backup: Command = (args) =>
     const { values, positionals } = parseCommandArgs(args, backupOptions, backupUsage);
     const key = instanceKeyArg(positionals, backupUsage);
     const seconds = positiveNumber('--timeout', values.timeout, backupUsage) ?? 600;
-    const target = targetOf('backup', values);
-    const url = await target.url();
-    const taken = await withInstanceList(target, async () => {
-      const ep = { url, key, token: await target.token(key) };
-      return ofetch<BackupListing>(backupsUrl(ep), {
+    const taken = await atInstance(targetOf('backup', values), key, (ep) =>
+      ofetch<BackupListing>(backupsUrl(ep), {
         method: 'POST',
         headers: { authorization: basic(key, ep.token) },
         retry: 0,
         timeout: seconds * 1000,
       }).catch((err: unknown) => {
         throw explainFailure(err, ep, 'the backup', seconds * 1000);
-      });
-    });
+      }),
+    );
     if (values.json) process.stdout.write(`${JSON.stringify(taken, null, 2)}\n`);
     else process.stdout.write(`backup of ${key} taken: ${backupLine(taken)}\n`);
     return 0;

@@ -1,7 +1,7 @@
 import { UsageError } from '../../errors.ts';
 import { instanceKeyArg, parseCommandArgs } from '../client/args.ts';
 import { fetchStatus, postControl } from '../client/http.ts';
-import { withInstanceList } from '../client/instance-sources.ts';
+import { atInstance } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, targetOf } from './target-flags.ts';
@@ -47,11 +47,8 @@ export const hold: Command = (args) =>
     const minutes = values.for === undefined ? 60 : durationMinutes(values.for);
     if (minutes === null)
       throw new UsageError(`--for takes a duration such as 30m, 2h or 1d, not "${values.for ?? ''}"\n${holdUsage}`);
-    const target = targetOf('hold', values);
-    const url = await target.url();
     const query = { minutes: String(minutes), ...(values.reason === undefined ? {} : { reason: values.reason }) };
-    const held = await withInstanceList(target, async () => {
-      const ep = { url, key, token: await target.token(key) };
+    const held = await atInstance(targetOf('hold', values), key, async (ep) => {
       // The status reads only improve the message: the hold is taken whether or not they answer.
       const current = () =>
         fetchStatus(ep).then(
@@ -60,7 +57,7 @@ export const hold: Command = (args) =>
         );
       const before = await current();
       await postControl(ep, 'hold', undefined, query);
-      return { before, after: await current() };
+      return { before, after: await current(), url: ep.url };
     });
     // The daemon's own end time: a clock computed here would differ by the request's round trip, or by more.
     const until = held.after?.until ?? new Date(Date.now() + minutes * 60_000).toISOString();
@@ -68,7 +65,7 @@ export const hold: Command = (args) =>
       held.before && Date.parse(held.before.until) > Date.parse(until)
         ? ` (shortened: the hold it replaces ran until ${held.before.until})`
         : '';
-    process.stdout.write(`maintenance of ${key} held until ${until} at ${url}${shortened}\n`);
+    process.stdout.write(`maintenance of ${key} held until ${until} at ${held.url}${shortened}\n`);
     return 0;
   });
 
@@ -77,9 +74,10 @@ export const release: Command = (args) =>
   reportClientErrors('release', async () => {
     const { values, positionals } = parseCommandArgs(args, releaseOptions, releaseUsage);
     const key = instanceKeyArg(positionals, releaseUsage);
-    const target = targetOf('release', values);
-    const url = await target.url();
-    await withInstanceList(target, async () => postControl({ url, key, token: await target.token(key) }, 'release'));
+    const url = await atInstance(targetOf('release', values), key, async (ep) => {
+      await postControl(ep, 'release');
+      return ep.url;
+    });
     process.stdout.write(`maintenance of ${key} released at ${url}\n`);
     return 0;
   });

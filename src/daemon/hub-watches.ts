@@ -7,7 +7,7 @@ import { checkListing } from '../hub/hub-listing.ts';
 import { hubSettingsOf } from '../hub/hub-settings.ts';
 import { HubWatch } from '../hub/hub-watch.ts';
 import type { Logger } from '../log.ts';
-import type { InstanceRegistry } from '../supervisor/contract.ts';
+import type { HubStatus, InstanceRegistry } from '../supervisor/contract.ts';
 
 /** The engine's command that advertises to the hubs at once (RobustToolbox `AdvertiseNowCommand`). */
 export const READVERTISE_COMMAND = 'hub_advertise_now';
@@ -113,10 +113,28 @@ export function startHubWatches(opts: {
     'instance:log': (e) => watched.get(e.key)?.watch.line(e.line),
   });
 
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
+    /** What the watch of `key` knows now; null when it is not watched (no advertising, no running server). */
+    status(key: string): HubStatus | null {
+      const w = watched.get(key);
+      if (!w) return null;
+      return {
+        address: w.watch.address,
+        hubs: w.watch.states().map((s) => ({
+          hub: s.hub,
+          listed: s.listing === 'unknown' ? null : s.listing === 'listed',
+          missingSince: iso(s.missingSince),
+          lastError: s.lastError,
+          checkedAt: iso(s.checkedAt),
+        })),
+      };
+    },
     stop(): void {
       unsubscribe();
       for (const key of [...watched.keys()]) stop(key);
     },
   };
 }
+
+export type HubWatches = ReturnType<typeof startHubWatches>;

@@ -17,6 +17,7 @@ import { createLogger } from '../log.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { detectTracking } from '../process/tracking.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
+import { withStatusExtras } from '../supervisor/status-extras.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
@@ -25,7 +26,7 @@ import { withDiskStatus } from './disk-status.ts';
 import { type DiskWatch, watchDisks } from './disk-watch.ts';
 import { guardProcess } from './fault-guard.ts';
 import { lockFolders, ownedFolders } from './folder-lock.ts';
-import { startHubWatches } from './hub-watches.ts';
+import { type HubWatches, startHubWatches } from './hub-watches.ts';
 import { logServerLogHealth } from './log-health-log.ts';
 import { hostNotifier } from './notifier-host.ts';
 import { logRefusedRequests } from './refused-log.ts';
@@ -77,7 +78,12 @@ export async function runDaemon(
   let diskWatch: DiskWatch | null = null;
   const diskReadings = (): DiskReading[] => diskWatch?.readings() ?? [];
   const withAgones = withAgonesStatus(instances, () => agones);
-  const registry = withDiskStatus(withAgones, diskReadings);
+  // The hub watches start with the instances, below; until then no status has a hub.
+  let hubWatches: HubWatches | null = null;
+  const registry = withStatusExtras(withDiskStatus(withAgones, diskReadings), (key) => {
+    const hub = hubWatches?.status(key) ?? null;
+    return hub === null ? null : { hub };
+  });
   const startCheckinLog = (c: ResolvedConfig) =>
     logRejectedCheckins(
       bus,
@@ -172,7 +178,7 @@ export async function runDaemon(
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
   agones = await startAgones(config, bus, log, instances);
   // Before the instances start: a server's first run is watched too.
-  const hubWatches = startHubWatches({ config: () => current, bus, log: log.child('hub'), registry: instances });
+  hubWatches = startHubWatches({ config: () => current, bus, log: log.child('hub'), registry: instances });
   await supervisor.start();
   // A first start has just made the instance root: hold its inode too, so a bind mount of it meets this lock.
   await lock.refresh().catch((err: unknown) => log.warn(`folder lock: ${describeError(err)}`));

@@ -212,6 +212,26 @@ export const InstanceStatusSchema = v.object({
       v.description("the last snapshot of the instance's data, taken or failed; null before the first"),
     ),
   ),
+  hub: v.optional(
+    v.pipe(
+      v.object({
+        address: v.pipe(v.string(), v.description("the address the hubs are asked about; '' until known")),
+        hubs: v.array(
+          v.object({
+            hub: v.string(),
+            listed: v.pipe(
+              v.nullable(v.boolean()),
+              v.description('null: not known yet, or the hub could not be asked'),
+            ),
+            missingSince: v.nullable(Iso),
+            lastError: v.nullable(v.string()),
+            checkedAt: v.nullable(Iso),
+          }),
+        ),
+      }),
+      v.description('whether the hubs a running server advertises to list it (Hub.Watch); absent otherwise'),
+    ),
+  ),
   restore: v.optional(
     v.pipe(
       v.nullable(

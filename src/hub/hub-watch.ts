@@ -15,6 +15,8 @@ export interface HubState {
   readvertised: boolean;
   /** The absence was told (once). */
   told: boolean;
+  /** When the hub last answered (epoch ms); null before it has. */
+  checkedAt: number | null;
 }
 
 export interface HubReports {
@@ -98,10 +100,11 @@ export class HubWatch {
     if (listing === 'listed') {
       if (state.told && state.missingSince !== null)
         this.opts.reports.back(state.hub, this.#address, now - state.missingSince);
-      Object.assign(state, fresh(state.hub), { listing });
+      Object.assign(state, fresh(state.hub), { listing, checkedAt: now });
       return;
     }
     state.listing = 'missing';
+    state.checkedAt = now;
     state.missingSince ??= now;
     if (state.told || now - state.missingSince < this.opts.missingAfterMs) return;
     if (this.opts.readvertise && !state.readvertised) {
@@ -124,4 +127,5 @@ const fresh = (hub: string): HubState => ({
   lastError: null,
   readvertised: false,
   told: false,
+  checkedAt: null,
 });

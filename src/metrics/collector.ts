@@ -183,6 +183,11 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       cpu.inc({ instance }, r.cpuSeconds);
     }
     if (typeof s.players === 'number') players.set({ instance }, s.players);
+    for (const h of s.hub?.hubs ?? []) {
+      if (h.listed !== null) f.hubListed.set({ instance, hub: h.hub }, h.listed ? 1 : 0);
+      if (h.missingSince !== null)
+        f.hubMissing.set({ instance, hub: h.hub }, Math.max(0, (now - Date.parse(h.missingSince)) / 1000));
+    }
   };
 
   const refresh = async (f: Families, states: string[]) => {
@@ -199,6 +204,8 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       startupFailures,
       rss,
       f.players,
+      f.hubListed,
+      f.hubMissing,
       updateDuration,
       updateBytes,
       ...maintenance,

@@ -25,6 +25,8 @@ export function createFamilies(registry: Registry) {
     updateBytes: gauge('watchdog_update_bytes', 'Bytes downloaded by the last update (the archive size once verified).', I),
     rss: gauge('watchdog_instance_resident_memory_bytes', 'Resident memory of the game server and the processes it started (VmRSS summed), at the last sample (Timing.ResourceSampleSeconds).', I),
     cpu: counter('watchdog_instance_cpu_seconds_total', 'User plus system CPU time of the game server and the processes it started, at the last sample; starts over with each launch.', I),
+    hubListed: gauge('watchdog_instance_hub_listed', 'Whether a hub the running server advertises to lists it (1) or not (0); absent when not known.', ['instance', 'hub']),
+    hubMissing: gauge('watchdog_instance_hub_missing_seconds', 'Seconds a hub the running server advertises to has not listed it; absent while listed or unknown.', ['instance', 'hub']),
     players: gauge('watchdog_instance_players', "Players on the server by its /status, at the last sample; absent when unknown.", I),
     lagMean: gauge('watchdog_event_loop_lag_seconds', "Mean delay of the daemon's event loop since the previous scrape (0 at the first)."),
     lagP99: gauge('watchdog_event_loop_lag_p99_seconds', "99th percentile delay of the daemon's event loop since the previous scrape (0 at the first)."),

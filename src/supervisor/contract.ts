@@ -75,6 +75,25 @@ export interface InstanceStatus {
   backup?: BackupStatus | null;
   /** The last restore of a snapshot (`restore`, or `rollback --with-data`); null before the first. */
   restore?: RestoreStatus | null;
+  /** Whether the hubs the server advertises to list it; absent when it does not advertise or is not running. */
+  hub?: HubStatus;
+}
+
+/** The hub watch of a running server that advertises (`Hub.Watch`). */
+export interface HubStatus {
+  /** The address the hubs are asked about (`hub.server_url`, or what the engine guessed); '' until known. */
+  address: string;
+  hubs: {
+    hub: string;
+    /** null: not known yet, or the hub could not be asked. */
+    listed: boolean | null;
+    /** Since when the hub has not listed the server (ISO); null while listed or unknown. */
+    missingSince: string | null;
+    /** The last thing that went wrong: the hub unreachable, or its refusal in the server's log. */
+    lastError: string | null;
+    /** When the hub last answered (ISO). */
+    checkedAt: string | null;
+  }[];
 }
 
 /** The last time a snapshot was put back in place of the instance's data. */

@@ -1,13 +1,16 @@
 import type { InstanceControl, InstanceRegistry, InstanceStatus } from './contract.ts';
 
 /** What the daemon adds to every instance's status beside the instance's own facts (the GameServer, the disks). */
-export type StatusExtras = Pick<InstanceStatus, 'agones' | 'disk'>;
+export type StatusExtras = Pick<InstanceStatus, 'agones' | 'disk' | 'hub'>;
 
 /**
  * The registry whose instances' status carries what `extras()` gives at the moment it is read (nothing while it
  * gives null). One proxy per instance, made once: every check-in looks its instance up through here.
  */
-export function withStatusExtras(registry: InstanceRegistry, extras: () => StatusExtras | null): InstanceRegistry {
+export function withStatusExtras(
+  registry: InstanceRegistry,
+  extras: (key: string) => StatusExtras | null,
+): InstanceRegistry {
   const made = new WeakMap<InstanceControl, InstanceControl>();
   const decorate = (control: InstanceControl): InstanceControl => {
     const known = made.get(control);
@@ -17,7 +20,7 @@ export function withStatusExtras(registry: InstanceRegistry, extras: () => Statu
       get(target, prop) {
         if (prop === 'status')
           return () => {
-            const more = extras();
+            const more = extras(target.key);
             return more ? { ...target.status(), ...more } : target.status();
           };
         const value: unknown = Reflect.get(target, prop, target);

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite, type Test } from 'uvu';
-import type { RestoreStatus } from '../../src/supervisor/contract.ts';
+import type { HubStatus, RestoreStatus } from '../../src/supervisor/contract.ts';
 import { ROOT, tempDir, waitFor } from './env.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook.ts';
 
@@ -31,6 +31,7 @@ export interface StatusJson {
   updatePending: boolean;
   stopRequested: boolean;
   restore?: RestoreStatus | null;
+  hub?: HubStatus;
 }
 
 export const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;

@@ -7,6 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../_support/env.ts';
@@ -49,6 +50,24 @@ test('hub watch :: dropped from the hub: re-advertise through the console, then 
     await waitFor('the daemon asking the hub', () => (checks() >= 2 ? true : undefined), 15_000);
     const hubNotices = () => (chat as WebhookReceiver).messages.filter((m) => m.content.includes('listed by'));
     assert.equal(hubNotices(), [], 'listed: nothing to tell');
+    // Seen where operators look: the status, `watchdog status`, and /metrics.
+    const hubOf = async () => (await daemon.status('adv', 'tok')).hub;
+    const listed = await waitFor(
+      'the status to say listed',
+      async () => {
+        const h = await hubOf();
+        return h?.hubs[0]?.listed === true ? h : undefined;
+      },
+      10_000,
+    );
+    assert.is(listed.address, address);
+    assert.is(listed.hubs[0]?.hub, hub.url);
+    assert.ok(listed.hubs[0]?.checkedAt, 'the time of the last answer');
+    const table = await runCli(['status', 'adv', '--url', daemon.url, '--token', 'tok'], { cwd: ROOT });
+    assert.match(table.stdout, new RegExp(`adv hub: listed by ${hub.url}`));
+    const metric = async () =>
+      (await (await fetch(`${daemon.url}/metrics`)).text()).match(/^watchdog_instance_hub_listed\{[^}]*\} (\d)$/m)?.[1];
+    assert.is(await metric(), '1');
 
     hub.drop(address);
     await waitFor(
@@ -57,6 +76,14 @@ test('hub watch :: dropped from the hub: re-advertise through the console, then 
       15_000,
     );
     const missing = await waitFor('one hub notice', () => hubNotices()[0], 15_000);
+    const gone = await hubOf();
+    assert.is(gone?.hubs[0]?.listed, false, 'the status says missing');
+    assert.ok(gone?.hubs[0]?.missingSince, 'since when');
+    assert.is(await metric(), '0');
+    assert.match(
+      await (await fetch(`${daemon.url}/metrics`)).text(),
+      /^watchdog_instance_hub_missing_seconds\{instance="adv",hub="[^"]+"\} \d/m,
+    );
     assert.match(missing.content, new RegExp(`Server \`adv\` \\(${address}\\) has not been listed by ${hub.url}`));
     await new Promise((r) => setTimeout(r, 1_000));
     assert.is(hubNotices().length, 1, 'told once while it stays missing');

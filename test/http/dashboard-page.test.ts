@@ -258,4 +258,46 @@ test('dashboard-page :: the statechart is in the page at its readable size, each
   assert.match(failed, 'The statechart could not be drawn (Graphviz failed &lt;x&gt;).');
 });
 
+test('dashboard-page :: the card shows the hub listing and the last backup, rows hidden without them', async () => {
+  const at = Date.parse('2026-11-28T06:00:00.000Z');
+  const hub = {
+    address: 'ss14://example.org:1212',
+    hubs: [
+      {
+        hub: 'https://hub.one/',
+        listed: true,
+        missingSince: null,
+        lastError: null,
+        checkedAt: '2026-11-28T05:59:50.000Z',
+      },
+      {
+        hub: 'https://hub.two/',
+        listed: false,
+        missingSince: '2026-11-28T05:48:00.000Z',
+        lastError: 'the hub refused the advertisement: [400] bad address',
+        checkedAt: '2026-11-28T05:59:50.000Z',
+      },
+    ],
+  };
+  const backup = {
+    at: '2026-11-28T05:55:00.000Z',
+    ok: true,
+    kind: 'scheduled',
+    id: 'x',
+    archiveBytes: 2048,
+    error: null,
+    lastSuccessAt: '2026-11-28T05:55:00.000Z',
+  };
+  const card = renderCard(await index(), status({ key: 'a', hub, backup }), 0, at);
+  assert.match(card, '<div data-row="hub">');
+  assert.match(
+    card,
+    '<dd data-field="hub">listed by https://hub.one/; missing from https://hub.two/ for 12 min: the hub refused the advertisement: [400] bad address</dd>',
+  );
+  assert.match(card, '<dd data-field="backup">scheduled 2.0 KiB, 5 min 0 s ago</dd>');
+  const plain = renderCard(await index(), status({ key: 'b' }), 0, at);
+  assert.match(plain, '<div data-row="hub" hidden>');
+  assert.match(plain, '<dd data-field="backup">—</dd>');
+});
+
 test.run();

@@ -1,4 +1,4 @@
-import { pendingText } from '../../http/dashboard/assets/card-view.js';
+import { hubText, pendingText } from '../../http/dashboard/assets/card-view.js';
 import { formatBytes } from '../../store/disk-space.ts';
 import type { InstanceStatus } from '../../supervisor/contract.ts';
 import { paint, stateStyle, visibleLength } from './colour.ts';
@@ -126,6 +126,11 @@ export function agonesLine(row: StatusRow): string | null {
   return `${row.key} agones: GameServer ${a.gameServer ?? '(not reported yet)'} is ${state}`;
 }
 
+/** A server that advertises: `demo hub: listed by https://hub.spacestation14.com/`; null when it is not watched. */
+export function hubLine(row: StatusRow, now: number): string | null {
+  return row.hub ? `${row.key} hub: ${hubText(row.hub, now)}` : null;
+}
+
 /** While launches are blocked: `demo blocked: the watchdog is out of file descriptors (EMFILE) (3 attempts; …)`. */
 export function blockedLine(row: StatusRow): string | null {
   const b = row.launchBlocked;
@@ -169,6 +174,7 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
       maintenanceLine(r, opts.now),
       blockedLine(r),
       agonesLine(r),
+      hubLine(r, opts.now),
     ])
     .filter((l): l is string => l !== null)
     .concat(diskLines(rows).map((l) => paint(l, 'red', opts.colour)));

@@ -89,6 +89,7 @@ export function renderCard(
     );
   }
   if (status.agones) html = fill(html, /<div data-row="agones" hidden>/, () => '<div data-row="agones">');
+  if (status.hub) html = fill(html, /<div data-row="hub" hidden>/, () => '<div data-row="hub">');
   const blockers = actionBlockers(status);
   for (const action of ACTIONS) {
     html = fill(

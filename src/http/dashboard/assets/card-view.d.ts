@@ -30,6 +30,7 @@ export type CardStatus = Pick<
       | 'controls'
       | 'backup'
       | 'restore'
+      | 'hub'
     >
   >;
 
@@ -43,5 +44,7 @@ export function actionBlockers(status: CardStatus): Record<CardAction, string>;
 export function actionLabel(action: CardAction, status: CardStatus): string;
 export function cardFields(status: CardStatus, now: number): Record<string, string>;
 export function shownName(status: CardStatus): string;
+/** The hub listing of a server that advertises, one hub after another, at server time `now` (ms). */
+export function hubText(hub: NonNullable<InstanceStatus['hub']>, now: number): string;
 /** A pending maintenance action and what it waits for: `restart waits for the round end`. */
 export function pendingText(pending: NonNullable<NonNullable<InstanceStatus['maintenance']>['pending']>): string;

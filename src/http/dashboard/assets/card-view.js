@@ -72,6 +72,7 @@ export function cardFields(status, now) {
     lastExit: lastExitText(status.lastExit, now),
     maintenance: checkText(status.updateCheck) || maintenanceText(status.maintenance, now),
     agones: agonesText(status.agones),
+    hub: status.hub ? hubText(status.hub, now) : '',
     backup: backupText(status.backup, status.restore, now),
   };
 }
@@ -109,6 +110,23 @@ function checkText(check) {
 }
 
 /** Agones mode: the GameServer's name and state (`watchdog-game-x7k2p: Allocated`); '' when not in Agones mode. */
+/**
+ * The hub listing of a server that advertises, one hub after another: `listed by https://hub.spacestation14.com/`,
+ * `missing from … for 12 min: <why>`, `… not asked yet`; the CLI's status says it the same way.
+ */
+export function hubText(hub, now) {
+  return hub.hubs
+    .map((h) => {
+      if (h.listed === true) return `listed by ${h.hub}`;
+      if (h.listed === false) {
+        const minutes = Math.floor((now - Date.parse(h.missingSince ?? new Date(now).toISOString())) / 60_000);
+        return `missing from ${h.hub} for ${minutes} min${h.lastError ? `: ${h.lastError}` : ''}`;
+      }
+      return `${h.hub} ${h.lastError ? `not reached: ${h.lastError}` : 'not asked yet'}`;
+    })
+    .join('; ');
+}
+
 function agonesText(a) {
   if (!a) return '';
   return `${a.gameServer ?? 'GameServer not reported yet'}: ${a.state ?? (a.ready ? 'Ready sent' : 'not Ready yet')}`;

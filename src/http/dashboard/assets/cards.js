@@ -147,6 +147,10 @@ export function renderAges(inst) {
   setField(inst.card, 'agones', fields.agones);
   const agonesRow = inst.card.querySelector('[data-row="agones"]');
   if (agonesRow) agonesRow.hidden = fields.agones === '';
+  // Only while a server that advertises runs: whether its hubs list it.
+  setField(inst.card, 'hub', fields.hub);
+  const hubRow = inst.card.querySelector('[data-row="hub"]');
+  if (hubRow) hubRow.hidden = fields.hub === '';
 }
 
 /** `, 4.1 MB/s, about 45s left` once half a second of a download is seen; '' before. */

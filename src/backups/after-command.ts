@@ -26,7 +26,7 @@ export async function runAfterCommand(
   const [program, ...args] = command;
   if (program === undefined) return { ok: false, status: 'no program configured', output: '' };
   const env = {
-    ...process.env,
+    ...withoutSecrets(process.env),
     WATCHDOG_BACKUP_PATH: snapshot.archive,
     WATCHDOG_BACKUP_MANIFEST: snapshot.archive.replace(/\.tar\.gz$/, '.json'),
     WATCHDOG_BACKUP_ID: snapshot.id,
@@ -46,4 +46,14 @@ export async function runAfterCommand(
   } catch (err) {
     return { ok: false, status: describeError(err), output: '' };
   }
+}
+
+/**
+ * The daemon's environment without what holds its secrets: the control token, the Admin login, and every
+ * configuration variable (`Servers__Instances__main__ApiToken`, …). rclone, restic and aws keep their own (`RESTIC_*`).
+ */
+function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(env).filter(([name]) => !name.includes('__') && !/^WATCHDOG_(TOKEN|ADMIN)$/.test(name)),
+  );
 }

@@ -5,7 +5,7 @@ import { expired, retentionRule } from '../store/retention.ts';
 import { type AfterCommandResult, runAfterCommand } from './after-command.ts';
 import { type BackupEntry, listBackups, removeBackup } from './catalog.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
-import { restoreSnapshot } from './restore.ts';
+import { recoverInterrupted, restoreSnapshot } from './restore.ts';
 import { BackupError, takeSnapshot } from './snapshot.ts';
 
 const MB = 1_000_000;
@@ -30,6 +30,8 @@ export interface InstanceBackupsOptions {
   settings: () => { backups: BackupsSettings; retention: RetentionSettings };
   reports: BackupReports;
   now?: () => number;
+  /** Snapshots still needed later (a restore waiting for its moment, the one a rollback puts back): retention spares them. */
+  spared?: () => Promise<string[]>;
 }
 
 /**
@@ -41,8 +43,10 @@ export class InstanceBackups {
   readonly dir: string;
   #queue: Promise<unknown> = Promise.resolve();
   #uploading = new Set<string>();
-  /** Snapshots being restored: retention leaves them alone until the restore is over. */
+  /** Snapshots being restored, and the copies of what they replace: retention leaves them alone until it is over. */
   #restoring = new Set<string>();
+  /** A restore under way (`replaceData`), which `close` waits for. */
+  #replacing: Promise<unknown> = Promise.resolve();
   #last: BackupOutcome | null = null;
   /** Ends off-host copies still running when the daemon stops (they run in their own process group). */
   readonly #stopping = new AbortController();
@@ -53,6 +57,27 @@ export class InstanceBackups {
     this.#now = opts.now ?? Date.now;
   }
 
+  /**
+   * At daemon start: puts back what a killed daemon left moved aside, clears its leftovers, and takes the newest
+   * snapshot as the last one, so the status shows it before the next is taken. Returns what was put back.
+   */
+  async start(): Promise<string[]> {
+    const back = await recoverInterrupted(this.opts.instanceDir, this.dir);
+    const newest = (await this.list())[0];
+    // Not reported again (no bus fact, no log line): it was when it was taken.
+    if (newest && this.#last === null)
+      this.#last = {
+        ok: true,
+        kind: newest.kind,
+        id: newest.id,
+        bytes: newest.bytes,
+        archiveBytes: newest.archiveBytes,
+        removed: [],
+        at: Date.parse(newest.takenAt),
+      };
+    return back;
+  }
+
   get last(): BackupOutcome | null {
     return this.#last;
   }
@@ -61,10 +86,18 @@ export class InstanceBackups {
     return listBackups(this.dir, this.opts.reports.unreadable);
   }
 
-  /** The newest `before-update` snapshot taken before installing `revision`: what a rollback from it restores. */
-  async takenBefore(revision: string | null): Promise<BackupEntry | null> {
-    if (revision === null) return null;
-    return (await this.list()).find((b) => b.kind === 'before-update' && b.revisionAfter === revision) ?? null;
+  /**
+   * The newest `before-update` snapshot taken on build `previous` just before `revision` replaced it: what a rollback
+   * from `revision` back to `previous` puts back. Both must match: after a rollback, bin.prev holds the newer build,
+   * and a snapshot taken before some older install of `revision` holds another build's data.
+   */
+  async takenBefore(revision: string | null, previous: string | null): Promise<BackupEntry | null> {
+    if (revision === null || previous === null) return null;
+    return (
+      (await this.list()).find(
+        (b) => b.kind === 'before-update' && b.revisionAfter === revision && b.revision === previous,
+      ) ?? null
+    );
   }
 
   /** Takes a snapshot; rejects with a BackupError (also reported) when it could not be taken. */
@@ -94,9 +127,13 @@ export class InstanceBackups {
     revision: string | null,
     then: () => Promise<T>,
   ): Promise<{ saved: BackupManifest; result: T }> {
-    this.#restoring.add(entry.id);
-    try {
+    const pinned = [entry.id];
+    for (const id of pinned) this.#restoring.add(id);
+    const run = (async () => {
       const saved = await this.take({ kind: 'before-restore', revision, quiet: true });
+      // The copy of what is replaced stays until this is over, whatever a snapshot taken meanwhile would expire.
+      pinned.push(saved.id);
+      this.#restoring.add(saved.id);
       await this.#restore(entry);
       try {
         return { saved, result: await then() };
@@ -109,8 +146,13 @@ export class InstanceBackups {
         });
         throw err;
       }
+    })();
+    // The daemon's shutdown waits for it (close): a restore cut off between its renames would strand the data.
+    this.#replacing = run.catch(() => {});
+    try {
+      return await run;
     } finally {
-      this.#restoring.delete(entry.id);
+      for (const id of pinned) this.#restoring.delete(id);
     }
   }
 
@@ -162,8 +204,9 @@ export class InstanceBackups {
     const items = entries.map((b) => ({ ...b, at: Date.parse(b.takenAt), bytes: b.archiveBytes }));
     const doomed = expired(items, retentionRule(retention.Backups), this.#now());
     const removed: string[] = [];
+    const spared = new Set(await (this.opts.spared?.() ?? []));
     for (const entry of doomed) {
-      if (this.#uploading.has(entry.id) || this.#restoring.has(entry.id)) continue;
+      if (this.#uploading.has(entry.id) || this.#restoring.has(entry.id) || spared.has(entry.id)) continue;
       await removeBackup(entry);
       removed.push(entry.id);
     }
@@ -183,9 +226,10 @@ export class InstanceBackups {
       .finally(() => this.#uploading.delete(snapshot.id));
   }
 
-  /** Stops off-host copies still running; waits for a snapshot under way. */
+  /** Stops off-host copies still running; waits for a snapshot or a restore under way. */
   async close(): Promise<void> {
     this.#stopping.abort(new Error('the daemon is stopping'));
+    await this.#replacing;
     await this.#queue;
   }
 

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError } from '../errors.ts';
 import { diskSpaceOf, formatBytes } from '../store/disk-space.ts';
@@ -49,7 +49,8 @@ async function unpackVerified(entry: BackupEntry, staging: string): Promise<void
     filter: (path, e) => {
       const clean = path.replace(/^\.\//, '').replace(/\/$/, '');
       const type = 'type' in e ? e.type : 'File';
-      if (type === 'Directory') return true;
+      // Folders only where data lives: a `config.toml/` folder entry would put a folder where the file goes.
+      if (type === 'Directory') return clean === 'data' || clean.startsWith('data/');
       const ok = (type === 'File' || type === 'OldFile') && (expected.has(clean) || clean === 'manifest.json');
       if (!ok) unexpected.push(clean);
       return ok;
@@ -91,3 +92,33 @@ async function swapIn(instanceDir: string, staging: string, entry: BackupEntry):
     throw new Error(`could not put ${entry.id} in place: ${describeError(err)}`, { cause: err });
   }
 }
+
+/**
+ * What a daemon killed in the middle of a snapshot or a restore left: a path moved aside (`.restore-*`/`<name>.replaced`)
+ * with nothing in its place goes back, then the work folders and partial files go. Returns what was put back.
+ */
+export async function recoverInterrupted(instanceDir: string, backupsDir: string): Promise<string[]> {
+  const back: string[] = [];
+  const names = await readdir(instanceDir).catch(() => [] as string[]);
+  for (const work of names.filter((n) => n.startsWith('.restore-'))) {
+    for (const name of SNAPSHOT_PATHS) {
+      const live = join(instanceDir, name);
+      const aside = join(instanceDir, work, `${name}.replaced`);
+      if ((await exists(aside)) && !(await exists(live))) {
+        await rename(aside, live);
+        back.push(name);
+      }
+    }
+    await rm(join(instanceDir, work), { recursive: true, force: true });
+  }
+  for (const name of await readdir(backupsDir).catch(() => [] as string[]))
+    if (name.startsWith('.staging-') || name.endsWith('.partial'))
+      await rm(join(backupsDir, name), { recursive: true, force: true });
+  return back;
+}
+
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );

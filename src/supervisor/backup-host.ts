@@ -25,7 +25,18 @@ const listing = (m: BackupManifest | BackupEntry): BackupListing => ({
  * `Backups.Schedule`, and on request; each outcome on the bus (`instance:backup`, metrics and the status read it), a
  * failure also a chat notice, and `Backups.AfterCommand`'s end as `instance:backup-copied`.
  */
-export function createBackupHost(deps: InstanceDeps, revision: () => string | null, serverRunning: () => boolean) {
+export function createBackupHost(
+  deps: InstanceDeps,
+  facts: {
+    revision: () => string | null;
+    /** The build bin.prev holds, which a rollback puts back. */
+    previousRevision: () => string | null;
+    serverRunning: () => boolean;
+    /** The backup a restore waiting for its moment will put back. */
+    pendingRestore: () => string | null;
+  },
+) {
+  const { revision, serverRunning } = facts;
   const key = deps.instance.key;
   let lastSuccessAt: number | null = null;
   let timer: NodeJS.Timeout | null = null;
@@ -36,6 +47,7 @@ export function createBackupHost(deps: InstanceDeps, revision: () => string | nu
     key,
     instanceDir: deps.instance.dir,
     settings: () => ({ backups: deps.instance.settings.Backups, retention: deps.instance.settings.Retention }),
+    spared: async () => [(await forRollback())?.id, facts.pendingRestore()].filter((id): id is string => !!id),
     reports: {
       taken: (o: BackupOutcome) => {
         if (o.ok) lastSuccessAt = o.at;
@@ -74,7 +86,8 @@ export function createBackupHost(deps: InstanceDeps, revision: () => string | nu
         if (r.ok) deps.log.info('Backups.AfterCommand done', { id });
         else {
           deps.log.error('Backups.AfterCommand failed', { id, status: r.status, output: r.output });
-          notice(`The off-host copy of backup ${id} of \`${key}\` failed (${r.status})`, r.output || r.status);
+          // The program's output may name buckets, repositories and hosts: the daemon's log has it, chat does not.
+          notice(`The off-host copy of backup ${id} of \`${key}\` failed (${r.status})`, r.status);
         }
       },
       unreadable: (file, err) =>
@@ -112,7 +125,7 @@ export function createBackupHost(deps: InstanceDeps, revision: () => string | nu
   };
 
   /** The snapshot a rollback from the installed build puts back: the newest taken just before it was installed. */
-  const forRollback = () => backups.takenBefore(revision());
+  const forRollback = () => backups.takenBefore(revision(), facts.previousRevision());
 
   let lastRestore: RestoreStatus | null = null;
   /** Puts `entry` back (then `then`), remembering the outcome for the status and telling chat of a failure. */
@@ -195,7 +208,21 @@ export function createBackupHost(deps: InstanceDeps, revision: () => string | nu
         lastSuccessAt: lastSuccessAt === null ? null : new Date(lastSuccessAt).toISOString(),
       };
     },
-    start: arm,
+    start(): void {
+      backups
+        .start()
+        .then((back) => {
+          if (backups.last?.ok) lastSuccessAt ??= backups.last.at;
+          if (back.length > 0)
+            deps.log.warn('a restore was cut off by the daemon stopping; put back the data it had moved aside', {
+              paths: back.join(' '),
+            });
+        })
+        .catch((err: unknown) =>
+          deps.log.warn('cannot look for what an interrupted snapshot or restore left', { error: describeError(err) }),
+        );
+      arm();
+    },
     reschedule: arm,
     async stop(): Promise<void> {
       if (timer) clearTimeout(timer);

@@ -31,6 +31,8 @@ export interface InstanceDeps {
   recordSpawning?: (spawning: Omit<LaunchRecord, 'pid' | 'startTime'>) => Promise<void>;
   /** Swaps bin.prev back into bin and the revisions in data.json; returns the revision now installed (the `rollback` actor). */
   rollback: () => Promise<string | null>;
+  /** The revision bin.prev holds (data.json's previousRevision); optional: test doubles may leave it out. */
+  previousRevision?: () => string | null;
   /** The maintenance plan data.json kept (pending action, hold); optional: test doubles may leave it out. */
   savedMaintenance?: MaintenanceData | null;
   recordMaintenance?: (plan: MaintenanceData) => Promise<void>;

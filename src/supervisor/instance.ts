@@ -92,11 +92,12 @@ export class Instance implements InstanceControl {
       (when, why) => this.maintain(when, why),
       () => this.actor.getSnapshot().context.checkedIn,
     );
-    this.backupHost = createBackupHost(
-      deps,
-      () => this.actor.getSnapshot().context.revision,
-      () => this.actor.getSnapshot().context.pid !== null,
-    );
+    this.backupHost = createBackupHost(deps, {
+      revision: () => this.actor.getSnapshot().context.revision,
+      previousRevision: () => deps.previousRevision?.() ?? null,
+      serverRunning: () => this.actor.getSnapshot().context.pid !== null,
+      pendingRestore: () => this.actor.getSnapshot().context.maintenance.pending?.restore ?? null,
+    });
     this.backups = this.backupHost.control;
     this.schedule = new MaintenanceSchedule({
       settings: () => this.deps.instance.settings.Maintenance,
@@ -291,12 +292,14 @@ export class Instance implements InstanceControl {
   async shutdown(persist: boolean, timeoutMs: number): Promise<void> {
     this.deps.bus.off('instance:update', this.onUpdateProgress);
     this.resources.stop();
-    void this.backupHost.stop();
+    // A snapshot or restore under way finishes first: one cut off between its renames would strand the data.
+    const backups = this.backupHost.stop();
     this.actor.send({ type: 'SHUTDOWN', persist });
     const done = await waitForExit(this.actor, timeoutMs);
     if (!done) this.deps.log.warn('server did not finish shutting down in time; killing it');
     this.checkins.reset();
     this.actor.stop();
+    await backups;
   }
 
   /**

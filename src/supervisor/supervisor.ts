@@ -127,6 +127,7 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       recordLaunch: (launch) => store.write({ launch, spawning: null }, { durable: false }),
       // Before the spawn and so inside the server's check-in window.
       recordSpawning: (spawning) => store.write({ spawning }, { durable: false }),
+      previousRevision: () => store.current().previousRevision,
       rollback: async () => {
         await rollbackBin(instance.dir);
         const { revision, previousRevision } = store.current();

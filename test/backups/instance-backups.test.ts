@@ -106,8 +106,10 @@ test('instance backups :: a failed snapshot is reported and rejects; the one bef
 
   const ok = backupsOf(ctx, {}, {}, { t: Date.now() });
   const m = await ok.take({ kind: 'before-update', revision: 'r1', revisionAfter: 'r2', quiet: true });
-  assert.is((await ok.takenBefore('r2'))?.id, m.id);
-  assert.is(await ok.takenBefore('r1'), null);
+  assert.is((await ok.takenBefore('r2', 'r1'))?.id, m.id);
+  assert.is(await ok.takenBefore('r1', 'r0'), null);
+  // After a rollback to r1, bin.prev holds r2: a snapshot taken before r2 replaced r1 is not r1's way back to r2.
+  assert.is(await ok.takenBefore('r2', 'r3'), null);
   await ok.close();
   await b.close();
 });

@@ -92,7 +92,7 @@ s('files :: listing, download, ranges, escapes refused, not-shared refused, CLI 
     const url = d.url;
     const at = (p: string, h: Record<string, string> = {}) => get(url, p, { authorization: AUTH, ...h });
 
-    // The root lists the shared folders that exist (the daemon makes logs/; no backups/ yet).
+    // The root lists the shared folders that exist (the daemon makes logs/).
     const root = await at(`/instances/${KEY}/files`);
     assert.is(root.status, 200, root.body.toString());
     const rootNames = json<Listing>(root).entries.map((e) => e.name);
@@ -167,8 +167,8 @@ s('files :: listing, download, ranges, escapes refused, not-shared refused, CLI 
     }
     const outsideRoot = await at(`/instances/${KEY}/files/../../../outside.txt`);
     assert.not.match(outsideRoot.body.toString(), /SECRET-/);
-    // A folder not in Files.Folders, and the instance folder itself.
-    for (const path of ['data/other/secret.db', 'data', 'config.toml', 'binaries']) {
+    // A folder not in Files.Folders, the instance folder itself, and the snapshots (not shared unless listed).
+    for (const path of ['data/other/secret.db', 'data', 'config.toml', 'binaries', 'backups']) {
       const a = await at(`/instances/${KEY}/files/${path}`);
       assert.is(a.status, 403, `${path}: ${a.status}`);
       assert.match(json<{ error: string }>(a).error, /not a shared folder/);

@@ -26,7 +26,7 @@ test('files :: no range, another unit, several ranges or a reversed one: the who
 
 test('files :: Files.Folders defaults to replays, logs, dumps and backups; escaping or hidden folders are refused', () => {
   assert.equal(v.parse(FilesSchema, undefined).Folders, [...DEFAULT_FILE_FOLDERS]);
-  assert.equal(DEFAULT_FILE_FOLDERS, ['data/replays', 'logs', 'dumps', 'backups']);
+  assert.equal(DEFAULT_FILE_FOLDERS, ['data/replays', 'logs', 'dumps']);
   assert.equal(v.parse(FilesSchema, { Folders: ['data/replays', 'data/logs/x'] }).Folders, [
     'data/replays',
     'data/logs/x',

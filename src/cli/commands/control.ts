@@ -108,8 +108,10 @@ export function control(action: ControlAction): Command {
       if (!values.wait) {
         const hint = await withInstanceList(target, async () => {
           const ep = { url, key, token: await target.token(key) };
+          // Asked before the rollback: after it, the installed build is another one and the answer would be too.
+          const said = action === 'rollback' && !withData ? await dataHint(ep) : null;
           await postControl(ep, action, undefined, query);
-          return action === 'rollback' && !withData ? dataHint(ep) : null;
+          return said;
         });
         if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
         else process.stdout.write(`${action} requested for ${key} at ${url}\n${hint ?? ''}`);
@@ -117,13 +119,14 @@ export function control(action: ControlAction): Command {
       }
       const startedAt = Date.now();
       const ep = { url, key, token: '' };
-      const before = await withInstanceList(target, async () => {
+      const asked = await withInstanceList(target, async () => {
         ep.token = await target.token(key);
         const status = await fetchStatus(ep);
+        const said = action === 'rollback' && !withData && !values.json ? await dataHint(ep) : null;
         await postControl(ep, action, undefined, query);
-        return status;
+        return { status, said };
       });
-      const hint = action === 'rollback' && !withData && !values.json ? await dataHint(ep) : null;
+      const { status: before, said: hint } = asked;
       if (!values.json)
         process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n${hint ?? ''}`);
       // On a terminal, a running download is shown in place (bytes, rate, time left); never in a pipe or --json.
@@ -175,6 +178,6 @@ async function dataHint(ep: Endpoint): Promise<string | null> {
   if (list === null) return null;
   const match = list.find((b) => b.forRollback === true);
   return match
-    ? `the data stays as it is; backup ${match.id} (taken before ${match.revisionAfter ?? 'the build'} was installed) holds the data of the previous build: \`watchdog rollback ${ep.key} --with-data\` puts it back\n`
+    ? `the data stays as it is; backup ${match.id} (taken before ${match.revisionAfter ?? 'the build'} was installed) holds the data of the build it goes back to: \`watchdog restore ${ep.key} ${match.id}\` puts it back\n`
     : 'the data stays as it is (no snapshot was taken before the installed build was installed)\n';
 }

@@ -21,7 +21,7 @@ const TARGET_USAGE = `  --url URL     the watchdog's address (default: WATCHDOG_
   --config F    the appsettings.yml to read the address and token from`;
 
 export const filesUsage = `usage: watchdog files <key> [path] [--json] [--url URL] [--token T] [--config F]
-  Lists the folders the instance shares (Files.Folders: by default data/replays, logs, dumps, backups) or, with a
+  Lists the folders the instance shares (Files.Folders: by default data/replays, logs, dumps) or, with a
   path such as logs or data/replays/round-12, the files and folders in it: name, size and modification time.
   --json        the listing as JSON
 ${TARGET_USAGE}`;

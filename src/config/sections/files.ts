@@ -3,9 +3,11 @@ import * as v from 'valibot';
 
 /**
  * The default folders, relative to `instances/<key>/`: the engine's replays (its `replay.directory` cvar, "replays"
- * under the server's data directory, which the daemon sets to `data/`), the server logs, crash dumps and snapshots.
+ * under the server's data directory, which the daemon sets to `data/`), the server logs and crash dumps. Not the
+ * snapshots: they hold all of data/ and config.toml (player data, database passwords), more than an instance's token
+ * should read unless an operator says so.
  */
-export const DEFAULT_FILE_FOLDERS: readonly string[] = ['data/replays', 'logs', 'dumps', 'backups'];
+export const DEFAULT_FILE_FOLDERS: readonly string[] = ['data/replays', 'logs', 'dumps'];
 
 /** Why `path` cannot name a shared folder, or null: relative, `/`-separated, no dot, empty or hidden segment. */
 export function folderProblem(path: string): string | null {

@@ -6,7 +6,7 @@ import { oneInstance, writeFiles } from '../config/_support/files.ts';
 
 const test = tempSuite('files :: config', { prefix: 'wd-files-config-' });
 
-test('files config :: absent: replays, logs, dumps and backups; set: exactly those folders', async ({ dir }) => {
+test('files config :: absent: replays, logs and dumps (not the snapshots); set: exactly those folders', async ({ dir }) => {
   await writeFiles(dir, { 'appsettings.yml': oneInstance() });
   const byDefault = await loadConfig({ cwd: dir, env: {} });
   if (!byDefault.ok) throw new Error(byDefault.problems.join('\n'));
@@ -14,7 +14,6 @@ test('files config :: absent: replays, logs, dumps and backups; set: exactly tho
     'data/replays',
     'logs',
     'dumps',
-    'backups',
   ]);
   await writeFiles(dir, { 'appsettings.yml': oneInstance(['Files:', '  Folders: [logs, data/replays/big]']) });
   const set = await loadConfig({ cwd: dir, env: {} });

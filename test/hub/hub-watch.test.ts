@@ -111,6 +111,7 @@ test('hub watch :: listed, then dropped: re-advertise first, then told once, the
     lastError: null,
     readvertised: false,
     told: false,
+    checkedAt: 1100000,
   });
 });
 

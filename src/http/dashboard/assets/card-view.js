@@ -111,7 +111,7 @@ function checkText(check) {
 
 /** Agones mode: the GameServer's name and state (`watchdog-game-x7k2p: Allocated`); '' when not in Agones mode. */
 /**
- * The hub listing of a server that advertises, one hub after another: `listed by https://hub.spacestation14.com/`,
+ * The hub listing of a server that advertises, one hub after another: `listed by <hub URL>`,
  * `missing from … for 12 min: <why>`, `… not asked yet`; the CLI's status says it the same way.
  */
 export function hubText(hub, now) {

@@ -1,4 +1,4 @@
-import { appendFile, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { copyTruncate, LineSplitter, pruneRotated, rotateIfFull } from '../../src/process/log-file.ts';
@@ -69,7 +69,9 @@ logs('log-file :: the writer applies Retention.Logs at each rotation', async (ct
   });
   for (let i = 0; i < 100; i++) w.writeLine(`line ${String(i).padStart(3, '0')}`);
   w.close();
-  assert.equal((await readdir(ctx.dir)).sort(), ['server.log', 'server.log.1', 'server.log.2']);
+  const files = (await readdir(ctx.dir)).sort();
+  const times = await Promise.all(files.map(async (f) => `${f} ${(await stat(join(ctx.dir, f))).mtimeMs}`));
+  assert.equal(files, ['server.log', 'server.log.1', 'server.log.2'], times.join(', '));
 });
 
 logs('log-file :: launch-time rotation only when full; copyTruncate empties in place', async (ctx) => {

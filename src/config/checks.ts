@@ -5,6 +5,7 @@ import { type ConfigPath, isMap, type ReportProblem } from './merge.ts';
 import type { LogLevel } from './resolved.ts';
 import { readSecretFile } from './secret-file.ts';
 import { checkConnections } from './sections/connections.ts';
+import { checkScheduledCommands } from './sections/maintenance.ts';
 import { checkRouteInstances } from './sections/notification.ts';
 import { isOwnScope, unusedSettings } from './unused.ts';
 
@@ -142,6 +143,9 @@ export async function checkSettings(
     } else if (inst.ApiToken === undefined) {
       warn(base, 'no ApiToken or ApiTokenFile: every control request for this instance will be refused');
     }
+
+    const consoleOn = inst.Console === true || (isMap(inst.Console) && inst.Console.Enabled !== false);
+    checkScheduledCommands(base, inst, consoleOn, problem);
 
     const port = inst.ApiPort;
     if (typeof port === 'number') {

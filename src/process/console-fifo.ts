@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { close, constants, lstat, open, rm, write } from 'node:fs';
 import { promisify } from 'node:util';
+import { commandProblem, MAX_COMMAND_BYTES } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
 
 /**
@@ -12,8 +13,6 @@ import { describeError } from '../errors.ts';
  */
 
 export const CONSOLE_FIFO = 'console.fifo';
-/** Linux's PIPE_BUF: a write up to this size is atomic. A command line is bounded well below it. */
-export const MAX_COMMAND_BYTES = 1024;
 
 const pLstat = promisify(lstat);
 const pOpen = promisify(open);
@@ -71,16 +70,6 @@ export function closeConsoleStdin(fd: number | null): void {
   if (fd !== null) close(fd, () => {});
 }
 
-/** Why a command cannot be sent as it is, or null: one line of printable text within the bound. */
-export function commandProblem(command: string): string | null {
-  if (command.trim() === '') return 'the command is empty';
-  if (Buffer.byteLength(command, 'utf8') > MAX_COMMAND_BYTES - 1)
-    return `the command is longer than ${MAX_COMMAND_BYTES - 1} bytes`;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-  if (/[\u0000-\u001f\u007f]/.test(command)) return 'the command holds a newline or another control character';
-  return null;
-}
-
 /**
  * Writes one command line to the server's console. Fails as `not-reading` when no server holds the FIFO (ENXIO:
  * it is not running, or was launched before its console was enabled) or its input is full (EAGAIN: it stopped
@@ -118,3 +107,5 @@ export async function sendConsoleCommand(path: string, command: string): Promise
     await pClose(fd).catch(() => {});
   }
 }
+
+export { commandProblem, MAX_COMMAND_BYTES };

@@ -27,6 +27,7 @@ import { createDownloadProgress } from './download-progress.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { createInstanceResources } from './instance-resources.ts';
 import { announce, isMaintenanceFact } from './maintenance/announce.ts';
+import { createScheduledCommands, type ScheduledCommands } from './maintenance/console-commands.ts';
 import { createPlanKeeper, maintenanceStatus } from './maintenance/plan.ts';
 import { createPlayersActor } from './maintenance/players.ts';
 import { createScheduleActor, MaintenanceSchedule } from './maintenance/schedule.ts';
@@ -72,6 +73,7 @@ export class Instance implements InstanceControl {
   private resources: ReturnType<typeof createInstanceResources>;
   /** Snapshots of the instance's data: before installs, on a schedule, on request. */
   private backupHost: BackupHost;
+  private readonly scheduledCommands: ScheduledCommands;
 
   constructor(deps: InstanceDeps) {
     this.deps = deps;
@@ -99,6 +101,13 @@ export class Instance implements InstanceControl {
       pendingRestore: () => this.actor.getSnapshot().context.maintenance.pending?.restore ?? null,
     });
     this.backups = this.backupHost.control;
+    this.scheduledCommands = createScheduledCommands({
+      settings: () => this.deps.instance.settings.Maintenance,
+      send: (command, why) => this.sendScheduled(command, why),
+      held: () => this.actor.getSnapshot().matches({ maintenance: { hold: 'held' } }),
+      broken: (why, err) =>
+        deps.log.error('cannot compute when to send a scheduled console command', { why, error: describeError(err) }),
+    });
     this.schedule = new MaintenanceSchedule({
       settings: () => this.deps.instance.settings.Maintenance,
       canCheck: () => this.deps.provider !== null,
@@ -286,6 +295,37 @@ export class Instance implements InstanceControl {
     if (saved) this.actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: adoptPid !== null, at: Date.now() });
     this.plan.start(saved, this.actor.getSnapshot());
     this.backupHost.start();
+    this.scheduledCommands.start();
+  }
+
+  /**
+   * A console command a maintenance schedule sends: audited like one sent through the API (user `schedule`), and
+   * logged; one that cannot be sent (no server running, its input full) is told, not retried.
+   */
+  private sendScheduled(command: string, why: string): void {
+    const log = this.deps.log;
+    const audit = (status: number, reason?: string) =>
+      this.deps.bus.emit('instance:control', {
+        key: this.key,
+        action: 'console',
+        user: 'schedule',
+        remote: undefined,
+        status,
+        result: status === 200 ? 'accepted' : 'refused',
+        ...(reason ? { reason } : {}),
+        command,
+        at: Date.now(),
+      });
+    this.sendConsole(command).then(
+      () => {
+        log.info(`console command sent by the ${why}`);
+        audit(200);
+      },
+      (err: unknown) => {
+        log.warn(`console command of the ${why} not sent: ${describeError(err)}`);
+        audit(409, describeError(err));
+      },
+    );
   }
 
   /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
@@ -293,6 +333,7 @@ export class Instance implements InstanceControl {
     this.deps.bus.off('instance:update', this.onUpdateProgress);
     this.resources.stop();
     // A snapshot or restore under way finishes first: one cut off between its renames would strand the data.
+    this.scheduledCommands.stop();
     const backups = this.backupHost.stop();
     this.actor.send({ type: 'SHUTDOWN', persist });
     const done = await waitForExit(this.actor, timeoutMs);
@@ -312,6 +353,7 @@ export class Instance implements InstanceControl {
     Object.assign(this.deps, { config, instance, provider });
     this.actor.send({ type: 'CONFIG', timing: instanceTiming(config, instance), maintenance: this.maintenanceRules() });
     this.backupHost.reschedule();
+    this.scheduledCommands.reschedule();
   }
 
   apiToken(): string | undefined {

@@ -6,15 +6,13 @@ import { oneInstance, writeFiles } from '../config/_support/files.ts';
 
 const test = tempSuite('files :: config', { prefix: 'wd-files-config-' });
 
-test('files config :: absent: replays, logs and dumps (not the snapshots); set: exactly those folders', async ({ dir }) => {
+test('files config :: absent: replays, logs and dumps (not the snapshots); set: exactly those folders', async ({
+  dir,
+}) => {
   await writeFiles(dir, { 'appsettings.yml': oneInstance() });
   const byDefault = await loadConfig({ cwd: dir, env: {} });
   if (!byDefault.ok) throw new Error(byDefault.problems.join('\n'));
-  assert.equal(byDefault.config.settings.Servers.Instances.alpha?.Files?.Folders, [
-    'data/replays',
-    'logs',
-    'dumps',
-  ]);
+  assert.equal(byDefault.config.settings.Servers.Instances.alpha?.Files?.Folders, ['data/replays', 'logs', 'dumps']);
   await writeFiles(dir, { 'appsettings.yml': oneInstance(['Files:', '  Folders: [logs, data/replays/big]']) });
   const set = await loadConfig({ cwd: dir, env: {} });
   if (!set.ok) throw new Error(set.problems.join('\n'));

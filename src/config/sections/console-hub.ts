@@ -55,3 +55,16 @@ export function consoleOf(setting: ConsoleSetting): { commandsPerMinute: number 
   if (setting === true) return { commandsPerMinute: 30 };
   return setting.Enabled ? { commandsPerMinute: setting.CommandsPerMinute } : null;
 }
+
+/** Linux's PIPE_BUF: a write up to this size is atomic. A command line is bounded well below it. */
+export const MAX_COMMAND_BYTES = 1024;
+
+/** Why a command cannot be sent as it is, or null: one line of printable text within the bound. */
+export function commandProblem(command: string): string | null {
+  if (command.trim() === '') return 'the command is empty';
+  if (Buffer.byteLength(command, 'utf8') > MAX_COMMAND_BYTES - 1)
+    return `the command is longer than ${MAX_COMMAND_BYTES - 1} bytes`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (/[\u0000-\u001f\u007f]/.test(command)) return 'the command holds a newline or another control character';
+  return null;
+}

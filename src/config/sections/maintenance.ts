@@ -1,6 +1,8 @@
 /** `Servers.Instances.<key>.Maintenance`: when an instance is restarted and checked for updates, and how. */
 import * as v from 'valibot';
 import { cronProblem, timeZoneProblem } from '../cron.ts';
+import { type ConfigPath, isMap, type ReportProblem } from '../merge.ts';
+import { commandProblem } from './console-hub.ts';
 
 export const MAINTENANCE_POLICIES = ['Now', 'RoundEnd', 'Empty'] as const;
 export type MaintenancePolicy = (typeof MAINTENANCE_POLICIES)[number];
@@ -23,8 +25,37 @@ export const TimeZone = v.pipe(
   ),
 );
 
+/** A console command line (one line, no control characters; the console's own check says more at load). */
+const Command = v.pipe(v.string('expected a console command'), v.minLength(1, 'expected a console command'));
+
 export const MaintenanceSchema = v.strictObject(
   {
+    /** Console commands sent before each RestartSchedule fire (an in-game warning); needs the instance's Console. */
+    Announcements: v.optional(
+      v.array(
+        v.strictObject(
+          {
+            MinutesBefore: v.pipe(
+              v.number('expected a number of minutes'),
+              v.gtValue(0, 'expected a positive number of minutes'),
+              v.maxValue(MAX_DELAY_MINUTES, `expected at most ${MAX_DELAY_MINUTES} minutes`),
+            ),
+            Command,
+          },
+          'expected a map with MinutesBefore and Command',
+        ),
+        'expected a list of announcements (each MinutesBefore and Command)',
+      ),
+      [],
+    ),
+    /** Console commands sent on schedules of their own; needs the instance's Console. */
+    Commands: v.optional(
+      v.array(
+        v.strictObject({ Schedule: Cron, Command }, 'expected a map with Schedule and Command'),
+        'expected a list of scheduled commands (each Schedule and Command)',
+      ),
+      [],
+    ),
     RestartSchedule: v.optional(Cron),
     /** Periodic update checks; only for an instance with an UpdateType. */
     UpdateSchedule: v.optional(Cron),
@@ -47,7 +78,33 @@ export const MaintenanceSchema = v.strictObject(
       120,
     ),
   },
-  'expected a map of maintenance settings (RestartSchedule, UpdateSchedule, TimeZone, When, MaxDelayMinutes)',
+  'expected a map of maintenance settings (RestartSchedule, UpdateSchedule, TimeZone, When, MaxDelayMinutes, Announcements, Commands)',
 );
 
 export type MaintenanceSettings = v.InferOutput<typeof MaintenanceSchema>;
+
+/**
+ * `Maintenance.Announcements` and `.Commands` go to the server console: refused at load without `Console` on, or
+ * with a command the console would refuse (a newline, control characters, too long). Reads the raw settings
+ * defensively, as checks.ts does (a wrong type is the schema's problem).
+ */
+export function checkScheduledCommands(
+  base: ConfigPath,
+  inst: Record<string, unknown>,
+  consoleOn: boolean,
+  problem: ReportProblem,
+): void {
+  const m = inst.Maintenance;
+  if (!isMap(m)) return;
+  for (const list of ['Announcements', 'Commands'] as const) {
+    const entries = Array.isArray(m[list]) ? m[list] : [];
+    entries.forEach((entry: unknown, i: number) => {
+      if (!isMap(entry) || typeof entry.Command !== 'string') return;
+      const path = [...base, 'Maintenance', list, i, 'Command'];
+      if (!consoleOn)
+        problem(path, 'expected the instance to have Console: true (the command goes to its console)', entry.Command);
+      const why = commandProblem(entry.Command);
+      if (why !== null) problem(path, `expected a console command line: ${why}`, entry.Command);
+    });
+  }
+}

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError } from '../errors.ts';
 import { diskSpaceOf, formatBytes } from '../store/disk-space.ts';
+import { flushTree, syncPath } from '../updates/install/flush.ts';
 import type { BackupEntry } from './catalog.ts';
 import { hashFile, SNAPSHOT_PATHS } from './collect.ts';
 import { BackupError } from './snapshot.ts';
@@ -22,7 +23,10 @@ export async function restoreSnapshot(instanceDir: string, entry: BackupEntry, m
   const staging = await mkdtemp(join(instanceDir, '.restore-'));
   try {
     await unpackVerified(entry, staging);
+    // Written through before the swap: a power loss after it must not find data/ pointing at files never written.
+    await flushTree(staging, new AbortController().signal);
     await swapIn(instanceDir, staging, entry);
+    await syncPath(instanceDir);
   } catch (err) {
     if (err instanceof BackupError) throw err;
     throw new BackupError(

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError } from '../errors.ts';
 import { diskFullError, diskSpaceOf, formatBytes } from '../store/disk-space.ts';
+import { syncPath } from '../updates/install/flush.ts';
 import { listBackups } from './catalog.ts';
 import { collect, listSources, SNAPSHOT_PATHS } from './collect.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
@@ -75,8 +76,13 @@ export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest
     await create({ gzip: true, file: partial, cwd: staging, portable: true }, members);
     const done = { ...manifest, archiveBytes: (await stat(partial)).size };
     await writeFile(join(req.backupsDir, `${id}.json.partial`), `${JSON.stringify(done, null, 2)}\n`);
+    // On the disk before it counts as taken: an update swaps builds right after, and a power loss then must not
+    // leave a snapshot that was never written.
+    await syncPath(partial);
+    await syncPath(join(req.backupsDir, `${id}.json.partial`));
     await rename(partial, archive);
     await rename(join(req.backupsDir, `${id}.json.partial`), join(req.backupsDir, `${id}.json`));
+    await syncPath(req.backupsDir);
     return done;
   } catch (err) {
     await Promise.all([

@@ -39,7 +39,8 @@ async function treePaths(dir: string, signal: AbortSignal, into: string[] = []):
   return into;
 }
 
-function syncPath(path: string): Promise<void> {
+/** fsync of one file or folder (a folder: the names in it, after a rename). */
+export function syncPath(path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     open(path, 'r', (openErr, fd) => {
       if (openErr) return reject(openErr);

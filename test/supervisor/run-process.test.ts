@@ -39,6 +39,16 @@ function fakeHost(opts: { adoptable?: OwnedServer } = {}) {
 
 const exited = (seen: ProcessEvent[]) => seen.find((e) => e.type === 'PROCESS_EXITED');
 
+/** An actor whose launch of a fake server (`pid`) has answered and been reported with its pid. */
+async function launched(pid: number) {
+  const h = fakeHost();
+  const r = runActor(h.host);
+  const server = fakeServer(pid);
+  h.answer({ proc: server.proc, secret: 'fresh-secret' });
+  await waitFor('the pid', () => r.seen.length === 2, 2000);
+  return { h, r, server };
+}
+
 const test = suite('supervisor runProcess');
 
 test('run-process :: the launch secret is reported before the spawn answers, then the pid; the exit clears the launch record', async () => {
@@ -57,34 +67,34 @@ test('run-process :: the launch secret is reported before the spawn answers, the
   assert.equal(server.signals, ['SIGKILL'], 'stopping the actor still signals the group, for stragglers');
 });
 
-test('run-process :: a launch blocked by a held port is PROCESS_BLOCKED with its words, never an exit', async () => {
+/** The launch answers `failure`: what the actor reports (a PROCESS_BLOCKED, never an exit), and the host. */
+async function blockedBy(failure: Error) {
   const h = fakeHost();
   const r = runActor(h.host);
-  h.answer(new LaunchBlockedError('port', 'port 1212 held by pid 77 (helper), left from the previous launch'));
+  h.answer(failure);
   const e = await waitFor('the block', () => r.seen.find((x) => x.type === 'PROCESS_BLOCKED'), 2000);
-  assert.equal(e, {
-    type: 'PROCESS_BLOCKED',
-    launchId: 7,
-    kind: 'port',
-    message: 'port 1212 held by pid 77 (helper), left from the previous launch',
-  });
   assert.is(exited(r.seen), undefined);
+  return { h, r, e };
+}
+
+test('run-process :: a launch blocked by a held port is PROCESS_BLOCKED with its words, never an exit', async () => {
+  const words = 'port 1212 held by pid 77 (helper), left from the previous launch';
+  const { r, e } = await blockedBy(new LaunchBlockedError('port', words));
+  assert.equal(e, { type: 'PROCESS_BLOCKED', launchId: 7, kind: 'port', message: words });
   r.actor.stop();
 });
 
 test('run-process :: a launch that ran out of descriptors anywhere on the way is blocked by resources', async () => {
-  const h = fakeHost();
-  const r = runActor(h.host);
   // As fs.openSync throws it: a plain Error with an errno code, not yet a LaunchBlockedError.
-  h.answer(Object.assign(new Error("EMFILE: too many open files, open 'server.log'"), { code: 'EMFILE' }));
-  const e = await waitFor('the block', () => r.seen.find((x) => x.type === 'PROCESS_BLOCKED'), 2000);
+  const { h, r, e } = await blockedBy(
+    Object.assign(new Error("EMFILE: too many open files, open 'server.log'"), { code: 'EMFILE' }),
+  );
   assert.equal(e, {
     type: 'PROCESS_BLOCKED',
     launchId: 7,
     kind: 'resources',
     message: 'the watchdog is out of file descriptors (EMFILE)',
   });
-  assert.is(exited(r.seen), undefined);
   // At debug only: the instance says it once per attempt with the retry delay (no warning twice per attempt).
   assert.ok(
     h.log.lines.some((l) => l.startsWith('debug') && l.includes('launch blocked')),
@@ -133,11 +143,7 @@ test('run-process :: commands sent before the spawn answers wait for it; a first
 });
 
 test('run-process :: a hang again in the same loop is killed without a dump', async () => {
-  const h = fakeHost();
-  const r = runActor(h.host);
-  const server = fakeServer(6161);
-  h.answer({ proc: server.proc, secret: 'fresh-secret' });
-  await waitFor('the pid', () => r.seen.length === 2, 2000);
+  const { h, r } = await launched(6161);
   r.send({ type: 'KILL', reason: 'hang', dump: false });
   await waitFor('the exit', () => exited(r.seen), 2000);
   assert.not.ok(h.happened.some((x) => x.startsWith('dump')));
@@ -146,11 +152,7 @@ test('run-process :: a hang again in the same loop is killed without a dump', as
 });
 
 test('run-process :: detach: the launch record stays, a later exit is not reported, and stopping the actor kills nothing', async () => {
-  const h = fakeHost();
-  const r = runActor(h.host);
-  const server = fakeServer(7171);
-  h.answer({ proc: server.proc, secret: 'fresh-secret' });
-  await waitFor('the pid', () => r.seen.length === 2, 2000);
+  const { h, r, server } = await launched(7171);
   r.send({ type: 'DETACH' });
   assert.ok(server.detached());
   r.actor.stop();

@@ -24,9 +24,10 @@ export interface CollectOptions {
   sqlite: SqliteCopyOptions;
   /**
    * No server runs, so the files are quiet: without the `sqlite3` program a database and its sidecars are copied
-   * as they are. While a server runs, a database is only ever copied with the online backup.
+   * as they are. While a server runs, a database is only ever copied with the online backup. Asked at the copy
+   * itself (a function): a snapshot that waited its turn may meet a server launched meanwhile.
    */
-  quiet: boolean;
+  quiet: boolean | (() => boolean);
   /** What `listSources` found, when the caller listed already. */
   sources?: SnapshotSources;
 }
@@ -78,7 +79,8 @@ async function copyDatabase(source: string, target: string, opts: CollectOptions
     return false;
   } catch (err) {
     const missing = err instanceof Error && (err.cause as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
-    if (!(opts.quiet && missing)) throw err;
+    const quiet = typeof opts.quiet === 'function' ? opts.quiet() : opts.quiet;
+    if (!(quiet && missing)) throw err;
     await copyFile(source, target);
     return true;
   }

@@ -105,7 +105,7 @@ export class InstanceBackups {
     kind: BackupKind;
     revision: string | null;
     revisionAfter?: string | null;
-    quiet: boolean;
+    quiet: boolean | (() => boolean);
   }): Promise<BackupManifest> {
     const run = this.#queue.then(() => this.#take(req));
     this.#queue = run.catch(() => {});
@@ -166,7 +166,12 @@ export class InstanceBackups {
     return run;
   }
 
-  async #take(req: { kind: BackupKind; revision: string | null; revisionAfter?: string | null; quiet: boolean }) {
+  async #take(req: {
+    kind: BackupKind;
+    revision: string | null;
+    revisionAfter?: string | null;
+    quiet: boolean | (() => boolean);
+  }) {
     const { backups, retention } = this.opts.settings();
     try {
       const manifest = await takeSnapshot({

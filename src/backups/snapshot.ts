@@ -29,8 +29,8 @@ export interface SnapshotRequest {
   kind: BackupKind;
   revision: string | null;
   revisionAfter?: string | null;
-  /** No server runs (see `collect`). */
-  quiet: boolean;
+  /** No server runs (see `collect`); a function is asked at each database's copy. */
+  quiet: boolean | (() => boolean);
   sqlite: SqliteCopyOptions;
   /** Kept free on the disk beyond what the snapshot needs. */
   marginBytes: number;

@@ -97,7 +97,8 @@ export function createBackupHost(
 
   const take = (kind: 'manual' | 'scheduled', by = '') => {
     if (by) deps.log.info(`backup asked for ${by}`);
-    return backups.take({ kind, revision: revision(), quiet: !serverRunning() });
+    // Asked when each database is copied: a scheduled snapshot may wait its turn while a server launches.
+    return backups.take({ kind, revision: revision(), quiet: () => !serverRunning() });
   };
 
   /** Arms the timer for the next `Backups.Schedule` fire (again after each, and on a config reload). */

@@ -20,11 +20,17 @@ function heldHarness() {
   return { h, hold };
 }
 
-test('held-install :: held: a crash relaunches the installed build at once, the update stays pending', async () => {
+/** Running (or crashed once, checked in again), an update found, then held: where the tests start. */
+async function heldWithUpdate(start: 'run' | 'crashedOnce') {
   const { h, hold } = heldHarness();
-  await h.run();
+  await h[start]();
   await h.checkUpdate(true);
   hold.on = true;
+  return { h, hold };
+}
+
+test('held-install :: held: a crash relaunches the installed build at once, the update stays pending', async () => {
+  const { h } = await heldWithUpdate('run');
   h.proc().exit(1);
   assert.is(h.state(), 'server.starting', 'relaunched without updating');
   assert.is(h.updates.length, 0, 'no install started');
@@ -42,10 +48,7 @@ test('held-install :: held: a crash relaunches the installed build at once, the 
 });
 
 test('held-install :: held: the back-off relaunch of a crash loop does not install either', async () => {
-  const { h, hold } = heldHarness();
-  await h.crashedOnce();
-  await h.checkUpdate(true);
-  hold.on = true;
+  const { h } = await heldWithUpdate('crashedOnce');
   h.proc().exit(1);
   assert.is(h.state(), 'restarting.backoff');
   h.clock.increment(60_000);
@@ -56,10 +59,7 @@ test('held-install :: held: the back-off relaunch of a crash loop does not insta
 });
 
 test("held-install :: held: a person's restart and the startup-failure limit still install; unheld, a crash installs", async () => {
-  const { h, hold } = heldHarness();
-  await h.run();
-  await h.checkUpdate(true);
-  hold.on = true;
+  const { h, hold } = await heldWithUpdate('run');
   h.actor.send({ type: 'RESTART' });
   h.proc().exit(0);
   assert.is(h.state(), 'updating', 'a requested restart installs');
@@ -82,10 +82,7 @@ test("held-install :: held: a person's restart and the startup-failure limit sti
 });
 
 test('held-install :: held: the retry of a launch blocked after a crash does not install either', async () => {
-  const { h, hold } = heldHarness();
-  await h.run();
-  await h.checkUpdate(true);
-  hold.on = true;
+  const { h, hold } = await heldWithUpdate('run');
   h.proc().exit(1);
   h.proc().blocked('resources');
   assert.is(h.state(), 'restarting.blocked');

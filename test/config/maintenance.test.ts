@@ -51,7 +51,7 @@ test('maintenance :: every problem at once, each with its Servers.Instances.<key
       `${at('alpha', 'When')}expected one of Now, RoundEnd, Empty, got "Sometime"`,
       `${at('alpha', 'MaxDelayMinutes')}expected a positive number of minutes, got -5`,
       `${at('beta', 'MaxDelayMinutes')}expected a positive number of minutes, got 0`,
-      `${at('beta', 'MaxDelay')}unknown key (expected one of RestartSchedule, UpdateSchedule, TimeZone, When, MaxDelayMinutes)`,
+      `${at('beta', 'MaxDelay')}unknown key (expected one of RestartSchedule, UpdateSchedule, TimeZone, When, MaxDelayMinutes, Announcements, Commands)`,
     ].sort(),
   );
 });

@@ -30,6 +30,27 @@ const Command = v.pipe(v.string('expected a console command'), v.minLength(1, 'e
 
 export const MaintenanceSchema = v.strictObject(
   {
+    RestartSchedule: v.optional(Cron),
+    /** Periodic update checks; only for an instance with an UpdateType. */
+    UpdateSchedule: v.optional(Cron),
+    /** Absent: the host's time zone. */
+    TimeZone: v.optional(TimeZone),
+    When: v.optional(
+      v.picklist(MAINTENANCE_POLICIES, `expected one of ${MAINTENANCE_POLICIES.join(', ')}`),
+      'RoundEnd',
+    ),
+    MaxDelayMinutes: v.optional(
+      v.pipe(
+        v.number('expected a number of minutes'),
+        v.gtValue(0, 'expected a positive number of minutes'),
+        // The deadline becomes a timer: keep it within the longest one (about 24 days).
+        v.maxValue(
+          MAX_DELAY_MINUTES,
+          `expected at most ${MAX_DELAY_MINUTES} minutes (about 24 days, the longest timer)`,
+        ),
+      ),
+      120,
+    ),
     /** Console commands sent before each RestartSchedule fire (an in-game warning); needs the instance's Console. */
     Announcements: v.optional(
       v.array(
@@ -55,27 +76,6 @@ export const MaintenanceSchema = v.strictObject(
         'expected a list of scheduled commands (each Schedule and Command)',
       ),
       [],
-    ),
-    RestartSchedule: v.optional(Cron),
-    /** Periodic update checks; only for an instance with an UpdateType. */
-    UpdateSchedule: v.optional(Cron),
-    /** Absent: the host's time zone. */
-    TimeZone: v.optional(TimeZone),
-    When: v.optional(
-      v.picklist(MAINTENANCE_POLICIES, `expected one of ${MAINTENANCE_POLICIES.join(', ')}`),
-      'RoundEnd',
-    ),
-    MaxDelayMinutes: v.optional(
-      v.pipe(
-        v.number('expected a number of minutes'),
-        v.gtValue(0, 'expected a positive number of minutes'),
-        // The deadline becomes a timer: keep it within the longest one (about 24 days).
-        v.maxValue(
-          MAX_DELAY_MINUTES,
-          `expected at most ${MAX_DELAY_MINUTES} minutes (about 24 days, the longest timer)`,
-        ),
-      ),
-      120,
     ),
   },
   'expected a map of maintenance settings (RestartSchedule, UpdateSchedule, TimeZone, When, MaxDelayMinutes, Announcements, Commands)',

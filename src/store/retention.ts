@@ -21,7 +21,9 @@ const DAY_MS = 86_400_000;
 /** The items the rule removes, oldest first. Pure: the caller deletes them. */
 export function expired<T extends Retained>(items: readonly T[], rule: RetentionRule, now: number): T[] {
   const newestFirst = [...items].sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1));
-  const kept = newestFirst.filter((item, i) => i < Math.max(1, rule.keep) || now - item.at < rule.keepDays * DAY_MS);
+  // KeepDays 0 keeps nothing by age: a file time can lie a fraction of a millisecond past an integer `now`.
+  const young = (item: T) => rule.keepDays > 0 && now - item.at < rule.keepDays * DAY_MS;
+  const kept = newestFirst.filter((item, i) => i < Math.max(1, rule.keep) || young(item));
   let total = kept.reduce((sum, item) => sum + item.bytes, 0);
   for (let i = kept.length - 1; i > 0 && total > rule.maxBytes; i--) {
     total -= kept[i]?.bytes ?? 0;

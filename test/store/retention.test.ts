@@ -27,4 +27,14 @@ test('retention :: order of the input does not matter; same time breaks ties by 
   assert.equal(ids(expired(items, { keep: 1, keepDays: 0, maxBytes: 1e9 }, NOW)), ['x1', 'x2']);
 });
 
+test('retention :: KeepDays 0 keeps nothing by age, even an item stamped a fraction of a millisecond past now', () => {
+  // A file's mtimeMs has a fraction; Date.now() has none: the newest rotated log can look "in the future".
+  const items = [
+    { id: 'a', at: NOW - 5, bytes: 1 },
+    { id: 'b', at: NOW + 0.8, bytes: 1 },
+    { id: 'c', at: NOW + 0.9, bytes: 1 },
+  ];
+  assert.equal(ids(expired(items, { keep: 1, keepDays: 0, maxBytes: 1e9 }, NOW)), ['a', 'b']);
+});
+
 test.run();

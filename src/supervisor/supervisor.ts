@@ -201,6 +201,13 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
         }),
       );
     }
+    // A server the previous daemon launched but could not record (data.json unwritable on a full disk) is found by
+    // its tracking and ended now: left alone it would play and write its log until this instance's next launch, and
+    // forever if the instance stays stopped.
+    const lost = (await opts.tracking?.sweep(inst.key).catch(() => [])) ?? [];
+    if (lost.length > 0) {
+      ilog.warn('killed processes a previous daemon left running without a record', { pids: lost.join(' ') });
+    }
     inst.start(null);
   }
 

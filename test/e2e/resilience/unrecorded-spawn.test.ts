@@ -19,26 +19,29 @@ const test = suite('e2e :: a server whose launch the killed daemon had not recor
 
 const TOKEN = 'tok';
 
-async function unrecord(dir: string): Promise<void> {
+/** Turns the launch record back into a spawning record, or (`lost`) drops both and records an operator's stop. */
+async function unrecord(dir: string, lost = false): Promise<void> {
   const file = join(dir, 'instances/a/data.json');
   const data = JSON.parse(await readFile(file, 'utf8')) as { launch: Record<string, unknown> | null };
   assert.ok(data.launch, 'the first daemon recorded its launch');
   const { pid: _pid, startTime: _startTime, ...spawning } = data.launch;
-  await writeFile(file, JSON.stringify({ ...data, launch: null, spawning }), { mode: 0o600 });
+  const records = lost
+    ? { launch: null, spawning: null, stopped: { by: 'test', at: new Date().toISOString() } }
+    : { launch: null, spawning };
+  await writeFile(file, JSON.stringify({ ...data, ...records }), { mode: 0o600 });
 }
+
+const yamlFor = (port: number, urls: number) => (persist: boolean) =>
+  rs.fixedUrls(
+    testConfig({ instances: [{ key: 'a', port, runCommand: fixture('echo-env.mjs'), timeoutSeconds: 3 }], persist }),
+    urls,
+  );
 
 for (const persist of [true, false]) {
   test(`unrecorded-spawn :: PersistServers ${persist}: it is ${persist ? 'adopted' : 'shut down before the new launch'}, never doubled`, async () => {
     const tmp = await tempDir('wd-unrecorded-');
     const [port, urls] = [await freePort(), await freePort()];
-    const yaml = (p: boolean) =>
-      rs.fixedUrls(
-        testConfig({
-          instances: [{ key: 'a', port, runCommand: fixture('echo-env.mjs'), timeoutSeconds: 3 }],
-          persist: p,
-        }),
-        urls,
-      );
+    const yaml = yamlFor(port, urls);
     const daemons: RunningDaemon[] = [];
     const pids = new Set<number>();
     try {
@@ -72,5 +75,37 @@ for (const persist of [true, false]) {
     }
   });
 }
+
+/**
+ * Also found by the soak: on a full disk neither record reaches data.json, and the daemon is killed. The next one
+ * finds the server by its tracking (cgroup or marker) at start and ends it; before, it was only found by the next
+ * launch's sweep, so it kept playing and writing its log meanwhile, and an instance left stopped never launched.
+ */
+test('unrecorded-spawn :: a server with no record at all is ended at start, even of a stopped instance', async () => {
+  const tmp = await tempDir('wd-unrecorded-');
+  const yaml = yamlFor(await freePort(), await freePort());
+  const daemons: RunningDaemon[] = [];
+  let a1: number | null = null;
+  try {
+    const d1 = await startDaemon(yaml(true), { dir: tmp.path });
+    daemons.push(d1);
+    a1 = (await rs.waitStatus(d1, 'a', TOKEN, 'server.running', rs.running)).pid!;
+    await rs.crash(d1);
+    await unrecord(tmp.path, true);
+    assert.ok(rs.isAlive(a1), 'the server outlived the killed daemon');
+
+    const d2 = await startDaemon(yaml(true), { dir: tmp.path });
+    daemons.push(d2);
+    const status = await rs.waitStatus(d2, 'a', TOKEN, 'stopped', (s) => s.state.startsWith('stopped'));
+    assert.is(status.pid, null);
+    assert.not.ok(rs.isAlive(a1), 'the server nothing recorded was ended');
+    assert.match(d2.log(), new RegExp(`left running without a record.*${a1}`));
+    assert.equal(await rs.pidsWith(join(tmp.path, 'instances/a/config.toml')), [], 'no server runs for the instance');
+  } finally {
+    for (const d of daemons) await d.stop();
+    if (a1 !== null) rs.killGroup(a1);
+    await tmp.cleanup();
+  }
+});
 
 test.run();

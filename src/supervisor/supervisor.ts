@@ -201,12 +201,14 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
         }),
       );
     }
-    // A server the previous daemon launched but could not record (data.json unwritable on a full disk) is found by
-    // its tracking and ended now: left alone it would play and write its log until this instance's next launch, and
-    // forever if the instance stays stopped.
-    const lost = (await opts.tracking?.sweep(inst.key).catch(() => [])) ?? [];
-    if (lost.length > 0) {
-      ilog.warn('killed processes a previous daemon left running without a record', { pids: lost.join(' ') });
+    // What is left of earlier launches (a helper that escaped its server's group, or a server the previous daemon
+    // launched but could not record, data.json being unwritable on a full disk) is found by its tracking and ended
+    // now: left alone it would play and write its log until this instance's next launch, or for good if the
+    // instance stays stopped.
+    const left = (await opts.tracking?.sweep(inst.key).catch(() => [])) ?? [];
+    if (left.length > 0) {
+      ilog.warn(`killed ${left.length} process(es) left by the previous daemon's launches`, { pids: left.join(' ') });
+      bus.emit('instance:stragglers', { key: inst.key, pids: left, when: 'relaunch', at: Date.now() });
     }
     inst.start(null);
   }

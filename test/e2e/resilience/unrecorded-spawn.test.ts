@@ -99,7 +99,7 @@ test('unrecorded-spawn :: a server with no record at all is ended at start, even
     const status = await rs.waitStatus(d2, 'a', TOKEN, 'stopped', (s) => s.state.startsWith('stopped'));
     assert.is(status.pid, null);
     assert.not.ok(rs.isAlive(a1), 'the server nothing recorded was ended');
-    assert.match(d2.log(), new RegExp(`left running without a record.*${a1}`));
+    assert.match(d2.log(), new RegExp(`left by the previous daemon's launches.*pids=${a1}\\b`));
     assert.equal(await rs.pidsWith(join(tmp.path, 'instances/a/config.toml')), [], 'no server runs for the instance');
   } finally {
     for (const d of daemons) await d.stop();

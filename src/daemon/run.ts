@@ -29,6 +29,7 @@ import { lockFolders, ownedFolders } from './folder-lock.ts';
 import { type HubWatches, startHubWatches } from './hub-watches.ts';
 import { logServerLogHealth } from './log-health-log.ts';
 import { hostNotifier } from './notifier-host.ts';
+import { preloadModules } from './preload.ts';
 import { logRefusedRequests } from './refused-log.ts';
 import { VERSION } from './version.ts';
 
@@ -60,6 +61,9 @@ export async function runDaemon(
     log.warn(
       `no folder lock (${lock.unavailable}): nothing stops a second daemon in this folder from taking over its servers`,
     );
+  // Loads beside the set-up below, and is awaited before the daemon listens (preload.ts says why).
+  const preloaded = preloadModules();
+  preloaded.catch(() => undefined);
   const bus = createBus();
   let current = config;
   const unguard = opts.guardProcess ? guardProcess(bus, log) : () => undefined;
@@ -100,7 +104,7 @@ export async function runDaemon(
   );
   // What the app shows of the past is recorded from now on; the app itself (Hono, every route, the dashboard) is
   // built at the first request the fast path leaves to it, so a daemon that only sees check-ins and health probes
-  // never loads it (bench/footprint.ts).
+  // never builds it (bench/footprint.ts). Its modules are loaded at start (preload.ts).
   // Connections cannot take the descriptors launches need nor starve check-ins (connection-guard.ts).
   const limits = connectionLimits(config.settings.Connections);
   const guard = createConnectionGuard(limits);
@@ -132,12 +136,15 @@ export async function runDaemon(
     acceptErrorAt = Date.now();
     log.warn(`the HTTP listener cannot accept connections: ${err.message}`, { error: describeError(err) });
   };
-  const http = await startHttpServers(app, config.listen, { fastPath, guard, timeouts: limits, onError }).catch(
-    async (err: unknown) => {
+  const http = await preloaded
+    .catch((err: unknown) => {
+      throw new Error(`could not load the daemon's modules: ${describeError(err)}`, { cause: err });
+    })
+    .then(() => startHttpServers(app, config.listen, { fastPath, guard, timeouts: limits, onError }))
+    .catch(async (err: unknown) => {
       await lock.release();
       throw err;
-    },
-  );
+    });
   // After the bind: a daemon that cannot listen exits without having created any folder.
   const audit = createAuditLog({
     file: join(config.workDir, 'logs', 'audit.log'),

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
+import { basic, type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { startWebhookReceiver } from '../../_support/webhook.ts';
 import { statusOf, waitStatus } from './_support/daemon-crash.ts';
@@ -42,6 +42,14 @@ function holdIdle(port: number, perSecond: number, max: number) {
   }, 10);
   return {
     figures: () => ({ opened, held: sockets.size, closedByDaemon }),
+    /** Stops opening more, and closes `n` of those held: a few descriptors come free, not enough for much. */
+    drop(n: number) {
+      clearInterval(timer);
+      for (const s of [...sockets].slice(0, n)) {
+        sockets.delete(s);
+        s.destroy();
+      }
+    },
     release() {
       clearInterval(timer);
       const all = [...sockets];
@@ -199,6 +207,64 @@ if (!skipped(B))
       pressure?.release();
       await daemon?.stop();
       await hook.close();
+      await tmp.cleanup();
+    }
+  });
+
+const C =
+  'descriptors :: what the daemon first serves while out of descriptors still works once they are back (no failed import kept)';
+if (!skipped(C))
+  test(C, async () => {
+    const tmp = await tempDir('wd-fds-c-');
+    let daemon: RunningDaemon | undefined;
+    let pressure: ReturnType<typeof holdIdle> | undefined;
+    try {
+      const yaml = testConfig({
+        extra: 'Connections:\n  MaxConnections: 5000\n  MaxConnectionsPerSource: 5000',
+        instances: [{ port: await freePort(), runCommand: FIXTURE, timeoutSeconds: 30 }],
+      });
+      daemon = await startDaemon(yaml, { dir: tmp.path, wrap: ['prlimit', `--nofile=${LIMIT}:${LIMIT}`, '--'] });
+      const d = daemon;
+      // No request reaches the HTTP app before the pressure: its first ones come while descriptors are out.
+      await waitFor('the server launched', () => /server launched/.test(d.log()) || undefined, 15_000);
+      const port = Number(new URL(d.url).port);
+      pressure = holdIdle(port, 400, 2000);
+      await waitFor(
+        'the daemon out of descriptors',
+        () => (pressure && pressure.figures().closedByDaemon >= 20) || undefined,
+        10_000,
+      );
+      // A few free descriptors: a request is accepted, and little else can be opened while it is served.
+      pressure.drop(4);
+      await new Promise((r) => setTimeout(r, 100));
+      const paths = ['/api/instances', '/metrics', '/openapi.json', '/instances/demo/status'];
+      const auth = { authorization: basic('demo', 'tok') };
+      // Whatever gets through while descriptors are out may fail; a few tries, each bounded.
+      const during = await Promise.all(
+        paths.map((p) =>
+          fetch(`${d.url}${p}`, { headers: auth, signal: AbortSignal.timeout(3000) }).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        ),
+      );
+      pressure.release();
+      for (const p of paths) {
+        const res = await waitFor(
+          `${p} answering`,
+          () =>
+            fetch(`${d.url}${p}`, { headers: auth, signal: AbortSignal.timeout(3000) }).then(
+              (r) => (r.status === 200 ? r : undefined),
+              () => undefined,
+            ),
+          10_000,
+        );
+        assert.is(res.status, 200, p);
+      }
+      console.log(`  under descriptor pressure the first requests answered ${during.join(', ')}; after it, all 200`);
+    } finally {
+      pressure?.release();
+      await daemon?.stop();
       await tmp.cleanup();
     }
   });

@@ -240,7 +240,11 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   return {
     contentType: CONTENT_TYPE,
     async metrics() {
-      loaded ??= load();
+      // A failure is not kept: the next scrape tries again.
+      loaded ??= load().catch((err: unknown) => {
+        loaded = null;
+        throw err;
+      });
       const { reg, families, disk, states, resilience: rf, checks, backupFamilies, connections } = await loaded;
       await refresh(families, states);
       const { setDiskFamilies } = await import('./disk-gauges.ts');

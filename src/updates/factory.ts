@@ -19,11 +19,18 @@ const LOADERS: Record<'Manifest' | 'CiServer' | 'Git' | 'Local', Loaded> = {
 function lazyProvider(type: keyof typeof LOADERS, ctx: ProviderContext): UpdateProvider {
   let loaded: Promise<UpdateProvider> | null = null;
   let ready: UpdateProvider | null = null;
+  // A failure is not kept: the next call tries again (a transient error must not disable updates for good).
   const provider = () =>
-    (loaded ??= LOADERS[type](ctx).then((p) => {
-      ready = p;
-      return p;
-    }));
+    (loaded ??= LOADERS[type](ctx).then(
+      (p) => {
+        ready = p;
+        return p;
+      },
+      (err: unknown) => {
+        loaded = null;
+        throw err;
+      },
+    ));
   return {
     type,
     check: async (current, signal) => (await provider()).check(current, signal),

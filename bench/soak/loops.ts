@@ -137,6 +137,10 @@ async function inject(ctx: SoakContext, setup: Setup, kind: FaultKind): Promise<
   }
   if (kind === 'logs-removed') return logsRemoved(ctx);
   if (kind === 'escaping-helper') return escapingHelper(ctx);
+  // A second daemon must leave every server alone, which cannot be told while descriptor pressure kills one: the two
+  // daemon-wide faults take turns.
+  const exclusive: FaultKind[] = ['descriptor-pressure', 'second-daemon'];
+  if (exclusive.includes(kind) && exclusive.some((k) => background.has(k))) return false;
   if (kind === 'request-flood') return inBackground(kind, () => requestFlood(ctx));
   if (kind === 'descriptor-pressure') return inBackground(kind, () => descriptorPressure(ctx));
   if (kind === 'second-daemon') return inBackground(kind, () => secondDaemon(ctx));
@@ -157,6 +161,9 @@ export async function daemonLoop(ctx: SoakContext, setup: Setup, plan: Plan): Pr
     await sleep(ctx.s.startedAt + due.atMs - Date.now());
     // A daemon being revived after a crash is waited for (bounded), so no kill of the plan is skipped.
     for (let i = 0; i < 300 && !setup.world.daemon; i++) await sleep(100);
+    // A second daemon still starting when the first is killed would rightly take the folder (the lock is free then),
+    // and the restart below would be refused: the kill waits for that fault to end (it ends within its own bound).
+    await background.get('second-daemon');
     await daemonKill(ctx, setup.world, due.persist);
   }
 }

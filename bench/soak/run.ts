@@ -144,6 +144,8 @@ try {
 } finally {
   for (const t of timers) clearTimeout(t);
   if (setup.world.daemon) await stopDaemon(ctx, setup.world).catch(() => null);
+  // A run ended by an error may leave a daemon still starting, or a second daemon under test: the scan misses them.
+  for (const pid of [...liveDaemons, ...secondDaemons]) signal(pid, 'SIGKILL');
   const swept = sweep();
   if (swept > 0) s.log(`swept ${swept} leftover processes`);
   reference.close();

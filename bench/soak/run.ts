@@ -37,6 +37,7 @@ const s: SoakState = {
   tracks: new Map(),
   hangs: [],
   daemonReadyAt: null,
+  daemonPersists: false,
   daemonPid: null,
   starvedUntil: 0,
   daemonUrl: '',

@@ -120,6 +120,8 @@ export interface SoakState {
   /** Set while a daemon answers; null while it is down or starting. */
   daemonReadyAt: number | null;
   daemonPid: number | null;
+  /** Whether the daemon that answers runs with PersistServers (it adopts leftovers rather than shutting them down). */
+  daemonPersists: boolean;
   /**
    * Until when the daemon's descriptor limit is lowered under it (descriptor-pressure): below its connection cap, so
    * the kernel resets connections it cannot accept. 0 when not.

@@ -1,5 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { DAEMON_SETTLE_MS } from './bounds.ts';
 import { AUDIT_ROTATION, DAEMON_LOG_BYTES_PER_MINUTE, SERVER_LOG_ROTATION } from './config.ts';
 import { isLive } from './procscan.ts';
 import { check, type SoakState } from './state.ts';
@@ -84,9 +85,12 @@ function serverLogs(s: SoakState): void {
   const { maxBytes, keep } = SERVER_LOG_ROTATION;
   // Nor while the daemon is out of descriptors (descriptor-pressure): it cannot open the rotated copy, so a server
   // that writes its own log outgrows the bound until the daemon has descriptors and a poll again.
+  // A daemon without PersistServers does not follow a leftover's log: it shuts the server down (within the settle
+  // time), and the next launch rotates the file it left.
+  const settle = s.daemonPersists ? SERVER_LOG_SETTLE_MS : DAEMON_SETTLE_MS;
   const daemonBounds =
     s.daemonReadyAt !== null &&
-    Date.now() - s.daemonReadyAt >= SERVER_LOG_SETTLE_MS &&
+    Date.now() - s.daemonReadyAt >= settle &&
     Date.now() - s.starvedUntil >= SERVER_LOG_SETTLE_MS;
   for (const key of names(join(s.dir, 'instances'))) {
     const dir = join(s.dir, 'instances', key, 'logs');

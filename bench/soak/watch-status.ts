@@ -97,6 +97,10 @@ function oldSecretsRefused(s: SoakState): void {
 /** Manifest instances whose bin/ has held a whole build once: from then on it must always hold one. */
 const installed = new Set<string>();
 
+/** Whether every configured Manifest instance has had a whole build in bin/. */
+export const firstInstallsDone = (s: SoakState): boolean =>
+  [...s.tracks.values()].every((t) => !t.manifest || !t.configured || installed.has(t.key));
+
 /** bin/ of every Manifest instance is one known build whole; every data.json parses. */
 export function filesTick(s: SoakState, known: ReadonlySet<string>): void {
   oldSecretsRefused(s);

@@ -28,6 +28,7 @@ export async function startDaemon(ctx: SoakContext, w: World): Promise<void> {
   ctx.s.daemonPid = d.pid;
   ctx.s.daemonUrl = d.url;
   ctx.s.daemonReadyAt = Date.now();
+  ctx.s.daemonPersists = w.config.persist;
   // Until it settles an instance may show stopped.idle while a leftover server is shut down before its launch.
   kick(ctx.s, ctx.s.daemonReadyAt + DAEMON_SETTLE_MS);
   ctx.s.log(`daemon ${d.pid} up (PersistServers: ${w.config.persist})`);

@@ -13,7 +13,7 @@ import { and, assign, not, sendTo } from 'xstate';
 import { errorMessage } from './instance.context.ts';
 import { maintenanceRegion } from './instance.maintenance.ts';
 import { noMaintenance } from './instance.maintenance-plan.ts';
-import { instanceSetup as s } from './instance.setup.ts';
+import { instanceSetup as s } from './instance.maintenance-actions.ts';
 
 export { backoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.context.ts';
 

@@ -17,8 +17,12 @@ export type BackupOutcome =
   | { ok: true; kind: BackupKind; id: string; bytes: number; archiveBytes: number; removed: string[]; at: number }
   | { ok: false; kind: BackupKind; reason: 'space' | 'failed'; error: string; at: number };
 
+export type BackupSuccess = Extract<BackupOutcome, { ok: true }>;
+
 export interface BackupReports {
   taken(outcome: BackupOutcome): void;
+  /** At daemon start, the newest snapshot on disk (an earlier daemon took it): the last one until the next is taken. */
+  found(outcome: BackupSuccess): void;
   afterCommand(id: string, result: AfterCommandResult): void;
   /** A manifest that could not be read (left alone). */
   unreadable(file: string, err: Error): void;
@@ -64,9 +68,9 @@ export class InstanceBackups {
   async start(): Promise<string[]> {
     const back = await recoverInterrupted(this.opts.instanceDir, this.dir);
     const newest = (await this.list())[0];
-    // Not reported again (no bus fact, no log line): it was when it was taken.
-    if (newest && this.#last === null)
-      this.#last = {
+    // Found, not taken: no log line or chat notice again, only what the status and `/metrics` show as the last.
+    if (newest && this.#last === null) {
+      const found: BackupSuccess = {
         ok: true,
         kind: newest.kind,
         id: newest.id,
@@ -75,6 +79,9 @@ export class InstanceBackups {
         removed: [],
         at: Date.parse(newest.takenAt),
       };
+      this.#last = found;
+      this.opts.reports.found(found);
+    }
     return back;
   }
 

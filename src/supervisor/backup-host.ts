@@ -23,7 +23,8 @@ const listing = (m: BackupManifest | BackupEntry): BackupListing => ({
 /**
  * An instance's snapshots as the daemon runs them: before each install (`Backups.BeforeUpdate`), on
  * `Backups.Schedule`, and on request; each outcome on the bus (`instance:backup`, metrics and the status read it), a
- * failure also a chat notice, and `Backups.AfterCommand`'s end as `instance:backup-copied`.
+ * failure also a chat notice, and `Backups.AfterCommand`'s end as `instance:backup-copied`. At start, the newest
+ * snapshot on disk is `instance:backup-found`, so `/metrics` shows the last success before the next snapshot.
  */
 export function createBackupHost(
   deps: InstanceDeps,
@@ -73,6 +74,10 @@ export function createBackupHost(
           deps.log.error('backup failed', { kind: o.kind, error: o.error });
           notice(`The ${o.kind} backup of \`${key}\` failed: ${o.error}`, o.error);
         }
+      },
+      found: (o) => {
+        lastSuccessAt ??= o.at;
+        deps.bus.emit('instance:backup-found', { key, id: o.id, archiveBytes: o.archiveBytes, at: o.at });
       },
       afterCommand: (id, r) => {
         deps.bus.emit('instance:backup-copied', {
@@ -213,7 +218,6 @@ export function createBackupHost(
       backups
         .start()
         .then((back) => {
-          if (backups.last?.ok) lastSuccessAt ??= backups.last.at;
           if (back.length > 0)
             deps.log.warn('a restore was cut off by the daemon stopping; put back the data it had moved aside', {
               paths: back.join(' '),

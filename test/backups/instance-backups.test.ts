@@ -16,13 +16,15 @@ import { BackupsSchema, RetentionSchema } from '../../src/config/sections/backup
 interface Ctx {
   dir: string;
   outcomes: BackupOutcome[];
+  found: BackupOutcome[];
   after: Array<{ id: string; result: AfterCommandResult }>;
 }
-const test = suite<Ctx>('instance backups', { dir: '', outcomes: [], after: [] });
+const test = suite<Ctx>('instance backups', { dir: '', outcomes: [], found: [], after: [] });
 
 test.before.each(async (ctx) => {
   ctx.dir = await mkdtemp(join(tmpdir(), 'wd-backups-'));
   ctx.outcomes = [];
+  ctx.found = [];
   ctx.after = [];
   await mkdir(join(ctx.dir, 'data'), { recursive: true });
   await writeFile(join(ctx.dir, 'data', 'save.txt'), 'round 1');
@@ -38,6 +40,7 @@ function backupsOf(ctx: Ctx, backups: unknown, retention: unknown, clock: { t: n
     settings: () => ({ backups: v.parse(BackupsSchema, backups), retention: v.parse(RetentionSchema, retention) }),
     reports: {
       taken: (o) => ctx.outcomes.push(o),
+      found: (o) => ctx.found.push(o),
       afterCommand: (id, result) => ctx.after.push({ id, result }),
       unreadable: (file, err) => assert.unreachable(`${file}: ${err.message}`),
     },
@@ -112,6 +115,35 @@ test('instance backups :: a failed snapshot is reported and rejects; the one bef
   assert.is(await ok.takenBefore('r2', 'r3'), null);
   await ok.close();
   await b.close();
+});
+
+test('instance backups :: at start the newest snapshot on disk is the last one, found and not taken again', async (ctx) => {
+  const clock = { t: Date.parse('2026-11-01T00:00:00Z') };
+  const before = backupsOf(ctx, {}, {}, clock);
+  assert.equal(await before.start(), []);
+  assert.is(ctx.found.length, 0, 'nothing on disk, nothing found');
+  await before.take({ kind: 'scheduled', revision: 'r1', quiet: false });
+  clock.t += 60_000;
+  const newest = await before.take({ kind: 'manual', revision: 'r1', quiet: false });
+  await before.close();
+
+  // The next daemon.
+  ctx.outcomes = [];
+  const after = backupsOf(ctx, {}, {}, clock);
+  await after.start();
+  const expected = {
+    ok: true,
+    kind: 'manual',
+    id: newest.id,
+    bytes: newest.bytes,
+    archiveBytes: newest.archiveBytes,
+    removed: [],
+    at: Date.parse(newest.takenAt),
+  };
+  assert.equal(ctx.found, [expected]);
+  assert.equal(after.last, expected);
+  assert.equal(ctx.outcomes, [], 'not reported as taken');
+  await after.close();
 });
 
 test.run();

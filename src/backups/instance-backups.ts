@@ -3,7 +3,7 @@ import type { BackupsSettings, RetentionSettings } from '../config/sections/back
 import { describeError } from '../errors.ts';
 import { expired, retentionRule } from '../store/retention.ts';
 import { type AfterCommandResult, runAfterCommand } from './after-command.ts';
-import { type BackupEntry, listBackups, removeBackup } from './catalog.ts';
+import { type BackupEntry, listBackups, removeBackup, rewriteManifest } from './catalog.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
 import { BackupError, takeSnapshot } from './snapshot.ts';
@@ -26,6 +26,21 @@ export interface BackupReports {
   afterCommand(id: string, result: AfterCommandResult): void;
   /** A manifest that could not be read (left alone). */
   unreadable(file: string, err: Error): void;
+}
+
+/** The snapshot taken before an install, told how the install ended. */
+export interface InstallSnapshot {
+  readonly id: string;
+  /**
+   * A build was swapped in: the manifest names `revision` (the build installed, which may be newer than the one the
+   * check found), and from now on the snapshot counts for retention, which runs. Resolves with what it removed.
+   */
+  installed(revision: string): Promise<string[]>;
+  /**
+   * Nothing was installed (the install failed, or the build was already there): the snapshot is removed. The data
+   * it holds is still in place and the old build runs on it, so no rollback will ask for it.
+   */
+  notInstalled(): Promise<void>;
 }
 
 export interface InstanceBackupsOptions {
@@ -52,6 +67,8 @@ export class InstanceBackups {
   /** A restore under way (`replaceData`), which `close` waits for. */
   #replacing: Promise<unknown> = Promise.resolve();
   #last: BackupOutcome | null = null;
+  /** Before-update snapshots whose install has not ended: retention neither counts nor removes them. */
+  #installing = new Set<string>();
   /** Ends off-host copies still running when the daemon stops (they run in their own process group). */
   readonly #stopping = new AbortController();
   readonly #now: () => number;
@@ -114,9 +131,47 @@ export class InstanceBackups {
     revisionAfter?: string | null;
     quiet: boolean | (() => boolean);
   }): Promise<BackupManifest> {
-    const run = this.#queue.then(() => this.#take(req));
+    return this.#serial(() => this.#take(req));
+  }
+
+  /** Runs `work` after everything queued before it (snapshots, restores, retention), one at a time. */
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(work);
     this.#queue = run.catch(() => {});
     return run;
+  }
+
+  /**
+   * Takes the snapshot before an install (no server runs). It does not count against `Retention.Backups` until the
+   * install succeeded, so a build that fails to install at every check cannot rotate older snapshots away.
+   */
+  async beforeInstall(req: { revision: string | null; revisionAfter: string | null }): Promise<InstallSnapshot> {
+    let previous: BackupOutcome | null = null;
+    const manifest = await this.#serial(() => {
+      previous = this.#last;
+      return this.#take({ kind: 'before-update', ...req, quiet: true }, true);
+    });
+    const { id } = manifest;
+    const settle = <T>(work: () => Promise<T>): Promise<T> =>
+      this.#serial(() => {
+        this.#installing.delete(id);
+        return work();
+      });
+    return {
+      id,
+      installed: (revision) =>
+        settle(async () => {
+          if (revision !== manifest.revisionAfter)
+            await rewriteManifest(this.dir, { ...manifest, revisionAfter: revision });
+          return this.#applyRetention(this.opts.settings().retention);
+        }),
+      notInstalled: () =>
+        settle(async () => {
+          await removeBackup({ ...manifest, archive: join(this.dir, `${id}.tar.gz`) });
+          // The status's last backup is not one that is gone.
+          if (this.#last?.ok && this.#last.id === id) this.#last = previous;
+        }),
+    };
   }
 
   /** The snapshot named `id`, or null. */
@@ -166,19 +221,14 @@ export class InstanceBackups {
   /** Restores a snapshot; the caller has stopped the server and snapshotted the current data. Serialized with `take`. */
   #restore(entry: BackupEntry): Promise<void> {
     const { backups } = this.opts.settings();
-    const run = this.#queue.then(() =>
-      restoreSnapshot(this.opts.instanceDir, entry, backups.SpaceMarginMegabytes * MB),
-    );
-    this.#queue = run.catch(() => {});
-    return run;
+    return this.#serial(() => restoreSnapshot(this.opts.instanceDir, entry, backups.SpaceMarginMegabytes * MB));
   }
 
-  async #take(req: {
-    kind: BackupKind;
-    revision: string | null;
-    revisionAfter?: string | null;
-    quiet: boolean | (() => boolean);
-  }) {
+  /** `installing`: a before-update snapshot, left out of retention until its install ended. */
+  async #take(
+    req: { kind: BackupKind; revision: string | null; revisionAfter?: string | null; quiet: boolean | (() => boolean) },
+    installing = false,
+  ) {
     const { backups, retention } = this.opts.settings();
     try {
       const manifest = await takeSnapshot({
@@ -190,6 +240,7 @@ export class InstanceBackups {
         marginBytes: backups.SpaceMarginMegabytes * MB,
         now: new Date(this.#now()),
       });
+      if (installing) this.#installing.add(manifest.id);
       const removed = await this.#applyRetention(retention);
       this.#report({
         ok: true,
@@ -212,7 +263,7 @@ export class InstanceBackups {
 
   /** Removes what `Retention.Backups` says, except snapshots still being copied off-host or restored; their ids. */
   async #applyRetention(retention: RetentionSettings): Promise<string[]> {
-    const entries = await this.list();
+    const entries = (await this.list()).filter((b) => !this.#installing.has(b.id));
     const items = entries.map((b) => ({ ...b, at: Date.parse(b.takenAt), bytes: b.archiveBytes }));
     const doomed = expired(items, retentionRule(retention.Backups), this.#now());
     const removed: string[] = [];

@@ -5,6 +5,7 @@ import { nextFire } from '../config/cron.ts';
 import { describeError } from '../errors.ts';
 import type { BackupListing, BackupStatus, InstanceBackupsControl, RestoreStatus } from './contract.ts';
 import type { InstanceDeps } from './instance-deps.ts';
+import type { AfterInstall } from './update-actors.ts';
 
 /** The longest a Node timer waits; a later fire is reached by waking early and arming again. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -182,11 +183,27 @@ export function createBackupHost(
     /**
      * Before an install swaps builds (no server runs): the snapshot the rollback of that build restores. Unless
      * `Backups.BeforeUpdate` is false or no build is installed yet; a failure rejects, so the install does not happen.
+     * The update tells it how the install ended (never rejected: the install's outcome does not hang on it).
      */
-    async beforeInstall(to: string | null): Promise<void> {
+    async beforeInstall(to: string | null): Promise<AfterInstall | null> {
       // The first install (no build yet) has no build's data to protect.
-      if (!deps.instance.settings.Backups.BeforeUpdate || revision() === null) return;
-      await backups.take({ kind: 'before-update', revision: revision(), revisionAfter: to, quiet: true });
+      if (!deps.instance.settings.Backups.BeforeUpdate || revision() === null) return null;
+      const snapshot = await backups.beforeInstall({ revision: revision(), revisionAfter: to });
+      const { id } = snapshot;
+      const warn = (what: string) => (err: unknown) => deps.log.warn(what, { id, error: describeError(err) });
+      return {
+        installed: (to) =>
+          snapshot.installed(to).then((removed) => {
+            if (removed.length > 0) deps.log.info('backups removed by retention', { removed: removed.join(' ') });
+          }, warn('cannot record the installed build in the snapshot taken before it')),
+        notInstalled: () =>
+          snapshot
+            .notInstalled()
+            .then(
+              () => deps.log.info('removed the snapshot taken for an install that did not happen', { id }),
+              warn('cannot remove the snapshot taken for an install that did not happen'),
+            ),
+      };
     },
     /**
      * `ROLLBACK` with data (no server runs): the current data is snapshotted, the snapshot taken before the installed

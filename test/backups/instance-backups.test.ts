@@ -3,7 +3,7 @@
  * as a real process with the snapshot in its environment, failures reported, and the snapshot taken before an
  * install found again by the revision it preceded.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -114,6 +114,55 @@ test('instance backups :: a failed snapshot is reported and rejects; the one bef
   // After a rollback to r1, bin.prev holds r2: a snapshot taken before r2 replaced r1 is not r1's way back to r2.
   assert.is(await ok.takenBefore('r2', 'r3'), null);
   await ok.close();
+  await b.close();
+});
+
+test('instance backups :: a before-update snapshot counts only once its install succeeded; a failed one goes', async (ctx) => {
+  const clock = { t: Date.parse('2026-11-01T00:00:00Z') };
+  const b = backupsOf(ctx, {}, { Backups: { Keep: 2, KeepDays: 0 } }, clock);
+  const kept: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    clock.t += 3_600_000;
+    kept.unshift((await b.take({ kind: 'scheduled', revision: 'r1', quiet: false })).id);
+  }
+  const ids = async () => (await b.list()).map((e) => e.id);
+  // A build that fails to install at every check: each snapshot taken for it goes, and none of them rotated the
+  // older two away (Keep 2), not even while it was on disk beside them.
+  for (let i = 0; i < 3; i++) {
+    clock.t += 3_600_000;
+    const before = await b.beforeInstall({ revision: 'r1', revisionAfter: 'r2' });
+    assert.equal(await ids(), [before.id, ...kept], 'during the install');
+    await before.notInstalled();
+    assert.equal(await ids(), kept, 'after the failed install');
+    assert.is(b.last?.ok && b.last.id, kept[0], "the status's last backup is one still there");
+  }
+  // A scheduled snapshot during an install leaves the install's snapshot out of its count.
+  clock.t += 3_600_000;
+  const before = await b.beforeInstall({ revision: 'r1', revisionAfter: 'r2' });
+  clock.t += 60_000;
+  const during = await b.take({ kind: 'scheduled', revision: 'r1', quiet: false });
+  assert.equal(await ids(), [during.id, before.id, kept[0]]);
+  // Installed: now it counts, and retention runs.
+  assert.equal(await before.installed('r2'), [kept[0]]);
+  assert.equal(await ids(), [during.id, before.id]);
+  await b.close();
+});
+
+test('instance backups :: the snapshot before an install names the build installed, not the one the check found', async (ctx) => {
+  const b = backupsOf(ctx, {}, {}, { t: Date.now() });
+  const before = await b.beforeInstall({ revision: 'r1', revisionAfter: 'r2' });
+  // A newer build was published between the check and the install.
+  await before.installed('r3');
+  assert.is((await b.takenBefore('r3', 'r1'))?.id, before.id);
+  assert.is(await b.takenBefore('r2', 'r1'), null);
+  const [entry] = await b.list();
+  assert.is(entry?.revisionAfter, 'r3');
+  assert.is(entry?.revision, 'r1');
+  // The manifest was replaced whole: no temporary file is left beside it.
+  assert.equal(
+    (await readdir(join(ctx.dir, 'backups'))).filter((n) => n.endsWith('.partial')),
+    [],
+  );
   await b.close();
 });
 

@@ -48,6 +48,16 @@ function backupsOf(ctx: Ctx, backups: unknown, retention: unknown, clock: { t: n
   });
 }
 
+/** `n` scheduled snapshots an hour apart on the clock; their ids, oldest first. */
+async function takeHourly(b: InstanceBackups, clock: { t: number }, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    clock.t += 3_600_000;
+    ids.push((await b.take({ kind: 'scheduled', revision: `r${i}`, quiet: false })).id);
+  }
+  return ids;
+}
+
 const waitFor = async (what: string, ok: () => boolean) => {
   for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
   assert.ok(ok(), what);
@@ -56,11 +66,7 @@ const waitFor = async (what: string, ok: () => boolean) => {
 test('instance backups :: retention keeps the newest Keep after each snapshot and says what it removed', async (ctx) => {
   const clock = { t: Date.parse('2026-11-01T00:00:00Z') };
   const b = backupsOf(ctx, {}, { Backups: { Keep: 2, KeepDays: 0 } }, clock);
-  const ids: string[] = [];
-  for (let i = 0; i < 4; i++) {
-    clock.t += 3_600_000;
-    ids.push((await b.take({ kind: 'scheduled', revision: `r${i}`, quiet: false })).id);
-  }
+  const ids = await takeHourly(b, clock, 4);
   assert.equal(
     (await b.list()).map((e) => e.id),
     [ids[3], ids[2]],
@@ -120,11 +126,7 @@ test('instance backups :: a failed snapshot is reported and rejects; the one bef
 test('instance backups :: a before-update snapshot counts only once its install succeeded; a failed one goes', async (ctx) => {
   const clock = { t: Date.parse('2026-11-01T00:00:00Z') };
   const b = backupsOf(ctx, {}, { Backups: { Keep: 2, KeepDays: 0 } }, clock);
-  const kept: string[] = [];
-  for (let i = 0; i < 2; i++) {
-    clock.t += 3_600_000;
-    kept.unshift((await b.take({ kind: 'scheduled', revision: 'r1', quiet: false })).id);
-  }
+  const kept = (await takeHourly(b, clock, 2)).reverse();
   const ids = async () => (await b.list()).map((e) => e.id);
   // A build that fails to install at every check: each snapshot taken for it goes, and none of them rotated the
   // older two away (Keep 2), not even while it was on disk beside them.

@@ -2,31 +2,16 @@ import { join } from 'node:path';
 import type { BackupsSettings, RetentionSettings } from '../config/sections/backups.ts';
 import { describeError } from '../errors.ts';
 import { expired, retentionRule } from '../store/retention.ts';
-import { type AfterCommandResult, runAfterCommand } from './after-command.ts';
+import { OffHostCopies } from './after-command.ts';
 import { type BackupEntry, listBackups, removeBackup, rewriteManifest } from './catalog.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
+import type { BackupOutcome, BackupReports, BackupSuccess } from './outcome.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
 import { BackupError, takeSnapshot } from './snapshot.ts';
 
 const MB = 1_000_000;
 /** The longest a `sqlite3 .backup` of one database may take before the snapshot fails. */
 const SQLITE_TIMEOUT_MS = 10 * 60_000;
-
-/** How a snapshot went, for the status, `/metrics` and chat. */
-export type BackupOutcome =
-  | { ok: true; kind: BackupKind; id: string; bytes: number; archiveBytes: number; removed: string[]; at: number }
-  | { ok: false; kind: BackupKind; reason: 'space' | 'failed'; error: string; at: number };
-
-export type BackupSuccess = Extract<BackupOutcome, { ok: true }>;
-
-export interface BackupReports {
-  taken(outcome: BackupOutcome): void;
-  /** At daemon start, the newest snapshot on disk (an earlier daemon took it): the last one until the next is taken. */
-  found(outcome: BackupSuccess): void;
-  afterCommand(id: string, result: AfterCommandResult): void;
-  /** A manifest that could not be read (left alone). */
-  unreadable(file: string, err: Error): void;
-}
 
 /** The snapshot taken before an install, told how the install ended. */
 export interface InstallSnapshot {
@@ -61,7 +46,7 @@ export interface InstanceBackupsOptions {
 export class InstanceBackups {
   readonly dir: string;
   #queue: Promise<unknown> = Promise.resolve();
-  #uploading = new Set<string>();
+  readonly #copies: OffHostCopies;
   /** Snapshots being restored, and the copies of what they replace: retention leaves them alone until it is over. */
   #restoring = new Set<string>();
   /** A restore under way (`replaceData`), which `close` waits for. */
@@ -69,13 +54,12 @@ export class InstanceBackups {
   #last: BackupOutcome | null = null;
   /** Before-update snapshots whose install has not ended: retention neither counts nor removes them. */
   #installing = new Set<string>();
-  /** Ends off-host copies still running when the daemon stops (they run in their own process group). */
-  readonly #stopping = new AbortController();
   readonly #now: () => number;
 
   constructor(private readonly opts: InstanceBackupsOptions) {
     this.dir = join(opts.instanceDir, 'backups');
     this.#now = opts.now ?? Date.now;
+    this.#copies = new OffHostCopies(opts.reports.afterCommand);
   }
 
   /**
@@ -252,7 +236,14 @@ export class InstanceBackups {
         at: this.#now(),
       });
       if (backups.AfterCommand)
-        this.#startAfterCommand(backups, { ...manifest, archive: join(this.dir, `${manifest.id}.tar.gz`) });
+        this.#copies.start(
+          backups.AfterCommand,
+          { ...manifest, archive: join(this.dir, `${manifest.id}.tar.gz`) },
+          {
+            cwd: this.opts.instanceDir,
+            timeoutMs: backups.AfterCommandTimeoutSeconds * 1000,
+          },
+        );
       return manifest;
     } catch (err) {
       const e = err instanceof BackupError ? err : new BackupError('failed', describeError(err), { cause: err });
@@ -269,29 +260,16 @@ export class InstanceBackups {
     const removed: string[] = [];
     const spared = new Set(await (this.opts.spared?.() ?? []));
     for (const entry of doomed) {
-      if (this.#uploading.has(entry.id) || this.#restoring.has(entry.id) || spared.has(entry.id)) continue;
+      if (this.#copies.has(entry.id) || this.#restoring.has(entry.id) || spared.has(entry.id)) continue;
       await removeBackup(entry);
       removed.push(entry.id);
     }
     return removed;
   }
 
-  #startAfterCommand(backups: BackupsSettings, snapshot: BackupManifest & { archive: string }): void {
-    const command = backups.AfterCommand;
-    if (!command) return;
-    this.#uploading.add(snapshot.id);
-    void runAfterCommand(command, snapshot, {
-      cwd: this.opts.instanceDir,
-      timeoutMs: backups.AfterCommandTimeoutSeconds * 1000,
-      signal: this.#stopping.signal,
-    })
-      .then((result) => this.opts.reports.afterCommand(snapshot.id, result))
-      .finally(() => this.#uploading.delete(snapshot.id));
-  }
-
   /** Stops off-host copies still running; waits for a snapshot or a restore under way. */
   async close(): Promise<void> {
-    this.#stopping.abort(new Error('the daemon is stopping'));
+    this.#copies.stop();
     await this.#replacing;
     await this.#queue;
   }

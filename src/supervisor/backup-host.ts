@@ -1,6 +1,7 @@
 import type { BackupEntry } from '../backups/catalog.ts';
-import { type BackupOutcome, InstanceBackups } from '../backups/instance-backups.ts';
+import { InstanceBackups } from '../backups/instance-backups.ts';
 import type { BackupManifest } from '../backups/manifest.ts';
+import type { BackupOutcome } from '../backups/outcome.ts';
 import { nextFire } from '../config/cron.ts';
 import { describeError } from '../errors.ts';
 import type { BackupListing, BackupStatus, InstanceBackupsControl, RestoreStatus } from './contract.ts';

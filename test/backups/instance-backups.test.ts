@@ -10,7 +10,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import type { AfterCommandResult } from '../../src/backups/after-command.ts';
-import { type BackupOutcome, InstanceBackups } from '../../src/backups/instance-backups.ts';
+import { InstanceBackups } from '../../src/backups/instance-backups.ts';
+import type { BackupOutcome } from '../../src/backups/outcome.ts';
 import { BackupsSchema, RetentionSchema } from '../../src/config/sections/backups.ts';
 
 interface Ctx {

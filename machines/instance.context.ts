@@ -1,6 +1,6 @@
 /**
  * The instance statechart's context and the pure logic on it (intents, exits, back-off, alerts, checks). No XState
- * here: `instance.setup.ts` turns these into guards and actions.
+ * here: `instance.guards.ts` and the `instance.*-actions.ts` files turn these into guards and actions.
  */
 import type { MaintenanceContext } from './instance.maintenance-plan.ts';
 import type {

@@ -10,7 +10,7 @@
  * process actor.
  */
 import { and, not, or } from 'xstate';
-import { instanceSetup as s } from './instance.setup.ts';
+import { instanceSetup as s } from './instance.maintenance-actions.ts';
 
 const ACTION = '#instance.maintenance.action';
 const done = { type: 'finishPending', params: 'done' } as const;

@@ -12,13 +12,28 @@
 import { and, assign, not, sendTo } from 'xstate';
 import { errorMessage } from './instance.context.ts';
 import { maintenanceRegion } from './instance.maintenance.ts';
+import { instanceSetup as s } from './instance.maintenance-actions.ts';
 import { noMaintenance } from './instance.maintenance-plan.ts';
-import { instanceSetup as s } from './instance.setup.ts';
 
 export { backoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.context.ts';
 
 const toStopping = '#instance.lifecycle.server.stopping';
 const toDecide = '#instance.lifecycle.decide';
+
+/**
+ * A failed rollback or restore is reported; a server stopped for it (its intent still stands) comes back through
+ * `decide`, an instance that was stopped stays stopped.
+ */
+const failed = (
+  requested: 'rollbackRequested' | 'restoreRequested',
+  report: 'reportRollbackFailure' | 'reportRestoreFailure',
+) => {
+  const actions = { type: report, params: ({ event }: { event: { error: unknown } }) => errorMessage(event.error) };
+  return [
+    { guard: requested, target: 'decide', actions },
+    { target: 'stopped.idle', actions },
+  ];
+};
 
 export const instanceMachine = s.createMachine({
   id: 'instance',
@@ -225,18 +240,8 @@ export const instanceMachine = s.createMachine({
             src: 'rollback',
             input: ({ context }) => ({ key: context.key, withData: context.rollbackWithData }),
             onDone: { target: toDecide, actions: { type: 'recordRollback', params: ({ event }) => event.output } },
-            onError: [
-              // The server was stopped for the rollback: it comes back on the build still installed.
-              {
-                guard: 'rollbackRequested',
-                target: 'decide',
-                actions: { type: 'reportRollbackFailure', params: ({ event }) => errorMessage(event.error) },
-              },
-              {
-                target: 'stopped.idle',
-                actions: { type: 'reportRollbackFailure', params: ({ event }) => errorMessage(event.error) },
-              },
-            ],
+            // A server stopped for the rollback comes back on the build still installed.
+            onError: failed('rollbackRequested', 'reportRollbackFailure'),
           },
         },
         /** Puts a data snapshot back (after snapshotting what it replaces), then launches. */
@@ -247,18 +252,8 @@ export const instanceMachine = s.createMachine({
             src: 'restore',
             input: ({ context }) => ({ key: context.key, id: context.restoreFrom ?? '' }),
             onDone: { target: toDecide, actions: { type: 'recordRestore', params: ({ event }) => event.output } },
-            onError: [
-              // The server was stopped for the restore: it comes back on the data it had.
-              {
-                guard: 'restoreRequested',
-                target: 'decide',
-                actions: { type: 'reportRestoreFailure', params: ({ event }) => errorMessage(event.error) },
-              },
-              {
-                target: 'stopped.idle',
-                actions: { type: 'reportRestoreFailure', params: ({ event }) => errorMessage(event.error) },
-              },
-            ],
+            // A server stopped for the restore comes back on the data it had.
+            onError: failed('restoreRequested', 'reportRestoreFailure'),
           },
         },
         exited: { type: 'final', tags: ['busy', 'shutting-down'] },

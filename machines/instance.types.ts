@@ -109,7 +109,7 @@ export interface LastExit {
 /**
  * Why the current server process is going away, or went away: one value instead of a flag per request.
  * `crash` marks an exit nobody asked for (set when it happens); the others are requests, and when two meet the
- * stronger one wins (`want` in instance.setup.ts): shutdown over stop, restart and rollback (the latest of
+ * stronger one wins (`want` in instance.context.ts): shutdown over stop, restart and rollback (the latest of
  * those three), and those over hang.
  */
 export type ExitIntent = 'crash' | 'hang' | 'stop' | 'restart' | 'rollback' | 'restore' | 'shutdown';

@@ -169,6 +169,8 @@ export type BusEvents = {
     removed: string[];
     at: number;
   };
+  /** At daemon start, the newest snapshot on disk, taken under an earlier daemon: the last success until the next. */
+  'instance:backup-found': { key: string; id: string; archiveBytes: number; at: number };
   /** `Backups.AfterCommand` ended for a snapshot: its status (`exit code 0`, …) and the end of its output. */
   'instance:backup-copied': { key: string; id: string; ok: boolean; status: string; output: string; at: number };
   'instance:launch-blocked': {

@@ -49,6 +49,36 @@ export async function runAfterCommand(
 }
 
 /**
+ * The off-host copies under way, one per snapshot, not awaited (an update does not wait for an upload): retention
+ * asks `has` and leaves a snapshot alone until its copy ended; `stop` ends those still running when the daemon stops.
+ */
+export class OffHostCopies {
+  readonly #running = new Set<string>();
+  readonly #stopping = new AbortController();
+
+  constructor(private readonly ended: (id: string, result: AfterCommandResult) => void) {}
+
+  has(id: string): boolean {
+    return this.#running.has(id);
+  }
+
+  start(
+    command: readonly string[],
+    snapshot: BackupManifest & { archive: string },
+    opts: { cwd: string; timeoutMs: number },
+  ): void {
+    this.#running.add(snapshot.id);
+    void runAfterCommand(command, snapshot, { ...opts, signal: this.#stopping.signal })
+      .then((result) => this.ended(snapshot.id, result))
+      .finally(() => this.#running.delete(snapshot.id));
+  }
+
+  stop(): void {
+    this.#stopping.abort(new Error('the daemon is stopping'));
+  }
+}
+
+/**
  * The daemon's environment without what holds its secrets: the control token, the Admin login, and every
  * configuration variable (`Servers__Instances__main__ApiToken`, …). rclone, restic and aws keep their own (`RESTIC_*`).
  */

@@ -1,5 +1,6 @@
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { syncPath } from '../updates/install/flush.ts';
 import { type BackupManifest, parseManifest } from './manifest.ts';
 import { isSnapshotId } from './snapshot-id.ts';
 
@@ -39,4 +40,17 @@ export async function listBackups(
 export async function removeBackup(entry: BackupEntry): Promise<void> {
   await rm(entry.archive, { force: true });
   await rm(entry.archive.replace(/\.tar\.gz$/, '.json'), { force: true });
+}
+
+/**
+ * Writes a snapshot's manifest beside its archive again (a before-update snapshot learning the build installed),
+ * under a temporary name then renamed, so a listing reads the old manifest or the new one, never half of one. The
+ * copy inside the archive keeps what was known when it was taken.
+ */
+export async function rewriteManifest(backupsDir: string, manifest: BackupManifest): Promise<void> {
+  const file = join(backupsDir, `${manifest.id}.json`);
+  await writeFile(`${file}.partial`, `${JSON.stringify(manifest, null, 2)}\n`);
+  await syncPath(`${file}.partial`);
+  await rename(`${file}.partial`, file);
+  await syncPath(backupsDir);
 }

@@ -2,9 +2,10 @@ import { join } from 'node:path';
 import type { BackupsSettings, RetentionSettings } from '../config/sections/backups.ts';
 import { describeError } from '../errors.ts';
 import { expired, retentionRule } from '../store/retention.ts';
-import { type AfterCommandResult, runAfterCommand } from './after-command.ts';
-import { type BackupEntry, listBackups, removeBackup } from './catalog.ts';
+import { OffHostCopies } from './after-command.ts';
+import { type BackupEntry, listBackups, removeBackup, rewriteManifest } from './catalog.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
+import type { BackupOutcome, BackupReports, BackupSuccess } from './outcome.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
 import { BackupError, takeSnapshot } from './snapshot.ts';
 
@@ -12,16 +13,19 @@ const MB = 1_000_000;
 /** The longest a `sqlite3 .backup` of one database may take before the snapshot fails. */
 const SQLITE_TIMEOUT_MS = 10 * 60_000;
 
-/** How a snapshot went, for the status, `/metrics` and chat. */
-export type BackupOutcome =
-  | { ok: true; kind: BackupKind; id: string; bytes: number; archiveBytes: number; removed: string[]; at: number }
-  | { ok: false; kind: BackupKind; reason: 'space' | 'failed'; error: string; at: number };
-
-export interface BackupReports {
-  taken(outcome: BackupOutcome): void;
-  afterCommand(id: string, result: AfterCommandResult): void;
-  /** A manifest that could not be read (left alone). */
-  unreadable(file: string, err: Error): void;
+/** The snapshot taken before an install, told how the install ended. */
+export interface InstallSnapshot {
+  readonly id: string;
+  /**
+   * A build was swapped in: the manifest names `revision` (the build installed, which may be newer than the one the
+   * check found), and from now on the snapshot counts for retention, which runs. Resolves with what it removed.
+   */
+  installed(revision: string): Promise<string[]>;
+  /**
+   * Nothing was installed (the install failed, or the build was already there): the snapshot is removed. The data
+   * it holds is still in place and the old build runs on it, so no rollback will ask for it.
+   */
+  notInstalled(): Promise<void>;
 }
 
 export interface InstanceBackupsOptions {
@@ -42,19 +46,20 @@ export interface InstanceBackupsOptions {
 export class InstanceBackups {
   readonly dir: string;
   #queue: Promise<unknown> = Promise.resolve();
-  #uploading = new Set<string>();
+  readonly #copies: OffHostCopies;
   /** Snapshots being restored, and the copies of what they replace: retention leaves them alone until it is over. */
   #restoring = new Set<string>();
   /** A restore under way (`replaceData`), which `close` waits for. */
   #replacing: Promise<unknown> = Promise.resolve();
   #last: BackupOutcome | null = null;
-  /** Ends off-host copies still running when the daemon stops (they run in their own process group). */
-  readonly #stopping = new AbortController();
+  /** Before-update snapshots whose install has not ended: retention neither counts nor removes them. */
+  #installing = new Set<string>();
   readonly #now: () => number;
 
   constructor(private readonly opts: InstanceBackupsOptions) {
     this.dir = join(opts.instanceDir, 'backups');
     this.#now = opts.now ?? Date.now;
+    this.#copies = new OffHostCopies(opts.reports.afterCommand);
   }
 
   /**
@@ -64,9 +69,9 @@ export class InstanceBackups {
   async start(): Promise<string[]> {
     const back = await recoverInterrupted(this.opts.instanceDir, this.dir);
     const newest = (await this.list())[0];
-    // Not reported again (no bus fact, no log line): it was when it was taken.
-    if (newest && this.#last === null)
-      this.#last = {
+    // Found, not taken: no log line or chat notice again, only what the status and `/metrics` show as the last.
+    if (newest && this.#last === null) {
+      const found: BackupSuccess = {
         ok: true,
         kind: newest.kind,
         id: newest.id,
@@ -75,6 +80,9 @@ export class InstanceBackups {
         removed: [],
         at: Date.parse(newest.takenAt),
       };
+      this.#last = found;
+      this.opts.reports.found(found);
+    }
     return back;
   }
 
@@ -107,9 +115,47 @@ export class InstanceBackups {
     revisionAfter?: string | null;
     quiet: boolean | (() => boolean);
   }): Promise<BackupManifest> {
-    const run = this.#queue.then(() => this.#take(req));
+    return this.#serial(() => this.#take(req));
+  }
+
+  /** Runs `work` after everything queued before it (snapshots, restores, retention), one at a time. */
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(work);
     this.#queue = run.catch(() => {});
     return run;
+  }
+
+  /**
+   * Takes the snapshot before an install (no server runs). It does not count against `Retention.Backups` until the
+   * install succeeded, so a build that fails to install at every check cannot rotate older snapshots away.
+   */
+  async beforeInstall(req: { revision: string | null; revisionAfter: string | null }): Promise<InstallSnapshot> {
+    let previous: BackupOutcome | null = null;
+    const manifest = await this.#serial(() => {
+      previous = this.#last;
+      return this.#take({ kind: 'before-update', ...req, quiet: true }, true);
+    });
+    const { id } = manifest;
+    const settle = <T>(work: () => Promise<T>): Promise<T> =>
+      this.#serial(() => {
+        this.#installing.delete(id);
+        return work();
+      });
+    return {
+      id,
+      installed: (revision) =>
+        settle(async () => {
+          if (revision !== manifest.revisionAfter)
+            await rewriteManifest(this.dir, { ...manifest, revisionAfter: revision });
+          return this.#applyRetention(this.opts.settings().retention);
+        }),
+      notInstalled: () =>
+        settle(async () => {
+          await removeBackup({ ...manifest, archive: join(this.dir, `${id}.tar.gz`) });
+          // The status's last backup is not one that is gone.
+          if (this.#last?.ok && this.#last.id === id) this.#last = previous;
+        }),
+    };
   }
 
   /** The snapshot named `id`, or null. */
@@ -159,19 +205,14 @@ export class InstanceBackups {
   /** Restores a snapshot; the caller has stopped the server and snapshotted the current data. Serialized with `take`. */
   #restore(entry: BackupEntry): Promise<void> {
     const { backups } = this.opts.settings();
-    const run = this.#queue.then(() =>
-      restoreSnapshot(this.opts.instanceDir, entry, backups.SpaceMarginMegabytes * MB),
-    );
-    this.#queue = run.catch(() => {});
-    return run;
+    return this.#serial(() => restoreSnapshot(this.opts.instanceDir, entry, backups.SpaceMarginMegabytes * MB));
   }
 
-  async #take(req: {
-    kind: BackupKind;
-    revision: string | null;
-    revisionAfter?: string | null;
-    quiet: boolean | (() => boolean);
-  }) {
+  /** `installing`: a before-update snapshot, left out of retention until its install ended. */
+  async #take(
+    req: { kind: BackupKind; revision: string | null; revisionAfter?: string | null; quiet: boolean | (() => boolean) },
+    installing = false,
+  ) {
     const { backups, retention } = this.opts.settings();
     try {
       const manifest = await takeSnapshot({
@@ -183,6 +224,7 @@ export class InstanceBackups {
         marginBytes: backups.SpaceMarginMegabytes * MB,
         now: new Date(this.#now()),
       });
+      if (installing) this.#installing.add(manifest.id);
       const removed = await this.#applyRetention(retention);
       this.#report({
         ok: true,
@@ -194,7 +236,14 @@ export class InstanceBackups {
         at: this.#now(),
       });
       if (backups.AfterCommand)
-        this.#startAfterCommand(backups, { ...manifest, archive: join(this.dir, `${manifest.id}.tar.gz`) });
+        this.#copies.start(
+          backups.AfterCommand,
+          { ...manifest, archive: join(this.dir, `${manifest.id}.tar.gz`) },
+          {
+            cwd: this.opts.instanceDir,
+            timeoutMs: backups.AfterCommandTimeoutSeconds * 1000,
+          },
+        );
       return manifest;
     } catch (err) {
       const e = err instanceof BackupError ? err : new BackupError('failed', describeError(err), { cause: err });
@@ -205,35 +254,22 @@ export class InstanceBackups {
 
   /** Removes what `Retention.Backups` says, except snapshots still being copied off-host or restored; their ids. */
   async #applyRetention(retention: RetentionSettings): Promise<string[]> {
-    const entries = await this.list();
+    const entries = (await this.list()).filter((b) => !this.#installing.has(b.id));
     const items = entries.map((b) => ({ ...b, at: Date.parse(b.takenAt), bytes: b.archiveBytes }));
     const doomed = expired(items, retentionRule(retention.Backups), this.#now());
     const removed: string[] = [];
     const spared = new Set(await (this.opts.spared?.() ?? []));
     for (const entry of doomed) {
-      if (this.#uploading.has(entry.id) || this.#restoring.has(entry.id) || spared.has(entry.id)) continue;
+      if (this.#copies.has(entry.id) || this.#restoring.has(entry.id) || spared.has(entry.id)) continue;
       await removeBackup(entry);
       removed.push(entry.id);
     }
     return removed;
   }
 
-  #startAfterCommand(backups: BackupsSettings, snapshot: BackupManifest & { archive: string }): void {
-    const command = backups.AfterCommand;
-    if (!command) return;
-    this.#uploading.add(snapshot.id);
-    void runAfterCommand(command, snapshot, {
-      cwd: this.opts.instanceDir,
-      timeoutMs: backups.AfterCommandTimeoutSeconds * 1000,
-      signal: this.#stopping.signal,
-    })
-      .then((result) => this.opts.reports.afterCommand(snapshot.id, result))
-      .finally(() => this.#uploading.delete(snapshot.id));
-  }
-
   /** Stops off-host copies still running; waits for a snapshot or a restore under way. */
   async close(): Promise<void> {
-    this.#stopping.abort(new Error('the daemon is stopping'));
+    this.#copies.stop();
     await this.#replacing;
     await this.#queue;
   }

@@ -26,7 +26,10 @@ const ManifestSchema = v.object({
   takenAt: v.pipe(v.string(), v.isoTimestamp()),
   /** The build installed when the snapshot was taken. */
   revision: v.nullable(v.string()),
-  /** For `before-update`: the build about to be installed, so a rollback finds the snapshot taken before it. */
+  /**
+   * For `before-update`: the build installed after it, so a rollback finds the snapshot taken before it. Written as
+   * the build the check found, then (beside the archive) as the one the install put in place, if another.
+   */
   revisionAfter: v.nullable(v.string()),
   files: v.array(FileSchema),
   /** What was left out and why (a symbolic link, a socket). */

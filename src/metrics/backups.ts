@@ -17,7 +17,10 @@ export async function createBackupFamilies(registry: Registry) {
 }
 export type BackupFamilies = Awaited<ReturnType<typeof createBackupFamilies>>;
 
-/** Tallies `instance:backup` from the daemon's start and writes it into the families at each scrape. */
+/**
+ * Tallies `instance:backup` from the daemon's start and writes it into the families at each scrape. The last success
+ * starts from `instance:backup-found` (the newest snapshot on disk), so a daemon restart does not empty it.
+ */
 export function tallyBackups(bus: Bus) {
   const counts = new Tally<'instance' | 'result'>();
   const last = new Map<string, { at: number; bytes: number }>();
@@ -25,6 +28,11 @@ export function tallyBackups(bus: Bus) {
     'instance:backup': (e) => {
       counts.inc({ instance: e.key, result: e.ok ? 'ok' : 'failed' });
       if (e.ok) last.set(e.key, { at: e.at, bytes: e.archiveBytes ?? 0 });
+    },
+    // A snapshot taken since the daemon started is newer than any found on disk.
+    'instance:backup-found': (e) => {
+      if ((last.get(e.key)?.at ?? Number.NEGATIVE_INFINITY) < e.at)
+        last.set(e.key, { at: e.at, bytes: e.archiveBytes });
     },
   });
   return {

@@ -1,10 +1,12 @@
 import type { BackupEntry } from '../backups/catalog.ts';
-import { type BackupOutcome, InstanceBackups } from '../backups/instance-backups.ts';
+import { InstanceBackups } from '../backups/instance-backups.ts';
 import type { BackupManifest } from '../backups/manifest.ts';
+import type { BackupOutcome } from '../backups/outcome.ts';
 import { nextFire } from '../config/cron.ts';
 import { describeError } from '../errors.ts';
 import type { BackupListing, BackupStatus, InstanceBackupsControl, RestoreStatus } from './contract.ts';
 import type { InstanceDeps } from './instance-deps.ts';
+import type { AfterInstall } from './update-actors.ts';
 
 /** The longest a Node timer waits; a later fire is reached by waking early and arming again. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -23,7 +25,8 @@ const listing = (m: BackupManifest | BackupEntry): BackupListing => ({
 /**
  * An instance's snapshots as the daemon runs them: before each install (`Backups.BeforeUpdate`), on
  * `Backups.Schedule`, and on request; each outcome on the bus (`instance:backup`, metrics and the status read it), a
- * failure also a chat notice, and `Backups.AfterCommand`'s end as `instance:backup-copied`.
+ * failure also a chat notice, and `Backups.AfterCommand`'s end as `instance:backup-copied`. At start, the newest
+ * snapshot on disk is `instance:backup-found`, so `/metrics` shows the last success before the next snapshot.
  */
 export function createBackupHost(
   deps: InstanceDeps,
@@ -73,6 +76,10 @@ export function createBackupHost(
           deps.log.error('backup failed', { kind: o.kind, error: o.error });
           notice(`The ${o.kind} backup of \`${key}\` failed: ${o.error}`, o.error);
         }
+      },
+      found: (o) => {
+        lastSuccessAt ??= o.at;
+        deps.bus.emit('instance:backup-found', { key, id: o.id, archiveBytes: o.archiveBytes, at: o.at });
       },
       afterCommand: (id, r) => {
         deps.bus.emit('instance:backup-copied', {
@@ -177,11 +184,27 @@ export function createBackupHost(
     /**
      * Before an install swaps builds (no server runs): the snapshot the rollback of that build restores. Unless
      * `Backups.BeforeUpdate` is false or no build is installed yet; a failure rejects, so the install does not happen.
+     * The update tells it how the install ended (never rejected: the install's outcome does not hang on it).
      */
-    async beforeInstall(to: string | null): Promise<void> {
+    async beforeInstall(to: string | null): Promise<AfterInstall | null> {
       // The first install (no build yet) has no build's data to protect.
-      if (!deps.instance.settings.Backups.BeforeUpdate || revision() === null) return;
-      await backups.take({ kind: 'before-update', revision: revision(), revisionAfter: to, quiet: true });
+      if (!deps.instance.settings.Backups.BeforeUpdate || revision() === null) return null;
+      const snapshot = await backups.beforeInstall({ revision: revision(), revisionAfter: to });
+      const { id } = snapshot;
+      const warn = (what: string) => (err: unknown) => deps.log.warn(what, { id, error: describeError(err) });
+      return {
+        installed: (to) =>
+          snapshot.installed(to).then((removed) => {
+            if (removed.length > 0) deps.log.info('backups removed by retention', { removed: removed.join(' ') });
+          }, warn('cannot record the installed build in the snapshot taken before it')),
+        notInstalled: () =>
+          snapshot
+            .notInstalled()
+            .then(
+              () => deps.log.info('removed the snapshot taken for an install that did not happen', { id }),
+              warn('cannot remove the snapshot taken for an install that did not happen'),
+            ),
+      };
     },
     /**
      * `ROLLBACK` with data (no server runs): the current data is snapshotted, the snapshot taken before the installed
@@ -213,7 +236,6 @@ export function createBackupHost(
       backups
         .start()
         .then((back) => {
-          if (backups.last?.ok) lastSuccessAt ??= backups.last.at;
           if (back.length > 0)
             deps.log.warn('a restore was cut off by the daemon stopping; put back the data it had moved aside', {
               paths: back.join(' '),

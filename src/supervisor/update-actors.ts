@@ -16,11 +16,19 @@ import type { InstanceDeps } from './instance-deps.ts';
 /** What the update actors read of an instance (its deps object, so a reload's new provider is used). */
 export type UpdateHost = Pick<InstanceDeps, 'instance' | 'log' | 'bus' | 'provider' | 'recordRevision'>;
 
+/** What runs before an install is told how it ended; neither call rejects. */
+export interface AfterInstall {
+  /** `revision` was swapped in (it may be newer than the build the check found). */
+  installed(revision: string): Promise<void>;
+  /** Nothing was swapped in: the install failed, or the build was already installed. */
+  notInstalled(): Promise<void>;
+}
+
 /** The `update` actor: check, and install when available, before a launch. Rejections become `update-failed`. */
 export function createUpdateActor(
   host: UpdateHost,
   /** Runs before the build is swapped in: the data snapshot (`Backups.BeforeUpdate`); a rejection stops the install. */
-  beforeInstall: (to: string | null) => Promise<void> = async () => {},
+  beforeInstall: (to: string | null) => Promise<AfterInstall | null> = async () => null,
 ) {
   return fromPromise<UpdateOutput, UpdateInput>(async ({ input, signal }) => {
     const provider = host.provider;
@@ -37,10 +45,15 @@ export function createUpdateActor(
       }
       host.log.info('installing update', { from: input.revision, to: check.revision ?? '(newest)' });
       during = 'install';
-      await beforeInstall(check.revision ?? null).catch((err: unknown) => {
+      const after = await beforeInstall(check.revision ?? null).catch((err: unknown) => {
         throw new UpdateError(`not installed, the snapshot before it failed: ${describeError(err)}`, { cause: err });
       });
-      const revision = await provider.apply(input.revision, signal);
+      // apply leaves bin/ as it was when it throws (UpdateProvider), so a rejection means nothing was swapped in.
+      const revision = await provider.apply(input.revision, signal).catch(async (err: unknown) => {
+        await after?.notInstalled();
+        throw err;
+      });
+      await (revision === input.revision ? after?.notInstalled() : after?.installed(revision));
       await host.recordRevision(revision);
       host.bus.emit('instance:update', {
         key: host.instance.key,

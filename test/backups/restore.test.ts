@@ -32,7 +32,7 @@ function backupsOf(dir: string, retention: unknown) {
     key: 'alpha',
     instanceDir: dir,
     settings: () => ({ backups: v.parse(BackupsSchema, {}), retention: v.parse(RetentionSchema, retention) }),
-    reports: { taken: () => {}, afterCommand: () => {}, unreadable: () => {} },
+    reports: { taken: () => {}, found: () => {}, afterCommand: () => {}, unreadable: () => {} },
     now: () => {
       t += 60_000;
       return t;

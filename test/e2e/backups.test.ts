@@ -2,7 +2,7 @@
  * Backups through the real daemon: a demo server runs while a real `sqlite3` process keeps writing a database under
  * its data/; `Backups.Schedule` takes snapshots every second, retention keeps the newest two, a scheduled snapshot
  * restores to a database that passes integrity_check with rows in it, and `watchdog backup` / `watchdog backups`
- * take and list them over HTTP.
+ * take and list them over HTTP; after a daemon restart the status and `/metrics` show the newest snapshot on disk.
  */
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -117,6 +117,27 @@ test('backups :: scheduled snapshots of a database being written, retention, res
     assert.ok(ok >= 4, `watchdog_backups_total ok: ${ok}`);
     assert.is(await metricValue(daemon.url, 'watchdog_backups_total', { instance: KEY, result: 'failed' }), 0);
     assert.ok(((await metricValue(daemon.url, 'watchdog_backup_last_size_bytes', { instance: KEY })) ?? 0) > 0);
+
+    // A daemon restart (no schedule now): the status and /metrics show the newest snapshot on disk at once.
+    await daemon.stop();
+    d = null;
+    const [last] = await listBackups(join(inst, 'backups'));
+    assert.ok(last, 'a snapshot is on disk');
+    d = await startDaemon(testConfig({ instances: [{ key: KEY, port: await freePort() }] }), { dir: dir.path });
+    const again = d;
+    await waitFor(
+      'the status to show the snapshot on disk',
+      async () => {
+        const backup = ((await again.status(KEY, TOKEN)) as unknown as { backup: BackupStatus | null }).backup;
+        return backup?.id === last.id ? true : undefined;
+      },
+      10_000,
+    );
+    const gauge = (name: string) => metricValue(again.url, name, { instance: KEY });
+    assert.is(await gauge('watchdog_backup_last_success_timestamp_seconds'), Date.parse(last.takenAt) / 1000);
+    assert.is(await gauge('watchdog_backup_last_size_bytes'), last.archiveBytes);
+    // Found, not taken: the counter counts this daemon's snapshots.
+    assert.is(await metricValue(again.url, 'watchdog_backups_total', { instance: KEY, result: 'ok' }), 0);
   } finally {
     await writer.stop();
     if (d) await d.stop();

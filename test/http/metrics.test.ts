@@ -92,6 +92,24 @@ expo('metrics :: restart, alert and update counters start at zero and count bus 
   assert.is(sample(f, 'watchdog_update_bytes', { instance: 'alpha' }), 4096);
 });
 
+expo('metrics :: the last backup starts from the snapshot found on disk; a newer one taken replaces it', async () => {
+  const { bus, scrape } = setup();
+  const found = Date.parse('2026-11-01T10:00:00Z');
+  bus.emit('instance:backup-found', { key: 'alpha', id: 'old', archiveBytes: 100, at: found });
+  let f = await scrape();
+  assert.is(sample(f, 'watchdog_backup_last_success_timestamp_seconds', { instance: 'alpha' }), found / 1000);
+  assert.is(sample(f, 'watchdog_backup_last_size_bytes', { instance: 'alpha' }), 100);
+  assert.is(sample(f, 'watchdog_backups_total', { instance: 'alpha', result: 'ok' }), 0);
+  const taken = { key: 'alpha', ok: true, kind: 'manual', id: 'new', bytes: 9, error: null, removed: [] };
+  bus.emit('instance:backup', { ...taken, archiveBytes: 200, at: found + 60_000 });
+  // A late find of an older snapshot does not hide the newer one.
+  bus.emit('instance:backup-found', { key: 'alpha', id: 'old', archiveBytes: 100, at: found });
+  f = await scrape();
+  assert.is(sample(f, 'watchdog_backup_last_success_timestamp_seconds', { instance: 'alpha' }), found / 1000 + 60);
+  assert.is(sample(f, 'watchdog_backup_last_size_bytes', { instance: 'alpha' }), 200);
+  assert.is(sample(f, 'watchdog_backups_total', { instance: 'alpha', result: 'ok' }), 1);
+});
+
 function emit(bus: Bus) {
   const at = Date.now();
   bus.emit('instance:restart', { key: 'alpha', reason: 'request', at });

@@ -1,0 +1,70 @@
+/** The instance statechart's guards, as names the states (instance.ts, instance.maintenance.ts) refer to. */
+import { and, type GuardPredicate, not, or, stateIn } from 'xstate';
+import {
+  givesUp,
+  type InstanceContext,
+  type InstanceMachineEvent,
+  inLoop,
+  unaskedRelaunch,
+} from './instance.context.ts';
+import { type RestoreStep, restoreStep } from './instance.maintenance-plan.ts';
+import { baseSetup } from './instance.setup.ts';
+
+/** `stateIn` as `check` in an action takes it (its guard-name type parameter is `any`, check's `never`). */
+export const inState = (id: string) =>
+  stateIn(id) as unknown as GuardPredicate<InstanceContext, InstanceMachineEvent, undefined, never>;
+
+export const guardedSetup = baseSetup.extend({
+  guards: {
+    currentLaunch: ({ context, event }) => 'launchId' in event && event.launchId === context.launchId,
+    /** A check-in of the current launch while the server is wanted (not while it is being stopped). */
+    checkinCounts: and(['currentLaunch', not(stateIn('#instance.lifecycle.server.stopping'))]),
+    graceful: ({ event }) => event.type === 'SHUTDOWN' && !event.persist,
+    updatePending: ({ context }) => context.updatePending,
+    shuttingDown: ({ context }) => context.exitIntent === 'shutdown',
+    stopRequested: ({ context }) => context.exitIntent === 'stop',
+    rollbackRequested: ({ context }) => context.exitIntent === 'rollback',
+    restoreRequested: ({ context }) => context.exitIntent === 'restore',
+    /**
+     * An install runs, or is about to (`decide` may enter `updating`; a failing server relaunches for a found build):
+     * a check asked for meanwhile waits for it, so it looks from the revision installed and never beside the install.
+     */
+    installAhead: or([
+      stateIn('#instance.lifecycle.updating'),
+      stateIn('#instance.lifecycle.decide'),
+      and([stateIn('#instance.lifecycle.stopped.failing'), 'updatePending']),
+    ]),
+    /** Another update check was asked for while this one ran: it runs next. */
+    askedAgain: stateIn('#instance.updateCheck.running.again'),
+    /** `decide` was entered because the launch was blocked (PROCESS_BLOCKED): no server ran, so nothing counts. */
+    launchBlocked: ({ event }) => event.type === 'PROCESS_BLOCKED',
+    /** The startup-failure limit is reached and no pending update could still change the outcome. */
+    giveUp: ({ context }) => context.exitIntent === 'crash' && givesUp(context),
+    /** The second unclean exit or hang kill after check-ins without a stable run between them, or a later one. */
+    crashLoop: ({ context }) => inLoop(context),
+    /** A server is wanted and there (starting, running, awaiting a check-in): there is something to restart. */
+    serverLive: and([stateIn('#instance.lifecycle.server'), not(stateIn('#instance.lifecycle.server.stopping'))]),
+    serverThere: stateIn('#instance.lifecycle.server'),
+    held: stateIn('#instance.maintenance.hold.held'),
+    /** The pending action waits for the hold to end: a person's request (`?when=`) never does. */
+    waitsForHold: and(['held', ({ context }) => context.maintenance.pending?.source !== 'request']),
+    policyNow: ({ context }) => context.maintenance.pending?.when === 'Now',
+    policyEmpty: ({ context }) => context.maintenance.pending?.when === 'Empty',
+    pendingUpdate: ({ context }) => context.maintenance.pending?.action === 'update',
+    /** A pending update was installed: a server launched after `updating` (which spends `updatePending`). */
+    updateInstalled: and(['pendingUpdate', not('updatePending'), stateIn('#instance.lifecycle.server')]),
+    requested: ({ event }) => event.type === 'MAINTAIN' && event.source === 'request',
+    /** A build found by a check asked with `?when=`: it replaces what is pending, as a person's request does. */
+    updateRequested: ({ event }) => event.type === 'UPDATE_FOUND' && event.when !== null,
+    noPlayers: (_, players: number | null) => players === 0,
+    /**
+     * A pending update waits: a server that crashes during a hold comes back on the installed build and the update
+     * stays pending until the hold ends (crash handling is never held, the install it would bring is).
+     */
+    installHeld: and([({ context }) => unaskedRelaunch(context), 'held']),
+    /** What a RESTORE_MAINTENANCE brings back: how far the saved pending action got, and whether it outlives the restart. */
+    restores: ({ event }, step: RestoreStep) =>
+      event.type === 'RESTORE_MAINTENANCE' && restoreStep(event.saved, event.adopted) === step,
+    restoresHold: ({ event }) => event.type === 'RESTORE_MAINTENANCE' && event.saved.hold !== null,
+  },
+});

@@ -10,9 +10,11 @@ export interface AppendedLogBound {
   counted(): void;
   /**
    * The follower's `onPoll`: rotates by copy-and-truncate once the file has reached its size, or would before the
-   * next poll; `emptied` tells the follower the file starts over.
+   * next poll; `emptied` tells the follower the file starts over. `held`, the follower's own descriptor of the
+   * file, empties it when the copy fails for want of descriptors (EMFILE), where a truncation by path, which opens
+   * the file, would fail too.
    */
-  onPoll(size: number, emptied?: () => void): void;
+  onPoll(size: number, emptied?: () => void, held?: { truncate(): void }): void;
 }
 
 /**
@@ -29,7 +31,7 @@ export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: 
     counted: () => {
       lines += 1;
     },
-    onPoll(size, emptied) {
+    onPoll(size, emptied, held) {
       // Rotating only once the size is reached leaves the file a poll's worth of output past it: a server printing
       // 1 MiB/s overshoots by 250 KiB. Rotating when the next poll would pass it keeps the file near its bound.
       const growth = last === null ? 0 : Math.max(0, size - last);
@@ -43,10 +45,13 @@ export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: 
         outage.succeeded();
       } catch (err) {
         try {
-          mkdirSync(logDir, { recursive: true });
-          truncateSync(logPath(logDir), 0);
+          if (held) held.truncate();
+          else {
+            mkdirSync(logDir, { recursive: true });
+            truncateSync(logPath(logDir), 0);
+            emptied?.();
+          }
           last = 0;
-          emptied?.();
           outage.failed(err, lines);
           lines = 0;
         } catch (again) {
@@ -96,7 +101,7 @@ export function followAppendedLog(opts: AppendedLogOptions): LogFollower {
       intervalMs: opts.intervalMs,
       followRenames: false,
       onPoll(size, file) {
-        if (!file.orphaned) return bound.onPoll(size, file.emptied);
+        if (!file.orphaned) return bound.onPoll(size, file.emptied, file);
         if (!copy) {
           outage.failed(Object.assign(new Error(`${logPath(logDir)} was removed`), { code: 'ENOENT' }), 0);
           copy = new RotatingLogWriter(logDir, rotation, { retryMs: opts.retryMs, health: opts.health });

@@ -74,6 +74,8 @@ export function followLog(
 ): LogFollower {
   const path = logPath(logDir);
   let fd: number | null = null;
+  /** Whether `fd` was opened for writing too: then it can be emptied with no new descriptor (see truncateHeld). */
+  let writable = false;
   let ino = -1;
   let offset = 0;
   let splitter = new LineSplitter();
@@ -81,9 +83,17 @@ export function followLog(
 
   const open = (start: number | 'end', from = path): boolean => {
     try {
-      fd = openSync(from, 'r');
+      // Read-write where allowed (never written through: O_RDWR without O_APPEND or O_TRUNC changes nothing), so a
+      // rotation can still empty the file when the daemon is out of descriptors.
+      fd = openSync(from, 'r+');
+      writable = true;
     } catch {
-      return false;
+      try {
+        fd = openSync(from, 'r');
+        writable = false;
+      } catch {
+        return false;
+      }
     }
     const st = fstatSync(fd);
     ino = st.ino;
@@ -118,6 +128,11 @@ export function followLog(
 
   const truncateHeld = (): void => {
     if (fd === null) return;
+    if (writable) {
+      ftruncateSync(fd, 0);
+      rewind();
+      return;
+    }
     // Our descriptor is read-only; the proc link opens the same file, removed or not, for writing.
     const rw = openSync(`/proc/self/fd/${fd}`, 'r+');
     try {

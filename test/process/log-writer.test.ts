@@ -1,12 +1,14 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { boundAppendedLog } from '../../src/process/appended-log.ts';
 import { RotatingLogWriter } from '../../src/process/log-writer.ts';
 import { WriteOutage } from '../../src/process/write-outage.ts';
-import { tempDir } from '../_support/env.ts';
+import { ROOT, tempDir } from '../_support/env.ts';
 import { onSmallDisk } from '../_support/tmpfs.ts';
 
 /** A WriteHealth that records what it was told. */
@@ -154,5 +156,65 @@ appended(
     }
   },
 );
+
+const EMFILE_SCRIPT = (src: (p: string) => string) => `
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
+import { followAppendedLog } from ${src('process/appended-log.ts')};
+import { WriteOutage } from ${src('process/write-outage.ts')};
+const dir = process.env.LOG_DIR;
+mkdirSync(dir, { recursive: true });
+// The server's own descriptor, opened as a PersistServers launch opens it.
+const server = openSync(dir + '/server.log', 'a');
+writeSync(server, 'a\\n'.repeat(10));
+const failing = [];
+let dropped = 0;
+const outage = new WriteOutage(10, { onFailing: (c) => failing.push(c), onDropped: (n) => { dropped += n; } });
+const f = followAppendedLog({ logDir: dir, rotation: { maxBytes: 100, keep: 2 }, outage, onLine: () => {}, startOffset: 0, intervalMs: 3600000 });
+f.poll();
+const fds = [];
+try { for (let i = 0; i < 100000; i++) fds.push(openSync('/dev/null', 'r')); } catch (e) { if (e.code !== 'EMFILE') throw e; }
+writeSync(server, 'b\\n'.repeat(100));
+f.poll();
+const size = fstatSync(server).size;
+for (const fd of fds) closeSync(fd);
+f.stop();
+console.log(JSON.stringify({ size, filled: fds.length, failing, dropped, files: readdirSync(dir).sort() }));
+`;
+
+const EMFILE =
+  'appended-log :: out of descriptors, the copy cannot be made: the file is emptied through the descriptor held';
+if (spawnSync('prlimit', ['--version']).status !== 0) {
+  console.log(`skipped "${EMFILE}": prlimit (util-linux) is not installed`);
+  appended.skip(EMFILE, () => {});
+} else
+  appended(EMFILE, async () => {
+    const tmp = await tempDir('wd-appended-emfile-');
+    try {
+      const src = (p: string) => JSON.stringify(pathToFileURL(join(ROOT, 'src', p)).href);
+      const run = spawnSync(
+        'prlimit',
+        [
+          '--nofile=256:256',
+          '--',
+          process.execPath,
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          EMFILE_SCRIPT(src),
+        ],
+        { cwd: ROOT, encoding: 'utf8', timeout: 20_000, env: { ...process.env, LOG_DIR: join(tmp.path, 'logs') } },
+      );
+      assert.is(run.status, 0, run.stderr);
+      const out = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}');
+      assert.ok(out.filled > 0, 'the descriptors were used up');
+      assert.equal(out.failing, ['EMFILE'], 'the copy failed for want of descriptors');
+      assert.is(out.size, 0, 'emptied all the same: the file cannot grow while descriptors are out');
+      assert.is(out.dropped, 110, 'the lines since the last rotation are counted as dropped');
+      assert.equal(out.files, ['server.log']);
+    } finally {
+      await tmp.cleanup();
+    }
+  });
 
 appended.run();

@@ -83,15 +83,11 @@ const kib = (n: number) => `${Math.round(n / 1024)} KiB`;
 /** Every server's logs/: at most `keep` files, each at most `maxBytes` (and a line). */
 function serverLogs(s: SoakState): void {
   const { maxBytes, keep } = SERVER_LOG_ROTATION;
-  // Nor while the daemon is out of descriptors (descriptor-pressure): it cannot open the rotated copy, so a server
-  // that writes its own log outgrows the bound until the daemon has descriptors and a poll again.
-  // A daemon without PersistServers does not follow a leftover's log: it shuts the server down (within the settle
+  // Held while the daemon is out of descriptors too (descriptor-pressure): a copy it cannot open costs the lines
+  // since the last rotation, not the bound. A daemon without PersistServers does not follow a leftover's log: it shuts the server down (within the settle
   // time), and the next launch rotates the file it left.
   const settle = s.daemonPersists ? SERVER_LOG_SETTLE_MS : DAEMON_SETTLE_MS;
-  const daemonBounds =
-    s.daemonReadyAt !== null &&
-    Date.now() - s.daemonReadyAt >= settle &&
-    Date.now() - s.starvedUntil >= SERVER_LOG_SETTLE_MS;
+  const daemonBounds = s.daemonReadyAt !== null && Date.now() - s.daemonReadyAt >= settle;
   for (const key of names(join(s.dir, 'instances'))) {
     const dir = join(s.dir, 'instances', key, 'logs');
     const logs = names(dir).filter((n) => /^server\.log(\.\d+)?$/.test(n));

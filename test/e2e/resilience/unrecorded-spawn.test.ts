@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
 import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
-import { freePort, tempDir } from '../../_support/env.ts';
+import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import * as rs from './_support/daemon-crash.ts';
 
@@ -96,10 +96,13 @@ test('unrecorded-spawn :: a server with no record at all is ended at start, even
 
     const d2 = await startDaemon(yaml(true), { dir: tmp.path });
     daemons.push(d2);
+    // Its whole launch goes: the server, and any process it started (in any order).
+    const swept = new RegExp(`left by the previous daemon's launches.*pids="?[\\d ]*\\b${a1}\\b`);
+    await waitFor('the sweep at start in the log', () => swept.test(d2.log()), 15_000);
+    assert.not.ok(rs.isAlive(a1), 'the server nothing recorded was ended');
     const status = await rs.waitStatus(d2, 'a', TOKEN, 'stopped', (s) => s.state.startsWith('stopped'));
     assert.is(status.pid, null);
-    assert.not.ok(rs.isAlive(a1), 'the server nothing recorded was ended');
-    assert.match(d2.log(), new RegExp(`left by the previous daemon's launches.*pids=${a1}\\b`));
+    assert.match(d2.log(), /stays stopped/);
     assert.equal(await rs.pidsWith(join(tmp.path, 'instances/a/config.toml')), [], 'no server runs for the instance');
   } finally {
     for (const d of daemons) await d.stop();

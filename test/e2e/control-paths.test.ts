@@ -93,44 +93,49 @@ const updating = (s: Status) => /(^|\.)updating/.test(s.state);
 const stopping = (s: Status) =>
   s.pid !== null && (is(/(^|\.)stopping$/)(s) || (is(/(^|\.)running$/)(s) && s.stopRequested));
 
-/** A state an operator can meet: its instances' settings, and how to bring one into it from wherever a verb left it. */
+/**
+ * A state an operator can meet: its instances' settings, and how to bring one into it from wherever a verb left it:
+ * wait for `target` (`label` names the wait, by default `name`), taking each step's control request from the
+ * state it names on the way.
+ */
 interface StateCase {
   name: string;
   instance: Omit<InstanceOpts, 'key' | 'port'>;
-  enter(h: Harness, key: string): Promise<void>;
+  target: (s: Status) => boolean;
+  steps: Array<[(s: Status) => boolean, Verb]>;
+  label?: string;
 }
 
-/** Waits for `target`, or for `rest`, from which `step` (a control request) leads on towards it. */
-async function reach(
-  h: Harness,
-  key: string,
-  name: string,
-  target: (s: Status) => boolean,
-  steps: Array<[(s: Status) => boolean, Verb]>,
-): Promise<void> {
-  for (let i = 0; i <= steps.length + 1; i++) {
-    const s = await h.until(key, `${name} (or a state leading there)`, (x) => target(x) || steps.some(([p]) => p(x)));
-    if (target(s)) return;
-    const step = steps.find(([p]) => p(s));
+/** Brings instance `key` into the state of `c`: waits for its target, or for a step's state, and takes the step. */
+async function enter(h: Harness, key: string, c: StateCase): Promise<void> {
+  const name = c.label ?? c.name;
+  for (let i = 0; i <= c.steps.length + 1; i++) {
+    const s = await h.until(
+      key,
+      `${name} (or a state leading there)`,
+      (x) => c.target(x) || c.steps.some(([p]) => p(x)),
+    );
+    if (c.target(s)) return;
+    const step = c.steps.find(([p]) => p(s));
     if (step) await h.ctl(key, step[1]);
   }
-  await h.until(key, name, target);
+  await h.until(key, name, c.target);
 }
 
 const DUMMY_NOW = '      UpdateType: Dummy\n      Maintenance:\n        When: Now';
+/** A server that ignores the request to shut down: its stop lasts the whole stop timeout. */
+const IGNORES_SHUTDOWN = { runCommand: fixture('ignore-shutdown.mjs'), extra: DUMMY_NOW };
 
 /** States on a daemon with short timings (the testConfig defaults, two startup failures give up). */
 function quickStates(manifestUrl: string): StateCase[] {
   return [
-    {
-      name: 'stopped',
-      instance: { extra: DUMMY_NOW },
-      enter: (h, k) => reach(h, k, 'stopped', stoppedIdle, [[running, 'stop']]),
-    },
+    { name: 'stopped', instance: { extra: DUMMY_NOW }, target: stoppedIdle, steps: [[running, 'stop']] },
     {
       name: 'failing',
       instance: { runCommand: fixture('exit-at-once.mjs'), extra: DUMMY_NOW },
-      enter: (h, k) => reach(h, k, 'stopped after failing', failing, []),
+      target: failing,
+      steps: [],
+      label: 'stopped after failing',
     },
     {
       name: 'starting',
@@ -139,13 +144,10 @@ function quickStates(manifestUrl: string): StateCase[] {
         timeoutSeconds: 600,
         extra: `${DUMMY_NOW}\n      EnvironmentVariables:\n        CHECKIN_DELAY_MS: "600000"`,
       },
-      enter: (h, k) => reach(h, k, 'starting', starting, [[stoppedIdle, 'restart']]),
+      target: starting,
+      steps: [[stoppedIdle, 'restart']],
     },
-    {
-      name: 'running',
-      instance: { extra: DUMMY_NOW },
-      enter: (h, k) => reach(h, k, 'running', running, [[stoppedIdle, 'restart']]),
-    },
+    { name: 'running', instance: { extra: DUMMY_NOW }, target: running, steps: [[stoppedIdle, 'restart']] },
     {
       // The build's download stalls: the first install before the first launch stays in progress.
       name: 'updating',
@@ -158,7 +160,8 @@ function quickStates(manifestUrl: string): StateCase[] {
           '        DownloadTimeoutSeconds: 900',
         ].join('\n'),
       },
-      enter: (h, k) => reach(h, k, 'updating', updating, []),
+      target: updating,
+      steps: [],
     },
   ];
 }
@@ -173,32 +176,37 @@ function slowStates(): StateCase[] {
         runCommand: fixture('checkin-late.mjs'),
         extra: `${DUMMY_NOW}\n      EnvironmentVariables:\n        CHECKIN_DELAY_MS: "0"\n        FIXTURE_LIFETIME_MS: "1000"`,
       },
-      enter: (h, k) => reach(h, k, 'restarting back-off', backoff, [[stoppedIdle, 'restart']]),
+      target: backoff,
+      steps: [[stoppedIdle, 'restart']],
+      label: 'restarting back-off',
     },
+    // The game port is held by this process (see the test), so every launch is blocked.
     {
-      // The game port is held by this process (see the test), so every launch is blocked.
       name: 'blocked',
       instance: { extra: DUMMY_NOW },
-      enter: (h, k) => reach(h, k, 'launch blocked', blocked, [[stoppedIdle, 'restart']]),
+      target: blocked,
+      steps: [[stoppedIdle, 'restart']],
+      label: 'launch blocked',
     },
     {
       name: 'stopping',
-      instance: { runCommand: fixture('ignore-shutdown.mjs'), extra: DUMMY_NOW },
-      enter: (h, k) =>
-        reach(h, k, 'stopping', stopping, [
-          [running, 'stop'],
-          [stoppedIdle, 'restart'],
-        ]),
+      instance: IGNORES_SHUTDOWN,
+      target: stopping,
+      steps: [
+        [running, 'stop'],
+        [stoppedIdle, 'restart'],
+      ],
     },
     {
       // A rollback stops the server first; bin.prev is there (see the test), so a rollback is taken.
       name: 'rolling-back',
-      instance: { runCommand: fixture('ignore-shutdown.mjs'), extra: DUMMY_NOW },
-      enter: (h, k) =>
-        reach(h, k, 'stopping for a rollback', stopping, [
-          [running, 'rollback'],
-          [stoppedIdle, 'restart'],
-        ]),
+      instance: IGNORES_SHUTDOWN,
+      target: stopping,
+      steps: [
+        [running, 'rollback'],
+        [stoppedIdle, 'restart'],
+      ],
+      label: 'stopping for a rollback',
     },
   ];
 }
@@ -239,7 +247,7 @@ async function drive(
   const { api, ui } = pairOf(c.name);
   const out = { api: [] as string[], ui: [] as string[], announced: [] as string[], controlAnswers: [] as string[] };
   for (const verb of VERBS) {
-    await Promise.all([c.enter(h, api), c.enter(h, ui)]);
+    await Promise.all([enter(h, api, c), enter(h, ui, c)]);
     const choice = (await h.status(api)).controls?.[verb];
     const [a, b] = await Promise.all([viaApiToken(h.d, api, verb), viaDashboard(h.d, ui, verb)]);
     out.api.push(`${c.name} ${verb}: ${a}`);

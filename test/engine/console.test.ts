@@ -2,16 +2,7 @@ import * as assert from 'uvu/assert';
 import { runCli } from '../_support/cli.ts';
 import { startDaemon } from '../_support/daemon.ts';
 import { freePort } from '../_support/env.ts';
-import {
-  type EngineInstance,
-  engineSuite,
-  engineYaml,
-  prepareEngine,
-  running,
-  serverLog,
-  TOKEN,
-  unpackedEngine,
-} from './_support/engine.ts';
+import { engineConfig, engineSuite, running, serverLog, TOKEN } from './_support/engine.ts';
 
 /**
  * The server console with the real engine: it reads console commands from its standard input (the console FIFO),
@@ -23,27 +14,16 @@ const HOSTNAME = 'Console Engine 27';
 
 interface Ctx {
   yaml: string;
-  con: EngineInstance;
   pid: number;
 }
 
 const test = engineSuite<Ctx>('engine :: the server console of the real engine', {
   ctx: {} as Ctx,
   config: async (ctx) => {
-    const program = (await unpackedEngine()).program;
-    ctx.con = await prepareEngine(ctx.dir, 'con');
-    ctx.yaml = engineYaml(
-      [
-        {
-          engine: ctx.con,
-          runCommand: program,
-          args: ['--cvar', `game.hostname=${HOSTNAME}`],
-          more: { Console: true },
-        },
-      ],
-      { urlsPort: await freePort(), persist: true },
-    );
-    return ctx.yaml;
+    const con = { key: 'con', args: ['--cvar', `game.hostname=${HOSTNAME}`], more: { Console: true } };
+    const { yaml } = await engineConfig(ctx.dir, [con], { urlsPort: await freePort(), persist: true });
+    ctx.yaml = yaml;
+    return yaml;
   },
 });
 

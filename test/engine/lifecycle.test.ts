@@ -9,16 +9,14 @@ import { launchSecret } from '../e2e/resilience/_support/daemon-crash.ts';
 import {
   ENGINE_CHECKIN_SECONDS,
   type EngineInstance,
+  engineConfig,
   engineSuite,
-  engineYaml,
   gone,
   ping,
-  prepareEngine,
   procState,
   running,
   serverLog,
   TOKEN,
-  unpackedEngine,
 } from './_support/engine.ts';
 
 /**
@@ -34,7 +32,6 @@ const HANG_TIMEOUT_S = ENGINE_CHECKIN_SECONDS + 5;
 interface Ctx {
   program: string;
   life: EngineInstance;
-  hang: EngineInstance;
   /** The hang engine's pid and its last check-in (ms) when it was frozen. */
   frozen: { pid: number; lastCheckin: number; at: number; killed: Promise<number> };
 }
@@ -42,14 +39,14 @@ interface Ctx {
 const test = engineSuite<Ctx>('engine :: lifecycle of the real engine', {
   ctx: {} as Ctx,
   config: async (ctx) => {
-    ctx.program = (await unpackedEngine()).program;
-    ctx.life = await prepareEngine(ctx.dir, 'life');
-    ctx.hang = await prepareEngine(ctx.dir, 'hang');
-    return engineYaml([
+    const { yaml, engines, program } = await engineConfig(ctx.dir, [
       // An extra Argument after the contract's own: the engine's last --cvar wins over config.toml's hostname.
-      { engine: ctx.life, runCommand: ctx.program, args: ['--cvar', 'game.hostname=Engine Life'] },
-      { engine: ctx.hang, runCommand: ctx.program, timeoutSeconds: HANG_TIMEOUT_S },
+      { key: 'life', args: ['--cvar', 'game.hostname=Engine Life'] },
+      { key: 'hang', timeoutSeconds: HANG_TIMEOUT_S },
     ]);
+    ctx.program = program;
+    ctx.life = engines.life!;
+    return yaml;
   },
 });
 

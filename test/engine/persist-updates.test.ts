@@ -3,18 +3,16 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
 import { freePort, waitFor } from '../_support/env.ts';
-import { builtLabel, dataJson, instanceDir } from '../e2e/_support/updates.ts';
+import { builtLabel, dataJson, instanceDir, type ManifestFeed, manifestFeed } from '../e2e/_support/updates.ts';
 import { crash, pidsWith } from '../e2e/resilience/_support/daemon-crash.ts';
 import { type Cdn, startCdn } from '../fixtures/archives/serve.ts';
-import { type BuiltArchive, type ManifestBuild, manifestDoc } from '../fixtures/builds/build.ts';
+import type { BuiltArchive } from '../fixtures/builds/build.ts';
 import {
   ENGINE_CHECKIN_SECONDS,
-  type EngineInstance,
+  engineConfig,
   engineSuite,
-  engineYaml,
   gone,
   packEngineBuild,
-  prepareEngine,
   running,
   serverLog,
   TOKEN,
@@ -40,17 +38,14 @@ const RUN_COMMAND = 'bin/RobustToolbox/bin/Server/Robust.Server';
 
 interface Ctx {
   cdn: Cdn;
+  feed: ManifestFeed;
   yaml: string;
-  dummy: EngineInstance;
-  man: EngineInstance;
-  keep: EngineInstance;
   /** The engines' pids under the first daemon. */
   first: Record<string, number>;
   /** When the second daemon was listening (ms). */
   adoptedAt: number;
-  a: BuiltArchive;
+  /** Build B, published by a test. */
   b: BuiltArchive;
-  builds: ManifestBuild[];
 }
 
 const test = engineSuite<Ctx>('engine :: PersistServers adoption and updates of the real engine', {
@@ -58,36 +53,26 @@ const test = engineSuite<Ctx>('engine :: PersistServers adoption and updates of 
   config: async (ctx) => {
     const bundle = await unpackedEngine();
     ctx.cdn = await startCdn();
-    [ctx.a, ctx.b] = await Promise.all([
+    ctx.feed = manifestFeed(ctx.cdn, '/manifest');
+    const [a, b] = await Promise.all([
       packEngineBuild(bundle.dir, join(ctx.dir, 'A.tar.gz'), 'A'),
       packEngineBuild(bundle.dir, join(ctx.dir, 'B.tar.gz'), 'B'),
     ]);
-    ctx.cdn.set('/files/A.tar.gz', { kind: 'file', file: ctx.a.path });
-    ctx.cdn.set('/files/B.tar.gz', { kind: 'file', file: ctx.b.path });
-    ctx.builds = [
-      { key: 'build-A', time: '2026-01-01T10:00:00Z', url: ctx.cdn.url('/files/A.tar.gz'), sha256: ctx.a.sha256 },
-    ];
-    ctx.cdn.set('/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
-    ctx.dummy = await prepareEngine(ctx.dir, 'dummy');
-    ctx.man = await prepareEngine(ctx.dir, 'man');
-    ctx.keep = await prepareEngine(ctx.dir, 'keep');
+    ctx.feed.publish('build-A', '2026-01-01T10:00:00Z', a, '/files/A.tar.gz');
+    ctx.b = b;
     ctx.first = {};
-    ctx.yaml = engineYaml(
-      [
-        { engine: ctx.keep, runCommand: bundle.program },
-        { engine: ctx.dummy, runCommand: bundle.program, more: { UpdateType: 'Dummy' } },
-        {
-          engine: ctx.man,
-          runCommand: RUN_COMMAND,
-          more: {
-            UpdateType: 'Manifest',
-            Updates: { ManifestUrl: ctx.cdn.url('/manifest'), Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
-          },
-        },
-      ],
-      { urlsPort: await freePort(), persist: true },
-    );
-    return ctx.yaml;
+    const manifest = {
+      UpdateType: 'Manifest',
+      Updates: { ManifestUrl: ctx.feed.url, Platform: 'linux-x64', DownloadTimeoutSeconds: 60 },
+    };
+    const instances = [
+      { key: 'keep' },
+      { key: 'dummy', more: { UpdateType: 'Dummy' } },
+      { key: 'man', runCommand: RUN_COMMAND, more: manifest },
+    ];
+    const { yaml } = await engineConfig(ctx.dir, instances, { urlsPort: await freePort(), persist: true });
+    ctx.yaml = yaml;
+    return yaml;
   },
   after: (ctx) => ctx.cdn?.close(),
 });
@@ -170,13 +155,7 @@ test('persist-updates :: Dummy update of an adopted engine: acknowledged, pendin
 test('persist-updates :: Manifest update of an adopted engine to B: acknowledged and pending; a restart installs B and runs it', async (ctx) => {
   const d = ctx.daemon!;
   const before = await running(d, 'man');
-  ctx.builds.push({
-    key: 'build-B',
-    time: '2026-01-02T10:00:00Z',
-    url: ctx.cdn.url('/files/B.tar.gz'),
-    sha256: ctx.b.sha256,
-  });
-  ctx.cdn.set('/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
+  ctx.feed.publish('build-B', '2026-01-02T10:00:00Z', ctx.b, '/files/B.tar.gz');
   await updateAcknowledged(d, ctx.dir, 'man', before.pid!, 'build-A');
   const after = await restarted(d, 'man', before.pid!, ctx.pids);
   assert.is(after.revision, 'build-B');

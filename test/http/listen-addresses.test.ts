@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import { Hono } from 'hono';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { ListenAddress } from '../../src/config/listen.ts';
 import { checkinBaseUrl, reachesUs } from '../../src/daemon/checkin-address.ts';
 import { type BoundAddress, startHttpServers } from '../../src/http/server.ts';
 
@@ -16,25 +17,37 @@ function hasIpv6Loopback(): Promise<boolean> {
   });
 }
 
-const servers = suite('http :: every address of Urls is bound');
-
-servers('listen-addresses :: two addresses: both answer, both close', async () => {
-  const http = await startHttpServers(app, [
-    { host: '127.0.0.1', port: 0 },
-    { host: '127.0.0.1', port: 0 },
-  ]);
+/** Binds `addresses` with the test app, runs `fn` on them, and closes them however `fn` ends; the addresses bound. */
+async function whileBound(
+  addresses: ListenAddress[],
+  fn: (bound: BoundAddress[]) => Promise<void>,
+): Promise<BoundAddress[]> {
+  const http = await startHttpServers(app, addresses);
   try {
-    assert.is(http.bound.length, 2);
-    assert.is.not(http.bound[0]?.port, http.bound[1]?.port);
-    for (const b of http.bound) {
-      const res = await fetch(`${b.url}/health`);
-      assert.equal(await res.json(), { pid: process.pid }, b.url);
-    }
+    await fn(http.bound);
   } finally {
     await http.close();
   }
-  for (const b of http.bound) {
-    const refused = await fetch(`${b.url}/health`).then(
+  return http.bound;
+}
+
+/** The status GET /health answers with at `url` (a base URL, an IPv6 host in brackets). */
+const health = async (url: string) => (await fetch(`${url}/health`)).status;
+
+const servers = suite('http :: every address of Urls is bound');
+
+servers('listen-addresses :: two addresses: both answer, both close', async () => {
+  const loopback = { host: '127.0.0.1', port: 0 };
+  const bound = await whileBound([loopback, loopback], async (bound) => {
+    assert.is(bound.length, 2);
+    assert.is.not(bound[0]?.port, bound[1]?.port);
+    for (const b of bound) {
+      const res = await fetch(`${b.url}/health`);
+      assert.equal(await res.json(), { pid: process.pid }, b.url);
+    }
+  });
+  for (const b of bound) {
+    const refused = await health(b.url).then(
       () => false,
       () => true,
     );
@@ -45,41 +58,35 @@ servers('listen-addresses :: two addresses: both answer, both close', async () =
 servers(
   'listen-addresses :: localhost binds 127.0.0.1 and, where the host has IPv6, ::1 on the same port',
   async () => {
-    const http = await startHttpServers(app, [{ host: 'localhost', port: 0 }]);
-    try {
-      const [v4, v6] = http.bound;
+    await whileBound([{ host: 'localhost', port: 0 }], async (bound) => {
+      const [v4, v6] = bound;
       assert.is(v4?.host, '127.0.0.1');
       assert.is(v4?.name, 'localhost');
       if (await hasIpv6Loopback()) {
         assert.is(v6?.host, '::1');
         assert.is(v6?.port, v4?.port, 'the same port on both loopbacks');
-        assert.is((await fetch(`http://[::1]:${v6?.port}/health`)).status, 200);
+        assert.is(await health(`http://[::1]:${v6?.port}`), 200);
       } else {
-        assert.is(http.bound.length, 1, 'no ::1 where the host has no IPv6');
+        assert.is(bound.length, 1, 'no ::1 where the host has no IPv6');
       }
-      assert.is((await fetch(`http://127.0.0.1:${v4?.port}/health`)).status, 200);
-    } finally {
-      await http.close();
-    }
+      assert.is(await health(`http://127.0.0.1:${v4?.port}`), 200);
+    });
   },
 );
 
 servers(
   'listen-addresses :: * binds every interface of both families (:: dual-stack), or every IPv4 one without IPv6',
   async () => {
-    const http = await startHttpServers(app, [{ host: '*', port: 0 }]);
-    try {
-      assert.is(http.bound.length, 1);
-      const only = http.bound[0];
+    await whileBound([{ host: '*', port: 0 }], async (bound) => {
+      assert.is(bound.length, 1);
+      const only = bound[0];
       assert.is(only?.name, '*');
-      assert.is((await fetch(`http://127.0.0.1:${only?.port}/health`)).status, 200, 'IPv4 loopback');
+      assert.is(await health(`http://127.0.0.1:${only?.port}`), 200, 'IPv4 loopback');
       if (await hasIpv6Loopback()) {
         assert.is(only?.host, '::');
-        assert.is((await fetch(`http://[::1]:${only?.port}/health`)).status, 200, 'IPv6 loopback');
+        assert.is(await health(`http://[::1]:${only?.port}`), 200, 'IPv6 loopback');
       } else assert.is(only?.host, '0.0.0.0');
-    } finally {
-      await http.close();
-    }
+    });
   },
 );
 

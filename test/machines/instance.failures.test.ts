@@ -14,15 +14,7 @@ startup('instance :: three exits before a check-in give up with exactly one aler
   h.proc().exit(3);
   assert.is(h.state(), 'stopped.failing');
   assert.equal(h.alerts(), ['failing']);
-  const alert = h.emitted.find((e) => e.type === 'alert');
-  assert.equal(alert, {
-    type: 'alert',
-    kind: 'failing',
-    exit: { code: 3, signal: null },
-    detail: null,
-    failures: 3,
-    backoffMs: null,
-  });
+  assert.equal(h.alert('failing'), { exit: { code: 3, signal: null }, detail: null, failures: 3, backoffMs: null });
   assert.equal(h.restarts(), ['startup-failure', 'startup-failure']);
   assert.is(h.processes.length, 3);
   assert.ok(h.processes.every((p) => p.stopped));
@@ -44,8 +36,7 @@ startup('instance :: a spawn failure counts as a startup failure instead of idli
     detail: 'cannot launch /srv/bin/server: ENOENT (file not found) — check RunCommand',
   });
   assert.equal(h.alerts(), ['failing']);
-  const failing = h.emitted.find((e) => e.type === 'alert' && e.kind === 'failing');
-  assert.match(failing?.type === 'alert' ? (failing.detail ?? '') : '', /check RunCommand$/, 'chat hears why');
+  assert.match(h.alert('failing')?.detail ?? '', /check RunCommand$/, 'chat hears why');
   // No server ran: retried, but no restart is counted.
   assert.equal(h.restarts(), []);
   assert.is(h.context().restarts, 0);
@@ -130,10 +121,7 @@ crash('instance :: a crash after a check-in alerts and relaunches at once', asyn
   assert.equal(h.alerts(), ['crash']);
   assert.equal(h.restarts(), ['crash']);
   assert.is(h.context().restarts, 1);
-  const alert = h.emitted.find((e) => e.type === 'alert');
-  assert.equal(alert, {
-    type: 'alert',
-    kind: 'crash',
+  assert.equal(h.alert('crash'), {
     exit: { code: null, signal: 'SIGSEGV' },
     detail: null,
     failures: 1,
@@ -161,15 +149,7 @@ crash('instance :: a crash loop alerts once and backs off, doubling up to the ca
   }
   assert.equal(waits, [1_000, 2_000, 4_000, 8_000, 8_000, 8_000]);
   assert.equal(h.alerts(), ['crash', 'crash-loop']);
-  const loop = h.emitted.find((e) => e.type === 'alert' && e.kind === 'crash-loop');
-  assert.equal(loop, {
-    type: 'alert',
-    kind: 'crash-loop',
-    exit: { code: 1, signal: null },
-    detail: null,
-    failures: 2,
-    backoffMs: 1_000,
-  });
+  assert.equal(h.alert('crash-loop'), { exit: { code: 1, signal: null }, detail: null, failures: 2, backoffMs: 1_000 });
   assert.is(h.context().crashStreak, 7);
   assert.is(h.context().restarts, 7);
 });
@@ -225,6 +205,10 @@ function hangAndDie(h: Harness): void {
   before.exit(null, 'SIGKILL');
 }
 
+/** How many hang kills asked for a dump, across every server so far. */
+const hangDumps = (h: Harness): number =>
+  h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length;
+
 /** Steps the clock until the next launch; the wait. */
 function waitForLaunch(h: Harness): number {
   const before = h.processes.length;
@@ -251,12 +235,8 @@ hangs(
     }
     assert.equal(waits, [1_000, 2_000, 4_000, 8_000, 8_000]);
     assert.equal(h.alerts(), ['hang', 'hang-loop']);
-    const loop = h.emitted.find((e) => e.type === 'alert' && e.kind === 'hang-loop');
-    assert.equal(loop, { type: 'alert', kind: 'hang-loop', exit: null, detail: null, failures: 2, backoffMs: 1_000 });
-    const dumps = h.processes
-      .flatMap((p) => p.commands)
-      .filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump);
-    assert.is(dumps.length, 1, 'one dump per loop');
+    assert.equal(h.alert('hang-loop'), { exit: null, detail: null, failures: 2, backoffMs: 1_000 });
+    assert.is(hangDumps(h), 1, 'one dump per loop');
     assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang', detail: null });
     assert.ok(h.restarts().every((r) => r === 'hang'));
   },
@@ -278,10 +258,7 @@ hangs('instance :: a stable run ends a hang loop: the next hang is told and dump
   hangAndDie(h);
   assert.is(h.state(), 'server.starting');
   assert.equal(h.alerts(), ['hang', 'hang-loop', 'hang']);
-  assert.equal(
-    h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length,
-    2,
-  );
+  assert.is(hangDumps(h), 2);
 });
 
 hangs('instance :: a run overdue when stableRunMs is up is not stable: the loop goes on', async ({ h }) => {
@@ -311,10 +288,7 @@ hangs(
     assert.is(h.state(), 'stopped.failing');
     assert.equal(h.alerts(), ['hang', 'failing']);
     assert.equal(h.restarts(), ['hang', 'hang']);
-    assert.equal(
-      h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length,
-      1,
-    );
+    assert.is(hangDumps(h), 1);
     assert.equal(h.context().lastExit, { code: null, signal: 'SIGKILL', reason: 'hang', detail: null });
   },
 );
@@ -329,10 +303,7 @@ hangs(
     h.checkin();
     hangAndDie(h);
     assert.equal(h.alerts(), ['crash', 'hang', 'crash-loop']);
-    assert.equal(
-      h.processes.flatMap((p) => p.commands).filter((c) => c.type === 'KILL' && c.reason === 'hang' && c.dump).length,
-      1,
-    );
+    assert.is(hangDumps(h), 1);
   },
 );
 

@@ -133,6 +133,24 @@ const UNRELATED = new Set([
   'xstate.done.actor.rollback',
   'xstate.error.actor.rollback',
 ]);
+/**
+ * The invoked actors whose results are offered only in the state that runs them: the outputs they end with, and
+ * the message they fail with (the process actor's failure is offered wherever a server is owned, below).
+ */
+const ACTOR_RESULTS: Record<string, { runs: string; outputs: unknown[]; error: string }> = {
+  update: { runs: 'instance.lifecycle.updating', outputs: [{ revision: 'r2', changed: true }], error: 'CDN down' },
+  rollback: { runs: 'instance.lifecycle.rolling-back', outputs: [{ revision: 'r0' }], error: 'no bin.prev' },
+  restore: { runs: 'instance.lifecycle.restoring', outputs: [{ saved: 'saved-1' }], error: 'no space left' },
+  updateCheck: {
+    runs: 'instance.updateCheck.running',
+    outputs: [
+      { available: true, at: 0 },
+      { available: false, at: 0 },
+    ],
+    error: 'no manifest',
+  },
+  players: { runs: 'instance.maintenance.action.pending.waiting.Empty.polling', outputs: [0, 3], error: 'no answer' },
+};
 const MAINTENANCE_TIMERS = ['.maintenanceDeadline.', '.holdEnds.', '.playerPoll.'];
 
 function eventsFor(types: string[]) {
@@ -148,6 +166,14 @@ function eventsFor(types: string[]) {
     const maintaining = !within(s, 'instance.maintenance.action.idle') || !within(s, 'instance.maintenance.hold.free');
     for (const type of types) {
       if (maintaining && UNRELATED.has(type)) continue;
+      const result = /^xstate\.(done|error)\.actor\.(\w+)$/.exec(type);
+      const actor = ACTOR_RESULTS[result?.[2] ?? ''];
+      if (result && actor) {
+        if (!within(s, actor.runs)) continue;
+        if (result[1] === 'done') for (const output of actor.outputs) out.push({ type, output } as ModelEvent);
+        else out.push({ type, error: new Error(actor.error) } as ModelEvent);
+        continue;
+      }
       if (maintaining && type.startsWith('xstate.after.') && !MAINTENANCE_TIMERS.some((d) => type.includes(d)))
         continue;
       if (type.startsWith('xstate.after.')) {
@@ -162,7 +188,6 @@ function eventsFor(types: string[]) {
       const quiet =
         within(s, 'instance.updateCheck.idle') &&
         (within(s, 'instance.lifecycle.server.running') || within(s, 'instance.lifecycle.stopped.idle'));
-      const checking = within(s, 'instance.updateCheck.running');
       switch (type) {
         case 'START':
         case 'RESTART':
@@ -204,14 +229,6 @@ function eventsFor(types: string[]) {
           )
             for (const r of SAVED) out.push({ type, ...r, at: 0 });
           break;
-        case 'xstate.done.actor.players':
-          if (within(s, 'instance.maintenance.action.pending.waiting.Empty.polling'))
-            out.push({ type, output: 0 }, { type, output: 3 });
-          break;
-        case 'xstate.error.actor.players':
-          if (within(s, 'instance.maintenance.action.pending.waiting.Empty.polling'))
-            out.push({ type, error: new Error('no answer') });
-          break;
         case 'ADOPT':
           out.push({ type, pid: 4242 });
           break;
@@ -235,31 +252,6 @@ function eventsFor(types: string[]) {
           break;
         case 'xstate.error.actor.process':
           if (owned) out.push({ type, error: new Error('actor failed') });
-          break;
-        case 'xstate.done.actor.update':
-          if (within(s, 'instance.lifecycle.updating')) out.push({ type, output: { revision: 'r2', changed: true } });
-          break;
-        case 'xstate.error.actor.update':
-          if (within(s, 'instance.lifecycle.updating')) out.push({ type, error: new Error('CDN down') });
-          break;
-        case 'xstate.done.actor.rollback':
-          if (within(s, 'instance.lifecycle.rolling-back')) out.push({ type, output: { revision: 'r0' } });
-          break;
-        case 'xstate.error.actor.rollback':
-          if (within(s, 'instance.lifecycle.rolling-back')) out.push({ type, error: new Error('no bin.prev') });
-          break;
-        case 'xstate.done.actor.restore':
-          if (within(s, 'instance.lifecycle.restoring')) out.push({ type, output: { saved: 'saved-1' } });
-          break;
-        case 'xstate.error.actor.restore':
-          if (within(s, 'instance.lifecycle.restoring')) out.push({ type, error: new Error('no space left') });
-          break;
-        case 'xstate.done.actor.updateCheck':
-          if (checking)
-            out.push({ type, output: { available: true, at: 0 } }, { type, output: { available: false, at: 0 } });
-          break;
-        case 'xstate.error.actor.updateCheck':
-          if (checking) out.push({ type, error: new Error('no manifest') });
           break;
         case 'UPDATE_FOUND':
         case 'SERVER_GONE':

@@ -166,6 +166,15 @@ async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
   return ctx;
 }
 
+/** The bus event saying that instance alpha's `kind` is over, `how`, `ms` after START. */
+const doneEvent = (kind: 'restart' | 'update', how: 'done' | 'forced', ms: number) => ({
+  type: 'maintenance:done',
+  key: 'alpha',
+  kind,
+  how,
+  at: START + ms,
+});
+
 /** The harness's machine never errored; it is stopped. */
 function end(ctx: Ctx): void {
   ctx.h.stop();
@@ -222,13 +231,7 @@ policy('maintenance :: MaxDelayMinutes forces a graceful restart while players s
   assert.equal(h.restarts, [30_000], 'forced at the deadline');
   assert.is(h.h.proc().commands.at(-1)?.type, 'STOP_GRACEFULLY', 'a graceful shutdown');
   await h.serverGone();
-  assert.equal(h.events.at(-1), {
-    type: 'maintenance:done',
-    key: 'alpha',
-    kind: 'restart',
-    how: 'forced',
-    at: START + 31_000,
-  });
+  assert.equal(h.events.at(-1), doneEvent('restart', 'forced', 31_000));
   end(h);
 });
 
@@ -245,13 +248,7 @@ policy(
     await h.advance(40_000, 1000);
     assert.is(h.restarts.length, 1, 'no second, forced restart');
     await h.serverGone();
-    assert.equal(h.events.at(-1), {
-      type: 'maintenance:done',
-      key: 'alpha',
-      kind: 'restart',
-      how: 'done',
-      at: START + 43_000,
-    });
+    assert.equal(h.events.at(-1), doneEvent('restart', 'done', 43_000));
     end(h);
   },
 );
@@ -392,7 +389,7 @@ holds("maintenance :: a person's restart during a hold installs the held update:
   assert.is(h.status().pending?.action, 'update');
   await h.h.finishUpdate({ revision: 'r2', changed: true });
   assert.is(h.status().pending, null);
-  assert.equal(h.events.at(-1), { type: 'maintenance:done', key: 'alpha', kind: 'update', how: 'done', at: START });
+  assert.equal(h.events.at(-1), doneEvent('update', 'done', 0));
   h.release();
   assert.equal(h.restarts, [], 'nothing left for the hold to let through');
   end(h);

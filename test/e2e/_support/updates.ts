@@ -8,7 +8,13 @@ import { appsettingsYaml } from '../../_support/config.ts';
 import type { RunningDaemon, StatusJson } from '../../_support/daemon.ts';
 import { waitFor } from '../../_support/env.ts';
 import type { Cdn } from '../../fixtures/archives/serve.ts';
-import { describeArchive, type ManifestBuild, manifestDoc, writeServerBuild } from '../../fixtures/builds/build.ts';
+import {
+  type BuiltArchive,
+  describeArchive,
+  type ManifestBuild,
+  manifestDoc,
+  writeServerBuild,
+} from '../../fixtures/builds/build.ts';
 
 export const TOKEN = 'tok';
 
@@ -192,4 +198,28 @@ export async function offerBuild(
   const entry: ManifestBuild = { key: offered.key, time: offered.time, url: cdn.url(offered.route), sha256: c.sha256 };
   cdn.set(manifestPath, { kind: 'json', body: manifestDoc([good, entry]) });
   return c;
+}
+
+/** A manifest served on a loopback CDN that lists each build once it is published, oldest first. */
+export interface ManifestFeed {
+  /** Where the manifest is served: the instance's `ManifestUrl`. */
+  url: string;
+  builds: ManifestBuild[];
+  /** Serves `archive` at `route` and lists it in the manifest as build `key` of `time`, its hash the archive's. */
+  publish(key: string, time: string, archive: BuiltArchive, route: string): void;
+}
+
+/** A ManifestFeed at `path` of `cdn`, listing nothing yet. */
+export function manifestFeed(cdn: Cdn, path: string): ManifestFeed {
+  const builds: ManifestBuild[] = [];
+  cdn.set(path, { kind: 'json', body: manifestDoc(builds) });
+  return {
+    url: cdn.url(path),
+    builds,
+    publish(key, time, archive, route) {
+      cdn.set(route, { kind: 'file', file: archive.path });
+      builds.push({ key, time, url: cdn.url(route), sha256: archive.sha256 });
+      cdn.set(path, { kind: 'json', body: manifestDoc(builds) });
+    },
+  };
 }

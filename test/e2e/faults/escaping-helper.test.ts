@@ -1,14 +1,14 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { statFields, verifyProcess } from '../../../src/process/proc-info.ts';
 import { detectTracking } from '../../../src/process/tracking.ts';
 import { testConfig } from '../../_support/config.ts';
-import { type RunningDaemon, reported, startDaemon } from '../../_support/daemon.ts';
+import { type DaemonCtx, daemonSuite, type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
+import { skippedSuite } from '../../_support/skip.ts';
 import { parseExposition, sample } from '../../http/_support/metrics.ts';
 import { crash, fixedUrls, isAlive, killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
 
@@ -21,18 +21,15 @@ import { crash, fixedUrls, isAlive, killGroup, running, waitStatus } from '../re
 const KEY = 'esc';
 const TOKEN = 'tok';
 
-interface Ctx {
-  dir: string;
+interface Escaper {
   port: number;
   yaml: string;
-  daemon: RunningDaemon | null;
-  /** Every daemon started, every server and helper pid seen: for cleanup. */
-  daemons: RunningDaemon[];
+  /** Every server and helper pid seen: killed after the suite. */
   pids: Set<number>;
-  cleanup: () => Promise<void>;
   /** The cgroup folder the daemon named in its log (cgroup mode); tempDir's cleanup removes it. */
   base: string | null;
 }
+type Ctx = DaemonCtx & Escaper;
 
 type Mode = 'cgroup' | 'marker';
 
@@ -50,11 +47,10 @@ async function cgroupsHere(): Promise<string | null> {
 
 const noCgroups = await cgroupsHere();
 
+/** A daemon in the suite's folder in place of the last, which has exited (the suite stops the newest). */
 async function start(ctx: Ctx): Promise<RunningDaemon> {
-  const d = await startDaemon(ctx.yaml, { dir: ctx.dir });
-  ctx.daemons.push(d);
-  ctx.daemon = d;
-  return d;
+  ctx.daemon = await startDaemon(ctx.yaml, { dir: ctx.dir });
+  return ctx.daemon;
 }
 
 /** The helper the current server started, once it runs (its pid is written by the fixture). */
@@ -87,26 +83,17 @@ async function stragglerCounts(d: RunningDaemon): Promise<Record<'exit' | 'relau
   return { exit: count('exit'), relaunch: count('relaunch') };
 }
 
+/** The suite for one tracking mode: skipped, saying why, where this machine cannot run it. */
 function modeSuite(mode: Mode) {
-  const test = suite<Ctx>(`e2e :: faults: a helper that escapes the process group (${mode} tracking)`, {
-    dir: '',
-    port: 0,
-    yaml: '',
-    daemon: null,
-    daemons: [],
-    pids: new Set(),
-    cleanup: async () => {},
-    base: null,
-  });
-  const it = mode === 'cgroup' && noCgroups !== null ? test.skip : test;
-  if (it === test.skip) console.log(`escaping-helper: cgroup mode skipped: ${noCgroups}`);
-
-  test.before(
-    reported(async (ctx: Ctx) => {
-      if (it === test.skip) return;
-      const tmp = await tempDir('wd-escaper-');
-      ctx.dir = tmp.path;
-      ctx.cleanup = tmp.cleanup;
+  const name = `e2e :: faults: a helper that escapes the process group (${mode} tracking)`;
+  if (mode === 'cgroup' && noCgroups !== null) {
+    console.log(`escaping-helper: cgroup mode skipped: ${noCgroups}`);
+    return skippedSuite<Ctx>(name);
+  }
+  return daemonSuite<Escaper>(name, {
+    prefix: 'wd-escaper-',
+    ctx: { port: 0, yaml: '', pids: new Set(), base: null },
+    config: async (ctx) => {
       ctx.port = await freePort();
       const env = { HELPER_FILE: join(ctx.dir, 'helper.pid'), FIXTURE_LIFETIME_MS: '60000' };
       ctx.yaml = testConfig({
@@ -123,15 +110,16 @@ function modeSuite(mode: Mode) {
         /^ {2}PersistServers: false$/m,
         `  PersistServers: false\n  Tracking: ${mode === 'marker' ? 'Environment' : 'Auto'}`,
       );
-      await start(ctx);
-    }),
-  );
-
-  test.after(async (ctx) => {
-    for (const d of ctx.daemons) await d.stop();
-    for (const pid of ctx.pids) killGroup(pid);
-    await ctx.cleanup();
+      return ctx.yaml;
+    },
+    after: (ctx) => {
+      for (const pid of ctx.pids) killGroup(pid);
+    },
   });
+}
+
+for (const mode of ['cgroup', 'marker'] as const) {
+  const it = modeSuite(mode);
 
   it('escaping-helper :: the daemon says which tracking it uses', async (ctx) => {
     // Said right after `listening on`, which is all startDaemon waits for.
@@ -205,7 +193,7 @@ function modeSuite(mode: Mode) {
   });
 
   it('escaping-helper :: PersistServers: an adopted server takes its helper with it, by its recorded launch', async (ctx) => {
-    for (const d of ctx.daemons) await d.stop();
+    await ctx.daemon!.stop();
     ctx.yaml = fixedUrls(ctx.yaml.replace(/^ {2}PersistServers: false$/m, '  PersistServers: true'), await freePort());
     let d = await start(ctx);
     const server = await serverRunning(ctx, 'server.running');
@@ -225,8 +213,5 @@ function modeSuite(mode: Mode) {
     assert.is(mode === 'cgroup', Boolean(launch.cgroup));
   });
 
-  test.run();
+  it.run();
 }
-
-modeSuite('cgroup');
-modeSuite('marker');

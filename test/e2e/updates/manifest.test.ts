@@ -5,13 +5,15 @@ import { runCli } from '../../_support/cli.ts';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { type Cdn, startCdn } from '../../fixtures/archives/serve.ts';
-import { type BuiltArchive, type ManifestBuild, manifestDoc, writeServerBuild } from '../../fixtures/builds/build.ts';
+import { type BuiltArchive, writeServerBuild } from '../../fixtures/builds/build.ts';
 import {
   builtLabel,
   dataJson,
   instanceDir,
   logSince,
+  type ManifestFeed,
   manifestConfig,
+  manifestFeed,
   runningBuild,
   scratchLeft,
   TOKEN,
@@ -25,34 +27,24 @@ import {
 
 const KEY = 'm';
 
-/** The CDN, both builds and the manifest's entries, and the instance's ApiPort. */
+/** The CDN and the manifest it serves, build B (published by a test), and the instance's ApiPort. */
 interface Cdned {
   cdn: Cdn;
-  port: number;
-  a: BuiltArchive;
+  feed: ManifestFeed;
   b: BuiltArchive;
-  builds: ManifestBuild[];
+  port: number;
 }
 
 const test = daemonSuite<Cdned>('e2e updates :: manifest', {
   ctx: {} as Cdned,
   config: async (ctx) => {
     ctx.cdn = await startCdn();
-    ctx.a = await writeServerBuild(join(ctx.dir, 'A.zip'), 'A');
+    ctx.feed = manifestFeed(ctx.cdn, '/fork/test/manifest');
+    const a = await writeServerBuild(join(ctx.dir, 'A.zip'), 'A');
+    ctx.feed.publish('build-A', '2024-05-01T10:00:00Z', a, '/files/SS14.Server_linux-x64-A.zip');
     ctx.b = await writeServerBuild(join(ctx.dir, 'B.tar.gz'), 'B', { format: 'tar.gz' });
-    ctx.cdn.set('/files/SS14.Server_linux-x64-A.zip', { kind: 'file', file: ctx.a.path });
-    ctx.cdn.set('/files/SS14.Server_linux-x64-B.tar.gz', { kind: 'file', file: ctx.b.path });
-    ctx.builds = [
-      {
-        key: 'build-A',
-        time: '2024-05-01T10:00:00Z',
-        url: ctx.cdn.url('/files/SS14.Server_linux-x64-A.zip'),
-        sha256: ctx.a.sha256,
-      },
-    ];
-    ctx.cdn.set('/fork/test/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
     ctx.port = await freePort();
-    return manifestConfig(KEY, ctx.port, ctx.cdn.url('/fork/test/manifest'), 5);
+    return manifestConfig(KEY, ctx.port, ctx.feed.url, 5);
   },
   after: (ctx) => ctx.cdn?.close(),
 });
@@ -72,13 +64,7 @@ test('manifest :: installs build A before the first launch: bin/, data.json, sta
 test('manifest :: the manifest gains B; POST /update: the server gets /update, leaves and comes back on B', async (ctx) => {
   const before = await runningBuild(ctx.daemon!, KEY, ctx.port, 'A');
   const from = ctx.daemon!.log().length;
-  ctx.builds.push({
-    key: 'build-B',
-    time: '2024-05-02T10:00:00Z',
-    url: ctx.cdn.url('/files/SS14.Server_linux-x64-B.tar.gz'),
-    sha256: ctx.b.sha256,
-  });
-  ctx.cdn.set('/fork/test/manifest', { kind: 'json', body: manifestDoc(ctx.builds) });
+  ctx.feed.publish('build-B', '2024-05-02T10:00:00Z', ctx.b, '/files/SS14.Server_linux-x64-B.tar.gz');
 
   assert.is(await ctx.daemon!.control(KEY, TOKEN, 'update'), 200);
   const after = await runningBuild(ctx.daemon!, KEY, ctx.port, 'B', { notPid: before.status.pid });

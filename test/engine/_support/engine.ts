@@ -120,6 +120,32 @@ export function engineYaml(instances: EngineYamlInstance[], opts: { urlsPort?: n
   });
 }
 
+/** An engine instance for engineConfig: its key, and engineYaml's fields but the prepared engine. */
+export type EngineConfigInstance = Omit<EngineYamlInstance, 'engine' | 'runCommand'> & {
+  key: string;
+  /** Left out: the unpacked bundle's `Robust.Server`. */
+  runCommand?: string;
+};
+
+/**
+ * Prepares every instance in `dir` (prepareEngine) and writes their appsettings.yml (engineYaml): the yaml, the
+ * prepared engines by key, and the unpacked bundle's program.
+ */
+export async function engineConfig(
+  dir: string,
+  instances: EngineConfigInstance[],
+  opts: Parameters<typeof engineYaml>[1] = {},
+): Promise<{ yaml: string; engines: Record<string, EngineInstance>; program: string }> {
+  const { program } = await unpackedEngine();
+  const engines: Record<string, EngineInstance> = {};
+  const entries: EngineYamlInstance[] = [];
+  for (const { key, runCommand, ...rest } of instances) {
+    engines[key] = await prepareEngine(dir, key);
+    entries.push({ ...rest, engine: engines[key], runCommand: runCommand ?? program });
+  }
+  return { yaml: engineYaml(entries, opts), engines, program };
+}
+
 /** What an engine suite's tests see besides the daemon: every engine pid seen, killed after the suite. */
 export type EngineCtx<C> = C & { pids: Set<number> };
 

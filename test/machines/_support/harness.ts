@@ -10,6 +10,7 @@ import { createActor, fromCallback, fromPromise, type InspectionEvent, Simulated
 import { type ControlAction, refusalOf } from '../../../machines/instance.refusals.ts';
 import { instanceMachine } from '../../../machines/instance.ts';
 import type {
+  AlertKind,
   CheckInput,
   CheckOutput,
   InstanceEmitted,
@@ -225,6 +226,13 @@ export function createHarness(
     /** Why the machine refuses `action` now (an update provider and a previous build are there), or null. */
     refusal: (action: ControlAction) => refusalOf(actor.getSnapshot(), action, { canUpdate: true, canRollback: true }),
     alerts: () => emitted.flatMap((e) => (e.type === 'alert' ? [e.kind] : [])),
+    /** The first alert of `kind`, without its `type` and `kind` (undefined when none was told). */
+    alert: (kind: AlertKind) => {
+      const found = emitted.find((e) => e.type === 'alert' && e.kind === kind);
+      if (found?.type !== 'alert') return undefined;
+      const { type: _type, kind: _kind, ...rest } = found;
+      return rest;
+    },
     restarts: () => emitted.flatMap((e) => (e.type === 'restart' ? [e.reason] : [])),
     checkin: () => actor.send({ type: 'CHECKIN', launchId: actor.getSnapshot().context.launchId }),
     /** Each answers the oldest unanswered update, check or rollback and lets the machine see it. */

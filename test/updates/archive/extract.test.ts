@@ -6,6 +6,7 @@ import { detectArchiveFormat, extractArchive } from '../../../src/updates/archiv
 import { tempSuite } from '../../_support/env.ts';
 import { type EntrySpec, sampleBuild, writeRawTar, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { entryExists, rejects } from '../_support/instance-suite.ts';
+import { cutInHalf, tarGzCutInEntry } from './_support/cut-archives.ts';
 
 interface Ctx {
   dir: string;
@@ -263,16 +264,13 @@ corrupt('extract :: a zip whose deflated data is damaged is an UpdateError', asy
 corrupt('extract :: a truncated tar.gz is an UpdateError', async (ctx) => {
   const archive = join(ctx.dir, 'b.tar.gz');
   await writeTar(archive, [...sampleBuild('A'), { name: 'big.bin', content: 'y'.repeat(100_000) }], { gzip: true });
-  await truncate(archive, Math.floor((await stat(archive)).size / 2));
+  await cutInHalf(archive);
   await rejects(extractArchive(archive, ctx.dest), /tar archive is corrupt/);
 });
 
 corrupt('extract :: a tar.gz cut in the middle of an entry fails instead of waiting forever', async (ctx) => {
   const archive = join(ctx.dir, 'b.tar.gz');
-  await writeRawTar(archive, [{ path: 'big.bin', type: 'File', content: randomBytes(150_000).toString('hex') }], {
-    gzip: true,
-  });
-  await truncate(archive, Math.floor((await stat(archive)).size / 2));
+  await tarGzCutInEntry(archive, 150_000);
   await rejects(extractArchive(archive, ctx.dest), /tar archive is corrupt .*unexpected end of file/);
 });
 

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { ZipFile } from 'yazl';
 import { extractArchive } from '../../../src/updates/archive/extract.ts';
 import { tempSuite } from '../../_support/env.ts';
-import { writeZip } from '../../fixtures/archives/build.ts';
+import { type EntrySpec, writeZip } from '../../fixtures/archives/build.ts';
 import { rejects } from '../_support/instance-suite.ts';
 
 /*
@@ -21,6 +21,9 @@ const small = tempSuite('zip reading', {
     await mkdir(ctx.dest);
   },
 });
+
+/** The offset of a zip's end of central directory record. */
+const endOfDirectory = (zip: Buffer) => zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
 
 /**
  * A one-entry zip rewritten so that its local header carries `padding` more bytes of extra field than the central
@@ -38,7 +41,7 @@ async function padLocalExtra(archive: string, padding: number): Promise<void> {
   block.writeUInt16LE(padding - 4, 2);
   const out = Buffer.concat([zip.subarray(0, at), block, zip.subarray(at)]);
   out.writeUInt16LE(extraLength + padding, 28);
-  const eocd = out.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const eocd = endOfDirectory(out);
   assert.ok(eocd > 0, 'an end of central directory record');
   out.writeUInt32LE(out.readUInt32LE(eocd + 16) + padding, eocd + 16);
   await writeFile(archive, out);
@@ -76,29 +79,6 @@ small(
   },
 );
 
-small('zip read :: a local header offset that points past the end is a corrupt archive, nothing hangs', async (ctx) => {
-  const archive = join(ctx.dir, 'b.zip');
-  await writeZip(archive, [{ name: 'f.txt', content: 'y'.repeat(5000) }]);
-  const zip = await readFile(archive);
-  const central = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
-  zip.writeUInt32LE(zip.length + 10, central + 42);
-  await writeFile(archive, zip);
-  await rejects(extractArchive(archive, ctx.dest), /zip archive is corrupt/);
-});
-
-small('zip read :: a small entry whose data overflows the file is a corrupt archive', async (ctx) => {
-  const archive = join(ctx.dir, 'b.zip');
-  await writeZip(archive, [{ name: 'f.txt', content: randomBytes(3000).toString('hex'), store: true }]);
-  const zip = await readFile(archive);
-  // Keep the central directory, cut the data short: the header is found, its data runs past the end.
-  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-  const cdOffset = zip.readUInt32LE(eocd + 16);
-  const cut = Buffer.concat([zip.subarray(0, 1000), zip.subarray(cdOffset)]);
-  cut.writeUInt32LE(1000, cut.length - (zip.length - eocd) + 16);
-  await writeFile(archive, cut);
-  await rejects(extractArchive(archive, ctx.dest), /zip archive is corrupt/);
-});
-
 /** A zip made with yazl's own options (a comment, zip64 records), which the fixture's builder does not take. */
 async function yazlZip(path: string, files: Record<string, string>, end: { comment?: string; zip64?: boolean }) {
   const zip = new ZipFile();
@@ -130,14 +110,45 @@ small('zip read :: a long archive comment after the directory, and zip64 records
   }
 });
 
-small('zip read :: a directory offset pointing past the end is a corrupt archive', async (ctx) => {
-  const archive = join(ctx.dir, 'b.zip');
-  await writeZip(archive, [{ name: 'f.txt', content: 'z'.repeat(100) }]);
-  const zip = await readFile(archive);
-  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-  zip.writeUInt32LE(zip.length + 1000, eocd + 16);
-  await writeFile(archive, zip);
-  await rejects(extractArchive(archive, ctx.dest), /zip archive is corrupt/);
-});
+/** One-entry zips broken after writing, each a corrupt archive that must be refused without hanging. */
+const CORRUPT: Array<{ title: string; entry: EntrySpec; corrupt: (zip: Buffer) => Buffer }> = [
+  {
+    title: 'a local header offset that points past the end is a corrupt archive, nothing hangs',
+    entry: { name: 'f.txt', content: 'y'.repeat(5000) },
+    corrupt: (zip) => {
+      const central = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
+      zip.writeUInt32LE(zip.length + 10, central + 42);
+      return zip;
+    },
+  },
+  {
+    // Keep the central directory, cut the data short: the header is found, its data runs past the end.
+    title: 'a small entry whose data overflows the file is a corrupt archive',
+    entry: { name: 'f.txt', content: randomBytes(3000).toString('hex'), store: true },
+    corrupt: (zip) => {
+      const eocd = endOfDirectory(zip);
+      const cut = Buffer.concat([zip.subarray(0, 1000), zip.subarray(zip.readUInt32LE(eocd + 16))]);
+      cut.writeUInt32LE(1000, cut.length - (zip.length - eocd) + 16);
+      return cut;
+    },
+  },
+  {
+    title: 'a directory offset pointing past the end is a corrupt archive',
+    entry: { name: 'f.txt', content: 'z'.repeat(100) },
+    corrupt: (zip) => {
+      zip.writeUInt32LE(zip.length + 1000, endOfDirectory(zip) + 16);
+      return zip;
+    },
+  },
+];
+
+for (const c of CORRUPT) {
+  small(`zip read :: ${c.title}`, async (ctx) => {
+    const archive = join(ctx.dir, 'b.zip');
+    await writeZip(archive, [c.entry]);
+    await writeFile(archive, c.corrupt(await readFile(archive)));
+    await rejects(extractArchive(archive, ctx.dest), /zip archive is corrupt/);
+  });
+}
 
 small.run();

@@ -290,6 +290,11 @@ const listen = (port: number): Promise<Server> =>
  * then ends the servers still running.
  */
 async function driveAlike(h: Harness, cases: StateCase[], expected: string[]): Promise<void> {
+  // Until the daemon starts an instance, its status is the machine's first state, stopped.idle: a step taken then
+  // would be spent before the instance is anywhere.
+  const keys = cases.flatMap((c) => Object.values(pairOf(c.name)));
+  const started = (k: string) => new RegExp(`\\[watchdog:${k}\\] state \\S+ from=stopped\\.idle`).test(h.d.log());
+  await waitFor('every instance started by the daemon', () => keys.every(started) || undefined, 30_000);
   try {
     const rows = await Promise.all(cases.map((c) => drive(h, c))).catch((err: unknown) => {
       console.error(h.d.log().slice(-4000));

@@ -9,79 +9,41 @@
  */
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { basic, type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
-import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
+import { basic, type RunningDaemon } from '../../_support/daemon.ts';
+import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { startWebhookReceiver } from '../../_support/webhook.ts';
 import { statusOf, waitStatus } from './_support/daemon-crash.ts';
+import { LIMIT, withLimitedDaemon } from './_support/descriptor-pressure.ts';
 
 const FIXTURE = join(ROOT, 'test/fixtures/servers/exit-on-file.mjs');
-const LIMIT = 256;
 const hasPrlimit = spawnSync('prlimit', ['--version']).status === 0;
-
-/** Opens idle connections (they never send a byte) to `port`, about `perSecond` (in batches every 10 ms), at most `max`. */
-function holdIdle(port: number, perSecond: number, max: number) {
-  const sockets = new Set<Socket>();
-  let opened = 0;
-  let closedByDaemon = 0;
-  const batch = Math.max(1, Math.round(perSecond / 100));
-  const timer = setInterval(() => {
-    for (let i = 0; i < batch && opened < max; i++) {
-      opened += 1;
-      const s = connect(port, '127.0.0.1');
-      s.on('error', () => undefined);
-      s.on('close', () => {
-        if (sockets.delete(s)) closedByDaemon += 1;
-      });
-      sockets.add(s);
-    }
-  }, 10);
-  return {
-    figures: () => ({ opened, held: sockets.size, closedByDaemon }),
-    /** Stops opening more, and closes `n` of those held: a few descriptors come free, not enough for much. */
-    drop(n: number) {
-      clearInterval(timer);
-      for (const s of [...sockets].slice(0, n)) {
-        sockets.delete(s);
-        s.destroy();
-      }
-    },
-    release() {
-      clearInterval(timer);
-      const all = [...sockets];
-      sockets.clear();
-      for (const s of all) s.destroy();
-    },
-  };
-}
+/** The connection caps set above the limit on purpose, so connections can take every descriptor. */
+const NO_CAP = 'Connections:\n  MaxConnections: 5000\n  MaxConnectionsPerSource: 5000';
 
 const metricsText = async (d: RunningDaemon) =>
   (await fetch(`${d.url}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
 
 const test = suite('e2e :: resilience: descriptor pressure');
 
-function skipped(name: string): boolean {
-  if (hasPrlimit) return false;
+/** Registers a test that needs `prlimit`: skipped, saying why, where it is not installed. */
+function limited(name: string, fn: () => Promise<void>): void {
+  if (hasPrlimit) {
+    test(name, fn);
+    return;
+  }
   console.log(`skipped "${name}": prlimit (util-linux) is not installed, so the daemon cannot get a low limit`);
-  test.skip(name, () => {});
-  return true;
+  test.skip(name, fn);
 }
 
-const A = 'descriptors :: idle connections holding the cap never stop check-ins: the server is not killed as hung';
-if (!skipped(A))
-  test(A, async () => {
-    const tmp = await tempDir('wd-fds-a-');
-    let daemon: RunningDaemon | undefined;
-    let pressure: ReturnType<typeof holdIdle> | undefined;
-    try {
-      const yaml = testConfig({
-        instances: [{ port: await freePort(), runCommand: FIXTURE, timeoutSeconds: 1.5 }],
-      });
-      daemon = await startDaemon(yaml, { dir: tmp.path, wrap: ['prlimit', `--nofile=${LIMIT}:${LIMIT}`, '--'] });
+limited('descriptors :: idle connections holding the cap never stop check-ins: the server is not killed as hung', () =>
+  withLimitedDaemon(
+    'wd-fds-a-',
+    async () => testConfig({ instances: [{ port: await freePort(), runCommand: FIXTURE, timeoutSeconds: 1.5 }] }),
+    async ({ daemon, press }) => {
       assert.match(daemon.log(), 'maxConnections=128', 'the cap derives from the limit: half of 256');
       const first = await waitStatus(
         daemon,
@@ -91,15 +53,13 @@ if (!skipped(A))
         (s) => s.state === 'server.running',
         15_000,
       );
-      const port = Number(new URL(daemon.url).port);
       // Well past the cap, for three check-in timeouts; a stranger would keep this up for ever.
-      pressure = holdIdle(port, 300, 1500);
+      const pressure = press(300, 1500);
       let worstAge = 0;
       const until = Date.now() + 4500;
       while (Date.now() < until) {
         // This client's own idle keep-alive connection may be the oldest, and so the one to give way: ask again.
-        const d = daemon;
-        const s = await statusOf(d, 'demo', 'tok').catch(() => statusOf(d, 'demo', 'tok'));
+        const s = await statusOf(daemon, 'demo', 'tok').catch(() => statusOf(daemon, 'demo', 'tok'));
         assert.is(s.pid, first.pid, 'the same server runs throughout');
         assert.ok(['server.running', 'server.awaiting-checkin'].includes(s.state), s.state);
         if (s.lastCheckinAt) worstAge = Math.max(worstAge, Date.now() - Date.parse(s.lastCheckinAt));
@@ -135,138 +95,126 @@ if (!skipped(A))
         `  descriptor pressure: ${figures.opened} idle connections in 4.5 s against a cap of 128 (limit ${LIMIT}); ` +
           `${evicted} evicted (per-source cap 64), none refused; worst check-in gap ${worstAge} ms (interval 300 ms, timeout 1500 ms)`,
       );
-    } finally {
-      pressure?.release();
-      await daemon?.stop();
-      await tmp.cleanup();
-    }
-  });
+    },
+  ),
+);
 
-const B =
-  'descriptors :: a relaunch blocked by EMFILE is retried and runs again once the descriptors are back, never failing';
-if (!skipped(B))
-  test(B, async () => {
-    const tmp = await tempDir('wd-fds-b-');
+limited(
+  'descriptors :: a relaunch blocked by EMFILE is retried and runs again once the descriptors are back, never failing',
+  async () => {
     const hook = await startWebhookReceiver();
-    let daemon: RunningDaemon | undefined;
-    let pressure: ReturnType<typeof holdIdle> | undefined;
     try {
-      const exitFile = join(tmp.path, 'crash-now');
-      const yaml = testConfig({
-        webhook: hook.url,
-        // The cap set above the limit on purpose, so connections can take every descriptor.
-        extra: '  WebhookRetries: 12\nConnections:\n  MaxConnections: 5000\n  MaxConnectionsPerSource: 5000',
-        instances: [
-          {
-            port: await freePort(),
-            runCommand: FIXTURE,
-            timeoutSeconds: 30,
-            extra: `      EnvironmentVariables:\n        EXIT_FILE: ${JSON.stringify(exitFile)}`,
-          },
-        ],
-      });
-      daemon = await startDaemon(yaml, { dir: tmp.path, wrap: ['prlimit', `--nofile=${LIMIT}:${LIMIT}`, '--'] });
-      const d = daemon;
-      const first = await waitStatus(d, 'demo', 'tok', 'server.running', (s) => s.state === 'server.running', 15_000);
-      const port = Number(new URL(d.url).port);
-      pressure = holdIdle(port, 400, 2000);
-      // At its limit the daemon accepts a connection only to close it at once (libuv's EMFILE rule).
-      await waitFor(
-        'the daemon out of descriptors',
-        () => (pressure && pressure.figures().closedByDaemon >= 20) || undefined,
-        10_000,
+      await withLimitedDaemon(
+        'wd-fds-b-',
+        async (dir) =>
+          testConfig({
+            webhook: hook.url,
+            extra: `  WebhookRetries: 12\n${NO_CAP}`,
+            instances: [
+              {
+                port: await freePort(),
+                runCommand: FIXTURE,
+                timeoutSeconds: 30,
+                extra: `      EnvironmentVariables:\n        EXIT_FILE: ${JSON.stringify(join(dir, 'crash-now'))}`,
+              },
+            ],
+          }),
+        async ({ dir, daemon: d, press }) => {
+          const first = await waitStatus(
+            d,
+            'demo',
+            'tok',
+            'server.running',
+            (s) => s.state === 'server.running',
+            15_000,
+          );
+          const pressure = press(400, 2000);
+          await pressure.outOfDescriptors();
+          await writeFile(join(dir, 'crash-now'), 'crash\n');
+          await waitFor(
+            'a blocked relaunch in the log',
+            () =>
+              /cannot launch: the watchdog is out of file descriptors \(EMFILE\); retrying in/.test(d.log()) ||
+              undefined,
+            15_000,
+          );
+          // Blocked a few times while the pressure lasts: retried, never counted.
+          await new Promise((r) => setTimeout(r, 1200));
+          pressure.release();
+          const back = await waitStatus(
+            d,
+            'demo',
+            'tok',
+            'running again on a new server',
+            (s) => s.state === 'server.running' && s.pid !== null && s.pid !== first.pid,
+            20_000,
+          );
+          assert.is(back.startupFailures, 0, 'a blocked launch is no startup failure');
+          assert.not.match(d.log(), 'stopped.failing');
+          assert.match(d.log(), /state restarting\.blocked/);
+          const texts = () => hook.messages.map((m) => JSON.stringify(m.body));
+          await waitFor(
+            'both chat messages',
+            () => texts().some((t) => t.includes('launched again')) || undefined,
+            20_000,
+          );
+          const blocked = texts().filter((t) => t.includes('cannot launch'));
+          assert.is(blocked.length, 1, `one message for the episode:\n${texts().join('\n')}`);
+          assert.match(blocked[0] ?? '', 'out of file descriptors (EMFILE)');
+          assert.is(texts().filter((t) => t.includes('launched again')).length, 1);
+        },
       );
-      await writeFile(exitFile, 'crash\n');
-      await waitFor(
-        'a blocked relaunch in the log',
-        () =>
-          /cannot launch: the watchdog is out of file descriptors \(EMFILE\); retrying in/.test(d.log()) || undefined,
-        15_000,
-      );
-      // Blocked a few times while the pressure lasts: retried, never counted.
-      await new Promise((r) => setTimeout(r, 1200));
-      pressure.release();
-      const back = await waitStatus(
-        d,
-        'demo',
-        'tok',
-        'running again on a new server',
-        (s) => s.state === 'server.running' && s.pid !== null && s.pid !== first.pid,
-        20_000,
-      );
-      assert.is(back.startupFailures, 0, 'a blocked launch is no startup failure');
-      assert.not.match(d.log(), 'stopped.failing');
-      assert.match(d.log(), /state restarting\.blocked/);
-      const texts = () => hook.messages.map((m) => JSON.stringify(m.body));
-      await waitFor('both chat messages', () => texts().some((t) => t.includes('launched again')) || undefined, 20_000);
-      const blocked = texts().filter((t) => t.includes('cannot launch'));
-      assert.is(blocked.length, 1, `one message for the episode:\n${texts().join('\n')}`);
-      assert.match(blocked[0] ?? '', 'out of file descriptors (EMFILE)');
-      assert.is(texts().filter((t) => t.includes('launched again')).length, 1);
     } finally {
-      pressure?.release();
-      await daemon?.stop();
       await hook.close();
-      await tmp.cleanup();
     }
-  });
+  },
+);
 
-const C =
-  'descriptors :: what the daemon first serves while out of descriptors still works once they are back (no failed import kept)';
-if (!skipped(C))
-  test(C, async () => {
-    const tmp = await tempDir('wd-fds-c-');
-    let daemon: RunningDaemon | undefined;
-    let pressure: ReturnType<typeof holdIdle> | undefined;
-    try {
-      const yaml = testConfig({
-        extra: 'Connections:\n  MaxConnections: 5000\n  MaxConnectionsPerSource: 5000',
-        instances: [{ port: await freePort(), runCommand: FIXTURE, timeoutSeconds: 30 }],
-      });
-      daemon = await startDaemon(yaml, { dir: tmp.path, wrap: ['prlimit', `--nofile=${LIMIT}:${LIMIT}`, '--'] });
-      const d = daemon;
-      // No request reaches the HTTP app before the pressure: its first ones come while descriptors are out.
-      await waitFor('the server launched', () => /server launched/.test(d.log()) || undefined, 15_000);
-      const port = Number(new URL(d.url).port);
-      pressure = holdIdle(port, 400, 2000);
-      await waitFor(
-        'the daemon out of descriptors',
-        () => (pressure && pressure.figures().closedByDaemon >= 20) || undefined,
-        10_000,
-      );
-      // A few free descriptors: a request is accepted, and little else can be opened while it is served.
-      pressure.drop(4);
-      await new Promise((r) => setTimeout(r, 100));
-      const paths = ['/api/instances', '/metrics', '/openapi.json', '/instances/demo/status'];
-      const auth = { authorization: basic('demo', 'tok') };
-      // Whatever gets through while descriptors are out may fail; a few tries, each bounded.
-      const during = await Promise.all(
-        paths.map((p) =>
-          fetch(`${d.url}${p}`, { headers: auth, signal: AbortSignal.timeout(3000) }).then(
-            (r) => r.status,
-            () => 0,
-          ),
-        ),
-      );
-      pressure.release();
-      for (const p of paths) {
-        const res = await waitFor(
-          `${p} answering`,
-          () =>
+limited(
+  'descriptors :: what the daemon first serves while out of descriptors still works once they are back (no failed import kept)',
+  () =>
+    withLimitedDaemon(
+      'wd-fds-c-',
+      async () =>
+        testConfig({
+          extra: NO_CAP,
+          instances: [{ port: await freePort(), runCommand: FIXTURE, timeoutSeconds: 30 }],
+        }),
+      async ({ daemon: d, press }) => {
+        // No request reaches the HTTP app before the pressure: its first ones come while descriptors are out.
+        await waitFor('the server launched', () => /server launched/.test(d.log()) || undefined, 15_000);
+        const pressure = press(400, 2000);
+        await pressure.outOfDescriptors();
+        // A few free descriptors: a request is accepted, and little else can be opened while it is served.
+        pressure.drop(4);
+        await new Promise((r) => setTimeout(r, 100));
+        const paths = ['/api/instances', '/metrics', '/openapi.json', '/instances/demo/status'];
+        const auth = { authorization: basic('demo', 'tok') };
+        // Whatever gets through while descriptors are out may fail; a few tries, each bounded.
+        const during = await Promise.all(
+          paths.map((p) =>
             fetch(`${d.url}${p}`, { headers: auth, signal: AbortSignal.timeout(3000) }).then(
-              (r) => (r.status === 200 ? r : undefined),
-              () => undefined,
+              (r) => r.status,
+              () => 0,
             ),
-          10_000,
+          ),
         );
-        assert.is(res.status, 200, p);
-      }
-      console.log(`  under descriptor pressure the first requests answered ${during.join(', ')}; after it, all 200`);
-    } finally {
-      pressure?.release();
-      await daemon?.stop();
-      await tmp.cleanup();
-    }
-  });
+        pressure.release();
+        for (const p of paths) {
+          const res = await waitFor(
+            `${p} answering`,
+            () =>
+              fetch(`${d.url}${p}`, { headers: auth, signal: AbortSignal.timeout(3000) }).then(
+                (r) => (r.status === 200 ? r : undefined),
+                () => undefined,
+              ),
+            10_000,
+          );
+          assert.is(res.status, 200, p);
+        }
+        console.log(`  under descriptor pressure the first requests answered ${during.join(', ')}; after it, all 200`);
+      },
+    ),
+);
 
 test.run();

@@ -27,6 +27,10 @@ const NO_CAP = 'Connections:\n  MaxConnections: 5000\n  MaxConnectionsPerSource:
 const metricsText = async (d: RunningDaemon) =>
   (await fetch(`${d.url}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
 
+/** The instance's first server, once it runs. */
+const demoRunning = (d: RunningDaemon) =>
+  waitStatus(d, 'demo', 'tok', 'server.running', (s) => s.state === 'server.running', 15_000);
+
 const test = suite('e2e :: resilience: descriptor pressure');
 
 /** Registers a test that needs `prlimit`: skipped, saying why, where it is not installed. */
@@ -45,14 +49,7 @@ limited('descriptors :: idle connections holding the cap never stop check-ins: t
     async () => testConfig({ instances: [{ port: await freePort(), runCommand: FIXTURE, timeoutSeconds: 1.5 }] }),
     async ({ daemon, press }) => {
       assert.match(daemon.log(), 'maxConnections=128', 'the cap derives from the limit: half of 256');
-      const first = await waitStatus(
-        daemon,
-        'demo',
-        'tok',
-        'server.running',
-        (s) => s.state === 'server.running',
-        15_000,
-      );
+      const first = await demoRunning(daemon);
       // Well past the cap, for three check-in timeouts; a stranger would keep this up for ever.
       const pressure = press(300, 1500);
       let worstAge = 0;
@@ -120,14 +117,7 @@ limited(
             ],
           }),
         async ({ dir, daemon: d, press }) => {
-          const first = await waitStatus(
-            d,
-            'demo',
-            'tok',
-            'server.running',
-            (s) => s.state === 'server.running',
-            15_000,
-          );
+          const first = await demoRunning(d);
           const pressure = press(400, 2000);
           await pressure.outOfDescriptors();
           await writeFile(join(dir, 'crash-now'), 'crash\n');

@@ -51,6 +51,9 @@ export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource)
       if (extracted) return;
       ctx.progress({ phase: 'extract' });
       await extractArchive(archive, staging, opts.signal, limits);
+      // Removed before the staged build is flushed: its pages, still unwritten, are then dropped, not written
+      // (the flush syncs the whole file system, install/flush.ts).
+      await rm(archive, { force: true });
     });
   } finally {
     await rm(archive, { force: true });

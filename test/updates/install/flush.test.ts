@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { flushTree } from '../../../src/updates/install/flush.ts';
+import * as assert from 'uvu/assert';
+import { flushFiles, flushTree } from '../../../src/updates/install/flush.ts';
 import { tempSuite } from '../../_support/env.ts';
 
 const flush = tempSuite('install :: flushTree', { prefix: 'wd-flush-' });
@@ -26,5 +27,32 @@ flush(
     }
   },
 );
+
+flush('flush :: the file-by-file fallback passes over links and FIFOs too, and syncs the rest', async ({ dir }) => {
+  await mkdir(join(dir, 'a'), { recursive: true });
+  await writeFile(join(dir, 'a', 'file'), 'z'.repeat(50_000));
+  await symlink(join(dir, 'missing'), join(dir, 'a', 'dangling'));
+  execFileSync('mkfifo', [join(dir, 'a', 'fifo')]);
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('flushFiles hung (it opened the FIFO)')), 5000);
+  });
+  try {
+    await Promise.race([flushFiles(dir, new AbortController().signal), hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+});
+
+flush('flush :: a folder that is gone is an error (sync -f fails, the fallback names the folder)', async ({ dir }) => {
+  const gone = join(dir, 'never-made');
+  const err = await flushTree(gone, new AbortController().signal).then(
+    () => null,
+    (e: NodeJS.ErrnoException) => e,
+  );
+  assert.ok(err, 'flushTree resolved for a folder that does not exist');
+  assert.is(err?.code, 'ENOENT');
+  assert.ok(err?.message.includes('never-made'), err?.message);
+});
 
 flush.run();

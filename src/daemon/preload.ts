@@ -1,6 +1,6 @@
 /**
  * The modules the daemon loads on first use (the HTTP app, metrics, update providers, tar, the OpenAPI converter),
- * loaded at start instead, before the daemon listens.
+ * loaded at start instead, before any instance starts.
  *
  * Node keeps a failed import for good: an `import()` that met EMFILE while reading a module's file fails the same
  * way at every later call, even once descriptors are back (verified on Node 20). Loaded first while a flood or a

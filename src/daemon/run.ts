@@ -61,9 +61,6 @@ export async function runDaemon(
     log.warn(
       `no folder lock (${lock.unavailable}): nothing stops a second daemon in this folder from taking over its servers`,
     );
-  // Loads beside the set-up below, and is awaited before the daemon listens (preload.ts says why).
-  const preloaded = preloadModules();
-  preloaded.catch(() => undefined);
   const bus = createBus();
   let current = config;
   const unguard = opts.guardProcess ? guardProcess(bus, log) : () => undefined;
@@ -136,15 +133,20 @@ export async function runDaemon(
     acceptErrorAt = Date.now();
     log.warn(`the HTTP listener cannot accept connections: ${err.message}`, { error: describeError(err) });
   };
-  const http = await preloaded
-    .catch((err: unknown) => {
-      throw new Error(`could not load the daemon's modules: ${describeError(err)}`, { cause: err });
-    })
-    .then(() => startHttpServers(app, config.listen, { fastPath, guard, timeouts: limits, onError }))
-    .catch(async (err: unknown) => {
+  const http = await startHttpServers(app, config.listen, { fastPath, guard, timeouts: limits, onError }).catch(
+    async (err: unknown) => {
       await lock.release();
       throw err;
-    });
+    },
+  );
+  // Once listening, so /health and check-ins (which need none of these modules) are answered meanwhile; a request
+  // for the app waits for the same loads. Nothing starts before they are done, and without them the daemon does not
+  // start at all (preload.ts says why).
+  await preloadModules().catch(async (err: unknown) => {
+    await http.close();
+    await lock.release();
+    throw new Error(`could not load the daemon's modules: ${describeError(err)}`, { cause: err });
+  });
   // After the bind: a daemon that cannot listen exits without having created any folder.
   const audit = createAuditLog({
     file: join(config.workDir, 'logs', 'audit.log'),

@@ -50,8 +50,8 @@ export async function watchLoop(ctx: SoakContext, setup: Setup, endAt: number, r
   let metrics: Promise<void> | null = null;
   let health: Promise<void> | null = null;
   let revival: Promise<void> | null = null;
-  // Bounded: one turn per 500 ms until the end.
-  while (Date.now() < endAt) {
+  // Bounded: one turn per 500 ms until the end (at most 30 s past it while the fault loop finishes).
+  while (Date.now() < endAt || (faultsRunning && Date.now() < endAt + 30_000)) {
     const at = Date.now();
     if (revival === null && daemonDied(ctx, setup)) {
       revival = startDaemon(ctx, setup.world).finally(() => {
@@ -193,10 +193,17 @@ export async function faultLoop(ctx: SoakContext, setup: Setup, plan: Plan, endA
     if (n % 3 === 0) await heal(ctx, 4000);
     await sleep(plan.everyMs - (Date.now() - at));
   }
-  // A loaded machine can excuse every relaunch of a short run (each fell in a daemon's start-up): one crash on the
-  // settled daemon times one, as the first pass makes sure every fault kind is injected.
-  if ((ctx.s.checks.get('relaunch-within-bound') ?? 0) === 0) {
-    for (let i = 0; i < 20 && !(await inject(ctx, setup, 'sigkill-server')); i++) await sleep(100);
-  }
   await Promise.all(background.values());
+  // A short run can excuse every relaunch (each fell in a daemon's start-up, or in descriptor pressure): one crash on
+  // the settled daemon, once the faults are over, times one, as the first pass makes sure every kind is injected.
+  // The watch loop goes on until this is done (faultsRunning).
+  const timed = () => (ctx.s.checks.get('relaunch-within-bound') ?? 0) > 0;
+  if (!timed()) {
+    for (let i = 0; i < 20 && !(await inject(ctx, setup, 'sigkill-server')); i++) await sleep(250);
+    for (let i = 0; i < 40 && !timed(); i++) await sleep(250);
+  }
+  faultsRunning = false;
 }
+
+/** Whether the fault loop still runs (past the run's end only for the relaunch it may add, bounded). */
+let faultsRunning = true;

@@ -88,6 +88,8 @@ export interface Track extends SoakInstance {
   stoppedSeenAt: number | null;
   /** When the server now up was first seen (null: none is). */
   upSince: number | null;
+  /** The server pid the last /proc scan saw (null: none). */
+  scanPid: number | null;
   /** Failures in a row with no run long enough to end the streak between them (never fewer than the daemon counts). */
   streak: number;
   /** Chat messages the loop rules allow so far: the sum over its faults and requests (bounds.ts). */
@@ -164,6 +166,7 @@ export function newTrack(i: SoakInstance, now: number): Track {
     kickAt: now,
     stoppedSeenAt: null,
     upSince: null,
+    scanPid: null,
     streak: 0,
     chatAllowance: 0,
     touchedAt: now,

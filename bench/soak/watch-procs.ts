@@ -93,10 +93,22 @@ function noOrphanChildren(s: SoakState, children: OurProcess[], now: number): vo
 const startingUp = (s: SoakState, t: Track, at: number) =>
   at < (s.daemonReadyAt ?? at) + DAEMON_SETTLE_MS || at < t.configuredAt + DAEMON_SETTLE_MS;
 
-function relaunches(s: SoakState, t: Track, up: boolean, now: number): void {
+function relaunches(s: SoakState, t: Track, pid: number | null, now: number): void {
+  const up = pid !== null;
+  const last = t.scanPid;
+  t.scanPid = pid;
   if (!t.configured) {
     t.downSince = null;
     t.upSince = null;
+    return;
+  }
+  // Ended and relaunched between two scans (a relaunch with no back-off takes less than one): within any bound.
+  // Counted in the streak, not in the relaunch figures (its gap is unknown, under a scan's 500 ms).
+  if (up && t.downSince === null && last !== null && pid !== last && !isLive(last)) {
+    serverDown(t, now);
+    t.downSince = null;
+    t.upSince = now;
+    if (settled(s, now) && !startingUp(s, t, now)) check(s, 'relaunch-within-bound', true, () => '');
     return;
   }
   if (!up) {
@@ -181,8 +193,11 @@ export function scanTick(s: SoakState): OurProcess[] {
     procs.filter((p) => p.kind === 'child'),
     now,
   );
-  const upKeys = new Set(servers.map((p) => p.key));
-  for (const t of s.tracks.values()) relaunches(s, t, upKeys.has(t.key), now);
+  // A server's fork (a child with its command line) is not the server.
+  const pids = new Set(servers.map((p) => p.pid));
+  const serverOf = new Map<string, number>();
+  for (const p of servers) if (p.parent === null || !pids.has(p.parent)) serverOf.set(p.key, p.pid);
+  for (const t of s.tracks.values()) relaunches(s, t, serverOf.get(t.key) ?? null, now);
   hangKills(s, now);
   return procs;
 }

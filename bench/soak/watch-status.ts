@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { readMemory } from '../lib/proc.ts';
 import { fingerprint } from './builds.ts';
 import { isLive } from './procscan.ts';
-import { check, type SoakState, type Status, serverDown, since } from './state.ts';
+import { check, type SoakState, type Status, serverDown, since, type Track } from './state.ts';
 import { relaunched } from './watch-procs.ts';
 
 /** The checks made from the daemon's own answers and the instance folders: status, bin/, data.json, RSS, lag. */
@@ -20,7 +20,14 @@ interface ApiStatus extends Status {
  * daemon's environment (descriptors, a held port) is retried on a back-off of its own; recovered-after-fault holds
  * it to coming back once the fault is over.
  */
-const EXCUSED = /^(stopped|updating|rolling-back|restarting\.blocked)/;
+const EXCUSED = /^(stopped|rolling-back|restoring|restarting\.blocked)/;
+
+/**
+ * Whether `state` excuses `t` from the relaunch bound. Every relaunch passes through `updating` (the check before a
+ * launch); it takes long only where there is something to download (Manifest instances), and is instant elsewhere,
+ * where excusing it would excuse most relaunches.
+ */
+const excused = (t: Track, state: string) => EXCUSED.test(state) || (t.manifest && state.startsWith('updating'));
 
 export async function statusTick(s: SoakState): Promise<void> {
   if (s.daemonReadyAt === null) return;
@@ -42,7 +49,7 @@ export async function statusTick(s: SoakState): Promise<void> {
     if (!t) continue;
     const before = t.status;
     t.status = { state: st.state, pid: st.pid, restarts: st.restarts, startupFailures: st.startupFailures };
-    if (EXCUSED.test(st.state) && t.downSince !== null) t.downExcused = true;
+    if (excused(t, st.state) && t.downSince !== null) t.downExcused = true;
     // A launch the scans have not seen yet ends the wait for a relaunch; one that already ended (an exit at start)
     // is another failure of the streak.
     if (t.downSince !== null && st.pid !== null && before?.pid !== st.pid) {
@@ -50,7 +57,7 @@ export async function statusTick(s: SoakState): Promise<void> {
       if (isLive(st.pid)) t.upSince = now;
       else {
         serverDown(t, now);
-        t.downExcused = EXCUSED.test(st.state);
+        t.downExcused = excused(t, st.state);
       }
     }
     const stopped = st.state.startsWith('stopped');

@@ -12,6 +12,20 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** A TCP port that was free a moment ago on 127.0.0.1 (bind to 0, read, close). */
 export async function freePort(): Promise<number> {
+  // The kernel may hand the same free port out twice in a row (two instances of one config then collide): never
+  // give one twice in a test process. Bounded: 20 tries, then the last port found.
+  let port = 0;
+  for (let i = 0; i < 20; i++) {
+    port = await anyFreePort();
+    if (!given.has(port)) break;
+  }
+  given.add(port);
+  return port;
+}
+
+const given = new Set<number>();
+
+function anyFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);

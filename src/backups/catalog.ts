@@ -54,3 +54,14 @@ export async function rewriteManifest(backupsDir: string, manifest: BackupManife
   await rename(`${file}.partial`, file);
   await syncPath(backupsDir);
 }
+
+/**
+ * The newest `before-update` snapshot of `entries` (newest first) taken on build `previous` just before `revision`
+ * replaced it. Both must match: after a rollback, bin.prev holds the newer build, and a snapshot taken before some
+ * older install of `revision` holds another build's data.
+ */
+export function takenBefore(entries: BackupEntry[], revision: string, previous: string): BackupEntry | null {
+  return (
+    entries.find((b) => b.kind === 'before-update' && b.revisionAfter === revision && b.revision === previous) ?? null
+  );
+}

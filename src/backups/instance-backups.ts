@@ -1,32 +1,19 @@
 import { join } from 'node:path';
 import type { BackupsSettings, RetentionSettings } from '../config/sections/backups.ts';
 import { describeError } from '../errors.ts';
-import { expired, retentionRule } from '../store/retention.ts';
 import { OffHostCopies } from './after-command.ts';
-import { type BackupEntry, listBackups, removeBackup, rewriteManifest } from './catalog.ts';
+import { BackupRetention } from './backup-retention.ts';
+import { type BackupEntry, listBackups, takenBefore } from './catalog.ts';
+import { type InstallSnapshot, installSnapshot } from './install-snapshot.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
-import type { BackupOutcome, BackupReports, BackupSuccess } from './outcome.ts';
+import { type BackupOutcome, type BackupReports, successOf } from './outcome.ts';
+import { replaceWithSnapshot } from './replace-data.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
 import { BackupError, takeSnapshot } from './snapshot.ts';
 
 const MB = 1_000_000;
 /** The longest a `sqlite3 .backup` of one database may take before the snapshot fails. */
 const SQLITE_TIMEOUT_MS = 10 * 60_000;
-
-/** The snapshot taken before an install, told how the install ended. */
-export interface InstallSnapshot {
-  readonly id: string;
-  /**
-   * A build was swapped in: the manifest names `revision` (the build installed, which may be newer than the one the
-   * check found), and from now on the snapshot counts for retention, which runs. Resolves with what it removed.
-   */
-  installed(revision: string): Promise<string[]>;
-  /**
-   * Nothing was installed (the install failed, or the build was already there): the snapshot is removed. The data
-   * it holds is still in place and the old build runs on it, so no rollback will ask for it.
-   */
-  notInstalled(): Promise<void>;
-}
 
 export interface InstanceBackupsOptions {
   key: string;
@@ -47,19 +34,17 @@ export class InstanceBackups {
   readonly dir: string;
   #queue: Promise<unknown> = Promise.resolve();
   readonly #copies: OffHostCopies;
-  /** Snapshots being restored, and the copies of what they replace: retention leaves them alone until it is over. */
-  #restoring = new Set<string>();
+  readonly #retention: BackupRetention;
   /** A restore under way (`replaceData`), which `close` waits for. */
   #replacing: Promise<unknown> = Promise.resolve();
   #last: BackupOutcome | null = null;
-  /** Before-update snapshots whose install has not ended: retention neither counts nor removes them. */
-  #installing = new Set<string>();
   readonly #now: () => number;
 
   constructor(private readonly opts: InstanceBackupsOptions) {
     this.dir = join(opts.instanceDir, 'backups');
     this.#now = opts.now ?? Date.now;
     this.#copies = new OffHostCopies(opts.reports.afterCommand);
+    this.#retention = new BackupRetention(this.#copies, opts.spared);
   }
 
   /**
@@ -71,15 +56,7 @@ export class InstanceBackups {
     const newest = (await this.list())[0];
     // Found, not taken: no log line or chat notice again, only what the status and `/metrics` show as the last.
     if (newest && this.#last === null) {
-      const found: BackupSuccess = {
-        ok: true,
-        kind: newest.kind,
-        id: newest.id,
-        bytes: newest.bytes,
-        archiveBytes: newest.archiveBytes,
-        removed: [],
-        at: Date.parse(newest.takenAt),
-      };
+      const found = successOf(newest, [], Date.parse(newest.takenAt));
       this.#last = found;
       this.opts.reports.found(found);
     }
@@ -94,18 +71,10 @@ export class InstanceBackups {
     return listBackups(this.dir, this.opts.reports.unreadable);
   }
 
-  /**
-   * The newest `before-update` snapshot taken on build `previous` just before `revision` replaced it: what a rollback
-   * from `revision` back to `previous` puts back. Both must match: after a rollback, bin.prev holds the newer build,
-   * and a snapshot taken before some older install of `revision` holds another build's data.
-   */
+  /** What a rollback from `revision` back to `previous` puts back (`takenBefore` in catalog.ts), or null. */
   async takenBefore(revision: string | null, previous: string | null): Promise<BackupEntry | null> {
     if (revision === null || previous === null) return null;
-    return (
-      (await this.list()).find(
-        (b) => b.kind === 'before-update' && b.revisionAfter === revision && b.revision === previous,
-      ) ?? null
-    );
+    return takenBefore(await this.list(), revision, previous);
   }
 
   /** Takes a snapshot; rejects with a BackupError (also reported) when it could not be taken. */
@@ -135,27 +104,19 @@ export class InstanceBackups {
       previous = this.#last;
       return this.#take({ kind: 'before-update', ...req, quiet: true }, true);
     });
-    const { id } = manifest;
-    const settle = <T>(work: () => Promise<T>): Promise<T> =>
-      this.#serial(() => {
-        this.#installing.delete(id);
-        return work();
-      });
-    return {
-      id,
-      installed: (revision) =>
-        settle(async () => {
-          if (revision !== manifest.revisionAfter)
-            await rewriteManifest(this.dir, { ...manifest, revisionAfter: revision });
-          return this.#applyRetention(this.opts.settings().retention);
+    return installSnapshot(manifest, {
+      dir: this.dir,
+      settle: (work) =>
+        this.#serial(() => {
+          this.#retention.installing.delete(manifest.id);
+          return work();
         }),
-      notInstalled: () =>
-        settle(async () => {
-          await removeBackup({ ...manifest, archive: join(this.dir, `${id}.tar.gz`) });
-          // The status's last backup is not one that is gone.
-          if (this.#last?.ok && this.#last.id === id) this.#last = previous;
-        }),
-    };
+      applyRetention: () => this.#applyRetention(this.opts.settings().retention),
+      removed: () => {
+        // The status's last backup is not one that is gone.
+        if (this.#last?.ok && this.#last.id === manifest.id) this.#last = previous;
+      },
+    });
   }
 
   /** The snapshot named `id`, or null. */
@@ -168,38 +129,20 @@ export class InstanceBackups {
    * (a rollback swaps the build there). When `then` fails, the data it replaced is put back, so a failed rollback
    * leaves data and build as they were. No server may run. Resolves with the safety snapshot and `then`'s result.
    */
-  async replaceData<T>(
+  replaceData<T>(
     entry: BackupEntry,
     revision: string | null,
     then: () => Promise<T>,
   ): Promise<{ saved: BackupManifest; result: T }> {
-    const pinned = [entry.id];
-    for (const id of pinned) this.#restoring.add(id);
-    const run = (async () => {
-      const saved = await this.take({ kind: 'before-restore', revision, quiet: true });
-      // The copy of what is replaced stays until this is over, whatever a snapshot taken meanwhile would expire.
-      pinned.push(saved.id);
-      this.#restoring.add(saved.id);
-      await this.#restore(entry);
-      try {
-        return { saved, result: await then() };
-      } catch (err) {
-        await this.#restore({ ...saved, archive: join(this.dir, `${saved.id}.tar.gz`) }).catch((undo: unknown) => {
-          throw new Error(
-            `${describeError(err)}; putting the replaced data back from ${saved.id} failed too: ${describeError(undo)}`,
-            { cause: undo },
-          );
-        });
-        throw err;
-      }
-    })();
+    const run = replaceWithSnapshot(entry, then, {
+      dir: this.dir,
+      save: () => this.take({ kind: 'before-restore', revision, quiet: true }),
+      restore: (e) => this.#restore(e),
+      restoring: this.#retention.restoring,
+    });
     // The daemon's shutdown waits for it (close): a restore cut off between its renames would strand the data.
     this.#replacing = run.catch(() => {});
-    try {
-      return await run;
-    } finally {
-      for (const id of pinned) this.#restoring.delete(id);
-    }
+    return run;
   }
 
   /** Restores a snapshot; the caller has stopped the server and snapshotted the current data. Serialized with `take`. */
@@ -224,17 +167,9 @@ export class InstanceBackups {
         marginBytes: backups.SpaceMarginMegabytes * MB,
         now: new Date(this.#now()),
       });
-      if (installing) this.#installing.add(manifest.id);
+      if (installing) this.#retention.installing.add(manifest.id);
       const removed = await this.#applyRetention(retention);
-      this.#report({
-        ok: true,
-        kind: req.kind,
-        id: manifest.id,
-        bytes: manifest.bytes,
-        archiveBytes: manifest.archiveBytes,
-        removed,
-        at: this.#now(),
-      });
+      this.#report(successOf(manifest, removed, this.#now()));
       if (backups.AfterCommand)
         this.#copies.start(
           backups.AfterCommand,
@@ -254,17 +189,7 @@ export class InstanceBackups {
 
   /** Removes what `Retention.Backups` says, except snapshots still being copied off-host or restored; their ids. */
   async #applyRetention(retention: RetentionSettings): Promise<string[]> {
-    const entries = (await this.list()).filter((b) => !this.#installing.has(b.id));
-    const items = entries.map((b) => ({ ...b, at: Date.parse(b.takenAt), bytes: b.archiveBytes }));
-    const doomed = expired(items, retentionRule(retention.Backups), this.#now());
-    const removed: string[] = [];
-    const spared = new Set(await (this.opts.spared?.() ?? []));
-    for (const entry of doomed) {
-      if (this.#copies.has(entry.id) || this.#restoring.has(entry.id) || spared.has(entry.id)) continue;
-      await removeBackup(entry);
-      removed.push(entry.id);
-    }
-    return removed;
+    return this.#retention.apply(await this.list(), retention, this.#now());
   }
 
   /** Stops off-host copies still running; waits for a snapshot or a restore under way. */

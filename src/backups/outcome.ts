@@ -1,6 +1,6 @@
 /** What an instance's snapshots tell the daemon: how each went, the one found at start, the off-host copies. */
 import type { AfterCommandResult } from './after-command.ts';
-import type { BackupKind } from './manifest.ts';
+import type { BackupKind, BackupManifest } from './manifest.ts';
 
 /** How a snapshot went, for the status, `/metrics` and chat. */
 export type BackupOutcome =
@@ -8,6 +8,12 @@ export type BackupOutcome =
   | { ok: false; kind: BackupKind; reason: 'space' | 'failed'; error: string; at: number };
 
 export type BackupSuccess = Extract<BackupOutcome, { ok: true }>;
+
+/** The outcome of `manifest`, a snapshot taken (with the ids retention then `removed`) or found, at `at`. */
+export function successOf(manifest: BackupManifest, removed: string[], at: number): BackupSuccess {
+  const { kind, id, bytes, archiveBytes } = manifest;
+  return { ok: true, kind, id, bytes, archiveBytes, removed, at };
+}
 
 export interface BackupReports {
   taken(outcome: BackupOutcome): void;

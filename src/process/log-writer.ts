@@ -6,6 +6,12 @@ export interface LogWriterOptions {
   /** While the file cannot be written, how often to try again (ms); lines in between are dropped and counted. */
   retryMs?: number;
   health?: WriteHealth;
+  /**
+   * The file's outage when it outlives this writer (one per launch): an outage spanning several launches is then
+   * reported once, and ends with the first line a later writer gets in. Without it the writer keeps its own,
+   * from `retryMs` and `health`.
+   */
+  outage?: WriteOutage;
 }
 
 /** The default for `Timing.LogRetrySeconds`. */
@@ -27,7 +33,6 @@ export class RotatingLogWriter {
   #checkAt = 0;
   /** Lines written since that check: lost if the file turns out to have been removed. */
   #sinceCheck = 0;
-  #code = '';
   readonly #outage: WriteOutage;
 
   constructor(
@@ -35,14 +40,7 @@ export class RotatingLogWriter {
     readonly rotation: LogRotation = DEFAULT_ROTATION,
     opts: LogWriterOptions = {},
   ) {
-    const health = opts.health ?? {};
-    this.#outage = new WriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, {
-      ...health,
-      onFailing: (code, message) => {
-        this.#code = code;
-        health.onFailing?.(code, message);
-      },
-    });
+    this.#outage = opts.outage ?? new WriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
     try {
       mkdirSync(logDir, { recursive: true });
       rotateIfFull(logDir, rotation);
@@ -107,7 +105,8 @@ export class RotatingLogWriter {
 
   writeLine(line: string): void {
     if (this.#closed) return;
-    if (!this.#outage.mayTry()) {
+    // Open means this writer has got through since the last failure (a shared outage may have begun before it).
+    if (this.#fd === null && !this.#outage.mayTry()) {
       this.#outage.drop(1);
       return;
     }
@@ -119,7 +118,7 @@ export class RotatingLogWriter {
       if (this.#fd === null) this.#open();
       else this.#checkStillThere(rotating());
       if (this.#outage.failing) {
-        const gap = `${this.#midLine ? '\n' : ''}${marker(`${this.#outage.dropped} line(s) dropped: ${LOG_NAME} could not be written (${this.#code})`)}\n`;
+        const gap = `${this.#midLine ? '\n' : ''}${marker(`${this.#outage.dropped} line(s) dropped: ${LOG_NAME} could not be written (${this.#outage.code})`)}\n`;
         data = Buffer.concat([Buffer.from(gap, 'utf8'), data]);
       }
       if (rotating()) {

@@ -3,7 +3,7 @@
  */
 
 import type { LogRotation } from './log-file.ts';
-import type { WriteHealth } from './write-outage.ts';
+import type { WriteHealth, WriteOutage } from './write-outage.ts';
 
 export interface ExitStatus {
   code: number | null;
@@ -43,6 +43,11 @@ export interface SpawnOptions {
   retryMs?: number;
   /** Told when server.log stops being written, how many lines are dropped, and when it works again. */
   health?: WriteHealth;
+  /**
+   * server.log's outage, kept by the caller across launches: a launch blocked for want of descriptors cannot open
+   * the log either, and one outage over many such attempts is reported once. Absent: each launch has its own.
+   */
+  outage?: WriteOutage;
   /** A cgroup folder the server is put in before it runs (process tracking, `src/process/tracking.ts`). */
   cgroup?: string | null;
   /** The console FIFO's path (`console-fifo.ts`): it becomes the server's standard input. Absent: /dev/null. */

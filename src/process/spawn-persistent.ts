@@ -22,7 +22,7 @@ export async function spawnPersistent(
   emit: Emit,
 ): Promise<ServerProcess> {
   // The daemon's own lines (launch, exit) and forced truncations count against the same outage as a piped log's.
-  const outage = new WriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
+  const outage = opts.outage ?? new WriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
   let fd: number | null = null;
   try {
     mkdirSync(opts.logDir, { recursive: true });
@@ -40,6 +40,8 @@ export async function spawnPersistent(
     if (fd !== null) {
       try {
         writeSync(fd, marker(`launching ${spec.program}`) + '\n');
+        // Ends an outage an earlier launch began (the caller's `outage`): the file is written again.
+        outage.succeeded();
       } catch (err) {
         outage.failed(err, 1);
       }

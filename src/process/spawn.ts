@@ -54,7 +54,11 @@ async function spawnPiped(
   rotation: LogRotation,
   emit: Emit,
 ): Promise<ServerProcess> {
-  const writer = new RotatingLogWriter(opts.logDir, rotation, { retryMs: opts.retryMs, health: opts.health });
+  const writer = new RotatingLogWriter(opts.logDir, rotation, {
+    retryMs: opts.retryMs,
+    health: opts.health,
+    outage: opts.outage,
+  });
   writer.writeLine(marker(`launching ${spec.program}`));
   const stdin = await consoleStdin(opts.console, (m) => writer.writeLine(marker(m)));
   const { child, failure } = await startChild(spec, opts.cgroup, {

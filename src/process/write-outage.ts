@@ -43,6 +43,7 @@ export class WriteOutage {
   #failing = false;
   #dropped = 0;
   #retryAt = 0;
+  #code = '';
 
   constructor(
     readonly retryMs: number,
@@ -52,6 +53,11 @@ export class WriteOutage {
 
   get failing(): boolean {
     return this.#failing;
+  }
+
+  /** The errno code that began the current (or last) outage: `ENOSPC`. */
+  get code(): string {
+    return this.#code;
   }
 
   /** Lines lost in the current outage. */
@@ -68,7 +74,8 @@ export class WriteOutage {
   failed(err: unknown, lines: number): void {
     if (!this.#failing) {
       this.#failing = true;
-      call(() => this.health.onFailing?.(errorCode(err), err instanceof Error ? err.message : String(err)));
+      this.#code = errorCode(err);
+      call(() => this.health.onFailing?.(this.#code, err instanceof Error ? err.message : String(err)));
     }
     this.#retryAt = this.now() + this.retryMs;
     this.drop(lines);

@@ -1,7 +1,7 @@
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { LogRotation } from '../process/log-file.ts';
-import type { WriteHealth } from '../process/write-outage.ts';
+import { type WriteHealth, WriteOutage } from '../process/write-outage.ts';
 import { retentionRule } from '../store/retention.ts';
 
 /**
@@ -38,5 +38,20 @@ export function serverLogHealth(key: string, file: string, bus: Bus): WriteHealt
     onResumed(dropped) {
       bus.emit('log:resumed', { key, file, dropped, at: Date.now() });
     },
+  };
+}
+
+/**
+ * server.log's outage, one for all of an instance's launches: a relaunch blocked for want of descriptors cannot
+ * open the log either, and the daemon's log then says so once for the episode instead of once per attempt. A new
+ * `Timing.LogRetrySeconds` starts a new one.
+ */
+export function serverLogOutage(key: string, bus: Bus): (logDir: string, retryMs: number) => WriteOutage {
+  let held: { file: string; retryMs: number; outage: WriteOutage } | null = null;
+  return (logDir, retryMs) => {
+    const file = `${logDir}/server.log`;
+    if (held?.file !== file || held.retryMs !== retryMs)
+      held = { file, retryMs, outage: new WriteOutage(retryMs, serverLogHealth(key, file, bus)) };
+    return held.outage;
   };
 }

@@ -9,7 +9,7 @@ import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch
 import { spawnServer } from '../process/spawn.ts';
 import { retentionRule } from '../store/retention.ts';
 import type { InstanceDeps } from './instance-deps.ts';
-import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
+import { logRetryMs, serverLogHealth, serverLogOutage, serverLogRotation } from './log-health.ts';
 import { clearForLaunch } from './port-guard.ts';
 import type { OwnedServer, ProcessHost } from './run-process.ts';
 import { echoServerLine } from './server-echo.ts';
@@ -31,6 +31,7 @@ export function createProcessHost(
   const { bus, log } = deps;
   const key = deps.instance.key;
   const serverLog = log.child('server');
+  const logOutage = serverLogOutage(key, bus);
   const stragglers = (when: 'exit' | 'relaunch') => (pids: number[]) =>
     bus.emit('instance:stragglers', { key, pids, when, at: Date.now() });
   return {
@@ -86,7 +87,9 @@ export function createProcessHost(
         persist: deps.config.persistServers,
         rotation: serverLogRotation(deps.config, deps.instance),
         retryMs: logRetryMs(deps.config),
+        // For the copy a persisted server's removed log gets (src/process/appended-log.ts).
         health: serverLogHealth(key, join(logDir, 'server.log'), bus),
+        outage: logOutage(logDir, logRetryMs(deps.config)),
         cgroup: track?.cgroup,
         // The FIFO stays in the instance folder, so a server the next daemon adopts keeps its console.
         console: consoleOf(instance.settings.Console ?? false) ? join(instance.dir, CONSOLE_FIFO) : null,

@@ -67,7 +67,9 @@ for (const mode of ['piped', 'persist'] as const) {
       assert.is(r.status, 0, r.stderr);
       const out = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '{}') as {
         starved: { ok: boolean; name?: string; kind?: string; message?: string };
+        again: { ok: boolean; kind?: string };
         freed: { ok: boolean; code?: number };
+        health: string[];
       };
       assert.equal(
         out.starved,
@@ -80,6 +82,12 @@ for (const mode of ['piped', 'persist'] as const) {
         r.stdout,
       );
       assert.equal(out.freed, { ok: true, code: 0 }, 'the same launch works once descriptors are free');
+      assert.is(out.again.kind, 'resources', 'blocked twice');
+      // Neither blocked attempt could open server.log: one outage for both, ended by the launch that wrote it.
+      // The lines they lost: piped, each one's launch and error markers; persist, the error marker only (the
+      // launch marker goes through the descriptor it could not open).
+      const dropped = mode === 'piped' ? 4 : 2;
+      assert.equal(out.health, ['failing EMFILE', `resumed ${dropped}`], r.stdout);
     } finally {
       await tmp.cleanup();
     }

@@ -152,6 +152,13 @@ limited(
           assert.is(blocked.length, 1, `one message for the episode:\n${texts().join('\n')}`);
           assert.match(blocked[0] ?? '', 'out of file descriptors (EMFILE)');
           assert.is(texts().filter((t) => t.includes('launched again')).length, 1);
+          // Each blocked launch also fails to open server.log; the daemon's log says so once for the episode,
+          // and once that it is written again, not once per attempt.
+          const launches = d.log().match(/cannot launch: the watchdog is out of file descriptors/g) ?? [];
+          const failing = d.log().match(/cannot write \S+server\.log \(EMFILE\)/g) ?? [];
+          assert.ok(launches.length >= 2, `blocked more than once (${launches.length})`);
+          assert.is(failing.length, 1, `one server.log failure for ${launches.length} blocked launches:\n${d.log()}`);
+          assert.is((d.log().match(/writing \S+server\.log again/g) ?? []).length, 1, 'and one line when it is back');
         },
       );
     } finally {

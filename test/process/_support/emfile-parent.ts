@@ -1,20 +1,27 @@
 /**
  * Helper process for the launch-blocked test (not a suite): run under a low descriptor limit, it opens /dev/null
  * until the kernel says EMFILE, tries spawnServer (piped or persist, argv[3]), then frees the descriptors and tries
- * again. Prints one JSON line: how each attempt ended.
+ * again. Prints one JSON line: how each attempt ended, and what the log's outage, shared by the attempts, reported.
  * Usage: node --import tsx emfile-parent.ts '<json {spec, logDir}>' piped|persist
  */
 import { closeSync, openSync } from 'node:fs';
 import { LaunchBlockedError } from '../../../src/errors.ts';
 import type { LaunchSpec } from '../../../src/process/launch-spec.ts';
 import { spawnServer } from '../../../src/process/spawn.ts';
+import { WriteOutage } from '../../../src/process/write-outage.ts';
 
 const { spec, logDir } = JSON.parse(process.argv[2] ?? '{}') as { spec: LaunchSpec; logDir: string };
 const persist = process.argv[3] === 'persist';
+const health: string[] = [];
+// One outage for every attempt, as the daemon keeps one per instance across launches.
+const outage = new WriteOutage(60_000, {
+  onFailing: (code) => health.push(`failing ${code}`),
+  onResumed: (dropped) => health.push(`resumed ${dropped}`),
+});
 
 async function attempt(): Promise<Record<string, unknown>> {
   try {
-    const proc = await spawnServer(spec, { logDir, persist });
+    const proc = await spawnServer(spec, { logDir, persist, outage });
     const status = await proc.exited;
     return { ok: true, code: status.code };
   } catch (err) {
@@ -33,6 +40,7 @@ for (let i = 0; i < 10_000; i++) {
   }
 }
 const starved = await attempt();
+const again = await attempt();
 for (const fd of held.splice(0)) closeSync(fd);
 const freed = await attempt();
-process.stdout.write(`${JSON.stringify({ starved, freed })}\n`);
+process.stdout.write(`${JSON.stringify({ starved, again, freed, health })}\n`);

@@ -7,7 +7,7 @@ import { writeEntryFile } from './entry-file.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
 import { createEntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
-import { openContents } from './zip-data.ts';
+import { type OpenArchive, openContents, spanReads } from './zip-data.ts';
 import { openZip } from './zip-open.ts';
 
 const S_IFMT = 0o170000;
@@ -39,7 +39,7 @@ async function readSmall(stream: Readable, name: string): Promise<string> {
 
 async function extractEntry(
   zip: ZipFile,
-  fd: number,
+  archive: OpenArchive,
   entry: Entry,
   tree: ExtractTree,
   signal?: AbortSignal,
@@ -66,7 +66,7 @@ async function extractEntry(
   }
   // A mode without permission bits (some zip tools) leaves the file as the umask made it.
   await writeEntryFile(
-    await openContents(zip, fd, zip.fileSize, entry),
+    await openContents(zip, archive, entry),
     dest,
     mode !== null && (mode & 0o777) !== 0 ? mode : null,
     signal,
@@ -110,11 +110,12 @@ export async function extractZip(
     // One descriptor for the directory and every entry's data (an open and a close per entry otherwise).
     const { zip: opened, fd: data } = await openZip(archive, { autoClose: false, validateEntrySizes: true });
     zip = opened;
+    const open = { fd: data, size: opened.fileSize, read: spanReads(data, opened.fileSize) };
     const tree = await createExtractTree(destDir);
     for await (const entry of opened.eachEntry()) {
       if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
       const file = isFile(entry) ? entrySegments(entry.fileName).join('/') : null;
-      await pool.run(file, () => extractEntry(opened, data, entry, tree, signal, budget));
+      await pool.run(file, () => extractEntry(opened, open, entry, tree, signal, budget));
     }
     await pool.finish();
   } catch (err) {

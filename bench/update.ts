@@ -13,7 +13,8 @@ import { type BenchCdn, manifestInstance, startCdn } from './lib/cdn.ts';
 import { lightConfig, TOKEN } from './lib/config.ts';
 import { profileText, summarizeProfile } from './lib/cpu-profile.ts';
 import { type BenchDaemon, control, displacedBuildsGone, healthStates, startDaemon } from './lib/daemon.ts';
-import { BENCH, freePorts, ROOT, tempDir } from './lib/env.ts';
+import { BENCH, freePorts, ROOT } from './lib/env.ts';
+import { journaledScratch } from './lib/journaled-fs.ts';
 import { installServer } from './lib/launcher.ts';
 import { type MemoryReading, readMemory, resetPeak } from './lib/proc.ts';
 import { type Figure, figure, type Section } from './lib/report.ts';
@@ -124,7 +125,7 @@ function rssSampler(pid: number): () => MemoryReading | null {
 }
 
 export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Section, 'load' | 'durationMs'>> {
-  const tmp = await tempDir('wd-bench-update-');
+  const tmp = await journaledScratch('wd-bench-update-');
   const daemons: BenchDaemon[] = [];
   let cdn: BenchCdn | null = null;
   const figures: Figure[] = [];
@@ -352,6 +353,7 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     notes.push(
       'Watchdog phases, in the order they happened, each named by the point that ends it: from its log lines (`fetching build from manifest`, `downloaded server archive` (zip) or `downloaded and extracted server archive` (tar.gz, extracted as it downloads), `update available`, `installing update`, `update installed`) (the moment each line reached the bench). A line that did not show leaves its phase out of that run.',
       `Build: ${build.files} files, ${(build.bytes / MB).toFixed(0)} MB unpacked (BENCH_UPDATE_MB=${opts.megabytes}); tar.gz ${(archives.tgz.size / MB).toFixed(0)} MB, zip ${(archives.zip.size / MB).toFixed(0)} MB. Generated and packed in ${genSeconds.toFixed(1)} s (not timed).`,
+      `File system: everything (the served archives, the shell's folders, the daemon's instance) is on ${tmp.fs}; bench/lib/journaled-fs.ts says why.`,
       'Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk, each after a `sync` (not timed) so that neither pays for the writeback of the run before it. Five rounds, each format shell-then-watchdog in even rounds and watchdog-then-shell in odd ones; figures are medians. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (a zip is downloaded to .update/ and then extracted to staging; a tar.gz is extracted to staging as it downloads, with no copy on disk; then swap bin → bin.prev; the build before that is removed in the background).',
       "The watchdog's time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap, and data.json; the build the swap displaces from bin.prev is removed in the background after the launch, and the next run waits for that (not timed). Its download, hash and extraction run during the check, while the old server still runs (the server is only told to leave once the new build is staged).",
       `RSS: ${peakNote}; growth = peak − VmRSS just before POST /update. Each of the ${growth.length} runs, in order: ${growth.map((b, i) => `${(b / MB).toFixed(1)} MB (at the highest sample: ${growthSplit[i]} MB)`).join('; ')}. The daemon's RSS before the first run: ${firstRss === null ? 'n/a' : `${(firstRss / MB).toFixed(1)} MB`}.`,

@@ -32,7 +32,11 @@ const BENCHES: Record<string, { title: string; run: Bench }> = {
   },
   update: {
     title: '3. Update pipeline',
-    run: async () => (await import('./update.ts')).runUpdate({ megabytes: envNumber('BENCH_UPDATE_MB', 200) }),
+    run: async () =>
+      (await import('./update.ts')).runUpdate({
+        megabytes: envNumber('BENCH_UPDATE_MB', 200),
+        rounds: envNumber('BENCH_UPDATE_ROUNDS', 7),
+      }),
   },
   scale: {
     title: '4. Scale',

@@ -81,6 +81,13 @@ function medianPhases(list: Phases[]): string {
     .join(', ');
 }
 
+/** Each round's watchdog time over its shell time, then their median and range. */
+function pairedRatios(watchdog: number[], shell: number[]): string {
+  const ratios = watchdog.map((w, i) => w / (shell[i] ?? Number.NaN)).filter(Number.isFinite);
+  const list = ratios.map((r) => r.toFixed(2)).join(', ');
+  return `${list} (median ${median(ratios).toFixed(2)}, ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+}
+
 const EXTRACT_ONLY: Record<Format, string> = {
   tgz: 'set -e; mkdir "$D/out"; tar xzf "$A" -C "$D/out"',
   zip: 'set -e; mkdir "$D/out"; unzip -q "$A" -d "$D/out"',
@@ -124,7 +131,10 @@ function rssSampler(pid: number): () => MemoryReading | null {
   };
 }
 
-export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Section, 'load' | 'durationMs'>> {
+export async function runUpdate(opts: {
+  megabytes: number;
+  rounds: number;
+}): Promise<Omit<Section, 'load' | 'durationMs'>> {
   const tmp = await journaledScratch('wd-bench-update-');
   const daemons: BenchDaemon[] = [];
   let cdn: BenchCdn | null = null;
@@ -195,7 +205,6 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     const shellPhases: Record<Format, Phases[]> = { tgz: [], zip: [] };
     const wdPhases: Record<Format, Phases[]> = { tgz: [], zip: [] };
     let peakNote = '';
-    const ROUNDS = 5;
     const shellRun = async (format: Format, round: number) => {
       const a = archives[format];
       const scratch = join(tmp.path, `shell-${format}-${round}`);
@@ -273,7 +282,7 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
     };
     // Which side goes first alternates by round, so what one run leaves behind (freed pages, a relaunching server)
     // weighs on both alike.
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < opts.rounds; round++) {
       for (const format of ['tgz', 'zip'] as const) {
         if (round % 2 === 0) {
           await shellRun(format, round);
@@ -354,13 +363,14 @@ export async function runUpdate(opts: { megabytes: number }): Promise<Omit<Secti
       'Watchdog phases, in the order they happened, each named by the point that ends it: from its log lines (`fetching build from manifest`, `downloaded server archive` (zip) or `downloaded and extracted server archive` (tar.gz, extracted as it downloads), `update available`, `installing update`, `update installed`) (the moment each line reached the bench). A line that did not show leaves its phase out of that run.',
       `Build: ${build.files} files, ${(build.bytes / MB).toFixed(0)} MB unpacked (BENCH_UPDATE_MB=${opts.megabytes}); tar.gz ${(archives.tgz.size / MB).toFixed(0)} MB, zip ${(archives.zip.size / MB).toFixed(0)} MB. Generated and packed in ${genSeconds.toFixed(1)} s (not timed).`,
       `File system: everything (the served archives, the shell's folders, the daemon's instance) is on ${tmp.fs}; bench/lib/journaled-fs.ts says why.`,
-      'Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk, each after a `sync` (not timed) so that neither pays for the writeback of the run before it. Five rounds, each format shell-then-watchdog in even rounds and watchdog-then-shell in odd ones; figures are medians. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (a zip is downloaded to .update/ and then extracted to staging; a tar.gz is extracted to staging as it downloads, with no copy on disk; then swap bin → bin.prev; the build before that is removed in the background).',
+      `Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk, each after a \`sync\` (not timed) so that neither pays for the writeback of the run before it. ${opts.rounds} rounds (BENCH_UPDATE_ROUNDS), each format shell-then-watchdog in even rounds and watchdog-then-shell in odd ones; figures are medians. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (a zip is downloaded to .update/ and then extracted to staging; a tar.gz is extracted to staging as it downloads, with no copy on disk; then swap bin → bin.prev; the build before that is removed in the background).`,
       "The watchdog's time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap, and data.json; the build the swap displaces from bin.prev is removed in the background after the launch, and the next run waits for that (not timed). Its download, hash and extraction run during the check, while the old server still runs (the server is only told to leave once the new build is staged).",
       `RSS: ${peakNote}; growth = peak − VmRSS just before POST /update. Each of the ${growth.length} runs, in order: ${growth.map((b, i) => `${(b / MB).toFixed(1)} MB (at the highest sample: ${growthSplit[i]} MB)`).join('; ')}. The daemon's RSS before the first run: ${firstRss === null ? 'n/a' : `${(firstRss / MB).toFixed(1)} MB`}.`,
       `Phases, medians — tar.gz shell: ${medianPhases(shellPhases.tgz)}; watchdog: ${medianPhases(wdPhases.tgz)}. zip shell: ${medianPhases(shellPhases.zip)}; watchdog: ${medianPhases(wdPhases.zip)}.`,
       `CPU profile of src/updates/archive/extract.ts extracting the tar.gz alone (\`node --cpu-prof bench/tools/extract-once.ts\`, main thread, extraction window only; idle = waiting for the thread pool or the disk): ${extractOnly.tgz.profile}`,
       `Same for the zip: ${extractOnly.zip.profile}`,
       `Shell runs (s): tgz ${shellTimes.tgz.map((t) => (t / 1000).toFixed(2)).join(', ')}; zip ${shellTimes.zip.map((t) => (t / 1000).toFixed(2)).join(', ')}. Watchdog runs (s): tgz ${wdTimes.tgz.map((t) => (t / 1000).toFixed(2)).join(', ')}; zip ${wdTimes.zip.map((t) => (t / 1000).toFixed(2)).join(', ')}.`,
+      `Watchdog ÷ shell within each round (the two runs minutes apart at most, so sharing the machine's state): tgz ${pairedRatios(wdTimes.tgz, shellTimes.tgz)}; zip ${pairedRatios(wdTimes.zip, shellTimes.zip)}. How far these spread is how far a median of them can be trusted.`,
     );
     return {
       id: 'update',

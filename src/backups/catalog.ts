@@ -36,6 +36,11 @@ export async function listBackups(
   return out.sort((a, b) => (a.takenAt === b.takenAt ? (a.id < b.id ? 1 : -1) : a.takenAt < b.takenAt ? 1 : -1));
 }
 
+/** The listing's entry of a snapshot in `backupsDir` whose manifest is `manifest`. */
+export function entryOf(backupsDir: string, manifest: BackupManifest): BackupEntry {
+  return { ...manifest, archive: join(backupsDir, `${manifest.id}.tar.gz`) };
+}
+
 /** Deletes a snapshot: its archive first, so a listing never shows one without it. */
 export async function removeBackup(entry: BackupEntry): Promise<void> {
   await rm(entry.archive, { force: true });

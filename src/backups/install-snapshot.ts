@@ -1,5 +1,4 @@
-import { join } from 'node:path';
-import { removeBackup, rewriteManifest } from './catalog.ts';
+import { entryOf, removeBackup, rewriteManifest } from './catalog.ts';
 import type { BackupManifest } from './manifest.ts';
 
 /** The snapshot taken before an install, told how the install ended. */
@@ -41,7 +40,7 @@ export function installSnapshot(manifest: BackupManifest, hooks: InstallSnapshot
       }),
     notInstalled: () =>
       hooks.settle(async () => {
-        await removeBackup({ ...manifest, archive: join(hooks.dir, `${id}.tar.gz`) });
+        await removeBackup(entryOf(hooks.dir, manifest));
         hooks.removed();
       }),
   };

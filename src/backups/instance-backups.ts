@@ -3,7 +3,7 @@ import type { BackupsSettings, RetentionSettings } from '../config/sections/back
 import { describeError } from '../errors.ts';
 import { OffHostCopies } from './after-command.ts';
 import { BackupRetention } from './backup-retention.ts';
-import { type BackupEntry, listBackups, takenBefore } from './catalog.ts';
+import { type BackupEntry, entryOf, listBackups, takenBefore } from './catalog.ts';
 import { type InstallSnapshot, installSnapshot } from './install-snapshot.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
 import { type BackupOutcome, type BackupReports, successOf } from './outcome.ts';
@@ -171,14 +171,10 @@ export class InstanceBackups {
       const removed = await this.#applyRetention(retention);
       this.#report(successOf(manifest, removed, this.#now()));
       if (backups.AfterCommand)
-        this.#copies.start(
-          backups.AfterCommand,
-          { ...manifest, archive: join(this.dir, `${manifest.id}.tar.gz`) },
-          {
-            cwd: this.opts.instanceDir,
-            timeoutMs: backups.AfterCommandTimeoutSeconds * 1000,
-          },
-        );
+        this.#copies.start(backups.AfterCommand, entryOf(this.dir, manifest), {
+          cwd: this.opts.instanceDir,
+          timeoutMs: backups.AfterCommandTimeoutSeconds * 1000,
+        });
       return manifest;
     } catch (err) {
       const e = err instanceof BackupError ? err : new BackupError('failed', describeError(err), { cause: err });

@@ -1,6 +1,5 @@
-import { join } from 'node:path';
 import { describeError } from '../errors.ts';
-import type { BackupEntry } from './catalog.ts';
+import { type BackupEntry, entryOf } from './catalog.ts';
 import type { BackupManifest } from './manifest.ts';
 
 export interface ReplaceDataSteps {
@@ -34,7 +33,7 @@ export async function replaceWithSnapshot<T>(
     try {
       return { saved, result: await then() };
     } catch (err) {
-      await steps.restore({ ...saved, archive: join(steps.dir, `${saved.id}.tar.gz`) }).catch((undo: unknown) => {
+      await steps.restore(entryOf(steps.dir, saved)).catch((undo: unknown) => {
         throw new Error(
           `${describeError(err)}; putting the replaced data back from ${saved.id} failed too: ${describeError(undo)}`,
           { cause: undo },

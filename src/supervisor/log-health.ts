@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { LogRotation } from '../process/log-file.ts';
@@ -49,7 +50,7 @@ export function serverLogHealth(key: string, file: string, bus: Bus): WriteHealt
 export function serverLogOutage(key: string, bus: Bus): (logDir: string, retryMs: number) => WriteOutage {
   let held: { file: string; retryMs: number; outage: WriteOutage } | null = null;
   return (logDir, retryMs) => {
-    const file = `${logDir}/server.log`;
+    const file = join(logDir, 'server.log');
     if (held?.file !== file || held.retryMs !== retryMs)
       held = { file, retryMs, outage: new WriteOutage(retryMs, serverLogHealth(key, file, bus)) };
     return held.outage;

@@ -110,12 +110,12 @@ export async function extractZip(
     // One descriptor for the directory and every entry's data (an open and a close per entry otherwise).
     const { zip: opened, fd: data } = await openZip(archive, { autoClose: false, validateEntrySizes: true });
     zip = opened;
-    const open = { fd: data, size: opened.fileSize, read: spanReads(data, opened.fileSize) };
+    const source = { fd: data, size: opened.fileSize, read: spanReads(data, opened.fileSize) };
     const tree = await createExtractTree(destDir);
     for await (const entry of opened.eachEntry()) {
       if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
       const file = isFile(entry) ? entrySegments(entry.fileName).join('/') : null;
-      await pool.run(file, () => extractEntry(opened, open, entry, tree, signal, budget));
+      await pool.run(file, () => extractEntry(opened, source, entry, tree, signal, budget));
     }
     await pool.finish();
   } catch (err) {

@@ -38,7 +38,11 @@ for (const at of ['src/http/dashboard/assets', 'app/assets']) {
 // syntax minified, names kept, so stack traces still name functions. dist/src/ stays for the kit's importers.
 const { build } = await import('esbuild');
 await build({
-  entryPoints: { watchdog: join(dist, 'src/cli/main.js'), 'demo-server': join(dist, 'src/demo/main.js') },
+  entryPoints: {
+    watchdog: join(dist, 'src/cli/main.js'),
+    'demo-server': join(dist, 'src/demo/main.js'),
+    'archive-worker': join(dist, 'src/updates/fetch/archive-worker.js'),
+  },
   outdir: join(dist, 'app'),
   bundle: true,
   splitting: true,

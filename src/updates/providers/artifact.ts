@@ -1,8 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { extractArchive } from '../archive/extract.ts';
-import { archiveSink } from '../archive/sink.ts';
-import { describeUrl, fetchVerified } from '../fetch/download.ts';
+import { describeUrl } from '../fetch/download.ts';
+import { fetchArchiveOffThread } from '../fetch/off-thread.ts';
 import { limitsOf } from '../install/disk-guard.ts';
 import { stageBuild, updateDir } from '../install/install.ts';
 import type { ProviderContext } from '../provider.ts';
@@ -17,7 +16,7 @@ export interface ArtifactSource {
 /**
  * Downloads a server archive (verifying `sha256` when given) into a staging folder, returned for `commitStaged`: a
  * tar or tar.gz is extracted as it arrives, a zip is saved in the instance's scratch folder and extracted once
- * complete (archive/sink.ts). Nothing in `bin/` is touched, so a provider can do this while the server still runs.
+ * complete (archive/sink.ts), all in a worker thread (fetch/off-thread.ts). Nothing in `bin/` is touched, so a provider can do this while the server still runs.
  * Progress goes to `ctx.progress`. The saved download is removed, whatever happens.
  */
 export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource): Promise<string> {
@@ -28,32 +27,28 @@ export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource)
   const limits = limitsOf(instance.settings.Updates);
   try {
     return await stageBuild(stage, async (staging) => {
-      const into = archiveSink(archive, staging, limits);
       ctx.progress({ phase: 'download', bytes: 0, total: null });
-      const { bytes } = await fetchVerified(
-        {
-          url: opts.url,
-          sha256: opts.sha256,
-          headers: opts.headers,
-          timeoutMs: instance.settings.Updates.DownloadTimeoutSeconds * 1000,
-          signal: opts.signal,
-          onProgress: (done, total) => ctx.progress({ phase: 'download', bytes: done, total }),
+      const job = {
+        url: opts.url,
+        sha256: opts.sha256,
+        headers: opts.headers,
+        timeoutMs: instance.settings.Updates.DownloadTimeoutSeconds * 1000,
+        archive,
+        staging,
+        limits,
+      };
+      await fetchArchiveOffThread(job, opts.signal, {
+        onProgress: (bytes, total) => ctx.progress({ phase: 'download', bytes, total }),
+        onDownloaded: (bytes, extracted) => {
+          ctx.progress({ phase: 'verify', bytes, total: bytes });
+          ctx.log.info(extracted ? 'downloaded and extracted server archive' : 'downloaded server archive', {
+            url: describeUrl(opts.url),
+            bytes,
+            verified: opts.sha256 !== undefined,
+          });
+          if (!extracted) ctx.progress({ phase: 'extract' });
         },
-        into.sink,
-      );
-      ctx.progress({ phase: 'verify', bytes, total: bytes });
-      const extracted = into.extracted();
-      ctx.log.info(extracted ? 'downloaded and extracted server archive' : 'downloaded server archive', {
-        url: describeUrl(opts.url),
-        bytes,
-        verified: opts.sha256 !== undefined,
       });
-      if (extracted) return;
-      ctx.progress({ phase: 'extract' });
-      await extractArchive(archive, staging, opts.signal, limits);
-      // Removed before the staged build is flushed: its pages, still unwritten, are then dropped, not written
-      // (the flush syncs the whole file system, install/flush.ts).
-      await rm(archive, { force: true });
     });
   } finally {
     await rm(archive, { force: true });

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as assert from 'uvu/assert';
+import { type ArchiveJob, fetchArchiveOffThread } from '../../../src/updates/fetch/off-thread.ts';
+import { DEFAULT_LIMITS } from '../../../src/updates/install/disk-guard.ts';
+import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
+import { cdnSuite, exists, never, rejects, sha256Of } from '../_support/instance-suite.ts';
+
+const test = cdnSuite('off-thread', { instance: 'none' });
+
+const PAD = randomBytes(1_200_000).toString('base64');
+const build = (label: string) => [...sampleBuild(label), { name: 'pad.bin', content: PAD }];
+
+async function job(dir: string, url: string, sha256?: string): Promise<ArchiveJob> {
+  const staging = join(dir, 'staging');
+  await mkdir(staging);
+  return { url, sha256, timeoutMs: 10_000, archive: join(dir, 'download.part'), staging, limits: DEFAULT_LIMITS };
+}
+
+function recorder() {
+  const seen: string[] = [];
+  return {
+    seen,
+    events: {
+      onProgress: () => void (seen.at(-1) !== 'progress' && seen.push('progress')),
+      onDownloaded: (bytes: number, extracted: boolean) => void seen.push(`downloaded ${bytes} ${extracted}`),
+    },
+  };
+}
+
+test('off-thread :: a tar.gz is staged by the worker as it downloads, and said so', async (ctx) => {
+  const archive = join(ctx.dir, 'b.tar.gz');
+  await writeTar(archive, build('T'), { gzip: true });
+  ctx.cdn.set('/b.tar.gz', { kind: 'file', file: archive });
+  const j = await job(ctx.dir, ctx.cdn.url('/b.tar.gz'), await sha256Of(archive));
+  const r = recorder();
+  await fetchArchiveOffThread(j, never(), r.events);
+  const size = (await stat(archive)).size;
+  assert.equal(r.seen, ['progress', `downloaded ${size} true`]);
+  assert.is(await readFile(join(j.staging, 'build.txt'), 'utf8'), 'T');
+  assert.is(await readFile(join(j.staging, 'pad.bin'), 'utf8'), PAD);
+  assert.is((await stat(join(j.staging, 'Robust.Server'))).mode & 0o777, 0o644);
+  assert.not.ok(await exists(j.archive), 'a streamed tar leaves no copy');
+});
+
+test('off-thread :: a zip is saved, then extracted by the worker, and the saved copy removed', async (ctx) => {
+  const archive = join(ctx.dir, 'b.zip');
+  await writeZip(archive, build('Z'));
+  ctx.cdn.set('/b.zip', { kind: 'file', file: archive });
+  const j = await job(ctx.dir, ctx.cdn.url('/b.zip'), await sha256Of(archive));
+  const r = recorder();
+  await fetchArchiveOffThread(j, never(), r.events);
+  assert.equal(r.seen, ['progress', `downloaded ${(await stat(archive)).size} false`]);
+  assert.is(await readFile(join(j.staging, 'Resources', 'data.txt'), 'utf8'), 'data of Z');
+  assert.not.ok(await exists(j.archive));
+});
+
+test("off-thread :: the worker's failure arrives as the daemon's own error", async (ctx) => {
+  const archive = join(ctx.dir, 'b.tar.gz');
+  await writeTar(archive, build('T'), { gzip: true });
+  ctx.cdn.set('/b.tar.gz', { kind: 'file', file: archive });
+  const j = await job(ctx.dir, ctx.cdn.url('/b.tar.gz'), 'ab'.repeat(32));
+  const err = await rejects(
+    fetchArchiveOffThread(j, never(), recorder().events),
+    /does not match its expected SHA-256/,
+  );
+  assert.match(err.stack ?? '', /download/, "the worker's stack is kept");
+});
+
+test('off-thread :: cancelled mid-download, it settles once the worker has stopped writing', async (ctx) => {
+  const archive = join(ctx.dir, 'b.tar.gz');
+  await writeTar(archive, build('T'), { gzip: true });
+  ctx.cdn.set('/b.tar.gz', { kind: 'stall', file: archive, sendBytes: 700_000 });
+  const j = await job(ctx.dir, ctx.cdn.url('/b.tar.gz'));
+  const ac = new AbortController();
+  const r = recorder();
+  const done = fetchArchiveOffThread(j, ac.signal, r.events);
+  const listing = async () =>
+    Promise.all((await readdir(j.staging)).sort().map(async (n) => `${n}:${(await stat(join(j.staging, n))).size}`));
+  // Cancelled once the first 700 kB are being extracted (the worker takes a moment to start).
+  for (let i = 0; i < 200 && (await listing()).length === 0; i++) await sleep(50);
+  assert.ok((await listing()).length > 0, 'the stalled download had started to extract');
+  ac.abort();
+  await rejects(done, /cancelled/);
+  const after = await listing();
+  await sleep(200);
+  assert.equal(await listing(), after, 'nothing written after it settled');
+  await rejects(fetchArchiveOffThread(j, ac.signal, r.events), /cancelled/);
+});
+
+test.run();

@@ -13,6 +13,7 @@ import { type BenchCdn, manifestInstance, startCdn } from './lib/cdn.ts';
 import { lightConfig, TOKEN } from './lib/config.ts';
 import { profileText, summarizeProfile } from './lib/cpu-profile.ts';
 import { type BenchDaemon, control, displacedBuildsGone, healthStates, startDaemon } from './lib/daemon.ts';
+import { buildDist } from './lib/dist-build.ts';
 import { BENCH, freePorts, ROOT } from './lib/env.ts';
 import { journaledScratch } from './lib/journaled-fs.ts';
 import { installServer } from './lib/launcher.ts';
@@ -177,6 +178,7 @@ export async function runUpdate(opts: {
     const [port] = await freePorts(1);
     const wdDir = join(tmp.path, 'wd');
     await mkdir(wdDir);
+    const buildMs = await buildDist();
     const daemon = await startDaemon(
       wdDir,
       lightConfig({
@@ -186,6 +188,7 @@ export async function runUpdate(opts: {
         timeoutSeconds: 30,
         instanceExtra: [...manifestInstance(cdn)],
       }),
+      { env: { WATCHDOG_RUNTIME: 'dist' } },
     );
     daemons.push(daemon);
     const running = () =>
@@ -364,6 +367,7 @@ export async function runUpdate(opts: {
       `Build: ${build.files} files, ${(build.bytes / MB).toFixed(0)} MB unpacked (BENCH_UPDATE_MB=${opts.megabytes}); tar.gz ${(archives.tgz.size / MB).toFixed(0)} MB, zip ${(archives.zip.size / MB).toFixed(0)} MB. Generated and packed in ${genSeconds.toFixed(1)} s (not timed).`,
       `File system: everything (the served archives, the shell's folders, the daemon's instance) is on ${tmp.fs}; bench/lib/journaled-fs.ts says why.`,
       `Both sides download from the same loopback static server (bench/servers/static-server.mjs), verify the SHA-256 and extract to the same disk, each after a \`sync\` (not timed) so that neither pays for the writeback of the run before it. ${opts.rounds} rounds (BENCH_UPDATE_ROUNDS), each format shell-then-watchdog in even rounds and watchdog-then-shell in odd ones; figures are medians. The shell baseline runs in a fresh folder each time; the watchdog installs into its instance (a zip is downloaded to .update/ and then extracted to staging; a tar.gz is extracted to staging as it downloads, with no copy on disk; then swap bin → bin.prev; the build before that is removed in the background).`,
+      `The watchdog is the compiled daemon, as the package and the image run it (\`npm run build\`, ${(buildMs / 1000).toFixed(1)} s, not timed; then \`WATCHDOG_RUNTIME=dist node bin/watchdog start\`): run from a checkout's sources through tsx, its update worker (src/updates/fetch/off-thread.ts) compiles its modules again at every update, some 0.2 to 0.3 s more.`,
       "The watchdog's time includes what only it does: the update check (manifest fetch), POST /update to the running server and its exit, a second manifest fetch before the install, the swap, and data.json; the build the swap displaces from bin.prev is removed in the background after the launch, and the next run waits for that (not timed). Its download, hash and extraction run during the check, while the old server still runs (the server is only told to leave once the new build is staged).",
       `RSS: ${peakNote}; growth = peak − VmRSS just before POST /update. Each of the ${growth.length} runs, in order: ${growth.map((b, i) => `${(b / MB).toFixed(1)} MB (at the highest sample: ${growthSplit[i]} MB)`).join('; ')}. The daemon's RSS before the first run: ${firstRss === null ? 'n/a' : `${(firstRss / MB).toFixed(1)} MB`}.`,
       `Phases, medians — tar.gz shell: ${medianPhases(shellPhases.tgz)}; watchdog: ${medianPhases(wdPhases.tgz)}. zip shell: ${medianPhases(shellPhases.zip)}; watchdog: ${medianPhases(wdPhases.zip)}.`,

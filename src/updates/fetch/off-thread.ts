@@ -2,39 +2,24 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { UpdateError } from '../../errors.ts';
-import type { SpaceLimits } from '../install/disk-guard.ts';
+import type { ArchiveEvents, ArchiveJob } from './archive-job.ts';
 import { fromWire, type WireError } from './error-wire.ts';
 
-/**
- * Downloads, verifies and extracts a server archive in a worker thread (archive-worker.ts), not on the daemon's
- * main thread. Two reasons, both measured on a 200 MB build: the pipeline kept the main thread ~85 % busy for the
- * whole update (every API request, check-in and log line of every instance waited behind it), and in the daemon's
- * long-lived heap its garbage set off a full mark-compact every ~40 ms (36 per update, ~0.4 s of the 1.8 s; a fresh
- * isolate takes 6 to 13). The worker is a fresh isolate per download, gone with it.
+/*
+ * Downloads, verifies and extracts a server archive (archive-job.ts) in a worker thread (archive-worker.ts), not on
+ * the daemon's main thread. Two reasons, both measured on a 200 MB build: the pipeline kept the main thread ~85 %
+ * busy for the whole update (every API request, check-in and log line of every instance waited behind it), and in
+ * the daemon's long-lived heap its garbage set off a full mark-compact every ~40 ms (36 per update, ~0.4 s of the
+ * 1.8 s; a fresh isolate takes 6 to 13). The worker is a fresh isolate per download, gone with it.
  */
-export interface ArchiveJob {
-  url: string;
-  sha256?: string;
-  headers?: Record<string, string>;
-  timeoutMs: number;
-  /** Where a zip (or anything not streamed) is saved before it is extracted; removed once it is. */
-  archive: string;
-  staging: string;
-  limits: SpaceLimits;
-}
 
+/** The messages between the daemon and its update worker. */
 export type ToWorker = { type: 'cancel'; reason: string };
 export type FromWorker =
   | { type: 'progress'; bytes: number; total: number | null }
   | { type: 'downloaded'; bytes: number; extracted: boolean }
   | { type: 'done' }
   | { type: 'failed'; error: WireError };
-
-export interface ArchiveEvents {
-  onProgress(bytes: number, total: number | null): void;
-  /** The whole body arrived and matched its hash; `extracted` when it was extracted as it arrived (a tar). */
-  onDownloaded(bytes: number, extracted: boolean): void;
-}
 
 /**
  * The worker's module: beside this one, as JavaScript in dist/ (its own bundle entry in dist/app/, or tsc's output
@@ -53,8 +38,8 @@ function workerSource(): { code: string; eval: true } | { file: URL; eval: false
 
 /**
  * The worker's young generation. Its garbage is short-lived buffers' wrappers and promises; left to grow (to ~48 MB
- * at this rate of allocation), it raised the daemon's peak RSS during a first update by 73 MB, against 50 MB with
- * 4 MB, with no slower update (bench/update.ts, alternating runs).
+ * at this rate of allocation), it raised the daemon's peak RSS during a first update by 73 MB, against 50–66 MB
+ * with 4 MB, with no slower update (bench/update.ts, alternating runs).
  */
 const YOUNG_GENERATION_MB = 4;
 

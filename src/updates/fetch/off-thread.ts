@@ -65,10 +65,16 @@ export function fetchArchiveOffThread(job: ArchiveJob, signal: AbortSignal, even
   signal.addEventListener('abort', onAbort, { once: true });
   return new Promise<void>((resolve, reject) => {
     worker.on('message', (message: FromWorker) => {
-      if (message.type === 'progress') events.onProgress(message.bytes, message.total);
-      else if (message.type === 'downloaded') events.onDownloaded(message.bytes, message.extracted);
-      else if (message.type === 'done') outcome ??= { done: true };
-      else outcome ??= { error: fromWire(message.error) };
+      try {
+        if (message.type === 'progress') events.onProgress(message.bytes, message.total);
+        else if (message.type === 'downloaded') events.onDownloaded(message.bytes, message.extracted);
+        else if (message.type === 'done') outcome ??= { done: true };
+        else outcome ??= { error: fromWire(message.error) };
+      } catch (err) {
+        // A listener's failure, thrown here, would be uncaught and end the daemon: it ends this update instead.
+        outcome ??= { error: new UpdateError('reporting the download failed', { cause: err }) };
+        void worker.terminate();
+      }
     });
     worker.on('error', (err) => {
       outcome ??= { error: new UpdateError(`the update worker failed: ${err.message}`, { cause: err }) };

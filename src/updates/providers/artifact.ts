@@ -16,8 +16,9 @@ export interface ArtifactSource {
 /**
  * Downloads a server archive (verifying `sha256` when given) into a staging folder, returned for `commitStaged`: a
  * tar or tar.gz is extracted as it arrives, a zip is saved in the instance's scratch folder and extracted once
- * complete (archive/sink.ts), all in a worker thread (fetch/off-thread.ts). Nothing in `bin/` is touched, so a provider can do this while the server still runs.
- * Progress goes to `ctx.progress`. The saved download is removed, whatever happens.
+ * complete (archive/sink.ts), all in a worker thread (fetch/off-thread.ts). Nothing in `bin/` is touched, so a
+ * provider can do this while the server still runs. Progress goes to `ctx.progress`. The saved download is
+ * removed, whatever happens.
  */
 export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource): Promise<string> {
   const { instance } = ctx;

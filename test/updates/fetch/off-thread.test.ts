@@ -91,4 +91,19 @@ test('off-thread :: cancelled mid-download, it settles once the worker has stopp
   await rejects(fetchArchiveOffThread(j, ac.signal, r.events), /cancelled/);
 });
 
+test('off-thread :: a listener that throws ends the update, not the daemon', async (ctx) => {
+  const archive = join(ctx.dir, 'b.tar.gz');
+  await writeTar(archive, build('T'), { gzip: true });
+  ctx.cdn.set('/b.tar.gz', { kind: 'file', file: archive });
+  const j = await job(ctx.dir, ctx.cdn.url('/b.tar.gz'));
+  const events = {
+    onProgress: () => {
+      throw new Error('listener broke');
+    },
+    onDownloaded: () => {},
+  };
+  const err = await rejects(fetchArchiveOffThread(j, never(), events), /reporting the download failed/);
+  assert.match(String((err.cause as Error).message), /listener broke/);
+});
+
 test.run();

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite, type Test } from 'uvu';
 import type { HubStatus, RestoreStatus } from '../../src/supervisor/contract.ts';
-import { ROOT, tempDir, waitFor } from './env.ts';
+import { freePort, ROOT, tempDir, waitFor } from './env.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook.ts';
 
 export interface RunningDaemon {
@@ -48,7 +48,11 @@ export async function startDaemon(
   } = {},
 ): Promise<RunningDaemon> {
   const tmp = opts.dir ? { path: opts.dir, cleanup: async () => {} } : await tempDir('wd-e2e-');
-  await writeFile(join(tmp.path, 'appsettings.yml'), yaml);
+  // The daemon's own port from freePort too, not the kernel's pick at bind time: that pick could be a port freePort
+  // handed to one of its instances a moment ago (seen: the instance's launch refused as the daemon's own port).
+  const ownPort = /^Urls: http:\/\/127\.0\.0\.1:0$/m.test(yaml) ? await freePort() : 0;
+  const config = ownPort ? yaml.replace(/^Urls: http:\/\/127\.0\.0\.1:0$/m, `Urls: http://127.0.0.1:${ownPort}`) : yaml;
+  await writeFile(join(tmp.path, 'appsettings.yml'), config);
   for (const [name, text] of Object.entries(opts.files ?? {})) await writeFile(join(tmp.path, name), text);
   const argv = [process.execPath, join(ROOT, 'bin/watchdog'), 'start', '--log-level', 'debug'];
   const [command = process.execPath, ...args] = [...(opts.wrap ?? []), ...argv];

@@ -72,7 +72,7 @@ const UMASK = process.umask();
 /**
  * Writes one extracted file: open (creating it with its mode), write every chunk in full, close. Not stream.pipeline
  * into fs.createWriteStream: for a build's thousands of small files that pair's per-file machinery cost several
- * times the main-thread time of the writes themselves. The file is new (the tree unlinks a name placed before), so
+ * times the thread's time of the writes themselves. The file is new (the tree unlinks a name placed before), so
  * open gives it `mode` less the umask: a chmod, one more round trip per file, is needed only when the umask took
  * bits away (a build's 0644 and 0755 pass a 022 umask untouched). `signal` stops the source and is checked after
  * every write, since a stopped source that is asked for more may never answer. Every chunk is charged to `budget`

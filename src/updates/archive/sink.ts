@@ -96,8 +96,8 @@ async function extractWhileReading(
 ): Promise<void> {
   const feed = new PassThrough({ highWaterMark: 1 << 18 });
   // The body may fail (a connection reset) before the extractor has attached to `feed` (it first reads the
-  // staging folder): destroying `feed` with that error would then emit it to no listener and crash the daemon
-  // (found by the soak). The error is rethrown below; the extractor finds it on `feed.errored` when it attaches.
+  // staging folder): destroying `feed` with that error would then emit it to no listener and crash the thread
+  // (the daemon, found by the soak; now the update worker). The error is rethrown below; the extractor finds it on `feed.errored` when it attaches.
   feed.on('error', () => {});
   const extraction: { settled: boolean; error?: unknown } = { settled: false };
   const extracting = extractTar(feed, destDir, signal, gzip, byteBudget(capBytes)).then(
@@ -107,8 +107,8 @@ async function extractWhileReading(
     (error: unknown) => void Object.assign(extraction, { settled: true, error }),
   );
   // The socket hands over 64 KB or less at a time; each piece fed to gunzip is a round trip to the thread pool and
-  // back on the main thread, which the extraction needs for parsing and writing: pieces of FEED_BYTES take a
-  // quarter as many (profiled: some 10 % of the main thread's busy time on a 200 MB tar.gz).
+  // back on this thread, which the extraction needs for parsing and writing: pieces of FEED_BYTES take a
+  // quarter as many (profiled: some 10 % of the thread's busy time on a 200 MB tar.gz).
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   const flush = async () => {

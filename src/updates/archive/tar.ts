@@ -128,8 +128,8 @@ function wrapTarError(err: unknown): UpdateError {
 
 /**
  * Extracts a tar or tar.gz, from a file or a stream, entry by entry; refuses unsafe entries (see entry-guard.ts).
- * A tar.gz is inflated by node:zlib's stream on the thread pool, beside the parsing and writing on the main thread
- * (as `tar xzf` pipes through a gzip process): tar's own inflate runs synchronously on the main thread. Every byte
+ * A tar.gz is inflated by node:zlib's stream on the thread pool, beside the parsing and writing on this thread (as
+ * `tar xzf` pipes through a gzip process): tar's own inflate would run synchronously on it. Every byte
  * written is charged to `budget` (the cap on unpacked bytes, budget.ts).
  */
 export async function extractTar(

@@ -16,7 +16,7 @@ const LOCAL_HEADER_SIGNATURE = 0x04034b50;
 const EXTRA_SLACK = 256;
 /**
  * Entries at most this large, packed and unpacked, are read with their local header in one call and inflated at
- * once on the main thread (well under a millisecond each): most of a build is such files, and an inflate stream
+ * once on this thread (well under a millisecond each): most of a build is such files, and an inflate stream
  * per entry (its own object, a thread-pool trip per chunk and at the end) cost more than the inflating itself.
  */
 const SMALL_ENTRY = 256 * 1024;

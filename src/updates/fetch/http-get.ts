@@ -8,8 +8,8 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * A GET on node:http(s) that follows redirects as fetch does (at most 5; Authorization and Cookie are dropped when
  * a redirect leaves the origin). Build downloads use it instead of fetch: fetch's body is a WHATWG stream, and
  * reading it through Readable.fromWeb took 0.6–0.77 s of CPU for a 188 MB download with its hash, against
- * 0.40–0.43 s here: main-thread time that the tar parser of a streamed extraction needs. Resolves with the final response,
- * whatever its status; `signal` aborts the request and destroys its body.
+ * 0.40–0.43 s here: time on the update worker's thread that the tar parser of a streamed extraction needs.
+ * Resolves with the final response, whatever its status; `signal` aborts the request and destroys its body.
  */
 export async function httpGet(
   url: string,

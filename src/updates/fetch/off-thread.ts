@@ -27,7 +27,12 @@ export type FromWorker =
  */
 function workerSource(): { code: string; eval: true } | { file: URL; eval: false } {
   const compiled = new URL('./archive-worker.js', import.meta.url);
-  if (!import.meta.url.endsWith('.ts') && existsSync(fileURLToPath(compiled))) return { file: compiled, eval: false };
+  if (!import.meta.url.endsWith('.ts')) {
+    if (existsSync(fileURLToPath(compiled))) return { file: compiled, eval: false };
+    throw new UpdateError(
+      `the update worker ${fileURLToPath(compiled)} is missing: dist/ is incomplete; run \`npm run build\` again, or reinstall the package`,
+    );
+  }
   const source = new URL('./archive-worker.ts', import.meta.url).href;
   const tsx = import.meta.resolve('tsx/esm/api');
   return {
@@ -51,15 +56,21 @@ const CANCEL_GRACE_MS = 5_000;
  * code and causes carried over, error-wire.ts). On `signal` the worker is asked to stop and answers once its writes
  * have ended; the promise settles only after the worker has exited, so nothing writes into the staging folder after.
  */
-export function fetchArchiveOffThread(job: ArchiveJob, signal: AbortSignal, events: ArchiveEvents): Promise<void> {
-  if (signal.aborted) return Promise.reject(new UpdateError('the download was cancelled', { cause: signal.reason }));
+export async function fetchArchiveOffThread(
+  job: ArchiveJob,
+  signal: AbortSignal,
+  events: ArchiveEvents,
+): Promise<void> {
+  if (signal.aborted) throw new UpdateError('the download was cancelled', { cause: signal.reason });
   const from = workerSource();
   const options = { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } };
   const worker = from.eval ? new Worker(from.code, { ...options, eval: true }) : new Worker(from.file, options);
   let outcome: { error: Error } | { done: true } | null = null;
   let killer: NodeJS.Timeout | undefined;
   const onAbort = () => {
-    worker.postMessage({ type: 'cancel', reason: 'the update was cancelled' } satisfies ToWorker);
+    const why = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? '');
+    const reason = `the update was cancelled${why ? ` (${why})` : ''}`;
+    worker.postMessage({ type: 'cancel', reason } satisfies ToWorker);
     killer = setTimeout(() => void worker.terminate(), CANCEL_GRACE_MS);
   };
   signal.addEventListener('abort', onAbort, { once: true });

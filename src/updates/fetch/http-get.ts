@@ -23,8 +23,11 @@ export async function httpGet(
     const location = res.headers.location;
     if (!REDIRECTS.has(res.statusCode ?? 0) || location === undefined) return res;
     res.resume();
-    if (hop >= MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects, the last to ${location}`);
     const next = new URL(location, current);
+    // Where to, without its query: a storage host's signed link carries its token there, and this reaches the logs.
+    if (hop >= MAX_REDIRECTS) {
+      throw new Error(`more than ${MAX_REDIRECTS} redirects, the last to ${next.origin}${next.pathname}`);
+    }
     if (next.protocol !== 'http:' && next.protocol !== 'https:')
       throw new Error(`redirected to a ${next.protocol} URL`);
     if (next.origin !== current.origin) sent = withoutCredentials(sent);

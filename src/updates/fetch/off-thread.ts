@@ -61,7 +61,8 @@ export async function fetchArchiveOffThread(
   signal: AbortSignal,
   events: ArchiveEvents,
 ): Promise<void> {
-  if (signal.aborted) throw new UpdateError('the download was cancelled', { cause: signal.reason });
+  const cancelled = () => new UpdateError('the download was cancelled', { cause: signal.reason });
+  if (signal.aborted) throw cancelled();
   const from = workerSource();
   const options = { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } };
   const worker = from.eval ? new Worker(from.code, { ...options, eval: true }) : new Worker(from.file, options);
@@ -95,7 +96,7 @@ export async function fetchArchiveOffThread(
       signal.removeEventListener('abort', onAbort);
       if (outcome && 'done' in outcome) return resolve();
       if (outcome) return reject(outcome.error);
-      if (signal.aborted) return reject(new UpdateError('the download was cancelled', { cause: signal.reason }));
+      if (signal.aborted) return reject(cancelled());
       reject(new UpdateError(`the update worker stopped (exit code ${code}) before the build was staged`));
     });
   });

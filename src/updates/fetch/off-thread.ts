@@ -25,15 +25,18 @@ export type FromWorker =
  * The worker's module: beside this one, as JavaScript in dist/ (its own bundle entry in dist/app/, or tsc's output
  * in dist/src/); from src/ it is TypeScript, which the worker loads through tsx as the daemon itself does.
  */
-function workerSource(): { code: string; eval: true } | { file: URL; eval: false } {
-  const compiled = new URL('./archive-worker.js', import.meta.url);
-  if (!import.meta.url.endsWith('.ts')) {
+export type WorkerSource = { code: string; eval: true } | { file: URL; eval: false };
+
+/** `here` is this module's URL: a test passes another to see a dist/ without the worker told plainly. */
+export function workerSource(here = import.meta.url): WorkerSource {
+  const compiled = new URL('./archive-worker.js', here);
+  if (!here.endsWith('.ts')) {
     if (existsSync(fileURLToPath(compiled))) return { file: compiled, eval: false };
     throw new UpdateError(
       `the update worker ${fileURLToPath(compiled)} is missing: dist/ is incomplete; run \`npm run build\` again, or reinstall the package`,
     );
   }
-  const source = new URL('./archive-worker.ts', import.meta.url).href;
+  const source = new URL('./archive-worker.ts', here).href;
   const tsx = import.meta.resolve('tsx/esm/api');
   return {
     code: `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source)}); });`,
@@ -48,8 +51,12 @@ function workerSource(): { code: string; eval: true } | { file: URL; eval: false
  */
 const YOUNG_GENERATION_MB = 4;
 
-/** How long a cancelled worker may take to stop its writes and answer before it is terminated. */
-const CANCEL_GRACE_MS = 5_000;
+/** What a test may change: the worker's module (to run one that misbehaves) and the grace after a cancel. */
+export interface OffThreadOptions {
+  worker?: WorkerSource;
+  /** How long a cancelled worker may take to stop its writes and answer before it is terminated. */
+  cancelGraceMs?: number;
+}
 
 /**
  * Runs `job` in a worker. Resolves once the build is in `job.staging`; rejects with the worker's own error (class,
@@ -60,10 +67,10 @@ export async function fetchArchiveOffThread(
   job: ArchiveJob,
   signal: AbortSignal,
   events: ArchiveEvents,
+  { worker: from = workerSource(), cancelGraceMs = 5_000 }: OffThreadOptions = {},
 ): Promise<void> {
   const cancelled = () => new UpdateError('the download was cancelled', { cause: signal.reason });
   if (signal.aborted) throw cancelled();
-  const from = workerSource();
   const options = { workerData: job, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } };
   const worker = from.eval ? new Worker(from.code, { ...options, eval: true }) : new Worker(from.file, options);
   let outcome: { error: Error } | { done: true } | null = null;
@@ -72,7 +79,7 @@ export async function fetchArchiveOffThread(
     const why = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? '');
     const reason = `the update was cancelled${why ? ` (${why})` : ''}`;
     worker.postMessage({ type: 'cancel', reason } satisfies ToWorker);
-    killer = setTimeout(() => void worker.terminate(), CANCEL_GRACE_MS);
+    killer = setTimeout(() => void worker.terminate(), cancelGraceMs);
   };
   signal.addEventListener('abort', onAbort, { once: true });
   return new Promise<void>((resolve, reject) => {

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
 import * as assert from 'uvu/assert';
 import type { ArchiveJob } from '../../../src/updates/fetch/archive-job.ts';
-import { fetchArchiveOffThread } from '../../../src/updates/fetch/off-thread.ts';
+import { fetchArchiveOffThread, workerSource } from '../../../src/updates/fetch/off-thread.ts';
 import { DEFAULT_LIMITS } from '../../../src/updates/install/disk-guard.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { cdnSuite, exists, never, rejects, sha256Of } from '../_support/instance-suite.ts';
@@ -104,6 +105,48 @@ test('off-thread :: a listener that throws ends the update, not the daemon', asy
   };
   const err = await rejects(fetchArchiveOffThread(j, never(), events), /reporting the download failed/);
   assert.match(String((err.cause as Error).message), /listener broke/);
+});
+
+/** A worker that is not ours: `code` runs as the worker's module. */
+const misbehaving = (code: string) => ({ worker: { code, eval: true as const } });
+
+test('off-thread :: a worker that fails to load is told as the update worker failing', async (ctx) => {
+  const j = await job(ctx.dir, ctx.cdn.url('/none'));
+  const err = await rejects(
+    fetchArchiveOffThread(j, never(), recorder().events, misbehaving("throw new Error('no module here')")),
+    /the update worker failed: no module here/,
+  );
+  assert.match(String((err.cause as Error).message), /no module here/);
+});
+
+test('off-thread :: a worker that ends without an answer is told with its exit code', async (ctx) => {
+  const j = await job(ctx.dir, ctx.cdn.url('/none'));
+  await rejects(
+    fetchArchiveOffThread(j, never(), recorder().events, misbehaving('process.exit(3)')),
+    /the update worker stopped \(exit code 3\) before the build was staged/,
+  );
+});
+
+test('off-thread :: a worker that ignores a cancel is terminated after the grace', async (ctx) => {
+  const j = await job(ctx.dir, ctx.cdn.url('/none'));
+  const ac = new AbortController();
+  // Keeps running and never reads its messages: only terminate() ends it.
+  const deaf = { ...misbehaving('setInterval(() => {}, 1000)'), cancelGraceMs: 300 };
+  const done = fetchArchiveOffThread(j, ac.signal, recorder().events, deaf);
+  await sleep(100);
+  const cancelledAt = Date.now();
+  ac.abort(new Error('the operator stopped it'));
+  const err = await rejects(done, /the download was cancelled/);
+  assert.ok(Date.now() - cancelledAt >= 300, 'it waited out the grace before terminating');
+  assert.match(String((err.cause as Error).message), /the operator stopped it/);
+});
+
+test('off-thread :: a dist/ without the worker says so and what to do', async (ctx) => {
+  const here = pathToFileURL(join(ctx.dir, 'off-thread.js')).href;
+  await rejects(
+    () => workerSource(here),
+    /update worker .*archive-worker\.js is missing: dist\/ is incomplete; run `npm run build`/,
+  );
 });
 
 test.run();

@@ -1,7 +1,7 @@
 /** The actions on builds and data: what an update check, an install, a rollback or a restore leaves behind. */
 import { assign, emit, enqueueActions } from 'xstate';
+import type { CheckOutput, RestoreOutput, RollbackOutput, UpdateOutput } from './instance.actors.types.ts';
 import { serverSetup } from './instance.server-actions.ts';
-import type { CheckOutput, RestoreOutput, RollbackOutput, UpdateOutput } from './instance.types.ts';
 
 export const buildSetup = serverSetup.extend({
   actions: {

@@ -2,6 +2,8 @@
  * The instance statechart's context and the pure logic on it (intents, exits, back-off, alerts, checks). No XState
  * here: `instance.guards.ts` and the `instance.*-actions.ts` files turn these into guards and actions.
  */
+
+import type { MaintenancePolicy } from './instance.maintenance.types.ts';
 import type { MaintenanceContext } from './instance.maintenance-plan.ts';
 import type {
   AlertKind,
@@ -13,7 +15,6 @@ import type {
   InstanceTiming,
   LastExit,
   LaunchBlock,
-  MaintenancePolicy,
   RestartReason,
 } from './instance.types.ts';
 

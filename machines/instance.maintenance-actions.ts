@@ -3,10 +3,11 @@
  * the previous daemon's plan comes back. Their layer is the last: `instanceSetup` is the machine's whole vocabulary.
  */
 import { assign, enqueueActions } from 'xstate';
+import type { ProcessCommand } from './instance.actors.types.ts';
 import { buildSetup } from './instance.build-actions.ts';
 import { inState } from './instance.guards.ts';
+import type { MaintenanceOutcome } from './instance.maintenance.types.ts';
 import { beginPending, endHold, holdFor, kindOf, restored } from './instance.maintenance-plan.ts';
-import type { MaintenanceOutcome, ProcessCommand } from './instance.types.ts';
 
 export const instanceSetup = buildSetup.extend({
   actions: {

@@ -11,7 +11,7 @@ import type {
   PendingAction,
   PendingSource,
   SavedMaintenance,
-} from './instance.types.ts';
+} from './instance.maintenance.types.ts';
 
 export interface MaintenanceContext {
   pending: PendingAction | null;

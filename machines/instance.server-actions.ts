@@ -3,6 +3,7 @@
  * that `decide` reads when a server is gone.
  */
 import { assign, enqueueActions } from 'xstate';
+import type { ProcessCommand } from './instance.actors.types.ts';
 import {
   alertOf,
   blockedBackoffMs,
@@ -13,7 +14,6 @@ import {
   want,
 } from './instance.context.ts';
 import { guardedSetup, inState } from './instance.guards.ts';
-import type { ProcessCommand } from './instance.types.ts';
 
 /** Who asked for a STOP; '' when unknown. */
 const stopByOf = (event: InstanceMachineEvent): string => (event.type === 'STOP' ? (event.by ?? '') : '');

@@ -6,14 +6,9 @@
  * the finished `instanceSetup`). The states live in `instance.ts`.
  */
 import { fromCallback, fromPromise, setup } from 'xstate';
-import { backoffMs, blockedBackoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.context.ts';
-import { untilDeadline, untilHoldEnds } from './instance.maintenance-plan.ts';
-import type { BusyTag } from './instance.refusals.ts';
 import type {
   CheckInput,
   CheckOutput,
-  InstanceEmitted,
-  InstanceInput,
   PlayersInput,
   ProcessCommand,
   ProcessInput,
@@ -24,7 +19,11 @@ import type {
   ScheduleCommand,
   UpdateInput,
   UpdateOutput,
-} from './instance.types.ts';
+} from './instance.actors.types.ts';
+import { backoffMs, blockedBackoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.context.ts';
+import { untilDeadline, untilHoldEnds } from './instance.maintenance-plan.ts';
+import type { BusyTag } from './instance.refusals.ts';
+import type { InstanceEmitted, InstanceInput } from './instance.types.ts';
 
 const notProvided = (name: string) => () => {
   throw new Error(`instance machine: actor "${name}" not provided; supply it with instanceMachine.provide({ actors })`);

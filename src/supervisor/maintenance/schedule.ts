@@ -5,7 +5,7 @@
  */
 
 import { fromCallback } from 'xstate';
-import type { PlayersInput, ScheduleCommand } from '../../../machines/instance.types.ts';
+import type { PlayersInput, ScheduleCommand } from '../../../machines/instance.actors.types.ts';
 import { nextFire } from '../../config/cron.ts';
 import type { MaintenanceSettings } from '../../config/sections/maintenance.ts';
 import { describeError } from '../../errors.ts';

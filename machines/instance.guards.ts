@@ -1,12 +1,7 @@
 /** The instance statechart's guards, as names the states (instance.ts, instance.maintenance.ts) refer to. */
 import { and, type GuardPredicate, not, or, stateIn } from 'xstate';
-import {
-  givesUp,
-  type InstanceContext,
-  type InstanceMachineEvent,
-  inLoop,
-  unaskedRelaunch,
-} from './instance.context.ts';
+import type { InstanceContext, InstanceMachineEvent } from './instance.context.ts';
+import { givesUp, inLoop, unaskedRelaunch } from './instance.exits.ts';
 import { type RestoreStep, restoreStep } from './instance.maintenance-plan.ts';
 import { baseSetup } from './instance.setup.ts';
 

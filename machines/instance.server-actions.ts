@@ -4,15 +4,8 @@
  */
 import { assign, enqueueActions } from 'xstate';
 import type { ProcessCommand } from './instance.actors.types.ts';
-import {
-  alertOf,
-  blockedBackoffMs,
-  classifyExit,
-  exitOf,
-  firstHang,
-  type InstanceMachineEvent,
-  want,
-} from './instance.context.ts';
+import { blockedBackoffMs, type InstanceMachineEvent, want } from './instance.context.ts';
+import { alertOf, classifyExit, exitOf, firstHang } from './instance.exits.ts';
 import { guardedSetup, inState } from './instance.guards.ts';
 
 /** Who asked for a STOP; '' when unknown. */

@@ -4,8 +4,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 
 /**
  * The kernel names that stand for one folder: one for its canonical path (symlinks resolved, so two spellings of
- * the same folder meet), and, when the folder exists, one for its device and inode (so a bind mount of it under
- * another path meets too). Each is a Linux abstract socket name: a leading NUL, no file behind it, gone with the
+ * the same folder meet), and, when the folder exists, one for its device, inode and birth time (so a bind mount of it
+ * under another path meets too). Each is a Linux abstract socket name: a leading NUL, no file behind it, gone with the
  * process that bound it.
  */
 export async function lockNames(folder: string): Promise<string[]> {
@@ -26,10 +26,16 @@ function abstractName(id: string): string {
   return `\0game-server-watchdog/lock/${createHash('sha256').update(id).digest('hex').slice(0, 40)}`;
 }
 
+/**
+ * Device, inode and birth time: an inode number is reused at once for a new folder once the old one is removed (ext4
+ * does), while a daemon left running in the removed folder still holds its name; the birth time tells the two apart
+ * (a bind mount shares it). Where the file system keeps no birth time (0), device and inode alone.
+ */
 async function inodeOf(folder: string): Promise<string | null> {
   try {
     const s = await stat(folder, { bigint: true });
-    return s.isDirectory() ? `${s.dev}:${s.ino}` : null;
+    if (!s.isDirectory()) return null;
+    return s.birthtimeNs === 0n ? `${s.dev}:${s.ino}` : `${s.dev}:${s.ino}:${s.birthtimeNs}`;
   } catch {
     return null;
   }

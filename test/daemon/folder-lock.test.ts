@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, realpath, symlink } from 'node:fs/promises';
+import { mkdir, realpath, rm, rmdir, stat, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
@@ -58,6 +58,25 @@ test('folder lock :: a symlink to a locked folder meets the same lock, even befo
   const err = await refusal([join(ctx.dir, 'link', 'instances')]);
   assert.is(err.folder, join(ctx.dir, 'link', 'instances'));
   assert.equal(await lockNames(join(ctx.dir, 'link/instances')), await lockNames(join(real, 'instances')));
+});
+
+test("folder lock :: a new folder given a removed locked folder's inode is not locked by it", async (ctx) => {
+  // A daemon left running in a folder that was removed still holds that folder's names.
+  const gone = join(ctx.dir, 'gone');
+  await mkdir(gone);
+  const { ino } = await stat(gone);
+  ctx.locks.push(await lockFolders([gone], { command: 'start' }));
+  await rm(gone, { recursive: true });
+  // ext4 hands a freed inode to the next folder made; a few tries at most.
+  const fresh = join(ctx.dir, 'fresh');
+  let reused = false;
+  for (let i = 0; i < 50 && !reused; i++) {
+    await mkdir(fresh);
+    reused = (await stat(fresh)).ino === ino;
+    if (!reused) await rmdir(fresh);
+  }
+  assert.ok(reused, `the file system did not reuse inode ${ino}: this test needs one that does (ext4)`);
+  ctx.locks.push(await lockFolders([fresh], { command: 'start' }));
 });
 
 test('folder lock :: a holder that does not answer is reported without a pid, within the wait', async (ctx) => {

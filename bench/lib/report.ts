@@ -68,7 +68,8 @@ export function ratio(value: number, baseline: number): string {
 export function sectionDigest(s: Section): string {
   const load = `load ${s.load.before.map((l) => l.toFixed(2)).join(' / ')}`;
   const figures = s.figures.filter((f) => f.target).map((f) => `${f.name} ${fmt(f.value, f.unit)} (${f.verdict})`);
-  return `${load}; ${s.error ? 'failed' : s.skipped ? `skipped (${s.skipped})` : figures.join('; ')}`;
+  const told = figures.length ? figures.join('; ') : 'no figure with a target (all INFO)';
+  return `${load}; ${s.error ? 'failed' : s.skipped ? `skipped (${s.skipped})` : told}`;
 }
 
 export function printSection(s: Section, write: (line: string) => void): void {

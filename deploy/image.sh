@@ -9,8 +9,8 @@
 #   --tag NAME   the image's name (default localhost/game-server-watchdog:latest)
 #   --no-pull    do not try the registry for node:20-bookworm-slim (same as WATCHDOG_IMAGE_PULL_SECONDS=0)
 # No layer cache by default, so a build leaves no unnamed images behind, only the two it names (the base and
-# --tag); WATCHDOG_IMAGE_LAYERS=1 caches each step (--layers) for quicker rebuilds after a source change. Needs root (buildah's storage) and network
-# access to the npm registry, which every RUN shares with the host. Bounded: $WATCHDOG_IMAGE_BUILD_SECONDS (1200).
+# --tag); WATCHDOG_IMAGE_LAYERS=1 caches each step (--layers) for quicker rebuilds after a source change. Needs
+# root (buildah's storage) and network access to the npm registry, which every RUN shares with the host. Bounded: $WATCHDOG_IMAGE_BUILD_SECONDS (1200).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

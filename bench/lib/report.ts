@@ -96,7 +96,7 @@ export function sectionMarkdown(s: Section): string {
   );
   if (s.rerun?.previous)
     lines.push(
-      `**Rerun** at ${s.rerun.at} (\`npm run bench -- --rerun ${s.id}\`): ${s.rerun.reason}. The full run's figures were: ${s.rerun.previous}.`,
+      `**Rerun** at ${s.rerun.at} (\`npm run bench -- --rerun ${s.id}\`): ${s.rerun.reason}. The figures it replaced were: ${s.rerun.previous}.`,
       '',
     );
   else if (s.rerun)

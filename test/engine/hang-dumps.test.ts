@@ -67,7 +67,6 @@ async function assertCore(file: string): Promise<number> {
   return (await stat(file)).size;
 }
 
-/** An instance folder with the engine's config.toml on fresh ports. */
 /** An instance folder with its config.toml (free TCP status and UDP game ports), as the engine suites make it. */
 async function instanceDir(root: string, key: string): Promise<{ dir: string; statusPort: number }> {
   const { statusPort } = await prepareEngine(root, key);

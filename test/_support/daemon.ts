@@ -50,8 +50,8 @@ export async function startDaemon(
   const tmp = opts.dir ? { path: opts.dir, cleanup: async () => {} } : await tempDir('wd-e2e-');
   // The daemon's own port from freePort too, not the kernel's pick at bind time: that pick could be a port freePort
   // handed to one of its instances a moment ago (seen: the instance's launch refused as the daemon's own port).
-  const ownPort = /^Urls: http:\/\/127\.0\.0\.1:0$/m.test(yaml) ? await freePort() : 0;
-  const config = ownPort ? yaml.replace(/^Urls: http:\/\/127\.0\.0\.1:0$/m, `Urls: http://127.0.0.1:${ownPort}`) : yaml;
+  const anyPort = /^Urls: http:\/\/127\.0\.0\.1:0$/m;
+  const config = anyPort.test(yaml) ? yaml.replace(anyPort, `Urls: http://127.0.0.1:${await freePort()}`) : yaml;
   await writeFile(join(tmp.path, 'appsettings.yml'), config);
   for (const [name, text] of Object.entries(opts.files ?? {})) await writeFile(join(tmp.path, name), text);
   const argv = [process.execPath, join(ROOT, 'bin/watchdog'), 'start', '--log-level', 'debug'];

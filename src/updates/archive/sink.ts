@@ -97,7 +97,8 @@ async function extractWhileReading(
   const feed = new PassThrough({ highWaterMark: 1 << 18 });
   // The body may fail (a connection reset) before the extractor has attached to `feed` (it first reads the
   // staging folder): destroying `feed` with that error would then emit it to no listener and crash the thread
-  // (the daemon, found by the soak; now the update worker). The error is rethrown below; the extractor finds it on `feed.errored` when it attaches.
+  // (the daemon, found by the soak; now the update worker). The error is rethrown below; the extractor finds it on
+  // `feed.errored` when it attaches.
   feed.on('error', () => {});
   const extraction: { settled: boolean; error?: unknown } = { settled: false };
   const extracting = extractTar(feed, destDir, signal, gzip, byteBudget(capBytes)).then(

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { EDGE_STYLE } from '../../../src/chart/dot-edges.ts';
 import { type ChartView, OPERATOR_LEGEND } from '../../../src/chart/operator.ts';
 import { renderChartSvg } from '../../../src/chart/svg.ts';
-import { type Browser, openBrowser, screenshot } from './_support/browser.ts';
+import { type Browser, browserSuite, openBrowser, screenshot } from './_support/browser.ts';
 
 interface Label {
   text: string;
@@ -24,7 +24,7 @@ const LEGENDS: Record<ChartView, Record<string, string>> = {
   operator: OPERATOR_LEGEND,
 };
 
-const test = suite<{ browser?: Browser }>('e2e :: the rendered statechart', {});
+const test = browserSuite('e2e :: the rendered statechart', (name) => suite<{ browser?: Browser }>(name, {}));
 
 test.before(async (ctx) => {
   ctx.browser = await openBrowser({ width: 1800, height: 1000 });

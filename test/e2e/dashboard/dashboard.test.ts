@@ -8,27 +8,29 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
 import { type DaemonCtx, daemonSuite, type RunningDaemon, type StatusJson, waitState } from '../../_support/daemon.ts';
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
-import { type Browser, openBrowser, screenshot } from './_support/browser.ts';
+import { type Browser, browserSuite, openBrowser, screenshot } from './_support/browser.ts';
 
 const TOKEN = 'tok';
 /** A test body given the daemon and the browser the suite started. */
 const inPage = (fn: (d: RunningDaemon, b: Browser) => Promise<void>) => (ctx: DaemonCtx & { browser?: Browser }) =>
   fn(ctx.daemon!, ctx.browser!);
 
-const test = daemonSuite<{ browser?: Browser }>('e2e :: dashboard in Chromium', {
-  config: async () =>
-    testConfig({
-      instances: [
-        { key: 'alpha', port: await freePort() },
-        { key: 'beta', port: await freePort() },
-      ],
-      extra: '  ResourceSampleSeconds: 0.5',
-    }),
-  before: async (ctx) => {
-    ctx.browser = await openBrowser();
-  },
-  stopping: (ctx) => ctx.browser?.close(),
-});
+const test = browserSuite('e2e :: dashboard in Chromium', (name) =>
+  daemonSuite<{ browser?: Browser }>(name, {
+    config: async () =>
+      testConfig({
+        instances: [
+          { key: 'alpha', port: await freePort() },
+          { key: 'beta', port: await freePort() },
+        ],
+        extra: '  ResourceSampleSeconds: 0.5',
+      }),
+    before: async (ctx) => {
+      ctx.browser = await openBrowser();
+    },
+    stopping: (ctx) => ctx.browser?.close(),
+  }),
+);
 
 const statusOf = (d: RunningDaemon, key: string) => d.status(key, TOKEN);
 const inState = (d: RunningDaemon, key: string, state: string, notPid?: number | null) =>

@@ -9,18 +9,20 @@ import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
 import { type DaemonCtx, daemonSuite, waitState } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
-import { type Browser, openBrowser, untilLive } from './_support/browser.ts';
+import { type Browser, browserSuite, openBrowser, untilLive } from './_support/browser.ts';
 
 const TOKEN = 'tok';
 const card = 'article.card[data-key="alpha"]';
 
-const test = daemonSuite<{ browser?: Browser }>('e2e :: dashboard panels in Chromium', {
-  config: async () => testConfig({ instances: [{ key: 'alpha', port: await freePort() }] }),
-  before: async (ctx) => {
-    ctx.browser = await openBrowser();
-  },
-  stopping: (ctx) => ctx.browser?.close(),
-});
+const test = browserSuite('e2e :: dashboard panels in Chromium', (name) =>
+  daemonSuite<{ browser?: Browser }>(name, {
+    config: async () => testConfig({ instances: [{ key: 'alpha', port: await freePort() }] }),
+    before: async (ctx) => {
+      ctx.browser = await openBrowser();
+    },
+    stopping: (ctx) => ctx.browser?.close(),
+  }),
+);
 
 test('backups :: Back up now lists the snapshot; Restore puts its data back and restarts', async (ctx: DaemonCtx & {
   browser?: Browser;

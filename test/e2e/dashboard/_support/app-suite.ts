@@ -9,7 +9,7 @@ import type { HttpDeps } from '../../../../src/http/deps.ts';
 import { type HttpServer, startHttpServer } from '../../../../src/http/server.ts';
 import { reported } from '../../../_support/daemon.ts';
 import { recordingLogger } from '../../../http/_support/app.ts';
-import { type Browser, openBrowser } from './browser.ts';
+import { type Browser, browserSuite, openBrowser } from './browser.ts';
 
 export interface AppCtx {
   server?: HttpServer;
@@ -26,7 +26,7 @@ export function appSuite<C extends object = Record<never, never>>(
     before?: (ctx: C & AppCtx) => unknown;
   },
 ): Test<C & AppCtx> {
-  const s = suite<C & AppCtx>(name, opts.ctx as C & AppCtx);
+  const s = browserSuite(name, (n) => suite<C & AppCtx>(n, opts.ctx as C & AppCtx));
   s.before(
     reported(async (ctx: C & AppCtx) => {
       const app = createApp({ bus: createBus(), log: recordingLogger(), version: '9.9.9', ...opts.deps(ctx) });

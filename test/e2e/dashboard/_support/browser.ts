@@ -1,13 +1,27 @@
 /**
- * Headless Chromium for the dashboard tests: the Debian package at /usr/bin/chromium (installed by .ci/run) driven
- * by playwright-core, in a fresh profile folder that is removed afterwards.
+ * Headless Chromium for the dashboard tests (test/_support/chromium.ts says which one) driven by playwright-core, in
+ * a fresh profile folder that is removed afterwards. Where no Chromium can be had, `NO_BROWSER` says why and each
+ * dashboard suite registers its tests as skipped.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Test } from 'uvu';
+import { chromiumUnavailable, resolveChromium } from '../../../_support/chromium.ts';
 import { ROOT, tempDir, waitFor } from '../../../_support/env.ts';
+import { skippedSuite } from '../../../_support/skip.ts';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const found = await resolveChromium();
+export const CHROMIUM = found ?? '';
+/** Why the dashboard suites are skipped on this machine, or null when a Chromium starts. */
+export const NO_BROWSER: string | null = found === null ? chromiumUnavailable() : null;
+
+/** The suite `make` builds, or, where no Chromium starts, the same tests registered as skipped (the reason printed). */
+export function browserSuite<C extends object>(name: string, make: (name: string) => Test<C>): Test<C> {
+  if (NO_BROWSER === null) return make(name);
+  console.log(`skipped "${name}": ${NO_BROWSER}`);
+  return skippedSuite<C>(name);
+}
 /** Screenshots land here (gitignored); CI keeps the folder as the run's artefacts. */
 export const ARTIFACTS = join(ROOT, 'test-artifacts');
 
@@ -41,10 +55,7 @@ export async function openBrowser(viewport = { width: 1440, height: 900 }): Prom
     });
   } catch (err) {
     await profile.cleanup();
-    throw new Error(
-      `cannot start Chromium at ${CHROMIUM} (apt-get install chromium, as .ci/run does): ${String(err)}`,
-      { cause: err },
-    );
+    throw new Error(`cannot start Chromium at ${CHROMIUM}: ${String(err)}`, { cause: err });
   }
   const page = context.pages()[0] ?? (await context.newPage());
   const errors: string[] = [];

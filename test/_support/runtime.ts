@@ -1,16 +1,17 @@
-// Loaded by `npm test` before any test file: every bin a test spawns (the daemon, the CLI, the demo server) runs
-// the compiled build of the sources under test, built here once (deploy/build.mjs, about 3 s), instead of going
-// through tsx, which costs each of the several hundred processes a test run starts over a second of CPU. That build
-// is also what the package and the image run. Unit tests still import src/ through tsx, and a suite that means
-// to cover the checkout's own path says WATCHDOG_RUNTIME=src (test/e2e/lifecycle.test.ts).
+// Every bin a test spawns (the daemon, the CLI, the demo server) runs the compiled build of the sources under test,
+// built once by the test runner (test/_support/run.ts) before any file starts (deploy/build.mjs, about 3 s), instead
+// of going through tsx, which costs each of the several hundred processes a test run starts over a second of CPU.
+// That build is also what the package and the image run. Unit tests still import src/ through tsx, and a suite
+// that means to cover the checkout's own path says WATCHDOG_RUNTIME=src (test/e2e/lifecycle.test.ts).
 // `WATCHDOG_RUNTIME=src npm test` runs everything through tsx and builds nothing until a suite asks (ensureDist).
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from './env.ts';
 
-let built = false;
+/** Set by the runner once it has built dist/: the files then running use it, so none may rebuild it under them. */
+let built = process.env.WATCHDOG_DIST_BUILT === '1';
 
-/** dist/ built from the sources under test, once per test process (test/dist/ packs it too). */
+/** dist/ built from the sources under test, once per test run (test/dist/ packs it too). */
 export function ensureDist(): void {
   if (built) return;
   const build = spawnSync(process.execPath, [join(ROOT, 'deploy/build.mjs')], {
@@ -19,14 +20,4 @@ export function ensureDist(): void {
   });
   if (build.status !== 0) throw new Error(`the build failed (node deploy/build.mjs exited ${build.status})`);
   built = true;
-}
-
-if (process.env.WATCHDOG_RUNTIME === undefined) {
-  try {
-    ensureDist();
-  } catch (err) {
-    process.stderr.write(`npm test: ${(err as Error).message}\n`);
-    process.exit(1);
-  }
-  process.env.WATCHDOG_RUNTIME = 'dist';
 }

@@ -13,7 +13,7 @@ import { tempDir, waitFor } from '../../_support/env.ts';
 import { type MemoryInstance, memoryInstance, memoryRegistry } from '../../http/_support/app.ts';
 import { machineControls } from '../../http/_support/machine-controls.ts';
 import { appSuite, onPage } from './_support/app-suite.ts';
-import { ARTIFACTS, type Browser, CHROMIUM, screenshot, untilLive, withoutScripts } from './_support/browser.ts';
+import { ARTIFACTS, type Browser, SYSTEM_CHROMIUM, screenshot, untilLive, withoutScripts } from './_support/browser.ts';
 
 /** A memory instance whose status carries the fields the buttons read (`controls`, from a real machine). */
 function withStatus(inst: MemoryInstance, extra: Record<string, unknown>): MemoryInstance {
@@ -96,11 +96,11 @@ test(
   }),
 );
 
-// The Chromium that npm brings is a headless shell with neither flag: this one runs against a system Chromium only.
+// The Chromium npm brings is a headless shell with neither flag: this test needs a system Chromium.
 const PLAIN =
   'first-paint :: a plain `chromium --headless --screenshot` of the page (no waiting for scripts) shows the instances';
-if (!process.env.CHROMIUM_PATH) console.log(`skipped "${PLAIN}": it needs a system Chromium (set CHROMIUM_PATH)`);
-(process.env.CHROMIUM_PATH ? test : test.skip)(PLAIN, async ({ server }) => {
+if (!SYSTEM_CHROMIUM) console.log(`skipped "${PLAIN}": it needs a system Chromium (CHROMIUM_PATH or apt's chromium)`);
+(SYSTEM_CHROMIUM ? test : test.skip)(PLAIN, async ({ server }) => {
   // What an operator would run. A PNG cannot be read here, so the same plain run also dumps the DOM it painted.
   const profile = await tempDir('wd-chromium-shot-');
   const out = join(ARTIFACTS, 'dashboard-plain-screenshot.png');
@@ -113,10 +113,12 @@ if (!process.env.CHROMIUM_PATH) console.log(`skipped "${PLAIN}": it needs a syst
     '--window-size=1280,800',
   ];
   try {
-    await promisify(execFile)(CHROMIUM, [...plain, `--screenshot=${out}`, `${server!.url}/`], { timeout: 60_000 });
+    await promisify(execFile)(SYSTEM_CHROMIUM!, [...plain, `--screenshot=${out}`, `${server!.url}/`], {
+      timeout: 60_000,
+    });
     const png = await readFile(out);
     assert.equal([...png.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
-    const { stdout: dom } = await promisify(execFile)(CHROMIUM, [...plain, '--dump-dom', `${server!.url}/`], {
+    const { stdout: dom } = await promisify(execFile)(SYSTEM_CHROMIUM!, [...plain, '--dump-dom', `${server!.url}/`], {
       timeout: 60_000,
       maxBuffer: 8 << 20,
     });

@@ -3,6 +3,7 @@
  * a fresh profile folder that is removed afterwards. Where no Chromium can be had, `NO_BROWSER` says why and each
  * dashboard suite registers its tests as skipped.
  */
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -13,6 +14,12 @@ import { skippedSuite } from '../../../_support/skip.ts';
 
 const found = await resolveChromium();
 export const CHROMIUM = found ?? '';
+/**
+ * A Chromium installed on the system (CHROMIUM_PATH, or Debian's package), or null: the bundled headless shell
+ * lacks the plain command-line modes (`--screenshot`, `--dump-dom`) an operator would try.
+ */
+export const SYSTEM_CHROMIUM: string | null =
+  process.env.CHROMIUM_PATH ?? (existsSync('/usr/bin/chromium') ? '/usr/bin/chromium' : null);
 /** Why the dashboard suites are skipped on this machine, or null when a Chromium starts. */
 export const NO_BROWSER: string | null = found === null ? chromiumUnavailable() : null;
 

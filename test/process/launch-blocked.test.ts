@@ -62,7 +62,10 @@ for (const mode of ['piped', 'persist'] as const) {
           JSON.stringify({ spec, logDir }),
           mode,
         ],
-        { cwd: ROOT, encoding: 'utf8', timeout: 20_000 },
+        // tsx writes its transform cache from its loader thread after the modules load: a write still open when
+        // the helper starves itself closes its descriptor later and hands the attempts a free one. Without the
+        // disk cache the loader touches no file once the helper runs.
+        { cwd: ROOT, encoding: 'utf8', timeout: 20_000, env: { ...process.env, TSX_DISABLE_CACHE: '1' } },
       );
       assert.is(r.status, 0, r.stderr);
       const out = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '{}') as {

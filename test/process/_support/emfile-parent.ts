@@ -31,15 +31,24 @@ async function attempt(): Promise<Record<string, unknown>> {
 }
 
 const held: number[] = [];
-// Bounded: the test runs this under a limit of a few dozen descriptors.
-for (let i = 0; i < 10_000; i++) {
-  try {
-    held.push(openSync('/dev/null', 'r'));
-  } catch {
-    break;
+/**
+ * Opens /dev/null until the kernel says EMFILE. Called again right before each blocked attempt: a descriptor that
+ * something else in this process released since (a loader's file write finishing) would let the attempt open
+ * server.log, and the log's outage would then never begin. Bounded: the test runs this under a limit of a few
+ * dozen descriptors.
+ */
+function starve(): void {
+  for (let i = 0; i < 10_000; i++) {
+    try {
+      held.push(openSync('/dev/null', 'r'));
+    } catch {
+      break;
+    }
   }
 }
+starve();
 const starved = await attempt();
+starve();
 const again = await attempt();
 for (const fd of held.splice(0)) closeSync(fd);
 const freed = await attempt();

@@ -110,7 +110,8 @@ live.before(async (ctx) => {
       onUpdate: () => {},
     }),
   );
-  // Raw routes for payloads the kit would never produce.
+  // Raw routes for payloads the kit would never produce. The /slow/ ones are the fixture's behaviour: a server that
+  // answers 1.5 s late, for the probe's shorter timeout.
   app.get('/raw/status', (c) => c.json(ctx.status));
   app.get('/raw/info', (c) => c.json(ctx.info));
   app.get('/text/status', (c) => c.text('hello'));

@@ -125,7 +125,10 @@ test('checkin :: no check-ins without a token; the log says why', async () => {
   ]);
   try {
     await waitFor('the log line', () => /check-ins off: watchdog.token not set/.test(demo.output()));
-    await new Promise((r) => setTimeout(r, 500));
+    // The later marker: the server answers /status, so it is past its start (a first check-in goes out at once);
+    // then its whole life is over, and no check-in came in it.
+    assert.is((await fetch(`${demo.base}/status`)).status, 200);
+    await demo.kill();
     assert.is(wd.pings.length, 0);
   } finally {
     await demo.kill();

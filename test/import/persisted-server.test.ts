@@ -6,7 +6,7 @@ import { inspectRow } from '../../src/import/instance-import.ts';
 import { checkPersistedServer } from '../../src/import/persisted-server.ts';
 import { findLeftover } from '../../src/process/leftovers.ts';
 import { isAlive, readProcessStartTime } from '../../src/process/proc-info.ts';
-import { tempSuite } from '../_support/env.ts';
+import { tempSuite, waitFor } from '../_support/env.ts';
 import { instanceFor } from '../_support/fixture-servers.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';
 
@@ -26,8 +26,6 @@ const s = tempSuite('import/persisted-server', {
   },
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 function start(ctx: Ctx, program: string, args: string[]): number {
   const proc = spawn(program, args, { stdio: 'ignore' });
   ctx.procs.push(proc);
@@ -35,14 +33,25 @@ function start(ctx: Ctx, program: string, args: string[]): number {
   return proc.pid;
 }
 
-/** A start time later than every process started so far (one clock tick is 10 ms): the "this daemon started" mark. */
+/** The clock ticks of a `ticks@boot` start time (NaN for none). */
+const ticksOf = (t: string | null) => Number(t?.split('@')[0] ?? Number.NaN);
+
+/**
+ * A start time later than every process started so far (the kernel counts in clock ticks of 10 ms): the "this daemon
+ * started" mark. Markers are started until one has a later tick than every earlier process still there.
+ */
 async function now(ctx: Ctx): Promise<string> {
-  await sleep(30);
-  const marker = start(ctx, 'sleep', ['30']);
-  await sleep(30);
-  const t = await readProcessStartTime(marker);
-  if (t === null) throw new Error('no start time in /proc');
-  return t;
+  const earlier = await Promise.all(ctx.procs.map((p) => readProcessStartTime(p.pid ?? 0).then(ticksOf)));
+  const latest = Math.max(0, ...earlier.filter((t) => !Number.isNaN(t)));
+  return waitFor(
+    'a process start time a clock tick later than the others',
+    async () => {
+      const t = await readProcessStartTime(start(ctx, 'sleep', ['30']));
+      return ticksOf(t) > latest ? t : undefined;
+    },
+    10_000,
+    5,
+  );
 }
 
 /** A copy of `sleep` installed as the instance's program: a binary, matched through /proc/<pid>/exe. */
@@ -65,8 +74,9 @@ s(
     assert.is(check.server.pid, pid);
     assert.is(check.server.startTime, await readProcessStartTime(pid));
     assert.equal(check.server.args, ['60', '1', '2']);
+    // The process started within this test, not at boot nor in the future (the boot time is in whole seconds).
     const age = Date.now() - Date.parse(check.server.startedAt);
-    assert.ok(age >= 0 && age < 5000, `started ${age} ms ago`);
+    assert.ok(age >= -1000 && age < 60_000, `started ${age} ms ago`);
   },
 );
 
@@ -112,7 +122,7 @@ s(
   async (ctx) => {
     const program = await binary(ctx);
     const before = await now(ctx);
-    await sleep(30);
+    await now(ctx); // a later tick: the program below starts after `before`
     const pid = start(ctx, program, ['60']);
     const check = await checkPersistedServer(pid, program, before);
     assert.not.ok(check.ok);

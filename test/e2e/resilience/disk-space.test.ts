@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -7,9 +7,11 @@ import { testConfig } from '../../_support/config.ts';
 import { type RunningDaemon, startDaemon, stopThenRelease } from '../../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { fixture, writeServerScript } from '../../_support/fixtures.ts';
+import { metricValue } from '../../_support/metric-value.ts';
 import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../_support/webhook.ts';
-import { running, statusOf, waitStatus } from './_support/daemon-crash.ts';
+import { chatFlushed } from './_support/chat-marker.ts';
+import { logLines, running, statusOf, waitStatus } from './_support/daemon-crash.ts';
 
 /**
  * Disk space as a condition: the real daemon with its instance root on a small tmpfs, a quiet server
@@ -67,6 +69,19 @@ function cliStatus(d: RunningDaemon): Promise<string> {
   });
 }
 
+/**
+ * Takes a little more of the disk (64 kB, far from the threshold either way) and waits until a check has read it
+ * (the free-bytes gauge drops): the checks go on, and at least one ran since.
+ */
+async function laterReading(d: RunningDaemon, fs: SmallFs, labels: Record<string, string>): Promise<void> {
+  const free = async () => metricValue(d.url, 'watchdog_disk_free_bytes', labels);
+  const before = await free();
+  if (before === null) throw new Error('no watchdog_disk_free_bytes for the instances');
+  await writeFile(join(fs.path, `.more-${++extra}`), Buffer.alloc(64 * 1024));
+  await waitFor('a check reading the disk again', async () => ((await free()) ?? before) < before, 10_000);
+}
+let extra = 0;
+
 test('disk :: fill, every view says so and one chat message; free, one more', async (ctx) => {
   const tmp = await tempDir('wd-e2e-disk-');
   ctx.cleanup = tmp.cleanup;
@@ -109,10 +124,11 @@ test('disk :: fill, every view says so and one chat message; free, one more', as
   assert.match(h.body.problems?.[0] ?? '', new RegExp(`^disk space low: ${figures}$`));
 
   const metrics = await (await fetch(`${d.url}/metrics`)).text();
-  const labels = `holds="instances",mount="${ctx.fs.path}"`;
-  assert.match(metrics, `watchdog_disk_low{${labels}} 1`);
-  assert.match(metrics, new RegExp(`watchdog_disk_free_bytes\\{${labels}\\} \\d+`));
-  assert.match(metrics, new RegExp(`watchdog_disk_total_bytes\\{${labels}\\} 8\\d{6}`));
+  const labels = { holds: 'instances', mount: ctx.fs.path };
+  const shown = `holds="instances",mount="${ctx.fs.path}"`;
+  assert.match(metrics, `watchdog_disk_low{${shown}} 1`);
+  assert.match(metrics, new RegExp(`watchdog_disk_free_bytes\\{${shown}\\} \\d+`));
+  assert.match(metrics, new RegExp(`watchdog_disk_total_bytes\\{${shown}\\} 8\\d{6}`));
   assert.match(metrics, /watchdog_disk_low\{holds="working folder",mount="[^"]+"\} 0/);
 
   const status = (await statusOf(d, 'demo', 'tok')) as unknown as { disk?: Array<{ holds: string; low: boolean }> };
@@ -126,17 +142,21 @@ test('disk :: fill, every view says so and one chat message; free, one more', as
     ),
   );
 
-  // Many more checks: still one message.
-  await new Promise((r) => setTimeout(r, 800));
+  // Later checks that see it still low (a reading with less free space than before): still one message.
+  await laterReading(d, ctx.fs, labels);
+  await chatFlushed(d, ctx.hook, 'demo', 'tok');
   assert.is(diskMessages(ctx.hook).length, 1, 'one chat message while it stays low');
+  assert.is(logLines(d, /disk space low:/).length, 1, 'one crossing while it stays low');
   const still = await statusOf(d, 'demo', 'tok');
   assert.is(still.pid, before.pid, 'the server runs on');
 
   ctx.fs.release();
   const back = await waitFor('the recovered chat message', () => diskMessages(ctx.hook as WebhookReceiver)[1], 10_000);
   assert.match(back.content, /^Disk space is back: instances on .*, above the 2 MB threshold\.$/);
-  await new Promise((r) => setTimeout(r, 500));
+  await laterReading(d, ctx.fs, labels);
+  await chatFlushed(d, ctx.hook, 'demo', 'tok');
   assert.is(diskMessages(ctx.hook).length, 2, 'one message each way');
+  assert.is(logLines(d, /disk space recovered:/).length, 1, 'one crossing back');
   assert.is((await health(d)).body.status, 'ok');
 });
 

@@ -37,6 +37,8 @@ const s: SoakState = {
   tracks: new Map(),
   hangs: [],
   daemonReadyAt: null,
+  settled: null,
+  statusAt: null,
   daemonPersists: false,
   daemonPid: null,
   starvedUntil: 0,

@@ -121,6 +121,14 @@ export interface SoakState {
   hangs: Hang[];
   /** Set while a daemon answers; null while it is down or starting. */
   daemonReadyAt: number | null;
+  /**
+   * When the daemon of `ready` was first seen settled: every configured instance running the server it names, the
+   * only server of its key, no orphan left (watch-procs.ts `settleAt`). Null until then; DAEMON_SETTLE_MS after
+   * `ready` is the deadline that counts when it is never seen.
+   */
+  settled: { ready: number; at: number } | null;
+  /** When the status answer the tracks hold was asked for (GET /api/instances); null before the first. */
+  statusAt: number | null;
   daemonPid: number | null;
   /** Whether the daemon that answers runs with PersistServers (it adopts leftovers rather than shutting them down). */
   daemonPersists: boolean;

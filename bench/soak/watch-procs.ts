@@ -4,7 +4,43 @@ import { check, type SoakState, serverDown, since, type Track } from './state.ts
 
 /** The checks made from /proc every scan (500 ms): copies, ports, orphans, relaunches and hang kills. */
 
-const settled = (s: SoakState, now: number) => s.daemonReadyAt !== null && now - s.daemonReadyAt > DAEMON_SETTLE_MS;
+/**
+ * When the daemon that answers settled (adoption, leftover shutdowns and first launches done): when it was first
+ * seen so (`settleTick`), at the latest DAEMON_SETTLE_MS after it answered; null while no daemon answers.
+ */
+export function settleAt(s: SoakState): number | null {
+  if (s.daemonReadyAt === null) return null;
+  const deadline = s.daemonReadyAt + DAEMON_SETTLE_MS;
+  return s.settled?.ready === s.daemonReadyAt ? Math.min(s.settled.at, deadline) : deadline;
+}
+
+export const settled = (s: SoakState, now: number) => {
+  const at = settleAt(s);
+  return at !== null && now > at;
+};
+
+/** A server the daemon has launched or adopted and is not stopping (checked in or not yet). */
+const LAUNCHED = /^server\.(starting|running|awaiting-checkin)$/;
+
+/**
+ * Marks the daemon settled once that is a fact rather than a matter of time: an answer it gave since it came up
+ * names, for every configured instance, a launched server (its check-in may still be due) that the scan sees as the
+ * only one of its key, and no server or child is left over. A daemon with many servers or a loaded machine may never
+ * show that all at once: DAEMON_SETTLE_MS stays the deadline (settleAt).
+ */
+function settleTick(s: SoakState, now: number): void {
+  const ready = s.daemonReadyAt;
+  if (ready === null || s.settled?.ready === ready || s.statusAt === null || s.statusAt < ready) return;
+  if (s.orphanChildren.size > 0) return;
+  for (const t of s.tracks.values()) {
+    if (t.mismatch.size > 0) return;
+    if (!t.configured) continue;
+    const st = t.status;
+    if (!st || !LAUNCHED.test(st.state) || st.pid === null || t.scanPid !== st.pid) return;
+  }
+  s.settled = { ready, at: now };
+  s.log(`daemon settled: every instance has the server it names (${now - ready} ms after it answered)`);
+}
 
 function oneServerPerInstance(s: SoakState, servers: OurProcess[]): void {
   const byKey = new Map<string, number[]>();
@@ -42,8 +78,17 @@ function oneHolderPerPort(s: SoakState, procs: OurProcess[]): void {
   }
 }
 
+/**
+ * A server the daemon does not name for its instance (another pid, or none) may live ORPHAN_GRACE_MS (a graceful
+ * shutdown, a launch whose pid the daemon has not recorded yet). The verdict rests on the daemon's word, not on the
+ * clock alone: a server is an orphan only when an answer asked for that long after it was first seen (and after the
+ * daemon settled) still names another pid, and the server still lives. A status poll that times out (a starved
+ * daemon) leaves the tracks holding an older answer; that answer is no verdict, the next one is (a daemon that stops
+ * answering is daemon-health's to report).
+ */
 function noOrphans(s: SoakState, servers: OurProcess[], now: number): void {
   const seen = new Set<number>();
+  const from = settleAt(s);
   for (const p of servers) {
     seen.add(p.pid);
     const t = s.tracks.get(p.key);
@@ -55,13 +100,25 @@ function noOrphans(s: SoakState, servers: OurProcess[], now: number): void {
     }
     const first = t.mismatch.get(p.pid) ?? now;
     t.mismatch.set(p.pid, first);
-    if (!settled(s, now) || s.daemonReadyAt === null) continue;
-    const since0 = Math.max(first, s.daemonReadyAt + DAEMON_SETTLE_MS);
-    if (now - since0 > ORPHAN_GRACE_MS) {
-      check(s, 'no-orphan', false, () => `${p.key}: server ${p.pid} alive while the daemon says ${expected}`);
-      // Reported once, then watched again from now.
-      t.mismatch.set(p.pid, now);
-    } else check(s, 'no-orphan', true, () => '');
+    if (!settled(s, now) || from === null) continue;
+    const since0 = Math.max(first, from);
+    const asked = s.statusAt ?? 0;
+    if (asked - since0 <= ORPHAN_GRACE_MS) {
+      check(s, 'no-orphan', true, () => '');
+      continue;
+    }
+    // The scan is not atomic: a server read alive may have exited since.
+    if (!isLive(p.pid)) continue;
+    const state = t.configured ? (t.status?.state ?? 'no status') : 'not configured';
+    check(
+      s,
+      'no-orphan',
+      false,
+      () =>
+        `${p.key}: server ${p.pid} alive since ${since(s, first)}, while the daemon, asked at ${since(s, asked)}, says ${expected} (${state})`,
+    );
+    // Reported once, then watched again from now.
+    t.mismatch.set(p.pid, now);
   }
   for (const t of s.tracks.values()) for (const pid of t.mismatch.keys()) if (!seen.has(pid)) t.mismatch.delete(pid);
 }
@@ -78,7 +135,7 @@ function noOrphanChildren(s: SoakState, children: OurProcess[], now: number): vo
     const first = s.orphanChildren.get(c.pid) ?? now;
     s.orphanChildren.set(c.pid, first);
     // A child may outlive its server only while no daemon runs (an adopted server's group is killed on its exit).
-    if (settled(s, now) && now - Math.max(first, (s.daemonReadyAt ?? now) + DAEMON_SETTLE_MS) > ORPHAN_GRACE_MS) {
+    if (settled(s, now) && now - Math.max(first, settleAt(s) ?? now) > ORPHAN_GRACE_MS) {
       check(s, 'no-orphan-child', false, () => `${c.key}: child ${c.pid} outlived its server ${c.parent}`);
       s.orphanChildren.set(c.pid, now);
     } else check(s, 'no-orphan-child', true, () => '');
@@ -87,11 +144,11 @@ function noOrphanChildren(s: SoakState, children: OurProcess[], now: number): vo
 }
 
 /**
- * Whether `at` falls in a start-up: a daemon's first DAEMON_SETTLE_MS (adoption, leftover shutdowns, thirty first
- * launches at once) or an instance's first after a reload added it. A server down then is launched, not relaunched.
+ * Whether `at` falls in a start-up: a daemon's until it settled (settleAt: adoption, leftover shutdowns, thirty
+ * first launches at once) or an instance's first DAEMON_SETTLE_MS after a reload added it. A server down then is launched, not relaunched.
  */
 const startingUp = (s: SoakState, t: Track, at: number) =>
-  at < (s.daemonReadyAt ?? at) + DAEMON_SETTLE_MS || at < t.configuredAt + DAEMON_SETTLE_MS;
+  at < (settleAt(s) ?? at) || at < t.configuredAt + DAEMON_SETTLE_MS;
 
 function relaunches(s: SoakState, t: Track, pid: number | null, now: number): void {
   const up = pid !== null;
@@ -167,7 +224,7 @@ function hangKills(s: SoakState, now: number): void {
       h.reported = true;
       continue;
     }
-    const from = Math.max(h.at, (s.daemonReadyAt ?? now) + DAEMON_SETTLE_MS);
+    const from = Math.max(h.at, settleAt(s) ?? now);
     if (!h.reported && settled(s, now) && t?.configured && now - from > bound) {
       h.reported = true;
       check(
@@ -199,5 +256,6 @@ export function scanTick(s: SoakState): OurProcess[] {
   for (const p of servers) if (p.parent === null || !pids.has(p.parent)) serverOf.set(p.key, p.pid);
   for (const t of s.tracks.values()) relaunches(s, t, serverOf.get(t.key) ?? null, now);
   hangKills(s, now);
+  settleTick(s, now);
   return procs;
 }

@@ -44,6 +44,8 @@ export async function statusTick(s: SoakState): Promise<void> {
   }
   if (s.daemonReadyAt === null || s.daemonReadyAt > sentAt) return;
   const now = Date.now();
+  // The answer reflects the daemon at sentAt or later: what it names is its word from then on.
+  s.statusAt = sentAt;
   for (const st of list) {
     const t = s.tracks.get(st.key);
     if (!t) continue;

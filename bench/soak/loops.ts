@@ -41,7 +41,17 @@ export function chatBounded(ctx: SoakContext, setup: Setup): void {
   }
 }
 
-export async function watchLoop(ctx: SoakContext, setup: Setup, endAt: number, reference: LagReference): Promise<void> {
+/**
+ * The invariants, checked every 500 ms. By default until `endAt` (at most 30 s past it while the fault loop finishes);
+ * `watching` replaces that rule (the smoke watches until its script is done), and must be bounded too.
+ */
+export async function watchLoop(
+  ctx: SoakContext,
+  setup: Setup,
+  endAt: number,
+  reference: LagReference,
+  watching: () => boolean = () => Date.now() < endAt || (faultsRunning && Date.now() < endAt + 30_000),
+): Promise<void> {
   let tick = 0;
   let lastStart: number | null = null;
   // The daemon's answers are awaited apart, one at a time each: a slow answer must not stall the /proc scans,
@@ -50,8 +60,8 @@ export async function watchLoop(ctx: SoakContext, setup: Setup, endAt: number, r
   let metrics: Promise<void> | null = null;
   let health: Promise<void> | null = null;
   let revival: Promise<void> | null = null;
-  // Bounded: one turn per 500 ms until the end (at most 30 s past it while the fault loop finishes).
-  while (Date.now() < endAt || (faultsRunning && Date.now() < endAt + 30_000)) {
+  // Bounded: one turn per 500 ms while `watching` (which has a deadline).
+  while (watching()) {
     const at = Date.now();
     if (revival === null && daemonDied(ctx, setup)) {
       revival = startDaemon(ctx, setup.world).finally(() => {

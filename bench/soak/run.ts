@@ -1,7 +1,8 @@
 /**
  * `npm run soak [-- --minutes N | --seconds N] [--seed S] [--out FILE]`: the real daemon with 30 instances of
  * real servers, faults injected at random (seeded) moments, invariants checked all along; any violation fails the
- * run (exit 1) and prints the seed. bench/README.md ("Soak") describes it.
+ * run (exit 1) and prints the seed. `--smoke`: the short scripted run on five servers that `npm test` runs
+ * (smoke.ts). bench/README.md ("Soak") describes it.
  */
 import { randomInt } from 'node:crypto';
 import { cpSync } from 'node:fs';
@@ -14,18 +15,21 @@ import { liveDaemons } from './daemon.ts';
 import { secondDaemons } from './faults-second-daemon.ts';
 import { startLagReference } from './lag-reference.ts';
 import { chatBounded, daemonLoop, faultLoop, watchLoop } from './loops.ts';
-import { makePlan } from './plan.ts';
+import { LOOP_KINDS, makePlan } from './plan.ts';
 import { seededRng } from './prng.ts';
 import { scanOurs } from './procscan.ts';
 import { type Figures, summary, writeReport } from './report.ts';
-import { setUp } from './setup.ts';
+import { FULL, SMOKE, setUp } from './setup.ts';
 import type { SmallFs } from './smallfs.ts';
-import { check, newTrack, type SoakState } from './state.ts';
+import { SMOKE_FAULTS, SMOKE_INVARIANTS, smokeScript } from './smoke.ts';
+import { check, type FaultKind, INVARIANTS, type Invariant, newTrack, type SoakState } from './state.ts';
 import { startDaemon, stopDaemon } from './world.ts';
 
 const args = parseSoakArgs(process.argv.slice(2), () => randomInt(1, 2 ** 31 - 1));
-const reproduce = `npm run soak -- --seconds ${Math.round(args.durationMs / 1000)} --seed ${args.seed}`;
-console.log(`soak: seed ${args.seed}, ${Math.round(args.durationMs / 1000)} s (reproduce: ${reproduce})`);
+const reproduce = `npm run soak -- ${args.smoke ? '--smoke ' : ''}--seconds ${Math.round(args.durationMs / 1000)} --seed ${args.seed}`;
+console.log(
+  `soak: ${args.smoke ? 'smoke, ' : ''}seed ${args.seed}, ${Math.round(args.durationMs / 1000)} s${args.smoke ? ' at most' : ''} (reproduce: ${reproduce})`,
+);
 
 const rng = seededRng(args.seed);
 const run = `r${args.seed}-${process.pid}`;
@@ -104,9 +108,9 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.exit(1);
   });
 }
-const setup = await setUp(tmp.path, run, args.durationMs + 5 * 60_000);
+const setup = await setUp(tmp.path, run, args.durationMs + 5 * 60_000, args.smoke ? SMOKE : FULL);
 smallFs = setup.fs;
-if (setup.fsSkipped !== null) {
+if (setup.fsSkipped !== null && !args.smoke) {
   s.skipped.set('disk-full', setup.fsSkipped);
   console.log(`soak: SKIPPED fault kind disk-full: ${setup.fsSkipped}`);
 }
@@ -115,20 +119,35 @@ let exitCode = 1;
 try {
   for (const i of setup.world.config.instances) s.tracks.set(i.key, newTrack(i, Date.now()));
   await startDaemon(ctx, setup.world);
-  const plan = makePlan(rng, args.durationMs, new Set(s.skipped.keys()));
   const endAt = s.startedAt + args.durationMs;
-  await Promise.all([
-    watchLoop(ctx, setup, endAt, reference),
-    faultLoop(ctx, setup, plan, endAt),
-    daemonLoop(ctx, setup, plan),
-  ]);
+  if (args.smoke) {
+    // The script ends the run; the duration is its deadline.
+    let scripted = true;
+    await Promise.all([
+      watchLoop(ctx, setup, endAt, reference, () => scripted && Date.now() < endAt),
+      smokeScript(ctx, setup, endAt).finally(() => {
+        scripted = false;
+      }),
+    ]);
+  } else {
+    const plan = makePlan(rng, args.durationMs, new Set(s.skipped.keys()));
+    await Promise.all([
+      watchLoop(ctx, setup, endAt, reference),
+      faultLoop(ctx, setup, plan, endAt),
+      daemonLoop(ctx, setup, plan),
+    ]);
+  }
   for (const t of timers) clearTimeout(t);
   chatBounded(ctx, setup);
   // The last phase runs with PersistServers false: the final SIGTERM must take every server down.
   const code = await stopDaemon(ctx, setup.world);
   s.log(`daemon stopped (exit ${code})`);
-  await new Promise((r) => setTimeout(r, 1000));
-  const left = scanOurs(run);
+  // A server the daemon killed on its way out may take a moment to be gone: up to 1 s (bounded: 10 looks).
+  let left = scanOurs(run);
+  for (let i = 0; i < 10 && left.length > 0; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = scanOurs(run);
+  }
   check(
     s,
     'nothing-left-after-sigterm',
@@ -136,9 +155,9 @@ try {
     () => `left after SIGTERM: ${left.map((p) => `${p.kind} ${p.key} ${p.pid}`).join(', ')}`,
   );
   const figures = rssFigures(args.seed, args.durationMs, setup.world.starts);
-  const result = summary(s, figures);
+  const result = { mode: args.smoke ? 'smoke' : 'full', ...named(), ...summary(s, figures) };
   console.log(`SOAK_RESULT ${JSON.stringify(result)}`);
-  const out = args.out ?? (args.durationMs >= 120_000 ? join(BENCH, 'SOAK.md') : null);
+  const out = args.out ?? (args.durationMs >= 120_000 && !args.smoke ? join(BENCH, 'SOAK.md') : null);
   if (out)
     writeReport(out, s, figures, `npm run soak -- --seconds ${Math.round(args.durationMs / 1000)} --seed ${args.seed}`);
   exitCode = s.violations.length === 0 ? 0 : 1;
@@ -159,13 +178,28 @@ try {
   }
   await setup.cdn.close();
   await setup.hook.close();
-  if (exitCode === 0) await tmp.cleanup();
+  // SOAK_KEEP=1 keeps a passing run's folder too (its daemon.log shows where the time went).
+  if (exitCode === 0 && !process.env.SOAK_KEEP) await tmp.cleanup();
   else console.log(`soak: kept ${tmp.path} (daemon.log, instances/) for a look`);
 }
 console.log(
   `soak: ${exitCode === 0 ? 'PASS' : 'FAIL'}, ${s.violations.length} violations, seed ${args.seed} (reproduce: ${reproduce})`,
 );
 process.exit(exitCode);
+
+/**
+ * The fault kinds the run set out to inject and the invariants it holds itself to checking, each at least once:
+ * the smoke's script, or every kind this machine can inject and every invariant a run of this length can check
+ * (rss-stable needs 2 minutes; loop-lag-p99 only counts scrapes in windows the machine did not starve).
+ */
+function named(): { planned: FaultKind[]; invariants: Invariant[] } {
+  if (args.smoke) return { planned: [...SMOKE_FAULTS], invariants: [...SMOKE_INVARIANTS] };
+  const kills: FaultKind[] = ['daemon-kill-persist', 'daemon-kill-no-persist'];
+  return {
+    planned: [...LOOP_KINDS, ...kills].filter((k) => !s.skipped.has(k)),
+    invariants: INVARIANTS.filter((i) => i !== 'loop-lag-p99' && (i !== 'rss-stable' || args.durationMs >= 120_000)),
+  };
+}
 
 /** RSS of the last daemon a minute after its start, and at the end: at most 10 MB more (runs of 2 minutes or more). */
 function rssFigures(seed: number, durationMs: number, daemonStarts: number): Figures {

@@ -10,11 +10,27 @@ import type { World } from './world.ts';
 
 /** The soak's folder, servers, builds, CDN, webhook and configuration, before the first daemon starts. */
 
-export const PLAIN = 26;
-export const MANIFEST = 4;
-export const SPARES = 4;
-/** Long enough for 30 Node servers to start at once on a loaded two-core machine (it also bounds the first check-in). */
-const TIMEOUT_SECONDS = 8;
+/** How many instances of each kind a run configures, and their TimeoutSeconds. */
+export interface Shape {
+  plain: number;
+  /** Installing their builds from the loopback CDN (UpdateType: Manifest). */
+  manifest: number;
+  /** Configured later by a reload. */
+  spares: number;
+  /** It also bounds the first check-in. */
+  timeoutSeconds: number;
+  /** The instance root on a small tmpfs of its own (the disk-full fault's disk). */
+  smallFs: boolean;
+}
+
+/** The soak: 30 servers; 8 s is long enough for them to start at once on a loaded two-core machine. */
+export const FULL: Shape = { plain: 26, manifest: 4, spares: 4, timeoutSeconds: 8, smallFs: true };
+
+/**
+ * The smoke (`--smoke`, in `npm test`): five plain servers. 5 s still covers five first check-ins on a busy two-core
+ * machine, and makes the frozen server's kill come within the smoke's time.
+ */
+export const SMOKE: Shape = { plain: 5, manifest: 0, spares: 0, timeoutSeconds: 5, smallFs: false };
 
 export interface Setup {
   world: World;
@@ -29,7 +45,7 @@ export interface Setup {
   fsSkipped: string | null;
 }
 
-export async function setUp(dir: string, run: string, lifetimeMs: number): Promise<Setup> {
+export async function setUp(dir: string, run: string, lifetimeMs: number, shape: Shape = FULL): Promise<Setup> {
   mkdirSync(join(dir, 'modes'), { recursive: true });
   mkdirSync(join(dir, 'secrets'), { recursive: true });
   // The daemon runs RunCommand as a program: the server gets an absolute shebang to this Node.
@@ -37,11 +53,13 @@ export async function setUp(dir: string, run: string, lifetimeMs: number): Promi
   const script = join(dir, 'server.mjs');
   writeFileSync(script, source);
   chmodSync(script, 0o755);
-  const builds = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'].map((label, i) => makeBuild(dir, label, i, script));
+  // Without Manifest instances nothing installs a build: none is made.
+  const labels = shape.manifest > 0 ? ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'] : [];
+  const builds = labels.map((label, i) => makeBuild(dir, label, i, script));
   const cdn = await startCdn();
-  cdn.builds.push(builds[0] as Build);
+  if (builds[0]) cdn.builds.push(builds[0]);
   const hook = await startWebhook();
-  const [daemonPort, ...ports] = await freePorts(1 + PLAIN + MANIFEST + SPARES);
+  const [daemonPort, ...ports] = await freePorts(1 + shape.plain + shape.manifest + shape.spares);
   const port = () => {
     const p = ports.shift();
     if (p === undefined || daemonPort === undefined) throw new Error('out of ports');
@@ -50,14 +68,14 @@ export async function setUp(dir: string, run: string, lifetimeMs: number): Promi
   const inst = (key: string, manifest: boolean): SoakInstance => ({
     key,
     port: port(),
-    timeoutSeconds: TIMEOUT_SECONDS,
+    timeoutSeconds: shape.timeoutSeconds,
     manifest,
   });
   const instances = [
-    ...Array.from({ length: MANIFEST }, (_, i) => inst(`m${i}`, true)),
-    ...Array.from({ length: PLAIN }, (_, i) => inst(`p${String(i).padStart(2, '0')}`, false)),
+    ...Array.from({ length: shape.manifest }, (_, i) => inst(`m${i}`, true)),
+    ...Array.from({ length: shape.plain }, (_, i) => inst(`p${String(i).padStart(2, '0')}`, false)),
   ];
-  const spares = Array.from({ length: SPARES }, (_, i) => inst(`x${i}`, false));
+  const spares = Array.from({ length: shape.spares }, (_, i) => inst(`x${i}`, false));
   const world: World = {
     config: {
       daemonPort: daemonPort ?? 0,
@@ -75,7 +93,9 @@ export async function setUp(dir: string, run: string, lifetimeMs: number): Promi
     starts: 0,
   };
   // The instance root on a small disk of its own, mounted before any daemon writes there.
-  const mounted = tryMountSmallFs(join(dir, 'instances'), INSTANCE_FS_BYTES);
+  const mounted = shape.smallFs
+    ? tryMountSmallFs(join(dir, 'instances'), INSTANCE_FS_BYTES)
+    : 'not asked for (no disk-full fault in this run)';
   return {
     world,
     cdn,

@@ -34,8 +34,16 @@ export async function startDaemon(ctx: SoakContext, w: World): Promise<void> {
   ctx.s.log(`daemon ${d.pid} up (PersistServers: ${w.config.persist})`);
 }
 
-/** SIGKILL the daemon while its servers run, then start the next one with `persist` (adopt, or shut leftovers down). */
-export async function daemonKill(ctx: SoakContext, w: World, persist: boolean): Promise<void> {
+/**
+ * SIGKILL the daemon while its servers run, then start the next one with `persist` (adopt, or shut leftovers down)
+ * after a pause drawn from `downMs` (how long no daemon runs: part of the fault, not a wait for anything).
+ */
+export async function daemonKill(
+  ctx: SoakContext,
+  w: World,
+  persist: boolean,
+  downMs: [number, number] = [200, 2000],
+): Promise<void> {
   if (!w.daemon) return;
   countFault(ctx.s, w.config.persist ? 'daemon-kill-persist' : 'daemon-kill-no-persist');
   ctx.s.log(`fault daemon SIGKILL (was PersistServers: ${w.config.persist}, next: ${persist})`);
@@ -43,7 +51,7 @@ export async function daemonKill(ctx: SoakContext, w: World, persist: boolean): 
   await killSoakDaemon(w.daemon);
   w.daemon = null;
   ctx.s.daemonPid = null;
-  await new Promise((r) => setTimeout(r, ctx.rng.between(200, 2000)));
+  await new Promise((r) => setTimeout(r, ctx.rng.between(...downMs)));
   w.config.persist = persist;
   await startDaemon(ctx, w);
 }

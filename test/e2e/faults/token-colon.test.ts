@@ -10,13 +10,12 @@ import { basic, daemonSuite, type RunningDaemon } from '../../_support/daemon.ts
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import {
+  checkedInPastTimeout,
   fixedUrls,
   isAlive,
   killGroup,
   readProcessStartTime,
   running,
-  sleep,
-  statusOf,
   waitStatus,
 } from '../resilience/_support/daemon-crash.ts';
 
@@ -28,6 +27,8 @@ import {
  */
 const API_TOKEN = 'to:k:en';
 const SECRET = 'se:cr:et';
+/** The instance's TimeoutSeconds. */
+const TIMEOUT_S = 3;
 
 const test = daemonSuite('e2e :: faults: tokens containing ":"', {
   prefix: 'wd-colon-',
@@ -43,7 +44,7 @@ const test = daemonSuite('e2e :: faults: tokens containing ":"', {
             token: API_TOKEN,
             port: await freePort(),
             runCommand: fixture('echo-env.mjs'),
-            timeoutSeconds: 3,
+            timeoutSeconds: TIMEOUT_S,
           },
         ],
       }),
@@ -110,16 +111,8 @@ const ping = async (d: RunningDaemon, password: string) => {
 test('token-colon :: a server whose secret contains ":" checks in, and keeps the instance running', async (ctx) => {
   const d = ctx.daemon!;
   const s = await waitStatus(d, 'c', API_TOKEN, 'adopted', (st) => running(st) && st.pid === ctx.own);
-  const since = Date.now();
-  await waitStatus(
-    d,
-    'c',
-    API_TOKEN,
-    "the server's own check-in",
-    (st) => st.lastCheckinAt !== null && Date.parse(st.lastCheckinAt) >= since,
-  );
-  await sleep(3500); // longer than TimeoutSeconds: only accepted check-ins keep it running
-  const later = await statusOf(d, 'c', API_TOKEN);
+  // Check-ins accepted for longer than TimeoutSeconds: only accepted check-ins keep it running.
+  const later = await checkedInPastTimeout(d, 'c', API_TOKEN, Date.now(), TIMEOUT_S);
   assert.is(later.state, 'server.running');
   assert.is(later.pid, s.pid);
   assert.is(later.restarts, 0);

@@ -3,7 +3,7 @@
  * Everything here drives the real daemon (`bin/watchdog start`) and real processes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlive, readProcessStartTime } from '../../../../src/process/proc-info.ts';
 import { basic, type RunningDaemon, type StatusJson } from '../../../_support/daemon.ts';
@@ -111,7 +111,54 @@ export function logLines(d: RunningDaemon, re: RegExp): string[] {
     .filter((l) => re.test(l));
 }
 
+/** A pause of the test's own pacing (a fixture's rhythm); never a wait for something to happen. */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Until `key` has had a check-in accepted later than `fromMs + timeoutSeconds`, returning that status. Take `fromMs`
+ * once the server is seen running under `d` (its check-in timeout is armed by then): a server whose check-ins were
+ * refused (or never reached the daemon) would have been killed as hung by then, so this is "its check-ins keep it
+ * running for longer than a whole TimeoutSeconds", as a fact rather than a pause.
+ */
+export function checkedInPastTimeout(
+  d: RunningDaemon,
+  key: string,
+  token: string,
+  fromMs: number,
+  timeoutSeconds: number,
+  deadlineMs = timeoutSeconds * 1000 + 20_000,
+): Promise<StatusJson> {
+  const past = fromMs + timeoutSeconds * 1000 + 500;
+  return waitStatus(
+    d,
+    key,
+    token,
+    `a check-in accepted past TimeoutSeconds (after ${new Date(past).toISOString()})`,
+    (s) => s.lastCheckinAt !== null && Date.parse(s.lastCheckinAt) > past,
+    deadlineMs,
+  );
+}
+
+/**
+ * Until a server writing its own log to `file` has tried to check in with no daemon there: a `Failed to send ping
+ * to watchdog` line (test/fixtures/servers/_lib.mjs) after byte `from`. Take `from` once the daemon is gone: the
+ * line then says the server outlived the daemon and goes on, where a pause would only say it had not died yet.
+ */
+export async function pingFailedSince(file: string, from: number, timeoutMs = 15_000): Promise<void> {
+  await waitFor(
+    `a failed check-in in ${file} (the server runs on without its daemon)`,
+    async () => /Failed to send ping to watchdog/.test((await readFile(file)).subarray(from).toString('utf8')),
+    timeoutMs,
+    50,
+  );
+}
+
+/** The size of `file` now (0 when it does not exist): where `pingFailedSince` starts reading. */
+export const sizeOf = (file: string): Promise<number> =>
+  stat(file).then(
+    (s) => s.size,
+    () => 0,
+  );
 
 /**
  * Starts an instance's server with the real watchdog's arguments (then the instance's port and check-in interval)

@@ -49,7 +49,7 @@ process.on('exit', () => {
 const TEST_ROOT = join(ROOT, 'test');
 const JOBS = Number(process.env.TEST_JOBS) || Math.max(2, availableParallelism() * 2);
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS) || 300_000;
-/** Each file's last duration, so the longest start first next time (a fresh clone has none: folder order). */
+/** Each file's last duration, so the longest start first next time (a fresh clone has none: see `weight`). */
 const TIMINGS = join(ROOT, 'node_modules/.cache/watchdog-tests/timings.json');
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the ANSI sequences this strips
 const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
@@ -177,7 +177,9 @@ async function main(): Promise<number> {
     process.stdout.write(`dashboard suites skipped: ${chromiumUnavailable()}\n`);
   }
   const timings = readTimings();
-  const byLastTime = (a: string, b: string) => (timings[relative(ROOT, b)] ?? 0) - (timings[relative(ROOT, a)] ?? 0);
+  // Without a last time, a file's size stands for its length: the end-to-end files are the long ones.
+  const weight = (f: string) => timings[relative(ROOT, f)] ?? statSync(f).size / 500;
+  const byLastTime = (a: string, b: string) => weight(b) - weight(a);
   const alone = files.filter(runsAlone);
   const shared = files.filter((f) => !alone.includes(f)).sort(byLastTime);
   const started = performance.now();

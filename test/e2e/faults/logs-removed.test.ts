@@ -46,7 +46,9 @@ for (const persist of [false, true]) {
     }
     if (persist) {
       // The server still writes into the removed file (its stdout): emptied at the rotation size, not left to grow.
-      await new Promise((r) => setTimeout(r, 1000));
+      // Once it has written more than the bound below since now (1,000 lines of ~70 bytes), it must have been emptied.
+      const from = await lastChat(logDir);
+      await waitFor('1,000 more lines written', async () => (await lastChat(logDir)) > from + 1000, 10_000);
       const removed = statSync(`/proc/${s.pid}/fd/1`);
       assert.ok(removed.nlink === 0, 'the server writes into the removed file');
       assert.ok(removed.size < 16384 + 48 * 1024, `the removed file is bounded (${removed.size} bytes)`);

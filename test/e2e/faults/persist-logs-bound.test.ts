@@ -139,10 +139,14 @@ test('persist-logs-bound :: logs/ removed, the daemon killed and restarted: the 
 
     sizes.watched = false;
     await crash(d1);
-    await new Promise((r) => setTimeout(r, 500));
+    // While no daemon runs, the server's lines pile up in the removed file, for the adopter to find.
+    const removed = () => statSync(`/proc/${pid}/fd/1`).size;
+    const atCrash = removed();
+    await waitFor('lines written into the removed file with no daemon', () => removed() > atCrash + 4096, 10_000);
     const d2 = await s.start(yaml(true));
     assert.is(await started(d2), pid, 'adopted, not relaunched');
-    await new Promise((r) => setTimeout(r, 600));
+    // The bound holds once the adopter has had a look: its first lines copied into logs/.
+    await linesArrive(logDir, 'the adopter copying the removed file', 1);
     sizes.watched = true;
     await linesArrive(logDir, 'the adopter copies what the server writes into the removed file');
     assert.is(statSync(`/proc/${pid}/fd/1`).nlink, 0, 'the server still writes into the removed file');

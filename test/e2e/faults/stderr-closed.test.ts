@@ -4,7 +4,7 @@ import { daemonSuite, waitState } from '../../_support/daemon.ts';
 import { freePort } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { metricValue } from '../../_support/metric-value.ts';
-import { killGroup, running, statusOf, waitStatus } from '../resilience/_support/daemon-crash.ts';
+import { killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
 
 /**
  * The daemon's log is stderr; when whoever reads it goes away (a closed terminal, a pipe to a logger that
@@ -29,9 +29,18 @@ test('stderr-closed :: stderr closed: the daemon goes on logging into nothing an
   const next = await waitState(d, 'alpha', 'tok', 'server.running', { notPid: first.pid });
   ctx.pids.push(next.pid!);
   assert.ok(next.pid !== first.pid, 'relaunched');
-  await new Promise((r) => setTimeout(r, 300));
+  // The failed writes of those lines are reported asynchronously; a check-in accepted after them is later still.
+  const seen = Date.now();
+  const later = await waitStatus(
+    d,
+    'alpha',
+    'tok',
+    'a check-in after the relaunch',
+    (st) => st.lastCheckinAt !== null && Date.parse(st.lastCheckinAt) > seen,
+  );
   assert.is(d.proc.exitCode, null, 'the daemon is alive');
-  assert.is((await statusOf(d, 'alpha', 'tok')).state, 'server.running');
+  assert.is(later.state, 'server.running');
+  assert.is(later.pid, next.pid);
   // Handled where the log writes, not caught at the top as an escaped error.
   for (const kind of ['uncaught-exception', 'unhandled-rejection'])
     assert.is(await metricValue(d.url, 'watchdog_uncaught_errors_total', { kind }), 0, kind);

@@ -8,6 +8,7 @@ import { STREAMED } from '../../src/http/dashboard/recent-events.ts';
 import type { HttpDeps } from '../../src/http/deps.ts';
 import { startHttpServer } from '../../src/http/server.ts';
 import { waitFor } from '../_support/env.ts';
+import { within } from '../fuzz/_support/fuzz.ts';
 import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 interface SseMessage {
@@ -67,6 +68,20 @@ function sseReader(res: Response) {
 }
 
 const listeners = (bus: Bus, type: keyof BusEvents) => bus.all.get(type)?.length ?? 0;
+
+/**
+ * Runs `fn` (synchronous) with `Date.now()` reading `ms`: the log limiter counts per wall-clock second, and this
+ * puts a batch of lines into one chosen second instead of waiting for the clock to reach a fresh one.
+ */
+function atWallClock(ms: number, fn: () => void): void {
+  const real = Date.now;
+  Date.now = () => ms;
+  try {
+    fn();
+  } finally {
+    Date.now = real;
+  }
+}
 
 function setup(opts: Parameters<typeof eventRoutes>[1] = {}) {
   const bus = createBus();
@@ -195,10 +210,7 @@ events('events :: cancelling the stream unsubscribes from the bus', async () => 
   await sse.next((m) => m.event === 'hello');
   assert.is(listeners(bus, 'instance:state'), before + 1);
   await sse.cancel();
-  const deadline = Date.now() + 2000;
-  while (listeners(bus, 'instance:state') !== before && Date.now() < deadline)
-    await new Promise((r) => setTimeout(r, 10));
-  assert.is(listeners(bus, 'instance:state'), before);
+  await waitFor('the stream to let go of the bus', () => listeners(bus, 'instance:state') === before, 5000);
   assert.is(listeners(bus, 'instance:control'), before, 'every type is let go');
   bus.emit('instance:state', { key: 'alpha', state: 'server.running', previous: null, at: 1 }); // nothing may throw
 });
@@ -212,11 +224,13 @@ events('events :: log lines only with ?logs=1, rate-limited with a skipped count
       ((await r.next((m) => m.event === 'hello')).data as { events: string[] }).events;
     assert.equal(await events(plain), [...STREAMED], 'hello names the events the page listens for');
     assert.equal(await events(logs), [...STREAMED, 'instance:log']);
-    // Start at the beginning of a wall-clock second so all ten lines fall into one rate window.
-    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
-    for (let i = 0; i < 10; i++)
-      bus.emit('instance:log', { key: 'alpha', stream: 'stdout', line: `line ${i}`, at: Date.now() });
-    bus.emit('instance:restart', { key: 'alpha', reason: 'crash', at: Date.now() });
+    // All ten lines in one rate window (a second no line has used yet), then one in the next window.
+    const second = (Math.floor(Date.now() / 1000) + 1) * 1000;
+    atWallClock(second, () => {
+      for (let i = 0; i < 10; i++)
+        bus.emit('instance:log', { key: 'alpha', stream: 'stdout', line: `line ${i}`, at: second });
+      bus.emit('instance:restart', { key: 'alpha', reason: 'crash', at: second });
+    });
     const lines: string[] = [];
     for (;;) {
       const m = await logs.next();
@@ -226,8 +240,9 @@ events('events :: log lines only with ?logs=1, rate-limited with a skipped count
     assert.equal(lines, ['line 0', 'line 1', 'line 2']);
     const first = await plain.next();
     assert.is(first.event, 'instance:restart', 'no log lines without ?logs=1');
-    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
-    bus.emit('instance:log', { key: 'alpha', stream: 'stdout', line: 'after', at: Date.now() });
+    atWallClock(second + 1000, () =>
+      bus.emit('instance:log', { key: 'alpha', stream: 'stdout', line: 'after', at: second + 1000 }),
+    );
     const after = (await logs.next()).data as { line: string; skipped: number };
     assert.is(after.line, 'after');
     assert.is(after.skipped, 7);
@@ -275,9 +290,16 @@ events('events :: closing the server ends a connected stream and lets go of the 
   const sse = sseReader(res);
   await sse.next((m) => m.event === 'hello');
   assert.is(listeners(bus, 'instance:state'), before + 1);
-  const t = Date.now();
-  await server.close();
-  assert.ok(Date.now() - t < 3000, `close took ${Date.now() - t} ms`);
+  // Left open, the stream (a keep-alive a minute) would hold close() for ever; 10 s only catches that hang.
+  await within(10_000, 'server.close() with a stream open', server.close());
+  const ended = await sse
+    .next(() => true, 5000)
+    .then(
+      (m) => `still open (${m.event})`,
+      (err: Error) => err.message,
+    );
+  // Cut after the grace: the client reads the end of the stream, or fetch's `terminated`.
+  assert.ok(['the event stream ended', 'terminated'].includes(ended), `the client saw its stream end: ${ended}`);
   await waitFor('the stream to let go of the bus', () => listeners(bus, 'instance:state') === before, 5000);
   await sse.cancel().catch(() => undefined);
 });
@@ -288,8 +310,12 @@ events('events :: HEAD answers without opening a stream (nothing stays subscribe
   const res = await app.request('/events', { method: 'HEAD' });
   assert.is(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', 'text/event-stream');
-  await new Promise((r) => setTimeout(r, 50));
-  assert.is(listeners(bus, 'instance:state'), before);
+  assert.is(await res.text(), '', 'no body: no stream');
+  // A later stream subscribes at once: had HEAD opened one, it would be counted too.
+  const sse = sseReader(await app.request('/events'));
+  await sse.next((m) => m.event === 'hello');
+  assert.is(listeners(bus, 'instance:state'), before + 1);
+  await sse.cancel();
 });
 
 events('events :: other methods → 405', async () => {

@@ -241,17 +241,18 @@ function openSocket(
 }
 
 /**
- * Milliseconds close() took. If it has not finished after 8 s the clients are destroyed (so the run does not hang
- * on a broken close) and the returned time says how long it really took.
+ * Closes `server`; true when close() finished on its own, false when it was still waiting on the clients after 8 s
+ * (a real hang: they were destroyed here so the run goes on). The server's own cut comes after a grace of 250 ms.
  */
-async function timedClose(server: HttpServer, clients: Socket[]): Promise<number> {
-  const t0 = Date.now();
+async function closesOnItsOwn(server: HttpServer, clients: Socket[]): Promise<boolean> {
+  let rescued = false;
   const rescue = setTimeout(() => {
+    rescued = true;
     for (const c of clients) c.destroy();
   }, 8000);
   await server.close();
   clearTimeout(rescue);
-  return Date.now() - t0;
+  return !rescued;
 }
 
 lifecycle(
@@ -262,8 +263,7 @@ lifecycle(
     await waitFor('the keep-alive response', () => idle.data().includes('"status":"ok"'));
     const hanging = await openSocket(server.port, 'POST /server_api/alpha/ping HTTP/1.1\r\nHost: x\r\n'); // never finished
     // Without closeIdleConnections/closeAllConnections this waits for keep-alive (5 s) and headers (60 s) timeouts.
-    const elapsed = await timedClose(server, [idle.socket, hanging.socket]);
-    assert.ok(elapsed < 4000, `close took ${elapsed} ms`);
+    assert.ok(await closesOnItsOwn(server, [idle.socket, hanging.socket]), 'close() did not wait for the clients');
     await waitFor('both client sockets to be closed by the server', () => idle.closed() && hanging.closed(), 10_000);
     await server.close(); // idempotent
     const refused = await fetch(`${server.url}/health`).then(
@@ -283,8 +283,7 @@ lifecycle('server :: close() cuts a download whose client stopped reading', asyn
     const slow = await openSocket(server.port, 'GET /instances/alpha/binaries/big.zip HTTP/1.1\r\nHost: x\r\n\r\n');
     await waitFor('the download to start', () => slow.data().includes('HTTP/1.1 200'));
     slow.socket.pause(); // a client that stops reading: the response can never finish on its own
-    const elapsed = await timedClose(server, [slow.socket]);
-    assert.ok(elapsed < 4000, `close took ${elapsed} ms`);
+    assert.ok(await closesOnItsOwn(server, [slow.socket]), 'close() did not wait for the download');
     slow.socket.resume();
     await waitFor('the download connection to be cut', () => slow.closed(), 10_000);
     assert.ok(slow.data().length < 32 * 1024 * 1024, 'the download was cut, not completed');

@@ -15,6 +15,7 @@ import {
   sendConsoleCommand,
 } from '../../src/process/console-fifo.ts';
 import { type ServerProcess, spawnServer } from '../../src/process/spawn.ts';
+import { waitFor } from '../_support/env.ts';
 import { fixture } from '../_support/fixtures.ts';
 import { killGroup } from '../_support/procs.ts';
 
@@ -37,8 +38,9 @@ test.after.each(async (ctx) => {
 });
 
 const waitLine = async (ctx: Ctx, text: string) => {
-  for (let i = 0; i < 400 && !ctx.lines.includes(text); i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok(ctx.lines.includes(text), `saw "${text}" in ${JSON.stringify(ctx.lines.slice(-5))}`);
+  await waitFor(`"${text}"`, () => ctx.lines.includes(text), 10_000).catch((err: Error) => {
+    assert.unreachable(`${err.message}; last lines: ${JSON.stringify(ctx.lines.slice(-5))}`);
+  });
 };
 
 for (const persist of [false, true]) {
@@ -59,7 +61,10 @@ for (const persist of [false, true]) {
     // Another sender, as the next daemon would be: the same FIFO, a fresh open.
     await sendConsoleCommand(fifo, 'echo ünïcode');
     await waitLine(ctx, 'console: echo ünïcode');
-    await new Promise((r) => setTimeout(r, 200));
+    // Nobody writes now. Had the input ended with that sender, the server's reader would be closed: a later
+    // command would never be read, and `end of input` would stand before it.
+    await sendConsoleCommand(fifo, 'status');
+    await waitLine(ctx, 'console: status');
     assert.not.ok(ctx.lines.includes('console: end of input'), 'no end of input while nobody writes');
   });
 }

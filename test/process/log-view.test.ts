@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { logPath, rotateLogs } from '../../src/process/log-file.ts';
@@ -81,8 +81,9 @@ follow(
 follow('log-view :: a log that appears later is read from its start', async ({ dir }) => {
   const got: string[] = [];
   let stop: () => void = () => {};
+  // followLines looks for the file before it returns: from here on the file is one that appeared later.
   const following = followLines(dir, 0, (l) => got.push(l), new Promise<void>((r) => (stop = r)));
-  await new Promise((r) => setTimeout(r, 100));
+  assert.not.ok(existsSync(logPath(dir)), 'no log yet when following began');
   writeFileSync(logPath(dir), 'first\nsecond\n');
   await waitFor('the new file read', () => got.length >= 2);
   stop();

@@ -26,7 +26,11 @@ function recorder() {
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A clock the test moves: the retry interval passes when the test says so, not when the machine gets round to it. */
+function manualClock() {
+  const clock = { ms: 1_000_000, now: () => clock.ms };
+  return clock;
+}
 
 const onDisk = suite('log-writer :: on a full disk (a real tmpfs)');
 
@@ -35,7 +39,9 @@ const FULL =
 onSmallDisk(onDisk, FULL, 256 * 1024, async (fs) => {
   const dir = join(fs.path, 'logs');
   const r = recorder();
-  const w = new RotatingLogWriter(dir, { maxBytes: 1024 * 1024, keep: 2 }, { retryMs: 50, health: r.health });
+  const clock = manualClock();
+  const outage = new WriteOutage(50, r.health, clock.now);
+  const w = new RotatingLogWriter(dir, { maxBytes: 1024 * 1024, keep: 2 }, { outage });
   w.writeLine('before');
   fs.fill(0);
   for (let i = 0; i < 5000; i++) w.writeLine(`lost ${i} ${'y'.repeat(100)}`);
@@ -47,7 +53,7 @@ onSmallDisk(onDisk, FULL, 256 * 1024, async (fs) => {
   // Within the retry interval lines are still dropped without touching the disk...
   w.writeLine('too soon');
   assert.is(r.seen.dropped, dropped + 1);
-  await sleep(80);
+  clock.ms += 80;
   // ...then the next line is written, after a line saying what was lost.
   w.writeLine('after');
   w.close();
@@ -78,15 +84,20 @@ folder('log-writer :: a removed logs/ is recreated, across rotations, and nothin
   try {
     const dir = join(tmp.path, 'logs');
     const r = recorder();
-    const w = new RotatingLogWriter(dir, { maxBytes: 200, keep: 2 }, { retryMs: 20, health: r.health });
+    const clock = manualClock();
+    const w = new RotatingLogWriter(
+      dir,
+      { maxBytes: 200, keep: 2 },
+      { outage: new WriteOutage(20, r.health, clock.now) },
+    );
     for (let i = 0; i < 20; i++) w.writeLine(`one ${i}`);
     await rm(dir, { recursive: true });
     // The next rotation renames inside a folder that is gone: ENOENT, dropped, not thrown.
     for (let i = 0; i < 40; i++) w.writeLine(`two ${i}`);
-    await sleep(40);
+    clock.ms += 40;
     for (let i = 0; i < 40; i++) {
       w.writeLine(`three ${i}`);
-      await sleep(1);
+      clock.ms += 1;
     }
     w.close();
     assert.ok(r.seen.failing.includes('ENOENT'), `told: ${r.seen.failing.join(', ')}`);

@@ -22,8 +22,9 @@ function sleeper(args: string[] = []): ChildProcess {
 }
 
 info('proc-info :: start time is stable for a process and differs between processes', async () => {
+  // Two processes started in one clock tick share a start time (pids tell them apart); this process started long
+  // before `a` (it loaded this suite first), so its start time must differ.
   const a = sleeper();
-  await new Promise((r) => setTimeout(r, 20));
   const b = sleeper();
   const ta = await readProcessStartTime(a.pid ?? 0);
   assert.match(ta ?? '', /^\d+@[0-9a-f-]+$/);

@@ -1,16 +1,20 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import * as assert from 'uvu/assert';
 import type { ArchiveJob } from '../../../src/updates/fetch/archive-job.ts';
 import { fetchArchiveOffThread, workerSource } from '../../../src/updates/fetch/off-thread.ts';
 import { DEFAULT_LIMITS } from '../../../src/updates/install/disk-guard.ts';
+import { waitFor } from '../../_support/env.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import { cdnSuite, exists, never, rejects, sha256Of } from '../_support/instance-suite.ts';
 
 const test = cdnSuite('off-thread', { instance: 'none' });
+
+/** Threads of this process: a worker is one while it runs. */
+const threads = () => readdirSync('/proc/self/task').length;
 
 const PAD = randomBytes(1_200_000).toString('base64');
 const build = (label: string) => [...sampleBuild(label), { name: 'pad.bin', content: PAD }];
@@ -78,17 +82,14 @@ test('off-thread :: cancelled mid-download, it settles once the worker has stopp
   const j = await job(ctx.dir, ctx.cdn.url('/b.tar.gz'));
   const ac = new AbortController();
   const r = recorder();
+  const before = threads();
   const done = fetchArchiveOffThread(j, ac.signal, r.events);
-  const listing = async () =>
-    Promise.all((await readdir(j.staging)).sort().map(async (n) => `${n}:${(await stat(join(j.staging, n))).size}`));
   // Cancelled once the first 700 kB are being extracted (the worker takes a moment to start).
-  for (let i = 0; i < 200 && (await listing()).length === 0; i++) await sleep(50);
-  assert.ok((await listing()).length > 0, 'the stalled download had started to extract');
+  await waitFor('the stalled download to start extracting', async () => (await readdir(j.staging)).length > 0, 10_000);
   ac.abort();
   await rejects(done, /cancelled/);
-  const after = await listing();
-  await sleep(200);
-  assert.equal(await listing(), after, 'nothing written after it settled');
+  // The worker's thread is what writes (and Node ends a thread only once its file requests are done): it is gone.
+  assert.is(threads(), before, 'the worker had exited when it settled');
   await rejects(fetchArchiveOffThread(j, ac.signal, r.events), /cancelled/);
 });
 
@@ -130,14 +131,31 @@ test('off-thread :: a worker that ends without an answer is told with its exit c
 test('off-thread :: a worker that ignores a cancel is terminated after the grace', async (ctx) => {
   const j = await job(ctx.dir, ctx.cdn.url('/none'));
   const ac = new AbortController();
-  // Keeps running and never reads its messages: only terminate() ends it.
-  const deaf = { ...misbehaving('setInterval(() => {}, 1000)'), cancelGraceMs: 300 };
-  const done = fetchArchiveOffThread(j, ac.signal, recorder().events, deaf);
-  await sleep(100);
-  const cancelledAt = Date.now();
+  // Never reads its messages, so only terminate() ends it; counts out loud (progress n) every 10 ms meanwhile.
+  const deaf = {
+    ...misbehaving(
+      "const { parentPort } = require('node:worker_threads'); let n = 0;" +
+        " setInterval(() => parentPort.postMessage({ type: 'progress', bytes: ++n, total: null }), 10);",
+    ),
+    cancelGraceMs: 1000,
+  };
+  let counted = 0;
+  const events = {
+    onProgress: (n: number) => {
+      counted = n;
+    },
+    onDownloaded: () => {},
+  };
+  const done = fetchArchiveOffThread(j, ac.signal, events, deaf);
+  await waitFor('the worker to run', () => counted > 0, 10_000);
+  const atCancel = counted;
   ac.abort(new Error('the operator stopped it'));
   const err = await rejects(done, /the download was cancelled/);
-  assert.ok(Date.now() - cancelledAt >= 300, 'it waited out the grace before terminating');
+  // Terminated at once, it could not have counted on for a few more ticks after the cancel was sent.
+  assert.ok(
+    counted >= atCancel + 3,
+    `it ran on until the grace ended (${atCancel} at the cancel, ${counted} at the end)`,
+  );
   assert.match(String((err.cause as Error).message), /the operator stopped it/);
 });
 

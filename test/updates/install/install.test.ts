@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rmdir, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import {
@@ -80,7 +80,13 @@ install(
     assert.equal(readdirSync(join(ctx.inst, '.update', displaced[0] as string)), ['marker'], 'it is the old build');
     assert.is(await read(join(ctx.inst, 'bin', 'build.txt')), 'B');
     assert.is(await read(join(ctx.inst, 'bin.prev', 'build.txt')), 'A');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // A removal started by the install would be under way by now: one of the same shape (a folder with one file,
+    // removed one call at a time as install.ts does), started after it, has finished.
+    const probe = join(ctx.dir, 'probe-build');
+    await mkdir(probe);
+    await writeFile(join(probe, 'marker'), 'x');
+    for (const name of await readdir(probe)) await unlink(join(probe, name));
+    await rmdir(probe);
     assert.equal(displacedBuilds(ctx.inst), displaced, 'it waits for the new server to check in');
     await oldBuildsRemoved(ctx.inst);
     assert.equal(

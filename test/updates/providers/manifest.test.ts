@@ -7,6 +7,7 @@ import { loadConfig } from '../../../src/config/load.ts';
 import { newestBuild, parseManifest } from '../../../src/updates/manifest/schema.ts';
 import type { UpdateProvider } from '../../../src/updates/provider.ts';
 import { createManifestProvider } from '../../../src/updates/providers/manifest.ts';
+import { waitFor } from '../../_support/env.ts';
 import { sampleBuild, writeRawTar, writeTar, writeZip } from '../../fixtures/archives/build.ts';
 import type { Route } from '../../fixtures/archives/serve.ts';
 import { providerContext, recordingLogger } from '../../fixtures/git/context.ts';
@@ -307,7 +308,8 @@ bad('manifest :: cancellation mid-download', async (ctx) => {
   const ac = new AbortController();
   const { p, pc } = provider(ctx, { DownloadTimeoutSeconds: 60 });
   const done = p.apply(null, ac.signal);
-  setTimeout(() => ac.abort(), 200);
+  await waitFor('the download to have begun', () => ctx.cdn.requests.some((r) => r.path === '/files/a.zip'), 10_000);
+  ac.abort();
   await rejects(done, /cancelled/);
   assert.ok(pc.phases.some((x) => x.phase === 'download'));
   await untouched(ctx);
@@ -441,8 +443,15 @@ streamed('manifest :: a streamed tar.gz that stalls runs into the timeout; cance
   await rejects(provider(ctx, { DownloadTimeoutSeconds: 0.3 }).p.apply(null, never()), /did not finish within 0\.3 s/);
   await untouched(ctx);
   const ac = new AbortController();
+  const requested = ctx.cdn.requests.length;
   const done = provider(ctx, { DownloadTimeoutSeconds: 60 }).p.apply(null, ac.signal);
-  setTimeout(() => ac.abort(), 200);
+  const name = archive.split('/').at(-1);
+  await waitFor(
+    'the download to have begun',
+    () => ctx.cdn.requests.slice(requested).some((r) => r.path === `/files/${name}`),
+    10_000,
+  );
+  ac.abort();
   await rejects(done, /cancelled/);
   await untouched(ctx);
 });

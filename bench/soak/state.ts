@@ -75,7 +75,10 @@ export interface Track extends SoakInstance {
   configured: boolean;
   /** When it was (re)configured: a new instance has no server yet. */
   configuredAt: number;
+  /** The daemon's last word on it; null when its last answer did not list it (a daemon still starting lists fewer). */
   status: Status | null;
+  /** When the answer `status` comes from was asked for (null: none, or the last answer did not list it). */
+  statusAt: number | null;
   /** No live server process since then (null: one is up). */
   downSince: number | null;
   downExcused: boolean;
@@ -127,7 +130,7 @@ export interface SoakState {
    * `ready` is the deadline that counts when it is never seen.
    */
   settled: { ready: number; at: number } | null;
-  /** When the status answer the tracks hold was asked for (GET /api/instances); null before the first. */
+  /** When the last status answer (GET /api/instances) was asked for; null before the first. */
   statusAt: number | null;
   daemonPid: number | null;
   /** Whether the daemon that answers runs with PersistServers (it adopts leftovers rather than shutting them down). */
@@ -167,6 +170,7 @@ export function newTrack(i: SoakInstance, now: number): Track {
     configured: true,
     configuredAt: now,
     status: null,
+    statusAt: null,
     downSince: null,
     downExcused: false,
     downReported: false,

@@ -102,7 +102,8 @@ function noOrphans(s: SoakState, servers: OurProcess[], now: number): void {
     t.mismatch.set(p.pid, first);
     if (!settled(s, now) || from === null) continue;
     const since0 = Math.max(first, from);
-    const asked = s.statusAt ?? 0;
+    // A configured instance: the answer that named `expected` for it; a removed one: any answer (it is not listed).
+    const asked = (t.configured ? t.statusAt : s.statusAt) ?? 0;
     if (asked - since0 <= ORPHAN_GRACE_MS) {
       check(s, 'no-orphan', true, () => '');
       continue;

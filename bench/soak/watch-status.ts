@@ -44,13 +44,22 @@ export async function statusTick(s: SoakState): Promise<void> {
   }
   if (s.daemonReadyAt === null || s.daemonReadyAt > sentAt) return;
   const now = Date.now();
-  // The answer reflects the daemon at sentAt or later: what it names is its word from then on.
+  // The answer reflects the daemon at sentAt or later: what it names is its word from then on. An instance it does
+  // not list (a daemon still starting lists those it has set up so far) has no word: an older answer, maybe the
+  // previous daemon's, must not stand in for one.
   s.statusAt = sentAt;
+  const listed = new Set(list.map((st) => st.key));
+  for (const t of s.tracks.values()) {
+    if (listed.has(t.key)) continue;
+    t.status = null;
+    t.statusAt = null;
+  }
   for (const st of list) {
     const t = s.tracks.get(st.key);
     if (!t) continue;
     const before = t.status;
     t.status = { state: st.state, pid: st.pid, restarts: st.restarts, startupFailures: st.startupFailures };
+    t.statusAt = sentAt;
     if (excused(t, st.state) && t.downSince !== null) t.downExcused = true;
     // A launch the scans have not seen yet ends the wait for a relaunch; one that already ended (an exit at start)
     // is another failure of the streak.

@@ -80,7 +80,8 @@ test('crash :: SIGKILL mid-extract: at restart the half-extracted build is gone,
   assert.is(await builtLabel({ dir: ctx.wd }, KEY), 'A', 'bin/ untouched by the kill');
 
   d = ctx.d = await startDaemon(ctx.yaml, { dir: ctx.wd });
-  const after = await runningBuild(d, KEY, ctx.port, 'B', { notPid: before.status.pid });
+  // B is downloaded, extracted (4,000 entries, slow on a loaded machine) and installed first: a generous deadline.
+  const after = await runningBuild(d, KEY, ctx.port, 'B', { notPid: before.status.pid, timeoutMs: 90_000 });
   await waitFor('the orphaned server gone', () => !alive(before.status.pid!), 10_000);
   assert.not.ok(
     await stat(join(scratch(ctx), caught)).then(

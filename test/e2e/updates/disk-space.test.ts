@@ -21,6 +21,8 @@ import {
   serveBuildA,
   TOKEN,
 } from '../_support/updates.ts';
+import { chatFlushed } from '../resilience/_support/chat-marker.ts';
+import { updateSettled } from './_support/update-settled.ts';
 
 /**
  * Updates onto a small disk, through the real daemon: its instance root on a 16 MB tmpfs, build A from a
@@ -121,8 +123,9 @@ async function failedUpdate(ctx: Ctx, path: string, fill?: (archiveBytes: number
   assert.is(await d.control(KEY, TOKEN, 'update'), 200);
   const failed = () => hook.messages.slice(seen).filter((m) => m.content.includes('could not install an update'));
   const message = await waitFor('an update-failed chat message', () => failed()[0], 20_000);
-  // Settled: nothing may follow (a second message, a swap, a restart).
-  await new Promise((r) => setTimeout(r, 500));
+  // Settled: nothing may follow (a second message, a swap, a restart). The chat marker comes after any message.
+  await updateSettled(d, KEY, Date.now());
+  await chatFlushed(d, hook, KEY, TOKEN);
   assert.is(failed().length, 1, 'one update-failed message');
   const after = await runningBuild(d, KEY, ctx.port, 'A');
   assert.is(after.status.pid, before.status.pid, 'the running server was left alone');

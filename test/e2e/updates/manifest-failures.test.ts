@@ -25,6 +25,7 @@ import {
   serveBuildA,
   TOKEN,
 } from '../_support/updates.ts';
+import { updateSettled } from './_support/update-settled.ts';
 
 /**
  * Failed updates through the real daemon: one daemon runs build A from a loopback CDN; for
@@ -98,7 +99,7 @@ async function refusedUpdate(ctx: Ctx, why: RegExp): Promise<void> {
   );
   assert.match(line, /update (check )?failed/, 'the log says the update failed');
   // Settled: nothing may follow (a late /update, a swap, a restart).
-  await new Promise((r) => setTimeout(r, 400));
+  await updateSettled(d, KEY, Date.now());
   const after = await runningBuild(d, KEY, ctx.port, 'A');
   assert.is(after.status.pid, before.status.pid, `the running server was left alone\n${logSince(d, from)}`);
   assert.not.match(logSince(d, from), /update requested/, 'the server was not asked to leave');

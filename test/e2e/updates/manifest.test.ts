@@ -18,6 +18,7 @@ import {
   scratchLeft,
   TOKEN,
 } from '../_support/updates.ts';
+import { updateSettled } from './_support/update-settled.ts';
 
 /**
  * UpdateType Manifest end to end: the real daemon installs build A from a loopback CDN at
@@ -129,8 +130,7 @@ test('manifest :: update again with nothing new: no restart, the server stays', 
     10_000,
   );
   assert.match(logSince(ctx.daemon!, from), /no update available/);
-  await new Promise((r) => setTimeout(r, 500));
-  const s = await ctx.daemon!.status(KEY, TOKEN);
+  const s = await updateSettled(ctx.daemon!, KEY, Date.now());
   assert.is(s.pid, before.status.pid);
   assert.is(s.state, 'server.running');
 });

@@ -16,12 +16,6 @@ test('failures :: exits at once three times → stopped.failing with exactly one
     const s = await waitState(d, 'demo', 'tok', 'stopped.failing', { timeoutMs: 20_000 });
     assert.is(s.startupFailures, 3);
     await waitFor('failing notification', () => hook!.messages.length >= 1);
-    await new Promise((r) => setTimeout(r, 1000));
-    assert.is(
-      hook!.messages.length,
-      1,
-      `exactly one notification: ${JSON.stringify(hook!.messages.map((m) => m.content))}`,
-    );
     assert.match(hook!.messages[0]!.content, /`demo`.*failing to start/);
     assert.is((await d.status('demo', 'tok')).state, 'stopped.failing', 'stays down until told');
 
@@ -30,6 +24,20 @@ test('failures :: exits at once three times → stopped.failing with exactly one
     assert.is(await d.control('demo', 'tok', 'restart'), 200);
     const back = await waitState(d, 'demo', 'tok', 'server.running');
     assert.is(back.startupFailures, 0);
+    // Nothing launched it between giving up and the restart request: three launches, then the operator's.
+    const log = d.log();
+    const gaveUp = log.indexOf('state stopped.failing');
+    const told = log.indexOf('control: restart', gaveUp);
+    assert.ok(gaveUp >= 0 && told > gaveUp, 'gave up, then the restart request');
+    assert.is(log.slice(0, gaveUp).match(/\] server launched/g)?.length, 3, 'three launches before it gave up');
+    assert.not.match(log.slice(gaveUp, told), /server launched/, 'not relaunched while failing');
+
+    // A stop is told in chat after it: the webhook posts in order, so a second failing notice would have come first.
+    assert.is(await d.control('demo', 'tok', 'stop'), 200);
+    await waitFor('the stop notification', () => hook!.messages.some((m) => /was stopped on request/.test(m.content)));
+    const sent = hook!.messages.map((m) => m.content);
+    assert.is(sent.length, 2, `exactly one failing notice, then the stop: ${JSON.stringify(sent)}`);
+    assert.match(sent[1]!, /^Server `demo` was stopped on request/);
   }));
 
 test('failures :: RunCommand missing → counted as startup failures with a clear log line; the daemon stays up', () =>

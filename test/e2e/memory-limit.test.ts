@@ -5,7 +5,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
+import type { MaintenanceStatus, ResourceStatus } from '../../src/supervisor/contract.ts';
 import { testConfig } from '../_support/config.ts';
 import { waitState, withDaemons } from '../_support/daemon.ts';
 import { udpPlayer } from '../_support/demo.ts';
@@ -41,7 +41,11 @@ test('memory-limit :: over the limit: a restart pending for 0 players, asked onc
       );
       const first = await waitState(d, 'demo', TOKEN, 'server.running');
       const status = async () =>
-        (await d.status('demo', TOKEN)) as unknown as { pid: number | null; maintenance: MaintenanceStatus };
+        (await d.status('demo', TOKEN)) as unknown as {
+          pid: number | null;
+          maintenance: MaintenanceStatus;
+          resources?: ResourceStatus | null;
+        };
       const pending = await waitFor('the memory restart pending', async () => {
         const s = await status();
         return s.maintenance.pending ? s.maintenance.pending : undefined;
@@ -60,7 +64,18 @@ test('memory-limit :: over the limit: a restart pending for 0 players, asked onc
       // Many samples of the same run go by with alice on: asked once, and the same server runs. (Under load a run
       // may check in before alice's join lands and be restarted at once, empty: only alice's run is counted.)
       const told = hook!.messages.filter((m) => m.content.includes('MemoryLimitMB')).length;
-      await new Promise((r) => setTimeout(r, SAMPLE_SECONDS * 1000 * 8));
+      const samples = new Set<string>();
+      await waitFor(
+        'eight samples of the same run',
+        async () => {
+          const s = await status();
+          if (s.pid !== first.pid) return true; // restarted with alice on: the assertions below say so
+          if (s.resources) samples.add(s.resources.at);
+          return samples.size >= 8;
+        },
+        20_000,
+        50,
+      );
       const lines = d
         .log()
         .split('\n')

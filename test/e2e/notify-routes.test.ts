@@ -31,12 +31,12 @@ test('notify-routes :: two routes with the real daemon: the install goes to one 
         }),
       );
       const up = await waitState(d, 'demo', 'tok', 'server.running');
-      await waitFor('the install notice', () => players.messages.length === 1, 5000);
+      await waitFor('the install notice', () => players.messages.length === 1, 15_000);
       assert.is(players.messages[0]?.content, 'Server `demo` was updated to revision 1.');
       assert.is(ops.messages.length, 0, 'ops wants no updates');
 
       process.kill(up.pid as number, 'SIGKILL');
-      await waitFor('the crash embed', () => ops.messages.length === 1, 8000);
+      await waitFor('the crash embed', () => ops.messages.length === 1, 15_000);
       const body = ops.messages[0]?.body as { embeds?: Embed[] } | undefined;
       const embed = body?.embeds?.[0] as Embed;
       assert.ok(embed, 'an embed');
@@ -46,10 +46,19 @@ test('notify-routes :: two routes with the real daemon: the install goes to one 
       assert.is(fields.Exit, 'signal SIGKILL');
       assert.is(fields.Revision, '1');
       assert.match(fields.Uptime ?? '', /^\d+ s$/);
-      await waitState(d, 'demo', 'tok', 'server.running', { notPid: up.pid });
-      await new Promise((r) => setTimeout(r, 300));
-      assert.is(players.messages.length, 1, 'players got no crash (and the relaunch installed nothing)');
-      assert.is(ops.messages.length, 1);
+      const relaunched = await waitState(d, 'demo', 'tok', 'server.running', { notPid: up.pid });
+      assert.is(relaunched.revision, '1', 'the relaunch installed nothing');
+
+      // A marker after it: an update (revision 2), told to players. That route posts in order, so a crash sent
+      // there would have come first; ops had its crash embed queued at the crash, long before this install.
+      assert.is(await d.control('demo', 'tok', 'update'), 200);
+      await waitFor('the second install notice', () => players.messages.length >= 2, 15_000);
+      assert.equal(
+        players.messages.map((m) => m.content),
+        ['Server `demo` was updated to revision 1.', 'Server `demo` was updated to revision 2.'],
+        'players got no crash',
+      );
+      assert.is(ops.messages.length, 1, 'ops got the crash once, and no install');
     });
   } finally {
     await ops.close();

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, startDaemon, waitState } from '../_support/daemon.ts';
-import { freePort, tempDir } from '../_support/env.ts';
+import { freePort, tempDir, waitFor } from '../_support/env.ts';
 
 const test = suite('e2e :: a stop is remembered across daemon restarts');
 const TOKEN = 'tok';
@@ -35,12 +35,13 @@ test('stop-remembered :: stop, daemon restart: still stopped, saying who stopped
     assert.is(await d.stop(), 0);
     d = await startDaemon(yaml, { dir: dir.path });
     await waitState(d, 'lrp', TOKEN, 'stopped.idle');
-    await new Promise((r) => setTimeout(r, 1500));
     const kept = (await d.status('lrp', TOKEN)) as unknown as { state: string; pid: number | null; stoppedBy: unknown };
     assert.is(kept.state, 'stopped.idle', 'not launched by the daemon start');
     assert.is(kept.pid, null);
     assert.equal(kept.stoppedBy, data.stopped);
-    assert.match(d.log(), 'stays stopped: stopped with its API token from 127.0.0.1 at');
+    await waitFor('the daemon saying why it stays stopped', () =>
+      d!.log().includes('stays stopped: stopped with its API token from 127.0.0.1 at'),
+    );
     const table = await runCli(['status', 'lrp', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.match(table.stdout, `lrp stopped with its API token from 127.0.0.1 at ${data.stopped?.at}`);
 
@@ -49,6 +50,11 @@ test('stop-remembered :: stop, daemon restart: still stopped, saying who stopped
     const start = await runCli(['start', 'lrp', '--wait', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(start.code, 0, start.stderr);
     assert.match(start.stdout, /restart of lrp done: running, pid \d+/);
+    // Up to that request this daemon launched nothing: its log has no launch before it.
+    const log = d.log();
+    const asked = log.indexOf('[watchdog:lrp] control: restart');
+    assert.ok(asked > 0, 'the start request is logged');
+    assert.not.match(log.slice(0, asked), /server launched/, 'not launched by the daemon start');
     const again = await runCli(['start', 'lrp', '--url', d.url, '--token', TOKEN], { cwd: dir.path });
     assert.is(again.code, 0, again.stderr);
     assert.is(

@@ -6,8 +6,12 @@ import { freePort, waitFor } from '../_support/env.ts';
 import { alive } from './_support/updates.ts';
 import { launchSecret } from './resilience/_support/daemon-crash.ts';
 
-/** The demo instance's TimeoutSeconds (the hang deadline after its last check-in). */
-const TIMEOUT_SECONDS = 3;
+/**
+ * The demo instance's TimeoutSeconds: the hang deadline after its last check-in, and the first check-in's deadline
+ * after a launch. The demo runs through tsx here, which on a loaded machine takes several seconds to check in (at
+ * 3 s every launch was killed as hung and the instance gave up): 8 s lets it, at 5 s more for the hang test.
+ */
+const TIMEOUT_SECONDS = 8;
 const test = daemonSuite('e2e :: lifecycle with the demo server', {
   webhook: true,
   // The checkout's own path, as `npm start` runs it: the daemon and the demo server through tsx (npm test runs
@@ -23,7 +27,9 @@ const test = daemonSuite('e2e :: lifecycle with the demo server', {
 });
 
 const token = 'tok';
-const running = (d: RunningDaemon, notPid?: number | null) => waitState(d, 'demo', token, 'server.running', { notPid });
+/** Running (a relaunch when `notPid` is given); the deadline only catches a hang: tsx launches are slow under load. */
+const running = (d: RunningDaemon, notPid?: number | null) =>
+  waitState(d, 'demo', token, 'server.running', { notPid, timeoutMs: 45_000 });
 
 /** The secret a server got, read from its environment (root can read /proc/<pid>/environ). */
 async function secretOf(pid: number): Promise<string> {
@@ -57,8 +63,6 @@ const gone = (pid: number) => {
   const st = procState(pid);
   return st === null || st === 'Z';
 };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('lifecycle :: reaches running; status reports state, pid, revision and last check-in', async ({ daemon }) => {
   const d = daemon!;
@@ -105,11 +109,15 @@ test('lifecycle :: stop: the server gets /update, exits, is not relaunched, the 
       .slice(sent)
       .some((m) => /^Server `demo` was stopped on request \(with its API token from 127\.0\.0\.1\)\.$/.test(m.content)),
   );
-  await new Promise((r) => setTimeout(r, 800));
   assert.is((await d.status('demo', token)).state, 'stopped.idle', 'still stopped');
   assert.is(await d.control('demo', token, 'restart'), 200);
   const back = await running(d);
   assert.is.not(back.pid, before.pid);
+  // Not relaunched on its own: between the stop request and the restart request the log shows no launch.
+  const between = d.log().slice(from);
+  const restartAt = between.indexOf('control: restart');
+  assert.ok(restartAt > 0, 'the restart request is logged');
+  assert.not.match(between.slice(0, restartAt), /server launched/, 'no launch while stopped');
 });
 
 test('lifecycle :: SIGKILL of the server: relaunched, and the webhook names the signal', async ({ daemon, hook }) => {
@@ -131,6 +139,7 @@ test('lifecycle :: SIGSTOP of the server: killed TimeoutSeconds after its last c
   const timeoutMs = TIMEOUT_SECONDS * 1000;
   const before = await running(d);
   const sent = hook!.messages.length;
+  const from = d.log().length;
 
   // Freeze it right after a check-in the daemon has counted, so the hang deadline (that check-in + TimeoutSeconds)
   // lies no more than FRESH_MS before SIGSTOP + TimeoutSeconds. A check-in already in flight can only move it later.
@@ -156,34 +165,27 @@ test('lifecycle :: SIGSTOP of the server: killed TimeoutSeconds after its last c
   assert.ok(stoppedAt - lastCheckin <= FRESH_MS, `frozen ${stoppedAt - lastCheckin} ms after its last check-in`);
   await waitFor('the server to be stopped (state T)', () => procState(before.pid!) === 'T', 2000, 5);
 
-  // Watch the frozen pid closely: the moment it is gone (ESRCH) or a zombie is the moment of the kill.
-  let killedAt = 0;
-  for (const deadline = stoppedAt + timeoutMs + 10_000; ; ) {
-    if (gone(before.pid!)) {
-      killedAt = Date.now();
-      break;
-    }
-    if (Date.now() > deadline) break;
-    await sleep(10);
-  }
-  assert.ok(killedAt > 0, 'the frozen server was never killed');
-  const afterStop = killedAt - stoppedAt;
-  const afterCheckin = killedAt - lastCheckin;
-  // Not before the deadline: TimeoutSeconds after the last check-in (10 ms for clock rounding), hence
-  // no earlier than TimeoutSeconds - FRESH_MS (≥ TimeoutSeconds - 0.3 s) after the SIGSTOP.
+  await waitFor('the frozen server to be killed', () => gone(before.pid!), timeoutMs + 20_000, 20);
+  // Not before the deadline, by the daemon's own clock: its hang line is stamped no earlier than TimeoutSeconds
+  // after the last check-in it counted (10 ms for clock rounding). A loaded machine can only make it later.
+  const hangLine = d
+    .log()
+    .slice(from)
+    .split('\n')
+    .filter((l) => l.includes('Server `demo` timed out and will be killed'));
+  assert.is(hangLine.length, 1, `one hang declared: ${hangLine.join('\n')}`);
+  const declaredAt = Date.parse(hangLine[0]!.slice(0, hangLine[0]!.indexOf(' ')));
   assert.ok(
-    afterCheckin >= timeoutMs - 10,
-    `killed ${afterCheckin} ms after its last check-in (TimeoutSeconds ${timeoutMs} ms)`,
+    declaredAt - lastCheckin >= timeoutMs - 10,
+    `hang declared ${declaredAt - lastCheckin} ms after the last check-in (TimeoutSeconds ${timeoutMs} ms)`,
   );
-  assert.ok(afterStop >= timeoutMs - 300, `killed ${afterStop} ms after SIGSTOP, before TimeoutSeconds - 0.3 s`);
-  // Nor long after it (loose: a loaded machine delays timers and the poll; a second timeout or a shutdown
-  // request to a frozen server would not fit).
-  assert.ok(afterStop <= timeoutMs + 2500, `killed ${afterStop} ms after SIGSTOP, long after TimeoutSeconds`);
 
   const next = await running(d, before.pid);
   assert.ok(alive(next.pid!), 'the new server is alive');
   assert.is(next.revision, '1', 'a hang relaunch installs no update');
-  assert.match(d.log(), /Server `demo` timed out and will be killed/);
+  assert.is(next.restarts, before.restarts + 1, 'one kill, one relaunch');
+  // Killed outright: a frozen server is sent no shutdown request it could never answer.
+  assert.not.match(d.log().slice(from), /shutdown request|shutting down/, 'no graceful shutdown of a frozen server');
   await waitFor('hang notification', () => hook!.messages.slice(sent).some((m) => /`demo`.*timed out/.test(m.content)));
 });
 

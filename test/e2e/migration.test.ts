@@ -307,20 +307,26 @@ test('migration :: servers check in at a loopback address of the daemon, not the
     100,
   );
 
-  await rs.sleep(3 * DEV_TIMEOUT_S * 1000 + 500);
+  // Each server's check-ins keep being accepted for three TimeoutSeconds (the daemon's clock, in its status): one
+  // accepted that long after the first seen here, with the same server, means no hang deadline passed in between.
   for (const [key, pid] of [
     ['wizards', ctx.old],
     ['lrp', ctx.lrp],
   ] as const) {
-    const s = await status(d, key);
+    const first = await rs.waitStatus(d, key, TOKEN[key], 'a check-in', (st) => st.lastCheckinAt !== null);
+    const past = Date.parse(first.lastCheckinAt!) + 3 * DEV_TIMEOUT_S * 1000;
+    const s = await rs.waitStatus(
+      d,
+      key,
+      TOKEN[key],
+      'a check-in three TimeoutSeconds later, or another server',
+      (st) => st.pid !== pid || st.restarts > 0 || Date.parse(st.lastCheckinAt ?? '') > past,
+      3 * DEV_TIMEOUT_S * 1000 + 20_000,
+    );
     assert.equal(
       [s.state, s.pid, s.restarts, s.startupFailures],
       ['server.running', pid, 0, 0],
       `${key}: same server, never restarted`,
-    );
-    assert.ok(
-      s.lastCheckinAt !== null && Date.parse(s.lastCheckinAt) > Date.now() - DEV_TIMEOUT_S * 1000,
-      `${key}: check-ins keep arriving`,
     );
   }
   assert.is(
@@ -328,6 +334,7 @@ test('migration :: servers check in at a loopback address of the daemon, not the
     1,
     'nothing timed out or relaunched; lrp launched once',
   );
+  // So far: the hang test below finds its notice the first the chat got (the webhook posts in order).
   assert.is(ctx.hook!.messages.length, 0, 'nothing to tell the chat');
 });
 
@@ -383,17 +390,32 @@ test('migration :: a hang is caught after the Development TimeoutSeconds: the Di
   const d = ctx.daemon!;
   const hook = ctx.hook!;
   const asked = ctx.jenkins!.paths.length;
-  const stoppedAt = Date.now();
+  const from = d.log().length;
   process.kill(ctx.old, 'SIGSTOP');
+  // The last check-in the daemon had counted when the server froze (one in flight can only be later).
+  const frozenAt = Date.parse((await status(d, 'wizards')).lastCheckinAt ?? '');
   // 1.5 s in the Development layer; the main file's 90 s would never fire here.
   const msg = await waitFor(
     'the hang notification',
     () => hook.messages.find((m) => m.content.includes('`wizards`')),
-    8000,
+    15_000,
     50,
   );
   assert.is(msg.content, 'Server `wizards` timed out and will be killed. Check server logs for possible causes.');
-  assert.ok(Date.now() - stoppedAt >= DEV_TIMEOUT_S * 1000 * 0.5, 'not before half the timeout');
+  assert.is(hook.messages[0], msg, 'the first message the chat got');
+  // Not before the deadline, by the daemon's own clock: its hang line is stamped TimeoutSeconds or more after that
+  // check-in (10 ms for clock rounding).
+  const hangLine = d
+    .log()
+    .slice(from)
+    .split('\n')
+    .filter((l) => l.includes('[watchdog:wizards] Server `wizards` timed out'));
+  assert.is(hangLine.length, 1, hangLine.join('\n'));
+  const declaredAt = Date.parse(hangLine[0]!.slice(0, hangLine[0]!.indexOf(' ')));
+  assert.ok(
+    declaredAt - frozenAt >= DEV_TIMEOUT_S * 1000 - 10,
+    `hang declared ${declaredAt - frozenAt} ms after the last check-in (TimeoutSeconds ${DEV_TIMEOUT_S} s)`,
+  );
   assert.match(String(msg.headers['content-type']), 'application/json');
 
   const s = await rs.waitStatus(
@@ -402,7 +424,7 @@ test('migration :: a hang is caught after the Development TimeoutSeconds: the Di
     TOKEN.wizards,
     'relaunched',
     (st) => rs.running(st) && st.pid !== ctx.old,
-    10_000,
+    15_000,
   );
   const pid = s.pid!;
   ctx.servers.add(pid);

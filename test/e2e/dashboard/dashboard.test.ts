@@ -4,6 +4,7 @@
  */
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Route } from 'playwright-core';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
 import { type DaemonCtx, daemonSuite, type RunningDaemon, type StatusJson, waitState } from '../../_support/daemon.ts';
@@ -35,7 +36,18 @@ const test = browserSuite('e2e :: dashboard in Chromium', (name) =>
 const statusOf = (d: RunningDaemon, key: string) => d.status(key, TOKEN);
 const inState = (d: RunningDaemon, key: string, state: string, notPid?: number | null) =>
   waitState(d, key, TOKEN, state, { notPid });
-const delay = (ms: number) => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms));
+/** `promise`, or a rejection naming `what` once `ms` have passed without it settling. */
+async function withDeadline<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 const card = (key: string) => `article.card[data-key="${key}"]`;
 const pillText = (b: Browser, key: string) => b.page.textContent(`${card(key)} .state-pill`);
 /** The ids of the chart nodes marked active for `key`. */
@@ -108,7 +120,7 @@ test(
 );
 
 test(
-  'dashboard :: a state change shows within 1 s of the transition (stop via the control API)',
+  "dashboard :: a state change shows as the event stream tells it, with the page's refresh held (stop via the control API)",
   inPage(async (d, b) => {
     // Stamp every change of beta's state pill with the page's clock (same machine, same clock as the daemon).
     await b.page.evaluate(`(() => {
@@ -118,20 +130,24 @@ test(
     new MutationObserver(() => seen.push({ state: pill.textContent, t: Date.now() }))
       .observe(pill, { childList: true, characterData: true, subtree: true });
   })()`);
+    // The page's 10 s refresh (GET /api/instances) is held unanswered meanwhile: what it shows came over /events.
+    const held: Route[] = [];
+    await b.page.route('**/api/instances', (route) => void held.push(route));
     const watch = await watchState(d, 'beta', 'stopped.idle');
     try {
       assert.is(await d.control('beta', TOKEN, 'stop'), 200);
-      const at = await waitFor('the daemon reaching stopped.idle', () => Promise.race([watch.at, delay(200)]), 15_000);
+      const at = await withDeadline('the daemon reaching stopped.idle', watch.at, 15_000);
       const shown = await waitFor(
         'the page showing stopped.idle',
         () =>
           b.page.evaluate<{ state: string; t: number } | undefined>(
             "window.seenStates.find((s) => s.state === 'stopped.idle')",
           ),
-        10_000,
+        15_000,
       );
-      const lag = shown.t - at;
-      assert.ok(lag < 1000, `the page showed stopped.idle ${lag} ms after the transition`);
+      // Shown from the transition's event, not before it (10 ms for clock rounding); how long after is bounded only
+      // by the deadline above (a duration would be a benchmark figure, not a test).
+      assert.ok(shown.t >= at - 10, `shown ${at - shown.t} ms before the daemon's transition`);
       assert.equal(await activeNodes(b, 'beta'), ['state:stopped.idle']);
       assert.equal(await activeNodes(b, 'alpha'), ['state:server.running'], 'alpha is untouched');
       assert.is(await b.page.textContent(`${card('beta')} [data-field="pid"]`), '—');
@@ -159,6 +175,8 @@ test(
       );
     } finally {
       watch.close();
+      await b.page.unroute('**/api/instances');
+      for (const route of held.splice(0)) await route.continue().catch(() => undefined);
     }
   }),
 );

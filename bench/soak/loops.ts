@@ -42,8 +42,10 @@ export function chatBounded(ctx: SoakContext, setup: Setup): void {
 }
 
 /**
- * The invariants, checked every 500 ms. By default until `endAt` (at most 30 s past it while the fault loop finishes);
- * `watching` replaces that rule (the smoke watches until its script is done), and must be bounded too.
+ * The invariants, checked every 500 ms, the daemon's status every second. By default until `endAt` (at most 30 s past
+ * it while the fault loop finishes); `watching` replaces that rule (the smoke watches until its script is done), and
+ * must be bounded too. `statusEveryTick`: the status every 500 ms (the smoke's five instances; the steps of its script
+ * wait on what the status says).
  */
 export async function watchLoop(
   ctx: SoakContext,
@@ -51,6 +53,7 @@ export async function watchLoop(
   endAt: number,
   reference: LagReference,
   watching: () => boolean = () => Date.now() < endAt || (faultsRunning && Date.now() < endAt + 30_000),
+  statusEveryTick = false,
 ): Promise<void> {
   let tick = 0;
   let lastStart: number | null = null;
@@ -75,6 +78,8 @@ export async function watchLoop(
       health ??= healthTick(ctx.s).finally(() => {
         health = null;
       });
+    }
+    if (tick % 2 === 0 || statusEveryTick) {
       status ??= statusTick(ctx.s).finally(() => {
         status = null;
       });

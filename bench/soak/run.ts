@@ -124,7 +124,7 @@ try {
     // The script ends the run; the duration is its deadline.
     let scripted = true;
     await Promise.all([
-      watchLoop(ctx, setup, endAt, reference, () => scripted && Date.now() < endAt),
+      watchLoop(ctx, setup, endAt, reference, () => scripted && Date.now() < endAt, true),
       smokeScript(ctx, setup, endAt).finally(() => {
         scripted = false;
       }),

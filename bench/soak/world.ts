@@ -96,12 +96,16 @@ export function reload(ctx: SoakContext, w: World): void {
 export async function stopDaemon(ctx: SoakContext, w: World): Promise<number | null> {
   if (!w.daemon) return null;
   if (w.config.persist) {
-    // The plan ends with PersistServers false, but a daemon revived after a crash keeps the phase it died in: a
-    // reload turns it off (the shutdown reads the setting then), so the final SIGTERM must still take every server.
+    // The plan ends with PersistServers false, but a daemon revived after a crash keeps the phase it died in, and a
+    // reload cannot turn it off (Process is restart-only: src/daemon/reload.ts, RESTART_ONLY): that daemon would
+    // rightly leave every server running at SIGTERM. It is SIGKILLed and the next one, without PersistServers, shuts
+    // its servers down at start and takes the SIGTERM.
+    ctx.s.daemonReadyAt = null;
+    await killSoakDaemon(w.daemon);
+    w.daemon = null;
     w.config.persist = false;
-    writeConfig(w);
-    process.kill(w.daemon.pid, 'SIGHUP');
-    await new Promise((r) => setTimeout(r, 2000));
+    await startDaemon(ctx, w);
+    if (!w.daemon) return null;
   }
   ctx.s.daemonReadyAt = null;
   const code = await stopSoakDaemon(w.daemon, 30_000);

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import type { LastExitStatus, MaintenanceStatus } from '../../src/supervisor/contract.ts';
+import type { LastExitStatus, MaintenanceStatus, ResourceStatus } from '../../src/supervisor/contract.ts';
 import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { basic, daemonSuite, type StatusJson, startDaemon, waitState } from '../_support/daemon.ts';
@@ -14,7 +14,13 @@ import { udpPlayer } from '../_support/demo.ts';
 import { freePort, waitFor } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
 
-type Status = StatusJson & { maintenance: MaintenanceStatus; lastExit: LastExitStatus | null };
+type Status = StatusJson & {
+  maintenance: MaintenanceStatus;
+  lastExit: LastExitStatus | null;
+  startedAt: string | null;
+  players?: number | null;
+  resources?: ResourceStatus | null;
+};
 const TOKEN = 'tok';
 const POLL_SECONDS = 0.2;
 
@@ -33,7 +39,8 @@ const s = daemonSuite<Ctx>('e2e maintenance', {
     for (const key of Object.keys(ctx.ports) as Array<keyof Ctx['ports']>) ctx.ports[key] = await freePort();
     // A plain node fixture starts faster than the demo; the demo is there for its UDP players.
     const runCommand = await writeServerScript(join(ctx.dir, 'server.sh'), fixture('log-starts.mjs'));
-    const extra = `  MaintenancePollSeconds: ${POLL_SECONDS}`;
+    // Resources sampled at the poll's interval: the samples (with their player count) are the test's clock.
+    const extra = `  MaintenancePollSeconds: ${POLL_SECONDS}\n  ResourceSampleSeconds: ${POLL_SECONDS}`;
     const held = {
       key: 'held',
       port: ctx.ports.held,
@@ -60,7 +67,11 @@ const s = daemonSuite<Ctx>('e2e maintenance', {
   async before(ctx) {
     const d = ctx.daemon;
     if (!d) throw new Error('no daemon');
-    await Promise.all(Object.keys(ctx.ports).map((key) => waitState(d, key, TOKEN, 'server.running')));
+    // Not sched and held: their 5 s and 2 s schedules restart them from the first launch on, and under load a launch
+    // can take longer than that; their tests wait for them (held once its hold is placed).
+    await Promise.all(
+      ['empty', 'roundend'].map((key) => waitState(d, key, TOKEN, 'server.running', { timeoutMs: 30_000 })),
+    );
   },
 });
 
@@ -78,6 +89,7 @@ const post = async (url: string, key: string, path: string) => {
 s('maintenance :: a 6-field schedule restarts the server within its period', async (ctx) => {
   const d = ctx.daemon;
   if (!d) throw new Error('no daemon');
+  await waitState(d, 'sched', TOKEN, 'server.running', { timeoutMs: 30_000 });
   const before = await status(ctx, 'sched');
   assert.ok(before.maintenance.nextRestart, 'the next restart is shown');
   const metrics = await (await fetch(`${d.url}/metrics`)).text();
@@ -86,11 +98,20 @@ s('maintenance :: a 6-field schedule restarts the server within its period', asy
     /^watchdog_maintenance_next_scheduled_timestamp_seconds\{instance="sched",what="restart"\} \d+/m,
     'and on /metrics',
   );
-  const started = Date.now();
-  await waitState(d, 'sched', TOKEN, 'server.running', { notPid: before.pid, timeoutMs: 5_000 + 4_000 });
+  const mark = d.log().length;
+  // A deadline that only catches a schedule that never fires (the period is 5 s).
+  await waitState(d, 'sched', TOKEN, 'server.running', { notPid: before.pid, timeoutMs: 30_000 });
   const after = await status(ctx, 'sched');
   assert.ok(after.restarts > before.restarts, 'counted as a restart');
-  assert.ok(Date.now() - started < 9_000, 'within the 5 s period plus the relaunch');
+  assert.is(after.lastExit?.reason, 'restart', 'its exit is the restart, not a crash');
+  assert.match(
+    d.log().slice(mark),
+    /\[watchdog:sched:maintenance\] maintenance restart pending when=Now source=schedule/,
+  );
+  // The restart shown was the one carried out: the new server started at or after it, and the next one moved on.
+  const shown = Date.parse(before.maintenance.nextRestart!);
+  assert.ok(Date.parse(after.startedAt!) >= shown, `started ${after.startedAt}, the restart was due ${shown}`);
+  assert.ok(Date.parse(after.maintenance.nextRestart!) > shown, 'the next restart is a later one');
 });
 
 s('maintenance :: When: Empty waits while a player is on, and restarts within a poll of 0', async (ctx) => {
@@ -106,25 +127,36 @@ s('maintenance :: When: Empty waits while a player is on, and restarts within a 
       const m = (await status(ctx, 'empty')).maintenance;
       return m.pending?.waitingFor === 'Empty';
     });
-    // Several polls go by with alice on: nothing happens.
-    await new Promise((r) => setTimeout(r, POLL_SECONDS * 1000 * 5));
+    // Several samples of the server by the daemon, each seeing alice, go by (sampled at the poll's interval):
+    // nothing happens.
+    const samples = new Set<string>();
+    await waitFor(
+      'five samples with alice on',
+      async () => {
+        const now = await status(ctx, 'empty');
+        if (now.pid !== before.pid) return true; // restarted under her: the assertion below says so
+        if (now.players === 1 && now.resources) samples.add(now.resources.at);
+        return samples.size >= 5;
+      },
+      15_000,
+      50,
+    );
     const waiting = await status(ctx, 'empty');
     assert.is(waiting.pid, before.pid, 'still the same server while a player is on');
     assert.is(waiting.maintenance.pending?.when, 'Empty');
     assert.is(await player.send('leave'), 'bye');
-    const left = Date.now();
-    // The restart is under way (asked for, or the server already gone) within one poll of the empty answer.
+    // The restart is under way (asked for, or the server already gone) once it is empty: a deadline that only
+    // catches a restart left to MaxDelayMinutes (5 min) or never done.
     await waitFor(
       'the restart once empty',
       async () => {
         const now = await status(ctx, 'empty');
         return now.pid !== before.pid || now.maintenance.pending?.waitingFor === 'exit';
       },
-      5_000,
-      10,
+      15_000,
+      20,
     );
-    const took = Date.now() - left;
-    assert.ok(took < POLL_SECONDS * 1000 + 1_000, `restarting ${took} ms after the player left`);
+    assert.ok(Date.parse(waiting.maintenance.pending!.deadline) > Date.now(), 'before its MaxDelayMinutes deadline');
     await waitState(d, 'empty', TOKEN, 'server.running', { notPid: before.pid });
     assert.is((await status(ctx, 'empty')).maintenance.pending, null);
   } finally {
@@ -171,7 +203,9 @@ s('maintenance :: a hold holds a schedule back and outlives a daemon restart', a
     },
   );
   assert.not.match(again.stdout, /shortened/, 'a longer hold says nothing of the kind');
-  const held = await status(ctx, 'held');
+  const held = await waitState(d, 'held', TOKEN, 'server.running', { timeoutMs: 30_000 }).then(() =>
+    status(ctx, 'held'),
+  );
   // The 2 s schedule fires at least once while held; the server stays.
   await waitFor(
     'the schedule to wait for the hold',
@@ -179,13 +213,13 @@ s('maintenance :: a hold holds a schedule back and outlives a daemon restart', a
       const m = (await status(ctx, 'held')).maintenance;
       return m.pending?.waitingFor === 'hold';
     },
-    4_000,
+    15_000,
   );
   assert.is((await status(ctx, 'held')).pid, held.pid, 'held: not restarted');
 
   // A found update, then a crash during the hold: relaunched on the build it had; the update waits for the hold.
   assert.is((await post(d.url, 'held', 'update')).status, 200);
-  await waitFor('the found update', async () => (await status(ctx, 'held')).updatePending === true, 4_000);
+  await waitFor('the found update', async () => (await status(ctx, 'held')).updatePending === true, 15_000);
   const crashed = await status(ctx, 'held');
   process.kill(crashed.pid as number, 'SIGKILL');
   await waitState(d, 'held', TOKEN, 'server.running', { notPid: crashed.pid });
@@ -206,12 +240,12 @@ s('maintenance :: a hold holds a schedule back and outlives a daemon restart', a
   await waitFor(
     'the schedule to wait for the kept hold',
     async () => ((await next.status('held', TOKEN)) as Status).maintenance.pending?.waitingFor === 'hold',
-    4_000,
+    15_000,
   );
   assert.is(((await next.status('held', TOKEN)) as Status).pid, pid, 'still held after the restart');
   const released = await runCli(['release', 'held', '--url', next.url, '--token', TOKEN], { cwd: ctx.dir });
   assert.is(released.code, 0, released.stderr);
-  await waitState(next, 'held', TOKEN, 'server.running', { notPid: pid, timeoutMs: 6_000 });
+  await waitState(next, 'held', TOKEN, 'server.running', { notPid: pid, timeoutMs: 15_000 });
   assert.is((await post(next.url, 'held', 'release')).status, 409, 'nothing left to release');
 });
 

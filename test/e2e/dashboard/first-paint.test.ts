@@ -5,7 +5,7 @@
  * previous build cannot be rolled back, one without an update provider cannot be updated).
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as assert from 'uvu/assert';
@@ -101,32 +101,36 @@ const PLAIN =
   'first-paint :: a plain `chromium --headless --screenshot` of the page (no waiting for scripts) shows the instances';
 if (!SYSTEM_CHROMIUM) console.log(`skipped "${PLAIN}": it needs a system Chromium (CHROMIUM_PATH or apt's chromium)`);
 (SYSTEM_CHROMIUM ? test : test.skip)(PLAIN, async ({ server }) => {
-  // What an operator would run. A PNG cannot be read here, so the same plain run also dumps the DOM it painted.
-  const profile = await tempDir('wd-chromium-shot-');
+  // What an operator would run. A PNG cannot be read here, so a second plain run dumps the DOM it painted. The two
+  // run at once, each in its own profile (one profile takes one Chromium): each is a whole browser start.
+  const profiles = [await tempDir('wd-chromium-shot-'), await tempDir('wd-chromium-dom-')];
   const out = join(ARTIFACTS, 'dashboard-plain-screenshot.png');
-  const plain = [
+  const plain = (profile: string) => [
     '--headless',
     '--no-sandbox',
     '--disable-gpu',
     '--no-first-run',
-    `--user-data-dir=${profile.path}`,
+    `--user-data-dir=${profile}`,
     '--window-size=1280,800',
   ];
   try {
-    await promisify(execFile)(SYSTEM_CHROMIUM!, [...plain, `--screenshot=${out}`, `${server!.url}/`], {
-      timeout: 60_000,
-    });
+    await mkdir(ARTIFACTS, { recursive: true });
+    const [, { stdout: dom }] = await Promise.all([
+      promisify(execFile)(SYSTEM_CHROMIUM!, [...plain(profiles[0]!.path), `--screenshot=${out}`, `${server!.url}/`], {
+        timeout: 60_000,
+      }),
+      promisify(execFile)(SYSTEM_CHROMIUM!, [...plain(profiles[1]!.path), '--dump-dom', `${server!.url}/`], {
+        timeout: 60_000,
+        maxBuffer: 8 << 20,
+      }),
+    ]);
     const png = await readFile(out);
     assert.equal([...png.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
-    const { stdout: dom } = await promisify(execFile)(SYSTEM_CHROMIUM!, [...plain, '--dump-dom', `${server!.url}/`], {
-      timeout: 60_000,
-      maxBuffer: 8 << 20,
-    });
     for (const key of ['alpha', 'beta', 'gamma'])
       assert.match(dom, `data-key="${key}"`, `the card of ${key} is painted`);
     assert.not.match(dom, /connecting…/, 'not a page still waiting for its data');
   } finally {
-    await profile.cleanup();
+    for (const profile of profiles) await profile.cleanup();
   }
 });
 

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -8,7 +8,6 @@ import { type DaemonScratch, type RunningDaemon, withDaemons } from '../../_supp
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { crash, fixedUrls, killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
-import { lastChat } from './_support/environment.ts';
 
 /**
  * Found by the soak: with PersistServers a chatty server's logs/ was removed, the daemon SIGKILLed and restarted, and
@@ -86,10 +85,24 @@ const size = (path: string) => {
   }
 };
 
-/** Lines keep arriving in logs/: the highest chat number grows by `more`. */
+/**
+ * The number of the newest chat line in logs/: the last one in server.log, or in server.log.1 just after a rotation.
+ * Not the highest of all files (lastChat): a relaunched server numbers its lines from 1 again, below its
+ * predecessor's still in the rotated files.
+ */
+async function newestChat(logDir: string): Promise<number> {
+  for (const name of ['server.log', 'server.log.1']) {
+    const text = await readFile(join(logDir, name), 'utf8').catch(() => '');
+    const last = [...text.matchAll(/^chat (\d+) /gm)].at(-1);
+    if (last) return Number(last[1]);
+  }
+  return 0;
+}
+
+/** Lines keep arriving in logs/ from the server running now: its newest chat number grows by `more`. */
 async function linesArrive(logDir: string, what: string, more = 200): Promise<void> {
-  const from = await lastChat(logDir);
-  await waitFor(what, async () => (await lastChat(logDir)) > from + more, 10_000);
+  const from = await newestChat(logDir);
+  await waitFor(what, async () => (await newestChat(logDir)) > from + more, 10_000);
 }
 
 /** Until server.log has grown unwatched to `times` its bound (no daemon follows it). */

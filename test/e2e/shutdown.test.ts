@@ -86,7 +86,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
               const s = await d.status(k, 'tok');
               return s.state === 'server.running' ? s.pid : undefined;
             },
-            15_000,
+            45_000,
           ),
         ),
       );
@@ -140,7 +140,7 @@ test('shutdown :: SIGTERM with a forking server and one that ignores /shutdown: 
                   const s = await d.status(k, 'tok');
                   return s.state === 'server.running' ? s.pid : undefined;
                 },
-                15_000,
+                45_000,
               ),
             ] as const,
         ),

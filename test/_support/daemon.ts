@@ -68,14 +68,24 @@ export async function startDaemon(
   let exitCode: number | null | undefined;
   void exited.then((c) => (exitCode = c));
 
-  const url = await waitFor(
-    'the daemon to listen',
-    () => {
-      if (exitCode !== undefined) throw new Error(`daemon exited with ${exitCode}:\n${out}`);
-      return /\[watchdog\] listening on (http:\/\/\S+)/.exec(out)?.[1];
-    },
-    15_000,
-  );
+  let url: string;
+  try {
+    // A deadline, not a pace: a passing start takes a fraction of it even on a busy machine.
+    url = await waitFor(
+      'the daemon to listen',
+      () => {
+        if (exitCode !== undefined) throw new Error(`daemon exited with ${exitCode}:\n${out}`);
+        return /\[watchdog\] listening on (http:\/\/\S+)/.exec(out)?.[1];
+      },
+      30_000,
+    );
+  } catch (err) {
+    // A daemon left running would keep the test's process (and its servers) alive past the file's end.
+    proc.kill('SIGKILL');
+    await exited;
+    await tmp.cleanup();
+    throw err;
+  }
 
   return {
     dir: tmp.path,

@@ -32,7 +32,7 @@ const TOKEN: Record<Key, string> = { wizards: FILE_TOKEN.wizards, lrp: ENV_TOKEN
 const PERSISTED_SECRET = 'c2VjcmV0LW9mLXRoZS1vbGQtd2F0Y2hkb2c=';
 const REVISION: Record<Key, string> = { wizards: '4821', lrp: 'lrp-2024.05.17' };
 /** appsettings.Development.yml's TimeoutSeconds (the main file says 90 and 120). */
-const DEV_TIMEOUT_S = 1.5;
+const DEV_TIMEOUT_S = 3;
 
 interface Status extends StatusJson {
   name: string;
@@ -200,8 +200,8 @@ test("migration :: watchdog check accepts the installation's files as they are: 
   assert.is(r.status, 0, r.stderr);
   const all = `${r.stdout}\n${r.stderr}`.split('\n').filter((l) => l.startsWith('warning:'));
   // The test's Development layer shortens TimeoutSeconds for speed; for an engine server that earns a warning each.
-  const short = all.filter((l) => /\.TimeoutSeconds: 1\.5 is under 30: the engine checks in every 15 s/.test(l));
-  assert.equal(short.length, 2, `the two engine servers with TimeoutSeconds 1.5:\n${r.stderr}`);
+  const short = all.filter((l) => /\.TimeoutSeconds: 3 is under 30: the engine checks in every 15 s/.test(l));
+  assert.equal(short.length, 2, `the two engine servers with TimeoutSeconds 3:\n${r.stderr}`);
   const warnings = all.filter((l) => !short.includes(l));
   assert.is(warnings.length, 1, `exactly one other warning line:\n${r.stderr}`);
   const warning = warnings[0] ?? '';
@@ -307,21 +307,21 @@ test('migration :: servers check in at a loopback address of the daemon, not the
     100,
   );
 
-  // Each server's check-ins keep being accepted for three TimeoutSeconds (the daemon's clock, in its status): one
+  // Each server's check-ins keep being accepted for two TimeoutSeconds (the daemon's clock, in its status): one
   // accepted that long after the first seen here, with the same server, means no hang deadline passed in between.
   for (const [key, pid] of [
     ['wizards', ctx.old],
     ['lrp', ctx.lrp],
   ] as const) {
     const first = await rs.waitStatus(d, key, TOKEN[key], 'a check-in', (st) => st.lastCheckinAt !== null);
-    const past = Date.parse(first.lastCheckinAt!) + 3 * DEV_TIMEOUT_S * 1000;
+    const past = Date.parse(first.lastCheckinAt!) + 2 * DEV_TIMEOUT_S * 1000;
     const s = await rs.waitStatus(
       d,
       key,
       TOKEN[key],
-      'a check-in three TimeoutSeconds later, or another server',
+      'a check-in two TimeoutSeconds later, or another server',
       (st) => st.pid !== pid || st.restarts > 0 || Date.parse(st.lastCheckinAt ?? '') > past,
-      3 * DEV_TIMEOUT_S * 1000 + 20_000,
+      2 * DEV_TIMEOUT_S * 1000 + 20_000,
     );
     assert.equal(
       [s.state, s.pid, s.restarts, s.startupFailures],
@@ -394,7 +394,7 @@ test('migration :: a hang is caught after the Development TimeoutSeconds: the Di
   process.kill(ctx.old, 'SIGSTOP');
   // The last check-in the daemon had counted when the server froze (one in flight can only be later).
   const frozenAt = Date.parse((await status(d, 'wizards')).lastCheckinAt ?? '');
-  // 1.5 s in the Development layer; the main file's 90 s would never fire here.
+  // 3 s in the Development layer; the main file's 90 s would never fire here.
   const msg = await waitFor(
     'the hang notification',
     () => hook.messages.find((m) => m.content.includes('`wizards`')),

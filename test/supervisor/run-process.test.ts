@@ -7,20 +7,22 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ProcessEvent } from '../../machines/instance.actors.types.ts';
 import { LaunchBlockedError } from '../../src/errors.ts';
+import { requestUpdate } from '../../src/process/server-api.ts';
 import type { OwnedServer, ProcessHost } from '../../src/supervisor/run-process.ts';
 import { waitFor } from '../_support/env.ts';
+import { recorder } from '../_support/fixture-servers.ts';
 import { recordingLogger } from '../http/_support/app.ts';
 import { fakeServer, runActor } from './_support/run-process.ts';
 
 /** A host whose launch answers when the test says so; it records releases, dumps and the order of things. */
-function fakeHost(opts: { adoptable?: OwnedServer } = {}) {
+function fakeHost(opts: { adoptable?: OwnedServer; apiPort?: number } = {}) {
   const log = recordingLogger('alpha');
   const happened: string[] = [];
   let answer: (outcome: OwnedServer | Error) => void = () => undefined;
   const host: ProcessHost = {
     key: 'alpha',
     log,
-    apiPort: () => 1,
+    apiPort: () => opts.apiPort ?? 1,
     shutdownWindows: () => ({ requestMs: 100, exitMs: 100 }),
     secret: () => 'fresh-secret',
     launch: (_launchId, secret) =>
@@ -45,7 +47,7 @@ async function launched(pid: number) {
   const r = runActor(h.host);
   const server = fakeServer(pid);
   h.answer({ proc: server.proc, secret: 'fresh-secret' });
-  await waitFor('the pid', () => r.seen.length === 2, 2000);
+  await waitFor('the pid', () => r.seen.length === 2, 10_000);
   return { h, r, server };
 }
 
@@ -57,10 +59,10 @@ test('run-process :: the launch secret is reported before the spawn answers, the
   assert.equal(r.seen, [{ type: 'PROCESS_STARTED', launchId: 7, secret: 'fresh-secret', pid: null }]);
   const server = fakeServer(4242);
   h.answer({ proc: server.proc, secret: 'fresh-secret' });
-  await waitFor('the pid', () => r.seen.length === 2, 2000);
+  await waitFor('the pid', () => r.seen.length === 2, 10_000);
   assert.equal(r.seen[1], { type: 'PROCESS_STARTED', launchId: 7, secret: 'fresh-secret', pid: 4242 });
   server.exit({ code: 3, signal: null });
-  const e = await waitFor('the exit', () => exited(r.seen), 2000);
+  const e = await waitFor('the exit', () => exited(r.seen), 10_000);
   assert.equal(e, { type: 'PROCESS_EXITED', launchId: 7, code: 3, signal: null });
   assert.equal(h.happened, ['launch fresh-secret', 'released exited']);
   r.actor.stop();
@@ -72,7 +74,7 @@ async function blockedBy(failure: Error) {
   const h = fakeHost();
   const r = runActor(h.host);
   h.answer(failure);
-  const e = await waitFor('the block', () => r.seen.find((x) => x.type === 'PROCESS_BLOCKED'), 2000);
+  const e = await waitFor('the block', () => r.seen.find((x) => x.type === 'PROCESS_BLOCKED'), 10_000);
   assert.is(exited(r.seen), undefined);
   return { h, r, e };
 }
@@ -111,7 +113,7 @@ test('run-process :: a failed spawn is an exit with neither code nor signal, car
   const h = fakeHost();
   const r = runActor(h.host);
   h.answer(new Error('ENOENT: no such program', { cause: new Error('spawn detail') }));
-  const e = await waitFor('the exit', () => exited(r.seen), 2000);
+  const e = await waitFor('the exit', () => exited(r.seen), 10_000);
   assert.equal(e, {
     type: 'PROCESS_EXITED',
     launchId: 7,
@@ -127,17 +129,26 @@ test('run-process :: a failed spawn is an exit with neither code nor signal, car
 });
 
 test('run-process :: commands sent before the spawn answers wait for it; a first hang is dumped, then killed; later stop requests are moot', async () => {
-  const h = fakeHost();
+  const api = await recorder(() => ({ status: 200 }));
+  const h = fakeHost({ apiPort: api.port });
   const r = runActor(h.host);
   r.send({ type: 'KILL', reason: 'hang', dump: true });
   r.send({ type: 'LEAVE' });
   r.send({ type: 'NOTIFY_UPDATE' });
   const server = fakeServer(5151);
   h.answer({ proc: server.proc, secret: 'fresh-secret' });
-  await waitFor('the exit', () => exited(r.seen), 2000);
+  await waitFor('the exit', () => exited(r.seen), 10_000);
   assert.equal(h.happened, ['launch fresh-secret', 'dump 5151', 'released exited']);
-  await new Promise((resolve) => setTimeout(resolve, 300)); // past the request and exit windows
-  assert.equal(h.log.lines, [], 'no POST /update or /shutdown was tried');
+  // A later request the same way: anything LEAVE or NOTIFY_UPDATE had sent the server's API would have got there
+  // first (they run when the launch answers, before the exit).
+  assert.is(await requestUpdate(api.port, 'marker', 10_000), true);
+  await api.close();
+  assert.equal(
+    api.requests.map((q) => `${q.url} ${q.headers.watchdogtoken}`),
+    ['/update marker'],
+    'no POST /update or /shutdown was tried',
+  );
+  assert.equal(h.log.lines, []);
   assert.equal(server.signals, ['SIGKILL'], 'one kill; LEAVE and NOTIFY_UPDATE sent nothing to a server going anyway');
   r.actor.stop();
 });
@@ -145,7 +156,7 @@ test('run-process :: commands sent before the spawn answers wait for it; a first
 test('run-process :: a hang again in the same loop is killed without a dump', async () => {
   const { h, r } = await launched(6161);
   r.send({ type: 'KILL', reason: 'hang', dump: false });
-  await waitFor('the exit', () => exited(r.seen), 2000);
+  await waitFor('the exit', () => exited(r.seen), 10_000);
   assert.not.ok(h.happened.some((x) => x.startsWith('dump')));
   assert.ok(h.log.lines.some((l) => /killed without a dump/.test(l)));
   r.actor.stop();
@@ -157,7 +168,9 @@ test('run-process :: detach: the launch record stays, a later exit is not report
   assert.ok(server.detached());
   r.actor.stop();
   server.exit({ code: 0, signal: null });
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  // The actor's handler of this promise was attached first: it has run once this await resumes, and a turn later.
+  await server.proc.exited;
+  await new Promise((resolve) => setImmediate(resolve));
   assert.equal(server.signals, []);
   assert.equal(h.happened, ['launch fresh-secret', 'released detached']);
   assert.is(exited(r.seen), undefined);

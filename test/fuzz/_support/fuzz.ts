@@ -18,6 +18,13 @@ export interface FuzzOptions {
   runTimeoutMs?: number;
   /** The whole property stops generating after this long (the runs done so far count); default 10 s. */
   budgetMs?: number;
+  /**
+   * A count the runs must reach for the property to have meant something (so many archives extracted whole, not all
+   * refused). When the budget stops the property before `floor()` holds (a loaded machine), it goes on without the
+   * budget, 10 runs at a time from the next seeds, until it does or `numRuns` more runs were made: the floor is then
+   * a fact reached, not a race against the clock.
+   */
+  floor?: () => boolean;
 }
 
 export interface FuzzStats {
@@ -44,23 +51,40 @@ export async function fuzz<Ts>(name: string, property: fc.IRawProperty<Ts>, opts
   const seed = envNumber('FUZZ_SEED') ?? opts.seed;
   const numRuns = Math.max(1, Math.round(opts.numRuns * (envNumber('FUZZ_RUNS') ?? 1)));
   const started = performance.now();
+  const timeout = opts.runTimeoutMs ?? 5_000;
+  const fail = (details: fc.RunDetails<Ts>) =>
+    new Error(`fuzz ${name} failed:\n${fc.defaultReportMessage(details) ?? 'no report'}`);
   const details = await fc.check(property, {
     seed,
     numRuns,
-    timeout: opts.runTimeoutMs ?? 5_000,
+    timeout,
     interruptAfterTimeLimit: opts.budgetMs ?? 10_000,
     markInterruptAsFailure: false,
     includeErrorInReport: true,
   });
+  if (details.failed) throw fail(details);
+  let runs = details.numRuns;
+  // Bounded: a pass that makes no run ends the loop, and the extra runs stay within numRuns.
+  const most = runs + numRuns;
+  for (let next = seed + 1; details.interrupted && opts.floor && !opts.floor() && runs < most; next++) {
+    const more = await fc.check(property, {
+      seed: next,
+      numRuns: Math.min(10, most - runs),
+      timeout,
+      includeErrorInReport: true,
+    });
+    if (more.failed) throw fail(more);
+    if (more.numRuns === 0) break;
+    runs += more.numRuns;
+  }
   const stats: FuzzStats = {
-    runs: details.numRuns,
+    runs,
     ms: Math.round(performance.now() - started),
     seed,
     interrupted: details.interrupted,
   };
   if (process.env.FUZZ_REPORT)
     console.log(`fuzz ${name}: ${stats.runs}/${numRuns} runs in ${stats.ms} ms, seed ${seed}`);
-  if (details.failed) throw new Error(`fuzz ${name} failed:\n${fc.defaultReportMessage(details) ?? 'no report'}`);
   return stats;
 }
 

@@ -13,6 +13,7 @@ import type { AfterCommandResult } from '../../src/backups/after-command.ts';
 import { InstanceBackups } from '../../src/backups/instance-backups.ts';
 import type { BackupOutcome } from '../../src/backups/outcome.ts';
 import { BackupsSchema, RetentionSchema } from '../../src/config/sections/backups.ts';
+import { waitFor } from '../_support/env.ts';
 
 interface Ctx {
   dir: string;
@@ -58,11 +59,6 @@ async function takeHourly(b: InstanceBackups, clock: { t: number }, n: number): 
   }
   return ids;
 }
-
-const waitFor = async (what: string, ok: () => boolean) => {
-  for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok(ok(), what);
-};
 
 test('instance backups :: retention keeps the newest Keep after each snapshot and says what it removed', async (ctx) => {
   const clock = { t: Date.parse('2026-11-01T00:00:00Z') };

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { RotatingFile } from '../../src/store/rotating-file.ts';
-import { tempDir } from '../_support/env.ts';
+import { tempDir, waitFor } from '../_support/env.ts';
 import { onSmallDisk } from '../_support/tmpfs.ts';
 
 const rot = suite('store/rotating-file');
@@ -37,10 +37,13 @@ onSmallDisk(rot, FULL, 64 * 1024, async (fs) => {
   );
   fs.fill(0);
   for (let i = 0; i < 2000; i++) f.append('z'.repeat(200));
+  // The last attempt on the disk set the next one at its time + retryMs; that time is before this one.
+  const lastTried = Date.now();
   assert.equal(told, ['ENOSPC']);
   assert.ok(f.dropped > 0);
   fs.release();
-  await new Promise((r) => setTimeout(r, 40));
+  // The clock the writer reads is what must move on (a timer's delay counts from the loop's cached time).
+  await waitFor('the retry interval to pass', () => Date.now() >= lastTried + 20, 5000, 5);
   f.append('back');
   assert.match(told.at(-1) ?? '', /^resumed \d+$/);
   assert.match(await readFile(file, 'utf8'), /back\n$/);

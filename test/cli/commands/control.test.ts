@@ -169,11 +169,21 @@ test('control :: update --wait with a provider: 200 at once, then running again 
 });
 
 test('control :: --timeout bounds the wait: exit 1 saying what it waited for', async (ctx) => {
-  await running(ctx);
-  // A frozen server cannot leave, so the restart cannot finish inside the timeout however fast the host is.
-  const { pid } = await d(ctx).status('demo', 'tok');
-  assert.ok(pid);
-  process.kill(pid, 'SIGSTOP');
+  // A frozen server cannot leave, so the restart cannot finish inside the timeout however fast the host is. A
+  // loaded host may see the server go (and come back) between its status and the signal: then freeze the next one.
+  const pid = await waitFor(
+    'a running demo server to freeze',
+    async () => {
+      const s = await running(ctx);
+      try {
+        process.kill(s.pid as number, 'SIGSTOP');
+        return s.pid;
+      } catch {
+        return undefined;
+      }
+    },
+    60_000,
+  );
   try {
     const r = await cli(ctx, ['restart', 'demo', '--wait', '--timeout', '0.2']);
     assert.is(r.code, 1, r.stdout);

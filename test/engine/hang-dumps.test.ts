@@ -10,7 +10,7 @@ import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ENGINE_SKIP } from '../../bench/peers/robust-engine/bundle.ts';
+import { ENGINE_CHECKIN_SECONDS, ENGINE_SKIP } from '../../bench/peers/robust-engine/bundle.ts';
 import { requestDump } from '../../src/process/dotnet-diagnostics.ts';
 import { findDiagnosticsSocket } from '../../src/process/dotnet-process.ts';
 import { dumpProcess } from '../../src/process/dump.ts';
@@ -191,8 +191,10 @@ it('hang-dumps :: a hang under the daemon (DumpOnTimeout, Normal) leaves one dum
     '      ApiToken: tok',
     `      ApiPort: ${inst.statusPort}`,
     `      RunCommand: ${JSON.stringify(program)}`,
-    // Below the engine's 15 s check-in period: the SIGSTOP right after its first check-in is what is caught.
-    '      TimeoutSeconds: 5',
+    // Above the engine's 15 s check-in period, as it must be: with 5 s the relaunched engine was a hang again at
+    // once, before its first check-in on a busy machine, and that startup hang was dumped too (seen: two dumps 12 s
+    // apart, the second found by a folder listing taken after the relaunch).
+    `      TimeoutSeconds: ${ENGINE_CHECKIN_SECONDS + 5}`,
     '      DumpOnTimeout: true',
     '      TimeoutDumpType: Normal',
     '',
@@ -216,21 +218,26 @@ it('hang-dumps :: a hang under the daemon (DumpOnTimeout, Normal) leaves one dum
     120_000,
     200,
   );
-  const next = await waitStatus(d, 'real', 'tok', 'relaunched', (s) => s.pid !== null && s.pid !== pid, 60_000);
-  state.pids.add(next.pid ?? 0);
-
-  const line =
-    d
-      .log()
-      .split('\n')
-      .find((l) => l.includes('[watchdog:real] dump written')) ?? d.log();
+  // Read as soon as the hang's dump is written: what the folder holds then is what this hang left. (A relaunched
+  // engine that does not check in within TimeoutSeconds, as on a busy machine, is a startup hang of its own, and
+  // its first one is dumped too: a later dump of another pid.)
+  const dumps = join(inst.dir, 'dumps');
+  const names = await readdir(dumps);
+  const written = d
+    .log()
+    .split('\n')
+    .filter((l) => l.includes('[watchdog:real] dump written'));
+  assert.is(written.length, 1, `one dump written:\n${written.join('\n')}`);
+  const line = written[0] ?? '';
+  assert.match(line, new RegExp(`pid=${pid}\\b`), 'of the hung engine');
   assert.match(line, /method=diagnostics-ipc/, 'taken by the runtime over its diagnostics socket');
   assert.match(line, /type=Normal/);
   assert.match(d.log(), /resumed it \(SIGCONT\)/, 'the stopped engine was resumed to answer');
-  const dumps = join(inst.dir, 'dumps');
-  const names = await readdir(dumps);
   assert.is(names.length, 1, `one dump: ${names.join(', ')}`);
   assert.match(names[0] ?? '', /^dump_\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d$/);
+  assert.ok(line.includes(`file=${join(dumps, names[0] ?? '')} `), 'the file the log names');
+  const next = await waitStatus(d, 'real', 'tok', 'relaunched', (s) => s.pid !== null && s.pid !== pid, 60_000);
+  state.pids.add(next.pid ?? 0);
   const size = await assertCore(join(dumps, names[0] ?? ''));
   assert.ok(size > NORMAL_MIN && size < NORMAL_MAX, `a Normal dump of ${(size / MB).toFixed(1)} MB`);
   assert.is((await stat(join(dumps, names[0] ?? ''))).mode & 0o777, 0o600);

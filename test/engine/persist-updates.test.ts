@@ -15,6 +15,7 @@ import {
   packEngineBuild,
   running,
   serverLog,
+  servesAfterUpdate,
   TOKEN,
   unpackedEngine,
 } from './_support/engine.ts';
@@ -44,8 +45,12 @@ interface Ctx {
   first: Record<string, number>;
   /** When the second daemon was listening (ms). */
   adoptedAt: number;
+  /** How long keep's server.log was then: a check-in while no daemon listened fails, and is logged, before. */
+  keepLogAt: number;
   /** Build B, published by a test. */
   b: BuiltArchive;
+  /** Each engine's status port. */
+  ports: Record<string, number>;
 }
 
 const test = engineSuite<Ctx>('engine :: PersistServers adoption and updates of the real engine', {
@@ -70,8 +75,9 @@ const test = engineSuite<Ctx>('engine :: PersistServers adoption and updates of 
       { key: 'dummy', more: { UpdateType: 'Dummy' } },
       { key: 'man', runCommand: RUN_COMMAND, more: manifest },
     ];
-    const { yaml } = await engineConfig(ctx.dir, instances, { urlsPort: await freePort(), persist: true });
+    const { yaml, engines } = await engineConfig(ctx.dir, instances, { urlsPort: await freePort(), persist: true });
     ctx.yaml = yaml;
+    ctx.ports = Object.fromEntries(Object.entries(engines).map(([k, e]) => [k, e.statusPort]));
     return yaml;
   },
   after: (ctx) => ctx.cdn?.close(),
@@ -81,24 +87,36 @@ const test = engineSuite<Ctx>('engine :: PersistServers adoption and updates of 
 const program = async (pid: number) => (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0')[0];
 
 /**
- * Asks for an update and checks what the engine does with it: POST /update reaches it (its log), it answers 2xx and
- * stays (same pid, the revision unchanged, the update pending).
+ * Asks for an update and checks what the engine does with it: POST /update reaches it (its log) and it stays (it
+ * serves a later request; same pid, the revision unchanged, the update pending). Resolves where the daemon's log
+ * stood before, for `answered`.
  */
-async function updateAcknowledged(d: RunningDaemon, dir: string, key: string, pid: number, revision: string) {
+async function updateAcknowledged(
+  d: RunningDaemon,
+  ctx: { dir: string; ports: Record<string, number> },
+  key: string,
+  pid: number,
+  revision: string,
+): Promise<number> {
   const from = d.log().length;
-  const engineFrom = (await serverLog(dir, key)).length;
+  const engineFrom = (await serverLog(ctx.dir, key)).length;
   assert.is(await d.control(key, TOKEN, 'update'), 200);
-  await waitFor(`${key}: the engine told of the update`, async () =>
-    /statushost\.http: POST \/update from 127\.0\.0\.1/.test((await serverLog(dir, key)).slice(engineFrom)),
-  );
+  await servesAfterUpdate(ctx.dir, key, ctx.ports[key]!, engineFrom);
   assert.match(d.log().slice(from), new RegExp(`\\[watchdog:${key}\\] update available`));
-  await new Promise((r) => setTimeout(r, 2000));
   const s = await d.status(key, TOKEN);
   assert.is(s.state, 'server.running');
   assert.is(s.pid, pid, 'the engine stays: nothing in it ends a round');
   assert.is(s.revision, revision, 'nothing installed under a running engine');
   assert.is(s.updatePending, true);
-  assert.not.match(d.log().slice(from), /did not accept POST \/update|kill/i);
+  return from;
+}
+
+/**
+ * The daemon's POST /update was answered 2xx and nothing was killed: checked once the restart that followed it is
+ * over (a refusal is logged as the answer comes, a timeout ShutdownRequestSeconds after the request).
+ */
+function answered(d: RunningDaemon, from: number) {
+  assert.not.match(d.log().slice(from), /did not accept POST \/update|POST \/update failed|not delivered|killing/i);
 }
 
 /** Restarts `key` (control `restart`): the old engine `pid` gone, a new one running (added to `pids`); its status. */
@@ -134,6 +152,7 @@ test('persist-updates :: daemon SIGKILL: the engines keep running; the next daem
   for (const pid of Object.values(ctx.first)) assert.not.ok(gone(pid), `engine ${pid} outlived its daemon`);
   ctx.daemon = await startDaemon(ctx.yaml, { dir: ctx.dir });
   ctx.adoptedAt = Date.now();
+  ctx.keepLogAt = (await serverLog(ctx.dir, 'keep')).length;
   for (const [key, pid] of Object.entries(ctx.first)) {
     const s = await running(ctx.daemon, key);
     assert.is(s.pid, pid, `${key}: the same engine`);
@@ -146,8 +165,9 @@ test('persist-updates :: daemon SIGKILL: the engines keep running; the next daem
 test('persist-updates :: Dummy update of an adopted engine: acknowledged, pending while the engine runs; a restart installs revision 2', async (ctx) => {
   const d = ctx.daemon!;
   const before = await running(d, 'dummy');
-  await updateAcknowledged(d, ctx.dir, 'dummy', before.pid!, '1');
+  const from = await updateAcknowledged(d, ctx, 'dummy', before.pid!, '1');
   const after = await restarted(d, 'dummy', before.pid!, ctx.pids);
+  answered(d, from);
   assert.is(after.revision, '2');
   assert.is(after.updatePending, false);
 });
@@ -156,8 +176,9 @@ test('persist-updates :: Manifest update of an adopted engine to B: acknowledged
   const d = ctx.daemon!;
   const before = await running(d, 'man');
   ctx.feed.publish('build-B', '2026-01-02T10:00:00Z', ctx.b, '/files/B.tar.gz');
-  await updateAcknowledged(d, ctx.dir, 'man', before.pid!, 'build-A');
+  const from = await updateAcknowledged(d, ctx, 'man', before.pid!, 'build-A');
   const after = await restarted(d, 'man', before.pid!, ctx.pids);
+  answered(d, from);
   assert.is(after.revision, 'build-B');
   assert.is(await builtLabel(d, 'man'), 'B');
   assert.is(await builtLabel(d, 'man', 'bin.prev'), 'A');
@@ -182,7 +203,7 @@ test(`persist-updates :: the adopted engine's next check-in (every ${ENGINE_CHEC
   assert.is(s.pid, ctx.first.keep);
   assert.is(s.state, 'server.running');
   assert.not.match(d.log(), /check-in rejected/);
-  assert.not.match(await serverLog(ctx.dir, 'keep'), /Failed to send ping to watchdog/);
+  assert.not.match((await serverLog(ctx.dir, 'keep')).slice(ctx.keepLogAt), /Failed to send ping to watchdog/);
 });
 
 test('persist-updates :: daemon SIGTERM with PersistServers: every engine is left running for the next daemon', async (ctx) => {

@@ -17,7 +17,7 @@ import {
 } from '../../../bench/peers/robust-engine/bundle.ts';
 import { appsettingsYaml } from '../../_support/config.ts';
 import { basic, type DaemonCtx, daemonSuite, type RunningDaemon, waitState } from '../../_support/daemon.ts';
-import { freePort } from '../../_support/env.ts';
+import { freePort, waitFor } from '../../_support/env.ts';
 import { killGroup } from '../../_support/procs.ts';
 import { skippedSuite } from '../../_support/skip.ts';
 import { type BuiltArchive, describeArchive } from '../../fixtures/builds/build.ts';
@@ -28,8 +28,8 @@ if (ENGINE_SKIP) console.log(`engine: skipped (${ENGINE_SKIP})`);
 
 export const TOKEN = 'engine-tok';
 
-/** Startup takes 1.5 s on a quiet machine (3.2 s seen); a loaded 2-core machine needs room. */
-const START_MS = 45_000;
+/** Startup takes 1.5 s on a quiet machine (3.2 s seen); a loaded 2-core machine needs room (over 45 s seen). */
+const START_MS = 120_000;
 
 /** Waits until instance `key` runs an engine that has checked in (not `notPid`: a relaunch); its status. */
 export const running = (d: RunningDaemon, key: string, notPid?: number) =>
@@ -218,4 +218,26 @@ export async function packEngineBuild(bundleDir: string, out: string, label: str
     ),
   );
   return describeArchive(out);
+}
+
+/**
+ * The engine took `POST /update` and carried on: it answers a `GET /status` asked after its log showed the update
+ * (from `logFrom`, a length of its server.log), and logs that request after the update. The later marker for "the
+ * update did not end it", in place of a quiet spell.
+ */
+export async function servesAfterUpdate(dir: string, key: string, statusPort: number, logFrom: number) {
+  const after = /statushost\.http: POST \/update from 127\.0\.0\.1[\s\S]*statushost\.http: GET \/status from/;
+  // A Manifest update checks the manifest and downloads the 35 MB build before it tells the engine.
+  await waitFor(
+    `${key}: the engine told of the update`,
+    async () => /statushost\.http: POST \/update from 127\.0\.0\.1/.test((await serverLog(dir, key)).slice(logFrom)),
+    120_000,
+    200,
+  );
+  const res = await fetch(`http://127.0.0.1:${statusPort}/status`, { signal: AbortSignal.timeout(30_000) });
+  await res.arrayBuffer();
+  if (!res.ok) throw new Error(`${key}: GET /status after the update answered ${res.status}`);
+  await waitFor(`${key}: a later GET /status in the engine's log`, async () =>
+    after.test((await serverLog(dir, key)).slice(logFrom)),
+  );
 }

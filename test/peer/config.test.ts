@@ -58,7 +58,7 @@ async function authAs(name: 'real' | 'ours', url: string, key: string, user: str
   if (name === 'real') return postAs(`${url}/instances/${key}/update`, user, pass);
   const res = await fetch(`${url}/instances/${key}/status`, {
     headers: { authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` },
-    signal: AbortSignal.timeout(5000),
+    signal: AbortSignal.timeout(30_000),
   });
   await res.arrayBuffer();
   return res.status;

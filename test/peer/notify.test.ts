@@ -23,7 +23,8 @@ import {
 const CRASH = 'c';
 const HANG = 'h';
 const TOKEN = 't';
-const TIMEOUT_S = 3;
+/** Well above the 0.3 s check-in period: a busy machine must not make the healthy server look hung. */
+const TIMEOUT_S = 6;
 const CHECK_LOGS = 'Check server logs for possible causes.';
 
 interface Kept {
@@ -47,6 +48,36 @@ async function message(side: Side, what: string, re: RegExp): Promise<{ content:
   } catch (err) {
     throw new Error(`${(err as Error).message}; received: ${JSON.stringify(texts(side))}`, { cause: err });
   }
+}
+
+/** What shows h's accepted check-ins: the real watchdog logs each (their count), ours its pid and last one's time. */
+async function checkinsOfH(side: Side): Promise<string> {
+  if (side.run.name === 'real')
+    return String((side.run.log().match(/POST \/server_api\/h\/ping responded 200/g) ?? []).length);
+  const res = await fetch(`${side.run.url}/instances/${HANG}/status`, {
+    headers: { authorization: `Basic ${Buffer.from(`${HANG}:${TOKEN}`).toString('base64')}` },
+  });
+  const st = (await res.json()) as { pid: number | null; lastCheckinAt: string | null };
+  return `${st.pid} ${st.lastCheckinAt}`;
+}
+
+/** Waits until `n` more check-ins of h were accepted, counted from the call (ours: the last one's time changed). */
+async function moreCheckinsOfH(side: Side, n: number): Promise<void> {
+  let previous = await checkinsOfH(side);
+  let seen = 0;
+  await waitFor(
+    `${side.run.name}: ${n} more check-ins of ${HANG}`,
+    async () => {
+      const now = await checkinsOfH(side);
+      if (now !== previous && !now.endsWith(' null')) {
+        seen += side.run.name === 'real' ? Number(now) - Number(previous) : 1;
+        previous = now;
+      }
+      return seen >= n;
+    },
+    20_000,
+    25,
+  );
 }
 
 const test = sidesSuite<Kept>('peer :: chat notifications, real vs ours', {
@@ -123,7 +154,7 @@ test('notify :: a hang (SIGSTOP): the server is killed and a notification says s
     const starts = await startsIn(startLog(side, HANG));
     const pid = starts.at(-1)![1];
     assert.ok(await isRunningPid(pid), `${name}: ${HANG} runs`);
-    await new Promise((r) => setTimeout(r, 1000)); // a few more check-ins (every 0.3 s)
+    await moreCheckinsOfH(side, 3); // a few more check-ins (every 0.3 s)
     process.kill(pid, 'SIGSTOP');
     side.hungAt = starts.length;
   }
@@ -143,7 +174,7 @@ test('notify :: stop: "has exited after manual stop request" from both', async (
       20_000,
       50,
     );
-    await new Promise((r) => setTimeout(r, 1000));
+    await moreCheckinsOfH(side, 1); // the relaunched h runs: it has checked in
     assert.is(await postAs(`${side.run.url}/instances/${HANG}/stop`, HANG, TOKEN), 200);
   }
   for (const name of ['real', 'ours'] as const) {

@@ -20,7 +20,6 @@ import {
   peerSuite,
   pidsWith,
   SERILOG,
-  sleep,
   startReal,
 } from './_support/peer.ts';
 
@@ -254,6 +253,7 @@ test('updates :: bin/ after the update is the same under both', async (ctx) => {
 test('updates :: POST /update with nothing newer in the manifest: the server is not told, not relaunched, nothing downloaded, by both', async (ctx) => {
   const before = ctx.cdn!.requests.length;
   const pids: Partial<Record<SideName, number>> = {};
+  const logFrom = { real: ctx.sides.real!.log().length, ours: ctx.sides.ours!.log().length };
   for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
     pids[name] = (await serverBuild(side.apiPort)).pid;
@@ -269,7 +269,12 @@ test('updates :: POST /update with nothing newer in the manifest: the server is 
     50,
   );
   assert.ok(checked >= 2);
-  await sleep(1500);
+  // The later marker: each side's verdict on the manifest, logged once it has decided to do nothing.
+  const verdict = { real: /Update available\? False/, ours: /\] no update available/ };
+  for (const name of ['real', 'ours'] as const)
+    await waitFor(`${name}: its verdict on the manifest`, () =>
+      verdict[name].test(ctx.sides[name]!.log().slice(logFrom[name])),
+    );
   for (const name of ['real', 'ours'] as const) {
     const side = ctx.sides[name]!;
     const now = await serverBuild(side.apiPort);

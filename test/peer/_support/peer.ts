@@ -127,11 +127,12 @@ export async function startReal(dir: string, url: string, env: Record<string, st
       'the real watchdog to listen',
       async () => {
         if (exitCode !== undefined) throw new Error(`the real watchdog exited with ${exitCode}:\n${out}`);
-        const res = await fetch(`${url}/watchdog/padlock`, { signal: AbortSignal.timeout(2000) });
+        const res = await fetch(`${url}/watchdog/padlock`, { signal: AbortSignal.timeout(10_000) });
         await res.arrayBuffer();
         return res.status === 200;
       },
-      30_000,
+      // Its start (database migrations, JIT) took over 30 s on a 2-core machine with a busy loop beside the suite.
+      120_000,
       100,
     );
   } catch (err) {

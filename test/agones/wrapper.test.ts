@@ -152,10 +152,14 @@ test('wrapper :: a crash loop after check-ins: /health goes on through one crash
     const d = await s.start(yaml, { START_LOG: starts });
     const status = async () => (await d.status('demo', TOKEN)) as LoopStatusJson;
     const streakAt = (n: number) =>
-      waitFor(`crash ${n} in the loop`, async () => {
-        const st = await status();
-        return (st.crashStreak ?? 0) >= n ? st : undefined;
-      });
+      waitFor(
+        `crash ${n} in the loop`,
+        async () => {
+          const st = await status();
+          return (st.crashStreak ?? 0) >= n ? st : undefined;
+        },
+        30_000,
+      );
     const first = await streakAt(1);
     assert.is(first.crashStreak, 1, 'the first crash of the loop was seen on its own');
     assert.is(posts(sdk, '/ready').length, 1, 'it checked in, so this is a crash loop, not startup failures');

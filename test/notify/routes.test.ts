@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type Bus, createBus, type Notice } from '../../src/bus.ts';
@@ -6,11 +7,35 @@ import { createNotifier, type Notifier } from '../../src/notify/notifier.ts';
 import { COLOURS, type Embed } from '../../src/notify/payload.ts';
 import { routesFrom } from '../../src/notify/routes.ts';
 import { waitFor } from '../_support/env.ts';
-import { recorder } from '../_support/fixture-servers.ts';
 import { captureLog } from '../_support/recording-logger.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
+import { serveLoopback, startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 
-const timing = { retries: 2, retryBaseMs: 20, timeoutMs: 2000 };
+const timing = { retries: 2, retryBaseMs: 20, timeoutMs: 10_000 }; // a loopback send times out only when hung
+
+/**
+ * A receiver that records each request and answers it with `answer(n)` (n from 1) once `open()` holds (polled);
+ * `close` drops open connections.
+ */
+async function gatedRecorder(
+  open: () => boolean,
+  answer: (n: number) => { status: number; headers?: Record<string, string> },
+): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      requests.push(body);
+      const { status, headers } = answer(requests.length);
+      waitFor('the gate to open', open, 30_000).then(
+        () => res.writeHead(status, headers).end(),
+        () => res.destroy(),
+      );
+    });
+  });
+  const { url, close } = await serveLoopback(server, '/');
+  return { url, requests, close };
+}
 const T0 = Date.UTC(2026, 10, 25, 6, 0, 0);
 
 /** The embed of a received message (asserting there is exactly one and no text content beside it). */
@@ -110,9 +135,11 @@ test('routes :: embed: colour by kind, for alerts, updates, maintenance and a no
       });
       const notice: Notice = { key: 'beta', kind: 'hold', message: 'custom', title: 'Custom', at: T0 };
       bus.emit('instance:notice', notice);
-      await waitFor('nine embeds', () => hook?.messages.length === 9, 5000);
-      await new Promise((r) => setTimeout(r, 100));
+      // One webhook, one queue, in order: anything told in between would come before this last one.
+      bus.emit('instance:notice', { ...notice, title: 'Last' });
+      await waitFor('the last embed', () => hook?.messages.length === 10, 10_000);
       const embeds = (hook?.messages ?? []).map(embedOf);
+      assert.is(embeds.pop()?.title.split(' · ')[0], 'Last');
       assert.equal(
         embeds.map((e) => [e.title.split(' · ')[0], e.color]),
         [
@@ -166,9 +193,14 @@ test('routes :: two routes: each receives only its kinds and instances; ChatWebh
       bus.emit('instance:update', { key: 'beta', phase: 'done', revision: '7', at: T0 });
       bus.emit('maintenance:pending', { key: 'alpha', kind: 'hold', reason: 'tournament', at: T0 });
       bus.emit('instance:alert', { key: 'alpha', kind: 'stopped', level: 'info', message: 'stopped', at: T0 });
-      await waitFor('every delivery', () => chat?.messages.length === 5 && ops?.messages.length === 1, 5000);
-      await waitFor('the maintenance route', () => maint?.messages.length === 2, 5000);
-      await new Promise((r) => setTimeout(r, 150));
+      // Last, a message each route takes: every route's queue is in order, so what it wrongly took comes before.
+      bus.emit('instance:alert', { key: 'alpha', kind: 'hang', message: 'last', at: T0 });
+      bus.emit('maintenance:pending', { key: 'beta', kind: 'hold', reason: 'last', at: T0 });
+      await waitFor('every delivery', () => chat?.messages.length === 7 && ops?.messages.length === 2, 10_000);
+      await waitFor('the maintenance route', () => maint?.messages.length === 3, 10_000);
+      assert.match(embedOf(ops?.messages.pop()).description, /last/);
+      assert.match(maint?.messages.pop()?.content ?? '', /\(last\)/);
+      chat?.messages.splice(5);
       assert.is(ops?.messages.length, 1, 'ops: only the crash of alpha');
       assert.is(embedOf(ops?.messages[0]).description, 'Server `alpha` crashed', 'in its own format (Embed)');
       assert.equal(
@@ -195,19 +227,26 @@ test('routes :: one webhook named by two matching routes gets the message once',
     }),
     async ({ bus, hooks: [hook] }) => {
       bus.emit('instance:alert', { key: 'alpha', kind: 'crash', message: 'once', at: T0 });
-      await waitFor('delivered', () => hook?.messages.length === 1, 5000);
-      await new Promise((r) => setTimeout(r, 150));
-      assert.is(hook?.messages.length, 1);
-      assert.is(hook?.messages[0]?.content, 'once', 'in the first route’s format (ChatWebhook, Text)');
+      bus.emit('instance:alert', { key: 'alpha', kind: 'crash', message: 'then this', at: T0 });
+      // A second copy of `once` would be sent before `then this` by whichever queue sent it.
+      await waitFor('delivered', () => hook?.messages.some((m) => m.content === 'then this'), 10_000);
+      assert.equal(
+        hook?.messages.map((m) => m.content),
+        ['once', 'then this'],
+        'each once, in the first route’s format (ChatWebhook, Text)',
+      );
     },
   );
 });
 
 test('routes :: a 429 on one webhook does not delay another; logs name the route, never the URL', async () => {
-  const slow = await recorder((_r, i) =>
-    i === 1 ? { status: 429, headers: { 'Retry-After': '1.5' } } : { status: 204 },
-  );
   const fast = await startWebhookReceiver();
+  // The limited webhook answers its 429 only once the other has both messages: held up behind it, the other would
+  // never get them.
+  const slow = await gatedRecorder(
+    () => fast.messages.length === 2,
+    (i) => (i === 1 ? { status: 429, headers: { 'Retry-After': '1.5' } } : { status: 204 }),
+  );
   const bus = createBus();
   const log = captureLog();
   const secret = 'api/webhooks/123/s3cr3t-t0ken';
@@ -224,16 +263,14 @@ test('routes :: a 429 on one webhook does not delay another; logs name the route
     ...timing,
   });
   try {
-    const t0 = Date.now();
     bus.emit('instance:alert', { key: 'alpha', kind: 'crash', message: 'first', at: T0 });
     bus.emit('instance:alert', { key: 'alpha', kind: 'crash', message: 'second', at: T0 });
-    await waitFor('the other webhook got both', () => fast.messages.length === 2, 5000);
-    assert.ok(Date.now() - t0 < 1200, `the free webhook was not held up (${Date.now() - t0} ms)`);
-    assert.is(slow.requests.length, 1, 'the limited one is still waiting for its Retry-After');
-    await waitFor('the limited one caught up', () => slow.requests.length === 3, 5000);
-    assert.ok(Date.now() - t0 >= 1400, 'after its Retry-After');
+    await waitFor('the other webhook got both', () => fast.messages.length === 2, 10_000);
+    await waitFor('the limited one caught up', () => slow.requests.length === 3, 10_000);
+    const retry = log.lines.find((l) => l.startsWith('debug chat webhook: retrying'));
+    assert.match(retry ?? '', /"route":"Notification\.Routes\[0\]".*"delayMs":1500/, 'after its Retry-After');
     assert.equal(
-      slow.requests.map((r) => (JSON.parse(r.body) as { content: string }).content),
+      slow.requests.map((r) => (JSON.parse(r) as { content: string }).content),
       ['first', 'first', 'second'],
     );
     await slow.close();

@@ -34,7 +34,7 @@ function watch(folders: Array<{ holds: string; path: string }>) {
   /** Resolves after `n` more checks. */
   const moreChecks = async (n: number) => {
     const target = checks + n;
-    await waitFor(`${n} more disk checks`, () => checks >= target, 3000);
+    await waitFor(`${n} more disk checks`, () => checks >= target, 10_000);
   };
   return { w, events, log, moreChecks };
 }
@@ -58,7 +58,7 @@ test('watch :: one low event when the disk fills, one recovered event when it is
     assert.equal(events, [], 'nothing to tell while there is space');
 
     fs.fill(0.4 * MB);
-    await waitFor('disk:low', () => events.length > 0, 3000);
+    await waitFor('disk:low', () => events.length > 0, 10_000);
     await moreChecks(5);
     assert.equal(
       events.map((x) => x.type),
@@ -77,7 +77,7 @@ test('watch :: one low event when the disk fills, one recovered event when it is
     assert.not.ok(w.readings().find((r) => r.holds === 'working folder')?.low, 'the other file system is not');
 
     fs.release();
-    await waitFor('disk:recovered', () => events.length > 1, 3000);
+    await waitFor('disk:recovered', () => events.length > 1, 10_000);
     await moreChecks(5);
     assert.equal(
       events.map((x) => x.type),

@@ -43,7 +43,7 @@ async function checkin(c: Client): Promise<string> {
   return waitFor(
     'the check-in answer',
     () => (c.closed && c.received.length === before ? 'closed' : /HTTP\/1\.1 \d+/.exec(c.received.slice(before))?.[0]),
-    3000,
+    10_000,
   );
 }
 
@@ -89,13 +89,13 @@ test('guard :: with the cap held by idle connections, every check-in is answered
   const { port, guard, alpha } = await serve(ctx, 20, 100);
   const idle: Client[] = [];
   for (let i = 0; i < 20; i++) idle.push(await track(ctx, open(port)));
-  await waitFor('20 held', () => guard.counts().open === 20 || undefined, 2000);
+  await waitFor('20 held', () => guard.counts().open === 20 || undefined, 10_000);
   for (let i = 0; i < 10; i++) {
     const c = await track(ctx, open(port));
     assert.is(await checkin(c), 'HTTP/1.1 200', `check-in ${i + 1}`);
   }
   assert.is(alpha.calls.filter((c) => c === 'checkin').length, 10);
-  await waitFor('the evicted ones closed', () => idle.slice(0, 10).every((c) => c.closed) || undefined, 2000);
+  await waitFor('the evicted ones closed', () => idle.slice(0, 10).every((c) => c.closed) || undefined, 10_000);
   assert.ok(
     idle.slice(10).every((c) => !c.closed),
     'only the oldest idle connections were evicted',
@@ -115,7 +115,7 @@ test('guard :: a connection that carried a check-in is never evicted; with none 
     servers.push(c);
   }
   const stranger = await track(ctx, open(port));
-  await waitFor('the refusal', () => stranger.closed || undefined, 2000);
+  await waitFor('the refusal', () => stranger.closed || undefined, 10_000);
   assert.match(stranger.received, /^HTTP\/1\.1 503 /);
   assert.equal(guard.counts().refused, { total: 0, source: 1 });
   for (const c of servers) assert.is(await checkin(c), 'HTTP/1.1 200', 'the trusted connections still serve');
@@ -128,7 +128,7 @@ test('guard :: the per-source cap evicts within its source and leaves other sour
   for (let i = 0; i < 3; i++) other.push(await track(ctx, open(port, '127.0.0.1')));
   const flood: Client[] = [];
   for (let i = 0; i < 8; i++) flood.push(await track(ctx, open(port, '127.0.0.2')));
-  await waitFor('3 evicted', () => flood.slice(0, 3).every((c) => c.closed) || undefined, 2000);
+  await waitFor('3 evicted', () => flood.slice(0, 3).every((c) => c.closed) || undefined, 10_000);
   assert.ok(
     flood.slice(3).every((c) => !c.closed),
     'the newest five of the source stay',
@@ -152,19 +152,19 @@ test('guard :: requests whose body never ends hold no slot against a check-in, a
     slow.push(c);
   }
   const idle = [await track(ctx, open(port)), await track(ctx, open(port))];
-  await waitFor('6 held', () => guard.counts().open === 6 || undefined, 2000);
+  await waitFor('6 held', () => guard.counts().open === 6 || undefined, 10_000);
   const a = await track(ctx, open(port));
   assert.is(await checkin(a), 'HTTP/1.1 200');
   const b = await track(ctx, open(port));
   assert.is(await checkin(b), 'HTTP/1.1 200');
-  await waitFor('the idle ones went first', () => idle.every((c) => c.closed) || undefined, 2000);
+  await waitFor('the idle ones went first', () => idle.every((c) => c.closed) || undefined, 10_000);
   assert.ok(
     slow.every((c) => !c.closed),
     'no request in flight was cut while idle connections could go',
   );
   const c = await track(ctx, open(port));
   assert.is(await checkin(c), 'HTTP/1.1 200', 'then the oldest request in flight gives way');
-  await waitFor('the oldest slow one cut', () => slow[0]?.closed || undefined, 2000);
+  await waitFor('the oldest slow one cut', () => slow[0]?.closed || undefined, 10_000);
   assert.equal(guard.counts().refused, { total: 0, source: 0 });
 });
 
@@ -173,18 +173,18 @@ test('guard :: a keep-alive connection a client has used outlasts newer ones tha
   // The CLI's connection: one answered request, then idle between requests (not a check-in, so not trusted).
   const used = await track(ctx, open(port));
   used.socket.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n');
-  await waitFor('its answer', () => /HTTP\/1\.1 200/.test(used.received) || undefined, 2000);
+  await waitFor('its answer', () => /HTTP\/1\.1 200/.test(used.received) || undefined, 10_000);
   const silent: Client[] = [];
   for (let i = 0; i < 3; i++) silent.push(await track(ctx, open(port)));
-  await waitFor('4 held', () => guard.counts().open === 4 || undefined, 2000);
+  await waitFor('4 held', () => guard.counts().open === 4 || undefined, 10_000);
   for (let i = 0; i < 3; i++) await track(ctx, open(port));
-  await waitFor('the silent ones evicted', () => silent.every((c) => c.closed) || undefined, 2000);
+  await waitFor('the silent ones evicted', () => silent.every((c) => c.closed) || undefined, 10_000);
   assert.not.ok(used.closed, 'the used keep-alive connection kept its place');
   const next = await track(ctx, open(port));
   await waitFor(
     'then one of the newcomers, never the used one',
     () => guard.counts().evicted.source === 4 || undefined,
-    2000,
+    10_000,
   );
   assert.not.ok(used.closed);
   assert.not.ok(next.closed);
@@ -194,9 +194,9 @@ test('guard :: with one connection per source, each newcomer of that source repl
   const { port, guard } = await serve(ctx, 10, 1);
   const first = await track(ctx, open(port, '127.0.0.2'));
   const second = await track(ctx, open(port, '127.0.0.2'));
-  await waitFor('the first replaced', () => first.closed || undefined, 2000);
+  await waitFor('the first replaced', () => first.closed || undefined, 10_000);
   const third = await track(ctx, open(port, '127.0.0.2'));
-  await waitFor('the second replaced', () => second.closed || undefined, 2000);
+  await waitFor('the second replaced', () => second.closed || undefined, 10_000);
   assert.not.ok(third.closed);
   assert.equal(guard.counts().evicted, { total: 0, source: 2 });
 });
@@ -208,13 +208,13 @@ test('guard :: a client sending nothing, or a header byte now and then, is answe
   trickle.socket.write('GET /health HTTP/1.1\r\n');
   const timer = setInterval(() => trickle.socket.writable && trickle.socket.write('X: y\r\n'), 100);
   try {
-    await waitFor('both cut', () => (silent.closed && trickle.closed) || undefined, 3000);
+    await waitFor('both cut', () => (silent.closed && trickle.closed) || undefined, 10_000);
   } finally {
     clearInterval(timer);
   }
   assert.match(silent.received, /^HTTP\/1\.1 408 /);
   assert.match(trickle.received, /^HTTP\/1\.1 408 /);
-  await waitFor('none held', () => guard.counts().open === 0 || undefined, 2000);
+  await waitFor('none held', () => guard.counts().open === 0 || undefined, 10_000);
 });
 
 test('limits :: the caps derive from the descriptor limit, leaving descriptors for launches and logs', () => {

@@ -75,7 +75,7 @@ for (const mode of ['cgroup', 'marker'] as const) {
     assert.ok(await tracking.owns(child, 'k'), 'it is ours');
     assert.not.ok(await tracking.owns(child, 'other'), "it is not another instance's");
     assert.equal(await tracking.end(track), [child]);
-    await waitFor('the child gone', () => !isAlive(child), 2000);
+    await waitFor('the child gone', () => !isAlive(child), 10_000);
     if (track.cgroup) assert.not.ok(existsSync(track.cgroup), 'the cgroup is removed');
   });
 
@@ -87,7 +87,7 @@ for (const mode of ['cgroup', 'marker'] as const) {
     const other = await launchEscaper(await tracking.begin('other'));
     ctx.pids.push(other);
     assert.equal((await tracking.sweep('k')).sort(), [first, second].sort());
-    await waitFor('both gone', () => !isAlive(first) && !isAlive(second), 2000);
+    await waitFor('both gone', () => !isAlive(first) && !isAlive(second), 10_000);
     assert.ok(isAlive(other), "another instance's process is left alone");
     await tracking.sweep('other');
   });
@@ -106,7 +106,7 @@ for (const mode of ['cgroup', 'marker'] as const) {
         const before = await launchEscaper({ marker: (await tracking.begin('k')).marker, cgroup: null });
         pids.push(before);
         assert.equal(await tracking.sweep('k'), [before], 'the first sweep finds it by its marker');
-        await waitFor('it is gone', () => !isAlive(before), 2000);
+        await waitFor('it is gone', () => !isAlive(before), 10_000);
         const inGroup = await launchEscaper(await tracking.begin('k'));
         const outside = await launchEscaper({ marker: (await tracking.begin('k')).marker, cgroup: null });
         pids.push(inGroup, outside);

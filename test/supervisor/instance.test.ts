@@ -109,7 +109,7 @@ test('instance :: status reads the machine: a stop request, no check-in secret w
   ctx.inst.control('stop');
   assert.is(ctx.inst.status().stopRequested, true);
   ctx.held.answer(false);
-  await waitFor('stopped.idle', () => ctx.inst.status().state === 'stopped.idle', 2000);
+  await waitFor('stopped.idle', () => ctx.inst.status().state === 'stopped.idle', 10_000);
   assert.is(ctx.inst.status().stopRequested, true);
   assert.is(ctx.inst.checkinSecret(), undefined);
 });
@@ -117,9 +117,9 @@ test('instance :: status reads the machine: a stop request, no check-in secret w
 test('instance :: a failed rollback of a stopped instance is logged and leaves it stopped', async (ctx) => {
   ctx.inst.control('stop');
   ctx.held.answer(false);
-  await waitFor('stopped.idle', () => ctx.inst.status().state === 'stopped.idle', 2000);
+  await waitFor('stopped.idle', () => ctx.inst.status().state === 'stopped.idle', 10_000);
   ctx.inst.control('rollback');
-  await waitFor('the rollback to fail', () => logged(ctx.log, /^error \[alpha\] rollback failed/), 2000);
+  await waitFor('the rollback to fail', () => logged(ctx.log, /^error \[alpha\] rollback failed/), 10_000);
   assert.is(ctx.rollbacks, 1);
   assert.is(ctx.inst.status().state, 'stopped.idle');
   assert.ok(logged(ctx.log, /no previous build/));

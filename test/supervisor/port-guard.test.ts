@@ -64,7 +64,7 @@ test('port-guard :: a holder left by an earlier launch of the instance is named,
   const log = captureLog();
   try {
     await clearForLaunch({ key: 'a', port: h.port, tracking: ctx.tracking, log, waitMs: 2000 });
-    await waitFor('the holder to exit', () => h.child.exitCode !== null || h.child.signalCode !== null, 2000);
+    await waitFor('the holder to exit', () => h.child.exitCode !== null || h.child.signalCode !== null, 10_000);
     assert.is(h.child.signalCode, 'SIGKILL');
     assert.ok(
       log.lines.some(

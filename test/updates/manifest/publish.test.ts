@@ -134,7 +134,8 @@ pub(
           Updates: {
             ManifestUrl: ctx.cdn.url('/dist/manifest.json'),
             Platform: 'linux-x64',
-            DownloadTimeoutSeconds: 5,
+            // A loopback transfer runs into this only when it stalls; a loaded machine can take seconds.
+            DownloadTimeoutSeconds: 60,
           },
         },
       }),

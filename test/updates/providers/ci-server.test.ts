@@ -19,7 +19,8 @@ function provider(ctx: Ctx, updates: Record<string, unknown> = {}) {
           BaseUrl: `${ctx.cdn.origin}/`,
           JobName: 'Space Station',
           Platform: 'linux-x64',
-          DownloadTimeoutSeconds: 5,
+          // A loopback transfer runs into this only when it stalls; a loaded machine can take seconds.
+          DownloadTimeoutSeconds: 60,
           ...updates,
         },
       },

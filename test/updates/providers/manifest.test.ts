@@ -30,7 +30,8 @@ function provider(ctx: Ctx, updates: Record<string, unknown> = {}) {
       Updates: {
         ManifestUrl: ctx.cdn.url('/manifest.json'),
         Platform: 'linux-x64',
-        DownloadTimeoutSeconds: 5,
+        // A loopback transfer runs into this only when it stalls; a loaded machine can take seconds.
+        DownloadTimeoutSeconds: 60,
         ...updates,
       },
     },

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testConfig } from '../../_support/config.ts';
-import { type RunningDaemon, startDaemon } from '../../_support/daemon.ts';
+import { type RunningDaemon, reported, startDaemon } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fixture } from '../../_support/fixtures.ts';
 import { killGroup, running, waitStatus } from '../resilience/_support/daemon-crash.ts';
@@ -13,6 +13,11 @@ import { killGroup, running, waitStatus } from '../resilience/_support/daemon-cr
  * are queued, never awaited by an instance. Four daemons, one per fault, run side by side.
  */
 type Mode = 'down' | 'slow' | '429' | '500';
+/**
+ * TimeoutSeconds of the hanging server: also the time its first check-in has after a launch, which a node process
+ * on a loaded machine needs (past it, a launch is a startup failure, and three of them stop the instance).
+ */
+const TIMEOUT_S = 5;
 const MODES: Mode[] = ['down', 'slow', '429', '500'];
 
 interface Receiver {
@@ -80,7 +85,16 @@ const servers = new Set<number>();
  * slow receiver) or its retry (60 s after a 429). The deadlines are generous: they only catch a hang.
  */
 async function observe(d: RunningDaemon, r: Receiver): Promise<Outcome> {
-  const s = await waitStatus(d, 'h', 'tok', 'three hang kills', (st) => st.restarts >= 3, 50_000);
+  try {
+    return await observeKills(d, r);
+  } catch (err) {
+    // What the daemon said is what explains a wait that never ended.
+    throw new Error(`${(err as Error).message}\n${d.log().split('\n').slice(-30).join('\n')}`, { cause: err });
+  }
+}
+
+async function observeKills(d: RunningDaemon, r: Receiver): Promise<Outcome> {
+  const s = await waitStatus(d, 'h', 'tok', 'three hang kills', (st) => st.restarts >= 3, 90_000);
   const atKills = { hits: r.hits, answered: r.answered };
   if (s.pid) servers.add(s.pid);
   // A control restart is acted on at once too (hang.mjs acknowledges /shutdown and stays: killed after 1 + 1 s).
@@ -94,23 +108,30 @@ async function observe(d: RunningDaemon, r: Receiver): Promise<Outcome> {
 
 const test = suite('e2e :: faults: a failing chat webhook never delays hang kills or restarts');
 
-test.before(async () => {
-  await Promise.all(
-    MODES.map(async (mode) => {
+test.before(
+  reported(async () => {
+    // Started one after the other (four node daemons starting at once on a loaded machine can miss the 15 s
+    // startDaemon gives each), each observed from its start: the waits still overlap.
+    for (const mode of MODES) {
       const r = await receiver(mode);
       const yaml = testConfig({
         webhook: r.url,
         extra: ['  WebhookTimeoutSeconds: 120', '  WebhookRetries: 3'].join('\n'),
         // hang.mjs checks in once, then never again: a hang kill every TimeoutSeconds, each one an alert.
-        instances: [{ key: 'h', port: await freePort(), runCommand: fixture('hang.mjs'), timeoutSeconds: 2 }],
+        instances: [{ key: 'h', port: await freePort(), runCommand: fixture('hang.mjs'), timeoutSeconds: TIMEOUT_S }],
       });
-      const daemon = await startDaemon(yaml);
-      const outcome = observe(daemon, r);
-      outcome.catch(() => undefined); // awaited by its test
-      cases.set(mode, { receiver: r, daemon, outcome });
-    }),
-  );
-});
+      try {
+        const daemon = await startDaemon(yaml);
+        const outcome = observe(daemon, r);
+        outcome.catch(() => undefined); // awaited by its test
+        cases.set(mode, { receiver: r, daemon, outcome });
+      } catch (err) {
+        await r.close();
+        throw err;
+      }
+    }
+  }),
+);
 
 test.after(async () => {
   await Promise.all(

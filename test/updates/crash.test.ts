@@ -37,17 +37,41 @@ async function serve(ctx: Ctx, archive: string, route?: Route): Promise<void> {
   });
 }
 
-function startInstall(ctx: Ctx): ChildProcess {
+function startInstall(ctx: Ctx): ChildProcess & { stderrText: () => string } {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', join(ROOT, 'test/fixtures/archives/install-child.ts'), ctx.inst, ctx.cdn.url('/manifest.json')],
     {
       cwd: ROOT,
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   ctx.child = child;
-  return child;
+  return Object.assign(child, { stderrText: () => stderr });
+}
+
+/**
+ * Waits (60 s: a child through tsx starts slowly beside a busy core) for `check` while the install runs; an
+ * install that ended first fails at once, with what it said.
+ */
+function whileInstalling<T>(
+  child: ReturnType<typeof startInstall>,
+  what: string,
+  check: () => Promise<T>,
+  everyMs = 25,
+) {
+  return waitFor(
+    what,
+    async () => {
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`the install ended first (${child.exitCode ?? child.signalCode}): ${child.stderrText()}`);
+      return check();
+    },
+    60_000,
+    everyMs,
+  );
 }
 
 async function killAndWait(child: ChildProcess): Promise<void> {
@@ -69,7 +93,11 @@ test('install crash :: SIGKILL mid-download, then start-up recovery', async (ctx
   await serve(ctx, archive, { kind: 'stall', file: archive, sendBytes: 50_000 });
   const child = startInstall(ctx);
   const part = join(ctx.inst, '.update', 'download.part');
-  await waitFor('a partial download', async () => (await stat(part)).size >= 50_000, 20_000);
+  await whileInstalling(
+    child,
+    'a partial download',
+    async () => ((await stat(part).catch(() => null))?.size ?? 0) >= 50_000,
+  );
   await killAndWait(child);
   assert.ok((await stat(part)).size > 0, 'the crash left a partial download behind');
   await recoveredToOldBuild(ctx);
@@ -84,13 +112,13 @@ test('install crash :: SIGKILL mid-extract, then start-up recovery', async (ctx)
   await serve(ctx, archive);
   const child = startInstall(ctx);
   const scratch = join(ctx.inst, '.update');
-  const staging = await waitFor(
+  const staging = await whileInstalling(
+    child,
     'a staging folder with extracted files',
     async () => {
-      const name = (await readdir(scratch)).find((n) => n.startsWith('staging-'));
+      const name = (await readdir(scratch).catch(() => [])).find((n) => n.startsWith('staging-'));
       return name && (await readdir(join(scratch, name, 'Resources')).catch(() => [])).length > 0 ? name : undefined;
     },
-    20_000,
     5,
   );
   await killAndWait(child);

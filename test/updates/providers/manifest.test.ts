@@ -434,7 +434,10 @@ streamed('manifest :: a corrupt tar.gz with a matching hash is refused as corrup
 streamed('manifest :: a streamed tar.gz cut short is reported as cut short', async (ctx) => {
   const archive = await bigTgz(ctx);
   await serveBuild(ctx, archive, { route: { kind: 'truncate', file: archive, sendBytes: 100_000 } });
-  await rejects(provider(ctx).p.apply(null, never()), /cut short: got 100000 of \d+ bytes/);
+  // The CDN cuts the connection 20 ms after writing 100 000 bytes: on a busy machine fewer have reached the client.
+  const err = await rejects(provider(ctx).p.apply(null, never()), /cut short: got \d+ of \d+ bytes/);
+  const [, got, of] = /got (\d+) of (\d+)/.exec(err.message) ?? [];
+  assert.ok(Number(got) <= 100_000 && Number(of) === (await stat(archive)).size, err.message);
   await untouched(ctx);
 });
 

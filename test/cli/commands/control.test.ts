@@ -189,7 +189,11 @@ test('control :: --timeout bounds the wait: exit 1 saying what it waited for', a
     assert.is(r.code, 1, r.stdout);
     assert.match(r.stderr, /timed out after .* waiting for the restart of demo/);
   } finally {
-    process.kill(pid, 'SIGCONT');
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // The daemon went on with the restart and killed the frozen server meanwhile (slowly, on a busy host).
+    }
   }
   await running(ctx);
 });

@@ -244,7 +244,8 @@ test('supervision :: deaf: restart of a server that answers /shutdown but never 
     ['ours', ours],
   ] as const) {
     assert.ok(
-      ms >= 4800 && ms <= 10_000,
+      // Not before the 5 s exit window (a timer never fires early); the ceiling only catches a kill that never came.
+      ms >= 4800 && ms <= 20_000,
       `${name}: killed ${ms} ms after the restart request (5 s for the exit after /shutdown was answered)`,
     );
   }

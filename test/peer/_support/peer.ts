@@ -74,8 +74,6 @@ export function peerProgram(): Promise<string> {
   return built;
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 export interface RealWatchdog {
   dir: string;
   url: string;

@@ -20,6 +20,8 @@ if (unavailable) console.log(`skipping the rollback-with-data e2e test: ${unavai
 const s = suite('e2e updates :: rollback with data');
 const test = unavailable ? s.skip : s;
 const KEY = 'db';
+/** Each install (download, extraction, the server's start) on a loaded machine: a deadline that only catches a hang. */
+const SLOW_MS = 60_000;
 
 /** The game's schema and rows, once it has written at least `rows`. */
 const gameWith = (port: number, rows: number) =>
@@ -47,7 +49,7 @@ test('rollback with data :: the old build reads its rows again; restore puts a s
     const cli = async (...args: string[]) => runCli([...args, '--url', daemon.url, '--token', TOKEN], { cwd: ROOT });
     const db = join(instanceDir(daemon, KEY), 'data', 'game.db');
 
-    const onA = await runningBuild(daemon, KEY, port, 'A');
+    const onA = await runningBuild(daemon, KEY, port, 'A', { timeoutMs: SLOW_MS });
     const before = await gameWith(port, 20);
     assert.is(before.schema, 1);
 
@@ -60,7 +62,7 @@ test('rollback with data :: the old build reads its rows again; restore puts a s
       route: '/files/B.zip',
     });
     assert.is(await daemon.control(KEY, TOKEN, 'update'), 200);
-    const onB = await runningBuild(daemon, KEY, port, 'B', { notPid: onA.status.pid });
+    const onB = await runningBuild(daemon, KEY, port, 'B', { notPid: onA.status.pid, timeoutMs: SLOW_MS });
     assert.is((await gameWith(port, before.rows + 10)).schema, 2, 'B migrated the database');
 
     // The snapshot taken before B was installed is the one a rollback with data puts back.
@@ -74,7 +76,7 @@ test('rollback with data :: the old build reads its rows again; restore puts a s
     const rolled = await cli('rollback', KEY, '--with-data', '--wait', '--timeout', '60');
     assert.is(rolled.code, 0, `${rolled.stdout}\n${rolled.stderr}`);
     assert.match(rolled.stdout, new RegExp(`rollback of ${KEY} done: running.*on the data of backup ${snapshot}`));
-    const backOnA = await runningBuild(daemon, KEY, port, 'A', { notPid: onB.status.pid });
+    const backOnA = await runningBuild(daemon, KEY, port, 'A', { notPid: onB.status.pid, timeoutMs: SLOW_MS });
     const game = await gameWith(port, before.rows);
     assert.is(game.schema, 1, 'A runs on the schema it knows');
     assert.is(sql(db, "SELECT count(*) FROM rows WHERE build = 'B';"), '0', "none of B's rows came back");
@@ -110,7 +112,7 @@ test('rollback with data :: the old build reads its rows again; restore puts a s
     const restored = await cli('restore', KEY, snapshot, '--wait', '--timeout', '60');
     assert.is(restored.code, 0, `${restored.stdout}\n${restored.stderr}`);
     assert.match(restored.stdout, new RegExp(`restore of ${KEY} done: running.*on the data of backup ${snapshot}`));
-    await runningBuild(daemon, KEY, port, 'A', { notPid: backOnA.status.pid });
+    await runningBuild(daemon, KEY, port, 'A', { notPid: backOnA.status.pid, timeoutMs: SLOW_MS });
     // It waited for the round end: the server was asked to leave (POST /update), not shut down.
     assert.match(daemon.log().slice(from), /build A: update requested/);
     assert.not.match(daemon.log().slice(from), /Backup restore requested by the watchdog/);
@@ -123,7 +125,7 @@ test('rollback with data :: the old build reads its rows again; restore puts a s
       plain.stdout,
       /the data stays as it is \(no snapshot was taken before the installed build was installed\)/,
     );
-    await runningBuild(daemon, KEY, port, 'B');
+    await runningBuild(daemon, KEY, port, 'B', { timeoutMs: SLOW_MS });
     assert.is((await gameWith(port, 1)).schema, 2);
   } finally {
     await d?.stop();

@@ -82,6 +82,9 @@ limited('descriptors :: idle connections holding the cap never stop check-ins: t
         // The sampling pace; each sample is one status request.
         200,
       );
+      // No more: those still waiting in the listen backlog are accepted (and evicted) once the daemon gets to them.
+      pressure.drop(0);
+      await waitFor('the daemon down to its cap', () => pressure.figures().held <= 128, 15_000);
       const figures = pressure.figures();
       // Had check-ins gone unanswered for TimeoutSeconds, the server would have been killed as hung.
       for (const s of seen) {

@@ -32,7 +32,7 @@ type Ctx = DaemonCtx & { pids: Set<number> };
 
 /** The running server and the grandchildren it reported (alive). */
 async function family(ctx: Ctx, key: string): Promise<{ pid: number; children: number[] }> {
-  const s = await waitStatus(ctx.daemon!, key, 'tok', 'server.running', running);
+  const s = await waitStatus(ctx.daemon!, key, 'tok', 'server.running', running, 30_000);
   ctx.pids.add(s.pid!);
   const children = await waitFor(
     `${key}'s grandchildren`,
@@ -55,7 +55,7 @@ async function relaunched(ctx: Ctx, key: string, old: number, what: string, time
 test('forker :: none of its children survive a restart', async (ctx) => {
   const before = await family(ctx, 'r');
   assert.is(await ctx.daemon!.control('r', 'tok', 'restart'), 200);
-  await relaunched(ctx, 'r', before.pid, 'relaunched', 15_000);
+  await relaunched(ctx, 'r', before.pid, 'relaunched', 30_000);
   await waitFor('the old grandchildren gone', () => before.children.every((p) => !isAlive(p)), 5000);
   assert.not.ok(isAlive(before.pid));
 });

@@ -116,7 +116,7 @@ test.after(() => {
 });
 
 async function started(d: RunningDaemon, notPid?: number): Promise<number> {
-  const st = await waitStatus(d, 'chatty', TOKEN, 'server.running', (x) => running(x) && x.pid !== notPid, 15_000);
+  const st = await waitStatus(d, 'chatty', TOKEN, 'server.running', (x) => running(x) && x.pid !== notPid, 30_000);
   pids.add(st.pid!);
   return st.pid!;
 }

@@ -45,8 +45,6 @@ interface Ctx {
   first: Record<string, number>;
   /** When the second daemon was listening (ms). */
   adoptedAt: number;
-  /** How long keep's server.log was then: a check-in while no daemon listened fails, and is logged, before. */
-  keepLogAt: number;
   /** Build B, published by a test. */
   b: BuiltArchive;
   /** Each engine's status port. */
@@ -152,7 +150,6 @@ test('persist-updates :: daemon SIGKILL: the engines keep running; the next daem
   for (const pid of Object.values(ctx.first)) assert.not.ok(gone(pid), `engine ${pid} outlived its daemon`);
   ctx.daemon = await startDaemon(ctx.yaml, { dir: ctx.dir });
   ctx.adoptedAt = Date.now();
-  ctx.keepLogAt = (await serverLog(ctx.dir, 'keep')).length;
   for (const [key, pid] of Object.entries(ctx.first)) {
     const s = await running(ctx.daemon, key);
     assert.is(s.pid, pid, `${key}: the same engine`);
@@ -203,7 +200,8 @@ test(`persist-updates :: the adopted engine's next check-in (every ${ENGINE_CHEC
   assert.is(s.pid, ctx.first.keep);
   assert.is(s.state, 'server.running');
   assert.not.match(d.log(), /check-in rejected/);
-  assert.not.match((await serverLog(ctx.dir, 'keep')).slice(ctx.keepLogAt), /Failed to send ping to watchdog/);
+  // No check on the engine's failed-ping lines: a ping sent before the new daemon listened may fail and be logged
+  // after it does (seen on a busy machine); the accepted check-in from the same engine is the fact.
 });
 
 test('persist-updates :: daemon SIGTERM with PersistServers: every engine is left running for the next daemon', async (ctx) => {

@@ -47,7 +47,8 @@ process.on('exit', () => {
 });`)}`;
 
 const TEST_ROOT = join(ROOT, 'test');
-const JOBS = Number(process.env.TEST_JOBS) || Math.max(2, availableParallelism() * 2);
+// One file per core: the suite is CPU-bound on two cores, and more at once only starve each file's deadlines.
+const JOBS = Number(process.env.TEST_JOBS) || Math.max(2, availableParallelism());
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS) || 300_000;
 /** Each file's last duration, so the longest start first next time (a fresh clone has none: see `weight`). */
 const TIMINGS = join(ROOT, 'node_modules/.cache/watchdog-tests/timings.json');

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { describeHolder, type FolderLock, FolderLockedError, lockFolders } from '../../src/daemon/folder-lock.ts';
 import { canonicalPath, lockNames } from '../../src/daemon/folder-lock-names.ts';
-import { tempSuite } from '../_support/env.ts';
-import { within } from '../fuzz/_support/fuzz.ts';
+import { tempSuite, within } from '../_support/env.ts';
 
 const test = tempSuite<{ locks: FolderLock[] }>('daemon :: folder lock', {
   prefix: 'wd-lock-',

@@ -18,9 +18,9 @@ import {
   entrySegments,
 } from '../../src/updates/archive/entry-guard.ts';
 import { extractArchive } from '../../src/updates/archive/extract.ts';
-import { tempSuite } from '../_support/env.ts';
+import { tempSuite, within } from '../_support/env.ts';
 import { type EntrySpec, writeRawTar, writeZip } from '../fixtures/archives/build.ts';
-import { fuzz, within } from './_support/fuzz.ts';
+import { fuzz } from './_support/fuzz.ts';
 
 /** `p` is `dir` or below it. */
 function inside(dir: string, p: string): boolean {

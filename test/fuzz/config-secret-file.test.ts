@@ -6,9 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { type LoadResult, loadConfig } from '../../src/config/load.ts';
-import { tempSuite } from '../_support/env.ts';
+import { tempSuite, within } from '../_support/env.ts';
 import { oneInstance, writeFiles } from '../config/_support/files.ts';
-import { within } from './_support/fuzz.ts';
 
 const A = 'appsettings.yml: Servers.Instances.alpha';
 

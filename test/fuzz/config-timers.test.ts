@@ -6,9 +6,8 @@ import * as assert from 'uvu/assert';
 import { type LoadResult, loadConfig } from '../../src/config/load.ts';
 import { MAX_SECONDS } from '../../src/config/schema.ts';
 import { instanceTiming } from '../../src/supervisor/timing.ts';
-import { tempSuite } from '../_support/env.ts';
+import { tempSuite, within } from '../_support/env.ts';
 import { oneInstance, writeFiles } from '../config/_support/files.ts';
-import { within } from './_support/fuzz.ts';
 
 const A = 'appsettings.yml: Servers.Instances.alpha';
 const TOO_LONG = `expected at most ${MAX_SECONDS} seconds (about 24 days, the longest timer)`;

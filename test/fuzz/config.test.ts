@@ -13,9 +13,9 @@ import { stringify } from 'yaml';
 import { type LoadResult, loadConfig } from '../../src/config/load.ts';
 import { INSTANCE_KEY } from '../../src/config/schema.ts';
 import { instanceTiming } from '../../src/supervisor/timing.ts';
-import { tempSuite } from '../_support/env.ts';
+import { tempSuite, within } from '../_support/env.ts';
 import { appSettingsWith, environment, yamlText } from './_support/config-arbitraries.ts';
-import { fuzz, within } from './_support/fuzz.ts';
+import { fuzz } from './_support/fuzz.ts';
 
 /** The longest delay setTimeout honours; a longer one fires after 1 ms (Node's TimeoutOverflowWarning). */
 const MAX_TIMER_MS = 2 ** 31 - 1;

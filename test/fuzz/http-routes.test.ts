@@ -7,8 +7,8 @@
  */
 import fc from 'fast-check';
 import * as assert from 'uvu/assert';
-import { tempSuite } from '../_support/env.ts';
-import { fuzz, within } from './_support/fuzz.ts';
+import { tempSuite, within } from '../_support/env.ts';
+import { fuzz } from './_support/fuzz.ts';
 import {
   ADMIN,
   ALPHA_SECRET,

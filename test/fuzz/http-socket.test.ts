@@ -10,9 +10,9 @@ import fc from 'fast-check';
 import * as assert from 'uvu/assert';
 import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
 import { type HttpServers, startHttpServers } from '../../src/http/server.ts';
-import { tempSuite } from '../_support/env.ts';
+import { tempSuite, within } from '../_support/env.ts';
 import { rawRequest } from '../http/_support/app.ts';
-import { fuzz, within } from './_support/fuzz.ts';
+import { fuzz } from './_support/fuzz.ts';
 import { ALPHA_SECRET, BETA_SECRET, type Fixture, fixture, fuzzApp } from './_support/http-fixture.ts';
 
 const CRLF = '\r\n';

@@ -7,8 +7,7 @@ import { eventRoutes } from '../../src/http/dashboard/events.ts';
 import { STREAMED } from '../../src/http/dashboard/recent-events.ts';
 import type { HttpDeps } from '../../src/http/deps.ts';
 import { startHttpServer } from '../../src/http/server.ts';
-import { waitFor } from '../_support/env.ts';
-import { within } from '../fuzz/_support/fuzz.ts';
+import { waitFor, within } from '../_support/env.ts';
 import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 interface SseMessage {

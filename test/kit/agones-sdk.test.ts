@@ -3,8 +3,7 @@ import * as assert from 'uvu/assert';
 import { AgonesSdk, AgonesSdkError, agonesPortFrom } from '../../src/kit/agones/sdk.ts';
 import type { GameServer } from '../../src/kit/agones/wire.ts';
 import { type FakeAgonesSdk, startAgonesSdk } from '../_support/agones-sdk.ts';
-import { freePort, waitFor } from '../_support/env.ts';
-import { settlesWithin } from './_support/deadline.ts';
+import { freePort, waitFor, within } from '../_support/env.ts';
 
 /** Fast retries: the fake is on loopback, so nothing here waits longer than a few hundred ms. */
 const FAST = { initialDelayMs: 20, maxDelayMs: 100, maxElapsedMs: 2_000, timeoutMs: 1_000 };
@@ -154,10 +153,10 @@ late('agones-sdk :: no SDK server: gives up within maxElapsedMs with an error sa
   const port = await freePort();
   const sdk = new AgonesSdk({ port, retry: { ...FAST, maxElapsedMs: 300 } });
   // Without maxElapsedMs it would retry for ever: the far deadline only catches that.
-  const err = await settlesWithin(
-    sdk.ready().catch((e: unknown) => e),
+  const err = await within(
     10_000,
     'ready() with no SDK server',
+    sdk.ready().catch((e: unknown) => e),
   );
   assert.instance(err, AgonesSdkError);
   assert.is((err as AgonesSdkError).status, null);
@@ -174,10 +173,10 @@ late('agones-sdk :: a cancel ends the waiting at once', async () => {
   setTimeout(() => stop.abort(new Error('cancelled by the test')), 150);
   // Nothing else ends this wait (no maxElapsedMs, no SDK server): it rejects with the cancel's reason, or hangs
   // until the far deadline.
-  const err = await settlesWithin(
-    sdk.ready({ signal: stop.signal }).catch((e: unknown) => e),
+  const err = await within(
     10_000,
     'ready() after the cancel',
+    sdk.ready({ signal: stop.signal }).catch((e: unknown) => e),
   );
   assert.instance(err, Error);
   assert.match((err as Error).message, /cancelled by the test/);

@@ -9,10 +9,9 @@ import {
 } from '../../src/kit/checkin.ts';
 import { loadSettings } from '../../src/kit/settings.ts';
 import type { Logger } from '../../src/log.ts';
-import { freePort, waitFor } from '../_support/env.ts';
+import { freePort, waitFor, within } from '../_support/env.ts';
 import { recorder } from '../_support/fixture-servers.ts';
 import { captureLog } from '../_support/recording-logger.ts';
-import { settlesWithin } from './_support/deadline.ts';
 
 /** A loopback HTTP server in the watchdog's place. `answer` picks the status; null never answers. */
 async function fakeWatchdog(answer: () => number | null = () => 200) {
@@ -169,7 +168,7 @@ pings('checkin :: stop(): no further check-ins, and a hanging attempt is aborted
     const count = wd.seen.length;
     await waitFor('a hanging attempt', () => wd.seen.length > count);
     // The hanging attempt would end at its 60 s timeout: stop() returning long before that aborted it.
-    await settlesWithin(c.stop(), 30_000, 'stop() with an attempt hanging');
+    await within(30_000, 'stop() with an attempt hanging', c.stop());
     const ofK = () => wd.seen.filter((r) => r.url.includes('/server_api/k/')).length;
     const after = ofK();
     // The later marker: a second client at the same pace checks in three times meanwhile (two of its intervals).

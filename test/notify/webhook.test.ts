@@ -4,10 +4,9 @@ import { type Bus, createBus, NOTICE_KINDS } from '../../src/bus.ts';
 import { createNotifier, type NotifierOptions } from '../../src/notify/notifier.ts';
 import type { Route } from '../../src/notify/routes.ts';
 import { parseRetryAfter } from '../../src/notify/webhook.ts';
-import { freePort, waitFor } from '../_support/env.ts';
+import { freePort, waitFor, within } from '../_support/env.ts';
 import { recorder } from '../_support/fixture-servers.ts';
 import { captureLog } from '../_support/recording-logger.ts';
-import { within } from '../fuzz/_support/fuzz.ts';
 
 const alert = (bus: Bus, message: string) =>
   bus.emit('instance:alert', { key: 'alpha', kind: 'crash', message, at: Date.now() });

@@ -87,16 +87,3 @@ export async function fuzz<Ts>(name: string, property: fc.IRawProperty<Ts>, opts
     console.log(`fuzz ${name}: ${stats.runs}/${numRuns} runs in ${stats.ms} ms, seed ${seed}`);
   return stats;
 }
-
-/** Rejects with a message naming `what` when `work` takes longer than `ms`; the timer never outlives the call. */
-export async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

@@ -6,8 +6,8 @@ import { Readable } from 'node:stream';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { archiveSink } from '../../../src/updates/archive/sink.ts';
+import { within } from '../../_support/env.ts';
 import { sampleBuild, writeTar } from '../../fixtures/archives/build.ts';
-import { within } from '../../fuzz/_support/fuzz.ts';
 
 /**
  * Found by the soak (bench/soak, seed 15001: a CDN cutting a tar.gz short while other instances were updating):

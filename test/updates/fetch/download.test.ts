@@ -2,9 +2,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { type FetchOptions, fetchVerified, writeFileFrom } from '../../../src/updates/fetch/download.ts';
-import { waitFor } from '../../_support/env.ts';
+import { waitFor, within } from '../../_support/env.ts';
 import { sampleBuild, writeZip } from '../../fixtures/archives/build.ts';
-import { within } from '../../fuzz/_support/fuzz.ts';
 import { cdnSuite, never, rejects, sha256Of } from '../_support/instance-suite.ts';
 
 /** Into a file, as the zip path of archive/sink.ts does (prepareFromUrl removes that file whatever happens). */

@@ -117,7 +117,9 @@ if (setup.fsSkipped !== null && !args.smoke) {
 const reference = startLagReference();
 let exitCode = 1;
 try {
-  for (const i of setup.world.config.instances) s.tracks.set(i.key, newTrack(i, Date.now()));
+  // Configured before any daemon ran: the daemon's settling covers their first launches (configuredAt only excuses
+  // an instance a reload adds later, which would otherwise excuse a crash in the first seconds of the run).
+  for (const i of setup.world.config.instances) s.tracks.set(i.key, { ...newTrack(i, Date.now()), configuredAt: 0 });
   await startDaemon(ctx, setup.world);
   const endAt = s.startedAt + args.durationMs;
   if (args.smoke) {

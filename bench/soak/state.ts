@@ -73,7 +73,7 @@ export interface Status {
 
 export interface Track extends SoakInstance {
   configured: boolean;
-  /** When it was (re)configured: a new instance has no server yet. */
+  /** When a reload (re)configured it (0: in the config the run began with): a new instance has no server yet. */
   configuredAt: number;
   /** The daemon's last word on it; null when its last answer did not list it (a daemon still starting lists fewer). */
   status: Status | null;

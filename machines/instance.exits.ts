@@ -30,10 +30,11 @@ export function alertOf(
 export const unclean = (exit: ExitInfo | null): boolean => exit !== null && (exit.code !== 0 || exit.signal !== null);
 
 /**
- * A hang is the first of its loop (it is told, and dumped): after a check-in, no hang since the last stable run;
- * before one, no startup failure yet. Later hangs of the loop are killed without either.
+ * A hang is the first of its loop (it is told, and dumped): no hang since the last stable run and, before a
+ * check-in, no startup failure yet. Later hangs of the loop are killed without either, a relaunch that hangs
+ * before it checks in too (on a starved machine the loop's relaunches can: that is still the same loop).
  */
-export const firstHang = (c: InstanceContext): boolean => (c.checkedIn ? c.loopHangs === 0 : c.startupFailures === 0);
+export const firstHang = (c: InstanceContext): boolean => c.loopHangs === 0 && (c.checkedIn || c.startupFailures === 0);
 
 /** An exit nobody asked for, before a first check-in, that reaches the limit while no new build could help. */
 export const givesUp = (c: InstanceContext): boolean =>

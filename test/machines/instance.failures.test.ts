@@ -242,6 +242,24 @@ hangs(
   },
 );
 
+hangs(
+  'instance :: a hang loop relaunch that hangs before its check-in is the same loop: not told, not dumped again',
+  async ({ h }) => {
+    await h.run();
+    hangAndDie(h);
+    assert.is(h.state(), 'server.starting');
+    // The relaunch misses its first check-in (a starved machine): killed without a second alert or dump.
+    hangAndDie(h);
+    assert.is(h.context().startupFailures, 1);
+    // The next relaunch checks in and hangs: the second hang after check-ins makes it a loop.
+    h.checkin();
+    hangAndDie(h);
+    assert.equal(h.alerts(), ['hang', 'hang-loop']);
+    assert.is(hangDumps(h), 1, 'one dump per loop');
+    assert.ok(h.restarts().every((r) => r === 'hang'));
+  },
+);
+
 hangs('instance :: a stable run ends a hang loop: the next hang is told and dumped again', async ({ h }) => {
   await h.run();
   hangAndDie(h);

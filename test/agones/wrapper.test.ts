@@ -52,14 +52,19 @@ async function wrapping(ctx: { dir: string; sdk?: FakeAgonesSdk }, fixtureName: 
   ctx.sdk = sdk;
   const port = await freePort();
   const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture(fixtureName));
-  const yaml = testConfig({ instances: [{ port, runCommand: script }], extra: agonesKeys(enabled ? sdk.port : null) });
+  // No test here is about hangs: a far deadline keeps a starved machine's late check-in from counting as one.
+  const yaml = testConfig({
+    instances: [{ port, runCommand: script, timeoutSeconds: 60 }],
+    extra: agonesKeys(enabled ? sdk.port : null),
+  });
   return { sdk, yaml, port };
 }
 
 test('wrapper :: /ready at the first check-in, /health through a crash and relaunch, players, status; stop ends in /shutdown', async (ctx) => {
   const { sdk, yaml } = await wrapping(ctx, 'checkin-late.mjs', true);
   await withDaemons({ prefix: 'wd-agones-d-' }, async (s) => {
-    const d = await s.start(yaml, { CHECKIN_DELAY_MS: '1500' });
+    // Long enough that two health pings come before it even on a starved machine.
+    const d = await s.start(yaml, { CHECKIN_DELAY_MS: '5000' });
     // Launched, not checked in yet: health pings already, no Ready.
     await waitFor('a launched server', async () => (await d.status('demo', TOKEN)).pid !== null);
     await waitFor('health pings', () => posts(sdk, '/health').length >= 2, 10_000);

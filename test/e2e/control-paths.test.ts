@@ -266,7 +266,8 @@ async function pairs(cases: StateCase[]): Promise<InstanceOpts[]> {
   const out: InstanceOpts[] = [];
   for (const c of cases) {
     const { api, ui } = pairOf(c.name);
-    for (const key of [api, ui]) out.push({ ...c.instance, key, port: await freePort() });
+    // No case is about hangs: a hang deadline far off keeps a starved machine's slow check-in from ending a state.
+    for (const key of [api, ui]) out.push({ timeoutSeconds: 60, ...c.instance, key, port: await freePort() });
   }
   return out;
 }

@@ -7,8 +7,11 @@ import { suite, type Test } from 'uvu';
 import { killAndRemove } from '../../src/process/cgroup.ts';
 import { cgroupFolderOf } from '../../src/process/tracking.ts';
 
-/** Repository root, for locating bin/ and fixtures from any test. */
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * Repository root, for locating bin/ and fixtures from any test. The runner runs a compiled copy of the files
+ * (compile.ts) from elsewhere, and says where the repository is.
+ */
+export const ROOT = process.env.WATCHDOG_TEST_ROOT ?? fileURLToPath(new URL('../../', import.meta.url));
 
 /** A TCP port that was free a moment ago on 127.0.0.1 (bind to 0, read, close). */
 export async function freePort(): Promise<number> {

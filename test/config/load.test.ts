@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { type LoadResult, loadConfig } from '../../src/config/load.ts';
 import type { ResolvedConfig } from '../../src/config/resolved.ts';
-import { tempSuite } from '../_support/env.ts';
+import { ROOT, tempSuite } from '../_support/env.ts';
 import { oneInstance, serversYaml, writeFiles } from './_support/files.ts';
 
 const makeSuite = (name: string) => tempSuite(name, { prefix: 'wd-config-' });
@@ -187,7 +187,7 @@ resolution('load :: YAML 1.2: yes is a string, so a boolean key refuses it', asy
 });
 
 resolution('load :: the repository default appsettings.yml is valid and runs the demo server', async () => {
-  const root = new URL('../../', import.meta.url).pathname;
+  const root = ROOT;
   const { config } = ok(await loadConfig({ cwd: root, env: {} }));
   const demo = config.instances[0];
   assert.is(config.instances.length, 1);

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+// The test runner imports a compiled copy of this module from elsewhere, and says where the repository is.
+const ROOT = process.env.WATCHDOG_TEST_ROOT ?? fileURLToPath(new URL('../../../', import.meta.url));
 
 export const ENGINE_BUNDLE =
   process.env.ROBUST_ENGINE_BUNDLE || resolve(ROOT, '..', 'shared/peers/robust-engine/robust-server-linux-x64.tar.xz');

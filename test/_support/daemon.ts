@@ -48,12 +48,40 @@ export async function startDaemon(
   } = {},
 ): Promise<RunningDaemon> {
   const tmp = opts.dir ? { path: opts.dir, cleanup: async () => {} } : await tempDir('wd-e2e-');
+  for (const [name, text] of Object.entries(opts.files ?? {})) await writeFile(join(tmp.path, name), text);
   // The daemon's own port from freePort too, not the kernel's pick at bind time: that pick could be a port freePort
   // handed to one of its instances a moment ago (seen: the instance's launch refused as the daemon's own port).
   const anyPort = /^Urls: http:\/\/127\.0\.0\.1:0$/m;
-  const config = anyPort.test(yaml) ? yaml.replace(anyPort, `Urls: http://127.0.0.1:${await freePort()}`) : yaml;
-  await writeFile(join(tmp.path, 'appsettings.yml'), config);
-  for (const [name, text] of Object.entries(opts.files ?? {})) await writeFile(join(tmp.path, name), text);
+  // A port of ours taken by another process between the pick and the bind is picked again (twice at most).
+  for (let attempt = 1; ; attempt++) {
+    const config = anyPort.test(yaml) ? yaml.replace(anyPort, `Urls: http://127.0.0.1:${await freePort()}`) : yaml;
+    await writeFile(join(tmp.path, 'appsettings.yml'), config);
+    try {
+      return await launchDaemon(tmp, opts);
+    } catch (err) {
+      const retry = err instanceof DaemonExit && /EADDRINUSE/.test(err.output) && anyPort.test(yaml) && attempt < 3;
+      if (!retry) {
+        await tmp.cleanup();
+        throw err;
+      }
+    }
+  }
+}
+
+class DaemonExit extends Error {
+  constructor(
+    code: number | null,
+    readonly output: string,
+  ) {
+    super(`daemon exited with ${code} before it listened:\n${output}`);
+  }
+}
+
+/** Spawns the daemon in `tmp` (its appsettings.yml written) and waits until it listens, or fails as soon as it exits. */
+async function launchDaemon(
+  tmp: { path: string; cleanup: () => Promise<void> },
+  opts: { env?: Record<string, string>; wrap?: string[] },
+): Promise<RunningDaemon> {
   const argv = [process.execPath, join(ROOT, 'bin/watchdog'), 'start', '--log-level', 'debug'];
   const [command = process.execPath, ...args] = [...(opts.wrap ?? []), ...argv];
   const proc = spawn(command, args, {
@@ -67,23 +95,23 @@ export async function startDaemon(
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   let exitCode: number | null | undefined;
   void exited.then((c) => (exitCode = c));
+  // 'close' comes after the output is read to its end: the error then says why.
+  const closedEarly = new Promise<never>((_, reject) =>
+    proc.once('close', (code) => reject(new DaemonExit(code, out))),
+  );
+  closedEarly.catch(() => {});
 
   let url: string;
   try {
     // A deadline, not a pace: a passing start takes a fraction of it even on a busy machine.
-    url = await waitFor(
-      'the daemon to listen',
-      () => {
-        if (exitCode !== undefined) throw new Error(`daemon exited with ${exitCode}:\n${out}`);
-        return /\[watchdog\] listening on (http:\/\/\S+)/.exec(out)?.[1];
-      },
-      30_000,
-    );
+    url = await Promise.race([
+      waitFor('the daemon to listen', () => /\[watchdog\] listening on (http:\/\/\S+)/.exec(out)?.[1], 30_000),
+      closedEarly,
+    ]);
   } catch (err) {
     // A daemon left running would keep the test's process (and its servers) alive past the file's end.
     proc.kill('SIGKILL');
     await exited;
-    await tmp.cleanup();
     throw err;
   }
 

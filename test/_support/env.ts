@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,22 +14,49 @@ import { cgroupFolderOf } from '../../src/process/tracking.ts';
  */
 export const ROOT = process.env.WATCHDOG_TEST_ROOT ?? fileURLToPath(new URL('../../', import.meta.url));
 
-/** A TCP port that was free a moment ago on 127.0.0.1 (bind to 0, read, close). */
+/**
+ * A TCP port that was free a moment ago on 127.0.0.1. Picked at random below the kernel's ephemeral range: a port
+ * from bind(0) is one the kernel also hands out as the local end of outgoing connections and to other processes'
+ * bind(0), so with test files running side by side it was sometimes taken before the daemon bound it (seen:
+ * EADDRINUSE on a port freePort had just given). Never the same port twice in a test process; bounded: 50 tries,
+ * then the kernel's pick.
+ */
 export async function freePort(): Promise<number> {
-  // The kernel may hand the same free port out twice in a row (two instances of one config then collide): never
-  // give one twice in a test process. Bounded: 20 tries, then the last port found.
-  let port = 0;
-  for (let i = 0; i < 20; i++) {
-    port = await anyFreePort();
-    if (!given.has(port)) break;
+  const [low] = ephemeralRange();
+  const span = Math.min(12_000, low - 1024);
+  for (let i = 0; i < 50 && span > 0; i++) {
+    const port = low - 1 - Math.floor(Math.random() * span);
+    if (given.has(port) || !(await bindable(port))) continue;
+    given.add(port);
+    return port;
   }
+  const port = await kernelPort();
   given.add(port);
   return port;
 }
 
 const given = new Set<number>();
 
-function anyFreePort(): Promise<number> {
+/** The kernel's ephemeral port range (Linux); elsewhere the IANA range. */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low && high) return [low, high];
+  } catch {
+    // not Linux
+  }
+  return [49152, 65535];
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);

@@ -47,7 +47,7 @@ export async function runCli(
   opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
 ): Promise<CliResult> {
   const cli = spawnCli(args, opts);
-  const timer = setTimeout(() => cli.proc.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
+  const timer = setTimeout(() => cli.proc.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
   const result = await cli.exited;
   clearTimeout(timer);
   return result;

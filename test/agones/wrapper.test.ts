@@ -52,11 +52,7 @@ async function wrapping(ctx: { dir: string; sdk?: FakeAgonesSdk }, fixtureName: 
   ctx.sdk = sdk;
   const port = await freePort();
   const script = await writeServerScript(join(ctx.dir, 'server.sh'), fixture(fixtureName));
-  // No test here is about hangs: a far deadline keeps a starved machine's late check-in from counting as one.
-  const yaml = testConfig({
-    instances: [{ port, runCommand: script, timeoutSeconds: 60 }],
-    extra: agonesKeys(enabled ? sdk.port : null),
-  });
+  const yaml = testConfig({ instances: [{ port, runCommand: script }], extra: agonesKeys(enabled ? sdk.port : null) });
   return { sdk, yaml, port };
 }
 

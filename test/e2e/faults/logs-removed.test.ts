@@ -36,7 +36,8 @@ for (const persist of [false, true]) {
     await waitFor('a rotation (server.log.1)', () => existsSync(join(logDir, 'server.log.1')), 10_000);
 
     for (let round = 1; round <= 2; round++) {
-      await rm(logDir, { recursive: true, force: true });
+      // The daemon may write a file while rm empties the folder (ENOTEMPTY): rm tries again.
+      await rm(logDir, { recursive: true, force: true, maxRetries: 10 });
       await waitFor(
         `round ${round}: logs/ recreated with new lines`,
         async () => (await lastChat(logDir)) > 0 && existsSync(join(logDir, 'server.log')),

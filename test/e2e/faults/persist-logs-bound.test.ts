@@ -147,7 +147,8 @@ async function withChattyServer(body: (run: ChattyRun) => Promise<void>): Promis
 test('persist-logs-bound :: logs/ removed, the daemon killed and restarted: the adopter copies the removed file, bounded', async () => {
   await withChattyServer(async ({ s, yaml, logDir, sizes, d1, pid }) => {
     await waitFor('a rotation', () => size(join(logDir, 'server.log.1')) > 0, 10_000);
-    await rm(logDir, { recursive: true, force: true });
+    // The daemon may write a file while rm empties the folder (ENOTEMPTY): rm tries again.
+    await rm(logDir, { recursive: true, force: true, maxRetries: 10 });
     await linesArrive(logDir, 'lines copied into a new server.log');
 
     sizes.watched = false;
@@ -214,7 +215,7 @@ for (const persist of [true, false]) {
       } else {
         // Without PersistServers the new server's log is the daemon's pipe (a killed daemon takes it along, so
         // nothing grows unwatched): removed logs/ come back, rotation too.
-        await rm(logDir, { recursive: true, force: true });
+        await rm(logDir, { recursive: true, force: true, maxRetries: 10 });
         await linesArrive(logDir, 'lines in a new server.log');
         await waitFor('a rotation after the removal', () => size(join(logDir, 'server.log.1')) > 0, 10_000);
       }

@@ -96,18 +96,19 @@ async function launchDaemon(
   let exitCode: number | null | undefined;
   void exited.then((c) => (exitCode = c));
   // 'close' comes after the output is read to its end: the error then says why.
-  const closedEarly = new Promise<never>((_, reject) =>
-    proc.once('close', (code) => reject(new DaemonExit(code, out))),
-  );
-  closedEarly.catch(() => {});
+  let closed: DaemonExit | undefined;
+  proc.once('close', (code) => (closed = new DaemonExit(code, out)));
 
   let url: string;
   try {
     // A deadline, not a pace: a passing start takes a fraction of it even on a busy machine.
-    url = await Promise.race([
-      waitFor('the daemon to listen', () => /\[watchdog\] listening on (http:\/\/\S+)/.exec(out)?.[1], 30_000),
-      closedEarly,
-    ]);
+    const found = await waitFor(
+      'the daemon to listen',
+      () => /\[watchdog\] listening on (http:\/\/\S+)/.exec(out)?.[1] ?? closed,
+      30_000,
+    );
+    if (found instanceof DaemonExit) throw found;
+    url = found;
   } catch (err) {
     // A daemon left running would keep the test's process (and its servers) alive past the file's end.
     proc.kill('SIGKILL');

@@ -49,7 +49,7 @@ export async function compileTests(): Promise<number> {
     for (const file of walk(COMPILED)) if (!wanted.has(file)) rmSync(file);
   }
   const link = (to: string, at: string) => {
-    if (existsSync(at) || lstatSync(at, { throwIfNoEntry: false })) return;
+    if (lstatSync(at, { throwIfNoEntry: false })) return;
     mkdirSync(dirname(at), { recursive: true });
     symlinkSync(to, at);
   };

@@ -101,12 +101,10 @@ test('install memory :: a 30 MB build streams through download, hash and extract
     const sorted = [...live].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)] ?? 0;
     const figures = `median ${mb(median)}, peak ${mb(sorted.at(-1) ?? 0)} over ${live.length} samples; RSS +${mb(rss)}`;
-    // fetch reads loopback sockets in bursts: single samples reach ~15-30 MB of in-flight chunks (measured), so the
-    // median is what tells streaming (about 1 MB) from buffering the archive (half of it or more).
+    // fetch reads loopback sockets in bursts: single samples reach ~15-30 MB of in-flight chunks (measured, and two
+    // such samples of five in a quick run), so only the median tells streaming (about 1 MB) from buffering the
+    // archive, which holds half of it or more for at least half the run.
     assert.ok(median < 8 * MB, `live heap + buffers during a 30 MB install: ${figures}`);
-    // One burst is not "stayed high": a quick install on a quiet machine gives only a few samples.
-    const high = live.filter((n) => n > 24 * MB).length;
-    assert.ok(high <= Math.max(1, live.length / 4), `live memory stayed high: ${figures}`);
     // Generous: RSS keeps freed bursts for a while (measured up to ~37 MB on a loaded 2-core machine).
     assert.ok(rss < 64 * MB, `RSS grew too much during a 30 MB install: ${figures}`);
   } finally {

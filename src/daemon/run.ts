@@ -4,14 +4,11 @@ import type { AgonesWrapper } from '../agones/wrapper.ts';
 import { createBus, type DiskReading } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
-import type { HttpDeps } from '../http/app.ts';
+import { createApp } from '../http/app.ts';
 import { createAuditLog } from '../http/audit.ts';
-import { checkinFastPath } from '../http/checkin-fast-path.ts';
 import { createConnectionGuard } from '../http/connection-guard.ts';
 import { connectionLimits } from '../http/connection-limits.ts';
 import { recordRecentEvents } from '../http/dashboard/recent-events.ts';
-import { firstOf } from '../http/fast-path.ts';
-import { healthFastPath } from '../http/health.ts';
 import { startHttpServers } from '../http/server.ts';
 import { createLogger } from '../log.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
@@ -99,15 +96,12 @@ export async function runDaemon(
     log.child('http'),
     () => current.timing.RefusedRequestLogSeconds * 1000,
   );
-  // What the app shows of the past is recorded from now on; the app itself (Hono, every route, the dashboard) is
-  // built at the first request the fast path leaves to it, so a daemon that only sees check-ins and health probes
-  // never builds it (bench/footprint.ts). Its modules are loaded at start (preload.ts).
   // Connections cannot take the descriptors launches need nor starve check-ins (connection-guard.ts).
   const limits = connectionLimits(config.settings.Connections);
   const guard = createConnectionGuard(limits);
   const metrics = createMetricsCollector({ bus, registry, version: VERSION, connections: () => guard.counts() });
   let boundUrls: string[] = [];
-  const deps: HttpDeps = {
+  const app = createApp({
     registry,
     bus,
     log: log.child('http'),
@@ -118,14 +112,8 @@ export async function runDaemon(
     trustedProxies: () => current.settings.TrustedProxies,
     ownOrigins: () => (current.baseUrl === undefined ? boundUrls : [current.baseUrl, ...boundUrls]),
     disk: diskReadings,
-  };
-  const app = () => import('../http/app.ts').then(({ createApp }) => createApp(deps));
-  // The busiest paths skip the disk decoration of the status (a proxy call per member): check-ins read no status,
-  // and /health takes the readings as they are.
-  const fastPath = firstOf(
-    checkinFastPath(withAgones, (req) => guard.trust(req.socket)),
-    healthFastPath(withAgones, VERSION, diskReadings),
-  );
+    trustCheckin: (socket) => guard.trust(socket),
+  });
   // At most one line a minute: while descriptors run out, every connection attempt may fail its accept.
   let acceptErrorAt = Number.NEGATIVE_INFINITY;
   const onError = (err: Error) => {
@@ -133,15 +121,14 @@ export async function runDaemon(
     acceptErrorAt = Date.now();
     log.warn(`the HTTP listener cannot accept connections: ${err.message}`, { error: describeError(err) });
   };
-  const http = await startHttpServers(app, config.listen, { fastPath, guard, timeouts: limits, onError }).catch(
+  const http = await startHttpServers(app, config.listen, { guard, timeouts: limits, onError }).catch(
     async (err: unknown) => {
       await lock.release();
       throw err;
     },
   );
-  // Once listening, so /health and check-ins (which need none of these modules) are answered meanwhile; a request
-  // for the app waits for the same loads. Nothing starts before they are done, and without them the daemon does not
-  // start at all (preload.ts says why).
+  // Nothing starts before these loads are done, and without them the daemon does not start at all (preload.ts says
+  // why).
   await preloadModules().catch(async (err: unknown) => {
     await http.close();
     await lock.release();

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { Bus, DiskReading } from '../bus.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsCollector } from '../metrics/collector.ts';
@@ -26,4 +27,6 @@ export interface HttpDeps {
   ownOrigins?: () => readonly string[];
   /** The disk watcher's last readings (src/daemon/disk-watch.ts), for `/health` and the dashboard; none when absent. */
   disk?: () => DiskReading[];
+  /** Told of the connection of each accepted check-in: the connection guard never evicts it (connection-guard.ts). */
+  trustCheckin?: (socket: Socket) => void;
 }

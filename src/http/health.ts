@@ -1,6 +1,5 @@
 import type { DiskReading } from '../bus.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
-import type { FastPath } from './fast-path.ts';
 import type { Health } from './route-doc.ts';
 
 /**
@@ -22,24 +21,5 @@ export function healthBody(registry: InstanceRegistry, version: string, disk: ()
     pid: process.pid,
     uptimeSeconds: Math.floor(process.uptime()),
     instances,
-  };
-}
-
-/**
- * `GET /health` (and HEAD) answered on node:http with the app's body: health probes poll it all day, and a daemon
- * whose only traffic is probes and check-ins then never builds a Fetch Request, which would load Node's undici
- * (several MB, and tens of ms at start: bench/footprint.ts). A query or another method goes on to the app.
- */
-export function healthFastPath(registry: InstanceRegistry, version: string, disk?: () => DiskReading[]): FastPath {
-  return (req, res) => {
-    if (req.url !== '/health' || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
-    // As the app answers a HEAD: the type, no length.
-    if (req.method === 'HEAD') {
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end();
-      return true;
-    }
-    const body = JSON.stringify(healthBody(registry, version, disk));
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
-    return true;
   };
 }

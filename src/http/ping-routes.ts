@@ -1,3 +1,4 @@
+import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { HttpDeps } from './deps.ts';
 import { checkinSecret, type InstanceEnv } from './instance-auth.ts';
@@ -5,7 +6,7 @@ import { methodNotAllowed } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
 /**
- * This route for the OpenAPI document (route-doc.ts); checkin-fast-path.ts answers the same. Described only.
+ * This route for the OpenAPI document (route-doc.ts). Described only.
  */
 export const pingRouteDocs: readonly RouteDoc[] = [
   {
@@ -20,13 +21,16 @@ export const pingRouteDocs: readonly RouteDoc[] = [
 
 /**
  * `POST /:key/ping`, Basic `<key>:<secret of the current launch>`; mounted at `/server_api`. A refused check-in is
- * emitted as `checkin:rejected` with its reason (instance-auth.ts). The accepted ones, every server's every 15 s,
- * are answered before this app by checkin-fast-path.ts; this route is their definition and takes what that leaves.
+ * emitted as `checkin:rejected` with its reason (instance-auth.ts). The connection of an accepted one is trusted
+ * (`deps.trustCheckin`), so the connection guard never evicts it.
  */
 export function pingRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   const app = new Hono<InstanceEnv>();
   app.post('/:key/ping', checkinSecret(deps), (c) => {
     c.var.instance.checkin();
+    // No socket under app.request() (route tests).
+    const socket = (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket;
+    if (socket) deps.trustCheckin?.(socket);
     return c.body('', 200);
   });
   app.all('/:key/ping', methodNotAllowed('POST'));

@@ -1,9 +1,9 @@
-import { createServer, type RequestListener } from 'node:http';
+import { createServer } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { ListenAddress } from '../config/listen.ts';
 import type { ConnectionGuard } from './connection-guard.ts';
 import type { ConnectionLimits } from './connection-limits.ts';
-import type { FastPath } from './fast-path.ts';
 
 export interface HttpServer {
   /** `http://host:port`, no trailing slash. */
@@ -13,9 +13,6 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-/** The app, or how to build it: the daemon builds its app at the first request the fast path leaves to it. */
-export type AppSource = Hono | (() => Promise<Hono>);
-
 export interface ListenOptions {
   /** Default 127.0.0.1: the control API is not meant for the open network unless configured so. */
   host?: string;
@@ -23,8 +20,6 @@ export interface ListenOptions {
   port: number;
   /** How long in-flight requests may finish before their connections are cut; default 250 ms. */
   graceMs?: number;
-  /** Tried before the app on every request (checkin-fast-path.ts); the app answers whatever it leaves. */
-  fastPath?: FastPath;
   /** Connection caps shared by every socket of the daemon (connection-guard.ts); none by default. */
   guard?: ConnectionGuard;
   /** Header, request and keep-alive timeouts (`Connections`); Node's defaults when absent. */
@@ -56,41 +51,12 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-/** `fn`, called once and its promise shared; a rejection is not kept, so the next call tries again. */
-function retryable<T>(fn: () => Promise<T>): () => Promise<T> {
-  let pending: Promise<T> | null = null;
-  return () =>
-    (pending ??= fn().catch((err: unknown) => {
-      pending = null;
-      throw err;
-    }));
-}
-
-/** Listens on node:http with @hono/node-server's adapter (after `fastPath`, if given); rejects with an actionable message when the address cannot be bound. */
-export function startHttpServer(app: AppSource, opts: ListenOptions): Promise<HttpServer> {
+/** Listens on node:http with @hono/node-server's adapter; rejects with an actionable message when the address cannot be bound. */
+export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpServer> {
   const host = opts.host ?? '127.0.0.1';
   const graceMs = opts.graceMs ?? 250;
   return new Promise((resolve, reject) => {
-    // @hono/node-server reads the global Request as it loads, which loads Node's undici: it is loaded with the
-    // first request the fast path leaves to the app, not at start, and so is a lazy app (bench/footprint.ts).
-    let loaded: RequestListener | null = null;
-    const load = retryable(() =>
-      Promise.all([import('@hono/node-server'), typeof app === 'function' ? app() : app]).then(
-        ([{ getRequestListener }, built]) => (loaded = getRequestListener(built.fetch, { hostname: host })),
-      ),
-    );
-    const toApp: RequestListener = (req, res) => {
-      if (loaded) return void loaded(req, res);
-      load().then(
-        (listener) => listener(req, res),
-        () => res.writeHead(500).end(),
-      );
-    };
-    const fast = opts.fastPath;
-    const server = createServer(
-      serverOptions(opts.timeouts),
-      fast ? (req, res) => void (fast(req, res) || toApp(req, res)) : toApp,
-    );
+    const server = createServer(serverOptions(opts.timeouts), getRequestListener(app.fetch, { hostname: host }));
     if (opts.timeouts) server.keepAliveTimeout = opts.timeouts.keepAliveTimeoutMs;
     opts.guard?.attach(server);
     const onError = (err: Error) =>
@@ -145,18 +111,16 @@ const NO_IPV6 = new Set(['EADDRNOTAVAIL', 'EAFNOSUPPORT', 'EPROTONOSUPPORT']);
  * host has no IPv6), as Kestrel does; `*` binds `::`, which takes IPv4 too, or `0.0.0.0` without IPv6. If one address cannot be bound, those already bound are closed again.
  */
 export async function startHttpServers(
-  app: AppSource,
+  app: Hono,
   addresses: readonly ListenAddress[],
   opts: Omit<ListenOptions, 'host' | 'port'> = {},
 ): Promise<HttpServers> {
   const servers: Array<{ server: HttpServer; address: BoundAddress }> = [];
-  // One app for every socket, built once.
-  const shared: AppSource = typeof app === 'function' ? retryable(app) : app;
   const closeAll = () => Promise.all(servers.map((s) => s.server.close())).then(() => undefined);
   /** The port bound, or null when an optional address was skipped for want of IPv6. */
   const bind = async (name: string, host: string, port: number, optional = false): Promise<number | null> => {
     try {
-      const server = await startHttpServer(shared, { ...opts, host, port });
+      const server = await startHttpServer(app, { ...opts, host, port });
       servers.push({ server, address: { name, host, port: server.port, url: server.url } });
       return server.port;
     } catch (err) {

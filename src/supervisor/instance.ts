@@ -15,7 +15,6 @@ import { providerSettingsChanged } from '../updates/factory.ts';
 import { hasPreviousBuild, removeDisplacedBuilds } from '../updates/install/install.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { type BackupHost, createBackupHost } from './backup-host.ts';
-import { coalesceWindowMs, createCheckinCoalescer } from './checkin-coalescer.ts';
 import type {
   ControlAction,
   ControlOptions,
@@ -54,10 +53,6 @@ export class Instance implements InstanceControl {
   private stopped: StopData | null;
   /** The machine's lastExit as last seen, and when it was first seen (the machine has no clock). */
   private lastExit: { exit: LastExit; at: number } | null = null;
-  private checkins = createCheckinCoalescer(
-    () => coalesceWindowMs(this.deps.instance.settings.TimeoutSeconds * 1000),
-    (launchId) => this.actor.send({ type: 'CHECKIN', launchId }),
-  );
 
   /** When `RestartSchedule` and `UpdateSchedule` fire next (the `maintenanceSchedule` actor keeps it). */
   private schedule: MaintenanceSchedule;
@@ -224,7 +219,6 @@ export class Instance implements InstanceControl {
         bus.emit('instance:restart', { key: this.key, reason: e.reason, at });
         break;
       case 'launch':
-        this.checkins.reset();
         this.startedAt = at;
         this.lastCheckinAt = null;
         break;
@@ -339,7 +333,6 @@ export class Instance implements InstanceControl {
     this.actor.send({ type: 'SHUTDOWN', persist });
     const done = await waitForExit(this.actor, timeoutMs);
     if (!done) this.deps.log.warn('server did not finish shutting down in time; killing it');
-    this.checkins.reset();
     this.actor.stop();
     await backups;
   }
@@ -422,9 +415,13 @@ export class Instance implements InstanceControl {
     return true;
   }
 
+  /**
+   * Straight to the chart, one event per check-in: its hang deadline is an `after` delay, a timer on Node's
+   * monotonic clock, so a step of the wall clock can neither hold a check-in back nor declare a hang.
+   */
   checkin(): void {
     const c = this.actor.getSnapshot().context;
-    if (c.secret !== null) this.checkins.checkin(c.launchId);
+    if (c.secret !== null) this.actor.send({ type: 'CHECKIN', launchId: c.launchId });
   }
 
   consoleSettings(): { commandsPerMinute: number } | null {

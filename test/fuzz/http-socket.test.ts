@@ -2,13 +2,12 @@
  * Fuzzing the daemon's listening socket with bytes no client should send: random bytes, broken request lines, huge
  * headers, broken chunked bodies, conflicting lengths, pipelined junk and half-closed or abandoned connections.
  * While each one is still open, another instance's server checks in; it must be answered 200 (and counted), and
- * the daemon must keep answering afterwards. The server is the daemon's own (`startHttpServers` with the check-in
- * fast path in front of the app) on 127.0.0.1, port 0.
+ * the daemon must keep answering afterwards. The server is the daemon's own (`startHttpServers` with the app) on
+ * 127.0.0.1, port 0.
  */
 import { connect, type Socket } from 'node:net';
 import fc from 'fast-check';
 import * as assert from 'uvu/assert';
-import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
 import { type HttpServers, startHttpServers } from '../../src/http/server.ts';
 import { tempSuite, within } from '../_support/env.ts';
 import { rawRequest } from '../http/_support/app.ts';
@@ -129,9 +128,7 @@ const socket = tempSuite<{ fx: Fixture; servers: HttpServers; port: number }>('f
   before: async (ctx) => {
     ctx.fx = await fixture(ctx.dir);
     const { app } = fuzzApp(ctx.fx.registry, { admin: false, loopback: false });
-    ctx.servers = await startHttpServers(app, [{ host: '127.0.0.1', port: 0 }], {
-      fastPath: checkinFastPath(ctx.fx.registry),
-    });
+    ctx.servers = await startHttpServers(app, [{ host: '127.0.0.1', port: 0 }]);
     ctx.port = ctx.servers.bound[0]?.port ?? 0;
   },
   after: (ctx) => ctx.servers.close(),
@@ -179,13 +176,13 @@ const ping = fc.record({
   ),
 });
 
-socket('fuzz/http socket :: a check-in gets the same answer from the fast path as from the app route', async (ctx) => {
+socket('fuzz/http socket :: a check-in gets the same answer on the socket as from the app alone', async (ctx) => {
   const { fx, port } = ctx;
-  // The same routes without the fast path in front: the definition the fast path must agree with.
+  // The same routes without node:http and the adapter in front: what the socket must agree with.
   const { app } = fuzzApp(fx.registry, { admin: false, loopback: false });
   const checkins = () => fx.alpha.calls.length + fx.beta.calls.length;
   await fuzz(
-    'http/fast-path-agrees',
+    'http/socket-agrees',
     fc.asyncProperty(ping, async (r) => {
       const path = `/server_api/${r.key}${r.tail}`;
       const auth = r.auth === undefined ? '' : `${CRLF}Authorization: ${r.auth}`;

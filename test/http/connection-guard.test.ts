@@ -1,5 +1,5 @@
 /**
- * The connection guard (src/http/connection-guard.ts) on a real node:http server with the check-in fast path, and
+ * The connection guard (src/http/connection-guard.ts) on a real node:http server with the check-in route, and
  * real sockets from 127.0.0.1 (and 127.0.0.2 for a second source): idle connections hold the cap, check-ins still
  * get through, connections that carried one keep their place, and slow headers are cut.
  */
@@ -7,11 +7,13 @@ import { connect, type Socket } from 'node:net';
 import { Hono } from 'hono';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkinFastPath } from '../../src/http/checkin-fast-path.ts';
+import { createBus } from '../../src/bus.ts';
 import { type ConnectionGuard, createConnectionGuard } from '../../src/http/connection-guard.ts';
 import { connectionLimits, descriptorLimit } from '../../src/http/connection-limits.ts';
+import { pingRoutes } from '../../src/http/ping-routes.ts';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
 import { waitFor } from '../_support/env.ts';
+import { recordingLogger } from '../_support/recording-logger.ts';
 import { basic, memoryInstance, memoryRegistry } from './_support/app.ts';
 
 const SECRET = 'secret';
@@ -63,15 +65,17 @@ test.after.each(async (ctx) => {
 async function serve(ctx: Ctx, maxConnections: number, maxPerSource: number, headersTimeoutMs = 10_000) {
   const alpha = memoryInstance('alpha', { secret: SECRET });
   const guard = createConnectionGuard({ maxConnections, maxPerSource });
-  // An app that reads every body before it answers, as an upload route does.
+  // The check-in route, its connections trusted as the daemon does (src/daemon/run.ts); beside it, an app that
+  // reads every body before it answers, as an upload route does.
   const app = new Hono();
+  const deps = { registry: memoryRegistry(alpha), bus: createBus(), log: recordingLogger(), version: 'test' };
+  app.route('/server_api', pingRoutes({ ...deps, trustCheckin: (socket) => guard.trust(socket) }));
   app.post('*', async (c) => c.text(`read ${(await c.req.text()).length} bytes`));
   // A request cut by an eviction ends its body read with "aborted": expected here, not worth a stack on stderr.
   app.onError((_err, c) => c.text('aborted', 500));
   const server = await startHttpServer(app, {
     port: 0,
     guard,
-    fastPath: checkinFastPath(memoryRegistry(alpha), (req) => guard.trust(req.socket)),
     timeouts: { headersTimeoutMs, requestTimeoutMs: headersTimeoutMs * 2, keepAliveTimeoutMs: 60_000 },
   });
   ctx.server = server;

@@ -18,7 +18,6 @@ import { withStatusExtras } from '../supervisor/status-extras.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
-import { logRejectedCheckins } from './checkin-log.ts';
 import { withDiskStatus } from './disk-status.ts';
 import { type DiskWatch, watchDisks } from './disk-watch.ts';
 import { guardProcess } from './fault-guard.ts';
@@ -27,7 +26,7 @@ import { type HubWatches, startHubWatches } from './hub-watches.ts';
 import { logServerLogHealth } from './log-health-log.ts';
 import { hostNotifier } from './notifier-host.ts';
 import { preloadModules } from './preload.ts';
-import { logRefusedRequests } from './refused-log.ts';
+import { logRefusedRequests, logRejectedCheckins } from './refusal-logs.ts';
 import { VERSION } from './version.ts';
 
 export interface Daemon {
@@ -37,7 +36,7 @@ export interface Daemon {
   shutdown(reason: string): Promise<void>;
   /**
    * Applies a reloaded configuration (see src/daemon/reload.ts, which keeps the restart-only settings as they
-   * run): instances through the supervisor, and the webhook and the rejected check-in log at once.
+   * run): instances through the supervisor, the webhook at once; the log windows read their length as they go.
    */
   reconfigure(next: ResolvedConfig): Promise<ReconfigureResult>;
 }
@@ -82,14 +81,12 @@ export async function runDaemon(
     const hub = hubWatches?.status(key) ?? null;
     return hub === null ? null : { hub };
   });
-  const startCheckinLog = (c: ResolvedConfig) =>
-    logRejectedCheckins(
-      bus,
-      log.child('checkin'),
-      c.timing.RejectedCheckinLogSeconds * 1000,
-      (key) => registry.get(key) !== undefined,
-    );
-  let stopCheckinLog = startCheckinLog(config);
+  const stopCheckinLog = logRejectedCheckins(
+    bus,
+    log.child('checkin'),
+    () => current.timing.RejectedCheckinLogSeconds * 1000,
+    (key) => registry.get(key) !== undefined,
+  );
   const stopLogHealthLog = logServerLogHealth(bus, log, () => current.timing.LogRetrySeconds * 1000);
   const stopRefusedLog = logRefusedRequests(
     bus,
@@ -221,13 +218,8 @@ export async function runDaemon(
 
   const reconfigure = async (next: ResolvedConfig): Promise<ReconfigureResult> => {
     if (shuttingDown) return { added: [], removed: [], updated: [], failed: [] };
-    const previous = current;
     current = next;
     notifier.reconfigure(next);
-    if (previous.timing.RejectedCheckinLogSeconds !== next.timing.RejectedCheckinLogSeconds) {
-      stopCheckinLog();
-      stopCheckinLog = startCheckinLog(next);
-    }
     return sup.reconfigure(next);
   };
 

@@ -1,7 +1,8 @@
 import type { Bus, BusEvents } from '../bus.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { type FileRotation, RotatingFile } from '../store/rotating-file.ts';
-import { RefusalWindow } from './refusal-window.ts';
+import { LogWindow } from './log-window.ts';
+import { refusedSummary, sourceOf } from './refused.ts';
 
 export interface AuditLog {
   /** Stops listening; what was accepted is already written (appends are synchronous). */
@@ -59,14 +60,14 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
       reason: e.reason ?? null,
     });
   };
-  const refusals = new RefusalWindow({
+  const refusals = new LogWindow({
     everyMs: opts.refusedEveryMs ?? (() => 60_000),
     onSummary: (s) => {
       const at = Date.now();
       write({
         time: new Date(at).toISOString(),
-        summary: s.text,
-        remote: s.source,
+        summary: refusedSummary(s.bucket, s.count, s.seconds),
+        remote: s.bucket,
         refused: s.count,
         seconds: s.seconds,
         at,
@@ -74,7 +75,7 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
     },
   });
   const onRefused = (e: BusEvents['request:refused']) => {
-    if (!refusals.admit(e.remote)) return;
+    if (!refusals.admit(sourceOf(e.remote))) return;
     write({
       time: new Date(e.at).toISOString(),
       key: e.key ?? null,
@@ -96,8 +97,7 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
       opts.bus.off('instance:control', onControl);
       opts.bus.off('request:refused', onRefused);
       // What was counted but not summarised yet is written now, so a flood just before a stop is not lost.
-      refusals.flush();
-      refusals.stop();
+      refusals.close();
     },
   };
 }

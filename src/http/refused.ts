@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Context } from 'hono';
 import type { Bus, RefusedRoute } from '../bus.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
@@ -21,4 +22,29 @@ export function reportRefused(
     reason: what.reason,
     at: Date.now(),
   });
+}
+
+/**
+ * Where refusals of one source are counted (log-window.ts): an IPv6 client is taken by its /64, the block one host
+ * normally has, so a stranger cycling through its own addresses is still one source; anything else by its address.
+ */
+export function sourceOf(remote: string | undefined): string {
+  if (remote === undefined || remote === '') return 'unknown';
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(remote);
+  if (mapped?.[1]) return mapped[1];
+  if (isIP(remote) !== 6) return remote;
+  const [head = '', tail = ''] = remote.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = remote.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+/** `1,234 refused requests from 127.0.0.1 in the last 60 s`: the summary line of the daemon log and audit.log. */
+export function refusedSummary(source: string, count: number, seconds: number): string {
+  const n = count.toLocaleString('en-US');
+  return `${n} refused request${count === 1 ? '' : 's'} from ${source} in the last ${seconds.toLocaleString('en-US')} s`;
 }

@@ -147,7 +147,7 @@ audit(
     );
     for (const e of [...t.controls, ...t.refused]) assert.ok(Math.abs(Date.now() - e.at) < 60_000);
     assert.is(t.refused[0]?.reason, 'wrong token');
-    // The routes log none of them themselves: the rate-limited subscriber does (src/daemon/refused-log.ts).
+    // The routes log none of them themselves: the rate-limited subscriber does (src/daemon/refusal-logs.ts).
     assert.equal(
       t.log.lines.filter((l) => l.includes('refused')),
       [],

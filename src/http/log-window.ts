@@ -1,0 +1,98 @@
+/** Buckets tracked at once; beyond them, new buckets share `OTHER_SOURCES`, so varying keys cannot grow the table. */
+export const MAX_BUCKETS = 1024;
+/** The bucket of everything past `MAX_BUCKETS`: only ever summarised. */
+export const OTHER_SOURCES = 'other sources';
+
+/** What a window held back: `count` events of `bucket` over `seconds`, the last of them noted as `last`. */
+export interface WindowSummary {
+  bucket: string;
+  count: number;
+  seconds: number;
+  last: string | undefined;
+}
+
+export interface LogWindowOptions {
+  /** The window in ms, read whenever the timer starts (a reload applies from the next quiet spell); 0 or less: none. */
+  everyMs: () => number;
+  onSummary: (summary: WindowSummary) => void;
+  maxBuckets?: number;
+  /** A monotonic clock in ms: a step of the wall clock must not stretch or shrink a window. */
+  now?: () => number;
+}
+
+/**
+ * About one line per bucket per window, for what others can make us log without limit (refused requests by
+ * source, rejected check-ins by instance): the first event of a bucket is written in full (`admit` says true), the
+ * rest are counted and summarised once per window while they go on. A bucket quiet for a whole window is forgotten,
+ * so its next event is written in full again.
+ */
+export class LogWindow {
+  readonly #buckets = new Map<string, { count: number; since: number; last: string | undefined }>();
+  readonly #opts: LogWindowOptions;
+  readonly #max: number;
+  readonly #now: () => number;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(opts: LogWindowOptions) {
+    this.#opts = opts;
+    this.#max = opts.maxBuckets ?? MAX_BUCKETS;
+    this.#now = opts.now ?? (() => performance.now());
+  }
+
+  /** Counts an event of `bucket` (`last` notes what it said); true when it is to be written in full. */
+  admit(bucket: string, last?: string): boolean {
+    if (this.#opts.everyMs() <= 0) return true;
+    const key = this.#buckets.has(bucket) || this.#buckets.size < this.#max ? bucket : OTHER_SOURCES;
+    const entry = this.#buckets.get(key);
+    if (entry) {
+      entry.count += 1;
+      entry.last = last;
+      return false;
+    }
+    // The shared bucket is only ever summarised: its first event says nothing about the next bucket's.
+    const shared = key === OTHER_SOURCES;
+    this.#buckets.set(key, { count: shared ? 1 : 0, since: this.#now(), last: shared ? last : undefined });
+    this.#schedule();
+    return !shared;
+  }
+
+  /** Writes the summaries due now and forgets quiet buckets (the timer calls it; tests may too). */
+  flush(): void {
+    const now = this.#now();
+    for (const [bucket, entry] of this.#buckets) {
+      if (entry.count === 0) {
+        this.#buckets.delete(bucket);
+        continue;
+      }
+      const { count, last } = entry;
+      const seconds = Math.max(1, Math.round((now - entry.since) / 1000));
+      entry.count = 0;
+      entry.since = now;
+      entry.last = undefined;
+      try {
+        this.#opts.onSummary({ bucket, count, seconds, last });
+      } catch {
+        // A reporter's failure must not stop the others' summaries.
+      }
+    }
+    if (this.#buckets.size === 0) this.stop();
+  }
+
+  /** Writes what is still counted and stops the timer: the end of a subscriber. */
+  close(): void {
+    this.flush();
+    this.stop();
+  }
+
+  /** Stops the timer (the table is kept; a later event starts it again). */
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #schedule(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => this.flush(), Math.max(10, this.#opts.everyMs()));
+    this.#timer.unref();
+  }
+}

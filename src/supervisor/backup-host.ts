@@ -2,14 +2,11 @@ import type { BackupEntry } from '../backups/catalog.ts';
 import { InstanceBackups } from '../backups/instance-backups.ts';
 import type { BackupManifest } from '../backups/manifest.ts';
 import type { BackupOutcome } from '../backups/outcome.ts';
-import { nextFire } from '../config/cron.ts';
 import { describeError } from '../errors.ts';
 import type { BackupListing, BackupStatus, InstanceBackupsControl, RestoreStatus } from './contract.ts';
+import { type CronTimer, cronTimer } from './cron-timer.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import type { AfterInstall } from './update-actors.ts';
-
-/** The longest a Node timer waits; a later fire is reached by waking early and arming again. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const listing = (m: BackupManifest | BackupEntry): BackupListing => ({
   id: m.id,
@@ -42,7 +39,7 @@ export function createBackupHost(
   const { revision, serverRunning } = facts;
   const key = deps.instance.key;
   let lastSuccessAt: number | null = null;
-  let timer: NodeJS.Timeout | null = null;
+  let timer: CronTimer | null = null;
   const notice = (message: string, reason: string) =>
     deps.bus.emit('instance:notice', { key, kind: 'backup', message, reason, at: Date.now() });
 
@@ -108,28 +105,20 @@ export function createBackupHost(
     return backups.take({ kind, revision: revision(), quiet: () => !serverRunning() });
   };
 
-  /** Arms the timer for the next `Backups.Schedule` fire (again after each, and on a config reload). */
+  /** Arms the timer of `Backups.Schedule` (again on a config reload). */
   const arm = () => {
-    if (timer) clearTimeout(timer);
-    timer = null;
+    timer?.stop();
     const { Schedule, TimeZone } = deps.instance.settings.Backups;
-    if (!Schedule) return;
-    let at: number | null;
-    try {
-      at = nextFire(Schedule, TimeZone, Date.now());
-    } catch (err) {
-      deps.log.error('cannot compute the next backup time', { schedule: Schedule, error: describeError(err) });
-      return;
-    }
-    if (at === null) return;
-    const ms = Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS);
-    timer = setTimeout(() => {
-      if (Date.now() < at) return arm();
-      // The outcome is reported by `taken`; the rejection is only the same failure again.
-      take('scheduled').catch(() => {});
-      arm();
-    }, ms);
-    timer.unref();
+    timer = Schedule
+      ? cronTimer({
+          schedule: Schedule,
+          timeZone: TimeZone,
+          // The outcome is reported by `taken`; the rejection is only the same failure again.
+          fire: () => void take('scheduled').catch(() => {}),
+          broken: (err) =>
+            deps.log.error('cannot compute the next backup time', { schedule: Schedule, error: describeError(err) }),
+        })
+      : null;
   };
 
   /** The snapshot a rollback from the installed build puts back: the newest taken just before it was installed. */
@@ -248,7 +237,7 @@ export function createBackupHost(
     },
     reschedule: arm,
     async stop(): Promise<void> {
-      if (timer) clearTimeout(timer);
+      timer?.stop();
       timer = null;
       await backups.close();
     },

@@ -30,7 +30,7 @@ import { announce, isMaintenanceFact } from './maintenance/announce.ts';
 import { createScheduledCommands, type ScheduledCommands } from './maintenance/console-commands.ts';
 import { createPlanKeeper, maintenanceStatus } from './maintenance/plan.ts';
 import { createPlayersActor } from './maintenance/players.ts';
-import { createScheduleActor, MaintenanceSchedule } from './maintenance/schedule.ts';
+import { createMaintenanceSchedule, type MaintenanceSchedule } from './maintenance/schedule.ts';
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
 import { statePath } from './state-path.ts';
@@ -104,7 +104,7 @@ export class Instance implements InstanceControl {
       broken: (why, err) =>
         deps.log.error('cannot compute when to send a scheduled console command', { why, error: describeError(err) }),
     });
-    this.schedule = new MaintenanceSchedule({
+    this.schedule = createMaintenanceSchedule({
       settings: () => this.deps.instance.settings.Maintenance,
       canCheck: () => this.deps.provider !== null,
       log: deps.log.child('maintenance'),
@@ -160,7 +160,7 @@ export class Instance implements InstanceControl {
           apiPort: () => this.deps.instance.settings.ApiPort,
           pollMs: () => this.deps.config.timing.MaintenancePollSeconds * 1000,
         }),
-        maintenanceSchedule: createScheduleActor(this.schedule),
+        maintenanceSchedule: this.schedule.actor,
       },
     });
     const actor = createActor(machine, {
@@ -475,11 +475,7 @@ export class Instance implements InstanceControl {
       maintenance: maintenanceStatus(
         snap,
         Date.now(),
-        {
-          policy: this.maintenanceRules().when,
-          nextRestart: this.schedule.nextRestart,
-          nextCheck: this.schedule.nextCheck,
-        },
+        { policy: this.maintenanceRules().when, ...this.schedule.next() },
         this.deps.provider?.staged?.() ?? null,
       ),
       resources: this.resources.resources(c.pid),

@@ -13,7 +13,7 @@ import type { MaintenanceSettings } from '../../src/config/sections/maintenance.
 import type { Logger } from '../../src/log.ts';
 import { announce, isMaintenanceFact } from '../../src/supervisor/maintenance/announce.ts';
 import { maintenanceStatus, savedPlanOf } from '../../src/supervisor/maintenance/plan.ts';
-import { createScheduleActor, MaintenanceSchedule } from '../../src/supervisor/maintenance/schedule.ts';
+import { createMaintenanceSchedule, type MaintenanceSchedule } from '../../src/supervisor/maintenance/schedule.ts';
 import { createHarness, type Harness, settle } from '../machines/_support/harness.ts';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
@@ -107,7 +107,6 @@ async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
     events: [],
     staged: null,
   } as unknown as Ctx;
-  ctx.schedule = new MaintenanceSchedule({ settings: () => ctx.settings, canCheck: () => true, log: quiet });
   const rules = () => ({
     when: ctx.settings.When ?? 'RoundEnd',
     maxDelayMs: (ctx.settings.MaxDelayMinutes ?? 120) * 60_000,
@@ -115,7 +114,13 @@ async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
   });
   const h = createHarness({ checkinTimeoutMs: 1e9 }, undefined, rules(), {
     now: START,
-    actors: (clock) => ({ maintenanceSchedule: createScheduleActor(ctx.schedule, clock) }),
+    actors: (clock) => {
+      ctx.schedule = createMaintenanceSchedule(
+        { settings: () => ctx.settings, canCheck: () => true, log: quiet },
+        clock,
+      );
+      return { maintenanceSchedule: ctx.schedule.actor };
+    },
   });
   ctx.h = h;
   for (const type of ['maintenance:pending', 'maintenance:done'] as const)
@@ -133,7 +138,7 @@ async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
     maintenanceStatus(
       h.actor.getSnapshot(),
       h.clock.now(),
-      { policy: rules().when, nextRestart: ctx.schedule.nextRestart, nextCheck: ctx.schedule.nextCheck },
+      { policy: rules().when, ...ctx.schedule.next() },
       ctx.staged,
     );
   const at = () => h.clock.now();
@@ -430,7 +435,7 @@ holds('maintenance :: UpdateSchedule asks for checks; a scheduled restart skips 
   assert.is(checks, 3);
   assert.is(h.status().pending, null, 'nothing to restart');
   assert.is(h.h.state(), 'stopped.idle');
-  assert.is(h.schedule.next(), START + 8_000);
+  assert.equal(h.schedule.next(), { nextRestart: START + 9_000, nextCheck: START + 8_000 });
   end(h);
 });
 
@@ -449,7 +454,7 @@ holds('maintenance :: a config reload takes the new schedules at once', async ()
   assert.is(h.status().nextUpdateCheck, '2026-11-25T13:00:00.000Z');
   h.settings = { ...h.settings, RestartSchedule: undefined, UpdateSchedule: undefined };
   reload();
-  assert.is(h.schedule.next(), null);
+  assert.equal(h.schedule.next(), { nextRestart: null, nextCheck: null });
   end(h);
 });
 

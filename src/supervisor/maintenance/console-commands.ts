@@ -1,21 +1,17 @@
 /**
  * Console commands on the maintenance schedules (`Maintenance.Announcements`, `Maintenance.Commands`): an in-game
- * warning `MinutesBefore` each scheduled restart, and commands on schedules of their own. One timer per entry,
- * re-armed after each fire; a wait longer than a Node timer can keep wakes early and arms again.
+ * warning `MinutesBefore` each scheduled restart, and commands on schedules of their own; one cron timer per entry.
  */
-import { nextFire } from '../../config/cron.ts';
 import type { MaintenanceSettings } from '../../config/sections/maintenance.ts';
-import { realClock, type TimerClock } from '../timer-clock.ts';
-
-/** The longest a Node timer waits (about 24 days). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+import { type CronTimer, cronTimer, type TimerClock } from '../cron-timer.ts';
 
 interface Entry {
   command: string;
   /** Why it is sent, for the log and the audit line: `announcement before the scheduled restart`, `schedule 0 * * * *`. */
   why: string;
-  /** When it is next due after `from` (epoch ms), or null when never. */
-  next: (from: number) => number | null;
+  schedule: string;
+  /** How long before each time of `schedule` it is sent. */
+  leadMs: number;
   /** Before a scheduled restart: not sent while a hold keeps that restart back. */
   announcement: boolean;
 }
@@ -33,66 +29,49 @@ export interface ScheduledCommandsOptions {
 
 function entriesOf(m: MaintenanceSettings | undefined): Entry[] {
   if (!m) return [];
-  const zone = m.TimeZone;
   const restart = m.RestartSchedule;
   const announcements = restart
-    ? m.Announcements.map(({ MinutesBefore, Command }) => {
-        const lead = MinutesBefore * 60_000;
-        return {
-          command: Command,
-          why: `announcement ${MinutesBefore} min before the scheduled restart`,
-          announcement: true,
-          // The first restart far enough ahead that its announcement is still to come.
-          next: (from: number) => {
-            const fire = nextFire(restart, zone, from + lead);
-            return fire === null ? null : fire - lead;
-          },
-        };
-      })
+    ? m.Announcements.map(({ MinutesBefore, Command }) => ({
+        command: Command,
+        why: `announcement ${MinutesBefore} min before the scheduled restart`,
+        schedule: restart,
+        leadMs: MinutesBefore * 60_000,
+        announcement: true,
+      }))
     : [];
   const commands = m.Commands.map(({ Schedule, Command }) => ({
     command: Command,
     why: `schedule ${Schedule}`,
+    schedule: Schedule,
+    leadMs: 0,
     announcement: false,
-    next: (from: number) => nextFire(Schedule, zone, from),
   }));
   return [...announcements, ...commands];
 }
 
 export function createScheduledCommands(opts: ScheduledCommandsOptions) {
-  const clock = opts.clock ?? realClock;
-  let timers: unknown[] = [];
-
-  const arm = (slot: number, entry: Entry, from: number) => {
-    let due: number | null;
-    try {
-      due = entry.next(from);
-    } catch (err) {
-      opts.broken(entry.why, err);
-      return;
-    }
-    if (due === null) return;
-    const at = due;
-    timers[slot] = clock.setTimeout(
-      () => {
-        if (clock.now() < at) return arm(slot, entry, from);
-        if (!(entry.announcement && opts.held())) opts.send(entry.command, entry.why);
-        arm(slot, entry, at + 1);
-      },
-      Math.min(Math.max(0, at - clock.now()), MAX_TIMER_MS),
-    );
-  };
+  let timers: CronTimer[] = [];
 
   const stop = () => {
-    for (const t of timers) if (t !== undefined) clock.clearTimeout(t);
+    for (const t of timers) t.stop();
     timers = [];
   };
 
   const start = () => {
     stop();
-    entriesOf(opts.settings()).forEach((entry, slot) => {
-      arm(slot, entry, clock.now());
-    });
+    const m = opts.settings();
+    timers = entriesOf(m).map((entry) =>
+      cronTimer({
+        schedule: entry.schedule,
+        timeZone: m?.TimeZone,
+        leadMs: entry.leadMs,
+        fire: () => {
+          if (!(entry.announcement && opts.held())) opts.send(entry.command, entry.why);
+        },
+        broken: (err) => opts.broken(entry.why, err),
+        clock: opts.clock,
+      }),
+    );
   };
 
   /** Re-reads the settings (a config reload). */

@@ -1,0 +1,84 @@
+/**
+ * The daemon's one cron timer loop, for `Backups.Schedule`, `Maintenance.RestartSchedule`/`UpdateSchedule` and the
+ * maintenance console commands: croner computes the calendar (`nextFire`), and the timer runs on a `TimerClock`, so
+ * tests drive it on a simulated clock (croner's own scheduling reads the real time).
+ */
+import { nextFire } from '../config/cron.ts';
+
+/** The timer functions a component arms: the real ones, or a test's simulated clock (xstate's SimulatedClock fits). */
+export interface TimerClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** Node's timers, unref'd: a pending one never keeps the daemon alive. */
+export const realClock: TimerClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/** Node's longest timer (about 24.8 days); a later fire is reached by waking early and arming again. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface CronTimerOptions {
+  /** A cron schedule (5 fields, or 6 with seconds first), read in `timeZone` (the host's when undefined). */
+  schedule: string;
+  timeZone: string | undefined;
+  /** Fire this long before each time the schedule gives (an announcement before a restart). */
+  leadMs?: number;
+  fire: () => void;
+  /** The next fire cannot be computed (a time zone gone from the system): the timer stops. */
+  broken: (err: unknown) => void;
+  clock?: TimerClock;
+}
+
+export interface CronTimer {
+  /** When it fires next (epoch ms), or null when never. */
+  readonly next: number | null;
+  stop(): void;
+}
+
+/**
+ * Fires at each time of the schedule, the next computed from the clock after each fire: fires missed while the
+ * process was stalled make one run, not a burst.
+ */
+export function cronTimer(opts: CronTimerOptions): CronTimer {
+  const clock = opts.clock ?? realClock;
+  const lead = opts.leadMs ?? 0;
+  let at: number | null = null;
+  let handle: unknown = null;
+  let stopped = false;
+  const wait = () => {
+    if (at !== null) handle = clock.setTimeout(wake, Math.min(Math.max(0, at - clock.now()), MAX_TIMER_MS));
+  };
+  const arm = () => {
+    try {
+      // The first scheduled time far enough ahead that its lead is still to come.
+      const fire = nextFire(opts.schedule, opts.timeZone, clock.now() + lead);
+      at = fire === null ? null : fire - lead;
+    } catch (err) {
+      at = null;
+      opts.broken(err);
+    }
+    wait();
+  };
+  const wake = () => {
+    handle = null;
+    if (at !== null && clock.now() < at) return wait();
+    opts.fire();
+    if (!stopped) arm();
+  };
+  arm();
+  return {
+    get next() {
+      return at;
+    },
+    stop() {
+      stopped = true;
+      if (handle !== null) clock.clearTimeout(handle);
+      handle = null;
+    },
+  };
+}

@@ -26,10 +26,10 @@ async function holdersOf(port: number): Promise<PortHolder[]> {
 const who = (port: number, h: PortHolder) => `port ${port} held by pid ${h.pid} (${h.name})`;
 
 /**
- * Before a launch: ends every leftover of earlier launches of the instance (`tracking.sweep`), and makes sure its game
- * port is free. A holder that is ours (it carries the instance's marker or sits in one of its cgroups) is named in the
- * log and killed; one that is not is left alone. Throws `LaunchBlockedError('port', …)` when the port is held by a
- * process that is not ours, or still held once ours were killed and `waitMs` has passed.
+ * Before a launch: makes sure the game port is free. A holder that is ours (it carries the instance's marker or sits
+ * in one of its cgroups) is named in the log and killed with the rest of its launch (`tracking.sweep`); one that is
+ * not is left alone. Throws `LaunchBlockedError('port', …)` when the port is held by a process that is not ours, or
+ * still held once ours were killed and `waitMs` has passed.
  */
 export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
   const { port, key, tracking, log } = opts;
@@ -40,7 +40,8 @@ export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
       log.warn(`${who(port, h)}, left from the previous launch; killing it`, { pid: h.pid, proto: h.proto });
     } else foreign.push(h);
   }
-  const swept = (await tracking?.sweep(key).catch(() => [])) ?? [];
+  // Ours on the port go with the rest of their launch; any other leftover was swept as the instance started.
+  const swept = foreign.length < holders.length ? ((await tracking?.sweep(key).catch(() => [])) ?? []) : [];
   if (swept.length > 0) {
     log.warn(`killed ${swept.length} process(es) left by earlier launches`, { pids: swept.join(' ') });
     opts.report?.(swept);

@@ -203,8 +203,8 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
     }
     // What is left of earlier launches (a helper that escaped its server's group, or a server the previous daemon
     // launched but could not record, data.json being unwritable on a full disk) is found by its tracking and ended
-    // now: left alone it would play and write its log until this instance's next launch, or for good if the
-    // instance stays stopped.
+    // now: left alone it would play and write its log, for good if the instance stays stopped. The one sweep: the
+    // launch's port guard then finds the port free, and each later launch's leftovers die with its server.
     const left = (await opts.tracking?.sweep(inst.key).catch(() => [])) ?? [];
     if (left.length > 0) {
       ilog.warn(`killed ${left.length} process(es) left by the previous daemon's launches`, { pids: left.join(' ') });

@@ -77,6 +77,16 @@ test('port-guard :: a holder left by an earlier launch of the instance is named,
   }
 });
 
+test("port-guard :: a leftover off the port is the start sweep's: the launch leaves it", async (ctx) => {
+  const h = await holdPort('tcp', { env: { [MARKER_ENV]: await markerFor(ctx.tracking, 'a') } });
+  try {
+    await clearForLaunch({ key: 'a', port: 1, tracking: ctx.tracking, log: captureLog(), waitMs: 100 });
+    assert.ok(isAlive(h.pid), 'a free port sweeps nothing');
+  } finally {
+    await release(h.child);
+  }
+});
+
 test("port-guard :: the daemon's own port: said so, not a stranger's", async (ctx) => {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

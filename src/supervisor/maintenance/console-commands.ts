@@ -5,17 +5,6 @@
 import type { MaintenanceSettings } from '../../config/sections/maintenance.ts';
 import { type CronTimer, cronTimer, type TimerClock } from '../cron-timer.ts';
 
-interface Entry {
-  command: string;
-  /** Why it is sent, for the log and the audit line: `announcement before the scheduled restart`, `schedule 0 * * * *`. */
-  why: string;
-  schedule: string;
-  /** How long before each time of `schedule` it is sent. */
-  leadMs: number;
-  /** Before a scheduled restart: not sent while a hold keeps that restart back. */
-  announcement: boolean;
-}
-
 export interface ScheduledCommandsOptions {
   settings: () => MaintenanceSettings | undefined;
   /** Sends one command; the caller reports how it went. */
@@ -25,28 +14,6 @@ export interface ScheduledCommandsOptions {
   /** A schedule that cannot be computed (a time zone gone from the system): told once per arming. */
   broken: (why: string, error: unknown) => void;
   clock?: TimerClock;
-}
-
-function entriesOf(m: MaintenanceSettings | undefined): Entry[] {
-  if (!m) return [];
-  const restart = m.RestartSchedule;
-  const announcements = restart
-    ? m.Announcements.map(({ MinutesBefore, Command }) => ({
-        command: Command,
-        why: `announcement ${MinutesBefore} min before the scheduled restart`,
-        schedule: restart,
-        leadMs: MinutesBefore * 60_000,
-        announcement: true,
-      }))
-    : [];
-  const commands = m.Commands.map(({ Schedule, Command }) => ({
-    command: Command,
-    why: `schedule ${Schedule}`,
-    schedule: Schedule,
-    leadMs: 0,
-    announcement: false,
-  }));
-  return [...announcements, ...commands];
 }
 
 export function createScheduledCommands(opts: ScheduledCommandsOptions) {
@@ -60,18 +27,26 @@ export function createScheduledCommands(opts: ScheduledCommandsOptions) {
   const start = () => {
     stop();
     const m = opts.settings();
-    timers = entriesOf(m).map((entry) =>
+    if (!m) return;
+    /** `why` is for the log and the audit line; an announcement is not sent while a hold keeps its restart back. */
+    const timer = (schedule: string, command: string, why: string, leadMs = 0, announcement = false) =>
       cronTimer({
-        schedule: entry.schedule,
-        timeZone: m?.TimeZone,
-        leadMs: entry.leadMs,
+        schedule,
+        timeZone: m.TimeZone,
+        leadMs,
         fire: () => {
-          if (!(entry.announcement && opts.held())) opts.send(entry.command, entry.why);
+          if (!(announcement && opts.held())) opts.send(command, why);
         },
-        broken: (err) => opts.broken(entry.why, err),
+        broken: (err) => opts.broken(why, err),
         clock: opts.clock,
-      }),
-    );
+      });
+    const restart = m.RestartSchedule;
+    const announcements = restart
+      ? m.Announcements.map(({ MinutesBefore: min, Command }) =>
+          timer(restart, Command, `announcement ${min} min before the scheduled restart`, min * 60_000, true),
+        )
+      : [];
+    timers = [...announcements, ...m.Commands.map((c) => timer(c.Schedule, c.Command, `schedule ${c.Schedule}`))];
   };
 
   /** Re-reads the settings (a config reload). */

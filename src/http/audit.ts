@@ -1,6 +1,7 @@
 import type { Bus, BusEvents } from '../bus.ts';
 import { createLogger, type Logger } from '../log.ts';
-import { type FileRotation, RotatingFile } from '../store/rotating-file.ts';
+import { DEFAULT_ROTATION, type LogRotation } from '../process/log-file.ts';
+import { RotatingLogWriter } from '../process/log-writer.ts';
 import { LogWindow } from './log-window.ts';
 import { refusedSummary, sourceOf } from './refused.ts';
 
@@ -14,14 +15,12 @@ export interface AuditLogOptions {
   bus: Bus;
   log?: Logger;
   /** `Logs.AuditLogMaxBytes` / `Logs.AuditLogFiles`, read at each line (a reload applies at once); 10 MiB × 5 by default. */
-  rotation?: () => FileRotation;
+  rotation?: () => LogRotation;
   /** `Timing.RefusedRequestLogSeconds` in ms: how often a source's further refusals are summarised. */
   refusedEveryMs?: () => number;
   /** `Timing.LogRetrySeconds` in ms: how often to try again while the file cannot be written. */
   retryMs?: number;
 }
-
-const DEFAULT_ROTATION: FileRotation = { maxBytes: 10 * 1024 * 1024, keep: 5 };
 
 /**
  * Appends every `control` event (accepted or refused after the credentials were accepted) to `file` as one JSON
@@ -34,8 +33,11 @@ const DEFAULT_ROTATION: FileRotation = { maxBytes: 10 * 1024 * 1024, keep: 5 };
 export function createAuditLog(opts: AuditLogOptions): AuditLog {
   const log = opts.log ?? createLogger('audit');
   const retryMs = opts.retryMs ?? 5000;
-  const out = new RotatingFile(opts.file, opts.rotation ?? (() => DEFAULT_ROTATION), {
+  const out = new RotatingLogWriter(opts.file, opts.rotation ?? DEFAULT_ROTATION, {
     retryMs,
+    // Audit lines are few, and none may go unwritten into a removed file: it is looked for before each one.
+    checkMs: 0,
+    noteGaps: false,
     health: {
       onFailing: (code, message) =>
         log.error(
@@ -48,7 +50,7 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
         log.info(`writing the audit log ${opts.file} again; ${dropped} line(s) were dropped meanwhile`, { dropped }),
     },
   });
-  const write = (line: Record<string, unknown>) => out.append(JSON.stringify(line));
+  const write = (line: Record<string, unknown>) => out.writeLine(JSON.stringify(line));
 
   const onControl = (e: BusEvents['instance:control']) => {
     // null rather than an absent field, so every line has the same keys.
@@ -98,6 +100,7 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
       opts.bus.off('request:refused', onRefused);
       // What was counted but not summarised yet is written now, so a flood just before a stop is not lost.
       refusals.close();
+      out.close();
     },
   };
 }

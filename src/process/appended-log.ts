@@ -38,7 +38,7 @@ export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: 
       last = size;
       if (size + growth < rotation.maxBytes) return;
       try {
-        copyTruncate(logDir, rotation.keep, rotation.maxBytes, rotation.retention);
+        copyTruncate(logPath(logDir), rotation.keep, rotation.maxBytes, rotation.retention);
         last = 0;
         emptied?.();
         lines = 0;
@@ -104,7 +104,7 @@ export function followAppendedLog(opts: AppendedLogOptions): LogFollower {
         if (!file.orphaned) return bound.onPoll(size, file.emptied, file);
         if (!copy) {
           outage.failed(Object.assign(new Error(`${logPath(logDir)} was removed`), { code: 'ENOENT' }), 0);
-          copy = new RotatingLogWriter(logDir, rotation, { retryMs: opts.retryMs, health: opts.health });
+          copy = new RotatingLogWriter(logPath(logDir), rotation, { retryMs: opts.retryMs, health: opts.health });
           outage.succeeded();
         }
         if (size < rotation.maxBytes) return;

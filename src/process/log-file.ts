@@ -5,8 +5,8 @@ import { expired, type RetentionRule } from '../store/retention.ts';
 import { copyCapped } from './log-copy.ts';
 
 /**
- * How a server's log is bounded: `keep` files (server.log, server.log.1 … .keep-1) of at most `maxBytes`, the hard
- * cap; `retention` (the instance's `Retention.Logs`) may remove rotated ones sooner.
+ * How a log is bounded: `keep` files (server.log, server.log.1 … .keep-1) of at most `maxBytes`, the hard cap;
+ * `retention` (the instance's `Retention.Logs`) may remove rotated ones sooner.
  */
 export interface LogRotation {
   maxBytes: number;
@@ -19,8 +19,14 @@ export const LOG_NAME = 'server.log';
 /** A line longer than this is cut, so a server printing without newlines cannot grow our buffer forever. */
 const MAX_LINE = 64 * 1024;
 
+/** A server's log, `<logDir>/server.log`, or with `index` its rotated copy `server.log.<index>`. */
 export function logPath(logDir: string, index = 0): string {
-  return join(logDir, index === 0 ? LOG_NAME : `${LOG_NAME}.${index}`);
+  return rotatedPath(join(logDir, LOG_NAME), index);
+}
+
+/** `file` itself (index 0) or its rotated copy `file.<index>`. */
+export function rotatedPath(file: string, index: number): string {
+  return index === 0 ? file : `${file}.${index}`;
 }
 
 function sizeOf(path: string): number {
@@ -31,75 +37,75 @@ function sizeOf(path: string): number {
   }
 }
 
-/** Shifts server.log.N up by one, dropping the oldest, so that index 1 is free. */
-function shiftRotated(logDir: string, keep: number): void {
-  rmSync(logPath(logDir, keep - 1), { force: true });
+/** Shifts file.N up by one, dropping the oldest, so that index 1 is free. */
+function shiftRotated(file: string, keep: number): void {
+  rmSync(rotatedPath(file, keep - 1), { force: true });
   for (let i = keep - 2; i >= 1; i--) {
-    if (existsSync(logPath(logDir, i))) renameSync(logPath(logDir, i), logPath(logDir, i + 1));
+    if (existsSync(rotatedPath(file, i))) renameSync(rotatedPath(file, i), rotatedPath(file, i + 1));
   }
 }
 
 /**
- * Removes the rotated logs (server.log.1 … .keep-1) that `rule` expires: the oldest, which are the highest numbers, so
+ * Removes the rotated copies (file.1 … .keep-1) that `rule` expires: the oldest, which are the highest numbers, so
  * the rest stay numbered in a row. The newest is always kept.
  */
-export function pruneRotated(logDir: string, keep: number, rule: RetentionRule | undefined, now = Date.now()): void {
+export function pruneRotated(file: string, keep: number, rule: RetentionRule | undefined, now = Date.now()): void {
   if (rule === undefined) return;
   const rotated: { id: string; index: number; at: number; bytes: number }[] = [];
   for (let index = 1; index < keep; index++) {
     try {
-      const st = statSync(logPath(logDir, index));
+      const st = statSync(rotatedPath(file, index));
       // Equal times (a burst of rotations) sort by number: a higher one is older.
       rotated.push({ id: String(keep - index).padStart(3, '0'), index, at: st.mtimeMs, bytes: st.size });
     } catch {
       // Not there (yet): nothing to remove.
     }
   }
-  for (const old of expired(rotated, rule, now)) rmSync(logPath(logDir, old.index), { force: true });
+  for (const old of expired(rotated, rule, now)) rmSync(rotatedPath(file, old.index), { force: true });
 }
 
-/** Renames server.log to server.log.1 (shifting older ones); with keep = 1 the old log is simply dropped. */
-export function rotateLogs(logDir: string, keep: number, retention?: RetentionRule): void {
+/** Renames `file` to file.1 (shifting older ones); with keep = 1 the old file is simply dropped. */
+export function rotateLogs(file: string, keep: number, retention?: RetentionRule): void {
   if (keep <= 1) {
-    rmSync(logPath(logDir), { force: true });
+    rmSync(file, { force: true });
     return;
   }
-  shiftRotated(logDir, keep);
-  if (existsSync(logPath(logDir))) renameSync(logPath(logDir), logPath(logDir, 1));
-  pruneRotated(logDir, keep, retention);
+  shiftRotated(file, keep);
+  if (existsSync(file)) renameSync(file, rotatedPath(file, 1));
+  pruneRotated(file, keep, retention);
 }
 
 /**
- * Rotates when server.log has reached `maxBytes`; used at launch time. A file past its bound (a server that wrote
- * to it while no watchdog followed it) is rotated as its last `maxBytes` only, so server.log.1 keeps the bound.
+ * Rotates when `file` has reached `maxBytes`; used when a writer opens it. A file past its bound (a server that
+ * wrote to it while no watchdog followed it) is rotated as its last `maxBytes` only, so file.1 keeps the bound.
  */
-export function rotateIfFull(logDir: string, rotation: LogRotation): boolean {
-  const size = sizeOf(logPath(logDir));
+export function rotateIfFull(file: string, rotation: LogRotation): boolean {
+  const size = sizeOf(file);
   if (size < rotation.maxBytes) return false;
   if (size <= rotation.maxBytes || rotation.keep <= 1) {
-    rotateLogs(logDir, rotation.keep, rotation.retention);
+    rotateLogs(file, rotation.keep, rotation.retention);
     return true;
   }
-  shiftRotated(logDir, rotation.keep);
-  copyCapped(logPath(logDir), logPath(logDir, 1), rotation.maxBytes);
-  rmSync(logPath(logDir), { force: true });
-  pruneRotated(logDir, rotation.keep, rotation.retention);
+  shiftRotated(file, rotation.keep);
+  copyCapped(file, rotatedPath(file, 1), rotation.maxBytes);
+  rmSync(file, { force: true });
+  pruneRotated(file, rotation.keep, rotation.retention);
   return true;
 }
 
 /**
  * Rotation for a file another process holds open with O_APPEND (PersistServers): copy it to
- * server.log.1, then truncate it in place. The writer's next append lands at the new end of file.
+ * file.1, then truncate it in place. The writer's next append lands at the new end of file.
  * Lines written between the copy and the truncation are lost (logrotate's `copytruncate` trade-off). The copy
  * keeps at most `maxBytes` (`copyCapped`).
  */
-export function copyTruncate(logDir: string, keep: number, maxBytes = Infinity, retention?: RetentionRule): void {
+export function copyTruncate(file: string, keep: number, maxBytes = Infinity, retention?: RetentionRule): void {
   if (keep > 1) {
-    shiftRotated(logDir, keep);
-    copyCapped(logPath(logDir), logPath(logDir, 1), maxBytes);
+    shiftRotated(file, keep);
+    copyCapped(file, rotatedPath(file, 1), maxBytes);
   }
-  truncateSync(logPath(logDir), 0);
-  pruneRotated(logDir, keep, retention);
+  truncateSync(file, 0);
+  pruneRotated(file, keep, retention);
 }
 
 /** Splits a byte stream into lines (LF or CRLF), decoding UTF-8 across chunk boundaries. */

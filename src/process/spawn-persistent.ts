@@ -26,7 +26,7 @@ export async function spawnPersistent(
   let fd: number | null = null;
   try {
     mkdirSync(opts.logDir, { recursive: true });
-    rotateIfFull(opts.logDir, rotation);
+    rotateIfFull(logPath(opts.logDir), rotation);
     fd = openSync(logPath(opts.logDir), 'a');
   } catch (err) {
     // The server still runs, its output discarded for this run: a log folder we cannot open is no reason to

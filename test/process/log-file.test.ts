@@ -1,7 +1,7 @@
 import { appendFile, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { copyTruncate, LineSplitter, pruneRotated, rotateIfFull } from '../../src/process/log-file.ts';
+import { copyTruncate, LineSplitter, logPath, pruneRotated, rotateIfFull } from '../../src/process/log-file.ts';
 import { followLog, tailLog } from '../../src/process/log-tail.ts';
 import { RotatingLogWriter } from '../../src/process/log-writer.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
@@ -21,7 +21,7 @@ logs('log-file :: LineSplitter handles CRLF, split UTF-8 and a trailing partial 
 });
 
 logs('log-file :: the writer rotates at maxBytes and keeps `keep` files', async (ctx) => {
-  const w = new RotatingLogWriter(ctx.dir, { maxBytes: 100, keep: 3 });
+  const w = new RotatingLogWriter(logPath(ctx.dir), { maxBytes: 100, keep: 3 });
   for (let i = 0; i < 50; i++) w.writeLine(`line ${String(i).padStart(3, '0')}`); // 9 bytes each
   w.close();
   assert.equal((await readdir(ctx.dir)).sort(), ['server.log', 'server.log.1', 'server.log.2']);
@@ -48,21 +48,21 @@ logs(
     }
     const files = async () => (await readdir(ctx.dir)).sort();
     // Keep 2, and anything younger than 3.5 days: .1 … .3.
-    pruneRotated(ctx.dir, 10, { keep: 2, keepDays: 3.5, maxBytes: 1e9 }, now);
+    pruneRotated(logPath(ctx.dir), 10, { keep: 2, keepDays: 3.5, maxBytes: 1e9 }, now);
     assert.equal(await files(), ['server.log.1', 'server.log.2', 'server.log.3']);
     // Then at most 25 bytes together: the oldest goes.
-    pruneRotated(ctx.dir, 10, { keep: 2, keepDays: 3.5, maxBytes: 25 }, now);
+    pruneRotated(logPath(ctx.dir), 10, { keep: 2, keepDays: 3.5, maxBytes: 25 }, now);
     assert.equal(await files(), ['server.log.1', 'server.log.2']);
     // Keep 0 still keeps the newest; no rule removes nothing.
-    pruneRotated(ctx.dir, 10, undefined, now);
+    pruneRotated(logPath(ctx.dir), 10, undefined, now);
     assert.equal(await files(), ['server.log.1', 'server.log.2']);
-    pruneRotated(ctx.dir, 10, { keep: 0, keepDays: 0, maxBytes: 0 }, now);
+    pruneRotated(logPath(ctx.dir), 10, { keep: 0, keepDays: 0, maxBytes: 0 }, now);
     assert.equal(await files(), ['server.log.1']);
   },
 );
 
 logs('log-file :: the writer applies Retention.Logs at each rotation', async (ctx) => {
-  const w = new RotatingLogWriter(ctx.dir, {
+  const w = new RotatingLogWriter(logPath(ctx.dir), {
     maxBytes: 100,
     keep: 10,
     retention: { keep: 2, keepDays: 0, maxBytes: 1e9 },
@@ -76,12 +76,12 @@ logs('log-file :: the writer applies Retention.Logs at each rotation', async (ct
 
 logs('log-file :: launch-time rotation only when full; copyTruncate empties in place', async (ctx) => {
   await writeFile(join(ctx.dir, 'server.log'), 'small\n');
-  assert.is(rotateIfFull(ctx.dir, { maxBytes: 100, keep: 3 }), false);
+  assert.is(rotateIfFull(logPath(ctx.dir), { maxBytes: 100, keep: 3 }), false);
   await writeFile(join(ctx.dir, 'server.log'), 'x'.repeat(100));
-  assert.is(rotateIfFull(ctx.dir, { maxBytes: 100, keep: 3 }), true);
+  assert.is(rotateIfFull(logPath(ctx.dir), { maxBytes: 100, keep: 3 }), true);
   assert.equal((await readdir(ctx.dir)).sort(), ['server.log.1']);
   await writeFile(join(ctx.dir, 'server.log'), 'current\n');
-  copyTruncate(ctx.dir, 3);
+  copyTruncate(logPath(ctx.dir), 3);
   assert.is(await readFile(join(ctx.dir, 'server.log'), 'utf8'), '');
   assert.is(await readFile(join(ctx.dir, 'server.log.1'), 'utf8'), 'current\n');
   assert.is((await readFile(join(ctx.dir, 'server.log.2'), 'utf8')).length, 100);
@@ -93,7 +93,7 @@ logs(
     const line = (i: number) => `line ${String(i).padStart(5, '0')} ${'x'.repeat(50)}\n`; // 62 bytes
     const text = Array.from({ length: 200 }, (_, i) => line(i)).join('');
     await writeFile(join(ctx.dir, 'server.log'), text);
-    assert.is(rotateIfFull(ctx.dir, { maxBytes: 4096, keep: 3 }), true);
+    assert.is(rotateIfFull(logPath(ctx.dir), { maxBytes: 4096, keep: 3 }), true);
     const rotated = await readFile(join(ctx.dir, 'server.log.1'), 'utf8');
     assert.ok(Buffer.byteLength(rotated) <= 4096, `within the bound (${Buffer.byteLength(rotated)} bytes)`);
     assert.ok(Buffer.byteLength(rotated) > 4096 - 2 * 62 - 200, 'as much as fits');
@@ -104,7 +104,7 @@ logs(
 
     // copyTruncate caps its copy the same way; a file within the bound is copied as it is.
     await writeFile(join(ctx.dir, 'server.log'), text);
-    copyTruncate(ctx.dir, 3, 4096);
+    copyTruncate(logPath(ctx.dir), 3, 4096);
     assert.ok((await readFile(join(ctx.dir, 'server.log.1'), 'utf8')).length <= 4096);
     assert.is(await readFile(join(ctx.dir, 'server.log'), 'utf8'), '');
     assert.is(await readFile(join(ctx.dir, 'server.log.2'), 'utf8'), rotated);
@@ -122,7 +122,7 @@ logs('log-file :: tailLog returns the last n lines across rotated files', async 
 
 logs('log-file :: followLog sees appends, rotation by rename and truncation', async (ctx) => {
   const seen: string[] = [];
-  const w = new RotatingLogWriter(ctx.dir, { maxBytes: 60, keep: 2 });
+  const w = new RotatingLogWriter(logPath(ctx.dir), { maxBytes: 60, keep: 2 });
   w.writeLine('before follow');
   const f = followLog(ctx.dir, (l) => seen.push(l), { intervalMs: 20 });
   try {
@@ -138,7 +138,7 @@ logs('log-file :: followLog sees appends, rotation by rename and truncation', as
       seen,
       Array.from({ length: 12 }, (_, i) => `n${i} padding-padding`),
     );
-    copyTruncate(ctx.dir, 2);
+    copyTruncate(logPath(ctx.dir), 2);
     w.writeLine('after truncate');
     await waitFor('line after truncation', () => seen.includes('after truncate'));
   } finally {
@@ -158,7 +158,7 @@ logs('log-file :: after copy-and-truncate at a poll, a writer faster than the ne
     onPoll(_size, file) {
       if (!rotate) return;
       rotate = false;
-      copyTruncate(ctx.dir, 2);
+      copyTruncate(logPath(ctx.dir), 2);
       file.emptied();
     },
   });

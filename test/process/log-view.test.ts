@@ -68,7 +68,7 @@ follow(
     appendFileSync(logPath(dir), ' done\nnew 1\n');
     await waitFor('lines after the offset', () => got.length >= 2);
     assert.equal(got, ['half done', 'new 1']);
-    rotateLogs(dir, 5);
+    rotateLogs(logPath(dir), 5);
     appendFileSync(logPath(dir, 1), 'late in the old file\n');
     writeFileSync(logPath(dir), 'after rotation\ntail without newline');
     await waitFor('the rotated file drained and the new one read', () => got.includes('after rotation'));

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { suite } from 'uvu';
@@ -41,7 +41,7 @@ onSmallDisk(onDisk, FULL, 256 * 1024, async (fs) => {
   const r = recorder();
   const clock = manualClock();
   const outage = new WriteOutage(50, r.health, clock.now);
-  const w = new RotatingLogWriter(dir, { maxBytes: 1024 * 1024, keep: 2 }, { outage });
+  const w = new RotatingLogWriter(join(dir, 'server.log'), { maxBytes: 1024 * 1024, keep: 2 }, { outage });
   w.writeLine('before');
   fs.fill(0);
   for (let i = 0; i < 5000; i++) w.writeLine(`lost ${i} ${'y'.repeat(100)}`);
@@ -86,7 +86,7 @@ folder('log-writer :: a removed logs/ is recreated, across rotations, and nothin
     const r = recorder();
     const clock = manualClock();
     const w = new RotatingLogWriter(
-      dir,
+      join(dir, 'server.log'),
       { maxBytes: 200, keep: 2 },
       { outage: new WriteOutage(20, r.health, clock.now) },
     );
@@ -113,7 +113,7 @@ folder('log-writer :: a log folder that cannot be made drops lines from the star
   try {
     writeFileSync(join(tmp.path, 'logs'), 'a file where the folder should be');
     const r = recorder();
-    const w = new RotatingLogWriter(join(tmp.path, 'logs'), undefined, { retryMs: 10, health: r.health });
+    const w = new RotatingLogWriter(join(tmp.path, 'logs', 'server.log'), undefined, { retryMs: 10, health: r.health });
     for (let i = 0; i < 10; i++) w.writeLine(`x ${i}`);
     w.close();
     assert.is(r.seen.failing.length, 1);
@@ -125,6 +125,72 @@ folder('log-writer :: a log folder that cannot be made drops lines from the star
 });
 
 folder.run();
+
+// ---
+
+const audit = suite('log-writer :: a file of JSON lines (audit.log)');
+
+audit('log-writer :: rotates by size and keeps `keep` files, the newest lines whole in the current one', async () => {
+  const tmp = await tempDir('wd-rotfile-');
+  try {
+    const file = join(tmp.path, 'logs', 'audit.log');
+    const w = new RotatingLogWriter(file, { maxBytes: 300, keep: 3 }, { noteGaps: false, checkMs: 0 });
+    for (let i = 0; i < 200; i++) w.writeLine(JSON.stringify({ i }));
+    w.close();
+    const names = (await readdir(join(tmp.path, 'logs'))).sort();
+    assert.equal(names, ['audit.log', 'audit.log.1', 'audit.log.2']);
+    for (const n of names) assert.ok((await stat(join(tmp.path, 'logs', n))).size <= 300);
+    assert.match(await readFile(file, 'utf8'), /\{"i":199\}\n$/);
+  } finally {
+    await tmp.cleanup();
+  }
+});
+
+audit('log-writer :: checkMs 0: a removed file is recreated before the next line, which is not lost', async () => {
+  const tmp = await tempDir('wd-rotfile-');
+  try {
+    const file = join(tmp.path, 'logs', 'audit.log');
+    const r = recorder();
+    const w = new RotatingLogWriter(file, undefined, { noteGaps: false, checkMs: 0, health: r.health });
+    w.writeLine('{"n":1}');
+    await rm(join(tmp.path, 'logs'), { recursive: true });
+    w.writeLine('{"n":2}');
+    w.close();
+    assert.is(await readFile(file, 'utf8'), '{"n":2}\n');
+    // Reported, with the one line that went into the removed file since the last look.
+    assert.equal(r.seen.failing, ['ENOENT']);
+    assert.equal(r.seen.resumed, [1]);
+  } finally {
+    await tmp.cleanup();
+  }
+});
+
+const AUDIT_FULL =
+  'log-writer :: a full disk drops and counts JSON lines; writing resumes once space is back, unmarked';
+onSmallDisk(audit, AUDIT_FULL, 64 * 1024, async (fs) => {
+  const file = join(fs.path, 'audit.log');
+  const r = recorder();
+  const clock = manualClock();
+  const w = new RotatingLogWriter(
+    file,
+    { maxBytes: 1024 * 1024, keep: 2 },
+    { noteGaps: false, checkMs: 0, outage: new WriteOutage(20, r.health, clock.now) },
+  );
+  fs.fill(0);
+  for (let i = 0; i < 2000; i++) w.writeLine('z'.repeat(200));
+  assert.equal(r.seen.failing, ['ENOSPC']);
+  assert.ok(r.seen.dropped > 0);
+  fs.release();
+  clock.ms += 40;
+  w.writeLine('back');
+  w.close();
+  assert.is(r.seen.resumed.length, 1);
+  const text = await readFile(file, 'utf8');
+  assert.match(text, /(^|\n)back\n$/);
+  assert.not.match(text, /watchdog:/);
+});
+
+audit.run();
 
 // ---
 

@@ -84,7 +84,7 @@ test('logs :: -f prints the tail, then new lines across a rotation, until SIGINT
     await waitFor('the tail', () => cli.stdout().includes('line 10\n'));
     appendFileSync(logPath(logDir), 'appended 1\n');
     await waitFor('an appended line', () => cli.stdout().includes('appended 1\n'));
-    rotateLogs(logDir, 5);
+    rotateLogs(logPath(logDir), 5);
     writeFileSync(logPath(logDir), 'after rotation\n');
     await waitFor('the line after rotation', () => cli.stdout().includes('after rotation\n'));
   } finally {

@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { tailLog } from '../process/log-tail.ts';
+import { readLastLines } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { auditControl, CONTROL_VERBS, carryOut, controlRequestOf } from './control.ts';
@@ -124,7 +124,9 @@ export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
     const n = Number(raw);
     if (!/^\d+$/.test(raw) || n < 1 || n > MAX_LOG_LINES)
       return c.json({ error: `n must be a whole number from 1 to ${MAX_LOG_LINES}` }, 400);
-    const lines = await tailLog(join(instanceDir(instance), 'logs'), n);
+    const tail = await readLastLines(join(instanceDir(instance), 'logs'), n);
+    // A line the server is still writing is shown too: the dashboard shows what is there.
+    const lines = (tail.partial === null ? tail.lines : [...tail.lines, tail.partial]).slice(-n);
     const body: DashboardLog = { key, lines };
     return c.json(body);
   });

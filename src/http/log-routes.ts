@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { stream } from 'hono/streaming';
-import { followLines, readLastLines } from '../process/log-view.ts';
+import { followLines, readLastLines } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { ADMIN_CHALLENGE, decideAdminAccess } from './admin-auth.ts';
 import { instanceDir } from './api-routes.ts';
@@ -128,13 +128,13 @@ const whole = <F extends number | undefined>(
  * `GET /:key/logs?lines=N` (mounted at `/instances`): the last N lines (default 50) of the server log as JSON
  * `{ key, found, lines }`. With `follow=1`, NDJSON instead: `{"key","found"}`, the N lines and then each new one as
  * `{"line"}` (an empty line every 15 s while the log is quiet), for `seconds` (default 600, at most 3600), ending with `{"end":"lifetime","from":<offset>}`; `from=<offset>`
- * resumes there without a tail. The reading and following are the CLI's own (src/process/log-view.ts).
+ * resumes there without a tail. The reading and following are the CLI's own (src/process/log-tail.ts).
  */
 export function logRoutes(deps: HttpDeps): Hono<LogEnv> {
   const app = new Hono<LogEnv>();
   let followers = 0;
 
-  app.get('/:key/logs', logAccess(deps), (c) => {
+  app.get('/:key/logs', logAccess(deps), async (c) => {
     const key = c.req.param('key');
     const lines = whole(c.req.query('lines'), 50, 0, MAX_LINES);
     const seconds = whole(c.req.query('seconds'), DEFAULT_SECONDS, 1, MAX_SECONDS);
@@ -149,7 +149,7 @@ export function logRoutes(deps: HttpDeps): Hono<LogEnv> {
     }
     const logDir = join(instanceDir(c.var.instance), 'logs');
     const tail =
-      from === undefined ? readLastLines(logDir, lines) : { lines: [], partial: null, offset: from, found: true };
+      from === undefined ? await readLastLines(logDir, lines) : { lines: [], partial: null, offset: from, found: true };
     if (c.req.query('follow') !== '1') {
       const body: Logs = {
         key,

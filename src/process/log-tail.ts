@@ -5,25 +5,71 @@ import { LineSplitter, logPath } from './log-file.ts';
 /** Largest read per poll, so a burst in the file cannot stall the event loop. */
 const CHUNK = 1024 * 1024;
 
+/** What `readLastLines` found. */
+export interface LogTail {
+  /** The last complete lines, oldest first, reaching into server.log.1, .2 … when server.log is short. */
+  lines: string[];
+  /** An unterminated last line of server.log (a server mid-write), or null. */
+  partial: string | null;
+  /** Byte offset in server.log just after the last complete line: where `followLines` picks up. */
+  offset: number;
+  /** server.log exists. */
+  found: boolean;
+}
+
+function splitLines(text: string): string[] {
+  if (text === '') return [];
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+}
+
+async function readOrNull(path: string): Promise<Buffer | null> {
+  return readFile(path).catch(() => null);
+}
+
 /**
- * The last `n` lines of a server's log, oldest first, reaching into rotated files when server.log
- * alone is shorter (for `watchdog logs -n N`).
+ * The last `n` lines of `<logDir>/server.log`, with the byte offset they end at, so `-f` continues exactly there:
+ * no line printed twice or skipped between the tail and the follow. For `watchdog logs`, `GET
+ * /instances/:key/logs` and the dashboard's `GET /api/instances/:key/log`.
  */
-export async function tailLog(logDir: string, n: number, keep = 5): Promise<string[]> {
-  let lines: string[] = [];
-  for (let i = 0; i < keep && lines.length < n; i++) {
-    let text: string;
-    try {
-      text = await readFile(logPath(logDir, i), 'utf8');
-    } catch {
-      if (i === 0) continue;
-      break;
-    }
-    const fileLines = text.split('\n');
-    if (fileLines.at(-1) === '') fileLines.pop();
-    lines = [...fileLines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l)), ...lines];
+export async function readLastLines(logDir: string, n: number): Promise<LogTail> {
+  const current = await readOrNull(logPath(logDir));
+  if (current === null) return { lines: [], partial: null, offset: 0, found: false };
+  const offset = current.lastIndexOf(0x0a) + 1;
+  const rest = current.subarray(offset).toString('utf8');
+  let lines = splitLines(current.subarray(0, offset).toString('utf8'));
+  for (let i = 1; lines.length < n; i++) {
+    const older = await readOrNull(logPath(logDir, i));
+    if (older === null) break;
+    lines = [...splitLines(older.toString('utf8')), ...lines];
   }
-  return n <= 0 ? [] : lines.slice(-n);
+  return { lines: n <= 0 ? [] : lines.slice(-n), partial: rest === '' ? null : rest, offset, found: true };
+}
+
+/**
+ * Passes on lines appended to server.log from `offset` on (following rotation to server.log.1)
+ * until `until` resolves; then reads what is left and stops. Resolves to the byte offset reached in the
+ * server.log of that moment, where a later `followLines` picks up (the CLI's `logs -f` over HTTP resumes there).
+ * Used by `watchdog logs -f` on this machine and by the daemon's `GET /instances/:key/logs?follow=1`.
+ */
+export async function followLines(
+  logDir: string,
+  offset: number,
+  write: (line: string) => void,
+  until: Promise<void>,
+): Promise<number> {
+  let reached = offset;
+  const follower = followLog(logDir, write, { startOffset: offset, intervalMs: 200, onPoll: (at) => (reached = at) });
+  // followLog's timer is unref'd (it must not keep the daemon alive); here following is the whole point.
+  const keepAlive = setInterval(() => {}, 60_000);
+  try {
+    await until;
+  } finally {
+    clearInterval(keepAlive);
+    follower.stop();
+  }
+  return reached;
 }
 
 /** The file being followed, as `onPoll` sees it. */

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { UsageError } from '../../errors.ts';
 import { logPath } from '../../process/log-file.ts';
-import { followLines, readLastLines } from '../../process/log-view.ts';
+import { followLines, readLastLines } from '../../process/log-tail.ts';
 import { parseCommandArgs, wholeNumber } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
 import { basic } from '../client/http.ts';
@@ -55,7 +55,7 @@ async function localLogs(target: Target, key: string, n: number, follow: boolean
       config.instances.map((i) => i.key),
     );
   const logDir = join(instance.dir, 'logs');
-  const tail = readLastLines(logDir, n);
+  const tail = await readLastLines(logDir, n);
   for (const line of tail.lines) write(line);
   if (!follow) {
     if (tail.partial !== null) write(tail.partial);

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { logPath, rotateLogs } from '../../src/process/log-file.ts';
-import { followLines, readLastLines } from '../../src/process/log-view.ts';
+import { followLines, readLastLines } from '../../src/process/log-tail.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 
 /** A suite whose `dir` is a fresh, empty logs folder inside the test's temp folder (removed with it). */
@@ -18,34 +18,34 @@ const numbered = (from: number, to: number) => Array.from({ length: to - from + 
 
 const tail = logsSuite('readLastLines :: the last N lines of server.log', 'wd-cli-log-');
 
-tail('log-view :: the last N complete lines, and the byte offset they end at', ({ dir }) => {
+tail('log-tail :: the last N complete lines, and the byte offset they end at', async ({ dir }) => {
   writeFileSync(logPath(dir), numbered(1, 100).join('\n') + '\n');
-  const t = readLastLines(dir, 3);
+  const t = await readLastLines(dir, 3);
   assert.equal(t.lines, ['line 98', 'line 99', 'line 100']);
   assert.is(t.partial, null);
   assert.is(t.offset, Buffer.byteLength(numbered(1, 100).join('\n') + '\n'));
   assert.ok(t.found);
 });
 
-tail('log-view :: an unterminated last line is kept apart, and the offset stops before it', ({ dir }) => {
+tail('log-tail :: an unterminated last line is kept apart, and the offset stops before it', async ({ dir }) => {
   writeFileSync(logPath(dir), 'one\r\ntwo\nthr');
-  const t = readLastLines(dir, 50);
+  const t = await readLastLines(dir, 50);
   assert.equal(t.lines, ['one', 'two']);
   assert.is(t.partial, 'thr');
   assert.is(t.offset, 'one\r\ntwo\n'.length);
 });
 
-tail('log-view :: reaches into server.log.1 and .2 when server.log is short', ({ dir }) => {
+tail('log-tail :: reaches into server.log.1 and .2 when server.log is short', async ({ dir }) => {
   writeFileSync(logPath(dir, 2), numbered(1, 5).join('\n') + '\n');
   writeFileSync(logPath(dir, 1), numbered(6, 8).join('\n') + '\n');
   writeFileSync(logPath(dir), numbered(9, 10).join('\n') + '\n');
-  assert.equal(readLastLines(dir, 7).lines, numbered(4, 10));
-  assert.equal(readLastLines(dir, 50).lines, numbered(1, 10));
-  assert.equal(readLastLines(dir, 0).lines, []);
+  assert.equal((await readLastLines(dir, 7)).lines, numbered(4, 10));
+  assert.equal((await readLastLines(dir, 50)).lines, numbered(1, 10));
+  assert.equal((await readLastLines(dir, 0)).lines, []);
 });
 
-tail('log-view :: no server.log yet: nothing, found false', ({ dir }) => {
-  const t = readLastLines(dir, 10);
+tail('log-tail :: no server.log yet: nothing, found false', async ({ dir }) => {
+  const t = await readLastLines(dir, 10);
   assert.equal(t, { lines: [], partial: null, offset: 0, found: false });
 });
 
@@ -56,10 +56,10 @@ tail.run();
 const follow = logsSuite('followLines :: new lines until told to stop', 'wd-cli-follow-');
 
 follow(
-  'log-view :: continues exactly at the offset, across a rotation, and finishes a partial line on stop',
+  'log-tail :: continues exactly at the offset, across a rotation, and finishes a partial line on stop',
   async ({ dir }) => {
     writeFileSync(logPath(dir), 'old 1\nold 2\nhalf');
-    const t = readLastLines(dir, 1);
+    const t = await readLastLines(dir, 1);
     assert.equal(t.lines, ['old 2']);
     const got: string[] = [];
     let stop: () => void = () => {};
@@ -78,7 +78,7 @@ follow(
   },
 );
 
-follow('log-view :: a log that appears later is read from its start', async ({ dir }) => {
+follow('log-tail :: a log that appears later is read from its start', async ({ dir }) => {
   const got: string[] = [];
   let stop: () => void = () => {};
   // followLines looks for the file before it returns: from here on the file is one that appeared later.

@@ -1,23 +1,3 @@
-/**
- * Errors of the environment rather than of the code: a full disk or quota, a removed or read-only folder, lost
- * permissions, exhausted descriptors, a failing device. A write path meets them as a condition to report and
- * recover from; none of them may end the daemon.
- */
-export const IO_CONDITIONS: ReadonlySet<string> = new Set([
-  'ENOSPC',
-  'EDQUOT',
-  'EFBIG',
-  'ENOENT',
-  'ENOTDIR',
-  'EACCES',
-  'EPERM',
-  'EROFS',
-  'EMFILE',
-  'ENFILE',
-  'EIO',
-  'EBADF',
-]);
-
 /** The errno code of `err` (`ENOSPC`), or `error` for anything without one. */
 export function errorCode(err: unknown): string {
   const code = (err as NodeJS.ErrnoException | null)?.code;

@@ -170,14 +170,9 @@ export function marker(text: string): string {
 }
 
 /**
- * Appends one of the daemon's own lines to a log the server holds open (PersistServers); false when it could not
- * (the caller counts it), never an exception.
+ * Appends one of the daemon's own lines (`marker`, `exitMarker`) to a log the server holds open (PersistServers);
+ * false when it could not (the caller counts it), never an exception.
  */
-export function appendMarker(logDir: string, text: string): boolean {
-  return appendMarkerLine(logDir, marker(text));
-}
-
-/** `appendMarker` for a line already made (`exitMarker`). */
 export function appendMarkerLine(logDir: string, line: string): boolean {
   try {
     mkdirSync(logDir, { recursive: true });

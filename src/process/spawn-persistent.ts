@@ -5,7 +5,7 @@ import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { type LogRotation, logPath, rotateIfFull } from './log-file.ts';
 import type { LogFollower } from './log-tail.ts';
-import { appendMarker, appendMarkerLine, DEFAULT_LOG_RETRY_MS, marker } from './log-writer.ts';
+import { appendMarkerLine, DEFAULT_LOG_RETRY_MS, marker } from './log-writer.ts';
 import { reapStragglers } from './process-group.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 import { exitMarker, handleOf, launchError, startChild } from './start-child.ts';
@@ -53,7 +53,7 @@ export async function spawnPersistent(
     }
     const out = fd ?? 'ignore';
     const stdin = await consoleStdin(opts.console, (m) => {
-      if (!appendMarker(opts.logDir, m)) outage.drop(1);
+      if (!appendMarkerLine(opts.logDir, marker(m))) outage.drop(1);
     });
     const start = await startChild(spec, opts.cgroup, {
       cwd: spec.cwd,
@@ -63,7 +63,7 @@ export async function spawnPersistent(
     }).finally(() => closeConsoleStdin(stdin));
     if (start.failure || start.child?.pid === undefined) {
       const err = launchError(spec, start.failure);
-      if (!appendMarker(opts.logDir, err.message)) outage.drop(1);
+      if (!appendMarkerLine(opts.logDir, marker(err.message))) outage.drop(1);
       throw err;
     }
     child = start.child;

@@ -1,4 +1,5 @@
 import mitt, { type Emitter } from 'mitt';
+import * as v from 'valibot';
 import type { AlertKind, RestartReason } from '../machines/instance.types.ts';
 
 // The machine's own words for why a server was relaunched and what deserves attention, defined there once.
@@ -57,25 +58,26 @@ export interface Notice {
 /**
  * One file system the daemon watches, as the disk watcher last read it (src/daemon/disk-watch.ts): the
  * one holding the instance root, the one holding the working folder, or both when they are one (same `stat().dev`).
+ * A schema, not an interface: the status JSON and `/health` carry it too, and the OpenAPI document is made from it.
  */
-export interface DiskReading {
-  /** What it holds: `instances`, `working folder`, or `instances and working folder`. */
-  holds: string;
-  /** The folder watched (the instance root when it holds both). */
-  path: string;
-  /** Its mount point; the folder itself when it could not be read. */
-  mount: string;
-  /** Bytes the daemon may still write there; null when it could not be read. */
-  freeBytes: number | null;
-  totalBytes: number | null;
-  /** Below this many free bytes it is low (`Disk.LowFreeMegabytes` or `Disk.LowFreePercent`, the lower). */
-  thresholdBytes: number | null;
-  low: boolean;
-  /** Why it could not be read (the folder was removed, EACCES), else null. */
-  error: string | null;
-  /** The figures in words: `instances on /data: 120 MB free of 10 GB (1.2 %), below the 1 GB threshold`. */
-  message: string;
-}
+export const DiskReadingSchema = v.object({
+  holds: v.pipe(v.string(), v.description('instances, working folder, or instances and working folder')),
+  // The folder watched (the instance root when it holds both); its mount point, the folder itself when unread.
+  path: v.string(),
+  mount: v.string(),
+  // Bytes the daemon may still write there; null when it could not be read.
+  freeBytes: v.nullable(v.number()),
+  totalBytes: v.nullable(v.number()),
+  thresholdBytes: v.nullable(v.number()),
+  low: v.pipe(
+    v.boolean(),
+    v.description('free space is below the threshold (Disk.LowFreeMegabytes or Disk.LowFreePercent)'),
+  ),
+  error: v.pipe(v.nullable(v.string()), v.description('why it could not be read (the folder removed, no permission)')),
+  // `instances on /data: 120 MB free of 10 GB (1.2 %), below the 1 GB threshold`
+  message: v.pipe(v.string(), v.description('the figures in words, as the chat is told')),
+});
+export type DiskReading = v.InferOutput<typeof DiskReadingSchema>;
 
 export type MaintenanceKind = 'scheduled-restart' | 'restart' | 'update' | 'hold';
 

@@ -5,7 +5,7 @@ import { startPlayerReports } from '../kit/agones/players.ts';
 import { AgonesSdk } from '../kit/agones/sdk.ts';
 import type { Logger } from '../log.ts';
 import { readPlayers } from '../process/server-status.ts';
-import type { AgonesStatus } from '../supervisor/contract.ts';
+import type { AgonesStatus } from '../supervisor/status.ts';
 
 export interface AgonesWrapperOptions {
   config: AgonesConfig;

@@ -7,7 +7,8 @@ import { checkListing } from '../hub/hub-listing.ts';
 import { hubSettingsOf } from '../hub/hub-settings.ts';
 import { HubWatch } from '../hub/hub-watch.ts';
 import type { Logger } from '../log.ts';
-import type { HubStatus, InstanceRegistry } from '../supervisor/contract.ts';
+import type { InstanceRegistry } from '../supervisor/contract.ts';
+import type { HubStatus } from '../supervisor/status.ts';
 
 /** The engine's command that advertises to the hubs at once (RobustToolbox `AdvertiseNowCommand`). */
 export const READVERTISE_COMMAND = 'hub_advertise_now';

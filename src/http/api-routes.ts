@@ -8,7 +8,8 @@ import { controlQueryDocs } from './control-routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
-import { type DashboardControl, type DashboardLog, errors, type RouteDoc } from './route-doc.ts';
+import { errors, type RouteDoc } from './route-doc.ts';
+import type { DashboardControl, DashboardLog } from './schemas.ts';
 
 const MAX_LOG_LINES = 1000;
 

@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { requester } from '../notify/messages.ts';
-import type { BackupListing, InstanceControl } from '../supervisor/contract.ts';
+import type { InstanceControl } from '../supervisor/contract.ts';
+import type { BackupListing } from '../supervisor/status.ts';
 import { adminAccess } from './admin-auth.ts';
 import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
 import { auditControl } from './control.ts';

@@ -1,6 +1,6 @@
 import type { DiskReading } from '../bus.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
-import type { Health } from './route-doc.ts';
+import type { Health } from './schemas.ts';
 
 /**
  * The body of `GET /health`. pid lets the daemon check at start that BaseUrl reaches this very process

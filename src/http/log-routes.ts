@@ -10,7 +10,8 @@ import { parseBasicAuth } from './basic-auth.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { methodNotAllowed, shownKey } from './request-info.ts';
-import { errors, type Logs, type RouteDoc } from './route-doc.ts';
+import { errors, type RouteDoc } from './route-doc.ts';
+import type { Logs } from './schemas.ts';
 
 const MAX_LINES = 1000;
 const DEFAULT_SECONDS = 600;

@@ -14,7 +14,8 @@ import { logRouteDocs } from './log-routes.ts';
 import { metricsRouteDocs } from './metrics-routes.ts';
 import { pingRouteDocs } from './ping-routes.ts';
 import { methodNotAllowed } from './request-info.ts';
-import { type Access, errors, type ResponseDoc, type RouteDoc, SCHEMAS, type SchemaName } from './route-doc.ts';
+import { type Access, errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
+import { SCHEMAS, type SchemaName } from './schemas.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };

@@ -2,26 +2,12 @@ import { constants, type Stats } from 'node:fs';
 import { type FileHandle, lstat, open, readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeSegments, resolveInside } from './safe-path.ts';
+import type { FileListing } from './schemas.ts';
 
 /** At most this many entries of one folder are listed; the rest are counted as `truncated`. */
 export const MAX_LISTED = 5000;
 
-export interface FileEntry {
-  name: string;
-  type: 'file' | 'folder';
-  /** Bytes (0 for a folder). */
-  size: number;
-  /** Last modification, ISO 8601. */
-  modified: string;
-}
-
-export interface FileListing {
-  /** The folder's path under the instance folder, `/`-separated; '' for the list of shared folders. */
-  path: string;
-  entries: FileEntry[];
-  /** How many entries were left out past `MAX_LISTED`. */
-  truncated: number;
-}
+type FileEntry = FileListing['entries'][number];
 
 export type Located =
   | { kind: 'root' }

@@ -7,7 +7,8 @@
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import { type AlertKind, type Bus, type BusEvents, type DiskReading, type RestartReason, subscribe } from '../bus.ts';
-import type { InstanceRegistry, InstanceStatus } from '../supervisor/contract.ts';
+import type { InstanceRegistry } from '../supervisor/contract.ts';
+import type { InstanceStatus } from '../supervisor/status.ts';
 import { type BackupFamilies, tallyBackups } from './backups.ts';
 import type { ConnectionFamilies, ConnectionFigures } from './connection-metrics.ts';
 import type { DiskFamilies } from './disk-gauges.ts';

@@ -3,9 +3,10 @@ import { InstanceBackups } from '../backups/instance-backups.ts';
 import type { BackupManifest } from '../backups/manifest.ts';
 import type { BackupOutcome } from '../backups/outcome.ts';
 import { describeError } from '../errors.ts';
-import type { BackupListing, BackupStatus, InstanceBackupsControl, RestoreStatus } from './contract.ts';
+import type { InstanceBackupsControl } from './contract.ts';
 import { type CronTimer, cronTimer } from './cron-timer.ts';
 import type { InstanceDeps } from './instance-deps.ts';
+import type { BackupListing, BackupStatus, RestoreStatus } from './status.ts';
 import type { AfterInstall } from './update-actors.ts';
 
 const listing = (m: BackupManifest | BackupEntry): BackupListing => ({

@@ -10,7 +10,7 @@ import {
   type ControlView,
   refusalOf,
 } from '../../machines/instance.refusals.ts';
-import type { ControlChoice } from './contract.ts';
+import type { ControlChoice } from './status.ts';
 
 /** Every control action, in the order the event table lists them. */
 const ACTIONS = Object.keys(CONTROL_EVENT) as ControlAction[];

@@ -1,5 +1,5 @@
 import type { BusEvents } from '../bus.ts';
-import type { DownloadProgress } from './contract.ts';
+import type { DownloadProgress } from './status.ts';
 
 type UpdateEvent = BusEvents['instance:update'];
 

@@ -15,13 +15,7 @@ import { providerSettingsChanged } from '../updates/factory.ts';
 import { hasPreviousBuild, removeDisplacedBuilds } from '../updates/install/install.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { type BackupHost, createBackupHost } from './backup-host.ts';
-import type {
-  ControlAction,
-  ControlOptions,
-  InstanceBackupsControl,
-  InstanceControl,
-  InstanceStatus,
-} from './contract.ts';
+import type { ControlAction, ControlOptions, InstanceBackupsControl, InstanceControl } from './contract.ts';
 import { controlChoices } from './control-choices.ts';
 import { createDownloadProgress } from './download-progress.ts';
 import type { InstanceDeps } from './instance-deps.ts';
@@ -34,6 +28,7 @@ import { createMaintenanceSchedule, type MaintenanceSchedule } from './maintenan
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
 import { statePath } from './state-path.ts';
+import type { InstanceStatus } from './status.ts';
 import { instanceTiming } from './timing.ts';
 import { createCheckActor, createRestoreActor, createRollbackActor, createUpdateActor } from './update-actors.ts';
 import { type CheckRecord, createCheckRecord } from './update-check-record.ts';

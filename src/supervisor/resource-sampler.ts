@@ -1,5 +1,5 @@
 import type { TreeStats } from '../process/tree-stats.ts';
-import type { ResourceStatus } from './contract.ts';
+import type { ResourceStatus } from './status.ts';
 
 /** One reading of a server's tree and what the sampler made of it. */
 export interface Sample {

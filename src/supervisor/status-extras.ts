@@ -1,4 +1,5 @@
-import type { InstanceControl, InstanceRegistry, InstanceStatus } from './contract.ts';
+import type { InstanceControl, InstanceRegistry } from './contract.ts';
+import type { InstanceStatus } from './status.ts';
 
 /** What the daemon adds to every instance's status beside the instance's own facts (the GameServer, the disks). */
 export type StatusExtras = Pick<InstanceStatus, 'agones' | 'disk' | 'hub'>;

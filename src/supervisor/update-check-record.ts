@@ -1,5 +1,5 @@
 import type { Bus } from '../bus.ts';
-import type { UpdateCheckStatus } from './contract.ts';
+import type { UpdateCheckStatus } from './status.ts';
 
 /**
  * The outcome of an instance's update checks, so a failing check is seen rather than read as "no update": the last

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite, type Test } from 'uvu';
-import type { HubStatus, RestoreStatus } from '../../src/supervisor/contract.ts';
+import type { HubStatus, RestoreStatus } from '../../src/supervisor/status.ts';
 import { freePort, ROOT, tempDir, waitFor } from './env.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook.ts';
 

@@ -3,7 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { agonesLine, renderStatusTable } from '../../src/cli/client/status-table.ts';
 import { cardFields } from '../../src/http/dashboard/assets/card-view.js';
-import type { InstanceStatus } from '../../src/supervisor/contract.ts';
+import type { InstanceStatus } from '../../src/supervisor/status.ts';
 
 const test = suite('agones: status views');
 const row: InstanceStatus = {

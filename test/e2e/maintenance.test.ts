@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import type { LastExitStatus, MaintenanceStatus, ResourceStatus } from '../../src/supervisor/contract.ts';
+import type { LastExitStatus, MaintenanceStatus, ResourceStatus } from '../../src/supervisor/status.ts';
 import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { basic, daemonSuite, type StatusJson, startDaemon, waitState } from '../_support/daemon.ts';

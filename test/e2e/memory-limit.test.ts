@@ -5,7 +5,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { MaintenanceStatus, ResourceStatus } from '../../src/supervisor/contract.ts';
+import type { MaintenanceStatus, ResourceStatus } from '../../src/supervisor/status.ts';
 import { testConfig } from '../_support/config.ts';
 import { waitState, withDaemons } from '../_support/daemon.ts';
 import { udpPlayer } from '../_support/demo.ts';

@@ -4,7 +4,7 @@
  * instance shows none.
  */
 import * as assert from 'uvu/assert';
-import type { ResourceStatus } from '../../src/supervisor/contract.ts';
+import type { ResourceStatus } from '../../src/supervisor/status.ts';
 import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { daemonSuite, type RunningDaemon, waitState } from '../_support/daemon.ts';

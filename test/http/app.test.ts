@@ -1,7 +1,7 @@
 import { HTTPException } from 'hono/http-exception';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { InstanceStatus } from '../../src/supervisor/contract.ts';
+import type { InstanceStatus } from '../../src/supervisor/status.ts';
 import { basic, harness, memoryInstance, memoryRegistry, send } from './_support/app.ts';
 
 const app = suite('app');

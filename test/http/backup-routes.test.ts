@@ -4,7 +4,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { BackupListing } from '../../src/supervisor/contract.ts';
+import type { BackupListing } from '../../src/supervisor/status.ts';
 import { basic, fromLoopback, harness, memoryInstance, memoryRegistry } from './_support/app.ts';
 import { LISTING } from './_support/backups.ts';
 

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
 import { maintenanceLine } from '../../src/cli/client/status-table.ts';
 import { createApp } from '../../src/http/app.ts';
-import type { MaintenanceStatus } from '../../src/supervisor/contract.ts';
+import type { MaintenanceStatus } from '../../src/supervisor/status.ts';
 import { fromLoopback, type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 import { parseExposition, sample } from './_support/metrics.ts';
 

@@ -8,7 +8,7 @@ import { type Bus, createBus } from '../../src/bus.ts';
 import { statePaths } from '../../src/chart/index.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createMetricsCollector } from '../../src/metrics/collector.ts';
-import type { InstanceStatus } from '../../src/supervisor/contract.ts';
+import type { InstanceStatus } from '../../src/supervisor/status.ts';
 import { fromLoopback, type MemoryInstance, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 import { parseExposition, sample } from './_support/metrics.ts';
 

@@ -1,5 +1,6 @@
 import { FetchError, ofetch } from 'ofetch';
-import type { BackupListing, ControlAction } from '../../supervisor/contract.ts';
+import type { ControlAction } from '../../supervisor/contract.ts';
+import type { BackupListing } from '../../supervisor/status.ts';
 import { ClientError } from './errors.ts';
 import { UnknownInstanceError } from './instances.ts';
 import type { StatusRow } from './status-table.ts';

@@ -1,6 +1,6 @@
 import { hubText, pendingText } from '../../http/dashboard/assets/card-view.js';
 import { formatBytes } from '../../store/disk-space.ts';
-import type { InstanceStatus } from '../../supervisor/contract.ts';
+import type { InstanceStatus } from '../../supervisor/status.ts';
 import { paint, stateStyle, visibleLength } from './colour.ts';
 import { formatAge, formatDuration } from './format.ts';
 

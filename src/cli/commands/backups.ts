@@ -1,6 +1,6 @@
 import { ofetch } from 'ofetch';
 import { formatBytes } from '../../store/disk-space.ts';
-import type { BackupListing } from '../../supervisor/contract.ts';
+import type { BackupListing } from '../../supervisor/status.ts';
 import { instanceKeyArg, parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { basic, type Endpoint, explainFailure, fetchBackups } from '../client/http.ts';
 import { atInstance } from '../client/instance-sources.ts';

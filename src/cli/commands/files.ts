@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { FetchError } from 'ofetch';
 import { UsageError } from '../../errors.ts';
-import type { FileListing } from '../../http/shared-files.ts';
+import type { FileListing } from '../../http/schemas.ts';
 import { formatBytes } from '../../store/disk-space.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';

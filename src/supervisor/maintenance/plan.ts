@@ -7,7 +7,8 @@ import type { SavedMaintenance } from '../../../machines/instance.maintenance.ty
 import type { instanceMachine } from '../../../machines/instance.ts';
 import { describeError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import type { MaintenancePolicy, MaintenanceStatus } from '../contract.ts';
+import type { MaintenancePolicy } from '../contract.ts';
+import type { MaintenanceStatus } from '../status.ts';
 
 export type InstanceSnapshot = SnapshotFrom<typeof instanceMachine>;
 

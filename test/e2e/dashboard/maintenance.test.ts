@@ -3,7 +3,7 @@
  * memory instance whose hold the button sets and clears.
  */
 import * as assert from 'uvu/assert';
-import type { MaintenanceStatus } from '../../../src/supervisor/contract.ts';
+import type { MaintenanceStatus } from '../../../src/supervisor/status.ts';
 import { waitFor } from '../../_support/env.ts';
 import { memoryInstance, memoryRegistry } from '../../http/_support/app.ts';
 import { appSuite, onPage } from './_support/app-suite.ts';

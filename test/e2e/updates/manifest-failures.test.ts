@@ -1,7 +1,7 @@
 import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import type { DownloadProgress, UpdateCheckStatus } from '../../../src/supervisor/contract.ts';
+import type { DownloadProgress, UpdateCheckStatus } from '../../../src/supervisor/status.ts';
 import { runCli } from '../../_support/cli.ts';
 import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';

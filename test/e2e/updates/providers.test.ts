@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import type { MaintenanceStatus } from '../../../src/supervisor/contract.ts';
+import type { MaintenanceStatus } from '../../../src/supervisor/status.ts';
 import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
 import { freePort, ROOT, waitFor } from '../../_support/env.ts';
 import { writeZip } from '../../fixtures/archives/build.ts';

@@ -12,8 +12,8 @@ import type {
   ControlOptions,
   InstanceControl,
   InstanceRegistry,
-  InstanceStatus,
 } from '../../../src/supervisor/contract.ts';
+import type { InstanceStatus } from '../../../src/supervisor/status.ts';
 
 export interface MemoryInstance extends InstanceControl {
   /** `control:<action>` and `checkin`, in call order. */

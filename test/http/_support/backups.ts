@@ -1,4 +1,4 @@
-import type { BackupListing } from '../../../src/supervisor/contract.ts';
+import type { BackupListing } from '../../../src/supervisor/status.ts';
 
 /** One snapshot as the routes list it, for tests that need one. */
 export const LISTING: BackupListing = {

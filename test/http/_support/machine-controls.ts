@@ -3,8 +3,8 @@
  * driven into a state: what the dashboard's buttons read, taken from the machine rather than written by hand.
  */
 import type { ControlFacts } from '../../../machines/instance.refusals.ts';
-import type { InstanceStatus } from '../../../src/supervisor/contract.ts';
 import { controlChoices } from '../../../src/supervisor/control-choices.ts';
+import type { InstanceStatus } from '../../../src/supervisor/status.ts';
 import { createHarness, type Harness } from '../../machines/_support/harness.ts';
 
 /** The state the machine reached and its `controls`, with an update provider and a previous build unless told. */

@@ -1,5 +1,5 @@
 // Types of card-view.js for the daemon's TypeScript (the page itself is plain JavaScript).
-import type { InstanceStatus } from '../../../supervisor/contract.ts';
+import type { InstanceStatus } from '../../../supervisor/status.ts';
 
 /** What a card reads of an instance's status (`GET /api/instances`); older daemons may leave `lastExit` out. */
 export type CardStatus = Pick<

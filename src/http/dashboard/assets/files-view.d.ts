@@ -1,5 +1,5 @@
 // Types of files-view.js for the daemon's TypeScript (the page itself is plain JavaScript).
-import type { FileListing } from '../../shared-files.ts';
+import type { FileListing } from '../../schemas.ts';
 
 export interface FileRow {
   name: string;

@@ -1,0 +1,265 @@
+/**
+ * An instance's status as the API answers it (`GET /instances/<key>/status`, `/api/instances`, the dashboard,
+ * `watchdog status`), and its snapshots as they are listed: valibot schemas, written once. The types are their
+ * outputs and the OpenAPI document is generated from them (src/http/schemas.ts), so neither can drift from the
+ * answers. An optional field is absent from an older daemon's answers, which the CLI and the dashboard accept.
+ */
+import * as v from 'valibot';
+import { DiskReadingSchema } from '../bus.ts';
+import { MAINTENANCE_POLICIES } from '../config/sections/maintenance.ts';
+
+export const Iso = v.pipe(v.string(), v.description('ISO 8601 time'));
+
+export const LastExitSchema = v.object({
+  reason: v.pipe(
+    v.picklist(['crash', 'hang', 'stop', 'restart', 'update', 'shutdown', 'launch-failed']),
+    v.description('launch-failed: no server ran (see detail)'),
+  ),
+  code: v.nullable(v.number()),
+  signal: v.nullable(v.string()),
+  detail: v.pipe(
+    v.nullable(v.string()),
+    v.description("why, in words: the launch error, or the server's last output line after a crash"),
+  ),
+  at: v.pipe(v.string(), v.description('ISO 8601 time')),
+});
+/** How the last server process ended: why (`ExitReason` of machines/instance.types.ts), its code or signal, when. */
+export type LastExitStatus = v.InferOutput<typeof LastExitSchema>;
+
+const ResourceSchema = v.object({
+  cpuPercent: v.pipe(v.number(), v.description('CPU since the previous sample, in % of one core (200: two cores)')),
+  cpuSeconds: v.pipe(v.number(), v.description('CPU time of the tree since the launch')),
+  rssBytes: v.pipe(v.number(), v.description('resident memory of every process of the tree, summed')),
+  processes: v.number(),
+  at: Iso,
+});
+/** One sample of a running server's process tree (its process group and every descendant). */
+export type ResourceStatus = v.InferOutput<typeof ResourceSchema>;
+
+const UpdateCheckSchema = v.object({
+  at: Iso,
+  result: v.picklist(['available', 'none', 'failed']),
+  error: v.nullable(v.string()),
+  failingSince: v.nullable(Iso),
+  lastSuccessAt: v.nullable(Iso),
+});
+/** The last update check's outcome: a failing check is shown, not read as "no update". */
+export type UpdateCheckStatus = v.InferOutput<typeof UpdateCheckSchema>;
+
+const Policy = v.picklist(MAINTENANCE_POLICIES);
+
+export const MaintenanceStatusSchema = v.object({
+  policy: v.pipe(Policy, v.description('Maintenance.When of the instance')),
+  pending: v.nullable(
+    v.object({
+      action: v.picklist(['restart', 'update']),
+      source: v.pipe(
+        v.picklist(['schedule', 'update', 'request']),
+        v.description('RestartSchedule, a found update, or a request with ?when='),
+      ),
+      when: Policy,
+      since: Iso,
+      deadline: v.pipe(Iso, v.description('when it is done with a graceful shutdown whatever the players')),
+      waitingFor: v.picklist(['hold', 'Empty', 'RoundEnd', 'exit']),
+      restore: v.optional(v.pipe(v.string(), v.description("a restore's restart: the snapshot it puts back"))),
+    }),
+  ),
+  nextRestart: v.nullable(Iso),
+  nextUpdateCheck: v.nullable(Iso),
+  staged: v.pipe(
+    v.nullable(v.string()),
+    v.description('revision of a found update already downloaded (or built) and staged for its install'),
+  ),
+  hold: v.nullable(v.object({ reason: v.string(), since: Iso, until: Iso })),
+});
+/** Scheduled restarts and update checks, the restart or update waiting for its moment, and any hold. */
+export type MaintenanceStatus = v.InferOutput<typeof MaintenanceStatusSchema>;
+
+export const AgonesStatusSchema = v.object({
+  gameServer: v.pipe(v.nullable(v.string()), v.description('the GameServer name, once the SDK server has told it')),
+  state: v.pipe(
+    v.nullable(v.string()),
+    v.description('the GameServer state: Scheduled, Ready, Allocated, Shutdown, …'),
+  ),
+  ready: v.pipe(v.boolean(), v.description('the watchdog has told Agones the server is Ready')),
+});
+/** The GameServer as the Agones SDK server last reported it (null before it has), and whether Ready was sent. */
+export type AgonesStatus = v.InferOutput<typeof AgonesStatusSchema>;
+
+const ControlChoiceSchema = v.object({
+  allowed: v.boolean(),
+  reason: v.pipe(v.nullable(v.string()), v.description('why it is refused; null when it is taken')),
+});
+/** Whether a control action is taken now; `reason` says why not (null when it is). */
+export type ControlChoice = v.InferOutput<typeof ControlChoiceSchema>;
+
+const DownloadSchema = v.object({
+  bytes: v.number(),
+  total: v.nullable(v.number()),
+  bytesPerSecond: v.nullable(v.number()),
+  etaSeconds: v.nullable(v.number()),
+  since: Iso,
+});
+/** An update's download while it runs. */
+export type DownloadProgress = v.InferOutput<typeof DownloadSchema>;
+
+const BackupStatusSchema = v.object({
+  at: Iso,
+  ok: v.boolean(),
+  kind: v.string(),
+  id: v.nullable(v.string()),
+  archiveBytes: v.nullable(v.number()),
+  error: v.nullable(v.string()),
+  lastSuccessAt: v.nullable(Iso),
+});
+/** The last snapshot of an instance's data (`Backups`), taken or failed. */
+export type BackupStatus = v.InferOutput<typeof BackupStatusSchema>;
+
+const HubSchema = v.object({
+  address: v.pipe(v.string(), v.description("the address the hubs are asked about; '' until known")),
+  hubs: v.array(
+    v.object({
+      hub: v.string(),
+      listed: v.pipe(v.nullable(v.boolean()), v.description('null: not known yet, or the hub could not be asked')),
+      missingSince: v.nullable(Iso),
+      lastError: v.nullable(v.string()),
+      checkedAt: v.nullable(Iso),
+    }),
+  ),
+});
+/** The hub watch of a running server that advertises (`Hub.Watch`). */
+export type HubStatus = v.InferOutput<typeof HubSchema>;
+
+const RestoreSchema = v.object({
+  at: Iso,
+  ok: v.boolean(),
+  id: v.pipe(v.nullable(v.string()), v.description('the snapshot put back')),
+  saved: v.pipe(v.nullable(v.string()), v.description('the before-restore snapshot of the data it replaced')),
+  rollback: v.pipe(v.boolean(), v.description('a rollback with data, not a restore')),
+  error: v.nullable(v.string()),
+});
+/** The last time a snapshot was put back in place of the instance's data. */
+export type RestoreStatus = v.InferOutput<typeof RestoreSchema>;
+
+export const InstanceStatusSchema = v.object({
+  key: v.string(),
+  name: v.string(),
+  state: v.pipe(
+    v.string(),
+    v.description(
+      'dotted path of the active state: server.running, server.awaiting-checkin, stopped.idle, restarting.backoff, …',
+    ),
+  ),
+  pid: v.nullable(v.number()),
+  revision: v.nullable(v.string()),
+  lastCheckinAt: v.nullable(v.string()),
+  startedAt: v.nullable(v.string()),
+  uptimeSeconds: v.nullable(v.number()),
+  startupFailures: v.number(),
+  restarts: v.number(),
+  crashStreak: v.optional(
+    v.pipe(v.number(), v.description('crashes and hang kills after check-ins since the last stable run')),
+  ),
+  updatePending: v.boolean(),
+  stopRequested: v.boolean(),
+  stoppedBy: v.optional(
+    v.pipe(
+      v.nullable(v.object({ by: v.string(), at: Iso })),
+      v.description("an operator's stop, kept across daemon restarts until a restart or rollback: who and when"),
+    ),
+  ),
+  canUpdate: v.optional(v.pipe(v.boolean(), v.description('an update provider (UpdateType) is configured'))),
+  canRollback: v.optional(v.pipe(v.boolean(), v.description('a previous build (bin.prev) is kept'))),
+  // The control routes' own answers (409 with the reason), from the machine; the dashboard's buttons follow them.
+  controls: v.optional(
+    v.pipe(
+      v.object({
+        restart: ControlChoiceSchema,
+        update: ControlChoiceSchema,
+        stop: ControlChoiceSchema,
+        rollback: ControlChoiceSchema,
+        restore: ControlChoiceSchema,
+      }),
+      v.description(
+        'per control action: whether it is taken now, and why not (the reason a control request gets with 409)',
+      ),
+    ),
+  ),
+  checking: v.optional(v.pipe(v.boolean(), v.description('an update check asked for is running or queued'))),
+  console: v.optional(
+    v.pipe(
+      v.boolean(),
+      v.description('the server console (Console) is on: POST /instances/{key}/console takes commands'),
+    ),
+  ),
+  download: v.optional(
+    v.pipe(
+      v.nullable(DownloadSchema),
+      v.description("an update's download while it runs: bytes, total, average rate and time left; null otherwise"),
+    ),
+  ),
+  updateCheck: v.optional(
+    v.pipe(
+      v.nullable(UpdateCheckSchema),
+      v.description('the last update check: what it found, or why it failed and since when; null before the first'),
+    ),
+  ),
+  // Absent while launches are not blocked (and once the launch after a block spawns).
+  launchBlocked: v.optional(
+    v.pipe(
+      v.object({ kind: v.picklist(['resources', 'port']), message: v.string(), attempts: v.number() }),
+      v.description("launches blocked by the watchdog's resources or a held game port: why, and how many"),
+    ),
+  ),
+  lastExit: v.nullable(LastExitSchema),
+  maintenance: v.optional(MaintenanceStatusSchema),
+  agones: v.optional(v.pipe(AgonesStatusSchema, v.description('Agones mode only: the GameServer this instance is'))),
+  // The same for every instance; absent until the disk watcher has read them.
+  disk: v.optional(
+    v.pipe(v.array(DiskReadingSchema), v.description('the file systems of the instance root and the working folder')),
+  ),
+  resources: v.optional(
+    v.pipe(
+      v.nullable(ResourceSchema),
+      v.description('CPU and memory of the server and what it started, at the last sample; null when none runs'),
+    ),
+  ),
+  players: v.optional(
+    v.pipe(v.nullable(v.number()), v.description("players by the server's /status at the last sample; null: unknown")),
+  ),
+  backup: v.optional(
+    v.pipe(
+      v.nullable(BackupStatusSchema),
+      v.description("the last snapshot of the instance's data, taken or failed; null before the first"),
+    ),
+  ),
+  hub: v.optional(
+    v.pipe(
+      HubSchema,
+      v.description('whether the hubs a running server advertises to list it (Hub.Watch); absent otherwise'),
+    ),
+  ),
+  restore: v.optional(
+    v.pipe(
+      v.nullable(RestoreSchema),
+      v.description('the last restore of a snapshot (restore, or rollback with data); null before the first'),
+    ),
+  ),
+});
+export type InstanceStatus = v.InferOutput<typeof InstanceStatusSchema>;
+
+export const BackupSchema = v.object({
+  id: v.string(),
+  kind: v.pipe(v.string(), v.description('before-update, manual, scheduled or before-restore')),
+  takenAt: Iso,
+  revision: v.pipe(v.nullable(v.string()), v.description('the build installed when it was taken')),
+  revisionAfter: v.pipe(v.nullable(v.string()), v.description('before-update: the build about to be installed')),
+  bytes: v.pipe(v.number(), v.description("the files' total size")),
+  archiveBytes: v.pipe(v.number(), v.description('the compressed archive')),
+  files: v.number(),
+  forRollback: v.optional(
+    v.pipe(v.boolean(), v.description('the snapshot a rollback with withData=true puts back (listings only)')),
+  ),
+});
+/** One snapshot as `watchdog backups` and `GET /instances/<key>/backups` list it. */
+export type BackupListing = v.InferOutput<typeof BackupSchema>;

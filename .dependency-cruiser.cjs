@@ -74,15 +74,15 @@ module.exports = {
     {
       name: 'views-read-the-contract',
       severity: 'error',
-      comment: 'metrics/, agones/, http/ and cli/ see an instance through src/supervisor/contract.ts and status.ts only (and status-extras.ts, which decorates it); the daemon wires the rest.',
+      comment: 'metrics/, agones/, http/ and cli/ see an instance through src/supervisor/contract.ts and status.ts only; the daemon wires the rest.',
       from: { path: '^src/(metrics|agones|http|cli)/' },
-      to: { path: '^src/supervisor/', pathNot: '^src/supervisor/(contract|status|status-extras)[.]ts$' },
+      to: { path: '^src/supervisor/', pathNot: '^src/supervisor/(contract|status)[.]ts$' },
     },
     { name: 'metrics-below-http', severity: 'error', from: { path: '^src/metrics/' }, to: { path: '^src/(agones|http|daemon|cli|demo)/' } },
     {
       name: 'agones-below-http',
       severity: 'error',
-      comment: 'The Agones wrapper reads the bus and the contract; the daemon wires it and decorates the status.',
+      comment: 'The Agones wrapper reads the bus and the contract; the daemon wires it and adds its part to the status.',
       from: { path: '^src/agones/' },
       to: { path: '^src/(metrics|http|daemon|cli|demo)/' },
     },

@@ -2,7 +2,6 @@ import type { Bus } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
-import { withStatusExtras } from '../supervisor/status-extras.ts';
 import type { AgonesWrapper } from './wrapper.ts';
 
 /**
@@ -29,13 +28,5 @@ export async function startAgones(
     },
     bus,
     log: log.child('agones'),
-  });
-}
-
-/** The registry whose instances' status carries `agones` (the GameServer's name and state) while `wrapper` runs. */
-export function withAgonesStatus(registry: InstanceRegistry, wrapper: () => AgonesWrapper | null): InstanceRegistry {
-  return withStatusExtras(registry, () => {
-    const w = wrapper();
-    return w ? { agones: w.status() } : null;
   });
 }

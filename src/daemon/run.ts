@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { startAgones, withAgonesStatus } from '../agones/start.ts';
+import { startAgones } from '../agones/start.ts';
 import type { AgonesWrapper } from '../agones/wrapper.ts';
 import { createBus, type DiskReading } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
@@ -14,11 +14,10 @@ import { createLogger } from '../log.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import { detectTracking } from '../process/tracking.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
-import { withStatusExtras } from '../supervisor/status-extras.ts';
+import type { StatusExtras } from '../supervisor/status.ts';
 import { createSupervisor, type ReconfigureResult, type Supervisor } from '../supervisor/supervisor.ts';
 import { checkBaseUrlReachesUs } from './base-url-check.ts';
 import { checkinBaseUrl, reachesUs } from './checkin-address.ts';
-import { withDiskStatus } from './disk-status.ts';
 import { type DiskWatch, watchDisks } from './disk-watch.ts';
 import { guardProcess } from './fault-guard.ts';
 import { lockFolders, ownedFolders } from './folder-lock.ts';
@@ -65,7 +64,7 @@ export async function runDaemon(
   // The HTTP server must listen before the supervisor exists: servers need its bound address as watchdog.baseUrl.
   let supervisor: Supervisor | null = null;
   let agones: AgonesWrapper | null = null;
-  const instances: InstanceRegistry = {
+  const registry: InstanceRegistry = {
     get: (key) => supervisor?.get(key),
     list: () => supervisor?.list() ?? [],
     // Servers left running by the previous daemon may check in, and a CDN may notify, before we are ready.
@@ -74,13 +73,18 @@ export async function runDaemon(
   // The disk watcher starts once the instance folders exist; until then there is nothing to show.
   let diskWatch: DiskWatch | null = null;
   const diskReadings = (): DiskReading[] => diskWatch?.readings() ?? [];
-  const withAgones = withAgonesStatus(instances, () => agones);
   // The hub watches start with the instances, below; until then no status has a hub.
   let hubWatches: HubWatches | null = null;
-  const registry = withStatusExtras(withDiskStatus(withAgones, diskReadings), (key) => {
+  // What every instance's status carries beside its own facts, each part only once there is something to show.
+  const statusExtras = (key: string): StatusExtras => {
+    const disk = diskReadings();
     const hub = hubWatches?.status(key) ?? null;
-    return hub === null ? null : { hub };
-  });
+    return {
+      ...(agones ? { agones: agones.status() } : {}),
+      ...(disk.length > 0 ? { disk } : {}),
+      ...(hub === null ? {} : { hub }),
+    };
+  };
   const stopCheckinLog = logRejectedCheckins(
     bus,
     log.child('checkin'),
@@ -167,11 +171,12 @@ export async function runDaemon(
     publicBaseUrl,
     reachesUs: (url) => reachesUs(url, http.bound),
     tracking,
+    statusExtras,
   });
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
-  agones = await startAgones(config, bus, log, instances);
+  agones = await startAgones(config, bus, log, registry);
   // Before the instances start: a server's first run is watched too.
-  hubWatches = startHubWatches({ config: () => current, bus, log: log.child('hub'), registry: instances });
+  hubWatches = startHubWatches({ config: () => current, bus, log: log.child('hub'), registry });
   await supervisor.start();
   // A first start has just made the instance root: hold its inode too, so a bind mount of it meets this lock.
   await lock.refresh().catch((err: unknown) => log.warn(`folder lock: ${describeError(err)}`));

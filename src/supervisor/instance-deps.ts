@@ -4,6 +4,7 @@ import type { Logger } from '../log.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
 import type { LaunchData, MaintenanceData, StopData } from '../store/instance-data.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
+import type { StatusExtras } from './status.ts';
 
 /** A launch as data.json records it, so a later daemon can find, verify and adopt its server. */
 export type LaunchRecord = LaunchData;
@@ -43,4 +44,6 @@ export interface InstanceDeps {
   adoptable: () => LaunchRecord | null;
   /** How the processes of a launch are found and ended (`src/process/tracking.ts`); optional: test doubles may leave it out. */
   tracking?: ProcessTracking;
+  /** What the daemon adds at the end of the status, read each time it is asked for (absent: nothing). */
+  statusExtras?: (key: string) => StatusExtras;
 }

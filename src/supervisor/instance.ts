@@ -477,6 +477,7 @@ export class Instance implements InstanceControl {
       players: this.resources.players(c.pid),
       backup: this.backupHost.status(),
       restore: this.backupHost.restoreStatus(),
+      ...this.deps.statusExtras?.(this.key),
     };
   }
 }

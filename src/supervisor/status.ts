@@ -248,6 +248,9 @@ export const InstanceStatusSchema = v.object({
 });
 export type InstanceStatus = v.InferOutput<typeof InstanceStatusSchema>;
 
+/** What the daemon adds to an instance's own status (src/daemon/run.ts): the GameServer, the disks, the hubs. */
+export type StatusExtras = Pick<InstanceStatus, 'agones' | 'disk' | 'hub'>;
+
 export const BackupSchema = v.object({
   id: v.string(),
   kind: v.pipe(v.string(), v.description('before-update, manual, scheduled or before-restore')),

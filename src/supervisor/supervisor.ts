@@ -13,6 +13,7 @@ import { recoverInterruptedInstall, rollbackBin } from '../updates/install/insta
 import type { InstanceRegistry } from './contract.ts';
 import { createDataWriter } from './data-writer.ts';
 import { Instance } from './instance.ts';
+import type { InstanceDeps } from './instance-deps.ts';
 import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
 import { echoServerLine } from './server-echo.ts';
 import { logUpdateProgress } from './update-progress-log.ts';
@@ -58,6 +59,7 @@ export interface SupervisorOptions {
   reachesUs?: (url: string) => boolean;
   /** How launches' processes are tracked (detected at start); without it only process groups are killed. */
   tracking?: ProcessTracking;
+  statusExtras?: InstanceDeps['statusExtras'];
 }
 
 export function createSupervisor(opts: SupervisorOptions): Supervisor {
@@ -136,6 +138,7 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       },
       adoptable: () => (leftover ? leftover.record : null),
       tracking: opts.tracking,
+      statusExtras: opts.statusExtras,
       savedMaintenance: data.maintenance ?? null,
       recordMaintenance: (maintenance) => store.write({ maintenance }),
       savedStop: data.stopped ?? null,

@@ -10,7 +10,8 @@
  * process actor.
  */
 import { and, not, or } from 'xstate';
-import { instanceSetup as s } from './instance.maintenance-actions.ts';
+import { errorMessage } from './instance.context.ts';
+import { instanceSetup as s } from './instance.setup.ts';
 
 const ACTION = '#instance.maintenance.action';
 const done = { type: 'finishPending', params: 'done' } as const;
@@ -158,5 +159,55 @@ export const maintenanceRegion = s.createStateConfig({
         off: { type: 'final' },
       },
     },
+  },
+});
+
+/**
+ * The `updateCheck` region: update checks, one at a time. One asked for while one runs is remembered (it may be about
+ * a build published since) and runs after it. A found build is raised as UPDATE_FOUND for the maintenance region.
+ * The daemon's exit ends checking.
+ */
+export const updateCheckRegion = s.createStateConfig({
+  initial: 'idle',
+  on: { SHUTDOWN: '.off' },
+  states: {
+    idle: { on: { UPDATE_CHECK: { target: 'queued', actions: 'rememberUpdateWhen' } } },
+    queued: {
+      always: { guard: not('installAhead'), target: 'running' },
+      on: { UPDATE_CHECK: { target: 'queued', actions: 'rememberUpdateWhen' } },
+    },
+    running: {
+      initial: 'once',
+      invoke: {
+        id: 'updateCheck',
+        src: 'checkUpdate',
+        input: ({ context }) => ({ key: context.key, revision: context.revision }),
+        onDone: [
+          {
+            guard: 'askedAgain',
+            target: 'queued',
+            actions: { type: 'recordCheck', params: ({ event }) => event.output },
+          },
+          { target: 'idle', actions: { type: 'recordCheck', params: ({ event }) => event.output } },
+        ],
+        onError: [
+          {
+            guard: 'askedAgain',
+            target: 'queued',
+            actions: { type: 'reportCheckFailure', params: ({ event }) => errorMessage(event.error) },
+          },
+          {
+            target: 'idle',
+            actions: { type: 'reportCheckFailure', params: ({ event }) => errorMessage(event.error) },
+          },
+        ],
+      },
+      states: {
+        once: { on: { UPDATE_CHECK: { target: 'again', actions: 'rememberUpdateWhen' } } },
+        /** Another check was asked for: it runs when this one ends. */
+        again: { on: { UPDATE_CHECK: { target: 'again', actions: 'rememberUpdateWhen' } } },
+      },
+    },
+    off: { type: 'final', tags: ['busy', 'shutting-down'] },
   },
 });

@@ -1,14 +1,33 @@
 /**
- * The instance statechart's setup call: its types, the named actors (placeholders the supervisor replaces with
- * `.provide()`) and the delays computed from context. The rest of the vocabulary extends it, each layer seeing the
- * names before it: guards (instance.guards.ts), the server's actions (instance.server-actions.ts), the actions on
- * builds and data (instance.build-actions.ts) and on maintenance (instance.maintenance-actions.ts, which exports
- * the finished `instanceSetup`). The states live in `instance.ts`.
+ * The instance statechart's one `setup()` call, its whole vocabulary: its types, the named actors (placeholders the
+ * supervisor replaces with `.provide()`; what they take and give back is in instance.types.ts), the delays computed
+ * from context, the guards, and the actions (written in instance.actions.ts and instance.maintenance-plan.ts). The
+ * states live in instance.ts and instance.maintenance.ts.
  */
-import { fromCallback, fromPromise, setup } from 'xstate';
+import { and, fromCallback, fromPromise, not, or, setup, stateIn } from 'xstate';
+import { buildActions, lifecycleActions } from './instance.actions.ts';
+import {
+  backoffMs,
+  blockedBackoffMs,
+  givesUp,
+  type InstanceContext,
+  type InstanceMachineEvent,
+  inLoop,
+  unaskedRelaunch,
+} from './instance.context.ts';
+import {
+  maintenanceActions,
+  type RestoreStep,
+  restoreStep,
+  untilDeadline,
+  untilHoldEnds,
+} from './instance.maintenance-plan.ts';
+import type { BusyTag } from './instance.refusals.ts';
 import type {
   CheckInput,
   CheckOutput,
+  InstanceEmitted,
+  InstanceInput,
   PlayersInput,
   ProcessCommand,
   ProcessInput,
@@ -19,17 +38,13 @@ import type {
   ScheduleCommand,
   UpdateInput,
   UpdateOutput,
-} from './instance.actors.types.ts';
-import { backoffMs, blockedBackoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.context.ts';
-import { untilDeadline, untilHoldEnds } from './instance.maintenance-plan.ts';
-import type { BusyTag } from './instance.refusals.ts';
-import type { InstanceEmitted, InstanceInput } from './instance.types.ts';
+} from './instance.types.ts';
 
 const notProvided = (name: string) => () => {
   throw new Error(`instance machine: actor "${name}" not provided; supply it with instanceMachine.provide({ actors })`);
 };
 
-export const baseSetup = setup({
+export const instanceSetup = setup({
   types: {
     context: {} as InstanceContext,
     events: {} as InstanceMachineEvent,
@@ -62,4 +77,57 @@ export const baseSetup = setup({
     holdEnds: ({ context }) => untilHoldEnds(context.maintenance),
     playerPoll: ({ context }) => context.maintenance.rules.pollMs,
   },
+  guards: {
+    currentLaunch: ({ context, event }) => 'launchId' in event && event.launchId === context.launchId,
+    /** A check-in of the current launch while the server is wanted (not while it is being stopped). */
+    checkinCounts: and(['currentLaunch', not(stateIn('#instance.lifecycle.server.stopping'))]),
+    graceful: ({ event }) => event.type === 'SHUTDOWN' && !event.persist,
+    updatePending: ({ context }) => context.updatePending,
+    shuttingDown: ({ context }) => context.exitIntent === 'shutdown',
+    stopRequested: ({ context }) => context.exitIntent === 'stop',
+    rollbackRequested: ({ context }) => context.exitIntent === 'rollback',
+    restoreRequested: ({ context }) => context.exitIntent === 'restore',
+    /**
+     * An install runs, or is about to (`decide` may enter `updating`; a failing server relaunches for a found build):
+     * a check asked for meanwhile waits for it, so it looks from the revision installed and never beside the install.
+     */
+    installAhead: or([
+      stateIn('#instance.lifecycle.updating'),
+      stateIn('#instance.lifecycle.decide'),
+      and([stateIn('#instance.lifecycle.stopped.failing'), 'updatePending']),
+    ]),
+    /** Another update check was asked for while this one ran: it runs next. */
+    askedAgain: stateIn('#instance.updateCheck.running.again'),
+    /** `decide` was entered because the launch was blocked (PROCESS_BLOCKED): no server ran, so nothing counts. */
+    launchBlocked: ({ event }) => event.type === 'PROCESS_BLOCKED',
+    /** The startup-failure limit is reached and no pending update could still change the outcome. */
+    giveUp: ({ context }) => context.exitIntent === 'crash' && givesUp(context),
+    /** The second unclean exit or hang kill after check-ins without a stable run between them, or a later one. */
+    crashLoop: ({ context }) => inLoop(context),
+    /** A server is wanted and there (starting, running, awaiting a check-in): there is something to restart. */
+    serverLive: and([stateIn('#instance.lifecycle.server'), not(stateIn('#instance.lifecycle.server.stopping'))]),
+    serverThere: stateIn('#instance.lifecycle.server'),
+    held: stateIn('#instance.maintenance.hold.held'),
+    /** The pending action waits for the hold to end: a person's request (`?when=`) never does. */
+    waitsForHold: and(['held', ({ context }) => context.maintenance.pending?.source !== 'request']),
+    policyNow: ({ context }) => context.maintenance.pending?.when === 'Now',
+    policyEmpty: ({ context }) => context.maintenance.pending?.when === 'Empty',
+    pendingUpdate: ({ context }) => context.maintenance.pending?.action === 'update',
+    /** A pending update was installed: a server launched after `updating` (which spends `updatePending`). */
+    updateInstalled: and(['pendingUpdate', not('updatePending'), stateIn('#instance.lifecycle.server')]),
+    requested: ({ event }) => event.type === 'MAINTAIN' && event.source === 'request',
+    /** A build found by a check asked with `?when=`: it replaces what is pending, as a person's request does. */
+    updateRequested: ({ event }) => event.type === 'UPDATE_FOUND' && event.when !== null,
+    noPlayers: (_, players: number | null) => players === 0,
+    /**
+     * A pending update waits: a server that crashes during a hold comes back on the installed build and the update
+     * stays pending until the hold ends (crash handling is never held, the install it would bring is).
+     */
+    installHeld: and([({ context }) => unaskedRelaunch(context), 'held']),
+    /** What a RESTORE_MAINTENANCE brings back: how far the saved pending action got, and whether it outlives the restart. */
+    restores: ({ event }, step: RestoreStep) =>
+      event.type === 'RESTORE_MAINTENANCE' && restoreStep(event.saved, event.adopted) === step,
+    restoresHold: ({ event }) => event.type === 'RESTORE_MAINTENANCE' && event.saved.hold !== null,
+  },
+  actions: { ...lifecycleActions, ...buildActions, ...maintenanceActions },
 });

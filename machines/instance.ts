@@ -3,20 +3,18 @@
  * actors, delays, guards and actions; `src/supervisor` supplies the actors with `.provide()`. No I/O, no clock,
  * no randomness.
  *
- * Three regions run side by side: `lifecycle`, the server's life, `updateCheck` (instance.update-check.ts), and
- * `maintenance` (instance.maintenance.ts). The status shows the path in `lifecycle` as it is (`server.running`,
- * `stopped.idle`). The server process is invoked by `server` (instance.server.ts), the parent of every state that
+ * Three regions run side by side: `lifecycle`, the server's life (here), `updateCheck` and `maintenance`
+ * (instance.maintenance.ts). The status shows the path in `lifecycle` as it is (`server.running`,
+ * `stopped.idle`). The server process is invoked by `server` (`serverState` below), the parent of every state that
  * has one, so it lives exactly as long as the instance is in there. Every way out of a server (an exit, a failed
  * spawn, a failed actor) ends in the transient `decide`, as does every launch: it reads `exitIntent` (why the server
  * went) and `updatePending`.
  */
 import { and, assign, not, sendTo } from 'xstate';
 import { errorMessage } from './instance.context.ts';
-import { maintenanceRegion } from './instance.maintenance.ts';
-import { instanceSetup as s } from './instance.maintenance-actions.ts';
+import { maintenanceRegion, updateCheckRegion } from './instance.maintenance.ts';
 import { noMaintenance } from './instance.maintenance-plan.ts';
-import { serverState } from './instance.server.ts';
-import { updateCheckRegion } from './instance.update-check.ts';
+import { instanceSetup as s } from './instance.setup.ts';
 
 export { backoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.context.ts';
 
@@ -36,6 +34,80 @@ const failed = (
     { target: 'stopped.idle', actions },
   ];
 };
+
+const toStopping = '#instance.lifecycle.server.stopping';
+
+/**
+ * The lifecycle's `server` state: a server process is owned, being started, running, or being stopped. It invokes
+ * the process actor (runProcess, src/supervisor), so the process lives exactly as long as the instance is in here;
+ * every way out (an exit, a blocked launch, a failed actor) goes to the lifecycle's `decide`.
+ */
+const serverState = s.createStateConfig({
+  initial: 'starting',
+  entry: 'beginLaunch',
+  exit: 'releaseServer',
+  invoke: {
+    id: 'process',
+    src: 'runProcess',
+    input: ({ context, event }) => ({
+      key: context.key,
+      launchId: context.launchId,
+      adoptPid: event.type === 'ADOPT' ? event.pid : null,
+    }),
+    // The actor itself failed (unhandled, it would stop this machine: statelyai/xstate#5088).
+    onError: { actions: 'exitOnActorFailure' },
+  },
+  on: {
+    PROCESS_STARTED: { guard: 'currentLaunch', actions: 'recordStart' },
+    PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'recordExit' },
+    PROCESS_BLOCKED: { guard: 'currentLaunch', target: 'decide', actions: 'recordBlock' },
+    RESTART: {
+      target: '.stopping',
+      actions: [
+        { type: 'requestRelaunch', params: 'restart' },
+        { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Restart requested by the watchdog' } },
+      ],
+    },
+    ROLLBACK: {
+      target: '.stopping',
+      actions: [
+        { type: 'requestRelaunch', params: 'rollback' },
+        'noteRollback',
+        { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Rollback requested by the watchdog' } },
+      ],
+    },
+    RESTORE: {
+      target: '.stopping',
+      actions: [
+        { type: 'requestRelaunch', params: 'restore' },
+        'noteRestore',
+        {
+          type: 'tell',
+          params: { type: 'STOP_GRACEFULLY', reason: 'Backup restore requested by the watchdog' },
+        },
+      ],
+    },
+    SHUTDOWN: {
+      guard: 'graceful',
+      target: '.stopping',
+      actions: ['requestShutdown', { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Watchdog stopping' } }],
+    },
+    STABLE: { actions: 'endLoopIfStable' },
+    // Check-ins count while the server is wanted, not while it is being stopped.
+    CHECKIN: { guard: 'checkinCounts', target: '.running', actions: 'recordCheckin' },
+  },
+  states: {
+    starting: { after: { checkinTimeout: { target: toStopping, actions: 'killHung' } } },
+    running: { after: { degradedAfter: 'awaiting-checkin' } },
+    'awaiting-checkin': { after: { hangAfter: { target: toStopping, actions: 'killHung' } } },
+    /**
+     * No timer here: runProcess escalates (the shutdown request's and the exit's windows, then SIGKILL to the
+     * process group, whose exit always follows). It alone knows what it asked and when; a second timer here
+     * only raced it.
+     */
+    stopping: {},
+  },
+});
 
 export const instanceMachine = s.createMachine({
   id: 'instance',
@@ -142,7 +214,7 @@ export const instanceMachine = s.createMachine({
             RESTART: { actions: 'clearDown' },
           },
         },
-        /** A server process is owned: being started, running, or being stopped (instance.server.ts). */
+        /** A server process is owned: being started, running, or being stopped (`serverState` above). */
         server: serverState,
         /** Waiting to launch again, with no server: `RESTART` launches at once, `STOP` stays stopped. */
         restarting: {
@@ -193,7 +265,7 @@ export const instanceMachine = s.createMachine({
         exited: { type: 'final', tags: ['busy', 'shutting-down'] },
       },
     },
-    /** Update checks, one at a time (instance.update-check.ts). */
+    /** Update checks, one at a time (instance.maintenance.ts). */
     updateCheck: updateCheckRegion,
     maintenance: maintenanceRegion,
   },

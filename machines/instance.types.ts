@@ -1,19 +1,8 @@
 /**
  * The contract between the instance statechart (machines/instance.ts, pure) and the supervisor
- * (src/supervisor, which provides the actors with `.provide()`): the machine's input, events and emitted facts.
- * Types only; the actors' inputs and outputs are in instance.actors.types.ts, the maintenance plan's in
- * instance.maintenance.types.ts.
+ * (src/supervisor, which provides the actors with `.provide()`): the machine's input, events and emitted facts, and
+ * what its actors take and give back, and the maintenance plan's types. Types only.
  */
-
-import type {
-  Hold,
-  MaintenanceKind,
-  MaintenanceOutcome,
-  MaintenancePolicy,
-  MaintenanceRules,
-  PendingAction,
-  SavedMaintenance,
-} from './instance.maintenance.types.ts';
 
 /** Every wait the machine makes, in milliseconds; from config `TimeoutSeconds` and `Timing.*`. */
 export interface InstanceTiming {
@@ -178,3 +167,134 @@ export type InstanceEmitted =
   | { type: 'launch-blocked'; kind: LaunchBlockKind; message: string; attempts: number; retryMs: number }
   /** A launch spawned again after `attempts` blocked ones: the episode is over. */
   | { type: 'launch-unblocked'; kind: LaunchBlockKind; attempts: number };
+
+// --- The actors: what they take and give back.
+
+/**
+ * Commands the machine sends to its `process` child (the runProcess actor) with sendTo. Once the server is being
+ * shut down or killed, a later STOP_GRACEFULLY, LEAVE or NOTIFY_UPDATE is ignored: a second request while it goes
+ * changes only what the machine does after the exit.
+ */
+export type ProcessCommand =
+  /** Graceful shutdown: POST /shutdown, wait for the exit, then kill the process group. */
+  | { type: 'STOP_GRACEFULLY'; reason: string }
+  /** Stop on request: POST /update so the game leaves at a convenient moment; if undeliverable, STOP_GRACEFULLY. */
+  | { type: 'LEAVE' }
+  /** An update is available: POST /update; a delivery failure is only logged. */
+  | { type: 'NOTIFY_UPDATE' }
+  /** Hang: dump if configured and `dump` (the first hang of a loop only), then kill the process group. */
+  | { type: 'KILL'; reason: 'hang'; dump: boolean }
+  /** PersistServers: forget the process without killing it (the cleanup must not kill). */
+  | { type: 'DETACH' };
+
+/** Input of the `runProcess` callback actor, invoked as `process` by the `server` state for each launch. */
+export interface ProcessInput {
+  key: string;
+  launchId: number;
+  /** Set when adopting a server left by the previous daemon instead of spawning one. */
+  adoptPid: number | null;
+}
+
+/** Events the runProcess actor sends back: PROCESS_STARTED, PROCESS_EXITED, PROCESS_BLOCKED. */
+export type ProcessEvent = Extract<InstanceEvent, { type: 'PROCESS_STARTED' | 'PROCESS_EXITED' | 'PROCESS_BLOCKED' }>;
+
+/** Input and output of the `update` promise actor (check, then apply when available). */
+export interface UpdateInput {
+  key: string;
+  revision: string | null;
+}
+export interface UpdateOutput {
+  revision: string | null;
+  /** True when a new build was installed. */
+  changed: boolean;
+}
+
+/** Input and output of the `checkUpdate` promise actor (spawned as child `updateCheck` on UPDATE_CHECK). */
+export type CheckInput = UpdateInput;
+export interface CheckOutput {
+  available: boolean;
+  /** When the answer came (epoch ms): a found update's maintenance deadline counts from it. */
+  at: number;
+}
+
+/** Input of the `readPlayers` promise actor (`When: Empty`): the player count, or null when the server gave none. */
+export type PlayersInput = { key: string };
+
+/** Commands to the `maintenanceSchedule` callback actor: the settings changed, compute the next fires again. */
+export type ScheduleCommand = { type: 'RESCHEDULE' };
+
+/** Input and output of the `rollback` promise actor: swaps `bin.prev` back; the revision now installed. */
+export interface RollbackInput {
+  key: string;
+  /** Also restore the snapshot taken before the build being removed was installed. */
+  withData: boolean;
+}
+export type RollbackOutput = { revision: string | null };
+
+/**
+ * Input and output of the `restore` promise actor: snapshots the current data (`before-restore`), then puts snapshot
+ * `id` back; the safety snapshot's id.
+ */
+export interface RestoreInput {
+  key: string;
+  id: string;
+}
+export interface RestoreOutput {
+  /** The `before-restore` snapshot of the data that was replaced. */
+  saved: string;
+}
+
+// --- The maintenance plan: pending restarts and updates, holds, and how data.json keeps them.
+
+/** When a restart or found update is carried out while a server runs (config `Maintenance.When`). */
+export type MaintenancePolicy = 'Now' | 'RoundEnd' | 'Empty';
+
+export interface MaintenanceRules {
+  when: MaintenancePolicy;
+  /** A pending action is forced (a graceful shutdown) this long after it began or a hold ended. */
+  maxDelayMs: number;
+  /** How often `When: Empty` reads the player count. */
+  pollMs: number;
+}
+
+/**
+ * What began a pending action: a `RestartSchedule` fire (`schedule`), a found update (`update`), or a person's
+ * request with `?when=` (`request`). Only the first two wait for a hold: a person who names a moment means it.
+ */
+export type PendingSource = 'schedule' | 'update' | 'request';
+
+/** A restart or update waiting for its moment. Times are epoch ms, stamped by the supervisor on its events. */
+export interface PendingAction {
+  action: 'restart' | 'update';
+  source: PendingSource;
+  when: MaintenancePolicy;
+  since: number;
+  /** When it is forced, whatever the policy (MaxDelayMinutes after it began or a hold ended). */
+  deadline: number;
+  maxDelayMs: number;
+  /** Why the daemon itself asked (a memory limit passed); told with the pending notice. */
+  reason?: string;
+  /** A restore: the restart puts this backup of the data back while no server runs (`RESTORE`). */
+  restore?: string;
+}
+
+export interface Hold {
+  since: number;
+  until: number;
+  reason: string;
+}
+
+/**
+ * The maintenance plan as data.json keeps it for the next daemon: the pending action with how far it got, and a hold.
+ * `asked`: the server was told to leave at its round end; `carried`: its shutdown was asked for; `forced`: by the
+ * deadline.
+ */
+export interface SavedMaintenance {
+  pending: (PendingAction & { asked: boolean; carried: boolean; forced: boolean }) | null;
+  hold: Hold | null;
+}
+
+/** How a pending action or hold ended, as the notices say it. */
+export type MaintenanceOutcome = 'done' | 'forced' | 'released' | 'expired' | 'dropped';
+/** A scheduled restart, a person's restart, an update, or a hold, as the notices name them. */
+export type MaintenanceKind = 'scheduled-restart' | 'restart' | 'update' | 'hold';

@@ -1,8 +1,7 @@
 import { type Actor, createActor } from 'xstate';
-import type { MaintenancePolicy, MaintenanceRules } from '../../machines/instance.maintenance.types.ts';
 import { busyRefusal, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
 import { instanceMachine } from '../../machines/instance.ts';
-import type { InstanceEmitted, LastExit } from '../../machines/instance.types.ts';
+import type { InstanceEmitted, LastExit, MaintenancePolicy, MaintenanceRules } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';

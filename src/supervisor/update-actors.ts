@@ -8,7 +8,7 @@ import type {
   RollbackOutput,
   UpdateInput,
   UpdateOutput,
-} from '../../machines/instance.actors.types.ts';
+} from '../../machines/instance.types.ts';
 import { describeError, UpdateError } from '../errors.ts';
 import { DiskSpaceError } from '../updates/install/disk-guard.ts';
 import type { InstanceDeps } from './instance-deps.ts';

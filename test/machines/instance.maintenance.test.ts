@@ -4,7 +4,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { classifyExit } from '../../machines/instance.exits.ts';
+import { classifyExit } from '../../machines/instance.context.ts';
 import { createHarness } from './_support/harness.ts';
 
 const exits = suite('instance :: exit after a maintenance round-end request');

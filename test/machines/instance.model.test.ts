@@ -15,12 +15,18 @@ import type {
 } from 'xstate';
 import { transition } from 'xstate';
 import { type DirectedGraphNode, type StatePath, TestModel, toDirectedGraph } from 'xstate/graph';
-import type { CheckOutput, RestoreOutput, RollbackOutput, UpdateOutput } from '../../machines/instance.actors.types.ts';
 import { blockedBackoffMs } from '../../machines/instance.context.ts';
-import type { MaintenanceRules, SavedMaintenance } from '../../machines/instance.maintenance.types.ts';
 import { BUSY_REASONS, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
 import { backoffMs, type InstanceMachineEvent, instanceMachine } from '../../machines/instance.ts';
-import type { InstanceInput } from '../../machines/instance.types.ts';
+import type {
+  CheckOutput,
+  InstanceInput,
+  MaintenanceRules,
+  RestoreOutput,
+  RollbackOutput,
+  SavedMaintenance,
+  UpdateOutput,
+} from '../../machines/instance.types.ts';
 import { createHarness, type Harness, TIMING } from './_support/harness.ts';
 
 type Snap = SnapshotFrom<typeof instanceMachine>;

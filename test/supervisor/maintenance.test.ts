@@ -6,7 +6,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { MaintenancePolicy, SavedMaintenance } from '../../machines/instance.maintenance.types.ts';
+import type { MaintenancePolicy, SavedMaintenance } from '../../machines/instance.types.ts';
 import { type BusEvents, createBus } from '../../src/bus.ts';
 import { cronProblem, nextFire } from '../../src/config/cron.ts';
 import type { MaintenanceSettings } from '../../src/config/sections/maintenance.ts';

@@ -5,7 +5,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ProcessEvent } from '../../machines/instance.actors.types.ts';
+import type { ProcessEvent } from '../../machines/instance.types.ts';
 import { LaunchBlockedError } from '../../src/errors.ts';
 import { requestUpdate } from '../../src/process/server-api.ts';
 import type { OwnedServer, ProcessHost } from '../../src/supervisor/run-process.ts';

@@ -3,8 +3,8 @@
  * context and the state it is in), kept whenever it changes.
  */
 import type { SnapshotFrom } from 'xstate';
-import type { SavedMaintenance } from '../../../machines/instance.maintenance.types.ts';
 import type { instanceMachine } from '../../../machines/instance.ts';
+import type { SavedMaintenance } from '../../../machines/instance.types.ts';
 import { describeError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
 import type { MaintenancePolicy } from '../contract.ts';

@@ -5,7 +5,7 @@
  */
 
 import { fromCallback } from 'xstate';
-import type { PlayersInput, ScheduleCommand } from '../../../machines/instance.actors.types.ts';
+import type { PlayersInput, ScheduleCommand } from '../../../machines/instance.types.ts';
 import type { MaintenanceSettings } from '../../config/sections/maintenance.ts';
 import { describeError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';

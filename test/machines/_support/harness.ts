@@ -7,9 +7,15 @@
 import { suite, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, fromCallback, fromPromise, type InspectionEvent, SimulatedClock, type StateValue } from 'xstate';
+import { type ControlAction, refusalOf } from '../../../machines/instance.refusals.ts';
+import { instanceMachine } from '../../../machines/instance.ts';
 import type {
+  AlertKind,
   CheckInput,
   CheckOutput,
+  InstanceEmitted,
+  InstanceTiming,
+  MaintenanceRules,
   PlayersInput,
   ProcessCommand,
   ProcessInput,
@@ -20,11 +26,7 @@ import type {
   ScheduleCommand,
   UpdateInput,
   UpdateOutput,
-} from '../../../machines/instance.actors.types.ts';
-import type { MaintenanceRules } from '../../../machines/instance.maintenance.types.ts';
-import { type ControlAction, refusalOf } from '../../../machines/instance.refusals.ts';
-import { instanceMachine } from '../../../machines/instance.ts';
-import type { AlertKind, InstanceEmitted, InstanceTiming } from '../../../machines/instance.types.ts';
+} from '../../../machines/instance.types.ts';
 
 export const TIMING: InstanceTiming = {
   checkinTimeoutMs: 10_000,

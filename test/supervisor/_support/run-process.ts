@@ -1,6 +1,6 @@
 /** Fakes for the runProcess actor's tests: a server process the test ends, and a parent that invokes the actor. */
 import { createActor, sendTo, setup } from 'xstate';
-import type { ProcessCommand, ProcessEvent } from '../../../machines/instance.actors.types.ts';
+import type { ProcessCommand, ProcessEvent } from '../../../machines/instance.types.ts';
 import type { ExitStatus, ServerProcess } from '../../../src/process/spawn.ts';
 import { createRunProcess, type ProcessHost } from '../../../src/supervisor/run-process.ts';
 

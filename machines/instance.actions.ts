@@ -1,0 +1,246 @@
+/**
+ * The instance statechart's actions on the server's life (launches, check-ins, hangs, exits, and the intents that
+ * `decide` reads when a server is gone) and on builds and data (what an update check, an install, a rollback or a
+ * restore leaves behind), and the typed helpers they (and the maintenance actions) are written with, so that the
+ * machine's one `setup()` in instance.setup.ts takes them all.
+ */
+
+import { assign, enqueueActions, type GuardPredicate, type ParameterizedObject, stateIn } from 'xstate';
+import {
+  alertOf,
+  blockedBackoffMs,
+  classifyExit,
+  exitOf,
+  firstHang,
+  type InstanceContext,
+  type InstanceMachineEvent,
+  want,
+} from './instance.context.ts';
+import type {
+  CheckOutput,
+  InstanceEmitted,
+  ProcessCommand,
+  RestoreOutput,
+  RollbackOutput,
+  UpdateOutput,
+} from './instance.types.ts';
+
+/** The machine's named delays (instance.setup.ts implements them). */
+export type InstanceDelay =
+  | 'checkinTimeout'
+  | 'degradedAfter'
+  | 'hangAfter'
+  | 'backoff'
+  | 'blockedBackoff'
+  | 'stableRun'
+  | 'maintenanceDeadline'
+  | 'holdEnds'
+  | 'playerPoll';
+
+type Params = ParameterizedObject['params'] | undefined;
+
+/**
+ * An `enqueueActions` action typed for this machine, written outside the `setup()` call. It names no actor, action
+ * or guard (a `sendTo` by id, a `check` with `inState`), so it fits the setup whatever those are.
+ */
+export const act = <P extends Params = undefined>(
+  collect: Parameters<
+    typeof enqueueActions<
+      InstanceContext,
+      InstanceMachineEvent,
+      P,
+      InstanceMachineEvent,
+      never,
+      never,
+      never,
+      InstanceDelay,
+      InstanceEmitted
+    >
+  >[0],
+) => enqueueActions(collect);
+
+/** An `assign` action typed for this machine, written outside the `setup()` call. */
+export const set = <P extends Params = undefined>(
+  assignment: Parameters<typeof assign<InstanceContext, InstanceMachineEvent, P, InstanceMachineEvent, never>>[0],
+) => assign(assignment);
+
+/** `stateIn` as `check` in an action takes it (its guard-name type parameter is `any`, check's `never`). */
+export const inState = (id: string) =>
+  stateIn(id) as unknown as GuardPredicate<InstanceContext, InstanceMachineEvent, undefined, never>;
+
+/** Who asked for a STOP; '' when unknown. */
+const stopByOf = (event: InstanceMachineEvent): string => (event.type === 'STOP' ? (event.by ?? '') : '');
+
+export const lifecycleActions = {
+  /** Every ProcessCommand goes through here: one for a process that is not owned is dropped, never thrown. */
+  tell: act(({ enqueue, check }, command: ProcessCommand) => {
+    if (check(inState('#instance.lifecycle.server'))) enqueue.sendTo('process', command);
+  }),
+  /** START, RESTART, ROLLBACK and RESTORE of an instance without a server clear what kept it down. */
+  clearDown: set({ startupFailures: 0, crashStreak: 0, loopHangs: 0, exitIntent: null }),
+  /** The same for a server that must go first; a shutdown already under way still wins. */
+  requestRelaunch: set(({ context }, intent: 'restart' | 'rollback' | 'restore') => ({
+    startupFailures: 0,
+    crashStreak: 0,
+    loopHangs: 0,
+    exitIntent: want(context.exitIntent, intent),
+  })),
+  /** STOP: remembered wherever a server is, or is about to be, running; a stopped instance is left as it is. */
+  requestStop: act(({ context, enqueue, event, check }) => {
+    if (check(inState('#instance.lifecycle.stopped'))) return;
+    enqueue.assign({ exitIntent: want(context.exitIntent, 'stop'), stopBy: stopByOf(event) });
+    if (check(inState('#instance.lifecycle.server')))
+      enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
+  }),
+  /** STOP with no server to end (between relaunches): the stop and who asked, nothing else. */
+  recordStop: set(({ event }) => ({ exitIntent: 'stop' as const, stopBy: stopByOf(event) })),
+  requestShutdown: set(({ context }) => ({ exitIntent: want(context.exitIntent, 'shutdown') })),
+  /** Missed check-ins: the first hang of a loop is told and dumped, later ones only killed (`firstHang`). */
+  killHung: act(({ context, enqueue }) => {
+    const first = firstHang(context);
+    if (first) enqueue.emit(alertOf(context, 'hang'));
+    enqueue.assign({ exitIntent: want(context.exitIntent, 'hang') });
+    enqueue.sendTo('process', { type: 'KILL', reason: 'hang', dump: first } satisfies ProcessCommand);
+  }),
+  /** Entering `server`: a new launch id; an adopted server has checked in already (it ran under the last daemon). */
+  beginLaunch: act(({ enqueue, event }) => {
+    const adopted = event.type === 'ADOPT';
+    enqueue.assign({
+      launchId: ({ context }) => context.launchId + 1,
+      checkedIn: adopted,
+      pid: adopted ? event.pid : null,
+      secret: null,
+    });
+    enqueue.emit(({ context }) => ({ type: 'launch', launchId: context.launchId }));
+    enqueue.raise({ type: 'LAUNCHED' });
+  }),
+  /**
+   * Leaving `server` (the invoked process is stopped right after). With SHUTDOWN {persist} the server is told
+   * to DETACH first, so the actor's cleanup leaves it running for the next daemon.
+   */
+  releaseServer: act(({ enqueue, event }) => {
+    if (event.type === 'SHUTDOWN' && event.persist)
+      enqueue.sendTo('process', { type: 'DETACH' } satisfies ProcessCommand);
+    enqueue.assign({ pid: null, secret: null });
+    enqueue.cancel('stable');
+  }),
+  /** With a pid the spawn succeeded: a blocked-launch episode, if any, is over. */
+  recordStart: act(({ context, enqueue, event }) => {
+    if (event.type !== 'PROCESS_STARTED') return;
+    enqueue.assign({ secret: event.secret, pid: event.pid ?? context.pid });
+    if (event.pid === null || context.blocked === null) return;
+    enqueue.emit({ type: 'launch-unblocked', kind: context.blocked.kind, attempts: context.blocked.attempts });
+    enqueue.assign({ blocked: null });
+  }),
+  /** PROCESS_BLOCKED: one more attempt of the episode; the server's counts are left alone. */
+  recordBlock: set(({ context, event }) =>
+    event.type === 'PROCESS_BLOCKED'
+      ? { blocked: { kind: event.kind, message: event.message, attempts: (context.blocked?.attempts ?? 0) + 1 } }
+      : {},
+  ),
+  /** Entering `restarting.blocked`: says what blocked the launch and when it is tried again. */
+  announceBlock: act(({ context, enqueue }) => {
+    const b = context.blocked;
+    if (b === null) return;
+    enqueue.emit({ type: 'launch-blocked', ...b, retryMs: blockedBackoffMs(context.timing, b.attempts) });
+  }),
+  recordCheckin: act(({ context, enqueue }) => {
+    if (!context.checkedIn) {
+      enqueue.assign({ checkedIn: true, startupFailures: 0 });
+      enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
+    }
+    enqueue.emit({ type: 'checkin', launchId: context.launchId });
+  }),
+  /**
+   * A run lasted stableRunMs after its first check-in. One whose check-in is overdue now may be hanging: it is not
+   * stable yet, so the loop is not forgotten; it is asked again after another stableRunMs.
+   */
+  endLoopIfStable: act(({ enqueue, check }) => {
+    if (check(inState('#instance.lifecycle.server.running'))) enqueue.assign({ crashStreak: 0, loopHangs: 0 });
+    else enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
+  }),
+  /**
+   * The current process exited: record how, count it and say why the instance restarts, once, here. An exit
+   * nobody asked for becomes intent `crash`, which `decide` reads to give up or back off.
+   */
+  recordExit: act(({ context, enqueue, event, check }) => {
+    // Asked to leave at its round end for a restart (maintenance, `restart?when=RoundEnd`): a clean exit is that
+    // restart, not an exit nobody asked for.
+    const leftForRestart =
+      check(inState('#instance.maintenance.action.pending.waiting.RoundEnd.asked')) &&
+      context.maintenance.pending?.action === 'restart';
+    const { context: next, emitted } = classifyExit(context, exitOf(event), leftForRestart);
+    // A restore's server left at its round end: the restart it counts as puts the backup back first.
+    const restore = leftForRestart && context.exitIntent === null ? context.maintenance.pending?.restore : undefined;
+    enqueue.assign(
+      restore && next.exitIntent === 'restart' ? { ...next, exitIntent: 'restore', restoreFrom: restore } : next,
+    );
+    for (const e of emitted) enqueue.emit(e);
+    enqueue.raise({ type: 'SERVER_GONE' });
+  }),
+  /** A back-off ran out: `decide` is entered to retry a launch nobody asked for (`unaskedRelaunch`). */
+  retry: set({ retrying: true }),
+  /** Leaving `decide` for a launch, an update, a back-off or giving up: the intent is spent. */
+  spendIntent: set({ exitIntent: null }),
+  /**
+   * A failed runProcess actor is an exit with unknown status of the current launch. The error event names no
+   * launch, so it counts only if the `process` child now held is the one that failed. (The graph traversal's
+   * stand-in `self` holds no children; there the error counts.)
+   */
+  exitOnActorFailure: act(({ context, self, enqueue }) => {
+    const held = self.getSnapshot().children?.process;
+    if (held !== undefined && held.getSnapshot().status !== 'error') return;
+    enqueue.raise({ type: 'PROCESS_EXITED', launchId: context.launchId, code: null, signal: null });
+  }),
+};
+
+export const buildActions = {
+  recordInstall: set(({ context }, out: UpdateOutput) => ({
+    revision: out.revision ?? context.revision,
+    // A new build gets its own startup tries (the real watchdog resets its count the same way).
+    startupFailures: out.changed ? 0 : context.startupFailures,
+  })),
+  reportUpdateFailure: act(({ enqueue }, message: string) => enqueue.emit({ type: 'update-failed', message })),
+  noteRollback: set({ rollbackWithData: ({ event }) => event.type === 'ROLLBACK' && event.withData === true }),
+  noteRestore: set({ restoreFrom: ({ event }) => (event.type === 'RESTORE' ? event.id : null) }),
+  recordRollback: act(({ context, enqueue }, out: RollbackOutput) => {
+    enqueue.assign({ revision: out.revision, exitIntent: context.exitIntent === 'stop' ? 'stop' : null });
+    enqueue.emit({ type: 'rolled-back', revision: out.revision });
+  }),
+  /** A failed rollback relaunches a server that was stopped for it, on the build still installed. */
+  reportRollbackFailure: act(({ context, enqueue }, message: string) => {
+    if (context.exitIntent === 'rollback') enqueue.assign({ exitIntent: null });
+    enqueue.emit({ type: 'rollback-failed', message });
+  }),
+  recordRestore: act(({ context, enqueue }, out: RestoreOutput) => {
+    enqueue.assign({ exitIntent: context.exitIntent === 'stop' ? 'stop' : null });
+    enqueue.emit({ type: 'restored', id: context.restoreFrom ?? '', saved: out.saved });
+  }),
+  /** A failed restore relaunches a server that was stopped for it, on the data it had. */
+  reportRestoreFailure: act(({ context, enqueue }, message: string) => {
+    if (context.exitIntent === 'restore') enqueue.assign({ exitIntent: null });
+    enqueue.emit({ type: 'restore-failed', id: context.restoreFrom ?? '', message });
+  }),
+  /**
+   * A found update is remembered (a later "none" never cancels it). When a running server leaves for it is the
+   * daemon's maintenance policy's to say (When, holds): it asks the server or sends RESTART.
+   */
+  recordCheck: act(({ context, enqueue }, { available, at }: CheckOutput) => {
+    if (available) {
+      enqueue.assign({ updatePending: true });
+      enqueue.raise({ type: 'UPDATE_FOUND', when: context.maintenance.updateWhen, at });
+    }
+    // A policy asked with `update?when=` belongs to this check only.
+    enqueue.assign({ maintenance: { ...context.maintenance, updateWhen: null } });
+    enqueue.emit({ type: 'update-checked', available });
+  }),
+  reportCheckFailure: act(({ context, enqueue }, message: string) => {
+    enqueue.assign({ maintenance: { ...context.maintenance, updateWhen: null } });
+    enqueue.emit({ type: 'check-failed', message });
+  }),
+  rememberUpdateWhen: set(({ context, event }) =>
+    event.type === 'UPDATE_CHECK' && event.when !== undefined
+      ? { maintenance: { ...context.maintenance, updateWhen: event.when } }
+      : {},
+  ),
+};

@@ -68,32 +68,32 @@ export const set = <P extends Params = undefined>(
 export const inState = (id: string) =>
   stateIn(id) as unknown as GuardPredicate<InstanceContext, InstanceMachineEvent, undefined, never>;
 
-/** Who asked for a STOP; '' when unknown. */
-const stopByOf = (event: InstanceMachineEvent): string => (event.type === 'STOP' ? (event.by ?? '') : '');
-
 export const lifecycleActions = {
   /** Every ProcessCommand goes through here: one for a process that is not owned is dropped, never thrown. */
   tell: act(({ enqueue, check }, command: ProcessCommand) => {
     if (check(inState('#instance.lifecycle.server'))) enqueue.sendTo('process', command);
   }),
   /** START, RESTART, ROLLBACK and RESTORE of an instance without a server clear what kept it down. */
-  clearDown: set({ startupFailures: 0, crashStreak: 0, loopHangs: 0, exitIntent: null }),
+  clearDown: act(({ enqueue }) => {
+    enqueue.assign({ startupFailures: 0, crashStreak: 0, loopHangs: 0, exitIntent: null });
+    enqueue.raise({ type: 'RESUMED' });
+  }),
   /** The same for a server that must go first; a shutdown already under way still wins. */
-  requestRelaunch: set(({ context }, intent: 'restart' | 'rollback' | 'restore') => ({
-    startupFailures: 0,
-    crashStreak: 0,
-    loopHangs: 0,
-    exitIntent: want(context.exitIntent, intent),
-  })),
+  requestRelaunch: act(({ context, enqueue }, intent: 'restart' | 'rollback' | 'restore') => {
+    enqueue.assign({ startupFailures: 0, crashStreak: 0, loopHangs: 0, exitIntent: want(context.exitIntent, intent) });
+    enqueue.raise({ type: 'RESUMED' });
+  }),
   /** STOP: remembered wherever a server is, or is about to be, running; a stopped instance is left as it is. */
-  requestStop: act(({ context, enqueue, event, check }) => {
+  requestStop: act(({ context, enqueue, check }) => {
     if (check(inState('#instance.lifecycle.stopped'))) return;
-    enqueue.assign({ exitIntent: want(context.exitIntent, 'stop'), stopBy: stopByOf(event) });
+    enqueue.assign({ exitIntent: want(context.exitIntent, 'stop') });
     if (check(inState('#instance.lifecycle.server')))
       enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
   }),
   /** STOP with no server to end (between relaunches): the stop and who asked, nothing else. */
-  recordStop: set(({ event }) => ({ exitIntent: 'stop' as const, stopBy: stopByOf(event) })),
+  recordStop: set({ exitIntent: 'stop' }),
+  /** The operator's stop begins (or a later STOP replaces who and when): the `operatorStop` region keeps it. */
+  noteStopper: set(({ event }) => (event.type === 'STOP' ? { stop: { by: event.by ?? '', at: event.at ?? '' } } : {})),
   requestShutdown: set(({ context }) => ({ exitIntent: want(context.exitIntent, 'shutdown') })),
   /** Missed check-ins: the first hang of a loop is told and dumped, later ones only killed (`firstHang`). */
   killHung: act(({ context, enqueue }) => {

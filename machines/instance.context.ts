@@ -54,8 +54,8 @@ export interface InstanceContext {
   loopHangs: number;
   /** Run the update actor before the next launch. True at daemon start. */
   updatePending: boolean;
-  /** Who asked for the last STOP ('' when unknown): the stopped alert names them. */
-  stopBy: string;
+  /** Who asked for the last STOP, and when ('' when unknown): the stopped alert and the status name them. */
+  stop: { by: string; at: string };
   /**
    * `decide` was entered to retry a launch nobody asked for: a crash loop's or a blocked launch's back-off ran out.
    * Set by those timers, cleared on leaving `decide`; never true at rest.
@@ -79,14 +79,16 @@ export interface InstanceContext {
  * InstanceEvent plus the machine's own, raised by one region for the others: the delayed STABLE (a run lasted
  * `stableRunMs` after its first check-in); UPDATE_FOUND when a check finds a build (`when`: the policy the check was
  * asked with, `at`: when it answered); SERVER_GONE when the current server exited and LAUNCHED when one was launched,
- * for the maintenance region.
+ * for the maintenance region; RESUMED when the lifecycle took a restart, rollback or restore (or a start), which
+ * ends an operator's stop (the `operatorStop` region).
  */
 export type InstanceMachineEvent =
   | InstanceEvent
   | { type: 'STABLE' }
   | { type: 'UPDATE_FOUND'; when: MaintenancePolicy | null; at: number }
   | { type: 'SERVER_GONE' }
-  | { type: 'LAUNCHED' };
+  | { type: 'LAUNCHED' }
+  | { type: 'RESUMED' };
 
 const RANK: Record<ExitIntent, number> = {
   crash: 0,
@@ -211,7 +213,7 @@ export function classifyExit(
     case 'shutdown':
       break;
     case 'stop':
-      emitted.push({ ...alertOf(c, 'stopped'), by: c.stopBy });
+      emitted.push({ ...alertOf(c, 'stopped'), by: c.stop.by });
       break;
     case 'restart':
     case 'rollback':

@@ -107,6 +107,10 @@ export const instanceSetup = setup({
     /** A server is wanted and there (starting, running, awaiting a check-in): there is something to restart. */
     serverLive: and([stateIn('#instance.lifecycle.server'), not(stateIn('#instance.lifecycle.server.stopping'))]),
     serverThere: stateIn('#instance.lifecycle.server'),
+    /** An operator's stop stands (the `operatorStop` region): nothing but a restart, rollback or restore starts it. */
+    operatorStopped: stateIn('#instance.operatorStop.stopped'),
+    /** At the start, `stop` can only be the input's: a stop data.json remembers. */
+    stopRemembered: ({ context }) => context.stop.at !== '',
     held: stateIn('#instance.maintenance.hold.held'),
     /** The pending action waits for the hold to end: a person's request (`?when=`) never does. */
     waitsForHold: and(['held', ({ context }) => context.maintenance.pending?.source !== 'request']),

@@ -3,8 +3,8 @@
  * actors, delays, guards and actions; `src/supervisor` supplies the actors with `.provide()`. No I/O, no clock,
  * no randomness.
  *
- * Three regions run side by side: `lifecycle`, the server's life (here), `updateCheck` and `maintenance`
- * (instance.maintenance.ts). The status shows the path in `lifecycle` as it is (`server.running`,
+ * Four regions run side by side: `lifecycle`, the server's life, and `operatorStop`, an operator's stop (here);
+ * `updateCheck` and `maintenance` (instance.maintenance.ts). The status shows the path in `lifecycle` as it is (`server.running`,
  * `stopped.idle`). The server process is invoked by `server` (`serverState` below), the parent of every state that
  * has one, so it lives exactly as long as the instance is in there. Every way out of a server (an exit, a failed
  * spawn, a failed actor) ends in the transient `decide`, as does every launch: it reads `exitIntent` (why the server
@@ -126,7 +126,7 @@ export const instanceMachine = s.createMachine({
     updatePending: true,
     exitIntent: null,
     retrying: false,
-    stopBy: '',
+    stop: input.stop ?? { by: '', at: '' },
     rollbackWithData: false,
     restoreFrom: null,
     lastExit: null,
@@ -167,7 +167,8 @@ export const instanceMachine = s.createMachine({
           states: {
             idle: {
               on: {
-                START: { target: toDecide, actions: 'clearDown' },
+                // An operator's stop outlives the daemon: its start launches nothing until a restart.
+                START: { guard: not('operatorStopped'), target: toDecide, actions: 'clearDown' },
                 ADOPT: { target: '#instance.lifecycle.server.running' },
               },
             },
@@ -175,7 +176,12 @@ export const instanceMachine = s.createMachine({
               on: {
                 // A new build may fix what kept failing: reset the count and try it (the real watchdog keeps the
                 // count at the limit, so the next failure gives up again at once).
-                UPDATE_FOUND: { target: toDecide, actions: assign({ startupFailures: 0 }) },
+                // Not while an operator's stop stands: a found build never starts a stopped instance.
+                UPDATE_FOUND: {
+                  guard: not('operatorStopped'),
+                  target: toDecide,
+                  actions: assign({ startupFailures: 0 }),
+                },
               },
             },
           },
@@ -263,6 +269,22 @@ export const instanceMachine = s.createMachine({
           },
         },
         exited: { type: 'final', tags: ['busy', 'shutting-down'] },
+      },
+    },
+    /**
+     * The operator's stop: STOP begins it (who and when in `stop`), and it stands, through daemon restarts (the
+     * machine's input carries the remembered one), config reloads and update checks, until the
+     * lifecycle takes a restart, rollback or restore (RESUMED). The status's `stoppedBy` is this state.
+     */
+    operatorStop: {
+      initial: 'remembered',
+      on: { SHUTDOWN: '.off' },
+      states: {
+        /** Transient: a stop data.json remembers (the input) stands from the daemon's start. */
+        remembered: { always: [{ guard: 'stopRemembered', target: 'stopped' }, { target: 'none' }] },
+        none: { on: { STOP: { target: 'stopped', actions: 'noteStopper' } } },
+        stopped: { on: { STOP: { actions: 'noteStopper' }, RESUMED: 'none' } },
+        off: { type: 'final' },
       },
     },
     /** Update checks, one at a time (instance.maintenance.ts). */

@@ -24,6 +24,8 @@ export interface InstanceInput {
   revision: string | null;
   /** `Maintenance.When`, `MaxDelayMinutes` and the player poll of `When: Empty` (defaults: RoundEnd, 2 h, 10 s). */
   maintenance?: MaintenanceRules;
+  /** The operator's stop data.json remembers: the instance starts stopped by it (`operatorStop.stopped`). */
+  stop?: { by: string; at: string } | null;
 }
 
 export interface ExitInfo {
@@ -69,8 +71,8 @@ export type InstanceEvent =
   /** Daemon start with PersistServers: a live server from the previous daemon was verified; watch it. */
   | { type: 'ADOPT'; pid: number }
   | { type: 'RESTART' }
-  /** Stop the server and keep it stopped; `by` says who asked (`by boss from 10.0.0.5`), for the stopped alert. */
-  | { type: 'STOP'; by?: string }
+  /** Stop and stay stopped (`operatorStop`); `by`: who asked (`by boss from 10.0.0.5`), `at`: when (ISO). */
+  | { type: 'STOP'; by?: string; at?: string }
   /** `when`: a build it finds is carried out with that policy (`POST /update?when=`), not `Maintenance.When`. */
   | { type: 'UPDATE_CHECK'; when?: MaintenancePolicy }
   /**
@@ -239,10 +241,8 @@ export interface RestoreInput {
   key: string;
   id: string;
 }
-export interface RestoreOutput {
-  /** The `before-restore` snapshot of the data that was replaced. */
-  saved: string;
-}
+/** `saved`: the `before-restore` snapshot of the data that was replaced. */
+export type RestoreOutput = { saved: string };
 
 // --- The maintenance plan: pending restarts and updates, holds, and how data.json keeps them.
 

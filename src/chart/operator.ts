@@ -32,6 +32,7 @@ export const OPERATOR_STATES: Readonly<Record<string, string>> = {
 
 /** The machine's other regions, and where an operator sees them instead of in the drawing. */
 export const HIDDEN_REGIONS: Readonly<Record<string, string>> = {
+  operatorStop: 'the card\'s "stopped by … at …" line, and its Start button that ends the stop',
   updateCheck: "the card's maintenance line and the update progress bar",
   maintenance: "the card's maintenance line (what waits, for what, forced when) and its Hold/Release button",
 };
@@ -47,9 +48,9 @@ export const OPERATOR_WORDS: Readonly<Record<string, string | null>> = {
   RESTART: 'Restart',
   ROLLBACK: 'Rollback',
   RESTORE: 'Restore',
-  START: 'Start',
+  'START [not operatorStopped]': 'Start',
   ADOPT: 'found running at watchdog start',
-  UPDATE_FOUND: 'an update was found',
+  'UPDATE_FOUND [not operatorStopped]': 'an update was found (not while an operator stopped it)',
   'always [shuttingDown]': 'the watchdog is stopping',
   'always [stopRequested]': 'a Stop was asked',
   'always [rollbackRequested]': 'a Rollback was asked',

@@ -43,8 +43,6 @@ export class Instance implements InstanceControl {
   private startedAt: number | null = null;
   private lastCheckinAt: number | null = null;
   private lastState: string | null = null;
-  /** An operator's stop, kept in data.json so the instance stays stopped across daemon restarts. */
-  private stopped: StopData | null;
   /** The machine's lastExit as last seen, and when it was first seen (the machine has no clock). */
   private lastExit: { exit: LastExit; at: number } | null = null;
 
@@ -68,7 +66,6 @@ export class Instance implements InstanceControl {
   constructor(deps: InstanceDeps) {
     this.deps = deps;
     this.key = deps.instance.key;
-    this.stopped = deps.savedStop ?? null;
     this.checks = createCheckRecord({
       key: this.key,
       bus: deps.bus,
@@ -163,6 +160,7 @@ export class Instance implements InstanceControl {
         timing: instanceTiming(deps.config, deps.instance),
         revision: deps.revision,
         maintenance: this.maintenanceRules(),
+        stop: deps.savedStop ?? null,
       },
     });
     actor.on('*', (e) => this.onEmitted(e as InstanceEmitted));
@@ -265,19 +263,19 @@ export class Instance implements InstanceControl {
   }
 
   /**
-   * Starts the actor: adopt a live server from the previous daemon, or check for updates and launch. An instance an
-   * operator stopped stays stopped (a server of it still running, a stop that had not finished, is stopped again).
+   * Starts the actor: adopt a live server from the previous daemon, or check for updates and launch. The stop
+   * data.json remembers is the machine's input: its `operatorStop` region stands from the first moment and takes no
+   * START; an adopted server of it (a stop that had not finished) is stopped again.
    */
   start(adoptPid: number | null): void {
     this.actor.start();
-    if (adoptPid !== null) this.actor.send({ type: 'ADOPT', pid: adoptPid });
-    else if (this.stopped === null) this.actor.send({ type: 'START' });
-    if (this.stopped !== null) {
-      const { by, at } = this.stopped;
+    this.actor.send(adoptPid === null ? { type: 'START' } : { type: 'ADOPT', pid: adoptPid });
+    const stop = this.deps.savedStop ?? null;
+    if (stop !== null) {
       this.deps.log.info(
-        `stays stopped: stopped ${by ? `${by} ` : ''}at ${at}; \`watchdog start ${this.key}\` (or the dashboard's Start) starts it`,
+        `stays stopped: stopped ${stop.by ? `${stop.by} ` : ''}at ${stop.at}; \`watchdog start ${this.key}\` (or the dashboard's Start) starts it`,
       );
-      if (adoptPid !== null) this.actor.send({ type: 'STOP', by });
+      if (adoptPid !== null) this.actor.send({ type: 'STOP', ...stop });
     }
     // The previous daemon's plan: its hold stays; its pending action only with the server it was for.
     const saved = this.deps.savedMaintenance ?? null;
@@ -374,23 +372,21 @@ export class Instance implements InstanceControl {
     }
     const what = [when && `when ${when}`, withData && 'with data', snapshot && `backup ${snapshot}`].filter(Boolean);
     log.info(`control: ${action}${what.length === 0 ? '' : ` (${what.join(', ')})`}`);
-    // A stop is remembered until someone starts the server again (a restart, rollback or restore, which start it).
-    if (action === 'stop') {
-      this.remember({ by, at: new Date().toISOString() });
-    } else if (action !== 'update') this.remember(null);
+    // The chart keeps an operator's stop until a restart, rollback or restore; data.json follows it.
+    const before = operatorStop(this.actor.getSnapshot());
     if (action === 'restart' && when !== undefined) this.maintain(when);
     else if (action === 'update' && when !== undefined) this.actor.send({ type: 'UPDATE_CHECK', when });
-    else if (action === 'stop') this.actor.send({ type: 'STOP', by });
+    else if (action === 'stop') this.actor.send({ type: 'STOP', by, at: new Date().toISOString() });
     else if (action === 'rollback') this.actor.send({ type: 'ROLLBACK', withData: withData === true });
     // A restore waits for the moment its policy names, as a restart does; `Now` is at once.
     else if (action === 'restore' && when !== 'Now') this.maintain(when, `restore of backup ${snapshot}`, snapshot);
     else if (action === 'restore') this.actor.send({ type: 'RESTORE', id: snapshot ?? '' });
     else this.actor.send(CONTROL_EVENT[action]);
+    const after = operatorStop(this.actor.getSnapshot());
+    if (before?.by !== after?.by || before?.at !== after?.at) this.recordStop(after);
   }
 
-  private remember(stop: StopData | null): void {
-    if (stop === null && this.stopped === null) return;
-    this.stopped = stop;
+  private recordStop(stop: StopData | null): void {
     this.deps
       .recordStop?.(stop)
       .catch((err: unknown) =>
@@ -456,7 +452,7 @@ export class Instance implements InstanceControl {
       crashStreak: c.crashStreak,
       updatePending: c.updatePending,
       stopRequested: c.exitIntent === 'stop',
-      stoppedBy: this.stopped === null ? null : { ...this.stopped },
+      stoppedBy: operatorStop(snap),
       // What the dashboard's buttons need: the control routes' own answers.
       ...abilities,
       controls: controlChoices(snap, abilities),
@@ -482,6 +478,11 @@ export class Instance implements InstanceControl {
 }
 
 /** Resolves true once the server region has exited (the daemon's shutdown), false after `timeoutMs`. */
+/** The operator's stop as the chart holds it (the `operatorStop` region): who and when, or null. */
+function operatorStop(snap: ReturnType<InstanceActor['getSnapshot']>): StopData | null {
+  return snap.matches({ operatorStop: 'stopped' }) ? { ...snap.context.stop } : null;
+}
+
 function waitForExit(actor: InstanceActor, timeoutMs: number): Promise<boolean> {
   const exited = (snap: ReturnType<InstanceActor['getSnapshot']>) => snap.matches({ lifecycle: 'exited' });
   return new Promise((resolve) => {

@@ -24,10 +24,10 @@ cli('chart :: prints Mermaid by default, DOT and JSON on request', async ({ dir 
   assert.is(dot.stdout, renderChart('dot'));
   assert.is(json.status, 0, json.stderr);
   assert.is(json.stdout, renderChart('json'));
-  // The update-check and maintenance regions are charted, the hold beside the pending action.
+  // The operator's stop, the update-check and maintenance regions are charted, the hold beside the pending action.
   const paths = (JSON.parse(json.stdout) as { states: Array<{ path: string }> }).states.map((s) => s.path);
-  for (const p of ['updateCheck.running', 'maintenance.action.pending.waiting.Empty', 'maintenance.hold.held'])
-    assert.ok(paths.includes(p), `${p} is in the JSON`);
+  const regions = ['operatorStop.stopped', 'updateCheck.running', 'maintenance.action.pending.waiting.Empty'];
+  for (const p of [...regions, 'maintenance.hold.held']) assert.ok(paths.includes(p), `${p} is in the JSON`);
 });
 
 cli('chart :: --format svg writes the drawing the dashboard serves, one node per state', async ({ dir }) => {

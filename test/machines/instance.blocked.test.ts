@@ -97,7 +97,8 @@ blocked('instance :: STOP from a blocked launch stops and forgets the episode', 
   h.clock.increment(TIMING.backoffMaxMs * 4);
   assert.is(h.state(), 'stopped.idle', 'no timer relaunches a stopped instance');
   assert.is(h.processes.length, launches);
-  h.actor.send({ type: 'START' });
+  // The operator's stop stands until a restart (`watchdog start`).
+  h.actor.send({ type: 'RESTART' });
   assert.is(h.state(), 'server.starting');
   h.proc().blocked('port');
   assert.equal(

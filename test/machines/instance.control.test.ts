@@ -1,19 +1,54 @@
 import * as assert from 'uvu/assert';
-import { crashLoop, harnessSuite, TIMING } from './_support/harness.ts';
+import { crashLoop, createHarness, harnessSuite, TIMING } from './_support/harness.ts';
 
 // --- STOP and RESTART
 
 const control = harnessSuite('instance control');
 
-control('instance :: STOP while stopped does nothing', async ({ h }) => {
-  h.actor.send({ type: 'STOP' });
-  assert.is(h.state(), 'stopped.idle');
-  await h.failing();
-  h.actor.send({ type: 'STOP' });
-  assert.is(h.state(), 'stopped.failing');
-  assert.is(h.context().exitIntent, null);
-  // So a build found later still gets its try, as it would without the STOP.
-  await h.checkUpdate(true);
+const operatorStopped = (h: { actor: { getSnapshot(): { matches(v: object): boolean } } }) =>
+  h.actor.getSnapshot().matches({ operatorStop: 'stopped' });
+
+control(
+  'instance :: STOP while stopped leaves the lifecycle as it is; the stop stands until a restart',
+  async ({ h }) => {
+    await h.failing();
+    h.actor.send({ type: 'STOP', by: 'by boss', at: '2026-01-02T03:04:05.000Z' });
+    assert.is(h.state(), 'stopped.failing');
+    assert.is(h.context().exitIntent, null);
+    assert.ok(operatorStopped(h), 'the chart holds the operator stop');
+    assert.equal(h.context().stop, { by: 'by boss', at: '2026-01-02T03:04:05.000Z' });
+    // A build found later does not start an instance an operator stopped; a restart does, and ends the stop.
+    await h.checkUpdate(true);
+    assert.is(h.state(), 'stopped.failing');
+    h.actor.send({ type: 'RESTART' });
+    assert.not.ok(operatorStopped(h));
+    assert.is(h.state(), 'updating');
+  },
+);
+
+control('instance :: a stop remembered at daemon start: START launches nothing; a restart starts it', async () => {
+  const stop = { by: 'by boss', at: '2026-01-02T03:04:05.000Z' };
+  const h = createHarness({}, undefined, {}, { stop });
+  try {
+    assert.ok(operatorStopped(h), 'stopped from the first moment');
+    assert.equal(h.context().stop, stop);
+    h.actor.send({ type: 'START' });
+    assert.is(h.state(), 'stopped.idle');
+    assert.is(h.processes.length, 0);
+    // An update check does not start it either.
+    await h.checkUpdate(true);
+    assert.is(h.state(), 'stopped.idle');
+    h.actor.send({ type: 'RESTART' });
+    assert.not.ok(operatorStopped(h));
+    assert.is(h.state(), 'updating');
+  } finally {
+    h.stop();
+  }
+});
+
+control('instance :: without a remembered stop the instance starts on START', ({ h }) => {
+  assert.not.ok(operatorStopped(h));
+  h.actor.send({ type: 'START' });
   assert.is(h.state(), 'updating');
 });
 

@@ -256,8 +256,9 @@ function eventsFor(types: string[]) {
         case 'UPDATE_FOUND':
         case 'SERVER_GONE':
         case 'LAUNCHED':
+        case 'RESUMED':
           // Raised by the machine itself for its other regions: when a check finds a build (the done event above),
-          // when a server exits, when one is launched.
+          // when a server exits, when one is launched, when a restart, rollback or restore ends an operator's stop.
           break;
         default:
           throw new Error(`model: no payload for event type ${type}; add it to eventsFor()`);
@@ -423,7 +424,10 @@ model('instance model :: every state and every declared transition is taken by a
   const pathTo = new Map<string, StatePath<Snap, ModelEvent>>(paths.map((p) => [serialize(p.state), p]));
 
   const want = declared(instanceMachine.root);
-  const unexplored = want.transitions.filter((t) => !fired.has(t));
+  const atCreation = 'instance.operatorStop.remembered';
+  // Taken once, as the actor is created, by its input (a remembered stop or none): instance.control.test.ts covers
+  // both; the traversal starts after them.
+  const unexplored = want.transitions.filter((t) => !fired.has(t) && !t.startsWith(`${atCreation} `));
   assert.equal(unexplored, [], 'the traversal reaches every declared transition');
 
   // One plan per transition: the shortest path to where it fired, plus the event that fired it; each step
@@ -478,12 +482,12 @@ model('instance model :: every state and every declared transition is taken by a
     }
   }
   assert.equal(
-    want.states.filter((s) => !reached.has(s)),
+    want.states.filter((s) => !reached.has(s) && s !== atCreation),
     [],
     'every state node is reached',
   );
   assert.equal(
-    want.transitions.filter((t) => !taken.has(t)),
+    want.transitions.filter((t) => !taken.has(t) && !t.startsWith(`${atCreation} `)),
     [],
     'every declared transition is taken',
   );

@@ -109,6 +109,8 @@ export function createHarness(
     actors?: (clock: SimulatedClock) => ActorOverrides;
     /** Player polls wait for `answerPoll` instead of answering at once from `players`. */
     manualPolls?: boolean;
+    /** A stop data.json remembers, as the supervisor gives it at daemon start. */
+    stop?: { by: string; at: string };
   } = {},
 ) {
   const clock = new SimulatedClock();
@@ -195,7 +197,13 @@ export function createHarness(
   const actor = createActor(machine, {
     clock,
     inspect,
-    input: { key: 'alpha', timing: { ...TIMING, ...timing }, revision: 'r1', maintenance: { ...RULES, ...rules } },
+    input: {
+      key: 'alpha',
+      timing: { ...TIMING, ...timing },
+      revision: 'r1',
+      maintenance: { ...RULES, ...rules },
+      stop: options.stop ?? null,
+    },
   });
   actor.on('*', (e) => emitted.push(e));
   actor.subscribe({ error: (err) => errors.push(err) });

@@ -2,20 +2,50 @@
  * Why a control request is refused: the machine decides (`snapshot.can`), the state's tags say why. Requests that
  * need something outside the machine (an update provider, a kept previous build) are refused by what is missing.
  */
-import type { InstanceEvent } from './instance.types.ts';
+import type { InstanceEvent, MaintenancePolicy } from './instance.types.ts';
 
-/** The control requests a person (or a CDN) makes of an instance; `restore` puts a data snapshot back. */
-export type ControlAction = 'restart' | 'update' | 'stop' | 'rollback' | 'restore';
+/** How a control action was asked for; `now` is the supervisor's clock (epoch ms), the machine has none. */
+export interface ControlArgs {
+  when?: MaintenancePolicy;
+  by?: string;
+  withData?: boolean;
+  snapshot?: string;
+  now?: number;
+}
 
-/** The event each control action sends to the machine. */
+/**
+ * The control requests a person (or a CDN) makes of an instance, and the event each sends to the machine: the one
+ * table of them (the routes, the CLI and the status's `controls` list its keys). `restore` puts a data snapshot back.
+ */
 export const CONTROL_EVENT = {
-  restart: { type: 'RESTART' },
-  update: { type: 'UPDATE_CHECK' },
-  stop: { type: 'STOP' },
-  rollback: { type: 'ROLLBACK' },
-  // Which snapshot does not change whether the machine takes it.
-  restore: { type: 'RESTORE', id: '' },
-} as const satisfies Record<ControlAction, InstanceEvent>;
+  restart: (): InstanceEvent => ({ type: 'RESTART' }),
+  update: ({ when }: ControlArgs): InstanceEvent => ({ type: 'UPDATE_CHECK', ...(when === undefined ? {} : { when }) }),
+  stop: ({ by = '', now = 0 }: ControlArgs): InstanceEvent => ({ type: 'STOP', by, at: new Date(now).toISOString() }),
+  rollback: ({ withData }: ControlArgs): InstanceEvent => ({ type: 'ROLLBACK', withData: withData === true }),
+  restore: ({ snapshot = '' }: ControlArgs): InstanceEvent => ({ type: 'RESTORE', id: snapshot }),
+};
+
+export type ControlAction = keyof typeof CONTROL_EVENT;
+/** Every control action, in the table's order. */
+export const CONTROL_ACTIONS = Object.keys(CONTROL_EVENT) as ControlAction[];
+
+/**
+ * The event a control request sends. A restart at a moment (`when`), and a restore unless `Now`, are MAINTAIN: they
+ * wait for their moment as maintenance does. Whether the machine takes one is still asked of the table's event.
+ */
+export function controlEvent(action: ControlAction, args: ControlArgs): InstanceEvent {
+  const { when, snapshot, now = 0 } = args;
+  if (action === 'restart' && when !== undefined) return { type: 'MAINTAIN', source: 'request', when, at: now };
+  if (action !== 'restore' || when === 'Now') return CONTROL_EVENT[action](args);
+  return {
+    type: 'MAINTAIN',
+    source: 'request',
+    ...(when ? { when } : {}),
+    reason: `restore of backup ${snapshot}`,
+    ...(snapshot ? { restore: snapshot } : {}),
+    at: now,
+  };
+}
 
 /**
  * What a tagged state is busy with, said as the reason a request it cannot take is refused. Every state that
@@ -64,7 +94,7 @@ export function refusalOf(snapshot: ControlView, action: ControlAction, facts: C
 /** Why the machine itself cannot take `action` now (its state is busy with something), or null. */
 export function busyRefusal(snapshot: ControlView, action: ControlAction): string | null {
   if (snapshot.status !== 'active') return BUSY_REASONS['shutting-down'];
-  return snapshot.can(CONTROL_EVENT[action]) ? null : busyReason(snapshot.tags);
+  return snapshot.can(CONTROL_EVENT[action]({})) ? null : busyReason(snapshot.tags);
 }
 
 /** The reason named by the first busy tag the state carries. */

@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { CONTROL_ACTIONS } from '../../machines/instance.refusals.ts';
 import type { Bus } from '../bus.ts';
 import { MAINTENANCE_POLICIES, MAX_DELAY_MINUTES } from '../config/sections/maintenance.ts';
 import { describeError } from '../errors.ts';
@@ -8,16 +9,8 @@ import type { ControlAction, InstanceControl, MaintenancePolicy } from '../super
 import { remoteAddress, shownKey } from './request-info.ts';
 
 /** What the control routes carry out: the instance's control actions, then holding and releasing its maintenance. */
-export const CONTROL_VERBS = [
-  'restart',
-  'update',
-  'stop',
-  'rollback',
-  'restore',
-  'hold',
-  'release',
-] as const satisfies readonly (ControlAction | 'hold' | 'release')[];
-export type ControlVerb = (typeof CONTROL_VERBS)[number];
+export type ControlVerb = ControlAction | 'hold' | 'release';
+export const CONTROL_VERBS: readonly ControlVerb[] = [...CONTROL_ACTIONS, 'hold', 'release'];
 
 /** A hold without `minutes` lasts an hour; the longest is the longest timer (about 24 days). */
 export const HOLD_DEFAULT_MINUTES = 60;

@@ -4,7 +4,7 @@
  * routes cannot disagree.
  */
 import {
-  CONTROL_EVENT,
+  CONTROL_ACTIONS,
   type ControlAction,
   type ControlFacts,
   type ControlView,
@@ -12,12 +12,9 @@ import {
 } from '../../machines/instance.refusals.ts';
 import type { ControlChoice } from './status.ts';
 
-/** Every control action, in the order the event table lists them. */
-const ACTIONS = Object.keys(CONTROL_EVENT) as ControlAction[];
-
 export function controlChoices(snapshot: ControlView, facts: ControlFacts): Record<ControlAction, ControlChoice> {
   const choices = {} as Record<ControlAction, ControlChoice>;
-  for (const action of ACTIONS) {
+  for (const action of CONTROL_ACTIONS) {
     const reason = refusalOf(snapshot, action, facts);
     choices[action] = { allowed: reason === null, reason };
   }

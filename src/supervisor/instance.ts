@@ -1,5 +1,5 @@
 import { type Actor, createActor } from 'xstate';
-import { busyRefusal, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
+import { busyRefusal, controlEvent, refusalOf } from '../../machines/instance.refusals.ts';
 import { instanceMachine } from '../../machines/instance.ts';
 import type { InstanceEmitted, LastExit, MaintenancePolicy, MaintenanceRules } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
@@ -117,17 +117,9 @@ export class Instance implements InstanceControl {
     };
   }
 
-  /** A restart at the moment `when` names; `reason` (the daemon's own, such as a memory limit) goes with its notice. */
-  /** A restart (or a restore, `restore` naming the backup) by `when`, or the instance's `Maintenance.When`. */
-  private maintain(when: MaintenancePolicy | undefined, reason?: string, restore?: string): void {
-    this.actor.send({
-      type: 'MAINTAIN',
-      source: 'request',
-      ...(when ? { when } : {}),
-      ...(reason ? { reason } : {}),
-      ...(restore ? { restore } : {}),
-      at: Date.now(),
-    });
+  /** The daemon's own restart by `when` (or `Maintenance.When`); `reason` (a memory limit) goes with its notice. */
+  private maintain(when: MaintenancePolicy | undefined, reason: string): void {
+    this.actor.send({ type: 'MAINTAIN', source: 'request', ...(when ? { when } : {}), reason, at: Date.now() });
   }
 
   private createActor(): InstanceActor {
@@ -374,14 +366,7 @@ export class Instance implements InstanceControl {
     log.info(`control: ${action}${what.length === 0 ? '' : ` (${what.join(', ')})`}`);
     // The chart keeps an operator's stop until a restart, rollback or restore; data.json follows it.
     const before = operatorStop(this.actor.getSnapshot());
-    if (action === 'restart' && when !== undefined) this.maintain(when);
-    else if (action === 'update' && when !== undefined) this.actor.send({ type: 'UPDATE_CHECK', when });
-    else if (action === 'stop') this.actor.send({ type: 'STOP', by, at: new Date().toISOString() });
-    else if (action === 'rollback') this.actor.send({ type: 'ROLLBACK', withData: withData === true });
-    // A restore waits for the moment its policy names, as a restart does; `Now` is at once.
-    else if (action === 'restore' && when !== 'Now') this.maintain(when, `restore of backup ${snapshot}`, snapshot);
-    else if (action === 'restore') this.actor.send({ type: 'RESTORE', id: snapshot ?? '' });
-    else this.actor.send(CONTROL_EVENT[action]);
+    this.actor.send(controlEvent(action, { when, by, withData, snapshot, now: Date.now() }));
     const after = operatorStop(this.actor.getSnapshot());
     if (before?.by !== after?.by || before?.at !== after?.at) this.recordStop(after);
   }

@@ -1,4 +1,5 @@
 import * as assert from 'uvu/assert';
+import { controlEvent } from '../../machines/instance.refusals.ts';
 import { crashLoop, createHarness, harnessSuite, TIMING } from './_support/harness.ts';
 
 // --- STOP and RESTART
@@ -7,6 +8,32 @@ const control = harnessSuite('instance control');
 
 const operatorStopped = (h: { actor: { getSnapshot(): { matches(v: object): boolean } } }) =>
   h.actor.getSnapshot().matches({ operatorStop: 'stopped' });
+
+control('control :: each action sends its event; a restart or restore at a moment is MAINTAIN', () => {
+  assert.equal(controlEvent('stop', { by: 'boss', now: 0 }), {
+    type: 'STOP',
+    by: 'boss',
+    at: '1970-01-01T00:00:00.000Z',
+  });
+  assert.equal(controlEvent('restart', {}), { type: 'RESTART' });
+  assert.equal(controlEvent('restart', { when: 'Empty', now: 5 }), {
+    type: 'MAINTAIN',
+    source: 'request',
+    when: 'Empty',
+    at: 5,
+  });
+  assert.equal(controlEvent('update', {}), { type: 'UPDATE_CHECK' });
+  assert.equal(controlEvent('update', { when: 'Now' }), { type: 'UPDATE_CHECK', when: 'Now' });
+  assert.equal(controlEvent('rollback', { withData: true }), { type: 'ROLLBACK', withData: true });
+  assert.equal(controlEvent('restore', { when: 'Now', snapshot: 's1' }), { type: 'RESTORE', id: 's1' });
+  assert.equal(controlEvent('restore', { snapshot: 's1', now: 5 }), {
+    type: 'MAINTAIN',
+    source: 'request',
+    reason: 'restore of backup s1',
+    restore: 's1',
+    at: 5,
+  });
+});
 
 control(
   'instance :: STOP while stopped leaves the lifecycle as it is; the stop stands until a restart',

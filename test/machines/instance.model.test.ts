@@ -16,7 +16,7 @@ import type {
 import { transition } from 'xstate';
 import { type DirectedGraphNode, type StatePath, TestModel, toDirectedGraph } from 'xstate/graph';
 import { blockedBackoffMs } from '../../machines/instance.context.ts';
-import { BUSY_REASONS, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
+import { BUSY_REASONS, CONTROL_ACTIONS, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
 import { backoffMs, type InstanceMachineEvent, instanceMachine } from '../../machines/instance.ts';
 import type {
   CheckOutput,
@@ -505,13 +505,13 @@ model('instance model :: in every state, a refused control request changes nothi
   let refused = 0;
   for (const { state } of testModel.getShortestPaths()) {
     if (state.status !== 'active') continue;
-    for (const action of ['restart', 'update', 'stop', 'rollback', 'restore'] as const) {
+    for (const action of CONTROL_ACTIONS) {
       const why = refusalOf(state, action, facts);
       if (why === null) continue;
       refused += 1;
       assert.ok(reasons.has(why), `${JSON.stringify(state.value)} refuses ${action} with a tag's reason: ${why}`);
       assert.ok(state.hasTag('busy'), `${JSON.stringify(state.value)} refuses ${action}, so it is tagged busy`);
-      const [next] = transition(instanceMachine, state, CONTROL_EVENT[action]);
+      const [next] = transition(instanceMachine, state, CONTROL_EVENT[action]({}));
       assert.equal(next.value, state.value, `${action} refused in ${JSON.stringify(state.value)} keeps the state`);
       assert.equal(
         next.context,

@@ -1,23 +1,17 @@
 /**
- * Prometheus metrics: counters fed by the bus, gauges read from every instance's status at scrape time. The bus is
- * tallied from the start (tally.ts); prom-client, a private Registry (nothing global leaks between daemons or
- * tests) and the chart's list of states are loaded at the first scrape, which keeps them out of the daemon's
- * start-up and idle memory.
+ * Prometheus metrics in a private Registry (nothing global leaks between daemons or tests): the bus is counted into
+ * prom-client as it happens, from the collector's creation; gauges are read from every instance's status at scrape
+ * time.
  */
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
-import type { Registry } from 'prom-client';
-import { type AlertKind, type Bus, type BusEvents, type DiskReading, type RestartReason, subscribe } from '../bus.ts';
+import { Registry } from 'prom-client';
+import { type AlertKind, type Bus, type BusEvents, REFUSED_ROUTES, type RestartReason, subscribe } from '../bus.ts';
+import { statePaths } from '../chart/graph.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import type { InstanceStatus } from '../supervisor/status.ts';
-import { type BackupFamilies, tallyBackups } from './backups.ts';
-import type { ConnectionFamilies, ConnectionFigures } from './connection-metrics.ts';
-import type { DiskFamilies } from './disk-gauges.ts';
-import type { Families } from './families.ts';
-import type { ResilienceFamilies } from './resilience.ts';
-import { tallyResilience } from './resilience-tally.ts';
-import { Tally } from './tally.ts';
-import { tallyUpdateChecks } from './update-check-tally.ts';
-import type { UpdateCheckFamilies } from './update-checks.ts';
+import { type ConnectionFigures, createConnectionFamilies, setConnectionFamilies } from './connection-metrics.ts';
+import { createDiskFamilies, setDiskFamilies } from './disk-gauges.ts';
+import { createFamilies } from './families.ts';
 
 export interface MetricsCollector {
   /** The exposition text; a server's CPU, memory and players are its status's last sample. */
@@ -52,56 +46,25 @@ const KINDS: Record<AlertKind, true> = {
   failing: true,
   stopped: true,
 };
-const UPDATE_RESULTS = ['done', 'failed'] as const;
-/** prom-client's Registry.PROMETHEUS_CONTENT_TYPE, known before prom-client is loaded. */
+const FAULT_KINDS: Record<BusEvents['daemon:fault']['kind'], true> = {
+  'uncaught-exception': true,
+  'unhandled-rejection': true,
+};
+/** HTTP statuses a refusal can have; anything else is counted as `other`, so the label set stays fixed. */
+const REFUSED_STATUSES = new Set(['400', '401', '403', '404', '503']);
+/** Gauges of an instance's last success, dropped with the instance: a removed one's would alert for ever. */
+const LAST_SUCCESS = ['updateCheckLastSuccess', 'backupLastSuccess', 'backupLastSize'] as const;
+/** prom-client's Registry.PROMETHEUS_CONTENT_TYPE. */
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const { bus, registry } = opts;
-  let loaded: Promise<{
-    reg: Registry;
-    families: Families;
-    disk: DiskFamilies;
-    states: string[];
-    resilience: ResilienceFamilies;
-    checks: UpdateCheckFamilies;
-    backupFamilies: BackupFamilies;
-    connections: ConnectionFamilies | null;
-  }> | null = null;
-  const load = async () => {
-    // prom-client is CommonJS: Node gives its exports as named ones too, but the bundle in dist/app/ only as the
-    // default export, which both have (the compiled daemon answered every scrape with 500 when this took `Registry`
-    // by name).
-    const [
-      { default: promClient },
-      { createFamilies },
-      { statePaths },
-      diskGauges,
-      { createResilienceFamilies },
-      { createConnectionFamilies },
-      { createUpdateCheckFamilies },
-    ] = await Promise.all([
-      import('prom-client'),
-      import('./families.ts'),
-      import('../chart/graph.ts'),
-      import('./disk-gauges.ts'),
-      import('./resilience.ts'),
-      import('./connection-metrics.ts'),
-      import('./update-checks.ts'),
-    ]);
-    const { Registry } = promClient;
-    const reg = new Registry();
-    return {
-      reg,
-      families: createFamilies(reg),
-      disk: diskGauges.createDiskFamilies(reg),
-      states: statePaths(),
-      resilience: createResilienceFamilies(reg),
-      checks: createUpdateCheckFamilies(reg),
-      backupFamilies: await (await import('./backups.ts')).createBackupFamilies(reg),
-      connections: opts.connections ? createConnectionFamilies(reg) : null,
-    };
-  };
+  const reg = new Registry();
+  const f = createFamilies(reg);
+  const disk = createDiskFamilies(reg);
+  const connections = opts.connections ? createConnectionFamilies(reg) : null;
+  /** The chart's state paths, for the one-hot state gauge: worked out at the first scrape. */
+  let states: string[] | null = null;
 
   // The event-loop monitor wakes the loop every resolutionMs, about 1 % of a core on a daemon with nothing else to
   // do. It starts at the first scrape, so a daemon nobody scrapes never pays for it; that scrape has no window
@@ -115,49 +78,65 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
    * `check`: a provider may download (stage) the build during an earlier check and only swap it in at `done`.
    */
   const downloaded = new Map<string, number>();
-  const restarts = new Tally<'instance' | 'reason'>();
-  const alerts = new Tally<'instance' | 'kind'>();
-  const updates = new Tally<'instance' | 'result'>();
-  const stragglers = new Tally<'instance' | 'when'>();
-  /** The last installed update of each instance: how long it took (s) and what it downloaded (bytes). */
-  const lastUpdate = new Map<string, { seconds?: number; bytes?: number }>();
   const onUpdate = (e: BusEvents['instance:update']) => {
     if (e.phase === 'failed' || e.phase === 'none') downloaded.delete(e.key);
     if ((e.phase === 'download' || e.phase === 'verify') && e.bytes !== undefined) downloaded.set(e.key, e.bytes);
-    if (e.phase === 'failed') updates.inc({ instance: e.key, result: 'failed' });
+    if (e.phase === 'failed') f.updates.inc({ instance: e.key, result: 'failed' });
     if (e.phase === 'done') {
-      updates.inc({ instance: e.key, result: 'done' });
-      const last = { ...lastUpdate.get(e.key) };
-      if (e.durationMs !== undefined) last.seconds = e.durationMs / 1000;
+      f.updates.inc({ instance: e.key, result: 'done' });
+      if (e.durationMs !== undefined) f.updateDuration.set({ instance: e.key }, e.durationMs / 1000);
       const bytes = downloaded.get(e.key);
-      if (bytes !== undefined) last.bytes = bytes;
-      lastUpdate.set(e.key, last);
+      if (bytes !== undefined) f.updateBytes.set({ instance: e.key }, bytes);
       downloaded.delete(e.key);
     }
   };
-  /** The disk watcher's last readings, shown by the disk gauges (disk-gauges.ts). */
-  let disks: readonly DiskReading[] = [];
-  const resilience = tallyResilience(bus);
-  const updateChecks = tallyUpdateChecks(bus);
-  const backups = tallyBackups(bus);
+  /** When the last snapshot that worked was taken, by instance: one found on disk may be older than one taken. */
+  const lastBackupAt = new Map<string, number>();
+  const backedUp = (key: string, at: number, bytes: number) => {
+    lastBackupAt.set(key, at);
+    f.backupLastSuccess.set({ instance: key }, at / 1000);
+    f.backupLastSize.set({ instance: key }, bytes);
+  };
+  // Every label value comes from a fixed list or a configured instance key, never from what a client sent.
   const unsubscribe = subscribe(bus, {
-    'disk:checked': (e) => (disks = e.filesystems),
-    'instance:restart': (e) => restarts.inc({ instance: e.key, reason: e.reason }),
-    'instance:alert': (e) => alerts.inc({ instance: e.key, kind: e.kind }),
+    'disk:checked': (e) => setDiskFamilies(disk, e.filesystems),
+    'instance:restart': (e) => f.restarts.inc({ instance: e.key, reason: e.reason }),
+    'instance:alert': (e) => f.alerts.inc({ instance: e.key, kind: e.kind }),
     'instance:update': onUpdate,
-    'instance:stragglers': (e) => stragglers.inc({ instance: e.key, when: e.when }, e.pids.length),
+    'instance:stragglers': (e) => f.stragglers.inc({ instance: e.key, when: e.when }, e.pids.length),
+    'instance:update-check': (e) => {
+      f.updateChecks.inc({ instance: e.key, result: e.ok ? (e.available ? 'available' : 'none') : 'failed' });
+      if (e.ok) f.updateCheckLastSuccess.set({ instance: e.key }, e.at / 1000);
+    },
+    'instance:backup': (e) => {
+      f.backups.inc({ instance: e.key, result: e.ok ? 'ok' : 'failed' });
+      if (e.ok) backedUp(e.key, e.at, e.archiveBytes ?? 0);
+    },
+    // The newest snapshot on disk, so a daemon restart does not empty the last success.
+    'instance:backup-found': (e) => {
+      if ((lastBackupAt.get(e.key) ?? Number.NEGATIVE_INFINITY) < e.at) backedUp(e.key, e.at, e.archiveBytes);
+    },
+    'log:dropped': (e) => f.logDropped.inc({ instance: e.key }, e.lines),
+    'request:refused': (e) => {
+      const status = String(e.status);
+      f.refused.inc({ route: e.route, status: REFUSED_STATUSES.has(status) ? status : 'other' });
+    },
+    'daemon:fault': (e) => f.faults.inc({ kind: e.kind }),
   });
-
-  /** prom-client exposes a labelled counter only once touched: zero for every known instance, so rate() starts at 0. */
-  const touchCounters = (f: Families, key: string) => {
-    const { restarts, alerts, updates } = f;
-    for (const reason of Object.keys(REASONS)) restarts.inc({ instance: key, reason }, 0);
-    for (const kind of Object.keys(KINDS)) alerts.inc({ instance: key, kind }, 0);
-    for (const result of UPDATE_RESULTS) updates.inc({ instance: key, result }, 0);
-    for (const when of ['exit', 'relaunch']) f.stragglers.inc({ instance: key, when }, 0);
+  // prom-client exposes a labelled counter only once touched: zero, so rate() starts at 0.
+  for (const route of REFUSED_ROUTES) f.refused.inc({ route, status: '401' }, 0);
+  for (const kind of Object.keys(FAULT_KINDS)) f.faults.inc({ kind }, 0);
+  const touchCounters = (instance: string) => {
+    for (const reason of Object.keys(REASONS)) f.restarts.inc({ instance, reason }, 0);
+    for (const kind of Object.keys(KINDS)) f.alerts.inc({ instance, kind }, 0);
+    for (const result of ['done', 'failed']) f.updates.inc({ instance, result }, 0);
+    for (const when of ['exit', 'relaunch']) f.stragglers.inc({ instance, when }, 0);
+    for (const result of ['available', 'none', 'failed']) f.updateChecks.inc({ instance, result }, 0);
+    for (const result of ['ok', 'failed']) f.backups.inc({ instance, result }, 0);
+    f.logDropped.inc({ instance }, 0);
   };
 
-  const setInstance = (f: Families, states: string[], s: InstanceStatus, now: number) => {
+  const setInstance = (states: string[], s: InstanceStatus, now: number) => {
     const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, players } = f;
     const { maintenancePending, maintenanceNext } = f;
     const instance = s.key;
@@ -176,11 +155,10 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       at(m.nextRestart, 'restart');
       at(m.nextUpdateCheck, 'update-check');
     }
-    touchCounters(f, instance);
+    touchCounters(instance);
     const r = s.resources;
     if (r) {
       rss.set({ instance }, r.rssBytes);
-      // A counter tracking a total kept elsewhere: reset each scrape (below) and added, as counters cannot be set.
       cpu.inc({ instance }, r.cpuSeconds);
     }
     if (typeof s.players === 'number') players.set({ instance }, s.players);
@@ -191,38 +169,18 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     }
   };
 
-  const refresh = async (f: Families, states: string[]) => {
-    // Synchronous: a concurrent scrape sees one whole snapshot or the other.
+  /** Sets every gauge read from a status; synchronous, so a concurrent scrape sees one whole snapshot or the other. */
+  const refresh = () => {
+    states ??= statePaths();
     const statuses = registry.list().map((i) => i.status());
     const now = Date.now();
-    const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, updateDuration, updateBytes } = f;
-    const maintenance = [f.maintenancePending, f.maintenanceNext];
-    for (const g of [
-      info,
-      state,
-      sinceCheckin,
-      uptime,
-      startupFailures,
-      rss,
-      f.players,
-      f.hubListed,
-      f.hubMissing,
-      updateDuration,
-      updateBytes,
-      ...maintenance,
-    ])
-      g.reset();
-    // Counters cannot be set: each scrape starts them over and adds the totals kept outside.
-    for (const c of [cpu, f.restarts, f.alerts, f.updates, f.stragglers]) c.reset();
-    for (const { labels, n } of stragglers.entries()) f.stragglers.inc(labels, n);
-    for (const { labels, n } of restarts.entries()) f.restarts.inc(labels, n);
-    for (const { labels, n } of alerts.entries()) f.alerts.inc(labels, n);
-    for (const { labels, n } of updates.entries()) f.updates.inc(labels, n);
-    for (const [instance, last] of lastUpdate) {
-      if (last.seconds !== undefined) updateDuration.set({ instance }, last.seconds);
-      if (last.bytes !== undefined) updateBytes.set({ instance }, last.bytes);
-    }
-    for (const s of statuses) setInstance(f, states, s, now);
+    // The CPU time is a counter, which cannot be set: reset too, then the status's total is added.
+    const { info, state, sinceCheckin, uptime, startupFailures, rss, cpu, players, hubListed, hubMissing } = f;
+    for (const m of [info, state, sinceCheckin, uptime, startupFailures, rss, cpu, players, hubListed, hubMissing])
+      m.reset();
+    f.maintenancePending.reset();
+    f.maintenanceNext.reset();
+    for (const s of statuses) setInstance(states, s, now);
     // The histogram records whole timer intervals; the lag is what exceeds the sampling period.
     const ns = (v: number | undefined) =>
       v !== undefined && Number.isFinite(v) ? Math.max(0, v / 1e9 - resolutionMs / 1000) : 0;
@@ -236,36 +194,27 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     }
     f.build.reset();
     f.build.set({ version: opts.version ?? 'unknown' }, 1);
+    if (connections && opts.connections) setConnectionFamilies(connections, opts.connections());
   };
 
   return {
     contentType: CONTENT_TYPE,
     async metrics() {
-      // A failure is not kept: the next scrape tries again.
-      loaded ??= load().catch((err: unknown) => {
-        loaded = null;
-        throw err;
-      });
-      const { reg, families, disk, states, resilience: rf, checks, backupFamilies, connections } = await loaded;
-      await refresh(families, states);
-      const { setDiskFamilies } = await import('./disk-gauges.ts');
-      setDiskFamilies(disk, disks);
-      const keys = registry.list().map((i) => i.key);
-      resilience.refresh(rf, keys);
-      updateChecks.refresh(checks, keys);
-      backups.refresh(backupFamilies, keys);
-      if (connections && opts.connections) {
-        const { setConnectionFamilies } = await import('./connection-metrics.ts');
-        setConnectionFamilies(connections, opts.connections());
-      }
+      const keys = new Set(registry.list().map((i) => i.key));
+      for (const name of LAST_SUCCESS)
+        for (const { labels } of (await f[name].get()).values) {
+          const instance = String(labels.instance);
+          if (keys.has(instance)) continue;
+          f[name].remove({ instance });
+          // Added back by a reload, it reports its newest snapshot on disk again.
+          lastBackupAt.delete(instance);
+        }
+      refresh();
       return reg.metrics();
     },
     stop() {
       stopped = true;
       unsubscribe();
-      resilience.stop();
-      updateChecks.stop();
-      backups.stop();
       loop?.disable();
     },
   };

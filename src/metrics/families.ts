@@ -4,7 +4,10 @@ const I = ['instance'] as const;
 
 export type Families = ReturnType<typeof createFamilies>;
 
-/** Every metric family the daemon exposes, registered in `registry`; one line each, so the list reads as a table. */
+/**
+ * The daemon's metric families, registered in `registry`; one line each, so the list reads as a table. The disk
+ * and connection families, set from their own readings, are in disk-gauges.ts and connection-metrics.ts.
+ */
 export function createFamilies(registry: Registry) {
   const registers = [registry];
   const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
@@ -35,5 +38,13 @@ export function createFamilies(registry: Registry) {
     maintenanceNext: gauge('watchdog_maintenance_next_scheduled_timestamp_seconds', 'Unix time of the next scheduled restart (what="restart") or update check (what="update-check"); absent when none is scheduled.', ['instance', 'what']),
     stragglers: counter('watchdog_stragglers_killed_total', 'Processes a launch left behind (outside its process group), killed when its server exited (when="exit") or before the next launch (when="relaunch").', ['instance', 'when']),
     build: gauge('watchdog_build_info', 'Always 1; the label carries the daemon version.', ['version']),
+    logDropped: counter('watchdog_log_lines_dropped_total', "Lines of a server's log that could not be written (full disk, removed folder, …) and were dropped.", I),
+    refused: counter('watchdog_refused_requests_total', 'Requests refused before their credentials were accepted, by route (control, status, logs, admin, cross-site) and status.', ['route', 'status']),
+    faults: counter('watchdog_uncaught_errors_total', 'Errors that escaped every handler; the daemon logged each with its stack and went on.', ['kind']),
+    updateChecks: counter('watchdog_update_checks_total', 'Update checks that ended, by result: available (an update was found), none, failed.', ['instance', 'result']),
+    updateCheckLastSuccess: gauge('watchdog_update_check_last_success_timestamp_seconds', 'When an update check of the instance last worked (Unix time); absent until one has.', I),
+    backups: counter('watchdog_backups_total', "Snapshots of an instance's data that ended, by result: ok, failed.", ['instance', 'result']),
+    backupLastSuccess: gauge('watchdog_backup_last_success_timestamp_seconds', 'When a snapshot of the instance last worked (Unix time); absent until one has.', I),
+    backupLastSize: gauge('watchdog_backup_last_size_bytes', 'The compressed size of the last snapshot that worked.', I),
   };
 }

@@ -110,6 +110,39 @@ expo('metrics :: the last backup starts from the snapshot found on disk; a newer
   assert.is(sample(f, 'watchdog_backups_total', { instance: 'alpha', result: 'ok' }), 1);
 });
 
+expo("metrics :: a removed instance's last successes go with it and come back with it; its counts stay", async () => {
+  const bus = createBus();
+  const alpha = memoryInstance('alpha');
+  let instances = [alpha];
+  const registry = { get: (key: string) => instances.find((i) => i.key === key), list: () => instances };
+  const metrics = createMetricsCollector({ bus, registry });
+  try {
+    const at = Date.parse('2026-11-01T10:00:00Z');
+    const found = { key: 'alpha', id: 'old', archiveBytes: 100, at };
+    bus.emit('instance:backup-found', found);
+    bus.emit('instance:update-check', { key: 'alpha', ok: true, available: false, error: null, at });
+    bus.emit('instance:restart', { key: 'alpha', reason: 'crash', at });
+    let f = parseExposition(await metrics.metrics());
+    assert.is(sample(f, 'watchdog_backup_last_success_timestamp_seconds', { instance: 'alpha' }), at / 1000);
+    instances = [];
+    f = parseExposition(await metrics.metrics());
+    for (const name of [
+      'watchdog_backup_last_success_timestamp_seconds',
+      'watchdog_backup_last_size_bytes',
+      'watchdog_update_check_last_success_timestamp_seconds',
+    ])
+      assert.is(sample(f, name, { instance: 'alpha' }), undefined, name);
+    assert.is(sample(f, 'watchdog_instance_restarts_total', { instance: 'alpha', reason: 'crash' }), 1);
+    // A reload adds it back: its backups are scanned again.
+    instances = [alpha];
+    bus.emit('instance:backup-found', found);
+    f = parseExposition(await metrics.metrics());
+    assert.is(sample(f, 'watchdog_backup_last_size_bytes', { instance: 'alpha' }), 100);
+  } finally {
+    metrics.stop();
+  }
+});
+
 function emit(bus: Bus) {
   const at = Date.now();
   bus.emit('instance:restart', { key: 'alpha', reason: 'request', at });

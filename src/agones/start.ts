@@ -17,6 +17,7 @@ export async function startAgones(
 ): Promise<AgonesWrapper | null> {
   const instance = config.instances[0];
   if (!config.agones || !instance) return null;
+  // Dynamic, so only Agones mode loads the SDK client; loaded at start, before a flood could hold every descriptor.
   const { startAgonesWrapper } = await import('./wrapper.ts');
   return startAgonesWrapper({
     config: config.agones,

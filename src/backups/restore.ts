@@ -1,5 +1,6 @@
 import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { extract } from 'tar';
 import { describeError } from '../errors.ts';
 import { diskSpaceOf, formatBytes } from '../store/disk-space.ts';
 import { flushTree, syncPath } from '../updates/install/flush.ts';
@@ -42,7 +43,6 @@ export async function restoreSnapshot(instanceDir: string, entry: BackupEntry, m
 }
 
 async function unpackVerified(entry: BackupEntry, staging: string): Promise<void> {
-  const { extract } = await import('tar');
   const expected = new Map(entry.files.map((f) => [f.path, f]));
   const unexpected: string[] = [];
   await extract({

@@ -1,5 +1,6 @@
 import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { create } from 'tar';
 import { describeError } from '../errors.ts';
 import { diskFullError, diskSpaceOf, formatBytes } from '../store/disk-space.ts';
 import { syncPath } from '../updates/install/flush.ts';
@@ -68,7 +69,6 @@ export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest
       archiveBytes: 0,
     };
     await writeFile(join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-    const { create } = await import('tar');
     const members = [
       'manifest.json',
       ...SNAPSHOT_PATHS.filter((p) => got.files.some((f) => f.path === p || f.path.startsWith(`${p}/`))),

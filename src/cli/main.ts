@@ -44,6 +44,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (first === '--version' || first === '-V') {
+    // CLI only: the other commands need not read package.json at every run.
     const { VERSION } = await import('../daemon/version.ts');
     process.stdout.write(`watchdog ${VERSION}\n`);
     return 0;

@@ -1,4 +1,5 @@
 import { get as httpGet } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 
@@ -6,9 +7,8 @@ import type { Logger } from '../log.ts';
  * GET `url` and parse its JSON, on node:http(s): fetch would load Node's undici, several MB the daemon otherwise
  * never needs while it idles (bench/footprint.ts).
  */
-async function getJson(url: string, timeoutMs: number): Promise<unknown> {
-  // node:https (and with it TLS) only for an https BaseUrl: a daemon that never speaks TLS does not load it.
-  const get = url.startsWith('https:') ? (await import('node:https')).get : httpGet;
+function getJson(url: string, timeoutMs: number): Promise<unknown> {
+  const get = url.startsWith('https:') ? httpsGet : httpGet;
   return new Promise((resolve, reject) => {
     const req = get(url, { timeout: timeoutMs }, (res) => {
       const chunks: Buffer[] = [];

@@ -24,7 +24,6 @@ import { lockFolders, ownedFolders } from './folder-lock.ts';
 import { type HubWatches, startHubWatches } from './hub-watches.ts';
 import { logServerLogHealth } from './log-health-log.ts';
 import { hostNotifier } from './notifier-host.ts';
-import { preloadModules } from './preload.ts';
 import { logRefusedRequests, logRejectedCheckins } from './refusal-logs.ts';
 import { VERSION } from './version.ts';
 
@@ -128,13 +127,6 @@ export async function runDaemon(
       throw err;
     },
   );
-  // Nothing starts before these loads are done, and without them the daemon does not start at all (preload.ts says
-  // why).
-  await preloadModules().catch(async (err: unknown) => {
-    await http.close();
-    await lock.release();
-    throw new Error(`could not load the daemon's modules: ${describeError(err)}`, { cause: err });
-  });
   // After the bind: a daemon that cannot listen exits without having created any folder.
   const audit = createAuditLog({
     file: join(config.workDir, 'logs', 'audit.log'),

@@ -1,4 +1,4 @@
-import type { toJsonSchema } from '@valibot/to-json-schema';
+import { toJsonSchema } from '@valibot/to-json-schema';
 import { Hono } from 'hono';
 import { apiRouteDocs } from './api-routes.ts';
 import { backupRouteDocs } from './backup-routes.ts';
@@ -113,16 +113,16 @@ function operation(doc: RouteDoc): JsonObject {
 }
 
 /** A valibot schema as JSON Schema 2020-12, OpenAPI 3.1's dialect, without its own `$schema`. */
-function jsonSchema(convert: typeof toJsonSchema, name: SchemaName): JsonObject {
-  const { $schema: _dialect, ...schema } = convert(SCHEMAS[name], { target: 'draft-2020-12' }) as JsonObject;
+function jsonSchema(name: SchemaName): JsonObject {
+  const { $schema: _dialect, ...schema } = toJsonSchema(SCHEMAS[name], { target: 'draft-2020-12' }) as JsonObject;
   return schema;
 }
 
 /**
  * The OpenAPI 3.1 document of the whole HTTP API, built from the route tables and their valibot schemas (turned
- * into JSON Schema by `convert`, @valibot/to-json-schema's, which the daemon loads on the first request only).
+ * into JSON Schema by @valibot/to-json-schema).
  */
-export function openApiDocument(version: string, convert: typeof toJsonSchema): JsonObject {
+export function openApiDocument(version: string): JsonObject {
   const paths: Record<string, JsonObject> = {};
   for (const doc of ROUTE_DOCS) paths[doc.path] = { ...paths[doc.path], [doc.method]: operation(doc) };
   return {
@@ -164,9 +164,7 @@ export function openApiDocument(version: string, convert: typeof toJsonSchema): 
             "the daemon's Admin.Username and Admin.Password; while no Admin is configured, none from the loopback",
         },
       },
-      schemas: Object.fromEntries(
-        (Object.keys(SCHEMAS) as SchemaName[]).map((name) => [name, jsonSchema(convert, name)]),
-      ),
+      schemas: Object.fromEntries((Object.keys(SCHEMAS) as SchemaName[]).map((name) => [name, jsonSchema(name)])),
     },
   };
 }
@@ -175,8 +173,8 @@ export function openApiDocument(version: string, convert: typeof toJsonSchema): 
 export function openapiRoutes({ version }: HttpDeps): Hono {
   const app = new Hono();
   let body: string | undefined;
-  app.get('/openapi.json', async (c) => {
-    body ??= JSON.stringify(openApiDocument(version, (await import('@valibot/to-json-schema')).toJsonSchema));
+  app.get('/openapi.json', (c) => {
+    body ??= JSON.stringify(openApiDocument(version));
     return c.body(body, 200, {
       'Content-Type': 'application/json; charset=utf-8',
     });

@@ -53,7 +53,7 @@ factory('factory :: only providers that host the client add launch cvars', async
   }
 });
 
-factory('factory :: a provider loaded on first use answers as the provider itself does', async () => {
+factory('factory :: the provider made answers as the provider itself does', async () => {
   const ctx = (type: (typeof UPDATE_TYPES)[number]) =>
     providerContext({ dir: '/nonexistent', settings: { UpdateType: type, Updates: UPDATES } });
   const signal = never();

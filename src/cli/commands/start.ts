@@ -48,6 +48,7 @@ function instanceKeyGiven(args: string[]): boolean {
 export async function run(args: string[]): Promise<number> {
   // `watchdog start <key>`: a client command that starts a stopped instance, not the daemon.
   if (instanceKeyGiven(args)) {
+    // CLI only: the daemon never runs it.
     const { startInstance } = await import('./start-instance.ts');
     return startInstance(args);
   }

@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { chmod, lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { UpdateError } from '../../errors.ts';
+import { extractArchive } from '../archive/extract.ts';
 import { asDiskFull, type SpaceLimits } from './disk-guard.ts';
 import { flushTree } from './flush.ts';
 
@@ -69,8 +70,6 @@ export async function installArchive(opts: InstallOptions): Promise<void> {
 export function stageArchive(opts: InstallOptions): Promise<string> {
   return stageBuild(opts, async (staging) => {
     opts.onPhase?.('extract');
-    // Loaded here, not at daemon start: a daemon that never installs an archive never needs tar or yauzl.
-    const { extractArchive } = await import('../archive/extract.ts');
     await extractArchive(opts.archive, staging, opts.signal, opts.limits);
   });
 }

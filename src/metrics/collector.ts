@@ -5,13 +5,19 @@
  */
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { Registry } from 'prom-client';
-import { type AlertKind, type Bus, type BusEvents, REFUSED_ROUTES, type RestartReason, subscribe } from '../bus.ts';
+import {
+  type AlertKind,
+  type Bus,
+  type BusEvents,
+  type DiskReading,
+  REFUSED_ROUTES,
+  type RestartReason,
+  subscribe,
+} from '../bus.ts';
 import { statePaths } from '../chart/graph.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import type { InstanceStatus } from '../supervisor/status.ts';
-import { type ConnectionFigures, createConnectionFamilies, setConnectionFamilies } from './connection-metrics.ts';
-import { createDiskFamilies, setDiskFamilies } from './disk-gauges.ts';
-import { createFamilies } from './families.ts';
+import { createConnectionFamilies, createFamilies } from './families.ts';
 
 export interface MetricsCollector {
   /** The exposition text; a server's CPU, memory and players are its status's last sample. */
@@ -19,6 +25,13 @@ export interface MetricsCollector {
   readonly contentType: string;
   /** Stops listening on the bus and the event-loop monitor. */
   stop(): void;
+}
+
+/** The HTTP connection guard's figures (src/http/connection-guard.ts), as the daemon hands them to the metrics. */
+export interface ConnectionFigures {
+  open: number;
+  refused: Record<'total' | 'source', number>;
+  evicted: Record<'total' | 'source', number>;
 }
 
 export interface MetricsOptions {
@@ -61,7 +74,6 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   const { bus, registry } = opts;
   const reg = new Registry();
   const f = createFamilies(reg);
-  const disk = createDiskFamilies(reg);
   const connections = opts.connections ? createConnectionFamilies(reg) : null;
   /** The chart's state paths, for the one-hot state gauge: worked out at the first scrape. */
   let states: string[] | null = null;
@@ -90,6 +102,18 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       downloaded.delete(e.key);
     }
   };
+  /** The disk watcher's last readings; a file system that could not be read has no series. */
+  const setDisks = (readings: readonly DiskReading[]) => {
+    for (const g of [f.diskFree, f.diskTotal, f.diskThreshold, f.diskLow]) g.reset();
+    for (const r of readings) {
+      if (r.freeBytes === null || r.totalBytes === null) continue;
+      const labels = { holds: r.holds, mount: r.mount };
+      f.diskFree.set(labels, r.freeBytes);
+      f.diskTotal.set(labels, r.totalBytes);
+      if (r.thresholdBytes !== null) f.diskThreshold.set(labels, r.thresholdBytes);
+      f.diskLow.set(labels, r.low ? 1 : 0);
+    }
+  };
   /** When the last snapshot that worked was taken, by instance: one found on disk may be older than one taken. */
   const lastBackupAt = new Map<string, number>();
   const backedUp = (key: string, at: number, bytes: number) => {
@@ -99,7 +123,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   };
   // Every label value comes from a fixed list or a configured instance key, never from what a client sent.
   const unsubscribe = subscribe(bus, {
-    'disk:checked': (e) => setDiskFamilies(disk, e.filesystems),
+    'disk:checked': (e) => setDisks(e.filesystems),
     'instance:restart': (e) => f.restarts.inc({ instance: e.key, reason: e.reason }),
     'instance:alert': (e) => f.alerts.inc({ instance: e.key, kind: e.kind }),
     'instance:update': onUpdate,
@@ -194,7 +218,16 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     }
     f.build.reset();
     f.build.set({ version: opts.version ?? 'unknown' }, 1);
-    if (connections && opts.connections) setConnectionFamilies(connections, opts.connections());
+    if (connections && opts.connections) {
+      const { open, refused, evicted } = opts.connections();
+      connections.open.set(open);
+      // A counter tracking a total kept by the guard: reset and added, as counters cannot be set.
+      connections.dropped.reset();
+      for (const cap of ['total', 'source'] as const) {
+        connections.dropped.inc({ action: 'refused', cap }, refused[cap]);
+        connections.dropped.inc({ action: 'evicted', cap }, evicted[cap]);
+      }
+    }
   };
 
   return {

@@ -1,13 +1,11 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 const I = ['instance'] as const;
+const DISK = ['holds', 'mount'] as const;
 
 export type Families = ReturnType<typeof createFamilies>;
 
-/**
- * The daemon's metric families, registered in `registry`; one line each, so the list reads as a table. The disk
- * and connection families, set from their own readings, are in disk-gauges.ts and connection-metrics.ts.
- */
+/** The daemon's metric families, registered in `registry`; one line each, so the list reads as a table. */
 export function createFamilies(registry: Registry) {
   const registers = [registry];
   const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
@@ -46,5 +44,20 @@ export function createFamilies(registry: Registry) {
     backups: counter('watchdog_backups_total', "Snapshots of an instance's data that ended, by result: ok, failed.", ['instance', 'result']),
     backupLastSuccess: gauge('watchdog_backup_last_success_timestamp_seconds', 'When a snapshot of the instance last worked (Unix time); absent until one has.', I),
     backupLastSize: gauge('watchdog_backup_last_size_bytes', 'The compressed size of the last snapshot that worked.', I),
+    // One series per watched file system.
+    diskFree: gauge('watchdog_disk_free_bytes', 'Bytes the daemon may still write on the file system holding the instance root or the working folder (holds says which).', DISK),
+    diskTotal: gauge('watchdog_disk_total_bytes', 'Size of that file system in bytes.', DISK),
+    diskThreshold: gauge('watchdog_disk_low_threshold_bytes', 'Below this many free bytes the file system counts as low (Disk.LowFreeMegabytes or Disk.LowFreePercent, the lower).', DISK),
+    diskLow: gauge('watchdog_disk_low', '1 while the file system is low on space (the chat was told once), else 0.', DISK),
+  };
+}
+
+/** The HTTP connection guard's families, for a daemon that has one. */
+export function createConnectionFamilies(registry: Registry) {
+  const registers = [registry];
+  // biome-ignore format: one metric a line
+  return {
+    open: new Gauge({ name: 'watchdog_http_connections', help: 'HTTP connections open now, over every listening address.', registers }),
+    dropped: new Counter({ name: 'watchdog_http_connections_dropped_total', help: 'HTTP connections refused (action="refused") or closed to make room (action="evicted") because a cap was reached: cap="total" (Connections.MaxConnections) or cap="source" (MaxConnectionsPerSource).', labelNames: ['action', 'cap'] as const, registers }),
   };
 }

@@ -44,7 +44,11 @@ export function waitStatus(
     },
     timeoutMs,
     100,
-  );
+  ).catch((err: unknown) => {
+    // What the daemon did meanwhile is the report: a status poll alone cannot say why it never got there.
+    const tail = d.log().split('\n').slice(-40).join('\n');
+    throw new Error(`${(err as Error).message}\n--- the daemon's last lines ---\n${tail}`, { cause: err });
+  });
 }
 
 export const running = (s: StatusJson) => s.state === 'server.running' && s.pid !== null;

@@ -1,8 +1,12 @@
 /**
  * `MemoryLimitMB`: a demo server whose process tree passes the limit is asked to restart by its
  * `Maintenance.When` through the maintenance machinery, once per run, and chat hears why. `When: Empty` with a UDP
- * player on keeps the restart waiting, so the test sees several samples of one run ask only once.
+ * player on keeps the restart waiting, so the test sees several samples of one run ask only once. The limit comes
+ * in by a reload once the player is on the running server: set from the start, a run could be restarted empty
+ * before the join landed, and the join land on that run while it stopped.
  */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { MaintenanceStatus, ResourceStatus } from '../../src/supervisor/status.ts';
@@ -21,14 +25,12 @@ test('memory-limit :: over the limit: a restart pending for 0 players, asked onc
     const yaml = testConfig({
       webhook: hook!.url,
       extra: `  ResourceSampleSeconds: ${SAMPLE_SECONDS}\n  MaintenancePollSeconds: ${SAMPLE_SECONDS}`,
-      // Any node server is over 1 MB.
-      instances: [{ port, extra: '      MemoryLimitMB: 1\n      Maintenance:\n        When: Empty' }],
+      // No server comes near 100 GB; any node server is over the 1 MB the reload sets.
+      instances: [{ port, extra: '      MemoryLimitMB: 100000\n      Maintenance:\n        When: Empty' }],
     });
     const d = await start(yaml);
     const player = await udpPlayer(port);
     try {
-      // Alice joins as soon as the game port answers, before the server checks in: the limit is looked at only once
-      // it has, and by then a player is on, so the restart waits.
       await waitFor(
         'alice on the server',
         () =>
@@ -40,6 +42,15 @@ test('memory-limit :: over the limit: a restart pending for 0 players, asked onc
         100,
       );
       const first = await waitState(d, 'demo', TOKEN, 'server.running');
+      assert.is(await player.send('ping'), 'pong 1', 'alice on the running server');
+      const settings = join(d.dir, 'appsettings.yml');
+      await writeFile(
+        settings,
+        (await readFile(settings, 'utf8')).replace('MemoryLimitMB: 100000', 'MemoryLimitMB: 1'),
+      );
+      const reloadFrom = d.log().length;
+      d.proc.kill('SIGHUP');
+      await waitFor('the reload', () => /configuration reloaded/.test(d.log().slice(reloadFrom)), 10_000);
       const status = async () =>
         (await d.status('demo', TOKEN)) as unknown as {
           pid: number | null;
@@ -61,8 +72,7 @@ test('memory-limit :: over the limit: a restart pending for 0 players, asked onc
         /`demo` will restart \(memory \d+(\.\d)? MB over MemoryLimitMB 1\) as soon as no players are on/,
       );
 
-      // Many samples of the same run go by with alice on: asked once, and the same server runs. (Under load a run
-      // may check in before alice's join lands and be restarted at once, empty: only alice's run is counted.)
+      // Many samples of the same run go by with alice on: asked once, and the same server runs.
       const told = hook!.messages.filter((m) => m.content.includes('MemoryLimitMB')).length;
       const samples = new Set<string>();
       await waitFor(

@@ -58,6 +58,8 @@ export function createPlanKeeper(save: (plan: SavedMaintenance) => Promise<void>
   return keeper;
 }
 
+export type PlanKeeper = ReturnType<typeof createPlanKeeper>;
+
 type WaitingFor = NonNullable<MaintenanceStatus['pending']>['waitingFor'];
 
 /** What a pending action waits for now: the hold, the moment its policy names, or the exit it asked for. */

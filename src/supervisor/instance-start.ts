@@ -19,7 +19,7 @@ import { recoverInterruptedInstall, rollbackBin } from '../updates/install/insta
 import { createDataWriter } from './data-writer.ts';
 import { createInstance, type Instance } from './instance.ts';
 import type { InstanceDeps } from './instance-deps.ts';
-import { logRetryMs, serverLogHealth, serverLogRotation } from './log-health.ts';
+import { serverLogOptions } from './log-health.ts';
 import { echoServerLine } from './server-echo.ts';
 
 /** An instance built and not started yet, with the verified server the previous daemon left for it, if any. */
@@ -125,10 +125,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
     const follower = followAdoptedLog({
       pid: leftover.record.pid,
       startTime: leftover.record.startTime,
-      logDir: `${instance.dir}/logs`,
-      rotation: serverLogRotation(config(), instance),
-      retryMs: logRetryMs(config()),
-      health: serverLogHealth(key, `${instance.dir}/logs/server.log`, bus),
+      ...serverLogOptions(config(), instance, bus),
       onLine: (line) => echoServerLine(bus, serverLog, key, 'stdout', line),
     });
     // The next launch follows its own output; stop at once rather than at the next liveness poll.

@@ -73,10 +73,7 @@ export function createInstance(deps: InstanceDeps) {
     log: log.child('maintenance'),
   });
   /** Keeps the maintenance region's plan (pending action, hold) in data.json as it changes. */
-  const plan = createPlanKeeper(
-    (saved) => deps.recordMaintenance?.(saved) ?? Promise.resolve(),
-    log.child('maintenance'),
-  );
+  const plan = createPlanKeeper((saved) => deps.recordMaintenance?.(saved) ?? Promise.resolve());
   const chart = createChart({ deps, resources, backupHost, schedule, plan, checks, download });
 
   /**
@@ -195,10 +192,7 @@ export function createInstance(deps: InstanceDeps) {
       const before = operatorStop(snapshot());
       chart.send(controlEvent(action, { when, by, withData, snapshot: id, now: Date.now() }));
       const after = operatorStop(snapshot());
-      if (before?.by === after?.by && before?.at === after?.at) return;
-      deps
-        .recordStop?.(after)
-        .catch((err: unknown) => log.warn('could not record the stop in data.json', { error: describeError(err) }));
+      if (before?.by !== after?.by || before?.at !== after?.at) void deps.recordStop?.(after);
     },
 
     hold(minutes: number, reason: string): void {

@@ -77,9 +77,7 @@ export function createProcessHost(
         launchedAt: new Date().toISOString(),
         ...tracked,
       };
-      await deps
-        .recordSpawning?.(record)
-        .catch((err: unknown) => log.warn('could not record the spawn in data.json', { error: describeError(err) }));
+      await deps.recordSpawning?.(record);
       // Its health reports are for the copy a persisted server's removed log gets (src/process/appended-log.ts).
       const logs = serverLogOptions(deps.config, instance, bus);
       let lastLine: string | undefined;
@@ -104,9 +102,7 @@ export function createProcessHost(
       log.info('server launched', { pid: proc.pid, revision: installed ?? '(none)' });
       owned?.(proc.pid, track?.cgroup ?? null);
       bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision: installed, at: Date.now() });
-      deps
-        .recordLaunch({ ...record, pid: proc.pid, startTime: proc.startTime ?? '' })
-        .catch((err: unknown) => log.warn('could not record the launch in data.json', { error: describeError(err) }));
+      void deps.recordLaunch({ ...record, pid: proc.pid, startTime: proc.startTime ?? '' });
       return { proc, secret, lastLine: () => lastLine };
     },
 
@@ -141,10 +137,7 @@ export function createProcessHost(
     },
 
     released(how) {
-      if (how === 'detached') return;
-      deps
-        .recordLaunch(null)
-        .catch((err: unknown) => log.warn('could not update data.json', { error: describeError(err) }));
+      if (how !== 'detached') void deps.recordLaunch(null);
     },
   };
 }

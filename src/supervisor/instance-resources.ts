@@ -1,15 +1,66 @@
 import { cgroupPids } from '../process/cgroup.ts';
 import { readPlayers } from '../process/server-status.ts';
-import { readTreeStats } from '../process/tree-stats.ts';
+import { readTreeStats, type TreeStats } from '../process/tree-stats.ts';
+import { formatBytes } from '../store/disk-space.ts';
 import type { MaintenancePolicy } from './contract.ts';
 import type { InstanceDeps } from './instance-deps.ts';
-import { memoryOverLimit } from './memory-limit.ts';
-import { ResourceSampler, type Sample } from './resource-sampler.ts';
+import type { ResourceStatus } from './status.ts';
+
+/** One reading of a server's tree and what the sampler made of it. */
+export interface Sample {
+  pid: number;
+  /** When it was read (ms). */
+  at: number;
+  /** The tree's CPU time as read. */
+  readSeconds: number;
+  /** CPU time counted for this run so far: never goes down, although the tree's own sum does when a child goes. */
+  cpuSeconds: number;
+  cpuPercent: number;
+  rssBytes: number;
+  processes: number;
+}
 
 /**
- * An instance's resource use: its server's process tree sampled every `Timing.ResourceSampleSeconds` (CPU, memory,
- * players), and `MemoryLimitMB` acted on once per run through the maintenance restart. `server` says which server
- * runs now; `requestRestart` is the maintenance's.
+ * The next sample from a reading: CPU as a percentage of one core over the time since the previous sample of the
+ * same server, or since its launch (`startedAt`) for the first. A tree whose CPU sum falls (a helper exited and
+ * nobody in the tree reaped it) counts 0 for that interval rather than going back.
+ */
+export function nextSample(
+  prev: Sample | null,
+  pid: number,
+  read: TreeStats,
+  at: number,
+  startedAt: number | null,
+): Sample {
+  const same = prev !== null && prev.pid === pid;
+  const since = same ? prev.at : (startedAt ?? at);
+  const gained = same ? Math.max(0, read.cpuSeconds - prev.readSeconds) : read.cpuSeconds;
+  const seconds = (at - since) / 1000;
+  return {
+    pid,
+    at,
+    readSeconds: read.cpuSeconds,
+    cpuSeconds: (same ? prev.cpuSeconds : 0) + gained,
+    cpuPercent: seconds > 0 ? Math.round((gained / seconds) * 1000) / 10 : 0,
+    rssBytes: read.rssBytes,
+    processes: read.processes,
+  };
+}
+
+/**
+ * Why a server's memory calls for a restart (`memory 2.1 GB over MemoryLimitMB 2048`), or null while it is within
+ * `limitMB` (or no limit is set). Megabytes are MiB, as the config key's users read `free -m` and `ps`.
+ */
+export function memoryOverLimit(rssBytes: number, limitMB: number | undefined): string | null {
+  if (limitMB === undefined || rssBytes <= limitMB * 1024 * 1024) return null;
+  return `memory ${formatBytes(rssBytes)} over MemoryLimitMB ${limitMB}`;
+}
+
+/**
+ * An instance's resource use: its server's process tree (CPU, memory) and players read every
+ * `Timing.ResourceSampleSeconds` while a server runs, idle (no timer) while none does; and `MemoryLimitMB` acted on
+ * once per run through the maintenance restart. `server` says which server runs now; `requestRestart` is the
+ * maintenance's.
  */
 export function createInstanceResources(
   deps: InstanceDeps,
@@ -24,6 +75,11 @@ export function createInstanceResources(
   /** The server asked to restart for its memory: once per run. */
   let memoryRestartPid: number | null = null;
   let sampledPid: number | null = null;
+  let last: Sample | null = null;
+  let players: { pid: number; count: number | null } | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let busy = false;
+  let stopped = false;
 
   /** Past `MemoryLimitMB`: ask the server to leave for a restart by its `Maintenance.When`, with why. */
   const checkMemory = (sample: Sample) => {
@@ -35,31 +91,67 @@ export function createInstanceResources(
     requestRestart(when, why);
   };
 
-  const sampler = new ResourceSampler({
-    server,
-    readTree: async (pid) => {
-      const cgroup = launchCgroup?.pid === pid ? launchCgroup.cgroup : null;
-      return readTreeStats(pid, { alsoPids: cgroup === null ? [] : await cgroupPids(cgroup) });
-    },
-    // Not longer than the interval: a server too busy to answer is "unknown" this time, not a backlog of reads.
-    readPlayers: () => readPlayers(deps.instance.settings.ApiPort, Math.min(2000, sampleMs())),
-    intervalMs: sampleMs,
-    onSample: checkMemory,
-  });
+  const readTree = async (pid: number) => {
+    const cgroup = launchCgroup?.pid === pid ? launchCgroup.cgroup : null;
+    return readTreeStats(pid, { alsoPids: cgroup === null ? [] : await cgroupPids(cgroup) });
+  };
+
+  /** One sample, then the next in an interval while a server runs. */
+  async function tick(): Promise<void> {
+    timer = null;
+    const now = server();
+    if (now === null) {
+      last = null;
+      players = null;
+      return;
+    }
+    busy = true;
+    try {
+      const [tree, count] = await Promise.all([
+        readTree(now.pid),
+        // Not longer than the interval: a server too busy to answer is "unknown" this time, not a backlog of reads.
+        readPlayers(deps.instance.settings.ApiPort, Math.min(2000, sampleMs())),
+      ]);
+      // The server may have changed while /proc was read: keep only what belongs to the one running now.
+      if (server()?.pid !== now.pid) return;
+      last = tree === null ? null : nextSample(last, now.pid, tree, Date.now(), now.startedAt);
+      players = { pid: now.pid, count };
+      if (last !== null) checkMemory(last);
+    } finally {
+      busy = false;
+      if (!stopped) {
+        timer = setTimeout(() => void tick(), Math.max(250, sampleMs()));
+        timer.unref();
+      }
+    }
+  }
 
   return {
     /** The process host's word on a launch: its pid and cgroup. */
     launched(pid: number, cgroup: string | null): void {
       launchCgroup = { pid, cgroup };
     },
-    /** The machine's current pid: a new server is sampled at once. */
+    /** The machine's current pid: a new server is sampled at once, and then every interval until it has gone. */
     pidSeen(pid: number | null): void {
       if (pid === sampledPid) return;
       sampledPid = pid;
-      if (pid !== null) sampler.wake();
+      if (pid !== null && !stopped && timer === null && !busy) void tick();
     },
-    resources: (pid: number | null) => sampler.resources(pid),
-    players: (pid: number | null) => sampler.playerCount(pid),
-    stop: () => sampler.stop(),
+    /** The last sample of the server running now; null when none runs or none has been taken yet. */
+    resources(pid: number | null): ResourceStatus | null {
+      if (last === null || last.pid !== pid) return null;
+      const { cpuPercent, cpuSeconds, rssBytes, processes, at } = last;
+      const cpu = Math.round(cpuSeconds * 100) / 100;
+      return { cpuPercent, cpuSeconds: cpu, rssBytes, processes, at: new Date(at).toISOString() };
+    },
+    /** The server's player count at the last sample; null when unknown. */
+    players: (pid: number | null): number | null => (players !== null && players.pid === pid ? players.count : null),
+    stop(): void {
+      stopped = true;
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+    },
   };
 }
+
+export type InstanceResources = ReturnType<typeof createInstanceResources>;

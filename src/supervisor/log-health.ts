@@ -6,21 +6,20 @@ import { type WriteHealth, WriteOutage } from '../process/write-outage.ts';
 import { retentionRule } from '../store/retention.ts';
 
 /**
- * The rotation `Logs.ServerLogMaxBytes` / `Logs.ServerLogFiles` configure (the cap), and the instance's
- * `Retention.Logs`, which may remove rotated logs sooner.
+ * How a server's log is written, for a launch and for an adopted server alike: its folder, the rotation
+ * `Logs.ServerLogMaxBytes` / `Logs.ServerLogFiles` configure (the cap) and the instance's `Retention.Logs`, which may
+ * remove rotated logs sooner, the retry of a failed write (`Timing.LogRetrySeconds`) and who hears of its outages.
  */
-export function serverLogRotation(config: ResolvedConfig, instance: ResolvedInstance): LogRotation {
+export function serverLogOptions(config: ResolvedConfig, instance: ResolvedInstance, bus: Bus) {
+  const logDir = join(instance.dir, 'logs');
   const rule = instance.settings.Retention.Logs;
-  return {
+  const rotation: LogRotation = {
     maxBytes: config.settings.Logs.ServerLogMaxBytes,
     keep: config.settings.Logs.ServerLogFiles,
     ...(rule === undefined ? {} : { retention: retentionRule(rule) }),
   };
-}
-
-/** `Timing.LogRetrySeconds` in ms. */
-export function logRetryMs(config: ResolvedConfig): number {
-  return config.timing.LogRetrySeconds * 1000;
+  const health = serverLogHealth(instance.key, join(logDir, 'server.log'), bus);
+  return { logDir, rotation, retryMs: config.timing.LogRetrySeconds * 1000, health };
 }
 
 /**

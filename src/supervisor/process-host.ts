@@ -9,7 +9,7 @@ import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch
 import { spawnServer } from '../process/spawn.ts';
 import { retentionRule } from '../store/retention.ts';
 import type { InstanceDeps } from './instance-deps.ts';
-import { logRetryMs, serverLogHealth, serverLogOutage, serverLogRotation } from './log-health.ts';
+import { serverLogOptions, serverLogOutage } from './log-health.ts';
 import { clearForLaunch } from './port-guard.ts';
 import type { OwnedServer, ProcessHost } from './run-process.ts';
 import { echoServerLine } from './server-echo.ts';
@@ -77,19 +77,14 @@ export function createProcessHost(
         launchedAt: new Date().toISOString(),
         ...tracked,
       };
-      await deps
-        .recordSpawning?.(record)
-        .catch((err: unknown) => log.warn('could not record the spawn in data.json', { error: describeError(err) }));
-      const logDir = join(instance.dir, 'logs');
+      await deps.recordSpawning?.(record);
+      // Its health reports are for the copy a persisted server's removed log gets (src/process/appended-log.ts).
+      const logs = serverLogOptions(deps.config, instance, bus);
       let lastLine: string | undefined;
       const spawning = spawnServer(spec, {
-        logDir,
+        ...logs,
         persist: deps.config.persistServers,
-        rotation: serverLogRotation(deps.config, deps.instance),
-        retryMs: logRetryMs(deps.config),
-        // For the copy a persisted server's removed log gets (src/process/appended-log.ts).
-        health: serverLogHealth(key, join(logDir, 'server.log'), bus),
-        outage: logOutage(logDir, logRetryMs(deps.config)),
+        outage: logOutage(logs.logDir, logs.retryMs),
         cgroup: track?.cgroup,
         // The FIFO stays in the instance folder, so a server the next daemon adopts keeps its console.
         console: consoleOf(instance.settings.Console ?? false) ? join(instance.dir, CONSOLE_FIFO) : null,
@@ -107,9 +102,7 @@ export function createProcessHost(
       log.info('server launched', { pid: proc.pid, revision: installed ?? '(none)' });
       owned?.(proc.pid, track?.cgroup ?? null);
       bus.emit('instance:launch', { key, pid: proc.pid, launchId, revision: installed, at: Date.now() });
-      deps
-        .recordLaunch({ ...record, pid: proc.pid, startTime: proc.startTime ?? '' })
-        .catch((err: unknown) => log.warn('could not record the launch in data.json', { error: describeError(err) }));
+      void deps.recordLaunch({ ...record, pid: proc.pid, startTime: proc.startTime ?? '' });
       return { proc, secret, lastLine: () => lastLine };
     },
 
@@ -144,10 +137,7 @@ export function createProcessHost(
     },
 
     released(how) {
-      if (how === 'detached') return;
-      deps
-        .recordLaunch(null)
-        .catch((err: unknown) => log.warn('could not update data.json', { error: describeError(err) }));
+      if (how !== 'detached') void deps.recordLaunch(null);
     },
   };
 }

@@ -21,7 +21,7 @@ export const LastExitSchema = v.object({
     v.nullable(v.string()),
     v.description("why, in words: the launch error, or the server's last output line after a crash"),
   ),
-  at: v.pipe(v.string(), v.description('ISO 8601 time')),
+  at: Iso,
 });
 /** How the last server process ended: why (`ExitReason` of machines/instance.types.ts), its code or signal, when. */
 export type LastExitStatus = v.InferOutput<typeof LastExitSchema>;

@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { stringify } from 'yaml';
 import { type LoadResult, loadConfig } from '../../src/config/load.ts';
 import { INSTANCE_KEY } from '../../src/config/schema.ts';
-import { instanceTiming } from '../../src/supervisor/timing.ts';
+import { instanceTiming } from '../../src/supervisor/instance-chart.ts';
 import { tempSuite, within } from '../_support/env.ts';
 import { appSettingsWith, environment, yamlText } from './_support/config-arbitraries.ts';
 import { fuzz } from './_support/fuzz.ts';

@@ -1,12 +1,12 @@
 /**
  * readTreeStats (src/process/tree-stats.ts) over a made-up /proc, and over a real process tree; nextSample's CPU
- * arithmetic (src/supervisor/resource-sampler.ts).
+ * arithmetic (src/supervisor/instance-resources.ts).
  */
 import { spawn } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type ProcSource, readTreeStats } from '../../src/process/tree-stats.ts';
-import { nextSample, type Sample } from '../../src/supervisor/resource-sampler.ts';
+import { nextSample, type Sample } from '../../src/supervisor/instance-resources.ts';
 import { waitFor } from '../_support/env.ts';
 import { killGroup } from '../_support/procs.ts';
 

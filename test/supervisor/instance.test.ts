@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../../src/config/resolved.ts';
-import { Instance } from '../../src/supervisor/instance.ts';
+import { createInstance, type Instance } from '../../src/supervisor/instance.ts';
 import type { UpdateProvider } from '../../src/updates/provider.ts';
 import { waitFor } from '../_support/env.ts';
 import { type RecordingLogger, recordingLogger } from '../http/_support/app.ts';
@@ -71,7 +71,7 @@ test.before.each((ctx) => {
     ctx.rollbacks += 1;
     return Promise.reject(new Error('cannot roll back: there is no previous build (bin.prev)'));
   };
-  ctx.inst = new Instance({
+  ctx.inst = createInstance({
     config,
     instance,
     bus: createBus(),

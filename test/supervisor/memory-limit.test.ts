@@ -1,7 +1,7 @@
-/** memoryOverLimit (src/supervisor/memory-limit.ts): when a server's memory calls for a restart, and the words. */
+/** memoryOverLimit (src/supervisor/instance-resources.ts): when a server's memory calls for a restart, and the words. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { memoryOverLimit } from '../../src/supervisor/memory-limit.ts';
+import { memoryOverLimit } from '../../src/supervisor/instance-resources.ts';
 
 const test = suite('supervisor :: MemoryLimitMB');
 const MiB = 1024 * 1024;

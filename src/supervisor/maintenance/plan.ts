@@ -5,8 +5,6 @@
 import type { SnapshotFrom } from 'xstate';
 import type { instanceMachine } from '../../../machines/instance.ts';
 import type { SavedMaintenance } from '../../../machines/instance.types.ts';
-import { describeError } from '../../errors.ts';
-import type { Logger } from '../../log.ts';
 import type { MaintenancePolicy } from '../contract.ts';
 import type { MaintenanceStatus } from '../status.ts';
 
@@ -31,7 +29,7 @@ export function savedPlanOf(snap: InstanceSnapshot): SavedMaintenance {
  * Keeps the plan in data.json each time it changes (never twice the same). It starts once the previous daemon's plan
  * was handed to the machine, so the empty plan of a machine just made never overwrites it.
  */
-export function createPlanKeeper(save: (plan: SavedMaintenance) => Promise<void>, log: Logger) {
+export function createPlanKeeper(save: (plan: SavedMaintenance) => Promise<void>) {
   let kept: SavedMaintenance | null = null;
   let last: string | null = null;
   const keeper = {
@@ -50,13 +48,13 @@ export function createPlanKeeper(save: (plan: SavedMaintenance) => Promise<void>
       if (json === last) return;
       last = json;
       kept = plan;
-      save(plan).catch((err: unknown) =>
-        log.warn('could not keep the maintenance plan in data.json', { error: describeError(err) }),
-      );
+      void save(plan);
     },
   };
   return keeper;
 }
+
+export type PlanKeeper = ReturnType<typeof createPlanKeeper>;
 
 type WaitingFor = NonNullable<MaintenanceStatus['pending']>['waitingFor'];
 

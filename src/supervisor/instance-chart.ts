@@ -1,0 +1,255 @@
+/**
+ * An instance's statechart given its I/O: the actors it names (`.provide()`), its input from the settings, and what
+ * the supervisor makes of what the chart does: its state changes and emitted facts on the bus and in the log, and
+ * the supervisor's clock on the run (the machine has none). A chart that crashes anyway is replaced by a fresh one.
+ */
+import { type Actor, createActor, type StateValue } from 'xstate';
+import { instanceMachine } from '../../machines/instance.ts';
+import type {
+  InstanceEmitted,
+  InstanceEvent,
+  InstanceTiming,
+  LastExit,
+  MaintenanceRules,
+} from '../../machines/instance.types.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { describeError } from '../errors.ts';
+import { alertMessage, formatDelay } from '../notify/messages.ts';
+import type { StopData } from '../store/instance-data.ts';
+import { removeDisplacedBuilds } from '../updates/install/install.ts';
+import type { BackupHost } from './backup-host.ts';
+import type { InstanceDeps } from './instance-deps.ts';
+import type { InstanceResources } from './instance-resources.ts';
+import { announce, isMaintenanceFact } from './maintenance/announce.ts';
+import type { InstanceSnapshot, PlanKeeper } from './maintenance/plan.ts';
+import { createPlayersActor } from './maintenance/players.ts';
+import type { MaintenanceSchedule } from './maintenance/schedule.ts';
+import { createProcessHost } from './process-host.ts';
+import { createRunProcess } from './run-process.ts';
+import { createCheckActor, createRestoreActor, createRollbackActor, createUpdateActor } from './update-actors.ts';
+import type { CheckRecord } from './update-check-record.ts';
+
+type InstanceActor = Actor<typeof instanceMachine>;
+
+const ms = (seconds: number) => Math.round(seconds * 1000);
+
+/** The machine's timings for one instance, from its `TimeoutSeconds` and the daemon-wide `Timing` section. */
+export function instanceTiming(config: ResolvedConfig, instance: ResolvedInstance): InstanceTiming {
+  const t = config.timing;
+  return {
+    checkinTimeoutMs: ms(instance.settings.TimeoutSeconds),
+    backoffInitialMs: ms(t.BackoffInitialSeconds),
+    backoffMaxMs: ms(t.BackoffMaxSeconds),
+    stableRunMs: ms(t.StableRunSeconds),
+    startupFailureLimit: t.StartupFailureLimit,
+  };
+}
+
+/** `Maintenance.When`, `MaxDelayMinutes` and the player poll, as the machine takes them. */
+export function maintenanceRules({ config, instance }: InstanceDeps): MaintenanceRules {
+  const m = instance.settings.Maintenance;
+  return {
+    when: m?.When ?? 'RoundEnd',
+    maxDelayMs: (m?.MaxDelayMinutes ?? 120) * 60_000,
+    pollMs: config.timing.MaintenancePollSeconds * 1000,
+  };
+}
+
+/**
+ * The status name: the path in the machine's `lifecycle` region, as it is (`{ lifecycle: { stopped: 'idle' }, … }`
+ * → `stopped.idle`, `server.running`). The other regions have status fields of their own (`checking`).
+ */
+export function statePath(value: StateValue): string {
+  const lifecycle = typeof value === 'string' ? value : (value.lifecycle ?? value);
+  return dotted(lifecycle as StateValue);
+}
+
+function dotted(value: StateValue): string {
+  if (typeof value === 'string') return value;
+  const [key, inner] = Object.entries(value)[0] ?? ['', ''];
+  if (inner === undefined || (typeof inner === 'object' && Object.keys(inner).length === 0)) return key;
+  return `${key}.${dotted(inner as StateValue)}`;
+}
+
+/** The operator's stop as the chart holds it (the `operatorStop` region): who and when, or null. */
+export function operatorStop(snap: InstanceSnapshot): StopData | null {
+  return snap.matches({ operatorStop: 'stopped' }) ? { ...snap.context.stop } : null;
+}
+
+/** The instance's other parts, which the chart's actors and facts reach. */
+export interface ChartParts {
+  deps: InstanceDeps;
+  resources: InstanceResources;
+  backupHost: BackupHost;
+  schedule: MaintenanceSchedule;
+  plan: PlanKeeper;
+  checks: CheckRecord;
+  /** The running update's download, which a check's end ends. */
+  download: { end(): void };
+}
+
+export function createChart(parts: ChartParts) {
+  const { deps, resources, backupHost, plan } = parts;
+  const { bus, log } = deps;
+  const key = deps.instance.key;
+  /** When the server launched and last checked in, and the last exit with when it was first seen. */
+  const times = {
+    startedAt: null as number | null,
+    lastCheckinAt: null as number | null,
+    lastExit: null as { exit: LastExit; at: number } | null,
+  };
+  let lastState: string | null = null;
+  let actor = make();
+
+  function make(): InstanceActor {
+    const processHost = createProcessHost(
+      deps,
+      () => actor.getSnapshot().context.revision,
+      (pid, cgroup) => resources.launched(pid, cgroup),
+    );
+    const machine = instanceMachine.provide({
+      actors: {
+        runProcess: createRunProcess(processHost),
+        update: createUpdateActor(deps, (to) => backupHost.beforeInstall(to)),
+        checkUpdate: createCheckActor(deps),
+        rollback: createRollbackActor((withData) =>
+          withData ? backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback(),
+        ),
+        restore: createRestoreActor((id) => backupHost.restore(id)),
+        readPlayers: createPlayersActor({
+          apiPort: () => deps.instance.settings.ApiPort,
+          pollMs: () => deps.config.timing.MaintenancePollSeconds * 1000,
+        }),
+        maintenanceSchedule: parts.schedule.actor,
+      },
+    });
+    const made = createActor(machine, {
+      input: {
+        key,
+        timing: instanceTiming(deps.config, deps.instance),
+        revision: deps.revision,
+        maintenance: maintenanceRules(deps),
+        stop: deps.savedStop ?? null,
+      },
+    });
+    made.on('*', (e) => tell(e as InstanceEmitted));
+    made.subscribe({
+      next: (snap) => {
+        const exit = snap.context.lastExit;
+        if (exit !== null && exit !== times.lastExit?.exit) times.lastExit = { exit, at: Date.now() };
+        resources.pidSeen(snap.context.pid);
+        plan.seen(snap);
+        const state = statePath(snap.value);
+        if (state === lastState) return;
+        bus.emit('instance:state', { key, state, previous: lastState, at: Date.now() });
+        log.info(`state ${state}`, { from: lastState ?? '(new)' });
+        lastState = state;
+      },
+      // The machine turns every failure into an event; if it ever errors anyway, the instance must not die with it.
+      error: (err) => {
+        log.error('instance statechart crashed; starting a fresh one', { error: describeError(err) });
+        actor = make();
+        actor.start();
+        actor.send({ type: 'START' });
+        // The hold outlives the fresh machine; a pending action is done by the relaunch, as at a daemon restart.
+        const saved = plan.kept();
+        if (saved) actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: false, at: Date.now() });
+      },
+    });
+    return made;
+  }
+
+  /** An emitted fact, on the bus and in the log. */
+  function tell(e: InstanceEmitted): void {
+    const at = Date.now();
+    if (isMaintenanceFact(e)) {
+      announce({ key, bus, log: log.child('maintenance') }, e, at);
+      return;
+    }
+    switch (e.type) {
+      case 'alert': {
+        // An operator's stop is information, not an alert.
+        const level = e.kind === 'stopped' ? 'info' : 'alert';
+        const message = alertMessage(key, e, e.by);
+        if (level === 'info') log.info(message);
+        else log.warn(message);
+        bus.emit('instance:alert', { key, kind: e.kind, level, message, exit: e.exit, at });
+        break;
+      }
+      case 'restart':
+        bus.emit('instance:restart', { key, reason: e.reason, at });
+        break;
+      case 'launch':
+        times.startedAt = at;
+        times.lastCheckinAt = null;
+        break;
+      case 'checkin':
+        times.lastCheckinAt = at;
+        // The server is up: the build an update displaced may go now without slowing its start.
+        removeDisplacedBuilds(deps.instance.dir);
+        bus.emit('instance:checkin', { key, launchId: e.launchId, at });
+        break;
+      case 'update-failed':
+        log.error('update failed; starting the installed build', { error: e.message });
+        break;
+      case 'check-failed':
+        log.warn('update check failed', { error: e.message });
+        parts.checks.failed(e.message, at);
+        parts.download.end();
+        break;
+      case 'update-checked':
+        parts.checks.succeeded(e.available, at);
+        parts.download.end();
+        break;
+      case 'rolled-back':
+        log.info('rolled back to the previous build', { revision: e.revision ?? '(unknown)' });
+        break;
+      case 'rollback-failed':
+        log.error('rollback failed', { error: e.message });
+        break;
+      case 'restored':
+        log.info(`restored backup ${e.id}; the data it replaced is kept as backup ${e.saved}`);
+        break;
+      case 'restore-failed':
+        log.error(`restoring backup ${e.id} failed`, { error: e.message });
+        break;
+      case 'launch-blocked': {
+        const { kind, message, attempts, retryMs } = e;
+        log.warn(`cannot launch: ${message}; retrying in ${formatDelay(retryMs)}`, { attempt: attempts });
+        bus.emit('instance:launch-blocked', { key, kind, message, attempts, retryMs, at });
+        break;
+      }
+      case 'launch-unblocked':
+        log.info(`launched again after ${e.attempts} blocked attempt${e.attempts === 1 ? '' : 's'}`);
+        bus.emit('instance:launch-unblocked', { key, kind: e.kind, attempts: e.attempts, at });
+        break;
+    }
+  }
+
+  return {
+    times,
+    start: () => actor.start(),
+    stop: () => actor.stop(),
+    send: (event: InstanceEvent) => actor.send(event),
+    snapshot: (): InstanceSnapshot => actor.getSnapshot(),
+    /** Resolves true once the `lifecycle` region has exited (the daemon's shutdown), false after `timeoutMs`. */
+    exited(timeoutMs: number): Promise<boolean> {
+      const exited = (snap: InstanceSnapshot) => snap.matches({ lifecycle: 'exited' });
+      return new Promise((resolve) => {
+        if (exited(actor.getSnapshot())) return resolve(true);
+        const timer = setTimeout(() => {
+          sub.unsubscribe();
+          resolve(false);
+        }, timeoutMs);
+        const sub = actor.subscribe((snap) => {
+          if (!exited(snap)) return;
+          clearTimeout(timer);
+          sub.unsubscribe();
+          resolve(true);
+        });
+      });
+    },
+  };
+}
+
+export type Chart = ReturnType<typeof createChart>;

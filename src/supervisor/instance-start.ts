@@ -1,0 +1,195 @@
+/**
+ * How an instance is started, at the daemon's start or when a reload adds it: its folder made ready and its data.json
+ * read (imported from a real watchdog's data.db when there is none), the instance built on it, and the server a
+ * previous daemon left adopted (PersistServers) or shut down before the first launch.
+ */
+
+import type { Bus } from '../bus.ts';
+import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { describeError } from '../errors.ts';
+import { createDataDbImport } from '../import/data-db-import.ts';
+import type { Logger } from '../log.ts';
+import { followAdoptedLog } from '../process/adopted-process.ts';
+import { findLeftover, findSpawned, type Leftover, recordedBaseUrl } from '../process/leftovers.ts';
+import type { ProcessTracking } from '../process/tracking.ts';
+import { readInstanceData } from '../store/instance-data.ts';
+import { prepareInstanceDir } from '../store/instance-dir.ts';
+import { createProvider } from '../updates/factory.ts';
+import { recoverInterruptedInstall, rollbackBin } from '../updates/install/install.ts';
+import { createDataWriter } from './data-writer.ts';
+import { createInstance, type Instance } from './instance.ts';
+import type { InstanceDeps } from './instance-deps.ts';
+import { serverLogOptions } from './log-health.ts';
+import { echoServerLine } from './server-echo.ts';
+
+/** An instance built and not started yet, with the verified server the previous daemon left for it, if any. */
+export interface Prepared {
+  inst: Instance;
+  instance: ResolvedInstance;
+  leftover: Leftover | null;
+}
+
+export interface StarterOptions {
+  bus: Bus;
+  log: Logger;
+  /** Where servers check in (`watchdog.baseUrl`): an address this daemon listens on. */
+  baseUrl: string;
+  /** `BaseUrl`, or the local address: what clients are given (client downloads). */
+  publicBaseUrl: string;
+  /** Whether a server told to check in at this URL reaches this daemon (for adopting servers left running). */
+  reachesUs?: (url: string) => boolean;
+  /** How launches' processes are tracked (detected at start); without it only process groups are killed. */
+  tracking?: ProcessTracking;
+  statusExtras?: InstanceDeps['statusExtras'];
+}
+
+/** `config` is the configuration now (a reload replaces it). */
+export function createInstanceStarter(opts: StarterOptions, config: () => ResolvedConfig) {
+  const { bus, log } = opts;
+  /** Log followers of adopted servers, by key (a launched server's log is followed by its spawn). */
+  const followers = new Map<string, { stop(): void }>();
+
+  const providerFor = (instance: ResolvedInstance, ilog: Logger) =>
+    createProvider({
+      instance,
+      publicBaseUrl: opts.publicBaseUrl,
+      log: ilog.child('update'),
+      progress: (p) => bus.emit('instance:update', { key: instance.key, ...p, at: Date.now() }),
+    });
+
+  // The real watchdog's data.db (Data.File): read once, and only when an instance without data.json needs it.
+  const dataDb = createDataDbImport({
+    file: config().dataFile,
+    persistServers: () => config().persistServers,
+    log,
+  });
+
+  async function prepare(instance: ResolvedInstance): Promise<Prepared> {
+    const ilog = log.child(instance.key);
+    await prepareInstanceDir(instance.dir);
+    await recoverInterruptedInstall(instance.dir);
+    // Writes data.json from data.db when there is none yet; a verified server found there becomes its launch
+    // record, so the leftover check below adopts it (or shuts it down first, without PersistServers).
+    await dataDb.importInto(instance, ilog);
+    const updateType = instance.settings.UpdateType ?? null;
+    const data = await readInstanceData(instance.dir, updateType, ilog);
+    const store = createDataWriter(
+      instance.dir,
+      { ...data, updateType },
+      ilog,
+      () => config().timing.LogRetrySeconds * 1000,
+    );
+    // A server whose spawn the previous daemon had not recorded yet is newer than any `launch` record.
+    const leftover =
+      (await findLeftover(await findSpawned(data.spawning ?? null, ilog), ilog)) ??
+      (await findLeftover(data.launch, ilog));
+    const inst = createInstance({
+      config: config(),
+      instance,
+      bus,
+      log: ilog,
+      baseUrl: opts.baseUrl,
+      provider: providerFor(instance, ilog),
+      revision: data.revision,
+      recordRevision: (revision) => store.write({ previousRevision: store.current().revision, revision }),
+      // The launch records only have to outlive a killed daemon, which needs no fsync: a power loss takes the servers
+      // with them, and a stale record names a pid that is then dead. Two fsyncs cost a loaded disk hundreds of ms,
+      // and writes to data.json queue: the record cleared at an exit would hold up the spawning record of the
+      // relaunch that follows it, before its spawn.
+      recordLaunch: (launch) => store.write({ launch, spawning: null }, { durable: false }),
+      // Before the spawn and so inside the server's check-in window.
+      recordSpawning: (spawning) => store.write({ spawning }, { durable: false }),
+      previousRevision: () => store.current().previousRevision,
+      rollback: async () => {
+        await rollbackBin(instance.dir);
+        const { revision, previousRevision } = store.current();
+        await store.write({ revision: previousRevision, previousRevision: revision });
+        return previousRevision;
+      },
+      adoptable: () => (leftover ? leftover.record : null),
+      tracking: opts.tracking,
+      statusExtras: opts.statusExtras,
+      savedMaintenance: data.maintenance ?? null,
+      recordMaintenance: (maintenance) => store.write({ maintenance }),
+      savedStop: data.stopped ?? null,
+      recordStop: (stopped) => store.write({ stopped }),
+    });
+    return { inst, instance, leftover };
+  }
+
+  /** Echoes an adopted server's log like a launched one's, and keeps the file bounded. */
+  function follow(instance: ResolvedInstance, leftover: Leftover): void {
+    const { key } = instance;
+    const serverLog = log.child(key).child('server');
+    followers.get(key)?.stop();
+    const follower = followAdoptedLog({
+      pid: leftover.record.pid,
+      startTime: leftover.record.startTime,
+      ...serverLogOptions(config(), instance, bus),
+      onLine: (line) => echoServerLine(bus, serverLog, key, 'stdout', line),
+    });
+    // The next launch follows its own output; stop at once rather than at the next liveness poll.
+    const onLaunch = (e: { key: string }) => {
+      if (e.key === key) stop();
+    };
+    const stop = () => {
+      bus.off('instance:launch', onLaunch);
+      follower.stop();
+      if (followers.get(key) === entry) followers.delete(key);
+    };
+    const entry = { stop };
+    bus.on('instance:launch', onLaunch);
+    followers.set(key, entry);
+  }
+
+  /** Starts one prepared instance: adopts its leftover (PersistServers), or shuts the leftover down first. */
+  async function launch({ inst, instance, leftover }: Prepared): Promise<void> {
+    const ilog = log.child(inst.key);
+    if (leftover && config().persistServers) {
+      const recorded = recordedBaseUrl(leftover.record);
+      if (recorded === null || recorded === opts.baseUrl || opts.reachesUs?.(recorded)) {
+        follow(instance, leftover);
+        inst.start(leftover.record.pid);
+        return;
+      }
+      // Its check-ins go to an address this daemon does not answer: adopted, it would only be killed as hung.
+      ilog.warn(
+        "the server left running checks in to another address than this daemon's; shutting it down and launching a new one " +
+          '(keep Urls fixed when using PersistServers)',
+        { pid: leftover.record.pid, recorded, baseUrl: opts.baseUrl },
+      );
+    } else if (leftover) {
+      // PersistServers is off but the previous daemon died with this server running: shut it down first,
+      // or the new server fights it for the port.
+      ilog.warn('shutting down a server left behind by a previous daemon', { pid: leftover.record.pid });
+    }
+    if (leftover) {
+      await leftover.shutDown(config(), instance).catch((err: unknown) =>
+        ilog.error('could not shut down the leftover server', {
+          pid: leftover.record.pid,
+          error: describeError(err),
+        }),
+      );
+    }
+    // What is left of earlier launches (a helper that escaped its server's group, or a server the previous daemon
+    // launched but could not record, data.json being unwritable on a full disk) is found by its tracking and ended
+    // now: left alone it would play and write its log, for good if the instance stays stopped. The one sweep: the
+    // launch's port guard then finds the port free, and each later launch's leftovers die with its server.
+    const left = (await opts.tracking?.sweep(inst.key).catch(() => [])) ?? [];
+    if (left.length > 0) {
+      ilog.warn(`killed ${left.length} process(es) left by the previous daemon's launches`, { pids: left.join(' ') });
+      bus.emit('instance:stragglers', { key: inst.key, pids: left, when: 'relaunch', at: Date.now() });
+    }
+    inst.start(null);
+  }
+
+  return {
+    prepare,
+    launch,
+    providerFor,
+    /** Stops following the adopted server of `key` (its instance is removed), or of every key. */
+    unfollow(key?: string): void {
+      for (const [k, f] of followers) if (key === undefined || k === key) f.stop();
+    },
+  };
+}

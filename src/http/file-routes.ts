@@ -4,12 +4,43 @@ import { type Context, Hono } from 'hono';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { instanceDir } from './api-routes.ts';
-import { parseRange } from './byte-range.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
 import { errors, type RouteDoc, type StatusCode } from './route-doc.ts';
 import { listFolder, listRoot, locate, openLocated } from './shared-files.ts';
+
+/** One `Range: bytes=…` request header against a file of `size` bytes (RFC 9110 §14.1.2). */
+type ByteRange =
+  /** No usable single range (absent, another unit, several ranges, malformed): send the whole file, 200. */
+  | { kind: 'whole' }
+  /** Bytes `start` to `end` inclusive: 206 with Content-Range. */
+  | { kind: 'part'; start: number; end: number }
+  /** A well-formed range that starts past the end: 416 with `Content-Range: bytes *\/size`. */
+  | { kind: 'unsatisfiable' };
+
+/**
+ * Reads a single byte range; several ranges are answered with the whole file, which the RFC allows and which keeps
+ * the answer a plain stream (no multipart body).
+ */
+export function parseRange(header: string | undefined, size: number): ByteRange {
+  if (header === undefined) return { kind: 'whole' };
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m) return { kind: 'whole' };
+  const [, from, to] = m as unknown as [string, string, string];
+  if (from === '' && to === '') return { kind: 'whole' };
+  if (from === '') {
+    // A suffix: the last `to` bytes.
+    const n = Number(to);
+    if (n === 0 || size === 0) return { kind: 'unsatisfiable' };
+    return { kind: 'part', start: Math.max(0, size - n), end: size - 1 };
+  }
+  const start = Number(from);
+  const end = to === '' ? size - 1 : Math.min(Number(to), size - 1);
+  if (to !== '' && Number(to) < start) return { kind: 'whole' };
+  if (start >= size) return { kind: 'unsatisfiable' };
+  return { kind: 'part', start, end };
+}
 
 const RESPONSES: RouteDoc['responses'] = {
   200: { description: 'a folder: its listing (JSON); a file: its bytes', json: 'FileListing' },

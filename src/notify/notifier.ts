@@ -1,12 +1,63 @@
-import { type Bus, type Notice, subscribe } from '../bus.ts';
+import { type Bus, type BusEvents, type Notice, subscribe } from '../bus.ts';
 import { describeError } from '../errors.ts';
-import { noticeFromDisk } from './disk-notices.ts';
-import { noticeFromBlocked, noticeFromUnblocked } from './launch-notices.ts';
 import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
+import { formatDelay } from './messages.ts';
 import { type LaunchSeen, noticeFromAlert, noticeFromUpdate } from './notices.ts';
 import { payloadOf } from './payload.ts';
 import { type Route, routesFor } from './routes.ts';
 import { createWebhookSender, type SenderOptions, type WebhookSender } from './webhook.ts';
+
+type Blocked = BusEvents['instance:launch-blocked'];
+type Unblocked = BusEvents['instance:launch-unblocked'];
+
+const REASON = { resources: "the watchdog's own resources", port: 'the game port is still held' } as const;
+
+/**
+ * The first blocked launch of an episode as a notice (`cannot launch `alpha`: the watchdog is out of file
+ * descriptors (EMFILE); retrying in 8 s`); null for the retries after it, so an episode is one message however
+ * long it lasts. Its end is `noticeFromUnblocked`.
+ */
+export function noticeFromBlocked(e: Blocked): Notice | null {
+  if (e.attempts !== 1) return null;
+  return {
+    key: e.key,
+    kind: 'launch-blocked',
+    message: `cannot launch \`${e.key}\`: ${e.message}; retrying in ${formatDelay(e.retryMs)} (with back-off, until it works).`,
+    reason: REASON[e.kind],
+    at: e.at,
+  };
+}
+
+/** The launch that worked after blocked ones: the episode the first notice began is over. */
+export function noticeFromUnblocked(e: Unblocked): Notice {
+  const tries = `${e.attempts} blocked attempt${e.attempts === 1 ? '' : 's'}`;
+  return {
+    key: e.key,
+    kind: 'launch-blocked',
+    title: 'Launched again',
+    message: `\`${e.key}\` launched again after ${tries}.`,
+    reason: `${REASON[e.kind]} no longer blocks it`,
+    at: e.at,
+  };
+}
+
+/**
+ * The chat notice for a watched file system going low, and the one when it is back: one each per crossing (the
+ * watcher emits `disk:low` and `disk:recovered` only on a change), about the host rather than an instance.
+ */
+export function noticeFromDisk(e: BusEvents['disk:low'], recovered: boolean): Notice {
+  const fields = [{ name: 'Folder', value: e.path }];
+  return recovered
+    ? {
+        key: '',
+        kind: 'disk',
+        title: 'Disk space recovered',
+        message: `Disk space is back: ${e.message}.`,
+        fields,
+        at: e.at,
+      }
+    : { key: '', kind: 'disk', title: 'Disk space low', message: `Disk space is low: ${e.message}.`, fields, at: e.at };
+}
 
 export interface NotifierOptions extends Omit<SenderOptions, 'url' | 'label'> {
   routes: readonly Route[];

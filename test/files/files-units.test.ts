@@ -3,8 +3,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { DEFAULT_FILE_FOLDERS, FilesSchema, folderProblem } from '../../src/config/sections/files.ts';
-import { parseRange } from '../../src/http/byte-range.ts';
 import { fileRows, filesUrl, parentPath } from '../../src/http/dashboard/assets/files-view.js';
+import { parseRange } from '../../src/http/file-routes.ts';
 
 const test = suite('files :: units');
 

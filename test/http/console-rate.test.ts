@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createConsoleRate } from '../../src/http/console-rate.ts';
+import { createConsoleRate } from '../../src/http/console-routes.ts';
 
 const test = suite('console-rate');
 

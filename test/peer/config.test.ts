@@ -7,7 +7,7 @@
  * - a .NET-style environment variable (`Servers__Instances__<key>__ApiToken`) next to the key in the YAML file:
  *   the real watchdog keeps the file's value, ours takes the variable's (deliberate, README "Configuration");
  * - `ApiTokenFile` whose file ends in a newline (as editors and `echo` write it): the real watchdog keeps the
- *   newline in the token, ours trims one (deliberate, src/config/secret-file.ts).
+ *   newline in the token, ours trims one (deliberate, src/config/checks.ts).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -5,12 +5,36 @@ import { ClientError } from '../client/errors.ts';
 import { fetchAllStatus, fetchStatus, refusedWith } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { UnknownInstanceError } from '../client/instances.ts';
+import { onInterrupt } from '../client/interrupt.ts';
 import { reportClientErrors } from '../client/report.ts';
 import { renderStatusTable, type StatusRow } from '../client/status-table.ts';
 import type { Target } from '../client/target.ts';
-import { repeatUntilInterrupted } from '../client/watch.ts';
 import type { CommandOptions } from '../registry.ts';
 import { ADMIN_FLAGS, TARGET_FLAGS, targetOf } from './target-flags.ts';
+
+/**
+ * Repeats `draw` every `intervalMs` until SIGINT/SIGTERM or `count` draws, whichever comes first.
+ * Returns the last draw's exit code, or 0 when a signal ended it (the person asked to stop).
+ */
+async function repeatUntilInterrupted(
+  draw: (n: number) => Promise<number>,
+  opts: { intervalMs: number; count?: number },
+): Promise<number> {
+  const stop = onInterrupt();
+  let code = 0;
+  try {
+    for (let n = 1; !stop.interrupted && (opts.count === undefined || n <= opts.count); n++) {
+      code = await draw(n);
+      if (stop.interrupted || n === opts.count) break;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([stop.signalled, new Promise<void>((r) => (timer = setTimeout(r, opts.intervalMs)))]);
+      clearTimeout(timer);
+    }
+  } finally {
+    stop.dispose();
+  }
+  return stop.interrupted ? 0 : code;
+}
 
 const USAGE = `usage: watchdog status [key] [--json] [--watch] [--interval S] [--count N] [--url URL] [--token T] [--config F] [--user U --password P]
   key           one instance (default: every instance: all the daemon's with Admin credentials, else each one

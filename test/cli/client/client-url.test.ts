@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { clientUrlFromUrls, DEFAULT_URL, normaliseUrl } from '../../../src/cli/client/client-url.ts';
+import { clientUrlFromUrls, DEFAULT_URL, normaliseUrl } from '../../../src/cli/client/target.ts';
 
 const test = suite('clientUrlFromUrls :: listen address to client address');
 

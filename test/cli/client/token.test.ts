@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { pickToken } from '../../../src/cli/client/token.ts';
+import { pickToken } from '../../../src/cli/client/target.ts';
 
 const test = suite('pickToken :: precedence --token, WATCHDOG_TOKEN, config');
 

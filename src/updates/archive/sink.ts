@@ -1,7 +1,7 @@
-import { PassThrough, Readable } from 'node:stream';
-import { diskSpaceOf } from '../../store/disk-space.ts';
+import { PassThrough, pipeline, Readable, Transform } from 'node:stream';
+import { diskSpaceOf, formatBytes } from '../../store/disk-space.ts';
 import { type BodySink, writeFileFrom } from '../fetch/download.ts';
-import { DEFAULT_LIMITS, ensureSpace, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
+import { DEFAULT_LIMITS, DiskSpaceError, ensureSpace, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
 import { byteBudget } from './budget.ts';
 import { formatOfHead, HEAD_BYTES } from './extract.ts';
 import { extractTar } from './tar.ts';
@@ -45,11 +45,42 @@ export function archiveSink(archive: string, destDir: string, limits: SpaceLimit
       const all = Readable.from(replay(head, done ? null : chunks), { objectMode: false });
       const format = formatOfHead(head);
       const streamable = (format === 'gzip' || format === 'tar') && (await roomToStream(destDir, total, limits));
-      if (!streamable) return writeFileFrom(all, archive, signal);
+      if (!streamable) return writeFileFrom(capped(all, await downloadCap(destDir, total, limits)), archive, signal);
       extracted = true;
       await extractWhileReading(all, destDir, signal, format === 'gzip', unpackCap(null, limits));
     },
   };
+}
+
+/**
+ * The most a saved download may write: a known length was checked against the free space above (and the transfer
+ * stops at it); an unknown one stops at the ceiling of an unpacked build or the free space less the margin, so an
+ * endless body cannot fill the disk.
+ */
+async function downloadCap(destDir: string, total: number | null, limits: SpaceLimits): Promise<number | null> {
+  if (total !== null) return null;
+  const space = await diskSpaceOf(destDir).catch(() => null);
+  return Math.min(limits.ceilingBytes, space ? Math.max(0, space.freeBytes - limits.marginBytes) : Infinity);
+}
+
+/** `body`, failing with DiskSpaceError(`cap`) once more than `capBytes` went through (null: no cap). */
+function capped(body: Readable, capBytes: number | null): Readable {
+  if (capBytes === null) return body;
+  let bytes = 0;
+  const limit = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      bytes += chunk.length;
+      if (bytes <= capBytes) return done(null, chunk);
+      done(
+        new DiskSpaceError(
+          'cap',
+          `the download of unknown length passed ${formatBytes(capBytes)}, the most Updates.MaxUnpackedMegabytes and ` +
+            'the free space less Updates.SpaceMarginMegabytes allow; it was stopped and removed',
+        ),
+      );
+    },
+  });
+  return pipeline(body, limit, () => undefined);
 }
 
 /** How many times its download size a tar.gz is assumed to unpack to at most, for the choice to stream it. */
@@ -84,9 +115,6 @@ async function* replay(head: Buffer, rest: AsyncIterator<Buffer> | null): AsyncG
   for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
 }
 
-/** How much of the download is handed to the extractor at a time. */
-const FEED_BYTES = 1 << 18;
-
 async function extractWhileReading(
   body: Readable,
   destDir: string,
@@ -107,26 +135,12 @@ async function extractWhileReading(
     },
     (error: unknown) => void Object.assign(extraction, { settled: true, error }),
   );
-  // The socket hands over 64 KB or less at a time; each piece fed to gunzip is a round trip to the thread pool and
-  // back on this thread, which the extraction needs for parsing and writing: pieces of FEED_BYTES take a
-  // quarter as many (profiled: some 10 % of the thread's busy time on a 200 MB tar.gz).
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  const flush = async () => {
-    const piece = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
-    pending = [];
-    pendingBytes = 0;
-    if (!feed.write(piece)) await drainedOrClosed(feed, signal);
-  };
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
       // Once the extraction has ended, the rest is only read: the hash and the length still have to be judged.
       if (extraction.settled || feed.destroyed) continue;
-      pending.push(chunk);
-      pendingBytes += chunk.length;
-      if (pendingBytes >= FEED_BYTES) await flush();
+      if (!feed.write(chunk)) await drainedOrClosed(feed, signal);
     }
-    if (pendingBytes > 0 && !extraction.settled && !feed.destroyed) await flush();
     if (!feed.destroyed) feed.end();
   } catch (err) {
     // The extractor ends only on an end or an error of its input, never on a plain destroy.

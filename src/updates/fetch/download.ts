@@ -136,16 +136,7 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
   }
 }
 
-/**
- * Chunks a download's file may hold queued while a write is under way. A WriteStream writes everything queued in
- * one writev, but with its default of 16 KB it stopped the body after a chunk or so, and a 188 MB download was some
- * 3,000 thread-pool trips; with 1 MB queued the same download took a quarter less time and CPU (update bench
- * build, alternating runs: 480-590 ms against 590-775 ms, user CPU ~310 ms against ~420). Bytes still reach the
- * file as soon as the write before them is done, as a slowly arriving download needs.
- */
-const QUEUED_BYTES = 1 << 20;
-
 /** Writes a stream into a file. */
 export function writeFileFrom(body: Readable, dest: string, signal: AbortSignal): Promise<void> {
-  return pipelineAsync(body, createWriteStream(dest, { highWaterMark: QUEUED_BYTES }), { signal });
+  return pipelineAsync(body, createWriteStream(dest), { signal });
 }

@@ -3,8 +3,9 @@
  * anything is written, a disk filling up mid-extraction reads as "disk full" (not as a corrupt archive), and an
  * archive cannot unpack beyond its cap; staging is removed and bin/ untouched every time.
  */
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import * as assert from 'uvu/assert';
 import { archiveSink } from '../../../src/updates/archive/sink.ts';
 import { DiskSpaceError, type SpaceLimits } from '../../../src/updates/install/disk-guard.ts';
@@ -121,7 +122,6 @@ test('cap :: a tar.gz streamed as it downloads stops at the ceiling, counting by
   await mkdir(staged, { recursive: true });
   const before = fs.free();
   const { sink } = archiveSink(join(ctx.inst, '.update', 'download.part'), staged, limits(0, 2));
-  const { Readable } = await import('node:stream');
   const err = await rejects(
     sink(Readable.from([data]), never(), data.length),
     /^the archive unpacks to more than its cap of 2 MB/,
@@ -130,6 +130,48 @@ test('cap :: a tar.gz streamed as it downloads stops at the ceiling, counting by
   assert.is((err as DiskSpaceError).reason, 'cap');
   const used = before - fs.free();
   assert.ok(used <= 2 * MB + 256 * 1024, `stopped at the cap (${used} bytes used)`);
+});
+
+/** A zip's head followed by zeros, of no announced length: 100 MB in all, far past the 8 MB disk. */
+function endlessZip(): Readable {
+  const zero = Buffer.alloc(256 * 1024);
+  return Readable.from(
+    (async function* () {
+      yield Buffer.concat([Buffer.from('PK\x03\x04'), zero.subarray(4)]);
+      for (let i = 1; i < 400; i++) yield zero;
+    })(),
+  );
+}
+
+test('endless :: a download of unknown length stops at the free space less the margin', async (ctx) => {
+  const fs = ctx.fs as SmallFs;
+  const staged = join(ctx.inst, '.update', 'staging-test');
+  await mkdir(staged, { recursive: true });
+  const before = fs.free();
+  const part = join(ctx.inst, '.update', 'download.part');
+  const { sink } = archiveSink(part, staged, limits(2, 100));
+  const err = await rejects(
+    sink(endlessZip(), never(), null),
+    /^the download of unknown length passed/,
+    DiskSpaceError,
+  );
+  assert.is((err as DiskSpaceError).reason, 'cap');
+  const written = (await stat(part)).size;
+  assert.ok(written <= before - 2 * MB, `stopped before the margin (${written} of ${before} bytes free)`);
+  assert.ok(fs.free() >= MB, 'the disk did not fill');
+});
+
+test('endless :: a download of unknown length stops at Updates.MaxUnpackedMegabytes', async (ctx) => {
+  const staged = join(ctx.inst, '.update', 'staging-test');
+  await mkdir(staged, { recursive: true });
+  const part = join(ctx.inst, '.update', 'download.part');
+  const { sink } = archiveSink(part, staged, limits(0, 1));
+  await rejects(
+    sink(endlessZip(), never(), null),
+    /passed 1(\.0)? MB, the most Updates\.MaxUnpackedMegabytes/,
+    DiskSpaceError,
+  );
+  assert.ok((await stat(part)).size <= MB, 'stopped at the ceiling');
 });
 
 s.run();

@@ -1,8 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
+import { openPromise } from 'yauzl';
 import { UpdateError } from '../../errors.ts';
-import { openZip } from './zip-open.ts';
 
 /**
  * What an archive says it unpacks to, read before anything is written: the uncompressed sizes of a zip's central
@@ -21,7 +21,7 @@ async function zipDeclared(archive: string): Promise<number> {
   let total = 0;
   try {
     // Names are not decoded (nor checked): the extraction refuses a bad one, naming it.
-    const { zip } = await openZip(archive, { autoClose: true, decodeStrings: false });
+    const zip = await openPromise(archive, { autoClose: false, decodeStrings: false });
     try {
       for await (const entry of zip.eachEntry()) total += entry.uncompressedSize;
     } finally {

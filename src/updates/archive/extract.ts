@@ -1,7 +1,6 @@
 import { open } from 'node:fs/promises';
 import { UpdateError } from '../../errors.ts';
 import { DEFAULT_LIMITS, ensureSpace, refuseOverCeiling, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
-import { byteBudget } from './budget.ts';
 import { declaredSize } from './declared-size.ts';
 import { extractTar } from './tar.ts';
 import { extractZip } from './zip.ts';
@@ -67,7 +66,7 @@ export async function extractArchive(
   const declared = await declaredSize(archive, format, signal);
   refuseOverCeiling(declared, limits);
   await ensureSpace(destDir, declared + limits.marginBytes, 'the unpacked build');
-  const budget = byteBudget(unpackCap(declared, limits));
-  if (format === 'zip') await extractZip(archive, destDir, signal, budget);
-  else await extractTar(archive, destDir, signal, format === 'gzip', budget);
+  const cap = unpackCap(declared, limits);
+  if (format === 'zip') await extractZip(archive, destDir, signal, cap);
+  else await extractTar(archive, destDir, signal, format === 'gzip', cap);
 }

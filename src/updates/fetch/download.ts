@@ -26,8 +26,9 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * fetch with its redirects followed here (at most 5, and Authorization and Cookie dropped when one leaves the
  * origin): the error then names where the last hop went without its query, where a storage host's signed link
  * carries its token. No Accept-Encoding but identity, so the body arrives as stored and its hash and length hold.
+ * Both the builds and the JSON documents (http-json.ts) are fetched through it.
  */
-async function get(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
+export async function get(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
   let current = new URL(url);
   let sent: Record<string, string> = { ...headers, 'accept-encoding': 'identity' };
   for (let hop = 0; ; hop++) {

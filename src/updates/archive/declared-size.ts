@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { openPromise } from 'yauzl';
@@ -35,37 +36,21 @@ async function zipDeclared(archive: string): Promise<number> {
 }
 
 /** One pass over a (gzipped) tar, reading the headers and skipping the data; `signal` ends it early. */
-function tarDeclared(archive: string, gzip: boolean, signal?: AbortSignal): Promise<number> {
-  return new Promise((resolve, reject) => {
-    let total = 0;
-    const file = createReadStream(archive, { highWaterMark: 1 << 18 });
-    const input = gzip ? file.pipe(createGunzip({ chunkSize: 1 << 18 })) : file;
-    const parser = new Parser({ strict: true });
-    const onAbort = () => {
-      file.destroy();
-      input.destroy();
-      reject(new UpdateError('extraction was cancelled', { cause: signal?.reason }));
-    };
-    const fail = (err: unknown) => {
-      signal?.removeEventListener('abort', onAbort);
-      file.destroy();
-      input.destroy();
-      const message = err instanceof Error ? err.message : String(err);
-      reject(new UpdateError(`the tar archive is corrupt or unreadable (${message})`, { cause: err }));
-    };
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    parser.on('entry', (entry: ReadEntry) => {
-      total += entry.size ?? 0;
-      entry.resume();
-    });
-    parser.on('error', fail);
-    parser.on('end', () => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(total);
-    });
-    file.on('error', fail);
-    if (input !== file) input.on('error', fail);
-    input.pipe(parser);
+async function tarDeclared(archive: string, gzip: boolean, signal?: AbortSignal): Promise<number> {
+  let total = 0;
+  const parser = new Parser({ strict: true });
+  parser.on('entry', (entry: ReadEntry) => {
+    total += entry.size ?? 0;
+    entry.resume();
   });
+  const file = createReadStream(archive, { highWaterMark: 1 << 18 });
+  try {
+    if (gzip) await pipeline(file, createGunzip({ chunkSize: 1 << 18 }), parser, { signal });
+    else await pipeline(file, parser, { signal });
+  } catch (err) {
+    if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
+    const message = err instanceof Error ? err.message : String(err);
+    throw new UpdateError(`the tar archive is corrupt or unreadable (${message})`, { cause: err });
+  }
+  return total;
 }

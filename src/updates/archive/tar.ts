@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { link, lstat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { UpdateError } from '../../errors.ts';
@@ -70,54 +71,37 @@ export async function extractTar(
   capBytes?: number,
 ): Promise<void> {
   const tree = await createExtractTree(destDir, capBytes);
-  return new Promise<void>((resolve, reject) => {
-    // A stream given (a download as it arrives) must end or fail with an error: a plain destroy never ends the parser.
-    const file: Readable =
-      typeof archive === 'string' ? createReadStream(archive, { highWaterMark: 1 << 18 }) : archive;
-    const input: Readable = gzip ? file.pipe(createGunzip({ chunkSize: 1 << 18 })) : file;
-    if (input !== file) file.on('error', (err: Error) => input.destroy(err));
-    const parser = new Parser({ strict: true });
-    // Stops the entry being written: after an abort the parser never ends it, and its write would wait forever.
-    const halt = new AbortController();
-    // Entries are written strictly in order; `work` never rejects and settles when the current one is written.
-    let work: Promise<void> = Promise.resolve();
-    let failure: unknown;
-    let finished = false;
-
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      signal?.removeEventListener('abort', onAbort);
-      void work.then(() => (failure === undefined ? resolve() : reject(wrapTarError(failure))));
-    };
-    const fail = (err: unknown) => {
-      failure ??= err;
-      halt.abort(err);
-      input.destroy();
-      file.destroy();
-      parser.abort(err instanceof Error ? err : new Error(String(err)));
-      finish();
-    };
-    const onAbort = () => fail(new UpdateError('extraction was cancelled', { cause: signal?.reason }));
-
-    parser.on('entry', (entry: ReadEntry) => {
-      work = work.then(async () => {
-        if (failure !== undefined) return void entry.resume();
-        try {
-          await writeEntry(entry, tree, halt.signal);
-        } catch (err) {
-          fail(err);
-        }
-      });
+  const parser = new Parser({ strict: true });
+  // Ends the write of the entry being written: after an abort the parser never ends that entry.
+  const halt = new AbortController();
+  let failure: unknown;
+  // Entries are written strictly in order; `work` never rejects and settles when the last one taken is written.
+  let work: Promise<void> = Promise.resolve();
+  const fail = (err: unknown) => {
+    failure ??= err;
+    halt.abort(err);
+  };
+  parser.on('entry', (entry: ReadEntry) => {
+    work = work.then(async () => {
+      if (failure !== undefined) return void entry.resume();
+      try {
+        await writeEntry(entry, tree, halt.signal);
+      } catch (err) {
+        fail(err);
+        // Its 'error' ends the pipeline below, and with it the input.
+        parser.abort(err instanceof Error ? err : new Error(String(err)));
+      }
     });
-    parser.on('error', (err: unknown) => fail(err));
-    parser.on('end', finish);
-    input.on('error', (err) => fail(err));
-    // A stream that failed (or was destroyed) before we attached will never end nor emit again.
-    if (file.destroyed)
-      return fail(file.errored ?? new UpdateError('the archive stream was closed before extraction began'));
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    input.pipe(parser);
   });
+  // A stream given (a download as it arrives) must end or fail with an error: a plain destroy never ends the parser.
+  const file = typeof archive === 'string' ? createReadStream(archive, { highWaterMark: 1 << 18 }) : archive;
+  const stop = AbortSignal.any(signal ? [signal, halt.signal] : [halt.signal]);
+  try {
+    if (gzip) await pipeline(file, createGunzip({ chunkSize: 1 << 18 }), parser, { signal: stop });
+    else await pipeline(file, parser, { signal: stop });
+  } catch (err) {
+    fail(signal?.aborted ? new UpdateError('extraction was cancelled', { cause: signal.reason }) : err);
+  }
+  await work;
+  if (failure !== undefined) throw wrapTarError(failure);
 }

@@ -105,3 +105,26 @@ export async function extractTar(
   await work;
   if (failure !== undefined) throw wrapTarError(failure);
 }
+
+/**
+ * What a (gzipped) tar says it unpacks to, read before anything is written: its header sizes, found in one pass
+ * that skips the data (a tar.gz is inflated for it, not written). `signal` ends it early.
+ */
+export async function tarDeclared(archive: string, gzip: boolean, signal?: AbortSignal): Promise<number> {
+  let total = 0;
+  const parser = new Parser({ strict: true });
+  parser.on('entry', (entry: ReadEntry) => {
+    total += entry.size ?? 0;
+    entry.resume();
+  });
+  const file = createReadStream(archive, { highWaterMark: 1 << 18 });
+  try {
+    if (gzip) await pipeline(file, createGunzip({ chunkSize: 1 << 18 }), parser, { signal });
+    else await pipeline(file, parser, { signal });
+  } catch (err) {
+    if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
+    const message = err instanceof Error ? err.message : String(err);
+    throw new UpdateError(`the tar archive is corrupt or unreadable (${message})`, { cause: err });
+  }
+  return total;
+}

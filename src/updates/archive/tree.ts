@@ -35,6 +35,9 @@ export interface ExtractTree {
   linked(segments: string[]): void;
 }
 
+/** Read once: setting it is the only way to read it, and nothing in the daemon changes it. */
+const UMASK = process.umask();
+
 /**
  * `capBytes` bounds what the extraction writes, counted as it is written (not as the archive declares it: a zip can
  * lie about its sizes), so a small archive cannot fill the disk.
@@ -91,7 +94,8 @@ export async function createExtractTree(destDir: string, capBytes = Number.POSIT
       const perms = mode ? mode & 0o777 : null;
       const source = Readable.from(data, { objectMode: false });
       await pipeline(source, charged, createWriteStream(dest, { mode: perms ?? 0o666 }), signal ? { signal } : {});
-      if (perms !== null) await chmod(dest, perms);
+      // A new file gets `mode` less the umask: a build's 0644 and 0755 pass a 022 umask untouched.
+      if (perms !== null && (perms & UMASK) !== 0) await chmod(dest, perms);
     },
     async folder(name, segments) {
       refuseThroughLink(name, segments);

@@ -102,20 +102,23 @@ function wrapZipError(err: unknown): UpdateError {
 }
 
 /**
- * Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). What it writes
- * stops at `capBytes` (tree.ts).
+ * Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). Before writing
+ * anything it passes the size the central directory declares to `admit`, which refuses it or gives the cap on what
+ * may be written (tree.ts).
  */
 export async function extractZip(
   archive: string,
   destDir: string,
+  admit: (declaredBytes: number) => Promise<number>,
   signal?: AbortSignal,
-  capBytes?: number,
 ): Promise<void> {
   let zip: ZipFile | undefined;
   try {
     zip = await openPromise(archive, { autoClose: false, validateEntrySizes: false });
-    const tree = await createExtractTree(destDir, capBytes);
-    for await (const entry of zip.eachEntry()) {
+    const entries: Entry[] = [];
+    for await (const entry of zip.eachEntry()) entries.push(entry);
+    const tree = await createExtractTree(destDir, await admit(entries.reduce((n, e) => n + e.uncompressedSize, 0)));
+    for (const entry of entries) {
       if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
       await extractEntry(zip, entry, tree, signal);
     }

@@ -1,9 +1,7 @@
 import { open } from 'node:fs/promises';
 import { UpdateError } from '../../errors.ts';
 import { DEFAULT_LIMITS, ensureSpace, refuseOverCeiling, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
-import { byteBudget } from './budget.ts';
-import { declaredSize } from './declared-size.ts';
-import { extractTar } from './tar.ts';
+import { extractTar, tarDeclared } from './tar.ts';
 import { extractZip } from './zip.ts';
 
 export type ArchiveFormat = 'zip' | 'tar' | 'gzip';
@@ -43,7 +41,7 @@ export async function detectArchiveFormat(archive: string): Promise<ArchiveForma
  * `..`, links pointing outside, and device entries (UpdateError naming the entry); a corrupt archive is an
  * UpdateError too. On failure `destDir` may hold a partial tree: callers extract into a scratch folder.
  *
- * Before writing anything it reads the size the archive declares (declared-size.ts) and refuses one above
+ * Before writing anything it reads the size the archive declares (a zip's directory, a tar's headers) and refuses one above
  * `limits.ceilingBytes` or larger than the free space of `destDir` plus `limits.marginBytes` (DiskSpaceError); while
  * writing, it stops at the cap derived from that size (install/disk-guard.ts `unpackCap`), counting bytes written.
  */
@@ -64,10 +62,12 @@ export async function extractArchive(
       `${archive} is not a zip, tar or tar.gz archive (unrecognised first bytes); the download is damaged or is not a build`,
     );
   }
-  const declared = await declaredSize(archive, format, signal);
-  refuseOverCeiling(declared, limits);
-  await ensureSpace(destDir, declared + limits.marginBytes, 'the unpacked build');
-  const budget = byteBudget(unpackCap(declared, limits));
-  if (format === 'zip') await extractZip(archive, destDir, signal, budget);
-  else await extractTar(archive, destDir, signal, format === 'gzip', budget);
+  const admit = async (declared: number): Promise<number> => {
+    refuseOverCeiling(declared, limits);
+    await ensureSpace(destDir, declared + limits.marginBytes, 'the unpacked build');
+    return unpackCap(declared, limits);
+  };
+  if (format === 'zip') return extractZip(archive, destDir, admit, signal);
+  const cap = await admit(await tarDeclared(archive, format === 'gzip', signal));
+  await extractTar(archive, destDir, signal, format === 'gzip', cap);
 }

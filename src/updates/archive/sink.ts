@@ -2,7 +2,6 @@ import { PassThrough, pipeline, Readable, Transform } from 'node:stream';
 import { diskSpaceOf, formatBytes } from '../../store/disk-space.ts';
 import { type BodySink, writeFileFrom } from '../fetch/download.ts';
 import { DEFAULT_LIMITS, DiskSpaceError, ensureSpace, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
-import { byteBudget } from './budget.ts';
 import { formatOfHead, HEAD_BYTES } from './extract.ts';
 import { extractTar } from './tar.ts';
 
@@ -88,7 +87,7 @@ const PLAUSIBLE_RATIO = 20;
 
 /**
  * Whether the disk of `destDir` holds what a tar of `total` bytes (null: unknown) could plausibly unpack to, with
- * the margin: a build compresses some 3 to 5 times. An archive beyond that still stops at the cap (budget.ts).
+ * the margin: a build compresses some 3 to 5 times. An archive beyond that still stops at the cap (tree.ts).
  */
 async function roomToStream(destDir: string, total: number | null, limits: SpaceLimits): Promise<boolean> {
   const space = await diskSpaceOf(destDir).catch(() => null);
@@ -129,7 +128,7 @@ async function extractWhileReading(
   // `feed.errored` when it attaches.
   feed.on('error', () => {});
   const extraction: { settled: boolean; error?: unknown } = { settled: false };
-  const extracting = extractTar(feed, destDir, signal, gzip, byteBudget(capBytes)).then(
+  const extracting = extractTar(feed, destDir, signal, gzip, capBytes).then(
     () => {
       extraction.settled = true;
     },

@@ -2,13 +2,11 @@ import { createReadStream } from 'node:fs';
 import { link, lstat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { UpdateError } from '../../errors.ts';
-import type { ByteBudget } from './budget.ts';
-import { type EntryContents, readWhole, writeEntryFile } from './entry-file.ts';
 import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
-import { createEntryPool, type EntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
 
 /*
@@ -19,105 +17,38 @@ import { createExtractTree, type ExtractTree } from './tree.ts';
 
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 const DIR_TYPES = new Set(['Directory', 'GNUDumpDir']);
-/** Files written side by side (entry-pool.ts); their data still arrives one after the other. */
-const PARALLEL_WRITES = 6;
-/**
- * Files at most this large are taken off the parser whole before their file is opened: the parser waits for an
- * entry's data to be taken, so streaming them held it for an open's thread-pool trip per file, one file at a time.
- */
-const SMALL_FILE = 256 * 1024;
 
-interface Extraction {
-  tree: ExtractTree;
-  pool: EntryPool;
-  /** Stops the entry being written. */
-  signal: AbortSignal;
-  /** Ends the whole extraction with this error (a write beside others cannot throw into the parser's chain). */
-  fail: (err: unknown) => void;
-  /** What the files may still write (the cap on unpacked bytes). */
-  budget?: ByteBudget;
-}
-
-/**
- * A file entry's data for writeEntryFile. minipass answers a read that waits when the entry errs or is destroyed,
- * but one asked for after that waits for ever (nothing is left to wake it, and the process may just exit): so an
- * error or a stop is remembered and checked before every read.
- */
-function tarContents(entry: ReadEntry): EntryContents {
-  let failure: unknown;
-  // Never removed: a parser writing into an entry already given up emits 'error', which must not go unheard.
-  entry.on('error', (err: unknown) => {
-    failure ??= err ?? new Error('the archive entry failed');
-  });
-  async function* chunks(): AsyncGenerator<Buffer> {
-    const reads = (entry as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-    try {
-      for (;;) {
-        if (failure !== undefined) throw failure;
-        const next = await reads.next();
-        if (next.done) break;
-        yield next.value;
-      }
-    } finally {
-      await reads.return?.();
-    }
-    if (failure !== undefined) throw failure;
-  }
-  return {
-    chunks: chunks(),
-    stop: () => {
-      failure ??= new Error('extraction stopped');
-      entry.destroy();
-    },
-  };
-}
-
-async function writeEntry(entry: ReadEntry, x: Extraction): Promise<void> {
+/** Writes one entry; `signal` ends a file's write (after an abort the parser never ends its entry). */
+async function writeEntry(entry: ReadEntry, tree: ExtractTree, signal: AbortSignal): Promise<void> {
   const name = entry.path;
   const segments = entrySegments(name);
   const type = entry.type;
   if (!FILE_TYPES.has(type) && !DIR_TYPES.has(type) && type !== 'SymbolicLink' && type !== 'Link') {
     refuseEntry(name, `it is a ${type} entry (devices and special files are not allowed)`);
   }
-  if (segments.length === 0) {
-    if (!DIR_TYPES.has(type)) refuseEntry(name, 'it would replace the folder itself');
-    entry.resume();
+  if (segments.length === 0 && !DIR_TYPES.has(type)) refuseEntry(name, 'it would replace the folder itself');
+  if (FILE_TYPES.has(type)) return tree.file(name, segments, entry, entry.mode ?? null, signal);
+  entry.resume();
+  if (DIR_TYPES.has(type)) {
+    if (segments.length > 0) await tree.folder(name, segments);
     return;
   }
-  if (FILE_TYPES.has(type)) {
-    const write = async () => {
-      const streamed = tarContents(entry);
-      const contents =
-        (entry.size ?? Number.POSITIVE_INFINITY) <= SMALL_FILE ? await readWhole(streamed, x.signal) : streamed;
-      await writeEntryFile(contents, await x.tree.place(name, segments), entry.mode ?? null, x.signal, x.budget);
-    };
-    // The parser waits for this entry's data to be read, so a failed write must stop it from here.
-    await x.pool.run(segments.join('/'), () => write().catch((err: unknown) => x.fail(err)));
+  const target = entry.linkpath ?? '';
+  if (type === 'SymbolicLink') checkSymlinkTarget(name, target);
+  else checkHardlinkTarget(name, target);
+  const linked = type === 'Link' ? join(tree.root, ...entrySegments(target)) : '';
+  // link(2) does not follow a symbolic link: the new name is that same link read from another folder, where its
+  // relative target can climb out (`a/l/x` → `..` is inside, `l` hard-linked to it is `l` → `..`, outside).
+  if (type === 'Link' && (await lstat(linked).catch(() => null))?.isSymbolicLink()) {
+    refuseEntry(name, `it is a hard link to the symbolic link "${target}", which would point elsewhere from here`);
+  }
+  const dest = await tree.place(name, segments);
+  if (type === 'Link') {
+    await link(linked, dest);
     return;
   }
-  await x.pool.run(null, async () => {
-    entry.resume();
-    if (DIR_TYPES.has(type)) {
-      await x.tree.folder(name, segments);
-      return;
-    }
-    const target = entry.linkpath ?? '';
-    if (type === 'SymbolicLink') checkSymlinkTarget(name, target);
-    else checkHardlinkTarget(name, target);
-    const linked = type === 'Link' ? join(x.tree.root, ...entrySegments(target)) : '';
-    // link(2) does not follow a symbolic link: the new name is that same link read from another folder, where its
-    // relative target can climb out (`a/l/x` → `..` is inside, `l` hard-linked to it is `l` → `..`, outside).
-    if (type === 'Link' && (await lstat(linked).catch(() => null))?.isSymbolicLink()) {
-      refuseEntry(name, `it is a hard link to the symbolic link "${target}", which would point elsewhere from here`);
-    }
-    const dest = await x.tree.place(name, segments);
-    if (type === 'Link') {
-      await link(linked, dest);
-      return;
-    }
-    await symlink(target, dest);
-    x.tree.linked(segments);
-  });
+  await symlink(target, dest);
+  tree.linked(segments);
 }
 
 function wrapTarError(err: unknown): UpdateError {
@@ -129,67 +60,71 @@ function wrapTarError(err: unknown): UpdateError {
 /**
  * Extracts a tar or tar.gz, from a file or a stream, entry by entry; refuses unsafe entries (see entry-guard.ts).
  * A tar.gz is inflated by node:zlib's stream on the thread pool, beside the parsing and writing on this thread (as
- * `tar xzf` pipes through a gzip process): tar's own inflate would run synchronously on it. Every byte
- * written is charged to `budget` (the cap on unpacked bytes, budget.ts).
+ * `tar xzf` pipes through a gzip process): tar's own inflate would run synchronously on it. What it writes stops
+ * at `capBytes` (tree.ts).
  */
 export async function extractTar(
   archive: string | Readable,
   destDir: string,
   signal?: AbortSignal,
   gzip = false,
-  budget?: ByteBudget,
+  capBytes?: number,
 ): Promise<void> {
-  const tree = await createExtractTree(destDir);
-  const pool = createEntryPool(PARALLEL_WRITES);
-  return new Promise<void>((resolve, reject) => {
-    // A stream given (a download as it arrives) must end or fail with an error: a plain destroy never ends the parser.
-    const file: Readable =
-      typeof archive === 'string' ? createReadStream(archive, { highWaterMark: 1 << 18 }) : archive;
-    const input: Readable = gzip ? file.pipe(createGunzip({ chunkSize: 1 << 18 })) : file;
-    if (input !== file) file.on('error', (err: Error) => input.destroy(err));
-    const parser = new Parser({ strict: true });
-    // Stops the entry being written: after an abort the parser never ends it, and its write would wait forever.
-    const halt = new AbortController();
-    // Entries are taken strictly in order (files may then be written beside each other: entry-pool.ts); `work`
-    // never rejects and settles when the current one is taken.
-    let work: Promise<void> = Promise.resolve();
-    let failure: unknown;
-    let finished = false;
-
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      signal?.removeEventListener('abort', onAbort);
-      void work.then(pool.idle).then(() => (failure === undefined ? resolve() : reject(wrapTarError(failure))));
-    };
-    const fail = (err: unknown) => {
-      failure ??= err;
-      halt.abort(err);
-      input.destroy();
-      file.destroy();
-      parser.abort(err instanceof Error ? err : new Error(String(err)));
-      finish();
-    };
-    const onAbort = () => fail(new UpdateError('extraction was cancelled', { cause: signal?.reason }));
-
-    parser.on('entry', (entry: ReadEntry) => {
-      work = work.then(async () => {
-        if (failure !== undefined) return void entry.resume();
-        try {
-          await writeEntry(entry, { tree, pool, signal: halt.signal, fail, budget });
-        } catch (err) {
-          fail(err);
-        }
-      });
+  const tree = await createExtractTree(destDir, capBytes);
+  const parser = new Parser({ strict: true });
+  // Ends the write of the entry being written: after an abort the parser never ends that entry.
+  const halt = new AbortController();
+  let failure: unknown;
+  // Entries are written strictly in order; `work` never rejects and settles when the last one taken is written.
+  let work: Promise<void> = Promise.resolve();
+  const fail = (err: unknown) => {
+    failure ??= err;
+    halt.abort(err);
+  };
+  parser.on('entry', (entry: ReadEntry) => {
+    work = work.then(async () => {
+      if (failure !== undefined) return void entry.resume();
+      try {
+        await writeEntry(entry, tree, halt.signal);
+      } catch (err) {
+        fail(err);
+        // Its 'error' ends the pipeline below, and with it the input.
+        parser.abort(err instanceof Error ? err : new Error(String(err)));
+      }
     });
-    parser.on('error', (err: unknown) => fail(err));
-    parser.on('end', finish);
-    input.on('error', (err) => fail(err));
-    // A stream that failed (or was destroyed) before we attached will never end nor emit again.
-    if (file.destroyed)
-      return fail(file.errored ?? new UpdateError('the archive stream was closed before extraction began'));
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    input.pipe(parser);
   });
+  // A stream given (a download as it arrives) must end or fail with an error: a plain destroy never ends the parser.
+  const file = typeof archive === 'string' ? createReadStream(archive, { highWaterMark: 1 << 18 }) : archive;
+  const stop = AbortSignal.any(signal ? [signal, halt.signal] : [halt.signal]);
+  try {
+    if (gzip) await pipeline(file, createGunzip({ chunkSize: 1 << 18 }), parser, { signal: stop });
+    else await pipeline(file, parser, { signal: stop });
+  } catch (err) {
+    fail(signal?.aborted ? new UpdateError('extraction was cancelled', { cause: signal.reason }) : err);
+  }
+  await work;
+  if (failure !== undefined) throw wrapTarError(failure);
+}
+
+/**
+ * What a (gzipped) tar says it unpacks to, read before anything is written: its header sizes, found in one pass
+ * that skips the data (a tar.gz is inflated for it, not written). `signal` ends it early.
+ */
+export async function tarDeclared(archive: string, gzip: boolean, signal?: AbortSignal): Promise<number> {
+  let total = 0;
+  const parser = new Parser({ strict: true });
+  parser.on('entry', (entry: ReadEntry) => {
+    total += entry.size ?? 0;
+    entry.resume();
+  });
+  const file = createReadStream(archive, { highWaterMark: 1 << 18 });
+  try {
+    if (gzip) await pipeline(file, createGunzip({ chunkSize: 1 << 18 }), parser, { signal });
+    else await pipeline(file, parser, { signal });
+  } catch (err) {
+    if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
+    const message = err instanceof Error ? err.message : String(err);
+    throw new UpdateError(`the tar archive is corrupt or unreadable (${message})`, { cause: err });
+  }
+  return total;
 }

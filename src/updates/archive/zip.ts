@@ -1,14 +1,10 @@
 import { symlink } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import type { Entry, ZipFile } from 'yauzl';
+import { crc32 } from 'node:zlib';
+import { type Entry, openPromise, type ZipFile } from 'yauzl';
 import { UpdateError } from '../../errors.ts';
-import type { ByteBudget } from './budget.ts';
-import { writeEntryFile } from './entry-file.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
-import { createEntryPool } from './entry-pool.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
-import { type OpenArchive, openContents, spanReads } from './zip-data.ts';
-import { openZip } from './zip-open.ts';
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -16,8 +12,8 @@ const S_IFDIR = 0o040000;
 const S_IFLNK = 0o120000;
 const MADE_BY_UNIX = 3;
 const MAX_LINK_TARGET = 4096;
-/** Files written side by side (entry-pool.ts); the thread pool has four threads. */
-const PARALLEL_WRITES = 6;
+const STORED = 0;
+const DEFLATED = 8;
 
 /** yauzl validates names itself; its messages start like this (yauzl `validateFileName`). */
 const YAUZL_NAME_ERROR = /^(absolute path|invalid relative path|invalid characters in fileName): (.*)$/s;
@@ -37,14 +33,32 @@ async function readSmall(stream: Readable, name: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function extractEntry(
-  zip: ZipFile,
-  archive: OpenArchive,
-  entry: Entry,
-  tree: ExtractTree,
-  signal?: AbortSignal,
-  budget?: ByteBudget,
-): Promise<void> {
+/**
+ * The entry's contents, checked against the central directory as they pass: a size beyond the recorded one fails
+ * before it is written (yauzl's own check is off, to word it so), a shorter one or a bad CRC-32 at the end.
+ */
+async function* checked(entry: Entry, data: Readable): AsyncGenerator<Buffer> {
+  let crc = 0;
+  let size = 0;
+  try {
+    for await (const chunk of data as AsyncIterable<Buffer>) {
+      crc = crc32(chunk, crc);
+      size += chunk.length;
+      if (size > entry.uncompressedSize) {
+        throw new UpdateError(`zip entry "${entry.fileName}" is larger than its recorded size`);
+      }
+      yield chunk;
+    }
+  } finally {
+    data.destroy();
+  }
+  if (size !== entry.uncompressedSize) {
+    throw new UpdateError(`zip entry "${entry.fileName}" is shorter than its recorded size`);
+  }
+  if (crc >>> 0 !== entry.crc32 >>> 0) throw new UpdateError(`zip entry "${entry.fileName}" fails its CRC check`);
+}
+
+async function extractEntry(zip: ZipFile, entry: Entry, tree: ExtractTree, signal?: AbortSignal): Promise<void> {
   const name = entry.fileName;
   const segments = entrySegments(name);
   const mode = unixMode(entry);
@@ -56,8 +70,13 @@ async function extractEntry(
   }
   if (type !== 0 && type !== S_IFREG && type !== S_IFLNK) refuseEntry(name, 'it is a device or other special file');
   if (entry.isEncrypted()) refuseEntry(name, 'it is encrypted');
-  const dest = await tree.place(name, segments);
+  if (entry.compressionMethod !== STORED && entry.compressionMethod !== DEFLATED) {
+    throw new UpdateError(
+      `zip entry "${name}" uses compression method ${entry.compressionMethod}; only stored and deflated entries are supported`,
+    );
+  }
   if (type === S_IFLNK) {
+    const dest = await tree.place(name, segments);
     const target = await readSmall(await zip.openReadStreamPromise(entry), name);
     checkSymlinkTarget(name, target);
     await symlink(target, dest);
@@ -65,13 +84,8 @@ async function extractEntry(
     return;
   }
   // A mode without permission bits (some zip tools) leaves the file as the umask made it.
-  await writeEntryFile(
-    await openContents(zip, archive, entry),
-    dest,
-    mode !== null && (mode & 0o777) !== 0 ? mode : null,
-    signal,
-    budget,
-  );
+  const perms = mode !== null && (mode & 0o777) !== 0 ? mode : null;
+  await tree.file(name, segments, checked(entry, await zip.openReadStreamPromise(entry)), perms, signal);
 }
 
 function wrapZipError(err: unknown): UpdateError {
@@ -87,43 +101,32 @@ function wrapZipError(err: unknown): UpdateError {
   return new UpdateError(`the zip archive is corrupt or unreadable (${message})`, { cause: err });
 }
 
-/** A regular file, which may be written beside others (entry-pool.ts); folders and links are written alone. */
-function isFile(entry: Entry): boolean {
-  const mode = unixMode(entry);
-  const type = mode === null ? 0 : mode & S_IFMT;
-  return !entry.fileName.endsWith('/') && (type === 0 || type === S_IFREG);
-}
-
 /**
- * Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). Every byte written
- * is charged to `budget`.
+ * Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). Before writing
+ * anything it passes the size the central directory declares to `admit`, which refuses it or gives the cap on what
+ * may be written (tree.ts).
  */
 export async function extractZip(
   archive: string,
   destDir: string,
+  admit: (declaredBytes: number) => Promise<number>,
   signal?: AbortSignal,
-  budget?: ByteBudget,
 ): Promise<void> {
   let zip: ZipFile | undefined;
-  const pool = createEntryPool(PARALLEL_WRITES);
   try {
-    // One descriptor for the directory and every entry's data (an open and a close per entry otherwise).
-    const { zip: opened, fd: data } = await openZip(archive, { autoClose: false, validateEntrySizes: true });
-    zip = opened;
-    const source = { fd: data, size: opened.fileSize, read: spanReads(data, opened.fileSize) };
-    const tree = await createExtractTree(destDir);
-    for await (const entry of opened.eachEntry()) {
+    zip = await openPromise(archive, { autoClose: false, validateEntrySizes: false });
+    const entries: Entry[] = [];
+    for await (const entry of zip.eachEntry()) entries.push(entry);
+    const tree = await createExtractTree(destDir, await admit(entries.reduce((n, e) => n + e.uncompressedSize, 0)));
+    for (const entry of entries) {
       if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
-      const file = isFile(entry) ? entrySegments(entry.fileName).join('/') : null;
-      await pool.run(file, () => extractEntry(opened, source, entry, tree, signal, budget));
+      await extractEntry(zip, entry, tree, signal);
     }
-    await pool.finish();
   } catch (err) {
     if (signal?.aborted && !(err instanceof UpdateError))
       throw new UpdateError('extraction was cancelled', { cause: err });
     throw wrapZipError(err);
   } finally {
-    await pool.idle();
     zip?.close();
   }
 }

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { pipeline, type Readable, Transform } from 'node:stream';
+import { pipeline, Readable, Transform } from 'node:stream';
 import { pipeline as pipelineAsync } from 'node:stream/promises';
+import type { ReadableStream } from 'node:stream/web';
 import { rootCause, UpdateError } from '../../errors.ts';
-import { httpGet } from './http-get.ts';
 
 export interface FetchOptions {
   url: string;
@@ -19,6 +19,35 @@ export interface FetchOptions {
 
 const PROGRESS_EVERY_MS = 250;
 const HEX_SHA256 = /^[0-9a-f]{64}$/i;
+const MAX_REDIRECTS = 5;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * fetch with its redirects followed here (at most 5, and Authorization and Cookie dropped when one leaves the
+ * origin): the error then names where the last hop went without its query, where a storage host's signed link
+ * carries its token. No Accept-Encoding but identity, so the body arrives as stored and its hash and length hold.
+ * Both the builds and the JSON documents (http-json.ts) are fetched through it.
+ */
+export async function get(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
+  let current = new URL(url);
+  let sent: Record<string, string> = { ...headers, 'accept-encoding': 'identity' };
+  for (let hop = 0; ; hop++) {
+    const res = await fetch(current, { headers: sent, signal, redirect: 'manual' });
+    const location = res.headers.get('location');
+    if (!REDIRECTS.has(res.status) || location === null) return res;
+    await res.body?.cancel();
+    const next = new URL(location, current);
+    if (hop >= MAX_REDIRECTS) {
+      throw new Error(`more than ${MAX_REDIRECTS} redirects, the last to ${next.origin}${next.pathname}`);
+    }
+    if (next.protocol !== 'http:' && next.protocol !== 'https:')
+      throw new Error(`redirected to a ${next.protocol} URL`);
+    if (next.origin !== current.origin) {
+      sent = Object.fromEntries(Object.entries(sent).filter(([name]) => !/^(authorization|cookie)$/i.test(name)));
+    }
+    current = next;
+  }
+}
 
 /** Where a URL points, without credentials or query (those may hold secrets), for messages. */
 export function describeUrl(url: string): string {
@@ -88,16 +117,15 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
   };
 
   try {
-    const res = await httpGet(opts.url, opts.headers ?? {}, signal);
-    const status = res.statusCode ?? 0;
-    if (status < 200 || status > 299) {
-      res.destroy();
-      throw new UpdateError(`download of ${where} answered HTTP ${status} ${res.statusMessage ?? ''}`.trim());
+    const res = await get(opts.url, opts.headers ?? {}, signal);
+    if (!res.ok || !res.body) {
+      await res.body?.cancel();
+      throw new UpdateError(`download of ${where} answered HTTP ${res.status} ${res.statusText}`.trim());
     }
-    // No Accept-Encoding is sent, so the body arrives as stored; a server that encodes anyway is not length-checked.
-    const lengthHeader = res.headers['content-length'];
+    // A server that encodes the body although asked not to is not length-checked.
+    const lengthHeader = res.headers.get('content-length');
     total =
-      lengthHeader !== undefined && /^\d+$/.test(lengthHeader) && !res.headers['content-encoding']
+      lengthHeader !== null && /^\d+$/.test(lengthHeader) && !res.headers.has('content-encoding')
         ? Number(lengthHeader)
         : null;
     const hash = createHash('sha256');
@@ -119,7 +147,7 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
       },
     });
     await sink(
-      pipeline(res, meter, () => undefined),
+      pipeline(Readable.fromWeb(res.body as ReadableStream<Uint8Array>), meter, () => undefined),
       signal,
       total,
     );

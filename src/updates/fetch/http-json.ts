@@ -1,5 +1,5 @@
 import { rootCause, UpdateError } from '../../errors.ts';
-import { describeUrl } from './download.ts';
+import { describeUrl, get } from './download.ts';
 
 /** `Authorization: Basic …` when both user name and password are set, else no header. */
 export function basicAuthHeaders(auth: { Username?: string; Password?: string } | undefined): Record<string, string> {
@@ -21,10 +21,11 @@ export async function fetchJson(
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   let text: string;
   try {
-    const res = await fetch(url, {
-      headers: { accept: 'application/json', ...opts.headers },
-      signal: AbortSignal.any([opts.signal, timeout]),
-    });
+    const res = await get(
+      url,
+      { accept: 'application/json', ...opts.headers },
+      AbortSignal.any([opts.signal, timeout]),
+    );
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
       throw new UpdateError(`the ${where} answered HTTP ${res.status} ${res.statusText}`.trim());
@@ -35,7 +36,7 @@ export async function fetchJson(
     if (opts.signal.aborted) throw new UpdateError(`fetching the ${where} was cancelled`, { cause: err });
     if (timeout.aborted)
       throw new UpdateError(`the ${where} did not answer within ${opts.timeoutMs / 1000} s`, { cause: err });
-    const why = rootCause(err);
+    const why = rootCause(err) || (err instanceof Error ? err.message : '');
     throw new UpdateError(`cannot fetch the ${where}${why ? `: ${why}` : ''}`, { cause: err });
   }
   try {

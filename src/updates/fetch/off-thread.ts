@@ -87,8 +87,11 @@ export async function fetchArchiveOffThread(
       try {
         if (message.type === 'progress') events.onProgress(message.bytes, message.total);
         else if (message.type === 'downloaded') events.onDownloaded(message.bytes, message.extracted);
-        else if (message.type === 'done') outcome ??= { done: true };
-        else outcome ??= { error: fromWire(message.error) };
+        else if (message.type === 'done') {
+          outcome ??= { done: true };
+          // Its writes are over; fetch's connection pool would hold its exit some 0.4 s.
+          void worker.terminate();
+        } else outcome ??= { error: fromWire(message.error) };
       } catch (err) {
         // A listener's failure, thrown here, would be uncaught and end the daemon: it ends this update instead.
         outcome ??= { error: new UpdateError('reporting the download failed', { cause: err }) };

@@ -128,7 +128,7 @@ good('extract :: cancellation mid-extraction stops zip and tar alike', async (ct
 });
 
 good(
-  'extract :: tar: files written side by side, then a hard link and a symlink to the last of them, all intact',
+  'extract :: tar: many files, then a hard link and a symlink to the last of them, all intact',
   async (ctx) => {
     const files = Array.from({ length: 300 }, (_, i) => ({
       path: `d${i % 7}/f${i}.txt`,
@@ -158,7 +158,7 @@ good(
 );
 
 good(
-  'extract :: zip: many files written side by side, and a same-name entry later in the archive wins',
+  'extract :: zip: many files, and a same-name entry later in the archive wins',
   async (ctx) => {
     const files = Array.from({ length: 300 }, (_, i) => ({
       name: `d${i % 7}/f${i}.txt`,

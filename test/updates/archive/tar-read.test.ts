@@ -9,8 +9,8 @@ import { rejects } from '../_support/instance-suite.ts';
 import { tarGzCutInEntry } from './_support/cut-archives.ts';
 
 /*
- * Tar entries of up to 256 KB are taken off the parser whole before their file is opened
- * (src/updates/archive/tar.ts); larger ones are streamed. These pin the whole-entry path's edges.
+ * Tar entries streamed off the parser into their files (src/updates/archive/tar.ts): entries split across
+ * inflate chunks, and an archive cut inside one.
  */
 
 const tar = tempSuite('tar reading', {

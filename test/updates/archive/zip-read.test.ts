@@ -1,19 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { ZipFile } from 'yazl';
 import { extractArchive } from '../../../src/updates/archive/extract.ts';
-import { spanReads } from '../../../src/updates/archive/zip-data.ts';
 import { tempSuite } from '../../_support/env.ts';
 import { type EntrySpec, writeZip } from '../../fixtures/archives/build.ts';
 import { rejects } from '../_support/instance-suite.ts';
 
 /*
- * How a zip is read (src/updates/archive/zip-open.ts, zip-data.ts): its central directory in one call, small
- * entries (most of a build) with their local header in one call and inflated at once, larger ones streamed.
- * These pin the edges of those paths.
+ * How a zip is read (src/updates/archive/zip.ts, through yauzl): the edges of its local headers, its end records
+ * and its damage.
  */
 
 const small = tempSuite('zip reading', {
@@ -81,32 +78,8 @@ small(
   },
 );
 
-small('zip read :: reads served from read-ahead spans give the bytes asked for, wherever they fall', async (ctx) => {
-  const MB = 1 << 20;
-  const bytes = randomBytes(3 * MB + 123);
-  const path = join(ctx.dir, 'data.bin');
-  await writeFile(path, bytes);
-  const fd = openSync(path, 'r');
-  try {
-    const read = spanReads(fd, bytes.length);
-    const cases: Array<[number, number, string]> = [
-      [0, 100, 'the start'],
-      [MB - 50, 100, 'across the end of the first span'],
-      [200, 300, 'an earlier span, still kept'],
-      [MB + 10, 2 * MB, 'a read larger than a span'],
-      [3 * MB, 1000, 'past the end of the file: cut short'],
-    ];
-    for (const [at, length, label] of cases) {
-      const got = await read(at, length);
-      assert.ok(got.equals(bytes.subarray(at, at + length)), label);
-    }
-  } finally {
-    closeSync(fd);
-  }
-});
-
 small('zip read :: a build of many small entries, stored and deflated, comes out byte for byte', async (ctx) => {
-  // Some 2.5 MB of small entries: their reads span several read-ahead spans, some entries straddling two.
+  // Some 2.5 MB of small entries, stored and deflated in turn.
   const entries: EntrySpec[] = Array.from({ length: 120 }, (_, i) => ({
     name: `lib/m${i % 7}/part${i}.dll`,
     content: i % 2 ? randomBytes(20_000 + i) : randomBytes(15_000 + i).toString('base64'),

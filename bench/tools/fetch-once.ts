@@ -18,7 +18,7 @@ const archive = join(dest, '..', 'download.part');
 let extracted = false;
 const t0 = performance.now();
 await fetchArchiveOffThread(
-  { url, sha256, timeoutMs: 300_000, archive, staging: dest, limits: DEFAULT_LIMITS },
+  { download: { url, sha256, timeoutMs: 300_000 }, archive, staging: dest, limits: DEFAULT_LIMITS },
   new AbortController().signal,
   {
     onProgress: () => {},

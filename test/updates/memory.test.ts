@@ -62,16 +62,22 @@ test('install memory :: a 30 MB build streams through download, hash and extract
     // are its own: a worker's are not in this process's memoryUsage().
     const staging = join(ctx.inst, 'staging');
     await mkdir(staging);
-    const job = {
+    const download = {
       url: `${server.origin}/SS14.Server_linux-x64.zip`,
       sha256: hash.digest('hex'),
       timeoutMs: 60_000,
+    };
+    const job = {
+      download,
       archive: join(ctx.dir, 'download.part'),
       staging,
       limits: DEFAULT_LIMITS,
     };
     const events = { onProgress: () => {}, onDownloaded: () => {} };
-    await rejects(runArchiveJob({ ...job, sha256: '0'.repeat(64) }, never(), events), /SHA-256/); // loads it all first
+    await rejects(
+      runArchiveJob({ ...job, download: { ...download, sha256: '0'.repeat(64) } }, never(), events),
+      /SHA-256/,
+    ); // loads it all first
     await rm(staging, { recursive: true });
     await mkdir(staging);
 

@@ -1,7 +1,8 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { symlink } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
-import { type Entry, openPromise, type ZipFile } from 'yauzl';
+import { type Entry, fromRandomAccessReaderPromise, RandomAccessReader, type ZipFile } from 'yauzl';
 import { UpdateError } from '../../errors.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
@@ -101,6 +102,39 @@ function wrapZipError(err: unknown): UpdateError {
   return new UpdateError(`the zip archive is corrupt or unreadable (${message})`, { cause: err });
 }
 
+const READ_BYTES = 1 << 20;
+
+/**
+ * The archive read in pieces of up to 1 MB by blocking reads: yauzl's own reader asks the thread pool for 16 kB at a
+ * time. Blocking is fine where extraction runs: the update worker, or a process of its own.
+ */
+class FileReader extends RandomAccessReader {
+  private closed = false;
+  constructor(private readonly fd: number) {
+    super();
+  }
+  override _readStreamForRange(start: number, end: number): Readable {
+    const fd = this.fd;
+    let at = start;
+    return new Readable({
+      read() {
+        const length = Math.min(READ_BYTES, end - at);
+        if (length <= 0) return void this.push(null);
+        const piece = Buffer.allocUnsafe(length);
+        const got = readSync(fd, piece, 0, length, at);
+        at += got;
+        this.push(got === 0 ? null : piece.subarray(0, got));
+      },
+    });
+  }
+  /** Once: yauzl closes it when it fails to open the archive, and so does `extractZip`. */
+  override close(callback: (err: Error | null) => void = () => {}): void {
+    if (!this.closed) closeSync(this.fd);
+    this.closed = true;
+    callback(null);
+  }
+}
+
 /**
  * Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). Before writing
  * anything it passes the size the central directory declares to `admit`, which refuses it or gives the cap on what
@@ -114,7 +148,15 @@ export async function extractZip(
 ): Promise<void> {
   let zip: ZipFile | undefined;
   try {
-    zip = await openPromise(archive, { autoClose: false, validateEntrySizes: false });
+    const fd = openSync(archive, 'r');
+    const reader = new FileReader(fd);
+    zip = await fromRandomAccessReaderPromise(reader, fstatSync(fd).size, {
+      autoClose: false,
+      validateEntrySizes: false,
+    }).catch((err: unknown) => {
+      reader.close();
+      throw err;
+    });
     const entries: Entry[] = [];
     for await (const entry of zip.eachEntry()) entries.push(entry);
     const tree = await createExtractTree(destDir, await admit(entries.reduce((n, e) => n + e.uncompressedSize, 0)));

@@ -6,10 +6,8 @@ import { fetchVerified } from './download.ts';
 
 /** One build to fetch into a staging folder: what the update worker is given (off-thread.ts). */
 export interface ArchiveJob {
-  url: string;
-  sha256?: string;
-  headers?: Record<string, string>;
-  timeoutMs: number;
+  /** Absent when `archive` is already on disk (a git build's output): it is only extracted. */
+  download?: { url: string; sha256?: string; headers?: Record<string, string>; timeoutMs: number };
   /** Where a zip (or anything not streamed) is saved before it is extracted; removed once it is. */
   archive: string;
   staging: string;
@@ -24,24 +22,17 @@ export interface ArchiveEvents {
 
 /**
  * Downloads a server archive, hashing it and, for a tar or tar.gz, extracting it into `job.staging` as it arrives;
- * a zip (or anything unrecognised) is saved to `job.archive`, then extracted. What the update worker runs.
+ * a zip (or anything unrecognised) is saved to `job.archive`, then extracted. What the update worker runs: every
+ * extraction the daemon makes runs there, as the zip reader blocks on its reads (archive/zip.ts).
  */
 export async function runArchiveJob(job: ArchiveJob, signal: AbortSignal, events: ArchiveEvents): Promise<void> {
-  const into = archiveSink(job.archive, job.staging, job.limits);
-  const { bytes } = await fetchVerified(
-    {
-      url: job.url,
-      sha256: job.sha256,
-      headers: job.headers,
-      timeoutMs: job.timeoutMs,
-      signal,
-      onProgress: events.onProgress,
-    },
-    into.sink,
-  );
-  const extracted = into.extracted();
-  events.onDownloaded(bytes, extracted);
-  if (extracted) return;
+  if (job.download) {
+    const into = archiveSink(job.archive, job.staging, job.limits);
+    const { bytes } = await fetchVerified({ ...job.download, signal, onProgress: events.onProgress }, into.sink);
+    const extracted = into.extracted();
+    events.onDownloaded(bytes, extracted);
+    if (extracted) return;
+  }
   await extractArchive(job.archive, job.staging, signal, job.limits);
   // Removed before the staged build is flushed: its pages, still unwritten, are then dropped, not written (the
   // flush syncs the whole file system, install/flush.ts).

@@ -30,10 +30,12 @@ export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource)
     return await stageBuild(stage, async (staging) => {
       ctx.progress({ phase: 'download', bytes: 0, total: null });
       const job = {
-        url: opts.url,
-        sha256: opts.sha256,
-        headers: opts.headers,
-        timeoutMs: instance.settings.Updates.DownloadTimeoutSeconds * 1000,
+        download: {
+          url: opts.url,
+          sha256: opts.sha256,
+          headers: opts.headers,
+          timeoutMs: instance.settings.Updates.DownloadTimeoutSeconds * 1000,
+        },
         archive,
         staging,
         limits,

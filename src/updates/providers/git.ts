@@ -2,6 +2,7 @@ import type { WriteStream } from 'node:fs';
 import { lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
+import { fetchArchiveOffThread } from '../fetch/off-thread.ts';
 import { DEFAULT_CLIENT_PATTERN, findArtifact, planBuild, removeStaleArtifacts, runBuild } from '../git/build.ts';
 import { type BuildJson, writeBuildJson } from '../git/build-json.ts';
 import { withBuildLog } from '../git/build-log.ts';
@@ -9,7 +10,7 @@ import { segmentMatcher, splitPattern } from '../git/glob.ts';
 import { checkBranch, forkIdOf, parseRemote } from '../git/remote.ts';
 import { DEFAULT_GIT_TIMEOUTS, type GitTimeouts, type RepoContext, remoteHead, syncCheckout } from '../git/repo.ts';
 import { limitsOf } from '../install/disk-guard.ts';
-import { discardStaged, stageArchive, updateDir } from '../install/install.ts';
+import { discardStaged, stageBuild, updateDir } from '../install/install.ts';
 import { createStagedBuilds } from '../install/staged-build.ts';
 import { hostPackagingRid } from '../platform.ts';
 import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.ts';
@@ -124,13 +125,11 @@ export function createGitProvider(
             fork_id: forkIdOf(updates.BaseUrl),
           };
         }
-        const newBin = await stageArchive({
-          archive: server,
-          instanceDir: instance.dir,
-          runCommand: instance.settings.RunCommand,
-          signal,
-          onPhase: (phase) => ctx.progress({ phase }),
-          limits: limitsOf(instance.settings.Updates),
+        const stage = { instanceDir: instance.dir, runCommand: instance.settings.RunCommand, signal };
+        const newBin = await stageBuild(stage, (staging) => {
+          ctx.progress({ phase: 'extract' });
+          const job = { archive: server, staging, limits: limitsOf(instance.settings.Updates) };
+          return fetchArchiveOffThread(job, signal, { onProgress: () => {}, onDownloaded: () => {} });
         });
         try {
           if (buildJson) await writeBuildJson(newBin, buildJson);

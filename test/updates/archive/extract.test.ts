@@ -127,50 +127,44 @@ good('extract :: cancellation mid-extraction stops zip and tar alike', async (ct
   }
 });
 
-good(
-  'extract :: tar: many files, then a hard link and a symlink to the last of them, all intact',
-  async (ctx) => {
-    const files = Array.from({ length: 300 }, (_, i) => ({
-      path: `d${i % 7}/f${i}.txt`,
-      type: 'File' as const,
-      content: `file ${i} `.repeat(i),
-    }));
-    const archive = join(ctx.dir, 'many.tar.gz');
-    await writeRawTar(
-      archive,
-      [
-        ...files,
-        { path: 'hard.txt', type: 'Link', linkpath: 'd5/f299.txt' },
-        { path: 'soft.txt', type: 'SymbolicLink', linkpath: 'd5/f299.txt' },
-      ],
-      { gzip: true },
-    );
-    await extractArchive(archive, ctx.dest);
-    for (const f of files) assert.is(await readFile(join(ctx.dest, f.path), 'utf8'), f.content, f.path);
-    assert.is(await readFile(join(ctx.dest, 'hard.txt'), 'utf8'), files[299]?.content);
-    assert.is(
-      (await stat(join(ctx.dest, 'hard.txt'))).ino,
-      (await stat(join(ctx.dest, 'd5/f299.txt'))).ino,
-      'a hard link',
-    );
-    assert.is(await readlink(join(ctx.dest, 'soft.txt')), 'd5/f299.txt');
-  },
-);
+good('extract :: tar: many files, then a hard link and a symlink to the last of them, all intact', async (ctx) => {
+  const files = Array.from({ length: 300 }, (_, i) => ({
+    path: `d${i % 7}/f${i}.txt`,
+    type: 'File' as const,
+    content: `file ${i} `.repeat(i),
+  }));
+  const archive = join(ctx.dir, 'many.tar.gz');
+  await writeRawTar(
+    archive,
+    [
+      ...files,
+      { path: 'hard.txt', type: 'Link', linkpath: 'd5/f299.txt' },
+      { path: 'soft.txt', type: 'SymbolicLink', linkpath: 'd5/f299.txt' },
+    ],
+    { gzip: true },
+  );
+  await extractArchive(archive, ctx.dest);
+  for (const f of files) assert.is(await readFile(join(ctx.dest, f.path), 'utf8'), f.content, f.path);
+  assert.is(await readFile(join(ctx.dest, 'hard.txt'), 'utf8'), files[299]?.content);
+  assert.is(
+    (await stat(join(ctx.dest, 'hard.txt'))).ino,
+    (await stat(join(ctx.dest, 'd5/f299.txt'))).ino,
+    'a hard link',
+  );
+  assert.is(await readlink(join(ctx.dest, 'soft.txt')), 'd5/f299.txt');
+});
 
-good(
-  'extract :: zip: many files, and a same-name entry later in the archive wins',
-  async (ctx) => {
-    const files = Array.from({ length: 300 }, (_, i) => ({
-      name: `d${i % 7}/f${i}.txt`,
-      content: `file ${i} `.repeat(i),
-    }));
-    const archive = join(ctx.dir, 'many.zip');
-    await writeZip(archive, [...files, { name: 'd0/f0.txt', content: 'replaced' }]);
-    await extractArchive(archive, ctx.dest);
-    for (const f of files.slice(1)) assert.is(await readFile(join(ctx.dest, f.name), 'utf8'), f.content, f.name);
-    assert.is(await readFile(join(ctx.dest, 'd0/f0.txt'), 'utf8'), 'replaced');
-  },
-);
+good('extract :: zip: many files, and a same-name entry later in the archive wins', async (ctx) => {
+  const files = Array.from({ length: 300 }, (_, i) => ({
+    name: `d${i % 7}/f${i}.txt`,
+    content: `file ${i} `.repeat(i),
+  }));
+  const archive = join(ctx.dir, 'many.zip');
+  await writeZip(archive, [...files, { name: 'd0/f0.txt', content: 'replaced' }]);
+  await extractArchive(archive, ctx.dest);
+  for (const f of files.slice(1)) assert.is(await readFile(join(ctx.dest, f.name), 'utf8'), f.content, f.name);
+  assert.is(await readFile(join(ctx.dest, 'd0/f0.txt'), 'utf8'), 'replaced');
+});
 
 good(
   'extract :: zip: empty, stored and deflated entries larger than one read chunk come out byte for byte',

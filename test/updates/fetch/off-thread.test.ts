@@ -22,7 +22,12 @@ const build = (label: string) => [...sampleBuild(label), { name: 'pad.bin', cont
 async function job(dir: string, url: string, sha256?: string): Promise<ArchiveJob> {
   const staging = join(dir, 'staging');
   await mkdir(staging);
-  return { url, sha256, timeoutMs: 10_000, archive: join(dir, 'download.part'), staging, limits: DEFAULT_LIMITS };
+  return {
+    download: { url, sha256, timeoutMs: 10_000 },
+    archive: join(dir, 'download.part'),
+    staging,
+    limits: DEFAULT_LIMITS,
+  };
 }
 
 function recorder() {

@@ -2,9 +2,10 @@
  * Starting a server's process, for both log modes of spawn.ts: the spawn, its errors, and the handle it gives.
  */
 import { type ChildProcess, type SpawnOptions as ChildSpawnOptions, spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { ProcessError } from '../errors.ts';
 import { inCgroup } from './cgroup.ts';
-import { execError } from './exec-check.ts';
 import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { marker } from './log-writer.ts';
@@ -60,6 +61,21 @@ export async function startChild(
     return { child: null, failure: err instanceof Error ? err : new Error(String(err)) };
   }
   return { child, failure: await started(child) };
+}
+
+/**
+ * The error spawn() would give for `program`, found before it is launched through the cgroup's shell, which would
+ * report a missing or non-executable program only as exit 127 or 126. (A file without `#!` runs as a shell script
+ * either way: libuv's execvp and the shell's `exec` both fall back to /bin/sh.) Null when it can be executed.
+ */
+export async function execError(program: string): Promise<NodeJS.ErrnoException | null> {
+  try {
+    await access(program, constants.X_OK);
+    if (!(await stat(program)).isDirectory()) return null;
+    return Object.assign(new Error(`EACCES: ${program} is a folder`), { code: 'EACCES', path: program });
+  } catch (err) {
+    return err as NodeJS.ErrnoException;
+  }
 }
 
 /** Waits for the outcome of spawn(): 'spawn' when exec succeeded, 'error' when it did not. */

@@ -3,10 +3,10 @@ import { basename, dirname, extname, resolve } from 'node:path';
 import type { LoadResult } from '../config/load.ts';
 import { defaultRunCommand } from '../config/resolve.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import type { TimingSettings } from '../config/schema.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { ReconfigureResult } from '../supervisor/supervisor.ts';
-import { reloadRetryMs, starvedOnly } from './reload-retry.ts';
 
 /** Settings read once at start: a reload logs that they changed and keeps the running values. */
 const RESTART_ONLY: ReadonlyArray<{ name: string; of: (c: ResolvedConfig) => unknown }> = [
@@ -154,15 +154,9 @@ export function isConfigLayer(mainFile: string, name: string): boolean {
 
 /**
  * Watches the folder of `mainFile` (not the files: editors save by renaming a new file over the old one) and
- * calls `onChange` once a burst of changes to its layers has been quiet for `debounceMs`.
+ * calls `onChange` once a burst of changes to its layers has been quiet for 300 ms.
  */
-export function watchConfigFiles(opts: {
-  mainFile: string;
-  debounceMs?: number;
-  onChange: () => void;
-  log: Logger;
-}): () => void {
-  const debounceMs = opts.debounceMs ?? 300;
+export function watchConfigFiles(opts: { mainFile: string; onChange: () => void; log: Logger }): () => void {
   let timer: NodeJS.Timeout | undefined;
   let watcher: FSWatcher | null = null;
   try {
@@ -170,7 +164,7 @@ export function watchConfigFiles(opts: {
       // Some platforms do not report the name: then any change in the folder may be ours.
       if (name !== null && !isConfigLayer(opts.mainFile, name.toString())) return;
       clearTimeout(timer);
-      timer = setTimeout(opts.onChange, debounceMs);
+      timer = setTimeout(opts.onChange, 300);
     });
     watcher.on('error', (err) =>
       opts.log.warn('stopped watching the configuration folder; reload with SIGHUP', { error: describeError(err) }),
@@ -187,10 +181,25 @@ export function watchConfigFiles(opts: {
   };
 }
 
+/** What the daemon lacks, not what the files say: the same reload can succeed once it has them back. */
+const STARVED = /\((EMFILE|ENFILE|EAGAIN|ENOMEM)\)/;
+
+/** The reload was refused only because the files could not be read for want of descriptors or memory. */
+export function starvedOnly(problems: readonly string[]): boolean {
+  return problems.length > 0 && problems.every((p) => STARVED.test(p));
+}
+
+/**
+ * When to try such a reload again (its `attempt`th retry, from 0): the launch back-off. A reload a person asked for
+ * is not dropped for a want of descriptors that the connection cap or a flood will soon give back.
+ */
+export function reloadRetryMs(timing: TimingSettings, attempt: number): number {
+  return Math.min(timing.BackoffInitialSeconds * 2 ** attempt, timing.BackoffMaxSeconds) * 1000;
+}
+
 export interface ConfigReloadOptions extends ReloaderOptions {
   /** The main configuration file; its folder is watched. */
   mainFile: string;
-  debounceMs?: number;
   /** Called after each applied reload (the log level, for instance). */
   onApplied?: (config: ResolvedConfig) => void;
 }
@@ -221,7 +230,6 @@ export function startConfigReload(opts: ConfigReloadOptions): { reloader: Config
   process.on('SIGHUP', onHup);
   const unwatch = watchConfigFiles({
     mainFile: opts.mainFile,
-    debounceMs: opts.debounceMs,
     onChange: () => run('file change'),
     log: opts.log,
   });

@@ -14,7 +14,7 @@ const RESTART_ONLY: ReadonlyArray<{ name: string; of: (c: ResolvedConfig) => unk
   { name: 'BaseUrl', of: (c) => c.settings.BaseUrl },
   { name: 'Process', of: (c) => c.settings.Process },
   { name: 'Servers.InstanceRoot', of: (c) => c.settings.Servers.InstanceRoot },
-  // The Agones wrapper is made once, for the instance it wraps (src/agones/start.ts).
+  // The Agones wrapper is made once, for the instance it wraps (src/daemon/run.ts).
   { name: 'Agones', of: (c) => c.agones },
   // Caps and timeouts are set on the listening sockets when they are made.
   { name: 'Connections', of: (c) => c.settings.Connections },

@@ -24,7 +24,7 @@ export function serverLogOptions(config: ResolvedConfig, instance: ResolvedInsta
 
 /**
  * Puts a server log's outages on the bus: when its lines start being dropped, each dropped line, and when it is
- * written again. The daemon's log says the first and the last once each (src/daemon/log-health-log.ts); metrics
+ * written again. The daemon's log says the first and the last once each (src/daemon/run.ts); metrics
  * count the lines (`watchdog_log_lines_dropped_total`).
  */
 export function serverLogHealth(key: string, file: string, bus: Bus): WriteHealth {

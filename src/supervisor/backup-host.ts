@@ -1,5 +1,5 @@
 import type { BackupEntry } from '../backups/catalog.ts';
-import { InstanceBackups } from '../backups/instance-backups.ts';
+import { createInstanceBackups } from '../backups/instance-backups.ts';
 import type { BackupManifest } from '../backups/manifest.ts';
 import type { BackupOutcome } from '../backups/outcome.ts';
 import { describeError } from '../errors.ts';
@@ -44,7 +44,7 @@ export function createBackupHost(
   const notice = (message: string, reason: string) =>
     deps.bus.emit('instance:notice', { key, kind: 'backup', message, reason, at: Date.now() });
 
-  const backups = new InstanceBackups({
+  const backups = createInstanceBackups({
     key,
     instanceDir: deps.instance.dir,
     settings: () => ({ backups: deps.instance.settings.Backups, retention: deps.instance.settings.Retention }),

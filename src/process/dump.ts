@@ -3,9 +3,9 @@ import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import type { Logger } from '../log.ts';
 import { expired, type RetentionRule } from '../store/retention.ts';
-
 import { type DumpType, requestDump } from './dotnet-diagnostics.ts';
 import { executable, findDiagnosticsSocket, loadedCoreclr, processState, runtimeCreatedump } from './dotnet-process.ts';
+import { killGroup } from './process-group.ts';
 
 export type { DumpType };
 
@@ -65,11 +65,7 @@ function runBounded(program: string, args: string[], timeoutMs: number, log: Log
     const timer = setTimeout(() => {
       log.warn('dumper took too long; killed it', { program, timeoutMs });
       killed = true;
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL'); // the group is gone already; the dumper itself may not be
-      }
+      killGroup(child, 'SIGKILL');
     }, timeoutMs);
     child.once('error', (err) => {
       clearTimeout(timer);

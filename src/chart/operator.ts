@@ -99,11 +99,6 @@ export const OPERATOR_LEGEND = {
   always: 'the watchdog chose at once',
 } as const;
 
-/** The status path's plain name for an operator; the path itself for a state the table does not name (yet). */
-export function operatorLabel(path: string): string {
-  return OPERATOR_STATES[path] ?? path;
-}
-
 /**
  * What the two tables miss of the machine's graph, said so a person can fix it: a state of the region without a
  * name, a region neither drawn nor hidden, a transition without words. Empty when the view covers the machine.
@@ -140,7 +135,7 @@ export function operatorGraph(graph: ChartGraph = chartGraph()): ChartGraph {
   ];
   for (const s of graph.states) {
     if (s.path === OPERATOR_REGION || !inRegion(graph, s)) continue;
-    states.push({ ...s, name: operatorLabel(s.path), parent: s.parent === null ? null : asRoot(s.parent) });
+    states.push({ ...s, name: OPERATOR_STATES[s.path] ?? s.path, parent: s.parent === null ? null : asRoot(s.parent) });
   }
   const inside = new Set(graph.states.filter((s) => inRegion(graph, s)).map((s) => s.path));
   const merged = new Map<string, ChartEdge>();

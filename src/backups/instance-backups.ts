@@ -2,12 +2,33 @@ import { join } from 'node:path';
 import type { BackupsSettings, RetentionSettings } from '../config/sections/backups.ts';
 import { describeError } from '../errors.ts';
 import { expired, retentionRule } from '../store/retention.ts';
-import { createOffHostCopies } from './after-command.ts';
+import { type AfterCommandResult, createOffHostCopies } from './after-command.ts';
 import { type BackupEntry, entryOf, listBackups, removeBackup, rewriteManifest, takenBefore } from './catalog.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
-import { type BackupOutcome, type BackupReports, successOf } from './outcome.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
 import { BackupError, takeSnapshot } from './snapshot.ts';
+
+/** How a snapshot went, for the status, `/metrics` and chat. */
+export type BackupOutcome =
+  | { ok: true; kind: BackupKind; id: string; bytes: number; archiveBytes: number; removed: string[]; at: number }
+  | { ok: false; kind: BackupKind; reason: 'space' | 'failed'; error: string; at: number };
+
+export type BackupSuccess = Extract<BackupOutcome, { ok: true }>;
+
+/** The outcome of `manifest`, a snapshot taken (with the ids retention then `removed`) or found, at `at`. */
+export function successOf(manifest: BackupManifest, removed: string[], at: number): BackupSuccess {
+  const { kind, id, bytes, archiveBytes } = manifest;
+  return { ok: true, kind, id, bytes, archiveBytes, removed, at };
+}
+
+export interface BackupReports {
+  taken(outcome: BackupOutcome): void;
+  /** At daemon start, the newest snapshot on disk (an earlier daemon took it): the last one until the next is taken. */
+  found(outcome: BackupSuccess): void;
+  afterCommand(id: string, result: AfterCommandResult): void;
+  /** A manifest that could not be read (left alone). */
+  unreadable(file: string, err: Error): void;
+}
 
 const MB = 1_000_000;
 /** The longest a `sqlite3 .backup` of one database may take before the snapshot fails. */

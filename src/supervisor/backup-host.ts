@@ -1,7 +1,6 @@
 import type { BackupEntry } from '../backups/catalog.ts';
-import { createInstanceBackups } from '../backups/instance-backups.ts';
+import { type BackupOutcome, createInstanceBackups } from '../backups/instance-backups.ts';
 import type { BackupManifest } from '../backups/manifest.ts';
-import type { BackupOutcome } from '../backups/outcome.ts';
 import { describeError } from '../errors.ts';
 import type { InstanceBackupsControl } from './contract.ts';
 import { type CronTimer, cronTimer } from './cron-timer.ts';

@@ -75,20 +75,13 @@ export interface ReloaderOptions {
   log: Logger;
 }
 
-export interface ConfigReloader {
-  /** Loads and applies the configuration; a reload asked for while one runs is done once more afterwards. */
-  reload(trigger: string): Promise<ReloadOutcome>;
-  /** The configuration now applied. */
-  current(): ResolvedConfig;
-}
-
 /**
  * Config reload (docs/production.md, "Configuration reload"): validate first; an invalid file keeps the running
  * configuration and logs every problem. A valid one applies per-instance settings at each instance's next launch
  * (timings and tokens at once), starts added instances and shuts removed ones down gracefully; every change is
  * applied, whatever the order (the real watchdog stops at the first removed instance). Never rejects.
  */
-export function createConfigReloader(opts: ReloaderOptions): ConfigReloader {
+export function createConfigReloader(opts: ReloaderOptions) {
   const { log } = opts;
   let running = opts.initial;
   let chain: Promise<ReloadOutcome> = Promise.resolve({ kind: 'unchanged' });
@@ -123,7 +116,8 @@ export function createConfigReloader(opts: ReloaderOptions): ConfigReloader {
   };
 
   return {
-    reload(trigger) {
+    /** Loads and applies the configuration; a reload asked for while one runs is done once more afterwards. */
+    reload(trigger: string): Promise<ReloadOutcome> {
       // At most one reload runs and one waits: every trigger during a reload is served by the waiting one.
       queued ??= chain.then(() => {
         queued = null;
@@ -135,7 +129,8 @@ export function createConfigReloader(opts: ReloaderOptions): ConfigReloader {
       chain = queued;
       return queued;
     },
-    current: () => running,
+    /** The configuration now applied. */
+    current: (): ResolvedConfig => running,
   };
 }
 
@@ -205,7 +200,7 @@ export interface ConfigReloadOptions extends ReloaderOptions {
 }
 
 /** Reloads on SIGHUP and on changes to the configuration files. Returns a function that stops both. */
-export function startConfigReload(opts: ConfigReloadOptions): { reloader: ConfigReloader; stop: () => void } {
+export function startConfigReload(opts: ConfigReloadOptions) {
   const reloader = createConfigReloader(opts);
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;

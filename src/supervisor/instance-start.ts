@@ -193,18 +193,8 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
   };
 }
 
-export interface DataWriter {
-  /**
-   * Merges `patch` into the instance's data and writes data.json. Never rejects: a failed write (full disk, removed
-   * or read-only folder) leaves the previous data.json whole (the write is atomic), is logged once and is tried
-   * again every `retryMs()` with the newest data until one succeeds.
-   */
-  write(patch: Partial<InstanceData>, opts?: { durable?: boolean }): Promise<void>;
-  current(): InstanceData;
-}
-
 /** data.json writes for one instance go through one copy of its data, so fields never overwrite each other. */
-export function createDataWriter(dir: string, initial: InstanceData, log: Logger, retryMs: () => number): DataWriter {
+export function createDataWriter(dir: string, initial: InstanceData, log: Logger, retryMs: () => number) {
   let data = initial;
   let failing = false;
   let timer: NodeJS.Timeout | undefined;
@@ -234,10 +224,15 @@ export function createDataWriter(dir: string, initial: InstanceData, log: Logger
   };
 
   return {
-    write(patch, opts) {
+    /**
+     * Merges `patch` into the instance's data and writes data.json. Never rejects: a failed write (full disk, removed
+     * or read-only folder) leaves the previous data.json whole (the write is atomic), is logged once and is tried
+     * again every `retryMs()` with the newest data until one succeeds.
+     */
+    write(patch: Partial<InstanceData>, opts?: { durable?: boolean }): Promise<void> {
       data = { ...data, ...patch };
       return attempt(opts);
     },
-    current: () => data,
+    current: (): InstanceData => data,
   };
 }

@@ -5,7 +5,7 @@
  * below are the one place that names states and transitions for an operator, and a test fails when the machine has
  * a state or a transition they do not name, so a new state cannot be left out unseen.
  */
-import { type ChartEdge, type ChartGraph, type ChartState, chartGraph } from './graph.ts';
+import { type ChartEdge, type ChartGraph, type ChartState, chartGraph, within } from './graph.ts';
 
 /** The region the operator's view draws; its key is dropped from the paths, as the status drops it. */
 export const OPERATOR_REGION = 'lifecycle';
@@ -169,12 +169,6 @@ function sourcesOf(graph: ChartGraph, e: ChartEdge): string[] {
     .filter((c) => c.parent === e.source && (c.path === e.target || !within(graph, e.target, c.path)))
     .map((c) => c.path)
     .filter((p) => !never.includes(p));
-}
-
-function within(graph: ChartGraph, path: string, ancestor: string): boolean {
-  const byPath = new Map(graph.states.map((x) => [x.path, x]));
-  for (let p: string | null | undefined = path; p != null; p = byPath.get(p)?.parent) if (p === ancestor) return true;
-  return false;
 }
 
 /** The two drawings of the chart: the operator's (the dashboard's default) and the developer's (every region). */

@@ -12,6 +12,7 @@ import { marker } from './log-writer.ts';
 import { readProcessStartTime } from './proc-info.ts';
 import { killGroup } from './process-group.ts';
 import type { ExitStatus, ServerProcess } from './server-process.ts';
+import { errorCode } from './write-outage.ts';
 
 const REASONS: Record<string, string> = {
   ENOENT: 'file not found',
@@ -24,7 +25,7 @@ const REASONS: Record<string, string> = {
 export function launchError(spec: LaunchSpec, err: unknown): ProcessError {
   const blocked = resourceBlock(err);
   if (blocked) return blocked;
-  const code = (err as NodeJS.ErrnoException | null)?.code ?? 'error';
+  const code = errorCode(err);
   const why = REASONS[code] ?? (err instanceof Error ? err.message : String(err));
   return new ProcessError(`cannot launch ${spec.program}: ${code} (${why}) — check RunCommand`, { cause: err });
 }

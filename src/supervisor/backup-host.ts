@@ -79,14 +79,7 @@ export function createBackupHost(
         deps.bus.emit('instance:backup-found', { key, id: o.id, archiveBytes: o.archiveBytes, at: o.at });
       },
       afterCommand: (id, r) => {
-        deps.bus.emit('instance:backup-copied', {
-          key,
-          id,
-          ok: r.ok,
-          status: r.status,
-          output: r.output,
-          at: Date.now(),
-        });
+        deps.bus.emit('instance:backup-copied', { key, id, ...r, at: Date.now() });
         if (r.ok) deps.log.info('Backups.AfterCommand done', { id });
         else {
           deps.log.error('Backups.AfterCommand failed', { id, status: r.status, output: r.output });

@@ -65,10 +65,7 @@ export function parseManifest(text: string, where: string): BackupManifest {
 const ID = /^\d{8}T\d{6}Z(?:\.\d+)?-[A-Za-z0-9._-]{1,48}$/;
 
 export function snapshotId(at: Date, revision: string | null, taken: ReadonlySet<string>): string {
-  const time = at
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}Z$/, 'Z');
+  const time = `${at.toISOString().slice(0, 19).replace(/[-:]/g, '')}Z`;
   const rev = (revision ?? 'none').replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'none';
   let id = `${time}-${rev}`;
   // Two snapshots in one second (the one before a restore, then the restore's own): a counter keeps both.

@@ -44,10 +44,7 @@ async function findOnPath(name: string, searchPath: string): Promise<string | nu
 }
 
 /** `dump_yyyy-MM-dd_HH-mm-ss` in UTC, as the real watchdog names them (its `ServerInstance.cs`). */
-function dumpName(now = new Date()): string {
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `dump_${now.getUTCFullYear()}-${p(now.getUTCMonth() + 1)}-${p(now.getUTCDate())}_${p(now.getUTCHours())}-${p(now.getUTCMinutes())}-${p(now.getUTCSeconds())}`;
-}
+const dumpName = () => `dump_${new Date().toISOString().slice(0, 19).replace('T', '_').replace(/:/g, '-')}`;
 
 /**
  * Runs the dumper in its own process group; resolves its exit code, or null when it could not start or was killed

@@ -46,14 +46,17 @@ export function watchDisks(opts: DiskWatchOptions) {
 
   const check = async (): Promise<void> => {
     try {
-      const readings = await readAll(opts.folders, opts.settings());
+      const s = opts.settings();
+      // A reading is low below the threshold, and stays low until it is back above it with HYSTERESIS to spare.
+      const groups = await groupByDevice(opts.folders);
+      const readings = await Promise.all(groups.map((g) => readOne(g, s, low.has(holdsOf(g)))));
       if (stopped) return;
       last = readings;
       const at = Date.now();
       for (const r of readings) report(r, at);
       bus.emit('disk:checked', { filesystems: readings, at });
     } catch (err) {
-      // Not expected (every read is caught in readAll); said, and the next check tries again.
+      // Not expected (every read is caught below); said, and the next check tries again.
       log.error('disk space check failed', { error: describeError(err) });
     }
   };
@@ -75,12 +78,6 @@ export function watchDisks(opts: DiskWatchOptions) {
       log.info(`disk space recovered: ${r.message}`);
       bus.emit('disk:recovered', { ...r, at });
     }
-  };
-
-  /** A reading is low below the threshold, and stays low until it is back above it with HYSTERESIS to spare. */
-  const readAll = async (folders: WatchedFolder[], s: DiskSettings): Promise<DiskReading[]> => {
-    const groups = await groupByDevice(folders);
-    return Promise.all(groups.map((g) => readOne(g, s, low.has(holdsOf(g)))));
   };
 
   const schedule = () => {

@@ -4,7 +4,7 @@ import { callReady, followGameServer, startHealthPings } from '../kit/agones/pin
 import { startPlayerReports } from '../kit/agones/players.ts';
 import { AgonesSdk } from '../kit/agones/sdk.ts';
 import type { Logger } from '../log.ts';
-import { readPlayers } from '../process/server-status.ts';
+import { readPlayers } from '../process/server-api.ts';
 import type { AgonesStatus } from '../supervisor/status.ts';
 
 export interface AgonesWrapperOptions {

@@ -21,7 +21,7 @@ export interface AfterCommandResult {
 export async function runAfterCommand(
   command: readonly string[],
   snapshot: BackupManifest & { archive: string },
-  opts: { cwd: string; timeoutMs: number; signal?: AbortSignal },
+  opts: { cwd: string; timeoutMs: number; signal: AbortSignal },
 ): Promise<AfterCommandResult> {
   const [program, ...args] = command;
   if (program === undefined) return { ok: false, status: 'no program configured', output: '' };
@@ -36,7 +36,7 @@ export async function runAfterCommand(
     const result = await runChild(program, args, {
       cwd: opts.cwd,
       env,
-      signal: opts.signal ?? new AbortController().signal,
+      signal: opts.signal,
       timeoutMs: opts.timeoutMs,
       sink: new PassThrough().resume(),
       what: 'Backups.AfterCommand',
@@ -52,30 +52,23 @@ export async function runAfterCommand(
  * The off-host copies under way, one per snapshot, not awaited (an update does not wait for an upload): retention
  * asks `has` and leaves a snapshot alone until its copy ended; `stop` ends those still running when the daemon stops.
  */
-export class OffHostCopies {
-  readonly #running = new Set<string>();
-  readonly #stopping = new AbortController();
-
-  constructor(private readonly ended: (id: string, result: AfterCommandResult) => void) {}
-
-  has(id: string): boolean {
-    return this.#running.has(id);
-  }
-
-  start(
-    command: readonly string[],
-    snapshot: BackupManifest & { archive: string },
-    opts: { cwd: string; timeoutMs: number },
-  ): void {
-    this.#running.add(snapshot.id);
-    void runAfterCommand(command, snapshot, { ...opts, signal: this.#stopping.signal })
-      .then((result) => this.ended(snapshot.id, result))
-      .finally(() => this.#running.delete(snapshot.id));
-  }
-
-  stop(): void {
-    this.#stopping.abort(new Error('the daemon is stopping'));
-  }
+export function createOffHostCopies(ended: (id: string, result: AfterCommandResult) => void) {
+  const running = new Set<string>();
+  const stopping = new AbortController();
+  return {
+    has: (id: string) => running.has(id),
+    start(
+      command: readonly string[],
+      snapshot: BackupManifest & { archive: string },
+      opts: { cwd: string; timeoutMs: number },
+    ): void {
+      running.add(snapshot.id);
+      void runAfterCommand(command, snapshot, { ...opts, signal: stopping.signal })
+        .then((result) => ended(snapshot.id, result))
+        .finally(() => running.delete(snapshot.id));
+    },
+    stop: () => stopping.abort(new Error('the daemon is stopping')),
+  };
 }
 
 /**

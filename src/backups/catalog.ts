@@ -1,8 +1,7 @@
 import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { syncPath } from '../updates/install/flush.ts';
-import { type BackupManifest, parseManifest } from './manifest.ts';
-import { isSnapshotId } from './snapshot-id.ts';
+import { type BackupManifest, isSnapshotId, parseManifest } from './manifest.ts';
 
 /** One snapshot as a listing shows it: its manifest and where its archive is. */
 export interface BackupEntry extends BackupManifest {

@@ -1,15 +1,34 @@
 import { join } from 'node:path';
 import type { BackupsSettings, RetentionSettings } from '../config/sections/backups.ts';
 import { describeError } from '../errors.ts';
-import { OffHostCopies } from './after-command.ts';
-import { BackupRetention } from './backup-retention.ts';
-import { type BackupEntry, entryOf, listBackups, takenBefore } from './catalog.ts';
-import { type InstallSnapshot, installSnapshot } from './install-snapshot.ts';
+import { expired, retentionRule } from '../store/retention.ts';
+import { type AfterCommandResult, createOffHostCopies } from './after-command.ts';
+import { type BackupEntry, entryOf, listBackups, removeBackup, rewriteManifest, takenBefore } from './catalog.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
-import { type BackupOutcome, type BackupReports, successOf } from './outcome.ts';
-import { replaceWithSnapshot } from './replace-data.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
 import { BackupError, takeSnapshot } from './snapshot.ts';
+
+/** How a snapshot went, for the status, `/metrics` and chat. */
+export type BackupOutcome =
+  | { ok: true; kind: BackupKind; id: string; bytes: number; archiveBytes: number; removed: string[]; at: number }
+  | { ok: false; kind: BackupKind; reason: 'space' | 'failed'; error: string; at: number };
+
+export type BackupSuccess = Extract<BackupOutcome, { ok: true }>;
+
+/** The outcome of `manifest`, a snapshot taken (with the ids retention then `removed`) or found, at `at`. */
+export function successOf(manifest: BackupManifest, removed: string[], at: number): BackupSuccess {
+  const { kind, id, bytes, archiveBytes } = manifest;
+  return { ok: true, kind, id, bytes, archiveBytes, removed, at };
+}
+
+export interface BackupReports {
+  taken(outcome: BackupOutcome): void;
+  /** At daemon start, the newest snapshot on disk (an earlier daemon took it): the last one until the next is taken. */
+  found(outcome: BackupSuccess): void;
+  afterCommand(id: string, result: AfterCommandResult): void;
+  /** A manifest that could not be read (left alone). */
+  unreadable(file: string, err: Error): void;
+}
 
 const MB = 1_000_000;
 /** The longest a `sqlite3 .backup` of one database may take before the snapshot fails. */
@@ -25,178 +44,230 @@ export interface InstanceBackupsOptions {
   spared?: () => Promise<string[]>;
 }
 
+/** The snapshot taken before an install, told how the install ended. */
+export interface InstallSnapshot {
+  readonly id: string;
+  /**
+   * A build was swapped in: the manifest names `revision` (the build installed, which may be newer than the one the
+   * check found), and from now on the snapshot counts for retention, which runs. Resolves with what it removed.
+   */
+  installed(revision: string): Promise<string[]>;
+  /**
+   * Nothing was installed (the install failed, or the build was already there): the snapshot is removed. The data
+   * it holds is still in place and the old build runs on it, so no rollback will ask for it.
+   */
+  notInstalled(): Promise<void>;
+}
+
+interface SnapshotRequest {
+  kind: BackupKind;
+  revision: string | null;
+  revisionAfter?: string | null;
+  quiet: boolean | (() => boolean);
+}
+
 /**
  * One instance's snapshots: taken one at a time (a scheduled one waits for one before an update), retention applied
  * after each, `Backups.AfterCommand` started after each and not awaited (an update does not wait for an upload);
  * a snapshot being copied off-host is not removed by retention until its copy ended.
  */
-export class InstanceBackups {
-  readonly dir: string;
-  #queue: Promise<unknown> = Promise.resolve();
-  readonly #copies: OffHostCopies;
-  readonly #retention: BackupRetention;
+export function createInstanceBackups(opts: InstanceBackupsOptions) {
+  const dir = join(opts.instanceDir, 'backups');
+  const now = opts.now ?? Date.now;
+  const copies = createOffHostCopies(opts.reports.afterCommand);
+  /** Before-update snapshots whose install has not ended: retention neither counts nor removes them. */
+  const installing = new Set<string>();
+  /** Snapshots being restored, and the copies of what they replace: retention leaves them alone until it is over. */
+  const restoring = new Set<string>();
+  let queue: Promise<unknown> = Promise.resolve();
   /** A restore under way (`replaceData`), which `close` waits for. */
-  #replacing: Promise<unknown> = Promise.resolve();
-  #last: BackupOutcome | null = null;
-  readonly #now: () => number;
+  let replacing: Promise<unknown> = Promise.resolve();
+  let last: BackupOutcome | null = null;
 
-  constructor(private readonly opts: InstanceBackupsOptions) {
-    this.dir = join(opts.instanceDir, 'backups');
-    this.#now = opts.now ?? Date.now;
-    this.#copies = new OffHostCopies(opts.reports.afterCommand);
-    this.#retention = new BackupRetention(this.#copies, opts.spared);
-  }
-
-  /**
-   * At daemon start: puts back what a killed daemon left moved aside, clears its leftovers, and takes the newest
-   * snapshot as the last one, so the status shows it before the next is taken. Returns what was put back.
-   */
-  async start(): Promise<string[]> {
-    const back = await recoverInterrupted(this.opts.instanceDir, this.dir);
-    const newest = (await this.list())[0];
-    // Found, not taken: no log line or chat notice again, only what the status and `/metrics` show as the last.
-    if (newest && this.#last === null) {
-      const found = successOf(newest, [], Date.parse(newest.takenAt));
-      this.#last = found;
-      this.opts.reports.found(found);
-    }
-    return back;
-  }
-
-  get last(): BackupOutcome | null {
-    return this.#last;
-  }
-
-  list(): Promise<BackupEntry[]> {
-    return listBackups(this.dir, this.opts.reports.unreadable);
-  }
-
-  /** What a rollback from `revision` back to `previous` puts back (`takenBefore` in catalog.ts), or null. */
-  async takenBefore(revision: string | null, previous: string | null): Promise<BackupEntry | null> {
-    if (revision === null || previous === null) return null;
-    return takenBefore(await this.list(), revision, previous);
-  }
-
-  /** Takes a snapshot; rejects with a BackupError (also reported) when it could not be taken. */
-  take(req: {
-    kind: BackupKind;
-    revision: string | null;
-    revisionAfter?: string | null;
-    quiet: boolean | (() => boolean);
-  }): Promise<BackupManifest> {
-    return this.#serial(() => this.#take(req));
-  }
+  const list = () => listBackups(dir, opts.reports.unreadable);
 
   /** Runs `work` after everything queued before it (snapshots, restores, retention), one at a time. */
-  #serial<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(work);
-    this.#queue = run.catch(() => {});
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = queue.then(work);
+    queue = run.catch(() => {});
     return run;
-  }
+  };
 
   /**
-   * Takes the snapshot before an install (no server runs). It does not count against `Retention.Backups` until the
-   * install succeeded, so a build that fails to install at every check cannot rotate older snapshots away.
+   * Removes what `Retention.Backups` says, except the snapshots held: installing, restoring, being copied off-host,
+   * or still needed (`spared`); returns their ids.
    */
-  async beforeInstall(req: { revision: string | null; revisionAfter: string | null }): Promise<InstallSnapshot> {
-    let previous: BackupOutcome | null = null;
-    const manifest = await this.#serial(() => {
-      previous = this.#last;
-      return this.#take({ kind: 'before-update', ...req, quiet: true }, true);
-    });
-    return installSnapshot(manifest, {
-      dir: this.dir,
-      settle: (work) =>
-        this.#serial(() => {
-          this.#retention.installing.delete(manifest.id);
-          return work();
-        }),
-      applyRetention: () => this.#applyRetention(this.opts.settings().retention),
-      removed: () => {
-        // The status's last backup is not one that is gone.
-        if (this.#last?.ok && this.#last.id === manifest.id) this.#last = previous;
-      },
-    });
-  }
+  const applyRetention = async (retention: RetentionSettings): Promise<string[]> => {
+    const counted = (await list()).filter((b) => !installing.has(b.id));
+    const items = counted.map((b) => ({ ...b, at: Date.parse(b.takenAt), bytes: b.archiveBytes }));
+    const doomed = expired(items, retentionRule(retention.Backups), now());
+    const removed: string[] = [];
+    const spared = new Set(await (opts.spared?.() ?? []));
+    for (const entry of doomed) {
+      if (copies.has(entry.id) || restoring.has(entry.id) || spared.has(entry.id)) continue;
+      await removeBackup(entry);
+      removed.push(entry.id);
+    }
+    return removed;
+  };
 
-  /** The snapshot named `id`, or null. */
-  async find(id: string): Promise<BackupEntry | null> {
-    return (await this.list()).find((b) => b.id === id) ?? null;
-  }
+  const report = (outcome: BackupOutcome) => {
+    last = outcome;
+    opts.reports.taken(outcome);
+  };
 
-  /**
-   * Puts `entry` back in place of the current data, which is snapshotted first (`before-restore`), then runs `then`
-   * (a rollback swaps the build there). When `then` fails, the data it replaced is put back, so a failed rollback
-   * leaves data and build as they were. No server may run. Resolves with the safety snapshot and `then`'s result.
-   */
-  replaceData<T>(
-    entry: BackupEntry,
-    revision: string | null,
-    then: () => Promise<T>,
-  ): Promise<{ saved: BackupManifest; result: T }> {
-    const run = replaceWithSnapshot(entry, then, {
-      dir: this.dir,
-      save: () => this.take({ kind: 'before-restore', revision, quiet: true }),
-      restore: (e) => this.#restore(e),
-      restoring: this.#retention.restoring,
-    });
-    // The daemon's shutdown waits for it (close): a restore cut off between its renames would strand the data.
-    this.#replacing = run.catch(() => {});
-    return run;
-  }
-
-  /** Restores a snapshot; the caller has stopped the server and snapshotted the current data. Serialized with `take`. */
-  #restore(entry: BackupEntry): Promise<void> {
-    const { backups } = this.opts.settings();
-    return this.#serial(() => restoreSnapshot(this.opts.instanceDir, entry, backups.SpaceMarginMegabytes * MB));
-  }
-
-  /** `installing`: a before-update snapshot, left out of retention until its install ended. */
-  async #take(
-    req: { kind: BackupKind; revision: string | null; revisionAfter?: string | null; quiet: boolean | (() => boolean) },
-    installing = false,
-  ) {
-    const { backups, retention } = this.opts.settings();
+  /** `beforeInstall`: a before-update snapshot, left out of retention until its install ended. */
+  const snapshot = async (req: SnapshotRequest, beforeInstall = false): Promise<BackupManifest> => {
+    const { backups, retention } = opts.settings();
     try {
       const manifest = await takeSnapshot({
         ...req,
-        instance: this.opts.key,
-        instanceDir: this.opts.instanceDir,
-        backupsDir: this.dir,
+        instance: opts.key,
+        instanceDir: opts.instanceDir,
+        backupsDir: dir,
         sqlite: { program: backups.Sqlite3Path, timeoutMs: SQLITE_TIMEOUT_MS },
         marginBytes: backups.SpaceMarginMegabytes * MB,
-        now: new Date(this.#now()),
+        now: new Date(now()),
       });
-      if (installing) this.#retention.installing.add(manifest.id);
-      const removed = await this.#applyRetention(retention);
-      this.#report(successOf(manifest, removed, this.#now()));
+      if (beforeInstall) installing.add(manifest.id);
+      const removed = await applyRetention(retention);
+      report(successOf(manifest, removed, now()));
       if (backups.AfterCommand)
-        this.#copies.start(backups.AfterCommand, entryOf(this.dir, manifest), {
-          cwd: this.opts.instanceDir,
+        copies.start(backups.AfterCommand, entryOf(dir, manifest), {
+          cwd: opts.instanceDir,
           timeoutMs: backups.AfterCommandTimeoutSeconds * 1000,
         });
       return manifest;
     } catch (err) {
       const e = err instanceof BackupError ? err : new BackupError('failed', describeError(err), { cause: err });
-      this.#report({ ok: false, kind: req.kind, reason: e.reason, error: e.message, at: this.#now() });
+      report({ ok: false, kind: req.kind, reason: e.reason, error: e.message, at: now() });
       throw e;
     }
-  }
+  };
 
-  /** Removes what `Retention.Backups` says, except snapshots still being copied off-host or restored; their ids. */
-  async #applyRetention(retention: RetentionSettings): Promise<string[]> {
-    return this.#retention.apply(await this.list(), retention, this.#now());
-  }
+  /** Restores a snapshot; the caller has stopped the server and snapshotted the current data. Serialized with `take`. */
+  const restore = (entry: BackupEntry): Promise<void> =>
+    serial(() => restoreSnapshot(opts.instanceDir, entry, opts.settings().backups.SpaceMarginMegabytes * MB));
 
-  /** Stops off-host copies still running; waits for a snapshot or a restore under way. */
-  async close(): Promise<void> {
-    this.#copies.stop();
-    await this.#replacing;
-    await this.#queue;
-  }
+  /** Takes a snapshot; rejects with a BackupError (also reported) when it could not be taken. */
+  const take = (req: SnapshotRequest): Promise<BackupManifest> => serial(() => snapshot(req));
 
-  #report(outcome: BackupOutcome): void {
-    this.#last = outcome;
-    this.opts.reports.taken(outcome);
-  }
+  /**
+   * Puts `entry` back in place of the current data, which is snapshotted first (`before-restore`), then runs `then`
+   * (a rollback swaps the build there). When `then` fails, the data it replaced is put back from that snapshot, so a
+   * failed rollback leaves data and build as they were. No server may run.
+   */
+  const replace = async <T>(entry: BackupEntry, revision: string | null, then: () => Promise<T>) => {
+    const pinned = [entry.id];
+    restoring.add(entry.id);
+    try {
+      const saved = await take({ kind: 'before-restore', revision, quiet: true });
+      // The copy of what is replaced stays until this is over, whatever a snapshot taken meanwhile would expire.
+      pinned.push(saved.id);
+      restoring.add(saved.id);
+      await restore(entry);
+      try {
+        return { saved, result: await then() };
+      } catch (err) {
+        await restore(entryOf(dir, saved)).catch((undo: unknown) => {
+          throw new Error(
+            `${describeError(err)}; putting the replaced data back from ${saved.id} failed too: ${describeError(undo)}`,
+            { cause: undo },
+          );
+        });
+        throw err;
+      }
+    } finally {
+      for (const id of pinned) restoring.delete(id);
+    }
+  };
+
+  return {
+    dir,
+    get last(): BackupOutcome | null {
+      return last;
+    },
+    list,
+    take,
+
+    /**
+     * At daemon start: puts back what a killed daemon left moved aside, clears its leftovers, and takes the newest
+     * snapshot as the last one, so the status shows it before the next is taken. Returns what was put back.
+     */
+    async start(): Promise<string[]> {
+      const back = await recoverInterrupted(opts.instanceDir, dir);
+      const newest = (await list())[0];
+      // Found, not taken: no log line or chat notice again, only what the status and `/metrics` show as the last.
+      if (newest && last === null) {
+        const found = successOf(newest, [], Date.parse(newest.takenAt));
+        last = found;
+        opts.reports.found(found);
+      }
+      return back;
+    },
+
+    /** What a rollback from `revision` back to `previous` puts back (`takenBefore` in catalog.ts), or null. */
+    async takenBefore(revision: string | null, previous: string | null): Promise<BackupEntry | null> {
+      if (revision === null || previous === null) return null;
+      return takenBefore(await list(), revision, previous);
+    },
+
+    /** The snapshot named `id`, or null. */
+    async find(id: string): Promise<BackupEntry | null> {
+      return (await list()).find((b) => b.id === id) ?? null;
+    },
+
+    /**
+     * Takes the snapshot before an install (no server runs). It does not count against `Retention.Backups` until the
+     * install succeeded, so a build that fails to install at every check cannot rotate older snapshots away.
+     */
+    async beforeInstall(req: { revision: string | null; revisionAfter: string | null }): Promise<InstallSnapshot> {
+      let previous: BackupOutcome | null = null;
+      const manifest = await serial(() => {
+        previous = last;
+        return snapshot({ kind: 'before-update', ...req, quiet: true }, true);
+      });
+      // In the queue, the install being over: the snapshot counts for retention from now on.
+      const settle = <T>(work: () => Promise<T>) =>
+        serial(() => {
+          installing.delete(manifest.id);
+          return work();
+        });
+      return {
+        id: manifest.id,
+        installed: (revision) =>
+          settle(async () => {
+            if (revision !== manifest.revisionAfter)
+              await rewriteManifest(dir, { ...manifest, revisionAfter: revision });
+            return applyRetention(opts.settings().retention);
+          }),
+        notInstalled: () =>
+          settle(async () => {
+            await removeBackup(entryOf(dir, manifest));
+            // The status's last backup is not one that is gone.
+            if (last?.ok && last.id === manifest.id) last = previous;
+          }),
+      };
+    },
+
+    /** `replace` above; resolves with the safety snapshot and `then`'s result. */
+    replaceData<T>(
+      entry: BackupEntry,
+      revision: string | null,
+      then: () => Promise<T>,
+    ): Promise<{ saved: BackupManifest; result: T }> {
+      const run = replace(entry, revision, then);
+      // The daemon's shutdown waits for it (close): a restore cut off between its renames would strand the data.
+      replacing = run.catch(() => {});
+      return run;
+    },
+
+    /** Stops off-host copies still running; waits for a snapshot or a restore under way. */
+    async close(): Promise<void> {
+      copies.stop();
+      await replacing;
+      await queue;
+    },
+  };
 }
+export type InstanceBackups = ReturnType<typeof createInstanceBackups>;

@@ -30,13 +30,8 @@ export async function restoreSnapshot(instanceDir: string, entry: BackupEntry, m
     await syncPath(instanceDir);
   } catch (err) {
     if (err instanceof BackupError) throw err;
-    throw new BackupError(
-      'failed',
-      `restoring ${entry.id} failed, the data was left as it was: ${describeError(err)}`,
-      {
-        cause: err,
-      },
-    );
+    const message = `restoring ${entry.id} failed, the data was left as it was: ${describeError(err)}`;
+    throw new BackupError('failed', message, { cause: err });
   } finally {
     await rm(staging, { recursive: true, force: true });
   }

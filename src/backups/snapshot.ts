@@ -6,8 +6,7 @@ import { diskFullError, diskSpaceOf, formatBytes } from '../store/disk-space.ts'
 import { syncPath } from '../updates/install/flush.ts';
 import { listBackups } from './catalog.ts';
 import { collect, listSources, SNAPSHOT_PATHS } from './collect.ts';
-import type { BackupKind, BackupManifest } from './manifest.ts';
-import { snapshotId } from './snapshot-id.ts';
+import { type BackupKind, type BackupManifest, snapshotId } from './manifest.ts';
 import type { SqliteCopyOptions } from './sqlite-copy.ts';
 
 /** Why a snapshot was not taken: `space` (too little before it began, or the disk filled) or `failed` (anything else). */

@@ -5,7 +5,7 @@
  * `server` → `server.running`) is drawn from each sibling subtree that it leaves; where it re-enters its target it is
  * listed in that state, as transitions without a target and self-loops are.
  */
-import type { ChartEdge, ChartGraph, ChartState } from './graph.ts';
+import { type ChartEdge, type ChartGraph, type ChartState, within } from './graph.ts';
 
 export type DrawnKind = 'event' | 'result' | 'after' | 'always';
 
@@ -40,10 +40,6 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
     const first = s.initial === null ? undefined : byPath.get(s.initial);
     return first ? leaf(first) : s.path;
   };
-  const within = (path: string, ancestor: string): boolean => {
-    for (let p: string | null | undefined = path; p != null; p = byPath.get(p)?.parent) if (p === ancestor) return true;
-    return false;
-  };
   /**
    * The end of an arrow at state `path`: the state itself, or a leaf inside it and its cluster. An arrow leaving
    * a cluster starts at the last leaf (in chart order) with an arrow to the same head, if any, so that Graphviz places its
@@ -54,7 +50,10 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
     if (s?.kind !== 'compound' || path === '') return { node: path, cluster: null };
     const near = graph.edges.findLast(
       (e) =>
-        e.target === head && e.source !== path && within(e.source, path) && byPath.get(e.source)?.kind !== 'compound',
+        e.target === head &&
+        e.source !== path &&
+        within(graph, e.source, path) &&
+        byPath.get(e.source)?.kind !== 'compound',
     );
     return { node: near?.source ?? leaf(s), cluster: path };
   };
@@ -75,14 +74,14 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
     }
     const kind = kindOf(e);
     const head = end(e.target);
-    if (e.source === '' || !within(e.target, e.source) || e.source === e.target) {
+    if (e.source === '' || !within(graph, e.target, e.source) || e.source === e.target) {
       const tail = end(e.source, head.node);
       add({ tail: tail.node, head: head.node, ltail: tail.cluster, lhead: head.cluster, label: e.label, kind });
       continue;
     }
     // Into itself: from every child it leaves (those not holding the target), and a loop on an atomic target.
     for (const child of graph.states.filter((s) => s.parent === e.source)) {
-      if (within(e.target, child.path)) continue;
+      if (within(graph, e.target, child.path)) continue;
       const tail = end(child.path, head.node);
       add({ tail: tail.node, head: head.node, ltail: tail.cluster, lhead: head.cluster, label: e.label, kind });
     }

@@ -155,3 +155,10 @@ export function statePaths(graph: ChartGraph = chartGraph()): string[] {
     .filter((s) => (s.kind === 'atomic' || s.kind === 'final') && !s.transient && inServer(s))
     .map((s) => s.path);
 }
+
+/** Whether state `path` is `ancestor` or lies below it. */
+export function within(graph: ChartGraph, path: string, ancestor: string): boolean {
+  const byPath = new Map(graph.states.map((x) => [x.path, x]));
+  for (let p: string | null | undefined = path; p != null; p = byPath.get(p)?.parent) if (p === ancestor) return true;
+  return false;
+}

@@ -24,12 +24,7 @@ const GROUP_STYLES: Record<string, string> = {
   updateCheck: 'fill:#fffde7,stroke:#f9a825',
 };
 
-export interface MermaidOptions {
-  /** A state path to highlight (the dashboard's active state). */
-  active?: string | null;
-}
-
-export function toMermaid(graph: ChartGraph, options: MermaidOptions = {}): string {
+export function toMermaid(graph: ChartGraph): string {
   const lines = [
     'stateDiagram-v2',
     `  %% Generated from machines/instance.ts by \`watchdog chart\`; do not edit by hand.`,
@@ -50,9 +45,6 @@ export function toMermaid(graph: ChartGraph, options: MermaidOptions = {}): stri
     if (members.length === 0) continue;
     const cls = mermaidNodeId(group);
     lines.push(`  classDef ${cls}_group ${style}`, `  class ${members.join(',')} ${cls}_group`);
-  }
-  if (options.active != null && byPath.has(options.active)) {
-    lines.push('  classDef active stroke-width:4px,stroke:#d50000', `  class ${mermaidNodeId(options.active)} active`);
   }
   return lines.join('\n') + '\n';
 }

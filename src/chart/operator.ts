@@ -5,7 +5,7 @@
  * below are the one place that names states and transitions for an operator, and a test fails when the machine has
  * a state or a transition they do not name, so a new state cannot be left out unseen.
  */
-import { type ChartEdge, type ChartGraph, type ChartState, chartGraph } from './graph.ts';
+import { type ChartEdge, type ChartGraph, type ChartState, chartGraph, within } from './graph.ts';
 
 /** The region the operator's view draws; its key is dropped from the paths, as the status drops it. */
 export const OPERATOR_REGION = 'lifecycle';
@@ -99,11 +99,6 @@ export const OPERATOR_LEGEND = {
   always: 'the watchdog chose at once',
 } as const;
 
-/** The status path's plain name for an operator; the path itself for a state the table does not name (yet). */
-export function operatorLabel(path: string): string {
-  return OPERATOR_STATES[path] ?? path;
-}
-
 /**
  * What the two tables miss of the machine's graph, said so a person can fix it: a state of the region without a
  * name, a region neither drawn nor hidden, a transition without words. Empty when the view covers the machine.
@@ -140,7 +135,7 @@ export function operatorGraph(graph: ChartGraph = chartGraph()): ChartGraph {
   ];
   for (const s of graph.states) {
     if (s.path === OPERATOR_REGION || !inRegion(graph, s)) continue;
-    states.push({ ...s, name: operatorLabel(s.path), parent: s.parent === null ? null : asRoot(s.parent) });
+    states.push({ ...s, name: OPERATOR_STATES[s.path] ?? s.path, parent: s.parent === null ? null : asRoot(s.parent) });
   }
   const inside = new Set(graph.states.filter((s) => inRegion(graph, s)).map((s) => s.path));
   const merged = new Map<string, ChartEdge>();
@@ -174,12 +169,6 @@ function sourcesOf(graph: ChartGraph, e: ChartEdge): string[] {
     .filter((c) => c.parent === e.source && (c.path === e.target || !within(graph, e.target, c.path)))
     .map((c) => c.path)
     .filter((p) => !never.includes(p));
-}
-
-function within(graph: ChartGraph, path: string, ancestor: string): boolean {
-  const byPath = new Map(graph.states.map((x) => [x.path, x]));
-  for (let p: string | null | undefined = path; p != null; p = byPath.get(p)?.parent) if (p === ancestor) return true;
-  return false;
 }
 
 /** The two drawings of the chart: the operator's (the dashboard's default) and the developer's (every region). */

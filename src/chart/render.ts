@@ -1,5 +1,4 @@
 /** `watchdog chart`: the instance statechart rendered from the machine in one of three formats, in either view. */
-import type { AnyStateMachine } from 'xstate';
 import { toDot } from './dot.ts';
 import { chartGraph } from './graph.ts';
 import { toMermaid } from './mermaid.ts';
@@ -12,8 +11,8 @@ export function isChartFormat(value: string): value is ChartFormat {
   return (CHART_FORMATS as readonly string[]).includes(value);
 }
 
-export function renderChart(format: ChartFormat, view: ChartView = 'developer', machine?: AnyStateMachine): string {
-  const graph = viewGraph(view, chartGraph(machine));
+export function renderChart(format: ChartFormat, view: ChartView = 'developer'): string {
+  const graph = viewGraph(view, chartGraph());
   switch (format) {
     case 'mermaid':
       return toMermaid(graph);

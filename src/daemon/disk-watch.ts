@@ -19,14 +19,6 @@ export interface DiskWatchOptions {
   log: Logger;
 }
 
-export interface DiskWatch {
-  /** The last reading of every watched file system (empty before the first check is done). */
-  readings(): DiskReading[];
-  /** Resolves when the check under way (or the first one) is done; for tests and the first status. */
-  settled(): Promise<void>;
-  stop(): void;
-}
-
 const MB = 1_000_000;
 /** Back above the threshold by this share before it counts as recovered, so a disk at the line does not flap. */
 const HYSTERESIS = 0.05;
@@ -42,7 +34,7 @@ export function thresholdOf(totalBytes: number, s: DiskSettings): number {
  * `disk:recovered` once per crossing of the threshold. Never throws: a folder that is gone or unreadable is a
  * reading with its error (logged once per change), and the watch goes on.
  */
-export function watchDisks(opts: DiskWatchOptions): DiskWatch {
+export function watchDisks(opts: DiskWatchOptions) {
   const { bus, log } = opts;
   let last: DiskReading[] = [];
   /** Which file systems (by `holds`) are low, and which could not be read, as last told. */
@@ -54,14 +46,17 @@ export function watchDisks(opts: DiskWatchOptions): DiskWatch {
 
   const check = async (): Promise<void> => {
     try {
-      const readings = await readAll(opts.folders, opts.settings());
+      const s = opts.settings();
+      // A reading is low below the threshold, and stays low until it is back above it with HYSTERESIS to spare.
+      const groups = await groupByDevice(opts.folders);
+      const readings = await Promise.all(groups.map((g) => readOne(g, s, low.has(holdsOf(g)))));
       if (stopped) return;
       last = readings;
       const at = Date.now();
       for (const r of readings) report(r, at);
       bus.emit('disk:checked', { filesystems: readings, at });
     } catch (err) {
-      // Not expected (every read is caught in readAll); said, and the next check tries again.
+      // Not expected (every read is caught below); said, and the next check tries again.
       log.error('disk space check failed', { error: describeError(err) });
     }
   };
@@ -85,12 +80,6 @@ export function watchDisks(opts: DiskWatchOptions): DiskWatch {
     }
   };
 
-  /** A reading is low below the threshold, and stays low until it is back above it with HYSTERESIS to spare. */
-  const readAll = async (folders: WatchedFolder[], s: DiskSettings): Promise<DiskReading[]> => {
-    const groups = await groupByDevice(folders);
-    return Promise.all(groups.map((g) => readOne(g, s, low.has(holdsOf(g)))));
-  };
-
   const schedule = () => {
     if (stopped) return;
     timer = setTimeout(() => {
@@ -103,9 +92,11 @@ export function watchDisks(opts: DiskWatchOptions): DiskWatch {
   running = check().finally(schedule);
 
   return {
-    readings: () => last,
-    settled: () => running,
-    stop() {
+    /** The last reading of every watched file system (empty before the first check is done). */
+    readings: (): DiskReading[] => last,
+    /** Resolves when the check under way (or the first one) is done; for tests and the first status. */
+    settled: (): Promise<void> => running,
+    stop(): void {
       stopped = true;
       if (timer) clearTimeout(timer);
     },
@@ -172,3 +163,5 @@ async function readOne(g: Group, s: DiskSettings, wasLow: boolean): Promise<Disk
     return unread(describeError(err));
   }
 }
+
+export type DiskWatch = ReturnType<typeof watchDisks>;

@@ -1,10 +1,8 @@
-import { createServer, type Server } from 'node:net';
-import { resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { realpath, stat } from 'node:fs/promises';
+import { createConnection, createServer, type Server } from 'node:net';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.ts';
-import { askHolder, FolderLockedError, type LockHolder } from './folder-lock-holder.ts';
-import { inodeLockName, lockNames } from './folder-lock-names.ts';
-
-export { describeHolder, FolderLockedError, type LockHolder } from './folder-lock-holder.ts';
 
 /** What one watchdog owns alone: its instance root, and its working folder (logs/, the audit log). */
 export function ownedFolders(config: ResolvedConfig): string[] {
@@ -31,7 +29,7 @@ export interface LockOptions {
 }
 
 /**
- * Takes every folder's lock, or none: on Linux each folder's names (folder-lock-names.ts) are bound as abstract Unix
+ * Takes every folder's lock, or none: on Linux each folder's names (`lockNames` below) are bound as abstract Unix
  * sockets. Binding is atomic, so of two daemons started at once exactly one gets a name; the kernel frees it when
  * the process ends however it ends (SIGKILL included), so a stale lock cannot exist. The holder answers a connection
  * with its pid and URLs. Throws FolderLockedError when another process holds one; takes nothing then.
@@ -131,4 +129,152 @@ function bindName(name: string, info: LockHolder): Promise<Bound> {
 
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/**
+ * The kernel names that stand for one folder: one for its canonical path (symlinks resolved, so two spellings of
+ * the same folder meet), and, when the folder exists, one for its device, inode and birth time (so a bind mount of it
+ * under another path meets too). Each is a Linux abstract socket name: a leading NUL, no file behind it, gone with the
+ * process that bound it.
+ */
+export async function lockNames(folder: string): Promise<string[]> {
+  const names = [abstractName(`path:${await canonicalPath(folder)}`)];
+  const id = await inodeOf(folder);
+  if (id !== null) names.push(abstractName(`inode:${id}`));
+  return names;
+}
+
+/** The inode name alone, for a folder that exists now (null while it does not). */
+export async function inodeLockName(folder: string): Promise<string | null> {
+  const id = await inodeOf(folder);
+  return id === null ? null : abstractName(`inode:${id}`);
+}
+
+// Abstract names are at most 107 bytes; a hash keeps any path within that.
+function abstractName(id: string): string {
+  return `\0game-server-watchdog/lock/${createHash('sha256').update(id).digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * Device, inode and birth time: an inode number is reused at once for a new folder once the old one is removed (ext4
+ * does), while a daemon left running in the removed folder still holds its name; the birth time tells the two apart
+ * (a bind mount shares it). Where the file system keeps no birth time (0), device and inode alone.
+ */
+async function inodeOf(folder: string): Promise<string | null> {
+  try {
+    const s = await stat(folder, { bigint: true });
+    if (!s.isDirectory()) return null;
+    return s.birthtimeNs === 0n ? `${s.dev}:${s.ino}` : `${s.dev}:${s.ino}:${s.birthtimeNs}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `folder` with symlinks resolved, without creating anything: the nearest part that exists is resolved by the
+ * kernel and the missing rest is appended as written (a first start, before the folder is made).
+ */
+export async function canonicalPath(folder: string): Promise<string> {
+  const abs = resolve(folder);
+  const missing: string[] = [];
+  let at = abs;
+  for (let i = 0; i < 4096; i++) {
+    try {
+      return join(await realpath(at), ...missing);
+    } catch {
+      const up = dirname(at);
+      if (up === at) break;
+      missing.unshift(basename(at));
+      at = up;
+    }
+  }
+  return abs;
+}
+
+/** What the watchdog holding a folder says about itself when asked. */
+export interface LockHolder {
+  pid: number | null;
+  /** Where it listens; empty while it is still starting, and for `watchdog import`. */
+  urls: string[];
+  /** `start` (the daemon) or `import`. */
+  command: string;
+}
+
+/** Another watchdog holds the folder: nothing was touched, and the message says who, where and what to do. */
+export class FolderLockedError extends Error {
+  override name = 'FolderLockedError';
+  constructor(
+    readonly folder: string,
+    readonly holder: LockHolder,
+    options?: ErrorOptions,
+  ) {
+    super(describeHolder(folder, holder), options);
+  }
+}
+
+/** `another watchdog (pid N, listening on http://…) is running in <folder>`, and the variants of that. */
+export function describeHolder(folder: string, h: LockHolder): string {
+  const who = h.pid === null ? 'pid unknown: it did not answer' : `pid ${h.pid}`;
+  const doing =
+    h.command === 'import'
+      ? 'running `watchdog import`'
+      : h.urls.length > 0
+        ? `listening on ${h.urls.join(' and ')}`
+        : 'still starting';
+  return (
+    `another watchdog (${who}, ${doing}) is running in ${folder}; ` +
+    'stop it first, or give this one another working folder and Servers.InstanceRoot'
+  );
+}
+
+/** The holder's answer; `gone` when nobody holds the name any more (it ended a moment ago). */
+export function askHolder(name: string, timeoutMs: number): Promise<LockHolder | 'gone'> {
+  return new Promise((resolve) => {
+    let text = '';
+    const unknown: LockHolder = { pid: null, urls: [], command: 'start' };
+    const sock = createConnection({ path: name });
+    const timer = setTimeout(() => {
+      sock.destroy();
+      resolve(unknown);
+    }, timeoutMs);
+    const finish = (result: LockHolder | 'gone') => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(result);
+    };
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => {
+      text += d;
+      if (text.length > 4096) finish(unknown);
+    });
+    sock.on('end', () => finish(parseHolder(text) ?? unknown));
+    sock.on('error', (err: NodeJS.ErrnoException) =>
+      finish(err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? 'gone' : unknown),
+    );
+  });
+}
+
+function parseHolder(text: string): LockHolder | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v !== 'object' || v === null) return null;
+    const o = v as Record<string, unknown>;
+    const pid = typeof o.pid === 'number' && Number.isInteger(o.pid) ? o.pid : null;
+    const urls = Array.isArray(o.urls)
+      ? o.urls
+          .filter((u): u is string => typeof u === 'string')
+          .slice(0, 8)
+          .map(printable)
+      : [];
+    const command = typeof o.command === 'string' ? printable(o.command) : 'start';
+    return { pid, urls, command };
+  } catch {
+    return null;
+  }
+}
+
+/** Anyone on the machine can answer on an abstract name: what it says is shown without control characters. */
+function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?').slice(0, 200);
 }

@@ -4,12 +4,6 @@ import type { Logger } from '../log.ts';
 import { createNotifier, type Notifier, type NotifierOptions } from '../notify/notifier.ts';
 import { routesFrom } from '../notify/routes.ts';
 
-/** The chat notifier across configuration reloads: made anew only when what it sends, or where, changed. */
-export interface NotifierHost {
-  reconfigure(next: ResolvedConfig): void;
-  stop(): Promise<void>;
-}
-
 /** What a notifier is made from: a change of any of it makes a new one. */
 const webhookSettings = (c: ResolvedConfig) => {
   const t = c.timing;
@@ -18,7 +12,8 @@ const webhookSettings = (c: ResolvedConfig) => {
   return JSON.stringify([c.settings.Notification, names, timing]);
 };
 
-export function hostNotifier(config: ResolvedConfig, bus: Bus, log: Logger): NotifierHost {
+/** The chat notifier across configuration reloads: made anew only when what it sends, or where, changed. */
+export function hostNotifier(config: ResolvedConfig, bus: Bus, log: Logger) {
   // Kept across reloads, so a notifier made anew still knows each server's launch (for uptimes and revisions).
   const launches: NonNullable<NotifierOptions['launches']> = new Map();
   const start = (c: ResolvedConfig): Notifier | null => {
@@ -41,7 +36,7 @@ export function hostNotifier(config: ResolvedConfig, bus: Bus, log: Logger): Not
   let current = config;
   let notifier = start(config);
   return {
-    reconfigure(next) {
+    reconfigure(next: ResolvedConfig): void {
       const previous = current;
       current = next;
       if (webhookSettings(previous) === webhookSettings(next)) return;
@@ -50,7 +45,7 @@ export function hostNotifier(config: ResolvedConfig, bus: Bus, log: Logger): Not
       notifier = start(next);
       void old?.stop();
     },
-    stop: async () => {
+    stop: async (): Promise<void> => {
       await notifier?.stop();
     },
   };

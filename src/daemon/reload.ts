@@ -3,10 +3,10 @@ import { basename, dirname, extname, resolve } from 'node:path';
 import type { LoadResult } from '../config/load.ts';
 import { defaultRunCommand } from '../config/resolve.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import type { TimingSettings } from '../config/schema.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { ReconfigureResult } from '../supervisor/supervisor.ts';
-import { reloadRetryMs, starvedOnly } from './reload-retry.ts';
 
 /** Settings read once at start: a reload logs that they changed and keeps the running values. */
 const RESTART_ONLY: ReadonlyArray<{ name: string; of: (c: ResolvedConfig) => unknown }> = [
@@ -14,7 +14,7 @@ const RESTART_ONLY: ReadonlyArray<{ name: string; of: (c: ResolvedConfig) => unk
   { name: 'BaseUrl', of: (c) => c.settings.BaseUrl },
   { name: 'Process', of: (c) => c.settings.Process },
   { name: 'Servers.InstanceRoot', of: (c) => c.settings.Servers.InstanceRoot },
-  // The Agones wrapper is made once, for the instance it wraps (src/agones/start.ts).
+  // The Agones wrapper is made once, for the instance it wraps (src/daemon/run.ts).
   { name: 'Agones', of: (c) => c.agones },
   // Caps and timeouts are set on the listening sockets when they are made.
   { name: 'Connections', of: (c) => c.settings.Connections },
@@ -75,20 +75,13 @@ export interface ReloaderOptions {
   log: Logger;
 }
 
-export interface ConfigReloader {
-  /** Loads and applies the configuration; a reload asked for while one runs is done once more afterwards. */
-  reload(trigger: string): Promise<ReloadOutcome>;
-  /** The configuration now applied. */
-  current(): ResolvedConfig;
-}
-
 /**
  * Config reload (docs/production.md, "Configuration reload"): validate first; an invalid file keeps the running
  * configuration and logs every problem. A valid one applies per-instance settings at each instance's next launch
  * (timings and tokens at once), starts added instances and shuts removed ones down gracefully; every change is
  * applied, whatever the order (the real watchdog stops at the first removed instance). Never rejects.
  */
-export function createConfigReloader(opts: ReloaderOptions): ConfigReloader {
+export function createConfigReloader(opts: ReloaderOptions) {
   const { log } = opts;
   let running = opts.initial;
   let chain: Promise<ReloadOutcome> = Promise.resolve({ kind: 'unchanged' });
@@ -123,7 +116,8 @@ export function createConfigReloader(opts: ReloaderOptions): ConfigReloader {
   };
 
   return {
-    reload(trigger) {
+    /** Loads and applies the configuration; a reload asked for while one runs is done once more afterwards. */
+    reload(trigger: string): Promise<ReloadOutcome> {
       // At most one reload runs and one waits: every trigger during a reload is served by the waiting one.
       queued ??= chain.then(() => {
         queued = null;
@@ -135,7 +129,8 @@ export function createConfigReloader(opts: ReloaderOptions): ConfigReloader {
       chain = queued;
       return queued;
     },
-    current: () => running,
+    /** The configuration now applied. */
+    current: (): ResolvedConfig => running,
   };
 }
 
@@ -154,15 +149,9 @@ export function isConfigLayer(mainFile: string, name: string): boolean {
 
 /**
  * Watches the folder of `mainFile` (not the files: editors save by renaming a new file over the old one) and
- * calls `onChange` once a burst of changes to its layers has been quiet for `debounceMs`.
+ * calls `onChange` once a burst of changes to its layers has been quiet for 300 ms.
  */
-export function watchConfigFiles(opts: {
-  mainFile: string;
-  debounceMs?: number;
-  onChange: () => void;
-  log: Logger;
-}): () => void {
-  const debounceMs = opts.debounceMs ?? 300;
+export function watchConfigFiles(opts: { mainFile: string; onChange: () => void; log: Logger }): () => void {
   let timer: NodeJS.Timeout | undefined;
   let watcher: FSWatcher | null = null;
   try {
@@ -170,7 +159,7 @@ export function watchConfigFiles(opts: {
       // Some platforms do not report the name: then any change in the folder may be ours.
       if (name !== null && !isConfigLayer(opts.mainFile, name.toString())) return;
       clearTimeout(timer);
-      timer = setTimeout(opts.onChange, debounceMs);
+      timer = setTimeout(opts.onChange, 300);
     });
     watcher.on('error', (err) =>
       opts.log.warn('stopped watching the configuration folder; reload with SIGHUP', { error: describeError(err) }),
@@ -187,16 +176,31 @@ export function watchConfigFiles(opts: {
   };
 }
 
+/** What the daemon lacks, not what the files say: the same reload can succeed once it has them back. */
+const STARVED = /\((EMFILE|ENFILE|EAGAIN|ENOMEM)\)/;
+
+/** The reload was refused only because the files could not be read for want of descriptors or memory. */
+export function starvedOnly(problems: readonly string[]): boolean {
+  return problems.length > 0 && problems.every((p) => STARVED.test(p));
+}
+
+/**
+ * When to try such a reload again (its `attempt`th retry, from 0): the launch back-off. A reload a person asked for
+ * is not dropped for a want of descriptors that the connection cap or a flood will soon give back.
+ */
+export function reloadRetryMs(timing: TimingSettings, attempt: number): number {
+  return Math.min(timing.BackoffInitialSeconds * 2 ** attempt, timing.BackoffMaxSeconds) * 1000;
+}
+
 export interface ConfigReloadOptions extends ReloaderOptions {
   /** The main configuration file; its folder is watched. */
   mainFile: string;
-  debounceMs?: number;
   /** Called after each applied reload (the log level, for instance). */
   onApplied?: (config: ResolvedConfig) => void;
 }
 
 /** Reloads on SIGHUP and on changes to the configuration files. Returns a function that stops both. */
-export function startConfigReload(opts: ConfigReloadOptions): { reloader: ConfigReloader; stop: () => void } {
+export function startConfigReload(opts: ConfigReloadOptions) {
   const reloader = createConfigReloader(opts);
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
@@ -221,7 +225,6 @@ export function startConfigReload(opts: ConfigReloadOptions): { reloader: Config
   process.on('SIGHUP', onHup);
   const unwatch = watchConfigFiles({
     mainFile: opts.mainFile,
-    debounceMs: opts.debounceMs,
     onChange: () => run('file change'),
     log: opts.log,
   });

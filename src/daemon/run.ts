@@ -1,7 +1,6 @@
 import { join, resolve } from 'node:path';
-import { startAgones } from '../agones/start.ts';
 import type { AgonesWrapper } from '../agones/wrapper.ts';
-import { createBus, type DiskReading } from '../bus.ts';
+import { createBus, type DiskReading, subscribe } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { createApp } from '../http/app.ts';
@@ -22,10 +21,17 @@ import { type DiskWatch, watchDisks } from './disk-watch.ts';
 import { guardProcess } from './fault-guard.ts';
 import { lockFolders, ownedFolders } from './folder-lock.ts';
 import { type HubWatches, startHubWatches } from './hub-watches.ts';
-import { logServerLogHealth } from './log-health-log.ts';
 import { hostNotifier } from './notifier-host.ts';
 import { logRefusedRequests, logRejectedCheckins } from './refusal-logs.ts';
 import { VERSION } from './version.ts';
+
+/** What a person can do about a server log's write error, by its code; it resumes by itself once that is done. */
+function remedy(code: string): string {
+  if (code === 'ENOSPC' || code === 'EDQUOT') return 'free space on that file system';
+  if (code === 'EMFILE' || code === 'ENFILE') return 'the watchdog is out of file descriptors (see Connections.*)';
+  if (code === 'EIO') return 'check the device: it reports I/O errors';
+  return 'fix the folder (it must exist and be writable)';
+}
 
 export interface Daemon {
   url: string;
@@ -90,7 +96,21 @@ export async function runDaemon(
     () => current.timing.RejectedCheckinLogSeconds * 1000,
     (key) => registry.get(key) !== undefined,
   );
-  const stopLogHealthLog = logServerLogHealth(bus, log, () => current.timing.LogRetrySeconds * 1000);
+  // A server's log dropping lines and written again (src/supervisor/log-health.ts), said once each.
+  const stopLogHealthLog = subscribe(bus, {
+    'log:failing': (e) =>
+      log
+        .child(e.key)
+        .error(
+          `cannot write ${e.file} (${e.code}): dropping its lines and counting them, trying again every ` +
+            `${current.timing.LogRetrySeconds} s; ${remedy(e.code)}, and it resumes by itself`,
+          { error: e.message },
+        ),
+    'log:resumed': (e) =>
+      log
+        .child(e.key)
+        .info(`writing ${e.file} again; ${e.dropped} line(s) were dropped meanwhile`, { dropped: e.dropped }),
+  });
   const stopRefusedLog = logRefusedRequests(
     bus,
     log.child('http'),
@@ -166,7 +186,24 @@ export async function runDaemon(
     statusExtras,
   });
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
-  agones = await startAgones(config, bus, log, registry);
+  // Agones mode wraps the one instance (the config checks make sure there is one), before it starts so that the
+  // first check-in is seen. Imported only in this mode: the SDK client loads Node's undici.
+  const wrapped = config.instances[0];
+  if (config.agones && wrapped) {
+    const { startAgonesWrapper } = await import('../agones/wrapper.ts');
+    const status = () => registry.get(wrapped.key)?.status();
+    agones = startAgonesWrapper({
+      config: config.agones,
+      instance: {
+        key: wrapped.key,
+        apiPort: wrapped.settings.ApiPort,
+        state: () => status()?.state ?? 'stopped.idle',
+        crashStreak: () => status()?.crashStreak ?? 0,
+      },
+      bus,
+      log: log.child('agones'),
+    });
+  }
   // Before the instances start: a server's first run is watched too.
   hubWatches = startHubWatches({ config: () => current, bus, log: log.child('hub'), registry });
   await supervisor.start();

@@ -1,7 +1,7 @@
 import type { Bus, BusEvents } from '../bus.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { DEFAULT_ROTATION, type LogRotation } from '../process/log-file.ts';
-import { RotatingLogWriter } from '../process/log-writer.ts';
+import { createRotatingLogWriter } from '../process/log-writer.ts';
 import { LogWindow } from './log-window.ts';
 import { refusedSummary, sourceOf } from './refused.ts';
 
@@ -33,7 +33,7 @@ export interface AuditLogOptions {
 export function createAuditLog(opts: AuditLogOptions): AuditLog {
   const log = opts.log ?? createLogger('audit');
   const retryMs = opts.retryMs ?? 5000;
-  const out = new RotatingLogWriter(opts.file, opts.rotation ?? DEFAULT_ROTATION, {
+  const out = createRotatingLogWriter(opts.file, opts.rotation ?? DEFAULT_ROTATION, {
     retryMs,
     // Audit lines are few, and none may go unwritten into a removed file: it is looked for before each one.
     checkMs: 0,

@@ -5,7 +5,7 @@ import { DEFAULT_ROTATION, LOG_NAME, type LogRotation } from './log-file.ts';
 import { DEFAULT_LOG_RETRY_MS } from './log-writer.ts';
 import { isAlive, readProcessStartTime } from './proc-info.ts';
 import type { ServerProcess } from './spawn.ts';
-import { type WriteHealth, WriteOutage } from './write-outage.ts';
+import { createWriteOutage, type WriteHealth } from './write-outage.ts';
 
 /**
  * Whether the adopted server still runs. A zombie counts as gone: the old daemon, its parent, is dead, and a
@@ -109,7 +109,7 @@ export function followAdoptedLog(opts: AdoptedLogOptions): { stop(): void } {
   const follower = followAppendedLog({
     logDir: opts.logDir,
     rotation,
-    outage: new WriteOutage(retryMs, opts.health),
+    outage: createWriteOutage(retryMs, opts.health),
     onLine: opts.onLine,
     source: removedLogOf(opts.pid, opts.logDir) ?? undefined,
     intervalMs: opts.pollMs,

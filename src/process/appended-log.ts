@@ -1,7 +1,7 @@
 import { mkdirSync, truncateSync } from 'node:fs';
 import { copyTruncate, type LogRotation, logPath } from './log-file.ts';
 import { followLog, type LogFollower } from './log-tail.ts';
-import { RotatingLogWriter } from './log-writer.ts';
+import { createRotatingLogWriter, type RotatingLogWriter } from './log-writer.ts';
 import type { WriteHealth, WriteOutage } from './write-outage.ts';
 
 /** What follows and bounds a server.log the server appends to itself (PersistServers). */
@@ -104,7 +104,7 @@ export function followAppendedLog(opts: AppendedLogOptions): LogFollower {
         if (!file.orphaned) return bound.onPoll(size, file.emptied, file);
         if (!copy) {
           outage.failed(Object.assign(new Error(`${logPath(logDir)} was removed`), { code: 'ENOENT' }), 0);
-          copy = new RotatingLogWriter(logPath(logDir), rotation, { retryMs: opts.retryMs, health: opts.health });
+          copy = createRotatingLogWriter(logPath(logDir), rotation, { retryMs: opts.retryMs, health: opts.health });
           outage.succeeded();
         }
         if (size < rotation.maxBytes) return;

@@ -20,15 +20,11 @@ export async function cgroup2Mount(): Promise<string | null> {
   return null;
 }
 
-/** This process's cgroup v2 path (the `0::` line of /proc/self/cgroup), or null. */
-export async function ownCgroupPath(): Promise<string | null> {
-  const text = await readFile('/proc/self/cgroup', 'utf8').catch(() => '');
-  const line = text.split('\n').find((l) => l.startsWith('0::'));
-  return line ? line.slice(3) : null;
-}
-
-/** The absolute cgroup folder `pid` is in on the cgroup2 mount `mount`, or null (gone, or no cgroup v2). */
-export async function cgroupOf(pid: number, mount: string): Promise<string | null> {
+/**
+ * The cgroup folder `pid` is in (the `0::` line of its /proc/<pid>/cgroup) on the cgroup2 mount `mount`; with no
+ * mount, the path in the hierarchy itself. Null when it is gone, or without cgroup v2.
+ */
+export async function cgroupOf(pid: number | 'self', mount = ''): Promise<string | null> {
   const text = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '');
   const line = text.split('\n').find((l) => l.startsWith('0::'));
   return line ? join(mount, line.slice(3)) : null;

@@ -5,7 +5,7 @@
 import { constants } from 'node:fs';
 import { access, readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { statFields } from './proc-info.ts';
+import { environVar, statFields } from './proc-info.ts';
 
 /** Field 3 of /proc/<pid>/stat (R, S, D, T for stopped by a signal, t for stopped by a tracer, Z…), or null. */
 export async function processState(pid: number): Promise<string | null> {
@@ -14,13 +14,6 @@ export async function processState(pid: number): Promise<string | null> {
   } catch {
     return null;
   }
-}
-
-/** One variable of the process's initial environment, or undefined. */
-async function environVar(pid: number, name: string): Promise<string | undefined> {
-  const raw = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
-  const entry = raw.split('\0').find((e) => e.startsWith(`${name}=`));
-  return entry?.slice(name.length + 1);
 }
 
 /** The pid as the process itself sees it (the last of NSpid in /proc/<pid>/status): it names its socket with it. */

@@ -3,9 +3,9 @@ import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import type { Logger } from '../log.ts';
 import { expired, type RetentionRule } from '../store/retention.ts';
-
 import { type DumpType, requestDump } from './dotnet-diagnostics.ts';
 import { executable, findDiagnosticsSocket, loadedCoreclr, processState, runtimeCreatedump } from './dotnet-process.ts';
+import { killGroup } from './process-group.ts';
 
 export type { DumpType };
 
@@ -44,10 +44,7 @@ async function findOnPath(name: string, searchPath: string): Promise<string | nu
 }
 
 /** `dump_yyyy-MM-dd_HH-mm-ss` in UTC, as the real watchdog names them (its `ServerInstance.cs`). */
-function dumpName(now = new Date()): string {
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `dump_${now.getUTCFullYear()}-${p(now.getUTCMonth() + 1)}-${p(now.getUTCDate())}_${p(now.getUTCHours())}-${p(now.getUTCMinutes())}-${p(now.getUTCSeconds())}`;
-}
+const dumpName = () => `dump_${new Date().toISOString().slice(0, 19).replace('T', '_').replace(/:/g, '-')}`;
 
 /**
  * Runs the dumper in its own process group; resolves its exit code, or null when it could not start or was killed
@@ -65,11 +62,7 @@ function runBounded(program: string, args: string[], timeoutMs: number, log: Log
     const timer = setTimeout(() => {
       log.warn('dumper took too long; killed it', { program, timeoutMs });
       killed = true;
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL'); // the group is gone already; the dumper itself may not be
-      }
+      killGroup(child, 'SIGKILL');
     }, timeoutMs);
     child.once('error', (err) => {
       clearTimeout(timer);

@@ -1,4 +1,5 @@
 import { LaunchBlockedError } from '../errors.ts';
+import { errorCode } from './write-outage.ts';
 
 /**
  * Errors of a launch that are about the daemon's resources, not the server: each is retried, never counted as a
@@ -11,11 +12,6 @@ const RESOURCE_REASONS: Record<string, string> = {
   ENOMEM: 'the watchdog is out of memory to start a process (ENOMEM)',
 };
 
-function codeOf(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
 /**
  * The LaunchBlockedError for `err` when it (or its cause) is one of the resource errors; null otherwise. One
  * already blocked is returned as it is.
@@ -25,7 +21,7 @@ function codeOf(err: unknown): string | undefined {
  */
 export function resourceBlock(err: unknown): LaunchBlockedError | null {
   if (err instanceof LaunchBlockedError) return err;
-  const code = codeOf(err) ?? codeOf((err as { cause?: unknown } | null)?.cause);
+  const code = [err, (err as { cause?: unknown } | null)?.cause].map(errorCode).find((c) => c !== 'error');
   const reason = code === undefined ? undefined : RESOURCE_REASONS[code];
   return reason === undefined ? null : new LaunchBlockedError('resources', reason, { cause: err });
 }

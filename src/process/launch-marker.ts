@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
-import { isAlive } from './proc-info.ts';
+import { environVar, isAlive, procPids } from './proc-info.ts';
 
 /**
  * The environment variable every launch carries: `<daemon folder id>/<instance key>/<launch id>`. Every process the
@@ -21,12 +20,7 @@ export function newLaunchMarker(daemonId: string, key: string): string {
 
 /** The value of the marker in a process's environment, or null (none, gone, or not ours to read). */
 export async function markerOf(pid: number): Promise<string | null> {
-  const environ = await readFile(`/proc/${pid}/environ`).catch(() => null);
-  if (!environ) return null;
-  const prefix = `${MARKER_ENV}=`;
-  for (const entry of environ.toString('utf8').split('\0'))
-    if (entry.startsWith(prefix)) return entry.slice(prefix.length);
-  return null;
+  return (await environVar(pid, MARKER_ENV)) ?? null;
 }
 
 /**
@@ -34,8 +28,7 @@ export async function markerOf(pid: number): Promise<string | null> {
  * excepted (it may have been started from a shell that carries one). Empty without /proc.
  */
 export async function findMarked(prefix: string): Promise<number[]> {
-  const names = await readdir('/proc').catch(() => [] as string[]);
-  const pids = names.filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid).map(Number);
+  const pids = (await procPids()).filter((pid) => pid !== process.pid);
   const found: number[] = [];
   // Several reads in flight at once: this runs on the way to a relaunch, and one read after another waits a turn
   // of a busy event loop and thread pool each.

@@ -24,23 +24,19 @@ function splitLines(text: string): string[] {
   return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
 }
 
-async function readOrNull(path: string): Promise<Buffer | null> {
-  return readFile(path).catch(() => null);
-}
-
 /**
  * The last `n` lines of `<logDir>/server.log`, with the byte offset they end at, so `-f` continues exactly there:
  * no line printed twice or skipped between the tail and the follow. For `watchdog logs`, `GET
  * /instances/:key/logs` and the dashboard's `GET /api/instances/:key/log`.
  */
 export async function readLastLines(logDir: string, n: number): Promise<LogTail> {
-  const current = await readOrNull(logPath(logDir));
+  const current = await readFile(logPath(logDir)).catch(() => null);
   if (current === null) return { lines: [], partial: null, offset: 0, found: false };
   const offset = current.lastIndexOf(0x0a) + 1;
   const rest = current.subarray(offset).toString('utf8');
   let lines = splitLines(current.subarray(0, offset).toString('utf8'));
   for (let i = 1; lines.length < n; i++) {
-    const older = await readOrNull(logPath(logDir, i));
+    const older = await readFile(logPath(logDir, i)).catch(() => null);
     if (older === null) break;
     lines = [...splitLines(older.toString('utf8')), ...lines];
   }
@@ -165,7 +161,7 @@ export function followLog(
   };
 
   const rewind = (): void => {
-    // What the splitter holds is the head of a line whose rest went with the truncation.
+    // What the splitter holds is the head of a line whose rest went with the truncation or the rotation.
     const last = splitter.flush();
     if (last !== null) onLine(last);
     splitter = new LineSplitter();
@@ -174,17 +170,15 @@ export function followLog(
 
   const truncateHeld = (): void => {
     if (fd === null) return;
-    if (writable) {
-      ftruncateSync(fd, 0);
-      rewind();
-      return;
-    }
-    // Our descriptor is read-only; the proc link opens the same file, removed or not, for writing.
-    const rw = openSync(`/proc/self/fd/${fd}`, 'r+');
-    try {
-      ftruncateSync(rw, 0);
-    } finally {
-      closeSync(rw);
+    if (writable) ftruncateSync(fd, 0);
+    else {
+      // Our descriptor is read-only; the proc link opens the same file, removed or not, for writing.
+      const rw = openSync(`/proc/self/fd/${fd}`, 'r+');
+      try {
+        ftruncateSync(rw, 0);
+      } finally {
+        closeSync(rw);
+      }
     }
     rewind();
   };
@@ -210,9 +204,7 @@ export function followLog(
       if (currentIno !== ino && fd !== null) {
         closeSync(fd);
         fd = null;
-        const last = splitter.flush();
-        if (last !== null) onLine(last);
-        splitter = new LineSplitter();
+        rewind();
         if (open(0)) drain();
       }
       if (fd !== null) opts.onPoll?.(offset, { orphaned: false, truncate: truncateHeld, emptied: rewind });

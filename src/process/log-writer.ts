@@ -1,7 +1,7 @@
 import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { DEFAULT_ROTATION, type LogRotation, logPath, rotateIfFull, rotateLogs } from './log-file.ts';
-import { type WriteHealth, WriteOutage } from './write-outage.ts';
+import { createWriteOutage, type WriteHealth, type WriteOutage } from './write-outage.ts';
 
 export interface LogWriterOptions {
   /** While the file cannot be written, how often to try again (ms); lines in between are dropped and counted. */
@@ -31,138 +31,135 @@ export const DEFAULT_LOG_RETRY_MS = 5000;
  * dropped and counted, and the writer tries again once per `retryMs`, recreating the folder, until writing works;
  * then it notes the gap in the file.
  */
-export class RotatingLogWriter {
-  #fd: number | null = null;
-  #ino = -1;
-  #size = 0;
-  #closed = false;
+export function createRotatingLogWriter(
+  file: string,
+  /** Read at each line when a function, so a configuration reload applies at once. */
+  rotationOf: LogRotation | (() => LogRotation) = DEFAULT_ROTATION,
+  opts: LogWriterOptions = {},
+) {
+  const rotationNow = typeof rotationOf === 'function' ? rotationOf : () => rotationOf;
+  const outage = opts.outage ?? createWriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
+  const checkMs = opts.checkMs ?? outage.retryMs;
+  const noteGaps = opts.noteGaps ?? true;
+  let fd: number | null = null;
+  let ino = -1;
+  let size = 0;
+  let closed = false;
   /** A write failed part-way through a line: the next one starts on a line of its own. */
-  #midLine = false;
+  let midLine = false;
   /** When to check that the file is still the one we hold open (someone may remove `logs/`). */
-  #checkAt = 0;
+  let checkAt = 0;
   /** Lines written since that check: lost if the file turns out to have been removed. */
-  #sinceCheck = 0;
-  readonly #outage: WriteOutage;
-  readonly #rotation: () => LogRotation;
-  readonly #checkMs: number;
-  readonly #noteGaps: boolean;
+  let sinceCheck = 0;
 
-  /** `rotation` may be a function, read at each line, so a configuration reload applies at once. */
-  constructor(
-    readonly file: string,
-    rotation: LogRotation | (() => LogRotation) = DEFAULT_ROTATION,
-    opts: LogWriterOptions = {},
-  ) {
-    this.#rotation = typeof rotation === 'function' ? rotation : () => rotation;
-    this.#outage = opts.outage ?? new WriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
-    this.#checkMs = opts.checkMs ?? this.#outage.retryMs;
-    this.#noteGaps = opts.noteGaps ?? true;
-    try {
-      mkdirSync(dirname(file), { recursive: true });
-      rotateIfFull(file, this.#rotation());
-      this.#open();
-    } catch (err) {
-      this.#outage.failed(err, 0);
-    }
-  }
+  const open = (): void => {
+    mkdirSync(dirname(file), { recursive: true });
+    fd = openSync(file, 'a');
+    const st = fstatSync(fd);
+    ino = st.ino;
+    size = st.size;
+    checkAt = Date.now() + checkMs;
+    sinceCheck = 0;
+  };
 
-  #open(): void {
-    mkdirSync(dirname(this.file), { recursive: true });
-    this.#fd = openSync(this.file, 'a');
-    const st = fstatSync(this.#fd);
-    this.#ino = st.ino;
-    this.#size = st.size;
-    this.#checkAt = Date.now() + this.#checkMs;
-    this.#sinceCheck = 0;
-  }
-
-  #release(): void {
-    if (this.#fd !== null) {
+  const release = (): void => {
+    if (fd !== null) {
       try {
-        closeSync(this.#fd);
+        closeSync(fd);
       } catch {
         // Closing a descriptor whose device failed can fail too; it is gone either way.
       }
     }
-    this.#fd = null;
-  }
+    fd = null;
+  };
 
   /** Reopens when the file is no longer the one held open (removed with its folder, or renamed away). */
-  #checkStillThere(force: boolean): void {
-    if (!force && Date.now() < this.#checkAt) return;
-    let ino = -1;
+  const checkStillThere = (force: boolean): void => {
+    if (!force && Date.now() < checkAt) return;
+    let now = -1;
     try {
-      ino = statSync(this.file).ino;
+      now = statSync(file).ino;
     } catch {
       // Gone: reopened below.
     }
-    if (ino === this.#ino) {
-      this.#checkAt = Date.now() + this.#checkMs;
-      this.#sinceCheck = 0;
+    if (now === ino) {
+      checkAt = Date.now() + checkMs;
+      sinceCheck = 0;
       return;
     }
-    const lost = this.#sinceCheck;
-    this.#release();
-    this.#outage.failed(Object.assign(new Error(`${this.file} was removed`), { code: 'ENOENT' }), lost);
-    this.#open();
-  }
+    const lost = sinceCheck;
+    release();
+    outage.failed(Object.assign(new Error(`${file} was removed`), { code: 'ENOENT' }), lost);
+    open();
+  };
 
-  #write(data: Buffer): void {
-    if (this.#fd === null) throw new Error(`${this.file} is not open`);
+  const write = (data: Buffer): void => {
+    if (fd === null) throw new Error(`${file} is not open`);
     let done = 0;
     try {
-      while (done < data.length) done += writeSync(this.#fd, data, done, data.length - done);
+      while (done < data.length) done += writeSync(fd, data, done, data.length - done);
     } catch (err) {
-      this.#midLine ||= done > 0;
+      midLine ||= done > 0;
       throw err;
     }
-    this.#size += data.length;
+    size += data.length;
+  };
+
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    rotateIfFull(file, rotationNow());
+    open();
+  } catch (err) {
+    outage.failed(err, 0);
   }
 
-  writeLine(line: string): void {
-    if (this.#closed) return;
-    // Open means this writer has got through since the last failure (a shared outage may have begun before it).
-    if (this.#fd === null && !this.#outage.mayTry()) {
-      this.#outage.drop(1);
-      return;
-    }
-    try {
-      let data = Buffer.from(line + '\n', 'utf8');
-      const rotation = this.#rotation();
-      const rotating = () => this.#size > 0 && this.#size + data.length > rotation.maxBytes;
-      // Checked before every rotation too: a rotation in a removed folder would otherwise recreate it silently,
-      // and the lines written into the removed file would be lost uncounted.
-      if (this.#fd === null) this.#open();
-      else this.#checkStillThere(rotating());
-      if (this.#outage.failing) {
-        const { dropped, code } = this.#outage;
-        const note = this.#noteGaps
-          ? `${marker(`${dropped} line(s) dropped: ${basename(this.file)} could not be written (${code})`)}\n`
-          : '';
-        data = Buffer.concat([Buffer.from(`${this.#midLine ? '\n' : ''}${note}`, 'utf8'), data]);
+  return {
+    file,
+    writeLine(line: string): void {
+      if (closed) return;
+      // Open means this writer has got through since the last failure (a shared outage may have begun before it).
+      if (fd === null && !outage.mayTry()) {
+        outage.drop(1);
+        return;
       }
-      if (rotating()) {
-        this.#release();
-        rotateLogs(this.file, rotation.keep, rotation.retention);
-        this.#open();
+      try {
+        let data = Buffer.from(line + '\n', 'utf8');
+        const rotation = rotationNow();
+        const rotating = () => size > 0 && size + data.length > rotation.maxBytes;
+        // Checked before every rotation too: a rotation in a removed folder would otherwise recreate it silently,
+        // and the lines written into the removed file would be lost uncounted.
+        if (fd === null) open();
+        else checkStillThere(rotating());
+        if (outage.failing) {
+          const { dropped, code } = outage;
+          const note = noteGaps
+            ? `${marker(`${dropped} line(s) dropped: ${basename(file)} could not be written (${code})`)}\n`
+            : '';
+          data = Buffer.concat([Buffer.from(`${midLine ? '\n' : ''}${note}`, 'utf8'), data]);
+        }
+        if (rotating()) {
+          release();
+          rotateLogs(file, rotation.keep, rotation.retention);
+          open();
+        }
+        // Synchronous appends keep stdout and stderr lines whole and in order; a game server's log rate
+        // is far below what this costs the event loop.
+        write(data);
+        midLine = false;
+        sinceCheck += 1;
+        outage.succeeded();
+      } catch (err) {
+        release();
+        outage.failed(err, 1);
       }
-      // Synchronous appends keep stdout and stderr lines whole and in order; a game server's log rate
-      // is far below what this costs the event loop.
-      this.#write(data);
-      this.#midLine = false;
-      this.#sinceCheck += 1;
-      this.#outage.succeeded();
-    } catch (err) {
-      this.#release();
-      this.#outage.failed(err, 1);
-    }
-  }
-
-  close(): void {
-    this.#closed = true;
-    this.#release();
-  }
+    },
+    close(): void {
+      closed = true;
+      release();
+    },
+  };
 }
+export type RotatingLogWriter = ReturnType<typeof createRotatingLogWriter>;
 
 /** A line the daemon itself adds to server.log: `--- <time> watchdog: <text> ---`. */
 export function marker(text: string): string {

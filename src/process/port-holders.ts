@@ -1,6 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { procPids } from './proc-info.ts';
 
 /** A process holding a socket bound to a port. */
 export interface PortHolder {
@@ -60,10 +61,7 @@ export async function portHolders(port: number): Promise<PortHolder[]> {
   const wanted = await wantedInodes(port);
   if (wanted.size === 0) return [];
   const holders: PortHolder[] = [];
-  const names = await readdir('/proc').catch(() => [] as string[]);
-  for (const entry of names) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
+  for (const pid of await procPids()) {
     const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
     const protos = new Set<'tcp' | 'udp'>();
     for (const fd of fds) {

@@ -2,6 +2,18 @@ import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 
+/** Every pid in /proc (empty without /proc). */
+export async function procPids(): Promise<number[]> {
+  return (await readdir('/proc').catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).map(Number);
+}
+
+/** One variable of the process's initial environment, or undefined (none, gone, or not ours to read). */
+export async function environVar(pid: number, name: string): Promise<string | undefined> {
+  const raw = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
+  const entry = raw.split('\0').find((e) => e.startsWith(`${name}=`));
+  return entry?.slice(name.length + 1);
+}
+
 /** Per-boot identity, so a start time from before a reboot never matches a process after it. */
 let bootId: string | null | undefined;
 async function readBootId(): Promise<string | null> {
@@ -109,18 +121,10 @@ function matchesArgs(cmdline: string[], args: string[]): boolean {
  * match certain: it is fresh for every launch and never reused.
  */
 export async function findProcessByEnv(args: string[], name: string, value: string): Promise<number | null> {
-  let pids: number[];
-  try {
-    pids = (await readdir('/proc')).filter((n) => /^\d+$/.test(n)).map(Number);
-  } catch {
-    return null;
-  }
-  const wanted = `${name}=${value}`;
-  for (const pid of pids) {
+  for (const pid of await procPids()) {
     const cmdline = await readCmdline(pid);
     if (cmdline === null || !matchesArgs(cmdline, args) || !isAlive(pid)) continue;
-    const environ = await readFile(`/proc/${pid}/environ`).catch(() => null);
-    if (environ?.toString('utf8').split('\0').includes(wanted)) return pid;
+    if ((await environVar(pid, name)) === value) return pid;
   }
   return null;
 }

@@ -1,5 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
+import { killGroup } from './process-group.ts';
 
 /**
  * Runs a helper program (git, a build, a backup's off-host copy): in its own process group so a cancelled or
@@ -35,15 +36,6 @@ const KILL_GRACE_MS = 3_000;
 const DRAIN_GRACE_MS = 1_000;
 const STDOUT_LIMIT = 1 << 20;
 const TAIL_CHARS = 2_000;
-
-function killGroup(child: ChildProcess, sig: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, sig);
-  } catch {
-    // The group is already gone.
-  }
-}
 
 /** Runs `program args`; resolves with the exit status, rejects (`opts.error`) on spawn failure, timeout or cancel. */
 export function runChild(program: string, args: string[], opts: RunOptions): Promise<RunResult> {

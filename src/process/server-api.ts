@@ -2,7 +2,7 @@ import { request } from 'node:http';
 
 /**
  * The watchdog's side of the game server's API: `POST /update` and `POST /shutdown`, as the real watchdog's
- * `ServerInstance.cs` sends them.
+ * `ServerInstance.cs` sends them, and the player count of its public `GET /status`.
  *
  * The real watchdog calls `http://localhost:<ApiPort>`. We call 127.0.0.1 first and fall back to [::1]
  * only when that is refused: Node resolves `localhost` in the resolver's order, which is often ::1
@@ -13,11 +13,13 @@ const HOSTS = ['127.0.0.1', '::1'] as const;
 
 interface Answer {
   status: number;
+  body: string;
 }
 
-function post(
+function call(
   host: string,
   port: number,
+  method: 'GET' | 'POST',
   path: string,
   headers: Record<string, string>,
   body: string | null,
@@ -29,15 +31,17 @@ function post(
         host,
         port,
         path,
-        method: 'POST',
-        headers: { ...headers, ...(body === null ? { 'Content-Length': '0' } : {}) },
+        method,
+        headers: { ...headers, ...(body === null && method === 'POST' ? { 'Content-Length': '0' } : {}) },
         agent: false,
         signal,
       },
       (res) => {
-        res.resume(); // the body is not needed; drain it so the socket closes
-        res.once('end', () => resolve({ status: res.statusCode ?? 0 }));
-        res.once('error', () => resolve({ status: res.statusCode ?? 0 }));
+        const chunks: Buffer[] = [];
+        const answer = () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.once('end', answer);
+        res.once('error', answer);
       },
     );
     req.once('error', reject);
@@ -47,6 +51,7 @@ function post(
 
 async function send(
   port: number,
+  method: 'GET' | 'POST',
   path: string,
   headers: Record<string, string>,
   body: string | null,
@@ -55,7 +60,7 @@ async function send(
   const signal = AbortSignal.timeout(timeoutMs);
   for (const host of HOSTS) {
     try {
-      return await post(host, port, path, headers, body, signal);
+      return await call(host, port, method, path, headers, body, signal);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ECONNREFUSED' && code !== 'EADDRNOTAVAIL' && code !== 'EAFNOSUPPORT') return null;
@@ -78,6 +83,7 @@ export async function requestShutdown(
   const body = JSON.stringify({ Reason: reason });
   const answer = await send(
     apiPort,
+    'POST',
     '/shutdown',
     { WatchdogToken: secret, 'Content-Type': 'application/json' },
     body,
@@ -91,6 +97,21 @@ export async function requestShutdown(
  * sees reason UpdateAvailable and restarts at a convenient moment). True only on a 2xx answer.
  */
 export async function requestUpdate(apiPort: number, secret: string, timeoutMs: number): Promise<boolean> {
-  const answer = await send(apiPort, '/update', { WatchdogToken: secret }, null, timeoutMs);
+  const answer = await send(apiPort, 'POST', '/update', { WatchdogToken: secret }, null, timeoutMs);
   return answer !== null && answer.status >= 200 && answer.status < 300;
+}
+
+/**
+ * The `players` of the server's `GET /status` (the engine's status host; the field every launcher reads), or null
+ * when it did not answer with a count within `timeoutMs`. For maintenance that waits for an empty server.
+ */
+export async function readPlayers(apiPort: number, timeoutMs: number): Promise<number | null> {
+  const answer = await send(apiPort, 'GET', '/status', {}, null, timeoutMs);
+  if (answer === null || answer.status < 200 || answer.status >= 300) return null;
+  try {
+    const players = (JSON.parse(answer.body) as { players?: unknown } | null)?.players;
+    return typeof players === 'number' && Number.isInteger(players) && players >= 0 ? players : null;
+  } catch {
+    return null;
+  }
 }

@@ -9,7 +9,7 @@ import { appendMarkerLine, DEFAULT_LOG_RETRY_MS, marker } from './log-writer.ts'
 import { reapStragglers } from './process-group.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 import { exitMarker, handleOf, launchError, startChild } from './start-child.ts';
-import { WriteOutage } from './write-outage.ts';
+import { createWriteOutage } from './write-outage.ts';
 
 /**
  * PersistServers: the server writes straight to server.log (O_APPEND), never to a pipe, so it outlives the daemon;
@@ -22,7 +22,7 @@ export async function spawnPersistent(
   emit: Emit,
 ): Promise<ServerProcess> {
   // The daemon's own lines (launch, exit) and forced truncations count against the same outage as a piped log's.
-  const outage = opts.outage ?? new WriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
+  const outage = opts.outage ?? createWriteOutage(opts.retryMs ?? DEFAULT_LOG_RETRY_MS, opts.health);
   let fd: number | null = null;
   try {
     mkdirSync(opts.logDir, { recursive: true });

@@ -5,7 +5,7 @@ import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { DEFAULT_ROTATION, LineSplitter, type LogRotation, logPath } from './log-file.ts';
-import { marker, RotatingLogWriter } from './log-writer.ts';
+import { createRotatingLogWriter, marker } from './log-writer.ts';
 import { reapStragglers } from './process-group.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 import { spawnPersistent } from './spawn-persistent.ts';
@@ -54,7 +54,7 @@ async function spawnPiped(
   rotation: LogRotation,
   emit: Emit,
 ): Promise<ServerProcess> {
-  const writer = new RotatingLogWriter(logPath(opts.logDir), rotation, {
+  const writer = createRotatingLogWriter(logPath(opts.logDir), rotation, {
     retryMs: opts.retryMs,
     health: opts.health,
     outage: opts.outage,

@@ -2,15 +2,17 @@
  * Starting a server's process, for both log modes of spawn.ts: the spawn, its errors, and the handle it gives.
  */
 import { type ChildProcess, type SpawnOptions as ChildSpawnOptions, spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { ProcessError } from '../errors.ts';
 import { inCgroup } from './cgroup.ts';
-import { execError } from './exec-check.ts';
 import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { marker } from './log-writer.ts';
 import { readProcessStartTime } from './proc-info.ts';
 import { killGroup } from './process-group.ts';
 import type { ExitStatus, ServerProcess } from './server-process.ts';
+import { errorCode } from './write-outage.ts';
 
 const REASONS: Record<string, string> = {
   ENOENT: 'file not found',
@@ -23,7 +25,7 @@ const REASONS: Record<string, string> = {
 export function launchError(spec: LaunchSpec, err: unknown): ProcessError {
   const blocked = resourceBlock(err);
   if (blocked) return blocked;
-  const code = (err as NodeJS.ErrnoException | null)?.code ?? 'error';
+  const code = errorCode(err);
   const why = REASONS[code] ?? (err instanceof Error ? err.message : String(err));
   return new ProcessError(`cannot launch ${spec.program}: ${code} (${why}) — check RunCommand`, { cause: err });
 }
@@ -60,6 +62,21 @@ export async function startChild(
     return { child: null, failure: err instanceof Error ? err : new Error(String(err)) };
   }
   return { child, failure: await started(child) };
+}
+
+/**
+ * The error spawn() would give for `program`, found before it is launched through the cgroup's shell, which would
+ * report a missing or non-executable program only as exit 127 or 126. (A file without `#!` runs as a shell script
+ * either way: libuv's execvp and the shell's `exec` both fall back to /bin/sh.) Null when it can be executed.
+ */
+export async function execError(program: string): Promise<NodeJS.ErrnoException | null> {
+  try {
+    await access(program, constants.X_OK);
+    if (!(await stat(program)).isDirectory()) return null;
+    return Object.assign(new Error(`EACCES: ${program} is a folder`), { code: 'EACCES', path: program });
+  } catch (err) {
+    return err as NodeJS.ErrnoException;
+  }
 }
 
 /** Waits for the outcome of spawn(): 'spawn' when exec succeeded, 'error' when it did not. */

@@ -6,7 +6,6 @@ import {
   cgroupOf,
   killAndRemove,
   killCgroupNow,
-  ownCgroupPath,
   probeCgroups,
   removeEmptyBelow,
   removeWhenEmpty,
@@ -82,14 +81,14 @@ export async function detectTracking(opts: TrackingOptions): Promise<ProcessTrac
  * cgroup v2. It is below this process's own cgroup, so a daemon started by this process would use the same.
  */
 export async function cgroupFolderOf(workDir: string): Promise<string | null> {
-  const [mount, own] = [await cgroup2Mount(), await ownCgroupPath()];
+  const [mount, own] = [await cgroup2Mount(), await cgroupOf('self')];
   return mount === null || own === null ? null : join(mount, own, `watchdog-${daemonId(workDir)}`);
 }
 
 async function cgroupUnavailable(): Promise<string | null> {
   if (process.platform !== 'linux') return `not Linux (${process.platform})`;
   if ((await cgroup2Mount()) === null) return 'no cgroup2 file system is mounted';
-  if ((await ownCgroupPath()) === null) return 'this process has no cgroup v2 path in /proc/self/cgroup';
+  if ((await cgroupOf('self')) === null) return 'this process has no cgroup v2 path in /proc/self/cgroup';
   return null;
 }
 

@@ -19,65 +19,55 @@ export interface WriteHealth {
  * attempts lines are dropped without touching the file system, so a full disk costs no more than a counter
  * increment per line, and the disk is probed at most once per `retryMs`.
  */
-export class WriteOutage {
-  #failing = false;
-  #dropped = 0;
-  #retryAt = 0;
-  #code = '';
-
-  constructor(
-    readonly retryMs: number,
-    private readonly health: WriteHealth = {},
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  get failing(): boolean {
-    return this.#failing;
-  }
-
-  /** The errno code that began the current (or last) outage: `ENOSPC`. */
-  get code(): string {
-    return this.#code;
-  }
-
-  /** Lines lost in the current outage. */
-  get dropped(): number {
-    return this.#dropped;
-  }
-
-  /** Whether to try the file now: always while it works, once per `retryMs` while it does not. */
-  mayTry(): boolean {
-    return !this.#failing || this.now() >= this.#retryAt;
-  }
-
-  /** An attempt failed; `lines` it was carrying are lost. */
-  failed(err: unknown, lines: number): void {
-    if (!this.#failing) {
-      this.#failing = true;
-      this.#code = errorCode(err);
-      call(() => this.health.onFailing?.(this.#code, err instanceof Error ? err.message : String(err)));
-    }
-    this.#retryAt = this.now() + this.retryMs;
-    this.drop(lines);
-  }
-
+export function createWriteOutage(retryMs: number, health: WriteHealth = {}, now: () => number = Date.now) {
+  let failing = false;
+  let dropped = 0;
+  let retryAt = 0;
+  let code = '';
   /** Lines skipped while waiting for the next attempt. */
-  drop(lines: number): void {
+  const drop = (lines: number): void => {
     if (lines <= 0) return;
-    this.#dropped += lines;
-    call(() => this.health.onDropped?.(lines));
-  }
-
-  /** An attempt worked; ends the outage, if there was one, and returns what it cost. */
-  succeeded(): number {
-    if (!this.#failing) return 0;
-    const dropped = this.#dropped;
-    this.#failing = false;
-    this.#dropped = 0;
-    call(() => this.health.onResumed?.(dropped));
-    return dropped;
-  }
+    dropped += lines;
+    call(() => health.onDropped?.(lines));
+  };
+  return {
+    retryMs,
+    get failing(): boolean {
+      return failing;
+    },
+    /** The errno code that began the current (or last) outage: `ENOSPC`. */
+    get code(): string {
+      return code;
+    },
+    /** Lines lost in the current outage. */
+    get dropped(): number {
+      return dropped;
+    },
+    /** Whether to try the file now: always while it works, once per `retryMs` while it does not. */
+    mayTry: (): boolean => !failing || now() >= retryAt,
+    /** An attempt failed; `lines` it was carrying are lost. */
+    failed(err: unknown, lines: number): void {
+      if (!failing) {
+        failing = true;
+        code = errorCode(err);
+        call(() => health.onFailing?.(code, err instanceof Error ? err.message : String(err)));
+      }
+      retryAt = now() + retryMs;
+      drop(lines);
+    },
+    drop,
+    /** An attempt worked; ends the outage, if there was one, and returns what it cost. */
+    succeeded(): number {
+      if (!failing) return 0;
+      const cost = dropped;
+      failing = false;
+      dropped = 0;
+      call(() => health.onResumed?.(cost));
+      return cost;
+    },
+  };
 }
+export type WriteOutage = ReturnType<typeof createWriteOutage>;
 
 function call(hook: () => void): void {
   try {

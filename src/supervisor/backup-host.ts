@@ -1,7 +1,6 @@
 import type { BackupEntry } from '../backups/catalog.ts';
-import { InstanceBackups } from '../backups/instance-backups.ts';
+import { type BackupOutcome, createInstanceBackups } from '../backups/instance-backups.ts';
 import type { BackupManifest } from '../backups/manifest.ts';
-import type { BackupOutcome } from '../backups/outcome.ts';
 import { describeError } from '../errors.ts';
 import type { InstanceBackupsControl } from './contract.ts';
 import { type CronTimer, cronTimer } from './cron-timer.ts';
@@ -44,7 +43,7 @@ export function createBackupHost(
   const notice = (message: string, reason: string) =>
     deps.bus.emit('instance:notice', { key, kind: 'backup', message, reason, at: Date.now() });
 
-  const backups = new InstanceBackups({
+  const backups = createInstanceBackups({
     key,
     instanceDir: deps.instance.dir,
     settings: () => ({ backups: deps.instance.settings.Backups, retention: deps.instance.settings.Retention }),
@@ -80,14 +79,7 @@ export function createBackupHost(
         deps.bus.emit('instance:backup-found', { key, id: o.id, archiveBytes: o.archiveBytes, at: o.at });
       },
       afterCommand: (id, r) => {
-        deps.bus.emit('instance:backup-copied', {
-          key,
-          id,
-          ok: r.ok,
-          status: r.status,
-          output: r.output,
-          at: Date.now(),
-        });
+        deps.bus.emit('instance:backup-copied', { key, id, ...r, at: Date.now() });
         if (r.ok) deps.log.info('Backups.AfterCommand done', { id });
         else {
           deps.log.error('Backups.AfterCommand failed', { id, status: r.status, output: r.output });

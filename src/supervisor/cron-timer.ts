@@ -34,17 +34,11 @@ export interface CronTimerOptions {
   clock?: TimerClock;
 }
 
-export interface CronTimer {
-  /** When it fires next (epoch ms), or null when never. */
-  readonly next: number | null;
-  stop(): void;
-}
-
 /**
  * Fires at each time of the schedule, the next computed from the clock after each fire: fires missed while the
  * process was stalled make one run, not a burst.
  */
-export function cronTimer(opts: CronTimerOptions): CronTimer {
+export function cronTimer(opts: CronTimerOptions) {
   const clock = opts.clock ?? realClock;
   const lead = opts.leadMs ?? 0;
   let at: number | null = null;
@@ -72,13 +66,16 @@ export function cronTimer(opts: CronTimerOptions): CronTimer {
   };
   arm();
   return {
-    get next() {
+    /** When it fires next (epoch ms), or null when never. */
+    get next(): number | null {
       return at;
     },
-    stop() {
+    stop(): void {
       stopped = true;
       if (handle !== null) clock.clearTimeout(handle);
       handle = null;
     },
   };
 }
+
+export type CronTimer = ReturnType<typeof cronTimer>;

@@ -3,7 +3,7 @@
  * the supervisor makes of what the chart does: its state changes and emitted facts on the bus and in the log, and
  * the supervisor's clock on the run (the machine has none). A chart that crashes anyway is replaced by a fresh one.
  */
-import { type Actor, createActor, type StateValue } from 'xstate';
+import { type Actor, createActor, type StateValue, waitFor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
 import type {
   InstanceEmitted,
@@ -233,23 +233,10 @@ export function createChart(parts: ChartParts) {
     send: (event: InstanceEvent) => actor.send(event),
     snapshot: (): InstanceSnapshot => actor.getSnapshot(),
     /** Resolves true once the `lifecycle` region has exited (the daemon's shutdown), false after `timeoutMs`. */
-    exited(timeoutMs: number): Promise<boolean> {
-      const exited = (snap: InstanceSnapshot) => snap.matches({ lifecycle: 'exited' });
-      return new Promise((resolve) => {
-        if (exited(actor.getSnapshot())) return resolve(true);
-        const timer = setTimeout(() => {
-          sub.unsubscribe();
-          resolve(false);
-        }, timeoutMs);
-        const sub = actor.subscribe((snap) => {
-          if (!exited(snap)) return;
-          clearTimeout(timer);
-          sub.unsubscribe();
-          resolve(true);
-        });
-      });
-    },
+    exited: (timeoutMs: number): Promise<boolean> =>
+      waitFor(actor, (snap) => snap.matches({ lifecycle: 'exited' }), { timeout: timeoutMs }).then(
+        () => true,
+        () => false,
+      ),
   };
 }
-
-export type Chart = ReturnType<typeof createChart>;

@@ -12,7 +12,7 @@ export type LaunchRecord = LaunchData;
 /**
  * What an instance is made of: its settings and the daemon's I/O. A config reload replaces `config`, `instance` and
  * `provider` in place, so the process host and the update actors, which hold this object, read the new ones. The
- * `record*` writes never reject: the data writer (data-writer.ts) logs a failed write and retries it.
+ * `record*` writes never reject: the data writer (`createDataWriter` in instance-start.ts) logs a failed write and retries it.
  */
 export interface InstanceDeps {
   config: ResolvedConfig;

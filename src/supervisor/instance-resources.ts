@@ -1,5 +1,5 @@
 import { cgroupPids } from '../process/cgroup.ts';
-import { readPlayers } from '../process/server-status.ts';
+import { readPlayers } from '../process/server-api.ts';
 import { readTreeStats, type TreeStats } from '../process/tree-stats.ts';
 import { formatBytes } from '../store/disk-space.ts';
 import type { MaintenancePolicy } from './contract.ts';

@@ -12,11 +12,10 @@ import type { Logger } from '../log.ts';
 import { followAdoptedLog } from '../process/adopted-process.ts';
 import { findLeftover, findSpawned, type Leftover, recordedBaseUrl } from '../process/leftovers.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
-import { readInstanceData } from '../store/instance-data.ts';
+import { type InstanceData, readInstanceData, writeInstanceData } from '../store/instance-data.ts';
 import { prepareInstanceDir } from '../store/instance-dir.ts';
 import { createProvider } from '../updates/factory.ts';
 import { recoverInterruptedInstall, rollbackBin } from '../updates/install/install.ts';
-import { createDataWriter } from './data-writer.ts';
 import { createInstance, type Instance } from './instance.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { serverLogOptions } from './log-health.ts';
@@ -191,5 +190,49 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
     unfollow(key?: string): void {
       for (const [k, f] of followers) if (key === undefined || k === key) f.stop();
     },
+  };
+}
+
+/** data.json writes for one instance go through one copy of its data, so fields never overwrite each other. */
+export function createDataWriter(dir: string, initial: InstanceData, log: Logger, retryMs: () => number) {
+  let data = initial;
+  let failing = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  const attempt = async (opts?: { durable?: boolean }): Promise<void> => {
+    try {
+      await writeInstanceData(dir, data, opts);
+      if (failing) log.info('data.json written again');
+      failing = false;
+    } catch (err) {
+      if (!failing)
+        log.error(`${describeError(err)}; the previous data.json is kept, trying again every ${retryMs() / 1000} s`, {
+          dir,
+        });
+      failing = true;
+      retryLater();
+    }
+  };
+  const retryLater = () => {
+    if (timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void attempt();
+    }, retryMs());
+    // A retry never keeps the daemon alive; the data is written by the next change or start anyway.
+    timer.unref();
+  };
+
+  return {
+    /**
+     * Merges `patch` into the instance's data and writes data.json. Never rejects: a failed write (full disk, removed
+     * or read-only folder) leaves the previous data.json whole (the write is atomic), is logged once and is tried
+     * again every `retryMs()` with the newest data until one succeeds.
+     */
+    write(patch: Partial<InstanceData>, opts?: { durable?: boolean }): Promise<void> {
+      data = { ...data, ...patch };
+      return attempt(opts);
+    },
+    current: (): InstanceData => data,
   };
 }

@@ -1,4 +1,11 @@
-import { busyRefusal, controlEvent, refusalOf } from '../../machines/instance.refusals.ts';
+import {
+  busyRefusal,
+  CONTROL_ACTIONS,
+  type ControlFacts,
+  type ControlView,
+  controlEvent,
+  refusalOf,
+} from '../../machines/instance.refusals.ts';
 import type { BusEvents } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
@@ -10,7 +17,6 @@ import { hasPreviousBuild } from '../updates/install/install.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { createBackupHost } from './backup-host.ts';
 import type { ControlAction, ControlOptions } from './contract.ts';
-import { controlChoices } from './control-choices.ts';
 import { createDownloadProgress } from './download-progress.ts';
 import { createChart, instanceTiming, maintenanceRules, operatorStop, statePath } from './instance-chart.ts';
 import type { InstanceDeps } from './instance-deps.ts';
@@ -18,7 +24,7 @@ import { createInstanceResources } from './instance-resources.ts';
 import { createScheduledCommands } from './maintenance/console-commands.ts';
 import { createPlanKeeper, maintenanceStatus } from './maintenance/plan.ts';
 import { createMaintenanceSchedule } from './maintenance/schedule.ts';
-import type { InstanceStatus } from './status.ts';
+import type { ControlChoice, InstanceStatus } from './status.ts';
 import { createCheckRecord } from './update-check-record.ts';
 
 /**
@@ -269,3 +275,13 @@ export function createInstance(deps: InstanceDeps) {
 }
 
 export type Instance = ReturnType<typeof createInstance>;
+
+/** The status's `controls`: what `refusalOf`, which the control routes ask before a 409, says of each action now. */
+export function controlChoices(snapshot: ControlView, facts: ControlFacts): Record<ControlAction, ControlChoice> {
+  const choices = {} as Record<ControlAction, ControlChoice>;
+  for (const action of CONTROL_ACTIONS) {
+    const reason = refusalOf(snapshot, action, facts);
+    choices[action] = { allowed: reason === null, reason };
+  }
+  return choices;
+}

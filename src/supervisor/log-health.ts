@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { LogRotation } from '../process/log-file.ts';
-import { type WriteHealth, WriteOutage } from '../process/write-outage.ts';
+import { createWriteOutage, type WriteHealth, type WriteOutage } from '../process/write-outage.ts';
 import { retentionRule } from '../store/retention.ts';
 
 /**
@@ -24,7 +24,7 @@ export function serverLogOptions(config: ResolvedConfig, instance: ResolvedInsta
 
 /**
  * Puts a server log's outages on the bus: when its lines start being dropped, each dropped line, and when it is
- * written again. The daemon's log says the first and the last once each (src/daemon/log-health-log.ts); metrics
+ * written again. The daemon's log says the first and the last once each (src/daemon/run.ts); metrics
  * count the lines (`watchdog_log_lines_dropped_total`).
  */
 export function serverLogHealth(key: string, file: string, bus: Bus): WriteHealth {
@@ -51,7 +51,7 @@ export function serverLogOutage(key: string, bus: Bus): (logDir: string, retryMs
   return (logDir, retryMs) => {
     const file = join(logDir, 'server.log');
     if (held?.file !== file || held.retryMs !== retryMs)
-      held = { file, retryMs, outage: new WriteOutage(retryMs, serverLogHealth(key, file, bus)) };
+      held = { file, retryMs, outage: createWriteOutage(retryMs, serverLogHealth(key, file, bus)) };
     return held.outage;
   };
 }

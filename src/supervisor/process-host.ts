@@ -1,19 +1,20 @@
 import { join } from 'node:path';
 import { consoleOf } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
 import { adoptedProcess } from '../process/adopted-process.ts';
 import { CONSOLE_FIFO } from '../process/console-fifo.ts';
 import { dumpProcess } from '../process/dump.ts';
 import { MARKER_ENV } from '../process/launch-marker.ts';
 import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch-spec.ts';
-import { spawnServer } from '../process/spawn.ts';
+import { type ServerProcess, spawnServer } from '../process/spawn.ts';
+import type { LaunchTrack, ProcessTracking } from '../process/tracking.ts';
 import { retentionRule } from '../store/retention.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { serverLogOptions, serverLogOutage } from './log-health.ts';
 import { clearForLaunch } from './port-guard.ts';
 import type { OwnedServer, ProcessHost } from './run-process.ts';
 import { echoServerLine } from './server-echo.ts';
-import { trackedProcess } from './tracked-process.ts';
 
 /** The server's last output line is kept to say why it ended; a line longer than this is cut. */
 const LAST_LINE_CHARS = 300;
@@ -138,6 +139,48 @@ export function createProcessHost(
 
     released(how) {
       if (how !== 'detached') void deps.recordLaunch(null);
+    },
+  };
+}
+
+/**
+ * A server process whose whole launch goes with it: once the server has exited, every process it left (in its
+ * cgroup, or carrying its marker, whatever group or session it moved to) is killed before the exit is reported, so
+ * the next launch never meets them on the game port. A SIGKILL takes the launch's cgroup at once. Not after
+ * `detach()`: a detached server and its helpers are the next daemon's (PersistServers).
+ */
+function trackedProcess(
+  proc: ServerProcess,
+  track: LaunchTrack,
+  tracking: ProcessTracking,
+  log: Logger,
+  /** Told the pids killed after the exit (the bus's `instance:stragglers`). */
+  report: (pids: number[]) => void,
+): ServerProcess {
+  let detached = false;
+  const exited = proc.exited.then(async (status) => {
+    if (detached) return status;
+    const killed = await tracking.end(track).catch(() => []);
+    if (killed.length > 0) {
+      log.warn(`killed ${killed.length} process(es) the server left behind when it exited`, {
+        pid: proc.pid,
+        pids: killed.join(' '),
+      });
+      report(killed);
+    }
+    return status;
+  });
+  return {
+    pid: proc.pid,
+    startTime: proc.startTime,
+    exited,
+    kill(signal = 'SIGKILL') {
+      proc.kill(signal);
+      if (signal === 'SIGKILL' && !detached) tracking.killNow(track);
+    },
+    detach() {
+      detached = true;
+      proc.detach();
     },
   };
 }

@@ -62,14 +62,13 @@ export function createRunProcess(host: ProcessHost) {
           if (detached) return;
           host.released('exited');
           const lastLine = server.lastLine?.();
-          if (!detached)
-            send({
-              type: 'PROCESS_EXITED',
-              launchId,
-              code: status.code,
-              signal: status.signal,
-              ...(lastLine === undefined ? {} : { lastLine }),
-            });
+          send({
+            type: 'PROCESS_EXITED',
+            launchId,
+            code: status.code,
+            signal: status.signal,
+            ...(lastLine === undefined ? {} : { lastLine }),
+          });
         },
         (err: unknown) => {
           host.log.error('lost track of the server process', { pid: server.proc.pid, error: describeError(err) });
@@ -88,23 +87,19 @@ export function createRunProcess(host: ProcessHost) {
       }
       const { requestMs, exitMs } = host.shutdownWindows();
       const opts = { apiPort: host.apiPort(), secret: server.secret, requestMs, exitMs, log: host.log };
-      const failed = (what: string) => (err: unknown) =>
+      const failed = (what: string) => (err: unknown) => {
         host.log.error(`${what} failed; killing the server`, { pid: server.proc.pid, error: describeError(err) });
+        server.proc.kill('SIGKILL');
+      };
       if (moot(cmd)) return;
       switch (cmd.type) {
         case 'STOP_GRACEFULLY':
           going = 'shutdown';
-          shutdownGracefully(server.proc, { ...opts, reason: cmd.reason }).catch((err: unknown) => {
-            failed('graceful shutdown')(err);
-            server.proc.kill('SIGKILL');
-          });
+          shutdownGracefully(server.proc, { ...opts, reason: cmd.reason }).catch(failed('graceful shutdown'));
           break;
         case 'LEAVE':
           going = 'leave';
-          leave(server.proc, { ...opts, reason: 'Stop requested by the watchdog' }).catch((err: unknown) => {
-            failed('stop')(err);
-            server.proc.kill('SIGKILL');
-          });
+          leave(server.proc, { ...opts, reason: 'Stop requested by the watchdog' }).catch(failed('stop'));
           break;
         case 'NOTIFY_UPDATE':
           requestUpdate(opts.apiPort, server.secret, requestMs).then(

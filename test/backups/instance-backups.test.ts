@@ -10,8 +10,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import type { AfterCommandResult } from '../../src/backups/after-command.ts';
-import { InstanceBackups } from '../../src/backups/instance-backups.ts';
-import type { BackupOutcome } from '../../src/backups/outcome.ts';
+import type { BackupOutcome } from '../../src/backups/instance-backups.ts';
+import { createInstanceBackups, type InstanceBackups } from '../../src/backups/instance-backups.ts';
 import { BackupsSchema, RetentionSchema } from '../../src/config/sections/backups.ts';
 import { waitFor } from '../_support/env.ts';
 
@@ -36,7 +36,7 @@ test.after.each(async (ctx) => {
 });
 
 function backupsOf(ctx: Ctx, backups: unknown, retention: unknown, clock: { t: number }): InstanceBackups {
-  return new InstanceBackups({
+  return createInstanceBackups({
     key: 'alpha',
     instanceDir: ctx.dir,
     settings: () => ({ backups: v.parse(BackupsSchema, backups), retention: v.parse(RetentionSchema, retention) }),

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
-import { InstanceBackups } from '../../src/backups/instance-backups.ts';
+import { createInstanceBackups } from '../../src/backups/instance-backups.ts';
 import { recoverInterrupted, restoreSnapshot } from '../../src/backups/restore.ts';
 import { BackupsSchema, RetentionSchema } from '../../src/config/sections/backups.ts';
 
@@ -28,7 +28,7 @@ const write = (dir: string, text: string) => writeFile(join(dir, 'data', 'save.t
 
 function backupsOf(dir: string, retention: unknown) {
   let t = Date.parse('2026-11-01T00:00:00Z');
-  return new InstanceBackups({
+  return createInstanceBackups({
     key: 'alpha',
     instanceDir: dir,
     settings: () => ({ backups: v.parse(BackupsSchema, {}), retention: v.parse(RetentionSchema, retention) }),

@@ -1,7 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { operatorGraph, statePaths } from '../../src/chart/index.ts';
+import { statePaths } from '../../src/chart/graph.ts';
+import { operatorGraph } from '../../src/chart/operator.ts';
 import { renderChart } from '../../src/chart/render.ts';
 import { NODE_ID_PREFIX, renderChartSvg } from '../../src/chart/svg.ts';
 import { tempSuite } from '../_support/env.ts';

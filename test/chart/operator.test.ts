@@ -1,16 +1,8 @@
 /** The operator's view of the chart (src/chart/operator.ts): derived from the machine, and covering all of it. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  type ChartGraph,
-  chartGraph,
-  HIDDEN_REGIONS,
-  OPERATOR_STATES,
-  operatorGraph,
-  statePaths,
-  unmappedParts,
-} from '../../src/chart/index.ts';
-import { NEVER_FROM } from '../../src/chart/operator.ts';
+import { type ChartGraph, chartGraph, statePaths } from '../../src/chart/graph.ts';
+import { HIDDEN_REGIONS, NEVER_FROM, OPERATOR_STATES, operatorGraph, unmappedParts } from '../../src/chart/operator.ts';
 import { createHarness } from '../machines/_support/harness.ts';
 
 const test = suite('chart :: operator view');

@@ -2,7 +2,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { and, not, setup } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
-import { chartGraph, guardText, mermaidNodeId, renderChart, statePaths, toMermaid } from '../../src/chart/index.ts';
+import { chartGraph, guardText, statePaths } from '../../src/chart/graph.ts';
+import { mermaidNodeId } from '../../src/chart/mermaid.ts';
+import { renderChart } from '../../src/chart/render.ts';
 import { STATUS_PATHS } from './_support/state-paths.ts';
 
 // --- the graph read from the machine
@@ -167,12 +169,6 @@ paths('chart :: every state path has a Mermaid node that the chart declares', ()
   }
   assert.is(mermaidNodeId('awaiting-checkin'), 'awaiting_checkin');
   assert.is(mermaidNodeId(''), 'any_state');
-});
-
-paths('chart :: the active state can be highlighted', () => {
-  const text = toMermaid(chartGraph(), { active: 'restarting.backoff' });
-  assert.ok(text.includes('\n  class restarting_backoff active\n'));
-  assert.not.ok(toMermaid(chartGraph(), { active: 'no.such' }).includes(' active\n'));
 });
 
 paths.run();

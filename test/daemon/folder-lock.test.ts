@@ -3,8 +3,14 @@ import { mkdir, realpath, rm, rmdir, stat, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { describeHolder, type FolderLock, FolderLockedError, lockFolders } from '../../src/daemon/folder-lock.ts';
-import { canonicalPath, lockNames } from '../../src/daemon/folder-lock-names.ts';
+import {
+  canonicalPath,
+  describeHolder,
+  type FolderLock,
+  FolderLockedError,
+  lockFolders,
+  lockNames,
+} from '../../src/daemon/folder-lock.ts';
 import { tempSuite, within } from '../_support/env.ts';
 
 const test = tempSuite<{ locks: FolderLock[] }>('daemon :: folder lock', {

@@ -8,8 +8,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config/load.ts';
 import type { ResolvedConfig } from '../../src/config/resolved.ts';
-import { startConfigReload } from '../../src/daemon/reload.ts';
-import { reloadRetryMs, starvedOnly } from '../../src/daemon/reload-retry.ts';
+import { reloadRetryMs, startConfigReload, starvedOnly } from '../../src/daemon/reload.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';
 

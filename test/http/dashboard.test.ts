@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
-import { chartGraph, statePaths } from '../../src/chart/index.ts';
+import { chartGraph, statePaths } from '../../src/chart/graph.ts';
 import { mergeParallelEdges, NODE_ID_PREFIX } from '../../src/chart/svg.ts';
 import { createApp } from '../../src/http/app.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';

@@ -5,7 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type Bus, createBus } from '../../src/bus.ts';
-import { statePaths } from '../../src/chart/index.ts';
+import { statePaths } from '../../src/chart/graph.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createMetricsCollector } from '../../src/metrics/collector.ts';
 import type { InstanceStatus } from '../../src/supervisor/status.ts';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { copyTruncate, LineSplitter, logPath, pruneRotated, rotateIfFull } from '../../src/process/log-file.ts';
 import { followLog, readLastLines } from '../../src/process/log-tail.ts';
-import { RotatingLogWriter } from '../../src/process/log-writer.ts';
+import { createRotatingLogWriter } from '../../src/process/log-writer.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 
 const logs = tempSuite('log-file', { prefix: 'wd-logs-' });
@@ -21,7 +21,7 @@ logs('log-file :: LineSplitter handles CRLF, split UTF-8 and a trailing partial 
 });
 
 logs('log-file :: the writer rotates at maxBytes and keeps `keep` files', async (ctx) => {
-  const w = new RotatingLogWriter(logPath(ctx.dir), { maxBytes: 100, keep: 3 });
+  const w = createRotatingLogWriter(logPath(ctx.dir), { maxBytes: 100, keep: 3 });
   for (let i = 0; i < 50; i++) w.writeLine(`line ${String(i).padStart(3, '0')}`); // 9 bytes each
   w.close();
   assert.equal((await readdir(ctx.dir)).sort(), ['server.log', 'server.log.1', 'server.log.2']);
@@ -62,7 +62,7 @@ logs(
 );
 
 logs('log-file :: the writer applies Retention.Logs at each rotation', async (ctx) => {
-  const w = new RotatingLogWriter(logPath(ctx.dir), {
+  const w = createRotatingLogWriter(logPath(ctx.dir), {
     maxBytes: 100,
     keep: 10,
     retention: { keep: 2, keepDays: 0, maxBytes: 1e9 },
@@ -113,7 +113,7 @@ logs(
 
 logs('log-file :: followLog sees appends, rotation by rename and truncation', async (ctx) => {
   const seen: string[] = [];
-  const w = new RotatingLogWriter(logPath(ctx.dir), { maxBytes: 60, keep: 2 });
+  const w = createRotatingLogWriter(logPath(ctx.dir), { maxBytes: 60, keep: 2 });
   w.writeLine('before follow');
   const f = followLog(ctx.dir, (l) => seen.push(l), { intervalMs: 20 });
   try {

@@ -6,8 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { boundAppendedLog } from '../../src/process/appended-log.ts';
-import { RotatingLogWriter } from '../../src/process/log-writer.ts';
-import { WriteOutage } from '../../src/process/write-outage.ts';
+import { createRotatingLogWriter } from '../../src/process/log-writer.ts';
+import { createWriteOutage } from '../../src/process/write-outage.ts';
 import { ROOT, tempDir } from '../_support/env.ts';
 import { onSmallDisk } from '../_support/tmpfs.ts';
 
@@ -40,8 +40,8 @@ onSmallDisk(onDisk, FULL, 256 * 1024, async (fs) => {
   const dir = join(fs.path, 'logs');
   const r = recorder();
   const clock = manualClock();
-  const outage = new WriteOutage(50, r.health, clock.now);
-  const w = new RotatingLogWriter(join(dir, 'server.log'), { maxBytes: 1024 * 1024, keep: 2 }, { outage });
+  const outage = createWriteOutage(50, r.health, clock.now);
+  const w = createRotatingLogWriter(join(dir, 'server.log'), { maxBytes: 1024 * 1024, keep: 2 }, { outage });
   w.writeLine('before');
   fs.fill(0);
   for (let i = 0; i < 5000; i++) w.writeLine(`lost ${i} ${'y'.repeat(100)}`);
@@ -85,10 +85,10 @@ folder('log-writer :: a removed logs/ is recreated, across rotations, and nothin
     const dir = join(tmp.path, 'logs');
     const r = recorder();
     const clock = manualClock();
-    const w = new RotatingLogWriter(
+    const w = createRotatingLogWriter(
       join(dir, 'server.log'),
       { maxBytes: 200, keep: 2 },
-      { outage: new WriteOutage(20, r.health, clock.now) },
+      { outage: createWriteOutage(20, r.health, clock.now) },
     );
     for (let i = 0; i < 20; i++) w.writeLine(`one ${i}`);
     await rm(dir, { recursive: true });
@@ -113,7 +113,10 @@ folder('log-writer :: a log folder that cannot be made drops lines from the star
   try {
     writeFileSync(join(tmp.path, 'logs'), 'a file where the folder should be');
     const r = recorder();
-    const w = new RotatingLogWriter(join(tmp.path, 'logs', 'server.log'), undefined, { retryMs: 10, health: r.health });
+    const w = createRotatingLogWriter(join(tmp.path, 'logs', 'server.log'), undefined, {
+      retryMs: 10,
+      health: r.health,
+    });
     for (let i = 0; i < 10; i++) w.writeLine(`x ${i}`);
     w.close();
     assert.is(r.seen.failing.length, 1);
@@ -134,7 +137,7 @@ audit('log-writer :: rotates by size and keeps `keep` files, the newest lines wh
   const tmp = await tempDir('wd-rotfile-');
   try {
     const file = join(tmp.path, 'logs', 'audit.log');
-    const w = new RotatingLogWriter(file, { maxBytes: 300, keep: 3 }, { noteGaps: false, checkMs: 0 });
+    const w = createRotatingLogWriter(file, { maxBytes: 300, keep: 3 }, { noteGaps: false, checkMs: 0 });
     for (let i = 0; i < 200; i++) w.writeLine(JSON.stringify({ i }));
     w.close();
     const names = (await readdir(join(tmp.path, 'logs'))).sort();
@@ -151,7 +154,7 @@ audit('log-writer :: checkMs 0: a removed file is recreated before the next line
   try {
     const file = join(tmp.path, 'logs', 'audit.log');
     const r = recorder();
-    const w = new RotatingLogWriter(file, undefined, { noteGaps: false, checkMs: 0, health: r.health });
+    const w = createRotatingLogWriter(file, undefined, { noteGaps: false, checkMs: 0, health: r.health });
     w.writeLine('{"n":1}');
     await rm(join(tmp.path, 'logs'), { recursive: true });
     w.writeLine('{"n":2}');
@@ -171,10 +174,10 @@ onSmallDisk(audit, AUDIT_FULL, 64 * 1024, async (fs) => {
   const file = join(fs.path, 'audit.log');
   const r = recorder();
   const clock = manualClock();
-  const w = new RotatingLogWriter(
+  const w = createRotatingLogWriter(
     file,
     { maxBytes: 1024 * 1024, keep: 2 },
-    { noteGaps: false, checkMs: 0, outage: new WriteOutage(20, r.health, clock.now) },
+    { noteGaps: false, checkMs: 0, outage: createWriteOutage(20, r.health, clock.now) },
   );
   fs.fill(0);
   for (let i = 0; i < 2000; i++) w.writeLine('z'.repeat(200));
@@ -204,7 +207,7 @@ appended(
       const dir = join(tmp.path, 'logs');
       mkdirSync(dir);
       const r = recorder();
-      const bound = boundAppendedLog(dir, { maxBytes: 100, keep: 2 }, new WriteOutage(10, r.health));
+      const bound = boundAppendedLog(dir, { maxBytes: 100, keep: 2 }, createWriteOutage(10, r.health));
       await writeFile(join(dir, 'server.log'), 'a\n'.repeat(60));
       for (let i = 0; i < 60; i++) bound.counted();
       bound.onPoll(120);
@@ -237,7 +240,7 @@ appended(
 const EMFILE_SCRIPT = (src: (p: string) => string) => `
 import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { followAppendedLog } from ${src('process/appended-log.ts')};
-import { WriteOutage } from ${src('process/write-outage.ts')};
+import { createWriteOutage } from ${src('process/write-outage.ts')};
 const dir = process.env.LOG_DIR;
 mkdirSync(dir, { recursive: true });
 // The server's own descriptor, opened as a PersistServers launch opens it.
@@ -245,7 +248,7 @@ const server = openSync(dir + '/server.log', 'a');
 writeSync(server, 'a\\n'.repeat(10));
 const failing = [];
 let dropped = 0;
-const outage = new WriteOutage(10, { onFailing: (c) => failing.push(c), onDropped: (n) => { dropped += n; } });
+const outage = createWriteOutage(10, { onFailing: (c) => failing.push(c), onDropped: (n) => { dropped += n; } });
 const f = followAppendedLog({ logDir: dir, rotation: { maxBytes: 100, keep: 2 }, outage, onLine: () => {}, startOffset: 0, intervalMs: 3600000 });
 f.poll();
 const fds = [];

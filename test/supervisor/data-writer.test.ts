@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultInstanceData, writeInstanceData } from '../../src/store/instance-data.ts';
-import { createDataWriter } from '../../src/supervisor/data-writer.ts';
+import { createDataWriter } from '../../src/supervisor/instance-start.ts';
 import { waitFor } from '../_support/env.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';
 import { mountSmallFs, tmpfsUnavailable } from '../_support/tmpfs.ts';

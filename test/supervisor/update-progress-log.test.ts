@@ -5,8 +5,7 @@ import * as assert from 'uvu/assert';
 import { type Bus, type BusEvents, createBus } from '../../src/bus.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import type { LogFields, Logger } from '../../src/log.ts';
-import { createSupervisor } from '../../src/supervisor/supervisor.ts';
-import { logUpdateProgress, UPDATE_PROGRESS_LOG_EVERY_MS } from '../../src/supervisor/update-progress-log.ts';
+import { createSupervisor, logUpdateProgress, UPDATE_PROGRESS_LOG_EVERY_MS } from '../../src/supervisor/supervisor.ts';
 import { tempDir } from '../_support/env.ts';
 
 interface Line {

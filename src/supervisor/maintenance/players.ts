@@ -1,7 +1,7 @@
 /** The `readPlayers` actor of `When: Empty`: the server's player count from its public `GET /status`. */
 import { fromPromise } from 'xstate';
 import type { PlayersInput } from '../../../machines/instance.types.ts';
-import { readPlayers } from '../../process/server-status.ts';
+import { readPlayers } from '../../process/server-api.ts';
 
 /** Answers from a server's API are given this long: a busy game loop may take a moment. */
 const REQUEST_MS = 5000;

@@ -1,9 +1,9 @@
 /**
- * A status's `controls` as the daemon computes them (src/supervisor/control-choices.ts), from a real instance machine
+ * A status's `controls` as the daemon computes them (src/supervisor/instance.ts), from a real instance machine
  * driven into a state: what the dashboard's buttons read, taken from the machine rather than written by hand.
  */
 import type { ControlFacts } from '../../../machines/instance.refusals.ts';
-import { controlChoices } from '../../../src/supervisor/control-choices.ts';
+import { controlChoices } from '../../../src/supervisor/instance.ts';
 import type { InstanceStatus } from '../../../src/supervisor/status.ts';
 import { createHarness, type Harness } from '../../machines/_support/harness.ts';
 

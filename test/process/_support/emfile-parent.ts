@@ -8,13 +8,13 @@ import { closeSync, openSync } from 'node:fs';
 import { LaunchBlockedError } from '../../../src/errors.ts';
 import type { LaunchSpec } from '../../../src/process/launch-spec.ts';
 import { spawnServer } from '../../../src/process/spawn.ts';
-import { WriteOutage } from '../../../src/process/write-outage.ts';
+import { createWriteOutage } from '../../../src/process/write-outage.ts';
 
 const { spec, logDir } = JSON.parse(process.argv[2] ?? '{}') as { spec: LaunchSpec; logDir: string };
 const persist = process.argv[3] === 'persist';
 const health: string[] = [];
 // One outage for every attempt, as the daemon keeps one per instance across launches.
-const outage = new WriteOutage(60_000, {
+const outage = createWriteOutage(60_000, {
   onFailing: (code) => health.push(`failing ${code}`),
   onResumed: (dropped) => health.push(`resumed ${dropped}`),
 });

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { execError } from '../../src/process/exec-check.ts';
+import { execError } from '../../src/process/start-child.ts';
 import { tempSuite } from '../_support/env.ts';
 
 /**

@@ -7,7 +7,7 @@ import { withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { StatusRow } from '../client/status-table.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, targetOf } from './target-flags.ts';
+import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
 const DEFAULT_TIMEOUT_S = 300;
 
@@ -48,9 +48,7 @@ export const usage = (action: string) =>
     `  --wait        follow the instance until the outcome (running again with a new pid, stopped, or failed and why),
                 print it with the time it took; exit 1 on failure
   --timeout S   with --wait, give up after S seconds (default ${DEFAULT_TIMEOUT_S}; exit 1)
-  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
-  --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
-  --config F    the appsettings.yml to read the address and token from
+${TARGET_USAGE}
   --json        print the outcome as JSON`,
   ].join('\n');
 
@@ -110,7 +108,7 @@ export function control(action: ControlAction): Command {
           const ep = { url, key, token: await target.token(key) };
           // Asked before the rollback: after it, the installed build is another one and the answer would be too.
           const said = action === 'rollback' && !withData ? await dataHint(ep) : null;
-          await postControl(ep, action, undefined, query);
+          await postControl(ep, action, query);
           return said;
         });
         if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
@@ -123,7 +121,7 @@ export function control(action: ControlAction): Command {
         ep.token = await target.token(key);
         const status = await fetchStatus(ep);
         const said = action === 'rollback' && !withData && !values.json ? await dataHint(ep) : null;
-        await postControl(ep, action, undefined, query);
+        await postControl(ep, action, query);
         return { status, said };
       });
       const { status: before, said: hint } = asked;

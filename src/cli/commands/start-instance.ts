@@ -1,6 +1,6 @@
 import { parseCommandArgs } from '../client/args.ts';
 import { fetchStatus } from '../client/http.ts';
-import { withInstanceList } from '../client/instance-sources.ts';
+import { atInstance } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import { control, options } from './control.ts';
 import { targetOf } from './target-flags.ts';
@@ -18,11 +18,7 @@ export function startInstance(args: string[]): Promise<number> {
   return reportClientErrors('start', async () => {
     const { values, positionals } = parseCommandArgs(args, options, startInstanceUsage);
     const key = positionals[0] ?? '';
-    const target = targetOf('start', values);
-    const url = await target.url();
-    const status = await withInstanceList(target, async () =>
-      fetchStatus({ url, key, token: await target.token(key) }),
-    );
+    const status = await atInstance(targetOf('start', values), key, fetchStatus);
     if (!status.state.startsWith('stopped.')) {
       process.stdout.write(
         `${key} is ${status.state}, not stopped; nothing to start (watchdog restart ${key} restarts it)\n`,

@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 import { agonesPortFrom } from '../../kit/agones/port.ts';
 import { isMap, type ReportProblem } from '../merge.ts';
+import { amount, seconds as secondsOf } from '../numbers.ts';
 import { Port } from './port.ts';
 
 /** Agones' own default REST port of the SDK server, used when neither `Agones.Port` nor the variable says. */
@@ -11,14 +12,7 @@ export const DEFAULT_SDK_PORT = 9358;
 export const DEFAULT_CRASH_LOOP_LIMIT = 5;
 
 const seconds = (def: number, max: number, why: string) =>
-  v.optional(
-    v.pipe(
-      v.number('expected a number of seconds'),
-      v.gtValue(0, 'expected a positive number of seconds'),
-      v.maxValue(max, `expected at most ${max} seconds (${why})`),
-    ),
-    def,
-  );
+  secondsOf(def, { positive: true, max, tooBig: `expected at most ${max} seconds (${why})` });
 
 export const AgonesSchema = v.strictObject(
   {
@@ -33,11 +27,11 @@ export const AgonesSchema = v.strictObject(
      * the GameServer Unhealthy and replaces the pod; at least 2, so one crash and relaunch never does.
      */
     CrashLoopLimit: v.optional(
-      v.pipe(
-        v.number('expected a whole number of crashes'),
-        v.integer('expected a whole number of crashes'),
-        v.minValue(2, 'expected at least 2 (a single crash and relaunch must keep the GameServer Healthy)'),
-      ),
+      amount('crashes', {
+        whole: true,
+        min: 2,
+        tooSmall: 'expected at least 2 (a single crash and relaunch must keep the GameServer Healthy)',
+      }),
       DEFAULT_CRASH_LOOP_LIMIT,
     ),
     /** How often the server's player count is read from its `GET /status`, for the `players` label and Counter. */

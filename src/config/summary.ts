@@ -1,14 +1,6 @@
 import { displayName } from './layers.ts';
 import type { ResolvedConfig } from './resolved.ts';
 
-/** Prints configuration problems on stderr, one per line (for `check` and the daemon's start). */
-export function printConfigProblems(
-  problems: readonly string[],
-  write: (text: string) => void = (t) => process.stderr.write(t),
-): void {
-  for (const p of problems) write(`${p}\n`);
-}
-
 function hostPort(listen: ResolvedConfig['listen'][number]): string {
   const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const all = listen.host === '*' ? ' (all interfaces)' : listen.host === '0.0.0.0' ? ' (all IPv4 interfaces)' : '';

@@ -2,7 +2,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { relative } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
-import { formatSummary, printConfigProblems } from '../../config/summary.ts';
+import { formatSummary } from '../../config/summary.ts';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
@@ -62,7 +62,7 @@ export async function run(args: string[]): Promise<number> {
   const cwd = process.cwd();
   const loaded = await loadConfig({ file: values.config, cwd, env: process.env, urls: values.urls });
   if (!loaded.ok) {
-    printConfigProblems(loaded.problems);
+    process.stderr.write(loaded.problems.map((p) => `${p}\n`).join(''));
     return 2;
   }
   for (const w of [...loaded.warnings, ...runCommandWarnings(loaded.config)]) process.stderr.write(`warning: ${w}\n`);

@@ -3,7 +3,6 @@ import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
-import { printConfigProblems } from '../../config/summary.ts';
 import { type FolderLock, FolderLockedError, lockFolders, ownedFolders } from '../../daemon/folder-lock.ts';
 import { describeError, UsageError } from '../../errors.ts';
 import { ownStartTime } from '../../import/data-db-import.ts';
@@ -94,7 +93,7 @@ export async function run(args: string[]): Promise<number> {
   const cwd = process.cwd();
   const loaded = await loadConfig({ file: values.config, cwd, env: process.env });
   if (!loaded.ok) {
-    printConfigProblems(loaded.problems);
+    process.stderr.write(loaded.problems.map((p) => `${p}\n`).join(''));
     return 2;
   }
   for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);

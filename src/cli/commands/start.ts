@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
-import { printConfigProblems } from '../../config/summary.ts';
 import { startConfigReload } from '../../daemon/reload.ts';
 import { runDaemon } from '../../daemon/run.ts';
 import { UsageError } from '../../errors.ts';
@@ -67,7 +66,7 @@ export async function run(args: string[]): Promise<number> {
   };
   const loaded = await loadConfig(loadOptions);
   if (!loaded.ok) {
-    printConfigProblems(loaded.problems);
+    process.stderr.write(loaded.problems.map((p) => `${p}\n`).join(''));
     return 2;
   }
   const { config } = loaded;

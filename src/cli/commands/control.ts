@@ -3,7 +3,7 @@ import type { ControlAction } from '../../supervisor/contract.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { downloadLine, followOutcome } from '../client/follow.ts';
 import { type Endpoint, fetchBackups, fetchStatus, postControl } from '../client/http.ts';
-import { withInstanceList } from '../client/instance-sources.ts';
+import { atInstance, withInstanceList } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { StatusRow } from '../client/status-table.ts';
 import type { Command, CommandOptions } from '../registry.ts';
@@ -178,4 +178,28 @@ async function dataHint(ep: Endpoint): Promise<string | null> {
   return match
     ? `the data stays as it is; backup ${match.id} (taken before ${match.revisionAfter ?? 'the build'} was installed) holds the data of the build it goes back to: \`watchdog restore ${ep.key} ${match.id}\` puts it back\n`
     : 'the data stays as it is (no snapshot was taken before the installed build was installed)\n';
+}
+
+export const startInstanceUsage = `usage: watchdog start <key> [--wait [--timeout S]] [--url URL] [--token T] [--config F] [--json]
+  Starts a stopped instance (one an operator stopped stays stopped across daemon restarts): the same request as
+  \`watchdog restart <key>\`, sent only when the instance is stopped; a running one is left alone. Options as for
+  watchdog restart.`;
+
+/**
+ * `watchdog start <key>`: what a PM2 or systemd user types to undo a stop. Restart is how the daemon starts a stopped
+ * instance (the dashboard's Start button too); this only refuses to restart one that runs.
+ */
+export function startInstance(args: string[]): Promise<number> {
+  return reportClientErrors('start', async () => {
+    const { values, positionals } = parseCommandArgs(args, options, startInstanceUsage);
+    const key = positionals[0] ?? '';
+    const status = await atInstance(targetOf('start', values), key, fetchStatus);
+    if (!status.state.startsWith('stopped.')) {
+      process.stdout.write(
+        `${key} is ${status.state}, not stopped; nothing to start (watchdog restart ${key} restarts it)\n`,
+      );
+      return 0;
+    }
+    return control('restart')(args);
+  });
 }

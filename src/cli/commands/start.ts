@@ -48,7 +48,7 @@ export async function run(args: string[]): Promise<number> {
   // `watchdog start <key>`: a client command that starts a stopped instance, not the daemon.
   if (instanceKeyGiven(args)) {
     // CLI only: the daemon never runs it.
-    const { startInstance } = await import('./start-instance.ts');
+    const { startInstance } = await import('./control.ts');
     return startInstance(args);
   }
   const { values, positionals } = parseCommandArgs(args, options, usage);

@@ -165,77 +165,40 @@ export function explainFailure(
   as: 'token' | 'admin' = 'token',
 ): ClientError {
   const status = err instanceof FetchError ? err.status : undefined;
-  if (status === undefined) {
-    const codes = errorCodes(err);
-    const name = err instanceof Error && err.cause instanceof Error ? err.cause.name : '';
-    if (codes.includes('ECONNREFUSED')) {
-      return new ClientError(`no watchdog answering at ${ep.url} — is it running? (start it with: watchdog start)`, 1, {
-        cause: err,
-      });
-    }
-    if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN')) {
-      return new ClientError(`cannot resolve the host in ${ep.url} (check --url or Urls in appsettings.yml)`, 1, {
-        cause: err,
-      });
-    }
-    if (name === 'TimeoutError' || name === 'AbortError') {
-      return new ClientError(
-        `the watchdog at ${ep.url} did not answer ${what} for ${ep.key} within ${timeoutMs / 1000} s`,
-        1,
-        { cause: err },
-      );
-    }
-    return new ClientError(`could not reach the watchdog at ${ep.url}: ${innermost(err)}`, 1, { cause: err });
-  }
   const data: unknown = err instanceof FetchError ? err.data : undefined;
-  const reason = typeof data === 'object' && data !== null ? (data as { error?: unknown }).error : undefined;
-  if (status === 401 && reason === 'instance has no ApiToken') {
-    return new ClientError(
-      `401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`,
-      1,
-      { cause: err },
-    );
-  }
-  if (status === 401 && as === 'admin') {
-    return new ClientError(
-      `401: the Admin credentials were refused by the watchdog at ${ep.url} (check --user and --password, or WATCHDOG_ADMIN)`,
-      1,
-      { cause: err },
-    );
-  }
-  if (status === 401) {
-    return new ClientError(
-      `401: the token for instance ${ep.key} was refused (check --token, WATCHDOG_TOKEN or ApiToken)`,
-      1,
-      { cause: err },
-    );
-  }
-  // 409: the daemon can tell at once that the action cannot be done now, and says why.
-  if (status === 409 && typeof reason === 'string') {
-    return new ClientError(`${what} refused for instance ${ep.key}: ${reason}`, 1, { cause: err });
-  }
+  const body = typeof data === 'object' && data !== null ? (data as { error?: unknown; instances?: unknown }) : {};
   // The daemon's own refusals are JSON `{ error }`; a plain-text 404 is a route this daemon does not have.
-  if (status === 404 && typeof data === 'string') {
-    return new ClientError(
-      `404: the watchdog at ${ep.url} has no ${what} route (an older version? is --url right?)`,
-      1,
-      { cause: err },
-    );
-  }
-  if (status === 404) {
-    const listed = typeof data === 'object' && data !== null ? (data as { instances?: unknown }).instances : undefined;
+  if (status === 404 && typeof data !== 'string') {
+    const listed = body.instances;
     const known = Array.isArray(listed) && listed.every((k) => typeof k === 'string') ? listed : undefined;
     return new UnknownInstanceError(ep.key, known, { cause: err });
   }
-  if (status === 403 && as === 'token') {
-    return new ClientError(
-      `403: the watchdog at ${ep.url} refused the credentials for instance "${ep.key}"${bodyDetail(data)}`,
-      1,
-      { cause: err },
-    );
-  }
-  const detail = bodyDetail(data);
-  return new ClientError(`${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${detail}`, 1, {
-    cause: err,
-  });
+  const why = (): string => {
+    if (status === undefined) {
+      const codes = errorCodes(err);
+      const name = err instanceof Error && err.cause instanceof Error ? err.cause.name : '';
+      if (codes.includes('ECONNREFUSED'))
+        return `no watchdog answering at ${ep.url} — is it running? (start it with: watchdog start)`;
+      if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN'))
+        return `cannot resolve the host in ${ep.url} (check --url or Urls in appsettings.yml)`;
+      if (name === 'TimeoutError' || name === 'AbortError')
+        return `the watchdog at ${ep.url} did not answer ${what} for ${ep.key} within ${timeoutMs / 1000} s`;
+      return `could not reach the watchdog at ${ep.url}: ${innermost(err)}`;
+    }
+    if (status === 401 && body.error === 'instance has no ApiToken')
+      return `401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`;
+    if (status === 401 && as === 'admin')
+      return `401: the Admin credentials were refused by the watchdog at ${ep.url} (check --user and --password, or WATCHDOG_ADMIN)`;
+    if (status === 401)
+      return `401: the token for instance ${ep.key} was refused (check --token, WATCHDOG_TOKEN or ApiToken)`;
+    // 409: the daemon can tell at once that the action cannot be done now, and says why.
+    if (status === 409 && typeof body.error === 'string')
+      return `${what} refused for instance ${ep.key}: ${body.error}`;
+    if (status === 404)
+      return `404: the watchdog at ${ep.url} has no ${what} route (an older version? is --url right?)`;
+    if (status === 403 && as === 'token')
+      return `403: the watchdog at ${ep.url} refused the credentials for instance "${ep.key}"${bodyDetail(data)}`;
+    return `${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${bodyDetail(data)}`;
+  };
+  return new ClientError(why(), 1, { cause: err });
 }

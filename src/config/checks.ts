@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseLogLevel } from '../log.ts';
 import { formatPath, problemLine } from './issues.ts';
 import { type ListenAddress, parseUrls } from './listen.ts';
-import { type ConfigPath, isMap, type ReportProblem } from './merge.ts';
+import { type ConfigPath, isMap, type ReportProblem, rawInstances } from './merge.ts';
 import type { LogLevel } from './resolved.ts';
 import { checkConnections } from './sections/connections.ts';
 import { checkScheduledCommands } from './sections/maintenance.ts';
@@ -189,8 +189,7 @@ export async function checkSettings(
 
   // Instances
   const tokenFiles = new Map<string, string>();
-  const servers = raw.Servers;
-  const instances = isMap(servers) && isMap(servers.Instances) ? servers.Instances : {};
+  const instances = rawInstances(raw);
   const ports = new Map<number, string>();
   for (const [key, inst] of Object.entries(instances)) {
     const base = ['Servers', 'Instances', key];

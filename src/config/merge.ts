@@ -26,6 +26,12 @@ export function isMap(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
+/** `Servers.Instances` of raw (merged, unvalidated) settings, or none when it is not a map. */
+export function rawInstances(raw: Record<string, unknown>): Record<string, unknown> {
+  const servers = raw.Servers;
+  return isMap(servers) && isMap(servers.Instances) ? servers.Instances : {};
+}
+
 const INSTANCES: ConfigPath = ['Servers', 'Instances'];
 const isInstancesMap = (path: ConfigPath) => path.length === 2 && path[0] === INSTANCES[0] && path[1] === INSTANCES[1];
 

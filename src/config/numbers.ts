@@ -44,3 +44,11 @@ export function amount(unit: string, b: Bounds) {
 /** A wait in seconds above 0 (or from 0: `{ min: 0 }`), at most the longest timer; `def` when absent. */
 export const seconds = (def: number, b: Bounds = { positive: true }) =>
   v.optional(amount('seconds', { max: MAX_SECONDS, tooBig: TOO_LONG, ...b }), def);
+
+/** A TCP port as the config takes it, one message for every way it can be wrong. */
+export const Port = v.pipe(
+  v.number('expected an integer 1-65535'),
+  v.integer('expected an integer 1-65535'),
+  v.minValue(1, 'expected an integer 1-65535'),
+  v.maxValue(65535, 'expected an integer 1-65535'),
+);

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { amount, MAX_SECONDS, seconds, TOO_LONG } from './numbers.ts';
+import { amount, MAX_SECONDS, Port, seconds, TOO_LONG } from './numbers.ts';
 import { AgonesSchema } from './sections/agones.ts';
 import { BackupsSchema, RetentionSchema } from './sections/backups.ts';
 import { ConnectionsSchema } from './sections/connections.ts';
@@ -9,7 +9,6 @@ import { FilesSchema } from './sections/files.ts';
 import { LogsSchema } from './sections/logs.ts';
 import { MaintenanceSchema } from './sections/maintenance.ts';
 import { NotificationSchema } from './sections/notification.ts';
-import { Port } from './sections/port.ts';
 import { TrustedProxiesSchema } from './sections/proxy.ts';
 
 /** Instance keys appear in paths and URLs: keep them to a safe, boring alphabet. */

@@ -1,9 +1,8 @@
 /** `Agones`: the daemon as the wrapper of one engine server in an Agones GameServer pod (docs/agones.md). */
 import * as v from 'valibot';
 import { agonesPortFrom } from '../../kit/agones/port.ts';
-import { isMap, type ReportProblem } from '../merge.ts';
-import { amount, seconds as secondsOf } from '../numbers.ts';
-import { Port } from './port.ts';
+import { isMap, type ReportProblem, rawInstances } from '../merge.ts';
+import { amount, Port, seconds as secondsOf } from '../numbers.ts';
 
 /** Agones' own default REST port of the SDK server, used when neither `Agones.Port` nor the variable says. */
 export const DEFAULT_SDK_PORT = 9358;
@@ -63,8 +62,7 @@ export function checkAgones(
   const envPort = agonesPortFrom(env);
   const enabled = agones.Enabled === true || (agones.Enabled !== false && envPort !== undefined);
   if (!enabled) return null;
-  const servers = raw.Servers;
-  const instances = Object.keys(isMap(servers) && isMap(servers.Instances) ? servers.Instances : {});
+  const instances = Object.keys(rawInstances(raw));
   if (instances.length !== 1) {
     const why = agones.Enabled === true ? 'Agones.Enabled is true' : 'AGONES_SDK_HTTP_PORT is set';
     problem(

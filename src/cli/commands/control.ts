@@ -3,7 +3,7 @@ import type { ControlAction } from '../../supervisor/contract.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { downloadLine, followOutcome } from '../client/follow.ts';
 import { type Endpoint, fetchBackups, fetchStatus, postControl } from '../client/http.ts';
-import { atInstance, withInstanceList } from '../client/instance-sources.ts';
+import { atInstance } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { StatusRow } from '../client/status-table.ts';
 import type { Command, CommandOptions } from '../registry.ts';
@@ -101,30 +101,20 @@ export function control(action: ControlAction): Command {
         ...(withData ? { withData: 'true' } : {}),
         ...(backup === undefined ? {} : { backup }),
       };
-      const target = targetOf(action, values);
-      const url = await target.url();
-      if (!values.wait) {
-        const hint = await withInstanceList(target, async () => {
-          const ep = { url, key, token: await target.token(key) };
-          // Asked before the rollback: after it, the installed build is another one and the answer would be too.
-          const said = action === 'rollback' && !withData ? await dataHint(ep) : null;
-          await postControl(ep, action, query);
-          return said;
-        });
+      const { ep, before, hint, startedAt } = await atInstance(targetOf(action, values), key, async (ep) => {
+        const startedAt = Date.now();
+        const before = values.wait ? await fetchStatus(ep) : null;
+        // Asked before the rollback: after it, the installed build is another one and the answer would be too.
+        const hint = action === 'rollback' && !withData && !values.json ? await dataHint(ep) : null;
+        await postControl(ep, action, query);
+        return { ep, before, hint, startedAt };
+      });
+      const { url } = ep;
+      if (!before) {
         if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
         else process.stdout.write(`${action} requested for ${key} at ${url}\n${hint ?? ''}`);
         return 0;
       }
-      const startedAt = Date.now();
-      const ep = { url, key, token: '' };
-      const asked = await withInstanceList(target, async () => {
-        ep.token = await target.token(key);
-        const status = await fetchStatus(ep);
-        const said = action === 'rollback' && !withData && !values.json ? await dataHint(ep) : null;
-        await postControl(ep, action, query);
-        return { status, said };
-      });
-      const { status: before, said: hint } = asked;
       if (!values.json)
         process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n${hint ?? ''}`);
       // On a terminal, a running download is shown in place (bytes, rate, time left); never in a pipe or --json.

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { ListenAddress } from '../../config/listen.ts';
 import type { ResolvedConfig } from '../../config/resolved.ts';
 import { ClientError } from './errors.ts';
 import { UnknownInstanceError } from './instances.ts';
@@ -7,32 +8,13 @@ import { UnknownInstanceError } from './instances.ts';
 /** The daemon's default address when neither `--url` nor a local `Urls` says otherwise (ASP.NET's default). */
 export const DEFAULT_URL = 'http://localhost:5000';
 
-/** Hosts that mean "every interface" in a listen address; a client reaches them on this machine. */
-const WILDCARD_HOSTS = new Set(['*', '+', '0.0.0.0', '[::]', '::']);
+/** Hosts that mean "every interface" in a listen address (`+` and `[::]` are read as these); a client reaches them here. */
+const WILDCARD_HOSTS = new Set(['*', '0.0.0.0', '::']);
 
-/**
- * The address a client on this machine uses to reach a daemon listening on `Urls`
- * (`http://*:5000` → `http://localhost:5000`). `Urls` may list several addresses separated by `;`
- * (as in ASP.NET); the first one is used. Port 0 (a port picked at start) cannot be derived.
- */
-export function clientUrlFromUrls(urls: string): { url: string } | { problem: string } {
-  const first = urls
-    .split(';')
-    .map((u) => u.trim())
-    .find((u) => u !== '');
-  if (!first) return { problem: 'Urls is empty' };
-  // Not `new URL()`: `http://+:5000` and `http://*:5000` are valid listen addresses but not valid URLs.
-  const m = /^(https?):\/\/(\[[^\]]*\]|[^/:[\]]+)(?::(\d+))?\/?$/i.exec(first);
-  if (!m) return { problem: `Urls "${first}" is not an address such as http://localhost:5000` };
-  const [, rawScheme = '', rawHost = '', port] = m;
-  const scheme = rawScheme.toLowerCase();
-  const host = WILDCARD_HOSTS.has(rawHost) ? 'localhost' : rawHost;
-  if (port !== undefined && Number(port) === 0) {
-    return {
-      problem: `Urls "${first}" uses port 0 (a free port picked when the daemon starts); pass --url with the address the daemon logged`,
-    };
-  }
-  return { url: port === undefined ? `${scheme}://${host}` : `${scheme}://${host}:${Number(port)}` };
+/** The address a client on this machine uses to reach a daemon listening on `address`: `*:5000` → `localhost:5000`. */
+export function clientUrl(address: ListenAddress): string {
+  const host = WILDCARD_HOSTS.has(address.host) ? 'localhost' : address.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 }
 
 /** `--url` as given, without a trailing slash, so messages and request paths read cleanly. */
@@ -139,9 +121,14 @@ export function createTarget(opts: TargetOptions): Target {
       }
       const config = await loadLocal();
       if (!config) return DEFAULT_URL;
-      const derived = clientUrlFromUrls(config.settings.Urls);
-      if ('problem' in derived) throw new ClientError(`cannot tell where the watchdog listens: ${derived.problem}`, 2);
-      return derived.url;
+      // The first address of `Urls`, as the loader parsed it.
+      const [first = { host: 'localhost', port: 5000 }] = config.listen;
+      if (first.port === 0)
+        throw new ClientError(
+          `cannot tell where the watchdog listens: Urls "${config.settings.Urls}" uses port 0 (a free port picked when the daemon starts); pass --url with the address the daemon logged`,
+          2,
+        );
+      return clientUrl(first);
     },
     async token(key) {
       if (givenToken) return givenToken;

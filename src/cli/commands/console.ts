@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import { FetchError } from 'ofetch';
 import { UsageError } from '../../errors.ts';
-import { parseCommandArgs } from '../client/args.ts';
+import { parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
 import { basic, instancePath, request } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
@@ -160,9 +160,7 @@ export async function run(args: string[]): Promise<number> {
     const { values, positionals } = parseCommandArgs(args, options, usage);
     const [key, ...words] = positionals;
     if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
-    const waitS = values.wait === undefined ? DEFAULT_WAIT_S : Number(values.wait);
-    if (!Number.isFinite(waitS) || waitS <= 0)
-      throw new UsageError(`--wait takes a number of seconds, not "${values.wait ?? ''}"\n${usage}`);
+    const waitS = positiveNumber('--wait', values.wait, usage) ?? DEFAULT_WAIT_S;
     const target = targetOf('console', values);
     const url = await target.url();
     const log: RemoteLog = { url, key, authorization: basic(key, await target.token(key)), as: 'token' };

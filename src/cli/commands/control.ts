@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
-import { parseCommandArgs } from '../client/args.ts';
+import { parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { downloadLine, followOutcome } from '../client/follow.ts';
 import { type Endpoint, fetchBackups, fetchStatus, postControl } from '../client/http.ts';
 import { atInstance } from '../client/instance-sources.ts';
@@ -86,9 +86,7 @@ export function control(action: ControlAction): Command {
       if (withData && action !== 'rollback')
         throw new UsageError(`--with-data goes with rollback only\n${usage(action)}`);
 
-      const timeoutS = values.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(values.timeout);
-      if (!Number.isFinite(timeoutS) || timeoutS <= 0)
-        throw new UsageError(`--timeout takes a number of seconds, not "${values.timeout ?? ''}"\n${usage(action)}`);
+      const timeoutS = positiveNumber('--timeout', values.timeout, usage(action)) ?? DEFAULT_TIMEOUT_S;
       if (values.timeout !== undefined && !values.wait)
         throw new UsageError(`--timeout goes with --wait\n${usage(action)}`);
 

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { formatPath } from './issues.ts';
-import { type ListenAddress, listensOnLoopbackOnly } from './listen.ts';
+import { type ListenAddress, listensOnLoopbackOnly, listenUrl } from './listen.ts';
 import { type ConfigPath, isMap, rawInstances } from './merge.ts';
 
 /** Shorter tokens are guessable by anyone who can reach the port; 16 characters of a generated token is ~96 bits. */
@@ -32,7 +32,7 @@ export function exposedTokenLines(
 ): string[] {
   const open = (listen ?? []).filter((a) => !listensOnLoopbackOnly(a));
   if (open.length === 0) return [];
-  const where = open.map((a) => `http://${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`).join(', ');
+  const where = open.map(listenUrl).join(', ');
   const instances = rawInstances(raw);
   const lines: string[] = [];
   for (const [key, inst] of Object.entries(instances)) {

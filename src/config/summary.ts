@@ -1,10 +1,10 @@
 import { displayName } from './layers.ts';
+import { type ListenAddress, listenUrl } from './listen.ts';
 import type { ResolvedConfig } from './resolved.ts';
 
-function hostPort(listen: ResolvedConfig['listen'][number]): string {
-  const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+function hostPort(listen: ListenAddress): string {
   const all = listen.host === '*' ? ' (all interfaces)' : listen.host === '0.0.0.0' ? ' (all IPv4 interfaces)' : '';
-  return `http://${host}:${listen.port}${all}`;
+  return `${listenUrl(listen)}${all}`;
 }
 
 /** A short, human summary of a valid configuration: what was read, where it listens, each instance. */

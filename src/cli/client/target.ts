@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { ListenAddress } from '../../config/listen.ts';
+import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import type { ResolvedConfig } from '../../config/resolved.ts';
 import { ClientError } from './errors.ts';
 import { UnknownInstanceError } from './instances.ts';
@@ -12,10 +12,8 @@ export const DEFAULT_URL = 'http://localhost:5000';
 const WILDCARD_HOSTS = new Set(['*', '0.0.0.0', '::']);
 
 /** The address a client on this machine uses to reach a daemon listening on `address`: `*:5000` → `localhost:5000`. */
-export function clientUrl(address: ListenAddress): string {
-  const host = WILDCARD_HOSTS.has(address.host) ? 'localhost' : address.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-}
+export const clientUrl = (address: ListenAddress): string =>
+  listenUrl(WILDCARD_HOSTS.has(address.host) ? { ...address, host: 'localhost' } : address);
 
 /** `--url` as given, without a trailing slash, so messages and request paths read cleanly. */
 export function normaliseUrl(url: string): string {

@@ -1,6 +1,5 @@
 import { formatPath } from './issues.ts';
-import { type ConfigPath, INDEX, isMap } from './merge.ts';
-import { setOwn } from './own-key.ts';
+import { type ConfigPath, INDEX, isMap, setOwn } from './merge.ts';
 import { type AnySchema, childSchema, entriesOf, KEY_ALIASES, unwrap } from './schema-walk.ts';
 
 const ALIAS_BY_LOWER = new Map(Object.entries(KEY_ALIASES).map(([alias, name]) => [alias.toLowerCase(), name]));

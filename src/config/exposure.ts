@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { formatPath } from './issues.ts';
-import { type ListenAddress, listensOnLoopbackOnly } from './listen.ts';
-import { type ConfigPath, isMap } from './merge.ts';
+import { type ListenAddress, listensOnLoopbackOnly, listenUrl } from './listen.ts';
+import { type ConfigPath, isMap, rawInstances } from './merge.ts';
 
 /** Shorter tokens are guessable by anyone who can reach the port; 16 characters of a generated token is ~96 bits. */
 export const MIN_EXPOSED_TOKEN_LENGTH = 16;
@@ -32,9 +32,8 @@ export function exposedTokenLines(
 ): string[] {
   const open = (listen ?? []).filter((a) => !listensOnLoopbackOnly(a));
   if (open.length === 0) return [];
-  const where = open.map((a) => `http://${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`).join(', ');
-  const servers = raw.Servers;
-  const instances = isMap(servers) && isMap(servers.Instances) ? servers.Instances : {};
+  const where = open.map(listenUrl).join(', ');
+  const instances = rawInstances(raw);
   const lines: string[] = [];
   for (const [key, inst] of Object.entries(instances)) {
     if (!isMap(inst)) continue;
@@ -74,8 +73,7 @@ function runsEngine(inst: Record<string, unknown>): boolean {
  * (`server.awaiting-checkin`, at half the timeout) between two ordinary check-ins, and logs it every time.
  */
 export function engineTimeoutLines(raw: Record<string, unknown>, sourceOf: (p: ConfigPath) => string): string[] {
-  const servers = raw.Servers;
-  const instances = isMap(servers) && isMap(servers.Instances) ? servers.Instances : {};
+  const instances = rawInstances(raw);
   const lines: string[] = [];
   for (const [key, inst] of Object.entries(instances)) {
     if (!isMap(inst) || !runsEngine(inst)) continue;

@@ -56,6 +56,9 @@ export function parseUrls(value: string): UrlsResult {
   return { ok: true, listen };
 }
 
+/** `http://host:port`, an IPv6 host in brackets. */
+export const listenUrl = (a: ListenAddress) => `http://${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`;
+
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');

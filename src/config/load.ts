@@ -2,16 +2,14 @@ import { resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeError } from '../errors.ts';
 import { bindScalars, canonicalKeys } from './binding.ts';
-import { checkSettings } from './checks.ts';
-import { environmentLayers, environmentName } from './env-layer.ts';
+import { type CheckResult, checkSettings } from './checks.ts';
 import { type ExposedTokenPolicy, engineTimeoutLines, exposedTokenLines } from './exposure.ts';
 import { formatIssues, problemLine } from './issues.ts';
-import { type Layer, readLayers } from './layers.ts';
+import { environmentLayers, environmentName, type Layer, readLayers } from './layers.ts';
 import { mergeLayers } from './merge.ts';
-import { resolveConfig } from './resolve.ts';
-import type { ResolvedConfig } from './resolved.ts';
-import { AppSettingsSchema } from './schema.ts';
-import { checkAgones } from './sections/agones.ts';
+import type { ResolvedConfig, ResolvedInstance } from './resolved.ts';
+import { type AppSettings, AppSettingsSchema } from './schema.ts';
+import { type AgonesConfig, checkAgones } from './sections/agones.ts';
 
 export type LoadResult = { ok: true; config: ResolvedConfig; warnings: string[] } | { ok: false; problems: string[] };
 
@@ -21,7 +19,7 @@ export interface LoadOptions {
   /** The daemon's working directory: instance folders and token files resolve against it. */
   cwd: string;
   /**
-   * The process environment: its name picks `appsettings.<env>.yml` (env-layer.ts), and its .NET-style variables
+   * The process environment: its name picks `appsettings.<env>.yml` (layers.ts), and its .NET-style variables
    * (`Servers__Instances__main__ApiToken`, `ASPNETCORE_URLS`) override the files.
    */
   env: Record<string, string | undefined>;
@@ -94,4 +92,54 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   const config = resolveConfig({ settings: parsed.output, checks, agones, files: read.layers.map((l) => l.file), cwd });
   const warnings = [...read.warnings, ...checks.warnings, ...(policy === 'warn' ? exposed : [])];
   return { ok: true, config, warnings: [...warnings, ...engineTimeoutLines(bound, merged.sourceOf)] };
+}
+
+/** The engine's server program, as the real watchdog defaults `RunCommand` (its `InstanceConfiguration.cs`). */
+export function defaultRunCommand(platform: NodeJS.Platform = process.platform): string {
+  return platform === 'win32' ? 'bin/Robust.Server.exe' : 'bin/Robust.Server';
+}
+
+/** Makes every path absolute and picks each computed value; only called once validation found no problem. */
+export function resolveConfig(opts: {
+  settings: AppSettings;
+  checks: CheckResult;
+  agones: AgonesConfig | null;
+  files: string[];
+  cwd: string;
+}): ResolvedConfig {
+  const { settings, checks, cwd } = opts;
+  const root = settings.Servers.InstanceRoot;
+  const instances: ResolvedInstance[] = Object.entries(settings.Servers.Instances).map(([key, s]) => {
+    const dir = resolve(cwd, root, key);
+    return {
+      key,
+      name: s.Name ?? key,
+      dir,
+      apiToken: checks.tokenFiles.get(key) ?? s.ApiToken,
+      program: resolve(dir, s.RunCommand ?? defaultRunCommand()),
+      settings: s,
+    };
+  });
+  const baseUrl =
+    settings.BaseUrl === undefined
+      ? undefined
+      : settings.BaseUrl.endsWith('/')
+        ? settings.BaseUrl
+        : `${settings.BaseUrl}/`;
+  return {
+    files: opts.files,
+    workDir: cwd,
+    listen: checks.listen ?? [{ host: 'localhost', port: 5000 }],
+    baseUrl,
+    persistServers: settings.Process.PersistServers,
+    dataFile: resolve(cwd, settings.Data.File),
+    webhook: settings.Notification.ChatWebhook,
+    logLevel: checks.logLevel,
+    logOverrides: checks.logOverrides,
+    timing: settings.Timing,
+    admin: checks.admin,
+    agones: opts.agones,
+    instances,
+    settings,
+  };
 }

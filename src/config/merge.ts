@@ -1,4 +1,11 @@
-import { setOwn } from './own-key.ts';
+/**
+ * Sets `key` on `obj` as its own property, whatever the key. Configuration keys come from YAML and environment
+ * variables, and plain assignment treats `__proto__` specially: `out.__proto__ = value` replaces the prototype, so
+ * the key vanished (never reported as unknown), and merging into `{}.__proto__` would change Object.prototype itself.
+ */
+export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
 
 /** A key path into the configuration: object keys and list indices. */
 export type ConfigPath = readonly (string | number)[];
@@ -17,6 +24,12 @@ export const INDEX = /^(0|[1-9]\d*)$/;
 
 export function isMap(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/** `Servers.Instances` of raw (merged, unvalidated) settings, or none when it is not a map. */
+export function rawInstances(raw: Record<string, unknown>): Record<string, unknown> {
+  const servers = raw.Servers;
+  return isMap(servers) && isMap(servers.Instances) ? servers.Instances : {};
 }
 
 const INSTANCES: ConfigPath = ['Servers', 'Instances'];

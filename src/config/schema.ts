@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { amount, MAX_SECONDS, Port, seconds, TOO_LONG } from './numbers.ts';
 import { AgonesSchema } from './sections/agones.ts';
 import { BackupsSchema, RetentionSchema } from './sections/backups.ts';
 import { ConnectionsSchema } from './sections/connections.ts';
@@ -8,7 +9,6 @@ import { FilesSchema } from './sections/files.ts';
 import { LogsSchema } from './sections/logs.ts';
 import { MaintenanceSchema } from './sections/maintenance.ts';
 import { NotificationSchema } from './sections/notification.ts';
-import { Port } from './sections/port.ts';
 import { TrustedProxiesSchema } from './sections/proxy.ts';
 
 /** Instance keys appear in paths and URLs: keep them to a safe, boring alphabet. */
@@ -25,21 +25,9 @@ const Mapping = (message: string) =>
   v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), message);
 /** Accepted because the real watchdog accepts it, ignored here; load.ts turns its presence into a warning. */
 const Ignored = v.optional(v.unknown());
-/**
- * The longest wait in seconds: every one becomes a Node timer, and a timer longer than 2^31-1 ms (about 24.8 days)
- * fires after 1 ms instead, so `TimeoutSeconds: 1e10` (or `1e400`, which is Infinity) would declare a hang at once.
- */
-export const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
-const TOO_LONG: string = `expected at most ${MAX_SECONDS} seconds (about 24 days, the longest timer)`;
-/** Seconds; fractions are allowed so tests can shrink every wait. `zero`: 0 is allowed too. */
-const secondsOf = (def: number, zero: boolean) => {
-  const lowest = zero
-    ? v.minValue<number, number, string>(0, 'expected zero or more seconds')
-    : v.gtValue<number, number, string>(0, 'expected a positive number of seconds');
-  return v.optional(v.pipe(v.number('expected a number of seconds'), lowest, v.maxValue(MAX_SECONDS, TOO_LONG)), def);
-};
-const Seconds = (def: number) => secondsOf(def, false);
-const NonNegSeconds = (def: number) => secondsOf(def, true);
+/** Seconds; fractions are allowed so tests can shrink every wait. */
+const Seconds = (def: number) => seconds(def);
+const NonNegSeconds = (def: number) => seconds(def, { min: 0 });
 
 export const UPDATE_TYPES = ['Manifest', 'Git', 'CiServer', 'Local', 'Dummy'] as const;
 /** `Jenkins` is the real watchdog's name for `CiServer`; either may be written, and both mean `CiServer`. */
@@ -76,14 +64,8 @@ export const UpdatesSchema = v.strictObject(
     DownloadTimeoutSeconds: Seconds(120),
     Platform: v.optional(Str()),
     // Disk space: kept free beyond a build's declared size, and the most any archive may unpack to.
-    SpaceMarginMegabytes: v.optional(
-      v.pipe(v.number('expected a number of megabytes'), v.minValue(0, 'expected zero or more megabytes')),
-      64,
-    ),
-    MaxUnpackedMegabytes: v.optional(
-      v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),
-      20_000,
-    ),
+    SpaceMarginMegabytes: v.optional(amount('megabytes', { min: 0 }), 64),
+    MaxUnpackedMegabytes: v.optional(amount('megabytes', { positive: true }), 20_000),
   },
   'expected a map of provider settings',
 );
@@ -117,9 +99,7 @@ export const InstanceSchema = v.strictObject(
     Hub: HubSchema,
     Files: FilesSchema,
     /** When the server's process tree has more resident memory than this, it restarts by its `Maintenance.When`. */
-    MemoryLimitMB: v.optional(
-      v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),
-    ),
+    MemoryLimitMB: v.optional(amount('megabytes', { positive: true })),
   },
   'expected a map of instance settings',
 );
@@ -132,22 +112,8 @@ export const TimingSchema = v.strictObject(
     BackoffInitialSeconds: Seconds(1),
     BackoffMaxSeconds: Seconds(60),
     StableRunSeconds: Seconds(60),
-    StartupFailureLimit: v.optional(
-      v.pipe(
-        v.number('expected a whole number'),
-        v.integer('expected a whole number'),
-        v.minValue(1, 'expected at least 1'),
-      ),
-      3,
-    ),
-    WebhookRetries: v.optional(
-      v.pipe(
-        v.number('expected a whole number'),
-        v.integer('expected a whole number'),
-        v.minValue(0, 'expected 0 or more'),
-      ),
-      3,
-    ),
+    StartupFailureLimit: v.optional(amount('failed starts', { whole: true, min: 1 }), 3),
+    WebhookRetries: v.optional(amount('retries', { whole: true, min: 0 }), 3),
     WebhookRetryBaseSeconds: NonNegSeconds(1),
     WebhookTimeoutSeconds: Seconds(10),
     DumpTimeoutSeconds: Seconds(60),
@@ -163,14 +129,7 @@ export const TimingSchema = v.strictObject(
     /** While a server runs, how often its CPU, memory and player count are read for the status and metrics. */
     ResourceSampleSeconds: Seconds(5),
     /** Update checks that have failed for this long get one chat notice (`update-check`); 0: at the first failure. */
-    UpdateCheckAlertMinutes: v.optional(
-      v.pipe(
-        v.number('expected a number of minutes'),
-        v.minValue(0, 'expected zero or more minutes'),
-        v.maxValue(MAX_SECONDS / 60, TOO_LONG),
-      ),
-      60,
-    ),
+    UpdateCheckAlertMinutes: v.optional(amount('minutes', { min: 0, max: MAX_SECONDS / 60, tooBig: TOO_LONG }), 60),
   },
   'expected a map of timings',
 );

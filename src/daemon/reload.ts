@@ -1,7 +1,6 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
-import type { LoadResult } from '../config/load.ts';
-import { defaultRunCommand } from '../config/resolve.ts';
+import { defaultRunCommand, type LoadResult } from '../config/load.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { TimingSettings } from '../config/schema.ts';
 import { describeError } from '../errors.ts';

@@ -4,38 +4,7 @@ import { SettingsError } from '../kit/settings-args.ts';
 import type { Logger } from '../log.ts';
 
 /** Everything the demo server reads from its cvars, read once at startup (see README.md beside this file). */
-export interface DemoConfig {
-  hostname: string;
-  desc: string;
-  tags: string[];
-  softMaxPlayers: number;
-  authMode: AuthMode;
-  connectAddress: string;
-  links: Link[];
-  privacyPolicy: { link: string; identifier: string; version: string } | undefined;
-  build: {
-    engineVersion: string;
-    forkId: string;
-    version: string;
-    downloadUrl: string;
-    hash: string;
-    manifestUrl: string;
-    manifestDownloadUrl: string;
-    manifestHash: string;
-  };
-  /** UDP game port; the status API uses the same number unless `status.bind` names another. */
-  port: number;
-  udpHost: string;
-  statusEnabled: boolean;
-  statusHost: string;
-  statusPort: number;
-  roundSeconds: number;
-  playerTimeoutSeconds: number;
-  crashAfterSeconds: number | undefined;
-  /** For tests: an uncaught error this many seconds after start (a fatal error, as opposed to a crash). */
-  throwAfterSeconds: number | undefined;
-  ignoreShutdown: boolean;
-}
+export type DemoConfig = ReturnType<typeof readDemoConfig>;
 
 /** `auth.mode` as the engine stores it (an enum number) or by name, any case. */
 function authMode(raw: string, log: Logger): AuthMode {
@@ -103,7 +72,7 @@ export function parseBind(raw: string, port: number): { host: string; port: numb
   return { host: host === '*' || host === '' ? '0.0.0.0' : host, port: m[3] === undefined ? port : Number(m[3]) };
 }
 
-export function readDemoConfig(s: Settings, log: Logger): DemoConfig {
+export function readDemoConfig(s: Settings, log: Logger) {
   const port = s.int('net.port', 1212);
   const bind = parseBind(s.string('status.bind'), port);
   const crashAfter = s.float('demo.crash_after', 0);
@@ -133,6 +102,7 @@ export function readDemoConfig(s: Settings, log: Logger): DemoConfig {
       manifestDownloadUrl: s.string('build.manifest_download_url'),
       manifestHash: s.string('build.manifest_hash'),
     },
+    /** UDP game port; the status API uses the same number unless `status.bind` names another. */
     port,
     udpHost: s.string('net.bindto', '127.0.0.1').split(',')[0]?.trim() || '127.0.0.1',
     statusEnabled: s.bool('status.enabled', true),
@@ -141,6 +111,7 @@ export function readDemoConfig(s: Settings, log: Logger): DemoConfig {
     roundSeconds: Math.max(0.1, s.float('game.round_length', 300)),
     playerTimeoutSeconds: Math.max(0.1, s.float('demo.player_timeout', 30)),
     crashAfterSeconds: crashAfter > 0 ? crashAfter : undefined,
+    /** For tests: an uncaught error this many seconds after start (a fatal error, as opposed to a crash). */
     throwAfterSeconds: throwAfter > 0 ? throwAfter : undefined,
     ignoreShutdown: s.bool('demo.ignore_shutdown', false),
   };

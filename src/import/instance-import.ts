@@ -1,5 +1,5 @@
 import type { ResolvedInstance } from '../config/resolved.ts';
-import type { InstanceData, LaunchData } from '../store/instance-data.ts';
+import { defaultInstanceData, type InstanceData, type LaunchData } from '../store/instance-data.ts';
 import type { WatchdogDbRow } from '../store/watchdog-db.ts';
 import { checkPersistedServer } from './persisted-server.ts';
 
@@ -67,14 +67,7 @@ export async function inspectRow(
 
 /** The data.json an import writes: the revision for the current UpdateType, and the server found (if any). */
 export function importedData(found: InstanceImport, updateType: string | null): InstanceData {
-  return {
-    version: 1,
-    updateType,
-    revision: found.revision,
-    previousRevision: null,
-    launch: found.launch,
-    stopped: null,
-  };
+  return { ...defaultInstanceData(updateType), revision: found.revision, launch: found.launch };
 }
 
 /** One sentence on what happens to the persisted server, for the daemon log and `watchdog import`. */

@@ -4,7 +4,7 @@
  */
 import * as assert from 'uvu/assert';
 import { type LoadResult, loadConfig } from '../../src/config/load.ts';
-import { MAX_SECONDS } from '../../src/config/schema.ts';
+import { MAX_SECONDS } from '../../src/config/numbers.ts';
 import { instanceTiming } from '../../src/supervisor/instance-chart.ts';
 import { tempSuite, within } from '../_support/env.ts';
 import { oneInstance, writeFiles } from '../config/_support/files.ts';

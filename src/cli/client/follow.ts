@@ -123,7 +123,7 @@ export async function followOutcome(
   ep: Endpoint,
   action: ControlAction,
   before: StatusRow,
-  opts: { timeoutMs: number; intervalMs?: number; startedAt?: number; onStatus?: (s: StatusRow) => void },
+  opts: { timeoutMs: number; startedAt?: number; onStatus?: (s: StatusRow) => void },
 ): Promise<Outcome> {
   const start = opts.startedAt ?? Date.now();
   const deadline = start + opts.timeoutMs;
@@ -137,7 +137,7 @@ export async function followOutcome(
     const outcome = judge(action, before, now, pending);
     if (outcome) return { ...outcome, ms: Date.now() - start };
     if (Date.now() >= deadline) break;
-    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 250));
+    await new Promise((r) => setTimeout(r, 250));
   }
   throw new ClientError(
     `timed out after ${opts.timeoutMs / 1000} s waiting for the ${action} of ${ep.key}; it is ${last.state} now`,

@@ -16,21 +16,53 @@ export interface Endpoint {
 const TIMEOUT_MS = 10_000;
 
 export const basic = (key: string, token: string) => `Basic ${Buffer.from(`${key}:${token}`).toString('base64')}`;
-const path = (ep: Endpoint, what: string) => `${ep.url}/instances/${encodeURIComponent(ep.key)}/${what}`;
+/** `<url>/instances/<key>/<what>`. */
+export const instancePath = (ep: Pick<Endpoint, 'url' | 'key'>, what: string) =>
+  `${ep.url}/instances/${encodeURIComponent(ep.key)}/${what}`;
 
-/** `GET /instances/<key>/status`: the instance's status JSON. Failures become a ClientError a person can act on. */
-export async function fetchStatus(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise<StatusRow> {
-  let body: unknown;
+export interface RequestOptions {
+  method?: 'GET' | 'POST';
+  query?: Record<string, string>;
+  body?: Record<string, unknown>;
+  timeoutMs?: number;
+  /** The Authorization header; none when undefined. */
+  authorization?: string;
+  /** Which credentials a 401 refused, for its message. */
+  as?: 'token' | 'admin';
+}
+
+/**
+ * One request to the daemon, its answer read as JSON (text when it is not). A failure becomes a ClientError that
+ * says what went wrong and what to try (`what` names the request in it).
+ */
+export async function request<T>(
+  url: string,
+  ep: Pick<Endpoint, 'url' | 'key'>,
+  what: string,
+  opts: RequestOptions = {},
+): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? TIMEOUT_MS;
   try {
-    body = await ofetch(path(ep, 'status'), {
-      headers: { authorization: basic(ep.key, ep.token) },
+    return await ofetch<T>(url, {
+      method: opts.method ?? 'GET',
+      headers: opts.authorization === undefined ? {} : { authorization: opts.authorization },
+      ...(opts.query ? { query: opts.query } : {}),
+      ...(opts.body ? { body: opts.body } : {}),
       retry: 0,
       timeout: timeoutMs,
       responseType: 'json',
     });
   } catch (err) {
-    throw explainFailure(err, ep, 'status', timeoutMs);
+    throw explainFailure(err, ep, what, timeoutMs, opts.as);
   }
+}
+
+/** `GET /instances/<key>/status`: the instance's status JSON. Failures become a ClientError a person can act on. */
+export async function fetchStatus(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise<StatusRow> {
+  const body = await request<unknown>(instancePath(ep, 'status'), ep, 'status', {
+    authorization: basic(ep.key, ep.token),
+    timeoutMs,
+  });
   if (!isStatus(body)) {
     throw new ClientError(
       `the server at ${ep.url} answered the status of ${ep.key} with something that is not watchdog status JSON — is --url right?`,
@@ -40,15 +72,8 @@ export async function fetchStatus(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise
 }
 
 /** `GET /instances/<key>/backups`: the instance's snapshots, newest first. */
-export function fetchBackups(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise<BackupListing[]> {
-  return ofetch<BackupListing[]>(path(ep, 'backups'), {
-    headers: { authorization: basic(ep.key, ep.token) },
-    retry: 0,
-    timeout: timeoutMs,
-  }).catch((err: unknown) => {
-    throw explainFailure(err, ep, 'the backup list', timeoutMs);
-  });
-}
+export const fetchBackups = (ep: Endpoint): Promise<BackupListing[]> =>
+  request(instancePath(ep, 'backups'), ep, 'the backup list', { authorization: basic(ep.key, ep.token) });
 
 /**
  * `POST /instances/<key>/<action>`: queues restart, update, stop, rollback or restore, or holds or releases
@@ -58,21 +83,13 @@ export function fetchBackups(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise<Back
 export async function postControl(
   ep: Endpoint,
   action: ControlAction | 'hold' | 'release',
-  timeoutMs = TIMEOUT_MS,
   query: Record<string, string> = {},
 ): Promise<void> {
-  try {
-    await ofetch(path(ep, action), {
-      method: 'POST',
-      headers: { authorization: basic(ep.key, ep.token) },
-      query,
-      retry: 0,
-      timeout: timeoutMs,
-      responseType: 'text',
-    });
-  } catch (err) {
-    throw explainFailure(err, ep, action, timeoutMs);
-  }
+  await request(instancePath(ep, action), ep, action, {
+    method: 'POST',
+    authorization: basic(ep.key, ep.token),
+    query,
+  });
 }
 
 /**
@@ -84,17 +101,11 @@ export async function fetchAllStatus(
   admin: AdminLogin | undefined,
   timeoutMs = TIMEOUT_MS,
 ): Promise<StatusRow[]> {
-  let body: unknown;
-  try {
-    body = await ofetch(`${url}/api/instances`, {
-      headers: admin ? { authorization: basic(admin.username, admin.password) } : {},
-      retry: 0,
-      timeout: timeoutMs,
-      responseType: 'json',
-    });
-  } catch (err) {
-    throw explainFailure(err, { url, key: 'every instance' }, 'status', timeoutMs, 'admin');
-  }
+  const body = await request<unknown>(`${url}/api/instances`, { url, key: 'every instance' }, 'status', {
+    ...(admin ? { authorization: basic(admin.username, admin.password) } : {}),
+    timeoutMs,
+    as: 'admin',
+  });
   if (!Array.isArray(body) || !body.every(isStatus)) {
     throw new ClientError(
       `the server at ${url} answered /api/instances with something that is not a list of watchdog statuses — is --url right?`,
@@ -131,16 +142,6 @@ function innermost(err: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Control calls read the body as text; the daemon's refusals are JSON `{ error }` either way. */
-function parseBody(data: unknown): unknown {
-  if (typeof data !== 'string' || !data.trimStart().startsWith('{')) return data;
-  try {
-    return JSON.parse(data) as unknown;
-  } catch {
-    return data;
-  }
-}
-
 /** A short reason from an error body: plain text, or the `error`/`message` of a JSON body. */
 function bodyDetail(data: unknown): string {
   const record = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
@@ -164,77 +165,40 @@ export function explainFailure(
   as: 'token' | 'admin' = 'token',
 ): ClientError {
   const status = err instanceof FetchError ? err.status : undefined;
-  if (status === undefined) {
-    const codes = errorCodes(err);
-    const name = err instanceof Error && err.cause instanceof Error ? err.cause.name : '';
-    if (codes.includes('ECONNREFUSED')) {
-      return new ClientError(`no watchdog answering at ${ep.url} — is it running? (start it with: watchdog start)`, 1, {
-        cause: err,
-      });
-    }
-    if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN')) {
-      return new ClientError(`cannot resolve the host in ${ep.url} (check --url or Urls in appsettings.yml)`, 1, {
-        cause: err,
-      });
-    }
-    if (name === 'TimeoutError' || name === 'AbortError') {
-      return new ClientError(
-        `the watchdog at ${ep.url} did not answer ${what} for ${ep.key} within ${timeoutMs / 1000} s`,
-        1,
-        { cause: err },
-      );
-    }
-    return new ClientError(`could not reach the watchdog at ${ep.url}: ${innermost(err)}`, 1, { cause: err });
-  }
-  const data = parseBody(err instanceof FetchError ? err.data : undefined);
-  const reason = typeof data === 'object' && data !== null ? (data as { error?: unknown }).error : undefined;
-  if (status === 401 && reason === 'instance has no ApiToken') {
-    return new ClientError(
-      `401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`,
-      1,
-      { cause: err },
-    );
-  }
-  if (status === 401 && as === 'admin') {
-    return new ClientError(
-      `401: the Admin credentials were refused by the watchdog at ${ep.url} (check --user and --password, or WATCHDOG_ADMIN)`,
-      1,
-      { cause: err },
-    );
-  }
-  if (status === 401) {
-    return new ClientError(
-      `401: the token for instance ${ep.key} was refused (check --token, WATCHDOG_TOKEN or ApiToken)`,
-      1,
-      { cause: err },
-    );
-  }
-  // 409: the daemon can tell at once that the action cannot be done now, and says why.
-  if (status === 409 && typeof reason === 'string') {
-    return new ClientError(`${what} refused for instance ${ep.key}: ${reason}`, 1, { cause: err });
-  }
+  const data: unknown = err instanceof FetchError ? err.data : undefined;
+  const body = typeof data === 'object' && data !== null ? (data as { error?: unknown; instances?: unknown }) : {};
   // The daemon's own refusals are JSON `{ error }`; a plain-text 404 is a route this daemon does not have.
-  if (status === 404 && typeof data === 'string') {
-    return new ClientError(
-      `404: the watchdog at ${ep.url} has no ${what} route (an older version? is --url right?)`,
-      1,
-      { cause: err },
-    );
-  }
-  if (status === 404) {
-    const listed = typeof data === 'object' && data !== null ? (data as { instances?: unknown }).instances : undefined;
+  if (status === 404 && typeof data !== 'string') {
+    const listed = body.instances;
     const known = Array.isArray(listed) && listed.every((k) => typeof k === 'string') ? listed : undefined;
     return new UnknownInstanceError(ep.key, known, { cause: err });
   }
-  if (status === 403 && as === 'token') {
-    return new ClientError(
-      `403: the watchdog at ${ep.url} refused the credentials for instance "${ep.key}"${bodyDetail(data)}`,
-      1,
-      { cause: err },
-    );
-  }
-  const detail = bodyDetail(data);
-  return new ClientError(`${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${detail}`, 1, {
-    cause: err,
-  });
+  const why = (): string => {
+    if (status === undefined) {
+      const codes = errorCodes(err);
+      const name = err instanceof Error && err.cause instanceof Error ? err.cause.name : '';
+      if (codes.includes('ECONNREFUSED'))
+        return `no watchdog answering at ${ep.url} — is it running? (start it with: watchdog start)`;
+      if (codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN'))
+        return `cannot resolve the host in ${ep.url} (check --url or Urls in appsettings.yml)`;
+      if (name === 'TimeoutError' || name === 'AbortError')
+        return `the watchdog at ${ep.url} did not answer ${what} for ${ep.key} within ${timeoutMs / 1000} s`;
+      return `could not reach the watchdog at ${ep.url}: ${innermost(err)}`;
+    }
+    if (status === 401 && body.error === 'instance has no ApiToken')
+      return `401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`;
+    if (status === 401 && as === 'admin')
+      return `401: the Admin credentials were refused by the watchdog at ${ep.url} (check --user and --password, or WATCHDOG_ADMIN)`;
+    if (status === 401)
+      return `401: the token for instance ${ep.key} was refused (check --token, WATCHDOG_TOKEN or ApiToken)`;
+    // 409: the daemon can tell at once that the action cannot be done now, and says why.
+    if (status === 409 && typeof body.error === 'string')
+      return `${what} refused for instance ${ep.key}: ${body.error}`;
+    if (status === 404)
+      return `404: the watchdog at ${ep.url} has no ${what} route (an older version? is --url right?)`;
+    if (status === 403 && as === 'token')
+      return `403: the watchdog at ${ep.url} refused the credentials for instance "${ep.key}"${bodyDetail(data)}`;
+    return `${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${bodyDetail(data)}`;
+  };
+  return new ClientError(why(), 1, { cause: err });
 }

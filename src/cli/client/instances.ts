@@ -1,7 +1,7 @@
 import { ClientError } from './errors.ts';
 
 /** What every command says of a key the daemon (or the local config) does not have. */
-export function unknownInstanceMessage(key: string, known: readonly string[] | undefined): string {
+function unknownInstanceMessage(key: string, known: readonly string[] | undefined): string {
   const list =
     known === undefined
       ? "unknown here: Admin credentials or the daemon's appsettings.yml list them"
@@ -24,21 +24,4 @@ export class UnknownInstanceError extends ClientError {
   ) {
     super(unknownInstanceMessage(key, known), 1, options);
   }
-}
-
-/** Where the list of instances may come from: the daemon first (it is the truth), then the local config. */
-export interface InstanceSources {
-  fromDaemon(): Promise<string[] | undefined>;
-  fromLocalConfig(): Promise<string[] | undefined>;
-}
-
-/**
- * `err` with the instances named when it is an UnknownInstanceError that has no list yet; any other error as is.
- * Only runs on that error path, so a command that succeeds never makes the extra request.
- */
-export async function namingInstances(err: unknown, sources: InstanceSources): Promise<unknown> {
-  if (!(err instanceof UnknownInstanceError) || err.known !== undefined) return err;
-  const known =
-    (await sources.fromDaemon().catch(() => undefined)) ?? (await sources.fromLocalConfig().catch(() => undefined));
-  return new UnknownInstanceError(err.key, known, { cause: err });
 }

@@ -1,6 +1,6 @@
 import { ofetch } from 'ofetch';
 import { ClientError } from './errors.ts';
-import { explainFailure } from './http.ts';
+import { explainFailure, request } from './http.ts';
 import type { Interruption } from './interrupt.ts';
 
 /** One instance's log on one daemon, with the Authorization header to send (instance token or Admin). */
@@ -18,17 +18,10 @@ const route = (log: RemoteLog, query: string) => `${log.url}/instances/${encodeU
 
 /** `GET /instances/<key>/logs?lines=N`: the last N lines (an unterminated last line included). */
 export async function fetchLogLines(log: RemoteLog, n: number): Promise<{ found: boolean; lines: string[] }> {
-  let body: unknown;
-  try {
-    body = await ofetch(route(log, `lines=${n}`), {
-      headers: { authorization: log.authorization },
-      retry: 0,
-      timeout: TIMEOUT_MS,
-      responseType: 'json',
-    });
-  } catch (err) {
-    throw explainFailure(err, log, 'logs', TIMEOUT_MS, log.as);
-  }
+  const body = await request<unknown>(route(log, `lines=${n}`), log, 'logs', {
+    authorization: log.authorization,
+    as: log.as,
+  });
   const b = body as { found?: unknown; lines?: unknown };
   if (typeof b !== 'object' || b === null || !Array.isArray(b.lines)) {
     throw new ClientError(

@@ -1,55 +1,19 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import type { ResolvedConfig } from '../../config/resolved.ts';
 import { ClientError } from './errors.ts';
 import { UnknownInstanceError } from './instances.ts';
-import { type LocalConfig, loadLocalConfig, requireConfig } from './local-config.ts';
-
-export type TokenSource = 'flag' | 'env' | 'config';
-
-/**
- * The API token to send, by precedence: `--token`, then `WATCHDOG_TOKEN`, then the local config's
- * `ApiToken`/`ApiTokenFile`. Empty strings count as unset (an exported but blank variable).
- */
-export function pickToken(sources: {
-  flag?: string;
-  env?: string;
-  config?: string;
-}): { token: string; from: TokenSource } | undefined {
-  if (sources.flag) return { token: sources.flag, from: 'flag' };
-  if (sources.env) return { token: sources.env, from: 'env' };
-  if (sources.config) return { token: sources.config, from: 'config' };
-  return undefined;
-}
 
 /** The daemon's default address when neither `--url` nor a local `Urls` says otherwise (ASP.NET's default). */
 export const DEFAULT_URL = 'http://localhost:5000';
 
-/** Hosts that mean "every interface" in a listen address; a client reaches them on this machine. */
-const WILDCARD_HOSTS = new Set(['*', '+', '0.0.0.0', '[::]', '::']);
+/** Hosts that mean "every interface" in a listen address (`+` and `[::]` are read as these); a client reaches them here. */
+const WILDCARD_HOSTS = new Set(['*', '0.0.0.0', '::']);
 
-/**
- * The address a client on this machine uses to reach a daemon listening on `Urls`
- * (`http://*:5000` → `http://localhost:5000`). `Urls` may list several addresses separated by `;`
- * (as in ASP.NET); the first one is used. Port 0 (a port picked at start) cannot be derived.
- */
-export function clientUrlFromUrls(urls: string): { url: string } | { problem: string } {
-  const first = urls
-    .split(';')
-    .map((u) => u.trim())
-    .find((u) => u !== '');
-  if (!first) return { problem: 'Urls is empty' };
-  // Not `new URL()`: `http://+:5000` and `http://*:5000` are valid listen addresses but not valid URLs.
-  const m = /^(https?):\/\/(\[[^\]]*\]|[^/:[\]]+)(?::(\d+))?\/?$/i.exec(first);
-  if (!m) return { problem: `Urls "${first}" is not an address such as http://localhost:5000` };
-  const [, rawScheme = '', rawHost = '', port] = m;
-  const scheme = rawScheme.toLowerCase();
-  const host = WILDCARD_HOSTS.has(rawHost) ? 'localhost' : rawHost;
-  if (port !== undefined && Number(port) === 0) {
-    return {
-      problem: `Urls "${first}" uses port 0 (a free port picked when the daemon starts); pass --url with the address the daemon logged`,
-    };
-  }
-  return { url: port === undefined ? `${scheme}://${host}` : `${scheme}://${host}:${Number(port)}` };
-}
+/** The address a client on this machine uses to reach a daemon listening on `address`: `*:5000` → `localhost:5000`. */
+export const clientUrl = (address: ListenAddress): string =>
+  listenUrl(WILDCARD_HOSTS.has(address.host) ? { ...address, host: 'localhost' } : address);
 
 /** `--url` as given, without a trailing slash, so messages and request paths read cleanly. */
 export function normaliseUrl(url: string): string {
@@ -79,18 +43,18 @@ export interface TargetOptions {
 export interface Target {
   /** `--url`, else `WATCHDOG_URL`, else the local `Urls`, else http://localhost:5000. */
   url(): Promise<string>;
-  /** Whether the address was given (`--url` or `WATCHDOG_URL`) rather than read from the local config. */
-  readonly urlGiven: boolean;
   /**
    * The token for `key`; a ClientError (exit 2) when there is none anywhere, or an UnknownInstanceError when the
    * local config is read and does not name `key`. Never printed.
    */
   token(key: string): Promise<string>;
+  /** Whether the address was given (`--url` or `WATCHDOG_URL`) rather than read from the local config. */
+  readonly urlGiven: boolean;
   /** Whether a token was given as `--token` or `WATCHDOG_TOKEN` (not read from the local config). */
   readonly tokenGiven: boolean;
   /** Admin credentials from `--user`/`--password`/`WATCHDOG_ADMIN`, or undefined; a ClientError (exit 2) when half given. */
   admin(): AdminLogin | undefined;
-  /** The local config, or a ClientError (exit 2) naming its problems. */
+  /** The local config, or a ClientError (exit 2) naming why it could not be read. */
   config(purpose: string): Promise<ResolvedConfig>;
   /** The local config when it could be read, else undefined (a `--config` that cannot be read is still an error). */
   localConfig(): Promise<ResolvedConfig | undefined>;
@@ -108,29 +72,41 @@ function splitLogin(text: string | undefined): { user?: string; password?: strin
   return { user: text.slice(0, colon), password: text.slice(colon + 1) };
 }
 
+/**
+ * The daemon's configuration as seen from the working directory, for the CLI to find `Urls` and tokens; only why
+ * not when there is none or it is invalid (the client works with `--url` and `--token` alone), but an explicit
+ * `--config` that cannot be used is an error.
+ */
+async function loadLocalConfig(opts: TargetOptions): Promise<{ config?: ResolvedConfig; problems: string[] }> {
+  const file = resolve(opts.cwd, opts.configFile ?? 'appsettings.yml');
+  // Loaded on demand: `watchdog restart --url … --token …` must not need (or pay for) the config loader.
+  const { loadConfig } = await import('../../config/load.ts');
+  const loaded = await loadConfig({ file: opts.configFile, cwd: opts.cwd, env: opts.env });
+  if (loaded.ok) return { config: loaded.config, problems: [] };
+  if (opts.configFile !== undefined) {
+    const problems = loaded.problems.map((p) => `  ${p}`).join('\n');
+    throw new ClientError(`the file given with --config could not be used:\n${problems}`, 2);
+  }
+  if (existsSync(file) || existsSync(join(opts.cwd, 'appsettings.yml')))
+    opts.warn(
+      `going on without the local config: ${file} could not be read (${loaded.problems[0] ?? 'unknown problem'})`,
+    );
+  return { problems: loaded.problems };
+}
+
 export function createTarget(opts: TargetOptions): Target {
-  let local: Promise<LocalConfig> | undefined;
-  const loadLocal = (): Promise<LocalConfig> => {
-    local ??= loadLocalConfig({ file: opts.configFile, cwd: opts.cwd, env: opts.env }).then((l) => {
-      if (!l.config && l.explicit) {
-        throw new ClientError(
-          `the file given with --config could not be used:\n${l.problems.map((p) => `  ${p}`).join('\n')}`,
-          2,
-        );
-      }
-      if (!l.config && l.present)
-        opts.warn(
-          `going on without the local config: ${l.file} could not be read (${l.problems[0] ?? 'unknown problem'})`,
-        );
-      return l;
-    });
-    return local;
+  let local: ReturnType<typeof loadLocalConfig> | undefined;
+  const loadLocal = async () => {
+    local ??= loadLocalConfig(opts);
+    return (await local).config;
   };
+  // Blank values count as unset (an exported but empty variable).
+  const givenToken = opts.token || opts.env.WATCHDOG_TOKEN || undefined;
 
   const givenUrl = opts.url || opts.env.WATCHDOG_URL || undefined;
   return {
     urlGiven: givenUrl !== undefined,
-    tokenGiven: pickToken({ flag: opts.token, env: opts.env.WATCHDOG_TOKEN }) !== undefined,
+    tokenGiven: givenToken !== undefined,
     async url() {
       if (givenUrl) {
         // `localhost:5000` would otherwise fail later as "unknown scheme", which reads like a network problem.
@@ -141,24 +117,27 @@ export function createTarget(opts: TargetOptions): Target {
         }
         return normaliseUrl(givenUrl);
       }
-      const { config } = await loadLocal();
+      const config = await loadLocal();
       if (!config) return DEFAULT_URL;
-      const derived = clientUrlFromUrls(config.settings.Urls);
-      if ('problem' in derived) throw new ClientError(`cannot tell where the watchdog listens: ${derived.problem}`, 2);
-      return derived.url;
+      // The first address of `Urls`, as the loader parsed it.
+      const [first = { host: 'localhost', port: 5000 }] = config.listen;
+      if (first.port === 0)
+        throw new ClientError(
+          `cannot tell where the watchdog listens: Urls "${config.settings.Urls}" uses port 0 (a free port picked when the daemon starts); pass --url with the address the daemon logged`,
+          2,
+        );
+      return clientUrl(first);
     },
     async token(key) {
-      const quick = pickToken({ flag: opts.token, env: opts.env.WATCHDOG_TOKEN });
-      if (quick) return quick.token;
-      const { config } = await loadLocal();
+      if (givenToken) return givenToken;
+      const config = await loadLocal();
       const instance = config?.instances.find((i) => i.key === key);
       if (config && !instance)
         throw new UnknownInstanceError(
           key,
           config.instances.map((i) => i.key),
         );
-      const picked = pickToken({ config: instance?.apiToken });
-      if (picked) return picked.token;
+      if (instance?.apiToken) return instance.apiToken;
       throw new ClientError(
         `no token for instance ${key}: pass --token, set WATCHDOG_TOKEN, or run this where the daemon's appsettings.yml gives ${key} an ApiToken or a readable ApiTokenFile`,
         2,
@@ -178,10 +157,15 @@ export function createTarget(opts: TargetOptions): Target {
       return { username, password };
     },
     async config(purpose) {
-      return requireConfig(await loadLocal(), purpose);
+      const config = await loadLocal();
+      if (config) return config;
+      const file = resolve(opts.cwd, opts.configFile ?? 'appsettings.yml');
+      const problems = (await local)?.problems.map((p) => `\n  ${p}`).join('') ?? '';
+      throw new ClientError(
+        `${purpose} needs the local config, and ${file} could not be read${problems && `:${problems}`}`,
+        2,
+      );
     },
-    async localConfig() {
-      return (await loadLocal()).config;
-    },
+    localConfig: loadLocal,
   };
 }

@@ -1,16 +1,11 @@
-import { ofetch } from 'ofetch';
 import { formatBytes } from '../../store/disk-space.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
 import { instanceKeyArg, parseCommandArgs, positiveNumber } from '../client/args.ts';
-import { basic, type Endpoint, explainFailure, fetchBackups } from '../client/http.ts';
+import { basic, fetchBackups, instancePath, request } from '../client/http.ts';
 import { atInstance } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, targetOf } from './target-flags.ts';
-
-const TARGET_USAGE = `  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
-  --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
-  --config F    the appsettings.yml to read the address and token from`;
+import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
 export const backupsUsage = `usage: watchdog backups <key> [--json] [--url URL] [--token T] [--config F]
   Lists the snapshots of the instance's data, newest first: when, why (before-update, manual, scheduled,
@@ -27,8 +22,6 @@ ${TARGET_USAGE}`;
 
 export const backupsOptions = { ...TARGET_FLAGS, json: { type: 'boolean' } } as const satisfies CommandOptions;
 export const backupOptions = { ...backupsOptions, timeout: { type: 'string' } } as const satisfies CommandOptions;
-
-const backupsUrl = (ep: Endpoint) => `${ep.url}/instances/${encodeURIComponent(ep.key)}/backups`;
 
 /** One line per snapshot: `20261128T031500Z-rev  2026-11-28T03:15:00Z  before-update  rev → rev2  12.3 MB`. */
 export function backupLine(b: BackupListing): string {
@@ -58,13 +51,10 @@ export const backup: Command = (args) =>
     const key = instanceKeyArg(positionals, backupUsage);
     const seconds = positiveNumber('--timeout', values.timeout, backupUsage) ?? 600;
     const taken = await atInstance(targetOf('backup', values), key, (ep) =>
-      ofetch<BackupListing>(backupsUrl(ep), {
+      request<BackupListing>(instancePath(ep, 'backups'), ep, 'the backup', {
         method: 'POST',
-        headers: { authorization: basic(key, ep.token) },
-        retry: 0,
-        timeout: seconds * 1000,
-      }).catch((err: unknown) => {
-        throw explainFailure(err, ep, 'the backup', seconds * 1000);
+        authorization: basic(key, ep.token),
+        timeoutMs: seconds * 1000,
       }),
     );
     if (values.json) process.stdout.write(`${JSON.stringify(taken, null, 2)}\n`);

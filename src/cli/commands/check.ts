@@ -1,11 +1,48 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { relative } from 'node:path';
+import { displayName } from '../../config/layers.ts';
+import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import { loadConfig } from '../../config/load.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
-import { formatSummary, printConfigProblems } from '../../config/summary.ts';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
+
+function hostPort(listen: ListenAddress): string {
+  const all = listen.host === '*' ? ' (all interfaces)' : listen.host === '0.0.0.0' ? ' (all IPv4 interfaces)' : '';
+  return `${listenUrl(listen)}${all}`;
+}
+
+/** A short, human summary of a valid configuration: what was read, where it listens, each instance. */
+function formatSummary(config: ResolvedConfig, cwd: string): string {
+  const lines = [
+    `files:     ${config.files.map((f) => displayName(f, cwd)).join(', ')}`,
+    `listen:    ${config.listen.map(hostPort).join(', ')}`,
+    `base url:  ${config.baseUrl ?? '(derived from the listen address)'}`,
+    `log level: ${config.logLevel}`,
+    `webhook:   ${config.webhook ? 'set' : 'none'} (Notification.ChatWebhook, or the real watchdog's DiscordWebhook)`,
+    `routes:    ${config.settings.Notification.Routes.length} (Notification.Routes); format ${config.settings.Notification.Format} (Notification.Format)`,
+    `agones:    ${
+      config.agones
+        ? `on: wraps the one instance for its GameServer (SDK server port ${config.agones.port}, /health every ${config.agones.healthSeconds} s)`
+        : 'off (Agones.Enabled, or AGONES_SDK_HTTP_PORT in the environment)'
+    }`,
+    `instances: ${config.instances.length}`,
+  ];
+  for (const i of config.instances) {
+    const s = i.settings;
+    lines.push(
+      `  ${i.key}${i.name === i.key ? '' : ` (${JSON.stringify(i.name)})`}`,
+      `    update type: ${s.UpdateType === 'CiServer' ? "CiServer (the real watchdog's Jenkins)" : (s.UpdateType ?? 'none')}`,
+      `    api port:    ${s.ApiPort}`,
+      `    timeout:     ${s.TimeoutSeconds} s`,
+      `    program:     ${i.program}`,
+      `    folder:      ${i.dir}`,
+      `    api token:   ${i.apiToken ? 'set' : 'none (control requests refused)'}`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}
 
 /** Update types that never put a server build in place: what RunCommand names must already be there. */
 const INSTALLS_NOTHING = new Set<string | undefined>([undefined, 'Local', 'Dummy']);
@@ -62,7 +99,7 @@ export async function run(args: string[]): Promise<number> {
   const cwd = process.cwd();
   const loaded = await loadConfig({ file: values.config, cwd, env: process.env, urls: values.urls });
   if (!loaded.ok) {
-    printConfigProblems(loaded.problems);
+    process.stderr.write(loaded.problems.map((p) => `${p}\n`).join(''));
     return 2;
   }
   for (const w of [...loaded.warnings, ...runCommandWarnings(loaded.config)]) process.stderr.write(`warning: ${w}\n`);

@@ -1,20 +1,19 @@
 import { createInterface } from 'node:readline';
-import { FetchError, ofetch } from 'ofetch';
+import { FetchError } from 'ofetch';
 import { UsageError } from '../../errors.ts';
-import { parseCommandArgs } from '../client/args.ts';
+import { parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
-import { basic, explainFailure } from '../client/http.ts';
+import { basic, instancePath, request } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { type Interruption, onInterrupt } from '../client/interrupt.ts';
 import { followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
 import { reportClientErrors, warnTo } from '../client/report.ts';
 import type { CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, targetOf } from './target-flags.ts';
+import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
 const DEFAULT_WAIT_S = 10;
 /** After a command, its answer is taken to be complete once the log has been quiet this long. */
 const QUIET_MS = 2000;
-const TIMEOUT_MS = 10_000;
 
 export const usage = `usage: watchdog console <key> [command …] [--wait S] [--url URL] [--token T] [--config F]
   With a command: send it to the server's console and print the server's log lines that follow, until the log
@@ -23,9 +22,7 @@ export const usage = `usage: watchdog console <key> [command …] [--wait S] [--
   until Ctrl-D or the end of input (then as above for the last command's output).
   Put -- before a command with words that start with - (watchdog console main -- ban -p …).
   The instance needs Console: true (full server-console rights); exit 1 when the daemon refuses the command.
-  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
-  --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
-  --config F    the appsettings.yml to read the address and token from`;
+${TARGET_USAGE}`;
 
 export const options = { ...TARGET_FLAGS, wait: { type: 'string' } } as const satisfies CommandOptions;
 
@@ -34,22 +31,20 @@ const write = (line: string) => void process.stdout.write(`${line}\n`);
 /** `POST /instances/<key>/console`; a refusal becomes a ClientError with the daemon's reason (exit 1). */
 async function postCommand(log: RemoteLog, command: string): Promise<void> {
   try {
-    await ofetch(`${log.url}/instances/${encodeURIComponent(log.key)}/console`, {
+    await request(instancePath(log, 'console'), log, 'console', {
       method: 'POST',
-      headers: { authorization: log.authorization },
+      authorization: log.authorization,
       body: { command },
-      retry: 0,
-      timeout: TIMEOUT_MS,
-      responseType: 'json',
     });
   } catch (err) {
+    const cause = err instanceof ClientError ? err.cause : undefined;
     const reason: unknown =
-      err instanceof FetchError ? (err.data as { error?: unknown } | undefined)?.error : undefined;
-    const status = err instanceof FetchError ? err.status : undefined;
+      cause instanceof FetchError ? (cause.data as { error?: unknown } | undefined)?.error : undefined;
+    const status = cause instanceof FetchError ? cause.status : undefined;
     // The daemon's own refusals of a command (off, invalid, not running, too many) are said as it said them.
     if (typeof reason === 'string' && status !== undefined && [400, 403, 409, 413, 429].includes(status))
-      throw new ClientError(`console refused for instance ${log.key} (${status}): ${reason}`, 1, { cause: err });
-    throw explainFailure(err, log, 'console', TIMEOUT_MS);
+      throw new ClientError(`console refused for instance ${log.key} (${status}): ${reason}`, 1, { cause });
+    throw err;
   }
 }
 
@@ -165,9 +160,7 @@ export async function run(args: string[]): Promise<number> {
     const { values, positionals } = parseCommandArgs(args, options, usage);
     const [key, ...words] = positionals;
     if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
-    const waitS = values.wait === undefined ? DEFAULT_WAIT_S : Number(values.wait);
-    if (!Number.isFinite(waitS) || waitS <= 0)
-      throw new UsageError(`--wait takes a number of seconds, not "${values.wait ?? ''}"\n${usage}`);
+    const waitS = positiveNumber('--wait', values.wait, usage) ?? DEFAULT_WAIT_S;
     const target = targetOf('console', values);
     const url = await target.url();
     const log: RemoteLog = { url, key, authorization: basic(key, await target.token(key)), as: 'token' };

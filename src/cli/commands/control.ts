@@ -1,13 +1,13 @@
 import { UsageError } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
-import { parseCommandArgs } from '../client/args.ts';
+import { parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { downloadLine, followOutcome } from '../client/follow.ts';
 import { type Endpoint, fetchBackups, fetchStatus, postControl } from '../client/http.ts';
-import { withInstanceList } from '../client/instance-sources.ts';
+import { atInstance } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { StatusRow } from '../client/status-table.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, targetOf } from './target-flags.ts';
+import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
 const DEFAULT_TIMEOUT_S = 300;
 
@@ -48,9 +48,7 @@ export const usage = (action: string) =>
     `  --wait        follow the instance until the outcome (running again with a new pid, stopped, or failed and why),
                 print it with the time it took; exit 1 on failure
   --timeout S   with --wait, give up after S seconds (default ${DEFAULT_TIMEOUT_S}; exit 1)
-  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
-  --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
-  --config F    the appsettings.yml to read the address and token from
+${TARGET_USAGE}
   --json        print the outcome as JSON`,
   ].join('\n');
 
@@ -88,9 +86,7 @@ export function control(action: ControlAction): Command {
       if (withData && action !== 'rollback')
         throw new UsageError(`--with-data goes with rollback only\n${usage(action)}`);
 
-      const timeoutS = values.timeout === undefined ? DEFAULT_TIMEOUT_S : Number(values.timeout);
-      if (!Number.isFinite(timeoutS) || timeoutS <= 0)
-        throw new UsageError(`--timeout takes a number of seconds, not "${values.timeout ?? ''}"\n${usage(action)}`);
+      const timeoutS = positiveNumber('--timeout', values.timeout, usage(action)) ?? DEFAULT_TIMEOUT_S;
       if (values.timeout !== undefined && !values.wait)
         throw new UsageError(`--timeout goes with --wait\n${usage(action)}`);
 
@@ -103,30 +99,20 @@ export function control(action: ControlAction): Command {
         ...(withData ? { withData: 'true' } : {}),
         ...(backup === undefined ? {} : { backup }),
       };
-      const target = targetOf(action, values);
-      const url = await target.url();
-      if (!values.wait) {
-        const hint = await withInstanceList(target, async () => {
-          const ep = { url, key, token: await target.token(key) };
-          // Asked before the rollback: after it, the installed build is another one and the answer would be too.
-          const said = action === 'rollback' && !withData ? await dataHint(ep) : null;
-          await postControl(ep, action, undefined, query);
-          return said;
-        });
+      const { ep, before, hint, startedAt } = await atInstance(targetOf(action, values), key, async (ep) => {
+        const startedAt = Date.now();
+        const before = values.wait ? await fetchStatus(ep) : null;
+        // Asked before the rollback: after it, the installed build is another one and the answer would be too.
+        const hint = action === 'rollback' && !withData && !values.json ? await dataHint(ep) : null;
+        await postControl(ep, action, query);
+        return { ep, before, hint, startedAt };
+      });
+      const { url } = ep;
+      if (!before) {
         if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
         else process.stdout.write(`${action} requested for ${key} at ${url}\n${hint ?? ''}`);
         return 0;
       }
-      const startedAt = Date.now();
-      const ep = { url, key, token: '' };
-      const asked = await withInstanceList(target, async () => {
-        ep.token = await target.token(key);
-        const status = await fetchStatus(ep);
-        const said = action === 'rollback' && !withData && !values.json ? await dataHint(ep) : null;
-        await postControl(ep, action, undefined, query);
-        return { status, said };
-      });
-      const { status: before, said: hint } = asked;
       if (!values.json)
         process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n${hint ?? ''}`);
       // On a terminal, a running download is shown in place (bytes, rate, time left); never in a pipe or --json.
@@ -180,4 +166,28 @@ async function dataHint(ep: Endpoint): Promise<string | null> {
   return match
     ? `the data stays as it is; backup ${match.id} (taken before ${match.revisionAfter ?? 'the build'} was installed) holds the data of the build it goes back to: \`watchdog restore ${ep.key} ${match.id}\` puts it back\n`
     : 'the data stays as it is (no snapshot was taken before the installed build was installed)\n';
+}
+
+export const startInstanceUsage = `usage: watchdog start <key> [--wait [--timeout S]] [--url URL] [--token T] [--config F] [--json]
+  Starts a stopped instance (one an operator stopped stays stopped across daemon restarts): the same request as
+  \`watchdog restart <key>\`, sent only when the instance is stopped; a running one is left alone. Options as for
+  watchdog restart.`;
+
+/**
+ * `watchdog start <key>`: what a PM2 or systemd user types to undo a stop. Restart is how the daemon starts a stopped
+ * instance (the dashboard's Start button too); this only refuses to restart one that runs.
+ */
+export function startInstance(args: string[]): Promise<number> {
+  return reportClientErrors('start', async () => {
+    const { values, positionals } = parseCommandArgs(args, options, startInstanceUsage);
+    const key = positionals[0] ?? '';
+    const status = await atInstance(targetOf('start', values), key, fetchStatus);
+    if (!status.state.startsWith('stopped.')) {
+      process.stdout.write(
+        `${key} is ${status.state}, not stopped; nothing to start (watchdog restart ${key} restarts it)\n`,
+      );
+      return 0;
+    }
+    return control('restart')(args);
+  });
 }

@@ -11,14 +11,10 @@ import { formatBytes } from '../../store/disk-space.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
 import { basic, type Endpoint, explainFailure } from '../client/http.ts';
-import { withInstanceList } from '../client/instance-sources.ts';
+import { atInstance } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, targetOf } from './target-flags.ts';
-
-const TARGET_USAGE = `  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
-  --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
-  --config F    the appsettings.yml to read the address and token from`;
+import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
 export const filesUsage = `usage: watchdog files <key> [path] [--json] [--url URL] [--token T] [--config F]
   Lists the folders the instance shares (Files.Folders: by default data/replays, logs, dumps) or, with a
@@ -114,10 +110,8 @@ export const files: Command = (args) =>
   reportClientErrors('files', async () => {
     const { values, positionals } = parseCommandArgs(args, filesOptions, filesUsage);
     const [key, path] = keyAndPath(positionals, filesUsage, false);
-    const target = targetOf('files', values);
-    const url = await target.url();
-    const res = await withInstanceList(target, async () =>
-      getShared({ url, key, token: await target.token(key) }, path, `the files of ${path || 'the shared folders'}`),
+    const res = await atInstance(targetOf('files', values), key, (ep) =>
+      getShared(ep, path, `the files of ${path || 'the shared folders'}`),
     );
     if (!isListing(res)) {
       // A file: not read into memory here.
@@ -139,12 +133,8 @@ export const fetchFile: Command = (args) =>
     const out = values.out ?? basename(path);
     if (values.continue && out === '-') throw new UsageError(`--continue needs --out FILE\n${fetchUsage}`);
     const have = values.continue ? ((await stat(out).catch(() => null))?.size ?? 0) : 0;
-    const target = targetOf('fetch', values);
-    const url = await target.url();
-    const res = await withInstanceList(target, async () =>
-      getShared({ url, key, token: await target.token(key) }, path, `the file ${path}`, {
-        ...(have > 0 ? { range: `bytes=${have}-` } : {}),
-      }),
+    const res = await atInstance(targetOf('fetch', values), key, (ep) =>
+      getShared(ep, path, `the file ${path}`, have > 0 ? { range: `bytes=${have}-` } : {}),
     );
     if (res.status === 416) {
       await res.body?.cancel();

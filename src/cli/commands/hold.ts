@@ -4,11 +4,7 @@ import { fetchStatus, postControl } from '../client/http.ts';
 import { atInstance } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { Command, CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, targetOf } from './target-flags.ts';
-
-const TARGET_USAGE = `  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
-  --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
-  --config F    the appsettings.yml to read the address and token from`;
+import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
 export const holdUsage = `usage: watchdog hold <key> [--for D] [--reason R] [--url URL] [--token T] [--config F]
   Holds scheduled restarts and automatic update installs (Maintenance) until the hold ends by itself or
@@ -56,7 +52,7 @@ export const hold: Command = (args) =>
           () => null,
         );
       const before = await current();
-      await postControl(ep, 'hold', undefined, query);
+      await postControl(ep, 'hold', query);
       return { before, after: await current(), url: ep.url };
     });
     // The daemon's own end time: a clock computed here would differ by the request's round trip, or by more.

@@ -1,15 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import { relative } from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config/load.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
-import { printConfigProblems } from '../../config/summary.ts';
 import { type FolderLock, FolderLockedError, lockFolders, ownedFolders } from '../../daemon/folder-lock.ts';
 import { describeError, UsageError } from '../../errors.ts';
 import { ownStartTime } from '../../import/data-db-import.ts';
 import { describeSystemdUnit, type InstanceImport, importedData, inspectRow } from '../../import/instance-import.ts';
 import { DATA_FILE, instanceDataKind, writeInstanceData } from '../../store/instance-data.ts';
 import { readWatchdogDb, type WatchdogDb, watchdogDbExists } from '../../store/watchdog-db.ts';
+import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
 
 const USAGE = `usage: watchdog import [--config FILE] [--dry-run] [--force]
@@ -80,21 +79,12 @@ async function importOne(
  * missing or unreadable or a write failed, 2 on a usage or configuration error.
  */
 export async function run(args: string[]): Promise<number> {
-  let values: { config?: string; 'dry-run'?: boolean; force?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args,
-      options,
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    throw new UsageError(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`, { cause: err });
-  }
+  const { values, positionals } = parseCommandArgs(args, options, USAGE);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${USAGE}`);
   const cwd = process.cwd();
   const loaded = await loadConfig({ file: values.config, cwd, env: process.env });
   if (!loaded.ok) {
-    printConfigProblems(loaded.problems);
+    process.stderr.write(loaded.problems.map((p) => `${p}\n`).join(''));
     return 2;
   }
   for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { UsageError } from '../../errors.ts';
 import { logPath } from '../../process/log-file.ts';
 import { followLines, readLastLines } from '../../process/log-tail.ts';
-import { parseCommandArgs, wholeNumber } from '../client/args.ts';
+import { instanceKeyArg, parseCommandArgs, wholeNumber } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
 import { basic } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
@@ -98,9 +98,7 @@ async function remoteLogs(target: Target, key: string, n: number, follow: boolea
 export async function run(args: string[]): Promise<number> {
   return reportClientErrors('logs', async () => {
     const { values, positionals } = parseCommandArgs(args, options, USAGE);
-    const [key, ...extra] = positionals;
-    if (key === undefined) throw new UsageError(`missing the instance key\n${USAGE}`);
-    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${USAGE}`);
+    const key = instanceKeyArg(positionals, USAGE);
     const n = wholeNumber('-n', values.lines, 0, USAGE) ?? 50;
     const target = targetOf('logs', values);
     const follow = values.follow === true;

@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
-import { printConfigProblems } from '../../config/summary.ts';
 import { startConfigReload } from '../../daemon/reload.ts';
 import { runDaemon } from '../../daemon/run.ts';
 import { UsageError } from '../../errors.ts';
@@ -49,7 +48,7 @@ export async function run(args: string[]): Promise<number> {
   // `watchdog start <key>`: a client command that starts a stopped instance, not the daemon.
   if (instanceKeyGiven(args)) {
     // CLI only: the daemon never runs it.
-    const { startInstance } = await import('./start-instance.ts');
+    const { startInstance } = await import('./control.ts');
     return startInstance(args);
   }
   const { values, positionals } = parseCommandArgs(args, options, usage);
@@ -67,7 +66,7 @@ export async function run(args: string[]): Promise<number> {
   };
   const loaded = await loadConfig(loadOptions);
   if (!loaded.ok) {
-    printConfigProblems(loaded.problems);
+    process.stderr.write(loaded.problems.map((p) => `${p}\n`).join(''));
     return 2;
   }
   const { config } = loaded;

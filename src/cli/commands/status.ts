@@ -3,7 +3,7 @@ import { parseCommandArgs, positiveNumber, wholeNumber } from '../client/args.ts
 import { colourEnabled } from '../client/colour.ts';
 import { ClientError } from '../client/errors.ts';
 import { fetchAllStatus, fetchStatus, refusedWith } from '../client/http.ts';
-import { withInstanceList } from '../client/instance-sources.ts';
+import { atInstance } from '../client/instance-sources.ts';
 import { UnknownInstanceError } from '../client/instances.ts';
 import { onInterrupt } from '../client/interrupt.ts';
 import { reportClientErrors } from '../client/report.ts';
@@ -111,9 +111,7 @@ async function snapshot(target: Target, key: string | undefined): Promise<Snapsh
   if (target.admin()) return adminSnapshot(url, target, key, true);
   const keys = await localKeys(target, key);
   if (keys === undefined) return adminSnapshot(url, target, key, false);
-  const results = await Promise.allSettled(
-    keys.map((k) => withInstanceList(target, async () => fetchStatus({ url, key: k, token: await target.token(k) }))),
-  );
+  const results = await Promise.allSettled(keys.map((k) => atInstance(target, k, fetchStatus)));
   const rows: StatusRow[] = [];
   const errors: ClientError[] = [];
   for (const r of results) {

@@ -9,6 +9,11 @@ export const TARGET_FLAGS = {
   config: { type: 'string' },
 } as const satisfies CommandOptions;
 
+/** The usage lines of TARGET_FLAGS. */
+export const TARGET_USAGE = `  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
+  --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
+  --config F    the appsettings.yml to read the address and token from`;
+
 /** The daemon's Admin credentials, for commands that may act on every instance. */
 export const ADMIN_FLAGS = {
   user: { type: 'string' },

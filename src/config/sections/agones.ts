@@ -1,8 +1,8 @@
 /** `Agones`: the daemon as the wrapper of one engine server in an Agones GameServer pod (docs/agones.md). */
 import * as v from 'valibot';
 import { agonesPortFrom } from '../../kit/agones/port.ts';
-import { isMap, type ReportProblem } from '../merge.ts';
-import { Port } from './port.ts';
+import { isMap, type ReportProblem, rawInstances } from '../merge.ts';
+import { amount, Port, seconds as secondsOf } from '../numbers.ts';
 
 /** Agones' own default REST port of the SDK server, used when neither `Agones.Port` nor the variable says. */
 export const DEFAULT_SDK_PORT = 9358;
@@ -11,14 +11,7 @@ export const DEFAULT_SDK_PORT = 9358;
 export const DEFAULT_CRASH_LOOP_LIMIT = 5;
 
 const seconds = (def: number, max: number, why: string) =>
-  v.optional(
-    v.pipe(
-      v.number('expected a number of seconds'),
-      v.gtValue(0, 'expected a positive number of seconds'),
-      v.maxValue(max, `expected at most ${max} seconds (${why})`),
-    ),
-    def,
-  );
+  secondsOf(def, { positive: true, max, tooBig: `expected at most ${max} seconds (${why})` });
 
 export const AgonesSchema = v.strictObject(
   {
@@ -33,11 +26,11 @@ export const AgonesSchema = v.strictObject(
      * the GameServer Unhealthy and replaces the pod; at least 2, so one crash and relaunch never does.
      */
     CrashLoopLimit: v.optional(
-      v.pipe(
-        v.number('expected a whole number of crashes'),
-        v.integer('expected a whole number of crashes'),
-        v.minValue(2, 'expected at least 2 (a single crash and relaunch must keep the GameServer Healthy)'),
-      ),
+      amount('crashes', {
+        whole: true,
+        min: 2,
+        tooSmall: 'expected at least 2 (a single crash and relaunch must keep the GameServer Healthy)',
+      }),
       DEFAULT_CRASH_LOOP_LIMIT,
     ),
     /** How often the server's player count is read from its `GET /status`, for the `players` label and Counter. */
@@ -69,8 +62,7 @@ export function checkAgones(
   const envPort = agonesPortFrom(env);
   const enabled = agones.Enabled === true || (agones.Enabled !== false && envPort !== undefined);
   if (!enabled) return null;
-  const servers = raw.Servers;
-  const instances = Object.keys(isMap(servers) && isMap(servers.Instances) ? servers.Instances : {});
+  const instances = Object.keys(rawInstances(raw));
   if (instances.length !== 1) {
     const why = agones.Enabled === true ? 'Agones.Enabled is true' : 'AGONES_SDK_HTTP_PORT is set';
     problem(

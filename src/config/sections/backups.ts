@@ -1,11 +1,10 @@
 /** `Servers.Instances.<key>.Backups` and `.Retention`: snapshots of an instance's data, and how long things are kept. */
 import * as v from 'valibot';
-import { wholeNumber } from '../whole-number.ts';
+import { amount } from '../numbers.ts';
 import { Cron, TimeZone } from './maintenance.ts';
 
-const Count = (def: number) => wholeNumber('items', 0, 10_000, def);
-const NonNegative = (def: number, unit: string) =>
-  v.optional(v.pipe(v.number(`expected a number of ${unit}`), v.minValue(0, `expected 0 or more ${unit}`)), def);
+const Count = (def: number) => v.optional(amount('items', { whole: true, min: 0, max: 10_000 }), def);
+const NonNegative = (def: number, unit: string) => v.optional(amount(unit, { min: 0 }), def);
 
 export const BackupsSchema = v.strictObject(
   {
@@ -25,10 +24,7 @@ export const BackupsSchema = v.strictObject(
         v.minLength(1, 'expected at least the program'),
       ),
     ),
-    AfterCommandTimeoutSeconds: v.optional(
-      v.pipe(v.number('expected a number of seconds'), v.gtValue(0, 'expected a positive number of seconds')),
-      600,
-    ),
+    AfterCommandTimeoutSeconds: v.optional(amount('seconds', { positive: true }), 600),
     /** The `sqlite3` program that copies SQLite databases with the online backup. */
     Sqlite3Path: v.optional(v.pipe(v.string('expected a program'), v.minLength(1, 'expected a program')), 'sqlite3'),
     /** Kept free on the disk beyond twice the data's size before a snapshot begins. */

@@ -1,26 +1,8 @@
 import * as v from 'valibot';
 import { isMap, type ReportProblem } from '../merge.ts';
+import { amount, seconds } from '../numbers.ts';
 
-/** The longest Node timer, in seconds (a longer one fires after 1 ms); schema.ts says the same of its waits. */
-const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
-
-const seconds = (def: number) =>
-  v.optional(
-    v.pipe(
-      v.number('expected a number of seconds'),
-      v.gtValue(0, 'expected a positive number of seconds'),
-      v.maxValue(MAX_SECONDS, `expected at most ${MAX_SECONDS} seconds (about 24 days, the longest timer)`),
-    ),
-    def,
-  );
-const count = () =>
-  v.optional(
-    v.pipe(
-      v.number('expected a whole number of connections'),
-      v.integer('expected a whole number of connections'),
-      v.minValue(1, 'expected at least 1 connection'),
-    ),
-  );
+const count = () => v.optional(amount('connections', { whole: true, min: 1 }));
 
 /**
  * `Connections`: how many HTTP connections the daemon holds, and for how long an idle or slow one is kept, so

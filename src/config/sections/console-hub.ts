@@ -1,11 +1,8 @@
 /** `Servers.Instances.<key>.Console` and `.Hub`: the server console, and watching the hub list it advertises to. */
 import * as v from 'valibot';
+import { amount } from '../numbers.ts';
 
-const Positive = (def: number, unit: string) =>
-  v.optional(
-    v.pipe(v.number(`expected a number of ${unit}`), v.gtValue(0, `expected a positive number of ${unit}`)),
-    def,
-  );
+const Positive = (def: number, unit: string) => v.optional(amount(unit, { positive: true }), def);
 
 /**
  * Full server-console access for the instance's token holders and Admin: off unless asked for. Each command is one

@@ -1,10 +1,5 @@
 import * as v from 'valibot';
-
-const megabytes = (def: number) =>
-  v.optional(
-    v.pipe(v.number('expected a number of megabytes'), v.gtValue(0, 'expected a positive number of megabytes')),
-    def,
-  );
+import { amount, seconds } from '../numbers.ts';
 
 /**
  * `Disk`: when the file systems holding the instance root and the working folder count as low on space (the lower
@@ -13,7 +8,7 @@ const megabytes = (def: number) =>
  */
 export const DiskSchema = v.strictObject(
   {
-    LowFreeMegabytes: megabytes(1000),
+    LowFreeMegabytes: v.optional(amount('megabytes', { positive: true }), 1000),
     LowFreePercent: v.optional(
       v.pipe(
         v.number('expected a percentage'),
@@ -22,14 +17,11 @@ export const DiskSchema = v.strictObject(
       ),
       5,
     ),
-    CheckSeconds: v.optional(
-      v.pipe(
-        v.number('expected a number of seconds'),
-        v.gtValue(0, 'expected a positive number of seconds'),
-        v.maxValue(3600, 'expected at most 3600 seconds: a disk can fill up in less than an hour'),
-      ),
-      30,
-    ),
+    CheckSeconds: seconds(30, {
+      positive: true,
+      max: 3600,
+      tooBig: 'expected at most 3600 seconds: a disk can fill up in less than an hour',
+    }),
   },
   'expected a map with LowFreeMegabytes, LowFreePercent and CheckSeconds',
 );

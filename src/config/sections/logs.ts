@@ -1,10 +1,11 @@
 import * as v from 'valibot';
-import { wholeNumber } from '../whole-number.ts';
+import { amount } from '../numbers.ts';
 
 /** A whole number of bytes, at least `min`. */
-const Bytes = (def: number, min: number) => wholeNumber('bytes', min, Number.MAX_SAFE_INTEGER, def);
+const Bytes = (def: number, min: number) =>
+  v.optional(amount('bytes', { whole: true, min, max: Number.MAX_SAFE_INTEGER }), def);
 /** How many files a rotated log keeps, the current one included. */
-const Files = (def: number) => wholeNumber('files', 1, 100, def);
+const Files = (def: number) => v.optional(amount('files', { whole: true, min: 1, max: 100 }), def);
 
 const MiB = 1024 * 1024;
 

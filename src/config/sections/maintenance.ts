@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 import { cronProblem, timeZoneProblem } from '../cron.ts';
 import { type ConfigPath, isMap, type ReportProblem } from '../merge.ts';
+import { amount } from '../numbers.ts';
 import { commandProblem } from './console-hub.ts';
 
 export const MAINTENANCE_POLICIES = ['Now', 'RoundEnd', 'Empty'] as const;
@@ -40,15 +41,12 @@ export const MaintenanceSchema = v.strictObject(
       'RoundEnd',
     ),
     MaxDelayMinutes: v.optional(
-      v.pipe(
-        v.number('expected a number of minutes'),
-        v.gtValue(0, 'expected a positive number of minutes'),
-        // The deadline becomes a timer: keep it within the longest one (about 24 days).
-        v.maxValue(
-          MAX_DELAY_MINUTES,
-          `expected at most ${MAX_DELAY_MINUTES} minutes (about 24 days, the longest timer)`,
-        ),
-      ),
+      // The deadline becomes a timer: keep it within the longest one.
+      amount('minutes', {
+        positive: true,
+        max: MAX_DELAY_MINUTES,
+        tooBig: `expected at most ${MAX_DELAY_MINUTES} minutes (about 24 days, the longest timer)`,
+      }),
       120,
     ),
     /** Console commands sent before each RestartSchedule fire (an in-game warning); needs the instance's Console. */
@@ -56,11 +54,7 @@ export const MaintenanceSchema = v.strictObject(
       v.array(
         v.strictObject(
           {
-            MinutesBefore: v.pipe(
-              v.number('expected a number of minutes'),
-              v.gtValue(0, 'expected a positive number of minutes'),
-              v.maxValue(MAX_DELAY_MINUTES, `expected at most ${MAX_DELAY_MINUTES} minutes`),
-            ),
+            MinutesBefore: amount('minutes', { positive: true, max: MAX_DELAY_MINUTES }),
             Command,
           },
           'expected a map with MinutesBefore and Command',

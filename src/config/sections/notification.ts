@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { NOTICE_KINDS } from '../../bus.ts';
-import { isMap, type ReportProblem } from '../merge.ts';
+import { isMap, type ReportProblem, rawInstances } from '../merge.ts';
 
 export const NOTIFY_FORMATS = ['Text', 'Embed'] as const;
 export type NotifyFormat = (typeof NOTIFY_FORMATS)[number];
@@ -43,8 +43,7 @@ export type NotificationSettings = v.InferOutput<typeof NotificationSchema>;
  * nothing. Reads the raw settings defensively, as checks.ts does (a wrong type is the schema's problem).
  */
 export function checkRouteInstances(raw: Record<string, unknown>, problem: ReportProblem): void {
-  const servers = raw.Servers;
-  const known = Object.keys(isMap(servers) && isMap(servers.Instances) ? servers.Instances : {});
+  const known = Object.keys(rawInstances(raw));
   const notification = raw.Notification;
   const routes = isMap(notification) ? notification.Routes : undefined;
   if (!Array.isArray(routes)) return;

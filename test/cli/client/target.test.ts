@@ -70,6 +70,11 @@ test('target :: token precedence: --token, then WATCHDOG_TOKEN, then the instanc
   assert.is(await target(ctx, { token: 'flag', env: { WATCHDOG_TOKEN: 'env' } }).token('demo'), 'flag');
   assert.is(await target(ctx, { env: { WATCHDOG_TOKEN: 'env' } }).token('demo'), 'env');
   assert.is(await target(ctx).token('demo'), 'from-config');
+  assert.is(
+    await target(ctx, { token: '', env: { WATCHDOG_TOKEN: '' } }).token('demo'),
+    'from-config',
+    'blank is unset',
+  );
   // An instance without ApiToken has no token to offer; one the config does not know is unknown, its instances named.
   assert.is((await rejection(target(ctx).token('beta'))).exitCode, 2);
   const unknown = await rejection(target(ctx).token('nope'));

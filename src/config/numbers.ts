@@ -1,0 +1,54 @@
+import * as v from 'valibot';
+
+/**
+ * The longest wait in seconds: every one becomes a Node timer, and a timer longer than 2^31-1 ms (about 24.8 days)
+ * fires after 1 ms instead, so `TimeoutSeconds: 1e10` (or `1e400`, which is Infinity) would declare a hang at once.
+ */
+export const MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+export const TOO_LONG = `expected at most ${MAX_SECONDS} seconds (about 24 days, the longest timer)`;
+
+export interface Bounds {
+  /** The lowest value allowed (0 reads "zero or more"). */
+  min?: number;
+  /** Above 0. */
+  positive?: boolean;
+  max?: number;
+  /** The messages past `min` and `max`, when "expected at least/at most <n> <unit>" does not say why. */
+  tooSmall?: string;
+  tooBig?: string;
+  /** Fractions refused. */
+  whole?: boolean;
+}
+
+/**
+ * A number of `unit` within bounds, each message naming the unit (`expected a whole number of files`,
+ * `expected at least 1 file`): the one pattern of every count, size and wait in the configuration.
+ */
+export function amount(unit: string, b: Bounds) {
+  const kind = `expected a ${b.whole ? 'whole ' : ''}number of ${unit}`;
+  const at = (n: number) => `${n} ${n === 1 ? unit.replace(/s$/, '') : unit}`;
+  const lowest = b.positive
+    ? v.gtValue<number, number, string>(0, `expected a positive ${kind.slice('expected a '.length)}`)
+    : v.minValue<number, number, string>(
+        b.min ?? Number.NEGATIVE_INFINITY,
+        b.tooSmall ?? (b.min === 0 ? `expected zero or more ${unit}` : `expected at least ${at(b.min ?? 0)}`),
+      );
+  return v.pipe(
+    v.number(kind),
+    v.check((n) => !b.whole || Number.isInteger(n), kind),
+    lowest,
+    v.maxValue(b.max ?? Number.POSITIVE_INFINITY, b.tooBig ?? `expected at most ${at(b.max ?? 0)}`),
+  );
+}
+
+/** A wait in seconds above 0 (or from 0: `{ min: 0 }`), at most the longest timer; `def` when absent. */
+export const seconds = (def: number, b: Bounds = { positive: true }) =>
+  v.optional(amount('seconds', { max: MAX_SECONDS, tooBig: TOO_LONG, ...b }), def);
+
+/** A TCP port as the config takes it, one message for every way it can be wrong. */
+export const Port = v.pipe(
+  v.number('expected an integer 1-65535'),
+  v.integer('expected an integer 1-65535'),
+  v.minValue(1, 'expected an integer 1-65535'),
+  v.maxValue(65535, 'expected an integer 1-65535'),
+);

@@ -1,7 +1,8 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Bus } from '../bus.ts';
 import { isLoopback } from '../config/listen.ts';
-import { parseBasicAuth, secretsEqual } from './basic-auth.ts';
+import { sameSecret } from '../kit/api-watchdog.ts';
+import { parseBasicAuth } from './basic-auth.ts';
 import { reportRefused } from './refused.ts';
 import { clientOf } from './request-info.ts';
 
@@ -52,8 +53,8 @@ export function decideAdminAccess(c: Context, opts: AdminAccessOptions): Decisio
     if (creds.kind === 'malformed')
       return { ok: false, status: 400, error: 'malformed Authorization header: not base64 of user:password' };
     // Both compared every time, so a wrong user name costs the same as a wrong password.
-    const userOk = secretsEqual(creds.user, admin.username);
-    const passwordOk = secretsEqual(creds.password, admin.password);
+    const userOk = sameSecret(creds.user, admin.username);
+    const passwordOk = sameSecret(creds.password, admin.password);
     if (!userOk || !passwordOk) return { ok: false, status: 401, error: 'wrong admin user name or password' };
     return { ok: true, user: admin.username };
   }

@@ -5,9 +5,8 @@ import { followLines, readLastLines } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { ADMIN_CHALLENGE, decideAdminAccess } from './admin-auth.ts';
 import { instanceDir } from './api-routes.ts';
-import { authorize, refusal } from './authorize.ts';
-import { parseBasicAuth } from './basic-auth.ts';
 import type { HttpDeps } from './deps.ts';
+import { authorize, denied } from './instance-auth.ts';
 import { reportRefused } from './refused.ts';
 import { methodNotAllowed, shownKey } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
@@ -72,11 +71,8 @@ type LogEnv = { Variables: { instance: InstanceControl } };
  * client). An unknown key answered to an admitted admin lists the instances, so a remote CLI can say which exist.
  */
 function access(c: Context, key: string, deps: HttpDeps): Access {
-  const header = c.req.header('authorization');
-  const creds = parseBasicAuth(header);
-  const asInstance =
-    creds.kind === 'ok' && creds.user === key ? authorize(header, key, deps.registry, 'apiToken') : undefined;
-  if (asInstance?.ok) return { ok: true, instance: asInstance.instance };
+  const auth = authorize(c.req.header('authorization'), key, deps.registry, 'apiToken');
+  if (auth.ok) return { ok: true, instance: auth.instance };
   const admin = decideAdminAccess(c, deps);
   if (admin.ok) {
     const instance = deps.registry.get(key);
@@ -86,25 +82,23 @@ function access(c: Context, key: string, deps: HttpDeps): Access {
       res: c.json({ error: `no instance ${shownKey(key)}`, instances: deps.registry.list().map((i) => i.key) }, 404),
     };
   }
-  const refused = (status: number, reason: string, user?: string) =>
-    reportRefused(deps.bus, c, { route: 'logs', action: 'logs', key, user, status, reason });
-  if (asInstance) {
-    refused(asInstance.status, asInstance.reason, asInstance.user);
-    return { ok: false, res: refusal(c, asInstance.status, asInstance.reason) };
-  }
-  if (deps.admin?.() !== undefined) {
-    refused(admin.status, admin.error);
-    if (admin.status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
-    return { ok: false, res: c.json({ error: admin.error }, admin.status) };
-  }
-  // No Admin configured and not on the loopback: the instance rule says what is wrong (401, 400 or 403).
-  const auth = authorize(header, key, deps.registry, 'apiToken');
-  if (auth.ok) return { ok: true, instance: auth.instance };
-  refused(auth.status, auth.reason, auth.user);
-  return { ok: false, res: refusal(c, auth.status, auth.reason) };
+  // Credentials that name this instance, or no Admin configured: the instance rule says what is wrong.
+  const asAdmin = auth.user !== key && deps.admin?.() !== undefined;
+  const { status, reason } = asAdmin ? { status: admin.status, reason: admin.error } : auth;
+  reportRefused(deps.bus, c, {
+    route: 'logs',
+    action: 'logs',
+    key,
+    user: asAdmin ? undefined : auth.user,
+    status,
+    reason,
+  });
+  if (!asAdmin) return { ok: false, res: denied(c, auth.status, auth.reason) };
+  if (status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
+  return { ok: false, res: c.json({ error: reason }, admin.status) };
 }
 
-/** `access` as the route's middleware: answers a refusal, else sets `c.var.instance`. */
+/** `access` as the route's middleware: answers a denial, else sets `c.var.instance`. */
 function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
   return async (c, next) => {
     const allowed = access(c, c.req.param('key') ?? '', deps);

@@ -11,8 +11,6 @@ import type { HttpDeps } from './deps.ts';
 import { fileRouteDocs } from './file-routes.ts';
 import { infoRouteDocs } from './info-routes.ts';
 import { logRouteDocs } from './log-routes.ts';
-import { metricsRouteDocs } from './metrics-routes.ts';
-import { pingRouteDocs } from './ping-routes.ts';
 import { methodNotAllowed } from './request-info.ts';
 import { type Access, errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
 import { SCHEMAS, type SchemaName } from './schemas.ts';
@@ -40,12 +38,10 @@ export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...fileRouteDocs,
   ...logRouteDocs,
   ...binariesRouteDocs,
-  ...pingRouteDocs,
   ...infoRouteDocs,
   ...openapiRouteDocs,
   ...dashboardRouteDocs,
   ...eventRouteDocs,
-  ...metricsRouteDocs,
   ...apiRouteDocs,
 ];
 

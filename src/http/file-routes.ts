@@ -1,5 +1,3 @@
-import { Readable } from 'node:stream';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { type Context, Hono } from 'hono';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
@@ -8,7 +6,8 @@ import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
 import { errors, type RouteDoc, type StatusCode } from './route-doc.ts';
-import { listFolder, listRoot, locate, openLocated } from './shared-files.ts';
+import { openLocated, sendFile } from './safe-path.ts';
+import { listFolder, listRoot, locate } from './shared-files.ts';
 
 /** One `Range: bytes=…` request header against a file of `size` bytes (RFC 9110 §14.1.2). */
 type ByteRange =
@@ -139,15 +138,8 @@ async function answer(
     range.kind === 'part' ? [range.start, range.end, 206 as const] : [0, size - 1, 200 as const];
   headers['Content-Length'] = String(size === 0 ? 0 : end - start + 1);
   if (status === 206) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
-  // Hono answers HEAD by running this GET handler and dropping the body; do not open a stream nobody reads.
-  if (c.req.method === 'HEAD' || size === 0) {
-    await file.close();
-    return c.body(null, status, headers);
-  }
-  audit(deps, instance, where.relative, caller, status);
-  // createReadStream closes the handle at the end or when the client goes away (the web stream is cancelled).
-  const web = Readable.toWeb(file.createReadStream({ start, end })) as NodeReadableStream<Uint8Array>;
-  return c.body(web as unknown as ReadableStream, status, headers);
+  if (c.req.method !== 'HEAD' && size > 0) audit(deps, instance, where.relative, caller, status);
+  return sendFile(c, file, status, headers, { start, end });
 }
 
 function audit(deps: HttpDeps, instance: InstanceControl, file: string, caller: Caller, status: StatusCode): void {

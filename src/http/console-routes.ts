@@ -8,6 +8,7 @@ import { ConsoleError, commandProblem, MAX_COMMAND_BYTES } from '../process/cons
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { adminAccess } from './admin-auth.ts';
 import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
+import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
@@ -117,17 +118,8 @@ async function send(
   caller: Caller,
 ): Promise<Answer> {
   const answer = await attempt(deps.rate, instance, command, caller);
-  deps.bus.emit('instance:control', {
-    key: shownKey(instance.key),
-    action: 'console',
-    user: caller.user === undefined ? undefined : shownKey(caller.user),
-    remote: caller.remote,
-    status: answer.status,
-    result: answer.status === 200 ? 'accepted' : 'refused',
-    ...('error' in answer ? { reason: answer.error } : {}),
-    command: typeof command === 'string' ? command.slice(0, MAX_COMMAND_BYTES) : null,
-    at: Date.now(),
-  });
+  const sent = typeof command === 'string' ? command.slice(0, MAX_COMMAND_BYTES) : null;
+  auditControl(deps.bus, instance.key, 'console', caller, answer, { command: sent });
   const fields = { key: instance.key, via: caller.via, user: caller.user ?? '(loopback)', remote: caller.remote ?? '' };
   if ('error' in answer)
     deps.log.warn(`console command refused: ${answer.error}`, { ...fields, status: answer.status });

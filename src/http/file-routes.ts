@@ -2,10 +2,11 @@ import { type Context, Hono } from 'hono';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { instanceDir } from './api-routes.ts';
+import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
-import { errors, type RouteDoc, type StatusCode } from './route-doc.ts';
+import { errors, type RouteDoc } from './route-doc.ts';
 import { openLocated, sendFile } from './safe-path.ts';
 import { listFolder, listRoot, locate } from './shared-files.ts';
 
@@ -138,21 +139,9 @@ async function answer(
     range.kind === 'part' ? [range.start, range.end, 206 as const] : [0, size - 1, 200 as const];
   headers['Content-Length'] = String(size === 0 ? 0 : end - start + 1);
   if (status === 206) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
-  if (c.req.method !== 'HEAD' && size > 0) audit(deps, instance, where.relative, caller, status);
+  if (c.req.method !== 'HEAD' && size > 0)
+    auditControl(deps.bus, instance.key, 'download', caller, { status }, { file: where.relative });
   return sendFile(c, file, status, headers, { start, end });
-}
-
-function audit(deps: HttpDeps, instance: InstanceControl, file: string, caller: Caller, status: StatusCode): void {
-  deps.bus.emit('instance:control', {
-    key: shownKey(instance.key),
-    action: 'download',
-    user: caller.user === undefined ? undefined : shownKey(caller.user),
-    remote: caller.remote,
-    status,
-    result: 'accepted',
-    file,
-    at: Date.now(),
-  });
 }
 
 /** The raw segments after `files` of a path `…/<key>/files/…`: index of `files` in the split path, plus one. */

@@ -22,7 +22,6 @@ export interface AdminAccessOptions {
 /** Who was let in: the admin user name, or `undefined` for an unauthenticated loopback client. */
 export type AdminUser = string | undefined;
 
-/** The Hono environment of routes behind `adminAccess`. */
 export type AdminEnv = { Variables: { adminUser: AdminUser } };
 
 /** The challenge for the admin routes; its own realm so a browser never offers an instance's credentials. */

@@ -23,7 +23,6 @@ export type DashboardEnv = { Variables: AdminEnv['Variables'] & { instance: Inst
  */
 export const DASHBOARD_HEADER = 'x-watchdog-dashboard';
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const apiRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',

@@ -10,7 +10,6 @@ import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { methodNotAllowed, remoteAddress } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const backupRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',
@@ -54,7 +53,6 @@ export const backupRouteDocs: readonly RouteDoc[] = [
   ),
 ];
 
-/** Who asked, as the routes know it. */
 interface Caller {
   user: string | undefined;
   remote: string | undefined;

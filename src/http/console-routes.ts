@@ -67,7 +67,6 @@ const CONSOLE_RESPONSES: RouteDoc['responses'] = {
   ...errors(413, 429, 500),
 };
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const consoleRouteDocs: readonly RouteDoc[] = [
   {
     method: 'post',

@@ -51,7 +51,6 @@ export function controlQueryDocs(action: ControlVerb): { query?: QueryDoc[] } {
   return {};
 }
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const controlRouteDocs: readonly RouteDoc[] = [
   ...ACTIONS.map(
     (action): RouteDoc => ({

@@ -33,7 +33,6 @@ function healthBody(registry: InstanceRegistry, version: string, disk: () => Dis
 /** The real watchdog's padlock, byte for byte (its `WatchdogController.cs`). */
 export const PADLOCK = ' --\n|  |\n####\n####\n';
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const infoRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',

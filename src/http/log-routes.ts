@@ -22,7 +22,6 @@ export const KEEPALIVE_MS = 15_000;
 /** A client this many writes behind is cut off, so a stalled reader cannot grow the daemon's memory. */
 const MAX_PENDING = 1000;
 
-/** This route for the OpenAPI document (route-doc.ts). */
 export const logRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',

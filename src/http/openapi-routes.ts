@@ -18,7 +18,6 @@ import { SCHEMAS, type SchemaName } from './schemas.ts';
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-/** This route itself. */
 const openapiRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',

@@ -7,7 +7,6 @@ import { parseProxyRange } from '../config/sections/proxy.ts';
 export interface ClientInfo {
   /** The client: the socket peer, or the forwarded client when the peer is a trusted proxy; undefined if unknown. */
   address: string | undefined;
-  /** The socket peer. */
   peer: string | undefined;
   /** The peer is a trusted proxy and the request carried a forwarded client address. */
   forwarded: boolean;

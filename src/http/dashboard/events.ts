@@ -21,7 +21,6 @@ export interface EventStreamOptions {
   recentEvents?: number;
 }
 
-/** This route for the OpenAPI document (route-doc.ts). */
 export const eventRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',

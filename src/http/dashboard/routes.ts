@@ -22,7 +22,6 @@ const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const dashboardRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',

@@ -7,7 +7,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 export interface RetryPolicy {
   /** The wait after the first failed attempt; each later wait doubles, up to `maxDelayMs`. */
   initialDelayMs: number;
-  /** The longest wait between two attempts. */
   maxDelayMs: number;
   /** Gives up once this long has passed since the first attempt (`Infinity`: only a cancel ends it). */
   maxElapsedMs: number;

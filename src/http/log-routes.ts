@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { stream } from 'hono/streaming';
+import type { StreamingApi } from 'hono/utils/stream';
 import { followLines, readLastLines } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { ADMIN_CHALLENGE, decideAdminAccess } from './admin-auth.ts';
@@ -107,6 +108,18 @@ function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
   };
 }
 
+/** Writes in order without awaiting each one; aborts the stream once the client falls `max` writes behind. */
+export function boundedWrites(out: StreamingApi, max: number): (write: () => Promise<unknown>) => void {
+  let pending = 0;
+  return (write) => {
+    if (out.aborted || out.closed) return;
+    if (++pending > max) return out.abort();
+    void write()
+      .catch(() => undefined)
+      .finally(() => pending--);
+  };
+}
+
 /** A whole-number query parameter from `min` to `max`; `fallback` when absent, null when invalid. */
 const whole = <F extends number | undefined>(
   raw: string | undefined,
@@ -166,22 +179,12 @@ export function logRoutes(deps: HttpDeps): Hono<LogEnv> {
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     followers++;
     return stream(c, async (out) => {
-      let pending = 0;
-      const send = (record: object) => {
-        if (out.aborted || out.closed) return;
-        if (++pending > MAX_PENDING) return out.abort();
-        void out
-          .write(JSON.stringify(record) + '\n')
-          .catch(() => undefined)
-          .finally(() => pending--);
-      };
+      const write = boundedWrites(out, MAX_PENDING);
+      const send = (record: object) => write(() => out.write(`${JSON.stringify(record)}\n`));
       let end: () => void = () => {};
       const until = new Promise<void>((resolve) => (end = resolve));
       const timer = setTimeout(end, seconds * 1000);
-      const keepalive = setInterval(
-        () => void (out.closed || out.aborted ? undefined : out.write('\n').catch(() => undefined)),
-        KEEPALIVE_MS,
-      );
+      const keepalive = setInterval(() => write(() => out.write('\n')), KEEPALIVE_MS);
       out.onAbort(end);
       try {
         send({ key, found: tail.found });

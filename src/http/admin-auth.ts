@@ -27,8 +27,6 @@ export type AdminEnv = { Variables: { adminUser: AdminUser } };
 /** The challenge for the admin routes; its own realm so a browser never offers an instance's credentials. */
 export const ADMIN_CHALLENGE = 'Basic realm="watchdog admin", charset="UTF-8"';
 
-export { isLoopback };
-
 /**
  * A Host header naming this machine (`localhost`, `*.localhost`, a loopback address), with or without a port.
  * Checked when access rests on the client being local: a page on another site that rebinds its DNS name to

@@ -16,8 +16,6 @@ import { logRoutes } from './log-routes.ts';
 import { openapiRoutes } from './openapi-routes.ts';
 import { clientAddresses } from './request-info.ts';
 
-export type { HttpDeps } from './deps.ts';
-
 /**
  * The watchdog's HTTP API (README.md, "HTTP API"). Only builds the app; `startHttpServer` listens. Each sub-app
  * puts its authentication middleware in front of each of its handlers (`apiToken` and `checkinSecret` from
@@ -38,9 +36,8 @@ export function createApp(deps: HttpDeps): Hono {
   app.use('*', crossSiteGuard(deps));
   app.route('/instances', controlRoutes(deps));
   app.route('/instances', binariesRoutes(deps));
-  app.route('/instances', logRoutes(deps));
   app.route('/server_api', pingRoutes(deps));
-  for (const routes of [backupRoutes, consoleRoutes, fileRoutes, infoRoutes, openapiRoutes, dashboardRoutes])
+  for (const routes of [logRoutes, backupRoutes, consoleRoutes, fileRoutes, infoRoutes, openapiRoutes, dashboardRoutes])
     app.route('/', routes(deps));
   app.route('/', eventRoutes(deps));
   app.route('/', apiRoutes(deps));

@@ -4,14 +4,14 @@ import { stream } from 'hono/streaming';
 import type { StreamingApi } from 'hono/utils/stream';
 import { followLines, readLastLines } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
-import { ADMIN_CHALLENGE, decideAdminAccess } from './admin-auth.ts';
+import { ADMIN_CHALLENGE, type AdminEnv, adminAccess, decideAdminAccess } from './admin-auth.ts';
 import { instanceDir } from './api-routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { authorize, denied } from './instance-auth.ts';
 import { reportRefused } from './refused.ts';
 import { methodNotAllowed, shownKey } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
-import type { Logs } from './schemas.ts';
+import type { DashboardLog, Logs } from './schemas.ts';
 
 const MAX_LINES = 1000;
 const DEFAULT_SECONDS = 600;
@@ -59,6 +59,15 @@ export const logRouteDocs: readonly RouteDoc[] = [
         json: 'Error',
       },
     },
+  },
+  {
+    method: 'get',
+    path: '/api/instances/{key}/log',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: 'the last lines of the server log',
+    query: [{ name: 'n', type: 'integer', description: `how many lines (default 100, at most ${MAX_LINES})` }],
+    responses: { 200: { description: 'the lines', json: 'DashboardLog' }, ...errors(400, 401, 403, 404, 405) },
   },
 ];
 
@@ -132,16 +141,17 @@ const whole = <F extends number | undefined>(
 };
 
 /**
- * `GET /:key/logs?lines=N` (mounted at `/instances`): the last N lines (default 50) of the server log as JSON
+ * `GET /instances/:key/logs?lines=N`: the last N lines (default 50) of the server log as JSON
  * `{ key, found, lines }`. With `follow=1`, NDJSON instead: `{"key","found"}`, the N lines and then each new one as
  * `{"line"}` (an empty line every 15 s while the log is quiet), for `seconds` (default 600, at most 3600), ending with `{"end":"lifetime","from":<offset>}`; `from=<offset>`
- * resumes there without a tail. The reading and following are the CLI's own (src/process/log-tail.ts).
+ * resumes there without a tail. The reading and following are the CLI's own (src/process/log-tail.ts). Also the
+ * dashboard's `GET /api/instances/:key/log?n=100`. Mounted at `/`.
  */
-export function logRoutes(deps: HttpDeps): Hono<LogEnv> {
+export function logRoutes(deps: HttpDeps): Hono {
   const app = new Hono<LogEnv>();
   let followers = 0;
 
-  app.get('/:key/logs', logAccess(deps), async (c) => {
+  app.get('/instances/:key/logs', logAccess(deps), async (c) => {
     const key = c.req.param('key');
     const lines = whole(c.req.query('lines'), 50, 0, MAX_LINES);
     const seconds = whole(c.req.query('seconds'), DEFAULT_SECONDS, 1, MAX_SECONDS);
@@ -198,6 +208,27 @@ export function logRoutes(deps: HttpDeps): Hono<LogEnv> {
       }
     });
   });
-  app.all('/:key/logs', methodNotAllowed('GET, HEAD'));
-  return app;
+  app.all('/instances/:key/logs', methodNotAllowed('GET, HEAD'));
+
+  // The dashboard's tail: the admin rule only, and a line the server is still writing is shown too.
+  const dashboard = new Hono<AdminEnv>();
+  dashboard.get('/api/instances/:key/log', adminAccess(deps), async (c) => {
+    const key = c.req.param('key');
+    const instance = deps.registry.get(key);
+    if (!instance) return c.json({ error: `no instance ${shownKey(key)}` }, 404);
+    const n = whole(c.req.query('n'), 100, 1, MAX_LINES);
+    if (n === null) return c.json({ error: `n must be a whole number from 1 to ${MAX_LINES}` }, 400);
+    const tail = await readLastLines(join(instanceDir(instance), 'logs'), n);
+    const body: DashboardLog = {
+      key,
+      lines: (tail.partial === null ? tail.lines : [...tail.lines, tail.partial]).slice(-n),
+    };
+    return c.json(body);
+  });
+  dashboard.all('/api/instances/:key/log', methodNotAllowed('GET, HEAD'));
+
+  const both = new Hono();
+  both.route('/', app);
+  both.route('/', dashboard);
+  return both;
 }

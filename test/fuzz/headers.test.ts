@@ -6,7 +6,8 @@
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isLoopback, isLoopbackHost } from '../../src/http/admin-auth.ts';
+import { isLoopback } from '../../src/config/listen.ts';
+import { isLoopbackHost } from '../../src/http/admin-auth.ts';
 import { parseBasicAuth } from '../../src/http/basic-auth.ts';
 import { authorize } from '../../src/http/instance-auth.ts';
 import { shownKey } from '../../src/http/request-info.ts';

@@ -6,7 +6,7 @@ import { auditControl, CONTROL_VERBS, carryOut, controlRequestOf } from './contr
 import { controlQueryDocs } from './control-routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
-import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
+import { remoteAddress, shownKey } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import type { DashboardControl } from './schemas.ts';
 
@@ -102,7 +102,6 @@ export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
   const access = adminAccess(deps);
 
   app.get('/api/instances', access, (c) => c.json(registry.list().map((i) => i.status())));
-  app.all('/api/instances', methodNotAllowed('GET, HEAD'));
 
   const instance = dashboardInstance(deps);
   for (const verb of CONTROL_VERBS) {
@@ -118,7 +117,6 @@ export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
       const body: DashboardControl = { key: c.var.instance.key, action: verb, accepted: true };
       return c.json(body);
     });
-    app.all(`/api/instances/:key/${verb}`, methodNotAllowed('POST'));
   }
   return app;
 }

@@ -13,8 +13,8 @@ import type { HttpDeps } from './deps.ts';
 import { fileRoutes } from './file-routes.ts';
 import { infoRoutes } from './info-routes.ts';
 import { logRoutes } from './log-routes.ts';
-import { openapiRoutes } from './openapi-routes.ts';
-import { clientAddresses } from './request-info.ts';
+import { openapiRoutes, ROUTE_DOCS } from './openapi-routes.ts';
+import { clientAddresses, methodNotAllowed } from './request-info.ts';
 
 /**
  * The watchdog's HTTP API (README.md, "HTTP API"). Only builds the app; `startHttpServer` listens. Each sub-app
@@ -41,6 +41,15 @@ export function createApp(deps: HttpDeps): Hono {
     app.route('/', routes(deps));
   app.route('/', eventRoutes(deps));
   app.route('/', apiRoutes(deps));
+
+  // A known path asked with another method: 405 with `Allow` (as the real watchdog's ASP.NET routing answers), for
+  // each path whose route table lists 405; last, so it never shadows a handler.
+  const allowed = new Map<string, string[]>();
+  for (const doc of ROUTE_DOCS)
+    if (405 in doc.responses)
+      allowed.set(doc.path, [...(allowed.get(doc.path) ?? []), doc.method === 'get' ? 'GET, HEAD' : 'POST']);
+  for (const [path, methods] of allowed)
+    app.all(path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1'), methodNotAllowed(methods.join(', ')));
 
   app.notFound((c) => c.json({ error: 'not found' }, 404));
   app.onError((err, c) => {

@@ -7,7 +7,7 @@ import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-ro
 import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
-import { methodNotAllowed, remoteAddress } from './request-info.ts';
+import { remoteAddress } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
 export const backupRouteDocs: readonly RouteDoc[] = [
@@ -98,7 +98,6 @@ export function backupRoutes(deps: HttpDeps): Hono {
   api.post('/instances/:key/backups', apiToken(deps, 'control'), async (c) =>
     reply(c, await take(deps, c.var.instance, { user: c.var.user, remote: remoteAddress(c) })),
   );
-  api.all('/instances/:key/backups', methodNotAllowed('GET, HEAD, POST'));
 
   const dashboard = new Hono<DashboardEnv>();
   const access = [adminAccess(deps), dashboardInstance(deps)] as const;
@@ -106,7 +105,6 @@ export function backupRoutes(deps: HttpDeps): Hono {
   dashboard.post('/api/instances/:key/backups', ...access, async (c) =>
     reply(c, await take(deps, c.var.instance, { user: c.var.adminUser, remote: remoteAddress(c) })),
   );
-  dashboard.all('/api/instances/:key/backups', methodNotAllowed('GET, HEAD, POST'));
 
   const app = new Hono();
   app.route('/', api);

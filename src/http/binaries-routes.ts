@@ -1,6 +1,5 @@
 import { Hono } from 'hono';
 import type { HttpDeps } from './deps.ts';
-import { methodNotAllowed } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import { decodeSegments, openLocated, resolveInside, sendFile } from './safe-path.ts';
 
@@ -63,7 +62,6 @@ export function binariesRoutes({ registry }: HttpDeps): Hono {
       'Last-Modified': stats.mtime.toUTCString(),
     });
   });
-  app.all('/:key/binaries/*', methodNotAllowed('GET, HEAD'));
 
   return app;
 }

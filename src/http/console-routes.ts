@@ -11,7 +11,7 @@ import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-ro
 import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
-import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
+import { remoteAddress, shownKey } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
 /**
@@ -169,7 +169,6 @@ export function consoleRoutes(deps: HttpDeps): Hono {
     const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
     return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
   });
-  api.all('/instances/:key/console', methodNotAllowed('POST'));
 
   const dashboard = new Hono<DashboardEnv>();
   dashboard.post('/api/instances/:key/console', adminAccess(deps), dashboardInstance(deps), limit, async (c) => {
@@ -177,7 +176,6 @@ export function consoleRoutes(deps: HttpDeps): Hono {
     const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
     return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
   });
-  dashboard.all('/api/instances/:key/console', methodNotAllowed('POST'));
 
   const app = new Hono();
   app.route('/', api);

@@ -3,7 +3,6 @@ import { Hono } from 'hono';
 import { CONTROL_VERBS, type ControlVerb, carryOut, controlRequestOf, HOLD_DEFAULT_MINUTES } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, checkinSecret, type InstanceEnv } from './instance-auth.ts';
-import { methodNotAllowed } from './request-info.ts';
 import { errors, type QueryDoc, type RouteDoc } from './route-doc.ts';
 
 const ACTIONS = CONTROL_VERBS.filter(
@@ -121,11 +120,9 @@ export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
       const answer = await carryOut(deps, instance, verb, req);
       return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.body('', 200);
     });
-    app.all(`/:key/${verb}`, methodNotAllowed('POST'));
   }
 
   app.get('/:key/status', apiToken(deps, 'status'), (c) => c.json(c.var.instance.status()));
-  app.all('/:key/status', methodNotAllowed('GET, HEAD'));
 
   return app;
 }
@@ -144,6 +141,5 @@ export function pingRoutes(deps: HttpDeps): Hono<InstanceEnv> {
     if (socket) deps.trustCheckin?.(socket);
     return c.body('', 200);
   });
-  app.all('/:key/ping', methodNotAllowed('POST'));
   return app;
 }

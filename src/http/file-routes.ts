@@ -5,7 +5,7 @@ import { instanceDir } from './api-routes.ts';
 import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
-import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
+import { remoteAddress, shownKey } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import { openLocated, sendFile } from './safe-path.ts';
 import { listFolder, listRoot, locate } from './shared-files.ts';
@@ -158,7 +158,6 @@ export function fileRoutes(deps: HttpDeps): Hono {
   api.get('/instances/:key/files/*', apiToken(deps, 'status'), (c) =>
     answer(deps, c, c.var.instance, segmentsAfter(c, 3), { user: c.var.user, remote: remoteAddress(c) }),
   );
-  api.all('/instances/:key/files/*', methodNotAllowed('GET, HEAD'));
 
   const dashboard = new Hono<AdminEnv>();
   const access = adminAccess(deps);
@@ -169,7 +168,6 @@ export function fileRoutes(deps: HttpDeps): Hono {
     // Raw path: ['', 'api', 'instances', key, 'files', …].
     return answer(deps, c, instance, segmentsAfter(c, 4), { user: c.var.adminUser, remote: remoteAddress(c) });
   });
-  dashboard.all('/api/instances/:key/files/*', methodNotAllowed('GET, HEAD'));
 
   const app = new Hono();
   app.route('/', api);

@@ -4,7 +4,6 @@ import { createMetricsCollector } from '../metrics/collector.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { adminAccess } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
-import { methodNotAllowed } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import type { Health } from './schemas.ts';
 
@@ -73,15 +72,12 @@ export function infoRoutes(deps: HttpDeps): Hono {
   const collector = deps.metrics ?? createMetricsCollector({ bus: deps.bus, registry: deps.registry, version });
 
   app.get('/watchdog/padlock', (c) => c.body(PADLOCK, 200, { 'Content-Type': 'text/plain; charset=utf-8' }));
-  app.all('/watchdog/padlock', methodNotAllowed('GET, HEAD'));
 
   app.get('/health', (c) => c.json(healthBody(registry, version, disk)));
-  app.all('/health', methodNotAllowed('GET, HEAD'));
 
   app.get('/metrics', adminAccess(deps), async (c) =>
     c.body(await collector.metrics(), 200, { 'Content-Type': collector.contentType, 'Cache-Control': 'no-store' }),
   );
-  app.all('/metrics', methodNotAllowed('GET, HEAD'));
 
   return app;
 }

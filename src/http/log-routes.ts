@@ -9,7 +9,7 @@ import { instanceDir } from './api-routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { authorize, denied } from './instance-auth.ts';
 import { reportRefused } from './refused.ts';
-import { methodNotAllowed, shownKey } from './request-info.ts';
+import { shownKey } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import type { DashboardLog, Logs } from './schemas.ts';
 
@@ -208,7 +208,6 @@ export function logRoutes(deps: HttpDeps): Hono {
       }
     });
   });
-  app.all('/instances/:key/logs', methodNotAllowed('GET, HEAD'));
 
   // The dashboard's tail: the admin rule only, and a line the server is still writing is shown too.
   const dashboard = new Hono<AdminEnv>();
@@ -225,7 +224,6 @@ export function logRoutes(deps: HttpDeps): Hono {
     };
     return c.json(body);
   });
-  dashboard.all('/api/instances/:key/log', methodNotAllowed('GET, HEAD'));
 
   const both = new Hono();
   both.route('/', app);

@@ -11,7 +11,6 @@ import type { HttpDeps } from './deps.ts';
 import { fileRouteDocs } from './file-routes.ts';
 import { infoRouteDocs } from './info-routes.ts';
 import { logRouteDocs } from './log-routes.ts';
-import { methodNotAllowed } from './request-info.ts';
 import { type Access, errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
 import { SCHEMAS, type SchemaName } from './schemas.ts';
 
@@ -174,6 +173,5 @@ export function openapiRoutes({ version }: HttpDeps): Hono {
       'Content-Type': 'application/json; charset=utf-8',
     });
   });
-  app.all('/openapi.json', methodNotAllowed('GET, HEAD'));
   return app;
 }

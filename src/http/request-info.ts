@@ -145,10 +145,7 @@ export function remoteAddress(c: Context): string | undefined {
   return clientOf(c).address;
 }
 
-/**
- * A handler for the other methods on a known path: 405 with `Allow` (the real watchdog's ASP.NET routing does the
- * same). Register it with `.all()` after the real handlers.
- */
+/** The answer to another method on a known path: 405 with `Allow` (createApp registers one per route path). */
 export function methodNotAllowed(allow: string) {
   return (c: Context): Response => {
     c.header('Allow', allow);

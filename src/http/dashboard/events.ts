@@ -5,7 +5,6 @@ import { statePaths } from '../../chart/graph.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { boundedWrites } from '../log-routes.ts';
-import { methodNotAllowed } from '../request-info.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { recentEventsOf, STREAMED, type Streamed } from './recent-events.ts';
 
@@ -120,7 +119,6 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
       unsubscribe();
     });
   });
-  app.all('/events', methodNotAllowed('GET, HEAD'));
   return app;
 }
 

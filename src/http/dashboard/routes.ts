@@ -6,7 +6,6 @@ import { cachedChartSvg } from '../../chart/svg.ts';
 import { describeError } from '../../errors.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
-import { methodNotAllowed } from '../request-info.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { type ChartSource, dashboardPage } from './page.ts';
 import { recentEventsOf } from './recent-events.ts';
@@ -109,6 +108,5 @@ export function dashboardRoutes(deps: HttpDeps): Hono {
       rewriteRequestPath: (p) => p.replace(/^\/dashboard/, ''),
     }),
   );
-  app.all('/', methodNotAllowed('GET, HEAD'));
   return app;
 }

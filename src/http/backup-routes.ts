@@ -106,8 +106,5 @@ export function backupRoutes(deps: HttpDeps): Hono {
     reply(c, await take(deps, c.var.instance, { user: c.var.adminUser, remote: remoteAddress(c) })),
   );
 
-  const app = new Hono();
-  app.route('/', api);
-  app.route('/', dashboard);
-  return app;
+  return new Hono().route('/', api).route('/', dashboard);
 }

@@ -177,8 +177,5 @@ export function consoleRoutes(deps: HttpDeps): Hono {
     return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
   });
 
-  const app = new Hono();
-  app.route('/', api);
-  app.route('/', dashboard);
-  return app;
+  return new Hono().route('/', api).route('/', dashboard);
 }

@@ -169,8 +169,5 @@ export function fileRoutes(deps: HttpDeps): Hono {
     return answer(deps, c, instance, segmentsAfter(c, 4), { user: c.var.adminUser, remote: remoteAddress(c) });
   });
 
-  const app = new Hono();
-  app.route('/', api);
-  app.route('/', dashboard);
-  return app;
+  return new Hono().route('/', api).route('/', dashboard);
 }

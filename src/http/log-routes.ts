@@ -225,8 +225,5 @@ export function logRoutes(deps: HttpDeps): Hono {
     return c.json(body);
   });
 
-  const both = new Hono();
-  both.route('/', app);
-  both.route('/', dashboard);
-  return both;
+  return new Hono().route('/', app).route('/', dashboard);
 }

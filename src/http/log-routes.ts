@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { stream } from 'hono/streaming';
 import type { StreamingApi } from 'hono/utils/stream';
 import { followLines, readLastLines } from '../process/log-tail.ts';
@@ -71,49 +71,41 @@ export const logRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
-type Access = { ok: true; instance: InstanceControl } | { ok: false; res: Response };
 /** The log route's environment: the instance its credentials admitted. */
 type LogEnv = { Variables: { instance: InstanceControl } };
 
 /**
  * Basic `<key>:<ApiToken>` as for status, or the admin rule of the dashboard (Admin credentials, else a loopback
- * client). An unknown key answered to an admitted admin lists the instances, so a remote CLI can say which exist.
+ * client); sets `c.var.instance`. An unknown key answered to an admitted admin lists the instances, so a remote CLI
+ * can say which exist.
  */
-function access(c: Context, key: string, deps: HttpDeps): Access {
-  const auth = authorize(c.req.header('authorization'), key, deps.registry, 'apiToken');
-  if (auth.ok) return { ok: true, instance: auth.instance };
-  const admin = decideAdminAccess(c, deps);
-  if (admin.ok) {
-    const instance = deps.registry.get(key);
-    if (instance) return { ok: true, instance };
-    return {
-      ok: false,
-      res: c.json({ error: `no instance ${shownKey(key)}`, instances: deps.registry.list().map((i) => i.key) }, 404),
-    };
-  }
-  // Credentials that name this instance, or no Admin configured: the instance rule says what is wrong.
-  const asAdmin = auth.user !== key && deps.admin?.() !== undefined;
-  const { status, reason } = asAdmin ? { status: admin.status, reason: admin.error } : auth;
-  reportRefused(deps.bus, c, {
-    route: 'logs',
-    action: 'logs',
-    key,
-    user: asAdmin ? undefined : auth.user,
-    status,
-    reason,
-  });
-  if (!asAdmin) return { ok: false, res: denied(c, auth.status, auth.reason) };
-  if (status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
-  return { ok: false, res: c.json({ error: reason }, admin.status) };
-}
-
-/** `access` as the route's middleware: answers a denial, else sets `c.var.instance`. */
 function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
   return async (c, next) => {
-    const allowed = access(c, c.req.param('key') ?? '', deps);
-    if (!allowed.ok) return allowed.res;
-    c.set('instance', allowed.instance);
-    await next();
+    const key = c.req.param('key') ?? '';
+    const auth = authorize(c.req.header('authorization'), key, deps.registry, 'apiToken');
+    if (auth.ok) {
+      c.set('instance', auth.instance);
+      return next();
+    }
+    const admin = decideAdminAccess(c, deps);
+    if (admin.ok) {
+      const instance = deps.registry.get(key);
+      if (!instance)
+        return c.json(
+          { error: `no instance ${shownKey(key)}`, instances: deps.registry.list().map((i) => i.key) },
+          404,
+        );
+      c.set('instance', instance);
+      return next();
+    }
+    // Credentials that name this instance, or no Admin configured: the instance rule says what is wrong.
+    const asAdmin = auth.user !== key && deps.admin?.() !== undefined;
+    const { status, reason } = asAdmin ? { status: admin.status, reason: admin.error } : auth;
+    const user = asAdmin ? undefined : auth.user;
+    reportRefused(deps.bus, c, { route: 'logs', action: 'logs', key, user, status, reason });
+    if (!asAdmin) return denied(c, auth.status, auth.reason);
+    if (status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
+    return c.json({ error: reason }, admin.status);
   };
 }
 

@@ -69,9 +69,8 @@ type Denial = Extract<AuthResult, { ok: false }>;
 
 /**
  * Checks Basic `<key>:<secret>` against the instance the route's `:key` names (`authorize` gives the order of the
- * checks) and sets `c.var.instance` and `c.var.user`; a denial is answered here, after `onRefused` is told.
- * Put in front of each handler rather than under a prefix: the sub-apps share `/instances`, where a prefix
- * middleware would also guard the unauthenticated `binaries/` files.
+ * checks) and sets `c.var.instance` and `c.var.user`; a denial is answered here, after `onRefused` is told. Put in
+ * front of each handler, never under a prefix (createApp says why).
  */
 function instanceAuth(
   deps: Pick<HttpDeps, 'registry'>,

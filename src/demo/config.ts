@@ -1,6 +1,6 @@
 import type { AuthMode, Link } from '../kit/schemas.ts';
 import type { Settings } from '../kit/settings.ts';
-import { SettingsError } from '../kit/settings-args.ts';
+import { SettingsError } from '../kit/settings.ts';
 import type { Logger } from '../log.ts';
 
 /** Everything the demo server reads from its cvars, read once at startup (see README.md beside this file). */

@@ -1,7 +1,8 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Bus } from '../bus.ts';
 import { isLoopback } from '../config/listen.ts';
-import { parseBasicAuth, secretsEqual } from './basic-auth.ts';
+import { sameSecret } from '../kit/api-watchdog.ts';
+import { parseBasicAuth } from './basic-auth.ts';
 import { reportRefused } from './refused.ts';
 import { clientOf } from './request-info.ts';
 
@@ -21,13 +22,10 @@ export interface AdminAccessOptions {
 /** Who was let in: the admin user name, or `undefined` for an unauthenticated loopback client. */
 export type AdminUser = string | undefined;
 
-/** The Hono environment of routes behind `adminAccess`. */
 export type AdminEnv = { Variables: { adminUser: AdminUser } };
 
 /** The challenge for the admin routes; its own realm so a browser never offers an instance's credentials. */
 export const ADMIN_CHALLENGE = 'Basic realm="watchdog admin", charset="UTF-8"';
-
-export { isLoopback };
 
 /**
  * A Host header naming this machine (`localhost`, `*.localhost`, a loopback address), with or without a port.
@@ -52,8 +50,8 @@ export function decideAdminAccess(c: Context, opts: AdminAccessOptions): Decisio
     if (creds.kind === 'malformed')
       return { ok: false, status: 400, error: 'malformed Authorization header: not base64 of user:password' };
     // Both compared every time, so a wrong user name costs the same as a wrong password.
-    const userOk = secretsEqual(creds.user, admin.username);
-    const passwordOk = secretsEqual(creds.password, admin.password);
+    const userOk = sameSecret(creds.user, admin.username);
+    const passwordOk = sameSecret(creds.password, admin.password);
     if (!userOk || !passwordOk) return { ok: false, status: 401, error: 'wrong admin user name or password' };
     return { ok: true, user: admin.username };
   }

@@ -1,17 +1,14 @@
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { readLastLines } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { auditControl, CONTROL_VERBS, carryOut, controlRequestOf } from './control.ts';
 import { controlQueryDocs } from './control-routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
-import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
+import { remoteAddress, shownKey } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
-import type { DashboardControl, DashboardLog } from './schemas.ts';
-
-const MAX_LOG_LINES = 1000;
+import type { DashboardControl } from './schemas.ts';
 
 /** The routes behind `adminAccess` and `dashboardInstance`: the admin user and the instance the path names. */
 export type DashboardEnv = { Variables: AdminEnv['Variables'] & { instance: InstanceControl } };
@@ -23,7 +20,6 @@ export type DashboardEnv = { Variables: AdminEnv['Variables'] & { instance: Inst
  */
 export const DASHBOARD_HEADER = 'x-watchdog-dashboard';
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const apiRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',
@@ -35,15 +31,6 @@ export const apiRouteDocs: readonly RouteDoc[] = [
       200: { description: 'the status JSON of each instance', json: 'InstanceStatus', list: true },
       ...errors(400, 401, 403, 405),
     },
-  },
-  {
-    method: 'get',
-    path: '/api/instances/{key}/log',
-    tag: 'dashboard',
-    access: 'admin',
-    summary: 'the last lines of the server log',
-    query: [{ name: 'n', type: 'integer', description: `how many lines (default 100, at most ${MAX_LOG_LINES})` }],
-    responses: { 200: { description: 'the lines', json: 'DashboardLog' }, ...errors(400, 401, 403, 404, 405) },
   },
   ...CONTROL_VERBS.map(
     (action): RouteDoc => ({
@@ -105,7 +92,7 @@ export function dashboardInstance({ registry, bus, log }: HttpDeps): MiddlewareH
 
 /**
  * Admin routes for the dashboard and scripts (same access rule as the dashboard):
- * `GET /api/instances` every instance's status; `GET /api/instances/:key/log?n=100` the tail of its server log;
+ * `GET /api/instances` every instance's status (the tail of its log is log-routes.ts's);
  * `POST /api/instances/:key/<verb>` control through the same `carryOut` as `POST /instances/:key/<verb>` (control.ts),
  * audited on the bus as `instance:control` with the admin user name.
  */
@@ -115,23 +102,6 @@ export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
   const access = adminAccess(deps);
 
   app.get('/api/instances', access, (c) => c.json(registry.list().map((i) => i.status())));
-  app.all('/api/instances', methodNotAllowed('GET, HEAD'));
-
-  app.get('/api/instances/:key/log', access, async (c) => {
-    const key = c.req.param('key');
-    const instance = registry.get(key);
-    if (!instance) return c.json({ error: `no instance ${shownKey(key)}` }, 404);
-    const raw = c.req.query('n') ?? '100';
-    const n = Number(raw);
-    if (!/^\d+$/.test(raw) || n < 1 || n > MAX_LOG_LINES)
-      return c.json({ error: `n must be a whole number from 1 to ${MAX_LOG_LINES}` }, 400);
-    const tail = await readLastLines(join(instanceDir(instance), 'logs'), n);
-    // A line the server is still writing is shown too: the dashboard shows what is there.
-    const lines = (tail.partial === null ? tail.lines : [...tail.lines, tail.partial]).slice(-n);
-    const body: DashboardLog = { key, lines };
-    return c.json(body);
-  });
-  app.all('/api/instances/:key/log', methodNotAllowed('GET, HEAD'));
 
   const instance = dashboardInstance(deps);
   for (const verb of CONTROL_VERBS) {
@@ -147,7 +117,6 @@ export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
       const body: DashboardControl = { key: c.var.instance.key, action: verb, accepted: true };
       return c.json(body);
     });
-    app.all(`/api/instances/:key/${verb}`, methodNotAllowed('POST'));
   }
   return app;
 }

@@ -1,13 +1,11 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { RegExpRouter } from 'hono/router/reg-exp-router';
 import { describeError } from '../errors.ts';
-import { createMetricsCollector } from '../metrics/collector.ts';
 import { apiRoutes } from './api-routes.ts';
 import { backupRoutes } from './backup-routes.ts';
 import { binariesRoutes } from './binaries-routes.ts';
 import { consoleRoutes } from './console-routes.ts';
-import { controlRoutes } from './control-routes.ts';
+import { controlRoutes, pingRoutes } from './control-routes.ts';
 import { crossSiteGuard } from './cross-site.ts';
 import { eventRoutes } from './dashboard/events.ts';
 import { dashboardRoutes } from './dashboard/routes.ts';
@@ -15,12 +13,8 @@ import type { HttpDeps } from './deps.ts';
 import { fileRoutes } from './file-routes.ts';
 import { infoRoutes } from './info-routes.ts';
 import { logRoutes } from './log-routes.ts';
-import { metricsRoutes } from './metrics-routes.ts';
-import { openapiRoutes } from './openapi-routes.ts';
-import { pingRoutes } from './ping-routes.ts';
-import { clientAddresses } from './request-info.ts';
-
-export type { HttpDeps } from './deps.ts';
+import { openapiRoutes, ROUTE_DOCS } from './openapi-routes.ts';
+import { clientAddresses, methodNotAllowed } from './request-info.ts';
 
 /**
  * The watchdog's HTTP API (README.md, "HTTP API"). Only builds the app; `startHttpServer` listens. Each sub-app
@@ -31,11 +25,7 @@ export type { HttpDeps } from './deps.ts';
  * prefix guard would be served unguarded.
  */
 export function createApp(deps: HttpDeps): Hono {
-  // RegExpRouter matches every route with one regex. Hono's default SmartRouter silently falls back to the trie
-  // router when one route does not fit it (a static path beside a parameter at the same depth did), which cost
-  // the check-in route about a fifth of its throughput; here such a route fails every request, so tests catch it.
-  const app = new Hono({ router: new RegExpRouter() });
-  const log = deps.log;
+  const app = new Hono();
 
   // Before every route (Hono runs middleware in registration order): who the client is (TrustedProxies), and no
   // state-changing request a browser sent on behalf of another site.
@@ -46,30 +36,27 @@ export function createApp(deps: HttpDeps): Hono {
   app.use('*', crossSiteGuard(deps));
   app.route('/instances', controlRoutes(deps));
   app.route('/instances', binariesRoutes(deps));
-  app.route('/instances', logRoutes(deps));
-  app.route('/', backupRoutes(deps));
-  app.route('/', consoleRoutes(deps));
-  app.route('/', fileRoutes(deps));
   app.route('/server_api', pingRoutes(deps));
-  app.route('/', infoRoutes(deps));
-  app.route('/', openapiRoutes(deps));
-  app.route('/', dashboardRoutes(deps));
+  for (const routes of [logRoutes, backupRoutes, consoleRoutes, fileRoutes, infoRoutes, openapiRoutes, dashboardRoutes])
+    app.route('/', routes(deps));
   app.route('/', eventRoutes(deps));
-  app.route(
-    '/',
-    metricsRoutes(
-      deps,
-      deps.metrics ?? createMetricsCollector({ bus: deps.bus, registry: deps.registry, version: deps.version }),
-    ),
-  );
   app.route('/', apiRoutes(deps));
+
+  // A known path asked with another method: 405 with `Allow` (as the real watchdog's ASP.NET routing answers), for
+  // each path whose route table lists 405; last, so it never shadows a handler.
+  const allowed = new Map<string, string[]>();
+  for (const doc of ROUTE_DOCS)
+    if (405 in doc.responses)
+      allowed.set(doc.path, [...(allowed.get(doc.path) ?? []), doc.method === 'get' ? 'GET, HEAD' : 'POST']);
+  for (const [path, methods] of allowed)
+    app.all(path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1'), methodNotAllowed(methods.join(', ')));
 
   app.notFound((c) => c.json({ error: 'not found' }, 404));
   app.onError((err, c) => {
     // An HTTPException may carry a full response (basicAuth's carries WWW-Authenticate): keep it intact.
     if (err instanceof HTTPException) return err.res ? err.getResponse() : c.json({ error: err.message }, err.status);
     // Path and method only: the Authorization header never reaches a log line.
-    log.error('request failed', { method: c.req.method, path: c.req.path, error: describeError(err) });
+    deps.log.error('request failed', { method: c.req.method, path: c.req.path, error: describeError(err) });
     return c.json({ error: 'internal error' }, 500);
   });
   return app;

@@ -7,10 +7,9 @@ import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-ro
 import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
-import { methodNotAllowed, remoteAddress } from './request-info.ts';
+import { remoteAddress } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const backupRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',
@@ -54,7 +53,6 @@ export const backupRouteDocs: readonly RouteDoc[] = [
   ),
 ];
 
-/** Who asked, as the routes know it. */
 interface Caller {
   user: string | undefined;
   remote: string | undefined;
@@ -100,7 +98,6 @@ export function backupRoutes(deps: HttpDeps): Hono {
   api.post('/instances/:key/backups', apiToken(deps, 'control'), async (c) =>
     reply(c, await take(deps, c.var.instance, { user: c.var.user, remote: remoteAddress(c) })),
   );
-  api.all('/instances/:key/backups', methodNotAllowed('GET, HEAD, POST'));
 
   const dashboard = new Hono<DashboardEnv>();
   const access = [adminAccess(deps), dashboardInstance(deps)] as const;
@@ -108,10 +105,6 @@ export function backupRoutes(deps: HttpDeps): Hono {
   dashboard.post('/api/instances/:key/backups', ...access, async (c) =>
     reply(c, await take(deps, c.var.instance, { user: c.var.adminUser, remote: remoteAddress(c) })),
   );
-  dashboard.all('/api/instances/:key/backups', methodNotAllowed('GET, HEAD, POST'));
 
-  const app = new Hono();
-  app.route('/', api);
-  app.route('/', dashboard);
-  return app;
+  return new Hono().route('/', api).route('/', dashboard);
 }

@@ -1,5 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-
 /** The outcome of reading an `Authorization` header as HTTP Basic (RFC 7617). */
 export type BasicCredentials =
   | { kind: 'ok'; user: string; password: string }
@@ -39,31 +37,6 @@ export function parseBasicAuth(header: string | undefined | null): BasicCredenti
   const colon = text.indexOf(':');
   if (colon < 0) return { kind: 'malformed' };
   return { kind: 'ok', user: text.slice(0, colon), password: text.slice(colon + 1) };
-}
-
-const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
-
-/**
- * Digests of the expected secrets, which change only at a launch or a reload: one hash per check-in instead of
- * two. Keyed by the server's own secret, never by what a client sent, so a lookup reveals nothing about the
- * guess; cleared when full, since every launch brings a new secret.
- */
-const expectedDigests = new Map<string, Buffer>();
-const EXPECTED_DIGESTS_MAX = 1024;
-
-function expectedDigest(expected: string): Buffer {
-  let d = expectedDigests.get(expected);
-  if (d === undefined) {
-    if (expectedDigests.size >= EXPECTED_DIGESTS_MAX) expectedDigests.clear();
-    d = digest(expected);
-    expectedDigests.set(expected, d);
-  }
-  return d;
-}
-
-/** Constant-time string equality: hashing first makes both sides the same length, whatever was sent. */
-export function secretsEqual(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), expectedDigest(expected));
 }
 
 /** The challenge sent with every 401. */

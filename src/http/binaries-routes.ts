@@ -1,20 +1,11 @@
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { Hono } from 'hono';
 import type { HttpDeps } from './deps.ts';
-import { methodNotAllowed } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
-import { decodeSegments, resolveInside } from './safe-path.ts';
+import { decodeSegments, openLocated, resolveInside, sendFile } from './safe-path.ts';
 
 const contentType = (name: string): string =>
   name.toLowerCase().endsWith('.zip') ? 'application/zip' : 'application/octet-stream';
 
-/**
- * `GET|HEAD /:key/binaries/*`, no auth, mounted at `/instances`: the files of the instance's `binaries/` folder
- * (the client zip the launcher downloads). Streams the file; never lists folders; nothing outside is reachable.
- */
 /** This route for the OpenAPI document (route-doc.ts); HEAD is answered too. */
 export const binariesRouteDocs: readonly RouteDoc[] = [
   {
@@ -35,6 +26,10 @@ export const binariesRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
+/**
+ * `GET|HEAD /:key/binaries/*`, no auth, mounted at `/instances`: the files of the instance's `binaries/` folder
+ * (the client zip the launcher downloads). Streams the file; never lists folders; nothing outside is reachable.
+ */
 export function binariesRoutes({ registry }: HttpDeps): Hono {
   const app = new Hono();
 
@@ -55,30 +50,18 @@ export function binariesRoutes({ registry }: HttpDeps): Hono {
     const found = await resolveInside(instance.binariesDir(), decoded.segments);
     if (found.kind !== 'ok') return c.json({ error: 'not found' }, 404);
 
-    // O_NOFOLLOW: the checked real path cannot be swapped for a symlink between the check and the open.
-    const file = await open(found.path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
-    if (!file) return c.json({ error: 'not found' }, 404);
-    const stat = await file.stat().catch(() => null);
-    if (!stat?.isFile()) {
-      await file.close();
+    const opened = await openLocated(found.path);
+    if (!opened?.stats.isFile()) {
+      await opened?.file.close();
       return c.json({ error: 'not found' }, 404);
     }
-    const headers = {
+    const { file, stats } = opened;
+    return sendFile(c, file, 200, {
       'Content-Type': contentType(found.path),
-      'Content-Length': String(stat.size),
-      'Last-Modified': stat.mtime.toUTCString(),
-    };
-    // Hono answers HEAD by running this GET handler and dropping the body; do not open a stream nobody reads.
-    if (c.req.method === 'HEAD') {
-      await file.close();
-      return c.body(null, 200, headers);
-    }
-    // createReadStream closes the handle at the end or when the client goes away (the web stream is cancelled).
-    const web = Readable.toWeb(file.createReadStream()) as NodeReadableStream<Uint8Array>;
-    // @types/node's web ReadableStream and the DOM-less global one are the same object at runtime but distinct types.
-    return c.body(web as unknown as ReadableStream, 200, headers);
+      'Content-Length': String(stats.size),
+      'Last-Modified': stats.mtime.toUTCString(),
+    });
   });
-  app.all('/:key/binaries/*', methodNotAllowed('GET, HEAD'));
 
   return app;
 }

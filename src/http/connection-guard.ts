@@ -37,8 +37,8 @@ const REFUSAL =
  * Caps the daemon's HTTP connections, in total and per client address, without starving check-ins. When a cap is
  * reached, the new connection takes the place of one that never carried an accepted check-in: the oldest that has
  * not completed a request, else the oldest idle keep-alive one, else the oldest with a request in flight; only when
- * every connection carried a check-in is the new one refused. An attacker holding every slot with idle connections therefore loses the oldest of them to
- * each new client, a game server's included (its request follows at once, unlike the idle ones'), and a connection
+ * every connection carried a check-in is the new one refused. An attacker holding every slot with idle
+ * connections therefore loses the oldest of them to each new client, a game server's included (its request follows at once, unlike the idle ones'), and a connection
  * that carried a check-in keeps its place. Game servers and strangers may share an address (127.0.0.1), so the
  * per-source cap works the same way: it never refuses a client while an idle stranger holds a slot.
  *
@@ -54,11 +54,9 @@ export function createConnectionGuard(limits: { maxConnections: number; maxPerSo
   const evicted: Record<ConnectionCap, number> = { total: 0, source: 0 };
 
   /**
-   * The connection to give way, among those that never carried a check-in: the oldest that has not completed a
-   * request yet (silent, or trickling its headers); failing that, the oldest idle keep-alive one (its client
-   * reconnects, but a CLI that reuses it may see a reset: hence last but one); failing that, the oldest busy one (a
-   * body trickled in byte by byte keeps a request in flight as surely as a dashboard's event stream does, and
-   * supervision comes before either). Never one that carried a check-in.
+   * The connection to give way, in the order above. An idle keep-alive one comes second: its client reconnects, but
+   * a CLI that reuses it may see a reset. A busy one comes last, not never: a body trickled in byte by byte keeps a
+   * request in flight as surely as a dashboard's event stream does, and supervision comes before either.
    */
   const evictable = (sockets: Iterable<Socket>): Socket | undefined => {
     let idle: Socket | undefined;

@@ -8,9 +8,10 @@ import { ConsoleError, commandProblem, MAX_COMMAND_BYTES } from '../process/cons
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { adminAccess } from './admin-auth.ts';
 import { DASHBOARD_HEADER, type DashboardEnv, dashboardInstance } from './api-routes.ts';
+import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
-import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
+import { remoteAddress, shownKey } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
 /**
@@ -66,7 +67,6 @@ const CONSOLE_RESPONSES: RouteDoc['responses'] = {
   ...errors(413, 429, 500),
 };
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const consoleRouteDocs: readonly RouteDoc[] = [
   {
     method: 'post',
@@ -117,17 +117,8 @@ async function send(
   caller: Caller,
 ): Promise<Answer> {
   const answer = await attempt(deps.rate, instance, command, caller);
-  deps.bus.emit('instance:control', {
-    key: shownKey(instance.key),
-    action: 'console',
-    user: caller.user === undefined ? undefined : shownKey(caller.user),
-    remote: caller.remote,
-    status: answer.status,
-    result: answer.status === 200 ? 'accepted' : 'refused',
-    ...('error' in answer ? { reason: answer.error } : {}),
-    command: typeof command === 'string' ? command.slice(0, MAX_COMMAND_BYTES) : null,
-    at: Date.now(),
-  });
+  const sent = typeof command === 'string' ? command.slice(0, MAX_COMMAND_BYTES) : null;
+  auditControl(deps.bus, instance.key, 'console', caller, answer, { command: sent });
   const fields = { key: instance.key, via: caller.via, user: caller.user ?? '(loopback)', remote: caller.remote ?? '' };
   if ('error' in answer)
     deps.log.warn(`console command refused: ${answer.error}`, { ...fields, status: answer.status });
@@ -178,7 +169,6 @@ export function consoleRoutes(deps: HttpDeps): Hono {
     const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
     return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
   });
-  api.all('/instances/:key/console', methodNotAllowed('POST'));
 
   const dashboard = new Hono<DashboardEnv>();
   dashboard.post('/api/instances/:key/console', adminAccess(deps), dashboardInstance(deps), limit, async (c) => {
@@ -186,10 +176,6 @@ export function consoleRoutes(deps: HttpDeps): Hono {
     const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
     return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
   });
-  dashboard.all('/api/instances/:key/console', methodNotAllowed('POST'));
 
-  const app = new Hono();
-  app.route('/', api);
-  app.route('/', dashboard);
-  return app;
+  return new Hono().route('/', api).route('/', dashboard);
 }

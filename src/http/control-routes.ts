@@ -1,8 +1,8 @@
+import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import { CONTROL_VERBS, type ControlVerb, carryOut, controlRequestOf, HOLD_DEFAULT_MINUTES } from './control.ts';
 import type { HttpDeps } from './deps.ts';
-import { apiToken, type InstanceEnv } from './instance-auth.ts';
-import { methodNotAllowed } from './request-info.ts';
+import { apiToken, checkinSecret, type InstanceEnv } from './instance-auth.ts';
 import { errors, type QueryDoc, type RouteDoc } from './route-doc.ts';
 
 const ACTIONS = CONTROL_VERBS.filter(
@@ -50,7 +50,6 @@ export function controlQueryDocs(action: ControlVerb): { query?: QueryDoc[] } {
   return {};
 }
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const controlRouteDocs: readonly RouteDoc[] = [
   ...ACTIONS.map(
     (action): RouteDoc => ({
@@ -95,6 +94,14 @@ export const controlRouteDocs: readonly RouteDoc[] = [
       ...errors(400, 401, 403, 404, 405, 503),
     },
   },
+  {
+    method: 'post',
+    path: '/server_api/{key}/ping',
+    tag: 'check-in',
+    access: 'launch',
+    summary: "the game server's check-in",
+    responses: { 200: 'checked in (empty body)', ...errors(400, 401, 403, 404, 405, 503) },
+  },
 ];
 
 /**
@@ -113,11 +120,26 @@ export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
       const answer = await carryOut(deps, instance, verb, req);
       return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.body('', 200);
     });
-    app.all(`/:key/${verb}`, methodNotAllowed('POST'));
   }
 
   app.get('/:key/status', apiToken(deps, 'status'), (c) => c.json(c.var.instance.status()));
-  app.all('/:key/status', methodNotAllowed('GET, HEAD'));
 
+  return app;
+}
+
+/**
+ * `POST /:key/ping`, Basic `<key>:<secret of the current launch>`; mounted at `/server_api`. A refused check-in is
+ * emitted as `checkin:rejected` with its reason (instance-auth.ts). The connection of an accepted one is trusted
+ * (`deps.trustCheckin`), so the connection guard never evicts it.
+ */
+export function pingRoutes(deps: HttpDeps): Hono<InstanceEnv> {
+  const app = new Hono<InstanceEnv>();
+  app.post('/:key/ping', checkinSecret(deps), (c) => {
+    c.var.instance.checkin();
+    // No socket under app.request() (route tests).
+    const socket = (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket;
+    if (socket) deps.trustCheckin?.(socket);
+    return c.body('', 200);
+  });
   return app;
 }

@@ -112,22 +112,27 @@ async function missingSnapshot(
     : 'no snapshot was taken before the installed build was installed; roll back without withData to keep the current data';
 }
 
-/** Puts a control request on the bus for the audit log and the dashboard (`instance:control`). */
+/**
+ * Puts a request whose credentials were accepted on the bus for the audit log and the dashboard
+ * (`instance:control`): a control verb, a backup, a console command (`command`) or a download (`file`).
+ */
 export function auditControl(
   bus: Bus,
   key: string,
-  verb: string,
+  action: string,
   req: Pick<ControlRequest, 'user' | 'remote'>,
   answer: { status: number; error?: string },
+  extra: { command?: string | null; file?: string } = {},
 ): void {
   bus.emit('instance:control', {
     key: shownKey(key),
-    action: verb,
+    action,
     user: req.user === undefined ? undefined : shownKey(req.user),
     remote: req.remote,
     status: answer.status,
-    result: answer.status === 200 ? 'accepted' : 'refused',
+    result: answer.status < 300 ? 'accepted' : 'refused',
     ...(answer.error === undefined ? {} : { reason: answer.error }),
+    ...extra,
     at: Date.now(),
   });
 }

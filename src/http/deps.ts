@@ -21,7 +21,7 @@ export interface HttpDeps {
   metrics?: MetricsCollector;
   /** The facts the dashboard's `hello` lists; `/events` starts recording when absent. */
   recent?: RecentEvents;
-  /** `TrustedProxies`, read per request (forwarded.ts); absent → no proxy is trusted. */
+  /** `TrustedProxies`, read per request (request-info.ts); absent → no proxy is trusted. */
   trustedProxies?: () => readonly string[];
   /** The daemon's own origins (`BaseUrl`, the bound addresses): an `Origin` naming one is not cross-site. */
   ownOrigins?: () => readonly string[];

@@ -1,14 +1,14 @@
-import { Readable } from 'node:stream';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { type Context, Hono } from 'hono';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { instanceDir } from './api-routes.ts';
+import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
-import { methodNotAllowed, remoteAddress, shownKey } from './request-info.ts';
-import { errors, type RouteDoc, type StatusCode } from './route-doc.ts';
-import { listFolder, listRoot, locate, openLocated } from './shared-files.ts';
+import { remoteAddress, shownKey } from './request-info.ts';
+import { errors, type RouteDoc } from './route-doc.ts';
+import { openLocated, sendFile } from './safe-path.ts';
+import { listFolder, listRoot, locate } from './shared-files.ts';
 
 /** One `Range: bytes=…` request header against a file of `size` bytes (RFC 9110 §14.1.2). */
 type ByteRange =
@@ -139,28 +139,9 @@ async function answer(
     range.kind === 'part' ? [range.start, range.end, 206 as const] : [0, size - 1, 200 as const];
   headers['Content-Length'] = String(size === 0 ? 0 : end - start + 1);
   if (status === 206) headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
-  // Hono answers HEAD by running this GET handler and dropping the body; do not open a stream nobody reads.
-  if (c.req.method === 'HEAD' || size === 0) {
-    await file.close();
-    return c.body(null, status, headers);
-  }
-  audit(deps, instance, where.relative, caller, status);
-  // createReadStream closes the handle at the end or when the client goes away (the web stream is cancelled).
-  const web = Readable.toWeb(file.createReadStream({ start, end })) as NodeReadableStream<Uint8Array>;
-  return c.body(web as unknown as ReadableStream, status, headers);
-}
-
-function audit(deps: HttpDeps, instance: InstanceControl, file: string, caller: Caller, status: StatusCode): void {
-  deps.bus.emit('instance:control', {
-    key: shownKey(instance.key),
-    action: 'download',
-    user: caller.user === undefined ? undefined : shownKey(caller.user),
-    remote: caller.remote,
-    status,
-    result: 'accepted',
-    file,
-    at: Date.now(),
-  });
+  if (c.req.method !== 'HEAD' && size > 0)
+    auditControl(deps.bus, instance.key, 'download', caller, { status }, { file: where.relative });
+  return sendFile(c, file, status, headers, { start, end });
 }
 
 /** The raw segments after `files` of a path `…/<key>/files/…`: index of `files` in the split path, plus one. */
@@ -177,7 +158,6 @@ export function fileRoutes(deps: HttpDeps): Hono {
   api.get('/instances/:key/files/*', apiToken(deps, 'status'), (c) =>
     answer(deps, c, c.var.instance, segmentsAfter(c, 3), { user: c.var.user, remote: remoteAddress(c) }),
   );
-  api.all('/instances/:key/files/*', methodNotAllowed('GET, HEAD'));
 
   const dashboard = new Hono<AdminEnv>();
   const access = adminAccess(deps);
@@ -188,10 +168,6 @@ export function fileRoutes(deps: HttpDeps): Hono {
     // Raw path: ['', 'api', 'instances', key, 'files', …].
     return answer(deps, c, instance, segmentsAfter(c, 4), { user: c.var.adminUser, remote: remoteAddress(c) });
   });
-  dashboard.all('/api/instances/:key/files/*', methodNotAllowed('GET, HEAD'));
 
-  const app = new Hono();
-  app.route('/', api);
-  app.route('/', dashboard);
-  return app;
+  return new Hono().route('/', api).route('/', dashboard);
 }

@@ -1,8 +1,9 @@
 import { Hono } from 'hono';
 import type { DiskReading } from '../bus.ts';
+import { createMetricsCollector } from '../metrics/collector.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
+import { adminAccess } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
-import { methodNotAllowed } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import type { Health } from './schemas.ts';
 
@@ -31,7 +32,6 @@ function healthBody(registry: InstanceRegistry, version: string, disk: () => Dis
 /** The real watchdog's padlock, byte for byte (its `WatchdogController.cs`). */
 export const PADLOCK = ' --\n|  |\n####\n####\n';
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const infoRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',
@@ -49,17 +49,35 @@ export const infoRouteDocs: readonly RouteDoc[] = [
     summary: "the daemon's version, pid, uptime and each instance's state",
     responses: { 200: { description: 'alive', json: 'Health' }, ...errors(405) },
   },
+  {
+    method: 'get',
+    path: '/metrics',
+    tag: 'info',
+    access: 'admin',
+    summary: 'Prometheus metrics',
+    responses: {
+      200: { description: 'Prometheus text exposition', media: 'text/plain' },
+      ...errors(400, 401, 403, 405),
+    },
+  },
 ];
 
-/** `GET /watchdog/padlock` and `GET /health`, no auth; mounted at `/`. */
-export function infoRoutes({ registry, version, disk }: HttpDeps): Hono {
+/**
+ * `GET /watchdog/padlock` and `GET /health`, no auth, and `GET /metrics` (Prometheus text) with the dashboard's
+ * access rule; mounted at `/`.
+ */
+export function infoRoutes(deps: HttpDeps): Hono {
+  const { registry, version, disk } = deps;
   const app = new Hono();
+  const collector = deps.metrics ?? createMetricsCollector({ bus: deps.bus, registry: deps.registry, version });
 
   app.get('/watchdog/padlock', (c) => c.body(PADLOCK, 200, { 'Content-Type': 'text/plain; charset=utf-8' }));
-  app.all('/watchdog/padlock', methodNotAllowed('GET, HEAD'));
 
   app.get('/health', (c) => c.json(healthBody(registry, version, disk)));
-  app.all('/health', methodNotAllowed('GET, HEAD'));
+
+  app.get('/metrics', adminAccess(deps), async (c) =>
+    c.body(await collector.metrics(), 200, { 'Content-Type': collector.contentType, 'Cache-Control': 'no-store' }),
+  );
 
   return app;
 }

@@ -1,17 +1,17 @@
 import { join } from 'node:path';
-import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { stream } from 'hono/streaming';
+import type { StreamingApi } from 'hono/utils/stream';
 import { followLines, readLastLines } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
-import { ADMIN_CHALLENGE, decideAdminAccess } from './admin-auth.ts';
+import { ADMIN_CHALLENGE, type AdminEnv, adminAccess, decideAdminAccess } from './admin-auth.ts';
 import { instanceDir } from './api-routes.ts';
-import { authorize, refusal } from './authorize.ts';
-import { parseBasicAuth } from './basic-auth.ts';
 import type { HttpDeps } from './deps.ts';
+import { authorize, denied } from './instance-auth.ts';
 import { reportRefused } from './refused.ts';
-import { methodNotAllowed, shownKey } from './request-info.ts';
+import { shownKey } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
-import type { Logs } from './schemas.ts';
+import type { DashboardLog, Logs } from './schemas.ts';
 
 const MAX_LINES = 1000;
 const DEFAULT_SECONDS = 600;
@@ -23,7 +23,6 @@ export const KEEPALIVE_MS = 15_000;
 /** A client this many writes behind is cut off, so a stalled reader cannot grow the daemon's memory. */
 const MAX_PENDING = 1000;
 
-/** This route for the OpenAPI document (route-doc.ts). */
 export const logRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',
@@ -61,56 +60,64 @@ export const logRouteDocs: readonly RouteDoc[] = [
       },
     },
   },
+  {
+    method: 'get',
+    path: '/api/instances/{key}/log',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: 'the last lines of the server log',
+    query: [{ name: 'n', type: 'integer', description: `how many lines (default 100, at most ${MAX_LINES})` }],
+    responses: { 200: { description: 'the lines', json: 'DashboardLog' }, ...errors(400, 401, 403, 404, 405) },
+  },
 ];
 
-type Access = { ok: true; instance: InstanceControl } | { ok: false; res: Response };
 /** The log route's environment: the instance its credentials admitted. */
 type LogEnv = { Variables: { instance: InstanceControl } };
 
 /**
  * Basic `<key>:<ApiToken>` as for status, or the admin rule of the dashboard (Admin credentials, else a loopback
- * client). An unknown key answered to an admitted admin lists the instances, so a remote CLI can say which exist.
+ * client); sets `c.var.instance`. An unknown key answered to an admitted admin lists the instances, so a remote CLI
+ * can say which exist.
  */
-function access(c: Context, key: string, deps: HttpDeps): Access {
-  const header = c.req.header('authorization');
-  const creds = parseBasicAuth(header);
-  const asInstance =
-    creds.kind === 'ok' && creds.user === key ? authorize(header, key, deps.registry, 'apiToken') : undefined;
-  if (asInstance?.ok) return { ok: true, instance: asInstance.instance };
-  const admin = decideAdminAccess(c, deps);
-  if (admin.ok) {
-    const instance = deps.registry.get(key);
-    if (instance) return { ok: true, instance };
-    return {
-      ok: false,
-      res: c.json({ error: `no instance ${shownKey(key)}`, instances: deps.registry.list().map((i) => i.key) }, 404),
-    };
-  }
-  const refused = (status: number, reason: string, user?: string) =>
-    reportRefused(deps.bus, c, { route: 'logs', action: 'logs', key, user, status, reason });
-  if (asInstance) {
-    refused(asInstance.status, asInstance.reason, asInstance.user);
-    return { ok: false, res: refusal(c, asInstance.status, asInstance.reason) };
-  }
-  if (deps.admin?.() !== undefined) {
-    refused(admin.status, admin.error);
-    if (admin.status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
-    return { ok: false, res: c.json({ error: admin.error }, admin.status) };
-  }
-  // No Admin configured and not on the loopback: the instance rule says what is wrong (401, 400 or 403).
-  const auth = authorize(header, key, deps.registry, 'apiToken');
-  if (auth.ok) return { ok: true, instance: auth.instance };
-  refused(auth.status, auth.reason, auth.user);
-  return { ok: false, res: refusal(c, auth.status, auth.reason) };
-}
-
-/** `access` as the route's middleware: answers a refusal, else sets `c.var.instance`. */
 function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
   return async (c, next) => {
-    const allowed = access(c, c.req.param('key') ?? '', deps);
-    if (!allowed.ok) return allowed.res;
-    c.set('instance', allowed.instance);
-    await next();
+    const key = c.req.param('key') ?? '';
+    const auth = authorize(c.req.header('authorization'), key, deps.registry, 'apiToken');
+    if (auth.ok) {
+      c.set('instance', auth.instance);
+      return next();
+    }
+    const admin = decideAdminAccess(c, deps);
+    if (admin.ok) {
+      const instance = deps.registry.get(key);
+      if (!instance)
+        return c.json(
+          { error: `no instance ${shownKey(key)}`, instances: deps.registry.list().map((i) => i.key) },
+          404,
+        );
+      c.set('instance', instance);
+      return next();
+    }
+    // Credentials that name this instance, or no Admin configured: the instance rule says what is wrong.
+    const asAdmin = auth.user !== key && deps.admin?.() !== undefined;
+    const { status, reason } = asAdmin ? { status: admin.status, reason: admin.error } : auth;
+    const user = asAdmin ? undefined : auth.user;
+    reportRefused(deps.bus, c, { route: 'logs', action: 'logs', key, user, status, reason });
+    if (!asAdmin) return denied(c, auth.status, auth.reason);
+    if (status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
+    return c.json({ error: reason }, admin.status);
+  };
+}
+
+/** Writes in order without awaiting each one; aborts the stream once the client falls `max` writes behind. */
+export function boundedWrites(out: StreamingApi, max: number): (write: () => Promise<unknown>) => void {
+  let pending = 0;
+  return (write) => {
+    if (out.aborted || out.closed) return;
+    if (++pending > max) return out.abort();
+    void write()
+      .catch(() => undefined)
+      .finally(() => pending--);
   };
 }
 
@@ -126,16 +133,17 @@ const whole = <F extends number | undefined>(
 };
 
 /**
- * `GET /:key/logs?lines=N` (mounted at `/instances`): the last N lines (default 50) of the server log as JSON
+ * `GET /instances/:key/logs?lines=N`: the last N lines (default 50) of the server log as JSON
  * `{ key, found, lines }`. With `follow=1`, NDJSON instead: `{"key","found"}`, the N lines and then each new one as
  * `{"line"}` (an empty line every 15 s while the log is quiet), for `seconds` (default 600, at most 3600), ending with `{"end":"lifetime","from":<offset>}`; `from=<offset>`
- * resumes there without a tail. The reading and following are the CLI's own (src/process/log-tail.ts).
+ * resumes there without a tail. The reading and following are the CLI's own (src/process/log-tail.ts). Also the
+ * dashboard's `GET /api/instances/:key/log?n=100`. Mounted at `/`.
  */
-export function logRoutes(deps: HttpDeps): Hono<LogEnv> {
+export function logRoutes(deps: HttpDeps): Hono {
   const app = new Hono<LogEnv>();
   let followers = 0;
 
-  app.get('/:key/logs', logAccess(deps), async (c) => {
+  app.get('/instances/:key/logs', logAccess(deps), async (c) => {
     const key = c.req.param('key');
     const lines = whole(c.req.query('lines'), 50, 0, MAX_LINES);
     const seconds = whole(c.req.query('seconds'), DEFAULT_SECONDS, 1, MAX_SECONDS);
@@ -173,22 +181,12 @@ export function logRoutes(deps: HttpDeps): Hono<LogEnv> {
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     followers++;
     return stream(c, async (out) => {
-      let pending = 0;
-      const send = (record: object) => {
-        if (out.aborted || out.closed) return;
-        if (++pending > MAX_PENDING) return out.abort();
-        void out
-          .write(JSON.stringify(record) + '\n')
-          .catch(() => undefined)
-          .finally(() => pending--);
-      };
+      const write = boundedWrites(out, MAX_PENDING);
+      const send = (record: object) => write(() => out.write(`${JSON.stringify(record)}\n`));
       let end: () => void = () => {};
       const until = new Promise<void>((resolve) => (end = resolve));
       const timer = setTimeout(end, seconds * 1000);
-      const keepalive = setInterval(
-        () => void (out.closed || out.aborted ? undefined : out.write('\n').catch(() => undefined)),
-        KEEPALIVE_MS,
-      );
+      const keepalive = setInterval(() => write(() => out.write('\n')), KEEPALIVE_MS);
       out.onAbort(end);
       try {
         send({ key, found: tail.found });
@@ -202,6 +200,22 @@ export function logRoutes(deps: HttpDeps): Hono<LogEnv> {
       }
     });
   });
-  app.all('/:key/logs', methodNotAllowed('GET, HEAD'));
-  return app;
+
+  // The dashboard's tail: the admin rule only, and a line the server is still writing is shown too.
+  const dashboard = new Hono<AdminEnv>();
+  dashboard.get('/api/instances/:key/log', adminAccess(deps), async (c) => {
+    const key = c.req.param('key');
+    const instance = deps.registry.get(key);
+    if (!instance) return c.json({ error: `no instance ${shownKey(key)}` }, 404);
+    const n = whole(c.req.query('n'), 100, 1, MAX_LINES);
+    if (n === null) return c.json({ error: `n must be a whole number from 1 to ${MAX_LINES}` }, 400);
+    const tail = await readLastLines(join(instanceDir(instance), 'logs'), n);
+    const body: DashboardLog = {
+      key,
+      lines: (tail.partial === null ? tail.lines : [...tail.lines, tail.partial]).slice(-n),
+    };
+    return c.json(body);
+  });
+
+  return new Hono().route('/', app).route('/', dashboard);
 }

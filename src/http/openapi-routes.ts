@@ -11,16 +11,12 @@ import type { HttpDeps } from './deps.ts';
 import { fileRouteDocs } from './file-routes.ts';
 import { infoRouteDocs } from './info-routes.ts';
 import { logRouteDocs } from './log-routes.ts';
-import { metricsRouteDocs } from './metrics-routes.ts';
-import { pingRouteDocs } from './ping-routes.ts';
-import { methodNotAllowed } from './request-info.ts';
 import { type Access, errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
 import { SCHEMAS, type SchemaName } from './schemas.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-/** This route itself. */
 const openapiRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',
@@ -40,12 +36,10 @@ export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...fileRouteDocs,
   ...logRouteDocs,
   ...binariesRouteDocs,
-  ...pingRouteDocs,
   ...infoRouteDocs,
   ...openapiRouteDocs,
   ...dashboardRouteDocs,
   ...eventRouteDocs,
-  ...metricsRouteDocs,
   ...apiRouteDocs,
 ];
 
@@ -179,6 +173,5 @@ export function openapiRoutes({ version }: HttpDeps): Hono {
       'Content-Type': 'application/json; charset=utf-8',
     });
   });
-  app.all('/openapi.json', methodNotAllowed('GET, HEAD'));
   return app;
 }

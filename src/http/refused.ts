@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { Context } from 'hono';
 import type { Bus, RefusedRoute } from '../bus.ts';
-import { remoteAddress, shownKey } from './request-info.ts';
+import { plainAddress, remoteAddress, shownKey } from './request-info.ts';
 
 /**
  * Puts a request refused before its credentials were accepted on the bus (`request:refused`). Routes report it
@@ -30,13 +30,14 @@ export function reportRefused(
  */
 export function sourceOf(remote: string | undefined): string {
   if (remote === undefined || remote === '') return 'unknown';
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(remote);
-  if (mapped?.[1]) return mapped[1];
-  if (isIP(remote) !== 6) return remote;
-  const [head = '', tail = ''] = remote.toLowerCase().split('::');
+  const address = plainAddress(remote) ?? remote;
+  if (isIP(address) !== 6) return address;
+  const [head = '', tail = ''] = address.toLowerCase().split('::');
   const left = head === '' ? [] : head.split(':');
   const right = tail === '' ? [] : tail.split(':');
-  const groups = remote.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  const groups = address.includes('::')
+    ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
+    : left;
   return `${groups
     .slice(0, 4)
     .map((g) => g.replace(/^0+(?=.)/, ''))

@@ -1,5 +1,9 @@
-import { realpath } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, open, realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import type { Context } from 'hono';
 
 export type SafePath =
   | { kind: 'ok'; path: string }
@@ -50,4 +54,38 @@ export async function resolveInside(root: string, segments: readonly string[]): 
   }
   if (!real.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep)) return { kind: 'missing' };
   return { kind: 'ok', path: real };
+}
+
+/**
+ * Opens a resolved path without following a symlink at the last step (O_NOFOLLOW: the checked real path cannot be
+ * swapped between the check and the open); null when it is gone. The caller closes the handle, or `sendFile` does.
+ */
+export async function openLocated(path: string): Promise<{ file: FileHandle; stats: Stats } | null> {
+  const file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
+  if (!file) return null;
+  const stats = await file.stat().catch(() => null);
+  if (!stats) {
+    await file.close();
+    return null;
+  }
+  return { file, stats };
+}
+
+/** Answers with bytes `range` of an open file (all of it by default); `headers` carry its Content-Length. */
+export async function sendFile(
+  c: Context,
+  file: FileHandle,
+  status: 200 | 206,
+  headers: Record<string, string>,
+  range?: { start: number; end: number },
+): Promise<Response> {
+  // Hono answers HEAD by running the GET handler and dropping the body; do not open a stream nobody reads.
+  if (c.req.method === 'HEAD' || headers['Content-Length'] === '0') {
+    await file.close();
+    return c.body(null, status, headers);
+  }
+  // createReadStream closes the handle at the end or when the client goes away (the web stream is cancelled).
+  const web = Readable.toWeb(file.createReadStream(range)) as NodeReadableStream<Uint8Array>;
+  // @types/node's web ReadableStream and the DOM-less global one are the same object at runtime but distinct types.
+  return c.body(web as unknown as ReadableStream, status, headers);
 }

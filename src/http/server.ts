@@ -18,8 +18,6 @@ export interface ListenOptions {
   host?: string;
   /** 0 picks a free port. */
   port: number;
-  /** How long in-flight requests may finish before their connections are cut; default 250 ms. */
-  graceMs?: number;
   /** Connection caps shared by every socket of the daemon (connection-guard.ts); none by default. */
   guard?: ConnectionGuard;
   /** Header, request and keep-alive timeouts (`Connections`); Node's defaults when absent. */
@@ -54,7 +52,6 @@ function urlHost(host: string): string {
 /** Listens on node:http with @hono/node-server's adapter; rejects with an actionable message when the address cannot be bound. */
 export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpServer> {
   const host = opts.host ?? '127.0.0.1';
-  const graceMs = opts.graceMs ?? 250;
   return new Promise((resolve, reject) => {
     const server = createServer(serverOptions(opts.timeouts), getRequestListener(app.fetch, { hostname: host }));
     if (opts.timeouts) server.keepAliveTimeout = opts.timeouts.keepAliveTimeoutMs;
@@ -72,10 +69,10 @@ export function startHttpServer(app: Hono, opts: ListenOptions): Promise<HttpSer
       const addr = server.address();
       const port = typeof addr === 'object' && addr ? addr.port : opts.port;
       let closing: Promise<void> | null = null;
-      // close() alone waits on keep-alive and streaming clients for seconds; cut them after a grace.
+      // close() alone waits on keep-alive and streaming clients for seconds; cut them after 250 ms of grace.
       const close = () =>
         (closing ??= new Promise<void>((done) => {
-          const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+          const cut = setTimeout(() => server.closeAllConnections(), 250);
           server.close(() => {
             clearTimeout(cut);
             done();

@@ -1,5 +1,5 @@
-import { constants, type Stats } from 'node:fs';
-import { type FileHandle, lstat, open, readdir, realpath, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeSegments, resolveInside } from './safe-path.ts';
 import type { FileListing } from './schemas.ts';
@@ -90,19 +90,4 @@ export async function listFolder(real: string, relative: string): Promise<FileLi
     if (s && (s.isFile() || s.isDirectory())) entries.push(entryOf(name, s));
   }
   return { path: relative, entries, truncated };
-}
-
-/**
- * Opens a located path without following a symlink at the last step (O_NOFOLLOW: the checked real path cannot be
- * swapped between the check and the open); null when it is gone. The caller closes the handle.
- */
-export async function openLocated(path: string): Promise<{ file: FileHandle; stats: Stats } | null> {
-  const file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
-  if (!file) return null;
-  const stats = await file.stat().catch(() => null);
-  if (!stats) {
-    await file.close();
-    return null;
-  }
-  return { file, stats };
 }

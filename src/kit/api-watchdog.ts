@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Info } from './schemas.ts';
 
 /**
  * The token-protected half of the game-server API (as the engine's `WatchdogApi.cs` serves it): the header check
- * and the request bodies of `POST /shutdown` and `POST /update`, free of any HTTP framework.
+ * and the request bodies of `POST /shutdown` and `POST /update`, free of any HTTP framework; with the `/info` body's
+ * wire form, so a game server writes its info without loading valibot at startup.
  */
 
 export const UPDATE_REASONS = ['Other', 'UpdateAvailable', 'Maintenance'] as const;
@@ -95,4 +97,16 @@ export function parseUpdateBody(text: string): Parsed<UpdateRequest> {
   if (message !== undefined && message !== null && typeof message !== 'string')
     return { ok: false, error: 'Message must be a string' };
   return { ok: true, value: { reason: updateReason(reason ?? 'Other'), message: message ?? null } };
+}
+
+/** The connect address from either spelling ('' when neither is set; launchers then derive it). */
+export function connectAddressOf(info: Pick<Info, 'connect_address' | 'connect_addrees'>): string {
+  return info.connect_address ?? info.connect_addrees ?? '';
+}
+
+/** The info object as written on the wire: the connect address under both spellings, first. */
+export function infoForWire(info: Info): Info {
+  const { connect_address: _engine, connect_addrees: _spec, ...rest } = info;
+  const address = connectAddressOf(info);
+  return { connect_address: address, connect_addrees: address, ...rest };
 }

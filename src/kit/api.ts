@@ -2,6 +2,7 @@ import { type Context, Hono } from 'hono';
 import { createLogger, type Logger } from '../log.ts';
 import {
   checkWatchdogToken,
+  infoForWire,
   type Parsed,
   parseShutdownBody,
   parseUpdateBody,
@@ -9,7 +10,6 @@ import {
   type UpdateRequest,
 } from './api-watchdog.ts';
 import type { Info, Status } from './schemas.ts';
-import { infoForWire } from './schemas-wire.ts';
 
 export {
   type ShutdownRequest,

@@ -1,9 +1,70 @@
-import { derivedConnectAddress, normaliseAddress } from './probe-address.ts';
+import { connectAddressOf } from './api-watchdog.ts';
 import { type Info, type Problem, type Status, validateInfo, validateStatus } from './schemas.ts';
-import { connectAddressOf } from './schemas-wire.ts';
 import { inferTags, type RegionTag, regionsOf } from './tags.ts';
 
-export { AddressError, derivedConnectAddress, normaliseAddress, type ServerAddress } from './probe-address.ts';
+export class AddressError extends Error {
+  override name = 'AddressError';
+}
+
+export interface ServerAddress {
+  /** The API base, always ending in `/`. */
+  api: URL;
+  statusUrl: URL;
+  infoUrl: URL;
+}
+
+const SCHEMES: Record<string, { http: 'http' | 'https'; defaultPort: string | null }> = {
+  ss14: { http: 'http', defaultPort: '1212' },
+  ss14s: { http: 'https', defaultPort: null },
+  http: { http: 'http', defaultPort: null },
+  https: { http: 'https', defaultPort: null },
+};
+
+/**
+ * Server addresses as the launcher reads them (its `UriHelper.cs`): no `://` → `ss14://`;
+ * `ss14` → `http` with default port 1212; `ss14s` → `https` with default 443; the path is kept and a `/`
+ * appended; `/status` and `/info` are resolved against that (so a query or fragment is dropped).
+ * `http://` and `https://` addresses pass through unchanged, with their usual default ports.
+ */
+export function normaliseAddress(input: string): ServerAddress {
+  const raw = input.trim();
+  if (raw === '') throw new AddressError('no server address given (e.g. 127.0.0.1:1212 or ss14://play.example)');
+  if (/\s/.test(raw)) throw new AddressError(`"${raw}" is not a server address: it contains spaces`);
+  const withScheme = raw.includes('://') ? raw : `ss14://${raw}`;
+  let parsed: URL;
+  try {
+    // ss14/ss14s are not "special" schemes for WHATWG URL, so a typed port such as :80 survives here.
+    parsed = new URL(withScheme);
+  } catch (err) {
+    throw new AddressError(`"${raw}" is not a valid server address`, { cause: err });
+  }
+  const scheme = parsed.protocol.slice(0, -1).toLowerCase();
+  const kind = SCHEMES[scheme];
+  if (!kind)
+    throw new AddressError(
+      `"${raw}": scheme ${scheme}:// is not supported; use ss14://, ss14s://, http:// or https://`,
+    );
+  if (parsed.hostname === '') throw new AddressError(`"${raw}" has no host`);
+  if (parsed.port === '0') throw new AddressError(`"${raw}": port 0 is not a server port`);
+  let api: URL;
+  try {
+    api = new URL(`${kind.http}://${parsed.host}`);
+  } catch (err) {
+    throw new AddressError(`"${raw}" has an invalid host`, { cause: err });
+  }
+  if (parsed.port === '' && kind.defaultPort !== null) api.port = kind.defaultPort;
+  api.pathname = parsed.pathname.endsWith('/') ? parsed.pathname : `${parsed.pathname}/`;
+  return { api, statusUrl: new URL('status', api), infoUrl: new URL('info', api) };
+}
+
+/**
+ * The address a launcher connects to when `/info` has no connect address (its `Connector.cs`): the host
+ * and port of the info URL, e.g. `udp://h:443/` for `ss14s://h`.
+ */
+export function derivedConnectAddress(infoUrl: URL): string {
+  const port = infoUrl.port || (infoUrl.protocol === 'https:' ? '443' : '80');
+  return `udp://${infoUrl.hostname}:${port}/`;
+}
 
 /** The launcher's status timeout (its `ConfigConstants.ServerStatusTimeout`). */
 export const PROBE_TIMEOUT_MS = 5000;
@@ -106,4 +167,58 @@ export async function probe(address: string, opts: { timeoutMs?: number } = {}):
     problems,
   };
   return { result, status, info };
+}
+
+const list = (items: string[]) => (items.length ? items.join(', ') : '(none)');
+
+/** The human-readable report of `watchdog probe`: one `label: value` line per fact, then the problems. */
+export function formatProbe({ result, status, info }: ProbeDetails): string {
+  const lines: Array<[string, string]> = [
+    ['address', result.address],
+    ['status url', result.statusUrl],
+    ['info url', result.infoUrl],
+  ];
+  if (status) {
+    lines.push(['name', status.name]);
+    lines.push([
+      'players',
+      status.soft_max_players === undefined ? `${status.players}` : `${status.players} / ${status.soft_max_players}`,
+    ]);
+    lines.push(['tags', list(result.tags.explicit)]);
+    lines.push(['inferred tags', list(result.tags.inferred)]);
+    lines.push(['regions', list(result.regions.map((r) => `${r.code} (${r.name})`))]);
+  }
+  if (info) {
+    lines.push(['description', info.desc ?? '(none)']);
+    lines.push(['auth', `${info.auth.mode}${info.auth.public_key ? ` (public key ${info.auth.public_key})` : ''}`]);
+    const links = info.links ?? [];
+    if (links.length === 0) lines.push(['links', '(none)']);
+    for (const link of links) lines.push(['link', `${link.name}${link.icon ? ` [${link.icon}]` : ''} ${link.url}`]);
+    const pp = info.privacy_policy;
+    lines.push(['privacy policy', pp ? `${pp.link} (identifier ${pp.identifier}, version ${pp.version})` : '(none)']);
+    lines.push([
+      'build',
+      info.build
+        ? list(
+            Object.entries(info.build)
+              .filter(([, v]) => v !== null && v !== '')
+              .map(([k, v]) => `${k}=${String(v)}`),
+          )
+        : '(none)',
+    ]);
+  }
+  if (result.connectAddress !== null) {
+    const derived = info !== undefined && connectAddressOf(info) === '';
+    lines.push(['connect address', `${result.connectAddress}${derived ? ' (derived: /info gives none)' : ''}`]);
+  }
+  const width = Math.max(...lines.map(([label]) => label.length)) + 2;
+  const out = lines.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`);
+  if (result.problems.length === 0) out.push('', 'valid: no problems found');
+  else
+    out.push(
+      '',
+      `${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}:`,
+      ...result.problems.map((p) => `  ${p.path}: ${p.message}`),
+    );
+  return out.join('\n') + '\n';
 }

@@ -1,8 +1,132 @@
-import { type CvarAssignment, parseArgs, SettingsError } from './settings-args.ts';
-import { envCvars, readConfigFile } from './settings-sources.ts';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
-export { type CvarAssignment, type ParsedArgs, parseArgs, SettingsError, splitAssignment } from './settings-args.ts';
-export { envCvars, flattenToml, readConfigFile } from './settings-sources.ts';
+/** A command line or environment entry the kit cannot use; the message says which and how to fix it. */
+export class SettingsError extends Error {
+  override name = 'SettingsError';
+}
+
+/** One `name=value` assignment, in the order it was given. */
+export type CvarAssignment = readonly [name: string, value: string];
+
+export interface ParsedArgs {
+  cvars: CvarAssignment[];
+  configFile: string | undefined;
+  dataDir: string | undefined;
+  warnings: string[];
+}
+
+/** Engine arguments this kit does not implement; their value is consumed so it is not reported twice. */
+const IGNORED_WITH_VALUE = new Set(['--loglevel', '--mount-zip', '--mount-dir']);
+
+/** Splits `name=value` at the first `=`; `where` names the source for the error message. */
+export function splitAssignment(text: string, where: string): CvarAssignment {
+  const eq = text.indexOf('=');
+  if (eq < 0) throw new SettingsError(`${where}: expected name=value but got "${text}" (no "=")`);
+  const name = text.slice(0, eq).trim();
+  if (name === '') throw new SettingsError(`${where}: expected name=value but got "${text}" (empty name)`);
+  return [name, text.slice(eq + 1)];
+}
+
+/**
+ * The engine's command line, as its `CommandLineArgs.cs` parses it: `--cvar name=value` (split at the first `=`,
+ * so the value may contain `=`), `--config-file PATH`, `--data-dir PATH`. Unknown arguments only warn, as the engine's
+ * "Unknown argument: X"; a malformed `--cvar` or a missing value is an error the operator must fix.
+ */
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  const out: ParsedArgs = { cvars: [], configFile: undefined, dataDir: undefined, warnings: [] };
+  const valueAfter = (i: number, flag: string): string => {
+    const value = argv[i + 1];
+    if (value === undefined)
+      throw new SettingsError(
+        `${flag} needs a value (e.g. ${flag === '--cvar' ? '--cvar net.port=1212' : `${flag} PATH`})`,
+      );
+    return value;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--cvar') {
+      out.cvars.push(splitAssignment(valueAfter(i, arg), '--cvar'));
+      i++;
+    } else if (arg === '--config-file') {
+      out.configFile = valueAfter(i, arg);
+      i++;
+    } else if (arg === '--data-dir') {
+      out.dataDir = valueAfter(i, arg);
+      i++;
+    } else if (IGNORED_WITH_VALUE.has(arg)) {
+      out.warnings.push(`${arg} ${argv[i + 1] ?? ''} is not supported by this server and was ignored`.trimEnd());
+      i++;
+    } else {
+      out.warnings.push(`Unknown argument: ${arg}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Cvars from the environment, as the engine's `EnvironmentVariables.cs` reads them: `ROBUST_CVARS` (`k=v;k=v`) first,
+ * then every `ROBUST_CVAR_<name>` with each `__` turned into `.`, case preserved (`ROBUST_CVAR_watchdog__baseUrl` →
+ * `watchdog.baseUrl`). Later entries win, so `ROBUST_CVAR_*` beats `ROBUST_CVARS`.
+ */
+export function envCvars(env: NodeJS.ProcessEnv): CvarAssignment[] {
+  const out: CvarAssignment[] = [];
+  for (const entry of (env.ROBUST_CVARS ?? '').split(';')) {
+    if (entry.trim() === '') continue;
+    out.push(splitAssignment(entry, 'ROBUST_CVARS'));
+  }
+  const PREFIX = 'ROBUST_CVAR_';
+  for (const [key, value] of Object.entries(env)) {
+    if (!key.startsWith(PREFIX) || value === undefined) continue;
+    const name = key.slice(PREFIX.length).replaceAll('__', '.');
+    if (name !== '') out.push([name, value]);
+  }
+  return out;
+}
+
+/**
+ * Flattens a TOML document into cvars: tables are prefixes (`[game] hostname = "x"` → `game.hostname`).
+ * Scalars become their text; arrays (e.g. `links = [{ name = "Wiki", url = "…" }]`) become JSON text,
+ * which the game parses where it expects a list.
+ */
+export function flattenToml(doc: Record<string, unknown>, prefix = ''): CvarAssignment[] {
+  const out: CvarAssignment[] = [];
+  for (const [key, value] of Object.entries(doc)) {
+    const name = prefix === '' ? key : `${prefix}.${key}`;
+    if (value instanceof Date)
+      out.push([name, value.toISOString()]); // smol-toml's TomlDate is a Date
+    else if (Array.isArray(value)) out.push([name, JSON.stringify(value)]);
+    else if (value !== null && typeof value === 'object')
+      out.push(...flattenToml(value as Record<string, unknown>, name));
+    else out.push([name, String(value)]);
+  }
+  return out;
+}
+
+/**
+ * Reads the config file when it exists. A missing file is normal (the engine only remembers the path as
+ * its save target); a file that cannot be parsed is an error naming the file, line and column.
+ */
+export function readConfigFile(path: string): CvarAssignment[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new SettingsError(`cannot read config file ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  // Loaded only when there is a file to parse: game servers start without one more often than not.
+  const { parse, TomlError } = createRequire(import.meta.url)('smol-toml') as typeof import('smol-toml');
+  try {
+    return flattenToml(parse(text));
+  } catch (err) {
+    const where = err instanceof TomlError ? `:${err.line}:${err.column}` : '';
+    const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new SettingsError(`config file ${path}${where} is not valid TOML: ${detail}; fix or remove it`, {
+      cause: err,
+    });
+  }
+}
 
 /** Where a cvar's current value came from, lowest precedence first. */
 export type CvarOrigin = 'default' | 'config' | 'env' | 'argv';

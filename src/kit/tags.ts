@@ -7,7 +7,6 @@ export const NO_TAG_INFER = 'no_tag_infer';
 export const RP_LEVELS = ['none', 'low', 'med', 'high'] as const;
 
 export interface TagProblem {
-  /** Position in the tag list. */
   index: number;
   tag: string;
   message: string;

@@ -6,11 +6,18 @@
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isLoopback, isLoopbackHost } from '../../src/http/admin-auth.ts';
-import { authorize } from '../../src/http/authorize.ts';
-import { parseBasicAuth, secretsEqual } from '../../src/http/basic-auth.ts';
+import { isLoopback } from '../../src/config/listen.ts';
+import { isLoopbackHost } from '../../src/http/admin-auth.ts';
+import { parseBasicAuth } from '../../src/http/basic-auth.ts';
+import { authorize } from '../../src/http/instance-auth.ts';
 import { shownKey } from '../../src/http/request-info.ts';
-import { checkWatchdogToken, parseShutdownBody, parseUpdateBody, UPDATE_REASONS } from '../../src/kit/api-watchdog.ts';
+import {
+  checkWatchdogToken,
+  parseShutdownBody,
+  parseUpdateBody,
+  sameSecret,
+  UPDATE_REASONS,
+} from '../../src/kit/api-watchdog.ts';
 import { memoryInstance, memoryRegistry } from '../http/_support/app.ts';
 import { fuzz } from './_support/fuzz.ts';
 
@@ -105,12 +112,12 @@ basic('fuzz/basic :: authorize never throws and follows the documented order on 
   );
 });
 
-basic('fuzz/basic :: secretsEqual is string equality, for any pair', async () => {
+basic('fuzz/basic :: sameSecret is string equality, for any pair', async () => {
   await fuzz(
     'basic/secrets-equal',
     fc.property(password, password, fc.boolean(), (a, b, same) => {
       const other = same ? a : b;
-      assert.is(secretsEqual(a, other), a === other);
+      assert.is(sameSecret(a, other), a === other);
     }),
     { seed: 0xba51c_04, numRuns: 2000 },
   );

@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
 import { type ConnectionGuard, createConnectionGuard } from '../../src/http/connection-guard.ts';
 import { connectionLimits, descriptorLimit } from '../../src/http/connection-limits.ts';
-import { pingRoutes } from '../../src/http/ping-routes.ts';
+import { pingRoutes } from '../../src/http/control-routes.ts';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
 import { waitFor } from '../_support/env.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';

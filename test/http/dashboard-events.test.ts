@@ -284,7 +284,7 @@ events('events :: an idle stream gets keep-alive comments', async () => {
 events('events :: closing the server ends a connected stream and lets go of the bus (graceful shutdown)', async () => {
   const { bus, app } = setup({ keepaliveMs: 60_000 });
   const before = listeners(bus, 'instance:state');
-  const server = await startHttpServer(app, { port: 0, graceMs: 100 });
+  const server = await startHttpServer(app, { port: 0 });
   const res = await fetch(`${server.url}/events`);
   const sse = sseReader(res);
   await sse.next((m) => m.event === 'hello');

@@ -1,5 +1,5 @@
 /**
- * `GET /metrics` (src/http/metrics-routes.ts, src/metrics/collector.ts), read back with an independent parser
+ * `GET /metrics` (src/http/info-routes.ts, src/metrics/collector.ts), read back with an independent parser
  * (parse-prometheus-text-format), plus the checks that lenient parser leaves out (types, help, numeric values).
  */
 import { suite } from 'uvu';

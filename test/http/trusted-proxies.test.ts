@@ -1,5 +1,5 @@
 /**
- * TrustedProxies (src/http/forwarded.ts): the client address of the audit line and of the dashboard's loopback rule
+ * TrustedProxies (src/http/request-info.ts): the client address of the audit line and of the dashboard's loopback rule
  * comes from X-Forwarded-For / Forwarded only when the socket peer is a trusted proxy. Run over a real socket: the
  * test connects from chosen loopback addresses (127.0.0.5 plays the proxy, 127.0.0.9 a client on this machine), so
  * the peer is the kernel's, not a header.
@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import type { BusEvents } from '../../src/bus.ts';
 import { createBus } from '../../src/bus.ts';
 import { createApp } from '../../src/http/app.ts';
-import { clientInfo, forwardedChain } from '../../src/http/forwarded.ts';
+import { clientInfo, forwardedChain } from '../../src/http/request-info.ts';
 import { type HttpServer, startHttpServer } from '../../src/http/server.ts';
 import { rawRequest } from '../_support/http-request.ts';
 import { basic, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';

@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DEFAULT_HUB, hubSettingsOf } from '../../src/hub/hub-settings.ts';
-import { advertiseEventOf } from '../../src/hub/hub-watch.ts';
+import { advertiseEventOf, DEFAULT_HUB, hubSettingsOf } from '../../src/hub/hub-watch.ts';
 
 test('hub settings :: config.toml, then ROBUST_CVAR_*, then --cvar, as the engine layers them', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'wd-hub-'));

@@ -7,8 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkListing } from '../../src/hub/hub-listing.ts';
-import { HubWatch } from '../../src/hub/hub-watch.ts';
+import { checkListing, HubWatch } from '../../src/hub/hub-watch.ts';
 import { type FakeHub, startFakeHub } from '../_support/fake-hub.ts';
 
 interface Ctx {

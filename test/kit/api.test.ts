@@ -163,6 +163,10 @@ guard('api :: sameSecret compares exactly', () => {
   assert.ok(sameSecret('abc', 'abc'));
   assert.not.ok(sameSecret('abc', 'abcd'));
   assert.not.ok(sameSecret('', 'a'));
+  assert.ok(sameSecret('', ''));
+  assert.not.ok(sameSecret('tok', 'tok '));
+  assert.not.ok(sameSecret('x'.repeat(10_000), 'y'));
+  assert.not.ok(sameSecret('é', 'e\u0301'), 'no Unicode normalisation');
 });
 guard.run();
 

@@ -5,8 +5,7 @@ import { Hono } from 'hono';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createGameApi } from '../../src/kit/api.ts';
-import { AddressError, derivedConnectAddress, normaliseAddress, probe } from '../../src/kit/probe.ts';
-import { formatProbe } from '../../src/kit/probe-format.ts';
+import { AddressError, derivedConnectAddress, formatProbe, normaliseAddress, probe } from '../../src/kit/probe.ts';
 import type { Info, Status } from '../../src/kit/schemas.ts';
 import { freePort } from '../_support/env.ts';
 import {

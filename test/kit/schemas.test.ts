@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { connectAddressOf, infoForWire } from '../../src/kit/api-watchdog.ts';
 import { type Info, validateInfo, validateStatus } from '../../src/kit/schemas.ts';
-import { connectAddressOf, infoForWire } from '../../src/kit/schemas-wire.ts';
 import { INFO_ACZ, INFO_EXTERNAL, INFO_NO_BUILD, STATUS_IN_ROUND, STATUS_LOBBY } from '../fixtures/engine/payloads.ts';
 
 const status = suite('schemas :: Status');

@@ -1,6 +1,5 @@
 import { UsageError } from '../../errors.ts';
-import { AddressError, probe } from '../../kit/probe.ts';
-import { formatProbe } from '../../kit/probe-format.ts';
+import { AddressError, formatProbe, probe } from '../../kit/probe.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
 

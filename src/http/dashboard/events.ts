@@ -1,10 +1,10 @@
 import { Hono } from 'hono';
-import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
+import { streamSSE } from 'hono/streaming';
 import type { BusEvents } from '../../bus.ts';
 import { statePaths } from '../../chart/graph.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
-import { methodNotAllowed } from '../request-info.ts';
+import { boundedWrites } from '../log-routes.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { recentEventsOf, STREAMED, type Streamed } from './recent-events.ts';
 
@@ -21,7 +21,6 @@ export interface EventStreamOptions {
   recentEvents?: number;
 }
 
-/** This route for the OpenAPI document (route-doc.ts). */
 export const eventRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',
@@ -63,7 +62,11 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
     // Without this header a reverse proxy such as nginx buffers the stream and events arrive in bursts.
     c.header('X-Accel-Buffering', 'no');
     return streamSSE(c, async (stream) => {
-      const sender = createSender(stream, maxPending);
+      const write = boundedWrites(stream, maxPending);
+      const sender = {
+        send: (event: string, data: unknown) => write(() => stream.writeSSE({ event, data: JSON.stringify(data) })),
+        comment: (text: string) => write(() => stream.write(`: ${text}\n\n`)),
+      };
       const statusOf = (key: string) => registry.get(key)?.status() ?? null;
       const lastCheckin = new Map<string, number>();
       const handlers = new Map<Streamed, (e: BusEvents[Streamed]) => void>();
@@ -116,31 +119,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
       unsubscribe();
     });
   });
-  app.all('/events', methodNotAllowed('GET, HEAD'));
   return app;
-}
-
-/** Writes in order without awaiting each one; aborts the stream when the client falls `maxPending` writes behind. */
-function createSender(stream: SSEStreamingApi, maxPending: number) {
-  let pending = 0;
-  const track = (p: Promise<unknown>) => {
-    pending++;
-    if (pending > maxPending) {
-      stream.abort();
-      return;
-    }
-    void p.finally(() => pending--);
-  };
-  return {
-    send(event: string, data: unknown) {
-      if (stream.aborted || stream.closed) return;
-      track(stream.writeSSE({ event, data: JSON.stringify(data) }).catch(() => undefined));
-    },
-    comment(text: string) {
-      if (stream.aborted || stream.closed) return;
-      track(stream.write(`: ${text}\n\n`));
-    },
-  };
 }
 
 /**

@@ -6,7 +6,6 @@ import { cachedChartSvg } from '../../chart/svg.ts';
 import { describeError } from '../../errors.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
-import { methodNotAllowed } from '../request-info.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { type ChartSource, dashboardPage } from './page.ts';
 import { recentEventsOf } from './recent-events.ts';
@@ -22,7 +21,6 @@ const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/** These routes for the OpenAPI document (route-doc.ts). */
 export const dashboardRouteDocs: readonly RouteDoc[] = [
   {
     method: 'get',
@@ -110,6 +108,5 @@ export function dashboardRoutes(deps: HttpDeps): Hono {
       rewriteRequestPath: (p) => p.replace(/^\/dashboard/, ''),
     }),
   );
-  app.all('/', methodNotAllowed('GET, HEAD'));
   return app;
 }

@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
 /**
  * How the Agones SDK client waits for an SDK server that is not answering yet. The SDK server is a sidecar in the
  * same pod and may start after the game server, so "connection refused" at first is normal, not an error.
@@ -5,7 +7,6 @@
 export interface RetryPolicy {
   /** The wait after the first failed attempt; each later wait doubles, up to `maxDelayMs`. */
   initialDelayMs: number;
-  /** The longest wait between two attempts. */
   maxDelayMs: number;
   /** Gives up once this long has passed since the first attempt (`Infinity`: only a cancel ends it). */
   maxElapsedMs: number;
@@ -29,25 +30,6 @@ export function backoffDelay(policy: RetryPolicy, failures: number): number {
   return Math.min(policy.maxDelayMs, exp);
 }
 
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /** What one attempt ended in: a value, or a failure the loop may retry (`retry: true`) or must pass on. */
 export type Attempt<T> = { ok: true; value: T } | { ok: false; retry: boolean; error: Error };
 
@@ -69,6 +51,7 @@ export async function retrying<T>(
     signal?.throwIfAborted();
     const wait = backoffDelay(policy, failures);
     if (!result.retry || Date.now() - started + wait > policy.maxElapsedMs) throw result.error;
-    await sleep(wait, signal);
+    // A cancel during the wait ends the loop with the signal's reason, not the timer's AbortError.
+    await delay(wait, undefined, { signal }).catch(() => signal?.throwIfAborted());
   }
 }

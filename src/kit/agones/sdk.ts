@@ -186,15 +186,12 @@ export class AgonesSdk {
             const status = err.response.status;
             const data = err.data as { message?: unknown } | undefined;
             const detail = typeof data?.message === 'string' && data.message ? ` (${data.message})` : '';
-            const error = new AgonesSdkError(
-              `${call}: the Agones SDK server answered ${status}${detail}`,
-              status,
-              call,
-              {
-                cause: err,
-              },
-            );
-            return { ok: false, retry: NOT_YET.has(status), error };
+            const message = `${call}: the Agones SDK server answered ${status}${detail}`;
+            return {
+              ok: false,
+              retry: NOT_YET.has(status),
+              error: new AgonesSdkError(message, status, call, { cause: err }),
+            };
           }
         },
         policy,

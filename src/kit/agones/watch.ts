@@ -1,6 +1,7 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { ofetch } from 'ofetch';
 import * as v from 'valibot';
-import { backoffDelay, DEFAULT_RETRY, type RetryPolicy, sleep } from './retry.ts';
+import { backoffDelay, DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 import { type GameServer, WatchErrorSchema, WatchResultSchema } from './wire.ts';
 
 export interface WatchOptions {
@@ -82,6 +83,6 @@ export async function watchGameServer(
       attempt.abort();
     }
     failures = delivered ? 1 : failures + 1;
-    await sleep(backoffDelay(policy, failures), signal).catch(() => undefined);
+    await delay(backoffDelay(policy, failures), undefined, { signal }).catch(() => undefined);
   }
 }

@@ -124,7 +124,7 @@ export interface AuthCase {
 }
 
 /**
- * Every case of the Basic-auth decision order (src/http/authorize.ts), for a route whose instance `key` exists
+ * Every case of the Basic-auth decision order (src/http/instance-auth.ts), for a route whose instance `key` exists
  * and accepts `secret`.
  * Families add their own (no ApiToken, no server running, token with ':').
  */

@@ -1,11 +1,11 @@
 // The statechart: the SVG the daemon renders from the machine, with each instance's state node highlighted. Two
-// views: the operator's (the default, sent in the page by the daemon: ../first-paint.ts) and the developer's, fetched
+// views: the operator's (the default, sent in the page by the daemon: ../page.ts) and the developer's, fetched
 // when the operator asks for it. Both name their nodes by the machine's state path, so highlighting is the same.
 import { $, instances } from './shared.js';
 
 const NODE_PREFIX = 'state:';
 const SVG_NS = 'http://www.w3.org/2000/svg';
-/** As the daemon sizes it (first-paint.ts CHART_SCALE): the smallest labels near 11 px. */
+/** As the daemon sizes it (page.ts CHART_SCALE): the smallest labels near 11 px. */
 const CHART_SCALE = 1.2;
 const LABELS = {
   operator: { button: 'Developer chart', aria: "Instance statechart, operator's view" },

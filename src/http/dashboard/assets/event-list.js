@@ -1,5 +1,5 @@
 // The list of recent events, newest first. The daemon sends the page with the recent ones already listed
-// (../first-paint.ts, by the rules in event-view.js, in UTC); the page lists them again in local time.
+// (../page.ts, by the rules in event-view.js, in UTC); the page lists them again in local time.
 import { eventLevel, eventText } from './event-view.js';
 import { $, clockTime, instances } from './shared.js';
 

@@ -1,5 +1,5 @@
 // What a row of the event list says, as pure functions of the event: used by the page (event-list.js) and by the
-// daemon, which renders the recent events into the first HTML response (../first-paint.ts), so both say the same.
+// daemon, which renders the recent events into the first HTML response (../page.ts), so both say the same.
 
 /** The row's text; `time` formats an epoch-ms instant (the page shows local time, the daemon UTC). */
 export function eventText(type, e, time) {

@@ -7,7 +7,7 @@ export type { AlertKind, RestartReason };
 
 /**
  * What a chat notification is about; `Notification.Routes[].Events` names these. `loop` covers crash and hang loops;
- * `scheduled-restart` and `hold` come from maintenance's `maintenance:pending`/`maintenance:done`, which the notifier
+ * `scheduled-restart` and `hold` come from maintenance's `instance:maintenance-pending`/`instance:maintenance-done`, which the notifier
  * turns into notices (src/notify/maintenance-notices.ts).
  */
 export const NOTICE_KINDS = [
@@ -85,7 +85,8 @@ export type UpdatePhase = 'check' | 'download' | 'verify' | 'extract' | 'install
 
 /**
  * Domain facts. Producers emit, and loggers, the notifier, metrics, the audit log and the dashboard subscribe.
- * Handlers must not throw: mitt calls them synchronously inside the producer.
+ * Handlers must not throw: mitt calls them synchronously inside the producer. One naming scheme: `instance:<fact>`
+ * for a fact about one instance (it carries its `key`), `daemon:<fact>` for the daemon's own.
  */
 export type BusEvents = {
   'instance:state': { key: string; state: string; previous: string | null; at: number };
@@ -121,7 +122,7 @@ export type BusEvents = {
    * `RestartSchedule` (`scheduled-restart`), one asked for with `?when=` (`restart`), a found update waiting for its
    * moment (`update`), or a `hold`. `when` is the policy (Now, RoundEnd, Empty); `until` a hold's end (ms).
    */
-  'maintenance:pending': {
+  'instance:maintenance-pending': {
     key: string;
     kind: MaintenanceKind;
     when?: string;
@@ -131,7 +132,7 @@ export type BusEvents = {
     at: number;
   };
   /** `how`: done (the server went), forced (MaxDelayMinutes ran out), released, expired (a hold), or dropped. */
-  'maintenance:done': {
+  'instance:maintenance-done': {
     key: string;
     kind: MaintenanceKind;
     how: 'done' | 'forced' | 'released' | 'expired' | 'dropped';
@@ -139,11 +140,11 @@ export type BusEvents = {
   };
   'instance:log': { key: string; stream: 'stdout' | 'stderr'; line: string; at: number };
   /** Every file system the daemon watches, at every check (`Disk.CheckSeconds`). */
-  'disk:checked': { filesystems: DiskReading[]; at: number };
+  'daemon:disk-checked': { filesystems: DiskReading[]; at: number };
   /** A watched file system went below its threshold: once, until it is back above it. */
-  'disk:low': DiskReading & { at: number };
+  'daemon:disk-low': DiskReading & { at: number };
   /** A file system that was low is back above its threshold (with a little to spare, so it does not flap). */
-  'disk:recovered': DiskReading & { at: number };
+  'daemon:disk-recovered': DiskReading & { at: number };
   /**
    * Processes a launch left behind that process tracking killed (its cgroup, or its environment marker): when its
    * server exited, or before the next launch (from an earlier launch or daemon, or holding the game port).
@@ -185,7 +186,7 @@ export type BusEvents = {
   };
   /** A launch spawned again after `attempts` blocked ones: the episode is over. */
   'instance:launch-unblocked': { key: string; kind: 'resources' | 'port'; attempts: number; at: number };
-  'checkin:rejected': { key: string; reason: string; remote: string | undefined; at: number };
+  'instance:checkin-rejected': { key: string; reason: string; remote: string | undefined; at: number };
   /**
    * A control request whose credentials were accepted (`/instances/:key/<verb>` or the dashboard's
    * `/api/instances/:key/<verb>`), taken or refused; the audit log writes each.
@@ -210,17 +211,17 @@ export type BusEvents = {
    * A server's log could not be written (`code`: ENOSPC, ENOENT, EACCES, …): its lines are dropped from now on and
    * counted, and the writer tries again every `Timing.LogRetrySeconds`. Once per outage, not per line.
    */
-  'log:failing': { key: string; file: string; code: string; message: string; at: number };
+  'instance:log-failing': { key: string; file: string; code: string; message: string; at: number };
   /** Lines of a server's log that were not written (the count of this one report). */
-  'log:dropped': { key: string; lines: number; at: number };
+  'instance:log-dropped': { key: string; lines: number; at: number };
   /** A server's log is written again after an outage; `dropped` lines were lost meanwhile. */
-  'log:resumed': { key: string; file: string; dropped: number; at: number };
+  'instance:log-resumed': { key: string; file: string; dropped: number; at: number };
   /**
    * A request refused before its credentials were accepted (wrong user, unknown key, junk or missing credentials),
    * on the control, status, log and admin routes. A stranger chooses how many: subscribers rate-limit by `remote`.
    * `route` is one of a fixed few, so it may be a metric label; `key` and `user` are what the client sent (shown).
    */
-  'request:refused': {
+  'daemon:request-refused': {
     route: RefusedRoute;
     action: string;
     key: string | undefined;

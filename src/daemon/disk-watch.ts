@@ -30,8 +30,8 @@ export function thresholdOf(totalBytes: number, s: DiskSettings): number {
 
 /**
  * Watches the free space of the file systems holding `folders` every `Disk.CheckSeconds`: one reading per file
- * system (folders with the same `stat().dev` share one), `disk:checked` on the bus at every check, and `disk:low` /
- * `disk:recovered` once per crossing of the threshold. Never throws: a folder that is gone or unreadable is a
+ * system (folders with the same `stat().dev` share one), `daemon:disk-checked` on the bus at every check, and `daemon:disk-low` /
+ * `daemon:disk-recovered` once per crossing of the threshold. Never throws: a folder that is gone or unreadable is a
  * reading with its error (logged once per change), and the watch goes on.
  */
 export function watchDisks(opts: DiskWatchOptions) {
@@ -54,7 +54,7 @@ export function watchDisks(opts: DiskWatchOptions) {
       last = readings;
       const at = Date.now();
       for (const r of readings) report(r, at);
-      bus.emit('disk:checked', { filesystems: readings, at });
+      bus.emit('daemon:disk-checked', { filesystems: readings, at });
     } catch (err) {
       // Not expected (every read is caught below); said, and the next check tries again.
       log.error('disk space check failed', { error: describeError(err) });
@@ -72,11 +72,11 @@ export function watchDisks(opts: DiskWatchOptions) {
     if (r.low && !wasLow) {
       low.add(r.holds);
       log.warn(`disk space low: ${r.message}`);
-      bus.emit('disk:low', { ...r, at });
+      bus.emit('daemon:disk-low', { ...r, at });
     } else if (!r.low && wasLow) {
       low.delete(r.holds);
       log.info(`disk space recovered: ${r.message}`);
-      bus.emit('disk:recovered', { ...r, at });
+      bus.emit('daemon:disk-recovered', { ...r, at });
     }
   };
 

@@ -26,19 +26,19 @@ export function logRejectedCheckins(
         rejected: s.count,
       }),
   });
-  const handler = (e: BusEvents['checkin:rejected']) => {
+  const handler = (e: BusEvents['instance:checkin-rejected']) => {
     if (!window.admit(known(e.key) ? e.key : UNKNOWN_KEYS, e.reason)) return;
     log.warn(`check-in rejected: ${e.reason}`, { key: e.key, remote: e.remote ?? '' });
   };
-  bus.on('checkin:rejected', handler);
+  bus.on('instance:checkin-rejected', handler);
   return () => {
-    bus.off('checkin:rejected', handler);
+    bus.off('instance:checkin-rejected', handler);
     window.close();
   };
 }
 
 /**
- * Logs requests refused before their credentials were accepted (`request:refused`) in the same way, by source: the
+ * Logs requests refused before their credentials were accepted (`daemon:request-refused`) in the same way, by source: the
  * first in full, then one summary line per `everyMs()` while they go on (`1,234 refused requests from 127.0.0.1 in
  * the last 60 s`). Whatever a stranger sends, this writes at most about one line per source per interval, for at
  * most `MAX_BUCKETS` sources plus one for all others.
@@ -48,16 +48,16 @@ export function logRefusedRequests(bus: Bus, log: Logger, everyMs: () => number)
     everyMs,
     onSummary: (s) => log.warn(refusedSummary(s.bucket, s.count, s.seconds), { remote: s.bucket, refused: s.count }),
   });
-  const handler = (e: BusEvents['request:refused']) => {
+  const handler = (e: BusEvents['daemon:request-refused']) => {
     if (!window.admit(sourceOf(e.remote))) return;
     log.warn(
       `${e.route} ${e.action} refused: ${e.reason} (further refusals from this source are summarised every ${everyMs() / 1000} s)`,
       { key: e.key ?? '', status: e.status, remote: e.remote ?? '' },
     );
   };
-  bus.on('request:refused', handler);
+  bus.on('daemon:request-refused', handler);
   return () => {
-    bus.off('request:refused', handler);
+    bus.off('daemon:request-refused', handler);
     window.close();
   };
 }

@@ -98,7 +98,7 @@ export async function runDaemon(
   );
   // A server's log dropping lines and written again (src/supervisor/log-health.ts), said once each.
   const stopLogHealthLog = subscribe(bus, {
-    'log:failing': (e) =>
+    'instance:log-failing': (e) =>
       log
         .child(e.key)
         .error(
@@ -106,7 +106,7 @@ export async function runDaemon(
             `${current.timing.LogRetrySeconds} s; ${remedy(e.code)}, and it resumes by itself`,
           { error: e.message },
         ),
-    'log:resumed': (e) =>
+    'instance:log-resumed': (e) =>
       log
         .child(e.key)
         .info(`writing ${e.file} again; ${e.dropped} line(s) were dropped meanwhile`, { dropped: e.dropped }),

@@ -15,7 +15,7 @@ export interface AdminCredentials {
 export interface AdminAccessOptions {
   /** Read on every request, so a config reload applies at once; undefined → loopback clients only. */
   admin?: () => AdminCredentials | undefined;
-  /** Where a refusal is reported (`request:refused`); none in unit tests that do not look. */
+  /** Where a refusal is reported (`daemon:request-refused`); none in unit tests that do not look. */
   bus?: Bus;
 }
 

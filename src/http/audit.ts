@@ -25,7 +25,7 @@ export interface AuditLogOptions {
 /**
  * Appends every `control` event (accepted or refused after the credentials were accepted) to `file` as one JSON
  * line, with an ISO `time` next to the epoch-ms `at`; an unknown user or remote address is `null`. Requests refused
- * before that (`request:refused`: junk credentials, wrong user, unknown key) are written like the rejected
+ * before that (`daemon:request-refused`: junk credentials, wrong user, unknown key) are written like the rejected
  * check-in log: the first from a source in full, then one `summary` line per interval while they go on. The file
  * rotates by size and keeps a fixed number of files, so nobody can fill the disk through it. A write failure is
  * logged once and the file is tried again later, never thrown into the emitter (bus handlers must not throw).
@@ -76,7 +76,7 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
       });
     },
   });
-  const onRefused = (e: BusEvents['request:refused']) => {
+  const onRefused = (e: BusEvents['daemon:request-refused']) => {
     if (!refusals.admit(sourceOf(e.remote))) return;
     write({
       time: new Date(e.at).toISOString(),
@@ -92,12 +92,12 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
     });
   };
   opts.bus.on('instance:control', onControl);
-  opts.bus.on('request:refused', onRefused);
+  opts.bus.on('daemon:request-refused', onRefused);
 
   return {
     close: async () => {
       opts.bus.off('instance:control', onControl);
-      opts.bus.off('request:refused', onRefused);
+      opts.bus.off('daemon:request-refused', onRefused);
       // What was counted but not summarised yet is written now, so a flood just before a stop is not lost.
       refusals.close();
       out.close();

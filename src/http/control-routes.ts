@@ -108,7 +108,7 @@ export const controlRouteDocs: readonly RouteDoc[] = [
  * `POST /:key/{restart,update,stop,rollback,hold,release}` and `GET /:key/status`, Basic `<key>:<ApiToken>`;
  * mounted at `/instances`. A control request whose credentials were accepted is carried out by control.ts, as the
  * dashboard's is: audited on the bus (`instance:control`), taken or refused; one refused before that is a
- * `request:refused`, rate-limited by source where it is written. A wrong method is answered 405 before any check.
+ * `daemon:request-refused`, rate-limited by source where it is written. A wrong method is answered 405 before any check.
  */
 export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   const app = new Hono<InstanceEnv>();
@@ -129,7 +129,7 @@ export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
 
 /**
  * `POST /:key/ping`, Basic `<key>:<secret of the current launch>`; mounted at `/server_api`. A refused check-in is
- * emitted as `checkin:rejected` with its reason (instance-auth.ts). The connection of an accepted one is trusted
+ * emitted as `instance:checkin-rejected` with its reason (instance-auth.ts). The connection of an accepted one is trusted
  * (`deps.trustCheckin`), so the connection guard never evicts it.
  */
 export function pingRoutes(deps: HttpDeps): Hono<InstanceEnv> {

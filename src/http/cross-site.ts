@@ -73,7 +73,7 @@ function decodeURIComponentSafe(s: string): string {
 }
 
 /**
- * Refuses, with 403 and a refused-request fact (`request:refused`, audited like every refusal before credentials),
+ * Refuses, with 403 and a refused-request fact (`daemon:request-refused`, audited like every refusal before credentials),
  * every state-changing request a browser marked as cross-site (crossSiteReason), on every route but the check-ins.
  * Registered on the whole app before any route.
  */

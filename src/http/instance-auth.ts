@@ -94,7 +94,7 @@ function instanceAuth(
 const lastSegment = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 
 /**
- * The instance's `ApiToken`, for control and status. A refusal is a `request:refused` under `route`: anyone can
+ * The instance's `ApiToken`, for control and status. A refusal is a `daemon:request-refused` under `route`: anyone can
  * send these, as fast as they like, so the audit and the daemon's log rate-limit them by source (refused.ts).
  */
 export function apiToken(
@@ -114,14 +114,14 @@ export function apiToken(
 }
 
 /**
- * The check-in secret of the instance's current launch. A refusal is a `checkin:rejected` with its reason; the
+ * The check-in secret of the instance's current launch. A refusal is a `instance:checkin-rejected` with its reason; the
  * supervisor decides how often to log it (a misconfigured server pings for ever). A server the previous daemon
  * left may check in while its instance is still being started (503): not a fault, so not reported.
  */
 export function checkinSecret(deps: Pick<HttpDeps, 'registry' | 'bus'>): MiddlewareHandler<InstanceEnv> {
   return instanceAuth(deps, 'checkinSecret', (c, key, r) => {
     if (r.status === 503) return;
-    deps.bus.emit('checkin:rejected', {
+    deps.bus.emit('instance:checkin-rejected', {
       key: shownKey(key),
       reason: r.reason,
       remote: remoteAddress(c),

@@ -4,7 +4,7 @@ import type { Bus, RefusedRoute } from '../bus.ts';
 import { plainAddress, remoteAddress, shownKey } from './request-info.ts';
 
 /**
- * Puts a request refused before its credentials were accepted on the bus (`request:refused`). Routes report it
+ * Puts a request refused before its credentials were accepted on the bus (`daemon:request-refused`). Routes report it
  * here instead of logging it: the daemon's log and the audit log rate-limit it by source, and metrics count it.
  */
 export function reportRefused(
@@ -12,7 +12,7 @@ export function reportRefused(
   c: Context,
   what: { route: RefusedRoute; action: string; key?: string; user?: string; status: number; reason: string },
 ): void {
-  bus?.emit('request:refused', {
+  bus?.emit('daemon:request-refused', {
     route: what.route,
     action: shownKey(what.action),
     key: what.key === undefined ? undefined : shownKey(what.key),

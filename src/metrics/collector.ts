@@ -123,7 +123,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
   };
   // Every label value comes from a fixed list or a configured instance key, never from what a client sent.
   const unsubscribe = subscribe(bus, {
-    'disk:checked': (e) => setDisks(e.filesystems),
+    'daemon:disk-checked': (e) => setDisks(e.filesystems),
     'instance:restart': (e) => f.restarts.inc({ instance: e.key, reason: e.reason }),
     'instance:alert': (e) => f.alerts.inc({ instance: e.key, kind: e.kind }),
     'instance:update': onUpdate,
@@ -140,8 +140,8 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     'instance:backup-found': (e) => {
       if ((lastBackupAt.get(e.key) ?? Number.NEGATIVE_INFINITY) < e.at) backedUp(e.key, e.at, e.archiveBytes);
     },
-    'log:dropped': (e) => f.logDropped.inc({ instance: e.key }, e.lines),
-    'request:refused': (e) => {
+    'instance:log-dropped': (e) => f.logDropped.inc({ instance: e.key }, e.lines),
+    'daemon:request-refused': (e) => {
       const status = String(e.status);
       f.refused.inc({ route: e.route, status: REFUSED_STATUSES.has(status) ? status : 'other' });
     },

@@ -1,7 +1,7 @@
 import type { BusEvents, MaintenanceKind, Notice } from '../bus.ts';
 
-type Pending = BusEvents['maintenance:pending'];
-type Done = BusEvents['maintenance:done'];
+type Pending = BusEvents['instance:maintenance-pending'];
+type Done = BusEvents['instance:maintenance-done'];
 
 /** `06:30 UTC on 2026-11-25`: unambiguous wherever the reader is. */
 export function utcTime(ms: number): string {

@@ -43,9 +43,9 @@ export function noticeFromUnblocked(e: Unblocked): Notice {
 
 /**
  * The chat notice for a watched file system going low, and the one when it is back: one each per crossing (the
- * watcher emits `disk:low` and `disk:recovered` only on a change), about the host rather than an instance.
+ * watcher emits `daemon:disk-low` and `daemon:disk-recovered` only on a change), about the host rather than an instance.
  */
-export function noticeFromDisk(e: BusEvents['disk:low'], recovered: boolean): Notice {
+export function noticeFromDisk(e: BusEvents['daemon:disk-low'], recovered: boolean): Notice {
   const fields = [{ name: 'Folder', value: e.path }];
   return recovered
     ? {
@@ -74,8 +74,8 @@ export interface Notifier {
 
 /**
  * Tells the chat what happened: alerts (crash, hang, loop, failing, stopped), installed and failed updates,
- * maintenance as it begins and ends (`maintenance:pending`, `maintenance:done`), disk space going low and coming
- * back (`disk:low`, `disk:recovered`) and any `instance:notice`, each to
+ * maintenance as it begins and ends (`instance:maintenance-pending`, `instance:maintenance-done`), disk space going low and coming
+ * back (`daemon:disk-low`, `daemon:disk-recovered`) and any `instance:notice`, each to
  * every route that wants its kind and instance, in the route's format. One sender per webhook URL, so a 429 on one
  * webhook holds up no other. Fire and forget: the handlers only queue, so an emitter never waits or sees an error.
  *
@@ -103,10 +103,10 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     'instance:alert': (e) => tell(() => noticeFromAlert(e, launches.get(e.key))),
     'instance:update': (e) => tell(() => noticeFromUpdate(e)),
     'instance:notice': (e) => tell(() => e),
-    'maintenance:pending': (e) => tell(() => noticeFromPending(e)),
-    'maintenance:done': (e) => tell(() => noticeFromDone(e)),
-    'disk:low': (e) => tell(() => noticeFromDisk(e, false)),
-    'disk:recovered': (e) => tell(() => noticeFromDisk(e, true)),
+    'instance:maintenance-pending': (e) => tell(() => noticeFromPending(e)),
+    'instance:maintenance-done': (e) => tell(() => noticeFromDone(e)),
+    'daemon:disk-low': (e) => tell(() => noticeFromDisk(e, false)),
+    'daemon:disk-recovered': (e) => tell(() => noticeFromDisk(e, true)),
     'instance:launch-blocked': (e) => tell(() => noticeFromBlocked(e)),
     'instance:launch-unblocked': (e) => tell(() => noticeFromUnblocked(e)),
   });

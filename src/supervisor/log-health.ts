@@ -30,13 +30,13 @@ export function serverLogOptions(config: ResolvedConfig, instance: ResolvedInsta
 export function serverLogHealth(key: string, file: string, bus: Bus): WriteHealth {
   return {
     onFailing(code, message) {
-      bus.emit('log:failing', { key, file, code, message, at: Date.now() });
+      bus.emit('instance:log-failing', { key, file, code, message, at: Date.now() });
     },
     onDropped(lines) {
-      bus.emit('log:dropped', { key, lines, at: Date.now() });
+      bus.emit('instance:log-dropped', { key, lines, at: Date.now() });
     },
     onResumed(dropped) {
-      bus.emit('log:resumed', { key, file, dropped, at: Date.now() });
+      bus.emit('instance:log-resumed', { key, file, dropped, at: Date.now() });
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
- * The disk watcher on a real small file system (tmpfs), at a shrunk check interval: one `disk:low` when it fills,
- * one `disk:recovered` when it is freed, folders on one device read as one file system, and a removed folder is a
+ * The disk watcher on a real small file system (tmpfs), at a shrunk check interval: one `daemon:disk-low` when it fills,
+ * one `daemon:disk-recovered` when it is freed, folders on one device read as one file system, and a removed folder is a
  * reading with its error while the watch goes on.
  */
 import { mkdir, rm } from 'node:fs/promises';
@@ -24,11 +24,11 @@ const { s, test } = smallDiskSuite('disk watch', 4 * MB, async (ctx) => {
 /** Starts a watcher and records what it puts on the bus. */
 function watch(folders: Array<{ holds: string; path: string }>) {
   const bus = createBus();
-  const events: Array<{ type: 'low' | 'recovered'; e: BusEvents['disk:low'] }> = [];
+  const events: Array<{ type: 'low' | 'recovered'; e: BusEvents['daemon:disk-low'] }> = [];
   let checks = 0;
-  bus.on('disk:low', (e) => events.push({ type: 'low', e }));
-  bus.on('disk:recovered', (e) => events.push({ type: 'recovered', e }));
-  bus.on('disk:checked', () => checks++);
+  bus.on('daemon:disk-low', (e) => events.push({ type: 'low', e }));
+  bus.on('daemon:disk-recovered', (e) => events.push({ type: 'recovered', e }));
+  bus.on('daemon:disk-checked', () => checks++);
   const log = recordingLogger();
   const w = watchDisks({ folders, settings: () => settings, bus, log });
   /** Resolves after `n` more checks. */
@@ -58,7 +58,7 @@ test('watch :: one low event when the disk fills, one recovered event when it is
     assert.equal(events, [], 'nothing to tell while there is space');
 
     fs.fill(0.4 * MB);
-    await waitFor('disk:low', () => events.length > 0, 10_000);
+    await waitFor('daemon:disk-low', () => events.length > 0, 10_000);
     await moreChecks(5);
     assert.equal(
       events.map((x) => x.type),
@@ -77,7 +77,7 @@ test('watch :: one low event when the disk fills, one recovered event when it is
     assert.not.ok(w.readings().find((r) => r.holds === 'working folder')?.low, 'the other file system is not');
 
     fs.release();
-    await waitFor('disk:recovered', () => events.length > 1, 10_000);
+    await waitFor('daemon:disk-recovered', () => events.length > 1, 10_000);
     await moreChecks(5);
     assert.equal(
       events.map((x) => x.type),

@@ -12,7 +12,7 @@ test('refusal-logs :: one check-in line per instance per window, naming the reas
   const log = recordingLogger();
   const stop = logRejectedCheckins(bus, log, MINUTE, () => true);
   const reject = (key: string, reason: string) =>
-    bus.emit('checkin:rejected', { key, reason, remote: '127.0.0.1', at: 1 });
+    bus.emit('instance:checkin-rejected', { key, reason, remote: '127.0.0.1', at: 1 });
   reject('alpha', 'stale or wrong token');
   for (let i = 0; i < 50; i++) reject('alpha', 'stale or wrong token'); // a server pinging in a loop
   reject('beta', 'stale or wrong token');
@@ -42,8 +42,13 @@ test('refusal-logs :: check-ins for keys that are not configured share one windo
   const log = recordingLogger();
   const stop = logRejectedCheckins(bus, log, MINUTE, (key) => key === 'alpha');
   for (let i = 0; i < 500; i++)
-    bus.emit('checkin:rejected', { key: `made-up-${i}`, reason: 'unknown instance', remote: '127.0.0.1', at: 1 });
-  bus.emit('checkin:rejected', { key: 'alpha', reason: 'stale or wrong token', remote: '127.0.0.1', at: 2 });
+    bus.emit('instance:checkin-rejected', {
+      key: `made-up-${i}`,
+      reason: 'unknown instance',
+      remote: '127.0.0.1',
+      at: 1,
+    });
+  bus.emit('instance:checkin-rejected', { key: 'alpha', reason: 'stale or wrong token', remote: '127.0.0.1', at: 2 });
   assert.equal(
     log.lines.map((l) => [l.msg, l.fields?.key]),
     [
@@ -65,7 +70,7 @@ test('refusal-logs :: a check-in window of 0 logs every rejection', () => {
     () => true,
   );
   for (let i = 0; i < 3; i++)
-    bus.emit('checkin:rejected', { key: 'alpha', reason: 'stale or wrong token', remote: undefined, at: 5 });
+    bus.emit('instance:checkin-rejected', { key: 'alpha', reason: 'stale or wrong token', remote: undefined, at: 5 });
   stop();
   assert.is(log.lines.length, 3);
   assert.is(log.lines[0]?.fields?.remote, '');
@@ -76,7 +81,7 @@ test('refusal-logs :: refused requests: the first from a source in full, the res
   const log = recordingLogger();
   const stop = logRefusedRequests(bus, log, MINUTE);
   for (let i = 0; i < 3; i++)
-    bus.emit('request:refused', {
+    bus.emit('daemon:request-refused', {
       route: 'control',
       action: 'restart',
       key: 'alpha',

@@ -15,8 +15,8 @@ function setup(instances: InstanceControl[], admin?: AdminCredentials) {
   const bus = createBus();
   const controls: BusEvents['instance:control'][] = [];
   bus.on('instance:control', (e) => controls.push(e));
-  const refused: BusEvents['request:refused'][] = [];
-  bus.on('request:refused', (e) => refused.push(e));
+  const refused: BusEvents['daemon:request-refused'][] = [];
+  bus.on('daemon:request-refused', (e) => refused.push(e));
   const log = recordingLogger();
   const app = fromLoopback(
     createApp({
@@ -142,7 +142,7 @@ control(
     assert.is(res.status, 403);
     assert.match(((await res.json()) as { error: string }).error, DASHBOARD_HEADER);
     assert.equal(a.calls, []);
-    // Anyone on the loopback can repeat it at will: a request:refused, rate-limited where it is written.
+    // Anyone on the loopback can repeat it at will: a daemon:request-refused, rate-limited where it is written.
     assert.equal(controls, []);
     assert.is(refused[0]?.route, 'admin');
     assert.is(refused[0]?.status, 403);

@@ -117,7 +117,7 @@ methods.run();
 const audit = suite('control routes :: audit on the bus');
 
 audit(
-  'control routes :: an accepted control request emits `control`; one refused at the door, `request:refused`',
+  'control routes :: an accepted control request emits `control`; one refused at the door, `daemon:request-refused`',
   async () => {
     const t = setup();
     await send(t.app, 'POST', '/instances/alpha/restart', basic('alpha', TOKEN));

@@ -21,8 +21,8 @@ function setup(ownOrigins: string[] = []) {
   const bus = createBus();
   const controls: BusEvents['instance:control'][] = [];
   bus.on('instance:control', (e) => controls.push(e));
-  const refusals: BusEvents['request:refused'][] = [];
-  bus.on('request:refused', (e) => refusals.push(e));
+  const refusals: BusEvents['daemon:request-refused'][] = [];
+  bus.on('daemon:request-refused', (e) => refusals.push(e));
   const app = fromLoopback(
     createApp({
       registry: memoryRegistry(alpha),

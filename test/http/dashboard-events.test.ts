@@ -143,8 +143,8 @@ events('events :: every streamed fact type arrives under its own event name', as
     bus.emit('instance:restart', { key: 'alpha', reason: 'request', at });
     bus.emit('instance:launch', { key: 'alpha', pid: 7, launchId: 2, revision: null, at });
     bus.emit('instance:checkin', { key: 'alpha', launchId: 2, at });
-    bus.emit('maintenance:pending', { key: 'alpha', kind: 'hold', reason: 'event', until: at + 60_000, at });
-    bus.emit('maintenance:done', { key: 'alpha', kind: 'hold', how: 'released', at });
+    bus.emit('instance:maintenance-pending', { key: 'alpha', kind: 'hold', reason: 'event', until: at + 60_000, at });
+    bus.emit('instance:maintenance-done', { key: 'alpha', kind: 'hold', how: 'released', at });
     bus.emit('instance:control', {
       key: 'alpha',
       action: 'restart',
@@ -171,8 +171,8 @@ events('events :: every streamed fact type arrives under its own event name', as
       'instance:restart',
       'instance:launch',
       'instance:checkin',
-      'maintenance:pending',
-      'maintenance:done',
+      'instance:maintenance-pending',
+      'instance:maintenance-done',
       'instance:control',
       'instance:launch-blocked',
       'instance:launch-unblocked',

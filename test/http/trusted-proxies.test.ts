@@ -21,7 +21,7 @@ const LOCAL = '127.0.0.9';
 interface Ctx {
   server: HttpServer | null;
   trusted: string[];
-  refusals: BusEvents['request:refused'][];
+  refusals: BusEvents['daemon:request-refused'][];
 }
 
 function get(
@@ -39,7 +39,7 @@ const test = suite<Ctx>('trusted proxies :: over a real socket', { server: null,
 
 test.before(async (ctx) => {
   const bus = createBus();
-  bus.on('request:refused', (e) => ctx.refusals.push(e));
+  bus.on('daemon:request-refused', (e) => ctx.refusals.push(e));
   const app = createApp({
     registry: memoryRegistry(memoryInstance('alpha', { apiToken: 't' })),
     bus,

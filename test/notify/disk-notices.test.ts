@@ -5,7 +5,7 @@ import { noticeFromDisk } from '../../src/notify/notifier.ts';
 import { embedOf, payloadOf } from '../../src/notify/payload.ts';
 import { routesFor, routesFrom } from '../../src/notify/routes.ts';
 
-const low: BusEvents['disk:low'] = {
+const low: BusEvents['daemon:disk-low'] = {
   holds: 'instances',
   path: '/data/instances',
   mount: '/data',

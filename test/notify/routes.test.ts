@@ -125,8 +125,14 @@ test('routes :: embed: colour by kind, for alerts, updates, maintenance and a no
       bus.emit('instance:update', { key: 'beta', phase: 'done', revision: 'r43', durationMs: 1500, at: T0 });
       bus.emit('instance:update', { key: 'beta', phase: 'failed', error: 'CDN down', during: 'check', at: T0 });
       bus.emit('instance:update', { key: 'beta', phase: 'failed', error: 'hash mismatch', during: 'install', at: T0 });
-      bus.emit('maintenance:pending', { key: 'beta', kind: 'scheduled-restart', when: 'Empty', deadline: T0, at: T0 });
-      bus.emit('maintenance:pending', {
+      bus.emit('instance:maintenance-pending', {
+        key: 'beta',
+        kind: 'scheduled-restart',
+        when: 'Empty',
+        deadline: T0,
+        at: T0,
+      });
+      bus.emit('instance:maintenance-pending', {
         key: 'beta',
         kind: 'hold',
         reason: 'event night',
@@ -191,11 +197,11 @@ test('routes :: two routes: each receives only its kinds and instances; ChatWebh
       crash('alpha');
       crash('beta');
       bus.emit('instance:update', { key: 'beta', phase: 'done', revision: '7', at: T0 });
-      bus.emit('maintenance:pending', { key: 'alpha', kind: 'hold', reason: 'tournament', at: T0 });
+      bus.emit('instance:maintenance-pending', { key: 'alpha', kind: 'hold', reason: 'tournament', at: T0 });
       bus.emit('instance:alert', { key: 'alpha', kind: 'stopped', level: 'info', message: 'stopped', at: T0 });
       // Last, a message each route takes: every route's queue is in order, so what it wrongly took comes before.
       bus.emit('instance:alert', { key: 'alpha', kind: 'hang', message: 'last', at: T0 });
-      bus.emit('maintenance:pending', { key: 'beta', kind: 'hold', reason: 'last', at: T0 });
+      bus.emit('instance:maintenance-pending', { key: 'beta', kind: 'hold', reason: 'last', at: T0 });
       await waitFor('every delivery', () => chat?.messages.length === 7 && ops?.messages.length === 2, 10_000);
       await waitFor('the maintenance route', () => maint?.messages.length === 3, 10_000);
       assert.match(embedOf(ops?.messages.pop()).description, /last/);

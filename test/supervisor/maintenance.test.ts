@@ -123,7 +123,7 @@ async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
     },
   });
   ctx.h = h;
-  for (const type of ['maintenance:pending', 'maintenance:done'] as const)
+  for (const type of ['instance:maintenance-pending', 'instance:maintenance-done'] as const)
     bus.on(type, (e: BusEvents[typeof type]) => ctx.events.push({ type, ...e }));
   h.actor.on('*', (e) => {
     if (!isMaintenanceFact(e)) return;
@@ -173,7 +173,7 @@ async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
 
 /** The bus event saying that instance alpha's `kind` is over, `how`, `ms` after START. */
 const doneEvent = (kind: 'restart' | 'update', how: 'done' | 'forced', ms: number) => ({
-  type: 'maintenance:done',
+  type: 'instance:maintenance-done',
   key: 'alpha',
   kind,
   how,
@@ -209,8 +209,8 @@ policy('maintenance :: Empty restarts on the first poll that reports 0 players, 
   assert.equal(
     h.events.map((e) => [e.type, e.kind, e.how ?? e.when]),
     [
-      ['maintenance:pending', 'restart', 'Empty'],
-      ['maintenance:done', 'restart', 'done'],
+      ['instance:maintenance-pending', 'restart', 'Empty'],
+      ['instance:maintenance-done', 'restart', 'done'],
     ],
   );
   end(h);
@@ -307,9 +307,9 @@ holds('maintenance :: a hold defers a scheduled restart, and its expiry releases
   assert.equal(
     h.events.map((e) => [e.type, e.kind, e.how ?? e.when ?? e.reason]),
     [
-      ['maintenance:pending', 'hold', 'tournament'],
-      ['maintenance:pending', 'scheduled-restart', 'Now'],
-      ['maintenance:done', 'hold', 'expired'],
+      ['instance:maintenance-pending', 'hold', 'tournament'],
+      ['instance:maintenance-pending', 'scheduled-restart', 'Now'],
+      ['instance:maintenance-done', 'hold', 'expired'],
     ],
   );
   end(h);
@@ -360,8 +360,8 @@ holds('maintenance :: a crash during a hold keeps a found update pending until t
   assert.equal(
     h.events.filter((e) => e.kind === 'update').map((e) => [e.type, e.how ?? e.when]),
     [
-      ['maintenance:pending', 'Now'],
-      ['maintenance:done', 'done'],
+      ['instance:maintenance-pending', 'Now'],
+      ['instance:maintenance-done', 'done'],
     ],
   );
   end(h);

@@ -1,5 +1,5 @@
 /**
- * What the maintenance region emits, put on the bus (`maintenance:*`, once when an action or hold begins, once when
+ * What the maintenance region emits, put on the bus (`instance:maintenance-*`, once when an action or hold begins, once when
  * it ends; the notifier words them) and in the instance's log.
  */
 import type { InstanceEmitted } from '../../../machines/instance.types.ts';
@@ -33,7 +33,7 @@ export function announce(host: { key: string; bus: Bus; log: Logger }, e: Mainte
         deadline: iso(p.deadline),
         ...(p.reason ? { reason: p.reason } : {}),
       });
-      bus.emit('maintenance:pending', {
+      bus.emit('instance:maintenance-pending', {
         key,
         kind: e.kind,
         when: p.when,
@@ -45,7 +45,7 @@ export function announce(host: { key: string; bus: Bus; log: Logger }, e: Mainte
     }
     case 'hold-began':
       log.info('maintenance held', { until: iso(e.hold.until), reason: e.hold.reason });
-      bus.emit('maintenance:pending', {
+      bus.emit('instance:maintenance-pending', {
         key,
         kind: 'hold',
         reason: e.hold.reason,
@@ -55,7 +55,7 @@ export function announce(host: { key: string; bus: Bus; log: Logger }, e: Mainte
       break;
     case 'maintenance-done':
       if (e.kind === 'hold') log.info(e.how === 'expired' ? 'maintenance hold ran out' : 'maintenance hold released');
-      bus.emit('maintenance:done', { key, kind: e.kind, how: e.how, at });
+      bus.emit('instance:maintenance-done', { key, kind: e.kind, how: e.how, at });
       break;
     case 'maintenance-step':
       if (e.step === 'ask-leave')

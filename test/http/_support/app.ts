@@ -95,20 +95,20 @@ export interface Harness {
   bus: Bus;
   log: RecordingLogger;
   controls: BusEvents['instance:control'][];
-  rejections: BusEvents['checkin:rejected'][];
+  rejections: BusEvents['instance:checkin-rejected'][];
   /** Requests refused before their credentials were accepted (rate-limited where they are written). */
-  refused: BusEvents['request:refused'][];
+  refused: BusEvents['daemon:request-refused'][];
 }
 
 export function harness(registry: InstanceRegistry): Harness {
   const bus = createBus();
   const log = recordingLogger();
   const controls: BusEvents['instance:control'][] = [];
-  const rejections: BusEvents['checkin:rejected'][] = [];
+  const rejections: BusEvents['instance:checkin-rejected'][] = [];
   bus.on('instance:control', (e) => controls.push(e));
-  bus.on('checkin:rejected', (e) => rejections.push(e));
-  const refused: BusEvents['request:refused'][] = [];
-  bus.on('request:refused', (e) => refused.push(e));
+  bus.on('instance:checkin-rejected', (e) => rejections.push(e));
+  const refused: BusEvents['daemon:request-refused'][] = [];
+  bus.on('daemon:request-refused', (e) => refused.push(e));
   return { app: createApp({ registry, bus, log, version: '9.9.9-test' }), bus, log, controls, rejections, refused };
 }
 

@@ -14,11 +14,11 @@ export function eventText(type, e, time) {
       return `server launched, pid ${e.pid}${e.revision ? `, revision ${e.revision}` : ''}`;
     case 'instance:update':
       return `update ${e.phase}${e.revision ? ` (${e.revision})` : ''}${e.error ? `: ${e.error}` : ''}`;
-    case 'maintenance:pending':
+    case 'instance:maintenance-pending':
       return e.kind === 'hold'
         ? `maintenance held until ${time(e.until)}${e.reason ? `: ${e.reason}` : ''}`
         : `${e.kind} pending (${e.when})`;
-    case 'maintenance:done':
+    case 'instance:maintenance-done':
       return `${e.kind} ${e.how}`;
     case 'instance:launch-blocked':
       return `cannot launch: ${e.message}; retry ${e.attempts} in ${Math.round(e.retryMs / 100) / 10} s`;

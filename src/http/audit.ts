@@ -14,7 +14,7 @@ export interface AuditLogOptions {
   file: string;
   bus: Bus;
   log?: Logger;
-  /** `Logs.AuditLogMaxBytes` / `Logs.AuditLogFiles`, read at each line (a reload applies at once); 10 MiB × 5 by default. */
+  /** `Logs.AuditLogMaxBytes` / `Logs.AuditLogFiles`, read at each line (a reload applies at once); 10 MB × 5 by default. */
   rotation?: () => LogRotation;
   /** `Timing.RefusedRequestLogSeconds` in ms: how often a source's further refusals are summarised. */
   refusedEveryMs?: () => number;

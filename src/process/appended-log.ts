@@ -33,7 +33,7 @@ export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: 
     },
     onPoll(size, emptied, held) {
       // Rotating only once the size is reached leaves the file a poll's worth of output past it: a server printing
-      // 1 MiB/s overshoots by 250 KiB. Rotating when the next poll would pass it keeps the file near its bound.
+      // 1 MB/s overshoots by 250 kB. Rotating when the next poll would pass it keeps the file near its bound.
       const growth = last === null ? 0 : Math.max(0, size - last);
       last = size;
       if (size + growth < rotation.maxBytes) return;

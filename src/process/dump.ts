@@ -26,7 +26,7 @@ export interface DumpOptions {
 }
 
 /** The dumps of one instance are bounded by count and by total size (the defaults of `Retention.Dumps`). */
-export const DUMPS_RETENTION: RetentionRule = { keep: 3, keepDays: 0, maxBytes: 4 * 1024 ** 3 };
+export const DUMPS_RETENTION: RetentionRule = { keep: 3, keepDays: 0, maxBytes: 4_000_000_000 };
 
 /** createdump's flag per dump type (dotnet/runtime `src/coreclr/debug/createdump/main.cpp`). */
 const CREATEDUMP_FLAGS: Record<DumpType, string> = {
@@ -125,7 +125,7 @@ const exists = async (file: string) => (await stat(file).catch(() => null))?.isF
  *    on PATH, with the dump type;
  * 3. `gcore` from gdb: always a full core (GBs for a .NET server), so only for a server that is not .NET, or when
  *    the .NET ways failed (the log says which and why);
- * else just a log line. Keeps the newest 3 dumps, at most 4 GiB together (`keep`, `maxBytes`). Resolves the
+ * else just a log line. Keeps the newest 3 dumps, at most 4 GB together (`keep`, `maxBytes`). Resolves the
  * dump's path, or null. Never rejects.
  */
 export async function dumpProcess(pid: number, opts: DumpOptions): Promise<string | null> {

@@ -25,7 +25,7 @@ export interface LogRotation {
   retention?: RetentionRule;
 }
 
-export const DEFAULT_ROTATION: LogRotation = { maxBytes: 10 * 1024 * 1024, keep: 5 };
+export const DEFAULT_ROTATION: LogRotation = { maxBytes: 10_000_000, keep: 5 };
 export const LOG_NAME = 'server.log';
 /** A line longer than this is cut, so a server printing without newlines cannot grow our buffer forever. */
 const MAX_LINE = 64 * 1024;

@@ -49,7 +49,10 @@ export function diskFullError(err: unknown): NodeJS.ErrnoException | null {
 
 const UNITS = ['bytes', 'kB', 'MB', 'GB', 'TB', 'PB'];
 
-/** Decimal units, as disk vendors and `df -H` count: `120 MB`, `9.8 GB`, `512 bytes`. */
+/**
+ * Decimal units, as disk vendors and `df -H` count: `120 MB`, `9.8 GB`, `512 bytes`. The one unit of every size a
+ * person reads or writes: the dashboard's copy (src/http/dashboard/assets/shared.js) and the `*MB`/`*GB` config keys.
+ */
 export function formatBytes(bytes: number): string {
   let n = Math.max(0, bytes);
   let unit = 0;

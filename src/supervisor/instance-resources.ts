@@ -49,10 +49,10 @@ export function nextSample(
 
 /**
  * Why a server's memory calls for a restart (`memory 2.1 GB over MemoryLimitMB 2048`), or null while it is within
- * `limitMB` (or no limit is set). Megabytes are MiB, as the config key's users read `free -m` and `ps`.
+ * `limitMB` (or no limit is set). Megabytes are decimal (1 MB = 1,000,000 bytes), as every size the daemon reads or prints.
  */
 export function memoryOverLimit(rssBytes: number, limitMB: number | undefined): string | null {
-  if (limitMB === undefined || rssBytes <= limitMB * 1024 * 1024) return null;
+  if (limitMB === undefined || rssBytes <= limitMB * 1_000_000) return null;
   return `memory ${formatBytes(rssBytes)} over MemoryLimitMB ${limitMB}`;
 }
 

@@ -70,21 +70,21 @@ test("dashboard-page :: a running server's CPU, memory and players are on its ca
   const at = '2024-05-01T12:00:00.000Z';
   const sampled = status({
     key: 'alpha',
-    resources: { cpuPercent: 12.4, cpuSeconds: 30, rssBytes: 1.5 * 1024 ** 3, processes: 3, at },
+    resources: { cpuPercent: 12.4, cpuSeconds: 30, rssBytes: 1.5e9, processes: 3, at },
     players: 17,
   });
   const card = renderCard(template, sampled, 0, Date.parse(at));
   assert.match(card, '<dd data-field="cpu">12 %</dd>');
-  assert.match(card, '<dd data-field="memory">1.5 GiB (3 processes)</dd>');
+  assert.match(card, '<dd data-field="memory">1.5 GB (3 processes)</dd>');
   assert.match(card, '<dd data-field="players">17</dd>');
   const low = renderCard(
     template,
-    { ...sampled, resources: { cpuPercent: 0.44, cpuSeconds: 1, rssBytes: 300 * 1024 ** 2, processes: 1, at } },
+    { ...sampled, resources: { cpuPercent: 0.44, cpuSeconds: 1, rssBytes: 300e6, processes: 1, at } },
     0,
     Date.parse(at),
   );
   assert.match(low, '<dd data-field="cpu">0.4 %</dd>');
-  assert.match(low, '<dd data-field="memory">300.0 MiB</dd>');
+  assert.match(low, '<dd data-field="memory">300 MB</dd>');
   const none = renderCard(template, status({ key: 'beta', pid: null, resources: null, players: null }), 0, 0);
   for (const field of ['cpu', 'memory', 'players']) assert.match(none, `<dd data-field="${field}">—</dd>`);
 });
@@ -283,7 +283,7 @@ test('dashboard-page :: the card shows the hub listing and the last backup, rows
     ok: true,
     kind: 'scheduled',
     id: 'x',
-    archiveBytes: 2048,
+    archiveBytes: 2000,
     error: null,
     lastSuccessAt: '2026-11-28T05:55:00.000Z',
   };
@@ -293,7 +293,7 @@ test('dashboard-page :: the card shows the hub listing and the last backup, rows
     card,
     '<dd data-field="hub">listed by https://hub.one/; missing from https://hub.two/ for 12 min: the hub refused the advertisement: [400] bad address</dd>',
   );
-  assert.match(card, '<dd data-field="backup">scheduled 2.0 KiB, 5 min 0 s ago</dd>');
+  assert.match(card, '<dd data-field="backup">scheduled 2 kB, 5 min 0 s ago</dd>');
   const plain = renderCard(await index(), status({ key: 'b' }), 0, at);
   assert.match(plain, '<div data-row="hub" hidden>');
   assert.match(plain, '<dd data-field="backup">—</dd>');

@@ -44,7 +44,7 @@ const Rule = (keep: number, keepDays: number, maxSizeGB: number) =>
 export const RetentionSchema = v.strictObject(
   {
     Backups: v.optional(Rule(10, 14, 10), {}),
-    Dumps: v.optional(Rule(3, 0, 4.294967296), {}),
+    Dumps: v.optional(Rule(3, 0, 4), {}),
     /**
      * Rotated server logs (server.log.1 …), within the cap of `Logs.ServerLogFiles` × `Logs.ServerLogMaxBytes`.
      * Absent: the cap alone decides.

@@ -7,7 +7,7 @@ const Bytes = (def: number, min: number) =>
 /** How many files a rotated log keeps, the current one included. */
 const Files = (def: number) => v.optional(amount('files', { whole: true, min: 1, max: 100 }), def);
 
-const MiB = 1024 * 1024;
+const MB = 1_000_000;
 
 /**
  * `Logs`: how big the files the daemon writes may grow. A server's log (`<instance>/logs/server.log`) and the audit
@@ -16,9 +16,9 @@ const MiB = 1024 * 1024;
  */
 export const LogsSchema = v.strictObject(
   {
-    ServerLogMaxBytes: Bytes(10 * MiB, 1024),
+    ServerLogMaxBytes: Bytes(10 * MB, 1024),
     ServerLogFiles: Files(5),
-    AuditLogMaxBytes: Bytes(10 * MiB, 1024),
+    AuditLogMaxBytes: Bytes(10 * MB, 1024),
     AuditLogFiles: Files(5),
   },
   'expected a map of log settings',

@@ -52,16 +52,16 @@ test('ui :: a download shows a progress bar that follows bytes/total, then the i
   const at = Date.now();
   bus.emit('instance:update', { key: 'alpha', phase: 'check', revision: 'r1', at });
   await until('the update box', async () => b.page.isVisible(box));
-  bus.emit('instance:update', { key: 'alpha', phase: 'download', bytes: 256 * 1024, total: 1024 * 1024, at });
+  bus.emit('instance:update', { key: 'alpha', phase: 'download', bytes: 250_000, total: 1_000_000, at });
   await until('25 %', async () => (await b.page.$eval(`${box} progress`, (p) => p.getAttribute('value'))) === '0.25');
-  assert.is(await text(b, `${box} .update-label`), 'downloading 256.0 KiB of 1.0 MiB');
+  assert.is(await text(b, `${box} .update-label`), 'downloading 250 kB of 1 MB');
   await screenshot(b.page, 'dashboard-update-progress.png');
-  bus.emit('instance:update', { key: 'alpha', phase: 'download', bytes: 3 * 1024 * 1024, total: null, at });
+  bus.emit('instance:update', { key: 'alpha', phase: 'download', bytes: 3_000_000, total: null, at });
   await until(
     'indeterminate without a total',
     async () => (await b.page.$eval(`${box} progress`, (p) => p.hasAttribute('value'))) === false,
   );
-  assert.is(await text(b, `${box} .update-label`), 'downloading 3.0 MiB');
+  assert.is(await text(b, `${box} .update-label`), 'downloading 3 MB');
   bus.emit('instance:update', { key: 'alpha', phase: 'done', revision: 'r2', durationMs: 1200, at });
   await until('done', async () => (await text(b, `${box} .update-label`)) === 'update installed: r2');
   const events = await b.page.$$eval('#events li', (lis) => lis.map((li) => li.textContent ?? ''));

@@ -78,7 +78,7 @@ export function cardFields(status, now) {
 }
 
 /**
- * The last snapshot (`scheduled 12.3 MiB, 5 min ago`, or `failed 2 min ago: …`) and a failed restore after it; `—`
+ * The last snapshot (`scheduled 12 MB, 5 min ago`, or `failed 2 min ago: …`) and a failed restore after it; `—`
  * before the first since the daemon started.
  */
 function backupText(backup, restore, now) {

@@ -23,14 +23,16 @@ export function formatDuration(seconds) {
   return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
 }
 
-export function formatBytes(n) {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
+const UNITS = ['bytes', 'kB', 'MB', 'GB', 'TB', 'PB'];
+
+/** Decimal units, written as the daemon writes them (src/store/disk-space.ts): `120 MB`, `9.8 GB`, `512 bytes`. */
+export function formatBytes(bytes) {
+  let n = Math.max(0, bytes);
+  let unit = 0;
+  while (n >= 1000 && unit < UNITS.length - 1) {
+    n /= 1000;
+    unit++;
   }
-  return `${v.toFixed(1)} ${units[i]}`;
+  if (unit === 0) return `${Math.round(n)} bytes`;
+  return `${n.toFixed(n < 10 ? 1 : 0).replace(/\.0$/, '')} ${UNITS[unit]}`;
 }

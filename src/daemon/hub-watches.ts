@@ -3,7 +3,7 @@ import { type Bus, subscribe } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
-import { checkListing, HubWatch, hubSettingsOf } from '../hub/hub-watch.ts';
+import { checkListing, createHubWatch, type HubWatch, hubSettingsOf } from '../hub/hub-watch.ts';
 import type { Logger } from '../log.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import type { HubStatus } from '../supervisor/status.ts';
@@ -62,7 +62,7 @@ export function startHubWatches(opts: {
     const notice = (message: string, reason?: string) =>
       bus.emit('instance:notice', { key, kind: 'hub', message, ...(reason ? { reason } : {}), at: Date.now() });
     const consoleOn = consoleOf(instance.settings.Console) !== null;
-    const watch = new HubWatch({
+    const watch = createHubWatch({
       settings,
       missingAfterMs: hub.MissingMinutes * 60_000,
       now: Date.now,
@@ -119,7 +119,7 @@ export function startHubWatches(opts: {
       const w = watched.get(key);
       if (!w) return null;
       return {
-        address: w.watch.address,
+        address: w.watch.address(),
         hubs: w.watch.states().map((s) => ({
           hub: s.hub,
           listed: s.listing === 'unknown' ? null : s.listing === 'listed',

@@ -1,5 +1,5 @@
 import type { Bus, BusEvents } from '../bus.ts';
-import { LogWindow } from '../http/log-window.ts';
+import { createLogWindow } from '../http/log-window.ts';
 import { refusedSummary, sourceOf } from '../http/refused.ts';
 import type { Logger } from '../log.ts';
 
@@ -18,7 +18,7 @@ export function logRejectedCheckins(
   everyMs: () => number,
   known: (key: string) => boolean,
 ): () => void {
-  const window = new LogWindow({
+  const window = createLogWindow({
     everyMs,
     onSummary: (s) =>
       log.warn(`check-in rejected: ${s.last} (${s.count.toLocaleString('en-US')} more in the last ${s.seconds} s)`, {
@@ -44,7 +44,7 @@ export function logRejectedCheckins(
  * most `MAX_BUCKETS` sources plus one for all others.
  */
 export function logRefusedRequests(bus: Bus, log: Logger, everyMs: () => number): () => void {
-  const window = new LogWindow({
+  const window = createLogWindow({
     everyMs,
     onSummary: (s) => log.warn(refusedSummary(s.bucket, s.count, s.seconds), { remote: s.bucket, refused: s.count }),
   });

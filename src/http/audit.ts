@@ -2,7 +2,7 @@ import type { Bus, BusEvents } from '../bus.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { DEFAULT_ROTATION, type LogRotation } from '../process/log-file.ts';
 import { createRotatingLogWriter } from '../process/log-writer.ts';
-import { LogWindow } from './log-window.ts';
+import { createLogWindow } from './log-window.ts';
 import { refusedSummary, sourceOf } from './refused.ts';
 
 export interface AuditLog {
@@ -62,7 +62,7 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
       reason: e.reason ?? null,
     });
   };
-  const refusals = new LogWindow({
+  const refusals = createLogWindow({
     everyMs: opts.refusedEveryMs ?? (() => 60_000),
     onSummary: (s) => {
       const at = Date.now();

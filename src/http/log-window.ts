@@ -26,73 +26,68 @@ export interface LogWindowOptions {
  * rest are counted and summarised once per window while they go on. A bucket quiet for a whole window is forgotten,
  * so its next event is written in full again.
  */
-export class LogWindow {
-  readonly #buckets = new Map<string, { count: number; since: number; last: string | undefined }>();
-  readonly #opts: LogWindowOptions;
-  readonly #max: number;
-  readonly #now: () => number;
-  #timer: NodeJS.Timeout | undefined;
+export function createLogWindow(opts: LogWindowOptions) {
+  const buckets = new Map<string, { count: number; since: number; last: string | undefined }>();
+  const max = opts.maxBuckets ?? MAX_BUCKETS;
+  const now = opts.now ?? (() => performance.now());
+  let timer: NodeJS.Timeout | undefined;
 
-  constructor(opts: LogWindowOptions) {
-    this.#opts = opts;
-    this.#max = opts.maxBuckets ?? MAX_BUCKETS;
-    this.#now = opts.now ?? (() => performance.now());
-  }
-
-  /** Counts an event of `bucket` (`last` notes what it said); true when it is to be written in full. */
-  admit(bucket: string, last?: string): boolean {
-    if (this.#opts.everyMs() <= 0) return true;
-    const key = this.#buckets.has(bucket) || this.#buckets.size < this.#max ? bucket : OTHER_SOURCES;
-    const entry = this.#buckets.get(key);
-    if (entry) {
-      entry.count += 1;
-      entry.last = last;
-      return false;
-    }
-    // The shared bucket is only ever summarised: its first event says nothing about the next bucket's.
-    const shared = key === OTHER_SOURCES;
-    this.#buckets.set(key, { count: shared ? 1 : 0, since: this.#now(), last: shared ? last : undefined });
-    this.#schedule();
-    return !shared;
-  }
-
-  /** Writes the summaries due now and forgets quiet buckets (the timer calls it; tests may too). */
-  flush(): void {
-    const now = this.#now();
-    for (const [bucket, entry] of this.#buckets) {
-      if (entry.count === 0) {
-        this.#buckets.delete(bucket);
-        continue;
+  const logWindow = {
+    /** Counts an event of `bucket` (`last` notes what it said); true when it is to be written in full. */
+    admit(bucket: string, last?: string): boolean {
+      if (opts.everyMs() <= 0) return true;
+      const key = buckets.has(bucket) || buckets.size < max ? bucket : OTHER_SOURCES;
+      const entry = buckets.get(key);
+      if (entry) {
+        entry.count += 1;
+        entry.last = last;
+        return false;
       }
-      const { count, last } = entry;
-      const seconds = Math.max(1, Math.round((now - entry.since) / 1000));
-      entry.count = 0;
-      entry.since = now;
-      entry.last = undefined;
-      try {
-        this.#opts.onSummary({ bucket, count, seconds, last });
-      } catch {
-        // A reporter's failure must not stop the others' summaries.
+      // The shared bucket is only ever summarised: its first event says nothing about the next bucket's.
+      const shared = key === OTHER_SOURCES;
+      buckets.set(key, { count: shared ? 1 : 0, since: now(), last: shared ? last : undefined });
+      if (!timer) {
+        timer = setInterval(logWindow.flush, Math.max(10, opts.everyMs()));
+        timer.unref();
       }
-    }
-    if (this.#buckets.size === 0) this.stop();
-  }
+      return !shared;
+    },
 
-  /** Writes what is still counted and stops the timer: the end of a subscriber. */
-  close(): void {
-    this.flush();
-    this.stop();
-  }
+    /** Writes the summaries due now and forgets quiet buckets (the timer calls it; tests may too). */
+    flush(): void {
+      const at = now();
+      for (const [bucket, entry] of buckets) {
+        if (entry.count === 0) {
+          buckets.delete(bucket);
+          continue;
+        }
+        const { count, last } = entry;
+        const seconds = Math.max(1, Math.round((at - entry.since) / 1000));
+        entry.count = 0;
+        entry.since = at;
+        entry.last = undefined;
+        try {
+          opts.onSummary({ bucket, count, seconds, last });
+        } catch {
+          // A reporter's failure must not stop the others' summaries.
+        }
+      }
+      if (buckets.size === 0) logWindow.stop();
+    },
 
-  /** Stops the timer (the table is kept; a later event starts it again). */
-  stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-  }
+    /** Writes what is still counted and stops the timer: the end of a subscriber. */
+    close(): void {
+      logWindow.flush();
+      logWindow.stop();
+    },
 
-  #schedule(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => this.flush(), Math.max(10, this.#opts.everyMs()));
-    this.#timer.unref();
-  }
+    /** Stops the timer (the table is kept; a later event starts it again). */
+    stop(): void {
+      clearInterval(timer);
+      timer = undefined;
+    },
+  };
+  return logWindow;
 }
+
+export type LogWindow = ReturnType<typeof createLogWindow>;

@@ -148,82 +148,76 @@ export interface HubWatchOptions {
  * `missingAfterMs` first gets the engine's re-advertise command (with a console), then, still missing at the next
  * poll, is told once; a hub that cannot be reached is not an absence (the hub is down, not the server).
  */
-export class HubWatch {
-  #address: string;
-  readonly #hubs: Map<string, HubState>;
+export function createHubWatch(opts: HubWatchOptions) {
+  let address = opts.settings.serverUrl;
+  const hubs = new Map(opts.settings.hubUrls.map((hub) => [hub, fresh(hub)]));
 
-  constructor(private readonly opts: HubWatchOptions) {
-    this.#address = opts.settings.serverUrl;
-    this.#hubs = new Map(opts.settings.hubUrls.map((hub) => [hub, fresh(hub)]));
-  }
-
-  /** The address checked: `hub.server_url`, or what the engine guessed and logged; '' until known. */
-  get address(): string {
-    return this.#address;
-  }
-
-  states(): HubState[] {
-    return [...this.#hubs.values()].map((s) => ({ ...s }));
-  }
-
-  /** A new launch: absences start over (a server needs its first advertise interval before a hub lists it). */
-  reset(): void {
-    for (const hub of this.#hubs.keys()) this.#hubs.set(hub, fresh(hub));
-  }
-
-  line(text: string): AdvertiseEvent | null {
-    const event = advertiseEventOf(text);
-    if (event === null) return null;
-    if ((event.type === 'guessed' || event.type === 'advertised') && this.opts.settings.serverUrl === '')
-      this.#address = event.address;
-    if (event.type === 'refused' || event.type === 'failed') {
-      const state = this.#hubs.get(event.hub);
-      if (state)
-        state.lastError =
-          event.type === 'refused'
-            ? `the hub refused the advertisement: [${event.status}] ${event.text}`
-            : 'the server could not reach the hub (an exception in its log)';
-    }
-    return event;
-  }
-
-  async poll(): Promise<void> {
-    if (this.#address === '') return;
-    for (const state of this.#hubs.values()) await this.#pollOne(state);
-  }
-
-  async #pollOne(state: HubState): Promise<void> {
+  const pollOne = async (state: HubState): Promise<void> => {
     let listing: Listing;
     try {
-      listing = await this.opts.check(state.hub, this.#address);
+      listing = await opts.check(state.hub, address);
     } catch (err) {
       state.listing = 'unknown';
       state.lastError = describeError(err);
       return;
     }
-    const now = this.opts.now();
+    const now = opts.now();
     if (listing === 'listed') {
-      if (state.told && state.missingSince !== null)
-        this.opts.reports.back(state.hub, this.#address, now - state.missingSince);
+      if (state.told && state.missingSince !== null) opts.reports.back(state.hub, address, now - state.missingSince);
       Object.assign(state, fresh(state.hub), { listing, checkedAt: now });
       return;
     }
     state.listing = 'missing';
     state.checkedAt = now;
     state.missingSince ??= now;
-    if (state.told || now - state.missingSince < this.opts.missingAfterMs) return;
-    if (this.opts.readvertise && !state.readvertised) {
+    if (state.told || now - state.missingSince < opts.missingAfterMs) return;
+    if (opts.readvertise && !state.readvertised) {
       state.readvertised = true;
-      await this.opts.readvertise().catch((err: unknown) => {
+      await opts.readvertise().catch((err: unknown) => {
         state.lastError = `the re-advertise command failed: ${describeError(err)}`;
       });
-      this.opts.reports.readvertised(state.hub);
+      opts.reports.readvertised(state.hub);
       return;
     }
     state.told = true;
-    this.opts.reports.missing(state.hub, this.#address, state.missingSince, state.lastError);
-  }
+    opts.reports.missing(state.hub, address, state.missingSince, state.lastError);
+  };
+
+  return {
+    /** The address checked: `hub.server_url`, or what the engine guessed and logged; '' until known. */
+    address: () => address,
+
+    states: (): HubState[] => [...hubs.values()].map((s) => ({ ...s })),
+
+    /** A new launch: absences start over (a server needs its first advertise interval before a hub lists it). */
+    reset(): void {
+      for (const hub of hubs.keys()) hubs.set(hub, fresh(hub));
+    },
+
+    line(text: string): AdvertiseEvent | null {
+      const event = advertiseEventOf(text);
+      if (event === null) return null;
+      if ((event.type === 'guessed' || event.type === 'advertised') && opts.settings.serverUrl === '')
+        address = event.address;
+      if (event.type === 'refused' || event.type === 'failed') {
+        const state = hubs.get(event.hub);
+        if (state)
+          state.lastError =
+            event.type === 'refused'
+              ? `the hub refused the advertisement: [${event.status}] ${event.text}`
+              : 'the server could not reach the hub (an exception in its log)';
+      }
+      return event;
+    },
+
+    async poll(): Promise<void> {
+      if (address === '') return;
+      for (const state of hubs.values()) await pollOne(state);
+    },
+  };
 }
+
+export type HubWatch = ReturnType<typeof createHubWatch>;
 
 const fresh = (hub: string): HubState => ({
   hub,

@@ -1,12 +1,12 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LogWindow, OTHER_SOURCES, type WindowSummary } from '../../src/http/log-window.ts';
+import { createLogWindow, OTHER_SOURCES, type WindowSummary } from '../../src/http/log-window.ts';
 import { refusedSummary, sourceOf } from '../../src/http/refused.ts';
 
 function windowAt(maxBuckets?: number, everyMs = 60_000) {
   let now = 1_000_000;
   const summaries: WindowSummary[] = [];
-  const w = new LogWindow({
+  const w = createLogWindow({
     everyMs: () => everyMs,
     onSummary: (s) => summaries.push(s),
     maxBuckets,

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkListing, HubWatch } from '../../src/hub/hub-watch.ts';
+import { checkListing, createHubWatch } from '../../src/hub/hub-watch.ts';
 import { type FakeHub, startFakeHub } from '../_support/fake-hub.ts';
 
 interface Ctx {
@@ -44,7 +44,7 @@ const advertise = (hub: FakeHub, address: string) =>
   });
 
 function watchOf(ctx: Ctx, clock: { t: number }, readvertise?: () => Promise<void>) {
-  return new HubWatch({
+  return createHubWatch({
     settings: { serverUrl: ctx.address, hubUrls: [ctx.hub.url], intervalSeconds: 120, problems: [] },
     missingAfterMs: 60_000,
     now: () => clock.t,
@@ -150,7 +150,7 @@ test('hub watch :: without a console the absence is told at once; a hub that is 
 });
 
 test('hub watch :: without hub.server_url the address comes from the engine log', async (ctx) => {
-  const watch = new HubWatch({
+  const watch = createHubWatch({
     settings: { serverUrl: '', hubUrls: [ctx.hub.url], intervalSeconds: 120, problems: [] },
     missingAfterMs: 0,
     now: () => 0,
@@ -160,7 +160,7 @@ test('hub watch :: without hub.server_url the address comes from the engine log'
   await watch.poll();
   assert.equal([ctx.hub.requests.length, ctx.told], [0, []], 'nothing to ask before the address is known');
   watch.line(`[INFO] hub: Guessed server address to be ${ctx.address}`);
-  assert.is(watch.address, ctx.address);
+  assert.is(watch.address(), ctx.address);
   await watch.poll();
   assert.equal(ctx.told, ['missing']);
 });

@@ -1,14 +1,13 @@
-import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
+import { chmod, mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setImmediate } from 'node:timers/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { formatBytes } from '../../store/disk-space.ts';
 import { DiskSpaceError } from '../install/disk-guard.ts';
 import { refuseEntry } from './entry-guard.ts';
 
 /**
- * Its file system calls block: extraction runs in the update worker (fetch/off-thread.ts) or a process of its own,
- * where each asynchronous call would only be a hand-over to the thread pool and back for every file and chunk.
- *
  * The folder an archive is extracted into, and what the extraction has put there so far. Both extractors place
  * their entries through it, one at a time. A later entry of the same name replaces the earlier one (as tar does)
  * and never writes through a link an earlier entry made. In a folder that started empty, only names this
@@ -44,7 +43,7 @@ const UMASK = process.umask();
  * lie about its sizes), so a small archive cannot fill the disk.
  */
 export async function createExtractTree(destDir: string, capBytes = Number.POSITIVE_INFINITY): Promise<ExtractTree> {
-  const fresh = readdirSync(destDir).length === 0;
+  const fresh = (await readdir(destDir)).length === 0;
   const made = new Set<string>(['']);
   const placed = new Set<string>();
   const links = new Set<string>();
@@ -57,7 +56,7 @@ export async function createExtractTree(destDir: string, capBytes = Number.POSIT
   };
   const makeFolder = async (segments: string[]) => {
     if (made.has(segments.join('/'))) return;
-    mkdirSync(join(destDir, ...segments), { recursive: true });
+    await mkdir(join(destDir, ...segments), { recursive: true });
     for (let i = 1; i <= segments.length; i++) made.add(segments.slice(0, i).join('/'));
   };
   async function* charged(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
@@ -82,44 +81,21 @@ export async function createExtractTree(destDir: string, capBytes = Number.POSIT
       const rel = segments.join('/');
       const dest = join(destDir, ...segments);
       if (!fresh || placed.has(rel)) {
-        try {
-          unlinkSync(dest);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        }
+        await unlink(dest).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+        });
       }
       links.delete(rel);
       placed.add(rel);
       return dest;
     },
     async file(name, segments, data, mode, signal) {
-      // A turn of the event loop per file: blocking calls alone would never let a cancel (a message, a timer) in.
-      await setImmediate();
-      signal?.throwIfAborted();
       const dest = await tree.place(name, segments);
       const perms = mode ? mode & 0o777 : null;
-      // The signal also ends a wait for data that will never come: an aborted parser never ends its entry.
-      let onAbort = () => {};
-      const aborted = new Promise<never>((_, reject) => {
-        onAbort = () => reject(signal?.reason);
-      });
-      aborted.catch(() => {});
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const chunks = charged(data);
-      const fd = openSync(dest, 'w', perms ?? 0o666);
-      try {
-        for (;;) {
-          signal?.throwIfAborted();
-          const next = await Promise.race([chunks.next(), aborted]);
-          if (next.done) break;
-          for (let at = 0; at < next.value.length; ) at += writeSync(fd, next.value, at);
-        }
-      } finally {
-        signal?.removeEventListener('abort', onAbort);
-        closeSync(fd);
-      }
+      const source = Readable.from(data, { objectMode: false });
+      await pipeline(source, charged, createWriteStream(dest, { mode: perms ?? 0o666 }), signal ? { signal } : {});
       // A new file gets `mode` less the umask: a build's 0644 and 0755 pass a 022 umask untouched.
-      if (perms !== null && (perms & UMASK) !== 0) chmodSync(dest, perms);
+      if (perms !== null && (perms & UMASK) !== 0) await chmod(dest, perms);
     },
     async folder(name, segments) {
       refuseThroughLink(name, segments);

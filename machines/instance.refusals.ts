@@ -73,6 +73,8 @@ export interface ControlView {
 export interface ControlFacts {
   canUpdate: boolean;
   canRollback: boolean;
+  /** The provider's UpdateType: a Dummy update installs no build, so it leaves no previous one either. */
+  updateType?: string;
 }
 
 /**
@@ -87,7 +89,9 @@ export function refusalOf(snapshot: ControlView, action: ControlAction, facts: C
   if (busy !== null) return busy;
   if (action === 'update' && !facts.canUpdate) return 'no update provider: UpdateType is not set for this instance';
   if (action === 'rollback' && !facts.canRollback)
-    return 'no previous build to roll back to (bin.prev is missing; one is kept after each update)';
+    return facts.updateType === 'Dummy'
+      ? 'no previous build to roll back to: UpdateType Dummy only restarts the server and keeps no build in bin.prev (put the old build in bin/ by hand)'
+      : 'no previous build to roll back to (bin.prev is missing; one is kept after each update)';
   return null;
 }
 

@@ -121,7 +121,11 @@ export function createInstance(deps: InstanceDeps) {
   }
 
   /** Whether an update provider is configured, and a previous build (`bin.prev`) kept to go back to. */
-  const abilities = () => ({ canUpdate: deps.provider !== null, canRollback: hasPreviousBuild(deps.instance.dir) });
+  const abilities = () => ({
+    canUpdate: deps.provider !== null,
+    canRollback: hasPreviousBuild(deps.instance.dir),
+    ...(deps.provider ? { updateType: deps.provider.type } : {}),
+  });
 
   return {
     key,

@@ -95,6 +95,16 @@ test('control :: update without a provider and rollback without bin.prev: exit 1
   assert.is((await d(ctx).status('demo', 'tok')).pid, before.pid, 'nothing happened to the server');
 });
 
+test('control :: rollback after Dummy updates says that a Dummy update keeps no build', async (ctx) => {
+  const res = await fetch(`${d(ctx).url}/instances/dummy/rollback`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from('dummy:tok-dummy').toString('base64')}` },
+  });
+  assert.is(res.status, 409);
+  const body = (await res.json()) as { error?: string };
+  assert.match(body.error ?? '', /UpdateType Dummy only restarts the server and keeps no build in bin\.prev/);
+});
+
 test('control :: the HTTP answer itself: 409 with JSON {error}', async (ctx) => {
   await running(ctx);
   const res = await fetch(`${d(ctx).url}/instances/demo/rollback`, {

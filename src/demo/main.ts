@@ -38,6 +38,7 @@ export async function runDemoServer(argv: string[], env: NodeJS.ProcessEnv): Pro
   }
   if (signalled) void server.stop(0, `received ${signalled}`, { tellAgones: false });
   const running = server;
+  running.readConsole(process.stdin);
   const fatal = (err: unknown) => {
     log.error(`fatal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     // A clean stop tells Agones (and closes the sockets); one that hangs must not keep a broken server alive.

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { Readable } from 'node:stream';
 import { serve } from '@hono/node-server';
 import { type AgonesMode, agonesOptionsFrom, startAgonesMode } from '../kit/agones/mode.ts';
 import { createGameApi, type UpdateRequest } from '../kit/api.ts';
@@ -6,6 +7,7 @@ import { type Checkins, checkinOptionsFrom, startCheckins } from '../kit/checkin
 import type { Settings } from '../kit/settings.ts';
 import type { Logger } from '../log.ts';
 import { readDemoConfig } from './config.ts';
+import { startDemoConsole } from './console.ts';
 import { infoOf, makePublicKey, statusOf } from './payloads.ts';
 import { startPlayers } from './players.ts';
 import { startRounds } from './rounds.ts';
@@ -21,6 +23,8 @@ export interface StopOptions {
 export interface DemoServer {
   /** Leaves cleanly (check-ins, rounds, sockets, Agones), then calls `exit(code)`. Later calls are ignored. */
   stop(code: number, why: string, opts?: StopOptions): Promise<void>;
+  /** Answers console commands read from `input` (the entry point gives it standard input). */
+  readConsole(input: Readable): void;
 }
 
 function listen(
@@ -192,5 +196,8 @@ export async function startDemoServer(
     roundSeconds: config.roundSeconds,
     startupMs: Math.round(process.uptime() * 1000),
   });
-  return { stop: (code, why, opts) => stop(code, why, opts) };
+  return {
+    stop: (code, why, opts) => stop(code, why, opts),
+    readConsole: (input) => startDemoConsole({ input, log, players, round: () => rounds.current() }),
+  };
 }

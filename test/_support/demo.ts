@@ -30,6 +30,8 @@ export interface StartOptions {
   cwd?: string;
   /** Output that means "started"; `null` returns right after spawning. */
   ready?: RegExp | null;
+  /** 'pipe' to write console commands to `proc.stdin`; by default there is none. */
+  stdin?: 'pipe' | 'ignore';
 }
 
 /** Spawns `bin/demo-server` on a free port (`--cvar net.port=P` first, then `args`). */
@@ -41,7 +43,7 @@ export async function startDemo(args: string[] = [], opts: StartOptions = {}): P
   const proc = spawn(process.execPath, [DEMO_BIN, '--cvar', `net.port=${port}`, ...args], {
     cwd: opts.cwd ?? ROOT,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [opts.stdin ?? 'ignore', 'pipe', 'pipe'],
   });
   let out = '';
   proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));

@@ -232,4 +232,29 @@ game('lifecycle :: rounds follow one another at game.round_length', async () => 
     await demo.kill();
   }
 });
+game('console :: status, players and say, one answer line each; an unknown command names the known ones', async () => {
+  const demo = await startDemo([], { env: TOKEN, stdin: 'pipe' });
+  const player = await udpPlayer(demo.port);
+  try {
+    assert.is(await player.send('join carol'), 'welcome carol');
+    demo.proc.stdin?.write('status\nplayers\nsay back in five\nfrobnicate\n');
+    const answered = await waitFor(
+      'four answers',
+      () => (demo.output().match(/console> /g) ?? []).length >= 4 || undefined,
+    );
+    assert.ok(answered);
+    assert.match(demo.output(), /console> status: 1 player\(s\), round \d+ \(\d+ s in\)/);
+    assert.match(demo.output(), /console> players: carol/);
+    assert.match(demo.output(), /console> say back in five: told 1 player\(s\)/);
+    assert.is(await player.receive(), 'announce back in five');
+    assert.match(
+      demo.output(),
+      /console> frobnicate: unknown command: frobnicate \(commands: status, players, say <text>, help\)/,
+    );
+  } finally {
+    await player.close();
+    await demo.kill();
+  }
+});
+
 game.run();

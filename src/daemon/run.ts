@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import type { InspectionEvent } from 'xstate';
 import type { AgonesWrapper } from '../agones/wrapper.ts';
 import { createBus, type DiskReading, subscribe } from '../bus.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
@@ -51,6 +52,8 @@ export async function runDaemon(
   opts: {
     /** Handle errors escaping every handler (fault-guard.ts); the process entry sets it, in-process tests do not. */
     guardProcess?: boolean;
+    /** `--inspect`: observes every instance actor for the Stately inspector (inspector.ts). */
+    inspect?: (event: InspectionEvent) => void;
   } = {},
 ): Promise<Daemon> {
   const log = createLogger('watchdog');
@@ -184,6 +187,7 @@ export async function runDaemon(
     reachesUs: (url) => reachesUs(url, http.bound),
     tracking,
     statusExtras,
+    inspect: opts.inspect,
   });
   if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
   // Agones mode wraps the one instance (the config checks make sure there is one), before it starts so that the

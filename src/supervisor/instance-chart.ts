@@ -124,6 +124,7 @@ export function createChart(parts: ChartParts) {
       },
     });
     const made = createActor(machine, {
+      ...(deps.inspect ? { inspect: deps.inspect } : {}),
       input: {
         key,
         timing: instanceTiming(deps.config, deps.instance),

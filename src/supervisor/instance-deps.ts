@@ -1,3 +1,4 @@
+import type { InspectionEvent } from 'xstate';
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
@@ -47,4 +48,6 @@ export interface InstanceDeps {
   tracking?: ProcessTracking;
   /** What the daemon adds at the end of the status, read each time it is asked for (absent: nothing). */
   statusExtras?: (key: string) => StatusExtras;
+  /** `watchdog start --inspect`: the Stately inspector's observer of the instance actor (src/daemon/inspector.ts). */
+  inspect?: (event: InspectionEvent) => void;
 }

@@ -40,6 +40,7 @@ export interface StarterOptions {
   /** How launches' processes are tracked (detected at start); without it only process groups are killed. */
   tracking?: ProcessTracking;
   statusExtras?: InstanceDeps['statusExtras'];
+  inspect?: InstanceDeps['inspect'];
 }
 
 /** `config` is the configuration now (a reload replaces it). */
@@ -108,6 +109,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
       adoptable: () => (leftover ? leftover.record : null),
       tracking: opts.tracking,
       statusExtras: opts.statusExtras,
+      inspect: opts.inspect,
       savedMaintenance: data.maintenance ?? null,
       recordMaintenance: (maintenance) => store.write({ maintenance }),
       savedStop: data.stopped ?? null,

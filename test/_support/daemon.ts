@@ -45,6 +45,8 @@ export async function startDaemon(
     files?: Record<string, string>;
     /** A command the daemon runs under, which execs it (`['prlimit', '--nofile=128:128', '--']`). */
     wrap?: string[];
+    /** More arguments for `watchdog start` (`['--inspect']`). */
+    args?: string[];
   } = {},
 ): Promise<RunningDaemon> {
   const tmp = opts.dir ? { path: opts.dir, cleanup: async () => {} } : await tempDir('wd-e2e-');
@@ -80,9 +82,9 @@ class DaemonExit extends Error {
 /** Spawns the daemon in `tmp` (its appsettings.yml written) and waits until it listens, or fails as soon as it exits. */
 async function launchDaemon(
   tmp: { path: string; cleanup: () => Promise<void> },
-  opts: { env?: Record<string, string>; wrap?: string[] },
+  opts: { env?: Record<string, string>; wrap?: string[]; args?: string[] },
 ): Promise<RunningDaemon> {
-  const argv = [process.execPath, join(ROOT, 'bin/watchdog'), 'start', '--log-level', 'debug'];
+  const argv = [process.execPath, join(ROOT, 'bin/watchdog'), 'start', '--log-level', 'debug', ...(opts.args ?? [])];
   const [command = process.execPath, ...args] = [...(opts.wrap ?? []), ...argv];
   const proc = spawn(command, args, {
     cwd: tmp.path,

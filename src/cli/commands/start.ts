@@ -8,6 +8,7 @@ import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
 
 export const usage = `usage: watchdog [start] [--config FILE] [--urls URLS] [--log-level LEVEL] [--log-format json] [--allow-weak-tokens]
+                      [--inspect [--inspect-port PORT]]
   Runs the daemon until SIGINT/SIGTERM; SIGHUP or a change to the configuration files reloads it.
   \`watchdog start <key> [--wait] [--url URL] [--token T]\` instead starts a stopped instance of a running daemon
   (options as for watchdog restart; a running instance is left alone).
@@ -16,7 +17,10 @@ export const usage = `usage: watchdog [start] [--config FILE] [--urls URLS] [--l
   --log-level LEVEL   debug, info, warn or error (overrides Serilog.MinimumLevel)
   --log-format json   one JSON object per log line
   --allow-weak-tokens start even though Urls reaches beyond this machine and an instance's ApiToken is the
-                      documentation's example or shorter than 16 characters (refused without it)`;
+                      documentation's example or shorter than 16 characters (refused without it)
+  --inspect           the Stately inspector for the instances' statecharts: a page on 127.0.0.1 (printed at start)
+                      that shows every instance actor live; off by default, for developers
+  --inspect-port PORT its port (default 8080; 0 for any free one)`;
 
 export const options = {
   config: { type: 'string' },
@@ -24,10 +28,21 @@ export const options = {
   'log-level': { type: 'string' },
   'log-format': { type: 'string' },
   'allow-weak-tokens': { type: 'boolean' },
+  inspect: { type: 'boolean' },
+  'inspect-port': { type: 'string' },
 } as const satisfies CommandOptions;
 
 /** Options of either form of start that take a value: the word after one is its value, not an instance key. */
-const VALUE_OPTIONS = new Set(['--config', '--urls', '--log-level', '--log-format', '--url', '--token', '--timeout']);
+const VALUE_OPTIONS = new Set([
+  '--config',
+  '--urls',
+  '--log-level',
+  '--log-format',
+  '--inspect-port',
+  '--url',
+  '--token',
+  '--timeout',
+]);
 
 /** Whether the arguments name an instance (`watchdog start lrp --wait`) rather than only the daemon's options. */
 function instanceKeyGiven(args: string[]): boolean {
@@ -56,6 +71,9 @@ export async function run(args: string[]): Promise<number> {
   const cliLevel = values['log-level'];
   if (cliLevel !== undefined && !parseLogLevel(cliLevel))
     throw new UsageError(`--log-level: expected debug, info, warn or error, got "${cliLevel}"`);
+  const inspectPort = Number(values['inspect-port'] ?? 8080);
+  if (!Number.isInteger(inspectPort) || inspectPort < 0 || inspectPort > 65535)
+    throw new UsageError(`--inspect-port: expected a port from 0 to 65535, got "${values['inspect-port']}"`);
 
   const loadOptions = {
     file: values.config,
@@ -87,7 +105,17 @@ export async function run(args: string[]): Promise<number> {
   process.on('SIGHUP', onEarlyHup);
   process.on('SIGINT', onEarlyStop);
   process.on('SIGTERM', onEarlyStop);
-  const daemon = await runDaemon(config, { guardProcess: true });
+  const inspector = values.inspect
+    ? await (await import('../../daemon/inspector.ts')).startInspector(inspectPort, log.child('inspect'))
+    : null;
+  // A daemon that cannot start must not leave the inspector's listener holding the process open.
+  const daemon = await runDaemon(config, {
+    guardProcess: true,
+    ...(inspector ? { inspect: inspector.inspect } : {}),
+  }).catch(async (err: unknown) => {
+    await inspector?.stop();
+    throw err;
+  });
   const reload = startConfigReload({
     mainFile: resolve(loadOptions.cwd, values.config ?? 'appsettings.yml'),
     load: () => loadConfig(loadOptions),
@@ -116,6 +144,7 @@ export async function run(args: string[]): Promise<number> {
   process.off('SIGTERM', onEarlyStop);
   if (stopWhileStarting) onSignal(stopWhileStarting);
   await daemon.done;
+  await inspector?.stop();
   reload.stop();
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);

@@ -311,6 +311,15 @@ export async function runFootprint(opts: {
         settled: (body) =>
           (JSON.parse(body) as { instances: Record<string, string> }).instances.demo === 'server.running',
       });
+    // Node alone with an HTTP server, with and without the web classes Hono's Node adapter loads.
+    const webFloorRun = (webClasses: boolean) =>
+      trial({
+        args: [join(BENCH, 'baselines/web-floor.mjs')],
+        cwd: tmp.path,
+        env: { BENCH_PORT: String(floorPort), BENCH_WEB_CLASSES: webClasses ? '1' : '0' },
+        port: floorPort,
+        settled: () => true,
+      });
     let pm2Homes = 0;
     const pm2Run = () =>
       pm2IdleTrial({
@@ -335,7 +344,11 @@ export async function runFootprint(opts: {
     const wd: Trial[] = [];
     const compiled: Trial[] = [];
     const pm2: Pm2IdleTrial[] = [];
+    const httpOnly: Trial[] = [];
+    const webClasses: Trial[] = [];
     for (let i = 0; i < opts.trials; i++) {
+      httpOnly.push(await webFloorRun(false));
+      webClasses.push(await webFloorRun(true));
       floor.push(await floorRun());
       wd.push(await wdRun());
       compiled.push(await compiledRun());
@@ -371,6 +384,8 @@ export async function runFootprint(opts: {
     const rssC = median(compiled.map((t) => t.rss)) / MB;
     const readyC = median(compiled.map((t) => t.readyMs));
     const rssP = median(pm2.map((t) => t.rss)) / MB;
+    const rssHttp = median(httpOnly.map((t) => t.rss)) / MB;
+    const rssWeb = median(webClasses.map((t) => t.rss)) / MB;
     const startP = median(pm2.map((t) => t.startMs));
     figures.push(
       figure({
@@ -380,6 +395,8 @@ export async function runFootprint(opts: {
         baselines: [
           { name: 'PM2 daemon idling with the same demo server', value: rssP },
           { name: 'the daemon through tsx (above)', value: rssW },
+          { name: 'node:http alone', value: rssHttp },
+          { name: 'node:http with the web Request/Response classes loaded', value: rssWeb },
         ],
         target: '≤ PM2 daemon',
         met: rssC <= rssP,
@@ -401,6 +418,9 @@ export async function runFootprint(opts: {
     );
     notes.push(
       `Compiled daemon: \`npm run build\` first (${(buildMs / 1000).toFixed(1)} s: tsc to dist/, then esbuild bundles the daemon and the demo server into dist/app/), then \`WATCHDOG_RUNTIME=dist node bin/watchdog start\`, the demo server compiled too; measured as the daemon above. PM2 (v${await privatePm2(tmp.path).version()}): a fresh private PM2_HOME per trial, \`pm2 start\` of the same compiled demo server (fork mode), the app's /status polled until it answers, then ${SETTLE_MS / 1000} s, then the median of 5 VmRSS readings of PM2's daemon (pm2.pid, not the app); \`pm2 kill\`. PM2 has no health endpoint: its time is \`pm2 start\` from spawn to return, for context only. The four subjects alternate in each trial (floor, tsx daemon, compiled daemon, PM2), after one uncounted warm-up round. Trials — RSS (MB): compiled ${compiled.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; PM2 daemon ${pm2.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): compiled ${compiled.map((t) => t.readyMs.toFixed(0)).join(', ')}; pm2 start ${pm2.map((t) => t.startMs.toFixed(0)).join(', ')}.`,
+    );
+    notes.push(
+      `What Hono on Node costs before any of the daemon's code: bench/baselines/web-floor.mjs, a bare node:http server, idles on ${rssHttp.toFixed(1)} MB; the same after touching globalThis.Request, Response and Headers (Node's bundled undici, which @hono/node-server reads as it loads) on ${rssWeb.toFixed(1)} MB, ${(rssWeb - rssHttp).toFixed(1)} MB more. PM2's daemon loads none of it. Trials (MB): node:http ${httpOnly.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; with the web classes ${webClasses.map((t) => (t.rss / MB).toFixed(1)).join(', ')}.`,
     );
     notes.push(
       `${opts.trials} alternating trials after one uncounted warm-up pair; medians. RSS = median of 5 VmRSS readings 200 ms apart, ${SETTLE_MS / 1000} s after /health answered (daemon: after the demo instance reported running). Trials (MB): watchdog ${wd.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; floor ${floor.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): watchdog ${wd.map((t) => t.readyMs.toFixed(0)).join(', ')}; floor ${floor.map((t) => t.readyMs.toFixed(0)).join(', ')}.`,
@@ -427,6 +447,7 @@ export async function runFootprint(opts: {
       'floor: node bench/baselines/lib-floor.mjs',
       'compiled watchdog: npm run build; WATCHDOG_RUNTIME=dist node bin/watchdog start (one instance: bin/demo-server, compiled)',
       'PM2: PM2_HOME=<temp> pm2 start ecosystem.config.cjs (one app: bin/demo-server, compiled, fork mode); pm2 kill',
+      'node:http alone / with the web classes: BENCH_WEB_CLASSES=0|1 node bench/baselines/web-floor.mjs',
     ];
     await peerFootprint(tmp.path, opts.peerInstances ?? 10, Math.max(3, opts.trials - 1), figures, notes, commands);
     return {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { open } from 'node:fs/promises';
 import { describeError } from '../errors.ts';
+import { openRegular } from '../regular-file.ts';
 
 /**
  * SQLite databases under `data/` are copied with SQLite's online backup (the `sqlite3` program's `.backup`), which
@@ -15,7 +15,8 @@ export const SQLITE_SIDECARS = ['-wal', '-shm', '-journal'] as const;
 
 /** True when the file starts with SQLite's header (a database, whatever its name). */
 export async function isSqliteDatabase(path: string): Promise<boolean> {
-  const file = await open(path, 'r');
+  // In data/, which the server writes: a named pipe there is refused, never waited on.
+  const { file } = await openRegular(path);
   try {
     const head = Buffer.alloc(MAGIC.length);
     const { bytesRead } = await file.read(head, 0, head.length, 0);

@@ -1,6 +1,6 @@
-import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseLogLevel } from '../log.ts';
+import { NotRegularFileError, readRegularFile } from '../regular-file.ts';
 import { formatPath, problemLine } from './issues.ts';
 import { type ListenAddress, parseUrls } from './listen.ts';
 import { type ConfigPath, isMap, type ReportProblem, rawInstances } from './merge.ts';
@@ -66,13 +66,12 @@ export async function readSecretFile(path: string, cwd: string): Promise<SecretF
   const file = resolve(cwd, path);
   let text: string;
   try {
-    // Only a regular file is opened: opening a FIFO blocks until something writes to it (a libuv thread held and the
-    // loader, `watchdog check` included, hung for good), and a device such as /dev/zero never ends. A folder keeps
-    // its own reason below.
-    const info = await stat(file);
-    if (!info.isFile() && !info.isDirectory()) return { ok: false, reason: `${file} is not a regular file` };
-    text = await readFile(file, 'utf8');
+    // Only a regular file is read: a FIFO would hold a libuv thread and the loader (`watchdog check` included) for
+    // good, and a device such as /dev/zero never ends.
+    text = await readRegularFile(file, 'utf8');
   } catch (err) {
+    if (err instanceof NotRegularFileError && err.code !== 'EISDIR')
+      return { ok: false, reason: `${file} is not a regular file` };
     const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : String(err);
     return { ok: false, reason: `cannot read ${file}: ${REASONS[code] ?? code}` };
   }

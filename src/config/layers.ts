@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, join, relative } from 'node:path';
 import { parseDocument, visit, type YAMLError } from 'yaml';
+import { readRegularFile } from '../regular-file.ts';
 
 /** One parsed YAML file of the layered configuration. */
 export interface Layer {
@@ -91,7 +91,8 @@ export async function readLayers(main: string, env: string, cwd: string): Promis
     const name = displayName(file, cwd);
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      // Never waits on a named pipe: a reload stuck there would hold every later one (SIGHUP too) behind it.
+      text = await readRegularFile(file, 'utf8');
     } catch (err) {
       const code = errCode(err);
       if (index > 0 && code === 'ENOENT') continue;
@@ -103,7 +104,8 @@ export async function readLayers(main: string, env: string, cwd: string): Promis
             : 'check the path given to --config';
         problems.push(`${basename(file)} not found in ${dirname(file)} (${advice})`);
       } else {
-        problems.push(`${name}: cannot read the file (${code ?? String(err)}); check that it is a readable file`);
+        const why = code === 'ENOTREG' ? 'it is not a regular file' : (code ?? String(err));
+        problems.push(`${name}: cannot read the file (${why}); check that it is a readable file`);
       }
       continue;
     }

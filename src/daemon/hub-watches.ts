@@ -3,7 +3,7 @@ import { type Bus, subscribe } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
-import { checkListing, createHubWatch, type HubWatch, hubSettingsOf } from '../hub/hub-watch.ts';
+import { checkListing, createHubWatch, type HubSettings, type HubWatch, hubSettingsOf } from '../hub/hub-watch.ts';
 import type { Logger } from '../log.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import type { HubStatus } from '../supervisor/status.ts';
@@ -35,27 +35,35 @@ export function startHubWatches(opts: {
   const watched = new Map<string, Watched>();
   const instanceOf = (key: string) => opts.config().instances.find((i) => i.key === key);
 
+  /** Starts whose settings are still being read, by key: a stop (or a newer start) in between cancels one. */
+  const starting = new Map<string, object>();
+
   const stop = (key: string) => {
+    starting.delete(key);
     const w = watched.get(key);
     if (w) clearInterval(w.timer);
     watched.delete(key);
   };
 
-  const start = (instance: ResolvedInstance) => {
+  const start = async (instance: ResolvedInstance) => {
     stop(instance.key);
     const hub = instance.settings.Hub;
     if (!hub.Watch) return;
+    const token = {};
+    starting.set(instance.key, token);
     const argv = ['--config-file', join(instance.dir, 'config.toml'), ...instance.settings.Arguments];
-    let settings: ReturnType<typeof hubSettingsOf>;
+    let settings: HubSettings | null;
     try {
-      settings = hubSettingsOf(argv, { ...process.env, ...instance.settings.EnvironmentVariables });
+      settings = await hubSettingsOf(argv, { ...process.env, ...instance.settings.EnvironmentVariables });
     } catch (err) {
+      settings = null;
       log.warn('cannot read the hub settings; not watching the hub listing', {
         key: instance.key,
         error: describeError(err),
       });
-      return;
     }
+    if (starting.get(instance.key) !== token) return;
+    starting.delete(instance.key);
     if (settings === null) return;
     for (const problem of settings.problems) log.warn(`hub advertising will fail: ${problem}`, { key: instance.key });
     const key = instance.key;
@@ -104,9 +112,9 @@ export function startHubWatches(opts: {
   const unsubscribe = subscribe(bus, {
     'instance:state': (e) => {
       const running = RUNNING.test(e.state);
-      if (running && !watched.has(e.key)) {
+      if (running && !watched.has(e.key) && !starting.has(e.key)) {
         const instance = instanceOf(e.key);
-        if (instance) start(instance);
+        if (instance) void start(instance);
       } else if (!running) stop(e.key);
     },
     'instance:log': (e) => watched.get(e.key)?.watch.line(e.line),

@@ -31,6 +31,7 @@ function remedy(code: string): string {
   if (code === 'ENOSPC' || code === 'EDQUOT') return 'free space on that file system';
   if (code === 'EMFILE' || code === 'ENFILE') return 'the watchdog is out of file descriptors (see Connections.*)';
   if (code === 'EIO') return 'check the device: it reports I/O errors';
+  if (code === 'ENOTREG') return 'remove what is there (a named pipe, a socket): only a regular file is written';
   return 'fix the folder (it must exist and be writable)';
 }
 

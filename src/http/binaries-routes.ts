@@ -51,8 +51,8 @@ export function binariesRoutes({ registry }: HttpDeps): Hono {
     if (found.kind !== 'ok') return c.json({ error: 'not found' }, 404);
 
     const opened = await openLocated(found.path);
-    if (!opened?.stats.isFile()) {
-      await opened?.file.close();
+    if (opened === null || 'refused' in opened || !opened.stats.isFile()) {
+      if (opened && 'file' in opened) await opened.file.close();
       return c.json({ error: 'not found' }, 404);
     }
     const { file, stats } = opened;

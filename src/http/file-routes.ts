@@ -55,7 +55,8 @@ const RESPONSES: RouteDoc['responses'] = {
   },
   ...errors(401),
   403: {
-    description: 'the credentials are refused, or the path is not under a folder of Files.Folders',
+    description:
+      'the credentials are refused, the path is not under a folder of Files.Folders, or it is neither a regular file nor a folder (a named pipe, a socket)',
     json: 'Error',
   },
   404: {
@@ -112,14 +113,11 @@ async function answer(
 
   const opened = await openLocated(where.path);
   if (!opened) return c.json({ error: 'not found' }, 404);
+  if ('refused' in opened) return c.json({ error: `${where.relative}: ${opened.refused}` }, 403);
   const { file, stats } = opened;
   if (stats.isDirectory()) {
     await file.close();
     return c.json(await listFolder(where.path, where.relative));
-  }
-  if (!stats.isFile()) {
-    await file.close();
-    return c.json({ error: 'not found' }, 404);
   }
   const size = stats.size;
   const headers: Record<string, string> = {

@@ -1,9 +1,11 @@
 import { constants, type Stats } from 'node:fs';
-import { type FileHandle, open, realpath } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { Context } from 'hono';
+import { NotRegularFileError, openRegular } from '../regular-file.ts';
 
 export type SafePath =
   | { kind: 'ok'; path: string }
@@ -57,18 +59,19 @@ export async function resolveInside(root: string, segments: readonly string[]): 
 }
 
 /**
- * Opens a resolved path without following a symlink at the last step (O_NOFOLLOW: the checked real path cannot be
- * swapped between the check and the open); null when it is gone. The caller closes the handle, or `sendFile` does.
+ * Opens a resolved regular file or folder without following a symlink at the last step (O_NOFOLLOW: the checked
+ * real path cannot be swapped between the check and the open), and without waiting on a named pipe the server put
+ * there (`openRegular`): null when it is gone, `refused` with the reason when it is neither a file nor a folder.
+ * The caller closes the handle, or `sendFile` does.
  */
-export async function openLocated(path: string): Promise<{ file: FileHandle; stats: Stats } | null> {
-  const file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
-  if (!file) return null;
-  const stats = await file.stat().catch(() => null);
-  if (!stats) {
-    await file.close();
-    return null;
+export async function openLocated(
+  path: string,
+): Promise<{ file: FileHandle; stats: Stats } | { refused: string } | null> {
+  try {
+    return await openRegular(path, constants.O_RDONLY | constants.O_NOFOLLOW, { folders: true });
+  } catch (err) {
+    return err instanceof NotRegularFileError ? { refused: 'not a regular file or folder' } : null;
   }
-  return { file, stats };
 }
 
 /** Answers with bytes `range` of an open file (all of it by default); `headers` carry its Content-Length. */

@@ -1,5 +1,6 @@
 import { describeError } from '../errors.ts';
-import { loadSettings } from '../kit/settings.ts';
+import { loadSettings, parseArgs, SettingsError } from '../kit/settings.ts';
+import { readRegularFile } from '../regular-file.ts';
 
 /**
  * Where a server advertises itself, read as the engine reads it (RobustToolbox `HubManager`): `hub.advertise`
@@ -19,9 +20,20 @@ export interface HubSettings {
 
 export const DEFAULT_HUB = 'https://hub.spacestation14.com/';
 
-/** The server's hub settings, or null when it does not advertise. Throws on a config.toml that cannot be read. */
-export function hubSettingsOf(argv: readonly string[], env: NodeJS.ProcessEnv): HubSettings | null {
-  const s = loadSettings({ argv, env });
+/**
+ * The server's hub settings, or null when it does not advertise. Rejects on a config.toml that cannot be read: the
+ * server writes that file, so it is read on the thread pool and must be a regular file (never a wait on a pipe).
+ */
+export async function hubSettingsOf(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<HubSettings | null> {
+  const { configFile } = parseArgs(argv);
+  const configText =
+    configFile === undefined
+      ? null
+      : await readRegularFile(configFile, 'utf8').catch((err: unknown) => {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+          throw new SettingsError(`cannot read config file ${configFile}: ${describeError(err)}`, { cause: err });
+        });
+  const s = loadSettings({ argv, env, configText });
   if (!s.bool('hub.advertise', false)) return null;
   const hubUrls = s
     .string('hub.hub_urls', DEFAULT_HUB)

@@ -115,6 +115,11 @@ export function readConfigFile(path: string): CvarAssignment[] {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw new SettingsError(`cannot read config file ${path}: ${(err as Error).message}`, { cause: err });
   }
+  return parseConfigText(text, path);
+}
+
+/** The cvars of a config file's `text` (read from `path`); an error naming the file, line and column. */
+export function parseConfigText(text: string, path: string): CvarAssignment[] {
   // Loaded only when there is a file to parse: game servers start without one more often than not.
   const { parse, TomlError } = createRequire(import.meta.url)('smol-toml') as typeof import('smol-toml');
   try {
@@ -137,6 +142,8 @@ export interface LoadSettingsOptions {
   env?: NodeJS.ProcessEnv;
   /** Values used when no source sets a cvar (the game's registered defaults). */
   defaults?: Record<string, CvarDefault>;
+  /** The config file's text when the caller read it already (null: there is none); by default it is read here. */
+  configText?: string | null;
 }
 
 const TRUE = new Set(['true', '1', 'yes', 'on']);
@@ -228,7 +235,10 @@ export function loadSettings(opts: LoadSettingsOptions): Settings {
     for (const [name, value] of list) settings.set(name, value, origin);
   };
   for (const [name, value] of Object.entries(opts.defaults ?? {})) settings.set(name, value, 'default');
-  if (args.configFile !== undefined) apply(readConfigFile(args.configFile), 'config');
+  const { configFile } = args;
+  if (configFile !== undefined && opts.configText !== undefined)
+    apply(opts.configText === null ? [] : parseConfigText(opts.configText, configFile), 'config');
+  else if (configFile !== undefined) apply(readConfigFile(configFile), 'config');
   apply(envCvars(opts.env ?? {}), 'env');
   apply(args.cvars, 'argv');
   return settings;

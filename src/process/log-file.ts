@@ -1,9 +1,8 @@
 import {
   closeSync,
+  constants,
   copyFileSync,
   existsSync,
-  fstatSync,
-  openSync,
   readSync,
   renameSync,
   rmSync,
@@ -13,6 +12,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { openRegularSync } from '../regular-file.ts';
 import { expired, type RetentionRule } from '../store/retention.ts';
 
 /**
@@ -153,9 +153,10 @@ const CHUNK = 1024 * 1024;
  * a note in their place says how much. Returns the bytes cut (0: a plain copy).
  */
 export function copyCapped(src: string, dst: string, maxBytes: number): number {
-  const from = openSync(src, 'r');
+  // server.log is in the server's folder: a named pipe there is refused, never waited on.
+  const { fd: from, stats } = openRegularSync(src);
   try {
-    const size = fstatSync(from).size;
+    const size = stats.size;
     if (size <= maxBytes) {
       copyFileSync(src, dst);
       return 0;
@@ -173,7 +174,7 @@ export function copyCapped(src: string, dst: string, maxBytes: number): number {
     const got = readSync(from, buf, 0, Math.min(CHUNK, size - start + 1), start - 1);
     const nl = buf.subarray(0, got).indexOf(0x0a);
     if (nl >= 0) start += nl;
-    const to = openSync(dst, 'w');
+    const to = openRegularSync(dst, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC).fd;
     try {
       writeSync(to, note(start));
       for (let at = start; at < size; ) {

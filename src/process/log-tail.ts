@@ -1,5 +1,5 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, type Stats, statSync } from 'node:fs';
+import { NotRegularFileError, openRegularSync, readRegularFile } from '../regular-file.ts';
 import { LineSplitter, logPath } from './log-file.ts';
 
 /** Largest read per poll, so a burst in the file cannot stall the event loop. */
@@ -30,13 +30,14 @@ function splitLines(text: string): string[] {
  * /instances/:key/logs` and the dashboard's `GET /api/instances/:key/log`.
  */
 export async function readLastLines(logDir: string, n: number): Promise<LogTail> {
-  const current = await readFile(logPath(logDir)).catch(() => null);
+  // The server can put anything at these paths: a named pipe is read as no file at all, never waited on.
+  const current = await readRegularFile(logPath(logDir)).catch(() => null);
   if (current === null) return { lines: [], partial: null, offset: 0, found: false };
   const offset = current.lastIndexOf(0x0a) + 1;
   const rest = current.subarray(offset).toString('utf8');
   let lines = splitLines(current.subarray(0, offset).toString('utf8'));
   for (let i = 1; lines.length < n; i++) {
-    const older = await readFile(logPath(logDir, i)).catch(() => null);
+    const older = await readRegularFile(logPath(logDir, i)).catch(() => null);
     if (older === null) break;
     lines = [...splitLines(older.toString('utf8')), ...lines];
   }
@@ -124,20 +125,21 @@ export function followLog(
   let stopped = false;
 
   const open = (start: number | 'end', from = path): boolean => {
+    let st: Stats;
     try {
       // Read-write where allowed (never written through: O_RDWR without O_APPEND or O_TRUNC changes nothing), so a
       // rotation can still empty the file when the daemon is out of descriptors.
-      fd = openSync(from, 'r+');
+      ({ fd, stats: st } = openRegularSync(from, constants.O_RDWR));
       writable = true;
-    } catch {
+    } catch (err) {
+      if (err instanceof NotRegularFileError) return false;
       try {
-        fd = openSync(from, 'r');
+        ({ fd, stats: st } = openRegularSync(from, constants.O_RDONLY));
         writable = false;
       } catch {
         return false;
       }
     }
-    const st = fstatSync(fd);
     ino = st.ino;
     offset = start === 'end' ? st.size : Math.min(start, st.size);
     return true;

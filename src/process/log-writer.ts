@@ -1,5 +1,6 @@
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, type Stats, statSync, writeSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { APPEND, openRegularSync } from '../regular-file.ts';
 import { DEFAULT_ROTATION, type LogRotation, logPath, rotateIfFull, rotateLogs } from './log-file.ts';
 import { createWriteOutage, type WriteHealth, type WriteOutage } from './write-outage.ts';
 
@@ -54,8 +55,10 @@ export function createRotatingLogWriter(
 
   const open = (): void => {
     mkdirSync(dirname(file), { recursive: true });
-    fd = openSync(file, 'a');
-    const st = fstatSync(fd);
+    // The server can replace its log with a named pipe: this open never waits on one (it fails, and the outage
+    // reports it like a full disk), so the main thread is never held. A regular file's open is as short as a write.
+    let st: Stats;
+    ({ fd, stats: st } = openRegularSync(file, APPEND));
     ino = st.ino;
     size = st.size;
     checkAt = Date.now() + checkMs;
@@ -89,8 +92,14 @@ export function createRotatingLogWriter(
     }
     const lost = sinceCheck;
     release();
+    try {
+      open();
+    } catch (err) {
+      // What now stands there (a named pipe, a full disk) is the outage's cause, not the removal.
+      outage.failed(err, lost);
+      throw err;
+    }
     outage.failed(Object.assign(new Error(`${file} was removed`), { code: 'ENOENT' }), lost);
-    open();
   };
 
   const write = (data: Buffer): void => {
@@ -173,7 +182,12 @@ export function marker(text: string): string {
 export function appendMarkerLine(logDir: string, line: string): boolean {
   try {
     mkdirSync(logDir, { recursive: true });
-    appendFileSync(logPath(logDir), line + '\n');
+    const { fd } = openRegularSync(logPath(logDir), APPEND);
+    try {
+      appendFileSync(fd, line + '\n');
+    } finally {
+      closeSync(fd);
+    }
     return true;
   } catch {
     return false;

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, writeSync } from 'node:fs';
+import { APPEND, openRegularSync } from '../regular-file.ts';
 import { followAppendedLog } from './appended-log.ts';
 import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import type { LaunchSpec } from './launch-spec.ts';
@@ -27,7 +28,8 @@ export async function spawnPersistent(
   try {
     mkdirSync(opts.logDir, { recursive: true });
     rotateIfFull(logPath(opts.logDir), rotation);
-    fd = openSync(logPath(opts.logDir), 'a');
+    // The server can leave a named pipe there: refused at once (an outage), never waited on.
+    fd = openRegularSync(logPath(opts.logDir), APPEND).fd;
   } catch (err) {
     // The server still runs, its output discarded for this run: a log folder we cannot open is no reason to
     // leave the game down. The outage is reported; the next launch tries the folder again.

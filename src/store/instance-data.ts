@@ -1,9 +1,10 @@
-import { open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
 import { MAINTENANCE_POLICIES } from '../config/sections/maintenance.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { readRegularFile } from '../regular-file.ts';
 
 /** The watchdog's own per-instance file, in the instance folder. */
 export const DATA_FILE = 'data.json';
@@ -97,7 +98,8 @@ export async function readInstanceData(dir: string, updateType: string | null, l
   const file = join(dir, DATA_FILE);
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    // The server can write its folder: a named pipe there is refused, never waited on.
+    text = await readRegularFile(file, 'utf8');
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
     if (code !== 'ENOENT')
@@ -171,7 +173,7 @@ function legacyRevision(parsed: unknown): string | null | undefined {
 export async function instanceDataKind(dir: string): Promise<'missing' | 'legacy' | 'ours'> {
   let text: string;
   try {
-    text = await readFile(join(dir, DATA_FILE), 'utf8');
+    text = await readRegularFile(join(dir, DATA_FILE), 'utf8');
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
     return code === 'ENOENT' ? 'missing' : 'ours';

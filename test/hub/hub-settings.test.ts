@@ -10,21 +10,21 @@ test('hub settings :: config.toml, then ROBUST_CVAR_*, then --cvar, as the engin
   try {
     const file = join(dir, 'config.toml');
     await writeFile(file, '[hub]\nadvertise = true\nserver_url = "ss14://game.example.net"\n');
-    assert.equal(hubSettingsOf(['--config-file', file], {}), {
+    assert.equal(await hubSettingsOf(['--config-file', file], {}), {
       serverUrl: 'ss14://game.example.net',
       hubUrls: [DEFAULT_HUB],
       intervalSeconds: 120,
       problems: [],
     });
     const env = { ROBUST_CVAR_hub__hub_urls: 'https://hub.a/, https://hub.b' };
-    const s = hubSettingsOf(['--config-file', file, '--cvar', 'hub.advertise_interval=30'], env);
+    const s = await hubSettingsOf(['--config-file', file, '--cvar', 'hub.advertise_interval=30'], env);
     assert.equal(s?.hubUrls, ['https://hub.a/', 'https://hub.b']);
     assert.is(s?.intervalSeconds, 30);
     assert.equal(s?.problems, [
       'hub.hub_urls entry https://hub.b lacks its trailing slash: the engine posts to https://hub.bapi/servers/advertise',
     ]);
-    assert.is(hubSettingsOf(['--config-file', file, '--cvar', 'hub.advertise=false'], {}), null);
-    assert.is(hubSettingsOf([], {}), null, 'advertising is off by default');
+    assert.is(await hubSettingsOf(['--config-file', file, '--cvar', 'hub.advertise=false'], {}), null);
+    assert.is(await hubSettingsOf([], {}), null, 'advertising is off by default');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

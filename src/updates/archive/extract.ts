@@ -1,5 +1,5 @@
-import { open } from 'node:fs/promises';
 import { UpdateError } from '../../errors.ts';
+import { openRegular } from '../../regular-file.ts';
 import { DEFAULT_LIMITS, ensureSpace, refuseOverCeiling, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
 import { extractTar, tarDeclared } from './tar.ts';
 import { extractZip } from './zip.ts';
@@ -26,7 +26,7 @@ export function formatOfHead(head: Buffer): ArchiveFormat | null {
 }
 
 export async function detectArchiveFormat(archive: string): Promise<ArchiveFormat | null> {
-  const file = await open(archive, 'r');
+  const { file } = await openRegular(archive);
   try {
     const head = Buffer.alloc(HEAD_BYTES);
     const { bytesRead } = await file.read(head, 0, head.length, 0);

@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import { link, lstat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -6,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { UpdateError } from '../../errors.ts';
+import { openRegular } from '../../regular-file.ts';
 import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
 
@@ -57,6 +57,10 @@ function wrapTarError(err: unknown): UpdateError {
   return new UpdateError(`the tar archive is corrupt or unreadable (${message})`, { cause: err });
 }
 
+/** The archive in .update/, which the server can write: never a wait on a named pipe put there. */
+const readArchive = async (archive: string): Promise<Readable> =>
+  (await openRegular(archive)).file.createReadStream({ highWaterMark: 1 << 18 });
+
 /**
  * Extracts a tar or tar.gz, from a file or a stream, entry by entry; refuses unsafe entries (see entry-guard.ts).
  * A tar.gz is inflated by node:zlib's stream on the thread pool, beside the parsing and writing on this thread (as
@@ -70,6 +74,8 @@ export async function extractTar(
   gzip = false,
   capBytes?: number,
 ): Promise<void> {
+  // A stream given (a download as it arrives) must end or fail with an error: a plain destroy never ends the parser.
+  const file = typeof archive === 'string' ? await readArchive(archive) : archive;
   const tree = await createExtractTree(destDir, capBytes);
   const parser = new Parser({ strict: true });
   // Ends the write of the entry being written: after an abort the parser never ends that entry.
@@ -93,8 +99,6 @@ export async function extractTar(
       }
     });
   });
-  // A stream given (a download as it arrives) must end or fail with an error: a plain destroy never ends the parser.
-  const file = typeof archive === 'string' ? createReadStream(archive, { highWaterMark: 1 << 18 }) : archive;
   const stop = AbortSignal.any(signal ? [signal, halt.signal] : [halt.signal]);
   try {
     if (gzip) await pipeline(file, createGunzip({ chunkSize: 1 << 18 }), parser, { signal: stop });
@@ -117,7 +121,7 @@ export async function tarDeclared(archive: string, gzip: boolean, signal?: Abort
     total += entry.size ?? 0;
     entry.resume();
   });
-  const file = createReadStream(archive, { highWaterMark: 1 << 18 });
+  const file = await readArchive(archive);
   try {
     if (gzip) await pipeline(file, createGunzip({ chunkSize: 1 << 18 }), parser, { signal });
     else await pipeline(file, parser, { signal });

@@ -1,9 +1,10 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { symlink } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { type Entry, fromRandomAccessReaderPromise, RandomAccessReader, type ZipFile } from 'yauzl';
 import { UpdateError } from '../../errors.ts';
+import { openRegularSync } from '../../regular-file.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
 
@@ -148,9 +149,10 @@ export async function extractZip(
 ): Promise<void> {
   let zip: ZipFile | undefined;
   try {
-    const fd = openSync(archive, 'r');
+    // .update/ is in the instance folder, which the server can write: never wait on a pipe put there.
+    const { fd, stats } = openRegularSync(archive);
     const reader = new FileReader(fd);
-    zip = await fromRandomAccessReaderPromise(reader, fstatSync(fd).size, {
+    zip = await fromRandomAccessReaderPromise(reader, stats.size, {
       autoClose: false,
       validateEntrySizes: false,
     }).catch((err: unknown) => {

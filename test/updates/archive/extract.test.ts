@@ -1,7 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, readlink, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { describeError } from '../../../src/errors.ts';
 import { detectArchiveFormat, extractArchive } from '../../../src/updates/archive/extract.ts';
 import { tempSuite } from '../../_support/env.ts';
 import { type EntrySpec, sampleBuild, writeRawTar, writeTar, writeZip } from '../../fixtures/archives/build.ts';
@@ -80,6 +82,14 @@ good('extract :: the format comes from the bytes, not the name', async (ctx) => 
   const text = join(ctx.dir, 'c.tar.gz');
   await writeFile(text, '<html>not a build</html>'.repeat(30));
   await rejects(extractArchive(text, ctx.dest), /not a zip, tar or tar.gz archive/);
+});
+
+good('extract :: a named pipe in place of the download is refused at once, naming it', async (ctx) => {
+  // .update/ is in the instance folder: the server can swap the part file for a pipe nobody ever writes to.
+  const part = join(ctx.dir, 'download.part');
+  if (spawnSync('mkfifo', [part]).status !== 0) return console.log('  (skipped: no mkfifo)');
+  const err = await rejects(extractArchive(part, ctx.dest), /cannot read the archive \S+download\.part/);
+  assert.match(describeError(err), /download\.part is not a regular file \(a named pipe\)/);
 });
 
 good('extract :: an already-cancelled signal stops before writing', async (ctx) => {

@@ -1,0 +1,117 @@
+import { closeSync, constants, fstatSync, openSync, type Stats } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+
+/**
+ * Opening files in folders a game server or a secrets tool can write. A named pipe there would block a plain
+ * `open` until someone opens its other end (a read waits for a writer, a write for a reader): the main thread
+ * frozen, or a thread-pool thread parked for good. With O_NONBLOCK such an open returns at once (or fails with
+ * ENXIO), and the fstat that follows refuses anything but a regular file. O_NONBLOCK changes nothing for a
+ * regular file's reads and writes; O_NOCTTY keeps a terminal from becoming the daemon's.
+ */
+const NEVER_WAIT = constants.O_NONBLOCK | constants.O_NOCTTY;
+
+const FOLDER = 'a folder';
+
+/** A named pipe, socket, device (or folder) where a regular file was expected. */
+export class NotRegularFileError extends Error {
+  override name = 'NotRegularFileError';
+  /** Errno-like, for the callers that report a code (write outages, config problems): EISDIR for a folder. */
+  readonly code: 'ENOTREG' | 'EISDIR';
+  constructor(
+    readonly path: string,
+    kind: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${path} is not a regular file (${kind}); remove it or put a regular file there`, options);
+    this.code = kind === FOLDER ? 'EISDIR' : 'ENOTREG';
+  }
+}
+
+const kindOf = (s: Stats): string =>
+  s.isFIFO()
+    ? 'a named pipe'
+    : s.isSocket()
+      ? 'a socket'
+      : s.isCharacterDevice() || s.isBlockDevice()
+        ? 'a device'
+        : s.isDirectory()
+          ? FOLDER
+          : 'a special file';
+
+/** ENXIO: a write-only open of a named pipe nobody reads, or of a socket. */
+const refusedOpen = (path: string, err: unknown): unknown =>
+  (err as NodeJS.ErrnoException | null)?.code === 'ENXIO'
+    ? new NotRegularFileError(path, 'a named pipe or socket', { cause: err })
+    : err;
+
+export interface OpenRegularOptions {
+  /** For O_CREAT. */
+  mode?: number;
+  /** Folders are accepted too (the files routes list them). */
+  folders?: boolean;
+}
+
+const accepted = (stats: Stats, opts: OpenRegularOptions): boolean =>
+  stats.isFile() || (opts.folders === true && stats.isDirectory());
+
+/**
+ * Opens `path` on the thread pool without ever waiting on it; a NotRegularFileError when it is not a regular file
+ * (or a folder, with `folders`). Other failures (ENOENT, EACCES) are the open's own errors. The caller closes `file`.
+ */
+export async function openRegular(
+  path: string,
+  flags: number = constants.O_RDONLY,
+  opts: OpenRegularOptions = {},
+): Promise<{ file: FileHandle; stats: Stats }> {
+  const file = await open(path, flags | NEVER_WAIT, opts.mode).catch((err: unknown) => {
+    throw refusedOpen(path, err);
+  });
+  try {
+    const stats = await file.stat();
+    if (accepted(stats, opts)) return { file, stats };
+    throw new NotRegularFileError(path, kindOf(stats));
+  } catch (err) {
+    await file.close().catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * `openRegular` for the code that writes synchronously on purpose (the rotating log writer keeps lines whole and
+ * in order) or runs in a worker (zip extraction): the open cannot block either, and returns the descriptor.
+ */
+export function openRegularSync(
+  path: string,
+  flags: number = constants.O_RDONLY,
+  opts: OpenRegularOptions = {},
+): { fd: number; stats: Stats } {
+  let fd: number;
+  try {
+    fd = openSync(path, flags | NEVER_WAIT, opts.mode);
+  } catch (err) {
+    throw refusedOpen(path, err);
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (accepted(stats, opts)) return { fd, stats };
+    throw new NotRegularFileError(path, kindOf(stats));
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+}
+
+/** The whole of a regular file, read on the thread pool (see `openRegular`). */
+export async function readRegularFile(path: string): Promise<Buffer>;
+export async function readRegularFile(path: string, encoding: 'utf8'): Promise<string>;
+export async function readRegularFile(path: string, encoding?: 'utf8'): Promise<Buffer | string> {
+  const { file } = await openRegular(path);
+  try {
+    return encoding ? await file.readFile(encoding) : await file.readFile();
+  } finally {
+    await file.close();
+  }
+}
+
+/** Flags for appending to a log, created when missing. */
+export const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;

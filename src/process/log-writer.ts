@@ -1,5 +1,6 @@
 import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { monotonicMs } from '../clock.ts';
 import { DEFAULT_ROTATION, type LogRotation, logPath, rotateIfFull, rotateLogs } from './log-file.ts';
 import { createWriteOutage, type WriteHealth, type WriteOutage } from './write-outage.ts';
 
@@ -58,7 +59,7 @@ export function createRotatingLogWriter(
     const st = fstatSync(fd);
     ino = st.ino;
     size = st.size;
-    checkAt = Date.now() + checkMs;
+    checkAt = monotonicMs() + checkMs;
     sinceCheck = 0;
   };
 
@@ -75,7 +76,7 @@ export function createRotatingLogWriter(
 
   /** Reopens when the file is no longer the one held open (removed with its folder, or renamed away). */
   const checkStillThere = (force: boolean): void => {
-    if (!force && Date.now() < checkAt) return;
+    if (!force && monotonicMs() < checkAt) return;
     let now = -1;
     try {
       now = statSync(file).ino;
@@ -83,7 +84,7 @@ export function createRotatingLogWriter(
       // Gone: reopened below.
     }
     if (now === ino) {
-      checkAt = Date.now() + checkMs;
+      checkAt = monotonicMs() + checkMs;
       sinceCheck = 0;
       return;
     }

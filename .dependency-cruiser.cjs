@@ -1,7 +1,7 @@
 /**
  * The layer rules of README "Layers", checked by `npm run lint:deps` (dependency-cruiser) in .ci/run.
  * Layers, bottom up; a module may import its own layer and the layers below, never one above:
- *   base        machines/ (pure statecharts), src/errors.ts, src/log.ts, src/bus.ts, src/regular-file.ts
+ *   base        machines/ (pure statecharts), src/errors.ts, src/log.ts, src/bus.ts, src/clock.ts, src/regular-file.ts
  *   config      src/config/
  *   services    src/process/, src/store/, src/updates/, src/backups/, src/hub/, src/notify/, src/chart/, src/import/, src/kit/
  *   instance    src/supervisor/ (contract.ts and status.ts are what the layers above read of an instance)
@@ -9,7 +9,7 @@
  *   roots       src/daemon/ (composition), then src/cli/; src/demo/ stands apart, on the kit alone
  * TypeScript 7 has no JS API, so sources are parsed with swc (@swc/core).
  */
-const BASE_FILES = '^src/(errors|log|bus|regular-file)[.]ts$';
+const BASE_FILES = '^src/(errors|log|bus|clock|regular-file)[.]ts$';
 const ABOVE_CONFIG = '^src/(process|store|updates|backups|hub|notify|chart|import|kit|supervisor|metrics|agones|http|daemon|cli|demo)/';
 const ABOVE_SERVICES = '^src/(supervisor|metrics|agones|http|daemon|cli|demo)/';
 
@@ -54,16 +54,16 @@ module.exports = {
     {
       name: 'kit-stands-alone',
       severity: 'error',
-      comment: 'The game-server kit ships to game servers: no daemon code inside (the logger only).',
+      comment: 'The game-server kit ships to game servers: no daemon code inside (the logger and the clock only).',
       from: { path: '^src/kit/' },
-      to: { path: '^src/', pathNot: '^src/(kit/|log[.]ts$)' },
+      to: { path: '^src/', pathNot: '^src/(kit/|(log|clock)[.]ts$)' },
     },
     {
       name: 'demo-on-the-kit',
       severity: 'error',
       comment: 'The demo game server is built on the kit alone.',
       from: { path: '^src/demo/' },
-      to: { path: '^src/', pathNot: '^src/(demo/|kit/|log[.]ts$)' },
+      to: { path: '^src/', pathNot: '^src/(demo/|kit/|(log|clock)[.]ts$)' },
     },
     {
       name: 'instance-below-views',

@@ -1,4 +1,5 @@
 import type { Bus } from '../bus.ts';
+import { monotonicMs } from '../clock.ts';
 import type { Logger } from '../log.ts';
 
 /** At most this many faults are logged with their stack per minute; the rest are counted (metrics) only. */
@@ -11,11 +12,11 @@ const LOGGED_PER_MINUTE = 20;
  * Returns the function that removes the handlers.
  */
 export function guardProcess(bus: Bus, log: Logger): () => void {
-  let windowStart = 0;
+  let windowStart = Number.NEGATIVE_INFINITY;
   let logged = 0;
   const report = (kind: 'uncaught-exception' | 'unhandled-rejection', err: unknown) => {
     const message = err instanceof Error ? err.message : String(err);
-    const now = Date.now();
+    const now = monotonicMs();
     if (now - windowStart >= 60_000) {
       windowStart = now;
       logged = 0;
@@ -25,7 +26,7 @@ export function guardProcess(bus: Bus, log: Logger): () => void {
       log.error(`unexpected error (${kind}), the daemon goes on supervising; please report it: ${message}`, { stack });
     }
     try {
-      bus.emit('daemon:fault', { kind, message, at: now });
+      bus.emit('daemon:fault', { kind, message, at: Date.now() });
     } catch {
       // A subscriber failing here would only recurse.
     }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { type Bus, subscribe } from '../bus.ts';
+import { monotonicMs, wallTimeOf } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
@@ -73,7 +74,7 @@ export function startHubWatches(opts: {
     const watch = createHubWatch({
       settings,
       missingAfterMs: hub.MissingMinutes * 60_000,
-      now: Date.now,
+      now: monotonicMs,
       check: (url, address) => checkListing(url, address, { timeoutMs: Math.min(10_000, hub.CheckSeconds * 1000) }),
       readvertise: consoleOn
         ? async () => {
@@ -83,7 +84,7 @@ export function startHubWatches(opts: {
       reports: {
         readvertised: (url) => log.info(`not listed by ${url}: sent ${READVERTISE_COMMAND} to the server`, { key }),
         missing: (url, address, since, why) => {
-          const minutes = Math.round((Date.now() - since) / 60_000);
+          const minutes = Math.round((monotonicMs() - since) / 60_000);
           log.warn('the server is missing from a hub it advertises to', { key, hub: url, address, why: why ?? '' });
           notice(`Server \`${key}\` (${address}) has not been listed by ${url} for ${minutes} min`, why ?? undefined);
           if (!hub.RestartWhenMissing) return;
@@ -120,7 +121,8 @@ export function startHubWatches(opts: {
     'instance:log': (e) => watched.get(e.key)?.watch.line(e.line),
   });
 
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  // The watch measures on the monotonic clock (a wall-clock step must not make an absence long or short).
+  const iso = (ms: number | null) => (ms === null ? null : new Date(wallTimeOf(ms)).toISOString());
   return {
     /** What the watch of `key` knows now; null when it is not watched (no advertising, no running server). */
     status(key: string): HubStatus | null {

@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import type { InspectionEvent } from 'xstate';
 import type { AgonesWrapper } from '../agones/wrapper.ts';
 import { createBus, type DiskReading, subscribe } from '../bus.ts';
+import { monotonicMs } from '../clock.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { createApp } from '../http/app.ts';
@@ -141,8 +142,8 @@ export async function runDaemon(
   // At most one line a minute: while descriptors run out, every connection attempt may fail its accept.
   let acceptErrorAt = Number.NEGATIVE_INFINITY;
   const onError = (err: Error) => {
-    if (Date.now() - acceptErrorAt < 60_000) return;
-    acceptErrorAt = Date.now();
+    if (monotonicMs() - acceptErrorAt < 60_000) return;
+    acceptErrorAt = monotonicMs();
     log.warn(`the HTTP listener cannot accept connections: ${err.message}`, { error: describeError(err) });
   };
   const http = await startHttpServers(app, config.listen, { guard, timeouts: limits, onError }).catch(

@@ -1,5 +1,6 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
+import { monotonicMs } from '../clock.ts';
 import type { Logger } from '../log.ts';
 
 /**
@@ -59,7 +60,7 @@ export async function startPlayers(opts: PlayersOptions): Promise<Players> {
     const text = data.toString('utf8').trim();
     const [command = '', ...rest] = text.split(/\s+/);
     const known = players.get(endpoint);
-    if (known) known.lastSeen = Date.now();
+    if (known) known.lastSeen = monotonicMs();
     switch (command.toLowerCase()) {
       case 'join': {
         const name = rest.join(' ').slice(0, MAX_NAME);
@@ -67,7 +68,7 @@ export async function startPlayers(opts: PlayersOptions): Promise<Players> {
         if (known) {
           known.name = name;
         } else {
-          players.set(endpoint, { name, endpoint, address: from.address, port: from.port, lastSeen: Date.now() });
+          players.set(endpoint, { name, endpoint, address: from.address, port: from.port, lastSeen: monotonicMs() });
           log.info(`player joined: ${name}`, { endpoint, players: players.size });
           changed();
         }
@@ -90,7 +91,7 @@ export async function startPlayers(opts: PlayersOptions): Promise<Players> {
   const timeoutMs = opts.timeoutSeconds * 1000;
   const sweeper = setInterval(
     () => {
-      const now = Date.now();
+      const now = monotonicMs();
       for (const [endpoint, p] of players) {
         if (now - p.lastSeen <= timeoutMs) continue;
         players.delete(endpoint);

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Bus } from '../bus.ts';
+import { monotonicMs } from '../clock.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { ConsoleError, commandProblem, MAX_COMMAND_BYTES } from '../process/console-fifo.ts';
@@ -37,7 +38,7 @@ export function createConsoleRate(): ConsoleRate {
     }
   };
   return {
-    admit(caller, perMinute, now = Date.now()) {
+    admit(caller, perMinute, now = monotonicMs()) {
       const times = (sent.get(caller) ?? []).filter((t) => now - t < WINDOW_MS);
       if (times.length >= perMinute) return false;
       times.push(now);

@@ -1,3 +1,5 @@
+import { monotonicMs } from '../clock.ts';
+
 /** Buckets tracked at once; beyond them, new buckets share `OTHER_SOURCES`, so varying keys cannot grow the table. */
 export const MAX_BUCKETS = 1024;
 /** The bucket of everything past `MAX_BUCKETS`: only ever summarised. */
@@ -29,7 +31,7 @@ export interface LogWindowOptions {
 export function createLogWindow(opts: LogWindowOptions) {
   const buckets = new Map<string, { count: number; since: number; last: string | undefined }>();
   const max = opts.maxBuckets ?? MAX_BUCKETS;
-  const now = opts.now ?? (() => performance.now());
+  const now = opts.now ?? monotonicMs;
   let timer: NodeJS.Timeout | undefined;
 
   const logWindow = {

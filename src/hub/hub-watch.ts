@@ -124,7 +124,7 @@ export function advertiseEventOf(line: string): AdvertiseEvent | null {
 export interface HubState {
   hub: string;
   listing: Listing | 'unknown';
-  /** Since when (epoch ms) it has not listed the server; null while listed or unknown. */
+  /** Since when (ms on `now`) it has not listed the server; null while listed or unknown. */
   missingSince: number | null;
   /** The last thing that went wrong: the hub unreachable, or the engine's refused advertise (status and text). */
   lastError: string | null;
@@ -132,7 +132,7 @@ export interface HubState {
   readvertised: boolean;
   /** The absence was told (once). */
   told: boolean;
-  /** When the hub last answered (epoch ms); null before it has. */
+  /** When the hub last answered (ms on `now`); null before it has. */
   checkedAt: number | null;
 }
 
@@ -147,6 +147,7 @@ export interface HubReports {
 export interface HubWatchOptions {
   settings: HubSettings;
   missingAfterMs: number;
+  /** The clock absences are measured on: the daemon's monotonic one. */
   now: () => number;
   check: (hub: string, address: string) => Promise<Listing>;
   /** Sends the engine's `hub_advertise_now` through the console; absent when the console is off. */

@@ -5,7 +5,8 @@ type Alert = BusEvents['instance:alert'];
 type Update = BusEvents['instance:update'];
 /** What the notifier remembers of an instance's current server, from its `instance:launch`. */
 export interface LaunchSeen {
-  at: number;
+  /** When it was seen, on the monotonic clock: the uptime is measured on it. */
+  ms: number;
   revision: string | null;
 }
 
@@ -31,12 +32,12 @@ const REASON_OF: Record<AlertKind, string> = {
  * An alert as a notice. Revision and uptime come from the instance's last launch, when this daemon saw one (an
  * adopted server has none); a server failing to start never ran long enough for an uptime to mean anything.
  */
-export function noticeFromAlert(e: Alert, launch: LaunchSeen | undefined): Notice {
+export function noticeFromAlert(e: Alert, launch: LaunchSeen | undefined, now: number): Notice {
   const n: Notice = { key: e.key, kind: KIND_OF[e.kind], message: e.message, reason: REASON_OF[e.kind], at: e.at };
   if (e.exit) n.exit = e.exit;
   if (launch) {
     n.revision = launch.revision;
-    if (e.kind !== 'failing' && e.at >= launch.at) n.uptimeMs = e.at - launch.at;
+    if (e.kind !== 'failing') n.uptimeMs = Math.max(0, now - launch.ms);
   }
   return n;
 }

@@ -1,4 +1,5 @@
 import { type Bus, type BusEvents, type Notice, subscribe } from '../bus.ts';
+import { monotonicMs } from '../clock.ts';
 import { describeError } from '../errors.ts';
 import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
 import { formatDelay } from './messages.ts';
@@ -66,6 +67,8 @@ export interface NotifierOptions extends Omit<SenderOptions, 'url' | 'label'> {
   nameOf?: (key: string) => string | undefined;
   /** Launches seen, by key; pass the previous notifier's on a reload so uptimes survive it. */
   launches?: Map<string, LaunchSeen>;
+  /** The clock uptimes are measured on: the monotonic one (a test gives its own). */
+  now?: () => number;
 }
 
 export interface Notifier {
@@ -84,7 +87,7 @@ export interface Notifier {
  * await notifier.stop();
  */
 export function createNotifier(opts: NotifierOptions): Notifier {
-  const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), ...senderOpts } = opts;
+  const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), now = monotonicMs, ...senderOpts } = opts;
   const senders = new Map<string, WebhookSender>();
   for (const r of routes)
     if (!senders.has(r.url)) senders.set(r.url, createWebhookSender({ ...senderOpts, url: r.url, label: r.label }));
@@ -99,8 +102,8 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     }
   };
   const unsubscribe = subscribe(bus, {
-    'instance:launch': (e) => launches.set(e.key, { at: e.at, revision: e.revision }),
-    'instance:alert': (e) => tell(() => noticeFromAlert(e, launches.get(e.key))),
+    'instance:launch': (e) => launches.set(e.key, { ms: now(), revision: e.revision }),
+    'instance:alert': (e) => tell(() => noticeFromAlert(e, launches.get(e.key), now())),
     'instance:update': (e) => tell(() => noticeFromUpdate(e)),
     'instance:notice': (e) => tell(() => e),
     'instance:maintenance-pending': (e) => tell(() => noticeFromPending(e)),

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { monotonicMs } from '../clock.ts';
 
 /**
  * cgroup v2 plumbing for process tracking: one cgroup per launch, below a folder of this daemon's in its own cgroup.
@@ -123,11 +124,11 @@ function signal(pid: number): void {
 export async function killAndRemove(dir: string, timeoutMs: number): Promise<number[]> {
   if (!existsSync(dir)) return [];
   const killed = new Set<number>();
-  const deadline = Date.now() + timeoutMs;
+  const deadline = monotonicMs() + timeoutMs;
   for (;;) {
     const left = await killCgroup(dir);
     for (const pid of left) killed.add(pid);
-    if (left.length === 0 || Date.now() >= deadline) break;
+    if (left.length === 0 || monotonicMs() >= deadline) break;
     await new Promise((r) => setTimeout(r, 20));
   }
   await removeTree(dir, deadline);
@@ -136,7 +137,7 @@ export async function killAndRemove(dir: string, timeoutMs: number): Promise<num
 
 async function removeTree(dir: string, deadline: number): Promise<void> {
   for (const child of await subgroups(dir)) await removeTree(child, deadline);
-  await removeWhenEmpty(dir, Math.max(0, deadline - Date.now()));
+  await removeWhenEmpty(dir, Math.max(0, deadline - monotonicMs()));
 }
 
 /** The child cgroups of `dir` (folders; the interface files are plain files). */
@@ -150,7 +151,7 @@ export async function subgroups(dir: string): Promise<string[]> {
  * they are reaped), so this retries for up to `timeoutMs`. Resolves whether it is gone.
  */
 export async function removeWhenEmpty(dir: string, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = monotonicMs() + timeoutMs;
   for (;;) {
     try {
       await rmdir(dir);
@@ -158,7 +159,7 @@ export async function removeWhenEmpty(dir: string, timeoutMs: number): Promise<b
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return true;
-      if (code !== 'EBUSY' || Date.now() >= deadline) return false;
+      if (code !== 'EBUSY' || monotonicMs() >= deadline) return false;
     }
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -9,6 +9,7 @@
  * HRESULT, and since GenerateCoreDump3 a UTF-16 message).
  */
 import { createConnection } from 'node:net';
+import { monotonicMs } from '../clock.ts';
 
 const MAGIC = Buffer.from('DOTNET_IPC_V1\0', 'latin1');
 export const HEADER_SIZE = 20;
@@ -152,7 +153,7 @@ export async function requestDump(
   type: DumpType,
   timeoutMs: number,
 ): Promise<IpcDumpResult> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = monotonicMs() + timeoutMs;
   let payload: Buffer;
   try {
     payload = dumpPayload(dumpPath, type);
@@ -162,7 +163,7 @@ export async function requestDump(
   }
   let last: IpcDumpResult = { ok: false, reason: 'no dump command was tried' };
   for (const command of DUMP_COMMANDS) {
-    const left = deadline - Date.now();
+    const left = deadline - monotonicMs();
     if (left <= 0) return { ok: false, reason: `no reply within ${timeoutMs} ms` };
     last = dumpOutcome(await exchange(socketPath, encodeMessage(DUMP_SET, command, payload), left), command);
     if (last.ok || last.hresult !== E_UNKNOWN_COMMAND) return last;

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
+import { monotonicMs } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import { expired, type RetentionRule } from '../store/retention.ts';
 import { type DumpType, requestDump } from './dotnet-diagnostics.ts';
@@ -130,8 +131,8 @@ const exists = async (file: string) => (await stat(file).catch(() => null))?.isF
  */
 export async function dumpProcess(pid: number, opts: DumpOptions): Promise<string | null> {
   const searchPath = opts.searchPath ?? process.env.PATH ?? '';
-  const deadline = Date.now() + opts.timeoutMs;
-  const left = () => Math.max(0, deadline - Date.now());
+  const deadline = monotonicMs() + opts.timeoutMs;
+  const left = () => Math.max(0, deadline - monotonicMs());
   const { log } = opts;
   try {
     // A dump holds the server's memory (tokens, players' data): the folder and each dump are the daemon user's only,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { monotonicMs } from '../clock.ts';
 import { environVar, isAlive, procPids } from './proc-info.ts';
 
 /**
@@ -53,7 +54,7 @@ const SCAN_PARALLEL = 8;
  */
 export async function killMarked(prefix: string, timeoutMs: number): Promise<number[]> {
   const killed = new Set<number>();
-  const deadline = Date.now() + timeoutMs;
+  const deadline = monotonicMs() + timeoutMs;
   for (;;) {
     const pids = await findMarked(prefix);
     for (const pid of pids) {
@@ -64,7 +65,7 @@ export async function killMarked(prefix: string, timeoutMs: number): Promise<num
         // Gone already.
       }
     }
-    if (pids.length === 0 || Date.now() >= deadline) break;
+    if (pids.length === 0 || monotonicMs() >= deadline) break;
     await new Promise((r) => setTimeout(r, 20));
   }
   return [...killed];

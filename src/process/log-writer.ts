@@ -1,5 +1,6 @@
 import { appendFileSync, closeSync, mkdirSync, type Stats, statSync, writeSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { monotonicMs } from '../clock.ts';
 import { APPEND, openRegularSync } from '../regular-file.ts';
 import { DEFAULT_ROTATION, type LogRotation, logPath, rotateIfFull, rotateLogs } from './log-file.ts';
 import { createWriteOutage, type WriteHealth, type WriteOutage } from './write-outage.ts';
@@ -61,7 +62,7 @@ export function createRotatingLogWriter(
     ({ fd, stats: st } = openRegularSync(file, APPEND));
     ino = st.ino;
     size = st.size;
-    checkAt = Date.now() + checkMs;
+    checkAt = monotonicMs() + checkMs;
     sinceCheck = 0;
   };
 
@@ -78,7 +79,7 @@ export function createRotatingLogWriter(
 
   /** Reopens when the file is no longer the one held open (removed with its folder, or renamed away). */
   const checkStillThere = (force: boolean): void => {
-    if (!force && Date.now() < checkAt) return;
+    if (!force && monotonicMs() < checkAt) return;
     let now = -1;
     try {
       now = statSync(file).ino;
@@ -86,7 +87,7 @@ export function createRotatingLogWriter(
       // Gone: reopened below.
     }
     if (now === ino) {
-      checkAt = Date.now() + checkMs;
+      checkAt = monotonicMs() + checkMs;
       sinceCheck = 0;
       return;
     }

@@ -1,3 +1,5 @@
+import { monotonicMs } from '../clock.ts';
+
 /** The errno code of `err` (`ENOSPC`), or `error` for anything without one. */
 export function errorCode(err: unknown): string {
   const code = (err as NodeJS.ErrnoException | null)?.code;
@@ -19,7 +21,7 @@ export interface WriteHealth {
  * attempts lines are dropped without touching the file system, so a full disk costs no more than a counter
  * increment per line, and the disk is probed at most once per `retryMs`.
  */
-export function createWriteOutage(retryMs: number, health: WriteHealth = {}, now: () => number = Date.now) {
+export function createWriteOutage(retryMs: number, health: WriteHealth = {}, now: () => number = monotonicMs) {
   let failing = false;
   let dropped = 0;
   let retryAt = 0;

@@ -1,7 +1,9 @@
 /**
  * The daemon's one cron timer loop, for `Backups.Schedule`, `Maintenance.RestartSchedule`/`UpdateSchedule` and the
  * maintenance console commands: croner computes the calendar (`nextFire`), and the timer runs on a `TimerClock`, so
- * tests drive it on a simulated clock (croner's own scheduling reads the real time).
+ * tests drive it on a simulated clock (croner's own scheduling reads the real time). A schedule follows the wall
+ * clock: `now` is wall time, while a Node timer waits on the monotonic clock, so the timer wakes at least every
+ * `WALL_CHECK_MS` to see whether the wall clock stepped past the fire (an NTP step, a VM resume, `date -s`).
  */
 import { nextFire } from '../config/cron.ts';
 
@@ -19,8 +21,8 @@ export const realClock: TimerClock = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
-/** Node's longest timer (about 24.8 days); a later fire is reached by waking early and arming again. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The longest wait between two looks at the wall clock: a fire the clock stepped past runs at most this late. */
+export const WALL_CHECK_MS = 10_000;
 
 export interface CronTimerOptions {
   /** A cron schedule (5 fields, or 6 with seconds first), read in `timeZone` (the host's when undefined). */
@@ -36,7 +38,8 @@ export interface CronTimerOptions {
 
 /**
  * Fires at each time of the schedule, the next computed from the clock after each fire: fires missed while the
- * process was stalled make one run, not a burst.
+ * process was stalled, or skipped by a step of the wall clock forward, make one run, not a burst; after a step back
+ * it waits for the wall clock to reach the time again.
  */
 export function cronTimer(opts: CronTimerOptions) {
   const clock = opts.clock ?? realClock;
@@ -45,7 +48,7 @@ export function cronTimer(opts: CronTimerOptions) {
   let handle: unknown = null;
   let stopped = false;
   const wait = () => {
-    if (at !== null) handle = clock.setTimeout(wake, Math.min(Math.max(0, at - clock.now()), MAX_TIMER_MS));
+    if (at !== null) handle = clock.setTimeout(wake, Math.min(Math.max(0, at - clock.now()), WALL_CHECK_MS));
   };
   const arm = () => {
     try {

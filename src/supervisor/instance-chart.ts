@@ -12,6 +12,7 @@ import type {
   LastExit,
   MaintenanceRules,
 } from '../../machines/instance.types.ts';
+import { monotonicMs } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
@@ -92,9 +93,13 @@ export function createChart(parts: ChartParts) {
   const { deps, resources, backupHost, plan } = parts;
   const { bus, log } = deps;
   const key = deps.instance.key;
-  /** When the server launched and last checked in, and the last exit with when it was first seen. */
+  /**
+   * When the server launched and last checked in, and the last exit with when it was first seen (wall time, shown);
+   * `startedMs` is the launch on the monotonic clock, for its uptime and CPU %.
+   */
   const times = {
     startedAt: null as number | null,
+    startedMs: null as number | null,
     lastCheckinAt: null as number | null,
     lastExit: null as { exit: LastExit; at: number } | null,
   };
@@ -182,6 +187,7 @@ export function createChart(parts: ChartParts) {
         break;
       case 'launch':
         times.startedAt = at;
+        times.startedMs = monotonicMs();
         times.lastCheckinAt = null;
         break;
       case 'checkin':

@@ -1,3 +1,4 @@
+import { monotonicMs } from '../clock.ts';
 import { cgroupPids } from '../process/cgroup.ts';
 import { readPlayers } from '../process/server-api.ts';
 import { readTreeStats, type TreeStats } from '../process/tree-stats.ts';
@@ -9,7 +10,7 @@ import type { ResourceStatus } from './status.ts';
 /** One reading of a server's tree and what the sampler made of it. */
 export interface Sample {
   pid: number;
-  /** When it was read (ms). */
+  /** When it was read (ms on the monotonic clock, so a step of the wall clock cannot skew the CPU %). */
   at: number;
   /** The tree's CPU time as read. */
   readSeconds: number;
@@ -22,7 +23,7 @@ export interface Sample {
 
 /**
  * The next sample from a reading: CPU as a percentage of one core over the time since the previous sample of the
- * same server, or since its launch (`startedAt`) for the first. A tree whose CPU sum falls (a helper exited and
+ * same server, or since its launch (`startedAt`, on the same clock as `at`) for the first. A tree whose CPU sum falls (a helper exited and
  * nobody in the tree reaped it) counts 0 for that interval rather than going back.
  */
 export function nextSample(
@@ -64,7 +65,7 @@ export function memoryOverLimit(rssBytes: number, limitMB: number | undefined): 
  */
 export function createInstanceResources(
   deps: InstanceDeps,
-  server: () => { pid: number; startedAt: number | null } | null,
+  server: () => { pid: number; startedMs: number | null } | null,
   requestRestart: (when: MaintenancePolicy, why: string) => void,
   /** The current server has checked in: before that it is starting, and its memory says nothing yet. */
   checkedIn: () => boolean,
@@ -75,7 +76,8 @@ export function createInstanceResources(
   /** The server asked to restart for its memory: once per run. */
   let memoryRestartPid: number | null = null;
   let sampledPid: number | null = null;
-  let last: Sample | null = null;
+  /** The last sample, with the wall time it was taken at for the status. */
+  let last: (Sample & { takenAt: number }) | null = null;
   let players: { pid: number; count: number | null } | null = null;
   let timer: NodeJS.Timeout | null = null;
   let busy = false;
@@ -114,7 +116,10 @@ export function createInstanceResources(
       ]);
       // The server may have changed while /proc was read: keep only what belongs to the one running now.
       if (server()?.pid !== now.pid) return;
-      last = tree === null ? null : nextSample(last, now.pid, tree, Date.now(), now.startedAt);
+      last =
+        tree === null
+          ? null
+          : { ...nextSample(last, now.pid, tree, monotonicMs(), now.startedMs), takenAt: Date.now() };
       players = { pid: now.pid, count };
       if (last !== null) checkMemory(last);
     } finally {
@@ -140,9 +145,9 @@ export function createInstanceResources(
     /** The last sample of the server running now; null when none runs or none has been taken yet. */
     resources(pid: number | null): ResourceStatus | null {
       if (last === null || last.pid !== pid) return null;
-      const { cpuPercent, cpuSeconds, rssBytes, processes, at } = last;
+      const { cpuPercent, cpuSeconds, rssBytes, processes, takenAt } = last;
       const cpu = Math.round(cpuSeconds * 100) / 100;
-      return { cpuPercent, cpuSeconds: cpu, rssBytes, processes, at: new Date(at).toISOString() };
+      return { cpuPercent, cpuSeconds: cpu, rssBytes, processes, at: new Date(takenAt).toISOString() };
     },
     /** The server's player count at the last sample; null when unknown. */
     players: (pid: number | null): number | null => (players !== null && players.pid === pid ? players.count : null),

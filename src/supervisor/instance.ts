@@ -7,6 +7,7 @@ import {
   refusalOf,
 } from '../../machines/instance.refusals.ts';
 import type { BusEvents } from '../bus.ts';
+import { monotonicMs } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
 import { DEFAULT_FILE_FOLDERS } from '../config/sections/files.ts';
@@ -52,7 +53,7 @@ export function createInstance(deps: InstanceDeps) {
     deps,
     () => {
       const pid = snapshot().context.pid;
-      return pid === null ? null : { pid, startedAt: chart.times.startedAt };
+      return pid === null ? null : { pid, startedMs: chart.times.startedMs };
     },
     (when, reason) => chart.send({ type: 'MAINTAIN', source: 'request', when, reason, at: Date.now() }),
     () => snapshot().context.checkedIn,
@@ -234,9 +235,9 @@ export function createInstance(deps: InstanceDeps) {
     status(): InstanceStatus {
       const snap = snapshot();
       const c = snap.context;
-      const { startedAt, lastCheckinAt, lastExit } = chart.times;
+      const { startedAt, startedMs, lastCheckinAt, lastExit } = chart.times;
       const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
-      const running = c.pid !== null && startedAt !== null;
+      const running = c.pid !== null && startedAt !== null && startedMs !== null;
       const can = abilities();
       return {
         key,
@@ -246,7 +247,7 @@ export function createInstance(deps: InstanceDeps) {
         revision: c.revision,
         lastCheckinAt: iso(lastCheckinAt),
         startedAt: running ? iso(startedAt) : null,
-        uptimeSeconds: running ? Math.round((Date.now() - startedAt) / 1000) : null,
+        uptimeSeconds: running ? Math.round((monotonicMs() - startedMs) / 1000) : null,
         startupFailures: c.startupFailures,
         restarts: c.restarts,
         crashStreak: c.crashStreak,

@@ -1,3 +1,4 @@
+import { monotonicMs } from '../clock.ts';
 import { LaunchBlockedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { type PortHolder, portBindsFree, portHolders } from '../process/port-holders.ts';
@@ -60,12 +61,12 @@ export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
     );
   }
   if (holders.length === 0) return;
-  const deadline = Date.now() + opts.waitMs;
+  const deadline = monotonicMs() + opts.waitMs;
   for (;;) {
     const left = await holdersOf(port);
     const still = left[0];
     if (!still) return;
-    if (Date.now() >= deadline) {
+    if (monotonicMs() >= deadline) {
       throw new LaunchBlockedError(
         'port',
         `${who(port, still)}, still held ${opts.waitMs / 1000} s after the previous launch's processes were killed`,

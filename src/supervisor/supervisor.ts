@@ -1,4 +1,5 @@
 import type { Bus, BusEvents, UpdatePhase } from '../bus.ts';
+import { monotonicMs } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -154,6 +155,7 @@ const WORK_PHASES: Partial<Record<UpdatePhase, string>> = {
 
 interface Seen {
   phase: UpdatePhase;
+  /** On the monotonic clock. */
   loggedAt: number;
   log: Logger;
 }
@@ -171,7 +173,12 @@ function sizeFields(e: UpdateEvent): Record<string, number> {
  * or changes, and while downloading at most one line per `everyMs`, so a long download shows it is alive without
  * flooding the log. Times come from the events' `at`. Returns the unsubscribe function.
  */
-export function logUpdateProgress(bus: Bus, log: Logger, everyMs = UPDATE_PROGRESS_LOG_EVERY_MS): () => void {
+export function logUpdateProgress(
+  bus: Bus,
+  log: Logger,
+  everyMs = UPDATE_PROGRESS_LOG_EVERY_MS,
+  now: () => number = monotonicMs,
+): () => void {
   const seen = new Map<string, Seen>();
   const handler = (e: UpdateEvent) => {
     const message = WORK_PHASES[e.phase];
@@ -185,12 +192,12 @@ export function logUpdateProgress(bus: Bus, log: Logger, everyMs = UPDATE_PROGRE
     // A download event with no bytes yet is a download starting (artifact.ts, git.ts), even right after another.
     const restarted = e.phase === 'download' && !e.bytes;
     if (prev && prev.phase === e.phase && !restarted) {
-      if (e.phase !== 'download' || e.at - prev.loggedAt < everyMs) return;
-      seen.set(e.key, { ...prev, loggedAt: e.at });
+      if (e.phase !== 'download' || now() - prev.loggedAt < everyMs) return;
+      seen.set(e.key, { ...prev, loggedAt: now() });
       ilog.info('update download progress', sizeFields(e));
       return;
     }
-    seen.set(e.key, { phase: e.phase, loggedAt: e.at, log: ilog });
+    seen.set(e.key, { phase: e.phase, loggedAt: now(), log: ilog });
     ilog.info(message, sizeFields(e));
   };
   bus.on('instance:update', handler);

@@ -9,6 +9,7 @@ import type {
   UpdateInput,
   UpdateOutput,
 } from '../../machines/instance.types.ts';
+import { monotonicMs } from '../clock.ts';
 import { describeError, UpdateError } from '../errors.ts';
 import { DiskSpaceError } from '../updates/install/disk-guard.ts';
 import type { InstanceDeps } from './instance-deps.ts';
@@ -33,7 +34,7 @@ export function createUpdateActor(
   return fromPromise<UpdateOutput, UpdateInput>(async ({ input, signal }) => {
     const provider = host.provider;
     if (!provider) return { revision: input.revision, changed: false };
-    const started = Date.now();
+    const started = monotonicMs();
     const at = () => Date.now();
     host.bus.emit('instance:update', { key: host.instance.key, phase: 'check', revision: input.revision, at: at() });
     let during: 'check' | 'install' = 'check';
@@ -59,10 +60,10 @@ export function createUpdateActor(
         key: host.instance.key,
         phase: 'done',
         revision,
-        durationMs: Date.now() - started,
+        durationMs: monotonicMs() - started,
         at: at(),
       });
-      host.log.info('update installed', { revision, seconds: (Date.now() - started) / 1000 });
+      host.log.info('update installed', { revision, seconds: (monotonicMs() - started) / 1000 });
       return { revision, changed: revision !== input.revision };
     } catch (err) {
       const message = describeError(err);

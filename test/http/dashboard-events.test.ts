@@ -69,16 +69,16 @@ function sseReader(res: Response) {
 const listeners = (bus: Bus, type: keyof BusEvents) => bus.all.get(type)?.length ?? 0;
 
 /**
- * Runs `fn` (synchronous) with `Date.now()` reading `ms`: the log limiter counts per wall-clock second, and this
- * puts a batch of lines into one chosen second instead of waiting for the clock to reach a fresh one.
+ * Runs `fn` (synchronous) with `performance.now()` reading `ms`: the log limiter counts per second of the monotonic
+ * clock, and this puts a batch of lines into one chosen second instead of waiting for the clock to reach a fresh one.
  */
-function atWallClock(ms: number, fn: () => void): void {
-  const real = Date.now;
-  Date.now = () => ms;
+function atMonotonic(ms: number, fn: () => void): void {
+  const real = performance.now;
+  performance.now = () => ms;
   try {
     fn();
   } finally {
-    Date.now = real;
+    performance.now = real;
   }
 }
 
@@ -224,8 +224,8 @@ events('events :: log lines only with ?logs=1, rate-limited with a skipped count
     assert.equal(await events(plain), [...STREAMED], 'hello names the events the page listens for');
     assert.equal(await events(logs), [...STREAMED, 'instance:log']);
     // All ten lines in one rate window (a second no line has used yet), then one in the next window.
-    const second = (Math.floor(Date.now() / 1000) + 1) * 1000;
-    atWallClock(second, () => {
+    const second = (Math.floor(performance.now() / 1000) + 1) * 1000;
+    atMonotonic(second, () => {
       for (let i = 0; i < 10; i++)
         bus.emit('instance:log', { key: 'alpha', stream: 'stdout', line: `line ${i}`, at: second });
       bus.emit('instance:restart', { key: 'alpha', reason: 'crash', at: second });
@@ -239,7 +239,7 @@ events('events :: log lines only with ?logs=1, rate-limited with a skipped count
     assert.equal(lines, ['line 0', 'line 1', 'line 2']);
     const first = await plain.next();
     assert.is(first.event, 'instance:restart', 'no log lines without ?logs=1');
-    atWallClock(second + 1000, () =>
+    atMonotonic(second + 1000, () =>
       bus.emit('instance:log', { key: 'alpha', stream: 'stdout', line: 'after', at: second + 1000 }),
     );
     const after = (await logs.next()).data as { line: string; skipped: number };

@@ -132,7 +132,11 @@ answers(
     assert.match(refusalOf(snap(), 'update', { ...facts, canUpdate: false }) ?? '', /no update provider/);
     assert.match(refusalOf(snap(), 'rollback', { ...facts, canRollback: false }) ?? '', /bin\.prev/);
     const dummy = refusalOf(snap(), 'rollback', { ...facts, canRollback: false, updateType: 'Dummy' }) ?? '';
-    assert.match(dummy, /UpdateType Dummy only restarts the server and keeps no build/, 'says why a Dummy update left none');
+    assert.match(
+      dummy,
+      /UpdateType Dummy only restarts the server and keeps no build/,
+      'says why a Dummy update left none',
+    );
     h.actor.send({ type: 'STOP' });
     h.proc().exit(0);
     assert.is(h.state(), 'stopped.idle');

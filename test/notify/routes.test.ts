@@ -62,13 +62,16 @@ async function withRoutes(
   try {
     const routes = routesFrom(settings(hooks.map((h) => h.url)));
     const names = new Map([['alpha', 'Alpha Station']]);
-    notifier = createNotifier({ routes, bus, log, nameOf: (k) => names.get(k), ...timing });
+    notifier = createNotifier({ routes, bus, log, nameOf: (k) => names.get(k), now: () => monotonic, ...timing });
     await run({ bus, hooks, log });
   } finally {
     await notifier?.stop();
     await Promise.all(hooks.map((h) => h.close()));
   }
 }
+
+/** The notifier's monotonic clock, which uptimes are measured on. */
+let monotonic = 0;
 
 const test = suite('notify :: routes and embeds');
 
@@ -78,6 +81,7 @@ test('routes :: embed: a crash after a launch carries title, description, red, t
     ([url]) => ({ ChatWebhook: url, Format: 'Embed', Routes: [] }),
     async ({ bus, hooks: [hook] }) => {
       bus.emit('instance:launch', { key: 'alpha', pid: 1, launchId: 1, revision: 'r42', at: T0 });
+      monotonic += 3_725_000;
       bus.emit('instance:alert', {
         key: 'alpha',
         kind: 'crash',

@@ -6,11 +6,15 @@ import { downloadLine } from '../../src/cli/client/follow.ts';
 import { createDownloadProgress } from '../../src/supervisor/download-progress.ts';
 
 const test = suite('supervisor :: download progress');
-const ev = (phase: BusEvents['instance:update']['phase'], at: number, bytes?: number, total?: number | null) =>
-  ({ key: 'a', phase, at, bytes, total }) as BusEvents['instance:update'];
+/** The monotonic clock the rate is measured on; each event moves it to its own time, as if both clocks agreed. */
+let clock = 0;
+const ev = (phase: BusEvents['instance:update']['phase'], at: number, bytes?: number, total?: number | null) => {
+  clock = at;
+  return { key: 'a', phase, at, bytes, total } as BusEvents['instance:update'];
+};
 
 test('download-progress :: bytes, total, the average rate since the start, time left; a new download starts afresh; other phases end it', () => {
-  const p = createDownloadProgress();
+  const p = createDownloadProgress(() => clock);
   assert.is(p.status(), null);
   p.seen(ev('check', 0));
   p.seen(ev('download', 1000, 0, 10_000_000));
@@ -41,6 +45,24 @@ test('download-progress :: bytes, total, the average rate since the start, time 
   p.seen(ev('verify', 6000, 10_000_000, 10_000_000));
   assert.is(p.status(), null);
   assert.is(downloadLine({ key: 'a', state: 'updating', download: null }), null);
+});
+
+test('download-progress :: the rate follows the monotonic clock: a wall-clock step back neither stops nor skews it', () => {
+  let mono = 0;
+  const p = createDownloadProgress(() => mono);
+  const at = (wall: number, bytes: number) =>
+    ({ key: 'a', phase: 'download', at: wall, bytes, total: 8_000_000 }) as BusEvents['instance:update'];
+  p.seen(at(10_000_000, 0));
+  mono = 2000;
+  // The wall clock stepped back an hour between the two events.
+  p.seen(at(10_000_000 - 3_600_000 + 2000, 4_000_000));
+  assert.equal(p.status(), {
+    bytes: 4_000_000,
+    total: 8_000_000,
+    bytesPerSecond: 2_000_000,
+    etaSeconds: 2,
+    since: new Date(10_000_000).toISOString(),
+  });
 });
 
 test.run();

@@ -1,3 +1,4 @@
+import { monotonicMs } from '../../clock.ts';
 import { formatBytes } from '../../store/disk-space.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import { ClientError } from './errors.ts';
@@ -125,18 +126,18 @@ export async function followOutcome(
   before: StatusRow,
   opts: { timeoutMs: number; startedAt?: number; onStatus?: (s: StatusRow) => void },
 ): Promise<Outcome> {
-  const start = opts.startedAt ?? Date.now();
+  const start = opts.startedAt ?? monotonicMs();
   const deadline = start + opts.timeoutMs;
   let pending = false;
   let last = before;
   for (;;) {
-    const now = await fetchStatus(ep, Math.max(1000, Math.min(10_000, deadline - Date.now())));
+    const now = await fetchStatus(ep, Math.max(1000, Math.min(10_000, deadline - monotonicMs())));
     last = now;
     opts.onStatus?.(now);
     if (now.updatePending === true || now.state === 'updating') pending = true;
     const outcome = judge(action, before, now, pending);
-    if (outcome) return { ...outcome, ms: Date.now() - start };
-    if (Date.now() >= deadline) break;
+    if (outcome) return { ...outcome, ms: monotonicMs() - start };
+    if (monotonicMs() >= deadline) break;
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new ClientError(

@@ -1,3 +1,4 @@
+import { monotonicMs } from '../../clock.ts';
 import { UsageError } from '../../errors.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import { parseCommandArgs, positiveNumber } from '../client/args.ts';
@@ -100,7 +101,7 @@ export function control(action: ControlAction): Command {
         ...(backup === undefined ? {} : { backup }),
       };
       const { ep, before, hint, startedAt } = await atInstance(targetOf(action, values), key, async (ep) => {
-        const startedAt = Date.now();
+        const startedAt = monotonicMs();
         const before = values.wait ? await fetchStatus(ep) : null;
         // Asked before the rollback: after it, the installed build is another one and the answer would be too.
         const hint = action === 'rollback' && !withData && !values.json ? await dataHint(ep) : null;

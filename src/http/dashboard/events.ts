@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { BusEvents } from '../../bus.ts';
 import { statePaths } from '../../chart/graph.ts';
+import { monotonicMs } from '../../clock.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { boundedWrites } from '../log-routes.ts';
@@ -74,8 +75,9 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
         handlers.set(type, (e) => {
           if (type === 'instance:checkin') {
             const prev = lastCheckin.get(e.key) ?? -Infinity;
-            if (e.at - prev < checkinEveryMs) return;
-            lastCheckin.set(e.key, e.at);
+            const now = monotonicMs();
+            if (now - prev < checkinEveryMs) return;
+            lastCheckin.set(e.key, now);
           }
           sender.send(type, type === 'instance:control' ? e : { ...e, instance: statusOf(e.key) });
         });
@@ -123,7 +125,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
 }
 
 /**
- * Allows `perSecond` calls in each wall-clock second. Returns null for a dropped call, else how many were dropped
+ * Allows `perSecond` calls in each second. Returns null for a dropped call, else how many were dropped
  * since the last allowed one (so the client can say "n lines skipped").
  */
 function rateLimiter(perSecond: number): () => number | null {
@@ -131,7 +133,7 @@ function rateLimiter(perSecond: number): () => number | null {
   let used = 0;
   let dropped = 0;
   return () => {
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(monotonicMs() / 1000);
     if (now !== second) {
       second = now;
       used = 0;

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { monotonicMs } from '../../clock.ts';
 
 /**
  * How the Agones SDK client waits for an SDK server that is not answering yet. The SDK server is a sidecar in the
@@ -42,7 +43,7 @@ export async function retrying<T>(
   policy: RetryPolicy,
   signal?: AbortSignal,
 ): Promise<T> {
-  const started = Date.now();
+  const started = monotonicMs();
   for (let failures = 1; ; failures++) {
     signal?.throwIfAborted();
     const timeout = AbortSignal.timeout(policy.timeoutMs);
@@ -50,7 +51,7 @@ export async function retrying<T>(
     if (result.ok) return result.value;
     signal?.throwIfAborted();
     const wait = backoffDelay(policy, failures);
-    if (!result.retry || Date.now() - started + wait > policy.maxElapsedMs) throw result.error;
+    if (!result.retry || monotonicMs() - started + wait > policy.maxElapsedMs) throw result.error;
     // A cancel during the wait ends the loop with the signal's reason, not the timer's AbortError.
     await delay(wait, undefined, { signal }).catch(() => signal?.throwIfAborted());
   }

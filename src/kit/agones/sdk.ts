@@ -1,5 +1,6 @@
 import { FetchError, ofetch } from 'ofetch';
 import * as v from 'valibot';
+import { monotonicMs } from '../../clock.ts';
 import { agonesPortFrom } from './port.ts';
 import { DEFAULT_RETRY, type RetryPolicy, retrying } from './retry.ts';
 import { type WatchOptions, watchGameServer } from './watch.ts';
@@ -172,7 +173,7 @@ export class AgonesSdk {
     const policy = { ...this.policy, ...opts?.retry };
     const call = `${method} ${path}`;
     const url = this.baseUrl + path;
-    const started = Date.now();
+    const started = monotonicMs();
     try {
       return await retrying(
         async (signal) => {
@@ -199,7 +200,7 @@ export class AgonesSdk {
       );
     } catch (err) {
       if (!(err instanceof AgonesSdkError) || err.status !== null) throw err;
-      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      const seconds = ((monotonicMs() - started) / 1000).toFixed(1);
       throw new AgonesSdkError(
         `${call}: no answer from the Agones SDK server at ${this.baseUrl} within ${seconds} s (${err.message}); ` +
           'is the SDK server running in this pod, and is AGONES_SDK_HTTP_PORT its REST port?',

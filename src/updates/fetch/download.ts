@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { pipeline, Readable, Transform } from 'node:stream';
 import { pipeline as pipelineAsync } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
+import { monotonicMs } from '../../clock.ts';
 import { rootCause, UpdateError } from '../../errors.ts';
 
 export interface FetchOptions {
@@ -129,12 +130,12 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
         ? Number(lengthHeader)
         : null;
     const hash = createHash('sha256');
-    let lastReport = 0;
+    let lastReport = Number.NEGATIVE_INFINITY;
     const meter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         bytes += chunk.length;
         hash.update(chunk);
-        const now = Date.now();
+        const now = monotonicMs();
         if (opts.onProgress && now - lastReport >= PROGRESS_EVERY_MS) {
           lastReport = now;
           opts.onProgress(bytes, total);

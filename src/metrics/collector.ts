@@ -167,7 +167,7 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     info.set({ instance, name: s.name, revision: s.revision ?? '' }, 1);
     for (const path of states) state.set({ instance, state: path }, path === s.state ? 1 : 0);
     if (!states.includes(s.state)) state.set({ instance, state: s.state }, 1);
-    if (s.lastCheckinAt) sinceCheckin.set({ instance }, Math.max(0, (now - Date.parse(s.lastCheckinAt)) / 1000));
+    if (s.secondsSinceCheckin != null) sinceCheckin.set({ instance }, s.secondsSinceCheckin);
     if (s.uptimeSeconds !== null) uptime.set({ instance }, s.uptimeSeconds);
     startupFailures.set({ instance }, s.startupFailures);
     const m = s.maintenance;

@@ -95,12 +95,13 @@ export function createChart(parts: ChartParts) {
   const key = deps.instance.key;
   /**
    * When the server launched and last checked in, and the last exit with when it was first seen (wall time, shown);
-   * `startedMs` is the launch on the monotonic clock, for its uptime and CPU %.
+   * `startedMs` and `lastCheckinMs` are on the monotonic clock, for the uptime, CPU % and time since a check-in.
    */
   const times = {
     startedAt: null as number | null,
     startedMs: null as number | null,
     lastCheckinAt: null as number | null,
+    lastCheckinMs: null as number | null,
     lastExit: null as { exit: LastExit; at: number } | null,
   };
   let lastState: string | null = null;
@@ -189,9 +190,11 @@ export function createChart(parts: ChartParts) {
         times.startedAt = at;
         times.startedMs = monotonicMs();
         times.lastCheckinAt = null;
+        times.lastCheckinMs = null;
         break;
       case 'checkin':
         times.lastCheckinAt = at;
+        times.lastCheckinMs = monotonicMs();
         // The server is up: the build an update displaced may go now without slowing its start.
         removeDisplacedBuilds(deps.instance.dir);
         bus.emit('instance:checkin', { key, launchId: e.launchId, at });

@@ -235,7 +235,7 @@ export function createInstance(deps: InstanceDeps) {
     status(): InstanceStatus {
       const snap = snapshot();
       const c = snap.context;
-      const { startedAt, startedMs, lastCheckinAt, lastExit } = chart.times;
+      const { startedAt, startedMs, lastCheckinAt, lastCheckinMs, lastExit } = chart.times;
       const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
       const running = c.pid !== null && startedAt !== null && startedMs !== null;
       const can = abilities();
@@ -246,6 +246,7 @@ export function createInstance(deps: InstanceDeps) {
         pid: c.pid,
         revision: c.revision,
         lastCheckinAt: iso(lastCheckinAt),
+        secondsSinceCheckin: lastCheckinMs === null ? null : Math.round((monotonicMs() - lastCheckinMs) / 1000),
         startedAt: running ? iso(startedAt) : null,
         uptimeSeconds: running ? Math.round((monotonicMs() - startedMs) / 1000) : null,
         startupFailures: c.startupFailures,

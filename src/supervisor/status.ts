@@ -153,6 +153,14 @@ export const InstanceStatusSchema = v.object({
   pid: v.nullable(v.number()),
   revision: v.nullable(v.string()),
   lastCheckinAt: v.nullable(v.string()),
+  secondsSinceCheckin: v.optional(
+    v.pipe(
+      v.nullable(v.number()),
+      v.description(
+        'whole seconds since the last check-in of this launch, on the monotonic clock (a step of the wall clock does not move it); null before it',
+      ),
+    ),
+  ),
   startedAt: v.nullable(v.string()),
   uptimeSeconds: v.nullable(v.number()),
   startupFailures: v.number(),

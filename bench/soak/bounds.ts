@@ -76,6 +76,8 @@ export const FAULT_MESSAGES: Record<FaultKind, number> = {
   // instance running then) may crash, loop and give up once (3); a flood and a refused second daemon tell nothing.
   'disk-full': 3,
   'logs-removed': 3,
+  // The log write failing, then written again: one notice each.
+  'fifo-log': 2,
   'request-flood': 0,
   'descriptor-pressure': 3,
   'escaping-helper': 3,

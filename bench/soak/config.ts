@@ -138,6 +138,8 @@ export const SECOND_DAEMON_EXIT_MS = 5000;
 /** How long the instance file system stays full, and how long a chatty server runs after its logs/ is removed. */
 export const DISK_FULL_MS: [number, number] = [3000, 6000];
 export const LOGS_REMOVED_CHATTY_MS = 14_000;
+/** How long a running server's server.log stays a named pipe. */
+export const FIFO_LOG_MS: [number, number] = [3000, 6000];
 
 /** How long a helper that escaped its server's session lives at most (its own leak guard). */
 export const ESCAPED_HELPER_LIFETIME_MS = 30_000;

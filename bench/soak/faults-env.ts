@@ -1,9 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { signal } from '../lib/proc.ts';
 import { sleep } from '../lib/wait.ts';
 import { FAULT_MESSAGES } from './bounds.ts';
-import { DISK_FULL_MS, ESCAPED_HELPER_LIFETIME_MS, LOGS_REMOVED_CHATTY_MS } from './config.ts';
+import { DISK_FULL_MS, ESCAPED_HELPER_LIFETIME_MS, FIFO_LOG_MS, LOGS_REMOVED_CHATTY_MS } from './config.ts';
 import { pickRunning, type SoakContext, setMode } from './context.ts';
 import { isLive, scanOurs } from './procscan.ts';
 import { watchRecovery } from './recovery.ts';
@@ -12,7 +13,8 @@ import { countFault, type FaultKind, type Track } from './state.ts';
 
 /**
  * Faults in the daemon's environment on the instance side: the instance file system full, an instance's
- * logs/ removed under a chatty server, and a server whose helper escapes its session holding the game port.
+ * logs/ removed under a chatty server, its server.log made a named pipe, and a server whose helper escapes its
+ * session holding the game port.
  */
 
 const MiB = 1024 * 1024;
@@ -110,5 +112,31 @@ export function escapingHelper(ctx: SoakContext): boolean {
     s.log(`fault escaping-helper ended on ${t.key}: the helper's lifetime is over`);
   });
   watchRecovery(ctx, 'escaping-helper', [t.key], endsAt);
+  return true;
+}
+
+/**
+ * Replaces a running server's server.log with a named pipe (as a server writing its own folder could), and removes
+ * the pipe a few seconds later: the daemon must keep answering and supervising meanwhile, and write the log again
+ * after. False when no server was free or mkfifo is missing.
+ */
+export function fifoLog(ctx: SoakContext): boolean {
+  const { s, rng } = ctx;
+  const t = pickRunning(ctx);
+  if (!t || t.status?.pid == null) return false;
+  const log = join(s.dir, 'instances', t.key, 'logs', 'server.log');
+  rmSync(log, { force: true });
+  if (spawnSync('mkfifo', [log]).status !== 0) return false;
+  countFault(s, 'fifo-log', t.key);
+  ctx.busy.add(t.key);
+  const holdMs = rng.between(...FIFO_LOG_MS);
+  s.log(`fault fifo-log on ${t.key}: ${log} is a named pipe for ${Math.round(holdMs)} ms`);
+  const endsAt = Date.now() + holdMs;
+  ctx.later(holdMs, () => {
+    rmSync(log, { force: true });
+    ctx.busy.delete(t.key);
+    s.log(`fault fifo-log ended on ${t.key}: the pipe is gone`);
+  });
+  watchRecovery(ctx, 'fifo-log', [t.key], endsAt);
   return true;
 }

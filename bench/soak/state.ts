@@ -57,6 +57,7 @@ export const FAULT_KINDS = [
   // The daemon's environment (bench/soak/faults-env.ts).
   'disk-full',
   'logs-removed',
+  'fifo-log',
   'request-flood',
   'descriptor-pressure',
   'escaping-helper',

@@ -1,6 +1,6 @@
 /**
  * Answers without end, through the real daemon: a game server whose `GET /status` streams bytes for ever once told
- * to, and a hub (named by the server's own config.toml) whose listing answer does. The daemon reads each up to its
+ * to, a hub (named by the server's own config.toml) whose listing answer does, and a chat webhook. The daemon reads each up to its
  * cap and hangs up: the senders see it stop after a few hundred KiB, `/health` keeps answering within 1 s, the
  * daemon's RSS stays within 100 MB of its idle figure while the answers go on, and the server runs on.
  */
@@ -13,6 +13,7 @@ import { type RunningDaemon, startDaemon, waitState } from '../../_support/daemo
 import { idleRss, unharmedWhile } from '../../_support/daemon-watch.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
 import { type FakeHub, startFakeHub } from '../../_support/fake-hub.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../_support/webhook.ts';
 
 const test = suite('e2e faults :: endless answers');
 const SERVERS = join(ROOT, 'test/fixtures/servers');
@@ -110,6 +111,39 @@ test("endless :: a hub's endless listing answer is cut off at its cap and shown 
   } finally {
     if (d) await d.stop();
     await hub?.close();
+    await dir.cleanup();
+  }
+});
+
+test("endless :: a chat webhook's endless answer is cut off at its cap; the message is dropped, saying why", async () => {
+  const dir = await tempDir('wd-endless-hook-');
+  let hook: WebhookReceiver | null = null;
+  let d: RunningDaemon | null = null;
+  try {
+    hook = await startWebhookReceiver({ endless: true });
+    const port = await freePort();
+    const yaml = testConfig({
+      webhook: hook.url,
+      instances: [{ key: 'srv', port, runCommand: join(SERVERS, 'exit-on-file.mjs') }],
+    });
+    d = await startDaemon(yaml, { dir: dir.path });
+    const daemon = d;
+    await waitState(daemon, 'srv', 'tok', 'server.running');
+    const idle = await idleRss(daemon);
+    const endless = hook;
+    await unharmedWhile(daemon, idle, async () => {
+      // Each hold and release is a chat message.
+      for (let i = 0; i < 2; i++) {
+        assert.is(await daemon.control('srv', 'tok', 'hold'), 200);
+        assert.is(await daemon.control('srv', 'tok', 'release'), 200);
+      }
+      await waitFor('four endless answers cut off', () => (endless.cutOff.length >= 4 ? true : undefined), 30_000);
+    });
+    for (const bytes of hook.cutOff) assert.ok(bytes < CUT_OFF_BELOW, `cut off after ${bytes} bytes`);
+    assert.match(daemon.log(), /message dropped.*HTTP 200, its answer passed 64 KiB, the most it may be/);
+  } finally {
+    if (d) await d.stop();
+    await hook?.close();
     await dir.cleanup();
   }
 });

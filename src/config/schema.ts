@@ -62,6 +62,8 @@ export const UpdatesSchema = v.strictObject(
     ClientZip: v.optional(Str()),
     // Install pipeline
     DownloadTimeoutSeconds: Seconds(120),
+    // The most a manifest or a CI server's JSON answer may be; one answering more is cut off there.
+    MaxManifestMegabytes: v.optional(amount('megabytes', { positive: true }), 32),
     Platform: v.optional(Str()),
     // Disk space: kept free beyond a build's declared size, and the most any archive may unpack to.
     SpaceMarginMegabytes: v.optional(amount('megabytes', { min: 0 }), 64),

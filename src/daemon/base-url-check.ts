@@ -1,7 +1,11 @@
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { describeError } from '../errors.ts';
+import { readCapped } from '../kit/capped-body.ts';
 import type { Logger } from '../log.ts';
+
+/** The most of BaseUrl's answer read: our /health is under 1 KiB; whatever else answers there gets this much. */
+const HEALTH_CAP_BYTES = 64 * 1024;
 
 /**
  * GET `url` and parse its JSON, on node:http(s): fetch would load Node's undici, several MB the daemon otherwise
@@ -10,21 +14,20 @@ import type { Logger } from '../log.ts';
 function getJson(url: string, timeoutMs: number): Promise<unknown> {
   const get = url.startsWith('https:') ? httpsGet : httpGet;
   return new Promise((resolve, reject) => {
-    const req = get(url, { timeout: timeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
+    const fail = (err: Error) =>
+      reject(err.name === 'AbortError' ? new Error(`no answer within ${timeoutMs} ms`, { cause: err }) : err);
+    // The whole exchange, body included, within timeoutMs (the `timeout` option only bounds a silence).
+    const req = get(url, { signal: AbortSignal.timeout(timeoutMs) }, (res) => {
+      readCapped(res, HEALTH_CAP_BYTES, 'the answer').then((body) => {
         if ((res.statusCode ?? 0) >= 400) return reject(new Error(`HTTP ${res.statusCode}`));
         try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          resolve(JSON.parse(body.toString('utf8')));
         } catch (err) {
           reject(new Error('the answer is not JSON', { cause: err }));
         }
-      });
-      res.on('error', reject);
+      }, fail);
     });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
+    req.on('error', fail);
   });
 }
 

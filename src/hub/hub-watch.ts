@@ -1,4 +1,5 @@
 import { describeError } from '../errors.ts';
+import { AnswerTooLargeError, readCapped } from '../kit/capped-body.ts';
 import { loadSettings, parseArgs, SettingsError } from '../kit/settings.ts';
 import { readRegularFile } from '../regular-file.ts';
 
@@ -69,6 +70,9 @@ export class HubUnreachableError extends Error {
 export const infoUrl = (hubUrl: string, address: string): string =>
   `${hubUrl}api/servers/info?url=${encodeURIComponent(address)}`;
 
+/** The most of a hub's answer read: 64 KiB, six times the largest /info SS14.ServerHub stores. */
+const HUB_ANSWER_CAP_BYTES = 64 * 1024;
+
 export async function checkListing(
   hubUrl: string,
   address: string,
@@ -84,8 +88,14 @@ export async function checkListing(
   } catch (err) {
     throw new HubUnreachableError(`cannot reach the hub at ${url}: ${describeError(err)}`, { cause: err });
   }
-  // Bodies are small (/info, at most 10 KiB at the hub); read to free the connection.
-  await res.arrayBuffer().catch(() => undefined);
+  // Read to free the connection; SS14.ServerHub keeps a server's /info under 10 KiB. A hub is any URL the server's
+  // config.toml names: one answering more (without end, say) is cut off there and counts as unreachable.
+  try {
+    await readCapped(res.body, HUB_ANSWER_CAP_BYTES, 'its answer');
+  } catch (err) {
+    const why = err instanceof AnswerTooLargeError ? err.message : `its answer was cut short (${describeError(err)})`;
+    throw new HubUnreachableError(`the hub at ${url} answered HTTP ${res.status}, but ${why}`, { cause: err });
+  }
   if (res.status === 200) return 'listed';
   if (res.status === 404) return 'missing';
   throw new HubUnreachableError(`the hub at ${url} answered HTTP ${res.status}`);

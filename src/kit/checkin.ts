@@ -1,8 +1,12 @@
 import { createLogger, type Logger } from '../log.ts';
+import { AnswerTooLargeError, readCapped } from './capped-body.ts';
 import type { Settings } from './settings.ts';
 
 /** The engine pings every 15 s (its `WatchdogApi.cs`). */
 export const DEFAULT_CHECKIN_SECONDS = 15;
+
+/** The most of a check-in's answer read: the watchdog answers an empty body or a word. */
+const CHECKIN_ANSWER_CAP_BYTES = 64 * 1024;
 
 export interface CheckinOptions {
   /** `watchdog.key`, `watchdog.baseUrl`, `watchdog.token`: check-ins happen only when all three are set. */
@@ -102,8 +106,14 @@ export function startCheckins(opts: CheckinOptions): Checkins {
         headers: { Authorization: authorization, 'User-Agent': opts.userAgent ?? 'game-server-kit' },
         signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(timeoutMs)]),
       });
-      await res.arrayBuffer().catch(() => undefined); // drain, so the connection can be reused or closed
-      result = { ok: res.ok, status: res.status, reason: res.statusText };
+      // Drained, so the connection can be reused; the status has answered already, so only the cap fails it.
+      const over = await readCapped(res.body, CHECKIN_ANSWER_CAP_BYTES, `the check-in answer of ${url.href}`).then(
+        () => null,
+        (err: unknown) => (err instanceof AnswerTooLargeError ? err : null),
+      );
+      result = over
+        ? { ok: false, status: res.status, reason: over.message }
+        : { ok: res.ok, status: res.status, reason: res.statusText };
     } catch (err) {
       const cause = (err as Error).cause;
       const reason =

@@ -1,4 +1,5 @@
 import { connectAddressOf } from './api-watchdog.ts';
+import { AnswerTooLargeError, readCapped } from './capped-body.ts';
 import { type Info, type Problem, type Status, validateInfo, validateStatus } from './schemas.ts';
 import { inferTags, type RegionTag, regionsOf } from './tags.ts';
 
@@ -93,6 +94,9 @@ export interface ProbeDetails {
 
 type Fetched = { ok: true; json: unknown } | { ok: false; message: string };
 
+/** The most of a `/status` or `/info` read: the engine's are a few KiB; an endless one stops here. */
+const PROBE_ANSWER_CAP_BYTES = 256 * 1024;
+
 async function getJson(url: URL, timeoutMs: number): Promise<Fetched> {
   let res: Response;
   try {
@@ -103,7 +107,12 @@ async function getJson(url: URL, timeoutMs: number): Promise<Fetched> {
     const cause = e.cause instanceof Error ? e.cause.message : e.message;
     return { ok: false, message: `unreachable: ${cause}` };
   }
-  const text = await res.text().catch(() => '');
+  let text = '';
+  try {
+    text = (await readCapped(res.body, PROBE_ANSWER_CAP_BYTES, 'the body')).toString('utf8');
+  } catch (err) {
+    if (err instanceof AnswerTooLargeError) return { ok: false, message: `answered ${res.status}, but ${err.message}` };
+  }
   if (!res.ok) return { ok: false, message: `answered ${res.status} ${res.statusText}`.trimEnd() };
   try {
     return { ok: true, json: JSON.parse(text) as unknown };

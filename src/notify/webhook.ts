@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError } from '../errors.ts';
+import { AnswerTooLargeError, readCapped } from '../kit/capped-body.ts';
 import type { Logger } from '../log.ts';
 import type { Payload } from './payload.ts';
 
@@ -36,6 +37,9 @@ interface Attempt {
   problem: string;
 }
 
+/** The most of a webhook's answer read: a chat service answers with the message it posted, a few KiB. */
+const WEBHOOK_ANSWER_CAP_BYTES = 64 * 1024;
+
 /** `Retry-After` as seconds (fractions allowed, as chat services send) or an HTTP date; null if absent or bad. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
   if (value === null || value.trim() === '') return null;
@@ -70,7 +74,13 @@ export function createWebhookSender(opts: SenderOptions): WebhookSender {
         body,
         signal: AbortSignal.any([halt.signal, AbortSignal.timeout(opts.timeoutMs)]),
       });
-      await res.arrayBuffer().catch(() => undefined);
+      try {
+        await readCapped(res.body, WEBHOOK_ANSWER_CAP_BYTES, 'its answer');
+      } catch (err) {
+        // Read only to free the connection; one answering past the cap would answer so again: not retried.
+        if (err instanceof AnswerTooLargeError)
+          return { ok: false, retryable: false, retryAfterMs: null, problem: `HTTP ${res.status}, ${err.message}` };
+      }
       const retryable = res.status === 429 || res.status >= 500;
       return {
         ok: res.ok,

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { readCapped } from '../kit/capped-body.ts';
 
 /**
  * The watchdog's side of the game server's API: `POST /update` and `POST /shutdown`, as the real watchdog's
@@ -11,9 +12,16 @@ import { request } from 'node:http';
  */
 const HOSTS = ['127.0.0.1', '::1'] as const;
 
+/**
+ * The most of an answer read: the engine's `/status` is a few KiB even with a fork's additions, and `/update` and
+ * `/shutdown` answer a word. A server answering more (without end, say) has its connection closed there.
+ */
+const ANSWER_CAP_BYTES = 256 * 1024;
+
 interface Answer {
   status: number;
-  body: string;
+  /** null when it was not read whole: cut short, stalled past the time limit, or past ANSWER_CAP_BYTES. */
+  body: string | null;
 }
 
 function call(
@@ -37,11 +45,12 @@ function call(
         signal,
       },
       (res) => {
-        const chunks: Buffer[] = [];
-        const answer = () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.once('end', answer);
-        res.once('error', answer);
+        // The status came back whatever becomes of the body (a shutdown request was delivered).
+        const status = res.statusCode ?? 0;
+        readCapped(res, ANSWER_CAP_BYTES, `the answer of http://${host}:${port}${path}`).then(
+          (body) => resolve({ status, body: body.toString('utf8') }),
+          () => resolve({ status, body: null }),
+        );
       },
     );
     req.once('error', reject);
@@ -107,7 +116,7 @@ export async function requestUpdate(apiPort: number, secret: string, timeoutMs: 
  */
 export async function readPlayers(apiPort: number, timeoutMs: number): Promise<number | null> {
   const answer = await send(apiPort, 'GET', '/status', {}, null, timeoutMs);
-  if (answer === null || answer.status < 200 || answer.status >= 300) return null;
+  if (answer === null || answer.body === null || answer.status < 200 || answer.status >= 300) return null;
   try {
     const players = (JSON.parse(answer.body) as { players?: unknown } | null)?.players;
     return typeof players === 'number' && Number.isInteger(players) && players >= 0 ? players : null;

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sendEndless } from './endless.ts';
 
 /**
  * A strict stand-in for SS14.ServerHub (space-wizards/SS14.Web, `ServerListController`), on loopback:
@@ -19,6 +20,10 @@ export interface FakeHub {
   /** Lists `address` as an accepted advertisement would (for a server that cannot answer the hub's checks). */
   list(address: string, name?: string): void;
   requests: Array<{ method: string; path: string }>;
+  /** From now on `GET /api/servers/info` answers 200 and then bytes without end (a hostile or broken hub). */
+  answerEndless(): void;
+  /** The bytes each endless answer had sent when its reader hung up, in order. */
+  cutOff: number[];
   close(): Promise<void>;
 }
 
@@ -58,6 +63,8 @@ async function fetchJson(url: URL): Promise<unknown> {
 export async function startFakeHub(opts: { expireMs?: number } = {}): Promise<FakeHub> {
   const adverts = new Map<string, Advert>();
   const requests: FakeHub['requests'] = [];
+  const cutOff: number[] = [];
+  let endless = false;
   const live = () => [...adverts].filter(([, a]) => a.expires > Date.now());
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://hub');
@@ -72,6 +79,7 @@ export async function startFakeHub(opts: { expireMs?: number } = {}): Promise<Fa
         live().map(([address, a]) => ({ address, statusData: a.status, inferredTags: [] })),
       );
     if (req.method === 'GET' && url.pathname === '/api/servers/info') {
+      if (endless) return void sendEndless(res, Buffer.from('{"name": "')).then((n) => cutOff.push(n));
       const found = live().find(([address]) => address === url.searchParams.get('url'));
       return found ? send(200, found[1].info) : send(404);
     }
@@ -118,6 +126,14 @@ export async function startFakeHub(opts: { expireMs?: number } = {}): Promise<Fa
     list: (address, name = 'listed by the test') =>
       adverts.set(address, { status: { name }, info: {}, expires: Date.now() + (opts.expireMs ?? 180_000) }),
     requests,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    answerEndless: () => {
+      endless = true;
+    },
+    cutOff,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

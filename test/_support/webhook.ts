@@ -1,14 +1,18 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { sendEndless } from './endless.ts';
 
 export interface WebhookReceiver {
   url: string;
   messages: Array<{ content: string; body: unknown; headers: IncomingMessage['headers'] }>;
+  /** With `endless`: the bytes each answer had sent when the daemon hung up, in order. */
+  cutOff: number[];
   close(): Promise<void>;
 }
 
-/** A loopback chat-webhook stand-in that records every POST. */
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+/** A loopback chat-webhook stand-in that records every POST; `endless`: answers each with bytes without end. */
+export async function startWebhookReceiver(opts: { endless?: boolean } = {}): Promise<WebhookReceiver> {
   const messages: WebhookReceiver['messages'] = [];
+  const cutOff: number[] = [];
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (d: Buffer) => (body += d.toString()));
@@ -19,10 +23,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       } catch {
         messages.push({ content: '', body, headers: req.headers });
       }
-      res.writeHead(204).end();
+      if (opts.endless) void sendEndless(res, Buffer.from('{"id": "')).then((n) => cutOff.push(n));
+      else res.writeHead(204).end();
     });
   });
-  return { ...(await serveLoopback(server, '/hook')), messages };
+  return { ...(await serveLoopback(server, '/hook')), messages, cutOff };
 }
 
 /** Listens on a free loopback port; `url` is `path` there, and `close` drops open connections too. */

@@ -1,4 +1,5 @@
 import { rootCause, UpdateError } from '../../errors.ts';
+import { AnswerTooLargeError, readCapped } from '../../kit/capped-body.ts';
 import { describeUrl, get } from './download.ts';
 
 /** `Authorization: Basic …` when both user name and password are set, else no header. */
@@ -9,12 +10,13 @@ export function basicAuthHeaders(auth: { Username?: string; Password?: string } 
 }
 
 /**
- * GETs a JSON document; `what` names it in messages ("manifest", "CI job"). Any failure (connection, non-2xx,
- * not JSON, timeout, cancellation) is an UpdateError saying which and where.
+ * GETs a JSON document of at most `maxBytes` (Updates.MaxManifestMegabytes); `what` names it in messages
+ * ("manifest", "CI job"). Any failure (connection, non-2xx, too large, not JSON, timeout, cancellation) is an
+ * UpdateError saying which and where.
  */
 export async function fetchJson(
   url: string,
-  opts: { what: string; headers?: Record<string, string>; timeoutMs: number; signal: AbortSignal },
+  opts: { what: string; headers?: Record<string, string>; timeoutMs: number; maxBytes: number; signal: AbortSignal },
 ): Promise<unknown> {
   const where = `${opts.what} at ${describeUrl(url)}`;
   // fetch honours one signal: merge cancellation with the time limit.
@@ -30,9 +32,14 @@ export async function fetchJson(
       await res.body?.cancel().catch(() => undefined);
       throw new UpdateError(`the ${where} answered HTTP ${res.status} ${res.statusText}`.trim());
     }
-    text = await res.text();
+    text = (await readCapped(res.body, opts.maxBytes, `the ${where}`)).toString('utf8');
   } catch (err) {
     if (err instanceof UpdateError) throw err;
+    if (err instanceof AnswerTooLargeError) {
+      throw new UpdateError(`${err.message}; raise Updates.MaxManifestMegabytes if it really is that large`, {
+        cause: err,
+      });
+    }
     if (opts.signal.aborted) throw new UpdateError(`fetching the ${where} was cancelled`, { cause: err });
     if (timeout.aborted)
       throw new UpdateError(`the ${where} did not answer within ${opts.timeoutMs / 1000} s`, { cause: err });

@@ -49,6 +49,7 @@ export function chooseArtifact(
 export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
   const updates = ctx.instance.settings.Updates;
   const timeoutMs = updates.DownloadTimeoutSeconds * 1000;
+  const maxBytes = updates.MaxManifestMegabytes * 1_000_000;
   const rid = hostRid(updates.Platform);
   const staged = createStagedBuilds(ctx.instance.dir);
 
@@ -63,7 +64,7 @@ export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
 
   async function lastSuccessful(signal: AbortSignal): Promise<number> {
     const url = `${jobUrl()}/api/json`;
-    const parsed = v.safeParse(JobSchema, await fetchJson(url, { what: 'CI job', timeoutMs, signal }));
+    const parsed = v.safeParse(JobSchema, await fetchJson(url, { what: 'CI job', timeoutMs, maxBytes, signal }));
     if (!parsed.success)
       throw new UpdateError(`the CI job at ${describeUrl(url)} does not look like a CI job API answer`);
     const build = parsed.output.lastSuccessfulBuild;
@@ -75,7 +76,7 @@ export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
     try {
       const parsed = v.safeParse(
         BuildSchema,
-        await fetchJson(`${jobUrl()}/${n}/api/json`, { what: 'CI build', timeoutMs, signal }),
+        await fetchJson(`${jobUrl()}/${n}/api/json`, { what: 'CI build', timeoutMs, maxBytes, signal }),
       );
       return parsed.success ? parsed.output.artifacts : undefined;
     } catch (err) {

@@ -24,6 +24,7 @@ export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
   const updates = ctx.instance.settings.Updates;
   const headers = basicAuthHeaders(updates.Authentication);
   const timeoutMs = updates.DownloadTimeoutSeconds * 1000;
+  const maxBytes = updates.MaxManifestMegabytes * 1_000_000;
   const rid = hostRid(updates.Platform);
   const staged = createStagedBuilds(ctx.instance.dir);
 
@@ -33,7 +34,10 @@ export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
       throw new UpdateError(`instance ${ctx.instance.key} uses UpdateType Manifest but sets no Updates.ManifestUrl`);
     }
     const where = describeUrl(manifestUrl);
-    const doc = parseManifest(await fetchJson(manifestUrl, { what: 'manifest', headers, timeoutMs, signal }), where);
+    const doc = parseManifest(
+      await fetchJson(manifestUrl, { what: 'manifest', headers, timeoutMs, maxBytes, signal }),
+      where,
+    );
     const found = newestBuild(doc);
     if (!found) throw new UpdateError(`the manifest at ${where} lists no builds`);
     const { key, build } = found;

@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse, stringify } from 'yaml';
 import { type RunningDaemon, startDaemon, stopThenRelease } from '../../_support/daemon.ts';
+import { idleRss, unharmedWhile } from '../../_support/daemon-watch.ts';
 import { freePort, tempDir, waitFor } from '../../_support/env.ts';
 import { mountSmallFs, type SmallFs, tmpfsUnavailable } from '../../_support/tmpfs.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../_support/webhook.ts';
 import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
-import { type Cdn, startCdn } from '../../fixtures/archives/serve.ts';
-import { type ManifestBuild, serverBuildEntries } from '../../fixtures/builds/build.ts';
+import { type Cdn, type Route, startCdn } from '../../fixtures/archives/serve.ts';
+import { type ManifestBuild, manifestDoc, serverBuildEntries } from '../../fixtures/builds/build.ts';
 import {
   builtLabel,
   dataJson,
@@ -107,18 +108,30 @@ s.after.each((ctx) => ctx.fs?.release());
 
 let serial = 0;
 
-/** Offers `path` as the newest build, asks for an update, and returns the update-failed chat message it caused. */
-async function failedUpdate(ctx: Ctx, path: string, fill?: (archiveBytes: number) => number): Promise<string> {
+/**
+ * Offers `path` (or what `route` serves, of no valid hash) as the newest build, asks for an update, and returns the
+ * update-failed chat message it caused.
+ */
+async function failedUpdate(
+  ctx: Ctx,
+  path: string | { route: Route },
+  fill?: (archiveBytes: number) => number,
+): Promise<string> {
   const d = ctx.daemon as RunningDaemon;
   const hook = ctx.hook as WebhookReceiver;
+  const cdn = ctx.cdn as Cdn;
   const before = await runningBuild(d, KEY, ctx.port, 'A');
-  const c = await offerBuild(ctx.cdn as Cdn, MANIFEST, ctx.good as ManifestBuild, {
-    path,
-    key: `build-C${++serial}`,
-    time: '2024-06-01T10:00:00Z',
-    route: `/files/C${serial}${path.endsWith('.tar.gz') ? '.tar.gz' : '.zip'}`,
-  });
-  if (fill) (ctx.fs as SmallFs).fill(fill(c.size));
+  const key = `build-C${++serial}`;
+  const time = '2024-06-01T10:00:00Z';
+  if (typeof path === 'string') {
+    const route = `/files/C${serial}${path.endsWith('.tar.gz') ? '.tar.gz' : '.zip'}`;
+    const c = await offerBuild(cdn, MANIFEST, ctx.good as ManifestBuild, { path, key, time, route });
+    if (fill) (ctx.fs as SmallFs).fill(fill(c.size));
+  } else {
+    cdn.set(`/files/C${serial}`, path.route);
+    const entry = { key, time, url: cdn.url(`/files/C${serial}`), sha256: 'F'.repeat(64) };
+    cdn.set(MANIFEST, { kind: 'json', body: manifestDoc([ctx.good as ManifestBuild, entry]) });
+  }
   const seen = hook.messages.length;
   assert.is(await d.control(KEY, TOKEN, 'update'), 200);
   const failed = () => hook.messages.slice(seen).filter((m) => m.content.includes('could not install an update'));
@@ -189,6 +202,47 @@ test('disk :: a zip bomb stops at the cap, with a clear message', async (ctx) =>
   assert.match(
     message,
     /the archive declares 200 MB unpacked, more than the 50 MB Updates\.MaxUnpackedMegabytes allows/,
+  );
+});
+
+test('disk :: a download of unknown length without end stops at the free space less the margin, and is removed', async (ctx) => {
+  const d = ctx.daemon as RunningDaemon;
+  const fs = ctx.fs as SmallFs;
+  const cdn = ctx.cdn as Cdn;
+  const part = join(fs.path, 'instances', KEY, '.update', 'download.part');
+  const cut = cdn.cutOff.length;
+  let largestPart = 0;
+  let leastFree = fs.free();
+  let message = '';
+  await unharmedWhile(d, await idleRss(d), async () => {
+    const failing = failedUpdate(ctx, { route: { kind: 'endless', head: Buffer.from('PK\x03\x04') } });
+    let settled = false;
+    const over = () => {
+      settled = true;
+    };
+    failing.then(over, over);
+    // The part file as it grows, and the disk under it, until the update has failed.
+    while (!settled) {
+      largestPart = Math.max(largestPart, (await stat(part).catch(() => null))?.size ?? 0);
+      leastFree = Math.min(leastFree, fs.free());
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    message = await failing;
+  });
+  const m =
+    /the download of unknown length passed ([\d.]+) MB, the most Updates\.MaxUnpackedMegabytes and the free space less Updates\.SpaceMarginMegabytes allow; it was stopped and removed/.exec(
+      message,
+    );
+  assert.ok(m, message);
+  const ceiling = Number(m?.[1]) * MB;
+  assert.ok(ceiling > 4 * MB && ceiling < 16 * MB, `the ceiling is the free space less the margin (${ceiling})`);
+  // The figure is rounded to whole MB past 10 MB.
+  assert.ok(largestPart <= ceiling + MB, `the part file stopped at the ceiling (${largestPart} bytes seen)`);
+  assert.ok(leastFree >= 0.25 * MB, `the disk never filled (${leastFree} bytes free at the least)`);
+  const sent = await waitFor('the CDN to see the daemon hang up', () => cdn.cutOff[cut], 10_000);
+  assert.ok(
+    sent >= ceiling - MB && sent < ceiling + 32 * MB,
+    `the transfer stopped near the ceiling (${sent} bytes sent)`,
   );
 });
 

@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import type { DownloadProgress, UpdateCheckStatus } from '../../../src/supervisor/status.ts';
 import { runCli } from '../../_support/cli.ts';
 import { type DaemonCtx, daemonSuite } from '../../_support/daemon.ts';
+import { idleRss, unharmedWhile } from '../../_support/daemon-watch.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { metricValue } from '../../_support/metric-value.ts';
 import { writeTar, writeZip } from '../../fixtures/archives/build.ts';
@@ -147,6 +148,21 @@ test('manifest-failures :: a failed check is a failed outcome, not "no update": 
   assert.ok(
     ((await metricValue(d.url, 'watchdog_update_check_last_success_timestamp_seconds', { instance: KEY })) ?? 0) > 0,
   );
+});
+
+test('manifest-failures :: an endless manifest stops at Updates.MaxManifestMegabytes; the daemon stays small', async (ctx) => {
+  const d = ctx.daemon!;
+  const idle = await idleRss(d);
+  const cut = ctx.cdn.cutOff.length;
+  await unharmedWhile(d, idle, async () => {
+    await offer(ctx, { manifest: { kind: 'endless', head: Buffer.from('{"builds": {"') } });
+    await refusedUpdate(
+      ctx,
+      /the manifest at \S+ passed 32 MB, the most it may be; .*raise Updates\.MaxManifestMegabytes if it really is that large/,
+    );
+  });
+  const bytes = await waitFor('the CDN to see the daemon hang up', () => ctx.cdn.cutOff[cut], 10_000);
+  assert.ok(bytes < 64 * 1_000_000, `the manifest was cut off after ${bytes} bytes`);
 });
 
 test('manifest-failures :: manifest is not JSON', async (ctx) => {

@@ -78,6 +78,8 @@ export const FAULT_MESSAGES: Record<FaultKind, number> = {
   'logs-removed': 3,
   // The log write failing, then written again: one notice each.
   'fifo-log': 2,
+  // Relaunched (a kill: one crash notice) into a server whose /status never ends.
+  'endless-status': 3,
   'request-flood': 0,
   'descriptor-pressure': 3,
   'escaping-helper': 3,

@@ -140,6 +140,8 @@ export const DISK_FULL_MS: [number, number] = [3000, 6000];
 export const LOGS_REMOVED_CHATTY_MS = 14_000;
 /** How long a running server's server.log stays a named pipe. */
 export const FIFO_LOG_MS: [number, number] = [3000, 6000];
+/** How long a server answering an endless /status is left to the daemon's sampler before the fault ends. */
+export const ENDLESS_STATUS_MS = 12_000;
 
 /** How long a helper that escaped its server's session lives at most (its own leak guard). */
 export const ESCAPED_HELPER_LIFETIME_MS = 30_000;

@@ -25,7 +25,7 @@ export type ServerMode =
   | 'old-secret';
 
 /** Modes a server takes for one launch only (it sets its mode file back to normal): environment faults. */
-export type OneShotMode = 'chatty' | 'escaping-helper';
+export type OneShotMode = 'chatty' | 'escaping-helper' | 'endless-status';
 
 /** The soak server reads `<dir>/modes/<key>` at each launch (bench/soak/server.mjs). */
 export function setMode(s: SoakState, key: string, mode: ServerMode | OneShotMode): void {

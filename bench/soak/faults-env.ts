@@ -4,8 +4,14 @@ import { join } from 'node:path';
 import { signal } from '../lib/proc.ts';
 import { sleep } from '../lib/wait.ts';
 import { FAULT_MESSAGES } from './bounds.ts';
-import { DISK_FULL_MS, ESCAPED_HELPER_LIFETIME_MS, FIFO_LOG_MS, LOGS_REMOVED_CHATTY_MS } from './config.ts';
-import { pickRunning, type SoakContext, setMode } from './context.ts';
+import {
+  DISK_FULL_MS,
+  ENDLESS_STATUS_MS,
+  ESCAPED_HELPER_LIFETIME_MS,
+  FIFO_LOG_MS,
+  LOGS_REMOVED_CHATTY_MS,
+} from './config.ts';
+import { type OneShotMode, pickRunning, type SoakContext, setMode } from './context.ts';
 import { isLive, scanOurs } from './procscan.ts';
 import { watchRecovery } from './recovery.ts';
 import type { SmallFs } from './smallfs.ts';
@@ -13,8 +19,8 @@ import { countFault, type FaultKind, type Track } from './state.ts';
 
 /**
  * Faults in the daemon's environment on the instance side: the instance file system full, an instance's
- * logs/ removed under a chatty server, its server.log made a named pipe, and a server whose helper escapes its
- * session holding the game port.
+ * logs/ removed under a chatty server, its server.log made a named pipe, a server answering an endless /status,
+ * and a server whose helper escapes its session holding the game port.
  */
 
 const MiB = 1024 * 1024;
@@ -32,7 +38,7 @@ export function allow(kind: FaultKind, keys: readonly Track[]): void {
 }
 
 /** Sets a one-shot mode (the server sets it back at launch) and kills the server, so its relaunch takes it. */
-function relaunchAs(ctx: SoakContext, t: Track, pid: number, mode: 'chatty' | 'escaping-helper'): void {
+function relaunchAs(ctx: SoakContext, t: Track, pid: number, mode: OneShotMode): void {
   setMode(ctx.s, t.key, mode);
   signal(pid, 'SIGKILL');
 }
@@ -138,5 +144,27 @@ export function fifoLog(ctx: SoakContext): boolean {
     s.log(`fault fifo-log ended on ${t.key}: the pipe is gone`);
   });
   watchRecovery(ctx, 'fifo-log', [t.key], endsAt);
+  return true;
+}
+
+/**
+ * Relaunches a server whose GET /status never ends, and leaves it to the daemon's sampler for a while: the daemon
+ * must read each answer only up to its cap and go on answering and supervising (its RSS is watched throughout).
+ */
+export function endlessStatus(ctx: SoakContext): boolean {
+  const { s } = ctx;
+  const t = pickRunning(ctx);
+  const pid = t?.status?.pid ?? null;
+  if (!t || pid === null || !isLive(pid)) return false;
+  countFault(s, 'endless-status', t.key);
+  ctx.busy.add(t.key);
+  relaunchAs(ctx, t, pid, 'endless-status');
+  s.log(`fault endless-status on ${t.key} (was pid ${pid}): its relaunch answers /status without end`);
+  const endsAt = Date.now() + ENDLESS_STATUS_MS;
+  ctx.later(ENDLESS_STATUS_MS, () => {
+    ctx.busy.delete(t.key);
+    s.log(`fault endless-status ended on ${t.key}`);
+  });
+  watchRecovery(ctx, 'endless-status', [t.key], endsAt);
   return true;
 }

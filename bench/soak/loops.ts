@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DAEMON_SETTLE_MS } from './bounds.ts';
 import type { SoakContext } from './context.ts';
 import { control, controlBurst, controlSameMoment, heal } from './faults-control.ts';
-import { diskFull, escapingHelper, fifoLog, logsRemoved } from './faults-env.ts';
+import { diskFull, endlessStatus, escapingHelper, fifoLog, logsRemoved } from './faults-env.ts';
 import { descriptorPressure, requestFlood } from './faults-env-daemon.ts';
 import { secondDaemon } from './faults-second-daemon.ts';
 import { SERVER_FAULTS, type ServerFault, serverFault } from './faults-server.ts';
@@ -153,6 +153,7 @@ async function inject(ctx: SoakContext, setup: Setup, kind: FaultKind): Promise<
   }
   if (kind === 'logs-removed') return logsRemoved(ctx);
   if (kind === 'fifo-log') return fifoLog(ctx);
+  if (kind === 'endless-status') return endlessStatus(ctx);
   if (kind === 'escaping-helper') return escapingHelper(ctx);
   // A second daemon must leave every server alone, which cannot be told while descriptor pressure kills one: the two
   // daemon-wide faults take turns.

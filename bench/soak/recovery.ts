@@ -10,7 +10,8 @@ import { check, type FaultKind, since, type Track } from './state.ts';
  * starting on a loaded machine is on its way; one left stopped.failing is not), with no person: the soak's operator,
  * heal(), leaves them be meanwhile. Left out: an instance removed by a reload, stopped by request, or struck by
  * another fault or request since. A daemon start in between excuses nothing: a port still held or a give-up must not
- * need a person either; the check only waits while a daemon restarts and settles.
+ * need a person either; the check waits while a daemon restarts and settles, and gives the instances it relaunches
+ * the same patience from then.
  */
 
 const RUNNING = /^server\.(running|awaiting-checkin)/;
@@ -41,13 +42,16 @@ export function watchRecovery(ctx: SoakContext, kind: FaultKind, keys: readonly 
     const now = Date.now();
     const ready = s.daemonReadyAt;
     const settling = ready === null || now - ready < DAEMON_SETTLE_MS;
+    // A daemon started since the fault relaunches every instance at once: it gets the same patience, from its settling.
+    const deadline =
+      ready !== null && ready > from ? Math.max(lastAt, ready + DAEMON_SETTLE_MS + RECOVERY_PATIENCE_MS) : lastAt;
     for (const key of [...pending]) {
       const t = s.tracks.get(key);
       if (excused(t, from) || !t) done(key);
       else if (!settling && running(t)) {
         check(s, 'recovered-after-fault', true, () => '');
         done(key);
-      } else if (!settling && now >= lastAt) {
+      } else if (!settling && now >= deadline) {
         check(
           s,
           'recovered-after-fault',
@@ -56,7 +60,7 @@ export function watchRecovery(ctx: SoakContext, kind: FaultKind, keys: readonly 
             `${key}: ${t.status?.state ?? 'unknown'} at ${since(s, now)}, ${Math.round((now - endsAt) / 1000)} s after the ${kind} that struck it at ${since(s, from)} ended`,
         );
         done(key);
-      } else if (now >= lastAt + 60_000) done(key);
+      } else if (now >= deadline + 60_000) done(key);
     }
     if (pending.size > 0) ctx.later(1000, look);
   };

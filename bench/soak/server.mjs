@@ -13,6 +13,7 @@
  *   chatty           (one launch) prints SOAK_CHATTY_BPS bytes a second (1 KiB lines) for SOAK_CHATTY_MS, then is quiet
  *   escaping-helper  (one launch: it sets its mode back to normal) once listening, starts a helper in its own
  *                    session that ignores SIGTERM and holds the game port (argv `soak-child`), then exits 1
+ *   endless-status   (one launch) answers GET /status with a body that never ends (as fast as the reader takes it)
  * A launch that cannot take its port exits 4, as a game server that cannot bind does.
  * Runs at nice 10 (see below). Leak guard: exits 99 after SOAK_LIFETIME_MS. It never exits because the daemon is gone: with
  * PersistServers a server must outlive a daemon restart.
@@ -54,7 +55,8 @@ const mode = read(join(dir, 'modes', key)) || 'normal';
 console.log(`soak server ${key} pid ${process.pid} mode ${mode}`);
 // One-shot modes: only this launch escapes (the relaunches that follow are normal servers meeting the held port), or
 // chatters (a relaunch after a daemon restart must not flood a log no daemon follows yet).
-if (mode === 'escaping-helper' || mode === 'chatty') writeFileSync(join(dir, 'modes', key), 'normal');
+if (mode === 'escaping-helper' || mode === 'chatty' || mode === 'endless-status')
+  writeFileSync(join(dir, 'modes', key), 'normal');
 // A log that cannot be written (a full disk, a removed folder) is the daemon's problem to survive, not this one's.
 process.stdout.on('error', () => {});
 process.stderr.on('error', () => {});
@@ -128,8 +130,21 @@ function handOffPort(server) {
   helper.unref();
 }
 
+/** `{"players": 0, "pad": "000…` and never the end; stops when the reader goes. */
+function endless(res) {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.write('{"players": 0, "pad": "');
+  const chunk = Buffer.alloc(64 * 1024, 0x30);
+  const more = () => {
+    while (!res.destroyed && res.write(chunk));
+  };
+  res.on('drain', more);
+  more();
+}
+
 function serve() {
   const server = createServer((req, res) => {
+    if (mode === 'endless-status' && req.method === 'GET' && req.url === '/status') return endless(res);
     const given = req.headers.watchdogtoken;
     const ok =
       token !== '' &&

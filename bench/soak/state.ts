@@ -58,6 +58,7 @@ export const FAULT_KINDS = [
   'disk-full',
   'logs-removed',
   'fifo-log',
+  'endless-status',
   'request-flood',
   'descriptor-pressure',
   'escaping-helper',

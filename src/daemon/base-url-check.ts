@@ -4,8 +4,8 @@ import { describeError } from '../errors.ts';
 import { readCapped } from '../kit/capped-body.ts';
 import type { Logger } from '../log.ts';
 
-/** The most of BaseUrl's answer read: our /health is under 1 KiB; whatever else answers there gets this much. */
-const HEALTH_CAP_BYTES = 64 * 1024;
+/** The most of BaseUrl's answer read: our /health is under 1 kB; whatever else answers there gets this much. */
+const HEALTH_CAP_BYTES = 64_000;
 
 /**
  * GET `url` and parse its JSON, on node:http(s): fetch would load Node's undici, several MB the daemon otherwise

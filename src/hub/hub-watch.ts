@@ -70,8 +70,8 @@ export class HubUnreachableError extends Error {
 export const infoUrl = (hubUrl: string, address: string): string =>
   `${hubUrl}api/servers/info?url=${encodeURIComponent(address)}`;
 
-/** The most of a hub's answer read: 64 KiB, six times the largest /info SS14.ServerHub stores. */
-const HUB_ANSWER_CAP_BYTES = 64 * 1024;
+/** The most of a hub's answer read: 64 kB, six times the largest /info SS14.ServerHub stores. */
+const HUB_ANSWER_CAP_BYTES = 64_000;
 
 export async function checkListing(
   hubUrl: string,
@@ -88,7 +88,7 @@ export async function checkListing(
   } catch (err) {
     throw new HubUnreachableError(`cannot reach the hub at ${url}: ${describeError(err)}`, { cause: err });
   }
-  // Read to free the connection; SS14.ServerHub keeps a server's /info under 10 KiB. A hub is any URL the server's
+  // Read to free the connection; SS14.ServerHub keeps a server's /info under 10 kB. A hub is any URL the server's
   // config.toml names: one answering more (without end, say) is cut off there and counts as unreachable.
   try {
     await readCapped(res.body, HUB_ANSWER_CAP_BYTES, 'its answer');

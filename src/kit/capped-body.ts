@@ -17,10 +17,10 @@ export class AnswerTooLargeError extends Error {
   }
 }
 
-/** A cap as a person writes it: whole MB (a megabytes setting), whole KiB (a constant), else bytes. */
+/** A cap as a person writes it, in the decimal units the project uses everywhere: whole MB, whole kB, else bytes. */
 export function capText(bytes: number): string {
   if (bytes >= 1_000_000 && bytes % 1_000_000 === 0) return `${bytes / 1_000_000} MB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  if (bytes >= 1000 && bytes % 1000 === 0) return `${bytes / 1000} kB`;
   return `${bytes} bytes`;
 }
 

@@ -6,7 +6,7 @@ import type { Settings } from './settings.ts';
 export const DEFAULT_CHECKIN_SECONDS = 15;
 
 /** The most of a check-in's answer read: the watchdog answers an empty body or a word. */
-const CHECKIN_ANSWER_CAP_BYTES = 64 * 1024;
+const CHECKIN_ANSWER_CAP_BYTES = 64_000;
 
 export interface CheckinOptions {
   /** `watchdog.key`, `watchdog.baseUrl`, `watchdog.token`: check-ins happen only when all three are set. */

@@ -94,8 +94,8 @@ export interface ProbeDetails {
 
 type Fetched = { ok: true; json: unknown } | { ok: false; message: string };
 
-/** The most of a `/status` or `/info` read: the engine's are a few KiB; an endless one stops here. */
-const PROBE_ANSWER_CAP_BYTES = 256 * 1024;
+/** The most of a `/status` or `/info` read: the engine's are a few kB; an endless one stops here. */
+const PROBE_ANSWER_CAP_BYTES = 256_000;
 
 async function getJson(url: URL, timeoutMs: number): Promise<Fetched> {
   let res: Response;

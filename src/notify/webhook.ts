@@ -37,8 +37,8 @@ interface Attempt {
   problem: string;
 }
 
-/** The most of a webhook's answer read: a chat service answers with the message it posted, a few KiB. */
-const WEBHOOK_ANSWER_CAP_BYTES = 64 * 1024;
+/** The most of a webhook's answer read: a chat service answers with the message it posted, a few kB. */
+const WEBHOOK_ANSWER_CAP_BYTES = 64_000;
 
 /** `Retry-After` as seconds (fractions allowed, as chat services send) or an HTTP date; null if absent or bad. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | null {

@@ -13,10 +13,10 @@ import { readCapped } from '../kit/capped-body.ts';
 const HOSTS = ['127.0.0.1', '::1'] as const;
 
 /**
- * The most of an answer read: the engine's `/status` is a few KiB even with a fork's additions, and `/update` and
+ * The most of an answer read: the engine's `/status` is a few kB even with a fork's additions, and `/update` and
  * `/shutdown` answer a word. A server answering more (without end, say) has its connection closed there.
  */
-const ANSWER_CAP_BYTES = 256 * 1024;
+const ANSWER_CAP_BYTES = 256_000;
 
 interface Answer {
   status: number;

@@ -45,7 +45,7 @@ test('readCapped :: a short answer is read whole', async () => {
   const s = await endlessServer('{"ok": true}');
   try {
     const res = await fetch(s.url);
-    assert.is((await readCapped(res.body, 64 * 1024, 'the answer')).toString('utf8'), '{"ok": true}');
+    assert.is((await readCapped(res.body, 64_000, 'the answer')).toString('utf8'), '{"ok": true}');
   } finally {
     await s.close();
   }
@@ -55,9 +55,9 @@ test('readCapped :: an endless fetch body stops past the cap, naming it, and its
   const s = await endlessServer();
   try {
     const res = await fetch(s.url);
-    const err = await readCapped(res.body, 64 * 1024, `the answer of ${s.url}`).catch((e: unknown) => e);
+    const err = await readCapped(res.body, 64_000, `the answer of ${s.url}`).catch((e: unknown) => e);
     assert.instance(err, AnswerTooLargeError);
-    assert.match(String((err as Error).message), `the answer of ${s.url} passed 64 KiB, the most it may be`);
+    assert.match(String((err as Error).message), `the answer of ${s.url} passed 64 kB, the most it may be`);
     const sent = await waitFor('the sender to see the connection closed', () => s.cutOff[0], 5_000);
     assert.ok(sent < 32 * MB, `cut off after ${sent} bytes`);
   } finally {
@@ -96,7 +96,7 @@ test("checkin :: an endless answer to a check-in fails it, naming the cap; the k
     assert.is(r?.status, 200);
     assert.match(
       r?.reason ?? '',
-      /the check-in answer of http:\/\/127\.0\.0\.1:\d+\/server_api\/k\/ping passed 64 KiB/,
+      /the check-in answer of http:\/\/127\.0\.0\.1:\d+\/server_api\/k\/ping passed 64 kB/,
     );
     await waitFor('the sender to see the connection closed', () => s.cutOff[0], 5_000);
   } finally {

@@ -1,7 +1,7 @@
 /**
  * Answers without end, through the real daemon: a game server whose `GET /status` streams bytes for ever once told
  * to, a hub (named by the server's own config.toml) whose listing answer does, and a chat webhook. The daemon reads each up to its
- * cap and hangs up: the senders see it stop after a few hundred KiB, `/health` keeps answering within 1 s, the
+ * cap and hangs up: the senders see it stop after a few hundred kB, `/health` keeps answering within 1 s, the
  * daemon's RSS stays within 100 MB of its idle figure while the answers go on, and the server runs on.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -17,7 +17,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../_support/webho
 
 const test = suite('e2e faults :: endless answers');
 const SERVERS = join(ROOT, 'test/fixtures/servers');
-/** Each answer stops near its cap (256 KiB at most); what the kernel's socket buffers held on top is a few MB. */
+/** Each answer stops near its cap (256 kB at most); what the kernel's socket buffers held on top is a few MB. */
 const CUT_OFF_BELOW = 32 * 1024 * 1024;
 
 test("endless :: a server's endless GET /status is cut off at its cap; the daemon and the server carry on", async () => {
@@ -106,7 +106,7 @@ test("endless :: a hub's endless listing answer is cut off at its cap and shown 
     for (const bytes of hub.cutOff) assert.ok(bytes < CUT_OFF_BELOW, `cut off after ${bytes} bytes`);
     const seen = await hubOf();
     assert.is(seen?.listed, null, 'not known while the hub answers so');
-    assert.match(seen?.lastError ?? '', /answered HTTP 200, but its answer passed 64 KiB, the most it may be/);
+    assert.match(seen?.lastError ?? '', /answered HTTP 200, but its answer passed 64 kB, the most it may be/);
     assert.is((await daemon.status('adv', 'tok')).pid, running.pid, 'the server runs on');
   } finally {
     if (d) await d.stop();
@@ -140,7 +140,7 @@ test("endless :: a chat webhook's endless answer is cut off at its cap; the mess
       await waitFor('four endless answers cut off', () => (endless.cutOff.length >= 4 ? true : undefined), 30_000);
     });
     for (const bytes of hook.cutOff) assert.ok(bytes < CUT_OFF_BELOW, `cut off after ${bytes} bytes`);
-    assert.match(daemon.log(), /message dropped.*HTTP 200, its answer passed 64 KiB, the most it may be/);
+    assert.match(daemon.log(), /message dropped.*HTTP 200, its answer passed 64 kB, the most it may be/);
   } finally {
     if (d) await d.stop();
     await hook?.close();

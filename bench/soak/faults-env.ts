@@ -70,14 +70,36 @@ export function diskFull(ctx: SoakContext, fs: SmallFs): Promise<void> | null {
   });
 }
 
+/** A configured server that runs now (its pid live), not busy with another fault; null when there is none. */
+function pickLive(ctx: SoakContext): { t: Track; pid: number } | null {
+  const t = pickRunning(ctx);
+  const pid = t?.status?.pid ?? null;
+  return t && pid !== null && isLive(pid) ? { t, pid } : null;
+}
+
+/**
+ * Counts `kind` on `t` and keeps other faults off it for `ms`; then `end` runs and the end is logged (`ended` says
+ * what it means). The instance must run again after it (recovery.ts).
+ */
+function holdFault(ctx: SoakContext, kind: FaultKind, t: Track, ms: number, ended: string, end?: () => void): void {
+  countFault(ctx.s, kind, t.key);
+  ctx.busy.add(t.key);
+  const endsAt = Date.now() + ms;
+  ctx.later(ms, () => {
+    end?.();
+    ctx.busy.delete(t.key);
+    ctx.s.log(`fault ${kind} ended on ${t.key}: ${ended}`);
+  });
+  watchRecovery(ctx, kind, [t.key], endsAt);
+}
+
 /** Relaunches a server chatty, and removes its instances/<key>/logs/ while it prints (past a rotation's worth). */
 export function logsRemoved(ctx: SoakContext): boolean {
   const { s } = ctx;
-  const t = pickRunning(ctx);
-  const pid = t?.status?.pid ?? null;
-  if (!t || pid === null || !isLive(pid)) return false;
-  countFault(s, 'logs-removed', t.key);
-  ctx.busy.add(t.key);
+  const live = pickLive(ctx);
+  if (!live) return false;
+  const { t, pid } = live;
+  holdFault(ctx, 'logs-removed', t, 1500 + LOGS_REMOVED_CHATTY_MS, 'the chatty server is quiet');
   relaunchAs(ctx, t, pid, 'chatty');
   const logs = join(s.dir, 'instances', t.key, 'logs');
   s.log(`fault logs-removed on ${t.key}: relaunched chatty (was pid ${pid}); ${logs} goes in 1.5 s`);
@@ -85,12 +107,6 @@ export function logsRemoved(ctx: SoakContext): boolean {
     rmSync(logs, { recursive: true, force: true });
     s.log(`fault logs-removed: removed ${logs}`);
   });
-  const endsAt = Date.now() + 1500 + LOGS_REMOVED_CHATTY_MS;
-  ctx.later(endsAt - Date.now(), () => {
-    ctx.busy.delete(t.key);
-    s.log(`fault logs-removed ended on ${t.key}: the chatty server is quiet`);
-  });
-  watchRecovery(ctx, 'logs-removed', [t.key], endsAt);
   return true;
 }
 
@@ -100,11 +116,10 @@ export function logsRemoved(ctx: SoakContext): boolean {
  */
 export function escapingHelper(ctx: SoakContext): boolean {
   const { s } = ctx;
-  const t = pickRunning(ctx);
-  const pid = t?.status?.pid ?? null;
-  if (!t || pid === null || !isLive(pid)) return false;
-  countFault(s, 'escaping-helper', t.key);
-  ctx.busy.add(t.key);
+  const live = pickLive(ctx);
+  if (!live) return false;
+  const { t, pid } = live;
+  holdFault(ctx, 'escaping-helper', t, ESCAPED_HELPER_LIFETIME_MS + 2000, "the helper's lifetime is over");
   relaunchAs(ctx, t, pid, 'escaping-helper');
   s.log(`fault escaping-helper on ${t.key} (was pid ${pid}): its relaunch hands port ${t.port} to a helper`);
   // Reported, so the run shows the helper really escaped (bounded: one look, 4 s on).
@@ -112,12 +127,6 @@ export function escapingHelper(ctx: SoakContext): boolean {
     const helpers = scanOurs(s.run).filter((p) => p.kind === 'child' && p.key === t.key);
     s.log(`fault escaping-helper on ${t.key}: helpers alive 4 s on: ${helpers.map((p) => p.pid).join(' ') || 'none'}`);
   });
-  const endsAt = Date.now() + ESCAPED_HELPER_LIFETIME_MS + 2000;
-  ctx.later(endsAt - Date.now(), () => {
-    ctx.busy.delete(t.key);
-    s.log(`fault escaping-helper ended on ${t.key}: the helper's lifetime is over`);
-  });
-  watchRecovery(ctx, 'escaping-helper', [t.key], endsAt);
   return true;
 }
 
@@ -128,43 +137,28 @@ export function escapingHelper(ctx: SoakContext): boolean {
  */
 export function fifoLog(ctx: SoakContext): boolean {
   const { s, rng } = ctx;
-  const t = pickRunning(ctx);
-  if (!t || t.status?.pid == null) return false;
+  const live = pickLive(ctx);
+  if (!live) return false;
+  const { t } = live;
   const log = join(s.dir, 'instances', t.key, 'logs', 'server.log');
   rmSync(log, { force: true });
   if (spawnSync('mkfifo', [log]).status !== 0) return false;
-  countFault(s, 'fifo-log', t.key);
-  ctx.busy.add(t.key);
   const holdMs = rng.between(...FIFO_LOG_MS);
+  holdFault(ctx, 'fifo-log', t, holdMs, 'the pipe is gone', () => rmSync(log, { force: true }));
   s.log(`fault fifo-log on ${t.key}: ${log} is a named pipe for ${Math.round(holdMs)} ms`);
-  const endsAt = Date.now() + holdMs;
-  ctx.later(holdMs, () => {
-    rmSync(log, { force: true });
-    ctx.busy.delete(t.key);
-    s.log(`fault fifo-log ended on ${t.key}: the pipe is gone`);
-  });
-  watchRecovery(ctx, 'fifo-log', [t.key], endsAt);
   return true;
 }
 
 /**
  * Relaunches a server whose GET /status never ends, and leaves it to the daemon's sampler for a while: the daemon
- * must read each answer only up to its cap and go on answering and supervising (its RSS is watched throughout).
+ * must read each answer only up to its cap and go on answering and supervising.
  */
 export function endlessStatus(ctx: SoakContext): boolean {
-  const { s } = ctx;
-  const t = pickRunning(ctx);
-  const pid = t?.status?.pid ?? null;
-  if (!t || pid === null || !isLive(pid)) return false;
-  countFault(s, 'endless-status', t.key);
-  ctx.busy.add(t.key);
+  const live = pickLive(ctx);
+  if (!live) return false;
+  const { t, pid } = live;
+  holdFault(ctx, 'endless-status', t, ENDLESS_STATUS_MS, 'the sampler met it');
   relaunchAs(ctx, t, pid, 'endless-status');
-  s.log(`fault endless-status on ${t.key} (was pid ${pid}): its relaunch answers /status without end`);
-  const endsAt = Date.now() + ENDLESS_STATUS_MS;
-  ctx.later(ENDLESS_STATUS_MS, () => {
-    ctx.busy.delete(t.key);
-    s.log(`fault endless-status ended on ${t.key}`);
-  });
-  watchRecovery(ctx, 'endless-status', [t.key], endsAt);
+  ctx.s.log(`fault endless-status on ${t.key} (was pid ${pid}): its relaunch answers /status without end`);
   return true;
 }

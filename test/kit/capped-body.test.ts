@@ -94,10 +94,7 @@ test("checkin :: an endless answer to a check-in fails it, naming the cap; the k
     const r = await c.pingNow();
     assert.is(r?.ok, false);
     assert.is(r?.status, 200);
-    assert.match(
-      r?.reason ?? '',
-      /the check-in answer of http:\/\/127\.0\.0\.1:\d+\/server_api\/k\/ping passed 64 kB/,
-    );
+    assert.match(r?.reason ?? '', /the check-in answer of http:\/\/127\.0\.0\.1:\d+\/server_api\/k\/ping passed 64 kB/);
     await waitFor('the sender to see the connection closed', () => s.cutOff[0], 5_000);
   } finally {
     await c.stop();

@@ -11,6 +11,8 @@ import type { HubStatus } from '../supervisor/status.ts';
 
 /** The engine's command that advertises to the hubs at once (RobustToolbox `AdvertiseNowCommand`). */
 export const READVERTISE_COMMAND = 'hub_advertise_now';
+/** How long one hub answer may take. */
+const HUB_ANSWER_MS = 10_000;
 /** A live server's state path ends so, whatever groups it (`running`, `server.running`, …`awaiting-checkin`). */
 const RUNNING = /(^|\.)(running|awaiting-checkin)$/;
 
@@ -75,7 +77,9 @@ export function startHubWatches(opts: {
       settings,
       missingAfterMs: hub.MissingMinutes * 60_000,
       now: monotonicMs,
-      check: (url, address) => checkListing(url, address, { timeoutMs: Math.min(10_000, hub.CheckSeconds * 1000) }),
+      // A flat deadline, not one tied to CheckSeconds: polls never overlap (a late one skips the next), and a short
+      // period must not turn a slow answer into "not reached".
+      check: (url, address) => checkListing(url, address, { timeoutMs: HUB_ANSWER_MS }),
       readvertise: consoleOn
         ? async () => {
             await registry.get(key)?.sendConsole?.(READVERTISE_COMMAND);

@@ -412,15 +412,28 @@ async function execute(h: Harness, e: ModelEvent): Promise<void> {
   }
 }
 
+/**
+ * The traversal both tests read: the shortest path to every state, each event it fired recorded. Walked once, as
+ * the machine's state space takes seconds to walk.
+ */
+const explore = (() => {
+  let explored: { paths: StatePath<Snap, ModelEvent>[]; fired: ReturnType<typeof recordingLogic>['fired'] } | null =
+    null;
+  return () => {
+    if (explored) return explored;
+    const { logic, fired } = recordingLogic();
+    const testModel = new TestModel(logic, { events: eventsFor(eventTypes()), serializeState: serialize, input });
+    explored = { paths: testModel.getShortestPaths({ allowDuplicatePaths: true }), fired };
+    return explored;
+  };
+})();
+
 // ---
 
 const model = suite('instance model');
 
 model('instance model :: every state and every declared transition is taken by an executed path', async () => {
-  const types = eventTypes();
-  const { logic, fired } = recordingLogic();
-  const testModel = new TestModel(logic, { events: eventsFor(types), serializeState: serialize, input });
-  const paths = testModel.getShortestPaths({ allowDuplicatePaths: true });
+  const { paths, fired } = explore();
   const pathTo = new Map<string, StatePath<Snap, ModelEvent>>(paths.map((p) => [serialize(p.state), p]));
 
   const want = declared(instanceMachine.root);
@@ -498,12 +511,10 @@ model('instance model :: every state and every declared transition is taken by a
 });
 
 model('instance model :: in every state, a refused control request changes nothing and says why by its tags', () => {
-  const { logic } = recordingLogic();
-  const testModel = new TestModel(logic, { events: eventsFor(eventTypes()), serializeState: serialize, input });
   const reasons = new Set<string>(Object.values(BUSY_REASONS));
   const facts = { canUpdate: true, canRollback: true };
   let refused = 0;
-  for (const { state } of testModel.getShortestPaths()) {
+  for (const { state } of explore().paths) {
     if (state.status !== 'active') continue;
     for (const action of CONTROL_ACTIONS) {
       const why = refusalOf(state, action, facts);

@@ -3,7 +3,8 @@
  * the file's suites as it does for one file), and prints one merged closing line. The files run from a compiled
  * copy of the sources (compile.ts: plain node starts each file for a fifth of tsx's CPU).
  *
- *   npm test                          every test/**\/*.test.ts
+ *   npm test                          every test/**\/*.test.ts but the real engine's and real watchdog's
+ *   npm run test:peers                those: test/engine and test/peer
  *   npm test -- test/kit test/e2e/x.test.ts   only these folders and files
  *   TEST_JOBS=1 npm test              one file at a time
  *
@@ -15,13 +16,14 @@
  * hooks (lukeed/uvu#80, #191): a file counts as failed by its exit code and by the tests that did not pass.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { chromiumUnavailable, resolveChromium } from './chromium.ts';
 import { COMPILED, compileTests } from './compile.ts';
 import { ROOT } from './env.ts';
 import { ensureDist } from './runtime.ts';
+import { type FileCost, loadOf, mayStart } from './schedule.ts';
 
 interface FileResult {
   file: string;
@@ -49,28 +51,48 @@ process.on('exit', () => {
 });`)}`;
 
 const TEST_ROOT = join(ROOT, 'test');
-// One file per core: the suite is CPU-bound on two cores, and more at once only starve each file's deadlines.
-const JOBS = Number(process.env.TEST_JOBS) || Math.max(2, availableParallelism());
+/** The cores the files' average loads may fill (see schedule.ts), and at most this many files at once. */
+const CORES = Math.max(2, availableParallelism());
+const JOBS = Number(process.env.TEST_JOBS) || 3 * CORES;
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS) || 300_000;
-/** Each file's last duration, so the longest start first next time (a fresh clone has none: see `weight`). */
-const TIMINGS = join(ROOT, 'node_modules/.cache/watchdog-tests/timings.json');
+/**
+ * Each file's last duration and CPU time, so the longest start first and the loads are known next time; a fresh
+ * clone starts from the costs measured on a two-core machine and kept in test/_support/costs.json.
+ */
+const COSTS = join(ROOT, 'node_modules/.cache/watchdog-tests/costs.json');
+const SEED_COSTS = join(ROOT, 'test/_support/costs.json');
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the ANSI sequences this strips
 const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
 
-/** Every `*.test.ts` under `path` (a folder), or `path` itself (a file), outside `_support` and `fixtures`. */
-function collect(path: string): string[] {
+/**
+ * The suites that run the real engine server and the real SS14.Watchdog (.NET programs from ../shared): `npm run
+ * test:peers` runs them, and .ci/run does; `npm test` leaves them out (README "Tests and CI").
+ */
+const PEER_SUITES = [join(TEST_ROOT, 'engine'), join(TEST_ROOT, 'peer')];
+
+/**
+ * Every `*.test.ts` under `path` (a folder), or `path` itself (a file), outside `_support` and `fixtures` and the
+ * folders in `leaveOut`.
+ */
+function collect(path: string, leaveOut: string[] = []): string[] {
   if (!statSync(path).isDirectory()) return [path];
   return readdirSync(path, { withFileTypes: true })
     .sort((a, b) => a.name.localeCompare(b.name))
     .flatMap((e) => {
-      if (e.isDirectory()) return e.name === '_support' || e.name === 'fixtures' ? [] : collect(join(path, e.name));
-      return e.name.endsWith('.test.ts') ? [join(path, e.name)] : [];
+      const full = join(path, e.name);
+      if (e.isDirectory()) {
+        return e.name === '_support' || e.name === 'fixtures' || leaveOut.includes(full) ? [] : collect(full, leaveOut);
+      }
+      return e.name.endsWith('.test.ts') ? [full] : [];
     });
 }
 
-function readTimings(): Record<string, number> {
+const sorted = <T>(o: Record<string, T>) =>
+  Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+
+function readCosts(path: string): Record<string, FileCost> {
   try {
-    return JSON.parse(readFileSync(TIMINGS, 'utf8')) as Record<string, number>;
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, FileCost>;
   } catch {
     return {};
   }
@@ -103,12 +125,17 @@ function runFile(file: string): Promise<FileResult> {
   const name = relative(ROOT, file);
   return new Promise((done) => {
     const compiled = join(COMPILED, `${name.slice(0, -3)}.js`);
-    const child: ChildProcess = spawn(process.execPath, ['--enable-source-maps', '--import', CPU_PROBE, compiled], {
-      cwd: ROOT,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FORCE_COLOR: '0', WATCHDOG_TEST_ROOT: ROOT },
-    });
+    // --liftoff-only: as in bin/runtime.js, a file's first fetch then costs a third of the CPU.
+    const child: ChildProcess = spawn(
+      process.execPath,
+      ['--enable-source-maps', '--liftoff-only', '--import', CPU_PROBE, compiled],
+      {
+        cwd: ROOT,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, FORCE_COLOR: '0', WATCHDOG_TEST_ROOT: ROOT },
+      },
+    );
     let output = '';
     const take = (d: Buffer) => {
       output += d.toString('utf8');
@@ -155,21 +182,35 @@ function report(r: FileResult): void {
   if (r.failed) process.stdout.write(`${r.output.trimEnd()}\n\n`);
 }
 
-async function pool(files: string[], jobs: number, results: FileResult[]): Promise<void> {
+/** Runs `files` in order, each as soon as `mayStart` lets it beside the ones running (schedule.ts). */
+function pool(files: string[], opts: { cores: number; maxJobs: number; load: (file: string) => number }) {
   const queue = [...files];
-  const worker = async () => {
-    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
-      const r = await runFile(file);
-      report(r);
-      results.push(r);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, worker));
+  const loads = new Map<string, number>();
+  const results: FileResult[] = [];
+  return new Promise<FileResult[]>((allDone) => {
+    const fill = () => {
+      for (let next = queue[0]; next !== undefined; next = queue[0]) {
+        const load = opts.load(next);
+        if (!mayStart(load, [...loads.values()], opts)) break;
+        queue.shift();
+        const file = next;
+        loads.set(file, load);
+        void runFile(file).then((r) => {
+          report(r);
+          results.push(r);
+          loads.delete(file);
+          fill();
+        });
+      }
+      if (loads.size === 0 && queue.length === 0) allDone(results);
+    };
+    fill();
+  });
 }
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
-  const files = (args.length ? args.map((a) => resolve(a)) : [TEST_ROOT]).flatMap(collect);
+  const files = args.length ? args.flatMap((a) => collect(resolve(a))) : collect(TEST_ROOT, PEER_SUITES);
   if (process.env.WATCHDOG_RUNTIME === undefined) {
     ensureDist();
     // The files' processes use this build, and must not start another while others run from it.
@@ -181,24 +222,31 @@ async function main(): Promise<number> {
   if (files.some((f) => f.includes(join('e2e', 'dashboard'))) && (await resolveChromium()) === null) {
     process.stdout.write(`dashboard suites skipped: ${chromiumUnavailable()}\n`);
   }
-  const timings = readTimings();
+  const costs = { ...readCosts(SEED_COSTS), ...readCosts(COSTS) };
+  const costOf = (f: string) => costs[relative(ROOT, f)];
   // Without a last time, a file's size stands for its length: the end-to-end files are the long ones.
-  const weight = (f: string) => timings[relative(ROOT, f)] ?? statSync(f).size / 500;
+  const weight = (f: string) => costOf(f)?.seconds ?? statSync(f).size / 500;
   const byLastTime = (a: string, b: string) => weight(b) - weight(a);
   const alone = files.filter(runsAlone);
   const shared = files.filter((f) => !alone.includes(f)).sort(byLastTime);
   const started = performance.now();
-  const results: FileResult[] = [];
-  await pool(shared, JOBS, results);
-  await pool(alone, 1, results);
+  const results = [
+    ...(await pool(shared, { cores: CORES, maxJobs: JOBS, load: (f) => loadOf(costOf(f)) })),
+    ...(await pool(alone, { cores: CORES, maxJobs: 1, load: () => 1 })),
+  ];
 
-  for (const r of results) timings[r.file] = Math.round(r.seconds * 10) / 10;
-  mkdirSync(join(TIMINGS, '..'), { recursive: true });
-  writeFileSync(TIMINGS, JSON.stringify(timings, null, 1));
+  const round = (n: number) => Math.round(n * 10) / 10;
+  for (const r of results) if (r.failed === 0) costs[r.file] = { seconds: round(r.seconds), cpu: round(r.cpu || 0) };
+  mkdirSync(join(COSTS, '..'), { recursive: true });
+  writeFileSync(COSTS, `${JSON.stringify(costs, null, 1)}\n`);
+  if (process.env.TEST_RECORD_COSTS === '1') {
+    const kept = Object.entries(costs).filter(([file]) => existsSync(join(ROOT, file)));
+    writeFileSync(SEED_COSTS, `${JSON.stringify(sorted(Object.fromEntries(kept)), null, 1)}\n`);
+  }
 
   const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10);
   process.stdout.write(
-    `\n${files.length} files, ${JOBS} at a time (${alone.length} alone), ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+    `\n${files.length} files, up to ${JOBS} at a time within ${CORES} cores (${alone.length} alone), ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
   );
   const cpuTotal = results.reduce((n, r) => n + (r.cpu || 0), 0);
   process.stdout.write(

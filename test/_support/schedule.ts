@@ -1,0 +1,29 @@
+/**
+ * Which test file the runner starts next. Most files spend their time waiting on timers and child processes, so
+ * a fixed number at once either leaves cores idle (two waiting files) or starves deadlines (three busy ones). The
+ * runner instead knows each file's cost from its last run, its wall time and the CPU time of its process tree,
+ * and starts files while the cores they keep busy on average fit the machine's.
+ */
+
+/** One file's last run: how long it took and the CPU seconds its processes used. */
+export interface FileCost {
+  seconds: number;
+  cpu: number;
+}
+
+/** The cores a file keeps busy on average; a file never measured counts as one whole core. */
+export function loadOf(cost: FileCost | undefined): number {
+  if (!cost || !(cost.seconds > 0) || !(cost.cpu >= 0)) return 1;
+  return Math.min(1.5, Math.max(0.05, cost.cpu / cost.seconds));
+}
+
+/**
+ * Whether the next file in the queue (the longest first) may start now: always with nothing running, else while
+ * fewer than `maxJobs` run and its load fits beside the `running` loads within `cores`. Strictly in order: a
+ * long file is never held back by short ones slipping past it, which would only move it to the end of the run.
+ */
+export function mayStart(next: number, running: readonly number[], opts: { cores: number; maxJobs: number }): boolean {
+  if (running.length === 0) return true;
+  if (running.length >= opts.maxJobs) return false;
+  return running.reduce((a, b) => a + b, 0) + next <= opts.cores + 1e-9;
+}

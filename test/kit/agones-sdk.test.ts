@@ -1,8 +1,11 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AgonesSdk, AgonesSdkError, agonesPortFrom } from '../../src/kit/agones/sdk.ts';
 import type { GameServer } from '../../src/kit/agones/wire.ts';
 import { type FakeAgonesSdk, startAgonesSdk } from '../_support/agones-sdk.ts';
+import { sendEndless } from '../_support/endless.ts';
 import { freePort, waitFor, within } from '../_support/env.ts';
 
 /** Fast retries: the fake is on loopback, so nothing here waits longer than a few hundred ms. */
@@ -219,3 +222,49 @@ strict(
   },
 );
 strict.run();
+
+const endless = suite('agones sdk :: an SDK server whose answer has no end');
+
+endless(
+  'agones-sdk :: a call reads at most its cap and is not asked again; a watch line without end is cut',
+  async () => {
+    const sent: number[] = [];
+    const requests: string[] = [];
+    const server = createServer((req, res) => {
+      requests.push(`${req.method} ${req.url}`);
+      // The watch stream: JSON that never reaches its newline. A call: a body without end.
+      const head = Buffer.from(req.url === '/watch/gameserver' ? '{"result": {"status": "' : '{"object_meta": "');
+      void sendEndless(res, head, 'application/json').then((n) => sent.push(n));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const sdk = new AgonesSdk({ port, retry: FAST });
+      const err = await sdk.getGameServer().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      assert.instance(err, AgonesSdkError);
+      assert.match(
+        (err as Error).message,
+        /^GET \/gameserver: the answer to GET \/gameserver from .* passed 256 kB, the most/,
+      );
+      assert.equal(requests, ['GET /gameserver'], 'an answer past its cap is final: not asked again');
+
+      const errors: Error[] = [];
+      const stop = new AbortController();
+      const watching = sdk.watchGameServer(() => {}, stop.signal, { onError: (e) => errors.push(e), retry: FAST });
+      await waitFor('the watch to give up on the line', () => errors[0], 10_000);
+      stop.abort();
+      await watching;
+      assert.match(errors[0]?.message ?? '', /a line of GET \/watch\/gameserver passed 256 kB/);
+      await waitFor('both answers to be hung up on', () => (sent.length >= 2 ? true : undefined), 10_000);
+      for (const n of sent) assert.ok(n < 64_000_000, `cut off after ${n} bytes, not read on`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  },
+);
+
+endless.run();

@@ -1,6 +1,7 @@
-import { FetchError, ofetch } from 'ofetch';
+import { type FetchResponse, ofetch } from 'ofetch';
 import * as v from 'valibot';
 import { monotonicMs } from '../../clock.ts';
+import { AnswerTooLargeError, readCapped } from '../capped-body.ts';
 import { agonesPortFrom } from './port.ts';
 import { DEFAULT_RETRY, type RetryPolicy, retrying } from './retry.ts';
 import { type WatchOptions, watchGameServer } from './watch.ts';
@@ -55,6 +56,20 @@ export class AgonesSdkError extends Error {
 
 /** Statuses a gateway sends while the service behind it is not up yet: worth another attempt. */
 const NOT_YET = new Set([502, 503, 504]);
+
+/** The most of one SDK server answer read: a GameServer is a few kB; an answer without end must not fill memory. */
+const SDK_ANSWER_CAP_BYTES = 256_000;
+
+/** An answer's JSON; its text when it is not JSON (the schema check then names it), undefined when empty. */
+function parseJson(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
 
 function reasonOf(err: unknown): string {
   const cause = err instanceof Error ? err.cause : undefined;
@@ -177,29 +192,41 @@ export class AgonesSdk {
     try {
       return await retrying(
         async (signal) => {
+          let res: FetchResponse<ReadableStream<Uint8Array>>;
+          let value: unknown;
           try {
-            const value: unknown = await ofetch(url, { method, body, retry: 0, signal, responseType: 'json' });
-            return { ok: true, value };
+            res = await ofetch.raw(url, {
+              method,
+              body,
+              retry: 0,
+              signal,
+              responseType: 'stream',
+              ignoreResponseError: true,
+            });
+            value = parseJson(await readCapped(res._data, SDK_ANSWER_CAP_BYTES, `the answer to ${call} from ${url}`));
           } catch (err) {
-            if (!(err instanceof FetchError) || !err.response) {
-              return { ok: false, retry: true, error: new AgonesSdkError(reasonOf(err), null, call, { cause: err }) };
+            // Read past its cap, the answer is not the SDK server's: asking again would read the same.
+            if (err instanceof AnswerTooLargeError) {
+              return {
+                ok: false,
+                retry: false,
+                error: new AgonesSdkError(`${call}: ${err.message}`, null, call, { cause: err }),
+              };
             }
-            const status = err.response.status;
-            const data = err.data as { message?: unknown } | undefined;
-            const detail = typeof data?.message === 'string' && data.message ? ` (${data.message})` : '';
-            const message = `${call}: the Agones SDK server answered ${status}${detail}`;
-            return {
-              ok: false,
-              retry: NOT_YET.has(status),
-              error: new AgonesSdkError(message, status, call, { cause: err }),
-            };
+            return { ok: false, retry: true, error: new AgonesSdkError(reasonOf(err), null, call, { cause: err }) };
           }
+          if (res.ok) return { ok: true, value };
+          const data = value as { message?: unknown } | undefined;
+          const detail = typeof data?.message === 'string' && data.message ? ` (${data.message})` : '';
+          const message = `${call}: the Agones SDK server answered ${res.status}${detail}`;
+          return { ok: false, retry: NOT_YET.has(res.status), error: new AgonesSdkError(message, res.status, call) };
         },
         policy,
         opts?.signal,
       );
     } catch (err) {
-      if (!(err instanceof AgonesSdkError) || err.status !== null) throw err;
+      if (!(err instanceof AgonesSdkError) || err.status !== null || err.cause instanceof AnswerTooLargeError)
+        throw err;
       const seconds = ((monotonicMs() - started) / 1000).toFixed(1);
       throw new AgonesSdkError(
         `${call}: no answer from the Agones SDK server at ${this.baseUrl} within ${seconds} s (${err.message}); ` +

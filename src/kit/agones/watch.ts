@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { ofetch } from 'ofetch';
 import * as v from 'valibot';
+import { AnswerTooLargeError } from '../capped-body.ts';
 import { backoffDelay, DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 import { type GameServer, WatchErrorSchema, WatchResultSchema } from './wire.ts';
 
@@ -12,6 +13,9 @@ export interface WatchOptions {
 }
 
 /** Reads newline-separated JSON from `body`, calling `onLine` with each parsed line. Ends when the stream does. */
+/** The longest line read of the watch stream, in characters (a GameServer's JSON is a few thousand). */
+const WATCH_LINE_CAP = 256_000;
+
 async function readLines(body: ReadableStream<Uint8Array>, onLine: (value: unknown) => void): Promise<void> {
   const decoder = new TextDecoder();
   let buffered = '';
@@ -24,6 +28,9 @@ async function readLines(body: ReadableStream<Uint8Array>, onLine: (value: unkno
       if (line) onLine(JSON.parse(line));
       nl = buffered.indexOf('\n');
     }
+    // A GameServer is a few kB: a line without end is not one, and must not fill memory.
+    if (buffered.length > WATCH_LINE_CAP)
+      throw new AnswerTooLargeError('a line of GET /watch/gameserver', WATCH_LINE_CAP);
   }
   const rest = buffered.trim();
   if (rest) onLine(JSON.parse(rest));

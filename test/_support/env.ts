@@ -118,7 +118,11 @@ export function tempSuite<C extends object = Record<never, never>>(
   return s;
 }
 
-/** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */
+/**
+ * Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). The first polls
+ * come every `everyMs`, then further apart, up to 200 ms: most checks ask a daemon over HTTP, and a wait of seconds
+ * polled every 25 ms cost the daemon and the test more CPU than the thing waited for.
+ */
 export async function waitFor<T>(
   what: string,
   check: () => T | Promise<T>,
@@ -127,6 +131,7 @@ export async function waitFor<T>(
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
+  let pause = everyMs;
   for (;;) {
     try {
       const value = await check();
@@ -137,7 +142,8 @@ export async function waitFor<T>(
     if (Date.now() > deadline) {
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     }
-    await new Promise((r) => setTimeout(r, everyMs));
+    await new Promise((r) => setTimeout(r, pause));
+    pause = Math.max(everyMs, Math.min(200, pause * 1.5));
   }
 }
 

@@ -74,7 +74,7 @@ test("dashboard-page :: a running server's CPU, memory and players are on its ca
     players: 17,
   });
   const card = renderCard(template, sampled, 0, Date.parse(at));
-  assert.match(card, '<dd data-field="cpu">12 %</dd>');
+  assert.match(card, '<dd data-field="cpu">12%</dd>');
   assert.match(card, '<dd data-field="memory">1.5 GB (3 processes)</dd>');
   assert.match(card, '<dd data-field="players">17</dd>');
   const low = renderCard(
@@ -83,7 +83,7 @@ test("dashboard-page :: a running server's CPU, memory and players are on its ca
     0,
     Date.parse(at),
   );
-  assert.match(low, '<dd data-field="cpu">0.4 %</dd>');
+  assert.match(low, '<dd data-field="cpu">0.4%</dd>');
   assert.match(low, '<dd data-field="memory">300 MB</dd>');
   const none = renderCard(template, status({ key: 'beta', pid: null, resources: null, players: null }), 0, 0);
   for (const field of ['cpu', 'memory', 'players']) assert.match(none, `<dd data-field="${field}">—</dd>`);

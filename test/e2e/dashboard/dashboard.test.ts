@@ -110,7 +110,7 @@ test(
     // The daemon's samples of the server: CPU, its tree's memory, and the players its /status gives (the demo: 0).
     const field = (name: string) => b.page.textContent(`${card('alpha')} [data-field="${name}"]`);
     await waitFor('CPU, memory and players on the card', async () => (await field('players')) === '0', 15_000);
-    assert.match((await field('cpu')) ?? '', /^\d+(\.\d)? %$/);
+    assert.match((await field('cpu')) ?? '', /^\d+(\.\d)?%$/);
     assert.match((await field('memory')) ?? '', /^\d+(\.\d)? (MB|GB)( \(\d+ processes\))?$/);
     assert.equal(await activeNodes(b, 'alpha'), ['state:server.running']);
     assert.equal(await activeNodes(b, 'beta'), ['state:server.running']);

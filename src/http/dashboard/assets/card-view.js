@@ -97,8 +97,9 @@ function backupText(backup, restore, now) {
  */
 function resourceTexts(status) {
   const r = status.resources;
+  // As `watchdog status` writes it (src/cli/client/status-table.ts): the same sample reads the same in both.
   const cpu = r
-    ? `${r.cpuPercent < 10 ? String(Math.round(r.cpuPercent * 10) / 10) : Math.round(r.cpuPercent)} %`
+    ? `${r.cpuPercent < 10 ? r.cpuPercent.toFixed(1).replace(/\.0$/, '') : Math.round(r.cpuPercent)}%`
     : '—';
   const memory = r ? `${formatBytes(r.rssBytes)}${r.processes > 1 ? ` (${r.processes} processes)` : ''}` : '—';
   return { cpu, memory, players: typeof status.players === 'number' ? String(status.players) : '—' };

@@ -128,6 +128,10 @@ test('check :: a broken users file exits 2 naming each problem, the file and the
   assert.not.match(r.stderr, /hunter2/);
   const edit = await runCli(['user', 'list'], { cwd });
   assert.is(edit.code, 2, 'the CLI will not edit a file the daemon refuses');
+  // Nobody would be let in as meant: the daemon refuses to start, as it does with a broken appsettings.yml.
+  const start = await runCli(['start'], { cwd, timeoutMs: 20_000 });
+  assert.is(start.code, 2, start.stderr);
+  assert.match(start.stderr, /users\.yml: Users\.alice\.Password: expected a scrypt hash/);
 });
 
 test.run();

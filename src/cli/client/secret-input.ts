@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
 import { UsageError } from '../../errors.ts';
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
@@ -7,15 +8,13 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** One line typed at a prompt on the terminal, not echoed. */
+/** One line typed at a prompt on the terminal, not echoed: readline writes its echo to a stream that drops it. */
 function prompt(question: string): Promise<string> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-  // readline echoes what is typed through _writeToOutput; the prompt is written before muting it.
-  const muted = rl as unknown as { _writeToOutput: (s: string) => void };
   process.stderr.write(question);
-  muted._writeToOutput = () => undefined;
+  const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const rl = createInterface({ input: process.stdin, output: silent, terminal: true });
   return new Promise((resolve) =>
-    rl.question('', (answer) => {
+    rl.once('line', (answer) => {
       rl.close();
       process.stderr.write('\n');
       resolve(answer);

@@ -3,14 +3,14 @@
  * Layers, bottom up; a module may import its own layer and the layers below, never one above:
  *   base        machines/ (pure statecharts), src/errors.ts, src/log.ts, src/bus.ts, src/clock.ts, src/regular-file.ts
  *   config      src/config/
- *   services    src/process/, src/store/, src/updates/, src/backups/, src/hub/, src/notify/, src/chart/, src/import/, src/kit/
+ *   services    src/process/, src/store/, src/auth/, src/updates/, src/backups/, src/hub/, src/notify/, src/chart/, src/import/, src/kit/
  *   instance    src/supervisor/ (contract.ts and status.ts are what the layers above read of an instance)
  *   views       src/metrics/ and src/agones/ (the Agones wrapper), then src/http/
  *   roots       src/daemon/ (composition), then src/cli/; src/demo/ stands apart, on the kit alone
  * TypeScript 7 has no JS API, so sources are parsed with swc (@swc/core).
  */
 const BASE_FILES = '^src/(errors|log|bus|clock|regular-file)[.]ts$';
-const ABOVE_CONFIG = '^src/(process|store|updates|backups|hub|notify|chart|import|kit|supervisor|metrics|agones|http|daemon|cli|demo)/';
+const ABOVE_CONFIG = '^src/(process|store|auth|updates|backups|hub|notify|chart|import|kit|supervisor|metrics|agones|http|daemon|cli|demo)/';
 const ABOVE_SERVICES = '^src/(supervisor|metrics|agones|http|daemon|cli|demo)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -47,8 +47,8 @@ module.exports = {
     {
       name: 'services-below-instance',
       severity: 'error',
-      comment: 'Processes, updates, storage, chat, charts and the import do not know the supervisor, HTTP or the CLI.',
-      from: { path: '^src/(process|store|updates|backups|hub|notify|chart|import)/' },
+      comment: 'Processes, storage, accounts, updates, chat, charts and the import do not know the supervisor, HTTP or the CLI.',
+      from: { path: '^src/(process|store|auth|updates|backups|hub|notify|chart|import)/' },
       to: { path: ABOVE_SERVICES },
     },
     {

@@ -20,6 +20,8 @@ commands:
   console <key> [command …]              send a command to the server console (a prompt without one)
   files <key> [path]                     list the shared folders (Files.Folders) or a folder in them
   fetch <key> <path> [--out F]           download a shared file (--continue resumes a partial one)
+  user add|passwd|remove|list [name]     edit the users file: accounts and their roles (--role R[@KEY])
+  key create|list|revoke                 API keys of a user (--user U, --permission P[@KEY], --expires-days N)
   chart [--format mermaid|dot|json|svg] [--out F]   render the instance statechart
   probe <address> [--json]               read a game server's /status and /info as a launcher does
   manifest <dir> --base-url URL [--out F]       add a build to a manifest

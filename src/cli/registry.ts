@@ -19,6 +19,8 @@ export interface CommandEntry {
   summary: string;
   /** Its positional argument is an instance key (completed from the local appsettings.yml). */
   instanceKey?: boolean;
+  /** Its first positional argument is one of these words (`watchdog user add`). */
+  subcommands?: readonly string[];
   /** Loaded only when used, so `watchdog status` does not load the daemon. */
   load: () => Promise<CommandModule>;
 }
@@ -85,6 +87,17 @@ export const COMMANDS: Record<string, CommandEntry> = {
     instanceKey: true,
     load: () =>
       import('./commands/files.ts').then((m) => ({ run: m.fetchFile, usage: m.fetchUsage, options: m.fetchOptions })),
+  },
+  user: {
+    summary: 'add, change, remove or list users (the users file)',
+    subcommands: ['add', 'passwd', 'remove', 'list'],
+    load: () =>
+      import('./commands/users.ts').then((m) => ({ run: m.user, usage: m.userUsage, options: m.userOptions })),
+  },
+  key: {
+    summary: 'create, list or revoke API keys (the users file)',
+    subcommands: ['create', 'list', 'revoke'],
+    load: () => import('./commands/keys.ts').then((m) => ({ run: m.key, usage: m.keyUsage, options: m.keyOptions })),
   },
   chart: { summary: 'render the instance statechart', load: () => import('./commands/chart.ts') },
   probe: { summary: "read a game server's /status and /info", load: () => import('./commands/probe.ts') },

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeError } from '../errors.ts';
 import { bindScalars, canonicalKeys } from './binding.ts';
@@ -89,7 +89,8 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
 
-  const config = resolveConfig({ settings: parsed.output, checks, agones, files: read.layers.map((l) => l.file), cwd });
+  const files = read.layers.map((l) => l.file);
+  const config = resolveConfig({ settings: parsed.output, checks, agones, files, cwd, mainFile: main });
   const warnings = [...read.warnings, ...checks.warnings, ...(policy === 'warn' ? exposed : [])];
   return { ok: true, config, warnings: [...warnings, ...engineTimeoutLines(bound, merged.sourceOf)] };
 }
@@ -106,6 +107,8 @@ export function resolveConfig(opts: {
   agones: AgonesConfig | null;
   files: string[];
   cwd: string;
+  /** The main configuration file: the users file is beside it unless `Users.File` says otherwise. */
+  mainFile?: string;
 }): ResolvedConfig {
   const { settings, checks, cwd } = opts;
   const root = settings.Servers.InstanceRoot;
@@ -133,6 +136,10 @@ export function resolveConfig(opts: {
     baseUrl,
     persistServers: settings.Process.PersistServers,
     dataFile: resolve(cwd, settings.Data.File),
+    usersFile:
+      settings.Users.File === undefined
+        ? resolve(dirname(opts.mainFile ?? resolve(cwd, 'appsettings.yml')), 'users.yml')
+        : resolve(cwd, settings.Users.File),
     webhook: settings.Notification.ChatWebhook,
     logLevel: checks.logLevel,
     logOverrides: checks.logOverrides,

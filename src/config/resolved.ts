@@ -32,6 +32,8 @@ export interface ResolvedConfig {
   persistServers: boolean;
   /** Absolute `Data.File` (default `data.db`): the real watchdog's SQLite file, imported from when present. */
   dataFile: string;
+  /** Absolute `Users.File`, or `users.yml` beside the main configuration file: accounts and API keys. */
+  usersFile: string;
   webhook: string | undefined;
   logLevel: LogLevel;
   /** Levels for our own log scopes (`Serilog.MinimumLevel.Override`), `:`-separated scope prefixes. */

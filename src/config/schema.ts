@@ -182,6 +182,14 @@ export const AppSettingsSchema = v.strictObject(
       {},
     ),
     Notification: v.optional(NotificationSchema, {}),
+    // Accounts and API keys (src/auth/): the file holding them, `users.yml` beside the main file by default.
+    Users: v.optional(
+      v.strictObject(
+        { File: v.optional(v.pipe(v.string('expected a file path'), v.minLength(1, 'expected a file path'))) },
+        'expected a map with File',
+      ),
+      {},
+    ),
     Process: v.optional(
       v.strictObject(
         {

@@ -151,21 +151,41 @@ export function isConfigLayer(mainFile: string, name: string): boolean {
  * calls `onChange` once a burst of changes to its layers has been quiet for 300 ms.
  */
 export function watchConfigFiles(opts: { mainFile: string; onChange: () => void; log: Logger }): () => void {
+  return watchFolderFiles({
+    folder: dirname(opts.mainFile),
+    matches: (name) => isConfigLayer(opts.mainFile, name),
+    what: 'configuration',
+    onChange: opts.onChange,
+    log: opts.log,
+  });
+}
+
+/**
+ * Watches `folder` for changes to the files `matches` accepts; calls `onChange` once a burst of them has been quiet
+ * for 300 ms. `what` names the files in the warnings.
+ */
+export function watchFolderFiles(opts: {
+  folder: string;
+  matches: (name: string) => boolean;
+  what: string;
+  onChange: () => void;
+  log: Logger;
+}): () => void {
   let timer: NodeJS.Timeout | undefined;
   let watcher: FSWatcher | null = null;
   try {
-    watcher = watch(dirname(opts.mainFile), { persistent: false }, (_event, name) => {
+    watcher = watch(opts.folder, { persistent: false }, (_event, name) => {
       // Some platforms do not report the name: then any change in the folder may be ours.
-      if (name !== null && !isConfigLayer(opts.mainFile, name.toString())) return;
+      if (name !== null && !opts.matches(name.toString())) return;
       clearTimeout(timer);
       timer = setTimeout(opts.onChange, 300);
     });
     watcher.on('error', (err) =>
-      opts.log.warn('stopped watching the configuration folder; reload with SIGHUP', { error: describeError(err) }),
+      opts.log.warn(`stopped watching the ${opts.what} folder; reload with SIGHUP`, { error: describeError(err) }),
     );
   } catch (err) {
-    opts.log.warn('cannot watch the configuration folder; reload with SIGHUP', {
-      folder: dirname(opts.mainFile),
+    opts.log.warn(`cannot watch the ${opts.what} folder; reload with SIGHUP`, {
+      folder: opts.folder,
       error: describeError(err),
     });
   }

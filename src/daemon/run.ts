@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import type { InspectionEvent } from 'xstate';
 import type { AgonesWrapper } from '../agones/wrapper.ts';
+import { EMPTY_USERS, type UsersDb } from '../auth/users-file.ts';
 import { createBus, type DiskReading, subscribe } from '../bus.ts';
 import { monotonicMs } from '../clock.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
@@ -25,6 +26,7 @@ import { lockFolders, ownedFolders } from './folder-lock.ts';
 import { type HubWatches, startHubWatches } from './hub-watches.ts';
 import { hostNotifier } from './notifier-host.ts';
 import { logRefusedRequests, logRejectedCheckins } from './refusal-logs.ts';
+import { startUsersReload } from './users-reload.ts';
 import { VERSION } from './version.ts';
 
 /** What a person can do about a server log's write error, by its code; it resumes by itself once that is done. */
@@ -56,6 +58,8 @@ export async function runDaemon(
     guardProcess?: boolean;
     /** `--inspect`: observes every instance actor for the Stately inspector (inspector.ts). */
     inspect?: (event: InspectionEvent) => void;
+    /** The users file as read and validated at start (none: no accounts until the file appears). */
+    users?: UsersDb;
   } = {},
 ): Promise<Daemon> {
   const log = createLogger('watchdog');
@@ -126,12 +130,18 @@ export async function runDaemon(
   const guard = createConnectionGuard(limits);
   const metrics = createMetricsCollector({ bus, registry, version: VERSION, connections: () => guard.counts() });
   let boundUrls: string[] = [];
+  const users = startUsersReload({
+    file: config.usersFile,
+    initial: opts.users ?? EMPTY_USERS,
+    log: log.child('users'),
+  });
   const app = createApp({
     registry,
     bus,
     log: log.child('http'),
     version: VERSION,
     admin: () => current.admin,
+    users: users.current,
     metrics,
     recent: recordRecentEvents(bus),
     trustedProxies: () => current.settings.TrustedProxies,
@@ -148,6 +158,7 @@ export async function runDaemon(
   };
   const http = await startHttpServers(app, config.listen, { guard, timeouts: limits, onError }).catch(
     async (err: unknown) => {
+      users.stop();
       await lock.release();
       throw err;
     },
@@ -244,6 +255,7 @@ export async function runDaemon(
       stopCheckinLog();
       stopRefusedLog();
       stopLogHealthLog();
+      users.stop();
       diskWatch?.stop();
       hubWatches.stop();
       await Promise.allSettled([notifier.stop(), audit.close(), http.close()]);

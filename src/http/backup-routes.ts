@@ -94,8 +94,10 @@ const reply = <T>(c: Context, a: Answer<T>) => ('error' in a ? c.json({ error: a
  */
 export function backupRoutes(deps: HttpDeps): Hono {
   const api = new Hono<InstanceEnv>();
-  api.get('/instances/:key/backups', apiToken(deps, 'status'), async (c) => reply(c, await list(c.var.instance)));
-  api.post('/instances/:key/backups', apiToken(deps, 'control'), async (c) =>
+  api.get('/instances/:key/backups', apiToken(deps, 'status', 'GET /instances/:key/backups'), async (c) =>
+    reply(c, await list(c.var.instance)),
+  );
+  api.post('/instances/:key/backups', apiToken(deps, 'control', 'POST /instances/:key/backups'), async (c) =>
     reply(c, await take(deps, c.var.instance, { user: c.var.user, remote: remoteAddress(c) })),
   );
 

@@ -165,7 +165,7 @@ export function consoleRoutes(deps: HttpDeps): Hono {
   const limit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
 
   const api = new Hono<InstanceEnv>();
-  api.post('/instances/:key/console', apiToken(deps, 'control'), limit, async (c) => {
+  api.post('/instances/:key/console', apiToken(deps, 'control', 'POST /instances/:key/console'), limit, async (c) => {
     const caller: Caller = { user: c.var.user, remote: remoteAddress(c), via: 'api' };
     const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
     return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });

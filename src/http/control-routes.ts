@@ -112,9 +112,8 @@ export const controlRouteDocs: readonly RouteDoc[] = [
  */
 export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   const app = new Hono<InstanceEnv>();
-  const control = apiToken(deps, 'control');
   for (const verb of CONTROL_VERBS) {
-    app.post(`/:key/${verb}`, control, async (c) => {
+    app.post(`/:key/${verb}`, apiToken(deps, 'control', `POST /instances/:key/${verb}`), async (c) => {
       const { instance, user } = c.var;
       const req = controlRequestOf(c, instance.key, user, { holdReason: '', via: 'api' });
       const answer = await carryOut(deps, instance, verb, req);
@@ -122,7 +121,9 @@ export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
     });
   }
 
-  app.get('/:key/status', apiToken(deps, 'status'), (c) => c.json(c.var.instance.status()));
+  app.get('/:key/status', apiToken(deps, 'status', 'GET /instances/:key/status'), (c) =>
+    c.json(c.var.instance.status()),
+  );
 
   return app;
 }

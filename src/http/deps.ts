@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import type { UsersDb } from '../auth/users-file.ts';
 import type { Bus, DiskReading } from '../bus.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsCollector } from '../metrics/collector.ts';
@@ -17,6 +18,8 @@ export interface HttpDeps {
    * applies; absent or returning undefined → only loopback clients are served.
    */
   admin?: () => AdminCredentials | undefined;
+  /** The users file in force (accounts and API keys), read per request; absent → no accounts. */
+  users?: () => UsersDb;
   /** The Prometheus collector; `createApp` makes one subscribed to `bus` when absent. */
   metrics?: MetricsCollector;
   /** The facts the dashboard's `hello` lists; `/events` starts recording when absent. */

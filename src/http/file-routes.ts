@@ -153,7 +153,7 @@ const segmentsAfter = (c: Context, filesAt: number): string[] =>
 export function fileRoutes(deps: HttpDeps): Hono {
   const api = new Hono<InstanceEnv>();
   // The wildcard matches the bare `…/files` too (the list of shared folders). Raw path: ['', 'instances', key, 'files', …].
-  api.get('/instances/:key/files/*', apiToken(deps, 'status'), (c) =>
+  api.get('/instances/:key/files/*', apiToken(deps, 'status', 'GET /instances/:key/files/*'), (c) =>
     answer(deps, c, c.var.instance, segmentsAfter(c, 3), { user: c.var.user, remote: remoteAddress(c) }),
   );
 

@@ -1,10 +1,15 @@
 import type { Context, MiddlewareHandler } from 'hono';
+import { parseBearer } from '../auth/api-keys.ts';
+import { can, findApiKey, findUser, type Principal, principalName } from '../auth/can.ts';
+import type { Permission } from '../auth/permissions.ts';
+import { EMPTY_USERS, hasAccounts, type UsersDb } from '../auth/users-file.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import type { InstanceControl, InstanceRegistry } from '../supervisor/contract.ts';
 import { parseBasicAuth, WWW_AUTHENTICATE } from './basic-auth.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
+import { type InstanceRoute, ROUTE_PERMISSIONS } from './route-permissions.ts';
 
 /** The Hono environment of routes behind an instance's credentials: the instance and the user the header named. */
 export type InstanceEnv = { Variables: { instance: InstanceControl; user: string } };
@@ -16,7 +21,8 @@ export type AuthStatus = 400 | 401 | 403 | 404 | 503;
 
 export type AuthResult =
   | { ok: true; user: string; instance: InstanceControl }
-  | { ok: false; status: AuthStatus; user: string | undefined; reason: string };
+  /** `permission`: the right a known principal lacks (a 403 names it). */
+  | { ok: false; status: AuthStatus; user: string | undefined; reason: string; permission?: Permission };
 
 /**
  * The decision order README.md documents ("HTTP API"), exactly: no/non-Basic header → 401; bad base64 or no
@@ -58,11 +64,70 @@ export function authorize(
   return { ok: true, user, instance };
 }
 
-/** The answer to a request whose credentials failed; a 401 always carries the Basic challenge. */
-export function denied(c: Context, status: AuthStatus, reason: string): Response {
+/**
+ * The answer to a request whose credentials failed; a 401 always carries the Basic challenge, and a refusal for
+ * want of a right names it.
+ */
+export function denied(c: Context, status: AuthStatus, reason: string, permission?: Permission): Response {
   if (status === 401) c.header('WWW-Authenticate', WWW_AUTHENTICATE);
   if (status === 503) c.header('Retry-After', '1');
-  return c.json({ error: reason }, status);
+  return c.json(permission === undefined ? { error: reason } : { error: reason, permission }, status);
+}
+
+/** The instance `key` names, or the refusal `authorize` gives for an unknown or still starting one. */
+function instanceFor(key: string, deps: Pick<HttpDeps, 'registry'>, user: string): AuthResult {
+  const instance = deps.registry.get(key);
+  if (instance) return { ok: true, user, instance };
+  if (deps.registry.starting?.(key))
+    return { ok: false, status: 503, user, reason: 'instance still starting; retry in a moment' };
+  return { ok: false, status: 404, user, reason: 'unknown instance' };
+}
+
+/** Another instance's key that is no user's name: its ApiToken on this route is refused as it always was (403). */
+const otherToken = (name: string, db: UsersDb, deps: Pick<HttpDeps, 'registry'>): boolean =>
+  !db.users.has(name) && (deps.registry.get(name) !== undefined || deps.registry.starting?.(name) === true);
+
+/**
+ * Who the header speaks for on `key`'s route, and whether can() lets them use `permission` there. With no users
+ * file (or an empty one) this is `authorize` with the ApiToken, answer for answer. With accounts: a Bearer key, or
+ * Basic `<user>:<password>` of a user whose name is not the instance key (that name stays the ApiToken's); an
+ * unknown user or key, a wrong password or an expired key → 401; a known one lacking the right → 403 naming it.
+ */
+export async function authorizeFor(
+  header: string | undefined,
+  key: string,
+  deps: Pick<HttpDeps, 'registry' | 'users'>,
+  permission: Permission,
+): Promise<AuthResult> {
+  const db = deps.users?.() ?? EMPTY_USERS;
+  let principal: Principal | undefined;
+  if (hasAccounts(db)) {
+    const bearer = parseBearer(header);
+    const creds = bearer === undefined ? parseBasicAuth(header) : undefined;
+    if (bearer !== undefined) {
+      const found = findApiKey(bearer, db);
+      if (!found) return { ok: false, status: 401, user: undefined, reason: 'unknown, revoked or expired key' };
+      principal = { kind: 'key', key: found };
+    } else if (creds?.kind === 'ok' && creds.user !== key && db.users.size > 0 && !otherToken(creds.user, db, deps)) {
+      const found = await findUser(creds.user, creds.password, db);
+      if (!found) return { ok: false, status: 401, user: creds.user, reason: 'wrong user name or password' };
+      principal = { kind: 'user', user: found };
+    }
+  }
+  let result: AuthResult;
+  if (principal === undefined) {
+    result = authorize(header, key, deps.registry, 'apiToken');
+    if (!result.ok) return result;
+    principal = { kind: 'instance-token', instance: key };
+  } else {
+    result = instanceFor(key, deps, principalName(principal));
+    if (!result.ok) return result;
+  }
+  if (!can(principal, permission, key, db)) {
+    const reason = `${principalName(principal)} may not ${permission} on ${shownKey(key)}`;
+    return { ok: false, status: 403, user: result.user, reason, permission };
+  }
+  return result;
 }
 
 type Denial = Extract<AuthResult, { ok: false }>;
@@ -73,16 +138,20 @@ type Denial = Extract<AuthResult, { ok: false }>;
  * front of each handler, never under a prefix (createApp says why).
  */
 function instanceAuth(
-  deps: Pick<HttpDeps, 'registry'>,
-  credential: Credential,
+  deps: Pick<HttpDeps, 'registry' | 'users'>,
+  credential: 'checkinSecret' | Permission,
   onRefused: (c: Context, key: string, denial: Denial) => void,
 ): MiddlewareHandler<InstanceEnv> {
   return async (c, next) => {
     const key = c.req.param('key') ?? '';
-    const auth = authorize(c.req.header('authorization'), key, deps.registry, credential);
+    const header = c.req.header('authorization');
+    const auth =
+      credential === 'checkinSecret'
+        ? authorize(header, key, deps.registry, credential)
+        : await authorizeFor(header, key, deps, credential);
     if (!auth.ok) {
       onRefused(c, key, auth);
-      return denied(c, auth.status, auth.reason);
+      return denied(c, auth.status, auth.reason, auth.permission);
     }
     c.set('instance', auth.instance);
     c.set('user', auth.user);
@@ -94,14 +163,16 @@ function instanceAuth(
 const lastSegment = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 
 /**
- * The instance's `ApiToken`, for control and status. A refusal is a `daemon:request-refused` under `route`: anyone can
- * send these, as fast as they like, so the audit and the daemon's log rate-limit them by source (refused.ts).
+ * The instance's `ApiToken`, a user or a key holding the permission `row` of ROUTE_PERMISSIONS names. A refusal is a
+ * `daemon:request-refused` under `route`: anyone can send these, as fast as they like, so the audit and the
+ * daemon's log rate-limit them by source (refused.ts).
  */
 export function apiToken(
-  deps: Pick<HttpDeps, 'registry' | 'bus'>,
+  deps: Pick<HttpDeps, 'registry' | 'bus' | 'users'>,
   route: 'control' | 'status',
+  row: InstanceRoute,
 ): MiddlewareHandler<InstanceEnv> {
-  return instanceAuth(deps, 'apiToken', (c, key, r) =>
+  return instanceAuth(deps, ROUTE_PERMISSIONS[row], (c, key, r) =>
     reportRefused(deps.bus, c, {
       route,
       action: lastSegment(c.req.path),

@@ -7,10 +7,11 @@ import type { InstanceControl } from '../supervisor/contract.ts';
 import { ADMIN_CHALLENGE, type AdminEnv, adminAccess, decideAdminAccess } from './admin-auth.ts';
 import { instanceDir } from './api-routes.ts';
 import type { HttpDeps } from './deps.ts';
-import { authorize, denied } from './instance-auth.ts';
+import { authorizeFor, denied } from './instance-auth.ts';
 import { reportRefused } from './refused.ts';
 import { shownKey } from './request-info.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
+import { ROUTE_PERMISSIONS } from './route-permissions.ts';
 import type { DashboardLog, Logs } from './schemas.ts';
 
 const MAX_LINES = 1000;
@@ -71,6 +72,8 @@ export const logRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
+const LOGS = 'GET /instances/:key/logs';
+
 /** The log route's environment: the instance its credentials admitted. */
 type LogEnv = { Variables: { instance: InstanceControl } };
 
@@ -82,10 +85,22 @@ type LogEnv = { Variables: { instance: InstanceControl } };
 function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
   return async (c, next) => {
     const key = c.req.param('key') ?? '';
-    const auth = authorize(c.req.header('authorization'), key, deps.registry, 'apiToken');
+    const auth = await authorizeFor(c.req.header('authorization'), key, deps, ROUTE_PERMISSIONS[LOGS]);
     if (auth.ok) {
       c.set('instance', auth.instance);
       return next();
+    }
+    // A user or key that was recognised and lacks the right: the answer is theirs, not the admin rule's.
+    if (auth.permission !== undefined) {
+      reportRefused(deps.bus, c, {
+        route: 'logs',
+        action: 'logs',
+        key,
+        user: auth.user,
+        status: 403,
+        reason: auth.reason,
+      });
+      return denied(c, auth.status, auth.reason, auth.permission);
     }
     const admin = decideAdminAccess(c, deps);
     if (admin.ok) {

@@ -145,7 +145,14 @@ export function openApiDocument(version: string): JsonObject {
     paths,
     components: {
       securitySchemes: {
-        instanceToken: { type: 'http', scheme: 'basic', description: 'user: the instance key; password: its ApiToken' },
+        instanceToken: {
+          type: 'http',
+          scheme: 'basic',
+          description:
+            "user: the instance key; password: its ApiToken. These routes also take a user's name and password " +
+            '(users.yml), or `Authorization: Bearer <key>` of an API key, holding the permission the route needs ' +
+            '(403 with `permission` when not; README "Users and rights")',
+        },
         launchSecret: {
           type: 'http',
           scheme: 'basic',

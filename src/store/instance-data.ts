@@ -1,10 +1,11 @@
-import { open, rename, rm, stat } from 'node:fs/promises';
+import { rename, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as v from 'valibot';
 import { MAINTENANCE_POLICIES } from '../config/sections/maintenance.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { readRegularFile } from '../regular-file.ts';
+import { writeFileAtomic } from './atomic-file.ts';
 
 /** The watchdog's own per-instance file, in the instance folder. */
 export const DATA_FILE = 'data.json';
@@ -199,7 +200,6 @@ async function freeName(name: string): Promise<string> {
 
 /** Pending writes per folder, so writes land in the order they were made. */
 const queues = new Map<string, Promise<void>>();
-let tmpCounter = 0;
 
 /**
  * Writes `<dir>/data.json` atomically: a temporary file in the same folder (mode 0600), fsync, rename over the
@@ -222,36 +222,11 @@ export function writeInstanceData(dir: string, data: InstanceData, opts: { durab
 
 async function writeNow(dir: string, data: InstanceData, durable: boolean): Promise<void> {
   const file = join(dir, DATA_FILE);
-  tmpCounter += 1;
-  const tmp = join(dir, `.${DATA_FILE}.${process.pid}.${tmpCounter}.tmp`);
   try {
-    const handle = await open(tmp, 'wx', 0o600);
-    try {
-      await handle.writeFile(`${JSON.stringify(data, null, 2)}\n`, 'utf8');
-      if (durable) await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tmp, file);
+    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { durable });
   } catch (err) {
-    await rm(tmp, { force: true }).catch(() => undefined);
     throw new Error(`could not write ${file} (${describeError(err)}); check that the instance folder is writable`, {
       cause: err,
     });
-  }
-  if (durable) await syncDir(dir);
-}
-
-/** Makes the rename durable. Not every platform can open a folder for fsync (Windows); the rename stands anyway. */
-async function syncDir(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Best effort only.
   }
 }

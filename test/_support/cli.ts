@@ -27,12 +27,17 @@ export interface RunningCli {
 }
 
 /** Starts `node bin/watchdog <args>` as a real process; the caller must await `exited` (or kill it by pid). */
-export function spawnCli(args: string[], opts: { cwd: string; env?: Record<string, string> }): RunningCli {
+export function spawnCli(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string>; input?: string },
+): RunningCli {
   const proc = spawn(process.execPath, [WATCHDOG, ...args], {
     cwd: opts.cwd,
     env: cliEnv(opts.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  // What a pipe would give it (`printf pw | watchdog user add …`), then the end of input.
+  if (opts.input !== undefined) proc.stdin!.end(opts.input);
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -44,7 +49,7 @@ export function spawnCli(args: string[], opts: { cwd: string; env?: Record<strin
 /** Runs the CLI to completion; SIGKILLs it after `timeoutMs` so a hung command fails the test instead of the run. */
 export async function runCli(
   args: string[],
-  opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
+  opts: { cwd: string; env?: Record<string, string>; timeoutMs?: number; input?: string },
 ): Promise<CliResult> {
   const cli = spawnCli(args, opts);
   const timer = setTimeout(() => cli.proc.kill('SIGKILL'), opts.timeoutMs ?? 60_000);

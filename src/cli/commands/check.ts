@@ -1,5 +1,6 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { relative } from 'node:path';
+import { readUsersFile } from '../../auth/users-file.ts';
 import { displayName } from '../../config/layers.ts';
 import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import { loadConfig } from '../../config/load.ts';
@@ -98,11 +99,14 @@ export async function run(args: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
   const cwd = process.cwd();
   const loaded = await loadConfig({ file: values.config, cwd, env: process.env, urls: values.urls });
-  if (!loaded.ok) {
-    process.stderr.write(loaded.problems.map((p) => `${p}\n`).join(''));
+  const users = loaded.ok ? await readUsersFile(loaded.config.usersFile) : undefined;
+  if (!loaded.ok || !users?.ok) {
+    const problems = loaded.ok ? (users && !users.ok ? users.problems : []) : loaded.problems;
+    process.stderr.write(problems.map((p) => `${p}\n`).join(''));
     return 2;
   }
-  for (const w of [...loaded.warnings, ...runCommandWarnings(loaded.config)]) process.stderr.write(`warning: ${w}\n`);
+  for (const w of [...loaded.warnings, ...users.warnings, ...runCommandWarnings(loaded.config)])
+    process.stderr.write(`warning: ${w}\n`);
   process.stdout.write(`configuration is valid\n${formatSummary(loaded.config, cwd)}`);
   return 0;
 }

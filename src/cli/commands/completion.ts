@@ -1,3 +1,4 @@
+import { BUILTIN_ROLES, PERMISSIONS } from '../../auth/permissions.ts';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { COMMANDS, type CommandOptions } from '../registry.ts';
@@ -19,6 +20,8 @@ interface CompletionCommand {
   summary: string;
   /** Its positional argument is an instance key. */
   instanceKey: boolean;
+  /** Its first positional argument is one of these words (`user add`), or none. */
+  subcommands: readonly string[];
   flags: CompletionFlag[];
 }
 
@@ -75,6 +78,9 @@ const byKind = (spec: CompletionSpec, kind: string) =>
     .filter((c) => positional(c) === kind)
     .map((c) => c.name)
     .join('|');
+/** One `case` arm per command with subcommands, completing their words with `how`. */
+const subcommandCases = (spec: CompletionSpec, how: (words: string) => string) =>
+  spec.commands.filter((c) => c.subcommands.length > 0).map((c) => `    ${c.name}) ${how(c.subcommands.join(' '))} ;;`);
 const topLevel = (spec: CompletionSpec) =>
   [...spec.commands.map((c) => c.name), '--help', '-h', '--version', '-V'].join(' ');
 
@@ -116,6 +122,7 @@ ${flagCases.join('\n')}
     ${byKind(spec, 'instance')}) COMPREPLY=($(compgen -W "$(_watchdog_instances)" -- "$cur")) ;;
     ${byKind(spec, 'shell')}) COMPREPLY=($(compgen -W "${SHELLS.join(' ')}" -- "$cur")) ;;
     ${byKind(spec, 'dir')}) COMPREPLY=($(compgen -d -- "$cur")) ;;
+${subcommandCases(spec, (w) => `COMPREPLY=($(compgen -W "${w}" -- "$cur"))`).join('\n')}
   esac
   return 0
 }
@@ -158,6 +165,7 @@ ${flagCases.join('\n')}
     ${byKind(spec, 'instance')}) keys=(\${(f)"$(_watchdog_instances)"}); keys=(\${keys:#}); compadd -a keys ;;
     ${byKind(spec, 'shell')}) compadd -- ${SHELLS.join(' ')} ;;
     ${byKind(spec, 'dir')}) _files -/ ;;
+${subcommandCases(spec, (w) => `compadd -- ${w}`).join('\n')}
   esac
 }
 (( $+functions[compdef] )) && compdef _watchdog watchdog
@@ -195,6 +203,7 @@ function fish(spec: CompletionSpec): string {
     if (kind === 'instance') lines.push(`complete -c watchdog ${when} -a '(__watchdog_instances)'`);
     if (kind === 'shell') lines.push(`complete -c watchdog ${when} -a ${fishQuote(SHELLS.join(' '))}`);
     if (kind === 'dir') lines.push(`complete -c watchdog ${when} -a '(__fish_complete_directories)'`);
+    if (c.subcommands.length > 0) lines.push(`complete -c watchdog ${when} -a ${fishQuote(c.subcommands.join(' '))}`);
   }
   return lines.join('\n') + '\n';
 }
@@ -219,6 +228,8 @@ const VALUES: Record<string, readonly string[] | 'file' | 'dir'> = {
   format: ['mermaid', 'dot', 'json'],
   'log-level': ['debug', 'info', 'warn', 'error'],
   'log-format': ['json'],
+  role: Object.keys(BUILTIN_ROLES),
+  permission: PERMISSIONS,
 };
 
 /** What the scripts complete, read from every command's own option list (the one its parser uses). */
@@ -238,6 +249,7 @@ async function spec(): Promise<CompletionSpec> {
         name,
         summary: entry.summary,
         instanceKey: entry.instanceKey === true,
+        subcommands: entry.subcommands ?? [],
         flags: [...flags, { long: 'help', short: 'h', takesValue: false, values: undefined }],
       };
     }),

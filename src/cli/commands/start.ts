@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { readUsersFile } from '../../auth/users-file.ts';
 import { loadConfig } from '../../config/load.ts';
 import { startConfigReload } from '../../daemon/reload.ts';
 import { runDaemon } from '../../daemon/run.ts';
@@ -88,13 +89,19 @@ export async function run(args: string[]): Promise<number> {
     return 2;
   }
   const { config } = loaded;
+  // A broken users file refuses the start as a broken appsettings.yml does: nobody would be let in as meant.
+  const users = await readUsersFile(config.usersFile);
+  if (!users.ok) {
+    process.stderr.write(users.problems.map((p) => `${p}\n`).join(''));
+    return 2;
+  }
   configureLogging({
     level: parseLogLevel(cliLevel) ?? config.logLevel,
     overrides: config.logOverrides,
     json: values['log-format'] === 'json' ? true : undefined,
   });
   const log = createLogger('watchdog');
-  for (const w of loaded.warnings) log.warn(w);
+  for (const w of [...loaded.warnings, ...users.warnings]) log.warn(w);
 
   // A signal while starting would otherwise end the process (the default action), leaving the servers launched so
   // far behind: remember it and act on it once the daemon is up.
@@ -111,6 +118,7 @@ export async function run(args: string[]): Promise<number> {
   // A daemon that cannot start must not leave the inspector's listener holding the process open.
   const daemon = await runDaemon(config, {
     guardProcess: true,
+    users: users.db,
     ...(inspector ? { inspect: inspector.inspect } : {}),
   }).catch(async (err: unknown) => {
     await inspector?.stop();

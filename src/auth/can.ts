@@ -1,0 +1,82 @@
+import { sameSecret } from '../kit/api-watchdog.ts';
+import { apiKeyId, hashApiKey } from './api-keys.ts';
+import { verifyPassword } from './password.ts';
+import { grants, type Permission } from './permissions.ts';
+import type { ApiKeyEntry, UserAccount, UsersDb } from './users-file.ts';
+
+/** Who a request speaks for, once its credentials were checked. */
+export type Principal =
+  | { kind: 'user'; user: UserAccount }
+  | { kind: 'key'; key: ApiKeyEntry }
+  /** An instance's `ApiToken`: everything but `users.manage`, on that instance only. */
+  | { kind: 'instance-token'; instance: string }
+  /** The `Admin` login of appsettings.yml: admin on all instances. */
+  | { kind: 'admin'; name: string };
+
+/** The principal's name in the audit log: the user, `key:<id>`, the instance key, or the Admin user. */
+export function principalName(p: Principal): string {
+  switch (p.kind) {
+    case 'user':
+      return p.user.name;
+    case 'key':
+      return `key:${p.key.id}`;
+    case 'instance-token':
+      return p.instance;
+    case 'admin':
+      return p.name;
+  }
+}
+
+/**
+ * THE check: whether `principal` may use `permission` on `instance`; every route asks it and nothing else. A key
+ * holds what both it and its user hold now (so taking a right from the user takes it from the key), and nothing
+ * once expired or once its user is gone. `db` is the users file in force; `now` is the clock (epoch ms).
+ */
+export function can(
+  principal: Principal,
+  permission: Permission,
+  instance: string,
+  db: UsersDb,
+  now: number = Date.now(),
+): boolean {
+  switch (principal.kind) {
+    case 'admin':
+      return true;
+    case 'instance-token':
+      return principal.instance === instance && permission !== 'users.manage';
+    case 'user': {
+      // The account as the file now says, not as it was when the request's credentials were read.
+      const user = db.users.get(principal.user.name);
+      return user !== undefined && grants(user.grants, permission, instance);
+    }
+    case 'key': {
+      const key = principal.key;
+      if (key.expiresAt !== undefined && now >= key.expiresAt) return false;
+      const user = db.users.get(key.user);
+      if (!user || !grants(user.grants, permission, instance)) return false;
+      return key.grants === undefined || grants(key.grants, permission, instance);
+    }
+  }
+}
+
+/** The key a Bearer token names, if it is one of ours, matches its stored hash, is in force and has its user. */
+export function findApiKey(token: string, db: UsersDb, now: number = Date.now()): ApiKeyEntry | undefined {
+  const id = apiKeyId(token);
+  const entry = id === undefined ? undefined : db.keys.get(id);
+  // Hashed either way, so an unknown id costs what a known one does.
+  const matches = sameSecret(hashApiKey(token), entry?.hash ?? '');
+  if (!entry || !matches) return undefined;
+  if (entry.expiresAt !== undefined && now >= entry.expiresAt) return undefined;
+  if (!db.users.has(entry.user)) return undefined;
+  return entry;
+}
+
+/** The user named, if the password matches; an unknown name costs a hash too, so it cannot be told apart by time. */
+export async function findUser(name: string, password: string, db: UsersDb): Promise<UserAccount | undefined> {
+  const user = db.users.get(name);
+  const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
+  return user && ok ? user : undefined;
+}
+
+/** A valid hash of nothing anyone knows, checked against for unknown names. */
+const DUMMY_HASH = 'scrypt$N=16384,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';

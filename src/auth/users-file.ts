@@ -1,0 +1,195 @@
+import { readFile } from 'node:fs/promises';
+import { problemLine } from '../config/issues.ts';
+import { parseYaml } from '../config/layers.ts';
+import { INSTANCE_KEY } from '../config/schema.ts';
+import { describeError } from '../errors.ts';
+import { isApiKeyHash } from './api-keys.ts';
+import { isPasswordHash } from './password.ts';
+import { BUILTIN_ROLES, type Grant, isPermission, PERMISSIONS, type Permission, splitScoped } from './permissions.ts';
+
+/** The users file as written: what the CLI edits and serialises back. */
+export interface UsersDoc {
+  Roles?: Record<string, string[]>;
+  Users?: Record<string, { Password: string; Roles?: string[] }>;
+  Keys?: Record<string, { User: string; Hash: string; Permissions?: string[]; Expires?: string; Created?: string }>;
+}
+
+export interface UserAccount {
+  name: string;
+  passwordHash: string;
+  grants: Grant[];
+}
+
+export interface ApiKeyEntry {
+  id: string;
+  user: string;
+  hash: string;
+  /** Its own rights; undefined → whatever its user holds. */
+  grants: Grant[] | undefined;
+  /** Epoch ms after which it is refused; undefined → never. */
+  expiresAt: number | undefined;
+}
+
+/** The users file after validation: what can() reads. */
+export interface UsersDb {
+  users: ReadonlyMap<string, UserAccount>;
+  keys: ReadonlyMap<string, ApiKeyEntry>;
+}
+
+export const EMPTY_USERS: UsersDb = { users: new Map(), keys: new Map() };
+
+/** No users and no keys: the daemon behaves as it did before there were accounts. */
+export const hasAccounts = (db: UsersDb): boolean => db.users.size > 0 || db.keys.size > 0;
+
+export type UsersParse =
+  /** `missing`: there is no users file (no accounts). */
+  { ok: true; db: UsersDb; doc: UsersDoc; warnings: string[]; missing?: true } | { ok: false; problems: string[] };
+
+/** User and role names: printable, no `:` (Basic ends the name there) and no spaces. */
+export const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;
+const isMap = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isStringList = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');
+const ROLE_NAMES = Object.keys(BUILTIN_ROLES).join(', ');
+
+/** A duplicate key as yaml reports it, with the name that was written twice. */
+function nameDuplicates(problems: string[], text: string): string[] {
+  const lines = text.split('\n');
+  return problems.map((p) => {
+    const m = /^(.*?):(\d+):\d+: Map keys must be unique/.exec(p);
+    if (!m) return p;
+    const key = /^\s*["']?([^"':#]+?)["']?\s*:/.exec(lines[Number(m[2]) - 1] ?? '')?.[1];
+    return key === undefined ? p : `${p}: "${key}" is named twice (each user, role and key is named once)`;
+  });
+}
+
+/**
+ * Validates a users file's text. Every problem is reported at once, one line each, naming the file and the user,
+ * role or key (`<file>: Users.bob.Roles[1]: expected …, got …`). A key whose user is gone is a warning, not a
+ * problem: it is refused at use, and editing a user out must not refuse the whole file.
+ */
+export function parseUsers(text: string, file: string): UsersParse {
+  const parsed = parseYaml(text, file);
+  if (!parsed.ok) return { ok: false, problems: nameDuplicates(parsed.problems, text) };
+  const data = parsed.data;
+  const problems: string[] = [];
+  const warnings = [...parsed.warnings];
+  const bad = (path: Array<string | number>, expected: string, found: unknown) =>
+    problems.push(problemLine(file, path, expected, found));
+  for (const top of Object.keys(data))
+    if (!['Roles', 'Users', 'Keys'].includes(top)) bad([top], 'expected one of Roles, Users, Keys', data[top]);
+
+  const roles = new Map<string, readonly Permission[]>(Object.entries(BUILTIN_ROLES));
+  const rolesIn = data.Roles ?? {};
+  if (!isMap(rolesIn)) bad(['Roles'], 'expected a map of role name to a list of permissions', rolesIn);
+  else
+    for (const [name, list] of Object.entries(rolesIn)) {
+      if (BUILTIN_ROLES[name]) bad(['Roles', name], `expected a new role name (${ROLE_NAMES} are built in)`, name);
+      else if (!NAME.test(name))
+        bad(['Roles', name], 'expected a role name of letters, digits, "_", "." and "-"', name);
+      if (!isStringList(list)) {
+        bad(['Roles', name], 'expected a list of permissions', list);
+        continue;
+      }
+      list.forEach((p, i) => {
+        if (!isPermission(p)) bad(['Roles', name, i], `expected a permission (${PERMISSIONS.join(', ')})`, p);
+      });
+      if (!BUILTIN_ROLES[name]) roles.set(name, list.filter(isPermission));
+    }
+
+  const scope = (path: Array<string | number>, instance: string): boolean => {
+    if (instance === '*' || INSTANCE_KEY.test(instance)) return true;
+    bad(path, 'expected an instance id after "@"', instance);
+    return false;
+  };
+
+  const users = new Map<string, UserAccount>();
+  const usersIn = data.Users ?? {};
+  if (!isMap(usersIn)) bad(['Users'], 'expected a map of user name to Password and Roles', usersIn);
+  else
+    for (const [name, entry] of Object.entries(usersIn)) {
+      const at = ['Users', name];
+      if (!NAME.test(name)) bad(at, 'expected a user name of letters, digits, "_", ".", "@" and "-"', name);
+      if (!isMap(entry)) {
+        bad(at, 'expected a map with Password and Roles', entry);
+        continue;
+      }
+      for (const k of Object.keys(entry))
+        if (k !== 'Password' && k !== 'Roles') bad([...at, k], 'expected Password or Roles', entry[k]);
+      const password = entry.Password;
+      if (typeof password !== 'string' || !isPasswordHash(password)) {
+        // Never echo what is there: it may be the password itself.
+        const found = typeof password === 'string' ? 'a value that is not one (plain text?)' : password;
+        problems.push(
+          problemLine(file, [...at, 'Password'], 'expected a scrypt hash; set it with `watchdog user passwd`', found),
+        );
+      }
+      const roleList = entry.Roles ?? [];
+      const grantList: Grant[] = [];
+      if (!isStringList(roleList)) bad([...at, 'Roles'], 'expected a list of role or role@instance', roleList);
+      else
+        roleList.forEach((text, i) => {
+          const { name: role, instance } = splitScoped(text);
+          const perms = roles.get(role);
+          if (!perms) bad([...at, 'Roles', i], `expected a role (${[...roles.keys()].join(', ')})`, text);
+          else if (scope([...at, 'Roles', i], instance))
+            for (const p of perms) grantList.push({ permission: p, instance });
+        });
+      users.set(name, { name, passwordHash: typeof password === 'string' ? password : '', grants: grantList });
+    }
+
+  const keys = new Map<string, ApiKeyEntry>();
+  const keysIn = data.Keys ?? {};
+  if (!isMap(keysIn)) bad(['Keys'], 'expected a map of key id to User, Hash, Permissions and Expires', keysIn);
+  else
+    for (const [id, entry] of Object.entries(keysIn)) {
+      const at = ['Keys', id];
+      if (!isMap(entry)) {
+        bad(at, 'expected a map with User, Hash, Permissions and Expires', entry);
+        continue;
+      }
+      for (const k of Object.keys(entry))
+        if (!['User', 'Hash', 'Permissions', 'Expires', 'Created'].includes(k))
+          bad([...at, k], 'expected User, Hash, Permissions, Expires or Created', entry[k]);
+      const user = entry.User;
+      if (typeof user !== 'string') bad([...at, 'User'], 'expected the name of the user the key belongs to', user);
+      else if (!users.has(user)) warnings.push(`${file}: Keys.${id}: its user ${user} does not exist; it is refused`);
+      const hash = entry.Hash;
+      if (typeof hash !== 'string' || !isApiKeyHash(hash))
+        bad([...at, 'Hash'], 'expected sha256$<hex>, as `watchdog key create` writes it', hash);
+      let grantList: Grant[] | undefined;
+      if (entry.Permissions !== undefined) {
+        grantList = [];
+        if (!isStringList(entry.Permissions))
+          bad([...at, 'Permissions'], 'expected a list of permission or permission@instance', entry.Permissions);
+        else
+          for (const [i, text] of entry.Permissions.entries()) {
+            const { name, instance } = splitScoped(text);
+            if (!isPermission(name))
+              bad([...at, 'Permissions', i], `expected a permission (${PERMISSIONS.join(', ')})`, text);
+            else if (scope([...at, 'Permissions', i], instance)) grantList.push({ permission: name, instance });
+          }
+      }
+      let expiresAt: number | undefined;
+      if (entry.Expires !== undefined) {
+        expiresAt = typeof entry.Expires === 'string' ? Date.parse(entry.Expires) : Number.NaN;
+        if (Number.isNaN(expiresAt)) bad([...at, 'Expires'], 'expected an ISO date and time', entry.Expires);
+      }
+      keys.set(id, { id, user: String(user), hash: String(hash), grants: grantList, expiresAt });
+    }
+
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, db: { users, keys }, doc: data as UsersDoc, warnings };
+}
+
+/** Reads and validates the users file; a missing file is `missing` (no accounts), never a problem. */
+export async function readUsersFile(file: string): Promise<UsersParse> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      return { ok: true, missing: true, db: EMPTY_USERS, doc: {}, warnings: [] };
+    return { ok: false, problems: [`${file}: cannot read the users file (${describeError(err)})`] };
+  }
+  return parseUsers(text, file);
+}

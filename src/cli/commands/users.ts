@@ -1,0 +1,119 @@
+import { hashPassword } from '../../auth/password.ts';
+import { checkedText, readForEdit, writeUsers } from '../../auth/users-edit.ts';
+import { NAME, type UsersDoc } from '../../auth/users-file.ts';
+import { loadConfig } from '../../config/load.ts';
+import { ConfigError, UsageError } from '../../errors.ts';
+import { parseCommandArgs } from '../client/args.ts';
+import { readNewPassword } from '../client/secret-input.ts';
+import type { Command, CommandOptions } from '../registry.ts';
+
+export const userUsage = `usage: watchdog user add <name> [--role R[@INSTANCE]]… [--password-stdin] [--config F]
+       watchdog user passwd <name> [--password-stdin] [--config F]
+       watchdog user remove <name> [--config F]
+       watchdog user list [--config F]
+  Edits the users file (users.yml beside appsettings.yml, or Users.File) on this host; the daemon reloads it.
+  A role without @INSTANCE holds on every instance. Roles: viewer, moderator, operator, admin, or one of the
+  file's Roles. The password is read from stdin with --password-stdin, else asked for twice on the terminal.
+  remove also revokes the user's keys.
+  --role R[@I]        a role, on instance I or on all (repeatable)
+  --password-stdin    read the password from stdin (never give it as an argument)
+  --config FILE       the main configuration file (default: ./appsettings.yml)`;
+
+export const userOptions = {
+  role: { type: 'string', multiple: true },
+  'password-stdin': { type: 'boolean' },
+  config: { type: 'string' },
+} as const satisfies CommandOptions;
+
+/** The users file the configuration names (`Users.File`, or users.yml beside the main file). */
+export async function usersFileOf(config: string | undefined): Promise<string> {
+  const loaded = await loadConfig({ file: config, cwd: process.cwd(), env: process.env });
+  if (!loaded.ok) throw new ConfigError(loaded.problems);
+  return loaded.config.usersFile;
+}
+
+/** Runs an edit, turning a problem with the files into their lines on stderr and exit 2. */
+export async function editing(run: () => Promise<number>): Promise<number> {
+  try {
+    return await run();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(err.problems.map((p) => `${p}\n`).join(''));
+    return 2;
+  }
+}
+
+const refuse = (message: string): number => {
+  process.stderr.write(`watchdog user: ${message}\n`);
+  return 1;
+};
+
+function nameArg(positionals: string[]): string {
+  const [, name, extra] = positionals;
+  if (name === undefined) throw new UsageError(`name the user\n${userUsage}`);
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"\n${userUsage}`);
+  if (!NAME.test(name))
+    throw new UsageError(`"${name}" is not a user name: letters, digits, "_", ".", "@" and "-", at most 64`);
+  return name;
+}
+
+function list(doc: UsersDoc): number {
+  const users = Object.entries(doc.Users ?? {});
+  if (users.length === 0) process.stdout.write('no users\n');
+  const keys = Object.values(doc.Keys ?? {});
+  for (const [name, u] of users) {
+    const owned = keys.filter((k) => k.User === name).length;
+    process.stdout.write(`${name}\troles: ${(u.Roles ?? []).join(', ') || '(none)'}\tkeys: ${owned}\n`);
+  }
+  return 0;
+}
+
+/** `watchdog user add|passwd|remove|list`. */
+export const user: Command = (args) =>
+  editing(async () => {
+    const { values, positionals } = parseCommandArgs(args, userOptions, userUsage);
+    const verb = positionals[0];
+    const file = await usersFileOf(values.config);
+    const doc = await readForEdit(file);
+    doc.Users ??= {};
+    const users = doc.Users;
+    switch (verb) {
+      case 'list':
+        if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${userUsage}`);
+        return list(doc);
+      case 'add': {
+        const name = nameArg(positionals);
+        if (users[name]) return refuse(`${name} exists already in ${file}; \`watchdog user passwd\` sets its password`);
+        // The roles are checked before the password is asked for, with a stand-in hash of nothing.
+        users[name] = { Password: await hashPassword('', { N: 1024, r: 1, p: 1 }), Roles: values.role ?? [] };
+        checkedText(file, doc);
+        users[name].Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, userUsage));
+        await writeUsers(file, doc);
+        process.stdout.write(`added ${name} to ${file}\n`);
+        return 0;
+      }
+      case 'passwd': {
+        const name = nameArg(positionals);
+        const entry = users[name];
+        if (!entry) return refuse(`no user ${name} in ${file}`);
+        entry.Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, userUsage));
+        await writeUsers(file, doc);
+        process.stdout.write(`set the password of ${name} in ${file}\n`);
+        return 0;
+      }
+      case 'remove': {
+        const name = nameArg(positionals);
+        if (!users[name]) return refuse(`no user ${name} in ${file}`);
+        delete users[name];
+        const revoked = Object.entries(doc.Keys ?? {}).filter(([, k]) => k.User === name);
+        for (const [id] of revoked) delete doc.Keys?.[id];
+        await writeUsers(file, doc);
+        process.stdout.write(
+          `removed ${name} from ${file}${revoked.length ? ` and revoked ${revoked.length} key(s)` : ''}\n`,
+        );
+        return 0;
+      }
+      default:
+        throw new UsageError(`${verb === undefined ? 'say what to do' : `unknown action "${verb}"`}\n${userUsage}`);
+    }
+  });

@@ -1,0 +1,59 @@
+import { basename, dirname } from 'node:path';
+import { hasAccounts, readUsersFile, type UsersDb } from '../auth/users-file.ts';
+import type { Logger } from '../log.ts';
+import { watchFolderFiles } from './reload.ts';
+
+export interface UsersReload {
+  /** The users file in force: the last one read without a problem. */
+  current(): UsersDb;
+  /** Reads the file again now (SIGHUP, tests); resolves once it was applied or refused. */
+  reload(trigger: string): Promise<void>;
+  stop(): void;
+}
+
+/**
+ * Keeps the users file in force and reads it again on SIGHUP and when it changes. A broken file, or one removed
+ * while it held accounts, leaves the last good one in force and says why: a typo must not lock every user out, nor
+ * a deleted file turn accounts back into "no users" (where only the ApiTokens and Admin are left).
+ */
+export function startUsersReload(opts: { file: string; initial: UsersDb; log: Logger }): UsersReload {
+  const { file, log } = opts;
+  let db = opts.initial;
+  let chain = Promise.resolve();
+  const once = async (trigger: string) => {
+    const read = await readUsersFile(file);
+    if (!read.ok) {
+      log.error(`users file reload (${trigger}) refused; the last good one stays in force`, { file });
+      for (const p of read.problems) log.error(`  ${p}`);
+      return;
+    }
+    if (read.missing && hasAccounts(db)) {
+      log.error(`the users file ${file} is gone; its last good version stays in force (empty it to remove every user)`);
+      return;
+    }
+    for (const w of read.warnings) log.warn(w);
+    db = read.db;
+    log.info(`users file reloaded (${trigger})`, { users: db.users.size, keys: db.keys.size });
+  };
+  const reload = (trigger: string) => {
+    chain = chain.then(() => once(trigger)).catch(() => undefined);
+    return chain;
+  };
+  const onHup = () => void reload('SIGHUP');
+  process.on('SIGHUP', onHup);
+  const unwatch = watchFolderFiles({
+    folder: dirname(file),
+    matches: (name) => name === basename(file),
+    what: 'users file',
+    onChange: () => void reload('file change'),
+    log,
+  });
+  return {
+    current: () => db,
+    reload,
+    stop() {
+      process.off('SIGHUP', onHup);
+      unwatch();
+    },
+  };
+}

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { monotonicMs } from '../clock.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import { apiKeyId, hashApiKey } from './api-keys.ts';
 import { verifyPassword } from './password.ts';
@@ -71,11 +73,35 @@ export function findApiKey(token: string, db: UsersDb, now: number = Date.now())
   return entry;
 }
 
-/** The user named, if the password matches; an unknown name costs a hash too, so it cannot be told apart by time. */
-export async function findUser(name: string, password: string, db: UsersDb): Promise<UserAccount | undefined> {
+/** scrypt checks running at once: a flood of wrong passwords gets this many threadpool threads, never all of them. */
+const MAX_CHECKS = 2;
+let checking = 0;
+/** Passwords checked lately, by stored hash and password digest → until when (monotonic ms): one scrypt a minute. */
+const verified = new Map<string, number>();
+const VERIFIED_MS = 60_000;
+const VERIFIED_MAX = 1000;
+
+/**
+ * The user named, if the password matches; `busy` while MAX_CHECKS checks run (the caller answers 503). An unknown
+ * name costs a hash too, so it cannot be told apart by time. A match is remembered for a minute under the stored
+ * hash (a changed password is a new hash), so a client sending its password with every request pays scrypt once.
+ */
+export async function findUser(name: string, password: string, db: UsersDb): Promise<UserAccount | 'busy' | undefined> {
   const user = db.users.get(name);
-  const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
-  return user && ok ? user : undefined;
+  const stored = user?.passwordHash ?? DUMMY_HASH;
+  const memo = `${stored}\0${createHash('sha256').update(password).digest('base64')}`;
+  const until = verified.get(memo);
+  if (user && until !== undefined && until > monotonicMs()) return user;
+  if (checking >= MAX_CHECKS) return 'busy';
+  checking += 1;
+  try {
+    if (!(await verifyPassword(password, stored)) || !user) return undefined;
+  } finally {
+    checking -= 1;
+  }
+  if (verified.size >= VERIFIED_MAX) verified.clear();
+  verified.set(memo, monotonicMs() + VERIFIED_MS);
+  return user;
 }
 
 /** A valid hash of nothing anyone knows, checked against for unknown names. */

@@ -110,6 +110,14 @@ export async function authorizeFor(
       principal = { kind: 'key', key: found };
     } else if (creds?.kind === 'ok' && creds.user !== key && db.users.size > 0 && !otherToken(creds.user, db, deps)) {
       const found = await findUser(creds.user, creds.password, db);
+      if (found === 'busy') {
+        return {
+          ok: false,
+          status: 503,
+          user: creds.user,
+          reason: 'too many password checks at once; retry in a moment',
+        };
+      }
       if (!found) return { ok: false, status: 401, user: creds.user, reason: 'wrong user name or password' };
       principal = { kind: 'user', user: found };
     }

@@ -136,9 +136,26 @@ test('passwords :: scrypt hashes verify, carry their parameters, and differ per 
     'too cheap',
   );
   const d = await db((h) => `Users:\n  u:\n    Password: "${h}"\n`);
-  assert.is((await findUser('u', 'pw-123456', d))?.name, 'u');
+  const found = await findUser('u', 'pw-123456', d);
+  assert.is(found !== 'busy' && found?.name, 'u');
   assert.is(await findUser('u', 'nope', d), undefined);
   assert.is(await findUser('ghost', 'pw-123456', d), undefined);
+});
+
+test('passwords :: at most two scrypt checks at once; a password checked lately is not hashed again', async () => {
+  const d = await db((h) => `Users:\n  u:\n    Password: "${h}"\n`);
+  // Two wrong guesses hold both checks; a third stranger is turned away at once instead of queueing CPU.
+  const flood = [findUser('u', 'guess-1', d), findUser('ghost', 'guess-2', d)];
+  assert.is(await findUser('u', 'guess-3', d), 'busy');
+  assert.equal(await Promise.all(flood), [undefined, undefined]);
+  const first = await findUser('u', 'pw-123456', d);
+  assert.is(first !== 'busy' && first?.name, 'u');
+  // Remembered: with both checks held again, the same password still passes, without a check of its own.
+  const held = [findUser('u', 'guess-4', d), findUser('u', 'guess-5', d)];
+  const again = await findUser('u', 'pw-123456', d);
+  assert.is(again !== 'busy' && again?.name, 'u');
+  assert.is(await findUser('u', 'pw-1234567', d), 'busy', 'only that password is remembered');
+  await Promise.all(held);
 });
 
 test('permissions :: every name of the interface, exactly', () => {

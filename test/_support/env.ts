@@ -120,18 +120,19 @@ export function tempSuite<C extends object = Record<never, never>>(
 
 /**
  * Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). The first polls
- * come every `everyMs`, then further apart, up to 200 ms: most checks ask a daemon over HTTP, and a wait of seconds
- * polled every 25 ms cost the daemon and the test more CPU than the thing waited for.
+ * come every 25 ms, then further apart, up to 200 ms: most checks ask a daemon over HTTP, and a wait of seconds
+ * polled every 25 ms cost the daemon and the test more CPU than the thing waited for. A caller that needs its
+ * moment precisely gives `everyMs`, and is polled at that pace throughout.
  */
 export async function waitFor<T>(
   what: string,
   check: () => T | Promise<T>,
   timeoutMs = 10_000,
-  everyMs = 25,
+  everyMs?: number,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
-  let pause = everyMs;
+  let pause = everyMs ?? 25;
   for (;;) {
     try {
       const value = await check();
@@ -143,7 +144,7 @@ export async function waitFor<T>(
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     }
     await new Promise((r) => setTimeout(r, pause));
-    pause = Math.max(everyMs, Math.min(200, pause * 1.5));
+    if (everyMs === undefined) pause = Math.min(200, pause * 1.5);
   }
 }
 

@@ -69,7 +69,11 @@ test('wrapper :: /ready at the first check-in, /health through a crash and relau
 
     const first = await waitState(d, 'demo', TOKEN, 'server.running');
     await waitFor('/ready', () => posts(sdk, '/ready').length === 1, 10_000);
-    const checkedIn = Date.parse(first.lastCheckinAt ?? '');
+    // The first check-in is the move to running, stamped in the daemon's log (the status's lastCheckinAt may be a
+    // later one by the time it is read).
+    const line = /^(\S+) INFO +\[watchdog:demo\] state server\.running from=server\.starting/m.exec(d.log());
+    const checkedIn = Date.parse(line?.[1] ?? '');
+    assert.ok(Number.isFinite(checkedIn), 'the move to running is in the log');
     assert.ok((posts(sdk, '/ready')[0]?.at ?? 0) >= checkedIn - 50, '/ready came after the check-in');
 
     // The player count from the server's GET /status (the fixture says 0) as the label and the Counter.

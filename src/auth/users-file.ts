@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { problemLine } from '../config/issues.ts';
 import { parseYaml } from '../config/layers.ts';
 import { INSTANCE_KEY } from '../config/schema.ts';
 import { describeError } from '../errors.ts';
+import { readRegularFile } from '../regular-file.ts';
 import { isApiKeyHash } from './api-keys.ts';
 import { isPasswordHash } from './password.ts';
 import { BUILTIN_ROLES, type Grant, isPermission, PERMISSIONS, type Permission, splitScoped } from './permissions.ts';
@@ -185,7 +185,8 @@ export function parseUsers(text: string, file: string): UsersParse {
 export async function readUsersFile(file: string): Promise<UsersParse> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    // A named pipe in its place must not park a threadpool thread for good: it is refused like any bad file.
+    text = await readRegularFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT')
       return { ok: true, missing: true, db: EMPTY_USERS, doc: {}, warnings: [] };

@@ -1,7 +1,11 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hashApiKey } from '../../src/auth/api-keys.ts';
-import { parseUsers } from '../../src/auth/users-file.ts';
+import { parseUsers, readUsersFile } from '../../src/auth/users-file.ts';
 import { fastHash } from './_support/hash.ts';
 
 const test = suite('auth :: users file');
@@ -86,6 +90,22 @@ test('users file :: unknown keys and a wrong shape are named', () => {
     problems.some((p) => /users\.yml: Users: expected a map/.test(p)),
     problems.join('\n'),
   );
+});
+
+test('users file :: a named pipe in its place is a problem naming it, not a read that never ends', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'users-fifo-'));
+  try {
+    const file = join(dir, 'users.yml');
+    execFileSync('mkfifo', [file]);
+    // No writer ever opens the pipe: a plain read would wait for one for good.
+    const r = await readUsersFile(file);
+    assert.not.ok(r.ok);
+    if (!r.ok) assert.match(r.problems.join('\n'), /users\.yml: cannot read the users file \(.*not a regular file/);
+    const absent = await readUsersFile(join(dir, 'none.yml'));
+    assert.ok(absent.ok && 'missing' in absent && absent.missing);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();

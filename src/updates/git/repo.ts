@@ -109,6 +109,8 @@ async function isUsableCheckout(ctx: RepoContext, signal: AbortSignal): Promise<
 }
 
 async function updateSubmodules(ctx: RepoContext, signal: AbortSignal): Promise<void> {
+  // Without .gitmodules there is nothing to update, and `git submodule` is a shell script of a dozen processes.
+  if (!(await stat(join(ctx.sourceDir, '.gitmodules')).catch(() => null))) return;
   await git(ctx, ['submodule', 'update', '--init', '--depth=1', '--recursive'], {
     cwd: ctx.sourceDir,
     signal,

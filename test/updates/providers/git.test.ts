@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { GitTimeouts } from '../../../src/updates/git/repo.ts';
 import { waitFor } from '../../_support/env.ts';
+import { git } from '../../fixtures/git/repo.ts';
 import { exists, never as live, processGone, read, rejects } from '../_support/instance-suite.ts';
 import { clientPublished, gitProvider as engineless, type GitCtx, gitSuite } from './_support/git.ts';
 
@@ -189,6 +190,31 @@ flow('git :: a cancelled or overlong build is stopped with its children', async 
   await rm(pidFile);
   const slow = gitProvider(ctx, {}, { buildMs: 300 }).provider;
   await rejects(slow.apply(null, live()), /took longer than/);
+});
+
+flow('git :: submodules are checked out with the commit that names them', async (ctx) => {
+  // git refuses file:// submodules unless told (CVE-2022-39253); the daemon reads the user's git config like git.
+  const home = join(ctx.dir, 'home');
+  await mkdir(home);
+  await writeFile(join(home, '.gitconfig'), '[protocol "file"]\n\tallow = always\n');
+  const realHome = process.env.HOME;
+  process.env.HOME = home;
+  try {
+    const lib = join(ctx.dir, 'lib-work');
+    await mkdir(lib);
+    await git(lib, ['init', '-q', '--initial-branch=master']);
+    await writeFile(join(lib, 'LIB'), 'engine 7\n');
+    await git(lib, ['add', '-A']);
+    await git(lib, ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'lib']);
+    await git(ctx.repo.work, ['submodule', 'add', '-q', lib, 'RobustToolbox']);
+    const named = await ctx.repo.commit({ VERSION: '2\n' }, 'add the engine as a submodule');
+    const { provider } = gitProvider(ctx);
+    assert.is(await provider.apply(null, live()), named);
+    assert.is(await read(join(ctx.inst, 'source', 'RobustToolbox', 'LIB')), 'engine 7\n');
+    assert.is(await read(join(ctx.inst, 'bin', 'VERSION')), '2\n');
+  } finally {
+    process.env.HOME = realHome;
+  }
 });
 
 flow.run();

@@ -53,7 +53,7 @@ process.on('exit', () => {
 const TEST_ROOT = join(ROOT, 'test');
 /** The cores the files' average loads may fill (see schedule.ts), and at most this many files at once. */
 const CORES = Math.max(2, availableParallelism());
-const JOBS = Number(process.env.TEST_JOBS) || 3 * CORES;
+const JOBS = Number(process.env.TEST_JOBS) || 4 * CORES;
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS) || 300_000;
 /**
  * Each file's last duration and CPU time, so the longest start first and the loads are known next time; a fresh
@@ -191,7 +191,7 @@ function pool(files: string[], opts: { cores: number; maxJobs: number; load: (fi
     const fill = () => {
       for (let next = queue[0]; next !== undefined; next = queue[0]) {
         const load = opts.load(next);
-        if (!mayStart(load, [...loads.values()], opts)) break;
+        if (!mayStart([...loads.values()], opts)) break;
         queue.shift();
         const file = next;
         loads.set(file, load);

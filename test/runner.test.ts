@@ -1,7 +1,7 @@
 /** The test runner's scheduling (test/_support/schedule.ts): files start while their measured loads fit the cores. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadOf, mayStart } from './_support/schedule.ts';
+import { BATCH_SECONDS, loadOf, mayStart, units } from './_support/schedule.ts';
 
 const test = suite('test runner :: schedule');
 
@@ -23,6 +23,31 @@ test('schedule :: files start while the running loads leave room, up to the most
   assert.ok(mayStart([0.2, 0.2, 0.1], opts), 'waiting files fill in');
   assert.not.ok(mayStart([0.2, 0.2, 0.1, 0.1], opts), 'never more than maxJobs at once');
   assert.not.ok(mayStart([0.5], { cores: 2, maxJobs: 1 }), 'TEST_JOBS=1: one at a time');
+});
+
+test('schedule :: short files run in batches of about BATCH_SECONDS, in order; others, and those kept apart, alone', () => {
+  const costs: Record<string, { seconds: number; cpu: number }> = {
+    long: { seconds: 40, cpu: 9 },
+    busy: { seconds: 2, cpu: 1.5 },
+    a: { seconds: 2.5, cpu: 0.5 },
+    b: { seconds: 2.5, cpu: 0.2 },
+    kept: { seconds: 1, cpu: 0.1 },
+    c: { seconds: 2.5, cpu: 0.3 },
+    d: { seconds: 1, cpu: 0.1 },
+  };
+  const got = units(
+    ['long', 'busy', 'a', 'b', 'kept', 'c', 'd', 'new'],
+    (f) => costs[f],
+    (f) => f !== 'kept',
+  );
+  assert.equal(
+    got.map((u) => u.files),
+    [['long'], ['busy'], ['a', 'b', 'c'], ['kept'], ['d'], ['new']],
+    'a busy file, a never measured one and one kept apart run alone; a batch closes before BATCH_SECONDS',
+  );
+  assert.equal(got[2]!.cost, { seconds: 7.5, cpu: 1 }, "a batch's cost is its files' added up");
+  assert.ok(7.5 + 1 > BATCH_SECONDS);
+  assert.is(got[5]!.cost, undefined);
 });
 
 test.run();

@@ -23,7 +23,7 @@ import { chromiumUnavailable, resolveChromium } from './chromium.ts';
 import { COMPILED, compileTests } from './compile.ts';
 import { ROOT } from './env.ts';
 import { ensureDist } from './runtime.ts';
-import { type FileCost, loadOf, mayStart } from './schedule.ts';
+import { type FileCost, loadOf, mayStart, type Unit, units } from './schedule.ts';
 
 interface FileResult {
   file: string;
@@ -98,8 +98,9 @@ function readCosts(path: string): Record<string, FileCost> {
   }
 }
 
-function runsAlone(file: string): boolean {
-  return /test-runner: alone/.test(readFileSync(file, 'utf8').slice(0, 2000));
+/** Whether the file's first lines say `test-runner: <what>` (`alone`, `own process`), with the reason. */
+function marked(file: string, what: string): boolean {
+  return readFileSync(file, 'utf8').slice(0, 2000).includes(`test-runner: ${what}`);
 }
 
 const running = new Set<ChildProcess>();
@@ -119,16 +120,44 @@ function endGroup(child: ChildProcess): void {
   }
 }
 
-/** Runs one file in its own process group; its output is kept and printed whole when it ends. */
-function runFile(file: string): Promise<FileResult> {
+/** A file's result from its uvu output, its exit code and what it cost. */
+function resultOf(name: string, output: string, ok: boolean, seconds: number, cpu: number): FileResult {
+  const text = plain(output);
+  const num = (label: string) => Number(new RegExp(`${label}:\\s+(\\d+)`).exec(text)?.[1] ?? Number.NaN);
+  const total = num('Total');
+  const passed = num('Passed');
+  const skipped = num('Skipped') || 0;
+  let failed = Number.isNaN(total) || Number.isNaN(passed) ? 1 : total - passed;
+  if (failed === 0 && !ok) failed = 1;
+  const note = Number.isNaN(total) ? `\n${name}: printed no uvu summary\n` : '';
+  return {
+    file: name,
+    passed: Number.isNaN(passed) ? 0 : passed,
+    failed,
+    skipped,
+    seconds,
+    cpu,
+    output: output + note,
+  };
+}
+
+/** Closes each file's output in a batch (batch.ts): its exit code, seconds and CPU seconds. */
+const FILE_END = /\ntest-runner-file: (\d+) ([\d.]+) ([\d.]+|NaN)\n/;
+
+/**
+ * Runs one file in its own process group, or several short ones one after another in one process (batch.ts); the
+ * output is kept and printed whole per file when the process ends.
+ */
+function runGroup(files: string[]): Promise<FileResult[]> {
   const started = performance.now();
-  const name = relative(ROOT, file);
+  const names = files.map((file) => relative(ROOT, file));
+  const compiled = names.map((name) => join(COMPILED, `${name.slice(0, -3)}.js`));
+  const entry = files.length === 1 ? compiled : [join(COMPILED, 'test/_support/batch.js'), ...compiled];
   return new Promise((done) => {
-    const compiled = join(COMPILED, `${name.slice(0, -3)}.js`);
     // --liftoff-only: as in bin/runtime.js, a file's first fetch then costs a third of the CPU.
     const child: ChildProcess = spawn(
       process.execPath,
-      ['--enable-source-maps', '--liftoff-only', '--import', CPU_PROBE, compiled],
+      ['--enable-source-maps', '--liftoff-only', '--import', CPU_PROBE, ...entry],
       {
         cwd: ROOT,
         detached: true,
@@ -152,25 +181,30 @@ function runFile(file: string): Promise<FileResult> {
       clearTimeout(timer);
       running.delete(child);
       const cpu = Number(/\ntest-runner-cpu: ([\d.]+)\n/.exec(output)?.[1] ?? Number.NaN);
-      output = output.replace(/\ntest-runner-cpu: [\d.]+\n/, '');
-      const text = plain(output);
-      const num = (label: string) => Number(new RegExp(`${label}:\\s+(\\d+)`).exec(text)?.[1] ?? Number.NaN);
-      const total = num('Total');
-      const passed = num('Passed');
-      const skipped = num('Skipped') || 0;
-      let failed = Number.isNaN(total) || Number.isNaN(passed) ? 1 : total - passed;
-      if (failed === 0 && code !== 0) failed = 1;
-      if (timedOut) output += `\n${name}: ended after ${FILE_TIMEOUT_MS} ms (TEST_FILE_TIMEOUT_MS)\n`;
-      else if (Number.isNaN(total)) output += `\n${name}: printed no uvu summary (exit ${code ?? signal})\n`;
-      done({
-        file: name,
-        passed: Number.isNaN(passed) ? 0 : passed,
-        failed,
-        skipped,
-        seconds: (performance.now() - started) / 1000,
-        cpu,
-        output,
+      let rest = output.replace(/\ntest-runner-cpu: [\d.]+\n/, '');
+      const ended = timedOut
+        ? `\nended after ${FILE_TIMEOUT_MS} ms (TEST_FILE_TIMEOUT_MS)\n`
+        : `\nthe process ended (${code ?? signal})\n`;
+      if (names.length === 1) {
+        const seconds = (performance.now() - started) / 1000;
+        done([resultOf(names[0]!, timedOut ? rest + ended : rest, code === 0 && !timedOut, seconds, cpu)]);
+        return;
+      }
+      const results = names.map((name) => {
+        const m = FILE_END.exec(rest);
+        if (!m) {
+          // Not closed: the process ended or was ended in this file (or before it).
+          const text = rest === '' ? `\nnot run: the batch's process ended first${ended}` : rest + ended;
+          rest = '';
+          return resultOf(name, text, false, Number.NaN, Number.NaN);
+        }
+        const text = rest.slice(0, m.index);
+        rest = rest.slice(m.index + m[0].length);
+        return resultOf(name, text, m[1] === '0', Number(m[2]), Number(m[3]));
       });
+      // The process's start (node, uvu, the first imports) is counted with its first file.
+      results[0]!.cpu += cpu - results.reduce((n, r) => n + (r.cpu || 0), 0);
+      done(results);
     });
   });
 }
@@ -182,23 +216,21 @@ function report(r: FileResult): void {
   if (r.failed) process.stdout.write(`${r.output.trimEnd()}\n\n`);
 }
 
-/** Runs `files` in order, each as soon as `mayStart` lets it beside the ones running (schedule.ts). */
-function pool(files: string[], opts: { cores: number; maxJobs: number; load: (file: string) => number }) {
-  const queue = [...files];
-  const loads = new Map<string, number>();
+/** Runs `units` in order, each as soon as `mayStart` lets it beside the ones running (schedule.ts). */
+function pool(queue: Unit[], opts: { cores: number; maxJobs: number; load: (unit: Unit) => number }) {
+  const loads = new Map<Unit, number>();
   const results: FileResult[] = [];
   return new Promise<FileResult[]>((allDone) => {
     const fill = () => {
-      for (let next = queue[0]; next !== undefined; next = queue[0]) {
-        const load = opts.load(next);
+      for (let unit = queue[0]; unit !== undefined; unit = queue[0]) {
         if (!mayStart([...loads.values()], opts)) break;
         queue.shift();
-        const file = next;
-        loads.set(file, load);
-        void runFile(file).then((r) => {
-          report(r);
-          results.push(r);
-          loads.delete(file);
+        loads.set(unit, opts.load(unit));
+        const started = unit;
+        void runGroup(unit.files).then((done) => {
+          for (const r of done) report(r);
+          results.push(...done);
+          loads.delete(started);
           fill();
         });
       }
@@ -225,14 +257,20 @@ async function main(): Promise<number> {
   const costs = { ...readCosts(SEED_COSTS), ...readCosts(COSTS) };
   const costOf = (f: string) => costs[relative(ROOT, f)];
   // Without a last time, a file's size stands for its length: the end-to-end files are the long ones.
-  const weight = (f: string) => costOf(f)?.seconds ?? statSync(f).size / 500;
-  const byLastTime = (a: string, b: string) => weight(b) - weight(a);
-  const alone = files.filter(runsAlone);
-  const shared = files.filter((f) => !alone.includes(f)).sort(byLastTime);
+  const weight = (u: Unit) => u.cost?.seconds ?? statSync(u.files[0]!).size / 500;
+  const alone = files.filter((f) => marked(f, 'alone'));
+  const shared = units(
+    files.filter((f) => !alone.includes(f)),
+    costOf,
+    (f) => !marked(f, 'own process'),
+  ).sort((a, b) => weight(b) - weight(a));
   const started = performance.now();
   const results = [
-    ...(await pool(shared, { cores: CORES, maxJobs: JOBS, load: (f) => loadOf(costOf(f)) })),
-    ...(await pool(alone, { cores: CORES, maxJobs: 1, load: () => 1 })),
+    ...(await pool(shared, { cores: CORES, maxJobs: JOBS, load: (u) => loadOf(u.cost) })),
+    ...(await pool(
+      alone.map((f) => ({ files: [f], cost: costOf(f) })),
+      { cores: CORES, maxJobs: 1, load: () => 1 },
+    )),
   ];
 
   const round = (n: number) => Math.round(n * 10) / 10;

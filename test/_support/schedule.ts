@@ -29,3 +29,43 @@ export function mayStart(running: readonly number[], opts: { cores: number; maxJ
   if (running.length >= opts.maxJobs) return false;
   return running.reduce((a, b) => a + b, 0) < opts.cores - 1e-9;
 }
+
+/** A file measured under both of these last time is short: it runs in a batch with others (batch.ts). */
+export const SHORT: FileCost = { seconds: 3, cpu: 1 };
+/** A batch's files took about this long together last time, so a batch is no longer than a mid-sized file. */
+export const BATCH_SECONDS = 8;
+
+/** What the runner starts: one file, or a batch of short ones run one after another in one process. */
+export interface Unit {
+  files: string[];
+  /** The files' costs added up; undefined when one was never measured. */
+  cost: FileCost | undefined;
+}
+
+/**
+ * The files as units to start, in the order given (the caller sorts): each file alone, but short ones that
+ * `mayBatch` allows are grouped in order until their last seconds add up to BATCH_SECONDS.
+ */
+export function units(
+  files: readonly string[],
+  costOf: (file: string) => FileCost | undefined,
+  mayBatch: (file: string) => boolean,
+): Unit[] {
+  const out: Unit[] = [];
+  let batch: Unit | undefined;
+  for (const file of files) {
+    const cost = costOf(file);
+    const short = cost !== undefined && cost.seconds < SHORT.seconds && cost.cpu < SHORT.cpu && mayBatch(file);
+    if (!short) {
+      out.push({ files: [file], cost });
+      continue;
+    }
+    if (!batch || batch.cost!.seconds + cost.seconds > BATCH_SECONDS) {
+      batch = { files: [], cost: { seconds: 0, cpu: 0 } };
+      out.push(batch);
+    }
+    batch.files.push(file);
+    batch.cost = { seconds: batch.cost!.seconds + cost.seconds, cpu: batch.cost!.cpu + cost.cpu };
+  }
+  return out;
+}

@@ -70,3 +70,27 @@ export function cliSuite(name: string, prefix: string): Test<{ cwd: string }> {
   s.after(() => cleanup());
   return s;
 }
+
+/**
+ * The CLI's `main(args)` run in this process, its output captured: for what depends on the arguments alone (usage
+ * texts, usage errors), where a process's start would cost far more than the answer. Not concurrently: it takes
+ * over process.stdout and process.stderr while it runs. Tests of the real bin spawn it (runCli).
+ */
+export async function runMain(args: string[]): Promise<CliResult> {
+  const { main } = await import('../../src/cli/main.ts');
+  const captured = { stdout: '', stderr: '' };
+  const streams = { stdout: process.stdout, stderr: process.stderr } as const;
+  const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
+  for (const name of ['stdout', 'stderr'] as const) {
+    streams[name].write = ((chunk: string | Uint8Array) => {
+      captured[name] += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      return true;
+    }) as typeof process.stdout.write;
+  }
+  try {
+    return { code: await main(args), ...captured };
+  } finally {
+    process.stdout.write = writes.stdout;
+    process.stderr.write = writes.stderr;
+  }
+}

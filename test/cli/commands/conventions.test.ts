@@ -3,55 +3,40 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { COMMANDS } from '../../../src/cli/registry.ts';
-import { type CliResult, cliSuite, runCli } from '../../_support/cli.ts';
+import { type CliResult, cliSuite, runCli, runMain } from '../../_support/cli.ts';
 import { testConfig } from '../../_support/config.ts';
 import { ROOT } from '../../_support/env.ts';
-
-/** Runs `jobs` at most `limit` at a time (two shared cores: every CLI start compiles TypeScript). */
-async function pooled<T>(jobs: (() => Promise<T>)[], limit = 4): Promise<T[]> {
-  const results: T[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < jobs.length) {
-        const i = next++;
-        results[i] = await jobs[i]!();
-      }
-    }),
-  );
-  return results;
-}
 
 const help = cliSuite('watchdog CLI :: -h/--help and -V/--version', 'wd-cli-conventions-');
 
 help('conventions :: every command: -h or --help prints its usage on stdout and exits 0', async ({ cwd }) => {
   const names = Object.keys(COMMANDS);
   assert.ok(names.length >= 13, 'the command list from the dispatcher');
-  // One flag a command, the two alternating, so each is tried on half the commands: the dispatcher reads both the
-  // same way, and every CLI start costs a second of CPU through tsx.
-  const runs = names.map((name, i) => {
-    const flag = i % 2 === 0 ? '--help' : '-h';
-    return async () => [name, flag, await runCli([name, flag], { cwd })] as const;
-  });
-  for (const [name, flag, r] of await pooled(runs)) {
+  const check = (name: string, flag: string, r: CliResult) => {
     assert.is(r.code, 0, `${name} ${flag}: exit ${r.code}\n${r.stderr}`);
     assert.ok(
       r.stdout.startsWith(`usage: watchdog ${name === 'start' ? '[start]' : name}`),
       `${name} ${flag}: ${r.stdout}`,
     );
     assert.is(r.stderr, '', `${name} ${flag}`);
-  }
+  };
+  // Each command through main() in this process (the answer depends on the arguments alone), both flags; and two
+  // through the real bin, so the process's own start, output and exit code are covered too.
+  for (const name of names) for (const flag of ['--help', '-h']) check(name, flag, await runMain([name, flag]));
+  for (const [name, flag] of [
+    ['status', '--help'],
+    ['restart', '-h'],
+  ] as const)
+    check(name, flag, await runCli([name, flag], { cwd }));
 });
 
 help(
   'conventions :: --help wins over other arguments, even ones that would be errors; `help <command>` is the same',
-  async ({ cwd }) => {
-    const [withOthers, bogus, helpStatus, top] = await Promise.all([
-      runCli(['restart', 'demo', '--url', 'http://127.0.0.1:9', '--help'], { cwd }),
-      runCli(['start', '--bogus', '-h'], { cwd }),
-      runCli(['help', 'status'], { cwd }),
-      runCli(['--help'], { cwd }),
-    ]);
+  async () => {
+    const withOthers = await runMain(['restart', 'demo', '--url', 'http://127.0.0.1:9', '--help']);
+    const bogus = await runMain(['start', '--bogus', '-h']);
+    const helpStatus = await runMain(['help', 'status']);
+    const top = await runMain(['--help']);
     for (const r of [withOthers, bogus, helpStatus, top]) assert.is(r.code, 0, r.stderr);
     assert.match(withOthers.stdout, /^usage: watchdog restart <key>/);
     assert.match(bogus.stdout, /^usage: watchdog \[start\]/);

@@ -88,5 +88,28 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
     if (head.cluster === null)
       add({ tail: head.node, head: head.node, ltail: null, lhead: null, label: e.label, kind });
   }
-  return { edges: [...merged.values()], inPlace };
+  return { edges: fromAnyChild(graph, [...merged.values()]), inPlace };
+}
+
+/**
+ * Arrows alike (same head, words and kind) from every other child of one compound state become one arrow, from
+ * the last of them, that says so: a request taken in any state of the server is one labelled arrow, not three
+ * with the same four lines stacked on parallel curves.
+ */
+function fromAnyChild(graph: ChartGraph, edges: DrawnEdge[]): DrawnEdge[] {
+  const byPath = new Map(graph.states.map((s) => [s.path, s]));
+  const groups = new Map<string, DrawnEdge[]>();
+  for (const e of edges) {
+    const k = JSON.stringify([e.head, e.lhead, e.label, e.kind, e.ltail]);
+    groups.set(k, [...(groups.get(k) ?? []), e]);
+  }
+  return [...groups.values()].flatMap((alike) => {
+    const parent = byPath.get(alike[0]!.tail)?.parent;
+    const compound = parent ? byPath.get(parent) : undefined;
+    if (alike.length < 2 || !compound || alike.some((e) => e.ltail !== null)) return alike;
+    const tails = new Set(alike.map((e) => e.tail));
+    const others = graph.states.filter((s) => s.parent === compound.path && s.path !== alike[0]!.head);
+    if (!others.every((s) => tails.has(s.path) && s.kind !== 'compound') || tails.size !== others.length) return alike;
+    return [{ ...alike.at(-1)!, label: `${alike[0]!.label}\n(from any state of ${compound.name})` }];
+  });
 }

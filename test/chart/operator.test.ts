@@ -1,8 +1,16 @@
 /** The operator's view of the chart (src/chart/operator.ts): derived from the machine, and covering all of it. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { toDot } from '../../src/chart/dot.ts';
 import { type ChartGraph, chartGraph, statePaths } from '../../src/chart/graph.ts';
-import { HIDDEN_REGIONS, NEVER_FROM, OPERATOR_STATES, operatorGraph, unmappedParts } from '../../src/chart/operator.ts';
+import {
+  HIDDEN_REGIONS,
+  NEVER_FROM,
+  OPERATOR_LEGEND,
+  OPERATOR_STATES,
+  operatorGraph,
+  unmappedParts,
+} from '../../src/chart/operator.ts';
 import { createHarness } from '../machines/_support/harness.ts';
 
 const test = suite('chart :: operator view');
@@ -75,6 +83,16 @@ test('operator-view :: transitions are in words, the buttons capitalised; no xst
   assert.ok(key('decide', 'restarting.backoff').includes('crashing in a loop'));
   assert.ok(key('server.running', 'server.stopping').includes('Restart'));
   assert.ok(key('restarting', 'stopped.idle').includes('Stop'), 'a Stop ends waiting to launch');
+});
+
+test('operator-view :: a request taken in every state of the server is one arrow that says so', () => {
+  const dot = toDot(operatorGraph(), OPERATOR_LEGEND);
+  const into = [...dot.matchAll(/^ {2}"([^"]+)" -> "server\.stopping" \[label="([^"]*)"/gm)].map((m) => m[2]!);
+  const requests = into.filter((l) => l.startsWith('Restart'));
+  assert.equal(requests, ['Restart\nRollback\nRestore\nthe watchdog stops\n(from any state of Server process)']);
+  // A check-in is not taken while stopping, so its arrows stay one per state.
+  const checkins = [...dot.matchAll(/^ {2}"([^"]+)" -> "server\.running" \[label="check-in"/gm)].map((m) => m[1]);
+  assert.equal(checkins.sort(), ['server.awaiting-checkin', 'server.starting']);
 });
 
 test('operator-view :: a check-in is drawn only where the machine takes it (not while stopping)', async () => {

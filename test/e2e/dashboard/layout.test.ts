@@ -145,6 +145,34 @@ test(
   }),
 );
 
+test(
+  "layout :: at 1280 px the statechart opens on the running state, no label cut at its box's left edge",
+  onPage(async ({ b, url }) => {
+    await b.page.setViewportSize({ width: 1280, height: 900 });
+    await b.page.goto(url);
+    await live(b);
+    await screenshot(b.page, 'layout/dashboard-chart-1280.png');
+    const seen = await b.page.$eval('#chart', (c) => {
+      const view = c.getBoundingClientRect();
+      const state = c.querySelector('g.node.active')!.getBoundingClientRect();
+      const cut = [...c.querySelectorAll('svg text')]
+        .filter((t) => {
+          const r = t.getBoundingClientRect();
+          return r.left < view.left && r.right > view.left;
+        })
+        .map((t) => t.textContent);
+      return {
+        scrolls: c.scrollWidth > c.clientWidth,
+        inView: state.left >= view.left && state.right <= view.right,
+        cut,
+      };
+    });
+    assert.ok(seen.scrolls, 'at readable size the chart is wider than its box');
+    assert.ok(seen.inView, 'the running state is in view');
+    assert.equal(seen.cut, [], 'no label cut at the left edge');
+  }),
+);
+
 test('layout :: a long server-log line wraps inside the card at 360 px; nothing is cut or widens the page', async ({
   server,
   browser,

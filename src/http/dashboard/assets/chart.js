@@ -92,6 +92,19 @@ function showActive(holder) {
   const view = holder.getBoundingClientRect();
   holder.scrollLeft += box.left + box.width / 2 - (view.left + view.width / 2);
   holder.scrollTop += box.top + box.height / 2 - (view.top + view.height / 2);
+  // Then moved a little, so that no label is cut at the box's edges (the left one first), the state still in view.
+  const labels = [...holder.querySelectorAll('svg text')].map((t) => t.getBoundingClientRect());
+  const state = node.getBoundingClientRect();
+  const cutAt = (x) => labels.filter((r) => r.left < x && r.right > x);
+  const cuts = (dx) => [cutAt(view.left + dx), cutAt(view.right + dx)];
+  const [left, right] = cuts(0);
+  const moves = [
+    ...(left.length ? [Math.min(...left.map((r) => r.left)) - view.left - 8] : []),
+    ...(right.length ? [Math.max(...right.map((r) => r.right)) - view.right + 8] : []),
+  ].filter((dx) => state.left - dx >= view.left && state.right - dx <= view.right);
+  const whole = moves.find((dx) => cuts(dx).every((c) => c.length === 0));
+  const move = whole ?? moves.find((dx) => cuts(dx)[0].length === 0);
+  if (move !== undefined) holder.scrollLeft += move;
 }
 
 /** One button between the readable size (the box scrolls sideways) and the whole chart in the box's width. */

@@ -7,6 +7,10 @@ import { setFlagsFromString } from 'node:v8';
 // 0.3 s of CPU that a CLI call or a demo server never earns back (a `watchdog status` took 0.65 CPU-s, now 0.35).
 // The baseline tier parses a loopback answer as fast. Set before any WebAssembly is compiled, so it takes effect.
 setFlagsFromString('--liftoff-only');
+// The young generation starts at 1 MB and V8 doubles it under allocation, to 16 MB a semi-space, which it keeps:
+// a daemon that mostly waits idles 4 MB lower (bench/footprint.ts) with it held at its first size, for a few more
+// short collections under load.
+setFlagsFromString('--semi-space-growth-factor=1');
 
 /** The bundles deploy/build.mjs writes to dist/app/, by the module they start from. */
 const BUNDLES = { 'cli/main': 'watchdog', 'demo/main': 'demo-server' };

@@ -10,6 +10,7 @@ import {
   type Bus,
   type BusEvents,
   type DiskReading,
+  LOGIN_RESULTS,
   REFUSED_ROUTES,
   type RestartReason,
   subscribe,
@@ -146,7 +147,9 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       f.refused.inc({ route: e.route, status: REFUSED_STATUSES.has(status) ? status : 'other' });
     },
     'daemon:fault': (e) => f.faults.inc({ kind: e.kind }),
+    'daemon:login': (e) => f.logins.inc({ result: e.result }),
   });
+  for (const result of LOGIN_RESULTS) f.logins.inc({ result }, 0);
   // prom-client exposes a labelled counter only once touched: zero, so rate() starts at 0.
   for (const route of REFUSED_ROUTES) f.refused.inc({ route, status: '401' }, 0);
   for (const kind of Object.keys(FAULT_KINDS)) f.faults.inc({ kind }, 0);

@@ -229,6 +229,8 @@ export type BusEvents = {
     remote: string | undefined;
     status: number;
     reason: string;
+    /** A 403 for want of a right: the permission can() refused (one of src/auth/permissions.ts). */
+    permission?: string;
     at: number;
   };
   /**

@@ -102,6 +102,7 @@ function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
         user: auth.user,
         status: 403,
         reason: auth.reason,
+        permission: auth.permission,
       });
       return denied(c, auth.status, auth.reason, auth.permission);
     }
@@ -112,7 +113,16 @@ function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
       !can(admin.principal, ROUTE_PERMISSIONS[LOGS], key, deps.users?.() ?? EMPTY_USERS)
     ) {
       const reason = `${admin.user} may not ${ROUTE_PERMISSIONS[LOGS]} on ${shownKey(key)}`;
-      reportRefused(deps.bus, c, { route: 'logs', action: 'logs', key, user: admin.user, status: 403, reason });
+      const permission = ROUTE_PERMISSIONS[LOGS];
+      reportRefused(deps.bus, c, {
+        route: 'logs',
+        action: 'logs',
+        key,
+        user: admin.user,
+        status: 403,
+        reason,
+        permission,
+      });
       return denied(c, 403, reason, ROUTE_PERMISSIONS[LOGS]);
     }
     if (admin.ok) {

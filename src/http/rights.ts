@@ -35,7 +35,7 @@ export function refuseRight(
 ): Response {
   const error = `${user ?? 'this client'} may not ${permission} on ${shownKey(key)}`;
   const action = `${c.req.method} ${c.req.path}`.slice(0, 200);
-  reportRefused(deps.bus, c, { route: 'admin', action, key, user, status: 403, reason: error });
+  reportRefused(deps.bus, c, { route: 'admin', action, key, user, status: 403, reason: error, permission });
   return c.json({ error, permission }, 403);
 }
 

@@ -177,7 +177,10 @@ test('login :: a stranger failing locks the account, for no longer than the cap'
   const metrics = await fetch(`${d.url}/metrics`, {
     headers: { authorization: basicAuth(ADMIN.user, ADMIN.password) },
   });
-  assert.match(await metrics.text(), /watchdog_logins_total\{result="locked"\} [1-9]/);
+  const text = await metrics.text();
+  assert.match(text, /watchdog_logins_total\{result="locked"\} [1-9]/);
+  // The moderator's refused restart of b, in the first test.
+  assert.match(text, /watchdog_permission_refusals_total\{permission="control.restart"\} [1-9]/);
 });
 
 test('login :: a session past Users.SessionMinutes is refused (the setting reloaded)', async (ctx: Ctx) => {

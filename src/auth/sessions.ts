@@ -32,8 +32,8 @@ export interface SessionStore {
   create(owner: SessionOwner): string;
   /** The session `id` names, if it is in force (its idle timer starts over); an expired one is ended here. */
   find(id: string): Session | undefined;
-  /** Whether the session `id` names is still in force, without counting this as its use (an open event stream). */
-  alive(id: string): boolean;
+  /** The session `id` names if it is in force, without counting this as its use (an open event stream asks). */
+  peek(id: string): Session | undefined;
   /** Ends the session `id` names; whether there was one. */
   end(id: string): boolean;
   /** Ends every session `stale` says is no longer its owner's (removed, password changed); how many. */
@@ -90,9 +90,9 @@ export function createSessionStore(settings: () => SessionSettings, now: () => n
       s.lastSeenAt = t;
       return s;
     },
-    alive(id) {
+    peek(id) {
       const s = ID_FORMAT.test(id) ? sessions.get(digest(id)) : undefined;
-      return s !== undefined && !expired(s, now(), settings());
+      return s !== undefined && !expired(s, now(), settings()) ? s : undefined;
     },
     end(id) {
       return ID_FORMAT.test(id) && sessions.delete(digest(id));

@@ -22,6 +22,7 @@ const MO = ['Users:', '  mo:', '    Password: "HASH"', '    Roles: [moderator@a]
 
 interface World {
   app: ReturnType<typeof createApp>;
+  bus: ReturnType<typeof createBus>;
   logins: BusEvents['daemon:login'][];
   setUsers(db: UsersDb): void;
   setAdmin(password: string | undefined): void;
@@ -45,6 +46,7 @@ function world(db: UsersDb, more: Partial<HttpDeps> = {}): World {
   });
   return {
     app: fromLoopback(app),
+    bus,
     logins,
     setUsers: (next) => (users = next),
     setAdmin: (password) => (admin = password === undefined ? undefined : { username: 'root', password }),
@@ -150,24 +152,46 @@ test('login :: with accounts a loopback client needs a login; a browser page vis
   assert.is(page.headers.get('location'), '/login');
 });
 
+/** Reads an SSE body until `pattern` is in it (or the stream ends); the text read. */
+async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, pattern: RegExp): Promise<string> {
+  let text = '';
+  while (!pattern.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  return text;
+}
+
 test('login :: /events says hello with only the instances the user may see', async () => {
   const w = world(await usersDb(MO));
   const id = sessionOf(await login(w, 'mo', PASSWORD));
   const res = await w.app.request('/events', withSession(id));
   assert.is(res.status, 200);
   const reader = res.body!.getReader();
-  let text = '';
-  while (!/event: hello\ndata: .*\n/.test(text)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += new TextDecoder().decode(value);
-  }
-  await reader.cancel();
+  const text = await readUntil(reader, /event: hello\ndata: .*\n/);
   const hello = JSON.parse(/event: hello\ndata: (.*)\n/.exec(text)?.[1] ?? '{}') as { instances: { key: string }[] };
   assert.equal(
     hello.instances.map((i) => i.key),
     ['a'],
   );
+  w.bus.emit('instance:restart', { key: 'b', reason: 'request', at: 1 });
+  w.bus.emit('instance:restart', { key: 'a', reason: 'request', at: 2 });
+  const next = await readUntil(reader, /event: instance:restart\ndata: .*\n/);
+  assert.not.match(next, /"key":"b"/, "b's event is not the moderator's");
+  assert.match(next, /"key":"a"/);
+  await reader.cancel();
+});
+
+test('login :: an open /events stream ends with its session', async () => {
+  const w = world(await usersDb(MO));
+  const id = sessionOf(await login(w, 'mo', PASSWORD));
+  const reader = (await w.app.request('/events', withSession(id))).body!.getReader();
+  await readUntil(reader, /event: hello\n/);
+  await w.app.request('/logout', { method: 'POST', ...withSession(id) });
+  w.bus.emit('instance:restart', { key: 'a', reason: 'request', at: 3 });
+  const rest = await readUntil(reader, /event: instance:restart/);
+  assert.not.match(rest, /instance:restart/, 'nothing after the logout');
 });
 
 test('login :: logout ends the session on the daemon and clears the cookie', async () => {

@@ -1,8 +1,10 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { EMPTY_USERS } from '../../auth/users-file.ts';
 import type { BusEvents } from '../../bus.ts';
 import { statePaths } from '../../chart/graph.ts';
 import { monotonicMs } from '../../clock.ts';
+import { sessionPrincipal } from '../account-access.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { boundedWrites } from '../log-routes.ts';
@@ -61,9 +63,14 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
     // per event (can() reads the users file in force), so a right taken away applies to an open stream at once.
     const sees = (key: string) => allowed(c, deps, 'status.read', key);
     const readsLog = (key: string) => allowed(c, deps, 'logs.read', key);
-    // A stream a session opened ends with the session (logged out, expired): checked at each event and keep-alive.
+    // A stream a session opened ends with the session (logged out, expired, its user removed or given a new
+    // password): checked at each event and keep-alive.
     const session = c.var.session;
-    const ended = () => session !== undefined && deps.sessions?.alive(session) !== true;
+    const ended = () => {
+      if (session === undefined) return false;
+      const s = deps.sessions?.peek(session);
+      return !s || !sessionPrincipal(s, deps.users?.() ?? EMPTY_USERS, deps.admin?.());
+    };
     // Hono answers HEAD with the GET handler and drops the body unread, which would leave a stream subscribed for ever.
     if (c.req.method === 'HEAD')
       return c.body(null, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });

@@ -12,7 +12,7 @@ import { daemonSuite } from '../../_support/daemon.ts';
 import { freePort, waitFor } from '../../_support/env.ts';
 import { fastHash } from '../../auth/_support/hash.ts';
 import { basicAuth, instancesUp, TOKENS } from '../_support/accounts.ts';
-import { type Browser, browserSuite, openBrowser } from './_support/browser.ts';
+import { type Browser, browserSuite, openBrowser, screenshot } from './_support/browser.ts';
 
 const PASSWORD = 'moderator-pw-1';
 const ADMIN = { user: 'root', password: 'admin-password-0123456789' };
@@ -65,6 +65,7 @@ async function logIn(b: Browser, d: RunningDaemon, user: string, password: strin
   await b.context.clearCookies();
   await b.page.goto(`${d.url}/`);
   assert.match(b.page.url(), /\/login$/, 'a browser without a session is sent to the login form');
+  if (user === 'mo') await screenshot(b.page, 'dashboard-login.png');
   await b.page.fill('input[name="user"]', user);
   await b.page.fill('input[name="password"]', password);
   await Promise.all([b.page.waitForURL(`${d.url}/`), b.page.click('button[type="submit"]')]);
@@ -84,6 +85,7 @@ test('login :: a moderator of a sees only a: its restart and console, nothing it
   const id = await logIn(b, d, 'mo', PASSWORD);
   assert.equal(await b.page.$$eval('article.card', (cards) => cards.map((c) => c.getAttribute('data-key'))), ['a']);
   assert.is(await b.page.textContent('#who'), 'mo');
+  await screenshot(b.page, 'dashboard-moderator.png');
   assert.ok(await b.page.isVisible('#logout'));
   const card = 'article.card[data-key="a"]';
   assert.ok(await b.page.isEnabled(`${card} button[data-action="restart"]`), 'restart');

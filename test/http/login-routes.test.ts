@@ -194,6 +194,38 @@ test('login :: an open /events stream ends with its session', async () => {
   assert.not.match(rest, /instance:restart/, 'nothing after the logout');
 });
 
+test('login :: a session’s POST from another site is refused before its rights are asked', async () => {
+  const w = world(await usersDb(MO));
+  const id = sessionOf(await login(w, 'mo', PASSWORD));
+  const post = (origin: string) =>
+    w.app.request('/api/instances/a/hold', {
+      method: 'POST',
+      headers: { cookie: `watchdog_session=${id}`, 'x-watchdog-dashboard': '1', origin, host: 'localhost' },
+    });
+  const forged = await post('http://evil.example');
+  assert.is(forged.status, 403);
+  assert.match(((await forged.json()) as { error: string }).error, /^cross-site request refused/);
+  // On its own address the request gets through to the instance (this stand-in cannot be held: its own answer).
+  const own = (await (await post('http://localhost')).json()) as { error?: string };
+  assert.not.match(own.error ?? '', /cross-site|may not/);
+});
+
+test('login :: a right is asked before the instance is looked up, so no one learns which exist', async () => {
+  const w = world(await usersDb(MO));
+  const id = sessionOf(await login(w, 'mo', PASSWORD));
+  for (const key of ['b', 'ghost']) {
+    const res = await w.app.request(`/api/instances/${key}/restart`, {
+      method: 'POST',
+      headers: { cookie: `watchdog_session=${id}`, 'x-watchdog-dashboard': '1' },
+    });
+    assert.equal(
+      [res.status, ((await res.json()) as { permission?: string }).permission],
+      [403, 'control.restart'],
+      key,
+    );
+  }
+});
+
 test('login :: logout ends the session on the daemon and clears the cookie', async () => {
   const w = world(await usersDb(MO));
   const id = sessionOf(await login(w, 'mo', PASSWORD));

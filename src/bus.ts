@@ -229,11 +229,27 @@ export type BusEvents = {
     remote: string | undefined;
     status: number;
     reason: string;
+    /** A 403 for want of a right: the permission can() refused (one of src/auth/permissions.ts). */
+    permission?: string;
     at: number;
   };
+  /**
+   * A dashboard login (`POST /login`) and how it ended; `user` is the name the form gave (shown). The audit log
+   * writes each, the failed ones rate-limited by source like any refusal; metrics count them by `result`.
+   */
+  'daemon:login': { user: string; result: LoginResult; remote: string | undefined; at: number };
+  /** A dashboard session ended: its user logged out (`logout`). */
+  'daemon:logout': { user: string; remote: string | undefined; at: number };
   /** An error no code path caught (`uncaughtException`, `unhandledRejection`); the daemon goes on supervising. */
   'daemon:fault': { kind: 'uncaught-exception' | 'unhandled-rejection'; message: string; at: number };
 };
+
+/**
+ * How a login ended: `ok`; `wrong_password` (or no such user: the form does not say which); `limited` (its source
+ * tried too often); `locked` (its account is locked for now); `busy` (too many password checks at once).
+ */
+export const LOGIN_RESULTS = ['ok', 'wrong_password', 'limited', 'locked', 'busy'] as const;
+export type LoginResult = (typeof LOGIN_RESULTS)[number];
 
 /** The routes a refused request is counted under; fixed, so a stranger cannot add label values. */
 export const REFUSED_ROUTES = ['control', 'status', 'logs', 'admin', 'cross-site'] as const;

@@ -10,6 +10,7 @@ import { LogsSchema } from './sections/logs.ts';
 import { MaintenanceSchema } from './sections/maintenance.ts';
 import { NotificationSchema } from './sections/notification.ts';
 import { TrustedProxiesSchema } from './sections/proxy.ts';
+import { UsersSchema } from './sections/users.ts';
 
 /** Instance keys appear in paths and URLs: keep them to a safe, boring alphabet. */
 export const INSTANCE_KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -182,14 +183,8 @@ export const AppSettingsSchema = v.strictObject(
       {},
     ),
     Notification: v.optional(NotificationSchema, {}),
-    // Accounts and API keys (src/auth/): the file holding them, `users.yml` beside the main file by default.
-    Users: v.optional(
-      v.strictObject(
-        { File: v.optional(v.pipe(v.string('expected a file path'), v.minLength(1, 'expected a file path'))) },
-        'expected a map with File',
-      ),
-      {},
-    ),
+    // Accounts and API keys (src/auth/): the file holding them (`users.yml` beside the main file by default) and logins.
+    Users: v.optional(UsersSchema, {}),
     Process: v.optional(
       v.strictObject(
         {

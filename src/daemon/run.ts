@@ -1,6 +1,8 @@
 import { join, resolve } from 'node:path';
 import type { InspectionEvent } from 'xstate';
 import type { AgonesWrapper } from '../agones/wrapper.ts';
+import { createLoginLimits } from '../auth/login-limits.ts';
+import { createSessionStore } from '../auth/sessions.ts';
 import { EMPTY_USERS, type UsersDb } from '../auth/users-file.ts';
 import { createBus, type DiskReading, subscribe } from '../bus.ts';
 import { monotonicMs } from '../clock.ts';
@@ -142,6 +144,19 @@ export async function runDaemon(
     version: VERSION,
     admin: () => current.admin,
     users: users.current,
+    // Read at each use, so a reload applies to open sessions and the next login at once.
+    sessions: createSessionStore(() => ({
+      absoluteMs: current.settings.Users.SessionMinutes * 60_000,
+      idleMs: current.settings.Users.SessionIdleMinutes * 60_000,
+      max: current.settings.Users.MaxSessions,
+    })),
+    loginLimits: createLoginLimits(() => ({
+      perMinute: current.settings.Users.LoginAttemptsPerMinute,
+      freeFailures: current.settings.Users.LoginFailuresBeforeLockout,
+      lockoutMs: current.settings.Users.LoginLockoutSeconds * 1000,
+      maxLockoutMs: current.settings.Users.LoginLockoutMaxSeconds * 1000,
+    })),
+    sessionMinutes: () => current.settings.Users.SessionMinutes,
     metrics,
     recent: recordRecentEvents(bus),
     trustedProxies: () => current.settings.TrustedProxies,

@@ -1,7 +1,11 @@
 import type { Context, MiddlewareHandler } from 'hono';
+import { type Principal, principalName } from '../auth/can.ts';
+import type { SessionStore } from '../auth/sessions.ts';
+import { EMPTY_USERS, hasAccounts, type UsersDb } from '../auth/users-file.ts';
 import type { Bus } from '../bus.ts';
 import { isLoopback } from '../config/listen.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
+import { decideAccountAccess } from './account-access.ts';
 import { parseBasicAuth } from './basic-auth.ts';
 import { reportRefused } from './refused.ts';
 import { clientOf } from './request-info.ts';
@@ -17,12 +21,23 @@ export interface AdminAccessOptions {
   admin?: () => AdminCredentials | undefined;
   /** Where a refusal is reported (`daemon:request-refused`); none in unit tests that do not look. */
   bus?: Bus;
+  /** The users file in force; once it holds accounts, the account rule applies (account-access.ts). */
+  users?: () => UsersDb;
+  /** The dashboard's login sessions (the cookie); absent → no cookie is accepted. */
+  sessions?: SessionStore;
 }
 
 /** Who was let in: the admin user name, or `undefined` for an unauthenticated loopback client. */
 export type AdminUser = string | undefined;
 
-export type AdminEnv = { Variables: { adminUser: AdminUser } };
+/**
+ * `adminUser`: the name audit lines give (the user, `key:<id>`, the Admin login). `principal`: whom can() asks
+ * about, undefined while there are no accounts (then everything is allowed, as before accounts). `session`: the
+ * cookie's session id when that is what let the client in.
+ */
+export type AdminEnv = {
+  Variables: { adminUser: AdminUser; principal: Principal | undefined; session: string | undefined };
+};
 
 /** The challenge for the admin routes; its own realm so a browser never offers an instance's credentials. */
 export const ADMIN_CHALLENGE = 'Basic realm="watchdog admin", charset="UTF-8"';
@@ -39,10 +54,25 @@ export function isLoopbackHost(host: string | undefined): boolean {
   return name === 'localhost' || name.endsWith('.localhost') || isLoopback(name);
 }
 
-type Decision = { ok: true; user: AdminUser } | { ok: false; status: 400 | 401 | 403; error: string };
+type Decision =
+  | { ok: true; user: AdminUser; principal?: Principal; session?: string }
+  | { ok: false; status: 400 | 401 | 403 | 503; error: string; accounts?: true };
 
-/** The access rule for the dashboard, `/events`, `/metrics` and `/api/*`. */
-export function decideAdminAccess(c: Context, opts: AdminAccessOptions): Decision {
+/**
+ * The access rule for the dashboard, `/events`, `/metrics` and `/api/*`: with accounts in the users file, the
+ * account rule (account-access.ts); without, the one Admin login, or clients on this machine when there is none.
+ */
+export async function decideAdminAccess(c: Context, opts: AdminAccessOptions): Promise<Decision> {
+  const db = opts.users?.() ?? EMPTY_USERS;
+  if (hasAccounts(db)) {
+    const d = await decideAccountAccess(c, db, opts.admin?.(), opts.sessions);
+    if (!d.ok) return { ...d, accounts: true };
+    return { ok: true, user: principalName(d.principal), principal: d.principal, session: d.session };
+  }
+  return decideWithoutAccounts(c, opts);
+}
+
+function decideWithoutAccounts(c: Context, opts: AdminAccessOptions): Decision {
   const admin = opts.admin?.();
   if (admin) {
     const creds = parseBasicAuth(c.req.header('authorization'));
@@ -90,10 +120,18 @@ export function decideAdminAccess(c: Context, opts: AdminAccessOptions): Decisio
   return { ok: true, user: undefined };
 }
 
-/** Middleware enforcing `decideAdminAccess`; the admitted user is available as `c.get('adminUser')`. */
+/** A page a browser navigates to (not a script's request): sent to the login page rather than answered 401. */
+const isPageVisit = (c: Context) =>
+  c.req.method === 'GET' && c.req.header('sec-fetch-mode') === 'navigate' && !c.req.path.startsWith('/api/');
+
+/**
+ * Middleware enforcing `decideAdminAccess`; the admitted client is `c.var.adminUser`, `c.var.principal` and
+ * `c.var.session`. With accounts, a browser opening a page without a session is sent to `/login`, and a 401 to a
+ * browser's script carries no Basic challenge (the login page is the way in, not the browser's own prompt).
+ */
 export function adminAccess(opts: AdminAccessOptions): MiddlewareHandler<AdminEnv> {
   return async (c, next) => {
-    const d = decideAdminAccess(c, opts);
+    const d = await decideAdminAccess(c, opts);
     if (!d.ok) {
       reportRefused(opts.bus, c, {
         route: 'admin',
@@ -101,10 +139,15 @@ export function adminAccess(opts: AdminAccessOptions): MiddlewareHandler<AdminEn
         status: d.status,
         reason: d.error,
       });
-      if (d.status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
+      if (d.accounts && d.status === 401 && isPageVisit(c)) return c.redirect('/login', 303);
+      const browser = d.accounts && c.req.header('sec-fetch-mode') !== undefined;
+      if (d.status === 401 && !browser) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
+      if (d.status === 503) c.header('Retry-After', '1');
       return c.json({ error: d.error }, d.status);
     }
     c.set('adminUser', d.user);
+    c.set('principal', d.principal);
+    c.set('session', d.session);
     await next();
   };
 }

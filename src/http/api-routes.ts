@@ -5,9 +5,12 @@ import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { auditControl, CONTROL_VERBS, carryOut, controlRequestOf } from './control.ts';
 import { controlQueryDocs } from './control-routes.ts';
 import type { HttpDeps } from './deps.ts';
+import { meOf } from './me.ts';
 import { reportRefused } from './refused.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
+import { allowed, needs } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
+import type { InstanceRoute } from './route-permissions.ts';
 import type { DashboardControl } from './schemas.ts';
 
 /** The routes behind `adminAccess` and `dashboardInstance`: the admin user and the instance the path names. */
@@ -29,6 +32,17 @@ export const apiRouteDocs: readonly RouteDoc[] = [
     summary: "every instance's status",
     responses: {
       200: { description: 'the status JSON of each instance', json: 'InstanceStatus', list: true },
+      ...errors(400, 401, 403, 405),
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/me',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: 'who the client is, and its permissions on each instance it may see (the page shows only those)',
+    responses: {
+      200: { description: 'the client and its rights', json: 'DashboardMe' },
       ...errors(400, 401, 403, 405),
     },
   },
@@ -101,11 +115,24 @@ export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
   const app = new Hono<DashboardEnv>();
   const access = adminAccess(deps);
 
-  app.get('/api/instances', access, (c) => c.json(registry.list().map((i) => i.status())));
+  // Only the instances the client may see (status.read); the same rule as /events and the page.
+  app.get('/api/instances', access, (c) =>
+    c.json(
+      registry
+        .list()
+        .filter((i) => allowed(c, deps, 'status.read', i.key))
+        .map((i) => i.status()),
+    ),
+  );
+
+  // Who the client is and what it may do on each instance it can see, for the page to show only that.
+  app.get('/api/me', access, (c) => c.json(meOf(c, deps)));
 
   const instance = dashboardInstance(deps);
   for (const verb of CONTROL_VERBS) {
-    app.post(`/api/instances/:key/${verb}`, access, instance, async (c) => {
+    // The permission of the instance route this one mirrors: POST /instances/:key/<verb>.
+    const row = `POST /instances/:key/${verb}` satisfies InstanceRoute;
+    app.post(`/api/instances/:key/${verb}`, access, needs(deps, row), instance, async (c) => {
       const user = c.var.adminUser;
       const req = controlRequestOf(c, c.var.instance.key, user, {
         // The Hold button sends no reason; the status then says where the hold came from.

@@ -1,5 +1,7 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { createLoginLimits, DEFAULT_LOGIN_LIMITS } from '../auth/login-limits.ts';
+import { createSessionStore, DEFAULT_SESSIONS } from '../auth/sessions.ts';
 import { describeError } from '../errors.ts';
 import { apiRoutes } from './api-routes.ts';
 import { backupRoutes } from './backup-routes.ts';
@@ -13,6 +15,7 @@ import type { HttpDeps } from './deps.ts';
 import { fileRoutes } from './file-routes.ts';
 import { infoRoutes } from './info-routes.ts';
 import { logRoutes } from './log-routes.ts';
+import { loginRoutes } from './login-routes.ts';
 import { openapiRoutes, ROUTE_DOCS } from './openapi-routes.ts';
 import { clientAddresses, methodNotAllowed } from './request-info.ts';
 
@@ -24,8 +27,14 @@ import { clientAddresses, methodNotAllowed } from './request-info.ts';
  * unauthenticated binaries), and Hono runs middleware in registration order, so a route registered before a
  * prefix guard would be served unguarded.
  */
-export function createApp(deps: HttpDeps): Hono {
+export function createApp(given: HttpDeps): Hono {
   const app = new Hono();
+  // One session store and one set of login limits, shared by the login routes and every adminAccess.
+  const deps: HttpDeps = {
+    ...given,
+    sessions: given.sessions ?? createSessionStore(() => DEFAULT_SESSIONS),
+    loginLimits: given.loginLimits ?? createLoginLimits(() => DEFAULT_LOGIN_LIMITS),
+  };
 
   // Before every route (Hono runs middleware in registration order): who the client is (TrustedProxies), and no
   // state-changing request a browser sent on behalf of another site.
@@ -39,6 +48,7 @@ export function createApp(deps: HttpDeps): Hono {
   app.route('/server_api', pingRoutes(deps));
   for (const routes of [logRoutes, backupRoutes, consoleRoutes, fileRoutes, infoRoutes, openapiRoutes, dashboardRoutes])
     app.route('/', routes(deps));
+  app.route('/', loginRoutes(deps));
   app.route('/', eventRoutes(deps));
   app.route('/', apiRoutes(deps));
 

@@ -23,7 +23,7 @@ export interface AuditLogOptions {
 }
 
 /**
- * Appends every `control` event (accepted or refused after the credentials were accepted) to `file` as one JSON
+ * Appends every `control` event (and every login and logout) (accepted or refused after the credentials were accepted) to `file` as one JSON
  * line, with an ISO `time` next to the epoch-ms `at`; an unknown user or remote address is `null`. Requests refused
  * before that (`daemon:request-refused`: junk credentials, wrong user, unknown key) are written like the rejected
  * check-in log: the first from a source in full, then one `summary` line per interval while they go on. The file
@@ -91,13 +91,31 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
       at: e.at,
     });
   };
+  // A login names its user; a failed one is a stranger's to repeat, so it is rate-limited by source as refusals are.
+  const onLogin = (e: BusEvents['daemon:login']) => {
+    if (e.result !== 'ok' && !refusals.admit(sourceOf(e.remote))) return;
+    write({
+      time: new Date(e.at).toISOString(),
+      action: 'login',
+      user: e.user,
+      remote: e.remote ?? null,
+      result: e.result,
+      at: e.at,
+    });
+  };
+  const onLogout = (e: BusEvents['daemon:logout']) =>
+    write({ time: new Date(e.at).toISOString(), action: 'logout', user: e.user, remote: e.remote ?? null, at: e.at });
   opts.bus.on('instance:control', onControl);
   opts.bus.on('daemon:request-refused', onRefused);
+  opts.bus.on('daemon:login', onLogin);
+  opts.bus.on('daemon:logout', onLogout);
 
   return {
     close: async () => {
       opts.bus.off('instance:control', onControl);
       opts.bus.off('daemon:request-refused', onRefused);
+      opts.bus.off('daemon:login', onLogin);
+      opts.bus.off('daemon:logout', onLogout);
       // What was counted but not summarised yet is written now, so a flood just before a stop is not lost.
       refusals.close();
       out.close();

@@ -8,6 +8,7 @@ import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress } from './request-info.ts';
+import { needs } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
 export const backupRouteDocs: readonly RouteDoc[] = [
@@ -102,9 +103,13 @@ export function backupRoutes(deps: HttpDeps): Hono {
   );
 
   const dashboard = new Hono<DashboardEnv>();
-  const access = [adminAccess(deps), dashboardInstance(deps)] as const;
-  dashboard.get('/api/instances/:key/backups', ...access, async (c) => reply(c, await list(c.var.instance)));
-  dashboard.post('/api/instances/:key/backups', ...access, async (c) =>
+  const [access, instance] = [adminAccess(deps), dashboardInstance(deps)];
+  const mayList = needs<DashboardEnv>(deps, 'GET /instances/:key/backups');
+  const mayTake = needs<DashboardEnv>(deps, 'POST /instances/:key/backups');
+  dashboard.get('/api/instances/:key/backups', access, mayList, instance, async (c) =>
+    reply(c, await list(c.var.instance)),
+  );
+  dashboard.post('/api/instances/:key/backups', access, mayTake, instance, async (c) =>
     reply(c, await take(deps, c.var.instance, { user: c.var.adminUser, remote: remoteAddress(c) })),
   );
 

@@ -13,6 +13,7 @@ import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
+import { needs } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 
 /**
@@ -172,11 +173,19 @@ export function consoleRoutes(deps: HttpDeps): Hono {
   });
 
   const dashboard = new Hono<DashboardEnv>();
-  dashboard.post('/api/instances/:key/console', adminAccess(deps), dashboardInstance(deps), limit, async (c) => {
-    const caller: Caller = { user: c.var.adminUser, remote: remoteAddress(c), via: 'dashboard' };
-    const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
-    return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
-  });
+  const mayConsole = needs<DashboardEnv>(deps, 'POST /instances/:key/console');
+  dashboard.post(
+    '/api/instances/:key/console',
+    adminAccess(deps),
+    mayConsole,
+    dashboardInstance(deps),
+    limit,
+    async (c) => {
+      const caller: Caller = { user: c.var.adminUser, remote: remoteAddress(c), via: 'dashboard' };
+      const answer = await send(ctx, c.var.instance, await readCommand(c), caller);
+      return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.json({ sent: true });
+    },
+  );
 
   return new Hono().route('/', api).route('/', dashboard);
 }

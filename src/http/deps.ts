@@ -1,4 +1,6 @@
 import type { Socket } from 'node:net';
+import type { LoginLimits } from '../auth/login-limits.ts';
+import type { SessionStore } from '../auth/sessions.ts';
 import type { UsersDb } from '../auth/users-file.ts';
 import type { Bus, DiskReading } from '../bus.ts';
 import type { Logger } from '../log.ts';
@@ -20,6 +22,12 @@ export interface HttpDeps {
   admin?: () => AdminCredentials | undefined;
   /** The users file in force (accounts and API keys), read per request; absent → no accounts. */
   users?: () => UsersDb;
+  /** The dashboard's login sessions; `createApp` makes a store with the default settings when absent. */
+  sessions?: SessionStore;
+  /** Limits on login attempts; `createApp` makes them with the default settings when absent. */
+  loginLimits?: LoginLimits;
+  /** `Users.SessionMinutes`, read when a login sets its cookie (the cookie's Max-Age); 720 when absent. */
+  sessionMinutes?: () => number;
   /** The Prometheus collector; `createApp` makes one subscribed to `bus` when absent. */
   metrics?: MetricsCollector;
   /** The facts the dashboard's `hello` lists; `/events` starts recording when absent. */

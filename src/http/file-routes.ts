@@ -6,6 +6,7 @@ import { auditControl } from './control.ts';
 import type { HttpDeps } from './deps.ts';
 import { apiToken, type InstanceEnv } from './instance-auth.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
+import { needs } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import { openLocated, sendFile } from './safe-path.ts';
 import { listFolder, listRoot, locate } from './shared-files.ts';
@@ -159,7 +160,7 @@ export function fileRoutes(deps: HttpDeps): Hono {
 
   const dashboard = new Hono<AdminEnv>();
   const access = adminAccess(deps);
-  dashboard.get('/api/instances/:key/files/*', access, async (c) => {
+  dashboard.get('/api/instances/:key/files/*', access, needs(deps, 'GET /instances/:key/files/*'), async (c) => {
     const key = c.req.param('key') ?? '';
     const instance = deps.registry.get(key);
     if (!instance) return c.json({ error: `no instance ${shownKey(key)}` }, 404);

@@ -1,9 +1,11 @@
 import { Hono } from 'hono';
+import { ALL_INSTANCES } from '../auth/permissions.ts';
 import type { DiskReading } from '../bus.ts';
 import { createMetricsCollector } from '../metrics/collector.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
 import { adminAccess } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
+import { onAll, refuseRight } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import type { Health } from './schemas.ts';
 
@@ -75,9 +77,14 @@ export function infoRoutes(deps: HttpDeps): Hono {
 
   app.get('/health', (c) => c.json(healthBody(registry, version, disk)));
 
-  app.get('/metrics', adminAccess(deps), async (c) =>
-    c.body(await collector.metrics(), 200, { 'Content-Type': collector.contentType, 'Cache-Control': 'no-store' }),
-  );
+  // Every instance's figures: for whoever may read the status of all of them (a grant without @<instance>).
+  app.get('/metrics', adminAccess(deps), async (c) => {
+    if (!onAll(c, deps, 'status.read')) return refuseRight(c, c.var.adminUser, deps, 'status.read', ALL_INSTANCES);
+    return c.body(await collector.metrics(), 200, {
+      'Content-Type': collector.contentType,
+      'Cache-Control': 'no-store',
+    });
+  });
 
   return app;
 }

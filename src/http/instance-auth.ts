@@ -188,6 +188,7 @@ export function apiToken(
       user: r.user,
       status: r.status,
       reason: r.reason,
+      permission: r.permission,
     }),
   );
 }

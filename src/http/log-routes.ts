@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { stream } from 'hono/streaming';
 import type { StreamingApi } from 'hono/utils/stream';
+import { can } from '../auth/can.ts';
+import { EMPTY_USERS } from '../auth/users-file.ts';
 import { followLines, readLastLines } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { ADMIN_CHALLENGE, type AdminEnv, adminAccess, decideAdminAccess } from './admin-auth.ts';
@@ -10,6 +12,7 @@ import type { HttpDeps } from './deps.ts';
 import { authorizeFor, denied } from './instance-auth.ts';
 import { reportRefused } from './refused.ts';
 import { shownKey } from './request-info.ts';
+import { needs } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import { ROUTE_PERMISSIONS } from './route-permissions.ts';
 import type { DashboardLog, Logs } from './schemas.ts';
@@ -99,10 +102,29 @@ function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
         user: auth.user,
         status: 403,
         reason: auth.reason,
+        permission: auth.permission,
       });
       return denied(c, auth.status, auth.reason, auth.permission);
     }
-    const admin = decideAdminAccess(c, deps);
+    const admin = await decideAdminAccess(c, deps);
+    if (
+      admin.ok &&
+      admin.principal &&
+      !can(admin.principal, ROUTE_PERMISSIONS[LOGS], key, deps.users?.() ?? EMPTY_USERS)
+    ) {
+      const reason = `${admin.user} may not ${ROUTE_PERMISSIONS[LOGS]} on ${shownKey(key)}`;
+      const permission = ROUTE_PERMISSIONS[LOGS];
+      reportRefused(deps.bus, c, {
+        route: 'logs',
+        action: 'logs',
+        key,
+        user: admin.user,
+        status: 403,
+        reason,
+        permission,
+      });
+      return denied(c, 403, reason, ROUTE_PERMISSIONS[LOGS]);
+    }
     if (admin.ok) {
       const instance = deps.registry.get(key);
       if (!instance)
@@ -218,7 +240,7 @@ export function logRoutes(deps: HttpDeps): Hono {
 
   // The dashboard's tail: the admin rule only, and a line the server is still writing is shown too.
   const dashboard = new Hono<AdminEnv>();
-  dashboard.get('/api/instances/:key/log', adminAccess(deps), async (c) => {
+  dashboard.get('/api/instances/:key/log', adminAccess(deps), needs(deps, LOGS), async (c) => {
     const key = c.req.param('key');
     const instance = deps.registry.get(key);
     if (!instance) return c.json({ error: `no instance ${shownKey(key)}` }, 404);

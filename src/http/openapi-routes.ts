@@ -11,6 +11,7 @@ import type { HttpDeps } from './deps.ts';
 import { fileRouteDocs } from './file-routes.ts';
 import { infoRouteDocs } from './info-routes.ts';
 import { logRouteDocs } from './log-routes.ts';
+import { loginRouteDocs } from './login-routes.ts';
 import { type Access, errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
 import { SCHEMAS, type SchemaName } from './schemas.ts';
 
@@ -35,6 +36,7 @@ export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...consoleRouteDocs,
   ...fileRouteDocs,
   ...logRouteDocs,
+  ...loginRouteDocs,
   ...binariesRouteDocs,
   ...infoRouteDocs,
   ...openapiRouteDocs,

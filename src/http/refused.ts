@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { Context } from 'hono';
+import type { Permission } from '../auth/permissions.ts';
 import type { Bus, RefusedRoute } from '../bus.ts';
 import { plainAddress, remoteAddress, shownKey } from './request-info.ts';
 
@@ -10,7 +11,15 @@ import { plainAddress, remoteAddress, shownKey } from './request-info.ts';
 export function reportRefused(
   bus: Bus | undefined,
   c: Context,
-  what: { route: RefusedRoute; action: string; key?: string; user?: string; status: number; reason: string },
+  what: {
+    route: RefusedRoute;
+    action: string;
+    key?: string;
+    user?: string;
+    status: number;
+    reason: string;
+    permission?: Permission;
+  },
 ): void {
   bus?.emit('daemon:request-refused', {
     route: what.route,
@@ -20,6 +29,7 @@ export function reportRefused(
     remote: remoteAddress(c),
     status: what.status,
     reason: what.reason,
+    ...(what.permission === undefined ? {} : { permission: what.permission }),
     at: Date.now(),
   });
 }

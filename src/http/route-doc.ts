@@ -12,7 +12,7 @@ import type { SchemaName } from './schemas.ts';
  */
 export type Access = 'none' | 'instance' | 'launch' | 'admin' | 'instance-or-admin';
 
-export type StatusCode = 200 | 206 | 400 | 401 | 403 | 404 | 405 | 409 | 413 | 416 | 429 | 500 | 503 | 507;
+export type StatusCode = 200 | 206 | 303 | 400 | 401 | 403 | 404 | 405 | 409 | 413 | 416 | 429 | 500 | 503 | 507;
 
 export interface ResponseDoc {
   description: string;
@@ -58,7 +58,7 @@ export const ERRORS = {
   500: 'the daemon failed to carry it out (the reason says why)',
   503: 'a configured instance the daemon is still starting (with Retry-After: 1)',
   507: 'not enough disk space for it, with the reason',
-} as const satisfies Record<Exclude<StatusCode, 200 | 206>, string>;
+} as const satisfies Record<Exclude<StatusCode, 200 | 206 | 303>, string>;
 
 /** The error answers for `codes`, each with its `{"error": …}` body. */
 export function errors(...codes: (keyof typeof ERRORS)[]): Partial<Record<StatusCode, ResponseDoc>> {

@@ -48,6 +48,18 @@ export const DashboardControlSchema = v.object({
 });
 export type DashboardControl = v.InferOutput<typeof DashboardControlSchema>;
 
+/** `GET /api/me`: who the dashboard's client is, and its permissions on each instance it may see. */
+export const DashboardMeSchema = v.object({
+  user: v.nullable(v.string()),
+  kind: v.nullable(v.picklist(['user', 'key', 'instance-token', 'admin'])),
+  /** false while the users file holds no accounts: then every button is the daemon's to refuse, as before. */
+  accounts: v.boolean(),
+  /** Whether a login session let it in (the page then offers Log out). */
+  session: v.boolean(),
+  permissions: v.record(v.string(), v.array(v.string())),
+});
+export type DashboardMe = v.InferOutput<typeof DashboardMeSchema>;
+
 export const ConsoleCommandSchema = v.object({
   command: v.pipe(
     v.string(),
@@ -81,6 +93,7 @@ export const SCHEMAS = {
   Logs: LogsSchema,
   DashboardLog: DashboardLogSchema,
   DashboardControl: DashboardControlSchema,
+  DashboardMe: DashboardMeSchema,
   Backup: BackupSchema,
   ConsoleCommand: ConsoleCommandSchema,
   ConsoleSent: ConsoleSentSchema,

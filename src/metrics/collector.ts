@@ -5,11 +5,13 @@
  */
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { Registry } from 'prom-client';
+import { isPermission, PERMISSIONS } from '../auth/permissions.ts';
 import {
   type AlertKind,
   type Bus,
   type BusEvents,
   type DiskReading,
+  LOGIN_RESULTS,
   REFUSED_ROUTES,
   type RestartReason,
   subscribe,
@@ -144,9 +146,14 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
     'daemon:request-refused': (e) => {
       const status = String(e.status);
       f.refused.inc({ route: e.route, status: REFUSED_STATUSES.has(status) ? status : 'other' });
+      // Only a name of the fixed list is a label value.
+      if (e.permission !== undefined && isPermission(e.permission)) f.rightsRefused.inc({ permission: e.permission });
     },
     'daemon:fault': (e) => f.faults.inc({ kind: e.kind }),
+    'daemon:login': (e) => f.logins.inc({ result: e.result }),
   });
+  for (const result of LOGIN_RESULTS) f.logins.inc({ result }, 0);
+  for (const permission of PERMISSIONS) f.rightsRefused.inc({ permission }, 0);
   // prom-client exposes a labelled counter only once touched: zero, so rate() starts at 0.
   for (const route of REFUSED_ROUTES) f.refused.inc({ route, status: '401' }, 0);
   for (const kind of Object.keys(FAULT_KINDS)) f.faults.inc({ kind }, 0);

@@ -1,11 +1,14 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { EMPTY_USERS } from '../../auth/users-file.ts';
 import type { BusEvents } from '../../bus.ts';
 import { statePaths } from '../../chart/graph.ts';
 import { monotonicMs } from '../../clock.ts';
+import { sessionPrincipal } from '../account-access.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
 import { boundedWrites } from '../log-routes.ts';
+import { allowed } from '../rights.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { recentEventsOf, STREAMED, type Streamed } from './recent-events.ts';
 
@@ -56,6 +59,18 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
   const recent = recentEventsOf(deps, opts.recentEvents);
 
   app.get('/events', access, (c) => {
+    // Only what the client may see: the instances it holds status.read on, their server log with logs.read. Asked
+    // per event (can() reads the users file in force), so a right taken away applies to an open stream at once.
+    const sees = (key: string) => allowed(c, deps, 'status.read', key);
+    const readsLog = (key: string) => allowed(c, deps, 'logs.read', key);
+    // A stream a session opened ends with the session (logged out, expired, its user removed or given a new
+    // password): checked at each event and keep-alive.
+    const session = c.var.session;
+    const ended = () => {
+      if (session === undefined) return false;
+      const s = deps.sessions?.peek(session);
+      return !s || !sessionPrincipal(s, deps.users?.() ?? EMPTY_USERS, deps.admin?.());
+    };
     // Hono answers HEAD with the GET handler and drops the body unread, which would leave a stream subscribed for ever.
     if (c.req.method === 'HEAD')
       return c.body(null, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
@@ -73,6 +88,8 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
       const handlers = new Map<Streamed, (e: BusEvents[Streamed]) => void>();
       for (const type of STREAMED) {
         handlers.set(type, (e) => {
+          if (!sees(e.key)) return;
+          if (ended()) return stream.abort();
           if (type === 'instance:checkin') {
             const prev = lastCheckin.get(e.key) ?? -Infinity;
             const now = monotonicMs();
@@ -84,6 +101,7 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
       }
       const logLimiter = rateLimiter(logRate);
       const onLog = (e: BusEvents['instance:log']) => {
+        if (!readsLog(e.key)) return;
         const skipped = logLimiter();
         if (skipped !== null) sender.send('instance:log', { ...e, skipped });
       };
@@ -102,8 +120,11 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
         version,
         now: Date.now(),
         states,
-        instances: registry.list().map((i) => i.status()),
-        recent: recent.list(),
+        instances: registry
+          .list()
+          .filter((i) => sees(i.key))
+          .map((i) => i.status()),
+        recent: recent.list().filter((r) => sees(r.event.key)),
         // The event names to listen for, so the page's list cannot drift from this one.
         events: withLogs ? [...STREAMED, 'instance:log'] : STREAMED,
       });
@@ -116,7 +137,8 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
           wake = resolve;
           timer = setTimeout(resolve, keepaliveMs);
         });
-        if (!stream.aborted) sender.comment('keepalive');
+        if (ended()) stream.abort();
+        else if (!stream.aborted) sender.comment('keepalive');
       }
       unsubscribe();
     });

@@ -9,6 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { DashboardMe } from '../schemas.ts';
 import {
   ACTIONS,
   actionBlockers,
@@ -16,6 +17,7 @@ import {
   type CardStatus,
   cardFields,
   PALETTE_SIZE,
+  panelsAllowed,
   shownName,
   stateGroup,
 } from './assets/card-view.js';
@@ -94,6 +96,8 @@ export interface PageState {
   recent: readonly RecentEvent[];
   /** Each state's plain name in the operator's view of the chart, shown as the state pill's tooltip. */
   stateNames?: Readonly<Record<string, string>>;
+  /** The logged-in client and its rights (`GET /api/me`); absent while there are no accounts. */
+  me?: DashboardMe;
 }
 
 /** The statechart SVG, or why it could not be drawn (the page still comes, with the reason in the chart box). */
@@ -121,8 +125,18 @@ export function renderCard(
   color: number,
   now: number,
   stateName?: string,
+  rights?: readonly string[],
 ): string {
   let html = template.trim();
+  // Panels the client may not use are left out of sight (the daemon refuses them anyway); card-view.js says which.
+  const panels = panelsAllowed(rights);
+  const hide: Array<[RegExp, boolean]> = [
+    [/<details class="log">/, panels.log],
+    [/<details class="backups">/, panels.backups],
+    [/<details class="files">/, panels.files],
+    [/<button type="button" class="backup-now">/, panels.backupNow],
+  ];
+  for (const [tag, shown] of hide) if (!shown) html = fill(html, tag, (open = '') => open.replace(/>$/, ' hidden>'));
   html = fill(
     html,
     /<article class="card">/,
@@ -152,7 +166,7 @@ export function renderCard(
   }
   if (status.agones) html = fill(html, /<div data-row="agones" hidden>/, () => '<div data-row="agones">');
   if (status.hub) html = fill(html, /<div data-row="hub" hidden>/, () => '<div data-row="hub">');
-  const blockers = actionBlockers(status);
+  const blockers = actionBlockers(status, rights);
   for (const action of ACTIONS) {
     html = fill(
       html,
@@ -174,7 +188,16 @@ export function renderPage(index: string, state: PageState, chart: ChartSource):
   const statuses = [...state.instances].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const colors = colorSlots(statuses.map((s) => s.key));
   const cards = statuses
-    .map((s) => renderCard(template, s, colors.get(s.key) ?? 0, state.now, state.stateNames?.[s.state]))
+    .map((s) =>
+      renderCard(
+        template,
+        s,
+        colors.get(s.key) ?? 0,
+        state.now,
+        state.stateNames?.[s.state],
+        state.me?.permissions[s.key],
+      ),
+    )
     .join('\n');
   // `<` escaped so no text in it (an instance name) can close the script element.
   const json = JSON.stringify(state).replace(/</g, '\\u003c');
@@ -206,6 +229,14 @@ export function renderPage(index: string, state: PageState, chart: ChartSource):
       ? `${open}${renderChart(chart.svg, keysByState(statuses), colors)}${close}`
       : `${open}The statechart could not be drawn (${escapeHtml(chart.error)}).${close}`,
   );
+  if (state.me?.session)
+    html = fill(
+      html,
+      /<span id="who" class="who" hidden><\/span>/,
+      () => `<span id="who" class="who">${escapeHtml(state.me?.user ?? '')}</span>`,
+    );
+  if (state.me?.session)
+    html = fill(html, /<button type="button" id="logout" hidden>/, () => '<button type="button" id="logout">');
   const disk = lowDiskLines(statuses);
   if (disk.length > 0)
     html = fill(

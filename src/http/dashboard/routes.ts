@@ -6,6 +6,8 @@ import { cachedChartSvg } from '../../chart/svg.ts';
 import { describeError } from '../../errors.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';
+import { meOf } from '../me.ts';
+import { allowed } from '../rights.ts';
 import { errors, type RouteDoc } from '../route-doc.ts';
 import { type ChartSource, dashboardPage } from './page.ts';
 import { recentEventsOf } from './recent-events.ts';
@@ -87,9 +89,14 @@ export function dashboardRoutes(deps: HttpDeps): Hono {
     const state = {
       version: deps.version,
       now: Date.now(),
-      instances: deps.registry.list().map((i) => i.status()),
-      recent: recent.list(),
+      // Only the instances the client may see, each card's buttons and panels by its rights (page.ts).
+      instances: deps.registry
+        .list()
+        .filter((i) => allowed(c, deps, 'status.read', i.key))
+        .map((i) => i.status()),
+      recent: recent.list().filter((r) => allowed(c, deps, 'status.read', r.event.key)),
       stateNames: OPERATOR_STATES,
+      me: c.var.principal === undefined ? undefined : meOf(c, deps),
     };
     return c.html(await page(state, await chartSource()));
   });

@@ -5,7 +5,36 @@ import { appendLog, applyStatus, removeInstance, renderAges, showUpdate } from '
 import { loadChart } from './chart.js';
 import { lowDiskLines, showDiskBanner } from './disk-view.js';
 import { addEvent, listEvents } from './event-list.js';
-import { $, clock, instances, stateNames } from './shared.js';
+import { $, clock, instances, me, stateNames } from './shared.js';
+
+/** Who is logged in (the header) and what they may do; the cards are drawn again by it. */
+function adoptMe(info) {
+  me.info = info;
+  const who = $('#who');
+  who.textContent = info?.session ? info.user : '';
+  who.hidden = !info?.session;
+  $('#logout').hidden = !info?.session;
+  for (const inst of instances.values()) if (inst.status) applyStatus(inst.status);
+}
+
+async function loadMe() {
+  try {
+    const res = await fetch('/api/me');
+    if (res.ok) adoptMe(await res.json());
+    // The session ended (logged out elsewhere, expired): back to the login form.
+    else if (res.status === 401 && me.info?.session) location.assign('/login');
+  } catch {
+    // The event stream shows the connection state; the next refresh asks again.
+  }
+}
+
+async function logout() {
+  try {
+    await fetch('/logout', { method: 'POST' });
+  } finally {
+    location.assign('/login');
+  }
+}
 
 function setConnection(state, text) {
   const el = $('#conn');
@@ -60,6 +89,7 @@ function connect() {
     }
     clock.skewMs = hello.now - Date.now();
     $('#version').textContent = `v${hello.version}`;
+    void loadMe();
     reconcile(hello.instances);
     listEvents(hello.recent);
     setConnection('live', 'live');
@@ -77,6 +107,7 @@ function connect() {
 
 async function refresh() {
   try {
+    await loadMe();
     const res = await fetch('/api/instances');
     if (res.ok) reconcile(await res.json());
   } catch {
@@ -92,6 +123,7 @@ function adoptInitialState() {
     const initial = JSON.parse(el.textContent ?? '');
     clock.skewMs = initial.now - Date.now();
     for (const [state, name] of Object.entries(initial.stateNames ?? {})) stateNames.set(state, name);
+    if (initial.me) me.info = initial.me;
     $('#version').textContent = `v${initial.version}`;
     reconcile(initial.instances);
     // The same events as sent, in the browser's time zone (the daemon wrote UTC).
@@ -103,6 +135,7 @@ function adoptInitialState() {
 
 document.addEventListener('DOMContentLoaded', () => {
   adoptInitialState();
+  $('#logout').addEventListener('click', () => void logout());
   void loadChart();
   connect();
   setInterval(() => {

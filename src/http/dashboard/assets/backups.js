@@ -1,7 +1,8 @@
 // A card's Backups panel: the instance's snapshots (loaded when the panel opens), Back up now, and Restore; the
 // snapshot taken before the installed build also offers the rollback that puts its data back.
 import { runAction } from './actions.js';
-import { $, formatBytes } from './shared.js';
+import { missingRight } from './card-view.js';
+import { $, formatBytes, rightsOf } from './shared.js';
 
 const DASHBOARD = { 'X-Watchdog-Dashboard': '1' };
 const url = (key) => `/api/instances/${encodeURIComponent(key)}/backups`;
@@ -35,10 +36,13 @@ function row(card, key, b) {
   text.textContent = `${new Date(b.takenAt).toLocaleString()} · ${b.kind} · ${build} · ${formatBytes(b.archiveBytes)}`;
   text.title = b.id;
   li.append(text);
-  const button = (label, action, query, what) => {
+  const button = (label, action, query, what, permission) => {
     const el = document.createElement('button');
     el.type = 'button';
     el.textContent = label;
+    // A button the client may not use stays in sight, disabled, saying which right it needs.
+    el.title = missingRight(rightsOf(key), permission, key);
+    el.disabled = el.title !== '';
     el.dataset.backupAction = action;
     el.addEventListener('click', async () => {
       if (await runAction(key, action, label, { query, text: what })) void load(card, key);
@@ -51,6 +55,7 @@ function row(card, key, b) {
     // Now: an operator at the dashboard watches it happen (`watchdog restore` waits for the round end by default).
     { backup: b.id, when: 'Now' },
     `${key} is shut down gracefully now, its current data is kept as a new backup, and the data of ${b.id} is put back before it starts again.`,
+    'backups.restore',
   );
   if (b.forRollback)
     button(
@@ -58,6 +63,7 @@ function row(card, key, b) {
       'rollback',
       { withData: 'true' },
       `The previous build of ${key} and the data it had (${b.id}, taken before the installed build was installed) are put back; the current data is kept as a new backup. A running server is shut down gracefully first.`,
+      'control.rollback',
     );
   return li;
 }

@@ -20,19 +20,54 @@ export function stateGroup(state) {
 
 const isStopped = (state) => state.startsWith('stopped.');
 
+/** The permission each button needs: the one of the instance route it mirrors (src/http/route-permissions.ts). */
+export const ACTION_PERMISSION = {
+  restart: 'control.restart',
+  update: 'control.update',
+  stop: 'control.stop',
+  rollback: 'control.rollback',
+  hold: 'hold',
+};
+
+/** The permission each panel needs; `backupNow` and `restore` are the Backups panel's buttons. */
+export const PANEL_PERMISSION = {
+  log: 'logs.read',
+  console: 'console.send',
+  backups: 'backups.read',
+  backupNow: 'backups.create',
+  restore: 'backups.restore',
+  files: 'files.read',
+};
+
+/** Why the client may never use `permission` on the instance ('' when it may): `rights` undefined → no accounts. */
+export function missingRight(rights, permission, key) {
+  return !rights || rights.includes(permission) ? '' : `needs ${permission} on ${key}`;
+}
+
+/** Each panel: whether the client may see it (`GET /api/me`'s permissions of this instance). */
+export function panelsAllowed(rights) {
+  return Object.fromEntries(
+    Object.entries(PANEL_PERMISSION).map(([panel, p]) => [panel, !rights || rights.includes(p)]),
+  );
+}
+
 /**
- * For each action, why it does not apply now ('' when it does). The daemon says it for the control actions
+ * For each action, why it does not apply now ('' when it does); `rights`, when there are accounts, are the client's
+ * permissions on the instance, and a button needing one it lacks says which. The daemon says it for the control actions
  * (`status.controls`: the machine's own answer, the one a control request gets), so the page keeps no rules of its
  * own; a status without it (an older daemon) leaves them enabled and the daemon decides. Hold (or Release) applies
  * wherever the daemon reports maintenance.
  */
-export function actionBlockers(status) {
+export function actionBlockers(status, rights) {
   const blockers = { hold: status.maintenance ? '' : 'this watchdog does not report maintenance' };
   for (const action of ACTIONS) {
     if (action === 'hold') continue;
     const choice = status.controls?.[action];
     blockers[action] = !choice || choice.allowed ? '' : choice.reason || 'not possible now';
   }
+  // A right the client lacks says so first: it is the reason that does not pass.
+  for (const action of ACTIONS)
+    blockers[action] = missingRight(rights, ACTION_PERMISSION[action], status.key) || blockers[action];
   return blockers;
 }
 

@@ -2,10 +2,19 @@
 // cards already filled in (page.ts, by the rules in card-view.js); this module adopts them and keeps them current.
 import { runAction, sendConsole } from './actions.js';
 import { refreshBackups, wireBackups } from './backups.js';
-import { ACTIONS, actionBlockers, actionLabel, cardFields, PALETTE_SIZE, shownName, stateGroup } from './card-view.js';
+import {
+  ACTIONS,
+  actionBlockers,
+  actionLabel,
+  cardFields,
+  PALETTE_SIZE,
+  panelsAllowed,
+  shownName,
+  stateGroup,
+} from './card-view.js';
 import { highlightChart } from './chart.js';
 import { attachFilesPanel } from './files-panel.js';
-import { $, formatBytes, formatDuration, instances, serverNow, stateNames } from './shared.js';
+import { $, formatBytes, formatDuration, instances, rightsOf, serverNow, stateNames } from './shared.js';
 
 const MAX_LOG_LINES = 300;
 
@@ -74,7 +83,7 @@ export function ensureInstance(key) {
   wireBackups(card, key);
   attachFilesPanel(card, key);
   instances.set(key, inst);
-  void loadLog(inst);
+  if (panelsAllowed(rightsOf(key)).log) void loadLog(inst);
   return inst;
 }
 
@@ -115,8 +124,14 @@ function renderCard(inst) {
   for (const field of ['state', 'pid', 'revision', 'cpu', 'memory', 'players', 'restarts', 'failures', 'backup'])
     setField(card, field, fields[field]);
   card.dataset.state = s.state;
-  // The console panel only where the instance enables it (Console); the daemon refuses it elsewhere anyway.
-  $('form.console', card).hidden = s.console !== true;
+  // Each panel only where the client holds its right (GET /api/me); the daemon refuses it elsewhere anyway.
+  const panels = panelsAllowed(rightsOf(inst.key));
+  $('details.log', card).hidden = !panels.log;
+  $('details.backups', card).hidden = !panels.backups;
+  $('.backup-now', card).hidden = !panels.backupNow;
+  $('details.files', card).hidden = !panels.files;
+  // The console panel only where the instance enables it (Console) and the client may send to it.
+  $('form.console', card).hidden = s.console !== true || !panels.console;
   renderAges(inst);
   renderButtons(inst);
 }
@@ -124,7 +139,7 @@ function renderCard(inst) {
 /** Each button enabled only where its action applies (card-view.js), and none while one of them is being sent. */
 function renderButtons(inst) {
   if (!inst.status) return;
-  const blockers = actionBlockers(inst.status);
+  const blockers = actionBlockers(inst.status, rightsOf(inst.key));
   for (const action of ACTIONS) {
     const button = /** @type {HTMLButtonElement | null} */ (inst.card.querySelector(`button[data-action="${action}"]`));
     if (!button) continue;

@@ -8,6 +8,19 @@ export const instances = new Map();
 /** Each state's plain name in the operator's view of the chart (the page's inlined state brings them). */
 export const stateNames = new Map();
 
+/**
+ * Who is logged in and their permissions on each instance they may see (`GET /api/me`); null until known, and
+ * `accounts: false` while the daemon has no accounts (then every button is the daemon's to refuse, as before).
+ */
+export const me = { info: null };
+
+/** The client's permissions on `key`, or undefined when there are no accounts (nothing to hide). */
+export function rightsOf(key) {
+  const info = me.info;
+  if (!info?.accounts) return undefined;
+  return info.permissions[key] ?? [];
+}
+
 /** Server clock minus browser clock, set from `hello`, so ages are right even on a skewed browser. */
 export const clock = { skewMs: 0 };
 export const serverNow = () => Date.now() + clock.skewMs;

@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import type { Context } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { parseBearer } from '../auth/api-keys.ts';
+import { findApiKey, findUser, type Principal } from '../auth/can.ts';
+import type { Session, SessionStore } from '../auth/sessions.ts';
+import type { UsersDb } from '../auth/users-file.ts';
+import { sameSecret } from '../kit/api-watchdog.ts';
+import { parseBasicAuth } from './basic-auth.ts';
+
+/** `Admin.Username` / `Admin.Password`, as admin-auth.ts's AdminCredentials (which imports this module). */
+interface AdminCredentials {
+  username: string;
+  password: string;
+}
+
+/** The dashboard's session cookie (login-routes.ts sets it). */
+export const SESSION_COOKIE = 'watchdog_session';
+
+export type AccountDecision =
+  | { ok: true; principal: Principal; session?: string }
+  | { ok: false; status: 400 | 401 | 503; error: string };
+
+/** What the Admin login's session remembers of its password: a digest, so a changed password ends the session. */
+export const adminFingerprint = (a: AdminCredentials): string =>
+  createHash('sha256').update(`${a.username}\0${a.password}`, 'utf8').digest('base64');
+
+/**
+ * Whom a session speaks for now, or undefined once its owner is gone or has another password: a user removed from
+ * users.yml (or given a new password), or an Admin login changed in appsettings.yml, ends their sessions.
+ */
+export function sessionPrincipal(s: Session, db: UsersDb, admin: AdminCredentials | undefined): Principal | undefined {
+  if (s.kind === 'admin') {
+    if (!admin || admin.username !== s.name || !sameSecret(adminFingerprint(admin), s.fingerprint)) return undefined;
+    return { kind: 'admin', name: admin.username };
+  }
+  const user = db.users.get(s.name);
+  return user && sameSecret(user.passwordHash, s.fingerprint) ? { kind: 'user', user } : undefined;
+}
+
+/** The Admin login, if `user` and `password` are it; both compared every time, so a wrong name costs the same. */
+export function isAdminLogin(admin: AdminCredentials | undefined, user: string, password: string): boolean {
+  if (!admin) return false;
+  const userOk = sameSecret(user, admin.username);
+  const passwordOk = sameSecret(password, admin.password);
+  return userOk && passwordOk;
+}
+
+/**
+ * The access rule for the dashboard, `/events`, `/metrics` and `/api/*` once the users file holds accounts: a
+ * Bearer key, Basic `<user>:<password>` of a user or of the Admin login, or the session cookie. An Authorization
+ * header, when sent, decides alone; a session that expired or whose owner changed is ended here.
+ */
+export async function decideAccountAccess(
+  c: Context,
+  db: UsersDb,
+  admin: AdminCredentials | undefined,
+  sessions: SessionStore | undefined,
+): Promise<AccountDecision> {
+  const header = c.req.header('authorization');
+  const bearer = parseBearer(header);
+  if (bearer !== undefined) {
+    const key = findApiKey(bearer, db);
+    return key
+      ? { ok: true, principal: { kind: 'key', key } }
+      : { ok: false, status: 401, error: 'unknown, revoked or expired key' };
+  }
+  const creds = parseBasicAuth(header);
+  if (creds.kind === 'malformed')
+    return { ok: false, status: 400, error: 'malformed Authorization header: not base64 of user:password' };
+  if (creds.kind === 'ok') {
+    if (isAdminLogin(admin, creds.user, creds.password) && admin)
+      return { ok: true, principal: { kind: 'admin', name: admin.username } };
+    const user = await findUser(creds.user, creds.password, db);
+    if (user === 'busy')
+      return { ok: false, status: 503, error: 'too many password checks at once; retry in a moment' };
+    if (!user) return { ok: false, status: 401, error: 'wrong user name or password' };
+    return { ok: true, principal: { kind: 'user', user } };
+  }
+  const id = getCookie(c, SESSION_COOKIE);
+  if (id !== undefined && id !== '') {
+    const session = sessions?.find(id);
+    const principal = session && sessionPrincipal(session, db, admin);
+    if (principal) return { ok: true, principal, session: id };
+    sessions?.end(id);
+    return {
+      ok: false,
+      status: 401,
+      error: 'the session has ended (logged out, expired or changed); log in again at /login',
+    };
+  }
+  return { ok: false, status: 401, error: 'log in at /login, or send Basic <user>:<password> or a Bearer key' };
+}

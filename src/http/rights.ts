@@ -1,0 +1,58 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { can } from '../auth/can.ts';
+import { ALL_INSTANCES, PERMISSIONS, type Permission } from '../auth/permissions.ts';
+import { EMPTY_USERS } from '../auth/users-file.ts';
+import type { AdminEnv } from './admin-auth.ts';
+import type { HttpDeps } from './deps.ts';
+import { reportRefused } from './refused.ts';
+import { shownKey } from './request-info.ts';
+import { type InstanceRoute, ROUTE_PERMISSIONS } from './route-permissions.ts';
+
+type Deps = Pick<HttpDeps, 'users' | 'bus'>;
+/** What `adminAccess` set: any route's context behind it has it. */
+type Admitted = Pick<Context<AdminEnv>, 'var'>;
+
+/**
+ * Whether the client `adminAccess` let in may use `permission` on `instance` (`*`: on every one): can() for an
+ * account, key or Admin login; everything while there are no accounts, as before there were any.
+ */
+export function allowed(c: Admitted, deps: Deps, permission: Permission, instance: string): boolean {
+  const p = c.var.principal;
+  return p === undefined || can(p, permission, instance, deps.users?.() ?? EMPTY_USERS);
+}
+
+/** The permissions the client holds on `instance`, in the order of PERMISSIONS. */
+export const heldOn = (c: Admitted, deps: Deps, instance: string): Permission[] =>
+  PERMISSIONS.filter((p) => allowed(c, deps, p, instance));
+
+/** 403 naming the right, reported like every refusal of the admin routes. */
+export function refuseRight(
+  c: Context,
+  user: string | undefined,
+  deps: Deps,
+  permission: Permission,
+  key: string,
+): Response {
+  const error = `${user ?? 'this client'} may not ${permission} on ${shownKey(key)}`;
+  const action = `${c.req.method} ${c.req.path}`.slice(0, 200);
+  reportRefused(deps.bus, c, { route: 'admin', action, key, user, status: 403, reason: error, permission });
+  return c.json({ error, permission }, 403);
+}
+
+/**
+ * After `adminAccess` on a `/api/instances/:key/…` route: the permission of the instance route it mirrors (`row`
+ * of ROUTE_PERMISSIONS), asked before the instance is looked up, so a key without rights learns nothing of which
+ * instances exist.
+ */
+export function needs<E extends AdminEnv>(deps: Deps, row: InstanceRoute): MiddlewareHandler<E> {
+  const permission = ROUTE_PERMISSIONS[row];
+  return async (c, next) => {
+    const key = c.req.param('key') ?? '';
+    if (!allowed(c, deps, permission, key)) return refuseRight(c, c.var.adminUser, deps, permission, key);
+    await next();
+  };
+}
+
+/** Every instance: whether the client holds `permission` on all of them (a grant without `@<instance>`). */
+export const onAll = (c: Admitted, deps: Deps, permission: Permission): boolean =>
+  allowed(c, deps, permission, ALL_INSTANCES);

@@ -3,20 +3,12 @@ import { hasAccounts, readUsersFile, type UsersDb } from '../auth/users-file.ts'
 import type { Logger } from '../log.ts';
 import { watchFolderFiles } from './reload.ts';
 
-export interface UsersReload {
-  /** The users file in force: the last one read without a problem. */
-  current(): UsersDb;
-  /** Reads the file again now (SIGHUP, tests); resolves once it was applied or refused. */
-  reload(trigger: string): Promise<void>;
-  stop(): void;
-}
-
 /**
  * Keeps the users file in force and reads it again on SIGHUP and when it changes. A broken file, or one removed
  * while it held accounts, leaves the last good one in force and says why: a typo must not lock every user out, nor
  * a deleted file turn accounts back into "no users" (where only the ApiTokens and Admin are left).
  */
-export function startUsersReload(opts: { file: string; initial: UsersDb; log: Logger }): UsersReload {
+export function startUsersReload(opts: { file: string; initial: UsersDb; log: Logger }) {
   const { file, log } = opts;
   let db = opts.initial;
   let chain = Promise.resolve();
@@ -35,7 +27,8 @@ export function startUsersReload(opts: { file: string; initial: UsersDb; log: Lo
     db = read.db;
     log.info(`users file reloaded (${trigger})`, { users: db.users.size, keys: db.keys.size });
   };
-  const reload = (trigger: string) => {
+  /** Reads the file again now (SIGHUP, tests); resolves once it was applied or refused. */
+  const reload = (trigger: string): Promise<void> => {
     chain = chain.then(() => once(trigger)).catch(() => undefined);
     return chain;
   };
@@ -49,7 +42,8 @@ export function startUsersReload(opts: { file: string; initial: UsersDb; log: Lo
     log,
   });
   return {
-    current: () => db,
+    /** The users file in force: the last one read without a problem. */
+    current: (): UsersDb => db,
     reload,
     stop() {
       process.off('SIGHUP', onHup);

@@ -4,34 +4,28 @@ import { followLog, type LogFollower } from './log-tail.ts';
 import { createRotatingLogWriter, type RotatingLogWriter } from './log-writer.ts';
 import type { WriteHealth, WriteOutage } from './write-outage.ts';
 
-/** What follows and bounds a server.log the server appends to itself (PersistServers). */
-export interface AppendedLogBound {
-  /** Called for each line the follower read, so a forced truncation knows how many it cost. */
-  counted(): void;
-  /**
-   * The follower's `onPoll`: rotates by copy-and-truncate once the file has reached its size, or would before the
-   * next poll; `emptied` tells the follower the file starts over. `held`, the follower's own descriptor of the
-   * file, empties it when the copy fails for want of descriptors (EMFILE), where a truncation by path, which opens
-   * the file, would fail too.
-   */
-  onPoll(size: number, emptied?: () => void, held?: { truncate(): void }): void;
-}
-
 /**
  * Keeps a server.log bounded that another process holds open with O_APPEND. When the copy to server.log.1 fails
  * (full disk, removed folder) the file is truncated anyway: the lines since the last rotation are lost and counted
  * as dropped, but the server can go on logging and the file cannot grow until the disk is full for good. The
  * outage ends at the next rotation that copies again.
  */
-export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: WriteOutage): AppendedLogBound {
+export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: WriteOutage) {
   let lines = 0;
   /** The size at the previous poll; unknown at the first (an adopted file's size is no growth). */
   let last: number | null = null;
   return {
+    /** Called for each line the follower read, so a forced truncation knows how many it cost. */
     counted: () => {
       lines += 1;
     },
-    onPoll(size, emptied, held) {
+    /**
+     * The follower's `onPoll`: rotates by copy-and-truncate once the file has reached its size, or would before the
+     * next poll; `emptied` tells the follower the file starts over. `held`, the follower's own descriptor of the
+     * file, empties it when the copy fails for want of descriptors (EMFILE), where a truncation by path, which opens
+     * the file, would fail too.
+     */
+    onPoll(size: number, emptied?: () => void, held?: { truncate(): void }): void {
       // Rotating only once the size is reached leaves the file a poll's worth of output past it: a server printing
       // 1 MB/s overshoots by 250 kB. Rotating when the next poll would pass it keeps the file near its bound.
       const growth = last === null ? 0 : Math.max(0, size - last);

@@ -29,7 +29,7 @@ export async function markerOf(pid: number): Promise<string | null> {
  * excepted (it may have been started from a shell that carries one). Empty without /proc.
  */
 export async function findMarked(prefix: string): Promise<number[]> {
-  const pids = (await procPids()).filter((pid) => pid !== process.pid);
+  const pids = procPids().filter((pid) => pid !== process.pid);
   const found: number[] = [];
   // Several reads in flight at once: this runs on the way to a relaunch, and one read after another waits a turn
   // of a busy event loop and thread pool each.

@@ -61,7 +61,7 @@ export async function portHolders(port: number): Promise<PortHolder[]> {
   const wanted = await wantedInodes(port);
   if (wanted.size === 0) return [];
   const holders: PortHolder[] = [];
-  for (const pid of await procPids()) {
+  for (const pid of procPids()) {
     const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
     const protos = new Set<'tcp' | 'udp'>();
     for (const fd of fds) {

@@ -1,10 +1,16 @@
-import { readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 
-/** Every pid in /proc (empty without /proc). */
-export async function procPids(): Promise<number[]> {
-  return (await readdir('/proc').catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).map(Number);
+/** Every pid in /proc (empty without /proc); read synchronously, as /proc's files never wait for a disk. */
+export function procPids(): number[] {
+  try {
+    return readdirSync('/proc')
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number);
+  } catch {
+    return [];
+  }
 }
 
 /** One variable of the process's initial environment, or undefined (none, gone, or not ours to read). */
@@ -121,7 +127,7 @@ function matchesArgs(cmdline: string[], args: string[]): boolean {
  * match certain: it is fresh for every launch and never reused.
  */
 export async function findProcessByEnv(args: string[], name: string, value: string): Promise<number | null> {
-  for (const pid of await procPids()) {
+  for (const pid of procPids()) {
     const cmdline = await readCmdline(pid);
     if (cmdline === null || !matchesArgs(cmdline, args) || !isAlive(pid)) continue;
     if ((await environVar(pid, name)) === value) return pid;

@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { statFields } from './proc-info.ts';
+import { readFileSync } from 'node:fs';
+import { procPids, statFields } from './proc-info.ts';
 
 /**
  * Clock ticks per second of the time fields in /proc/<pid>/stat. It is USER_HZ, which the kernel fixes at 100
@@ -22,15 +22,7 @@ export interface ProcSource {
  * few hundred processes: about a millisecond, against 20).
  */
 export const procfs: ProcSource = {
-  pids() {
-    try {
-      return readdirSync('/proc')
-        .filter((n) => /^\d+$/.test(n))
-        .map(Number);
-    } catch {
-      return [];
-    }
-  },
+  pids: procPids,
   read(pid, file) {
     try {
       return readFileSync(`/proc/${pid}/${file}`, 'utf8');

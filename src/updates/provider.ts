@@ -41,5 +41,3 @@ export interface UpdateProvider {
   /** `--cvar name=value` pairs appended to the launch arguments when a revision is installed (Local adds build.*). */
   launchCvars?(revision: string | null): Promise<Array<[string, string]>>;
 }
-
-export type ProviderFactory = (ctx: ProviderContext) => UpdateProvider;

@@ -1,17 +1,8 @@
-export interface Interruption {
-  /** Resolves on the first SIGINT or SIGTERM (or `trigger()`). */
-  readonly signalled: Promise<void>;
-  readonly interrupted: boolean;
-  trigger(): void;
-  /** Removes the signal handlers; call when the command ends either way. */
-  dispose(): void;
-}
-
 /**
  * Turns Ctrl-C (and SIGTERM) into a promise, so long-running commands (`status --watch`,
  * `logs -f`) end cleanly with exit 0 instead of being killed mid-write.
  */
-export function onInterrupt(): Interruption {
+export function onInterrupt() {
   let resolve: () => void = () => {};
   const signalled = new Promise<void>((r) => (resolve = r));
   let interrupted = false;
@@ -22,14 +13,17 @@ export function onInterrupt(): Interruption {
   process.on('SIGINT', trigger);
   process.on('SIGTERM', trigger);
   return {
+    /** Resolves on the first SIGINT or SIGTERM (or `trigger()`). */
     signalled,
-    get interrupted() {
+    get interrupted(): boolean {
       return interrupted;
     },
     trigger,
-    dispose() {
+    /** Removes the signal handlers; call when the command ends either way. */
+    dispose(): void {
       process.off('SIGINT', trigger);
       process.off('SIGTERM', trigger);
     },
   };
 }
+export type Interruption = ReturnType<typeof onInterrupt>;

@@ -7,27 +7,9 @@ const SHELLS = ['bash', 'zsh', 'fish'] as const;
 type Shell = (typeof SHELLS)[number];
 const isShell = (s: string): s is Shell => (SHELLS as readonly string[]).includes(s);
 
-interface CompletionFlag {
-  long: string;
-  short: string | undefined;
-  takesValue: boolean;
-  /** A fixed list, file names, folder names, or nothing to offer (free text such as a URL). */
-  values: readonly string[] | 'file' | 'dir' | undefined;
-}
-
-interface CompletionCommand {
-  name: string;
-  summary: string;
-  /** Its positional argument is an instance key. */
-  instanceKey: boolean;
-  /** Its first positional argument is one of these words (`user add`), or none. */
-  subcommands: readonly string[];
-  flags: CompletionFlag[];
-}
-
-interface CompletionSpec {
-  commands: CompletionCommand[];
-}
+type CompletionSpec = Awaited<ReturnType<typeof spec>>;
+type CompletionCommand = CompletionSpec['commands'][number];
+type CompletionFlag = CompletionCommand['flags'][number];
 
 /**
  * Prints the instance keys of ./appsettings.yml (the keys under `Servers:` → `Instances:`, any case), reading the
@@ -208,11 +190,6 @@ function fish(spec: CompletionSpec): string {
   return lines.join('\n') + '\n';
 }
 
-/** The completion script for `shell`, from the commands and options the CLI itself parses. */
-function renderCompletion(shell: Shell, spec: CompletionSpec): string {
-  return shell === 'bash' ? bash(spec) : shell === 'zsh' ? zsh(spec) : fish(spec);
-}
-
 const USAGE = `usage: watchdog completion ${SHELLS.join('|')}
   Prints a completion script: commands, their options, and instance keys from ./appsettings.yml.
   bash:  source <(watchdog completion bash)            (or save it in ~/.local/share/bash-completion/completions/watchdog)
@@ -233,22 +210,19 @@ const VALUES: Record<string, readonly string[] | 'file' | 'dir'> = {
 };
 
 /** What the scripts complete, read from every command's own option list (the one its parser uses). */
-async function spec(): Promise<CompletionSpec> {
+async function spec() {
   const commands = await Promise.all(
     Object.entries(COMMANDS).map(async ([name, entry]) => {
       const { options: opts } = await entry.load();
       const flags = Object.entries(opts)
         .filter(([long]) => long !== 'help')
-        .map(([long, o]) => ({
-          long,
-          short: o.short,
-          takesValue: o.type === 'string',
-          values: VALUES[long],
-        }));
+        .map(([long, o]) => ({ long, short: o.short, takesValue: o.type === 'string', values: VALUES[long] }));
       return {
         name,
         summary: entry.summary,
+        /** Its positional argument is an instance key. */
         instanceKey: entry.instanceKey === true,
+        /** Its first positional argument is one of these words (`user add`), or none. */
         subcommands: entry.subcommands ?? [],
         flags: [...flags, { long: 'help', short: 'h', takesValue: false, values: undefined }],
       };
@@ -264,6 +238,6 @@ export async function run(args: string[]): Promise<number> {
   if (shell === undefined) throw new UsageError(`which shell? ${SHELLS.join(', ')}\n${USAGE}`);
   if (!isShell(shell)) throw new UsageError(`unknown shell "${shell}"; choose one of ${SHELLS.join(', ')}\n${USAGE}`);
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${USAGE}`);
-  process.stdout.write(renderCompletion(shell, await spec()));
+  process.stdout.write({ bash, zsh, fish }[shell](await spec()));
   return 0;
 }

@@ -21,34 +21,27 @@ import { extractTar } from './tar.ts';
  * disk has room for what it could plausibly unpack to (`roomToStream`); otherwise it is saved like a zip, and its
  * headers are summed before anything is unpacked, so a disk too small for it fails with the figures.
  */
-export interface ArchiveSink {
-  sink: BodySink;
-  extracted(): boolean;
-}
-
-export function archiveSink(archive: string, destDir: string, limits: SpaceLimits = DEFAULT_LIMITS): ArchiveSink {
+export function archiveSink(archive: string, destDir: string, limits: SpaceLimits = DEFAULT_LIMITS) {
   let extracted = false;
-  return {
-    extracted: () => extracted,
-    async sink(body, signal, total) {
-      if (total !== null) {
-        try {
-          await ensureSpace(destDir, total + limits.marginBytes, 'the download');
-        } catch (err) {
-          body.destroy();
-          throw err;
-        }
+  const sink: BodySink = async (body, signal, total) => {
+    if (total !== null) {
+      try {
+        await ensureSpace(destDir, total + limits.marginBytes, 'the download');
+      } catch (err) {
+        body.destroy();
+        throw err;
       }
-      const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-      const { head, done } = await readHead(chunks);
-      const all = Readable.from(replay(head, done ? null : chunks), { objectMode: false });
-      const format = formatOfHead(head);
-      const streamable = (format === 'gzip' || format === 'tar') && (await roomToStream(destDir, total, limits));
-      if (!streamable) return writeFileFrom(capped(all, await downloadCap(destDir, total, limits)), archive, signal);
-      extracted = true;
-      await extractWhileReading(all, destDir, signal, format === 'gzip', unpackCap(null, limits));
-    },
+    }
+    const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    const { head, done } = await readHead(chunks);
+    const all = Readable.from(replay(head, done ? null : chunks), { objectMode: false });
+    const format = formatOfHead(head);
+    const streamable = (format === 'gzip' || format === 'tar') && (await roomToStream(destDir, total, limits));
+    if (!streamable) return writeFileFrom(capped(all, await downloadCap(destDir, total, limits)), archive, signal);
+    extracted = true;
+    await extractWhileReading(all, destDir, signal, format === 'gzip', unpackCap(null, limits));
   };
+  return { sink, extracted: () => extracted };
 }
 
 /**

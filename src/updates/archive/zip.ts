@@ -1,8 +1,8 @@
-import { closeSync, readSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { symlink } from 'node:fs/promises';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
-import { type Entry, fromRandomAccessReaderPromise, RandomAccessReader, type ZipFile } from 'yauzl';
+import { type Entry, fromFdPromise, type ZipFile } from 'yauzl';
 import { UpdateError } from '../../errors.ts';
 import { openRegularSync } from '../../regular-file.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
@@ -103,39 +103,6 @@ function wrapZipError(err: unknown): UpdateError {
   return new UpdateError(`the zip archive is corrupt or unreadable (${message})`, { cause: err });
 }
 
-const READ_BYTES = 1 << 20;
-
-/**
- * The archive read in pieces of up to 1 MB by blocking reads: yauzl's own reader asks the thread pool for 16 kB at a
- * time. Blocking is fine where extraction runs: the update worker, or a process of its own.
- */
-class FileReader extends RandomAccessReader {
-  private closed = false;
-  constructor(private readonly fd: number) {
-    super();
-  }
-  override _readStreamForRange(start: number, end: number): Readable {
-    const fd = this.fd;
-    let at = start;
-    return new Readable({
-      read() {
-        const length = Math.min(READ_BYTES, end - at);
-        if (length <= 0) return void this.push(null);
-        const piece = Buffer.allocUnsafe(length);
-        const got = readSync(fd, piece, 0, length, at);
-        at += got;
-        this.push(got === 0 ? null : piece.subarray(0, got));
-      },
-    });
-  }
-  /** Once: yauzl closes it when it fails to open the archive, and so does `extractZip`. */
-  override close(callback: (err: Error | null) => void = () => {}): void {
-    if (!this.closed) closeSync(this.fd);
-    this.closed = true;
-    callback(null);
-  }
-}
-
 /**
  * Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). Before writing
  * anything it passes the size the central directory declares to `admit`, which refuses it or gives the cap on what
@@ -150,13 +117,10 @@ export async function extractZip(
   let zip: ZipFile | undefined;
   try {
     // .update/ is in the instance folder, which the server can write: never wait on a pipe put there.
-    const { fd, stats } = openRegularSync(archive);
-    const reader = new FileReader(fd);
-    zip = await fromRandomAccessReaderPromise(reader, stats.size, {
-      autoClose: false,
-      validateEntrySizes: false,
-    }).catch((err: unknown) => {
-      reader.close();
+    const { fd } = openRegularSync(archive);
+    // Once open, the descriptor is yauzl's: `zip.close()` closes it when the last entry stream has ended.
+    zip = await fromFdPromise(fd, { autoClose: false, validateEntrySizes: false }).catch((err: unknown) => {
+      closeSync(fd);
       throw err;
     });
     const entries: Entry[] = [];

@@ -23,7 +23,7 @@ export interface ArchiveEvents {
 /**
  * Downloads a server archive, hashing it and, for a tar or tar.gz, extracting it into `job.staging` as it arrives;
  * a zip (or anything unrecognised) is saved to `job.archive`, then extracted. What the update worker runs: every
- * extraction the daemon makes runs there, as the zip reader blocks on its reads (archive/zip.ts).
+ * extraction the daemon makes runs there (off-thread.ts says why).
  */
 export async function runArchiveJob(job: ArchiveJob, signal: AbortSignal, events: ArchiveEvents): Promise<void> {
   if (job.download) {

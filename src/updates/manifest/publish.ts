@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { UpdateError, UsageError } from '../../errors.ts';
+import { writeFileAtomic } from '../../store/atomic-file.ts';
 import { isClientArchiveName, SERVER_ARCHIVE_EXAMPLES, serverArchivePlatform } from '../archive/names.ts';
 import { sha256File } from '../fetch/hash-file.ts';
 import { type ManifestArchive, type ManifestBuild, parseManifest } from './schema.ts';
@@ -119,14 +119,9 @@ export async function publishBuild(opts: PublishOptions): Promise<PublishResult>
   parseManifest({ builds: { [key]: build } }, `${manifestPath} (the build being added)`); // one schema for writer and reader
   manifest.builds[key] = build;
 
-  // Write then rename, so a static server never hands out half a manifest.
-  const tmp = `${manifestPath}.tmp-${randomBytes(4).toString('hex')}`;
-  try {
-    await writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n');
-    await rename(tmp, manifestPath);
-  } catch (err) {
-    await rm(tmp, { force: true });
+  // Atomic, so a static server never hands out half a manifest; readable by that server.
+  await writeFileAtomic(manifestPath, JSON.stringify(manifest, null, 2) + '\n', { mode: 0o644 }).catch((err) => {
     throw new UpdateError(`cannot write the manifest ${manifestPath}`, { cause: err });
-  }
+  });
   return { key, manifestPath, servers, client };
 }

@@ -1,16 +1,27 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { UpdateError } from '../../errors.ts';
 import { describeUrl } from '../fetch/download.ts';
 import { fetchArchiveOffThread } from '../fetch/off-thread.ts';
 import { limitsOf } from '../install/disk-guard.ts';
 import { stageBuild, updateDir } from '../install/install.ts';
-import type { ProviderContext } from '../provider.ts';
+import { createStagedBuilds } from '../install/staged-build.ts';
+import type { ProviderContext, UpdateProvider } from '../provider.ts';
 
-export interface ArtifactSource {
+/** Where a build's server archive is: `sha256` verified when given; `fields` go into the log lines about it. */
+export interface ArchiveLocation {
   url: string;
   sha256?: string;
   headers?: Record<string, string>;
-  signal: AbortSignal;
+  fields?: Record<string, string>;
+  /** Why this archive may not be fetched: the staging fails with it. */
+  refused?: string;
+}
+
+/** The newest build a source offers; `locate` is asked only when it is not the build installed. */
+export interface FoundBuild {
+  revision: string;
+  locate(): Promise<ArchiveLocation>;
 }
 
 /**
@@ -20,7 +31,7 @@ export interface ArtifactSource {
  * provider can do this while the server still runs. Progress goes to `ctx.progress`. The saved download is
  * removed, whatever happens.
  */
-export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource): Promise<string> {
+async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { signal: AbortSignal }): Promise<string> {
   const { instance } = ctx;
   // One download at a time per instance: providers serialise their preparations (install/staged-build.ts).
   const archive = join(updateDir(instance.dir), 'download.part');
@@ -56,4 +67,55 @@ export async function prepareFromUrl(ctx: ProviderContext, opts: ArtifactSource)
   } finally {
     await rm(archive, { force: true });
   }
+}
+
+/**
+ * An update source whose builds are server archives at a URL (Manifest, CiServer): `check` finds the newest build
+ * and, when it is not the one installed, downloads, verifies and extracts it into a staging folder
+ * (install/staged-build.ts), so a build that cannot be installed is a failed check and the running server is never
+ * asked to leave for it; `apply` after the server left then only swaps it in. `what` names the build in the log
+ * (`fetching <what>`, `installing <what>`).
+ */
+export function urlBuildProvider(
+  ctx: ProviderContext,
+  type: string,
+  what: string,
+  newest: (signal: AbortSignal) => Promise<FoundBuild>,
+): UpdateProvider {
+  const staged = createStagedBuilds(ctx.instance.dir);
+
+  /** The staged folder's id and how to make it, or reuse the one staged for the same archive before. */
+  const stage = async (build: FoundBuild, signal: AbortSignal) => {
+    const at = await build.locate();
+    const fields = { revision: build.revision, ...at.fields, url: describeUrl(at.url) };
+    const make = async () => {
+      if (at.refused) throw new UpdateError(at.refused);
+      ctx.log.info(`fetching ${what}`, fields);
+      return prepareFromUrl(ctx, { ...at, signal });
+    };
+    return { id: JSON.stringify([build.revision, at.url, at.sha256]), make, fields };
+  };
+
+  return {
+    type,
+    async check(current, signal) {
+      const build = await newest(signal);
+      if (build.revision === current) return { available: false, revision: build.revision };
+      const { id, make } = await stage(build, signal);
+      await staged.prepare(id, make, build.revision);
+      return { available: true, revision: build.revision };
+    },
+    async apply(current, signal) {
+      const build = await newest(signal);
+      if (build.revision === current) {
+        ctx.log.info('the newest build is already installed', { revision: current });
+        return build.revision;
+      }
+      const { id, make, fields } = await stage(build, signal);
+      ctx.log.info(`installing ${what}`, fields);
+      await staged.install(id, make, signal, (phase) => ctx.progress({ phase }));
+      return build.revision;
+    },
+    staged: () => staged.revision(),
+  };
 }

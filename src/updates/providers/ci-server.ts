@@ -3,10 +3,9 @@ import { UpdateError } from '../../errors.ts';
 import { archiveHasPlatform, isClientArchiveName } from '../archive/names.ts';
 import { describeUrl } from '../fetch/download.ts';
 import { fetchJson } from '../fetch/http-json.ts';
-import { createStagedBuilds } from '../install/staged-build.ts';
 import { hostRid, ridFallbacks } from '../platform.ts';
 import type { ProviderContext, UpdateProvider } from '../provider.ts';
-import { prepareFromUrl } from './artifact.ts';
+import { type ArchiveLocation, urlBuildProvider } from './artifact.ts';
 
 /** `<BaseUrl>/job/<JobName>/api/json`; only the last successful build matters. */
 const JobSchema = v.looseObject({
@@ -43,15 +42,14 @@ export function chooseArtifact(
 
 /**
  * `UpdateType: CiServer` (the real watchdog's legacy `Jenkins`, `UpdateProviderJenkins.cs`): no hash to verify.
- * Unlike the original, `check` downloads and extracts the build it offers into a staging folder
- * (install/staged-build.ts), so a build that waits for a hold or for players is ready when its moment comes.
+ * Unlike the original, `check` stages the build it offers (artifact.ts), so a build that waits for a hold or for
+ * players is ready when its moment comes.
  */
 export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
   const updates = ctx.instance.settings.Updates;
   const timeoutMs = updates.DownloadTimeoutSeconds * 1000;
   const maxBytes = updates.MaxManifestMegabytes * 1_000_000;
   const rid = hostRid(updates.Platform);
-  const staged = createStagedBuilds(ctx.instance.dir);
 
   function jobUrl(): string {
     if (!updates.BaseUrl || !updates.JobName) {
@@ -86,7 +84,7 @@ export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
   }
 
   /** The archive of CI build `n` for this host, or an UpdateError naming what the build has. */
-  async function target(n: number, signal: AbortSignal): Promise<{ revision: string; url: string }> {
+  async function locate(n: number, signal: AbortSignal): Promise<ArchiveLocation> {
     const artifacts = await artifactList(n, signal);
     const path = chooseArtifact(artifacts, rid, updates.ArtifactPattern);
     if (!path) {
@@ -96,46 +94,12 @@ export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
           'set Updates.ArtifactPattern (with {rid}) or Updates.Platform',
       );
     }
-    const url = `${jobUrl()}/${n}/artifact/${path.split('/').map(encodeURIComponent).join('/')}`;
-    return { revision: String(n), url };
+    // No hash in the CI API: the archive is trusted as far as it downloads completely and extracts cleanly.
+    return { url: `${jobUrl()}/${n}/artifact/${path.split('/').map(encodeURIComponent).join('/')}` };
   }
 
-  /** Downloads and extracts `t` into a staging folder, or reuses the one staged for it before. */
-  const stage = (t: { revision: string; url: string }, signal: AbortSignal) => ({
-    id: JSON.stringify([t.revision, t.url]),
-    make: () => {
-      ctx.log.info('fetching CI build', { revision: t.revision, url: describeUrl(t.url) });
-      // No hash in the CI API: the archive is trusted as far as it downloads completely and extracts cleanly.
-      return prepareFromUrl(ctx, { url: t.url, signal });
-    },
+  return urlBuildProvider(ctx, 'CiServer', 'CI build', async (signal) => {
+    const n = await lastSuccessful(signal);
+    return { revision: String(n), locate: () => locate(n, signal) };
   });
-
-  return {
-    type: 'CiServer',
-
-    async check(current, signal) {
-      const n = await lastSuccessful(signal);
-      const revision = String(n);
-      if (revision === current) return { available: false, revision };
-      // Staged now, like Manifest: a build that cannot be installed is a failed check, and the install after the
-      // server left (or a hold ended) is only the swap.
-      const t = await target(n, signal);
-      const { id, make } = stage(t, signal);
-      await staged.prepare(id, make, revision);
-      return { available: true, revision };
-    },
-
-    async apply(current, signal) {
-      const n = await lastSuccessful(signal);
-      const revision = String(n);
-      if (revision === current) return revision;
-      const t = await target(n, signal);
-      const { id, make } = stage(t, signal);
-      ctx.log.info('installing CI build', { revision, url: describeUrl(t.url) });
-      await staged.install(id, make, signal, (phase) => ctx.progress({ phase }));
-      return revision;
-    },
-
-    staged: () => staged.revision(),
-  };
 }

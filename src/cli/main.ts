@@ -22,6 +22,7 @@ commands:
   fetch <key> <path> [--out F]           download a shared file (--continue resumes a partial one)
   user add|passwd|remove|list [name]     edit the users file: accounts and their roles (--role R[@KEY])
   key create|list|revoke                 API keys of a user (--user U, --permission P[@KEY], --expires-days N)
+  login --user U [--url U] [--forget]    check a user against the daemon and keep the login for its address
   chart [--format mermaid|dot|json|svg] [--out F]   render the instance statechart
   probe <address> [--json]               read a game server's /status and /info as a launcher does
   manifest <dir> --base-url URL [--out F]       add a build to a manifest

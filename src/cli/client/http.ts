@@ -3,14 +3,14 @@ import type { ControlAction } from '../../supervisor/contract.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
 import { ClientError } from './errors.ts';
 import { UnknownInstanceError } from './instances.ts';
+import type { AdminLogin } from './logins.ts';
 import type { StatusRow } from './status-table.ts';
-import type { AdminLogin } from './target.ts';
 
-/** One instance on one daemon, with the token that authenticates as it. */
+/** One instance on one daemon, with the Authorization header to send for it (its token, or a kept login). */
 export interface Endpoint {
   url: string;
   key: string;
-  token: string;
+  authorization: string;
 }
 
 const TIMEOUT_MS = 10_000;
@@ -60,7 +60,7 @@ export async function request<T>(
 /** `GET /instances/<key>/status`: the instance's status JSON. Failures become a ClientError a person can act on. */
 export async function fetchStatus(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise<StatusRow> {
   const body = await request<unknown>(instancePath(ep, 'status'), ep, 'status', {
-    authorization: basic(ep.key, ep.token),
+    authorization: ep.authorization,
     timeoutMs,
   });
   if (!isStatus(body)) {
@@ -73,7 +73,7 @@ export async function fetchStatus(ep: Endpoint, timeoutMs = TIMEOUT_MS): Promise
 
 /** `GET /instances/<key>/backups`: the instance's snapshots, newest first. */
 export const fetchBackups = (ep: Endpoint): Promise<BackupListing[]> =>
-  request(instancePath(ep, 'backups'), ep, 'the backup list', { authorization: basic(ep.key, ep.token) });
+  request(instancePath(ep, 'backups'), ep, 'the backup list', { authorization: ep.authorization });
 
 /**
  * `POST /instances/<key>/<action>`: queues restart, update, stop, rollback or restore, or holds or releases
@@ -87,7 +87,7 @@ export async function postControl(
 ): Promise<void> {
   await request(instancePath(ep, action), ep, action, {
     method: 'POST',
-    authorization: basic(ep.key, ep.token),
+    authorization: ep.authorization,
     query,
   });
 }
@@ -188,7 +188,7 @@ export function explainFailure(
     if (status === 401 && body.error === 'instance has no ApiToken')
       return `401: instance ${ep.key} has no ApiToken on the watchdog at ${ep.url}, so it refuses control (set Servers.Instances.${ep.key}.ApiToken there)`;
     if (status === 401 && as === 'admin')
-      return `401: the Admin credentials were refused by the watchdog at ${ep.url} (check --user and --password, or WATCHDOG_ADMIN)`;
+      return `401: the user name and password were refused by the watchdog at ${ep.url} (check --user and --password, or WATCHDOG_ADMIN; a login kept by watchdog login: log in again)`;
     if (status === 401)
       return `401: the token for instance ${ep.key} was refused (check --token, WATCHDOG_TOKEN or ApiToken)`;
     // 409: the daemon can tell at once that the action cannot be done now, and says why.

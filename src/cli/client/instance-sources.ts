@@ -11,7 +11,7 @@ const LIST_TIMEOUT_MS = 3000;
  */
 export async function atInstance<T>(target: Target, key: string, body: (ep: Endpoint) => Promise<T>): Promise<T> {
   const url = await target.url();
-  return withInstanceList(target, async () => body({ url, key, token: await target.token(key) }));
+  return withInstanceList(target, async () => body({ url, key, authorization: await target.authorization(key) }));
 }
 
 /**
@@ -25,7 +25,8 @@ export async function withInstanceList<T>(target: Target, body: () => Promise<T>
   } catch (err) {
     if (!(err instanceof UnknownInstanceError) || err.known !== undefined) throw err;
     const keys = (rows: readonly { key: string }[] | undefined) => rows?.map((r) => r.key);
-    const fromDaemon = async () => keys(await fetchAllStatus(await target.url(), target.admin(), LIST_TIMEOUT_MS));
+    const fromDaemon = async () =>
+      keys(await fetchAllStatus(await target.url(), await target.login(), LIST_TIMEOUT_MS));
     const fromConfig = async () => keys((await target.localConfig())?.instances);
     const known = (await fromDaemon().catch(() => undefined)) ?? (await fromConfig().catch(() => undefined));
     throw new UnknownInstanceError(err.key, known, { cause: err });

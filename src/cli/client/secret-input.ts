@@ -39,3 +39,10 @@ export async function readNewPassword(fromStdin: boolean, usage: string): Promis
   if (password.length < 8) throw new UsageError('a password needs at least 8 characters; nothing was changed');
   return password;
 }
+
+/** A password to check: all of stdin with `--password-stdin` (one trailing newline dropped), else typed once. */
+export async function readPassword(fromStdin: boolean, usage: string): Promise<string> {
+  if (fromStdin) return (await readAll(process.stdin)).replace(/\r?\n$/, '');
+  if (process.stdin.isTTY) return prompt('password: ');
+  throw new UsageError(`stdin is not a terminal: give the password with --password-stdin\n${usage}`);
+}

@@ -3,7 +3,9 @@ import { join, resolve } from 'node:path';
 import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import type { ResolvedConfig } from '../../config/resolved.ts';
 import { ClientError } from './errors.ts';
+import { basic } from './http.ts';
 import { UnknownInstanceError } from './instances.ts';
+import { type AdminLogin, storedLogin } from './logins.ts';
 
 /** The daemon's default address when neither `--url` nor a local `Urls` says otherwise (ASP.NET's default). */
 export const DEFAULT_URL = 'http://localhost:5000';
@@ -18,12 +20,6 @@ export const clientUrl = (address: ListenAddress): string =>
 /** `--url` as given, without a trailing slash, so messages and request paths read cleanly. */
 export function normaliseUrl(url: string): string {
   return url.replace(/\/+$/, '');
-}
-
-/** Admin credentials (`Admin.Username`/`Password` on the daemon), for `GET /api/instances` and any instance's log. */
-export interface AdminLogin {
-  username: string;
-  password: string;
 }
 
 export interface TargetOptions {
@@ -54,6 +50,13 @@ export interface Target {
   readonly tokenGiven: boolean;
   /** Admin credentials from `--user`/`--password`/`WATCHDOG_ADMIN`, or undefined; a ClientError (exit 2) when half given. */
   admin(): AdminLogin | undefined;
+  /** `admin()`, else the login `watchdog login` kept for this daemon's address, else undefined. */
+  login(): Promise<AdminLogin | undefined>;
+  /**
+   * The Authorization header for instance `key`: the token given (`--token`, `WATCHDOG_TOKEN`), else the kept login
+   * for this address, else the local config's token (`token(key)`'s errors). Never printed.
+   */
+  authorization(key: string): Promise<string>;
   /** The local config, or a ClientError (exit 2) naming why it could not be read. */
   config(purpose: string): Promise<ResolvedConfig>;
   /** The local config when it could be read, else undefined (a `--config` that cannot be read is still an error). */
@@ -155,6 +158,14 @@ export function createTarget(opts: TargetOptions): Target {
         );
       }
       return { username, password };
+    },
+    async login() {
+      return this.admin() ?? (await storedLogin(await this.url(), opts.env));
+    },
+    async authorization(key) {
+      if (givenToken) return basic(key, givenToken);
+      const kept = await storedLogin(await this.url(), opts.env);
+      return kept ? basic(kept.username, kept.password) : basic(key, await this.token(key));
     },
     async config(purpose) {
       const config = await loadLocal();

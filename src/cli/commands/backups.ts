@@ -1,7 +1,7 @@
 import { formatBytes } from '../../store/disk-space.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
 import { instanceKeyArg, parseCommandArgs, positiveNumber } from '../client/args.ts';
-import { basic, fetchBackups, instancePath, request } from '../client/http.ts';
+import { fetchBackups, instancePath, request } from '../client/http.ts';
 import { atInstance } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { Command, CommandOptions } from '../registry.ts';
@@ -53,7 +53,7 @@ export const backup: Command = (args) =>
     const taken = await atInstance(targetOf('backup', values), key, (ep) =>
       request<BackupListing>(instancePath(ep, 'backups'), ep, 'the backup', {
         method: 'POST',
-        authorization: basic(key, ep.token),
+        authorization: ep.authorization,
         timeoutMs: seconds * 1000,
       }),
     );

@@ -3,7 +3,7 @@ import { FetchError } from 'ofetch';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
-import { basic, instancePath, request } from '../client/http.ts';
+import { instancePath, request } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { type Interruption, onInterrupt } from '../client/interrupt.ts';
 import { followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
@@ -163,7 +163,7 @@ export async function run(args: string[]): Promise<number> {
     const waitS = positiveNumber('--wait', values.wait, usage) ?? DEFAULT_WAIT_S;
     const target = targetOf('console', values);
     const url = await target.url();
-    const log: RemoteLog = { url, key, authorization: basic(key, await target.token(key)), as: 'token' };
+    const log: RemoteLog = { url, key, authorization: await target.authorization(key), as: 'token' };
     return withInstanceList(target, () =>
       words.length > 0 ? sendOne(log, words.join(' '), waitS * 1000) : interactive(log, waitS * 1000),
     );

@@ -10,7 +10,7 @@ import type { FileListing } from '../../http/schemas.ts';
 import { formatBytes } from '../../store/disk-space.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
-import { basic, type Endpoint, explainFailure } from '../client/http.ts';
+import { type Endpoint, explainFailure } from '../client/http.ts';
 import { atInstance } from '../client/instance-sources.ts';
 import { reportClientErrors } from '../client/report.ts';
 import type { Command, CommandOptions } from '../registry.ts';
@@ -82,7 +82,7 @@ async function getShared(
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new DOMException('no answer', 'TimeoutError')), CONNECT_MS);
   const res = await fetch(filesUrl(ep, path), {
-    headers: { authorization: basic(ep.key, ep.token), ...headers },
+    headers: { authorization: ep.authorization, ...headers },
     signal: abort.signal,
   })
     .catch((err: unknown) => {

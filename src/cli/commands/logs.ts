@@ -67,9 +67,9 @@ async function localLogs(target: Target, key: string, n: number, follow: boolean
   return untilInterrupted(async (stop) => void (await followLines(logDir, tail.offset, write, stop.signalled)));
 }
 
-/** Admin credentials when given, else the instance's token; never printed. */
+/** Admin credentials when given (or a kept login where no token is), else the instance's token; never printed. */
 async function remoteAuth(target: Target, key: string): Promise<Pick<RemoteLog, 'authorization' | 'as'>> {
-  const admin = target.admin();
+  const admin = target.tokenGiven ? target.admin() : await target.login();
   if (admin) return { authorization: basic(admin.username, admin.password), as: 'admin' };
   if (!target.tokenGiven && !(await target.localConfig())) {
     throw new ClientError(

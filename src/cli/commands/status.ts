@@ -75,7 +75,7 @@ async function adminSnapshot(
 ): Promise<Snapshot> {
   let rows: StatusRow[];
   try {
-    rows = await fetchAllStatus(url, target.admin());
+    rows = await fetchAllStatus(url, await target.login());
   } catch (err) {
     // Without credentials this was only a try (a daemon on this machine without Admin answers it).
     const status = refusedWith(err);
@@ -108,7 +108,8 @@ async function localKeys(target: Target, key: string | undefined): Promise<strin
 /** Fetches every requested status in parallel; one failure does not hide the others. */
 async function snapshot(target: Target, key: string | undefined): Promise<Snapshot> {
   const url = await target.url();
-  if (target.admin()) return adminSnapshot(url, target, key, true);
+  // Admin credentials, or a kept login where no token was given: the daemon's list, as far as they may read it.
+  if (target.admin() || (!target.tokenGiven && (await target.login()))) return adminSnapshot(url, target, key, true);
   const keys = await localKeys(target, key);
   if (keys === undefined) return adminSnapshot(url, target, key, false);
   const results = await Promise.allSettled(keys.map((k) => atInstance(target, k, fetchStatus)));

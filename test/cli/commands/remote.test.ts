@@ -107,7 +107,7 @@ test('remote :: status without a key: an instance token alone, or nothing, says 
   assert.is(wrong.code, 1);
   assert.is(
     wrong.stderr,
-    `watchdog status: 401: the Admin credentials were refused by the watchdog at ${d(ctx).url} (check --user and --password, or WATCHDOG_ADMIN)\n`,
+    `watchdog status: 401: the user name and password were refused by the watchdog at ${d(ctx).url} (check --user and --password, or WATCHDOG_ADMIN; a login kept by watchdog login: log in again)\n`,
   );
   assert.not.match(wrong.stderr, 'sekrit');
 });

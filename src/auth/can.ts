@@ -13,7 +13,12 @@ export type Principal =
   /** An instance's `ApiToken`: everything but `users.manage`, on that instance only. */
   | { kind: 'instance-token'; instance: string }
   /** The `Admin` login of appsettings.yml: admin on all instances. */
-  | { kind: 'admin'; name: string };
+  | { kind: 'admin'; name: string }
+  /**
+   * A user a trusted proxy vouched for (single sign-on, `Remote-User`), in the groups it named: the rights of those
+   * groups (`Groups:`), and the user's own when the users file has them.
+   */
+  | { kind: 'sso'; name: string; groups: readonly string[] };
 
 /** The principal's name in the audit log: the user, `key:<id>`, the instance key, or the Admin user. */
 export function principalName(p: Principal): string {
@@ -25,6 +30,7 @@ export function principalName(p: Principal): string {
     case 'instance-token':
       return p.instance;
     case 'admin':
+    case 'sso':
       return p.name;
   }
 }
@@ -50,6 +56,13 @@ export function can(
       // The account as the file now says, not as it was when the request's credentials were read.
       const user = db.users.get(principal.user.name);
       return user !== undefined && grants(user.grants, permission, instance);
+    }
+    case 'sso': {
+      const own = db.users.get(principal.name)?.grants ?? [];
+      return (
+        grants(own, permission, instance) ||
+        principal.groups.some((g) => grants(db.groups.get(g) ?? [], permission, instance))
+      );
     }
     case 'key': {
       const key = principal.key;

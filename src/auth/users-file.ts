@@ -12,6 +12,7 @@ export interface UsersDoc {
   Roles?: Record<string, string[]>;
   Users?: Record<string, { Password: string; Roles?: string[] }>;
   Keys?: Record<string, { User: string; Hash: string; Permissions?: string[]; Expires?: string; Created?: string }>;
+  Groups?: Record<string, string[]>;
 }
 
 export interface UserAccount {
@@ -34,12 +35,14 @@ export interface ApiKeyEntry {
 export interface UsersDb {
   users: ReadonlyMap<string, UserAccount>;
   keys: ReadonlyMap<string, ApiKeyEntry>;
+  /** Single sign-on: the rights of each group a proxy names for its user (`Groups:`). */
+  groups: ReadonlyMap<string, Grant[]>;
 }
 
-export const EMPTY_USERS: UsersDb = { users: new Map(), keys: new Map() };
+export const EMPTY_USERS: UsersDb = { users: new Map(), keys: new Map(), groups: new Map() };
 
 /** No users and no keys: the daemon behaves as it did before there were accounts. */
-export const hasAccounts = (db: UsersDb): boolean => db.users.size > 0 || db.keys.size > 0;
+export const hasAccounts = (db: UsersDb): boolean => db.users.size > 0 || db.keys.size > 0 || db.groups.size > 0;
 
 export type UsersParse =
   /** `missing`: there is no users file (no accounts). */
@@ -76,7 +79,8 @@ export function parseUsers(text: string, file: string): UsersParse {
   const bad = (path: Array<string | number>, expected: string, found: unknown) =>
     problems.push(problemLine(file, path, expected, found));
   for (const top of Object.keys(data))
-    if (!['Roles', 'Users', 'Keys'].includes(top)) bad([top], 'expected one of Roles, Users, Keys', data[top]);
+    if (!['Roles', 'Users', 'Keys', 'Groups'].includes(top))
+      bad([top], 'expected one of Roles, Users, Keys, Groups', data[top]);
 
   const roles = new Map<string, readonly Permission[]>(Object.entries(BUILTIN_ROLES));
   const rolesIn = data.Roles ?? {};
@@ -102,6 +106,20 @@ export function parseUsers(text: string, file: string): UsersParse {
     return false;
   };
 
+  /** A list of `role` or `role@instance` → the rights it gives; each bad entry named. */
+  const grantsOf = (at: Array<string | number>, roleList: unknown): Grant[] => {
+    const grantList: Grant[] = [];
+    if (!isStringList(roleList)) bad(at, 'expected a list of role or role@instance', roleList);
+    else
+      roleList.forEach((text, i) => {
+        const { name: role, instance } = splitScoped(text);
+        const perms = roles.get(role);
+        if (!perms) bad([...at, i], `expected a role (${[...roles.keys()].join(', ')})`, text);
+        else if (scope([...at, i], instance)) for (const p of perms) grantList.push({ permission: p, instance });
+      });
+    return grantList;
+  };
+
   const users = new Map<string, UserAccount>();
   const usersIn = data.Users ?? {};
   if (!isMap(usersIn)) bad(['Users'], 'expected a map of user name to Password and Roles', usersIn);
@@ -123,19 +141,14 @@ export function parseUsers(text: string, file: string): UsersParse {
           problemLine(file, [...at, 'Password'], 'expected a scrypt hash; set it with `watchdog user passwd`', found),
         );
       }
-      const roleList = entry.Roles ?? [];
-      const grantList: Grant[] = [];
-      if (!isStringList(roleList)) bad([...at, 'Roles'], 'expected a list of role or role@instance', roleList);
-      else
-        roleList.forEach((text, i) => {
-          const { name: role, instance } = splitScoped(text);
-          const perms = roles.get(role);
-          if (!perms) bad([...at, 'Roles', i], `expected a role (${[...roles.keys()].join(', ')})`, text);
-          else if (scope([...at, 'Roles', i], instance))
-            for (const p of perms) grantList.push({ permission: p, instance });
-        });
+      const grantList = grantsOf([...at, 'Roles'], entry.Roles ?? []);
       users.set(name, { name, passwordHash: typeof password === 'string' ? password : '', grants: grantList });
     }
+
+  const groups = new Map<string, Grant[]>();
+  const groupsIn = data.Groups ?? {};
+  if (!isMap(groupsIn)) bad(['Groups'], 'expected a map of group name to a list of role or role@instance', groupsIn);
+  else for (const [name, list] of Object.entries(groupsIn)) groups.set(name, grantsOf(['Groups', name], list));
 
   const keys = new Map<string, ApiKeyEntry>();
   const keysIn = data.Keys ?? {};
@@ -178,7 +191,7 @@ export function parseUsers(text: string, file: string): UsersParse {
     }
 
   if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, db: { users, keys }, doc: data as UsersDoc, warnings };
+  return { ok: true, db: { users, keys, groups }, doc: data as UsersDoc, warnings };
 }
 
 /** Reads and validates the users file; a missing file is `missing` (no accounts), never a problem. */

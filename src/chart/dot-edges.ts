@@ -104,12 +104,14 @@ function fromAnyChild(graph: ChartGraph, edges: DrawnEdge[]): DrawnEdge[] {
     groups.set(k, [...(groups.get(k) ?? []), e]);
   }
   return [...groups.values()].flatMap((alike) => {
-    const parent = byPath.get(alike[0]!.tail)?.parent;
+    const [first] = alike;
+    const last = alike.at(-1);
+    const parent = first && byPath.get(first.tail)?.parent;
     const compound = parent ? byPath.get(parent) : undefined;
-    if (alike.length < 2 || !compound || alike.some((e) => e.ltail !== null)) return alike;
+    if (!first || !last || alike.length < 2 || !compound || alike.some((e) => e.ltail !== null)) return alike;
     const tails = new Set(alike.map((e) => e.tail));
-    const others = graph.states.filter((s) => s.parent === compound.path && s.path !== alike[0]!.head);
+    const others = graph.states.filter((s) => s.parent === compound.path && s.path !== first.head);
     if (!others.every((s) => tails.has(s.path) && s.kind !== 'compound') || tails.size !== others.length) return alike;
-    return [{ ...alike.at(-1)!, label: `${alike[0]!.label}\n(from any state of ${compound.name})` }];
+    return [{ ...last, label: `${first.label}\n(from any state of ${compound.name})` }];
   });
 }

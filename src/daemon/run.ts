@@ -157,6 +157,7 @@ export async function runDaemon(
       maxLockoutMs: current.settings.Users.LoginLockoutMaxSeconds * 1000,
     })),
     sessionMinutes: () => current.settings.Users.SessionMinutes,
+    trustedHeaders: () => current.settings.Users.TrustedHeaders,
     metrics,
     recent: recordRecentEvents(bus),
     trustedProxies: () => current.settings.TrustedProxies,

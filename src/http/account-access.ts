@@ -7,11 +7,32 @@ import type { Session, SessionStore } from '../auth/sessions.ts';
 import type { UsersDb } from '../auth/users-file.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import { parseBasicAuth } from './basic-auth.ts';
+import { clientOf } from './request-info.ts';
 
 /** `Admin.Username` / `Admin.Password`, as admin-auth.ts's AdminCredentials (which imports this module). */
 interface AdminCredentials {
   username: string;
   password: string;
+}
+
+/** The headers a trusted reverse proxy names its logged-in user and that user's groups with (`Users.TrustedHeaders`). */
+export interface TrustedHeaders {
+  User: string;
+  Groups: string;
+}
+
+/**
+ * The user a reverse proxy in TrustedProxies vouches for, with the groups it names; undefined when single sign-on
+ * is off, the header is absent, or the request did not come from a trusted proxy (anyone else can send the header).
+ */
+export function vouchedFor(c: Context, headers: TrustedHeaders | undefined): Principal | undefined {
+  const name = headers && c.req.header(headers.User)?.trim();
+  if (!headers || !name || name.length > 256 || !clientOf(c).trustedPeer) return undefined;
+  const groups = (c.req.header(headers.Groups) ?? '')
+    .split(',')
+    .map((g) => g.trim())
+    .filter((g) => g !== '');
+  return { kind: 'sso', name, groups };
 }
 
 /** The dashboard's session cookie (login-routes.ts sets it). */
@@ -48,14 +69,16 @@ export function isAdminLogin(admin: AdminCredentials | undefined, user: string, 
 
 /**
  * The access rule for the dashboard, `/events`, `/metrics` and `/api/*` once the users file holds accounts: a
- * Bearer key, Basic `<user>:<password>` of a user or of the Admin login, or the session cookie. An Authorization
- * header, when sent, decides alone; a session that expired or whose owner changed is ended here.
+ * Bearer key, Basic `<user>:<password>` of a user or of the Admin login, a user a trusted proxy vouches for, or the
+ * session cookie. An Authorization header, when sent, decides alone; a session that expired or whose owner changed
+ * is ended here.
  */
 export async function decideAccountAccess(
   c: Context,
   db: UsersDb,
   admin: AdminCredentials | undefined,
   sessions: SessionStore | undefined,
+  trustedHeaders?: TrustedHeaders,
 ): Promise<AccountDecision> {
   const header = c.req.header('authorization');
   const bearer = parseBearer(header);
@@ -77,6 +100,8 @@ export async function decideAccountAccess(
     if (!user) return { ok: false, status: 401, error: 'wrong user name or password' };
     return { ok: true, principal: { kind: 'user', user } };
   }
+  const vouched = vouchedFor(c, trustedHeaders);
+  if (vouched) return { ok: true, principal: vouched };
   const id = getCookie(c, SESSION_COOKIE);
   if (id !== undefined && id !== '') {
     const session = sessions?.find(id);

@@ -5,7 +5,7 @@ import { EMPTY_USERS, hasAccounts, type UsersDb } from '../auth/users-file.ts';
 import type { Bus } from '../bus.ts';
 import { isLoopback } from '../config/listen.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
-import { decideAccountAccess } from './account-access.ts';
+import { decideAccountAccess, type TrustedHeaders } from './account-access.ts';
 import { parseBasicAuth } from './basic-auth.ts';
 import { reportRefused } from './refused.ts';
 import { clientOf } from './request-info.ts';
@@ -25,6 +25,8 @@ export interface AdminAccessOptions {
   users?: () => UsersDb;
   /** The dashboard's login sessions (the cookie); absent → no cookie is accepted. */
   sessions?: SessionStore;
+  /** Single sign-on's headers (`Users.TrustedHeaders`), read per request; undefined → off. */
+  trustedHeaders?: () => TrustedHeaders | undefined;
 }
 
 /** Who was let in: the admin user name, or `undefined` for an unauthenticated loopback client. */
@@ -65,7 +67,7 @@ type Decision =
 export async function decideAdminAccess(c: Context, opts: AdminAccessOptions): Promise<Decision> {
   const db = opts.users?.() ?? EMPTY_USERS;
   if (hasAccounts(db)) {
-    const d = await decideAccountAccess(c, db, opts.admin?.(), opts.sessions);
+    const d = await decideAccountAccess(c, db, opts.admin?.(), opts.sessions, opts.trustedHeaders?.());
     if (!d.ok) return { ...d, accounts: true };
     return { ok: true, user: principalName(d.principal), principal: d.principal, session: d.session };
   }

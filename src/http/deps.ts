@@ -6,6 +6,7 @@ import type { Bus, DiskReading } from '../bus.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsCollector } from '../metrics/collector.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
+import type { TrustedHeaders } from './account-access.ts';
 import type { AdminCredentials } from './admin-auth.ts';
 import type { RecentEvents } from './dashboard/recent-events.ts';
 
@@ -24,6 +25,8 @@ export interface HttpDeps {
   users?: () => UsersDb;
   /** The dashboard's login sessions; `createApp` makes a store with the default settings when absent. */
   sessions?: SessionStore;
+  /** Single sign-on's headers (`Users.TrustedHeaders`), read per request; absent or undefined → off. */
+  trustedHeaders?: () => TrustedHeaders | undefined;
   /** Limits on login attempts; `createApp` makes them with the default settings when absent. */
   loginLimits?: LoginLimits;
   /** `Users.SessionMinutes`, read when a login sets its cookie (the cookie's Max-Age); 720 when absent. */

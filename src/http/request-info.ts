@@ -15,6 +15,8 @@ export interface ClientInfo {
    * one: the peer's address says nothing about the client (a proxy on this machine makes every client look local).
    */
   untrustedProxy: string | null;
+  /** The socket peer is one of TrustedProxies: headers it sets on its clients' behalf may be believed. */
+  trustedPeer: boolean;
 }
 
 /** The headers a request reads them from (lower-case names, as Hono's `c.req.header(name)` takes them). */
@@ -97,16 +99,16 @@ export function clientInfo(
   const list = trustList(trustedProxies);
   if (!trusted(list, peer)) {
     const named = PROXY_HEADERS.find((h) => header(h) !== undefined);
-    return { address: peer, peer, forwarded: false, untrustedProxy: named ?? null };
+    return { address: peer, peer, forwarded: false, untrustedProxy: named ?? null, trustedPeer: false };
   }
   const chain = forwardedChain(header);
-  if (chain.length === 0) return { address: peer, peer, forwarded: false, untrustedProxy: null };
+  if (chain.length === 0) return { address: peer, peer, forwarded: false, untrustedProxy: null, trustedPeer: true };
   let client: string | undefined;
   for (let i = chain.length - 1; i >= 0; i--) {
     client = chain[i];
     if (!trusted(list, client)) break;
   }
-  return { address: client, peer, forwarded: true, untrustedProxy: null };
+  return { address: client, peer, forwarded: true, untrustedProxy: null, trustedPeer: true };
 }
 
 /** The socket peer's address; undefined when there is no socket (app.request() in tests). */

@@ -51,7 +51,7 @@ export type DashboardControl = v.InferOutput<typeof DashboardControlSchema>;
 /** `GET /api/me`: who the dashboard's client is, and its permissions on each instance it may see. */
 export const DashboardMeSchema = v.object({
   user: v.nullable(v.string()),
-  kind: v.nullable(v.picklist(['user', 'key', 'instance-token', 'admin'])),
+  kind: v.nullable(v.picklist(['user', 'key', 'instance-token', 'admin', 'sso'])),
   /** false while the users file holds no accounts: then every button is the daemon's to refuse, as before. */
   accounts: v.boolean(),
   /** Whether a login session let it in (the page then offers Log out). */

@@ -85,12 +85,12 @@ test('can :: a key is refused after its expiry and once its user is gone', async
   const key: Principal = { kind: 'key', key: d.keys.get('k1')! };
   assert.ok(can(key, 'status.read', 'a', d, Date.parse('2029-12-31T23:59:59Z')));
   assert.not.ok(can(key, 'status.read', 'a', d, Date.parse('2030-01-01T00:00:00Z')));
-  const gone: UsersDb = { users: new Map(), keys: d.keys };
+  const gone: UsersDb = { users: new Map(), keys: d.keys, groups: new Map() };
   assert.not.ok(can(key, 'status.read', 'a', gone, 0));
 });
 
 test('can :: an ApiToken holds everything but users.manage, on its own instance only; Admin holds all', () => {
-  const d: UsersDb = { users: new Map(), keys: new Map() };
+  const d: UsersDb = { users: new Map(), keys: new Map(), groups: new Map() };
   const token: Principal = { kind: 'instance-token', instance: 'a' };
   for (const p of PERMISSIONS) {
     assert.is(can(token, p, 'a', d), p !== 'users.manage', p);
@@ -103,7 +103,7 @@ test('can :: a removed user’s stale principal is refused (can reads the file i
   const d = await db((h) => `Users:\n  mo:\n    Password: "${h}"\n    Roles: [admin]\n`);
   const mo = userOf(d, 'mo');
   assert.ok(can(mo, 'hold', 'a', d));
-  assert.not.ok(can(mo, 'hold', 'a', { users: new Map(), keys: new Map() }));
+  assert.not.ok(can(mo, 'hold', 'a', { users: new Map(), keys: new Map(), groups: new Map() }));
 });
 
 test('keys :: a new key is found by its token; a changed, unknown or expired one is not', async () => {

@@ -92,6 +92,27 @@ test('users file :: unknown keys and a wrong shape are named', () => {
   );
 });
 
+test('users file :: Groups give rights by role; an unknown role in a group is named with its place', () => {
+  const ok = parseUsers('Groups:\n  mods: [moderator@a]\n  all: [viewer]\n', 'users.yml');
+  assert.ok(ok.ok);
+  if (ok.ok) {
+    assert.ok(ok.db.groups.get('mods')!.some((g) => g.permission === 'control.restart' && g.instance === 'a'));
+    assert.equal(
+      ok.db.groups.get('all')!.map((g) => g.instance),
+      ['*', '*'],
+    );
+  }
+  const problems = problemsOf('Groups:\n  mods: [moderater@a]\n  bad: admin\n');
+  assert.ok(
+    problems.some((p) => /users\.yml: Groups\.mods\[0\]: expected a role/.test(p)),
+    problems.join('\n'),
+  );
+  assert.ok(
+    problems.some((p) => /users\.yml: Groups\.bad: expected a list of role/.test(p)),
+    problems.join('\n'),
+  );
+});
+
 test('users file :: a named pipe in its place is a problem naming it, not a read that never ends', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'users-fifo-'));
   try {

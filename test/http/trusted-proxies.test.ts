@@ -143,7 +143,7 @@ parse(
 
 parse('trusted-proxies :: clientInfo: an IPv4-mapped peer matches an IPv4 trusted entry', () => {
   const info = clientInfo('::ffff:127.0.0.5', (n) => (n === 'x-forwarded-for' ? '8.8.8.8' : undefined), [PROXY]);
-  assert.equal(info, { address: '8.8.8.8', peer: PROXY, forwarded: true, untrustedProxy: null });
+  assert.equal(info, { address: '8.8.8.8', peer: PROXY, forwarded: true, untrustedProxy: null, trustedPeer: true });
 });
 
 parse.run();

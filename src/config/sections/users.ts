@@ -6,6 +6,10 @@ const Minutes = (def: number) =>
     amount('minutes', { positive: true, max: 365 * 24 * 60, tooBig: 'expected at most a year of minutes' }),
     def,
   );
+const HeaderName = v.pipe(
+  v.string('expected a header name'),
+  v.regex(/^[A-Za-z0-9-]{1,64}$/, 'expected a header name (letters, digits and "-")'),
+);
 const Count = (unit: string, def: number, min: number, max: number) =>
   v.optional(amount(unit, { whole: true, min, max }), def);
 
@@ -26,8 +30,16 @@ export const UsersSchema = v.strictObject(
     LoginFailuresBeforeLockout: Count('failures', 5, 0, 1000),
     LoginLockoutSeconds: seconds(10),
     LoginLockoutMaxSeconds: seconds(300),
+    // Single sign-on from a reverse proxy listed in TrustedProxies (Authelia, Authentik): the headers naming the
+    // user it logged in and that user's groups (comma-separated; `Groups:` in the users file gives them rights).
+    TrustedHeaders: v.optional(
+      v.strictObject(
+        { User: v.optional(HeaderName, 'Remote-User'), Groups: v.optional(HeaderName, 'Remote-Groups') },
+        'expected a map with User and Groups (header names)',
+      ),
+    ),
   },
-  'expected a map with File, SessionMinutes, SessionIdleMinutes, MaxSessions and the Login… limits',
+  'expected a map with File, SessionMinutes, SessionIdleMinutes, MaxSessions, the Login… limits and TrustedHeaders',
 );
 
 export type UsersSettings = v.InferOutput<typeof UsersSchema>;

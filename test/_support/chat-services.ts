@@ -11,6 +11,8 @@ export interface ChatService {
   url: string;
   /** Accepted requests, parsed. */
   received: Array<{ path: string; headers: IncomingHttpHeaders; body: unknown; text: string }>;
+  /** The path of every request, in order, 429s included. */
+  paths: string[];
   /** Why requests were refused with 400. */
   rejected: string[];
   /** How many 429 answers were given. */
@@ -35,6 +37,7 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
 async function startService(spec: Spec, limited: number): Promise<ChatService> {
   const received: ChatService['received'] = [];
   const rejected: string[] = [];
+  const paths: string[] = [];
   let limits = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -42,6 +45,7 @@ async function startService(spec: Spec, limited: number): Promise<ChatService> {
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       const path = req.url ?? '';
+      paths.push(path);
       const problem =
         req.method !== spec.method
           ? `method ${req.method}, expected ${spec.method}`
@@ -65,7 +69,7 @@ async function startService(spec: Spec, limited: number): Promise<ChatService> {
     });
   });
   const { url, close } = await serveLoopback(server, spec.base);
-  return { url, received, rejected, limitedCount: () => limits, close };
+  return { url, received, paths, rejected, limitedCount: () => limits, close };
 }
 
 const isJson = (h: IncomingHttpHeaders) => /^application\/json\b/.test(h['content-type'] ?? '');

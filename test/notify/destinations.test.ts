@@ -124,6 +124,8 @@ test('matrix :: PUT m.room.message with a bearer token; M_LIMIT_EXCEEDED waited 
     await withRoute(target, async (bus, log) => {
       crash(bus);
       await deliveredAfterLimit(svc, log, 700);
+      assert.is(svc.paths.length, 2);
+      assert.is(svc.paths[1], svc.paths[0], 'the retry is the same transaction');
       const body = svc.received[0]?.body as Record<string, string>;
       assert.is(body.msgtype, 'm.text');
       assert.match(body.body ?? '', /^Crashed · Zoë’s server \(alpha\)\nServer `alpha` exited with code 3\./);
@@ -272,14 +274,15 @@ test('command :: a timeout kills its whole process group', async () => {
   const dir = await tempDir();
   const pids = join(dir.path, 'pids');
   try {
-    const argv = [process.execPath, COMMAND, join(dir.path, 'out'), '--hang', pids];
+    // A shell (quick to start, so the timeout is not spent starting) that leaves a child in its group and waits.
+    const argv = ['/bin/sh', '-c', 'sleep 60 & echo "$$ $!" > "$0"; wait', pids];
     await withRoute(
       { type: 'Command', argv },
       async (bus, log) => {
         crash(bus);
         const dropped = await waitFor('timed out', () => log.lines.find((l) => l.includes('message dropped')));
-        assert.match(dropped, /timed out after 500 ms/);
-        const both = (await readFile(pids, 'utf8')).split(' ').map(Number);
+        assert.match(dropped, /timed out after 2000 ms/);
+        const both = (await readFile(pids, 'utf8')).trim().split(' ').map(Number);
         assert.is(both.length, 2);
         const alive = (pid: number) => {
           try {
@@ -291,7 +294,7 @@ test('command :: a timeout kills its whole process group', async () => {
         };
         await waitFor('the command and its child gone', () => both.every((p) => !alive(p)));
       },
-      { retries: 0, timeoutMs: 500 },
+      { retries: 0, timeoutMs: 2000 },
     );
   } finally {
     await dir.cleanup();

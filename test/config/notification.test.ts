@@ -97,9 +97,9 @@ test('notification :: each destination loads into its target; secrets never show
       top: [
         'Notification:',
         '  Routes:',
-        '    - { Ntfy: "https://ntfy.example/alerts", Token: tk_1, Events: [crash] }',
+        '    - { Ntfy: "https://ntfy.example/alerts", Events: [crash] }',
         '    - { Slack: "https://hooks.slack.example/services/T/B/x", Events: [crash] }',
-        '    - Matrix: { Homeserver: "https://matrix.example", RoomId: "!r:matrix.example", AccessToken: syt_1 }',
+        '    - Matrix: { Homeserver: "https://matrix.example", RoomId: "!r:matrix.example" }',
         '      Events: [crash]',
         '    - { Telegram: { BotToken: "1:abc", ChatId: -100 }, Events: [crash] }',
         '    - Email: { Smtp: "smtp://u:p@mail.example:587", From: w@example.org, To: o@example.org }',
@@ -109,7 +109,11 @@ test('notification :: each destination loads into its target; secrets never show
       ],
     }),
   });
-  const r = await loadConfig({ cwd: dir, env: {} });
+  // Secrets from the environment, one key each, beside the file's other keys.
+  const r = await loadConfig({
+    cwd: dir,
+    env: { Notification__Routes__2__Matrix__AccessToken: 'syt_1', Notification__Routes__0__Token: 'tk_1' },
+  });
   if (!r.ok) throw new Error(r.problems.join('\n'));
   assert.equal(
     routesFrom(r.config.settings.Notification).map((x) => x.target),
@@ -142,6 +146,7 @@ test('notification :: a route with no destination, or two, or a Token without Nt
         '    - Email: { Smtp: "http://u:s3cr3t@mail.example", From: w@example.org, To: [] }',
         '      Events: [crash]',
         '    - { Command: [], Events: [crash] }',
+        '    - { Email: "smtp://u:s3cr3t@mail.example", Events: [crash] }',
       ],
     }),
   });
@@ -162,6 +167,7 @@ test('notification :: a route with no destination, or two, or a Token without Nt
       `${f}[5].Email.Smtp: expected an SMTP URL (smtp://user:password@host:587 or smtps://…), ${hidden}`,
       `${f}[5].Email.To: expected a recipient address or a list of them, got a list`,
       `${f}[6].Command: expected a list: the program, then its arguments, got a list`,
+      `${f}[7].Email: expected a map with Smtp, From and To, ${hidden}`,
     ].sort(),
   );
   assert.not.match(problems.join('\n'), /s3cr3t/);

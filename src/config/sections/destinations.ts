@@ -4,8 +4,14 @@ import * as v from 'valibot';
 export const DESTINATIONS = ['Webhook', 'Ntfy', 'Slack', 'Matrix', 'Telegram', 'Email', 'Json', 'Command'] as const;
 export type DestinationName = (typeof DESTINATIONS)[number];
 
-/** Keys whose values are secrets (a URL holding a token, a token, an SMTP URL with a password): never shown. */
+/**
+ * Keys whose values are secrets (a URL holding a token, a token, an SMTP URL with a password): never shown. Matrix,
+ * Telegram and Email take maps, but a string written there in their place is most likely the secret itself.
+ */
 export const SECRET_KEYS: ReadonlySet<string> = new Set([
+  'Matrix',
+  'Telegram',
+  'Email',
   'ChatWebhook',
   'Webhook',
   'Ntfy',

@@ -147,6 +147,7 @@ test('notification :: a route with no destination, or two, or a Token without Nt
         '      Events: [crash]',
         '    - { Command: [], Events: [crash] }',
         '    - { Email: "smtp://u:s3cr3t@mail.example", Events: [crash] }',
+        '    - { Slack: "https://hooks.example/s3cr3t", Format: Embed, Events: [crash] }',
       ],
     }),
   });
@@ -168,6 +169,7 @@ test('notification :: a route with no destination, or two, or a Token without Nt
       `${f}[5].Email.To: expected a recipient address or a list of them, got a list`,
       `${f}[6].Command: expected a list: the program, then its arguments, got a list`,
       `${f}[7].Email: expected a map with Smtp, From and To, ${hidden}`,
+      `${f}[8]: expected Format only beside Webhook, got a map`,
     ].sort(),
   );
   assert.not.match(problems.join('\n'), /s3cr3t/);

@@ -30,6 +30,7 @@ export const RouteSchema = v.pipe(
   ),
   v.check((r) => destinationsIn(r).length === 1, ONE_DESTINATION),
   v.check((r) => r.Token === undefined || r.Ntfy !== undefined, 'expected Token only beside Ntfy'),
+  v.check((r) => r.Format === undefined || r.Webhook !== undefined, 'expected Format only beside Webhook'),
 );
 
 export const NotificationSchema = v.strictObject(

@@ -97,7 +97,19 @@ export function createNotifier(opts: NotifierOptions): Notifier {
   for (const r of routes) {
     const id = targetIdentity(r.target);
     if (!senders.has(id))
-      senders.set(id, createSender({ label: r.label, retries, retryBaseMs, log, maxQueue, maxDelayMs, stopWaitMs }));
+      senders.set(
+        id,
+        createSender({
+          label: r.label,
+          destination: r.target.type,
+          retries,
+          retryBaseMs,
+          log,
+          maxQueue,
+          maxDelayMs,
+          stopWaitMs,
+        }),
+      );
   }
 
   /** Builds the notice and queues it for its routes; never throws into the emitter (mitt calls handlers inline). */

@@ -19,6 +19,8 @@ export type Delivery = (signal: AbortSignal) => Promise<Attempt>;
 export interface QueueOptions {
   /** Where the route was configured (`Notification.Routes[0]`), for log lines: never the URL, which holds a token. */
   label: string;
+  /** What kind of destination it is (`Ntfy`, `Email`), for log lines beside the label. */
+  destination?: string;
   /** Further attempts after a retryable failure. */
   retries: number;
   /** First back-off; doubles per attempt. The service's own retry hint takes precedence. */
@@ -47,6 +49,8 @@ export function createSender(opts: QueueOptions): Sender {
   const maxQueue = opts.maxQueue ?? 100;
   const maxDelayMs = opts.maxDelayMs ?? 60_000;
   const route = opts.label;
+  // Every line names the route and, when known, the kind of destination: never its URL or token.
+  const where = opts.destination ? { route, destination: opts.destination } : { route };
   const queue: Delivery[] = [];
   const halt = new AbortController();
   let pumping: Promise<void> | null = null;
@@ -66,14 +70,14 @@ export function createSender(opts: QueueOptions): Sender {
       if (result.ok) return;
       if (!result.retryable || n >= opts.retries || halt.signal.aborted) {
         opts.log.warn('chat webhook refused or unreachable; message dropped', {
-          route,
+          ...where,
           problem: result.problem,
           attempts: n + 1,
         });
         return;
       }
       const delay = Math.min(maxDelayMs, result.retryAfterMs ?? opts.retryBaseMs * 2 ** n);
-      opts.log.debug('chat webhook: retrying', { route, problem: result.problem, delayMs: delay });
+      opts.log.debug('chat webhook: retrying', { ...where, problem: result.problem, delayMs: delay });
       try {
         await sleep(delay, undefined, { signal: halt.signal });
       } catch {
@@ -96,11 +100,11 @@ export function createSender(opts: QueueOptions): Sender {
         queue.push(delivery);
         if (queue.length > maxQueue) {
           queue.shift();
-          opts.log.warn('chat webhook queue full; dropped the oldest message', { route, queued: queue.length });
+          opts.log.warn('chat webhook queue full; dropped the oldest message', { ...where, queued: queue.length });
         }
         pumping ??= pump().catch((err: unknown) => {
           pumping = null;
-          opts.log.error('chat webhook sender failed', { route, error: describeError(err) });
+          opts.log.error('chat webhook sender failed', { ...where, error: describeError(err) });
         });
       } catch {
         // Never throw into the emitter (mitt calls handlers synchronously).
@@ -119,7 +123,7 @@ export function createSender(opts: QueueOptions): Sender {
         timer.abort();
       }
       if (queue.length > 0 || pumping)
-        opts.log.warn('chat webhook: gave up on unsent messages at shutdown', { route, unsent: queue.length });
+        opts.log.warn('chat webhook: gave up on unsent messages at shutdown', { ...where, unsent: queue.length });
       queue.length = 0;
       halt.abort();
       await pumping;

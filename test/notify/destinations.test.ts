@@ -164,7 +164,10 @@ test('telegram :: a wrong chat (400) is dropped after one attempt, saying why wi
     await withRoute({ type: 'Telegram', BotToken: token, ChatId: '-999', ApiUrl: svc.url }, async (bus, log) => {
       crash(bus);
       const dropped = await waitFor('dropped', () => log.lines.find((l) => l.includes('message dropped')));
-      assert.match(dropped, /"problem":"HTTP 400","attempts":1/);
+      assert.match(
+        dropped,
+        /"route":"Notification\.Routes\[0\]","destination":"Telegram","problem":"HTTP 400","attempts":1/,
+      );
       assert.equal(svc.rejected, ['Bad Request: chat not found']);
       noSecret(log, token);
     });

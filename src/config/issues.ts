@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { ConfigPath } from './merge.ts';
 import { type AnySchema, entriesOf, keyNames, schemaAt, unwrap } from './schema-walk.ts';
+import { SECRET_KEYS } from './sections/destinations.ts';
 import { closest } from './suggest.ts';
 
 /** `Servers.Instances.alpha.ApiPort`; odd keys quoted (`Servers.Instances."a b"`), list items as `Arguments[1]`. */
@@ -24,13 +25,11 @@ export function describeValue(value: unknown): string {
   return String(value);
 }
 
-/** Keys whose values are webhook URLs: a webhook's URL is its password, so a problem line never shows it. */
-const WEBHOOK_KEYS = new Set(['ChatWebhook', 'Webhook']);
-
 /** A problem line: `<file>: <key.path>: <expected>, got <found>`. */
 export function problemLine(file: string, path: ConfigPath, expected: string, found: unknown): string {
-  const secret = typeof found === 'string' && WEBHOOK_KEYS.has(String(path.at(-1)));
-  const got = secret ? 'a value not shown here (a webhook URL holds its token)' : describeValue(found);
+  // A webhook's URL is its password, as is a token or an SMTP URL with one: never shown.
+  const secret = typeof found === 'string' && SECRET_KEYS.has(String(path.at(-1)));
+  const got = secret ? 'a value not shown here (it holds a token or password)' : describeValue(found);
   return `${file}: ${formatPath(path)}: ${expected}, got ${got}`;
 }
 

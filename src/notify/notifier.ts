@@ -1,12 +1,12 @@
 import { type Bus, type BusEvents, type Notice, subscribe } from '../bus.ts';
 import { monotonicMs } from '../clock.ts';
 import { describeError } from '../errors.ts';
+import { type DeliveryContext, deliveryFor } from './destinations/registry.ts';
 import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
 import { formatDelay } from './messages.ts';
 import { type LaunchSeen, noticeFromAlert, noticeFromUpdate } from './notices.ts';
-import { payloadOf } from './payload.ts';
-import { type Route, routesFor } from './routes.ts';
-import { createWebhookSender, type SenderOptions, type WebhookSender } from './webhook.ts';
+import { type Route, routesFor, targetIdentity } from './routes.ts';
+import { createSender, type QueueOptions, type Sender } from './sender.ts';
 
 type Blocked = BusEvents['instance:launch-blocked'];
 type Unblocked = BusEvents['instance:launch-unblocked'];
@@ -60,7 +60,11 @@ export function noticeFromDisk(e: BusEvents['daemon:disk-low'], recovered: boole
     : { key: '', kind: 'disk', title: 'Disk space low', message: `Disk space is low: ${e.message}.`, fields, at: e.at };
 }
 
-export interface NotifierOptions extends Omit<SenderOptions, 'url' | 'label'> {
+export interface NotifierOptions extends Omit<QueueOptions, 'label'> {
+  /** Per attempt (an HTTP request, an SMTP session, a command's run). */
+  timeoutMs: number;
+  /** More certificate authorities for SMTP's TLS (a test's own). */
+  ca?: string;
   routes: readonly Route[];
   bus: Bus;
   /** An instance's display name (`Name`), for the embed's Instance field and title. */
@@ -79,24 +83,46 @@ export interface Notifier {
  * Tells the chat what happened: alerts (crash, hang, loop, failing, stopped), installed and failed updates,
  * maintenance as it begins and ends (`instance:maintenance-pending`, `instance:maintenance-done`), disk space going low and coming
  * back (`daemon:disk-low`, `daemon:disk-recovered`) and any `instance:notice`, each to
- * every route that wants its kind and instance, in the route's format. One sender per webhook URL, so a 429 on one
- * webhook holds up no other. Fire and forget: the handlers only queue, so an emitter never waits or sees an error.
+ * every route that wants its kind and instance, in its destination's format. One queue per destination, so a 429 on
+ * one holds up no other. Fire and forget: the handlers only queue, so an emitter never waits or sees an error.
  *
  * @example
  * const notifier = createNotifier({ routes: routesFrom(settings.Notification), bus, log, retries: 3, retryBaseMs: 1000, timeoutMs: 10_000 });
  * await notifier.stop();
  */
 export function createNotifier(opts: NotifierOptions): Notifier {
-  const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), now = monotonicMs, ...senderOpts } = opts;
-  const senders = new Map<string, WebhookSender>();
-  for (const r of routes)
-    if (!senders.has(r.url)) senders.set(r.url, createWebhookSender({ ...senderOpts, url: r.url, label: r.label }));
+  const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), now = monotonicMs, timeoutMs, ca } = opts;
+  const { retries, retryBaseMs, log, maxQueue, maxDelayMs, stopWaitMs } = opts;
+  const senders = new Map<string, Sender>();
+  for (const r of routes) {
+    const id = targetIdentity(r.target);
+    if (!senders.has(id))
+      senders.set(
+        id,
+        createSender({
+          label: r.label,
+          destination: r.target.type,
+          retries,
+          retryBaseMs,
+          log,
+          maxQueue,
+          maxDelayMs,
+          stopWaitMs,
+        }),
+      );
+  }
 
   /** Builds the notice and queues it for its routes; never throws into the emitter (mitt calls handlers inline). */
   const tell = (make: () => Notice | null): void => {
     try {
       const n = make();
-      if (n) for (const r of routesFor(routes, n)) senders.get(r.url)?.send(payloadOf(n, r.format, nameOf?.(n.key)));
+      if (!n) return;
+      for (const r of routesFor(routes, n)) {
+        const ctx: DeliveryContext = { format: r.format, timeoutMs, ca };
+        const name = nameOf?.(n.key);
+        if (name !== undefined) ctx.name = name;
+        senders.get(targetIdentity(r.target))?.send(deliveryFor(r.target, n, ctx));
+      }
     } catch (err) {
       opts.log.error('could not build a chat notification', { error: describeError(err) });
     }

@@ -1,15 +1,37 @@
 import { NOTICE_KINDS, type Notice, type NoticeKind } from '../bus.ts';
 import type { NotificationSettings, NotifyFormat } from '../config/sections/notification.ts';
+import type { Target } from './destinations/registry.ts';
 
-/** One chat destination as the notifier uses it. */
+type RouteSettings = NotificationSettings['Routes'][number];
+
+/** One destination as the notifier uses it. */
 export interface Route {
   /** Where it was configured (`Notification.Routes[1]`): what logs say instead of the URL, which holds a token. */
   label: string;
-  url: string;
+  target: Target;
   events: ReadonlySet<NoticeKind>;
   /** Null: every instance. */
   instances: ReadonlySet<string> | null;
+  /** A Webhook's shape (Discord text or embed); the other destinations have their own. */
   format: NotifyFormat;
+}
+
+/** A route's destination as configured; the schema guarantees exactly one. */
+export function targetOf(r: RouteSettings): Target {
+  if (r.Webhook) return { type: 'Webhook', url: r.Webhook };
+  if (r.Ntfy) return { type: 'Ntfy', url: r.Ntfy, token: r.Token ?? null };
+  if (r.Slack) return { type: 'Slack', url: r.Slack };
+  if (r.Json) return { type: 'Json', url: r.Json };
+  if (r.Matrix) return { type: 'Matrix', ...r.Matrix };
+  if (r.Telegram) return { type: 'Telegram', ...r.Telegram, ChatId: String(r.Telegram.ChatId) };
+  if (r.Email) return { type: 'Email', ...r.Email, To: [r.Email.To].flat() };
+  if (r.Command) return { type: 'Command', argv: r.Command };
+  throw new Error('a route without a destination passed the schema');
+}
+
+/** What makes two routes one destination (a webhook named twice gets one message); holds secrets, so never logged. */
+export function targetIdentity(t: Target): string {
+  return t.type === 'Webhook' ? t.url : JSON.stringify(t);
 }
 
 /**
@@ -21,7 +43,7 @@ export function routesFrom(settings: NotificationSettings): Route[] {
   if (settings.ChatWebhook)
     routes.push({
       label: 'Notification.ChatWebhook',
-      url: settings.ChatWebhook,
+      target: { type: 'Webhook', url: settings.ChatWebhook },
       events: new Set(NOTICE_KINDS),
       instances: null,
       format: settings.Format,
@@ -29,7 +51,7 @@ export function routesFrom(settings: NotificationSettings): Route[] {
   for (const [i, r] of settings.Routes.entries())
     routes.push({
       label: `Notification.Routes[${i}]`,
-      url: r.Webhook,
+      target: targetOf(r),
       events: new Set(r.Events),
       instances: r.Instances ? new Set(r.Instances) : null,
       format: r.Format ?? settings.Format,
@@ -39,14 +61,15 @@ export function routesFrom(settings: NotificationSettings): Route[] {
 
 /**
  * The routes a notice goes to: every one that lists its kind (and its instance, if it lists instances; a notice about
- * the daemon's host, key '', concerns them all), once per webhook URL, so a webhook named by two routes gets one
+ * the daemon's host, key '', concerns them all), once per destination, so a webhook named by two routes gets one
  * message, in the format of the first.
  */
 export function routesFor(routes: readonly Route[], n: Notice): Route[] {
-  const byUrl = new Map<string, Route>();
+  const byTarget = new Map<string, Route>();
   for (const r of routes) {
-    if (!r.events.has(n.kind) || (r.instances && n.key !== '' && !r.instances.has(n.key)) || byUrl.has(r.url)) continue;
-    byUrl.set(r.url, r);
+    const id = targetIdentity(r.target);
+    if (!r.events.has(n.kind) || (r.instances && n.key !== '' && !r.instances.has(n.key)) || byTarget.has(id)) continue;
+    byTarget.set(id, r);
   }
-  return [...byUrl.values()];
+  return [...byTarget.values()];
 }

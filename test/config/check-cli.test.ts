@@ -35,10 +35,17 @@ cli('check :: a good config exits 0 with a summary, still touching nothing', asy
   await writeFiles(dir, {
     'appsettings.yml': oneInstance(
       ['Name: Alpha one', 'ApiToken: t', 'UpdateType: Dummy', 'TimeoutSeconds: 30', 'RunCommand: /opt/game/run'],
-      ['Urls: http://*:0'],
+      [
+        'Urls: http://*:0',
+        'Notification:',
+        '  Routes:',
+        '    - { Ntfy: "https://ntfy.example/s3cr3t", Events: [crash] }',
+        '    - { Command: [/usr/local/bin/page], Events: [crash] }',
+      ],
     ),
   });
   const summary = [
+    'routes:    2 (Notification.Routes: Ntfy, Command)',
     'files:     appsettings.yml',
     'listen:    http://*:0 (all interfaces)',
     'alpha ("Alpha one")',
@@ -51,6 +58,7 @@ cli('check :: a good config exits 0 with a summary, still touching nothing', asy
   assert.is(r.status, 0, r.stderr);
   const missing = summary.filter((part) => !r.stdout.includes(part));
   assert.equal(missing, [], `the summary shows every part:\n${r.stdout}`);
+  assert.not.match(r.stdout, /s3cr3t/, 'no destination URL shown');
   assert.equal(await readdir(dir), ['appsettings.yml'], 'nothing created');
 });
 

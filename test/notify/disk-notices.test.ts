@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import type { BusEvents } from '../../src/bus.ts';
 import { noticeFromDisk } from '../../src/notify/notifier.ts';
 import { embedOf, payloadOf } from '../../src/notify/payload.ts';
-import { routesFor, routesFrom } from '../../src/notify/routes.ts';
+import { routesFor, routesFrom, targetIdentity } from '../../src/notify/routes.ts';
 
 const low: BusEvents['daemon:disk-low'] = {
   holds: 'instances',
@@ -55,13 +55,13 @@ s('disk :: every route wanting the kind gets it, whatever instances it lists', (
     ],
   });
   assert.equal(
-    routesFor(routes, noticeFromDisk(low, false)).map((r) => r.url),
+    routesFor(routes, noticeFromDisk(low, false)).map((r) => targetIdentity(r.target)),
     ['https://chat.example/a', 'https://chat.example/c'],
   );
   // An instance's own notice still keeps to the instances a route lists.
   const crash = { key: 'alpha', kind: 'crash' as const, message: 'x', at: 0 };
   assert.equal(
-    routesFor(routes, crash).map((r) => r.url),
+    routesFor(routes, crash).map((r) => targetIdentity(r.target)),
     ['https://chat.example/b', 'https://chat.example/c'],
   );
 });

@@ -1,9 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type Bus, createBus, NOTICE_KINDS } from '../../src/bus.ts';
+import { parseRetryAfter } from '../../src/notify/destinations/http.ts';
 import { createNotifier, type NotifierOptions } from '../../src/notify/notifier.ts';
 import type { Route } from '../../src/notify/routes.ts';
-import { parseRetryAfter } from '../../src/notify/webhook.ts';
 import { freePort, waitFor, within } from '../_support/env.ts';
 import { recorder } from '../_support/fixture-servers.ts';
 import { captureLog } from '../_support/recording-logger.ts';
@@ -14,7 +14,7 @@ const base = { retries: 2, retryBaseMs: 20, timeoutMs: 10_000 }; // a loopback s
 /** `Notification.ChatWebhook`: every kind, every instance, as text. */
 const chatWebhook = (url: string): Route => ({
   label: 'Notification.ChatWebhook',
-  url,
+  target: { type: 'Webhook', url },
   events: new Set(NOTICE_KINDS),
   instances: null,
   format: 'Text',

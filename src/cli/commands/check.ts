@@ -5,6 +5,7 @@ import { displayName } from '../../config/layers.ts';
 import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import { loadConfig } from '../../config/load.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
+import { destinationsIn } from '../../config/sections/destinations.ts';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
@@ -12,6 +13,13 @@ import type { CommandOptions } from '../registry.ts';
 function hostPort(listen: ListenAddress): string {
   const all = listen.host === '*' ? ' (all interfaces)' : listen.host === '0.0.0.0' ? ' (all IPv4 interfaces)' : '';
   return `${listenUrl(listen)}${all}`;
+}
+
+/** `2 (Notification.Routes: Ntfy, Email)`: how many routes, and where they go (never a URL or token). */
+function routesLine(config: ResolvedConfig): string {
+  const routes = config.settings.Notification.Routes;
+  const kinds = routes.flatMap((r) => destinationsIn(r));
+  return `${routes.length} (Notification.Routes${kinds.length > 0 ? `: ${kinds.join(', ')}` : ''})`;
 }
 
 /** A short, human summary of a valid configuration: what was read, where it listens, each instance. */
@@ -22,7 +30,7 @@ function formatSummary(config: ResolvedConfig, cwd: string): string {
     `base url:  ${config.baseUrl ?? '(derived from the listen address)'}`,
     `log level: ${config.logLevel}`,
     `webhook:   ${config.webhook ? 'set' : 'none'} (Notification.ChatWebhook, or the real watchdog's DiscordWebhook)`,
-    `routes:    ${config.settings.Notification.Routes.length} (Notification.Routes); format ${config.settings.Notification.Format} (Notification.Format)`,
+    `routes:    ${routesLine(config)}; format ${config.settings.Notification.Format} (Notification.Format)`,
     `agones:    ${
       config.agones
         ? `on: wraps the one instance for its GameServer (SDK server port ${config.agones.port}, /health every ${config.agones.healthSeconds} s)`

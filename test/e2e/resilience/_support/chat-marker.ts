@@ -1,6 +1,6 @@
 /**
  * "No further chat message came" as a fact rather than a quiet pause. The daemon sends chat messages to a webhook
- * one at a time, first in first out (src/notify/webhook.ts), so once a marker message asked for now has arrived,
+ * one at a time, first in first out (src/notify/sender.ts), so once a marker message asked for now has arrived,
  * every message the daemon had emitted before it has arrived too.
  */
 import type { RunningDaemon } from '../../../_support/daemon.ts';

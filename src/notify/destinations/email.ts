@@ -1,0 +1,52 @@
+import { createTransport } from 'nodemailer';
+import type { Notice } from '../../bus.ts';
+import type { Attempt, Delivery } from '../sender.ts';
+import type { DeliveryContext } from './context.ts';
+import { plainText, viewOf } from './view.ts';
+
+export interface EmailTarget {
+  type: 'Email';
+  /** `smtp://user:password@host:587` (STARTTLS when the server offers it) or `smtps://…` (TLS from the start). */
+  Smtp: string;
+  From: string;
+  To: string[];
+}
+
+/** A failed send as an attempt: an SMTP 4xx or a lost connection is tried again, a 5xx is final. */
+export function smtpAttempt(err: unknown): Attempt {
+  const code = typeof err === 'object' && err !== null ? Reflect.get(err, 'responseCode') : undefined;
+  const name = typeof err === 'object' && err !== null ? Reflect.get(err, 'code') : undefined;
+  // Only codes: the message can quote the server, which may echo the login.
+  if (typeof code === 'number' && code >= 400)
+    return { ok: false, retryable: code < 500, retryAfterMs: null, problem: `SMTP ${code}` };
+  return { ok: false, retryable: true, retryAfterMs: null, problem: `SMTP ${String(name ?? 'connection failed')}` };
+}
+
+/**
+ * One mail per notice, the title as its subject, through nodemailer (a connection per message: alerts are rare).
+ * The connection is closed when the sender stops, so a hung server holds up no shutdown.
+ */
+export function emailDelivery(t: EmailTarget, n: Notice, ctx: DeliveryContext): Delivery {
+  const view = viewOf(n, ctx.name);
+  const mail = { from: t.From, to: t.To, subject: view.title, text: plainText(view, false) };
+  return async (signal) => {
+    const transport = createTransport({
+      url: t.Smtp,
+      connectionTimeout: ctx.timeoutMs,
+      greetingTimeout: ctx.timeoutMs,
+      socketTimeout: ctx.timeoutMs,
+      ...(ctx.ca ? { tls: { ca: ctx.ca } } : {}),
+    });
+    const close = () => transport.close();
+    signal.addEventListener('abort', close, { once: true });
+    try {
+      await transport.sendMail(mail);
+      return { ok: true, retryable: false, retryAfterMs: null, problem: '' };
+    } catch (err) {
+      return smtpAttempt(err);
+    } finally {
+      signal.removeEventListener('abort', close);
+      transport.close();
+    }
+  };
+}

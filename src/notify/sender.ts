@@ -1,0 +1,132 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+
+/** What one attempt at delivering a message came to. */
+export interface Attempt {
+  ok: boolean;
+  /** Worth another try later: a 429, a 5xx, an SMTP 4xx, a transport error. */
+  retryable: boolean;
+  /** The service's own hint (`Retry-After`, Matrix's `retry_after_ms`, Telegram's `retry_after`); null if none. */
+  retryAfterMs: number | null;
+  /** For the log line: `HTTP 503`, never a URL or a token. */
+  problem: string;
+}
+
+/** One message: delivers itself once; called again, with the same content, for each retry. */
+export type Delivery = (signal: AbortSignal) => Promise<Attempt>;
+
+export interface QueueOptions {
+  /** Where the route was configured (`Notification.Routes[0]`), for log lines: never the URL, which holds a token. */
+  label: string;
+  /** What kind of destination it is (`Ntfy`, `Email`), for log lines beside the label. */
+  destination?: string;
+  /** Further attempts after a retryable failure. */
+  retries: number;
+  /** First back-off; doubles per attempt. The service's own retry hint takes precedence. */
+  retryBaseMs: number;
+  log: Logger;
+  /** Messages waiting beyond this drop the oldest (default 100). */
+  maxQueue?: number;
+  /** Ceiling for any back-off, the service's hint included (default 60 s). */
+  maxDelayMs?: number;
+  /** How long `stop()` lets queued and in-flight messages finish (default 2 s). */
+  stopWaitMs?: number;
+}
+
+export interface Sender {
+  /** Queues one message; never throws, never waits. */
+  send(delivery: Delivery): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * One destination's queue: messages are delivered one at a time, in order, each retried after the service's own
+ * retry hint or an exponential back-off. Each destination has its own, so one that is rate-limited or down delays no
+ * other. What a destination is (HTTP, SMTP, a command) is the delivery's business; the rules are here, once.
+ */
+export function createSender(opts: QueueOptions): Sender {
+  const maxQueue = opts.maxQueue ?? 100;
+  const maxDelayMs = opts.maxDelayMs ?? 60_000;
+  const route = opts.label;
+  // Every line names the route and, when known, the kind of destination: never its URL or token.
+  const where = opts.destination ? { route, destination: opts.destination } : { route };
+  const queue: Delivery[] = [];
+  const halt = new AbortController();
+  let pumping: Promise<void> | null = null;
+  let stopped = false;
+
+  const attempt = async (delivery: Delivery): Promise<Attempt> => {
+    try {
+      return await delivery(halt.signal);
+    } catch (err) {
+      return { ok: false, retryable: !halt.signal.aborted, retryAfterMs: null, problem: describeError(err) };
+    }
+  };
+
+  const deliver = async (delivery: Delivery): Promise<void> => {
+    for (let n = 0; ; n++) {
+      const result = await attempt(delivery);
+      if (result.ok) return;
+      if (!result.retryable || n >= opts.retries || halt.signal.aborted) {
+        opts.log.warn('chat webhook refused or unreachable; message dropped', {
+          ...where,
+          problem: result.problem,
+          attempts: n + 1,
+        });
+        return;
+      }
+      const delay = Math.min(maxDelayMs, result.retryAfterMs ?? opts.retryBaseMs * 2 ** n);
+      opts.log.debug('chat webhook: retrying', { ...where, problem: result.problem, delayMs: delay });
+      try {
+        await sleep(delay, undefined, { signal: halt.signal });
+      } catch {
+        return; // stopped
+      }
+    }
+  };
+
+  const pump = async (): Promise<void> => {
+    for (let next = queue.shift(); next !== undefined && !halt.signal.aborted; next = queue.shift()) {
+      await deliver(next);
+    }
+    pumping = null;
+  };
+
+  return {
+    send(delivery) {
+      try {
+        if (stopped) return;
+        queue.push(delivery);
+        if (queue.length > maxQueue) {
+          queue.shift();
+          opts.log.warn('chat webhook queue full; dropped the oldest message', { ...where, queued: queue.length });
+        }
+        pumping ??= pump().catch((err: unknown) => {
+          pumping = null;
+          opts.log.error('chat webhook sender failed', { ...where, error: describeError(err) });
+        });
+      } catch {
+        // Never throw into the emitter (mitt calls handlers synchronously).
+      }
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      const running = pumping;
+      if (running) {
+        const timer = new AbortController();
+        await Promise.race([
+          running,
+          sleep(opts.stopWaitMs ?? 2000, undefined, { signal: timer.signal }).catch(() => undefined),
+        ]);
+        timer.abort();
+      }
+      if (queue.length > 0 || pumping)
+        opts.log.warn('chat webhook: gave up on unsent messages at shutdown', { ...where, unsent: queue.length });
+      queue.length = 0;
+      halt.abort();
+      await pumping;
+    },
+  };
+}

@@ -1,19 +1,24 @@
-import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import selfsigned from 'selfsigned';
 import { SMTPServer } from 'smtp-server';
 
-/** A certificate for 127.0.0.1 made now (smtp-server's bundled one has expired); `cert` is also its own CA. */
-export async function loopbackCert(dir: string): Promise<{ key: string; cert: string }> {
-  const key = join(dir, 'smtp.key');
-  const cert = join(dir, 'smtp.crt');
-  await promisify(execFile)('openssl', [
-    ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
-    ...['-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1'],
-    ...['-addext', 'subjectAltName=IP:127.0.0.1'],
-  ]);
-  return { key: await readFile(key, 'utf8'), cert: await readFile(cert, 'utf8') };
+/**
+ * A certificate for 127.0.0.1 made now, in JavaScript (smtp-server's bundled one has expired, and a fresh machine
+ * need not have the openssl program); `cert` is also its own CA.
+ */
+export async function loopbackCert(): Promise<{ key: string; cert: string }> {
+  const now = new Date();
+  const pems = await selfsigned.generate([{ name: 'commonName', value: '127.0.0.1' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    algorithm: 'sha256',
+    notBeforeDate: new Date(now.getTime() - 60_000),
+    notAfterDate: new Date(now.getTime() + 2 * 86_400_000),
+    extensions: [
+      { name: 'basicConstraints', cA: true },
+      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
+    ],
+  });
+  return { key: pems.private, cert: pems.cert };
 }
 
 export interface SmtpReceiver {

@@ -27,7 +27,7 @@ const SECRETS = {
 
 test('notify-destinations :: a crash reaches ntfy, Slack, Matrix, Telegram, SMTP, JSON and a command, each after its 429; no secret logged', async () => {
   await withDaemons({ prefix: 'wd-dest-' }, async ({ dir, start }) => {
-    const tls = await loopbackCert(dir);
+    const tls = await loopbackCert();
     await writeFile(join(dir, 'smtp-ca.pem'), tls.cert);
     // Every service rate-limits its first message, with its own retry hint; SMTP defers it (451), the command asks
     // for a retry (exit 75).

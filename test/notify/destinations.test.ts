@@ -203,7 +203,7 @@ test('json :: the notice itself {key, kind, title, message, fields, at}; Retry-A
 
 test('email :: STARTTLS, login, one mail; a 451 is tried again, a 550 dropped at once', async () => {
   const dir = await tempDir();
-  const tls = await loopbackCert(dir.path);
+  const tls = await loopbackCert();
   const smtp = await startSmtp({ tls, user: 'alerts', pass: 'p@ss/word', deferFirst: 1, refuse: 'nobody@example.org' });
   const Smtp = `smtp://alerts:${encodeURIComponent('p@ss/word')}@127.0.0.1:${smtp.port}`;
   try {

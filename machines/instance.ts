@@ -97,7 +97,14 @@ const serverState = s.createStateConfig({
     CHECKIN: { guard: 'checkinCounts', target: '.running', actions: 'recordCheckin' },
   },
   states: {
-    starting: { after: { checkinTimeout: { target: toStopping, actions: 'killHung' } } },
+    /**
+     * The first check-in's time runs from the spawn (PROCESS_STARTED re-enters, restarting it), not from the launch's
+     * preparation, which a starved machine can make last longer than TimeoutSeconds; until the spawn it bounds that.
+     */
+    starting: {
+      on: { PROCESS_STARTED: { guard: 'currentLaunch', target: 'starting', reenter: true, actions: 'recordStart' } },
+      after: { checkinTimeout: { target: toStopping, actions: 'killHung' } },
+    },
     running: { after: { degradedAfter: 'awaiting-checkin' } },
     'awaiting-checkin': { after: { hangAfter: { target: toStopping, actions: 'killHung' } } },
     /**

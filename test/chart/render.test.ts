@@ -125,9 +125,10 @@ graph('chart :: delayed edges carry their delay name; actor results read as done
 // 49 since the update checks became a region of their own (idle, queued, running, off); 84 since maintenance became
 // a region (35 of them: requests, holds, the restored plan); 90 since a backup can be restored (RESTORE from a
 // stopped and a running server, its outcomes, and the rollback's data); 96 since the operator's stop became a region
-// (a remembered stop or none, STOP, a later STOP, RESUMED, SHUTDOWN).
-graph('chart :: the statechart stays small: at most 96 transitions', () => {
-  assert.ok(chartGraph().edges.length <= 96, `${chartGraph().edges.length} transitions`);
+// (a remembered stop or none, STOP, a later STOP, RESUMED, SHUTDOWN); 97 since the first check-in's time runs from
+// the spawn (PROCESS_STARTED re-enters starting).
+graph('chart :: the statechart stays small: at most 97 transitions', () => {
+  assert.ok(chartGraph().edges.length <= 97, `${chartGraph().edges.length} transitions`);
 });
 
 graph('chart :: guards read as text, combinators included', () => {

@@ -71,6 +71,34 @@ startup('instance :: RESTART from failing clears the count and launches', async 
   assert.is(h.state(), 'server.starting', 'one more failure does not give up again at once');
 });
 
+startup(
+  'instance :: the first check-in has its whole time from the spawn, however long the launch took',
+  async ({ h }) => {
+    const timeout = h.context().timing.checkinTimeoutMs;
+    h.actor.send({ type: 'START' });
+    await h.finishUpdate();
+    // The launch's preparation takes most of the time (a starved machine) before the process is spawned.
+    h.clock.increment(timeout - 10);
+    h.proc().started(100);
+    h.clock.increment(timeout - 10);
+    assert.is(h.state(), 'server.starting', 'not killed before its time from the spawn');
+    assert.not.ok(h.proc().commands.some((c) => c.type === 'KILL'));
+    h.clock.increment(20);
+    assert.ok(
+      h.proc().commands.some((c) => c.type === 'KILL'),
+      'killed once the time from the spawn is up',
+    );
+  },
+);
+
+startup('instance :: a launch that never spawns is still bounded by the first check-in time', async ({ h }) => {
+  const timeout = h.context().timing.checkinTimeoutMs;
+  h.actor.send({ type: 'START' });
+  await h.finishUpdate();
+  h.clock.increment(timeout);
+  assert.ok(h.proc().commands.some((c) => c.type === 'KILL'));
+});
+
 startup('instance :: a check-in resets the startup failure count', async ({ h }) => {
   await h.launch();
   h.proc().exit(1);

@@ -45,14 +45,15 @@ export function fifoConfig(ctx: SoakContext, w: World): Promise<void> | null {
   signal(pid, 'SIGKILL');
   if (s.daemonPid !== null) signal(s.daemonPid, 'SIGHUP');
   s.log(`fault fifo-config: appsettings.Secret.yml and ${t.key}'s config.toml are named pipes (was pid ${pid})`);
-  watchRecovery(ctx, 'fifo-config', [t.key], Date.now() + holdMs + 10_000);
+  watchRecovery(ctx, 'fifo-config', [t.key], Date.now() + holdMs + 30_000);
   const ready = s.daemonReadyAt;
   return (async () => {
     const refusals = [
       /appsettings\.Secret\.yml: cannot read the file \(it is not a regular file\)/,
       new RegExp(`^(?=.*cannot read the hub settings)(?=.*/${t.key}/config\\.toml is not a regular file)`),
     ];
-    const seen = Promise.all(refusals.map((re) => daemonLogLine(s.dir, from, re, holdMs + 10_000)));
+    // A starved daemon may take many seconds to come to a SIGHUP: the refusal must come, not come at once.
+    const seen = Promise.all(refusals.map((re) => daemonLogLine(s.dir, from, re, holdMs + 30_000)));
     await unharmedWhile(ctx, 'fifo-config', holdMs, { rss: false });
     const lines = await seen;
     rmSync(secret, { force: true });

@@ -212,9 +212,8 @@ export async function daemonLoop(ctx: SoakContext, setup: Setup, plan: Plan): Pr
     // and the restart below would be refused: the kill waits for that fault to end (it ends within its own bound).
     await background.get('second-daemon');
     // Nor while a pipe stands as a configuration layer: the next daemon could not read its configuration. Nor while
-    // a clock step is watched: a daemon killed then would excuse every server it watches.
-    await background.get('fifo-config');
-    await background.get('clock-step');
+    // a clock step or an endless hub is watched: a daemon killed then would leave nothing to judge.
+    await Promise.all((['fifo-config', 'clock-step', 'endless-hub'] as const).map((k) => background.get(k)));
     await daemonKill(ctx, setup.world, due.persist);
   }
 }

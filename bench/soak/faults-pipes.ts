@@ -71,12 +71,12 @@ export function fifoConfig(ctx: SoakContext, w: World): Promise<void> | null {
     );
     const before = daemonLogSize(s.dir);
     reload(ctx, w);
-    const applied = await daemonLogLine(s.dir, before, /configuration reloaded \(/, 15_000);
+    const applied = await daemonLogLine(s.dir, before, /configuration reloaded \(/, 30_000);
     check(
       s,
       'hostile-refused',
       applied !== null || s.daemonReadyAt !== ready,
-      () => 'fifo-config: no reload applied within 15 s after the pipes were gone',
+      () => 'fifo-config: no reload applied within 30 s after the pipes were gone',
     );
     ctx.busy.delete(t.key);
     s.log(`fault fifo-config ended: pipes removed; a reload ${applied === null ? 'NOT ' : ''}applied after`);
@@ -95,8 +95,9 @@ function get(url: string, key: string, path: string): Promise<{ status: number; 
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       res.on('error', () => resolve({ status: 0, body }));
     });
-    // A request parked on the pipe would never be answered: 5 s is far past a refusal's time.
-    req.setTimeout(5000, () => req.destroy(new Error('no answer within 5 s')));
+    // A request parked on the pipe would never be answered: 20 s is far past a refusal's time, even from a daemon
+    // the machine starves (it may wait seconds for a CPU).
+    req.setTimeout(20_000, () => req.destroy(new Error('no answer within 20 s')));
     req.on('error', (err) => resolve({ status: 0, body: err.message }));
     req.end();
   });
@@ -121,7 +122,7 @@ export function fifoShared(ctx: SoakContext): Promise<void> | null {
   countFault(s, 'fifo-shared', t.key);
   ctx.busy.add(t.key);
   s.log(`fault fifo-shared on ${t.key}: ${pipe} is a named pipe; six downloads of it`);
-  watchRecovery(ctx, 'fifo-shared', [t.key], Date.now() + holdMs);
+  watchRecovery(ctx, 'fifo-shared', [t.key], Date.now() + 20_000);
   const ready = s.daemonReadyAt;
   return (async () => {
     const asked = Date.now();

@@ -34,10 +34,15 @@ export function endlessHub(ctx: SoakContext, cdn: SoakCdn): Promise<void> | null
   if (!live || live.t.manifest) return null;
   const { t, pid } = live;
   const toml = join(s.dir, 'instances', t.key, 'config.toml');
-  writeFileSync(
-    toml,
-    `[hub]\nadvertise = true\nserver_url = "ss14://127.0.0.1:${t.port}"\nhub_urls = "${cdn.origin}/hub/"\n`,
-  );
+  try {
+    writeFileSync(
+      toml,
+      `[hub]\nadvertise = true\nserver_url = "ss14://127.0.0.1:${t.port}"\nhub_urls = "${cdn.origin}/hub/"\n`,
+    );
+  } catch {
+    // The instance disk full (disk-full): tried again later.
+    return null;
+  }
   countFault(s, 'endless-hub', t.key);
   ctx.busy.add(t.key);
   cdn.hubEndless = true;

@@ -115,8 +115,13 @@ export function fifoShared(ctx: SoakContext): Promise<void> | null {
   const { t, pid } = live;
   const folder = join(s.dir, 'instances', t.key, 'data', 'replays');
   const pipe = join(folder, 'soak.pipe');
-  mkdirSync(folder, { recursive: true });
-  rmSync(pipe, { force: true });
+  try {
+    mkdirSync(folder, { recursive: true });
+    rmSync(pipe, { force: true });
+  } catch {
+    // The instance disk full (disk-full): tried again later.
+    return null;
+  }
   if (!mkfifo(pipe)) return null;
   const holdMs = rng.between(...FIFO_CONFIG_MS);
   countFault(s, 'fifo-shared', t.key);

@@ -10,7 +10,7 @@ import { control } from './faults-control.ts';
 import { pickLive } from './faults-env.ts';
 import { watchRecovery } from './recovery.ts';
 import { check, countFault } from './state.ts';
-import { daemonLogLine, daemonLogSize, unharmedWhile } from './unharmed.ts';
+import { daemonLogLine, daemonLogSince, daemonLogSize, unharmedWhile } from './unharmed.ts';
 
 /**
  * Answers without end (issue 40) from the soak's loopback CDN: a hub the server's own config.toml names, and an
@@ -79,9 +79,16 @@ let serial = 0;
  */
 export async function endlessCdn(ctx: SoakContext, cdn: SoakCdn): Promise<boolean> {
   const { s } = ctx;
-  // Any state but an update under way (a Manifest instance is often installing, or starting what it installed).
+  // Any state but an update or a rollback under way (a Manifest instance is often installing, or starting what it
+  // installed), and no request on it in the last seconds: a starved daemon may answer one late, and carry it out
+  // beside this update.
   const free = [...s.tracks.values()].filter(
-    (i) => i.manifest && i.configured && !ctx.busy.has(i.key) && !/^updat/.test(i.status?.state ?? 'updating'),
+    (i) =>
+      i.manifest &&
+      i.configured &&
+      !ctx.busy.has(i.key) &&
+      !/^(updat|rolling)/.test(i.status?.state ?? 'updating') &&
+      Date.now() - i.touchedAt > 15_000,
   );
   if (free.length === 0 || cdn.mode === 'down') return false;
   const t = ctx.rng.pick(free);
@@ -117,7 +124,9 @@ export async function endlessCdn(ctx: SoakContext, cdn: SoakCdn): Promise<boolea
   const cut = cdn.cutOff.file.slice(cutBefore);
   // A daemon killed by the plan meanwhile took the update with it; an update refused (409: one under way) is none.
   if (asked && s.daemonReadyAt === ready) {
-    const after = fingerprint(join(dir, 'bin'));
+    // A rollback or another build installed meanwhile (a request the daemon answered late) changes bin/ rightly.
+    const swapped = new RegExp(`\\b${t.key}\\b.*(rolled back to|moving the new build into bin/)`);
+    const after = daemonLogSince(s.dir, from).some((l) => swapped.test(l)) ? bin : fingerprint(join(dir, 'bin'));
     const problems = [
       failed === null ? 'no update failed at its ceiling within 20 s' : '',
       existsSync(part) ? `${part} left behind` : '',

@@ -80,6 +80,14 @@ export const FAULT_MESSAGES: Record<FaultKind, number> = {
   'fifo-log': 2,
   // Relaunched (a kill: one crash notice) into a server whose /status never ends.
   'endless-status': 3,
+  // Each kills the server it strikes (one crash notice), which may then loop and give up like any environment fault.
+  'fifo-config': 3,
+  'fifo-shared': 3,
+  'endless-hub': 3,
+  // An update's messages are the request's (KICK_MESSAGES).
+  'endless-cdn': 0,
+  // The server frozen after the step, as sigstop-hang.
+  'clock-step': 2,
   'request-flood': 0,
   'descriptor-pressure': 3,
   'escaping-helper': 3,

@@ -49,9 +49,18 @@ export function soakYaml(c: SoakConfig): string {
       ...(i.manifest
         ? {
             UpdateType: 'Manifest',
-            Updates: { ManifestUrl: c.manifestUrl, Platform: 'linux-x64', DownloadTimeoutSeconds: 2 },
+            // A build is a few kB: 4 MB is a ceiling an endless download (endless-cdn) meets within its 2 s even
+            // on a starved machine (at load 15 one got 7 MB in them).
+            Updates: {
+              ManifestUrl: c.manifestUrl,
+              Platform: 'linux-x64',
+              DownloadTimeoutSeconds: 2,
+              MaxUnpackedMegabytes: ENDLESS_DOWNLOAD_CEILING_MB,
+            },
           }
         : { RunCommand: c.script }),
+      // Only a server whose config.toml advertises is watched (endless-hub writes one): each hub asked every 2 s.
+      Hub: { CheckSeconds: 2, MissingMinutes: 60 },
       Arguments: [
         '--cvar',
         `net.port=${i.port}`,
@@ -142,6 +151,15 @@ export const LOGS_REMOVED_CHATTY_MS = 14_000;
 export const FIFO_LOG_MS: [number, number] = [3000, 6000];
 /** How long a server answering an endless /status is left to the daemon's sampler before the fault ends. */
 export const ENDLESS_STATUS_MS = 12_000;
+
+/** How long a named pipe stands where a configuration layer or a shared file is expected (fifo-config, fifo-shared). */
+export const FIFO_CONFIG_MS: [number, number] = [3000, 5000];
+/** How long a hub answers without end to the hub watch of a relaunched server (endless-hub). */
+export const ENDLESS_HUB_MS = 8000;
+/** Updates.MaxUnpackedMegabytes of the Manifest instances: where an endless download (endless-cdn) must stop. */
+export const ENDLESS_DOWNLOAD_CEILING_MB = 4;
+/** How far the daemon's wall clock steps (clock-step), either way. */
+export const CLOCK_STEP_MS = 3_600_000;
 
 /** How long a helper that escaped its server's session lives at most (its own leak guard). */
 export const ESCAPED_HELPER_LIFETIME_MS = 30_000;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { WATCHDOG } from '../lib/env.ts';
+import { ROOT, WATCHDOG } from '../lib/env.ts';
 import { signal } from '../lib/proc.ts';
 import { sleep } from '../lib/wait.ts';
 
@@ -18,10 +18,24 @@ export interface SoakDaemon {
 /** Every daemon spawned and not yet exited, the one still starting included: an interrupted soak kills them all. */
 export const liveDaemons = new Set<number>();
 
+/**
+ * The preload that steps the daemon's wall clock (`Date` only; timers and the monotonic clock go on) by the offset in
+ * the file CLOCK_STEP_FILE names, as an NTP step or `date -s` would (the clock-step fault). The daemon's servers are
+ * scripts it execs: they do not take it.
+ */
+const CLOCK_PRELOAD = join(ROOT, 'test/fixtures/clock/step-wall-clock.mjs');
+
+/** The file the clock-step fault writes the daemon's wall-clock offset to (ms); `<file>.<pid>` says it was taken. */
+export const clockStepFile = (dir: string) => join(dir, 'clock-offset');
+
 export async function startSoakDaemon(dir: string, port: number, timeoutMs = 30_000): Promise<SoakDaemon> {
   const log = openSync(join(dir, 'daemon.log'), 'a');
   // Its own process group is not needed (it is signalled by pid); its servers have their own groups anyway.
-  const proc = spawn(process.execPath, [WATCHDOG, 'start'], { cwd: dir, stdio: ['ignore', log, log] });
+  const proc = spawn(process.execPath, ['--import', CLOCK_PRELOAD, WATCHDOG, 'start'], {
+    cwd: dir,
+    stdio: ['ignore', log, log],
+    env: { ...process.env, CLOCK_STEP_FILE: clockStepFile(dir) },
+  });
   closeSync(log);
   const pid = proc.pid;
   if (pid === undefined) throw new Error('could not spawn the daemon');

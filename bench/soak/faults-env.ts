@@ -71,7 +71,7 @@ export function diskFull(ctx: SoakContext, fs: SmallFs): Promise<void> | null {
 }
 
 /** A configured server that runs now (its pid live), not busy with another fault; null when there is none. */
-function pickLive(ctx: SoakContext): { t: Track; pid: number } | null {
+export function pickLive(ctx: SoakContext): { t: Track; pid: number } | null {
   const t = pickRunning(ctx);
   const pid = t?.status?.pid ?? null;
   return t && pid !== null && isLive(pid) ? { t, pid } : null;

@@ -2,9 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DAEMON_SETTLE_MS } from './bounds.ts';
 import type { SoakContext } from './context.ts';
+import { clockStep } from './faults-clock.ts';
 import { control, controlBurst, controlSameMoment, heal } from './faults-control.ts';
+import { endlessCdn, endlessHub } from './faults-endless.ts';
 import { diskFull, endlessStatus, escapingHelper, fifoLog, logsRemoved } from './faults-env.ts';
 import { descriptorPressure, requestFlood } from './faults-env-daemon.ts';
+import { fifoConfig, fifoShared } from './faults-pipes.ts';
 import { secondDaemon } from './faults-second-daemon.ts';
 import { SERVER_FAULTS, type ServerFault, serverFault } from './faults-server.ts';
 import {
@@ -135,6 +138,18 @@ function inBackground(kind: FaultKind, run: () => Promise<unknown>): boolean {
   return true;
 }
 
+/** Runs `run` (null: nothing injected) in the background as `kind`; one of a kind at a time. */
+function started(kind: FaultKind, run: () => Promise<void> | null): boolean {
+  if (background.has(kind)) return false;
+  const running = run();
+  if (running === null) return false;
+  background.set(
+    kind,
+    running.finally(() => background.delete(kind)),
+  );
+  return true;
+}
+
 async function inject(ctx: SoakContext, setup: Setup, kind: FaultKind): Promise<boolean> {
   if ((SERVER_FAULTS as readonly string[]).includes(kind))
     return serverFault(ctx, kind as ServerFault, (key) => void control(ctx.s, key, 'restart'));
@@ -155,10 +170,16 @@ async function inject(ctx: SoakContext, setup: Setup, kind: FaultKind): Promise<
   if (kind === 'fifo-log') return fifoLog(ctx);
   if (kind === 'endless-status') return endlessStatus(ctx);
   if (kind === 'escaping-helper') return escapingHelper(ctx);
-  // A second daemon must leave every server alone, which cannot be told while descriptor pressure kills one: the two
-  // daemon-wide faults take turns.
-  const exclusive: FaultKind[] = ['descriptor-pressure', 'second-daemon'];
+  if (kind === 'fifo-shared') return started(kind, () => fifoShared(ctx));
+  if (kind === 'endless-hub') return started(kind, () => endlessHub(ctx, setup.cdn));
+  if (kind === 'clock-step') return started(kind, () => clockStep(ctx));
+  if (kind === 'endless-cdn') return endlessCdn(ctx, setup.cdn);
+  // A second daemon must leave every server alone, which cannot be told while descriptor pressure kills one; a pipe
+  // as a configuration layer would stop a second daemon (or a reload starved of descriptors) for its own reason: the
+  // three daemon-wide faults take turns.
+  const exclusive: FaultKind[] = ['descriptor-pressure', 'second-daemon', 'fifo-config'];
   if (exclusive.includes(kind) && exclusive.some((k) => background.has(k))) return false;
+  if (kind === 'fifo-config') return started(kind, () => fifoConfig(ctx, setup.world));
   if (kind === 'request-flood') return inBackground(kind, () => requestFlood(ctx));
   if (kind === 'descriptor-pressure') return inBackground(kind, () => descriptorPressure(ctx));
   // Only once the daemon has settled: a fresh one is still replacing or adopting leftovers, which the check would
@@ -167,7 +188,9 @@ async function inject(ctx: SoakContext, setup: Setup, kind: FaultKind): Promise<
   if (kind === 'second-daemon') return !fresh && inBackground(kind, () => secondDaemon(ctx));
   // A reload the daemon cannot read its files for (EMFILE) is retried later by the daemon, while the soak's model
   // would take it as applied now: none while descriptor-pressure lasts.
-  if (kind === 'config-reload' && Date.now() < ctx.s.starvedUntil) return false;
+  // Nor while a pipe stands as a configuration layer: the daemon rightly refuses that reload (fifo-config reloads
+  // once the pipe is gone).
+  if (kind === 'config-reload' && (Date.now() < ctx.s.starvedUntil || background.has('fifo-config'))) return false;
   if (kind === 'control-burst') await controlBurst(ctx);
   else if (kind === 'control-same-moment') await controlSameMoment(ctx);
   else if (kind === 'config-reload') reload(ctx, setup.world);
@@ -188,6 +211,9 @@ export async function daemonLoop(ctx: SoakContext, setup: Setup, plan: Plan): Pr
     // A second daemon still starting when the first is killed would rightly take the folder (the lock is free then),
     // and the restart below would be refused: the kill waits for that fault to end (it ends within its own bound).
     await background.get('second-daemon');
+    // Nor while a pipe stands as a configuration layer: the next daemon could not read its configuration. Nor while
+    // a clock step or an endless hub is watched: a daemon killed then would leave nothing to judge.
+    await Promise.all((['fifo-config', 'clock-step', 'endless-hub'] as const).map((k) => background.get(k)));
     await daemonKill(ctx, setup.world, due.persist);
   }
 }

@@ -26,6 +26,13 @@ export const INVARIANTS = [
   'recovered-after-fault',
   'second-daemon-refused',
   'junk-refused',
+  // Hostile files, answers and clocks (issue 40): /health answers within 1 s while one lasts, the daemon's RSS stays
+  // within 100 MB of its figure before an endless answer, each is refused clearly, and a clock step kills no
+  // healthy server.
+  'health-within-1s',
+  'rss-within-100mb',
+  'hostile-refused',
+  'no-false-hang',
   // The fault guard keeps the daemon up whatever escapes every handler: what it caught is a bug all the same.
   'no-escaped-error',
 ] as const;
@@ -59,6 +66,12 @@ export const FAULT_KINDS = [
   'logs-removed',
   'fifo-log',
   'endless-status',
+  // Hostile files, answers and clocks (bench/soak/faults-hostile.ts, faults-clock.ts).
+  'fifo-config',
+  'fifo-shared',
+  'endless-hub',
+  'endless-cdn',
+  'clock-step',
   'request-flood',
   'descriptor-pressure',
   'escaping-helper',

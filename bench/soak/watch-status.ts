@@ -159,7 +159,7 @@ const UNCAUGHT = /^watchdog_uncaught_errors_total(?:\{[^}]*\})?\s+([0-9.eE+-]+)/
 const escapedReported = new Set<number>();
 
 /** Time the daemon's main thread (the event loop) spent on a CPU and waiting for one, in ms (/proc/<pid>/schedstat). */
-function schedstat(pid: number): { run: number; wait: number } | null {
+export function schedstat(pid: number): { run: number; wait: number } | null {
   try {
     const [run, wait] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
     return run === undefined || wait === undefined ? null : { run: run / 1e6, wait: wait / 1e6 };

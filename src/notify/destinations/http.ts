@@ -1,5 +1,5 @@
 import { AnswerTooLargeError, readCapped } from '../../kit/capped-body.ts';
-import type { Attempt } from '../sender.ts';
+import type { Attempt, Delivery } from '../sender.ts';
 
 /** The most of a service's answer read: a chat service answers with the message it posted, a few kB. */
 const ANSWER_CAP_BYTES = 64_000;
@@ -53,4 +53,11 @@ export async function httpAttempt(
     retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) ?? (res.ok ? null : (hint?.(body) ?? null)),
     problem: `HTTP ${res.status}`,
   };
+}
+
+/** A POST of `payload` as JSON to `url` (a webhook, Slack, the Json destination), each attempt within `timeoutMs`. */
+export function postJson(url: string, payload: unknown, timeoutMs: number): Delivery {
+  const body = JSON.stringify(payload);
+  return (signal) =>
+    httpAttempt(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body }, signal, timeoutMs);
 }

@@ -1,7 +1,7 @@
 import type { Notice } from '../../bus.ts';
 import type { Delivery } from '../sender.ts';
 import type { DeliveryContext } from './context.ts';
-import { httpAttempt } from './http.ts';
+import { postJson } from './http.ts';
 import { viewOf } from './view.ts';
 
 export interface JsonTarget {
@@ -23,12 +23,5 @@ export function noticeJson(n: Notice, name: string | undefined) {
 }
 
 export function jsonDelivery(t: JsonTarget, n: Notice, ctx: DeliveryContext): Delivery {
-  const body = JSON.stringify(noticeJson(n, ctx.name));
-  return (signal) =>
-    httpAttempt(
-      t.url,
-      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body },
-      signal,
-      ctx.timeoutMs,
-    );
+  return postJson(t.url, noticeJson(n, ctx.name), ctx.timeoutMs);
 }

@@ -2,7 +2,7 @@ import type { Notice } from '../../bus.ts';
 import { clip } from '../payload.ts';
 import type { Delivery } from '../sender.ts';
 import type { DeliveryContext } from './context.ts';
-import { httpAttempt } from './http.ts';
+import { postJson } from './http.ts';
 import { plainText, viewOf } from './view.ts';
 
 export interface SlackTarget {
@@ -42,12 +42,5 @@ export function slackPayload(n: Notice, name: string | undefined) {
 }
 
 export function slackDelivery(t: SlackTarget, n: Notice, ctx: DeliveryContext): Delivery {
-  const body = JSON.stringify(slackPayload(n, ctx.name));
-  return (signal) =>
-    httpAttempt(
-      t.url,
-      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body },
-      signal,
-      ctx.timeoutMs,
-    );
+  return postJson(t.url, slackPayload(n, ctx.name), ctx.timeoutMs);
 }

@@ -2,7 +2,7 @@ import type { Notice } from '../../bus.ts';
 import { payloadOf } from '../payload.ts';
 import type { Delivery } from '../sender.ts';
 import type { DeliveryContext } from './context.ts';
-import { httpAttempt } from './http.ts';
+import { postJson } from './http.ts';
 
 export interface WebhookTarget {
   type: 'Webhook';
@@ -12,12 +12,5 @@ export interface WebhookTarget {
 
 /** A Discord-shaped webhook: `{content}` or `{embeds}` by the route's format, mentions off. */
 export function webhookDelivery(t: WebhookTarget, n: Notice, ctx: DeliveryContext): Delivery {
-  const body = JSON.stringify(payloadOf(n, ctx.format, ctx.name));
-  return (signal) =>
-    httpAttempt(
-      t.url,
-      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body },
-      signal,
-      ctx.timeoutMs,
-    );
+  return postJson(t.url, payloadOf(n, ctx.format, ctx.name), ctx.timeoutMs);
 }

@@ -97,10 +97,7 @@ const serverState = s.createStateConfig({
     CHECKIN: { guard: 'checkinCounts', target: '.running', actions: 'recordCheckin' },
   },
   states: {
-    /**
-     * The first check-in's time runs from the spawn (PROCESS_STARTED re-enters, restarting it), not from the launch's
-     * preparation, which a starved machine can make last longer than TimeoutSeconds; until the spawn it bounds that.
-     */
+    // The first check-in's time runs from the spawn (re-entered), not from a preparation a starved machine drags out.
     starting: {
       on: { PROCESS_STARTED: { guard: 'currentLaunch', target: 'starting', reenter: true, actions: 'recordStart' } },
       after: { checkinTimeout: { target: toStopping, actions: 'killHung' } },

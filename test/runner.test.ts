@@ -13,16 +13,14 @@ test('schedule :: a load is CPU over wall time, bounded; a file never measured c
   assert.is(loadOf({ seconds: 0, cpu: 0 }), 1, 'a run too short to measure counts as unknown');
 });
 
-test('schedule :: files start while the running loads leave room, up to the most at once; alone with nothing running', () => {
+test('schedule :: files start while their loads fit the cores, up to the most at once; alone with nothing running', () => {
   const opts = { cores: 2, maxJobs: 4 };
-  assert.ok(mayStart([], opts), 'the first file starts whatever its load');
-  assert.ok(mayStart([1], opts), 'one whole-core file leaves a core');
-  assert.ok(mayStart([1, 0.9], opts), 'a little room is room: the next file may overfill it');
-  assert.not.ok(mayStart([1, 1], opts), 'not once the cores are full');
-  assert.not.ok(mayStart([1.5, 0.6], opts), 'nor past them');
-  assert.ok(mayStart([0.2, 0.2, 0.1], opts), 'waiting files fill in');
-  assert.not.ok(mayStart([0.2, 0.2, 0.1, 0.1], opts), 'never more than maxJobs at once');
-  assert.not.ok(mayStart([0.5], { cores: 2, maxJobs: 1 }), 'TEST_JOBS=1: one at a time');
+  assert.ok(mayStart(1.5, [], opts), 'the first file starts whatever its load');
+  assert.ok(mayStart(1, [1], opts), 'two whole-core files fill two cores');
+  assert.not.ok(mayStart(0.5, [1, 0.9], opts), 'not past the cores');
+  assert.ok(mayStart(0.1, [0.2, 0.2, 0.1], opts), 'waiting files fill in');
+  assert.not.ok(mayStart(0.1, [0.2, 0.2, 0.1, 0.1], opts), 'never more than maxJobs at once');
+  assert.not.ok(mayStart(0.1, [0.5], { cores: 2, maxJobs: 1 }), 'TEST_JOBS=1: one at a time');
 });
 
 test('schedule :: short files run in batches of about BATCH_SECONDS, in order; others, and those kept apart, alone', () => {

@@ -53,7 +53,7 @@ process.on('exit', () => {
 const TEST_ROOT = join(ROOT, 'test');
 /** The cores the files' average loads may fill (see schedule.ts), and at most this many files at once. */
 const CORES = Math.max(2, availableParallelism());
-const JOBS = Number(process.env.TEST_JOBS) || 4 * CORES;
+const JOBS = Number(process.env.TEST_JOBS) || 3 * CORES;
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS) || 300_000;
 /**
  * Each file's last duration and CPU time, so the longest start first and the loads are known next time; a fresh
@@ -223,9 +223,10 @@ function pool(queue: Unit[], opts: { cores: number; maxJobs: number; load: (unit
   return new Promise<FileResult[]>((allDone) => {
     const fill = () => {
       for (let unit = queue[0]; unit !== undefined; unit = queue[0]) {
-        if (!mayStart([...loads.values()], opts)) break;
+        const load = opts.load(unit);
+        if (!mayStart(load, [...loads.values()], opts)) break;
         queue.shift();
-        loads.set(unit, opts.load(unit));
+        loads.set(unit, load);
         const started = unit;
         void runGroup(unit.files).then((done) => {
           for (const r of done) report(r);

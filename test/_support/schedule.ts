@@ -2,7 +2,7 @@
  * Which test file the runner starts next. Most files spend their time waiting on timers and child processes, so
  * a fixed number at once either leaves cores idle (two waiting files) or starves deadlines (three busy ones). The
  * runner instead knows each file's cost from its last run, its wall time and the CPU time of its process tree,
- * and starts files while the cores they keep busy on average leave room on the machine.
+ * and starts files while the cores they keep busy on average fit the machine's.
  */
 
 /** One file's last run: how long it took and the CPU seconds its processes used. */
@@ -19,15 +19,13 @@ export function loadOf(cost: FileCost | undefined): number {
 
 /**
  * Whether the next file in the queue (the longest first) may start now: always with nothing running, else while
- * fewer than `maxJobs` run and the `running` loads leave any room within `cores`. The next file's own load may
- * overfill them a little: waiting for it to fit whole left cores idle (a sixth of the run), while a short overfill
- * only stretches the running files for a while. Strictly in order: a long file is never held back by short ones
- * slipping past it, which would only move it to the end of the run.
+ * fewer than `maxJobs` run and its load fits beside the `running` loads within `cores`. Strictly in order: a
+ * long file is never held back by short ones slipping past it, which would only move it to the end of the run.
  */
-export function mayStart(running: readonly number[], opts: { cores: number; maxJobs: number }): boolean {
+export function mayStart(next: number, running: readonly number[], opts: { cores: number; maxJobs: number }): boolean {
   if (running.length === 0) return true;
   if (running.length >= opts.maxJobs) return false;
-  return running.reduce((a, b) => a + b, 0) < opts.cores - 1e-9;
+  return running.reduce((a, b) => a + b, 0) + next <= opts.cores + 1e-9;
 }
 
 /** A file measured under both of these last time is short: it runs in a batch with others (batch.ts). */

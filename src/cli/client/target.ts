@@ -107,6 +107,12 @@ export function createTarget(opts: TargetOptions): Target {
   const givenToken = opts.token || opts.env.WATCHDOG_TOKEN || undefined;
 
   const givenUrl = opts.url || opts.env.WATCHDOG_URL || undefined;
+  // Read once per command, however many instances it asks about.
+  let kept: Promise<AdminLogin | undefined> | undefined;
+  const keptLogin = (target: Target) => {
+    kept ??= target.url().then((url) => storedLogin(url, opts.env));
+    return kept;
+  };
   return {
     urlGiven: givenUrl !== undefined,
     tokenGiven: givenToken !== undefined,
@@ -160,11 +166,11 @@ export function createTarget(opts: TargetOptions): Target {
       return { username, password };
     },
     async login() {
-      return this.admin() ?? (await storedLogin(await this.url(), opts.env));
+      return this.admin() ?? (await keptLogin(this));
     },
     async authorization(key) {
       if (givenToken) return basic(key, givenToken);
-      const kept = await storedLogin(await this.url(), opts.env);
+      const kept = await keptLogin(this);
       return kept ? basic(kept.username, kept.password) : basic(key, await this.token(key));
     },
     async config(purpose) {

@@ -12,7 +12,7 @@ import type {
   LastExit,
   MaintenanceRules,
 } from '../../machines/instance.types.ts';
-import { monotonicMs } from '../clock.ts';
+import { monotonicMs, pollFirstClock } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
@@ -130,6 +130,7 @@ export function createChart(parts: ChartParts) {
       },
     });
     const made = createActor(machine, {
+      clock: pollFirstClock,
       ...(deps.inspect ? { inspect: deps.inspect } : {}),
       input: {
         key,

@@ -36,6 +36,13 @@ export function contractArgv(key: string, baseUrl: string, instanceDir: string):
   ];
 }
 
+/**
+ * How often a test's server checks in: eight times in its TimeoutSeconds, so a late check-in on a starved machine is
+ * not a hang, but at most once a second. Each check-in costs the server and the daemon about a millisecond of CPU
+ * apiece, and the suite's servers run for thousands of seconds in all.
+ */
+export const checkinSeconds = (timeoutSeconds = 30): number => Math.min(1, timeoutSeconds / 8);
+
 /** An appsettings.yml for tests: loopback on a free port, every wait shrunk. */
 export function testConfig(opts: {
   webhook?: string;
@@ -61,7 +68,8 @@ export function testConfig(opts: {
     '  Instances:',
   ];
   for (const i of opts.instances) {
-    const args = ['--cvar', `net.port=${i.port}`, '--cvar', 'watchdog.checkin_interval=0.3', ...(i.args ?? [])];
+    const every = checkinSeconds(i.timeoutSeconds);
+    const args = ['--cvar', `net.port=${i.port}`, '--cvar', `watchdog.checkin_interval=${every}`, ...(i.args ?? [])];
     lines.push(
       `    ${i.key ?? 'demo'}:`,
       ...(i.token === null ? [] : [`      ApiToken: ${JSON.stringify(i.token ?? 'tok')}`]),

@@ -130,6 +130,21 @@ test('oidc :: a state altered on the way back is refused, and opens no session',
   assert.is(await logins(d, 'refused'), refusedBefore + 1);
 });
 
+test('oidc :: a callback taken to another browser is refused there, and still works in the one that began it', async ({
+  daemon,
+}) => {
+  const d = daemon!;
+  const jar = new CookieJar();
+  const back = await signInAtProvider(await begin(d, jar), 'alice');
+  // Someone else's browser sent to this callback (a login forced on them): it holds no state cookie of this login.
+  const other = new CookieJar();
+  const there = await callback(back, other);
+  assert.is(there.res.status, 400);
+  assert.is(other.get('watchdog_session'), undefined);
+  assert.is((await callback(back, jar)).res.status, 200);
+  assert.is((await me(d, jar)).body.user, 'alice');
+});
+
 test('oidc :: a callback replayed (same code, same state) is refused', async ({ daemon }) => {
   const d = daemon!;
   const jar = new CookieJar();

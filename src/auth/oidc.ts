@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import * as client from 'openid-client';
+import type * as Client from 'openid-client';
 import { isLoopbackUrl, type OidcSettings } from '../config/sections/oidc.ts';
 import { describeError } from '../errors.ts';
 import { cappedProviderFetch, PROVIDER_TIMEOUT_MS } from './oidc-fetch.ts';
@@ -51,6 +51,13 @@ function groupsOf(value: unknown): string[] {
     .slice(0, MAX_GROUPS);
 }
 
+/** openid-client (with jose), loaded at the first sign-in: a daemon without `Users.Oidc` never loads it. */
+let loading: Promise<typeof Client> | undefined;
+const openidClient = (): Promise<typeof Client> => {
+  loading ??= import('openid-client');
+  return loading;
+};
+
 /** An error's text for a refusal, one line and short: the provider may put anything in it. */
 const said = (err: unknown) => describeError(err).replace(/\s+/g, ' ').slice(0, 300);
 
@@ -67,24 +74,26 @@ export function createOidcLogin(opts: {
 }): OidcLogin {
   const pending = opts.pending ?? createPendingLogins();
   const providerFetch = opts.fetch ?? cappedProviderFetch();
-  let cached: { key: string; config: Promise<client.Configuration> } | undefined;
+  let cached: { key: string; config: Promise<Client.Configuration> } | undefined;
   let lastFailure: string | undefined;
 
-  const configOf = (setup: OidcSetup): Promise<client.Configuration> => {
+  const configOf = (setup: OidcSetup): Promise<Client.Configuration> => {
     const { settings: s, secret } = setup;
     const key = JSON.stringify([s.Issuer, s.ClientId, secret ?? null]);
     if (cached?.key === key) return cached.config;
     const issuer = new URL(s.Issuer);
-    const execute = [client.enableNonRepudiationChecks];
-    // The schema allows http for a loopback issuer only; checked again here, where the exception is made.
-    if (issuer.protocol === 'http:' && isLoopbackUrl(issuer)) execute.push(client.allowInsecureRequests);
-    const config = client.discovery(
-      issuer,
-      s.ClientId,
-      secret,
-      secret === undefined ? client.None() : client.ClientSecretBasic(secret),
-      { [client.customFetch]: providerFetch, execute, timeout: PROVIDER_TIMEOUT_MS / 1000 },
-    );
+    const config = openidClient().then((client) => {
+      const execute = [client.enableNonRepudiationChecks];
+      // The schema allows http for a loopback issuer only; checked again here, where the exception is made.
+      if (issuer.protocol === 'http:' && isLoopbackUrl(issuer)) execute.push(client.allowInsecureRequests);
+      return client.discovery(
+        issuer,
+        s.ClientId,
+        secret,
+        secret === undefined ? client.None() : client.ClientSecretBasic(secret),
+        { [client.customFetch]: providerFetch, execute, timeout: PROVIDER_TIMEOUT_MS / 1000 },
+      );
+    });
     const entry = { key, config };
     cached = entry;
     config.then(
@@ -104,13 +113,14 @@ export function createOidcLogin(opts: {
     async begin() {
       const setup = opts.setup();
       if (!setup) return { ok: false, status: 503, reason: 'single sign-on is not configured' };
-      let config: client.Configuration;
+      let config: Client.Configuration;
       try {
         config = await configOf(setup);
       } catch (err) {
         return { ok: false, status: 503, reason: lastFailure ?? said(err) };
       }
       const s = setup.settings;
+      const client = await openidClient();
       const verifier = client.randomPKCECodeVerifier();
       const state = client.randomState();
       const nonce = client.randomNonce();
@@ -147,7 +157,7 @@ export function createOidcLogin(opts: {
         const why = `${error}${description ? `: ${description}` : ''}`.replace(/\s+/g, ' ').slice(0, 300);
         return { ok: false, status: 401, reason: `${s.Name} refused the sign-in (${why})` };
       }
-      let config: client.Configuration;
+      let config: Client.Configuration;
       try {
         config = await configOf(setup);
       } catch (err) {
@@ -158,6 +168,7 @@ export function createOidcLogin(opts: {
       current.search = query.toString();
       let claims: Record<string, unknown> | undefined;
       try {
+        const client = await openidClient();
         const tokens = await client.authorizationCodeGrant(config, current, {
           pkceCodeVerifier: login.verifier,
           expectedState: state,

@@ -7,7 +7,6 @@ import { createSessionStore, DEFAULT_SESSIONS } from '../auth/sessions.ts';
 import { EMPTY_USERS, hasAccounts } from '../auth/users-file.ts';
 import type { LoginResult } from '../bus.ts';
 import { SESSION_COOKIE } from './account-access.ts';
-import { escapeHtml } from './dashboard/page.ts';
 import type { HttpDeps } from './deps.ts';
 import { loginPage } from './login-page.ts';
 import { CSP, overHttps } from './login-routes.ts';
@@ -70,7 +69,7 @@ const onwardPage = `<!doctype html>
   <link rel="icon" href="data:,">
   <link rel="stylesheet" href="/login.css">
 </head>
-<body><main><p class="panel login">Logged in. <a href="/">${escapeHtml('Go on to the dashboard')}</a></p></main></body>
+<body><main><p class="panel login">Logged in. <a href="/">Go on to the dashboard</a></p></main></body>
 </html>
 `;
 

@@ -246,9 +246,11 @@ export type BusEvents = {
 
 /**
  * How a login ended: `ok`; `wrong_password` (or no such user: the form does not say which); `limited` (its source
- * tried too often); `locked` (its account is locked for now); `busy` (too many password checks at once).
+ * tried too often); `locked` (its account is locked for now); `busy` (too many password checks at once). Single
+ * sign-on (`/login/oidc`) adds `refused` (a bad or replayed state, the provider's refusal, no user claim) and
+ * `unavailable` (the provider could not be reached).
  */
-export const LOGIN_RESULTS = ['ok', 'wrong_password', 'limited', 'locked', 'busy'] as const;
+export const LOGIN_RESULTS = ['ok', 'wrong_password', 'limited', 'locked', 'busy', 'refused', 'unavailable'] as const;
 export type LoginResult = (typeof LOGIN_RESULTS)[number];
 
 /** The routes a refused request is counted under; fixed, so a stranger cannot add label values. */

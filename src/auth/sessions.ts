@@ -11,15 +11,20 @@ export interface SessionSettings {
   max: number;
 }
 
-/** Whom a session speaks for: a user of the users file, or the `Admin` login of appsettings.yml. */
+/**
+ * Whom a session speaks for: a user of the users file, the `Admin` login of appsettings.yml, or a user an OpenID
+ * Connect provider vouched for (`sso`, in `groups`).
+ */
 export interface SessionOwner {
-  kind: 'user' | 'admin';
+  kind: 'user' | 'admin' | 'sso';
   name: string;
   /**
    * What the owner's password was at login (the user's stored hash, a digest of Admin's): a change of password
-   * ends the session, and so does the owner's removal.
+   * ends the session, and so does the owner's removal. For `sso`, the provider and client it came through.
    */
   fingerprint: string;
+  /** `sso`: the groups the provider named at login. */
+  groups?: readonly string[];
 }
 
 export interface Session extends SessionOwner {

@@ -7,6 +7,7 @@ import { type ExposedTokenPolicy, engineTimeoutLines, exposedTokenLines } from '
 import { formatIssues, problemLine } from './issues.ts';
 import { environmentLayers, environmentName, type Layer, readLayers } from './layers.ts';
 import { mergeLayers } from './merge.ts';
+import { readOidcSecret } from './oidc-secret.ts';
 import type { ResolvedConfig, ResolvedInstance } from './resolved.ts';
 import { type AppSettings, AppSettingsSchema } from './schema.ts';
 import { type AgonesConfig, checkAgones } from './sections/agones.ts';
@@ -79,6 +80,9 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   const agones = checkAgones(bound, opts.env, (path, expected, found) =>
     checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found)),
   );
+  const oidcSecret = await readOidcSecret(bound, cwd, (path, expected, found) =>
+    checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found)),
+  );
   const policy = opts.exposedTokens ?? 'warn';
   const exposed = exposedTokenLines(bound, checks.listen, checks.tokenFiles, merged.sourceOf, policy);
   const problems = [
@@ -90,7 +94,10 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   if (!parsed.success || problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
 
   const files = read.layers.map((l) => l.file);
-  const config = resolveConfig({ settings: parsed.output, checks, agones, files, cwd, mainFile: main });
+  const config = {
+    ...resolveConfig({ settings: parsed.output, checks, agones, files, cwd, mainFile: main }),
+    oidcClientSecret: oidcSecret,
+  };
   const warnings = [...read.warnings, ...checks.warnings, ...(policy === 'warn' ? exposed : [])];
   return { ok: true, config, warnings: [...warnings, ...engineTimeoutLines(bound, merged.sourceOf)] };
 }

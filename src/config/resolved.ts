@@ -40,6 +40,8 @@ export interface ResolvedConfig {
   logOverrides: Array<[scope: string, level: LogLevel]>;
   timing: TimingSettings;
   admin: { username: string; password: string } | undefined;
+  /** What `Users.Oidc.ClientSecretFile` holds; undefined without it (never logged). */
+  oidcClientSecret?: string;
   /** Agones mode (the daemon wraps its one instance for an Agones GameServer), or null when it is off. */
   agones: AgonesConfig | null;
   instances: ResolvedInstance[];

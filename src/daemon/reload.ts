@@ -53,9 +53,9 @@ export function pinRestartOnly(running: ResolvedConfig, next: ResolvedConfig): R
   };
 }
 
-/** Whether two configurations would behave the same (settings and the tokens read from ApiTokenFile). */
+/** Whether two configurations would behave the same (settings and the secrets read from files). */
 function sameConfig(a: ResolvedConfig, b: ResolvedConfig): boolean {
-  const tokens = (c: ResolvedConfig) => c.instances.map((i) => [i.key, i.apiToken ?? null]);
+  const tokens = (c: ResolvedConfig) => [...c.instances.map((i) => [i.key, i.apiToken ?? null]), c.oidcClientSecret];
   return JSON.stringify([a.settings, tokens(a)]) === JSON.stringify([b.settings, tokens(b)]);
 }
 

@@ -27,6 +27,7 @@ import { guardProcess } from './fault-guard.ts';
 import { lockFolders, ownedFolders } from './folder-lock.ts';
 import { type HubWatches, startHubWatches } from './hub-watches.ts';
 import { hostNotifier } from './notifier-host.ts';
+import { hostOidc } from './oidc-host.ts';
 import { logRefusedRequests, logRejectedCheckins } from './refusal-logs.ts';
 import { startUsersReload } from './users-reload.ts';
 import { VERSION } from './version.ts';
@@ -132,6 +133,13 @@ export async function runDaemon(
   const guard = createConnectionGuard(limits);
   const metrics = createMetricsCollector({ bus, registry, version: VERSION, connections: () => guard.counts() });
   let boundUrls: string[] = [];
+  // Read at each use, so a reload applies to open sessions and the next login at once.
+  const sessions = createSessionStore(() => ({
+    absoluteMs: current.settings.Users.SessionMinutes * 60_000,
+    idleMs: current.settings.Users.SessionIdleMinutes * 60_000,
+    max: current.settings.Users.MaxSessions,
+  }));
+  const oidc = hostOidc(() => current, sessions);
   const users = startUsersReload({
     file: config.usersFile,
     initial: opts.users ?? EMPTY_USERS,
@@ -144,12 +152,8 @@ export async function runDaemon(
     version: VERSION,
     admin: () => current.admin,
     users: users.current,
-    // Read at each use, so a reload applies to open sessions and the next login at once.
-    sessions: createSessionStore(() => ({
-      absoluteMs: current.settings.Users.SessionMinutes * 60_000,
-      idleMs: current.settings.Users.SessionIdleMinutes * 60_000,
-      max: current.settings.Users.MaxSessions,
-    })),
+    sessions,
+    oidc: oidc.login,
     loginLimits: createLoginLimits(() => ({
       perMinute: current.settings.Users.LoginAttemptsPerMinute,
       freeFailures: current.settings.Users.LoginFailuresBeforeLockout,
@@ -287,6 +291,7 @@ export async function runDaemon(
   const reconfigure = async (next: ResolvedConfig): Promise<ReconfigureResult> => {
     if (shuttingDown) return { added: [], removed: [], updated: [], failed: [] };
     current = next;
+    oidc.reconfigured(next);
     notifier.reconfigure(next);
     return sup.reconfigure(next);
   };

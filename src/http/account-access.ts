@@ -55,6 +55,8 @@ export function sessionPrincipal(s: Session, db: UsersDb, admin: AdminCredential
     if (!admin || admin.username !== s.name || !sameSecret(adminFingerprint(admin), s.fingerprint)) return undefined;
     return { kind: 'admin', name: admin.username };
   }
+  // Its rights are asked of the users file at each request (can()); a change of provider ends it (src/daemon/run.ts).
+  if (s.kind === 'sso') return { kind: 'sso', name: s.name, groups: s.groups ?? [] };
   const user = db.users.get(s.name);
   return user && sameSecret(user.passwordHash, s.fingerprint) ? { kind: 'user', user } : undefined;
 }

@@ -16,6 +16,7 @@ import { fileRoutes } from './file-routes.ts';
 import { infoRoutes } from './info-routes.ts';
 import { logRoutes } from './log-routes.ts';
 import { loginRoutes } from './login-routes.ts';
+import { oidcRoutes } from './oidc-routes.ts';
 import { openapiRoutes, ROUTE_DOCS } from './openapi-routes.ts';
 import { clientAddresses, methodNotAllowed } from './request-info.ts';
 
@@ -49,6 +50,7 @@ export function createApp(given: HttpDeps): Hono {
   for (const routes of [logRoutes, backupRoutes, consoleRoutes, fileRoutes, infoRoutes, openapiRoutes, dashboardRoutes])
     app.route('/', routes(deps));
   app.route('/', loginRoutes(deps));
+  app.route('/', oidcRoutes(deps));
   app.route('/', eventRoutes(deps));
   app.route('/', apiRoutes(deps));
 

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { LoginLimits } from '../auth/login-limits.ts';
+import type { OidcLogin } from '../auth/oidc.ts';
 import type { SessionStore } from '../auth/sessions.ts';
 import type { UsersDb } from '../auth/users-file.ts';
 import type { Bus, DiskReading } from '../bus.ts';
@@ -27,6 +28,8 @@ export interface HttpDeps {
   sessions?: SessionStore;
   /** Single sign-on's headers (`Users.TrustedHeaders`), read per request; absent or undefined → off. */
   trustedHeaders?: () => TrustedHeaders | undefined;
+  /** Dashboard login through an OpenID Connect provider (`Users.Oidc`); absent → off. */
+  oidc?: OidcLogin;
   /** Limits on login attempts; `createApp` makes them with the default settings when absent. */
   loginLimits?: LoginLimits;
   /** `Users.SessionMinutes`, read when a login sets its cookie (the cookie's Max-Age); 720 when absent. */

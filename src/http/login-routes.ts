@@ -68,10 +68,10 @@ export const loginRouteDocs: readonly RouteDoc[] = [
 ];
 
 /** Nothing but this origin's stylesheet, and the form posting to this origin. */
-const CSP = "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+export const CSP = "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /** Whether the browser reached us over https: directly, or as a trusted proxy says (X-Forwarded-Proto). */
-function overHttps(c: Context, trusted: readonly string[]): boolean {
+export function overHttps(c: Context, trusted: readonly string[]): boolean {
   if (new URL(c.req.url).protocol === 'https:') return true;
   const proto = c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
   return proto === 'https' && peerIsTrustedProxy(c, trusted);
@@ -92,7 +92,7 @@ export function loginRoutes(deps: HttpDeps): Hono {
     c.header('Content-Security-Policy', CSP);
     c.header('Cache-Control', 'no-store');
     c.header('X-Content-Type-Options', 'nosniff');
-    return c.html(loginPage({ message, user, version: deps.version }), status);
+    return c.html(loginPage({ message, user, version: deps.version, sso: deps.oidc?.link() }), status);
   };
   const told = (user: string, result: LoginResult, c: Context) =>
     deps.bus.emit('daemon:login', { user: shownKey(user), result, remote: remoteAddress(c), at: Date.now() });

@@ -12,6 +12,7 @@ import { fileRouteDocs } from './file-routes.ts';
 import { infoRouteDocs } from './info-routes.ts';
 import { logRouteDocs } from './log-routes.ts';
 import { loginRouteDocs } from './login-routes.ts';
+import { oidcRouteDocs } from './oidc-routes.ts';
 import { type Access, errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
 import { SCHEMAS, type SchemaName } from './schemas.ts';
 
@@ -37,6 +38,7 @@ export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...fileRouteDocs,
   ...logRouteDocs,
   ...loginRouteDocs,
+  ...oidcRouteDocs,
   ...binariesRouteDocs,
   ...infoRouteDocs,
   ...openapiRouteDocs,

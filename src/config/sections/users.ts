@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { amount, seconds } from '../numbers.ts';
+import { OidcSchema } from './oidc.ts';
 
 const Minutes = (def: number) =>
   v.optional(
@@ -38,8 +39,10 @@ export const UsersSchema = v.strictObject(
         'expected a map with User and Groups (header names)',
       ),
     ),
+    // Dashboard login through an OpenID Connect provider (Keycloak, Authentik): off unless set.
+    Oidc: v.optional(OidcSchema),
   },
-  'expected a map with File, SessionMinutes, SessionIdleMinutes, MaxSessions, the Login… limits and TrustedHeaders',
+  'expected a map with File, SessionMinutes, SessionIdleMinutes, MaxSessions, the Login… limits, TrustedHeaders and Oidc',
 );
 
 export type UsersSettings = v.InferOutput<typeof UsersSchema>;

@@ -1,0 +1,207 @@
+import { createHash } from 'node:crypto';
+import type * as Client from 'openid-client';
+import { isLoopbackUrl, type OidcSettings } from '../config/sections/oidc.ts';
+import { describeError } from '../errors.ts';
+import { cappedProviderFetch, PROVIDER_TIMEOUT_MS } from './oidc-fetch.ts';
+import { createPendingLogins, type PendingLogins } from './oidc-pending.ts';
+
+/** `Users.Oidc` and the secret its `ClientSecretFile` holds; undefined while OpenID Connect is off. */
+export interface OidcSetup {
+  settings: OidcSettings;
+  secret: string | undefined;
+}
+
+export type OidcBegin = { ok: true; url: string; state: string } | { ok: false; status: 503; reason: string };
+
+/** A login the provider vouched for, or why it is refused (the login page says `reason`; nothing secret is in it). */
+export type OidcFinish =
+  | { ok: true; name: string; groups: string[]; fingerprint: string }
+  | { ok: false; status: 400 | 401 | 403 | 503; reason: string };
+
+/** Single sign-on's link under the login form: its label, and why it is unavailable now, if it is. */
+export interface SsoLink {
+  name: string;
+  unavailable?: string;
+}
+
+export interface OidcLogin {
+  /** The login page's link while `Users.Oidc` is set; undefined while it is not. */
+  link(): SsoLink | undefined;
+  /** A new login: the provider's authorization URL (PKCE S256, state, nonce), its state kept here. */
+  begin(): Promise<OidcBegin>;
+  /** The callback: `query` as the provider sent it back, `browserState` the state the begun login left in the browser. */
+  finish(query: URLSearchParams, browserState: string | undefined): Promise<OidcFinish>;
+}
+
+/** The provider and client a session or a login came through: a change of either ends them. */
+export const oidcFingerprint = (s: OidcSettings): string =>
+  createHash('sha256').update(`oidc\0${s.Issuer}\0${s.ClientId}`, 'utf8').digest('base64');
+
+/** A name from the provider: as long as a header's, without control characters (it goes to the audit log). */
+const USABLE_NAME = /^[^\p{Cc}]{1,256}$/u;
+const MAX_GROUPS = 256;
+
+/** The groups claim: a list of names (a lone string is one group); other values are skipped. */
+function groupsOf(value: unknown): string[] {
+  const list = Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
+  return list
+    .filter((g): g is string => typeof g === 'string' && USABLE_NAME.test(g))
+    .map((g) => g.trim())
+    .filter((g) => g !== '')
+    .slice(0, MAX_GROUPS);
+}
+
+/** openid-client (with jose), loaded at the first sign-in: a daemon without `Users.Oidc` never loads it. */
+let loading: Promise<typeof Client> | undefined;
+const openidClient = (): Promise<typeof Client> => {
+  loading ??= import('openid-client');
+  return loading;
+};
+
+/** An error's text for a refusal, one line and short: the provider may put anything in it. */
+const said = (err: unknown) => describeError(err).replace(/\s+/g, ' ').slice(0, 300);
+
+/**
+ * Dashboard login through an OpenID Connect provider (openid-client, on jose): discovery once per provider (a
+ * failure is not kept: the next login tries again), the authorization code flow with PKCE, and the ID token
+ * checked for issuer, audience, nonce and signature (the provider's JWKS). Every request to the provider is capped
+ * in time and size (oidc-fetch.ts); plain http is allowed only to a loopback issuer.
+ */
+export function createOidcLogin(opts: {
+  setup: () => OidcSetup | undefined;
+  pending?: PendingLogins;
+  fetch?: ReturnType<typeof cappedProviderFetch>;
+}): OidcLogin {
+  const pending = opts.pending ?? createPendingLogins();
+  const providerFetch = opts.fetch ?? cappedProviderFetch();
+  let cached: { key: string; config: Promise<Client.Configuration> } | undefined;
+  let lastFailure: string | undefined;
+
+  const configOf = (setup: OidcSetup): Promise<Client.Configuration> => {
+    const { settings: s, secret } = setup;
+    const key = JSON.stringify([s.Issuer, s.ClientId, secret ?? null]);
+    if (cached?.key === key) return cached.config;
+    const issuer = new URL(s.Issuer);
+    const config = openidClient().then((client) => {
+      const execute = [client.enableNonRepudiationChecks];
+      // The schema allows http for a loopback issuer only; checked again here, where the exception is made.
+      if (issuer.protocol === 'http:' && isLoopbackUrl(issuer)) execute.push(client.allowInsecureRequests);
+      return client.discovery(
+        issuer,
+        s.ClientId,
+        secret,
+        secret === undefined ? client.None() : client.ClientSecretBasic(secret),
+        { [client.customFetch]: providerFetch, execute, timeout: PROVIDER_TIMEOUT_MS / 1000 },
+      );
+    });
+    const entry = { key, config };
+    cached = entry;
+    config.then(
+      () => {
+        lastFailure = undefined;
+      },
+      (err: unknown) => {
+        lastFailure = `${s.Issuer} could not be reached or is not an OpenID provider (${said(err)})`;
+        // Not kept: the next login asks the provider again.
+        if (cached === entry) cached = undefined;
+      },
+    );
+    return config;
+  };
+
+  return {
+    async begin() {
+      const setup = opts.setup();
+      if (!setup) return { ok: false, status: 503, reason: 'single sign-on is not configured' };
+      let config: Client.Configuration;
+      try {
+        config = await configOf(setup);
+      } catch (err) {
+        return { ok: false, status: 503, reason: lastFailure ?? said(err) };
+      }
+      const s = setup.settings;
+      const client = await openidClient();
+      const verifier = client.randomPKCECodeVerifier();
+      const state = client.randomState();
+      const nonce = client.randomNonce();
+      pending.add(state, { verifier, nonce, fingerprint: oidcFingerprint(s) });
+      const url = client.buildAuthorizationUrl(config, {
+        redirect_uri: s.RedirectUrl,
+        scope: s.Scopes.join(' '),
+        response_type: 'code',
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state,
+        nonce,
+      });
+      return { ok: true, url: url.href, state };
+    },
+
+    async finish(query, browserState) {
+      const setup = opts.setup();
+      if (!setup) return { ok: false, status: 400, reason: 'single sign-on is not configured' };
+      const s = setup.settings;
+      const state = query.get('state') ?? '';
+      if (state === '' || browserState === undefined || state !== browserState)
+        return {
+          ok: false,
+          status: 400,
+          reason: 'this sign-in was not begun in this browser, or its state was altered; sign in again',
+        };
+      const login = pending.take(state);
+      if (!login || login.fingerprint !== oidcFingerprint(s))
+        return { ok: false, status: 400, reason: 'this sign-in has expired or was already used; sign in again' };
+      const error = query.get('error');
+      if (error !== null) {
+        const description = query.get('error_description');
+        const why = `${error}${description ? `: ${description}` : ''}`.replace(/\s+/g, ' ').slice(0, 300);
+        return { ok: false, status: 401, reason: `${s.Name} refused the sign-in (${why})` };
+      }
+      let config: Client.Configuration;
+      try {
+        config = await configOf(setup);
+      } catch (err) {
+        return { ok: false, status: 503, reason: lastFailure ?? said(err) };
+      }
+      // The URL the provider sent the browser to, as registered: behind a proxy the request's own URL differs.
+      const current = new URL(s.RedirectUrl);
+      current.search = query.toString();
+      let claims: Record<string, unknown> | undefined;
+      try {
+        const client = await openidClient();
+        const tokens = await client.authorizationCodeGrant(config, current, {
+          pkceCodeVerifier: login.verifier,
+          expectedState: state,
+          expectedNonce: login.nonce,
+          idTokenExpected: true,
+        });
+        claims = tokens.claims();
+      } catch (err) {
+        return { ok: false, status: 401, reason: `${s.Name} did not confirm the sign-in (${said(err)})` };
+      }
+      const name = claims?.[s.UserClaim];
+      if (typeof name !== 'string' || !USABLE_NAME.test(name.trim()))
+        return {
+          ok: false,
+          status: 403,
+          reason:
+            `${s.Name} sent no usable ${s.UserClaim} claim in its ID token; have it send one, or name another ` +
+            'claim in Users.Oidc.UserClaim',
+        };
+      return {
+        ok: true,
+        name: name.trim(),
+        groups: groupsOf(claims?.[s.GroupsClaim]),
+        fingerprint: oidcFingerprint(s),
+      };
+    },
+
+    link() {
+      const setup = opts.setup();
+      if (!setup) return undefined;
+      return lastFailure === undefined
+        ? { name: setup.settings.Name }
+        : { name: setup.settings.Name, unavailable: lastFailure };
+    },
+  };
+}

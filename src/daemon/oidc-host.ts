@@ -1,0 +1,29 @@
+import { createOidcLogin, type OidcLogin, oidcFingerprint } from '../auth/oidc.ts';
+import type { SessionStore } from '../auth/sessions.ts';
+import type { ResolvedConfig } from '../config/resolved.ts';
+
+/**
+ * Dashboard login through OpenID Connect (`Users.Oidc`) for the running daemon: the login reads the configuration
+ * in force at each use, and a reload that changes the provider or client, or turns it off, ends the sessions opened
+ * through the old one (a reload that keeps them changes nothing for them).
+ */
+export function hostOidc(
+  config: () => ResolvedConfig,
+  sessions: SessionStore,
+): { login: OidcLogin; reconfigured(next: ResolvedConfig): void } {
+  const login = createOidcLogin({
+    setup: () => {
+      const c = config();
+      const settings = c.settings.Users.Oidc;
+      return settings === undefined ? undefined : { settings, secret: c.oidcClientSecret };
+    },
+  });
+  return {
+    login,
+    reconfigured(next) {
+      const settings = next.settings.Users.Oidc;
+      const now = settings === undefined ? undefined : oidcFingerprint(settings);
+      sessions.endWhere((s) => s.kind === 'sso' && s.fingerprint !== now);
+    },
+  };
+}

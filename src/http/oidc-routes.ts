@@ -1,0 +1,157 @@
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { createLoginLimits, DEFAULT_LOGIN_LIMITS } from '../auth/login-limits.ts';
+import { PENDING_MS } from '../auth/oidc-pending.ts';
+import { createSessionStore, DEFAULT_SESSIONS } from '../auth/sessions.ts';
+import { EMPTY_USERS, hasAccounts } from '../auth/users-file.ts';
+import type { LoginResult } from '../bus.ts';
+import { SESSION_COOKIE } from './account-access.ts';
+import type { HttpDeps } from './deps.ts';
+import { loginPage } from './login-page.ts';
+import { CSP, overHttps } from './login-routes.ts';
+import { sourceOf } from './refused.ts';
+import { remoteAddress, shownKey } from './request-info.ts';
+import { errors, type RouteDoc } from './route-doc.ts';
+
+export const oidcRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/login/oidc',
+    tag: 'dashboard',
+    access: 'none',
+    summary: 'begins a login at the OpenID Connect provider (`Users.Oidc`): sends the browser there',
+    responses: {
+      303: "Location is the provider's authorization endpoint (PKCE, state and nonce)",
+      429: { description: 'too many login attempts from this source (Retry-After)', media: 'text/html' },
+      503: { description: 'the provider cannot be reached now (the login form, saying why)', media: 'text/html' },
+      ...errors(404, 405),
+    },
+  },
+  {
+    method: 'get',
+    path: '/login/oidc/callback',
+    tag: 'dashboard',
+    access: 'none',
+    summary: "the provider's answer: checks it and the ID token, and sets the session cookie",
+    responses: {
+      200: {
+        description: 'logged in: the session cookie is set, and the page goes on to the dashboard',
+        media: 'text/html',
+      },
+      400: { description: 'a state not begun in this browser, altered, expired or used', media: 'text/html' },
+      401: { description: 'the provider refused the login, or did not confirm it', media: 'text/html' },
+      403: { description: 'the ID token names no user (Users.Oidc.UserClaim)', media: 'text/html' },
+      503: { description: 'the provider cannot be reached now', media: 'text/html' },
+      ...errors(404, 405),
+    },
+  },
+];
+
+/** The state of the login this browser began; sent back on the provider's redirect, so SameSite=Lax. */
+const STATE_COOKIE = 'watchdog_oidc_state';
+const STATE_PATH = '/login/oidc';
+/** The source's attempts are taken under this account, which no password login can name (it holds a NUL). */
+const OIDC_ACCOUNT = '\0oidc';
+/** The audit line's user for a single sign-on that named none (yet). */
+const SSO_USER = '(single sign-on)';
+
+/**
+ * Goes on to the dashboard from a page of this origin. A redirect would not do: the browser arrived from the
+ * provider's site, and a SameSite=Strict cookie is not sent on a redirect chain another site began.
+ */
+const onwardPage = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta http-equiv="refresh" content="0;url=/">
+  <title>watchdog · logged in</title>
+  <link rel="icon" href="data:,">
+  <link rel="stylesheet" href="/login.css">
+</head>
+<body><main><p class="panel login">Logged in. <a href="/">Go on to the dashboard</a></p></main></body>
+</html>
+`;
+
+/**
+ * `GET /login/oidc` and `GET /login/oidc/callback`: the dashboard login through an OpenID Connect provider
+ * (src/auth/oidc.ts). Served only while `Users.Oidc` is set and the users file holds accounts, as `/login` is. The
+ * session opened is the password login's kind, for a principal `sso` with the provider's user and groups: the groups
+ * get their rights from the users file's `Groups:`, a user also named there gets their own as well.
+ */
+export function oidcRoutes(deps: HttpDeps): Hono {
+  const app = new Hono();
+  const sessions = deps.sessions ?? createSessionStore(() => DEFAULT_SESSIONS);
+  const limits = deps.loginLimits ?? createLoginLimits(() => DEFAULT_LOGIN_LIMITS);
+  const oidc = deps.oidc;
+  const served = () => oidc?.link() !== undefined && hasAccounts(deps.users?.() ?? EMPTY_USERS);
+  const secure = (c: Context) => overHttps(c, deps.trustedProxies?.() ?? []);
+  const page = (c: Context, status: 400 | 401 | 403 | 429 | 503, message: string) => {
+    c.header('Content-Security-Policy', CSP);
+    c.header('Cache-Control', 'no-store');
+    c.header('X-Content-Type-Options', 'nosniff');
+    return c.html(loginPage({ message, user: '', version: deps.version, sso: oidc?.link() }), status);
+  };
+  const told = (user: string, result: LoginResult, c: Context) =>
+    deps.bus.emit('daemon:login', { user: shownKey(user), result, remote: remoteAddress(c), at: Date.now() });
+
+  app.get('/login/oidc', async (c) => {
+    if (!oidc || !served()) return c.json({ error: 'not found' }, 404);
+    // Each login begun is kept until its callback: a source may begin them only as fast as it may try passwords.
+    const block = limits.admit(sourceOf(remoteAddress(c)), OIDC_ACCOUNT);
+    if (block) {
+      told(SSO_USER, 'limited', c);
+      c.header('Retry-After', String(Math.ceil(block.retryAfterMs / 1000)));
+      return page(c, 429, `Too many login attempts from here; try again in ${Math.ceil(block.retryAfterMs / 1000)} s.`);
+    }
+    const begun = await oidc.begin();
+    if (!begun.ok) {
+      told(SSO_USER, 'unavailable', c);
+      deps.log.warn(`single sign-on unavailable: ${begun.reason}`, { remote: remoteAddress(c) ?? null });
+      return page(
+        c,
+        503,
+        `Single sign-on is unavailable for now: ${begun.reason}. Log in with a password, or try again.`,
+      );
+    }
+    setCookie(c, STATE_COOKIE, begun.state, {
+      httpOnly: true,
+      sameSite: 'Lax',
+      path: STATE_PATH,
+      secure: secure(c),
+      maxAge: PENDING_MS / 1000,
+    });
+    c.header('Cache-Control', 'no-store');
+    return c.redirect(begun.url, 303);
+  });
+
+  app.get('/login/oidc/callback', async (c) => {
+    if (!oidc || !served()) return c.json({ error: 'not found' }, 404);
+    const query = new URL(c.req.url).searchParams;
+    const browserState = getCookie(c, STATE_COOKIE);
+    deleteCookie(c, STATE_COOKIE, { path: STATE_PATH, httpOnly: true, sameSite: 'Lax', secure: secure(c) });
+    const done = await oidc.finish(query, browserState);
+    if (!done.ok) {
+      told(SSO_USER, done.status === 503 ? 'unavailable' : 'refused', c);
+      deps.log.warn(`single sign-on refused: ${done.reason}`, {
+        status: done.status,
+        remote: remoteAddress(c) ?? null,
+      });
+      return page(c, done.status, `Single sign-on failed: ${done.reason}.`);
+    }
+    const id = sessions.create({ kind: 'sso', name: done.name, groups: done.groups, fingerprint: done.fingerprint });
+    setCookie(c, SESSION_COOKIE, id, {
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/',
+      secure: secure(c),
+      maxAge: Math.round((deps.sessionMinutes?.() ?? 720) * 60),
+    });
+    limits.succeeded(sourceOf(remoteAddress(c)), OIDC_ACCOUNT);
+    told(done.name, 'ok', c);
+    c.header('Content-Security-Policy', CSP);
+    c.header('Cache-Control', 'no-store');
+    return c.html(onwardPage, 200);
+  });
+  return app;
+}

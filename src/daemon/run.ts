@@ -144,6 +144,8 @@ export async function runDaemon(
     version: VERSION,
     admin: () => current.admin,
     users: users.current,
+    usersFile: config.usersFile,
+    reloadUsers: () => users.reload('user routes'),
     // Read at each use, so a reload applies to open sessions and the next login at once.
     sessions: createSessionStore(() => ({
       absoluteMs: current.settings.Users.SessionMinutes * 60_000,

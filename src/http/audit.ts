@@ -105,10 +105,23 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
   };
   const onLogout = (e: BusEvents['daemon:logout']) =>
     write({ time: new Date(e.at).toISOString(), action: 'logout', user: e.user, remote: e.remote ?? null, at: e.at });
+  // Who changed whose account: `user` is the actor, as on every other line.
+  const onUserChanged = (e: BusEvents['daemon:user-changed']) =>
+    write({
+      time: new Date(e.at).toISOString(),
+      action: e.action,
+      user: e.by ?? null,
+      name: e.name,
+      roles: e.roles ?? null,
+      remote: e.remote ?? null,
+      result: 'accepted',
+      at: e.at,
+    });
   opts.bus.on('instance:control', onControl);
   opts.bus.on('daemon:request-refused', onRefused);
   opts.bus.on('daemon:login', onLogin);
   opts.bus.on('daemon:logout', onLogout);
+  opts.bus.on('daemon:user-changed', onUserChanged);
 
   return {
     close: async () => {
@@ -116,6 +129,7 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
       opts.bus.off('daemon:request-refused', onRefused);
       opts.bus.off('daemon:login', onLogin);
       opts.bus.off('daemon:logout', onLogout);
+      opts.bus.off('daemon:user-changed', onUserChanged);
       // What was counted but not summarised yet is written now, so a flood just before a stop is not lost.
       refusals.close();
       out.close();

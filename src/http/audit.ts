@@ -23,7 +23,7 @@ export interface AuditLogOptions {
 }
 
 /**
- * Appends every `control` event (and every login and logout) (accepted or refused after the credentials were accepted) to `file` as one JSON
+ * Appends every `control` event (and every login, logout and user changed over HTTP) (accepted or refused after the credentials were accepted) to `file` as one JSON
  * line, with an ISO `time` next to the epoch-ms `at`; an unknown user or remote address is `null`. Requests refused
  * before that (`daemon:request-refused`: junk credentials, wrong user, unknown key) are written like the rejected
  * check-in log: the first from a source in full, then one `summary` line per interval while they go on. The file

@@ -14,7 +14,7 @@ import { logRouteDocs } from './log-routes.ts';
 import { loginRouteDocs } from './login-routes.ts';
 import { type Access, errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
 import { SCHEMAS, type SchemaName } from './schemas.ts';
-import { userRouteDocs } from './user-routes.ts';
+import { userRouteDocs } from './user-route-docs.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };

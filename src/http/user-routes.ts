@@ -5,96 +5,21 @@ import * as v from 'valibot';
 import { mayManage, type UserChange } from '../auth/may-manage.ts';
 import { hashPassword } from '../auth/password.ts';
 import { checkedText, writeUsers } from '../auth/users-edit.ts';
-import { parseUsers, readUsersFile, type UsersDb, type UsersDoc } from '../auth/users-file.ts';
+import {
+  EMPTY_USERS,
+  hasAccounts,
+  parseUsers,
+  readUsersFile,
+  type UsersDb,
+  type UsersDoc,
+} from '../auth/users-file.ts';
 import { ConfigError } from '../errors.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { remoteAddress } from './request-info.ts';
-import { errors, type ResponseDoc, type RouteDoc, type StatusCode } from './route-doc.ts';
+import type { StatusCode } from './route-doc.ts';
 import { NewUserSchema, type UserChanged, type UserEntry, UserRolesSchema } from './user-schemas.ts';
-
-const REFUSED: ResponseDoc = {
-  description:
-    'the client lacks users.manage, or the grant rule refuses (README "Users and rights"); names the permission',
-  json: 'Error',
-};
-const NO_FILE: ResponseDoc = {
-  description: 'the users file is broken (fix it first), the user exists already, or there is no users file to edit',
-  json: 'Error',
-};
-const BAD_BODY: ResponseDoc = {
-  description: 'a body that is not the JSON asked for, or an unknown role',
-  json: 'Error',
-};
-const NOT_FOUND: ResponseDoc = { description: 'no such user', json: 'Error' };
-
-export const userRouteDocs: readonly RouteDoc[] = [
-  {
-    method: 'get',
-    path: '/api/users',
-    tag: 'dashboard',
-    access: 'admin',
-    summary: 'the users of the users file, with their roles (never a password hash); needs users.manage',
-    responses: {
-      200: { description: 'each user', json: 'UserEntry', list: true },
-      ...errors(400, 401),
-      403: REFUSED,
-      ...errors(405),
-      409: NO_FILE,
-    },
-  },
-  {
-    method: 'post',
-    path: '/api/users',
-    tag: 'dashboard',
-    access: 'admin',
-    summary: 'creates a user with a password and roles, granting only what the client holds (the grant rule)',
-    body: 'NewUser',
-    responses: {
-      201: { description: 'created, and in force', json: 'UserChanged' },
-      400: BAD_BODY,
-      ...errors(401),
-      403: REFUSED,
-      ...errors(405),
-      409: NO_FILE,
-      ...errors(413),
-    },
-  },
-  {
-    method: 'put',
-    path: '/api/users/{name}/roles',
-    tag: 'dashboard',
-    access: 'admin',
-    summary: "replaces a user's roles; never the client's own, nor those of a user holding more than the client",
-    body: 'UserRoles',
-    responses: {
-      200: { description: 'changed, and in force', json: 'UserChanged' },
-      400: BAD_BODY,
-      ...errors(401),
-      403: REFUSED,
-      404: NOT_FOUND,
-      ...errors(405),
-      409: NO_FILE,
-      ...errors(413),
-    },
-  },
-  {
-    method: 'delete',
-    path: '/api/users/{name}',
-    tag: 'dashboard',
-    access: 'admin',
-    summary: 'removes a user and revokes its API keys; never the client itself, nor a user holding more',
-    responses: {
-      200: { description: 'removed, and in force', json: 'UserChanged' },
-      ...errors(400, 401),
-      403: REFUSED,
-      404: NOT_FOUND,
-      ...errors(405),
-      409: NO_FILE,
-    },
-  },
-];
 
 type Answer = { status: Exclude<StatusCode, 200 | 201>; error: string } | { status: 200 | 201; body: unknown };
 /** A change made to the file as read: its answer, and its audit line, told once the file is written. */
@@ -158,6 +83,9 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
       if (file === undefined) return c.json({ error: 'this daemon has no users file to edit' }, 409);
       const read = await readUsersFile(file);
       if (!read.ok) return c.json({ error: [...read.problems, `fix ${file} first`].join('; ') }, 409);
+      // The daemon keeps a removed file's accounts in force; a write now would replace them all with one user.
+      if (read.missing && hasAccounts(deps.users?.() ?? EMPTY_USERS))
+        return c.json({ error: `the users file ${file} is gone; put it back first` }, 409);
       const cur: Current = { db: read.db, doc: structuredClone(read.doc) };
       try {
         const asked = await change(cur);

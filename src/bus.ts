@@ -238,6 +238,18 @@ export type BusEvents = {
    * writes each, the failed ones rate-limited by source like any refusal; metrics count them by `result`.
    */
   'daemon:login': { user: string; result: LoginResult; remote: string | undefined; at: number };
+  /**
+   * A user created, given new roles or removed over HTTP (user-routes.ts): `by` is who did it (the audit line's
+   * `user`), `name` whom it changed, `roles` as written to the users file.
+   */
+  'daemon:user-changed': {
+    action: 'user.create' | 'user.roles' | 'user.remove';
+    by: string | undefined;
+    name: string;
+    roles?: string[];
+    remote: string | undefined;
+    at: number;
+  };
   /** A dashboard session ended: its user logged out (`logout`). */
   'daemon:logout': { user: string; remote: string | undefined; at: number };
   /** An error no code path caught (`uncaughtException`, `unhandledRejection`); the daemon goes on supervising. */
@@ -245,12 +257,22 @@ export type BusEvents = {
 };
 
 /**
- * How a login ended: `ok`; `wrong_password` (or no such user: the form does not say which); `limited` (its source
- * tried too often); `locked` (its account is locked for now); `busy` (too many password checks at once). Single
- * sign-on (`/login/oidc`) adds `refused` (a bad or replayed state, the provider's refusal, no user claim) and
- * `unavailable` (the provider could not be reached).
+ * How a login ended: `ok`; `wrong_password` (or no such user: the form does not say which); `wrong_code` (the
+ * password was right but the one-time code missing, wrong or used before; the form says no more than for a wrong
+ * password); `limited` (its source tried too often); `locked` (its account is locked for now); `busy` (too many
+ * password checks at once). Single sign-on (`/login/oidc`) adds `refused` (a bad or replayed state, the provider's
+ * refusal, no user claim) and `unavailable` (the provider could not be reached).
  */
-export const LOGIN_RESULTS = ['ok', 'wrong_password', 'limited', 'locked', 'busy', 'refused', 'unavailable'] as const;
+export const LOGIN_RESULTS = [
+  'ok',
+  'wrong_password',
+  'wrong_code',
+  'limited',
+  'locked',
+  'busy',
+  'refused',
+  'unavailable',
+] as const;
 export type LoginResult = (typeof LOGIN_RESULTS)[number];
 
 /** The routes a refused request is counted under; fixed, so a stranger cannot add label values. */

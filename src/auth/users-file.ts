@@ -6,11 +6,12 @@ import { readRegularFile } from '../regular-file.ts';
 import { isApiKeyHash } from './api-keys.ts';
 import { isPasswordHash } from './password.ts';
 import { BUILTIN_ROLES, type Grant, isPermission, PERMISSIONS, type Permission, splitScoped } from './permissions.ts';
+import { isTotpSecret } from './totp.ts';
 
 /** The users file as written: what the CLI edits and serialises back. */
 export interface UsersDoc {
   Roles?: Record<string, string[]>;
-  Users?: Record<string, { Password: string; Roles?: string[] }>;
+  Users?: Record<string, { Password: string; Roles?: string[]; Totp?: string }>;
   Keys?: Record<string, { User: string; Hash: string; Permissions?: string[]; Expires?: string; Created?: string }>;
   Groups?: Record<string, string[]>;
 }
@@ -19,6 +20,8 @@ export interface UserAccount {
   name: string;
   passwordHash: string;
   grants: Grant[];
+  /** The TOTP secret (base32) when the user logs in with a one-time code too (`watchdog user totp`). */
+  totp?: string;
 }
 
 export interface ApiKeyEntry {
@@ -132,7 +135,7 @@ export function parseUsers(text: string, file: string): UsersParse {
         continue;
       }
       for (const k of Object.keys(entry))
-        if (k !== 'Password' && k !== 'Roles') bad([...at, k], 'expected Password or Roles', entry[k]);
+        if (!['Password', 'Roles', 'Totp'].includes(k)) bad([...at, k], 'expected Password, Roles or Totp', entry[k]);
       const password = entry.Password;
       if (typeof password !== 'string' || !isPasswordHash(password)) {
         // Never echo what is there: it may be the password itself.
@@ -141,8 +144,24 @@ export function parseUsers(text: string, file: string): UsersParse {
           problemLine(file, [...at, 'Password'], 'expected a scrypt hash; set it with `watchdog user passwd`', found),
         );
       }
+      const totp = entry.Totp;
+      if (totp !== undefined && (typeof totp !== 'string' || !isTotpSecret(totp)))
+        // Never echoed either: it is the second factor itself.
+        problems.push(
+          problemLine(
+            file,
+            [...at, 'Totp'],
+            'expected a base32 secret as `watchdog user totp` writes it',
+            'a value that is not one',
+          ),
+        );
       const grantList = grantsOf([...at, 'Roles'], entry.Roles ?? []);
-      users.set(name, { name, passwordHash: typeof password === 'string' ? password : '', grants: grantList });
+      users.set(name, {
+        name,
+        passwordHash: typeof password === 'string' ? password : '',
+        grants: grantList,
+        ...(typeof totp === 'string' ? { totp } : {}),
+      });
     }
 
   const groups = new Map<string, Grant[]>();

@@ -20,7 +20,7 @@ commands:
   console <key> [command …]              send a command to the server console (a prompt without one)
   files <key> [path]                     list the shared folders (Files.Folders) or a folder in them
   fetch <key> <path> [--out F]           download a shared file (--continue resumes a partial one)
-  user add|passwd|remove|list [name]     edit the users file: accounts and their roles (--role R[@KEY])
+  user add|passwd|remove|list|totp       edit the users file: accounts, roles (--role R[@KEY]), one-time codes
   key create|list|revoke                 API keys of a user (--user U, --permission P[@KEY], --expires-days N)
   login --user U [--url U] [--forget]    check a user against the daemon and keep the login for its address
   chart [--format mermaid|dot|json|svg] [--out F]   render the instance statechart

@@ -90,7 +90,7 @@ export const COMMANDS: Record<string, CommandEntry> = {
   },
   user: {
     summary: 'add, change, remove or list users (the users file)',
-    subcommands: ['add', 'passwd', 'remove', 'list'],
+    subcommands: ['add', 'passwd', 'remove', 'list', 'totp'],
     load: () =>
       import('./commands/users.ts').then((m) => ({ run: m.user, usage: m.userUsage, options: m.userOptions })),
   },

@@ -154,6 +154,8 @@ export async function runDaemon(
     users: users.current,
     sessions,
     oidc: oidc.login,
+    usersFile: config.usersFile,
+    reloadUsers: () => users.reload('user routes'),
     loginLimits: createLoginLimits(() => ({
       perMinute: current.settings.Users.LoginAttemptsPerMinute,
       freeFailures: current.settings.Users.LoginFailuresBeforeLockout,

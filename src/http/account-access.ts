@@ -4,6 +4,7 @@ import { getCookie } from 'hono/cookie';
 import { parseBearer } from '../auth/api-keys.ts';
 import { findApiKey, findUser, type Principal } from '../auth/can.ts';
 import type { Session, SessionStore } from '../auth/sessions.ts';
+import { TOTP_BASIC_REFUSED } from '../auth/totp.ts';
 import type { UsersDb } from '../auth/users-file.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import { parseBasicAuth } from './basic-auth.ts';
@@ -96,6 +97,7 @@ export async function decideAccountAccess(
   if (creds.kind === 'ok') {
     if (isAdminLogin(admin, creds.user, creds.password) && admin)
       return { ok: true, principal: { kind: 'admin', name: admin.username } };
+    if (db.users.get(creds.user)?.totp !== undefined) return { ok: false, status: 401, error: TOTP_BASIC_REFUSED };
     const user = await findUser(creds.user, creds.password, db);
     if (user === 'busy')
       return { ok: false, status: 503, error: 'too many password checks at once; retry in a moment' };

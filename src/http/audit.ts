@@ -23,7 +23,7 @@ export interface AuditLogOptions {
 }
 
 /**
- * Appends every `control` event (and every login and logout) (accepted or refused after the credentials were accepted) to `file` as one JSON
+ * Appends every `control` event (and every login, logout and user changed over HTTP) (accepted or refused after the credentials were accepted) to `file` as one JSON
  * line, with an ISO `time` next to the epoch-ms `at`; an unknown user or remote address is `null`. Requests refused
  * before that (`daemon:request-refused`: junk credentials, wrong user, unknown key) are written like the rejected
  * check-in log: the first from a source in full, then one `summary` line per interval while they go on. The file
@@ -105,10 +105,23 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
   };
   const onLogout = (e: BusEvents['daemon:logout']) =>
     write({ time: new Date(e.at).toISOString(), action: 'logout', user: e.user, remote: e.remote ?? null, at: e.at });
+  // Who changed whose account: `user` is the actor, as on every other line.
+  const onUserChanged = (e: BusEvents['daemon:user-changed']) =>
+    write({
+      time: new Date(e.at).toISOString(),
+      action: e.action,
+      user: e.by ?? null,
+      name: e.name,
+      roles: e.roles ?? null,
+      remote: e.remote ?? null,
+      result: 'accepted',
+      at: e.at,
+    });
   opts.bus.on('instance:control', onControl);
   opts.bus.on('daemon:request-refused', onRefused);
   opts.bus.on('daemon:login', onLogin);
   opts.bus.on('daemon:logout', onLogout);
+  opts.bus.on('daemon:user-changed', onUserChanged);
 
   return {
     close: async () => {
@@ -116,6 +129,7 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
       opts.bus.off('daemon:request-refused', onRefused);
       opts.bus.off('daemon:login', onLogin);
       opts.bus.off('daemon:logout', onLogout);
+      opts.bus.off('daemon:user-changed', onUserChanged);
       // What was counted but not summarised yet is written now, so a flood just before a stop is not lost.
       refusals.close();
       out.close();

@@ -24,6 +24,10 @@ export interface HttpDeps {
   admin?: () => AdminCredentials | undefined;
   /** The users file in force (accounts and API keys), read per request; absent → no accounts. */
   users?: () => UsersDb;
+  /** The users file the user routes edit (`Users.File`); absent → they answer 409. */
+  usersFile?: string;
+  /** Reads the users file again now, so a change made over HTTP is in force when its answer is sent. */
+  reloadUsers?: () => Promise<void>;
   /** The dashboard's login sessions; `createApp` makes a store with the default settings when absent. */
   sessions?: SessionStore;
   /** Single sign-on's headers (`Users.TrustedHeaders`), read per request; absent or undefined → off. */

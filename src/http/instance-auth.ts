@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { parseBearer } from '../auth/api-keys.ts';
 import { can, findApiKey, findUser, type Principal, principalName } from '../auth/can.ts';
 import type { Permission } from '../auth/permissions.ts';
+import { TOTP_BASIC_REFUSED } from '../auth/totp.ts';
 import { EMPTY_USERS, hasAccounts, type UsersDb } from '../auth/users-file.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import type { InstanceControl, InstanceRegistry } from '../supervisor/contract.ts';
@@ -109,6 +110,8 @@ export async function authorizeFor(
       if (!found) return { ok: false, status: 401, user: undefined, reason: 'unknown, revoked or expired key' };
       principal = { kind: 'key', key: found };
     } else if (creds?.kind === 'ok' && creds.user !== key && db.users.size > 0 && !otherToken(creds.user, db, deps)) {
+      if (db.users.get(creds.user)?.totp !== undefined)
+        return { ok: false, status: 401, user: creds.user, reason: TOTP_BASIC_REFUSED };
       const found = await findUser(creds.user, creds.password, db);
       if (found === 'busy') {
         return {

@@ -27,6 +27,7 @@ export function loginPage(opts: { message?: string; user: string; version: strin
       <h2>Log in</h2>${message}
       <label>User <input name="user" autocomplete="username" required value="${escapeHtml(opts.user)}"${opts.user ? '' : ' autofocus'}></label>
       <label>Password <input name="password" type="password" autocomplete="current-password" required${opts.user ? ' autofocus' : ''}></label>
+      <label>One-time code <input name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]*" maxlength="7" placeholder="if your account has one"></label>
       <button type="submit">Log in</button>${sso}
     </form>
   </main>

@@ -6,6 +6,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { findUser } from '../auth/can.ts';
 import { createLoginLimits, DEFAULT_LOGIN_LIMITS } from '../auth/login-limits.ts';
 import { createSessionStore, DEFAULT_SESSIONS, type SessionOwner } from '../auth/sessions.ts';
+import { createTotpGuard } from '../auth/totp.ts';
 import { EMPTY_USERS, hasAccounts } from '../auth/users-file.ts';
 import type { LoginResult } from '../bus.ts';
 import { readRegularFile } from '../regular-file.ts';
@@ -31,11 +32,15 @@ export const loginRouteDocs: readonly RouteDoc[] = [
     path: '/login',
     tag: 'dashboard',
     access: 'none',
-    summary: 'logs in (form: user, password): sets the session cookie and sends the browser to the dashboard',
+    summary:
+      'logs in (form: user, password, code for a user with TOTP): sets the session cookie and sends the browser to the dashboard',
     responses: {
       303: 'logged in: the session cookie is set, and Location is the dashboard',
       400: { description: 'no user or password in the form', media: 'text/html' },
-      401: { description: 'wrong user name or password (the form again, saying so)', media: 'text/html' },
+      401: {
+        description: 'wrong user name or password, or a wrong or used one-time code (the form again, saying so)',
+        media: 'text/html',
+      },
       403: { description: 'a cross-site request', json: 'Error' },
       ...errors(404, 405, 413),
       429: {
@@ -67,6 +72,9 @@ export const loginRouteDocs: readonly RouteDoc[] = [
   },
 ];
 
+/** The answer to every failed login alike: wrong name, password, or one-time code (or one used already). */
+const WRONG = 'Wrong user name or password (or one-time code).';
+
 /** Nothing but this origin's stylesheet, and the form posting to this origin. */
 export const CSP = "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
@@ -87,6 +95,7 @@ export function loginRoutes(deps: HttpDeps): Hono {
   const app = new Hono();
   const sessions = deps.sessions ?? createSessionStore(() => DEFAULT_SESSIONS);
   const limits = deps.loginLimits ?? createLoginLimits(() => DEFAULT_LOGIN_LIMITS);
+  const totp = createTotpGuard();
   const accounts = () => hasAccounts(deps.users?.() ?? EMPTY_USERS);
   const page = (c: Context, status: 200 | 400 | 401 | 429 | 503, message?: string, user = '') => {
     c.header('Content-Security-Policy', CSP);
@@ -114,6 +123,7 @@ export function loginRoutes(deps: HttpDeps): Hono {
     const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
     const user = typeof form.user === 'string' ? form.user : '';
     const password = typeof form.password === 'string' ? form.password : '';
+    const code = typeof form.code === 'string' ? form.code.replace(/\s/g, '') : '';
     if (user === '' || password === '') return page(c, 400, 'Give a user name and a password.', user);
     const block = limits.admit(sourceOf(remoteAddress(c)), user);
     if (block) {
@@ -133,12 +143,19 @@ export function loginRoutes(deps: HttpDeps): Hono {
         c.header('Retry-After', '1');
         return page(c, 503, 'The watchdog is checking many passwords at once; try again in a moment.', user);
       }
+      // A second factor's code is checked only after the password, and a wrong one is answered as a wrong
+      // password: the page never tells a guesser that the password was right.
+      if (found && found.totp !== undefined && !totp.accept(found.name, found.totp, code)) {
+        limits.failed(user);
+        told(user, 'wrong_code', c);
+        return page(c, 401, WRONG, user);
+      }
       if (found) owner = { kind: 'user', name: found.name, fingerprint: found.passwordHash };
     }
     if (!owner) {
       limits.failed(user);
       told(user, 'wrong_password', c);
-      return page(c, 401, 'Wrong user name or password.', user);
+      return page(c, 401, WRONG, user);
     }
     limits.succeeded(sourceOf(remoteAddress(c)), user);
     const id = sessions.create(owner);

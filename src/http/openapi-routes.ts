@@ -15,6 +15,7 @@ import { loginRouteDocs } from './login-routes.ts';
 import { oidcRouteDocs } from './oidc-routes.ts';
 import { type Access, errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
 import { SCHEMAS, type SchemaName } from './schemas.ts';
+import { userRouteDocs } from './user-route-docs.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -45,6 +46,7 @@ export const ROUTE_DOCS: readonly RouteDoc[] = [
   ...dashboardRouteDocs,
   ...eventRouteDocs,
   ...apiRouteDocs,
+  ...userRouteDocs,
 ];
 
 const SECURITY: Record<Access, JsonObject[]> = {

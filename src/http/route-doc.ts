@@ -12,7 +12,7 @@ import type { SchemaName } from './schemas.ts';
  */
 export type Access = 'none' | 'instance' | 'launch' | 'admin' | 'instance-or-admin';
 
-export type StatusCode = 200 | 206 | 303 | 400 | 401 | 403 | 404 | 405 | 409 | 413 | 416 | 429 | 500 | 503 | 507;
+export type StatusCode = 200 | 201 | 206 | 303 | 400 | 401 | 403 | 404 | 405 | 409 | 413 | 416 | 429 | 500 | 503 | 507;
 
 export interface ResponseDoc {
   description: string;
@@ -30,7 +30,7 @@ export interface QueryDoc {
 }
 
 export interface RouteDoc {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** The full path as OpenAPI writes it (`{key}`, not `:key`). */
   path: string;
   tag: 'control' | 'check-in' | 'logs' | 'binaries' | 'backups' | 'files' | 'info' | 'dashboard';
@@ -58,7 +58,7 @@ export const ERRORS = {
   500: 'the daemon failed to carry it out (the reason says why)',
   503: 'a configured instance the daemon is still starting (with Retry-After: 1)',
   507: 'not enough disk space for it, with the reason',
-} as const satisfies Record<Exclude<StatusCode, 200 | 206 | 303>, string>;
+} as const satisfies Record<Exclude<StatusCode, 200 | 201 | 206 | 303>, string>;
 
 /** The error answers for `codes`, each with its `{"error": …}` body. */
 export function errors(...codes: (keyof typeof ERRORS)[]): Partial<Record<StatusCode, ResponseDoc>> {

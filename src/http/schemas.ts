@@ -15,6 +15,7 @@ import {
   MaintenanceStatusSchema,
 } from '../supervisor/status.ts';
 import { CONTROL_VERBS } from './control.ts';
+import { NewUserSchema, UserChangedSchema, UserEntrySchema, UserRolesSchema } from './user-schemas.ts';
 
 export const ErrorSchema = v.object({ error: v.string() });
 
@@ -98,5 +99,9 @@ export const SCHEMAS = {
   ConsoleCommand: ConsoleCommandSchema,
   ConsoleSent: ConsoleSentSchema,
   FileListing: FileListingSchema,
+  UserEntry: UserEntrySchema,
+  NewUser: NewUserSchema,
+  UserRoles: UserRolesSchema,
+  UserChanged: UserChangedSchema,
 } as const;
 export type SchemaName = keyof typeof SCHEMAS;

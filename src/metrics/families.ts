@@ -38,7 +38,7 @@ export function createFamilies(registry: Registry) {
     build: gauge('watchdog_build_info', 'Always 1; the label carries the daemon version.', ['version']),
     logDropped: counter('watchdog_log_lines_dropped_total', "Lines of a server's log that could not be written (full disk, removed folder, …) and were dropped.", I),
     refused: counter('watchdog_refused_requests_total', 'Requests refused before their credentials were accepted, by route (control, status, logs, admin, cross-site) and status.', ['route', 'status']),
-    logins: counter('watchdog_logins_total', 'Dashboard logins (POST /login) by result: ok, wrong_password (or no such user), limited (the source tried too often), locked (the account is locked for now), busy.', ['result']),
+    logins: counter('watchdog_logins_total', 'Dashboard logins (POST /login) by result: ok, wrong_password (or no such user), wrong_code (a TOTP code missing, wrong or used before), limited (the source tried too often), locked (the account is locked for now), busy.', ['result']),
     rightsRefused: counter('watchdog_permission_refusals_total', 'Requests of a known user, key or login refused (403) for want of a right, by the permission can() refused.', ['permission']),
     faults: counter('watchdog_uncaught_errors_total', 'Errors that escaped every handler; the daemon logged each with its stack and went on.', ['kind']),
     updateChecks: counter('watchdog_update_checks_total', 'Update checks that ended, by result: available (an update was found), none, failed.', ['instance', 'result']),

@@ -1,4 +1,5 @@
 import { hashPassword } from '../../auth/password.ts';
+import { newTotpSecret, otpauthUri } from '../../auth/totp.ts';
 import { checkedText, readForEdit, writeUsers } from '../../auth/users-edit.ts';
 import { NAME, type UsersDoc } from '../../auth/users-file.ts';
 import { loadConfig } from '../../config/load.ts';
@@ -10,18 +11,23 @@ import type { Command, CommandOptions } from '../registry.ts';
 export const userUsage = `usage: watchdog user add <name> [--role R[@INSTANCE]]… [--password-stdin] [--config F]
        watchdog user passwd <name> [--password-stdin] [--config F]
        watchdog user remove <name> [--config F]
+       watchdog user totp <name> [--disable] [--config F]
        watchdog user list [--config F]
   Edits the users file (users.yml beside appsettings.yml, or Users.File) on this host; the daemon reloads it.
   A role without @INSTANCE holds on every instance. Roles: viewer, moderator, operator, admin, or one of the
   file's Roles. The password is read from stdin with --password-stdin, else asked for twice on the terminal.
-  remove also revokes the user's keys.
+  remove also revokes the user's keys. totp gives the user a new one-time-code secret (TOTP), printed once with its
+  otpauth:// URI for an authenticator app; the dashboard login then asks for a code, and Basic with the password
+  alone is refused (use an API key). --disable removes it.
   --role R[@I]        a role, on instance I or on all (repeatable)
   --password-stdin    read the password from stdin (never give it as an argument)
+  --disable           totp: remove the user's one-time-code secret
   --config FILE       the main configuration file (default: ./appsettings.yml)`;
 
 export const userOptions = {
   role: { type: 'string', multiple: true },
   'password-stdin': { type: 'boolean' },
+  disable: { type: 'boolean' },
   config: { type: 'string' },
 } as const satisfies CommandOptions;
 
@@ -63,12 +69,13 @@ function list(doc: UsersDoc): number {
   const keys = Object.values(doc.Keys ?? {});
   for (const [name, u] of users) {
     const owned = keys.filter((k) => k.User === name).length;
-    process.stdout.write(`${name}\troles: ${(u.Roles ?? []).join(', ') || '(none)'}\tkeys: ${owned}\n`);
+    const totp = u.Totp === undefined ? '' : '\ttotp: on';
+    process.stdout.write(`${name}\troles: ${(u.Roles ?? []).join(', ') || '(none)'}\tkeys: ${owned}${totp}\n`);
   }
   return 0;
 }
 
-/** `watchdog user add|passwd|remove|list`. */
+/** `watchdog user add|passwd|remove|list|totp`. */
 export const user: Command = (args) =>
   editing(async () => {
     const { values, positionals } = parseCommandArgs(args, userOptions, userUsage);
@@ -111,6 +118,26 @@ export const user: Command = (args) =>
         process.stdout.write(
           `removed ${name} from ${file}${revoked.length ? ` and revoked ${revoked.length} key(s)` : ''}\n`,
         );
+        return 0;
+      }
+      case 'totp': {
+        const name = nameArg(positionals);
+        const entry = users[name];
+        if (!entry) return refuse(`no user ${name} in ${file}`);
+        if (values.disable === true) {
+          if (entry.Totp === undefined) return refuse(`${name} has no one-time code in ${file}`);
+          delete entry.Totp;
+          await writeUsers(file, doc);
+          process.stdout.write(`removed the one-time code of ${name} in ${file}\n`);
+          return 0;
+        }
+        entry.Totp = newTotpSecret();
+        await writeUsers(file, doc);
+        // The secret goes to stdout only, once (the URI on the first line, for a QR encoder); the note to stderr.
+        process.stderr.write(
+          `set a new one-time-code secret for ${name} in ${file}; add it to an authenticator app now, it is shown this once:\n`,
+        );
+        process.stdout.write(`${otpauthUri(name, entry.Totp)}\nsecret: ${entry.Totp}\n`);
         return 0;
       }
       default:

@@ -13,13 +13,14 @@ const CONSOLE_ON = '      Console: true';
 /**
  * Two instances, a and b, whose program does not exist: they stay stopped, so a request a right lets through does
  * nothing slow (a restart or stop finds no server), and the test is about who gets in, not what the server does.
+ * `more`: further top-level settings (YAML) for the main file.
  */
-export async function accountsConfig(): Promise<string> {
+export async function accountsConfig(more = ''): Promise<string> {
   const [pa, pb] = [await freePort(), await freePort()];
   return testConfig({
     // With no Admin, a loopback client may read any log (the dashboard's rule): an Admin makes the log row's
     // answers the accounts' own.
-    extra: 'Admin:\n  Username: root\n  Password: admin-password-0123456789',
+    extra: `Admin:\n  Username: root\n  Password: admin-password-0123456789${more === '' ? '' : `\n${more}`}`,
     instances: [
       { key: 'a', token: TOKENS.a, port: pa, runCommand: NO_PROGRAM, extra: CONSOLE_ON },
       { key: 'b', token: TOKENS.b, port: pb, runCommand: NO_PROGRAM, extra: CONSOLE_ON },
@@ -52,8 +53,18 @@ export interface Answer {
   body: string;
 }
 
-export async function send(d: RunningDaemon, method: string, path: string, authorization?: string): Promise<Answer> {
-  const res = await fetch(`${d.url}${path}`, { method, headers: authorization === undefined ? {} : { authorization } });
+/** One request to the daemon; `json`, when given, is sent as its JSON body. */
+export async function send(
+  d: RunningDaemon,
+  method: string,
+  path: string,
+  authorization?: string,
+  json?: unknown,
+): Promise<Answer> {
+  const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
+  if (json !== undefined) headers['content-type'] = 'application/json';
+  const body = json === undefined ? undefined : JSON.stringify(json);
+  const res = await fetch(`${d.url}${path}`, { method, headers, body });
   return { status: res.status, body: await res.text() };
 }
 

@@ -1,0 +1,81 @@
+import { can, type Principal, principalName } from './can.ts';
+import { ALL_INSTANCES, type Grant, type Permission } from './permissions.ts';
+import type { UsersDb } from './users-file.ts';
+
+/** What a user manager asks to do (the HTTP user routes); `grants` are what the new roles would give. */
+export type UserChange =
+  | { action: 'list' }
+  | { action: 'create'; user: string; grants: readonly Grant[] }
+  | { action: 'set-roles'; user: string; grants: readonly Grant[] }
+  | { action: 'remove'; user: string };
+
+/** Why a change is refused: the permission the actor lacks (a 403 names it) and the sentence saying so. */
+export interface ManageRefusal {
+  permission: Permission;
+  error: string;
+}
+
+/** The account in the users file whose rights the principal holds: a user's own, a key's user, a proxy's user. */
+function accountOf(p: Principal): string | undefined {
+  if (p.kind === 'user') return p.user.name;
+  if (p.kind === 'key') return p.key.user;
+  if (p.kind === 'sso') return p.name;
+  return undefined;
+}
+
+const where = (instance: string) => (instance === ALL_INSTANCES ? 'every instance (*)' : instance);
+
+/**
+ * THE grant rule for managing users over HTTP, asked once per request beside can(); undefined when allowed. With no
+ * accounts (`actor` undefined) everything is, as for every right. Otherwise the actor needs `users.manage` on some
+ * instance (or `*`), and:
+ * - it may not change its own account's roles, nor remove it (a key or proxy user: the account it acts for);
+ * - it may change or remove another user only if it holds every grant that user holds, so no one demotes a superior;
+ * - it may grant only what it holds, each right where it manages users: a grant on `*` needs the actor's own grant
+ *   on `*`, never merely one on each instance that exists now (a new instance would widen it).
+ * can() decides each "holds", so a key holds only what both it and its user hold.
+ */
+export function mayManage(
+  actor: Principal | undefined,
+  change: UserChange,
+  db: UsersDb,
+  instances: readonly string[],
+  now: number = Date.now(),
+): ManageRefusal | undefined {
+  if (actor === undefined) return undefined;
+  const name = principalName(actor);
+  const holds = (permission: Permission, instance: string) => can(actor, permission, instance, db, now);
+  /** The right of `g` the actor lacks: the permission itself, or managing users where it is given. */
+  const lacking = (g: Grant): Permission | undefined => {
+    if (!holds(g.permission, g.instance)) return g.permission;
+    return holds('users.manage', g.instance) ? undefined : 'users.manage';
+  };
+  const given = change.action === 'create' || change.action === 'set-roles' ? change.grants : [];
+  const scopes = new Set([ALL_INSTANCES, ...instances, ...given.map((g) => g.instance)]);
+  if (![...scopes].some((i) => holds('users.manage', i)))
+    return { permission: 'users.manage', error: `${name} may not users.manage` };
+  if (change.action === 'list') return undefined;
+
+  if (accountOf(actor) === change.user)
+    return {
+      permission: 'users.manage',
+      error: `${name} may not change its own roles or remove itself; another user with users.manage must`,
+    };
+  for (const g of db.users.get(change.user)?.grants ?? []) {
+    const missing = lacking(g);
+    if (missing)
+      return {
+        permission: missing,
+        error: `${name} may not change ${change.user}, who holds ${g.permission} on ${where(g.instance)}: ${name} lacks ${missing} there`,
+      };
+  }
+  for (const g of given) {
+    const missing = lacking(g);
+    if (missing)
+      return {
+        permission: missing,
+        error: `${name} may not grant ${g.permission} on ${where(g.instance)}: ${name} lacks ${missing} there`,
+      };
+  }
+  return undefined;
+}

@@ -1,0 +1,77 @@
+/** What the user routes (user-routes.ts) say about themselves for the OpenAPI document. */
+import { errors, type ResponseDoc, type RouteDoc } from './route-doc.ts';
+
+const REFUSED: ResponseDoc = {
+  description:
+    'the client lacks users.manage, or the grant rule refuses (README "Users and rights"); names the permission',
+  json: 'Error',
+};
+const NO_FILE: ResponseDoc = {
+  description:
+    'the users file is broken or gone (fix it first), the user exists already, or the daemon has none to edit',
+  json: 'Error',
+};
+const BAD_BODY: ResponseDoc = {
+  description: 'a body that is not the JSON asked for, or an unknown role',
+  json: 'Error',
+};
+const NOT_FOUND: ResponseDoc = { description: 'no such user', json: 'Error' };
+/** What every route here may answer besides its success (`body`: it takes a JSON body; `named`: a user's path). */
+const refusals = (body: boolean, named: boolean): RouteDoc['responses'] => ({
+  ...(body ? { 400: BAD_BODY } : errors(400)),
+  ...errors(401),
+  403: REFUSED,
+  ...(named ? { 404: NOT_FOUND } : {}),
+  ...errors(405),
+  409: NO_FILE,
+  ...(body ? errors(413) : {}),
+});
+
+export const userRouteDocs: readonly RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/api/users',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: 'the users of the users file, with their roles (never a password hash); needs users.manage',
+    responses: {
+      200: { description: 'each user', json: 'UserEntry', list: true },
+      ...refusals(false, false),
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/users',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: 'creates a user with a password and roles, granting only what the client holds (the grant rule)',
+    body: 'NewUser',
+    responses: {
+      201: { description: 'created, and in force', json: 'UserChanged' },
+      ...refusals(true, false),
+    },
+  },
+  {
+    method: 'put',
+    path: '/api/users/{name}/roles',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: "replaces a user's roles; never the client's own, nor those of a user holding more than the client",
+    body: 'UserRoles',
+    responses: {
+      200: { description: 'changed, and in force', json: 'UserChanged' },
+      ...refusals(true, true),
+    },
+  },
+  {
+    method: 'delete',
+    path: '/api/users/{name}',
+    tag: 'dashboard',
+    access: 'admin',
+    summary: 'removes a user and revokes its API keys; never the client itself, nor a user holding more',
+    responses: {
+      200: { description: 'removed, and in force', json: 'UserChanged' },
+      ...refusals(false, true),
+    },
+  },
+];

@@ -1,0 +1,207 @@
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import * as v from 'valibot';
+import { mayManage, type UserChange } from '../auth/may-manage.ts';
+import { hashPassword } from '../auth/password.ts';
+import { checkedText, writeUsers } from '../auth/users-edit.ts';
+import {
+  EMPTY_USERS,
+  hasAccounts,
+  parseUsers,
+  readUsersFile,
+  type UsersDb,
+  type UsersDoc,
+} from '../auth/users-file.ts';
+import { ConfigError } from '../errors.ts';
+import { type AdminEnv, adminAccess } from './admin-auth.ts';
+import type { HttpDeps } from './deps.ts';
+import { reportRefused } from './refused.ts';
+import { remoteAddress } from './request-info.ts';
+import type { StatusCode } from './route-doc.ts';
+import { NewUserSchema, type UserChanged, type UserEntry, UserRolesSchema } from './user-schemas.ts';
+
+type Answer = { status: Exclude<StatusCode, 200 | 201>; error: string } | { status: 200 | 201; body: unknown };
+/** A change made to the file as read: its answer, and its audit line, told once the file is written. */
+type Applied = { status: 200 | 201; body: UserChanged; audit: () => void };
+
+/** What an edit reads first: the users file as it stands, parsed (for the grant rule) and as written (to edit). */
+type Current = { db: UsersDb; doc: UsersDoc };
+
+/** The rights `roles` would give user `name` once written into `doc`; a ConfigError naming an unknown role. */
+function grantsAfter(file: string, doc: UsersDoc, name: string) {
+  const parsed = parseUsers(checkedText(file, doc), file);
+  if (!parsed.ok) throw new ConfigError(parsed.problems);
+  return parsed.db.users.get(name)?.grants ?? [];
+}
+
+/** A stand-in hash of nothing, cheap, so the roles are checked before the real password is hashed. */
+const standIn = () => hashPassword('', { N: 1024, r: 1, p: 1 });
+
+/**
+ * `GET|POST /api/users`, `PUT /api/users/:name/roles`, `DELETE /api/users/:name`: managing users over HTTP, behind
+ * the dashboard's access rule. Each asks the grant rule (src/auth/may-manage.ts) with the users file as it stands,
+ * writes through the same code as `watchdog user` (validated, atomic, mode 0600), and has the daemon read the file
+ * again before answering. Edits run one at a time, so two requests never write over each other.
+ */
+export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
+  const app = new Hono<AdminEnv>();
+  const access = adminAccess(deps);
+  const limit = bodyLimit({
+    maxSize: 16_384,
+    onError: (c) => c.json({ error: 'the body is larger than 16384 bytes' }, 413),
+  });
+  let queue = Promise.resolve();
+
+  const refuse = (
+    c: Context<AdminEnv>,
+    permission: Parameters<typeof reportRefused>[2]['permission'],
+    error: string,
+  ) => {
+    reportRefused(deps.bus, c, {
+      route: 'admin',
+      action: `${c.req.method} ${c.req.path}`.slice(0, 200),
+      user: c.var.adminUser,
+      status: 403,
+      reason: error,
+      permission,
+    });
+    return c.json({ error, permission }, 403);
+  };
+
+  /**
+   * In turn with the other edits: reads the file, asks `change` what is asked (or its early answer), the grant rule
+   * (403 here), then `apply` and the write; without `apply` (the list) nothing is written.
+   */
+  const run = (
+    c: Context<AdminEnv>,
+    change: (cur: Current) => Promise<UserChange | Answer>,
+    apply?: (cur: Current) => Promise<Applied>,
+  ): Promise<Response> => {
+    const task = queue.then(async (): Promise<Response> => {
+      const file = deps.usersFile;
+      if (file === undefined) return c.json({ error: 'this daemon has no users file to edit' }, 409);
+      const read = await readUsersFile(file);
+      if (!read.ok) return c.json({ error: [...read.problems, `fix ${file} first`].join('; ') }, 409);
+      // The daemon keeps a removed file's accounts in force; a write now would replace them all with one user.
+      if (read.missing && hasAccounts(deps.users?.() ?? EMPTY_USERS))
+        return c.json({ error: `the users file ${file} is gone; put it back first` }, 409);
+      const cur: Current = { db: read.db, doc: structuredClone(read.doc) };
+      try {
+        const asked = await change(cur);
+        if ('status' in asked) return answer(c, asked);
+        const instances = deps.registry.list().map((i) => i.key);
+        const refusal = mayManage(c.var.principal, asked, cur.db, instances);
+        if (refusal) return refuse(c, refusal.permission, refusal.error);
+        if (!apply) return answer(c, { status: 200, body: listOf(cur.doc) });
+        const done = await apply(cur);
+        await writeUsers(file, cur.doc);
+        done.audit();
+        await deps.reloadUsers?.();
+        return c.json(done.body, done.status);
+      } catch (err) {
+        if (err instanceof ConfigError) return c.json({ error: err.problems.join('; ') }, 400);
+        throw err;
+      }
+    });
+    queue = task.then(
+      () => undefined,
+      () => undefined,
+    );
+    return task;
+  };
+
+  const told = (
+    c: Context<AdminEnv>,
+    action: 'user.create' | 'user.roles' | 'user.remove',
+    name: string,
+    roles?: string[],
+  ) =>
+    deps.bus.emit('daemon:user-changed', {
+      action,
+      by: c.var.adminUser,
+      name,
+      ...(roles === undefined ? {} : { roles }),
+      remote: remoteAddress(c),
+      at: Date.now(),
+    });
+
+  app.get('/api/users', access, (c) => run(c, async () => ({ action: 'list' })));
+
+  app.post('/api/users', access, limit, async (c) => {
+    const body = v.safeParse(NewUserSchema, await c.req.json().catch(() => undefined));
+    if (!body.success) return c.json({ error: bodyProblem(body.issues, '{"name", "password", "roles"}') }, 400);
+    const { name, password, roles } = body.output;
+    return run(
+      c,
+      async ({ doc }) => {
+        doc.Users ??= {};
+        if (doc.Users[name]) return { status: 409, error: `${name} exists already` };
+        doc.Users[name] = { Password: await standIn(), Roles: roles };
+        return { action: 'create', user: name, grants: grantsAfter(deps.usersFile ?? '', doc, name) };
+      },
+      async ({ doc }) => {
+        const entry = doc.Users?.[name];
+        if (entry) entry.Password = await hashPassword(password);
+        return { status: 201, body: { name, roles }, audit: () => told(c, 'user.create', name, roles) };
+      },
+    );
+  });
+
+  app.put('/api/users/:name/roles', access, limit, async (c) => {
+    const name = c.req.param('name');
+    const body = v.safeParse(UserRolesSchema, await c.req.json().catch(() => undefined));
+    if (!body.success) return c.json({ error: bodyProblem(body.issues, '{"roles": […]}') }, 400);
+    const { roles } = body.output;
+    return run(
+      c,
+      async ({ doc }) => {
+        const entry = doc.Users?.[name];
+        if (!entry) return { status: 404, error: `no user ${name}` };
+        entry.Roles = roles;
+        return { action: 'set-roles', user: name, grants: grantsAfter(deps.usersFile ?? '', doc, name) };
+      },
+      async () => ({ status: 200, body: { name, roles }, audit: () => told(c, 'user.roles', name, roles) }),
+    );
+  });
+
+  app.delete('/api/users/:name', access, (c) => {
+    const name = c.req.param('name');
+    return run(
+      c,
+      async ({ doc }) =>
+        doc.Users?.[name] ? { action: 'remove', user: name } : { status: 404, error: `no user ${name}` },
+      async ({ doc }) => {
+        delete doc.Users?.[name];
+        const revoked = Object.entries(doc.Keys ?? {}).filter(([, k]) => k.User === name);
+        for (const [id] of revoked) delete doc.Keys?.[id];
+        const body: UserChanged = { name, removed: true, revokedKeys: revoked.length };
+        return { status: 200, body, audit: () => told(c, 'user.remove', name) };
+      },
+    );
+  });
+  return app;
+}
+
+function answer(c: Context, a: Answer): Response {
+  if ('error' in a) return c.json({ error: a.error }, a.status);
+  return c.json(a.body, a.status);
+}
+
+/** The users as `GET /api/users` lists them: names, roles, whether TOTP is on, how many keys; never a hash. */
+function listOf(doc: UsersDoc): UserEntry[] {
+  const keys = Object.values(doc.Keys ?? {});
+  return Object.entries(doc.Users ?? {}).map(([name, u]) => ({
+    name,
+    roles: u.Roles ?? [],
+    totp: u.Totp !== undefined,
+    keys: keys.filter((k) => k.User === name).length,
+  }));
+}
+
+/** The first problem of a body valibot refused, with the shape expected. */
+function bodyProblem(issues: readonly v.BaseIssue<unknown>[], shape: string): string {
+  const first = issues[0];
+  const where = first?.path?.map((p) => String(p.key)).join('.') ?? '';
+  return `expected a JSON body ${shape}${first ? `: ${where ? `${where}: ` : ''}${first.message}` : ''}`;
+}

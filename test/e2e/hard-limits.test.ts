@@ -6,6 +6,7 @@
  * reported skipped with the reason, and the other runs: the limits are a wall, not a precondition, so the server
  * runs without them and the log says once which could not apply and why.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -21,12 +22,23 @@ const TOKEN = 'tok';
 const KEY = 'hog';
 const LIMITS = '      Limits:\n        MemoryMB: 64\n        CpuPercent: 50\n        Tasks: 64';
 
-/** Why the kernel cannot enforce the limits for a daemon started from here, or null when it can. */
+/** The controllers not delegated to a daemon started from here, each with why. */
+const missing = await undelegated(['memory', 'cpu', 'pids']);
+
+/**
+ * Why the kernel cannot enforce the limits for a daemon started from here, or null when it can. Besides the
+ * controllers, this test's own cgroup (the daemon's) holds this test's process: cgroup v2 hands the memory controller
+ * down from such a cgroup only at the root of the hierarchy, which has no `cgroup.type`.
+ */
 async function whyNoLimits(): Promise<string | null> {
-  const why = await undelegated(['memory', 'cpu', 'pids']);
   const byReason = new Map<string, string[]>();
-  for (const [c, reason] of why) byReason.set(reason, [...(byReason.get(reason) ?? []), c]);
-  return why.size === 0 ? null : [...byReason].map(([reason, cs]) => `${cs.join(', ')}: ${reason}`).join('; ');
+  for (const [c, reason] of missing) byReason.set(reason, [...(byReason.get(reason) ?? []), c]);
+  if (missing.size > 0) return [...byReason].map(([reason, cs]) => `${cs.join(', ')}: ${reason}`).join('; ');
+  const mount = await cgroup2Mount();
+  const own = mount === null ? null : await cgroupOf('self', mount);
+  if (own !== null && existsSync(join(own, 'cgroup.type')))
+    return `this test's cgroup ${own} holds its own processes, so no daemon started from it can hand the memory controller down (run the tests as root in the root cgroup)`;
+  return null;
 }
 const unavailable = await whyNoLimits();
 if (unavailable) console.log(`hard limits: the real-kernel test is skipped: ${unavailable}`);
@@ -97,7 +109,9 @@ withoutKernel('hard limits :: without the controllers the server runs, and the l
     const told = () =>
       d.log().match(/Limits\.MemoryMB \(memory\.max\).* cannot apply: .*; the server runs without/g) ?? [];
     assert.is(told().length, 1, d.log());
-    assert.match(told()[0] ?? '', /Limits\.CpuPercent \(cpu\.max\) and Limits\.Tasks \(pids\.max\)/);
+    // The others are named with it where their controllers are missing too (all three on a cgroup v1 host).
+    if (missing.has('cpu') && missing.has('pids'))
+      assert.match(told()[0] ?? '', /Limits\.CpuPercent \(cpu\.max\) and Limits\.Tasks \(pids\.max\)/);
     assert.is(await d.control(KEY, TOKEN, 'restart'), 200);
     const second = await waitState(d, KEY, TOKEN, 'server.running', { notPid: first.pid });
     assert.ok(second.pid !== first.pid);

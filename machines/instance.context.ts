@@ -135,13 +135,22 @@ export function alertOf(
   return {
     type: 'alert',
     kind,
-    exit: kind === 'hang' || kind === 'hang-loop' || last === null ? null : { code: last.code, signal: last.signal },
+    exit:
+      kind === 'hang' || kind === 'hang-loop' || last === null
+        ? null
+        : { code: last.code, signal: last.signal, ...limitOf(last) },
     detail: kind === 'hang' || kind === 'hang-loop' ? null : (last?.detail ?? null),
     failures:
       kind === 'crash' || kind === 'crash-loop' || kind === 'hang-loop' ? context.crashStreak : context.startupFailures,
     backoffMs: backoff,
   };
 }
+
+const limitOf = (e: { memoryLimitMB?: number }) =>
+  e.memoryLimitMB === undefined ? {} : { memoryLimitMB: e.memoryLimitMB };
+
+/** The words an exit at the hard memory limit is told with (the status's detail, the chat). */
+export const atMemoryLimit = (mb: number): string => `killed at its memory limit of ${mb} MB`;
 
 export const unclean = (exit: ExitInfo | null): boolean => exit !== null && (exit.code !== 0 || exit.signal !== null);
 
@@ -177,6 +186,7 @@ function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
     case 'restore':
       return 'restart';
     default:
+      if (exit.memoryLimitMB !== undefined && unclean(exit)) return 'memory-limit';
       return c.updatePending && !unclean(exit) ? 'update' : 'crash';
   }
 }
@@ -198,10 +208,12 @@ export function classifyExit(
   const before: InstanceContext = asked ? { ...context, exitIntent: 'restart' } : context;
   const reason = exitReason(before, exit);
   // The server's last words explain an exit nobody asked for; after a requested one they are its goodbye.
-  const detail = exit.failure ?? (reason === 'crash' && unclean(exit) ? (exit.lastLine ?? null) : null);
+  const limit = reason === 'memory-limit' ? limitOf(exit) : {};
+  const said = reason === 'memory-limit' ? atMemoryLimit(exit.memoryLimitMB ?? 0) : null;
+  const detail = exit.failure ?? said ?? (reason === 'crash' && unclean(exit) ? (exit.lastLine ?? null) : null);
   const c: InstanceContext = {
     ...before,
-    lastExit: { code: exit.code, signal: exit.signal, reason, detail },
+    lastExit: { code: exit.code, signal: exit.signal, reason, detail, ...limit },
   };
   const emitted: InstanceEmitted[] = [];
   const restart = (reason: RestartReason) => {
@@ -259,5 +271,6 @@ export const exitOf = (event: InstanceMachineEvent): ExitInfo => {
     signal,
     ...(failure === undefined ? {} : { failure }),
     ...(lastLine === undefined ? {} : { lastLine }),
+    ...limitOf(event),
   };
 };

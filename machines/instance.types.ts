@@ -35,20 +35,33 @@ export interface ExitInfo {
   failure?: string;
   /** The server's last line of output, when it wrote one: often the reason it ended (`EADDRINUSE`). */
   lastLine?: string;
+  /** The kernel killed the launch at its hard memory limit (`Limits.MemoryMB`, in MB). */
+  memoryLimitMB?: number;
 }
 
 /**
  * Why the last server process ended, as the status API shows it: an exit nobody asked for is a `crash` (clean or
  * not: the code tells), a kill after missed check-ins a `hang`, a clean exit while an update was pending an
  * `update`; the others were requested (a rollback's shutdown is a `restart`). `launch-failed`: no server ran.
+ * `memory-limit`: a crash the kernel caused, killing the launch at its hard memory limit.
  */
-export type ExitReason = 'crash' | 'hang' | 'stop' | 'restart' | 'update' | 'shutdown' | 'launch-failed';
+export type ExitReason =
+  | 'crash'
+  | 'memory-limit'
+  | 'hang'
+  | 'stop'
+  | 'restart'
+  | 'update'
+  | 'shutdown'
+  | 'launch-failed';
 
 /** The last exit as the machine records it: its status and why. */
 export interface LastExit {
   code: number | null;
   signal: string | null;
   reason: ExitReason;
+  /** With `memory-limit`: the limit it was killed at, in MB. */
+  memoryLimitMB?: number;
   /**
    * What says why, in words an operator can act on: the launch error, or the server's last line after an exit
    * nobody asked for; null otherwise.

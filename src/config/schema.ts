@@ -6,6 +6,7 @@ import { ConnectionsSchema } from './sections/connections.ts';
 import { ConsoleSchema, HubSchema } from './sections/console-hub.ts';
 import { DiskSchema } from './sections/disk.ts';
 import { FilesSchema } from './sections/files.ts';
+import { LimitsSchema } from './sections/limits.ts';
 import { LogsSchema } from './sections/logs.ts';
 import { MaintenanceSchema } from './sections/maintenance.ts';
 import { NotificationSchema } from './sections/notification.ts';
@@ -103,6 +104,8 @@ export const InstanceSchema = v.strictObject(
     Files: FilesSchema,
     /** When the server's process tree has more resident memory than this, it restarts by its `Maintenance.When`. */
     MemoryLimitMB: v.optional(amount('megabytes', { positive: true })),
+    /** Hard limits written to the launch's cgroup v2 (the kernel enforces them); see sections/limits.ts. */
+    Limits: LimitsSchema,
   },
   'expected a map of instance settings',
 );

@@ -68,8 +68,8 @@ async function perform(instance: InstanceControl, verb: ControlVerb, req: Contro
     if (!Number.isFinite(minutes) || minutes <= 0 || minutes > HOLD_MAX_MINUTES)
       return { status: 400, error: `minutes must be a positive number up to ${HOLD_MAX_MINUTES}, not "${text}"` };
     if (instance.hold === undefined) return { status: 409, error: 'this instance cannot be held' };
-    instance.hold(minutes, (req.query('reason') ?? req.holdReason).slice(0, 200));
-    return { status: 200 };
+    const refused = instance.hold(minutes, (req.query('reason') ?? req.holdReason).slice(0, 200));
+    return refused === null ? { status: 200 } : { status: 409, error: refused };
   }
   if (verb === 'release')
     return instance.release?.() ? { status: 200 } : { status: 409, error: 'nothing is held for this instance' };

@@ -1,3 +1,4 @@
+import { atMemoryLimit } from '../../machines/instance.context.ts';
 import type { ExitInfo, InstanceEmitted } from '../../machines/instance.types.ts';
 
 export type AlertEvent = Extract<InstanceEmitted, { type: 'alert' }>;
@@ -57,6 +58,8 @@ export function alertMessage(key: string, e: AlertEvent, stoppedBy?: string): st
   const checkLogs = detail ? `Last output: ${detail}. ${CHECK_LOGS}` : CHECK_LOGS;
   switch (e.kind) {
     case 'crash':
+      if (e.exit?.memoryLimitMB !== undefined)
+        return `${server} was ${atMemoryLimit(e.exit.memoryLimitMB)}. ${CHECK_LOGS}`;
       if (e.exit?.signal) return `${server} exited with signal ${e.exit.signal}. ${checkLogs}`;
       if (e.exit && e.exit.code !== null)
         return `${server} exited with non-clean exit code ${e.exit.code}. ${checkLogs}`;

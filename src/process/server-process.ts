@@ -8,6 +8,8 @@ import type { WriteHealth, WriteOutage } from './write-outage.ts';
 export interface ExitStatus {
   code: number | null;
   signal: string | null;
+  /** The launch's memory limit (MB) when the kernel killed it there (its cgroup's `memory.events` `oom_kill`). */
+  memoryLimitMB?: number;
 }
 
 /** A launched game server, owned by one `runProcess` actor. */

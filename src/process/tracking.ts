@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   cgroup2Mount,
   cgroupOf,
@@ -11,6 +11,7 @@ import {
   removeWhenEmpty,
   subgroups,
 } from './cgroup.ts';
+import { enableControllers, type HardLimits, neededControllers, readOomKills, writeLimits } from './cgroup-limits.ts';
 import { instanceMarker, killMarked, markerOf, newLaunchMarker } from './launch-marker.ts';
 
 /** How one launch is tracked: the marker its environment carries and, in cgroup mode, its cgroup. */
@@ -18,6 +19,10 @@ export interface LaunchTrack {
   marker: string;
   /** Absolute cgroup folder, or null without cgroups. */
   cgroup: string | null;
+  /** The memory limit written to its cgroup (MB), when one was; a kill by the kernel at it is told as such. */
+  memoryMB?: number;
+  /** Each hard limit asked for that could not apply, and why (the launch goes on without it). */
+  limitProblems?: string[];
 }
 
 /**
@@ -30,9 +35,11 @@ export interface ProcessTracking {
   readonly description: string;
   /**
    * A new launch of instance `key`: its marker and, in cgroup mode, its cgroup (created; null when it could not be,
-   * and then the marker tracks the launch). Never throws.
+   * and then the marker tracks the launch), with `limits` written to it. Never throws.
    */
-  begin(key: string): Promise<LaunchTrack>;
+  begin(key: string, limits?: HardLimits): Promise<LaunchTrack>;
+  /** How many of the launch's processes the kernel killed at its memory limit (read before `end` removes it). */
+  oomKills(track: LaunchTrack): Promise<number>;
   /** Kills what is left of a launch (after its leader exited) and removes its cgroup; returns the pids killed. */
   end(track: LaunchTrack): Promise<number[]>;
   /** The synchronous part of a kill, for an actor's cleanup: the launch's whole cgroup at once. */
@@ -96,7 +103,12 @@ function markerTracking(id: string, killMs: () => number, why: string): ProcessT
   return {
     mode: 'marker',
     description: `environment marker (${why})`,
-    begin: async (key) => ({ marker: newLaunchMarker(id, key), cgroup: null }),
+    begin: async (key, limits = {}) => ({
+      marker: newLaunchMarker(id, key),
+      cgroup: null,
+      limitProblems: neededControllers(limits).length === 0 ? [] : [`Limits cannot apply without cgroup v2: ${why}`],
+    }),
+    oomKills: async () => 0,
     end: async (track) => {
       // A cgroup recorded by an earlier daemon that had them still holds that launch's processes.
       const inGroup = track.cgroup ? await killAndRemove(track.cgroup, killMs()) : [];
@@ -111,6 +123,12 @@ function markerTracking(id: string, killMs: () => number, why: string): ProcessT
   };
 }
 
+/**
+ * Where the daemon moves itself when its own cgroup must hand the memory controller down (a cgroup with processes
+ * cannot): beside the instances' folders, a name no instance key can have.
+ */
+const DAEMON_LEAF = '_daemon';
+
 function cgroupTracking(id: string, mount: string, base: string, killMs: () => number): ProcessTracking {
   const marker = markerTracking(id, killMs, '');
   const keyDir = (key: string) => join(base, key);
@@ -124,7 +142,7 @@ function cgroupTracking(id: string, mount: string, base: string, killMs: () => n
   return {
     mode: 'cgroup',
     description: `cgroup v2 (${base})`,
-    async begin(key) {
+    async begin(key, limits = {}) {
       const track = await marker.begin(key);
       const cgroup = join(keyDir(key), track.marker.slice(track.marker.lastIndexOf('/') + 1));
       // Without its cgroup (the tree was removed, no descriptors left) the launch is still tracked by its marker.
@@ -132,9 +150,20 @@ function cgroupTracking(id: string, mount: string, base: string, killMs: () => n
         () => true,
         () => false,
       );
-      if (!made) scanned.delete(key);
-      return { ...track, cgroup: made ? cgroup : null };
+      const wanted = neededControllers(limits);
+      if (!made) {
+        scanned.delete(key);
+        const limitProblems = wanted.length === 0 ? [] : ["Limits cannot apply: the launch's cgroup could not be made"];
+        return { ...track, cgroup: null, limitProblems };
+      }
+      if (wanted.length === 0) return { ...track, cgroup };
+      // The daemon's own cgroup down to the instance's: each hands the controllers to the next.
+      const skip = await enableControllers(dirname(base), keyDir(key), wanted, join(base, DAEMON_LEAF));
+      const { problems, written } = await writeLimits(cgroup, limits, skip);
+      const memory = written.includes('memory.max') ? { memoryMB: limits.memoryMB } : {};
+      return { ...track, cgroup, limitProblems: problems, ...memory };
     },
+    oomKills: (track) => (track.cgroup ? readOomKills(track.cgroup) : Promise.resolve(0)),
     end: async (track) => (track.cgroup ? killAndRemove(track.cgroup, killMs()) : marker.end(track)),
     killNow: marker.killNow,
     async sweep(key) {

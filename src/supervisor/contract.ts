@@ -51,8 +51,11 @@ export interface InstanceControl {
    * instead: a restart without it is immediate, an update without it follows the instance's `Maintenance.When`.
    */
   control(action: ControlAction, opts?: ControlOptions): void;
-  /** Holds scheduled restarts and automatic update installs for `minutes` (absent: not supported). */
-  hold?(minutes: number, reason: string): void;
+  /**
+   * Holds scheduled restarts and automatic update installs for `minutes` (absent: not supported); null when held,
+   * else why not (the daemon is shutting down).
+   */
+  hold?(minutes: number, reason: string): string | null;
   /** Ends a hold; false when there was none. */
   release?(): boolean;
   /** The server console's limits when `Console` enables it, null when it is off (absent: no console). */

@@ -1,4 +1,5 @@
 import {
+  BUSY_REASONS,
   busyRefusal,
   CONTROL_ACTIONS,
   type ControlFacts,
@@ -206,8 +207,11 @@ export function createInstance(deps: InstanceDeps) {
       if (before?.by !== after?.by || before?.at !== after?.at) void deps.recordStop?.(after);
     },
 
-    hold(minutes: number, reason: string): void {
+    hold(minutes: number, reason: string): string | null {
+      // A chart that is done (the daemon exiting) would drop the hold: refused as its control actions are.
+      if (snapshot().status !== 'active') return BUSY_REASONS['shutting-down'];
       chart.send({ type: 'HOLD', ms: minutes * 60_000, reason, at: Date.now() });
+      return null;
     },
 
     /** Ends a hold; false when there was none. */

@@ -7,7 +7,7 @@ import { CONSOLE_FIFO } from '../process/console-fifo.ts';
 import { dumpProcess } from '../process/dump.ts';
 import { MARKER_ENV } from '../process/launch-marker.ts';
 import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch-spec.ts';
-import { type ServerProcess, spawnServer } from '../process/spawn.ts';
+import { type ExitStatus, type ServerProcess, spawnServer } from '../process/spawn.ts';
 import type { LaunchTrack, ProcessTracking } from '../process/tracking.ts';
 import { retentionRule } from '../store/retention.ts';
 import type { InstanceDeps } from './instance-deps.ts';
@@ -35,6 +35,8 @@ export function createProcessHost(
   const logOutage = serverLogOutage(key, bus);
   const stragglers = (when: 'exit' | 'relaunch') => (pids: number[]) =>
     bus.emit('instance:stragglers', { key, pids, when, at: Date.now() });
+  /** The hard limits that could not apply, as last told: said once, and again only when it changes. */
+  let toldLimits = '';
   return {
     key,
     log,
@@ -64,8 +66,15 @@ export function createProcessHost(
         waitMs: deps.config.timing.StragglerKillSeconds * 1000,
         report: stragglers('relaunch'),
       });
-      const track = tracking ? await tracking.begin(key) : null;
+      const limits = instance.settings.Limits ?? {};
+      const track = tracking
+        ? await tracking.begin(key, { memoryMB: limits.MemoryMB, cpuPercent: limits.CpuPercent, tasks: limits.Tasks })
+        : null;
       if (track) spec.env[MARKER_ENV] = track.marker;
+      const unapplied = (track?.limitProblems ?? []).join('; ');
+      // A wall, not a precondition: the server starts without the limits that cannot apply.
+      if (unapplied !== toldLimits && unapplied !== '') log.warn(`${unapplied}; the server runs without that limit`);
+      toldLimits = unapplied;
       if (tracking?.mode === 'cgroup' && track?.cgroup === null)
         log.warn("could not create the launch's cgroup; tracking its processes by their environment marker");
       const tracked = { cgroup: track?.cgroup ?? null, marker: track?.marker ?? null };
@@ -158,8 +167,10 @@ function trackedProcess(
   report: (pids: number[]) => void,
 ): ServerProcess {
   let detached = false;
-  const exited = proc.exited.then(async (status) => {
+  const exited = proc.exited.then(async (status): Promise<ExitStatus> => {
     if (detached) return status;
+    // Read before `end` removes the cgroup: the kernel's count of the kills at its memory limit.
+    const oom = track.memoryMB === undefined ? 0 : await tracking.oomKills(track);
     const killed = await tracking.end(track).catch(() => []);
     if (killed.length > 0) {
       log.warn(`killed ${killed.length} process(es) the server left behind when it exited`, {
@@ -168,7 +179,8 @@ function trackedProcess(
       });
       report(killed);
     }
-    return status;
+    const atLimit = oom > 0 && (status.code !== 0 || status.signal !== null);
+    return atLimit ? { ...status, memoryLimitMB: track.memoryMB } : status;
   });
   return {
     pid: proc.pid,

@@ -68,6 +68,7 @@ export function createRunProcess(host: ProcessHost) {
             code: status.code,
             signal: status.signal,
             ...(lastLine === undefined ? {} : { lastLine }),
+            ...(status.memoryLimitMB === undefined ? {} : { memoryLimitMB: status.memoryLimitMB }),
           });
         },
         (err: unknown) => {

@@ -12,8 +12,8 @@ export const Iso = v.pipe(v.string(), v.description('ISO 8601 time'));
 
 export const LastExitSchema = v.object({
   reason: v.pipe(
-    v.picklist(['crash', 'hang', 'stop', 'restart', 'update', 'shutdown', 'launch-failed']),
-    v.description('launch-failed: no server ran (see detail)'),
+    v.picklist(['crash', 'memory-limit', 'hang', 'stop', 'restart', 'update', 'shutdown', 'launch-failed']),
+    v.description('launch-failed: no server ran (see detail); memory-limit: a crash, killed at Limits.MemoryMB'),
   ),
   code: v.nullable(v.number()),
   signal: v.nullable(v.string()),

@@ -214,7 +214,16 @@ function report(r: FileResult): void {
   process.stdout.write(`${r.failed ? '✘' : '✓'} ${r.file} (${counts}, ${r.seconds.toFixed(1)} s, ${r.cpu} s CPU)\n`);
   // A passing file's dots are noise; a failing one's whole output is the report, and so is a skip's reason.
   if (r.failed) process.stdout.write(`${r.output.trimEnd()}\n\n`);
+  else if (r.skipped) process.stdout.write(`${skipReasons(r.output)}\n`);
 }
+
+/** The lines a file with skipped tests printed to say why (`… skipped: <reason>`), without uvu's dots and totals. */
+const skipReasons = (output: string): string =>
+  output
+    .split('\n')
+    .filter((l) => /skip/i.test(l) && !/^\s*Skipped:/.test(l))
+    .map((l) => `  ${l.trim()}`)
+    .join('\n');
 
 /** Runs `units` in order, each as soon as `mayStart` lets it beside the ones running (schedule.ts). */
 function pool(queue: Unit[], opts: { cores: number; maxJobs: number; load: (unit: Unit) => number }) {

@@ -22,6 +22,7 @@ function pair(refused: Record<string, string> = {}): { api: MemoryInstance; ui: 
     inst.hold = (minutes, reason) => {
       held = true;
       inst.calls.push(`hold:${minutes}:${reason}`);
+      return null;
     };
     inst.release = () => {
       const was = held;

@@ -45,6 +45,7 @@ function maintained(maintenance: MaintenanceStatus): MemoryInstance & { held: bo
   inst.hold = (minutes, reason) => {
     inst.held = true;
     inst.calls.push(`hold:${minutes}:${reason}`);
+    return null;
   };
   inst.release = () => {
     const was = inst.held;

@@ -7,6 +7,7 @@ import { loadConfig } from '../../config/load.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
 import { destinationsIn } from '../../config/sections/destinations.ts';
 import { UsageError } from '../../errors.ts';
+import { type LimitController, neededControllers, unappliedLines, undelegated } from '../../process/cgroup-limits.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';
 
@@ -90,9 +91,39 @@ function runCommandWarnings(config: ResolvedConfig): string[] {
   return config.instances.map((i) => warning(i, config.workDir)).filter((w): w is string => w !== undefined);
 }
 
+/** The line a systemd unit needs so the daemon gets cgroup controllers to hand its launches. */
+export const DELEGATE_LINE = 'Delegate=yes';
+
+/**
+ * `watchdog check`'s look at the hard limits: one warning per instance with `Limits` that cannot apply where this
+ * runs, naming each limit and why (the controller is not delegated, no cgroup v2, `Process.Tracking: Environment`).
+ */
+export async function limitsWarnings(config: ResolvedConfig): Promise<string[]> {
+  const out: string[] = [];
+  const marker = config.settings.Process.Tracking === 'Environment';
+  for (const i of config.instances) {
+    const l = i.settings.Limits ?? {};
+    const limits = { memoryMB: l.MemoryMB, cpuPercent: l.CpuPercent, tasks: l.Tasks };
+    const wanted = neededControllers(limits);
+    if (wanted.length === 0) continue;
+    const why = marker
+      ? new Map(wanted.map((c): [LimitController, string] => [c, 'Process.Tracking is Environment: no cgroups']))
+      : await undelegated(wanted);
+    if (why.size === 0) continue;
+    const lines = unappliedLines(limits, why).join('; ');
+    out.push(
+      `Servers.Instances.${i.key}: ${lines}; the server starts without ${why.size === 1 ? 'it' : 'them'}. ` +
+        `Under systemd, put "${DELEGATE_LINE}" in the unit's [Service] section (docs/production.md) so the daemon ` +
+        'gets the memory, cpu and pids controllers to hand its launches',
+    );
+  }
+  return out;
+}
+
 export const usage = `usage: watchdog check [--config FILE] [--urls URLS]
   Validates the configuration and summarises the instances; touches no folder and no process.
-  Warns about an instance whose RunCommand is missing or not executable while no update provider installs it.
+  Warns about an instance whose RunCommand is missing or not executable while no update provider installs it,
+  and about Limits that cannot apply here (cgroup v2 controllers not delegated).
   --config FILE   the main configuration file (default: ./appsettings.yml)
   --urls URLS     as for watchdog start`;
 
@@ -113,7 +144,8 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(problems.map((p) => `${p}\n`).join(''));
     return 2;
   }
-  for (const w of [...loaded.warnings, ...users.warnings, ...runCommandWarnings(loaded.config)])
+  const limits = await limitsWarnings(loaded.config);
+  for (const w of [...loaded.warnings, ...users.warnings, ...runCommandWarnings(loaded.config), ...limits])
     process.stderr.write(`warning: ${w}\n`);
   process.stdout.write(`configuration is valid\n${formatSummary(loaded.config, cwd)}`);
   return 0;

@@ -29,6 +29,7 @@ alpha.status = () => {
 alpha.hold = (minutes, reason) => {
   alpha.calls.push(`hold:${minutes}`);
   held = { reason, until: Date.now() + minutes * 60_000 };
+  return null;
 };
 alpha.release = () => {
   alpha.calls.push('release');

@@ -1,0 +1,190 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { cgroup2Mount, cgroupOf } from './cgroup.ts';
+
+/**
+ * The hard limits of a launch in its cgroup v2: `memory.max`, `cpu.max` and `pids.max`, with the controllers they
+ * need enabled down the daemon's subtree, and how a launch ended by its memory limit is told (`memory.events`).
+ */
+
+/** A launch's hard limits as written (the config's `Limits`, converted). */
+export interface HardLimits {
+  /** Decimal MB (1 MB = 1,000,000 bytes), as every size the daemon reads or prints. */
+  memoryMB?: number;
+  /** Percent of one core: 100 is one core. */
+  cpuPercent?: number;
+  tasks?: number;
+}
+
+export type LimitController = 'memory' | 'cpu' | 'pids';
+
+/** The CPU period the quota is a share of: 100 ms, the kernel's default. */
+export const CPU_PERIOD_US = 100_000;
+
+/** The interface files of `limits`, each with its controller, the text written and the config key it comes from. */
+export function limitFiles(
+  limits: HardLimits,
+): Array<{ controller: LimitController; file: string; text: string; key: string }> {
+  const out: Array<{ controller: LimitController; file: string; text: string; key: string }> = [];
+  if (limits.memoryMB !== undefined)
+    out.push({ controller: 'memory', file: 'memory.max', text: memoryMaxText(limits.memoryMB), key: 'MemoryMB' });
+  if (limits.cpuPercent !== undefined)
+    out.push({ controller: 'cpu', file: 'cpu.max', text: cpuMaxText(limits.cpuPercent), key: 'CpuPercent' });
+  if (limits.tasks !== undefined)
+    out.push({ controller: 'pids', file: 'pids.max', text: String(limits.tasks), key: 'Tasks' });
+  return out;
+}
+
+/** `memory.max` for `mb` decimal megabytes: whole bytes (the kernel rounds them down to its page size). */
+export const memoryMaxText = (mb: number): string => String(Math.floor(mb * 1_000_000));
+
+/**
+ * `cpu.max` for `percent` of one core: `<quota> <period>` in microseconds, the quota at least the kernel's least
+ * (1 ms). `cpuMaxText(150)` is `150000 100000`.
+ */
+export const cpuMaxText = (percent: number): string =>
+  `${Math.max(1000, Math.round((percent / 100) * CPU_PERIOD_US))} ${CPU_PERIOD_US}`;
+
+/** The controllers `limits` need, in the order the kernel lists them. */
+export const neededControllers = (limits: HardLimits): LimitController[] =>
+  (['cpu', 'memory', 'pids'] as const).filter((c) => limitFiles(limits).some((f) => f.controller === c));
+
+/** The `oom_kill` count of a `memory.events` text (0 when it has none). */
+export function oomKills(memoryEvents: string): number {
+  const line = memoryEvents.split('\n').find((l) => l.startsWith('oom_kill '));
+  const n = Number(line?.slice('oom_kill '.length));
+  return Number.isInteger(n) && n > 0 ? n : 0;
+}
+
+/** How many processes of the cgroup `dir` the kernel killed at its memory limit (0 when unknown or gone). */
+export async function readOomKills(dir: string): Promise<number> {
+  return oomKills(await readFile(join(dir, 'memory.events'), 'utf8').catch(() => ''));
+}
+
+/** The controllers a cgroup's `cgroup.controllers` (or `subtree_control`) lists. */
+export const listed = (text: string): Set<string> => new Set(text.split(/\s+/).filter(Boolean));
+
+/** Why the daemon's own cgroup cannot hand a controller down, in words for the log and `watchdog check`. */
+export function missingController(own: string, available: Set<string>): string {
+  const has = available.size === 0 ? 'none' : [...available].join(' ');
+  const dir = own.length > 1 ? own.replace(/\/$/, '') : own;
+  return `the controller is not delegated to this daemon's cgroup ${dir} (its cgroup.controllers lists ${has})`;
+}
+
+/**
+ * The limits of `limits` that cannot apply, one line per reason: `Limits.MemoryMB (memory.max) and Limits.Tasks
+ * (pids.max) cannot apply: <why>`. `why` is by controller, or by file for a write that failed.
+ */
+export function unappliedLines(limits: HardLimits, why: ReadonlyMap<string, string>): string[] {
+  const byReason = new Map<string, string[]>();
+  for (const f of limitFiles(limits)) {
+    const reason = why.get(f.file) ?? why.get(f.controller);
+    if (reason !== undefined) byReason.set(reason, [...(byReason.get(reason) ?? []), `Limits.${f.key} (${f.file})`]);
+  }
+  return [...byReason].map(([reason, keys]) => {
+    const named = keys.length === 1 ? keys[0] : `${keys.slice(0, -1).join(', ')} and ${keys.at(-1)}`;
+    return `${named} cannot apply: ${reason}`;
+  });
+}
+
+/**
+ * Enables `controllers` in `cgroup.subtree_control` of each cgroup from `top` (the daemon's own) down to `parent`
+ * (the launch's parent), skipping those already on. A cgroup other than the root that holds processes cannot hand
+ * the memory controller down (cgroup v2's "no internal processes"): when `top` holds this daemon, `leaf` is where it
+ * moves itself first (below the subtree, beside the instances). Returns, per controller that could not be enabled,
+ * why.
+ */
+export async function enableControllers(
+  top: string,
+  parent: string,
+  controllers: readonly LimitController[],
+  leaf: string,
+): Promise<Map<LimitController, string>> {
+  const why = new Map<LimitController, string>();
+  const available = listed(await readFile(join(top, 'cgroup.controllers'), 'utf8').catch(() => ''));
+  const wanted = controllers.filter((c) => {
+    if (!available.has(c)) why.set(c, missingController(top, available));
+    return available.has(c);
+  });
+  for (const level of chainDown(top, parent)) {
+    const on = listed(await readFile(join(level, 'cgroup.subtree_control'), 'utf8').catch(() => ''));
+    for (const c of wanted.filter((w) => !on.has(w) && !why.has(w))) {
+      const problem = await enable(level, c, level === top ? leaf : null);
+      if (problem !== null) why.set(c, problem);
+    }
+  }
+  return why;
+}
+
+/** `top` and every cgroup below it down to `parent`, top first. */
+export function chainDown(top: string, parent: string): string[] {
+  const below = relative(top, parent);
+  if (below === '' || below.startsWith('..')) return [top];
+  const parts = below.split('/');
+  return [top, ...parts.map((_, i) => join(top, ...parts.slice(0, i + 1)))];
+}
+
+/** Writes `+controller` to `level`'s subtree_control; on EBUSY with `leaf`, moves this process there and tries again. */
+async function enable(level: string, controller: LimitController, leaf: string | null): Promise<string | null> {
+  const write = () => writeFile(join(level, 'cgroup.subtree_control'), `+${controller}`);
+  try {
+    await write();
+    return null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    if (code !== 'EBUSY' || leaf === null)
+      return `cannot enable the ${controller} controller in ${join(level, 'cgroup.subtree_control')}: ${code}`;
+  }
+  try {
+    await mkdir(leaf, { recursive: true });
+    await writeFile(join(leaf, 'cgroup.procs'), String(process.pid));
+    await write();
+    return null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    return `cannot enable the ${controller} controller below ${level}, which holds processes besides this daemon (${code}); cgroup v2 hands memory only to cgroups without processes of their own`;
+  }
+}
+
+/**
+ * Writes `limits` into the launch's cgroup `dir`, each file on its own: one that cannot be written is said (its key,
+ * the file, why) and the rest still apply. With a memory limit, the launch is killed as a whole at it
+ * (`memory.oom.group`): a server that lost one process to the limit would run on broken.
+ */
+export async function writeLimits(
+  dir: string,
+  limits: HardLimits,
+  skip: ReadonlyMap<LimitController, string>,
+): Promise<{ problems: string[]; written: string[] }> {
+  const why = new Map<string, string>(skip);
+  const written: string[] = [];
+  for (const f of limitFiles(limits)) {
+    if (skip.has(f.controller)) continue;
+    const failed = await writeFile(join(dir, f.file), f.text).then(
+      () => null,
+      (err: NodeJS.ErrnoException) => `cannot write ${f.text} to it: ${err.code ?? err.message}`,
+    );
+    if (failed !== null) why.set(f.file, failed);
+    else written.push(f.file);
+    if (f.controller === 'memory') await writeFile(join(dir, 'memory.oom.group'), '1').catch(() => undefined);
+  }
+  return { problems: unappliedLines(limits, why), written };
+}
+
+/**
+ * Why each of `controllers` cannot limit the launches of a daemon started from this process (its cgroup v2 lacks
+ * it, or it has none); an empty map when all can. `watchdog check` asks this: it reads only /proc and the cgroup
+ * files, and writes nothing.
+ */
+export async function undelegated(controllers: readonly LimitController[]): Promise<Map<LimitController, string>> {
+  const all = (why: string) => new Map(controllers.map((c) => [c, why]));
+  if (process.platform !== 'linux') return all(`not Linux (${process.platform})`);
+  const mount = await cgroup2Mount();
+  if (mount === null) return all('no cgroup2 file system is mounted (cgroup v1 only)');
+  const own = await cgroupOf('self', mount);
+  if (own === null) return all('this process has no cgroup v2 path in /proc/self/cgroup');
+  const available = listed(await readFile(join(own, 'cgroup.controllers'), 'utf8').catch(() => ''));
+  return new Map(
+    controllers.filter((c) => !available.has(c)).map((c) => [c, missingController(own, available)] as const),
+  );
+}

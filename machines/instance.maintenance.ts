@@ -1,14 +1,10 @@
 /**
- * The maintenance region of the instance statechart: scheduled restarts, restarts asked for a moment, and found
- * updates, carried out while a server runs at the moment `Maintenance.When` names (Now, RoundEnd, Empty) or forced
- * at their deadline (MaxDelayMinutes); and, beside them, a hold that defers all but a person's requests.
- *
- * `action`: `idle` → `pending` (waiting on the hold, or for its moment: the round end after asking the server to
- * leave, or a poll that counts no players; the deadline runs meanwhile) → `carrying-out` or `forced` (a graceful
- * RESTART; only the exit is awaited) → `idle` when the server is gone. `hold`: `free` or `held` until its end.
- * The cron schedules and the player count are actors the supervisor provides; the leave request is LEAVE to the
- * process actor.
+ * The maintenance region: scheduled restarts, restarts asked for a moment, and found updates, carried out at the
+ * moment `Maintenance.When` names or forced at their deadline (MaxDelayMinutes), and a hold that defers all but a
+ * person's requests. `action`: `idle` → `pending` (on the hold, or for its moment; the deadline runs) →
+ * `carrying-out` or `forced` (a graceful RESTART) → `idle` once the server is gone. `hold`: `free` or `held`.
  */
+
 import { and, not, or } from 'xstate';
 import { errorMessage } from './instance.context.ts';
 import { instanceSetup as s } from './instance.setup.ts';

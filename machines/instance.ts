@@ -1,15 +1,11 @@
 /**
- * The instance statechart (described in docs/statechart.md): one per game-server instance. Pure: it names its
- * actors, delays, guards and actions; `src/supervisor` supplies the actors with `.provide()`. No I/O, no clock,
- * no randomness.
- *
- * Four regions run side by side: `lifecycle`, the server's life, and `operatorStop`, an operator's stop (here);
- * `updateCheck` and `maintenance` (instance.maintenance.ts). The status shows the path in `lifecycle` as it is (`server.running`,
- * `stopped.idle`). The server process is invoked by `server` (`serverState` below), the parent of every state that
- * has one, so it lives exactly as long as the instance is in there. Every way out of a server (an exit, a failed
- * spawn, a failed actor) ends in the transient `decide`, as does every launch: it reads `exitIntent` (why the server
- * went) and `updatePending`.
+ * The instance statechart (docs/statechart.md), one per instance; pure: `src/supervisor` provides its actors.
+ * Regions: `lifecycle` and `operatorStop` here, `updateCheck` and `maintenance` in instance.maintenance.ts. The
+ * process is invoked by `server`, the parent of every state that has one, so it lives exactly as long as the
+ * instance is in there. Every launch and every way out of a server passes the transient `decide`, which reads
+ * `exitIntent` and `updatePending`.
  */
+
 import { and, assign, not, sendTo } from 'xstate';
 import { errorMessage } from './instance.context.ts';
 import { maintenanceRegion, updateCheckRegion } from './instance.maintenance.ts';

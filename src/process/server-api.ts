@@ -2,14 +2,11 @@ import { request } from 'node:http';
 import { readCapped } from '../kit/capped-body.ts';
 
 /**
- * The watchdog's side of the game server's API: `POST /update` and `POST /shutdown`, as the real watchdog's
- * `ServerInstance.cs` sends them, and the player count of its public `GET /status`.
- *
- * The real watchdog calls `http://localhost:<ApiPort>`. We call 127.0.0.1 first and fall back to [::1]
- * only when that is refused: Node resolves `localhost` in the resolver's order, which is often ::1
- * first, and the engine's status host and our kit listen on IPv4 by default. A fresh connection per
- * request (no keep-alive agent) so nothing lingers after the server exits.
+ * The watchdog's side of the game server's API: `POST /update` and `POST /shutdown` (as the real watchdog's
+ * `ServerInstance.cs`) and the player count of `GET /status`. 127.0.0.1 first, [::1] only when refused (`localhost`
+ * often resolves to ::1 first, and the engine listens on IPv4); a fresh connection per request, so nothing lingers.
  */
+
 const HOSTS = ['127.0.0.1', '::1'] as const;
 
 /**

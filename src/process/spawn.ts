@@ -17,15 +17,11 @@ export type { ExitStatus, ServerProcess, SpawnOptions } from './server-process.t
 const DRAIN_GRACE_MS = 300;
 
 /**
- * Launches a game server in its own process group (`detached: true`), its output going to
- * `<logDir>/server.log`. Rejects with a ProcessError naming the program when it cannot be started, and with a
- * LaunchBlockedError (kind `resources`) when the daemon lacks the descriptors or memory to start it, whether the
- * spawn itself or opening the log said so.
- *
- * @example
- * const proc = await spawnServer(spec, { logDir: join(dir, 'logs'), persist: false, onLine: (s, l) => log.info(l) });
- * const { code, signal } = await proc.exited;
+ * Launches a game server in its own process group, its output going to `<logDir>/server.log`. Rejects with a
+ * ProcessError naming the program, or a LaunchBlockedError (`resources`) when the daemon lacks the descriptors or
+ * memory for the spawn or the log.
  */
+
 export async function spawnServer(spec: LaunchSpec, opts: SpawnOptions): Promise<ServerProcess> {
   const rotation = opts.rotation ?? DEFAULT_ROTATION;
   const st = await stat(spec.cwd).catch(() => null);

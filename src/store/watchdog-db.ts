@@ -45,15 +45,11 @@ export async function watchdogDbExists(file: string): Promise<boolean> {
 }
 
 /**
- * Reads the real watchdog's SQLite file (`Data.File`, default `data.db`) without ever writing it: its bytes are
- * read once and opened as an in-memory copy. Understands every schema it has had (migrations 0002–0004: the
- * persistence columns may be missing). Throws WatchdogDbError when the file is missing, is not SQLite, is
- * damaged or has no `ServerInstance` table.
- *
- * @example
- * const db = await readWatchdogDb('/srv/watchdog/data.db');
- * db.rows.get('alpha')?.revision;
+ * Reads the real watchdog's SQLite file (`Data.File`) as an in-memory copy, never writing it; every schema it has had
+ * (migrations 0002–0004 may lack the persistence columns). Throws WatchdogDbError when it is missing, not SQLite,
+ * damaged or without a `ServerInstance` table.
  */
+
 export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
   let bytes: Buffer;
   try {

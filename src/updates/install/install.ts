@@ -142,12 +142,11 @@ const removals = new Map<string, Promise<void>>();
 const waiting = new Map<string, string>();
 
 /**
- * Keeps a build the swap moved out of the way until `removeDisplacedBuilds` (the new server's first check-in): the
- * install runs while the instance's server is down, and removing a full build (1,600 files and 200 MB took about
- * 0.45 s in bench/downtime.ts) competes for the disk and CPU with the launch players wait for. One build waits at a
- * time: an older one still waiting (its server never checked in) is removed now. A failed removal only leaves the
- * folder in `.update/`, which the daemon clears at start.
+ * Keeps a displaced build until `removeDisplacedBuilds` (the new server's first check-in): removing 200 MB (~0.45 s,
+ * bench/downtime.ts) competes with the launch players wait for. One waits at a time (an older one is removed now);
+ * a failed removal leaves it in `.update/`, cleared at daemon start.
  */
+
 function removeLater(instanceDir: string, path: string): void {
   const key = resolve(instanceDir);
   const older = waiting.get(key);

@@ -15,15 +15,13 @@ import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.t
 import { clientDownloadUrl, clientZipHash, createClientCvars } from './local-client.ts';
 
 /**
- * `UpdateType: Git` (the real watchdog's `UpdateProviderGit.cs`): watches `Updates.Branch` of the repository at
- * `Updates.BaseUrl`. A check that finds a new commit clones or fetches it into `<instance>/source`, builds it
- * (git/build.ts) with the output in `logs/build.log` and stages the server archive (install/staged-build.ts), so a
- * failed build is a failed check and the install when the server has left is only the swap; a failed build or
- * install leaves `bin/` as it was. Non-hybrid builds also publish the client zip in `binaries/`, get a
- * `build.json` in `bin/` as the real watchdog writes into their server archive (`BuildJson` below: the client's URL and
- * hash, the commit as version, the repository as fork id), and launches get `build.download_url`, `build.hash` and
- * `build.version` as cvars, so the URL and hash follow the zip actually published and a `BaseUrl` changed since.
+ * `UpdateType: Git` (the real watchdog's `UpdateProviderGit.cs`): a check that finds a new commit of
+ * `Updates.Branch` fetches it into `<instance>/source`, builds it (output in `logs/build.log`) and stages the
+ * archive, so a failed build is a failed check and `bin/` stays as it was. Non-hybrid builds also publish the client
+ * zip in `binaries/`, get a `build.json` (`BuildJson` below) and launch with `build.download_url`, `build.hash` and
+ * `build.version` cvars that follow the zip actually published.
  */
+
 export function createGitProvider(
   ctx: ProviderContext,
   opts: { timeouts?: Partial<GitTimeouts> } = {},

@@ -23,13 +23,12 @@ export interface AuditLogOptions {
 }
 
 /**
- * Appends every `control` event (and every login and logout) (accepted or refused after the credentials were accepted) to `file` as one JSON
- * line, with an ISO `time` next to the epoch-ms `at`; an unknown user or remote address is `null`. Requests refused
- * before that (`daemon:request-refused`: junk credentials, wrong user, unknown key) are written like the rejected
- * check-in log: the first from a source in full, then one `summary` line per interval while they go on. The file
- * rotates by size and keeps a fixed number of files, so nobody can fill the disk through it. A write failure is
- * logged once and the file is tried again later, never thrown into the emitter (bus handlers must not throw).
+ * Appends every `control` event, login and logout past the credentials to `file` as a JSON line (ISO `time` beside
+ * `at`; an unknown user or address is `null`). Requests refused before that (`daemon:request-refused`) go like the
+ * rejected check-in log: the first per source in full, then a `summary` line per interval. The file rotates by size,
+ * and a write failure is logged once and retried later, never thrown into the bus.
  */
+
 export function createAuditLog(opts: AuditLogOptions): AuditLog {
   const log = opts.log ?? createLogger('audit');
   const retryMs = opts.retryMs ?? 5000;

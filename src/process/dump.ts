@@ -63,7 +63,7 @@ function runBounded(program: string, args: string[], timeoutMs: number, log: Log
     const timer = setTimeout(() => {
       log.warn('dumper took too long; killed it', { program, timeoutMs });
       killed = true;
-      killGroup(child, 'SIGKILL');
+      killGroup(child.pid, 'SIGKILL');
     }, timeoutMs);
     child.once('error', (err) => {
       clearTimeout(timer);

@@ -87,7 +87,7 @@ export async function spawnPersistent(
   });
   const exited = new Promise<ExitStatus>((resolve) => {
     child.once('exit', (code, signal) => {
-      reapStragglers(child, detached);
+      reapStragglers(pid, detached);
       follower.stop();
       // The file is the server's too (O_APPEND); once it is gone the run's end goes after its last line.
       // A log that cannot be written must not lose the exit: the line is counted as dropped instead.

@@ -95,7 +95,7 @@ async function spawnPiped(
   const exited = new Promise<ExitStatus>((resolve) => {
     let status: ExitStatus | null = null;
     child.once('exit', (code, signal) => {
-      reapStragglers(child, detached);
+      reapStragglers(pid, detached);
       status = { code, signal };
       setTimeout(() => resolve(status ?? { code, signal }), DRAIN_GRACE_MS).unref();
     });

@@ -97,7 +97,7 @@ export async function handleOf(
     pid,
     startTime: await readProcessStartTime(pid),
     exited,
-    kill: (signal) => killGroup(child, signal),
+    kill: (signal) => killGroup(pid, signal),
     detach,
   };
 }

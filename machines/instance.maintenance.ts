@@ -159,10 +159,10 @@ export const maintenanceRegion = s.createStateConfig({
 });
 
 /**
- * The `updateCheck` region: update checks, one at a time. One asked for while one runs is remembered (it may be about
- * a build published since) and runs after it. A found build is raised as UPDATE_FOUND for the maintenance region.
- * The daemon's exit ends checking.
+ * The `updateCheck` region: one check at a time, one asked for meanwhile remembered (a build may have been published
+ * since); a found build is raised as UPDATE_FOUND for the maintenance region.
  */
+
 export const updateCheckRegion = s.createStateConfig({
   initial: 'idle',
   on: { SHUTDOWN: '.off' },

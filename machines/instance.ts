@@ -33,11 +33,7 @@ const failed = (
 
 const toStopping = '#instance.lifecycle.server.stopping';
 
-/**
- * The lifecycle's `server` state: a server process is owned, being started, running, or being stopped. It invokes
- * the process actor (runProcess, src/supervisor), so the process lives exactly as long as the instance is in here;
- * every way out (an exit, a blocked launch, a failed actor) goes to the lifecycle's `decide`.
- */
+/** The lifecycle's `server` state: a server process is owned (see above); every way out goes to `decide`. */
 const serverState = s.createStateConfig({
   initial: 'starting',
   entry: 'beginLaunch',
@@ -272,10 +268,10 @@ export const instanceMachine = s.createMachine({
       },
     },
     /**
-     * The operator's stop: STOP begins it (who and when in `stop`), and it stands, through daemon restarts (the
-     * machine's input carries the remembered one), config reloads and update checks, until the
-     * lifecycle takes a restart, rollback or restore (RESUMED). The status's `stoppedBy` is this state.
+     * The operator's stop (the status's `stoppedBy`): from a STOP, through daemon restarts (the input remembers it),
+     * reloads and update checks, until the lifecycle takes a restart, rollback or restore (RESUMED).
      */
+
     operatorStop: {
       initial: 'remembered',
       on: { SHUTDOWN: '.off' },

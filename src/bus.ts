@@ -12,9 +12,8 @@ import type {
 export type { AlertKind, MaintenanceKind, RestartReason };
 
 /**
- * What a chat notification is about; `Notification.Routes[].Events` names these. `loop` covers crash and hang loops;
- * `scheduled-restart` and `hold` come from maintenance's `instance:maintenance-pending`/`instance:maintenance-done`, which the notifier
- * turns into notices (src/notify/maintenance-notices.ts).
+ * What a chat notification is about (`Notification.Routes[].Events`); `loop` covers crash and hang loops,
+ * `scheduled-restart` and `hold` are the notifier's from the maintenance events (src/notify/maintenance-notices.ts).
  */
 export const NOTICE_KINDS = [
   'crash',
@@ -62,9 +61,8 @@ export interface Notice {
 }
 
 /**
- * One file system the daemon watches, as the disk watcher last read it (src/daemon/disk-watch.ts): the
- * one holding the instance root, the one holding the working folder, or both when they are one (same `stat().dev`).
- * A schema, not an interface: the status JSON and `/health` carry it too, and the OpenAPI document is made from it.
+ * One watched file system as src/daemon/disk-watch.ts last read it (the instance root's, the working folder's, or
+ * both); a schema, as the status JSON, `/health` and the OpenAPI document carry it.
  */
 export const DiskReadingSchema = v.object({
   holds: v.pipe(v.string(), v.description('instances, working folder, or instances and working folder')),
@@ -122,10 +120,10 @@ export type BusEvents = {
     at: number;
   };
   /**
-   * Maintenance, once when it begins and once when it is done, never per poll. `kind`: a restart from
-   * `RestartSchedule` (`scheduled-restart`), one asked for with `?when=` (`restart`), a found update waiting for its
-   * moment (`update`), or a `hold`. `when` is the policy (Now, RoundEnd, Empty); `until` a hold's end (ms).
+   * Maintenance, once when it begins and once when it is done, never per poll: `when` is the policy, `until` a
+   * hold's end (ms).
    */
+
   'instance:maintenance-pending': {
     key: string;
     kind: MaintenanceKind;

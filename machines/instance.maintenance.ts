@@ -4,7 +4,6 @@
  * person's requests. `action`: `idle` → `pending` (on the hold, or for its moment; the deadline runs) →
  * `carrying-out` or `forced` (a graceful RESTART) → `idle` once the server is gone. `hold`: `free` or `held`.
  */
-
 import { and, not, or } from 'xstate';
 import { errorMessage } from './instance.context.ts';
 import { instanceSetup as s } from './instance.setup.ts';
@@ -162,7 +161,6 @@ export const maintenanceRegion = s.createStateConfig({
  * The `updateCheck` region: one check at a time, one asked for meanwhile remembered (a build may have been published
  * since); a found build is raised as UPDATE_FOUND for the maintenance region.
  */
-
 export const updateCheckRegion = s.createStateConfig({
   initial: 'idle',
   on: { SHUTDOWN: '.off' },

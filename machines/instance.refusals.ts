@@ -81,7 +81,6 @@ export interface ControlFacts {
  * Why `action` cannot be done now, or null when the machine takes it: refused exactly when the machine cannot take
  * its event, and always once it has stopped (the daemon exited).
  */
-
 export function refusalOf(snapshot: ControlView, action: ControlAction, facts: ControlFacts): string | null {
   const busy = busyRefusal(snapshot, action);
   if (busy !== null) return busy;

@@ -2,7 +2,6 @@
  * The statechart's one `setup()`, its whole vocabulary: types, named actors (placeholders the supervisor provides),
  * delays, guards and actions (written in instance.actions.ts and instance.maintenance-plan.ts).
  */
-
 import { and, fromCallback, fromPromise, not, or, setup, stateIn } from 'xstate';
 import { buildActions, lifecycleActions } from './instance.actions.ts';
 import {

@@ -5,7 +5,6 @@
  * instance is in there. Every launch and every way out of a server passes the transient `decide`, which reads
  * `exitIntent` and `updatePending`.
  */
-
 import { and, assign, not, sendTo } from 'xstate';
 import { errorMessage } from './instance.context.ts';
 import { maintenanceRegion, updateCheckRegion } from './instance.maintenance.ts';
@@ -271,7 +270,6 @@ export const instanceMachine = s.createMachine({
      * The operator's stop (the status's `stoppedBy`): from a STOP, through daemon restarts (the input remembers it),
      * reloads and update checks, until the lifecycle takes a restart, rollback or restore (RESUMED).
      */
-
     operatorStop: {
       initial: 'remembered',
       on: { SHUTDOWN: '.off' },

@@ -123,7 +123,6 @@ export type BusEvents = {
    * Maintenance, once when it begins and once when it is done, never per poll: `when` is the policy, `until` a
    * hold's end (ms).
    */
-
   'instance:maintenance-pending': {
     key: string;
     kind: MaintenanceKind;

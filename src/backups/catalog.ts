@@ -50,7 +50,6 @@ export async function removeBackup(entry: BackupEntry): Promise<void> {
  * Rewrites a snapshot's manifest beside its archive (a before-update snapshot learning the build installed) by
  * temporary name and rename, so a listing never reads half of one; the copy inside the archive stays as taken.
  */
-
 export async function rewriteManifest(backupsDir: string, manifest: BackupManifest): Promise<void> {
   const file = join(backupsDir, `${manifest.id}.json`);
   await writeFile(`${file}.partial`, `${JSON.stringify(manifest, null, 2)}\n`);

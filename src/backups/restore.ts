@@ -13,7 +13,6 @@ import { BackupError } from './snapshot.ts';
  * archive is unpacked beside data/ and checked against the manifest's SHA-256 before each is swapped in by rename,
  * put back if a swap fails. A damaged or foreign archive leaves the instance as it was.
  */
-
 export async function restoreSnapshot(instanceDir: string, entry: BackupEntry, marginBytes: number): Promise<void> {
   const space = await diskSpaceOf(instanceDir).catch(() => null);
   if (space !== null && space.freeBytes < entry.bytes + marginBytes)

@@ -42,7 +42,6 @@ export interface SnapshotRequest {
  * copied to a staging folder first (databases by SQLite's online backup), archived under a temporary name and
  * renamed, so a snapshot that exists is whole. A failure leaves nothing and throws a BackupError.
  */
-
 export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest> {
   await mkdir(req.backupsDir, { recursive: true });
   const taken = new Set((await listBackups(req.backupsDir)).map((b) => b.id));

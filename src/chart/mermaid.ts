@@ -2,7 +2,6 @@
  * Mermaid `stateDiagram-v2` of the chart: leaves drawn flat under their dotted names (Mermaid cannot draw transitions
  * between composite states), coloured by top-level group; the machine's own transitions leave an "any state" node.
  */
-
 import type { ChartGraph, ChartState } from './graph.ts';
 
 const ANY = 'any_state';

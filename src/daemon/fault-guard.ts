@@ -9,7 +9,6 @@ const LOGGED_PER_MINUTE = 20;
  * Keeps the daemon supervising when an error escapes every handler: logged with its stack and put on the bus
  * (`daemon:fault`); docs/architecture.md, "When something escapes", says why. Returns the remover of the handlers.
  */
-
 export function guardProcess(bus: Bus, log: Logger): () => void {
   let windowStart = Number.NEGATIVE_INFINITY;
   let logged = 0;

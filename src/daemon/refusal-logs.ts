@@ -11,7 +11,6 @@ const UNKNOWN_KEYS = '(keys not configured)';
  * and the last reason: a misconfigured server pings every 15 s for ever, and its restart every TimeoutSeconds needs a
  * visible cause. Unknown keys share one bucket, so invented keys cannot flood the log or grow the table.
  */
-
 export function logRejectedCheckins(
   bus: Bus,
   log: Logger,
@@ -41,7 +40,6 @@ export function logRejectedCheckins(
  * Logs requests refused before their credentials were accepted (`daemon:request-refused`) the same way, by source:
  * about one line per source per `everyMs()`, for at most `MAX_BUCKETS` sources plus one for all others.
  */
-
 export function logRefusedRequests(bus: Bus, log: Logger, everyMs: () => number): () => void {
   const window = createLogWindow({
     everyMs,

@@ -6,7 +6,6 @@ import { type DemoServer, startDemoServer } from './server.ts';
  * Entry point of `bin/demo-server` (src/demo/README.md). Exits 0 on /shutdown, after /update and on SIGTERM/SIGINT;
  * 2 on bad arguments or configuration; 1 when it cannot start or on a fatal error; 3 on `demo.crash_after`.
  */
-
 export async function runDemoServer(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   configureLogging({ write: (line) => process.stdout.write(line + '\n') });
   const log = createLogger('demo');

@@ -108,7 +108,6 @@ export function dashboardInstance({ registry, bus, log }: HttpDeps): MiddlewareH
  * The dashboard's admin routes: `GET /api/instances` and `POST /api/instances/:key/<verb>`, carried out by the same
  * `carryOut` as `POST /instances/:key/<verb>` (control.ts), audited with the admin user's name.
  */
-
 export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
   const { registry } = deps;
   const app = new Hono<DashboardEnv>();

@@ -24,7 +24,6 @@ import { clientAddresses, methodNotAllowed } from './request-info.ts';
  * front of each handler, never under a path prefix: the sub-apps share prefixes (`/instances` also serves the open
  * binaries), and Hono runs middleware in registration order, so a route registered before a prefix guard is unguarded.
  */
-
 export function createApp(given: HttpDeps): Hono {
   const app = new Hono();
   // One session store and one set of login limits, shared by the login routes and every adminAccess.

@@ -28,7 +28,6 @@ export interface AuditLogOptions {
  * rejected check-in log: the first per source in full, then a `summary` line per interval. The file rotates by size,
  * and a write failure is logged once and retried later, never thrown into the bus.
  */
-
 export function createAuditLog(opts: AuditLogOptions): AuditLog {
   const log = opts.log ?? createLogger('audit');
   const retryMs = opts.retryMs ?? 5000;

@@ -40,7 +40,6 @@ const REFUSAL =
  * one refused. So idle connections holding every slot lose the oldest to each new client, and the per-source cap
  * (game servers and strangers may share 127.0.0.1) never refuses a client while an idle stranger holds a slot.
  */
-
 export function createConnectionGuard(limits: { maxConnections: number; maxPerSource: number }): ConnectionGuard {
   // Insertion order is connection order: the first evictable one found is the oldest.
   const held = new Map<Socket, Held>();

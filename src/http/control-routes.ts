@@ -108,7 +108,6 @@ export const controlRouteDocs: readonly RouteDoc[] = [
  * `POST /:key/{restart,update,stop,rollback,hold,release}` and `GET /:key/status`, Basic `<key>:<ApiToken>`, mounted
  * at `/instances`; carried out by control.ts as the dashboard's are. A wrong method is answered 405 before any check.
  */
-
 export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   const app = new Hono<InstanceEnv>();
   for (const verb of CONTROL_VERBS) {

@@ -141,7 +141,6 @@ export function auditControl(
  * The one way a control request is carried out, for `/instances/:key/<verb>` and the dashboard's
  * `/api/instances/:key/<verb>` alike: performs it or says why not, audits it on the bus, and logs it.
  */
-
 export async function carryOut(
   deps: { bus: Bus; log: Logger },
   instance: InstanceControl,

@@ -13,7 +13,6 @@ import type { Health } from './schemas.ts';
  * The body of `GET /health` (its pid lets base-url-check.ts see that BaseUrl reaches this process). A low disk makes
  * it `degraded` but still 200: a container healthcheck must not restart the daemon over what a restart cannot cure.
  */
-
 function healthBody(registry: InstanceRegistry, version: string, disk: () => DiskReading[] = () => []): Health {
   const instances: Record<string, string> = {};
   for (const inst of registry.list()) instances[inst.key] = inst.status().state;

@@ -174,7 +174,6 @@ const whole = <F extends number | undefined>(
  * line every 15 s, ending `{"end":"lifetime","from":<offset>}`, and `from=` resumes) and the dashboard's
  * `GET /api/instances/:key/log`, read as the CLI reads (src/process/log-tail.ts). Mounted at `/`.
  */
-
 export function logRoutes(deps: HttpDeps): Hono {
   const app = new Hono<LogEnv>();
   let followers = 0;

@@ -2,7 +2,6 @@
  * The schemas of the JSON bodies that are not an instance's own (those are src/supervisor/status.ts), and the named
  * table of the OpenAPI document's `components.schemas`: handlers type their bodies with them, so neither can drift.
  */
-
 import * as v from 'valibot';
 import { DiskReadingSchema } from '../bus.ts';
 import {

@@ -39,7 +39,6 @@ async function startedAt(ticks: bigint): Promise<string> {
  * a later one cannot be the old daemon's), and running `program`, as its executable or, unlike the real watchdog,
  * as argv[0] or argv[1] (a script run by an interpreter), links resolved. Reads /proc only, never signals.
  */
-
 export async function checkPersistedServer(
   pid: number,
   program: string,

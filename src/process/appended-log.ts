@@ -76,7 +76,6 @@ export interface AppendedLogOptions {
  * while the server writes to it would grow unseen for ever: until the next launch its lines are copied into a new
  * server.log (rotated like a piped one) and the removed file is emptied at the rotation size.
  */
-
 export function followAppendedLog(opts: AppendedLogOptions): LogFollower {
   const { logDir, rotation, outage } = opts;
   const bound = boundAppendedLog(logDir, rotation, outage);

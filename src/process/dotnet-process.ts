@@ -32,7 +32,6 @@ async function isSocket(path: string): Promise<boolean> {
  * (else /tmp), looked for through /proc/<pid>/root first (a private /tmp), then in our own view; failing the exact
  * name, the newest socket of that pid, as the client library does. Null when not .NET or diagnostics are off.
  */
-
 export async function findDiagnosticsSocket(pid: number): Promise<string | null> {
   const tmp = (await environVar(pid, 'TMPDIR')) || '/tmp';
   const nspid = await pidInItsNamespace(pid);

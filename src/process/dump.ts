@@ -124,7 +124,6 @@ const exists = async (file: string) => (await stat(file).catch(() => null))?.isF
  * beside the program, or on PATH), then gdb's `gcore` (a full core of GBs: only when not .NET or the .NET ways
  * failed); else a log line. Applies `Retention.Dumps`. Resolves the dump's path or null; never rejects.
  */
-
 export async function dumpProcess(pid: number, opts: DumpOptions): Promise<string | null> {
   const searchPath = opts.searchPath ?? process.env.PATH ?? '';
   const deadline = monotonicMs() + opts.timeoutMs;

@@ -24,7 +24,6 @@ const AGONES_SDK_ENV = ['AGONES_SDK_HTTP_PORT', 'AGONES_SDK_GRPC_PORT'];
  * launch gets its own) and, in Agones mode, the SDK's address, so a kit-built server does not speak to Agones too (a
  * GameServer has one voice). An instance's EnvironmentVariables still set anything.
  */
-
 export function inheritedEnv(
   env: Record<string, string | undefined>,
   opts: { agones: boolean },
@@ -39,7 +38,6 @@ export function inheritedEnv(
  * The command line, working directory and environment of a launch, as the real watchdog's `ServerInstance.Actor.cs`
  * builds them. The secret goes into the environment only: every user can read argv (`ps`).
  */
-
 export function buildLaunchSpec(opts: {
   key: string;
   instance: ResolvedInstance;

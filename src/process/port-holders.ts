@@ -53,7 +53,6 @@ async function wantedInodes(port: number): Promise<Map<string, 'tcp' | 'udp'>> {
  * /proc/net/{tcp,tcp6,udp,udp6} matched against `/proc/<pid>/fd` links, so only processes whose descriptors this user
  * may read. Empty without /proc.
  */
-
 export async function portHolders(port: number): Promise<PortHolder[]> {
   const wanted = await wantedInodes(port);
   if (wanted.size === 0) return [];

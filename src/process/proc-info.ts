@@ -103,7 +103,6 @@ function endsWith(cmdline: string[], args: string[]): boolean {
  * With `[program, ...args]` whose program is absolute, the tail without it is accepted too: a wrapper script that
  * `exec`s the server no longer shows its own path.
  */
-
 export async function verifyProcess(pid: number, expect: { startTime: string; args: string[] }): Promise<boolean> {
   if (!isAlive(pid)) return false;
   const [startTime, cmdline] = await Promise.all([readProcessStartTime(pid), readCmdline(pid)]);

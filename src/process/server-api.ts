@@ -6,7 +6,6 @@ import { readCapped } from '../kit/capped-body.ts';
  * `ServerInstance.cs`) and the player count of `GET /status`. 127.0.0.1 first, [::1] only when refused (`localhost`
  * often resolves to ::1 first, and the engine listens on IPv4); a fresh connection per request, so nothing lingers.
  */
-
 const HOSTS = ['127.0.0.1', '::1'] as const;
 
 /**

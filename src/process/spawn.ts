@@ -21,7 +21,6 @@ const DRAIN_GRACE_MS = 300;
  * ProcessError naming the program, or a LaunchBlockedError (`resources`) when the daemon lacks the descriptors or
  * memory for the spawn or the log.
  */
-
 export async function spawnServer(spec: LaunchSpec, opts: SpawnOptions): Promise<ServerProcess> {
   const rotation = opts.rotation ?? DEFAULT_ROTATION;
   const st = await stat(spec.cwd).catch(() => null);

@@ -49,7 +49,6 @@ export async function watchdogDbExists(file: string): Promise<boolean> {
  * (migrations 0002–0004 may lack the persistence columns). Throws WatchdogDbError when it is missing, not SQLite,
  * damaged or without a `ServerInstance` table.
  */
-
 export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
   let bytes: Buffer;
   try {

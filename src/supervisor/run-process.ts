@@ -41,7 +41,6 @@ export interface ProcessHost {
  * carries out ProcessCommands and reports PROCESS_* (the secret first, before the server can check in). Its cleanup
  * kills the group unless detached: exit actions do not run on actor stop (statelyai/xstate#4630).
  */
-
 export function createRunProcess(host: ProcessHost) {
   return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
     const { launchId } = input;

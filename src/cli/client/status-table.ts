@@ -155,7 +155,6 @@ export function diskLines(rows: StatusRow[]): string[] {
  * The `watchdog status` table, one padded line per instance, then the lines that explain them (last exit,
  * maintenance, blocked launches, the GameServer, low disks). With `colour`, a bold header and coloured STATEs.
  */
-
 export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
   const cells = rows.map((r) => statusCells(r, opts.now));
   const widths = COLUMNS.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]?.length ?? 0)));

@@ -77,7 +77,6 @@ async function importOne(
  * without a data.json (all with `--force`), as the daemon does at start. Exit 1 when it cannot be read or a write
  * failed, 2 on a usage or configuration error.
  */
-
 export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, options, USAGE);
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${USAGE}`);

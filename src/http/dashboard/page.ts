@@ -3,7 +3,6 @@
  * and its state inlined as a JSON data block, so the first response shows the instances without scripts or
  * `/events`. The CSP allows no inline script or style: the JSON is never run, a card's colour is a `data-color`.
  */
-
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DashboardMe } from '../schemas.ts';

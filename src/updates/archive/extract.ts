@@ -42,7 +42,6 @@ export async function detectArchiveFormat(archive: string): Promise<ArchiveForma
  * declared size is checked against the ceiling and the free space first (DiskSpaceError), and writing stops at the
  * cap derived from it (`unpackCap`).
  */
-
 export async function extractArchive(
   archive: string,
   destDir: string,

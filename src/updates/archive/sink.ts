@@ -13,7 +13,6 @@ import { extractTar } from './tar.ts';
  * the margin; a streamed tar declares nothing, so it stops at `limits.ceilingBytes` and is streamed only when the
  * disk has room for what it could plausibly unpack to (`roomToStream`), else saved and its headers summed first.
  */
-
 export function archiveSink(archive: string, destDir: string, limits: SpaceLimits = DEFAULT_LIMITS) {
   let extracted = false;
   const sink: BodySink = async (body, signal, total) => {

@@ -11,7 +11,6 @@ import { join } from 'node:path';
  * writes whatever else is dirty there, so installs remove their own large files first (artifact.ts). Without
  * `sync -f`, every file and folder is fsynced (`flushFiles`).
  */
-
 export async function flushTree(dir: string, signal: AbortSignal): Promise<void> {
   if (await syncFileSystem(dir, signal)) return;
   if (signal.aborted) return; // the caller reports the cancellation

@@ -146,7 +146,6 @@ const waiting = new Map<string, string>();
  * bench/downtime.ts) competes with the launch players wait for. One waits at a time (an older one is removed now);
  * a failed removal leaves it in `.update/`, cleared at daemon start.
  */
-
 function removeLater(instanceDir: string, path: string): void {
   const key = resolve(instanceDir);
   const older = waiting.get(key);

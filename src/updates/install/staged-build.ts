@@ -8,7 +8,6 @@ import { commitStaged, discardStaged } from './install.ts';
  * replaced by a newer one, kept only once made in full; work is serialised, so a check and an install never fetch
  * the same build twice or pull a folder from under each other. It lives in `.update/`, cleared at daemon start.
  */
-
 export function createStagedBuilds(instanceDir: string) {
   let ready: { id: string; dir: string; revision: string | null } | null = null;
   let queue: Promise<unknown> = Promise.resolve();

@@ -28,7 +28,6 @@ export interface FoundBuild {
  * Downloads, verifies and extracts a server archive into a staging folder for `commitStaged`, in a worker thread
  * (fetch/off-thread.ts, archive/sink.ts); `bin/` is untouched, and the saved download is removed whatever happens.
  */
-
 async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { signal: AbortSignal }): Promise<string> {
   const { instance } = ctx;
   // One download at a time per instance: providers serialise their preparations (install/staged-build.ts).
@@ -71,7 +70,6 @@ async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { si
  * An update source whose builds are server archives at a URL (Manifest, CiServer): `check` stages a new build
  * (install/staged-build.ts), `apply` swaps it in. `what` names the build in the log (`fetching <what>`).
  */
-
 export function urlBuildProvider(
   ctx: ProviderContext,
   type: string,

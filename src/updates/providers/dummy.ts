@@ -8,7 +8,6 @@ const WHOLE_NUMBER = /^\d+$/;
  * only counts the revision up; the operator fills `bin/` (docs/diy-updates.md). A revision that is not a whole number
  * counts as 0 with a warning, where the real watchdog throws and skips the update.
  */
-
 export function createDummyProvider(ctx: ProviderContext): UpdateProvider {
   let warnedFor: string | null = null;
 

@@ -21,7 +21,6 @@ import { clientDownloadUrl, clientZipHash, createClientCvars } from './local-cli
  * zip in `binaries/`, get a `build.json` (`BuildJson` below) and launch with `build.download_url`, `build.hash` and
  * `build.version` cvars that follow the zip actually published.
  */
-
 export function createGitProvider(
   ctx: ProviderContext,
   opts: { timeouts?: Partial<GitTimeouts> } = {},

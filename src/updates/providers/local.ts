@@ -9,7 +9,6 @@ import { createClientCvars, findClientZip } from './local-client.ts';
  * (`Updates.ClientZip`) is served, and launches get its `build.download_url` and `build.hash`. A missing zip is an
  * UpdateError, the instance kept alive (the real watchdog loses the instance).
  */
-
 export function createLocalProvider(ctx: ProviderContext): UpdateProvider {
   const { instance } = ctx;
   const clientCvars = createClientCvars({ key: instance.key, dir: instance.dir, publicBaseUrl: ctx.publicBaseUrl });

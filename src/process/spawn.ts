@@ -1,7 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
-import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { DEFAULT_ROTATION, LineSplitter, type LogRotation, logPath } from './log-file.ts';
@@ -9,7 +8,7 @@ import { createRotatingLogWriter, marker } from './log-writer.ts';
 import { reapStragglers } from './process-group.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 import { spawnPersistent } from './spawn-persistent.ts';
-import { exitMarker, handleOf, launchError, startChild } from './start-child.ts';
+import { exitMarker, handleOf, launchChild } from './start-child.ts';
 
 export type { ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 
@@ -55,19 +54,10 @@ async function spawnPiped(
     outage: opts.outage,
   });
   writer.writeLine(marker(`launching ${spec.program}`));
-  const stdin = await consoleStdin(opts.console, (m) => writer.writeLine(marker(m)));
-  const { child, failure } = await startChild(spec, opts.cgroup, {
-    cwd: spec.cwd,
-    env: spec.env,
-    detached: true,
-    stdio: [stdin ?? 'ignore', 'pipe', 'pipe'],
-  }).finally(() => closeConsoleStdin(stdin));
-  if (failure || child?.pid === undefined) {
-    const err = launchError(spec, failure);
-    writer.writeLine(marker(err.message));
+  const child = await launchChild(spec, opts, 'pipe', (line) => writer.writeLine(line)).catch((err: unknown) => {
     writer.close();
     throw err;
-  }
+  });
   const pid = child.pid;
   let detached = false;
   // Open until both pipes are drained and the run's end is written (after them, unless grandchildren hold the pipes).
@@ -104,7 +94,7 @@ async function spawnPiped(
     if (!detached) writer.writeLine(exitMarker(pid, status));
     closeWriter();
   });
-  return handleOf(child, pid, exited, () => {
+  return handleOf(pid, exited, () => {
     detached = true;
     // Pipes cannot be handed over: the server keeps writing to them while this daemon lives. Daemons
     // that must outlive their servers launch them with `persist`.

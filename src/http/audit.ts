@@ -1,4 +1,4 @@
-import type { Bus, BusEvents } from '../bus.ts';
+import { type Bus, type BusEvents, subscribe } from '../bus.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { DEFAULT_ROTATION, type LogRotation } from '../process/log-file.ts';
 import { createRotatingLogWriter } from '../process/log-writer.ts';
@@ -103,17 +103,16 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
   };
   const onLogout = (e: BusEvents['daemon:logout']) =>
     write({ time: new Date(e.at).toISOString(), action: 'logout', user: e.user, remote: e.remote ?? null, at: e.at });
-  opts.bus.on('instance:control', onControl);
-  opts.bus.on('daemon:request-refused', onRefused);
-  opts.bus.on('daemon:login', onLogin);
-  opts.bus.on('daemon:logout', onLogout);
+  const unsubscribe = subscribe(opts.bus, {
+    'instance:control': onControl,
+    'daemon:request-refused': onRefused,
+    'daemon:login': onLogin,
+    'daemon:logout': onLogout,
+  });
 
   return {
     close: async () => {
-      opts.bus.off('instance:control', onControl);
-      opts.bus.off('daemon:request-refused', onRefused);
-      opts.bus.off('daemon:login', onLogin);
-      opts.bus.off('daemon:logout', onLogout);
+      unsubscribe();
       // What was counted but not summarised yet is written now, so a flood just before a stop is not lost.
       refusals.close();
       out.close();

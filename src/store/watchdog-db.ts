@@ -83,6 +83,10 @@ export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
 }
 
 function readRows(db: Database, file: string): Map<string, WatchdogDbRow> {
+  const damaged = (err: unknown) =>
+    new WatchdogDbError(`${file} is damaged (${describeError(err)}); restore it from a backup or start without it`, {
+      cause: err,
+    });
   let present: Set<string>;
   try {
     const check = db.exec('PRAGMA integrity_check');
@@ -92,10 +96,7 @@ function readRows(db: Database, file: string): Map<string, WatchdogDbRow> {
     }
     present = new Set((db.exec('PRAGMA table_info(ServerInstance)')[0]?.values ?? []).map((v) => String(v[1])));
   } catch (err) {
-    throw new WatchdogDbError(
-      `${file} is damaged (${describeError(err)}); restore it from a backup or start without it`,
-      { cause: err },
-    );
+    throw damaged(err);
   }
   if (!present.has('Key')) {
     throw new WatchdogDbError(
@@ -108,10 +109,7 @@ function readRows(db: Database, file: string): Map<string, WatchdogDbRow> {
   try {
     result = db.exec(`SELECT ${select} FROM ServerInstance`)[0]?.values ?? [];
   } catch (err) {
-    throw new WatchdogDbError(
-      `${file} is damaged (${describeError(err)}); restore it from a backup or start without it`,
-      { cause: err },
-    );
+    throw damaged(err);
   }
   for (const [key, revision, token, pid, unit] of result) {
     if (typeof key !== 'string') continue;

@@ -1,8 +1,6 @@
 /**
- * The instance statechart's actions on the server's life (launches, check-ins, hangs, exits, and the intents that
- * `decide` reads when a server is gone) and on builds and data (what an update check, an install, a rollback or a
- * restore leaves behind), and the typed helpers they (and the maintenance actions) are written with, so that the
- * machine's one `setup()` in instance.setup.ts takes them all.
+ * The statechart's actions on the server's life and on builds and data, and the typed helpers every action is
+ * written with; instance.setup.ts names them all in the machine's one `setup()`.
  */
 
 import { assign, enqueueActions, type GuardPredicate, type ParameterizedObject, stateIn } from 'xstate';

@@ -1,13 +1,8 @@
 /**
- * The maintenance region of the instance statechart: scheduled restarts, restarts asked for a moment, and found
- * updates, carried out while a server runs at the moment `Maintenance.When` names (Now, RoundEnd, Empty) or forced
- * at their deadline (MaxDelayMinutes); and, beside them, a hold that defers all but a person's requests.
- *
- * `action`: `idle` → `pending` (waiting on the hold, or for its moment: the round end after asking the server to
- * leave, or a poll that counts no players; the deadline runs meanwhile) → `carrying-out` or `forced` (a graceful
- * RESTART; only the exit is awaited) → `idle` when the server is gone. `hold`: `free` or `held` until its end.
- * The cron schedules and the player count are actors the supervisor provides; the leave request is LEAVE to the
- * process actor.
+ * The maintenance region: scheduled restarts, restarts asked for a moment, and found updates, carried out at the
+ * moment `Maintenance.When` names or forced at their deadline (MaxDelayMinutes), and a hold that defers all but a
+ * person's requests. `action`: `idle` → `pending` (on the hold, or for its moment; the deadline runs) →
+ * `carrying-out` or `forced` (a graceful RESTART) → `idle` once the server is gone. `hold`: `free` or `held`.
  */
 import { and, not, or } from 'xstate';
 import { errorMessage } from './instance.context.ts';
@@ -163,9 +158,8 @@ export const maintenanceRegion = s.createStateConfig({
 });
 
 /**
- * The `updateCheck` region: update checks, one at a time. One asked for while one runs is remembered (it may be about
- * a build published since) and runs after it. A found build is raised as UPDATE_FOUND for the maintenance region.
- * The daemon's exit ends checking.
+ * The `updateCheck` region: one check at a time, one asked for meanwhile remembered (a build may have been published
+ * since); a found build is raised as UPDATE_FOUND for the maintenance region.
  */
 export const updateCheckRegion = s.createStateConfig({
   initial: 'idle',

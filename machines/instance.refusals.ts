@@ -78,11 +78,8 @@ export interface ControlFacts {
 }
 
 /**
- * Why `action` cannot be done now, or null when the machine takes it. A stopped machine (the daemon exited) takes
- * nothing; otherwise a request is refused exactly when the machine cannot take its event.
- *
- * @example
- * refusalOf(actor.getSnapshot(), 'rollback', { canUpdate: true, canRollback: false }); // 'no previous build …'
+ * Why `action` cannot be done now, or null when the machine takes it: refused exactly when the machine cannot take
+ * its event, and always once it has stopped (the daemon exited).
  */
 export function refusalOf(snapshot: ControlView, action: ControlAction, facts: ControlFacts): string | null {
   const busy = busyRefusal(snapshot, action);

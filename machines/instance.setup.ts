@@ -1,8 +1,6 @@
 /**
- * The instance statechart's one `setup()` call, its whole vocabulary: its types, the named actors (placeholders the
- * supervisor replaces with `.provide()`; what they take and give back is in instance.types.ts), the delays computed
- * from context, the guards, and the actions (written in instance.actions.ts and instance.maintenance-plan.ts). The
- * states live in instance.ts and instance.maintenance.ts.
+ * The statechart's one `setup()`, its whole vocabulary: types, named actors (placeholders the supervisor provides),
+ * delays, guards and actions (written in instance.actions.ts and instance.maintenance-plan.ts).
  */
 import { and, fromCallback, fromPromise, not, or, setup, stateIn } from 'xstate';
 import { buildActions, lifecycleActions } from './instance.actions.ts';

@@ -1,14 +1,9 @@
 /**
- * The instance statechart (described in docs/statechart.md): one per game-server instance. Pure: it names its
- * actors, delays, guards and actions; `src/supervisor` supplies the actors with `.provide()`. No I/O, no clock,
- * no randomness.
- *
- * Four regions run side by side: `lifecycle`, the server's life, and `operatorStop`, an operator's stop (here);
- * `updateCheck` and `maintenance` (instance.maintenance.ts). The status shows the path in `lifecycle` as it is (`server.running`,
- * `stopped.idle`). The server process is invoked by `server` (`serverState` below), the parent of every state that
- * has one, so it lives exactly as long as the instance is in there. Every way out of a server (an exit, a failed
- * spawn, a failed actor) ends in the transient `decide`, as does every launch: it reads `exitIntent` (why the server
- * went) and `updatePending`.
+ * The instance statechart (docs/statechart.md), one per instance; pure: `src/supervisor` provides its actors.
+ * Regions: `lifecycle` and `operatorStop` here, `updateCheck` and `maintenance` in instance.maintenance.ts. The
+ * process is invoked by `server`, the parent of every state that has one, so it lives exactly as long as the
+ * instance is in there. Every launch and every way out of a server passes the transient `decide`, which reads
+ * `exitIntent` and `updatePending`.
  */
 import { and, assign, not, sendTo } from 'xstate';
 import { errorMessage } from './instance.context.ts';
@@ -37,11 +32,7 @@ const failed = (
 
 const toStopping = '#instance.lifecycle.server.stopping';
 
-/**
- * The lifecycle's `server` state: a server process is owned, being started, running, or being stopped. It invokes
- * the process actor (runProcess, src/supervisor), so the process lives exactly as long as the instance is in here;
- * every way out (an exit, a blocked launch, a failed actor) goes to the lifecycle's `decide`.
- */
+/** The lifecycle's `server` state: a server process is owned (see above); every way out goes to `decide`. */
 const serverState = s.createStateConfig({
   initial: 'starting',
   entry: 'beginLaunch',
@@ -276,9 +267,8 @@ export const instanceMachine = s.createMachine({
       },
     },
     /**
-     * The operator's stop: STOP begins it (who and when in `stop`), and it stands, through daemon restarts (the
-     * machine's input carries the remembered one), config reloads and update checks, until the
-     * lifecycle takes a restart, rollback or restore (RESUMED). The status's `stoppedBy` is this state.
+     * The operator's stop (the status's `stoppedBy`): from a STOP, through daemon restarts (the input remembers it),
+     * reloads and update checks, until the lifecycle takes a restart, rollback or restore (RESUMED).
      */
     operatorStop: {
       initial: 'remembered',

@@ -1,14 +1,19 @@
 import mitt, { type Emitter } from 'mitt';
 import * as v from 'valibot';
-import type { AlertKind, RestartReason } from '../machines/instance.types.ts';
+import type {
+  AlertKind,
+  LaunchBlockKind,
+  MaintenanceKind,
+  MaintenanceOutcome,
+  RestartReason,
+} from '../machines/instance.types.ts';
 
 // The machine's own words for why a server was relaunched and what deserves attention, defined there once.
-export type { AlertKind, RestartReason };
+export type { AlertKind, MaintenanceKind, RestartReason };
 
 /**
- * What a chat notification is about; `Notification.Routes[].Events` names these. `loop` covers crash and hang loops;
- * `scheduled-restart` and `hold` come from maintenance's `instance:maintenance-pending`/`instance:maintenance-done`, which the notifier
- * turns into notices (src/notify/maintenance-notices.ts).
+ * What a chat notification is about (`Notification.Routes[].Events`); `loop` covers crash and hang loops,
+ * `scheduled-restart` and `hold` are the notifier's from the maintenance events (src/notify/maintenance-notices.ts).
  */
 export const NOTICE_KINDS = [
   'crash',
@@ -56,9 +61,8 @@ export interface Notice {
 }
 
 /**
- * One file system the daemon watches, as the disk watcher last read it (src/daemon/disk-watch.ts): the
- * one holding the instance root, the one holding the working folder, or both when they are one (same `stat().dev`).
- * A schema, not an interface: the status JSON and `/health` carry it too, and the OpenAPI document is made from it.
+ * One watched file system as src/daemon/disk-watch.ts last read it (the instance root's, the working folder's, or
+ * both); a schema, as the status JSON, `/health` and the OpenAPI document carry it.
  */
 export const DiskReadingSchema = v.object({
   holds: v.pipe(v.string(), v.description('instances, working folder, or instances and working folder')),
@@ -78,8 +82,6 @@ export const DiskReadingSchema = v.object({
   message: v.pipe(v.string(), v.description('the figures in words, as the chat is told')),
 });
 export type DiskReading = v.InferOutput<typeof DiskReadingSchema>;
-
-export type MaintenanceKind = 'scheduled-restart' | 'restart' | 'update' | 'hold';
 
 export type UpdatePhase = 'check' | 'download' | 'verify' | 'extract' | 'install' | 'done' | 'none' | 'failed';
 
@@ -118,9 +120,8 @@ export type BusEvents = {
     at: number;
   };
   /**
-   * Maintenance, once when it begins and once when it is done, never per poll. `kind`: a restart from
-   * `RestartSchedule` (`scheduled-restart`), one asked for with `?when=` (`restart`), a found update waiting for its
-   * moment (`update`), or a `hold`. `when` is the policy (Now, RoundEnd, Empty); `until` a hold's end (ms).
+   * Maintenance, once when it begins and once when it is done, never per poll: `when` is the policy, `until` a
+   * hold's end (ms).
    */
   'instance:maintenance-pending': {
     key: string;
@@ -135,7 +136,7 @@ export type BusEvents = {
   'instance:maintenance-done': {
     key: string;
     kind: MaintenanceKind;
-    how: 'done' | 'forced' | 'released' | 'expired' | 'dropped';
+    how: MaintenanceOutcome;
     at: number;
   };
   'instance:log': { key: string; stream: 'stdout' | 'stderr'; line: string; at: number };
@@ -150,11 +151,6 @@ export type BusEvents = {
    * server exited, or before the next launch (from an earlier launch or daemon, or holding the game port).
    */
   'instance:stragglers': { key: string; pids: number[]; when: 'exit' | 'relaunch'; at: number };
-  /**
-   * A launch could not happen for a reason that is not the server's fault (`resources`: the daemon is out of
-   * descriptors or memory; `port`: the game port is still held) and is retried in `retryMs`. `attempts` counts the
-   * episode: 1 begins one. Never a startup failure.
-   */
   /** An update check ended: found an update or none (`ok`), or failed with `error` (src/supervisor/update-check-record.ts). */
   'instance:update-check': { key: string; ok: boolean; available: boolean; error: string | null; at: number };
   /**
@@ -176,16 +172,17 @@ export type BusEvents = {
   'instance:backup-found': { key: string; id: string; archiveBytes: number; at: number };
   /** `Backups.AfterCommand` ended for a snapshot: its status (`exit code 0`, …) and the end of its output. */
   'instance:backup-copied': { key: string; id: string; ok: boolean; status: string; output: string; at: number };
+  /** A launch not the server's fault to fail (`resources`, `port`), retried in `retryMs`; `attempts` 1 begins one. */
   'instance:launch-blocked': {
     key: string;
-    kind: 'resources' | 'port';
+    kind: LaunchBlockKind;
     message: string;
     attempts: number;
     retryMs: number;
     at: number;
   };
   /** A launch spawned again after `attempts` blocked ones: the episode is over. */
-  'instance:launch-unblocked': { key: string; kind: 'resources' | 'port'; attempts: number; at: number };
+  'instance:launch-unblocked': { key: string; kind: LaunchBlockKind; attempts: number; at: number };
   'instance:checkin-rejected': { key: string; reason: string; remote: string | undefined; at: number };
   /**
    * A control request whose credentials were accepted (`/instances/:key/<verb>` or the dashboard's

@@ -1,8 +1,7 @@
 /**
- * The daemon's clock for durations: milliseconds on a monotonic clock (`performance.now()`), which an NTP step, a
- * VM resume or `date -s` never moves. Every deadline, timeout, rate, back-off, uptime and timer delay is measured on
- * it, so a step of the wall clock neither stretches nor shrinks one. Wall time (`Date.now()`) is for what a person
- * reads or what is stored (bus facts, status times, file ages) and for cron schedules, which follow the calendar.
+ * The daemon's clock for durations (deadlines, timeouts, rates, back-offs, uptimes, timer delays): monotonic
+ * milliseconds, which no step of the wall clock moves. `Date.now()` is for times people read or that are stored, and
+ * for cron.
  */
 export const monotonicMs = (): number => performance.now();
 

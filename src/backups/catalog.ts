@@ -47,9 +47,8 @@ export async function removeBackup(entry: BackupEntry): Promise<void> {
 }
 
 /**
- * Writes a snapshot's manifest beside its archive again (a before-update snapshot learning the build installed),
- * under a temporary name then renamed, so a listing reads the old manifest or the new one, never half of one. The
- * copy inside the archive keeps what was known when it was taken.
+ * Rewrites a snapshot's manifest beside its archive (a before-update snapshot learning the build installed) by
+ * temporary name and rename, so a listing never reads half of one; the copy inside the archive stays as taken.
  */
 export async function rewriteManifest(backupsDir: string, manifest: BackupManifest): Promise<void> {
   const file = join(backupsDir, `${manifest.id}.json`);

@@ -9,10 +9,9 @@ import { hashFile, SNAPSHOT_PATHS } from './collect.ts';
 import { BackupError } from './snapshot.ts';
 
 /**
- * Puts a snapshot's data/ and config.toml back into the instance folder. The caller has stopped the server and
- * taken a snapshot of the current data first. The archive is unpacked beside data/ and every file checked against
- * the manifest's SHA-256 before anything is replaced; then each of data/ and config.toml is swapped by rename, and
- * put back as it was if a swap fails. A damaged or foreign archive leaves the instance as it was.
+ * Puts a snapshot's data/ and config.toml back (the caller stopped the server and snapshotted the data first): the
+ * archive is unpacked beside data/ and checked against the manifest's SHA-256 before each is swapped in by rename,
+ * put back if a swap fails. A damaged or foreign archive leaves the instance as it was.
  */
 export async function restoreSnapshot(instanceDir: string, entry: BackupEntry, marginBytes: number): Promise<void> {
   const space = await diskSpaceOf(instanceDir).catch(() => null);

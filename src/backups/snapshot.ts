@@ -38,10 +38,9 @@ export interface SnapshotRequest {
 }
 
 /**
- * Takes a snapshot of the instance's data and config.toml into `<backupsDir>/<id>.tar.gz` with its manifest beside it
- * (`<id>.json`) and inside it. Copies go to a staging folder in `backupsDir` first (databases through SQLite's online
- * backup), then into the archive, written under a temporary name and renamed: a snapshot that exists is whole. On
- * any failure nothing is left behind and a BackupError says why.
+ * Snapshots the instance's data and config.toml into `<backupsDir>/<id>.tar.gz`, its manifest beside and inside it:
+ * copied to a staging folder first (databases by SQLite's online backup), archived under a temporary name and
+ * renamed, so a snapshot that exists is whole. A failure leaves nothing and throws a BackupError.
  */
 export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest> {
   await mkdir(req.backupsDir, { recursive: true });

@@ -3,9 +3,8 @@ import { describeError } from '../errors.ts';
 import { openRegular } from '../regular-file.ts';
 
 /**
- * SQLite databases under `data/` are copied with SQLite's online backup (the `sqlite3` program's `.backup`), which
- * takes the database's locks and copies a consistent state even while the server writes: a raw copy of a database
- * being written, or of its file without its `-wal`, can be torn.
+ * SQLite databases under `data/` are copied with `sqlite3`'s `.backup`, which takes the locks and copies a consistent
+ * state while the server writes (a raw copy, or one without its `-wal`, can be torn).
  */
 
 const MAGIC = Buffer.from('SQLite format 3\0', 'latin1');

@@ -1,8 +1,6 @@
 /**
- * Mermaid `stateDiagram-v2` of the chart. Leaves are drawn flat under their dotted names because Mermaid
- * cannot draw transitions between states inside different composite states (its documented limitation);
- * a class per top-level group colours them instead. Transitions declared on the machine itself hang off
- * an "any state" node.
+ * Mermaid `stateDiagram-v2` of the chart: leaves drawn flat under their dotted names (Mermaid cannot draw transitions
+ * between composite states), coloured by top-level group; the machine's own transitions leave an "any state" node.
  */
 import type { ChartGraph, ChartState } from './graph.ts';
 

@@ -1,8 +1,5 @@
-/**
- * The instance statechart as SVG, in the operator's or the developer's view (the dashboard's `/statechart.svg`,
- * `watchdog chart --format svg`), rendered from the machine by Graphviz in WebAssembly (@viz-js/viz), so neither the
- * daemon nor the CLI needs a `dot` binary and the browser no CDN.
- */
+/** The statechart as SVG (`/statechart.svg`, `watchdog chart --format svg`), by Graphviz in WebAssembly: no `dot` binary. */
+
 import type { Logger } from '../log.ts';
 import { toDot } from './dot.ts';
 import { type ChartEdge, type ChartGraph, chartGraph } from './graph.ts';

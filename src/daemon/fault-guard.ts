@@ -6,10 +6,8 @@ import type { Logger } from '../log.ts';
 const LOGGED_PER_MINUTE = 20;
 
 /**
- * Keeps the daemon supervising when an error escapes every handler (`uncaughtException`, `unhandledRejection`):
- * it is logged with its stack and put on the bus (`daemon:fault`, counted in `watchdog_uncaught_errors_total`).
- * Why this is safe here, and what an operator sees, is in docs/architecture.md ("When something escapes").
- * Returns the function that removes the handlers.
+ * Keeps the daemon supervising when an error escapes every handler: logged with its stack and put on the bus
+ * (`daemon:fault`); docs/architecture.md, "When something escapes", says why. Returns the remover of the handlers.
  */
 export function guardProcess(bus: Bus, log: Logger): () => void {
   let windowStart = Number.NEGATIVE_INFINITY;

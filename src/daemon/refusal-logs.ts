@@ -7,10 +7,9 @@ import type { Logger } from '../log.ts';
 const UNKNOWN_KEYS = '(keys not configured)';
 
 /**
- * Logs rejected check-ins with their reason, at most one line per `everyMs()` per instance (a window of 0 logs every
- * one): a misconfigured server pings every 15 s forever, and the spec's symptom (a restart every TimeoutSeconds)
- * needs its cause visible. The rest of a window is one line with their count and the last reason. Keys that `known`
- * does not recognise share one bucket, so a client inventing keys cannot flood the log or grow the table.
+ * Logs rejected check-ins with their reason, at most one line per `everyMs()` per instance, then one with their count
+ * and the last reason: a misconfigured server pings every 15 s for ever, and its restart every TimeoutSeconds needs a
+ * visible cause. Unknown keys share one bucket, so invented keys cannot flood the log or grow the table.
  */
 export function logRejectedCheckins(
   bus: Bus,
@@ -38,10 +37,8 @@ export function logRejectedCheckins(
 }
 
 /**
- * Logs requests refused before their credentials were accepted (`daemon:request-refused`) in the same way, by source: the
- * first in full, then one summary line per `everyMs()` while they go on (`1,234 refused requests from 127.0.0.1 in
- * the last 60 s`). Whatever a stranger sends, this writes at most about one line per source per interval, for at
- * most `MAX_BUCKETS` sources plus one for all others.
+ * Logs requests refused before their credentials were accepted (`daemon:request-refused`) the same way, by source:
+ * about one line per source per `everyMs()`, for at most `MAX_BUCKETS` sources plus one for all others.
  */
 export function logRefusedRequests(bus: Bus, log: Logger, everyMs: () => number): () => void {
   const window = createLogWindow({

@@ -3,10 +3,8 @@ import { configureLogging, createLogger } from '../log.ts';
 import { type DemoServer, startDemoServer } from './server.ts';
 
 /**
- * Entry point of `bin/demo-server`: engine-style arguments and environment (src/demo/README.md),
- * one log line per event on stdout. Exits 0 on /shutdown, after /update, and on SIGTERM/SIGINT;
- * 2 on bad arguments or configuration; 1 when it cannot start (e.g. the port is taken) or on a fatal error
- * (after a clean stop, which tells Agones in Agones mode); 3 on `demo.crash_after`.
+ * Entry point of `bin/demo-server` (src/demo/README.md). Exits 0 on /shutdown, after /update and on SIGTERM/SIGINT;
+ * 2 on bad arguments or configuration; 1 when it cannot start or on a fatal error; 3 on `demo.crash_after`.
  */
 export async function runDemoServer(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   configureLogging({ write: (line) => process.stdout.write(line + '\n') });

@@ -35,12 +35,8 @@ export interface PlayersOptions {
 export interface Players {
   count(): number;
   list(): Player[];
-  /**
-   * Sends `announce <text>` to every joined player; returns how many it was sent to (0 after `close`).
-   *
-   * @example
-   * players.broadcast('the server restarts for an update at the end of round 7');
-   */
+  /** Sends `announce <text>` to every joined player; returns how many it was sent to (0 after `close`). */
+
   broadcast(text: string): number;
   close(): Promise<void>;
 }

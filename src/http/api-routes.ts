@@ -105,10 +105,8 @@ export function dashboardInstance({ registry, bus, log }: HttpDeps): MiddlewareH
 }
 
 /**
- * Admin routes for the dashboard and scripts (same access rule as the dashboard):
- * `GET /api/instances` every instance's status (the tail of its log is log-routes.ts's);
- * `POST /api/instances/:key/<verb>` control through the same `carryOut` as `POST /instances/:key/<verb>` (control.ts),
- * audited on the bus as `instance:control` with the admin user name.
+ * The dashboard's admin routes: `GET /api/instances` and `POST /api/instances/:key/<verb>`, carried out by the same
+ * `carryOut` as `POST /instances/:key/<verb>` (control.ts), audited with the admin user's name.
  */
 export function apiRoutes(deps: HttpDeps): Hono<DashboardEnv> {
   const { registry } = deps;

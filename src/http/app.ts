@@ -22,12 +22,9 @@ import { clientAddresses, methodNotAllowed } from './request-info.ts';
 import { userRoutes } from './user-routes.ts';
 
 /**
- * The watchdog's HTTP API (README.md, "HTTP API"). Only builds the app; `startHttpServer` listens. Each sub-app
- * puts its authentication middleware in front of each of its handlers (`apiToken` and `checkinSecret` from
- * instance-auth.ts, where the key in the path selects the secret; `adminAccess` for the dashboard, `/events`,
- * `/metrics` and `/api/*`), never under a path prefix: the sub-apps share prefixes (`/instances` also serves the
- * unauthenticated binaries), and Hono runs middleware in registration order, so a route registered before a
- * prefix guard would be served unguarded.
+ * The watchdog's HTTP API (README "HTTP API"); `startHttpServer` listens. Each sub-app puts its authentication in
+ * front of each handler, never under a path prefix: the sub-apps share prefixes (`/instances` also serves the open
+ * binaries), and Hono runs middleware in registration order, so a route registered before a prefix guard is unguarded.
  */
 export function createApp(given: HttpDeps): Hono {
   const app = new Hono();

@@ -1,4 +1,4 @@
-import type { Bus, BusEvents } from '../bus.ts';
+import { type Bus, type BusEvents, subscribe } from '../bus.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { DEFAULT_ROTATION, type LogRotation } from '../process/log-file.ts';
 import { createRotatingLogWriter } from '../process/log-writer.ts';
@@ -23,12 +23,10 @@ export interface AuditLogOptions {
 }
 
 /**
- * Appends every `control` event (and every login, logout and user changed over HTTP) (accepted or refused after the credentials were accepted) to `file` as one JSON
- * line, with an ISO `time` next to the epoch-ms `at`; an unknown user or remote address is `null`. Requests refused
- * before that (`daemon:request-refused`: junk credentials, wrong user, unknown key) are written like the rejected
- * check-in log: the first from a source in full, then one `summary` line per interval while they go on. The file
- * rotates by size and keeps a fixed number of files, so nobody can fill the disk through it. A write failure is
- * logged once and the file is tried again later, never thrown into the emitter (bus handlers must not throw).
+ * Appends every `control` event, login, logout and user changed over HTTP past the credentials to `file` as a JSON line (ISO `time` beside
+ * `at`; an unknown user or address is `null`). Requests refused before that (`daemon:request-refused`) go like the
+ * rejected check-in log: the first per source in full, then a `summary` line per interval. The file rotates by size,
+ * and a write failure is logged once and retried later, never thrown into the bus.
  */
 export function createAuditLog(opts: AuditLogOptions): AuditLog {
   const log = opts.log ?? createLogger('audit');
@@ -117,19 +115,17 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
       result: 'accepted',
       at: e.at,
     });
-  opts.bus.on('instance:control', onControl);
-  opts.bus.on('daemon:request-refused', onRefused);
-  opts.bus.on('daemon:login', onLogin);
-  opts.bus.on('daemon:logout', onLogout);
-  opts.bus.on('daemon:user-changed', onUserChanged);
+  const unsubscribe = subscribe(opts.bus, {
+    'instance:control': onControl,
+    'daemon:request-refused': onRefused,
+    'daemon:login': onLogin,
+    'daemon:logout': onLogout,
+    'daemon:user-changed': onUserChanged,
+  });
 
   return {
     close: async () => {
-      opts.bus.off('instance:control', onControl);
-      opts.bus.off('daemon:request-refused', onRefused);
-      opts.bus.off('daemon:login', onLogin);
-      opts.bus.off('daemon:logout', onLogout);
-      opts.bus.off('daemon:user-changed', onUserChanged);
+      unsubscribe();
       // What was counted but not summarised yet is written now, so a flood just before a stop is not lost.
       refusals.close();
       out.close();

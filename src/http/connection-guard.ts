@@ -34,17 +34,11 @@ const REFUSAL =
   'too many connections; try again shortly\n';
 
 /**
- * Caps the daemon's HTTP connections, in total and per client address, without starving check-ins. When a cap is
- * reached, the new connection takes the place of one that never carried an accepted check-in: the oldest that has
- * not completed a request, else the oldest idle keep-alive one, else the oldest with a request in flight; only when
- * every connection carried a check-in is the new one refused. An attacker holding every slot with idle
- * connections therefore loses the oldest of them to each new client, a game server's included (its request follows at once, unlike the idle ones'), and a connection
- * that carried a check-in keeps its place. Game servers and strangers may share an address (127.0.0.1), so the
- * per-source cap works the same way: it never refuses a client while an idle stranger holds a slot.
- *
- * @example
- * const guard = createConnectionGuard({ maxConnections: 512, maxPerSource: 256 });
- * guard.attach(server);
+ * Caps the daemon's HTTP connections, in total and per client address, without starving check-ins. At a cap the
+ * new connection takes the place of one that never carried an accepted check-in: the oldest that has not completed
+ * a request, else the oldest idle one, else the oldest in flight; only when every one carried a check-in is the new
+ * one refused. So idle connections holding every slot lose the oldest to each new client, and the per-source cap
+ * (game servers and strangers may share 127.0.0.1) never refuses a client while an idle stranger holds a slot.
  */
 export function createConnectionGuard(limits: { maxConnections: number; maxPerSource: number }): ConnectionGuard {
   // Insertion order is connection order: the first evictable one found is the oldest.

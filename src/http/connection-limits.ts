@@ -17,12 +17,8 @@ const CEILING = 4096;
 /** A process with no readable limit (not Linux): Node's usual soft limit elsewhere is far above this. */
 const UNKNOWN_LIMIT = 1024;
 
-/**
- * The soft "Max open files" limit of this process, from `/proc/self/limits`; null where that cannot be read.
- *
- * @example
- * descriptorLimit('Max open files            1024                 524288               files'); // 1024
- */
+/** The soft "Max open files" limit of this process, from `/proc/self/limits`; null where that cannot be read. */
+
 export function descriptorLimit(text?: string): number | null {
   let limits = text;
   if (limits === undefined) {

@@ -105,10 +105,8 @@ export const controlRouteDocs: readonly RouteDoc[] = [
 ];
 
 /**
- * `POST /:key/{restart,update,stop,rollback,hold,release}` and `GET /:key/status`, Basic `<key>:<ApiToken>`;
- * mounted at `/instances`. A control request whose credentials were accepted is carried out by control.ts, as the
- * dashboard's is: audited on the bus (`instance:control`), taken or refused; one refused before that is a
- * `daemon:request-refused`, rate-limited by source where it is written. A wrong method is answered 405 before any check.
+ * `POST /:key/{restart,update,stop,rollback,hold,release}` and `GET /:key/status`, Basic `<key>:<ApiToken>`, mounted
+ * at `/instances`; carried out by control.ts as the dashboard's are. A wrong method is answered 405 before any check.
  */
 export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   const app = new Hono<InstanceEnv>();

@@ -138,10 +138,8 @@ export function auditControl(
 }
 
 /**
- * The one way a control request is carried out, from `/instances/:key/<verb>` (ApiToken) and
- * `/api/instances/:key/<verb>` (the dashboard) alike, so both answer the same in every state: performs it or says
- * why not, audits it on the bus, and logs it. The routes differ only in how they authenticate and how they write
- * an accepted answer.
+ * The one way a control request is carried out, for `/instances/:key/<verb>` and the dashboard's
+ * `/api/instances/:key/<verb>` alike: performs it or says why not, audits it on the bus, and logs it.
  */
 export async function carryOut(
   deps: { bus: Bus; log: Logger },

@@ -10,10 +10,8 @@ import { errors, type RouteDoc } from './route-doc.ts';
 import type { Health } from './schemas.ts';
 
 /**
- * The body of `GET /health`. pid lets the daemon check at start that BaseUrl reaches this very process
- * (src/daemon/base-url-check.ts); the uptime is the process's. A disk low on space makes it `degraded`, with the
- * figures in `problems`, but the answer stays 200: a container healthcheck must not restart the daemon over a full
- * disk, which a restart does not cure and which the daemon still supervises through.
+ * The body of `GET /health` (its pid lets base-url-check.ts see that BaseUrl reaches this process). A low disk makes
+ * it `degraded` but still 200: a container healthcheck must not restart the daemon over what a restart cannot cure.
  */
 function healthBody(registry: InstanceRegistry, version: string, disk: () => DiskReading[] = () => []): Health {
   const instances: Record<string, string> = {};

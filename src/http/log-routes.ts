@@ -170,11 +170,9 @@ const whole = <F extends number | undefined>(
 };
 
 /**
- * `GET /instances/:key/logs?lines=N`: the last N lines (default 50) of the server log as JSON
- * `{ key, found, lines }`. With `follow=1`, NDJSON instead: `{"key","found"}`, the N lines and then each new one as
- * `{"line"}` (an empty line every 15 s while the log is quiet), for `seconds` (default 600, at most 3600), ending with `{"end":"lifetime","from":<offset>}`; `from=<offset>`
- * resumes there without a tail. The reading and following are the CLI's own (src/process/log-tail.ts). Also the
- * dashboard's `GET /api/instances/:key/log?n=100`. Mounted at `/`.
+ * `GET /instances/:key/logs?lines=N` (JSON `{ key, found, lines }`; with `follow=1` NDJSON for `seconds`, a blank
+ * line every 15 s, ending `{"end":"lifetime","from":<offset>}`, and `from=` resumes) and the dashboard's
+ * `GET /api/instances/:key/log`, read as the CLI reads (src/process/log-tail.ts). Mounted at `/`.
  */
 export function logRoutes(deps: HttpDeps): Hono {
   const app = new Hono<LogEnv>();

@@ -1,8 +1,6 @@
 /**
- * The valibot schemas of the JSON bodies the routes answer with (and take) that are not an instance's own (those are
- * src/supervisor/status.ts), and the named table the OpenAPI document's `components.schemas` is generated from
- * (openapi-routes.ts). The handlers type their bodies with these schemas' outputs, so the document and the answers
- * cannot drift; nothing here runs per request.
+ * The schemas of the JSON bodies that are not an instance's own (those are src/supervisor/status.ts), and the named
+ * table of the OpenAPI document's `components.schemas`: handlers type their bodies with them, so neither can drift.
  */
 import * as v from 'valibot';
 import { DiskReadingSchema } from '../bus.ts';

@@ -35,15 +35,9 @@ async function startedAt(ticks: bigint): Promise<string> {
 }
 
 /**
- * Whether `pid` is the server the real watchdog left running for an instance whose program is `program`:
- * alive, started before `before` (this process's start time: a process that started later cannot have been
- * left by the old daemon), and running that program. The real watchdog compares the process's executable with the
- * program path and so refuses a server that is a script run by an interpreter; we also accept the program as
- * argv[0] or argv[1] of its command line (`/usr/bin/node /srv/bin/server.mjs …`). Symbolic links in `program`
- * count either way. Reads /proc only: never signals anything.
- *
- * @example
- * const check = await checkPersistedServer(4242, '/srv/instances/alpha/bin/Robust.Server', ownStartTime);
+ * Whether `pid` is the server the real watchdog left running: alive, started before `before` (this process's start:
+ * a later one cannot be the old daemon's), and running `program`, as its executable or, unlike the real watchdog,
+ * as argv[0] or argv[1] (a script run by an interpreter), links resolved. Reads /proc only, never signals.
  */
 export async function checkPersistedServer(
   pid: number,

@@ -4,6 +4,7 @@ import { followAppendedLog } from './appended-log.ts';
 import { DEFAULT_ROTATION, LOG_NAME, type LogRotation } from './log-file.ts';
 import { DEFAULT_LOG_RETRY_MS } from './log-writer.ts';
 import { isAlive, readProcessStartTime } from './proc-info.ts';
+import { killGroup } from './process-group.ts';
 import type { ServerProcess } from './spawn.ts';
 import { createWriteOutage, type WriteHealth } from './write-outage.ts';
 
@@ -17,19 +18,6 @@ async function stillRuns(pid: number, startTime: string | null): Promise<boolean
   if (startTime === null) return true;
   const now = await readProcessStartTime(pid);
   return now === null || now === startTime;
-}
-
-/** Signals the group the server leads (it was launched as a group leader), else the pid alone. Never throws. */
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      /* already gone */
-    }
-  }
 }
 
 /**
@@ -48,7 +36,7 @@ export function adoptedProcess(pid: number, startTime: string | null, pollMs = 5
       if (detached) return;
       if (!runs) {
         // Checked right after the exit, while the group id cannot have been reused by an unrelated process.
-        signalGroup(pid, 'SIGKILL');
+        killGroup(pid, 'SIGKILL');
         resolve({ code: null, signal: null });
       } else timer = setTimeout(() => void poll(), pollMs);
     };
@@ -59,7 +47,7 @@ export function adoptedProcess(pid: number, startTime: string | null, pollMs = 5
     startTime,
     exited,
     kill(signal: NodeJS.Signals = 'SIGKILL') {
-      signalGroup(pid, signal);
+      killGroup(pid, signal);
     },
     detach() {
       detached = true;

@@ -72,11 +72,9 @@ export interface AppendedLogOptions {
 }
 
 /**
- * Follows a server.log the server appends to itself (PersistServers), bounded by `boundAppendedLog`. When someone
- * removes the file (or all of `logs/`) while the server runs, the server goes on writing into the removed file,
- * which nobody sees and which would grow for ever: its lines are then copied into a new server.log (rotated like a
- * piped one), and the removed file is emptied whenever it reaches the rotation size. That lasts until the next
- * launch, which writes to the new file itself.
+ * Follows a server.log the server appends to itself (PersistServers), bounded by `boundAppendedLog`. A file removed
+ * while the server writes to it would grow unseen for ever: until the next launch its lines are copied into a new
+ * server.log (rotated like a piped one) and the removed file is emptied at the rotation size.
  */
 export function followAppendedLog(opts: AppendedLogOptions): LogFollower {
   const { logDir, rotation, outage } = opts;

@@ -28,12 +28,9 @@ async function isSocket(path: string): Promise<boolean> {
 }
 
 /**
- * The runtime's diagnostics socket, `dotnet-diagnostic-<pid>-<start time in jiffies>-socket` in the process's
- * `$TMPDIR` (else /tmp), as the "Diagnostic IPC Protocol" document names it. Looked for through /proc/<pid>/root
- * first, so a server with its own /tmp (systemd's PrivateTmp, a container) is found too; then in our own view of
- * that folder. When the exact name is missing (a clock or pid namespace quirk), any socket of that pid is taken,
- * newest first, as the diagnostics client library does. Null when there is none: not .NET, or
- * `DOTNET_EnableDiagnostics=0`.
+ * The runtime's diagnostics socket, `dotnet-diagnostic-<pid>-<start jiffies>-socket` in the process's `$TMPDIR`
+ * (else /tmp), looked for through /proc/<pid>/root first (a private /tmp), then in our own view; failing the exact
+ * name, the newest socket of that pid, as the client library does. Null when not .NET or diagnostics are off.
  */
 export async function findDiagnosticsSocket(pid: number): Promise<string | null> {
   const tmp = (await environVar(pid, 'TMPDIR')) || '/tmp';

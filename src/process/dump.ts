@@ -63,7 +63,7 @@ function runBounded(program: string, args: string[], timeoutMs: number, log: Log
     const timer = setTimeout(() => {
       log.warn('dumper took too long; killed it', { program, timeoutMs });
       killed = true;
-      killGroup(child, 'SIGKILL');
+      killGroup(child.pid, 'SIGKILL');
     }, timeoutMs);
     child.once('error', (err) => {
       clearTimeout(timer);
@@ -119,15 +119,10 @@ async function resumeIfStopped(pid: number, log: Logger): Promise<void> {
 const exists = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
 
 /**
- * Dumps a hung server before it is killed (`DumpOnTimeout`), the first way that works within `timeoutMs` in all:
- * 1. the .NET runtime itself over its diagnostics IPC socket (what the real watchdog's `WriteDump` does), with the
- *    dump type; the runtime runs its own createdump;
- * 2. `createdump` of the runtime the process loaded (found through its libcoreclr.so), else beside the program, else
- *    on PATH, with the dump type;
- * 3. `gcore` from gdb: always a full core (GBs for a .NET server), so only for a server that is not .NET, or when
- *    the .NET ways failed (the log says which and why);
- * else just a log line. Keeps the newest 3 dumps, at most 4 GB together (`keep`, `maxBytes`). Resolves the
- * dump's path, or null. Never rejects.
+ * Dumps a hung server before it is killed (`DumpOnTimeout`), the first way that works within `timeoutMs`: the .NET
+ * runtime over its diagnostics socket (as the real watchdog's `WriteDump`), then `createdump` (the loaded runtime's,
+ * beside the program, or on PATH), then gdb's `gcore` (a full core of GBs: only when not .NET or the .NET ways
+ * failed); else a log line. Applies `Retention.Dumps`. Resolves the dump's path or null; never rejects.
  */
 export async function dumpProcess(pid: number, opts: DumpOptions): Promise<string | null> {
   const searchPath = opts.searchPath ?? process.env.PATH ?? '';

@@ -12,13 +12,8 @@ const RESOURCE_REASONS: Record<string, string> = {
   ENOMEM: 'the watchdog is out of memory to start a process (ENOMEM)',
 };
 
-/**
- * The LaunchBlockedError for `err` when it (or its cause) is one of the resource errors; null otherwise. One
- * already blocked is returned as it is.
- *
- * @example
- * try { await launch(); } catch (err) { throw resourceBlock(err) ?? err; }
- */
+/** The LaunchBlockedError for `err` when it (or its cause) is one of the resource errors (or one already); else null. */
+
 export function resourceBlock(err: unknown): LaunchBlockedError | null {
   if (err instanceof LaunchBlockedError) return err;
   const code = [err, (err as { cause?: unknown } | null)?.cause].map(errorCode).find((c) => c !== 'error');

@@ -20,11 +20,9 @@ export const TOKEN_ENV = 'ROBUST_CVAR_watchdog__token';
 const AGONES_SDK_ENV = ['AGONES_SDK_HTTP_PORT', 'AGONES_SDK_GRPC_PORT'];
 
 /**
- * What a game server inherits from the daemon's environment: all of it but the CLI's control token and a launch
- * marker (each launch gets its own), and, when the
- * daemon speaks to Agones for its server (Agones mode), the SDK server's address, so that a server which knows
- * Agones (a kit-built one) does not speak for itself too: a GameServer has one voice. An instance's own
- * EnvironmentVariables still set anything, these names included.
+ * What a game server inherits from the daemon's environment: all but the CLI's control token, a launch marker (each
+ * launch gets its own) and, in Agones mode, the SDK's address, so a kit-built server does not speak to Agones too (a
+ * GameServer has one voice). An instance's EnvironmentVariables still set anything.
  */
 export function inheritedEnv(
   env: Record<string, string | undefined>,
@@ -37,12 +35,8 @@ export function inheritedEnv(
 }
 
 /**
- * The command line, working directory and environment of a launch, exactly as the real watchdog builds
- * them (its `ServerInstance.Actor.cs`). The secret goes into the environment only: argv is
- * readable by every user through `ps` and `/proc/<pid>/cmdline`.
- *
- * @example
- * const spec = buildLaunchSpec({ key: 'alpha', instance, baseUrl: 'http://localhost:5000/', secret: generateSecret(), providerCvars: [], env: process.env });
+ * The command line, working directory and environment of a launch, as the real watchdog's `ServerInstance.Actor.cs`
+ * builds them. The secret goes into the environment only: every user can read argv (`ps`).
  */
 export function buildLaunchSpec(opts: {
   key: string;

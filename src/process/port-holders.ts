@@ -49,13 +49,9 @@ async function wantedInodes(port: number): Promise<Map<string, 'tcp' | 'udp'>> {
 }
 
 /**
- * The processes holding `port` as a TCP listener or a bound UDP socket: the sockets' inodes from
- * /proc/net/{tcp,tcp6,udp,udp6}, matched against every process's `/proc/<pid>/fd` links (`socket:[inode]`). Only
- * processes whose descriptors this user may read are seen (all of them as root, or under the same user). Empty
- * without /proc. A process holding both appears once per protocol.
- *
- * @example
- * for (const h of await portHolders(1212)) log.warn(`port 1212 held by pid ${h.pid} (${h.name})`);
+ * The processes holding `port` as a TCP listener or a bound UDP socket (once per protocol): the inodes of
+ * /proc/net/{tcp,tcp6,udp,udp6} matched against `/proc/<pid>/fd` links, so only processes whose descriptors this user
+ * may read. Empty without /proc.
  */
 export async function portHolders(port: number): Promise<PortHolder[]> {
   const wanted = await wantedInodes(port);

@@ -98,13 +98,10 @@ function endsWith(cmdline: string[], args: string[]): boolean {
 }
 
 /**
- * Whether `pid` is still the server launched earlier: same kernel start time, and its
- * command line ends with the arguments recorded at launch. Only the tail is compared because what
- * precedes the arguments varies: an interpreter in front of a script (`/usr/bin/node /x/bin/server.mjs …`).
- * Pass the launch spec's `args` (the watchdog arguments — key, absolute config path — make the tail
- * specific), or `[program, ...args]`: when that full tail is not found and the first entry is an absolute
- * path, the tail without it is accepted, because a wrapper script that `exec`s the real server no longer
- * shows its own path. Not /proc/<pid>/exe, which names the interpreter for script servers.
+ * Whether `pid` is still the server launched earlier: same kernel start time, and a command line ending with the
+ * recorded arguments (only the tail: an interpreter may precede a script; not /proc/<pid>/exe for the same reason).
+ * With `[program, ...args]` whose program is absolute, the tail without it is accepted too: a wrapper script that
+ * `exec`s the server no longer shows its own path.
  */
 export async function verifyProcess(pid: number, expect: { startTime: string; args: string[] }): Promise<boolean> {
   if (!isAlive(pid)) return false;

@@ -1,17 +1,15 @@
-import type { ChildProcess } from 'node:child_process';
-
 /**
- * Signals the process group the server leads (it was spawned with `detached: true`, so its pid is the
- * group id). ESRCH (nothing left) is fine; if the group cannot be signalled, the leader alone is.
+ * Signals the process group `pid` leads (spawned with `detached: true`, so its pid is the group id). ESRCH (nothing
+ * left) is fine; if the group cannot be signalled, the leader alone is. Never throws.
  */
-export function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
-  if (child.pid === undefined) return;
+export function killGroup(pid: number | undefined, signal: NodeJS.Signals = 'SIGKILL'): void {
+  if (pid === undefined) return;
   try {
-    process.kill(-child.pid, signal);
+    process.kill(-pid, signal);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return;
     try {
-      child.kill(signal);
+      process.kill(pid, signal);
     } catch {
       // Nothing left to signal.
     }
@@ -24,6 +22,6 @@ export function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL
  * reused. Not after `detach()`. This reaches only the group: a child that moved to a session or group of its own is
  * found by process tracking (`tracking.ts`: the launch's cgroup, or its environment marker).
  */
-export function reapStragglers(child: ChildProcess, detached: boolean): void {
-  if (!detached) killGroup(child, 'SIGKILL');
+export function reapStragglers(pid: number | undefined, detached: boolean): void {
+  if (!detached) killGroup(pid, 'SIGKILL');
 }

@@ -68,8 +68,8 @@ export function runChild(program: string, args: string[], opts: RunOptions): Pro
     const stop = (why: Error) => {
       if (stopped || exit) return;
       stopped = why;
-      killGroup(child, 'SIGTERM');
-      escalate = setTimeout(() => killGroup(child, 'SIGKILL'), KILL_GRACE_MS);
+      killGroup(child.pid, 'SIGTERM');
+      escalate = setTimeout(() => killGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS);
     };
     const timer = setTimeout(
       () => stop(fail(`${opts.what} took longer than ${opts.timeoutMs / 1000} s and was stopped`)),
@@ -94,7 +94,7 @@ export function runChild(program: string, args: string[], opts: RunOptions): Pro
     child.once('error', (err) => finish(err));
     child.once('exit', (code, sig) => {
       exit = { code, signal: sig };
-      if (stopped) killGroup(child, 'SIGKILL');
+      if (stopped) killGroup(child.pid, 'SIGKILL');
       drain = setTimeout(() => finish(), DRAIN_GRACE_MS);
     });
     child.once('close', () => finish());

@@ -2,13 +2,9 @@ import { request } from 'node:http';
 import { readCapped } from '../kit/capped-body.ts';
 
 /**
- * The watchdog's side of the game server's API: `POST /update` and `POST /shutdown`, as the real watchdog's
- * `ServerInstance.cs` sends them, and the player count of its public `GET /status`.
- *
- * The real watchdog calls `http://localhost:<ApiPort>`. We call 127.0.0.1 first and fall back to [::1]
- * only when that is refused: Node resolves `localhost` in the resolver's order, which is often ::1
- * first, and the engine's status host and our kit listen on IPv4 by default. A fresh connection per
- * request (no keep-alive agent) so nothing lingers after the server exits.
+ * The watchdog's side of the game server's API: `POST /update` and `POST /shutdown` (as the real watchdog's
+ * `ServerInstance.cs`) and the player count of `GET /status`. 127.0.0.1 first, [::1] only when refused (`localhost`
+ * often resolves to ::1 first, and the engine listens on IPv4); a fresh connection per request, so nothing lingers.
  */
 const HOSTS = ['127.0.0.1', '::1'] as const;
 
@@ -24,15 +20,15 @@ interface Answer {
   body: string | null;
 }
 
-function call(
-  host: string,
-  port: number,
-  method: 'GET' | 'POST',
-  path: string,
-  headers: Record<string, string>,
-  body: string | null,
-  signal: AbortSignal,
-): Promise<Answer> {
+/** A request to the server's API; a POST without a body is sent with `Content-Length: 0`. */
+interface Ask {
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+function call(host: string, port: number, { method, path, headers, body }: Ask, signal: AbortSignal): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -40,7 +36,7 @@ function call(
         port,
         path,
         method,
-        headers: { ...headers, ...(body === null && method === 'POST' ? { 'Content-Length': '0' } : {}) },
+        headers: { ...headers, ...(body === undefined && method === 'POST' ? { 'Content-Length': '0' } : {}) },
         agent: false,
         signal,
       },
@@ -54,22 +50,15 @@ function call(
       },
     );
     req.once('error', reject);
-    req.end(body ?? undefined);
+    req.end(body);
   });
 }
 
-async function send(
-  port: number,
-  method: 'GET' | 'POST',
-  path: string,
-  headers: Record<string, string>,
-  body: string | null,
-  timeoutMs: number,
-): Promise<Answer | null> {
+async function send(port: number, ask: Ask, timeoutMs: number): Promise<Answer | null> {
   const signal = AbortSignal.timeout(timeoutMs);
   for (const host of HOSTS) {
     try {
-      return await call(host, port, method, path, headers, body, signal);
+      return await call(host, port, ask, signal);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ECONNREFUSED' && code !== 'EADDRNOTAVAIL' && code !== 'EAFNOSUPPORT') return null;
@@ -89,16 +78,9 @@ export async function requestShutdown(
   reason: string,
   timeoutMs: number,
 ): Promise<boolean> {
+  const headers = { WatchdogToken: secret, 'Content-Type': 'application/json' };
   const body = JSON.stringify({ Reason: reason });
-  const answer = await send(
-    apiPort,
-    'POST',
-    '/shutdown',
-    { WatchdogToken: secret, 'Content-Type': 'application/json' },
-    body,
-    timeoutMs,
-  );
-  return answer !== null;
+  return (await send(apiPort, { method: 'POST', path: '/shutdown', headers, body }, timeoutMs)) !== null;
 }
 
 /**
@@ -106,7 +88,11 @@ export async function requestShutdown(
  * sees reason UpdateAvailable and restarts at a convenient moment). True only on a 2xx answer.
  */
 export async function requestUpdate(apiPort: number, secret: string, timeoutMs: number): Promise<boolean> {
-  const answer = await send(apiPort, 'POST', '/update', { WatchdogToken: secret }, null, timeoutMs);
+  const answer = await send(
+    apiPort,
+    { method: 'POST', path: '/update', headers: { WatchdogToken: secret } },
+    timeoutMs,
+  );
   return answer !== null && answer.status >= 200 && answer.status < 300;
 }
 
@@ -115,7 +101,7 @@ export async function requestUpdate(apiPort: number, secret: string, timeoutMs: 
  * when it did not answer with a count within `timeoutMs`. For maintenance that waits for an empty server.
  */
 export async function readPlayers(apiPort: number, timeoutMs: number): Promise<number | null> {
-  const answer = await send(apiPort, 'GET', '/status', {}, null, timeoutMs);
+  const answer = await send(apiPort, { method: 'GET', path: '/status' }, timeoutMs);
   if (answer === null || answer.body === null || answer.status < 200 || answer.status >= 300) return null;
   try {
     const players = (JSON.parse(answer.body) as { players?: unknown } | null)?.players;

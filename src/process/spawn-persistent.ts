@@ -2,14 +2,13 @@ import type { ChildProcess } from 'node:child_process';
 import { closeSync, fstatSync, mkdirSync, writeSync } from 'node:fs';
 import { APPEND, openRegularSync } from '../regular-file.ts';
 import { followAppendedLog } from './appended-log.ts';
-import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { type LogRotation, logPath, rotateIfFull } from './log-file.ts';
 import type { LogFollower } from './log-tail.ts';
 import { appendMarkerLine, DEFAULT_LOG_RETRY_MS, marker } from './log-writer.ts';
 import { reapStragglers } from './process-group.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
-import { exitMarker, handleOf, launchError, startChild } from './start-child.ts';
+import { exitMarker, handleOf, launchChild } from './start-child.ts';
 import { createWriteOutage } from './write-outage.ts';
 
 /**
@@ -35,8 +34,7 @@ export async function spawnPersistent(
     // leave the game down. The outage is reported; the next launch tries the folder again.
     outage.failed(err, 0);
   }
-  let child: ChildProcess;
-  let pid: number;
+  let child: ChildProcess & { pid: number };
   let startOffset = 0;
   try {
     if (fd !== null) {
@@ -53,27 +51,14 @@ export async function spawnPersistent(
         // A failing device: follow from the start of the file.
       }
     }
-    const out = fd ?? 'ignore';
-    const stdin = await consoleStdin(opts.console, (m) => {
-      if (!appendMarkerLine(opts.logDir, marker(m))) outage.drop(1);
+    child = await launchChild(spec, opts, fd ?? 'ignore', (line) => {
+      if (!appendMarkerLine(opts.logDir, line)) outage.drop(1);
     });
-    const start = await startChild(spec, opts.cgroup, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true,
-      stdio: [stdin ?? 'ignore', out, out],
-    }).finally(() => closeConsoleStdin(stdin));
-    if (start.failure || start.child?.pid === undefined) {
-      const err = launchError(spec, start.failure);
-      if (!appendMarkerLine(opts.logDir, marker(err.message))) outage.drop(1);
-      throw err;
-    }
-    child = start.child;
-    pid = start.child.pid;
   } finally {
     // The child holds its own copy of the descriptor.
     if (fd !== null) closeSync(fd);
   }
+  const { pid } = child;
   let detached = false;
   const follower: LogFollower = followAppendedLog({
     logDir: opts.logDir,
@@ -87,7 +72,7 @@ export async function spawnPersistent(
   });
   const exited = new Promise<ExitStatus>((resolve) => {
     child.once('exit', (code, signal) => {
-      reapStragglers(child, detached);
+      reapStragglers(pid, detached);
       follower.stop();
       // The file is the server's too (O_APPEND); once it is gone the run's end goes after its last line.
       // A log that cannot be written must not lose the exit: the line is counted as dropped instead.
@@ -95,7 +80,7 @@ export async function spawnPersistent(
       resolve({ code, signal });
     });
   });
-  return handleOf(child, pid, exited, () => {
+  return handleOf(pid, exited, () => {
     detached = true;
     follower.stop();
     child.unref();

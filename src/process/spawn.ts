@@ -1,7 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
-import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { DEFAULT_ROTATION, LineSplitter, type LogRotation, logPath } from './log-file.ts';
@@ -9,7 +8,7 @@ import { createRotatingLogWriter, marker } from './log-writer.ts';
 import { reapStragglers } from './process-group.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 import { spawnPersistent } from './spawn-persistent.ts';
-import { exitMarker, handleOf, launchError, startChild } from './start-child.ts';
+import { exitMarker, handleOf, launchChild } from './start-child.ts';
 
 export type { ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 
@@ -17,14 +16,9 @@ export type { ExitStatus, ServerProcess, SpawnOptions } from './server-process.t
 const DRAIN_GRACE_MS = 300;
 
 /**
- * Launches a game server in its own process group (`detached: true`), its output going to
- * `<logDir>/server.log`. Rejects with a ProcessError naming the program when it cannot be started, and with a
- * LaunchBlockedError (kind `resources`) when the daemon lacks the descriptors or memory to start it, whether the
- * spawn itself or opening the log said so.
- *
- * @example
- * const proc = await spawnServer(spec, { logDir: join(dir, 'logs'), persist: false, onLine: (s, l) => log.info(l) });
- * const { code, signal } = await proc.exited;
+ * Launches a game server in its own process group, its output going to `<logDir>/server.log`. Rejects with a
+ * ProcessError naming the program, or a LaunchBlockedError (`resources`) when the daemon lacks the descriptors or
+ * memory for the spawn or the log.
  */
 export async function spawnServer(spec: LaunchSpec, opts: SpawnOptions): Promise<ServerProcess> {
   const rotation = opts.rotation ?? DEFAULT_ROTATION;
@@ -60,19 +54,10 @@ async function spawnPiped(
     outage: opts.outage,
   });
   writer.writeLine(marker(`launching ${spec.program}`));
-  const stdin = await consoleStdin(opts.console, (m) => writer.writeLine(marker(m)));
-  const { child, failure } = await startChild(spec, opts.cgroup, {
-    cwd: spec.cwd,
-    env: spec.env,
-    detached: true,
-    stdio: [stdin ?? 'ignore', 'pipe', 'pipe'],
-  }).finally(() => closeConsoleStdin(stdin));
-  if (failure || child?.pid === undefined) {
-    const err = launchError(spec, failure);
-    writer.writeLine(marker(err.message));
+  const child = await launchChild(spec, opts, 'pipe', (line) => writer.writeLine(line)).catch((err: unknown) => {
     writer.close();
     throw err;
-  }
+  });
   const pid = child.pid;
   let detached = false;
   // Open until both pipes are drained and the run's end is written (after them, unless grandchildren hold the pipes).
@@ -99,7 +84,7 @@ async function spawnPiped(
   const exited = new Promise<ExitStatus>((resolve) => {
     let status: ExitStatus | null = null;
     child.once('exit', (code, signal) => {
-      reapStragglers(child, detached);
+      reapStragglers(pid, detached);
       status = { code, signal };
       setTimeout(() => resolve(status ?? { code, signal }), DRAIN_GRACE_MS).unref();
     });
@@ -109,7 +94,7 @@ async function spawnPiped(
     if (!detached) writer.writeLine(exitMarker(pid, status));
     closeWriter();
   });
-  return handleOf(child, pid, exited, () => {
+  return handleOf(pid, exited, () => {
     detached = true;
     // Pipes cannot be handed over: the server keeps writing to them while this daemon lives. Daemons
     // that must outlive their servers launch them with `persist`.

@@ -6,12 +6,13 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { ProcessError } from '../errors.ts';
 import { inCgroup } from './cgroup.ts';
+import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
 import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { marker } from './log-writer.ts';
 import { readProcessStartTime } from './proc-info.ts';
 import { killGroup } from './process-group.ts';
-import type { ExitStatus, ServerProcess } from './server-process.ts';
+import type { ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 import { errorCode } from './write-outage.ts';
 
 const REASONS: Record<string, string> = {
@@ -22,7 +23,7 @@ const REASONS: Record<string, string> = {
   E2BIG: 'argument list too long',
 };
 
-export function launchError(spec: LaunchSpec, err: unknown): ProcessError {
+function launchError(spec: LaunchSpec, err: unknown): ProcessError {
   const blocked = resourceBlock(err);
   if (blocked) return blocked;
   const code = errorCode(err);
@@ -41,10 +42,35 @@ export function exitMarker(pid: number, status: ExitStatus): string {
 }
 
 /**
+ * Starts the server for either log mode: its stdout and stderr go to `out`, its stdin is the console (when on), and
+ * `note` gets the daemon's lines for server.log (a console that could not be made, the launch error it rejects with).
+ */
+export async function launchChild(
+  spec: LaunchSpec,
+  opts: Pick<SpawnOptions, 'cgroup' | 'console'>,
+  out: 'pipe' | number | 'ignore',
+  note: (line: string) => void,
+): Promise<ChildProcess & { pid: number }> {
+  const stdin = await consoleStdin(opts.console, (m) => note(marker(m)));
+  const { child, failure } = await startChild(spec, opts.cgroup, {
+    cwd: spec.cwd,
+    env: spec.env,
+    detached: true,
+    stdio: [stdin ?? 'ignore', out, out],
+  }).finally(() => closeConsoleStdin(stdin));
+  if (failure || child?.pid === undefined) {
+    const err = launchError(spec, failure);
+    note(marker(err.message));
+    throw err;
+  }
+  return child as ChildProcess & { pid: number };
+}
+
+/**
  * Spawns the server, inside `cgroup` when given (through a shell that joins it and then execs the server, so the pid
  * and command line are the server's), and waits for the outcome: a failure is what a direct spawn would report.
  */
-export async function startChild(
+async function startChild(
   spec: LaunchSpec,
   cgroup: string | null | undefined,
   options: ChildSpawnOptions,
@@ -87,17 +113,12 @@ function started(child: ChildProcess): Promise<Error | null> {
   });
 }
 
-export async function handleOf(
-  child: ChildProcess,
-  pid: number,
-  exited: Promise<ExitStatus>,
-  detach: () => void,
-): Promise<ServerProcess> {
+export async function handleOf(pid: number, exited: Promise<ExitStatus>, detach: () => void): Promise<ServerProcess> {
   return {
     pid,
     startTime: await readProcessStartTime(pid),
     exited,
-    kill: (signal) => killGroup(child, signal),
+    kill: (signal) => killGroup(pid, signal),
     detach,
   };
 }

@@ -45,14 +45,9 @@ export async function watchdogDbExists(file: string): Promise<boolean> {
 }
 
 /**
- * Reads the real watchdog's SQLite file (`Data.File`, default `data.db`) without ever writing it: its bytes are
- * read once and opened as an in-memory copy. Understands every schema it has had (migrations 0002–0004: the
- * persistence columns may be missing). Throws WatchdogDbError when the file is missing, is not SQLite, is
- * damaged or has no `ServerInstance` table.
- *
- * @example
- * const db = await readWatchdogDb('/srv/watchdog/data.db');
- * db.rows.get('alpha')?.revision;
+ * Reads the real watchdog's SQLite file (`Data.File`) as an in-memory copy, never writing it; every schema it has had
+ * (migrations 0002–0004 may lack the persistence columns). Throws WatchdogDbError when it is missing, not SQLite,
+ * damaged or without a `ServerInstance` table.
  */
 export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
   let bytes: Buffer;
@@ -88,6 +83,10 @@ export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
 }
 
 function readRows(db: Database, file: string): Map<string, WatchdogDbRow> {
+  const damaged = (err: unknown) =>
+    new WatchdogDbError(`${file} is damaged (${describeError(err)}); restore it from a backup or start without it`, {
+      cause: err,
+    });
   let present: Set<string>;
   try {
     const check = db.exec('PRAGMA integrity_check');
@@ -97,10 +96,7 @@ function readRows(db: Database, file: string): Map<string, WatchdogDbRow> {
     }
     present = new Set((db.exec('PRAGMA table_info(ServerInstance)')[0]?.values ?? []).map((v) => String(v[1])));
   } catch (err) {
-    throw new WatchdogDbError(
-      `${file} is damaged (${describeError(err)}); restore it from a backup or start without it`,
-      { cause: err },
-    );
+    throw damaged(err);
   }
   if (!present.has('Key')) {
     throw new WatchdogDbError(
@@ -113,10 +109,7 @@ function readRows(db: Database, file: string): Map<string, WatchdogDbRow> {
   try {
     result = db.exec(`SELECT ${select} FROM ServerInstance`)[0]?.values ?? [];
   } catch (err) {
-    throw new WatchdogDbError(
-      `${file} is damaged (${describeError(err)}); restore it from a backup or start without it`,
-      { cause: err },
-    );
+    throw damaged(err);
   }
   for (const [key, revision, token, pid, unit] of result) {
     if (typeof key !== 'string') continue;

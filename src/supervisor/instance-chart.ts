@@ -3,7 +3,7 @@
  * the supervisor makes of what the chart does: its state changes and emitted facts on the bus and in the log, and
  * the supervisor's clock on the run (the machine has none). A chart that crashes anyway is replaced by a fresh one.
  */
-import { type Actor, createActor, type StateValue, waitFor } from 'xstate';
+import { type Actor, createActor, fromPromise, type StateValue, waitFor } from 'xstate';
 import { instanceMachine } from '../../machines/instance.ts';
 import type {
   InstanceEmitted,
@@ -11,11 +11,13 @@ import type {
   InstanceTiming,
   LastExit,
   MaintenanceRules,
+  PlayersInput,
 } from '../../machines/instance.types.ts';
 import { monotonicMs, pollFirstClock } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
+import { readPlayers } from '../process/server-api.ts';
 import type { StopData } from '../store/instance-data.ts';
 import { removeDisplacedBuilds } from '../updates/install/install.ts';
 import type { BackupHost } from './backup-host.ts';
@@ -23,7 +25,6 @@ import type { InstanceDeps } from './instance-deps.ts';
 import type { InstanceResources } from './instance-resources.ts';
 import { announce, isMaintenanceFact } from './maintenance/announce.ts';
 import type { InstanceSnapshot, PlanKeeper } from './maintenance/plan.ts';
-import { createPlayersActor } from './maintenance/players.ts';
 import type { MaintenanceSchedule } from './maintenance/schedule.ts';
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
@@ -122,10 +123,11 @@ export function createChart(parts: ChartParts) {
           withData ? backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback(),
         ),
         restore: createRestoreActor((id) => backupHost.restore(id)),
-        readPlayers: createPlayersActor({
-          apiPort: () => deps.instance.settings.ApiPort,
-          pollMs: () => deps.config.timing.MaintenancePollSeconds * 1000,
-        }),
+        // `When: Empty`'s player count (its public `GET /status`), read with the settings of the moment; a busy game
+        // loop gets 5 s to answer, and a poll is never longer than the interval between polls.
+        readPlayers: fromPromise<number | null, PlayersInput>(() =>
+          readPlayers(deps.instance.settings.ApiPort, Math.min(5000, deps.config.timing.MaintenancePollSeconds * 1000)),
+        ),
         maintenanceSchedule: parts.schedule.actor,
       },
     });

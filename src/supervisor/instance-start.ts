@@ -4,6 +4,8 @@
  * previous daemon left adopted (PersistServers) or shut down before the first launch.
  */
 
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Bus } from '../bus.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
@@ -13,13 +15,27 @@ import { followAdoptedLog } from '../process/adopted-process.ts';
 import { findLeftover, findSpawned, type Leftover, recordedBaseUrl } from '../process/leftovers.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
 import { type InstanceData, readInstanceData, writeInstanceData } from '../store/instance-data.ts';
-import { prepareInstanceDir } from '../store/instance-dir.ts';
 import { createProvider } from '../updates/factory.ts';
 import { recoverInterruptedInstall, rollbackBin } from '../updates/install/install.ts';
 import { createInstance, type Instance } from './instance.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { serverLogOptions } from './log-health.ts';
 import { echoServerLine } from './server-echo.ts';
+
+/** Sub-folders of every instance folder: the usual `binaries/`, `bin/` and `data/`, plus our `logs/` and `dumps/`. */
+export const INSTANCE_SUBDIRS = ['binaries', 'bin', 'data', 'logs', 'dumps'] as const;
+
+/** Creates the instance folder and its sub-folders; safe to call on every start. */
+export async function prepareInstanceDir(dir: string): Promise<void> {
+  try {
+    for (const sub of INSTANCE_SUBDIRS) await mkdir(join(dir, sub), { recursive: true });
+  } catch (err) {
+    throw new Error(
+      `could not create the instance folder ${dir} (${describeError(err)}); check that its parent is writable`,
+      { cause: err },
+    );
+  }
+}
 
 /** An instance built and not started yet, with the verified server the previous daemon left for it, if any. */
 export interface Prepared {

@@ -37,11 +37,9 @@ export interface ProcessHost {
 }
 
 /**
- * The `runProcess` actor: one per launch, invoked by the statechart's `server` state as `process`. It owns the
- * server from spawn to exit, executes the machine's ProcessCommands, and reports PROCESS_* events (the launch's
- * secret first, so the machine's context holds it before the server can check in). The cleanup kills the process
- * group unless the machine detached it (PersistServers) — statelyai/xstate#4630: exit actions do not run on
- * actor stop, so teardown lives here.
+ * The `runProcess` actor, one per launch (`server` invokes it as `process`): owns the server from spawn to exit,
+ * carries out ProcessCommands and reports PROCESS_* (the secret first, before the server can check in). Its cleanup
+ * kills the group unless detached: exit actions do not run on actor stop (statelyai/xstate#4630).
  */
 export function createRunProcess(host: ProcessHost) {
   return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {

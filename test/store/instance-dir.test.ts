@@ -1,7 +1,7 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { INSTANCE_SUBDIRS, prepareInstanceDir } from '../../src/store/instance-dir.ts';
+import { INSTANCE_SUBDIRS, prepareInstanceDir } from '../../src/supervisor/instance-start.ts';
 import { tempSuite } from '../_support/env.ts';
 
 const s = tempSuite('store/instance-dir', { prefix: 'wd-idir-' });

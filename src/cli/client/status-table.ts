@@ -152,10 +152,8 @@ export function diskLines(rows: StatusRow[]): string[] {
 }
 
 /**
- * The `watchdog status` table: a header and one line per instance, columns padded to the widest
- * cell, then why the last run of an instance that is not running ended, a maintenance line for each instance that has something scheduled, pending or held, what blocks an
- * instance's launches while they are blocked, and in Agones mode the GameServer's line, then a line for each file
- * system low on space. With `colour`, the header is bold and each STATE is coloured by `stateStyle`.
+ * The `watchdog status` table, one padded line per instance, then the lines that explain them (last exit,
+ * maintenance, blocked launches, the GameServer, low disks). With `colour`, a bold header and coloured STATEs.
  */
 export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; now: number }): string {
   const cells = rows.map((r) => statusCells(r, opts.now));

@@ -73,10 +73,9 @@ async function importOne(
 }
 
 /**
- * `watchdog import [--config FILE] [--dry-run] [--force]`: imports the real watchdog's data file (`Data.File`) for
- * every configured instance that has no data.json of ours yet (all of them with `--force`), as the daemon does at
- * start, and prints what it found. Run it with the daemon stopped. Exit 0 when done, 1 when the data file is
- * missing or unreadable or a write failed, 2 on a usage or configuration error.
+ * `watchdog import [--config FILE] [--dry-run] [--force]`: imports the real watchdog's `Data.File` for every instance
+ * without a data.json (all with `--force`), as the daemon does at start. Exit 1 when it cannot be read or a write
+ * failed, 2 on a usage or configuration error.
  */
 export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(args, options, USAGE);

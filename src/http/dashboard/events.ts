@@ -19,8 +19,6 @@ export interface EventStreamOptions {
   keepaliveMs?: number;
   /** Server log lines per second per client (`?logs=1`); the excess is dropped and counted. */
   logLinesPerSecond?: number;
-  /** A client this many writes behind is disconnected, so a stalled browser cannot grow the daemon's memory. */
-  maxPendingWrites?: number;
   /** How many past events `hello` carries when `deps.recent` is not given. */
   recentEvents?: number;
 }
@@ -51,7 +49,8 @@ export function eventRoutes(deps: HttpDeps, opts: EventStreamOptions = {}): Hono
   const checkinEveryMs = opts.checkinEveryMs ?? 1000;
   const keepaliveMs = opts.keepaliveMs ?? 15_000;
   const logRate = opts.logLinesPerSecond ?? 200;
-  const maxPending = opts.maxPendingWrites ?? 1000;
+  // A client this many writes behind is disconnected, so a stalled browser cannot grow the daemon's memory.
+  const maxPending = 1000;
   const app = new Hono();
   const access = adminAccess(deps);
   const states = statePaths();

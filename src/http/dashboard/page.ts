@@ -1,11 +1,7 @@
 /**
- * The dashboard page as the daemon sends it: `index.html` with every instance's card already filled in (from the
- * page's own `<template id="instance-card">`, by the same rules the page uses: assets/card-view.js) and the state it
- * was made from inlined as JSON, so the first response shows the instances (a plain `chromium --screenshot`, a slow
- * link, a browser without scripts) and the page takes over from there without waiting for `/events`.
- *
- * The Content-Security-Policy allows no inline script and no inline style: the JSON is a data block
- * (`type="application/json"`, never run) and each card's colour is a `data-color` the stylesheet maps.
+ * The dashboard page as sent: `index.html` with every card filled in by the page's own rules (assets/card-view.js)
+ * and its state inlined as a JSON data block, so the first response shows the instances without scripts or
+ * `/events`. The CSP allows no inline script or style: the JSON is never run, a card's colour is a `data-color`.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';

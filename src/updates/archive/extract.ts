@@ -37,13 +37,10 @@ export async function detectArchiveFormat(archive: string): Promise<ArchiveForma
 }
 
 /**
- * Extracts a zip, tar or tar.gz (chosen by magic bytes) into `destDir`, which must exist. Refuses absolute paths,
- * `..`, links pointing outside, and device entries (UpdateError naming the entry); a corrupt archive is an
- * UpdateError too. On failure `destDir` may hold a partial tree: callers extract into a scratch folder.
- *
- * Before writing anything it reads the size the archive declares (a zip's directory, a tar's headers) and refuses one above
- * `limits.ceilingBytes` or larger than the free space of `destDir` plus `limits.marginBytes` (DiskSpaceError); while
- * writing, it stops at the cap derived from that size (install/disk-guard.ts `unpackCap`), counting bytes written.
+ * Extracts a zip, tar or tar.gz (by magic bytes) into the existing `destDir`, refusing unsafe entries (entry-guard.ts)
+ * and corrupt archives with an UpdateError; a failure may leave a partial tree (callers use a scratch folder). The
+ * declared size is checked against the ceiling and the free space first (DiskSpaceError), and writing stops at the
+ * cap derived from it (`unpackCap`).
  */
 export async function extractArchive(
   archive: string,

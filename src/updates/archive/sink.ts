@@ -6,20 +6,12 @@ import { formatOfHead, HEAD_BYTES } from './extract.ts';
 import { extractTar } from './tar.ts';
 
 /**
- * Where a downloaded server archive goes as it arrives. A tar or tar.gz is extracted into `destDir` during the
- * download: the transfer and the extraction overlap, and no copy of the archive lands on disk. A zip (its
- * directory is at its end) or anything unrecognised is written to `archive`, to be extracted once complete;
- * `extracted()` says which happened.
- *
- * A streamed extraction that fails part-way still reads the rest of the body without writing it anywhere, so the
- * download's own verdict comes first (fetchVerified): a damaged download is reported as cut short or as failing its
- * hash, not as a corrupt archive, and an archive refused for an unsafe entry is refused whatever its hash.
- *
- * Space: a download whose length is known is refused before its first byte when the disk cannot hold it plus
- * `limits.marginBytes` (a zip is then checked again for its unpacked size, extract.ts). A tar streamed into
- * `destDir` declares nothing ahead, so it may write at most `limits.ceilingBytes`, and it is streamed only when the
- * disk has room for what it could plausibly unpack to (`roomToStream`); otherwise it is saved like a zip, and its
- * headers are summed before anything is unpacked, so a disk too small for it fails with the figures.
+ * Where a downloaded server archive goes as it arrives: a tar or tar.gz is extracted into `destDir` during the
+ * download (no copy on disk); a zip (its directory is at its end) or anything unrecognised is saved to `archive`
+ * (`extracted()` says which). A failed streamed extraction still reads the rest of the body, so the download's own
+ * verdict (cut short, wrong hash) comes first. A known length is refused up front when the disk cannot hold it plus
+ * the margin; a streamed tar declares nothing, so it stops at `limits.ceilingBytes` and is streamed only when the
+ * disk has room for what it could plausibly unpack to (`roomToStream`), else saved and its headers summed first.
  */
 export function archiveSink(archive: string, destDir: string, limits: SpaceLimits = DEFAULT_LIMITS) {
   let extracted = false;

@@ -61,6 +61,10 @@ function wrapTarError(err: unknown): UpdateError {
 const readArchive = async (archive: string): Promise<Readable> =>
   (await openRegular(archive)).file.createReadStream({ highWaterMark: 1 << 18 });
 
+/** Feeds `file` (inflated when `gzip`) to `parser` until it ends or fails. */
+const parse = (file: Readable, parser: Parser, gzip: boolean, signal?: AbortSignal): Promise<void> =>
+  gzip ? pipeline(file, createGunzip({ chunkSize: 1 << 18 }), parser, { signal }) : pipeline(file, parser, { signal });
+
 /**
  * Extracts a tar or tar.gz, from a file or a stream, entry by entry; refuses unsafe entries (see entry-guard.ts).
  * A tar.gz is inflated by node:zlib's stream on the thread pool, beside the parsing and writing on this thread (as
@@ -101,8 +105,7 @@ export async function extractTar(
   });
   const stop = AbortSignal.any(signal ? [signal, halt.signal] : [halt.signal]);
   try {
-    if (gzip) await pipeline(file, createGunzip({ chunkSize: 1 << 18 }), parser, { signal: stop });
-    else await pipeline(file, parser, { signal: stop });
+    await parse(file, parser, gzip, stop);
   } catch (err) {
     fail(signal?.aborted ? new UpdateError('extraction was cancelled', { cause: signal.reason }) : err);
   }
@@ -123,12 +126,9 @@ export async function tarDeclared(archive: string, gzip: boolean, signal?: Abort
   });
   const file = await readArchive(archive);
   try {
-    if (gzip) await pipeline(file, createGunzip({ chunkSize: 1 << 18 }), parser, { signal });
-    else await pipeline(file, parser, { signal });
+    await parse(file, parser, gzip, signal);
   } catch (err) {
-    if (signal?.aborted) throw new UpdateError('extraction was cancelled', { cause: signal.reason });
-    const message = err instanceof Error ? err.message : String(err);
-    throw new UpdateError(`the tar archive is corrupt or unreadable (${message})`, { cause: err });
+    throw signal?.aborted ? new UpdateError('extraction was cancelled', { cause: signal.reason }) : wrapTarError(err);
   }
   return total;
 }

@@ -19,14 +19,10 @@ import { globFiles } from './glob.ts';
 import { gitEnv } from './remote.ts';
 
 /**
- * How the Git provider turns a checkout into a server archive. An engine repository is built
- * as the real watchdog builds it (git/engine.ts): with `dotnet` when it has the `Content.Packaging` project, else
- * with the older `Tools/package_*_build.py` scripts when it has them. Anything else runs the configured
- * `Updates.BuildCommand` with `sh -c` in `source/`, told the platform and the hybrid mode through
- * `WATCHDOG_PLATFORM` and `WATCHDOG_HYBRID_ACZ`. The engine's own packaging wins over BuildCommand, so an engine
- * repository is always built the way the real watchdog would (BuildCommand exists for repositories it could not
- * build at all). Either way the server archive is found by `Updates.Artifact` and, for non-hybrid builds, the
- * client zip by `Updates.ClientArtifact`.
+ * How the Git provider turns a checkout into a server archive: an engine repository as the real watchdog builds it
+ * (git/engine.ts: `Content.Packaging` with dotnet, else the `Tools/package_*_build.py` scripts), winning over
+ * `Updates.BuildCommand`, which otherwise runs with `sh -c` in `source/` (told `WATCHDOG_PLATFORM` and
+ * `WATCHDOG_HYBRID_ACZ`). The archive is found by `Updates.Artifact`, a non-hybrid client zip by `ClientArtifact`.
  */
 
 export interface BuildPlan {

@@ -4,17 +4,12 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
- * Writes a staged build's files and folders through to the disk while the old server still runs. Without it the
- * kernel writes the freshly extracted build back after the swap, in the very moments the new server starts and
- * data.json is synced (an fsync there waits for that writeback), and a power loss after the swap could leave `bin/`
- * pointing at files never written. Resolves only once all of it is durable; a cancel stops it.
- *
- * One syncfs of the file system holding `dir` (coreutils `sync -f`) when it can: a single journal commit for the
- * whole tree. The file-by-file fsyncs it replaces took 0.45 to 2.1 s for a 200 MB build of 1,600 files on the
- * loaded bench machine, the syncfs 0.1 to 0.23 s in the same runs (bench/tools/stage-once.ts). It also writes what
- * else on that file system is waiting to be written, which is why an install should not leave large files of its
- * own dirty (artifact.ts removes a zip's download before this). Where `sync -f` is missing or fails, every file
- * and folder is fsynced instead (`flushFiles`).
+ * Writes a staged build through to the disk while the old server still runs: otherwise the writeback lands after
+ * the swap, as the new server starts and data.json is synced, and a power loss could leave `bin/` pointing at files
+ * never written. Resolves once all of it is durable; a cancel stops it. One syncfs (`sync -f`, a single journal
+ * commit: 0.1–0.23 s against 0.45–2.1 s of per-file fsyncs for a 200 MB build, bench/tools/stage-once.ts); it also
+ * writes whatever else is dirty there, so installs remove their own large files first (artifact.ts). Without
+ * `sync -f`, every file and folder is fsynced (`flushFiles`).
  */
 export async function flushTree(dir: string, signal: AbortSignal): Promise<void> {
   if (await syncFileSystem(dir, signal)) return;

@@ -43,6 +43,13 @@ function scratchName(prefix: string): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
 }
 
+/** A failed install as an UpdateError that says `bin/` is as it was (one already an UpdateError says so itself). */
+function installFailed(instanceDir: string, err: unknown): UpdateError {
+  if (err instanceof UpdateError) return err;
+  const message = `installing the build into ${join(instanceDir, 'bin')} failed; bin/ was left as it was`;
+  return new UpdateError(message, { cause: err });
+}
+
 function throwIfCancelled(signal: AbortSignal): void {
   if (signal.aborted) throw new UpdateError('install was cancelled; bin/ was left as it was', { cause: signal.reason });
 }
@@ -100,12 +107,7 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
     await discardStaged(staging);
     // After the discard: the free space it reports is what is left with the partial files gone.
     const full = await asDiskFull(err, opts.instanceDir, 'writing the update');
-    if (full) throw full;
-    if (err instanceof UpdateError) throw err;
-    throw new UpdateError(
-      `installing the build into ${join(opts.instanceDir, 'bin')} failed; bin/ was left as it was`,
-      { cause: err },
-    );
+    throw full ?? installFailed(opts.instanceDir, err);
   }
 }
 
@@ -126,10 +128,7 @@ export async function commitStaged(
     onPhase?.('install');
     displaced = await swapIn(instanceDir, staging);
   } catch (err) {
-    if (err instanceof UpdateError) throw err;
-    throw new UpdateError(`installing the build into ${join(instanceDir, 'bin')} failed; bin/ was left as it was`, {
-      cause: err,
-    });
+    throw installFailed(instanceDir, err);
   } finally {
     await discardStaged(staging);
   }
@@ -142,11 +141,9 @@ const removals = new Map<string, Promise<void>>();
 const waiting = new Map<string, string>();
 
 /**
- * Keeps a build the swap moved out of the way until `removeDisplacedBuilds` (the new server's first check-in): the
- * install runs while the instance's server is down, and removing a full build (1,600 files and 200 MB took about
- * 0.45 s in bench/downtime.ts) competes for the disk and CPU with the launch players wait for. One build waits at a
- * time: an older one still waiting (its server never checked in) is removed now. A failed removal only leaves the
- * folder in `.update/`, which the daemon clears at start.
+ * Keeps a displaced build until `removeDisplacedBuilds` (the new server's first check-in): removing 200 MB (~0.45 s,
+ * bench/downtime.ts) competes with the launch players wait for. One waits at a time (an older one is removed now);
+ * a failed removal leaves it in `.update/`, cleared at daemon start.
  */
 function removeLater(instanceDir: string, path: string): void {
   const key = resolve(instanceDir);

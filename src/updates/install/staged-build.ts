@@ -2,15 +2,11 @@ import { lstat } from 'node:fs/promises';
 import { commitStaged, discardStaged } from './install.ts';
 
 /**
- * A build made ready ahead of its install. A provider's `check` downloads, verifies and extracts the build it is
- * about to offer (`prepare`), so a build that cannot be installed (bad hash, cut download, unsafe or corrupt
- * archive) is refused before the running server is asked to leave; the `apply` after the server left then only
- * swaps the staged folder into `bin/` (`install`), which also keeps the downtime of an update short.
- *
- * One provider keeps at most one staged build, named by an id the provider chooses (what would be installed: key,
- * URL and hash); a newer build prepared later replaces it, and a folder is only kept once it was made in full. Work
- * is serialised, so a check and an install running at once never fetch the same build twice or pull a folder from
- * under each other. A staged folder lives in `.update/`, which the daemon clears at start.
+ * A build made ready ahead of its install: `check` downloads, verifies and extracts it (`prepare`), so a build that
+ * cannot be installed is refused before the server is asked to leave, and the install after it left is only the
+ * swap into `bin/`, which keeps the downtime short. One staged build per provider, named by the provider's id and
+ * replaced by a newer one, kept only once made in full; work is serialised, so a check and an install never fetch
+ * the same build twice or pull a folder from under each other. It lives in `.update/`, cleared at daemon start.
  */
 export function createStagedBuilds(instanceDir: string) {
   let ready: { id: string; dir: string; revision: string | null } | null = null;

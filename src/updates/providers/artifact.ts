@@ -25,11 +25,8 @@ export interface FoundBuild {
 }
 
 /**
- * Downloads a server archive (verifying `sha256` when given) into a staging folder, returned for `commitStaged`: a
- * tar or tar.gz is extracted as it arrives, a zip is saved in the instance's scratch folder and extracted once
- * complete (archive/sink.ts), all in a worker thread (fetch/off-thread.ts). Nothing in `bin/` is touched, so a
- * provider can do this while the server still runs. Progress goes to `ctx.progress`. The saved download is
- * removed, whatever happens.
+ * Downloads, verifies and extracts a server archive into a staging folder for `commitStaged`, in a worker thread
+ * (fetch/off-thread.ts, archive/sink.ts); `bin/` is untouched, and the saved download is removed whatever happens.
  */
 async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { signal: AbortSignal }): Promise<string> {
   const { instance } = ctx;
@@ -70,11 +67,8 @@ async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { si
 }
 
 /**
- * An update source whose builds are server archives at a URL (Manifest, CiServer): `check` finds the newest build
- * and, when it is not the one installed, downloads, verifies and extracts it into a staging folder
- * (install/staged-build.ts), so a build that cannot be installed is a failed check and the running server is never
- * asked to leave for it; `apply` after the server left then only swaps it in. `what` names the build in the log
- * (`fetching <what>`, `installing <what>`).
+ * An update source whose builds are server archives at a URL (Manifest, CiServer): `check` stages a new build
+ * (install/staged-build.ts), `apply` swaps it in. `what` names the build in the log (`fetching <what>`).
  */
 export function urlBuildProvider(
   ctx: ProviderContext,

@@ -4,13 +4,9 @@ import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.t
 const WHOLE_NUMBER = /^\d+$/;
 
 /**
- * `UpdateType: Dummy` (the real watchdog's `UpdateProviderDummy.cs`): every check finds an update, and "installing"
- * it only counts the revision up (`1`, then previous + 1). It touches no files: the operator puts the server into
- * `bin/` (or flips the links of the do-it-yourself scheme, docs/diy-updates.md) and asks for an update to get a
- * restart.
- *
- * The real watchdog throws on a revision that is not a whole number, which skips the update; here such a revision
- * (left by another UpdateType, or edited by hand) counts as 0 with a warning, so the update still happens.
+ * `UpdateType: Dummy` (the real watchdog's `UpdateProviderDummy.cs`): every check finds an update, and installing it
+ * only counts the revision up; the operator fills `bin/` (docs/diy-updates.md). A revision that is not a whole number
+ * counts as 0 with a warning, where the real watchdog throws and skips the update.
  */
 export function createDummyProvider(ctx: ProviderContext): UpdateProvider {
   let warnedFor: string | null = null;

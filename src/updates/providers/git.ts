@@ -1,11 +1,9 @@
-import type { WriteStream } from 'node:fs';
-import { lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
 import { fetchArchiveOffThread } from '../fetch/off-thread.ts';
 import { DEFAULT_CLIENT_PATTERN, findArtifact, planBuild, removeStaleArtifacts, runBuild } from '../git/build.ts';
-import { type BuildJson, writeBuildJson } from '../git/build-json.ts';
-import { withBuildLog } from '../git/build-log.ts';
 import { segmentMatcher, splitPattern } from '../git/glob.ts';
 import { checkBranch, forkIdOf, parseRemote } from '../git/remote.ts';
 import { DEFAULT_GIT_TIMEOUTS, type GitTimeouts, type RepoContext, remoteHead, syncCheckout } from '../git/repo.ts';
@@ -17,14 +15,11 @@ import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.t
 import { clientDownloadUrl, clientZipHash, createClientCvars } from './local-client.ts';
 
 /**
- * `UpdateType: Git` (the real watchdog's `UpdateProviderGit.cs`): watches `Updates.Branch` of the repository at
- * `Updates.BaseUrl`. A check that finds a new commit clones or fetches it into `<instance>/source`, builds it
- * (git/build.ts) with the output in `logs/build.log` and stages the server archive (install/staged-build.ts), so a
- * failed build is a failed check and the install when the server has left is only the swap; a failed build or
- * install leaves `bin/` as it was. Non-hybrid builds also publish the client zip in `binaries/`, get a
- * `build.json` in `bin/` as the real watchdog writes into their server archive (git/build-json.ts: the client's URL and
- * hash, the commit as version, the repository as fork id), and launches get `build.download_url`, `build.hash` and
- * `build.version` as cvars, so the URL and hash follow the zip actually published and a `BaseUrl` changed since.
+ * `UpdateType: Git` (the real watchdog's `UpdateProviderGit.cs`): a check that finds a new commit of
+ * `Updates.Branch` fetches it into `<instance>/source`, builds it (output in `logs/build.log`) and stages the
+ * archive, so a failed build is a failed check and `bin/` stays as it was. Non-hybrid builds also publish the client
+ * zip in `binaries/`, get a `build.json` (`BuildJson` below) and launch with `build.download_url`, `build.hash` and
+ * `build.version` cvars that follow the zip actually published.
  */
 export function createGitProvider(
   ctx: ProviderContext,
@@ -213,4 +208,61 @@ export function createGitProvider(
       return revision === null ? cvars : [...cvars, ['build.version', revision]];
     },
   };
+}
+
+/**
+ * `build.json` beside the server executable: the engine reads it when its status host starts and fills each `build.*`
+ * cvar that is still empty from it (so anything the operator set in config.toml, the environment or `--cvar` wins).
+ * The real watchdog writes one into the server archive of a non-hybrid Git build, and that is how such a server's
+ * `/info` learns its version and fork id; ours writes the same keys into the staged build before it is swapped in.
+ */
+interface BuildJson {
+  /** Where launchers download the client zip. */
+  download: string;
+  /** SHA-256 of the client zip, upper-case hex. */
+  hash: string;
+  /** The build's version: the commit it was built from. */
+  version: string;
+  /** Left empty, as the real watchdog leaves it: the engine reports its own version. */
+  engine_version: '';
+  fork_id: string;
+}
+
+/** Writes `build.json` into `buildDir` (the staged `bin/`), replacing any the archive carried. */
+async function writeBuildJson(buildDir: string, build: BuildJson): Promise<void> {
+  const path = join(buildDir, 'build.json');
+  try {
+    await writeFile(path, `${JSON.stringify(build)}\n`);
+  } catch (err) {
+    throw new UpdateError(`cannot write the build information ${path}; bin/ was left as it was`, { cause: err });
+  }
+}
+
+/**
+ * Runs `work` (the fetch and build of commit `head`) with the build log at `path` opened afresh for it, so the log
+ * is always the last build's; a failure is written at its end and becomes an UpdateError.
+ */
+async function withBuildLog<T>(
+  log: { path: string; key: string; head: string },
+  work: (sink: WriteStream) => Promise<T>,
+): Promise<T> {
+  await mkdir(dirname(log.path), { recursive: true });
+  const sink = createWriteStream(log.path, { flags: 'w' });
+  const opened = new Promise<void>((resolve, reject) => sink.once('open', () => resolve()).once('error', reject));
+  try {
+    await opened;
+  } catch (err) {
+    throw new UpdateError(`cannot write the build log ${log.path}`, { cause: err });
+  }
+  sink.write(`# build of ${log.head} for instance ${log.key} started ${new Date().toISOString()}\n`);
+  try {
+    const result = await work(sink);
+    sink.write(`# staged ${log.head}\n`);
+    return result;
+  } catch (err) {
+    sink.write(`# failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    throw err instanceof UpdateError ? err : new UpdateError(`the Git update of ${log.key} failed`, { cause: err });
+  } finally {
+    await new Promise<void>((resolve) => sink.end(resolve));
+  }
 }

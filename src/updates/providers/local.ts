@@ -4,14 +4,10 @@ import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.t
 import { createClientCvars, findClientZip } from './local-client.ts';
 
 /**
- * `UpdateType: Local` (the real watchdog's `UpdateProviderLocal.cs`): the operator manages `bin/` by hand and names
- * the build in `Updates.CurrentVersion`; an "update" only adopts that name, so there is nothing to download or stage
- * ahead of the install (no `staged`). The client zip is
- * `binaries/SS14.Client.zip` (or the file `Updates.ClientZip` names there) and is served by the watchdog; launches
- * get `build.download_url` and `build.hash` for it.
- *
- * Unlike the real watchdog, a missing `binaries/` or zip is an UpdateError the supervisor reports, with the
- * instance kept alive (there the exception escapes its actor loop and the instance is lost).
+ * `UpdateType: Local` (the real watchdog's `UpdateProviderLocal.cs`): the operator manages `bin/` and names the build
+ * in `Updates.CurrentVersion`, which an "update" adopts (nothing to stage). The client zip in `binaries/`
+ * (`Updates.ClientZip`) is served, and launches get its `build.download_url` and `build.hash`. A missing zip is an
+ * UpdateError, the instance kept alive (the real watchdog loses the instance).
  */
 export function createLocalProvider(ctx: ProviderContext): UpdateProvider {
   const { instance } = ctx;

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { contractArgv, testConfig } from '../_support/config.ts';
+import { checkinSeconds, contractArgv, testConfig } from '../_support/config.ts';
 import { waitState, withDaemons } from '../_support/daemon.ts';
 import { freePort } from '../_support/env.ts';
 import { fixture, writeServerScript } from '../_support/fixtures.ts';
@@ -42,7 +42,7 @@ test('launch-contract :: argv, environment and working directory match the contr
       '--cvar',
       `net.port=${port}`,
       '--cvar',
-      'watchdog.checkin_interval=0.3',
+      `watchdog.checkin_interval=${checkinSeconds()}`,
       '--cvar',
       'game.hostname=Echo',
     ]);

@@ -29,7 +29,7 @@ reserved('config :: __proto__, prototype and constructor are reported wherever t
   assert.equal(r, {
     ok: false,
     problems: [
-      'appsettings.yml: Servers.Instances.alpha.__proto__: unknown key (expected one of Name, ApiToken, ApiTokenFile, ApiPort, UpdateType, Updates, TimeoutSeconds, DumpOnTimeout, TimeoutDumpType, RunCommand, Arguments, EnvironmentVariables, Maintenance, Backups, Retention, Console, Hub, Files, MemoryLimitMB)',
+      'appsettings.yml: Servers.Instances.alpha.__proto__: unknown key (expected one of Name, ApiToken, ApiTokenFile, ApiPort, UpdateType, Updates, TimeoutSeconds, DumpOnTimeout, TimeoutDumpType, RunCommand, Arguments, EnvironmentVariables, Maintenance, Backups, Retention, Console, Hub, Files, MemoryLimitMB, Limits)',
       'appsettings.yml: __proto__: unknown key (expected one of BaseUrl, Urls, TrustedProxies, AllowedHosts, Kestrel, Logging, Serilog, Data, Notification, Users, Process, Admin, Timing, Logs, Connections, Agones, Disk, Servers)',
       `appsettings.yml: Servers.Instances.alpha.EnvironmentVariables.constructor: expected ${reservedName}, got "a"`,
       `appsettings.yml: Servers.Instances.constructor: expected an instance id: ${reservedName}, got a map`,

@@ -19,8 +19,8 @@ export interface SessionOwner {
   kind: 'user' | 'admin' | 'sso';
   name: string;
   /**
-   * What the owner's password was at login (the user's stored hash, a digest of Admin's): a change of password
-   * ends the session, and so does the owner's removal. For `sso`, the provider and client it came through.
+   * What the owner's login was (a digest of the user's stored hash and TOTP secret, or of Admin's password): a new
+   * password or a one-time code turned on or off ends the session, and so does the owner's removal. For `sso`, the provider and client it came through.
    */
   fingerprint: string;
   /** `sso`: the groups the provider named at login. */

@@ -5,7 +5,7 @@ import { parseBearer } from '../auth/api-keys.ts';
 import { findApiKey, findUser, type Principal } from '../auth/can.ts';
 import type { Session, SessionStore } from '../auth/sessions.ts';
 import { TOTP_BASIC_REFUSED } from '../auth/totp.ts';
-import type { UsersDb } from '../auth/users-file.ts';
+import type { UserAccount, UsersDb } from '../auth/users-file.ts';
 import { sameSecret } from '../kit/api-watchdog.ts';
 import { parseBasicAuth } from './basic-auth.ts';
 import { clientOf } from './request-info.ts';
@@ -47,6 +47,12 @@ export type AccountDecision =
 export const adminFingerprint = (a: AdminCredentials): string =>
   createHash('sha256').update(`${a.username}\0${a.password}`, 'utf8').digest('base64');
 
+/** A user's login as the users file holds it: a new password, or a one-time code turned on or off, ends sessions. */
+export const userFingerprint = (u: UserAccount): string =>
+  createHash('sha256')
+    .update(`${u.passwordHash}\0${u.totp ?? ''}`, 'utf8')
+    .digest('base64');
+
 /**
  * Whom a session speaks for now, or undefined once its owner is gone or has another password: a user removed from
  * users.yml (or given a new password), or an Admin login changed in appsettings.yml, ends their sessions.
@@ -59,7 +65,7 @@ export function sessionPrincipal(s: Session, db: UsersDb, admin: AdminCredential
   // Its rights are asked of the users file at each request (can()); a change of provider ends it (src/daemon/run.ts).
   if (s.kind === 'sso') return { kind: 'sso', name: s.name, groups: s.groups ?? [] };
   const user = db.users.get(s.name);
-  return user && sameSecret(user.passwordHash, s.fingerprint) ? { kind: 'user', user } : undefined;
+  return user && sameSecret(userFingerprint(user), s.fingerprint) ? { kind: 'user', user } : undefined;
 }
 
 /** The Admin login, if `user` and `password` are it; both compared every time, so a wrong name costs the same. */

@@ -10,7 +10,7 @@ import { createTotpGuard } from '../auth/totp.ts';
 import { EMPTY_USERS, hasAccounts } from '../auth/users-file.ts';
 import type { LoginResult } from '../bus.ts';
 import { readRegularFile } from '../regular-file.ts';
-import { adminFingerprint, isAdminLogin, SESSION_COOKIE } from './account-access.ts';
+import { adminFingerprint, isAdminLogin, SESSION_COOKIE, userFingerprint } from './account-access.ts';
 import { ASSETS_DIR } from './dashboard/routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { loginPage } from './login-page.ts';
@@ -150,7 +150,7 @@ export function loginRoutes(deps: HttpDeps): Hono {
         told(user, 'wrong_code', c);
         return page(c, 401, WRONG, user);
       }
-      if (found) owner = { kind: 'user', name: found.name, fingerprint: found.passwordHash };
+      if (found) owner = { kind: 'user', name: found.name, fingerprint: userFingerprint(found) };
     }
     if (!owner) {
       limits.failed(user);

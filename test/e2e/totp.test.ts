@@ -10,7 +10,7 @@ import type { RunningDaemon } from '../_support/daemon.ts';
 import { daemonSuite } from '../_support/daemon.ts';
 import { waitFor } from '../_support/env.ts';
 import { fastHash } from '../auth/_support/hash.ts';
-import { accountsConfig, basicAuth, instancesUp, send } from './_support/accounts.ts';
+import { accountsConfig, afterUsersRead, basicAuth, instancesUp, send } from './_support/accounts.ts';
 
 const PASSWORD = 'totp-user-pw-1';
 const SECRET = newTotpSecret();
@@ -116,6 +116,18 @@ test('totp :: wrong codes with the right password count towards the account lock
   const locked = await login(d, 'lou', PASSWORD, totpAt(SECRET, Date.now()));
   assert.is(locked.status, 429, 'even with a good code, while locked');
   assert.match(locked.page, /This account is locked for now/);
+});
+
+test('totp :: turning one-time codes on ends the sessions the user had open', async ({ daemon, dir }) => {
+  const d = daemon!;
+  const { session } = await login(d, 'pat', PASSWORD);
+  assert.ok(session, 'pat logs in with a password alone');
+  const cookie = { cookie: `watchdog_session=${session}` };
+  assert.is((await fetch(`${d.url}/api/me`, { headers: cookie })).status, 200);
+  const file = join(dir, 'users.yml');
+  const text = await readFile(file, 'utf8');
+  await afterUsersRead(d, () => writeFile(file, `${text.trimEnd()}\n    Totp: ${newTotpSecret()}\n`));
+  assert.is((await fetch(`${d.url}/api/me`, { headers: cookie })).status, 401);
 });
 
 test('totp :: no log or audit line holds the secret or a code', async ({ daemon }) => {

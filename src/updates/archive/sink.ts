@@ -36,30 +36,41 @@ export function archiveSink(archive: string, destDir: string, limits: SpaceLimit
   return { sink, extracted: () => extracted };
 }
 
-/**
- * The most a saved download may write: a known length was checked against the free space above (and the transfer
- * stops at it); an unknown one stops at the ceiling of an unpacked build or the free space less the margin, so an
- * endless body cannot fill the disk.
- */
-async function downloadCap(destDir: string, total: number | null, limits: SpaceLimits): Promise<number | null> {
-  if (total !== null) return null;
-  const space = await diskSpaceOf(destDir).catch(() => null);
-  return Math.min(limits.ceilingBytes, space ? Math.max(0, space.freeBytes - limits.marginBytes) : Infinity);
+/** What a saved download of unknown length may write, and which limit that is (its error's words). */
+interface DownloadCap {
+  bytes: number;
+  limit: string;
 }
 
-/** `body`, failing with DiskSpaceError(`cap`) once more than `capBytes` went through (null: no cap). */
-function capped(body: Readable, capBytes: number | null): Readable {
-  if (capBytes === null) return body;
+/**
+ * The most a saved download may write: a known length was checked against the free space above (and the transfer
+ * stops at it); an unknown one stops at the ceiling of an unpacked build or the free space less the margin,
+ * whichever is less, so an endless body cannot fill the disk.
+ */
+async function downloadCap(destDir: string, total: number | null, limits: SpaceLimits): Promise<DownloadCap | null> {
+  if (total !== null) return null;
+  const space = await diskSpaceOf(destDir).catch(() => null);
+  const room = space ? Math.max(0, space.freeBytes - limits.marginBytes) : Number.POSITIVE_INFINITY;
+  if (space && room < limits.ceilingBytes)
+    return {
+      bytes: room,
+      limit: `all the free space (${formatBytes(space.freeBytes)}) less Updates.SpaceMarginMegabytes leaves`,
+    };
+  return { bytes: limits.ceilingBytes, limit: 'the most Updates.MaxUnpackedMegabytes allows' };
+}
+
+/** `body`, failing with DiskSpaceError(`cap`) once more than `cap.bytes` went through (null: no cap). */
+function capped(body: Readable, cap: DownloadCap | null): Readable {
+  if (cap === null) return body;
   let bytes = 0;
   const limit = new Transform({
     transform(chunk: Buffer, _enc, done) {
       bytes += chunk.length;
-      if (bytes <= capBytes) return done(null, chunk);
+      if (bytes <= cap.bytes) return done(null, chunk);
       done(
         new DiskSpaceError(
           'cap',
-          `the download of unknown length passed ${formatBytes(capBytes)}, the most Updates.MaxUnpackedMegabytes and ` +
-            'the free space less Updates.SpaceMarginMegabytes allow; it was stopped and removed',
+          `the download of unknown length passed ${formatBytes(cap.bytes)}, ${cap.limit}; it was stopped and removed`,
         ),
       );
     },

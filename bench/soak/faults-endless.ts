@@ -74,7 +74,7 @@ let serial = 0;
 
 /**
  * Publishes a build, newest of all, whose archive is endless and of unknown length, and asks a running Manifest
- * instance to update: the update must fail with the ceiling's reason (Updates.MaxUnpackedMegabytes), the part file
+ * instance to update: the update must fail at its ceiling (Updates.MaxUnpackedMegabytes, or less free space), the part file
  * be removed and bin/ hold the build it had. False when no Manifest instance was free or the CDN is down.
  */
 export async function endlessCdn(ctx: SoakContext, cdn: SoakCdn): Promise<boolean> {
@@ -108,7 +108,8 @@ export async function endlessCdn(ctx: SoakContext, cdn: SoakCdn): Promise<boolea
   const from = daemonLogSize(s.dir);
   const cutBefore = cdn.cutOff.file.length;
   s.log(`fault endless-cdn on ${t.key}: ${name} is endless; update asked`);
-  const reason = new RegExp(`^(?=.*\\b${t.key}\\b)(?=.*the download of unknown length passed [\\d.]+ [kM]?B)`);
+  // The ceiling, or the free space less the margin where a disk-full fault left less than that (the same refusal).
+  const reason = new RegExp(`^(?=.*\\b${t.key}\\b)(?=.*the download of unknown length passed [\\d.]+ (bytes|[kM]?B))`);
   let failed: string | null = null;
   const asked = (await control(s, t.key, 'update')) === 200;
   if (asked) {

@@ -99,6 +99,8 @@ export async function descriptorPressure(ctx: SoakContext): Promise<void> {
     .split(/\s+/);
   const limit = openDescriptors(pid) + DESCRIPTORS.headroom;
   countFault(s, 'descriptor-pressure');
+  // Another fault or request on a struck instance while this one lasts excuses it (recovery.ts).
+  const startedAt = Date.now();
   const struck = runningNow(ctx);
   allow('descriptor-pressure', struck);
   s.starvedUntil = Number.POSITIVE_INFINITY;
@@ -147,5 +149,6 @@ export async function descriptorPressure(ctx: SoakContext): Promise<void> {
     'descriptor-pressure',
     struck.map((t) => t.key),
     Date.now(),
+    startedAt,
   );
 }

@@ -24,10 +24,18 @@ const running = (t: Track) => {
   return RUNNING.test(t.status?.state ?? '') && pid !== null && isLive(pid);
 };
 
-/** The instances `keys`, struck by `kind` from now until `endsAt`, must run again (see above). */
-export function watchRecovery(ctx: SoakContext, kind: FaultKind, keys: readonly string[], endsAt: number): void {
+/**
+ * The instances `keys`, struck by `kind` from `from` (now, unless the fault began earlier) until `endsAt`, must run
+ * again (see above).
+ */
+export function watchRecovery(
+  ctx: SoakContext,
+  kind: FaultKind,
+  keys: readonly string[],
+  endsAt: number,
+  from = Date.now(),
+): void {
   const { s } = ctx;
-  const from = Date.now();
   const firstAt = Math.max(endsAt, from) + RECOVERY_GRACE_MS;
   const lastAt = firstAt + RECOVERY_PATIENCE_MS;
   for (const key of keys) ctx.recovering.set(key, Math.max(ctx.recovering.get(key) ?? 0, lastAt));

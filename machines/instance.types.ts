@@ -41,9 +41,9 @@ export interface ExitInfo {
 
 /**
  * Why the last server process ended, as the status API shows it: an exit nobody asked for is a `crash` (clean or
- * not: the code tells), a kill after missed check-ins a `hang`, a clean exit while an update was pending an
- * `update`; the others were requested (a rollback's shutdown is a `restart`). `launch-failed`: no server ran.
- * `memory-limit`: a crash the kernel caused, killing the launch at its hard memory limit.
+ * not: the code tells; `memory-limit` when the kernel killed it at its hard limit), a kill after missed check-ins a
+ * `hang`, a clean exit while an update was pending an `update`; the others were requested (a rollback's shutdown is a
+ * `restart`). `launch-failed`: no server ran.
  */
 export type ExitReason =
   | 'crash'
@@ -55,13 +55,9 @@ export type ExitReason =
   | 'shutdown'
   | 'launch-failed';
 
-/** The last exit as the machine records it: its status and why. */
-export interface LastExit {
-  code: number | null;
-  signal: string | null;
+/** The last exit as the machine records it: its status and why (`memoryLimitMB` with `memory-limit`). */
+export interface LastExit extends Pick<ExitInfo, 'code' | 'signal' | 'memoryLimitMB'> {
   reason: ExitReason;
-  /** With `memory-limit`: the limit it was killed at, in MB. */
-  memoryLimitMB?: number;
   /**
    * What says why, in words an operator can act on: the launch error, or the server's last line after an exit
    * nobody asked for; null otherwise.
@@ -88,24 +84,18 @@ export type InstanceEvent =
   | { type: 'STOP'; by?: string; at?: string }
   /** `when`: a build it finds is carried out with that policy (`POST /update?when=`), not `Maintenance.When`. */
   | { type: 'UPDATE_CHECK'; when?: MaintenancePolicy }
-  /**
-   * Swap `bin.prev` back into `bin/` and relaunch on it (a running server is shut down gracefully first); `withData`
-   * also puts back the data snapshot taken before the build being removed was installed.
-   */
+  /** Swap `bin.prev` back and relaunch on it; `withData`: and the data snapshot taken before that build came. */
   | { type: 'ROLLBACK'; withData?: boolean }
   /** Put the data snapshot `id` back and relaunch (a running server is shut down gracefully first). */
   | { type: 'RESTORE'; id: string }
   | { type: 'CHECKIN'; launchId: number }
-  /**
-   * What the runProcess actor knows of its launch: the check-in secret first (before the spawn, since a fast
-   * server may check in before spawn() returns), then again with the pid once the process runs.
-   */
+  /** The launch's check-in secret before the spawn (a fast server checks in early), then again with the pid. */
   | { type: 'PROCESS_STARTED'; launchId: number; secret: string; pid: number | null }
   /** The process is gone; a failed spawn is an exit with neither code nor signal. */
   | ({ type: 'PROCESS_EXITED'; launchId: number } & ExitInfo)
   /**
-   * The launch could not happen for a reason that is not the server's fault (the daemon is out of descriptors or
-   * memory, the game port is still held): no process ran, nothing counts against the server, it is retried.
+   * The launch could not happen through no fault of the server's (the daemon out of descriptors or memory, the game
+   * port still held): no process ran, nothing counts against the server, it is retried.
    */
   | { type: 'PROCESS_BLOCKED'; launchId: number; kind: LaunchBlockKind; message: string }
   /** The daemon is exiting: persist=true detaches from the server, false shuts it down gracefully. */
@@ -246,10 +236,7 @@ export interface RollbackInput {
 }
 export type RollbackOutput = { revision: string | null };
 
-/**
- * Input and output of the `restore` promise actor: snapshots the current data (`before-restore`), then puts snapshot
- * `id` back; the safety snapshot's id.
- */
+/** Input and output of the `restore` promise actor: saves a `before-restore` snapshot, then puts snapshot `id` back. */
 export interface RestoreInput {
   key: string;
   id: string;

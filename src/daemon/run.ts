@@ -87,11 +87,10 @@ export async function runDaemon(
     // Servers left running by the previous daemon may check in, and a CDN may notify, before we are ready.
     starting: (key) => (supervisor ? supervisor.starting(key) : config.instances.some((i) => i.key === key)),
   };
-  // The disk watcher starts once the instance folders exist; until then there is nothing to show.
+  // The disk and hub watches start with the instances, below; until then no status shows them.
   let diskWatch: DiskWatch | null = null;
-  const diskReadings = (): DiskReading[] => diskWatch?.readings() ?? [];
-  // The hub watches start with the instances, below; until then no status has a hub.
   let hubWatches: HubWatches | null = null;
+  const diskReadings = (): DiskReading[] => diskWatch?.readings() ?? [];
   // What every instance's status carries beside its own facts, each part only once there is something to show.
   const statusExtras = (key: string): StatusExtras => {
     const disk = diskReadings();
@@ -133,7 +132,7 @@ export async function runDaemon(
   const guard = createConnectionGuard(limits);
   const metrics = createMetricsCollector({ bus, registry, version: VERSION, connections: () => guard.counts() });
   let boundUrls: string[] = [];
-  // Read at each use, so a reload applies to open sessions and the next login at once.
+  // Read at each use: a reload applies to open sessions and the next login at once.
   const sessions = createSessionStore(() => ({
     absoluteMs: current.settings.Users.SessionMinutes * 60_000,
     idleMs: current.settings.Users.SessionIdleMinutes * 60_000,
@@ -193,13 +192,12 @@ export async function runDaemon(
     refusedEveryMs: () => current.timing.RefusedRequestLogSeconds * 1000,
     retryMs: config.timing.LogRetrySeconds * 1000,
   });
-  const urls = http.bound.map((b) => b.url);
-  lock.announce(urls);
-  boundUrls = urls;
+  boundUrls = http.bound.map((b) => b.url);
+  lock.announce(boundUrls);
   const checkinUrl = checkinBaseUrl(http.bound);
   // BaseUrl is only what clients are given (client downloads, links); servers check in where we listen.
   const publicBaseUrl = config.baseUrl ?? `${checkinUrl}/`;
-  log.info(`listening on ${urls.join(' and ')}`, {
+  log.info(`listening on ${boundUrls.join(' and ')}`, {
     checkinUrl,
     baseUrl: publicBaseUrl,
     instances: config.instances.length,
@@ -298,5 +296,5 @@ export async function runDaemon(
     return sup.reconfigure(next);
   };
 
-  return { url: urls[0] ?? checkinUrl, done, shutdown, reconfigure };
+  return { url: boundUrls[0] ?? checkinUrl, done, shutdown, reconfigure };
 }

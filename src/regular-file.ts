@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, type Stats } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, rm } from 'node:fs/promises';
 
 /**
  * Opening files in folders a game server or a secrets tool can write. A named pipe there would block a plain
@@ -115,3 +115,11 @@ export async function readRegularFile(path: string, encoding?: 'utf8'): Promise<
 
 /** Flags for appending to a log, created when missing. */
 export const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
+
+/**
+ * Makes way for a file the daemon writes anew where a game server can write too (an update's download, a build
+ * log, a backup's files): whatever is at `path` goes, and the caller creates it with CREATE_NEW (O_CREAT|O_EXCL),
+ * which never opens what is there, so a named pipe planted ahead cannot park the thread that opens it.
+ */
+export const clearForWrite = (path: string): Promise<void> => rm(path, { force: true });
+export const CREATE_NEW = 'wx';

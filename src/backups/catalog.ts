@@ -1,5 +1,6 @@
-import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CREATE_NEW, clearForWrite, readRegularFile } from '../regular-file.ts';
 import { syncPath } from '../updates/install/flush.ts';
 import { type BackupManifest, isSnapshotId, parseManifest } from './manifest.ts';
 
@@ -26,7 +27,7 @@ export async function listBackups(
     const file = join(backupsDir, name);
     const archive = file.replace(/\.json$/, '.tar.gz');
     try {
-      const manifest = parseManifest(await readFile(file, 'utf8'), file);
+      const manifest = parseManifest(await readRegularFile(file, 'utf8'), file);
       if ((await stat(archive).catch(() => null))?.isFile()) out.push({ ...manifest, archive });
     } catch (err) {
       onBad?.(file, err as Error);
@@ -52,7 +53,8 @@ export async function removeBackup(entry: BackupEntry): Promise<void> {
  */
 export async function rewriteManifest(backupsDir: string, manifest: BackupManifest): Promise<void> {
   const file = join(backupsDir, `${manifest.id}.json`);
-  await writeFile(`${file}.partial`, `${JSON.stringify(manifest, null, 2)}\n`);
+  await clearForWrite(`${file}.partial`);
+  await writeFile(`${file}.partial`, `${JSON.stringify(manifest, null, 2)}\n`, { flag: CREATE_NEW });
   await syncPath(`${file}.partial`);
   await rename(`${file}.partial`, file);
   await syncPath(backupsDir);

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { create } from 'tar';
 import { describeError } from '../errors.ts';
+import { CREATE_NEW, clearForWrite } from '../regular-file.ts';
 import { diskFullError, diskSpaceOf, formatBytes } from '../store/disk-space.ts';
 import { syncPath } from '../updates/install/flush.ts';
 import { listBackups } from './catalog.ts';
@@ -71,9 +72,14 @@ export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest
       'manifest.json',
       ...SNAPSHOT_PATHS.filter((p) => got.files.some((f) => f.path === p || f.path.startsWith(`${p}/`))),
     ];
+    // The backups folder is the game server's to write too: a pipe planted at a partial's name is removed first.
+    await clearForWrite(partial);
     await create({ gzip: true, file: partial, cwd: staging, portable: true }, members);
     const done = { ...manifest, archiveBytes: (await stat(partial)).size };
-    await writeFile(join(req.backupsDir, `${id}.json.partial`), `${JSON.stringify(done, null, 2)}\n`);
+    await clearForWrite(join(req.backupsDir, `${id}.json.partial`));
+    await writeFile(join(req.backupsDir, `${id}.json.partial`), `${JSON.stringify(done, null, 2)}\n`, {
+      flag: CREATE_NEW,
+    });
     // On the disk before it counts as taken: an update swaps builds right after, and a power loss then must not
     // leave a snapshot that was never written.
     await syncPath(partial);

@@ -3,7 +3,9 @@
  * taken comes back whole (integrity_check ok, every row committed before it began); the manifest's hashes hold; a
  * restore swaps data/ and config.toml and a damaged archive leaves them alone.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { closeSync, constants, openSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -11,7 +13,7 @@ import * as assert from 'uvu/assert';
 import { listBackups } from '../../src/backups/catalog.ts';
 import { restoreSnapshot } from '../../src/backups/restore.ts';
 import { BackupError, type SnapshotRequest, takeSnapshot } from '../../src/backups/snapshot.ts';
-import { waitFor } from '../_support/env.ts';
+import { waitFor, within } from '../_support/env.ts';
 import { sql, sqliteUnavailable, startWriter } from './_support/sqlite.ts';
 
 const unavailable = sqliteUnavailable();
@@ -103,6 +105,36 @@ test('snapshot :: two in one second keep both', async ({ dir }) => {
   const b = await takeSnapshot(request(dir, { now }));
   assert.is.not(a.id, b.id);
   assert.is((await listBackups(join(dir, 'backups'))).length, 2);
+});
+
+test('snapshot :: named pipes planted in backups/ are neither read nor written through', async ({ dir }) => {
+  if (spawnSync('mkfifo', ['--version']).error !== undefined) return console.log('  (skipped: no mkfifo)');
+  const now = new Date('2026-11-28T03:00:00Z');
+  const backups = join(dir, 'backups');
+  const a = await takeSnapshot(request(dir, { now }));
+  // The game server can write here: a pipe as a manifest, and at the names the next snapshot's partials take.
+  const pipes = [`${a.id}.json`, `${a.id}.json.partial`, `${a.id}.tar.gz.partial`].map((n) => join(backups, n));
+  await rm(pipes[0]!);
+  for (const p of pipes) spawnSync('mkfifo', [p]);
+  try {
+    const bad: string[] = [];
+    const listed = await within(
+      10_000,
+      'the listing',
+      listBackups(backups, (file, err) => bad.push(`${file}: ${err.message}`)),
+    );
+    assert.equal(listed, []);
+    assert.match(bad.join('\n'), `${pipes[0]} is not a regular file`);
+    const b = await within(10_000, 'the next snapshot', takeSnapshot(request(dir, { now })));
+    assert.equal(
+      (await listBackups(backups)).map((e) => e.id),
+      [b.id],
+    );
+  } finally {
+    // A pipe opened anyway holds a thread until someone opens its other end.
+    for (const p of pipes)
+      if ((await stat(p).catch(() => null))?.isFIFO()) closeSync(openSync(p, constants.O_RDWR | constants.O_NONBLOCK));
+  }
 });
 
 test('snapshot :: too little space is refused before anything is written', async ({ dir }) => {

@@ -5,6 +5,7 @@ import { pipeline as pipelineAsync } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
 import { monotonicMs } from '../../clock.ts';
 import { rootCause, UpdateError } from '../../errors.ts';
+import { CREATE_NEW, clearForWrite } from '../../regular-file.ts';
 
 export interface FetchOptions {
   url: string;
@@ -165,7 +166,8 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
   }
 }
 
-/** Writes a stream into a file. */
-export function writeFileFrom(body: Readable, dest: string, signal: AbortSignal): Promise<void> {
-  return pipelineAsync(body, createWriteStream(dest), { signal });
+/** Writes a stream into a new file at `dest` (what was there goes: regular-file.ts). */
+export async function writeFileFrom(body: Readable, dest: string, signal: AbortSignal): Promise<void> {
+  await clearForWrite(dest);
+  return pipelineAsync(body, createWriteStream(dest, { flags: CREATE_NEW }), { signal });
 }

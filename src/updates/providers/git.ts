@@ -2,6 +2,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
+import { CREATE_NEW, clearForWrite } from '../../regular-file.ts';
 import { fetchArchiveOffThread } from '../fetch/off-thread.ts';
 import { DEFAULT_CLIENT_PATTERN, findArtifact, planBuild, removeStaleArtifacts, runBuild } from '../git/build.ts';
 import { segmentMatcher, splitPattern } from '../git/glob.ts';
@@ -247,7 +248,8 @@ async function withBuildLog<T>(
   work: (sink: WriteStream) => Promise<T>,
 ): Promise<T> {
   await mkdir(dirname(log.path), { recursive: true });
-  const sink = createWriteStream(log.path, { flags: 'w' });
+  await clearForWrite(log.path);
+  const sink = createWriteStream(log.path, { flags: CREATE_NEW });
   const opened = new Promise<void>((resolve, reject) => sink.once('open', () => resolve()).once('error', reject));
   try {
     await opened;

@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { closeSync, constants, openSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
@@ -37,6 +39,29 @@ test('download :: streams to dest, verifies an upper-case hash, reports progress
   assert.is(result.sha256, ctx.sha256);
   assert.equal(await readFile(dest), await readFile(ctx.archive));
   assert.equal(progress.at(-1), [size, size]);
+});
+
+test('download :: a named pipe planted at dest is removed, never opened', async (ctx) => {
+  if (spawnSync('mkfifo', ['--version']).error !== undefined) return console.log('  (skipped: no mkfifo)');
+  ctx.cdn.set('/a.zip', { kind: 'file', file: ctx.archive });
+  const dest = join(ctx.dir, 'planted.part');
+  spawnSync('mkfifo', [dest]);
+  try {
+    const download = downloadVerified({
+      url: ctx.cdn.url('/a.zip'),
+      dest,
+      sha256: ctx.sha256,
+      timeoutMs: 5000,
+      signal: never(),
+    });
+    await within(10_000, 'the download beside a planted pipe', download);
+    assert.ok((await stat(dest)).isFile());
+    assert.equal(await readFile(dest), await readFile(ctx.archive));
+  } finally {
+    // Were the pipe opened for writing, a reader lets that thread go, so the file can end.
+    if ((await stat(dest).catch(() => null))?.isFIFO())
+      closeSync(openSync(dest, constants.O_RDONLY | constants.O_NONBLOCK));
+  }
 });
 
 test('download :: sends the given headers', async (ctx) => {

@@ -8,16 +8,20 @@ import { check, type FaultKind, since, type Track } from './state.ts';
  * No instance stays down because of a fault that has ended: from RECOVERY_GRACE_MS after an environment fault ends,
  * every instance it struck must be seen running again, at the latest RECOVERY_PATIENCE_MS later (an instance still
  * starting on a loaded machine is on its way; one left stopped.failing is not), with no person: the soak's operator,
- * heal(), leaves them be meanwhile. Left out: an instance removed by a reload, stopped by request, or struck by
- * another fault or request since. A daemon start in between excuses nothing: a port still held or a give-up must not
- * need a person either; the check waits while a daemon restarts and settles, and gives the instances it relaunches
- * the same patience from then.
+ * heal(), leaves them be meanwhile. Left out: an instance removed by a reload, stopped by request (before or since),
+ * or struck by another fault or request since. A daemon start in between excuses nothing: a port still held or a
+ * give-up must not need a person either; the check waits while a daemon restarts and settles, and gives the
+ * instances it relaunches the same patience from then.
  */
 
 const RUNNING = /^server\.(running|awaiting-checkin)/;
 
+// A stop still under way when the fault struck (the last thing asked of it) leaves it rightly down.
 const excused = (t: Track | undefined, from: number) =>
-  !t?.configured || t.touchedAt > from || t.stopRequestedAt > from || t.configuredAt > from;
+  !t?.configured ||
+  t.touchedAt > from ||
+  t.configuredAt > from ||
+  (t.stopRequestedAt > 0 && t.stopRequestedAt >= t.touchedAt);
 
 const running = (t: Track) => {
   const pid = t.status?.pid ?? null;

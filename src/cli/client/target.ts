@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { apiKeyId } from '../../auth/api-keys.ts';
 import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import type { ResolvedConfig } from '../../config/resolved.ts';
 import { ClientError } from './errors.ts';
@@ -169,7 +170,8 @@ export function createTarget(opts: TargetOptions): Target {
       return this.admin() ?? (await keptLogin(this));
     },
     async authorization(key) {
-      if (givenToken) return basic(key, givenToken);
+      // An API key (`watchdog key create`) speaks for its user; any other token is the instance's ApiToken.
+      if (givenToken) return apiKeyId(givenToken) === undefined ? basic(key, givenToken) : `Bearer ${givenToken}`;
       const kept = await keptLogin(this);
       return kept ? basic(kept.username, kept.password) : basic(key, await this.token(key));
     },

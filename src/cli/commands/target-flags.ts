@@ -11,7 +11,7 @@ export const TARGET_FLAGS = {
 
 /** The usage lines of TARGET_FLAGS. */
 export const TARGET_USAGE = `  --url URL     the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml, else http://localhost:5000)
-  --token T     the instance's ApiToken (default: WATCHDOG_TOKEN, else the local appsettings.yml)
+  --token T     the instance's ApiToken, or an API key (default: WATCHDOG_TOKEN, else the local appsettings.yml)
   --config F    the appsettings.yml to read the address and token from`;
 
 /** The daemon's Admin credentials, for commands that may act on every instance. */

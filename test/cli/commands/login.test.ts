@@ -5,19 +5,24 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { newApiKey } from '../../../src/auth/api-keys.ts';
 import { runCli } from '../../_support/cli.ts';
 import { daemonSuite } from '../../_support/daemon.ts';
 import { fastHash } from '../../auth/_support/hash.ts';
 import { accountsConfig, instancesUp } from '../../e2e/_support/accounts.ts';
 
 const PASSWORD = 'moderator-pw-1';
+/** mo's key for holding `a`, and nothing else. */
+const KEY = newApiKey();
 
 const test = daemonSuite('watchdog login :: a kept login per daemon', {
   config: async (ctx) => {
     const hash = await fastHash(PASSWORD);
-    await writeFile(join(ctx.dir, 'users.yml'), `Users:\n  mo:\n    Password: "${hash}"\n    Roles: [moderator@a]\n`, {
-      mode: 0o600,
-    });
+    const users = [
+      `Users:\n  mo:\n    Password: "${hash}"\n    Roles: [moderator@a]`,
+      `Keys:\n  ${KEY.id}:\n    User: mo\n    Hash: "${KEY.hash}"\n    Permissions: [hold@a]\n`,
+    ];
+    await writeFile(join(ctx.dir, 'users.yml'), users.join('\n'), { mode: 0o600 });
     return accountsConfig();
   },
   before: (ctx) => instancesUp(ctx.daemon!),
@@ -69,6 +74,15 @@ test('login :: a checked login is kept 0600 and used for that daemon: what the u
   const forget = await cli(d.dir, ['login', '--forget', '--url', d.url]);
   assert.is(forget.code, 0, forget.stderr);
   assert.equal(JSON.parse(await readFile(file, 'utf8')), {});
+});
+
+test('login :: an API key given with --token is sent as one (Bearer), with its own scope', async ({ daemon }) => {
+  const d = daemon!;
+  const hold = await cli(d.dir, ['hold', 'a', '--url', d.url, '--token', KEY.key]);
+  assert.is(hold.code, 0, hold.stderr);
+  const restart = await cli(d.dir, ['restart', 'a', '--url', d.url, '--token', KEY.key]);
+  assert.is(restart.code, 1);
+  assert.match(restart.stderr, /403.*control\.restart/);
 });
 
 test.run();

@@ -10,7 +10,7 @@ import { parseBasicAuth, WWW_AUTHENTICATE } from './basic-auth.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
-import { type InstanceRoute, ROUTE_PERMISSIONS } from './route-permissions.ts';
+import { type InstanceRoute, permissionsOf } from './route-permissions.ts';
 
 /** The Hono environment of routes behind an instance's credentials: the instance and the user the header named. */
 export type InstanceEnv = { Variables: { instance: InstanceControl; user: string } };
@@ -98,7 +98,7 @@ export async function authorizeFor(
   header: string | undefined,
   key: string,
   deps: Pick<HttpDeps, 'registry' | 'users'>,
-  permission: Permission,
+  permissions: readonly Permission[],
 ): Promise<AuthResult> {
   const db = deps.users?.() ?? EMPTY_USERS;
   let principal: Principal | undefined;
@@ -134,7 +134,8 @@ export async function authorizeFor(
     result = instanceFor(key, deps, principalName(principal));
     if (!result.ok) return result;
   }
-  if (!can(principal, permission, key, db)) {
+  const permission = permissions.find((p) => !can(principal, p, key, db));
+  if (permission !== undefined) {
     const reason = `${principalName(principal)} may not ${permission} on ${shownKey(key)}`;
     return { ok: false, status: 403, user: result.user, reason, permission };
   }
@@ -150,7 +151,7 @@ type Denial = Extract<AuthResult, { ok: false }>;
  */
 function instanceAuth(
   deps: Pick<HttpDeps, 'registry' | 'users'>,
-  credential: 'checkinSecret' | Permission,
+  credential: 'checkinSecret' | InstanceRoute,
   onRefused: (c: Context, key: string, denial: Denial) => void,
 ): MiddlewareHandler<InstanceEnv> {
   return async (c, next) => {
@@ -159,7 +160,12 @@ function instanceAuth(
     const auth =
       credential === 'checkinSecret'
         ? authorize(header, key, deps.registry, credential)
-        : await authorizeFor(header, key, deps, credential);
+        : await authorizeFor(
+            header,
+            key,
+            deps,
+            permissionsOf(credential, (name) => c.req.query(name)),
+          );
     if (!auth.ok) {
       onRefused(c, key, auth);
       return denied(c, auth.status, auth.reason, auth.permission);
@@ -183,7 +189,7 @@ export function apiToken(
   route: 'control' | 'status',
   row: InstanceRoute,
 ): MiddlewareHandler<InstanceEnv> {
-  return instanceAuth(deps, ROUTE_PERMISSIONS[row], (c, key, r) =>
+  return instanceAuth(deps, row, (c, key, r) =>
     reportRefused(deps.bus, c, {
       route,
       action: lastSegment(c.req.path),

@@ -88,7 +88,7 @@ type LogEnv = { Variables: { instance: InstanceControl } };
 function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
   return async (c, next) => {
     const key = c.req.param('key') ?? '';
-    const auth = await authorizeFor(c.req.header('authorization'), key, deps, ROUTE_PERMISSIONS[LOGS]);
+    const auth = await authorizeFor(c.req.header('authorization'), key, deps, [ROUTE_PERMISSIONS[LOGS]]);
     if (auth.ok) {
       c.set('instance', auth.instance);
       return next();

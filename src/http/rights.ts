@@ -6,7 +6,7 @@ import type { AdminEnv } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { shownKey } from './request-info.ts';
-import { type InstanceRoute, ROUTE_PERMISSIONS } from './route-permissions.ts';
+import { type InstanceRoute, permissionsOf } from './route-permissions.ts';
 
 type Deps = Pick<HttpDeps, 'users' | 'bus'>;
 /** What `adminAccess` set: any route's context behind it has it. */
@@ -45,10 +45,10 @@ export function refuseRight(
  * instances exist.
  */
 export function needs<E extends AdminEnv>(deps: Deps, row: InstanceRoute): MiddlewareHandler<E> {
-  const permission = ROUTE_PERMISSIONS[row];
   return async (c, next) => {
     const key = c.req.param('key') ?? '';
-    if (!allowed(c, deps, permission, key)) return refuseRight(c, c.var.adminUser, deps, permission, key);
+    const lacking = permissionsOf(row, (name) => c.req.query(name)).find((p) => !allowed(c, deps, p, key));
+    if (lacking !== undefined) return refuseRight(c, c.var.adminUser, deps, lacking, key);
     await next();
   };
 }

@@ -21,3 +21,14 @@ export const ROUTE_PERMISSIONS = {
 } as const satisfies Record<string, Permission>;
 
 export type InstanceRoute = keyof typeof ROUTE_PERMISSIONS;
+
+/**
+ * What one request on `row` needs: its row's permission, and `backups.restore` for a rollback that also puts the
+ * data back (`withData`, unless false or 0): a right to roll builds back is no right to replace the data.
+ */
+export function permissionsOf(row: InstanceRoute, query: (name: string) => string | undefined): Permission[] {
+  const withData = query('withData');
+  const restores =
+    row === 'POST /instances/:key/rollback' && withData !== undefined && !['false', '0'].includes(withData);
+  return restores ? [ROUTE_PERMISSIONS[row], 'backups.restore'] : [ROUTE_PERMISSIONS[row]];
+}

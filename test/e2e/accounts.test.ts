@@ -68,6 +68,26 @@ test('accounts :: a moderator of a may restart and hold a, and nothing on b (403
   assert.equal(JSON.parse(stop.body), { error: 'mo may not control.stop on a', permission: 'control.stop' });
 });
 
+test('accounts :: a rollback that puts data back needs backups.restore too, on both paths', async ({ daemon }) => {
+  const d = daemon!;
+  // An operator rolls builds back but may not restore data (backups.restore is admin's).
+  const headers = { authorization: basicAuth('ops', PASSWORD), 'x-watchdog-dashboard': '1' };
+  const post = async (path: string) => {
+    const res = await fetch(`${d.url}${path}`, { method: 'POST', headers });
+    return { status: res.status, body: await res.text() };
+  };
+  for (const path of ['/instances/a/rollback', '/api/instances/a/rollback']) {
+    for (const withData of ['true', '1', '']) {
+      const r = await post(`${path}?withData=${withData}`);
+      assert.is(r.status, 403, `${path}?withData=${withData}: ${r.body}`);
+      assert.is((JSON.parse(r.body) as { permission: string }).permission, 'backups.restore');
+    }
+    // Without the data it is a rollback like any: past the rights (here 409, there is no previous build).
+    const plain = await post(`${path}?withData=false`);
+    assert.ok(![401, 403].includes(plain.status), `${path}: ${plain.status} ${plain.body}`);
+  }
+});
+
 test('accounts :: an unknown user or a wrong password is 401 with the Basic challenge', async ({ daemon }) => {
   const d = daemon!;
   for (const auth of [basicAuth('mo', 'wrong-password'), basicAuth('nobody', PASSWORD)]) {

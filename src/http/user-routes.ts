@@ -88,9 +88,12 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
         return c.json({ error: `the users file ${file} is gone; put it back first` }, 409);
       const cur: Current = { db: read.db, doc: structuredClone(read.doc) };
       try {
+        // users.manage somewhere first, so no one else learns which users exist (a 404 or a 409).
+        const instances = deps.registry.list().map((i) => i.key);
+        const gate = mayManage(c.var.principal, { action: 'list' }, cur.db, instances);
+        if (gate) return refuse(c, gate.permission, gate.error);
         const asked = await change(cur);
         if ('status' in asked) return answer(c, asked);
-        const instances = deps.registry.list().map((i) => i.key);
         const refusal = mayManage(c.var.principal, asked, cur.db, instances);
         if (refusal) return refuse(c, refusal.permission, refusal.error);
         if (!apply) return answer(c, { status: 200, body: listOf(cur.doc) });

@@ -149,7 +149,9 @@ test('users :: a user holding more than the actor can be neither changed nor rem
   assert.is((await send(d, 'GET', '/instances/a/status', as('mo'))).status, 401, 'removed, at the answer');
 });
 
-test('users :: bad bodies and unknown names are 400 and 404', async ({ daemon }) => {
+test('users :: bad bodies and unknown names are 400 and 404, to a client with users.manage only', async ({
+  daemon,
+}) => {
   const d = daemon!;
   const boss = as('boss');
   assert.is((await send(d, 'POST', '/api/users', boss, { name: 'y', password: 'short', roles: [] })).status, 400);
@@ -163,6 +165,14 @@ test('users :: bad bodies and unknown names are 400 and 404', async ({ daemon })
   assert.is((await send(d, 'PUT', '/api/users/nobody/roles', boss, { roles: [] })).status, 404);
   assert.is((await send(d, 'DELETE', '/api/users/nobody', boss)).status, 404);
   assert.is((await send(d, 'PATCH', '/api/users/vie', boss)).status, 405);
+  // Anyone else learns nothing of which users exist: 403 before the 404 or the 409.
+  const asked: Array<[string, string, unknown?]> = [
+    ['DELETE', '/api/users/nobody'],
+    ['PUT', '/api/users/nobody/roles', { roles: [] }],
+    ['POST', '/api/users', { name: 'boss', password: 'long-enough', roles: [] }],
+  ];
+  for (const [method, path, body] of asked)
+    await refused(d, [method, path, as('vie'), body], 'users.manage', /vie may not users\.manage/);
 });
 
 test.run();

@@ -1,6 +1,7 @@
 import { stringify } from 'yaml';
 import { ConfigError, describeError } from '../errors.ts';
 import { writeFileAtomic } from '../store/atomic-file.ts';
+import { type NewApiKey, newApiKey } from './api-keys.ts';
 import { parseUsers, readUsersFile, type UsersDoc } from './users-file.ts';
 
 /** The users file as it stands, for an edit; a ConfigError naming every problem when it is not valid now. */
@@ -39,4 +40,27 @@ export async function writeUsers(file: string, doc: UsersDoc): Promise<void> {
       },
     );
   }
+}
+
+/**
+ * Adds a new API key of `user` to `doc` (`watchdog key create`, and a key made at `watchdog login`): its own
+ * `permissions` (undefined: all of its user's) and an expiry `days` from `now` (undefined: never).
+ */
+export function addApiKey(
+  doc: UsersDoc,
+  user: string,
+  opts: { permissions?: string[]; days?: number },
+  now = Date.now(),
+): NewApiKey & { expires?: string } {
+  const made = newApiKey();
+  const expires = opts.days === undefined ? undefined : new Date(now + opts.days * 86_400_000).toISOString();
+  doc.Keys ??= {};
+  doc.Keys[made.id] = {
+    User: user,
+    Hash: made.hash,
+    ...(opts.permissions === undefined ? {} : { Permissions: opts.permissions }),
+    ...(expires === undefined ? {} : { Expires: expires }),
+    Created: new Date(now).toISOString(),
+  };
+  return expires === undefined ? made : { ...made, expires };
 }

@@ -22,7 +22,7 @@ commands:
   fetch <key> <path> [--out F]           download a shared file (--continue resumes a partial one)
   user add|passwd|remove|list|totp       edit the users file: accounts, roles (--role R[@KEY]), one-time codes
   key create|list|revoke                 API keys of a user (--user U, --permission P[@KEY], --expires-days N)
-  login --user U [--url U] [--forget]    check a user against the daemon and keep the login for its address
+  login [--url U] [--user U] [--forget]  log a user in and keep a 30-day key the daemon makes for it
   chart [--format mermaid|dot|json|svg] [--out F]   render the instance statechart
   probe <address> [--json]               read a game server's /status and /info as a launcher does
   manifest <dir> --base-url URL [--out F]       add a build to a manifest
@@ -31,7 +31,8 @@ commands:
   watchdog <command> --help              a command's options
   watchdog --version                     the version (also -V)
 
-environment: WATCHDOG_URL (--url), WATCHDOG_TOKEN (--token), WATCHDOG_ADMIN (user:password, for --user/--password)
+environment: WATCHDOG_URL (--url), WATCHDOG_TOKEN (--token), WATCHDOG_ADMIN (user:password, for --user/--password),
+  WATCHDOG_USER (login --user)
 `;
 
 /** `-h`/`--help` anywhere before `--`: options never take a value starting with `-`, so this cannot be a value. */

@@ -99,7 +99,7 @@ export const COMMANDS: Record<string, CommandEntry> = {
     subcommands: ['create', 'list', 'revoke'],
     load: () => import('./commands/keys.ts').then((m) => ({ run: m.key, usage: m.keyUsage, options: m.keyOptions })),
   },
-  login: { summary: 'check a user against the daemon and keep the login', load: () => import('./commands/login.ts') },
+  login: { summary: 'log a user in and keep a key the daemon makes for it', load: () => import('./commands/login.ts') },
   chart: { summary: 'render the instance statechart', load: () => import('./commands/chart.ts') },
   probe: { summary: "read a game server's /status and /info", load: () => import('./commands/probe.ts') },
   manifest: { summary: 'add a build to a manifest', load: () => import('./commands/manifest.ts') },

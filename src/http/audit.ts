@@ -111,6 +111,7 @@ export function createAuditLog(opts: AuditLogOptions): AuditLog {
       user: e.by ?? null,
       name: e.name,
       roles: e.roles ?? null,
+      ...(e.keyId === undefined ? {} : { keyId: e.keyId }),
       remote: e.remote ?? null,
       result: 'accepted',
       at: e.at,

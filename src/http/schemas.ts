@@ -13,7 +13,7 @@ import {
   MaintenanceStatusSchema,
 } from '../supervisor/status.ts';
 import { CONTROL_VERBS } from './control.ts';
-import { NewUserSchema, UserChangedSchema, UserEntrySchema, UserRolesSchema } from './user-schemas.ts';
+import { LoginKeySchema, NewUserSchema, UserChangedSchema, UserEntrySchema, UserRolesSchema } from './user-schemas.ts';
 
 export const ErrorSchema = v.object({ error: v.string() });
 
@@ -101,5 +101,6 @@ export const SCHEMAS = {
   NewUser: NewUserSchema,
   UserRoles: UserRolesSchema,
   UserChanged: UserChangedSchema,
+  LoginKey: LoginKeySchema,
 } as const;
 export type SchemaName = keyof typeof SCHEMAS;

@@ -74,4 +74,19 @@ export const userRouteDocs: readonly RouteDoc[] = [
       ...refusals(false, true),
     },
   },
+  {
+    method: 'post',
+    path: '/api/me/keys',
+    tag: 'dashboard',
+    access: 'admin',
+    summary:
+      "an API key of the client's own, with the user's rights and 30 days to live, shown once (`watchdog login` keeps it)",
+    responses: {
+      201: { description: 'made, and in force', json: 'LoginKey' },
+      ...errors(400, 401),
+      403: { description: 'the client is not a user of the users file logged in with its password', json: 'Error' },
+      ...errors(405),
+      409: NO_FILE,
+    },
+  },
 ];

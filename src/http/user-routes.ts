@@ -4,7 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import * as v from 'valibot';
 import { mayManage, type UserChange } from '../auth/may-manage.ts';
 import { hashPassword } from '../auth/password.ts';
-import { checkedText, writeUsers } from '../auth/users-edit.ts';
+import { addApiKey, checkedText, writeUsers } from '../auth/users-edit.ts';
 import {
   EMPTY_USERS,
   hasAccounts,
@@ -13,17 +13,21 @@ import {
   type UsersDb,
   type UsersDoc,
 } from '../auth/users-file.ts';
+import type { BusEvents } from '../bus.ts';
 import { ConfigError } from '../errors.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { remoteAddress } from './request-info.ts';
 import type { StatusCode } from './route-doc.ts';
-import { NewUserSchema, type UserChanged, type UserEntry, UserRolesSchema } from './user-schemas.ts';
+import { type LoginKey, NewUserSchema, type UserChanged, type UserEntry, UserRolesSchema } from './user-schemas.ts';
 
 type Answer = { status: Exclude<StatusCode, 200 | 201>; error: string } | { status: 200 | 201; body: unknown };
 /** A change made to the file as read: its answer, and its audit line, told once the file is written. */
-type Applied = { status: 200 | 201; body: UserChanged; audit: () => void };
+type Applied = { status: 200 | 201; body: UserChanged | LoginKey; audit: () => void };
+
+/** How long a key made at `watchdog login` holds: a login is given again within a month. */
+const LOGIN_KEY_DAYS = 30;
 
 /** What an edit reads first: the users file as it stands, parsed (for the grant rule) and as written (to edit). */
 type Current = { db: UsersDb; doc: UsersDoc };
@@ -42,7 +46,8 @@ const standIn = () => hashPassword('', { N: 1024, r: 1, p: 1 });
  * `GET|POST /api/users`, `PUT /api/users/:name/roles`, `DELETE /api/users/:name`: managing users over HTTP, behind
  * the dashboard's access rule. Each asks the grant rule (src/auth/may-manage.ts) with the users file as it stands,
  * writes through the same code as `watchdog user` (validated, atomic, mode 0600), and has the daemon read the file
- * again before answering. Edits run one at a time, so two requests never write over each other.
+ * again before answering. Edits run one at a time, so two requests never write over each other; `POST /api/me/keys`
+ * (a user's own key, for `watchdog login`) is one of them.
  */
 export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
@@ -70,14 +75,10 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
   };
 
   /**
-   * In turn with the other edits: reads the file, asks `change` what is asked (or its early answer), the grant rule
-   * (403 here), then `apply` and the write; without `apply` (the list) nothing is written.
+   * In turn with the other edits: reads the file, and hands it to `step`, which answers at once or says what to
+   * write; that is written, audited, and read again by the daemon before the answer.
    */
-  const run = (
-    c: Context<AdminEnv>,
-    change: (cur: Current) => Promise<UserChange | Answer>,
-    apply?: (cur: Current) => Promise<Applied>,
-  ): Promise<Response> => {
+  const edit = (c: Context<AdminEnv>, step: (cur: Current) => Promise<Applied | Response>): Promise<Response> => {
     const task = queue.then(async (): Promise<Response> => {
       const file = deps.usersFile;
       if (file === undefined) return c.json({ error: 'this daemon has no users file to edit' }, 409);
@@ -88,16 +89,8 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
         return c.json({ error: `the users file ${file} is gone; put it back first` }, 409);
       const cur: Current = { db: read.db, doc: structuredClone(read.doc) };
       try {
-        // users.manage somewhere first, so no one else learns which users exist (a 404 or a 409).
-        const instances = deps.registry.list().map((i) => i.key);
-        const gate = mayManage(c.var.principal, { action: 'list' }, cur.db, instances);
-        if (gate) return refuse(c, gate.permission, gate.error);
-        const asked = await change(cur);
-        if ('status' in asked) return answer(c, asked);
-        const refusal = mayManage(c.var.principal, asked, cur.db, instances);
-        if (refusal) return refuse(c, refusal.permission, refusal.error);
-        if (!apply) return answer(c, { status: 200, body: listOf(cur.doc) });
-        const done = await apply(cur);
+        const done = await step(cur);
+        if (done instanceof Response) return done;
         await writeUsers(file, cur.doc);
         done.audit();
         await deps.reloadUsers?.();
@@ -114,17 +107,38 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
     return task;
   };
 
+  /**
+   * A user manager's edit: users.manage somewhere first (so no one else learns which users exist), then `change`
+   * says what is asked (or its early answer), the grant rule decides (403 here), and `apply` makes the change;
+   * without `apply` (the list) nothing is written.
+   */
+  const run = (
+    c: Context<AdminEnv>,
+    change: (cur: Current) => Promise<UserChange | Answer>,
+    apply?: (cur: Current) => Promise<Applied>,
+  ): Promise<Response> =>
+    edit(c, async (cur) => {
+      const instances = deps.registry.list().map((i) => i.key);
+      const gate = mayManage(c.var.principal, { action: 'list' }, cur.db, instances);
+      if (gate) return refuse(c, gate.permission, gate.error);
+      const asked = await change(cur);
+      if ('status' in asked) return answer(c, asked);
+      const refusal = mayManage(c.var.principal, asked, cur.db, instances);
+      if (refusal) return refuse(c, refusal.permission, refusal.error);
+      return apply ? apply(cur) : answer(c, { status: 200, body: listOf(cur.doc) });
+    });
+
   const told = (
     c: Context<AdminEnv>,
-    action: 'user.create' | 'user.roles' | 'user.remove',
+    action: BusEvents['daemon:user-changed']['action'],
     name: string,
-    roles?: string[],
+    more: { roles?: string[]; keyId?: string } = {},
   ) =>
     deps.bus.emit('daemon:user-changed', {
       action,
       by: c.var.adminUser,
       name,
-      ...(roles === undefined ? {} : { roles }),
+      ...more,
       remote: remoteAddress(c),
       at: Date.now(),
     });
@@ -146,7 +160,7 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
       async ({ doc }) => {
         const entry = doc.Users?.[name];
         if (entry) entry.Password = await hashPassword(password);
-        return { status: 201, body: { name, roles }, audit: () => told(c, 'user.create', name, roles) };
+        return { status: 201, body: { name, roles }, audit: () => told(c, 'user.create', name, { roles }) };
       },
     );
   });
@@ -164,7 +178,7 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
         entry.Roles = roles;
         return { action: 'set-roles', user: name, grants: grantsAfter(deps.usersFile ?? '', doc, name) };
       },
-      async () => ({ status: 200, body: { name, roles }, audit: () => told(c, 'user.roles', name, roles) }),
+      async () => ({ status: 200, body: { name, roles }, audit: () => told(c, 'user.roles', name, { roles }) }),
     );
   });
 
@@ -182,6 +196,32 @@ export function userRoutes(deps: HttpDeps): Hono<AdminEnv> {
         return { status: 200, body, audit: () => told(c, 'user.remove', name) };
       },
     );
+  });
+
+  // `watchdog login`: a key of the client's own, so the CLI keeps no password. Only for a user of the users file
+  // who proved itself (its password; with TOTP, its code at /login first): not for the Admin login, a proxy's word,
+  // or a key, whose new key would outlive them. It holds what the user holds, asked of can() at each request.
+  app.post('/api/me/keys', access, async (c) => {
+    const p = c.var.principal;
+    if (p?.kind !== 'user') {
+      const who =
+        p === undefined
+          ? 'this watchdog has no accounts (users.yml), so there is no user'
+          : `${c.var.adminUser} is no user`;
+      const error = `${who} of the users file logged in with its password, the only one given a key here (\`watchdog key create\` makes one on the daemon's host)`;
+      return refuse(c, undefined, error);
+    }
+    const name = p.user.name;
+    return edit(c, async ({ doc }) => {
+      if (!doc.Users?.[name]) return c.json({ error: `no user ${name} in the users file` }, 409);
+      // The user's expired keys go, so that logging in again and again does not grow the file.
+      const now = Date.now();
+      for (const [id, k] of Object.entries(doc.Keys ?? {}))
+        if (k.User === name && k.Expires !== undefined && Date.parse(k.Expires) <= now) delete doc.Keys?.[id];
+      const made = addApiKey(doc, name, { days: LOGIN_KEY_DAYS }, now);
+      const body: LoginKey = { id: made.id, key: made.key, user: name, expires: made.expires ?? '' };
+      return { status: 201, body, audit: () => told(c, 'key.create', name, { keyId: made.id }) };
+    });
   });
   return app;
 }

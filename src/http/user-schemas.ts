@@ -35,3 +35,11 @@ export const UserChangedSchema = v.object({
   revokedKeys: v.optional(v.pipe(v.number(), v.description('API keys of the removed user, revoked with it'))),
 });
 export type UserChanged = v.InferOutput<typeof UserChangedSchema>;
+
+export const LoginKeySchema = v.object({
+  id: v.pipe(v.string(), v.description('the id `watchdog key list` shows and `watchdog key revoke` takes')),
+  key: v.pipe(v.string(), v.description('the key, shown this once: send it as Authorization: Bearer <key>')),
+  user: v.string(),
+  expires: v.pipe(v.string(), v.description('when it is refused (ISO 8601), 30 days on')),
+});
+export type LoginKey = v.InferOutput<typeof LoginKeySchema>;

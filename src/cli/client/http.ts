@@ -3,7 +3,6 @@ import type { ControlAction } from '../../supervisor/contract.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
 import { ClientError } from './errors.ts';
 import { UnknownInstanceError } from './instances.ts';
-import type { AdminLogin } from './logins.ts';
 import type { StatusRow } from './status-table.ts';
 
 /** One instance on one daemon, with the Authorization header to send for it (its token, or a kept login). */
@@ -14,6 +13,14 @@ export interface Endpoint {
 }
 
 const TIMEOUT_MS = 10_000;
+
+/**
+ * Credentials for the routes behind the dashboard's rule (`GET /api/instances`, any instance's log), as the
+ * Authorization header to send: Basic of `--user`/`--password` (or WATCHDOG_ADMIN), or the key `watchdog login` kept.
+ */
+export interface AdminLogin {
+  authorization: string;
+}
 
 export const basic = (key: string, token: string) => `Basic ${Buffer.from(`${key}:${token}`).toString('base64')}`;
 /** `<url>/instances/<key>/<what>`. */
@@ -27,6 +34,8 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** The Authorization header; none when undefined. */
   authorization?: string;
+  /** The Cookie header (a dashboard session, `watchdog login`); none when undefined. */
+  cookie?: string;
   /** Which credentials a 401 refused, for its message. */
   as?: 'token' | 'admin';
 }
@@ -45,7 +54,10 @@ export async function request<T>(
   try {
     return await ofetch<T>(url, {
       method: opts.method ?? 'GET',
-      headers: opts.authorization === undefined ? {} : { authorization: opts.authorization },
+      headers: {
+        ...(opts.authorization === undefined ? {} : { authorization: opts.authorization }),
+        ...(opts.cookie === undefined ? {} : { cookie: opts.cookie }),
+      },
       ...(opts.query ? { query: opts.query } : {}),
       ...(opts.body ? { body: opts.body } : {}),
       retry: 0,
@@ -102,7 +114,7 @@ export async function fetchAllStatus(
   timeoutMs = TIMEOUT_MS,
 ): Promise<StatusRow[]> {
   const body = await request<unknown>(`${url}/api/instances`, { url, key: 'every instance' }, 'status', {
-    ...(admin ? { authorization: basic(admin.username, admin.password) } : {}),
+    ...(admin ? { authorization: admin.authorization } : {}),
     timeoutMs,
     as: 'admin',
   });

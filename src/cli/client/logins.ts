@@ -2,27 +2,27 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../store/atomic-file.ts';
+import { type AdminLogin, basic } from './http.ts';
 
-/**
- * Credentials for the admin routes (`GET /api/instances`, any instance's log): `Admin.Username`/`Password` of the
- * daemon, or a user's from its users file.
- */
-export interface AdminLogin {
-  username: string;
-  password: string;
+/** What `watchdog login` keeps for one daemon: the user, and the API key the daemon made for it (never a password). */
+export interface KeptLogin {
+  user: string;
+  key: string;
+  expires: string;
 }
 
 /**
- * `watchdog login`'s store: per daemon address, the user name and password it checked, in
- * `$XDG_CONFIG_HOME/watchdog/logins.json` (else `~/.config/…`), readable by its owner alone (0600, in a 0700
- * folder), as ssh and docker keep theirs. The CLI sends them where no --token or WATCHDOG_TOKEN is given.
+ * `watchdog login`'s store: per daemon address, the user and its key, in `$XDG_CONFIG_HOME/watchdog/logins.json`
+ * (else `~/.config/…`), readable by its owner alone (0600, in a 0700 folder), as ssh and docker keep theirs. The
+ * CLI sends the key where no --token or WATCHDOG_TOKEN is given.
  */
 export function loginsFile(env: NodeJS.ProcessEnv): string {
   const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
   return join(base, 'watchdog', 'logins.json');
 }
 
-type Logins = Record<string, { user: string; password: string }>;
+/** Older versions kept the password itself (`password`); such an entry is still sent, until the next login. */
+type Logins = Record<string, Partial<KeptLogin> & { password?: string }>;
 
 async function readLogins(env: NodeJS.ProcessEnv): Promise<Logins> {
   try {
@@ -37,18 +37,24 @@ async function readLogins(env: NodeJS.ProcessEnv): Promise<Logins> {
 /** The login kept for the daemon at `url`, if any. */
 export async function storedLogin(url: string, env: NodeJS.ProcessEnv): Promise<AdminLogin | undefined> {
   const found = (await readLogins(env))[url];
-  return typeof found?.user === 'string' && typeof found.password === 'string'
-    ? { username: found.user, password: found.password }
-    : undefined;
+  if (typeof found?.key === 'string') return { authorization: `Bearer ${found.key}` };
+  if (typeof found?.user === 'string' && typeof found.password === 'string')
+    return { authorization: basic(found.user, found.password) };
+  return undefined;
 }
 
-/** Keeps `login` for `url` (undefined: forgets it); the other daemons' logins stay. */
-export async function keepLogin(url: string, login: AdminLogin | undefined, env: NodeJS.ProcessEnv): Promise<string> {
+/** Keeps `login` for `url` (undefined: forgets it); the other daemons' logins stay. The file, and what it held. */
+export async function keepLogin(
+  url: string,
+  login: KeptLogin | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<{ file: string; was: Partial<KeptLogin> | undefined }> {
   const file = loginsFile(env);
   const logins = await readLogins(env);
-  if (login) logins[url] = { user: login.username, password: login.password };
+  const was = logins[url];
+  if (login) logins[url] = login;
   else delete logins[url];
   await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
   await writeFileAtomic(file, `${JSON.stringify(logins, null, 2)}\n`, { mode: 0o600 });
-  return file;
+  return { file, was };
 }

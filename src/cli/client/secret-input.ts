@@ -8,15 +8,19 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** One line typed at a prompt on the terminal, not echoed: readline writes its echo to a stream that drops it. */
-function prompt(question: string): Promise<string> {
-  process.stderr.write(question);
+/**
+ * One line typed at a prompt on the terminal, not echoed unless `echo`: readline writes its echo to a stream that
+ * drops it.
+ */
+function prompt(question: string, echo = false): Promise<string> {
   const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const rl = createInterface({ input: process.stdin, output: silent, terminal: true });
+  const rl = createInterface({ input: process.stdin, output: echo ? process.stderr : silent, terminal: true });
+  // Echoed, readline draws the question itself (and again when the line is redrawn).
+  if (!echo) process.stderr.write(question);
   return new Promise((resolve) =>
-    rl.once('line', (answer) => {
+    rl.question(echo ? question : '', (answer) => {
       rl.close();
-      process.stderr.write('\n');
+      if (!echo) process.stderr.write('\n');
       resolve(answer);
     }),
   );
@@ -45,4 +49,10 @@ export async function readPassword(fromStdin: boolean, usage: string): Promise<s
   if (fromStdin) return (await readAll(process.stdin)).replace(/\r?\n$/, '');
   if (process.stdin.isTTY) return prompt('password: ');
   throw new UsageError(`stdin is not a terminal: give the password with --password-stdin\n${usage}`);
+}
+
+/** One line typed at the terminal (`echo`: shown as typed, as a user name is); without one, a UsageError naming `instead`. */
+export function readLine(question: string, instead: string, usage: string, echo = false): Promise<string> {
+  if (!process.stdin.isTTY) throw new UsageError(`stdin is not a terminal: give ${instead}\n${usage}`);
+  return prompt(question, echo);
 }

@@ -4,9 +4,9 @@ import { apiKeyId } from '../../auth/api-keys.ts';
 import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import type { ResolvedConfig } from '../../config/resolved.ts';
 import { ClientError } from './errors.ts';
-import { basic } from './http.ts';
+import { type AdminLogin, basic } from './http.ts';
 import { UnknownInstanceError } from './instances.ts';
-import { type AdminLogin, storedLogin } from './logins.ts';
+import { storedLogin } from './logins.ts';
 
 /** The daemon's default address when neither `--url` nor a local `Urls` says otherwise (ASP.NET's default). */
 export const DEFAULT_URL = 'http://localhost:5000';
@@ -164,7 +164,7 @@ export function createTarget(opts: TargetOptions): Target {
           2,
         );
       }
-      return { username, password };
+      return { authorization: basic(username, password) };
     },
     async login() {
       return this.admin() ?? (await keptLogin(this));
@@ -173,7 +173,7 @@ export function createTarget(opts: TargetOptions): Target {
       // An API key (`watchdog key create`) speaks for its user; any other token is the instance's ApiToken.
       if (givenToken) return apiKeyId(givenToken) === undefined ? basic(key, givenToken) : `Bearer ${givenToken}`;
       const kept = await keptLogin(this);
-      return kept ? basic(kept.username, kept.password) : basic(key, await this.token(key));
+      return kept ? kept.authorization : basic(key, await this.token(key));
     },
     async config(purpose) {
       const config = await loadLocal();

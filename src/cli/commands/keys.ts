@@ -1,5 +1,4 @@
-import { newApiKey } from '../../auth/api-keys.ts';
-import { readForEdit, writeUsers } from '../../auth/users-edit.ts';
+import { addApiKey, readForEdit, writeUsers } from '../../auth/users-edit.ts';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { Command, CommandOptions } from '../registry.ts';
@@ -48,15 +47,7 @@ export const key: Command = (args) =>
         const days = values['expires-days'] === undefined ? undefined : Number(values['expires-days']);
         if (days !== undefined && !(Number.isFinite(days) && days > 0))
           throw new UsageError(`--expires-days takes a number of days above 0, not "${values['expires-days']}"`);
-        const made = newApiKey();
-        const now = Date.now();
-        keys[made.id] = {
-          User: user,
-          Hash: made.hash,
-          ...(values.permission === undefined ? {} : { Permissions: values.permission }),
-          ...(days === undefined ? {} : { Expires: new Date(now + days * 86_400_000).toISOString() }),
-          Created: new Date(now).toISOString(),
-        };
+        const made = addApiKey(doc, user, { permissions: values.permission, days });
         await writeUsers(file, doc);
         process.stderr.write(`created key ${made.id} for ${user} in ${file}; it is shown this once:\n`);
         process.stdout.write(`${made.key}\n`);

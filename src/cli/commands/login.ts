@@ -1,18 +1,26 @@
+import { FetchError } from 'ofetch';
+import { apiKeyId } from '../../auth/api-keys.ts';
+import { TOTP_BASIC_REFUSED } from '../../auth/totp.ts';
 import { UsageError } from '../../errors.ts';
+import type { LoginKey } from '../../http/user-schemas.ts';
 import { parseCommandArgs } from '../client/args.ts';
+import { ClientError } from '../client/errors.ts';
 import { basic, request } from '../client/http.ts';
 import { keepLogin } from '../client/logins.ts';
-import { readPassword } from '../client/secret-input.ts';
+import { reportClientErrors } from '../client/report.ts';
+import { readLine, readPassword } from '../client/secret-input.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, targetOf } from './target-flags.ts';
 
-export const usage = `usage: watchdog login --user NAME [--password-stdin] [--url URL] [--config F]
+export const usage = `usage: watchdog login [--url URL] [--user NAME] [--password-stdin] [--code CODE] [--config F]
        watchdog login --forget [--url URL] [--config F]
-  Checks a user of the daemon's users file against the daemon, then keeps the login for its address in
-  ~/.config/watchdog/logins.json (XDG_CONFIG_HOME), readable by you alone: commands that talk to that daemon then
-  send it where no --token or WATCHDOG_TOKEN is given, and status lists what the user may read.
-  --user NAME         the user (watchdog user add)
+  Logs a user of the daemon's users file in, and keeps an API key the daemon makes for it (the user's rights, for
+  30 days; never the password) for the daemon's address in ~/.config/watchdog/logins.json (XDG_CONFIG_HOME), readable
+  by you alone: commands that talk to that daemon send it where no --token or WATCHDOG_TOKEN is given, and status
+  lists what the user may read. Log in again when it runs out.
+  --user NAME         the user (default: WATCHDOG_USER, else asked on the terminal)
   --password-stdin    read the password from stdin (never give it as an argument), else asked on the terminal
+  --code CODE         the one-time code of a user with TOTP, else asked on the terminal when the user has one
   --forget            forget the login kept for the address
   --url URL           the watchdog's address (default: WATCHDOG_URL, else Urls from appsettings.yml)
   --config F          the appsettings.yml to read the address from`;
@@ -20,41 +28,95 @@ export const usage = `usage: watchdog login --user NAME [--password-stdin] [--ur
 export const options = {
   user: { type: 'string' },
   'password-stdin': { type: 'boolean' },
+  code: { type: 'string' },
   forget: { type: 'boolean' },
   url: TARGET_FLAGS.url,
   config: TARGET_FLAGS.config,
 } as const satisfies CommandOptions;
 
-/** What `GET /api/me` answers, as far as a login needs it. */
-interface Me {
-  user: string | null;
-  accounts: boolean;
+/** The daemon's route that makes the key (src/http/user-routes.ts). */
+const KEYS = '/api/me/keys';
+
+/**
+ * A key for `user`, asked with the password; a user with a one-time code is refused that (Basic carries no code), so
+ * it logs in on the dashboard's form with its code, and the session that gives asks for the key, then ends.
+ */
+async function makeKey(url: string, user: string, password: string, code: () => Promise<string>): Promise<LoginKey> {
+  const ep = { url, key: user };
+  const asked = (headers: { authorization?: string; cookie?: string }) =>
+    request<LoginKey>(`${url}${KEYS}`, ep, 'login', { method: 'POST', ...headers, as: 'admin' });
+  try {
+    return await asked({ authorization: basic(user, password) });
+  } catch (err) {
+    const cause = err instanceof ClientError ? err.cause : undefined;
+    const said = cause instanceof FetchError ? (cause.data as { error?: unknown } | undefined)?.error : undefined;
+    if (said !== TOTP_BASIC_REFUSED) throw refusal(err, url);
+  }
+  const cookie = await formLogin(url, user, password, await code());
+  try {
+    return await asked({ cookie }).catch((err: unknown) => Promise.reject(refusal(err, url)));
+  } finally {
+    await fetch(`${url}/logout`, { method: 'POST', headers: { cookie }, redirect: 'manual' }).catch(() => undefined);
+  }
 }
 
-/** `watchdog login`: checks the credentials with `GET /api/me` before keeping them, so a typo is never kept. */
-export const run: Command = async (args) => {
-  const { values, positionals } = parseCommandArgs(args, options, usage);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
-  const url = await targetOf('login', values).url();
-  if (values.forget) {
-    const file = await keepLogin(url, undefined, process.env);
-    process.stdout.write(`forgot the login for ${url} (${file})\n`);
-    return 0;
-  }
-  const username = values.user;
-  if (!username) throw new UsageError(`name the user with --user\n${usage}`);
-  const password = await readPassword(values['password-stdin'] === true, usage);
-  const me = await request<Me>(`${url}/api/me`, { url, key: 'the login' }, 'the login', {
-    authorization: basic(username, password),
-    as: 'admin',
+/** A 403 says why in the daemon's own words (the Admin login, or no users file: no user to give a key to). */
+function refusal(err: unknown, url: string): unknown {
+  const cause = err instanceof ClientError ? err.cause : undefined;
+  if (!(cause instanceof FetchError) || cause.status !== 403) return err;
+  const said = (cause.data as { error?: unknown } | undefined)?.error;
+  return new ClientError(
+    `403: the watchdog at ${url} made no key: ${typeof said === 'string' ? said : 'no reason given'}`,
+    1,
+    {
+      cause: err,
+    },
+  );
+}
+
+/** `POST /login` as the dashboard's form does; the session cookie it sets, as a Cookie header. */
+async function formLogin(url: string, user: string, password: string, code: string): Promise<string> {
+  const res = await fetch(`${url}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ user, password, code }).toString(),
   });
-  if (!me.accounts || me.user !== username) {
-    process.stderr.write(
-      `watchdog login: the watchdog at ${url} has no users file (users.yml), so there is no one to log in as; use --token, or --user and --password for its Admin\n`,
-    );
-    return 1;
-  }
-  const file = await keepLogin(url, { username, password }, process.env);
-  process.stdout.write(`logged in to ${url} as ${username} (kept in ${file})\n`);
-  return 0;
-};
+  await res.arrayBuffer();
+  const cookie = /^[^=;\s]+=[^;]*/.exec(res.headers.get('set-cookie') ?? '')?.[0];
+  if (res.status === 303 && cookie) return cookie;
+  const why =
+    res.status === 401
+      ? 'wrong user name, password or one-time code'
+      : res.status === 429
+        ? `too many attempts; try again in ${res.headers.get('retry-after') ?? 'a while'} s`
+        : `it answered ${res.status}`;
+  throw new ClientError(`the watchdog at ${url} refused the login of ${user}: ${why}`);
+}
+
+/** `watchdog login`: the user name from --user, WATCHDOG_USER or the terminal; then the password, and a code if asked. */
+export const run: Command = (args) =>
+  reportClientErrors('login', async () => {
+    const { values, positionals } = parseCommandArgs(args, options, usage);
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
+    const url = await targetOf('login', values).url();
+    if (values.forget) {
+      const { file, was } = await keepLogin(url, undefined, process.env);
+      process.stdout.write(`forgot the login for ${url} (${file})\n`);
+      const id = was?.key === undefined ? undefined : apiKeyId(was.key);
+      if (id !== undefined)
+        process.stdout.write(
+          `its key ${id} holds until ${was?.expires ?? 'it expires'}: \`watchdog key revoke ${id}\` on the daemon's host ends it now\n`,
+        );
+      return 0;
+    }
+    const user =
+      values.user || process.env.WATCHDOG_USER || (await readLine('user: ', '--user or WATCHDOG_USER', usage, true));
+    if (!user) throw new UsageError(`name the user with --user or WATCHDOG_USER\n${usage}`);
+    const password = await readPassword(values['password-stdin'] === true, usage);
+    const code = async () => values.code ?? (await readLine('one-time code: ', '--code', usage));
+    const made = await makeKey(url, user, password, code);
+    const { file } = await keepLogin(url, { user, key: made.key, expires: made.expires }, process.env);
+    process.stdout.write(`logged in to ${url} as ${user} until ${made.expires} (key ${made.id}, kept in ${file})\n`);
+    return 0;
+  });

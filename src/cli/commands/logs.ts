@@ -70,7 +70,7 @@ async function localLogs(target: Target, key: string, n: number, follow: boolean
 /** Admin credentials when given (or a kept login where no token is), else the instance's token; never printed. */
 async function remoteAuth(target: Target, key: string): Promise<Pick<RemoteLog, 'authorization' | 'as'>> {
   const admin = target.tokenGiven ? target.admin() : await target.login();
-  if (admin) return { authorization: basic(admin.username, admin.password), as: 'admin' };
+  if (admin) return { authorization: admin.authorization, as: 'admin' };
   if (!target.tokenGiven && !(await target.localConfig())) {
     throw new ClientError(
       `reading ${key}'s log over --url needs its token (--token or WATCHDOG_TOKEN) or Admin credentials (--user and --password, or WATCHDOG_ADMIN)`,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ClientError } from '../../../src/cli/client/errors.ts';
+import { basic } from '../../../src/cli/client/http.ts';
 import { createTarget, type TargetOptions } from '../../../src/cli/client/target.ts';
 import { testConfig } from '../../_support/config.ts';
 import { tempDir } from '../../_support/env.ts';
@@ -94,15 +95,10 @@ test('target :: WATCHDOG_URL sets the address when --url is not given, over the 
 
 test('target :: Admin credentials: --user/--password, else WATCHDOG_ADMIN split at the first colon; half given is exit 2', async (ctx) => {
   assert.is(target(ctx).admin(), undefined);
-  assert.equal(target(ctx, { env: { WATCHDOG_ADMIN: 'boss:pa:ss' } }).admin(), { username: 'boss', password: 'pa:ss' });
-  assert.equal(target(ctx, { user: 'u', password: 'p', env: { WATCHDOG_ADMIN: 'boss:x' } }).admin(), {
-    username: 'u',
-    password: 'p',
-  });
-  assert.equal(target(ctx, { user: 'other', env: { WATCHDOG_ADMIN: 'boss:x' } }).admin(), {
-    username: 'other',
-    password: 'x',
-  });
+  const as = (user: string, password: string) => ({ authorization: basic(user, password) });
+  assert.equal(target(ctx, { env: { WATCHDOG_ADMIN: 'boss:pa:ss' } }).admin(), as('boss', 'pa:ss'));
+  assert.equal(target(ctx, { user: 'u', password: 'p', env: { WATCHDOG_ADMIN: 'boss:x' } }).admin(), as('u', 'p'));
+  assert.equal(target(ctx, { user: 'other', env: { WATCHDOG_ADMIN: 'boss:x' } }).admin(), as('other', 'x'));
   for (const opts of [{ user: 'u' }, { password: 'p' }, { env: { WATCHDOG_ADMIN: 'no-colon' } }]) {
     let code: number | undefined;
     try {

@@ -130,6 +130,12 @@ const TAKES: Record<MatrixRoute['family'], ReadonlySet<Who['kind']>> = {
   dashboard: new Set(['user', 'key', 'session', 'admin', 'sso']),
 };
 
+/** Whom the dashboard's routes take `who` for; undefined where it is no credential (401). */
+export function dashboardPrincipal(who: Who, db: UsersDb): Principal | undefined {
+  if (!TAKES.dashboard.has(who.kind) || (who.kind === 'key' && who.expired)) return undefined;
+  return principalOf(who, db);
+}
+
 /** The answer `who` should get on `route` for `instance`: can()'s, wherever the route takes the credential. */
 export function expected(who: Who, route: MatrixRoute, instance: string, db: UsersDb): Expected {
   if (!TAKES[route.family].has(who.kind)) return { kind: 'unauthenticated' };

@@ -113,7 +113,9 @@ export function controlRoutes(deps: HttpDeps): Hono<InstanceEnv> {
   for (const verb of CONTROL_VERBS) {
     app.post(`/:key/${verb}`, apiToken(deps, 'control', `POST /instances/:key/${verb}`), async (c) => {
       const { instance, user } = c.var;
-      const req = controlRequestOf(c, instance.key, user, { holdReason: '', via: 'api' });
+      // A hold without a reason says whose it is (its chat notice too); an ApiToken names no one.
+      const holdReason = user === instance.key ? '' : `held by ${user}`;
+      const req = controlRequestOf(c, instance.key, user, { holdReason, via: 'api' });
       const answer = await carryOut(deps, instance, verb, req);
       return 'error' in answer ? c.json({ error: answer.error }, answer.status) : c.body('', 200);
     });

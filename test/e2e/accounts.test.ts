@@ -44,9 +44,10 @@ async function usersYaml(opts: { withMo?: boolean } = {}): Promise<string> {
 }
 
 const test = daemonSuite('e2e :: accounts and keys on the instance routes', {
+  webhook: true,
   config: async (ctx) => {
     await writeFile(join(ctx.dir, 'users.yml'), await usersYaml(), { mode: 0o600 });
-    return accountsConfig();
+    return accountsConfig('', ctx.hook!.url);
   },
   before: (ctx) => instancesUp(ctx.daemon!),
 });
@@ -131,6 +132,30 @@ test('accounts :: the audit line names the user, the key, or the instance of an 
   assert.ok(users.includes('mo'), JSON.stringify(users));
   assert.ok(users.includes(`key:${live.id}`), JSON.stringify(users));
   assert.ok(users.includes('a'), JSON.stringify(users));
+});
+
+test('accounts :: the chat notice of a user’s hold names the user, on the instance route and the dashboard’s', async ({
+  daemon,
+  hook,
+}) => {
+  const d = daemon!;
+  const ops = basicAuth('ops', PASSWORD);
+  const notice = (from: number) =>
+    waitFor('the hold notice of b', () =>
+      hook!.messages.slice(from).find((m) => /^Server `b` is on hold/.test(m.content)),
+    );
+  let from = hook!.messages.length;
+  assert.is((await send(d, 'POST', '/instances/b/hold?minutes=5', ops)).status, 200);
+  assert.match((await notice(from)).content, /\(held by ops\)/);
+  assert.is((await send(d, 'POST', '/instances/b/release', ops)).status, 200);
+  from = hook!.messages.length;
+  const res = await fetch(`${d.url}/api/instances/b/hold?minutes=5`, {
+    method: 'POST',
+    headers: { authorization: ops, 'x-watchdog-dashboard': '1' },
+  });
+  assert.is(res.status, 200, await res.text());
+  assert.match((await notice(from)).content, /\(held from the dashboard by ops\)/);
+  assert.is((await send(d, 'POST', '/instances/b/release', ops)).status, 200);
 });
 
 test('accounts :: a broken or removed users file keeps the last good one in force', async ({ daemon }) => {

@@ -13,11 +13,12 @@ const CONSOLE_ON = '      Console: true';
 /**
  * Two instances, a and b, whose program does not exist: they stay stopped, so a request a right lets through does
  * nothing slow (a restart or stop finds no server), and the test is about who gets in, not what the server does.
- * `more`: further top-level settings (YAML) for the main file.
+ * `more`: further top-level settings (YAML) for the main file; `webhook`: the chat webhook's address.
  */
-export async function accountsConfig(more = ''): Promise<string> {
+export async function accountsConfig(more = '', webhook?: string): Promise<string> {
   const [pa, pb] = [await freePort(), await freePort()];
   return testConfig({
+    ...(webhook === undefined ? {} : { webhook }),
     // With no Admin, a loopback client may read any log (the dashboard's rule): an Admin makes the log row's
     // answers the accounts' own.
     extra: `Admin:\n  Username: root\n  Password: admin-password-0123456789${more === '' ? '' : `\n${more}`}`,

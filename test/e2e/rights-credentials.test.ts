@@ -1,8 +1,8 @@
 /**
  * Each credential on the real daemon is good for its own purpose only: an instance's ApiToken on that instance's
  * routes, a key as a Bearer key, a password as a password, a session as the cookie, the Admin login on the
- * dashboard's routes (and the logs route); an expired key is no key. Everything else is 401, or the ApiToken
- * rule's own 403 for another instance's token.
+ * dashboard's routes (and the logs route), a proxy's user headers from a proxy in TrustedProxies; an expired key is
+ * no key. Everything else is 401, or the ApiToken rule's own 403 for another instance's token.
  */
 import * as assert from 'uvu/assert';
 import { daemonSuite, type RunningDaemon } from '../_support/daemon.ts';
@@ -18,6 +18,7 @@ import {
   replaceUsers,
   rightsConfig,
   rightsReady,
+  SSO,
   TOKEN_OF,
 } from './_support/rights.ts';
 
@@ -125,6 +126,32 @@ test('credentials :: an expired key is no key (401) on every route; the same use
     const res = await rawRequest(d, method, path, { ...bearer(CASE_KEYS.live.key), 'x-watchdog-dashboard': '1' });
     assert.ok(res.status !== 401 && res.status !== 403, `the live key on ${method} ${path}: ${res.status}`);
   }
+});
+
+test('credentials :: a proxy’s user headers count from a peer in TrustedProxies only', async ({ daemon }) => {
+  const d = daemon!;
+  const vouched = { [SSO.user]: 'boss', [SSO.groups]: 'g0', 'x-watchdog-dashboard': '1' };
+  const dashboard: Array<[string, string]> = [
+    ['GET', '/api/me'],
+    ['GET', '/api/instances'],
+    ['POST', '/api/instances/a/hold?minutes=0'],
+    ['GET', '/api/instances/a/log?n=1'],
+    ['GET', '/metrics'],
+  ];
+  // From 127.0.0.1, the trusted proxy: boss, an admin, is let in everywhere (the hold then refused for its minutes).
+  for (const [method, path] of dashboard) {
+    const res = await rawRequest(d, method, path, vouched);
+    assert.ok(res.status === 200 || res.status === 400, `${method} ${path} from the proxy: ${res.status} ${res.body}`);
+  }
+  // From 127.0.0.2, on this machine but no proxy in TrustedProxies: the same headers are no one's.
+  for (const [method, path] of [...dashboard, ...routes('a').slice(0, 2)]) {
+    const res = await rawRequest(d, method, path, vouched, undefined, '127.0.0.2');
+    assert.is(res.status, 401, `${method} ${path} from 127.0.0.2: ${res.body}`);
+    assert.not.match(res.body, '"permission"');
+  }
+  // Nor does a forwarded-for header make it a proxy's request.
+  const forwarded = { ...vouched, 'x-forwarded-for': '127.0.0.1' };
+  assert.is((await rawRequest(d, 'GET', '/api/me', forwarded, undefined, '127.0.0.2')).status, 401);
 });
 
 test.run();

@@ -112,7 +112,9 @@ test('user remove :: removes the user and revokes its keys', async ({ cwd }) => 
   assert.is((await runCli(['user', 'remove', 'mo'], { cwd })).code, 1);
 });
 
-test('check :: a broken users file exits 2 naming each problem, the file and the user', async ({ cwd }) => {
+test('check :: a broken users file exits 2 naming each problem: a name twice, an unknown permission or role, a plain password', async ({
+  cwd,
+}) => {
   await writeFile(
     join(cwd, 'users.yml'),
     'Users:\n  alice:\n    Password: hunter2\n    Roles: [boss]\n  bob:\n    Password: x\n  bob:\n    Password: y\n',
@@ -120,9 +122,14 @@ test('check :: a broken users file exits 2 naming each problem, the file and the
   const dup = await runCli(['check'], { cwd });
   assert.is(dup.code, 2);
   assert.match(dup.stderr, /users\.yml:7:\d+: .*"bob" is named twice/);
-  await writeFile(join(cwd, 'users.yml'), 'Users:\n  alice:\n    Password: hunter2\n    Roles: [boss]\n');
+  // A name given twice stops the YAML parser; the other problems are named together, each on its own line.
+  await writeFile(
+    join(cwd, 'users.yml'),
+    'Roles:\n  helper: [status.read, files.write]\nUsers:\n  alice:\n    Password: hunter2\n    Roles: [boss]\n',
+  );
   const r = await runCli(['check'], { cwd });
   assert.is(r.code, 2);
+  assert.match(r.stderr, /users\.yml: Roles\.helper\[1\]: expected a permission .*got "files\.write"/);
   assert.match(r.stderr, /users\.yml: Users\.alice\.Password: expected a scrypt hash/);
   assert.match(r.stderr, /users\.yml: Users\.alice\.Roles\[0\]: expected a role .*got "boss"/);
   assert.not.match(r.stderr, /hunter2/);

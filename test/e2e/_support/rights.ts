@@ -101,7 +101,7 @@ export async function logIn(d: RunningDaemon, user: string, password: string): P
 
 /**
  * One request with the path sent exactly as given (no client-side folding of `..` or `%2e`, unlike fetch), so the
- * daemon sees what an attacker's raw client would send.
+ * daemon sees what an attacker's raw client would send; `from`: the loopback address it is sent from.
  */
 export function rawRequest(
   d: RunningDaemon,
@@ -109,10 +109,12 @@ export function rawRequest(
   path: string,
   headers: Record<string, string> = {},
   body?: string,
+  from?: string,
 ): Promise<Answer> {
   const url = new URL(d.url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, method, path, headers }, (res) => {
+    const where = { host: url.hostname, port: url.port, method, path, headers, localAddress: from };
+    const req = request(where, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));

@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import { Hono, type MiddlewareHandler } from 'hono';
+import { EMPTY_USERS, hasAccounts } from '../auth/users-file.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
 import { type AdminEnv, adminAccess } from './admin-auth.ts';
 import { auditControl, CONTROL_VERBS, carryOut, controlRequestOf } from './control.ts';
@@ -75,11 +76,13 @@ export function instanceDir(instance: InstanceControl): string {
 
 /**
  * For the dashboard's control requests, after `adminAccess`: the dashboard's header, then the instance the path
- * names (set as `c.var.instance`), which must have an ApiToken: an instance without one refuses control, through
- * the dashboard too. Refusals a client can repeat at will (no header, a made-up key) are rate-limited by source
- * where they are written; the missing ApiToken is audited like a refused control request.
+ * names (set as `c.var.instance`). Without accounts an instance without an ApiToken refuses control, through the
+ * dashboard too; with accounts users and keys control it by their rights on both paths, as `POST /instances/:key/…`
+ * lets them. Refusals a client can repeat at will (no header, a made-up key) are rate-limited by source where they
+ * are written; the missing ApiToken is audited like a refused control request.
  */
-export function dashboardInstance({ registry, bus, log }: HttpDeps): MiddlewareHandler<DashboardEnv> {
+export function dashboardInstance(deps: HttpDeps): MiddlewareHandler<DashboardEnv> {
+  const { registry, bus, log } = deps;
   return async (c, next) => {
     const key = c.req.param('key') ?? '';
     const user = c.var.adminUser;
@@ -92,7 +95,7 @@ export function dashboardInstance({ registry, bus, log }: HttpDeps): MiddlewareH
       return reject(403, `control requests need the ${DASHBOARD_HEADER} header (sent by the dashboard)`);
     const instance = registry.get(key);
     if (!instance) return reject(404, `no instance ${shownKey(key)}`);
-    if (instance.apiToken() === undefined) {
+    if (instance.apiToken() === undefined && !hasAccounts(deps.users?.() ?? EMPTY_USERS)) {
       const error = `instance ${shownKey(key)} has no ApiToken, so control is disabled for it`;
       const remote = remoteAddress(c);
       auditControl(bus, key, verb, { user, remote }, { status: 403, error });

@@ -7,8 +7,20 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { parseUsers } from '../../src/auth/users-file.ts';
+import { createBus } from '../../src/bus.ts';
+import { createApp } from '../../src/http/app.ts';
 import { CONTROL_VERBS } from '../../src/http/control.ts';
-import { basic, fromLoopback, harness, type MemoryInstance, memoryInstance, memoryRegistry } from './_support/app.ts';
+import { fastHash } from '../auth/_support/hash.ts';
+import {
+  basic,
+  fromLoopback,
+  harness,
+  type MemoryInstance,
+  memoryInstance,
+  memoryRegistry,
+  recordingLogger,
+} from './_support/app.ts';
 import { LISTING } from './_support/backups.ts';
 
 const test = suite('http control paths :: one answer');
@@ -167,6 +179,39 @@ test('control paths :: both audit alike, naming their own requester', async () =
     byKey('b').every((e) => e.user === undefined),
     'the dashboard path names the admin (none on the loopback)',
   );
+});
+
+test('control paths :: an instance without ApiToken: no control on either path without accounts; by rights with them', async () => {
+  const restart = async (app: ReturnType<typeof fromLoopback>, auth: string) => {
+    const headers = { authorization: auth };
+    const api = await app.request('/instances/a/restart', { method: 'POST', headers });
+    const ui = await app.request('/api/instances/a/restart', {
+      method: 'POST',
+      headers: { ...headers, 'x-watchdog-dashboard': '1' },
+    });
+    return [api.status, ui.status];
+  };
+  const tokenless = memoryInstance('a', {});
+  const h = harness(memoryRegistry(tokenless));
+  assert.equal(await restart(fromLoopback(h.app), basic('a', 'anything')), [401, 403]);
+
+  const parsed = parseUsers(
+    ['Users:', '  mo:', `    Password: "${await fastHash('pw-123456')}"`, '    Roles: [moderator@a]'].join('\n'),
+    'users.yml',
+  );
+  if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
+  const withUsers = memoryInstance('a', {});
+  const app = fromLoopback(
+    createApp({
+      registry: memoryRegistry(withUsers),
+      bus: createBus(),
+      log: recordingLogger(),
+      version: '9.9.9-test',
+      users: () => parsed.db,
+    }),
+  );
+  assert.equal(await restart(app, basic('mo', 'pw-123456')), [200, 200]);
+  assert.equal(withUsers.calls, ['control:restart', 'control:restart']);
 });
 
 test.run();

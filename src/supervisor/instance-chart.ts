@@ -13,7 +13,7 @@ import type {
   MaintenanceRules,
   PlayersInput,
 } from '../../machines/instance.types.ts';
-import { monotonicMs, pollFirstClock } from '../clock.ts';
+import { monotonicMs, pollFirstClock, stampNow } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { answerCap } from '../config/sections/answers.ts';
 import { describeError } from '../errors.ts';
@@ -166,7 +166,7 @@ export function createChart(parts: ChartParts) {
         actor.send({ type: 'START' });
         // The hold outlives the fresh machine; a pending action is done by the relaunch, as at a daemon restart.
         const saved = plan.kept();
-        if (saved) actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: false, at: Date.now() });
+        if (saved) actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: false, at: stampNow() });
       },
     });
     return made;

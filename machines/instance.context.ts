@@ -17,14 +17,15 @@ import type {
   MaintenanceRules,
   PendingAction,
   RestartReason,
+  Stamp,
 } from './instance.types.ts';
 
 /** The maintenance region's context: its pending action and hold (instance.maintenance-plan.ts has the logic). */
 export interface MaintenanceContext {
   pending: PendingAction | null;
   hold: Hold | null;
-  /** The supervisor's clock at its last maintenance event, or the time a timer of the region ran out at. */
-  now: number;
+  /** The supervisor's stamp on its last maintenance event, or the moment a timer of the region ran out at. */
+  now: Stamp;
   /** The policy a check asked for with `update?when=` gives the build it finds; null: `Maintenance.When`. */
   updateWhen: MaintenancePolicy | null;
   /** `Maintenance.When`, `MaxDelayMinutes` and the player poll, from the input and CONFIG. */
@@ -85,7 +86,7 @@ export interface InstanceContext {
 export type InstanceMachineEvent =
   | InstanceEvent
   | { type: 'STABLE' }
-  | { type: 'UPDATE_FOUND'; when: MaintenancePolicy | null; at: number }
+  | { type: 'UPDATE_FOUND'; when: MaintenancePolicy | null; at: Stamp }
   | { type: 'SERVER_GONE' }
   | { type: 'LAUNCHED' }
   | { type: 'RESUMED' };

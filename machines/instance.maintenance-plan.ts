@@ -1,12 +1,13 @@
 /**
  * The maintenance region's pure logic (the pending restart or update, its deadline, a hold; its context is in
  * instance.context.ts) and its actions, which instance.setup.ts names in the machine's one `setup()`. The machine has
- * no clock: the supervisor stamps its maintenance events with the time (`at`), and the region's timers run from the
- * latest stamp (`now`).
+ * no clock: the supervisor stamps its maintenance events with the time (`at`, a `Stamp`), and the region's timers
+ * run from the latest stamp (`now`) on its monotonic half; the wall half only dates what is shown and kept.
  */
 import { act, inState, set } from './instance.actions.ts';
 import type { MaintenanceContext } from './instance.context.ts';
 import type {
+  Hold,
   MaintenanceKind,
   MaintenanceOutcome,
   MaintenancePolicy,
@@ -15,6 +16,8 @@ import type {
   PendingSource,
   ProcessCommand,
   SavedMaintenance,
+  SavedPending,
+  Stamp,
 } from './instance.types.ts';
 
 const DEFAULT_RULES: MaintenanceRules = { when: 'RoundEnd', maxDelayMs: 120 * 60_000, pollMs: 10_000 };
@@ -23,13 +26,13 @@ const DEFAULT_RULES: MaintenanceRules = { when: 'RoundEnd', maxDelayMs: 120 * 60
 export const noMaintenance = (rules: MaintenanceRules = DEFAULT_RULES): MaintenanceContext => ({
   pending: null,
   hold: null,
-  now: 0,
+  now: { wall: 0, mono: 0 },
   updateWhen: null,
   rules,
 });
 
 /** A scheduled restart, a person's restart or an update, as the notices name them. */
-export const kindOf = (p: PendingAction): Exclude<MaintenanceKind, 'hold'> =>
+export const kindOf = (p: SavedPending): Exclude<MaintenanceKind, 'hold'> =>
   p.action === 'update' ? 'update' : p.source === 'schedule' ? 'scheduled-restart' : 'restart';
 
 /** A restart or update begins to wait for its moment: MaxDelayMinutes from `at`. */
@@ -41,7 +44,7 @@ export function beginPending(
     when?: MaintenancePolicy | null;
     reason?: string;
     restore?: string;
-    at: number;
+    at: Stamp;
   },
 ): MaintenanceContext {
   const { rules } = m;
@@ -49,8 +52,9 @@ export function beginPending(
     action: req.action,
     source: req.source,
     when: req.when ?? rules.when,
-    since: req.at,
-    deadline: req.at + rules.maxDelayMs,
+    since: req.at.wall,
+    deadline: req.at.wall + rules.maxDelayMs,
+    due: req.at.mono + rules.maxDelayMs,
     maxDelayMs: rules.maxDelayMs,
     ...(req.reason ? { reason: req.reason } : {}),
     ...(req.restore ? { restore: req.restore } : {}),
@@ -59,30 +63,37 @@ export function beginPending(
 }
 
 /** A hold begins, or a new one replaces the end of the one that stands (it keeps its start). */
-export const holdFor = (
-  m: MaintenanceContext,
-  req: { ms: number; reason: string; at: number },
-): MaintenanceContext => ({
+export const holdFor = (m: MaintenanceContext, req: { ms: number; reason: string; at: Stamp }): MaintenanceContext => ({
   ...m,
-  hold: { since: m.hold?.since ?? req.at, until: req.at + req.ms, reason: req.reason },
+  hold: {
+    since: m.hold?.since ?? req.at.wall,
+    until: req.at.wall + req.ms,
+    ends: req.at.mono + req.ms,
+    reason: req.reason,
+  },
   now: req.at,
 });
 
 /**
  * The hold ends at `at` (released or run out): a pending action gets its full MaxDelayMinutes from now, so it still
- * waits for its moment instead of being forced at once.
+ * waits for its moment instead of being forced at once. Decided on the monotonic clock; the deadline shown follows.
  */
-export function endHold(m: MaintenanceContext, at: number): MaintenanceContext {
+export function endHold(m: MaintenanceContext, at: Stamp): MaintenanceContext {
   const p = m.pending;
-  const pending = p === null ? p : { ...p, deadline: Math.max(p.deadline, at + p.maxDelayMs) };
+  const later = p !== null && at.mono + p.maxDelayMs > p.due;
+  const pending = p && later ? { ...p, due: at.mono + p.maxDelayMs, deadline: at.wall + p.maxDelayMs } : p;
   return { ...m, pending, hold: null, now: at };
 }
 
-/** The wait until the pending action's deadline, from the latest stamp. */
-export const untilDeadline = (m: MaintenanceContext): number => Math.max(0, (m.pending?.deadline ?? m.now) - m.now);
+/** The wait until the pending action's deadline, from the latest stamp, on the monotonic clock. */
+export const untilDeadline = (m: MaintenanceContext): number =>
+  Math.max(0, (m.pending?.due ?? m.now.mono) - m.now.mono);
 
-/** The wait until the hold's end, from the latest stamp. */
-export const untilHoldEnds = (m: MaintenanceContext): number => Math.max(0, (m.hold?.until ?? m.now) - m.now);
+/** The wait until the hold's end, from the latest stamp, on the monotonic clock. */
+export const untilHoldEnds = (m: MaintenanceContext): number => Math.max(0, (m.hold?.ends ?? m.now.mono) - m.now.mono);
+
+/** The moment a hold runs out, as its own stamp. */
+const holdEnd = (h: Hold): Stamp => ({ wall: h.until, mono: h.ends });
 
 /** How a restored plan's pending action is taken up: where it had got to, or `dropped` (the restart did it). */
 export type RestoreStep = 'forced' | 'carried' | 'asked' | 'pending' | 'dropped';
@@ -98,14 +109,19 @@ export function restoreStep(saved: SavedMaintenance, adopted: boolean): RestoreS
   return 'pending';
 }
 
-/** The region's context after the previous daemon's plan: its hold, and its pending action if it outlives it. */
+/**
+ * The region's context after the previous daemon's plan: its hold, and its pending action if it outlives it. A
+ * saved plan has wall times only, and they are all two daemons share: its deadline and hold end are measured on the
+ * monotonic clock from what the wall clock reads at `at` (a step of the wall clock while no daemon ran moves them).
+ */
 export function restored(
   m: MaintenanceContext,
   saved: SavedMaintenance,
   adopted: boolean,
-  at: number,
+  at: Stamp,
 ): MaintenanceContext {
   const p = saved.pending;
+  const onMono = (wall: number) => at.mono + (wall - at.wall);
   const pending: PendingAction | null =
     p === null || !adopted
       ? null
@@ -115,10 +131,12 @@ export function restored(
           when: p.when,
           since: p.since,
           deadline: p.deadline,
+          due: onMono(p.deadline),
           maxDelayMs: p.maxDelayMs,
           ...(p.reason ? { reason: p.reason } : {}),
         };
-  return { ...m, pending, hold: saved.hold, now: at };
+  const hold: Hold | null = saved.hold && { ...saved.hold, ends: onMono(saved.hold.until) };
+  return { ...m, pending, hold, now: at };
 }
 
 /** The maintenance actions: a pending restart or update begins, waits, is carried out or ends; holds begin and end;
@@ -179,7 +197,8 @@ export const maintenanceActions = {
   }),
   /** The hold ends: released at the event's time, or run out at its own end. */
   endHold: act(({ context, enqueue, event }, how: 'released' | 'expired') => {
-    const at = event.type === 'RELEASE_HOLD' ? event.at : (context.maintenance.hold?.until ?? context.maintenance.now);
+    const { hold, now } = context.maintenance;
+    const at = event.type === 'RELEASE_HOLD' ? event.at : hold ? holdEnd(hold) : now;
     enqueue.assign({ maintenance: endHold(context.maintenance, at) });
     enqueue.emit({ type: 'maintenance-done', kind: 'hold', how });
   }),
@@ -192,7 +211,6 @@ export const maintenanceActions = {
   /** A pending action the daemon's own restart carried out (it relaunched the server): told as done. */
   restoredDone: act(({ enqueue, event }) => {
     if (event.type !== 'RESTORE_MAINTENANCE' || event.saved.pending === null) return;
-    const p = { ...event.saved.pending };
-    enqueue.emit({ type: 'maintenance-done', kind: kindOf(p), how: 'done' });
+    enqueue.emit({ type: 'maintenance-done', kind: kindOf(event.saved.pending), how: 'done' });
   }),
 };

@@ -2,16 +2,18 @@
  * Why a control request is refused: the machine decides (`snapshot.can`), the state's tags say why. Requests that
  * need something outside the machine (an update provider, a kept previous build) are refused by what is missing.
  */
-import type { InstanceEvent, MaintenancePolicy } from './instance.types.ts';
+import type { InstanceEvent, MaintenancePolicy, Stamp } from './instance.types.ts';
 
-/** How a control action was asked for; `now` is the supervisor's clock (epoch ms), the machine has none. */
+/** How a control action was asked for; `at` is the supervisor's stamp (its clocks), the machine has none. */
 export interface ControlArgs {
   when?: MaintenancePolicy;
   by?: string;
   withData?: boolean;
   snapshot?: string;
-  now?: number;
+  at?: Stamp;
 }
+
+const NO_STAMP: Stamp = { wall: 0, mono: 0 };
 
 /**
  * The control requests a person (or a CDN) makes of an instance, and the event each sends to the machine: the one
@@ -20,7 +22,11 @@ export interface ControlArgs {
 export const CONTROL_EVENT = {
   restart: (): InstanceEvent => ({ type: 'RESTART' }),
   update: ({ when }: ControlArgs): InstanceEvent => ({ type: 'UPDATE_CHECK', ...(when === undefined ? {} : { when }) }),
-  stop: ({ by = '', now = 0 }: ControlArgs): InstanceEvent => ({ type: 'STOP', by, at: new Date(now).toISOString() }),
+  stop: ({ by = '', at = NO_STAMP }: ControlArgs): InstanceEvent => ({
+    type: 'STOP',
+    by,
+    at: new Date(at.wall).toISOString(),
+  }),
   rollback: ({ withData }: ControlArgs): InstanceEvent => ({ type: 'ROLLBACK', withData: withData === true }),
   restore: ({ snapshot = '' }: ControlArgs): InstanceEvent => ({ type: 'RESTORE', id: snapshot }),
 };
@@ -34,8 +40,8 @@ export const CONTROL_ACTIONS = Object.keys(CONTROL_EVENT) as ControlAction[];
  * wait for their moment as maintenance does. Whether the machine takes one is still asked of the table's event.
  */
 export function controlEvent(action: ControlAction, args: ControlArgs): InstanceEvent {
-  const { when, snapshot, now = 0 } = args;
-  if (action === 'restart' && when !== undefined) return { type: 'MAINTAIN', source: 'request', when, at: now };
+  const { when, snapshot, at = NO_STAMP } = args;
+  if (action === 'restart' && when !== undefined) return { type: 'MAINTAIN', source: 'request', when, at };
   if (action !== 'restore' || when === 'Now') return CONTROL_EVENT[action](args);
   return {
     type: 'MAINTAIN',
@@ -43,7 +49,7 @@ export function controlEvent(action: ControlAction, args: ControlArgs): Instance
     ...(when ? { when } : {}),
     reason: `restore of backup ${snapshot}`,
     ...(snapshot ? { restore: snapshot } : {}),
-    at: now,
+    at,
   };
 }
 

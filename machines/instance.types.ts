@@ -4,6 +4,19 @@
  * what its actors take and give back, and the maintenance plan's types. Types only.
  */
 
+import type {
+  Hold,
+  MaintenanceKind,
+  MaintenanceOutcome,
+  MaintenancePolicy,
+  MaintenanceRules,
+  PendingAction,
+  SavedMaintenance,
+  Stamp,
+} from './instance.maintenance-types.ts';
+
+export type * from './instance.maintenance-types.ts';
+
 /** Every wait the machine makes, in milliseconds; from config `TimeoutSeconds` and `Timing.*`. */
 export interface InstanceTiming {
   /** `TimeoutSeconds`: no check-in for this long (since launch or the last check-in) is a hang. */
@@ -104,7 +117,7 @@ export type InstanceEvent =
   | { type: 'CONFIG'; timing: InstanceTiming; maintenance?: MaintenanceRules }
   /**
    * A restart at a moment: a person's `restart?when=` (`request`, never held; done at once without a server) or a
-   * `RestartSchedule` fire (`schedule`, skipped without a server). `at` is the supervisor's clock (epoch ms).
+   * `RestartSchedule` fire (`schedule`, skipped without a server). `at`: the supervisor's stamp (`Stamp`).
    */
   | {
       type: 'MAINTAIN';
@@ -113,13 +126,13 @@ export type InstanceEvent =
       reason?: string;
       /** A restore at the moment `when` names: the backup it puts back. */
       restore?: string;
-      at: number;
+      at: Stamp;
     }
   /** Holds scheduled restarts and update installs for `ms` (a new hold replaces the end of one that stands). */
-  | { type: 'HOLD'; ms: number; reason: string; at: number }
-  | { type: 'RELEASE_HOLD'; at: number }
+  | { type: 'HOLD'; ms: number; reason: string; at: Stamp }
+  | { type: 'RELEASE_HOLD'; at: Stamp }
   /** Daemon start: the plan the previous daemon left; a pending action outlives it only with an adopted server. */
-  | { type: 'RESTORE_MAINTENANCE'; saved: SavedMaintenance; adopted: boolean; at: number };
+  | { type: 'RESTORE_MAINTENANCE'; saved: SavedMaintenance; adopted: boolean; at: Stamp };
 
 /** Why a launch was blocked: the daemon's own resources (EMFILE, ENFILE, EAGAIN, ENOMEM) or a game port still held. */
 export type LaunchBlockKind = 'resources' | 'port';
@@ -218,8 +231,8 @@ export interface UpdateOutput {
 export type CheckInput = UpdateInput;
 export interface CheckOutput {
   available: boolean;
-  /** When the answer came (epoch ms): a found update's maintenance deadline counts from it. */
-  at: number;
+  /** When the answer came: a found update's maintenance deadline counts from it. */
+  at: Stamp;
 }
 
 /** Input of the `readPlayers` promise actor (`When: Empty`): the player count, or null when the server gave none. */
@@ -243,58 +256,3 @@ export interface RestoreInput {
 }
 /** `saved`: the `before-restore` snapshot of the data that was replaced. */
 export type RestoreOutput = { saved: string };
-
-// --- The maintenance plan: pending restarts and updates, holds, and how data.json keeps them.
-
-/** When a restart or found update is carried out while a server runs (config `Maintenance.When`). */
-export type MaintenancePolicy = 'Now' | 'RoundEnd' | 'Empty';
-
-export interface MaintenanceRules {
-  when: MaintenancePolicy;
-  /** A pending action is forced (a graceful shutdown) this long after it began or a hold ended. */
-  maxDelayMs: number;
-  /** How often `When: Empty` reads the player count. */
-  pollMs: number;
-}
-
-/**
- * What began a pending action: a `RestartSchedule` fire (`schedule`), a found update (`update`), or a person's
- * request with `?when=` (`request`). Only the first two wait for a hold: a person who names a moment means it.
- */
-export type PendingSource = 'schedule' | 'update' | 'request';
-
-/** A restart or update waiting for its moment. Times are epoch ms, stamped by the supervisor on its events. */
-export interface PendingAction {
-  action: 'restart' | 'update';
-  source: PendingSource;
-  when: MaintenancePolicy;
-  since: number;
-  /** When it is forced, whatever the policy (MaxDelayMinutes after it began or a hold ended). */
-  deadline: number;
-  maxDelayMs: number;
-  /** Why the daemon itself asked (a memory limit passed); told with the pending notice. */
-  reason?: string;
-  /** A restore: the restart puts this backup of the data back while no server runs (`RESTORE`). */
-  restore?: string;
-}
-
-export interface Hold {
-  since: number;
-  until: number;
-  reason: string;
-}
-
-/**
- * The maintenance plan as data.json keeps it for the next daemon: the pending action with how far it got, and a hold.
- * `asked`: the server was told to leave at its round end; `carried`: its shutdown was asked for; `forced`: by the
- * deadline.
- */
-export interface SavedMaintenance {
-  pending: (PendingAction & { asked: boolean; carried: boolean; forced: boolean }) | null;
-  hold: Hold | null;
-}
-
-/** How a pending action or hold ended, as the notices say it. */
-export type MaintenanceOutcome = 'done' | 'forced' | 'released' | 'expired' | 'dropped';
-/** A scheduled restart, a person's restart, an update, or a hold, as the notices name them. */
-export type MaintenanceKind = 'scheduled-restart' | 'restart' | 'update' | 'hold';

@@ -8,6 +8,12 @@ export const monotonicMs = (): number => performance.now();
 /** A moment taken on `monotonicMs` as the wall clock reads it now (a step since moves it along): for showing it. */
 export const wallTimeOf = (ms: number): number => Date.now() - (monotonicMs() - ms);
 
+/**
+ * Now on both clocks, as the supervisor stamps a maintenance event (the statechart's `Stamp`): `wall` for what is
+ * shown and kept, `mono` for the deadlines and holds measured from it.
+ */
+export const stampNow = (): { wall: number; mono: number } => ({ wall: Date.now(), mono: monotonicMs() });
+
 /** A pending `pollFirstClock` timer: the timeout, then the two turns of the event loop after it. */
 interface PollFirstTimer {
   timer: NodeJS.Timeout;

@@ -1,5 +1,6 @@
 import { type Bus, type BusEvents, subscribe } from '../bus.ts';
 import type { AgonesConfig } from '../config/sections/agones.ts';
+import { type AnswersSettings, answerCap } from '../config/sections/answers.ts';
 import { callReady, followGameServer, startHealthPings } from '../kit/agones/pinger.ts';
 import { startPlayerReports } from '../kit/agones/players.ts';
 import { AgonesSdk } from '../kit/agones/sdk.ts';
@@ -9,8 +10,17 @@ import type { AgonesStatus } from '../supervisor/status.ts';
 
 export interface AgonesWrapperOptions {
   config: AgonesConfig;
-  /** The one instance the daemon wraps: its key, ApiPort (for its player count), state and crash streak now. */
-  instance: { key: string; apiPort: number; state: () => string; crashStreak: () => number };
+  /**
+   * The one instance the daemon wraps: its key, ApiPort and the `Answers` caps in force (for its player count), state
+   * and crash streak now.
+   */
+  instance: {
+    key: string;
+    apiPort: number;
+    answers: () => AnswersSettings;
+    state: () => string;
+    crashStreak: () => number;
+  };
   bus: Bus;
   log: Logger;
   /** The client to use; default one on 127.0.0.1 at `config.port`. */
@@ -85,7 +95,11 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
 
   const readPlayerCount = async () => {
     if (!ready || shutdownCall || !serving(state) || signal.aborted) return;
-    const count = await readPlayers(instance.apiPort, Math.min(2_000, config.playersSeconds * 1000));
+    const cap = answerCap(instance.answers(), 'Server');
+    const count = await readPlayers(instance.apiPort, {
+      ...cap,
+      timeoutMs: Math.min(cap.timeoutMs, config.playersSeconds * 1000),
+    });
     if (count === null || signal.aborted) return;
     players = count;
     reports.tick();

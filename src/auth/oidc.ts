@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type * as Client from 'openid-client';
+import type { AnswerCap } from '../config/sections/answers.ts';
 import { isLoopbackUrl, type OidcSettings } from '../config/sections/oidc.ts';
 import { describeError } from '../errors.ts';
-import { cappedProviderFetch, PROVIDER_TIMEOUT_MS } from './oidc-fetch.ts';
+import { cappedProviderFetch } from './oidc-fetch.ts';
 import { createPendingLogins, type PendingLogins } from './oidc-pending.ts';
 
 /** `Users.Oidc` and the secret its `ClientSecretFile` holds; undefined while OpenID Connect is off. */
@@ -69,11 +70,12 @@ const said = (err: unknown) => describeError(err).replace(/\s+/g, ' ').slice(0, 
  */
 export function createOidcLogin(opts: {
   setup: () => OidcSetup | undefined;
+  /** The caps of every request to the provider (`Answers.Oidc…`), read at each. */
+  cap: () => AnswerCap;
   pending?: PendingLogins;
-  fetch?: ReturnType<typeof cappedProviderFetch>;
 }): OidcLogin {
   const pending = opts.pending ?? createPendingLogins();
-  const providerFetch = opts.fetch ?? cappedProviderFetch();
+  const providerFetch = cappedProviderFetch(opts.cap);
   let cached: { key: string; config: Promise<Client.Configuration> } | undefined;
   let lastFailure: string | undefined;
 
@@ -91,7 +93,7 @@ export function createOidcLogin(opts: {
         s.ClientId,
         secret,
         secret === undefined ? client.None() : client.ClientSecretBasic(secret),
-        { [client.customFetch]: providerFetch, execute, timeout: PROVIDER_TIMEOUT_MS / 1000 },
+        { [client.customFetch]: providerFetch, execute, timeout: opts.cap().timeoutMs / 1000 },
       );
     });
     const entry = { key, config };

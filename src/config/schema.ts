@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { amount, MAX_SECONDS, Port, seconds, TOO_LONG } from './numbers.ts';
 import { AgonesSchema } from './sections/agones.ts';
+import { AnswersSchema } from './sections/answers.ts';
 import { BackupsSchema, RetentionSchema } from './sections/backups.ts';
 import { ConnectionsSchema } from './sections/connections.ts';
 import { ConsoleSchema, HubSchema } from './sections/console-hub.ts';
@@ -220,6 +221,8 @@ export const AppSettingsSchema = v.strictObject(
     Agones: v.optional(AgonesSchema, {}),
     // Free space of the instance root and working folder: sections/disk.ts.
     Disk: v.optional(DiskSchema, {}),
+    // How much of an HTTP answer (a server's, a hub's, a chat service's, …) is read, and for how long: sections/answers.ts.
+    Answers: v.optional(AnswersSchema, {}),
     Servers: v.strictObject(
       {
         InstanceRoot: v.optional(

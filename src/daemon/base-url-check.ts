@@ -1,24 +1,23 @@
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
+import { type AnswerCap, type AnswersSettings, answerCap } from '../config/sections/answers.ts';
 import { describeError } from '../errors.ts';
 import { readCapped } from '../kit/capped-body.ts';
 import type { Logger } from '../log.ts';
 
-/** The most of BaseUrl's answer read: our /health is under 1 kB; whatever else answers there gets this much. */
-const HEALTH_CAP_BYTES = 64_000;
-
 /**
  * GET `url` and parse its JSON, on node:http(s): fetch would load Node's undici, several MB the daemon otherwise
- * never needs while it idles (bench/footprint.ts).
+ * never needs while it idles (bench/footprint.ts). Our /health is under 1 kB; whatever else answers there gets
+ * `cap.maxBytes` (`Answers.BaseUrlMaxKilobytes`).
  */
-function getJson(url: string, timeoutMs: number): Promise<unknown> {
+function getJson(url: string, { timeoutMs, maxBytes, setting }: AnswerCap): Promise<unknown> {
   const get = url.startsWith('https:') ? httpsGet : httpGet;
   return new Promise((resolve, reject) => {
     const fail = (err: Error) =>
       reject(err.name === 'AbortError' ? new Error(`no answer within ${timeoutMs} ms`, { cause: err }) : err);
     // The whole exchange, body included, within timeoutMs (the `timeout` option only bounds a silence).
     const req = get(url, { signal: AbortSignal.timeout(timeoutMs) }, (res) => {
-      readCapped(res, HEALTH_CAP_BYTES, 'the answer').then((body) => {
+      readCapped(res, maxBytes, 'the answer', setting).then((body) => {
         if ((res.statusCode ?? 0) >= 400) return reject(new Error(`HTTP ${res.statusCode}`));
         try {
           resolve(JSON.parse(body.toString('utf8')));
@@ -34,12 +33,12 @@ function getJson(url: string, timeoutMs: number): Promise<unknown> {
 /**
  * `BaseUrl` is the public address clients are given (the client download of Local and non-hybrid Git builds).
  * Game servers never use it (they check in where the daemon listens), so a wrong one breaks only those
- * downloads: say so at start, as advice, naming the cause.
+ * downloads: say so at start, as advice, naming the cause. Within `Answers.BaseUrl…`.
  */
-export async function checkBaseUrlReachesUs(baseUrl: string, log: Logger, timeoutMs = 3000): Promise<boolean> {
+export async function checkBaseUrlReachesUs(baseUrl: string, log: Logger, answers: AnswersSettings): Promise<boolean> {
   const url = new URL('health', baseUrl).href;
   try {
-    const res = ((await getJson(url, timeoutMs)) ?? {}) as { pid?: unknown };
+    const res = ((await getJson(url, answerCap(answers, 'BaseUrl'))) ?? {}) as { pid?: unknown };
     if (res.pid === process.pid) return true;
     log.warn(
       `BaseUrl ${baseUrl} answers, but not from this watchdog (pid ${String(res.pid)}): clients given it (client downloads of Local and Git builds) reach another server. Game servers are not affected. Fix BaseUrl in appsettings.yml if clients should reach this watchdog there.`,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { type Bus, subscribe } from '../bus.ts';
 import { monotonicMs, wallTimeOf } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { answerCap } from '../config/sections/answers.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
 import { checkListing, createHubWatch, type HubSettings, type HubWatch, hubSettingsOf } from '../hub/hub-watch.ts';
@@ -11,8 +12,6 @@ import type { HubStatus } from '../supervisor/status.ts';
 
 /** The engine's command that advertises to the hubs at once (RobustToolbox `AdvertiseNowCommand`). */
 export const READVERTISE_COMMAND = 'hub_advertise_now';
-/** How long one hub answer may take. */
-const HUB_ANSWER_MS = 10_000;
 /** A live server's state path ends so, whatever groups it (`running`, `server.running`, …`awaiting-checkin`). */
 const RUNNING = /(^|\.)(running|awaiting-checkin)$/;
 
@@ -77,9 +76,9 @@ export function startHubWatches(opts: {
       settings,
       missingAfterMs: hub.MissingMinutes * 60_000,
       now: monotonicMs,
-      // A flat deadline, not one tied to CheckSeconds: polls never overlap (a late one skips the next), and a short
-      // period must not turn a slow answer into "not reached".
-      check: (url, address) => checkListing(url, address, { timeoutMs: HUB_ANSWER_MS }),
+      // A flat deadline (Answers.HubTimeoutSeconds), not one tied to CheckSeconds: polls never overlap (a late one
+      // skips the next), and a short period must not turn a slow answer into "not reached".
+      check: (url, address) => checkListing(url, address, answerCap(opts.config().settings.Answers, 'Hub')),
       readvertise: consoleOn
         ? async () => {
             await registry.get(key)?.sendConsole?.(READVERTISE_COMMAND);

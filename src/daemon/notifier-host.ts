@@ -9,7 +9,8 @@ const webhookSettings = (c: ResolvedConfig) => {
   const t = c.timing;
   const names = c.instances.map((i) => [i.key, i.name]);
   const timing = [t.WebhookRetries, t.WebhookRetryBaseSeconds, t.WebhookTimeoutSeconds];
-  return JSON.stringify([c.settings.Notification, names, timing]);
+  const answers = c.settings.Answers.NotificationMaxKilobytes;
+  return JSON.stringify([c.settings.Notification, names, timing, answers]);
 };
 
 /** The chat notifier across configuration reloads: made anew only when what it sends, or where, changed. */
@@ -30,6 +31,7 @@ export function hostNotifier(config: ResolvedConfig, bus: Bus, log: Logger) {
           retries: t.WebhookRetries,
           retryBaseMs: t.WebhookRetryBaseSeconds * 1000,
           timeoutMs: t.WebhookTimeoutSeconds * 1000,
+          maxAnswerBytes: c.settings.Answers.NotificationMaxKilobytes * 1000,
         })
       : null;
   };

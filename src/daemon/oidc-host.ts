@@ -1,6 +1,7 @@
 import { createOidcLogin, type OidcLogin, oidcFingerprint } from '../auth/oidc.ts';
 import type { SessionStore } from '../auth/sessions.ts';
 import type { ResolvedConfig } from '../config/resolved.ts';
+import { answerCap } from '../config/sections/answers.ts';
 
 /**
  * Dashboard login through OpenID Connect (`Users.Oidc`) for the running daemon: the login reads the configuration
@@ -17,6 +18,7 @@ export function hostOidc(
       const settings = c.settings.Users.Oidc;
       return settings === undefined ? undefined : { settings, secret: c.oidcClientSecret };
     },
+    cap: () => answerCap(config().settings.Answers, 'Oidc'),
   });
   return {
     login,

@@ -222,18 +222,18 @@ export async function runDaemon(
     statusExtras,
     inspect: opts.inspect,
   });
-  if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log);
-  // Agones mode wraps the one instance (the config checks make sure there is one), before it starts so that the
-  // first check-in is seen. Imported only in this mode: the SDK client loads Node's undici.
+  if (config.baseUrl) void checkBaseUrlReachesUs(config.baseUrl, log, config.settings.Answers);
+  // Agones mode wraps the one instance (config checks make sure of it) before it starts, to see its first check-in.
   const wrapped = config.instances[0];
   if (config.agones && wrapped) {
-    const { startAgonesWrapper } = await import('../agones/wrapper.ts');
+    const { startAgonesWrapper } = await import('../agones/wrapper.ts'); // only here: its SDK client loads undici
     const status = () => registry.get(wrapped.key)?.status();
     agones = startAgonesWrapper({
       config: config.agones,
       instance: {
         key: wrapped.key,
         apiPort: wrapped.settings.ApiPort,
+        answers: () => current.settings.Answers,
         state: () => status()?.state ?? 'stopped.idle',
         crashStreak: () => status()?.crashStreak ?? 0,
       },

@@ -1,3 +1,4 @@
+import type { AnswerCap } from '../config/sections/answers.ts';
 import { describeError } from '../errors.ts';
 import { AnswerTooLargeError, readCapped } from '../kit/capped-body.ts';
 import { loadSettings, parseArgs, SettingsError } from '../kit/settings.ts';
@@ -70,13 +71,14 @@ export class HubUnreachableError extends Error {
 export const infoUrl = (hubUrl: string, address: string): string =>
   `${hubUrl}api/servers/info?url=${encodeURIComponent(address)}`;
 
-/** The most of a hub's answer read: 64 kB, six times the largest /info SS14.ServerHub stores. */
-const HUB_ANSWER_CAP_BYTES = 64_000;
-
+/**
+ * Asks the hub, within `opts.timeoutMs` and reading at most `opts.maxBytes` of its answer (`Answers.HubMaxKilobytes`:
+ * by default 64 kB, six times the largest /info SS14.ServerHub stores).
+ */
 export async function checkListing(
   hubUrl: string,
   address: string,
-  opts: { timeoutMs: number; signal?: AbortSignal },
+  opts: Pick<AnswerCap, 'timeoutMs' | 'maxBytes'> & { setting?: string; signal?: AbortSignal },
 ): Promise<Listing> {
   const url = infoUrl(hubUrl, address);
   const signal = opts.signal
@@ -86,12 +88,13 @@ export async function checkListing(
   try {
     res = await fetch(url, { signal, headers: { Accept: 'application/json' } });
   } catch (err) {
-    throw new HubUnreachableError(`cannot reach the hub at ${url}: ${describeError(err)}`, { cause: err });
+    const late = (err as Error | null)?.name === 'TimeoutError' ? `no answer within ${opts.timeoutMs / 1000} s` : '';
+    throw new HubUnreachableError(`cannot reach the hub at ${url}: ${late || describeError(err)}`, { cause: err });
   }
   // Read to free the connection; SS14.ServerHub keeps a server's /info under 10 kB. A hub is any URL the server's
   // config.toml names: one answering more (without end, say) is cut off there and counts as unreachable.
   try {
-    await readCapped(res.body, HUB_ANSWER_CAP_BYTES, 'its answer');
+    await readCapped(res.body, opts.maxBytes, 'its answer', opts.setting);
   } catch (err) {
     const why = err instanceof AnswerTooLargeError ? err.message : `its answer was cut short (${describeError(err)})`;
     throw new HubUnreachableError(`the hub at ${url} answered HTTP ${res.status}, but ${why}`, { cause: err });

@@ -10,9 +10,12 @@ export class AnswerTooLargeError extends Error {
   constructor(
     readonly what: string,
     readonly capBytes: number,
+    /** The setting that sets the cap (`Answers.HubMaxKilobytes`), where one does. */
+    readonly setting?: string,
   ) {
     super(
-      `${what} passed ${capText(capBytes)}, the most it may be; it was not read further and its connection was closed`,
+      `${what} passed ${capText(capBytes)}, the most it may be${setting ? ` (${setting})` : ''}; it was not read ` +
+        'further and its connection was closed',
     );
   }
 }
@@ -25,8 +28,8 @@ export function capText(bytes: number): string {
 }
 
 /**
- * `body` whole (null: empty), or AnswerTooLargeError naming `what` (the answer and its URL) once more than `capBytes`
- * arrived. Leaving the loop early closes the source: a fetch body is cancelled, a node:http answer destroyed, and
+ * `body` whole (null: empty), or AnswerTooLargeError naming `what` (the answer and its URL) and `setting` (the key
+ * that sets the cap, if any) once more than `capBytes` arrived. Leaving the loop early closes the source: a fetch body is cancelled, a node:http answer destroyed, and
  * either way its connection is dropped, so the sender cannot keep it busy. The time cap is the caller's: the signal
  * of its request covers the body as well.
  */
@@ -34,13 +37,14 @@ export async function readCapped(
   body: AsyncIterable<Uint8Array> | null | undefined,
   capBytes: number,
   what: string,
+  setting?: string,
 ): Promise<Buffer> {
   if (!body) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of body) {
     size += chunk.byteLength;
-    if (size > capBytes) throw new AnswerTooLargeError(what, capBytes);
+    if (size > capBytes) throw new AnswerTooLargeError(what, capBytes, setting);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size);

@@ -63,6 +63,8 @@ export function noticeFromDisk(e: BusEvents['daemon:disk-low'], recovered: boole
 export interface NotifierOptions extends Omit<QueueOptions, 'label'> {
   /** Per attempt (an HTTP request, an SMTP session, a command's run). */
   timeoutMs: number;
+  /** The most of an HTTP service's answer read (`Answers.NotificationMaxKilobytes`). */
+  maxAnswerBytes: number;
   /** More certificate authorities for SMTP's TLS (a test's own). */
   ca?: string;
   routes: readonly Route[];
@@ -87,12 +89,12 @@ export interface Notifier {
  * one holds up no other. Fire and forget: the handlers only queue, so an emitter never waits or sees an error.
  *
  * @example
- * const notifier = createNotifier({ routes: routesFrom(settings.Notification), bus, log, retries: 3, retryBaseMs: 1000, timeoutMs: 10_000 });
+ * const notifier = createNotifier({ routes: routesFrom(settings.Notification), bus, log, retries: 3, retryBaseMs: 1000, timeoutMs: 10_000, maxAnswerBytes: 64_000 });
  * await notifier.stop();
  */
 export function createNotifier(opts: NotifierOptions): Notifier {
-  const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), now = monotonicMs, timeoutMs, ca } = opts;
-  const { retries, retryBaseMs, log, maxQueue, maxDelayMs, stopWaitMs } = opts;
+  const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), now = monotonicMs, timeoutMs } = opts;
+  const { retries, retryBaseMs, log, maxQueue, maxDelayMs, stopWaitMs, maxAnswerBytes, ca } = opts;
   const senders = new Map<string, Sender>();
   for (const r of routes) {
     const id = targetIdentity(r.target);
@@ -118,7 +120,7 @@ export function createNotifier(opts: NotifierOptions): Notifier {
       const n = make();
       if (!n) return;
       for (const r of routesFor(routes, n)) {
-        const ctx: DeliveryContext = { format: r.format, timeoutMs, ca };
+        const ctx: DeliveryContext = { format: r.format, timeoutMs, maxAnswerBytes, ca };
         const name = nameOf?.(n.key);
         if (name !== undefined) ctx.name = name;
         senders.get(targetIdentity(r.target))?.send(deliveryFor(r.target, n, ctx));

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.ts';
-import { requestShutdown, requestUpdate } from './server-api.ts';
+import { requestShutdown, requestUpdate, type ServerCap } from './server-api.ts';
 import type { ServerProcess } from './spawn.ts';
 
 export interface GracefulOptions {
@@ -10,10 +10,14 @@ export interface GracefulOptions {
   reason: string;
   /** How long /shutdown may take to answer (Timing.ShutdownRequestSeconds). */
   requestMs: number;
+  /** The most of its answer read (Answers.ServerMaxKilobytes). */
+  maxAnswerBytes: number;
   /** How long the server may take to exit after answering (Timing.ShutdownExitSeconds). */
   exitMs: number;
   log: Logger;
 }
+
+const capOf = (opts: GracefulOptions): ServerCap => ({ timeoutMs: opts.requestMs, maxBytes: opts.maxAnswerBytes });
 
 /** True when the process exits within `ms`; with 0 it only looks whether it has exited already. */
 async function exitsWithin(proc: ServerProcess, ms: number): Promise<boolean> {
@@ -39,7 +43,7 @@ async function killAndWait(proc: ServerProcess): Promise<'killed'> {
  */
 export async function shutdownGracefully(proc: ServerProcess, opts: GracefulOptions): Promise<'exited' | 'killed'> {
   if (await exitsWithin(proc, 0)) return 'exited';
-  const delivered = await requestShutdown(opts.apiPort, opts.secret, opts.reason, opts.requestMs);
+  const delivered = await requestShutdown(opts.apiPort, opts.secret, opts.reason, capOf(opts));
   if (!delivered) {
     if (await exitsWithin(proc, 0)) return 'exited';
     opts.log.warn('shutdown request not delivered; killing the server', { pid: proc.pid, apiPort: opts.apiPort });
@@ -58,7 +62,7 @@ export async function shutdownGracefully(proc: ServerProcess, opts: GracefulOpti
  */
 export async function leave(proc: ServerProcess, opts: GracefulOptions): Promise<'leaving' | 'exited' | 'killed'> {
   if (await exitsWithin(proc, 0)) return 'exited';
-  if (await requestUpdate(opts.apiPort, opts.secret, opts.requestMs)) return 'leaving';
+  if (await requestUpdate(opts.apiPort, opts.secret, capOf(opts))) return 'leaving';
   opts.log.warn('update request not delivered; shutting the server down instead', {
     pid: proc.pid,
     apiPort: opts.apiPort,

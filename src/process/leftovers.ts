@@ -38,6 +38,7 @@ export async function findLeftover(record: LaunchData | null, log: Logger): Prom
         reason: 'Watchdog restarted',
         requestMs: config.timing.ShutdownRequestSeconds * 1000,
         exitMs: config.timing.ShutdownExitSeconds * 1000,
+        maxAnswerBytes: config.settings.Answers.ServerMaxKilobytes * 1000,
         log,
       });
       log.info(

@@ -1,7 +1,6 @@
 import {
   closeSync,
   constants,
-  copyFileSync,
   existsSync,
   readSync,
   renameSync,
@@ -146,42 +145,56 @@ export class LineSplitter {
 
 const CHUNK = 1024 * 1024;
 
+/** Writes all of `buf[0, n)` to `fd` (a regular file's write can still be cut short by a signal). */
+function writeAll(fd: number, buf: Buffer, n: number): void {
+  for (let done = 0; done < n; ) done += writeSync(fd, buf, done, n - done);
+}
+
 /**
  * Copies `src` to `dst` keeping at most `maxBytes`: a file that grew past its bound while no watchdog followed it
  * (the daemon down or restarting, a leftover being shut down) or faster than one look to the next must not carry
  * the excess into a rotated file, whose size is promised to operators. The oldest lines go, from a line start, and
  * a note in their place says how much. Returns the bytes cut (0: a plain copy).
+ *
+ * Synchronous on purpose, as the rotations that call it: one ends within the line or the poll that found the bound
+ * passed, which the writer's line order and the follower's offset rely on. It never waits on another process: both
+ * files are in the server's folder, so both are opened without waiting and proven regular (`openRegularSync`), and
+ * the copy reads the very descriptor that was checked, never the path again (a named pipe the server put there since
+ * is not opened); and it copies at most `maxBytes` (Logs.ServerLogMaxBytes: 10 MB, milliseconds from the page cache).
  */
 export function copyCapped(src: string, dst: string, maxBytes: number): number {
-  // server.log is in the server's folder: a named pipe there is refused, never waited on.
   const { fd: from, stats } = openRegularSync(src);
   try {
     const size = stats.size;
-    if (size <= maxBytes) {
-      copyFileSync(src, dst);
-      return 0;
-    }
-    // Its length up front, with the largest count it can say; a bound too small for it (tests) goes without.
-    const text = (cut: number) =>
-      `--- ${new Date().toISOString()} watchdog: ${cut} bytes cut from the start: server.log had grown past ` +
-      `Logs.ServerLogMaxBytes before it was rotated ---\n`;
-    const noted = Buffer.byteLength(text(size)) <= maxBytes / 2;
-    const note = (cut: number) => (noted ? text(cut) : '');
-    let start = size - (maxBytes - Buffer.byteLength(note(size)));
     const buf = Buffer.allocUnsafe(CHUNK);
-    // A line is never cut in two: from the byte before, the first newline ends the last line cut. With no newline
-    // in reach the cut falls where it must.
-    const got = readSync(from, buf, 0, Math.min(CHUNK, size - start + 1), start - 1);
-    const nl = buf.subarray(0, got).indexOf(0x0a);
-    if (nl >= 0) start += nl;
+    let start = 0;
+    let head = '';
+    if (size > maxBytes) {
+      // Its length up front, with the largest count it can say; a bound too small for it (tests) goes without.
+      const text = (cut: number) =>
+        `--- ${new Date().toISOString()} watchdog: ${cut} bytes cut from the start: server.log had grown past ` +
+        `Logs.ServerLogMaxBytes before it was rotated ---\n`;
+      const noted = Buffer.byteLength(text(size)) <= maxBytes / 2;
+      start = size - (maxBytes - (noted ? Buffer.byteLength(text(size)) : 0));
+      // A line is never cut in two: from the byte before, the first newline ends the last line cut. With no newline
+      // in reach the cut falls where it must.
+      const got = readSync(from, buf, 0, Math.min(CHUNK, size - start + 1), start - 1);
+      const nl = buf.subarray(0, got).indexOf(0x0a);
+      if (nl >= 0) start += nl;
+      head = noted ? text(start) : '';
+    }
     const to = openRegularSync(dst, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC).fd;
     try {
-      writeSync(to, note(start));
-      for (let at = start; at < size; ) {
-        const n = readSync(from, buf, 0, Math.min(CHUNK, size - at), at);
+      writeSync(to, head);
+      // To the end of what is there now (lines written since the fstat are kept, as a copy by path kept them), but
+      // never past the bound, however fast the server writes meanwhile.
+      let left = maxBytes - Buffer.byteLength(head);
+      for (let at = start; left > 0; ) {
+        const n = readSync(from, buf, 0, Math.min(CHUNK, left), at);
         if (n <= 0) break;
-        writeSync(to, buf, 0, n);
+        writeAll(to, buf, n);
         at += n;
+        left -= n;
       }
     } finally {
       closeSync(to);

@@ -1,9 +1,16 @@
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, type Stats, statSync } from 'node:fs';
-import { NotRegularFileError, openRegularSync, readRegularFile } from '../regular-file.ts';
+import { NotRegularFileError, openRegular, openRegularSync } from '../regular-file.ts';
 import { LineSplitter, logPath } from './log-file.ts';
 
-/** Largest read per poll, so a burst in the file cannot stall the event loop. */
+/** One read. */
 const CHUNK = 1024 * 1024;
+/**
+ * The most read per poll. The reads are synchronous (a poll passes on its lines in order, and `stop` reads what is
+ * left before it returns) but never wait: the file was proven regular when it was opened (`openRegularSync`), and its
+ * descriptor is read, never the path. What bounds their time is this: a server that writes faster (or stretches its
+ * log to gigabytes with a seek or a truncate) is read over several polls, never in one that stalls the event loop.
+ */
+const POLL_BYTES = 4 * CHUNK;
 
 /** What `readLastLines` found. */
 export interface LogTail {
@@ -15,6 +22,36 @@ export interface LogTail {
   offset: number;
   /** server.log exists. */
   found: boolean;
+}
+
+/**
+ * The most of the log read for its last lines, all files together: lines are cut at 64 kB when written, so this holds
+ * a thousand long ones, and a log the server stretched to gigabytes (a seek, a truncate) costs this much memory, no more.
+ */
+const TAIL_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The last `max` bytes of `path` and the offset they start at, read on the thread pool; null when it cannot be read
+ * (missing, or not a regular file: never waited on).
+ */
+async function tailOf(path: string, max: number): Promise<{ bytes: Buffer; from: number } | null> {
+  const opened = await openRegular(path).catch(() => null);
+  if (opened === null) return null;
+  try {
+    const from = Math.max(0, opened.stats.size - max);
+    const bytes = Buffer.alloc(opened.stats.size - from);
+    const { bytesRead } = await opened.file.read(bytes, 0, bytes.length, from);
+    return { bytes: bytes.subarray(0, bytesRead), from };
+  } finally {
+    await opened.file.close();
+  }
+}
+
+/** Its lines, less the first when the bytes start mid-file (that one is only the end of a line). */
+function linesOf(bytes: Buffer, from: number): string[] {
+  if (from === 0) return splitLines(bytes.toString('utf8'));
+  const nl = bytes.indexOf(0x0a);
+  return nl < 0 ? [] : splitLines(bytes.subarray(nl + 1).toString('utf8'));
 }
 
 function splitLines(text: string): string[] {
@@ -31,16 +68,19 @@ function splitLines(text: string): string[] {
  */
 export async function readLastLines(logDir: string, n: number): Promise<LogTail> {
   // The server can put anything at these paths: a named pipe is read as no file at all, never waited on.
-  const current = await readRegularFile(logPath(logDir)).catch(() => null);
+  const current = await tailOf(logPath(logDir), TAIL_BYTES);
   if (current === null) return { lines: [], partial: null, offset: 0, found: false };
-  const offset = current.lastIndexOf(0x0a) + 1;
-  const rest = current.subarray(offset).toString('utf8');
-  let lines = splitLines(current.subarray(0, offset).toString('utf8'));
-  for (let i = 1; lines.length < n; i++) {
-    const older = await readRegularFile(logPath(logDir, i)).catch(() => null);
+  const end = current.bytes.lastIndexOf(0x0a) + 1;
+  const rest = current.bytes.subarray(end).toString('utf8');
+  let lines = linesOf(current.bytes.subarray(0, end), current.from);
+  let budget = TAIL_BYTES - current.bytes.length;
+  for (let i = 1; lines.length < n && budget > 0; i++) {
+    const older = await tailOf(logPath(logDir, i), budget);
     if (older === null) break;
-    lines = [...splitLines(older.toString('utf8')), ...lines];
+    budget -= older.bytes.length;
+    lines = [...linesOf(older.bytes, older.from), ...lines];
   }
+  const offset = current.from + end;
   return { lines: n <= 0 ? [] : lines.slice(-n), partial: rest === '' ? null : rest, offset, found: true };
 }
 
@@ -154,8 +194,9 @@ export function followLog(
       splitter = new LineSplitter();
     }
     const buf = Buffer.allocUnsafe(CHUNK);
-    while (offset < size) {
-      const got = readSync(fd, buf, 0, Math.min(CHUNK, size - offset), offset);
+    const end = Math.min(size, offset + POLL_BYTES);
+    while (offset < end) {
+      const got = readSync(fd, buf, 0, Math.min(CHUNK, end - offset), offset);
       if (got <= 0) break;
       offset += got;
       for (const line of splitter.push(buf.subarray(0, got))) onLine(line);
@@ -174,7 +215,8 @@ export function followLog(
     if (fd === null) return;
     if (writable) ftruncateSync(fd, 0);
     else {
-      // Our descriptor is read-only; the proc link opens the same file, removed or not, for writing.
+      // Our descriptor is read-only; the proc link opens the same file, removed or not, for writing. It is the file
+      // our descriptor holds, proven regular when it was opened (no one can put a pipe in its place): no wait.
       const rw = openSync(`/proc/self/fd/${fd}`, 'r+');
       try {
         ftruncateSync(rw, 0);

@@ -32,6 +32,11 @@ export const DEFAULT_LOG_RETRY_MS = 5000;
  * `maxBytes`. Never throws: a line that cannot be written (full disk, removed folder, lost permissions, …) is
  * dropped and counted, and the writer tries again once per `retryMs`, recreating the folder, until writing works;
  * then it notes the gap in the file.
+ *
+ * Synchronous, so that lines stay whole and in order, yet nothing here waits on another process, whatever the server
+ * puts in its folder: the file is opened without waiting and proven regular (`openRegularSync`), and written through
+ * that descriptor; the look for a removed file is a `stat` (it opens nothing); a rotation renames and removes by
+ * path (no opens) and a copy, when there is one, is `copyCapped`'s (bounded, regular files only).
  */
 export function createRotatingLogWriter(
   file: string,

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import type { AnswerCap } from '../config/sections/answers.ts';
 import { readCapped } from '../kit/capped-body.ts';
 
 /**
@@ -8,17 +9,18 @@ import { readCapped } from '../kit/capped-body.ts';
  */
 const HOSTS = ['127.0.0.1', '::1'] as const;
 
-/**
- * The most of an answer read: the engine's `/status` is a few kB even with a fork's additions, and `/update` and
- * `/shutdown` answer a word. A server answering more (without end, say) has its connection closed there.
- */
-const ANSWER_CAP_BYTES = 256_000;
-
 interface Answer {
   status: number;
-  /** null when it was not read whole: cut short, stalled past the time limit, or past ANSWER_CAP_BYTES. */
+  /** null when it was not read whole: cut short, stalled past the time limit, or past its size cap. */
   body: string | null;
 }
+
+/**
+ * The caps of a request to the server's API: `Answers.ServerMaxKilobytes` (the engine's `/status` is a few kB even
+ * with a fork's additions, `/update` and `/shutdown` answer a word: a server answering more, without end say, has
+ * its connection closed there) and the wait, body included.
+ */
+export type ServerCap = Pick<AnswerCap, 'maxBytes' | 'timeoutMs'>;
 
 /** A request to the server's API; a POST without a body is sent with `Content-Length: 0`. */
 interface Ask {
@@ -28,7 +30,13 @@ interface Ask {
   body?: string;
 }
 
-function call(host: string, port: number, { method, path, headers, body }: Ask, signal: AbortSignal): Promise<Answer> {
+function call(
+  host: string,
+  port: number,
+  { method, path, headers, body }: Ask,
+  signal: AbortSignal,
+  maxBytes: number,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -43,7 +51,7 @@ function call(host: string, port: number, { method, path, headers, body }: Ask, 
       (res) => {
         // The status came back whatever becomes of the body (a shutdown request was delivered).
         const status = res.statusCode ?? 0;
-        readCapped(res, ANSWER_CAP_BYTES, `the answer of http://${host}:${port}${path}`).then(
+        readCapped(res, maxBytes, `the answer of http://${host}:${port}${path}`).then(
           (body) => resolve({ status, body: body.toString('utf8') }),
           () => resolve({ status, body: null }),
         );
@@ -54,11 +62,11 @@ function call(host: string, port: number, { method, path, headers, body }: Ask, 
   });
 }
 
-async function send(port: number, ask: Ask, timeoutMs: number): Promise<Answer | null> {
-  const signal = AbortSignal.timeout(timeoutMs);
+async function send(port: number, ask: Ask, cap: ServerCap): Promise<Answer | null> {
+  const signal = AbortSignal.timeout(cap.timeoutMs);
   for (const host of HOSTS) {
     try {
-      return await call(host, port, ask, signal);
+      return await call(host, port, ask, signal, cap.maxBytes);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ECONNREFUSED' && code !== 'EADDRNOTAVAIL' && code !== 'EAFNOSUPPORT') return null;
@@ -70,38 +78,34 @@ async function send(port: number, ask: Ask, timeoutMs: number): Promise<Answer |
 /**
  * Asks the server to shut down: `POST /shutdown` with `WatchdogToken` and `{"Reason": reason}`.
  * True when any HTTP answer came back (the real watchdog does not check the status either), false on
- * a transport error or when `timeoutMs` passed.
+ * a transport error or when `cap.timeoutMs` passed.
  */
 export async function requestShutdown(
   apiPort: number,
   secret: string,
   reason: string,
-  timeoutMs: number,
+  cap: ServerCap,
 ): Promise<boolean> {
   const headers = { WatchdogToken: secret, 'Content-Type': 'application/json' };
   const body = JSON.stringify({ Reason: reason });
-  return (await send(apiPort, { method: 'POST', path: '/shutdown', headers, body }, timeoutMs)) !== null;
+  return (await send(apiPort, { method: 'POST', path: '/shutdown', headers, body }, cap)) !== null;
 }
 
 /**
  * Tells the server an update is available: `POST /update` with `WatchdogToken` and no body (the game
  * sees reason UpdateAvailable and restarts at a convenient moment). True only on a 2xx answer.
  */
-export async function requestUpdate(apiPort: number, secret: string, timeoutMs: number): Promise<boolean> {
-  const answer = await send(
-    apiPort,
-    { method: 'POST', path: '/update', headers: { WatchdogToken: secret } },
-    timeoutMs,
-  );
+export async function requestUpdate(apiPort: number, secret: string, cap: ServerCap): Promise<boolean> {
+  const answer = await send(apiPort, { method: 'POST', path: '/update', headers: { WatchdogToken: secret } }, cap);
   return answer !== null && answer.status >= 200 && answer.status < 300;
 }
 
 /**
  * The `players` of the server's `GET /status` (the engine's status host; the field every launcher reads), or null
- * when it did not answer with a count within `timeoutMs`. For maintenance that waits for an empty server.
+ * when it did not answer with a count within `cap`. For maintenance that waits for an empty server.
  */
-export async function readPlayers(apiPort: number, timeoutMs: number): Promise<number | null> {
-  const answer = await send(apiPort, { method: 'GET', path: '/status' }, timeoutMs);
+export async function readPlayers(apiPort: number, cap: ServerCap): Promise<number | null> {
+  const answer = await send(apiPort, { method: 'GET', path: '/status' }, cap);
   if (answer === null || answer.body === null || answer.status < 200 || answer.status >= 300) return null;
   try {
     const players = (JSON.parse(answer.body) as { players?: unknown } | null)?.players;

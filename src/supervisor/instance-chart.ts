@@ -13,8 +13,9 @@ import type {
   MaintenanceRules,
   PlayersInput,
 } from '../../machines/instance.types.ts';
-import { monotonicMs, pollFirstClock } from '../clock.ts';
+import { monotonicMs, pollFirstClock, stampNow } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
+import { answerCap } from '../config/sections/answers.ts';
 import { describeError } from '../errors.ts';
 import { alertMessage, formatDelay } from '../notify/messages.ts';
 import { readPlayers } from '../process/server-api.ts';
@@ -123,11 +124,13 @@ export function createChart(parts: ChartParts) {
           withData ? backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback(),
         ),
         restore: createRestoreActor((id) => backupHost.restore(id)),
-        // `When: Empty`'s player count (its public `GET /status`), read with the settings of the moment; a busy game
-        // loop gets 5 s to answer, and a poll is never longer than the interval between polls.
-        readPlayers: fromPromise<number | null, PlayersInput>(() =>
-          readPlayers(deps.instance.settings.ApiPort, Math.min(5000, deps.config.timing.MaintenancePollSeconds * 1000)),
-        ),
+        // `When: Empty`'s player count (its public `GET /status`), read with the settings of the moment: within
+        // Answers.ServerTimeoutSeconds, and never longer than the interval between polls.
+        readPlayers: fromPromise<number | null, PlayersInput>(() => {
+          const cap = answerCap(deps.config.settings.Answers, 'Server');
+          const pollMs = deps.config.timing.MaintenancePollSeconds * 1000;
+          return readPlayers(deps.instance.settings.ApiPort, { ...cap, timeoutMs: Math.min(cap.timeoutMs, pollMs) });
+        }),
         maintenanceSchedule: parts.schedule.actor,
       },
     });
@@ -163,7 +166,7 @@ export function createChart(parts: ChartParts) {
         actor.send({ type: 'START' });
         // The hold outlives the fresh machine; a pending action is done by the relaunch, as at a daemon restart.
         const saved = plan.kept();
-        if (saved) actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: false, at: Date.now() });
+        if (saved) actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: false, at: stampNow() });
       },
     });
     return made;

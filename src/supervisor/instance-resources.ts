@@ -1,4 +1,5 @@
 import { monotonicMs } from '../clock.ts';
+import { answerCap } from '../config/sections/answers.ts';
 import { cgroupPids } from '../process/cgroup.ts';
 import { readPlayers } from '../process/server-api.ts';
 import { readTreeStats, type TreeStats } from '../process/tree-stats.ts';
@@ -108,11 +109,12 @@ export function createInstanceResources(
       return;
     }
     busy = true;
+    const cap = answerCap(deps.config.settings.Answers, 'Server');
     try {
       const [tree, count] = await Promise.all([
         readTree(now.pid),
         // Not longer than the interval: a server too busy to answer is "unknown" this time, not a backlog of reads.
-        readPlayers(deps.instance.settings.ApiPort, Math.min(2000, sampleMs())),
+        readPlayers(deps.instance.settings.ApiPort, { ...cap, timeoutMs: Math.min(cap.timeoutMs, sampleMs()) }),
       ]);
       // The server may have changed while /proc was read: keep only what belongs to the one running now.
       if (server()?.pid !== now.pid) return;

@@ -8,7 +8,7 @@ import {
   refusalOf,
 } from '../../machines/instance.refusals.ts';
 import type { BusEvents } from '../bus.ts';
-import { monotonicMs } from '../clock.ts';
+import { monotonicMs, stampNow } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
 import { DEFAULT_FILE_FOLDERS } from '../config/sections/files.ts';
@@ -56,7 +56,7 @@ export function createInstance(deps: InstanceDeps) {
       const pid = snapshot().context.pid;
       return pid === null ? null : { pid, startedMs: chart.times.startedMs };
     },
-    (when, reason) => chart.send({ type: 'MAINTAIN', source: 'request', when, reason, at: Date.now() }),
+    (when, reason) => chart.send({ type: 'MAINTAIN', source: 'request', when, reason, at: stampNow() }),
     () => snapshot().context.checkedIn,
   );
   /** Snapshots of the instance's data: before installs, on a schedule, on request. */
@@ -150,7 +150,7 @@ export function createInstance(deps: InstanceDeps) {
       }
       // The previous daemon's plan: its hold stays; its pending action only with the server it was for.
       const saved = deps.savedMaintenance ?? null;
-      if (saved) chart.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: adoptPid !== null, at: Date.now() });
+      if (saved) chart.send({ type: 'RESTORE_MAINTENANCE', saved, adopted: adoptPid !== null, at: stampNow() });
       plan.start(saved, snapshot());
       backupHost.start();
       scheduledCommands.start();
@@ -202,7 +202,7 @@ export function createInstance(deps: InstanceDeps) {
       log.info(`control: ${action}${what.length === 0 ? '' : ` (${what.join(', ')})`}`);
       // The chart keeps an operator's stop until a restart, rollback or restore; data.json follows it.
       const before = operatorStop(snapshot());
-      chart.send(controlEvent(action, { when, by, withData, snapshot: id, now: Date.now() }));
+      chart.send(controlEvent(action, { when, by, withData, snapshot: id, at: stampNow() }));
       const after = operatorStop(snapshot());
       if (before?.by !== after?.by || before?.at !== after?.at) void deps.recordStop?.(after);
     },
@@ -210,14 +210,14 @@ export function createInstance(deps: InstanceDeps) {
     hold(minutes: number, reason: string): string | null {
       // A chart that is done (the daemon exiting) would drop the hold: refused as its control actions are.
       if (snapshot().status !== 'active') return BUSY_REASONS['shutting-down'];
-      chart.send({ type: 'HOLD', ms: minutes * 60_000, reason, at: Date.now() });
+      chart.send({ type: 'HOLD', ms: minutes * 60_000, reason, at: stampNow() });
       return null;
     },
 
     /** Ends a hold; false when there was none. */
     release(): boolean {
       if (!held()) return false;
-      chart.send({ type: 'RELEASE_HOLD', at: Date.now() });
+      chart.send({ type: 'RELEASE_HOLD', at: stampNow() });
       return true;
     },
 
@@ -270,7 +270,7 @@ export function createInstance(deps: InstanceDeps) {
         download: download.status(),
         maintenance: maintenanceStatus(
           snap,
-          Date.now(),
+          monotonicMs(),
           { policy: maintenanceRules(deps).when, ...schedule.next() },
           deps.provider?.staged?.() ?? null,
         ),

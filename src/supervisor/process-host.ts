@@ -44,6 +44,7 @@ export function createProcessHost(
     shutdownWindows: () => ({
       requestMs: deps.config.timing.ShutdownRequestSeconds * 1000,
       exitMs: deps.config.timing.ShutdownExitSeconds * 1000,
+      maxAnswerBytes: deps.config.settings.Answers.ServerMaxKilobytes * 1000,
     }),
 
     secret: generateSecret,

@@ -20,7 +20,8 @@ export interface ProcessHost {
   readonly key: string;
   readonly log: Logger;
   apiPort(): number;
-  shutdownWindows(): { requestMs: number; exitMs: number };
+  /** The waits of a graceful stop, and the most of the server's answer read (Answers.ServerMaxKilobytes). */
+  shutdownWindows(): { requestMs: number; exitMs: number; maxAnswerBytes: number };
   /** A fresh check-in secret for a launch. */
   secret(): string;
   /**
@@ -84,8 +85,7 @@ export function createRunProcess(host: ProcessHost) {
         pending.push(cmd);
         return;
       }
-      const { requestMs, exitMs } = host.shutdownWindows();
-      const opts = { apiPort: host.apiPort(), secret: server.secret, requestMs, exitMs, log: host.log };
+      const opts = { apiPort: host.apiPort(), secret: server.secret, ...host.shutdownWindows(), log: host.log };
       const failed = (what: string) => (err: unknown) => {
         host.log.error(`${what} failed; killing the server`, { pid: server.proc.pid, error: describeError(err) });
         server.proc.kill('SIGKILL');
@@ -101,7 +101,7 @@ export function createRunProcess(host: ProcessHost) {
           leave(server.proc, { ...opts, reason: 'Stop requested by the watchdog' }).catch(failed('stop'));
           break;
         case 'NOTIFY_UPDATE':
-          requestUpdate(opts.apiPort, server.secret, requestMs).then(
+          requestUpdate(opts.apiPort, server.secret, { timeoutMs: opts.requestMs, maxBytes: opts.maxAnswerBytes }).then(
             (delivered) => {
               if (!delivered)
                 host.log.warn('the server did not accept POST /update; the update waits for its next restart');

@@ -9,7 +9,7 @@ import type {
   UpdateInput,
   UpdateOutput,
 } from '../../machines/instance.types.ts';
-import { monotonicMs } from '../clock.ts';
+import { monotonicMs, stampNow } from '../clock.ts';
 import { describeError, UpdateError } from '../errors.ts';
 import { DiskSpaceError } from '../updates/install/disk-guard.ts';
 import type { InstanceDeps } from './instance-deps.ts';
@@ -89,7 +89,7 @@ export function createCheckActor(host: UpdateHost) {
     const provider = host.provider;
     if (!provider) {
       host.log.info('update requested, but this instance has no UpdateType');
-      return { available: false, at: Date.now() };
+      return { available: false, at: stampNow() };
     }
     let check: Awaited<ReturnType<typeof provider.check>>;
     try {
@@ -108,10 +108,10 @@ export function createCheckActor(host: UpdateHost) {
         during: 'install',
         at: Date.now(),
       });
-      return { available: false, at: Date.now() };
+      return { available: false, at: stampNow() };
     }
     host.log.info(check.available ? 'update available' : 'no update available', { current: input.revision });
-    return { available: check.available, at: Date.now() };
+    return { available: check.available, at: stampNow() };
   });
 }
 

@@ -1,5 +1,7 @@
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { sendEndless } from './endless.ts';
 
 /**
@@ -17,8 +19,11 @@ export interface FakeHub {
   url: string;
   listed(): string[];
   drop(address: string): void;
-  /** Lists `address` as an accepted advertisement would (for a server that cannot answer the hub's checks). */
-  list(address: string, name?: string): void;
+  /**
+   * Lists `address` as an accepted advertisement would (for a server that cannot answer the hub's checks), with
+   * `info` as its /info (what `GET /api/servers/info` answers).
+   */
+  list(address: string, name?: string, info?: unknown): void;
   requests: Array<{ method: string; path: string }>;
   /** From now on `GET /api/servers/info` answers 200 and then bytes without end (a hostile or broken hub). */
   answerEndless(): void;
@@ -123,8 +128,8 @@ export async function startFakeHub(opts: { expireMs?: number } = {}): Promise<Fa
     url: `http://127.0.0.1:${port}/`,
     listed: () => live().map(([a]) => a),
     drop: (address) => adverts.delete(address),
-    list: (address, name = 'listed by the test') =>
-      adverts.set(address, { status: { name }, info: {}, expires: Date.now() + (opts.expireMs ?? 180_000) }),
+    list: (address, name = 'listed by the test', info = {}) =>
+      adverts.set(address, { status: { name }, info, expires: Date.now() + (opts.expireMs ?? 180_000) }),
     requests,
     answerEndless: () => {
       endless = true;
@@ -136,4 +141,13 @@ export async function startFakeHub(opts: { expireMs?: number } = {}): Promise<Fa
         server.close(() => resolve());
       }),
   };
+}
+
+/** Writes `<instanceDir>/config.toml` so that its server advertises itself as `address` to `hubUrl` alone. */
+export async function advertiseTo(instanceDir: string, address: string, hubUrl: string): Promise<void> {
+  await mkdir(instanceDir, { recursive: true });
+  await writeFile(
+    join(instanceDir, 'config.toml'),
+    `[hub]\nadvertise = true\nserver_url = "${address}"\nhub_urls = "${hubUrl}"\n`,
+  );
 }

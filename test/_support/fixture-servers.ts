@@ -120,7 +120,9 @@ export async function recorder(
   respond: (
     req: Recorded,
     n: number,
-  ) => { status: number; headers?: Record<string, string>; delayMs?: number } | null = () => ({ status: 200 }),
+  ) => { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | null = () => ({
+    status: 200,
+  }),
 ): Promise<{
   url: string;
   port: number;
@@ -137,7 +139,7 @@ export async function recorder(
       const answer = respond(rec, requests.length);
       if (answer === null) return;
       const send = () => {
-        if (!res.destroyed) res.writeHead(answer.status, answer.headers).end();
+        if (!res.destroyed) res.writeHead(answer.status, answer.headers).end(answer.body);
       };
       if (answer.delayMs) setTimeout(send, answer.delayMs).unref();
       else send();

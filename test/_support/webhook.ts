@@ -9,8 +9,13 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-/** A loopback chat-webhook stand-in that records every POST; `endless`: answers each with bytes without end. */
-export async function startWebhookReceiver(opts: { endless?: boolean } = {}): Promise<WebhookReceiver> {
+/**
+ * A loopback chat-webhook stand-in that records every POST and answers 204; `endless`: answers each with bytes
+ * without end instead, `answer`: with 200 and this body.
+ */
+export async function startWebhookReceiver(
+  opts: { endless?: boolean; answer?: string } = {},
+): Promise<WebhookReceiver> {
   const messages: WebhookReceiver['messages'] = [];
   const cutOff: number[] = [];
   const server = createServer((req, res) => {
@@ -24,6 +29,7 @@ export async function startWebhookReceiver(opts: { endless?: boolean } = {}): Pr
         messages.push({ content: '', body, headers: req.headers });
       }
       if (opts.endless) void sendEndless(res, Buffer.from('{"id": "')).then((n) => cutOff.push(n));
+      else if (opts.answer !== undefined) res.writeHead(200, { 'content-type': 'application/json' }).end(opts.answer);
       else res.writeHead(204).end();
     });
   });

@@ -2,6 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import * as v from 'valibot';
+import { AnswersSchema } from '../../src/config/sections/answers.ts';
 import { checkBaseUrlReachesUs } from '../../src/daemon/base-url-check.ts';
 import { recordingLogger } from '../_support/recording-logger.ts';
 
@@ -15,6 +17,9 @@ async function health(pid: number): Promise<{ server: Server; baseUrl: string }>
   return { server, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
 }
 
+/** The default caps. */
+const ANSWERS = v.parse(AnswersSchema, {});
+
 const close = (server: Server) => new Promise<void>((r) => server.close(() => r()));
 
 const test = suite('BaseUrl check');
@@ -23,7 +28,7 @@ test('base-url-check :: a BaseUrl that reaches this process passes quietly', asy
   const { server, baseUrl } = await health(process.pid);
   const log = recordingLogger();
   try {
-    assert.is(await checkBaseUrlReachesUs(baseUrl, log), true);
+    assert.is(await checkBaseUrlReachesUs(baseUrl, log, ANSWERS), true);
     assert.equal(log.lines, []);
   } finally {
     await close(server);
@@ -34,7 +39,7 @@ test('base-url-check :: another watchdog answering: a warning naming the symptom
   const { server, baseUrl } = await health(process.pid + 1);
   const log = recordingLogger();
   try {
-    assert.is(await checkBaseUrlReachesUs(baseUrl, log), false);
+    assert.is(await checkBaseUrlReachesUs(baseUrl, log, ANSWERS), false);
     assert.is(log.lines.length, 1);
     assert.is(log.lines[0]?.level, 'warn');
     assert.match(
@@ -50,7 +55,7 @@ test('base-url-check :: nothing listening: a warning that it does not reach this
   const { server, baseUrl } = await health(process.pid);
   await close(server); // the port is now closed
   const log = recordingLogger();
-  assert.is(await checkBaseUrlReachesUs(baseUrl, log, 1000), false);
+  assert.is(await checkBaseUrlReachesUs(baseUrl, log, { ...ANSWERS, BaseUrlTimeoutSeconds: 1 }), false);
   assert.match(
     log.lines[0]?.msg ?? '',
     new RegExp(

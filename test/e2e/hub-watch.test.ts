@@ -3,7 +3,6 @@
  * loopback. Listed, then dropped from the hub: the daemon sends the engine's re-advertise command through the
  * console first, then tells chat once; listed again, chat hears that too.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -11,7 +10,7 @@ import { runCli } from '../_support/cli.ts';
 import { testConfig } from '../_support/config.ts';
 import { type RunningDaemon, startDaemon } from '../_support/daemon.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../_support/env.ts';
-import { type FakeHub, startFakeHub } from '../_support/fake-hub.ts';
+import { advertiseTo, type FakeHub, startFakeHub } from '../_support/fake-hub.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 
 const test = suite('e2e :: hub watch');
@@ -27,11 +26,7 @@ test('hub watch :: dropped from the hub: re-advertise through the console, then 
     chat = await startWebhookReceiver();
     const port = await freePort();
     const address = `ss14://127.0.0.1:${port}`;
-    await mkdir(join(dir.path, 'instances', 'adv'), { recursive: true });
-    await writeFile(
-      join(dir.path, 'instances', 'adv', 'config.toml'),
-      `[hub]\nadvertise = true\nserver_url = "${address}"\nhub_urls = "${hub.url}"\n`,
-    );
+    await advertiseTo(join(dir.path, 'instances', 'adv'), address, hub.url);
     hub.list(address);
     const yaml = testConfig({
       webhook: chat.url,

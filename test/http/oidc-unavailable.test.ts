@@ -7,15 +7,17 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { createOidcLogin } from '../../src/auth/oidc.ts';
-import { cappedProviderFetch } from '../../src/auth/oidc-fetch.ts';
 import { parseUsers } from '../../src/auth/users-file.ts';
 import { type BusEvents, createBus } from '../../src/bus.ts';
+import { AnswersSchema, answerCap } from '../../src/config/sections/answers.ts';
 import { OidcSchema } from '../../src/config/sections/oidc.ts';
 import { createApp } from '../../src/http/app.ts';
 import { CookieJar, signInAtProvider, startProvider, type TestProvider } from '../e2e/_support/oidc-provider.ts';
 import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
 
 const REDIRECT = 'http://127.0.0.1:5000/login/oidc/callback';
+/** The default caps (Answers.Oidc…). */
+const CAP = answerCap(v.parse(AnswersSchema, {}), 'Oidc');
 
 function world(provider: TestProvider) {
   const parsed = parseUsers('Groups:\n  mods: [moderator@a]\n', 'users.yml');
@@ -30,7 +32,10 @@ function world(provider: TestProvider) {
     log: recordingLogger(),
     version: '9.9.9-test',
     users: () => parsed.db,
-    oidc: createOidcLogin({ setup: () => ({ settings, secret: 'client-secret' }), fetch: cappedProviderFetch(5000) }),
+    oidc: createOidcLogin({
+      setup: () => ({ settings, secret: 'client-secret' }),
+      cap: () => ({ ...CAP, timeoutMs: 5000 }),
+    }),
   });
   return { app: fromLoopback(app), logins };
 }

@@ -48,7 +48,7 @@ function watchOf(ctx: Ctx, clock: { t: number }, readvertise?: () => Promise<voi
     settings: { serverUrl: ctx.address, hubUrls: [ctx.hub.url], intervalSeconds: 120, problems: [] },
     missingAfterMs: 60_000,
     now: () => clock.t,
-    check: (hub, address) => checkListing(hub, address, { timeoutMs: 5_000 }),
+    check: (hub, address) => checkListing(hub, address, { timeoutMs: 5_000, maxBytes: 64_000 }),
     readvertise,
     reports: {
       missing: (hub, address, since, why) => ctx.told.push(`missing ${hub} ${address} since ${since} (${why})`),
@@ -154,7 +154,7 @@ test('hub watch :: without hub.server_url the address comes from the engine log'
     settings: { serverUrl: '', hubUrls: [ctx.hub.url], intervalSeconds: 120, problems: [] },
     missingAfterMs: 0,
     now: () => 0,
-    check: (hub, address) => checkListing(hub, address, { timeoutMs: 5_000 }),
+    check: (hub, address) => checkListing(hub, address, { timeoutMs: 5_000, maxBytes: 64_000 }),
     reports: { missing: () => ctx.told.push('missing'), back: () => {}, readvertised: () => {} },
   });
   await watch.poll();

@@ -10,28 +10,28 @@ const operatorStopped = (h: { actor: { getSnapshot(): { matches(v: object): bool
   h.actor.getSnapshot().matches({ operatorStop: 'stopped' });
 
 control('control :: each action sends its event; a restart or restore at a moment is MAINTAIN', () => {
-  assert.equal(controlEvent('stop', { by: 'boss', now: 0 }), {
+  assert.equal(controlEvent('stop', { by: 'boss', at: { wall: 0, mono: 7 } }), {
     type: 'STOP',
     by: 'boss',
     at: '1970-01-01T00:00:00.000Z',
   });
   assert.equal(controlEvent('restart', {}), { type: 'RESTART' });
-  assert.equal(controlEvent('restart', { when: 'Empty', now: 5 }), {
+  assert.equal(controlEvent('restart', { when: 'Empty', at: { wall: 5, mono: 7 } }), {
     type: 'MAINTAIN',
     source: 'request',
     when: 'Empty',
-    at: 5,
+    at: { wall: 5, mono: 7 },
   });
   assert.equal(controlEvent('update', {}), { type: 'UPDATE_CHECK' });
   assert.equal(controlEvent('update', { when: 'Now' }), { type: 'UPDATE_CHECK', when: 'Now' });
   assert.equal(controlEvent('rollback', { withData: true }), { type: 'ROLLBACK', withData: true });
   assert.equal(controlEvent('restore', { when: 'Now', snapshot: 's1' }), { type: 'RESTORE', id: 's1' });
-  assert.equal(controlEvent('restore', { snapshot: 's1', now: 5 }), {
+  assert.equal(controlEvent('restore', { snapshot: 's1', at: { wall: 5, mono: 7 } }), {
     type: 'MAINTAIN',
     source: 'request',
     reason: 'restore of backup s1',
     restore: 's1',
-    at: 5,
+    at: { wall: 5, mono: 7 },
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createHarness } from './_support/harness.ts';
+import { createHarness, stampAt } from './_support/harness.ts';
 
 const test = suite('instance :: relaunch during a maintenance hold');
 
@@ -13,7 +13,7 @@ function heldHarness() {
   const h = createHarness();
   const hold = {
     set on(held: boolean) {
-      const at = h.clock.now();
+      const at = stampAt(h.clock.now());
       h.actor.send(held ? { type: 'HOLD', ms: 3_600_000, reason: 'event', at } : { type: 'RELEASE_HOLD', at });
     },
   };

@@ -27,7 +27,7 @@ import type {
   SavedMaintenance,
   UpdateOutput,
 } from '../../machines/instance.types.ts';
-import { createHarness, type Harness, TIMING } from './_support/harness.ts';
+import { createHarness, type Harness, stampAt, TIMING } from './_support/harness.ts';
 
 type Snap = SnapshotFrom<typeof instanceMachine>;
 /** The declared events plus XState's own: actor results and timers, which the executor produces for real. */
@@ -144,8 +144,8 @@ const ACTOR_RESULTS: Record<string, { runs: string; outputs: unknown[]; error: s
   updateCheck: {
     runs: 'instance.updateCheck.running',
     outputs: [
-      { available: true, at: 0 },
-      { available: false, at: 0 },
+      { available: true, at: stampAt(0) },
+      { available: false, at: stampAt(0) },
     ],
     error: 'no manifest',
   },
@@ -208,16 +208,16 @@ function eventsFor(types: string[]) {
         case 'MAINTAIN':
           if (!quiet) break;
           out.push(
-            { type, source: 'schedule', at: 0 },
-            { type, source: 'request', when: 'Now', at: 0 },
-            { type, source: 'request', when: 'Empty', at: 0 },
+            { type, source: 'schedule', at: stampAt(0) },
+            { type, source: 'request', when: 'Now', at: stampAt(0) },
+            { type, source: 'request', when: 'Empty', at: stampAt(0) },
           );
           break;
         case 'HOLD':
-          if (quiet) out.push({ type, ms: HOLD_MS, reason: 'event', at: 0 });
+          if (quiet) out.push({ type, ms: HOLD_MS, reason: 'event', at: stampAt(0) });
           break;
         case 'RELEASE_HOLD':
-          if (quiet) out.push({ type, at: 0 });
+          if (quiet) out.push({ type, at: stampAt(0) });
           break;
         case 'RESTORE_MAINTENANCE':
           // Only at daemon start, before anything else happened to maintenance.
@@ -227,7 +227,7 @@ function eventsFor(types: string[]) {
             within(s, 'instance.maintenance.action.idle') &&
             within(s, 'instance.maintenance.hold.free')
           )
-            for (const r of SAVED) out.push({ type, ...r, at: 0 });
+            for (const r of SAVED) out.push({ type, ...r, at: stampAt(0) });
           break;
         case 'ADOPT':
           out.push({ type, pid: 4242 });
@@ -386,7 +386,7 @@ async function execute(h: Harness, e: ModelEvent): Promise<void> {
     case 'HOLD':
     case 'RELEASE_HOLD':
     case 'RESTORE_MAINTENANCE':
-      return h.actor.send({ ...e, at: h.clock.now() });
+      return h.actor.send({ ...e, at: stampAt(h.clock.now()) });
     case 'START':
     case 'RESTART':
     case 'STOP':

@@ -1,5 +1,5 @@
 import * as assert from 'uvu/assert';
-import { harnessSuite } from './_support/harness.ts';
+import { harnessSuite, stampAt } from './_support/harness.ts';
 
 const restore = harnessSuite('instance restore');
 
@@ -95,7 +95,13 @@ restore(
   'instance :: a restore at the round end asks the server to leave, then restores before the relaunch',
   async ({ h }) => {
     await h.run();
-    h.actor.send({ type: 'MAINTAIN', source: 'request', when: 'RoundEnd', restore: 'snap-9', at: h.clock.now() });
+    h.actor.send({
+      type: 'MAINTAIN',
+      source: 'request',
+      when: 'RoundEnd',
+      restore: 'snap-9',
+      at: stampAt(h.clock.now()),
+    });
     assert.equal(h.proc().commands, [{ type: 'LEAVE' }], 'asked to leave, not stopped');
     assert.is(h.context().maintenance.pending?.restore, 'snap-9');
     assert.is(h.restores.length, 0, 'nothing is restored while the round goes on');
@@ -111,7 +117,7 @@ restore(
 
 restore('instance :: a restore whose moment is now, or with no server, restores without waiting', async ({ h }) => {
   await h.run();
-  h.actor.send({ type: 'MAINTAIN', source: 'request', when: 'Now', restore: 'snap-1', at: h.clock.now() });
+  h.actor.send({ type: 'MAINTAIN', source: 'request', when: 'Now', restore: 'snap-1', at: stampAt(h.clock.now()) });
   assert.is(h.state(), 'server.stopping');
   assert.equal(h.proc().commands, [{ type: 'STOP_GRACEFULLY', reason: 'Backup restore requested by the watchdog' }]);
   h.proc().exit(0);
@@ -119,7 +125,13 @@ restore('instance :: a restore whose moment is now, or with no server, restores 
   await h.finishRestore();
   h.actor.send({ type: 'STOP' });
   h.proc().exit(0);
-  h.actor.send({ type: 'MAINTAIN', source: 'request', when: 'RoundEnd', restore: 'snap-2', at: h.clock.now() });
+  h.actor.send({
+    type: 'MAINTAIN',
+    source: 'request',
+    when: 'RoundEnd',
+    restore: 'snap-2',
+    at: stampAt(h.clock.now()),
+  });
   assert.is(h.state(), 'restoring', 'a stopped instance has no round to wait for');
   assert.equal(h.restores.at(-1)?.input, { key: 'alpha', id: 'snap-2' });
 });
@@ -128,7 +140,13 @@ restore(
   'instance :: a restore at the round end that the deadline forces is a graceful stop, then the restore',
   async ({ h }) => {
     await h.run();
-    h.actor.send({ type: 'MAINTAIN', source: 'request', when: 'RoundEnd', restore: 'snap-3', at: h.clock.now() });
+    h.actor.send({
+      type: 'MAINTAIN',
+      source: 'request',
+      when: 'RoundEnd',
+      restore: 'snap-3',
+      at: stampAt(h.clock.now()),
+    });
     h.clock.increment(h.context().maintenance.rules.maxDelayMs + 1);
     assert.equal(h.proc().commands.at(-1), {
       type: 'STOP_GRACEFULLY',

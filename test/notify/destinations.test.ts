@@ -53,6 +53,7 @@ async function withRoute(
     retries: over.retries ?? 2,
     retryBaseMs: 20,
     timeoutMs: over.timeoutMs ?? 10_000,
+    maxAnswerBytes: 64_000,
     ...(over.ca ? { ca: over.ca } : {}),
   });
   try {

@@ -10,7 +10,7 @@ import { waitFor } from '../_support/env.ts';
 import { captureLog } from '../_support/recording-logger.ts';
 import { serveLoopback, startWebhookReceiver, type WebhookReceiver } from '../_support/webhook.ts';
 
-const timing = { retries: 2, retryBaseMs: 20, timeoutMs: 10_000 }; // a loopback send times out only when hung
+const timing = { retries: 2, retryBaseMs: 20, timeoutMs: 10_000, maxAnswerBytes: 64_000 }; // a loopback send times out only when hung
 
 /**
  * A receiver that records each request and answers it with `answer(n)` (n from 1) once `open()` holds (polled);

@@ -10,7 +10,7 @@ import { captureLog } from '../_support/recording-logger.ts';
 
 const alert = (bus: Bus, message: string) =>
   bus.emit('instance:alert', { key: 'alpha', kind: 'crash', message, at: Date.now() });
-const base = { retries: 2, retryBaseMs: 20, timeoutMs: 10_000 }; // a loopback send times out only when hung
+const base = { retries: 2, retryBaseMs: 20, timeoutMs: 10_000, maxAnswerBytes: 64_000 }; // a loopback send times out only when hung
 /** `Notification.ChatWebhook`: every kind, every instance, as text. */
 const chatWebhook = (url: string): Route => ({
   label: 'Notification.ChatWebhook',

@@ -6,7 +6,7 @@ import { tempSuite, waitFor } from '../_support/env.ts';
 import { apiUp, killAll, launchFixture, readLog } from '../_support/fixture-servers.ts';
 
 const log = createLogger('test');
-const windows = { requestMs: 300, exitMs: 300, log };
+const windows = { requestMs: 300, exitMs: 300, maxAnswerBytes: 256_000, log };
 
 const graceful = tempSuite('graceful', { prefix: 'wd-graceful-', after: () => killAll() });
 
@@ -71,7 +71,7 @@ graceful('graceful :: leave() falls back to a graceful shutdown when /update is 
 graceful('graceful :: leave() with a wrong secret (401 on /update) falls back to /shutdown', async (ctx) => {
   const { proc, port } = await launchFixture(ctx.dir, 'echo-env.mjs');
   await waitFor('api up', () => apiUp(port));
-  assert.is(await requestUpdate(port, 'wrong', 2000), false);
+  assert.is(await requestUpdate(port, 'wrong', { timeoutMs: 2000, maxBytes: 256_000 }), false);
   // /shutdown with the same wrong secret is "delivered" (401) but the server stays: killed after the exit window.
   assert.is(await leave(proc, { ...windows, apiPort: port, secret: 'wrong', reason: 'r' }), 'killed');
   assert.is((await proc.exited).signal, 'SIGKILL');

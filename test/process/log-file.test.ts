@@ -1,9 +1,18 @@
+import { spawnSync } from 'node:child_process';
 import { appendFile, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { copyTruncate, LineSplitter, logPath, pruneRotated, rotateIfFull } from '../../src/process/log-file.ts';
+import {
+  copyCapped,
+  copyTruncate,
+  LineSplitter,
+  logPath,
+  pruneRotated,
+  rotateIfFull,
+} from '../../src/process/log-file.ts';
 import { followLog, readLastLines } from '../../src/process/log-tail.ts';
 import { createRotatingLogWriter } from '../../src/process/log-writer.ts';
+import { NotRegularFileError } from '../../src/regular-file.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 
 const logs = tempSuite('log-file', { prefix: 'wd-logs-' });
@@ -179,6 +188,26 @@ logs('log-file :: followLog reads a file that appears later from its start', asy
     f.stop();
   }
   assert.equal(seen, ['first', 'second', 'partial'], 'stop() passes on the unterminated last line');
+});
+
+logs('log-file :: a rotation copy refuses a named pipe at either end, never waiting on it', async (ctx) => {
+  if (spawnSync('mkfifo', ['--version']).error !== undefined) return console.log('  (skipped: no mkfifo)');
+  const log = join(ctx.dir, 'server.log');
+  const pipe = join(ctx.dir, 'pipe');
+  await writeFile(log, 'a line\n');
+  spawnSync('mkfifo', [pipe]);
+  // Nobody reads the pipe: a copy that opened it by path (copyFileSync) would wait for a reader for ever.
+  assert.throws(
+    () => copyCapped(log, pipe, 1_000_000),
+    (err: unknown) => err instanceof NotRegularFileError,
+  );
+  assert.throws(
+    () => copyCapped(pipe, join(ctx.dir, 'copy'), 1_000_000),
+    (err: unknown) => err instanceof NotRegularFileError,
+  );
+  // A plain copy still is one, whole.
+  assert.is(copyCapped(log, join(ctx.dir, 'copy'), 1_000_000), 0);
+  assert.is(await readFile(join(ctx.dir, 'copy'), 'utf8'), 'a line\n');
 });
 
 logs.run();

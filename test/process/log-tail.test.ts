@@ -1,8 +1,8 @@
-import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { logPath, rotateLogs } from '../../src/process/log-file.ts';
-import { followLines, readLastLines } from '../../src/process/log-tail.ts';
+import { followLines, followLog, readLastLines } from '../../src/process/log-tail.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 
 /** A suite whose `dir` is a fresh, empty logs folder inside the test's temp folder (removed with it). */
@@ -49,6 +49,18 @@ tail('log-tail :: no server.log yet: nothing, found false', async ({ dir }) => {
   assert.equal(t, { lines: [], partial: null, offset: 0, found: false });
 });
 
+tail('log-tail :: a log stretched to 256 MB is read from its last 8 MB, not into memory whole', async ({ dir }) => {
+  // A server can seek or truncate its log far ahead: 256 MB of zeros, then its lines.
+  writeFileSync(logPath(dir), 'first\n');
+  truncateSync(logPath(dir), 256 * 1024 * 1024);
+  appendFileSync(logPath(dir), '\nlast 1\nlast 2\n');
+  const t = await readLastLines(dir, 1000);
+  assert.equal(t.lines.slice(-2), ['last 1', 'last 2']);
+  assert.not.ok(t.lines.includes('first'), 'what lies before the last 8 MB is not read');
+  assert.ok(t.lines.join('').length <= 8 * 1024 * 1024, 'at most 8 MB read');
+  assert.is(t.offset, 256 * 1024 * 1024 + '\nlast 1\nlast 2\n'.length);
+});
+
 tail.run();
 
 // ---
@@ -89,6 +101,28 @@ follow('log-tail :: a log that appears later is read from its start', async ({ d
   stop();
   await following;
   assert.equal(got, ['first', 'second']);
+});
+
+follow('log-tail :: a log stretched to 256 MB is read a few MB a poll, never in one go', async ({ dir }) => {
+  // A server can seek or truncate its log far ahead: 256 MB of zeros, read as lines of at most 64 kB each.
+  writeFileSync(logPath(dir), 'first\n');
+  truncateSync(logPath(dir), 256 * 1024 * 1024);
+  const got: string[] = [];
+  let reached = 0;
+  const f = followLog(dir, (l) => got.push(l), {
+    startOffset: 0,
+    intervalMs: 60_000, // polled by hand below
+    onPoll: (at) => (reached = at),
+  });
+  try {
+    f.poll();
+    assert.is(got[0], 'first');
+    assert.is(reached, 4 * 1024 * 1024, 'one poll reads 4 MB');
+    f.poll();
+    assert.is(reached, 8 * 1024 * 1024, 'the next poll the next 4 MB');
+  } finally {
+    f.stop();
+  }
 });
 
 follow.run();

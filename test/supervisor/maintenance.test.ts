@@ -14,7 +14,7 @@ import type { Logger } from '../../src/log.ts';
 import { announce, isMaintenanceFact } from '../../src/supervisor/maintenance/announce.ts';
 import { maintenanceStatus, savedPlanOf } from '../../src/supervisor/maintenance/plan.ts';
 import { createMaintenanceSchedule, type MaintenanceSchedule } from '../../src/supervisor/maintenance/schedule.ts';
-import { createHarness, type Harness, settle } from '../machines/_support/harness.ts';
+import { createHarness, type Harness, settle, stampAt } from '../machines/_support/harness.ts';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
@@ -93,6 +93,8 @@ interface Ctx {
   stopServer(): void;
   /** Advances the clock in steps of `stepMs`, letting the player polls answer between steps. */
   advance(ms: number, stepMs?: number): Promise<void>;
+  /** How far the wall clock the events are stamped with is off the simulated (monotonic) one: a step of it. */
+  wallStep: number;
 }
 
 const START = Date.parse('2026-11-25T12:00:00Z');
@@ -106,6 +108,7 @@ async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
     restarts: [],
     events: [],
     staged: null,
+    wallStep: 0,
   } as unknown as Ctx;
   const rules = () => ({
     when: ctx.settings.When ?? 'RoundEnd',
@@ -118,6 +121,7 @@ async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
       ctx.schedule = createMaintenanceSchedule(
         { settings: () => ctx.settings, canCheck: () => true, log: quiet },
         clock,
+        () => stampAt(clock.now()),
       );
       return { maintenanceSchedule: ctx.schedule.actor };
     },
@@ -141,7 +145,7 @@ async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
       { policy: rules().when, ...ctx.schedule.next() },
       ctx.staged,
     );
-  const at = () => h.clock.now();
+  const at = () => ({ wall: h.clock.now() + ctx.wallStep, mono: h.clock.now() });
   ctx.requestRestart = (when) => h.actor.send({ type: 'MAINTAIN', source: 'request', when, at: at() });
   ctx.updateChecked = (available) => h.checkUpdate(available);
   ctx.hold = (ms, reason) => h.actor.send({ type: 'HOLD', ms, reason, at: at() });
@@ -315,6 +319,41 @@ holds('maintenance :: a hold defers a scheduled restart, and its expiry releases
   end(h);
 });
 
+holds('maintenance :: a step of the wall clock by ±1 h ends no hold early or late and moves no deadline', async () => {
+  for (const step of [3_600_000, -3_600_000]) {
+    const h = await harness({ When: 'RoundEnd', MaxDelayMinutes: 1 });
+    await h.updateChecked(true);
+    assert.is(h.status().pending?.deadline, iso(START + 60_000));
+    await h.advance(5_000, 1000);
+    // The wall clock steps; holds and deadlines go on by the monotonic clock, the times shown by the wall one.
+    h.wallStep = step;
+    await h.advance(5_000, 1000);
+    h.hold(25_000, 'event');
+    await h.advance(24_000, 1000);
+    const held = h.status();
+    assert.equal(held.hold, { reason: 'event', since: iso(START + 10_000 + step), until: iso(START + 35_000 + step) });
+    assert.is(held.pending?.waitingFor, 'hold');
+    assert.is(h.asks(), 1, 'asked to leave before the hold, not since');
+    await h.advance(2_000, 1000);
+    assert.is(h.status().hold, null, 'the hold ran out 25 s after it began');
+    assert.equal(h.events.at(-1), {
+      type: 'instance:maintenance-done',
+      key: 'alpha',
+      kind: 'hold',
+      how: 'expired',
+      at: START + 35_000,
+    });
+    assert.is(h.asks(), 2, 'asked again once the hold ran out');
+    // A found update gets its full MaxDelayMinutes from the hold's end: forced 60 s after it, not an hour off.
+    assert.is(h.status().pending?.deadline, iso(START + 95_000 + step));
+    await h.advance(58_000, 1000);
+    assert.equal(h.restarts, []);
+    await h.advance(2_000, 1000);
+    assert.equal(h.restarts, [95_000], `forced at the deadline (step ${step / 3_600_000} h)`);
+    end(h);
+  }
+});
+
 holds('maintenance :: a restart asked for with ?when= is not held; release ends a hold early', async () => {
   const h = await harness({ When: 'Now' });
   h.hold(60_000, 'event');
@@ -474,7 +513,7 @@ holds('maintenance :: a saved plan: the hold stays; a pending action stays only 
     hold: { since: START - 1000, until: START + 5000, reason: 'x' },
   };
   const restore = (h: Ctx, saved: SavedMaintenance, adopted: boolean) =>
-    h.h.actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted, at: START });
+    h.h.actor.send({ type: 'RESTORE_MAINTENANCE', saved, adopted, at: stampAt(START) });
   const fresh = await harness({});
   restore(fresh, plan, false);
   assert.is(fresh.status().pending, null, 'the daemon restart relaunched the server');

@@ -23,7 +23,7 @@ function fakeHost(opts: { adoptable?: OwnedServer; apiPort?: number } = {}) {
     key: 'alpha',
     log,
     apiPort: () => opts.apiPort ?? 1,
-    shutdownWindows: () => ({ requestMs: 100, exitMs: 100 }),
+    shutdownWindows: () => ({ requestMs: 100, exitMs: 100, maxAnswerBytes: 256_000 }),
     secret: () => 'fresh-secret',
     launch: (_launchId, secret) =>
       new Promise((resolve, reject) => {
@@ -141,7 +141,7 @@ test('run-process :: commands sent before the spawn answers wait for it; a first
   assert.equal(h.happened, ['launch fresh-secret', 'dump 5151', 'released exited']);
   // A later request the same way: anything LEAVE or NOTIFY_UPDATE had sent the server's API would have got there
   // first (they run when the launch answers, before the exit).
-  assert.is(await requestUpdate(api.port, 'marker', 10_000), true);
+  assert.is(await requestUpdate(api.port, 'marker', { timeoutMs: 10_000, maxBytes: 256_000 }), true);
   await api.close();
   assert.equal(
     api.requests.map((q) => `${q.url} ${q.headers.watchdogtoken}`),

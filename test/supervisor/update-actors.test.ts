@@ -45,7 +45,7 @@ s('check :: a build the disk cannot take is a failed update, and the check finds
   const before = Date.now();
   const out = await toPromise(createActor(createCheckActor(host), { input: { key: 'alpha', revision: 'A' } }).start());
   assert.is(out.available, false);
-  assert.ok(out.at >= before, 'stamped with the time it answered');
+  assert.ok(out.at.wall >= before, 'stamped with the time it answered');
   assert.is(updates.length, 1);
   assert.is(updates[0]?.phase, 'failed');
   assert.is(updates[0]?.during, 'install');

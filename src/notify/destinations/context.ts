@@ -8,6 +8,8 @@ export interface DeliveryContext {
   format: NotifyFormat;
   /** Per attempt: one HTTP request, one SMTP session, one run of a command. */
   timeoutMs: number;
+  /** The most of an HTTP service's answer read (`Answers.NotificationMaxKilobytes`). */
+  maxAnswerBytes: number;
   /** More certificate authorities for SMTP's TLS, beside the system's (a test's own; NODE_EXTRA_CA_CERTS otherwise). */
   ca?: string;
 }

@@ -1,8 +1,12 @@
 import { AnswerTooLargeError, readCapped } from '../../kit/capped-body.ts';
 import type { Attempt, Delivery } from '../sender.ts';
+import type { DeliveryContext } from './context.ts';
 
-/** The most of a service's answer read: a chat service answers with the message it posted, a few kB. */
-const ANSWER_CAP_BYTES = 64_000;
+/**
+ * An attempt's caps: its time (`Timing.WebhookTimeoutSeconds`) and the most of the service's answer read
+ * (`Answers.NotificationMaxKilobytes`: a chat service answers with the message it posted, a few kB).
+ */
+export type AttemptCap = Pick<DeliveryContext, 'timeoutMs' | 'maxAnswerBytes'>;
 
 /** `Retry-After` as seconds (fractions allowed, as chat services send) or an HTTP date; null if absent or bad. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
@@ -34,13 +38,15 @@ export async function httpAttempt(
   url: string,
   init: { method: 'POST' | 'PUT'; headers: Record<string, string>; body: string },
   signal: AbortSignal,
-  timeoutMs: number,
+  cap: AttemptCap,
   hint?: BodyHint,
 ): Promise<Attempt> {
-  const res = await fetch(url, { ...init, signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) });
+  const res = await fetch(url, { ...init, signal: AbortSignal.any([signal, AbortSignal.timeout(cap.timeoutMs)]) });
   let body: string;
   try {
-    body = (await readCapped(res.body, ANSWER_CAP_BYTES, 'its answer')).toString('utf8');
+    body = (await readCapped(res.body, cap.maxAnswerBytes, 'its answer', 'Answers.NotificationMaxKilobytes')).toString(
+      'utf8',
+    );
   } catch (err) {
     // One answering past the cap would answer so again: not retried.
     if (err instanceof AnswerTooLargeError)
@@ -55,9 +61,9 @@ export async function httpAttempt(
   };
 }
 
-/** A POST of `payload` as JSON to `url` (a webhook, Slack, the Json destination), each attempt within `timeoutMs`. */
-export function postJson(url: string, payload: unknown, timeoutMs: number): Delivery {
+/** A POST of `payload` as JSON to `url` (a webhook, Slack, the Json destination), each attempt within `cap`. */
+export function postJson(url: string, payload: unknown, cap: AttemptCap): Delivery {
   const body = JSON.stringify(payload);
   return (signal) =>
-    httpAttempt(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body }, signal, timeoutMs);
+    httpAttempt(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body }, signal, cap);
 }

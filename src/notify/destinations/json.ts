@@ -23,5 +23,5 @@ export function noticeJson(n: Notice, name: string | undefined) {
 }
 
 export function jsonDelivery(t: JsonTarget, n: Notice, ctx: DeliveryContext): Delivery {
-  return postJson(t.url, noticeJson(n, ctx.name), ctx.timeoutMs);
+  return postJson(t.url, noticeJson(n, ctx.name), ctx);
 }

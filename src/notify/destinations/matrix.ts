@@ -42,5 +42,5 @@ export function matrixDelivery(t: MatrixTarget, n: Notice, ctx: DeliveryContext)
   const url = `${base}/_matrix/client/v3/rooms/${encodeURIComponent(t.RoomId)}/send/m.room.message/${randomUUID()}`;
   const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${t.AccessToken}` };
   const body = JSON.stringify(matrixContent(n, ctx.name));
-  return (signal) => httpAttempt(url, { method: 'PUT', headers, body }, signal, ctx.timeoutMs, retryAfterMs);
+  return (signal) => httpAttempt(url, { method: 'PUT', headers, body }, signal, ctx, retryAfterMs);
 }

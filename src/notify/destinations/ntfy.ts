@@ -31,5 +31,5 @@ export function ntfyDelivery(t: NtfyTarget, n: Notice, ctx: DeliveryContext): De
   };
   if (t.token) headers.Authorization = `Bearer ${t.token}`;
   const body = plainText(view, false);
-  return (signal) => httpAttempt(t.url, { method: 'POST', headers, body }, signal, ctx.timeoutMs);
+  return (signal) => httpAttempt(t.url, { method: 'POST', headers, body }, signal, ctx);
 }

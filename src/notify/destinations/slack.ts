@@ -42,5 +42,5 @@ export function slackPayload(n: Notice, name: string | undefined) {
 }
 
 export function slackDelivery(t: SlackTarget, n: Notice, ctx: DeliveryContext): Delivery {
-  return postJson(t.url, slackPayload(n, ctx.name), ctx.timeoutMs);
+  return postJson(t.url, slackPayload(n, ctx.name), ctx);
 }

@@ -33,7 +33,7 @@ export function telegramDelivery(t: TelegramTarget, n: Notice, ctx: DeliveryCont
       url,
       { method: 'POST', headers: { 'Content-Type': 'application/json' }, body },
       signal,
-      ctx.timeoutMs,
+      ctx,
       retryAfterMs,
     );
 }

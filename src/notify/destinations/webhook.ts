@@ -12,5 +12,5 @@ export interface WebhookTarget {
 
 /** A Discord-shaped webhook: `{content}` or `{embeds}` by the route's format, mentions off. */
 export function webhookDelivery(t: WebhookTarget, n: Notice, ctx: DeliveryContext): Delivery {
-  return postJson(t.url, payloadOf(n, ctx.format, ctx.name), ctx.timeoutMs);
+  return postJson(t.url, payloadOf(n, ctx.format, ctx.name), ctx);
 }

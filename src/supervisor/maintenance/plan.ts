@@ -13,16 +13,19 @@ export type InstanceSnapshot = SnapshotFrom<typeof instanceMachine>;
 const action = (snap: InstanceSnapshot, state: 'forced' | 'carrying-out') =>
   snap.matches({ maintenance: { action: state } });
 
-/** The plan to keep: the pending action and how far it got, and the hold. */
+/**
+ * The plan to keep: the pending action and how far it got, and the hold, in wall times only (their monotonic
+ * `due` and `ends` mean nothing to the next daemon, which measures from the wall times: `restored`).
+ */
 export function savedPlanOf(snap: InstanceSnapshot): SavedMaintenance {
   const { pending, hold } = snap.context.maintenance;
   const forced = action(snap, 'forced');
   const carried = forced || action(snap, 'carrying-out');
   const asked = snap.matches({ maintenance: { action: { pending: { waiting: { RoundEnd: 'asked' } } } } });
-  return {
-    pending: pending === null ? null : { ...pending, asked, carried, forced },
-    hold,
-  };
+  const kept = hold && { since: hold.since, until: hold.until, reason: hold.reason };
+  if (pending === null) return { pending: null, hold: kept };
+  const { due: _due, ...wall } = pending;
+  return { pending: { ...wall, asked, carried, forced }, hold: kept };
 }
 
 /**
@@ -69,7 +72,10 @@ function waitingFor(snap: InstanceSnapshot): WaitingFor {
 
 const iso = (t: number) => new Date(t).toISOString();
 
-/** The `maintenance` field of the status JSON at `now`. */
+/**
+ * The `maintenance` field of the status JSON at `now` (monotonic: a hold is shown until its timer runs out, whatever
+ * the wall clock did meanwhile; the times shown are the wall times it was stamped with).
+ */
 export function maintenanceStatus(
   snap: InstanceSnapshot,
   now: number,
@@ -77,7 +83,7 @@ export function maintenanceStatus(
   staged: string | null = null,
 ): MaintenanceStatus {
   const { pending: p, hold } = snap.context.maintenance;
-  const h = hold !== null && hold.until > now && snap.matches({ maintenance: { hold: 'held' } }) ? hold : null;
+  const h = hold !== null && hold.ends > now && snap.matches({ maintenance: { hold: 'held' } }) ? hold : null;
   return {
     policy: schedule.policy,
     pending:

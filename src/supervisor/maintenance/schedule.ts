@@ -5,7 +5,8 @@
  */
 
 import { fromCallback } from 'xstate';
-import type { PlayersInput, ScheduleCommand } from '../../../machines/instance.types.ts';
+import type { PlayersInput, ScheduleCommand, Stamp } from '../../../machines/instance.types.ts';
+import { stampNow } from '../../clock.ts';
 import type { MaintenanceSettings } from '../../config/sections/maintenance.ts';
 import { describeError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
@@ -18,7 +19,15 @@ export interface ScheduleHost {
   log: Logger;
 }
 
-export function createMaintenanceSchedule(host: ScheduleHost, clock: TimerClock = realClock) {
+/**
+ * `clock` runs the cron timers (on wall time); `stamp` dates the MAINTAIN a fire sends, as every maintenance event
+ * is dated (a test gives its simulated clock to both).
+ */
+export function createMaintenanceSchedule(
+  host: ScheduleHost,
+  clock: TimerClock = realClock,
+  stamp: () => Stamp = stampNow,
+) {
   let restart: CronTimer | null = null;
   let check: CronTimer | null = null;
   const stop = () => {
@@ -40,7 +49,7 @@ export function createMaintenanceSchedule(host: ScheduleHost, clock: TimerClock 
                 host.log.error('cannot compute the next maintenance time', { schedule, error: describeError(err) }),
               clock,
             });
-      restart = timer(s?.RestartSchedule, () => sendBack({ type: 'MAINTAIN', source: 'schedule', at: clock.now() }));
+      restart = timer(s?.RestartSchedule, () => sendBack({ type: 'MAINTAIN', source: 'schedule', at: stamp() }));
       check = host.canCheck() ? timer(s?.UpdateSchedule, () => sendBack({ type: 'UPDATE_CHECK' })) : null;
     };
     arm();

@@ -12,7 +12,8 @@ import { logLines } from '../resilience/_support/daemon-crash.ts';
  * The wall clock steps (an NTP step, a VM resume, `date -s`) while servers run: the daemon and its servers see
  * `Date` move an hour forward, then back (test/fixtures/clock/step-wall-clock.mjs, preloaded through NODE_OPTIONS),
  * while their timers and monotonic clock go on. A healthy server checking in is never taken for hung, a server that
- * stops checking in after the step is still killed as hung, and a maintenance schedule fires at its wall-clock time.
+ * stops checking in after the step is still killed as hung, a maintenance schedule fires at its wall-clock time, and a
+ * hold runs its length, shown as it was set, whichever way the clock steps meanwhile.
  */
 const TOKEN = 'tok';
 const HOUR = 3_600_000;
@@ -192,6 +193,31 @@ test('clock-step :: -1 h: no false hang, a silent server is still killed', async
   await step(ctx, 0);
   await survives(ctx, before, stopped);
   await hangsAndIsKilled(ctx);
+});
+
+test('clock-step :: a hold runs its length through a step each way, shown as it was set', async (ctx) => {
+  const d = ctx.daemon!;
+  const holdSeconds = 24;
+  const ranOut = () => logLines(d, /\[watchdog:steady:maintenance\] maintenance hold ran out/).length;
+  assert.is(await d.control('steady', TOKEN, `hold?minutes=${holdSeconds / 60}&reason=clock`), 200);
+  const from = performance.now();
+  const hold = async () => ((await d.status('steady', TOKEN)) as Status).maintenance.hold;
+  const set = await hold();
+  assert.is(set?.reason, 'clock');
+  // A step forward puts the wall clock past the hold's shown end: it holds on all the same, and says so.
+  await step(ctx, HOUR);
+  assert.equal(await hold(), set, 'still held after the step forward, its times as they were');
+  await step(ctx, -HOUR);
+  assert.equal(await hold(), set, 'still held after the step back');
+  assert.is(ranOut(), 0);
+  await waitFor('the hold to run out', () => ranOut() > 0, (holdSeconds + 30) * 1000);
+  const took = (performance.now() - from) / 1000;
+  assert.ok(
+    took > holdSeconds - 1 && took < holdSeconds + 15,
+    `ran out after ${took.toFixed(1)} s, not ${holdSeconds}`,
+  );
+  assert.is(await hold(), null);
+  await step(ctx, 0);
 });
 
 test.run();

@@ -4,7 +4,7 @@
  * cap and hangs up: the senders see it stop after a few hundred kB, `/health` keeps answering within 1 s, the
  * daemon's RSS stays within 100 MB of its idle figure while the answers go on, and the server runs on.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -12,7 +12,7 @@ import { testConfig } from '../../_support/config.ts';
 import { type RunningDaemon, startDaemon, waitState } from '../../_support/daemon.ts';
 import { idleRss, unharmedWhile } from '../../_support/daemon-watch.ts';
 import { freePort, ROOT, tempDir, waitFor } from '../../_support/env.ts';
-import { type FakeHub, startFakeHub } from '../../_support/fake-hub.ts';
+import { advertiseTo, type FakeHub, startFakeHub } from '../../_support/fake-hub.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../_support/webhook.ts';
 
 const test = suite('e2e faults :: endless answers');
@@ -71,11 +71,7 @@ test("endless :: a hub's endless listing answer is cut off at its cap and shown 
     hub = await startFakeHub();
     const port = await freePort();
     const address = `ss14://127.0.0.1:${port}`;
-    await mkdir(join(dir.path, 'instances', 'adv'), { recursive: true });
-    await writeFile(
-      join(dir.path, 'instances', 'adv', 'config.toml'),
-      `[hub]\nadvertise = true\nserver_url = "${address}"\nhub_urls = "${hub.url}"\n`,
-    );
+    await advertiseTo(join(dir.path, 'instances', 'adv'), address, hub.url);
     hub.list(address);
     // A check may take min(10 s, CheckSeconds): 2 s of an unbounded read is gigabytes on loopback.
     const yaml = testConfig({

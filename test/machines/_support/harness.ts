@@ -24,6 +24,7 @@ import type {
   RollbackInput,
   RollbackOutput,
   ScheduleCommand,
+  Stamp,
   UpdateInput,
   UpdateOutput,
 } from '../../../machines/instance.types.ts';
@@ -83,6 +84,9 @@ export function checkPathOf(value: StateValue): string {
 /** Lets promise callbacks (a resolved fake update or check) reach the machine. */
 export const settle = () => new Promise<void>((r) => setImmediate(r));
 
+/** A stamp of `t` on both clocks: the simulated clock is the wall and the monotonic one at once, until a test steps. */
+export const stampAt = (t: number): Stamp => ({ wall: t, mono: t });
+
 /** Answers the oldest unanswered call in `list` (there must be one: a `what` running) and lets the machine see it. */
 async function answerOldest<TIn, TOut>(
   list: Pending<TIn, TOut>[],
@@ -129,7 +133,7 @@ export function createHarness(
   const polls: Pending<PlayersInput, number | null>[] = [];
   /** The schedule actor's way back to the machine (a RestartSchedule or UpdateSchedule fire), and its commands. */
   const schedule: {
-    fire: ((e: { type: 'UPDATE_CHECK' } | { type: 'MAINTAIN'; source: 'schedule'; at: number }) => void) | null;
+    fire: ((e: { type: 'UPDATE_CHECK' } | { type: 'MAINTAIN'; source: 'schedule'; at: Stamp }) => void) | null;
     commands: ScheduleCommand[];
   } = {
     fire: null,
@@ -248,7 +252,7 @@ export function createHarness(
       answerOldest(updates, 'update', (u) => u.resolve(output)),
     failUpdate: (message = 'CDN down') => answerOldest(updates, 'update', (u) => u.reject(new Error(message))),
     finishCheck: (available: boolean) =>
-      answerOldest(checks, 'update check', (c) => c.resolve({ available, at: clock.now() })),
+      answerOldest(checks, 'update check', (c) => c.resolve({ available, at: stampAt(clock.now()) })),
     answerPoll: (players: number | null) => answerOldest(polls, 'player poll', (p) => p.resolve(players)),
     failPoll: () => answerOldest(polls, 'player poll', (p) => p.reject(new Error('no answer'))),
     failCheck: (message = 'manifest unreachable') =>

@@ -211,7 +211,7 @@ export async function checkSettings(
       if (r.ok) tokenFiles.set(key, r.value);
       else problem([...base, 'ApiTokenFile'], `expected a readable file holding the token (${r.reason})`, tokenFile);
     } else if (inst.ApiToken === undefined) {
-      warn(base, 'no ApiToken or ApiTokenFile: control requests for this instance are refused, but from users and keys (users.yml)');
+      warn(base, 'no ApiToken or ApiTokenFile: control is refused but to users and keys (users.yml)');
     }
 
     const consoleOn = inst.Console === true || (isMap(inst.Console) && inst.Console.Enabled !== false);

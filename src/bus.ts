@@ -236,15 +236,14 @@ export type BusEvents = {
    */
   'daemon:login': { user: string; result: LoginResult; remote: string | undefined; at: number };
   /**
-   * A user created, given new roles or removed, or a key made for `watchdog login`, over HTTP (user-routes.ts): `by`
-   * is who did it (the audit line's `user`), `name` whom it changed, `roles` as written to the users file.
+   * A user created, given roles or removed, or a key made for `watchdog login`, over HTTP (user-routes.ts): `by` is
+   * who did it (the audit line's `user`), `name` whom it changed, `roles` as written, `keyId` the key made.
    */
   'daemon:user-changed': {
     action: 'user.create' | 'user.roles' | 'user.remove' | 'key.create';
     by: string | undefined;
     name: string;
     roles?: string[];
-    /** The key made (`key.create`). */
     keyId?: string;
     remote: string | undefined;
     at: number;

@@ -52,7 +52,7 @@ process.on('exit', () => {
 
 const TEST_ROOT = join(ROOT, 'test');
 /** The cores the files' average loads may fill (see schedule.ts), and at most this many files at once. */
-const CORES = Math.max(2, availableParallelism());
+const CORES = Number(process.env.TEST_CORES) || Math.max(2, availableParallelism());
 const JOBS = Number(process.env.TEST_JOBS) || 3 * CORES;
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS) || 300_000;
 /**

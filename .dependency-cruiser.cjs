@@ -9,7 +9,7 @@
  *   roots       src/daemon/ (composition), then src/cli/; src/demo/ stands apart, on the kit alone
  * TypeScript 7 has no JS API, so sources are parsed with swc (@swc/core).
  */
-const BASE_FILES = '^src/(errors|log|bus|clock|regular-file)[.]ts$';
+const BASE_FILES = '^src/(errors|log|bus|disk-reading|clock|regular-file)[.]ts$';
 const ABOVE_CONFIG = '^src/(process|store|auth|updates|backups|hub|notify|chart|import|kit|supervisor|metrics|agones|http|daemon|cli|demo)/';
 const ABOVE_SERVICES = '^src/(supervisor|metrics|agones|http|daemon|cli|demo)/';
 

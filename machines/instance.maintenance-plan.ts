@@ -44,6 +44,7 @@ export function beginPending(
     when?: MaintenancePolicy | null;
     reason?: string;
     restore?: string;
+    by?: string;
     at: Stamp;
   },
 ): MaintenanceContext {
@@ -58,6 +59,7 @@ export function beginPending(
     maxDelayMs: rules.maxDelayMs,
     ...(req.reason ? { reason: req.reason } : {}),
     ...(req.restore ? { restore: req.restore } : {}),
+    ...(req.by ? { by: req.by } : {}),
   };
   return { ...m, pending, now: req.at };
 }

@@ -43,6 +43,8 @@ export interface SavedPending {
   reason?: string;
   /** A restore: the restart puts this backup of the data back while no server runs (`RESTORE`). */
   restore?: string;
+  /** Who asked for it (a `request`), as the notices name them. */
+  by?: string;
 }
 
 /** A restart or update waiting for its moment: `due` is `deadline` on the monotonic clock, what the wait runs on. */

@@ -40,8 +40,9 @@ export const CONTROL_ACTIONS = Object.keys(CONTROL_EVENT) as ControlAction[];
  * wait for their moment as maintenance does. Whether the machine takes one is still asked of the table's event.
  */
 export function controlEvent(action: ControlAction, args: ControlArgs): InstanceEvent {
-  const { when, snapshot, at = NO_STAMP } = args;
-  if (action === 'restart' && when !== undefined) return { type: 'MAINTAIN', source: 'request', when, at };
+  const { when, snapshot, by, at = NO_STAMP } = args;
+  const asker = by ? { by } : {};
+  if (action === 'restart' && when !== undefined) return { type: 'MAINTAIN', source: 'request', when, ...asker, at };
   if (action !== 'restore' || when === 'Now') return CONTROL_EVENT[action](args);
   return {
     type: 'MAINTAIN',
@@ -49,6 +50,7 @@ export function controlEvent(action: ControlAction, args: ControlArgs): Instance
     ...(when ? { when } : {}),
     reason: `restore of backup ${snapshot}`,
     ...(snapshot ? { restore: snapshot } : {}),
+    ...asker,
     at,
   };
 }

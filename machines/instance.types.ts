@@ -126,6 +126,8 @@ export type InstanceEvent =
       reason?: string;
       /** A restore at the moment `when` names: the backup it puts back. */
       restore?: string;
+      /** Who asked (a request), for the notices. */
+      by?: string;
       at: Stamp;
     }
   /** Holds scheduled restarts and update installs for `ms` (a new hold replaces the end of one that stands). */

@@ -1,5 +1,4 @@
 import mitt, { type Emitter } from 'mitt';
-import * as v from 'valibot';
 import type {
   AlertKind,
   LaunchBlockKind,
@@ -7,7 +6,9 @@ import type {
   MaintenanceOutcome,
   RestartReason,
 } from '../machines/instance.types.ts';
+import type { DiskReading } from './disk-reading.ts';
 
+export type { DiskReading } from './disk-reading.ts';
 // The machine's own words for why a server was relaunched and what deserves attention, defined there once.
 export type { AlertKind, MaintenanceKind, RestartReason };
 
@@ -60,29 +61,6 @@ export interface Notice {
   at: number;
 }
 
-/**
- * One watched file system as src/daemon/disk-watch.ts last read it (the instance root's, the working folder's, or
- * both); a schema, as the status JSON, `/health` and the OpenAPI document carry it.
- */
-export const DiskReadingSchema = v.object({
-  holds: v.pipe(v.string(), v.description('instances, working folder, or instances and working folder')),
-  // The folder watched (the instance root when it holds both); its mount point, the folder itself when unread.
-  path: v.string(),
-  mount: v.string(),
-  // Bytes the daemon may still write there; null when it could not be read.
-  freeBytes: v.nullable(v.number()),
-  totalBytes: v.nullable(v.number()),
-  thresholdBytes: v.nullable(v.number()),
-  low: v.pipe(
-    v.boolean(),
-    v.description('free space is below the threshold (Disk.LowFreeMegabytes or Disk.LowFreePercent)'),
-  ),
-  error: v.pipe(v.nullable(v.string()), v.description('why it could not be read (the folder removed, no permission)')),
-  // `instances on /data: 120 MB free of 10 GB (1.2 %), below the 1 GB threshold`
-  message: v.pipe(v.string(), v.description('the figures in words, as the chat is told')),
-});
-export type DiskReading = v.InferOutput<typeof DiskReadingSchema>;
-
 export type UpdatePhase = 'check' | 'download' | 'verify' | 'extract' | 'install' | 'done' | 'none' | 'failed';
 
 /**
@@ -121,7 +99,7 @@ export type BusEvents = {
   };
   /**
    * Maintenance, once when it begins and once when it is done, never per poll: `when` is the policy, `until` a
-   * hold's end (ms).
+   * hold's end (ms), `by` who asked for a requested restart.
    */
   'instance:maintenance-pending': {
     key: string;
@@ -129,6 +107,7 @@ export type BusEvents = {
     when?: string;
     deadline?: number | null;
     reason?: string;
+    by?: string;
     until?: number;
     at: number;
   };
@@ -154,7 +133,7 @@ export type BusEvents = {
   /** An update check ended: found an update or none (`ok`), or failed with `error` (src/supervisor/update-check-record.ts). */
   'instance:update-check': { key: string; ok: boolean; available: boolean; error: string | null; at: number };
   /**
-   * A snapshot of the instance's data was taken (`ok`) or failed (`reason` space: the disk; failed: anything else).
+   * A snapshot of the instance's data was taken (`ok`) or failed (`reason` space: the disk; failed: anything else);
    * `removed`: the snapshots retention deleted after it.
    */
   'instance:backup': {

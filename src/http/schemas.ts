@@ -3,7 +3,7 @@
  * table of the OpenAPI document's `components.schemas`: handlers type their bodies with them, so neither can drift.
  */
 import * as v from 'valibot';
-import { DiskReadingSchema } from '../bus.ts';
+import { DiskReadingSchema } from '../disk-reading.ts';
 import {
   AgonesStatusSchema,
   BackupSchema,

@@ -60,7 +60,7 @@ export function noticeFromPending(e: Pending): Notice {
     kind: 'scheduled-restart',
     title: `${what.title} pending`,
     // A reason is the daemon's own (a memory limit passed): it replaces "(requested)".
-    message: `${server} ${e.reason ? `will restart (${e.reason})` : what.text} ${moment(e.when)}${latest}.`,
+    message: `${server} ${e.reason ? `will restart (${e.reason})` : e.by ? `will restart (requested by ${e.by})` : what.text} ${moment(e.when)}${latest}.`,
     fields,
     at: e.at,
   };

@@ -49,6 +49,8 @@ const MaintenanceDataSchema = v.object({
       forced: v.optional(v.boolean(), false),
       /** A restore's restart: the backup it puts back. */
       restore: v.optional(v.string()),
+      /** Who asked for it (a request). */
+      by: v.optional(v.string()),
     }),
   ),
   hold: v.nullable(v.object({ since: v.number(), until: v.number(), reason: v.string() })),

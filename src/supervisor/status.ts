@@ -5,8 +5,8 @@
  * answers. An optional field is absent from an older daemon's answers, which the CLI and the dashboard accept.
  */
 import * as v from 'valibot';
-import { DiskReadingSchema } from '../bus.ts';
 import { MAINTENANCE_POLICIES } from '../config/sections/maintenance.ts';
+import { DiskReadingSchema } from '../disk-reading.ts';
 
 export const Iso = v.pipe(v.string(), v.description('ISO 8601 time'));
 

@@ -16,10 +16,11 @@ control('control :: each action sends its event; a restart or restore at a momen
     at: '1970-01-01T00:00:00.000Z',
   });
   assert.equal(controlEvent('restart', {}), { type: 'RESTART' });
-  assert.equal(controlEvent('restart', { when: 'Empty', at: { wall: 5, mono: 7 } }), {
+  assert.equal(controlEvent('restart', { when: 'Empty', by: 'mo', at: { wall: 5, mono: 7 } }), {
     type: 'MAINTAIN',
     source: 'request',
     when: 'Empty',
+    by: 'mo',
     at: { wall: 5, mono: 7 },
   });
   assert.equal(controlEvent('update', {}), { type: 'UPDATE_CHECK' });

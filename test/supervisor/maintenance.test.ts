@@ -146,7 +146,7 @@ async function harness(settings: Partial<MaintenanceSettings>): Promise<Ctx> {
       ctx.staged,
     );
   const at = () => ({ wall: h.clock.now() + ctx.wallStep, mono: h.clock.now() });
-  ctx.requestRestart = (when) => h.actor.send({ type: 'MAINTAIN', source: 'request', when, at: at() });
+  ctx.requestRestart = (when) => h.actor.send({ type: 'MAINTAIN', source: 'request', when, by: 'mo', at: at() });
   ctx.updateChecked = (available) => h.checkUpdate(available);
   ctx.hold = (ms, reason) => h.actor.send({ type: 'HOLD', ms, reason, at: at() });
   ctx.release = () => {
@@ -217,6 +217,7 @@ policy('maintenance :: Empty restarts on the first poll that reports 0 players, 
       ['instance:maintenance-done', 'restart', 'done'],
     ],
   );
+  assert.is(h.events[0]?.by, 'mo', 'the pending restart names who asked, for its notice');
   end(h);
 });
 

@@ -32,6 +32,7 @@ export function announce(host: { key: string; bus: Bus; log: Logger }, e: Mainte
         source: p.source,
         deadline: iso(p.deadline),
         ...(p.reason ? { reason: p.reason } : {}),
+        ...(p.by ? { by: p.by } : {}),
       });
       bus.emit('instance:maintenance-pending', {
         key,
@@ -39,6 +40,7 @@ export function announce(host: { key: string; bus: Bus; log: Logger }, e: Mainte
         when: p.when,
         deadline: p.deadline,
         ...(p.reason ? { reason: p.reason } : {}),
+        ...(p.by ? { by: p.by } : {}),
         at: p.since,
       });
       break;

@@ -32,12 +32,7 @@ export function updateDir(instanceDir: string): string {
   return join(instanceDir, '.update');
 }
 
-async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
-}
+const exists = async (path: string): Promise<boolean> => (await lstat(path).catch(() => null)) !== null;
 
 function scratchName(prefix: string): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
@@ -201,12 +196,7 @@ export async function discardStaged(staging: string): Promise<void> {
 }
 
 /** True when `dir` is a folder with nothing in it (the `bin/` every instance folder gets before its first build). */
-async function isEmptyDir(dir: string): Promise<boolean> {
-  return readdir(dir).then(
-    (entries) => entries.length === 0,
-    () => false,
-  );
-}
+const isEmptyDir = async (dir: string): Promise<boolean> => (await readdir(dir).catch(() => null))?.length === 0;
 
 /**
  * Whether `bin.prev` holds a previous build to roll back to: a folder with something in it. An empty one is no

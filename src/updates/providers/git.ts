@@ -86,15 +86,7 @@ export function createGitProvider(
         how: plan.kind,
         log: buildLog,
       });
-      await runBuild({
-        plan,
-        sourceDir,
-        instanceDir: instance.dir,
-        signal,
-        timeoutMs: timeouts.buildMs,
-        sink,
-        logHint: buildLog,
-      });
+      await runBuild(plan, repo(sink), signal);
 
       const server = await findArtifact(sourceDir, plan.serverPattern, 'Updates.Artifact');
       const client =
@@ -174,11 +166,7 @@ export function createGitProvider(
 
     async apply(current: string | null, signal: AbortSignal): Promise<string> {
       const head = await newest(signal);
-      const binExists = await lstat(join(instance.dir, 'bin')).then(
-        () => true,
-        () => false,
-      );
-      if (head === current && binExists) {
+      if (head === current && (await lstat(join(instance.dir, 'bin')).catch(() => null))) {
         ctx.log.info('the installed build is at the newest commit; nothing to build', { revision: head });
         return head;
       }

@@ -62,19 +62,12 @@ export function clientDownloadUrl(publicBaseUrl: string, key: string, zipName: s
   return new URL(`instances/${encodeURIComponent(key)}/binaries/${encodeURIComponent(zipName)}`, publicBaseUrl).href;
 }
 
-interface CachedHash {
-  path: string;
-  size: number;
-  mtimeMs: number;
-  hash: string;
-}
-
 /**
  * Builds the `build.*` cvars for one client zip. The hash is remembered while the file's size and modification time
  * stay the same, so a crash-looping server does not rehash a large zip at every launch.
  */
 export function createClientCvars(opts: { key: string; dir: string; publicBaseUrl: string }) {
-  let cached: CachedHash | null = null;
+  let cached: { path: string; size: number; mtimeMs: number; hash: string } | null = null;
 
   return async function clientCvars(zipName: string): Promise<Array<[string, string]>> {
     const path = join(opts.dir, 'binaries', zipName);

@@ -1,9 +1,9 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { UpdateError, UsageError } from '../../errors.ts';
+import { hashFile } from '../../regular-file.ts';
 import { writeFileAtomic } from '../../store/atomic-file.ts';
 import { isClientArchiveName, SERVER_ARCHIVE_EXAMPLES, serverArchivePlatform } from '../archive/names.ts';
-import { sha256File } from '../fetch/hash-file.ts';
 import { type ManifestArchive, type ManifestBuild, parseManifest } from './schema.ts';
 
 export interface PublishOptions {
@@ -67,10 +67,9 @@ async function readManifest(path: string): Promise<{ builds: Record<string, unkn
 }
 
 async function describeArchive(dir: string, name: string, base: string): Promise<ArchiveEntry> {
-  const path = join(dir, name);
-  const [sha256, info] = await Promise.all([sha256File(path), stat(path)]);
+  const { sha256, bytes } = await hashFile(join(dir, name));
   // Upper-case hex, as Robust.Cdn writes it; readers compare case-insensitively.
-  return { url: base + encodeURIComponent(name), sha256: sha256.toUpperCase(), size: info.size };
+  return { url: base + encodeURIComponent(name), sha256: sha256.toUpperCase(), size: bytes };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
-import { sha256File } from '../fetch/hash-file.ts';
+import { hashFile } from '../../regular-file.ts';
 
 /**
  * The client archive a launcher downloads when the watchdog, not the game server, hosts it (Local, and non-hybrid
@@ -12,7 +12,7 @@ import { sha256File } from '../fetch/hash-file.ts';
 
 /** Upper-case hex SHA-256 of a client zip, as the engine's `build.hash` carries it (streamed: hundreds of MB). */
 export async function clientZipHash(path: string): Promise<string> {
-  return (await sha256File(path)).toUpperCase();
+  return (await hashFile(path)).sha256.toUpperCase();
 }
 
 /** A client zip name must be a plain file name: nothing may reach outside `binaries/`. */

@@ -25,11 +25,6 @@ export interface RoundsOptions {
   onRoundEnd: (ended: RoundRecord) => boolean | Promise<boolean>;
 }
 
-export interface Rounds {
-  current(): Round;
-  stop(): Promise<void>;
-}
-
 const KEEP = 100;
 const FILE = 'rounds.json';
 
@@ -56,7 +51,7 @@ async function writeHistory(dataDir: string, rounds: RoundRecord[]): Promise<voi
  * Plays rounds of a fixed length, one after another; round ids continue from the recorded history.
  * Each finished round is appended to `rounds.json` (last 100 kept) inside the data folder only.
  */
-export async function startRounds(opts: RoundsOptions): Promise<Rounds> {
+export async function startRounds(opts: RoundsOptions) {
   const { log, dataDir } = opts;
   const history = dataDir ? await readHistory(dataDir, log) : [];
   if (!dataDir) log.info('no --data-dir given: rounds are not recorded');
@@ -93,8 +88,8 @@ export async function startRounds(opts: RoundsOptions): Promise<Rounds> {
 
   begin();
   return {
-    current: () => round,
-    async stop() {
+    current: (): Round => round,
+    async stop(): Promise<void> {
       stopped = true;
       clearTimeout(timer);
       await writing;

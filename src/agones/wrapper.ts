@@ -17,16 +17,6 @@ export interface AgonesWrapperOptions {
   sdk?: AgonesSdk;
 }
 
-export interface AgonesWrapper {
-  status(): AgonesStatus;
-  /**
-   * Stops pings, player reports, the watch and every call still waiting for the SDK server; a `/shutdown` under
-   * way is let finish first. No `/shutdown` of its own: the daemon stops on a signal, and in a pod a SIGTERM means
-   * the pod is already being deleted (docs/agones.md).
-   */
-  stop(): Promise<void>;
-}
-
 /**
  * States in which the server is wanted and on its way: starting, running, being relaunched, being updated or rolled
  * back. Health pings go on through all of them, so a quick crash and relaunch in the pod does not get the GameServer
@@ -41,7 +31,7 @@ const serving = (state: string) => state === 'server.running' || state === 'serv
  * `GET /status`) as the label and Counter `players`, and `/shutdown` once the instance is stopped for good (it gave
  * up, or someone stopped it): in a pod, a server that is not coming back is a GameServer to replace.
  */
-export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
+export function startAgonesWrapper(opts: AgonesWrapperOptions) {
   const { config, instance, bus, log } = opts;
   const sdk = opts.sdk ?? new AgonesSdk({ port: config.port });
   const stopping = new AbortController();
@@ -150,7 +140,14 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
   };
 
   return {
-    status: () => ({ gameServer, state: gsState, ready }),
+    status: (): AgonesStatus => ({ gameServer, state: gsState, ready }),
+    /**
+     * Stops pings, player reports, the watch and every call still waiting for the SDK server; a `/shutdown` under
+     * way is let finish first. No `/shutdown` of its own: the daemon stops on a signal, and in a pod a SIGTERM means
+     * the pod is already being deleted (docs/agones.md).
+     */
     stop,
   };
 }
+
+export type AgonesWrapper = ReturnType<typeof startAgonesWrapper>;

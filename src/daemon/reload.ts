@@ -147,20 +147,6 @@ export function isConfigLayer(mainFile: string, name: string): boolean {
 }
 
 /**
- * Watches the folder of `mainFile` (not the files: editors save by renaming a new file over the old one) and
- * calls `onChange` once a burst of changes to its layers has been quiet for 300 ms.
- */
-export function watchConfigFiles(opts: { mainFile: string; onChange: () => void; log: Logger }): () => void {
-  return watchFolderFiles({
-    folder: dirname(opts.mainFile),
-    matches: (name) => isConfigLayer(opts.mainFile, name),
-    what: 'configuration',
-    onChange: opts.onChange,
-    log: opts.log,
-  });
-}
-
-/**
  * Watches `folder` for changes to the files `matches` accepts; calls `onChange` once a burst of them has been quiet
  * for 300 ms. `what` names the files in the warnings.
  */
@@ -242,8 +228,11 @@ export function startConfigReload(opts: ConfigReloadOptions) {
   };
   const onHup = () => run('SIGHUP');
   process.on('SIGHUP', onHup);
-  const unwatch = watchConfigFiles({
-    mainFile: opts.mainFile,
+  // The folder, not the files: editors save by renaming a new file over the old one.
+  const unwatch = watchFolderFiles({
+    folder: dirname(opts.mainFile),
+    matches: (name) => isConfigLayer(opts.mainFile, name),
+    what: 'configuration',
     onChange: () => run('file change'),
     log: opts.log,
   });

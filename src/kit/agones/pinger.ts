@@ -14,19 +14,12 @@ export interface HealthPingsOptions {
   after?: () => void;
 }
 
-export interface HealthPings {
-  /** Stops the interval; a ping in flight is let finish (or cancelled by `signal`). */
-  stop(): void;
-  /** Resolves once no ping is in flight. */
-  idle(): Promise<void>;
-}
-
 /**
  * `/health` every `intervalMs`, one ping at a time: a slow answer skips the ticks it overlaps rather than piling
  * pings up, so each may take a second whatever the pace. The first ping goes at once. Used by the kit's Agones mode
  * and the watchdog's wrapper.
  */
-export function startHealthPings(opts: HealthPingsOptions): HealthPings {
+export function startHealthPings(opts: HealthPingsOptions) {
   const { sdk, intervalMs, signal, log } = opts;
   let healthy: boolean | undefined;
   let pinging: Promise<void> | undefined;
@@ -52,8 +45,10 @@ export function startHealthPings(opts: HealthPingsOptions): HealthPings {
   const timer = setInterval(tick, intervalMs);
   tick();
   return {
-    stop: () => clearInterval(timer),
-    idle: async () => {
+    /** Stops the interval; a ping in flight is let finish (or cancelled by `signal`). */
+    stop: (): void => clearInterval(timer),
+    /** Resolves once no ping is in flight. */
+    idle: async (): Promise<void> => {
       await pinging;
     },
   };

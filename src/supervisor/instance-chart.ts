@@ -12,6 +12,10 @@ import type {
   LastExit,
   MaintenanceRules,
   PlayersInput,
+  RestoreInput,
+  RestoreOutput,
+  RollbackInput,
+  RollbackOutput,
 } from '../../machines/instance.types.ts';
 import { monotonicMs, pollFirstClock } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
@@ -28,7 +32,7 @@ import type { InstanceSnapshot, PlanKeeper } from './maintenance/plan.ts';
 import type { MaintenanceSchedule } from './maintenance/schedule.ts';
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
-import { createCheckActor, createRestoreActor, createRollbackActor, createUpdateActor } from './update-actors.ts';
+import { createCheckActor, createUpdateActor } from './update-actors.ts';
 import type { CheckRecord } from './update-check-record.ts';
 
 type InstanceActor = Actor<typeof instanceMachine>;
@@ -119,10 +123,11 @@ export function createChart(parts: ChartParts) {
         runProcess: createRunProcess(processHost),
         update: createUpdateActor(deps, (to) => backupHost.beforeInstall(to)),
         checkUpdate: createCheckActor(deps),
-        rollback: createRollbackActor((withData) =>
-          withData ? backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback(),
-        ),
-        restore: createRestoreActor((id) => backupHost.restore(id)),
+        // Invoked with no server running; a failure (no bin.prev) is the machine's `rollback-failed`.
+        rollback: fromPromise<RollbackOutput, RollbackInput>(async ({ input }) => ({
+          revision: await (input.withData ? backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback()),
+        })),
+        restore: fromPromise<RestoreOutput, RestoreInput>(({ input }) => backupHost.restore(input.id)),
         // `When: Empty`'s player count (its public `GET /status`), read with the settings of the moment; a busy game
         // loop gets 5 s to answer, and a poll is never longer than the interval between polls.
         readPlayers: fromPromise<number | null, PlayersInput>(() =>

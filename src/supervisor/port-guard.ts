@@ -47,18 +47,12 @@ export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
     log.warn(`killed ${swept.length} process(es) left by earlier launches`, { pids: swept.join(' ') });
     opts.report?.(swept);
   }
+  const blocked = (message: string) => new LaunchBlockedError('port', message);
   const first = foreign[0];
-  if (first?.pid === process.pid) {
-    throw new LaunchBlockedError(
-      'port',
-      `port ${port} is this watchdog's own: ApiPort must differ from the ports in Urls`,
-    );
-  }
+  if (first?.pid === process.pid)
+    throw blocked(`port ${port} is this watchdog's own: ApiPort must differ from the ports in Urls`);
   if (first) {
-    throw new LaunchBlockedError(
-      'port',
-      `${who(port, first)}, which this watchdog did not start; the server cannot start until it is freed`,
-    );
+    throw blocked(`${who(port, first)}, which this watchdog did not start; the server cannot start until it is freed`);
   }
   if (holders.length === 0) return;
   const deadline = monotonicMs() + opts.waitMs;
@@ -67,8 +61,7 @@ export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
     const still = left[0];
     if (!still) return;
     if (monotonicMs() >= deadline) {
-      throw new LaunchBlockedError(
-        'port',
+      throw blocked(
         `${who(port, still)}, still held ${opts.waitMs / 1000} s after the previous launch's processes were killed`,
       );
     }

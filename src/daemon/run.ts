@@ -107,7 +107,7 @@ export async function runDaemon(
     () => current.timing.RejectedCheckinLogSeconds * 1000,
     (key) => registry.get(key) !== undefined,
   );
-  // A server's log dropping lines and written again (src/supervisor/log-health.ts), said once each.
+  // A server's log dropping lines and written again (src/supervisor/server-log.ts), said once each.
   const stopLogHealthLog = subscribe(bus, {
     'instance:log-failing': (e) =>
       log

@@ -19,8 +19,7 @@ import { createProvider } from '../updates/factory.ts';
 import { recoverInterruptedInstall, rollbackBin } from '../updates/install/install.ts';
 import { createInstance, type Instance } from './instance.ts';
 import type { InstanceDeps } from './instance-deps.ts';
-import { serverLogOptions } from './log-health.ts';
-import { echoServerLine } from './server-echo.ts';
+import { echoServerLine, serverLogOptions } from './server-log.ts';
 
 /** Sub-folders of every instance folder: the usual `binaries/`, `bin/` and `data/`, plus our `logs/` and `dumps/`. */
 export const INSTANCE_SUBDIRS = ['binaries', 'bin', 'data', 'logs', 'dumps'] as const;

@@ -7,16 +7,6 @@ import type { Logger } from '../log.ts';
 import { readPlayers } from '../process/server-api.ts';
 import type { AgonesStatus } from '../supervisor/status.ts';
 
-export interface AgonesWrapperOptions {
-  config: AgonesConfig;
-  /** The one instance the daemon wraps: its key, ApiPort (for its player count), state and crash streak now. */
-  instance: { key: string; apiPort: number; state: () => string; crashStreak: () => number };
-  bus: Bus;
-  log: Logger;
-  /** The client to use; default one on 127.0.0.1 at `config.port`. */
-  sdk?: AgonesSdk;
-}
-
 /**
  * States in which the server is wanted and on its way: starting, running, being relaunched, being updated or rolled
  * back. Health pings go on through all of them, so a quick crash and relaunch in the pod does not get the GameServer
@@ -31,7 +21,15 @@ const serving = (state: string) => state === 'server.running' || state === 'serv
  * `GET /status`) as the label and Counter `players`, and `/shutdown` once the instance is stopped for good (it gave
  * up, or someone stopped it): in a pod, a server that is not coming back is a GameServer to replace.
  */
-export function startAgonesWrapper(opts: AgonesWrapperOptions) {
+export function startAgonesWrapper(opts: {
+  config: AgonesConfig;
+  /** The one instance the daemon wraps: its key, ApiPort (for its player count), state and crash streak now. */
+  instance: { key: string; apiPort: number; state: () => string; crashStreak: () => number };
+  bus: Bus;
+  log: Logger;
+  /** The client to use; default one on 127.0.0.1 at `config.port`. */
+  sdk?: AgonesSdk;
+}) {
   const { config, instance, bus, log } = opts;
   const sdk = opts.sdk ?? new AgonesSdk({ port: config.port });
   const stopping = new AbortController();

@@ -34,16 +34,6 @@ const MB = 1_000_000;
 /** The longest a `sqlite3 .backup` of one database may take before the snapshot fails. */
 const SQLITE_TIMEOUT_MS = 10 * 60_000;
 
-export interface InstanceBackupsOptions {
-  key: string;
-  instanceDir: string;
-  settings: () => { backups: BackupsSettings; retention: RetentionSettings };
-  reports: BackupReports;
-  now?: () => number;
-  /** Snapshots still needed later (a restore waiting for its moment, the one a rollback puts back): retention spares them. */
-  spared?: () => Promise<string[]>;
-}
-
 /** The snapshot taken before an install, told how the install ended. */
 export interface InstallSnapshot {
   readonly id: string;
@@ -71,7 +61,15 @@ interface SnapshotRequest {
  * after each, `Backups.AfterCommand` started after each and not awaited (an update does not wait for an upload);
  * a snapshot being copied off-host is not removed by retention until its copy ended.
  */
-export function createInstanceBackups(opts: InstanceBackupsOptions) {
+export function createInstanceBackups(opts: {
+  key: string;
+  instanceDir: string;
+  settings: () => { backups: BackupsSettings; retention: RetentionSettings };
+  reports: BackupReports;
+  now?: () => number;
+  /** Snapshots still needed later (a restore waiting for its moment, the one a rollback puts back): retention spares them. */
+  spared?: () => Promise<string[]>;
+}) {
   const dir = join(opts.instanceDir, 'backups');
   const now = opts.now ?? Date.now;
   const copies = createOffHostCopies(opts.reports.afterCommand);

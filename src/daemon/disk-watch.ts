@@ -11,14 +11,6 @@ export interface WatchedFolder {
   path: string;
 }
 
-export interface DiskWatchOptions {
-  folders: WatchedFolder[];
-  /** Read at every check, so a reload applies at the next one. */
-  settings: () => DiskSettings;
-  bus: Bus;
-  log: Logger;
-}
-
 const MB = 1_000_000;
 /** Back above the threshold by this share before it counts as recovered, so a disk at the line does not flap. */
 const HYSTERESIS = 0.05;
@@ -34,7 +26,13 @@ export function thresholdOf(totalBytes: number, s: DiskSettings): number {
  * `daemon:disk-recovered` once per crossing of the threshold. Never throws: a folder that is gone or unreadable is a
  * reading with its error (logged once per change), and the watch goes on.
  */
-export function watchDisks(opts: DiskWatchOptions) {
+export function watchDisks(opts: {
+  folders: WatchedFolder[];
+  /** Read at every check, so a reload applies at the next one. */
+  settings: () => DiskSettings;
+  bus: Bus;
+  log: Logger;
+}) {
   const { bus, log } = opts;
   let last: DiskReading[] = [];
   /** Which file systems (by `holds`) are low, and which could not be read, as last told. */

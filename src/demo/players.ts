@@ -23,18 +23,16 @@ export interface Player {
   lastSeen: number;
 }
 
-export interface PlayersOptions {
+const MAX_NAME = 32;
+
+export async function startPlayers(opts: {
   host: string;
   port: number;
   timeoutSeconds: number;
   log: Logger;
   /** Called after every change of the player count. */
   onChange?: (count: number) => void;
-}
-
-const MAX_NAME = 32;
-
-export async function startPlayers(opts: PlayersOptions) {
+}) {
   const { log } = opts;
   const players = new Map<string, Player>();
   let closed = false;

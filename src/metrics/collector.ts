@@ -28,14 +28,6 @@ export interface ConnectionFigures {
   evicted: Record<'total' | 'source', number>;
 }
 
-export interface MetricsOptions {
-  bus: Bus;
-  registry: InstanceRegistry;
-  version?: string;
-  /** The HTTP connection guard's figures, read at each scrape (absent: no connection metrics). */
-  connections?: () => ConnectionFigures;
-}
-
 // Records, so adding a reason or kind to src/bus.ts without listing it here fails to type-check.
 const REASONS: Record<RestartReason, true> = {
   crash: true,
@@ -64,7 +56,13 @@ const LAST_SUCCESS = ['updateCheckLastSuccess', 'backupLastSuccess', 'backupLast
 /** prom-client's Registry.PROMETHEUS_CONTENT_TYPE. */
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-export function createMetricsCollector(opts: MetricsOptions) {
+export function createMetricsCollector(opts: {
+  bus: Bus;
+  registry: InstanceRegistry;
+  version?: string;
+  /** The HTTP connection guard's figures, read at each scrape (absent: no connection metrics). */
+  connections?: () => ConnectionFigures;
+}) {
   const { bus, registry } = opts;
   const reg = new Registry();
   const f = createFamilies(reg);

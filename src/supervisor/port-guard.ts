@@ -4,18 +4,6 @@ import type { Logger } from '../log.ts';
 import { type PortHolder, portBindsFree, portHolders } from '../process/port-holders.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
 
-export interface PortGuardOptions {
-  key: string;
-  /** The instance's ApiPort: its TCP listener, and the same number on UDP (the engine's game port by default). */
-  port: number;
-  tracking: ProcessTracking | undefined;
-  log: Logger;
-  /** How long a killed leftover may take to let go of the port (Timing.StragglerKillSeconds). */
-  waitMs: number;
-  /** Told the pids killed (the bus's `instance:stragglers`). */
-  report?: (pids: number[]) => void;
-}
-
 /** The holders of `port`, one entry per process. */
 async function holdersOf(port: number): Promise<PortHolder[]> {
   if (await portBindsFree(port)) return [];
@@ -32,7 +20,17 @@ const who = (port: number, h: PortHolder) => `port ${port} held by pid ${h.pid} 
  * not is left alone. Throws `LaunchBlockedError('port', …)` when the port is held by a process that is not ours, or
  * still held once ours were killed and `waitMs` has passed.
  */
-export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
+export async function clearForLaunch(opts: {
+  key: string;
+  /** The instance's ApiPort: its TCP listener, and the same number on UDP (the engine's game port by default). */
+  port: number;
+  tracking: ProcessTracking | undefined;
+  log: Logger;
+  /** How long a killed leftover may take to let go of the port (Timing.StragglerKillSeconds). */
+  waitMs: number;
+  /** Told the pids killed (the bus's `instance:stragglers`). */
+  report?: (pids: number[]) => void;
+}): Promise<void> {
   const { port, key, tracking, log } = opts;
   const holders = port > 0 ? await holdersOf(port) : [];
   const foreign: PortHolder[] = [];

@@ -3,7 +3,12 @@ import { NO_RETRY } from './retry.ts';
 import type { AgonesSdk } from './sdk.ts';
 import type { GameServer } from './wire.ts';
 
-export interface HealthPingsOptions {
+/**
+ * `/health` every `intervalMs`, one ping at a time: a slow answer skips the ticks it overlaps rather than piling
+ * pings up, so each may take a second whatever the pace. The first ping goes at once. Used by the kit's Agones mode
+ * and the watchdog's wrapper.
+ */
+export function startHealthPings(opts: {
   sdk: AgonesSdk;
   intervalMs: number;
   signal: AbortSignal;
@@ -12,14 +17,7 @@ export interface HealthPingsOptions {
   wanted?: () => boolean;
   /** After each ping, answered or not (unless `signal` aborted). */
   after?: () => void;
-}
-
-/**
- * `/health` every `intervalMs`, one ping at a time: a slow answer skips the ticks it overlaps rather than piling
- * pings up, so each may take a second whatever the pace. The first ping goes at once. Used by the kit's Agones mode
- * and the watchdog's wrapper.
- */
-export function startHealthPings(opts: HealthPingsOptions) {
+}) {
   const { sdk, intervalMs, signal, log } = opts;
   let healthy: boolean | undefined;
   let pinging: Promise<void> | undefined;

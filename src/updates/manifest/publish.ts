@@ -6,16 +6,6 @@ import { writeFileAtomic } from '../../store/atomic-file.ts';
 import { isClientArchiveName, SERVER_ARCHIVE_EXAMPLES, serverArchivePlatform } from '../archive/names.ts';
 import { type ManifestArchive, type ManifestBuild, parseManifest } from './schema.ts';
 
-export interface PublishOptions {
-  /** Folder holding the build's archives (not searched recursively). */
-  dir: string;
-  /** Where the files are served; each URL is this plus the file name. */
-  baseUrl: string;
-  /** Manifest to update; default `<dir>/manifest.json`, created when absent. */
-  out?: string;
-  now?: Date;
-}
-
 export interface PublishResult {
   key: string;
   manifestPath: string;
@@ -76,7 +66,15 @@ async function describeArchive(dir: string, name: string, base: string): Promise
  * Adds a build of the archives in `dir` to a manifest: one server archive per platform key found in the
  * file names, and the client archive (`client` in its name). Keyed by a new ISO-8601 timestamp; previous builds stay.
  */
-export async function publishBuild(opts: PublishOptions): Promise<PublishResult> {
+export async function publishBuild(opts: {
+  /** Folder holding the build's archives (not searched recursively). */
+  dir: string;
+  /** Where the files are served; each URL is this plus the file name. */
+  baseUrl: string;
+  /** Manifest to update; default `<dir>/manifest.json`, created when absent. */
+  out?: string;
+  now?: Date;
+}): Promise<PublishResult> {
   const dir = resolve(opts.dir);
   const base = normaliseBase(opts.baseUrl);
   const info = await stat(dir).catch(() => null);

@@ -6,7 +6,7 @@ import { type AfterCommandResult, createOffHostCopies } from './after-command.ts
 import { type BackupEntry, entryOf, listBackups, removeBackup, rewriteManifest, takenBefore } from './catalog.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
-import { BackupError, takeSnapshot } from './snapshot.ts';
+import { BackupError, type SnapshotRequest, takeSnapshot } from './snapshot.ts';
 
 /** How a snapshot went, for the status, `/metrics` and chat. */
 export type BackupOutcome =
@@ -49,12 +49,8 @@ export interface InstallSnapshot {
   notInstalled(): Promise<void>;
 }
 
-interface SnapshotRequest {
-  kind: BackupKind;
-  revision: string | null;
-  revisionAfter?: string | null;
-  quiet: boolean | (() => boolean);
-}
+/** What a caller says of a snapshot; the rest of a SnapshotRequest comes from the instance and its settings. */
+type Asked = Pick<SnapshotRequest, 'kind' | 'revision' | 'revisionAfter' | 'quiet'>;
 
 /**
  * One instance's snapshots: taken one at a time (a scheduled one waits for one before an update), retention applied
@@ -115,7 +111,7 @@ export function createInstanceBackups(opts: {
   };
 
   /** `beforeInstall`: a before-update snapshot, left out of retention until its install ended. */
-  const snapshot = async (req: SnapshotRequest, beforeInstall = false): Promise<BackupManifest> => {
+  const snapshot = async (req: Asked, beforeInstall = false): Promise<BackupManifest> => {
     const { backups, retention } = opts.settings();
     try {
       const manifest = await takeSnapshot({
@@ -148,7 +144,7 @@ export function createInstanceBackups(opts: {
     serial(() => restoreSnapshot(opts.instanceDir, entry, opts.settings().backups.SpaceMarginMegabytes * MB));
 
   /** Takes a snapshot; rejects with a BackupError (also reported) when it could not be taken. */
-  const take = (req: SnapshotRequest): Promise<BackupManifest> => serial(() => snapshot(req));
+  const take = (req: Asked): Promise<BackupManifest> => serial(() => snapshot(req));
 
   /**
    * Puts `entry` back in place of the current data, which is snapshotted first (`before-restore`), then runs `then`

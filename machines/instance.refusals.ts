@@ -6,9 +6,13 @@ import type { InstanceEvent, MaintenancePolicy } from './instance.types.ts';
 
 /** How a control action was asked for; `now` is the supervisor's clock (epoch ms), the machine has none. */
 export interface ControlArgs {
+  /** Restart and update only: carry it out by this policy instead of at once. */
   when?: MaintenancePolicy;
+  /** Who asked, for the chat message and the remembered stop (`by boss from 10.0.0.5`); '' when unknown. */
   by?: string;
+  /** Rollback only: also put back the data snapshot taken before the installed build was installed. */
   withData?: boolean;
+  /** Restore only: the snapshot to put back. */
   snapshot?: string;
   now?: number;
 }

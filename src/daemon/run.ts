@@ -41,18 +41,6 @@ function remedy(code: string): string {
   return 'fix the folder (it must exist and be writable)';
 }
 
-export interface Daemon {
-  url: string;
-  /** Resolves when the daemon has shut down. */
-  done: Promise<void>;
-  shutdown(reason: string): Promise<void>;
-  /**
-   * Applies a reloaded configuration (see src/daemon/reload.ts, which keeps the restart-only settings as they
-   * run): instances through the supervisor, the webhook at once; the log windows read their length as they go.
-   */
-  reconfigure(next: ResolvedConfig): Promise<ReconfigureResult>;
-}
-
 /** Composition root: wires bus, notifier, audit log, HTTP server and supervisor, then starts every instance. */
 export async function runDaemon(
   config: ResolvedConfig,
@@ -64,7 +52,7 @@ export async function runDaemon(
     /** The users file as read and validated at start (none: no accounts until the file appears). */
     users?: UsersDb;
   } = {},
-): Promise<Daemon> {
+) {
   const log = createLogger('watchdog');
   // Before anything is read or made: a second daemon here would adopt or relaunch the first one's servers. Throws
   // (exit 1, nothing touched) when another watchdog holds the instance root or this working folder (logs/, audit).
@@ -296,5 +284,7 @@ export async function runDaemon(
     return sup.reconfigure(next);
   };
 
+  // `done` resolves once the daemon has shut down; reconfigure applies a reload (src/daemon/reload.ts keeps the
+  // restart-only settings as they run): instances through the supervisor, the webhook at once.
   return { url: boundUrls[0] ?? checkinUrl, done, shutdown, reconfigure };
 }

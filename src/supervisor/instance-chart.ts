@@ -82,8 +82,8 @@ export function operatorStop(snap: InstanceSnapshot): StopData | null {
   return snap.matches({ operatorStop: 'stopped' }) ? { ...snap.context.stop } : null;
 }
 
-/** The instance's other parts, which the chart's actors and facts reach. */
-export interface ChartParts {
+/** The chart of one instance; `parts` are the instance's other parts, which its actors and facts reach. */
+export function createChart(parts: {
   deps: InstanceDeps;
   resources: InstanceResources;
   backupHost: BackupHost;
@@ -92,9 +92,7 @@ export interface ChartParts {
   checks: CheckRecord;
   /** The running update's download, which a check's end ends. */
   download: { end(): void };
-}
-
-export function createChart(parts: ChartParts) {
+}) {
   const { deps, resources, backupHost, plan } = parts;
   const { bus, log } = deps;
   const key = deps.instance.key;

@@ -143,13 +143,6 @@ const WORK_PHASES: Partial<Record<UpdatePhase, string>> = {
   install: 'moving the new build into bin/',
 };
 
-interface Seen {
-  phase: UpdatePhase;
-  /** On the monotonic clock. */
-  loggedAt: number;
-  log: Logger;
-}
-
 /** Bytes, and total and percentage when the server sent a length; nothing before the first byte. */
 function sizeFields(e: UpdateEvent): Record<string, number> {
   if (!e.bytes) return {};
@@ -169,7 +162,8 @@ export function logUpdateProgress(
   everyMs = UPDATE_PROGRESS_LOG_EVERY_MS,
   now: () => number = monotonicMs,
 ): () => void {
-  const seen = new Map<string, Seen>();
+  /** Per instance: the phase last logged, and when (on the monotonic clock). */
+  const seen = new Map<string, { phase: UpdatePhase; loggedAt: number }>();
   const handler = (e: UpdateEvent) => {
     const message = WORK_PHASES[e.phase];
     if (message === undefined) {
@@ -178,7 +172,7 @@ export function logUpdateProgress(
       return;
     }
     const prev = seen.get(e.key);
-    const ilog = prev?.log ?? log.child(e.key).child('update');
+    const ilog = log.child(e.key).child('update');
     // A download event with no bytes yet is a download starting (artifact.ts, git.ts), even right after another.
     const restarted = e.phase === 'download' && !e.bytes;
     if (prev && prev.phase === e.phase && !restarted) {
@@ -187,7 +181,7 @@ export function logUpdateProgress(
       ilog.info('update download progress', sizeFields(e));
       return;
     }
-    seen.set(e.key, { phase: e.phase, loggedAt: now(), log: ilog });
+    seen.set(e.key, { phase: e.phase, loggedAt: now() });
     ilog.info(message, sizeFields(e));
   };
   bus.on('instance:update', handler);

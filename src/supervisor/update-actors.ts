@@ -81,10 +81,7 @@ export function createCheckActor(host: UpdateHost) {
       host.log.info('update requested, but this instance has no UpdateType');
       return { available: false, at: Date.now() };
     }
-    let check: Awaited<ReturnType<typeof provider.check>>;
-    try {
-      check = await provider.check(input.revision, signal);
-    } catch (err) {
+    const check = await provider.check(input.revision, signal).catch((err: unknown) => {
       // A failure is logged once, where the machine reports it (instance.ts), as a failed check (a CDN down, a
       // damaged build: the next check tries again). A found build the disk cannot take is a failed update the
       // operator must act on: it is told as one, and the check ends with nothing available, the server untouched.
@@ -92,9 +89,10 @@ export function createCheckActor(host: UpdateHost) {
       const error = describeError(err);
       host.log.error('update failed; the installed build keeps running', { error });
       tell(host, { phase: 'failed', error, during: 'install' });
-      return { available: false, at: Date.now() };
-    }
-    host.log.info(check.available ? 'update available' : 'no update available', { current: input.revision });
-    return { available: check.available, at: Date.now() };
+      return null;
+    });
+    if (check !== null)
+      host.log.info(check.available ? 'update available' : 'no update available', { current: input.revision });
+    return { available: check?.available ?? false, at: Date.now() };
   });
 }

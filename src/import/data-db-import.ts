@@ -24,17 +24,14 @@ export async function ownStartTime(): Promise<string> {
  */
 export async function openWatchdogDb(file: string, log: Logger): Promise<WatchdogDb | null> {
   if (!(await watchdogDbExists(file))) return null;
-  let db: WatchdogDb;
-  try {
-    db = await readWatchdogDb(file);
-  } catch (err) {
+  const db = await readWatchdogDb(file).catch((err: unknown) => {
     log.warn("could not import from the real watchdog's data file; starting without it", {
       file,
       problem: describeError(err),
     });
     return null;
-  }
-  if (db.unfinished.length > 0) {
+  });
+  if (db?.unfinished.length) {
     log.warn(
       "the real watchdog's data file has an unfinished write beside it (it is running or did not stop cleanly); " +
         'the import may miss its last write: stop the real watchdog cleanly before starting this one',

@@ -43,14 +43,11 @@ export const watchdogDbExists = async (file: string) => (await stat(file).catch(
  * damaged or without a `ServerInstance` table.
  */
 export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (err) {
+  const bytes = await readFile(file).catch((err: unknown) => {
     throw new WatchdogDbError(`could not read ${file} (${describeError(err)}); check Data.File and its permissions`, {
       cause: err,
     });
-  }
+  });
   const unfinished: string[] = [];
   for (const suffix of ['-journal', '-wal']) if (await nonEmptyFile(file + suffix)) unfinished.push(file + suffix);
   // An empty file is what SQLite creates before the first write: a database with no tables.

@@ -97,18 +97,15 @@ export async function runDaemon(
   );
   // A server's log dropping lines and written again (src/supervisor/server-log.ts), said once each.
   const stopLogHealthLog = subscribe(bus, {
-    'instance:log-failing': (e) =>
-      log
-        .child(e.key)
-        .error(
-          `cannot write ${e.file} (${e.code}): dropping its lines and counting them, trying again every ` +
-            `${current.timing.LogRetrySeconds} s; ${remedy(e.code)}, and it resumes by itself`,
-          { error: e.message },
-        ),
-    'instance:log-resumed': (e) =>
-      log
-        .child(e.key)
-        .info(`writing ${e.file} again; ${e.dropped} line(s) were dropped meanwhile`, { dropped: e.dropped }),
+    'instance:log-failing': (e) => {
+      const retry = `trying again every ${current.timing.LogRetrySeconds} s`;
+      const what = `cannot write ${e.file} (${e.code}): dropping its lines and counting them, ${retry}`;
+      log.child(e.key).error(`${what}; ${remedy(e.code)}, and it resumes by itself`, { error: e.message });
+    },
+    'instance:log-resumed': (e) => {
+      const what = `writing ${e.file} again; ${e.dropped} line(s) were dropped meanwhile`;
+      log.child(e.key).info(what, { dropped: e.dropped });
+    },
   });
   const stopRefusedLog = logRefusedRequests(
     bus,

@@ -215,17 +215,14 @@ export function createBackupHost(
       };
     },
     start(): void {
-      backups
-        .start()
-        .then((back) => {
-          if (back.length > 0)
-            deps.log.warn('a restore was cut off by the daemon stopping; put back the data it had moved aside', {
-              paths: back.join(' '),
-            });
-        })
-        .catch((err: unknown) =>
+      const cutOff = 'a restore was cut off by the daemon stopping; put back the data it had moved aside';
+      void backups.start().then(
+        (back) => {
+          if (back.length > 0) deps.log.warn(cutOff, { paths: back.join(' ') });
+        },
+        (err: unknown) =>
           deps.log.warn('cannot look for what an interrupted snapshot or restore left', { error: describeError(err) }),
-        );
+      );
       arm();
     },
     reschedule: arm,

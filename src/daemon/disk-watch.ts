@@ -142,21 +142,12 @@ async function readOne(g: Group, s: DiskSettings, wasLow: boolean): Promise<Disk
   });
   if (g.error !== null) return unread(g.error);
   try {
-    const space = await diskSpaceOf(path);
-    const threshold = thresholdOf(space.totalBytes, s);
-    const isLow = space.freeBytes < (wasLow ? threshold * (1 + HYSTERESIS) : threshold);
-    const figures = `${holds} on ${space.mount}: ${formatBytes(space.freeBytes)} free of ${formatBytes(space.totalBytes)} (${formatPercent(space.freeBytes, space.totalBytes)})`;
-    return {
-      holds,
-      path,
-      mount: space.mount,
-      freeBytes: space.freeBytes,
-      totalBytes: space.totalBytes,
-      thresholdBytes: threshold,
-      low: isLow,
-      error: null,
-      message: `${figures}, ${isLow ? 'below' : 'above'} the ${formatBytes(threshold)} threshold`,
-    };
+    const { mount, freeBytes, totalBytes } = await diskSpaceOf(path);
+    const threshold = thresholdOf(totalBytes, s);
+    const low = freeBytes < (wasLow ? threshold * (1 + HYSTERESIS) : threshold);
+    const figures = `${holds} on ${mount}: ${formatBytes(freeBytes)} free of ${formatBytes(totalBytes)} (${formatPercent(freeBytes, totalBytes)})`;
+    const message = `${figures}, ${low ? 'below' : 'above'} the ${formatBytes(threshold)} threshold`;
+    return { holds, path, mount, freeBytes, totalBytes, thresholdBytes: threshold, low, error: null, message };
   } catch (err) {
     return unread(describeError(err));
   }

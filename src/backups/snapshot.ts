@@ -62,9 +62,7 @@ export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest
       takenAt: (req.now ?? new Date()).toISOString(),
       revision: req.revision,
       revisionAfter: req.revisionAfter ?? null,
-      files: got.files,
-      skipped: got.skipped,
-      bytes: got.bytes,
+      ...got,
       archiveBytes: 0,
     };
     await writeFile(join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -71,12 +71,6 @@ function parseJson(bytes: Buffer): unknown {
   }
 }
 
-function reasonOf(err: unknown): string {
-  const cause = err instanceof Error ? err.cause : undefined;
-  if (cause instanceof Error) return cause.message;
-  return err instanceof Error ? err.message : String(err);
-}
-
 /**
  * A small client of the Agones SDK server's REST API (the sidecar beside every game server in an Agones pod). Each
  * call is retried with back-off while the SDK server does not answer yet (it may start after the game server), within
@@ -204,7 +198,9 @@ export class AgonesSdk {
           } catch (err) {
             // Read past its cap, the answer is not the SDK server's: asking again would read the same.
             const tooLarge = err instanceof AnswerTooLargeError;
-            const message = tooLarge ? `${call}: ${(err as Error).message}` : reasonOf(err);
+            // fetch's own message is "fetch failed"; its cause says why (ECONNREFUSED while the SDK server starts).
+            const why = err instanceof Error ? (err.cause instanceof Error ? err.cause : err).message : String(err);
+            const message = tooLarge ? `${call}: ${why}` : why;
             return { ok: false, retry: !tooLarge, error: new AgonesSdkError(message, null, call, { cause: err }) };
           }
           if (res.ok) return { ok: true, value };

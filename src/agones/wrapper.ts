@@ -1,6 +1,6 @@
 import { type Bus, type BusEvents, subscribe } from '../bus.ts';
 import type { AgonesConfig } from '../config/sections/agones.ts';
-import { callReady, followGameServer, startHealthPings } from '../kit/agones/pinger.ts';
+import { callReady, callShutdown, followGameServer, startHealthPings } from '../kit/agones/pinger.ts';
 import { startPlayerReports } from '../kit/agones/players.ts';
 import { AgonesSdk } from '../kit/agones/sdk.ts';
 import type { Logger } from '../log.ts';
@@ -81,20 +81,8 @@ export function startAgonesWrapper(opts: {
   const playersTimer = setInterval(() => void readPlayerCount(), config.playersSeconds * 1000);
 
   const shutdown = (why: string): Promise<void> => {
-    shutdownCall ??= (async () => {
-      if (gsState === 'Shutdown') {
-        log.info(`the GameServer is already Shutdown; not asking again (${why})`);
-        return;
-      }
-      try {
-        // Bounded: the daemon's exit (which waits for it) must not hang on an SDK server that is gone.
-        await sdk.shutdown({ signal, retry: { maxElapsedMs: 10_000 } });
-        log.info(`asked Agones to shut the GameServer down: ${why}`);
-      } catch (err) {
-        if (!signal.aborted)
-          log.error('could not ask Agones to shut the GameServer down', { error: (err as Error).message });
-      }
-    })();
+    // The daemon's exit waits for it (`stop`), within its bound.
+    shutdownCall ??= callShutdown(sdk, signal, log, { why, state: gsState, maxElapsedMs: 10_000 });
     return shutdownCall;
   };
 

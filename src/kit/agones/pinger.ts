@@ -72,6 +72,26 @@ export async function callReady(
 }
 
 /**
+ * `/shutdown`, unless the GameServer is `Shutdown` already (`state`), given up after `maxElapsedMs` (whoever leaves
+ * must not hang on an SDK server that is gone). Nothing is thrown: a failure is logged.
+ */
+export async function callShutdown(
+  sdk: AgonesSdk,
+  signal: AbortSignal,
+  log: Logger,
+  opts: { why: string; state: string | null | undefined; maxElapsedMs: number },
+): Promise<void> {
+  if (opts.state === 'Shutdown') return log.info(`the GameServer is already Shutdown; not asking again (${opts.why})`);
+  try {
+    await sdk.shutdown({ signal, retry: { maxElapsedMs: opts.maxElapsedMs } });
+    log.info(`asked Agones to shut the GameServer down (${opts.why})`);
+  } catch (err) {
+    if (!signal.aborted)
+      log.error('could not ask Agones to shut the GameServer down', { error: (err as Error).message });
+  }
+}
+
+/**
  * Follows the GameServer until `signal` aborts (a broken watch is reopened), logging each change of its state;
  * `onChange` gets every GameServer seen.
  */

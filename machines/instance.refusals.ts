@@ -6,9 +6,13 @@ import type { InstanceEvent, MaintenancePolicy, Stamp } from './instance.types.t
 
 /** How a control action was asked for; `at` is the supervisor's stamp (its clocks), the machine has none. */
 export interface ControlArgs {
+  /** Restart and update only: carry it out by this policy instead of at once. */
   when?: MaintenancePolicy;
+  /** Who asked, for the chat message and the remembered stop (`by boss from 10.0.0.5`); '' when unknown. */
   by?: string;
+  /** Rollback only: also put back the data snapshot taken before the installed build was installed. */
   withData?: boolean;
+  /** Restore only: the snapshot to put back. */
   snapshot?: string;
   at?: Stamp;
 }
@@ -103,11 +107,7 @@ export function refusalOf(snapshot: ControlView, action: ControlAction, facts: C
 /** Why the machine itself cannot take `action` now (its state is busy with something), or null. */
 export function busyRefusal(snapshot: ControlView, action: ControlAction): string | null {
   if (snapshot.status !== 'active') return BUSY_REASONS['shutting-down'];
-  return snapshot.can(CONTROL_EVENT[action]({})) ? null : busyReason(snapshot.tags);
-}
-
-/** The reason named by the first busy tag the state carries. */
-export function busyReason(tags: ReadonlySet<string>): string {
-  for (const [tag, reason] of Object.entries(BUSY_REASONS)) if (tags.has(tag)) return reason;
-  return 'not possible in this state';
+  if (snapshot.can(CONTROL_EVENT[action]({}))) return null;
+  // The reason named by the first busy tag the state carries.
+  return Object.entries(BUSY_REASONS).find(([tag]) => snapshot.tags.has(tag))?.[1] ?? 'not possible in this state';
 }

@@ -32,6 +32,17 @@ const failed = (
 
 const toStopping = '#instance.lifecycle.server.stopping';
 
+/** A request the server must go for first: the relaunch's intent (and what it asked), then a graceful stop. */
+const stopFor = (intent: 'restart' | 'rollback' | 'restore', what: string, note?: 'noteRollback' | 'noteRestore') =>
+  ({
+    target: '.stopping',
+    actions: [
+      { type: 'requestRelaunch', params: intent },
+      ...(note ? [note] : []),
+      { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: `${what} requested by the watchdog` } },
+    ],
+  }) as const;
+
 /** The lifecycle's `server` state: a server process is owned (see above); every way out goes to `decide`. */
 const serverState = s.createStateConfig({
   initial: 'starting',
@@ -52,32 +63,9 @@ const serverState = s.createStateConfig({
     PROCESS_STARTED: { guard: 'currentLaunch', actions: 'recordStart' },
     PROCESS_EXITED: { guard: 'currentLaunch', target: 'decide', actions: 'recordExit' },
     PROCESS_BLOCKED: { guard: 'currentLaunch', target: 'decide', actions: 'recordBlock' },
-    RESTART: {
-      target: '.stopping',
-      actions: [
-        { type: 'requestRelaunch', params: 'restart' },
-        { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Restart requested by the watchdog' } },
-      ],
-    },
-    ROLLBACK: {
-      target: '.stopping',
-      actions: [
-        { type: 'requestRelaunch', params: 'rollback' },
-        'noteRollback',
-        { type: 'tell', params: { type: 'STOP_GRACEFULLY', reason: 'Rollback requested by the watchdog' } },
-      ],
-    },
-    RESTORE: {
-      target: '.stopping',
-      actions: [
-        { type: 'requestRelaunch', params: 'restore' },
-        'noteRestore',
-        {
-          type: 'tell',
-          params: { type: 'STOP_GRACEFULLY', reason: 'Backup restore requested by the watchdog' },
-        },
-      ],
-    },
+    RESTART: stopFor('restart', 'Restart'),
+    ROLLBACK: stopFor('rollback', 'Rollback', 'noteRollback'),
+    RESTORE: stopFor('restore', 'Backup restore', 'noteRestore'),
     SHUTDOWN: {
       guard: 'graceful',
       target: '.stopping',

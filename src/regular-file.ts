@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, type Stats } from 'node:fs';
 import { type FileHandle, open, rm } from 'node:fs/promises';
 
@@ -111,6 +112,17 @@ export async function readRegularFile(path: string, encoding?: 'utf8'): Promise<
   } finally {
     await file.close();
   }
+}
+
+/** A regular file's size and SHA-256 (lower-case hex), streamed: flat memory whatever its size. */
+export async function hashFile(path: string): Promise<{ bytes: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of (await openRegular(path)).file.createReadStream()) {
+    hash.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+  }
+  return { bytes, sha256: hash.digest('hex') };
 }
 
 /** Flags for appending to a log, created when missing. */

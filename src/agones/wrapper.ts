@@ -1,14 +1,28 @@
 import { type Bus, type BusEvents, subscribe } from '../bus.ts';
 import type { AgonesConfig } from '../config/sections/agones.ts';
 import { type AnswersSettings, answerCap } from '../config/sections/answers.ts';
-import { callReady, followGameServer, startHealthPings } from '../kit/agones/pinger.ts';
+import { callReady, callShutdown, followGameServer, startHealthPings } from '../kit/agones/pinger.ts';
 import { startPlayerReports } from '../kit/agones/players.ts';
 import { AgonesSdk } from '../kit/agones/sdk.ts';
 import type { Logger } from '../log.ts';
 import { readPlayers } from '../process/server-api.ts';
 import type { AgonesStatus } from '../supervisor/status.ts';
 
-export interface AgonesWrapperOptions {
+/**
+ * States in which the server is wanted and on its way: starting, running, being relaunched, being updated or rolled
+ * back. Health pings go on through all of them, so a quick crash and relaunch in the pod does not get the GameServer
+ * marked Unhealthy; the back-off budget (`crashLoopLimit`) is counted apart.
+ */
+const alive = (state: string) => !state.startsWith('stopped') && state !== 'exited';
+const serving = (state: string) => state === 'server.running' || state === 'server.awaiting-checkin';
+
+/**
+ * The watchdog as the Agones wrapper of an engine server that knows nothing of Agones: `/ready` at the server's
+ * first check-in, `/health` on its own interval while the instance is alive, the player count (the server's
+ * `GET /status`) as the label and Counter `players`, and `/shutdown` once the instance is stopped for good (it gave
+ * up, or someone stopped it): in a pod, a server that is not coming back is a GameServer to replace.
+ */
+export function startAgonesWrapper(opts: {
   config: AgonesConfig;
   /**
    * The one instance the daemon wraps: its key, ApiPort and the `Answers` caps in force (for its player count), state
@@ -25,33 +39,7 @@ export interface AgonesWrapperOptions {
   log: Logger;
   /** The client to use; default one on 127.0.0.1 at `config.port`. */
   sdk?: AgonesSdk;
-}
-
-export interface AgonesWrapper {
-  status(): AgonesStatus;
-  /**
-   * Stops pings, player reports, the watch and every call still waiting for the SDK server; a `/shutdown` under
-   * way is let finish first. No `/shutdown` of its own: the daemon stops on a signal, and in a pod a SIGTERM means
-   * the pod is already being deleted (docs/agones.md).
-   */
-  stop(): Promise<void>;
-}
-
-/**
- * States in which the server is wanted and on its way: starting, running, being relaunched, being updated or rolled
- * back. Health pings go on through all of them, so a quick crash and relaunch in the pod does not get the GameServer
- * marked Unhealthy; the back-off budget (`crashLoopLimit`) is counted apart.
- */
-const alive = (state: string) => !state.startsWith('stopped') && state !== 'exited';
-const serving = (state: string) => state === 'server.running' || state === 'server.awaiting-checkin';
-
-/**
- * The watchdog as the Agones wrapper of an engine server that knows nothing of Agones: `/ready` at the server's
- * first check-in, `/health` on its own interval while the instance is alive, the player count (the server's
- * `GET /status`) as the label and Counter `players`, and `/shutdown` once the instance is stopped for good (it gave
- * up, or someone stopped it): in a pod, a server that is not coming back is a GameServer to replace.
- */
-export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
+}) {
   const { config, instance, bus, log } = opts;
   const sdk = opts.sdk ?? new AgonesSdk({ port: config.port });
   const stopping = new AbortController();
@@ -107,20 +95,8 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
   const playersTimer = setInterval(() => void readPlayerCount(), config.playersSeconds * 1000);
 
   const shutdown = (why: string): Promise<void> => {
-    shutdownCall ??= (async () => {
-      if (gsState === 'Shutdown') {
-        log.info(`the GameServer is already Shutdown; not asking again (${why})`);
-        return;
-      }
-      try {
-        // Bounded: the daemon's exit (which waits for it) must not hang on an SDK server that is gone.
-        await sdk.shutdown({ signal, retry: { maxElapsedMs: 10_000 } });
-        log.info(`asked Agones to shut the GameServer down: ${why}`);
-      } catch (err) {
-        if (!signal.aborted)
-          log.error('could not ask Agones to shut the GameServer down', { error: (err as Error).message });
-      }
-    })();
+    // The daemon's exit waits for it (`stop`), within its bound.
+    shutdownCall ??= callShutdown(sdk, signal, log, { why, state: gsState, maxElapsedMs: 10_000 });
     return shutdownCall;
   };
 
@@ -164,7 +140,14 @@ export function startAgonesWrapper(opts: AgonesWrapperOptions): AgonesWrapper {
   };
 
   return {
-    status: () => ({ gameServer, state: gsState, ready }),
+    status: (): AgonesStatus => ({ gameServer, state: gsState, ready }),
+    /**
+     * Stops pings, player reports, the watch and every call still waiting for the SDK server; a `/shutdown` under
+     * way is let finish first. No `/shutdown` of its own: the daemon stops on a signal, and in a pod a SIGTERM means
+     * the pod is already being deleted (docs/agones.md).
+     */
     stop,
   };
 }
+
+export type AgonesWrapper = ReturnType<typeof startAgonesWrapper>;

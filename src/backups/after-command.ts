@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describeError } from '../errors.ts';
 import { lastLines, runChild } from '../process/run-child.ts';
-import type { BackupManifest } from './manifest.ts';
+import type { BackupEntry } from './catalog.ts';
 
 /** How `Backups.AfterCommand` ended: the exit status and the end of its output, for the log, status and chat. */
 export interface AfterCommandResult {
@@ -20,7 +20,7 @@ export interface AfterCommandResult {
  */
 export async function runAfterCommand(
   command: readonly string[],
-  snapshot: BackupManifest & { archive: string },
+  snapshot: BackupEntry,
   opts: { cwd: string; timeoutMs: number; signal: AbortSignal },
 ): Promise<AfterCommandResult> {
   const [program, ...args] = command;
@@ -57,11 +57,7 @@ export function createOffHostCopies(ended: (id: string, result: AfterCommandResu
   const stopping = new AbortController();
   return {
     has: (id: string) => running.has(id),
-    start(
-      command: readonly string[],
-      snapshot: BackupManifest & { archive: string },
-      opts: { cwd: string; timeoutMs: number },
-    ): void {
+    start(command: readonly string[], snapshot: BackupEntry, opts: { cwd: string; timeoutMs: number }): void {
       running.add(snapshot.id);
       void runAfterCommand(command, snapshot, { ...opts, signal: stopping.signal })
         .then((result) => ended(snapshot.id, result))

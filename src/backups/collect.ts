@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import { copyFile, lstat, mkdir, readdir } from 'node:fs/promises';
 import { dirname, join, posix, relative, sep } from 'node:path';
-import { openRegular } from '../regular-file.ts';
+import { hashFile } from '../regular-file.ts';
 import type { BackupFile } from './manifest.ts';
 import { copySqliteDatabase, isSqliteDatabase, SQLITE_SIDECARS, type SqliteCopyOptions } from './sqlite-copy.ts';
 
@@ -115,17 +114,6 @@ export async function listSources(instanceDir: string): Promise<SnapshotSources>
   }
   out.files.sort();
   return out;
-}
-
-export async function hashFile(path: string): Promise<{ bytes: number; sha256: string }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  // Listed as a regular file, but the server may have swapped it since: never a wait on a named pipe.
-  for await (const chunk of (await openRegular(path)).file.createReadStream()) {
-    hash.update(chunk as Buffer);
-    bytes += (chunk as Buffer).length;
-  }
-  return { bytes, sha256: hash.digest('hex') };
 }
 
 const toPosix = (rel: string): string => rel.split(sep).join(posix.sep);

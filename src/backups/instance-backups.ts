@@ -6,7 +6,7 @@ import { type AfterCommandResult, createOffHostCopies } from './after-command.ts
 import { type BackupEntry, entryOf, listBackups, removeBackup, rewriteManifest, takenBefore } from './catalog.ts';
 import type { BackupKind, BackupManifest } from './manifest.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
-import { BackupError, takeSnapshot } from './snapshot.ts';
+import { BackupError, type SnapshotRequest, takeSnapshot } from './snapshot.ts';
 
 /** How a snapshot went, for the status, `/metrics` and chat. */
 export type BackupOutcome =
@@ -34,16 +34,6 @@ const MB = 1_000_000;
 /** The longest a `sqlite3 .backup` of one database may take before the snapshot fails. */
 const SQLITE_TIMEOUT_MS = 10 * 60_000;
 
-export interface InstanceBackupsOptions {
-  key: string;
-  instanceDir: string;
-  settings: () => { backups: BackupsSettings; retention: RetentionSettings };
-  reports: BackupReports;
-  now?: () => number;
-  /** Snapshots still needed later (a restore waiting for its moment, the one a rollback puts back): retention spares them. */
-  spared?: () => Promise<string[]>;
-}
-
 /** The snapshot taken before an install, told how the install ended. */
 export interface InstallSnapshot {
   readonly id: string;
@@ -59,19 +49,23 @@ export interface InstallSnapshot {
   notInstalled(): Promise<void>;
 }
 
-interface SnapshotRequest {
-  kind: BackupKind;
-  revision: string | null;
-  revisionAfter?: string | null;
-  quiet: boolean | (() => boolean);
-}
+/** What a caller says of a snapshot; the rest of a SnapshotRequest comes from the instance and its settings. */
+type Asked = Pick<SnapshotRequest, 'kind' | 'revision' | 'revisionAfter' | 'quiet'>;
 
 /**
  * One instance's snapshots: taken one at a time (a scheduled one waits for one before an update), retention applied
  * after each, `Backups.AfterCommand` started after each and not awaited (an update does not wait for an upload);
  * a snapshot being copied off-host is not removed by retention until its copy ended.
  */
-export function createInstanceBackups(opts: InstanceBackupsOptions) {
+export function createInstanceBackups(opts: {
+  key: string;
+  instanceDir: string;
+  settings: () => { backups: BackupsSettings; retention: RetentionSettings };
+  reports: BackupReports;
+  now?: () => number;
+  /** Snapshots still needed later (a restore waiting for its moment, the one a rollback puts back): retention spares them. */
+  spared?: () => Promise<string[]>;
+}) {
   const dir = join(opts.instanceDir, 'backups');
   const now = opts.now ?? Date.now;
   const copies = createOffHostCopies(opts.reports.afterCommand);
@@ -117,7 +111,7 @@ export function createInstanceBackups(opts: InstanceBackupsOptions) {
   };
 
   /** `beforeInstall`: a before-update snapshot, left out of retention until its install ended. */
-  const snapshot = async (req: SnapshotRequest, beforeInstall = false): Promise<BackupManifest> => {
+  const snapshot = async (req: Asked, beforeInstall = false): Promise<BackupManifest> => {
     const { backups, retention } = opts.settings();
     try {
       const manifest = await takeSnapshot({
@@ -150,7 +144,7 @@ export function createInstanceBackups(opts: InstanceBackupsOptions) {
     serial(() => restoreSnapshot(opts.instanceDir, entry, opts.settings().backups.SpaceMarginMegabytes * MB));
 
   /** Takes a snapshot; rejects with a BackupError (also reported) when it could not be taken. */
-  const take = (req: SnapshotRequest): Promise<BackupManifest> => serial(() => snapshot(req));
+  const take = (req: Asked): Promise<BackupManifest> => serial(() => snapshot(req));
 
   /**
    * Puts `entry` back in place of the current data, which is snapshotted first (`before-restore`), then runs `then`

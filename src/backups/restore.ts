@@ -2,10 +2,11 @@ import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { extract } from 'tar';
 import { describeError } from '../errors.ts';
+import { hashFile } from '../regular-file.ts';
 import { diskSpaceOf, formatBytes } from '../store/disk-space.ts';
 import { flushTree, syncPath } from '../updates/install/flush.ts';
 import type { BackupEntry } from './catalog.ts';
-import { hashFile, SNAPSHOT_PATHS } from './collect.ts';
+import { SNAPSHOT_PATHS } from './collect.ts';
 import { BackupError } from './snapshot.ts';
 
 /**
@@ -115,8 +116,4 @@ export async function recoverInterrupted(instanceDir: string, backupsDir: string
   return back;
 }
 
-const exists = (path: string) =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
+const exists = async (path: string) => (await stat(path).catch(() => null)) !== null;

@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { create } from 'tar';
 import { describeError } from '../errors.ts';
-import { CREATE_NEW, clearForWrite } from '../regular-file.ts';
+import { clearForWrite } from '../regular-file.ts';
 import { diskFullError, diskSpaceOf, formatBytes } from '../store/disk-space.ts';
 import { syncPath } from '../updates/install/flush.ts';
-import { listBackups } from './catalog.ts';
+import { listBackups, rewriteManifest } from './catalog.ts';
 import { collect, listSources, SNAPSHOT_PATHS } from './collect.ts';
 import { type BackupKind, type BackupManifest, snapshotId } from './manifest.ts';
 import type { SqliteCopyOptions } from './sqlite-copy.ts';
@@ -62,9 +62,7 @@ export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest
       takenAt: (req.now ?? new Date()).toISOString(),
       revision: req.revision,
       revisionAfter: req.revisionAfter ?? null,
-      files: got.files,
-      skipped: got.skipped,
-      bytes: got.bytes,
+      ...got,
       archiveBytes: 0,
     };
     await writeFile(join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -76,17 +74,11 @@ export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest
     await clearForWrite(partial);
     await create({ gzip: true, file: partial, cwd: staging, portable: true }, members);
     const done = { ...manifest, archiveBytes: (await stat(partial)).size };
-    await clearForWrite(join(req.backupsDir, `${id}.json.partial`));
-    await writeFile(join(req.backupsDir, `${id}.json.partial`), `${JSON.stringify(done, null, 2)}\n`, {
-      flag: CREATE_NEW,
-    });
     // On the disk before it counts as taken: an update swaps builds right after, and a power loss then must not
-    // leave a snapshot that was never written.
+    // leave a snapshot that was never written. The manifest comes last: a listing needs both.
     await syncPath(partial);
-    await syncPath(join(req.backupsDir, `${id}.json.partial`));
     await rename(partial, archive);
-    await rename(join(req.backupsDir, `${id}.json.partial`), join(req.backupsDir, `${id}.json`));
-    await syncPath(req.backupsDir);
+    await rewriteManifest(req.backupsDir, done);
     return done;
   } catch (err) {
     await Promise.all([
@@ -115,13 +107,8 @@ async function ensureRoom(req: SnapshotRequest, bytes: number): Promise<void> {
 function asBackupError(err: unknown, req: SnapshotRequest): BackupError {
   if (err instanceof BackupError) return err;
   const full = diskFullError(err);
-  if (full)
-    return new BackupError(
-      'space',
-      `the disk filled while taking a snapshot of ${req.instance} (${full.code}); nothing was kept`,
-      {
-        cause: err,
-      },
-    );
-  return new BackupError('failed', `the snapshot of ${req.instance} failed: ${describeError(err)}`, { cause: err });
+  const message = full
+    ? `the disk filled while taking a snapshot of ${req.instance} (${full.code}); nothing was kept`
+    : `the snapshot of ${req.instance} failed: ${describeError(err)}`;
+  return new BackupError(full ? 'space' : 'failed', message, { cause: err });
 }

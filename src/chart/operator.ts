@@ -99,26 +99,6 @@ export const OPERATOR_LEGEND = {
   always: 'the watchdog chose at once',
 } as const;
 
-/**
- * What the two tables miss of the machine's graph, said so a person can fix it: a state of the region without a
- * name, a region neither drawn nor hidden, a transition without words. Empty when the view covers the machine.
- */
-export function unmappedParts(graph: ChartGraph = chartGraph()): string[] {
-  const missing: string[] = [];
-  for (const s of graph.states) {
-    if (s.parent === '' && s.path !== OPERATOR_REGION && !(s.path in HIDDEN_REGIONS))
-      missing.push(`region "${s.path}" is neither drawn nor listed in HIDDEN_REGIONS`);
-    if (inRegion(graph, s) && s.path !== OPERATOR_REGION && !(s.path in OPERATOR_STATES))
-      missing.push(`state "${s.path}" has no name in OPERATOR_STATES`);
-  }
-  const inside = new Set(graph.states.filter((s) => inRegion(graph, s)).map((s) => s.path));
-  for (const e of graph.edges) {
-    if (inside.has(e.source) && !(e.label in OPERATOR_WORDS))
-      missing.push(`transition "${e.label}" (${e.source} → ${e.target}) has no words in OPERATOR_WORDS`);
-  }
-  return [...new Set(missing)];
-}
-
 function inRegion(graph: ChartGraph, s: ChartState): boolean {
   return within(graph, s.path, OPERATOR_REGION);
 }

@@ -13,12 +13,7 @@ export function isChartFormat(value: string): value is ChartFormat {
 
 export function renderChart(format: ChartFormat, view: ChartView = 'developer'): string {
   const graph = viewGraph(view, chartGraph());
-  switch (format) {
-    case 'mermaid':
-      return toMermaid(graph);
-    case 'dot':
-      return view === 'operator' ? toDot(graph, OPERATOR_LEGEND) : toDot(graph);
-    case 'json':
-      return JSON.stringify(graph, null, 2) + '\n';
-  }
+  if (format === 'mermaid') return toMermaid(graph);
+  if (format === 'dot') return view === 'operator' ? toDot(graph, OPERATOR_LEGEND) : toDot(graph);
+  return JSON.stringify(graph, null, 2) + '\n';
 }

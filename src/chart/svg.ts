@@ -2,27 +2,11 @@
 
 import type { Logger } from '../log.ts';
 import { toDot } from './dot.ts';
-import { type ChartEdge, type ChartGraph, chartGraph } from './graph.ts';
+import { chartGraph } from './graph.ts';
 import { type ChartView, OPERATOR_LEGEND, viewGraph } from './operator.ts';
 
 /** The id of a state's node in the SVG: `state:` + its dotted path (`state:stopped.idle`). */
 export const NODE_ID_PREFIX = 'state:';
-
-/**
- * Parallel transitions (same source, target and kind) share one arrow with a label line each. The machine has
- * up to six between two states; drawn one by one they made the chart unreadable at dashboard size, and their
- * self-loops made Graphviz's router fail ("triangulation failed").
- */
-export function mergeParallelEdges(graph: ChartGraph): ChartGraph {
-  const merged = new Map<string, ChartEdge>();
-  for (const e of graph.edges) {
-    const k = JSON.stringify([e.source, e.target, e.kind, e.internal]);
-    const prev = merged.get(k);
-    // A raw newline inside a quoted DOT string is a line break in the label.
-    merged.set(k, prev ? { ...prev, label: `${prev.label}\n${e.label}` } : e);
-  }
-  return { ...graph, edges: [...merged.values()] };
-}
 
 /** Drops the XML prolog and the fixed size, so the SVG can be inlined and scaled by CSS (its viewBox stays). */
 function inlineable(svg: string): string {
@@ -37,7 +21,7 @@ export async function renderChartSvg(log?: Logger, view: ChartView = 'developer'
   // Loaded on first use: the module carries Graphviz as ~1 MB of wasm, which a daemon nobody looks at need not hold.
   const { instance } = await import('@viz-js/viz');
   const viz = await instance();
-  const graph = mergeParallelEdges(viewGraph(view, chartGraph()));
+  const graph = viewGraph(view, chartGraph());
   const dot = view === 'operator' ? toDot(graph, OPERATOR_LEGEND) : toDot(graph);
   const original = console.error;
   const diagnostics: string[] = [];

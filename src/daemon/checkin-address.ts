@@ -14,30 +14,18 @@ const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 export function checkinBaseUrl(bound: readonly BoundAddress[]): string {
   const first = bound[0];
   if (!first) throw new Error('the daemon listens nowhere, so servers have nowhere to check in');
-  const pick = (test: (b: BoundAddress) => boolean, host: (b: BoundAddress) => string) => {
+  // By preference; a dual-stack `::` socket takes IPv4 too, and 127.0.0.1 works wherever a server resolves names.
+  const choices: Array<[(b: BoundAddress) => boolean, (b: BoundAddress) => string]> = [
+    [(b) => b.name === 'localhost', () => 'localhost'],
+    [(b) => b.host.startsWith('127.'), (b) => b.host],
+    [(b) => ANY.has(b.host), () => '127.0.0.1'],
+    [(b) => b.host === '::1', () => '::1'],
+  ];
+  for (const [test, host] of choices) {
     const b = bound.find(test);
-    return b ? `http://${urlHost(host(b))}:${b.port}` : undefined;
-  };
-  return (
-    pick(
-      (b) => b.name === 'localhost',
-      () => 'localhost',
-    ) ??
-    pick(
-      (b) => b.host.startsWith('127.'),
-      (b) => b.host,
-    ) ??
-    // A dual-stack `::` socket takes IPv4 too, and 127.0.0.1 works wherever a server resolves names.
-    pick(
-      (b) => b.host === '0.0.0.0' || b.host === '::',
-      () => '127.0.0.1',
-    ) ??
-    pick(
-      (b) => b.host === '::1',
-      () => '::1',
-    ) ??
-    first.url
-  );
+    if (b) return `http://${urlHost(host(b))}:${b.port}`;
+  }
+  return first.url;
 }
 
 /**

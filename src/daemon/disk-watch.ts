@@ -11,14 +11,6 @@ export interface WatchedFolder {
   path: string;
 }
 
-export interface DiskWatchOptions {
-  folders: WatchedFolder[];
-  /** Read at every check, so a reload applies at the next one. */
-  settings: () => DiskSettings;
-  bus: Bus;
-  log: Logger;
-}
-
 const MB = 1_000_000;
 /** Back above the threshold by this share before it counts as recovered, so a disk at the line does not flap. */
 const HYSTERESIS = 0.05;
@@ -34,7 +26,13 @@ export function thresholdOf(totalBytes: number, s: DiskSettings): number {
  * `daemon:disk-recovered` once per crossing of the threshold. Never throws: a folder that is gone or unreadable is a
  * reading with its error (logged once per change), and the watch goes on.
  */
-export function watchDisks(opts: DiskWatchOptions) {
+export function watchDisks(opts: {
+  folders: WatchedFolder[];
+  /** Read at every check, so a reload applies at the next one. */
+  settings: () => DiskSettings;
+  bus: Bus;
+  log: Logger;
+}) {
   const { bus, log } = opts;
   let last: DiskReading[] = [];
   /** Which file systems (by `holds`) are low, and which could not be read, as last told. */
@@ -144,21 +142,12 @@ async function readOne(g: Group, s: DiskSettings, wasLow: boolean): Promise<Disk
   });
   if (g.error !== null) return unread(g.error);
   try {
-    const space = await diskSpaceOf(path);
-    const threshold = thresholdOf(space.totalBytes, s);
-    const isLow = space.freeBytes < (wasLow ? threshold * (1 + HYSTERESIS) : threshold);
-    const figures = `${holds} on ${space.mount}: ${formatBytes(space.freeBytes)} free of ${formatBytes(space.totalBytes)} (${formatPercent(space.freeBytes, space.totalBytes)})`;
-    return {
-      holds,
-      path,
-      mount: space.mount,
-      freeBytes: space.freeBytes,
-      totalBytes: space.totalBytes,
-      thresholdBytes: threshold,
-      low: isLow,
-      error: null,
-      message: `${figures}, ${isLow ? 'below' : 'above'} the ${formatBytes(threshold)} threshold`,
-    };
+    const { mount, freeBytes, totalBytes } = await diskSpaceOf(path);
+    const threshold = thresholdOf(totalBytes, s);
+    const low = freeBytes < (wasLow ? threshold * (1 + HYSTERESIS) : threshold);
+    const figures = `${holds} on ${mount}: ${formatBytes(freeBytes)} free of ${formatBytes(totalBytes)} (${formatPercent(freeBytes, totalBytes)})`;
+    const message = `${figures}, ${low ? 'below' : 'above'} the ${formatBytes(threshold)} threshold`;
+    return { holds, path, mount, freeBytes, totalBytes, thresholdBytes: threshold, low, error: null, message };
   } catch (err) {
     return unread(describeError(err));
   }

@@ -138,10 +138,8 @@ function closeServer(server: Server): Promise<void> {
  * process that bound it.
  */
 export async function lockNames(folder: string): Promise<string[]> {
-  const names = [abstractName(`path:${await canonicalPath(folder)}`)];
-  const id = await inodeOf(folder);
-  if (id !== null) names.push(abstractName(`inode:${id}`));
-  return names;
+  const inode = await inodeLockName(folder);
+  return [abstractName(`path:${await canonicalPath(folder)}`), ...(inode === null ? [] : [inode])];
 }
 
 /** The inode name alone, for a folder that exists now (null while it does not). */

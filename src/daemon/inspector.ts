@@ -14,21 +14,13 @@ const hide = <T>(fields: T): T =>
     ? (Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, HIDDEN.has(k) ? '[hidden]' : v])) as T)
     : fields;
 
-export interface Inspector {
-  /** Given to every instance actor (`createActor(…, { inspect })`). */
-  inspect: (event: InspectionEvent) => void;
-  /** The page to open: the Stately inspector, fed from this daemon. */
-  url: string;
-  stop(): Promise<void>;
-}
-
 /**
  * `watchdog start --inspect`: the instance actors' inspection events for the Stately inspector. A relay on
  * 127.0.0.1 (`port`, 0 for any) serves a page that embeds the inspector UI and forwards to it what the actors' own
  * WebSocket inspector (`@statelyai/inspect`) sends the relay. The package's own relay server is not used: it
  * listens on every interface and opens a browser through a shell. Loaded only with `--inspect`.
  */
-export async function startInspector(port: number, log: Logger): Promise<Inspector> {
+export async function startInspector(port: number, log: Logger) {
   const [{ WebSocket, WebSocketServer }, { createWebSocketInspector }] = await Promise.all([
     import('ws'),
     import('@statelyai/inspect'),
@@ -67,9 +59,11 @@ export async function startInspector(port: number, log: Logger): Promise<Inspect
   const url = `http://127.0.0.1:${bound}/`;
   log.info(`inspector: open ${url} in a browser on this machine (the Stately inspector, fed from ${wsUrl})`);
   return {
-    inspect: (event) => inspector.inspect.next?.(event),
+    /** Given to every instance actor (`createActor(…, { inspect })`). */
+    inspect: (event: InspectionEvent) => inspector.inspect.next?.(event),
+    /** The page to open: the Stately inspector, fed from this daemon. */
     url,
-    async stop() {
+    async stop(): Promise<void> {
       inspector.stop();
       for (const client of relay.clients) client.terminate();
       await new Promise<void>((resolve) => relay.close(() => http.close(() => resolve())));

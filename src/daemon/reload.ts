@@ -147,38 +147,27 @@ export function isConfigLayer(mainFile: string, name: string): boolean {
 }
 
 /**
- * Watches the folder of `mainFile` (not the files: editors save by renaming a new file over the old one) and
- * calls `onChange` once a burst of changes to its layers has been quiet for 300 ms.
+ * Calls `reload` on SIGHUP, and once a burst of changes to the files of `folder` that `matches` accepts has been
+ * quiet for 300 ms (the folder, not the files: editors save by renaming a new file over the old one). `what` names
+ * the files in the warnings. Returns the function that stops both.
  */
-export function watchConfigFiles(opts: { mainFile: string; onChange: () => void; log: Logger }): () => void {
-  return watchFolderFiles({
-    folder: dirname(opts.mainFile),
-    matches: (name) => isConfigLayer(opts.mainFile, name),
-    what: 'configuration',
-    onChange: opts.onChange,
-    log: opts.log,
-  });
-}
-
-/**
- * Watches `folder` for changes to the files `matches` accepts; calls `onChange` once a burst of them has been quiet
- * for 300 ms. `what` names the files in the warnings.
- */
-export function watchFolderFiles(opts: {
+export function reloadOnChange(opts: {
   folder: string;
   matches: (name: string) => boolean;
   what: string;
-  onChange: () => void;
+  reload: (trigger: 'SIGHUP' | 'file change') => void;
   log: Logger;
 }): () => void {
   let timer: NodeJS.Timeout | undefined;
   let watcher: FSWatcher | null = null;
+  const onHup = () => opts.reload('SIGHUP');
+  process.on('SIGHUP', onHup);
   try {
     watcher = watch(opts.folder, { persistent: false }, (_event, name) => {
       // Some platforms do not report the name: then any change in the folder may be ours.
       if (name !== null && !opts.matches(name.toString())) return;
       clearTimeout(timer);
-      timer = setTimeout(opts.onChange, 300);
+      timer = setTimeout(() => opts.reload('file change'), 300);
     });
     watcher.on('error', (err) =>
       opts.log.warn(`stopped watching the ${opts.what} folder; reload with SIGHUP`, { error: describeError(err) }),
@@ -192,6 +181,7 @@ export function watchFolderFiles(opts: {
   return () => {
     clearTimeout(timer);
     watcher?.close();
+    process.off('SIGHUP', onHup);
   };
 }
 
@@ -240,11 +230,11 @@ export function startConfigReload(opts: ConfigReloadOptions) {
       retry = setTimeout(() => run(trigger), ms);
     });
   };
-  const onHup = () => run('SIGHUP');
-  process.on('SIGHUP', onHup);
-  const unwatch = watchConfigFiles({
-    mainFile: opts.mainFile,
-    onChange: () => run('file change'),
+  const unwatch = reloadOnChange({
+    folder: dirname(opts.mainFile),
+    matches: (name) => isConfigLayer(opts.mainFile, name),
+    what: 'configuration',
+    reload: run,
     log: opts.log,
   });
   return {
@@ -252,7 +242,6 @@ export function startConfigReload(opts: ConfigReloadOptions) {
     stop() {
       stopped = true;
       clearTimeout(retry);
-      process.off('SIGHUP', onHup);
       unwatch();
     },
   };

@@ -41,18 +41,6 @@ function remedy(code: string): string {
   return 'fix the folder (it must exist and be writable)';
 }
 
-export interface Daemon {
-  url: string;
-  /** Resolves when the daemon has shut down. */
-  done: Promise<void>;
-  shutdown(reason: string): Promise<void>;
-  /**
-   * Applies a reloaded configuration (see src/daemon/reload.ts, which keeps the restart-only settings as they
-   * run): instances through the supervisor, the webhook at once; the log windows read their length as they go.
-   */
-  reconfigure(next: ResolvedConfig): Promise<ReconfigureResult>;
-}
-
 /** Composition root: wires bus, notifier, audit log, HTTP server and supervisor, then starts every instance. */
 export async function runDaemon(
   config: ResolvedConfig,
@@ -64,7 +52,7 @@ export async function runDaemon(
     /** The users file as read and validated at start (none: no accounts until the file appears). */
     users?: UsersDb;
   } = {},
-): Promise<Daemon> {
+) {
   const log = createLogger('watchdog');
   // Before anything is read or made: a second daemon here would adopt or relaunch the first one's servers. Throws
   // (exit 1, nothing touched) when another watchdog holds the instance root or this working folder (logs/, audit).
@@ -107,20 +95,17 @@ export async function runDaemon(
     () => current.timing.RejectedCheckinLogSeconds * 1000,
     (key) => registry.get(key) !== undefined,
   );
-  // A server's log dropping lines and written again (src/supervisor/log-health.ts), said once each.
+  // A server's log dropping lines and written again (src/supervisor/server-log.ts), said once each.
   const stopLogHealthLog = subscribe(bus, {
-    'instance:log-failing': (e) =>
-      log
-        .child(e.key)
-        .error(
-          `cannot write ${e.file} (${e.code}): dropping its lines and counting them, trying again every ` +
-            `${current.timing.LogRetrySeconds} s; ${remedy(e.code)}, and it resumes by itself`,
-          { error: e.message },
-        ),
-    'instance:log-resumed': (e) =>
-      log
-        .child(e.key)
-        .info(`writing ${e.file} again; ${e.dropped} line(s) were dropped meanwhile`, { dropped: e.dropped }),
+    'instance:log-failing': (e) => {
+      const retry = `trying again every ${current.timing.LogRetrySeconds} s`;
+      const what = `cannot write ${e.file} (${e.code}): dropping its lines and counting them, ${retry}`;
+      log.child(e.key).error(`${what}; ${remedy(e.code)}, and it resumes by itself`, { error: e.message });
+    },
+    'instance:log-resumed': (e) => {
+      const what = `writing ${e.file} again; ${e.dropped} line(s) were dropped meanwhile`;
+      log.child(e.key).info(what, { dropped: e.dropped });
+    },
   });
   const stopRefusedLog = logRefusedRequests(
     bus,
@@ -296,5 +281,7 @@ export async function runDaemon(
     return sup.reconfigure(next);
   };
 
+  // `done` resolves once the daemon has shut down; reconfigure applies a reload (src/daemon/reload.ts keeps the
+  // restart-only settings as they run): instances through the supervisor, the webhook at once.
   return { url: boundUrls[0] ?? checkinUrl, done, shutdown, reconfigure };
 }

@@ -1,7 +1,7 @@
 import { basename, dirname } from 'node:path';
 import { hasAccounts, readUsersFile, type UsersDb } from '../auth/users-file.ts';
 import type { Logger } from '../log.ts';
-import { watchFolderFiles } from './reload.ts';
+import { reloadOnChange } from './reload.ts';
 
 /**
  * Keeps the users file in force and reads it again on SIGHUP and when it changes. A broken file, or one removed
@@ -32,22 +32,17 @@ export function startUsersReload(opts: { file: string; initial: UsersDb; log: Lo
     chain = chain.then(() => once(trigger)).catch(() => undefined);
     return chain;
   };
-  const onHup = () => void reload('SIGHUP');
-  process.on('SIGHUP', onHup);
-  const unwatch = watchFolderFiles({
+  const stop = reloadOnChange({
     folder: dirname(file),
     matches: (name) => name === basename(file),
     what: 'users file',
-    onChange: () => void reload('file change'),
+    reload: (trigger) => void reload(trigger),
     log,
   });
   return {
     /** The users file in force: the last one read without a problem. */
     current: (): UsersDb => db,
     reload,
-    stop() {
-      process.off('SIGHUP', onHup);
-      unwatch();
-    },
+    stop,
   };
 }

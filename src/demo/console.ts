@@ -4,13 +4,6 @@ import type { Logger } from '../log.ts';
 import type { Players } from './players.ts';
 import type { Round } from './rounds.ts';
 
-export interface DemoConsoleOptions {
-  input: Readable;
-  log: Logger;
-  players: Players;
-  round: () => Round;
-}
-
 const HELP = 'commands: status, players, say <text>, help';
 
 /**
@@ -18,7 +11,7 @@ const HELP = 'commands: status, players, say <text>, help';
  * `Console: true` makes standard input a FIFO it writes to). Each answer is a log line, so it reaches the server log
  * that `watchdog console` prints back.
  */
-export function startDemoConsole(opts: DemoConsoleOptions): void {
+export function startDemoConsole(opts: { input: Readable; log: Logger; players: Players; round: () => Round }): void {
   const { log, players } = opts;
   const answer = (line: string): string => {
     const [command = '', ...rest] = line.trim().split(/\s+/);

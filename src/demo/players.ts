@@ -23,27 +23,16 @@ export interface Player {
   lastSeen: number;
 }
 
-export interface PlayersOptions {
+const MAX_NAME = 32;
+
+export async function startPlayers(opts: {
   host: string;
   port: number;
   timeoutSeconds: number;
   log: Logger;
   /** Called after every change of the player count. */
   onChange?: (count: number) => void;
-}
-
-export interface Players {
-  count(): number;
-  list(): Player[];
-  /** Sends `announce <text>` to every joined player; returns how many it was sent to (0 after `close`). */
-
-  broadcast(text: string): number;
-  close(): Promise<void>;
-}
-
-const MAX_NAME = 32;
-
-export async function startPlayers(opts: PlayersOptions): Promise<Players> {
+}) {
   const { log } = opts;
   const players = new Map<string, Player>();
   let closed = false;
@@ -117,8 +106,9 @@ export async function startPlayers(opts: PlayersOptions): Promise<Players> {
 
   return {
     count: () => players.size,
-    list: () => [...players.values()],
-    broadcast: (text) => {
+    list: (): Player[] => [...players.values()],
+    /** Sends `announce <text>` to every joined player; returns how many it was sent to (0 after `close`). */
+    broadcast: (text: string): number => {
       // A closed dgram socket throws on send; an update can still arrive while the server stops.
       if (closed) return 0;
       // One line per datagram, so a player can read it like any answer.
@@ -134,3 +124,5 @@ export async function startPlayers(opts: PlayersOptions): Promise<Players> {
     },
   };
 }
+
+export type Players = Awaited<ReturnType<typeof startPlayers>>;

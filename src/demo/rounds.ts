@@ -15,21 +15,6 @@ export interface Round {
   startedAt: Date;
 }
 
-export interface RoundsOptions {
-  lengthSeconds: number;
-  /** `--data-dir`; without it nothing is written. */
-  dataDir: string | undefined;
-  log: Logger;
-  players: () => number;
-  /** Called at each round end; return false to stop playing (the server is leaving). */
-  onRoundEnd: (ended: RoundRecord) => boolean | Promise<boolean>;
-}
-
-export interface Rounds {
-  current(): Round;
-  stop(): Promise<void>;
-}
-
 const KEEP = 100;
 const FILE = 'rounds.json';
 
@@ -56,7 +41,15 @@ async function writeHistory(dataDir: string, rounds: RoundRecord[]): Promise<voi
  * Plays rounds of a fixed length, one after another; round ids continue from the recorded history.
  * Each finished round is appended to `rounds.json` (last 100 kept) inside the data folder only.
  */
-export async function startRounds(opts: RoundsOptions): Promise<Rounds> {
+export async function startRounds(opts: {
+  lengthSeconds: number;
+  /** `--data-dir`; without it nothing is written. */
+  dataDir: string | undefined;
+  log: Logger;
+  players: () => number;
+  /** Called at each round end; return false to stop playing (the server is leaving). */
+  onRoundEnd: (ended: RoundRecord) => boolean | Promise<boolean>;
+}) {
   const { log, dataDir } = opts;
   const history = dataDir ? await readHistory(dataDir, log) : [];
   if (!dataDir) log.info('no --data-dir given: rounds are not recorded');
@@ -93,8 +86,8 @@ export async function startRounds(opts: RoundsOptions): Promise<Rounds> {
 
   begin();
   return {
-    current: () => round,
-    async stop() {
+    current: (): Round => round,
+    async stop(): Promise<void> {
       stopped = true;
       clearTimeout(timer);
       await writing;

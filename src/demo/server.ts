@@ -12,21 +12,6 @@ import { infoOf, makePublicKey, statusOf } from './payloads.ts';
 import { startPlayers } from './players.ts';
 import { startRounds } from './rounds.ts';
 
-export interface StopOptions {
-  /**
-   * Whether to ask Agones to end the GameServer (`/shutdown`) before exiting; default true, as for every exit the
-   * server decides on. A signal is someone else ending the server (Agones itself, when it deletes the pod).
-   */
-  tellAgones?: boolean;
-}
-
-export interface DemoServer {
-  /** Leaves cleanly (check-ins, rounds, sockets, Agones), then calls `exit(code)`. Later calls are ignored. */
-  stop(code: number, why: string, opts?: StopOptions): Promise<void>;
-  /** Answers console commands read from `input` (the entry point gives it standard input). */
-  readConsole(input: Readable): void;
-}
-
 function listen(
   app: { fetch: (req: Request) => Response | Promise<Response> },
   host: string,
@@ -64,7 +49,7 @@ export async function startDemoServer(
   log: Logger,
   exit: (code: number) => void,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<DemoServer> {
+) {
   for (const warning of settings.warnings) log.warn(warning);
   const config = readDemoConfig(settings, log);
   const publicKey = makePublicKey();
@@ -78,8 +63,13 @@ export async function startDemoServer(
   let crashTimer: NodeJS.Timeout | undefined;
   let throwTimer: NodeJS.Timeout | undefined;
 
-  // Assigned below; the callbacks that use it only run once everything has started.
-  let stop: DemoServer['stop'] = async () => {};
+  /**
+   * Leaves cleanly (check-ins, rounds, sockets, Agones), then calls `exit(code)`; later calls are ignored.
+   * `tellAgones`: whether to ask Agones to end the GameServer (`/shutdown`) first; default true, as for every exit
+   * the server decides on. A signal is someone else ending the server (Agones itself, when it deletes the pod).
+   * Assigned below; the callbacks that use it only run once everything has started.
+   */
+  let stop: (code: number, why: string, opts?: { tellAgones?: boolean }) => Promise<void> = async () => {};
 
   const players = await startPlayers({
     host: config.udpHost,
@@ -197,7 +187,10 @@ export async function startDemoServer(
     startupMs: Math.round(process.uptime() * 1000),
   });
   return {
-    stop: (code, why, opts) => stop(code, why, opts),
-    readConsole: (input) => startDemoConsole({ input, log, players, round: () => rounds.current() }),
+    stop: (...args: Parameters<typeof stop>) => stop(...args),
+    /** Answers console commands read from `input` (the entry point gives it standard input). */
+    readConsole: (input: Readable) => startDemoConsole({ input, log, players, round: () => rounds.current() }),
   };
 }
+
+export type DemoServer = Awaited<ReturnType<typeof startDemoServer>>;

@@ -24,17 +24,14 @@ export async function ownStartTime(): Promise<string> {
  */
 export async function openWatchdogDb(file: string, log: Logger): Promise<WatchdogDb | null> {
   if (!(await watchdogDbExists(file))) return null;
-  let db: WatchdogDb;
-  try {
-    db = await readWatchdogDb(file);
-  } catch (err) {
+  const db = await readWatchdogDb(file).catch((err: unknown) => {
     log.warn("could not import from the real watchdog's data file; starting without it", {
       file,
       problem: describeError(err),
     });
     return null;
-  }
-  if (db.unfinished.length > 0) {
+  });
+  if (db?.unfinished.length) {
     log.warn(
       "the real watchdog's data file has an unfinished write beside it (it is running or did not stop cleanly); " +
         'the import may miss its last write: stop the real watchdog cleanly before starting this one',
@@ -44,28 +41,20 @@ export async function openWatchdogDb(file: string, log: Logger): Promise<Watchdo
   return db;
 }
 
-export interface DataDbImport {
-  /**
-   * Imports one instance from data.db when it has no data.json of ours yet (none, or the real watchdog's old
-   * one): writes data.json with the revision and the verified server's launch record, and logs what it found.
-   * Never throws; the file is never written.
-   */
-  importInto(instance: ResolvedInstance, log: Logger): Promise<InstanceImport | null>;
-}
-
 /** The import at daemon start: data.db is read (and SQLite loaded) only when some instance needs it and it exists. */
-export function createDataDbImport(opts: { file: string; persistServers: () => boolean; log: Logger }): DataDbImport {
-  let opened: Promise<{ db: WatchdogDb | null; before: string }> | undefined;
-  const open = () =>
-    (opened ??= Promise.all([openWatchdogDb(opts.file, opts.log), ownStartTime()]).then(([db, before]) => ({
-      db,
-      before,
-    })));
+export function createDataDbImport(opts: { file: string; persistServers: () => boolean; log: Logger }) {
+  let opened: Promise<[WatchdogDb | null, string]> | undefined;
   return {
-    async importInto(instance, log) {
+    /**
+     * Imports one instance from data.db when it has no data.json of ours yet (none, or the real watchdog's old
+     * one): writes data.json with the revision and the verified server's launch record, and logs what it found.
+     * Never throws; the file is never written.
+     */
+    async importInto(instance: ResolvedInstance, log: Logger): Promise<InstanceImport | null> {
       try {
         if ((await instanceDataKind(instance.dir)) === 'ours') return null;
-        const { db, before } = await open();
+        opened ??= Promise.all([openWatchdogDb(opts.file, opts.log), ownStartTime()]);
+        const [db, before] = await opened;
         if (!db) return null;
         const row = db.rows.get(instance.key);
         if (!row) {

@@ -37,30 +37,18 @@ export async function inspectRow(
     persistedPid: row.persistedPid,
     systemdUnit: row.persistedSystemdUnit,
   };
-  if (row.persistedPid === null) return { ...base, server: 'none', launch: null, reason: null };
+  const none = (reason: string | null): InstanceImport => ({ ...base, server: 'none', launch: null, reason });
+  if (row.persistedPid === null) return none(null);
   const check = await checkPersistedServer(row.persistedPid, instance.program, opts.before);
-  if (!check.ok) return { ...base, server: 'none', launch: null, reason: check.reason };
-  if (row.persistedToken === null) {
-    // The real watchdog writes the token before every launch, so this needs a hand-edited file.
-    return {
-      ...base,
-      server: 'none',
-      launch: null,
-      reason: 'it runs, but no check-in secret was persisted with it; stop it yourself',
-    };
-  }
-  const { server } = check;
+  if (!check.ok) return none(check.reason);
+  // The real watchdog writes the token before every launch, so this needs a hand-edited file.
+  if (row.persistedToken === null)
+    return none('it runs, but no check-in secret was persisted with it; stop it yourself');
+  const { pid, startTime, args, startedAt: launchedAt } = check.server;
   return {
     ...base,
     server: opts.persistServers ? 'adopt' : 'shut-down',
-    launch: {
-      pid: server.pid,
-      startTime: server.startTime,
-      program: instance.program,
-      args: server.args,
-      secret: row.persistedToken,
-      launchedAt: server.startedAt,
-    },
+    launch: { pid, startTime, program: instance.program, args, secret: row.persistedToken, launchedAt },
     reason: null,
   };
 }

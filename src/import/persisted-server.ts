@@ -26,10 +26,7 @@ function ticksThisBoot(startTime: string, reference: string): bigint | null {
 const USER_HZ = 100;
 
 async function startedAt(ticks: bigint): Promise<string> {
-  const uptime = await readFile('/proc/uptime', 'utf8').then(
-    (t) => Number.parseFloat(t),
-    () => Number.NaN,
-  );
+  const uptime = Number.parseFloat(await readFile('/proc/uptime', 'utf8').catch(() => ''));
   if (!Number.isFinite(uptime)) return new Date().toISOString();
   return new Date(Date.now() - (uptime - Number(ticks) / USER_HZ) * 1000).toISOString();
 }

@@ -43,7 +43,6 @@ export {
   DEFAULT_CHECKIN_SECONDS,
   startCheckins,
 } from './checkin.ts';
-export { isRegionCode, REGIONS, type RegionCode, type RegionTag, regionName, regionsOf } from './regions.ts';
 export {
   AUTH_MODES,
   type AuthMode,
@@ -71,4 +70,17 @@ export {
   Settings,
   SettingsError,
 } from './settings.ts';
-export { inferTags, languageName, NO_TAG_INFER, RP_LEVELS, type TagProblem, validateTags } from './tags.ts';
+export {
+  inferTags,
+  isRegionCode,
+  languageName,
+  NO_TAG_INFER,
+  REGIONS,
+  type RegionCode,
+  type RegionTag,
+  RP_LEVELS,
+  regionName,
+  regionsOf,
+  type TagProblem,
+  validateTags,
+} from './tags.ts';

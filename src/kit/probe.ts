@@ -188,14 +188,14 @@ export function formatProbe({ result, status, info }: ProbeDetails): string {
     ['info url', result.infoUrl],
   ];
   if (status) {
-    lines.push(['name', status.name]);
-    lines.push([
-      'players',
-      status.soft_max_players === undefined ? `${status.players}` : `${status.players} / ${status.soft_max_players}`,
-    ]);
-    lines.push(['tags', list(result.tags.explicit)]);
-    lines.push(['inferred tags', list(result.tags.inferred)]);
-    lines.push(['regions', list(result.regions.map((r) => `${r.code} (${r.name})`))]);
+    const max = status.soft_max_players === undefined ? '' : ` / ${status.soft_max_players}`;
+    lines.push(
+      ['name', status.name],
+      ['players', `${status.players}${max}`],
+      ['tags', list(result.tags.explicit)],
+      ['inferred tags', list(result.tags.inferred)],
+      ['regions', list(result.regions.map((r) => `${r.code} (${r.name})`))],
+    );
   }
   if (info) {
     lines.push(['description', info.desc ?? '(none)']);
@@ -205,16 +205,8 @@ export function formatProbe({ result, status, info }: ProbeDetails): string {
     for (const link of links) lines.push(['link', `${link.name}${link.icon ? ` [${link.icon}]` : ''} ${link.url}`]);
     const pp = info.privacy_policy;
     lines.push(['privacy policy', pp ? `${pp.link} (identifier ${pp.identifier}, version ${pp.version})` : '(none)']);
-    lines.push([
-      'build',
-      info.build
-        ? list(
-            Object.entries(info.build)
-              .filter(([, v]) => v !== null && v !== '')
-              .map(([k, v]) => `${k}=${String(v)}`),
-          )
-        : '(none)',
-    ]);
+    const build = Object.entries(info.build ?? {}).filter(([, v]) => v !== null && v !== '');
+    lines.push(['build', info.build ? list(build.map(([k, v]) => `${k}=${String(v)}`)) : '(none)']);
   }
   if (result.connectAddress !== null) {
     const derived = info !== undefined && connectAddressOf(info) === '';

@@ -43,23 +43,15 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       );
     return value;
   };
+  // Each flag with a value steps over it (`i++` after reading it).
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === '--cvar') {
-      out.cvars.push(splitAssignment(valueAfter(i, arg), '--cvar'));
-      i++;
-    } else if (arg === '--config-file') {
-      out.configFile = valueAfter(i, arg);
-      i++;
-    } else if (arg === '--data-dir') {
-      out.dataDir = valueAfter(i, arg);
-      i++;
-    } else if (IGNORED_WITH_VALUE.has(arg)) {
-      out.warnings.push(`${arg} ${argv[i + 1] ?? ''} is not supported by this server and was ignored`.trimEnd());
-      i++;
-    } else {
-      out.warnings.push(`Unknown argument: ${arg}`);
-    }
+    if (arg === '--cvar') out.cvars.push(splitAssignment(valueAfter(i++, arg), '--cvar'));
+    else if (arg === '--config-file') out.configFile = valueAfter(i++, arg);
+    else if (arg === '--data-dir') out.dataDir = valueAfter(i++, arg);
+    else if (IGNORED_WITH_VALUE.has(arg))
+      out.warnings.push(`${arg} ${argv[++i] ?? ''} is not supported by this server and was ignored`.trimEnd());
+    else out.warnings.push(`Unknown argument: ${arg}`);
   }
   return out;
 }

@@ -21,27 +21,11 @@ import type { InstanceRegistry } from '../supervisor/contract.ts';
 import type { InstanceStatus } from '../supervisor/status.ts';
 import { createConnectionFamilies, createFamilies } from './families.ts';
 
-export interface MetricsCollector {
-  /** The exposition text; a server's CPU, memory and players are its status's last sample. */
-  metrics(): Promise<string>;
-  readonly contentType: string;
-  /** Stops listening on the bus and the event-loop monitor. */
-  stop(): void;
-}
-
 /** The HTTP connection guard's figures (src/http/connection-guard.ts), as the daemon hands them to the metrics. */
 export interface ConnectionFigures {
   open: number;
   refused: Record<'total' | 'source', number>;
   evicted: Record<'total' | 'source', number>;
-}
-
-export interface MetricsOptions {
-  bus: Bus;
-  registry: InstanceRegistry;
-  version?: string;
-  /** The HTTP connection guard's figures, read at each scrape (absent: no connection metrics). */
-  connections?: () => ConnectionFigures;
 }
 
 // Records, so adding a reason or kind to src/bus.ts without listing it here fails to type-check.
@@ -72,7 +56,13 @@ const LAST_SUCCESS = ['updateCheckLastSuccess', 'backupLastSuccess', 'backupLast
 /** prom-client's Registry.PROMETHEUS_CONTENT_TYPE. */
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
+export function createMetricsCollector(opts: {
+  bus: Bus;
+  registry: InstanceRegistry;
+  version?: string;
+  /** The HTTP connection guard's figures, read at each scrape (absent: no connection metrics). */
+  connections?: () => ConnectionFigures;
+}) {
   const { bus, registry } = opts;
   const reg = new Registry();
   const f = createFamilies(reg);
@@ -239,7 +229,8 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
 
   return {
     contentType: CONTENT_TYPE,
-    async metrics() {
+    /** The exposition text; a server's CPU, memory and players are its status's last sample. */
+    async metrics(): Promise<string> {
       const keys = new Set(registry.list().map((i) => i.key));
       for (const name of LAST_SUCCESS)
         for (const { labels } of (await f[name].get()).values) {
@@ -252,10 +243,13 @@ export function createMetricsCollector(opts: MetricsOptions): MetricsCollector {
       refresh();
       return reg.metrics();
     },
-    stop() {
+    /** Stops listening on the bus and the event-loop monitor. */
+    stop(): void {
       stopped = true;
       unsubscribe();
       loop?.disable();
     },
   };
 }
+
+export type MetricsCollector = ReturnType<typeof createMetricsCollector>;

@@ -29,20 +29,13 @@ export class WatchdogDbError extends Error {
 const SQLITE_MAGIC = 'SQLite format 3\0';
 const COLUMNS = ['Key', 'Revision', 'PersistedToken', 'PersistedPid', 'PersistedSystemdUnit'] as const;
 
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    (s) => s.isFile() && s.size > 0,
-    () => false,
-  );
+async function nonEmptyFile(path: string): Promise<boolean> {
+  const s = await stat(path).catch(() => null);
+  return s?.isFile() === true && s.size > 0;
 }
 
 /** True when `file` exists (the import has something to read); cheap, so start-up only loads SQLite when needed. */
-export async function watchdogDbExists(file: string): Promise<boolean> {
-  return stat(file).then(
-    (s) => s.isFile(),
-    () => false,
-  );
-}
+export const watchdogDbExists = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
 
 /**
  * Reads the real watchdog's SQLite file (`Data.File`) as an in-memory copy, never writing it; every schema it has had
@@ -50,16 +43,13 @@ export async function watchdogDbExists(file: string): Promise<boolean> {
  * damaged or without a `ServerInstance` table.
  */
 export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (err) {
+  const bytes = await readFile(file).catch((err: unknown) => {
     throw new WatchdogDbError(`could not read ${file} (${describeError(err)}); check Data.File and its permissions`, {
       cause: err,
     });
-  }
+  });
   const unfinished: string[] = [];
-  for (const suffix of ['-journal', '-wal']) if (await exists(file + suffix)) unfinished.push(file + suffix);
+  for (const suffix of ['-journal', '-wal']) if (await nonEmptyFile(file + suffix)) unfinished.push(file + suffix);
   // An empty file is what SQLite creates before the first write: a database with no tables.
   if (bytes.length > 0 && bytes.subarray(0, SQLITE_MAGIC.length).toString('latin1') !== SQLITE_MAGIC) {
     throw new WatchdogDbError(

@@ -8,16 +8,11 @@ import type { InstanceDeps } from './instance-deps.ts';
 import type { BackupListing, BackupStatus, RestoreStatus } from './status.ts';
 import type { AfterInstall } from './update-actors.ts';
 
-const listing = (m: BackupManifest | BackupEntry): BackupListing => ({
-  id: m.id,
-  kind: m.kind,
-  takenAt: m.takenAt,
-  revision: m.revision,
-  revisionAfter: m.revisionAfter,
-  bytes: m.bytes,
-  archiveBytes: m.archiveBytes,
-  files: m.files.length,
-});
+/** A snapshot as listed: its manifest's figures (a manifest or catalog entry carries more, which stays here). */
+const listing = (m: BackupManifest): BackupListing => {
+  const { id, kind, takenAt, revision, revisionAfter, bytes, archiveBytes } = m;
+  return { id, kind, takenAt, revision, revisionAfter, bytes, archiveBytes, files: m.files.length };
+};
 
 /**
  * An instance's snapshots as the daemon runs them: before each install (`Backups.BeforeUpdate`), on
@@ -215,17 +210,14 @@ export function createBackupHost(
       };
     },
     start(): void {
-      backups
-        .start()
-        .then((back) => {
-          if (back.length > 0)
-            deps.log.warn('a restore was cut off by the daemon stopping; put back the data it had moved aside', {
-              paths: back.join(' '),
-            });
-        })
-        .catch((err: unknown) =>
+      const cutOff = 'a restore was cut off by the daemon stopping; put back the data it had moved aside';
+      void backups.start().then(
+        (back) => {
+          if (back.length > 0) deps.log.warn(cutOff, { paths: back.join(' ') });
+        },
+        (err: unknown) =>
           deps.log.warn('cannot look for what an interrupted snapshot or restore left', { error: describeError(err) }),
-        );
+      );
       arm();
     },
     reschedule: arm,

@@ -3,8 +3,7 @@
  * layers above depend on this file and on status.ts (what an instance reports) only, so routes can be tested without
  * the daemon.
  */
-import type { ControlAction } from '../../machines/instance.refusals.ts';
-import type { MaintenancePolicy } from '../config/sections/maintenance.ts';
+import type { ControlAction, ControlArgs } from '../../machines/instance.refusals.ts';
 import type { BackupListing, InstanceStatus } from './status.ts';
 
 export type { ControlAction } from '../../machines/instance.refusals.ts';
@@ -23,17 +22,8 @@ export interface InstanceBackupsControl {
   has(id: string): Promise<boolean>;
 }
 
-/** How a control action was asked for. */
-export interface ControlOptions {
-  /** Restart and update only: carry it out by this policy instead of at once. */
-  when?: MaintenancePolicy;
-  /** Who asked, for the chat message and the remembered stop (`by boss from 10.0.0.5`); '' when unknown. */
-  by?: string;
-  /** Rollback only: also put back the data snapshot taken before the installed build was installed. */
-  withData?: boolean;
-  /** Restore only: the snapshot to put back. */
-  snapshot?: string;
-}
+/** How a control action was asked for (the supervisor adds the time). */
+export type ControlOptions = Omit<ControlArgs, 'now'>;
 
 export interface InstanceControl {
   readonly key: string;

@@ -12,6 +12,10 @@ import type {
   LastExit,
   MaintenanceRules,
   PlayersInput,
+  RestoreInput,
+  RestoreOutput,
+  RollbackInput,
+  RollbackOutput,
 } from '../../machines/instance.types.ts';
 import { monotonicMs, pollFirstClock, stampNow } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
@@ -29,7 +33,7 @@ import type { InstanceSnapshot, PlanKeeper } from './maintenance/plan.ts';
 import type { MaintenanceSchedule } from './maintenance/schedule.ts';
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
-import { createCheckActor, createRestoreActor, createRollbackActor, createUpdateActor } from './update-actors.ts';
+import { createCheckActor, createUpdateActor } from './update-actors.ts';
 import type { CheckRecord } from './update-check-record.ts';
 
 type InstanceActor = Actor<typeof instanceMachine>;
@@ -79,8 +83,8 @@ export function operatorStop(snap: InstanceSnapshot): StopData | null {
   return snap.matches({ operatorStop: 'stopped' }) ? { ...snap.context.stop } : null;
 }
 
-/** The instance's other parts, which the chart's actors and facts reach. */
-export interface ChartParts {
+/** The chart of one instance; `parts` are the instance's other parts, which its actors and facts reach. */
+export function createChart(parts: {
   deps: InstanceDeps;
   resources: InstanceResources;
   backupHost: BackupHost;
@@ -89,9 +93,7 @@ export interface ChartParts {
   checks: CheckRecord;
   /** The running update's download, which a check's end ends. */
   download: { end(): void };
-}
-
-export function createChart(parts: ChartParts) {
+}) {
   const { deps, resources, backupHost, plan } = parts;
   const { bus, log } = deps;
   const key = deps.instance.key;
@@ -120,10 +122,11 @@ export function createChart(parts: ChartParts) {
         runProcess: createRunProcess(processHost),
         update: createUpdateActor(deps, (to) => backupHost.beforeInstall(to)),
         checkUpdate: createCheckActor(deps),
-        rollback: createRollbackActor((withData) =>
-          withData ? backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback(),
-        ),
-        restore: createRestoreActor((id) => backupHost.restore(id)),
+        // Invoked with no server running; a failure (no bin.prev) is the machine's `rollback-failed`.
+        rollback: fromPromise<RollbackOutput, RollbackInput>(async ({ input }) => ({
+          revision: await (input.withData ? backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback()),
+        })),
+        restore: fromPromise<RestoreOutput, RestoreInput>(({ input }) => backupHost.restore(input.id)),
         // `When: Empty`'s player count (its public `GET /status`), read with the settings of the moment: within
         // Answers.ServerTimeoutSeconds, and never longer than the interval between polls.
         readPlayers: fromPromise<number | null, PlayersInput>(() => {

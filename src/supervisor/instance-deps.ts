@@ -7,9 +7,6 @@ import type { LaunchData, MaintenanceData, StopData } from '../store/instance-da
 import type { UpdateProvider } from '../updates/provider.ts';
 import type { StatusExtras } from './status.ts';
 
-/** A launch as data.json records it, so a later daemon can find, verify and adopt its server. */
-export type LaunchRecord = LaunchData;
-
 /**
  * What an instance is made of: its settings and the daemon's I/O. A config reload replaces `config`, `instance` and
  * `provider` in place, so the process host and the update actors, which hold this object, read the new ones. The
@@ -26,12 +23,12 @@ export interface InstanceDeps {
   revision: string | null;
   recordRevision: (revision: string) => Promise<void>;
   /** Records a launch (and clears the spawning record), or that none runs. */
-  recordLaunch: (launch: LaunchRecord | null) => Promise<void>;
+  recordLaunch: (launch: LaunchData | null) => Promise<void>;
   /**
    * Records a launch about to be spawned, before its pid exists, so a daemon killed before `recordLaunch` leaves
    * its server findable by the next one (by its secret). Optional: test doubles may leave it out.
    */
-  recordSpawning?: (spawning: Omit<LaunchRecord, 'pid' | 'startTime'>) => Promise<void>;
+  recordSpawning?: (spawning: Omit<LaunchData, 'pid' | 'startTime'>) => Promise<void>;
   /** Swaps bin.prev back into bin and the revisions in data.json; returns the revision now installed (the `rollback` actor). */
   rollback: () => Promise<string | null>;
   /** The revision bin.prev holds (data.json's previousRevision); optional: test doubles may leave it out. */
@@ -43,7 +40,7 @@ export interface InstanceDeps {
   savedStop?: StopData | null;
   recordStop?: (stop: StopData | null) => Promise<void>;
   /** The launch record of a verified server left by the previous daemon (for ADOPT). */
-  adoptable: () => LaunchRecord | null;
+  adoptable: () => LaunchData | null;
   /** How the processes of a launch are found and ended (`src/process/tracking.ts`); optional: test doubles may leave it out. */
   tracking?: ProcessTracking;
   /** What the daemon adds at the end of the status, read each time it is asked for (absent: nothing). */

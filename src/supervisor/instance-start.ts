@@ -19,8 +19,7 @@ import { createProvider } from '../updates/factory.ts';
 import { recoverInterruptedInstall, rollbackBin } from '../updates/install/install.ts';
 import { createInstance, type Instance } from './instance.ts';
 import type { InstanceDeps } from './instance-deps.ts';
-import { serverLogOptions } from './log-health.ts';
-import { echoServerLine } from './server-echo.ts';
+import { echoServerLine, serverLogOptions } from './server-log.ts';
 
 /** Sub-folders of every instance folder: the usual `binaries/`, `bin/` and `data/`, plus our `logs/` and `dumps/`. */
 export const INSTANCE_SUBDIRS = ['binaries', 'bin', 'data', 'logs', 'dumps'] as const;
@@ -63,7 +62,7 @@ export interface StarterOptions {
 export function createInstanceStarter(opts: StarterOptions, config: () => ResolvedConfig) {
   const { bus, log } = opts;
   /** Log followers of adopted servers, by key (a launched server's log is followed by its spawn). */
-  const followers = new Map<string, { stop(): void }>();
+  const followers = new Map<string, () => void>();
 
   const providerFor = (instance: ResolvedInstance, ilog: Logger) =>
     createProvider({
@@ -138,7 +137,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
   function follow(instance: ResolvedInstance, leftover: Leftover): void {
     const { key } = instance;
     const serverLog = log.child(key).child('server');
-    followers.get(key)?.stop();
+    followers.get(key)?.();
     const follower = followAdoptedLog({
       pid: leftover.record.pid,
       startTime: leftover.record.startTime,
@@ -152,11 +151,10 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
     const stop = () => {
       bus.off('instance:launch', onLaunch);
       follower.stop();
-      if (followers.get(key) === entry) followers.delete(key);
+      if (followers.get(key) === stop) followers.delete(key);
     };
-    const entry = { stop };
     bus.on('instance:launch', onLaunch);
-    followers.set(key, entry);
+    followers.set(key, stop);
   }
 
   /** Starts one prepared instance: adopts its leftover (PersistServers), or shuts the leftover down first. */
@@ -206,7 +204,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
     providerFor,
     /** Stops following the adopted server of `key` (its instance is removed), or of every key. */
     unfollow(key?: string): void {
-      for (const [k, f] of followers) if (key === undefined || k === key) f.stop();
+      for (const [k, stop] of followers) if (key === undefined || k === key) stop();
     },
   };
 }

@@ -4,18 +4,6 @@ import type { Logger } from '../log.ts';
 import { type PortHolder, portBindsFree, portHolders } from '../process/port-holders.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
 
-export interface PortGuardOptions {
-  key: string;
-  /** The instance's ApiPort: its TCP listener, and the same number on UDP (the engine's game port by default). */
-  port: number;
-  tracking: ProcessTracking | undefined;
-  log: Logger;
-  /** How long a killed leftover may take to let go of the port (Timing.StragglerKillSeconds). */
-  waitMs: number;
-  /** Told the pids killed (the bus's `instance:stragglers`). */
-  report?: (pids: number[]) => void;
-}
-
 /** The holders of `port`, one entry per process. */
 async function holdersOf(port: number): Promise<PortHolder[]> {
   if (await portBindsFree(port)) return [];
@@ -32,7 +20,17 @@ const who = (port: number, h: PortHolder) => `port ${port} held by pid ${h.pid} 
  * not is left alone. Throws `LaunchBlockedError('port', …)` when the port is held by a process that is not ours, or
  * still held once ours were killed and `waitMs` has passed.
  */
-export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
+export async function clearForLaunch(opts: {
+  key: string;
+  /** The instance's ApiPort: its TCP listener, and the same number on UDP (the engine's game port by default). */
+  port: number;
+  tracking: ProcessTracking | undefined;
+  log: Logger;
+  /** How long a killed leftover may take to let go of the port (Timing.StragglerKillSeconds). */
+  waitMs: number;
+  /** Told the pids killed (the bus's `instance:stragglers`). */
+  report?: (pids: number[]) => void;
+}): Promise<void> {
   const { port, key, tracking, log } = opts;
   const holders = port > 0 ? await holdersOf(port) : [];
   const foreign: PortHolder[] = [];
@@ -47,18 +45,12 @@ export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
     log.warn(`killed ${swept.length} process(es) left by earlier launches`, { pids: swept.join(' ') });
     opts.report?.(swept);
   }
+  const blocked = (message: string) => new LaunchBlockedError('port', message);
   const first = foreign[0];
-  if (first?.pid === process.pid) {
-    throw new LaunchBlockedError(
-      'port',
-      `port ${port} is this watchdog's own: ApiPort must differ from the ports in Urls`,
-    );
-  }
+  if (first?.pid === process.pid)
+    throw blocked(`port ${port} is this watchdog's own: ApiPort must differ from the ports in Urls`);
   if (first) {
-    throw new LaunchBlockedError(
-      'port',
-      `${who(port, first)}, which this watchdog did not start; the server cannot start until it is freed`,
-    );
+    throw blocked(`${who(port, first)}, which this watchdog did not start; the server cannot start until it is freed`);
   }
   if (holders.length === 0) return;
   const deadline = monotonicMs() + opts.waitMs;
@@ -67,8 +59,7 @@ export async function clearForLaunch(opts: PortGuardOptions): Promise<void> {
     const still = left[0];
     if (!still) return;
     if (monotonicMs() >= deadline) {
-      throw new LaunchBlockedError(
-        'port',
+      throw blocked(
         `${who(port, still)}, still held ${opts.waitMs / 1000} s after the previous launch's processes were killed`,
       );
     }

@@ -11,10 +11,9 @@ import { type ExitStatus, type ServerProcess, spawnServer } from '../process/spa
 import type { LaunchTrack, ProcessTracking } from '../process/tracking.ts';
 import { retentionRule } from '../store/retention.ts';
 import type { InstanceDeps } from './instance-deps.ts';
-import { serverLogOptions, serverLogOutage } from './log-health.ts';
 import { clearForLaunch } from './port-guard.ts';
 import type { OwnedServer, ProcessHost } from './run-process.ts';
-import { echoServerLine } from './server-echo.ts';
+import { echoServerLine, serverLogOptions, serverLogOutage } from './server-log.ts';
 
 /** The server's last output line is kept to say why it ended; a line longer than this is cut. */
 const LAST_LINE_CHARS = 300;

@@ -8,18 +8,21 @@ import * as v from 'valibot';
 import { MAINTENANCE_POLICIES } from '../config/sections/maintenance.ts';
 import { DiskReadingSchema } from '../disk-reading.ts';
 
-export const Iso = v.pipe(v.string(), v.description('ISO 8601 time'));
+/** `schema` with its description in the OpenAPI document. */
+const about = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
+
+export const Iso = about(v.string(), 'ISO 8601 time');
 
 export const LastExitSchema = v.object({
-  reason: v.pipe(
+  reason: about(
     v.picklist(['crash', 'memory-limit', 'hang', 'stop', 'restart', 'update', 'shutdown', 'launch-failed']),
-    v.description('launch-failed: no server ran (see detail); memory-limit: a crash, killed at Limits.MemoryMB'),
+    'launch-failed: no server ran (see detail); memory-limit: a crash, killed at Limits.MemoryMB',
   ),
   code: v.nullable(v.number()),
   signal: v.nullable(v.string()),
-  detail: v.pipe(
+  detail: about(
     v.nullable(v.string()),
-    v.description("why, in words: the launch error, or the server's last output line after a crash"),
+    "why, in words: the launch error, or the server's last output line after a crash",
   ),
   at: Iso,
 });
@@ -27,9 +30,9 @@ export const LastExitSchema = v.object({
 export type LastExitStatus = v.InferOutput<typeof LastExitSchema>;
 
 const ResourceSchema = v.object({
-  cpuPercent: v.pipe(v.number(), v.description('CPU since the previous sample, in % of one core (200: two cores)')),
-  cpuSeconds: v.pipe(v.number(), v.description('CPU time of the tree since the launch')),
-  rssBytes: v.pipe(v.number(), v.description('resident memory of every process of the tree, summed')),
+  cpuPercent: about(v.number(), 'CPU since the previous sample, in % of one core (200: two cores)'),
+  cpuSeconds: about(v.number(), 'CPU time of the tree since the launch'),
+  rssBytes: about(v.number(), 'resident memory of every process of the tree, summed'),
   processes: v.number(),
   at: Iso,
 });
@@ -49,26 +52,26 @@ export type UpdateCheckStatus = v.InferOutput<typeof UpdateCheckSchema>;
 const Policy = v.picklist(MAINTENANCE_POLICIES);
 
 export const MaintenanceStatusSchema = v.object({
-  policy: v.pipe(Policy, v.description('Maintenance.When of the instance')),
+  policy: about(Policy, 'Maintenance.When of the instance'),
   pending: v.nullable(
     v.object({
       action: v.picklist(['restart', 'update']),
-      source: v.pipe(
+      source: about(
         v.picklist(['schedule', 'update', 'request']),
-        v.description('RestartSchedule, a found update, or a request with ?when='),
+        'RestartSchedule, a found update, or a request with ?when=',
       ),
       when: Policy,
       since: Iso,
-      deadline: v.pipe(Iso, v.description('when it is done with a graceful shutdown whatever the players')),
+      deadline: about(Iso, 'when it is done with a graceful shutdown whatever the players'),
       waitingFor: v.picklist(['hold', 'Empty', 'RoundEnd', 'exit']),
-      restore: v.optional(v.pipe(v.string(), v.description("a restore's restart: the snapshot it puts back"))),
+      restore: v.optional(about(v.string(), "a restore's restart: the snapshot it puts back")),
     }),
   ),
   nextRestart: v.nullable(Iso),
   nextUpdateCheck: v.nullable(Iso),
-  staged: v.pipe(
+  staged: about(
     v.nullable(v.string()),
-    v.description('revision of a found update already downloaded (or built) and staged for its install'),
+    'revision of a found update already downloaded (or built) and staged for its install',
   ),
   hold: v.nullable(v.object({ reason: v.string(), since: Iso, until: Iso })),
 });
@@ -76,19 +79,16 @@ export const MaintenanceStatusSchema = v.object({
 export type MaintenanceStatus = v.InferOutput<typeof MaintenanceStatusSchema>;
 
 export const AgonesStatusSchema = v.object({
-  gameServer: v.pipe(v.nullable(v.string()), v.description('the GameServer name, once the SDK server has told it')),
-  state: v.pipe(
-    v.nullable(v.string()),
-    v.description('the GameServer state: Scheduled, Ready, Allocated, Shutdown, …'),
-  ),
-  ready: v.pipe(v.boolean(), v.description('the watchdog has told Agones the server is Ready')),
+  gameServer: about(v.nullable(v.string()), 'the GameServer name, once the SDK server has told it'),
+  state: about(v.nullable(v.string()), 'the GameServer state: Scheduled, Ready, Allocated, Shutdown, …'),
+  ready: about(v.boolean(), 'the watchdog has told Agones the server is Ready'),
 });
 /** The GameServer as the Agones SDK server last reported it (null before it has), and whether Ready was sent. */
 export type AgonesStatus = v.InferOutput<typeof AgonesStatusSchema>;
 
 const ControlChoiceSchema = v.object({
   allowed: v.boolean(),
-  reason: v.pipe(v.nullable(v.string()), v.description('why it is refused; null when it is taken')),
+  reason: about(v.nullable(v.string()), 'why it is refused; null when it is taken'),
 });
 /** Whether a control action is taken now; `reason` says why not (null when it is). */
 export type ControlChoice = v.InferOutput<typeof ControlChoiceSchema>;
@@ -116,11 +116,11 @@ const BackupStatusSchema = v.object({
 export type BackupStatus = v.InferOutput<typeof BackupStatusSchema>;
 
 const HubSchema = v.object({
-  address: v.pipe(v.string(), v.description("the address the hubs are asked about; '' until known")),
+  address: about(v.string(), "the address the hubs are asked about; '' until known"),
   hubs: v.array(
     v.object({
       hub: v.string(),
-      listed: v.pipe(v.nullable(v.boolean()), v.description('null: not known yet, or the hub could not be asked')),
+      listed: about(v.nullable(v.boolean()), 'null: not known yet, or the hub could not be asked'),
       missingSince: v.nullable(Iso),
       lastError: v.nullable(v.string()),
       checkedAt: v.nullable(Iso),
@@ -133,9 +133,9 @@ export type HubStatus = v.InferOutput<typeof HubSchema>;
 const RestoreSchema = v.object({
   at: Iso,
   ok: v.boolean(),
-  id: v.pipe(v.nullable(v.string()), v.description('the snapshot put back')),
-  saved: v.pipe(v.nullable(v.string()), v.description('the before-restore snapshot of the data it replaced')),
-  rollback: v.pipe(v.boolean(), v.description('a rollback with data, not a restore')),
+  id: about(v.nullable(v.string()), 'the snapshot put back'),
+  saved: about(v.nullable(v.string()), 'the before-restore snapshot of the data it replaced'),
+  rollback: about(v.boolean(), 'a rollback with data, not a restore'),
   error: v.nullable(v.string()),
 });
 /** The last time a snapshot was put back in place of the instance's data. */
@@ -144,43 +144,37 @@ export type RestoreStatus = v.InferOutput<typeof RestoreSchema>;
 export const InstanceStatusSchema = v.object({
   key: v.string(),
   name: v.string(),
-  state: v.pipe(
+  state: about(
     v.string(),
-    v.description(
-      'dotted path of the active state: server.running, server.awaiting-checkin, stopped.idle, restarting.backoff, …',
-    ),
+    'dotted path of the active state: server.running, server.awaiting-checkin, stopped.idle, restarting.backoff, …',
   ),
   pid: v.nullable(v.number()),
   revision: v.nullable(v.string()),
   lastCheckinAt: v.nullable(v.string()),
   secondsSinceCheckin: v.optional(
-    v.pipe(
+    about(
       v.nullable(v.number()),
-      v.description(
-        'whole seconds since the last check-in of this launch, on the monotonic clock (a step of the wall clock does not move it); null before it',
-      ),
+      'whole seconds since the last check-in of this launch, on the monotonic clock (a step of the wall clock does not move it); null before it',
     ),
   ),
   startedAt: v.nullable(v.string()),
   uptimeSeconds: v.nullable(v.number()),
   startupFailures: v.number(),
   restarts: v.number(),
-  crashStreak: v.optional(
-    v.pipe(v.number(), v.description('crashes and hang kills after check-ins since the last stable run')),
-  ),
+  crashStreak: v.optional(about(v.number(), 'crashes and hang kills after check-ins since the last stable run')),
   updatePending: v.boolean(),
   stopRequested: v.boolean(),
   stoppedBy: v.optional(
-    v.pipe(
+    about(
       v.nullable(v.object({ by: v.string(), at: Iso })),
-      v.description("an operator's stop, kept across daemon restarts until a restart or rollback: who and when"),
+      "an operator's stop, kept across daemon restarts until a restart or rollback: who and when",
     ),
   ),
-  canUpdate: v.optional(v.pipe(v.boolean(), v.description('an update provider (UpdateType) is configured'))),
-  canRollback: v.optional(v.pipe(v.boolean(), v.description('a previous build (bin.prev) is kept'))),
+  canUpdate: v.optional(about(v.boolean(), 'an update provider (UpdateType) is configured')),
+  canRollback: v.optional(about(v.boolean(), 'a previous build (bin.prev) is kept')),
   // The control routes' own answers (409 with the reason), from the machine; the dashboard's buttons follow them.
   controls: v.optional(
-    v.pipe(
+    about(
       v.object({
         restart: ControlChoiceSchema,
         update: ControlChoiceSchema,
@@ -188,69 +182,59 @@ export const InstanceStatusSchema = v.object({
         rollback: ControlChoiceSchema,
         restore: ControlChoiceSchema,
       }),
-      v.description(
-        'per control action: whether it is taken now, and why not (the reason a control request gets with 409)',
-      ),
+      'per control action: whether it is taken now, and why not (the reason a control request gets with 409)',
     ),
   ),
-  checking: v.optional(v.pipe(v.boolean(), v.description('an update check asked for is running or queued'))),
+  checking: v.optional(about(v.boolean(), 'an update check asked for is running or queued')),
   console: v.optional(
-    v.pipe(
-      v.boolean(),
-      v.description('the server console (Console) is on: POST /instances/{key}/console takes commands'),
-    ),
+    about(v.boolean(), 'the server console (Console) is on: POST /instances/{key}/console takes commands'),
   ),
   download: v.optional(
-    v.pipe(
+    about(
       v.nullable(DownloadSchema),
-      v.description("an update's download while it runs: bytes, total, average rate and time left; null otherwise"),
+      "an update's download while it runs: bytes, total, average rate and time left; null otherwise",
     ),
   ),
   updateCheck: v.optional(
-    v.pipe(
+    about(
       v.nullable(UpdateCheckSchema),
-      v.description('the last update check: what it found, or why it failed and since when; null before the first'),
+      'the last update check: what it found, or why it failed and since when; null before the first',
     ),
   ),
   // Absent while launches are not blocked (and once the launch after a block spawns).
   launchBlocked: v.optional(
-    v.pipe(
+    about(
       v.object({ kind: v.picklist(['resources', 'port']), message: v.string(), attempts: v.number() }),
-      v.description("launches blocked by the watchdog's resources or a held game port: why, and how many"),
+      "launches blocked by the watchdog's resources or a held game port: why, and how many",
     ),
   ),
   lastExit: v.nullable(LastExitSchema),
   maintenance: v.optional(MaintenanceStatusSchema),
-  agones: v.optional(v.pipe(AgonesStatusSchema, v.description('Agones mode only: the GameServer this instance is'))),
+  agones: v.optional(about(AgonesStatusSchema, 'Agones mode only: the GameServer this instance is')),
   // The same for every instance; absent until the disk watcher has read them.
-  disk: v.optional(
-    v.pipe(v.array(DiskReadingSchema), v.description('the file systems of the instance root and the working folder')),
-  ),
+  disk: v.optional(about(v.array(DiskReadingSchema), 'the file systems of the instance root and the working folder')),
   resources: v.optional(
-    v.pipe(
+    about(
       v.nullable(ResourceSchema),
-      v.description('CPU and memory of the server and what it started, at the last sample; null when none runs'),
+      'CPU and memory of the server and what it started, at the last sample; null when none runs',
     ),
   ),
   players: v.optional(
-    v.pipe(v.nullable(v.number()), v.description("players by the server's /status at the last sample; null: unknown")),
+    about(v.nullable(v.number()), "players by the server's /status at the last sample; null: unknown"),
   ),
   backup: v.optional(
-    v.pipe(
+    about(
       v.nullable(BackupStatusSchema),
-      v.description("the last snapshot of the instance's data, taken or failed; null before the first"),
+      "the last snapshot of the instance's data, taken or failed; null before the first",
     ),
   ),
   hub: v.optional(
-    v.pipe(
-      HubSchema,
-      v.description('whether the hubs a running server advertises to list it (Hub.Watch); absent otherwise'),
-    ),
+    about(HubSchema, 'whether the hubs a running server advertises to list it (Hub.Watch); absent otherwise'),
   ),
   restore: v.optional(
-    v.pipe(
+    about(
       v.nullable(RestoreSchema),
-      v.description('the last restore of a snapshot (restore, or rollback with data); null before the first'),
+      'the last restore of a snapshot (restore, or rollback with data); null before the first',
     ),
   ),
 });
@@ -261,16 +245,14 @@ export type StatusExtras = Pick<InstanceStatus, 'agones' | 'disk' | 'hub'>;
 
 export const BackupSchema = v.object({
   id: v.string(),
-  kind: v.pipe(v.string(), v.description('before-update, manual, scheduled or before-restore')),
+  kind: about(v.string(), 'before-update, manual, scheduled or before-restore'),
   takenAt: Iso,
-  revision: v.pipe(v.nullable(v.string()), v.description('the build installed when it was taken')),
-  revisionAfter: v.pipe(v.nullable(v.string()), v.description('before-update: the build about to be installed')),
-  bytes: v.pipe(v.number(), v.description("the files' total size")),
-  archiveBytes: v.pipe(v.number(), v.description('the compressed archive')),
+  revision: about(v.nullable(v.string()), 'the build installed when it was taken'),
+  revisionAfter: about(v.nullable(v.string()), 'before-update: the build about to be installed'),
+  bytes: about(v.number(), "the files' total size"),
+  archiveBytes: about(v.number(), 'the compressed archive'),
   files: v.number(),
-  forRollback: v.optional(
-    v.pipe(v.boolean(), v.description('the snapshot a rollback with withData=true puts back (listings only)')),
-  ),
+  forRollback: v.optional(about(v.boolean(), 'the snapshot a rollback with withData=true puts back (listings only)')),
 });
 /** One snapshot as `watchdog backups` and `GET /instances/<key>/backups` list it. */
 export type BackupListing = v.InferOutput<typeof BackupSchema>;

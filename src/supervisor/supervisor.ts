@@ -3,7 +3,6 @@ import { monotonicMs } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { InstanceRegistry } from './contract.ts';
 import type { Instance } from './instance.ts';
 import { createInstanceStarter, type StarterOptions } from './instance-start.ts';
 
@@ -16,26 +15,8 @@ export interface ReconfigureResult {
   failed: string[];
 }
 
-export interface Supervisor extends InstanceRegistry {
-  starting(key: string): boolean;
-  /** Prepares folders, adopts or cleans up servers left by the previous daemon, then starts every instance. */
-  start(): Promise<void>;
-  /** Shuts every server down gracefully (or detaches with PersistServers) and stops every actor. */
-  shutdown(): Promise<void>;
-  /**
-   * Applies a reloaded configuration: existing instances take their new settings at their next launch (timings
-   * at once), added ones are prepared and started, removed ones are shut down gracefully and leave the registry.
-   * Resolves once every added instance started and every removed one is down. Never rejects.
-   */
-  reconfigure(next: ResolvedConfig): Promise<ReconfigureResult>;
-}
-
-export interface SupervisorOptions extends StarterOptions {
-  config: ResolvedConfig;
-}
-
 /** The registry of instances: starts them all, applies reloads (adds, removes, reconfigures), shuts them down. */
-export function createSupervisor(opts: SupervisorOptions): Supervisor {
+export function createSupervisor(opts: StarterOptions & { config: ResolvedConfig }) {
   const { bus, log } = opts;
   let config = opts.config;
   const instances = new Map<string, Instance>();
@@ -84,11 +65,12 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
   }
 
   return {
-    get: (key) => instances.get(key),
-    list: () => [...instances.values()],
-    starting: (key) => preparing.has(key),
+    get: (key: string): Instance | undefined => instances.get(key),
+    list: (): Instance[] => [...instances.values()],
+    starting: (key: string): boolean => preparing.has(key),
 
-    async start() {
+    /** Prepares folders, adopts or cleans up servers left by the previous daemon, then starts every instance. */
+    async start(): Promise<void> {
       for (const i of config.instances) preparing.add(i.key);
       const prepared = await Promise.all(config.instances.map(starter.prepare)).finally(() => preparing.clear());
       for (const p of prepared) instances.set(p.inst.key, p.inst);
@@ -96,7 +78,8 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       await Promise.all(prepared.map(starter.launch));
     },
 
-    async shutdown() {
+    /** Shuts every server down gracefully (or detaches with PersistServers) and stops every actor. */
+    async shutdown(): Promise<void> {
       closing = true;
       await Promise.allSettled(adding);
       starter.unfollow();
@@ -108,7 +91,12 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
       stopProgressLog();
     },
 
-    async reconfigure(next) {
+    /**
+     * Applies a reloaded configuration: existing instances take their new settings at their next launch (timings
+     * at once), added ones are prepared and started, removed ones are shut down gracefully and leave the registry.
+     * Resolves once every added instance started and every removed one is down. Never rejects.
+     */
+    async reconfigure(next: ResolvedConfig): Promise<ReconfigureResult> {
       const result: ReconfigureResult = { added: [], removed: [], updated: [], failed: [] };
       if (closing) return result;
       config = next;
@@ -140,6 +128,8 @@ export function createSupervisor(opts: SupervisorOptions): Supervisor {
   };
 }
 
+export type Supervisor = ReturnType<typeof createSupervisor>;
+
 /** How often a running download is logged; the bus gets progress every 250 ms, which would flood the log. */
 export const UPDATE_PROGRESS_LOG_EVERY_MS = 5_000;
 
@@ -152,13 +142,6 @@ const WORK_PHASES: Partial<Record<UpdatePhase, string>> = {
   extract: 'extracting update',
   install: 'moving the new build into bin/',
 };
-
-interface Seen {
-  phase: UpdatePhase;
-  /** On the monotonic clock. */
-  loggedAt: number;
-  log: Logger;
-}
 
 /** Bytes, and total and percentage when the server sent a length; nothing before the first byte. */
 function sizeFields(e: UpdateEvent): Record<string, number> {
@@ -179,7 +162,8 @@ export function logUpdateProgress(
   everyMs = UPDATE_PROGRESS_LOG_EVERY_MS,
   now: () => number = monotonicMs,
 ): () => void {
-  const seen = new Map<string, Seen>();
+  /** Per instance: the phase last logged, and when (on the monotonic clock). */
+  const seen = new Map<string, { phase: UpdatePhase; loggedAt: number }>();
   const handler = (e: UpdateEvent) => {
     const message = WORK_PHASES[e.phase];
     if (message === undefined) {
@@ -188,7 +172,7 @@ export function logUpdateProgress(
       return;
     }
     const prev = seen.get(e.key);
-    const ilog = prev?.log ?? log.child(e.key).child('update');
+    const ilog = log.child(e.key).child('update');
     // A download event with no bytes yet is a download starting (artifact.ts, git.ts), even right after another.
     const restarted = e.phase === 'download' && !e.bytes;
     if (prev && prev.phase === e.phase && !restarted) {
@@ -197,7 +181,7 @@ export function logUpdateProgress(
       ilog.info('update download progress', sizeFields(e));
       return;
     }
-    seen.set(e.key, { phase: e.phase, loggedAt: now(), log: ilog });
+    seen.set(e.key, { phase: e.phase, loggedAt: now() });
     ilog.info(message, sizeFields(e));
   };
   bus.on('instance:update', handler);

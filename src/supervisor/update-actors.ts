@@ -1,14 +1,6 @@
 import { fromPromise } from 'xstate';
-import type {
-  CheckInput,
-  CheckOutput,
-  RestoreInput,
-  RestoreOutput,
-  RollbackInput,
-  RollbackOutput,
-  UpdateInput,
-  UpdateOutput,
-} from '../../machines/instance.types.ts';
+import type { CheckInput, CheckOutput, UpdateInput, UpdateOutput } from '../../machines/instance.types.ts';
+import type { BusEvents } from '../bus.ts';
 import { monotonicMs, stampNow } from '../clock.ts';
 import { describeError, UpdateError } from '../errors.ts';
 import { DiskSpaceError } from '../updates/install/disk-guard.ts';
@@ -35,13 +27,12 @@ export function createUpdateActor(
     const provider = host.provider;
     if (!provider) return { revision: input.revision, changed: false };
     const started = monotonicMs();
-    const at = () => Date.now();
-    host.bus.emit('instance:update', { key: host.instance.key, phase: 'check', revision: input.revision, at: at() });
+    tell(host, { phase: 'check', revision: input.revision });
     let during: 'check' | 'install' = 'check';
     try {
       const check = await provider.check(input.revision, signal);
       if (!check.available) {
-        host.bus.emit('instance:update', { key: host.instance.key, phase: 'none', revision: input.revision, at: at() });
+        tell(host, { phase: 'none', revision: input.revision });
         return { revision: input.revision, changed: false };
       }
       host.log.info('installing update', { from: input.revision, to: check.revision ?? '(newest)' });
@@ -56,13 +47,7 @@ export function createUpdateActor(
       });
       await (revision === input.revision ? after?.notInstalled() : after?.installed(revision));
       await host.recordRevision(revision);
-      host.bus.emit('instance:update', {
-        key: host.instance.key,
-        phase: 'done',
-        revision,
-        durationMs: monotonicMs() - started,
-        at: at(),
-      });
+      tell(host, { phase: 'done', revision, durationMs: monotonicMs() - started });
       host.log.info('update installed', { revision, seconds: (monotonicMs() - started) / 1000 });
       return { revision, changed: revision !== input.revision };
     } catch (err) {
@@ -70,10 +55,15 @@ export function createUpdateActor(
       // A found build the disk could not take failed to install, even when the check staged it (staged-build.ts).
       if (diskSpaceError(err)) during = 'install';
       // Logged once, where the machine reports the failure (instance.ts).
-      host.bus.emit('instance:update', { key: host.instance.key, phase: 'failed', error: message, during, at: at() });
+      tell(host, { phase: 'failed', error: message, during });
       throw err;
     }
   });
+}
+
+/** An update's progress on the bus, for the instance, now. */
+function tell(host: UpdateHost, e: Omit<BusEvents['instance:update'], 'key' | 'at'>): void {
+  host.bus.emit('instance:update', { key: host.instance.key, ...e, at: Date.now() });
 }
 
 /** Whether `err` (or what it wraps) is a disk-space failure: too little space, disk full, or the unpack cap. */
@@ -91,41 +81,18 @@ export function createCheckActor(host: UpdateHost) {
       host.log.info('update requested, but this instance has no UpdateType');
       return { available: false, at: stampNow() };
     }
-    let check: Awaited<ReturnType<typeof provider.check>>;
-    try {
-      check = await provider.check(input.revision, signal);
-    } catch (err) {
+    const check = await provider.check(input.revision, signal).catch((err: unknown) => {
       // A failure is logged once, where the machine reports it (instance.ts), as a failed check (a CDN down, a
       // damaged build: the next check tries again). A found build the disk cannot take is a failed update the
       // operator must act on: it is told as one, and the check ends with nothing available, the server untouched.
       if (!diskSpaceError(err)) throw err;
       const error = describeError(err);
       host.log.error('update failed; the installed build keeps running', { error });
-      host.bus.emit('instance:update', {
-        key: host.instance.key,
-        phase: 'failed',
-        error,
-        during: 'install',
-        at: Date.now(),
-      });
-      return { available: false, at: stampNow() };
-    }
-    host.log.info(check.available ? 'update available' : 'no update available', { current: input.revision });
-    return { available: check.available, at: stampNow() };
+      tell(host, { phase: 'failed', error, during: 'install' });
+      return null;
+    });
+    if (check !== null)
+      host.log.info(check.available ? 'update available' : 'no update available', { current: input.revision });
+    return { available: check?.available ?? false, at: stampNow() };
   });
-}
-
-/**
- * The `rollback` actor: swaps `bin.prev` back into `bin/` (and the revisions in data.json). The machine invokes it
- * only with no server running; a failure (no bin.prev) is reported by the machine as `rollback-failed`.
- */
-export function createRollbackActor(rollback: (withData: boolean) => Promise<string | null>) {
-  return fromPromise<RollbackOutput, RollbackInput>(async ({ input }) => ({
-    revision: await rollback(input.withData),
-  }));
-}
-
-/** The `restore` actor: snapshots the current data, then puts snapshot `id` back; invoked with no server running. */
-export function createRestoreActor(restore: (id: string) => Promise<RestoreOutput>) {
-  return fromPromise<RestoreOutput, RestoreInput>(({ input }) => restore(input.id));
 }

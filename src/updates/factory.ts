@@ -1,4 +1,5 @@
 import type { ResolvedInstance } from '../config/resolved.ts';
+import type { UpdateType } from '../config/schema.ts';
 import type { ProviderContext, UpdateProvider } from './provider.ts';
 import { createCiServerProvider } from './providers/ci-server.ts';
 import { createDummyProvider } from './providers/dummy.ts';
@@ -16,29 +17,20 @@ export function providerSettingsChanged(before: ResolvedInstance, after: Resolve
   return made(before) !== made(after);
 }
 
+/** Every `UpdateType`'s provider: a new UPDATE_TYPES entry does not compile until it is added here. */
+const PROVIDERS: Record<UpdateType, (ctx: ProviderContext) => UpdateProvider> = {
+  Manifest: createManifestProvider,
+  CiServer: createCiServerProvider,
+  Git: createGitProvider,
+  Local: createLocalProvider,
+  Dummy: createDummyProvider,
+};
+
 /**
  * The update provider an instance's `UpdateType` names, or null when it has none (no automatic
  * updates). Config validation has already refused unknown types; providers check their own `Updates` keys.
  */
 export function createProvider(ctx: ProviderContext): UpdateProvider | null {
   const type = ctx.instance.settings.UpdateType;
-  switch (type) {
-    case 'Manifest':
-      return createManifestProvider(ctx);
-    case 'CiServer':
-      return createCiServerProvider(ctx);
-    case 'Git':
-      return createGitProvider(ctx);
-    case 'Local':
-      return createLocalProvider(ctx);
-    case 'Dummy':
-      return createDummyProvider(ctx);
-    case undefined:
-      return null;
-    default: {
-      // Exhaustive: a new UPDATE_TYPES entry must be handled here.
-      const unknown: never = type;
-      throw new Error(`unknown UpdateType ${String(unknown)}`);
-    }
-  }
+  return type === undefined ? null : PROVIDERS[type](ctx);
 }

@@ -1,12 +1,8 @@
-import type { UpdatePhase } from '../bus.ts';
+import type { BusEvents } from '../bus.ts';
 import type { ResolvedInstance } from '../config/resolved.ts';
 import type { Logger } from '../log.ts';
 
-export interface UpdateProgress {
-  phase: UpdatePhase;
-  bytes?: number;
-  total?: number | null;
-}
+export type UpdateProgress = Pick<BusEvents['instance:update'], 'phase' | 'bytes' | 'total'>;
 
 /** What a provider gets from the daemon. */
 export interface ProviderContext {

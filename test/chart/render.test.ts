@@ -237,6 +237,16 @@ formats('chart :: DOT arrows join states, never cluster names or a state to itse
     assert.match(text, meaning);
 });
 
+formats('chart :: DOT draws parallel transitions as one arrow that keeps every label', () => {
+  const text = renderChart('dot');
+  const arrows = [...text.matchAll(/^ {2}("[^"]+") -> ("[^"]+") \[label="(?:[^"\\]|\\.)*", ([^\]]*)\];$/gm)];
+  assert.ok(arrows.length > 20);
+  const ends = arrows.map(([, tail, head, attributes]) => `${tail} -> ${head} ${attributes}`);
+  assert.is(new Set(ends).size, ends.length, 'one arrow per tail, head, clusters and kind');
+  const drawn = chartGraph().edges.filter((e) => !e.internal && e.source !== e.target);
+  for (const e of drawn) assert.ok(text.includes(e.label), e.label);
+});
+
 formats('chart :: JSON is the graph as data', () => {
   const parsed = JSON.parse(renderChart('json')) as ReturnType<typeof chartGraph>;
   assert.equal(parsed, chartGraph());

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
-import { chartGraph, statePaths } from '../../src/chart/graph.ts';
-import { mergeParallelEdges, NODE_ID_PREFIX } from '../../src/chart/svg.ts';
+import { statePaths } from '../../src/chart/graph.ts';
+import { NODE_ID_PREFIX } from '../../src/chart/svg.ts';
 import { createApp } from '../../src/http/app.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
 import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';
@@ -130,16 +130,5 @@ chart(
     assert.match(((await bad.json()) as { error: string }).error, 'view must be one of operator, developer');
   },
 );
-
-chart('dashboard :: parallel transitions merge into one arrow that keeps every label', () => {
-  const graph = chartGraph();
-  const merged = mergeParallelEdges(graph);
-  assert.ok(merged.edges.length < graph.edges.length);
-  const key = (e: { source: string; target: string }) => `${e.source}→${e.target}`;
-  for (const e of graph.edges) {
-    const m = merged.edges.find((x) => key(x) === key(e) && x.kind === e.kind && x.internal === e.internal);
-    assert.ok(m?.label.split('\n').includes(e.label), `${key(e)} ${e.label}`);
-  }
-});
 
 chart.run();

@@ -1,8 +1,8 @@
-/** Server output echoed into the daemon's log (src/supervisor/server-echo.ts): one timestamp per line, the daemon's. */
+/** Server output echoed into the daemon's log (src/supervisor/server-log.ts): one timestamp per line, the daemon's. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
-import { echoServerLine, withoutLeadingTimestamp } from '../../src/supervisor/server-echo.ts';
+import { echoServerLine, withoutLeadingTimestamp } from '../../src/supervisor/server-log.ts';
 import { recordingLogger } from '../http/_support/app.ts';
 
 const test = suite('supervisor :: server lines in the daemon log');

@@ -1,6 +1,6 @@
 import { createLogger, type Logger } from '../../log.ts';
 import type { Settings } from '../settings.ts';
-import { callReady, followGameServer, startHealthPings } from './pinger.ts';
+import { callReady, callShutdown, followGameServer, startHealthPings } from './pinger.ts';
 import { startPlayerReports } from './players.ts';
 import { AgonesSdk, type AgonesSdkOptions, agonesPortFrom } from './sdk.ts';
 import type { GameServer } from './wire.ts';
@@ -130,17 +130,7 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
     },
     async shutdown(why) {
       if (signal.aborted) return;
-      if (state === 'Shutdown') {
-        log.info('the GameServer is already Shutdown; not asking again');
-      } else {
-        try {
-          // Bounded: a server that leaves must not hang on an SDK server that is gone.
-          await sdk.shutdown({ signal, retry: { maxElapsedMs: 5_000 } });
-          log.info(`asked Agones to shut the GameServer down (${why})`);
-        } catch (err) {
-          log.error('could not ask Agones to shut the GameServer down', { error: (err as Error).message });
-        }
-      }
+      await callShutdown(sdk, signal, log, { why, state, maxElapsedMs: 5_000 });
       await stop();
     },
     stop,

@@ -3,7 +3,12 @@ import { NO_RETRY } from './retry.ts';
 import type { AgonesSdk } from './sdk.ts';
 import type { GameServer } from './wire.ts';
 
-export interface HealthPingsOptions {
+/**
+ * `/health` every `intervalMs`, one ping at a time: a slow answer skips the ticks it overlaps rather than piling
+ * pings up, so each may take a second whatever the pace. The first ping goes at once. Used by the kit's Agones mode
+ * and the watchdog's wrapper.
+ */
+export function startHealthPings(opts: {
   sdk: AgonesSdk;
   intervalMs: number;
   signal: AbortSignal;
@@ -12,21 +17,7 @@ export interface HealthPingsOptions {
   wanted?: () => boolean;
   /** After each ping, answered or not (unless `signal` aborted). */
   after?: () => void;
-}
-
-export interface HealthPings {
-  /** Stops the interval; a ping in flight is let finish (or cancelled by `signal`). */
-  stop(): void;
-  /** Resolves once no ping is in flight. */
-  idle(): Promise<void>;
-}
-
-/**
- * `/health` every `intervalMs`, one ping at a time: a slow answer skips the ticks it overlaps rather than piling
- * pings up, so each may take a second whatever the pace. The first ping goes at once. Used by the kit's Agones mode
- * and the watchdog's wrapper.
- */
-export function startHealthPings(opts: HealthPingsOptions): HealthPings {
+}) {
   const { sdk, intervalMs, signal, log } = opts;
   let healthy: boolean | undefined;
   let pinging: Promise<void> | undefined;
@@ -52,8 +43,10 @@ export function startHealthPings(opts: HealthPingsOptions): HealthPings {
   const timer = setInterval(tick, intervalMs);
   tick();
   return {
-    stop: () => clearInterval(timer),
-    idle: async () => {
+    /** Stops the interval; a ping in flight is let finish (or cancelled by `signal`). */
+    stop: (): void => clearInterval(timer),
+    /** Resolves once no ping is in flight. */
+    idle: async (): Promise<void> => {
       await pinging;
     },
   };
@@ -75,6 +68,26 @@ export async function callReady(
     await then();
   } catch (err) {
     if (!signal.aborted) log.error('could not tell Agones the server is Ready', { error: (err as Error).message });
+  }
+}
+
+/**
+ * `/shutdown`, unless the GameServer is `Shutdown` already (`state`), given up after `maxElapsedMs` (whoever leaves
+ * must not hang on an SDK server that is gone). Nothing is thrown: a failure is logged.
+ */
+export async function callShutdown(
+  sdk: AgonesSdk,
+  signal: AbortSignal,
+  log: Logger,
+  opts: { why: string; state: string | null | undefined; maxElapsedMs: number },
+): Promise<void> {
+  if (opts.state === 'Shutdown') return log.info(`the GameServer is already Shutdown; not asking again (${opts.why})`);
+  try {
+    await sdk.shutdown({ signal, retry: { maxElapsedMs: opts.maxElapsedMs } });
+    log.info(`asked Agones to shut the GameServer down (${opts.why})`);
+  } catch (err) {
+    if (!signal.aborted)
+      log.error('could not ask Agones to shut the GameServer down', { error: (err as Error).message });
   }
 }
 

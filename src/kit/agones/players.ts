@@ -4,24 +4,12 @@ import type { AgonesSdk } from './sdk.ts';
 /** The name of both the label (`agones.dev/sdk-players`) and the Counter the player count goes to. */
 export const PLAYERS_KEY = 'players';
 
-export interface PlayerReports {
-  /** Reports the count if it changed since the last report (or always, with `force`). */
-  tick(force?: boolean): void;
-  /** Resolves once no report is running. */
-  idle(): Promise<void>;
-}
-
 /**
  * Reports the player count to Agones, one report at a time (a change during a report is sent right after it). The
  * label always; the Counter while it answers. A GameServer without a `players` Counter, or an Agones without the
  * CountsAndLists feature, refuses the first Counter update: that is noted once and the Counter is left alone after.
  */
-export function startPlayerReports(opts: {
-  sdk: AgonesSdk;
-  players: () => number;
-  log: Logger;
-  signal: AbortSignal;
-}): PlayerReports {
+export function startPlayerReports(opts: { sdk: AgonesSdk; players: () => number; log: Logger; signal: AbortSignal }) {
   const { sdk, log, signal } = opts;
   let reported: number | undefined;
   let counter: 'untried' | 'on' | 'off' = 'untried';
@@ -53,7 +41,8 @@ export function startPlayerReports(opts: {
     }
   };
 
-  const tick = (force = false) => {
+  /** Reports the count if it changed since the last report (or always, with `force`). */
+  const tick = (force = false): void => {
     if (signal.aborted) return;
     if (running) {
       again = true;
@@ -72,7 +61,8 @@ export function startPlayerReports(opts: {
 
   return {
     tick,
-    async idle() {
+    /** Resolves once no report is running. */
+    async idle(): Promise<void> {
       while (running) await running;
     },
   };

@@ -71,12 +71,6 @@ function parseJson(bytes: Buffer): unknown {
   }
 }
 
-function reasonOf(err: unknown): string {
-  const cause = err instanceof Error ? err.cause : undefined;
-  if (cause instanceof Error) return cause.message;
-  return err instanceof Error ? err.message : String(err);
-}
-
 /**
  * A small client of the Agones SDK server's REST API (the sidecar beside every game server in an Agones pod). Each
  * call is retried with back-off while the SDK server does not answer yet (it may start after the game server), within
@@ -177,11 +171,8 @@ export class AgonesSdk {
     const result = v.safeParse(schema, data);
     if (result.success) return result.output;
     const where = result.issues.map((i) => `${v.getDotPath(i) ?? '(root)'}: ${i.message}`).join('; ');
-    throw new AgonesSdkError(
-      `${method} ${path}: the Agones SDK server's answer is not understood (${where})`,
-      200,
-      `${method} ${path}`,
-    );
+    const call = `${method} ${path}`;
+    throw new AgonesSdkError(`${call}: the Agones SDK server's answer is not understood (${where})`, 200, call);
   }
 
   private async request(method: string, path: string, body: object | undefined, opts?: CallOptions): Promise<unknown> {
@@ -206,14 +197,11 @@ export class AgonesSdk {
             value = parseJson(await readCapped(res._data, SDK_ANSWER_CAP_BYTES, `the answer to ${call} from ${url}`));
           } catch (err) {
             // Read past its cap, the answer is not the SDK server's: asking again would read the same.
-            if (err instanceof AnswerTooLargeError) {
-              return {
-                ok: false,
-                retry: false,
-                error: new AgonesSdkError(`${call}: ${err.message}`, null, call, { cause: err }),
-              };
-            }
-            return { ok: false, retry: true, error: new AgonesSdkError(reasonOf(err), null, call, { cause: err }) };
+            const tooLarge = err instanceof AnswerTooLargeError;
+            // fetch's own message is "fetch failed"; its cause says why (ECONNREFUSED while the SDK server starts).
+            const why = err instanceof Error ? (err.cause instanceof Error ? err.cause : err).message : String(err);
+            const message = tooLarge ? `${call}: ${why}` : why;
+            return { ok: false, retry: !tooLarge, error: new AgonesSdkError(message, null, call, { cause: err }) };
           }
           if (res.ok) return { ok: true, value };
           const data = value as { message?: unknown } | undefined;

@@ -12,10 +12,10 @@ export interface WatchOptions {
   onError?: (error: Error) => void;
 }
 
-/** Reads newline-separated JSON from `body`, calling `onLine` with each parsed line. Ends when the stream does. */
 /** The longest line read of the watch stream, in characters (a GameServer's JSON is a few thousand). */
 const WATCH_LINE_CAP = 256_000;
 
+/** Reads newline-separated JSON from `body`, calling `onLine` with each parsed line. Ends when the stream does. */
 async function readLines(body: ReadableStream<Uint8Array>, onLine: (value: unknown) => void): Promise<void> {
   const decoder = new TextDecoder();
   let buffered = '';

@@ -10,7 +10,7 @@ import { UpdateError } from '../../errors.ts';
  * Hard links: a path from the archive root without `..`.
  */
 
-function refuse(name: string, why: string): never {
+export function refuseEntry(name: string, why: string): never {
   throw new UpdateError(
     `refused archive entry "${name}": ${why}; the archive is unsafe or damaged, so nothing was installed`,
   );
@@ -22,10 +22,10 @@ function isAbsoluteName(name: string): boolean {
 
 /** The entry's path segments, without `.` and empty segments; refuses absolute paths and `..`. */
 export function entrySegments(name: string): string[] {
-  if (name.includes('\0')) refuse(name, 'the name contains a NUL byte');
-  if (isAbsoluteName(name)) refuse(name, 'it has an absolute path');
+  if (name.includes('\0')) refuseEntry(name, 'the name contains a NUL byte');
+  if (isAbsoluteName(name)) refuseEntry(name, 'it has an absolute path');
   const segments = name.split(/[/\\]/).filter((s) => s !== '' && s !== '.');
-  if (segments.includes('..')) refuse(name, 'its path climbs out of the folder with ".."');
+  if (segments.includes('..')) refuseEntry(name, 'its path climbs out of the folder with ".."');
   return segments;
 }
 
@@ -36,8 +36,8 @@ export function entryDestination(destDir: string, name: string): string | null {
 }
 
 export function checkSymlinkTarget(name: string, target: string): void {
-  if (target === '' || target.includes('\0')) refuse(name, 'it is a link with an empty or invalid target');
-  if (isAbsoluteName(target)) refuse(name, `it is a link to the absolute path "${target}"`);
+  if (target === '' || target.includes('\0')) refuseEntry(name, 'it is a link with an empty or invalid target');
+  if (isAbsoluteName(target)) refuseEntry(name, `it is a link to the absolute path "${target}"`);
   const depth = entrySegments(name).length - 1;
   let ups = 0;
   let descended = false;
@@ -46,18 +46,15 @@ export function checkSymlinkTarget(name: string, target: string): void {
     if (segment !== '..') {
       descended = true;
     } else if (descended) {
-      refuse(name, `it is a link whose target "${target}" climbs back up after going down`);
+      refuseEntry(name, `it is a link whose target "${target}" climbs back up after going down`);
     } else if (++ups > depth) {
-      refuse(name, `it is a link to "${target}", outside the folder`);
+      refuseEntry(name, `it is a link to "${target}", outside the folder`);
     }
   }
 }
 
 export function checkHardlinkTarget(name: string, target: string): void {
-  if (target === '' || isAbsoluteName(target)) refuse(name, `it is a hard link to "${target}", outside the folder`);
-  if (target.split(/[/\\]/).includes('..')) refuse(name, `it is a hard link to "${target}", outside the folder`);
-}
-
-export function refuseEntry(name: string, why: string): never {
-  refuse(name, why);
+  if (target === '' || isAbsoluteName(target) || target.split(/[/\\]/).includes('..')) {
+    refuseEntry(name, `it is a hard link to "${target}", outside the folder`);
+  }
 }

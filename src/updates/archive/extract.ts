@@ -48,12 +48,9 @@ export async function extractArchive(
   signal?: AbortSignal,
   limits: SpaceLimits = DEFAULT_LIMITS,
 ): Promise<void> {
-  let format: ArchiveFormat | null;
-  try {
-    format = await detectArchiveFormat(archive);
-  } catch (err) {
+  const format = await detectArchiveFormat(archive).catch((err: unknown) => {
     throw new UpdateError(`cannot read the archive ${archive}`, { cause: err });
-  }
+  });
   if (format === null) {
     throw new UpdateError(
       `${archive} is not a zip, tar or tar.gz archive (unrecognised first bytes); the download is damaged or is not a build`,

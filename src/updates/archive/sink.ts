@@ -37,10 +37,7 @@ export function archiveSink(archive: string, destDir: string, limits: SpaceLimit
 }
 
 /** What a saved download of unknown length may write, and which limit that is (its error's words). */
-interface DownloadCap {
-  bytes: number;
-  limit: string;
-}
+type DownloadCap = { bytes: number; limit: string };
 
 /**
  * The most a saved download may write: a known length was checked against the free space above (and the transfer

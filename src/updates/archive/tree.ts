@@ -7,42 +7,18 @@ import { formatBytes } from '../../store/disk-space.ts';
 import { DiskSpaceError } from '../install/disk-guard.ts';
 import { refuseEntry } from './entry-guard.ts';
 
+/** Read once: setting it is the only way to read it, and nothing in the daemon changes it. */
+const UMASK = process.umask();
+
 /**
  * The folder an archive is extracted into, and what the extraction has put there so far. Both extractors place
  * their entries through it, one at a time. A later entry of the same name replaces the earlier one (as tar does)
  * and never writes through a link an earlier entry made. In a folder that started empty, only names this
  * extraction placed can exist, so a parent folder is made once and only a name already placed is unlinked.
- */
-export interface ExtractTree {
-  /** The folder extracted into. */
-  root: string;
-  /** The entry's absolute path once its parent folders exist and nothing an earlier entry placed is in its way. */
-  place(name: string, segments: string[]): Promise<string>;
-  /**
-   * A file entry: places it and writes `data` into it with `mode`'s permission bits (a program's execute bit;
-   * setuid, setgid and sticky dropped; the umask ignored). Every chunk is charged to the cap before it is written.
-   */
-  file(
-    name: string,
-    segments: string[],
-    data: AsyncIterable<Buffer>,
-    mode: number | null,
-    signal?: AbortSignal,
-  ): Promise<void>;
-  /** A directory entry: makes it (and its parents). */
-  folder(name: string, segments: string[]): Promise<string>;
-  /** Records that the entry placed at `segments` is a symbolic link: later entries may not go through it. */
-  linked(segments: string[]): void;
-}
-
-/** Read once: setting it is the only way to read it, and nothing in the daemon changes it. */
-const UMASK = process.umask();
-
-/**
  * `capBytes` bounds what the extraction writes, counted as it is written (not as the archive declares it: a zip can
  * lie about its sizes), so a small archive cannot fill the disk.
  */
-export async function createExtractTree(destDir: string, capBytes = Number.POSITIVE_INFINITY): Promise<ExtractTree> {
+export async function createExtractTree(destDir: string, capBytes = Number.POSITIVE_INFINITY) {
   const fresh = (await readdir(destDir)).length === 0;
   const made = new Set<string>(['']);
   const placed = new Set<string>();
@@ -72,39 +48,55 @@ export async function createExtractTree(destDir: string, capBytes = Number.POSIT
       yield chunk;
     }
   }
+  /** The entry's absolute path once its parent folders exist and nothing an earlier entry placed is in its way. */
+  const place = async (name: string, segments: string[]): Promise<string> => {
+    refuseThroughLink(name, segments);
+    await makeFolder(segments.slice(0, -1));
+    const rel = segments.join('/');
+    const dest = join(destDir, ...segments);
+    if (!fresh || placed.has(rel)) {
+      await unlink(dest).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+      });
+    }
+    links.delete(rel);
+    placed.add(rel);
+    return dest;
+  };
 
-  const tree: ExtractTree = {
+  return {
+    /** The folder extracted into. */
     root: destDir,
-    async place(name, segments) {
-      refuseThroughLink(name, segments);
-      await makeFolder(segments.slice(0, -1));
-      const rel = segments.join('/');
-      const dest = join(destDir, ...segments);
-      if (!fresh || placed.has(rel)) {
-        await unlink(dest).catch((err: NodeJS.ErrnoException) => {
-          if (err.code !== 'ENOENT') throw err;
-        });
-      }
-      links.delete(rel);
-      placed.add(rel);
-      return dest;
-    },
-    async file(name, segments, data, mode, signal) {
-      const dest = await tree.place(name, segments);
+    place,
+    /**
+     * A file entry: places it and writes `data` into it with `mode`'s permission bits (a program's execute bit;
+     * setuid, setgid and sticky dropped; the umask ignored). Every chunk is charged to the cap before it is written.
+     */
+    async file(
+      name: string,
+      segments: string[],
+      data: AsyncIterable<Buffer>,
+      mode: number | null,
+      signal?: AbortSignal,
+    ) {
+      const dest = await place(name, segments);
       const perms = mode ? mode & 0o777 : null;
       const source = Readable.from(data, { objectMode: false });
       await pipeline(source, charged, createWriteStream(dest, { mode: perms ?? 0o666 }), signal ? { signal } : {});
       // A new file gets `mode` less the umask: a build's 0644 and 0755 pass a 022 umask untouched.
       if (perms !== null && (perms & UMASK) !== 0) await chmod(dest, perms);
     },
-    async folder(name, segments) {
+    /** A directory entry: makes it (and its parents). */
+    async folder(name: string, segments: string[]): Promise<string> {
       refuseThroughLink(name, segments);
       await makeFolder(segments);
       return join(destDir, ...segments);
     },
-    linked(segments) {
+    /** Records that the entry placed at `segments` is a symbolic link: later entries may not go through it. */
+    linked(segments: string[]): void {
       links.add(segments.join('/'));
     },
   };
-  return tree;
 }
+
+export type ExtractTree = Awaited<ReturnType<typeof createExtractTree>>;

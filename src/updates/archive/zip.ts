@@ -20,10 +20,6 @@ const DEFLATED = 8;
 /** yauzl validates names itself; its messages start like this (yauzl `validateFileName`). */
 const YAUZL_NAME_ERROR = /^(absolute path|invalid relative path|invalid characters in fileName): (.*)$/s;
 
-function unixMode(entry: Entry): number | null {
-  return entry.versionMadeBy >> 8 === MADE_BY_UNIX ? entry.externalFileAttributes >>> 16 : null;
-}
-
 async function readSmall(stream: Readable, name: string): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -63,7 +59,7 @@ async function* checked(entry: Entry, data: Readable): AsyncGenerator<Buffer> {
 async function extractEntry(zip: ZipFile, entry: Entry, tree: ExtractTree, signal?: AbortSignal): Promise<void> {
   const name = entry.fileName;
   const segments = entrySegments(name);
-  const mode = unixMode(entry);
+  const mode = entry.versionMadeBy >> 8 === MADE_BY_UNIX ? entry.externalFileAttributes >>> 16 : null;
   const type = mode === null ? 0 : mode & S_IFMT;
   if (segments.length === 0) return; // "./": the folder itself
   if (name.endsWith('/') || type === S_IFDIR) {

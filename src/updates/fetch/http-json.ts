@@ -2,13 +2,6 @@ import { rootCause, UpdateError } from '../../errors.ts';
 import { AnswerTooLargeError, readCapped } from '../../kit/capped-body.ts';
 import { describeUrl, get } from './download.ts';
 
-/** `Authorization: Basic …` when both user name and password are set, else no header. */
-export function basicAuthHeaders(auth: { Username?: string; Password?: string } | undefined): Record<string, string> {
-  // The real watchdog sends the header only when both parts are set; so do we.
-  if (!auth?.Username || !auth.Password) return {};
-  return { authorization: `Basic ${Buffer.from(`${auth.Username}:${auth.Password}`).toString('base64')}` };
-}
-
 /**
  * GETs a JSON document of at most `maxBytes` (Updates.MaxManifestMegabytes); `what` names it in messages
  * ("manifest", "CI job"). Any failure (connection, non-2xx, too large, not JSON, timeout, cancellation) is an

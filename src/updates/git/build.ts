@@ -1,6 +1,5 @@
 import { rm } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type { Writable } from 'node:stream';
 import type { UpdatesSettings } from '../../config/schema.ts';
 import { UpdateError } from '../../errors.ts';
 import {
@@ -17,6 +16,7 @@ import {
 import { runChecked } from './exec.ts';
 import { globFiles } from './glob.ts';
 import { gitEnv } from './remote.ts';
+import type { RepoContext } from './repo.ts';
 
 /**
  * How the Git provider turns a checkout into a server archive: an engine repository as the real watchdog builds it
@@ -80,27 +80,20 @@ export async function removeStaleArtifacts(sourceDir: string, plan: BuildPlan): 
   }
 }
 
-export async function runBuild(opts: {
-  plan: BuildPlan;
-  sourceDir: string;
-  instanceDir: string;
-  signal: AbortSignal;
-  timeoutMs: number;
-  sink: Writable;
-  logHint: string;
-}): Promise<void> {
+/** Runs the plan's steps in `source/`, each within `timeouts.buildMs`, their output into the build log. */
+export async function runBuild(plan: BuildPlan, repo: RepoContext, signal: AbortSignal): Promise<void> {
   // The build gets no git credentials: only git itself talks to the remote.
-  const env = gitEnv(opts.instanceDir, opts.plan.env);
-  for (const step of opts.plan.steps) {
-    opts.sink.write(`$ ${step.program} ${step.args.join(' ')}\n`);
+  const env = gitEnv(repo.instanceDir, plan.env);
+  for (const step of plan.steps) {
+    repo.sink?.write(`$ ${step.program} ${step.args.join(' ')}\n`);
     await runChecked(step.program, step.args, {
-      cwd: opts.sourceDir,
+      cwd: repo.sourceDir,
       env,
-      signal: opts.signal,
-      timeoutMs: opts.timeoutMs,
-      sink: opts.sink,
+      signal,
+      timeoutMs: repo.timeouts.buildMs,
+      sink: repo.sink,
       what: step.what,
-      logHint: opts.logHint,
+      logHint: repo.logHint,
     });
   }
 }

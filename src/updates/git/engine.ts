@@ -37,16 +37,8 @@ export const ENGINE_ENV: Record<string, string> = {
   PYTHONUNBUFFERED: '1',
 };
 
-const isDir = (path: string) =>
-  stat(path).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-const isFile = (path: string) =>
-  stat(path).then(
-    (s) => s.isFile(),
-    () => false,
-  );
+const isDir = async (path: string) => (await stat(path).catch(() => null))?.isDirectory() ?? false;
+const isFile = async (path: string) => (await stat(path).catch(() => null))?.isFile() ?? false;
 
 /** Which engine packaging the checkout has, `Content.Packaging` first as in the real watchdog; null for neither. */
 export async function detectEngine(sourceDir: string): Promise<EngineKind | null> {

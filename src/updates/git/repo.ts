@@ -44,21 +44,23 @@ export interface RepoContext {
 
 const COMMIT = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
+/** Runs git in `source/` (unless `cwd` says otherwise), within the local commands' time unless `timeoutMs` says. */
 async function git(
   ctx: RepoContext,
+  signal: AbortSignal,
   args: string[],
-  opts: { cwd: string; signal: AbortSignal; timeoutMs: number; what: string; capture?: boolean; checked?: boolean },
+  opts: { cwd?: string; timeoutMs?: number; capture?: boolean; checked?: boolean; what?: string } = {},
 ): Promise<RunResult> {
   ctx.sink?.write(`$ git ${args.map((a) => (a === ctx.remote.url ? ctx.remote.display : a)).join(' ')}\n`);
   const run = opts.checked === false ? runChild : runChecked;
   return run('git', args, {
-    cwd: opts.cwd,
+    cwd: opts.cwd ?? ctx.sourceDir,
     env: gitEnv(ctx.instanceDir, ctx.remote.env),
-    signal: opts.signal,
-    timeoutMs: opts.timeoutMs,
+    signal,
+    timeoutMs: opts.timeoutMs ?? ctx.timeouts.localMs,
     sink: ctx.sink,
     captureStdout: opts.capture,
-    what: opts.what,
+    what: opts.what ?? `git ${args.slice(0, 2).join(' ')}`,
     logHint: ctx.logHint,
   });
 }
@@ -66,9 +68,8 @@ async function git(
 /** The commit the branch points at on the remote, without touching the checkout. */
 export async function remoteHead(ctx: RepoContext, signal: AbortSignal): Promise<string> {
   const ref = `refs/heads/${ctx.branch}`;
-  const result = await git(ctx, ['ls-remote', ctx.remote.url, ref], {
+  const result = await git(ctx, signal, ['ls-remote', ctx.remote.url, ref], {
     cwd: ctx.instanceDir,
-    signal,
     timeoutMs: ctx.timeouts.checkMs,
     capture: true,
     what: `git ls-remote of ${ctx.remote.display}`,
@@ -82,13 +83,7 @@ export async function remoteHead(ctx: RepoContext, signal: AbortSignal): Promise
 
 /** The commit checked out in `source/`. */
 export async function localHead(ctx: RepoContext, signal: AbortSignal): Promise<string> {
-  const result = await git(ctx, ['rev-parse', 'HEAD'], {
-    cwd: ctx.sourceDir,
-    signal,
-    timeoutMs: ctx.timeouts.localMs,
-    capture: true,
-    what: 'git rev-parse HEAD',
-  });
+  const result = await git(ctx, signal, ['rev-parse', 'HEAD'], { capture: true });
   const commit = result.stdout.trim();
   if (!COMMIT.test(commit))
     throw new UpdateError(`git rev-parse HEAD in ${ctx.sourceDir} printed "${commit}", not a commit`);
@@ -98,50 +93,33 @@ export async function localHead(ctx: RepoContext, signal: AbortSignal): Promise<
 async function isUsableCheckout(ctx: RepoContext, signal: AbortSignal): Promise<boolean> {
   const dotGit = await stat(join(ctx.sourceDir, '.git')).catch(() => null);
   if (!dotGit) return false;
-  const status = await git(ctx, ['status', '--porcelain'], {
-    cwd: ctx.sourceDir,
-    signal,
-    timeoutMs: ctx.timeouts.localMs,
-    what: 'git status',
-    checked: false,
-  });
+  const status = await git(ctx, signal, ['status', '--porcelain'], { checked: false });
   return status.code === 0;
 }
 
 async function updateSubmodules(ctx: RepoContext, signal: AbortSignal): Promise<void> {
   // Without .gitmodules there is nothing to update, and `git submodule` is a shell script of a dozen processes.
   if (!(await stat(join(ctx.sourceDir, '.gitmodules')).catch(() => null))) return;
-  await git(ctx, ['submodule', 'update', '--init', '--depth=1', '--recursive'], {
-    cwd: ctx.sourceDir,
-    signal,
+  await git(ctx, signal, ['submodule', 'update', '--init', '--depth=1', '--recursive'], {
     timeoutMs: ctx.timeouts.transferMs,
-    what: 'git submodule update',
   });
 }
 
 async function updateCheckout(ctx: RepoContext, signal: AbortSignal): Promise<void> {
   // Fetch by URL, not from `origin`: a changed Updates.BaseUrl takes effect without a new clone.
-  await git(ctx, ['fetch', '--depth=1', ctx.remote.url, `refs/heads/${ctx.branch}`], {
-    cwd: ctx.sourceDir,
-    signal,
+  await git(ctx, signal, ['fetch', '--depth=1', ctx.remote.url, `refs/heads/${ctx.branch}`], {
     timeoutMs: ctx.timeouts.transferMs,
     what: `git fetch of ${ctx.remote.display}`,
   });
-  await git(ctx, ['reset', '--hard', 'FETCH_HEAD'], {
-    cwd: ctx.sourceDir,
-    signal,
-    timeoutMs: ctx.timeouts.localMs,
-    what: 'git reset --hard FETCH_HEAD',
-  });
+  await git(ctx, signal, ['reset', '--hard', 'FETCH_HEAD'], { what: 'git reset --hard FETCH_HEAD' });
   await updateSubmodules(ctx, signal);
 }
 
 async function freshClone(ctx: RepoContext, signal: AbortSignal): Promise<void> {
   await rm(ctx.sourceDir, { recursive: true, force: true });
   try {
-    await git(ctx, ['clone', '--depth=1', `--branch=${ctx.branch}`, '--', ctx.remote.url, ctx.sourceDir], {
+    await git(ctx, signal, ['clone', '--depth=1', `--branch=${ctx.branch}`, '--', ctx.remote.url, ctx.sourceDir], {
       cwd: ctx.instanceDir,
-      signal,
       timeoutMs: ctx.timeouts.transferMs,
       what: `git clone of ${ctx.remote.display} (branch ${ctx.branch})`,
     });

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { chmod, lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
+import { defaultRunCommand } from '../../config/load.ts';
 import { UpdateError } from '../../errors.ts';
-import { extractArchive } from '../archive/extract.ts';
-import { asDiskFull, type SpaceLimits } from './disk-guard.ts';
+import { asDiskFull } from './disk-guard.ts';
 import { flushTree } from './flush.ts';
 
 /**
@@ -14,17 +14,11 @@ import { flushTree } from './flush.ts';
  * `recoverInterruptedInstall` puts back.
  */
 
-export const DEFAULT_RUN_COMMAND = 'bin/Robust.Server';
-
-export interface InstallOptions {
-  archive: string;
+/** What a staging needs: `runCommand` (`RunCommand`, relative to the instance folder or absolute) gets the execute bit. */
+export interface StageOptions {
   instanceDir: string;
-  /** `RunCommand`, relative to the instance folder (or absolute); its target gets the execute bit when inside bin/. */
   runCommand?: string;
   signal: AbortSignal;
-  onPhase?: (phase: 'extract' | 'install') => void;
-  /** Space to keep and the cap on unpacked bytes (disk-guard.ts); the defaults when left out. */
-  limits?: SpaceLimits;
 }
 
 /** The instance's scratch folder for downloads and staging; removed at daemon start. */
@@ -32,12 +26,7 @@ export function updateDir(instanceDir: string): string {
   return join(instanceDir, '.update');
 }
 
-async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
-}
+const exists = async (path: string): Promise<boolean> => (await lstat(path).catch(() => null)) !== null;
 
 function scratchName(prefix: string): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
@@ -67,22 +56,6 @@ async function makeExecutable(path: string): Promise<void> {
   if (info?.isFile()) await chmod(path, (info.mode & 0o7777) | 0o111);
 }
 
-/** Extracts `archive` into a fresh staging folder and swaps it into `<instanceDir>/bin`; `bin/` is untouched on failure. */
-export async function installArchive(opts: InstallOptions): Promise<void> {
-  const staging = await stageArchive(opts);
-  await commitStaged(opts.instanceDir, staging, opts.signal, opts.onPhase);
-}
-
-/** The first half of `installArchive`: `stageBuild` filled by extracting `archive`. */
-export function stageArchive(opts: InstallOptions): Promise<string> {
-  return stageBuild(opts, async (staging) => {
-    opts.onPhase?.('extract');
-    await extractArchive(opts.archive, staging, opts.signal, opts.limits);
-  });
-}
-
-export type StageOptions = Pick<InstallOptions, 'instanceDir' | 'runCommand' | 'signal'>;
-
 /**
  * Makes a fresh `.update/staging-*` folder, lets `fill` put the build in it, checks it holds something and gives
  * the program the execute bit. Returns the folder, ready for `commitStaged`; on failure it is removed and `bin/` was
@@ -98,7 +71,7 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
     if ((await readdir(staging)).length === 0) {
       throw new UpdateError('the archive holds no files; refusing to install an empty build');
     }
-    const program = programInBuild(opts.instanceDir, opts.runCommand ?? DEFAULT_RUN_COMMAND, staging);
+    const program = programInBuild(opts.instanceDir, opts.runCommand ?? defaultRunCommand(), staging);
     if (program) await makeExecutable(program);
     await flushTree(staging, opts.signal);
     throwIfCancelled(opts.signal);
@@ -112,7 +85,7 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
 }
 
 /**
- * The second half: swaps a folder made by `stageArchive` into `bin/` (the old build becomes `bin.prev`). Resolves
+ * Swaps a folder made by `stageBuild` into `bin/` (the old build becomes `bin.prev`). Resolves
  * once the new build is in `bin/`; the build that `bin.prev` held before is removed once the new server is up
  * (`removeDisplacedBuilds`), in the background.
  */
@@ -201,12 +174,7 @@ export async function discardStaged(staging: string): Promise<void> {
 }
 
 /** True when `dir` is a folder with nothing in it (the `bin/` every instance folder gets before its first build). */
-async function isEmptyDir(dir: string): Promise<boolean> {
-  return readdir(dir).then(
-    (entries) => entries.length === 0,
-    () => false,
-  );
-}
+const isEmptyDir = async (dir: string): Promise<boolean> => (await readdir(dir).catch(() => null))?.length === 0;
 
 /**
  * Whether `bin.prev` holds a previous build to roll back to: a folder with something in it. An empty one is no

@@ -1,20 +1,10 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { UpdateError, UsageError } from '../../errors.ts';
+import { hashFile } from '../../regular-file.ts';
 import { writeFileAtomic } from '../../store/atomic-file.ts';
 import { isClientArchiveName, SERVER_ARCHIVE_EXAMPLES, serverArchivePlatform } from '../archive/names.ts';
-import { sha256File } from '../fetch/hash-file.ts';
 import { type ManifestArchive, type ManifestBuild, parseManifest } from './schema.ts';
-
-export interface PublishOptions {
-  /** Folder holding the build's archives (not searched recursively). */
-  dir: string;
-  /** Where the files are served; each URL is this plus the file name. */
-  baseUrl: string;
-  /** Manifest to update; default `<dir>/manifest.json`, created when absent. */
-  out?: string;
-  now?: Date;
-}
 
 export interface PublishResult {
   key: string;
@@ -67,17 +57,24 @@ async function readManifest(path: string): Promise<{ builds: Record<string, unkn
 }
 
 async function describeArchive(dir: string, name: string, base: string): Promise<ArchiveEntry> {
-  const path = join(dir, name);
-  const [sha256, info] = await Promise.all([sha256File(path), stat(path)]);
+  const { sha256, bytes } = await hashFile(join(dir, name));
   // Upper-case hex, as Robust.Cdn writes it; readers compare case-insensitively.
-  return { url: base + encodeURIComponent(name), sha256: sha256.toUpperCase(), size: info.size };
+  return { url: base + encodeURIComponent(name), sha256: sha256.toUpperCase(), size: bytes };
 }
 
 /**
  * Adds a build of the archives in `dir` to a manifest: one server archive per platform key found in the
  * file names, and the client archive (`client` in its name). Keyed by a new ISO-8601 timestamp; previous builds stay.
  */
-export async function publishBuild(opts: PublishOptions): Promise<PublishResult> {
+export async function publishBuild(opts: {
+  /** Folder holding the build's archives (not searched recursively). */
+  dir: string;
+  /** Where the files are served; each URL is this plus the file name. */
+  baseUrl: string;
+  /** Manifest to update; default `<dir>/manifest.json`, created when absent. */
+  out?: string;
+  now?: Date;
+}): Promise<PublishResult> {
   const dir = resolve(opts.dir);
   const base = normaliseBase(opts.baseUrl);
   const info = await stat(dir).catch(() => null);

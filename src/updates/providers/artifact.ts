@@ -34,28 +34,19 @@ async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { si
   const archive = join(updateDir(instance.dir), 'download.part');
   const stage = { instanceDir: instance.dir, runCommand: instance.settings.RunCommand, signal: opts.signal };
   const limits = limitsOf(instance.settings.Updates);
+  const { url, sha256, headers } = opts;
+  const download = { url, sha256, headers, timeoutMs: instance.settings.Updates.DownloadTimeoutSeconds * 1000 };
   try {
     return await stageBuild(stage, async (staging) => {
       ctx.progress({ phase: 'download', bytes: 0, total: null });
-      const job = {
-        download: {
-          url: opts.url,
-          sha256: opts.sha256,
-          headers: opts.headers,
-          timeoutMs: instance.settings.Updates.DownloadTimeoutSeconds * 1000,
-        },
-        archive,
-        staging,
-        limits,
-      };
-      await fetchArchiveOffThread(job, opts.signal, {
+      await fetchArchiveOffThread({ download, archive, staging, limits }, opts.signal, {
         onProgress: (bytes, total) => ctx.progress({ phase: 'download', bytes, total }),
         onDownloaded: (bytes, extracted) => {
           ctx.progress({ phase: 'verify', bytes, total: bytes });
           ctx.log.info(extracted ? 'downloaded and extracted server archive' : 'downloaded server archive', {
-            url: describeUrl(opts.url),
+            url: describeUrl(url),
             bytes,
-            verified: opts.sha256 !== undefined,
+            verified: sha256 !== undefined,
           });
           if (!extracted) ctx.progress({ phase: 'extract' });
         },

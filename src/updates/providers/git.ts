@@ -9,7 +9,7 @@ import { segmentMatcher, splitPattern } from '../git/glob.ts';
 import { checkBranch, forkIdOf, parseRemote } from '../git/remote.ts';
 import { DEFAULT_GIT_TIMEOUTS, type GitTimeouts, type RepoContext, remoteHead, syncCheckout } from '../git/repo.ts';
 import { limitsOf } from '../install/disk-guard.ts';
-import { discardStaged, stageBuild, updateDir } from '../install/install.ts';
+import { stageBuild, updateDir } from '../install/install.ts';
 import { createStagedBuilds } from '../install/staged-build.ts';
 import { hostPackagingRid } from '../platform.ts';
 import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.ts';
@@ -86,15 +86,7 @@ export function createGitProvider(
         how: plan.kind,
         log: buildLog,
       });
-      await runBuild({
-        plan,
-        sourceDir,
-        instanceDir: instance.dir,
-        signal,
-        timeoutMs: timeouts.buildMs,
-        sink,
-        logHint: buildLog,
-      });
+      await runBuild(plan, repo(sink), signal);
 
       const server = await findArtifact(sourceDir, plan.serverPattern, 'Updates.Artifact');
       const client =
@@ -106,33 +98,27 @@ export function createGitProvider(
         await rm(stagedClient.path, { force: true });
         stagedClient = null;
       }
-      let kept: { path: string; name: string } | null = null;
+      const name = client === null ? null : basename(client);
+      const kept = name === null ? null : { path: join(updateDir(instance.dir), `client-${name}`), name };
       try {
-        let buildJson: BuildJson | null = null;
-        if (client) {
+        if (client !== null && kept !== null) {
           await mkdir(updateDir(instance.dir), { recursive: true });
-          kept = { path: join(updateDir(instance.dir), `client-${basename(client)}`), name: basename(client) };
           await rename(client, kept.path);
-          buildJson = {
+        }
+        const stage = { instanceDir: instance.dir, runCommand: instance.settings.RunCommand, signal };
+        const newBin = await stageBuild(stage, async (staging) => {
+          ctx.progress({ phase: 'extract' });
+          const job = { archive: server, staging, limits: limitsOf(instance.settings.Updates) };
+          await fetchArchiveOffThread(job, signal, { onProgress: () => {}, onDownloaded: () => {} });
+          if (kept === null) return;
+          await writeBuildJson(staging, {
             download: clientDownloadUrl(ctx.publicBaseUrl, instance.key, kept.name),
             hash: await clientZipHash(kept.path),
             version: head,
             engine_version: '',
             fork_id: forkIdOf(updates.BaseUrl),
-          };
-        }
-        const stage = { instanceDir: instance.dir, runCommand: instance.settings.RunCommand, signal };
-        const newBin = await stageBuild(stage, (staging) => {
-          ctx.progress({ phase: 'extract' });
-          const job = { archive: server, staging, limits: limitsOf(instance.settings.Updates) };
-          return fetchArchiveOffThread(job, signal, { onProgress: () => {}, onDownloaded: () => {} });
+          });
         });
-        try {
-          if (buildJson) await writeBuildJson(newBin, buildJson);
-        } catch (err) {
-          await discardStaged(newBin);
-          throw err;
-        }
         await rm(server, { force: true });
         if (kept) stagedClient = { head, ...kept };
         return newBin;
@@ -174,11 +160,7 @@ export function createGitProvider(
 
     async apply(current: string | null, signal: AbortSignal): Promise<string> {
       const head = await newest(signal);
-      const binExists = await lstat(join(instance.dir, 'bin')).then(
-        () => true,
-        () => false,
-      );
-      if (head === current && binExists) {
+      if (head === current && (await lstat(join(instance.dir, 'bin')).catch(() => null))) {
         ctx.log.info('the installed build is at the newest commit; nothing to build', { revision: head });
         return head;
       }

@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
-import { sha256File } from '../fetch/hash-file.ts';
+import { hashFile } from '../../regular-file.ts';
 
 /**
  * The client archive a launcher downloads when the watchdog, not the game server, hosts it (Local, and non-hybrid
@@ -12,7 +12,7 @@ import { sha256File } from '../fetch/hash-file.ts';
 
 /** Upper-case hex SHA-256 of a client zip, as the engine's `build.hash` carries it (streamed: hundreds of MB). */
 export async function clientZipHash(path: string): Promise<string> {
-  return (await sha256File(path)).toUpperCase();
+  return (await hashFile(path)).sha256.toUpperCase();
 }
 
 /** A client zip name must be a plain file name: nothing may reach outside `binaries/`. */
@@ -62,19 +62,12 @@ export function clientDownloadUrl(publicBaseUrl: string, key: string, zipName: s
   return new URL(`instances/${encodeURIComponent(key)}/binaries/${encodeURIComponent(zipName)}`, publicBaseUrl).href;
 }
 
-interface CachedHash {
-  path: string;
-  size: number;
-  mtimeMs: number;
-  hash: string;
-}
-
 /**
  * Builds the `build.*` cvars for one client zip. The hash is remembered while the file's size and modification time
  * stay the same, so a crash-looping server does not rehash a large zip at every launch.
  */
 export function createClientCvars(opts: { key: string; dir: string; publicBaseUrl: string }) {
-  let cached: CachedHash | null = null;
+  let cached: { path: string; size: number; mtimeMs: number; hash: string } | null = null;
 
   return async function clientCvars(zipName: string): Promise<Array<[string, string]>> {
     const path = join(opts.dir, 'binaries', zipName);

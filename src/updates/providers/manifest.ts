@@ -1,6 +1,6 @@
 import { UpdateError } from '../../errors.ts';
 import { describeUrl } from '../fetch/download.ts';
-import { basicAuthHeaders, fetchJson } from '../fetch/http-json.ts';
+import { fetchJson } from '../fetch/http-json.ts';
 import { newestBuild, parseManifest } from '../manifest/schema.ts';
 import { hostRid, pickPlatform, ridFallbacks } from '../platform.ts';
 import type { ProviderContext, UpdateProvider } from '../provider.ts';
@@ -13,7 +13,10 @@ import { urlBuildProvider } from './artifact.ts';
  */
 export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
   const updates = ctx.instance.settings.Updates;
-  const headers = basicAuthHeaders(updates.Authentication);
+  const { Username: user, Password: password } = updates.Authentication ?? {};
+  // `Authorization: Basic …` only when both parts are set, as the real watchdog sends it.
+  const basic = user && password ? Buffer.from(`${user}:${password}`).toString('base64') : null;
+  const headers: Record<string, string> = basic === null ? {} : { authorization: `Basic ${basic}` };
   const timeoutMs = updates.DownloadTimeoutSeconds * 1000;
   const maxBytes = updates.MaxManifestMegabytes * 1_000_000;
   const rid = hostRid(updates.Platform);

@@ -9,6 +9,9 @@ import { join } from 'node:path';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { UpdateError } from '../../../src/errors.ts';
+import { extractArchive } from '../../../src/updates/archive/extract.ts';
+import type { SpaceLimits } from '../../../src/updates/install/disk-guard.ts';
+import { commitStaged, type StageOptions, stageBuild } from '../../../src/updates/install/install.ts';
 import { tempSuite } from '../../_support/env.ts';
 import { type Cdn, startCdn } from '../../fixtures/archives/serve.ts';
 
@@ -145,3 +148,23 @@ export const sha256Of = async (file: string): Promise<string> =>
   createHash('sha256')
     .update(await readFile(file))
     .digest('hex');
+
+export interface InstallOptions extends StageOptions {
+  archive: string;
+  onPhase?: (phase: 'extract' | 'install') => void;
+  /** Space to keep and the cap on unpacked bytes (disk-guard.ts); the defaults when left out. */
+  limits?: SpaceLimits;
+}
+
+/** An archive extracted into a fresh staging folder (on this thread; the daemon does it in its update worker). */
+export function stageArchive(opts: InstallOptions): Promise<string> {
+  return stageBuild(opts, async (staging) => {
+    opts.onPhase?.('extract');
+    await extractArchive(opts.archive, staging, opts.signal, opts.limits);
+  });
+}
+
+/** `stageArchive`, then the staged build swapped into `<instanceDir>/bin`; `bin/` is untouched on failure. */
+export async function installArchive(opts: InstallOptions): Promise<void> {
+  await commitStaged(opts.instanceDir, await stageArchive(opts), opts.signal, opts.onPhase);
+}

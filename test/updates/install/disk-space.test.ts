@@ -9,10 +9,9 @@ import { Readable } from 'node:stream';
 import * as assert from 'uvu/assert';
 import { archiveSink } from '../../../src/updates/archive/sink.ts';
 import { DiskSpaceError, type SpaceLimits } from '../../../src/updates/install/disk-guard.ts';
-import { stageArchive } from '../../../src/updates/install/install.ts';
 import { type SmallFs, smallDiskSuite } from '../../_support/tmpfs.ts';
 import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.ts';
-import { never, oldBuildInBin, rejects } from '../_support/instance-suite.ts';
+import { never, oldBuildInBin, rejects, stageArchive } from '../_support/instance-suite.ts';
 
 const MB = 1_000_000;
 const { s, test } = smallDiskSuite<{ inst: string }>('install on a small disk', 8 * MB, async (ctx) => {

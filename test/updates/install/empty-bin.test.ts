@@ -1,9 +1,9 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { hasPreviousBuild, installArchive, rollbackBin } from '../../../src/updates/install/install.ts';
+import { hasPreviousBuild, rollbackBin } from '../../../src/updates/install/install.ts';
 import { sampleBuild, writeZip } from '../../fixtures/archives/build.ts';
-import { exists, instanceSuite, never, read, rejects } from '../_support/instance-suite.ts';
+import { exists, installArchive, instanceSuite, never, read, rejects } from '../_support/instance-suite.ts';
 
 /**
  * Found by the soak (bench/soak, seed 20261125): an instance's first build, installed over the empty bin/ every

@@ -3,7 +3,6 @@ import { mkdir, readdir, rmdir, stat, symlink, unlink, writeFile } from 'node:fs
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import {
-  installArchive,
   oldBuildsRemoved,
   recoverInterruptedInstall,
   removeDisplacedBuilds,
@@ -14,6 +13,7 @@ import { sampleBuild, writeTar, writeZip } from '../../fixtures/archives/build.t
 import {
   type InstanceCtx as Ctx,
   exists,
+  installArchive,
   instanceSuite,
   never,
   oldBuildInBin,

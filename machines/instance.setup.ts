@@ -22,21 +22,50 @@ import {
 } from './instance.maintenance-plan.ts';
 import type { BusyTag } from './instance.refusals.ts';
 import type {
-  CheckInput,
   CheckOutput,
   InstanceEmitted,
   InstanceInput,
-  PlayersInput,
   ProcessCommand,
-  ProcessInput,
-  RestoreInput,
   RestoreOutput,
-  RollbackInput,
   RollbackOutput,
-  ScheduleCommand,
-  UpdateInput,
   UpdateOutput,
 } from './instance.types.ts';
+
+// --- What the actors take (what they give back is in instance.types.ts).
+
+/** Input of the `runProcess` callback actor, invoked as `process` by the `server` state for each launch. */
+export interface ProcessInput {
+  key: string;
+  launchId: number;
+  /** Set when adopting a server left by the previous daemon instead of spawning one. */
+  adoptPid: number | null;
+}
+
+/** Input of the `update` promise actor (check, then apply when available), and of `checkUpdate`. */
+export interface UpdateInput {
+  key: string;
+  revision: string | null;
+}
+export type CheckInput = UpdateInput;
+
+/** Input of the `readPlayers` promise actor (`When: Empty`): the player count, or null when the server gave none. */
+export type PlayersInput = { key: string };
+
+/** Commands to the `maintenanceSchedule` callback actor: the settings changed, compute the next fires again. */
+export type ScheduleCommand = { type: 'RESCHEDULE' };
+
+/** Input of the `rollback` promise actor: swaps `bin.prev` back. */
+export interface RollbackInput {
+  key: string;
+  /** Also restore the snapshot taken before the build being removed was installed. */
+  withData: boolean;
+}
+
+/** Input of the `restore` promise actor: saves a `before-restore` snapshot, then puts snapshot `id` back. */
+export interface RestoreInput {
+  key: string;
+  id: string;
+}
 
 const notProvided = (name: string) => () => {
   throw new Error(`instance machine: actor "${name}" not provided; supply it with instanceMachine.provide({ actors })`);

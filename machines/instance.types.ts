@@ -1,21 +1,88 @@
 /**
  * The contract between the instance statechart (machines/instance.ts, pure) and the supervisor
  * (src/supervisor, which provides the actors with `.provide()`): the machine's input, events and emitted facts, and
- * what its actors take and give back, and the maintenance plan's types. Types only.
+ * what its actors give back, and the maintenance plan's. Types only (what the actors take is in instance.setup.ts).
  */
 
-import type {
-  Hold,
-  MaintenanceKind,
-  MaintenanceOutcome,
-  MaintenancePolicy,
-  MaintenanceRules,
-  PendingAction,
-  SavedMaintenance,
-  Stamp,
-} from './instance.maintenance-types.ts';
+// --- The maintenance plan: pending restarts and updates, holds, and how data.json keeps them.
 
-export type * from './instance.maintenance-types.ts';
+/**
+ * A moment as the supervisor stamps its maintenance events. `wall` (epoch ms) is for what a person reads and what
+ * data.json keeps; `mono` (the daemon's monotonic clock, ms) is what every deadline and hold is measured on, so a
+ * step of the wall clock (NTP, a VM resume, `date -s`) neither ends a hold early nor forces a restart late.
+ */
+export interface Stamp {
+  wall: number;
+  mono: number;
+}
+
+/** When a restart or found update is carried out while a server runs (config `Maintenance.When`). */
+export type MaintenancePolicy = 'Now' | 'RoundEnd' | 'Empty';
+
+export interface MaintenanceRules {
+  when: MaintenancePolicy;
+  /** A pending action is forced (a graceful shutdown) this long after it began or a hold ended. */
+  maxDelayMs: number;
+  /** How often `When: Empty` reads the player count. */
+  pollMs: number;
+}
+
+/**
+ * What began a pending action: a `RestartSchedule` fire (`schedule`), a found update (`update`), or a person's
+ * request with `?when=` (`request`). Only the first two wait for a hold: a person who names a moment means it.
+ */
+export type PendingSource = 'schedule' | 'update' | 'request';
+
+/** A restart or update waiting for its moment, as data.json keeps it (wall times, see `Stamp`). */
+export interface SavedPending {
+  action: 'restart' | 'update';
+  source: PendingSource;
+  when: MaintenancePolicy;
+  since: number;
+  /** When it is forced, whatever the policy (MaxDelayMinutes after it began or a hold ended). */
+  deadline: number;
+  maxDelayMs: number;
+  /** Why the daemon itself asked (a memory limit passed); told with the pending notice. */
+  reason?: string;
+  /** A restore: the restart puts this backup of the data back while no server runs (`RESTORE`). */
+  restore?: string;
+  /** Who asked for it (a `request`), as the notices name them. */
+  by?: string;
+}
+
+/** A restart or update waiting for its moment: `due` is `deadline` on the monotonic clock, what the wait runs on. */
+export interface PendingAction extends SavedPending {
+  due: number;
+}
+
+/** A hold as data.json keeps it: from `since` until `until` (wall times). */
+export interface SavedHold {
+  since: number;
+  until: number;
+  reason: string;
+}
+
+/** A hold: `ends` is `until` on the monotonic clock, what its timer runs on. */
+export interface Hold extends SavedHold {
+  ends: number;
+}
+
+/**
+ * The maintenance plan as data.json keeps it for the next daemon: the pending action with how far it got, and a hold.
+ * `asked`: the server was told to leave at its round end; `carried`: its shutdown was asked for; `forced`: by the
+ * deadline.
+ */
+export interface SavedMaintenance {
+  pending: (SavedPending & { asked: boolean; carried: boolean; forced: boolean }) | null;
+  hold: SavedHold | null;
+}
+
+/** How a pending action or hold ended, as the notices say it. */
+export type MaintenanceOutcome = 'done' | 'forced' | 'released' | 'expired' | 'dropped';
+/** A scheduled restart, a person's restart, an update, or a hold, as the notices name them. */
+export type MaintenanceKind = 'scheduled-restart' | 'restart' | 'update' | 'hold';
+
+// --- The machine.
 
 /** Every wait the machine makes, in milliseconds; from config `TimeoutSeconds` and `Timing.*`. */
 export interface InstanceTiming {
@@ -207,54 +274,25 @@ export type ProcessCommand =
   /** PersistServers: forget the process without killing it (the cleanup must not kill). */
   | { type: 'DETACH' };
 
-/** Input of the `runProcess` callback actor, invoked as `process` by the `server` state for each launch. */
-export interface ProcessInput {
-  key: string;
-  launchId: number;
-  /** Set when adopting a server left by the previous daemon instead of spawning one. */
-  adoptPid: number | null;
-}
-
 /** Events the runProcess actor sends back: PROCESS_STARTED, PROCESS_EXITED, PROCESS_BLOCKED. */
 export type ProcessEvent = Extract<InstanceEvent, { type: 'PROCESS_STARTED' | 'PROCESS_EXITED' | 'PROCESS_BLOCKED' }>;
 
-/** Input and output of the `update` promise actor (check, then apply when available). */
-export interface UpdateInput {
-  key: string;
-  revision: string | null;
-}
+/** Output of the `update` promise actor (check, then apply when available). */
 export interface UpdateOutput {
   revision: string | null;
   /** True when a new build was installed. */
   changed: boolean;
 }
 
-/** Input and output of the `checkUpdate` promise actor (spawned as child `updateCheck` on UPDATE_CHECK). */
-export type CheckInput = UpdateInput;
+/** Output of the `checkUpdate` promise actor (spawned as child `updateCheck` on UPDATE_CHECK). */
 export interface CheckOutput {
   available: boolean;
   /** When the answer came: a found update's maintenance deadline counts from it. */
   at: Stamp;
 }
 
-/** Input of the `readPlayers` promise actor (`When: Empty`): the player count, or null when the server gave none. */
-export type PlayersInput = { key: string };
-
-/** Commands to the `maintenanceSchedule` callback actor: the settings changed, compute the next fires again. */
-export type ScheduleCommand = { type: 'RESCHEDULE' };
-
-/** Input and output of the `rollback` promise actor: swaps `bin.prev` back; the revision now installed. */
-export interface RollbackInput {
-  key: string;
-  /** Also restore the snapshot taken before the build being removed was installed. */
-  withData: boolean;
-}
+/** Output of the `rollback` promise actor (it swaps `bin.prev` back): the revision now installed. */
 export type RollbackOutput = { revision: string | null };
 
-/** Input and output of the `restore` promise actor: saves a `before-restore` snapshot, then puts snapshot `id` back. */
-export interface RestoreInput {
-  key: string;
-  id: string;
-}
-/** `saved`: the `before-restore` snapshot of the data that was replaced. */
+/** Output of the `restore` promise actor; `saved`: the `before-restore` snapshot of the data that was replaced. */
 export type RestoreOutput = { saved: string };

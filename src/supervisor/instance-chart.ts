@@ -4,6 +4,7 @@
  * the supervisor's clock on the run (the machine has none). A chart that crashes anyway is replaced by a fresh one.
  */
 import { type Actor, createActor, fromPromise, type StateValue, waitFor } from 'xstate';
+import type { PlayersInput, RestoreInput, RollbackInput } from '../../machines/instance.setup.ts';
 import { instanceMachine } from '../../machines/instance.ts';
 import type {
   InstanceEmitted,
@@ -11,10 +12,7 @@ import type {
   InstanceTiming,
   LastExit,
   MaintenanceRules,
-  PlayersInput,
-  RestoreInput,
   RestoreOutput,
-  RollbackInput,
   RollbackOutput,
 } from '../../machines/instance.types.ts';
 import { monotonicMs, pollFirstClock, stampNow } from '../clock.ts';

@@ -1,5 +1,6 @@
 import { fromCallback } from 'xstate';
-import type { ProcessCommand, ProcessEvent, ProcessInput } from '../../machines/instance.types.ts';
+import type { ProcessInput } from '../../machines/instance.setup.ts';
+import type { ProcessCommand, ProcessEvent } from '../../machines/instance.types.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { leave, shutdownGracefully } from '../process/graceful.ts';

@@ -1,5 +1,6 @@
 import { fromPromise } from 'xstate';
-import type { CheckInput, CheckOutput, UpdateInput, UpdateOutput } from '../../machines/instance.types.ts';
+import type { CheckInput, UpdateInput } from '../../machines/instance.setup.ts';
+import type { CheckOutput, UpdateOutput } from '../../machines/instance.types.ts';
 import type { BusEvents } from '../bus.ts';
 import { monotonicMs, stampNow } from '../clock.ts';
 import { describeError, UpdateError } from '../errors.ts';

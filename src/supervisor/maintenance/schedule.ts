@@ -5,7 +5,8 @@
  */
 
 import { fromCallback } from 'xstate';
-import type { PlayersInput, ScheduleCommand, Stamp } from '../../../machines/instance.types.ts';
+import type { PlayersInput, ScheduleCommand } from '../../../machines/instance.setup.ts';
+import type { Stamp } from '../../../machines/instance.types.ts';
 import { stampNow } from '../../clock.ts';
 import type { MaintenanceSettings } from '../../config/sections/maintenance.ts';
 import { describeError } from '../../errors.ts';

@@ -8,24 +8,26 @@ import { suite, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, fromCallback, fromPromise, type InspectionEvent, SimulatedClock, type StateValue } from 'xstate';
 import { type ControlAction, refusalOf } from '../../../machines/instance.refusals.ts';
+import type {
+  CheckInput,
+  PlayersInput,
+  ProcessInput,
+  RestoreInput,
+  RollbackInput,
+  ScheduleCommand,
+  UpdateInput,
+} from '../../../machines/instance.setup.ts';
 import { instanceMachine } from '../../../machines/instance.ts';
 import type {
   AlertKind,
-  CheckInput,
   CheckOutput,
   InstanceEmitted,
   InstanceTiming,
   MaintenanceRules,
-  PlayersInput,
   ProcessCommand,
-  ProcessInput,
-  RestoreInput,
   RestoreOutput,
-  RollbackInput,
   RollbackOutput,
-  ScheduleCommand,
   Stamp,
-  UpdateInput,
   UpdateOutput,
 } from '../../../machines/instance.types.ts';
 

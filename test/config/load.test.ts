@@ -313,7 +313,7 @@ ignored('load :: an instance without any token gets a warning', async ({ dir }) 
   const r = ok(await loadConfig({ cwd: dir, env: {} }));
   assert.is(r.config.instances[0]?.apiToken, undefined);
   assert.equal(r.warnings, [
-    'appsettings.yml: Servers.Instances.alpha: no ApiToken or ApiTokenFile: control requests for this instance are refused, but from users and keys (users.yml)',
+    'appsettings.yml: Servers.Instances.alpha: no ApiToken or ApiTokenFile: control is refused but to users and keys (users.yml)',
   ]);
 });
 

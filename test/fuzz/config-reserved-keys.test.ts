@@ -30,7 +30,7 @@ reserved('config :: __proto__, prototype and constructor are reported wherever t
     ok: false,
     problems: [
       'appsettings.yml: Servers.Instances.alpha.__proto__: unknown key (expected one of Name, ApiToken, ApiTokenFile, ApiPort, UpdateType, Updates, TimeoutSeconds, DumpOnTimeout, TimeoutDumpType, RunCommand, Arguments, EnvironmentVariables, Maintenance, Backups, Retention, Console, Hub, Files, MemoryLimitMB, Limits)',
-      'appsettings.yml: __proto__: unknown key (expected one of BaseUrl, Urls, TrustedProxies, AllowedHosts, Kestrel, Logging, Serilog, Data, Notification, Users, Process, Admin, Timing, Logs, Connections, Agones, Disk, Servers)',
+      'appsettings.yml: __proto__: unknown key (expected one of BaseUrl, Urls, TrustedProxies, AllowedHosts, Kestrel, Logging, Serilog, Data, Notification, Users, Process, Admin, Timing, Logs, Connections, Agones, Disk, Answers, Servers)',
       `appsettings.yml: Servers.Instances.alpha.EnvironmentVariables.constructor: expected ${reservedName}, got "a"`,
       `appsettings.yml: Servers.Instances.constructor: expected an instance id: ${reservedName}, got a map`,
       `appsettings.yml: Servers.Instances.__proto__: expected an instance id: ${reservedName}, got a map`,

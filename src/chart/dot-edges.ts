@@ -28,6 +28,9 @@ export const EDGE_STYLE: Record<DrawnKind, { color: string; meaning: string }> =
   always: { color: '#7b1fa2', meaning: 'taken at once when its guard holds (always)' },
 };
 
+/** Compound and parallel states are drawn as clusters, their children inside; other states as nodes. */
+export const isCluster = (s: ChartState | undefined): boolean => s?.kind === 'compound' || s?.kind === 'parallel';
+
 const kindOf = (e: ChartEdge): DrawnKind => (e.kind === 'done' || e.kind === 'error' ? 'result' : e.kind);
 
 /**
@@ -36,8 +39,12 @@ const kindOf = (e: ChartEdge): DrawnKind => (e.kind === 'done' || e.kind === 'er
  */
 export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Map<string, string[]> } {
   const byPath = new Map(graph.states.map((s) => [s.path, s]));
+  // A parallel state's regions all start at once: an arrow into it points at its first region's first leaf.
   const leaf = (s: ChartState): string => {
-    const first = s.initial === null ? undefined : byPath.get(s.initial);
+    const first =
+      s.initial !== null
+        ? byPath.get(s.initial)
+        : graph.states.find((c) => s.kind === 'parallel' && c.parent === s.path);
     return first ? leaf(first) : s.path;
   };
   /**
@@ -47,13 +54,10 @@ export function drawnEdges(graph: ChartGraph): { edges: DrawnEdge[]; inPlace: Ma
    */
   const end = (path: string, head?: string): { node: string; cluster: string | null } => {
     const s = byPath.get(path);
-    if (s?.kind !== 'compound' || path === '') return { node: path, cluster: null };
+    if (s === undefined || !isCluster(s) || path === '') return { node: path, cluster: null };
     const near = graph.edges.findLast(
       (e) =>
-        e.target === head &&
-        e.source !== path &&
-        within(graph, e.source, path) &&
-        byPath.get(e.source)?.kind !== 'compound',
+        e.target === head && e.source !== path && within(graph, e.source, path) && !isCluster(byPath.get(e.source)),
     );
     return { node: near?.source ?? leaf(s), cluster: path };
   };

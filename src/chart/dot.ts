@@ -1,9 +1,9 @@
 /**
- * Graphviz DOT of the chart: compound states as clusters, transitions declared on the machine from "any state".
+ * Graphviz DOT of the chart: compound and parallel states as clusters, transitions declared on the machine from "any state".
  * Transitions that stay in their state (actions only, or leaving and re-entering it) are listed inside it instead
  * of drawn as self-loops, whose stacked labels Graphviz lets overlap; every arrow's colour is in the legend.
  */
-import { type DrawnKind, drawnEdges, EDGE_STYLE } from './dot-edges.ts';
+import { type DrawnKind, drawnEdges, EDGE_STYLE, isCluster } from './dot-edges.ts';
 import type { ChartGraph, ChartState } from './graph.ts';
 
 const q = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
@@ -58,7 +58,7 @@ export function toDot(graph: ChartGraph, meanings: LegendText = DEVELOPER_LEGEND
     lines.push(`  ${nodeId('')} [label=${titled('any state', inPlace.get('') ?? [], true)}, style="rounded,dashed"];`);
   const children = (parent: string) => graph.states.filter((s) => s.parent === parent);
   const emit = (s: ChartState, indent: string) => {
-    if (s.kind === 'compound') {
+    if (isCluster(s)) {
       lines.push(
         `${indent}subgraph ${q(`cluster_${s.path}`)} {`,
         `${indent}  label=${titled(s.name, inPlace.get(s.path) ?? [], true)}; style=rounded; margin=16;`,

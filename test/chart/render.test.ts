@@ -247,6 +247,13 @@ formats('chart :: DOT draws parallel transitions as one arrow that keeps every l
   for (const e of drawn) assert.ok(text.includes(e.label), e.label);
 });
 
+formats('chart :: DOT draws a parallel state as a cluster holding its regions, whose states keep their labels', () => {
+  const text = renderChart('dot');
+  assert.match(text, /subgraph "cluster_maintenance" \{\n\s+label=[^\n]*\n\s+subgraph "cluster_maintenance.action" \{/);
+  assert.not.match(text, /^\s*"maintenance" \[/m, 'not drawn as a leaf');
+  assert.match(text, /"maintenance.action.pending.on-hold" \[label=<on-hold<br\/>[^\n]*SERVER_GONE \[pendingUpdate\]/);
+});
+
 formats('chart :: JSON is the graph as data', () => {
   const parsed = JSON.parse(renderChart('json')) as ReturnType<typeof chartGraph>;
   assert.equal(parsed, chartGraph());

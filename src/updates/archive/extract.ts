@@ -1,6 +1,7 @@
 import { UpdateError } from '../../errors.ts';
 import { openRegular } from '../../regular-file.ts';
 import { DEFAULT_LIMITS, ensureSpace, refuseOverCeiling, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
+import { commitStaged, type InstallOptions, stageBuild } from '../install/install.ts';
 import { extractTar, tarDeclared } from './tar.ts';
 import { extractZip } from './zip.ts';
 
@@ -67,4 +68,22 @@ export async function extractArchive(
   if (format === 'zip') return extractZip(archive, destDir, admit, signal);
   const cap = await admit(await tarDeclared(archive, format === 'gzip', signal));
   await extractTar(archive, destDir, signal, format === 'gzip', cap);
+}
+
+/**
+ * Extracts `archive` into a fresh staging folder and swaps it into `<instanceDir>/bin`; `bin/` is untouched on
+ * failure. All in the calling thread, as the install tests drive it: the daemon extracts in its update worker
+ * (fetch/archive-job.ts), and its main thread never imports this module, so an idle daemon holds no tar or yauzl.
+ */
+export async function installArchive(opts: InstallOptions): Promise<void> {
+  const staging = await stageArchive(opts);
+  await commitStaged(opts.instanceDir, staging, opts.signal, opts.onPhase);
+}
+
+/** The first half of `installArchive`: `stageBuild` filled by extracting `archive`. */
+export function stageArchive(opts: InstallOptions): Promise<string> {
+  return stageBuild(opts, async (staging) => {
+    opts.onPhase?.('extract');
+    await extractArchive(opts.archive, staging, opts.signal, opts.limits);
+  });
 }

@@ -3,7 +3,6 @@ import { readdirSync } from 'node:fs';
 import { chmod, lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { UpdateError } from '../../errors.ts';
-import { extractArchive } from '../archive/extract.ts';
 import { asDiskFull, type SpaceLimits } from './disk-guard.ts';
 import { flushTree } from './flush.ts';
 
@@ -67,20 +66,6 @@ async function makeExecutable(path: string): Promise<void> {
   if (info?.isFile()) await chmod(path, (info.mode & 0o7777) | 0o111);
 }
 
-/** Extracts `archive` into a fresh staging folder and swaps it into `<instanceDir>/bin`; `bin/` is untouched on failure. */
-export async function installArchive(opts: InstallOptions): Promise<void> {
-  const staging = await stageArchive(opts);
-  await commitStaged(opts.instanceDir, staging, opts.signal, opts.onPhase);
-}
-
-/** The first half of `installArchive`: `stageBuild` filled by extracting `archive`. */
-export function stageArchive(opts: InstallOptions): Promise<string> {
-  return stageBuild(opts, async (staging) => {
-    opts.onPhase?.('extract');
-    await extractArchive(opts.archive, staging, opts.signal, opts.limits);
-  });
-}
-
 export type StageOptions = Pick<InstallOptions, 'instanceDir' | 'runCommand' | 'signal'>;
 
 /**
@@ -112,7 +97,7 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
 }
 
 /**
- * The second half: swaps a folder made by `stageArchive` into `bin/` (the old build becomes `bin.prev`). Resolves
+ * The second half: swaps a folder made by `stageBuild` into `bin/` (the old build becomes `bin.prev`). Resolves
  * once the new build is in `bin/`; the build that `bin.prev` held before is removed once the new server is up
  * (`removeDisplacedBuilds`), in the background.
  */

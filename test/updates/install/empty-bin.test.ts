@@ -1,7 +1,8 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { hasPreviousBuild, installArchive, rollbackBin } from '../../../src/updates/install/install.ts';
+import { installArchive } from '../../../src/updates/archive/extract.ts';
+import { hasPreviousBuild, rollbackBin } from '../../../src/updates/install/install.ts';
 import { sampleBuild, writeZip } from '../../fixtures/archives/build.ts';
 import { exists, instanceSuite, never, read, rejects } from '../_support/instance-suite.ts';
 

@@ -2,8 +2,8 @@ import { readdirSync } from 'node:fs';
 import { mkdir, readdir, rmdir, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { installArchive } from '../../../src/updates/archive/extract.ts';
 import {
-  installArchive,
   oldBuildsRemoved,
   recoverInterruptedInstall,
   removeDisplacedBuilds,

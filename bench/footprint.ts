@@ -18,7 +18,7 @@ import { buildDist } from './lib/dist-build.ts';
 import { BENCH, freePorts, ROOT, tempDir, WATCHDOG } from './lib/env.ts';
 import { installServer } from './lib/launcher.ts';
 import { type Pm2IdleTrial, pm2IdleTrial, privatePm2 } from './lib/pm2.ts';
-import { isAlive, readMemory, signal } from './lib/proc.ts';
+import { isAlive, type MemoryReading, readMemory, signal } from './lib/proc.ts';
 import { type Figure, figure, type Section } from './lib/report.ts';
 import { childPids, getStatus, PEER_NAME, peerExe, peerYaml, skippedLine } from './lib/ss14.ts';
 import { median } from './lib/stats.ts';
@@ -44,6 +44,9 @@ function healthy(port: number): Promise<string | null> {
 interface Trial {
   readyMs: number;
   rss: number;
+  /** The RSS split, medians of the same readings: anonymous (V8's heap, malloc) and file-backed (node's own pages). */
+  anon: number;
+  file: number;
 }
 
 /** Spawns, times launch → /health 200, waits until `settled` says so, then takes the median of 5 RSS readings. */
@@ -79,13 +82,14 @@ async function trial(opts: {
       100,
     );
     await sleep(SETTLE_MS);
-    const readings: number[] = [];
+    const readings: MemoryReading[] = [];
     for (let i = 0; i < 5; i++) {
       const m = readMemory(pid);
-      if (m) readings.push(m.rss);
+      if (m) readings.push(m);
       await sleep(200);
     }
-    return { readyMs: readyAt - t0, rss: median(readings) };
+    const med = (pick: (m: MemoryReading) => number) => median(readings.map(pick));
+    return { readyMs: readyAt - t0, rss: med((m) => m.rss), anon: med((m) => m.anon), file: med((m) => m.file) };
   } finally {
     signal(pid, 'SIGTERM');
     const stopped = await waitFor('the process to exit', () => !isAlive(pid), 20_000, 20).catch(() => false);
@@ -387,6 +391,8 @@ export async function runFootprint(opts: {
     const rssHttp = median(httpOnly.map((t) => t.rss)) / MB;
     const rssWeb = median(webClasses.map((t) => t.rss)) / MB;
     const startP = median(pm2.map((t) => t.startMs));
+    const split = (ts: { anon: number; file: number }[]) =>
+      `${(median(ts.map((t) => t.anon)) / MB).toFixed(1)} / ${(median(ts.map((t) => t.file)) / MB).toFixed(1)}`;
     figures.push(
       figure({
         name: 'compiled daemon: idle RSS with the demo instance running',
@@ -420,6 +426,7 @@ export async function runFootprint(opts: {
       `Compiled daemon: \`npm run build\` first (${(buildMs / 1000).toFixed(1)} s: tsc to dist/, then esbuild bundles the daemon and the demo server into dist/app/), then \`WATCHDOG_RUNTIME=dist node bin/watchdog start\`, the demo server compiled too; measured as the daemon above. PM2 (v${await privatePm2(tmp.path).version()}): a fresh private PM2_HOME per trial, \`pm2 start\` of the same compiled demo server (fork mode), the app's /status polled until it answers, then ${SETTLE_MS / 1000} s, then the median of 5 VmRSS readings of PM2's daemon (pm2.pid, not the app); \`pm2 kill\`. PM2 has no health endpoint: its time is \`pm2 start\` from spawn to return, for context only. The four subjects alternate in each trial (floor, tsx daemon, compiled daemon, PM2), after one uncounted warm-up round. Trials — RSS (MB): compiled ${compiled.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; PM2 daemon ${pm2.map((t) => (t.rss / MB).toFixed(1)).join(', ')}. Ready (ms): compiled ${compiled.map((t) => t.readyMs.toFixed(0)).join(', ')}; pm2 start ${pm2.map((t) => t.startMs.toFixed(0)).join(', ')}.`,
     );
     notes.push(
+      `Where the RSS is (medians, MB: anonymous, i.e. V8's heap and malloc / file-backed, i.e. the pages of the node binary a process has touched): compiled daemon ${split(compiled)}; PM2's daemon ${split(pm2)}; node:http with the web classes ${split(webClasses)}; node:http alone ${split(httpOnly)}.`,
       `What Hono on Node costs before any of the daemon's code: bench/baselines/web-floor.mjs, a bare node:http server, idles on ${rssHttp.toFixed(1)} MB; the same after touching globalThis.Request, Response and Headers (Node's bundled undici, which @hono/node-server reads as it loads) on ${rssWeb.toFixed(1)} MB, ${(rssWeb - rssHttp).toFixed(1)} MB more. PM2's daemon loads none of it. Trials (MB): node:http ${httpOnly.map((t) => (t.rss / MB).toFixed(1)).join(', ')}; with the web classes ${webClasses.map((t) => (t.rss / MB).toFixed(1)).join(', ')}.`,
     );
     notes.push(

@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT } from './env.ts';
-import { isAlive, readMemory, signal } from './proc.ts';
+import { isAlive, type MemoryReading, readMemory, signal } from './proc.ts';
 import { median } from './stats.ts';
 import { sleep, waitFor, wallNow } from './wait.ts';
 
@@ -62,6 +62,9 @@ export interface Pm2IdleTrial {
   startMs: number;
   /** Median of 5 VmRSS readings of PM2's daemon process (not its app), `settleMs` after the app answered. */
   rss: number;
+  /** Of rss, medians of the same readings: anonymous and file-backed (proc.ts `MemoryReading`). */
+  anon: number;
+  file: number;
 }
 
 /**
@@ -82,13 +85,14 @@ export async function pm2IdleTrial(opts: {
     await waitFor('the PM2 app to answer', opts.ready, 30_000, 50);
     const pid = Number((await readFile(join(opts.home, 'pm2.pid'), 'utf8')).trim());
     await sleep(opts.settleMs);
-    const readings: number[] = [];
+    const readings: MemoryReading[] = [];
     for (let i = 0; i < 5; i++) {
       const m = readMemory(pid);
-      if (m) readings.push(m.rss);
+      if (m) readings.push(m);
       await sleep(200);
     }
-    return { startMs, rss: median(readings) };
+    const med = (pick: (m: MemoryReading) => number) => median(readings.map(pick));
+    return { startMs, rss: med((m) => m.rss), anon: med((m) => m.anon), file: med((m) => m.file) };
   } finally {
     await pm2.kill();
   }

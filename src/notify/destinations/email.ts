@@ -1,3 +1,4 @@
+import { createTransport } from 'nodemailer';
 import type { Notice } from '../../bus.ts';
 import type { Attempt, Delivery } from '../sender.ts';
 import type { DeliveryContext } from './context.ts';
@@ -29,10 +30,6 @@ export function emailDelivery(t: EmailTarget, n: Notice, ctx: DeliveryContext): 
   const view = viewOf(n, ctx.name);
   const mail = { from: t.From, to: t.To, subject: view.title, text: plainText(view, false) };
   return async (signal) => {
-    // Loaded at the first mail: nodemailer is ~300 KB of code, ~2 MB that a daemon without an Email route would
-    // hold while it idles (bench/footprint.ts). A failed load is a failed attempt (sender.ts); Node keeps a failed
-    // import failed, so one that met EMFILE fails every later mail until the daemon restarts.
-    const { createTransport } = await import('nodemailer');
     const transport = createTransport({
       url: t.Smtp,
       connectionTimeout: ctx.timeoutMs,

@@ -1,8 +1,11 @@
-import { createTransport } from 'nodemailer';
+import { createRequire } from 'node:module';
+import type * as Nodemailer from 'nodemailer';
 import type { Notice } from '../../bus.ts';
 import type { Attempt, Delivery } from '../sender.ts';
 import type { DeliveryContext } from './context.ts';
 import { plainText, viewOf } from './view.ts';
+
+const load = createRequire(import.meta.url);
 
 export interface EmailTarget {
   type: 'Email';
@@ -30,6 +33,10 @@ export function emailDelivery(t: EmailTarget, n: Notice, ctx: DeliveryContext): 
   const view = viewOf(n, ctx.name);
   const mail = { from: t.From, to: t.To, subject: view.title, text: plainText(view, false) };
   return async (signal) => {
+    // Loaded at the first mail: nodemailer is ~300 KB of code, ~2 MB that a daemon without an Email route would
+    // hold while it idles (bench/footprint.ts). Required, not imported: Node keeps a failed import() failed for the
+    // process (EMFILE under descriptor pressure would fail every later mail); a failed require is tried afresh.
+    const { createTransport } = load('nodemailer') as typeof Nodemailer;
     const transport = createTransport({
       url: t.Smtp,
       connectionTimeout: ctx.timeoutMs,

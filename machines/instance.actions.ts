@@ -197,8 +197,12 @@ export const buildActions = {
     revision: out.revision ?? context.revision,
     // A new build gets its own startup tries (the real watchdog resets its count the same way).
     startupFailures: out.changed ? 0 : context.startupFailures,
+    updateBy: '',
   })),
-  reportUpdateFailure: act(({ enqueue }, message: string) => enqueue.emit({ type: 'update-failed', message })),
+  reportUpdateFailure: act(({ enqueue }, message: string) => {
+    enqueue.assign({ updateBy: '' });
+    enqueue.emit({ type: 'update-failed', message });
+  }),
   noteRollback: set({ rollbackWithData: ({ event }) => event.type === 'ROLLBACK' && event.withData === true }),
   noteRestore: set({ restoreFrom: ({ event }) => (event.type === 'RESTORE' ? event.id : null) }),
   recordRollback: act(({ context, enqueue }, out: RollbackOutput) => {
@@ -225,20 +229,22 @@ export const buildActions = {
    */
   recordCheck: act(({ context, enqueue }, { available, at }: CheckOutput) => {
     if (available) {
-      enqueue.assign({ updatePending: true });
-      enqueue.raise({ type: 'UPDATE_FOUND', when: context.maintenance.updateWhen, at });
+      // A build found again by a schedule's check still names whoever asked for it first.
+      const by = context.maintenance.updateBy || context.updateBy;
+      enqueue.assign({ updatePending: true, updateBy: by });
+      enqueue.raise({ type: 'UPDATE_FOUND', when: context.maintenance.updateWhen, by, at });
     }
-    // A policy asked with `update?when=` belongs to this check only.
-    enqueue.assign({ maintenance: { ...context.maintenance, updateWhen: null } });
+    // A policy and asker given with `POST /update` belong to this check only.
+    enqueue.assign({ maintenance: { ...context.maintenance, updateWhen: null, updateBy: '' } });
     enqueue.emit({ type: 'update-checked', available });
   }),
   reportCheckFailure: act(({ context, enqueue }, message: string) => {
-    enqueue.assign({ maintenance: { ...context.maintenance, updateWhen: null } });
+    enqueue.assign({ maintenance: { ...context.maintenance, updateWhen: null, updateBy: '' } });
     enqueue.emit({ type: 'check-failed', message });
   }),
-  rememberUpdateWhen: set(({ context, event }) =>
-    event.type === 'UPDATE_CHECK' && event.when !== undefined
-      ? { maintenance: { ...context.maintenance, updateWhen: event.when } }
-      : {},
-  ),
+  rememberUpdateWhen: set(({ context, event }) => {
+    if (event.type !== 'UPDATE_CHECK') return {};
+    const m = context.maintenance;
+    return { maintenance: { ...m, updateWhen: event.when ?? m.updateWhen, updateBy: event.by ?? m.updateBy } };
+  }),
 };

@@ -28,6 +28,8 @@ export interface MaintenanceContext {
   now: Stamp;
   /** The policy a check asked for with `update?when=` gives the build it finds; null: `Maintenance.When`. */
   updateWhen: MaintenancePolicy | null;
+  /** Who asked for that check (`POST /update`, as the audit names them); '' for a schedule or the daemon's own. */
+  updateBy: string;
   /** `Maintenance.When`, `MaxDelayMinutes` and the player poll, from the input and CONFIG. */
   rules: MaintenanceRules;
 }
@@ -55,6 +57,8 @@ export interface InstanceContext {
   loopHangs: number;
   /** Run the update actor before the next launch. True at daemon start. */
   updatePending: boolean;
+  /** Who asked for the check that found the build waiting to install; '' when nobody did. Named in its notices. */
+  updateBy: string;
   /** Who asked for the last STOP, and when ('' when unknown): the stopped alert and the status name them. */
   stop: { by: string; at: string };
   /**
@@ -86,7 +90,7 @@ export interface InstanceContext {
 export type InstanceMachineEvent =
   | InstanceEvent
   | { type: 'STABLE' }
-  | { type: 'UPDATE_FOUND'; when: MaintenancePolicy | null; at: Stamp }
+  | { type: 'UPDATE_FOUND'; when: MaintenancePolicy | null; by: string; at: Stamp }
   | { type: 'SERVER_GONE' }
   | { type: 'LAUNCHED' }
   | { type: 'RESUMED' };

@@ -28,6 +28,7 @@ export const noMaintenance = (rules: MaintenanceRules = DEFAULT_RULES): Maintena
   hold: null,
   now: { wall: 0, mono: 0 },
   updateWhen: null,
+  updateBy: '',
   rules,
 });
 
@@ -155,6 +156,7 @@ export const maintenanceActions = {
               action: 'update',
               source: event.when === null ? 'update' : 'request',
               when: event.when,
+              by: event.by,
               at: event.at,
             })
           : // A launch kept on the installed build by a hold: the found update waits from the hold's latest stamp.

@@ -25,7 +25,11 @@ const NO_STAMP: Stamp = { wall: 0, mono: 0 };
  */
 export const CONTROL_EVENT = {
   restart: (): InstanceEvent => ({ type: 'RESTART' }),
-  update: ({ when }: ControlArgs): InstanceEvent => ({ type: 'UPDATE_CHECK', ...(when === undefined ? {} : { when }) }),
+  update: ({ when, by }: ControlArgs): InstanceEvent => ({
+    type: 'UPDATE_CHECK',
+    ...(when === undefined ? {} : { when }),
+    ...(by ? { by } : {}),
+  }),
   stop: ({ by = '', at = NO_STAMP }: ControlArgs): InstanceEvent => ({
     type: 'STOP',
     by,

@@ -45,6 +45,8 @@ export interface ProcessInput {
 export interface UpdateInput {
   key: string;
   revision: string | null;
+  /** Who asked for the build (`POST /update`); '' or absent when nobody did. Its bus events name them. */
+  by?: string;
 }
 export type CheckInput = UpdateInput;
 

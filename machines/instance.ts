@@ -107,6 +107,7 @@ export const instanceMachine = s.createMachine({
     crashStreak: 0,
     loopHangs: 0,
     updatePending: true,
+    updateBy: '',
     exitIntent: null,
     retrying: false,
     stop: input.stop ?? { by: '', at: '' },
@@ -190,7 +191,11 @@ export const instanceMachine = s.createMachine({
           invoke: {
             id: 'update',
             src: 'update',
-            input: ({ context }) => ({ key: context.key, revision: context.revision }),
+            input: ({ context }) => ({
+              key: context.key,
+              revision: context.revision,
+              ...(context.updateBy ? { by: context.updateBy } : {}),
+            }),
             onDone: { target: toDecide, actions: { type: 'recordInstall', params: ({ event }) => event.output } },
             // A failed update is reported and the installed build starts anyway.
             onError: {

@@ -163,7 +163,7 @@ export type InstanceEvent =
   /** Stop and stay stopped (`operatorStop`); `by`: who asked (`by boss from 10.0.0.5`), `at`: when (ISO). */
   | { type: 'STOP'; by?: string; at?: string }
   /** `when`: a build it finds is carried out with that policy (`POST /update?when=`), not `Maintenance.When`. */
-  | { type: 'UPDATE_CHECK'; when?: MaintenancePolicy }
+  | { type: 'UPDATE_CHECK'; when?: MaintenancePolicy; by?: string }
   /** Swap `bin.prev` back and relaunch on it; `withData`: and the data snapshot taken before that build came. */
   | { type: 'ROLLBACK'; withData?: boolean }
   /** Put the data snapshot `id` back and relaunch (a running server is shut down gracefully first). */

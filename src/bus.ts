@@ -95,6 +95,8 @@ export type BusEvents = {
     error?: string;
     /** With `failed`: whether the check itself failed (a CDN down) or a found build could not be installed. */
     during?: 'check' | 'install';
+    /** With `done` and `failed`: who asked for the build (`by ops from 10.0.0.5`), when someone did. */
+    by?: string;
     at: number;
   };
   /**

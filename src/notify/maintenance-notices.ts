@@ -30,6 +30,9 @@ const WHAT: Record<Exclude<MaintenanceKind, 'hold'>, { text: string; title: stri
   update: { text: 'has an update waiting and will restart', title: 'Update restart', done: 'restarted for its update' },
 };
 
+const asked = (kind: Exclude<MaintenanceKind, 'hold'>, by: string) =>
+  kind === 'update' ? `has an update waiting (requested ${by}) and will restart` : `will restart (requested ${by})`;
+
 /**
  * Maintenance announcements as notices: a restart waiting for its moment (from the schedule, a `?when=` request or
  * a found update) is the `scheduled-restart` kind, a hold the `hold` kind. Told once when it begins, once when done.
@@ -59,8 +62,9 @@ export function noticeFromPending(e: Pending): Notice {
     key: e.key,
     kind: 'scheduled-restart',
     title: `${what.title} pending`,
-    // A reason is the daemon's own (a memory limit passed): it replaces "(requested)".
-    message: `${server} ${e.reason ? `will restart (${e.reason})` : e.by ? `will restart (requested by ${e.by})` : what.text} ${moment(e.when)}${latest}.`,
+    // A reason is the daemon's own (a memory limit passed): it replaces "(requested)". `by` is the audit's
+    // `by ops from 10.0.0.5` (or `with its API token from …`).
+    message: `${server} ${e.reason ? `will restart (${e.reason})` : e.by ? asked(e.kind, e.by) : what.text} ${moment(e.when)}${latest}.`,
     fields,
     at: e.at,
   };

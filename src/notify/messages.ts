@@ -88,12 +88,14 @@ export function alertMessage(key: string, e: AlertEvent, stoppedBy?: string): st
 }
 
 /** The chat message for an installed update: `Server \`alpha\` was updated to revision 42.` */
-export function updateInstalledMessage(key: string, revision: string | null | undefined): string {
-  return revision ? `Server \`${key}\` was updated to revision ${revision}.` : `Server \`${key}\` was updated.`;
+export function updateInstalledMessage(key: string, revision: string | null | undefined, by = ''): string {
+  const asked = by ? ` (requested ${by})` : '';
+  return `Server \`${key}\` was updated${revision ? ` to revision ${revision}` : ''}${asked}.`;
 }
 
 /** The chat message for a found build that could not be installed; the server keeps (or starts on) the build it had. */
-export function updateFailedMessage(key: string, error: string | undefined): string {
+export function updateFailedMessage(key: string, error: string | undefined, by = ''): string {
   const why = error ? ` (${error})` : '';
-  return `Server \`${key}\` could not install an update${why}; it keeps the build it had.`;
+  const asked = by ? ` requested ${by}` : '';
+  return `Server \`${key}\` could not install an update${asked}${why}; it keeps the build it had.`;
 }

@@ -51,7 +51,7 @@ export function noticeFromUpdate(e: Update): Notice | null {
     const n: Notice = {
       key: e.key,
       kind: 'update-installed',
-      message: updateInstalledMessage(e.key, e.revision),
+      message: updateInstalledMessage(e.key, e.revision, e.by),
       at: e.at,
     };
     if (e.revision !== undefined) n.revision = e.revision;
@@ -59,7 +59,12 @@ export function noticeFromUpdate(e: Update): Notice | null {
     return n;
   }
   if (e.phase === 'failed' && e.during !== 'check') {
-    const n: Notice = { key: e.key, kind: 'update-failed', message: updateFailedMessage(e.key, e.error), at: e.at };
+    const n: Notice = {
+      key: e.key,
+      kind: 'update-failed',
+      message: updateFailedMessage(e.key, e.error, e.by),
+      at: e.at,
+    };
     if (e.error) n.reason = e.error;
     return n;
   }

@@ -28,6 +28,7 @@ export function createUpdateActor(
     const provider = host.provider;
     if (!provider) return { revision: input.revision, changed: false };
     const started = monotonicMs();
+    const asker = input.by ? { by: input.by } : {};
     tell(host, { phase: 'check', revision: input.revision });
     let during: 'check' | 'install' = 'check';
     try {
@@ -48,7 +49,7 @@ export function createUpdateActor(
       });
       await (revision === input.revision ? after?.notInstalled() : after?.installed(revision));
       await host.recordRevision(revision);
-      tell(host, { phase: 'done', revision, durationMs: monotonicMs() - started });
+      tell(host, { phase: 'done', revision, durationMs: monotonicMs() - started, ...asker });
       host.log.info('update installed', { revision, seconds: (monotonicMs() - started) / 1000 });
       return { revision, changed: revision !== input.revision };
     } catch (err) {
@@ -56,7 +57,7 @@ export function createUpdateActor(
       // A found build the disk could not take failed to install, even when the check staged it (staged-build.ts).
       if (diskSpaceError(err)) during = 'install';
       // Logged once, where the machine reports the failure (instance.ts).
-      tell(host, { phase: 'failed', error: message, during });
+      tell(host, { phase: 'failed', error: message, during, ...asker });
       throw err;
     }
   });

@@ -158,6 +158,16 @@ test('accounts :: the chat notice of a user’s hold names the user, on the inst
   assert.is((await send(d, 'POST', '/instances/b/release', ops)).status, 200);
 });
 
+test('accounts :: the chat notice of an update a user asked for names the user', async ({ daemon, hook }) => {
+  const d = daemon!;
+  const from = hook!.messages.length;
+  assert.is((await send(d, 'POST', '/instances/b/update', basicAuth('ops', PASSWORD))).status, 200);
+  const done = await waitFor('the update notice of b', () =>
+    hook!.messages.slice(from).find((m) => /^Server `b` was updated/.test(m.content)),
+  );
+  assert.match(done.content, /^Server `b` was updated to revision \d+ \(requested by ops from 127\.0\.0\.1\)\.$/);
+});
+
 test('accounts :: a broken or removed users file keeps the last good one in force', async ({ daemon }) => {
   const d = daemon!;
   await writeUsers(d, 'Users:\n  mo:\n    Password: plain-text-password\n');

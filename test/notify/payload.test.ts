@@ -73,8 +73,23 @@ test('payload :: maintenance: pending and done read as one announcement each', (
     'Server `main` will restart (memory 2.1 GB over MemoryLimitMB 2048) when its round ends, at the latest at 06:00 UTC on 2026-11-25.',
   );
   assert.is(memory.reason, reason);
-  const asked = noticeFromPending({ key: 'main', kind: 'restart', when: 'Empty', deadline: at, by: 'mo', at });
-  assert.match(asked.message, /^Server `main` will restart \(requested by mo\) as soon as no players are on/);
+  const asked = noticeFromPending({
+    key: 'main',
+    kind: 'restart',
+    when: 'Empty',
+    deadline: at,
+    by: 'by mo from 10.0.0.5',
+    at,
+  });
+  assert.match(
+    asked.message,
+    /^Server `main` will restart \(requested by mo from 10\.0\.0\.5\) as soon as no players are on/,
+  );
+  const update = noticeFromPending({ key: 'main', kind: 'update', when: 'Empty', by: 'by mo from 10.0.0.5', at });
+  assert.match(
+    update.message,
+    /^Server `main` has an update waiting \(requested by mo from 10\.0\.0\.5\) and will restart as/,
+  );
   const released = noticeFromDone({ key: 'main', kind: 'hold', how: 'released', at });
   assert.equal(
     [released.kind, released.message],

@@ -24,7 +24,8 @@ export async function accountsConfig(more = '', webhook?: string): Promise<strin
     extra: `Admin:\n  Username: root\n  Password: admin-password-0123456789${more === '' ? '' : `\n${more}`}`,
     instances: [
       { key: 'a', token: TOKENS.a, port: pa, runCommand: NO_PROGRAM, extra: CONSOLE_ON },
-      { key: 'b', token: TOKENS.b, port: pb, runCommand: NO_PROGRAM, extra: CONSOLE_ON },
+      // Dummy: an update a user asks for on b is found at once (its notice names them).
+      { key: 'b', token: TOKENS.b, port: pb, runCommand: NO_PROGRAM, extra: `${CONSOLE_ON}\n      UpdateType: Dummy` },
     ],
   });
 }

@@ -7,9 +7,8 @@ import { instancePath, request } from '../client/http.ts';
 import { withInstanceList } from '../client/instance-sources.ts';
 import { type Interruption, onInterrupt } from '../client/interrupt.ts';
 import { followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
-import { reportClientErrors, warnTo } from '../client/report.ts';
 import type { CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
+import { TARGET_FLAGS, TARGET_USAGE, targetOf, warnTo } from './target-flags.ts';
 
 const DEFAULT_WAIT_S = 10;
 /** After a command, its answer is taken to be complete once the log has been quiet this long. */
@@ -156,16 +155,14 @@ async function interactive(log: RemoteLog, waitMs: number): Promise<number> {
 
 /** `watchdog console <key> [command …]`: the server console through the daemon, as the instance. */
 export async function run(args: string[]): Promise<number> {
-  return reportClientErrors('console', async () => {
-    const { values, positionals } = parseCommandArgs(args, options, usage);
-    const [key, ...words] = positionals;
-    if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
-    const waitS = positiveNumber('--wait', values.wait, usage) ?? DEFAULT_WAIT_S;
-    const target = targetOf('console', values);
-    const url = await target.url();
-    const log: RemoteLog = { url, key, authorization: await target.authorization(key), as: 'token' };
-    return withInstanceList(target, () =>
-      words.length > 0 ? sendOne(log, words.join(' '), waitS * 1000) : interactive(log, waitS * 1000),
-    );
-  });
+  const { values, positionals } = parseCommandArgs(args, options, usage);
+  const [key, ...words] = positionals;
+  if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
+  const waitS = positiveNumber('--wait', values.wait, usage) ?? DEFAULT_WAIT_S;
+  const target = targetOf('console', values);
+  const url = await target.url();
+  const log: RemoteLog = { url, key, authorization: await target.authorization(key), as: 'token' };
+  return withInstanceList(target, () =>
+    words.length > 0 ? sendOne(log, words.join(' '), waitS * 1000) : interactive(log, waitS * 1000),
+  );
 }

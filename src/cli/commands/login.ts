@@ -7,7 +7,6 @@ import { parseCommandArgs } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
 import { basic, request } from '../client/http.ts';
 import { keepLogin } from '../client/logins.ts';
-import { reportClientErrors } from '../client/report.ts';
 import { readLine, readPassword } from '../client/secret-input.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, targetOf } from './target-flags.ts';
@@ -95,28 +94,27 @@ async function formLogin(url: string, user: string, password: string, code: stri
 }
 
 /** `watchdog login`: the user name from --user, WATCHDOG_USER or the terminal; then the password, and a code if asked. */
-export const run: Command = (args) =>
-  reportClientErrors('login', async () => {
-    const { values, positionals } = parseCommandArgs(args, options, usage);
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
-    const url = await targetOf('login', values).url();
-    if (values.forget) {
-      const { file, was } = await keepLogin(url, undefined, process.env);
-      process.stdout.write(`forgot the login for ${url} (${file})\n`);
-      const id = was?.key === undefined ? undefined : apiKeyId(was.key);
-      if (id !== undefined)
-        process.stdout.write(
-          `its key ${id} holds until ${was?.expires ?? 'it expires'}: \`watchdog key revoke ${id}\` on the daemon's host ends it now\n`,
-        );
-      return 0;
-    }
-    const user =
-      values.user || process.env.WATCHDOG_USER || (await readLine('user: ', '--user or WATCHDOG_USER', usage, true));
-    if (!user) throw new UsageError(`name the user with --user or WATCHDOG_USER\n${usage}`);
-    const password = await readPassword(values['password-stdin'] === true, usage);
-    const code = async () => values.code ?? (await readLine('one-time code: ', '--code', usage));
-    const made = await makeKey(url, user, password, code);
-    const { file } = await keepLogin(url, { user, key: made.key, expires: made.expires }, process.env);
-    process.stdout.write(`logged in to ${url} as ${user} until ${made.expires} (key ${made.id}, kept in ${file})\n`);
+export const run: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, options, usage);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
+  const url = await targetOf('login', values).url();
+  if (values.forget) {
+    const { file, was } = await keepLogin(url, undefined, process.env);
+    process.stdout.write(`forgot the login for ${url} (${file})\n`);
+    const id = was?.key === undefined ? undefined : apiKeyId(was.key);
+    if (id !== undefined)
+      process.stdout.write(
+        `its key ${id} holds until ${was?.expires ?? 'it expires'}: \`watchdog key revoke ${id}\` on the daemon's host ends it now\n`,
+      );
     return 0;
-  });
+  }
+  const user =
+    values.user || process.env.WATCHDOG_USER || (await readLine('user: ', '--user or WATCHDOG_USER', usage, true));
+  if (!user) throw new UsageError(`name the user with --user or WATCHDOG_USER\n${usage}`);
+  const password = await readPassword(values['password-stdin'] === true, usage);
+  const code = async () => values.code ?? (await readLine('one-time code: ', '--code', usage));
+  const made = await makeKey(url, user, password, code);
+  const { file } = await keepLogin(url, { user, key: made.key, expires: made.expires }, process.env);
+  process.stdout.write(`logged in to ${url} as ${user} until ${made.expires} (key ${made.id}, kept in ${file})\n`);
+  return 0;
+};

@@ -21,14 +21,14 @@ export const filesUsage = `usage: watchdog files <key> [path] [--json] [--url UR
   --json        the listing as JSON
 ${TARGET_USAGE}`;
 
-export const fetchUsage = `usage: watchdog fetch <key> <path> [--out FILE] [--continue] [--url URL] [--token T] [--config F]
+export const fetchFileUsage = `usage: watchdog fetch <key> <path> [--out FILE] [--continue] [--url URL] [--token T] [--config F]
   Downloads one shared file (see watchdog files), streamed to FILE (default: its name in the current folder).
   --out FILE    where to write it (- for standard output)
   --continue    FILE is a partial download: ask only for the bytes after it and append them
 ${TARGET_USAGE}`;
 
 export const filesOptions = { ...TARGET_FLAGS, json: { type: 'boolean' } } as const satisfies CommandOptions;
-export const fetchOptions = {
+export const fetchFileOptions = {
   ...TARGET_FLAGS,
   out: { type: 'string' },
   continue: { type: 'boolean' },
@@ -125,10 +125,10 @@ export const files: Command = async (args) => {
 
 /** `watchdog fetch <key> <path>`: GET /instances/<key>/files/<path>, streamed to a file (or the rest of it). */
 export const fetchFile: Command = async (args) => {
-  const { values, positionals } = parseCommandArgs(args, fetchOptions, fetchUsage);
-  const [key, path] = keyAndPath(positionals, fetchUsage, true);
+  const { values, positionals } = parseCommandArgs(args, fetchFileOptions, fetchFileUsage);
+  const [key, path] = keyAndPath(positionals, fetchFileUsage, true);
   const out = values.out ?? basename(path);
-  if (values.continue && out === '-') throw new UsageError(`--continue needs --out FILE\n${fetchUsage}`);
+  if (values.continue && out === '-') throw new UsageError(`--continue needs --out FILE\n${fetchFileUsage}`);
   const have = values.continue ? ((await stat(out).catch(() => null))?.size ?? 0) : 0;
   const res = await atInstance(targetOf('fetch', values), key, (ep) =>
     getShared(ep, path, `the file ${path}`, have > 0 ? { range: `bytes=${have}-` } : {}),

@@ -4,7 +4,7 @@ import { parseCommandArgs } from '../client/args.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { usersFileOf } from './users.ts';
 
-export const keyUsage = `usage: watchdog key create --user NAME [--permission P[@INSTANCE]]… [--expires-days N] [--config F]
+export const usage = `usage: watchdog key create --user NAME [--permission P[@INSTANCE]]… [--expires-days N] [--config F]
        watchdog key list [--config F]
        watchdog key revoke <id> [--config F]
   API keys for scripts and bots, sent as \`Authorization: Bearer <key>\`. A key holds the permissions given (all
@@ -15,7 +15,7 @@ export const keyUsage = `usage: watchdog key create --user NAME [--permission P[
   --expires-days N     refused N days from now (default: never)
   --config FILE        the main configuration file (default: ./appsettings.yml)`;
 
-export const keyOptions = {
+export const options = {
   user: { type: 'string' },
   permission: { type: 'string', multiple: true },
   'expires-days': { type: 'string' },
@@ -28,12 +28,12 @@ const refuse = (message: string): number => {
 };
 
 /** `watchdog key create|list|revoke`. */
-export const key: Command = async (args) => {
-  const { values, positionals } = parseCommandArgs(args, keyOptions, keyUsage);
+export const run: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, options, usage);
   const [verb, id] = positionals;
   const wanted = verb === 'revoke' ? 2 : 1;
-  if (positionals.length > wanted) throw new UsageError(`unexpected argument "${positionals[wanted]}"\n${keyUsage}`);
-  if (verb === 'revoke' && id === undefined) throw new UsageError(`name the key to revoke (its id)\n${keyUsage}`);
+  if (positionals.length > wanted) throw new UsageError(`unexpected argument "${positionals[wanted]}"\n${usage}`);
+  if (verb === 'revoke' && id === undefined) throw new UsageError(`name the key to revoke (its id)\n${usage}`);
   const file = await usersFileOf(values.config);
   const doc = await readForEdit(file);
   doc.Keys ??= {};
@@ -41,7 +41,7 @@ export const key: Command = async (args) => {
   switch (verb) {
     case 'create': {
       const user = values.user;
-      if (user === undefined) throw new UsageError(`name the key's user with --user\n${keyUsage}`);
+      if (user === undefined) throw new UsageError(`name the key's user with --user\n${usage}`);
       if (!doc.Users?.[user]) return refuse(`no user ${user} in ${file}; add one with \`watchdog user add\``);
       const days = values['expires-days'] === undefined ? undefined : Number(values['expires-days']);
       if (days !== undefined && !(Number.isFinite(days) && days > 0))
@@ -73,6 +73,6 @@ export const key: Command = async (args) => {
       return 0;
     }
     default:
-      throw new UsageError(`${verb === undefined ? 'say what to do' : `unknown action "${verb}"`}\n${keyUsage}`);
+      throw new UsageError(`${verb === undefined ? 'say what to do' : `unknown action "${verb}"`}\n${usage}`);
   }
 };

@@ -8,7 +8,7 @@ import { parseCommandArgs } from '../client/args.ts';
 import { readNewPassword } from '../client/secret-input.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 
-export const userUsage = `usage: watchdog user add <name> [--role R[@INSTANCE]]… [--password-stdin] [--config F]
+export const usage = `usage: watchdog user add <name> [--role R[@INSTANCE]]… [--password-stdin] [--config F]
        watchdog user passwd <name> [--password-stdin] [--config F]
        watchdog user remove <name> [--config F]
        watchdog user totp <name> [--disable] [--config F]
@@ -24,7 +24,7 @@ export const userUsage = `usage: watchdog user add <name> [--role R[@INSTANCE]]�
   --disable           totp: remove the user's one-time-code secret
   --config FILE       the main configuration file (default: ./appsettings.yml)`;
 
-export const userOptions = {
+export const options = {
   role: { type: 'string', multiple: true },
   'password-stdin': { type: 'boolean' },
   disable: { type: 'boolean' },
@@ -45,8 +45,8 @@ const refuse = (message: string): number => {
 
 function nameArg(positionals: string[]): string {
   const [, name, extra] = positionals;
-  if (name === undefined) throw new UsageError(`name the user\n${userUsage}`);
-  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"\n${userUsage}`);
+  if (name === undefined) throw new UsageError(`name the user\n${usage}`);
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"\n${usage}`);
   if (!NAME.test(name))
     throw new UsageError(`"${name}" is not a user name: letters, digits, "_", ".", "@" and "-", at most 64`);
   return name;
@@ -65,8 +65,8 @@ function list(doc: UsersDoc): number {
 }
 
 /** `watchdog user add|passwd|remove|list|totp`. */
-export const user: Command = async (args) => {
-  const { values, positionals } = parseCommandArgs(args, userOptions, userUsage);
+export const run: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, options, usage);
   const verb = positionals[0];
   const file = await usersFileOf(values.config);
   const doc = await readForEdit(file);
@@ -74,7 +74,7 @@ export const user: Command = async (args) => {
   const users = doc.Users;
   switch (verb) {
     case 'list':
-      if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${userUsage}`);
+      if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${usage}`);
       return list(doc);
     case 'add': {
       const name = nameArg(positionals);
@@ -82,7 +82,7 @@ export const user: Command = async (args) => {
       // The roles are checked before the password is asked for, with a stand-in hash of nothing.
       users[name] = { Password: await hashPassword('', { N: 1024, r: 1, p: 1 }), Roles: values.role ?? [] };
       checkedText(file, doc);
-      users[name].Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, userUsage));
+      users[name].Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, usage));
       await writeUsers(file, doc);
       process.stdout.write(`added ${name} to ${file}\n`);
       return 0;
@@ -91,7 +91,7 @@ export const user: Command = async (args) => {
       const name = nameArg(positionals);
       const entry = users[name];
       if (!entry) return refuse(`no user ${name} in ${file}`);
-      entry.Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, userUsage));
+      entry.Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, usage));
       await writeUsers(file, doc);
       process.stdout.write(`set the password of ${name} in ${file}\n`);
       return 0;
@@ -129,6 +129,6 @@ export const user: Command = async (args) => {
       return 0;
     }
     default:
-      throw new UsageError(`${verb === undefined ? 'say what to do' : `unknown action "${verb}"`}\n${userUsage}`);
+      throw new UsageError(`${verb === undefined ? 'say what to do' : `unknown action "${verb}"`}\n${usage}`);
   }
 };

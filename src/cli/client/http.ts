@@ -1,8 +1,6 @@
 import { FetchError, ofetch } from 'ofetch';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
-import { ClientError } from './errors.ts';
-import { UnknownInstanceError } from './instances.ts';
 import type { StatusRow } from './status-table.ts';
 
 /** One instance on one daemon, with the Authorization header to send for it (its token, or a kept login). */
@@ -213,4 +211,45 @@ export function explainFailure(
     return `${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${bodyDetail(data)}`;
   };
   return new ClientError(why(), 1, { cause: err });
+}
+
+/**
+ * A CLI failure a person can act on. The command prints `message` as is and exits with `exitCode`
+ * (1 refused or failed, 2 usage or config), without the cause chain that `describeError` would append.
+ */
+export class ClientError extends Error {
+  override name = 'ClientError';
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 1,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** What every command says of a key the daemon (or the local config) does not have. */
+function unknownInstanceMessage(key: string, known: readonly string[] | undefined): string {
+  const list =
+    known === undefined
+      ? "unknown here: Admin credentials or the daemon's appsettings.yml list them"
+      : known.length > 0
+        ? known.join(', ')
+        : 'none';
+  return `no instance "${key}" (instances: ${list})`;
+}
+
+/**
+ * An instance key nobody configured. `known` is the list to show, when one was found: from the daemon
+ * (`GET /api/instances`, or its 404 to an admin) or from the local config. Exit 1, as any refusal.
+ */
+export class UnknownInstanceError extends ClientError {
+  override name = 'UnknownInstanceError';
+  constructor(
+    readonly key: string,
+    readonly known: readonly string[] | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(unknownInstanceMessage(key, known), 1, options);
+  }
 }

@@ -1,6 +1,5 @@
 import { ofetch } from 'ofetch';
-import { ClientError } from './errors.ts';
-import { explainFailure, request } from './http.ts';
+import { ClientError, explainFailure, request } from './http.ts';
 import type { Interruption } from './interrupt.ts';
 
 /** One instance's log on one daemon, with the Authorization header to send (instance token or Admin). */

@@ -2,7 +2,7 @@ import { formatBytes } from '../../store/disk-space.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
 import { instanceKeyArg, parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { fetchBackups, instancePath, request } from '../client/http.ts';
-import { atInstance } from '../client/instance-sources.ts';
+import { atInstance } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 

@@ -2,11 +2,10 @@ import { createInterface } from 'node:readline';
 import { FetchError } from 'ofetch';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs, positiveNumber } from '../client/args.ts';
-import { ClientError } from '../client/errors.ts';
-import { instancePath, request } from '../client/http.ts';
-import { withInstanceList } from '../client/instance-sources.ts';
+import { ClientError, instancePath, request } from '../client/http.ts';
 import { type Interruption, onInterrupt } from '../client/interrupt.ts';
 import { followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
+import { withInstanceList } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, TARGET_USAGE, targetOf, warnTo } from './target-flags.ts';
 

@@ -4,8 +4,8 @@ import type { ControlAction } from '../../supervisor/contract.ts';
 import { parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { downloadLine, followOutcome } from '../client/follow.ts';
 import { type Endpoint, fetchBackups, fetchStatus, postControl } from '../client/http.ts';
-import { atInstance } from '../client/instance-sources.ts';
 import type { StatusRow } from '../client/status-table.ts';
+import { atInstance } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 

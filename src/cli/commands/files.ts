@@ -9,9 +9,8 @@ import { UsageError } from '../../errors.ts';
 import type { FileListing } from '../../http/schemas.ts';
 import { formatBytes } from '../../store/disk-space.ts';
 import { parseCommandArgs } from '../client/args.ts';
-import { ClientError } from '../client/errors.ts';
-import { type Endpoint, explainFailure } from '../client/http.ts';
-import { atInstance } from '../client/instance-sources.ts';
+import { ClientError, type Endpoint, explainFailure } from '../client/http.ts';
+import { atInstance } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 

@@ -1,7 +1,7 @@
 import { UsageError } from '../../errors.ts';
 import { instanceKeyArg, parseCommandArgs } from '../client/args.ts';
 import { fetchStatus, postControl } from '../client/http.ts';
-import { atInstance } from '../client/instance-sources.ts';
+import { atInstance } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 

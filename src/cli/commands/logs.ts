@@ -3,13 +3,10 @@ import { UsageError } from '../../errors.ts';
 import { logPath } from '../../process/log-file.ts';
 import { followLines, readLastLines } from '../../process/log-tail.ts';
 import { instanceKeyArg, parseCommandArgs, wholeNumber } from '../client/args.ts';
-import { ClientError } from '../client/errors.ts';
-import { basic } from '../client/http.ts';
-import { withInstanceList } from '../client/instance-sources.ts';
-import { UnknownInstanceError } from '../client/instances.ts';
+import { basic, ClientError, UnknownInstanceError } from '../client/http.ts';
 import { onInterrupt } from '../client/interrupt.ts';
 import { fetchLogLines, followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
-import type { Target } from '../client/target.ts';
+import { type Target, withInstanceList } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
 import { ADMIN_FLAGS, TARGET_FLAGS, targetOf, warnTo } from './target-flags.ts';
 

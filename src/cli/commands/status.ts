@@ -1,13 +1,9 @@
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs, positiveNumber, wholeNumber } from '../client/args.ts';
-import { colourEnabled } from '../client/colour.ts';
-import { ClientError } from '../client/errors.ts';
-import { fetchAllStatus, fetchStatus, refusedWith } from '../client/http.ts';
-import { atInstance } from '../client/instance-sources.ts';
-import { UnknownInstanceError } from '../client/instances.ts';
+import { ClientError, fetchAllStatus, fetchStatus, refusedWith, UnknownInstanceError } from '../client/http.ts';
 import { onInterrupt } from '../client/interrupt.ts';
-import { renderStatusTable, type StatusRow } from '../client/status-table.ts';
-import type { Target } from '../client/target.ts';
+import { colourEnabled, renderStatusTable, type StatusRow } from '../client/status-table.ts';
+import { atInstance, type Target } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
 import { ADMIN_FLAGS, TARGET_FLAGS, targetOf } from './target-flags.ts';
 

@@ -1,12 +1,12 @@
 import { type Bus, type BusEvents, type Notice, subscribe } from '../bus.ts';
 import { monotonicMs } from '../clock.ts';
 import { describeError } from '../errors.ts';
-import { type DeliveryContext, deliveryFor } from './destinations/registry.ts';
+import { deliveryFor } from './destinations/registry.ts';
 import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
 import { formatDelay } from './messages.ts';
 import { type LaunchSeen, noticeFromAlert, noticeFromUpdate } from './notices.ts';
 import { type Route, routesFor, targetIdentity } from './routes.ts';
-import { createSender, type QueueOptions, type Sender } from './sender.ts';
+import { createSender, type DeliveryContext, type QueueOptions, type Sender } from './sender.ts';
 
 type Blocked = BusEvents['instance:launch-blocked'];
 type Unblocked = BusEvents['instance:launch-unblocked'];

@@ -1,8 +1,7 @@
 import { createTransport } from 'nodemailer';
 import type { Notice } from '../../bus.ts';
-import type { Attempt, Delivery } from '../sender.ts';
-import type { DeliveryContext } from './context.ts';
-import { plainText, viewOf } from './view.ts';
+import { plainText, viewOf } from '../payload.ts';
+import type { Attempt, Delivery, DeliveryContext } from '../sender.ts';
 
 export interface EmailTarget {
   type: 'Email';

@@ -35,18 +35,12 @@ export interface QueueOptions {
   stopWaitMs?: number;
 }
 
-export interface Sender {
-  /** Queues one message; never throws, never waits. */
-  send(delivery: Delivery): void;
-  stop(): Promise<void>;
-}
-
 /**
  * One destination's queue: messages are delivered one at a time, in order, each retried after the service's own
  * retry hint or an exponential back-off. Each destination has its own, so one that is rate-limited or down delays no
  * other. What a destination is (HTTP, SMTP, a command) is the delivery's business; the rules are here, once.
  */
-export function createSender(opts: QueueOptions): Sender {
+export function createSender(opts: QueueOptions) {
   const maxQueue = opts.maxQueue ?? 100;
   const maxDelayMs = opts.maxDelayMs ?? 60_000;
   const route = opts.label;
@@ -95,7 +89,8 @@ export function createSender(opts: QueueOptions): Sender {
   };
 
   return {
-    send(delivery) {
+    /** Queues one message; never throws, never waits. */
+    send(delivery: Delivery): void {
       try {
         if (stopped) return;
         queue.push(delivery);
@@ -111,7 +106,7 @@ export function createSender(opts: QueueOptions): Sender {
         // Never throw into the emitter (mitt calls handlers synchronously).
       }
     },
-    async stop() {
+    async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;
       const running = pumping;
@@ -145,3 +140,4 @@ export interface DeliveryContext {
   /** More certificate authorities for SMTP's TLS, beside the system's (a test's own; NODE_EXTRA_CA_CERTS otherwise). */
   ca?: string;
 }
+export type Sender = ReturnType<typeof createSender>;

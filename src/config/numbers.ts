@@ -52,3 +52,10 @@ export const Port = v.pipe(
   v.minValue(1, 'expected an integer 1-65535'),
   v.maxValue(65535, 'expected an integer 1-65535'),
 );
+
+/** Text of at least one character, `what` naming it in the message (`expected a file path`). */
+export const text = (what: string) => v.pipe(v.string(`expected ${what}`), v.nonEmpty(`expected ${what}`));
+
+/** An http or https URL; every way it can be wrong says `expected`. */
+export const httpUrl = (expected: string) =>
+  v.pipe(v.string(expected), v.url(expected), v.regex(/^https?:\/\//i, expected));

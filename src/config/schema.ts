@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { amount, MAX_SECONDS, Port, seconds, TOO_LONG } from './numbers.ts';
+import { amount, httpUrl, MAX_SECONDS, Port, seconds, TOO_LONG, text } from './numbers.ts';
 import { AgonesSchema } from './sections/agones.ts';
 import { AnswersSchema } from './sections/answers.ts';
 import { BackupsSchema, RetentionSchema } from './sections/backups.ts';
@@ -17,11 +17,7 @@ import { UsersSchema } from './sections/users.ts';
 /** Instance keys appear in paths and URLs: keep them to a safe, boring alphabet. */
 export const INSTANCE_KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-const Url = v.pipe(
-  v.string('expected an http(s) URL such as http://localhost:5000/'),
-  v.url('expected an http(s) URL such as http://localhost:5000/'),
-  v.regex(/^https?:\/\//i, 'expected an http(s) URL such as http://localhost:5000/'),
-);
+const Url = httpUrl('expected an http(s) URL such as http://localhost:5000/');
 const Str = (what = 'a string') => v.string(`expected ${what}`);
 /** A YAML mapping; v.record alone would accept a list (its indices become keys). */
 const Mapping = (message: string) =>
@@ -91,7 +87,7 @@ export const InstanceSchema = v.strictObject(
     TimeoutSeconds: Seconds(90),
     DumpOnTimeout: v.optional(v.boolean('expected true or false'), true),
     TimeoutDumpType: v.optional(v.picklist(DUMP_TYPES, `expected one of ${DUMP_TYPES.join(', ')}`), 'Normal'),
-    RunCommand: v.optional(v.pipe(v.string('expected a program path'), v.minLength(1, 'expected a program path'))),
+    RunCommand: v.optional(text('a program path')),
     Arguments: v.optional(v.array(v.string('expected a string'), 'expected a list of strings'), []),
     EnvironmentVariables: v.optional(
       v.pipe(Mapping('expected a map of names to strings'), v.record(v.string(), v.string('expected a value'))),
@@ -180,7 +176,7 @@ export const AppSettingsSchema = v.strictObject(
     Data: v.optional(
       v.strictObject(
         {
-          File: v.optional(v.pipe(v.string('expected a file path'), v.minLength(1, 'expected a file path')), 'data.db'),
+          File: v.optional(text('a file path'), 'data.db'),
         },
         'expected a map with File',
       ),
@@ -225,10 +221,7 @@ export const AppSettingsSchema = v.strictObject(
     Answers: v.optional(AnswersSchema, {}),
     Servers: v.strictObject(
       {
-        InstanceRoot: v.optional(
-          v.pipe(v.string('expected a folder path'), v.minLength(1, 'expected a folder path')),
-          'instances',
-        ),
+        InstanceRoot: v.optional(text('a folder path'), 'instances'),
         Instances: v.pipe(
           Mapping('expected a map of instance id to instance settings'),
           v.record(

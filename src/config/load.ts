@@ -2,12 +2,11 @@ import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeError } from '../errors.ts';
 import { bindScalars, canonicalKeys } from './binding.ts';
-import { type CheckResult, checkSettings } from './checks.ts';
+import { type CheckResult, checkSettings, readSecretFile } from './checks.ts';
 import { type ExposedTokenPolicy, engineTimeoutLines, exposedTokenLines } from './exposure.ts';
 import { formatIssues, problemLine } from './issues.ts';
 import { environmentLayers, environmentName, type Layer, readLayers } from './layers.ts';
-import { mergeLayers } from './merge.ts';
-import { readOidcSecret } from './oidc-secret.ts';
+import { isMap, mergeLayers, type ReportProblem } from './merge.ts';
 import type { ResolvedConfig, ResolvedInstance } from './resolved.ts';
 import { type AppSettings, AppSettingsSchema } from './schema.ts';
 import { type AgonesConfig, checkAgones } from './sections/agones.ts';
@@ -77,12 +76,22 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
 
   const parsed = v.safeParse(AppSettingsSchema, bound);
   const checks = await checkSettings(bound, merged.sourceOf, cwd);
-  const agones = checkAgones(bound, opts.env, (path, expected, found) =>
-    checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found)),
-  );
-  const oidcSecret = await readOidcSecret(bound, cwd, (path, expected, found) =>
-    checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found)),
-  );
+  const problem: ReportProblem = (path, expected, found) =>
+    checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found));
+  const agones = checkAgones(bound, opts.env, problem);
+  // `Users.Oidc.ClientSecretFile`, read like the other secret files (the secret is never in appsettings.yml).
+  let oidcSecret: string | undefined;
+  const oidc = isMap(bound.Users) && isMap(bound.Users.Oidc) ? bound.Users.Oidc : undefined;
+  if (typeof oidc?.ClientSecretFile === 'string' && oidc.ClientSecretFile !== '') {
+    const r = await readSecretFile(oidc.ClientSecretFile, cwd);
+    if (r.ok) oidcSecret = r.value;
+    else
+      problem(
+        ['Users', 'Oidc', 'ClientSecretFile'],
+        `expected a readable file holding the client secret (${r.reason})`,
+        oidc.ClientSecretFile,
+      );
+  }
   const policy = opts.exposedTokens ?? 'warn';
   const exposed = exposedTokenLines(bound, checks.listen, checks.tokenFiles, merged.sourceOf, policy);
   const problems = [

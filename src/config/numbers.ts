@@ -41,7 +41,7 @@ export function amount(unit: string, b: Bounds) {
   );
 }
 
-/** A wait in seconds above 0 (or from 0: `{ min: 0 }`), at most the longest timer; `def` when absent. */
+/** A wait in seconds above 0 (or from 0: `{ min: 0 }`), fractions allowed (tests shrink every wait); `def` when absent. */
 export const seconds = (def: number, b: Bounds = { positive: true }) =>
   v.optional(amount('seconds', { max: MAX_SECONDS, tooBig: TOO_LONG, ...b }), def);
 

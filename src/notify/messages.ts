@@ -76,13 +76,11 @@ export function alertMessage(key: string, e: AlertEvent, stoppedBy?: string): st
     case 'stopped':
       // Information, not an alert: someone asked for it; say who, when known.
       return stoppedBy ? `${server} was stopped on request (${stoppedBy}).` : `${server} was stopped on request.`;
-    case 'crash-loop': {
-      const next = e.backoffMs === null ? '' : ` (next in ${formatDelay(e.backoffMs)})`;
-      return `${server} is crash-looping; restarting with back-off${next}.`;
-    }
+    case 'crash-loop':
     case 'hang-loop': {
       const next = e.backoffMs === null ? '' : ` (next in ${formatDelay(e.backoffMs)})`;
-      return `${server} keeps hanging; restarting with back-off${next}.`;
+      const how = e.kind === 'crash-loop' ? 'is crash-looping' : 'keeps hanging';
+      return `${server} ${how}; restarting with back-off${next}.`;
     }
   }
 }

@@ -15,13 +15,9 @@ import {
 import { type Route, routesFor, targetIdentity } from './routes.ts';
 import { createSender, type DeliveryContext, type QueueOptions, type Sender } from './sender.ts';
 
-export interface NotifierOptions extends Omit<QueueOptions, 'label'> {
-  /** Per attempt (an HTTP request, an SMTP session, a command's run). */
-  timeoutMs: number;
-  /** The most of an HTTP service's answer read (`Answers.NotificationMaxKilobytes`). */
-  maxAnswerBytes: number;
-  /** More certificate authorities for SMTP's TLS (a test's own). */
-  ca?: string;
+export interface NotifierOptions
+  extends Omit<QueueOptions, 'label'>,
+    Pick<DeliveryContext, 'timeoutMs' | 'maxAnswerBytes' | 'ca'> {
   routes: readonly Route[];
   bus: Bus;
   /** An instance's display name (`Name`), for the embed's Instance field and title. */
@@ -40,25 +36,12 @@ export interface NotifierOptions extends Omit<QueueOptions, 'label'> {
  * one holds up no other. Fire and forget: the handlers only queue, so an emitter never waits or sees an error.
  */
 export function createNotifier(opts: NotifierOptions) {
-  const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), now = monotonicMs, timeoutMs } = opts;
-  const { retries, retryBaseMs, log, maxQueue, maxDelayMs, stopWaitMs, maxAnswerBytes, ca } = opts;
+  const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), now = monotonicMs } = opts;
+  const { timeoutMs, maxAnswerBytes, ca } = opts;
   const senders = new Map<string, Sender>();
   for (const r of routes) {
     const id = targetIdentity(r.target);
-    if (!senders.has(id))
-      senders.set(
-        id,
-        createSender({
-          label: r.label,
-          destination: r.target.type,
-          retries,
-          retryBaseMs,
-          log,
-          maxQueue,
-          maxDelayMs,
-          stopWaitMs,
-        }),
-      );
+    if (!senders.has(id)) senders.set(id, createSender({ ...opts, label: r.label, destination: r.target.type }));
   }
 
   /** Builds the notice and queues it for its routes; never throws into the emitter (mitt calls handlers inline). */

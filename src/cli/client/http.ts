@@ -10,7 +10,7 @@ export interface Endpoint {
   authorization: string;
 }
 
-const TIMEOUT_MS = 10_000;
+export const TIMEOUT_MS = 10_000;
 
 /**
  * Credentials for the routes behind the dashboard's rule (`GET /api/instances`, any instance's log), as the

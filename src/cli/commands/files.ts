@@ -9,7 +9,7 @@ import { UsageError } from '../../errors.ts';
 import type { FileListing } from '../../http/schemas.ts';
 import { formatBytes } from '../../store/disk-space.ts';
 import { parseCommandArgs } from '../client/args.ts';
-import { ClientError, type Endpoint, explainFailure } from '../client/http.ts';
+import { ClientError, type Endpoint, explainFailure, instancePath } from '../client/http.ts';
 import { atInstance } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
@@ -35,11 +35,7 @@ export const fetchFileOptions = {
 
 /** The URL of `path` (`/`-separated, each segment encoded) under the instance's files. */
 const filesUrl = (ep: Pick<Endpoint, 'url' | 'key'>, path: string) =>
-  `${ep.url}/instances/${encodeURIComponent(ep.key)}/files${path
-    .split('/')
-    .filter((s) => s !== '')
-    .map((s) => `/${encodeURIComponent(s)}`)
-    .join('')}`;
+  instancePath(ep, ['files', ...path.split('/').filter(Boolean).map(encodeURIComponent)].join('/'));
 
 function keyAndPath(positionals: string[], usage: string, pathNeeded: boolean): [string, string] {
   const [key, path, ...extra] = positionals;

@@ -84,14 +84,3 @@ export function alertMessage(key: string, e: AlertEvent, stoppedBy?: string): st
     }
   }
 }
-
-/** The chat message for an installed update: `Server \`alpha\` was updated to revision 42.` */
-export function updateInstalledMessage(key: string, revision: string | null | undefined): string {
-  return revision ? `Server \`${key}\` was updated to revision ${revision}.` : `Server \`${key}\` was updated.`;
-}
-
-/** The chat message for a found build that could not be installed; the server keeps (or starts on) the build it had. */
-export function updateFailedMessage(key: string, error: string | undefined): string {
-  const why = error ? ` (${error})` : '';
-  return `Server \`${key}\` could not install an update${why}; it keeps the build it had.`;
-}

@@ -1,5 +1,5 @@
 import type { AlertKind, BusEvents, MaintenanceKind, Notice, NoticeKind } from '../bus.ts';
-import { formatDelay, updateFailedMessage, updateInstalledMessage } from './messages.ts';
+import { formatDelay } from './messages.ts';
 
 type Alert = BusEvents['instance:alert'];
 type Update = BusEvents['instance:update'];
@@ -51,7 +51,7 @@ export function noticeFromUpdate(e: Update): Notice | null {
     const n: Notice = {
       key: e.key,
       kind: 'update-installed',
-      message: updateInstalledMessage(e.key, e.revision),
+      message: `Server \`${e.key}\` was updated${e.revision ? ` to revision ${e.revision}` : ''}.`,
       at: e.at,
     };
     if (e.revision !== undefined) n.revision = e.revision;
@@ -59,7 +59,9 @@ export function noticeFromUpdate(e: Update): Notice | null {
     return n;
   }
   if (e.phase === 'failed' && e.during !== 'check') {
-    const n: Notice = { key: e.key, kind: 'update-failed', message: updateFailedMessage(e.key, e.error), at: e.at };
+    const why = e.error ? ` (${e.error})` : '';
+    const message = `Server \`${e.key}\` could not install an update${why}; it keeps the build it had.`;
+    const n: Notice = { key: e.key, kind: 'update-failed', message, at: e.at };
     if (e.error) n.reason = e.error;
     return n;
   }

@@ -124,9 +124,12 @@ export async function fetchAllStatus(
   return body;
 }
 
-/** An error's HTTP status when it is a refusal from the daemon, else undefined. */
-export const refusedWith = (err: unknown): number | undefined =>
-  err instanceof ClientError && err.cause instanceof FetchError ? err.cause.status : undefined;
+/** The daemon's refusal inside a ClientError: its HTTP status and the `error` it said; neither for anything else. */
+export function refusal(err: unknown): { status?: number; said?: unknown } {
+  const cause = err instanceof ClientError ? err.cause : undefined;
+  if (!(cause instanceof FetchError)) return {};
+  return { status: cause.status, said: (cause.data as { error?: unknown } | undefined)?.error };
+}
 
 function isStatus(body: unknown): body is StatusRow {
   return (

@@ -1,8 +1,7 @@
 import { createInterface } from 'node:readline';
-import { FetchError } from 'ofetch';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs, positiveNumber } from '../client/args.ts';
-import { ClientError, instancePath, request } from '../client/http.ts';
+import { ClientError, instancePath, refusal, request } from '../client/http.ts';
 import { type Interruption, onInterrupt } from '../client/interrupt.ts';
 import { followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
 import { withInstanceList } from '../client/target.ts';
@@ -35,13 +34,10 @@ async function postCommand(log: RemoteLog, command: string): Promise<void> {
       body: { command },
     });
   } catch (err) {
-    const cause = err instanceof ClientError ? err.cause : undefined;
-    const reason: unknown =
-      cause instanceof FetchError ? (cause.data as { error?: unknown } | undefined)?.error : undefined;
-    const status = cause instanceof FetchError ? cause.status : undefined;
+    const { status, said } = refusal(err);
     // The daemon's own refusals of a command (off, invalid, not running, too many) are said as it said them.
-    if (typeof reason === 'string' && status !== undefined && [400, 403, 409, 413, 429].includes(status))
-      throw new ClientError(`console refused for instance ${log.key} (${status}): ${reason}`, 1, { cause });
+    if (typeof said === 'string' && status !== undefined && [400, 403, 409, 413, 429].includes(status))
+      throw new ClientError(`console refused for instance ${log.key} (${status}): ${said}`, 1, { cause: err });
     throw err;
   }
 }

@@ -1,10 +1,9 @@
-import { FetchError } from 'ofetch';
 import { apiKeyId } from '../../auth/api-keys.ts';
 import { TOTP_BASIC_REFUSED } from '../../auth/totp.ts';
 import { UsageError } from '../../errors.ts';
 import type { LoginKey } from '../../http/user-schemas.ts';
 import { parseCommandArgs } from '../client/args.ts';
-import { basic, ClientError, request } from '../client/http.ts';
+import { basic, ClientError, refusal, request } from '../client/http.ts';
 import { keepLogin } from '../client/logins.ts';
 import { readLine, readPassword } from '../client/secret-input.ts';
 import type { Command, CommandOptions } from '../registry.ts';
@@ -46,30 +45,22 @@ async function makeKey(url: string, user: string, password: string, code: () => 
   try {
     return await asked({ authorization: basic(user, password) });
   } catch (err) {
-    const cause = err instanceof ClientError ? err.cause : undefined;
-    const said = cause instanceof FetchError ? (cause.data as { error?: unknown } | undefined)?.error : undefined;
-    if (said !== TOTP_BASIC_REFUSED) throw refusal(err, url);
+    if (refusal(err).said !== TOTP_BASIC_REFUSED) throw noKey(err, url);
   }
   const cookie = await formLogin(url, user, password, await code());
   try {
-    return await asked({ cookie }).catch((err: unknown) => Promise.reject(refusal(err, url)));
+    return await asked({ cookie }).catch((err: unknown) => Promise.reject(noKey(err, url)));
   } finally {
     await fetch(`${url}/logout`, { method: 'POST', headers: { cookie }, redirect: 'manual' }).catch(() => undefined);
   }
 }
 
 /** A 403 says why in the daemon's own words (the Admin login, or no users file: no user to give a key to). */
-function refusal(err: unknown, url: string): unknown {
-  const cause = err instanceof ClientError ? err.cause : undefined;
-  if (!(cause instanceof FetchError) || cause.status !== 403) return err;
-  const said = (cause.data as { error?: unknown } | undefined)?.error;
-  return new ClientError(
-    `403: the watchdog at ${url} made no key: ${typeof said === 'string' ? said : 'no reason given'}`,
-    1,
-    {
-      cause: err,
-    },
-  );
+function noKey(err: unknown, url: string): unknown {
+  const { status, said } = refusal(err);
+  if (status !== 403) return err;
+  const why = typeof said === 'string' ? said : 'no reason given';
+  return new ClientError(`403: the watchdog at ${url} made no key: ${why}`, 1, { cause: err });
 }
 
 /** `POST /login` as the dashboard's form does; the session cookie it sets, as a Cookie header. */

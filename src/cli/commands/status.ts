@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs, positiveNumber, wholeNumber } from '../client/args.ts';
-import { ClientError, fetchAllStatus, fetchStatus, refusedWith, UnknownInstanceError } from '../client/http.ts';
+import { ClientError, fetchAllStatus, fetchStatus, refusal, UnknownInstanceError } from '../client/http.ts';
 import { onInterrupt } from '../client/interrupt.ts';
 import { colourEnabled, renderStatusTable, type StatusRow } from '../client/status-table.ts';
 import { atInstance, type Target } from '../client/target.ts';
@@ -73,7 +73,7 @@ async function adminSnapshot(
     rows = await fetchAllStatus(url, await target.login());
   } catch (err) {
     // Without credentials this was only a try (a daemon on this machine without Admin answers it).
-    const status = refusedWith(err);
+    const { status } = refusal(err);
     if (!explicit && (status === 401 || status === 403)) throw new ClientError(NEEDS_ADMIN, 2, { cause: err });
     throw err;
   }

@@ -6,7 +6,7 @@ import type { Logger } from '../log.ts';
 import { toDot } from './dot.ts';
 import { chartGraph } from './graph.ts';
 import { toMermaid } from './mermaid.ts';
-import { type ChartView, OPERATOR_LEGEND, viewGraph } from './operator.ts';
+import { type ChartView, OPERATOR_LEGEND, operatorGraph } from './operator.ts';
 
 export const CHART_FORMATS = ['mermaid', 'dot', 'json'] as const;
 export type ChartFormat = (typeof CHART_FORMATS)[number];
@@ -16,7 +16,7 @@ export function isChartFormat(value: string): value is ChartFormat {
 }
 
 export function renderChart(format: ChartFormat, view: ChartView = 'developer'): string {
-  const graph = viewGraph(view, chartGraph());
+  const graph = view === 'operator' ? operatorGraph() : chartGraph();
   if (format === 'mermaid') return toMermaid(graph);
   if (format === 'dot') return view === 'operator' ? toDot(graph, OPERATOR_LEGEND) : toDot(graph);
   return JSON.stringify(graph, null, 2) + '\n';

@@ -63,11 +63,11 @@ export async function httpAttempt(
   };
 }
 
-/** A POST of `payload` as JSON to `url` (a webhook, Slack, the Json destination), each attempt within `cap`. */
-export function postJson(url: string, payload: unknown, cap: AttemptCap): Delivery {
+/** A POST of `payload` as JSON to `url` (a webhook, Slack, Json, Telegram), each attempt within `cap`. */
+export function postJson(url: string, payload: unknown, cap: AttemptCap, hint?: BodyHint): Delivery {
   const body = JSON.stringify(payload);
   return (signal) =>
-    httpAttempt(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body }, signal, cap);
+    httpAttempt(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body }, signal, cap, hint);
 }
 
 export interface WebhookTarget {
@@ -195,15 +195,7 @@ const telegramRetryAfterMs = (body: string): number | null => {
 export function telegramDelivery(t: TelegramTarget, n: Notice, ctx: DeliveryContext): Delivery {
   const url = `${t.ApiUrl.replace(/\/+$/, '')}/bot${t.BotToken}/sendMessage`;
   const text = clip(plainText(viewOf(n, ctx.name)), TEXT_MAX);
-  const body = JSON.stringify({ chat_id: t.ChatId, text, disable_web_page_preview: true });
-  return (signal) =>
-    httpAttempt(
-      url,
-      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body },
-      signal,
-      ctx,
-      telegramRetryAfterMs,
-    );
+  return postJson(url, { chat_id: t.ChatId, text, disable_web_page_preview: true }, ctx, telegramRetryAfterMs);
 }
 
 export interface MatrixTarget {

@@ -6,22 +6,13 @@ export const DESTINATIONS = ['Webhook', 'Ntfy', 'Slack', 'Matrix', 'Telegram', '
 export type DestinationName = (typeof DESTINATIONS)[number];
 
 /**
- * Keys whose values are secrets (a URL holding a token, a token, an SMTP URL with a password): never shown. Matrix,
- * Telegram and Email take maps, but a string written there in their place is most likely the secret itself.
+ * Keys whose values are secrets (a URL holding a token, a token, an SMTP URL with a password): never shown. That is
+ * every destination but Command's argv: Matrix, Telegram and Email take maps, but a string written in their place
+ * is most likely the secret itself.
  */
 export const SECRET_KEYS: ReadonlySet<string> = new Set([
-  'Matrix',
-  'Telegram',
-  'Email',
-  'ChatWebhook',
-  'Webhook',
-  'Ntfy',
-  'Token',
-  'Slack',
-  'Json',
-  'AccessToken',
-  'BotToken',
-  'Smtp',
+  ...DESTINATIONS.filter((d) => d !== 'Command'),
+  ...['ChatWebhook', 'Token', 'AccessToken', 'BotToken', 'Smtp'],
 ]);
 
 const url = (what: string) => httpUrl(`expected ${what} (http or https)`);

@@ -1,6 +1,6 @@
 import { didYouMean } from '../config/suggest.ts';
 import { ConfigError, describeError, UsageError } from '../errors.ts';
-import { ClientError } from './client/http.ts';
+import { ClientError } from './client/errors.ts';
 import { COMMANDS } from './registry.ts';
 
 export type { Command } from './registry.ts';

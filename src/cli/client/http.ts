@@ -1,6 +1,7 @@
 import { FetchError, ofetch } from 'ofetch';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
+import { ClientError } from './errors.ts';
 import type { StatusRow } from './status-table.ts';
 
 /** One instance on one daemon, with the Authorization header to send for it (its token, or a kept login). */
@@ -214,21 +215,6 @@ export function explainFailure(
     return `${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${bodyDetail(data)}`;
   };
   return new ClientError(why(), 1, { cause: err });
-}
-
-/**
- * A CLI failure a person can act on. The command prints `message` as is and exits with `exitCode`
- * (1 refused or failed, 2 usage or config), without the cause chain that `describeError` would append.
- */
-export class ClientError extends Error {
-  override name = 'ClientError';
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2 = 1,
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-  }
 }
 
 /** What every command says of a key the daemon (or the local config) does not have. */

@@ -1,5 +1,6 @@
 import { ofetch } from 'ofetch';
-import { ClientError, type Endpoint, explainFailure, instancePath, request, TIMEOUT_MS } from './http.ts';
+import { ClientError } from './errors.ts';
+import { type Endpoint, explainFailure, instancePath, request, TIMEOUT_MS } from './http.ts';
 import type { Interruption } from './interrupt.ts';
 
 /** One instance's log on one daemon, with the Authorization header to send (instance token or Admin). */

@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import { apiKeyId } from '../../auth/api-keys.ts';
 import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import type { ResolvedConfig } from '../../config/resolved.ts';
-import { type AdminLogin, basic, ClientError, type Endpoint, fetchAllStatus, UnknownInstanceError } from './http.ts';
+import { ClientError } from './errors.ts';
+import { type AdminLogin, basic, type Endpoint, fetchAllStatus, UnknownInstanceError } from './http.ts';
 import { storedLogin } from './logins.ts';
 
 /** The daemon's default address when neither `--url` nor a local `Urls` says otherwise (ASP.NET's default). */

@@ -1,7 +1,8 @@
 import { createInterface } from 'node:readline';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs, positiveNumber } from '../client/args.ts';
-import { ClientError, instancePath, refusal, request } from '../client/http.ts';
+import { ClientError } from '../client/errors.ts';
+import { instancePath, refusal, request } from '../client/http.ts';
 import { type Interruption, onInterrupt } from '../client/interrupt.ts';
 import { followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
 import { withInstanceList } from '../client/target.ts';

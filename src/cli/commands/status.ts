@@ -1,6 +1,7 @@
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs, positiveNumber, wholeNumber } from '../client/args.ts';
-import { ClientError, fetchAllStatus, fetchStatus, refusal, UnknownInstanceError } from '../client/http.ts';
+import { ClientError } from '../client/errors.ts';
+import { fetchAllStatus, fetchStatus, refusal, UnknownInstanceError } from '../client/http.ts';
 import { onInterrupt } from '../client/interrupt.ts';
 import { colourEnabled, renderStatusTable, type StatusRow } from '../client/status-table.ts';
 import { atInstance, type Target } from '../client/target.ts';

@@ -1,6 +1,7 @@
 import { addApiKey, readForEdit, writeUsers } from '../../auth/users-edit.ts';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
+import { ClientError } from '../client/errors.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { usersFileOf } from './users.ts';
 
@@ -22,11 +23,6 @@ export const options = {
   config: { type: 'string' },
 } as const satisfies CommandOptions;
 
-const refuse = (message: string): number => {
-  process.stderr.write(`watchdog key: ${message}\n`);
-  return 1;
-};
-
 /** `watchdog key create|list|revoke`. */
 export const run: Command = async (args) => {
   const { values, positionals } = parseCommandArgs(args, options, usage);
@@ -42,7 +38,7 @@ export const run: Command = async (args) => {
     case 'create': {
       const user = values.user;
       if (user === undefined) throw new UsageError(`name the key's user with --user\n${usage}`);
-      if (!doc.Users?.[user]) return refuse(`no user ${user} in ${file}; add one with \`watchdog user add\``);
+      if (!doc.Users?.[user]) throw new ClientError(`no user ${user} in ${file}; add one with \`watchdog user add\``);
       const days = values['expires-days'] === undefined ? undefined : Number(values['expires-days']);
       if (days !== undefined && !(Number.isFinite(days) && days > 0))
         throw new UsageError(`--expires-days takes a number of days above 0, not "${values['expires-days']}"`);
@@ -66,7 +62,7 @@ export const run: Command = async (args) => {
       return 0;
     }
     case 'revoke': {
-      if (id === undefined || !keys[id]) return refuse(`no key ${id} in ${file}`);
+      if (id === undefined || !keys[id]) throw new ClientError(`no key ${id} in ${file}`);
       delete keys[id];
       await writeUsers(file, doc);
       process.stdout.write(`revoked key ${id} in ${file}\n`);

@@ -5,6 +5,7 @@ import { NAME, type UsersDoc } from '../../auth/users-file.ts';
 import { loadConfig } from '../../config/load.ts';
 import { ConfigError, UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
+import { ClientError } from '../client/errors.ts';
 import { readNewPassword } from '../client/secret-input.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 
@@ -37,11 +38,6 @@ export async function usersFileOf(config: string | undefined): Promise<string> {
   if (!loaded.ok) throw new ConfigError(loaded.problems);
   return loaded.config.usersFile;
 }
-
-const refuse = (message: string): number => {
-  process.stderr.write(`watchdog user: ${message}\n`);
-  return 1;
-};
 
 function nameArg(positionals: string[]): string {
   const [, name, extra] = positionals;
@@ -78,7 +74,8 @@ export const run: Command = async (args) => {
       return list(doc);
     case 'add': {
       const name = nameArg(positionals);
-      if (users[name]) return refuse(`${name} exists already in ${file}; \`watchdog user passwd\` sets its password`);
+      if (users[name])
+        throw new ClientError(`${name} exists already in ${file}; \`watchdog user passwd\` sets its password`);
       // The roles are checked before the password is asked for, with a stand-in hash of nothing.
       users[name] = { Password: await hashPassword('', { N: 1024, r: 1, p: 1 }), Roles: values.role ?? [] };
       checkedText(file, doc);
@@ -90,7 +87,7 @@ export const run: Command = async (args) => {
     case 'passwd': {
       const name = nameArg(positionals);
       const entry = users[name];
-      if (!entry) return refuse(`no user ${name} in ${file}`);
+      if (!entry) throw new ClientError(`no user ${name} in ${file}`);
       entry.Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, usage));
       await writeUsers(file, doc);
       process.stdout.write(`set the password of ${name} in ${file}\n`);
@@ -98,7 +95,7 @@ export const run: Command = async (args) => {
     }
     case 'remove': {
       const name = nameArg(positionals);
-      if (!users[name]) return refuse(`no user ${name} in ${file}`);
+      if (!users[name]) throw new ClientError(`no user ${name} in ${file}`);
       delete users[name];
       const revoked = Object.entries(doc.Keys ?? {}).filter(([, k]) => k.User === name);
       for (const [id] of revoked) delete doc.Keys?.[id];
@@ -111,9 +108,9 @@ export const run: Command = async (args) => {
     case 'totp': {
       const name = nameArg(positionals);
       const entry = users[name];
-      if (!entry) return refuse(`no user ${name} in ${file}`);
+      if (!entry) throw new ClientError(`no user ${name} in ${file}`);
       if (values.disable === true) {
-        if (entry.Totp === undefined) return refuse(`${name} has no one-time code in ${file}`);
+        if (entry.Totp === undefined) throw new ClientError(`${name} has no one-time code in ${file}`);
         delete entry.Totp;
         await writeUsers(file, doc);
         process.stdout.write(`removed the one-time code of ${name} in ${file}\n`);

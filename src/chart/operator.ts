@@ -99,10 +99,6 @@ export const OPERATOR_LEGEND = {
   always: 'the watchdog chose at once',
 } as const;
 
-function inRegion(graph: ChartGraph, s: ChartState): boolean {
-  return within(graph, s.path, OPERATOR_REGION);
-}
-
 /**
  * The operator's graph: the region's states renamed, its transitions in words (those worded `null` left out) and
  * merged per pair of states, one line per distinct wording. The region's own transitions hang off "any state".
@@ -113,11 +109,11 @@ export function operatorGraph(graph: ChartGraph = chartGraph()): ChartGraph {
   const states: ChartState[] = [
     { path: '', name: graph.id, parent: null, kind: 'parallel', initial: null, transient: false },
   ];
+  const inside = new Set(graph.states.filter((s) => within(graph, s.path, OPERATOR_REGION)).map((s) => s.path));
   for (const s of graph.states) {
-    if (s.path === OPERATOR_REGION || !inRegion(graph, s)) continue;
+    if (s.path === OPERATOR_REGION || !inside.has(s.path)) continue;
     states.push({ ...s, name: OPERATOR_STATES[s.path] ?? s.path, parent: s.parent === null ? null : asRoot(s.parent) });
   }
-  const inside = new Set(graph.states.filter((s) => inRegion(graph, s)).map((s) => s.path));
   const merged = new Map<string, ChartEdge>();
   const add = (e: ChartEdge, words: string) => {
     const edge: ChartEdge = { ...e, source: asRoot(e.source), target: asRoot(e.target), guard: null, label: words };
@@ -157,9 +153,4 @@ export type ChartView = (typeof CHART_VIEWS)[number];
 
 export function isChartView(value: string): value is ChartView {
   return (CHART_VIEWS as readonly string[]).includes(value);
-}
-
-/** The graph a view draws. */
-export function viewGraph(view: ChartView, graph: ChartGraph = chartGraph()): ChartGraph {
-  return view === 'operator' ? operatorGraph(graph) : graph;
 }

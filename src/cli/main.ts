@@ -1,5 +1,6 @@
 import { didYouMean } from '../config/suggest.ts';
-import { describeError, UsageError } from '../errors.ts';
+import { ConfigError, describeError, UsageError } from '../errors.ts';
+import { ClientError } from './client/errors.ts';
 import { COMMANDS } from './registry.ts';
 
 export type { Command } from './registry.ts';
@@ -72,9 +73,14 @@ export async function main(argv: string[]): Promise<number> {
     }
     return await command.run(args);
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`watchdog ${name}: ${err.message}\n`);
+    // A ClientError or UsageError is said as is (no cause chain); a ConfigError is the files' problems, one a line.
+    if (err instanceof ConfigError) {
+      process.stderr.write(err.problems.map((p) => `${p}\n`).join(''));
       return 2;
+    }
+    if (err instanceof UsageError || err instanceof ClientError) {
+      process.stderr.write(`watchdog ${name}: ${err.message}\n`);
+      return err instanceof ClientError ? err.exitCode : 2;
     }
     process.stderr.write(`watchdog ${name}: ${describeError(err)}\n`);
     return 1;

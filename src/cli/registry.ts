@@ -27,6 +27,17 @@ export interface CommandEntry {
 
 const control = (action: ControlAction) => () =>
   import('./commands/control.ts').then((m) => ({ run: m.control(action), usage: m.usage(action), options: m.options }));
+/** One of several commands of a module, exported as `<name>`, `<name>Usage` and `<name>Options`. */
+const named =
+  <N extends string>(
+    load: () => Promise<Record<N, Command> & Record<`${N}Usage`, string> & Record<`${N}Options`, CommandOptions>>,
+    name: N,
+  ) =>
+  () =>
+    load().then((m) => ({ run: m[name], usage: m[`${name}Usage`], options: m[`${name}Options`] }));
+const hold = () => import('./commands/hold.ts');
+const backups = () => import('./commands/backups.ts');
+const files = () => import('./commands/files.ts');
 
 /** Every command `watchdog` dispatches to, in the order `watchdog --help` lists them. */
 export const COMMANDS: Record<string, CommandEntry> = {
@@ -42,33 +53,10 @@ export const COMMANDS: Record<string, CommandEntry> = {
     load: control('rollback'),
   },
   restore: { summary: "put a backup of an instance's data back", instanceKey: true, load: control('restore') },
-  hold: {
-    summary: 'hold scheduled restarts and update installs',
-    instanceKey: true,
-    load: () => import('./commands/hold.ts').then((m) => ({ run: m.hold, usage: m.holdUsage, options: m.holdOptions })),
-  },
-  release: {
-    summary: 'end a maintenance hold',
-    instanceKey: true,
-    load: () =>
-      import('./commands/hold.ts').then((m) => ({ run: m.release, usage: m.releaseUsage, options: m.releaseOptions })),
-  },
-  backup: {
-    summary: "take a snapshot of an instance's data",
-    instanceKey: true,
-    load: () =>
-      import('./commands/backups.ts').then((m) => ({ run: m.backup, usage: m.backupUsage, options: m.backupOptions })),
-  },
-  backups: {
-    summary: "list the snapshots of an instance's data",
-    instanceKey: true,
-    load: () =>
-      import('./commands/backups.ts').then((m) => ({
-        run: m.backups,
-        usage: m.backupsUsage,
-        options: m.backupsOptions,
-      })),
-  },
+  hold: { summary: 'hold scheduled restarts and update installs', instanceKey: true, load: named(hold, 'hold') },
+  release: { summary: 'end a maintenance hold', instanceKey: true, load: named(hold, 'release') },
+  backup: { summary: "take a snapshot of an instance's data", instanceKey: true, load: named(backups, 'backup') },
+  backups: { summary: "list the snapshots of an instance's data", instanceKey: true, load: named(backups, 'backups') },
   status: { summary: 'show instance states', instanceKey: true, load: () => import('./commands/status.ts') },
   logs: { summary: "show a server's log", instanceKey: true, load: () => import('./commands/logs.ts') },
   console: {
@@ -76,28 +64,17 @@ export const COMMANDS: Record<string, CommandEntry> = {
     instanceKey: true,
     load: () => import('./commands/console.ts'),
   },
-  files: {
-    summary: "list an instance's shared files",
-    instanceKey: true,
-    load: () =>
-      import('./commands/files.ts').then((m) => ({ run: m.files, usage: m.filesUsage, options: m.filesOptions })),
-  },
-  fetch: {
-    summary: "download one of an instance's shared files",
-    instanceKey: true,
-    load: () =>
-      import('./commands/files.ts').then((m) => ({ run: m.fetchFile, usage: m.fetchUsage, options: m.fetchOptions })),
-  },
+  files: { summary: "list an instance's shared files", instanceKey: true, load: named(files, 'files') },
+  fetch: { summary: "download one of an instance's shared files", instanceKey: true, load: named(files, 'fetchFile') },
   user: {
     summary: 'add, change, remove or list users (the users file)',
     subcommands: ['add', 'passwd', 'remove', 'list', 'totp'],
-    load: () =>
-      import('./commands/users.ts').then((m) => ({ run: m.user, usage: m.userUsage, options: m.userOptions })),
+    load: () => import('./commands/users.ts'),
   },
   key: {
     summary: 'create, list or revoke API keys (the users file)',
     subcommands: ['create', 'list', 'revoke'],
-    load: () => import('./commands/keys.ts').then((m) => ({ run: m.key, usage: m.keyUsage, options: m.keyOptions })),
+    load: () => import('./commands/keys.ts'),
   },
   login: { summary: 'log a user in and keep a key the daemon makes for it', load: () => import('./commands/login.ts') },
   chart: { summary: 'render the instance statechart', load: () => import('./commands/chart.ts') },

@@ -76,12 +76,6 @@ export function parseYaml(text: string, name: string): Parsed {
   return { ok: true, data: data as Record<string, unknown>, warnings };
 }
 
-function errCode(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'
-    ? err.code
-    : undefined;
-}
-
 /** Reads and parses the main file (required) and the optional layers beside it. */
 export async function readLayers(main: string, env: string, cwd: string): Promise<LayerResult> {
   const layers: Layer[] = [];
@@ -94,7 +88,7 @@ export async function readLayers(main: string, env: string, cwd: string): Promis
       // Never waits on a named pipe: a reload stuck there would hold every later one (SIGHUP too) behind it.
       text = await readRegularFile(file, 'utf8');
     } catch (err) {
-      const code = errCode(err);
+      const code = (err as NodeJS.ErrnoException).code;
       if (index > 0 && code === 'ENOENT') continue;
       if (code === 'ENOENT') {
         // Only the default name can have been picked without --config; any other name came from --config.

@@ -2,15 +2,14 @@ import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { describeError } from '../errors.ts';
 import { bindScalars, canonicalKeys } from './binding.ts';
-import { type CheckResult, checkSettings } from './checks.ts';
+import { checkSettings, readSecretFile } from './checks.ts';
 import { type ExposedTokenPolicy, engineTimeoutLines, exposedTokenLines } from './exposure.ts';
 import { formatIssues, problemLine } from './issues.ts';
 import { environmentLayers, environmentName, type Layer, readLayers } from './layers.ts';
-import { mergeLayers } from './merge.ts';
-import { readOidcSecret } from './oidc-secret.ts';
+import { isMap, mergeLayers, type ReportProblem } from './merge.ts';
 import type { ResolvedConfig, ResolvedInstance } from './resolved.ts';
-import { type AppSettings, AppSettingsSchema } from './schema.ts';
-import { type AgonesConfig, checkAgones } from './sections/agones.ts';
+import { AppSettingsSchema } from './schema.ts';
+import { checkAgones } from './sections/agones.ts';
 
 export type LoadResult = { ok: true; config: ResolvedConfig; warnings: string[] } | { ok: false; problems: string[] };
 
@@ -77,12 +76,22 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
 
   const parsed = v.safeParse(AppSettingsSchema, bound);
   const checks = await checkSettings(bound, merged.sourceOf, cwd);
-  const agones = checkAgones(bound, opts.env, (path, expected, found) =>
-    checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found)),
-  );
-  const oidcSecret = await readOidcSecret(bound, cwd, (path, expected, found) =>
-    checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found)),
-  );
+  const problem: ReportProblem = (path, expected, found) =>
+    checks.problems.push(problemLine(merged.sourceOf(path), path, expected, found));
+  const agones = checkAgones(bound, opts.env, problem);
+  // `Users.Oidc.ClientSecretFile`, read like the other secret files (the secret is never in appsettings.yml).
+  let oidcSecret: string | undefined;
+  const oidc = isMap(bound.Users) && isMap(bound.Users.Oidc) ? bound.Users.Oidc : undefined;
+  if (typeof oidc?.ClientSecretFile === 'string' && oidc.ClientSecretFile !== '') {
+    const r = await readSecretFile(oidc.ClientSecretFile, cwd);
+    if (r.ok) oidcSecret = r.value;
+    else
+      problem(
+        ['Users', 'Oidc', 'ClientSecretFile'],
+        `expected a readable file holding the client secret (${r.reason})`,
+        oidc.ClientSecretFile,
+      );
+  }
   const policy = opts.exposedTokens ?? 'warn';
   const exposed = exposedTokenLines(bound, checks.listen, checks.tokenFiles, merged.sourceOf, policy);
   const problems = [
@@ -93,31 +102,7 @@ async function load(opts: LoadOptions): Promise<LoadResult> {
   ];
   if (!parsed.success || problems.length > 0) return { ok: false, problems: [...new Set(problems)] };
 
-  const files = read.layers.map((l) => l.file);
-  const config = {
-    ...resolveConfig({ settings: parsed.output, checks, agones, files, cwd, mainFile: main }),
-    oidcClientSecret: oidcSecret,
-  };
-  const warnings = [...read.warnings, ...checks.warnings, ...(policy === 'warn' ? exposed : [])];
-  return { ok: true, config, warnings: [...warnings, ...engineTimeoutLines(bound, merged.sourceOf)] };
-}
-
-/** The engine's server program, as the real watchdog defaults `RunCommand` (its `InstanceConfiguration.cs`). */
-export function defaultRunCommand(platform: NodeJS.Platform = process.platform): string {
-  return platform === 'win32' ? 'bin/Robust.Server.exe' : 'bin/Robust.Server';
-}
-
-/** Makes every path absolute and picks each computed value; only called once validation found no problem. */
-export function resolveConfig(opts: {
-  settings: AppSettings;
-  checks: CheckResult;
-  agones: AgonesConfig | null;
-  files: string[];
-  cwd: string;
-  /** The main configuration file: the users file is beside it unless `Users.File` says otherwise. */
-  mainFile?: string;
-}): ResolvedConfig {
-  const { settings, checks, cwd } = opts;
+  const settings = parsed.output;
   const root = settings.Servers.InstanceRoot;
   const instances: ResolvedInstance[] = Object.entries(settings.Servers.Instances).map(([key, s]) => {
     const dir = resolve(cwd, root, key);
@@ -130,30 +115,31 @@ export function resolveConfig(opts: {
       settings: s,
     };
   });
-  const baseUrl =
-    settings.BaseUrl === undefined
-      ? undefined
-      : settings.BaseUrl.endsWith('/')
-        ? settings.BaseUrl
-        : `${settings.BaseUrl}/`;
-  return {
-    files: opts.files,
+  // Every path made absolute, each computed value picked, now that validation found no problem.
+  const config: ResolvedConfig = {
+    files: read.layers.map((l) => l.file),
     workDir: cwd,
     listen: checks.listen ?? [{ host: 'localhost', port: 5000 }],
-    baseUrl,
+    baseUrl: settings.BaseUrl?.replace(/\/?$/, '/'),
     persistServers: settings.Process.PersistServers,
     dataFile: resolve(cwd, settings.Data.File),
     usersFile:
-      settings.Users.File === undefined
-        ? resolve(dirname(opts.mainFile ?? resolve(cwd, 'appsettings.yml')), 'users.yml')
-        : resolve(cwd, settings.Users.File),
+      settings.Users.File === undefined ? resolve(dirname(main), 'users.yml') : resolve(cwd, settings.Users.File),
     webhook: settings.Notification.ChatWebhook,
     logLevel: checks.logLevel,
     logOverrides: checks.logOverrides,
     timing: settings.Timing,
     admin: checks.admin,
-    agones: opts.agones,
+    agones,
     instances,
     settings,
+    oidcClientSecret: oidcSecret,
   };
+  const warnings = [...read.warnings, ...checks.warnings, ...(policy === 'warn' ? exposed : [])];
+  return { ok: true, config, warnings: [...warnings, ...engineTimeoutLines(bound, merged.sourceOf)] };
+}
+
+/** The engine's server program, as the real watchdog defaults `RunCommand` (its `InstanceConfiguration.cs`). */
+export function defaultRunCommand(platform: NodeJS.Platform = process.platform): string {
+  return platform === 'win32' ? 'bin/Robust.Server.exe' : 'bin/Robust.Server';
 }

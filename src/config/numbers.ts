@@ -41,7 +41,7 @@ export function amount(unit: string, b: Bounds) {
   );
 }
 
-/** A wait in seconds above 0 (or from 0: `{ min: 0 }`), at most the longest timer; `def` when absent. */
+/** A wait in seconds above 0 (or from 0: `{ min: 0 }`), fractions allowed (tests shrink every wait); `def` when absent. */
 export const seconds = (def: number, b: Bounds = { positive: true }) =>
   v.optional(amount('seconds', { max: MAX_SECONDS, tooBig: TOO_LONG, ...b }), def);
 
@@ -52,3 +52,10 @@ export const Port = v.pipe(
   v.minValue(1, 'expected an integer 1-65535'),
   v.maxValue(65535, 'expected an integer 1-65535'),
 );
+
+/** Text of at least one character, `what` naming it in the message (`expected a file path`). */
+export const text = (what: string) => v.pipe(v.string(`expected ${what}`), v.nonEmpty(`expected ${what}`));
+
+/** An http or https URL; every way it can be wrong says `expected`. */
+export const httpUrl = (expected: string) =>
+  v.pipe(v.string(expected), v.url(expected), v.regex(/^https?:\/\//i, expected));

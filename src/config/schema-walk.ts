@@ -16,30 +16,17 @@ const isStructural = (s: AnySchema) => 'entries' in s || 'value' in s || 'item' 
  * first scalar member.
  */
 export function unwrap(s: AnySchema, value?: unknown): AnySchema {
-  let cur: AnySchema = s;
-  for (let i = 0; i < 8; i += 1) {
-    if ('wrapped' in cur && isSchema(cur.wrapped)) {
-      cur = cur.wrapped;
-      continue;
-    }
-    if ('options' in cur && Array.isArray(cur.options) && cur.type === 'union') {
-      const members = cur.options.filter(isSchema);
-      const wantsMap = typeof value === 'object' && value !== null && !Array.isArray(value);
-      const pick = members.find((m) => wantsMap === isStructural(unwrap(m)));
-      if (!pick) return cur;
-      cur = pick;
-      continue;
-    }
-    if ('pipe' in cur && Array.isArray(cur.pipe)) {
-      const structural = [...cur.pipe].reverse().find((p): p is AnySchema => isSchema(p) && isStructural(p));
-      if (structural && structural !== cur) {
-        cur = structural;
-        continue;
-      }
-    }
-    return cur;
+  if ('wrapped' in s && isSchema(s.wrapped)) return unwrap(s.wrapped, value);
+  if ('options' in s && Array.isArray(s.options) && s.type === 'union') {
+    const wantsMap = typeof value === 'object' && value !== null && !Array.isArray(value);
+    const pick = s.options.filter(isSchema).find((m) => wantsMap === isStructural(unwrap(m)));
+    return pick ? unwrap(pick, value) : s;
   }
-  return cur;
+  if ('pipe' in s && Array.isArray(s.pipe)) {
+    const structural = [...s.pipe].reverse().find((p): p is AnySchema => isSchema(p) && isStructural(p));
+    if (structural && structural !== s) return unwrap(structural, value);
+  }
+  return s;
 }
 
 /** The named entries of an object schema, or undefined for any other schema. */

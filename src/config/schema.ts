@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { amount, MAX_SECONDS, Port, seconds, TOO_LONG } from './numbers.ts';
+import { amount, httpUrl, MAX_SECONDS, Port, seconds, TOO_LONG, text } from './numbers.ts';
 import { AgonesSchema } from './sections/agones.ts';
 import { AnswersSchema } from './sections/answers.ts';
 import { BackupsSchema, RetentionSchema } from './sections/backups.ts';
@@ -17,20 +17,13 @@ import { UsersSchema } from './sections/users.ts';
 /** Instance keys appear in paths and URLs: keep them to a safe, boring alphabet. */
 export const INSTANCE_KEY = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-const Url = v.pipe(
-  v.string('expected an http(s) URL such as http://localhost:5000/'),
-  v.url('expected an http(s) URL such as http://localhost:5000/'),
-  v.regex(/^https?:\/\//i, 'expected an http(s) URL such as http://localhost:5000/'),
-);
+const Url = httpUrl('expected an http(s) URL such as http://localhost:5000/');
 const Str = (what = 'a string') => v.string(`expected ${what}`);
 /** A YAML mapping; v.record alone would accept a list (its indices become keys). */
 const Mapping = (message: string) =>
   v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), message);
 /** Accepted because the real watchdog accepts it, ignored here; load.ts turns its presence into a warning. */
 const Ignored = v.optional(v.unknown());
-/** Seconds; fractions are allowed so tests can shrink every wait. */
-const Seconds = (def: number) => seconds(def);
-const NonNegSeconds = (def: number) => seconds(def, { min: 0 });
 
 export const UPDATE_TYPES = ['Manifest', 'Git', 'CiServer', 'Local', 'Dummy'] as const;
 /** `Jenkins` is the real watchdog's name for `CiServer`; either may be written, and both mean `CiServer`. */
@@ -64,7 +57,7 @@ export const UpdatesSchema = v.strictObject(
     CurrentVersion: v.optional(Str()),
     ClientZip: v.optional(Str()),
     // Install pipeline
-    DownloadTimeoutSeconds: Seconds(120),
+    DownloadTimeoutSeconds: seconds(120),
     // The most a manifest or a CI server's JSON answer may be; one answering more is cut off there.
     MaxManifestMegabytes: v.optional(amount('megabytes', { positive: true }), 32),
     Platform: v.optional(Str()),
@@ -88,10 +81,10 @@ export const InstanceSchema = v.strictObject(
       ),
     ),
     Updates: v.optional(UpdatesSchema, {}),
-    TimeoutSeconds: Seconds(90),
+    TimeoutSeconds: seconds(90),
     DumpOnTimeout: v.optional(v.boolean('expected true or false'), true),
     TimeoutDumpType: v.optional(v.picklist(DUMP_TYPES, `expected one of ${DUMP_TYPES.join(', ')}`), 'Normal'),
-    RunCommand: v.optional(v.pipe(v.string('expected a program path'), v.minLength(1, 'expected a program path'))),
+    RunCommand: v.optional(text('a program path')),
     Arguments: v.optional(v.array(v.string('expected a string'), 'expected a list of strings'), []),
     EnvironmentVariables: v.optional(
       v.pipe(Mapping('expected a map of names to strings'), v.record(v.string(), v.string('expected a value'))),
@@ -114,27 +107,27 @@ export const InstanceSchema = v.strictObject(
 /** Every wait the daemon makes, configurable so tests can shrink them. Defaults are the production values. */
 export const TimingSchema = v.strictObject(
   {
-    ShutdownRequestSeconds: Seconds(5),
-    ShutdownExitSeconds: Seconds(5),
-    BackoffInitialSeconds: Seconds(1),
-    BackoffMaxSeconds: Seconds(60),
-    StableRunSeconds: Seconds(60),
+    ShutdownRequestSeconds: seconds(5),
+    ShutdownExitSeconds: seconds(5),
+    BackoffInitialSeconds: seconds(1),
+    BackoffMaxSeconds: seconds(60),
+    StableRunSeconds: seconds(60),
     StartupFailureLimit: v.optional(amount('failed starts', { whole: true, min: 1 }), 3),
     WebhookRetries: v.optional(amount('retries', { whole: true, min: 0 }), 3),
-    WebhookRetryBaseSeconds: NonNegSeconds(1),
-    WebhookTimeoutSeconds: Seconds(10),
-    DumpTimeoutSeconds: Seconds(60),
-    RejectedCheckinLogSeconds: NonNegSeconds(60),
+    WebhookRetryBaseSeconds: seconds(1, { min: 0 }),
+    WebhookTimeoutSeconds: seconds(10),
+    DumpTimeoutSeconds: seconds(60),
+    RejectedCheckinLogSeconds: seconds(60, { min: 0 }),
     /** How often a pending `When: Empty` maintenance action reads the server's player count. */
-    MaintenancePollSeconds: Seconds(5),
+    MaintenancePollSeconds: seconds(5),
     /** While a server's log cannot be written (full disk, removed folder), how often to try it again. */
-    LogRetrySeconds: Seconds(5),
+    LogRetrySeconds: seconds(5),
     /** After a source's first refused request is logged in full, one summary line per this long. */
-    RefusedRequestLogSeconds: Seconds(60),
+    RefusedRequestLogSeconds: seconds(60),
     /** How long killing what a launch left (its cgroup, its marked processes) and freeing its game port may take. */
-    StragglerKillSeconds: Seconds(5),
+    StragglerKillSeconds: seconds(5),
     /** While a server runs, how often its CPU, memory and player count are read for the status and metrics. */
-    ResourceSampleSeconds: Seconds(5),
+    ResourceSampleSeconds: seconds(5),
     /** Update checks that have failed for this long get one chat notice (`update-check`); 0: at the first failure. */
     UpdateCheckAlertMinutes: v.optional(amount('minutes', { min: 0, max: MAX_SECONDS / 60, tooBig: TOO_LONG }), 60),
   },
@@ -180,7 +173,7 @@ export const AppSettingsSchema = v.strictObject(
     Data: v.optional(
       v.strictObject(
         {
-          File: v.optional(v.pipe(v.string('expected a file path'), v.minLength(1, 'expected a file path')), 'data.db'),
+          File: v.optional(text('a file path'), 'data.db'),
         },
         'expected a map with File',
       ),
@@ -225,10 +218,7 @@ export const AppSettingsSchema = v.strictObject(
     Answers: v.optional(AnswersSchema, {}),
     Servers: v.strictObject(
       {
-        InstanceRoot: v.optional(
-          v.pipe(v.string('expected a folder path'), v.minLength(1, 'expected a folder path')),
-          'instances',
-        ),
+        InstanceRoot: v.optional(text('a folder path'), 'instances'),
         Instances: v.pipe(
           Mapping('expected a map of instance id to instance settings'),
           v.record(

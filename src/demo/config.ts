@@ -1,4 +1,4 @@
-import type { AuthMode, Link } from '../kit/schemas.ts';
+import { AUTH_MODES, type AuthMode, type Link } from '../kit/schemas.ts';
 import type { Settings } from '../kit/settings.ts';
 import { SettingsError } from '../kit/settings.ts';
 import type { Logger } from '../log.ts';
@@ -6,17 +6,10 @@ import type { Logger } from '../log.ts';
 /** Everything the demo server reads from its cvars, read once at startup (see README.md beside this file). */
 export type DemoConfig = ReturnType<typeof readDemoConfig>;
 
-/** `auth.mode` as the engine stores it (an enum number) or by name, any case. */
+/** `auth.mode` as the engine stores it (an enum number, in AUTH_MODES' order) or by name, any case. */
 function authMode(raw: string, log: Logger): AuthMode {
-  const byName: Record<string, AuthMode> = {
-    '0': 'Optional',
-    optional: 'Optional',
-    '1': 'Required',
-    required: 'Required',
-    '2': 'Disabled',
-    disabled: 'Disabled',
-  };
-  const mode = byName[raw.trim().toLowerCase()];
+  const text = raw.trim().toLowerCase();
+  const mode = AUTH_MODES.find((m, i) => m.toLowerCase() === text || String(i) === text);
   if (mode) return mode;
   log.warn(`auth.mode "${raw}" is not Optional, Required or Disabled (or 0, 1, 2); using Required`);
   return 'Required';

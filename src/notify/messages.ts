@@ -76,26 +76,11 @@ export function alertMessage(key: string, e: AlertEvent, stoppedBy?: string): st
     case 'stopped':
       // Information, not an alert: someone asked for it; say who, when known.
       return stoppedBy ? `${server} was stopped on request (${stoppedBy}).` : `${server} was stopped on request.`;
-    case 'crash-loop': {
-      const next = e.backoffMs === null ? '' : ` (next in ${formatDelay(e.backoffMs)})`;
-      return `${server} is crash-looping; restarting with back-off${next}.`;
-    }
+    case 'crash-loop':
     case 'hang-loop': {
       const next = e.backoffMs === null ? '' : ` (next in ${formatDelay(e.backoffMs)})`;
-      return `${server} keeps hanging; restarting with back-off${next}.`;
+      const how = e.kind === 'crash-loop' ? 'is crash-looping' : 'keeps hanging';
+      return `${server} ${how}; restarting with back-off${next}.`;
     }
   }
-}
-
-/** The chat message for an installed update: `Server \`alpha\` was updated to revision 42.` */
-export function updateInstalledMessage(key: string, revision: string | null | undefined, by = ''): string {
-  const asked = by ? ` (requested ${by})` : '';
-  return `Server \`${key}\` was updated${revision ? ` to revision ${revision}` : ''}${asked}.`;
-}
-
-/** The chat message for a found build that could not be installed; the server keeps (or starts on) the build it had. */
-export function updateFailedMessage(key: string, error: string | undefined, by = ''): string {
-  const why = error ? ` (${error})` : '';
-  const asked = by ? ` requested ${by}` : '';
-  return `Server \`${key}\` could not install an update${asked}${why}; it keeps the build it had.`;
 }

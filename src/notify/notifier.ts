@@ -1,72 +1,23 @@
-import { type Bus, type BusEvents, type Notice, subscribe } from '../bus.ts';
+import { type Bus, type Notice, subscribe } from '../bus.ts';
 import { monotonicMs } from '../clock.ts';
 import { describeError } from '../errors.ts';
-import { type DeliveryContext, deliveryFor } from './destinations/registry.ts';
-import { noticeFromDone, noticeFromPending } from './maintenance-notices.ts';
-import { formatDelay } from './messages.ts';
-import { type LaunchSeen, noticeFromAlert, noticeFromUpdate } from './notices.ts';
+import { deliveryFor } from './destinations/registry.ts';
+import {
+  type LaunchSeen,
+  noticeFromAlert,
+  noticeFromBlocked,
+  noticeFromDisk,
+  noticeFromDone,
+  noticeFromPending,
+  noticeFromUnblocked,
+  noticeFromUpdate,
+} from './notices.ts';
 import { type Route, routesFor, targetIdentity } from './routes.ts';
-import { createSender, type QueueOptions, type Sender } from './sender.ts';
+import { createSender, type DeliveryContext, type QueueOptions, type Sender } from './sender.ts';
 
-type Blocked = BusEvents['instance:launch-blocked'];
-type Unblocked = BusEvents['instance:launch-unblocked'];
-
-const REASON = { resources: "the watchdog's own resources", port: 'the game port is still held' } as const;
-
-/**
- * The first blocked launch of an episode as a notice (`cannot launch `alpha`: the watchdog is out of file
- * descriptors (EMFILE); retrying in 8 s`); null for the retries after it, so an episode is one message however
- * long it lasts. Its end is `noticeFromUnblocked`.
- */
-export function noticeFromBlocked(e: Blocked): Notice | null {
-  if (e.attempts !== 1) return null;
-  return {
-    key: e.key,
-    kind: 'launch-blocked',
-    message: `cannot launch \`${e.key}\`: ${e.message}; retrying in ${formatDelay(e.retryMs)} (with back-off, until it works).`,
-    reason: REASON[e.kind],
-    at: e.at,
-  };
-}
-
-/** The launch that worked after blocked ones: the episode the first notice began is over. */
-export function noticeFromUnblocked(e: Unblocked): Notice {
-  const tries = `${e.attempts} blocked attempt${e.attempts === 1 ? '' : 's'}`;
-  return {
-    key: e.key,
-    kind: 'launch-blocked',
-    title: 'Launched again',
-    message: `\`${e.key}\` launched again after ${tries}.`,
-    reason: `${REASON[e.kind]} no longer blocks it`,
-    at: e.at,
-  };
-}
-
-/**
- * The chat notice for a watched file system going low, and the one when it is back: one each per crossing (the
- * watcher emits `daemon:disk-low` and `daemon:disk-recovered` only on a change), about the host rather than an instance.
- */
-export function noticeFromDisk(e: BusEvents['daemon:disk-low'], recovered: boolean): Notice {
-  const fields = [{ name: 'Folder', value: e.path }];
-  return recovered
-    ? {
-        key: '',
-        kind: 'disk',
-        title: 'Disk space recovered',
-        message: `Disk space is back: ${e.message}.`,
-        fields,
-        at: e.at,
-      }
-    : { key: '', kind: 'disk', title: 'Disk space low', message: `Disk space is low: ${e.message}.`, fields, at: e.at };
-}
-
-export interface NotifierOptions extends Omit<QueueOptions, 'label'> {
-  /** Per attempt (an HTTP request, an SMTP session, a command's run). */
-  timeoutMs: number;
-  /** The most of an HTTP service's answer read (`Answers.NotificationMaxKilobytes`). */
-  maxAnswerBytes: number;
-  /** More certificate authorities for SMTP's TLS (a test's own). */
-  ca?: string;
+export interface NotifierOptions
+  extends Omit<QueueOptions, 'label'>,
+    Pick<DeliveryContext, 'timeoutMs' | 'maxAnswerBytes' | 'ca'> {
   routes: readonly Route[];
   bus: Bus;
   /** An instance's display name (`Name`), for the embed's Instance field and title. */
@@ -77,41 +28,20 @@ export interface NotifierOptions extends Omit<QueueOptions, 'label'> {
   now?: () => number;
 }
 
-export interface Notifier {
-  stop(): Promise<void>;
-}
-
 /**
  * Tells the chat what happened: alerts (crash, hang, loop, failing, stopped), installed and failed updates,
  * maintenance as it begins and ends (`instance:maintenance-pending`, `instance:maintenance-done`), disk space going low and coming
  * back (`daemon:disk-low`, `daemon:disk-recovered`) and any `instance:notice`, each to
  * every route that wants its kind and instance, in its destination's format. One queue per destination, so a 429 on
  * one holds up no other. Fire and forget: the handlers only queue, so an emitter never waits or sees an error.
- *
- * @example
- * const notifier = createNotifier({ routes: routesFrom(settings.Notification), bus, log, retries: 3, retryBaseMs: 1000, timeoutMs: 10_000, maxAnswerBytes: 64_000 });
- * await notifier.stop();
  */
-export function createNotifier(opts: NotifierOptions): Notifier {
-  const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), now = monotonicMs, timeoutMs } = opts;
-  const { retries, retryBaseMs, log, maxQueue, maxDelayMs, stopWaitMs, maxAnswerBytes, ca } = opts;
+export function createNotifier(opts: NotifierOptions) {
+  const { routes, bus, nameOf, launches = new Map<string, LaunchSeen>(), now = monotonicMs } = opts;
+  const { timeoutMs, maxAnswerBytes, ca } = opts;
   const senders = new Map<string, Sender>();
   for (const r of routes) {
     const id = targetIdentity(r.target);
-    if (!senders.has(id))
-      senders.set(
-        id,
-        createSender({
-          label: r.label,
-          destination: r.target.type,
-          retries,
-          retryBaseMs,
-          log,
-          maxQueue,
-          maxDelayMs,
-          stopWaitMs,
-        }),
-      );
+    if (!senders.has(id)) senders.set(id, createSender({ ...opts, label: r.label, destination: r.target.type }));
   }
 
   /** Builds the notice and queues it for its routes; never throws into the emitter (mitt calls handlers inline). */
@@ -149,3 +79,4 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     },
   };
 }
+export type Notifier = ReturnType<typeof createNotifier>;

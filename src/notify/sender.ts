@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { NotifyFormat } from '../config/sections/notification.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 
@@ -34,18 +35,12 @@ export interface QueueOptions {
   stopWaitMs?: number;
 }
 
-export interface Sender {
-  /** Queues one message; never throws, never waits. */
-  send(delivery: Delivery): void;
-  stop(): Promise<void>;
-}
-
 /**
  * One destination's queue: messages are delivered one at a time, in order, each retried after the service's own
  * retry hint or an exponential back-off. Each destination has its own, so one that is rate-limited or down delays no
  * other. What a destination is (HTTP, SMTP, a command) is the delivery's business; the rules are here, once.
  */
-export function createSender(opts: QueueOptions): Sender {
+export function createSender(opts: QueueOptions) {
   const maxQueue = opts.maxQueue ?? 100;
   const maxDelayMs = opts.maxDelayMs ?? 60_000;
   const route = opts.label;
@@ -94,7 +89,8 @@ export function createSender(opts: QueueOptions): Sender {
   };
 
   return {
-    send(delivery) {
+    /** Queues one message; never throws, never waits. */
+    send(delivery: Delivery): void {
       try {
         if (stopped) return;
         queue.push(delivery);
@@ -110,7 +106,7 @@ export function createSender(opts: QueueOptions): Sender {
         // Never throw into the emitter (mitt calls handlers synchronously).
       }
     },
-    async stop() {
+    async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;
       const running = pumping;
@@ -130,3 +126,18 @@ export function createSender(opts: QueueOptions): Sender {
     },
   };
 }
+
+/** What every destination gets besides its target and the notice. */
+export interface DeliveryContext {
+  /** The instance's display name (`Name`), where it has one. */
+  name?: string;
+  /** A Webhook's shape; the other destinations have their own. */
+  format: NotifyFormat;
+  /** Per attempt: one HTTP request, one SMTP session, one run of a command. */
+  timeoutMs: number;
+  /** The most of an HTTP service's answer read (`Answers.NotificationMaxKilobytes`). */
+  maxAnswerBytes: number;
+  /** More certificate authorities for SMTP's TLS, beside the system's (a test's own; NODE_EXTRA_CA_CERTS otherwise). */
+  ca?: string;
+}
+export type Sender = ReturnType<typeof createSender>;

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { statePaths } from '../../src/chart/graph.ts';
 import { operatorGraph } from '../../src/chart/operator.ts';
-import { renderChart } from '../../src/chart/render.ts';
-import { NODE_ID_PREFIX, renderChartSvg } from '../../src/chart/svg.ts';
+import { NODE_ID_PREFIX, renderChart, renderChartSvg } from '../../src/chart/render.ts';
 import { tempSuite } from '../_support/env.ts';
 import { runWatchdog } from '../_support/watchdog-bin.ts';
 

@@ -1,11 +1,11 @@
-/** The dashboard page, its assets and the statechart SVG (src/http/dashboard/routes.ts, src/chart/svg.ts). */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
+/** The dashboard page, its assets and the statechart SVG (src/http/dashboard/routes.ts, src/chart/render.ts). */
 import * as assert from 'uvu/assert';
 import { createBus } from '../../src/bus.ts';
 import { statePaths } from '../../src/chart/graph.ts';
-import { NODE_ID_PREFIX } from '../../src/chart/svg.ts';
+import { NODE_ID_PREFIX } from '../../src/chart/render.ts';
 import { createApp } from '../../src/http/app.ts';
 import { ASSETS_DIR } from '../../src/http/dashboard/routes.ts';
 import { fromLoopback, memoryInstance, memoryRegistry, recordingLogger } from './_support/app.ts';

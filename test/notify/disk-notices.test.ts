@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { BusEvents } from '../../src/bus.ts';
-import { noticeFromDisk } from '../../src/notify/notifier.ts';
+import { noticeFromDisk } from '../../src/notify/notices.ts';
 import { embedOf, payloadOf } from '../../src/notify/payload.ts';
 import { routesFor, routesFrom, targetIdentity } from '../../src/notify/routes.ts';
 

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { noticeFromBlocked, noticeFromUnblocked } from '../../src/notify/notifier.ts';
+import { noticeFromBlocked, noticeFromUnblocked } from '../../src/notify/notices.ts';
 import { payloadOf } from '../../src/notify/payload.ts';
 
 const test = suite('notify launch-blocked');

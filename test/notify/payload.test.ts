@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Notice } from '../../src/bus.ts';
-import { noticeFromDone, noticeFromPending } from '../../src/notify/maintenance-notices.ts';
+import { noticeFromDone, noticeFromPending } from '../../src/notify/notices.ts';
 import { clip, embedOf, formatUptime, LIMITS, payloadOf } from '../../src/notify/payload.ts';
 
 const test = suite('notify :: payloads');

@@ -1,3 +1,4 @@
+// Kept apart from http.ts so that main.ts, loaded by every command (the daemon too), does not load ofetch.
 /**
  * A CLI failure a person can act on. The command prints `message` as is and exits with `exitCode`
  * (1 refused or failed, 2 usage or config), without the cause chain that `describeError` would append.

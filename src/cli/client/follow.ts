@@ -2,9 +2,8 @@ import { monotonicMs } from '../../clock.ts';
 import { formatBytes } from '../../store/disk-space.ts';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import { ClientError } from './errors.ts';
-import { formatDuration } from './format.ts';
 import { type Endpoint, fetchStatus } from './http.ts';
-import type { StatusRow } from './status-table.ts';
+import { formatDuration, type StatusRow } from './status-table.ts';
 
 /** How a followed control request ended. */
 export interface Outcome {

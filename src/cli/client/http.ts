@@ -2,7 +2,6 @@ import { FetchError, ofetch } from 'ofetch';
 import type { ControlAction } from '../../supervisor/contract.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
 import { ClientError } from './errors.ts';
-import { UnknownInstanceError } from './instances.ts';
 import type { StatusRow } from './status-table.ts';
 
 /** One instance on one daemon, with the Authorization header to send for it (its token, or a kept login). */
@@ -12,7 +11,7 @@ export interface Endpoint {
   authorization: string;
 }
 
-const TIMEOUT_MS = 10_000;
+export const TIMEOUT_MS = 10_000;
 
 /**
  * Credentials for the routes behind the dashboard's rule (`GET /api/instances`, any instance's log), as the
@@ -126,9 +125,12 @@ export async function fetchAllStatus(
   return body;
 }
 
-/** An error's HTTP status when it is a refusal from the daemon, else undefined. */
-export const refusedWith = (err: unknown): number | undefined =>
-  err instanceof ClientError && err.cause instanceof FetchError ? err.cause.status : undefined;
+/** The daemon's refusal inside a ClientError: its HTTP status and the `error` it said; neither for anything else. */
+export function refusal(err: unknown): { status?: number; said?: unknown } {
+  const cause = err instanceof ClientError ? err.cause : undefined;
+  if (!(cause instanceof FetchError)) return {};
+  return { status: cause.status, said: (cause.data as { error?: unknown } | undefined)?.error };
+}
 
 function isStatus(body: unknown): body is StatusRow {
   return (
@@ -213,4 +215,30 @@ export function explainFailure(
     return `${status}: the watchdog at ${ep.url} refused ${what} for instance ${ep.key}${bodyDetail(data)}`;
   };
   return new ClientError(why(), 1, { cause: err });
+}
+
+/** What every command says of a key the daemon (or the local config) does not have. */
+function unknownInstanceMessage(key: string, known: readonly string[] | undefined): string {
+  const list =
+    known === undefined
+      ? "unknown here: Admin credentials or the daemon's appsettings.yml list them"
+      : known.length > 0
+        ? known.join(', ')
+        : 'none';
+  return `no instance "${key}" (instances: ${list})`;
+}
+
+/**
+ * An instance key nobody configured. `known` is the list to show, when one was found: from the daemon
+ * (`GET /api/instances`, or its 404 to an admin) or from the local config. Exit 1, as any refusal.
+ */
+export class UnknownInstanceError extends ClientError {
+  override name = 'UnknownInstanceError';
+  constructor(
+    readonly key: string,
+    readonly known: readonly string[] | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(unknownInstanceMessage(key, known), 1, options);
+  }
 }

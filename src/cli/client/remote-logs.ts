@@ -1,20 +1,14 @@
 import { ofetch } from 'ofetch';
 import { ClientError } from './errors.ts';
-import { explainFailure, request } from './http.ts';
+import { type Endpoint, explainFailure, instancePath, request, TIMEOUT_MS } from './http.ts';
 import type { Interruption } from './interrupt.ts';
 
 /** One instance's log on one daemon, with the Authorization header to send (instance token or Admin). */
-export interface RemoteLog {
-  url: string;
-  key: string;
-  authorization: string;
-  as: 'token' | 'admin';
-}
+export type RemoteLog = Endpoint & { as: 'token' | 'admin' };
 
-const TIMEOUT_MS = 10_000;
 /** The daemon writes at least every 15 s while following; four times that without a byte means the link is dead. */
 const SILENCE_MS = 60_000;
-const route = (log: RemoteLog, query: string) => `${log.url}/instances/${encodeURIComponent(log.key)}/logs?${query}`;
+const route = (log: RemoteLog, query: string) => instancePath(log, `logs?${query}`);
 
 /** `GET /instances/<key>/logs?lines=N`: the last N lines (an unterminated last line included). */
 export async function fetchLogLines(log: RemoteLog, n: number): Promise<{ found: boolean; lines: string[] }> {

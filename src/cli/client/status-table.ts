@@ -1,8 +1,6 @@
 import { hubText, pendingText } from '../../http/dashboard/assets/card-view.js';
 import { formatBytes } from '../../store/disk-space.ts';
 import type { InstanceStatus } from '../../supervisor/status.ts';
-import { paint, stateStyle, visibleLength } from './colour.ts';
-import { formatAge, formatDuration } from './format.ts';
 
 /** The status JSON as received: older daemons may leave out fields, so every field but key/state is optional. */
 export type StatusRow = Pick<InstanceStatus, 'key' | 'state'> & Partial<InstanceStatus>;
@@ -177,4 +175,75 @@ export function renderStatusTable(rows: StatusRow[], opts: { colour: boolean; no
     .filter((l): l is string => l !== null)
     .concat(diskLines(rows).map((l) => paint(l, 'red', opts.colour)));
   return [header, ...body, ...(extra.length > 0 ? ['', ...extra] : [])].join('\n') + '\n';
+}
+
+/** A duration as its two largest units: `45s`, `2m 5s`, `1h 2m`, `3d 4h`. Negative counts as 0. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s}s`;
+  const units: [string, number][] = [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ];
+  const parts: string[] = [];
+  let rest = s;
+  for (const [name, size] of units) {
+    const n = Math.floor(rest / size);
+    rest -= n * size;
+    if (parts.length > 0 || n > 0) parts.push(`${n}${name}`);
+    if (parts.length === 2) break;
+  }
+  return parts.filter((p, i) => i === 0 || !p.startsWith('0')).join(' ');
+}
+
+/** How long ago an ISO-8601 timestamp was, relative to `now` (ms): `3s ago`; `never` for null or unparsable. */
+export function formatAge(iso: string | null | undefined, now: number): string {
+  if (!iso) return 'never';
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return 'never';
+  // The daemon's clock and ours can disagree by a few ms; a check-in is never in the future.
+  return `${formatDuration((now - at) / 1000)} ago`;
+}
+
+/** ANSI styling, applied only when a person is looking (a TTY) and has not opted out. */
+type Style = 'green' | 'yellow' | 'red' | 'dim' | 'bold';
+
+const CODES: Record<Style, [number, number]> = {
+  green: [32, 39],
+  yellow: [33, 39],
+  red: [31, 39],
+  dim: [2, 22],
+  bold: [1, 22],
+};
+
+/**
+ * Colours on when the stream is a TTY and `NO_COLOR` is unset. Following no-color.org, an empty
+ * `NO_COLOR` counts as unset.
+ */
+export function colourEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  return stream.isTTY === true && !env.NO_COLOR;
+}
+
+export function paint(text: string, style: Style | undefined, on: boolean): string {
+  if (!on || !style) return text;
+  const [open, close] = CODES[style];
+  return `\x1b[${open}m${text}\x1b[${close}m`;
+}
+
+/** The colour of a dotted state path: green running, yellow in transition, red failing, dim idle. */
+export function stateStyle(state: string): Style | undefined {
+  if (state === 'server.running') return 'green';
+  if (state === 'stopped.failing' || state.startsWith('stopped.failing.')) return 'red';
+  if (state === 'stopped.idle' || state.startsWith('stopped.idle.')) return 'dim';
+  const top = state.split('.')[0];
+  if (top === 'server' || top === 'restarting' || top === 'updating' || top === 'rolling-back') return 'yellow';
+  return undefined;
+}
+
+/** Removes ANSI styling, to measure what a reader sees. */
+export function visibleLength(text: string): number {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the ANSI sequences this strips
+  return text.replace(/\x1b\[[0-9;]*m/g, '').length;
 }

@@ -4,8 +4,7 @@ import { apiKeyId } from '../../auth/api-keys.ts';
 import { type ListenAddress, listenUrl } from '../../config/listen.ts';
 import type { ResolvedConfig } from '../../config/resolved.ts';
 import { ClientError } from './errors.ts';
-import { type AdminLogin, basic } from './http.ts';
-import { UnknownInstanceError } from './instances.ts';
+import { type AdminLogin, basic, type Endpoint, fetchAllStatus, UnknownInstanceError } from './http.ts';
 import { storedLogin } from './logins.ts';
 
 /** The daemon's default address when neither `--url` nor a local `Urls` says otherwise (ASP.NET's default). */
@@ -34,34 +33,6 @@ export interface TargetOptions {
   env: NodeJS.ProcessEnv;
   /** Where a non-fatal note goes (an unreadable local config that was not asked for). */
   warn: (message: string) => void;
-}
-
-/** Works out where the daemon is and which token to send, reading the local config only when needed. */
-export interface Target {
-  /** `--url`, else `WATCHDOG_URL`, else the local `Urls`, else http://localhost:5000. */
-  url(): Promise<string>;
-  /**
-   * The token for `key`; a ClientError (exit 2) when there is none anywhere, or an UnknownInstanceError when the
-   * local config is read and does not name `key`. Never printed.
-   */
-  token(key: string): Promise<string>;
-  /** Whether the address was given (`--url` or `WATCHDOG_URL`) rather than read from the local config. */
-  readonly urlGiven: boolean;
-  /** Whether a token was given as `--token` or `WATCHDOG_TOKEN` (not read from the local config). */
-  readonly tokenGiven: boolean;
-  /** Admin credentials from `--user`/`--password`/`WATCHDOG_ADMIN`, or undefined; a ClientError (exit 2) when half given. */
-  admin(): AdminLogin | undefined;
-  /** `admin()`, else the login `watchdog login` kept for this daemon's address, else undefined. */
-  login(): Promise<AdminLogin | undefined>;
-  /**
-   * The Authorization header for instance `key`: the token given (`--token`, `WATCHDOG_TOKEN`), else the kept login
-   * for this address, else the local config's token (`token(key)`'s errors). Never printed.
-   */
-  authorization(key: string): Promise<string>;
-  /** The local config, or a ClientError (exit 2) naming why it could not be read. */
-  config(purpose: string): Promise<ResolvedConfig>;
-  /** The local config when it could be read, else undefined (a `--config` that cannot be read is still an error). */
-  localConfig(): Promise<ResolvedConfig | undefined>;
 }
 
 /** `user:password` split at the first colon, as HTTP Basic does. */
@@ -98,85 +69,98 @@ async function loadLocalConfig(opts: TargetOptions): Promise<{ config?: Resolved
   return { problems: loaded.problems };
 }
 
-export function createTarget(opts: TargetOptions): Target {
+/** Works out where the daemon is and which token to send, reading the local config only when needed. */
+export function createTarget(opts: TargetOptions) {
   let local: ReturnType<typeof loadLocalConfig> | undefined;
-  const loadLocal = async () => {
+  /** The local config when it could be read, else undefined (a `--config` that cannot be read is still an error). */
+  const localConfig = async () => {
     local ??= loadLocalConfig(opts);
     return (await local).config;
   };
   // Blank values count as unset (an exported but empty variable).
   const givenToken = opts.token || opts.env.WATCHDOG_TOKEN || undefined;
-
   const givenUrl = opts.url || opts.env.WATCHDOG_URL || undefined;
-  // Read once per command, however many instances it asks about.
+
+  /** `--url`, else `WATCHDOG_URL`, else the local `Urls`, else http://localhost:5000. */
+  const url = async (): Promise<string> => {
+    if (givenUrl) {
+      // `localhost:5000` would otherwise fail later as "unknown scheme", which reads like a network problem.
+      if (!/^https?:\/\//i.test(givenUrl)) {
+        const from = opts.url ? '--url' : 'WATCHDOG_URL';
+        const guess = /^[a-z][a-z0-9+.-]*:\/\//i.test(givenUrl) ? '' : ` (did you mean http://${givenUrl}?)`;
+        throw new ClientError(`${from} "${givenUrl}" is not an http:// or https:// address${guess}`, 2);
+      }
+      return normaliseUrl(givenUrl);
+    }
+    const config = await localConfig();
+    if (!config) return DEFAULT_URL;
+    // The first address of `Urls`, as the loader parsed it.
+    const [first = { host: 'localhost', port: 5000 }] = config.listen;
+    if (first.port === 0)
+      throw new ClientError(
+        `cannot tell where the watchdog listens: Urls "${config.settings.Urls}" uses port 0 (a free port picked when the daemon starts); pass --url with the address the daemon logged`,
+        2,
+      );
+    return clientUrl(first);
+  };
+
+  /** The local config's token for `key` (never printed); an UnknownInstanceError when it does not name `key`. */
+  const token = async (key: string): Promise<string> => {
+    if (givenToken) return givenToken;
+    const config = await localConfig();
+    const instance = config?.instances.find((i) => i.key === key);
+    if (config && !instance)
+      throw new UnknownInstanceError(
+        key,
+        config.instances.map((i) => i.key),
+      );
+    if (instance?.apiToken) return instance.apiToken;
+    throw new ClientError(
+      `no token for instance ${key}: pass --token, set WATCHDOG_TOKEN, or run this where the daemon's appsettings.yml gives ${key} an ApiToken or a readable ApiTokenFile`,
+      2,
+    );
+  };
+
+  /** Admin credentials from `--user`/`--password`/`WATCHDOG_ADMIN`, or undefined; exit 2 when half given. */
+  const admin = (): AdminLogin | undefined => {
+    const env = splitLogin(opts.env.WATCHDOG_ADMIN);
+    const username = opts.user ?? env.user;
+    const password = opts.password ?? env.password;
+    if (username === undefined && password === undefined) return undefined;
+    if (username === undefined || password === undefined) {
+      throw new ClientError(
+        `${username === undefined ? '--password needs --user' : '--user needs --password'} (or WATCHDOG_ADMIN=user:password)`,
+        2,
+      );
+    }
+    return { authorization: basic(username, password) };
+  };
+
+  // The login `watchdog login` kept for this address: read once per command, however many instances it asks about.
   let kept: Promise<AdminLogin | undefined> | undefined;
-  const keptLogin = (target: Target) => {
-    kept ??= target.url().then((url) => storedLogin(url, opts.env));
+  const keptLogin = () => {
+    kept ??= url().then((u) => storedLogin(u, opts.env));
     return kept;
   };
+
   return {
     urlGiven: givenUrl !== undefined,
     tokenGiven: givenToken !== undefined,
-    async url() {
-      if (givenUrl) {
-        // `localhost:5000` would otherwise fail later as "unknown scheme", which reads like a network problem.
-        if (!/^https?:\/\//i.test(givenUrl)) {
-          const from = opts.url ? '--url' : 'WATCHDOG_URL';
-          const guess = /^[a-z][a-z0-9+.-]*:\/\//i.test(givenUrl) ? '' : ` (did you mean http://${givenUrl}?)`;
-          throw new ClientError(`${from} "${givenUrl}" is not an http:// or https:// address${guess}`, 2);
-        }
-        return normaliseUrl(givenUrl);
-      }
-      const config = await loadLocal();
-      if (!config) return DEFAULT_URL;
-      // The first address of `Urls`, as the loader parsed it.
-      const [first = { host: 'localhost', port: 5000 }] = config.listen;
-      if (first.port === 0)
-        throw new ClientError(
-          `cannot tell where the watchdog listens: Urls "${config.settings.Urls}" uses port 0 (a free port picked when the daemon starts); pass --url with the address the daemon logged`,
-          2,
-        );
-      return clientUrl(first);
-    },
-    async token(key) {
-      if (givenToken) return givenToken;
-      const config = await loadLocal();
-      const instance = config?.instances.find((i) => i.key === key);
-      if (config && !instance)
-        throw new UnknownInstanceError(
-          key,
-          config.instances.map((i) => i.key),
-        );
-      if (instance?.apiToken) return instance.apiToken;
-      throw new ClientError(
-        `no token for instance ${key}: pass --token, set WATCHDOG_TOKEN, or run this where the daemon's appsettings.yml gives ${key} an ApiToken or a readable ApiTokenFile`,
-        2,
-      );
-    },
-    admin() {
-      const env = splitLogin(opts.env.WATCHDOG_ADMIN);
-      const username = opts.user ?? env.user;
-      const password = opts.password ?? env.password;
-      if (username === undefined && password === undefined) return undefined;
-      if (username === undefined || password === undefined) {
-        throw new ClientError(
-          `${username === undefined ? '--password needs --user' : '--user needs --password'} (or WATCHDOG_ADMIN=user:password)`,
-          2,
-        );
-      }
-      return { authorization: basic(username, password) };
-    },
-    async login() {
-      return this.admin() ?? (await keptLogin(this));
-    },
-    async authorization(key) {
+    url,
+    token,
+    admin,
+    localConfig,
+    login: async () => admin() ?? (await keptLogin()),
+    /** For instance `key`: the token given, else the kept login, else the local config's token. Never printed. */
+    async authorization(key: string): Promise<string> {
       // An API key (`watchdog key create`) speaks for its user; any other token is the instance's ApiToken.
       if (givenToken) return apiKeyId(givenToken) === undefined ? basic(key, givenToken) : `Bearer ${givenToken}`;
-      const kept = await keptLogin(this);
-      return kept ? kept.authorization : basic(key, await this.token(key));
+      const login = await keptLogin();
+      return login ? login.authorization : basic(key, await token(key));
     },
-    async config(purpose) {
-      const config = await loadLocal();
+    /** The local config, or a ClientError (exit 2) naming why it could not be read. */
+    async config(purpose: string): Promise<ResolvedConfig> {
+      const config = await localConfig();
       if (config) return config;
       const file = resolve(opts.cwd, opts.configFile ?? 'appsettings.yml');
       const problems = (await local)?.problems.map((p) => `\n  ${p}`).join('') ?? '';
@@ -185,6 +169,37 @@ export function createTarget(opts: TargetOptions): Target {
         2,
       );
     },
-    localConfig: loadLocal,
   };
+}
+export type Target = ReturnType<typeof createTarget>;
+
+/** How long the list of instances may take when it only decorates an error message. */
+const LIST_TIMEOUT_MS = 3000;
+
+/**
+ * Runs `body` against instance `key` of the target's daemon (its address, the key's token); an unknown instance is
+ * reported with the instances that do exist.
+ */
+export async function atInstance<T>(target: Target, key: string, body: (ep: Endpoint) => Promise<T>): Promise<T> {
+  const url = await target.url();
+  return withInstanceList(target, async () => body({ url, key, authorization: await target.authorization(key) }));
+}
+
+/**
+ * Runs `body`; an unknown instance it runs into is reported with the instances that do exist: the daemon's
+ * `GET /api/instances` (with Admin credentials when given, else as a loopback client), else the local config's.
+ * Only on that error path, so a command that succeeds never makes the extra request.
+ */
+export async function withInstanceList<T>(target: Target, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (err) {
+    if (!(err instanceof UnknownInstanceError) || err.known !== undefined) throw err;
+    const keys = (rows: readonly { key: string }[] | undefined) => rows?.map((r) => r.key);
+    const fromDaemon = async () =>
+      keys(await fetchAllStatus(await target.url(), await target.login(), LIST_TIMEOUT_MS));
+    const fromConfig = async () => keys((await target.localConfig())?.instances);
+    const known = (await fromDaemon().catch(() => undefined)) ?? (await fromConfig().catch(() => undefined));
+    throw new UnknownInstanceError(err.key, known, { cause: err });
+  }
 }

@@ -2,8 +2,7 @@ import { formatBytes } from '../../store/disk-space.ts';
 import type { BackupListing } from '../../supervisor/status.ts';
 import { instanceKeyArg, parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { fetchBackups, instancePath, request } from '../client/http.ts';
-import { atInstance } from '../client/instance-sources.ts';
-import { reportClientErrors } from '../client/report.ts';
+import { atInstance } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
@@ -33,31 +32,29 @@ export function backupLine(b: BackupListing): string {
 }
 
 /** `watchdog backups <key>`: GET /instances/<key>/backups. */
-export const backups: Command = (args) =>
-  reportClientErrors('backups', async () => {
-    const { values, positionals } = parseCommandArgs(args, backupsOptions, backupsUsage);
-    const key = instanceKeyArg(positionals, backupsUsage);
-    const list = await atInstance(targetOf('backups', values), key, (ep) => fetchBackups(ep));
-    if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
-    else if (list.length === 0) process.stdout.write(`no backups of ${key} yet\n`);
-    else process.stdout.write(`${list.map(backupLine).join('\n')}\n`);
-    return 0;
-  });
+export const backups: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, backupsOptions, backupsUsage);
+  const key = instanceKeyArg(positionals, backupsUsage);
+  const list = await atInstance(targetOf('backups', values), key, (ep) => fetchBackups(ep));
+  if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+  else if (list.length === 0) process.stdout.write(`no backups of ${key} yet\n`);
+  else process.stdout.write(`${list.map(backupLine).join('\n')}\n`);
+  return 0;
+};
 
 /** `watchdog backup <key>`: POST /instances/<key>/backups, and what was taken. */
-export const backup: Command = (args) =>
-  reportClientErrors('backup', async () => {
-    const { values, positionals } = parseCommandArgs(args, backupOptions, backupUsage);
-    const key = instanceKeyArg(positionals, backupUsage);
-    const seconds = positiveNumber('--timeout', values.timeout, backupUsage) ?? 600;
-    const taken = await atInstance(targetOf('backup', values), key, (ep) =>
-      request<BackupListing>(instancePath(ep, 'backups'), ep, 'the backup', {
-        method: 'POST',
-        authorization: ep.authorization,
-        timeoutMs: seconds * 1000,
-      }),
-    );
-    if (values.json) process.stdout.write(`${JSON.stringify(taken, null, 2)}\n`);
-    else process.stdout.write(`backup of ${key} taken: ${backupLine(taken)}\n`);
-    return 0;
-  });
+export const backup: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, backupOptions, backupUsage);
+  const key = instanceKeyArg(positionals, backupUsage);
+  const seconds = positiveNumber('--timeout', values.timeout, backupUsage) ?? 600;
+  const taken = await atInstance(targetOf('backup', values), key, (ep) =>
+    request<BackupListing>(instancePath(ep, 'backups'), ep, 'the backup', {
+      method: 'POST',
+      authorization: ep.authorization,
+      timeoutMs: seconds * 1000,
+    }),
+  );
+  if (values.json) process.stdout.write(`${JSON.stringify(taken, null, 2)}\n`);
+  else process.stdout.write(`backup of ${key} taken: ${backupLine(taken)}\n`);
+  return 0;
+};

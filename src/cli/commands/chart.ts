@@ -1,8 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { CHART_VIEWS, isChartView } from '../../chart/operator.ts';
-import { CHART_FORMATS, isChartFormat, renderChart } from '../../chart/render.ts';
-import { renderChartSvg } from '../../chart/svg.ts';
+import { CHART_FORMATS, isChartFormat, renderChart, renderChartSvg } from '../../chart/render.ts';
 import { describeError, UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import type { CommandOptions } from '../registry.ts';

@@ -73,6 +73,10 @@ function problem(program: string): string | undefined {
   }
 }
 
+/**
+ * `watchdog check`'s look at an instance's program: a warning when its RunCommand does not exist or is not
+ * executable while its update type (none, Local, Dummy) never installs a build. Reads only file metadata.
+ */
 function warning(instance: ResolvedInstance, cwd: string): string | undefined {
   const type = instance.settings.UpdateType;
   if (!INSTALLS_NOTHING.has(type)) return undefined;
@@ -81,14 +85,6 @@ function warning(instance: ResolvedInstance, cwd: string): string | undefined {
   const shown = relative(cwd, instance.program) || instance.program;
   const provider = type === undefined ? 'no UpdateType' : `UpdateType ${type}`;
   return `Servers.Instances.${instance.key}.RunCommand: ${shown} ${what}, and with ${provider} no update provider installs it; the server cannot start until it is there`;
-}
-
-/**
- * `watchdog check`'s look at each instance's program: one warning per instance whose RunCommand does not exist or
- * is not executable while its update type (none, Local, Dummy) never installs a build. Reads only file metadata.
- */
-function runCommandWarnings(config: ResolvedConfig): string[] {
-  return config.instances.map((i) => warning(i, config.workDir)).filter((w): w is string => w !== undefined);
 }
 
 /** The line a systemd unit needs so the daemon gets cgroup controllers to hand its launches. */
@@ -145,7 +141,8 @@ export async function run(args: string[]): Promise<number> {
     return 2;
   }
   const limits = await limitsWarnings(loaded.config);
-  for (const w of [...loaded.warnings, ...users.warnings, ...runCommandWarnings(loaded.config), ...limits])
+  const programs = loaded.config.instances.map((i) => warning(i, cwd)).filter((w) => w !== undefined);
+  for (const w of [...loaded.warnings, ...users.warnings, ...programs, ...limits])
     process.stderr.write(`warning: ${w}\n`);
   process.stdout.write(`configuration is valid\n${formatSummary(loaded.config, cwd)}`);
   return 0;

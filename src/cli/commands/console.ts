@@ -1,15 +1,13 @@
 import { createInterface } from 'node:readline';
-import { FetchError } from 'ofetch';
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
-import { instancePath, request } from '../client/http.ts';
-import { withInstanceList } from '../client/instance-sources.ts';
+import { instancePath, refusal, request } from '../client/http.ts';
 import { type Interruption, onInterrupt } from '../client/interrupt.ts';
 import { followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
-import { reportClientErrors, warnTo } from '../client/report.ts';
+import { withInstanceList } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
-import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
+import { TARGET_FLAGS, TARGET_USAGE, targetOf, warnTo } from './target-flags.ts';
 
 const DEFAULT_WAIT_S = 10;
 /** After a command, its answer is taken to be complete once the log has been quiet this long. */
@@ -37,135 +35,101 @@ async function postCommand(log: RemoteLog, command: string): Promise<void> {
       body: { command },
     });
   } catch (err) {
-    const cause = err instanceof ClientError ? err.cause : undefined;
-    const reason: unknown =
-      cause instanceof FetchError ? (cause.data as { error?: unknown } | undefined)?.error : undefined;
-    const status = cause instanceof FetchError ? cause.status : undefined;
+    const { status, said } = refusal(err);
     // The daemon's own refusals of a command (off, invalid, not running, too many) are said as it said them.
-    if (typeof reason === 'string' && status !== undefined && [400, 403, 409, 413, 429].includes(status))
-      throw new ClientError(`console refused for instance ${log.key} (${status}): ${reason}`, 1, { cause });
+    if (typeof said === 'string' && status !== undefined && [400, 403, 409, 413, 429].includes(status))
+      throw new ClientError(`console refused for instance ${log.key} (${status}): ${said}`, 1, { cause: err });
     throw err;
   }
 }
 
 /**
- * Follows the log from now on; resolves once the stream is open, with the promise of its end (in an object: an
- * async function returning a promise would wait for it).
+ * Follows the log from now on and, once the stream is open, runs `send`; then prints the server's output until the
+ * log has been quiet for QUIET_MS, or `waitMs` at the latest: the last command's output is then taken to be complete.
  */
-async function startFollowing(
-  log: RemoteLog,
-  stop: Interruption,
-  onLine: (line: string) => void,
-): Promise<{ following: Promise<void> }> {
-  let opened: () => void = () => {};
-  const open = new Promise<void>((resolve) => (opened = resolve));
-  const following = followRemoteLog(log, 0, onLine, stop, warnTo('console'), opened);
-  // A follow that fails before it opens (refused, unreachable) ends the wait too, and says why.
-  await Promise.race([open, following]);
-  return { following };
-}
-
-/**
- * Ends the follow once the log has been quiet for QUIET_MS after `settle()`, or `waitMs` after it at the latest:
- * the output of the last command sent is then taken to be complete.
- */
-function quietEnd(stop: Interruption) {
+async function session(log: RemoteLog, waitMs: number, send: (stop: Interruption) => Promise<number>) {
+  const stop = onInterrupt();
   let quiet: NodeJS.Timeout | undefined;
   let cap: NodeJS.Timeout | undefined;
   let settling = false;
-  return {
-    heard: () => {
-      if (!settling) return;
-      clearTimeout(quiet);
-      quiet = setTimeout(stop.trigger, QUIET_MS);
-    },
-    settle(waitMs: number) {
-      settling = true;
-      cap = setTimeout(stop.trigger, waitMs);
-      this.heard();
-    },
-    dispose() {
-      clearTimeout(quiet);
-      clearTimeout(cap);
-    },
+  const heard = () => {
+    if (!settling) return;
+    clearTimeout(quiet);
+    quiet = setTimeout(stop.trigger, QUIET_MS);
   };
+  try {
+    let opened: () => void = () => {};
+    const open = new Promise<void>((resolve) => (opened = resolve));
+    const onLine = (line: string) => {
+      write(line);
+      heard();
+    };
+    const following = followRemoteLog(log, 0, onLine, stop, warnTo('console'), opened);
+    // A follow that fails before it opens (refused, unreachable) ends the wait too, and says why.
+    await Promise.race([open, following]);
+    const code = await send(stop);
+    settling = true;
+    cap = setTimeout(stop.trigger, waitMs);
+    heard();
+    await following;
+    return code;
+  } finally {
+    clearTimeout(quiet);
+    clearTimeout(cap);
+    stop.trigger();
+    stop.dispose();
+  }
 }
 
-/** One command, then its output until quiet or `waitMs`. */
-async function sendOne(log: RemoteLog, command: string, waitMs: number): Promise<number> {
-  const stop = onInterrupt();
-  const end = quietEnd(stop);
-  try {
-    const { following } = await startFollowing(log, stop, (line) => {
-      write(line);
-      end.heard();
-    });
+/** One command, then its output. */
+const sendOne = (log: RemoteLog, command: string, waitMs: number) =>
+  session(log, waitMs, async (stop) => {
     await postCommand(log, command).catch((err: unknown) => {
       stop.trigger();
       throw err;
     });
-    end.settle(waitMs);
-    await following;
     return 0;
-  } finally {
-    end.dispose();
-    stop.trigger();
-    stop.dispose();
-  }
-}
+  });
 
 /** The prompt: each line typed is sent; the server's output is printed as it comes; Ctrl-D ends it. */
-async function interactive(log: RemoteLog, waitMs: number): Promise<number> {
-  const stop = onInterrupt();
-  const end = quietEnd(stop);
-  let refused = 0;
-  let rl: ReturnType<typeof createInterface> | undefined;
-  try {
-    const { following } = await startFollowing(log, stop, (line) => {
-      write(line);
-      end.heard();
-    });
+const interactive = (log: RemoteLog, waitMs: number) =>
+  session(log, waitMs, async () => {
     // Made only now: readline's iterator loses what is read before the loop starts (piped input, its end).
     const tty = process.stdin.isTTY === true;
-    rl = createInterface({ input: process.stdin, output: tty ? process.stdout : undefined, terminal: tty });
-    rl.on('SIGINT', () => rl?.close());
-    const prompt = () => (tty ? rl?.prompt() : undefined);
-    rl.setPrompt(`${log.key}> `);
-    prompt();
-    for await (const line of rl) {
-      if (line.trim() !== '') {
-        await postCommand(log, line).catch((err: unknown) => {
-          if (!(err instanceof ClientError)) throw err;
-          refused++;
-          warnTo('console')(err.message);
-        });
-      }
+    const rl = createInterface({ input: process.stdin, output: tty ? process.stdout : undefined, terminal: tty });
+    let refused = 0;
+    try {
+      rl.on('SIGINT', () => rl.close());
+      const prompt = () => (tty ? rl.prompt() : undefined);
+      rl.setPrompt(`${log.key}> `);
       prompt();
+      for await (const line of rl) {
+        if (line.trim() !== '') {
+          await postCommand(log, line).catch((err: unknown) => {
+            if (!(err instanceof ClientError)) throw err;
+            refused++;
+            warnTo('console')(err.message);
+          });
+        }
+        prompt();
+      }
+    } finally {
+      rl.close();
     }
     // End of input (Ctrl-D, or the end of piped commands): the last command's answer is still shown.
-    end.settle(waitMs);
-    await following;
     return refused > 0 ? 1 : 0;
-  } finally {
-    end.dispose();
-    rl?.close();
-    stop.trigger();
-    stop.dispose();
-  }
-}
+  });
 
 /** `watchdog console <key> [command …]`: the server console through the daemon, as the instance. */
 export async function run(args: string[]): Promise<number> {
-  return reportClientErrors('console', async () => {
-    const { values, positionals } = parseCommandArgs(args, options, usage);
-    const [key, ...words] = positionals;
-    if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
-    const waitS = positiveNumber('--wait', values.wait, usage) ?? DEFAULT_WAIT_S;
-    const target = targetOf('console', values);
-    const url = await target.url();
-    const log: RemoteLog = { url, key, authorization: await target.authorization(key), as: 'token' };
-    return withInstanceList(target, () =>
-      words.length > 0 ? sendOne(log, words.join(' '), waitS * 1000) : interactive(log, waitS * 1000),
-    );
-  });
+  const { values, positionals } = parseCommandArgs(args, options, usage);
+  const [key, ...words] = positionals;
+  if (key === undefined) throw new UsageError(`missing the instance key\n${usage}`);
+  const waitS = positiveNumber('--wait', values.wait, usage) ?? DEFAULT_WAIT_S;
+  const target = targetOf('console', values);
+  const url = await target.url();
+  const log: RemoteLog = { url, key, authorization: await target.authorization(key), as: 'token' };
+  return withInstanceList(target, () =>
+    words.length > 0 ? sendOne(log, words.join(' '), waitS * 1000) : interactive(log, waitS * 1000),
+  );
 }

@@ -4,9 +4,8 @@ import type { ControlAction } from '../../supervisor/contract.ts';
 import { parseCommandArgs, positiveNumber } from '../client/args.ts';
 import { downloadLine, followOutcome } from '../client/follow.ts';
 import { type Endpoint, fetchBackups, fetchStatus, postControl } from '../client/http.ts';
-import { atInstance } from '../client/instance-sources.ts';
-import { reportClientErrors } from '../client/report.ts';
 import type { StatusRow } from '../client/status-table.ts';
+import { atInstance } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
@@ -71,89 +70,88 @@ const POLICIES = ['Now', 'RoundEnd', 'Empty'];
  * the command follows the instance's status until the outcome.
  */
 export function control(action: ControlAction): Command {
-  return (args) =>
-    reportClientErrors(action, async () => {
-      const { values, positionals } = parseCommandArgs(args, options, usage(action));
-      const [key, ...extra] = positionals;
-      if (key === undefined) throw new UsageError(`missing the instance key\n${usage(action)}`);
-      const backup = action === 'restore' ? extra.shift() : undefined;
-      if (action === 'restore' && backup === undefined)
-        throw new UsageError(`missing the backup to restore (watchdog backups ${key} lists them)\n${usage(action)}`);
-      if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage(action)}`);
-      const withData = values['with-data'] === true;
-      if (values.now && action !== 'restore') throw new UsageError(`--now goes with restore only\n${usage(action)}`);
-      if (values.now && values.when !== undefined) throw new UsageError(`--now or --when, not both\n${usage(action)}`);
-      if (values.now) values.when = 'Now';
-      if (withData && action !== 'rollback')
-        throw new UsageError(`--with-data goes with rollback only\n${usage(action)}`);
+  return async (args) => {
+    const { values, positionals } = parseCommandArgs(args, options, usage(action));
+    const [key, ...extra] = positionals;
+    if (key === undefined) throw new UsageError(`missing the instance key\n${usage(action)}`);
+    const backup = action === 'restore' ? extra.shift() : undefined;
+    if (action === 'restore' && backup === undefined)
+      throw new UsageError(`missing the backup to restore (watchdog backups ${key} lists them)\n${usage(action)}`);
+    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"\n${usage(action)}`);
+    const withData = values['with-data'] === true;
+    if (values.now && action !== 'restore') throw new UsageError(`--now goes with restore only\n${usage(action)}`);
+    if (values.now && values.when !== undefined) throw new UsageError(`--now or --when, not both\n${usage(action)}`);
+    if (values.now) values.when = 'Now';
+    if (withData && action !== 'rollback')
+      throw new UsageError(`--with-data goes with rollback only\n${usage(action)}`);
 
-      const timeoutS = positiveNumber('--timeout', values.timeout, usage(action)) ?? DEFAULT_TIMEOUT_S;
-      if (values.timeout !== undefined && !values.wait)
-        throw new UsageError(`--timeout goes with --wait\n${usage(action)}`);
+    const timeoutS = positiveNumber('--timeout', values.timeout, usage(action)) ?? DEFAULT_TIMEOUT_S;
+    if (values.timeout !== undefined && !values.wait)
+      throw new UsageError(`--timeout goes with --wait\n${usage(action)}`);
 
-      if (values.when !== undefined && !POLICIES.includes(values.when))
-        throw new UsageError(`--when takes ${POLICIES.join(', ')}, not "${values.when}"\n${usage(action)}`);
-      if (values.when !== undefined && !takesWhen(action))
-        throw new UsageError(`--when goes with restart, update and restore only\n${usage(action)}`);
-      const query: Record<string, string> = {
-        ...(values.when === undefined ? {} : { when: values.when }),
-        ...(withData ? { withData: 'true' } : {}),
-        ...(backup === undefined ? {} : { backup }),
-      };
-      const { ep, before, hint, startedAt } = await atInstance(targetOf(action, values), key, async (ep) => {
-        const startedAt = monotonicMs();
-        const before = values.wait ? await fetchStatus(ep) : null;
-        // Asked before the rollback: after it, the installed build is another one and the answer would be too.
-        const hint = action === 'rollback' && !withData && !values.json ? await dataHint(ep) : null;
-        await postControl(ep, action, query);
-        return { ep, before, hint, startedAt };
-      });
-      const { url } = ep;
-      if (!before) {
-        if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
-        else process.stdout.write(`${action} requested for ${key} at ${url}\n${hint ?? ''}`);
-        return 0;
-      }
-      if (!values.json)
-        process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n${hint ?? ''}`);
-      // On a terminal, a running download is shown in place (bytes, rate, time left); never in a pipe or --json.
-      const progress = !values.json && process.stderr.isTTY === true;
-      let shown = false;
-      const onStatus = (s: StatusRow) => {
-        const line = downloadLine(s);
-        if (line !== null) process.stderr.write(`\r\x1b[K${line}`);
-        else if (shown) process.stderr.write('\r\x1b[K');
-        shown = line !== null;
-      };
-      const outcome = await followOutcome(ep, action, before, {
-        timeoutMs: timeoutS * 1000,
-        startedAt,
-        ...(progress ? { onStatus } : {}),
-      }).finally(() => {
-        if (shown) process.stderr.write('\r\x1b[K');
-      });
-      const seconds = Math.round(outcome.ms / 100) / 10;
-      if (values.json) {
-        const { state, pid, revision, lastExit } = outcome.status;
-        process.stdout.write(
-          JSON.stringify({
-            key,
-            action,
-            ok: outcome.ok,
-            outcome: outcome.text,
-            state,
-            pid,
-            revision,
-            lastExit,
-            seconds,
-            url,
-          }) + '\n',
-        );
-      } else {
-        process.stdout.write(`${action} of ${key} ${outcome.ok ? 'done' : 'failed'}: ${outcome.text} (${seconds} s)\n`);
-      }
-      return outcome.ok ? 0 : 1;
+    if (values.when !== undefined && !POLICIES.includes(values.when))
+      throw new UsageError(`--when takes ${POLICIES.join(', ')}, not "${values.when}"\n${usage(action)}`);
+    if (values.when !== undefined && !takesWhen(action))
+      throw new UsageError(`--when goes with restart, update and restore only\n${usage(action)}`);
+    const query: Record<string, string> = {
+      ...(values.when === undefined ? {} : { when: values.when }),
+      ...(withData ? { withData: 'true' } : {}),
+      ...(backup === undefined ? {} : { backup }),
+    };
+    const { ep, before, hint, startedAt } = await atInstance(targetOf(action, values), key, async (ep) => {
+      const startedAt = monotonicMs();
+      const before = values.wait ? await fetchStatus(ep) : null;
+      // Asked before the rollback: after it, the installed build is another one and the answer would be too.
+      const hint = action === 'rollback' && !withData && !values.json ? await dataHint(ep) : null;
+      await postControl(ep, action, query);
+      return { ep, before, hint, startedAt };
     });
+    const { url } = ep;
+    if (!before) {
+      if (values.json) process.stdout.write(JSON.stringify({ key, action, ok: true, url }) + '\n');
+      else process.stdout.write(`${action} requested for ${key} at ${url}\n${hint ?? ''}`);
+      return 0;
+    }
+    if (!values.json)
+      process.stdout.write(`${action} requested for ${key} at ${url}; waiting for the outcome…\n${hint ?? ''}`);
+    // On a terminal, a running download is shown in place (bytes, rate, time left); never in a pipe or --json.
+    const progress = !values.json && process.stderr.isTTY === true;
+    let shown = false;
+    const onStatus = (s: StatusRow) => {
+      const line = downloadLine(s);
+      if (line !== null) process.stderr.write(`\r\x1b[K${line}`);
+      else if (shown) process.stderr.write('\r\x1b[K');
+      shown = line !== null;
+    };
+    const outcome = await followOutcome(ep, action, before, {
+      timeoutMs: timeoutS * 1000,
+      startedAt,
+      ...(progress ? { onStatus } : {}),
+    }).finally(() => {
+      if (shown) process.stderr.write('\r\x1b[K');
+    });
+    const seconds = Math.round(outcome.ms / 100) / 10;
+    if (values.json) {
+      const { state, pid, revision, lastExit } = outcome.status;
+      process.stdout.write(
+        JSON.stringify({
+          key,
+          action,
+          ok: outcome.ok,
+          outcome: outcome.text,
+          state,
+          pid,
+          revision,
+          lastExit,
+          seconds,
+          url,
+        }) + '\n',
+      );
+    } else {
+      process.stdout.write(`${action} of ${key} ${outcome.ok ? 'done' : 'failed'}: ${outcome.text} (${seconds} s)\n`);
+    }
+    return outcome.ok ? 0 : 1;
+  };
 }
 
 /**
@@ -178,17 +176,15 @@ export const startInstanceUsage = `usage: watchdog start <key> [--wait [--timeou
  * `watchdog start <key>`: what a PM2 or systemd user types to undo a stop. Restart is how the daemon starts a stopped
  * instance (the dashboard's Start button too); this only refuses to restart one that runs.
  */
-export function startInstance(args: string[]): Promise<number> {
-  return reportClientErrors('start', async () => {
-    const { values, positionals } = parseCommandArgs(args, options, startInstanceUsage);
-    const key = positionals[0] ?? '';
-    const status = await atInstance(targetOf('start', values), key, fetchStatus);
-    if (!status.state.startsWith('stopped.')) {
-      process.stdout.write(
-        `${key} is ${status.state}, not stopped; nothing to start (watchdog restart ${key} restarts it)\n`,
-      );
-      return 0;
-    }
-    return control('restart')(args);
-  });
+export async function startInstance(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, options, startInstanceUsage);
+  const key = positionals[0] ?? '';
+  const status = await atInstance(targetOf('start', values), key, fetchStatus);
+  if (!status.state.startsWith('stopped.')) {
+    process.stdout.write(
+      `${key} is ${status.state}, not stopped; nothing to start (watchdog restart ${key} restarts it)\n`,
+    );
+    return 0;
+  }
+  return control('restart')(args);
 }

@@ -10,9 +10,8 @@ import type { FileListing } from '../../http/schemas.ts';
 import { formatBytes } from '../../store/disk-space.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
-import { type Endpoint, explainFailure } from '../client/http.ts';
-import { atInstance } from '../client/instance-sources.ts';
-import { reportClientErrors } from '../client/report.ts';
+import { type Endpoint, explainFailure, instancePath } from '../client/http.ts';
+import { atInstance } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
@@ -22,14 +21,14 @@ export const filesUsage = `usage: watchdog files <key> [path] [--json] [--url UR
   --json        the listing as JSON
 ${TARGET_USAGE}`;
 
-export const fetchUsage = `usage: watchdog fetch <key> <path> [--out FILE] [--continue] [--url URL] [--token T] [--config F]
+export const fetchFileUsage = `usage: watchdog fetch <key> <path> [--out FILE] [--continue] [--url URL] [--token T] [--config F]
   Downloads one shared file (see watchdog files), streamed to FILE (default: its name in the current folder).
   --out FILE    where to write it (- for standard output)
   --continue    FILE is a partial download: ask only for the bytes after it and append them
 ${TARGET_USAGE}`;
 
 export const filesOptions = { ...TARGET_FLAGS, json: { type: 'boolean' } } as const satisfies CommandOptions;
-export const fetchOptions = {
+export const fetchFileOptions = {
   ...TARGET_FLAGS,
   out: { type: 'string' },
   continue: { type: 'boolean' },
@@ -37,11 +36,7 @@ export const fetchOptions = {
 
 /** The URL of `path` (`/`-separated, each segment encoded) under the instance's files. */
 const filesUrl = (ep: Pick<Endpoint, 'url' | 'key'>, path: string) =>
-  `${ep.url}/instances/${encodeURIComponent(ep.key)}/files${path
-    .split('/')
-    .filter((s) => s !== '')
-    .map((s) => `/${encodeURIComponent(s)}`)
-    .join('')}`;
+  instancePath(ep, ['files', ...path.split('/').filter(Boolean).map(encodeURIComponent)].join('/'));
 
 function keyAndPath(positionals: string[], usage: string, pathNeeded: boolean): [string, string] {
   const [key, path, ...extra] = positionals;
@@ -106,51 +101,49 @@ async function getShared(
 const isListing = (res: Response) => res.headers.get('content-type')?.startsWith('application/json') === true;
 
 /** `watchdog files <key> [path]`: GET /instances/<key>/files/<path>. */
-export const files: Command = (args) =>
-  reportClientErrors('files', async () => {
-    const { values, positionals } = parseCommandArgs(args, filesOptions, filesUsage);
-    const [key, path] = keyAndPath(positionals, filesUsage, false);
-    const res = await atInstance(targetOf('files', values), key, (ep) =>
-      getShared(ep, path, `the files of ${path || 'the shared folders'}`),
-    );
-    if (!isListing(res)) {
-      // A file: not read into memory here.
-      await res.body?.cancel();
-      throw new ClientError(`${path} is a file, not a folder: download it with watchdog fetch ${key} ${path}`);
-    }
-    const listing = (await res.json()) as FileListing;
-    if (values.json) process.stdout.write(`${JSON.stringify(listing, null, 2)}\n`);
-    else if (listing.entries.length === 0) process.stdout.write(`${path || 'no shared folders exist yet'}: empty\n`);
-    else process.stdout.write(`${listingTable(listing)}\n`);
-    return 0;
-  });
+export const files: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, filesOptions, filesUsage);
+  const [key, path] = keyAndPath(positionals, filesUsage, false);
+  const res = await atInstance(targetOf('files', values), key, (ep) =>
+    getShared(ep, path, `the files of ${path || 'the shared folders'}`),
+  );
+  if (!isListing(res)) {
+    // A file: not read into memory here.
+    await res.body?.cancel();
+    throw new ClientError(`${path} is a file, not a folder: download it with watchdog fetch ${key} ${path}`);
+  }
+  const listing = (await res.json()) as FileListing;
+  if (values.json) process.stdout.write(`${JSON.stringify(listing, null, 2)}\n`);
+  else if (listing.entries.length === 0) process.stdout.write(`${path || 'no shared folders exist yet'}: empty\n`);
+  else process.stdout.write(`${listingTable(listing)}\n`);
+  return 0;
+};
 
 /** `watchdog fetch <key> <path>`: GET /instances/<key>/files/<path>, streamed to a file (or the rest of it). */
-export const fetchFile: Command = (args) =>
-  reportClientErrors('fetch', async () => {
-    const { values, positionals } = parseCommandArgs(args, fetchOptions, fetchUsage);
-    const [key, path] = keyAndPath(positionals, fetchUsage, true);
-    const out = values.out ?? basename(path);
-    if (values.continue && out === '-') throw new UsageError(`--continue needs --out FILE\n${fetchUsage}`);
-    const have = values.continue ? ((await stat(out).catch(() => null))?.size ?? 0) : 0;
-    const res = await atInstance(targetOf('fetch', values), key, (ep) =>
-      getShared(ep, path, `the file ${path}`, have > 0 ? { range: `bytes=${have}-` } : {}),
-    );
-    if (res.status === 416) {
-      await res.body?.cancel();
-      process.stderr.write(`${out} is already complete (${formatBytes(have)})\n`);
-      return 0;
-    }
-    if (isListing(res) || !res.body) {
-      await res.body?.cancel();
-      throw new ClientError(`${path} is a folder: list it with watchdog files ${key} ${path}`);
-    }
-    const append = res.status === 206;
-    const sink = out === '-' ? process.stdout : createWriteStream(out, { flags: append ? 'a' : 'w' });
-    await pipeline(Readable.fromWeb(res.body as unknown as NodeReadableStream<Uint8Array>), sink);
-    if (out !== '-') {
-      const size = (await stat(out)).size;
-      process.stderr.write(`${out}: ${formatBytes(size)}${append ? ` (resumed after ${formatBytes(have)})` : ''}\n`);
-    }
+export const fetchFile: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, fetchFileOptions, fetchFileUsage);
+  const [key, path] = keyAndPath(positionals, fetchFileUsage, true);
+  const out = values.out ?? basename(path);
+  if (values.continue && out === '-') throw new UsageError(`--continue needs --out FILE\n${fetchFileUsage}`);
+  const have = values.continue ? ((await stat(out).catch(() => null))?.size ?? 0) : 0;
+  const res = await atInstance(targetOf('fetch', values), key, (ep) =>
+    getShared(ep, path, `the file ${path}`, have > 0 ? { range: `bytes=${have}-` } : {}),
+  );
+  if (res.status === 416) {
+    await res.body?.cancel();
+    process.stderr.write(`${out} is already complete (${formatBytes(have)})\n`);
     return 0;
-  });
+  }
+  if (isListing(res) || !res.body) {
+    await res.body?.cancel();
+    throw new ClientError(`${path} is a folder: list it with watchdog files ${key} ${path}`);
+  }
+  const append = res.status === 206;
+  const sink = out === '-' ? process.stdout : createWriteStream(out, { flags: append ? 'a' : 'w' });
+  await pipeline(Readable.fromWeb(res.body as unknown as NodeReadableStream<Uint8Array>), sink);
+  if (out !== '-') {
+    const size = (await stat(out)).size;
+    process.stderr.write(`${out}: ${formatBytes(size)}${append ? ` (resumed after ${formatBytes(have)})` : ''}\n`);
+  }
+  return 0;
+};

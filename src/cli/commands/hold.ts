@@ -1,8 +1,7 @@
 import { UsageError } from '../../errors.ts';
 import { instanceKeyArg, parseCommandArgs } from '../client/args.ts';
 import { fetchStatus, postControl } from '../client/http.ts';
-import { atInstance } from '../client/instance-sources.ts';
-import { reportClientErrors } from '../client/report.ts';
+import { atInstance } from '../client/target.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, TARGET_USAGE, targetOf } from './target-flags.ts';
 
@@ -36,44 +35,42 @@ export function durationMinutes(text: string): number | null {
 }
 
 /** `watchdog hold <key> [--for 2h] [--reason …]`: POST /instances/<key>/hold?minutes=…&reason=…. */
-export const hold: Command = (args) =>
-  reportClientErrors('hold', async () => {
-    const { values, positionals } = parseCommandArgs(args, holdOptions, holdUsage);
-    const key = instanceKeyArg(positionals, holdUsage);
-    const minutes = values.for === undefined ? 60 : durationMinutes(values.for);
-    if (minutes === null)
-      throw new UsageError(`--for takes a duration such as 30m, 2h or 1d, not "${values.for ?? ''}"\n${holdUsage}`);
-    const query = { minutes: String(minutes), ...(values.reason === undefined ? {} : { reason: values.reason }) };
-    const held = await atInstance(targetOf('hold', values), key, async (ep) => {
-      // The status reads only improve the message: the hold is taken whether or not they answer.
-      const current = () =>
-        fetchStatus(ep).then(
-          (s) => s.maintenance?.hold ?? null,
-          () => null,
-        );
-      const before = await current();
-      await postControl(ep, 'hold', query);
-      return { before, after: await current(), url: ep.url };
-    });
-    // The daemon's own end time: a clock computed here would differ by the request's round trip, or by more.
-    const until = held.after?.until ?? new Date(Date.now() + minutes * 60_000).toISOString();
-    const shortened =
-      held.before && Date.parse(held.before.until) > Date.parse(until)
-        ? ` (shortened: the hold it replaces ran until ${held.before.until})`
-        : '';
-    process.stdout.write(`maintenance of ${key} held until ${until} at ${held.url}${shortened}\n`);
-    return 0;
+export const hold: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, holdOptions, holdUsage);
+  const key = instanceKeyArg(positionals, holdUsage);
+  const minutes = values.for === undefined ? 60 : durationMinutes(values.for);
+  if (minutes === null)
+    throw new UsageError(`--for takes a duration such as 30m, 2h or 1d, not "${values.for ?? ''}"\n${holdUsage}`);
+  const query = { minutes: String(minutes), ...(values.reason === undefined ? {} : { reason: values.reason }) };
+  const held = await atInstance(targetOf('hold', values), key, async (ep) => {
+    // The status reads only improve the message: the hold is taken whether or not they answer.
+    const current = () =>
+      fetchStatus(ep).then(
+        (s) => s.maintenance?.hold ?? null,
+        () => null,
+      );
+    const before = await current();
+    await postControl(ep, 'hold', query);
+    return { before, after: await current(), url: ep.url };
   });
+  // The daemon's own end time: a clock computed here would differ by the request's round trip, or by more.
+  const until = held.after?.until ?? new Date(Date.now() + minutes * 60_000).toISOString();
+  const shortened =
+    held.before && Date.parse(held.before.until) > Date.parse(until)
+      ? ` (shortened: the hold it replaces ran until ${held.before.until})`
+      : '';
+  process.stdout.write(`maintenance of ${key} held until ${until} at ${held.url}${shortened}\n`);
+  return 0;
+};
 
 /** `watchdog release <key>`: POST /instances/<key>/release (409, exit 1, when nothing is held). */
-export const release: Command = (args) =>
-  reportClientErrors('release', async () => {
-    const { values, positionals } = parseCommandArgs(args, releaseOptions, releaseUsage);
-    const key = instanceKeyArg(positionals, releaseUsage);
-    const url = await atInstance(targetOf('release', values), key, async (ep) => {
-      await postControl(ep, 'release');
-      return ep.url;
-    });
-    process.stdout.write(`maintenance of ${key} released at ${url}\n`);
-    return 0;
+export const release: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, releaseOptions, releaseUsage);
+  const key = instanceKeyArg(positionals, releaseUsage);
+  const url = await atInstance(targetOf('release', values), key, async (ep) => {
+    await postControl(ep, 'release');
+    return ep.url;
   });
+  process.stdout.write(`maintenance of ${key} released at ${url}\n`);
+  return 0;
+};

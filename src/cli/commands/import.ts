@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { loadConfig } from '../../config/load.ts';
-import type { ResolvedConfig, ResolvedInstance } from '../../config/resolved.ts';
+import type { ResolvedInstance } from '../../config/resolved.ts';
 import { type FolderLock, FolderLockedError, lockFolders, ownedFolders } from '../../daemon/folder-lock.ts';
 import { describeError, UsageError } from '../../errors.ts';
 import { ownStartTime } from '../../import/data-db-import.ts';
@@ -118,36 +118,25 @@ export async function run(args: string[]): Promise<number> {
     }
   }
   try {
-    return await importAll(config, db, values, cwd);
+    const opts = {
+      dryRun: values['dry-run'] === true,
+      force: values.force === true,
+      persistServers: config.persistServers,
+      before: await ownStartTime(),
+      cwd,
+    };
+    process.stdout.write(`data file: ${file} (${db.rows.size} ${db.rows.size === 1 ? 'entry' : 'entries'})\n`);
+    let failed = false;
+    for (const instance of config.instances) {
+      const outcome = await importOne(instance, db, opts);
+      failed ||= outcome.failed;
+      for (const line of outcome.lines) process.stdout.write(`${line}\n`);
+    }
+    const unknown = [...db.rows.keys()].filter((key) => !config.instances.some((i) => i.key === key));
+    if (unknown.length > 0) process.stdout.write(`not configured here, not imported: ${unknown.join(', ')}\n`);
+    if (opts.dryRun) process.stdout.write('dry run: nothing written\n');
+    return failed ? 1 : 0;
   } finally {
     await lock?.release();
   }
-}
-
-async function importAll(
-  config: ResolvedConfig,
-  db: WatchdogDb,
-  values: { 'dry-run'?: boolean; force?: boolean },
-  cwd: string,
-): Promise<number> {
-  const file = config.dataFile;
-  const before = await ownStartTime();
-  const opts = {
-    dryRun: values['dry-run'] === true,
-    force: values.force === true,
-    persistServers: config.persistServers,
-    before,
-    cwd,
-  };
-  process.stdout.write(`data file: ${file} (${db.rows.size} ${db.rows.size === 1 ? 'entry' : 'entries'})\n`);
-  let failed = false;
-  for (const instance of config.instances) {
-    const outcome = await importOne(instance, db, opts);
-    failed ||= outcome.failed;
-    for (const line of outcome.lines) process.stdout.write(`${line}\n`);
-  }
-  const unknown = [...db.rows.keys()].filter((key) => !config.instances.some((i) => i.key === key));
-  if (unknown.length > 0) process.stdout.write(`not configured here, not imported: ${unknown.join(', ')}\n`);
-  if (opts.dryRun) process.stdout.write('dry run: nothing written\n');
-  return failed ? 1 : 0;
 }

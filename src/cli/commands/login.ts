@@ -1,13 +1,11 @@
-import { FetchError } from 'ofetch';
 import { apiKeyId } from '../../auth/api-keys.ts';
 import { TOTP_BASIC_REFUSED } from '../../auth/totp.ts';
 import { UsageError } from '../../errors.ts';
 import type { LoginKey } from '../../http/user-schemas.ts';
 import { parseCommandArgs } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
-import { basic, request } from '../client/http.ts';
+import { basic, refusal, request } from '../client/http.ts';
 import { keepLogin } from '../client/logins.ts';
-import { reportClientErrors } from '../client/report.ts';
 import { readLine, readPassword } from '../client/secret-input.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 import { TARGET_FLAGS, targetOf } from './target-flags.ts';
@@ -48,30 +46,22 @@ async function makeKey(url: string, user: string, password: string, code: () => 
   try {
     return await asked({ authorization: basic(user, password) });
   } catch (err) {
-    const cause = err instanceof ClientError ? err.cause : undefined;
-    const said = cause instanceof FetchError ? (cause.data as { error?: unknown } | undefined)?.error : undefined;
-    if (said !== TOTP_BASIC_REFUSED) throw refusal(err, url);
+    if (refusal(err).said !== TOTP_BASIC_REFUSED) throw noKey(err, url);
   }
   const cookie = await formLogin(url, user, password, await code());
   try {
-    return await asked({ cookie }).catch((err: unknown) => Promise.reject(refusal(err, url)));
+    return await asked({ cookie }).catch((err: unknown) => Promise.reject(noKey(err, url)));
   } finally {
     await fetch(`${url}/logout`, { method: 'POST', headers: { cookie }, redirect: 'manual' }).catch(() => undefined);
   }
 }
 
 /** A 403 says why in the daemon's own words (the Admin login, or no users file: no user to give a key to). */
-function refusal(err: unknown, url: string): unknown {
-  const cause = err instanceof ClientError ? err.cause : undefined;
-  if (!(cause instanceof FetchError) || cause.status !== 403) return err;
-  const said = (cause.data as { error?: unknown } | undefined)?.error;
-  return new ClientError(
-    `403: the watchdog at ${url} made no key: ${typeof said === 'string' ? said : 'no reason given'}`,
-    1,
-    {
-      cause: err,
-    },
-  );
+function noKey(err: unknown, url: string): unknown {
+  const { status, said } = refusal(err);
+  if (status !== 403) return err;
+  const why = typeof said === 'string' ? said : 'no reason given';
+  return new ClientError(`403: the watchdog at ${url} made no key: ${why}`, 1, { cause: err });
 }
 
 /** `POST /login` as the dashboard's form does; the session cookie it sets, as a Cookie header. */
@@ -95,28 +85,27 @@ async function formLogin(url: string, user: string, password: string, code: stri
 }
 
 /** `watchdog login`: the user name from --user, WATCHDOG_USER or the terminal; then the password, and a code if asked. */
-export const run: Command = (args) =>
-  reportClientErrors('login', async () => {
-    const { values, positionals } = parseCommandArgs(args, options, usage);
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
-    const url = await targetOf('login', values).url();
-    if (values.forget) {
-      const { file, was } = await keepLogin(url, undefined, process.env);
-      process.stdout.write(`forgot the login for ${url} (${file})\n`);
-      const id = was?.key === undefined ? undefined : apiKeyId(was.key);
-      if (id !== undefined)
-        process.stdout.write(
-          `its key ${id} holds until ${was?.expires ?? 'it expires'}: \`watchdog key revoke ${id}\` on the daemon's host ends it now\n`,
-        );
-      return 0;
-    }
-    const user =
-      values.user || process.env.WATCHDOG_USER || (await readLine('user: ', '--user or WATCHDOG_USER', usage, true));
-    if (!user) throw new UsageError(`name the user with --user or WATCHDOG_USER\n${usage}`);
-    const password = await readPassword(values['password-stdin'] === true, usage);
-    const code = async () => values.code ?? (await readLine('one-time code: ', '--code', usage));
-    const made = await makeKey(url, user, password, code);
-    const { file } = await keepLogin(url, { user, key: made.key, expires: made.expires }, process.env);
-    process.stdout.write(`logged in to ${url} as ${user} until ${made.expires} (key ${made.id}, kept in ${file})\n`);
+export const run: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, options, usage);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
+  const url = await targetOf('login', values).url();
+  if (values.forget) {
+    const { file, was } = await keepLogin(url, undefined, process.env);
+    process.stdout.write(`forgot the login for ${url} (${file})\n`);
+    const id = was?.key === undefined ? undefined : apiKeyId(was.key);
+    if (id !== undefined)
+      process.stdout.write(
+        `its key ${id} holds until ${was?.expires ?? 'it expires'}: \`watchdog key revoke ${id}\` on the daemon's host ends it now\n`,
+      );
     return 0;
-  });
+  }
+  const user =
+    values.user || process.env.WATCHDOG_USER || (await readLine('user: ', '--user or WATCHDOG_USER', usage, true));
+  if (!user) throw new UsageError(`name the user with --user or WATCHDOG_USER\n${usage}`);
+  const password = await readPassword(values['password-stdin'] === true, usage);
+  const code = async () => values.code ?? (await readLine('one-time code: ', '--code', usage));
+  const made = await makeKey(url, user, password, code);
+  const { file } = await keepLogin(url, { user, key: made.key, expires: made.expires }, process.env);
+  process.stdout.write(`logged in to ${url} as ${user} until ${made.expires} (key ${made.id}, kept in ${file})\n`);
+  return 0;
+};

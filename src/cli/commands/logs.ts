@@ -4,15 +4,12 @@ import { logPath } from '../../process/log-file.ts';
 import { followLines, readLastLines } from '../../process/log-tail.ts';
 import { instanceKeyArg, parseCommandArgs, wholeNumber } from '../client/args.ts';
 import { ClientError } from '../client/errors.ts';
-import { basic } from '../client/http.ts';
-import { withInstanceList } from '../client/instance-sources.ts';
-import { UnknownInstanceError } from '../client/instances.ts';
+import { basic, UnknownInstanceError } from '../client/http.ts';
 import { onInterrupt } from '../client/interrupt.ts';
 import { fetchLogLines, followRemoteLog, type RemoteLog } from '../client/remote-logs.ts';
-import { reportClientErrors, warnTo } from '../client/report.ts';
-import type { Target } from '../client/target.ts';
+import { type Target, withInstanceList } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
-import { ADMIN_FLAGS, TARGET_FLAGS, targetOf } from './target-flags.ts';
+import { ADMIN_FLAGS, TARGET_FLAGS, targetOf, warnTo } from './target-flags.ts';
 
 const USAGE = `usage: watchdog logs <key> [-f] [-n N] [--config F] [--url URL [--token T | --user U --password P]]
   -f, --follow      keep printing new lines (across rotation) until Ctrl-C
@@ -96,14 +93,12 @@ async function remoteLogs(target: Target, key: string, n: number, follow: boolea
 
 /** `watchdog logs <key>`: this machine's server.log, or with `--url` (or `WATCHDOG_URL`) the daemon's. */
 export async function run(args: string[]): Promise<number> {
-  return reportClientErrors('logs', async () => {
-    const { values, positionals } = parseCommandArgs(args, options, USAGE);
-    const key = instanceKeyArg(positionals, USAGE);
-    const n = wholeNumber('-n', values.lines, 0, USAGE) ?? 50;
-    const target = targetOf('logs', values);
-    const follow = values.follow === true;
-    if (!target.urlGiven) return localLogs(target, key, n, follow);
-    if (n > 1000) throw new UsageError(`-n: at most 1000 lines over --url, got ${n}\n${USAGE}`);
-    return remoteLogs(target, key, n, follow);
-  });
+  const { values, positionals } = parseCommandArgs(args, options, USAGE);
+  const key = instanceKeyArg(positionals, USAGE);
+  const n = wholeNumber('-n', values.lines, 0, USAGE) ?? 50;
+  const target = targetOf('logs', values);
+  const follow = values.follow === true;
+  if (!target.urlGiven) return localLogs(target, key, n, follow);
+  if (n > 1000) throw new UsageError(`-n: at most 1000 lines over --url, got ${n}\n${USAGE}`);
+  return remoteLogs(target, key, n, follow);
 }

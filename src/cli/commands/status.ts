@@ -1,14 +1,10 @@
 import { UsageError } from '../../errors.ts';
 import { parseCommandArgs, positiveNumber, wholeNumber } from '../client/args.ts';
-import { colourEnabled } from '../client/colour.ts';
 import { ClientError } from '../client/errors.ts';
-import { fetchAllStatus, fetchStatus, refusedWith } from '../client/http.ts';
-import { atInstance } from '../client/instance-sources.ts';
-import { UnknownInstanceError } from '../client/instances.ts';
+import { fetchAllStatus, fetchStatus, refusal, UnknownInstanceError } from '../client/http.ts';
 import { onInterrupt } from '../client/interrupt.ts';
-import { reportClientErrors } from '../client/report.ts';
-import { renderStatusTable, type StatusRow } from '../client/status-table.ts';
-import type { Target } from '../client/target.ts';
+import { colourEnabled, renderStatusTable, type StatusRow } from '../client/status-table.ts';
+import { atInstance, type Target } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
 import { ADMIN_FLAGS, TARGET_FLAGS, targetOf } from './target-flags.ts';
 
@@ -78,7 +74,7 @@ async function adminSnapshot(
     rows = await fetchAllStatus(url, await target.login());
   } catch (err) {
     // Without credentials this was only a try (a daemon on this machine without Admin answers it).
-    const status = refusedWith(err);
+    const { status } = refusal(err);
     if (!explicit && (status === 401 || status === 403)) throw new ClientError(NEEDS_ADMIN, 2, { cause: err });
     throw err;
   }
@@ -149,39 +145,35 @@ function print(
 
 /** `watchdog status [key]`: a table (or JSON) of instance states from GET /instances/<key>/status. */
 export async function run(args: string[]): Promise<number> {
-  return reportClientErrors('status', async () => {
-    const { values, positionals } = parseCommandArgs(args, options, USAGE);
-    if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${USAGE}`);
-    const key = positionals[0];
-    const intervalMs = (positiveNumber('--interval', values.interval, USAGE) ?? 2) * 1000;
-    const count = wholeNumber('--count', values.count, 1, USAGE);
-    const json = values.json === true;
-    const watch = values.watch === true;
-    const colour = !json && colourEnabled(process.stdout, process.env);
-    const target = targetOf('status', values);
-    target.admin(); // half-given credentials are a usage error before anything is sent
+  const { values, positionals } = parseCommandArgs(args, options, USAGE);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${USAGE}`);
+  const key = positionals[0];
+  const intervalMs = (positiveNumber('--interval', values.interval, USAGE) ?? 2) * 1000;
+  const count = wholeNumber('--count', values.count, 1, USAGE);
+  const json = values.json === true;
+  const watch = values.watch === true;
+  const colour = !json && colourEnabled(process.stdout, process.env);
+  const target = targetOf('status', values);
+  target.admin(); // half-given credentials are a usage error before anything is sent
 
-    if (!watch) return print(await snapshot(target, key), { key, json, watch, colour });
+  if (!watch) return print(await snapshot(target, key), { key, json, watch, colour });
 
-    const tty = process.stdout.isTTY === true && !json;
-    return repeatUntilInterrupted(
-      async (n) => {
-        let snap: Snapshot;
-        try {
-          snap = await snapshot(target, key);
-        } catch (err) {
-          // A daemon restarting mid-watch is worth showing, not worth ending the watch for.
-          if (!(err instanceof ClientError) || err.exitCode === 2) throw err;
-          snap = { rows: [], errors: [err] };
-        }
-        if (tty)
-          process.stdout.write(
-            `\x1b[H\x1b[2J` + `every ${intervalMs / 1000}s · ${new Date().toLocaleTimeString()}\n\n`,
-          );
-        else if (n > 1 && !json) process.stdout.write('\n');
-        return print(snap, { key, json, watch, colour });
-      },
-      { intervalMs, count },
-    );
-  });
+  const tty = process.stdout.isTTY === true && !json;
+  return repeatUntilInterrupted(
+    async (n) => {
+      let snap: Snapshot;
+      try {
+        snap = await snapshot(target, key);
+      } catch (err) {
+        // A daemon restarting mid-watch is worth showing, not worth ending the watch for.
+        if (!(err instanceof ClientError) || err.exitCode === 2) throw err;
+        snap = { rows: [], errors: [err] };
+      }
+      if (tty)
+        process.stdout.write(`\x1b[H\x1b[2J` + `every ${intervalMs / 1000}s · ${new Date().toLocaleTimeString()}\n\n`);
+      else if (n > 1 && !json) process.stdout.write('\n');
+      return print(snap, { key, json, watch, colour });
+    },
+    { intervalMs, count },
+  );
 }

@@ -1,4 +1,3 @@
-import { warnTo } from '../client/report.ts';
 import { createTarget, type Target } from '../client/target.ts';
 import type { CommandOptions } from '../registry.ts';
 
@@ -27,6 +26,11 @@ interface TargetFlagValues {
   user?: string;
   password?: string;
 }
+
+/** A stderr note that does not stop the command. */
+export const warnTo = (command: string) => (message: string) => {
+  process.stderr.write(`watchdog ${command}: ${message}\n`);
+};
 
 /** The daemon `command`'s flags name, seen from this process's folder and environment. */
 export function targetOf(command: string, values: TargetFlagValues): Target {

@@ -5,10 +5,11 @@ import { NAME, type UsersDoc } from '../../auth/users-file.ts';
 import { loadConfig } from '../../config/load.ts';
 import { ConfigError, UsageError } from '../../errors.ts';
 import { parseCommandArgs } from '../client/args.ts';
+import { ClientError } from '../client/errors.ts';
 import { readNewPassword } from '../client/secret-input.ts';
 import type { Command, CommandOptions } from '../registry.ts';
 
-export const userUsage = `usage: watchdog user add <name> [--role R[@INSTANCE]]… [--password-stdin] [--config F]
+export const usage = `usage: watchdog user add <name> [--role R[@INSTANCE]]… [--password-stdin] [--config F]
        watchdog user passwd <name> [--password-stdin] [--config F]
        watchdog user remove <name> [--config F]
        watchdog user totp <name> [--disable] [--config F]
@@ -24,7 +25,7 @@ export const userUsage = `usage: watchdog user add <name> [--role R[@INSTANCE]]�
   --disable           totp: remove the user's one-time-code secret
   --config FILE       the main configuration file (default: ./appsettings.yml)`;
 
-export const userOptions = {
+export const options = {
   role: { type: 'string', multiple: true },
   'password-stdin': { type: 'boolean' },
   disable: { type: 'boolean' },
@@ -38,26 +39,10 @@ export async function usersFileOf(config: string | undefined): Promise<string> {
   return loaded.config.usersFile;
 }
 
-/** Runs an edit, turning a problem with the files into their lines on stderr and exit 2. */
-export async function editing(run: () => Promise<number>): Promise<number> {
-  try {
-    return await run();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(err.problems.map((p) => `${p}\n`).join(''));
-    return 2;
-  }
-}
-
-const refuse = (message: string): number => {
-  process.stderr.write(`watchdog user: ${message}\n`);
-  return 1;
-};
-
 function nameArg(positionals: string[]): string {
   const [, name, extra] = positionals;
-  if (name === undefined) throw new UsageError(`name the user\n${userUsage}`);
-  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"\n${userUsage}`);
+  if (name === undefined) throw new UsageError(`name the user\n${usage}`);
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"\n${usage}`);
   if (!NAME.test(name))
     throw new UsageError(`"${name}" is not a user name: letters, digits, "_", ".", "@" and "-", at most 64`);
   return name;
@@ -76,71 +61,71 @@ function list(doc: UsersDoc): number {
 }
 
 /** `watchdog user add|passwd|remove|list|totp`. */
-export const user: Command = (args) =>
-  editing(async () => {
-    const { values, positionals } = parseCommandArgs(args, userOptions, userUsage);
-    const verb = positionals[0];
-    const file = await usersFileOf(values.config);
-    const doc = await readForEdit(file);
-    doc.Users ??= {};
-    const users = doc.Users;
-    switch (verb) {
-      case 'list':
-        if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${userUsage}`);
-        return list(doc);
-      case 'add': {
-        const name = nameArg(positionals);
-        if (users[name]) return refuse(`${name} exists already in ${file}; \`watchdog user passwd\` sets its password`);
-        // The roles are checked before the password is asked for, with a stand-in hash of nothing.
-        users[name] = { Password: await hashPassword('', { N: 1024, r: 1, p: 1 }), Roles: values.role ?? [] };
-        checkedText(file, doc);
-        users[name].Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, userUsage));
-        await writeUsers(file, doc);
-        process.stdout.write(`added ${name} to ${file}\n`);
-        return 0;
-      }
-      case 'passwd': {
-        const name = nameArg(positionals);
-        const entry = users[name];
-        if (!entry) return refuse(`no user ${name} in ${file}`);
-        entry.Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, userUsage));
-        await writeUsers(file, doc);
-        process.stdout.write(`set the password of ${name} in ${file}\n`);
-        return 0;
-      }
-      case 'remove': {
-        const name = nameArg(positionals);
-        if (!users[name]) return refuse(`no user ${name} in ${file}`);
-        delete users[name];
-        const revoked = Object.entries(doc.Keys ?? {}).filter(([, k]) => k.User === name);
-        for (const [id] of revoked) delete doc.Keys?.[id];
-        await writeUsers(file, doc);
-        process.stdout.write(
-          `removed ${name} from ${file}${revoked.length ? ` and revoked ${revoked.length} key(s)` : ''}\n`,
-        );
-        return 0;
-      }
-      case 'totp': {
-        const name = nameArg(positionals);
-        const entry = users[name];
-        if (!entry) return refuse(`no user ${name} in ${file}`);
-        if (values.disable === true) {
-          if (entry.Totp === undefined) return refuse(`${name} has no one-time code in ${file}`);
-          delete entry.Totp;
-          await writeUsers(file, doc);
-          process.stdout.write(`removed the one-time code of ${name} in ${file}\n`);
-          return 0;
-        }
-        entry.Totp = newTotpSecret();
-        await writeUsers(file, doc);
-        // The secret goes to stdout only, once (the URI on the first line, for a QR encoder); the note to stderr.
-        process.stderr.write(
-          `set a new one-time-code secret for ${name} in ${file}; add it to an authenticator app now, it is shown this once:\n`,
-        );
-        process.stdout.write(`${otpauthUri(name, entry.Totp)}\nsecret: ${entry.Totp}\n`);
-        return 0;
-      }
-      default:
-        throw new UsageError(`${verb === undefined ? 'say what to do' : `unknown action "${verb}"`}\n${userUsage}`);
+export const run: Command = async (args) => {
+  const { values, positionals } = parseCommandArgs(args, options, usage);
+  const verb = positionals[0];
+  const file = await usersFileOf(values.config);
+  const doc = await readForEdit(file);
+  doc.Users ??= {};
+  const users = doc.Users;
+  switch (verb) {
+    case 'list':
+      if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"\n${usage}`);
+      return list(doc);
+    case 'add': {
+      const name = nameArg(positionals);
+      if (users[name])
+        throw new ClientError(`${name} exists already in ${file}; \`watchdog user passwd\` sets its password`);
+      // The roles are checked before the password is asked for, with a stand-in hash of nothing.
+      users[name] = { Password: await hashPassword('', { N: 1024, r: 1, p: 1 }), Roles: values.role ?? [] };
+      checkedText(file, doc);
+      users[name].Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, usage));
+      await writeUsers(file, doc);
+      process.stdout.write(`added ${name} to ${file}\n`);
+      return 0;
     }
-  });
+    case 'passwd': {
+      const name = nameArg(positionals);
+      const entry = users[name];
+      if (!entry) throw new ClientError(`no user ${name} in ${file}`);
+      entry.Password = await hashPassword(await readNewPassword(values['password-stdin'] === true, usage));
+      await writeUsers(file, doc);
+      process.stdout.write(`set the password of ${name} in ${file}\n`);
+      return 0;
+    }
+    case 'remove': {
+      const name = nameArg(positionals);
+      if (!users[name]) throw new ClientError(`no user ${name} in ${file}`);
+      delete users[name];
+      const revoked = Object.entries(doc.Keys ?? {}).filter(([, k]) => k.User === name);
+      for (const [id] of revoked) delete doc.Keys?.[id];
+      await writeUsers(file, doc);
+      process.stdout.write(
+        `removed ${name} from ${file}${revoked.length ? ` and revoked ${revoked.length} key(s)` : ''}\n`,
+      );
+      return 0;
+    }
+    case 'totp': {
+      const name = nameArg(positionals);
+      const entry = users[name];
+      if (!entry) throw new ClientError(`no user ${name} in ${file}`);
+      if (values.disable === true) {
+        if (entry.Totp === undefined) throw new ClientError(`${name} has no one-time code in ${file}`);
+        delete entry.Totp;
+        await writeUsers(file, doc);
+        process.stdout.write(`removed the one-time code of ${name} in ${file}\n`);
+        return 0;
+      }
+      entry.Totp = newTotpSecret();
+      await writeUsers(file, doc);
+      // The secret goes to stdout only, once (the URI on the first line, for a QR encoder); the note to stderr.
+      process.stderr.write(
+        `set a new one-time-code secret for ${name} in ${file}; add it to an authenticator app now, it is shown this once:\n`,
+      );
+      process.stdout.write(`${otpauthUri(name, entry.Totp)}\nsecret: ${entry.Totp}\n`);
+      return 0;
+    }
+    default:
+      throw new UsageError(`${verb === undefined ? 'say what to do' : `unknown action "${verb}"`}\n${usage}`);
+  }
+};

@@ -1,6 +1,6 @@
 /** `Servers.Instances.<key>.Backups` and `.Retention`: snapshots of an instance's data, and how long things are kept. */
 import * as v from 'valibot';
-import { amount } from '../numbers.ts';
+import { amount, text } from '../numbers.ts';
 import { Cron, TimeZone } from './maintenance.ts';
 
 const Count = (def: number) => v.optional(amount('items', { whole: true, min: 0, max: 10_000 }), def);
@@ -26,7 +26,7 @@ export const BackupsSchema = v.strictObject(
     ),
     AfterCommandTimeoutSeconds: v.optional(amount('seconds', { positive: true }), 600),
     /** The `sqlite3` program that copies SQLite databases with the online backup. */
-    Sqlite3Path: v.optional(v.pipe(v.string('expected a program'), v.minLength(1, 'expected a program')), 'sqlite3'),
+    Sqlite3Path: v.optional(text('a program'), 'sqlite3'),
     /** Kept free on the disk beyond twice the data's size before a snapshot begins. */
     SpaceMarginMegabytes: NonNegative(64, 'megabytes'),
   },

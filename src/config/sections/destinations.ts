@@ -1,49 +1,37 @@
 import * as v from 'valibot';
+import { httpUrl, text } from '../numbers.ts';
 
 /** Where a route's notices go: each route names exactly one of these keys. */
 export const DESTINATIONS = ['Webhook', 'Ntfy', 'Slack', 'Matrix', 'Telegram', 'Email', 'Json', 'Command'] as const;
 export type DestinationName = (typeof DESTINATIONS)[number];
 
 /**
- * Keys whose values are secrets (a URL holding a token, a token, an SMTP URL with a password): never shown. Matrix,
- * Telegram and Email take maps, but a string written there in their place is most likely the secret itself.
+ * Keys whose values are secrets (a URL holding a token, a token, an SMTP URL with a password): never shown. That is
+ * every destination but Command's argv: Matrix, Telegram and Email take maps, but a string written in their place
+ * is most likely the secret itself.
  */
 export const SECRET_KEYS: ReadonlySet<string> = new Set([
-  'Matrix',
-  'Telegram',
-  'Email',
-  'ChatWebhook',
-  'Webhook',
-  'Ntfy',
-  'Token',
-  'Slack',
-  'Json',
-  'AccessToken',
-  'BotToken',
-  'Smtp',
+  ...DESTINATIONS.filter((d) => d !== 'Command'),
+  ...['ChatWebhook', 'Token', 'AccessToken', 'BotToken', 'Smtp'],
 ]);
 
-const httpUrl = (what: string) => {
-  const expected = `expected ${what} (http or https)`;
-  return v.pipe(v.string(expected), v.url(expected), v.regex(/^https?:\/\//i, expected));
-};
-const text = (what: string) => v.pipe(v.string(`expected ${what}`), v.nonEmpty(`expected ${what}`));
+const url = (what: string) => httpUrl(`expected ${what} (http or https)`);
 
-export const WebhookUrl = httpUrl('a webhook URL');
+export const WebhookUrl = url('a webhook URL');
 const TO = 'expected a recipient address or a list of them';
 const address = v.pipe(v.string(TO), v.email(TO));
 
 /** The destination keys of a route, with their shapes; `routeSchema` checks that exactly one is given. */
 export const destinationEntries = {
   Webhook: v.optional(WebhookUrl),
-  Ntfy: v.optional(httpUrl('an ntfy topic URL')),
+  Ntfy: v.optional(url('an ntfy topic URL')),
   // An ntfy access token, sent as `Authorization: Bearer`; only beside Ntfy.
   Token: v.optional(text('an ntfy access token')),
-  Slack: v.optional(httpUrl('a Slack, Mattermost or Rocket.Chat incoming-webhook URL')),
+  Slack: v.optional(url('a Slack, Mattermost or Rocket.Chat incoming-webhook URL')),
   Matrix: v.optional(
     v.strictObject(
       {
-        Homeserver: httpUrl('the homeserver URL'),
+        Homeserver: url('the homeserver URL'),
         RoomId: v.pipe(text('a room id (!abc:example.org)'), v.regex(/^[!#]/, 'expected a room id (!abc:example.org)')),
         AccessToken: text("the bot account's access token"),
       },
@@ -55,7 +43,7 @@ export const destinationEntries = {
       {
         BotToken: text("the bot's token (from @BotFather)"),
         ChatId: v.union([text('a chat id'), v.number('a chat id')], 'expected a chat id (a number or @channel)'),
-        ApiUrl: v.optional(httpUrl('the Bot API URL'), 'https://api.telegram.org'),
+        ApiUrl: v.optional(url('the Bot API URL'), 'https://api.telegram.org'),
       },
       'expected a map with BotToken, ChatId and optionally ApiUrl',
     ),
@@ -73,7 +61,7 @@ export const destinationEntries = {
       'expected a map with Smtp, From and To',
     ),
   ),
-  Json: v.optional(httpUrl('a URL taking the notice as JSON')),
+  Json: v.optional(url('a URL taking the notice as JSON')),
   Command: v.optional(
     v.pipe(
       v.array(text('a program or argument'), 'expected a list: the program, then its arguments'),

@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import { cronProblem, timeZoneProblem } from '../cron.ts';
 import { type ConfigPath, isMap, type ReportProblem } from '../merge.ts';
-import { amount } from '../numbers.ts';
+import { amount, text } from '../numbers.ts';
 import { commandProblem } from './console-hub.ts';
 
 export const MAINTENANCE_POLICIES = ['Now', 'RoundEnd', 'Empty'] as const;
@@ -27,7 +27,7 @@ export const TimeZone = v.pipe(
 );
 
 /** A console command line (one line, no control characters; the console's own check says more at load). */
-const Command = v.pipe(v.string('expected a console command'), v.minLength(1, 'expected a console command'));
+const Command = text('a console command');
 
 export const MaintenanceSchema = v.strictObject(
   {

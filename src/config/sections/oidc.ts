@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { isLoopback } from '../listen.ts';
+import { text as NonEmpty } from '../numbers.ts';
 
 /** The callback path the daemon serves (src/http/oidc-routes.ts); `RedirectUrl` must end with it. */
 export const OIDC_CALLBACK_PATH = '/login/oidc/callback';
@@ -18,7 +19,6 @@ const parsed = (text: string): URL | undefined => {
   }
 };
 
-const NonEmpty = (what: string) => v.pipe(v.string(`expected ${what}`), v.minLength(1, `expected ${what}`));
 const ClaimName = v.pipe(
   v.string('expected a claim name'),
   v.regex(/^[A-Za-z0-9_.:/-]{1,128}$/, 'expected a claim name (letters, digits, "_", ".", ":", "/" and "-")'),

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { amount, seconds } from '../numbers.ts';
+import { amount, seconds, text } from '../numbers.ts';
 import { OidcSchema } from './oidc.ts';
 
 const Minutes = (def: number) =>
@@ -20,7 +20,7 @@ const Count = (unit: string, def: number, min: number, max: number) =>
  */
 export const UsersSchema = v.strictObject(
   {
-    File: v.optional(v.pipe(v.string('expected a file path'), v.minLength(1, 'expected a file path'))),
+    File: v.optional(text('a file path')),
     // A session ends this long after its login, and this long after its last request.
     SessionMinutes: Minutes(12 * 60),
     SessionIdleMinutes: Minutes(60),

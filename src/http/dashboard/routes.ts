@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { CHART_VIEWS, isChartView, OPERATOR_STATES } from '../../chart/operator.ts';
-import { cachedChartSvg } from '../../chart/svg.ts';
+import { cachedChartSvg } from '../../chart/render.ts';
 import { describeError } from '../../errors.ts';
 import { adminAccess } from '../admin-auth.ts';
 import type { HttpDeps } from '../deps.ts';

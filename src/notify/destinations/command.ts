@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { Notice } from '../../bus.ts';
-import type { Attempt, Delivery } from '../sender.ts';
-import type { DeliveryContext } from './context.ts';
-import { noticeJson } from './json.ts';
+import type { Attempt, Delivery, DeliveryContext } from '../sender.ts';
+import { noticeJson } from './http.ts';
 
 export interface CommandTarget {
   type: 'Command';

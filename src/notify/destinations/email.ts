@@ -1,9 +1,8 @@
 import { createRequire } from 'node:module';
 import type * as Nodemailer from 'nodemailer';
 import type { Notice } from '../../bus.ts';
-import type { Attempt, Delivery } from '../sender.ts';
-import type { DeliveryContext } from './context.ts';
-import { plainText, viewOf } from './view.ts';
+import { plainText, viewOf } from '../payload.ts';
+import type { Attempt, Delivery, DeliveryContext } from '../sender.ts';
 
 const load = createRequire(import.meta.url);
 

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { formatAge, formatDuration } from '../../../src/cli/client/format.ts';
+import { formatAge, formatDuration } from '../../../src/cli/client/status-table.ts';
 
 const duration = suite('formatDuration :: two largest units');
 

@@ -1,7 +1,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { colourEnabled, paint, stateStyle } from '../../../src/cli/client/colour.ts';
-import { COLUMNS, renderStatusTable, type StatusRow, statusCells } from '../../../src/cli/client/status-table.ts';
+import {
+  COLUMNS,
+  colourEnabled,
+  paint,
+  renderStatusTable,
+  type StatusRow,
+  stateStyle,
+  statusCells,
+} from '../../../src/cli/client/status-table.ts';
 
 const now = Date.parse('2024-05-01T12:00:00.000Z');
 const rows: StatusRow[] = [

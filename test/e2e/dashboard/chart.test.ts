@@ -1,12 +1,12 @@
+import { suite } from 'uvu';
 /**
  * The statechart SVGs the dashboard serves (the operator's view and the developer's), measured in headless Chromium:
  * no two labels overlap, and the legend names every arrow colour the chart uses.
  */
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { EDGE_STYLE } from '../../../src/chart/dot-edges.ts';
 import { type ChartView, OPERATOR_LEGEND } from '../../../src/chart/operator.ts';
-import { renderChartSvg } from '../../../src/chart/svg.ts';
+import { renderChartSvg } from '../../../src/chart/render.ts';
 import { type Browser, browserSuite, openBrowser, screenshot } from './_support/browser.ts';
 
 interface Label {

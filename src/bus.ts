@@ -14,7 +14,7 @@ export type { AlertKind, MaintenanceKind, RestartReason };
 
 /**
  * What a chat notification is about (`Notification.Routes[].Events`); `loop` covers crash and hang loops,
- * `scheduled-restart` and `hold` are the notifier's from the maintenance events (src/notify/maintenance-notices.ts).
+ * `scheduled-restart` and `hold` are the notifier's from the maintenance events (src/notify/notices.ts).
  */
 export const NOTICE_KINDS = [
   'crash',

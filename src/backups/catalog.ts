@@ -1,7 +1,7 @@
-import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CREATE_NEW, clearForWrite, readRegularFile } from '../regular-file.ts';
-import { syncPath } from '../updates/install/flush.ts';
+import { readRegularFile } from '../regular-file.ts';
+import { writeFileAtomic } from '../store/atomic-file.ts';
 import { type BackupManifest, isSnapshotId, parseManifest } from './manifest.ts';
 
 /** One snapshot as a listing shows it: its manifest and where its archive is. */
@@ -48,16 +48,13 @@ export async function removeBackup(entry: BackupEntry): Promise<void> {
 }
 
 /**
- * Rewrites a snapshot's manifest beside its archive (a before-update snapshot learning the build installed) by
- * temporary name and rename, so a listing never reads half of one; the copy inside the archive stays as taken.
+ * Rewrites a snapshot's manifest beside its archive (a before-update snapshot learning the build installed)
+ * atomically, so a listing never reads half of one; the copy inside the archive stays as taken.
  */
 export async function rewriteManifest(backupsDir: string, manifest: BackupManifest): Promise<void> {
-  const file = join(backupsDir, `${manifest.id}.json`);
-  await clearForWrite(`${file}.partial`);
-  await writeFile(`${file}.partial`, `${JSON.stringify(manifest, null, 2)}\n`, { flag: CREATE_NEW });
-  await syncPath(`${file}.partial`);
-  await rename(`${file}.partial`, file);
-  await syncPath(backupsDir);
+  await writeFileAtomic(join(backupsDir, `${manifest.id}.json`), `${JSON.stringify(manifest, null, 2)}\n`, {
+    mode: 0o644,
+  });
 }
 
 /**

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { extract } from 'tar';
 import { describeError } from '../errors.ts';
 import { hashFile } from '../regular-file.ts';
+import { syncPath } from '../store/atomic-file.ts';
 import { diskSpaceOf, formatBytes } from '../store/disk-space.ts';
-import { flushTree, syncPath } from '../updates/install/flush.ts';
+import { flushTree } from '../updates/install/flush.ts';
 import type { BackupEntry } from './catalog.ts';
 import { SNAPSHOT_PATHS } from './collect.ts';
 import { BackupError } from './snapshot.ts';
@@ -111,7 +112,7 @@ export async function recoverInterrupted(instanceDir: string, backupsDir: string
     await rm(join(instanceDir, work), { recursive: true, force: true });
   }
   for (const name of await readdir(backupsDir).catch(() => [] as string[]))
-    if (name.startsWith('.staging-') || name.endsWith('.partial'))
+    if (name.startsWith('.staging-') || /\.(partial|tmp)$/.test(name))
       await rm(join(backupsDir, name), { recursive: true, force: true });
   return back;
 }

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { create } from 'tar';
 import { describeError } from '../errors.ts';
 import { clearForWrite } from '../regular-file.ts';
+import { syncPath } from '../store/atomic-file.ts';
 import { diskFullError, diskSpaceOf, formatBytes } from '../store/disk-space.ts';
-import { syncPath } from '../updates/install/flush.ts';
 import { listBackups, rewriteManifest } from './catalog.ts';
 import { collect, listSources, SNAPSHOT_PATHS } from './collect.ts';
 import { type BackupKind, type BackupManifest, snapshotId } from './manifest.ts';
@@ -81,11 +81,7 @@ export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest
     await rewriteManifest(req.backupsDir, done);
     return done;
   } catch (err) {
-    await Promise.all([
-      rm(partial, { force: true }),
-      rm(archive, { force: true }),
-      rm(join(req.backupsDir, `${id}.json.partial`), { force: true }),
-    ]);
+    await Promise.all([rm(partial, { force: true }), rm(archive, { force: true })]);
     throw asBackupError(err, req);
   } finally {
     await rm(staging, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { close, fsync, open } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { syncPath } from '../../store/atomic-file.ts';
 
 /**
  * Writes a staged build through to the disk while the old server still runs: otherwise the writeback lands after
@@ -48,14 +48,4 @@ async function treePaths(dir: string, signal: AbortSignal, into: string[] = []):
   }
   into.push(dir);
   return into;
-}
-
-/** fsync of one file or folder (a folder: the names in it, after a rename). */
-export function syncPath(path: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    open(path, 'r', (openErr, fd) => {
-      if (openErr) return reject(openErr);
-      fsync(fd, (syncErr) => close(fd, (closeErr) => (syncErr || closeErr ? reject(syncErr ?? closeErr) : resolve())));
-    });
-  });
 }

@@ -6,7 +6,6 @@ import { extractZip } from './zip.ts';
 
 export type ArchiveFormat = 'zip' | 'tar' | 'gzip';
 
-/** How many first bytes `formatOfHead` needs to tell every format apart. */
 export const HEAD_BYTES = 512;
 
 /** The format from an archive's first bytes: names lie (a `.zip` link may serve a tarball), magic bytes do not. */
@@ -37,10 +36,8 @@ export async function detectArchiveFormat(archive: string): Promise<ArchiveForma
 }
 
 /**
- * Extracts a zip, tar or tar.gz (by magic bytes) into the existing `destDir`, refusing unsafe entries (entry-guard.ts)
- * and corrupt archives with an UpdateError; a failure may leave a partial tree (callers use a scratch folder). The
- * declared size is checked against the ceiling and the free space first (DiskSpaceError), and writing stops at the
- * cap derived from it (`unpackCap`).
+ * Extracts a zip, tar or tar.gz into the existing `destDir` (a scratch folder: a failure may leave a partial tree);
+ * the declared size is checked against the ceiling and the free space first, and writing stops at `unpackCap`.
  */
 export async function extractArchive(
   archive: string,

@@ -17,7 +17,7 @@ const MAX_LINK_TARGET = 4096;
 const STORED = 0;
 const DEFLATED = 8;
 
-/** yauzl validates names itself; its messages start like this (yauzl `validateFileName`). */
+/** yauzl's own name checks (`validateFileName`). */
 const YAUZL_NAME_ERROR = /^(absolute path|invalid relative path|invalid characters in fileName): (.*)$/s;
 
 async function readSmall(stream: Readable, name: string): Promise<string> {
@@ -31,10 +31,7 @@ async function readSmall(stream: Readable, name: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/**
- * The entry's contents, checked against the central directory as they pass: a size beyond the recorded one fails
- * before it is written (yauzl's own check is off, to word it so), a shorter one or a bad CRC-32 at the end.
- */
+/** The entry's contents, checked against its recorded size (yauzl's check is off, to word it so) and CRC-32. */
 async function* checked(entry: Entry, data: Readable): AsyncGenerator<Buffer> {
   let crc = 0;
   let size = 0;
@@ -99,11 +96,7 @@ function wrapZipError(err: unknown): UpdateError {
   return new UpdateError(`the zip archive is corrupt or unreadable (${message})`, { cause: err });
 }
 
-/**
- * Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). Before writing
- * anything it passes the size the central directory declares to `admit`, which refuses it or gives the cap on what
- * may be written (tree.ts).
- */
+/** Extracts a zip, refusing unsafe entries (entry-guard.ts); `admit` takes the declared size and gives the cap. */
 export async function extractZip(
   archive: string,
   destDir: string,
@@ -112,7 +105,7 @@ export async function extractZip(
 ): Promise<void> {
   let zip: ZipFile | undefined;
   try {
-    // .update/ is in the instance folder, which the server can write: never wait on a pipe put there.
+    // .update/ is the server's to write: never wait on a pipe put there.
     const { fd } = openRegularSync(archive);
     // Once open, the descriptor is yauzl's: `zip.close()` closes it when the last entry stream has ended.
     zip = await fromFdPromise(fd, { autoClose: false, validateEntrySizes: false }).catch((err: unknown) => {

@@ -2,11 +2,9 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
 
-/**
- * The small glob the Git provider's `Updates.Artifact` and `Updates.ClientArtifact` use: `/`-separated segments
- * relative to `source/`, where `*` matches any run of characters and `?` one character within a segment, without
- * regard to case (like the archive-name rules in archive/names.ts). Node 20 has no `fs.glob`. Patterns cannot leave
- * the checkout: no absolute paths, no `..`.
+/*
+ * The glob of `Updates.Artifact` and `ClientArtifact` (Node 20 has no `fs.glob`): segments relative to `source/`,
+ * `*` and `?` within a segment, case-insensitive; no absolute paths, no `..`.
  */
 
 function escapeRegExp(text: string): string {
@@ -28,7 +26,7 @@ export function splitPattern(pattern: string, setting: string): string[] {
   return segments;
 }
 
-/** Files under `root` matching `pattern`, as absolute paths, sorted. Folders that do not exist match nothing. */
+/** Files under `root` matching `pattern`, sorted. */
 export async function globFiles(root: string, pattern: string, setting = 'the artifact pattern'): Promise<string[]> {
   const segments = splitPattern(pattern, setting);
   let dirs = [root];

@@ -4,15 +4,11 @@ import { readRegularFile } from '../regular-file.ts';
 import { writeFileAtomic } from '../store/atomic-file.ts';
 import { type BackupManifest, isSnapshotId, parseManifest } from './manifest.ts';
 
-/** One snapshot as a listing shows it: its manifest and where its archive is. */
 export interface BackupEntry extends BackupManifest {
   archive: string;
 }
 
-/**
- * The snapshots in `backupsDir`, newest first: each `<id>.json` whose `<id>.tar.gz` exists. A manifest that cannot
- * be read is reported through `onBad` and left alone (a person may be looking into it), never deleted here.
- */
+/** Each `<id>.json` whose `<id>.tar.gz` exists, newest first; an unreadable one goes to `onBad` and is left alone. */
 export async function listBackups(
   backupsDir: string,
   onBad?: (file: string, err: Error) => void,
@@ -36,21 +32,17 @@ export async function listBackups(
   return out.sort((a, b) => (a.takenAt === b.takenAt ? (a.id < b.id ? 1 : -1) : a.takenAt < b.takenAt ? 1 : -1));
 }
 
-/** The listing's entry of a snapshot in `backupsDir` whose manifest is `manifest`. */
 export function entryOf(backupsDir: string, manifest: BackupManifest): BackupEntry {
   return { ...manifest, archive: join(backupsDir, `${manifest.id}.tar.gz`) };
 }
 
-/** Deletes a snapshot: its archive first, so a listing never shows one without it. */
+/** The archive first, so a listing never shows one without it. */
 export async function removeBackup(entry: BackupEntry): Promise<void> {
   await rm(entry.archive, { force: true });
   await rm(entry.archive.replace(/\.tar\.gz$/, '.json'), { force: true });
 }
 
-/**
- * Rewrites a snapshot's manifest beside its archive (a before-update snapshot learning the build installed)
- * atomically, so a listing never reads half of one; the copy inside the archive stays as taken.
- */
+/** Rewrites the manifest beside the archive (the one inside stays as taken). */
 export async function rewriteManifest(backupsDir: string, manifest: BackupManifest): Promise<void> {
   await writeFileAtomic(join(backupsDir, `${manifest.id}.json`), `${JSON.stringify(manifest, null, 2)}\n`, {
     mode: 0o644,
@@ -58,9 +50,8 @@ export async function rewriteManifest(backupsDir: string, manifest: BackupManife
 }
 
 /**
- * The newest `before-update` snapshot of `entries` (newest first) taken on build `previous` just before `revision`
- * replaced it. Both must match: after a rollback, bin.prev holds the newer build, and a snapshot taken before some
- * older install of `revision` holds another build's data.
+ * The newest `before-update` snapshot taken on build `previous` just before `revision` replaced it: both must match,
+ * as after a rollback bin.prev holds the newer build.
  */
 export function takenBefore(entries: BackupEntry[], revision: string, previous: string): BackupEntry | null {
   return (

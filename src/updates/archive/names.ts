@@ -4,7 +4,7 @@ import { KNOWN_RIDS } from '../platform.ts';
 
 const EXTENSION = /\.(zip|tar\.gz|tgz|tar)$/i;
 
-function escapeRegExp(text: string): string {
+export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { type Entry, fromFdPromise, type ZipFile } from 'yauzl';
 import { UpdateError } from '../../errors.ts';
+import { AnswerTooLargeError, readCapped } from '../../kit/capped-body.ts';
 import { openRegularSync } from '../../regular-file.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
@@ -19,17 +20,6 @@ const DEFLATED = 8;
 
 /** yauzl's own name checks (`validateFileName`). */
 const YAUZL_NAME_ERROR = /^(absolute path|invalid relative path|invalid characters in fileName): (.*)$/s;
-
-async function readSmall(stream: Readable, name: string): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_LINK_TARGET) refuseEntry(name, 'it is a link with an overlong target');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** The entry's contents, checked against its recorded size (yauzl's check is off, to word it so) and CRC-32. */
 async function* checked(entry: Entry, data: Readable): AsyncGenerator<Buffer> {
@@ -72,7 +62,13 @@ async function extractEntry(zip: ZipFile, entry: Entry, tree: ExtractTree, signa
   }
   if (type === S_IFLNK) {
     const dest = await tree.place(name, segments);
-    const target = await readSmall(await zip.openReadStreamPromise(entry), name);
+    const target = await readCapped(await zip.openReadStreamPromise(entry), MAX_LINK_TARGET, name).then(
+      (bytes) => bytes.toString('utf8'),
+      (err: unknown) =>
+        err instanceof AnswerTooLargeError
+          ? refuseEntry(name, 'it is a link with an overlong target')
+          : Promise.reject(err),
+    );
     checkSymlinkTarget(name, target);
     await symlink(target, dest);
     tree.linked(segments);

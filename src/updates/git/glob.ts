@@ -1,18 +1,15 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
+import { escapeRegExp } from '../archive/names.ts';
 
 /*
  * The glob of `Updates.Artifact` and `ClientArtifact` (Node 20 has no `fs.glob`): segments relative to `source/`,
  * `*` and `?` within a segment, case-insensitive; no absolute paths, no `..`.
  */
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-}
-
 export function segmentMatcher(segment: string): RegExp {
-  const body = escapeRegExp(segment).replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]');
+  const body = escapeRegExp(segment).replaceAll('\\*', '[^/]*').replaceAll('\\?', '[^/]');
   return new RegExp(`^${body}$`, 'i');
 }
 
@@ -26,7 +23,6 @@ export function splitPattern(pattern: string, setting: string): string[] {
   return segments;
 }
 
-/** Files under `root` matching `pattern`, sorted. */
 export async function globFiles(root: string, pattern: string, setting = 'the artifact pattern'): Promise<string[]> {
   const segments = splitPattern(pattern, setting);
   let dirs = [root];

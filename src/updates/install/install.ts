@@ -105,13 +105,10 @@ const waiting = new Map<string, string>();
  * competes with the launch players wait for. One waits at a time; a failed removal is cleared at daemon start.
  */
 function removeLater(instanceDir: string, path: string): void {
-  const key = resolve(instanceDir);
-  const older = waiting.get(key);
-  waiting.set(key, path);
-  if (older) startRemoval(key, older);
+  removeDisplacedBuilds(instanceDir);
+  waiting.set(resolve(instanceDir), path);
 }
 
-/** Starts removing the build displaced by the last install into `instanceDir`, if one waits. */
 export function removeDisplacedBuilds(instanceDir: string): void {
   const key = resolve(instanceDir);
   const path = waiting.get(key);
@@ -145,7 +142,6 @@ async function removeOneByOne(path: string): Promise<void> {
   await rmdir(path);
 }
 
-/** Removes the builds displaced in `instanceDir` now; resolves once done. */
 export function oldBuildsRemoved(instanceDir: string): Promise<void> {
   removeDisplacedBuilds(instanceDir);
   return removals.get(resolve(instanceDir)) ?? Promise.resolve();

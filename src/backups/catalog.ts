@@ -42,7 +42,6 @@ export async function removeBackup(entry: BackupEntry): Promise<void> {
   await rm(entry.archive.replace(/\.tar\.gz$/, '.json'), { force: true });
 }
 
-/** Rewrites the manifest beside the archive (the one inside stays as taken). */
 export async function rewriteManifest(backupsDir: string, manifest: BackupManifest): Promise<void> {
   await writeFileAtomic(join(backupsDir, `${manifest.id}.json`), `${JSON.stringify(manifest, null, 2)}\n`, {
     mode: 0o644,

@@ -80,7 +80,6 @@ async function copyDatabase(source: string, target: string, opts: CollectOptions
 }
 
 interface SnapshotSources {
-  /** Relative to the instance folder, sorted. */
   files: string[];
   bytes: number;
   skipped: { path: string; reason: string }[];

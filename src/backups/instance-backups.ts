@@ -8,7 +8,6 @@ import type { BackupKind, BackupManifest } from './manifest.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
 import { BackupError, type SnapshotRequest, takeSnapshot } from './snapshot.ts';
 
-/** For the status, `/metrics` and chat. */
 export type BackupOutcome =
   | { ok: true; kind: BackupKind; id: string; bytes: number; archiveBytes: number; removed: string[]; at: number }
   | { ok: false; kind: BackupKind; reason: 'space' | 'failed'; error: string; at: number };
@@ -32,7 +31,6 @@ interface BackupReports {
 const MB = 1_000_000;
 const SQLITE_TIMEOUT_MS = 10 * 60_000;
 
-/** The snapshot taken before an install, told how the install ended. */
 interface InstallSnapshot {
   readonly id: string;
   /**
@@ -44,7 +42,6 @@ interface InstallSnapshot {
   notInstalled(): Promise<void>;
 }
 
-/** What a caller says of a snapshot; the rest of a SnapshotRequest comes from the instance and its settings. */
 type Asked = Pick<SnapshotRequest, 'kind' | 'revision' | 'revisionAfter' | 'quiet'>;
 
 /**
@@ -182,7 +179,6 @@ export function createInstanceBackups(opts: {
       return back;
     },
 
-    /** What a rollback from `revision` back to `previous` puts back, or null. */
     async takenBefore(revision: string | null, previous: string | null): Promise<BackupEntry | null> {
       if (revision === null || previous === null) return null;
       return takenBefore(await list(), revision, previous);
@@ -231,7 +227,6 @@ export function createInstanceBackups(opts: {
       return run;
     },
 
-    /** Stops off-host copies; waits for a snapshot or a restore under way. */
     async close(): Promise<void> {
       copies.stop();
       await replacing;

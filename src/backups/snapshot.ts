@@ -31,7 +31,6 @@ export interface SnapshotRequest {
   revisionAfter?: string | null;
   quiet: boolean | (() => boolean);
   sqlite: SqliteCopyOptions;
-  /** Kept free on the disk beyond what the snapshot needs. */
   marginBytes: number;
   now?: Date;
 }

@@ -124,7 +124,6 @@ interface HubState {
   missingSince: number | null;
   lastError: string | null;
   readvertised: boolean;
-  /** The absence was told (once). */
   told: boolean;
   checkedAt: number | null;
 }
@@ -132,7 +131,6 @@ interface HubState {
 interface HubReports {
   /** Once per absence longer than the limit (after a re-advertise, with a console). */
   missing(hub: string, address: string, since: number, why: string | null): void;
-  /** Listed again after an absence that was told. */
   back(hub: string, address: string, missingMs: number): void;
   readvertised(hub: string): void;
 }

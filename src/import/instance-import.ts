@@ -49,7 +49,6 @@ export function importedData(found: InstanceImport, updateType: string | null): 
   return { ...defaultInstanceData(updateType), revision: found.revision, launch: found.launch };
 }
 
-/** For the daemon log and `watchdog import`. */
 export function describeServer(found: InstanceImport): string {
   const pid = found.persistedPid;
   switch (found.server) {

@@ -9,7 +9,6 @@ interface DiskSpace {
   totalBytes: number;
 }
 
-/** Rejects when the folder is gone or cannot be read. */
 export async function diskSpaceOf(path: string): Promise<DiskSpace> {
   const [info, fs] = await Promise.all([stat(path), statfs(path)]);
   return {
@@ -20,7 +19,6 @@ export async function diskSpaceOf(path: string): Promise<DiskSpace> {
   };
 }
 
-/** The highest folder above `path` on device `dev`. */
 async function mountPointOf(path: string, dev: number): Promise<string> {
   let here = path;
   for (;;) {
@@ -34,7 +32,6 @@ async function mountPointOf(path: string, dev: number): Promise<string> {
 
 const FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
 
-/** The ENOSPC or EDQUOT error in `err`'s cause chain, or null. */
 export function diskFullError(err: unknown): NodeJS.ErrnoException | null {
   for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
     const code = (e as NodeJS.ErrnoException).code;

@@ -174,7 +174,6 @@ async function freeName(name: string): Promise<string> {
   throw new Error(`could not find a free name beside ${name}`);
 }
 
-/** Pending writes per folder, so writes land in the order they were made. */
 const queues = new Map<string, Promise<void>>();
 
 /**

@@ -16,7 +16,6 @@ export interface Retained {
 
 const DAY_MS = 86_400_000;
 
-/** The items to remove, oldest first. */
 export function expired<T extends Retained>(items: readonly T[], rule: RetentionRule, now: number): T[] {
   const newestFirst = [...items].sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1));
   // KeepDays 0 keeps nothing by age: a file time can lie a fraction of a millisecond past an integer `now`.

@@ -147,7 +147,6 @@ function unknownRidParents(rid: string): string[] {
   return RID_GRAPH[os] ? [os] : ['any'];
 }
 
-/** The first of `rid`'s fallbacks that `available` offers (exact key match), or undefined. */
 export function pickPlatform(available: string[], rid: string): string | undefined {
   return ridFallbacks(rid).find((candidate) => available.includes(candidate));
 }

@@ -53,7 +53,6 @@ async function downloadCap(destDir: string, total: number | null, limits: SpaceL
   return { bytes: limits.ceilingBytes, limit: 'the most Updates.MaxUnpackedMegabytes allows' };
 }
 
-/** `body`, failing with DiskSpaceError(`cap`) past `cap.bytes`. */
 function capped(body: Readable, cap: DownloadCap | null): Readable {
   if (cap === null) return body;
   let bytes = 0;

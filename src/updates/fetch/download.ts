@@ -158,7 +158,6 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
   }
 }
 
-/** Writes a stream into a new file at `dest`, whatever was there (regular-file.ts). */
 export async function writeFileFrom(body: Readable, dest: string, signal: AbortSignal): Promise<void> {
   await clearForWrite(dest);
   return pipelineAsync(body, createWriteStream(dest, { flags: CREATE_NEW }), { signal });

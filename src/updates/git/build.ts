@@ -76,7 +76,6 @@ export async function removeStaleArtifacts(sourceDir: string, plan: BuildPlan): 
   }
 }
 
-/** Runs the plan's steps in `source/`, their output into the build log. */
 export async function runBuild(plan: BuildPlan, repo: RepoContext, signal: AbortSignal): Promise<void> {
   // The build gets no git credentials: only git itself talks to the remote.
   const env = gitEnv(repo.instanceDir, plan.env);
@@ -94,7 +93,6 @@ export async function runBuild(plan: BuildPlan, repo: RepoContext, signal: Abort
   }
 }
 
-/** The one file the build produced for `pattern`; UpdateError when there is none or several. */
 export async function findArtifact(sourceDir: string, pattern: string, setting: string): Promise<string> {
   const found = await globFiles(sourceDir, pattern, setting);
   if (found.length === 1) return found[0] as string;

@@ -53,14 +53,12 @@ export interface RepoContext {
   branch: string;
   timeouts: GitTimeouts;
   log: Logger;
-  /** The build log. */
   sink?: Writable;
   logHint?: string;
 }
 
 const COMMIT = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
-/** Runs git in `source/` unless `cwd` says otherwise. */
 async function git(
   ctx: RepoContext,
   signal: AbortSignal,
@@ -81,7 +79,6 @@ async function git(
   });
 }
 
-/** The commit the branch points at on the remote. */
 export async function remoteHead(ctx: RepoContext, signal: AbortSignal): Promise<string> {
   const ref = `refs/heads/${ctx.branch}`;
   const result = await git(ctx, signal, ['ls-remote', ctx.remote.url, ref], {
@@ -97,7 +94,6 @@ export async function remoteHead(ctx: RepoContext, signal: AbortSignal): Promise
   throw new UpdateError(`the repository ${ctx.remote.display} has no branch "${ctx.branch}" (Updates.Branch)`);
 }
 
-/** The commit checked out in `source/`. */
 export async function localHead(ctx: RepoContext, signal: AbortSignal): Promise<string> {
   const result = await git(ctx, signal, ['rev-parse', 'HEAD'], { capture: true });
   const commit = result.stdout.trim();

@@ -35,7 +35,6 @@ export function unpackCap(declaredBytes: number | null, limits: SpaceLimits): nu
   return Math.min(limits.ceilingBytes, Math.ceil(declaredBytes * 1.1) + MB);
 }
 
-/** Throws DiskSpaceError(`short`) unless the file system of `dir` has `needsBytes` free. */
 export async function ensureSpace(dir: string, needsBytes: number, what: string): Promise<void> {
   const space = await diskSpaceOf(dir).catch(() => null);
   // Unreadable (an odd file system): the write itself will tell.
@@ -47,7 +46,6 @@ export async function ensureSpace(dir: string, needsBytes: number, what: string)
   );
 }
 
-/** Throws DiskSpaceError(`cap`) when an archive declares more than the ceiling. */
 export function refuseOverCeiling(declaredBytes: number, limits: SpaceLimits): void {
   if (declaredBytes <= limits.ceilingBytes) return;
   throw new DiskSpaceError(

@@ -15,7 +15,6 @@ export async function flushTree(dir: string, signal: AbortSignal): Promise<void>
   await flushFiles(dir, signal);
 }
 
-/** syncfs(2) through `sync -f`; false when that could not be done. */
 function syncFileSystem(dir: string, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     execFile('sync', ['-f', dir], { signal, timeout: SYNC_TIMEOUT_MS }, (err) => resolve(err === null));
@@ -33,7 +32,6 @@ export async function flushFiles(dir: string, signal: AbortSignal): Promise<void
   }
 }
 
-/** The files and folders under `dir`, each folder after what it holds. */
 async function treePaths(dir: string, signal: AbortSignal, into: string[] = []): Promise<string[]> {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     if (signal.aborted) return into; // the caller reports the cancellation

@@ -31,14 +31,12 @@ export function createStagedBuilds(instanceDir: string) {
   return {
     /** The staged folder for `id`: the one kept when still there, else `make()`'s, kept as `revision`'s. */
     prepare: (id: string, make: () => Promise<string>, revision: string) => exclusive(() => obtain(id, make, revision)),
-    /** `prepare`, then swaps the folder into `bin/` and forgets it. */
     install: (id: string, make: () => Promise<string>, signal: AbortSignal, onPhase?: (phase: 'install') => void) =>
       exclusive(async () => {
         const dir = await obtain(id, make, null);
         ready = null;
         await commitStaged(instanceDir, dir, signal, onPhase);
       }),
-    /** The revision staged and waiting for its install, or null. */
     revision: (): string | null => ready?.revision ?? null,
   };
 }

@@ -23,7 +23,6 @@ export interface FoundBuild {
   locate(): Promise<ArchiveLocation>;
 }
 
-/** Downloads and extracts a server archive in a worker thread into a staging folder for `commitStaged`. */
 async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { signal: AbortSignal }): Promise<string> {
   const { instance } = ctx;
   // One name will do: providers serialise their preparations (install/staged-build.ts).

@@ -148,7 +148,6 @@ export function createGitProvider(
     ctx.log.info('client zip published', { file: join(binariesDir, kept.name) });
   }
 
-  /** The branch's newest commit, by ls-remote (no checkout needed). */
   async function newest(signal: AbortSignal): Promise<string> {
     await mkdir(instance.dir, { recursive: true });
     return remoteHead(repo(), signal);

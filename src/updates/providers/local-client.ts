@@ -50,7 +50,6 @@ export async function findClientZip(binariesDir: string, preferred: string | und
   );
 }
 
-/** Where launchers download `zipName` from the watchdog: `<BaseUrl>instances/<key>/binaries/<zipName>`. */
 export function clientDownloadUrl(publicBaseUrl: string, key: string, zipName: string): string {
   return new URL(`instances/${encodeURIComponent(key)}/binaries/${encodeURIComponent(zipName)}`, publicBaseUrl).href;
 }

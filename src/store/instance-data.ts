@@ -182,24 +182,18 @@ const queues = new Map<string, Promise<void>>();
  */
 export function writeInstanceData(dir: string, data: InstanceData, opts: { durable?: boolean } = {}): Promise<void> {
   const key = resolve(dir);
-  const durable = opts.durable ?? true;
-  const previous = queues.get(key) ?? Promise.resolve();
-  const next = previous.catch(() => undefined).then(() => writeNow(key, data, durable));
+  const file = join(key, DATA_FILE);
+  const write = () =>
+    writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { durable: opts.durable ?? true }).catch((err) => {
+      throw new Error(`could not write ${file} (${describeError(err)}); check that the instance folder is writable`, {
+        cause: err,
+      });
+    });
+  const next = (queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(write);
   queues.set(key, next);
   const forget = () => {
     if (queues.get(key) === next) queues.delete(key);
   };
   next.then(forget, forget);
   return next;
-}
-
-async function writeNow(dir: string, data: InstanceData, durable: boolean): Promise<void> {
-  const file = join(dir, DATA_FILE);
-  try {
-    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { durable });
-  } catch (err) {
-    throw new Error(`could not write ${file} (${describeError(err)}); check that the instance folder is writable`, {
-      cause: err,
-    });
-  }
 }

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { describeError } from '../errors.ts';
-import { openRegular } from '../regular-file.ts';
+import { readRegularHead } from '../regular-file.ts';
 
 /* `.backup` takes the locks and copies a consistent state while the server writes; a raw copy can be torn. */
 
@@ -11,14 +11,7 @@ export const SQLITE_SIDECARS = ['-wal', '-shm', '-journal'] as const;
 
 export async function isSqliteDatabase(path: string): Promise<boolean> {
   // In data/, which the server writes: a named pipe there is refused, never waited on.
-  const { file } = await openRegular(path);
-  try {
-    const head = Buffer.alloc(MAGIC.length);
-    const { bytesRead } = await file.read(head, 0, head.length, 0);
-    return bytesRead === MAGIC.length && head.equals(MAGIC);
-  } finally {
-    await file.close();
-  }
+  return (await readRegularHead(path, MAGIC.length)).equals(MAGIC);
 }
 
 export interface SqliteCopyOptions {

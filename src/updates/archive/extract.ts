@@ -1,5 +1,5 @@
 import { UpdateError } from '../../errors.ts';
-import { openRegular } from '../../regular-file.ts';
+import { readRegularHead } from '../../regular-file.ts';
 import { DEFAULT_LIMITS, ensureSpace, refuseOverCeiling, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
 import { extractTar, tarDeclared } from './tar.ts';
 import { extractZip } from './zip.ts';
@@ -25,14 +25,7 @@ export function formatOfHead(head: Buffer): ArchiveFormat | null {
 }
 
 export async function detectArchiveFormat(archive: string): Promise<ArchiveFormat | null> {
-  const { file } = await openRegular(archive);
-  try {
-    const head = Buffer.alloc(HEAD_BYTES);
-    const { bytesRead } = await file.read(head, 0, head.length, 0);
-    return formatOfHead(head.subarray(0, bytesRead));
-  } finally {
-    await file.close();
-  }
+  return formatOfHead(await readRegularHead(archive, HEAD_BYTES));
 }
 
 /**

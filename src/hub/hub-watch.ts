@@ -66,15 +66,12 @@ export const infoUrl = (hubUrl: string, address: string): string =>
 export async function checkListing(
   hubUrl: string,
   address: string,
-  opts: Pick<AnswerCap, 'timeoutMs' | 'maxBytes'> & { setting?: string; signal?: AbortSignal },
+  opts: Pick<AnswerCap, 'timeoutMs' | 'maxBytes'> & { setting?: string },
 ): Promise<Listing> {
   const url = infoUrl(hubUrl, address);
-  const signal = opts.signal
-    ? AbortSignal.any([opts.signal, AbortSignal.timeout(opts.timeoutMs)])
-    : AbortSignal.timeout(opts.timeoutMs);
   let res: Response;
   try {
-    res = await fetch(url, { signal, headers: { Accept: 'application/json' } });
+    res = await fetch(url, { signal: AbortSignal.timeout(opts.timeoutMs), headers: { Accept: 'application/json' } });
   } catch (err) {
     const late = (err as Error | null)?.name === 'TimeoutError' ? `no answer within ${opts.timeoutMs / 1000} s` : '';
     throw new HubUnreachableError(`cannot reach the hub at ${url}: ${late || describeError(err)}`, { cause: err });

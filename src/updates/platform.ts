@@ -130,9 +130,9 @@ export function hostPackagingRid(override?: string, host: Host = THIS_HOST): str
  * base); an unknown RID as is, then its operating system's chain.
  */
 export function ridFallbacks(rid: string): string[] {
-  const start = RID_GRAPH[rid] ? [rid] : [rid, ...unknownRidParents(rid)];
+  const os = rid.split('-')[0] ?? '';
+  const queue = RID_GRAPH[rid] ? [rid] : [rid, RID_GRAPH[os] ? os : 'any'];
   const order: string[] = [];
-  const queue = [...start];
   while (queue.length > 0) {
     const next = queue.shift() as string;
     if (order.includes(next)) continue;
@@ -140,11 +140,6 @@ export function ridFallbacks(rid: string): string[] {
     queue.push(...(RID_GRAPH[next] ?? []));
   }
   return order;
-}
-
-function unknownRidParents(rid: string): string[] {
-  const os = rid.split('-')[0] ?? '';
-  return RID_GRAPH[os] ? [os] : ['any'];
 }
 
 export function pickPlatform(available: string[], rid: string): string | undefined {

@@ -48,11 +48,9 @@ export async function checkPersistedServer(
   const names = new Set([program, await realpath(program).catch(() => program)]);
   // A build replaced while its server runs shows as "<path> (deleted)".
   const exePath = exe?.replace(/ \(deleted\)$/, '') ?? null;
-  let at: number;
-  if (exePath !== null && names.has(exePath)) at = 0;
-  else if (cmdline[0] !== undefined && names.has(cmdline[0])) at = 0;
-  else if (cmdline[1] !== undefined && names.has(cmdline[1])) at = 1;
-  else {
+  const named = (path: string | null | undefined) => path != null && names.has(path);
+  const at = named(exePath) || named(cmdline[0]) ? 0 : named(cmdline[1]) ? 1 : -1;
+  if (at < 0) {
     return {
       ok: false,
       reason: `it runs ${exePath ?? cmdline[0] ?? '(unknown)'}, not the instance's program ${program}`,

@@ -88,38 +88,38 @@ export class AgonesSdk {
   }
 
   /** The GameServer moves to `Ready`. */
-  ready(opts?: CallOptions): Promise<void> {
-    return this.empty('POST', '/ready', {}, opts);
+  async ready(opts?: CallOptions): Promise<void> {
+    await this.request('POST', '/ready', {}, opts);
   }
 
   /** Agones marks the GameServer `Unhealthy` when pings stop for its health window. */
-  health(opts?: CallOptions): Promise<void> {
-    return this.empty('POST', '/health', {}, opts);
+  async health(opts?: CallOptions): Promise<void> {
+    await this.request('POST', '/health', {}, opts);
   }
 
   /** Agones moves the GameServer to `Shutdown` and deletes its pod. */
-  shutdown(opts?: CallOptions): Promise<void> {
-    return this.empty('POST', '/shutdown', {}, opts);
+  async shutdown(opts?: CallOptions): Promise<void> {
+    await this.request('POST', '/shutdown', {}, opts);
   }
 
   /** Marks the GameServer `Allocated`, as a matchmaker's allocation would. */
-  allocate(opts?: CallOptions): Promise<void> {
-    return this.empty('POST', '/allocate', {}, opts);
+  async allocate(opts?: CallOptions): Promise<void> {
+    await this.request('POST', '/allocate', {}, opts);
   }
 
   /** Holds the GameServer `Reserved` for `seconds` (0: until something else moves it), out of allocation. */
   async reserve(seconds: number, opts?: CallOptions): Promise<void> {
-    return this.empty('POST', '/reserve', { seconds: int64String(seconds, 'seconds') }, opts);
+    await this.request('POST', '/reserve', { seconds: int64String(seconds, 'seconds') }, opts);
   }
 
   /** Sets the label `agones.dev/sdk-<key>` (Kubernetes label rules apply). */
-  setLabel(key: string, value: string, opts?: CallOptions): Promise<void> {
-    return this.empty('PUT', '/metadata/label', { key, value }, opts);
+  async setLabel(key: string, value: string, opts?: CallOptions): Promise<void> {
+    await this.request('PUT', '/metadata/label', { key, value }, opts);
   }
 
   /** Sets the annotation `agones.dev/sdk-<key>`. */
-  setAnnotation(key: string, value: string, opts?: CallOptions): Promise<void> {
-    return this.empty('PUT', '/metadata/annotation', { key, value }, opts);
+  async setAnnotation(key: string, value: string, opts?: CallOptions): Promise<void> {
+    await this.request('PUT', '/metadata/annotation', { key, value }, opts);
   }
 
   async getGameServer(opts?: CallOptions): Promise<GameServer> {
@@ -144,10 +144,6 @@ export class AgonesSdk {
   async updateCounter(name: string, update: CounterUpdate, opts?: CallOptions): Promise<Counter> {
     const body = counterUpdateBody(update);
     return counterOf(await this.parsed('PATCH', counterPath(name), body, CounterWireSchema, opts), name);
-  }
-
-  private async empty(method: string, path: string, body: object, opts?: CallOptions): Promise<void> {
-    await this.request(method, path, body, opts);
   }
 
   private async parsed<S extends v.GenericSchema>(

@@ -80,10 +80,9 @@ export async function createExtractTree(destDir: string, capBytes = Number.POSIT
       // A new file gets `mode` less the umask: a build's 0644 and 0755 pass a 022 umask untouched.
       if (perms !== null && (perms & UMASK) !== 0) await chmod(dest, perms);
     },
-    async folder(name: string, segments: string[]): Promise<string> {
+    async folder(name: string, segments: string[]): Promise<void> {
       refuseThroughLink(name, segments);
       await makeFolder(segments);
-      return join(destDir, ...segments);
     },
     /** The entry at `segments` is a symbolic link: later entries may not go through it. */
     linked(segments: string[]): void {

@@ -2,14 +2,9 @@ import { readFile, readlink, realpath } from 'node:fs/promises';
 import { isAlive, readCmdline, readProcessStartTime } from '../process/proc-info.ts';
 
 /** `startTime` as `readProcessStartTime` gives it, for the usual adoption check; `args` after the program. */
-interface PersistedServer {
-  pid: number;
-  startTime: string;
-  args: string[];
-  startedAt: string;
-}
-
-type PersistedServerCheck = { ok: true; server: PersistedServer } | { ok: false; reason: string };
+type PersistedServerCheck =
+  | { ok: true; server: { pid: number; startTime: string; args: string[]; startedAt: string } }
+  | { ok: false; reason: string };
 
 /** `<ticks>@<boot id>` → ticks, when both start times are from this boot; else null. */
 function ticksThisBoot(startTime: string, reference: string): bigint | null {

@@ -7,13 +7,6 @@ export class AddressError extends Error {
   override name = 'AddressError';
 }
 
-interface ServerAddress {
-  /** Ends in `/`. */
-  api: URL;
-  statusUrl: URL;
-  infoUrl: URL;
-}
-
 const SCHEMES: Record<string, { http: 'http' | 'https'; defaultPort: string | null }> = {
   ss14: { http: 'http', defaultPort: '1212' },
   ss14s: { http: 'https', defaultPort: null },
@@ -25,7 +18,7 @@ const SCHEMES: Record<string, { http: 'http' | 'https'; defaultPort: string | nu
  * As the launcher's `UriHelper.cs` reads it: no `://` → `ss14://`; `ss14` → `http` on 1212 by default, `ss14s` →
  * `https`; the path kept with a `/`, `/status` and `/info` resolved against it; `http(s)://` as they are.
  */
-export function normaliseAddress(input: string): ServerAddress {
+export function normaliseAddress(input: string) {
   const raw = input.trim();
   if (raw === '') throw new AddressError('no server address given (e.g. 127.0.0.1:1212 or ss14://play.example)');
   if (/\s/.test(raw)) throw new AddressError(`"${raw}" is not a server address: it contains spaces`);

@@ -2,14 +2,7 @@ import { stat, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /** `dev`: two folders with the same one share their space; `freeBytes` for the unprivileged (not root's reserve). */
-interface DiskSpace {
-  mount: string;
-  dev: number;
-  freeBytes: number;
-  totalBytes: number;
-}
-
-export async function diskSpaceOf(path: string): Promise<DiskSpace> {
+export async function diskSpaceOf(path: string) {
   const [info, fs] = await Promise.all([stat(path), statfs(path)]);
   return {
     mount: await mountPointOf(path, info.dev),

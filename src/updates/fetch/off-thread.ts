@@ -43,21 +43,16 @@ export function workerSource(here = import.meta.url): WorkerSource {
 /** Left to grow (~48 MB), the young generation raised peak RSS by 73 MB against 50–66 MB, no faster (bench/update.ts). */
 const YOUNG_GENERATION_MB = 4;
 
-/** For tests: the worker's module, and how long a cancelled one may take to end its writes before it is terminated. */
-export interface OffThreadOptions {
-  worker?: WorkerSource;
-  cancelGraceMs?: number;
-}
-
 /**
- * Runs `job` in a worker; rejects with the worker's own error (error-wire.ts). On `signal` the worker is asked to stop;
- * the promise settles only after it has exited, so nothing writes into the staging folder after.
+ * Runs `job` in a worker; rejects with the worker's own error (error-wire.ts). On `signal` the worker is asked to stop
+ * (within `cancelGraceMs`, else terminated); the promise settles only after it exited, so nothing writes after.
+ * Tests give another `worker`.
  */
 export async function fetchArchiveOffThread(
   job: ArchiveJob,
   signal: AbortSignal,
   events: ArchiveEvents,
-  { worker: from = workerSource(), cancelGraceMs = 5_000 }: OffThreadOptions = {},
+  { worker: from = workerSource(), cancelGraceMs = 5_000 }: { worker?: WorkerSource; cancelGraceMs?: number } = {},
 ): Promise<void> {
   const cancelled = () => new UpdateError('the download was cancelled', { cause: signal.reason });
   if (signal.aborted) throw cancelled();

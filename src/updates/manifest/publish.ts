@@ -6,13 +6,6 @@ import { writeFileAtomic } from '../../store/atomic-file.ts';
 import { isClientArchiveName, SERVER_ARCHIVE_EXAMPLES, serverArchivePlatform } from '../archive/names.ts';
 import { type ManifestArchive, type ManifestBuild, parseManifest } from './schema.ts';
 
-interface PublishResult {
-  key: string;
-  manifestPath: string;
-  servers: Record<string, string>;
-  client: string | undefined;
-}
-
 /** As written: the hash always, and the size. */
 interface ArchiveEntry extends ManifestArchive {
   sha256: string;
@@ -65,12 +58,7 @@ async function describeArchive(dir: string, name: string, base: string): Promise
  * Adds the archives in `dir` (a server archive per platform key in the names, a client one) to the manifest `out`
  * (default `<dir>/manifest.json`) as a build keyed by a new ISO-8601 time; each URL is `baseUrl` plus the name.
  */
-export async function publishBuild(opts: {
-  dir: string;
-  baseUrl: string;
-  out?: string;
-  now?: Date;
-}): Promise<PublishResult> {
+export async function publishBuild(opts: { dir: string; baseUrl: string; out?: string; now?: Date }) {
   const dir = resolve(opts.dir);
   const base = normaliseBase(opts.baseUrl);
   const info = await stat(dir).catch(() => null);

@@ -32,19 +32,13 @@ export async function runChecked(
 }
 
 /** `git ls-remote` for a check; clone, fetch and submodules; local commands; each build step. */
-export interface GitTimeouts {
-  checkMs: number;
-  transferMs: number;
-  localMs: number;
-  buildMs: number;
-}
-
-export const DEFAULT_GIT_TIMEOUTS: GitTimeouts = {
+export const DEFAULT_GIT_TIMEOUTS = {
   checkMs: 60_000,
   transferMs: 20 * 60_000,
   localMs: 2 * 60_000,
   buildMs: 60 * 60_000,
 };
+export type GitTimeouts = typeof DEFAULT_GIT_TIMEOUTS;
 
 export interface RepoContext {
   instanceDir: string;

@@ -16,14 +16,10 @@ export class DiskSpaceError extends UpdateError {
   }
 }
 
-/** The margin kept free beyond the declared size, and the ceiling of any unpacked size. */
-export interface SpaceLimits {
-  marginBytes: number;
-  ceilingBytes: number;
-}
-
 const MB = 1_000_000;
-export const DEFAULT_LIMITS: SpaceLimits = { marginBytes: 64 * MB, ceilingBytes: 20_000 * MB };
+/** The margin kept free beyond the declared size, and the ceiling of any unpacked size. */
+export const DEFAULT_LIMITS = { marginBytes: 64 * MB, ceilingBytes: 20_000 * MB };
+export type SpaceLimits = typeof DEFAULT_LIMITS;
 
 export function limitsOf(updates: { SpaceMarginMegabytes: number; MaxUnpackedMegabytes: number }): SpaceLimits {
   return { marginBytes: updates.SpaceMarginMegabytes * MB, ceilingBytes: updates.MaxUnpackedMegabytes * MB };

@@ -22,7 +22,10 @@ async function runAfterCommand(
   const [program, ...args] = command;
   if (program === undefined) return { ok: false, status: 'no program configured', output: '' };
   const env = {
-    ...withoutSecrets(process.env),
+    // Not the control token, the Admin login or any configuration variable (`Servers__…__ApiToken`).
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.includes('__') && !/^WATCHDOG_(TOKEN|ADMIN)$/.test(name)),
+    ),
     WATCHDOG_BACKUP_PATH: snapshot.archive,
     WATCHDOG_BACKUP_MANIFEST: snapshot.archive.replace(/\.tar\.gz$/, '.json'),
     WATCHDOG_BACKUP_ID: snapshot.id,
@@ -58,11 +61,4 @@ export function createOffHostCopies(ended: (id: string, result: AfterCommandResu
     },
     stop: () => stopping.abort(new Error('the daemon is stopping')),
   };
-}
-
-/** Without the control token, the Admin login and every configuration variable (`Servers__…__ApiToken`). */
-function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(
-    Object.entries(env).filter(([name]) => !name.includes('__') && !/^WATCHDOG_(TOKEN|ADMIN)$/.test(name)),
-  );
 }

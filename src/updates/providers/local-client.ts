@@ -13,12 +13,7 @@ export async function clientZipHash(path: string): Promise<string> {
   return (await hashFile(path)).sha256.toUpperCase();
 }
 
-/** Nothing may reach outside `binaries/`. */
-export function isPlainFileName(name: string): boolean {
-  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
-}
-
-export const DEFAULT_CLIENT_ZIP = 'SS14.Client.zip';
+const DEFAULT_CLIENT_ZIP = 'SS14.Client.zip';
 
 /** `Updates.ClientZip`, else `SS14.Client.zip` (all the real watchdog serves); missing, an UpdateError says what to do. */
 export async function findClientZip(binariesDir: string, preferred: string | undefined): Promise<string> {
@@ -36,7 +31,8 @@ export async function findClientZip(binariesDir: string, preferred: string | und
   }
   const given = preferred !== undefined && preferred !== '';
   const name = given ? preferred : DEFAULT_CLIENT_ZIP;
-  if (given && !isPlainFileName(name)) {
+  // Nothing may reach outside binaries/.
+  if (given && (name === '.' || name === '..' || /[/\\\0]/.test(name))) {
     throw new UpdateError(`Updates.ClientZip must be a file name inside binaries/, got "${name}"`);
   }
   const found = await stat(join(binariesDir, name)).catch(() => null);

@@ -28,47 +28,35 @@ export function archiveSink(archive: string, destDir: string, limits: SpaceLimit
     const all = Readable.from(replay(head, done ? null : chunks), { objectMode: false });
     const format = formatOfHead(head);
     const streamable = (format === 'gzip' || format === 'tar') && (await roomToStream(destDir, total, limits));
-    if (!streamable) return writeFileFrom(capped(all, await downloadCap(destDir, total, limits)), archive, signal);
+    if (!streamable) return writeFileFrom(await capped(all, destDir, total, limits), archive, signal);
     extracted = true;
     await extractWhileReading(all, destDir, signal, format === 'gzip', unpackCap(null, limits));
   };
   return { sink, extracted: () => extracted };
 }
 
-type DownloadCap = { bytes: number; limit: string };
-
 /**
- * The most a saved download of unknown length may write (a known one was checked above): the ceiling or the free
- * space less the margin, whichever is less, so an endless body cannot fill the disk.
+ * A saved download of unknown length (a known one was checked above) stops at the ceiling or the free space less
+ * the margin, whichever is less, so an endless body cannot fill the disk.
  */
-async function downloadCap(destDir: string, total: number | null, limits: SpaceLimits): Promise<DownloadCap | null> {
-  if (total !== null) return null;
+async function capped(body: Readable, destDir: string, total: number | null, limits: SpaceLimits): Promise<Readable> {
+  if (total !== null) return body;
   const space = await diskSpaceOf(destDir).catch(() => null);
   const room = space ? Math.max(0, space.freeBytes - limits.marginBytes) : Number.POSITIVE_INFINITY;
-  if (space && room < limits.ceilingBytes)
-    return {
-      bytes: room,
-      limit: `all the free space (${formatBytes(space.freeBytes)}) less Updates.SpaceMarginMegabytes leaves`,
-    };
-  return { bytes: limits.ceilingBytes, limit: 'the most Updates.MaxUnpackedMegabytes allows' };
-}
-
-function capped(body: Readable, cap: DownloadCap | null): Readable {
-  if (cap === null) return body;
+  const [cap, limit] =
+    space && room < limits.ceilingBytes
+      ? [room, `all the free space (${formatBytes(space.freeBytes)}) less Updates.SpaceMarginMegabytes leaves`]
+      : [limits.ceilingBytes, 'the most Updates.MaxUnpackedMegabytes allows'];
   let bytes = 0;
-  const limit = new Transform({
+  const meter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       bytes += chunk.length;
-      if (bytes <= cap.bytes) return done(null, chunk);
-      done(
-        new DiskSpaceError(
-          'cap',
-          `the download of unknown length passed ${formatBytes(cap.bytes)}, ${cap.limit}; it was stopped and removed`,
-        ),
-      );
+      if (bytes <= cap) return done(null, chunk);
+      const why = `the download of unknown length passed ${formatBytes(cap)}, ${limit}; it was stopped and removed`;
+      done(new DiskSpaceError('cap', why));
     },
   });
-  return pipeline(body, limit, () => undefined);
+  return pipeline(body, meter, () => undefined);
 }
 
 /** A build compresses some 3 to 5 times; one beyond 20 still stops at the cap (tree.ts). */

@@ -125,12 +125,10 @@ export function startCheckins(opts: CheckinOptions): Checkins {
 
   const pingNow = (): Promise<CheckinResult | null> => {
     if (stopped) return Promise.resolve(null);
-    if (inFlight) return inFlight;
-    const current = attempt().finally(() => {
-      if (inFlight === current) inFlight = undefined;
+    inFlight ??= attempt().finally(() => {
+      inFlight = undefined;
     });
-    inFlight = current;
-    return current;
+    return inFlight;
   };
 
   const timer = setInterval(() => void pingNow(), intervalMs);

@@ -83,16 +83,10 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
   /** Before /ready the GameServer takes nobody: no players to report. */
   let isReady = false;
   let shutdownNoticed = false;
-
-  const pings = startHealthPings({
-    sdk,
-    intervalMs,
-    signal,
-    log,
-    after: () => {
-      if (isReady) players.tick();
-    },
-  });
+  const playersChanged = () => {
+    if (isReady) players.tick();
+  };
+  const pings = startHealthPings({ sdk, intervalMs, signal, log, after: playersChanged });
 
   const watching = followGameServer(sdk, signal, log, (gs) => {
     state = gs.status?.state;
@@ -123,9 +117,7 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
       });
       return readyCall;
     },
-    playersChanged: () => {
-      if (isReady) players.tick();
-    },
+    playersChanged,
     async shutdown(why) {
       if (signal.aborted) return;
       await callShutdown(sdk, signal, log, { why, state, maxElapsedMs: 5_000 });

@@ -82,15 +82,12 @@ function checkTag(tag: string): string | undefined {
     return `tags are case-sensitive: write "${NO_TAG_INFER}" to disable tag inference`;
   if (startsWithCi(tag, 'lang:')) {
     const value = tag.slice(5);
-    if (languageName(value) === undefined)
-      return `"${value}" is not an IETF language tag with a known primary subtag (e.g. lang:en, lang:pt-BR)`;
-    return undefined;
+    if (languageName(value) !== undefined) return undefined;
+    return `"${value}" is not an IETF language tag with a known primary subtag (e.g. lang:en, lang:pt-BR)`;
   }
   if (startsWithCi(tag, 'rp:')) {
-    const value = tag.slice(3);
-    if (!(RP_LEVELS as readonly string[]).includes(value))
-      return `role-play level must be one of ${RP_LEVELS.map((l) => `rp:${l}`).join(', ')}`;
-    return undefined;
+    if ((RP_LEVELS as readonly string[]).includes(tag.slice(3))) return undefined;
+    return `role-play level must be one of ${RP_LEVELS.map((l) => `rp:${l}`).join(', ')}`;
   }
   if (startsWithCi(tag, 'region:')) {
     const code = tag.slice(7);

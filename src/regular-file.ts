@@ -114,6 +114,17 @@ export async function readRegularFile(path: string, encoding?: 'utf8'): Promise<
   }
 }
 
+/** The first `bytes` of a regular file, fewer when it is shorter (see `openRegular`). */
+export async function readRegularHead(path: string, bytes: number): Promise<Buffer> {
+  const { file } = await openRegular(path);
+  try {
+    const head = Buffer.alloc(bytes);
+    return head.subarray(0, (await file.read(head, 0, bytes, 0)).bytesRead);
+  } finally {
+    await file.close();
+  }
+}
+
 /** A regular file's size and SHA-256 (lower-case hex), streamed: flat memory whatever its size. */
 export async function hashFile(path: string): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash('sha256');

@@ -8,26 +8,16 @@ import type { Logger } from '../log.ts';
 import { readPlayers } from '../process/server-api.ts';
 import type { AgonesStatus } from '../supervisor/status.ts';
 
-/**
- * States in which the server is wanted and on its way: starting, running, being relaunched, being updated or rolled
- * back. Health pings go on through all of them, so a quick crash and relaunch in the pod does not get the GameServer
- * marked Unhealthy; the back-off budget (`crashLoopLimit`) is counted apart.
- */
+/** Pings go on through every state but stopped, so a quick relaunch does not mark the GameServer Unhealthy. */
 const alive = (state: string) => !state.startsWith('stopped') && state !== 'exited';
 const serving = (state: string) => state === 'server.running' || state === 'server.awaiting-checkin';
 
 /**
- * The watchdog as the Agones wrapper of an engine server that knows nothing of Agones: `/ready` at the server's
- * first check-in, `/health` on its own interval while the instance is alive, the player count (the server's
- * `GET /status`) as the label and Counter `players`, and `/shutdown` once the instance is stopped for good (it gave
- * up, or someone stopped it): in a pod, a server that is not coming back is a GameServer to replace.
+ * The Agones wrapper of an engine server that knows nothing of Agones: `/ready` at its first check-in, `/health`
+ * while alive, its player count, `/shutdown` once it is stopped for good (a GameServer to replace).
  */
 export function startAgonesWrapper(opts: {
   config: AgonesConfig;
-  /**
-   * The one instance the daemon wraps: its key, ApiPort and the `Answers` caps in force (for its player count), state
-   * and crash streak now.
-   */
   instance: {
     key: string;
     apiPort: number;
@@ -37,7 +27,6 @@ export function startAgonesWrapper(opts: {
   };
   bus: Bus;
   log: Logger;
-  /** The client to use; default one on 127.0.0.1 at `config.port`. */
   sdk?: AgonesSdk;
 }) {
   const { config, instance, bus, log } = opts;
@@ -55,9 +44,8 @@ export function startAgonesWrapper(opts: {
   let gsState: string | null = null;
   let looping = false;
   /**
-   * A server that keeps crashing after check-ins is never given up on by the daemon, but in a pod it is a GameServer
-   * to replace: at `crashLoopLimit` crashes in one loop the pings stop and Agones marks it Unhealthy. Read at each
-   * tick, since a stable run ends the loop without a state change: the pings resume if Agones has not acted yet.
+   * The daemon never gives up on a server crashing after check-ins, but in a pod it is one to replace: at
+   * `crashLoopLimit` the pings stop. Read at each tick: a stable run ends the loop without a state change.
    */
   const withinBudget = () => {
     const streak = instance.crashStreak();
@@ -95,7 +83,6 @@ export function startAgonesWrapper(opts: {
   const playersTimer = setInterval(() => void readPlayerCount(), config.playersSeconds * 1000);
 
   const shutdown = (why: string): Promise<void> => {
-    // The daemon's exit waits for it (`stop`), within its bound.
     shutdownCall ??= callShutdown(sdk, signal, log, { why, state: gsState, maxElapsedMs: 10_000 });
     return shutdownCall;
   };
@@ -104,7 +91,7 @@ export function startAgonesWrapper(opts: {
     if (e.key !== instance.key) return;
     state = e.state;
     if (alive(state)) wasAlive = true;
-    // stopped.idle before the first launch is the daemon starting; after a life it is a stop (asked for, mostly).
+    // stopped.idle before the first launch is the daemon starting.
     if (state === 'stopped.failing') void shutdown('the server kept failing to start, and the watchdog gave up');
     else if (state === 'stopped.idle' && wasAlive) void shutdown('the server was stopped and stays stopped');
   };
@@ -141,11 +128,7 @@ export function startAgonesWrapper(opts: {
 
   return {
     status: (): AgonesStatus => ({ gameServer, state: gsState, ready }),
-    /**
-     * Stops pings, player reports, the watch and every call still waiting for the SDK server; a `/shutdown` under
-     * way is let finish first. No `/shutdown` of its own: the daemon stops on a signal, and in a pod a SIGTERM means
-     * the pod is already being deleted (docs/agones.md).
-     */
+    /** Lets a `/shutdown` under way finish; none of its own, as a SIGTERM in a pod means it is being deleted. */
     stop,
   };
 }

@@ -3,22 +3,18 @@ import { describeError } from '../errors.ts';
 import { lastLines, runChild } from '../process/run-child.ts';
 import type { BackupEntry } from './catalog.ts';
 
-/** How `Backups.AfterCommand` ended: the exit status and the end of its output, for the log, status and chat. */
+/** `status`: `exit code 3`, `killed by SIGKILL`, `could not start …`; `output`: the last lines of both streams. */
 export interface AfterCommandResult {
   ok: boolean;
-  /** `exit code 0`, `exit code 3`, `killed by SIGKILL`, `took longer than 600 s and was stopped`, `could not start …`. */
   status: string;
-  /** The last lines of stdout and stderr together. */
   output: string;
 }
 
 /**
- * Runs the operator's off-host copy (rclone, rsync, restic, aws) after a snapshot: the program and its arguments as
- * configured (no shell), in the instance folder, in its own process group, bounded by `timeoutMs`, with the
- * snapshot in its environment: WATCHDOG_BACKUP_PATH (the archive), WATCHDOG_BACKUP_MANIFEST, WATCHDOG_BACKUP_ID and
- * WATCHDOG_INSTANCE. Never throws: a failure is its result.
+ * The operator's off-host copy (rclone, restic, …), no shell, in the instance folder and its own process group,
+ * bounded, the snapshot in its environment. Never throws: a failure is its result.
  */
-export async function runAfterCommand(
+async function runAfterCommand(
   command: readonly string[],
   snapshot: BackupEntry,
   opts: { cwd: string; timeoutMs: number; signal: AbortSignal },
@@ -26,7 +22,10 @@ export async function runAfterCommand(
   const [program, ...args] = command;
   if (program === undefined) return { ok: false, status: 'no program configured', output: '' };
   const env = {
-    ...withoutSecrets(process.env),
+    // Not the control token, the Admin login or any configuration variable (`Servers__…__ApiToken`).
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.includes('__') && !/^WATCHDOG_(TOKEN|ADMIN)$/.test(name)),
+    ),
     WATCHDOG_BACKUP_PATH: snapshot.archive,
     WATCHDOG_BACKUP_MANIFEST: snapshot.archive.replace(/\.tar\.gz$/, '.json'),
     WATCHDOG_BACKUP_ID: snapshot.id,
@@ -48,10 +47,7 @@ export async function runAfterCommand(
   }
 }
 
-/**
- * The off-host copies under way, one per snapshot, not awaited (an update does not wait for an upload): retention
- * asks `has` and leaves a snapshot alone until its copy ended; `stop` ends those still running when the daemon stops.
- */
+/** The off-host copies under way, not awaited; retention spares a snapshot that `has` one. */
 export function createOffHostCopies(ended: (id: string, result: AfterCommandResult) => void) {
   const running = new Set<string>();
   const stopping = new AbortController();
@@ -65,14 +61,4 @@ export function createOffHostCopies(ended: (id: string, result: AfterCommandResu
     },
     stop: () => stopping.abort(new Error('the daemon is stopping')),
   };
-}
-
-/**
- * The daemon's environment without what holds its secrets: the control token, the Admin login, and every
- * configuration variable (`Servers__Instances__main__ApiToken`, …). rclone, restic and aws keep their own (`RESTIC_*`).
- */
-function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(
-    Object.entries(env).filter(([name]) => !name.includes('__') && !/^WATCHDOG_(TOKEN|ADMIN)$/.test(name)),
-  );
 }

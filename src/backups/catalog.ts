@@ -1,18 +1,14 @@
-import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CREATE_NEW, clearForWrite, readRegularFile } from '../regular-file.ts';
-import { syncPath } from '../updates/install/flush.ts';
+import { readRegularFile } from '../regular-file.ts';
+import { writeFileAtomic } from '../store/atomic-file.ts';
 import { type BackupManifest, isSnapshotId, parseManifest } from './manifest.ts';
 
-/** One snapshot as a listing shows it: its manifest and where its archive is. */
 export interface BackupEntry extends BackupManifest {
   archive: string;
 }
 
-/**
- * The snapshots in `backupsDir`, newest first: each `<id>.json` whose `<id>.tar.gz` exists. A manifest that cannot
- * be read is reported through `onBad` and left alone (a person may be looking into it), never deleted here.
- */
+/** Each `<id>.json` whose `<id>.tar.gz` exists, newest first; an unreadable one goes to `onBad` and is left alone. */
 export async function listBackups(
   backupsDir: string,
   onBad?: (file: string, err: Error) => void,
@@ -36,34 +32,25 @@ export async function listBackups(
   return out.sort((a, b) => (a.takenAt === b.takenAt ? (a.id < b.id ? 1 : -1) : a.takenAt < b.takenAt ? 1 : -1));
 }
 
-/** The listing's entry of a snapshot in `backupsDir` whose manifest is `manifest`. */
 export function entryOf(backupsDir: string, manifest: BackupManifest): BackupEntry {
   return { ...manifest, archive: join(backupsDir, `${manifest.id}.tar.gz`) };
 }
 
-/** Deletes a snapshot: its archive first, so a listing never shows one without it. */
+/** The archive first, so a listing never shows one without it. */
 export async function removeBackup(entry: BackupEntry): Promise<void> {
   await rm(entry.archive, { force: true });
   await rm(entry.archive.replace(/\.tar\.gz$/, '.json'), { force: true });
 }
 
-/**
- * Rewrites a snapshot's manifest beside its archive (a before-update snapshot learning the build installed) by
- * temporary name and rename, so a listing never reads half of one; the copy inside the archive stays as taken.
- */
 export async function rewriteManifest(backupsDir: string, manifest: BackupManifest): Promise<void> {
-  const file = join(backupsDir, `${manifest.id}.json`);
-  await clearForWrite(`${file}.partial`);
-  await writeFile(`${file}.partial`, `${JSON.stringify(manifest, null, 2)}\n`, { flag: CREATE_NEW });
-  await syncPath(`${file}.partial`);
-  await rename(`${file}.partial`, file);
-  await syncPath(backupsDir);
+  await writeFileAtomic(join(backupsDir, `${manifest.id}.json`), `${JSON.stringify(manifest, null, 2)}\n`, {
+    mode: 0o644,
+  });
 }
 
 /**
- * The newest `before-update` snapshot of `entries` (newest first) taken on build `previous` just before `revision`
- * replaced it. Both must match: after a rollback, bin.prev holds the newer build, and a snapshot taken before some
- * older install of `revision` holds another build's data.
+ * The newest `before-update` snapshot taken on build `previous` just before `revision` replaced it: both must match,
+ * as after a rollback bin.prev holds the newer build.
  */
 export function takenBefore(entries: BackupEntry[], revision: string, previous: string): BackupEntry | null {
   return (

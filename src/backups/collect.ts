@@ -4,30 +4,27 @@ import { hashFile } from '../regular-file.ts';
 import type { BackupFile } from './manifest.ts';
 import { copySqliteDatabase, isSqliteDatabase, SQLITE_SIDECARS, type SqliteCopyOptions } from './sqlite-copy.ts';
 
-/** What a snapshot takes from an instance folder: its data and its engine configuration. */
 export const SNAPSHOT_PATHS = ['data', 'config.toml'] as const;
 
-/** More entries than any game's data folder: a bound on the walk, not a limit anyone meets. */
+/** A bound on the walk, not a limit anyone meets. */
 const MAX_ENTRIES = 1_000_000;
 
-export interface Collected {
+interface Collected {
   files: BackupFile[];
   skipped: { path: string; reason: string }[];
   bytes: number;
 }
 
-export interface CollectOptions {
+interface CollectOptions {
   instanceDir: string;
-  /** An empty folder the copies go to, laid out as the instance folder. */
+  /** Empty; the copies go there as laid out in the instance folder. */
   stagingDir: string;
   sqlite: SqliteCopyOptions;
   /**
-   * No server runs, so the files are quiet: without the `sqlite3` program a database and its sidecars are copied
-   * as they are. While a server runs, a database is only ever copied with the online backup. Asked at the copy
-   * itself (a function): a snapshot that waited its turn may meet a server launched meanwhile.
+   * No server runs: without `sqlite3` a database and its sidecars are copied raw. Asked at the copy itself: a
+   * snapshot that waited its turn may meet a server launched meanwhile.
    */
   quiet: boolean | (() => boolean);
-  /** What `listSources` found, when the caller listed already. */
   sources?: SnapshotSources;
 }
 
@@ -68,10 +65,7 @@ async function record(rel: string, target: string, sqlite: boolean, out: Collect
   out.bytes += bytes;
 }
 
-/**
- * The online backup; when the `sqlite3` program is missing and the files are quiet, a raw copy (returns true:
- * the sidecars must go along). While a server runs, a database is never copied raw.
- */
+/** The online backup, or a raw copy when `sqlite3` is missing and the files are quiet (true: sidecars go along). */
 async function copyDatabase(source: string, target: string, opts: CollectOptions): Promise<boolean> {
   try {
     await copySqliteDatabase(source, target, opts.sqlite);
@@ -85,10 +79,8 @@ async function copyDatabase(source: string, target: string, opts: CollectOptions
   }
 }
 
-export interface SnapshotSources {
-  /** Relative to the instance folder, sorted. */
+interface SnapshotSources {
   files: string[];
-  /** Their sizes when listed. */
   bytes: number;
   skipped: { path: string; reason: string }[];
 }

@@ -8,54 +8,45 @@ import type { BackupKind, BackupManifest } from './manifest.ts';
 import { recoverInterrupted, restoreSnapshot } from './restore.ts';
 import { BackupError, type SnapshotRequest, takeSnapshot } from './snapshot.ts';
 
-/** How a snapshot went, for the status, `/metrics` and chat. */
 export type BackupOutcome =
   | { ok: true; kind: BackupKind; id: string; bytes: number; archiveBytes: number; removed: string[]; at: number }
   | { ok: false; kind: BackupKind; reason: 'space' | 'failed'; error: string; at: number };
 
 export type BackupSuccess = Extract<BackupOutcome, { ok: true }>;
 
-/** The outcome of `manifest`, a snapshot taken (with the ids retention then `removed`) or found, at `at`. */
-export function successOf(manifest: BackupManifest, removed: string[], at: number): BackupSuccess {
+function successOf(manifest: BackupManifest, removed: string[], at: number): BackupSuccess {
   const { kind, id, bytes, archiveBytes } = manifest;
   return { ok: true, kind, id, bytes, archiveBytes, removed, at };
 }
 
-export interface BackupReports {
+interface BackupReports {
   taken(outcome: BackupOutcome): void;
-  /** At daemon start, the newest snapshot on disk (an earlier daemon took it): the last one until the next is taken. */
+  /** At daemon start, the newest snapshot on disk: the last one until the next is taken. */
   found(outcome: BackupSuccess): void;
   afterCommand(id: string, result: AfterCommandResult): void;
-  /** A manifest that could not be read (left alone). */
+  /** A manifest that could not be read (and is left alone). */
   unreadable(file: string, err: Error): void;
 }
 
 const MB = 1_000_000;
-/** The longest a `sqlite3 .backup` of one database may take before the snapshot fails. */
 const SQLITE_TIMEOUT_MS = 10 * 60_000;
 
-/** The snapshot taken before an install, told how the install ended. */
-export interface InstallSnapshot {
+interface InstallSnapshot {
   readonly id: string;
   /**
-   * A build was swapped in: the manifest names `revision` (the build installed, which may be newer than the one the
-   * check found), and from now on the snapshot counts for retention, which runs. Resolves with what it removed.
+   * The manifest names `revision` (which may be newer than the check found) and the snapshot counts for retention,
+   * which runs; resolves with what it removed.
    */
   installed(revision: string): Promise<string[]>;
-  /**
-   * Nothing was installed (the install failed, or the build was already there): the snapshot is removed. The data
-   * it holds is still in place and the old build runs on it, so no rollback will ask for it.
-   */
+  /** Removes the snapshot: its data is still in place under the old build, so no rollback will ask for it. */
   notInstalled(): Promise<void>;
 }
 
-/** What a caller says of a snapshot; the rest of a SnapshotRequest comes from the instance and its settings. */
 type Asked = Pick<SnapshotRequest, 'kind' | 'revision' | 'revisionAfter' | 'quiet'>;
 
 /**
- * One instance's snapshots: taken one at a time (a scheduled one waits for one before an update), retention applied
- * after each, `Backups.AfterCommand` started after each and not awaited (an update does not wait for an upload);
- * a snapshot being copied off-host is not removed by retention until its copy ended.
+ * One instance's snapshots, taken one at a time, each followed by retention and by `Backups.AfterCommand`, not
+ * awaited (an update does not wait for an upload); retention spares a snapshot until its copy ended.
  */
 export function createInstanceBackups(opts: {
   key: string;
@@ -63,34 +54,30 @@ export function createInstanceBackups(opts: {
   settings: () => { backups: BackupsSettings; retention: RetentionSettings };
   reports: BackupReports;
   now?: () => number;
-  /** Snapshots still needed later (a restore waiting for its moment, the one a rollback puts back): retention spares them. */
+  /** Snapshots still needed later (a restore waiting, the one a rollback puts back), which retention spares. */
   spared?: () => Promise<string[]>;
 }) {
   const dir = join(opts.instanceDir, 'backups');
   const now = opts.now ?? Date.now;
   const copies = createOffHostCopies(opts.reports.afterCommand);
-  /** Before-update snapshots whose install has not ended: retention neither counts nor removes them. */
+  /** Retention neither counts nor removes before-update snapshots whose install has not ended. */
   const installing = new Set<string>();
-  /** Snapshots being restored, and the copies of what they replace: retention leaves them alone until it is over. */
+  /** Nor snapshots being restored, and the copies of what they replace. */
   const restoring = new Set<string>();
   let queue: Promise<unknown> = Promise.resolve();
-  /** A restore under way (`replaceData`), which `close` waits for. */
+  /** A restore under way, which `close` waits for. */
   let replacing: Promise<unknown> = Promise.resolve();
   let last: BackupOutcome | null = null;
 
   const list = () => listBackups(dir, opts.reports.unreadable);
 
-  /** Runs `work` after everything queued before it (snapshots, restores, retention), one at a time. */
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
     const run = queue.then(work);
     queue = run.catch(() => {});
     return run;
   };
 
-  /**
-   * Removes what `Retention.Backups` says, except the snapshots held: installing, restoring, being copied off-host,
-   * or still needed (`spared`); returns their ids.
-   */
+  /** Removes what `Retention.Backups` says but for the snapshots held; returns their ids. */
   const applyRetention = async (retention: RetentionSettings): Promise<string[]> => {
     const counted = (await list()).filter((b) => !installing.has(b.id));
     const items = counted.map((b) => ({ ...b, at: Date.parse(b.takenAt), bytes: b.archiveBytes }));
@@ -110,7 +97,6 @@ export function createInstanceBackups(opts: {
     opts.reports.taken(outcome);
   };
 
-  /** `beforeInstall`: a before-update snapshot, left out of retention until its install ended. */
   const snapshot = async (req: Asked, beforeInstall = false): Promise<BackupManifest> => {
     const { backups, retention } = opts.settings();
     try {
@@ -139,24 +125,21 @@ export function createInstanceBackups(opts: {
     }
   };
 
-  /** Restores a snapshot; the caller has stopped the server and snapshotted the current data. Serialized with `take`. */
   const restore = (entry: BackupEntry): Promise<void> =>
     serial(() => restoreSnapshot(opts.instanceDir, entry, opts.settings().backups.SpaceMarginMegabytes * MB));
 
-  /** Takes a snapshot; rejects with a BackupError (also reported) when it could not be taken. */
+  /** Rejects with a BackupError (also reported). */
   const take = (req: Asked): Promise<BackupManifest> => serial(() => snapshot(req));
 
   /**
-   * Puts `entry` back in place of the current data, which is snapshotted first (`before-restore`), then runs `then`
-   * (a rollback swaps the build there). When `then` fails, the data it replaced is put back from that snapshot, so a
-   * failed rollback leaves data and build as they were. No server may run.
+   * Puts `entry` in place of the current data, snapshotted first, then runs `then` (a rollback's swap); when `then`
+   * fails the data is put back, so data and build stay as they were. No server may run.
    */
   const replace = async <T>(entry: BackupEntry, revision: string | null, then: () => Promise<T>) => {
     const pinned = [entry.id];
     restoring.add(entry.id);
     try {
       const saved = await take({ kind: 'before-restore', revision, quiet: true });
-      // The copy of what is replaced stays until this is over, whatever a snapshot taken meanwhile would expire.
       pinned.push(saved.id);
       restoring.add(saved.id);
       await restore(entry);
@@ -184,14 +167,10 @@ export function createInstanceBackups(opts: {
     list,
     take,
 
-    /**
-     * At daemon start: puts back what a killed daemon left moved aside, clears its leftovers, and takes the newest
-     * snapshot as the last one, so the status shows it before the next is taken. Returns what was put back.
-     */
+    /** At daemon start: recovers what a killed daemon left, and takes the newest snapshot as the last; returns what was put back. */
     async start(): Promise<string[]> {
       const back = await recoverInterrupted(opts.instanceDir, dir);
       const newest = (await list())[0];
-      // Found, not taken: no log line or chat notice again, only what the status and `/metrics` show as the last.
       if (newest && last === null) {
         const found = successOf(newest, [], Date.parse(newest.takenAt));
         last = found;
@@ -200,28 +179,22 @@ export function createInstanceBackups(opts: {
       return back;
     },
 
-    /** What a rollback from `revision` back to `previous` puts back (`takenBefore` in catalog.ts), or null. */
     async takenBefore(revision: string | null, previous: string | null): Promise<BackupEntry | null> {
       if (revision === null || previous === null) return null;
       return takenBefore(await list(), revision, previous);
     },
 
-    /** The snapshot named `id`, or null. */
     async find(id: string): Promise<BackupEntry | null> {
       return (await list()).find((b) => b.id === id) ?? null;
     },
 
-    /**
-     * Takes the snapshot before an install (no server runs). It does not count against `Retention.Backups` until the
-     * install succeeded, so a build that fails to install at every check cannot rotate older snapshots away.
-     */
+    /** Not counted by retention until the install succeeded: a build failing at every check cannot rotate snapshots away. */
     async beforeInstall(req: { revision: string | null; revisionAfter: string | null }): Promise<InstallSnapshot> {
       let previous: BackupOutcome | null = null;
       const manifest = await serial(() => {
         previous = last;
         return snapshot({ kind: 'before-update', ...req, quiet: true }, true);
       });
-      // In the queue, the install being over: the snapshot counts for retention from now on.
       const settle = <T>(work: () => Promise<T>) =>
         serial(() => {
           installing.delete(manifest.id);
@@ -238,25 +211,22 @@ export function createInstanceBackups(opts: {
         notInstalled: () =>
           settle(async () => {
             await removeBackup(entryOf(dir, manifest));
-            // The status's last backup is not one that is gone.
             if (last?.ok && last.id === manifest.id) last = previous;
           }),
       };
     },
 
-    /** `replace` above; resolves with the safety snapshot and `then`'s result. */
+    /** `replace` above, which the daemon's shutdown waits for: one cut off between its renames would strand the data. */
     replaceData<T>(
       entry: BackupEntry,
       revision: string | null,
       then: () => Promise<T>,
     ): Promise<{ saved: BackupManifest; result: T }> {
       const run = replace(entry, revision, then);
-      // The daemon's shutdown waits for it (close): a restore cut off between its renames would strand the data.
       replacing = run.catch(() => {});
       return run;
     },
 
-    /** Stops off-host copies still running; waits for a snapshot or a restore under way. */
     async close(): Promise<void> {
       copies.stop();
       await replacing;

@@ -3,16 +3,16 @@ import { join } from 'node:path';
 import { extract } from 'tar';
 import { describeError } from '../errors.ts';
 import { hashFile } from '../regular-file.ts';
+import { syncPath } from '../store/atomic-file.ts';
 import { diskSpaceOf, formatBytes } from '../store/disk-space.ts';
-import { flushTree, syncPath } from '../updates/install/flush.ts';
+import { flushTree } from '../updates/install/flush.ts';
 import type { BackupEntry } from './catalog.ts';
 import { SNAPSHOT_PATHS } from './collect.ts';
 import { BackupError } from './snapshot.ts';
 
 /**
- * Puts a snapshot's data/ and config.toml back (the caller stopped the server and snapshotted the data first): the
- * archive is unpacked beside data/ and checked against the manifest's SHA-256 before each is swapped in by rename,
- * put back if a swap fails. A damaged or foreign archive leaves the instance as it was.
+ * Puts a snapshot's data/ and config.toml back (no server runs): unpacked beside data/, checked against the manifest,
+ * swapped in by rename (undone if a swap fails). A damaged or foreign archive leaves the instance as it was.
  */
 export async function restoreSnapshot(instanceDir: string, entry: BackupEntry, marginBytes: number): Promise<void> {
   const space = await diskSpaceOf(instanceDir).catch(() => null);
@@ -24,7 +24,7 @@ export async function restoreSnapshot(instanceDir: string, entry: BackupEntry, m
   const staging = await mkdtemp(join(instanceDir, '.restore-'));
   try {
     await unpackVerified(entry, staging);
-    // Written through before the swap: a power loss after it must not find data/ pointing at files never written.
+    // A power loss after the swap must not find data/ pointing at files never written.
     await flushTree(staging, new AbortController().signal);
     await swapIn(instanceDir, staging, entry);
     await syncPath(instanceDir);
@@ -44,7 +44,7 @@ async function unpackVerified(entry: BackupEntry, staging: string): Promise<void
     file: entry.archive,
     cwd: staging,
     strict: true,
-    // Only what the manifest lists (and the manifest): nothing else is written, links least of all.
+    // Only what the manifest lists: nothing else is written, links least of all.
     filter: (path, e) => {
       const clean = path.replace(/^\.\//, '').replace(/\/$/, '');
       const type = 'type' in e ? e.type : 'File';
@@ -83,7 +83,6 @@ async function swapIn(instanceDir: string, staging: string, entry: BackupEntry):
       await rename(join(staging, name), live);
     }
   } catch (err) {
-    // Back as it was: each path that was moved aside returns.
     for (const name of swapped.reverse()) {
       await rm(join(instanceDir, name), { recursive: true, force: true }).catch(() => {});
       await rename(join(staging, `${name}.replaced`), join(instanceDir, name)).catch(() => {});
@@ -92,10 +91,7 @@ async function swapIn(instanceDir: string, staging: string, entry: BackupEntry):
   }
 }
 
-/**
- * What a daemon killed in the middle of a snapshot or a restore left: a path moved aside (`.restore-*`/`<name>.replaced`)
- * with nothing in its place goes back, then the work folders and partial files go. Returns what was put back.
- */
+/** After a daemon killed mid-snapshot or mid-restore: a path moved aside and not replaced goes back; leftovers go. */
 export async function recoverInterrupted(instanceDir: string, backupsDir: string): Promise<string[]> {
   const back: string[] = [];
   const names = await readdir(instanceDir).catch(() => [] as string[]);
@@ -111,7 +107,7 @@ export async function recoverInterrupted(instanceDir: string, backupsDir: string
     await rm(join(instanceDir, work), { recursive: true, force: true });
   }
   for (const name of await readdir(backupsDir).catch(() => [] as string[]))
-    if (name.startsWith('.staging-') || name.endsWith('.partial'))
+    if (name.startsWith('.staging-') || /\.(partial|tmp)$/.test(name))
       await rm(join(backupsDir, name), { recursive: true, force: true });
   return back;
 }

@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { create } from 'tar';
 import { describeError } from '../errors.ts';
 import { clearForWrite } from '../regular-file.ts';
+import { syncPath } from '../store/atomic-file.ts';
 import { diskFullError, diskSpaceOf, formatBytes } from '../store/disk-space.ts';
-import { syncPath } from '../updates/install/flush.ts';
 import { listBackups, rewriteManifest } from './catalog.ts';
 import { collect, listSources, SNAPSHOT_PATHS } from './collect.ts';
 import { type BackupKind, type BackupManifest, snapshotId } from './manifest.ts';
 import type { SqliteCopyOptions } from './sqlite-copy.ts';
 
-/** Why a snapshot was not taken: `space` (too little before it began, or the disk filled) or `failed` (anything else). */
+/** Why a snapshot was not taken: `space` (too little, or the disk filled) or `failed`. */
 export class BackupError extends Error {
   override name = 'BackupError';
   constructor(
@@ -25,23 +25,19 @@ export class BackupError extends Error {
 export interface SnapshotRequest {
   instance: string;
   instanceDir: string;
-  /** Where snapshots are kept: `<instance>/backups`. */
   backupsDir: string;
   kind: BackupKind;
   revision: string | null;
   revisionAfter?: string | null;
-  /** No server runs (see `collect`); a function is asked at each database's copy. */
   quiet: boolean | (() => boolean);
   sqlite: SqliteCopyOptions;
-  /** Kept free on the disk beyond what the snapshot needs. */
   marginBytes: number;
   now?: Date;
 }
 
 /**
- * Snapshots the instance's data and config.toml into `<backupsDir>/<id>.tar.gz`, its manifest beside and inside it:
- * copied to a staging folder first (databases by SQLite's online backup), archived under a temporary name and
- * renamed, so a snapshot that exists is whole. A failure leaves nothing and throws a BackupError.
+ * Copies data/ and config.toml to a staging folder (databases by the online backup) and archives it under a
+ * temporary name renamed to `<id>.tar.gz`, so a snapshot that exists is whole; a failure leaves nothing (BackupError).
  */
 export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest> {
   await mkdir(req.backupsDir, { recursive: true });
@@ -70,29 +66,23 @@ export async function takeSnapshot(req: SnapshotRequest): Promise<BackupManifest
       'manifest.json',
       ...SNAPSHOT_PATHS.filter((p) => got.files.some((f) => f.path === p || f.path.startsWith(`${p}/`))),
     ];
-    // The backups folder is the game server's to write too: a pipe planted at a partial's name is removed first.
+    // The game server can write here: a pipe planted at the partial's name is removed first.
     await clearForWrite(partial);
     await create({ gzip: true, file: partial, cwd: staging, portable: true }, members);
     const done = { ...manifest, archiveBytes: (await stat(partial)).size };
-    // On the disk before it counts as taken: an update swaps builds right after, and a power loss then must not
-    // leave a snapshot that was never written. The manifest comes last: a listing needs both.
+    // On the disk before it counts (an update swaps builds right after); the manifest last, as a listing needs both.
     await syncPath(partial);
     await rename(partial, archive);
     await rewriteManifest(req.backupsDir, done);
     return done;
   } catch (err) {
-    await Promise.all([
-      rm(partial, { force: true }),
-      rm(archive, { force: true }),
-      rm(join(req.backupsDir, `${id}.json.partial`), { force: true }),
-    ]);
+    await Promise.all([rm(partial, { force: true }), rm(archive, { force: true })]);
     throw asBackupError(err, req);
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
 }
 
-/** Staging copies plus an archive no larger than them, plus the margin. */
 async function ensureRoom(req: SnapshotRequest, bytes: number): Promise<void> {
   const space = await diskSpaceOf(req.backupsDir).catch(() => null);
   const needs = 2 * bytes + req.marginBytes;

@@ -1,40 +1,25 @@
 import { execFile } from 'node:child_process';
 import { describeError } from '../errors.ts';
-import { openRegular } from '../regular-file.ts';
+import { readRegularHead } from '../regular-file.ts';
 
-/**
- * SQLite databases under `data/` are copied with `sqlite3`'s `.backup`, which takes the locks and copies a consistent
- * state while the server writes (a raw copy, or one without its `-wal`, can be torn).
- */
+/* `.backup` takes the locks and copies a consistent state while the server writes; a raw copy can be torn. */
 
 const MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
 
-/** The files SQLite keeps beside a database; the online backup already holds what they hold. */
+/** What they hold, the online backup holds. */
 export const SQLITE_SIDECARS = ['-wal', '-shm', '-journal'] as const;
 
-/** True when the file starts with SQLite's header (a database, whatever its name). */
 export async function isSqliteDatabase(path: string): Promise<boolean> {
   // In data/, which the server writes: a named pipe there is refused, never waited on.
-  const { file } = await openRegular(path);
-  try {
-    const head = Buffer.alloc(MAGIC.length);
-    const { bytesRead } = await file.read(head, 0, head.length, 0);
-    return bytesRead === MAGIC.length && head.equals(MAGIC);
-  } finally {
-    await file.close();
-  }
+  return (await readRegularHead(path, MAGIC.length)).equals(MAGIC);
 }
 
 export interface SqliteCopyOptions {
-  /** The `sqlite3` program (a name on PATH or a path). */
   program: string;
   timeoutMs: number;
 }
 
-/**
- * Copies the database `source` to `target` with `.backup`. The target path goes in as a quoted argument of the dot
- * command; paths with a quote are refused rather than escaped (the daemon names its targets itself).
- */
+/** The target goes into the dot command quoted: one with a quote is refused (the daemon names its targets). */
 export function copySqliteDatabase(source: string, target: string, opts: SqliteCopyOptions): Promise<void> {
   if (target.includes("'") || target.includes('\n'))
     return Promise.reject(new Error(`cannot back up to ${JSON.stringify(target)}: the path holds a quote`));

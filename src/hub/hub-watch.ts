@@ -5,27 +5,20 @@ import { loadSettings, parseArgs, SettingsError } from '../kit/settings.ts';
 import { readRegularFile } from '../regular-file.ts';
 
 /**
- * Where a server advertises itself, read as the engine reads it (RobustToolbox `HubManager`): `hub.advertise`
- * (false by default), `hub.server_url` (the `ss14://` address players connect to; when empty the engine guesses
- * it from an IP lookup and logs "Guessed server address to be …"), `hub.hub_urls` (comma-separated, default the
- * official hub) and `hub.advertise_interval` (120 s). From the server's launch arguments and environment, so
- * config.toml, `ROBUST_CVAR_*` and `--cvar` count in the engine's order.
+ * Where a server advertises itself, from its arguments and environment as the engine's `HubManager` reads them:
+ * `hub.advertise`, `hub.server_url` ('' when unset: the engine guesses it and logs it), `hub.hub_urls` and
+ * `hub.advertise_interval`; `problems` are settings that make advertising fail (a hub URL the engine would mangle).
  */
 export interface HubSettings {
-  /** '' when unset: the address is learnt from the server's log. */
   serverUrl: string;
   hubUrls: string[];
   intervalSeconds: number;
-  /** Settings that make advertising fail, found before any request (a hub URL the engine would mangle). */
   problems: string[];
 }
 
 export const DEFAULT_HUB = 'https://hub.spacestation14.com/';
 
-/**
- * The server's hub settings, or null when it does not advertise. Rejects on a config.toml that cannot be read: the
- * server writes that file, so it is read on the thread pool and must be a regular file (never a wait on a pipe).
- */
+/** Null when the server does not advertise; its config.toml, which it writes, must be a regular file. */
 export async function hubSettingsOf(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<HubSettings | null> {
   const { configFile } = parseArgs(argv);
   const configText =
@@ -56,43 +49,34 @@ export async function hubSettingsOf(argv: readonly string[], env: NodeJS.Process
   return { serverUrl, hubUrls, intervalSeconds: s.int('hub.advertise_interval', 120), problems };
 }
 
-/**
- * Whether a hub lists a server now: `GET <hub>api/servers/info?url=<address>` of SS14.ServerHub answers the
- * server's `/info` while its advertisement has not expired (3 minutes after its last advertise) and 404 otherwise.
- * One small request per hub, instead of the whole `GET api/servers` list (hundreds of servers).
- */
 export type Listing = 'listed' | 'missing';
 
-export class HubUnreachableError extends Error {
+class HubUnreachableError extends Error {
   override name = 'HubUnreachableError';
 }
 
-/** The listing address, built as the engine builds its advertise address: the hub URL as text, then the path. */
+/** Built as the engine builds its advertise address: the hub URL as text, then the path. */
 export const infoUrl = (hubUrl: string, address: string): string =>
   `${hubUrl}api/servers/info?url=${encodeURIComponent(address)}`;
 
 /**
- * Asks the hub, within `opts.timeoutMs` and reading at most `opts.maxBytes` of its answer (`Answers.HubMaxKilobytes`:
- * by default 64 kB, six times the largest /info SS14.ServerHub stores).
+ * Whether a hub lists a server now: SS14.ServerHub's `api/servers/info?url=` answers its `/info` until 3 minutes after
+ * its last advertise, else 404 (one small request, not the whole list).
  */
 export async function checkListing(
   hubUrl: string,
   address: string,
-  opts: Pick<AnswerCap, 'timeoutMs' | 'maxBytes'> & { setting?: string; signal?: AbortSignal },
+  opts: Pick<AnswerCap, 'timeoutMs' | 'maxBytes'> & { setting?: string },
 ): Promise<Listing> {
   const url = infoUrl(hubUrl, address);
-  const signal = opts.signal
-    ? AbortSignal.any([opts.signal, AbortSignal.timeout(opts.timeoutMs)])
-    : AbortSignal.timeout(opts.timeoutMs);
   let res: Response;
   try {
-    res = await fetch(url, { signal, headers: { Accept: 'application/json' } });
+    res = await fetch(url, { signal: AbortSignal.timeout(opts.timeoutMs), headers: { Accept: 'application/json' } });
   } catch (err) {
     const late = (err as Error | null)?.name === 'TimeoutError' ? `no answer within ${opts.timeoutMs / 1000} s` : '';
     throw new HubUnreachableError(`cannot reach the hub at ${url}: ${late || describeError(err)}`, { cause: err });
   }
-  // Read to free the connection; SS14.ServerHub keeps a server's /info under 10 kB. A hub is any URL the server's
-  // config.toml names: one answering more (without end, say) is cut off there and counts as unreachable.
+  // Read to free the connection; a hub is any URL config.toml names: one answering too much counts as unreachable.
   try {
     await readCapped(res.body, opts.maxBytes, 'its answer', opts.setting);
   } catch (err) {
@@ -104,10 +88,7 @@ export async function checkListing(
   throw new HubUnreachableError(`the hub at ${url} answered HTTP ${res.status}`);
 }
 
-/**
- * The engine's hub lines in a server's log (RobustToolbox `HubManager`, sawmill `hub`): what the daemon learns of
- * advertising without asking a hub. Matched on the message, whatever the log prefix ([INFO] hub: …).
- */
+/** The engine's `hub` lines in a server's log, matched on the message whatever the prefix. */
 export type AdvertiseEvent =
   | { type: 'advertised'; hub: string; address: string }
   | { type: 'guessed'; address: string }
@@ -133,46 +114,39 @@ export function advertiseEventOf(line: string): AdvertiseEvent | null {
   return null;
 }
 
-/** One hub as the watch last saw it. */
-export interface HubState {
+/** Times in ms on `now`; `lastError`: the hub unreachable, or the engine's refused advertise. */
+interface HubState {
   hub: string;
   listing: Listing | 'unknown';
-  /** Since when (ms on `now`) it has not listed the server; null while listed or unknown. */
   missingSince: number | null;
-  /** The last thing that went wrong: the hub unreachable, or the engine's refused advertise (status and text). */
   lastError: string | null;
-  /** The re-advertise command was sent for this absence. */
   readvertised: boolean;
-  /** The absence was told (once). */
   told: boolean;
-  /** When the hub last answered (ms on `now`); null before it has. */
   checkedAt: number | null;
 }
 
-export interface HubReports {
-  /** Missing for longer than the limit (after a re-advertise, when there is a console): once per absence. */
+interface HubReports {
+  /** Once per absence longer than the limit (after a re-advertise, with a console). */
   missing(hub: string, address: string, since: number, why: string | null): void;
-  /** Listed again after an absence that was told. */
   back(hub: string, address: string, missingMs: number): void;
   readvertised(hub: string): void;
 }
 
-export interface HubWatchOptions {
+interface HubWatchOptions {
   settings: HubSettings;
   missingAfterMs: number;
-  /** The clock absences are measured on: the daemon's monotonic one. */
+  /** The daemon's monotonic clock. */
   now: () => number;
   check: (hub: string, address: string) => Promise<Listing>;
-  /** Sends the engine's `hub_advertise_now` through the console; absent when the console is off. */
+  /** `hub_advertise_now` through the console, when there is one. */
   readvertise?: () => Promise<void>;
   reports: HubReports;
 }
 
 /**
- * Watches whether the hubs a server advertises to list it: `poll()` asks each hub (a timer the daemon owns calls
- * it while the server runs), `line()` reads the engine's hub lines from its log. An absence longer than
- * `missingAfterMs` first gets the engine's re-advertise command (with a console), then, still missing at the next
- * poll, is told once; a hub that cannot be reached is not an absence (the hub is down, not the server).
+ * Whether the hubs list the server: `poll()` asks each, `line()` reads the engine's hub lines. An absence past
+ * `missingAfterMs` first gets the re-advertise command (with a console), then is told once; an unreachable hub is no
+ * absence.
  */
 export function createHubWatch(opts: HubWatchOptions) {
   let address = opts.settings.serverUrl;
@@ -210,12 +184,12 @@ export function createHubWatch(opts: HubWatchOptions) {
   };
 
   return {
-    /** The address checked: `hub.server_url`, or what the engine guessed and logged; '' until known. */
+    /** `hub.server_url`, or what the engine guessed and logged; '' until known. */
     address: () => address,
 
     states: (): HubState[] => [...hubs.values()].map((s) => ({ ...s })),
 
-    /** A new launch: absences start over (a server needs its first advertise interval before a hub lists it). */
+    /** A new launch: absences start over. */
     reset(): void {
       for (const hub of hubs.keys()) hubs.set(hub, fresh(hub));
     },

@@ -12,17 +12,14 @@ import {
   inspectRow,
 } from './instance-import.ts';
 
-/** This process's start time: servers the old watchdog left started before it. */
+/** Servers the old watchdog left started before this process. */
 export async function ownStartTime(): Promise<string> {
-  // Without /proc nothing can be verified; a start time that matches no process makes every pid fail the check.
+  // Without /proc nothing can be verified: '0' makes every pid fail the check.
   return (await readProcessStartTime(process.pid)) ?? '0';
 }
 
-/**
- * Reads data.db once and hands back null (logged) when it is missing, unreadable or damaged: the daemon then
- * starts without the import. A journal or WAL file beside it is warned about.
- */
-export async function openWatchdogDb(file: string, log: Logger): Promise<WatchdogDb | null> {
+/** data.db, or null (logged) when it is missing, unreadable or damaged; a journal or WAL beside it is warned about. */
+async function openWatchdogDb(file: string, log: Logger): Promise<WatchdogDb | null> {
   if (!(await watchdogDbExists(file))) return null;
   const db = await readWatchdogDb(file).catch((err: unknown) => {
     log.warn("could not import from the real watchdog's data file; starting without it", {
@@ -41,15 +38,11 @@ export async function openWatchdogDb(file: string, log: Logger): Promise<Watchdo
   return db;
 }
 
-/** The import at daemon start: data.db is read (and SQLite loaded) only when some instance needs it and it exists. */
+/** At daemon start: data.db is read (and SQLite loaded) only when an instance needs it and it exists. */
 export function createDataDbImport(opts: { file: string; persistServers: () => boolean; log: Logger }) {
   let opened: Promise<[WatchdogDb | null, string]> | undefined;
   return {
-    /**
-     * Imports one instance from data.db when it has no data.json of ours yet (none, or the real watchdog's old
-     * one): writes data.json with the revision and the verified server's launch record, and logs what it found.
-     * Never throws; the file is never written.
-     */
+    /** Writes data.json from data.db (never written) for an instance with none of ours yet; never throws. */
     async importInto(instance: ResolvedInstance, log: Logger): Promise<InstanceImport | null> {
       try {
         if ((await instanceDataKind(instance.dir)) === 'ours') return null;

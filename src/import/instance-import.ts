@@ -3,29 +3,21 @@ import { defaultInstanceData, type InstanceData, type LaunchData } from '../stor
 import type { WatchdogDbRow } from '../store/watchdog-db.ts';
 import { checkPersistedServer } from './persisted-server.ts';
 
-/** What the real watchdog's data.db holds for one instance, and what becomes of the server it left running. */
+/**
+ * An instance's row of data.db and what becomes of its server: `adopt` (with PersistServers), `shut-down` (without:
+ * it would hold the port), `none` (`reason` says why, when a pid was persisted); `launch` for the adoption path.
+ */
 export interface InstanceImport {
   key: string;
   revision: string | null;
   persistedPid: number | null;
   systemdUnit: string | null;
-  /**
-   * `adopt`: the persisted pid is the instance's server and PersistServers is on. `shut-down`: it is, but
-   * PersistServers is off, so it is shut down gracefully before the new launch (else it would hold the port).
-   * `none`: no server to take over (`reason` says why when a pid was persisted).
-   */
   server: 'adopt' | 'shut-down' | 'none';
-  /** The launch record handed to the adoption path: the verified server and its persisted check-in secret. */
   launch: LaunchData | null;
-  /** Why a persisted pid is not taken. */
   reason: string | null;
 }
 
-/**
- * Looks at the server a data.db row names: verified (see checkPersistedServer) it becomes a launch record with
- * the persisted secret, for adoption or, with PersistServers off, for a graceful shutdown. Signals nothing.
- * `before` is this process's start time.
- */
+/** The server a row names, verified (checkPersistedServer), as a launch record with its secret; signals nothing. */
 export async function inspectRow(
   row: WatchdogDbRow,
   instance: ResolvedInstance,
@@ -53,12 +45,10 @@ export async function inspectRow(
   };
 }
 
-/** The data.json an import writes: the revision for the current UpdateType, and the server found (if any). */
 export function importedData(found: InstanceImport, updateType: string | null): InstanceData {
   return { ...defaultInstanceData(updateType), revision: found.revision, launch: found.launch };
 }
 
-/** One sentence on what happens to the persisted server, for the daemon log and `watchdog import`. */
 export function describeServer(found: InstanceImport): string {
   const pid = found.persistedPid;
   switch (found.server) {
@@ -73,7 +63,6 @@ export function describeServer(found: InstanceImport): string {
   }
 }
 
-/** The warning for a server the real watchdog ran as a systemd unit, which we do not adopt. */
 export function describeSystemdUnit(unit: string): string {
   return (
     `the real watchdog ran this server as systemd unit ${unit}, which is not adopted (Process.Mode Systemd is not supported); ` +

@@ -1,18 +1,10 @@
 import { readFile, readlink, realpath } from 'node:fs/promises';
 import { isAlive, readCmdline, readProcessStartTime } from '../process/proc-info.ts';
 
-/** A running process verified to be the instance's server, as far as /proc can tell. */
-export interface PersistedServer {
-  pid: number;
-  /** As `readProcessStartTime` gives it, so the usual adoption check (findLeftover) recognises it. */
-  startTime: string;
-  /** The arguments after the program in its command line (where `watchdog.baseUrl` is read from). */
-  args: string[];
-  /** When it started, from its start time and the system's uptime. */
-  startedAt: string;
-}
-
-export type PersistedServerCheck = { ok: true; server: PersistedServer } | { ok: false; reason: string };
+/** `startTime` as `readProcessStartTime` gives it, for the usual adoption check; `args` after the program. */
+type PersistedServerCheck =
+  | { ok: true; server: { pid: number; startTime: string; args: string[]; startedAt: string } }
+  | { ok: false; reason: string };
 
 /** `<ticks>@<boot id>` → ticks, when both start times are from this boot; else null. */
 function ticksThisBoot(startTime: string, reference: string): bigint | null {
@@ -22,7 +14,7 @@ function ticksThisBoot(startTime: string, reference: string): bigint | null {
   return BigInt(ticks);
 }
 
-/** Clock ticks per second of /proc/<pid>/stat's start time: USER_HZ, 100 on every Linux that matters. */
+/** USER_HZ: 100 on every Linux that matters. */
 const USER_HZ = 100;
 
 async function startedAt(ticks: bigint): Promise<string> {
@@ -32,9 +24,8 @@ async function startedAt(ticks: bigint): Promise<string> {
 }
 
 /**
- * Whether `pid` is the server the real watchdog left running: alive, started before `before` (this process's start:
- * a later one cannot be the old daemon's), and running `program`, as its executable or, unlike the real watchdog,
- * as argv[0] or argv[1] (a script run by an interpreter), links resolved. Reads /proc only, never signals.
+ * Whether `pid` is the server the real watchdog left: alive, started before `before` (this process), and running
+ * `program` as its executable or (unlike the original) argv[0] or argv[1], links resolved. Reads /proc only.
  */
 export async function checkPersistedServer(
   pid: number,
@@ -50,13 +41,11 @@ export async function checkPersistedServer(
   if (startTime === null || cmdline === null)
     return { ok: false, reason: 'its start time and command line cannot be read in /proc' };
   const names = new Set([program, await realpath(program).catch(() => program)]);
-  // A build replaced while its server runs shows as "<path> (deleted)"; it is still the program that was started.
+  // A build replaced while its server runs shows as "<path> (deleted)".
   const exePath = exe?.replace(/ \(deleted\)$/, '') ?? null;
-  let at: number;
-  if (exePath !== null && names.has(exePath)) at = 0;
-  else if (cmdline[0] !== undefined && names.has(cmdline[0])) at = 0;
-  else if (cmdline[1] !== undefined && names.has(cmdline[1])) at = 1;
-  else {
+  const named = (path: string | null | undefined) => path != null && names.has(path);
+  const at = named(exePath) || named(cmdline[0]) ? 0 : named(cmdline[1]) ? 1 : -1;
+  if (at < 0) {
     return {
       ok: false,
       reason: `it runs ${exePath ?? cmdline[0] ?? '(unknown)'}, not the instance's program ${program}`,

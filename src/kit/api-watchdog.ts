@@ -1,10 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Info } from './schemas.ts';
 
-/**
- * The token-protected half of the game-server API (as the engine's `WatchdogApi.cs` serves it): the header check
- * and the request bodies of `POST /shutdown` and `POST /update`, free of any HTTP framework; with the `/info` body's
- * wire form, so a game server writes its info without loading valibot at startup.
+/*
+ * The token-protected half of the game-server API, as the engine's `WatchdogApi.cs` serves it, free of any HTTP
+ * framework; with `/info`'s wire form, so a game server writes its info without loading valibot.
  */
 
 export const UPDATE_REASONS = ['Other', 'UpdateAvailable', 'Maintenance'] as const;
@@ -27,17 +26,15 @@ export function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** A refusal: the status and the plain-text body the engine answers with. */
-export interface Refusal {
+/** The status and plain-text body the engine answers a refusal with. */
+interface Refusal {
   status: 400 | 401 | 404;
   body: string;
 }
 
 /**
- * Checks the `WatchdogToken` header against the `watchdog.token` cvar: unset token → 404 (the handler
- * declines, as in the engine), header missing → 400, wrong → 401. Undefined means allowed.
- * The engine answers 500 on a missing header for /update (a bug: it indexes the absent header and throws); we
- * answer 400 for both.
+ * The `WatchdogToken` header against `watchdog.token`: unset token → 404 (as the engine), header missing → 400 (the
+ * engine's /update throws, a 500), wrong → 401; undefined when allowed.
  */
 export function checkWatchdogToken(header: string | undefined, expected: string | undefined): Refusal | undefined {
   if (!expected) return { status: 404, body: 'Not Found' };
@@ -59,10 +56,7 @@ function parseJson(text: string): Parsed<unknown> {
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * `POST /shutdown` body: a JSON object, parsed whatever the Content-Type (the real watchdog sends
- * `text/plain`), with an optional string `Reason` (case-sensitive name). `{}` is fine.
- */
+/** A JSON object whatever the Content-Type (the real watchdog sends `text/plain`), with an optional `Reason`. */
 export function parseShutdownBody(text: string): Parsed<ShutdownRequest> {
   const json = parseJson(text);
   if (!json.ok) return json;
@@ -73,7 +67,7 @@ export function parseShutdownBody(text: string): Parsed<ShutdownRequest> {
   return { ok: true, value: { reason: reason ?? null } };
 }
 
-/** Numeric names are accepted too, as .NET's enum parse does ("2" → Maintenance). */
+/** Numbers too, as .NET's enum parse ("2" → Maintenance). */
 function updateReason(value: string): UpdateReason {
   if ((UPDATE_REASONS as readonly string[]).includes(value)) return value as UpdateReason;
   const n = /^\d+$/.test(value) ? Number(value) : -1;
@@ -81,9 +75,8 @@ function updateReason(value: string): UpdateReason {
 }
 
 /**
- * `POST /update` body: empty → UpdateAvailable (what the watchdog sends); otherwise a JSON object with
- * optional `Reason` (unknown names → Other) and `Message`. Read whatever the Content-Type; the engine
- * reads it only for exactly `application/json`, which silently drops reasons sent with a charset.
+ * Empty → UpdateAvailable (what the watchdog sends); else a JSON object with optional `Reason` (unknown → Other) and
+ * `Message`, whatever the Content-Type (the engine drops it unless exactly `application/json`).
  */
 export function parseUpdateBody(text: string): Parsed<UpdateRequest> {
   if (text.trim() === '') return { ok: true, value: { reason: 'UpdateAvailable', message: null } };
@@ -99,12 +92,12 @@ export function parseUpdateBody(text: string): Parsed<UpdateRequest> {
   return { ok: true, value: { reason: updateReason(reason ?? 'Other'), message: message ?? null } };
 }
 
-/** The connect address from either spelling ('' when neither is set; launchers then derive it). */
+/** Either spelling, or '' (launchers then derive it). */
 export function connectAddressOf(info: Pick<Info, 'connect_address' | 'connect_addrees'>): string {
   return info.connect_address ?? info.connect_addrees ?? '';
 }
 
-/** The info object as written on the wire: the connect address under both spellings, first. */
+/** The connect address under both spellings, first. */
 export function infoForWire(info: Info): Info {
   const { connect_address: _engine, connect_addrees: _spec, ...rest } = info;
   const address = connectAddressOf(info);

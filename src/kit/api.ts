@@ -22,23 +22,22 @@ export {
 type MaybePromise<T> = T | Promise<T>;
 
 export interface GameApiOptions {
-  /** The `/status` object; games may add fields. `tags` defaults to `[]`, as the engine always sends it. */
+  /** Games may add fields; `tags` defaults to `[]`, as the engine always sends it. */
   status: () => MaybePromise<Status>;
-  /** The `/info` object; the connect address is written under both spellings. `links` defaults to `[]`. */
+  /** The connect address is written under both spellings; `links` defaults to `[]`. */
   info: () => MaybePromise<Info>;
   /** The `watchdog.token` cvar, read per request; empty or undefined turns /shutdown and /update off (404). */
   watchdogToken: () => string | undefined;
   /** The watchdog asked for a shutdown. Answer fast: the 200 is sent once this resolves. */
   onShutdown: (request: ShutdownRequest) => MaybePromise<void>;
-  /** The watchdog says an update is available; the game restarts when it suits it (e.g. at round end). */
+  /** The game restarts when it suits it (at round end, say). */
   onUpdate: (request: UpdateRequest) => MaybePromise<void>;
   log?: Logger;
 }
 
 /**
- * The game server's HTTP API, public and token-protected, as a Hono app: `GET|HEAD /status`, `GET|HEAD /info`,
- * `POST /shutdown`, `POST /update`. Anything else answers 404 `Not Found`. Games may add their own
- * routes to the returned app, or mount it with `app.route('/', createGameApi(...))`.
+ * The game server's HTTP API as a Hono app: `GET|HEAD /status`, `GET|HEAD /info`, `POST /shutdown`, `POST /update`,
+ * else 404. Games may add routes, or mount it with `app.route('/', createGameApi(...))`.
  *
  * @example
  * const app = createGameApi({ status: () => ({ name: 'x', players: 0 }), info, watchdogToken: () => settings.string('watchdog.token'), onShutdown, onUpdate });
@@ -61,7 +60,6 @@ export function createGameApi(opts: GameApiOptions): Hono {
     return c.json(infoForWire({ ...info, links: info.links ?? [] }));
   });
 
-  /** The token check shared by both watchdog routes; a Response when refused. */
   const refuse = (c: Context, route: string): Response | undefined => {
     const refusal = checkWatchdogToken(c.req.header('WatchdogToken'), opts.watchdogToken());
     if (!refusal) return undefined;
@@ -70,7 +68,6 @@ export function createGameApi(opts: GameApiOptions): Hono {
     return c.text(refusal.body, refusal.status);
   };
 
-  /** A watchdog route: the token, then the body, then the action; `Success` once it is done. */
   const watchdogRoute = <T>(path: string, parse: (text: string) => Parsed<T>, act: (body: T) => MaybePromise<void>) =>
     app.post(path, async (c) => {
       const route = `POST ${path}`;

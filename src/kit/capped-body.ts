@@ -1,10 +1,9 @@
-/**
- * Reading an HTTP answer whole, with a size cap enforced while it arrives: a server, hub or CDN that answers without
- * end (or with gigabytes) costs the reader at most the cap, not its memory. An import-free leaf of the kit, so the
- * kit (its check-in) and the daemon (every answer it reads from a server, a hub, a CDN or a webhook) share it.
+/*
+ * Reading an HTTP answer whole within a cap, so one without end costs the reader the cap, not its memory. An
+ * import-free leaf of the kit, shared with the daemon.
  */
 
-/** An answer longer than its reader's cap: reading stopped there and the connection was closed. */
+/** Reading stopped at the cap and the connection was closed. */
 export class AnswerTooLargeError extends Error {
   override name = 'AnswerTooLargeError';
   constructor(
@@ -20,18 +19,16 @@ export class AnswerTooLargeError extends Error {
   }
 }
 
-/** A cap as a person writes it, in the decimal units the project uses everywhere: whole MB, whole kB, else bytes. */
-export function capText(bytes: number): string {
+/** In the project's decimal units: whole MB, whole kB, else bytes. */
+function capText(bytes: number): string {
   if (bytes >= 1_000_000 && bytes % 1_000_000 === 0) return `${bytes / 1_000_000} MB`;
   if (bytes >= 1000 && bytes % 1000 === 0) return `${bytes / 1000} kB`;
   return `${bytes} bytes`;
 }
 
 /**
- * `body` whole (null: empty), or AnswerTooLargeError naming `what` (the answer and its URL) and `setting` (the key
- * that sets the cap, if any) once more than `capBytes` arrived. Leaving the loop early closes the source: a fetch body is cancelled, a node:http answer destroyed, and
- * either way its connection is dropped, so the sender cannot keep it busy. The time cap is the caller's: the signal
- * of its request covers the body as well.
+ * `body` whole, or AnswerTooLargeError naming `what` and `setting` past `capBytes`: leaving the loop early closes the
+ * source (a fetch body cancelled, a node:http answer destroyed). The time cap is the caller's request signal.
  */
 export async function readCapped(
   body: AsyncIterable<Uint8Array> | null | undefined,

@@ -5,21 +5,21 @@ import type { Settings } from './settings.ts';
 /** The engine pings every 15 s (its `WatchdogApi.cs`). */
 export const DEFAULT_CHECKIN_SECONDS = 15;
 
-/** The most of a check-in's answer read: the watchdog answers an empty body or a word. */
+/** The watchdog answers an empty body or a word. */
 const CHECKIN_ANSWER_CAP_BYTES = 64_000;
 
 export interface CheckinOptions {
-  /** `watchdog.key`, `watchdog.baseUrl`, `watchdog.token`: check-ins happen only when all three are set. */
+  /** `watchdog.key`, `watchdog.baseUrl`, `watchdog.token`: all three are needed. */
   key: string | undefined;
   baseUrl: string | undefined;
   token: string | undefined;
-  /** Seconds between attempts, counted from the start of the previous one (fractions allowed). */
+  /** Seconds from the start of one attempt to the next. */
   intervalSeconds?: number;
   /** Per-request timeout; the engine's 100 s HttpClient default is far longer than a watchdog waits. */
   timeoutMs?: number;
   userAgent?: string;
   log?: Logger;
-  /** Called after every attempt, for games that track their connection to the watchdog. */
+  /** After every attempt. */
   onResult?: (result: CheckinResult) => void;
 }
 
@@ -32,20 +32,18 @@ export interface CheckinResult {
 }
 
 export interface Checkins {
-  /** False when key, base URL or token is missing (or the base URL is not a URL): nothing is sent. */
+  /** False without key, base URL and token (or with a base URL that is not one). */
   readonly enabled: boolean;
   readonly url: string | undefined;
-  /** Sends one check-in now; resolves with its result, never rejects (null when disabled or stopped). */
+  /** One check-in now; never rejects (null when disabled or stopped). */
   pingNow(): Promise<CheckinResult | null>;
-  /** Stops the timer and aborts an attempt in flight; resolves once nothing is left running. */
+  /** Stops the timer and aborts an attempt in flight. */
   stop(): Promise<void>;
 }
 
 /**
- * `new URL('server_api/<key>/ping', baseUrl)`, the same RFC 3986 resolution the engine's `new Uri(base,
- * relative)` does: `http://h:5000` and `http://h:5000/` both give `http://h:5000/server_api/<key>/ping`,
- * but `http://h/wd` loses `wd` (only `http://h/wd/` keeps it). We mirror that rather than fix it, so a
- * base URL behaves the same for our kit and for real engine servers.
+ * The RFC 3986 resolution the engine's `new Uri(base, relative)` does, mirrored: `http://h/wd` loses `wd` (only
+ * `http://h/wd/` keeps it), as for real engine servers.
  */
 export function checkinUrl(baseUrl: string, key: string): URL {
   return new URL(`server_api/${encodeURIComponent(key)}/ping`, baseUrl);
@@ -64,9 +62,8 @@ export function checkinOptionsFrom(
 }
 
 /**
- * Checks in with the watchdog: the first ping at once, then every `intervalSeconds`. `POST` with
- * `Authorization: Basic base64(key:token)` and no body. Failures are logged with status and reason and
- * never thrown; an attempt still running when the next is due is not doubled up.
+ * Checks in at once, then every `intervalSeconds`: `POST` with `Authorization: Basic base64(key:token)`. Failures
+ * are logged, never thrown; an attempt still running when the next is due is not doubled.
  *
  * @example
  * const checkins = startCheckins({ ...checkinOptionsFrom(settings), log });
@@ -106,7 +103,7 @@ export function startCheckins(opts: CheckinOptions): Checkins {
         headers: { Authorization: authorization, 'User-Agent': opts.userAgent ?? 'game-server-kit' },
         signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(timeoutMs)]),
       });
-      // Drained, so the connection can be reused; the status has answered already, so only the cap fails it.
+      // Drained for the connection's reuse; only the cap fails it.
       const over = await readCapped(res.body, CHECKIN_ANSWER_CAP_BYTES, `the check-in answer of ${url.href}`).then(
         () => null,
         (err: unknown) => (err instanceof AnswerTooLargeError ? err : null),
@@ -128,12 +125,10 @@ export function startCheckins(opts: CheckinOptions): Checkins {
 
   const pingNow = (): Promise<CheckinResult | null> => {
     if (stopped) return Promise.resolve(null);
-    if (inFlight) return inFlight;
-    const current = attempt().finally(() => {
-      if (inFlight === current) inFlight = undefined;
+    inFlight ??= attempt().finally(() => {
+      inFlight = undefined;
     });
-    inFlight = current;
-    return current;
+    return inFlight;
   };
 
   const timer = setInterval(() => void pingNow(), intervalMs);

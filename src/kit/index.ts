@@ -1,11 +1,9 @@
 /**
- * The game-server kit as a package entry (`game-server-watchdog/kit`, also the package root): what a Node game
- * server imports to speak the watchdog's and the launcher's HTTP API. The probe, which a launcher-side tool
- * needs rather than a server, is `game-server-watchdog/kit/probe`.
+ * `game-server-watchdog/kit` (also the package root): what a Node game server imports to speak the watchdog's and the
+ * launcher's HTTP API; the probe, for launcher-side tools, is `game-server-watchdog/kit/probe`.
  */
 
-// createGameApi returns a Hono app; re-exporting the Node adapter's serve() spares a game server a second
-// dependency (and a version of it that might not match the kit's Hono).
+// serve() spares a game server a second dependency, and one whose Hono might not match the kit's.
 export { serve } from '@hono/node-server';
 export {
   type AgonesMode,

@@ -7,13 +7,6 @@ export class AddressError extends Error {
   override name = 'AddressError';
 }
 
-export interface ServerAddress {
-  /** The API base, always ending in `/`. */
-  api: URL;
-  statusUrl: URL;
-  infoUrl: URL;
-}
-
 const SCHEMES: Record<string, { http: 'http' | 'https'; defaultPort: string | null }> = {
   ss14: { http: 'http', defaultPort: '1212' },
   ss14s: { http: 'https', defaultPort: null },
@@ -22,19 +15,17 @@ const SCHEMES: Record<string, { http: 'http' | 'https'; defaultPort: string | nu
 };
 
 /**
- * Server addresses as the launcher reads them (its `UriHelper.cs`): no `://` → `ss14://`;
- * `ss14` → `http` with default port 1212; `ss14s` → `https` with default 443; the path is kept and a `/`
- * appended; `/status` and `/info` are resolved against that (so a query or fragment is dropped).
- * `http://` and `https://` addresses pass through unchanged, with their usual default ports.
+ * As the launcher's `UriHelper.cs` reads it: no `://` → `ss14://`; `ss14` → `http` on 1212 by default, `ss14s` →
+ * `https`; the path kept with a `/`, `/status` and `/info` resolved against it; `http(s)://` as they are.
  */
-export function normaliseAddress(input: string): ServerAddress {
+export function normaliseAddress(input: string) {
   const raw = input.trim();
   if (raw === '') throw new AddressError('no server address given (e.g. 127.0.0.1:1212 or ss14://play.example)');
   if (/\s/.test(raw)) throw new AddressError(`"${raw}" is not a server address: it contains spaces`);
   const withScheme = raw.includes('://') ? raw : `ss14://${raw}`;
   let parsed: URL;
   try {
-    // ss14/ss14s are not "special" schemes for WHATWG URL, so a typed port such as :80 survives here.
+    // ss14/ss14s are not "special" schemes for WHATWG URL: a typed :80 survives.
     parsed = new URL(withScheme);
   } catch (err) {
     throw new AddressError(`"${raw}" is not a valid server address`, { cause: err });
@@ -58,19 +49,16 @@ export function normaliseAddress(input: string): ServerAddress {
   return { api, statusUrl: new URL('status', api), infoUrl: new URL('info', api) };
 }
 
-/**
- * The address a launcher connects to when `/info` has no connect address (its `Connector.cs`): the host
- * and port of the info URL, e.g. `udp://h:443/` for `ss14s://h`.
- */
+/** Where a launcher connects when `/info` gives no address (its `Connector.cs`): `udp://h:443/` for `ss14s://h`. */
 export function derivedConnectAddress(infoUrl: URL): string {
   const port = infoUrl.port || (infoUrl.protocol === 'https:' ? '443' : '80');
   return `udp://${infoUrl.hostname}:${port}/`;
 }
 
-/** The launcher's status timeout (its `ConfigConstants.ServerStatusTimeout`). */
-export const PROBE_TIMEOUT_MS = 5000;
+/** The launcher's `ConfigConstants.ServerStatusTimeout`. */
+const PROBE_TIMEOUT_MS = 5000;
 
-/** What `watchdog probe --json` prints (a fixed shape scripts may rely on); payloads are the JSON as received, or null. */
+/** What `watchdog probe --json` prints, a shape scripts rely on; payloads as received, or null. */
 export interface ProbeResult {
   address: string;
   statusUrl: string;
@@ -79,13 +67,13 @@ export interface ProbeResult {
   info: unknown;
   tags: { explicit: string[]; inferred: string[] };
   regions: RegionTag[];
-  /** From `/info`, or derived from the info URL when empty; null when `/info` could not be read. */
+  /** From `/info`, or derived from its URL; null when `/info` could not be read. */
   connectAddress: string | null;
-  /** Everything wrong, `status.*`/`info.*` paths; empty means a launcher would list and connect fine. */
+  /** Empty: a launcher would list and connect fine. */
   problems: Problem[];
 }
 
-/** Parsed views of the payloads, for printing; not part of the JSON output. */
+/** With the parsed payloads, for printing. */
 export interface ProbeDetails {
   result: ProbeResult;
   status: Status | undefined;
@@ -94,7 +82,7 @@ export interface ProbeDetails {
 
 type Fetched = { ok: true; json: unknown } | { ok: false; message: string };
 
-/** The most of a `/status` or `/info` read: the engine's are a few kB; an endless one stops here. */
+/** The engine's are a few kB. */
 const PROBE_ANSWER_CAP_BYTES = 256_000;
 
 async function getJson(url: URL, timeoutMs: number): Promise<Fetched> {
@@ -128,9 +116,7 @@ const under = (prefix: string, problems: Problem[]): Problem[] =>
   problems.map((p) => ({ path: p.path === '' ? prefix : `${prefix}.${p.path}`, message: p.message }));
 
 /**
- * Reads a server's `/status` and `/info` as a launcher would and reports every problem found.
- * Throws `AddressError` when the address cannot be understood; never throws for an unreachable
- * or broken server (those are problems).
+ * Reads `/status` and `/info` as a launcher would, reporting every problem; throws only `AddressError`.
  *
  * @example
  * const { result } = await probe('127.0.0.1:1212');
@@ -180,7 +166,7 @@ export async function probe(address: string, opts: { timeoutMs?: number } = {}):
 
 const list = (items: string[]) => (items.length ? items.join(', ') : '(none)');
 
-/** The human-readable report of `watchdog probe`: one `label: value` line per fact, then the problems. */
+/** `watchdog probe`'s report: a `label: value` line per fact, then the problems. */
 export function formatProbe({ result, status, info }: ProbeDetails): string {
   const lines: Array<[string, string]> = [
     ['address', result.address],

@@ -1,10 +1,9 @@
 import * as v from 'valibot';
 import { validateTags } from './tags.ts';
 
-/**
- * The Status and Info objects of the public API, as valibot schemas with their types. They accept
- * what a real engine serves and the launcher reads, no less: objects are loose (games add fields such as `map` or
- * `round_id`, and those pass through), `links` may be absent, a link's icon may be null, and nullable fields are.
+/*
+ * The public API's Status and Info: what a real engine serves and the launcher reads, no less (loose objects, as
+ * games add fields; `links` may be absent, an icon null).
  */
 
 export const AUTH_MODES = ['Optional', 'Required', 'Disabled'] as const;
@@ -29,7 +28,6 @@ function isUdpUri(s: string): boolean {
   return s.startsWith('udp://') && URL.canParse(s) && new URL(s).hostname !== '';
 }
 
-/** ISO-8601 date and time, as the engine writes `round_start_time` and the launcher parses it. */
 function isIsoDateTime(s: string): boolean {
   return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/.test(s) && !Number.isNaN(Date.parse(s));
 }
@@ -82,7 +80,6 @@ export const AuthSchema = v.looseObject(
   'auth must be an object',
 );
 
-/** Build information, as the engine's `/info` gives it; every field may be null or absent. */
 export const BuildSchema = v.looseObject(
   {
     engine_version: optionalText,
@@ -138,14 +135,14 @@ export const InfoSchema = v.looseObject(
 );
 export type Info = v.InferOutput<typeof InfoSchema>;
 
-/** One thing wrong with a payload: `path` is the dotted key path (`links.0.url`), '' for the object itself. */
+/** `path` is the dotted key path (`links.0.url`), '' for the object itself. */
 export interface Problem {
   path: string;
   message: string;
 }
 
 export interface Validated<T> {
-  /** The parsed object when its shape is right (it may still have problems, e.g. a bad tag). */
+  /** When its shape is right (it may still have problems, a bad tag say). */
   value: T | undefined;
   problems: Problem[];
 }
@@ -158,7 +155,6 @@ function toProblems(issues: readonly v.BaseIssue<unknown>[]): Problem[] {
   });
 }
 
-/** Validates a `/status` payload, including its standard tags. */
 export function validateStatus(raw: unknown): Validated<Status> {
   // valibot's object schemas accept arrays (typeof 'object'); a launcher would not.
   if (Array.isArray(raw))
@@ -172,7 +168,7 @@ export function validateStatus(raw: unknown): Validated<Status> {
   return { value: r.output, problems };
 }
 
-/** Validates an `/info` payload; both spellings of the connect address are accepted, and must agree. */
+/** Both spellings of the connect address are accepted, and must agree. */
 export function validateInfo(raw: unknown): Validated<Info> {
   if (Array.isArray(raw)) return { value: undefined, problems: [{ path: '', message: 'info must be a JSON object' }] };
   const r = v.safeParse(InfoSchema, raw);

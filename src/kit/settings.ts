@@ -6,21 +6,19 @@ export class SettingsError extends Error {
   override name = 'SettingsError';
 }
 
-/** One `name=value` assignment, in the order it was given. */
 export type CvarAssignment = readonly [name: string, value: string];
 
-export interface ParsedArgs {
+interface ParsedArgs {
   cvars: CvarAssignment[];
   configFile: string | undefined;
   dataDir: string | undefined;
   warnings: string[];
 }
 
-/** Engine arguments this kit does not implement; their value is consumed so it is not reported twice. */
+/** Engine arguments the kit ignores, their value consumed with them. */
 const IGNORED_WITH_VALUE = new Set(['--loglevel', '--mount-zip', '--mount-dir']);
 
-/** Splits `name=value` at the first `=`; `where` names the source for the error message. */
-export function splitAssignment(text: string, where: string): CvarAssignment {
+function splitAssignment(text: string, where: string): CvarAssignment {
   const eq = text.indexOf('=');
   if (eq < 0) throw new SettingsError(`${where}: expected name=value but got "${text}" (no "=")`);
   const name = text.slice(0, eq).trim();
@@ -29,9 +27,8 @@ export function splitAssignment(text: string, where: string): CvarAssignment {
 }
 
 /**
- * The engine's command line, as its `CommandLineArgs.cs` parses it: `--cvar name=value` (split at the first `=`,
- * so the value may contain `=`), `--config-file PATH`, `--data-dir PATH`. Unknown arguments only warn, as the engine's
- * "Unknown argument: X"; a malformed `--cvar` or a missing value is an error the operator must fix.
+ * The engine's command line as its `CommandLineArgs.cs` parses it: `--cvar name=value` (split at the first `=`),
+ * `--config-file PATH`, `--data-dir PATH`; anything else only warns, as there.
  */
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const out: ParsedArgs = { cvars: [], configFile: undefined, dataDir: undefined, warnings: [] };
@@ -43,7 +40,6 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       );
     return value;
   };
-  // Each flag with a value steps over it (`i++` after reading it).
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--cvar') out.cvars.push(splitAssignment(valueAfter(i++, arg), '--cvar'));
@@ -57,9 +53,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 }
 
 /**
- * Cvars from the environment, as the engine's `EnvironmentVariables.cs` reads them: `ROBUST_CVARS` (`k=v;k=v`) first,
- * then every `ROBUST_CVAR_<name>` with each `__` turned into `.`, case preserved (`ROBUST_CVAR_watchdog__baseUrl` →
- * `watchdog.baseUrl`). Later entries win, so `ROBUST_CVAR_*` beats `ROBUST_CVARS`.
+ * Cvars from the environment as the engine's `EnvironmentVariables.cs` reads them: `ROBUST_CVARS` (`k=v;k=v`), then
+ * each `ROBUST_CVAR_<name>`, `__` as `.` (`ROBUST_CVAR_watchdog__baseUrl` → `watchdog.baseUrl`), which wins.
  */
 export function envCvars(env: NodeJS.ProcessEnv): CvarAssignment[] {
   const out: CvarAssignment[] = [];
@@ -76,12 +71,8 @@ export function envCvars(env: NodeJS.ProcessEnv): CvarAssignment[] {
   return out;
 }
 
-/**
- * Flattens a TOML document into cvars: tables are prefixes (`[game] hostname = "x"` → `game.hostname`).
- * Scalars become their text; arrays (e.g. `links = [{ name = "Wiki", url = "…" }]`) become JSON text,
- * which the game parses where it expects a list.
- */
-export function flattenToml(doc: Record<string, unknown>, prefix = ''): CvarAssignment[] {
+/** Tables are prefixes (`[game] hostname` → `game.hostname`); arrays become JSON text, for the game to parse. */
+function flattenToml(doc: Record<string, unknown>, prefix = ''): CvarAssignment[] {
   const out: CvarAssignment[] = [];
   for (const [key, value] of Object.entries(doc)) {
     const name = prefix === '' ? key : `${prefix}.${key}`;
@@ -95,24 +86,18 @@ export function flattenToml(doc: Record<string, unknown>, prefix = ''): CvarAssi
   return out;
 }
 
-/**
- * Reads the config file when it exists. A missing file is normal (the engine only remembers the path as
- * its save target); a file that cannot be parsed is an error naming the file, line and column.
- */
-export function readConfigFile(path: string): CvarAssignment[] {
-  let text: string;
+/** A missing config file (null) is normal: the engine only remembers the path as its save target. */
+function readConfigFile(path: string): string | null {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new SettingsError(`cannot read config file ${path}: ${(err as Error).message}`, { cause: err });
   }
-  return parseConfigText(text, path);
 }
 
-/** The cvars of a config file's `text` (read from `path`); an error naming the file, line and column. */
-export function parseConfigText(text: string, path: string): CvarAssignment[] {
-  // Loaded only when there is a file to parse: game servers start without one more often than not.
+function parseConfigText(text: string, path: string): CvarAssignment[] {
+  // Loaded only when there is a file: game servers start without one more often than not.
   const { parse, TomlError } = createRequire(import.meta.url)('smol-toml') as typeof import('smol-toml');
   try {
     return flattenToml(parse(text));
@@ -132,9 +117,9 @@ export type CvarDefault = string | number | boolean;
 export interface LoadSettingsOptions {
   argv: readonly string[];
   env?: NodeJS.ProcessEnv;
-  /** Values used when no source sets a cvar (the game's registered defaults). */
+  /** The game's registered defaults. */
   defaults?: Record<string, CvarDefault>;
-  /** The config file's text when the caller read it already (null: there is none); by default it is read here. */
+  /** The config file's text when the caller read it already (null: there is none). */
   configText?: string | null;
 }
 
@@ -142,22 +127,22 @@ const TRUE = new Set(['true', '1', 'yes', 'on']);
 const FALSE = new Set(['false', '0', 'no', 'off']);
 
 /**
- * Engine settings (cvars) after layering. Names are case-sensitive, as in the engine. Typed getters take a
- * default for cvars nobody set and throw a {@link SettingsError} naming the cvar when a value has the wrong type.
+ * Engine settings (cvars), names case-sensitive. Typed getters take a default for cvars nobody set and throw a
+ * {@link SettingsError} naming the cvar when a value has the wrong type.
  */
 export class Settings {
   readonly #values = new Map<string, { value: string; origin: CvarOrigin }>();
 
   constructor(
-    /** `--config-file`, when given (it may not exist yet). */
+    /** `--config-file`, which may not exist yet. */
     readonly configFile: string | undefined,
-    /** `--data-dir`, when given: the only place the server writes to. */
+    /** `--data-dir`: the only place the server writes to. */
     readonly dataDir: string | undefined,
-    /** Non-fatal problems found while parsing (unknown arguments), for the game to log. */
+    /** Unknown arguments, for the game to log. */
     readonly warnings: readonly string[],
   ) {}
 
-  /** Sets a cvar; later calls win. Used while layering, and by games that change cvars at runtime. */
+  /** Sets a cvar; later calls win. */
   set(name: string, value: CvarDefault, origin: CvarOrigin = 'argv'): void {
     this.#values.set(name, { value: String(value), origin });
   }
@@ -166,7 +151,6 @@ export class Settings {
     return this.#values.has(name);
   }
 
-  /** The raw text of a cvar, or undefined when nobody set it. */
   raw(name: string): string | undefined {
     return this.#values.get(name)?.value;
   }
@@ -212,9 +196,8 @@ export class Settings {
 }
 
 /**
- * Builds the settings as the engine does, lowest precedence first: defaults, the
- * config file, `ROBUST_CVARS`, `ROBUST_CVAR_*`, then `--cvar` in order (the last one wins).
- * Throws a {@link SettingsError} on a malformed argument or an unreadable config file.
+ * The settings as the engine layers them: defaults, the config file, `ROBUST_CVARS`, `ROBUST_CVAR_*`, then `--cvar`
+ * in order. Throws a {@link SettingsError} on a malformed argument or an unreadable config file.
  *
  * @example
  * const settings = loadSettings({ argv: process.argv.slice(2), env: process.env });
@@ -228,9 +211,9 @@ export function loadSettings(opts: LoadSettingsOptions): Settings {
   };
   for (const [name, value] of Object.entries(opts.defaults ?? {})) settings.set(name, value, 'default');
   const { configFile } = args;
-  if (configFile !== undefined && opts.configText !== undefined)
-    apply(opts.configText === null ? [] : parseConfigText(opts.configText, configFile), 'config');
-  else if (configFile !== undefined) apply(readConfigFile(configFile), 'config');
+  const text =
+    configFile === undefined ? null : opts.configText === undefined ? readConfigFile(configFile) : opts.configText;
+  if (configFile !== undefined && text !== null) apply(parseConfigText(text, configFile), 'config');
   apply(envCvars(opts.env ?? {}), 'env');
   apply(args.cvars, 'argv');
   return settings;

@@ -29,7 +29,6 @@ export function isRegionCode(code: string): code is RegionCode {
   return Object.hasOwn(REGIONS, code);
 }
 
-/** The display name of a region code, or undefined when the code is not in the table. */
 export function regionName(code: string): string | undefined {
   return isRegionCode(code) ? REGIONS[code] : undefined;
 }
@@ -40,7 +39,7 @@ export interface RegionTag {
   name: string;
 }
 
-/** The known `region:` tags of a tag list, with their names (unknown codes are left to validation). */
+/** The known `region:` tags of a list (unknown codes are left to validation). */
 export function regionsOf(tags: readonly string[]): RegionTag[] {
   const out: RegionTag[] = [];
   for (const tag of tags) {
@@ -63,10 +62,7 @@ export interface TagProblem {
 
 const languageNames = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
 
-/**
- * The English name of the language of a `lang:` value, judged by its primary subtag as the launcher does
- * (`lang:en-GB` is English), or undefined when that subtag is not a known language.
- */
+/** The English name of a `lang:` value's primary subtag, as the launcher judges it, or undefined. */
 export function languageName(value: string): string | undefined {
   const primary = value.split('-')[0]?.toLowerCase() ?? '';
   if (!/^[a-z]{2,8}$/.test(primary)) return undefined;
@@ -79,7 +75,6 @@ export function languageName(value: string): string | undefined {
 
 const startsWithCi = (tag: string, prefix: string) => tag.slice(0, prefix.length).toLowerCase() === prefix;
 
-/** One problem for a malformed standard tag (`lang:`, `rp:`, `region:`, `no_tag_infer`); custom tags pass. */
 function checkTag(tag: string): string | undefined {
   if (tag.trim() === '') return 'empty tag (check hub.tags for doubled or trailing commas)';
   if (tag !== tag.trim()) return 'tag has leading or trailing spaces; launchers compare tags exactly';
@@ -87,15 +82,12 @@ function checkTag(tag: string): string | undefined {
     return `tags are case-sensitive: write "${NO_TAG_INFER}" to disable tag inference`;
   if (startsWithCi(tag, 'lang:')) {
     const value = tag.slice(5);
-    if (languageName(value) === undefined)
-      return `"${value}" is not an IETF language tag with a known primary subtag (e.g. lang:en, lang:pt-BR)`;
-    return undefined;
+    if (languageName(value) !== undefined) return undefined;
+    return `"${value}" is not an IETF language tag with a known primary subtag (e.g. lang:en, lang:pt-BR)`;
   }
   if (startsWithCi(tag, 'rp:')) {
-    const value = tag.slice(3);
-    if (!(RP_LEVELS as readonly string[]).includes(value))
-      return `role-play level must be one of ${RP_LEVELS.map((l) => `rp:${l}`).join(', ')}`;
-    return undefined;
+    if ((RP_LEVELS as readonly string[]).includes(tag.slice(3))) return undefined;
+    return `role-play level must be one of ${RP_LEVELS.map((l) => `rp:${l}`).join(', ')}`;
   }
   if (startsWithCi(tag, 'region:')) {
     const code = tag.slice(7);
@@ -129,18 +121,10 @@ const TOKEN_TAGS = new Map<string, string>([
 ]);
 
 /**
- * The tags a launcher infers from a server name, to be shown after the server's own tags.
- * Tokens are the contents of each `[...]` in the name (shortest match, not trimmed), compared
- * case-insensitively; results come in the order of the tokens in the name, without duplicates and
- * without repeating an explicit tag.
- *
- * Where the real launcher (`ServerTagInfer.cs`) differs, we follow the spec:
- * - the launcher also infers `18+` from `[18]` and `[ERP]`, and `lang:ru` from `[RUS]`; the spec has no such rules;
- * - the launcher infers at most one language (`en` before `ru`) and one RP level (first of nrp, lrp, mrp,
- *   hrp); the spec gives every bracketed level its tag, so `[ru][en]` yields both `lang:ru` and `lang:en`;
- * - the launcher appends in the order lang, 18+, rp; we keep the order of the name.
- * Both agree that `no_tag_infer` is matched exactly and that an explicit `rp:`/`lang:` tag (prefix
- * compared case-insensitively; the spec is silent on case) suppresses that kind of inference.
+ * The tags a launcher infers from the `[...]` tokens of a server name (case-insensitive), in the name's order, none
+ * twice or repeating an explicit tag; an explicit `rp:`/`lang:` tag suppresses that kind. Where the launcher
+ * (`ServerTagInfer.cs`) differs, the spec is followed: no `[18]`, `[ERP]`, `[RUS]`; every bracketed language and level
+ * (the launcher: one each); the name's order (the launcher: lang, 18+, rp).
  *
  * @example
  * inferTags('[EN][18+] Test', []) // → ['lang:en', '18+']

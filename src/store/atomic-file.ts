@@ -3,11 +3,21 @@ import { basename, dirname, join } from 'node:path';
 
 let tmpCounter = 0;
 
+/** fsync of one file or folder (a folder: the names in it, after a rename). */
+export async function syncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
- * Replaces `file` with `text` atomically: a temporary file in the same folder (created with `mode`), fsync, rename
- * over the old one, fsync the folder. A reader sees the old file or the new one, never half of either; the
- * temporary file is removed on failure. `durable: false` leaves out both fsyncs (still atomic, but not through a
- * power loss). Throws the file system's error; the caller says what the file was for.
+ * Replaces `file` with `text` atomically: a temporary file in the same folder (created with `mode`, never opened
+ * through what is there), fsync, rename over the old one, fsync the folder. A reader sees the old file or the new
+ * one; the temporary file is removed on failure. `durable: false` leaves out both fsyncs (still atomic, but not
+ * through a power loss). Throws the file system's error; the caller says what the file was for.
  */
 export async function writeFileAtomic(
   file: string,
@@ -15,9 +25,8 @@ export async function writeFileAtomic(
   opts: { mode?: number; durable?: boolean } = {},
 ): Promise<void> {
   const durable = opts.durable ?? true;
-  const dir = dirname(file);
   tmpCounter += 1;
-  const tmp = join(dir, `.${basename(file)}.${process.pid}.${tmpCounter}.tmp`);
+  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${tmpCounter}.tmp`);
   try {
     const handle = await open(tmp, 'wx', opts.mode ?? 0o600);
     try {
@@ -31,19 +40,6 @@ export async function writeFileAtomic(
     await rm(tmp, { force: true }).catch(() => undefined);
     throw err;
   }
-  if (durable) await syncDir(dir);
-}
-
-/** Makes the rename durable. Not every platform can open a folder for fsync (Windows); the rename stands anyway. */
-async function syncDir(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Best effort only.
-  }
+  // Not every platform can open a folder for fsync (Windows); the rename stands anyway.
+  if (durable) await syncPath(dirname(file)).catch(() => undefined);
 }

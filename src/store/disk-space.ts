@@ -1,19 +1,8 @@
 import { stat, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-/** The space of the file system holding a folder, as the daemon (not root's reserve) may use it. */
-export interface DiskSpace {
-  /** Where that file system is mounted: the highest parent folder on the same device. */
-  mount: string;
-  /** The device number (`stat().dev`): two folders with the same one share their space. */
-  dev: number;
-  /** Bytes an unprivileged writer may still use (`bavail × bsize`). */
-  freeBytes: number;
-  totalBytes: number;
-}
-
-/** Reads the space of the file system holding `path`; rejects when the folder is gone or cannot be read. */
-export async function diskSpaceOf(path: string): Promise<DiskSpace> {
+/** `dev`: two folders with the same one share their space; `freeBytes` for the unprivileged (not root's reserve). */
+export async function diskSpaceOf(path: string) {
   const [info, fs] = await Promise.all([stat(path), statfs(path)]);
   return {
     mount: await mountPointOf(path, info.dev),
@@ -23,7 +12,6 @@ export async function diskSpaceOf(path: string): Promise<DiskSpace> {
   };
 }
 
-/** The highest folder above `path` on device `dev` (its mount point), found by walking up; bounded by the depth. */
 async function mountPointOf(path: string, dev: number): Promise<string> {
   let here = path;
   for (;;) {
@@ -35,10 +23,8 @@ async function mountPointOf(path: string, dev: number): Promise<string> {
   }
 }
 
-/** Error codes that mean the disk (or the user's quota) is full. */
 const FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
 
-/** The ENOSPC or EDQUOT error that is `err` or is in its `cause` chain, or null. */
 export function diskFullError(err: unknown): NodeJS.ErrnoException | null {
   for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
     const code = (e as NodeJS.ErrnoException).code;
@@ -50,8 +36,8 @@ export function diskFullError(err: unknown): NodeJS.ErrnoException | null {
 const UNITS = ['bytes', 'kB', 'MB', 'GB', 'TB', 'PB'];
 
 /**
- * Decimal units, as disk vendors and `df -H` count: `120 MB`, `9.8 GB`, `512 bytes`. The one unit of every size a
- * person reads or writes: the dashboard's copy (src/http/dashboard/assets/shared.js) and the `*MB`/`*GB` config keys.
+ * Decimal units as `df -H` counts (`9.8 GB`): the one unit of every size a person reads or writes, as the dashboard's
+ * copy (src/http/dashboard/assets/shared.js) and the `*MB`/`*GB` config keys.
  */
 export function formatBytes(bytes: number): string {
   let n = Math.max(0, bytes);

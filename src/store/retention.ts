@@ -1,7 +1,6 @@
 /**
- * One retention rule for everything the daemon keeps piling up per instance (snapshots, dumps, rotated logs): keep
- * the newest `keep`, and anything younger than `keepDays`; then, oldest first, drop what is over `maxBytes`. The
- * newest item is always kept, whatever its size: a snapshot just taken is never deleted by its own retention.
+ * For snapshots, dumps and rotated logs: keep the newest `keep` and anything younger than `keepDays`, then drop the
+ * oldest while over `maxBytes`, never the newest (a snapshot is not deleted by its own retention).
  */
 export interface RetentionRule {
   keep: number;
@@ -11,14 +10,12 @@ export interface RetentionRule {
 
 export interface Retained {
   id: string;
-  /** Epoch milliseconds. */
   at: number;
   bytes: number;
 }
 
 const DAY_MS = 86_400_000;
 
-/** The items the rule removes, oldest first. Pure: the caller deletes them. */
 export function expired<T extends Retained>(items: readonly T[], rule: RetentionRule, now: number): T[] {
   const newestFirst = [...items].sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1));
   // KeepDays 0 keeps nothing by age: a file time can lie a fraction of a millisecond past an integer `now`.
@@ -35,7 +32,6 @@ export function expired<T extends Retained>(items: readonly T[], rule: Retention
 
 const GB = 1_000_000_000;
 
-/** A `Retention.*` setting (Keep, KeepDays, MaxSizeGB) as `expired` takes it. */
 export const retentionRule = (r: { Keep: number; KeepDays: number; MaxSizeGB: number }): RetentionRule => ({
   keep: r.Keep,
   keepDays: r.KeepDays,

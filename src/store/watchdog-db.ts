@@ -6,22 +6,21 @@ import { describeError } from '../errors.ts';
 export interface WatchdogDbRow {
   key: string;
   revision: string | null;
-  /** The check-in secret of the server it launched last (written at every launch). */
+  /** The check-in secret of the server it launched last. */
   persistedToken: string | null;
-  /** That server's pid, written only with `Process.PersistServers: true` and the Basic process manager. */
+  /** Only with `Process.PersistServers: true` and the Basic process manager. */
   persistedPid: number | null;
-  /** The systemd unit of that server, with `Process.Mode: Systemd`. */
+  /** With `Process.Mode: Systemd`. */
   persistedSystemdUnit: string | null;
 }
 
 export interface WatchdogDb {
   file: string;
   rows: Map<string, WatchdogDbRow>;
-  /** A `-journal` or `-wal` file found beside it: the real watchdog is running or did not stop cleanly. */
+  /** A `-journal` or `-wal` beside it: the real watchdog runs or did not stop cleanly. */
   unfinished: string[];
 }
 
-/** The real watchdog's data file could not be read; `message` names the file and says what to do. */
 export class WatchdogDbError extends Error {
   override name = 'WatchdogDbError';
 }
@@ -34,13 +33,12 @@ async function nonEmptyFile(path: string): Promise<boolean> {
   return s?.isFile() === true && s.size > 0;
 }
 
-/** True when `file` exists (the import has something to read); cheap, so start-up only loads SQLite when needed. */
+/** Cheap, so start-up loads SQLite only when there is something to import. */
 export const watchdogDbExists = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
 
 /**
- * Reads the real watchdog's SQLite file (`Data.File`) as an in-memory copy, never writing it; every schema it has had
- * (migrations 0002–0004 may lack the persistence columns). Throws WatchdogDbError when it is missing, not SQLite,
- * damaged or without a `ServerInstance` table.
+ * Reads the real watchdog's `Data.File` as an in-memory copy, of any schema it has had (0002–0004 lack the
+ * persistence columns); WatchdogDbError when it is missing, not SQLite, damaged or without `ServerInstance`.
  */
 export async function readWatchdogDb(file: string): Promise<WatchdogDb> {
   const bytes = await readFile(file).catch((err: unknown) => {

@@ -7,10 +7,7 @@ import { createGitProvider } from './providers/git.ts';
 import { createLocalProvider } from './providers/local.ts';
 import { createManifestProvider } from './providers/manifest.ts';
 
-/**
- * Whether a reload changed what an instance's provider was made from (its type, `Updates`, `RunCommand`, folder).
- * When not, the provider is kept: with its staged builds and cached hashes.
- */
+/** Whether a reload changed what a provider was made from; if not it is kept, with its staged builds and hashes. */
 export function providerSettingsChanged(before: ResolvedInstance, after: ResolvedInstance): boolean {
   const made = (i: ResolvedInstance) =>
     JSON.stringify([i.dir, i.settings.UpdateType, i.settings.Updates, i.settings.RunCommand]);
@@ -26,10 +23,7 @@ const PROVIDERS: Record<UpdateType, (ctx: ProviderContext) => UpdateProvider> = 
   Dummy: createDummyProvider,
 };
 
-/**
- * The update provider an instance's `UpdateType` names, or null when it has none (no automatic
- * updates). Config validation has already refused unknown types; providers check their own `Updates` keys.
- */
+/** The provider of an instance's `UpdateType`, or null without one; each checks its own `Updates` keys. */
 export function createProvider(ctx: ProviderContext): UpdateProvider | null {
   const type = ctx.instance.settings.UpdateType;
   return type === undefined ? null : PROVIDERS[type](ctx);

@@ -4,10 +4,9 @@ import type { Logger } from '../log.ts';
 
 export type UpdateProgress = Pick<BusEvents['instance:update'], 'phase' | 'bytes' | 'total'>;
 
-/** What a provider gets from the daemon. */
 export interface ProviderContext {
   instance: ResolvedInstance;
-  /** `BaseUrl` of the watchdog as clients reach it (ends with `/`); Local and non-hybrid Git build client URLs from it. */
+  /** The watchdog's `BaseUrl` as clients reach it (ends with `/`), for client zip URLs. */
   publicBaseUrl: string;
   log: Logger;
   progress: (p: UpdateProgress) => void;
@@ -15,25 +14,19 @@ export interface ProviderContext {
 
 export interface UpdateCheck {
   available: boolean;
-  /** The revision that would be installed, when the provider knows it without installing. */
   revision?: string;
 }
 
 /**
- * An update source. The statechart runs `check` then `apply` (the `update` actor) before a launch, and `check`
- * alone on `UPDATE_CHECK`. Both honour `signal`. `apply` installs atomically: on any failure it throws an
- * UpdateError and leaves `bin/` exactly as it was.
+ * An update source: `check` on `UPDATE_CHECK`, `check` then `apply` before a launch. `apply` installs atomically,
+ * returning the revision; on any failure it throws an UpdateError and leaves `bin/` as it was.
  */
 export interface UpdateProvider {
   readonly type: string;
   check(current: string | null, signal: AbortSignal): Promise<UpdateCheck>;
-  /** Installs the newest build and returns its revision. */
   apply(current: string | null, signal: AbortSignal): Promise<string>;
-  /**
-   * The revision of a found build already downloaded and made ready (staged) by `check`, waiting for `apply` to swap
-   * it in, or null. Providers that do all their work in `apply` leave it out.
-   */
+  /** The revision `check` staged for `apply` to swap in, or null. */
   staged?(): string | null;
-  /** `--cvar name=value` pairs appended to the launch arguments when a revision is installed (Local adds build.*). */
+  /** `--cvar name=value` pairs for the launch (build.* of a client zip the watchdog serves). */
   launchCvars?(revision: string | null): Promise<Array<[string, string]>>;
 }

@@ -159,7 +159,7 @@ test('instance backups :: the snapshot before an install names the build install
   assert.is(entry?.revision, 'r1');
   // The manifest was replaced whole: no temporary file is left beside it.
   assert.equal(
-    (await readdir(join(ctx.dir, 'backups'))).filter((n) => n.endsWith('.partial')),
+    (await readdir(join(ctx.dir, 'backups'))).filter((n) => !/\.(json|tar\.gz)$/.test(n)),
     [],
   );
   await b.close();

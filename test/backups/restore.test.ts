@@ -110,6 +110,7 @@ test('backups restore :: what a killed daemon left moved aside comes back, and i
   const backups = join(ctx.dir, 'backups');
   await mkdir(join(backups, '.staging-1'), { recursive: true });
   await writeFile(join(backups, 'x.tar.gz.partial'), '');
+  await writeFile(join(backups, '.x.json.1.1.tmp'), '');
   await writeFile(join(backups, 'kept.json'), '{}');
   assert.equal(await recoverInterrupted(ctx.dir, backups), ['data']);
   assert.is(await save(ctx.dir), 'live');

@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { UpdateError } from '../../src/errors.ts';
 import { runChild } from '../../src/process/run-child.ts';
-import { runChild as runGit } from '../../src/updates/git/exec.ts';
+import { runChild as runGit } from '../../src/updates/git/repo.ts';
 
 const run = suite('run-child');
 const opts = { cwd: process.cwd(), env: process.env, signal: new AbortController().signal, timeoutMs: 5_000 };

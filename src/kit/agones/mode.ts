@@ -9,36 +9,35 @@ import type { GameServer } from './wire.ts';
 export const DEFAULT_AGONES_HEALTH_SECONDS = 2;
 
 export interface AgonesModeOptions {
-  /** On or off; default: on when `AGONES_SDK_HTTP_PORT` is set in `env`. */
+  /** Default: on when `AGONES_SDK_HTTP_PORT` is set in `env`. */
   enabled?: boolean;
   env?: NodeJS.ProcessEnv;
-  /** The client to use; default one built from `sdkOptions` (port from `AGONES_SDK_HTTP_PORT`, else 9358). */
+  /** Default: one built from `sdkOptions`. */
   sdk?: AgonesSdk;
   sdkOptions?: AgonesSdkOptions;
-  /** Seconds between `/health` pings (fractions allowed). */
   healthIntervalSeconds?: number;
-  /** The player count, reported as the label `players` and the Counter `players`. */
+  /** Reported as the label and the Counter `players`. */
   players: () => number;
-  /** The GameServer moved to `Shutdown` (deleted, or shut down by someone else): leave at a convenient moment. */
+  /** The GameServer moved to `Shutdown` (deleted, say): leave at a convenient moment. */
   onShutdownState?: (gs: GameServer) => void;
   log?: Logger;
 }
 
 export interface AgonesMode {
   readonly enabled: boolean;
-  /** The GameServer state last seen on the watch, if any. */
+  /** The GameServer state last seen. */
   readonly state: string | undefined;
-  /** Marks the server Ready (once; retried until the SDK server answers or `stop`), then reports the players. */
+  /** Marks the server Ready (once, retried until answered), then reports the players. */
   ready(): Promise<void>;
-  /** The player count changed: report it now rather than at the next health ping. */
+  /** Reports a changed player count now rather than at the next health ping. */
   playersChanged(): void;
-  /** The server is leaving on its own: `/shutdown` (unless the GameServer is already `Shutdown`), then `stop()`. */
+  /** Leaving on its own: `/shutdown` (unless already `Shutdown`), then `stop()`. */
   shutdown(why: string): Promise<void>;
   /** Stops pings, the watch and any call still waiting for the SDK server. */
   stop(): Promise<void>;
 }
 
-/** Agones options from the cvars: `agones.enabled` (unset: by the environment) and `agones.health_interval`. */
+/** From the cvars `agones.enabled` (unset: by the environment) and `agones.health_interval`. */
 export function agonesOptionsFrom(
   settings: Settings,
   env: NodeJS.ProcessEnv,
@@ -61,9 +60,8 @@ const DISABLED: AgonesMode = {
 };
 
 /**
- * The kit's Agones mode: health pings from now on, `/ready` when the game says so, the player count as label and
- * Counter, the GameServer watched for `Shutdown`, and `/shutdown` when the server leaves on its own. Nothing is
- * thrown: failures are logged, and the SDK server is waited for while it is not up yet.
+ * Health pings from now on, `/ready` when the game says so, the player count, the GameServer watched for `Shutdown`,
+ * `/shutdown` when the server leaves. Failures are logged, never thrown; a late SDK server is waited for.
  *
  * @example
  * const agones = startAgonesMode({ ...agonesOptionsFrom(settings, process.env), players: () => count, onShutdownState: leaveAtRoundEnd, log });
@@ -82,19 +80,13 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
   const players = startPlayerReports({ sdk, players: opts.players, log, signal });
   let state: string | undefined;
   let readyCall: Promise<void> | undefined;
-  /** Players are reported once Agones has heard /ready: before, the GameServer takes nobody anyway. */
+  /** Before /ready the GameServer takes nobody: no players to report. */
   let isReady = false;
   let shutdownNoticed = false;
-
-  const pings = startHealthPings({
-    sdk,
-    intervalMs,
-    signal,
-    log,
-    after: () => {
-      if (isReady) players.tick();
-    },
-  });
+  const playersChanged = () => {
+    if (isReady) players.tick();
+  };
+  const pings = startHealthPings({ sdk, intervalMs, signal, log, after: playersChanged });
 
   const watching = followGameServer(sdk, signal, log, (gs) => {
     state = gs.status?.state;
@@ -125,9 +117,7 @@ export function startAgonesMode(opts: AgonesModeOptions): AgonesMode {
       });
       return readyCall;
     },
-    playersChanged: () => {
-      if (isReady) players.tick();
-    },
+    playersChanged,
     async shutdown(why) {
       if (signal.aborted) return;
       await callShutdown(sdk, signal, log, { why, state, maxElapsedMs: 5_000 });

@@ -3,19 +3,14 @@ import { NO_RETRY } from './retry.ts';
 import type { AgonesSdk } from './sdk.ts';
 import type { GameServer } from './wire.ts';
 
-/**
- * `/health` every `intervalMs`, one ping at a time: a slow answer skips the ticks it overlaps rather than piling
- * pings up, so each may take a second whatever the pace. The first ping goes at once. Used by the kit's Agones mode
- * and the watchdog's wrapper.
- */
+/** `/health` now and every `intervalMs`, one at a time (a slow answer skips the ticks it overlaps). */
 export function startHealthPings(opts: {
   sdk: AgonesSdk;
   intervalMs: number;
   signal: AbortSignal;
   log: Logger;
-  /** Whether a ping is wanted at this tick; default always. */
   wanted?: () => boolean;
-  /** After each ping, answered or not (unless `signal` aborted). */
+  /** After each ping, answered or not. */
   after?: () => void;
 }) {
   const { sdk, intervalMs, signal, log } = opts;
@@ -43,19 +38,15 @@ export function startHealthPings(opts: {
   const timer = setInterval(tick, intervalMs);
   tick();
   return {
-    /** Stops the interval; a ping in flight is let finish (or cancelled by `signal`). */
+    /** A ping in flight is let finish (or cancelled by `signal`). */
     stop: (): void => clearInterval(timer),
-    /** Resolves once no ping is in flight. */
     idle: async (): Promise<void> => {
       await pinging;
     },
   };
 }
 
-/**
- * `/ready`, retried until the SDK server answers (it may start after the game server) or `signal` aborts, then
- * `then`. Nothing is thrown: a failure is logged. Callers keep the promise so Ready is asked for once only.
- */
+/** `/ready`, retried until the SDK server answers, then `then`; a failure is logged. Callers ask once only. */
 export async function callReady(
   sdk: AgonesSdk,
   signal: AbortSignal,
@@ -71,10 +62,7 @@ export async function callReady(
   }
 }
 
-/**
- * `/shutdown`, unless the GameServer is `Shutdown` already (`state`), given up after `maxElapsedMs` (whoever leaves
- * must not hang on an SDK server that is gone). Nothing is thrown: a failure is logged.
- */
+/** `/shutdown` unless `Shutdown` already, given up after `maxElapsedMs` (the SDK server may be gone); never throws. */
 export async function callShutdown(
   sdk: AgonesSdk,
   signal: AbortSignal,
@@ -91,10 +79,7 @@ export async function callShutdown(
   }
 }
 
-/**
- * Follows the GameServer until `signal` aborts (a broken watch is reopened), logging each change of its state;
- * `onChange` gets every GameServer seen.
- */
+/** Follows the GameServer until `signal` aborts, logging each change of its state. */
 export function followGameServer(
   sdk: AgonesSdk,
   signal: AbortSignal,

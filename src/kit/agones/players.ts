@@ -1,13 +1,12 @@
 import type { Logger } from '../../log.ts';
 import type { AgonesSdk } from './sdk.ts';
 
-/** The name of both the label (`agones.dev/sdk-players`) and the Counter the player count goes to. */
+/** The label (`agones.dev/sdk-players`) and the Counter of the player count. */
 export const PLAYERS_KEY = 'players';
 
 /**
- * Reports the player count to Agones, one report at a time (a change during a report is sent right after it). The
- * label always; the Counter while it answers. A GameServer without a `players` Counter, or an Agones without the
- * CountsAndLists feature, refuses the first Counter update: that is noted once and the Counter is left alone after.
+ * Reports the player count, one report at a time (a change meanwhile right after): the label always, the Counter
+ * unless the first update is refused (no `players` Counter, or no CountsAndLists), noted once.
  */
 export function startPlayerReports(opts: { sdk: AgonesSdk; players: () => number; log: Logger; signal: AbortSignal }) {
   const { sdk, log, signal } = opts;
@@ -41,7 +40,7 @@ export function startPlayerReports(opts: { sdk: AgonesSdk; players: () => number
     }
   };
 
-  /** Reports the count if it changed since the last report (or always, with `force`). */
+  /** Reports the count if it changed (or always, with `force`). */
   const tick = (force = false): void => {
     if (signal.aborted) return;
     if (running) {
@@ -61,7 +60,6 @@ export function startPlayerReports(opts: { sdk: AgonesSdk; players: () => number
 
   return {
     tick,
-    /** Resolves once no report is running. */
     async idle(): Promise<void> {
       while (running) await running;
     },

@@ -2,16 +2,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { monotonicMs } from '../../clock.ts';
 
 /**
- * How the Agones SDK client waits for an SDK server that is not answering yet. The SDK server is a sidecar in the
- * same pod and may start after the game server, so "connection refused" at first is normal, not an error.
+ * How the client waits for an SDK server not answering yet: a sidecar may start after the game server. Waits double
+ * from `initialDelayMs` to `maxDelayMs`; `maxElapsedMs` since the first attempt (`Infinity`: only a cancel ends it);
+ * `timeoutMs` per attempt.
  */
 export interface RetryPolicy {
-  /** The wait after the first failed attempt; each later wait doubles, up to `maxDelayMs`. */
   initialDelayMs: number;
   maxDelayMs: number;
-  /** Gives up once this long has passed since the first attempt (`Infinity`: only a cancel ends it). */
   maxElapsedMs: number;
-  /** How long one attempt may take before it counts as unanswered. */
   timeoutMs: number;
 }
 
@@ -22,7 +20,7 @@ export const DEFAULT_RETRY: RetryPolicy = {
   timeoutMs: 5_000,
 };
 
-/** A policy that makes exactly one attempt (for health pings: the next ping is the retry). */
+/** One attempt (for health pings: the next ping is the retry). */
 export const NO_RETRY: Partial<RetryPolicy> = { maxElapsedMs: 0 };
 
 /** The wait before attempt `n + 1` (n ≥ 1 failed attempts so far). */
@@ -31,13 +29,9 @@ export function backoffDelay(policy: RetryPolicy, failures: number): number {
   return Math.min(policy.maxDelayMs, exp);
 }
 
-/** What one attempt ended in: a value, or a failure the loop may retry (`retry: true`) or must pass on. */
 export type Attempt<T> = { ok: true; value: T } | { ok: false; retry: boolean; error: Error };
 
-/**
- * Runs `attempt` until it succeeds, fails for good, or the policy's time is up (then the last failure is thrown).
- * A cancel (`signal`) stops the loop at once with the signal's reason.
- */
+/** Runs `attempt` until it succeeds, fails for good or time is up (the last failure thrown), or `signal` aborts. */
 export async function retrying<T>(
   attempt: (signal: AbortSignal) => Promise<Attempt<T>>,
   policy: RetryPolicy,

@@ -17,31 +17,27 @@ import {
 
 export { agonesPortFrom };
 
-/** The SDK server's REST port when `AGONES_SDK_HTTP_PORT` is not set (Agones' own default). */
+/** Agones' own default. */
 export const DEFAULT_AGONES_HTTP_PORT = 9358;
 
 export interface AgonesSdkOptions {
-  /** The SDK server's REST port; default `AGONES_SDK_HTTP_PORT` from `env`, else 9358. */
+  /** Default `AGONES_SDK_HTTP_PORT` from `env` (default `process.env`), else 9358. */
   port?: number;
-  /** Default 127.0.0.1: the SDK server listens on the pod's loopback, and `localhost` may resolve to ::1 first. */
+  /** Default 127.0.0.1: `localhost` may resolve to ::1 first. */
   host?: string;
-  /** Where `AGONES_SDK_HTTP_PORT` is read; default `process.env`. */
   env?: NodeJS.ProcessEnv;
-  /** The default retry policy of every call (see `RetryPolicy`); a call may narrow it. */
+  /** Every call's; a call may narrow it. */
   retry?: Partial<RetryPolicy>;
 }
 
 export interface CallOptions {
-  /** Cancels the call, including its waits between attempts; it then rejects with the signal's reason. */
+  /** Cancels the call and its waits; it rejects with the signal's reason. */
   signal?: AbortSignal;
-  /** Overrides parts of the client's policy for this call (`NO_RETRY` for a single attempt). */
+  /** `NO_RETRY` for a single attempt. */
   retry?: Partial<RetryPolicy>;
 }
 
-/**
- * An Agones SDK call that failed: the SDK server answered with an error (`status` is its HTTP status), or never
- * answered within the retry policy (`status` null).
- */
+/** The SDK server answered with an error (`status`), or never within the retry policy (`status` null). */
 export class AgonesSdkError extends Error {
   override readonly name = 'AgonesSdkError';
   constructor(
@@ -54,13 +50,13 @@ export class AgonesSdkError extends Error {
   }
 }
 
-/** Statuses a gateway sends while the service behind it is not up yet: worth another attempt. */
+/** A gateway's while the service behind it is not up yet: worth another attempt. */
 const NOT_YET = new Set([502, 503, 504]);
 
-/** The most of one SDK server answer read: a GameServer is a few kB; an answer without end must not fill memory. */
+/** A GameServer is a few kB. */
 const SDK_ANSWER_CAP_BYTES = 256_000;
 
-/** An answer's JSON; its text when it is not JSON (the schema check then names it), undefined when empty. */
+/** Its text when not JSON (the schema check names it), undefined when empty. */
 function parseJson(bytes: Buffer): unknown {
   const text = bytes.toString('utf8');
   if (text.trim() === '') return undefined;
@@ -72,9 +68,8 @@ function parseJson(bytes: Buffer): unknown {
 }
 
 /**
- * A small client of the Agones SDK server's REST API (the sidecar beside every game server in an Agones pod). Each
- * call is retried with back-off while the SDK server does not answer yet (it may start after the game server), within
- * the retry policy; an answer with an error status is final and thrown as `AgonesSdkError`.
+ * A client of the Agones SDK server's REST API (the sidecar in every game server's pod): each call is retried while
+ * the SDK server does not answer yet, within the policy; an error status is final (`AgonesSdkError`).
  *
  * @example
  * const sdk = new AgonesSdk(); // http://127.0.0.1:$AGONES_SDK_HTTP_PORT
@@ -92,72 +87,63 @@ export class AgonesSdk {
     this.policy = { ...DEFAULT_RETRY, ...opts.retry };
   }
 
-  /** The server can take players: the GameServer moves to `Ready`. */
-  ready(opts?: CallOptions): Promise<void> {
-    return this.empty('POST', '/ready', {}, opts);
+  /** The GameServer moves to `Ready`. */
+  async ready(opts?: CallOptions): Promise<void> {
+    await this.request('POST', '/ready', {}, opts);
   }
 
-  /** One health ping; Agones marks the GameServer `Unhealthy` when pings stop for its health window. */
-  health(opts?: CallOptions): Promise<void> {
-    return this.empty('POST', '/health', {}, opts);
+  /** Agones marks the GameServer `Unhealthy` when pings stop for its health window. */
+  async health(opts?: CallOptions): Promise<void> {
+    await this.request('POST', '/health', {}, opts);
   }
 
-  /** Ends this GameServer: Agones moves it to `Shutdown` and deletes its pod. */
-  shutdown(opts?: CallOptions): Promise<void> {
-    return this.empty('POST', '/shutdown', {}, opts);
+  /** Agones moves the GameServer to `Shutdown` and deletes its pod. */
+  async shutdown(opts?: CallOptions): Promise<void> {
+    await this.request('POST', '/shutdown', {}, opts);
   }
 
-  /** Marks the GameServer `Allocated` (in use), as a matchmaker's allocation would. */
-  allocate(opts?: CallOptions): Promise<void> {
-    return this.empty('POST', '/allocate', {}, opts);
+  /** Marks the GameServer `Allocated`, as a matchmaker's allocation would. */
+  async allocate(opts?: CallOptions): Promise<void> {
+    await this.request('POST', '/allocate', {}, opts);
   }
 
   /** Holds the GameServer `Reserved` for `seconds` (0: until something else moves it), out of allocation. */
   async reserve(seconds: number, opts?: CallOptions): Promise<void> {
-    return this.empty('POST', '/reserve', { seconds: int64String(seconds, 'seconds') }, opts);
+    await this.request('POST', '/reserve', { seconds: int64String(seconds, 'seconds') }, opts);
   }
 
-  /** Sets the label `agones.dev/sdk-<key>` on the GameServer (Kubernetes label rules apply to key and value). */
-  setLabel(key: string, value: string, opts?: CallOptions): Promise<void> {
-    return this.empty('PUT', '/metadata/label', { key, value }, opts);
+  /** Sets the label `agones.dev/sdk-<key>` (Kubernetes label rules apply). */
+  async setLabel(key: string, value: string, opts?: CallOptions): Promise<void> {
+    await this.request('PUT', '/metadata/label', { key, value }, opts);
   }
 
-  /** Sets the annotation `agones.dev/sdk-<key>` on the GameServer. */
-  setAnnotation(key: string, value: string, opts?: CallOptions): Promise<void> {
-    return this.empty('PUT', '/metadata/annotation', { key, value }, opts);
+  /** Sets the annotation `agones.dev/sdk-<key>`. */
+  async setAnnotation(key: string, value: string, opts?: CallOptions): Promise<void> {
+    await this.request('PUT', '/metadata/annotation', { key, value }, opts);
   }
 
-  /** The GameServer as the SDK server holds it now. */
   async getGameServer(opts?: CallOptions): Promise<GameServer> {
     return this.parsed('GET', '/gameserver', undefined, GameServerSchema, opts);
   }
 
-  /**
-   * Follows the GameServer: `onChange` gets the current one at once and each changed one after. A broken or ended
-   * stream is opened again with back-off; the promise resolves once `signal` aborts.
-   */
+  /** `onChange` gets the current GameServer and each change, the stream reopened as needed, until `signal` aborts. */
   watchGameServer(onChange: (gs: GameServer) => void, signal: AbortSignal, opts?: WatchOptions): Promise<void> {
     return watchGameServer(this.baseUrl, onChange, signal, { ...opts, retry: { ...this.policy, ...opts?.retry } });
   }
 
-  /** A Counter (beta `CountsAndLists`); the SDK server refuses one the GameServer spec does not define. */
+  /** A Counter (beta `CountsAndLists`) the GameServer spec defines. */
   async getCounter(name: string, opts?: CallOptions): Promise<Counter> {
     return counterOf(await this.parsed('GET', counterPath(name), undefined, CounterWireSchema, opts), name);
   }
 
-  /** Sets a Counter's count (within 0 and its capacity). */
   setCounter(name: string, count: number | bigint, opts?: CallOptions): Promise<Counter> {
     return this.updateCounter(name, { count }, opts);
   }
 
-  /** Updates a Counter: `count`, `capacity` or `countDiff`, each sent as an int64 string. */
+  /** Sets `count` or `capacity`, or moves the count by `countDiff`. */
   async updateCounter(name: string, update: CounterUpdate, opts?: CallOptions): Promise<Counter> {
     const body = counterUpdateBody(update);
     return counterOf(await this.parsed('PATCH', counterPath(name), body, CounterWireSchema, opts), name);
-  }
-
-  private async empty(method: string, path: string, body: object, opts?: CallOptions): Promise<void> {
-    await this.request(method, path, body, opts);
   }
 
   private async parsed<S extends v.GenericSchema>(
@@ -196,7 +182,7 @@ export class AgonesSdk {
             });
             value = parseJson(await readCapped(res._data, SDK_ANSWER_CAP_BYTES, `the answer to ${call} from ${url}`));
           } catch (err) {
-            // Read past its cap, the answer is not the SDK server's: asking again would read the same.
+            // Past its cap the answer is not the SDK server's: asking again would read the same.
             const tooLarge = err instanceof AnswerTooLargeError;
             // fetch's own message is "fetch failed"; its cause says why (ECONNREFUSED while the SDK server starts).
             const why = err instanceof Error ? (err.cause instanceof Error ? err.cause : err).message : String(err);

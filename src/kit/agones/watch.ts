@@ -6,16 +6,15 @@ import { backoffDelay, DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 import { type GameServer, WatchErrorSchema, WatchResultSchema } from './wire.ts';
 
 export interface WatchOptions {
-  /** Back-off between reconnects (`maxElapsedMs` is not used: a watch only ends by its signal). */
+  /** Back-off between reconnects (a watch ends only by its signal). */
   retry?: Partial<RetryPolicy>;
-  /** A stream that could not be opened, broke off, or carried a line that is not understood. */
+  /** A stream that failed, ended or carried a line not understood. */
   onError?: (error: Error) => void;
 }
 
-/** The longest line read of the watch stream, in characters (a GameServer's JSON is a few thousand). */
+/** In characters: a GameServer's JSON is a few thousand. */
 const WATCH_LINE_CAP = 256_000;
 
-/** Reads newline-separated JSON from `body`, calling `onLine` with each parsed line. Ends when the stream does. */
 async function readLines(body: ReadableStream<Uint8Array>, onLine: (value: unknown) => void): Promise<void> {
   const decoder = new TextDecoder();
   let buffered = '';
@@ -28,7 +27,6 @@ async function readLines(body: ReadableStream<Uint8Array>, onLine: (value: unkno
       if (line) onLine(JSON.parse(line));
       nl = buffered.indexOf('\n');
     }
-    // A GameServer is a few kB: a line without end is not one, and must not fill memory.
     if (buffered.length > WATCH_LINE_CAP)
       throw new AnswerTooLargeError('a line of GET /watch/gameserver', WATCH_LINE_CAP);
   }
@@ -37,10 +35,8 @@ async function readLines(body: ReadableStream<Uint8Array>, onLine: (value: unkno
 }
 
 /**
- * `GET /watch/gameserver` on the SDK server at `baseUrl`, kept open: each `{"result": GameServer}` line goes to
- * `onChange` (the SDK server sends the current GameServer first). When the stream cannot be opened, ends or breaks,
- * it is opened again after a back-off that restarts from the shortest wait once a stream delivered something.
- * Resolves when `signal` aborts; never rejects.
+ * `GET /watch/gameserver` kept open, each `{"result": GameServer}` to `onChange` (the current one first); reopened
+ * after a back-off that starts over once a stream delivered. Resolves when `signal` aborts; never rejects.
  */
 export async function watchGameServer(
   baseUrl: string,
@@ -54,7 +50,7 @@ export async function watchGameServer(
   };
   let failures = 0;
   while (!signal.aborted) {
-    // The per-attempt timeout covers only the wait for the answer's head: the stream itself stays open for good.
+    // The timeout covers only the answer's head: the stream stays open for good.
     const attempt = new AbortController();
     const stop = () => attempt.abort(signal.reason);
     signal.addEventListener('abort', stop, { once: true });

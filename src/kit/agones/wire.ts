@@ -1,12 +1,10 @@
 import * as v from 'valibot';
 
-/**
- * What the Agones SDK server's REST gateway sends, as loose valibot schemas: it writes every field (set or not)
- * with the proto names (`object_meta`, `resource_version`), int64 values as strings, and may add fields in later
- * versions, which pass through. Only what the kit reads is required to have its type.
+/*
+ * What the SDK server's REST gateway sends: every field, proto names (`object_meta`), int64 as strings, more in later
+ * versions (loose schemas). Only what the kit reads must have its type.
  */
 
-/** The GameServer states an SDK server reports (`status.state`). */
 export const GAME_SERVER_STATES = [
   'PortAllocation',
   'Creating',
@@ -35,7 +33,7 @@ export const GameServerSchema = v.looseObject({
   ),
   status: v.optional(
     v.looseObject({
-      /** A string rather than the picklist: a newer Agones may add a state, and that must not break the watch. */
+      /** Not the picklist: a newer Agones's new state must not break the watch. */
       state: v.optional(v.string()),
       address: v.optional(v.string()),
       ports: v.optional(
@@ -51,7 +49,7 @@ export const GameServerSchema = v.looseObject({
 });
 export type GameServer = v.InferOutput<typeof GameServerSchema>;
 
-/** One line of `GET /watch/gameserver`: a change (`result`), or the gateway's report of a broken stream (`error`). */
+/** A line of `GET /watch/gameserver`: a change, or the gateway's report of a broken stream. */
 export const WatchResultSchema = v.looseObject({ result: GameServerSchema });
 export const WatchErrorSchema = v.looseObject({
   error: v.looseObject({ message: v.optional(v.string()), code: v.optional(v.number()) }),
@@ -60,21 +58,19 @@ export const WatchErrorSchema = v.looseObject({
 const int64 = v.pipe(v.string(), v.regex(/^-?\d+$/, 'must be an integer written as a string'));
 export const CounterWireSchema = v.looseObject({ name: v.optional(v.string()), count: int64, capacity: int64 });
 
-/** A Counter with its int64 values as numbers (counts beyond 2^53 are not a game's player count). */
+/** int64 values as numbers: counts beyond 2^53 are no game's player count. */
 export interface Counter {
   name: string;
   count: number;
   capacity: number;
 }
 
-/** A Counter update: set the count or the capacity, or move the count by `countDiff` (any sign). */
 export interface CounterUpdate {
   count?: number | bigint;
   capacity?: number | bigint;
   countDiff?: number | bigint;
 }
 
-/** An int64 as the gateway wants it: a JSON string of a whole number. */
 export function int64String(value: number | bigint, what: string): string {
   if (typeof value === 'number' && !Number.isSafeInteger(value)) {
     throw new RangeError(`${what} must be a whole number, not ${value}`);
@@ -82,7 +78,7 @@ export function int64String(value: number | bigint, what: string): string {
   return String(value);
 }
 
-/** The wire body of a Counter update, each int64 as a string; fields left out stay as they are. */
+/** Fields left out stay as they are. */
 export function counterUpdateBody(update: CounterUpdate): Record<string, string> {
   const body: Record<string, string> = {};
   for (const key of ['count', 'capacity', 'countDiff'] as const) {

@@ -1,13 +1,10 @@
 import { join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
 
-/**
- * What an archive entry may name, so nothing lands outside the folder it is extracted into.
- *
- * Entry paths: relative, no `..` segment. Symbolic links: relative targets made of leading `..` segments (no more
- * than the link's depth) followed only by downward names. Every link obeying that rule, wherever it sits, resolves
- * inside the folder, so links that go through other links stay inside too, whatever order they arrive in.
- * Hard links: a path from the archive root without `..`.
+/*
+ * What an entry may name, so nothing lands outside the folder. Paths: relative, no `..`. Symbolic links: leading `..`
+ * segments (no more than the link's depth), then only downward names, so every link resolves inside, through other
+ * links too, in any order. Hard links: a path from the archive root without `..`.
  */
 
 export function refuseEntry(name: string, why: string): never {
@@ -20,7 +17,7 @@ function isAbsoluteName(name: string): boolean {
   return name.startsWith('/') || name.startsWith('\\') || /^[A-Za-z]:/.test(name);
 }
 
-/** The entry's path segments, without `.` and empty segments; refuses absolute paths and `..`. */
+/** The entry's path segments without `.` and empty ones; refuses absolute paths and `..`. */
 export function entrySegments(name: string): string[] {
   if (name.includes('\0')) refuseEntry(name, 'the name contains a NUL byte');
   if (isAbsoluteName(name)) refuseEntry(name, 'it has an absolute path');

@@ -1,12 +1,11 @@
 import { UpdateError } from '../../errors.ts';
-import { openRegular } from '../../regular-file.ts';
+import { readRegularHead } from '../../regular-file.ts';
 import { DEFAULT_LIMITS, ensureSpace, refuseOverCeiling, type SpaceLimits, unpackCap } from '../install/disk-guard.ts';
 import { extractTar, tarDeclared } from './tar.ts';
 import { extractZip } from './zip.ts';
 
 export type ArchiveFormat = 'zip' | 'tar' | 'gzip';
 
-/** How many first bytes `formatOfHead` needs to tell every format apart. */
 export const HEAD_BYTES = 512;
 
 /** The format from an archive's first bytes: names lie (a `.zip` link may serve a tarball), magic bytes do not. */
@@ -26,21 +25,12 @@ export function formatOfHead(head: Buffer): ArchiveFormat | null {
 }
 
 export async function detectArchiveFormat(archive: string): Promise<ArchiveFormat | null> {
-  const { file } = await openRegular(archive);
-  try {
-    const head = Buffer.alloc(HEAD_BYTES);
-    const { bytesRead } = await file.read(head, 0, head.length, 0);
-    return formatOfHead(head.subarray(0, bytesRead));
-  } finally {
-    await file.close();
-  }
+  return formatOfHead(await readRegularHead(archive, HEAD_BYTES));
 }
 
 /**
- * Extracts a zip, tar or tar.gz (by magic bytes) into the existing `destDir`, refusing unsafe entries (entry-guard.ts)
- * and corrupt archives with an UpdateError; a failure may leave a partial tree (callers use a scratch folder). The
- * declared size is checked against the ceiling and the free space first (DiskSpaceError), and writing stops at the
- * cap derived from it (`unpackCap`).
+ * Extracts a zip, tar or tar.gz into the existing `destDir` (a scratch folder: a failure may leave a partial tree);
+ * the declared size is checked against the ceiling and the free space first, and writing stops at `unpackCap`.
  */
 export async function extractArchive(
   archive: string,

@@ -1,13 +1,10 @@
 import { KNOWN_RIDS } from '../platform.ts';
 
-/**
- * How build archives are recognised by name: a server archive carries a platform key right before
- * its extension (`SS14.Server_linux-x64.zip`, `server-linux-x64.tar.gz`); a client archive has `client` in its name.
- */
+/* A server archive's name carries a platform key before its extension (`SS14.Server_linux-x64.zip`); a client's, `client`. */
 
 const EXTENSION = /\.(zip|tar\.gz|tgz|tar)$/i;
 
-function escapeRegExp(text: string): string {
+export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
@@ -30,6 +27,5 @@ export function serverArchivePlatform(name: string): string | undefined {
   return KNOWN_RIDS.find((rid) => archiveHasPlatform(name, rid));
 }
 
-/** What a server archive's name looks like, for messages that say what was looked for. */
 export const SERVER_ARCHIVE_EXAMPLES =
   '<name>_<platform>.zip or <name>-<platform>.tar.gz (platform such as linux-x64, osx-arm64, win-x64)';

@@ -10,15 +10,14 @@ import { checkHardlinkTarget, checkSymlinkTarget, entrySegments, refuseEntry } f
 import { createExtractTree, type ExtractTree } from './tree.ts';
 
 /*
- * tar 7's Parser reads the archive (gzip sniffed, headers checked; `strict` makes its warnings failures) and this
- * module writes the entries, one at a time. Not tar's Unpack: after an abort it keeps writing in the background
- * (and holds the half-written file open), so a refused or cancelled extraction could not say when it was over.
+ * tar's Parser reads (`strict`: warnings fail) and this module writes each entry in turn. Not tar's Unpack: after an
+ * abort it keeps writing in the background, so a refused or cancelled extraction could not say when it was over.
  */
 
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
 const DIR_TYPES = new Set(['Directory', 'GNUDumpDir']);
 
-/** Writes one entry; `signal` ends a file's write (after an abort the parser never ends its entry). */
+/** `signal` ends a file's write: after an abort the parser never ends its entry. */
 async function writeEntry(entry: ReadEntry, tree: ExtractTree, signal: AbortSignal): Promise<void> {
   const name = entry.path;
   const segments = entrySegments(name);
@@ -57,19 +56,17 @@ function wrapTarError(err: unknown): UpdateError {
   return new UpdateError(`the tar archive is corrupt or unreadable (${message})`, { cause: err });
 }
 
-/** The archive in .update/, which the server can write: never a wait on a named pipe put there. */
+/** In .update/, which the server can write: never a wait on a pipe put there. */
 const readArchive = async (archive: string): Promise<Readable> =>
   (await openRegular(archive)).file.createReadStream({ highWaterMark: 1 << 18 });
 
-/** Feeds `file` (inflated when `gzip`) to `parser` until it ends or fails. */
 const parse = (file: Readable, parser: Parser, gzip: boolean, signal?: AbortSignal): Promise<void> =>
   gzip ? pipeline(file, createGunzip({ chunkSize: 1 << 18 }), parser, { signal }) : pipeline(file, parser, { signal });
 
 /**
- * Extracts a tar or tar.gz, from a file or a stream, entry by entry; refuses unsafe entries (see entry-guard.ts).
- * A tar.gz is inflated by node:zlib's stream on the thread pool, beside the parsing and writing on this thread (as
- * `tar xzf` pipes through a gzip process): tar's own inflate would run synchronously on it. What it writes stops
- * at `capBytes` (tree.ts).
+ * Extracts a tar or tar.gz, from a file or a stream, refusing unsafe entries (entry-guard.ts) and stopping at
+ * `capBytes` (tree.ts). zlib inflates on the thread pool beside this thread's parsing, as `tar xzf` pipes through
+ * gzip; tar's own inflate would run synchronously here.
  */
 export async function extractTar(
   archive: string | Readable,
@@ -82,7 +79,6 @@ export async function extractTar(
   const file = typeof archive === 'string' ? await readArchive(archive) : archive;
   const tree = await createExtractTree(destDir, capBytes);
   const parser = new Parser({ strict: true });
-  // Ends the write of the entry being written: after an abort the parser never ends that entry.
   const halt = new AbortController();
   let failure: unknown;
   // Entries are written strictly in order; `work` never rejects and settles when the last one taken is written.
@@ -113,10 +109,7 @@ export async function extractTar(
   if (failure !== undefined) throw wrapTarError(failure);
 }
 
-/**
- * What a (gzipped) tar says it unpacks to, read before anything is written: its header sizes, found in one pass
- * that skips the data (a tar.gz is inflated for it, not written). `signal` ends it early.
- */
+/** The sum of a (gzipped) tar's header sizes, in a pass that writes nothing. */
 export async function tarDeclared(archive: string, gzip: boolean, signal?: AbortSignal): Promise<number> {
   let total = 0;
   const parser = new Parser({ strict: true });

@@ -7,16 +7,14 @@ import { formatBytes } from '../../store/disk-space.ts';
 import { DiskSpaceError } from '../install/disk-guard.ts';
 import { refuseEntry } from './entry-guard.ts';
 
-/** Read once: setting it is the only way to read it, and nothing in the daemon changes it. */
+/** Setting it is the only way to read it; nothing in the daemon changes it. */
 const UMASK = process.umask();
 
 /**
- * The folder an archive is extracted into, and what the extraction has put there so far. Both extractors place
- * their entries through it, one at a time. A later entry of the same name replaces the earlier one (as tar does)
- * and never writes through a link an earlier entry made. In a folder that started empty, only names this
- * extraction placed can exist, so a parent folder is made once and only a name already placed is unlinked.
- * `capBytes` bounds what the extraction writes, counted as it is written (not as the archive declares it: a zip can
- * lie about its sizes), so a small archive cannot fill the disk.
+ * The folder an archive is extracted into and what both extractors placed there so far. A later entry of a name
+ * replaces the earlier (as tar does), never writing through a link an earlier entry made; in a folder that started
+ * empty only placed names can exist, so only those are unlinked. `capBytes` bounds what is written, counted as
+ * written (a zip can lie about its sizes).
  */
 export async function createExtractTree(destDir: string, capBytes = Number.POSITIVE_INFINITY) {
   const fresh = (await readdir(destDir)).length === 0;
@@ -48,7 +46,7 @@ export async function createExtractTree(destDir: string, capBytes = Number.POSIT
       yield chunk;
     }
   }
-  /** The entry's absolute path once its parent folders exist and nothing an earlier entry placed is in its way. */
+  /** The entry's path, its parents made and nothing an earlier entry placed in its way. */
   const place = async (name: string, segments: string[]): Promise<string> => {
     refuseThroughLink(name, segments);
     await makeFolder(segments.slice(0, -1));
@@ -65,13 +63,9 @@ export async function createExtractTree(destDir: string, capBytes = Number.POSIT
   };
 
   return {
-    /** The folder extracted into. */
     root: destDir,
     place,
-    /**
-     * A file entry: places it and writes `data` into it with `mode`'s permission bits (a program's execute bit;
-     * setuid, setgid and sticky dropped; the umask ignored). Every chunk is charged to the cap before it is written.
-     */
+    /** Writes a file with `mode`'s permission bits (setuid, setgid and sticky dropped; the umask ignored). */
     async file(
       name: string,
       segments: string[],
@@ -86,13 +80,11 @@ export async function createExtractTree(destDir: string, capBytes = Number.POSIT
       // A new file gets `mode` less the umask: a build's 0644 and 0755 pass a 022 umask untouched.
       if (perms !== null && (perms & UMASK) !== 0) await chmod(dest, perms);
     },
-    /** A directory entry: makes it (and its parents). */
-    async folder(name: string, segments: string[]): Promise<string> {
+    async folder(name: string, segments: string[]): Promise<void> {
       refuseThroughLink(name, segments);
       await makeFolder(segments);
-      return join(destDir, ...segments);
     },
-    /** Records that the entry placed at `segments` is a symbolic link: later entries may not go through it. */
+    /** The entry at `segments` is a symbolic link: later entries may not go through it. */
     linked(segments: string[]): void {
       links.add(segments.join('/'));
     },

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { type Entry, fromFdPromise, type ZipFile } from 'yauzl';
 import { UpdateError } from '../../errors.ts';
+import { AnswerTooLargeError, readCapped } from '../../kit/capped-body.ts';
 import { openRegularSync } from '../../regular-file.ts';
 import { checkSymlinkTarget, entrySegments, refuseEntry } from './entry-guard.ts';
 import { createExtractTree, type ExtractTree } from './tree.ts';
@@ -17,24 +18,10 @@ const MAX_LINK_TARGET = 4096;
 const STORED = 0;
 const DEFLATED = 8;
 
-/** yauzl validates names itself; its messages start like this (yauzl `validateFileName`). */
+/** yauzl's own name checks (`validateFileName`). */
 const YAUZL_NAME_ERROR = /^(absolute path|invalid relative path|invalid characters in fileName): (.*)$/s;
 
-async function readSmall(stream: Readable, name: string): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_LINK_TARGET) refuseEntry(name, 'it is a link with an overlong target');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/**
- * The entry's contents, checked against the central directory as they pass: a size beyond the recorded one fails
- * before it is written (yauzl's own check is off, to word it so), a shorter one or a bad CRC-32 at the end.
- */
+/** The entry's contents, checked against its recorded size (yauzl's check is off, to word it so) and CRC-32. */
 async function* checked(entry: Entry, data: Readable): AsyncGenerator<Buffer> {
   let crc = 0;
   let size = 0;
@@ -75,7 +62,13 @@ async function extractEntry(zip: ZipFile, entry: Entry, tree: ExtractTree, signa
   }
   if (type === S_IFLNK) {
     const dest = await tree.place(name, segments);
-    const target = await readSmall(await zip.openReadStreamPromise(entry), name);
+    const target = await readCapped(await zip.openReadStreamPromise(entry), MAX_LINK_TARGET, name).then(
+      (bytes) => bytes.toString('utf8'),
+      (err: unknown) =>
+        err instanceof AnswerTooLargeError
+          ? refuseEntry(name, 'it is a link with an overlong target')
+          : Promise.reject(err),
+    );
     checkSymlinkTarget(name, target);
     await symlink(target, dest);
     tree.linked(segments);
@@ -99,11 +92,7 @@ function wrapZipError(err: unknown): UpdateError {
   return new UpdateError(`the zip archive is corrupt or unreadable (${message})`, { cause: err });
 }
 
-/**
- * Extracts a zip entry by entry, streaming each file; refuses unsafe entries (see entry-guard.ts). Before writing
- * anything it passes the size the central directory declares to `admit`, which refuses it or gives the cap on what
- * may be written (tree.ts).
- */
+/** Extracts a zip, refusing unsafe entries (entry-guard.ts); `admit` takes the declared size and gives the cap. */
 export async function extractZip(
   archive: string,
   destDir: string,
@@ -112,7 +101,7 @@ export async function extractZip(
 ): Promise<void> {
   let zip: ZipFile | undefined;
   try {
-    // .update/ is in the instance folder, which the server can write: never wait on a pipe put there.
+    // .update/ is the server's to write: never wait on a pipe put there.
     const { fd } = openRegularSync(archive);
     // Once open, the descriptor is yauzl's: `zip.close()` closes it when the last entry stream has ended.
     zip = await fromFdPromise(fd, { autoClose: false, validateEntrySizes: false }).catch((err: unknown) => {

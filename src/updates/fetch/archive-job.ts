@@ -4,9 +4,8 @@ import { archiveSink } from '../archive/sink.ts';
 import type { SpaceLimits } from '../install/disk-guard.ts';
 import { fetchVerified } from './download.ts';
 
-/** One build to fetch into a staging folder: what the update worker is given (off-thread.ts). */
+/** What the update worker is given; without `download`, `archive` is on disk already (a git build's output). */
 export interface ArchiveJob {
-  /** Absent when `archive` is already on disk (a git build's output): it is only extracted. */
   download?: { url: string; sha256?: string; headers?: Record<string, string>; timeoutMs: number };
   /** Where a zip (or anything not streamed) is saved before it is extracted; removed once it is. */
   archive: string;
@@ -16,15 +15,11 @@ export interface ArchiveJob {
 
 export interface ArchiveEvents {
   onProgress(bytes: number, total: number | null): void;
-  /** The whole body arrived and matched its hash; `extracted` when it was extracted as it arrived (a tar). */
+  /** The body arrived whole and matched its hash; `extracted` when it was extracted as it arrived (a tar). */
   onDownloaded(bytes: number, extracted: boolean): void;
 }
 
-/**
- * Downloads a server archive, hashing it and, for a tar or tar.gz, extracting it into `job.staging` as it arrives;
- * a zip (or anything unrecognised) is saved to `job.archive`, then extracted. What the update worker runs: every
- * extraction the daemon makes runs there (off-thread.ts says why).
- */
+/** Downloads and extracts a server archive into `job.staging` (archive/sink.ts): what the update worker runs. */
 export async function runArchiveJob(job: ArchiveJob, signal: AbortSignal, events: ArchiveEvents): Promise<void> {
   if (job.download) {
     const into = archiveSink(job.archive, job.staging, job.limits);
@@ -34,7 +29,6 @@ export async function runArchiveJob(job: ArchiveJob, signal: AbortSignal, events
     if (extracted) return;
   }
   await extractArchive(job.archive, job.staging, signal, job.limits);
-  // Removed before the staged build is flushed: its pages, still unwritten, are then dropped, not written (the
-  // flush syncs the whole file system, install/flush.ts).
+  // Removed before the flush syncs the file system (install/flush.ts): its unwritten pages are dropped, not written.
   await rm(job.archive, { force: true });
 }

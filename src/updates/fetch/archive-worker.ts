@@ -1,7 +1,4 @@
-/**
- * The update worker: off-thread.ts starts one per download and it runs that download (archive-job.ts), telling
- * its progress and its outcome by message. See off-thread.ts for why it runs apart from the daemon's main thread.
- */
+/** The update worker off-thread.ts starts per download: it runs archive-job.ts and reports by message. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { type ArchiveJob, runArchiveJob } from './archive-job.ts';
 import { toWire } from './error-wire.ts';

@@ -12,7 +12,7 @@ export interface FetchOptions {
   /** Expected SHA-256 in hex (any case). Given as '' it refuses: an empty hash cannot vouch for anything. */
   sha256?: string;
   headers?: Record<string, string>;
-  /** Limit for the whole transfer, headers and body; a stalled transfer runs into it too. */
+  /** For the whole transfer, headers and body. */
   timeoutMs: number;
   signal: AbortSignal;
   /** Called at most every PROGRESS_EVERY_MS while bytes arrive, and once at the end. */
@@ -25,10 +25,8 @@ const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
- * fetch with its redirects followed here (at most 5, and Authorization and Cookie dropped when one leaves the
- * origin): the error then names where the last hop went without its query, where a storage host's signed link
- * carries its token. No Accept-Encoding but identity, so the body arrives as stored and its hash and length hold.
- * Both the builds and the JSON documents (http-json.ts) are fetched through it.
+ * fetch with redirects followed here (at most 5, Authorization and Cookie dropped off the origin), so an error names
+ * the last hop without its query (a signed link's token); identity encoding, so the hash and length hold.
  */
 export async function get(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
   let current = new URL(url);
@@ -51,7 +49,7 @@ export async function get(url: string, headers: Record<string, string>, signal: 
   }
 }
 
-/** Where a URL points, without credentials or query (those may hold secrets), for messages. */
+/** A URL without credentials or query (secrets), for messages. */
 export function describeUrl(url: string): string {
   try {
     const u = new URL(url);
@@ -72,28 +70,22 @@ function checkExpectedHash(sha256: string | undefined, where: string): string | 
   return sha256.trim().toLowerCase();
 }
 
-/**
- * Takes the body as it arrives (already being hashed); resolves once it has read all of it. `total` is the length
- * the server announced, or null.
- */
+/** Reads the body (being hashed) to its end; `total` is the announced length, or null. */
 export type BodySink = (body: Readable, signal: AbortSignal, total: number | null) => Promise<void>;
 
 /**
- * Fetches `url` and hands its body to `sink` while hashing it; memory stays flat whatever the size. Throws
- * UpdateError on a non-2xx answer, a body shorter than its Content-Length, the timeout, cancellation or a hash
- * mismatch, in that order of precedence over the sink's own failure: a sink that fails part-way and still reads
- * the rest lets a damaged download be reported as one.
+ * Fetches `url` into `sink` while hashing it. UpdateError on a non-2xx answer, the timeout, cancellation, a short
+ * body or a hash mismatch, which take precedence over the sink's own failure (a sink that fails part-way still reads
+ * the rest, so a damaged download is told as one).
  */
 export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise<{ bytes: number; sha256: string }> {
   const where = describeUrl(opts.url);
   const expected = checkExpectedHash(opts.sha256, where);
   if (opts.signal.aborted) throw new UpdateError(`download of ${where} was cancelled`, { cause: opts.signal.reason });
-  // One signal for the request and its body: merge cancellation with the transfer limit.
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = AbortSignal.any([opts.signal, timeout]);
   let bytes = 0;
   let total: number | null = null;
-  /** The hex digest, once the whole body went through. */
   let actual: string | null = null;
   const mismatch = (): UpdateError | null =>
     expected !== undefined && actual !== null && actual !== expected
@@ -166,7 +158,6 @@ export async function fetchVerified(opts: FetchOptions, sink: BodySink): Promise
   }
 }
 
-/** Writes a stream into a new file at `dest` (what was there goes: regular-file.ts). */
 export async function writeFileFrom(body: Readable, dest: string, signal: AbortSignal): Promise<void> {
   await clearForWrite(dest);
   return pipelineAsync(body, createWriteStream(dest, { flags: CREATE_NEW }), { signal });

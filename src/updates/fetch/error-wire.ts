@@ -2,9 +2,8 @@ import { UpdateError } from '../../errors.ts';
 import { DiskSpaceError } from '../install/disk-guard.ts';
 
 /**
- * An error as it crosses from the update worker to the daemon (off-thread.ts). A structured clone keeps only a
- * plain Error's message: the class (UpdateError, DiskSpaceError and its reason), a system error's `code` and the
- * chain of causes, which decide how a failure is told (a full disk, a damaged download), are carried here.
+ * An error crossing from the update worker: a structured clone keeps only a plain Error's message, but the class
+ * (and DiskSpaceError's reason), `code` and causes decide how a failure is told.
  */
 export interface WireError {
   name: string;
@@ -15,7 +14,7 @@ export interface WireError {
   cause?: WireError;
 }
 
-/** How deep a chain of causes is carried: enough for any wrapper in the update path, and never endless. */
+/** Enough for any wrapper in the update path, and never endless. */
 const MAX_DEPTH = 8;
 
 export function toWire(err: unknown, depth = 0): WireError {

@@ -2,17 +2,12 @@ import { rootCause, UpdateError } from '../../errors.ts';
 import { AnswerTooLargeError, readCapped } from '../../kit/capped-body.ts';
 import { describeUrl, get } from './download.ts';
 
-/**
- * GETs a JSON document of at most `maxBytes` (Updates.MaxManifestMegabytes); `what` names it in messages
- * ("manifest", "CI job"). Any failure (connection, non-2xx, too large, not JSON, timeout, cancellation) is an
- * UpdateError saying which and where.
- */
+/** GETs a JSON document of at most `maxBytes`; any failure is an UpdateError naming `what` ("manifest") and where. */
 export async function fetchJson(
   url: string,
   opts: { what: string; headers?: Record<string, string>; timeoutMs: number; maxBytes: number; signal: AbortSignal },
 ): Promise<unknown> {
   const where = `${opts.what} at ${describeUrl(url)}`;
-  // fetch honours one signal: merge cancellation with the time limit.
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   let text: string;
   try {

@@ -6,14 +6,11 @@ import type { ArchiveEvents, ArchiveJob } from './archive-job.ts';
 import { fromWire, type WireError } from './error-wire.ts';
 
 /*
- * Downloads, verifies and extracts a server archive (archive-job.ts) in a worker thread (archive-worker.ts), not on
- * the daemon's main thread. Two reasons, both measured on a 200 MB build: the pipeline kept the main thread ~85 %
- * busy for the whole update (every API request, check-in and log line of every instance waited behind it), and in
- * the daemon's long-lived heap its garbage set off a full mark-compact every ~40 ms (36 per update, ~0.4 s of the
- * 1.8 s; a fresh isolate takes 6 to 13). The worker is a fresh isolate per download, gone with it.
+ * Why a worker thread, a fresh isolate per download (measured on a 200 MB build): on the main thread the pipeline
+ * kept it ~85 % busy (every request, check-in and log line waited behind it), and in the daemon's long-lived heap
+ * its garbage set off a full mark-compact every ~40 ms (36 per update, ~0.4 s of 1.8 s; a fresh isolate takes 6-13).
  */
 
-/** The messages between the daemon and its update worker. */
 export type ToWorker = { type: 'cancel'; reason: string };
 export type FromWorker =
   | { type: 'progress'; bytes: number; total: number | null }
@@ -22,12 +19,11 @@ export type FromWorker =
   | { type: 'failed'; error: WireError };
 
 /**
- * The worker's module: beside this one, as JavaScript in dist/ (its own bundle entry in dist/app/, or tsc's output
- * in dist/src/); from src/ it is TypeScript, which the worker loads through tsx as the daemon itself does.
+ * The worker's module beside `here` (this module's URL; a test passes another): JavaScript in dist/, or from src/
+ * TypeScript loaded through tsx, as the daemon itself is.
  */
 export type WorkerSource = { code: string; eval: true } | { file: URL; eval: false };
 
-/** `here` is this module's URL: a test passes another to see a dist/ without the worker told plainly. */
 export function workerSource(here = import.meta.url): WorkerSource {
   const compiled = new URL('./archive-worker.js', here);
   if (!here.endsWith('.ts')) {
@@ -44,30 +40,19 @@ export function workerSource(here = import.meta.url): WorkerSource {
   };
 }
 
-/**
- * The worker's young generation. Its garbage is short-lived buffers' wrappers and promises; left to grow (to ~48 MB
- * at this rate of allocation), it raised the daemon's peak RSS during a first update by 73 MB, against 50–66 MB
- * with 4 MB, with no slower update (bench/update.ts, alternating runs).
- */
+/** Left to grow (~48 MB), the young generation raised peak RSS by 73 MB against 50–66 MB, no faster (bench/update.ts). */
 const YOUNG_GENERATION_MB = 4;
 
-/** What a test may change: the worker's module (to run one that misbehaves) and the grace after a cancel. */
-export interface OffThreadOptions {
-  worker?: WorkerSource;
-  /** How long a cancelled worker may take to stop its writes and answer before it is terminated. */
-  cancelGraceMs?: number;
-}
-
 /**
- * Runs `job` in a worker. Resolves once the build is in `job.staging`; rejects with the worker's own error (class,
- * code and causes carried over, error-wire.ts). On `signal` the worker is asked to stop and answers once its writes
- * have ended; the promise settles only after the worker has exited, so nothing writes into the staging folder after.
+ * Runs `job` in a worker; rejects with the worker's own error (error-wire.ts). On `signal` the worker is asked to stop
+ * (within `cancelGraceMs`, else terminated); the promise settles only after it exited, so nothing writes after.
+ * Tests give another `worker`.
  */
 export async function fetchArchiveOffThread(
   job: ArchiveJob,
   signal: AbortSignal,
   events: ArchiveEvents,
-  { worker: from = workerSource(), cancelGraceMs = 5_000 }: OffThreadOptions = {},
+  { worker: from = workerSource(), cancelGraceMs = 5_000 }: { worker?: WorkerSource; cancelGraceMs?: number } = {},
 ): Promise<void> {
   const cancelled = () => new UpdateError('the download was cancelled', { cause: signal.reason });
   if (signal.aborted) throw cancelled();

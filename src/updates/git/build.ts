@@ -13,36 +13,32 @@ import {
   pythonSteps,
   SERVER_SCRIPT,
 } from './engine.ts';
-import { runChecked } from './exec.ts';
 import { globFiles } from './glob.ts';
 import { gitEnv } from './remote.ts';
-import type { RepoContext } from './repo.ts';
+import { type RepoContext, runChecked } from './repo.ts';
 
-/**
- * How the Git provider turns a checkout into a server archive: an engine repository as the real watchdog builds it
- * (git/engine.ts: `Content.Packaging` with dotnet, else the `Tools/package_*_build.py` scripts), winning over
- * `Updates.BuildCommand`, which otherwise runs with `sh -c` in `source/` (told `WATCHDOG_PLATFORM` and
- * `WATCHDOG_HYBRID_ACZ`). The archive is found by `Updates.Artifact`, a non-hybrid client zip by `ClientArtifact`.
+/*
+ * A checkout becomes a server archive by the engine's packaging (git/engine.ts), else `Updates.BuildCommand` with
+ * `sh -c` in `source/` (told `WATCHDOG_PLATFORM` and `WATCHDOG_HYBRID_ACZ`); found by `Updates.Artifact`, a
+ * non-hybrid client zip by `ClientArtifact`.
  */
 
-export interface BuildPlan {
+/** Globs relative to source/; no client pattern for a hybrid (ACZ) build, whose server hosts the client. */
+interface BuildPlan {
   kind: EngineKind | 'command';
   steps: BuildStep[];
   env: Record<string, string>;
-  /** Glob for the server archive, relative to source/. */
   serverPattern: string;
-  /** Glob for the client zip, or null for a hybrid (ACZ) build whose server hosts the client itself. */
   clientPattern: string | null;
 }
 
-export const defaultServerPattern = (rid: string): string => `release/*${rid}*.zip`;
 export const DEFAULT_CLIENT_PATTERN = 'release/*Client*.zip';
 
 export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid: string): Promise<BuildPlan> {
   const hybrid = updates.HybridACZ;
   const env = { WATCHDOG_PLATFORM: rid, WATCHDOG_HYBRID_ACZ: String(hybrid) };
   const patterns = {
-    serverPattern: updates.Artifact ?? defaultServerPattern(rid),
+    serverPattern: updates.Artifact ?? `release/*${rid}*.zip`,
     clientPattern: hybrid ? null : (updates.ClientArtifact ?? DEFAULT_CLIENT_PATTERN),
   };
   const engine = await detectEngine(sourceDir);
@@ -72,7 +68,7 @@ export async function planBuild(sourceDir: string, updates: UpdatesSettings, rid
   };
 }
 
-/** Deletes what earlier builds left matching the artifact patterns, so only this build's output can be found. */
+/** Deletes what earlier builds left matching the patterns, so only this build's output is found. */
 export async function removeStaleArtifacts(sourceDir: string, plan: BuildPlan): Promise<void> {
   for (const pattern of [plan.serverPattern, plan.clientPattern]) {
     if (pattern === null) continue;
@@ -80,7 +76,6 @@ export async function removeStaleArtifacts(sourceDir: string, plan: BuildPlan): 
   }
 }
 
-/** Runs the plan's steps in `source/`, each within `timeouts.buildMs`, their output into the build log. */
 export async function runBuild(plan: BuildPlan, repo: RepoContext, signal: AbortSignal): Promise<void> {
   // The build gets no git credentials: only git itself talks to the remote.
   const env = gitEnv(repo.instanceDir, plan.env);
@@ -98,7 +93,6 @@ export async function runBuild(plan: BuildPlan, repo: RepoContext, signal: Abort
   }
 }
 
-/** The one file the build produced for `pattern`; UpdateError when there is none or several. */
 export async function findArtifact(sourceDir: string, pattern: string, setting: string): Promise<string> {
   const found = await globFiles(sourceDir, pattern, setting);
   if (found.length === 1) return found[0] as string;

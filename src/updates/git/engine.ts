@@ -1,11 +1,10 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/**
- * The two ways an engine (space-station-14 style) repository packages itself, as the real watchdog runs them
- * (its `UpdateProviderGit.cs`): the `Content.Packaging` project with `dotnet`, or, in repositories older than it, the
- * `Tools/package_server_build.py` and `Tools/package_client_build.py` scripts. Both leave
- * `release/SS14.Server_<rid>.zip` and, for a non-hybrid build, `release/SS14.Client.zip` in the repository.
+/*
+ * How an engine repository packages itself, as the real watchdog's `UpdateProviderGit.cs` runs it: `Content.Packaging`
+ * with `dotnet`, or in older ones the `Tools/package_*_build.py` scripts; both leave `release/SS14.Server_<rid>.zip`
+ * and, non-hybrid, `release/SS14.Client.zip`.
  */
 
 export interface BuildStep {
@@ -20,16 +19,12 @@ export const SERVER_SCRIPT = 'Tools/package_server_build.py';
 export const CLIENT_SCRIPT = 'Tools/package_client_build.py';
 
 /**
- * The real watchdog runs `python`, but Debian and Ubuntu ship only `python3` unless python-is-python3 is installed,
- * and the engine's scripts themselves start with `#!/usr/bin/env python3`; so `python3`, except on Windows, where
- * the python.org installer provides `python` and `python3` is often only the Microsoft Store placeholder.
+ * Debian and Ubuntu ship only `python3` (the scripts' own shebang); on Windows `python3` is often the Store's
+ * placeholder. The real watchdog runs `python`.
  */
-export const PYTHON = process.platform === 'win32' ? 'python' : 'python3';
+const PYTHON = process.platform === 'win32' ? 'python' : 'python3';
 
-/**
- * For both kinds (the python scripts run `dotnet` too): no telemetry, and no MSBuild worker nodes left running
- * (they would hold the build log's pipes open); python unbuffered so its output reaches the build log as it comes.
- */
+/** No telemetry, no MSBuild nodes left holding the build log's pipes, python's output as it comes. */
 export const ENGINE_ENV: Record<string, string> = {
   DOTNET_CLI_TELEMETRY_OPTOUT: '1',
   DOTNET_NOLOGO: '1',
@@ -40,17 +35,16 @@ export const ENGINE_ENV: Record<string, string> = {
 const isDir = async (path: string) => (await stat(path).catch(() => null))?.isDirectory() ?? false;
 const isFile = async (path: string) => (await stat(path).catch(() => null))?.isFile() ?? false;
 
-/** Which engine packaging the checkout has, `Content.Packaging` first as in the real watchdog; null for neither. */
+/** `Content.Packaging` first, as in the real watchdog; null for neither. */
 export async function detectEngine(sourceDir: string): Promise<EngineKind | null> {
   if (await isDir(join(sourceDir, 'Content.Packaging'))) return 'packaging';
   if (await isFile(join(sourceDir, SERVER_SCRIPT))) return 'python';
   return null;
 }
 
-/** Whether the checkout has the client script a non-hybrid python build needs. */
 export const hasClientScript = (sourceDir: string): Promise<boolean> => isFile(join(sourceDir, CLIENT_SCRIPT));
 
-/** The engine's packaging commands (Content.Packaging): server first, it wipes release/. */
+/** Server first: it wipes release/. */
 export function packagingSteps(rid: string, hybrid: boolean): BuildStep[] {
   const steps: BuildStep[] = [
     { what: 'dotnet restore', program: 'dotnet', args: ['restore'] },
@@ -75,7 +69,7 @@ export function packagingSteps(rid: string, hybrid: boolean): BuildStep[] {
   return steps;
 }
 
-/** The older scripts, with the real watchdog's arguments and order: server, then (non-hybrid) client. */
+/** The real watchdog's arguments and order. */
 export function pythonSteps(rid: string, hybrid: boolean): BuildStep[] {
   const steps: BuildStep[] = [
     {

@@ -1,20 +1,15 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
+import { escapeRegExp } from '../archive/names.ts';
 
-/**
- * The small glob the Git provider's `Updates.Artifact` and `Updates.ClientArtifact` use: `/`-separated segments
- * relative to `source/`, where `*` matches any run of characters and `?` one character within a segment, without
- * regard to case (like the archive-name rules in archive/names.ts). Node 20 has no `fs.glob`. Patterns cannot leave
- * the checkout: no absolute paths, no `..`.
+/*
+ * The glob of `Updates.Artifact` and `ClientArtifact` (Node 20 has no `fs.glob`): segments relative to `source/`,
+ * `*` and `?` within a segment, case-insensitive; no absolute paths, no `..`.
  */
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-}
-
 export function segmentMatcher(segment: string): RegExp {
-  const body = escapeRegExp(segment).replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]');
+  const body = escapeRegExp(segment).replaceAll('\\*', '[^/]*').replaceAll('\\?', '[^/]');
   return new RegExp(`^${body}$`, 'i');
 }
 
@@ -28,7 +23,6 @@ export function splitPattern(pattern: string, setting: string): string[] {
   return segments;
 }
 
-/** Files under `root` matching `pattern`, as absolute paths, sorted. Folders that do not exist match nothing. */
 export async function globFiles(root: string, pattern: string, setting = 'the artifact pattern'): Promise<string[]> {
   const segments = splitPattern(pattern, setting);
   let dirs = [root];

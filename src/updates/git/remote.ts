@@ -3,18 +3,13 @@ import { pathToFileURL } from 'node:url';
 import { UpdateError } from '../../errors.ts';
 
 /**
- * Where the Git provider fetches from (`Updates.BaseUrl`): an http(s)/ssh/git URL, an scp-like
- * `user@host:path`, or a local path (relative to the daemon's working directory). Credentials written into an
- * http(s) URL never reach git's arguments or `.git/config`: they are taken out of the URL and handed to git as an
- * `http.<origin>.extraHeader` through `GIT_CONFIG_*` environment variables (git ≥ 2.31), scoped to that origin so
- * submodules on other hosts never see them.
+ * `Updates.BaseUrl`: a URL, an scp-like `user@host:path`, or a local path (`url` then `file://…`, so `--depth` works).
+ * An http(s) URL's credentials never reach argv or `.git/config`: `env` gives them as that origin's
+ * `http.extraHeader` through `GIT_CONFIG_*` (git ≥ 2.31), so submodules elsewhere never see them.
  */
 export interface GitRemote {
-  /** What git is given: the URL without credentials, or `file://…` for a local path (so `--depth` works). */
   url: string;
-  /** For log lines and messages. */
   display: string;
-  /** Extra environment for git commands that talk to the remote. */
   env: Record<string, string>;
 }
 
@@ -57,10 +52,7 @@ export function parseRemote(baseUrl: string | undefined, workDir = process.cwd()
   return { url: pathToFileURL(path).href, display: path, env: {} };
 }
 
-/**
- * The fork id a non-hybrid build reports: `Updates.BaseUrl` as configured, as the real watchdog reports it, except
- * that a user name or password written into a URL is left out (the id is public: every launcher reads it).
- */
+/** The fork id a non-hybrid build reports: `Updates.BaseUrl` (as the real watchdog) without credentials (it is public). */
 export function forkIdOf(baseUrl: string | undefined): string {
   const raw = baseUrl?.trim() ?? '';
   if (!SCHEME.test(raw) || !URL.canParse(raw)) return raw;
@@ -72,9 +64,8 @@ export function forkIdOf(baseUrl: string | undefined): string {
 }
 
 /**
- * The environment for git and build commands: the daemon's, minus any `GIT_*` variable that would redirect git
- * (GIT_DIR from a hook, say), with prompts off and repository discovery stopped at the instance folder, so a
- * broken `source/.git` is never mistaken for a repository the instance folder happens to sit in.
+ * The daemon's environment without `GIT_*` (GIT_DIR from a hook, say), prompts off, discovery stopped at the instance
+ * folder (a broken `source/.git` is never mistaken for a repository around it).
  */
 export function gitEnv(instanceDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -83,7 +74,6 @@ export function gitEnv(instanceDir: string, extra: Record<string, string> = {}):
     ...env,
     GIT_TERMINAL_PROMPT: '0',
     GIT_CEILING_DIRECTORIES: instanceDir,
-    // Never block on an SSH host-key or passphrase prompt: fail and say so instead.
     GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND ?? 'ssh -o BatchMode=yes',
     ...extra,
   };

@@ -3,32 +3,42 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { describeError, UpdateError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import { type RunResult, runChecked, runChild } from './exec.ts';
+import { lastLines, type RunOptions, type RunResult, runChild as runProcess } from '../../process/run-child.ts';
 import { type GitRemote, gitEnv } from './remote.ts';
 
-/**
+/*
  * The checkout in `<instance>/source`, as the real watchdog's `UpdateProviderGit.cs` keeps it: a shallow clone of one
- * branch, brought up to date by fetch + hard reset + submodules; a checkout git cannot work with is deleted and
- * cloned again.
+ * branch, updated by fetch + hard reset + submodules; one git cannot work with is cloned again.
  */
 
-export interface GitTimeouts {
-  /** `git ls-remote` for a check. */
-  checkMs: number;
-  /** Clone, fetch and submodule updates. */
-  transferMs: number;
-  /** Local git commands (status, reset, rev-parse). */
-  localMs: number;
-  /** Each build step. */
-  buildMs: number;
+/** The Git provider's child processes (git, the build): a failure to run is an UpdateError. */
+export const runChild = (program: string, args: string[], opts: RunOptions): Promise<RunResult> =>
+  runProcess(program, args, { ...opts, error: (message, options) => new UpdateError(message, options) });
+
+/** Like `runChild`, but a non-zero exit is an UpdateError quoting the end of the output. */
+export async function runChecked(
+  program: string,
+  args: string[],
+  opts: RunOptions & { logHint?: string },
+): Promise<RunResult> {
+  const result = await runChild(program, args, opts);
+  if (result.code !== 0) {
+    const status = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.code}`;
+    const output = result.tail ? `; its output ended with:\n${lastLines(result.tail, 8)}` : '';
+    const hint = opts.logHint ? `\n(full output in ${opts.logHint})` : '';
+    throw new UpdateError(`${opts.what} ${status}${output}${hint}`);
+  }
+  return result;
 }
 
-export const DEFAULT_GIT_TIMEOUTS: GitTimeouts = {
+/** `git ls-remote` for a check; clone, fetch and submodules; local commands; each build step. */
+export const DEFAULT_GIT_TIMEOUTS = {
   checkMs: 60_000,
   transferMs: 20 * 60_000,
   localMs: 2 * 60_000,
   buildMs: 60 * 60_000,
 };
+export type GitTimeouts = typeof DEFAULT_GIT_TIMEOUTS;
 
 export interface RepoContext {
   instanceDir: string;
@@ -37,14 +47,12 @@ export interface RepoContext {
   branch: string;
   timeouts: GitTimeouts;
   log: Logger;
-  /** The build log: every git command and its output. */
   sink?: Writable;
   logHint?: string;
 }
 
 const COMMIT = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
-/** Runs git in `source/` (unless `cwd` says otherwise), within the local commands' time unless `timeoutMs` says. */
 async function git(
   ctx: RepoContext,
   signal: AbortSignal,
@@ -65,7 +73,6 @@ async function git(
   });
 }
 
-/** The commit the branch points at on the remote, without touching the checkout. */
 export async function remoteHead(ctx: RepoContext, signal: AbortSignal): Promise<string> {
   const ref = `refs/heads/${ctx.branch}`;
   const result = await git(ctx, signal, ['ls-remote', ctx.remote.url, ref], {
@@ -81,7 +88,6 @@ export async function remoteHead(ctx: RepoContext, signal: AbortSignal): Promise
   throw new UpdateError(`the repository ${ctx.remote.display} has no branch "${ctx.branch}" (Updates.Branch)`);
 }
 
-/** The commit checked out in `source/`. */
 export async function localHead(ctx: RepoContext, signal: AbortSignal): Promise<string> {
   const result = await git(ctx, signal, ['rev-parse', 'HEAD'], { capture: true });
   const commit = result.stdout.trim();
@@ -98,7 +104,7 @@ async function isUsableCheckout(ctx: RepoContext, signal: AbortSignal): Promise<
 }
 
 async function updateSubmodules(ctx: RepoContext, signal: AbortSignal): Promise<void> {
-  // Without .gitmodules there is nothing to update, and `git submodule` is a shell script of a dozen processes.
+  // `git submodule` is a shell script of a dozen processes: not run for nothing.
   if (!(await stat(join(ctx.sourceDir, '.gitmodules')).catch(() => null))) return;
   await git(ctx, signal, ['submodule', 'update', '--init', '--depth=1', '--recursive'], {
     timeoutMs: ctx.timeouts.transferMs,
@@ -125,16 +131,12 @@ async function freshClone(ctx: RepoContext, signal: AbortSignal): Promise<void> 
     });
     await updateSubmodules(ctx, signal);
   } catch (err) {
-    // A half-made clone would only be deleted by the next attempt's health check; remove it now.
     await rm(ctx.sourceDir, { recursive: true, force: true });
     throw err;
   }
 }
 
-/**
- * Brings `source/` to the branch's newest commit and returns that commit: update in place when the checkout is
- * healthy, otherwise (or when updating fails) delete it and clone afresh. Throws UpdateError when cloning fails.
- */
+/** Brings `source/` to the branch's newest commit, in place or by a fresh clone, and returns the commit. */
 export async function syncCheckout(ctx: RepoContext, signal: AbortSignal): Promise<string> {
   if (await isUsableCheckout(ctx, signal)) {
     try {

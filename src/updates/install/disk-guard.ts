@@ -2,10 +2,8 @@ import { UpdateError } from '../../errors.ts';
 import { diskFullError, diskSpaceOf, formatBytes } from '../../store/disk-space.ts';
 
 /**
- * An update that the disk cannot take: too little space for the build before anything is written (`short`), the
- * disk filling up while writing (`full`), or an archive unpacking to more than its cap (`cap`). Unlike a damaged
- * download it is not the build's fault, so it is always told as a failed update (never only as a failed check);
- * `bin/` is never touched.
+ * An update the disk cannot take: too little space up front (`short`), the disk filling (`full`), or more unpacked
+ * than the cap (`cap`). Not the build's fault, so always told as a failed update, never only a failed check.
  */
 export class DiskSpaceError extends UpdateError {
   override name = 'DiskSpaceError';
@@ -18,31 +16,21 @@ export class DiskSpaceError extends UpdateError {
   }
 }
 
-/** What extraction may use: the margin kept free beyond the declared size, and the ceiling of any unpacked size. */
-export interface SpaceLimits {
-  marginBytes: number;
-  ceilingBytes: number;
-}
-
 const MB = 1_000_000;
-/** The defaults of `Updates.SpaceMarginMegabytes` and `Updates.MaxUnpackedMegabytes`. */
-export const DEFAULT_LIMITS: SpaceLimits = { marginBytes: 64 * MB, ceilingBytes: 20_000 * MB };
+/** The margin kept free beyond the declared size, and the ceiling of any unpacked size. */
+export const DEFAULT_LIMITS = { marginBytes: 64 * MB, ceilingBytes: 20_000 * MB };
+export type SpaceLimits = typeof DEFAULT_LIMITS;
 
-/** The limits of an instance's `Updates` settings. */
 export function limitsOf(updates: { SpaceMarginMegabytes: number; MaxUnpackedMegabytes: number }): SpaceLimits {
   return { marginBytes: updates.SpaceMarginMegabytes * MB, ceilingBytes: updates.MaxUnpackedMegabytes * MB };
 }
 
-/**
- * The most an archive may write: its declared size with 10 % and 1 MB of slack (folders and rounding), never above
- * the ceiling; the ceiling alone when nothing was declared (a tar streamed as it downloads).
- */
+/** The most an archive may write: its declared size plus 10 % and 1 MB, within the ceiling (alone when null). */
 export function unpackCap(declaredBytes: number | null, limits: SpaceLimits): number {
   if (declaredBytes === null) return limits.ceilingBytes;
   return Math.min(limits.ceilingBytes, Math.ceil(declaredBytes * 1.1) + MB);
 }
 
-/** Throws DiskSpaceError(`short`) unless the file system of `dir` has `needsBytes` free. */
 export async function ensureSpace(dir: string, needsBytes: number, what: string): Promise<void> {
   const space = await diskSpaceOf(dir).catch(() => null);
   // Unreadable (an odd file system): the write itself will tell.
@@ -54,7 +42,6 @@ export async function ensureSpace(dir: string, needsBytes: number, what: string)
   );
 }
 
-/** Throws DiskSpaceError(`cap`) when an archive declares more than the ceiling, before anything is written. */
 export function refuseOverCeiling(declaredBytes: number, limits: SpaceLimits): void {
   if (declaredBytes <= limits.ceilingBytes) return;
   throw new DiskSpaceError(
@@ -64,10 +51,7 @@ export function refuseOverCeiling(declaredBytes: number, limits: SpaceLimits): v
   );
 }
 
-/**
- * `err` as the disk-full failure it is when ENOSPC or EDQUOT is in its cause chain (whatever wrapped it: a write
- * inside an extractor reads as a corrupt archive otherwise), else null.
- */
+/** `err` as DiskSpaceError(`full`) when ENOSPC or EDQUOT is in its cause chain (an extractor says "corrupt"), else null. */
 export async function asDiskFull(err: unknown, dir: string, what: string): Promise<DiskSpaceError | null> {
   if (err instanceof DiskSpaceError) return err;
   const full = diskFullError(err);
@@ -75,7 +59,6 @@ export async function asDiskFull(err: unknown, dir: string, what: string): Promi
   const space = await diskSpaceOf(dir).catch(() => null);
   const where = space ? ` on ${space.mount}` : '';
   const quota = full.code === 'EDQUOT' ? ', the disk quota is used up' : '';
-  // The system's error as the cause, not the wrapper that took it for a damaged archive.
   return new DiskSpaceError(
     'full',
     `disk full${where} while ${what} (${full.message}${quota}); nothing was installed and the partial files were ` +

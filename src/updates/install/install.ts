@@ -7,14 +7,13 @@ import { UpdateError } from '../../errors.ts';
 import { asDiskFull } from './disk-guard.ts';
 import { flushTree } from './flush.ts';
 
-/**
- * Installing a build into an instance folder without ever leaving it without one. The build is
- * extracted into `.update/staging-*` and swapped in by two renames (`bin` → `bin.prev`, staging → `bin`). At any
- * instant a working build sits in `bin`, or, between the two renames, in `bin.prev` with `bin` missing, which
+/*
+ * A build is extracted into `.update/staging-*` and swapped in by two renames (`bin` → `bin.prev`, staging → `bin`):
+ * at any instant a working build sits in `bin`, or, between the renames, in `bin.prev` with `bin` missing, which
  * `recoverInterruptedInstall` puts back.
  */
 
-/** What a staging needs: `runCommand` (`RunCommand`, relative to the instance folder or absolute) gets the execute bit. */
+/** `runCommand` (`RunCommand`, relative to the instance folder or absolute) gets the execute bit. */
 export interface StageOptions {
   instanceDir: string;
   runCommand?: string;
@@ -27,12 +26,9 @@ export function updateDir(instanceDir: string): string {
 }
 
 const exists = async (path: string): Promise<boolean> => (await lstat(path).catch(() => null)) !== null;
+const scratchName = (prefix: string) => `${prefix}-${randomBytes(6).toString('hex')}`;
 
-function scratchName(prefix: string): string {
-  return `${prefix}-${randomBytes(6).toString('hex')}`;
-}
-
-/** A failed install as an UpdateError that says `bin/` is as it was (one already an UpdateError says so itself). */
+/** An UpdateError says itself that `bin/` is as it was; anything else is wrapped to say so. */
 function installFailed(instanceDir: string, err: unknown): UpdateError {
   if (err instanceof UpdateError) return err;
   const message = `installing the build into ${join(instanceDir, 'bin')} failed; bin/ was left as it was`;
@@ -43,23 +39,10 @@ function throwIfCancelled(signal: AbortSignal): void {
   if (signal.aborted) throw new UpdateError('install was cancelled; bin/ was left as it was', { cause: signal.reason });
 }
 
-/** Where `runCommand` lands inside the extracted tree, or null when it does not point into bin/. */
-function programInBuild(instanceDir: string, runCommand: string, buildDir: string): string | null {
-  const rel = relative(join(instanceDir, 'bin'), resolve(instanceDir, runCommand));
-  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return null;
-  return join(buildDir, rel);
-}
-
-async function makeExecutable(path: string): Promise<void> {
-  const info = await stat(path).catch(() => null);
-  // Absent is fine: a RunCommand may name a program the build does not ship (the real watchdog also skips it then).
-  if (info?.isFile()) await chmod(path, (info.mode & 0o7777) | 0o111);
-}
-
 /**
- * Makes a fresh `.update/staging-*` folder, lets `fill` put the build in it, checks it holds something and gives
- * the program the execute bit. Returns the folder, ready for `commitStaged`; on failure it is removed and `bin/` was
- * never touched. A failure caused by a full disk is reported as that (DiskSpaceError), whatever wrapped it.
+ * A fresh `.update/staging-*` folder that `fill` put a non-empty build in, its program made executable and the whole
+ * made durable, ready for `commitStaged`; on failure it is removed (a full disk told as DiskSpaceError, whatever
+ * wrapped it) and `bin/` was never touched.
  */
 export async function stageBuild(opts: StageOptions, fill: (staging: string) => Promise<void>): Promise<string> {
   const staging = join(updateDir(opts.instanceDir), scratchName('staging'));
@@ -71,8 +54,14 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
     if ((await readdir(staging)).length === 0) {
       throw new UpdateError('the archive holds no files; refusing to install an empty build');
     }
-    const program = programInBuild(opts.instanceDir, opts.runCommand ?? defaultRunCommand(), staging);
-    if (program) await makeExecutable(program);
+    // A RunCommand outside bin/, or naming a program the build does not ship, is left (as the real watchdog does).
+    const rel = relative(
+      join(opts.instanceDir, 'bin'),
+      resolve(opts.instanceDir, opts.runCommand ?? defaultRunCommand()),
+    );
+    const program = rel === '' || rel.startsWith('..') || isAbsolute(rel) ? null : join(staging, rel);
+    const info = program === null ? null : await stat(program).catch(() => null);
+    if (program && info?.isFile()) await chmod(program, (info.mode & 0o7777) | 0o111);
     await flushTree(staging, opts.signal);
     throwIfCancelled(opts.signal);
     return staging;
@@ -85,9 +74,8 @@ export async function stageBuild(opts: StageOptions, fill: (staging: string) => 
 }
 
 /**
- * Swaps a folder made by `stageBuild` into `bin/` (the old build becomes `bin.prev`). Resolves
- * once the new build is in `bin/`; the build that `bin.prev` held before is removed once the new server is up
- * (`removeDisplacedBuilds`), in the background.
+ * Swaps a folder made by `stageBuild` into `bin/` (the old build becomes `bin.prev`); the build `bin.prev` held
+ * before is removed in the background once the new server is up (`removeDisplacedBuilds`).
  */
 export async function commitStaged(
   instanceDir: string,
@@ -108,24 +96,19 @@ export async function commitStaged(
   if (displaced) removeLater(instanceDir, displaced);
 }
 
-/** Removals of displaced builds still under way, per instance folder, each chained after the one before. */
+/** Per instance folder: the removals under way, chained, and the displaced build waiting for the new server. */
 const removals = new Map<string, Promise<void>>();
-/** A displaced build per instance folder that waits for the new server to be up before it is removed. */
 const waiting = new Map<string, string>();
 
 /**
- * Keeps a displaced build until `removeDisplacedBuilds` (the new server's first check-in): removing 200 MB (~0.45 s,
- * bench/downtime.ts) competes with the launch players wait for. One waits at a time (an older one is removed now);
- * a failed removal leaves it in `.update/`, cleared at daemon start.
+ * Keeps a displaced build until the new server's first check-in: removing 200 MB (~0.45 s, bench/downtime.ts)
+ * competes with the launch players wait for. One waits at a time; a failed removal is cleared at daemon start.
  */
 function removeLater(instanceDir: string, path: string): void {
-  const key = resolve(instanceDir);
-  const older = waiting.get(key);
-  waiting.set(key, path);
-  if (older) startRemoval(key, older);
+  removeDisplacedBuilds(instanceDir);
+  waiting.set(resolve(instanceDir), path);
 }
 
-/** Starts removing the build displaced by the last install into `instanceDir`, if one waits; returns at once. */
 export function removeDisplacedBuilds(instanceDir: string): void {
   const key = resolve(instanceDir);
   const path = waiting.get(key);
@@ -147,10 +130,8 @@ function startRemoval(key: string, path: string): void {
 }
 
 /**
- * Removes a folder tree one file-system call at a time (never following links). `rm` with `recursive` starts a
- * call for every entry at once, which queues hundreds of requests in libuv's pool of four threads ahead of whatever
- * the daemon does next: run in the background after an install, it held up data.json and the launch of the new
- * server by as long as it ran itself (bench/downtime.ts). One call at a time leaves the other threads free.
+ * Removes a tree one call at a time (never following links): `rm` with `recursive` queues hundreds of requests in
+ * libuv's four threads, which held up data.json and the new server's launch by as long (bench/downtime.ts).
  */
 async function removeOneByOne(path: string): Promise<void> {
   for (const entry of await readdir(path, { withFileTypes: true })) {
@@ -161,7 +142,6 @@ async function removeOneByOne(path: string): Promise<void> {
   await rmdir(path);
 }
 
-/** Removes every build displaced by installs into `instanceDir` so far, without waiting for a check-in; resolves once done. */
 export function oldBuildsRemoved(instanceDir: string): Promise<void> {
   removeDisplacedBuilds(instanceDir);
   return removals.get(resolve(instanceDir)) ?? Promise.resolve();
@@ -173,13 +153,10 @@ export async function discardStaged(staging: string): Promise<void> {
   await rm(staging, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
 }
 
-/** True when `dir` is a folder with nothing in it (the `bin/` every instance folder gets before its first build). */
+/** The `bin/` every instance folder gets before its first build. */
 const isEmptyDir = async (dir: string): Promise<boolean> => (await readdir(dir).catch(() => null))?.length === 0;
 
-/**
- * Whether `bin.prev` holds a previous build to roll back to: a folder with something in it. An empty one is no
- * build (rolling back onto it left the instance with nothing to launch; found by the soak).
- */
+/** Whether `bin.prev` holds a build to roll back to: an empty one left nothing to launch (found by the soak). */
 export function hasPreviousBuild(instanceDir: string): boolean {
   try {
     return readdirSync(join(instanceDir, 'bin.prev')).length > 0;
@@ -193,8 +170,7 @@ async function swapIn(instanceDir: string, staging: string): Promise<string | nu
   const bin = join(instanceDir, 'bin');
   const prev = join(instanceDir, 'bin.prev');
   const trash = join(updateDir(instanceDir), scratchName('old'));
-  // An empty bin/ (before the first build) is not a build to keep: as bin.prev it would offer a rollback onto
-  // nothing, and it would displace a real previous build.
+  // An empty bin/ is no build: as bin.prev it would offer a rollback onto nothing and displace a real one.
   if (await isEmptyDir(bin)) await rmdir(bin);
   const hadBin = await exists(bin);
   const hadPrev = hadBin && (await exists(prev));
@@ -209,10 +185,7 @@ async function swapIn(instanceDir: string, staging: string): Promise<string | nu
   return hadPrev ? trash : null;
 }
 
-/**
- * At daemon start: puts `bin.prev` back when a crash fell between the two renames (`bin` missing), and removes the
- * scratch folder with any half-done download or staging tree.
- */
+/** At daemon start: puts `bin.prev` back when a crash fell between the two renames, and clears `.update/`. */
 export async function recoverInterruptedInstall(instanceDir: string): Promise<void> {
   const bin = join(instanceDir, 'bin');
   const prev = join(instanceDir, 'bin.prev');
@@ -220,7 +193,7 @@ export async function recoverInterruptedInstall(instanceDir: string): Promise<vo
   await rm(updateDir(instanceDir), { recursive: true, force: true });
 }
 
-/** Swaps `bin.prev` back into `bin`; the current build becomes `bin.prev`. UpdateError when bin.prev is missing or empty. */
+/** Swaps `bin.prev` and `bin`; UpdateError when bin.prev is missing or empty. */
 export async function rollbackBin(instanceDir: string): Promise<void> {
   const bin = join(instanceDir, 'bin');
   const prev = join(instanceDir, 'bin.prev');

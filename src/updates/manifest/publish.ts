@@ -6,15 +6,7 @@ import { writeFileAtomic } from '../../store/atomic-file.ts';
 import { isClientArchiveName, SERVER_ARCHIVE_EXAMPLES, serverArchivePlatform } from '../archive/names.ts';
 import { type ManifestArchive, type ManifestBuild, parseManifest } from './schema.ts';
 
-export interface PublishResult {
-  key: string;
-  manifestPath: string;
-  /** Platform key → file name. */
-  servers: Record<string, string>;
-  client: string | undefined;
-}
-
-/** An archive as written: the reader's fields (schema.ts), the hash always, and its size. */
+/** As written: the hash always, and the size. */
 interface ArchiveEntry extends ManifestArchive {
   sha256: string;
   size: number;
@@ -32,7 +24,7 @@ function normaliseBase(baseUrl: string): string {
   return url.href.endsWith('/') ? url.href : `${url.href}/`;
 }
 
-/** The manifest as it stands (kept verbatim, extra fields included), or a new one. */
+/** The manifest as it stands, extra fields kept, or a new one. */
 async function readManifest(path: string): Promise<{ builds: Record<string, unknown>; [k: string]: unknown }> {
   let text: string;
   try {
@@ -63,18 +55,10 @@ async function describeArchive(dir: string, name: string, base: string): Promise
 }
 
 /**
- * Adds a build of the archives in `dir` to a manifest: one server archive per platform key found in the
- * file names, and the client archive (`client` in its name). Keyed by a new ISO-8601 timestamp; previous builds stay.
+ * Adds the archives in `dir` (a server archive per platform key in the names, a client one) to the manifest `out`
+ * (default `<dir>/manifest.json`) as a build keyed by a new ISO-8601 time; each URL is `baseUrl` plus the name.
  */
-export async function publishBuild(opts: {
-  /** Folder holding the build's archives (not searched recursively). */
-  dir: string;
-  /** Where the files are served; each URL is this plus the file name. */
-  baseUrl: string;
-  /** Manifest to update; default `<dir>/manifest.json`, created when absent. */
-  out?: string;
-  now?: Date;
-}): Promise<PublishResult> {
+export async function publishBuild(opts: { dir: string; baseUrl: string; out?: string; now?: Date }) {
   const dir = resolve(opts.dir);
   const base = normaliseBase(opts.baseUrl);
   const info = await stat(dir).catch(() => null);

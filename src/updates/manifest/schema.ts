@@ -1,19 +1,13 @@
 import * as v from 'valibot';
 import { UpdateError } from '../../errors.ts';
 
-/**
- * The manifest document, as Robust.Cdn serves it and the real watchdog's `UpdateProviderManifest.cs` reads it. Extra
- * fields (`size`, …) are accepted and ignored. Field names match case-insensitively, as the original reads it with
- * System.Text.Json's case-insensitive web defaults; the keys of `builds` (build ids) and `server` (platforms) are
- * data and keep their case. `watchdog manifest` (publish.ts) writes with these types and checks what it adds
- * against this schema, so the writer never produces a build the reader refuses.
+/*
+ * The manifest as Robust.Cdn serves it and the real watchdog reads it: extra fields ignored, field names matched
+ * case-insensitively (System.Text.Json's web defaults), the keys of `builds` and `server` kept. publish.ts writes
+ * with these types and checks against this schema.
  */
 
-/**
- * Renames the keys of `input` that match one of `names` ignoring case to that name, so `{"Builds": …}` validates
- * as `{"builds": …}`. When several keys match one name the last in the document wins, as System.Text.Json
- * overwrites a property it reads twice. Other keys, and anything but a plain object, pass through untouched.
- */
+/** Renames keys matching one of `names` but for case to it; the last one wins, as System.Text.Json does. */
 function canonicalKeys(input: unknown, names: readonly string[]): unknown {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
   const byLower = new Map(names.map((name) => [name.toLowerCase(), name]));
@@ -23,7 +17,6 @@ function canonicalKeys(input: unknown, names: readonly string[]): unknown {
   );
 }
 
-/** `v.looseObject(entries)` whose field names match case-insensitively (see `canonicalKeys`). */
 function fields<const T extends v.ObjectEntries>(entries: T, message?: string) {
   const names = Object.keys(entries);
   return v.pipe(
@@ -59,10 +52,8 @@ export const ManifestSchema = fields(
 
 export type ManifestDoc = v.InferOutput<typeof ManifestSchema>;
 export type ManifestBuild = ManifestDoc['builds'][string];
-/** One archive of a build: where it is and its hash (the writer adds `size`, which readers ignore). */
 export type ManifestArchive = v.InferOutput<typeof ArchiveRef>;
 
-/** Validates a parsed manifest; `where` names it in the error (one line per problem, with its path). */
 export function parseManifest(data: unknown, where: string): ManifestDoc {
   const result = v.safeParse(ManifestSchema, data);
   if (result.success) return result.output;
@@ -71,9 +62,8 @@ export function parseManifest(data: unknown, where: string): ManifestDoc {
 }
 
 /**
- * The newest build: greatest `time`; on equal times the entry later in the document wins (as in the real watchdog).
- * Document order is the object's key order, which JSON.parse keeps except for integer-like keys (sorted first);
- * real build keys are timestamps or commit hashes.
+ * Greatest `time`; on equal times the later entry in the document (as the real watchdog), which is key order but for
+ * integer-like keys (real build keys are timestamps or hashes).
  */
 export function newestBuild(doc: ManifestDoc): { key: string; build: ManifestBuild } | undefined {
   let best: { key: string; build: ManifestBuild; time: number } | undefined;

@@ -8,29 +8,24 @@ import { stageBuild, updateDir } from '../install/install.ts';
 import { createStagedBuilds } from '../install/staged-build.ts';
 import type { ProviderContext, UpdateProvider } from '../provider.ts';
 
-/** Where a build's server archive is: `sha256` verified when given; `fields` go into the log lines about it. */
+/** A server archive: `fields` go into its log lines; `refused` says why it may not be fetched. */
 export interface ArchiveLocation {
   url: string;
   sha256?: string;
   headers?: Record<string, string>;
   fields?: Record<string, string>;
-  /** Why this archive may not be fetched: the staging fails with it. */
   refused?: string;
 }
 
-/** The newest build a source offers; `locate` is asked only when it is not the build installed. */
+/** The newest build a source offers; `locate` is asked only when it is not the one installed. */
 export interface FoundBuild {
   revision: string;
   locate(): Promise<ArchiveLocation>;
 }
 
-/**
- * Downloads, verifies and extracts a server archive into a staging folder for `commitStaged`, in a worker thread
- * (fetch/off-thread.ts, archive/sink.ts); `bin/` is untouched, and the saved download is removed whatever happens.
- */
 async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { signal: AbortSignal }): Promise<string> {
   const { instance } = ctx;
-  // One download at a time per instance: providers serialise their preparations (install/staged-build.ts).
+  // One name will do: providers serialise their preparations (install/staged-build.ts).
   const archive = join(updateDir(instance.dir), 'download.part');
   const stage = { instanceDir: instance.dir, runCommand: instance.settings.RunCommand, signal: opts.signal };
   const limits = limitsOf(instance.settings.Updates);
@@ -57,10 +52,7 @@ async function prepareFromUrl(ctx: ProviderContext, opts: ArchiveLocation & { si
   }
 }
 
-/**
- * An update source whose builds are server archives at a URL (Manifest, CiServer): `check` stages a new build
- * (install/staged-build.ts), `apply` swaps it in. `what` names the build in the log (`fetching <what>`).
- */
+/** A source of server archives at a URL (Manifest, CiServer): `check` stages a new build, `apply` swaps it in. */
 export function urlBuildProvider(
   ctx: ProviderContext,
   type: string,
@@ -69,7 +61,7 @@ export function urlBuildProvider(
 ): UpdateProvider {
   const staged = createStagedBuilds(ctx.instance.dir);
 
-  /** The staged folder's id and how to make it, or reuse the one staged for the same archive before. */
+  /** The staged folder's id (one per archive) and how to make it. */
   const stage = async (build: FoundBuild, signal: AbortSignal) => {
     const at = await build.locate();
     const fields = { revision: build.revision, ...at.fields, url: describeUrl(at.url) };

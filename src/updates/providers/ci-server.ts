@@ -7,11 +7,10 @@ import { hostRid, ridFallbacks } from '../platform.ts';
 import type { ProviderContext, UpdateProvider } from '../provider.ts';
 import { type ArchiveLocation, urlBuildProvider } from './artifact.ts';
 
-/** `<BaseUrl>/job/<JobName>/api/json`; only the last successful build matters. */
+/** `<BaseUrl>/job/<JobName>/api/json` and `…/<n>/api/json` (artifacts, when listed). */
 const JobSchema = v.looseObject({
   lastSuccessfulBuild: v.nullish(v.looseObject({ number: v.pipe(v.number(), v.integer()) })),
 });
-/** `<BaseUrl>/job/<JobName>/<n>/api/json`: the build's artifacts, when the server lists them. */
 const BuildSchema = v.looseObject({
   artifacts: v.optional(v.array(v.looseObject({ fileName: v.string(), relativePath: v.optional(v.string()) }))),
 });
@@ -19,9 +18,8 @@ const BuildSchema = v.looseObject({
 export const DEFAULT_ARTIFACT_PATTERN = 'SS14.Server_{rid}.zip';
 
 /**
- * Which artifact to install: from the build's artifact list, the server archive (not the client) whose name carries
- * the most specific platform key of this host's fallback chain, matching `pattern` when one is configured; without
- * a list, `release/<pattern with this host's RID>` as the original does.
+ * The server archive with the most specific platform key of this host's chain (matching `pattern` when set), or
+ * without a list `release/<pattern with this host's RID>`, as the original does.
  */
 export function chooseArtifact(
   artifacts: Array<{ fileName: string; relativePath?: string }> | undefined,
@@ -40,11 +38,7 @@ export function chooseArtifact(
   return undefined;
 }
 
-/**
- * `UpdateType: CiServer` (the real watchdog's legacy `Jenkins`, `UpdateProviderJenkins.cs`): no hash to verify.
- * Unlike the original, `check` stages the build it offers (artifact.ts), so a build that waits for a hold or for
- * players is ready when its moment comes.
- */
+/** `UpdateType: CiServer` (the real watchdog's `UpdateProviderJenkins.cs`): no hash to verify. */
 export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
   const updates = ctx.instance.settings.Updates;
   const timeoutMs = updates.DownloadTimeoutSeconds * 1000;
@@ -83,7 +77,6 @@ export function createCiServerProvider(ctx: ProviderContext): UpdateProvider {
     }
   }
 
-  /** The archive of CI build `n` for this host, or an UpdateError naming what the build has. */
   async function locate(n: number, signal: AbortSignal): Promise<ArchiveLocation> {
     const artifacts = await artifactList(n, signal);
     const path = chooseArtifact(artifacts, rid, updates.ArtifactPattern);

@@ -4,9 +4,8 @@ import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.t
 const WHOLE_NUMBER = /^\d+$/;
 
 /**
- * `UpdateType: Dummy` (the real watchdog's `UpdateProviderDummy.cs`): every check finds an update, and installing it
- * only counts the revision up; the operator fills `bin/` (docs/diy-updates.md). A revision that is not a whole number
- * counts as 0 with a warning, where the real watchdog throws and skips the update.
+ * `UpdateType: Dummy` (the real watchdog's `UpdateProviderDummy.cs`): every check finds an update that only counts
+ * the revision up (docs/diy-updates.md); one not a whole number counts as 0 with a warning (the original throws).
  */
 export function createDummyProvider(ctx: ProviderContext): UpdateProvider {
   let warnedFor: string | null = null;

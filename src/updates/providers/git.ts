@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -16,11 +17,10 @@ import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.t
 import { clientDownloadUrl, clientZipHash, createClientCvars } from './local-client.ts';
 
 /**
- * `UpdateType: Git` (the real watchdog's `UpdateProviderGit.cs`): a check that finds a new commit of
- * `Updates.Branch` fetches it into `<instance>/source`, builds it (output in `logs/build.log`) and stages the
- * archive, so a failed build is a failed check and `bin/` stays as it was. Non-hybrid builds also publish the client
- * zip in `binaries/`, get a `build.json` (`BuildJson` below) and launch with `build.download_url`, `build.hash` and
- * `build.version` cvars that follow the zip actually published.
+ * `UpdateType: Git` (the real watchdog's `UpdateProviderGit.cs`): a check that finds a new commit of `Updates.Branch`
+ * fetches it into `<instance>/source`, builds it (`logs/build.log`) and stages it, so a failed build is a failed check.
+ * Non-hybrid builds also publish the client zip in `binaries/`, get a `build.json` and launch with `build.*` cvars
+ * that follow the zip actually published.
  */
 export function createGitProvider(
   ctx: ProviderContext,
@@ -35,7 +35,7 @@ export function createGitProvider(
   const clientCvars = createClientCvars({ key: instance.key, dir: instance.dir, publicBaseUrl: ctx.publicBaseUrl });
   const clientPattern = updates.ClientArtifact ?? DEFAULT_CLIENT_PATTERN;
   const staged = createStagedBuilds(instance.dir);
-  /** The client zip of the staged build, with its commit, waiting in the scratch folder for its server's install. */
+  /** The staged build's client zip, waiting in `.update/` for its server's install. */
   let stagedClient: { head: string; path: string; name: string } | null = null;
 
   const repo = (sink?: WriteStream): RepoContext => ({
@@ -57,9 +57,8 @@ export function createGitProvider(
   };
 
   /**
-   * Fetches `head`, builds it and extracts its server archive into a staging folder (with build.json), returned
-   * for `commitStaged`; the client zip waits in the scratch folder (same file system, cleared at daemon start)
-   * until its server is installed. Nothing in `bin/` or `binaries/` is touched, so this runs while the server plays.
+   * Fetches and builds `head` and stages its server archive (with build.json) for `commitStaged`, the client zip
+   * kept in `.update/`; `bin/` and `binaries/` are not touched, so this runs while the server plays.
    */
   async function prepare(head: string, signal: AbortSignal): Promise<string> {
     return withBuildLog({ path: buildLog, key: instance.key, head }, async (sink) => {
@@ -73,7 +72,7 @@ export function createGitProvider(
       }
       const plan = await planBuild(sourceDir, updates, rid);
       if (plan.kind !== 'command' && updates.BuildCommand?.trim()) {
-        // Said, not refused: the engine's packaging wins (git/build.ts), and the operator should know theirs is unused.
+        // The engine's packaging wins (git/build.ts); the operator should know theirs is unused.
         ctx.log.warn('Updates.BuildCommand is ignored: the repository is built with its engine packaging', {
           how: plan.kind,
         });
@@ -93,7 +92,6 @@ export function createGitProvider(
         plan.clientPattern === null
           ? null
           : await findArtifact(sourceDir, plan.clientPattern, 'Updates.ClientArtifact');
-      // The client of a build staged before is replaced with it.
       if (stagedClient) {
         await rm(stagedClient.path, { force: true });
         stagedClient = null;
@@ -111,12 +109,21 @@ export function createGitProvider(
           const job = { archive: server, staging, limits: limitsOf(instance.settings.Updates) };
           await fetchArchiveOffThread(job, signal, { onProgress: () => {}, onDownloaded: () => {} });
           if (kept === null) return;
-          await writeBuildJson(staging, {
+          // The engine fills each `build.*` cvar still empty from build.json when it starts, as the real watchdog
+          // writes it into a non-hybrid Git build: so /info learns its version and fork id. engine_version stays
+          // empty, as there: the engine reports its own.
+          const path = join(staging, 'build.json');
+          const build = {
             download: clientDownloadUrl(ctx.publicBaseUrl, instance.key, kept.name),
             hash: await clientZipHash(kept.path),
             version: head,
             engine_version: '',
             fork_id: forkIdOf(updates.BaseUrl),
+          };
+          await writeFile(path, `${JSON.stringify(build)}\n`).catch((err: unknown) => {
+            throw new UpdateError(`cannot write the build information ${path}; bin/ was left as it was`, {
+              cause: err,
+            });
           });
         });
         await rm(server, { force: true });
@@ -141,7 +148,6 @@ export function createGitProvider(
     ctx.log.info('client zip published', { file: join(binariesDir, kept.name) });
   }
 
-  /** The branch's newest commit, by ls-remote (no checkout needed, only a folder to run in). */
   async function newest(signal: AbortSignal): Promise<string> {
     await mkdir(instance.dir, { recursive: true });
     return remoteHead(repo(), signal);
@@ -152,8 +158,6 @@ export function createGitProvider(
     async check(current: string | null, signal: AbortSignal): Promise<UpdateCheck> {
       const head = await newest(signal);
       if (head === current) return { available: false, revision: head };
-      // Built and staged now, so a build that fails is a failed check (the server is not asked to leave for it)
-      // and the install when the hold or the players allow is only the swap.
       await staged.prepare(head, () => prepare(head, signal), head);
       return { available: true, revision: head };
     },
@@ -193,38 +197,7 @@ export function createGitProvider(
   };
 }
 
-/**
- * `build.json` beside the server executable: the engine reads it when its status host starts and fills each `build.*`
- * cvar that is still empty from it (so anything the operator set in config.toml, the environment or `--cvar` wins).
- * The real watchdog writes one into the server archive of a non-hybrid Git build, and that is how such a server's
- * `/info` learns its version and fork id; ours writes the same keys into the staged build before it is swapped in.
- */
-interface BuildJson {
-  /** Where launchers download the client zip. */
-  download: string;
-  /** SHA-256 of the client zip, upper-case hex. */
-  hash: string;
-  /** The build's version: the commit it was built from. */
-  version: string;
-  /** Left empty, as the real watchdog leaves it: the engine reports its own version. */
-  engine_version: '';
-  fork_id: string;
-}
-
-/** Writes `build.json` into `buildDir` (the staged `bin/`), replacing any the archive carried. */
-async function writeBuildJson(buildDir: string, build: BuildJson): Promise<void> {
-  const path = join(buildDir, 'build.json');
-  try {
-    await writeFile(path, `${JSON.stringify(build)}\n`);
-  } catch (err) {
-    throw new UpdateError(`cannot write the build information ${path}; bin/ was left as it was`, { cause: err });
-  }
-}
-
-/**
- * Runs `work` (the fetch and build of commit `head`) with the build log at `path` opened afresh for it, so the log
- * is always the last build's; a failure is written at its end and becomes an UpdateError.
- */
+/** Runs `work` with the build log opened afresh (the last build's); a failure is written at its end. */
 async function withBuildLog<T>(
   log: { path: string; key: string; head: string },
   work: (sink: WriteStream) => Promise<T>,
@@ -232,12 +205,9 @@ async function withBuildLog<T>(
   await mkdir(dirname(log.path), { recursive: true });
   await clearForWrite(log.path);
   const sink = createWriteStream(log.path, { flags: CREATE_NEW });
-  const opened = new Promise<void>((resolve, reject) => sink.once('open', () => resolve()).once('error', reject));
-  try {
-    await opened;
-  } catch (err) {
+  await once(sink, 'open').catch((err: unknown) => {
     throw new UpdateError(`cannot write the build log ${log.path}`, { cause: err });
-  }
+  });
   sink.write(`# build of ${log.head} for instance ${log.key} started ${new Date().toISOString()}\n`);
   try {
     const result = await work(sink);

@@ -3,31 +3,19 @@ import { join } from 'node:path';
 import { UpdateError } from '../../errors.ts';
 import { hashFile } from '../../regular-file.ts';
 
-/**
- * The client archive a launcher downloads when the watchdog, not the game server, hosts it (Local, and non-hybrid
- * Git): it lives in `<instance>/binaries/`, is served at `/instances/<key>/binaries/<name>`, and the server learns
- * where and what it is through `--cvar build.download_url=…` and `--cvar build.hash=…`, as the real watchdog's
- * `UpdateProviderLocal.cs` passes them.
+/*
+ * The client zip the watchdog hosts (Local, non-hybrid Git): in `<instance>/binaries/`, served at
+ * `/instances/<key>/binaries/<name>`, told to the server by `--cvar build.download_url=…` and `build.hash=…`.
  */
 
-/** Upper-case hex SHA-256 of a client zip, as the engine's `build.hash` carries it (streamed: hundreds of MB). */
+/** Upper-case hex SHA-256, as the engine's `build.hash` carries it. */
 export async function clientZipHash(path: string): Promise<string> {
   return (await hashFile(path)).sha256.toUpperCase();
 }
 
-/** A client zip name must be a plain file name: nothing may reach outside `binaries/`. */
-export function isPlainFileName(name: string): boolean {
-  return name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
-}
+const DEFAULT_CLIENT_ZIP = 'SS14.Client.zip';
 
-/** The client zip's name when `Updates.ClientZip` does not give one: the name the engine's packaging writes. */
-export const DEFAULT_CLIENT_ZIP = 'SS14.Client.zip';
-
-/**
- * The client zip in `binariesDir`: `preferred` (`Updates.ClientZip`) when given, otherwise `SS14.Client.zip`, the
- * one name the real watchdog ever serves. Throws UpdateError saying what to put where when the folder or the zip is
- * missing (naming the zips that are there, which may only need ClientZip set).
- */
+/** `Updates.ClientZip`, else `SS14.Client.zip` (all the real watchdog serves); missing, an UpdateError says what to do. */
 export async function findClientZip(binariesDir: string, preferred: string | undefined): Promise<string> {
   let names: string[];
   try {
@@ -43,7 +31,8 @@ export async function findClientZip(binariesDir: string, preferred: string | und
   }
   const given = preferred !== undefined && preferred !== '';
   const name = given ? preferred : DEFAULT_CLIENT_ZIP;
-  if (given && !isPlainFileName(name)) {
+  // Nothing may reach outside binaries/.
+  if (given && (name === '.' || name === '..' || /[/\\\0]/.test(name))) {
     throw new UpdateError(`Updates.ClientZip must be a file name inside binaries/, got "${name}"`);
   }
   const found = await stat(join(binariesDir, name)).catch(() => null);
@@ -57,15 +46,11 @@ export async function findClientZip(binariesDir: string, preferred: string | und
   );
 }
 
-/** Where launchers download `zipName` from the watchdog: `<BaseUrl>instances/<key>/binaries/<zipName>`. */
 export function clientDownloadUrl(publicBaseUrl: string, key: string, zipName: string): string {
   return new URL(`instances/${encodeURIComponent(key)}/binaries/${encodeURIComponent(zipName)}`, publicBaseUrl).href;
 }
 
-/**
- * Builds the `build.*` cvars for one client zip. The hash is remembered while the file's size and modification time
- * stay the same, so a crash-looping server does not rehash a large zip at every launch.
- */
+/** The `build.*` cvars of a client zip; its hash kept while size and mtime stay, for crash-looping launches. */
 export function createClientCvars(opts: { key: string; dir: string; publicBaseUrl: string }) {
   let cached: { path: string; size: number; mtimeMs: number; hash: string } | null = null;
 

@@ -4,10 +4,8 @@ import type { ProviderContext, UpdateCheck, UpdateProvider } from '../provider.t
 import { createClientCvars, findClientZip } from './local-client.ts';
 
 /**
- * `UpdateType: Local` (the real watchdog's `UpdateProviderLocal.cs`): the operator manages `bin/` and names the build
- * in `Updates.CurrentVersion`, which an "update" adopts (nothing to stage). The client zip in `binaries/`
- * (`Updates.ClientZip`) is served, and launches get its `build.download_url` and `build.hash`. A missing zip is an
- * UpdateError, the instance kept alive (the real watchdog loses the instance).
+ * `UpdateType: Local` (the real watchdog's `UpdateProviderLocal.cs`): an update adopts `Updates.CurrentVersion` for
+ * the `bin/` the operator manages; launches get the `build.*` cvars of the client zip in `binaries/`.
  */
 export function createLocalProvider(ctx: ProviderContext): UpdateProvider {
   const { instance } = ctx;

@@ -6,15 +6,11 @@ import { hostRid, pickPlatform, ridFallbacks } from '../platform.ts';
 import type { ProviderContext, UpdateProvider } from '../provider.ts';
 import { urlBuildProvider } from './artifact.ts';
 
-/**
- * `UpdateType: Manifest` (the real watchdog's `UpdateProviderManifest.cs`): the newest build of a manifest, the
- * server archive for this host's platform, hash required. Unlike the original, a failed install leaves bin/ as it
- * was, and `check` only offers a build after staging it (artifact.ts).
- */
+/** `UpdateType: Manifest` (the real watchdog's `UpdateProviderManifest.cs`): this platform's archive, hash required. */
 export function createManifestProvider(ctx: ProviderContext): UpdateProvider {
   const updates = ctx.instance.settings.Updates;
   const { Username: user, Password: password } = updates.Authentication ?? {};
-  // `Authorization: Basic …` only when both parts are set, as the real watchdog sends it.
+  // Only when both parts are set, as the real watchdog sends it.
   const basic = user && password ? Buffer.from(`${user}:${password}`).toString('base64') : null;
   const headers: Record<string, string> = basic === null ? {} : { authorization: `Basic ${basic}` };
   const timeoutMs = updates.DownloadTimeoutSeconds * 1000;

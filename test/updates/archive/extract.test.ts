@@ -369,6 +369,16 @@ unsafe('extract :: zip link escaping the folder is refused', async (ctx) => {
   assert.not.ok(await entryExists(join(ctx.dest, 'Resources', 'out')));
 });
 
+unsafe('extract :: zip link with a target longer than 4096 bytes is refused', async (ctx) => {
+  const archive = join(ctx.dir, 'b.zip');
+  await writeZip(archive, [{ name: 'long', symlinkTo: 'a/'.repeat(2100) }]);
+  await rejects(
+    extractArchive(archive, ctx.dest),
+    /refused archive entry "long": it is a link with an overlong target/,
+  );
+  assert.not.ok(await entryExists(join(ctx.dest, 'long')));
+});
+
 unsafe('extract :: zip link that climbs back up after going down is refused', async (ctx) => {
   const archive = join(ctx.dir, 'b.zip');
   await writeZip(archive, [

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runChecked, runChild } from '../../../src/updates/git/exec.ts';
+import { runChecked, runChild } from '../../../src/updates/git/repo.ts';
 import { waitFor } from '../../_support/env.ts';
 import { never, processGone, rejects } from '../_support/instance-suite.ts';
 

@@ -141,11 +141,11 @@ test('lifecycle :: SIGSTOP of the server: killed TimeoutSeconds after its last c
   const sent = hook!.messages.length;
   const from = d.log().length;
 
-  // Freeze it right after a check-in the daemon has counted, so the hang deadline (that check-in + TimeoutSeconds)
-  // lies no more than FRESH_MS before SIGSTOP + TimeoutSeconds. A check-in already in flight can only move it later.
+  // Freeze it right after a check-in the daemon has counted (read at most FRESH_MS after it), so the hang deadline is
+  // about SIGSTOP + TimeoutSeconds. A check-in already in flight can only move it later. How long the signal itself
+  // took on a loaded machine is not asserted: the deadline below is measured from the check-in, not from the signal.
   const FRESH_MS = 250;
   let lastCheckin = 0;
-  let stoppedAt = 0;
   await waitFor(
     'a fresh check-in to freeze the server after',
     async () => {
@@ -155,14 +155,12 @@ test('lifecycle :: SIGSTOP of the server: killed TimeoutSeconds after its last c
       const at = Date.parse(s.lastCheckinAt);
       if (Date.now() - at > FRESH_MS) return false;
       process.kill(before.pid!, 'SIGSTOP');
-      stoppedAt = Date.now();
       lastCheckin = at;
       return true;
     },
     10_000,
     10,
   );
-  assert.ok(stoppedAt - lastCheckin <= FRESH_MS, `frozen ${stoppedAt - lastCheckin} ms after its last check-in`);
   await waitFor('the server to be stopped (state T)', () => procState(before.pid!) === 'T', 2000, 5);
 
   await waitFor('the frozen server to be killed', () => gone(before.pid!), timeoutMs + 20_000, 20);

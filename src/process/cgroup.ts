@@ -10,7 +10,7 @@ import { monotonicMs } from '../clock.ts';
  * a launch created (systemd's KillMode=control-group, done by us).
  */
 
-/** Where the cgroup2 file system is mounted (`/sys/fs/cgroup` on systemd hosts, `…/unified` on hybrid ones). */
+/** Where the cgroup2 file system is mounted (`/sys/fs/cgroup`, `…/unified` on hybrid hosts). */
 export async function cgroup2Mount(): Promise<string | null> {
   const text = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
   for (const line of text.split('\n')) {
@@ -19,6 +19,15 @@ export async function cgroup2Mount(): Promise<string | null> {
     if (after?.split(' ')[0] === 'cgroup2') return before?.split(' ')[4] ?? null;
   }
   return null;
+}
+
+/** This process's cgroup v2 folder on its mount, or why it has none. */
+export async function ownCgroup(): Promise<{ mount: string; own: string } | { why: string }> {
+  if (process.platform !== 'linux') return { why: `not Linux (${process.platform})` };
+  const mount = await cgroup2Mount();
+  if (mount === null) return { why: 'no cgroup2 file system is mounted (cgroup v1 only)' };
+  const own = await cgroupOf('self', mount);
+  return own === null ? { why: 'this process has no cgroup v2 path in /proc/self/cgroup' } : { mount, own };
 }
 
 /**
@@ -31,7 +40,6 @@ export async function cgroupOf(pid: number | 'self', mount = ''): Promise<string
   return line ? join(mount, line.slice(3)) : null;
 }
 
-/** The pids in a cgroup (empty when it is gone). */
 export async function cgroupPids(dir: string): Promise<number[]> {
   const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
   return text
@@ -48,7 +56,6 @@ export async function cgroupPids(dir: string): Promise<number[]> {
 export const JOIN_AND_EXEC =
   'echo $$ > "$1" || { echo "watchdog: cannot move the server into its cgroup ($1)" >&2; exit 125; }; shift; exec "$@"';
 
-/** The command that launches `program args` inside the cgroup `dir`. */
 export function inCgroup(dir: string, program: string, args: string[]): { file: string; args: string[] } {
   return { file: '/bin/sh', args: ['-c', JOIN_AND_EXEC, 'sh', join(dir, 'cgroup.procs'), program, ...args] };
 }
@@ -92,7 +99,6 @@ export async function killCgroup(dir: string): Promise<number[]> {
   return pids;
 }
 
-/** The pids in `dir` and every cgroup below it. */
 async function treePids(dir: string): Promise<number[]> {
   const pids = await cgroupPids(dir);
   for (const child of await subgroups(dir)) pids.push(...(await treePids(child)));
@@ -140,7 +146,6 @@ async function removeTree(dir: string, deadline: number): Promise<void> {
   await removeWhenEmpty(dir, Math.max(0, deadline - monotonicMs()));
 }
 
-/** The child cgroups of `dir` (folders; the interface files are plain files). */
 export async function subgroups(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   return entries.filter((e) => e.isDirectory()).map((e) => join(dir, e.name));

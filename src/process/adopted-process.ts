@@ -60,7 +60,6 @@ export function adoptedProcess(pid: number, startTime: string | null, pollMs = 5
 export interface AdoptedLogOptions {
   pid: number;
   startTime: string | null;
-  /** `<instance>/logs`: the adopted server appends to `server.log` there itself (persist mode). */
   logDir: string;
   onLine: (line: string) => void;
   rotation?: LogRotation;
@@ -87,9 +86,8 @@ export function removedLogOf(pid: number, logDir: string): string | null {
 }
 
 /**
- * Follows the log of an adopted server while it runs: its lines are echoed like a launched server's, and the
- * file is bounded by copy-and-truncate (the server holds it open with O_APPEND), as `spawnServer` does in
- * persist mode. Stops by itself once the server is gone; `stop()` ends it sooner (daemon exit).
+ * Follows the log of an adopted server while it runs, bounded as `spawnServer` does in persist mode. Stops by itself
+ * once the server is gone; `stop()` ends it sooner.
  */
 export function followAdoptedLog(opts: AdoptedLogOptions): { stop(): void } {
   const rotation = opts.rotation ?? DEFAULT_ROTATION;

@@ -15,7 +15,7 @@ export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: 
   /** The size at the previous poll; unknown at the first (an adopted file's size is no growth). */
   let last: number | null = null;
   return {
-    /** Called for each line the follower read, so a forced truncation knows how many it cost. */
+    /** Each line the follower read: a forced truncation knows how many it cost. */
     counted: () => {
       lines += 1;
     },
@@ -64,7 +64,6 @@ export interface AppendedLogOptions {
   outage: WriteOutage;
   onLine: (line: string) => void;
   startOffset?: number;
-  /** Where to read at the start instead of server.log (`followLog`'s `source`). */
   source?: string;
   intervalMs?: number;
   retryMs?: number;

@@ -14,12 +14,10 @@ export function instanceMarker(daemonId: string, key: string): string {
   return `${daemonId}/${key}/`;
 }
 
-/** A fresh marker for one launch of the instance. */
 export function newLaunchMarker(daemonId: string, key: string): string {
   return `${instanceMarker(daemonId, key)}${randomBytes(6).toString('hex')}`;
 }
 
-/** The value of the marker in a process's environment, or null (none, gone, or not ours to read). */
 export async function markerOf(pid: number): Promise<string | null> {
   return (await environVar(pid, MARKER_ENV)) ?? null;
 }

@@ -29,13 +29,12 @@ export const LOG_NAME = 'server.log';
 /** A line longer than this is cut, so a server printing without newlines cannot grow our buffer forever. */
 const MAX_LINE = 64 * 1024;
 
-/** A server's log, `<logDir>/server.log`, or with `index` its rotated copy `server.log.<index>`. */
+/** `<logDir>/server.log`, or with `index` its rotated copy `server.log.<index>`. */
 export function logPath(logDir: string, index = 0): string {
   return rotatedPath(join(logDir, LOG_NAME), index);
 }
 
-/** `file` itself (index 0) or its rotated copy `file.<index>`. */
-export function rotatedPath(file: string, index: number): string {
+function rotatedPath(file: string, index: number): string {
   return index === 0 ? file : `${file}.${index}`;
 }
 
@@ -74,7 +73,7 @@ export function pruneRotated(file: string, keep: number, rule: RetentionRule | u
   for (const old of expired(rotated, rule, now)) rmSync(rotatedPath(file, old.index), { force: true });
 }
 
-/** Renames `file` to file.1 (shifting older ones); with keep = 1 the old file is simply dropped. */
+/** Renames `file` to file.1 (shifting older ones); with keep = 1 it is dropped. */
 export function rotateLogs(file: string, keep: number, retention?: RetentionRule): void {
   if (keep <= 1) {
     rmSync(file, { force: true });
@@ -104,10 +103,8 @@ export function rotateIfFull(file: string, rotation: LogRotation): boolean {
 }
 
 /**
- * Rotation for a file another process holds open with O_APPEND (PersistServers): copy it to
- * file.1, then truncate it in place. The writer's next append lands at the new end of file.
- * Lines written between the copy and the truncation are lost (logrotate's `copytruncate` trade-off). The copy
- * keeps at most `maxBytes` (`copyCapped`).
+ * Rotation for a file another process holds open with O_APPEND (PersistServers): copy it to file.1 (at most
+ * `maxBytes`), then truncate it in place. Lines written in between are lost (logrotate's `copytruncate` trade-off).
  */
 export function copyTruncate(file: string, keep: number, maxBytes = Infinity, retention?: RetentionRule): void {
   if (keep > 1) {
@@ -152,15 +149,12 @@ function writeAll(fd: number, buf: Buffer, n: number): void {
 
 /**
  * Copies `src` to `dst` keeping at most `maxBytes`: a file that grew past its bound while no watchdog followed it
- * (the daemon down or restarting, a leftover being shut down) or faster than one look to the next must not carry
- * the excess into a rotated file, whose size is promised to operators. The oldest lines go, from a line start, and
- * a note in their place says how much. Returns the bytes cut (0: a plain copy).
+ * must not carry the excess into a rotated file, whose size is promised to operators. The oldest lines go, from a
+ * line start, and a note in their place says how much. Returns the bytes cut (0: a plain copy).
  *
- * Synchronous on purpose, as the rotations that call it: one ends within the line or the poll that found the bound
- * passed, which the writer's line order and the follower's offset rely on. It never waits on another process: both
- * files are in the server's folder, so both are opened without waiting and proven regular (`openRegularSync`), and
- * the copy reads the very descriptor that was checked, never the path again (a named pipe the server put there since
- * is not opened); and it copies at most `maxBytes` (Logs.ServerLogMaxBytes: 10 MB, milliseconds from the page cache).
+ * Synchronous on purpose, as the rotations that call it (the writer's line order and the follower's offset rely on
+ * it). It never waits on another process: both files are proven regular when opened (`openRegularSync`), the copy
+ * reads the descriptor that was checked, never the path again, and it copies at most `maxBytes` (10 MB by default).
  */
 export function copyCapped(src: string, dst: string, maxBytes: number): number {
   const { fd: from, stats } = openRegularSync(src);

@@ -2,17 +2,14 @@ import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, typ
 import { NotRegularFileError, openRegular, openRegularSync } from '../regular-file.ts';
 import { LineSplitter, logPath } from './log-file.ts';
 
-/** One read. */
 const CHUNK = 1024 * 1024;
 /**
- * The most read per poll. The reads are synchronous (a poll passes on its lines in order, and `stop` reads what is
- * left before it returns) but never wait: the file was proven regular when it was opened (`openRegularSync`), and its
- * descriptor is read, never the path. What bounds their time is this: a server that writes faster (or stretches its
- * log to gigabytes with a seek or a truncate) is read over several polls, never in one that stalls the event loop.
+ * The most read per poll. The reads are synchronous but never wait (the descriptor of a file proven regular is read,
+ * never the path); this bounds their time: a server that writes faster, or stretches its log to gigabytes with a
+ * seek, is read over several polls, never in one that stalls the event loop.
  */
 const POLL_BYTES = 4 * CHUNK;
 
-/** What `readLastLines` found. */
 export interface LogTail {
   /** The last complete lines, oldest first, reaching into server.log.1, .2 … when server.log is short. */
   lines: string[];
@@ -20,14 +17,10 @@ export interface LogTail {
   partial: string | null;
   /** Byte offset in server.log just after the last complete line: where `followLines` picks up. */
   offset: number;
-  /** server.log exists. */
   found: boolean;
 }
 
-/**
- * The most of the log read for its last lines, all files together: lines are cut at 64 kB when written, so this holds
- * a thousand long ones, and a log the server stretched to gigabytes (a seek, a truncate) costs this much memory, no more.
- */
+/** The most read for the last lines, all files together: a thousand 64 kB lines, and no more for a huge log. */
 const TAIL_BYTES = 8 * 1024 * 1024;
 
 /**
@@ -63,8 +56,7 @@ function splitLines(text: string): string[] {
 
 /**
  * The last `n` lines of `<logDir>/server.log`, with the byte offset they end at, so `-f` continues exactly there:
- * no line printed twice or skipped between the tail and the follow. For `watchdog logs`, `GET
- * /instances/:key/logs` and the dashboard's `GET /api/instances/:key/log`.
+ * no line printed twice or skipped between the tail and the follow.
  */
 export async function readLastLines(logDir: string, n: number): Promise<LogTail> {
   // The server can put anything at these paths: a named pipe is read as no file at all, never waited on.
@@ -85,10 +77,8 @@ export async function readLastLines(logDir: string, n: number): Promise<LogTail>
 }
 
 /**
- * Passes on lines appended to server.log from `offset` on (following rotation to server.log.1)
- * until `until` resolves; then reads what is left and stops. Resolves to the byte offset reached in the
- * server.log of that moment, where a later `followLines` picks up (the CLI's `logs -f` over HTTP resumes there).
- * Used by `watchdog logs -f` on this machine and by the daemon's `GET /instances/:key/logs?follow=1`.
+ * Passes on lines appended to server.log from `offset` on (following rotation) until `until` resolves; then reads
+ * what is left and stops. Resolves to the offset reached, where a later `followLines` picks up.
  */
 export async function followLines(
   logDir: string,
@@ -109,7 +99,6 @@ export async function followLines(
   return reached;
 }
 
-/** The file being followed, as `onPoll` sees it. */
 export interface FollowedFile {
   /** server.log is no longer this file (removed, or replaced by another) while it is still being read. */
   orphaned: boolean;
@@ -123,17 +112,14 @@ export interface FollowedFile {
 }
 
 export interface LogFollower {
-  /** Reads whatever is new now (also called on every tick). */
   poll(): void;
   /** Stops polling; reads what is new first and passes on an unterminated last line. */
   stop(): void;
 }
 
 /**
- * Follows `<logDir>/server.log` like `tail -F`: polls for appended bytes, survives rotation by rename
- * (reopens the new file after draining the old one) and truncation (starts over at 0).
- * Starts at the end of the file unless `startOffset` is given; a file that does not exist yet is read
- * from its start once it appears.
+ * Follows `<logDir>/server.log` like `tail -F`, through rotation by rename and truncation. Starts at the end of the
+ * file unless `startOffset` is given; a file that does not exist yet is read from its start once it appears.
  */
 export function followLog(
   logDir: string,

@@ -17,10 +17,9 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals = 'SIG
 }
 
 /**
- * When the leader exits, what is left of its group (children it did not take down) is killed at once: they would
- * hold the game's ports and files against the next launch. Done immediately, while the group id cannot have been
- * reused. Not after `detach()`. This reaches only the group: a child that moved to a session or group of its own is
- * found by process tracking (`tracking.ts`: the launch's cgroup, or its environment marker).
+ * When the leader exits, what is left of its group is killed at once (it would hold the game's ports against the next
+ * launch), while the group id cannot have been reused. Not after `detach()`. A child that left the group is found by
+ * process tracking.
  */
 export function reapStragglers(pid: number | undefined, detached: boolean): void {
   if (!detached) killGroup(pid, 'SIGKILL');

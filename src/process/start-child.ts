@@ -1,6 +1,4 @@
-/**
- * Starting a server's process, for both log modes of spawn.ts: the spawn, its errors, and the handle it gives.
- */
+/** Starting a server's process, for both log modes of spawn.ts: the spawn, its errors, and the handle it gives. */
 import { type ChildProcess, type SpawnOptions as ChildSpawnOptions, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
@@ -31,7 +29,7 @@ function launchError(spec: LaunchSpec, err: unknown): ProcessError {
   return new ProcessError(`cannot launch ${spec.program}: ${code} (${why}) — check RunCommand`, { cause: err });
 }
 
-/** The line server.log gets at the end of each run: `exited with code 0`, `killed by signal SIGKILL`. */
+/** server.log's line at the end of each run. */
 export function exitMarker(pid: number, status: ExitStatus): string {
   if (status.signal !== null) return marker(`server (pid ${pid}) killed by signal ${status.signal}`);
   return marker(
@@ -105,7 +103,6 @@ export async function execError(program: string): Promise<NodeJS.ErrnoException 
   }
 }
 
-/** Waits for the outcome of spawn(): 'spawn' when exec succeeded, 'error' when it did not. */
 function started(child: ChildProcess): Promise<Error | null> {
   return new Promise((resolve) => {
     child.once('spawn', () => resolve(null));

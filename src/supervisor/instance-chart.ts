@@ -1,7 +1,6 @@
 /**
- * An instance's statechart given its I/O: the actors it names (`.provide()`), its input from the settings, and what
- * the supervisor makes of what the chart does: its state changes and emitted facts on the bus and in the log, and
- * the supervisor's clock on the run (the machine has none). A chart that crashes anyway is replaced by a fresh one.
+ * An instance's statechart given its I/O: its actors, its input from the settings, and its state changes and emitted
+ * facts on the bus and in the log. A chart that crashes anyway is replaced by a fresh one.
  */
 import { type Actor, createActor, fromPromise, type StateValue, waitFor } from 'xstate';
 import type { PlayersInput, RestoreInput, RollbackInput } from '../../machines/instance.setup.ts';
@@ -38,7 +37,6 @@ type InstanceActor = Actor<typeof instanceMachine>;
 
 const ms = (seconds: number) => Math.round(seconds * 1000);
 
-/** The machine's timings for one instance, from its `TimeoutSeconds` and the daemon-wide `Timing` section. */
 export function instanceTiming(config: ResolvedConfig, instance: ResolvedInstance): InstanceTiming {
   const t = config.timing;
   return {
@@ -50,7 +48,6 @@ export function instanceTiming(config: ResolvedConfig, instance: ResolvedInstanc
   };
 }
 
-/** `Maintenance.When`, `MaxDelayMinutes` and the player poll, as the machine takes them. */
 export function maintenanceRules({ config, instance }: InstanceDeps): MaintenanceRules {
   const m = instance.settings.Maintenance;
   return {
@@ -60,10 +57,7 @@ export function maintenanceRules({ config, instance }: InstanceDeps): Maintenanc
   };
 }
 
-/**
- * The status name: the path in the machine's `lifecycle` region, as it is (`{ lifecycle: { stopped: 'idle' }, … }`
- * → `stopped.idle`, `server.running`). The other regions have status fields of their own (`checking`).
- */
+/** The status name: the path in the `lifecycle` region (`stopped.idle`, `server.running`). */
 export function statePath(value: StateValue): string {
   const lifecycle = typeof value === 'string' ? value : (value.lifecycle ?? value);
   return dotted(lifecycle as StateValue);
@@ -76,12 +70,10 @@ function dotted(value: StateValue): string {
   return `${key}.${dotted(inner as StateValue)}`;
 }
 
-/** The operator's stop as the chart holds it (the `operatorStop` region): who and when, or null. */
 export function operatorStop(snap: InstanceSnapshot): StopData | null {
   return snap.matches({ operatorStop: 'stopped' }) ? { ...snap.context.stop } : null;
 }
 
-/** The chart of one instance; `parts` are the instance's other parts, which its actors and facts reach. */
 export function createChart(parts: {
   deps: InstanceDeps;
   resources: InstanceResources;
@@ -95,10 +87,7 @@ export function createChart(parts: {
   const { deps, resources, backupHost, plan } = parts;
   const { bus, log } = deps;
   const key = deps.instance.key;
-  /**
-   * When the server launched and last checked in, and the last exit with when it was first seen (wall time, shown);
-   * `startedMs` and `lastCheckinMs` are on the monotonic clock, for the uptime, CPU % and time since a check-in.
-   */
+  /** Wall times are shown; `startedMs` and `lastCheckinMs` (monotonic) measure uptime and time since a check-in. */
   const times = {
     startedAt: null as number | null,
     startedMs: null as number | null,
@@ -125,8 +114,7 @@ export function createChart(parts: {
           revision: await (input.withData ? backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback()),
         })),
         restore: fromPromise<RestoreOutput, RestoreInput>(({ input }) => backupHost.restore(input.id)),
-        // `When: Empty`'s player count (its public `GET /status`), read with the settings of the moment: within
-        // Answers.ServerTimeoutSeconds, and never longer than the interval between polls.
+        // Never longer than the interval between polls.
         readPlayers: fromPromise<number | null, PlayersInput>(() => {
           const cap = answerCap(deps.config.settings.Answers, 'Server');
           const pollMs = deps.config.timing.MaintenancePollSeconds * 1000;
@@ -173,7 +161,6 @@ export function createChart(parts: {
     return made;
   }
 
-  /** An emitted fact, on the bus and in the log. */
   function tell(e: InstanceEmitted): void {
     const at = Date.now();
     if (isMaintenanceFact(e)) {

@@ -4,7 +4,6 @@ import type { Logger } from '../log.ts';
 import { type PortHolder, portBindsFree, portHolders } from '../process/port-holders.ts';
 import type { ProcessTracking } from '../process/tracking.ts';
 
-/** The holders of `port`, one entry per process. */
 async function holdersOf(port: number): Promise<PortHolder[]> {
   if (await portBindsFree(port)) return [];
   const seen = new Map<number, PortHolder>();
@@ -15,20 +14,18 @@ async function holdersOf(port: number): Promise<PortHolder[]> {
 const who = (port: number, h: PortHolder) => `port ${port} held by pid ${h.pid} (${h.name})`;
 
 /**
- * Before a launch: makes sure the game port is free. A holder that is ours (it carries the instance's marker or sits
- * in one of its cgroups) is named in the log and killed with the rest of its launch (`tracking.sweep`); one that is
- * not is left alone. Throws `LaunchBlockedError('port', …)` when the port is held by a process that is not ours, or
- * still held once ours were killed and `waitMs` has passed.
+ * Before a launch: makes sure the game port is free. A holder that is ours is killed with the rest of its launch;
+ * one that is not is left alone. Throws `LaunchBlockedError('port', …)` when the port is held by a process that is
+ * not ours, or still held once ours were killed and `waitMs` has passed.
  */
 export async function clearForLaunch(opts: {
   key: string;
-  /** The instance's ApiPort: its TCP listener, and the same number on UDP (the engine's game port by default). */
+  /** The instance's ApiPort, on TCP and UDP (the engine's game port by default). */
   port: number;
   tracking: ProcessTracking | undefined;
   log: Logger;
-  /** How long a killed leftover may take to let go of the port (Timing.StragglerKillSeconds). */
+  /** Timing.StragglerKillSeconds. */
   waitMs: number;
-  /** Told the pids killed (the bus's `instance:stragglers`). */
   report?: (pids: number[]) => void;
 }): Promise<void> {
   const { port, key, tracking, log } = opts;

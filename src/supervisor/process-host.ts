@@ -20,8 +20,7 @@ const LAST_LINE_CHARS = 300;
 
 /**
  * The process side of an instance for its `runProcess` actor: spawn, adopt, dump, and the launch record. `owned`
- * hears of each server launched or adopted and its launch's cgroup (null without one), whose processes are the
- * server's own for the resource samples.
+ * hears of each server launched or adopted and its launch's cgroup, for the resource samples.
  */
 export function createProcessHost(
   deps: InstanceDeps,
@@ -34,7 +33,7 @@ export function createProcessHost(
   const logOutage = serverLogOutage(key, bus);
   const stragglers = (when: 'exit' | 'relaunch') => (pids: number[]) =>
     bus.emit('instance:stragglers', { key, pids, when, at: Date.now() });
-  /** The hard limits that could not apply, as last told: said once, and again only when it changes. */
+  /** The hard limits that could not apply, as last told (said again only when it changes). */
   let toldLimits = '';
   return {
     key,
@@ -56,8 +55,6 @@ export function createProcessHost(
       const env = inheritedEnv(process.env, { agones: deps.config.agones !== null });
       const spec = buildLaunchSpec({ key, instance, baseUrl: deps.baseUrl, secret, providerCvars, env });
       const { tracking } = deps;
-      // What the previous launch left (a helper in its own session holding the game port) goes first; a port
-      // held by someone else's process throws LaunchBlockedError.
       await clearForLaunch({
         key,
         port: instance.settings.ApiPort,
@@ -78,8 +75,8 @@ export function createProcessHost(
       if (tracking?.mode === 'cgroup' && track?.cgroup === null)
         log.warn("could not create the launch's cgroup; tracking its processes by their environment marker");
       const tracked = { cgroup: track?.cgroup ?? null, marker: track?.marker ?? null };
-      // Written before the spawn: a daemon killed between the spawn and the launch record below would otherwise
-      // leave a server that the next daemon cannot see, and that one would launch a second copy beside it.
+      // Written before the spawn: a daemon killed before the launch record would otherwise leave a server the next
+      // daemon cannot see, and it would launch a second copy beside it.
       const record = {
         program: spec.program,
         args: spec.args,
@@ -88,7 +85,6 @@ export function createProcessHost(
         ...tracked,
       };
       await deps.recordSpawning?.(record);
-      // Its health reports are for the copy a persisted server's removed log gets (src/process/appended-log.ts).
       const logs = serverLogOptions(deps.config, instance, bus);
       let lastLine: string | undefined;
       const spawning = spawnServer(spec, {
@@ -153,17 +149,14 @@ export function createProcessHost(
 }
 
 /**
- * A server process whose whole launch goes with it: once the server has exited, every process it left (in its
- * cgroup, or carrying its marker, whatever group or session it moved to) is killed before the exit is reported, so
- * the next launch never meets them on the game port. A SIGKILL takes the launch's cgroup at once. Not after
- * `detach()`: a detached server and its helpers are the next daemon's (PersistServers).
+ * A server process whose whole launch goes with it: once the server has exited, every process it left is killed
+ * before the exit is reported, so the next launch never meets them on the game port. Not after `detach()`.
  */
 function trackedProcess(
   proc: ServerProcess,
   track: LaunchTrack,
   tracking: ProcessTracking,
   log: Logger,
-  /** Told the pids killed after the exit (the bus's `instance:stragglers`). */
   report: (pids: number[]) => void,
 ): ServerProcess {
   let detached = false;

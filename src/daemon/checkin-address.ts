@@ -28,10 +28,7 @@ export function checkinBaseUrl(bound: readonly BoundAddress[]): string {
   return first.url;
 }
 
-/**
- * Whether a server told to check in at `url` reaches this daemon: the port is one we listen on, at the host we
- * bound there (`localhost` and the loopback addresses reach a loopback or all-interfaces socket).
- */
+/** Whether a server told to check in at `url` reaches this daemon (a port we listen on, at the host we bound). */
 export function reachesUs(url: string, bound: readonly BoundAddress[]): boolean {
   let u: URL;
   try {

@@ -4,7 +4,7 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.ts';
 
-/** What one watchdog owns alone: its instance root, and its working folder (logs/, the audit log). */
+/** What one watchdog owns alone: its instance root and its working folder. */
 export function ownedFolders(config: ResolvedConfig): string[] {
   return [resolve(config.workDir, config.settings.Servers.InstanceRoot), config.workDir];
 }
@@ -24,7 +24,6 @@ export interface FolderLock {
 export interface LockOptions {
   command: string;
   platform?: NodeJS.Platform;
-  /** How long to wait for the holder to say who it is (default 1 s). */
   answerTimeoutMs?: number;
 }
 
@@ -142,7 +141,6 @@ export async function lockNames(folder: string): Promise<string[]> {
   return [abstractName(`path:${await canonicalPath(folder)}`), ...(inode === null ? [] : [inode])];
 }
 
-/** The inode name alone, for a folder that exists now (null while it does not). */
 export async function inodeLockName(folder: string): Promise<string | null> {
   const id = await inodeOf(folder);
   return id === null ? null : abstractName(`inode:${id}`);
@@ -192,9 +190,9 @@ export async function canonicalPath(folder: string): Promise<string> {
 /** What the watchdog holding a folder says about itself when asked. */
 export interface LockHolder {
   pid: number | null;
-  /** Where it listens; empty while it is still starting, and for `watchdog import`. */
+  /** Empty while it is still starting, and for `watchdog import`. */
   urls: string[];
-  /** `start` (the daemon) or `import`. */
+  /** `start` or `import`. */
   command: string;
 }
 
@@ -210,7 +208,6 @@ export class FolderLockedError extends Error {
   }
 }
 
-/** `another watchdog (pid N, listening on http://…) is running in <folder>`, and the variants of that. */
 export function describeHolder(folder: string, h: LockHolder): string {
   const who = h.pid === null ? 'pid unknown: it did not answer' : `pid ${h.pid}`;
   const doing =

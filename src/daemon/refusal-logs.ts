@@ -36,10 +36,7 @@ export function logRejectedCheckins(
   };
 }
 
-/**
- * Logs requests refused before their credentials were accepted (`daemon:request-refused`) the same way, by source:
- * about one line per source per `everyMs()`, for at most `MAX_BUCKETS` sources plus one for all others.
- */
+/** Logs requests refused before their credentials were accepted the same way, by source. */
 export function logRefusedRequests(bus: Bus, log: Logger, everyMs: () => number): () => void {
   const window = createLogWindow({
     everyMs,

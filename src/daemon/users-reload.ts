@@ -27,7 +27,6 @@ export function startUsersReload(opts: { file: string; initial: UsersDb; log: Lo
     db = read.db;
     log.info(`users file reloaded (${trigger})`, { users: db.users.size, keys: db.keys.size });
   };
-  /** Reads the file again now (SIGHUP, tests); resolves once it was applied or refused. */
   const reload = (trigger: string): Promise<void> => {
     chain = chain.then(() => once(trigger)).catch(() => undefined);
     return chain;
@@ -40,7 +39,6 @@ export function startUsersReload(opts: { file: string; initial: UsersDb; log: Lo
     log,
   });
   return {
-    /** The users file in force: the last one read without a problem. */
     current: (): UsersDb => db,
     reload,
     stop,

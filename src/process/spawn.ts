@@ -1,14 +1,13 @@
 import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
-import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { DEFAULT_ROTATION, LineSplitter, type LogRotation, logPath } from './log-file.ts';
 import { createRotatingLogWriter, marker } from './log-writer.ts';
 import { reapStragglers } from './process-group.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 import { spawnPersistent } from './spawn-persistent.ts';
-import { exitMarker, handleOf, launchChild } from './start-child.ts';
+import { exitMarker, handleOf, launchChild, resourceBlock } from './start-child.ts';
 
 export type { ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 

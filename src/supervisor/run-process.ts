@@ -4,9 +4,9 @@ import type { ProcessCommand, ProcessEvent } from '../../machines/instance.types
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { leave, shutdownGracefully } from '../process/graceful.ts';
-import { resourceBlock } from '../process/launch-blocked.ts';
 import { requestUpdate } from '../process/server-api.ts';
 import type { ServerProcess } from '../process/spawn.ts';
+import { resourceBlock } from '../process/start-child.ts';
 
 /** A server the actor owns: launched now or adopted from the previous daemon. */
 export interface OwnedServer {

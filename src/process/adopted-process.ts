@@ -21,10 +21,8 @@ async function stillRuns(pid: number, startTime: string | null): Promise<boolean
 }
 
 /**
- * A server left running by the previous daemon (PersistServers). It is not our child, so its exit is noticed by
- * polling, and its exit status is unknowable (reported as code null, signal null — "reason unavailable").
- * It was launched as its own process-group leader, so kills go to the group; once the leader is gone, what is
- * left of its group is killed too, as for a server we launched ourselves (`reapStragglers`).
+ * A server left running by the previous daemon (PersistServers): not our child, so its exit is polled for and its
+ * status unknowable (code and signal null). Kills go to its group, and what is left of it goes once it exits.
  */
 export function adoptedProcess(pid: number, startTime: string | null, pollMs = 500): ServerProcess {
   let timer: NodeJS.Timeout | undefined;
@@ -69,9 +67,8 @@ export interface AdoptedLogOptions {
 }
 
 /**
- * The adopted server's stdout when it is our server.log removed (with logs/) while it ran, else null. It goes on
- * writing there, unseen and unbounded, and the server.log now in logs/ (the previous daemon's copy, or none) gets
- * nothing: that removed file is the one to follow, through the proc link, as the daemon that launched it did.
+ * The adopted server's stdout when it is our server.log removed while it ran, else null: that removed file is the
+ * one to follow, through the proc link, as the daemon that launched it did.
  */
 export function removedLogOf(pid: number, logDir: string): string | null {
   const link = `/proc/${pid}/fd/1`;

@@ -34,10 +34,7 @@ export function limitFiles(
 /** `memory.max` for `mb` decimal megabytes: whole bytes (the kernel rounds them down to its page size). */
 export const memoryMaxText = (mb: number): string => String(Math.floor(mb * 1_000_000));
 
-/**
- * `cpu.max` for `percent` of one core: `<quota> <period>` in microseconds, the quota at least the kernel's least
- * (1 ms). `cpuMaxText(150)` is `150000 100000`.
- */
+/** `cpu.max` for `percent` of one core: `cpuMaxText(150)` is `150000 100000` (the quota at least 1 ms). */
 export const cpuMaxText = (percent: number): string =>
   `${Math.max(1000, Math.round((percent / 100) * CPU_PERIOD_US))} ${CPU_PERIOD_US}`;
 
@@ -64,10 +61,7 @@ export function missingController(own: string, available: Set<string>): string {
   return `the controller is not delegated to this daemon's cgroup ${dir} (its cgroup.controllers lists ${has})`;
 }
 
-/**
- * The limits of `limits` that cannot apply, one line per reason: `Limits.MemoryMB (memory.max) and Limits.Tasks
- * (pids.max) cannot apply: <why>`. `why` is by controller, or by file for a write that failed.
- */
+/** One line per reason: `Limits.MemoryMB (memory.max) and Limits.Tasks (pids.max) cannot apply: <why>`. */
 export function unappliedLines(limits: HardLimits, why: ReadonlyMap<string, string>): string[] {
   const byReason = new Map<string, string[]>();
   for (const f of limitFiles(limits)) {
@@ -81,11 +75,9 @@ export function unappliedLines(limits: HardLimits, why: ReadonlyMap<string, stri
 }
 
 /**
- * Enables `controllers` in `cgroup.subtree_control` of each cgroup from `top` (the daemon's own) down to `parent`
- * (the launch's parent), skipping those already on. A cgroup other than the root that holds processes cannot hand
- * the memory controller down (cgroup v2's "no internal processes"): when `top` holds this daemon, `leaf` is where it
- * moves itself first (below the subtree, beside the instances). Returns, per controller that could not be enabled,
- * why.
+ * Enables `controllers` in each cgroup from `top` (the daemon's own) down to `parent`. A non-root cgroup that holds
+ * processes cannot hand the memory controller down ("no internal processes"): the daemon moves itself to `leaf`
+ * first. Returns, per controller that could not be enabled, why.
  */
 export async function enableControllers(
   top: string,
@@ -139,9 +131,8 @@ async function enable(level: string, controller: LimitController, leaf: string |
 }
 
 /**
- * Writes `limits` into the launch's cgroup `dir`, each file on its own: one that cannot be written is said (its key,
- * the file, why) and the rest still apply. With a memory limit, the launch is killed as a whole at it
- * (`memory.oom.group`): a server that lost one process to the limit would run on broken.
+ * Writes `limits` into the launch's cgroup, each file on its own (one that fails is said, the rest apply). At a memory
+ * limit the launch is killed as a whole (`memory.oom.group`): a server that lost one process would run on broken.
  */
 export async function writeLimits(
   dir: string,
@@ -163,11 +154,7 @@ export async function writeLimits(
   return { problems: unappliedLines(limits, why), written };
 }
 
-/**
- * Why each of `controllers` cannot limit the launches of a daemon started from this process (its cgroup v2 lacks
- * it, or it has none); an empty map when all can. `watchdog check` asks this: it reads only /proc and the cgroup
- * files, and writes nothing.
- */
+/** Why each of `controllers` cannot limit a daemon started from here, for `watchdog check` (reads only). */
 export async function undelegated(controllers: readonly LimitController[]): Promise<Map<LimitController, string>> {
   const cg = await ownCgroup();
   if ('why' in cg) return new Map(controllers.map((c) => [c, cg.why]));

@@ -28,9 +28,8 @@ async function isSocket(path: string): Promise<boolean> {
 }
 
 /**
- * The runtime's diagnostics socket, `dotnet-diagnostic-<pid>-<start jiffies>-socket` in the process's `$TMPDIR`
- * (else /tmp), looked for through /proc/<pid>/root first (a private /tmp), then in our own view; failing the exact
- * name, the newest socket of that pid, as the client library does. Null when not .NET or diagnostics are off.
+ * The runtime's diagnostics socket, `dotnet-diagnostic-<pid>-<start jiffies>-socket` in the process's `$TMPDIR`,
+ * through /proc/<pid>/root first (a private /tmp); else the newest socket of that pid, as the client library does.
  */
 export async function findDiagnosticsSocket(pid: number): Promise<string | null> {
   const tmp = (await environVar(pid, 'TMPDIR')) || '/tmp';
@@ -62,7 +61,6 @@ export async function loadedCoreclr(pid: number): Promise<string | null> {
   return null;
 }
 
-/** A regular file we may execute. */
 export async function executable(path: string): Promise<boolean> {
   try {
     await access(path, constants.X_OK);
@@ -72,11 +70,7 @@ export async function executable(path: string): Promise<boolean> {
   }
 }
 
-/**
- * The `createdump` of the runtime the process runs on: it ships beside `libcoreclr.so` in the shared framework
- * folder (a framework-dependent server has none beside its own program). Looked for in our view of that path, then
- * through /proc/<pid>/root. Null when the process has no libcoreclr or the folder has no createdump.
- */
+/** The `createdump` beside the `libcoreclr.so` the process runs on (in our view, then through /proc/<pid>/root). */
 export async function runtimeCreatedump(pid: number): Promise<string | null> {
   const coreclr = await loadedCoreclr(pid);
   if (!coreclr) return null;

@@ -11,22 +11,21 @@ import { killGroup } from './process-group.ts';
 export type { DumpType };
 
 export interface DumpOptions {
-  /** `<instance>/dumps`. */
   dumpsDir: string;
-  /** `TimeoutDumpType`; the runtime and createdump honour it (gcore always writes a full core). */
+  /** `TimeoutDumpType` (gcore always writes a full core). */
   type: DumpType;
-  /** All the dumpers tried share this bound (Timing.DumpTimeoutSeconds); one still running at it is killed. */
+  /** All the dumpers tried share this bound; one still running at it is killed. */
   timeoutMs: number;
   /** The server's program: a self-contained .NET build ships `createdump` beside it. */
   program: string;
   log: Logger;
-  /** Where to look for dumpers; defaults to PATH. */
+  /** Defaults to PATH. */
   searchPath?: string;
-  /** Which dumps are kept (`Retention.Dumps`); the newest is kept whatever its size. */
+  /** `Retention.Dumps`; the newest is kept whatever its size. */
   retention?: RetentionRule;
 }
 
-/** The dumps of one instance are bounded by count and by total size (the defaults of `Retention.Dumps`). */
+/** The defaults of `Retention.Dumps`. */
 export const DUMPS_RETENTION: RetentionRule = { keep: 3, keepDays: 0, maxBytes: 4_000_000_000 };
 
 /** createdump's flag per dump type (dotnet/runtime `src/coreclr/debug/createdump/main.cpp`). */
@@ -84,7 +83,7 @@ function runBounded(program: string, args: string[], timeoutMs: number, log: Log
   });
 }
 
-/** Applies the retention rule to the entries named dump_* (files, or gcore's `<name>.<pid>`), by modification time. */
+/** Applies the retention rule to the dump_* entries (files, or gcore's `<name>.<pid>`), by modification time. */
 export async function pruneDumps(dumpsDir: string, rule: RetentionRule): Promise<void> {
   const names = (await readdir(dumpsDir).catch(() => [] as string[])).filter((n) => n.startsWith('dump_'));
   const dated = await Promise.all(
@@ -97,7 +96,6 @@ export async function pruneDumps(dumpsDir: string, rule: RetentionRule): Promise
   await Promise.all(doomed.map(({ id }) => rm(join(dumpsDir, id), { force: true, recursive: true })));
 }
 
-/** How a dump was taken, as the log line names it. */
 export type DumpMethod = 'diagnostics-ipc' | 'createdump' | 'gcore';
 
 /**

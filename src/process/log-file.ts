@@ -14,10 +14,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { openRegularSync } from '../regular-file.ts';
 import { expired, type RetentionRule } from '../store/retention.ts';
 
-/**
- * How a log is bounded: `keep` files (server.log, server.log.1 … .keep-1) of at most `maxBytes`, the hard cap;
- * `retention` (the instance's `Retention.Logs`) may remove rotated ones sooner.
- */
+/** `keep` files (server.log, .1 … .keep-1) of at most `maxBytes`; `retention` may remove rotated ones sooner. */
 export interface LogRotation {
   maxBytes: number;
   keep: number;
@@ -26,7 +23,7 @@ export interface LogRotation {
 
 export const DEFAULT_ROTATION: LogRotation = { maxBytes: 10_000_000, keep: 5 };
 export const LOG_NAME = 'server.log';
-/** A line longer than this is cut, so a server printing without newlines cannot grow our buffer forever. */
+/** A longer line is cut, so a server printing without newlines cannot grow our buffer for ever. */
 const MAX_LINE = 64 * 1024;
 
 /** `<logDir>/server.log`, or with `index` its rotated copy `server.log.<index>`. */
@@ -54,10 +51,7 @@ function shiftRotated(file: string, keep: number): void {
   }
 }
 
-/**
- * Removes the rotated copies (file.1 … .keep-1) that `rule` expires: the oldest, which are the highest numbers, so
- * the rest stay numbered in a row. The newest is always kept.
- */
+/** Removes the rotated copies `rule` expires (the oldest, so the rest stay numbered in a row; never the newest). */
 export function pruneRotated(file: string, keep: number, rule: RetentionRule | undefined, now = Date.now()): void {
   if (rule === undefined) return;
   const rotated: { id: string; index: number; at: number; bytes: number }[] = [];
@@ -85,8 +79,8 @@ export function rotateLogs(file: string, keep: number, retention?: RetentionRule
 }
 
 /**
- * Rotates when `file` has reached `maxBytes`; used when a writer opens it. A file past its bound (a server that
- * wrote to it while no watchdog followed it) is rotated as its last `maxBytes` only, so file.1 keeps the bound.
+ * Rotates when `file` has reached `maxBytes`, when a writer opens it. A file past its bound is rotated as its last
+ * `maxBytes` only, so file.1 keeps the bound.
  */
 export function rotateIfFull(file: string, rotation: LogRotation): boolean {
   const size = sizeOf(file);
@@ -142,7 +136,7 @@ export class LineSplitter {
 
 const CHUNK = 1024 * 1024;
 
-/** Writes all of `buf[0, n)` to `fd` (a regular file's write can still be cut short by a signal). */
+/** A regular file's write can still be cut short by a signal. */
 function writeAll(fd: number, buf: Buffer, n: number): void {
   for (let done = 0; done < n; ) done += writeSync(fd, buf, done, n - done);
 }

@@ -23,10 +23,7 @@ export interface LogTail {
 /** The most read for the last lines, all files together: a thousand 64 kB lines, and no more for a huge log. */
 const TAIL_BYTES = 8 * 1024 * 1024;
 
-/**
- * The last `max` bytes of `path` and the offset they start at, read on the thread pool; null when it cannot be read
- * (missing, or not a regular file: never waited on).
- */
+/** The last `max` bytes of `path` and the offset they start at; null when missing or not a regular file. */
 async function tailOf(path: string, max: number): Promise<{ bytes: Buffer; from: number } | null> {
   const opened = await openRegular(path).catch(() => null);
   if (opened === null) return null;
@@ -40,7 +37,7 @@ async function tailOf(path: string, max: number): Promise<{ bytes: Buffer; from:
   }
 }
 
-/** Its lines, less the first when the bytes start mid-file (that one is only the end of a line). */
+/** Its lines, less the first when the bytes start mid-file. */
 function linesOf(bytes: Buffer, from: number): string[] {
   if (from === 0) return splitLines(bytes.toString('utf8'));
   const nl = bytes.indexOf(0x0a);
@@ -88,7 +85,7 @@ export async function followLines(
 ): Promise<number> {
   let reached = offset;
   const follower = followLog(logDir, write, { startOffset: offset, intervalMs: 200, onPoll: (at) => (reached = at) });
-  // followLog's timer is unref'd (it must not keep the daemon alive); here following is the whole point.
+  // followLog's timer is unref'd; here following is the whole point.
   const keepAlive = setInterval(() => {}, 60_000);
   try {
     await until;
@@ -104,10 +101,7 @@ export interface FollowedFile {
   orphaned: boolean;
   /** Empties the followed file in place, even when it was removed (Linux: through /proc/self/fd). */
   truncate(): void;
-  /**
-   * Says the file was just emptied by path (copy-and-truncate): reading goes on from its start. Left to notice by
-   * itself, a writer faster than one poll refills the file past the old offset, and the lines in between are lost.
-   */
+  /** The file was just emptied by path: read from its start (a fast writer would refill it past the old offset). */
   emptied(): void;
 }
 
@@ -129,21 +123,17 @@ export function followLog(
     startOffset?: number;
     onPoll?: (size: number, file: FollowedFile) => void;
     /**
-     * false: never leave the file first opened for one that replaced it, and say so (`file.orphaned`). For a
-     * file the server itself writes (PersistServers): its output keeps going to the file it was given, even
-     * after someone removed it, so that is the file to read. By default renames are followed like `tail -F`.
+     * false: never leave the file first opened for one that replaced it, and say so (`file.orphaned`): a server that
+     * writes its log itself (PersistServers) goes on writing the file it was given, even after someone removed it.
      */
     followRenames?: boolean;
-    /**
-     * Opens this path at the start instead of server.log: `/proc/<pid>/fd/1` of an adopted server that writes into a
-     * removed server.log (with `followRenames: false`). Falls back to server.log when it cannot be opened.
-     */
+    /** Opens this path at the start instead of server.log (falling back to it): an adopted server's removed log. */
     source?: string;
   } = {},
 ): LogFollower {
   const path = logPath(logDir);
   let fd: number | null = null;
-  /** Whether `fd` was opened for writing too: then it can be emptied with no new descriptor (see truncateHeld). */
+  /** `fd` was opened for writing too: it can be emptied with no new descriptor. */
   let writable = false;
   let ino = -1;
   let offset = 0;
@@ -201,8 +191,7 @@ export function followLog(
     if (fd === null) return;
     if (writable) ftruncateSync(fd, 0);
     else {
-      // Our descriptor is read-only; the proc link opens the same file, removed or not, for writing. It is the file
-      // our descriptor holds, proven regular when it was opened (no one can put a pipe in its place): no wait.
+      // Our descriptor is read-only; the proc link opens the same file (proven regular), removed or not, for writing.
       const rw = openSync(`/proc/self/fd/${fd}`, 'r+');
       try {
         ftruncateSync(rw, 0);

@@ -14,12 +14,10 @@ import {
 import { enableControllers, type HardLimits, neededControllers, readOomKills, writeLimits } from './cgroup-limits.ts';
 import { instanceMarker, killMarked, markerOf, newLaunchMarker } from './launch-marker.ts';
 
-/** How one launch is tracked: the marker its environment carries and, in cgroup mode, its cgroup. */
 export interface LaunchTrack {
   marker: string;
-  /** Absolute cgroup folder, or null without cgroups. */
   cgroup: string | null;
-  /** The memory limit written to its cgroup (MB), when one was; a kill by the kernel at it is told as such. */
+  /** The memory limit written to its cgroup, when one was. */
   memoryMB?: number;
   /** Each hard limit asked for that could not apply, and why (the launch goes on without it). */
   limitProblems?: string[];
@@ -32,15 +30,14 @@ export interface ProcessTracking {
   readonly description: string;
   /** A new launch of `key`: its marker and, in cgroup mode, its cgroup (null when it could not be made). */
   begin(key: string, limits?: HardLimits): Promise<LaunchTrack>;
-  /** How many of the launch's processes the kernel killed at its memory limit (read before `end` removes it). */
+  /** Kills at the memory limit (read before `end` removes the cgroup). */
   oomKills(track: LaunchTrack): Promise<number>;
-  /** Kills what is left of a launch (after its leader exited) and removes its cgroup; returns the pids killed. */
+  /** Kills what is left of a launch and removes its cgroup; the pids killed. */
   end(track: LaunchTrack): Promise<number[]>;
-  /** The synchronous part of a kill, for an actor's cleanup: the launch's whole cgroup at once. */
+  /** The synchronous part of a kill, for an actor's cleanup. */
   killNow(track: LaunchTrack): void;
-  /** Kills every leftover of any earlier launch of `key` (before a relaunch); returns the pids killed. */
+  /** Kills every leftover of any earlier launch of `key`; the pids killed. */
   sweep(key: string): Promise<number[]>;
-  /** Whether `pid` was started by a launch of `key` (it carries its marker or sits in one of its cgroups). */
   owns(pid: number, key: string): Promise<boolean>;
   /** At daemon exit: removes this daemon's cgroup folder if no server is left in it. */
   close(): Promise<void>;
@@ -60,9 +57,8 @@ function daemonId(workDir: string): string {
 }
 
 /**
- * Decides how launches are tracked: cgroup v2 when there is a cgroup2 mount and this daemon may create and join
- * cgroups below its own (root with a writable tree, or systemd's `Delegate=yes`), else the environment marker.
- * In cgroup mode it removes the empty cgroups earlier daemons left (populated ones belong to servers still running).
+ * Decides how launches are tracked: cgroup v2 when this daemon may create and join cgroups below its own (root with a
+ * writable tree, or systemd's `Delegate=yes`), else the environment marker.
  */
 export async function detectTracking(opts: TrackingOptions): Promise<ProcessTracking> {
   const id = daemonId(opts.workDir);
@@ -108,20 +104,15 @@ function markerTracking(id: string, killMs: () => number, why: string): ProcessT
   };
 }
 
-/**
- * Where the daemon moves itself when its own cgroup must hand the memory controller down (a cgroup with processes
- * cannot): beside the instances' folders, a name no instance key can have.
- */
+/** Where the daemon moves itself when its cgroup must hand the memory controller down (a name no key can have). */
 const DAEMON_LEAF = '_daemon';
 
 function cgroupTracking(id: string, mount: string, base: string, killMs: () => number): ProcessTracking {
   const marker = markerTracking(id, killMs, '');
   const keyDir = (key: string) => join(base, key);
   /**
-   * The instances whose leftovers a sweep has also looked for by their marker in every process: a scan of all of
-   * /proc, tens to hundreds of ms on a loaded machine, on the way to a relaunch. Needed once per daemon for each
-   * (an earlier daemon may have tracked launches by marker alone), and again after a launch whose cgroup could not
-   * be made. Any other launch ran in its cgroup from its first instruction on, and so did all it started.
+   * The instances a sweep has also scanned /proc for by marker (tens to hundreds of ms): needed once per daemon (an
+   * earlier one may have tracked by marker alone), and again after a launch whose cgroup could not be made.
    */
   const scanned = new Set<string>();
   return {

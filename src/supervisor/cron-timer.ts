@@ -7,14 +7,14 @@
  */
 import { nextFire } from '../config/cron.ts';
 
-/** The timer functions a component arms: the real ones, or a test's simulated clock (xstate's SimulatedClock fits). */
+/** The real timers, or a test's simulated clock (xstate's SimulatedClock fits). */
 export interface TimerClock {
   now(): number;
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
 
-/** Node's timers, unref'd: a pending one never keeps the daemon alive. */
+/** Node's timers, unref'd. */
 export const realClock: TimerClock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
@@ -25,7 +25,7 @@ export const realClock: TimerClock = {
 export const WALL_CHECK_MS = 10_000;
 
 export interface CronTimerOptions {
-  /** A cron schedule (5 fields, or 6 with seconds first), read in `timeZone` (the host's when undefined). */
+  /** 5 fields, or 6 with seconds first, read in `timeZone` (the host's when undefined). */
   schedule: string;
   timeZone: string | undefined;
   /** Fire this long before each time the schedule gives (an announcement before a restart). */
@@ -69,7 +69,6 @@ export function cronTimer(opts: CronTimerOptions) {
   };
   arm();
   return {
-    /** When it fires next (epoch ms), or null when never. */
     get next(): number | null {
       return at;
     },

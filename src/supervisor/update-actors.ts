@@ -7,14 +7,13 @@ import { describeError, UpdateError } from '../errors.ts';
 import { DiskSpaceError } from '../updates/install/disk-guard.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 
-/** What the update actors read of an instance (its deps object, so a reload's new provider is used). */
+/** Its deps object, so a reload's new provider is used. */
 export type UpdateHost = Pick<InstanceDeps, 'instance' | 'log' | 'bus' | 'provider' | 'recordRevision'>;
 
 /** What runs before an install is told how it ended; neither call rejects. */
 export interface AfterInstall {
-  /** `revision` was swapped in (it may be newer than the build the check found). */
+  /** `revision` (maybe newer than the build the check found) was swapped in. */
   installed(revision: string): Promise<void>;
-  /** Nothing was swapped in: the install failed, or the build was already installed. */
   notInstalled(): Promise<void>;
 }
 
@@ -62,12 +61,11 @@ export function createUpdateActor(
   });
 }
 
-/** An update's progress on the bus, for the instance, now. */
 function tell(host: UpdateHost, e: Omit<BusEvents['instance:update'], 'key' | 'at'>): void {
   host.bus.emit('instance:update', { key: host.instance.key, ...e, at: Date.now() });
 }
 
-/** Whether `err` (or what it wraps) is a disk-space failure: too little space, disk full, or the unpack cap. */
+/** Whether `err` (or what it wraps) is a disk-space failure. */
 function diskSpaceError(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++)
     if (e instanceof DiskSpaceError) return true;
@@ -83,9 +81,8 @@ export function createCheckActor(host: UpdateHost) {
       return { available: false, at: stampNow() };
     }
     const check = await provider.check(input.revision, signal).catch((err: unknown) => {
-      // A failure is logged once, where the machine reports it (instance.ts), as a failed check (a CDN down, a
-      // damaged build: the next check tries again). A found build the disk cannot take is a failed update the
-      // operator must act on: it is told as one, and the check ends with nothing available, the server untouched.
+      // A failure is logged once, where the machine reports it. A found build the disk cannot take is a failed update
+      // the operator must act on: told as one, the check ends with nothing available.
       if (!diskSpaceError(err)) throw err;
       const error = describeError(err);
       host.log.error('update failed; the installed build keeps running', { error });

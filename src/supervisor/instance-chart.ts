@@ -14,6 +14,7 @@ import type {
   RestoreOutput,
   RollbackOutput,
 } from '../../machines/instance.types.ts';
+import type { BusEvents } from '../bus.ts';
 import { monotonicMs, pollFirstClock, stampNow } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { answerCap } from '../config/sections/answers.ts';
@@ -30,6 +31,7 @@ import type { InstanceSnapshot, PlanKeeper } from './maintenance/plan.ts';
 import type { MaintenanceSchedule } from './maintenance/schedule.ts';
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
+import type { DownloadProgress } from './status.ts';
 import { createCheckActor, createUpdateActor } from './update-actors.ts';
 import type { CheckRecord } from './update-check-record.ts';
 
@@ -81,12 +83,15 @@ export function createChart(parts: {
   schedule: MaintenanceSchedule;
   plan: PlanKeeper;
   checks: CheckRecord;
-  /** The running update's download, which a check's end ends. */
-  download: { end(): void };
 }) {
   const { deps, resources, backupHost, plan } = parts;
   const { bus, log } = deps;
   const key = deps.instance.key;
+  const download = createDownloadProgress();
+  const onUpdateProgress = (e: BusEvents['instance:update']): void => {
+    if (e.key === key) download.seen(e);
+  };
+  bus.on('instance:update', onUpdateProgress);
   /** Wall times are shown; `startedMs` and `lastCheckinMs` (monotonic) measure uptime and time since a check-in. */
   const times = {
     startedAt: null as number | null,
@@ -199,11 +204,11 @@ export function createChart(parts: {
       case 'check-failed':
         log.warn('update check failed', { error: e.message });
         parts.checks.failed(e.message, at);
-        parts.download.end();
+        download.end();
         break;
       case 'update-checked':
         parts.checks.succeeded(e.available, at);
-        parts.download.end();
+        download.end();
         break;
       case 'rolled-back':
         log.info('rolled back to the previous build', { revision: e.revision ?? '(unknown)' });
@@ -232,8 +237,12 @@ export function createChart(parts: {
 
   return {
     times,
+    download: download.status,
     start: () => actor.start(),
-    stop: () => actor.stop(),
+    stop: () => {
+      bus.off('instance:update', onUpdateProgress);
+      actor.stop();
+    },
     send: (event: InstanceEvent) => actor.send(event),
     snapshot: (): InstanceSnapshot => actor.getSnapshot(),
     /** Resolves true once the `lifecycle` region has exited (the daemon's shutdown), false after `timeoutMs`. */
@@ -242,5 +251,43 @@ export function createChart(parts: {
         () => true,
         () => false,
       ),
+  };
+}
+
+/**
+ * A running update's download as the status shows it: bytes, total, the average rate since the download
+ * began and, with a total, the time left. Fed every `instance:update` of its instance; a download starting (no bytes
+ * yet) begins afresh, and anything but `download` ends it. The rate is measured on `now` (the monotonic clock), the
+ * start shown (`since`) is the event's wall time.
+ */
+export function createDownloadProgress(now: () => number = monotonicMs) {
+  let current: { since: number; from: number; bytes: number; total: number | null; last: number } | null = null;
+  return {
+    seen(e: BusEvents['instance:update']): void {
+      if (e.phase !== 'download') {
+        current = null;
+        return;
+      }
+      const bytes = e.bytes ?? 0;
+      const t = now();
+      if (current === null || bytes === 0 || bytes < current.bytes)
+        current = { since: e.at, from: t, bytes, total: null, last: t };
+      current = { ...current, bytes, total: e.total ?? null, last: t };
+    },
+
+    /** The check or update it belonged to ended (a check stages builds and reports no phase of its own at its end). */
+    end(): void {
+      current = null;
+    },
+
+    status(): DownloadProgress | null {
+      if (current === null) return null;
+      const { since, from, bytes, total, last } = current;
+      const seconds = (last - from) / 1000;
+      // Under half a second of data says little about the rate.
+      const rate = seconds >= 0.5 ? Math.round(bytes / seconds) : null;
+      const eta = rate && total !== null && total >= bytes ? Math.ceil((total - bytes) / rate) : null;
+      return { bytes, total, bytesPerSecond: rate, etaSeconds: eta, since: new Date(since).toISOString() };
+    },
   };
 }

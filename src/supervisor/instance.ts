@@ -7,7 +7,6 @@ import {
   controlEvent,
   refusalOf,
 } from '../../machines/instance.refusals.ts';
-import type { BusEvents } from '../bus.ts';
 import { monotonicMs, stampNow } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
@@ -19,7 +18,6 @@ import { hasPreviousBuild } from '../updates/install/install.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { createBackupHost } from './backup-host.ts';
 import type { ControlAction, ControlOptions } from './contract.ts';
-import { createDownloadProgress } from './download-progress.ts';
 import { createChart, instanceTiming, maintenanceRules, operatorStop, statePath } from './instance-chart.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { createInstanceResources } from './instance-resources.ts';
@@ -39,11 +37,6 @@ export function createInstance(deps: InstanceDeps) {
     bus,
     alertAfterMs: () => deps.config.timing.UpdateCheckAlertMinutes * 60_000,
   });
-  const download = createDownloadProgress();
-  const onUpdateProgress = (e: BusEvents['instance:update']): void => {
-    if (e.key === key) download.seen(e);
-  };
-  bus.on('instance:update', onUpdateProgress);
   /** CPU, memory and players of the running server, and MemoryLimitMB. */
   const resources = createInstanceResources(
     deps,
@@ -74,7 +67,7 @@ export function createInstance(deps: InstanceDeps) {
     log: log.child('maintenance'),
   });
   const plan = createPlanKeeper((saved) => deps.recordMaintenance?.(saved) ?? Promise.resolve());
-  const chart = createChart({ deps, resources, backupHost, schedule, plan, checks, download });
+  const chart = createChart({ deps, resources, backupHost, schedule, plan, checks });
 
   /** A scheduled console command: audited as user `schedule`; one that cannot be sent is told, not retried. */
   function sendScheduled(command: string, why: string): void {
@@ -145,7 +138,6 @@ export function createInstance(deps: InstanceDeps) {
 
     /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
     async shutdown(persist: boolean, timeoutMs: number): Promise<void> {
-      bus.off('instance:update', onUpdateProgress);
       resources.stop();
       scheduledCommands.stop();
       // A snapshot or restore under way finishes first: one cut off between its renames would strand the data.
@@ -244,7 +236,7 @@ export function createInstance(deps: InstanceDeps) {
         ...(c.blocked === null ? {} : { launchBlocked: { ...c.blocked } }),
         lastExit: lastExit === null ? null : { ...lastExit.exit, at: new Date(lastExit.at).toISOString() },
         updateCheck: checks.status(),
-        download: download.status(),
+        download: chart.download(),
         maintenance: maintenanceStatus(
           snap,
           monotonicMs(),

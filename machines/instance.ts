@@ -11,8 +11,6 @@ import { maintenanceRegion, updateCheckRegion } from './instance.maintenance.ts'
 import { noMaintenance } from './instance.maintenance-plan.ts';
 import { instanceSetup as s } from './instance.setup.ts';
 
-export { backoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.context.ts';
-
 const toDecide = '#instance.lifecycle.decide';
 
 /** A failed rollback or restore is reported; a server stopped for it comes back through `decide`. */

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { close, constants, lstat, open, rm, write } from 'node:fs';
 import { promisify } from 'node:util';
-import { commandProblem, MAX_COMMAND_BYTES } from '../config/sections/console-hub.ts';
+import { commandProblem } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
 
 /**
@@ -102,5 +102,3 @@ export async function sendConsoleCommand(path: string, command: string): Promise
     await pClose(fd).catch(() => {});
   }
 }
-
-export { commandProblem, MAX_COMMAND_BYTES };

@@ -8,8 +8,6 @@ import { type DumpType, requestDump } from './dotnet-diagnostics.ts';
 import { executable, findDiagnosticsSocket, loadedCoreclr, processState, runtimeCreatedump } from './dotnet-process.ts';
 import { killGroup } from './process-group.ts';
 
-export type { DumpType };
-
 export interface DumpOptions {
   dumpsDir: string;
   /** `TimeoutDumpType` (gcore always writes a full core). */

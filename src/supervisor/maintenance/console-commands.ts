@@ -1,17 +1,13 @@
-/**
- * Console commands on the maintenance schedules (`Maintenance.Announcements`, `Maintenance.Commands`): an in-game
- * warning `MinutesBefore` each scheduled restart, and commands on schedules of their own; one cron timer per entry.
- */
+/** `Maintenance.Announcements` before each scheduled restart and `Maintenance.Commands`: one cron timer per entry. */
 import type { MaintenanceSettings } from '../../config/sections/maintenance.ts';
 import { type CronTimer, cronTimer, type TimerClock } from '../cron-timer.ts';
 
 export interface ScheduledCommandsOptions {
   settings: () => MaintenanceSettings | undefined;
-  /** Sends one command; the caller reports how it went. */
   send: (command: string, why: string) => void;
-  /** A hold stands: an announcement of a restart the hold keeps back would be wrong. */
+  /** An announcement of a restart a hold keeps back would be wrong. */
   held: () => boolean;
-  /** A schedule that cannot be computed (a time zone gone from the system): told once per arming. */
+  /** A schedule that cannot be computed: told once per arming. */
   broken: (why: string, error: unknown) => void;
   clock?: TimerClock;
 }
@@ -28,7 +24,6 @@ export function createScheduledCommands(opts: ScheduledCommandsOptions) {
     stop();
     const m = opts.settings();
     if (!m) return;
-    /** `why` is for the log and the audit line; an announcement is not sent while a hold keeps its restart back. */
     const timer = (schedule: string, command: string, why: string, leadMs = 0, announcement = false) =>
       cronTimer({
         schedule,
@@ -49,8 +44,5 @@ export function createScheduledCommands(opts: ScheduledCommandsOptions) {
     timers = [...announcements, ...m.Commands.map((c) => timer(c.Schedule, c.Command, `schedule ${c.Schedule}`))];
   };
 
-  /** Re-reads the settings (a config reload). */
   return { start, stop, reschedule: start };
 }
-
-export type ScheduledCommands = ReturnType<typeof createScheduledCommands>;

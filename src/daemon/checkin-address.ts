@@ -6,10 +6,9 @@ const LOOPBACK = new Set(['127.0.0.1', '::1']);
 const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
 /**
- * Where game servers check in (`watchdog.baseUrl`): an address this daemon listens on, on loopback where it can,
- * never `BaseUrl` — that one is public, maybe behind a proxy or https, and a check-in that does not arrive gets a
- * healthy server killed as hung. Spelt as the real watchdog spells Kestrel's address (`http://localhost:5000`, no
- * trailing slash), so servers it launched and we adopt agree with the ones we launch.
+ * Where game servers check in: an address this daemon listens on, on loopback where it can, never `BaseUrl` (maybe
+ * behind a proxy: a check-in that does not arrive gets a healthy server killed as hung). Spelt as the real watchdog
+ * spells Kestrel's address (`http://localhost:5000`), so servers it launched and we adopt agree with ours.
  */
 export function checkinBaseUrl(bound: readonly BoundAddress[]): string {
   const first = bound[0];

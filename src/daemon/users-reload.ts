@@ -4,9 +4,8 @@ import type { Logger } from '../log.ts';
 import { reloadOnChange } from './reload.ts';
 
 /**
- * Keeps the users file in force and reads it again on SIGHUP and when it changes. A broken file, or one removed
- * while it held accounts, leaves the last good one in force and says why: a typo must not lock every user out, nor
- * a deleted file turn accounts back into "no users" (where only the ApiTokens and Admin are left).
+ * Keeps the users file in force, read again on SIGHUP and when it changes. A broken file, or one removed while it held
+ * accounts, leaves the last good one in force: a typo must not lock every user out.
  */
 export function startUsersReload(opts: { file: string; initial: UsersDb; log: Logger }) {
   const { file, log } = opts;

@@ -1,9 +1,7 @@
 /**
- * The daemon's one cron timer loop, for `Backups.Schedule`, `Maintenance.RestartSchedule`/`UpdateSchedule` and the
- * maintenance console commands: croner computes the calendar (`nextFire`), and the timer runs on a `TimerClock`, so
- * tests drive it on a simulated clock (croner's own scheduling reads the real time). A schedule follows the wall
- * clock: `now` is wall time, while a Node timer waits on the monotonic clock, so the timer wakes at least every
- * `WALL_CHECK_MS` to see whether the wall clock stepped past the fire (an NTP step, a VM resume, `date -s`).
+ * The daemon's one cron timer loop: croner computes the calendar, and the timer runs on a `TimerClock`, so tests drive
+ * it on a simulated clock (croner's own scheduling reads the real time). A Node timer waits on the monotonic clock,
+ * so it wakes at least every `WALL_CHECK_MS` to see whether the wall clock stepped past the fire.
  */
 import { nextFire } from '../config/cron.ts';
 

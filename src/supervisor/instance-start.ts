@@ -1,7 +1,6 @@
 /**
- * How an instance is started, at the daemon's start or when a reload adds it: its folder made ready and its data.json
- * read (imported from a real watchdog's data.db when there is none), the instance built on it, and the server a
- * previous daemon left adopted (PersistServers) or shut down before the first launch.
+ * How an instance is started (at the daemon's start or when a reload adds it): its folder and data.json made ready,
+ * the instance built on them, and the server a previous daemon left adopted or shut down before the first launch.
  */
 
 import { mkdir } from 'node:fs/promises';
@@ -56,10 +55,9 @@ export interface StarterOptions {
   inspect?: InstanceDeps['inspect'];
 }
 
-/** `config` is the configuration now (a reload replaces it). */
 export function createInstanceStarter(opts: StarterOptions, config: () => ResolvedConfig) {
   const { bus, log } = opts;
-  /** Log followers of adopted servers, by key (a launched server's log is followed by its spawn). */
+  /** Log followers of adopted servers, by key. */
   const followers = new Map<string, () => void>();
 
   const providerFor = (instance: ResolvedInstance, ilog: Logger) =>
@@ -81,8 +79,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
     const ilog = log.child(instance.key);
     await prepareInstanceDir(instance.dir);
     await recoverInterruptedInstall(instance.dir);
-    // Writes data.json from data.db when there is none yet; a verified server found there becomes its launch
-    // record, so the leftover check below adopts it (or shuts it down first, without PersistServers).
+    // A verified server found in data.db becomes the launch record, adopted (or shut down) below.
     await dataDb.importInto(instance, ilog);
     const updateType = instance.settings.UpdateType ?? null;
     const data = await readInstanceData(instance.dir, updateType, ilog);
@@ -170,8 +167,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
         { pid: leftover.record.pid, recorded, baseUrl: opts.baseUrl },
       );
     } else if (leftover) {
-      // PersistServers is off but the previous daemon died with this server running: shut it down first,
-      // or the new server fights it for the port.
+      // PersistServers is off: shut it down first, or the new server fights it for the port.
       ilog.warn('shutting down a server left behind by a previous daemon', { pid: leftover.record.pid });
     }
     if (leftover) {
@@ -197,7 +193,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
     prepare,
     launch,
     providerFor,
-    /** Stops following the adopted server of `key` (its instance is removed), or of every key. */
+    /** Stops following the adopted server of `key`, or of every key. */
     unfollow(key?: string): void {
       for (const [k, stop] of followers) if (key === undefined || k === key) stop();
     },

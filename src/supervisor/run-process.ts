@@ -34,9 +34,8 @@ export interface ProcessHost {
 }
 
 /**
- * The `runProcess` actor, one per launch (`server` invokes it as `process`): owns the server from spawn to exit,
- * carries out ProcessCommands and reports PROCESS_* (the secret first, before the server can check in). Its cleanup
- * kills the group unless detached: exit actions do not run on actor stop (statelyai/xstate#4630).
+ * The `runProcess` actor, one per launch: owns the server from spawn to exit, carries out ProcessCommands and reports
+ * PROCESS_*. Its cleanup kills the group unless detached: exit actions do not run on actor stop (statelyai/xstate#4630).
  */
 export function createRunProcess(host: ProcessHost) {
   return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
@@ -126,10 +125,8 @@ export function createRunProcess(host: ProcessHost) {
     };
 
     /**
-     * Runs a command without ever throwing out of the actor. XState never runs the cleanup of a callback actor that
-     * failed, so its server would live on while the machine, told of an exit with unknown status, launched the next
-     * one beside it: two servers for one instance. A command meant to end the server that fails ends it with a kill
-     * (its exit is reported as usual); a failed update notice or detach is only logged, as their own failures are.
+     * Runs a command without ever throwing out of the actor: XState never runs the cleanup of a failed callback actor,
+     * so its server would live on beside the next one. A command meant to end the server that fails ends it with a kill.
      */
     const safely = (cmd: ProcessCommand) => {
       try {

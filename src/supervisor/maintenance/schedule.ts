@@ -1,8 +1,4 @@
-/**
- * An instance's `RestartSchedule` and `UpdateSchedule` as the `maintenanceSchedule` actor of its statechart: it sends
- * MAINTAIN {source: 'schedule'} and UPDATE_CHECK as they fire, and arms them again on RESCHEDULE (a config reload).
- * The next times are kept where the status reads them.
- */
+/** `RestartSchedule` and `UpdateSchedule` as the `maintenanceSchedule` actor, armed again on RESCHEDULE. */
 
 import { fromCallback } from 'xstate';
 import type { PlayersInput, ScheduleCommand } from '../../../machines/instance.setup.ts';
@@ -15,15 +11,11 @@ import { type CronTimer, cronTimer, realClock, type TimerClock } from '../cron-t
 
 export interface ScheduleHost {
   settings(): MaintenanceSettings | undefined;
-  /** An update provider is configured, so UpdateSchedule has something to ask. */
   canCheck(): boolean;
   log: Logger;
 }
 
-/**
- * `clock` runs the cron timers (on wall time); `stamp` dates the MAINTAIN a fire sends, as every maintenance event
- * is dated (a test gives its simulated clock to both).
- */
+/** `stamp` dates the MAINTAIN a fire sends (a test gives its simulated clock to both). */
 export function createMaintenanceSchedule(
   host: ScheduleHost,
   clock: TimerClock = realClock,
@@ -58,9 +50,8 @@ export function createMaintenanceSchedule(
     return stop;
   });
   return {
-    /** The statechart's `maintenanceSchedule` actor. */
     actor,
-    /** When each schedule fires next (epoch ms), or null when it is not set (or never fires again). */
+    /** Epoch ms, or null when not set (or never again). */
     next: () => ({ nextRestart: restart?.next ?? null, nextCheck: check?.next ?? null }),
   };
 }

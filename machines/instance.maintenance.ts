@@ -11,7 +11,7 @@ import { instanceSetup as s } from './instance.setup.ts';
 
 const ACTION = '#instance.maintenance.action';
 const done = { type: 'finishPending', params: 'done' } as const;
-const restore = (step: RestoreStep, target?: string) =>
+const restore = (step: RestoreStep, target: string) =>
   ({ guard: { type: 'restores', params: step }, target, actions: 'restorePlan' }) as const;
 /** A person's policy replaces what was pending (a found update is installed by any relaunch anyway). */
 const replace = (guard: 'requested' | 'updateRequested') =>

@@ -38,13 +38,9 @@ export interface InstanceContext {
   secret: string | null;
   pid: number | null;
   checkedIn: boolean;
-  /** Consecutive exits before a first check-in. */
   startupFailures: number;
   restarts: number;
-  /**
-   * Consecutive unclean exits and hang kills after a check-in, reset by a stable run (STABLE); ≥ 2 is a crash (or
-   * hang) loop.
-   */
+  /** Unclean exits and hang kills after a check-in since a stable run; ≥ 2 is a crash (or hang) loop. */
   crashStreak: number;
   /** How many of the `crashStreak` failures were hangs: only the first hang of a loop is told and dumped. */
   loopHangs: number;
@@ -52,10 +48,7 @@ export interface InstanceContext {
   updatePending: boolean;
   /** Who asked for the last STOP, and when ('' when unknown). */
   stop: { by: string; at: string };
-  /**
-   * `decide` was entered to retry a launch nobody asked for: a crash loop's or a blocked launch's back-off ran out.
-   * Set by those timers, cleared on leaving `decide`; never true at rest.
-   */
+  /** A back-off ran out and `decide` retries a launch nobody asked for; cleared on leaving `decide`. */
   retrying: boolean;
   rollbackWithData: boolean;
   restoreFrom: string | null;

@@ -131,10 +131,8 @@ export interface LastExit extends Pick<ExitInfo, 'code' | 'signal' | 'memoryLimi
 }
 
 /**
- * Why the current server process is going away, or went away: one value instead of a flag per request.
- * `crash` marks an exit nobody asked for (set when it happens); the others are requests, and when two meet the
- * stronger one wins (`want` in instance.context.ts): shutdown over stop, restart and rollback (the latest of
- * those three), and those over hang.
+ * Why the current server process is going away, or went away: `crash` marks an exit nobody asked for; the others are
+ * requests, and when two meet the stronger one wins (`want` in instance.context.ts).
  */
 export type ExitIntent = 'crash' | 'hang' | 'stop' | 'restart' | 'rollback' | 'restore' | 'shutdown';
 
@@ -187,7 +185,7 @@ export type InstanceEvent =
 /** Why a launch was blocked: the daemon's resources (EMFILE, ENFILE, EAGAIN, ENOMEM) or a game port still held. */
 export type LaunchBlockKind = 'resources' | 'port';
 
-/** A blocked-launch episode: from the first blocked launch to the next launch that spawns (or a stop). */
+/** From the first blocked launch to the next launch that spawns (or a stop). */
 export interface LaunchBlock {
   kind: LaunchBlockKind;
   /** What blocked the last attempt. */
@@ -198,7 +196,7 @@ export interface LaunchBlock {
 export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'hang-loop' | 'failing' | 'stopped';
 export type RestartReason = 'crash' | 'hang' | 'request' | 'update' | 'startup-failure' | 'exit';
 
-/** What the machine emits (actor.on); the supervisor bridges these onto the bus. */
+/** The supervisor bridges these onto the bus. */
 export type InstanceEmitted =
   | {
       type: 'alert';

@@ -29,7 +29,7 @@ import { type HubWatches, startHubWatches } from './hub-watches.ts';
 import { hostNotifier } from './notifier-host.ts';
 import { hostOidc } from './oidc-host.ts';
 import { logRefusedRequests, logRejectedCheckins } from './refusal-logs.ts';
-import { startUsersReload } from './users-reload.ts';
+import { startUsersReload } from './reload.ts';
 import { VERSION } from './version.ts';
 
 /** What a person can do about a server log's write error, by its code; it resumes by itself once that is done. */

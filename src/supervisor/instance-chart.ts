@@ -32,8 +32,7 @@ import type { MaintenanceSchedule } from './maintenance/schedule.ts';
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
 import type { DownloadProgress } from './status.ts';
-import { createCheckActor, createUpdateActor } from './update-actors.ts';
-import type { CheckRecord } from './update-check-record.ts';
+import { type CheckRecord, createCheckActor, createUpdateActor } from './update-actors.ts';
 
 type InstanceActor = Actor<typeof instanceMachine>;
 

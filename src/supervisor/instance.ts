@@ -21,11 +21,10 @@ import type { ControlAction, ControlOptions } from './contract.ts';
 import { createChart, instanceTiming, maintenanceRules, operatorStop, statePath } from './instance-chart.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { createInstanceResources } from './instance-resources.ts';
-import { createScheduledCommands } from './maintenance/console-commands.ts';
 import { createPlanKeeper, maintenanceStatus } from './maintenance/plan.ts';
-import { createMaintenanceSchedule } from './maintenance/schedule.ts';
+import { createMaintenanceSchedule, createScheduledCommands } from './maintenance/schedule.ts';
 import type { ControlChoice, InstanceStatus } from './status.ts';
-import { createCheckRecord } from './update-check-record.ts';
+import { createCheckRecord } from './update-actors.ts';
 
 /** One supervised instance: its statechart and the parts around it, behind `InstanceControl`. */
 export function createInstance(deps: InstanceDeps) {

@@ -1,7 +1,4 @@
-/**
- * The statechart's actions on the server's life and on builds and data, and the typed helpers every action is
- * written with; instance.setup.ts names them all in the machine's one `setup()`.
- */
+/** The statechart's actions on the server's life, builds and data, and the typed helpers actions are written with. */
 
 import { assign, enqueueActions, type GuardPredicate, type ParameterizedObject, stateIn } from 'xstate';
 import {
@@ -23,7 +20,6 @@ import type {
   UpdateOutput,
 } from './instance.types.ts';
 
-/** The machine's named delays (instance.setup.ts implements them). */
 export type InstanceDelay =
   | 'checkinTimeout'
   | 'degradedAfter'
@@ -37,10 +33,7 @@ export type InstanceDelay =
 
 type Params = ParameterizedObject['params'] | undefined;
 
-/**
- * An `enqueueActions` action typed for this machine, written outside the `setup()` call. It names no actor, action
- * or guard (a `sendTo` by id, a `check` with `inState`), so it fits the setup whatever those are.
- */
+/** An `enqueueActions` action typed for this machine outside `setup()`; it names no actor, action or guard. */
 export const act = <P extends Params = undefined>(
   collect: Parameters<
     typeof enqueueActions<
@@ -57,7 +50,7 @@ export const act = <P extends Params = undefined>(
   >[0],
 ) => enqueueActions(collect);
 
-/** An `assign` action typed for this machine, written outside the `setup()` call. */
+/** An `assign` action typed for this machine outside `setup()`. */
 export const set = <P extends Params = undefined>(
   assignment: Parameters<typeof assign<InstanceContext, InstanceMachineEvent, P, InstanceMachineEvent, never>>[0],
 ) => assign(assignment);
@@ -88,9 +81,8 @@ export const lifecycleActions = {
     if (check(inState('#instance.lifecycle.server')))
       enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
   }),
-  /** STOP with no server to end (between relaunches): the stop and who asked, nothing else. */
+  /** STOP with no server to end (between relaunches). */
   recordStop: set({ exitIntent: 'stop' }),
-  /** The operator's stop begins (or a later STOP replaces who and when): the `operatorStop` region keeps it. */
   noteStopper: set(({ event }) => (event.type === 'STOP' ? { stop: { by: event.by ?? '', at: event.at ?? '' } } : {})),
   requestShutdown: set(({ context }) => ({ exitIntent: want(context.exitIntent, 'shutdown') })),
   /** Missed check-ins: the first hang of a loop is told and dumped, later ones only killed (`firstHang`). */
@@ -112,10 +104,7 @@ export const lifecycleActions = {
     enqueue.emit(({ context }) => ({ type: 'launch', launchId: context.launchId }));
     enqueue.raise({ type: 'LAUNCHED' });
   }),
-  /**
-   * Leaving `server` (the invoked process is stopped right after). With SHUTDOWN {persist} the server is told
-   * to DETACH first, so the actor's cleanup leaves it running for the next daemon.
-   */
+  /** Leaving `server`. With SHUTDOWN {persist}, DETACH first, so the actor's cleanup leaves the server running. */
   releaseServer: act(({ enqueue, event }) => {
     if (event.type === 'SHUTDOWN' && event.persist)
       enqueue.sendTo('process', { type: 'DETACH' } satisfies ProcessCommand);
@@ -130,13 +119,11 @@ export const lifecycleActions = {
     enqueue.emit({ type: 'launch-unblocked', kind: context.blocked.kind, attempts: context.blocked.attempts });
     enqueue.assign({ blocked: null });
   }),
-  /** PROCESS_BLOCKED: one more attempt of the episode; the server's counts are left alone. */
   recordBlock: set(({ context, event }) =>
     event.type === 'PROCESS_BLOCKED'
       ? { blocked: { kind: event.kind, message: event.message, attempts: (context.blocked?.attempts ?? 0) + 1 } }
       : {},
   ),
-  /** Entering `restarting.blocked`: says what blocked the launch and when it is tried again. */
   announceBlock: act(({ context, enqueue }) => {
     const b = context.blocked;
     if (b === null) return;
@@ -157,10 +144,7 @@ export const lifecycleActions = {
     if (check(inState('#instance.lifecycle.server.running'))) enqueue.assign({ crashStreak: 0, loopHangs: 0 });
     else enqueue.raise({ type: 'STABLE' }, { delay: 'stableRun', id: 'stable' });
   }),
-  /**
-   * The current process exited: record how, count it and say why the instance restarts, once, here. An exit
-   * nobody asked for becomes intent `crash`, which `decide` reads to give up or back off.
-   */
+  /** The current process exited (`classifyExit`). */
   recordExit: act(({ context, enqueue, event, check }) => {
     // Asked to leave at its round end for a restart (maintenance, `restart?when=RoundEnd`): a clean exit is that
     // restart, not an exit nobody asked for.
@@ -176,9 +160,8 @@ export const lifecycleActions = {
     for (const e of emitted) enqueue.emit(e);
     enqueue.raise({ type: 'SERVER_GONE' });
   }),
-  /** A back-off ran out: `decide` is entered to retry a launch nobody asked for (`unaskedRelaunch`). */
+  /** A back-off ran out (`unaskedRelaunch`). */
   retry: set({ retrying: true }),
-  /** Leaving `decide` for a launch, an update, a back-off or giving up: the intent is spent. */
   spendIntent: set({ exitIntent: null }),
   /**
    * A failed runProcess actor is an exit with unknown status of the current launch. The error event names no
@@ -209,7 +192,6 @@ export const buildActions = {
     enqueue.assign({ revision: out.revision, exitIntent: context.exitIntent === 'stop' ? 'stop' : null });
     enqueue.emit({ type: 'rolled-back', revision: out.revision });
   }),
-  /** A failed rollback relaunches a server that was stopped for it, on the build still installed. */
   reportRollbackFailure: act(({ context, enqueue }, message: string) => {
     if (context.exitIntent === 'rollback') enqueue.assign({ exitIntent: null });
     enqueue.emit({ type: 'rollback-failed', message });
@@ -218,15 +200,11 @@ export const buildActions = {
     enqueue.assign({ exitIntent: context.exitIntent === 'stop' ? 'stop' : null });
     enqueue.emit({ type: 'restored', id: context.restoreFrom ?? '', saved: out.saved });
   }),
-  /** A failed restore relaunches a server that was stopped for it, on the data it had. */
   reportRestoreFailure: act(({ context, enqueue }, message: string) => {
     if (context.exitIntent === 'restore') enqueue.assign({ exitIntent: null });
     enqueue.emit({ type: 'restore-failed', id: context.restoreFrom ?? '', message });
   }),
-  /**
-   * A found update is remembered (a later "none" never cancels it). When a running server leaves for it is the
-   * daemon's maintenance policy's to say (When, holds): it asks the server or sends RESTART.
-   */
+  /** A found update is remembered (a later "none" never cancels it); the maintenance region says when it is done. */
   recordCheck: act(({ context, enqueue }, { available, at }: CheckOutput) => {
     if (available) {
       // A build found again by a schedule's check still names whoever asked for it first.

@@ -1,7 +1,4 @@
-/**
- * The instance statechart's context and the pure logic on it: intents, back-off, and how an exit is counted and
- * told (classifyExit, alerts).
- */
+/** The instance statechart's context and the pure logic on it: intents, back-off, how an exit counts and is told. */
 import type {
   AlertKind,
   ExitInfo,
@@ -20,7 +17,7 @@ import type {
   Stamp,
 } from './instance.types.ts';
 
-/** The maintenance region's context: its pending action and hold (instance.maintenance-plan.ts has the logic). */
+/** The maintenance region's context (instance.maintenance-plan.ts has the logic). */
 export interface MaintenanceContext {
   pending: PendingAction | null;
   hold: Hold | null;
@@ -30,7 +27,6 @@ export interface MaintenanceContext {
   updateWhen: MaintenancePolicy | null;
   /** Who asked for that check (`POST /update`, as the audit names them); '' for a schedule or the daemon's own. */
   updateBy: string;
-  /** `Maintenance.When`, `MaxDelayMinutes` and the player poll, from the input and CONFIG. */
   rules: MaintenanceRules;
 }
 
@@ -38,45 +34,33 @@ export interface InstanceContext {
   key: string;
   timing: InstanceTiming;
   revision: string | null;
-  /** Incremented per launch (and adoption); events from an older launch carry an older id and are ignored. */
+  /** Incremented per launch (and adoption); events from an older launch are ignored. */
   launchId: number;
-  /** The check-in secret of the current launch; null while no server is owned. Read by the HTTP layer. */
+  /** The check-in secret of the current launch; null while no server is owned. */
   secret: string | null;
   pid: number | null;
-  /** The current launch has checked in at least once. */
   checkedIn: boolean;
-  /** Consecutive exits before a first check-in. */
   startupFailures: number;
   restarts: number;
-  /**
-   * Consecutive unclean exits and hang kills after a check-in, reset by a stable run (STABLE); ≥ 2 is a crash (or
-   * hang) loop.
-   */
+  /** Unclean exits and hang kills after a check-in since a stable run; ≥ 2 is a crash (or hang) loop. */
   crashStreak: number;
-  /** How many of the `crashStreak` failures were hangs (reset with it): only the first hang of a loop is told and dumped. */
+  /** How many of the `crashStreak` failures were hangs: only the first hang of a loop is told and dumped. */
   loopHangs: number;
   /** Run the update actor before the next launch. True at daemon start. */
   updatePending: boolean;
   /** Who asked for the check that found the build waiting to install; '' when nobody did. Named in its notices. */
   updateBy: string;
-  /** Who asked for the last STOP, and when ('' when unknown): the stopped alert and the status name them. */
+  /** Who asked for the last STOP, and when ('' when unknown). */
   stop: { by: string; at: string };
-  /**
-   * `decide` was entered to retry a launch nobody asked for: a crash loop's or a blocked launch's back-off ran out.
-   * Set by those timers, cleared on leaving `decide`; never true at rest.
-   */
+  /** A back-off ran out and `decide` retries a launch nobody asked for; cleared on leaving `decide`. */
   retrying: boolean;
-  /** The last ROLLBACK asked for the matching data snapshot too. */
   rollbackWithData: boolean;
-  /** The snapshot the last RESTORE asked for; read when `restoring` is entered. */
   restoreFrom: string | null;
   /** Why the server is going away; read and spent by `decide`. */
   exitIntent: ExitIntent | null;
-  /** How and why the last server process ended (the supervisor stamps the time). */
   lastExit: LastExit | null;
-  /** The current blocked-launch episode, or null; it never touches `startupFailures`. */
+  /** The current blocked-launch episode; it never touches `startupFailures`. */
   blocked: LaunchBlock | null;
-  /** The maintenance region's pending action and hold (instance.maintenance-plan.ts). */
   maintenance: MaintenanceContext;
 }
 
@@ -120,17 +104,11 @@ export function blockedBackoffMs(timing: InstanceTiming, attempts: number): numb
   return Math.min(timing.backoffInitialMs * 2 ** Math.max(0, attempts - 1), timing.backoffMaxMs);
 }
 
-/** The message of a rejected actor, for the emitted `*-failed` facts. */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-// --- Exits: how the current server's end counts, and what is said about it.
-
-/**
- * The alert as emitted: exit status (none for a hang: the kill was ours), the count that matters for its kind, the
- * back-off.
- */
+/** The alert as emitted: exit status (none for a hang: the kill was ours), the count that matters for its kind. */
 export function alertOf(
   context: InstanceContext,
   kind: AlertKind,
@@ -154,7 +132,6 @@ export function alertOf(
 const limitOf = (e: { memoryLimitMB?: number }) =>
   e.memoryLimitMB === undefined ? {} : { memoryLimitMB: e.memoryLimitMB };
 
-/** The words an exit at the hard memory limit is told with (the status's detail, the chat). */
 export const atMemoryLimit = (mb: number): string => `killed at its memory limit of ${mb} MB`;
 
 export const unclean = (exit: ExitInfo | null): boolean => exit !== null && (exit.code !== 0 || exit.signal !== null);
@@ -178,7 +155,6 @@ export const givesUp = (c: InstanceContext): boolean =>
 export const unaskedRelaunch = (c: InstanceContext): boolean =>
   (c.exitIntent === 'crash' || c.retrying) && c.startupFailures < c.timing.startupFailureLimit;
 
-/** Why the process that just exited ended, from the intent it was going with. */
 function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
   if (exit.failure !== undefined) return 'launch-failed';
   switch (c.exitIntent) {
@@ -199,9 +175,8 @@ function exitReason(c: InstanceContext, exit: ExitInfo): ExitReason {
 /**
  * The current process exited: how it counts and what is said about it, decided once, here. An exit nobody asked
  * for, and a hang kill, become intent `crash`, which `decide` reads to give up or back off: a hang counts like a
- * crash (a startup failure before the first check-in, a step of the loop after it). The first hang's alert was
- * sent when it was killed (`killHung`); the exit adds the loop's. `leftForRestart`: the server was asked to leave at its
- * round end for a restart, so a clean exit without another intent counts as that restart.
+ * crash. The first hang's alert was sent when it was killed (`killHung`); the exit adds the loop's.
+ * `leftForRestart`: the server was asked to leave at its round end for a restart.
  */
 export function classifyExit(
   context: InstanceContext,

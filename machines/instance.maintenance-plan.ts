@@ -1,8 +1,7 @@
 /**
- * The maintenance region's pure logic (the pending restart or update, its deadline, a hold; its context is in
- * instance.context.ts) and its actions, which instance.setup.ts names in the machine's one `setup()`. The machine has
- * no clock: the supervisor stamps its maintenance events with the time (`at`, a `Stamp`), and the region's timers
- * run from the latest stamp (`now`) on its monotonic half; the wall half only dates what is shown and kept.
+ * The maintenance region's pure logic and actions. The machine has no clock: the supervisor stamps its maintenance
+ * events (`at`), and the region's timers run from the latest stamp (`now`) on its monotonic half; the wall half only
+ * dates what is shown and kept.
  */
 import { act, inState, set } from './instance.actions.ts';
 import type { MaintenanceContext } from './instance.context.ts';
@@ -22,7 +21,6 @@ import type {
 
 const DEFAULT_RULES: MaintenanceRules = { when: 'RoundEnd', maxDelayMs: 120 * 60_000, pollMs: 10_000 };
 
-/** Nothing pending, no hold: a new instance's maintenance. */
 export const noMaintenance = (rules: MaintenanceRules = DEFAULT_RULES): MaintenanceContext => ({
   pending: null,
   hold: null,
@@ -32,7 +30,6 @@ export const noMaintenance = (rules: MaintenanceRules = DEFAULT_RULES): Maintena
   rules,
 });
 
-/** A scheduled restart, a person's restart or an update, as the notices name them. */
 export const kindOf = (p: SavedPending): Exclude<MaintenanceKind, 'hold'> =>
   p.action === 'update' ? 'update' : p.source === 'schedule' ? 'scheduled-restart' : 'restart';
 
@@ -65,7 +62,7 @@ export function beginPending(
   return { ...m, pending, now: req.at };
 }
 
-/** A hold begins, or a new one replaces the end of the one that stands (it keeps its start). */
+/** A hold begins, or a new one replaces the end of the one that stands (keeping its start). */
 export const holdFor = (m: MaintenanceContext, req: { ms: number; reason: string; at: Stamp }): MaintenanceContext => ({
   ...m,
   hold: {
@@ -88,14 +85,11 @@ export function endHold(m: MaintenanceContext, at: Stamp): MaintenanceContext {
   return { ...m, pending, hold: null, now: at };
 }
 
-/** The wait until the pending action's deadline, from the latest stamp, on the monotonic clock. */
 export const untilDeadline = (m: MaintenanceContext): number =>
   Math.max(0, (m.pending?.due ?? m.now.mono) - m.now.mono);
 
-/** The wait until the hold's end, from the latest stamp, on the monotonic clock. */
 export const untilHoldEnds = (m: MaintenanceContext): number => Math.max(0, (m.hold?.ends ?? m.now.mono) - m.now.mono);
 
-/** The moment a hold runs out, as its own stamp. */
 const holdEnd = (h: Hold): Stamp => ({ wall: h.until, mono: h.ends });
 
 /** How a restored plan's pending action is taken up: where it had got to, or `dropped` (the restart did it). */
@@ -142,10 +136,7 @@ export function restored(
   return { ...m, pending, hold, now: at };
 }
 
-/** The maintenance actions: a pending restart or update begins, waits, is carried out or ends; holds begin and end;
- * the previous daemon's plan comes back. */
 export const maintenanceActions = {
-  /** A restart or update begins to wait for its moment; it is told once. */
   beginPending: act(({ context, enqueue, event }) => {
     const m = context.maintenance;
     const next =
@@ -165,7 +156,6 @@ export const maintenanceActions = {
     if (next.pending !== null)
       enqueue.emit({ type: 'maintenance-pending', pending: next.pending, kind: kindOf(next.pending) });
   }),
-  /** The pending action ends (`done`, `forced`, `dropped` for one a person's request replaces). */
   finishPending: act(({ context, enqueue }, how: MaintenanceOutcome) => {
     const p = context.maintenance.pending;
     if (p === null) return;
@@ -178,10 +168,7 @@ export const maintenanceActions = {
       enqueue.sendTo('process', { type: 'LEAVE' } satisfies ProcessCommand);
     enqueue.emit({ type: 'maintenance-step', step: 'ask-leave', forced: false });
   }),
-  /**
-   * The moment (or the deadline) came: a graceful restart, when there is a server to restart; a restore's restart
-   * is a RESTORE, which puts its backup back before the launch.
-   */
+  /** The moment (or the deadline) came: a graceful restart, or a RESTORE for a restore's. */
   restartForMaintenance: act(({ context, enqueue, check }, forced: boolean) => {
     if (!check(inState('#instance.lifecycle.server'))) return;
     enqueue.emit({ type: 'maintenance-step', step: 'restart', forced });
@@ -199,20 +186,18 @@ export const maintenanceActions = {
     enqueue.assign({ maintenance: next });
     if (context.maintenance.hold === null && next.hold !== null) enqueue.emit({ type: 'hold-began', hold: next.hold });
   }),
-  /** The hold ends: released at the event's time, or run out at its own end. */
   endHold: act(({ context, enqueue, event }, how: 'released' | 'expired') => {
     const { hold, now } = context.maintenance;
     const at = event.type === 'RELEASE_HOLD' ? event.at : hold ? holdEnd(hold) : now;
     enqueue.assign({ maintenance: endHold(context.maintenance, at) });
     enqueue.emit({ type: 'maintenance-done', kind: 'hold', how });
   }),
-  /** The previous daemon's plan: its hold, and its pending action when it outlives the restart. */
   restorePlan: set(({ context, event }) =>
     event.type === 'RESTORE_MAINTENANCE'
       ? { maintenance: restored(context.maintenance, event.saved, event.adopted, event.at) }
       : {},
   ),
-  /** A pending action the daemon's own restart carried out (it relaunched the server): told as done. */
+  /** A pending action the daemon's own restart carried out: told as done. */
   restoredDone: act(({ enqueue, event }) => {
     if (event.type !== 'RESTORE_MAINTENANCE' || event.saved.pending === null) return;
     enqueue.emit({ type: 'maintenance-done', kind: kindOf(event.saved.pending), how: 'done' });

@@ -6,10 +6,21 @@
  */
 import { and, not, or } from 'xstate';
 import { errorMessage } from './instance.context.ts';
+import type { RestoreStep } from './instance.maintenance-plan.ts';
 import { instanceSetup as s } from './instance.setup.ts';
 
 const ACTION = '#instance.maintenance.action';
 const done = { type: 'finishPending', params: 'done' } as const;
+const restore = (step: RestoreStep, target: string) =>
+  ({ guard: { type: 'restores', params: step }, target, actions: 'restorePlan' }) as const;
+/** A person's policy replaces what was pending (a found update is installed by any relaunch anyway). */
+const replace = (guard: 'requested' | 'updateRequested') =>
+  ({
+    guard,
+    target: 'pending',
+    reenter: true,
+    actions: [{ type: 'finishPending', params: 'dropped' }, 'beginPending'],
+  }) as const;
 
 export const maintenanceRegion = s.createStateConfig({
   type: 'parallel',
@@ -32,14 +43,10 @@ export const maintenanceRegion = s.createStateConfig({
             // A hold kept a relaunch on the installed build: the found update waits for the hold's end.
             LAUNCHED: { guard: and(['updatePending', 'held']), target: 'pending', actions: 'beginPending' },
             RESTORE_MAINTENANCE: [
-              { guard: { type: 'restores', params: 'forced' }, target: 'forced', actions: 'restorePlan' },
-              { guard: { type: 'restores', params: 'carried' }, target: 'carrying-out', actions: 'restorePlan' },
-              {
-                guard: { type: 'restores', params: 'asked' },
-                target: 'pending.waiting.RoundEnd.asked',
-                actions: 'restorePlan',
-              },
-              { guard: { type: 'restores', params: 'pending' }, target: 'pending', actions: 'restorePlan' },
+              restore('forced', 'forced'),
+              restore('carried', 'carrying-out'),
+              restore('asked', 'pending.waiting.RoundEnd.asked'),
+              restore('pending', 'pending'),
               { guard: { type: 'restores', params: 'dropped' }, actions: ['restoredDone', 'restorePlan'] },
               { actions: 'restorePlan' },
             ],
@@ -49,19 +56,8 @@ export const maintenanceRegion = s.createStateConfig({
           initial: 'choosing',
           always: { guard: 'updateInstalled', target: 'idle', actions: done },
           on: {
-            // A person's policy replaces what was pending (a found update is installed by any relaunch anyway).
-            MAINTAIN: {
-              guard: 'requested',
-              target: 'pending',
-              reenter: true,
-              actions: [{ type: 'finishPending', params: 'dropped' }, 'beginPending'],
-            },
-            UPDATE_FOUND: {
-              guard: 'updateRequested',
-              target: 'pending',
-              reenter: true,
-              actions: [{ type: 'finishPending', params: 'dropped' }, 'beginPending'],
-            },
+            MAINTAIN: replace('requested'),
+            UPDATE_FOUND: replace('updateRequested'),
             SERVER_GONE: { target: 'idle', actions: done },
           },
           states: {
@@ -121,9 +117,8 @@ export const maintenanceRegion = s.createStateConfig({
         },
         'carrying-out': {
           entry: { type: 'restartForMaintenance', params: false },
-          // Without a server there is nothing to restart: the next launch does what was pending.
-          // Without a server there is nothing to restart; once the server exited (the lifecycle left `server`), the
-          // restart is done.
+          // Without a server there is nothing to restart (the next launch does what was pending); once the server
+          // exited, the restart is done.
           always: { guard: not('serverThere'), target: 'idle', actions: done },
         },
         forced: {
@@ -176,25 +171,16 @@ export const updateCheckRegion = s.createStateConfig({
         id: 'updateCheck',
         src: 'checkUpdate',
         input: ({ context }) => ({ key: context.key, revision: context.revision }),
-        onDone: [
-          {
-            guard: 'askedAgain',
-            target: 'queued',
-            actions: { type: 'recordCheck', params: ({ event }) => event.output },
-          },
-          { target: 'idle', actions: { type: 'recordCheck', params: ({ event }) => event.output } },
-        ],
-        onError: [
-          {
-            guard: 'askedAgain',
-            target: 'queued',
-            actions: { type: 'reportCheckFailure', params: ({ event }) => errorMessage(event.error) },
-          },
-          {
-            target: 'idle',
-            actions: { type: 'reportCheckFailure', params: ({ event }) => errorMessage(event.error) },
-          },
-        ],
+        onDone: ['queued', 'idle'].map((target) => ({
+          guard: target === 'queued' ? 'askedAgain' : undefined,
+          target,
+          actions: { type: 'recordCheck', params: ({ event }) => event.output },
+        })),
+        onError: ['queued', 'idle'].map((target) => ({
+          guard: target === 'queued' ? 'askedAgain' : undefined,
+          target,
+          actions: { type: 'reportCheckFailure', params: ({ event }) => errorMessage(event.error) },
+        })),
       },
       states: {
         once: { on: { UPDATE_CHECK: { target: 'again', actions: 'rememberUpdateWhen' } } },

@@ -4,25 +4,22 @@
  */
 import type { InstanceEvent, MaintenancePolicy, Stamp } from './instance.types.ts';
 
-/** How a control action was asked for; `at` is the supervisor's stamp (its clocks), the machine has none. */
+/** How a control action was asked for; `at` is the supervisor's stamp, the machine has no clock. */
 export interface ControlArgs {
-  /** Restart and update only: carry it out by this policy instead of at once. */
+  /** Restart, update and restore: carry it out by this policy instead of at once. */
   when?: MaintenancePolicy;
-  /** Who asked, for the chat message and the remembered stop (`by boss from 10.0.0.5`); '' when unknown. */
+  /** `by boss from 10.0.0.5`; '' when unknown. */
   by?: string;
-  /** Rollback only: also put back the data snapshot taken before the installed build was installed. */
+  /** Rollback: also put back the data snapshot taken before the installed build was installed. */
   withData?: boolean;
-  /** Restore only: the snapshot to put back. */
+  /** Restore: the snapshot to put back. */
   snapshot?: string;
   at?: Stamp;
 }
 
 const NO_STAMP: Stamp = { wall: 0, mono: 0 };
 
-/**
- * The control requests a person (or a CDN) makes of an instance, and the event each sends to the machine: the one
- * table of them (the routes, the CLI and the status's `controls` list its keys). `restore` puts a data snapshot back.
- */
+/** The control requests and the event each sends: the one table of them (routes, CLI and status list its keys). */
 export const CONTROL_EVENT = {
   restart: (): InstanceEvent => ({ type: 'RESTART' }),
   update: ({ when, by }: ControlArgs): InstanceEvent => ({
@@ -40,7 +37,6 @@ export const CONTROL_EVENT = {
 };
 
 export type ControlAction = keyof typeof CONTROL_EVENT;
-/** Every control action, in the table's order. */
 export const CONTROL_ACTIONS = Object.keys(CONTROL_EVENT) as ControlAction[];
 
 /**
@@ -63,10 +59,7 @@ export function controlEvent(action: ControlAction, args: ControlArgs): Instance
   };
 }
 
-/**
- * What a tagged state is busy with, said as the reason a request it cannot take is refused. Every state that
- * refuses a request carries `busy` and one of these.
- */
+/** The reason a busy state refuses a request: every state that refuses one carries `busy` and one of these tags. */
 export const BUSY_REASONS = {
   installing: 'an update is being installed; roll back once it is done',
   'backing-off': 'the server is between crash relaunches; stop the instance, then roll back',
@@ -78,7 +71,7 @@ export const BUSY_REASONS = {
 
 export type BusyTag = keyof typeof BUSY_REASONS;
 
-/** What `refusalOf` reads of a machine snapshot (an xstate MachineSnapshot satisfies it). */
+/** What `refusalOf` reads of a machine snapshot. */
 export interface ControlView {
   status: string;
   tags: ReadonlySet<string>;
@@ -93,10 +86,7 @@ export interface ControlFacts {
   updateType?: string;
 }
 
-/**
- * Why `action` cannot be done now, or null when the machine takes it: refused exactly when the machine cannot take
- * its event, and always once it has stopped (the daemon exited).
- */
+/** Why `action` cannot be done now, or null: refused exactly when the machine cannot take its event. */
 export function refusalOf(snapshot: ControlView, action: ControlAction, facts: ControlFacts): string | null {
   const busy = busyRefusal(snapshot, action);
   if (busy !== null) return busy;
@@ -112,6 +102,5 @@ export function refusalOf(snapshot: ControlView, action: ControlAction, facts: C
 export function busyRefusal(snapshot: ControlView, action: ControlAction): string | null {
   if (snapshot.status !== 'active') return BUSY_REASONS['shutting-down'];
   if (snapshot.can(CONTROL_EVENT[action]({}))) return null;
-  // The reason named by the first busy tag the state carries.
   return Object.entries(BUSY_REASONS).find(([tag]) => snapshot.tags.has(tag))?.[1] ?? 'not possible in this state';
 }

@@ -1,7 +1,4 @@
-/**
- * The statechart's one `setup()`, its whole vocabulary: types, named actors (placeholders the supervisor provides),
- * delays, guards and actions (written in instance.actions.ts and instance.maintenance-plan.ts).
- */
+/** The statechart's one `setup()`: types, actor placeholders the supervisor provides, delays, guards, actions. */
 import { and, fromCallback, fromPromise, not, or, setup, stateIn } from 'xstate';
 import { buildActions, lifecycleActions } from './instance.actions.ts';
 import {
@@ -31,9 +28,6 @@ import type {
   UpdateOutput,
 } from './instance.types.ts';
 
-// --- What the actors take (what they give back is in instance.types.ts).
-
-/** Input of the `runProcess` callback actor, invoked as `process` by the `server` state for each launch. */
 export interface ProcessInput {
   key: string;
   launchId: number;
@@ -41,7 +35,6 @@ export interface ProcessInput {
   adoptPid: number | null;
 }
 
-/** Input of the `update` promise actor (check, then apply when available), and of `checkUpdate`. */
 export interface UpdateInput {
   key: string;
   revision: string | null;
@@ -50,20 +43,18 @@ export interface UpdateInput {
 }
 export type CheckInput = UpdateInput;
 
-/** Input of the `readPlayers` promise actor (`When: Empty`): the player count, or null when the server gave none. */
 export type PlayersInput = { key: string };
 
-/** Commands to the `maintenanceSchedule` callback actor: the settings changed, compute the next fires again. */
+/** To the `maintenanceSchedule` actor: the settings changed, compute the next fires again. */
 export type ScheduleCommand = { type: 'RESCHEDULE' };
 
-/** Input of the `rollback` promise actor: swaps `bin.prev` back. */
 export interface RollbackInput {
   key: string;
   /** Also restore the snapshot taken before the build being removed was installed. */
   withData: boolean;
 }
 
-/** Input of the `restore` promise actor: saves a `before-restore` snapshot, then puts snapshot `id` back. */
+/** The `restore` actor saves a `before-restore` snapshot, then puts snapshot `id` back. */
 export interface RestoreInput {
   key: string;
   id: string;
@@ -89,10 +80,7 @@ export const instanceSetup = setup({
     runProcess: fromCallback<ProcessCommand, ProcessInput>(notProvided('runProcess')),
     /** `When: Empty`: the server's player count (null: it gave none). */
     readPlayers: fromPromise<number | null, PlayersInput>(notProvided('readPlayers')),
-    /**
-     * `RestartSchedule` and `UpdateSchedule`: sends MAINTAIN {source: 'schedule'} and UPDATE_CHECK as they fire.
-     * Without one provided nothing is scheduled.
-     */
+    /** Sends MAINTAIN {source: 'schedule'} and UPDATE_CHECK as the schedules fire; not provided, nothing fires. */
     maintenanceSchedule: fromCallback<ScheduleCommand, PlayersInput>(() => undefined),
   },
   delays: {
@@ -108,7 +96,6 @@ export const instanceSetup = setup({
   },
   guards: {
     currentLaunch: ({ context, event }) => 'launchId' in event && event.launchId === context.launchId,
-    /** A check-in of the current launch while the server is wanted (not while it is being stopped). */
     checkinCounts: and(['currentLaunch', not(stateIn('#instance.lifecycle.server.stopping'))]),
     graceful: ({ event }) => event.type === 'SHUTDOWN' && !event.persist,
     updatePending: ({ context }) => context.updatePending,
@@ -125,18 +112,15 @@ export const instanceSetup = setup({
       stateIn('#instance.lifecycle.decide'),
       and([stateIn('#instance.lifecycle.stopped.failing'), 'updatePending']),
     ]),
-    /** Another update check was asked for while this one ran: it runs next. */
     askedAgain: stateIn('#instance.updateCheck.running.again'),
-    /** `decide` was entered because the launch was blocked (PROCESS_BLOCKED): no server ran, so nothing counts. */
+    /** No server ran, so nothing counts. */
     launchBlocked: ({ event }) => event.type === 'PROCESS_BLOCKED',
-    /** The startup-failure limit is reached and no pending update could still change the outcome. */
     giveUp: ({ context }) => context.exitIntent === 'crash' && givesUp(context),
-    /** The second unclean exit or hang kill after check-ins without a stable run between them, or a later one. */
     crashLoop: ({ context }) => inLoop(context),
-    /** A server is wanted and there (starting, running, awaiting a check-in): there is something to restart. */
+    /** A server is wanted and there: there is something to restart. */
     serverLive: and([stateIn('#instance.lifecycle.server'), not(stateIn('#instance.lifecycle.server.stopping'))]),
     serverThere: stateIn('#instance.lifecycle.server'),
-    /** An operator's stop stands (the `operatorStop` region): nothing but a restart, rollback or restore starts it. */
+    /** Nothing but a restart, rollback or restore starts an instance the operator stopped. */
     operatorStopped: stateIn('#instance.operatorStop.stopped'),
     /** At the start, `stop` can only be the input's: a stop data.json remembers. */
     stopRemembered: ({ context }) => context.stop.at !== '',
@@ -146,7 +130,7 @@ export const instanceSetup = setup({
     policyNow: ({ context }) => context.maintenance.pending?.when === 'Now',
     policyEmpty: ({ context }) => context.maintenance.pending?.when === 'Empty',
     pendingUpdate: ({ context }) => context.maintenance.pending?.action === 'update',
-    /** A pending update was installed: a server launched after `updating` (which spends `updatePending`). */
+    /** A server launched after `updating` (which spends `updatePending`). */
     updateInstalled: and(['pendingUpdate', not('updatePending'), stateIn('#instance.lifecycle.server')]),
     requested: ({ event }) => event.type === 'MAINTAIN' && event.source === 'request',
     /** A build found by a check asked with `?when=`: it replaces what is pending, as a person's request does. */
@@ -157,7 +141,6 @@ export const instanceSetup = setup({
      * stays pending until the hold ends (crash handling is never held, the install it would bring is).
      */
     installHeld: and([({ context }) => unaskedRelaunch(context), 'held']),
-    /** What a RESTORE_MAINTENANCE brings back: how far the saved pending action got, and whether it outlives the restart. */
     restores: ({ event }, step: RestoreStep) =>
       event.type === 'RESTORE_MAINTENANCE' && restoreStep(event.saved, event.adopted) === step,
     restoresHold: ({ event }) => event.type === 'RESTORE_MAINTENANCE' && event.saved.hold !== null,

@@ -11,14 +11,9 @@ import { maintenanceRegion, updateCheckRegion } from './instance.maintenance.ts'
 import { noMaintenance } from './instance.maintenance-plan.ts';
 import { instanceSetup as s } from './instance.setup.ts';
 
-export { backoffMs, type InstanceContext, type InstanceMachineEvent } from './instance.context.ts';
-
 const toDecide = '#instance.lifecycle.decide';
 
-/**
- * A failed rollback or restore is reported; a server stopped for it (its intent still stands) comes back through
- * `decide`, an instance that was stopped stays stopped.
- */
+/** A failed rollback or restore is reported; a server stopped for it comes back through `decide`. */
 const failed = (
   requested: 'rollbackRequested' | 'restoreRequested',
   report: 'reportRollbackFailure' | 'reportRestoreFailure',
@@ -43,7 +38,7 @@ const stopFor = (intent: 'restart' | 'rollback' | 'restore', what: string, note?
     ],
   }) as const;
 
-/** The lifecycle's `server` state: a server process is owned (see above); every way out goes to `decide`. */
+/** A server process is owned (see above); every way out goes to `decide`. */
 const serverState = s.createStateConfig({
   initial: 'starting',
   entry: 'beginLaunch',
@@ -83,11 +78,8 @@ const serverState = s.createStateConfig({
     },
     running: { after: { degradedAfter: 'awaiting-checkin' } },
     'awaiting-checkin': { after: { hangAfter: { target: toStopping, actions: 'killHung' } } },
-    /**
-     * No timer here: runProcess escalates (the shutdown request's and the exit's windows, then SIGKILL to the
-     * process group, whose exit always follows). It alone knows what it asked and when; a second timer here
-     * only raced it.
-     */
+    // No timer here: runProcess escalates (up to SIGKILL of the process group, whose exit always follows); it alone
+    // knows what it asked and when.
     stopping: {},
   },
 });
@@ -208,7 +200,6 @@ export const instanceMachine = s.createMachine({
             RESTART: { actions: 'clearDown' },
           },
         },
-        /** A server process is owned: being started, running, or being stopped (`serverState` above). */
         server: serverState,
         /** Waiting to launch again, with no server: `RESTART` launches at once, `STOP` stays stopped. */
         restarting: {
@@ -222,10 +213,7 @@ export const instanceMachine = s.createMachine({
               tags: ['busy', 'backing-off'],
               after: { backoff: { target: toDecide, actions: 'retry' } },
             },
-            /**
-             * The launch was blocked by the daemon's resources or a held game port: retried after its own back-off, which
-             * doubles per attempt up to the cap. Never gives up, and counts no startup failure.
-             */
+            /** Blocked by the daemon's resources or a held game port: retried for ever, counting no startup failure. */
             blocked: {
               tags: ['busy', 'launch-blocked'],
               entry: 'announceBlock',
@@ -244,7 +232,6 @@ export const instanceMachine = s.createMachine({
             onError: failed('rollbackRequested', 'reportRollbackFailure'),
           },
         },
-        /** Puts a data snapshot back (after snapshotting what it replaces), then launches. */
         restoring: {
           tags: ['busy', 'restoring'],
           invoke: {
@@ -274,7 +261,6 @@ export const instanceMachine = s.createMachine({
         off: { type: 'final' },
       },
     },
-    /** Update checks, one at a time (instance.maintenance.ts). */
     updateCheck: updateCheckRegion,
     maintenance: maintenanceRegion,
   },

@@ -1,10 +1,7 @@
 /**
- * The contract between the instance statechart (machines/instance.ts, pure) and the supervisor
- * (src/supervisor, which provides the actors with `.provide()`): the machine's input, events and emitted facts, and
- * what its actors give back, and the maintenance plan's. Types only (what the actors take is in instance.setup.ts).
+ * The contract between the instance statechart (pure) and src/supervisor, which provides its actors: input, events,
+ * emitted facts, what the actors give back, and the maintenance plan. Types only.
  */
-
-// --- The maintenance plan: pending restarts and updates, holds, and how data.json keeps them.
 
 /**
  * A moment as the supervisor stamps its maintenance events. `wall` (epoch ms) is for what a person reads and what
@@ -16,7 +13,7 @@ export interface Stamp {
   mono: number;
 }
 
-/** When a restart or found update is carried out while a server runs (config `Maintenance.When`). */
+/** `Maintenance.When`. */
 export type MaintenancePolicy = 'Now' | 'RoundEnd' | 'Empty';
 
 export interface MaintenanceRules {
@@ -33,62 +30,56 @@ export interface MaintenanceRules {
  */
 export type PendingSource = 'schedule' | 'update' | 'request';
 
-/** A restart or update waiting for its moment, as data.json keeps it (wall times, see `Stamp`). */
+/** A restart or update waiting for its moment, as data.json keeps it (wall times). */
 export interface SavedPending {
   action: 'restart' | 'update';
   source: PendingSource;
   when: MaintenancePolicy;
   since: number;
-  /** When it is forced, whatever the policy (MaxDelayMinutes after it began or a hold ended). */
+  /** When it is forced (MaxDelayMinutes after it began or a hold ended). */
   deadline: number;
   maxDelayMs: number;
   /** Why the daemon itself asked (a memory limit passed); told with the pending notice. */
   reason?: string;
-  /** A restore: the restart puts this backup of the data back while no server runs (`RESTORE`). */
+  /** A restore: the backup the restart puts back. */
   restore?: string;
-  /** Who asked for it (a `request`), as the notices name them. */
   by?: string;
 }
 
-/** A restart or update waiting for its moment: `due` is `deadline` on the monotonic clock, what the wait runs on. */
+/** `due`: `deadline` on the monotonic clock. */
 export interface PendingAction extends SavedPending {
   due: number;
 }
 
-/** A hold as data.json keeps it: from `since` until `until` (wall times). */
+/** A hold as data.json keeps it (wall times). */
 export interface SavedHold {
   since: number;
   until: number;
   reason: string;
 }
 
-/** A hold: `ends` is `until` on the monotonic clock, what its timer runs on. */
+/** `ends`: `until` on the monotonic clock. */
 export interface Hold extends SavedHold {
   ends: number;
 }
 
 /**
- * The maintenance plan as data.json keeps it for the next daemon: the pending action with how far it got, and a hold.
- * `asked`: the server was told to leave at its round end; `carried`: its shutdown was asked for; `forced`: by the
- * deadline.
+ * The plan data.json keeps for the next daemon. `asked`: the server was told to leave at its round end; `carried`: its
+ * shutdown was asked for; `forced`: by the deadline.
  */
 export interface SavedMaintenance {
   pending: (SavedPending & { asked: boolean; carried: boolean; forced: boolean }) | null;
   hold: SavedHold | null;
 }
 
-/** How a pending action or hold ended, as the notices say it. */
 export type MaintenanceOutcome = 'done' | 'forced' | 'released' | 'expired' | 'dropped';
-/** A scheduled restart, a person's restart, an update, or a hold, as the notices name them. */
 export type MaintenanceKind = 'scheduled-restart' | 'restart' | 'update' | 'hold';
 
-// --- The machine.
-
-/** Every wait the machine makes, in milliseconds; from config `TimeoutSeconds` and `Timing.*`. */
+/** Every wait the machine makes, in milliseconds (`TimeoutSeconds`, `Timing.*`). */
 export interface InstanceTiming {
   /** `TimeoutSeconds`: no check-in for this long (since launch or the last check-in) is a hang. */
   checkinTimeoutMs: number;
-  /** Crash-loop back-off: the first relaunch is immediate, the second waits this, doubling up to the cap. */
+  /** Crash-loop back-off: the second relaunch waits this, doubling up to the cap. */
   backoffInitialMs: number;
   backoffMaxMs: number;
   /** A run this long after its first check-in ends a crash loop (back-off and loop notification reset). */
@@ -100,11 +91,9 @@ export interface InstanceTiming {
 export interface InstanceInput {
   key: string;
   timing: InstanceTiming;
-  /** Installed revision from data.json, or null. */
   revision: string | null;
-  /** `Maintenance.When`, `MaxDelayMinutes` and the player poll of `When: Empty` (defaults: RoundEnd, 2 h, 10 s). */
   maintenance?: MaintenanceRules;
-  /** The operator's stop data.json remembers: the instance starts stopped by it (`operatorStop.stopped`). */
+  /** The operator's stop data.json remembers: the instance starts in `operatorStop.stopped`. */
   stop?: { by: string; at: string } | null;
 }
 
@@ -115,7 +104,7 @@ export interface ExitInfo {
   failure?: string;
   /** The server's last line of output, when it wrote one: often the reason it ended (`EADDRINUSE`). */
   lastLine?: string;
-  /** The kernel killed the launch at its hard memory limit (`Limits.MemoryMB`, in MB). */
+  /** The kernel killed the launch at its hard memory limit (`Limits.MemoryMB`). */
   memoryLimitMB?: number;
 }
 
@@ -135,43 +124,35 @@ export type ExitReason =
   | 'shutdown'
   | 'launch-failed';
 
-/** The last exit as the machine records it: its status and why (`memoryLimitMB` with `memory-limit`). */
 export interface LastExit extends Pick<ExitInfo, 'code' | 'signal' | 'memoryLimitMB'> {
   reason: ExitReason;
-  /**
-   * What says why, in words an operator can act on: the launch error, or the server's last line after an exit
-   * nobody asked for; null otherwise.
-   */
+  /** The launch error, or the server's last line after an exit nobody asked for. */
   detail: string | null;
 }
 
 /**
- * Why the current server process is going away, or went away: one value instead of a flag per request.
- * `crash` marks an exit nobody asked for (set when it happens); the others are requests, and when two meet the
- * stronger one wins (`want` in instance.context.ts): shutdown over stop, restart and rollback (the latest of
- * those three), and those over hang.
+ * Why the current server process is going away, or went away: `crash` marks an exit nobody asked for; the others are
+ * requests, and when two meet the stronger one wins (`want` in instance.context.ts).
  */
 export type ExitIntent = 'crash' | 'hang' | 'stop' | 'restart' | 'rollback' | 'restore' | 'shutdown';
 
-/** Events the machine accepts. */
 export type InstanceEvent =
   /** Daemon start: check for an update, then launch. */
   | { type: 'START' }
-  /** Daemon start with PersistServers: a live server from the previous daemon was verified; watch it. */
+  /** Daemon start with PersistServers: watch a verified live server of the previous daemon. */
   | { type: 'ADOPT'; pid: number }
   | { type: 'RESTART' }
-  /** Stop and stay stopped (`operatorStop`); `by`: who asked (`by boss from 10.0.0.5`), `at`: when (ISO). */
+  /** Stop and stay stopped (`operatorStop`); `by`: `by boss from 10.0.0.5`, `at`: ISO time. */
   | { type: 'STOP'; by?: string; at?: string }
   /** `when`: a build it finds is carried out with that policy (`POST /update?when=`), not `Maintenance.When`. */
   | { type: 'UPDATE_CHECK'; when?: MaintenancePolicy; by?: string }
   /** Swap `bin.prev` back and relaunch on it; `withData`: and the data snapshot taken before that build came. */
   | { type: 'ROLLBACK'; withData?: boolean }
-  /** Put the data snapshot `id` back and relaunch (a running server is shut down gracefully first). */
+  /** Put the data snapshot `id` back and relaunch. */
   | { type: 'RESTORE'; id: string }
   | { type: 'CHECKIN'; launchId: number }
   /** The launch's check-in secret before the spawn (a fast server checks in early), then again with the pid. */
   | { type: 'PROCESS_STARTED'; launchId: number; secret: string; pid: number | null }
-  /** The process is gone; a failed spawn is an exit with neither code nor signal. */
   | ({ type: 'PROCESS_EXITED'; launchId: number } & ExitInfo)
   /**
    * The launch could not happen through no fault of the server's (the daemon out of descriptors or memory, the game
@@ -180,7 +161,6 @@ export type InstanceEvent =
   | { type: 'PROCESS_BLOCKED'; launchId: number; kind: LaunchBlockKind; message: string }
   /** The daemon is exiting: persist=true detaches from the server, false shuts it down gracefully. */
   | { type: 'SHUTDOWN'; persist: boolean }
-  /** Config reload: new timings apply from the next timer armed. */
   | { type: 'CONFIG'; timing: InstanceTiming; maintenance?: MaintenanceRules }
   /**
    * A restart at a moment: a person's `restart?when=` (`request`, never held; done at once without a server) or a
@@ -191,42 +171,37 @@ export type InstanceEvent =
       source: 'schedule' | 'request';
       when?: MaintenancePolicy;
       reason?: string;
-      /** A restore at the moment `when` names: the backup it puts back. */
+      /** A restore at that moment: the backup it puts back. */
       restore?: string;
-      /** Who asked (a request), for the notices. */
       by?: string;
       at: Stamp;
     }
   /** Holds scheduled restarts and update installs for `ms` (a new hold replaces the end of one that stands). */
   | { type: 'HOLD'; ms: number; reason: string; at: Stamp }
   | { type: 'RELEASE_HOLD'; at: Stamp }
-  /** Daemon start: the plan the previous daemon left; a pending action outlives it only with an adopted server. */
+  /** The plan the previous daemon left; a pending action outlives it only with an adopted server. */
   | { type: 'RESTORE_MAINTENANCE'; saved: SavedMaintenance; adopted: boolean; at: Stamp };
 
-/** Why a launch was blocked: the daemon's own resources (EMFILE, ENFILE, EAGAIN, ENOMEM) or a game port still held. */
+/** Why a launch was blocked: the daemon's resources (EMFILE, ENFILE, EAGAIN, ENOMEM) or a game port still held. */
 export type LaunchBlockKind = 'resources' | 'port';
 
-/** A blocked-launch episode: from the first blocked launch to the next launch that spawns (or a stop). */
+/** From the first blocked launch to the next launch that spawns (or a stop). */
 export interface LaunchBlock {
   kind: LaunchBlockKind;
-  /** What blocked the last attempt, in words a person can act on. */
+  /** What blocked the last attempt. */
   message: string;
-  /** Blocked attempts in this episode (1 at the first). */
   attempts: number;
 }
 
-/** What deserves a person's attention; the notifier turns these into chat messages. */
 export type AlertKind = 'crash' | 'crash-loop' | 'hang' | 'hang-loop' | 'failing' | 'stopped';
-/** Why a server was relaunched (or will be); metrics count restarts by reason. */
 export type RestartReason = 'crash' | 'hang' | 'request' | 'update' | 'startup-failure' | 'exit';
 
-/** What the machine emits (actor.on); the supervisor bridges these onto the bus. */
+/** The supervisor bridges these onto the bus. */
 export type InstanceEmitted =
   | {
       type: 'alert';
       kind: AlertKind;
       exit: ExitInfo | null;
-      /** The last exit's detail (launch error, or the server's last line): what the message says why with. */
       detail: string | null;
       failures: number;
       backoffMs: number | null;
@@ -238,61 +213,50 @@ export type InstanceEmitted =
   | { type: 'checkin'; launchId: number }
   | { type: 'update-failed'; message: string }
   | { type: 'check-failed'; message: string }
-  /** An update check answered (the maintenance policy carries out a found update). */
   | { type: 'update-checked'; available: boolean }
   | { type: 'rolled-back'; revision: string | null }
-  /** A restart or update began to wait for its moment (the supervisor keeps the plan and tells it). */
   | { type: 'maintenance-pending'; pending: PendingAction; kind: Exclude<MaintenanceKind, 'hold'> }
   | { type: 'hold-began'; hold: Hold }
   | { type: 'maintenance-done'; kind: MaintenanceKind; how: MaintenanceOutcome }
-  /** The server was asked to leave at its round end, or restarted, for maintenance (`forced`: by the deadline). */
   | { type: 'maintenance-step'; step: 'ask-leave' | 'restart'; forced: boolean }
   | { type: 'rollback-failed'; message: string }
   | { type: 'restored'; id: string; saved: string }
   | { type: 'restore-failed'; id: string; message: string }
-  /** A launch was blocked (see LaunchBlock) and is retried in `retryMs`; `attempts` 1 starts an episode. */
+  /** `attempts` 1 starts an episode. */
   | { type: 'launch-blocked'; kind: LaunchBlockKind; message: string; attempts: number; retryMs: number }
-  /** A launch spawned again after `attempts` blocked ones: the episode is over. */
   | { type: 'launch-unblocked'; kind: LaunchBlockKind; attempts: number };
 
-// --- The actors: what they take and give back.
-
 /**
- * Commands the machine sends to its `process` child (the runProcess actor) with sendTo. Once the server is being
- * shut down or killed, a later STOP_GRACEFULLY, LEAVE or NOTIFY_UPDATE is ignored: a second request while it goes
- * changes only what the machine does after the exit.
+ * Commands to the `process` child (runProcess). Once the server is being shut down or killed, a later
+ * STOP_GRACEFULLY, LEAVE or NOTIFY_UPDATE is ignored: a second request changes only what the machine does after.
  */
 export type ProcessCommand =
   /** Graceful shutdown: POST /shutdown, wait for the exit, then kill the process group. */
   | { type: 'STOP_GRACEFULLY'; reason: string }
-  /** Stop on request: POST /update so the game leaves at a convenient moment; if undeliverable, STOP_GRACEFULLY. */
+  /** POST /update so the game leaves at a convenient moment; if undeliverable, STOP_GRACEFULLY. */
   | { type: 'LEAVE' }
-  /** An update is available: POST /update; a delivery failure is only logged. */
+  /** POST /update; a delivery failure is only logged. */
   | { type: 'NOTIFY_UPDATE' }
   /** Hang: dump if configured and `dump` (the first hang of a loop only), then kill the process group. */
   | { type: 'KILL'; reason: 'hang'; dump: boolean }
-  /** PersistServers: forget the process without killing it (the cleanup must not kill). */
+  /** PersistServers: forget the process without killing it. */
   | { type: 'DETACH' };
 
-/** Events the runProcess actor sends back: PROCESS_STARTED, PROCESS_EXITED, PROCESS_BLOCKED. */
 export type ProcessEvent = Extract<InstanceEvent, { type: 'PROCESS_STARTED' | 'PROCESS_EXITED' | 'PROCESS_BLOCKED' }>;
 
-/** Output of the `update` promise actor (check, then apply when available). */
 export interface UpdateOutput {
   revision: string | null;
-  /** True when a new build was installed. */
+  /** A new build was installed. */
   changed: boolean;
 }
 
-/** Output of the `checkUpdate` promise actor (spawned as child `updateCheck` on UPDATE_CHECK). */
 export interface CheckOutput {
   available: boolean;
   /** When the answer came: a found update's maintenance deadline counts from it. */
   at: Stamp;
 }
 
-/** Output of the `rollback` promise actor (it swaps `bin.prev` back): the revision now installed. */
 export type RollbackOutput = { revision: string | null };
 
-/** Output of the `restore` promise actor; `saved`: the `before-restore` snapshot of the data that was replaced. */
+/** `saved`: the `before-restore` snapshot of the data that was replaced. */
 export type RestoreOutput = { saved: string };

@@ -9,13 +9,9 @@ import type {
 import type { DiskReading } from './disk-reading.ts';
 
 export type { DiskReading } from './disk-reading.ts';
-// The machine's own words for why a server was relaunched and what deserves attention, defined there once.
 export type { AlertKind, MaintenanceKind, RestartReason };
 
-/**
- * What a chat notification is about (`Notification.Routes[].Events`); `loop` covers crash and hang loops,
- * `scheduled-restart` and `hold` are the notifier's from the maintenance events (src/notify/notices.ts).
- */
+/** What a chat notification is about (`Notification.Routes[].Events`); `loop` covers crash and hang loops. */
 export const NOTICE_KINDS = [
   'crash',
   'hang',
@@ -27,36 +23,31 @@ export const NOTICE_KINDS = [
   'scheduled-restart',
   'hold',
   'disk',
-  // A launch blocked by the daemon's resources or a held game port: once per episode, and its end.
   'launch-blocked',
-  // Update checks failing for Timing.UpdateCheckAlertMinutes, and working again.
   'update-check',
-  // A snapshot of an instance's data that failed, or its off-host copy (Backups.AfterCommand) that failed.
   'backup',
-  // A server missing from a hub it advertises to for longer than Hub.MissingMinutes, and listed again.
   'hub',
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /**
- * A notification for people, as the chat routes take it (src/notify/). Alerts, updates and maintenance events are
- * turned into notices by the notifier itself; `instance:notice` carries one from anywhere else.
+ * A notification for people, as the chat routes take it. Alerts, updates and maintenance events are turned into
+ * notices by the notifier itself; `instance:notice` carries one from anywhere else.
  */
 export interface Notice {
-  /** The instance; '' for a notice about the daemon's host (disk space), which every route wanting its kind gets. */
+  /** '' for a notice about the daemon's host (disk space), which every route wanting its kind gets. */
   key: string;
   kind: NoticeKind;
-  /** The whole story in one line: a Text message's content, an Embed's description. Names the key in backticks. */
+  /** The whole story in one line (a Text message, an Embed's description), the key in backticks. */
   message: string;
-  /** The embed title's words (`Scheduled restart pending`), the instance after them; by default the kind's. */
+  /** The embed title's words (`Scheduled restart pending`); by default the kind's. */
   title?: string;
-  /** Why, in a few words: who stopped it, a hold's reason, a failed update's error, the policy a restart waits on. */
+  /** Why, in a few words. */
   reason?: string;
   exit?: { code: number | null; signal: string | null } | null;
   revision?: string | null;
-  /** How long the server had been running, where known. */
   uptimeMs?: number;
-  /** More embed fields (a deadline, a hold's end); Text shows only `message`. */
+  /** More embed fields; Text shows only `message`. */
   fields?: Array<{ name: string; value: string }>;
   at: number;
 }
@@ -73,17 +64,15 @@ export type BusEvents = {
   'instance:launch': { key: string; pid: number; launchId: number; revision: string | null; at: number };
   'instance:checkin': { key: string; launchId: number; at: number };
   'instance:restart': { key: string; reason: RestartReason; at: number };
-  /** `level` `info` for what a person asked for (an operator's stop); `alert` (or absent) for what deserves attention. */
+  /** `level` `info` for what a person asked for (an operator's stop). */
   'instance:alert': {
     key: string;
     kind: AlertKind;
     level?: 'alert' | 'info';
     message: string;
-    /** The exit that caused it (crash, failing, stopped), when known. */
     exit?: { code: number | null; signal: string | null } | null;
     at: number;
   };
-  /** Something people are told in chat (see Notice); src/notify/ routes it by kind and instance. */
   'instance:notice': Notice;
   'instance:update': {
     key: string;
@@ -99,10 +88,7 @@ export type BusEvents = {
     by?: string;
     at: number;
   };
-  /**
-   * Maintenance, once when it begins and once when it is done, never per poll: `when` is the policy, `until` a
-   * hold's end (ms), `by` who asked for a requested restart.
-   */
+  /** Once when it begins and once when it is done, never per poll; `until`: a hold's end. */
   'instance:maintenance-pending': {
     key: string;
     kind: MaintenanceKind;
@@ -113,7 +99,6 @@ export type BusEvents = {
     until?: number;
     at: number;
   };
-  /** `how`: done (the server went), forced (MaxDelayMinutes ran out), released, expired (a hold), or dropped. */
   'instance:maintenance-done': {
     key: string;
     kind: MaintenanceKind;
@@ -121,23 +106,15 @@ export type BusEvents = {
     at: number;
   };
   'instance:log': { key: string; stream: 'stdout' | 'stderr'; line: string; at: number };
-  /** Every file system the daemon watches, at every check (`Disk.CheckSeconds`). */
+  /** Every file system the daemon watches, at every check. */
   'daemon:disk-checked': { filesystems: DiskReading[]; at: number };
-  /** A watched file system went below its threshold: once, until it is back above it. */
+  /** Once, until it is back above its threshold (with a little to spare, so it does not flap). */
   'daemon:disk-low': DiskReading & { at: number };
-  /** A file system that was low is back above its threshold (with a little to spare, so it does not flap). */
   'daemon:disk-recovered': DiskReading & { at: number };
-  /**
-   * Processes a launch left behind that process tracking killed (its cgroup, or its environment marker): when its
-   * server exited, or before the next launch (from an earlier launch or daemon, or holding the game port).
-   */
+  /** Processes a launch left behind that process tracking killed: when its server exited, or before a launch. */
   'instance:stragglers': { key: string; pids: number[]; when: 'exit' | 'relaunch'; at: number };
-  /** An update check ended: found an update or none (`ok`), or failed with `error` (src/supervisor/update-check-record.ts). */
   'instance:update-check': { key: string; ok: boolean; available: boolean; error: string | null; at: number };
-  /**
-   * A snapshot of the instance's data was taken (`ok`) or failed (`reason` space: the disk; failed: anything else);
-   * `removed`: the snapshots retention deleted after it.
-   */
+  /** A snapshot taken (`ok`) or failed; `removed`: the snapshots retention deleted after it. */
   'instance:backup': {
     key: string;
     ok: boolean;
@@ -149,11 +126,11 @@ export type BusEvents = {
     removed: string[];
     at: number;
   };
-  /** At daemon start, the newest snapshot on disk, taken under an earlier daemon: the last success until the next. */
+  /** At daemon start, the newest snapshot on disk: the last success until the next. */
   'instance:backup-found': { key: string; id: string; archiveBytes: number; at: number };
   /** `Backups.AfterCommand` ended for a snapshot: its status (`exit code 0`, …) and the end of its output. */
   'instance:backup-copied': { key: string; id: string; ok: boolean; status: string; output: string; at: number };
-  /** A launch not the server's fault to fail (`resources`, `port`), retried in `retryMs`; `attempts` 1 begins one. */
+  /** `attempts` 1 begins an episode. */
   'instance:launch-blocked': {
     key: string;
     kind: LaunchBlockKind;
@@ -162,13 +139,9 @@ export type BusEvents = {
     retryMs: number;
     at: number;
   };
-  /** A launch spawned again after `attempts` blocked ones: the episode is over. */
   'instance:launch-unblocked': { key: string; kind: LaunchBlockKind; attempts: number; at: number };
   'instance:checkin-rejected': { key: string; reason: string; remote: string | undefined; at: number };
-  /**
-   * A control request whose credentials were accepted (`/instances/:key/<verb>` or the dashboard's
-   * `/api/instances/:key/<verb>`), taken or refused; the audit log writes each.
-   */
+  /** A control request whose credentials were accepted, taken or refused; the audit log writes each. */
   'instance:control': {
     key: string;
     action: string;
@@ -176,23 +149,16 @@ export type BusEvents = {
     remote: string | undefined;
     status: number;
     result: 'accepted' | 'refused';
-    /** Why it was refused, when the daemon said (409: no update provider, no previous build, …). */
     reason?: string;
-    /** A console request (action `console`): the command line sent or refused; null when the body had none. */
+    /** Action `console`: the command line; null when the body had none. */
     command?: string | null;
-    /** A download (action `download`): the file's path under the instance folder. */
+    /** Action `download`: the file's path under the instance folder. */
     file?: string;
     at: number;
   };
-  // --- The daemon's own environment: write failures, refused requests, escaped errors ---
-  /**
-   * A server's log could not be written (`code`: ENOSPC, ENOENT, EACCES, …): its lines are dropped from now on and
-   * counted, and the writer tries again every `Timing.LogRetrySeconds`. Once per outage, not per line.
-   */
+  /** A server's log could not be written: once per outage, not per line. */
   'instance:log-failing': { key: string; file: string; code: string; message: string; at: number };
-  /** Lines of a server's log that were not written (the count of this one report). */
   'instance:log-dropped': { key: string; lines: number; at: number };
-  /** A server's log is written again after an outage; `dropped` lines were lost meanwhile. */
   'instance:log-resumed': { key: string; file: string; dropped: number; at: number };
   /**
    * A request refused before its credentials were accepted (wrong user, unknown key, junk or missing credentials),
@@ -207,19 +173,13 @@ export type BusEvents = {
     remote: string | undefined;
     status: number;
     reason: string;
-    /** A 403 for want of a right: the permission can() refused (one of src/auth/permissions.ts). */
+    /** A 403 for want of a right: the permission can() refused. */
     permission?: string;
     at: number;
   };
-  /**
-   * A dashboard login (`POST /login`) and how it ended; `user` is the name the form gave (shown). The audit log
-   * writes each, the failed ones rate-limited by source like any refusal; metrics count them by `result`.
-   */
+  /** `user` is the name the form gave; the failed ones are rate-limited by source like any refusal. */
   'daemon:login': { user: string; result: LoginResult; remote: string | undefined; at: number };
-  /**
-   * A user created, given roles or removed, or a key made for `watchdog login`, over HTTP (user-routes.ts): `by` is
-   * who did it (the audit line's `user`), `name` whom it changed, `roles` as written, `keyId` the key made.
-   */
+  /** `by` is who did it, `name` whom it changed. */
   'daemon:user-changed': {
     action: 'user.create' | 'user.roles' | 'user.remove' | 'key.create';
     by: string | undefined;
@@ -229,7 +189,6 @@ export type BusEvents = {
     remote: string | undefined;
     at: number;
   };
-  /** A dashboard session ended: its user logged out (`logout`). */
   'daemon:logout': { user: string; remote: string | undefined; at: number };
   /** An error no code path caught (`uncaughtException`, `unhandledRejection`); the daemon goes on supervising. */
   'daemon:fault': { kind: 'uncaught-exception' | 'unhandled-rejection'; message: string; at: number };
@@ -264,13 +223,9 @@ export function createBus(): Bus {
   return mitt<BusEvents>();
 }
 
-/** Handlers by event name, as `subscribe` takes them. */
 export type BusHandlers = { [K in keyof BusEvents]?: (event: BusEvents[K]) => void };
 
-/**
- * Subscribes each handler to its event; the function returned unsubscribes them all, so a subscriber lists its
- * events once.
- */
+/** Subscribes each handler to its event; the function returned unsubscribes them all. */
 export function subscribe(bus: Bus, handlers: BusHandlers): () => void {
   // Each entry pairs a name with its own handler type, which the list form cannot say.
   const entries = Object.entries(handlers) as Array<[keyof BusEvents, (event: BusEvents[keyof BusEvents]) => void]>;

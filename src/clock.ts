@@ -14,7 +14,6 @@ export const wallTimeOf = (ms: number): number => Date.now() - (monotonicMs() - 
  */
 export const stampNow = (): { wall: number; mono: number } => ({ wall: Date.now(), mono: monotonicMs() });
 
-/** A pending `pollFirstClock` timer: the timeout, then the two turns of the event loop after it. */
 interface PollFirstTimer {
   timer: NodeJS.Timeout;
   turn?: NodeJS.Immediate;

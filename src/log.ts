@@ -42,7 +42,6 @@ function writeStderr(text: string): void {
   }
 }
 
-/** The level in force per scope, cleared whenever the levels change. */
 const levels = new Map<string, number>();
 
 function thresholdOf(scope: string): number {

@@ -3,11 +3,9 @@ import { closeSync, constants, fstatSync, openSync, type Stats } from 'node:fs';
 import { type FileHandle, open, rm } from 'node:fs/promises';
 
 /**
- * Opening files in folders a game server or a secrets tool can write. A named pipe there would block a plain
- * `open` until someone opens its other end (a read waits for a writer, a write for a reader): the main thread
- * frozen, or a thread-pool thread parked for good. With O_NONBLOCK such an open returns at once (or fails with
- * ENXIO), and the fstat that follows refuses anything but a regular file. O_NONBLOCK changes nothing for a
- * regular file's reads and writes; O_NOCTTY keeps a terminal from becoming the daemon's.
+ * Opening files in folders a game server or a secrets tool can write. A named pipe there would block a plain `open`
+ * until someone opens its other end; with O_NONBLOCK it returns at once (or fails with ENXIO), and the fstat that
+ * follows refuses anything but a regular file. O_NOCTTY keeps a terminal from becoming the daemon's.
  */
 const NEVER_WAIT = constants.O_NONBLOCK | constants.O_NOCTTY;
 
@@ -46,19 +44,15 @@ const refusedOpen = (path: string, err: unknown): unknown =>
     : err;
 
 export interface OpenRegularOptions {
-  /** For O_CREAT. */
   mode?: number;
-  /** Folders are accepted too (the files routes list them). */
+  /** Folders are accepted too. */
   folders?: boolean;
 }
 
 const accepted = (stats: Stats, opts: OpenRegularOptions): boolean =>
   stats.isFile() || (opts.folders === true && stats.isDirectory());
 
-/**
- * Opens `path` on the thread pool without ever waiting on it; a NotRegularFileError when it is not a regular file
- * (or a folder, with `folders`). Other failures (ENOENT, EACCES) are the open's own errors. The caller closes `file`.
- */
+/** Opens `path` without ever waiting on it; a NotRegularFileError when it is not a regular file. */
 export async function openRegular(
   path: string,
   flags: number = constants.O_RDONLY,
@@ -77,10 +71,7 @@ export async function openRegular(
   }
 }
 
-/**
- * `openRegular` for the code that writes synchronously on purpose (the rotating log writer keeps lines whole and
- * in order) or runs in a worker (zip extraction): the open cannot block either, and returns the descriptor.
- */
+/** `openRegular` for code that writes synchronously on purpose or runs in a worker. */
 export function openRegularSync(
   path: string,
   flags: number = constants.O_RDONLY,
@@ -136,7 +127,6 @@ export async function hashFile(path: string): Promise<{ bytes: number; sha256: s
   return { bytes, sha256: hash.digest('hex') };
 }
 
-/** Flags for appending to a log, created when missing. */
 export const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
 
 /**

@@ -5,11 +5,7 @@ import { describeError } from '../errors.ts';
 import { readCapped } from '../kit/capped-body.ts';
 import type { Logger } from '../log.ts';
 
-/**
- * GET `url` and parse its JSON, on node:http(s): fetch would load Node's undici, several MB the daemon otherwise
- * never needs while it idles (bench/footprint.ts). Our /health is under 1 kB; whatever else answers there gets
- * `cap.maxBytes` (`Answers.BaseUrlMaxKilobytes`).
- */
+/** GET `url` and parse its JSON, on node:http(s): fetch would load undici, several MB the idle daemon never needs. */
 function getJson(url: string, { timeoutMs, maxBytes, setting }: AnswerCap): Promise<unknown> {
   const get = url.startsWith('https:') ? httpsGet : httpGet;
   return new Promise((resolve, reject) => {
@@ -31,9 +27,8 @@ function getJson(url: string, { timeoutMs, maxBytes, setting }: AnswerCap): Prom
 }
 
 /**
- * `BaseUrl` is the public address clients are given (the client download of Local and non-hybrid Git builds).
- * Game servers never use it (they check in where the daemon listens), so a wrong one breaks only those
- * downloads: say so at start, as advice, naming the cause. Within `Answers.BaseUrl…`.
+ * `BaseUrl` is the public address clients are given (client downloads); game servers never use it, so a wrong one
+ * breaks only those downloads: said at start, as advice, naming the cause.
  */
 export async function checkBaseUrlReachesUs(baseUrl: string, log: Logger, answers: AnswersSettings): Promise<boolean> {
   const url = new URL('health', baseUrl).href;

@@ -6,10 +6,9 @@ const LOOPBACK = new Set(['127.0.0.1', '::1']);
 const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
 /**
- * Where game servers check in (`watchdog.baseUrl`): an address this daemon listens on, on loopback where it can,
- * never `BaseUrl` — that one is public, maybe behind a proxy or https, and a check-in that does not arrive gets a
- * healthy server killed as hung. Spelt as the real watchdog spells Kestrel's address (`http://localhost:5000`, no
- * trailing slash), so servers it launched and we adopt agree with the ones we launch.
+ * Where game servers check in: an address this daemon listens on, on loopback where it can, never `BaseUrl` (maybe
+ * behind a proxy: a check-in that does not arrive gets a healthy server killed as hung). Spelt as the real watchdog
+ * spells Kestrel's address (`http://localhost:5000`), so servers it launched and we adopt agree with ours.
  */
 export function checkinBaseUrl(bound: readonly BoundAddress[]): string {
   const first = bound[0];
@@ -28,10 +27,7 @@ export function checkinBaseUrl(bound: readonly BoundAddress[]): string {
   return first.url;
 }
 
-/**
- * Whether a server told to check in at `url` reaches this daemon: the port is one we listen on, at the host we
- * bound there (`localhost` and the loopback addresses reach a loopback or all-interfaces socket).
- */
+/** Whether a server told to check in at `url` reaches this daemon (a port we listen on, at the host we bound). */
 export function reachesUs(url: string, bound: readonly BoundAddress[]): boolean {
   let u: URL;
   try {

@@ -21,10 +21,8 @@ export function thresholdOf(totalBytes: number, s: DiskSettings): number {
 }
 
 /**
- * Watches the free space of the file systems holding `folders` every `Disk.CheckSeconds`: one reading per file
- * system (folders with the same `stat().dev` share one), `daemon:disk-checked` on the bus at every check, and `daemon:disk-low` /
- * `daemon:disk-recovered` once per crossing of the threshold. Never throws: a folder that is gone or unreadable is a
- * reading with its error (logged once per change), and the watch goes on.
+ * Watches the free space of the file systems holding `folders` every `Disk.CheckSeconds`, one reading per file system.
+ * Never throws: a folder that is gone or unreadable is a reading with its error (logged once per change).
  */
 export function watchDisks(opts: {
   folders: WatchedFolder[];
@@ -90,7 +88,6 @@ export function watchDisks(opts: {
   running = check().finally(schedule);
 
   return {
-    /** The last reading of every watched file system (empty before the first check is done). */
     readings: (): DiskReading[] => last,
     /** Resolves when the check under way (or the first one) is done; for tests and the first status. */
     settled: (): Promise<void> => running,

@@ -5,10 +5,7 @@ import type { Logger } from '../log.ts';
 /** At most this many faults are logged with their stack per minute; the rest are counted (metrics) only. */
 const LOGGED_PER_MINUTE = 20;
 
-/**
- * Keeps the daemon supervising when an error escapes every handler: logged with its stack and put on the bus
- * (`daemon:fault`); docs/architecture.md, "When something escapes", says why. Returns the remover of the handlers.
- */
+/** Keeps the daemon supervising when an error escapes every handler (docs/architecture.md says why). */
 export function guardProcess(bus: Bus, log: Logger): () => void {
   let windowStart = Number.NEGATIVE_INFINITY;
   let logged = 0;

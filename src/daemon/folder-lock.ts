@@ -4,7 +4,7 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ResolvedConfig } from '../config/resolved.ts';
 
-/** What one watchdog owns alone: its instance root, and its working folder (logs/, the audit log). */
+/** What one watchdog owns alone: its instance root and its working folder. */
 export function ownedFolders(config: ResolvedConfig): string[] {
   return [resolve(config.workDir, config.settings.Servers.InstanceRoot), config.workDir];
 }
@@ -24,15 +24,13 @@ export interface FolderLock {
 export interface LockOptions {
   command: string;
   platform?: NodeJS.Platform;
-  /** How long to wait for the holder to say who it is (default 1 s). */
   answerTimeoutMs?: number;
 }
 
 /**
- * Takes every folder's lock, or none: on Linux each folder's names (`lockNames` below) are bound as abstract Unix
- * sockets. Binding is atomic, so of two daemons started at once exactly one gets a name; the kernel frees it when
- * the process ends however it ends (SIGKILL included), so a stale lock cannot exist. The holder answers a connection
- * with its pid and URLs. Throws FolderLockedError when another process holds one; takes nothing then.
+ * Takes every folder's lock, or none: each folder's names are bound as Linux abstract Unix sockets. Binding is
+ * atomic, and the kernel frees a name when the process ends however it ends, so a stale lock cannot exist. The holder
+ * answers a connection with its pid and URLs. Throws FolderLockedError when another process holds one.
  */
 export async function lockFolders(folders: string[], opts: LockOptions): Promise<FolderLock> {
   const info: LockHolder = { pid: process.pid, urls: [], command: opts.command };
@@ -132,17 +130,14 @@ function closeServer(server: Server): Promise<void> {
 }
 
 /**
- * The kernel names that stand for one folder: one for its canonical path (symlinks resolved, so two spellings of
- * the same folder meet), and, when the folder exists, one for its device, inode and birth time (so a bind mount of it
- * under another path meets too). Each is a Linux abstract socket name: a leading NUL, no file behind it, gone with the
- * process that bound it.
+ * The abstract socket names that stand for one folder: its canonical path (two spellings meet), and when it exists
+ * its device, inode and birth time (a bind mount of it under another path meets too).
  */
 export async function lockNames(folder: string): Promise<string[]> {
   const inode = await inodeLockName(folder);
   return [abstractName(`path:${await canonicalPath(folder)}`), ...(inode === null ? [] : [inode])];
 }
 
-/** The inode name alone, for a folder that exists now (null while it does not). */
 export async function inodeLockName(folder: string): Promise<string | null> {
   const id = await inodeOf(folder);
   return id === null ? null : abstractName(`inode:${id}`);
@@ -153,11 +148,7 @@ function abstractName(id: string): string {
   return `\0game-server-watchdog/lock/${createHash('sha256').update(id).digest('hex').slice(0, 40)}`;
 }
 
-/**
- * Device, inode and birth time: an inode number is reused at once for a new folder once the old one is removed (ext4
- * does), while a daemon left running in the removed folder still holds its name; the birth time tells the two apart
- * (a bind mount shares it). Where the file system keeps no birth time (0), device and inode alone.
- */
+/** Device, inode and birth time (which tells a reused inode from the removed folder's; 0 where none is kept). */
 async function inodeOf(folder: string): Promise<string | null> {
   try {
     const s = await stat(folder, { bigint: true });
@@ -168,10 +159,7 @@ async function inodeOf(folder: string): Promise<string | null> {
   }
 }
 
-/**
- * `folder` with symlinks resolved, without creating anything: the nearest part that exists is resolved by the
- * kernel and the missing rest is appended as written (a first start, before the folder is made).
- */
+/** `folder` with symlinks resolved, without creating anything: the missing rest is appended as written. */
 export async function canonicalPath(folder: string): Promise<string> {
   const abs = resolve(folder);
   const missing: string[] = [];
@@ -192,9 +180,9 @@ export async function canonicalPath(folder: string): Promise<string> {
 /** What the watchdog holding a folder says about itself when asked. */
 export interface LockHolder {
   pid: number | null;
-  /** Where it listens; empty while it is still starting, and for `watchdog import`. */
+  /** Empty while it is still starting, and for `watchdog import`. */
   urls: string[];
-  /** `start` (the daemon) or `import`. */
+  /** `start` or `import`. */
   command: string;
 }
 
@@ -210,7 +198,6 @@ export class FolderLockedError extends Error {
   }
 }
 
-/** `another watchdog (pid N, listening on http://…) is running in <folder>`, and the variants of that. */
 export function describeHolder(folder: string, h: LockHolder): string {
   const who = h.pid === null ? 'pid unknown: it did not answer' : `pid ${h.pid}`;
   const doing =
@@ -225,7 +212,7 @@ export function describeHolder(folder: string, h: LockHolder): string {
   );
 }
 
-/** The holder's answer; `gone` when nobody holds the name any more (it ended a moment ago). */
+/** The holder's answer; `gone` when nobody holds the name any more. */
 export function askHolder(name: string, timeoutMs: number): Promise<LockHolder | 'gone'> {
   return new Promise((resolve) => {
     let text = '';

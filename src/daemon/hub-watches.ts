@@ -21,11 +21,9 @@ interface Watched {
 }
 
 /**
- * Watches, for every instance whose server advertises to a hub (`hub.advertise` in what the engine reads: its
- * config.toml, `ROBUST_CVAR_*`, `--cvar` in Arguments), whether the hubs list it while it runs (src/hub/). Each run
- * starts afresh; the engine's hub lines in its log feed the watch. A server missing longer than `Hub.MissingMinutes`
- * first gets the re-advertise command when its console is on, then is one `hub` chat notice, and with
- * `Hub.RestartWhenMissing` a restart by its `Maintenance.When`; listed again is one notice more.
+ * Watches, for every instance whose server advertises to a hub, whether the hubs list it while it runs. A server
+ * missing longer than `Hub.MissingMinutes` first gets the re-advertise command (console on), then one `hub` notice,
+ * and with `Hub.RestartWhenMissing` a restart by its `Maintenance.When`; listed again is one notice more.
  */
 export function startHubWatches(opts: {
   config: () => ResolvedConfig;
@@ -127,7 +125,7 @@ export function startHubWatches(opts: {
   // The watch measures on the monotonic clock (a wall-clock step must not make an absence long or short).
   const iso = (ms: number | null) => (ms === null ? null : new Date(wallTimeOf(ms)).toISOString());
   return {
-    /** What the watch of `key` knows now; null when it is not watched (no advertising, no running server). */
+    /** null when `key` is not watched. */
     status(key: string): HubStatus | null {
       const w = watched.get(key);
       if (!w) return null;

@@ -4,7 +4,7 @@ import type { Logger } from '../log.ts';
 import { createNotifier, type Notifier, type NotifierOptions } from '../notify/notifier.ts';
 import { routesFrom } from '../notify/routes.ts';
 
-/** What a notifier is made from: a change of any of it makes a new one. */
+/** A change of any of it makes a new notifier. */
 const webhookSettings = (c: ResolvedConfig) => {
   const t = c.timing;
   const names = c.instances.map((i) => [i.key, i.name]);

@@ -4,9 +4,8 @@ import type { ResolvedConfig } from '../config/resolved.ts';
 import { answerCap } from '../config/sections/answers.ts';
 
 /**
- * Dashboard login through OpenID Connect (`Users.Oidc`) for the running daemon: the login reads the configuration
- * in force at each use, and a reload that changes the provider or client, or turns it off, ends the sessions opened
- * through the old one (a reload that keeps them changes nothing for them).
+ * Dashboard login through OpenID Connect (`Users.Oidc`): a reload that changes the provider or client, or turns it
+ * off, ends the sessions opened through the old one.
  */
 export function hostOidc(
   config: () => ResolvedConfig,

@@ -7,9 +7,8 @@ import type { Logger } from '../log.ts';
 const UNKNOWN_KEYS = '(keys not configured)';
 
 /**
- * Logs rejected check-ins with their reason, at most one line per `everyMs()` per instance, then one with their count
- * and the last reason: a misconfigured server pings every 15 s for ever, and its restart every TimeoutSeconds needs a
- * visible cause. Unknown keys share one bucket, so invented keys cannot flood the log or grow the table.
+ * Logs rejected check-ins, at most one line per `everyMs()` per instance, then their count: a misconfigured server
+ * pings for ever. Unknown keys share one bucket, so invented keys cannot flood the log or grow the table.
  */
 export function logRejectedCheckins(
   bus: Bus,
@@ -36,10 +35,7 @@ export function logRejectedCheckins(
   };
 }
 
-/**
- * Logs requests refused before their credentials were accepted (`daemon:request-refused`) the same way, by source:
- * about one line per source per `everyMs()`, for at most `MAX_BUCKETS` sources plus one for all others.
- */
+/** Logs requests refused before their credentials were accepted the same way, by source. */
 export function logRefusedRequests(bus: Bus, log: Logger, everyMs: () => number): () => void {
   const window = createLogWindow({
     everyMs,

@@ -1,5 +1,6 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
+import { hasAccounts, readUsersFile, type UsersDb } from '../auth/users-file.ts';
 import { defaultRunCommand, type LoadResult } from '../config/load.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import type { TimingSettings } from '../config/schema.ts';
@@ -19,15 +20,13 @@ const RESTART_ONLY: ReadonlyArray<{ name: string; of: (c: ResolvedConfig) => unk
   { name: 'Connections', of: (c) => c.settings.Connections },
 ];
 
-/** The names of the restart-only settings that differ between the running and the reloaded configuration. */
 export function restartOnlyChanges(running: ResolvedConfig, next: ResolvedConfig): string[] {
   return RESTART_ONLY.filter((s) => JSON.stringify(s.of(running)) !== JSON.stringify(s.of(next))).map((s) => s.name);
 }
 
 /**
- * The configuration a reload applies: `next`, with the restart-only settings of `running` (listen address,
- * BaseUrl, Process, Agones, instance root). Instance folders stay under the running root, so a changed InstanceRoot
- * never moves a running instance away from its build and data.json.
+ * The configuration a reload applies: `next`, with the restart-only settings of `running`. Instance folders stay
+ * under the running root, so a changed InstanceRoot never moves a running instance away from its build and data.json.
  */
 export function pinRestartOnly(running: ResolvedConfig, next: ResolvedConfig): ResolvedConfig {
   const root = resolve(running.workDir, running.settings.Servers.InstanceRoot);
@@ -53,7 +52,7 @@ export function pinRestartOnly(running: ResolvedConfig, next: ResolvedConfig): R
   };
 }
 
-/** Whether two configurations would behave the same (settings and the secrets read from files). */
+/** Settings and the secrets read from files. */
 function sameConfig(a: ResolvedConfig, b: ResolvedConfig): boolean {
   const tokens = (c: ResolvedConfig) => [...c.instances.map((i) => [i.key, i.apiToken ?? null]), c.oidcClientSecret];
   return JSON.stringify([a.settings, tokens(a)]) === JSON.stringify([b.settings, tokens(b)]);
@@ -65,20 +64,16 @@ export type ReloadOutcome =
   | { kind: 'applied'; result: ReconfigureResult; notApplied: string[] };
 
 export interface ReloaderOptions {
-  /** Reads, validates and resolves the configuration files again (`loadConfig` with the start options). */
+  /** `loadConfig` with the start options. */
   load: () => Promise<LoadResult>;
-  /** Applies a valid configuration to the running daemon. */
   apply: (config: ResolvedConfig) => Promise<ReconfigureResult>;
-  /** The configuration the daemon started with. */
   initial: ResolvedConfig;
   log: Logger;
 }
 
 /**
- * Config reload (docs/production.md, "Configuration reload"): validate first; an invalid file keeps the running
- * configuration and logs every problem. A valid one applies per-instance settings at each instance's next launch
- * (timings and tokens at once), starts added instances and shuts removed ones down gracefully; every change is
- * applied, whatever the order (the real watchdog stops at the first removed instance). Never rejects.
+ * Config reload (docs/production.md): an invalid file keeps the running configuration and logs every problem; every
+ * change of a valid one is applied, whatever the order (the real watchdog stops at the first removed instance).
  */
 export function createConfigReloader(opts: ReloaderOptions) {
   const { log } = opts;
@@ -128,15 +123,11 @@ export function createConfigReloader(opts: ReloaderOptions) {
       chain = queued;
       return queued;
     },
-    /** The configuration now applied. */
     current: (): ResolvedConfig => running,
   };
 }
 
-/**
- * Whether a file name is one of the layers of `mainFile` (`appsettings.yml`, `appsettings.<env>.yml`,
- * `appsettings.Secret.yml`, or the same pattern around a `--config` file's name).
- */
+/** Whether a file name is one of the layers of `mainFile` (`appsettings.yml`, `appsettings.<env>.yml`, …). */
 export function isConfigLayer(mainFile: string, name: string): boolean {
   const ext = extname(mainFile);
   const stem = basename(mainFile, ext);
@@ -188,7 +179,6 @@ export function reloadOnChange(opts: {
 /** What the daemon lacks, not what the files say: the same reload can succeed once it has them back. */
 const STARVED = /\((EMFILE|ENFILE|EAGAIN|ENOMEM)\)/;
 
-/** The reload was refused only because the files could not be read for want of descriptors or memory. */
 export function starvedOnly(problems: readonly string[]): boolean {
   return problems.length > 0 && problems.every((p) => STARVED.test(p));
 }
@@ -202,13 +192,12 @@ export function reloadRetryMs(timing: TimingSettings, attempt: number): number {
 }
 
 export interface ConfigReloadOptions extends ReloaderOptions {
-  /** The main configuration file; its folder is watched. */
+  /** Its folder is watched. */
   mainFile: string;
-  /** Called after each applied reload (the log level, for instance). */
   onApplied?: (config: ResolvedConfig) => void;
 }
 
-/** Reloads on SIGHUP and on changes to the configuration files. Returns a function that stops both. */
+/** Reloads on SIGHUP and on changes to the configuration files. */
 export function startConfigReload(opts: ConfigReloadOptions) {
   const reloader = createConfigReloader(opts);
   let stopped = false;
@@ -244,5 +233,46 @@ export function startConfigReload(opts: ConfigReloadOptions) {
       clearTimeout(retry);
       unwatch();
     },
+  };
+}
+
+/**
+ * Keeps the users file in force, read again on SIGHUP and when it changes. A broken file, or one removed while it held
+ * accounts, leaves the last good one in force: a typo must not lock every user out.
+ */
+export function startUsersReload(opts: { file: string; initial: UsersDb; log: Logger }) {
+  const { file, log } = opts;
+  let db = opts.initial;
+  let chain = Promise.resolve();
+  const once = async (trigger: string) => {
+    const read = await readUsersFile(file);
+    if (!read.ok) {
+      log.error(`users file reload (${trigger}) refused; the last good one stays in force`, { file });
+      for (const p of read.problems) log.error(`  ${p}`);
+      return;
+    }
+    if (read.missing && hasAccounts(db)) {
+      log.error(`the users file ${file} is gone; its last good version stays in force (empty it to remove every user)`);
+      return;
+    }
+    for (const w of read.warnings) log.warn(w);
+    db = read.db;
+    log.info(`users file reloaded (${trigger})`, { users: db.users.size, keys: db.keys.size });
+  };
+  const reload = (trigger: string): Promise<void> => {
+    chain = chain.then(() => once(trigger)).catch(() => undefined);
+    return chain;
+  };
+  const stop = reloadOnChange({
+    folder: dirname(file),
+    matches: (name) => name === basename(file),
+    what: 'users file',
+    reload: (trigger) => void reload(trigger),
+    log,
+  });
+  return {
+    current: (): UsersDb => db,
+    reload,
+    stop,
   };
 }

@@ -29,7 +29,7 @@ import { type HubWatches, startHubWatches } from './hub-watches.ts';
 import { hostNotifier } from './notifier-host.ts';
 import { hostOidc } from './oidc-host.ts';
 import { logRefusedRequests, logRejectedCheckins } from './refusal-logs.ts';
-import { startUsersReload } from './users-reload.ts';
+import { startUsersReload } from './reload.ts';
 import { VERSION } from './version.ts';
 
 /** What a person can do about a server log's write error, by its code; it resumes by itself once that is done. */
@@ -45,17 +45,14 @@ function remedy(code: string): string {
 export async function runDaemon(
   config: ResolvedConfig,
   opts: {
-    /** Handle errors escaping every handler (fault-guard.ts); the process entry sets it, in-process tests do not. */
+    /** Handle errors escaping every handler; the process entry sets it, in-process tests do not. */
     guardProcess?: boolean;
-    /** `--inspect`: observes every instance actor for the Stately inspector (inspector.ts). */
     inspect?: (event: InspectionEvent) => void;
-    /** The users file as read and validated at start (none: no accounts until the file appears). */
     users?: UsersDb;
   } = {},
 ) {
   const log = createLogger('watchdog');
-  // Before anything is read or made: a second daemon here would adopt or relaunch the first one's servers. Throws
-  // (exit 1, nothing touched) when another watchdog holds the instance root or this working folder (logs/, audit).
+  // Before anything is read or made: a second daemon here would adopt or relaunch the first one's servers.
   const lock = await lockFolders(ownedFolders(config), { command: 'start' });
   if (lock.mechanism === 'none')
     log.warn(
@@ -75,7 +72,6 @@ export async function runDaemon(
     // Servers left running by the previous daemon may check in, and a CDN may notify, before we are ready.
     starting: (key) => (supervisor ? supervisor.starting(key) : config.instances.some((i) => i.key === key)),
   };
-  // The disk and hub watches start with the instances, below; until then no status shows them.
   let diskWatch: DiskWatch | null = null;
   let hubWatches: HubWatches | null = null;
   const diskReadings = (): DiskReading[] => diskWatch?.readings() ?? [];
@@ -95,7 +91,6 @@ export async function runDaemon(
     () => current.timing.RejectedCheckinLogSeconds * 1000,
     (key) => registry.get(key) !== undefined,
   );
-  // A server's log dropping lines and written again (src/supervisor/server-log.ts), said once each.
   const stopLogHealthLog = subscribe(bus, {
     'instance:log-failing': (e) => {
       const retry = `trying again every ${current.timing.LogRetrySeconds} s`;
@@ -112,7 +107,6 @@ export async function runDaemon(
     log.child('http'),
     () => current.timing.RefusedRequestLogSeconds * 1000,
   );
-  // Connections cannot take the descriptors launches need nor starve check-ins (connection-guard.ts).
   const limits = connectionLimits(config.settings.Connections);
   const guard = createConnectionGuard(limits);
   const metrics = createMetricsCollector({ bus, registry, version: VERSION, connections: () => guard.counts() });
@@ -281,7 +275,5 @@ export async function runDaemon(
     return sup.reconfigure(next);
   };
 
-  // `done` resolves once the daemon has shut down; reconfigure applies a reload (src/daemon/reload.ts keeps the
-  // restart-only settings as they run): instances through the supervisor, the webhook at once.
   return { url: boundUrls[0] ?? checkinUrl, done, shutdown, reconfigure };
 }

@@ -21,10 +21,8 @@ async function stillRuns(pid: number, startTime: string | null): Promise<boolean
 }
 
 /**
- * A server left running by the previous daemon (PersistServers). It is not our child, so its exit is noticed by
- * polling, and its exit status is unknowable (reported as code null, signal null — "reason unavailable").
- * It was launched as its own process-group leader, so kills go to the group; once the leader is gone, what is
- * left of its group is killed too, as for a server we launched ourselves (`reapStragglers`).
+ * A server left running by the previous daemon (PersistServers): not our child, so its exit is polled for and its
+ * status unknowable (code and signal null). Kills go to its group, and what is left of it goes once it exits.
  */
 export function adoptedProcess(pid: number, startTime: string | null, pollMs = 500): ServerProcess {
   let timer: NodeJS.Timeout | undefined;
@@ -60,7 +58,6 @@ export function adoptedProcess(pid: number, startTime: string | null, pollMs = 5
 export interface AdoptedLogOptions {
   pid: number;
   startTime: string | null;
-  /** `<instance>/logs`: the adopted server appends to `server.log` there itself (persist mode). */
   logDir: string;
   onLine: (line: string) => void;
   rotation?: LogRotation;
@@ -70,9 +67,8 @@ export interface AdoptedLogOptions {
 }
 
 /**
- * The adopted server's stdout when it is our server.log removed (with logs/) while it ran, else null. It goes on
- * writing there, unseen and unbounded, and the server.log now in logs/ (the previous daemon's copy, or none) gets
- * nothing: that removed file is the one to follow, through the proc link, as the daemon that launched it did.
+ * The adopted server's stdout when it is our server.log removed while it ran, else null: that removed file is the
+ * one to follow, through the proc link, as the daemon that launched it did.
  */
 export function removedLogOf(pid: number, logDir: string): string | null {
   const link = `/proc/${pid}/fd/1`;
@@ -87,9 +83,8 @@ export function removedLogOf(pid: number, logDir: string): string | null {
 }
 
 /**
- * Follows the log of an adopted server while it runs: its lines are echoed like a launched server's, and the
- * file is bounded by copy-and-truncate (the server holds it open with O_APPEND), as `spawnServer` does in
- * persist mode. Stops by itself once the server is gone; `stop()` ends it sooner (daemon exit).
+ * Follows the log of an adopted server while it runs, bounded as `spawnServer` does in persist mode. Stops by itself
+ * once the server is gone; `stop()` ends it sooner.
  */
 export function followAdoptedLog(opts: AdoptedLogOptions): { stop(): void } {
   const rotation = opts.rotation ?? DEFAULT_ROTATION;

@@ -5,25 +5,21 @@ import { createRotatingLogWriter, type RotatingLogWriter } from './log-writer.ts
 import type { WriteHealth, WriteOutage } from './write-outage.ts';
 
 /**
- * Keeps a server.log bounded that another process holds open with O_APPEND. When the copy to server.log.1 fails
- * (full disk, removed folder) the file is truncated anyway: the lines since the last rotation are lost and counted
- * as dropped, but the server can go on logging and the file cannot grow until the disk is full for good. The
- * outage ends at the next rotation that copies again.
+ * Keeps a server.log bounded that another process holds open with O_APPEND. When the copy to server.log.1 fails the
+ * file is truncated anyway (the lines since the last rotation are counted as dropped): it cannot fill the disk.
  */
 export function boundAppendedLog(logDir: string, rotation: LogRotation, outage: WriteOutage) {
   let lines = 0;
   /** The size at the previous poll; unknown at the first (an adopted file's size is no growth). */
   let last: number | null = null;
   return {
-    /** Called for each line the follower read, so a forced truncation knows how many it cost. */
+    /** Each line the follower read: a forced truncation knows how many it cost. */
     counted: () => {
       lines += 1;
     },
     /**
-     * The follower's `onPoll`: rotates by copy-and-truncate once the file has reached its size, or would before the
-     * next poll; `emptied` tells the follower the file starts over. `held`, the follower's own descriptor of the
-     * file, empties it when the copy fails for want of descriptors (EMFILE), where a truncation by path, which opens
-     * the file, would fail too.
+     * Rotates by copy-and-truncate once the file has reached its size, or would before the next poll. `held`, the
+     * follower's own descriptor, empties it when the copy fails for want of descriptors (a truncation by path would too).
      */
     onPoll(size: number, emptied?: () => void, held?: { truncate(): void }): void {
       // Rotating only once the size is reached leaves the file a poll's worth of output past it: a server printing
@@ -64,7 +60,6 @@ export interface AppendedLogOptions {
   outage: WriteOutage;
   onLine: (line: string) => void;
   startOffset?: number;
-  /** Where to read at the start instead of server.log (`followLog`'s `source`). */
   source?: string;
   intervalMs?: number;
   retryMs?: number;
@@ -72,9 +67,8 @@ export interface AppendedLogOptions {
 }
 
 /**
- * Follows a server.log the server appends to itself (PersistServers), bounded by `boundAppendedLog`. A file removed
- * while the server writes to it would grow unseen for ever: until the next launch its lines are copied into a new
- * server.log (rotated like a piped one) and the removed file is emptied at the rotation size.
+ * Follows a server.log the server appends to itself (PersistServers). A file removed while the server writes to it
+ * would grow unseen for ever: its lines are copied into a new server.log and it is emptied at the rotation size.
  */
 export function followAppendedLog(opts: AppendedLogOptions): LogFollower {
   const { logDir, rotation, outage } = opts;

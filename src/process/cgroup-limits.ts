@@ -1,13 +1,10 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { cgroup2Mount, cgroupOf } from './cgroup.ts';
+import { ownCgroup } from './cgroup.ts';
 
-/**
- * The hard limits of a launch in its cgroup v2: `memory.max`, `cpu.max` and `pids.max`, with the controllers they
- * need enabled down the daemon's subtree, and how a launch ended by its memory limit is told (`memory.events`).
- */
+/** The hard limits of a launch in its cgroup v2, with the controllers they need enabled down the daemon's subtree. */
 
-/** A launch's hard limits as written (the config's `Limits`, converted). */
+/** The config's `Limits`, converted. */
 export interface HardLimits {
   /** Decimal MB (1 MB = 1,000,000 bytes), as every size the daemon reads or prints. */
   memoryMB?: number;
@@ -18,10 +15,9 @@ export interface HardLimits {
 
 export type LimitController = 'memory' | 'cpu' | 'pids';
 
-/** The CPU period the quota is a share of: 100 ms, the kernel's default. */
+/** The CPU period the quota is a share of: the kernel's default. */
 export const CPU_PERIOD_US = 100_000;
 
-/** The interface files of `limits`, each with its controller, the text written and the config key it comes from. */
 export function limitFiles(
   limits: HardLimits,
 ): Array<{ controller: LimitController; file: string; text: string; key: string }> {
@@ -38,14 +34,11 @@ export function limitFiles(
 /** `memory.max` for `mb` decimal megabytes: whole bytes (the kernel rounds them down to its page size). */
 export const memoryMaxText = (mb: number): string => String(Math.floor(mb * 1_000_000));
 
-/**
- * `cpu.max` for `percent` of one core: `<quota> <period>` in microseconds, the quota at least the kernel's least
- * (1 ms). `cpuMaxText(150)` is `150000 100000`.
- */
+/** `cpu.max` for `percent` of one core: `cpuMaxText(150)` is `150000 100000` (the quota at least 1 ms). */
 export const cpuMaxText = (percent: number): string =>
   `${Math.max(1000, Math.round((percent / 100) * CPU_PERIOD_US))} ${CPU_PERIOD_US}`;
 
-/** The controllers `limits` need, in the order the kernel lists them. */
+/** In the order the kernel lists them. */
 export const neededControllers = (limits: HardLimits): LimitController[] =>
   (['cpu', 'memory', 'pids'] as const).filter((c) => limitFiles(limits).some((f) => f.controller === c));
 
@@ -56,25 +49,19 @@ export function oomKills(memoryEvents: string): number {
   return Number.isInteger(n) && n > 0 ? n : 0;
 }
 
-/** How many processes of the cgroup `dir` the kernel killed at its memory limit (0 when unknown or gone). */
 export async function readOomKills(dir: string): Promise<number> {
   return oomKills(await readFile(join(dir, 'memory.events'), 'utf8').catch(() => ''));
 }
 
-/** The controllers a cgroup's `cgroup.controllers` (or `subtree_control`) lists. */
 export const listed = (text: string): Set<string> => new Set(text.split(/\s+/).filter(Boolean));
 
-/** Why the daemon's own cgroup cannot hand a controller down, in words for the log and `watchdog check`. */
 export function missingController(own: string, available: Set<string>): string {
   const has = available.size === 0 ? 'none' : [...available].join(' ');
   const dir = own.length > 1 ? own.replace(/\/$/, '') : own;
   return `the controller is not delegated to this daemon's cgroup ${dir} (its cgroup.controllers lists ${has})`;
 }
 
-/**
- * The limits of `limits` that cannot apply, one line per reason: `Limits.MemoryMB (memory.max) and Limits.Tasks
- * (pids.max) cannot apply: <why>`. `why` is by controller, or by file for a write that failed.
- */
+/** One line per reason: `Limits.MemoryMB (memory.max) and Limits.Tasks (pids.max) cannot apply: <why>`. */
 export function unappliedLines(limits: HardLimits, why: ReadonlyMap<string, string>): string[] {
   const byReason = new Map<string, string[]>();
   for (const f of limitFiles(limits)) {
@@ -88,11 +75,9 @@ export function unappliedLines(limits: HardLimits, why: ReadonlyMap<string, stri
 }
 
 /**
- * Enables `controllers` in `cgroup.subtree_control` of each cgroup from `top` (the daemon's own) down to `parent`
- * (the launch's parent), skipping those already on. A cgroup other than the root that holds processes cannot hand
- * the memory controller down (cgroup v2's "no internal processes"): when `top` holds this daemon, `leaf` is where it
- * moves itself first (below the subtree, beside the instances). Returns, per controller that could not be enabled,
- * why.
+ * Enables `controllers` in each cgroup from `top` (the daemon's own) down to `parent`. A non-root cgroup that holds
+ * processes cannot hand the memory controller down ("no internal processes"): the daemon moves itself to `leaf`
+ * first. Returns, per controller that could not be enabled, why.
  */
 export async function enableControllers(
   top: string,
@@ -116,7 +101,6 @@ export async function enableControllers(
   return why;
 }
 
-/** `top` and every cgroup below it down to `parent`, top first. */
 export function chainDown(top: string, parent: string): string[] {
   const below = relative(top, parent);
   if (below === '' || below.startsWith('..')) return [top];
@@ -147,9 +131,8 @@ async function enable(level: string, controller: LimitController, leaf: string |
 }
 
 /**
- * Writes `limits` into the launch's cgroup `dir`, each file on its own: one that cannot be written is said (its key,
- * the file, why) and the rest still apply. With a memory limit, the launch is killed as a whole at it
- * (`memory.oom.group`): a server that lost one process to the limit would run on broken.
+ * Writes `limits` into the launch's cgroup, each file on its own (one that fails is said, the rest apply). At a memory
+ * limit the launch is killed as a whole (`memory.oom.group`): a server that lost one process would run on broken.
  */
 export async function writeLimits(
   dir: string,
@@ -171,18 +154,11 @@ export async function writeLimits(
   return { problems: unappliedLines(limits, why), written };
 }
 
-/**
- * Why each of `controllers` cannot limit the launches of a daemon started from this process (its cgroup v2 lacks
- * it, or it has none); an empty map when all can. `watchdog check` asks this: it reads only /proc and the cgroup
- * files, and writes nothing.
- */
+/** Why each of `controllers` cannot limit a daemon started from here, for `watchdog check` (reads only). */
 export async function undelegated(controllers: readonly LimitController[]): Promise<Map<LimitController, string>> {
-  const all = (why: string) => new Map(controllers.map((c) => [c, why]));
-  if (process.platform !== 'linux') return all(`not Linux (${process.platform})`);
-  const mount = await cgroup2Mount();
-  if (mount === null) return all('no cgroup2 file system is mounted (cgroup v1 only)');
-  const own = await cgroupOf('self', mount);
-  if (own === null) return all('this process has no cgroup v2 path in /proc/self/cgroup');
+  const cg = await ownCgroup();
+  if ('why' in cg) return new Map(controllers.map((c) => [c, cg.why]));
+  const { own } = cg;
   const available = listed(await readFile(join(own, 'cgroup.controllers'), 'utf8').catch(() => ''));
   return new Map(
     controllers.filter((c) => !available.has(c)).map((c) => [c, missingController(own, available)] as const),

@@ -3,6 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { monotonicMs } from '../clock.ts';
+import { killPid, killUntilGone } from './process-group.ts';
 
 /**
  * cgroup v2 plumbing for process tracking: one cgroup per launch, below a folder of this daemon's in its own cgroup.
@@ -10,7 +11,7 @@ import { monotonicMs } from '../clock.ts';
  * a launch created (systemd's KillMode=control-group, done by us).
  */
 
-/** Where the cgroup2 file system is mounted (`/sys/fs/cgroup` on systemd hosts, `…/unified` on hybrid ones). */
+/** Where the cgroup2 file system is mounted (`/sys/fs/cgroup`, `…/unified` on hybrid hosts). */
 export async function cgroup2Mount(): Promise<string | null> {
   const text = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
   for (const line of text.split('\n')) {
@@ -21,17 +22,22 @@ export async function cgroup2Mount(): Promise<string | null> {
   return null;
 }
 
-/**
- * The cgroup folder `pid` is in (the `0::` line of its /proc/<pid>/cgroup) on the cgroup2 mount `mount`; with no
- * mount, the path in the hierarchy itself. Null when it is gone, or without cgroup v2.
- */
+/** This process's cgroup v2 folder on its mount, or why it has none. */
+export async function ownCgroup(): Promise<{ mount: string; own: string } | { why: string }> {
+  if (process.platform !== 'linux') return { why: `not Linux (${process.platform})` };
+  const mount = await cgroup2Mount();
+  if (mount === null) return { why: 'no cgroup2 file system is mounted (cgroup v1 only)' };
+  const own = await cgroupOf('self', mount);
+  return own === null ? { why: 'this process has no cgroup v2 path in /proc/self/cgroup' } : { mount, own };
+}
+
+/** The cgroup folder `pid` is in, on `mount` (with none, the path in the hierarchy); null without cgroup v2. */
 export async function cgroupOf(pid: number | 'self', mount = ''): Promise<string | null> {
   const text = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '');
   const line = text.split('\n').find((l) => l.startsWith('0::'));
   return line ? join(mount, line.slice(3)) : null;
 }
 
-/** The pids in a cgroup (empty when it is gone). */
 export async function cgroupPids(dir: string): Promise<number[]> {
   const text = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
   return text
@@ -41,22 +47,17 @@ export async function cgroupPids(dir: string): Promise<number[]> {
 }
 
 /**
- * The shell line that moves itself into a cgroup and then becomes the server (`exec` keeps the pid): the server is
- * in the cgroup before it runs a single instruction, so nothing it forks can escape. Arguments: `$1` is the
- * cgroup's `cgroup.procs`, then the program and its arguments.
+ * The shell line that moves itself into a cgroup (`$1`: its `cgroup.procs`) and then execs the server: it is in the
+ * cgroup before it runs a single instruction, so nothing it forks can escape.
  */
 export const JOIN_AND_EXEC =
   'echo $$ > "$1" || { echo "watchdog: cannot move the server into its cgroup ($1)" >&2; exit 125; }; shift; exec "$@"';
 
-/** The command that launches `program args` inside the cgroup `dir`. */
 export function inCgroup(dir: string, program: string, args: string[]): { file: string; args: string[] } {
   return { file: '/bin/sh', args: ['-c', JOIN_AND_EXEC, 'sh', join(dir, 'cgroup.procs'), program, ...args] };
 }
 
-/**
- * Whether this daemon can run launches in cgroups below `base`: creates it, moves a short-lived shell into a child
- * of it the way a launch does, and removes the child. Resolves null when it works, else why not.
- */
+/** Whether this daemon can run launches in cgroups below `base`, tried as a launch does: null, or why not. */
 export async function probeCgroups(base: string): Promise<string | null> {
   const dir = join(base, `probe-${process.pid}`);
   try {
@@ -78,28 +79,22 @@ export async function probeCgroups(base: string): Promise<string | null> {
   }
 }
 
-/**
- * Kills every process in the cgroup `dir` and below it: `cgroup.kill` where the kernel has it (5.14+), else SIGKILL
- * to every pid listed. Returns the pids that were there. Never throws.
- */
+/** Kills every process in `dir` and below: `cgroup.kill` (kernel 5.14+), else SIGKILL to each; the pids there. */
 export async function killCgroup(dir: string): Promise<number[]> {
   const pids = await treePids(dir);
   if (existsSync(join(dir, 'cgroup.kill'))) {
     await writeFile(join(dir, 'cgroup.kill'), '1').catch(() => undefined);
-  } else {
-    for (const pid of pids) signal(pid);
-  }
+  } else pids.forEach(killPid);
   return pids;
 }
 
-/** The pids in `dir` and every cgroup below it. */
 async function treePids(dir: string): Promise<number[]> {
   const pids = await cgroupPids(dir);
   for (const child of await subgroups(dir)) pids.push(...(await treePids(child)));
   return pids;
 }
 
-/** The synchronous form of killCgroup, for a caller that cannot wait (an actor's cleanup). Never throws. */
+/** The synchronous form, for an actor's cleanup. */
 export function killCgroupNow(dir: string): void {
   try {
     writeFileSync(join(dir, 'cgroup.kill'), '1');
@@ -108,31 +103,16 @@ export function killCgroupNow(dir: string): void {
   }
 }
 
-function signal(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Gone already.
-  }
-}
-
 /**
- * Kills what is left in `dir` (and below it) until it is empty, then removes it, its children first; returns the
- * pids that were killed. Bounded by `timeoutMs`: a cgroup that cannot be emptied in time stays, and the next sweep
- * tries again. Never throws.
+ * Kills what is left in `dir` until it is empty, then removes it; the pids killed. A cgroup that cannot be emptied
+ * within `timeoutMs` stays, and the next sweep tries again. Never throws.
  */
 export async function killAndRemove(dir: string, timeoutMs: number): Promise<number[]> {
   if (!existsSync(dir)) return [];
-  const killed = new Set<number>();
   const deadline = monotonicMs() + timeoutMs;
-  for (;;) {
-    const left = await killCgroup(dir);
-    for (const pid of left) killed.add(pid);
-    if (left.length === 0 || monotonicMs() >= deadline) break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  const killed = await killUntilGone(() => killCgroup(dir), timeoutMs);
   await removeTree(dir, deadline);
-  return [...killed];
+  return killed;
 }
 
 async function removeTree(dir: string, deadline: number): Promise<void> {
@@ -140,16 +120,12 @@ async function removeTree(dir: string, deadline: number): Promise<void> {
   await removeWhenEmpty(dir, Math.max(0, deadline - monotonicMs()));
 }
 
-/** The child cgroups of `dir` (folders; the interface files are plain files). */
 export async function subgroups(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   return entries.filter((e) => e.isDirectory()).map((e) => join(dir, e.name));
 }
 
-/**
- * Removes an emptied cgroup. Its last processes may still be exiting right after a kill (rmdir says EBUSY until
- * they are reaped), so this retries for up to `timeoutMs`. Resolves whether it is gone.
- */
+/** Removes an emptied cgroup, retrying EBUSY (its last processes not reaped yet) for `timeoutMs`; whether it is gone. */
 export async function removeWhenEmpty(dir: string, timeoutMs: number): Promise<boolean> {
   const deadline = monotonicMs() + timeoutMs;
   for (;;) {
@@ -165,7 +141,7 @@ export async function removeWhenEmpty(dir: string, timeoutMs: number): Promise<b
   }
 }
 
-/** Removes the empty cgroups below `base` (launches of earlier daemons that ended); populated ones stay. */
+/** Removes the empty cgroups below `base`; populated ones stay. */
 export async function removeEmptyBelow(base: string): Promise<void> {
   for (const child of await subgroups(base)) {
     await removeEmptyBelow(child);

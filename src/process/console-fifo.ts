@@ -1,15 +1,14 @@
 import { execFile } from 'node:child_process';
 import { close, constants, lstat, open, rm, write } from 'node:fs';
 import { promisify } from 'node:util';
-import { commandProblem, MAX_COMMAND_BYTES } from '../config/sections/console-hub.ts';
+import { commandProblem } from '../config/sections/console-hub.ts';
 import { describeError } from '../errors.ts';
 
 /**
- * A server's console: a FIFO in the instance folder that is the server's standard input. The engine reads console
- * commands line by line from a redirected standard input (RobustToolbox `SystemConsoleManager`), each run with full
- * server-console rights. The server gets the FIFO opened read-write, so it never sees end-of-file while no writer
- * holds it: a daemon that exits leaves it waiting, and the next daemon (adopting a server it kept running) writes to
- * the same FIFO. Each command is one `write` of at most PIPE_BUF bytes, so commands from two senders never mix.
+ * A server's console: a FIFO in the instance folder that is the server's standard input, read line by line by the
+ * engine with full server-console rights. The server gets it opened read-write, so it never sees end-of-file while no
+ * writer holds it (the next daemon, adopting the server, writes to the same FIFO). Each command is one `write` of at
+ * most PIPE_BUF bytes, so commands from two senders never mix.
  */
 
 export const CONSOLE_FIFO = 'console.fifo';
@@ -65,16 +64,12 @@ export async function consoleStdin(
   }
 }
 
-/** After the spawn: the child holds its own copy; the daemon keeps none (it writes through fresh opens). */
+/** After the spawn: the child holds its own copy; the daemon writes through fresh opens. */
 export function closeConsoleStdin(fd: number | null): void {
   if (fd !== null) close(fd, () => {});
 }
 
-/**
- * Writes one command line to the server's console. Fails as `not-reading` when no server holds the FIFO (ENXIO:
- * it is not running, or was launched before its console was enabled) or its input is full (EAGAIN: it stopped
- * reading), without ever blocking the daemon.
- */
+/** Writes one command line to the server's console, never blocking: `not-reading` when no server reads it. */
 export async function sendConsoleCommand(path: string, command: string): Promise<void> {
   const problem = commandProblem(command);
   if (problem !== null) throw new ConsoleError('invalid', `refused: ${problem}`);
@@ -107,5 +102,3 @@ export async function sendConsoleCommand(path: string, command: string): Promise
     await pClose(fd).catch(() => {});
   }
 }
-
-export { commandProblem, MAX_COMMAND_BYTES };

@@ -37,7 +37,6 @@ export interface IpcReply {
 /** What a dump request came to: `ok`, or why not, with the runtime's HRESULT when it sent one. */
 export type IpcDumpResult = { ok: true; command: number } | { ok: false; reason: string; hresult?: number };
 
-/** One message: header then payload. */
 export function encodeMessage(commandSet: number, commandId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
   const size = HEADER_SIZE + payload.length;
   if (size > 0xffff) throw new RangeError(`an IPC message of ${size} bytes does not fit the uint16 size field`);
@@ -76,7 +75,6 @@ export function dumpPayload(path: string, type: DumpType): Buffer {
   return Buffer.concat([encodeString(path), nums]);
 }
 
-/** Parses a whole reply, or says what is wrong with it. */
 export function decodeReply(buf: Buffer): IpcReply | string {
   if (buf.length < HEADER_SIZE) return `a short reply (${buf.length} bytes, a header is ${HEADER_SIZE})`;
   if (!buf.subarray(0, MAGIC.length).equals(MAGIC)) return 'a reply without the DOTNET_IPC_V1 magic';
@@ -120,7 +118,6 @@ export function exchange(socketPath: string, message: Buffer, timeoutMs: number)
   });
 }
 
-/** Interprets the reply to a dump command. */
 function dumpOutcome(reply: IpcReply | string, command: number): IpcDumpResult {
   if (typeof reply === 'string') return { ok: false, reason: reply };
   if (reply.commandSet !== SERVER_SET)

@@ -6,13 +6,13 @@ export interface GracefulOptions {
   apiPort: number;
   /** The secret of this launch (the server checks it as `WatchdogToken`). */
   secret: string;
-  /** Shown to players ("Server shutting down: <reason>") and logged by the server. */
+  /** Shown to players ("Server shutting down: <reason>"). */
   reason: string;
-  /** How long /shutdown may take to answer (Timing.ShutdownRequestSeconds). */
+  /** Timing.ShutdownRequestSeconds. */
   requestMs: number;
-  /** The most of its answer read (Answers.ServerMaxKilobytes). */
+  /** Answers.ServerMaxKilobytes. */
   maxAnswerBytes: number;
-  /** How long the server may take to exit after answering (Timing.ShutdownExitSeconds). */
+  /** Timing.ShutdownExitSeconds. */
   exitMs: number;
   log: Logger;
 }
@@ -37,9 +37,8 @@ async function killAndWait(proc: ServerProcess): Promise<'killed'> {
 }
 
 /**
- * The real watchdog's graceful shutdown: `POST /shutdown` (`requestMs` to answer; undeliverable → kill at once), then
- * `exitMs` for the exit, then SIGKILL to the process group. Resolves once the process has exited;
- * 'exited' when it left on its own. Never rejects.
+ * The real watchdog's graceful shutdown: `POST /shutdown` (undeliverable → kill at once), `exitMs` for the exit, then
+ * SIGKILL to the process group. Resolves once the process has exited. Never rejects.
  */
 export async function shutdownGracefully(proc: ServerProcess, opts: GracefulOptions): Promise<'exited' | 'killed'> {
   if (await exitsWithin(proc, 0)) return 'exited';
@@ -55,10 +54,8 @@ export async function shutdownGracefully(proc: ServerProcess, opts: GracefulOpti
 }
 
 /**
- * STOP on request: `POST /update` so the game leaves at a convenient moment (round end).
- * Resolves 'leaving' as soon as that was delivered: the exit arrives later through `proc.exited`.
- * When it cannot be delivered (API down, wrong port, 4xx/5xx) falls back to `shutdownGracefully`,
- * so a server with a broken API is still stopped (the real watchdog's actor loop dies there and the instance is lost).
+ * STOP on request: `POST /update` so the game leaves at its round end; 'leaving' once delivered. Undeliverable (API
+ * down, 4xx/5xx), `shutdownGracefully`, so a server with a broken API is still stopped (the real watchdog loses it).
  */
 export async function leave(proc: ServerProcess, opts: GracefulOptions): Promise<'leaving' | 'exited' | 'killed'> {
   if (await exitsWithin(proc, 0)) return 'exited';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { monotonicMs } from '../clock.ts';
 import { environVar, isAlive, procPids } from './proc-info.ts';
+import { killPid, killUntilGone } from './process-group.ts';
 
 /**
  * The environment variable every launch carries: `<daemon folder id>/<instance key>/<launch id>`. Every process the
@@ -14,12 +14,10 @@ export function instanceMarker(daemonId: string, key: string): string {
   return `${daemonId}/${key}/`;
 }
 
-/** A fresh marker for one launch of the instance. */
 export function newLaunchMarker(daemonId: string, key: string): string {
   return `${instanceMarker(daemonId, key)}${randomBytes(6).toString('hex')}`;
 }
 
-/** The value of the marker in a process's environment, or null (none, gone, or not ours to read). */
 export async function markerOf(pid: number): Promise<string | null> {
   return (await environVar(pid, MARKER_ENV)) ?? null;
 }
@@ -48,25 +46,6 @@ export async function findMarked(prefix: string): Promise<number[]> {
 /** How many /proc/<pid>/environ reads a scan keeps in flight. */
 const SCAN_PARALLEL = 8;
 
-/**
- * SIGKILLs every process marked with `prefix` until none is left (bounded by `timeoutMs`: a process forking as fast
- * as it is killed cannot hold us for ever); returns the pids killed. Never throws.
- */
-export async function killMarked(prefix: string, timeoutMs: number): Promise<number[]> {
-  const killed = new Set<number>();
-  const deadline = monotonicMs() + timeoutMs;
-  for (;;) {
-    const pids = await findMarked(prefix);
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-        killed.add(pid);
-      } catch {
-        // Gone already.
-      }
-    }
-    if (pids.length === 0 || monotonicMs() >= deadline) break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return [...killed];
-}
+/** SIGKILLs every process marked with `prefix` until none is left (`killUntilGone`); the pids killed. */
+export const killMarked = (prefix: string, timeoutMs: number): Promise<number[]> =>
+  killUntilGone(async () => (await findMarked(prefix)).filter(killPid), timeoutMs);

@@ -3,12 +3,10 @@ import { resolve } from 'node:path';
 import type { ResolvedInstance } from '../config/resolved.ts';
 import { MARKER_ENV } from './launch-marker.ts';
 
-/** Everything `spawnServer` needs to start one game server; built fresh for every launch. */
 export interface LaunchSpec {
-  /** Absolute program path (`RunCommand` joined to the instance folder). */
+  /** `RunCommand` joined to the instance folder. */
   program: string;
   args: string[];
-  /** The instance folder. */
   cwd: string;
   env: Record<string, string>;
 }
@@ -16,7 +14,6 @@ export interface LaunchSpec {
 /** The environment variable the engine reads the check-in secret from (the cvar `watchdog.token`, `__` for `.`). */
 export const TOKEN_ENV = 'ROBUST_CVAR_watchdog__token';
 
-/** Where Agones tells a pod's processes its SDK server listens (REST and gRPC). */
 const AGONES_SDK_ENV = ['AGONES_SDK_HTTP_PORT', 'AGONES_SDK_GRPC_PORT'];
 
 /**
@@ -71,7 +68,7 @@ export function buildLaunchSpec(opts: {
   return { program: resolve(dir, opts.instance.program), args, cwd: dir, env };
 }
 
-/** A new check-in secret: 64 random bytes, standard base64 (88 characters, never a `:`). */
+/** 64 random bytes, standard base64 (88 characters, never a `:`). */
 export function generateSecret(): string {
   return randomBytes(64).toString('base64');
 }

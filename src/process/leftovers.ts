@@ -6,10 +6,9 @@ import { shutdownGracefully } from './graceful.ts';
 import { TOKEN_ENV } from './launch-spec.ts';
 import { findProcessByEnv, readProcessStartTime, verifyProcess } from './proc-info.ts';
 
-/** A server a previous daemon launched that is verifiably still running. */
 export interface Leftover {
   record: LaunchData;
-  /** Graceful shutdown (POST /shutdown with its recorded secret, then kill its group), for PersistServers: false. */
+  /** Graceful shutdown with its recorded secret, for PersistServers: false. */
   shutDown(config: ResolvedConfig, instance: ResolvedInstance): Promise<void>;
 }
 

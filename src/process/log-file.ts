@@ -14,10 +14,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { openRegularSync } from '../regular-file.ts';
 import { expired, type RetentionRule } from '../store/retention.ts';
 
-/**
- * How a log is bounded: `keep` files (server.log, server.log.1 … .keep-1) of at most `maxBytes`, the hard cap;
- * `retention` (the instance's `Retention.Logs`) may remove rotated ones sooner.
- */
+/** `keep` files (server.log, .1 … .keep-1) of at most `maxBytes`; `retention` may remove rotated ones sooner. */
 export interface LogRotation {
   maxBytes: number;
   keep: number;
@@ -26,16 +23,15 @@ export interface LogRotation {
 
 export const DEFAULT_ROTATION: LogRotation = { maxBytes: 10_000_000, keep: 5 };
 export const LOG_NAME = 'server.log';
-/** A line longer than this is cut, so a server printing without newlines cannot grow our buffer forever. */
+/** A longer line is cut, so a server printing without newlines cannot grow our buffer for ever. */
 const MAX_LINE = 64 * 1024;
 
-/** A server's log, `<logDir>/server.log`, or with `index` its rotated copy `server.log.<index>`. */
+/** `<logDir>/server.log`, or with `index` its rotated copy `server.log.<index>`. */
 export function logPath(logDir: string, index = 0): string {
   return rotatedPath(join(logDir, LOG_NAME), index);
 }
 
-/** `file` itself (index 0) or its rotated copy `file.<index>`. */
-export function rotatedPath(file: string, index: number): string {
+function rotatedPath(file: string, index: number): string {
   return index === 0 ? file : `${file}.${index}`;
 }
 
@@ -55,10 +51,7 @@ function shiftRotated(file: string, keep: number): void {
   }
 }
 
-/**
- * Removes the rotated copies (file.1 … .keep-1) that `rule` expires: the oldest, which are the highest numbers, so
- * the rest stay numbered in a row. The newest is always kept.
- */
+/** Removes the rotated copies `rule` expires (the oldest, so the rest stay numbered in a row; never the newest). */
 export function pruneRotated(file: string, keep: number, rule: RetentionRule | undefined, now = Date.now()): void {
   if (rule === undefined) return;
   const rotated: { id: string; index: number; at: number; bytes: number }[] = [];
@@ -74,7 +67,7 @@ export function pruneRotated(file: string, keep: number, rule: RetentionRule | u
   for (const old of expired(rotated, rule, now)) rmSync(rotatedPath(file, old.index), { force: true });
 }
 
-/** Renames `file` to file.1 (shifting older ones); with keep = 1 the old file is simply dropped. */
+/** Renames `file` to file.1 (shifting older ones); with keep = 1 it is dropped. */
 export function rotateLogs(file: string, keep: number, retention?: RetentionRule): void {
   if (keep <= 1) {
     rmSync(file, { force: true });
@@ -86,8 +79,8 @@ export function rotateLogs(file: string, keep: number, retention?: RetentionRule
 }
 
 /**
- * Rotates when `file` has reached `maxBytes`; used when a writer opens it. A file past its bound (a server that
- * wrote to it while no watchdog followed it) is rotated as its last `maxBytes` only, so file.1 keeps the bound.
+ * Rotates when `file` has reached `maxBytes`, when a writer opens it. A file past its bound is rotated as its last
+ * `maxBytes` only, so file.1 keeps the bound.
  */
 export function rotateIfFull(file: string, rotation: LogRotation): boolean {
   const size = sizeOf(file);
@@ -104,10 +97,8 @@ export function rotateIfFull(file: string, rotation: LogRotation): boolean {
 }
 
 /**
- * Rotation for a file another process holds open with O_APPEND (PersistServers): copy it to
- * file.1, then truncate it in place. The writer's next append lands at the new end of file.
- * Lines written between the copy and the truncation are lost (logrotate's `copytruncate` trade-off). The copy
- * keeps at most `maxBytes` (`copyCapped`).
+ * Rotation for a file another process holds open with O_APPEND (PersistServers): copy it to file.1 (at most
+ * `maxBytes`), then truncate it in place. Lines written in between are lost (logrotate's `copytruncate` trade-off).
  */
 export function copyTruncate(file: string, keep: number, maxBytes = Infinity, retention?: RetentionRule): void {
   if (keep > 1) {
@@ -145,22 +136,19 @@ export class LineSplitter {
 
 const CHUNK = 1024 * 1024;
 
-/** Writes all of `buf[0, n)` to `fd` (a regular file's write can still be cut short by a signal). */
+/** A regular file's write can still be cut short by a signal. */
 function writeAll(fd: number, buf: Buffer, n: number): void {
   for (let done = 0; done < n; ) done += writeSync(fd, buf, done, n - done);
 }
 
 /**
  * Copies `src` to `dst` keeping at most `maxBytes`: a file that grew past its bound while no watchdog followed it
- * (the daemon down or restarting, a leftover being shut down) or faster than one look to the next must not carry
- * the excess into a rotated file, whose size is promised to operators. The oldest lines go, from a line start, and
- * a note in their place says how much. Returns the bytes cut (0: a plain copy).
+ * must not carry the excess into a rotated file, whose size is promised to operators. The oldest lines go, from a
+ * line start, and a note in their place says how much. Returns the bytes cut (0: a plain copy).
  *
- * Synchronous on purpose, as the rotations that call it: one ends within the line or the poll that found the bound
- * passed, which the writer's line order and the follower's offset rely on. It never waits on another process: both
- * files are in the server's folder, so both are opened without waiting and proven regular (`openRegularSync`), and
- * the copy reads the very descriptor that was checked, never the path again (a named pipe the server put there since
- * is not opened); and it copies at most `maxBytes` (Logs.ServerLogMaxBytes: 10 MB, milliseconds from the page cache).
+ * Synchronous on purpose, as the rotations that call it (the writer's line order and the follower's offset rely on
+ * it). It never waits on another process: both files are proven regular when opened (`openRegularSync`), the copy
+ * reads the descriptor that was checked, never the path again, and it copies at most `maxBytes` (10 MB by default).
  */
 export function copyCapped(src: string, dst: string, maxBytes: number): number {
   const { fd: from, stats } = openRegularSync(src);

@@ -2,17 +2,14 @@ import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, typ
 import { NotRegularFileError, openRegular, openRegularSync } from '../regular-file.ts';
 import { LineSplitter, logPath } from './log-file.ts';
 
-/** One read. */
 const CHUNK = 1024 * 1024;
 /**
- * The most read per poll. The reads are synchronous (a poll passes on its lines in order, and `stop` reads what is
- * left before it returns) but never wait: the file was proven regular when it was opened (`openRegularSync`), and its
- * descriptor is read, never the path. What bounds their time is this: a server that writes faster (or stretches its
- * log to gigabytes with a seek or a truncate) is read over several polls, never in one that stalls the event loop.
+ * The most read per poll. The reads are synchronous but never wait (the descriptor of a file proven regular is read,
+ * never the path); this bounds their time: a server that writes faster, or stretches its log to gigabytes with a
+ * seek, is read over several polls, never in one that stalls the event loop.
  */
 const POLL_BYTES = 4 * CHUNK;
 
-/** What `readLastLines` found. */
 export interface LogTail {
   /** The last complete lines, oldest first, reaching into server.log.1, .2 … when server.log is short. */
   lines: string[];
@@ -20,20 +17,13 @@ export interface LogTail {
   partial: string | null;
   /** Byte offset in server.log just after the last complete line: where `followLines` picks up. */
   offset: number;
-  /** server.log exists. */
   found: boolean;
 }
 
-/**
- * The most of the log read for its last lines, all files together: lines are cut at 64 kB when written, so this holds
- * a thousand long ones, and a log the server stretched to gigabytes (a seek, a truncate) costs this much memory, no more.
- */
+/** The most read for the last lines, all files together: a thousand 64 kB lines, and no more for a huge log. */
 const TAIL_BYTES = 8 * 1024 * 1024;
 
-/**
- * The last `max` bytes of `path` and the offset they start at, read on the thread pool; null when it cannot be read
- * (missing, or not a regular file: never waited on).
- */
+/** The last `max` bytes of `path` and the offset they start at; null when missing or not a regular file. */
 async function tailOf(path: string, max: number): Promise<{ bytes: Buffer; from: number } | null> {
   const opened = await openRegular(path).catch(() => null);
   if (opened === null) return null;
@@ -47,7 +37,7 @@ async function tailOf(path: string, max: number): Promise<{ bytes: Buffer; from:
   }
 }
 
-/** Its lines, less the first when the bytes start mid-file (that one is only the end of a line). */
+/** Its lines, less the first when the bytes start mid-file. */
 function linesOf(bytes: Buffer, from: number): string[] {
   if (from === 0) return splitLines(bytes.toString('utf8'));
   const nl = bytes.indexOf(0x0a);
@@ -63,8 +53,7 @@ function splitLines(text: string): string[] {
 
 /**
  * The last `n` lines of `<logDir>/server.log`, with the byte offset they end at, so `-f` continues exactly there:
- * no line printed twice or skipped between the tail and the follow. For `watchdog logs`, `GET
- * /instances/:key/logs` and the dashboard's `GET /api/instances/:key/log`.
+ * no line printed twice or skipped between the tail and the follow.
  */
 export async function readLastLines(logDir: string, n: number): Promise<LogTail> {
   // The server can put anything at these paths: a named pipe is read as no file at all, never waited on.
@@ -85,10 +74,8 @@ export async function readLastLines(logDir: string, n: number): Promise<LogTail>
 }
 
 /**
- * Passes on lines appended to server.log from `offset` on (following rotation to server.log.1)
- * until `until` resolves; then reads what is left and stops. Resolves to the byte offset reached in the
- * server.log of that moment, where a later `followLines` picks up (the CLI's `logs -f` over HTTP resumes there).
- * Used by `watchdog logs -f` on this machine and by the daemon's `GET /instances/:key/logs?follow=1`.
+ * Passes on lines appended to server.log from `offset` on (following rotation) until `until` resolves; then reads
+ * what is left and stops. Resolves to the offset reached, where a later `followLines` picks up.
  */
 export async function followLines(
   logDir: string,
@@ -98,7 +85,7 @@ export async function followLines(
 ): Promise<number> {
   let reached = offset;
   const follower = followLog(logDir, write, { startOffset: offset, intervalMs: 200, onPoll: (at) => (reached = at) });
-  // followLog's timer is unref'd (it must not keep the daemon alive); here following is the whole point.
+  // followLog's timer is unref'd; here following is the whole point.
   const keepAlive = setInterval(() => {}, 60_000);
   try {
     await until;
@@ -109,31 +96,24 @@ export async function followLines(
   return reached;
 }
 
-/** The file being followed, as `onPoll` sees it. */
 export interface FollowedFile {
   /** server.log is no longer this file (removed, or replaced by another) while it is still being read. */
   orphaned: boolean;
   /** Empties the followed file in place, even when it was removed (Linux: through /proc/self/fd). */
   truncate(): void;
-  /**
-   * Says the file was just emptied by path (copy-and-truncate): reading goes on from its start. Left to notice by
-   * itself, a writer faster than one poll refills the file past the old offset, and the lines in between are lost.
-   */
+  /** The file was just emptied by path: read from its start (a fast writer would refill it past the old offset). */
   emptied(): void;
 }
 
 export interface LogFollower {
-  /** Reads whatever is new now (also called on every tick). */
   poll(): void;
   /** Stops polling; reads what is new first and passes on an unterminated last line. */
   stop(): void;
 }
 
 /**
- * Follows `<logDir>/server.log` like `tail -F`: polls for appended bytes, survives rotation by rename
- * (reopens the new file after draining the old one) and truncation (starts over at 0).
- * Starts at the end of the file unless `startOffset` is given; a file that does not exist yet is read
- * from its start once it appears.
+ * Follows `<logDir>/server.log` like `tail -F`, through rotation by rename and truncation. Starts at the end of the
+ * file unless `startOffset` is given; a file that does not exist yet is read from its start once it appears.
  */
 export function followLog(
   logDir: string,
@@ -143,21 +123,17 @@ export function followLog(
     startOffset?: number;
     onPoll?: (size: number, file: FollowedFile) => void;
     /**
-     * false: never leave the file first opened for one that replaced it, and say so (`file.orphaned`). For a
-     * file the server itself writes (PersistServers): its output keeps going to the file it was given, even
-     * after someone removed it, so that is the file to read. By default renames are followed like `tail -F`.
+     * false: never leave the file first opened for one that replaced it, and say so (`file.orphaned`): a server that
+     * writes its log itself (PersistServers) goes on writing the file it was given, even after someone removed it.
      */
     followRenames?: boolean;
-    /**
-     * Opens this path at the start instead of server.log: `/proc/<pid>/fd/1` of an adopted server that writes into a
-     * removed server.log (with `followRenames: false`). Falls back to server.log when it cannot be opened.
-     */
+    /** Opens this path at the start instead of server.log (falling back to it): an adopted server's removed log. */
     source?: string;
   } = {},
 ): LogFollower {
   const path = logPath(logDir);
   let fd: number | null = null;
-  /** Whether `fd` was opened for writing too: then it can be emptied with no new descriptor (see truncateHeld). */
+  /** `fd` was opened for writing too: it can be emptied with no new descriptor. */
   let writable = false;
   let ino = -1;
   let offset = 0;
@@ -215,8 +191,7 @@ export function followLog(
     if (fd === null) return;
     if (writable) ftruncateSync(fd, 0);
     else {
-      // Our descriptor is read-only; the proc link opens the same file, removed or not, for writing. It is the file
-      // our descriptor holds, proven regular when it was opened (no one can put a pipe in its place): no wait.
+      // Our descriptor is read-only; the proc link opens the same file (proven regular), removed or not, for writing.
       const rw = openSync(`/proc/self/fd/${fd}`, 'r+');
       try {
         ftruncateSync(rw, 0);

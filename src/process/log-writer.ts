@@ -9,22 +9,18 @@ export interface LogWriterOptions {
   /** While the file cannot be written, how often to try again (ms); lines in between are dropped and counted. */
   retryMs?: number;
   health?: WriteHealth;
-  /**
-   * The file's outage when it outlives this writer (one per launch): an outage spanning several launches is then
-   * reported once, and ends with the first line a later writer gets in. Without it the writer keeps its own,
-   * from `retryMs` and `health`.
-   */
+  /** The file's outage when it outlives this writer (one per launch): an outage over several launches is told once. */
   outage?: WriteOutage;
   /**
    * How often to check that the file is still the one held open (ms; by default the retry interval). 0 checks
    * before every line, so a removed file costs no line: for a file written rarely (audit.log).
    */
   checkMs?: number;
-  /** Whether the first line after an outage is preceded by one saying what was lost; false for JSON lines. */
+  /** Whether the first line after an outage is preceded by one saying what was lost. */
   noteGaps?: boolean;
 }
 
-/** The default for `Timing.LogRetrySeconds`. */
+/** `Timing.LogRetrySeconds`' default. */
 export const DEFAULT_LOG_RETRY_MS = 5000;
 
 /**
@@ -54,15 +50,13 @@ export function createRotatingLogWriter(
   let closed = false;
   /** A write failed part-way through a line: the next one starts on a line of its own. */
   let midLine = false;
-  /** When to check that the file is still the one we hold open (someone may remove `logs/`). */
+  /** When to check that the file is still the one held open (someone may remove `logs/`), and the lines since. */
   let checkAt = 0;
-  /** Lines written since that check: lost if the file turns out to have been removed. */
   let sinceCheck = 0;
 
   const open = (): void => {
     mkdirSync(dirname(file), { recursive: true });
-    // The server can replace its log with a named pipe: this open never waits on one (it fails, and the outage
-    // reports it like a full disk), so the main thread is never held. A regular file's open is as short as a write.
+    // A named pipe the server put there fails this open (an outage) instead of holding the main thread.
     let st: Stats;
     ({ fd, stats: st } = openRegularSync(file, APPEND));
     ino = st.ino;
@@ -82,7 +76,6 @@ export function createRotatingLogWriter(
     fd = null;
   };
 
-  /** Reopens when the file is no longer the one held open (removed with its folder, or renamed away). */
   const checkStillThere = (force: boolean): void => {
     if (!force && monotonicMs() < checkAt) return;
     let now = -1;
@@ -157,8 +150,6 @@ export function createRotatingLogWriter(
           rotateLogs(file, rotation.keep, rotation.retention);
           open();
         }
-        // Synchronous appends keep stdout and stderr lines whole and in order; a game server's log rate
-        // is far below what this costs the event loop.
         write(data);
         midLine = false;
         sinceCheck += 1;
@@ -176,15 +167,12 @@ export function createRotatingLogWriter(
 }
 export type RotatingLogWriter = ReturnType<typeof createRotatingLogWriter>;
 
-/** A line the daemon itself adds to server.log: `--- <time> watchdog: <text> ---`. */
+/** A line the daemon adds to server.log: `--- <time> watchdog: <text> ---`. */
 export function marker(text: string): string {
   return `--- ${new Date().toISOString()} watchdog: ${text} ---`;
 }
 
-/**
- * Appends one of the daemon's own lines (`marker`, `exitMarker`) to a log the server holds open (PersistServers);
- * false when it could not (the caller counts it), never an exception.
- */
+/** Appends a daemon's line to a log the server holds open (PersistServers); false when it could not. */
 export function appendMarkerLine(logDir: string, line: string): boolean {
   try {
     mkdirSync(logDir, { recursive: true });

@@ -49,9 +49,8 @@ async function wantedInodes(port: number): Promise<Map<string, 'tcp' | 'udp'>> {
 }
 
 /**
- * The processes holding `port` as a TCP listener or a bound UDP socket (once per protocol): the inodes of
- * /proc/net/{tcp,tcp6,udp,udp6} matched against `/proc/<pid>/fd` links, so only processes whose descriptors this user
- * may read. Empty without /proc.
+ * The processes holding `port` as a TCP listener or a bound UDP socket: /proc/net's socket inodes matched against
+ * `/proc/<pid>/fd` links (only processes whose descriptors this user may read). Empty without /proc.
  */
 export async function portHolders(port: number): Promise<PortHolder[]> {
   const wanted = await wantedInodes(port);
@@ -98,10 +97,8 @@ function udpBinds(port: number): Promise<boolean> {
 }
 
 /**
- * Whether nothing holds `port`: a TCP listener and a UDP socket both bind it on the wildcard address, which the
- * kernel refuses while any process listens on it over TCP or has a UDP socket bound to it, on any address. Cheap
- * (no /proc), so it comes before `portHolders`, whose /proc/net/tcp alone can hold thousands of closed
- * connections. False whenever a bind fails, for whatever reason (no IPv6, a holder): then look with `portHolders`.
+ * Whether nothing holds `port`: a TCP listener and a UDP socket both bind it on the wildcard address. Cheap (no
+ * /proc), so it comes before `portHolders`. False whenever a bind fails, for whatever reason.
  */
 export async function portBindsFree(port: number): Promise<boolean> {
   return (await tcpBinds(port)) && (await udpBinds(port));

@@ -32,10 +32,7 @@ async function readBootId(): Promise<string | null> {
   return bootId;
 }
 
-/**
- * The fields of /proc/<pid>/stat after the command name, which may itself contain spaces and parentheses: field 3
- * (state) is index 0.
- */
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses): field 3 at 0. */
 export function statFields(text: string): string[] {
   return text
     .slice(text.lastIndexOf(')') + 2)
@@ -44,10 +41,8 @@ export function statFields(text: string): string[] {
 }
 
 /**
- * When the process started, as a string that stays the same for the life of the process and differs
- * for a later process with the same pid: `<clock ticks since boot>@<boot id>` (field 22 of
- * /proc/<pid>/stat; the boot id rather than the boot time, which moves when the wall clock is stepped).
- * Null when the process does not exist or this is not Linux.
+ * When the process started, unique across pid reuse: `<clock ticks since boot>@<boot id>` (the boot id rather than
+ * the boot time, which moves when the wall clock is stepped). Null when it does not exist or this is not Linux.
  */
 export async function readProcessStartTime(pid: number): Promise<string | null> {
   try {
@@ -62,7 +57,7 @@ export async function readProcessStartTime(pid: number): Promise<string | null> 
   }
 }
 
-/** argv of a running process as the kernel holds it (argv[0] first), or null. */
+/** argv of a running process, or null. */
 export async function readCmdline(pid: number): Promise<string[] | null> {
   try {
     const raw = await readFile(`/proc/${pid}/cmdline`, 'utf8');
@@ -119,9 +114,7 @@ function matchesArgs(cmdline: string[], args: string[]): boolean {
 
 /**
  * The live process whose command line matches `args` (as verifyProcess reads it) and whose environment holds
- * `name=value`, found by scanning /proc; null when there is none (or no /proc). Only processes of this user can
- * be read, which is every server a daemon of this user launched. A launch secret in the environment makes the
- * match certain: it is fresh for every launch and never reused.
+ * `name=value` (a launch secret makes the match certain), found by scanning /proc; null when there is none.
  */
 export async function findProcessByEnv(args: string[], name: string, value: string): Promise<number | null> {
   for (const pid of procPids()) {

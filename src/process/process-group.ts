@@ -1,3 +1,31 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { monotonicMs } from '../clock.ts';
+
+/** SIGKILLs one process; false when it is gone already. */
+export function killPid(pid: number): boolean {
+  try {
+    process.kill(pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs `round` (kill what is there, resolve the pids it found) until it finds none or `timeoutMs` has passed (a
+ * process forking as fast as it is killed cannot hold us for ever); resolves every pid found. Never throws.
+ */
+export async function killUntilGone(round: () => Promise<number[]>, timeoutMs: number): Promise<number[]> {
+  const killed = new Set<number>();
+  const deadline = monotonicMs() + timeoutMs;
+  for (;;) {
+    const pids = await round();
+    for (const pid of pids) killed.add(pid);
+    if (pids.length === 0 || monotonicMs() >= deadline) return [...killed];
+    await sleep(20);
+  }
+}
+
 /**
  * Signals the process group `pid` leads (spawned with `detached: true`, so its pid is the group id). ESRCH (nothing
  * left) is fine; if the group cannot be signalled, the leader alone is. Never throws.
@@ -17,10 +45,9 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals = 'SIG
 }
 
 /**
- * When the leader exits, what is left of its group (children it did not take down) is killed at once: they would
- * hold the game's ports and files against the next launch. Done immediately, while the group id cannot have been
- * reused. Not after `detach()`. This reaches only the group: a child that moved to a session or group of its own is
- * found by process tracking (`tracking.ts`: the launch's cgroup, or its environment marker).
+ * When the leader exits, what is left of its group is killed at once (it would hold the game's ports against the next
+ * launch), while the group id cannot have been reused. Not after `detach()`. A child that left the group is found by
+ * process tracking.
  */
 export function reapStragglers(pid: number | undefined, detached: boolean): void {
   if (!detached) killGroup(pid, 'SIGKILL');

@@ -11,18 +11,13 @@ const HOSTS = ['127.0.0.1', '::1'] as const;
 
 interface Answer {
   status: number;
-  /** null when it was not read whole: cut short, stalled past the time limit, or past its size cap. */
+  /** null when it was not read whole (cut short, too slow, too large). */
   body: string | null;
 }
 
-/**
- * The caps of a request to the server's API: `Answers.ServerMaxKilobytes` (the engine's `/status` is a few kB even
- * with a fork's additions, `/update` and `/shutdown` answer a word: a server answering more, without end say, has
- * its connection closed there) and the wait, body included.
- */
+/** `Answers.ServerMaxKilobytes` and the wait, body included. */
 export type ServerCap = Pick<AnswerCap, 'maxBytes' | 'timeoutMs'>;
 
-/** A request to the server's API; a POST without a body is sent with `Content-Length: 0`. */
 interface Ask {
   method: 'GET' | 'POST';
   path: string;
@@ -76,9 +71,8 @@ async function send(port: number, ask: Ask, cap: ServerCap): Promise<Answer | nu
 }
 
 /**
- * Asks the server to shut down: `POST /shutdown` with `WatchdogToken` and `{"Reason": reason}`.
- * True when any HTTP answer came back (the real watchdog does not check the status either), false on
- * a transport error or when `cap.timeoutMs` passed.
+ * `POST /shutdown` with `WatchdogToken` and `{"Reason": reason}`. True when any HTTP answer came back (the real
+ * watchdog does not check the status either).
  */
 export async function requestShutdown(
   apiPort: number,
@@ -91,19 +85,13 @@ export async function requestShutdown(
   return (await send(apiPort, { method: 'POST', path: '/shutdown', headers, body }, cap)) !== null;
 }
 
-/**
- * Tells the server an update is available: `POST /update` with `WatchdogToken` and no body (the game
- * sees reason UpdateAvailable and restarts at a convenient moment). True only on a 2xx answer.
- */
+/** `POST /update` with `WatchdogToken` (the game restarts at a convenient moment). True only on a 2xx answer. */
 export async function requestUpdate(apiPort: number, secret: string, cap: ServerCap): Promise<boolean> {
   const answer = await send(apiPort, { method: 'POST', path: '/update', headers: { WatchdogToken: secret } }, cap);
   return answer !== null && answer.status >= 200 && answer.status < 300;
 }
 
-/**
- * The `players` of the server's `GET /status` (the engine's status host; the field every launcher reads), or null
- * when it did not answer with a count within `cap`. For maintenance that waits for an empty server.
- */
+/** The `players` of the server's `GET /status`, or null when it did not answer with a count within `cap`. */
 export async function readPlayers(apiPort: number, cap: ServerCap): Promise<number | null> {
   const answer = await send(apiPort, { method: 'GET', path: '/status' }, cap);
   if (answer === null || answer.body === null || answer.status < 200 || answer.status >= 300) return null;

@@ -40,7 +40,6 @@ export async function spawnPersistent(
     if (fd !== null) {
       try {
         writeSync(fd, marker(`launching ${spec.program}`) + '\n');
-        // Ends an outage an earlier launch began (the caller's `outage`): the file is written again.
         outage.succeeded();
       } catch (err) {
         outage.failed(err, 1);

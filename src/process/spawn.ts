@@ -1,14 +1,13 @@
 import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { ProcessError } from '../errors.ts';
-import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { DEFAULT_ROTATION, LineSplitter, type LogRotation, logPath } from './log-file.ts';
 import { createRotatingLogWriter, marker } from './log-writer.ts';
 import { reapStragglers } from './process-group.ts';
 import type { Emit, ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 import { spawnPersistent } from './spawn-persistent.ts';
-import { exitMarker, handleOf, launchChild } from './start-child.ts';
+import { exitMarker, handleOf, launchChild, resourceBlock } from './start-child.ts';
 
 export type { ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 
@@ -17,8 +16,7 @@ const DRAIN_GRACE_MS = 300;
 
 /**
  * Launches a game server in its own process group, its output going to `<logDir>/server.log`. Rejects with a
- * ProcessError naming the program, or a LaunchBlockedError (`resources`) when the daemon lacks the descriptors or
- * memory for the spawn or the log.
+ * ProcessError naming the program, or a LaunchBlockedError (`resources`).
  */
 export async function spawnServer(spec: LaunchSpec, opts: SpawnOptions): Promise<ServerProcess> {
   const rotation = opts.rotation ?? DEFAULT_ROTATION;
@@ -96,8 +94,7 @@ async function spawnPiped(
   });
   return handleOf(pid, exited, () => {
     detached = true;
-    // Pipes cannot be handed over: the server keeps writing to them while this daemon lives. Daemons
-    // that must outlive their servers launch them with `persist`.
+    // Pipes cannot be handed over (daemons that must outlive their servers launch them with `persist`).
     child.unref();
     // Child pipes are net.Sockets at runtime; the typings only promise a Readable.
     for (const s of [child.stdout, child.stderr]) (s as Socket | null)?.unref();

@@ -1,19 +1,35 @@
-/**
- * Starting a server's process, for both log modes of spawn.ts: the spawn, its errors, and the handle it gives.
- */
+/** Starting a server's process, for both log modes of spawn.ts: the spawn, its errors, and the handle it gives. */
 import { type ChildProcess, type SpawnOptions as ChildSpawnOptions, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
-import { ProcessError } from '../errors.ts';
+import { LaunchBlockedError, ProcessError } from '../errors.ts';
 import { inCgroup } from './cgroup.ts';
 import { closeConsoleStdin, consoleStdin } from './console-fifo.ts';
-import { resourceBlock } from './launch-blocked.ts';
 import type { LaunchSpec } from './launch-spec.ts';
 import { marker } from './log-writer.ts';
 import { readProcessStartTime } from './proc-info.ts';
 import { killGroup } from './process-group.ts';
 import type { ExitStatus, ServerProcess, SpawnOptions } from './server-process.ts';
 import { errorCode } from './write-outage.ts';
+
+/**
+ * Errors of a launch that are about the daemon's resources, not the server: each is retried, never counted as a
+ * startup failure. Node reports EMFILE, ENFILE and EAGAIN from spawn() as an 'error' event; ENOMEM is thrown.
+ */
+const RESOURCE_REASONS: Record<string, string> = {
+  EMFILE: 'the watchdog is out of file descriptors (EMFILE)',
+  ENFILE: 'the system is out of file descriptors (ENFILE)',
+  EAGAIN: 'the system refused a new process for now (EAGAIN: a process or memory limit)',
+  ENOMEM: 'the watchdog is out of memory to start a process (ENOMEM)',
+};
+
+/** The LaunchBlockedError for `err` when it (or its cause) is one of the resource errors (or one already); else null. */
+export function resourceBlock(err: unknown): LaunchBlockedError | null {
+  if (err instanceof LaunchBlockedError) return err;
+  const code = [err, (err as { cause?: unknown } | null)?.cause].map(errorCode).find((c) => c !== 'error');
+  const reason = code === undefined ? undefined : RESOURCE_REASONS[code];
+  return reason === undefined ? null : new LaunchBlockedError('resources', reason, { cause: err });
+}
 
 const REASONS: Record<string, string> = {
   ENOENT: 'file not found',
@@ -31,7 +47,7 @@ function launchError(spec: LaunchSpec, err: unknown): ProcessError {
   return new ProcessError(`cannot launch ${spec.program}: ${code} (${why}) — check RunCommand`, { cause: err });
 }
 
-/** The line server.log gets at the end of each run: `exited with code 0`, `killed by signal SIGKILL`. */
+/** server.log's line at the end of each run. */
 export function exitMarker(pid: number, status: ExitStatus): string {
   if (status.signal !== null) return marker(`server (pid ${pid}) killed by signal ${status.signal}`);
   return marker(
@@ -105,7 +121,6 @@ export async function execError(program: string): Promise<NodeJS.ErrnoException 
   }
 }
 
-/** Waits for the outcome of spawn(): 'spawn' when exec succeeded, 'error' when it did not. */
 function started(child: ChildProcess): Promise<Error | null> {
   return new Promise((resolve) => {
     child.once('spawn', () => resolve(null));

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
-  cgroup2Mount,
   cgroupOf,
   killAndRemove,
   killCgroupNow,
+  ownCgroup,
   probeCgroups,
   removeEmptyBelow,
   removeWhenEmpty,
@@ -14,73 +14,61 @@ import {
 import { enableControllers, type HardLimits, neededControllers, readOomKills, writeLimits } from './cgroup-limits.ts';
 import { instanceMarker, killMarked, markerOf, newLaunchMarker } from './launch-marker.ts';
 
-/** How one launch is tracked: the marker its environment carries and, in cgroup mode, its cgroup. */
 export interface LaunchTrack {
   marker: string;
-  /** Absolute cgroup folder, or null without cgroups. */
   cgroup: string | null;
-  /** The memory limit written to its cgroup (MB), when one was; a kill by the kernel at it is told as such. */
+  /** The memory limit written to its cgroup, when one was. */
   memoryMB?: number;
   /** Each hard limit asked for that could not apply, and why (the launch goes on without it). */
   limitProblems?: string[];
 }
 
-/**
- * Finds and ends every process a launch created, including those that left its process group or session. None of
- * its methods throws.
- */
+/** Finds and ends every process a launch created, including those that left its group or session. Never throws. */
 export interface ProcessTracking {
   readonly mode: 'cgroup' | 'marker';
-  /** For the daemon log: `cgroup v2 (<folder>)` or `environment marker (<why no cgroup>)`. */
+  /** `cgroup v2 (<folder>)` or `environment marker (<why no cgroup>)`. */
   readonly description: string;
-  /**
-   * A new launch of instance `key`: its marker and, in cgroup mode, its cgroup (created; null when it could not be,
-   * and then the marker tracks the launch), with `limits` written to it. Never throws.
-   */
+  /** A new launch of `key`: its marker and, in cgroup mode, its cgroup (null when it could not be made). */
   begin(key: string, limits?: HardLimits): Promise<LaunchTrack>;
-  /** How many of the launch's processes the kernel killed at its memory limit (read before `end` removes it). */
+  /** Kills at the memory limit (read before `end` removes the cgroup). */
   oomKills(track: LaunchTrack): Promise<number>;
-  /** Kills what is left of a launch (after its leader exited) and removes its cgroup; returns the pids killed. */
+  /** Kills what is left of a launch and removes its cgroup; the pids killed. */
   end(track: LaunchTrack): Promise<number[]>;
-  /** The synchronous part of a kill, for an actor's cleanup: the launch's whole cgroup at once. */
+  /** The synchronous part of a kill, for an actor's cleanup. */
   killNow(track: LaunchTrack): void;
-  /** Kills every leftover of any earlier launch of `key` (before a relaunch); returns the pids killed. */
+  /** Kills every leftover of any earlier launch of `key`; the pids killed. */
   sweep(key: string): Promise<number[]>;
-  /** Whether `pid` was started by a launch of `key` (it carries its marker or sits in one of its cgroups). */
   owns(pid: number, key: string): Promise<boolean>;
-  /** At daemon exit: removes this daemon's cgroup folder if no server is left in it (PersistServers keeps them). */
+  /** At daemon exit: removes this daemon's cgroup folder if no server is left in it. */
   close(): Promise<void>;
 }
 
 export interface TrackingOptions {
-  /** The daemon's folder (its working directory): names its cgroups and markers, so daemons in other folders differ. */
+  /** Names its cgroups and markers, so daemons in other folders differ. */
   workDir: string;
-  /** `Process.Tracking: Environment`: use the marker even where cgroups would work. */
+  /** `Process.Tracking: Environment`. */
   forceMarker: boolean;
-  /** How long killing may take before giving up (Timing.StragglerKillSeconds, read at each use: a reload changes it). */
+  /** Timing.StragglerKillSeconds, read at each use. */
   killMs: () => number;
 }
 
-/** A short id of the daemon's folder. */
 function daemonId(workDir: string): string {
   return createHash('sha256').update(workDir).digest('hex').slice(0, 12);
 }
 
 /**
- * Decides how launches are tracked: cgroup v2 when there is a cgroup2 mount and this daemon may create and join
- * cgroups below its own (root with a writable tree, or systemd's `Delegate=yes`), else the environment marker.
- * In cgroup mode it removes the empty cgroups earlier daemons left (populated ones belong to servers still running).
+ * Decides how launches are tracked: cgroup v2 when this daemon may create and join cgroups below its own (root with a
+ * writable tree, or systemd's `Delegate=yes`), else the environment marker.
  */
 export async function detectTracking(opts: TrackingOptions): Promise<ProcessTracking> {
   const id = daemonId(opts.workDir);
-  const why = opts.forceMarker ? 'Process.Tracking is Environment' : await cgroupUnavailable();
-  if (why !== null) return markerTracking(id, opts.killMs, why);
-  const mount = (await cgroup2Mount()) as string;
-  const base = (await cgroupFolderOf(opts.workDir)) as string;
+  const cg = opts.forceMarker ? { why: 'Process.Tracking is Environment' } : await ownCgroup();
+  if ('why' in cg) return markerTracking(id, opts.killMs, cg.why);
+  const base = join(cg.own, `watchdog-${id}`);
   const probe = await probeCgroups(base);
   if (probe !== null) return markerTracking(id, opts.killMs, probe);
   await removeEmptyBelow(base);
-  return cgroupTracking(id, mount, base, opts.killMs);
+  return cgroupTracking(id, cg.mount, base, opts.killMs);
 }
 
 /**
@@ -88,15 +76,8 @@ export async function detectTracking(opts: TrackingOptions): Promise<ProcessTrac
  * cgroup v2. It is below this process's own cgroup, so a daemon started by this process would use the same.
  */
 export async function cgroupFolderOf(workDir: string): Promise<string | null> {
-  const [mount, own] = [await cgroup2Mount(), await cgroupOf('self')];
-  return mount === null || own === null ? null : join(mount, own, `watchdog-${daemonId(workDir)}`);
-}
-
-async function cgroupUnavailable(): Promise<string | null> {
-  if (process.platform !== 'linux') return `not Linux (${process.platform})`;
-  if ((await cgroup2Mount()) === null) return 'no cgroup2 file system is mounted';
-  if ((await cgroupOf('self')) === null) return 'this process has no cgroup v2 path in /proc/self/cgroup';
-  return null;
+  const cg = await ownCgroup();
+  return 'why' in cg ? null : join(cg.own, `watchdog-${daemonId(workDir)}`);
 }
 
 function markerTracking(id: string, killMs: () => number, why: string): ProcessTracking {
@@ -123,20 +104,15 @@ function markerTracking(id: string, killMs: () => number, why: string): ProcessT
   };
 }
 
-/**
- * Where the daemon moves itself when its own cgroup must hand the memory controller down (a cgroup with processes
- * cannot): beside the instances' folders, a name no instance key can have.
- */
+/** Where the daemon moves itself when its cgroup must hand the memory controller down (a name no key can have). */
 const DAEMON_LEAF = '_daemon';
 
 function cgroupTracking(id: string, mount: string, base: string, killMs: () => number): ProcessTracking {
   const marker = markerTracking(id, killMs, '');
   const keyDir = (key: string) => join(base, key);
   /**
-   * The instances whose leftovers a sweep has also looked for by their marker in every process: a scan of all of
-   * /proc, tens to hundreds of ms on a loaded machine, on the way to a relaunch. Needed once per daemon for each
-   * (an earlier daemon may have tracked launches by marker alone), and again after a launch whose cgroup could not
-   * be made. Any other launch ran in its cgroup from its first instruction on, and so did all it started.
+   * The instances a sweep has also scanned /proc for by marker (tens to hundreds of ms): needed once per daemon (an
+   * earlier one may have tracked by marker alone), and again after a launch whose cgroup could not be made.
    */
   const scanned = new Set<string>();
   return {

@@ -1,11 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { procPids, statFields } from './proc-info.ts';
 
-/**
- * Clock ticks per second of the time fields in /proc/<pid>/stat. It is USER_HZ, which the kernel fixes at 100
- * for its user ABI on every architecture Linux supports today (proc(5): "measured in clock ticks (divide by
- * sysconf(_SC_CLK_TCK))"); Node has no sysconf, and spawning `getconf` would cost more than it checks.
- */
+/** USER_HZ, fixed at 100 on every architecture Linux supports (Node has no sysconf). */
 export const CLOCK_TICKS_PER_SECOND = 100;
 
 /** What the tree reader needs of /proc, so the arithmetic can be tested with a made-up one. */
@@ -16,11 +12,7 @@ export interface ProcSource {
   read(pid: number, file: 'stat' | 'status'): string | null;
 }
 
-/**
- * The real /proc, read synchronously: its files are made by the kernel on read and never wait for a disk, and a
- * synchronous read costs about 10 µs where fs/promises' open-read-close costs 20 times that in CPU (a scan of a host's
- * few hundred processes: about a millisecond, against 20).
- */
+/** The real /proc, read synchronously: its files never wait for a disk, and a sync read costs a twentieth. */
 export const procfs: ProcSource = {
   pids: procPids,
   read(pid, file) {
@@ -40,7 +32,6 @@ export interface TreeStats {
    * reaped (cutime, cstime), so a helper that ran and exited still counts once its parent has waited for it.
    */
   cpuSeconds: number;
-  /** How many live processes the tree has. */
   processes: number;
 }
 

@@ -6,13 +6,10 @@ export function errorCode(err: unknown): string {
   return typeof code === 'string' ? code : 'error';
 }
 
-/** What a writer reports about its file; every hook is optional and must not throw. */
+/** What a writer reports about its file (once per outage when it fails). */
 export interface WriteHealth {
-  /** Writing stopped working (once per outage): lines are dropped from now on. */
   onFailing?(code: string, message: string): void;
-  /** `lines` were not written. */
   onDropped?(lines: number): void;
-  /** Writing works again; `dropped` lines were lost during the outage. */
   onResumed?(dropped: number): void;
 }
 
@@ -26,7 +23,6 @@ export function createWriteOutage(retryMs: number, health: WriteHealth = {}, now
   let dropped = 0;
   let retryAt = 0;
   let code = '';
-  /** Lines skipped while waiting for the next attempt. */
   const drop = (lines: number): void => {
     if (lines <= 0) return;
     dropped += lines;
@@ -37,17 +33,15 @@ export function createWriteOutage(retryMs: number, health: WriteHealth = {}, now
     get failing(): boolean {
       return failing;
     },
-    /** The errno code that began the current (or last) outage: `ENOSPC`. */
+    /** The errno code that began the current (or last) outage. */
     get code(): string {
       return code;
     },
-    /** Lines lost in the current outage. */
     get dropped(): number {
       return dropped;
     },
     /** Whether to try the file now: always while it works, once per `retryMs` while it does not. */
     mayTry: (): boolean => !failing || now() >= retryAt,
-    /** An attempt failed; `lines` it was carrying are lost. */
     failed(err: unknown, lines: number): void {
       if (!failing) {
         failing = true;
@@ -58,7 +52,7 @@ export function createWriteOutage(retryMs: number, health: WriteHealth = {}, now
       drop(lines);
     },
     drop,
-    /** An attempt worked; ends the outage, if there was one, and returns what it cost. */
+    /** Ends the outage, if there was one, and returns what it cost. */
     succeeded(): number {
       if (!failing) return 0;
       const cost = dropped;

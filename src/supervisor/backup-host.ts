@@ -8,17 +8,16 @@ import type { InstanceDeps } from './instance-deps.ts';
 import type { BackupListing, BackupStatus, RestoreStatus } from './status.ts';
 import type { AfterInstall } from './update-actors.ts';
 
-/** A snapshot as listed: its manifest's figures (a manifest or catalog entry carries more, which stays here). */
+/** A snapshot as listed: its manifest's figures. */
 const listing = (m: BackupManifest): BackupListing => {
   const { id, kind, takenAt, revision, revisionAfter, bytes, archiveBytes } = m;
   return { id, kind, takenAt, revision, revisionAfter, bytes, archiveBytes, files: m.files.length };
 };
 
 /**
- * An instance's snapshots as the daemon runs them: before each install (`Backups.BeforeUpdate`), on
- * `Backups.Schedule`, and on request; each outcome on the bus (`instance:backup`, metrics and the status read it), a
- * failure also a chat notice, and `Backups.AfterCommand`'s end as `instance:backup-copied`. At start, the newest
- * snapshot on disk is `instance:backup-found`, so `/metrics` shows the last success before the next snapshot.
+ * An instance's snapshots as the daemon runs them: before each install, on `Backups.Schedule`, and on request; each
+ * outcome on the bus, a failure also a chat notice. At start, the newest snapshot on disk is `instance:backup-found`,
+ * so `/metrics` shows the last success before the next snapshot.
  */
 export function createBackupHost(
   deps: InstanceDeps,
@@ -93,7 +92,6 @@ export function createBackupHost(
     return backups.take({ kind, revision: revision(), quiet: () => !serverRunning() });
   };
 
-  /** Arms the timer of `Backups.Schedule` (again on a config reload). */
   const arm = () => {
     timer?.stop();
     const { Schedule, TimeZone } = deps.instance.settings.Backups;
@@ -159,12 +157,10 @@ export function createBackupHost(
   return {
     control,
     /**
-     * Before an install swaps builds (no server runs): the snapshot the rollback of that build restores. Unless
-     * `Backups.BeforeUpdate` is false or no build is installed yet; a failure rejects, so the install does not happen.
-     * The update tells it how the install ended (never rejected: the install's outcome does not hang on it).
+     * Before an install swaps builds: the snapshot the rollback of that build restores (a failure rejects, so the
+     * install does not happen). The update tells it how the install ended.
      */
     async beforeInstall(to: string | null): Promise<AfterInstall | null> {
-      // The first install (no build yet) has no build's data to protect.
       if (!deps.instance.settings.Backups.BeforeUpdate || revision() === null) return null;
       const snapshot = await backups.beforeInstall({ revision: revision(), revisionAfter: to });
       const { id } = snapshot;

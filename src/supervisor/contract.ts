@@ -1,7 +1,6 @@
 /**
- * What http/, metrics/, cli/ and the daemon can do with a supervised instance. The supervisor implements it; the
- * layers above depend on this file and on status.ts (what an instance reports) only, so routes can be tested without
- * the daemon.
+ * What http/, metrics/, cli/ and the daemon can do with a supervised instance: the layers above depend on this file
+ * and status.ts only, so routes can be tested without the daemon.
  */
 import type { ControlAction, ControlArgs } from '../../machines/instance.refusals.ts';
 import type { BackupListing, InstanceStatus } from './status.ts';
@@ -10,7 +9,6 @@ export type { ControlAction } from '../../machines/instance.refusals.ts';
 /** `Now` | `RoundEnd` | `Empty`: when a restart or update is carried out (`Maintenance.When`, or `?when=`). */
 export type { MaintenancePolicy } from '../config/sections/maintenance.ts';
 
-/** An instance's snapshots, for the routes. */
 export interface InstanceBackupsControl {
   /** Newest first. */
   list(): Promise<BackupListing[]>;
@@ -18,18 +16,17 @@ export interface InstanceBackupsControl {
   take(by: string): Promise<BackupListing>;
   /** The snapshot a rollback with data would put back, or null when none matches the installed build. */
   forRollback(): Promise<BackupListing | null>;
-  /** Whether snapshot `id` exists. */
   has(id: string): Promise<boolean>;
 }
 
-/** How a control action was asked for (the supervisor adds the time). */
+/** The supervisor adds the time. */
 export type ControlOptions = Omit<ControlArgs, 'now'>;
 
 export interface InstanceControl {
   readonly key: string;
   /** The configured ApiToken; undefined means control is refused for this instance. */
   apiToken(): string | undefined;
-  /** The secret of the current launch; undefined when no server runs (every check-in is refused). */
+  /** undefined when no server runs (every check-in is refused). */
   checkinSecret(): string | undefined;
   /**
    * Why `action` cannot be done now (no update provider, no previous build, rollback while updating, …), or null when
@@ -46,7 +43,6 @@ export interface InstanceControl {
    * else why not (the daemon is shutting down).
    */
   hold?(minutes: number, reason: string): string | null;
-  /** Ends a hold; false when there was none. */
   release?(): boolean;
   /** The server console's limits when `Console` enables it, null when it is off (absent: no console). */
   consoleSettings?(): { commandsPerMinute: number } | null;
@@ -55,10 +51,8 @@ export interface InstanceControl {
    * `invalid` (a newline, control characters, too long), `not-reading` (no server holds the console), `failed`.
    */
   sendConsole?(command: string): Promise<void>;
-  /** Records a check-in authenticated with the current secret. */
   checkin(): void;
   status(): InstanceStatus;
-  /** Absolute path of `instances/<key>/binaries`. */
   binariesDir(): string;
   /** The folders under `instances/<key>/` shared read-only by `Files` (absent: none). */
   fileFolders?(): readonly string[];

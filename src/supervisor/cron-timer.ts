@@ -1,20 +1,18 @@
 /**
- * The daemon's one cron timer loop, for `Backups.Schedule`, `Maintenance.RestartSchedule`/`UpdateSchedule` and the
- * maintenance console commands: croner computes the calendar (`nextFire`), and the timer runs on a `TimerClock`, so
- * tests drive it on a simulated clock (croner's own scheduling reads the real time). A schedule follows the wall
- * clock: `now` is wall time, while a Node timer waits on the monotonic clock, so the timer wakes at least every
- * `WALL_CHECK_MS` to see whether the wall clock stepped past the fire (an NTP step, a VM resume, `date -s`).
+ * The daemon's one cron timer loop: croner computes the calendar, and the timer runs on a `TimerClock`, so tests drive
+ * it on a simulated clock (croner's own scheduling reads the real time). A Node timer waits on the monotonic clock,
+ * so it wakes at least every `WALL_CHECK_MS` to see whether the wall clock stepped past the fire.
  */
 import { nextFire } from '../config/cron.ts';
 
-/** The timer functions a component arms: the real ones, or a test's simulated clock (xstate's SimulatedClock fits). */
+/** The real timers, or a test's simulated clock (xstate's SimulatedClock fits). */
 export interface TimerClock {
   now(): number;
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
 
-/** Node's timers, unref'd: a pending one never keeps the daemon alive. */
+/** Node's timers, unref'd. */
 export const realClock: TimerClock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
@@ -25,7 +23,7 @@ export const realClock: TimerClock = {
 export const WALL_CHECK_MS = 10_000;
 
 export interface CronTimerOptions {
-  /** A cron schedule (5 fields, or 6 with seconds first), read in `timeZone` (the host's when undefined). */
+  /** 5 fields, or 6 with seconds first, read in `timeZone` (the host's when undefined). */
   schedule: string;
   timeZone: string | undefined;
   /** Fire this long before each time the schedule gives (an announcement before a restart). */
@@ -69,7 +67,6 @@ export function cronTimer(opts: CronTimerOptions) {
   };
   arm();
   return {
-    /** When it fires next (epoch ms), or null when never. */
     get next(): number | null {
       return at;
     },

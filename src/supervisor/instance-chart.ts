@@ -1,7 +1,6 @@
 /**
- * An instance's statechart given its I/O: the actors it names (`.provide()`), its input from the settings, and what
- * the supervisor makes of what the chart does: its state changes and emitted facts on the bus and in the log, and
- * the supervisor's clock on the run (the machine has none). A chart that crashes anyway is replaced by a fresh one.
+ * An instance's statechart given its I/O: its actors, its input from the settings, and its state changes and emitted
+ * facts on the bus and in the log. A chart that crashes anyway is replaced by a fresh one.
  */
 import { type Actor, createActor, fromPromise, type StateValue, waitFor } from 'xstate';
 import type { PlayersInput, RestoreInput, RollbackInput } from '../../machines/instance.setup.ts';
@@ -15,6 +14,7 @@ import type {
   RestoreOutput,
   RollbackOutput,
 } from '../../machines/instance.types.ts';
+import type { BusEvents } from '../bus.ts';
 import { monotonicMs, pollFirstClock, stampNow } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { answerCap } from '../config/sections/answers.ts';
@@ -31,14 +31,13 @@ import type { InstanceSnapshot, PlanKeeper } from './maintenance/plan.ts';
 import type { MaintenanceSchedule } from './maintenance/schedule.ts';
 import { createProcessHost } from './process-host.ts';
 import { createRunProcess } from './run-process.ts';
-import { createCheckActor, createUpdateActor } from './update-actors.ts';
-import type { CheckRecord } from './update-check-record.ts';
+import type { DownloadProgress } from './status.ts';
+import { type CheckRecord, createCheckActor, createUpdateActor } from './update-actors.ts';
 
 type InstanceActor = Actor<typeof instanceMachine>;
 
 const ms = (seconds: number) => Math.round(seconds * 1000);
 
-/** The machine's timings for one instance, from its `TimeoutSeconds` and the daemon-wide `Timing` section. */
 export function instanceTiming(config: ResolvedConfig, instance: ResolvedInstance): InstanceTiming {
   const t = config.timing;
   return {
@@ -50,7 +49,6 @@ export function instanceTiming(config: ResolvedConfig, instance: ResolvedInstanc
   };
 }
 
-/** `Maintenance.When`, `MaxDelayMinutes` and the player poll, as the machine takes them. */
 export function maintenanceRules({ config, instance }: InstanceDeps): MaintenanceRules {
   const m = instance.settings.Maintenance;
   return {
@@ -60,10 +58,7 @@ export function maintenanceRules({ config, instance }: InstanceDeps): Maintenanc
   };
 }
 
-/**
- * The status name: the path in the machine's `lifecycle` region, as it is (`{ lifecycle: { stopped: 'idle' }, … }`
- * → `stopped.idle`, `server.running`). The other regions have status fields of their own (`checking`).
- */
+/** The status name: the path in the `lifecycle` region (`stopped.idle`, `server.running`). */
 export function statePath(value: StateValue): string {
   const lifecycle = typeof value === 'string' ? value : (value.lifecycle ?? value);
   return dotted(lifecycle as StateValue);
@@ -76,12 +71,10 @@ function dotted(value: StateValue): string {
   return `${key}.${dotted(inner as StateValue)}`;
 }
 
-/** The operator's stop as the chart holds it (the `operatorStop` region): who and when, or null. */
 export function operatorStop(snap: InstanceSnapshot): StopData | null {
   return snap.matches({ operatorStop: 'stopped' }) ? { ...snap.context.stop } : null;
 }
 
-/** The chart of one instance; `parts` are the instance's other parts, which its actors and facts reach. */
 export function createChart(parts: {
   deps: InstanceDeps;
   resources: InstanceResources;
@@ -89,16 +82,16 @@ export function createChart(parts: {
   schedule: MaintenanceSchedule;
   plan: PlanKeeper;
   checks: CheckRecord;
-  /** The running update's download, which a check's end ends. */
-  download: { end(): void };
 }) {
   const { deps, resources, backupHost, plan } = parts;
   const { bus, log } = deps;
   const key = deps.instance.key;
-  /**
-   * When the server launched and last checked in, and the last exit with when it was first seen (wall time, shown);
-   * `startedMs` and `lastCheckinMs` are on the monotonic clock, for the uptime, CPU % and time since a check-in.
-   */
+  const download = createDownloadProgress();
+  const onUpdateProgress = (e: BusEvents['instance:update']): void => {
+    if (e.key === key) download.seen(e);
+  };
+  bus.on('instance:update', onUpdateProgress);
+  /** Wall times are shown; `startedMs` and `lastCheckinMs` (monotonic) measure uptime and time since a check-in. */
   const times = {
     startedAt: null as number | null,
     startedMs: null as number | null,
@@ -125,8 +118,7 @@ export function createChart(parts: {
           revision: await (input.withData ? backupHost.rollBackWithData(() => deps.rollback()) : deps.rollback()),
         })),
         restore: fromPromise<RestoreOutput, RestoreInput>(({ input }) => backupHost.restore(input.id)),
-        // `When: Empty`'s player count (its public `GET /status`), read with the settings of the moment: within
-        // Answers.ServerTimeoutSeconds, and never longer than the interval between polls.
+        // Never longer than the interval between polls.
         readPlayers: fromPromise<number | null, PlayersInput>(() => {
           const cap = answerCap(deps.config.settings.Answers, 'Server');
           const pollMs = deps.config.timing.MaintenancePollSeconds * 1000;
@@ -173,7 +165,6 @@ export function createChart(parts: {
     return made;
   }
 
-  /** An emitted fact, on the bus and in the log. */
   function tell(e: InstanceEmitted): void {
     const at = Date.now();
     if (isMaintenanceFact(e)) {
@@ -212,11 +203,11 @@ export function createChart(parts: {
       case 'check-failed':
         log.warn('update check failed', { error: e.message });
         parts.checks.failed(e.message, at);
-        parts.download.end();
+        download.end();
         break;
       case 'update-checked':
         parts.checks.succeeded(e.available, at);
-        parts.download.end();
+        download.end();
         break;
       case 'rolled-back':
         log.info('rolled back to the previous build', { revision: e.revision ?? '(unknown)' });
@@ -245,8 +236,12 @@ export function createChart(parts: {
 
   return {
     times,
+    download: download.status,
     start: () => actor.start(),
-    stop: () => actor.stop(),
+    stop: () => {
+      bus.off('instance:update', onUpdateProgress);
+      actor.stop();
+    },
     send: (event: InstanceEvent) => actor.send(event),
     snapshot: (): InstanceSnapshot => actor.getSnapshot(),
     /** Resolves true once the `lifecycle` region has exited (the daemon's shutdown), false after `timeoutMs`. */
@@ -255,5 +250,43 @@ export function createChart(parts: {
         () => true,
         () => false,
       ),
+  };
+}
+
+/**
+ * A running update's download as the status shows it: bytes, total, the average rate since the download
+ * began and, with a total, the time left. Fed every `instance:update` of its instance; a download starting (no bytes
+ * yet) begins afresh, and anything but `download` ends it. The rate is measured on `now` (the monotonic clock), the
+ * start shown (`since`) is the event's wall time.
+ */
+export function createDownloadProgress(now: () => number = monotonicMs) {
+  let current: { since: number; from: number; bytes: number; total: number | null; last: number } | null = null;
+  return {
+    seen(e: BusEvents['instance:update']): void {
+      if (e.phase !== 'download') {
+        current = null;
+        return;
+      }
+      const bytes = e.bytes ?? 0;
+      const t = now();
+      if (current === null || bytes === 0 || bytes < current.bytes)
+        current = { since: e.at, from: t, bytes, total: null, last: t };
+      current = { ...current, bytes, total: e.total ?? null, last: t };
+    },
+
+    /** The check or update it belonged to ended (a check stages builds and reports no phase of its own at its end). */
+    end(): void {
+      current = null;
+    },
+
+    status(): DownloadProgress | null {
+      if (current === null) return null;
+      const { since, from, bytes, total, last } = current;
+      const seconds = (last - from) / 1000;
+      // Under half a second of data says little about the rate.
+      const rate = seconds >= 0.5 ? Math.round(bytes / seconds) : null;
+      const eta = rate && total !== null && total >= bytes ? Math.ceil((total - bytes) / rate) : null;
+      return { bytes, total, bytesPerSecond: rate, etaSeconds: eta, since: new Date(since).toISOString() };
+    },
   };
 }

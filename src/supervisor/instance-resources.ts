@@ -8,10 +8,9 @@ import type { MaintenancePolicy } from './contract.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import type { ResourceStatus } from './status.ts';
 
-/** One reading of a server's tree and what the sampler made of it. */
 export interface Sample {
   pid: number;
-  /** When it was read (ms on the monotonic clock, so a step of the wall clock cannot skew the CPU %). */
+  /** Monotonic, so a step of the wall clock cannot skew the CPU %. */
   at: number;
   /** The tree's CPU time as read. */
   readSeconds: number;
@@ -23,9 +22,8 @@ export interface Sample {
 }
 
 /**
- * The next sample from a reading: CPU as a percentage of one core over the time since the previous sample of the
- * same server, or since its launch (`startedAt`, on the same clock as `at`) for the first. A tree whose CPU sum falls (a helper exited and
- * nobody in the tree reaped it) counts 0 for that interval rather than going back.
+ * The next sample: CPU in % of one core since the previous sample of the same server, or since its launch. A tree
+ * whose CPU sum falls (a helper exited unreaped) counts 0 for that interval rather than going back.
  */
 export function nextSample(
   prev: Sample | null,
@@ -49,20 +47,15 @@ export function nextSample(
   };
 }
 
-/**
- * Why a server's memory calls for a restart (`memory 2.1 GB over MemoryLimitMB 2048`), or null while it is within
- * `limitMB` (or no limit is set). Megabytes are decimal (1 MB = 1,000,000 bytes), as every size the daemon reads or prints.
- */
+/** Why a server's memory calls for a restart (`memory 2.1 GB over MemoryLimitMB 2048`), or null; decimal MB. */
 export function memoryOverLimit(rssBytes: number, limitMB: number | undefined): string | null {
   if (limitMB === undefined || rssBytes <= limitMB * 1_000_000) return null;
   return `memory ${formatBytes(rssBytes)} over MemoryLimitMB ${limitMB}`;
 }
 
 /**
- * An instance's resource use: its server's process tree (CPU, memory) and players read every
- * `Timing.ResourceSampleSeconds` while a server runs, idle (no timer) while none does; and `MemoryLimitMB` acted on
- * once per run through the maintenance restart. `server` says which server runs now; `requestRestart` is the
- * maintenance's.
+ * An instance's resource use: its server's process tree and players read every `Timing.ResourceSampleSeconds` while
+ * a server runs (no timer while none does); `MemoryLimitMB` acted on once per run through a maintenance restart.
  */
 export function createInstanceResources(
   deps: InstanceDeps,
@@ -72,19 +65,16 @@ export function createInstanceResources(
   checkedIn: () => boolean,
 ) {
   const sampleMs = () => deps.config.timing.ResourceSampleSeconds * 1000;
-  /** The launch cgroup of the server with this pid (cgroup tracking), whose every process counts as the server's. */
+  /** Every process of the launch's cgroup counts as the server's. */
   let launchCgroup: { pid: number; cgroup: string | null } | null = null;
-  /** The server asked to restart for its memory: once per run. */
   let memoryRestartPid: number | null = null;
   let sampledPid: number | null = null;
-  /** The last sample, with the wall time it was taken at for the status. */
   let last: (Sample & { takenAt: number }) | null = null;
   let players: { pid: number; count: number | null } | null = null;
   let timer: NodeJS.Timeout | null = null;
   let busy = false;
   let stopped = false;
 
-  /** Past `MemoryLimitMB`: ask the server to leave for a restart by its `Maintenance.When`, with why. */
   const checkMemory = (sample: Sample) => {
     const why = memoryOverLimit(sample.rssBytes, deps.instance.settings.MemoryLimitMB);
     if (why === null || memoryRestartPid === sample.pid || !checkedIn()) return;
@@ -99,7 +89,6 @@ export function createInstanceResources(
     return readTreeStats(pid, { alsoPids: cgroup === null ? [] : await cgroupPids(cgroup) });
   };
 
-  /** One sample, then the next in an interval while a server runs. */
   async function tick(): Promise<void> {
     timer = null;
     const now = server();
@@ -134,24 +123,21 @@ export function createInstanceResources(
   }
 
   return {
-    /** The process host's word on a launch: its pid and cgroup. */
     launched(pid: number, cgroup: string | null): void {
       launchCgroup = { pid, cgroup };
     },
-    /** The machine's current pid: a new server is sampled at once, and then every interval until it has gone. */
+    /** A new server is sampled at once, and then every interval until it has gone. */
     pidSeen(pid: number | null): void {
       if (pid === sampledPid) return;
       sampledPid = pid;
       if (pid !== null && !stopped && timer === null && !busy) void tick();
     },
-    /** The last sample of the server running now; null when none runs or none has been taken yet. */
     resources(pid: number | null): ResourceStatus | null {
       if (last === null || last.pid !== pid) return null;
       const { cpuPercent, cpuSeconds, rssBytes, processes, takenAt } = last;
       const cpu = Math.round(cpuSeconds * 100) / 100;
       return { cpuPercent, cpuSeconds: cpu, rssBytes, processes, at: new Date(takenAt).toISOString() };
     },
-    /** The server's player count at the last sample; null when unknown. */
     players: (pid: number | null): number | null => (players !== null && players.pid === pid ? players.count : null),
     stop(): void {
       stopped = true;

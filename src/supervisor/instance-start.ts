@@ -1,7 +1,6 @@
 /**
- * How an instance is started, at the daemon's start or when a reload adds it: its folder made ready and its data.json
- * read (imported from a real watchdog's data.db when there is none), the instance built on it, and the server a
- * previous daemon left adopted (PersistServers) or shut down before the first launch.
+ * How an instance is started (at the daemon's start or when a reload adds it): its folder and data.json made ready,
+ * the instance built on them, and the server a previous daemon left adopted or shut down before the first launch.
  */
 
 import { mkdir } from 'node:fs/promises';
@@ -21,10 +20,8 @@ import { createInstance, type Instance } from './instance.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { echoServerLine, serverLogOptions } from './server-log.ts';
 
-/** Sub-folders of every instance folder: the usual `binaries/`, `bin/` and `data/`, plus our `logs/` and `dumps/`. */
 export const INSTANCE_SUBDIRS = ['binaries', 'bin', 'data', 'logs', 'dumps'] as const;
 
-/** Creates the instance folder and its sub-folders; safe to call on every start. */
 export async function prepareInstanceDir(dir: string): Promise<void> {
   try {
     for (const sub of INSTANCE_SUBDIRS) await mkdir(join(dir, sub), { recursive: true });
@@ -36,7 +33,7 @@ export async function prepareInstanceDir(dir: string): Promise<void> {
   }
 }
 
-/** An instance built and not started yet, with the verified server the previous daemon left for it, if any. */
+/** An instance built and not started yet, with the verified server the previous daemon left for it. */
 export interface Prepared {
   inst: Instance;
   instance: ResolvedInstance;
@@ -48,20 +45,19 @@ export interface StarterOptions {
   log: Logger;
   /** Where servers check in (`watchdog.baseUrl`): an address this daemon listens on. */
   baseUrl: string;
-  /** `BaseUrl`, or the local address: what clients are given (client downloads). */
+  /** `BaseUrl`, or the local address: what clients are given. */
   publicBaseUrl: string;
-  /** Whether a server told to check in at this URL reaches this daemon (for adopting servers left running). */
+  /** Whether a server told to check in at this URL reaches this daemon. */
   reachesUs?: (url: string) => boolean;
-  /** How launches' processes are tracked (detected at start); without it only process groups are killed. */
+  /** Without it only process groups are killed. */
   tracking?: ProcessTracking;
   statusExtras?: InstanceDeps['statusExtras'];
   inspect?: InstanceDeps['inspect'];
 }
 
-/** `config` is the configuration now (a reload replaces it). */
 export function createInstanceStarter(opts: StarterOptions, config: () => ResolvedConfig) {
   const { bus, log } = opts;
-  /** Log followers of adopted servers, by key (a launched server's log is followed by its spawn). */
+  /** Log followers of adopted servers, by key. */
   const followers = new Map<string, () => void>();
 
   const providerFor = (instance: ResolvedInstance, ilog: Logger) =>
@@ -83,8 +79,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
     const ilog = log.child(instance.key);
     await prepareInstanceDir(instance.dir);
     await recoverInterruptedInstall(instance.dir);
-    // Writes data.json from data.db when there is none yet; a verified server found there becomes its launch
-    // record, so the leftover check below adopts it (or shuts it down first, without PersistServers).
+    // A verified server found in data.db becomes the launch record, adopted (or shut down) below.
     await dataDb.importInto(instance, ilog);
     const updateType = instance.settings.UpdateType ?? null;
     const data = await readInstanceData(instance.dir, updateType, ilog);
@@ -107,10 +102,8 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
       provider: providerFor(instance, ilog),
       revision: data.revision,
       recordRevision: (revision) => store.write({ previousRevision: store.current().revision, revision }),
-      // The launch records only have to outlive a killed daemon, which needs no fsync: a power loss takes the servers
-      // with them, and a stale record names a pid that is then dead. Two fsyncs cost a loaded disk hundreds of ms,
-      // and writes to data.json queue: the record cleared at an exit would hold up the spawning record of the
-      // relaunch that follows it, before its spawn.
+      // The launch records only have to outlive a killed daemon, which needs no fsync (a power loss takes the servers
+      // too), and two fsyncs on a loaded disk would hold up the relaunch's spawning record.
       recordLaunch: (launch) => store.write({ launch, spawning: null }, { durable: false }),
       // Before the spawn and so inside the server's check-in window.
       recordSpawning: (spawning) => store.write({ spawning }, { durable: false }),
@@ -174,8 +167,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
         { pid: leftover.record.pid, recorded, baseUrl: opts.baseUrl },
       );
     } else if (leftover) {
-      // PersistServers is off but the previous daemon died with this server running: shut it down first,
-      // or the new server fights it for the port.
+      // PersistServers is off: shut it down first, or the new server fights it for the port.
       ilog.warn('shutting down a server left behind by a previous daemon', { pid: leftover.record.pid });
     }
     if (leftover) {
@@ -186,10 +178,9 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
         }),
       );
     }
-    // What is left of earlier launches (a helper that escaped its server's group, or a server the previous daemon
-    // launched but could not record, data.json being unwritable on a full disk) is found by its tracking and ended
-    // now: left alone it would play and write its log, for good if the instance stays stopped. The one sweep: the
-    // launch's port guard then finds the port free, and each later launch's leftovers die with its server.
+    // What is left of earlier launches (a helper that escaped its group, a server the previous daemon could not
+    // record) is ended now, even if the instance stays stopped. The one sweep: each later launch's leftovers die
+    // with its server.
     const left = (await opts.tracking?.sweep(inst.key).catch(() => [])) ?? [];
     if (left.length > 0) {
       ilog.warn(`killed ${left.length} process(es) left by the previous daemon's launches`, { pids: left.join(' ') });
@@ -202,7 +193,7 @@ export function createInstanceStarter(opts: StarterOptions, config: () => Resolv
     prepare,
     launch,
     providerFor,
-    /** Stops following the adopted server of `key` (its instance is removed), or of every key. */
+    /** Stops following the adopted server of `key`, or of every key. */
     unfollow(key?: string): void {
       for (const [k, stop] of followers) if (key === undefined || k === key) stop();
     },
@@ -241,9 +232,8 @@ export function createDataWriter(dir: string, initial: InstanceData, log: Logger
 
   return {
     /**
-     * Merges `patch` into the instance's data and writes data.json. Never rejects: a failed write (full disk, removed
-     * or read-only folder) leaves the previous data.json whole (the write is atomic), is logged once and is tried
-     * again every `retryMs()` with the newest data until one succeeds.
+     * Merges `patch` and writes data.json. Never rejects: a failed write leaves the previous data.json whole, is
+     * logged once and is tried again every `retryMs()` with the newest data until one succeeds.
      */
     write(patch: Partial<InstanceData>, opts?: { durable?: boolean }): Promise<void> {
       data = { ...data, ...patch };

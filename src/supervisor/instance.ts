@@ -7,7 +7,6 @@ import {
   controlEvent,
   refusalOf,
 } from '../../machines/instance.refusals.ts';
-import type { BusEvents } from '../bus.ts';
 import { monotonicMs, stampNow } from '../clock.ts';
 import type { ResolvedConfig, ResolvedInstance } from '../config/resolved.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
@@ -19,37 +18,25 @@ import { hasPreviousBuild } from '../updates/install/install.ts';
 import type { UpdateProvider } from '../updates/provider.ts';
 import { createBackupHost } from './backup-host.ts';
 import type { ControlAction, ControlOptions } from './contract.ts';
-import { createDownloadProgress } from './download-progress.ts';
 import { createChart, instanceTiming, maintenanceRules, operatorStop, statePath } from './instance-chart.ts';
 import type { InstanceDeps } from './instance-deps.ts';
 import { createInstanceResources } from './instance-resources.ts';
-import { createScheduledCommands } from './maintenance/console-commands.ts';
 import { createPlanKeeper, maintenanceStatus } from './maintenance/plan.ts';
-import { createMaintenanceSchedule } from './maintenance/schedule.ts';
+import { createMaintenanceSchedule, createScheduledCommands } from './maintenance/schedule.ts';
 import type { ControlChoice, InstanceStatus } from './status.ts';
-import { createCheckRecord } from './update-check-record.ts';
+import { createCheckRecord } from './update-actors.ts';
 
-/**
- * One supervised instance: its statechart (instance-chart.ts, where it is given its I/O) and the parts around it,
- * behind the control and status API the HTTP layer reads (`InstanceControl`), plus start, shutdown and reload.
- */
+/** One supervised instance: its statechart and the parts around it, behind `InstanceControl`. */
 export function createInstance(deps: InstanceDeps) {
   const { key } = deps.instance;
   const { bus, log } = deps;
   const snapshot = () => chart.snapshot();
-  /** What the update checks found, or why they failed. */
   const checks = createCheckRecord({
     key,
     bus,
     alertAfterMs: () => deps.config.timing.UpdateCheckAlertMinutes * 60_000,
   });
-  /** The running update's download, from its progress events. */
-  const download = createDownloadProgress();
-  const onUpdateProgress = (e: BusEvents['instance:update']): void => {
-    if (e.key === key) download.seen(e);
-  };
-  bus.on('instance:update', onUpdateProgress);
-  /** CPU, memory and players of the running server, and MemoryLimitMB (a restart by `when`, with why). */
+  /** CPU, memory and players of the running server, and MemoryLimitMB. */
   const resources = createInstanceResources(
     deps,
     () => {
@@ -59,7 +46,6 @@ export function createInstance(deps: InstanceDeps) {
     (when, reason) => chart.send({ type: 'MAINTAIN', source: 'request', when, reason, at: stampNow() }),
     () => snapshot().context.checkedIn,
   );
-  /** Snapshots of the instance's data: before installs, on a schedule, on request. */
   const backupHost = createBackupHost(deps, {
     revision: () => snapshot().context.revision,
     previousRevision: () => deps.previousRevision?.() ?? null,
@@ -74,20 +60,15 @@ export function createInstance(deps: InstanceDeps) {
     broken: (why, err) =>
       log.error('cannot compute when to send a scheduled console command', { why, error: describeError(err) }),
   });
-  /** When `RestartSchedule` and `UpdateSchedule` fire next (the `maintenanceSchedule` actor keeps it). */
   const schedule = createMaintenanceSchedule({
     settings: () => deps.instance.settings.Maintenance,
     canCheck: () => deps.provider !== null,
     log: log.child('maintenance'),
   });
-  /** Keeps the maintenance region's plan (pending action, hold) in data.json as it changes. */
   const plan = createPlanKeeper((saved) => deps.recordMaintenance?.(saved) ?? Promise.resolve());
-  const chart = createChart({ deps, resources, backupHost, schedule, plan, checks, download });
+  const chart = createChart({ deps, resources, backupHost, schedule, plan, checks });
 
-  /**
-   * A console command a maintenance schedule sends: audited like one sent through the API (user `schedule`), and
-   * logged; one that cannot be sent (no server running, its input full) is told, not retried.
-   */
+  /** A scheduled console command: audited as user `schedule`; one that cannot be sent is told, not retried. */
   function sendScheduled(command: string, why: string): void {
     const audit = (status: number, reason?: string) =>
       bus.emit('instance:control', {
@@ -122,7 +103,6 @@ export function createInstance(deps: InstanceDeps) {
     return consoleOf(deps.instance.settings.Console ?? false);
   }
 
-  /** Whether an update provider is configured, and a previous build (`bin.prev`) kept to go back to. */
   const abilities = () => ({
     canUpdate: deps.provider !== null,
     canRollback: hasPreviousBuild(deps.instance.dir),
@@ -134,9 +114,8 @@ export function createInstance(deps: InstanceDeps) {
     backups: backupHost.control,
 
     /**
-     * Starts the actor: adopt a live server from the previous daemon, or check for updates and launch. The stop
-     * data.json remembers is the machine's input: its `operatorStop` region stands from the first moment and takes
-     * no START; an adopted server of it (a stop that had not finished) is stopped again.
+     * Starts the actor: adopt a live server from the previous daemon, or check for updates and launch. A stop
+     * data.json remembers stands from the first moment; an adopted server of it is stopped again.
      */
     start(adoptPid: number | null): void {
       chart.start();
@@ -158,7 +137,6 @@ export function createInstance(deps: InstanceDeps) {
 
     /** Daemon exit: resolves once the server is shut down (or detached) and the actor is stopped. */
     async shutdown(persist: boolean, timeoutMs: number): Promise<void> {
-      bus.off('instance:update', onUpdateProgress);
       resources.stop();
       scheduledCommands.stop();
       // A snapshot or restore under way finishes first: one cut off between its renames would strand the data.
@@ -169,10 +147,7 @@ export function createInstance(deps: InstanceDeps) {
       await backups;
     },
 
-    /**
-     * Config reload: new settings apply at the next launch; timings at the next timer. The update provider is made
-     * anew (`makeProvider`) only when its settings changed.
-     */
+    /** Config reload: new settings apply at the next launch, timings at the next timer. */
     reconfigure(config: ResolvedConfig, instance: ResolvedInstance, makeProvider: () => UpdateProvider | null): void {
       const provider = providerSettingsChanged(deps.instance, instance) ? makeProvider() : deps.provider;
       // In place: the process and update hosts the chart was given hold this very object.
@@ -184,10 +159,8 @@ export function createInstance(deps: InstanceDeps) {
 
     apiToken: (): string | undefined => deps.instance.apiToken,
 
-    /** The current launch's check-in secret, as the machine holds it. */
     checkinSecret: (): string | undefined => snapshot().context.secret ?? undefined,
 
-    /** Why `action` cannot be done now (the daemon answers 409 with it), or null when the machine takes it. */
     refusal: (action: ControlAction): string | null => refusalOf(snapshot(), action, abilities()),
 
     control(action: ControlAction, { when, by = '', withData, snapshot: id }: ControlOptions = {}): void {
@@ -214,17 +187,12 @@ export function createInstance(deps: InstanceDeps) {
       return null;
     },
 
-    /** Ends a hold; false when there was none. */
     release(): boolean {
       if (!held()) return false;
       chart.send({ type: 'RELEASE_HOLD', at: stampNow() });
       return true;
     },
 
-    /**
-     * Straight to the chart, one event per check-in: its hang deadline is an `after` delay, a timer on Node's
-     * monotonic clock, so a step of the wall clock can neither hold a check-in back nor declare a hang.
-     */
     checkin(): void {
       const c = snapshot().context;
       if (c.secret !== null) chart.send({ type: 'CHECKIN', launchId: c.launchId });
@@ -267,7 +235,7 @@ export function createInstance(deps: InstanceDeps) {
         ...(c.blocked === null ? {} : { launchBlocked: { ...c.blocked } }),
         lastExit: lastExit === null ? null : { ...lastExit.exit, at: new Date(lastExit.at).toISOString() },
         updateCheck: checks.status(),
-        download: download.status(),
+        download: chart.download(),
         maintenance: maintenanceStatus(
           snap,
           monotonicMs(),
@@ -286,7 +254,7 @@ export function createInstance(deps: InstanceDeps) {
 
 export type Instance = ReturnType<typeof createInstance>;
 
-/** The status's `controls`: what `refusalOf`, which the control routes ask before a 409, says of each action now. */
+/** The status's `controls`: what `refusalOf` says of each action now. */
 export function controlChoices(snapshot: ControlView, facts: ControlFacts): Record<ControlAction, ControlChoice> {
   const choices = {} as Record<ControlAction, ControlChoice>;
   for (const action of CONTROL_ACTIONS) {

@@ -1,17 +1,18 @@
 import { join } from 'node:path';
+import { monotonicMs } from '../clock.ts';
 import { consoleOf } from '../config/sections/console-hub.ts';
-import { describeError } from '../errors.ts';
+import { describeError, LaunchBlockedError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { adoptedProcess } from '../process/adopted-process.ts';
 import { CONSOLE_FIFO } from '../process/console-fifo.ts';
 import { dumpProcess } from '../process/dump.ts';
 import { MARKER_ENV } from '../process/launch-marker.ts';
 import { buildLaunchSpec, generateSecret, inheritedEnv } from '../process/launch-spec.ts';
+import { type PortHolder, portBindsFree, portHolders } from '../process/port-holders.ts';
 import { type ExitStatus, type ServerProcess, spawnServer } from '../process/spawn.ts';
 import type { LaunchTrack, ProcessTracking } from '../process/tracking.ts';
 import { retentionRule } from '../store/retention.ts';
 import type { InstanceDeps } from './instance-deps.ts';
-import { clearForLaunch } from './port-guard.ts';
 import type { OwnedServer, ProcessHost } from './run-process.ts';
 import { echoServerLine, serverLogOptions, serverLogOutage } from './server-log.ts';
 
@@ -20,8 +21,7 @@ const LAST_LINE_CHARS = 300;
 
 /**
  * The process side of an instance for its `runProcess` actor: spawn, adopt, dump, and the launch record. `owned`
- * hears of each server launched or adopted and its launch's cgroup (null without one), whose processes are the
- * server's own for the resource samples.
+ * hears of each server launched or adopted and its launch's cgroup, for the resource samples.
  */
 export function createProcessHost(
   deps: InstanceDeps,
@@ -34,7 +34,7 @@ export function createProcessHost(
   const logOutage = serverLogOutage(key, bus);
   const stragglers = (when: 'exit' | 'relaunch') => (pids: number[]) =>
     bus.emit('instance:stragglers', { key, pids, when, at: Date.now() });
-  /** The hard limits that could not apply, as last told: said once, and again only when it changes. */
+  /** The hard limits that could not apply, as last told (said again only when it changes). */
   let toldLimits = '';
   return {
     key,
@@ -56,8 +56,6 @@ export function createProcessHost(
       const env = inheritedEnv(process.env, { agones: deps.config.agones !== null });
       const spec = buildLaunchSpec({ key, instance, baseUrl: deps.baseUrl, secret, providerCvars, env });
       const { tracking } = deps;
-      // What the previous launch left (a helper in its own session holding the game port) goes first; a port
-      // held by someone else's process throws LaunchBlockedError.
       await clearForLaunch({
         key,
         port: instance.settings.ApiPort,
@@ -78,8 +76,8 @@ export function createProcessHost(
       if (tracking?.mode === 'cgroup' && track?.cgroup === null)
         log.warn("could not create the launch's cgroup; tracking its processes by their environment marker");
       const tracked = { cgroup: track?.cgroup ?? null, marker: track?.marker ?? null };
-      // Written before the spawn: a daemon killed between the spawn and the launch record below would otherwise
-      // leave a server that the next daemon cannot see, and that one would launch a second copy beside it.
+      // Written before the spawn: a daemon killed before the launch record would otherwise leave a server the next
+      // daemon cannot see, and it would launch a second copy beside it.
       const record = {
         program: spec.program,
         args: spec.args,
@@ -88,7 +86,6 @@ export function createProcessHost(
         ...tracked,
       };
       await deps.recordSpawning?.(record);
-      // Its health reports are for the copy a persisted server's removed log gets (src/process/appended-log.ts).
       const logs = serverLogOptions(deps.config, instance, bus);
       let lastLine: string | undefined;
       const spawning = spawnServer(spec, {
@@ -153,17 +150,14 @@ export function createProcessHost(
 }
 
 /**
- * A server process whose whole launch goes with it: once the server has exited, every process it left (in its
- * cgroup, or carrying its marker, whatever group or session it moved to) is killed before the exit is reported, so
- * the next launch never meets them on the game port. A SIGKILL takes the launch's cgroup at once. Not after
- * `detach()`: a detached server and its helpers are the next daemon's (PersistServers).
+ * A server process whose whole launch goes with it: once the server has exited, every process it left is killed
+ * before the exit is reported, so the next launch never meets them on the game port. Not after `detach()`.
  */
 function trackedProcess(
   proc: ServerProcess,
   track: LaunchTrack,
   tracking: ProcessTracking,
   log: Logger,
-  /** Told the pids killed after the exit (the bus's `instance:stragglers`). */
   report: (pids: number[]) => void,
 ): ServerProcess {
   let detached = false;
@@ -195,4 +189,64 @@ function trackedProcess(
       proc.detach();
     },
   };
+}
+
+async function holdersOf(port: number): Promise<PortHolder[]> {
+  if (await portBindsFree(port)) return [];
+  const seen = new Map<number, PortHolder>();
+  for (const h of await portHolders(port)) if (!seen.has(h.pid)) seen.set(h.pid, h);
+  return [...seen.values()];
+}
+
+const who = (port: number, h: PortHolder) => `port ${port} held by pid ${h.pid} (${h.name})`;
+
+/**
+ * Before a launch: makes sure the game port is free. A holder that is ours is killed with the rest of its launch;
+ * one that is not is left alone. Throws `LaunchBlockedError('port', …)` when the port is held by a process that is
+ * not ours, or still held once ours were killed and `waitMs` has passed.
+ */
+export async function clearForLaunch(opts: {
+  key: string;
+  /** The instance's ApiPort, on TCP and UDP (the engine's game port by default). */
+  port: number;
+  tracking: ProcessTracking | undefined;
+  log: Logger;
+  /** Timing.StragglerKillSeconds. */
+  waitMs: number;
+  report?: (pids: number[]) => void;
+}): Promise<void> {
+  const { port, key, tracking, log } = opts;
+  const holders = port > 0 ? await holdersOf(port) : [];
+  const foreign: PortHolder[] = [];
+  for (const h of holders) {
+    if (tracking && (await tracking.owns(h.pid, key))) {
+      log.warn(`${who(port, h)}, left from the previous launch; killing it`, { pid: h.pid, proto: h.proto });
+    } else foreign.push(h);
+  }
+  // Ours on the port go with the rest of their launch; any other leftover was swept as the instance started.
+  const swept = foreign.length < holders.length ? ((await tracking?.sweep(key).catch(() => [])) ?? []) : [];
+  if (swept.length > 0) {
+    log.warn(`killed ${swept.length} process(es) left by earlier launches`, { pids: swept.join(' ') });
+    opts.report?.(swept);
+  }
+  const blocked = (message: string) => new LaunchBlockedError('port', message);
+  const first = foreign[0];
+  if (first?.pid === process.pid)
+    throw blocked(`port ${port} is this watchdog's own: ApiPort must differ from the ports in Urls`);
+  if (first) {
+    throw blocked(`${who(port, first)}, which this watchdog did not start; the server cannot start until it is freed`);
+  }
+  if (holders.length === 0) return;
+  const deadline = monotonicMs() + opts.waitMs;
+  for (;;) {
+    const left = await holdersOf(port);
+    const still = left[0];
+    if (!still) return;
+    if (monotonicMs() >= deadline) {
+      throw blocked(
+        `${who(port, still)}, still held ${opts.waitMs / 1000} s after the previous launch's processes were killed`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

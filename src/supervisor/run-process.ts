@@ -4,15 +4,15 @@ import type { ProcessCommand, ProcessEvent } from '../../machines/instance.types
 import { describeError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { leave, shutdownGracefully } from '../process/graceful.ts';
-import { resourceBlock } from '../process/launch-blocked.ts';
 import { requestUpdate } from '../process/server-api.ts';
 import type { ServerProcess } from '../process/spawn.ts';
+import { resourceBlock } from '../process/start-child.ts';
 
-/** A server the actor owns: either launched now or adopted from the previous daemon. */
+/** A server the actor owns: launched now or adopted from the previous daemon. */
 export interface OwnedServer {
   proc: ServerProcess;
   secret: string;
-  /** Its last line of output so far (a launched server; an adopted one's output is not followed here). */
+  /** Its last line of output so far (a launched server only). */
   lastLine?: () => string | undefined;
 }
 
@@ -21,27 +21,21 @@ export interface ProcessHost {
   readonly key: string;
   readonly log: Logger;
   apiPort(): number;
-  /** The waits of a graceful stop, and the most of the server's answer read (Answers.ServerMaxKilobytes). */
   shutdownWindows(): { requestMs: number; exitMs: number; maxAnswerBytes: number };
-  /** A fresh check-in secret for a launch. */
   secret(): string;
-  /**
-   * Spawns a new server with this secret (launch spec, data.json record); rejects with a ProcessError, or a
-   * LaunchBlockedError when the launch could not happen for a reason that is not the server's fault.
-   */
+  /** Rejects with a ProcessError, or a LaunchBlockedError when it is not the server's fault. */
   launch(launchId: number, secret: string): Promise<OwnedServer>;
   /** The server recorded by the previous daemon, verified alive; null when it cannot be adopted. */
   adopt(pid: number): OwnedServer | null;
   /** Dumps the server if configured (bounded in time); never throws. */
   dump(proc: ServerProcess): Promise<void>;
-  /** The server exited (its launch record is cleared) or was detached (the record stays, for the next daemon). */
+  /** The server exited (its launch record is cleared) or was detached (the record stays). */
   released(how: 'exited' | 'detached'): void;
 }
 
 /**
- * The `runProcess` actor, one per launch (`server` invokes it as `process`): owns the server from spawn to exit,
- * carries out ProcessCommands and reports PROCESS_* (the secret first, before the server can check in). Its cleanup
- * kills the group unless detached: exit actions do not run on actor stop (statelyai/xstate#4630).
+ * The `runProcess` actor, one per launch: owns the server from spawn to exit, carries out ProcessCommands and reports
+ * PROCESS_*. Its cleanup kills the group unless detached: exit actions do not run on actor stop (statelyai/xstate#4630).
  */
 export function createRunProcess(host: ProcessHost) {
   return fromCallback<ProcessCommand, ProcessInput>(({ input, sendBack, receive }) => {
@@ -131,10 +125,8 @@ export function createRunProcess(host: ProcessHost) {
     };
 
     /**
-     * Runs a command without ever throwing out of the actor. XState never runs the cleanup of a callback actor that
-     * failed, so its server would live on while the machine, told of an exit with unknown status, launched the next
-     * one beside it: two servers for one instance. A command meant to end the server that fails ends it with a kill
-     * (its exit is reported as usual); a failed update notice or detach is only logged, as their own failures are.
+     * Runs a command without ever throwing out of the actor: XState never runs the cleanup of a failed callback actor,
+     * so its server would live on beside the next one. A command meant to end the server that fails ends it with a kill.
      */
     const safely = (cmd: ProcessCommand) => {
       try {
@@ -166,18 +158,16 @@ export function createRunProcess(host: ProcessHost) {
       // Valid before the spawn: a fast server may check in before we hear back from spawn().
       send({ type: 'PROCESS_STARTED', launchId, secret, pid: null });
       host.launch(launchId, secret).then(watch, (err: unknown) => {
-        // Out of descriptors or memory anywhere on the way (the provider's cvars, the log, the spawn), or the game
-        // port held: no server ran, so nothing counts against it.
+        // Out of descriptors or memory anywhere on the way, or the game port held: nothing counts against the server.
         const blocked = resourceBlock(err);
         if (blocked) {
-          // The instance logs the block once per attempt, with its retry delay; the cause chain goes to debug.
+          // The instance logs the block with its retry delay; the cause chain goes to debug.
           host.log.debug('launch blocked', { kind: blocked.kind, error: describeError(blocked) });
           send({ type: 'PROCESS_BLOCKED', launchId, kind: blocked.kind, message: blocked.message });
           return;
         }
         host.log.error('launch failed', { error: describeError(err) });
-        // A failed spawn is an exit with neither code nor signal (a startup failure to the machine), and its reason:
-        // the message names the program and what to fix; the cause chain stays in the log line above.
+        // A failed spawn is an exit with neither code nor signal (a startup failure), with the message as its reason.
         const failure = err instanceof Error ? err.message : String(err);
         send({ type: 'PROCESS_EXITED', launchId, code: null, signal: null, failure });
       });

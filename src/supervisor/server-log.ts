@@ -6,11 +6,7 @@ import type { LogRotation } from '../process/log-file.ts';
 import { createWriteOutage, type WriteHealth, type WriteOutage } from '../process/write-outage.ts';
 import { retentionRule } from '../store/retention.ts';
 
-/**
- * How a server's log is written, for a launch and for an adopted server alike: its folder, the rotation
- * `Logs.ServerLogMaxBytes` / `Logs.ServerLogFiles` configure (the cap) and the instance's `Retention.Logs`, which may
- * remove rotated logs sooner, the retry of a failed write (`Timing.LogRetrySeconds`) and who hears of its outages.
- */
+/** How a server's log is written, for a launch and an adopted server alike. */
 export function serverLogOptions(config: ResolvedConfig, instance: ResolvedInstance, bus: Bus) {
   const logDir = join(instance.dir, 'logs');
   const rule = instance.settings.Retention.Logs;
@@ -23,11 +19,7 @@ export function serverLogOptions(config: ResolvedConfig, instance: ResolvedInsta
   return { logDir, rotation, retryMs: config.timing.LogRetrySeconds * 1000, health };
 }
 
-/**
- * Puts a server log's outages on the bus: when its lines start being dropped, each dropped line, and when it is
- * written again. The daemon's log says the first and the last once each (src/daemon/run.ts); metrics
- * count the lines (`watchdog_log_lines_dropped_total`).
- */
+/** Puts a server log's outages on the bus. */
 export function serverLogHealth(key: string, file: string, bus: Bus): WriteHealth {
   return {
     onFailing(code, message) {
@@ -43,9 +35,8 @@ export function serverLogHealth(key: string, file: string, bus: Bus): WriteHealt
 }
 
 /**
- * server.log's outage, one for all of an instance's launches: a relaunch blocked for want of descriptors cannot
- * open the log either, and the daemon's log then says so once for the episode instead of once per attempt. A new
- * `Timing.LogRetrySeconds` starts a new one.
+ * server.log's outage, one for all of an instance's launches: a relaunch blocked for want of descriptors cannot open
+ * the log either, and the outage is then told once for the episode instead of once per attempt.
  */
 export function serverLogOutage(key: string, bus: Bus): (logDir: string, retryMs: number) => WriteOutage {
   let held: { file: string; retryMs: number; outage: WriteOutage } | null = null;
@@ -67,10 +58,7 @@ export function withoutLeadingTimestamp(line: string): string {
   return line.replace(LEADING_TIMESTAMP, '');
 }
 
-/**
- * One line of a server's output: on the bus for the dashboard and `logs -f`, and echoed into the daemon's log under
- * `<key>:server` (stderr lines stand out as warnings).
- */
+/** One line of a server's output: on the bus, and echoed into the daemon's log (stderr lines as warnings). */
 export function echoServerLine(bus: Bus, log: Logger, key: string, stream: 'stdout' | 'stderr', line: string): void {
   bus.emit('instance:log', { key, stream, line, at: Date.now() });
   const text = withoutLeadingTimestamp(line);

@@ -1,14 +1,11 @@
 /**
- * An instance's status as the API answers it (`GET /instances/<key>/status`, `/api/instances`, the dashboard,
- * `watchdog status`), and its snapshots as they are listed: valibot schemas, written once. The types are their
- * outputs and the OpenAPI document is generated from them (src/http/schemas.ts), so neither can drift from the
- * answers. An optional field is absent from an older daemon's answers, which the CLI and the dashboard accept.
+ * An instance's status and its snapshots as the API answers them: valibot schemas, written once; the types and the
+ * OpenAPI document are derived from them. An optional field is absent from an older daemon's answers.
  */
 import * as v from 'valibot';
 import { MAINTENANCE_POLICIES } from '../config/sections/maintenance.ts';
 import { DiskReadingSchema } from '../disk-reading.ts';
 
-/** `schema` with its description in the OpenAPI document. */
 const about = <S extends v.GenericSchema>(schema: S, description: string) => v.pipe(schema, v.description(description));
 
 export const Iso = about(v.string(), 'ISO 8601 time');
@@ -26,7 +23,6 @@ export const LastExitSchema = v.object({
   ),
   at: Iso,
 });
-/** How the last server process ended: why (`ExitReason` of machines/instance.types.ts), its code or signal, when. */
 export type LastExitStatus = v.InferOutput<typeof LastExitSchema>;
 
 const ResourceSchema = v.object({
@@ -36,7 +32,6 @@ const ResourceSchema = v.object({
   processes: v.number(),
   at: Iso,
 });
-/** One sample of a running server's process tree (its process group and every descendant). */
 export type ResourceStatus = v.InferOutput<typeof ResourceSchema>;
 
 const UpdateCheckSchema = v.object({
@@ -46,7 +41,6 @@ const UpdateCheckSchema = v.object({
   failingSince: v.nullable(Iso),
   lastSuccessAt: v.nullable(Iso),
 });
-/** The last update check's outcome: a failing check is shown, not read as "no update". */
 export type UpdateCheckStatus = v.InferOutput<typeof UpdateCheckSchema>;
 
 const Policy = v.picklist(MAINTENANCE_POLICIES);
@@ -75,7 +69,6 @@ export const MaintenanceStatusSchema = v.object({
   ),
   hold: v.nullable(v.object({ reason: v.string(), since: Iso, until: Iso })),
 });
-/** Scheduled restarts and update checks, the restart or update waiting for its moment, and any hold. */
 export type MaintenanceStatus = v.InferOutput<typeof MaintenanceStatusSchema>;
 
 export const AgonesStatusSchema = v.object({
@@ -83,14 +76,12 @@ export const AgonesStatusSchema = v.object({
   state: about(v.nullable(v.string()), 'the GameServer state: Scheduled, Ready, Allocated, Shutdown, …'),
   ready: about(v.boolean(), 'the watchdog has told Agones the server is Ready'),
 });
-/** The GameServer as the Agones SDK server last reported it (null before it has), and whether Ready was sent. */
 export type AgonesStatus = v.InferOutput<typeof AgonesStatusSchema>;
 
 const ControlChoiceSchema = v.object({
   allowed: v.boolean(),
   reason: about(v.nullable(v.string()), 'why it is refused; null when it is taken'),
 });
-/** Whether a control action is taken now; `reason` says why not (null when it is). */
 export type ControlChoice = v.InferOutput<typeof ControlChoiceSchema>;
 
 const DownloadSchema = v.object({
@@ -100,7 +91,6 @@ const DownloadSchema = v.object({
   etaSeconds: v.nullable(v.number()),
   since: Iso,
 });
-/** An update's download while it runs. */
 export type DownloadProgress = v.InferOutput<typeof DownloadSchema>;
 
 const BackupStatusSchema = v.object({
@@ -112,7 +102,6 @@ const BackupStatusSchema = v.object({
   error: v.nullable(v.string()),
   lastSuccessAt: v.nullable(Iso),
 });
-/** The last snapshot of an instance's data (`Backups`), taken or failed. */
 export type BackupStatus = v.InferOutput<typeof BackupStatusSchema>;
 
 const HubSchema = v.object({
@@ -127,7 +116,6 @@ const HubSchema = v.object({
     }),
   ),
 });
-/** The hub watch of a running server that advertises (`Hub.Watch`). */
 export type HubStatus = v.InferOutput<typeof HubSchema>;
 
 const RestoreSchema = v.object({
@@ -138,7 +126,6 @@ const RestoreSchema = v.object({
   rollback: about(v.boolean(), 'a rollback with data, not a restore'),
   error: v.nullable(v.string()),
 });
-/** The last time a snapshot was put back in place of the instance's data. */
 export type RestoreStatus = v.InferOutput<typeof RestoreSchema>;
 
 export const InstanceStatusSchema = v.object({

@@ -20,14 +20,13 @@ export function createSupervisor(opts: StarterOptions & { config: ResolvedConfig
   const { bus, log } = opts;
   let config = opts.config;
   const instances = new Map<string, Instance>();
-  /** Removed instances still shutting down, by key: re-adding one waits, as both would share data.json. */
+  /** Removed instances still shutting down: re-adding one waits, as both would share data.json. */
   const retiring = new Map<string, Promise<void>>();
   /** Configured instances not registered yet (being prepared at start or by a reload): their requests get 503. */
   const preparing = new Set<string>();
   /** Added instances being prepared; shutdown waits for them so none starts after it. */
   const adding = new Set<Promise<boolean>>();
   let closing = false;
-  // Progress reaches the bus several times a second; the log gets phase changes and a line every few seconds.
   const stopProgressLog = logUpdateProgress(bus, log);
   const starter = createInstanceStarter(opts, () => config);
 
@@ -69,7 +68,7 @@ export function createSupervisor(opts: StarterOptions & { config: ResolvedConfig
     list: (): Instance[] => [...instances.values()],
     starting: (key: string): boolean => preparing.has(key),
 
-    /** Prepares folders, adopts or cleans up servers left by the previous daemon, then starts every instance. */
+    /** Prepares folders, adopts or shuts down servers left by the previous daemon, then starts every instance. */
     async start(): Promise<void> {
       for (const i of config.instances) preparing.add(i.key);
       const prepared = await Promise.all(config.instances.map(starter.prepare)).finally(() => preparing.clear());
@@ -91,11 +90,7 @@ export function createSupervisor(opts: StarterOptions & { config: ResolvedConfig
       stopProgressLog();
     },
 
-    /**
-     * Applies a reloaded configuration: existing instances take their new settings at their next launch (timings
-     * at once), added ones are prepared and started, removed ones are shut down gracefully and leave the registry.
-     * Resolves once every added instance started and every removed one is down. Never rejects.
-     */
+    /** Resolves once every added instance started and every removed one is down. Never rejects. */
     async reconfigure(next: ResolvedConfig): Promise<ReconfigureResult> {
       const result: ReconfigureResult = { added: [], removed: [], updated: [], failed: [] };
       if (closing) return result;
@@ -135,7 +130,7 @@ export const UPDATE_PROGRESS_LOG_EVERY_MS = 5_000;
 
 type UpdateEvent = BusEvents['instance:update'];
 
-/** The phases a provider reports while it works; the update actor logs the outcome (done, failed) itself. */
+/** The update actor logs the outcome (done, failed) itself. */
 const WORK_PHASES: Partial<Record<UpdatePhase, string>> = {
   download: 'downloading update',
   verify: 'update download complete',
@@ -143,7 +138,6 @@ const WORK_PHASES: Partial<Record<UpdatePhase, string>> = {
   install: 'moving the new build into bin/',
 };
 
-/** Bytes, and total and percentage when the server sent a length; nothing before the first byte. */
 function sizeFields(e: UpdateEvent): Record<string, number> {
   if (!e.bytes) return {};
   if (e.total === undefined || e.total === null) return { bytes: e.bytes };
@@ -152,9 +146,8 @@ function sizeFields(e: UpdateEvent): Record<string, number> {
 }
 
 /**
- * Logs update progress from the bus into `log.child(<key>).child('update')`: a line when a provider's phase starts
- * or changes, and while downloading at most one line per `everyMs`, so a long download shows it is alive without
- * flooding the log. Times come from the events' `at`. Returns the unsubscribe function.
+ * Logs update progress from the bus: a line when a provider's phase changes, and while downloading at most one per
+ * `everyMs`, so a long download shows it is alive without flooding the log. Returns the unsubscribe function.
  */
 export function logUpdateProgress(
   bus: Bus,
@@ -162,7 +155,6 @@ export function logUpdateProgress(
   everyMs = UPDATE_PROGRESS_LOG_EVERY_MS,
   now: () => number = monotonicMs,
 ): () => void {
-  /** Per instance: the phase last logged, and when (on the monotonic clock). */
   const seen = new Map<string, { phase: UpdatePhase; loggedAt: number }>();
   const handler = (e: UpdateEvent) => {
     const message = WORK_PHASES[e.phase];

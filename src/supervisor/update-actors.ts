@@ -1,20 +1,20 @@
 import { fromPromise } from 'xstate';
 import type { CheckInput, UpdateInput } from '../../machines/instance.setup.ts';
 import type { CheckOutput, UpdateOutput } from '../../machines/instance.types.ts';
-import type { BusEvents } from '../bus.ts';
+import type { Bus, BusEvents } from '../bus.ts';
 import { monotonicMs, stampNow } from '../clock.ts';
 import { describeError, UpdateError } from '../errors.ts';
 import { DiskSpaceError } from '../updates/install/disk-guard.ts';
 import type { InstanceDeps } from './instance-deps.ts';
+import type { UpdateCheckStatus } from './status.ts';
 
-/** What the update actors read of an instance (its deps object, so a reload's new provider is used). */
+/** Its deps object, so a reload's new provider is used. */
 export type UpdateHost = Pick<InstanceDeps, 'instance' | 'log' | 'bus' | 'provider' | 'recordRevision'>;
 
 /** What runs before an install is told how it ended; neither call rejects. */
 export interface AfterInstall {
-  /** `revision` was swapped in (it may be newer than the build the check found). */
+  /** `revision` (maybe newer than the build the check found) was swapped in. */
   installed(revision: string): Promise<void>;
-  /** Nothing was swapped in: the install failed, or the build was already installed. */
   notInstalled(): Promise<void>;
 }
 
@@ -63,12 +63,11 @@ export function createUpdateActor(
   });
 }
 
-/** An update's progress on the bus, for the instance, now. */
 function tell(host: UpdateHost, e: Omit<BusEvents['instance:update'], 'key' | 'at'>): void {
   host.bus.emit('instance:update', { key: host.instance.key, ...e, at: Date.now() });
 }
 
-/** Whether `err` (or what it wraps) is a disk-space failure: too little space, disk full, or the unpack cap. */
+/** Whether `err` (or what it wraps) is a disk-space failure. */
 function diskSpaceError(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++)
     if (e instanceof DiskSpaceError) return true;
@@ -84,9 +83,8 @@ export function createCheckActor(host: UpdateHost) {
       return { available: false, at: stampNow() };
     }
     const check = await provider.check(input.revision, signal).catch((err: unknown) => {
-      // A failure is logged once, where the machine reports it (instance.ts), as a failed check (a CDN down, a
-      // damaged build: the next check tries again). A found build the disk cannot take is a failed update the
-      // operator must act on: it is told as one, and the check ends with nothing available, the server untouched.
+      // A failure is logged once, where the machine reports it. A found build the disk cannot take is a failed update
+      // the operator must act on: told as one, the check ends with nothing available.
       if (!diskSpaceError(err)) throw err;
       const error = describeError(err);
       host.log.error('update failed; the installed build keeps running', { error });
@@ -98,3 +96,67 @@ export function createCheckActor(host: UpdateHost) {
     return { available: check?.available ?? false, at: stampNow() };
   });
 }
+
+/**
+ * The outcome of an instance's update checks, so a failing check is seen rather than read as "no update": the last
+ * check for the status JSON, the table and the card; every check on the bus (`instance:update-check`, for
+ * `/metrics`); and one chat notice when checks have failed for `alertAfterMs`, one more when they work again.
+ */
+export function createCheckRecord(opts: { key: string; bus: Bus; alertAfterMs: () => number }) {
+  const { key, bus } = opts;
+  let last: { at: number; result: UpdateCheckStatus['result']; error: string | null } | null = null;
+  let failingSince: number | null = null;
+  let lastSuccessAt: number | null = null;
+  /** The failing notice went out for the current run of failures. */
+  let told = false;
+  const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+
+  return {
+    succeeded(available: boolean, at: number): void {
+      last = { at, result: available ? 'available' : 'none', error: null };
+      bus.emit('instance:update-check', { key, ok: true, available, error: null, at });
+      if (told && failingSince !== null)
+        bus.emit('instance:notice', {
+          key,
+          kind: 'update-check',
+          title: 'Update checks work again',
+          message: `Update checks of \`${key}\` work again (they had failed since ${iso(failingSince)}).`,
+          at,
+        });
+      failingSince = null;
+      lastSuccessAt = at;
+      told = false;
+    },
+
+    failed(error: string, at: number): void {
+      last = { at, result: 'failed', error };
+      failingSince ??= at;
+      bus.emit('instance:update-check', { key, ok: false, available: false, error, at });
+      if (told || at - failingSince < opts.alertAfterMs()) return;
+      told = true;
+      const since =
+        lastSuccessAt === null ? 'no check has worked since the daemon started' : `last success ${iso(lastSuccessAt)}`;
+      bus.emit('instance:notice', {
+        key,
+        kind: 'update-check',
+        title: 'Update checks failing',
+        message: `Update checks of \`${key}\` have failed since ${iso(failingSince)} (${since}): ${error}. The server runs on without updates until they work.`,
+        reason: error,
+        at,
+      });
+    },
+
+    status(): UpdateCheckStatus | null {
+      if (last === null) return null;
+      return {
+        at: new Date(last.at).toISOString(),
+        result: last.result,
+        error: last.error,
+        failingSince: iso(failingSince),
+        lastSuccessAt: iso(lastSuccessAt),
+      };
+    },
+  };
+}
+
+export type CheckRecord = ReturnType<typeof createCheckRecord>;

@@ -15,9 +15,9 @@ import type {
 } from 'xstate';
 import { transition } from 'xstate';
 import { type DirectedGraphNode, type StatePath, TestModel, toDirectedGraph } from 'xstate/graph';
-import { blockedBackoffMs } from '../../machines/instance.context.ts';
+import { backoffMs, blockedBackoffMs, type InstanceMachineEvent } from '../../machines/instance.context.ts';
 import { BUSY_REASONS, CONTROL_ACTIONS, CONTROL_EVENT, refusalOf } from '../../machines/instance.refusals.ts';
-import { backoffMs, type InstanceMachineEvent, instanceMachine } from '../../machines/instance.ts';
+import { instanceMachine } from '../../machines/instance.ts';
 import type {
   CheckOutput,
   InstanceInput,

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { backoffMs } from '../../machines/instance.ts';
+import { backoffMs } from '../../machines/instance.context.ts';
 import { harnessSuite, TIMING } from './_support/harness.ts';
 
 // --- launch: update first, then the process

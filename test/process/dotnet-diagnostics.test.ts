@@ -10,8 +10,7 @@ import {
   HEADER_SIZE,
   requestDump,
 } from '../../src/process/dotnet-diagnostics.ts';
-import { findDiagnosticsSocket, processState } from '../../src/process/dotnet-process.ts';
-import { dumpProcess } from '../../src/process/dump.ts';
+import { dumpProcess, findDiagnosticsSocket, processState } from '../../src/process/dump.ts';
 import { statFields } from '../../src/process/proc-info.ts';
 import { tempSuite, waitFor } from '../_support/env.ts';
 import { captureLog } from '../_support/recording-logger.ts';

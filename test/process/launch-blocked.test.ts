@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LaunchBlockedError } from '../../src/errors.ts';
-import { resourceBlock } from '../../src/process/launch-blocked.ts';
+import { resourceBlock } from '../../src/process/start-child.ts';
 import { ROOT, tempDir } from '../_support/env.ts';
 
 const test = suite('process launch blocked');

@@ -1,5 +1,5 @@
 /**
- * Console commands on the maintenance schedules (src/supervisor/maintenance/console-commands.ts) on a simulated
+ * Console commands on the maintenance schedules (src/supervisor/maintenance/schedule.ts) on a simulated
  * clock: a command on its own schedule, an announcement MinutesBefore each scheduled restart, none while held.
  */
 import { suite } from 'uvu';
@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { SimulatedClock } from 'xstate';
 import { MaintenanceSchema } from '../../src/config/sections/maintenance.ts';
-import { createScheduledCommands } from '../../src/supervisor/maintenance/console-commands.ts';
+import { createScheduledCommands } from '../../src/supervisor/maintenance/schedule.ts';
 
 const test = suite('scheduled console commands');
 const MIN = 60_000;

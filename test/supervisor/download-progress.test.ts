@@ -1,9 +1,9 @@
-/** A running download as the status shows it (src/supervisor/download-progress.ts) and as the CLI prints it. */
+/** A running download as the status shows it (src/supervisor/instance-chart.ts) and as the CLI prints it. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { BusEvents } from '../../src/bus.ts';
 import { downloadLine } from '../../src/cli/client/follow.ts';
-import { createDownloadProgress } from '../../src/supervisor/download-progress.ts';
+import { createDownloadProgress } from '../../src/supervisor/instance-chart.ts';
 
 const test = suite('supervisor :: download progress');
 /** The monotonic clock the rate is measured on; each event moves it to its own time, as if both clocks agreed. */

@@ -6,7 +6,7 @@ import { LaunchBlockedError } from '../../src/errors.ts';
 import { MARKER_ENV } from '../../src/process/launch-marker.ts';
 import { isAlive } from '../../src/process/proc-info.ts';
 import { detectTracking, type ProcessTracking } from '../../src/process/tracking.ts';
-import { clearForLaunch } from '../../src/supervisor/port-guard.ts';
+import { clearForLaunch } from '../../src/supervisor/process-host.ts';
 import { waitFor } from '../_support/env.ts';
 import { holdPort, release } from '../_support/port-holder.ts';
 import { captureLog } from '../_support/recording-logger.ts';

@@ -1,8 +1,8 @@
-/** The outcome of update checks (src/supervisor/update-check-record.ts): status, bus events, one notice per run. */
+/** The outcome of update checks (src/supervisor/update-actors.ts): status, bus events, one notice per run. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type BusEvents, createBus } from '../../src/bus.ts';
-import { createCheckRecord } from '../../src/supervisor/update-check-record.ts';
+import { createCheckRecord } from '../../src/supervisor/update-actors.ts';
 
 const test = suite('supervisor :: update check outcomes');
 const MIN = 60_000;

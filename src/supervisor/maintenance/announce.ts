@@ -1,7 +1,4 @@
-/**
- * What the maintenance region emits, put on the bus (`instance:maintenance-*`, once when an action or hold begins, once when
- * it ends; the notifier words them) and in the instance's log.
- */
+/** What the maintenance region emits, on the bus (the notifier words it) and in the instance's log. */
 import type { InstanceEmitted } from '../../../machines/instance.types.ts';
 import type { Bus } from '../../bus.ts';
 import type { Logger } from '../../log.ts';

@@ -1,7 +1,4 @@
-/**
- * The maintenance region as data.json keeps it and the status shows it: read off the instance's snapshot (its
- * context and the state it is in), kept whenever it changes.
- */
+/** The maintenance region as data.json keeps it and the status shows it, read off the instance's snapshot. */
 import type { SnapshotFrom } from 'xstate';
 import type { instanceMachine } from '../../../machines/instance.ts';
 import type { SavedMaintenance } from '../../../machines/instance.types.ts';
@@ -36,13 +33,12 @@ export function createPlanKeeper(save: (plan: SavedMaintenance) => Promise<void>
   let kept: SavedMaintenance | null = null;
   let last: string | null = null;
   const keeper = {
-    /** `saved` is what data.json holds now; the snapshot's plan is written if it differs. */
+    /** `saved` is what data.json holds now. */
     start(saved: SavedMaintenance | null, snap: InstanceSnapshot) {
       kept = saved ?? { pending: null, hold: null };
       last = JSON.stringify(kept);
       keeper.seen(snap);
     },
-    /** The plan last kept (null before `start`). */
     kept: () => kept,
     seen(snap: InstanceSnapshot) {
       if (last === null) return;
@@ -61,7 +57,6 @@ export type PlanKeeper = ReturnType<typeof createPlanKeeper>;
 
 type WaitingFor = NonNullable<MaintenanceStatus['pending']>['waitingFor'];
 
-/** What a pending action waits for now: the hold, the moment its policy names, or the exit it asked for. */
 function waitingFor(snap: InstanceSnapshot): WaitingFor {
   const at = (state: 'on-hold' | 'waiting') => snap.matches({ maintenance: { action: { pending: state } } });
   if (at('on-hold')) return 'hold';

@@ -1,7 +1,6 @@
 /**
- * An instance's `RestartSchedule` and `UpdateSchedule` as the `maintenanceSchedule` actor of its statechart: it sends
- * MAINTAIN {source: 'schedule'} and UPDATE_CHECK as they fire, and arms them again on RESCHEDULE (a config reload).
- * The next times are kept where the status reads them.
+ * The maintenance schedules: `RestartSchedule` and `UpdateSchedule` as the `maintenanceSchedule` actor (armed again on
+ * RESCHEDULE), and the console commands on schedules.
  */
 
 import { fromCallback } from 'xstate';
@@ -15,15 +14,11 @@ import { type CronTimer, cronTimer, realClock, type TimerClock } from '../cron-t
 
 export interface ScheduleHost {
   settings(): MaintenanceSettings | undefined;
-  /** An update provider is configured, so UpdateSchedule has something to ask. */
   canCheck(): boolean;
   log: Logger;
 }
 
-/**
- * `clock` runs the cron timers (on wall time); `stamp` dates the MAINTAIN a fire sends, as every maintenance event
- * is dated (a test gives its simulated clock to both).
- */
+/** `stamp` dates the MAINTAIN a fire sends (a test gives its simulated clock to both). */
 export function createMaintenanceSchedule(
   host: ScheduleHost,
   clock: TimerClock = realClock,
@@ -58,11 +53,56 @@ export function createMaintenanceSchedule(
     return stop;
   });
   return {
-    /** The statechart's `maintenanceSchedule` actor. */
     actor,
-    /** When each schedule fires next (epoch ms), or null when it is not set (or never fires again). */
+    /** Epoch ms, or null when not set (or never again). */
     next: () => ({ nextRestart: restart?.next ?? null, nextCheck: check?.next ?? null }),
   };
 }
 
 export type MaintenanceSchedule = ReturnType<typeof createMaintenanceSchedule>;
+
+/** `Maintenance.Announcements` before each scheduled restart and `Maintenance.Commands`: one cron timer per entry. */
+export interface ScheduledCommandsOptions {
+  settings: () => MaintenanceSettings | undefined;
+  send: (command: string, why: string) => void;
+  /** An announcement of a restart a hold keeps back would be wrong. */
+  held: () => boolean;
+  /** A schedule that cannot be computed: told once per arming. */
+  broken: (why: string, error: unknown) => void;
+  clock?: TimerClock;
+}
+
+export function createScheduledCommands(opts: ScheduledCommandsOptions) {
+  let timers: CronTimer[] = [];
+
+  const stop = () => {
+    for (const t of timers) t.stop();
+    timers = [];
+  };
+
+  const start = () => {
+    stop();
+    const m = opts.settings();
+    if (!m) return;
+    const timer = (schedule: string, command: string, why: string, leadMs = 0, announcement = false) =>
+      cronTimer({
+        schedule,
+        timeZone: m.TimeZone,
+        leadMs,
+        fire: () => {
+          if (!(announcement && opts.held())) opts.send(command, why);
+        },
+        broken: (err) => opts.broken(why, err),
+        clock: opts.clock,
+      });
+    const restart = m.RestartSchedule;
+    const announcements = restart
+      ? m.Announcements.map(({ MinutesBefore: min, Command }) =>
+          timer(restart, Command, `announcement ${min} min before the scheduled restart`, min * 60_000, true),
+        )
+      : [];
+    timers = [...announcements, ...m.Commands.map((c) => timer(c.Schedule, c.Command, `schedule ${c.Schedule}`))];
+  };
+
+  return { start, stop, reschedule: start };
+}

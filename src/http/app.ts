@@ -29,7 +29,7 @@ import { userRoutes } from './user-routes.ts';
 export function createApp(given: HttpDeps): Hono {
   const app = new Hono();
   // One session store and one set of login limits, shared by the login routes and every adminAccess.
-  const deps: HttpDeps = {
+  const deps = {
     ...given,
     sessions: given.sessions ?? createSessionStore(() => DEFAULT_SESSIONS),
     loginLimits: given.loginLimits ?? createLoginLimits(() => DEFAULT_LOGIN_LIMITS),

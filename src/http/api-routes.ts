@@ -7,9 +7,8 @@ import { auditControl, CONTROL_VERBS, carryOut, controlRequestOf } from './contr
 import { controlQueryDocs } from './control-routes.ts';
 import type { HttpDeps } from './deps.ts';
 import { meOf } from './me.ts';
-import { reportRefused } from './refused.ts';
 import { remoteAddress, shownKey } from './request-info.ts';
-import { allowed, needs } from './rights.ts';
+import { allowed, needs, refuseAdmin } from './rights.ts';
 import { errors, type RouteDoc } from './route-doc.ts';
 import type { InstanceRoute } from './route-permissions.ts';
 import type { DashboardControl } from './schemas.ts';
@@ -87,10 +86,8 @@ export function dashboardInstance(deps: HttpDeps): MiddlewareHandler<DashboardEn
     const key = c.req.param('key') ?? '';
     const user = c.var.adminUser;
     const verb = c.req.path.slice(c.req.path.lastIndexOf('/') + 1);
-    const reject = (status: 403 | 404, error: string) => {
-      reportRefused(bus, c, { route: 'admin', action: `dashboard ${verb}`, key, user, status, reason: error });
-      return c.json({ error }, status);
-    };
+    const reject = (status: 403 | 404, error: string) =>
+      refuseAdmin(c, bus, error, { status, key, action: `dashboard ${verb}` });
     if (c.req.header(DASHBOARD_HEADER) === undefined)
       return reject(403, `control requests need the ${DASHBOARD_HEADER} header (sent by the dashboard)`);
     const instance = registry.get(key);

@@ -58,10 +58,9 @@ function sameOrigin(own: string, url: URL): boolean {
 }
 
 /** `POST /instances/<key>/<action>` and `/api/instances/<key>/<action>`: the audit line's key and action. */
-function auditTarget(c: Context): { key?: string; action: string } {
+function auditTarget(c: Context): { key?: string; action?: string } {
   const m = /^\/(?:api\/)?instances\/([^/]+)\/([^/]+)$/.exec(c.req.path);
-  if (m) return { key: decodeURIComponentSafe(m[1] ?? ''), action: m[2] ?? '' };
-  return { action: `${c.req.method} ${c.req.path}`.slice(0, 200) };
+  return m ? { key: decodeURIComponentSafe(m[1] ?? ''), action: m[2] ?? '' } : {};
 }
 
 function decodeURIComponentSafe(s: string): string {

@@ -77,7 +77,7 @@ export function infoRoutes(deps: HttpDeps): Hono {
 
   // Every instance's figures: for whoever may read the status of all of them (a grant without @<instance>).
   app.get('/metrics', adminAccess(deps), async (c) => {
-    if (!onAll(c, deps, 'status.read')) return refuseRight(c, c.var.adminUser, deps, 'status.read', ALL_INSTANCES);
+    if (!onAll(c, deps, 'status.read')) return refuseRight(c, deps, 'status.read', ALL_INSTANCES);
     return c.body(await collector.metrics(), 200, {
       'Content-Type': collector.contentType,
       'Cache-Control': 'no-store',

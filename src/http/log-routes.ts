@@ -3,6 +3,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { stream } from 'hono/streaming';
 import type { StreamingApi } from 'hono/utils/stream';
 import { can } from '../auth/can.ts';
+import type { Permission } from '../auth/permissions.ts';
 import { EMPTY_USERS } from '../auth/users-file.ts';
 import { followLines, readLastLines } from '../process/log-tail.ts';
 import type { InstanceControl } from '../supervisor/contract.ts';
@@ -86,44 +87,26 @@ type LogEnv = { Variables: { instance: InstanceControl } };
  * can say which exist.
  */
 function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
+  const needed = ROUTE_PERMISSIONS[LOGS];
   return async (c, next) => {
     const key = c.req.param('key') ?? '';
-    const auth = await authorizeFor(c.req.header('authorization'), key, deps, [ROUTE_PERMISSIONS[LOGS]]);
+    const report = (status: number, reason: string, user: string | undefined, permission?: Permission) =>
+      reportRefused(deps.bus, c, { route: 'logs', action: 'logs', key, user, status, reason, permission });
+    const auth = await authorizeFor(c.req.header('authorization'), key, deps, [needed]);
     if (auth.ok) {
       c.set('instance', auth.instance);
       return next();
     }
     // A user or key that was recognised and lacks the right: the answer is theirs, not the admin rule's.
     if (auth.permission !== undefined) {
-      reportRefused(deps.bus, c, {
-        route: 'logs',
-        action: 'logs',
-        key,
-        user: auth.user,
-        status: 403,
-        reason: auth.reason,
-        permission: auth.permission,
-      });
+      report(403, auth.reason, auth.user, auth.permission);
       return denied(c, auth.status, auth.reason, auth.permission);
     }
     const admin = await decideAdminAccess(c, deps);
-    if (
-      admin.ok &&
-      admin.principal &&
-      !can(admin.principal, ROUTE_PERMISSIONS[LOGS], key, deps.users?.() ?? EMPTY_USERS)
-    ) {
-      const reason = `${admin.user} may not ${ROUTE_PERMISSIONS[LOGS]} on ${shownKey(key)}`;
-      const permission = ROUTE_PERMISSIONS[LOGS];
-      reportRefused(deps.bus, c, {
-        route: 'logs',
-        action: 'logs',
-        key,
-        user: admin.user,
-        status: 403,
-        reason,
-        permission,
-      });
-      return denied(c, 403, reason, ROUTE_PERMISSIONS[LOGS]);
+    if (admin.ok && admin.principal && !can(admin.principal, needed, key, deps.users?.() ?? EMPTY_USERS)) {
+      const reason = `${admin.user} may not ${needed} on ${shownKey(key)}`;
+      report(403, reason, admin.user, needed);
+      return denied(c, 403, reason, needed);
     }
     if (admin.ok) {
       const instance = deps.registry.get(key);
@@ -136,13 +119,13 @@ function logAccess(deps: HttpDeps): MiddlewareHandler<LogEnv> {
       return next();
     }
     // Credentials that name this instance, or no Admin configured: the instance rule says what is wrong.
-    const asAdmin = auth.user !== key && deps.admin?.() !== undefined;
-    const { status, reason } = asAdmin ? { status: admin.status, reason: admin.error } : auth;
-    const user = asAdmin ? undefined : auth.user;
-    reportRefused(deps.bus, c, { route: 'logs', action: 'logs', key, user, status, reason });
-    if (!asAdmin) return denied(c, auth.status, auth.reason);
-    if (status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
-    return c.json({ error: reason }, admin.status);
+    if (auth.user === key || deps.admin?.() === undefined) {
+      report(auth.status, auth.reason, auth.user);
+      return denied(c, auth.status, auth.reason);
+    }
+    report(admin.status, admin.error, undefined);
+    if (admin.status === 401) c.header('WWW-Authenticate', ADMIN_CHALLENGE);
+    return c.json({ error: admin.error }, admin.status);
   };
 }
 

@@ -7,8 +7,7 @@ import type { Bus, DiskReading } from '../bus.ts';
 import type { Logger } from '../log.ts';
 import type { MetricsCollector } from '../metrics/collector.ts';
 import type { InstanceRegistry } from '../supervisor/contract.ts';
-import type { TrustedHeaders } from './account-access.ts';
-import type { AdminCredentials } from './admin-auth.ts';
+import type { AdminCredentials, TrustedHeaders } from './account-access.ts';
 import type { RecentEvents } from './dashboard/recent-events.ts';
 
 /** What every route module receives from `createApp`. */

@@ -8,6 +8,7 @@ import type { HttpDeps } from './deps.ts';
 import { reportRefused } from './refused.ts';
 import { shownKey } from './request-info.ts';
 import { type InstanceRoute, permissionsOf } from './route-permissions.ts';
+import type { DashboardMe } from './schemas.ts';
 
 type Deps = Pick<HttpDeps, 'users' | 'bus'>;
 /** What `adminAccess` set: any route's context behind it has it. */
@@ -62,3 +63,26 @@ export function needs<E extends AdminEnv>(deps: Deps, row: InstanceRoute): Middl
 /** Every instance: whether the client holds `permission` on all of them (a grant without `@<instance>`). */
 export const onAll = (c: Admitted, deps: Deps, permission: Permission): boolean =>
   allowed(c, deps, permission, ALL_INSTANCES);
+
+/**
+ * `GET /api/me` and the page's inlined copy: who the client is, and what it holds (by can()) on each instance it may
+ * see. The page shows a card's buttons and panels by it; the daemon still asks can() at every request.
+ */
+export function meOf(
+  c: Pick<Context<AdminEnv>, 'var'>,
+  deps: Pick<HttpDeps, 'registry' | 'users' | 'bus'>,
+): DashboardMe {
+  const permissions: Record<string, string[]> = {};
+  for (const i of deps.registry.list()) {
+    const held = heldOn(c, deps, i.key);
+    if (held.includes('status.read')) permissions[i.key] = held;
+  }
+  const p = c.var.principal;
+  return {
+    user: c.var.adminUser ?? null,
+    kind: p === undefined ? null : p.kind,
+    accounts: p !== undefined,
+    session: c.var.session !== undefined,
+    permissions,
+  };
+}

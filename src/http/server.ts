@@ -2,8 +2,7 @@ import { createServer } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { ListenAddress } from '../config/listen.ts';
-import type { ConnectionGuard } from './connection-guard.ts';
-import type { ConnectionLimits } from './connection-limits.ts';
+import type { ConnectionGuard, ConnectionLimits } from './connection-guard.ts';
 
 export interface HttpServer {
   /** `http://host:port`, no trailing slash. */
